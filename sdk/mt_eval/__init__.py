@@ -1,0 +1,54 @@
+"""mt-eval SDK: build, wrap, validate and fairly evaluate machine-translation methods.
+
+Public names are imported lazily so that ``mt-eval --help`` and ``import mt_eval`` stay fast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "load_method": "mt_eval.loader",
+    "LoadedMethod": "mt_eval.loader",
+    "PluginLoadError": "mt_eval.loader",
+    "validate_plugin": "mt_eval.validate",
+    "TranslationMethod": "mt_eval.protocol",
+    "Manifest": "mt_eval.manifest",
+    "Dependency": "mt_eval.manifest",
+    "MethodCard": "mt_eval.card",
+    "CorpusEntry": "mt_eval.records",
+    "TranslationResult": "mt_eval.records",
+    "Usage": "mt_eval.records",
+    "RunConfig": "mt_eval.records",
+    "Problem": "mt_eval.problems",
+    "ProblemsError": "mt_eval.problems",
+    "hookimpl": "mt_eval.hookspecs",
+    "make_plugin_manager": "mt_eval.plugins",
+    "enable_extension": "mt_eval.plugins",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+if TYPE_CHECKING:
+    from mt_eval.card import MethodCard
+    from mt_eval.hookspecs import hookimpl
+    from mt_eval.loader import LoadedMethod, PluginLoadError, load_method
+    from mt_eval.manifest import Dependency, Manifest
+    from mt_eval.plugins import enable_extension, make_plugin_manager
+    from mt_eval.problems import Problem, ProblemsError
+    from mt_eval.protocol import TranslationMethod
+    from mt_eval.records import CorpusEntry, RunConfig, TranslationResult, Usage
+    from mt_eval.validate import validate_plugin
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mt_eval' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

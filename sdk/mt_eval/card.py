@@ -1,0 +1,126 @@
+"""The method card: what the leaderboard shows about a method (what it is, not how it works).
+
+A card is merged from three sources, later ones overriding earlier ones field by field:
+
+1. ``method.json``: method_id, name, class, version, description, author, supported_pairs and the
+   dependency class (the derived one when the manifest lists its dependencies);
+2. ``method_card.json`` in the plugin directory;
+3. the method's own ``method_card()``, when it has one (e.g. to report the model it was built with).
+
+The identity fields ``method_id``, ``class`` and ``dependency_class`` belong to ``method.json``: a card
+source may repeat them but not contradict them. The merged card is validated as a whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from mt_eval.dependency_classes import DependencyClass
+from mt_eval.manifest import LanguagePair, Manifest, MethodClass, MethodId
+from mt_eval.problems import Finding, Problem
+from mt_eval.strict import StrictStruct, decode_value
+
+Paradigm = Literal["rule-based", "statistical", "neural-nmt", "llm", "hybrid", "human", "unknown"]
+IDENTITY_FIELDS = ("method_id", "class", "dependency_class")
+CARD_FILE = "method_card.json"
+RUNTIME_SOURCE = "method_card()"
+
+
+class MethodCard(StrictStruct, kw_only=True):
+    """``method_card.json`` and the card in every run: the public description of a method."""
+
+    method_id: MethodId
+    name: Annotated[str, msgspec.Meta(min_length=1)]
+    method_class: Annotated[MethodClass, msgspec.Meta(extra={"what": "method class"})] = msgspec.field(name="class")
+    version: str | None = None
+    description: str | None = None
+    author: str | None = None
+    paradigm: Annotated[Paradigm, msgspec.Meta(extra={"what": "paradigm"})] = "unknown"
+    supported_pairs: list[LanguagePair] = msgspec.field(default_factory=list)
+    dependency_class: Annotated[DependencyClass, msgspec.Meta(extra={"what": "dependency class"})] | None = None
+    tools_used: list[str] = msgspec.field(default_factory=list)
+    open_source: bool | None = None
+    open_source_url: str | None = None
+    prompt_published: bool | None = None
+    license: Annotated[str, msgspec.Meta(
+        description="The method's own licence: SPDX expression, \"proprietary\" or \"none\".")] | None = None
+    homepage: str | None = None
+    citation: str | None = None
+
+    def findings(self) -> Iterator[Finding]:
+        from mt_eval.licenses import check_licence
+
+        if self.license is not None:
+            licence = check_licence(self.license)
+            if not licence.ok:
+                yield Finding(("license",), licence.message or "invalid licence", licence.hint, code="licence")
+        for field in ("open_source_url", "homepage"):
+            url = getattr(self, field)
+            if url is not None and not url.startswith(("https://", "http://")):
+                yield Finding((field,), f'"{url}" is not a web address', "give an http:// or https:// URL",
+                              code="url")
+        if self.open_source and not self.open_source_url:
+            yield Finding(("open_source_url",), "open_source is true but no open_source_url is given",
+                          "add the public address of the code", severity="warning", code="missing")
+
+
+def card_from_manifest(manifest: Manifest, method_id: str) -> dict[str, Any]:
+    """The card fields that ``method.json`` supplies (the lowest-precedence source)."""
+    derived = manifest.derivation().dependency_class
+    fields: dict[str, Any] = {
+        "method_id": method_id,
+        "name": manifest.name,
+        "class": manifest.method_class,
+        "version": manifest.version,
+        "description": manifest.description,
+        "author": manifest.author,
+        "supported_pairs": list(manifest.supported_pairs),
+        "dependency_class": derived or manifest.dependency_class,
+    }
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def merge_card(
+    manifest: Manifest,
+    method_id: str,
+    sources: Mapping[str, Any],
+    *,
+    manifest_file: str = "method.json",
+) -> tuple[MethodCard | None, list[Problem]]:
+    """Merge card sources (name → parsed object, in precedence order) over the manifest's fields.
+
+    Each problem names the source that supplied the offending field.
+    """
+    base = card_from_manifest(manifest, method_id)
+    merged = dict(base)
+    origin = dict.fromkeys(base, manifest_file)
+    problems: list[Problem] = []
+    for source, data in sources.items():
+        if data is None:
+            continue
+        if not isinstance(data, dict):
+            problems.append(Problem(file=source, path="$", message=f"a method card must be an object, got "
+                                    f"{type(data).__name__}", hint="return or write a JSON object", code="type"))
+            continue
+        for key in IDENTITY_FIELDS:
+            if key in data and key in base and data[key] != base[key]:
+                problems.append(Problem(
+                    file=source, path=f"$.{key}",
+                    message=f'says {msgspec.json.encode(data[key]).decode()} but {manifest_file} says '
+                            f'{msgspec.json.encode(base[key]).decode()}',
+                    hint=f'remove "{key}" here or make it match; {manifest_file} is where it is set',
+                    code="card-conflict"))
+        for key, value in data.items():
+            if key in IDENTITY_FIELDS and key in base:
+                continue
+            merged[key] = value
+            origin[key] = source
+    card, found = decode_value(merged, MethodCard, file=manifest_file)
+    for problem in found:
+        top = problem.path.removeprefix("$.").split(".")[0].split("[")[0]
+        problems.append(msgspec.structs.replace(problem, file=origin.get(top, manifest_file)))
+    errors = any(p.severity == "error" for p in problems)
+    return (None if errors else card), problems

@@ -1,0 +1,247 @@
+"""Loading a method plugin from an explicit directory: nothing is discovered, nothing is guessed.
+
+``load_method(path)`` reads and validates ``method.json``, imports the Python entry point in isolation
+(`mt_eval.plugin_import`), builds the method (passing ``manifest`` and ``directory`` when its
+constructor accepts them), checks it against `TranslationMethod`, merges its card (`mt_eval.card`),
+and registers its module with a pluggy manager when one is given. Every problem is collected; a
+`PluginLoadError` carries them all.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal
+
+from mt_eval.card import CARD_FILE, MethodCard, merge_card
+from mt_eval.manifest import Manifest, kebab_case
+from mt_eval.plugin_import import EntryPointError, describe_exception, import_entry_module, resolve_class
+from mt_eval.problems import Problem, ProblemsError
+from mt_eval.protocol import TranslationMethod, protocol_deviations
+from mt_eval.strict import decode_json_file, parse_json
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from mt_eval.dependency_classes import Derivation
+
+MANIFEST_FILE = "method.json"
+Runtime = Literal["python", "node", "command"]
+
+
+class PluginLoadError(ProblemsError):
+    """A plugin could not be loaded; ``problems`` lists every reason."""
+
+
+@dataclass(frozen=True)
+class PluginSource:
+    """What a plugin's files declare, before any of its code runs."""
+
+    directory: Path
+    manifest: Manifest
+    method_id: str
+    card_data: dict[str, Any] | None
+
+    @property
+    def manifest_file(self) -> str:
+        return str(self.directory / MANIFEST_FILE)
+
+    @property
+    def card_file(self) -> str:
+        return str(self.directory / CARD_FILE)
+
+    @property
+    def runtime(self) -> Runtime:
+        if self.manifest.entry_point:
+            return "python"
+        return "node" if self.manifest.node_entry else "command"
+
+    @property
+    def derivation(self) -> Derivation:
+        return self.manifest.derivation()
+
+
+@dataclass(frozen=True)
+class LoadedMethod:
+    """A ready-to-use method with everything known about it."""
+
+    source: PluginSource
+    method: TranslationMethod
+    card: MethodCard
+    module: ModuleType | None
+
+    @property
+    def method_id(self) -> str:
+        return self.source.method_id
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.source.manifest
+
+    @property
+    def directory(self) -> Path:
+        return self.source.directory
+
+
+def plugin_directory(path: str | Path) -> Path:
+    """The plugin directory for ``path`` (a directory, or its method.json)."""
+    path = Path(path)
+    if path.name == MANIFEST_FILE and path.is_file():
+        path = path.parent
+    return path
+
+
+def read_plugin(path: str | Path) -> tuple[PluginSource | None, list[Problem]]:
+    """Read and validate a plugin's files without running its code."""
+    directory = plugin_directory(path)
+    manifest_path = directory / MANIFEST_FILE
+    if not directory.is_dir():
+        return None, [Problem(file=str(directory), path="$", message="no such directory",
+                              hint="give the path of a method plugin directory (the folder holding method.json)",
+                              code="io")]
+    if not manifest_path.is_file():
+        return None, [Problem(file=str(manifest_path), path="$", message="missing: this is not a method plugin",
+                              hint="a plugin directory holds method.json; `mt-eval new` creates one", code="io")]
+    manifest, problems = decode_json_file(manifest_path, Manifest)
+    card_data: dict[str, Any] | None = None
+    card_path = directory / CARD_FILE
+    if card_path.is_file():
+        parsed, card_problems = parse_json(card_path.read_bytes(), file=str(card_path))
+        problems.extend(card_problems)
+        card_data = parsed if isinstance(parsed, dict) else None
+        if parsed is not None and not isinstance(parsed, dict):
+            problems.append(Problem(file=str(card_path), path="$", message="a method card must be a JSON object",
+                                    code="type"))
+    if manifest is None:
+        return None, problems
+    method_id = manifest.method_id or kebab_case(directory.resolve().name)
+    source = PluginSource(directory=directory, manifest=manifest, method_id=method_id, card_data=card_data)
+    problems.extend(_entry_file_problems(source))
+    return source, problems
+
+
+def _entry_file_problems(source: PluginSource) -> list[Problem]:
+    problems: list[Problem] = []
+    node_entry = source.manifest.node_entry
+    if node_entry:
+        file = (source.directory / node_entry).resolve()
+        if not file.is_file():
+            problems.append(Problem(file=source.manifest_file, path="$.node_entry",
+                                    message=f'"{node_entry}" does not exist in the plugin directory',
+                                    hint="create it, or correct the file name", code="missing-file"))
+        elif not file.is_relative_to(source.directory.resolve()):
+            problems.append(Problem(file=source.manifest_file, path="$.node_entry",
+                                    message=f'"{node_entry}" resolves outside the plugin directory',
+                                    hint="keep the plugin's code inside its directory", code="entry-escapes"))
+    return problems
+
+
+def build_method(source: PluginSource) -> tuple[object | None, ModuleType | None, list[Problem]]:
+    """Import the Python entry point and construct the method; never raises for plugin faults."""
+    entry_point = source.manifest.entry_point
+    where = dict(file=source.manifest_file, path="$.entry_point")
+    if not entry_point:
+        what = "a Node entry" if source.runtime == "node" else "a command"
+        return None, None, [Problem(**where, code="needs-bridge",
+                                    message=f"declares only {what}; running it needs the bridge, "
+                                            "which this version of mt-eval does not provide",
+                                    hint='add a Python "entry_point" to run it in-process')]
+    module_name, _, class_name = entry_point.partition(":")
+    try:
+        module = import_entry_module(source.directory, module_name, source.method_id)
+        factory = resolve_class(module, class_name, entry_point)
+    except EntryPointError as exc:
+        return None, None, [Problem(**where, message=str(exc), hint=exc.hint, code="entry-point")]
+    if not callable(factory):
+        return None, module, [Problem(**where, code="entry-point",
+                                      message=f'"{class_name}" is a {type(factory).__name__}, not a class',
+                                      hint="point entry_point at the method's class")]
+    kwargs, missing = _constructor_arguments(factory, source)
+    if missing:
+        return None, module, [Problem(**where, code="constructor",
+                                      message=f"{class_name}() requires {', '.join(missing)}, which the loader "
+                                              "cannot supply",
+                                      hint="give those parameters defaults; the loader passes only `manifest` "
+                                           "and `directory`, to constructors that name them")]
+    try:
+        method = factory(**kwargs)
+    except Exception as exc:
+        return None, module, [Problem(**where, code="constructor",
+                                      message=f"{class_name}() failed: {describe_exception(exc, source.directory)}",
+                                      hint=f"fix {class_name}.__init__")]
+    deviations = protocol_deviations(method)
+    problems = [Problem(**where, message=d, code="protocol",
+                        hint="see the TranslationMethod protocol in the README") for d in deviations]
+    return (None if deviations else method), module, problems
+
+
+def _constructor_arguments(factory: Any, source: PluginSource) -> tuple[dict[str, Any], list[str]]:
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return {}, []
+    offered = {"manifest": source.manifest, "directory": source.directory}
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    kwargs = {name: value for name, value in offered.items() if takes_any or name in parameters}
+    missing = [name for name, p in parameters.items()
+               if p.default is inspect.Parameter.empty and name not in kwargs
+               and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+    return kwargs, missing
+
+
+def method_card_of(source: PluginSource, method: object | None) -> tuple[MethodCard | None, list[Problem]]:
+    """Merge the plugin's card from method.json, method_card.json and the method's ``method_card()``."""
+    sources: dict[str, Any] = {source.card_file: source.card_data}
+    problems: list[Problem] = []
+    runtime_card = getattr(method, "method_card", None)
+    if callable(runtime_card):
+        label = f"{source.manifest.entry_point} method_card()"
+        try:
+            sources[label] = runtime_card()
+        except Exception as exc:
+            problems.append(Problem(file=label, path="$", code="method-card",
+                                    message=f"raised {describe_exception(exc, source.directory)}",
+                                    hint="make method_card() return a dict of card fields"))
+    card, found = merge_card(source.manifest, source.method_id, sources, manifest_file=source.manifest_file)
+    return card, problems + found
+
+
+def register_hooks(module: ModuleType, method_id: str, plugin_manager: pluggy.PluginManager) -> list[Problem]:
+    """Register the plugin's module so it can implement hooks; misspelled hooks are errors."""
+    import pluggy
+
+    if plugin_manager.is_registered(module):
+        return []
+    name = f"method:{method_id}"
+    try:
+        plugin_manager.register(module, name=name)
+        plugin_manager.check_pending()
+    except (pluggy.PluginValidationError, ValueError) as exc:
+        if plugin_manager.is_registered(module):
+            plugin_manager.unregister(module)
+        return [Problem(file=str(getattr(module, "__file__", name)), path="$", message=str(exc), code="hook",
+                        hint="hook implementations must match a hook in mt_eval.hookspecs (see the README)")]
+    return []
+
+
+def load_method(path: str | Path, *, plugin_manager: pluggy.PluginManager | None = None) -> LoadedMethod:
+    """Load the method plugin in directory ``path``; raise `PluginLoadError` listing every problem."""
+    source, problems = read_plugin(path)
+    method = module = card = None
+    if source is not None and not _has_errors(problems):  # never run the code of a plugin that is invalid
+        method, module, more = build_method(source)
+        problems.extend(more)
+        if method is not None:
+            card, more = method_card_of(source, method)
+            problems.extend(more)
+        if module is not None and plugin_manager is not None and not _has_errors(problems):
+            problems.extend(register_hooks(module, source.method_id, plugin_manager))
+    if source is None or method is None or card is None or _has_errors(problems):
+        raise PluginLoadError(problems, summary=f"cannot load method plugin {plugin_directory(path)}")
+    return LoadedMethod(source=source, method=method, card=card, module=module)  # type: ignore[arg-type]
+
+
+def _has_errors(problems: list[Problem]) -> bool:
+    return any(p.severity == "error" for p in problems)

@@ -1,0 +1,123 @@
+"""Importing a plugin's Python entry point from its directory, isolated from other plugins.
+
+Each plugin directory becomes a private package (``_mt_eval_plugin_<id>_<hash>``) whose ``__path__`` is
+the directory, so two plugins that both ship ``pipeline.py`` or ``helpers.py`` load side by side.
+While the entry module is imported the directory is at the front of ``sys.path``, so plugin code may
+``import helpers`` as if run from its own folder; afterwards ``sys.path`` is restored and the sibling
+modules imported that way are moved under the private package. Only modules inside the directory
+are reachable: an entry point that resolves (even through a symlink) outside it is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.machinery
+import importlib.util
+import inspect
+import re
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+
+
+class EntryPointError(Exception):
+    """The entry point cannot be imported; the message says why and ``hint`` how to fix it."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+def private_package(directory: Path, method_id: str) -> str:
+    """The private package name for a plugin directory (stable for the same path)."""
+    digest = hashlib.sha256(str(directory).encode()).hexdigest()[:10]
+    return f"_mt_eval_plugin_{re.sub(r'[^A-Za-z0-9_]', '_', method_id)}_{digest}"
+
+
+def module_file(directory: Path, module: str) -> Path:
+    """The file that ``module`` (dotted, relative to ``directory``) is loaded from."""
+    base = directory.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            resolved = candidate.resolve()
+            if not resolved.is_relative_to(directory):
+                raise EntryPointError(
+                    f'module "{module}" resolves to {resolved}, outside the plugin directory',
+                    "keep the plugin's code inside its directory (copy it in instead of linking to it)")
+            return resolved
+    python_files = sorted(str(p.relative_to(directory).with_suffix("")).replace("/", ".")
+                          for p in directory.rglob("*.py") if "__pycache__" not in p.parts)
+    listing = ", ".join(python_files[:12]) or "none"
+    raise EntryPointError(
+        f'module "{module}" not found: no {module.replace(".", "/")}.py in {directory}',
+        f"Python modules in the plugin: {listing}")
+
+
+def import_entry_module(directory: Path, module: str, method_id: str) -> ModuleType:
+    """Import ``module`` from ``directory`` under the plugin's private package."""
+    directory = directory.resolve()
+    target = module_file(directory, module)
+    package = private_package(directory, method_id)
+    if package not in sys.modules:
+        spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
+        spec.submodule_search_locations = [str(directory)]
+        sys.modules[package] = importlib.util.module_from_spec(spec)
+    before = set(sys.modules)
+    saved_path = list(sys.path)
+    sys.path.insert(0, str(directory))
+    try:
+        return importlib.import_module(f"{package}.{module}")
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            raise
+        for name in set(sys.modules) - before:  # forget the half-imported modules
+            sys.modules.pop(name, None)
+        raise EntryPointError(f'importing "{module}" failed: {describe_exception(exc, directory)}',
+                              f"fix the error in {target.name} (run `python {target}` to see the full traceback)"
+                              ) from exc
+    finally:
+        sys.path[:] = saved_path
+        _rehome_siblings(before, package, directory)
+
+
+def _rehome_siblings(before: set[str], package: str, directory: Path) -> None:
+    for name in set(sys.modules) - before:
+        if name == package or name.startswith(package + "."):
+            continue
+        loaded = sys.modules.get(name)
+        file = getattr(loaded, "__file__", None)
+        if file and Path(file).resolve().is_relative_to(directory):
+            sys.modules[f"{package}.{name}"] = sys.modules.pop(name)
+
+
+def resolve_class(module: ModuleType, name: str, entry_point: str) -> object:
+    """The attribute ``name`` of the entry module, listing the candidates when it is missing."""
+    try:
+        return getattr(module, name)
+    except AttributeError:
+        pass
+    classes = [n for n, v in vars(module).items()
+               if inspect.isclass(v) and not n.startswith("_") and getattr(v, "__module__", None) == module.__name__]
+    methods = [n for n in classes if hasattr(vars(module)[n], "translate")]
+    candidates = methods or classes
+    hint = ("classes defined there: " + ", ".join(candidates)) if candidates else "no classes are defined there"
+    close = [c for c in candidates if c.lower() == name.lower()]
+    if close:
+        hint = f'did you mean "{close[0]}"? ' + hint
+    raise EntryPointError(f'entry point "{entry_point}": module has no attribute "{name}"', hint)
+
+
+def describe_exception(exc: BaseException, directory: Path) -> str:
+    """``Type: message (file:line)`` for the innermost frame inside the plugin directory."""
+    directory = directory.resolve()
+    where = ""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename and Path(frame.filename).resolve().is_relative_to(directory):
+            where = f" ({Path(frame.filename).name}:{frame.lineno})"
+            break
+    if isinstance(exc, SyntaxError) and exc.filename:
+        where = f" ({Path(exc.filename).name}:{exc.lineno})"
+        return f"SyntaxError: {exc.msg}{where}"
+    return f"{type(exc).__name__}: {exc}{where}"

@@ -1,0 +1,414 @@
+"""Strict decoding of user-written JSON into msgspec Structs, reporting every problem at once.
+
+msgspec stops at the first error. Users deserve the whole list, so decoding happens in three steps:
+
+1. parse the JSON (syntax errors with line and column, duplicate keys);
+2. walk the parsed value against the Struct's own type information (``msgspec.inspect``), so the
+   Structs stay the single source of truth: unknown fields (with the closest known name), missing
+   fields, wrong types, values outside a ``Literal``, pattern and range constraints;
+3. build every Struct whose part of the document is type-clean and run its cross-field rules
+   (`StrictStruct.findings`), each finding located by its JSON path.
+
+Structs built directly in code run the same rules in ``__post_init__`` and raise on the first call.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import difflib
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import msgspec
+import msgspec.inspect as mi
+
+from mt_eval.problems import Finding, Problem, ProblemsError, json_path, problems_at
+
+T = TypeVar("T")
+
+_rules_deferred = contextvars.ContextVar("_rules_deferred", default=False)
+
+
+class StrictStruct(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Base for user-facing Structs: unknown fields are errors and cross-field rules always run."""
+
+    def findings(self) -> Iterator[Finding]:
+        """Cross-field rule violations of this object (not of the objects it contains)."""
+        return iter(())
+
+    def __post_init__(self) -> None:
+        if _rules_deferred.get():
+            return
+        found = [f for f in self.findings() if f.severity == "error"]
+        if found:
+            where = lambda f: json_path(f.at).removeprefix("$") or type(self).__name__  # noqa: E731
+            raise ValueError("; ".join(f"{where(f)}: {f.message}" for f in found))
+
+
+def read_json_file(path: Path, type_: type[T]) -> T:
+    """Read and strictly decode a JSON file; raise `ProblemsError` listing every problem."""
+    value, problems = decode_json_file(path, type_)
+    if value is None or any(p.severity == "error" for p in problems):
+        raise ProblemsError(problems, summary=f"{path} is not a valid {type_.__name__}")
+    return value
+
+
+def decode_json_file(path: Path, type_: type[T]) -> tuple[T | None, list[Problem]]:
+    """Decode a file into the value and every problem found.
+
+    The value is None when the document's shape is wrong; it is built (but must not be trusted)
+    when only cross-field rules failed, so later checks can still run and report their problems too.
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        return None, [Problem(file=str(path), path="$", message=f"cannot read file: {reason}", code="io")]
+    return decode_json(raw, type_, file=str(path))
+
+
+def parse_json(raw: bytes, *, file: str) -> tuple[Any, list[Problem]]:
+    """Parse JSON text; problems name the line and column, invalid UTF-8 and duplicate keys."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return None, [
+            Problem(
+                file=file,
+                path="$",
+                message=f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at line {line} (offset {exc.start})",
+                hint="save the file as UTF-8",
+                code="encoding",
+            )
+        ]
+    duplicates: list[str] = []
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                duplicates.append(key)
+            out[key] = value
+        return out
+
+    try:
+        value = json.loads(text, object_pairs_hook=pairs_hook)
+    except json.JSONDecodeError as exc:
+        return None, [
+            Problem(
+                file=file,
+                path="$",
+                message=f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+                hint=_syntax_hint(exc),
+                code="syntax",
+            )
+        ]
+    problems = [
+        Problem(
+            file=file,
+            path="$",
+            message=f'key "{key}" appears more than once in an object',
+            hint="keep one of them; JSON readers silently drop all but the last",
+            code="duplicate-key",
+        )
+        for key in dict.fromkeys(duplicates)
+    ]
+    return value, problems
+
+
+def _syntax_hint(exc: json.JSONDecodeError) -> str:
+    before = exc.doc[: exc.pos].rstrip()
+    if exc.msg.startswith("Expecting property name") and before.endswith(","):
+        return "remove the trailing comma before the closing brace"
+    if exc.msg.startswith("Expecting value") and before.endswith(","):
+        return "remove the trailing comma before the closing bracket"
+    if exc.msg.startswith("Expecting ',' delimiter"):
+        return "add a comma between the two items"
+    if "double quotes" in exc.msg:
+        return "JSON needs double quotes around keys and strings"
+    return "fix the JSON syntax at that position"
+
+
+def decode_json(raw: bytes, type_: type[T], *, file: str) -> tuple[T | None, list[Problem]]:
+    """Parse and strictly decode JSON text into ``type_`` (a StrictStruct)."""
+    data, problems = parse_json(raw, file=file)
+    if problems and data is None:
+        return None, problems
+    value, more = decode_value(data, type_, file=file)
+    return value, problems + more
+
+
+def decode_value(data: Any, type_: type[T], *, file: str) -> tuple[T | None, list[Problem]]:
+    """Strictly decode an already parsed value (see the module docstring and `decode_json_file`)."""
+    walker = _Walker(file)
+    clean = walker.check(data, mi.type_info(type_), ())
+    if clean:
+        value = walker.build(data, type_, ())
+        return value, walker.problems
+    # Still run the rules of every object that is well-typed on its own (e.g. each valid dependency).
+    clean_parts = [(at, cls) for at, cls, ok in walker.structs if ok]
+    for at, cls in clean_parts:
+        if not any(len(other) < len(at) and at[: len(other)] == other for other, _ in clean_parts):
+            walker.build(_get(data, at), cls, at)
+    return None, walker.problems
+
+
+def _get(data: Any, at: tuple[str | int, ...]) -> Any:
+    for part in at:
+        data = data[part]
+    return data
+
+
+def _describe(t: mi.Type) -> str:
+    """The expected type in words."""
+    if isinstance(t, mi.Metadata):
+        return _describe(t.type)
+    if isinstance(t, mi.StrType):
+        return "a string"
+    if isinstance(t, mi.BoolType):
+        return "true or false"
+    if isinstance(t, mi.IntType):
+        return "an integer"
+    if isinstance(t, mi.FloatType):
+        return "a number"
+    if isinstance(t, mi.NoneType):
+        return "null"
+    if isinstance(t, mi.ListType):
+        return f"an array of {_plural(_describe(t.item_type))}"
+    if isinstance(t, mi.StructType | mi.DictType):
+        return "an object"
+    if isinstance(t, mi.LiteralType):
+        return "one of " + ", ".join(json.dumps(v) for v in t.values)
+    if isinstance(t, mi.UnionType):
+        return " or ".join(_describe(x) for x in t.types if not isinstance(x, mi.NoneType))
+    return "a value"
+
+
+def _plural(noun: str) -> str:
+    return {"a string": "strings", "an integer": "integers", "a number": "numbers", "an object": "objects",
+            "true or false": "booleans"}.get(noun, noun)
+
+
+def _got(value: Any) -> str:
+    """The actual JSON value in words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"the string {json.dumps(shown)}"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _matches(value: Any, t: mi.Type) -> bool:
+    """Whether ``value`` has the JSON shape of ``t`` (constraints aside)."""
+    if isinstance(t, mi.Metadata):
+        return _matches(value, t.type)
+    if isinstance(t, mi.AnyType):
+        return True
+    if isinstance(t, mi.StrType):
+        return isinstance(value, str)
+    if isinstance(t, mi.BoolType):
+        return isinstance(value, bool)
+    if isinstance(t, mi.IntType):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(t, mi.FloatType):
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if isinstance(t, mi.NoneType):
+        return value is None
+    if isinstance(t, mi.ListType):
+        return isinstance(value, list)
+    if isinstance(t, mi.StructType | mi.DictType):
+        return isinstance(value, dict)
+    if isinstance(t, mi.LiteralType):
+        return value in t.values
+    if isinstance(t, mi.UnionType):
+        return any(_matches(value, x) for x in t.types)
+    return True
+
+
+class _Walker:
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.problems: list[Problem] = []
+        self.structs: list[tuple[tuple[str | int, ...], type[Any], bool]] = []
+
+    def build(self, data: Any, type_: type[T], at: tuple[str | int, ...]) -> T | None:
+        """Convert a type-clean part of the document, then run the rules of every Struct in it."""
+        token = _rules_deferred.set(True)
+        try:
+            value = msgspec.convert(data, type_)
+        except msgspec.ValidationError as exc:  # a constraint the walker does not know about
+            self.add(at, str(exc))
+            return None
+        finally:
+            _rules_deferred.reset(token)
+        self.run_rules(value, at)
+        return value
+
+    def add(self, at: tuple[str | int, ...], message: str, hint: str | None = None, code: str = "invalid") -> None:
+        self.problems.append(Problem(file=self.file, path=json_path(at), message=message, hint=hint, code=code))
+
+    def check(self, value: Any, t: mi.Type, at: tuple[str | int, ...], meta: mi.Metadata | None = None) -> bool:
+        """Record every type problem in ``value``; True when there is none."""
+        if isinstance(t, mi.Metadata):
+            return self.check(value, t.type, at, t)
+        if isinstance(t, mi.UnionType):
+            fitting = [x for x in t.types if _matches(value, x)]
+            if not fitting:
+                others = [x for x in t.types if not isinstance(x, mi.NoneType)]
+                if len(others) == 1:  # an optional value: report as the one real type would
+                    return self.check(value, others[0], at, meta)
+                return self._wrong_type(value, t, at, meta)
+            return self.check(value, fitting[0], at, meta)
+        if isinstance(t, mi.LiteralType):
+            return self._check_literal(value, t, at, meta)
+        if not _matches(value, t):
+            return self._wrong_type(value, t, at, meta)
+        if isinstance(t, mi.StructType):
+            return self._check_struct(value, t, at)
+        if isinstance(t, mi.ListType):
+            ok = self._check_length(value, t, at, "item")
+            return all([self.check(item, t.item_type, (*at, i)) for i, item in enumerate(value)]) and ok
+        if isinstance(t, mi.DictType):
+            return all([self.check(v, t.value_type, (*at, k)) for k, v in value.items()])
+        if isinstance(t, mi.StrType):
+            return self._check_str(value, t, at, meta)
+        if isinstance(t, mi.IntType | mi.FloatType):
+            return self._check_range(value, t, at)
+        return True
+
+    def _wrong_type(self, value: Any, t: mi.Type, at: tuple[str | int, ...], meta: mi.Metadata | None) -> bool:
+        expected = _describe(t)
+        hint = _meta_hint(meta)
+        if isinstance(value, str) and expected.startswith("an array of strings"):
+            hint = f"wrap it in brackets: [{json.dumps(value)}]"
+        elif isinstance(value, str) and expected in ("true or false", "an integer", "a number"):
+            hint = f"write the value without quotes: {value}" if _bare_ok(value, t) else hint
+        self.add(at, f"expected {expected}, got {_got(value)}", hint, code="type")
+        return False
+
+    def _check_literal(self, value: Any, t: mi.LiteralType, at: tuple[str | int, ...],
+                       meta: mi.Metadata | None) -> bool:
+        if value in t.values:
+            return True
+        allowed = ", ".join(json.dumps(v) for v in t.values)
+        hint = f"use one of {allowed}"
+        if isinstance(value, str):
+            close = difflib.get_close_matches(value, [str(v) for v in t.values], n=1, cutoff=0.6)
+            if close:
+                hint = f'did you mean "{close[0]}"? Allowed: {allowed}'
+        what = (meta.extra or {}).get("what", "value") if meta is not None else "value"
+        self.add(at, f"{_got(value)} is not a valid {what}", hint, code="enum")
+        return False
+
+    def _check_struct(self, value: dict[str, Any], t: mi.StructType, at: tuple[str | int, ...]) -> bool:
+        fields = {f.encode_name: f for f in t.fields}
+        ok = True
+        for key in value:
+            if key not in fields and t.forbid_unknown_fields:
+                close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
+                hint = (f'did you mean "{close[0]}"?' if close else "remove it") + \
+                    " Known fields: " + ", ".join(fields)
+                self.add((*at, key), f'unknown field "{key}"', hint, code="unknown-field")
+                ok = False
+        for name, field in fields.items():
+            if name in value:
+                ok = self.check(value[name], field.type, (*at, name)) and ok
+            elif field.required:
+                example = _describe(field.type)
+                self.add((*at, name), f'required field "{name}" is missing',
+                         f'add "{name}": {example}' + _meta_suffix(field.type), code="missing")
+                ok = False
+        self.structs.append((at, t.cls, ok))
+        return ok
+
+    def _check_length(self, value: Any, t: mi.ListType | mi.StrType, at: tuple[str | int, ...], unit: str) -> bool:
+        if t.min_length is not None and len(value) < t.min_length:
+            self.add(at, f"needs at least {t.min_length} {unit}{'s' if t.min_length != 1 else ''}", code="length")
+            return False
+        if t.max_length is not None and len(value) > t.max_length:
+            self.add(at, f"allows at most {t.max_length} {unit}s, got {len(value)}", code="length")
+            return False
+        return True
+
+    def _check_str(self, value: str, t: mi.StrType, at: tuple[str | int, ...], meta: mi.Metadata | None) -> bool:
+        if t.min_length and not value:
+            self.add(at, "must not be empty", _meta_hint(meta), code="length")
+            return False
+        if not self._check_length(value, t, at, "character"):
+            return False
+        if t.pattern is not None and re.search(t.pattern, value) is None:
+            extra = meta.extra or {} if meta is not None else {}
+            message = f"{json.dumps(value)} is not {extra.get('pattern_means', f'matching {t.pattern}')}"
+            hint = _meta_hint(meta)
+            suggest = extra.get("suggest")
+            if callable(suggest):
+                suggestion = suggest(value)
+                if suggestion:
+                    hint = (hint + "; " if hint else "") + f'for example "{suggestion}"'
+            self.add(at, message, hint, code="pattern")
+            return False
+        return True
+
+    def _check_range(self, value: float, t: mi.IntType | mi.FloatType, at: tuple[str | int, ...]) -> bool:
+        bounds = [("ge", ">=", lambda b: value >= b), ("gt", ">", lambda b: value > b),
+                  ("le", "<=", lambda b: value <= b), ("lt", "<", lambda b: value < b)]
+        for attr, sign, holds in bounds:
+            bound = getattr(t, attr)
+            if bound is not None and not holds(bound):
+                self.add(at, f"must be {sign} {bound}, got {value}", code="range")
+                return False
+        return True
+
+    def run_rules(self, value: Any, at: tuple[str | int, ...]) -> None:
+        """Run the cross-field rules of every Struct in ``value``, depth first."""
+        if isinstance(value, StrictStruct):
+            for field in value.__struct_fields__:
+                name = _encode_name(type(value), field)
+                self.run_rules(getattr(value, field), (*at, name))
+            self.problems.extend(problems_at(self.file, at, value.findings()))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                self.run_rules(item, (*at, i))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                self.run_rules(item, (*at, key))
+
+
+def _encode_name(cls: type[msgspec.Struct], field: str) -> str:
+    names = dict(zip(cls.__struct_fields__, cls.__struct_encode_fields__, strict=True))
+    return names[field]
+
+
+def _meta_hint(meta: mi.Metadata | None) -> str | None:
+    if meta is None:
+        return None
+    extra = meta.extra or {}
+    hint = extra.get("hint")
+    if hint:
+        return str(hint)
+    description = (meta.extra_json_schema or {}).get("description")
+    return str(description) if description else None
+
+
+def _meta_suffix(t: mi.Type) -> str:
+    hint = _meta_hint(t) if isinstance(t, mi.Metadata) else None
+    return f" ({hint})" if hint else ""
+
+
+def _bare_ok(value: str, t: mi.Type) -> bool:
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return False
+    return _matches(parsed, t)

@@ -1,0 +1,78 @@
+"""``mt-eval validate``: every problem of a plugin at once, and the dependency class it earns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from mt_eval.dependency_classes import CLASS_MEANING, Derivation
+from mt_eval.loader import build_method, method_card_of, read_plugin, register_hooks
+from mt_eval.problems import Problem
+
+
+class PluginReport(msgspec.Struct, kw_only=True):
+    """What `validate_plugin` found out about one plugin directory."""
+
+    directory: str
+    method_id: str | None = None
+    name: str | None = None
+    method_class: str | None = msgspec.field(default=None, name="class")
+    runtime: str | None = None
+    declared_class: str | None = None
+    derived_class: str | None = None
+    contributions: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    problems: list[Problem] = msgspec.field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    def passed(self, *, strict: bool = False) -> bool:
+        return not self.errors and not (strict and self.warnings)
+
+
+def validate_plugin(path: str | Path, *, run_code: bool = True) -> PluginReport:
+    """Check a plugin's files and, unless ``run_code`` is false, import and build its Python method."""
+    from mt_eval.plugins import make_plugin_manager
+
+    source, problems = read_plugin(path)
+    report = PluginReport(directory=str(path), problems=problems)
+    if source is None:
+        return report
+    manifest = source.manifest
+    report.method_id = source.method_id
+    report.name = manifest.name
+    report.method_class = manifest.method_class
+    report.runtime = source.runtime
+    report.declared_class = manifest.dependency_class
+    if not any(p.path.startswith("$.dependencies") and p.severity == "error" for p in problems):
+        _add_derivation(report, source.derivation)
+    method = None
+    if run_code and source.runtime == "python" and not any(p.path == "$.entry_point" for p in problems):
+        method, module, more = build_method(source)
+        problems.extend(more)
+        if module is not None:
+            problems.extend(register_hooks(module, source.method_id, make_plugin_manager()))
+    _card, more = method_card_of(source, method)
+    problems.extend(p for p in more if p not in problems)
+    return report
+
+
+def _add_derivation(report: PluginReport, derivation: Derivation) -> None:
+    report.derived_class = derivation.dependency_class
+    report.contributions = [
+        {"path": c.path, "id": c.dependency_id, "class": c.dependency_class, "reason": c.reason}
+        for c in derivation.contributions
+    ]
+
+
+def describe_class(report: PluginReport) -> str:
+    if report.derived_class is None:
+        return "dependency class undeclared"
+    return f"dependency class {report.derived_class} ({CLASS_MEANING[report.derived_class]})"  # type: ignore[index]

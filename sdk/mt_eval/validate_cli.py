@@ -1,0 +1,49 @@
+"""Rendering ``mt-eval validate`` reports for people (rich text) and for CI (``--json``)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+
+from mt_eval.validate import PluginReport, describe_class, validate_plugin
+
+
+def run_validate(plugins: Sequence[Path], *, as_json: bool, strict: bool, run_code: bool) -> int:
+    reports = [validate_plugin(path, run_code=run_code) for path in plugins]
+    ok = all(r.passed(strict=strict) for r in reports)
+    if as_json:
+        document = {"ok": ok, "strict": strict, "plugins": reports}
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(document), indent=2).decode() + "\n")
+    else:
+        _print_reports(reports, strict=strict)
+    return 0 if ok else 1
+
+
+def _print_reports(reports: Sequence[PluginReport], *, strict: bool) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False, soft_wrap=True)
+    for report in reports:
+        passed = report.passed(strict=strict)
+        mark = "[green]✓[/]" if passed else "[red]✗[/]"
+        title = f"{report.method_id} ({report.method_class}, {report.runtime})" if report.method_id else ""
+        console.print(f"{mark} [bold]{escape(report.directory)}[/]  {escape(title)}")
+        if report.method_id:
+            console.print(f"    {escape(describe_class(report))}")
+        for c in report.contributions:
+            console.print(f"      {c['path']} {escape(c['id'])}: {c['class']} — {escape(c['reason'])}")
+        for problem in report.problems:
+            colour = "red" if problem.severity == "error" else "yellow"
+            where = problem.file if problem.path == "$" else f"{problem.file} {problem.path}"
+            console.print(f"    [{colour}]{problem.severity}[/]: {escape(where)}: {escape(problem.message)}")
+            if problem.hint:
+                console.print(f"      [dim]fix:[/] {escape(problem.hint)}")
+    errors = sum(len(r.errors) for r in reports)
+    warnings = sum(len(r.warnings) for r in reports)
+    valid = sum(r.passed(strict=strict) for r in reports)
+    console.print(f"{valid} of {len(reports)} plugin{'s' if len(reports) != 1 else ''} valid; "
+                  f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}")
