@@ -5,7 +5,7 @@ Public names are imported lazily so that ``mt-eval --help`` and ``import mt_eval
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing would slow down every CLI start
 
 __version__ = "0.1.0"
 
@@ -32,6 +32,8 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from mt_eval.card import MethodCard
     from mt_eval.hookspecs import hookimpl
     from mt_eval.loader import LoadedMethod, PluginLoadError, load_method

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
-from pathlib import Path
 
 from mt_eval import __version__
+
+TYPE_CHECKING = False  # see mt_eval/__init__.py
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 DESCRIPTION = "Build, validate and evaluate machine-translation method plugins."
 EPILOG = """\
 examples:
   mt-eval validate examples/lexicon-eng-spa     check a plugin and show its dependency class
   mt-eval validate --json plugins/*             machine-readable report for CI
+  mt-eval translate examples/lexicon-eng-spa "Good morning, my friend."
   mt-eval schemas --check bridge/schemas        fail if the JSON Schemas drifted from the code
 """
 
@@ -29,43 +32,68 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check method plugin directories: method.json, method_card.json and the Python entry "
                     "point. Every problem is reported with its file, JSON path and a fix. Exit status 0 "
                     "when all plugins are valid, 1 otherwise.")
-    validate.add_argument("plugins", nargs="+", metavar="DIR", type=Path, help="plugin directories")
+    validate.add_argument("plugins", nargs="+", metavar="DIR", help="plugin directories")
     validate.add_argument("--json", action="store_true", help="print a JSON report instead of text")
     validate.add_argument("--strict", action="store_true", help="treat warnings as errors")
     validate.add_argument("--no-import", dest="run_code", action="store_false",
                           help="check the files only; do not import or construct the method")
 
+    translate = commands.add_parser(
+        "translate", help="translate a few sentences with a method plugin (a quick try, not an evaluation)",
+        description="Load a method plugin and translate the sentences given as arguments, or one sentence "
+                    "per line of standard input.")
+    translate.add_argument("plugin", metavar="DIR", help="plugin directory")
+    translate.add_argument("texts", nargs="*", metavar="TEXT", help="sentences (default: lines of stdin)")
+    translate.add_argument("--pair", metavar="SRC>TGT",
+                           help="language pair, e.g. eng>spa (default: the method's first supported pair)")
+    translate.add_argument("--json", action="store_true", help="print one JSON result per line")
+
     schemas = commands.add_parser(
         "schemas", help="write or check the JSON Schemas generated from the SDK's types",
         description="Generate the JSON Schemas of method.json, method cards, entries, results and RunConfig.")
-    schemas.add_argument("directory", type=Path, metavar="DIR", help="where the *.schema.json files live")
+    schemas.add_argument("directory", metavar="DIR", help="where the *.schema.json files live")
     schemas.add_argument("--check", action="store_true", help="do not write; exit 1 if the files are stale")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "translate" and not any(e.startswith("-") for e in extra):
+        args.texts += extra  # sentences given after an option
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
         parser.print_help()
         return 2
     try:
         if args.command == "validate":
+            from pathlib import Path
+
             from mt_eval.validate_cli import run_validate
 
-            return run_validate(args.plugins, as_json=args.json, strict=args.strict, run_code=args.run_code)
+            return run_validate([Path(p) for p in args.plugins], as_json=args.json, strict=args.strict,
+                                run_code=args.run_code)
+        if args.command == "translate":
+            from pathlib import Path
+
+            from mt_eval.translate_cli import run_translate
+
+            return run_translate(Path(args.plugin), args.texts, pair=args.pair, as_json=args.json)
         if args.command == "schemas":
             return _run_schemas(args.directory, check=args.check)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     parser.error(f"unknown command {args.command}")
-    return 2
 
 
-def _run_schemas(directory: Path, *, check: bool) -> int:
+def _run_schemas(directory_name: str, *, check: bool) -> int:
+    from pathlib import Path
+
     from mt_eval.schemas import drifted_schemas, write_schemas
 
+    directory = Path(directory_name)
     if check:
         drift = drifted_schemas(directory)
         for line in drift:

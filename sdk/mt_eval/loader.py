@@ -141,39 +141,35 @@ def _entry_file_problems(source: PluginSource) -> list[Problem]:
 def build_method(source: PluginSource) -> tuple[object | None, ModuleType | None, list[Problem]]:
     """Import the Python entry point and construct the method; never raises for plugin faults."""
     entry_point = source.manifest.entry_point
-    where = dict(file=source.manifest_file, path="$.entry_point")
+
+    def problem(message: str, hint: str | None, code: str) -> Problem:
+        return Problem(file=source.manifest_file, path="$.entry_point", message=message, hint=hint, code=code)
     if not entry_point:
         what = "a Node entry" if source.runtime == "node" else "a command"
-        return None, None, [Problem(**where, code="needs-bridge",
-                                    message=f"declares only {what}; running it needs the bridge, "
-                                            "which this version of mt-eval does not provide",
-                                    hint='add a Python "entry_point" to run it in-process')]
+        return None, None, [problem(f"declares only {what}; running it needs the bridge, which this version of "
+                                    "mt-eval does not provide", 'add a Python "entry_point" to run it in-process',
+                                    "needs-bridge")]
     module_name, _, class_name = entry_point.partition(":")
     try:
         module = import_entry_module(source.directory, module_name, source.method_id)
         factory = resolve_class(module, class_name, entry_point)
     except EntryPointError as exc:
-        return None, None, [Problem(**where, message=str(exc), hint=exc.hint, code="entry-point")]
+        return None, None, [problem(str(exc), exc.hint, "entry-point")]
     if not callable(factory):
-        return None, module, [Problem(**where, code="entry-point",
-                                      message=f'"{class_name}" is a {type(factory).__name__}, not a class',
-                                      hint="point entry_point at the method's class")]
+        return None, module, [problem(f'"{class_name}" is a {type(factory).__name__}, not a class',
+                                      "point entry_point at the method's class", "entry-point")]
     kwargs, missing = _constructor_arguments(factory, source)
     if missing:
-        return None, module, [Problem(**where, code="constructor",
-                                      message=f"{class_name}() requires {', '.join(missing)}, which the loader "
-                                              "cannot supply",
-                                      hint="give those parameters defaults; the loader passes only `manifest` "
-                                           "and `directory`, to constructors that name them")]
+        return None, module, [problem(f"{class_name}() requires {', '.join(missing)}, which the loader cannot supply",
+                                      "give those parameters defaults; the loader passes only `manifest` and "
+                                      "`directory`, to constructors that name them", "constructor")]
     try:
         method = factory(**kwargs)
     except Exception as exc:
-        return None, module, [Problem(**where, code="constructor",
-                                      message=f"{class_name}() failed: {describe_exception(exc, source.directory)}",
-                                      hint=f"fix {class_name}.__init__")]
+        return None, module, [problem(f"{class_name}() failed: {describe_exception(exc, source.directory)}",
+                                      f"fix {class_name}.__init__", "constructor")]
     deviations = protocol_deviations(method)
-    problems = [Problem(**where, message=d, code="protocol",
-                        hint="see the TranslationMethod protocol in the README") for d in deviations]
+    problems = [problem(d, "see the TranslationMethod protocol in the README", "protocol") for d in deviations]
     return (None if deviations else method), module, problems
 
 

@@ -8,6 +8,7 @@ Defaults for a seed-era manifest that has only ``name`` and ``entry_point``:
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterator
 from typing import Annotated, Literal
@@ -28,7 +29,11 @@ _ENTRY_POINT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[
 
 
 def kebab_case(text: str) -> str:
-    """A best-effort kebab-case form of ``text`` ("My Method v2" → "my-method-v2")."""
+    """A best-effort kebab-case form of ``text`` ("My Método v2" → "my-metodo-v2").
+
+    `bridge/vectors/method-ids.json` pins this down for every implementation.
+    """
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     text = re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", text)
     return "-".join(re.findall(r"[a-z0-9]+", text.lower()))
 

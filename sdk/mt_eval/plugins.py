@@ -46,7 +46,7 @@ def _collect(hook: Any, kind: str) -> dict[str, Any]:
     """Call each implementation of a ``register_*`` hook with a callback that knows who is calling."""
     registered: dict[str, Any] = {}
     owners: dict[str, str] = {}
-    for impl in reversed(hook.get_hookimpls()):  # registration order
+    for impl in hook.get_hookimpls():  # in registration order
         plugin = impl.plugin_name
 
         def register(name: str, value: Any, plugin: str = plugin) -> None:

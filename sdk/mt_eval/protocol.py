@@ -31,7 +31,10 @@ def _accepts(func: Any, count: int) -> bool:
 
 
 def _is_async(func: Any) -> bool:
-    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(getattr(func, "__call__", None))
+    if inspect.iscoroutinefunction(func):
+        return True
+    call = vars(type(func)).get("__call__")  # an object with an async __call__
+    return not inspect.isroutine(func) and inspect.iscoroutinefunction(call)
 
 
 def protocol_deviations(method: object) -> list[str]:

@@ -37,7 +37,7 @@ class Usage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     completion_tokens: Annotated[int, msgspec.Meta(ge=0)] = 0
 
 
-class TranslationResult(StrictStruct, kw_only=True):
+class TranslationResult(StrictStruct, kw_only=True, omit_defaults=False):
     """One result per entry, matched to it by ``id``. ``error`` is set when the entry failed."""
 
     id: Annotated[str, msgspec.Meta(min_length=1)]
@@ -58,7 +58,7 @@ class TranslationResult(StrictStruct, kw_only=True):
                           "are listed", "count every tool call", code="contradiction")
 
 
-class RunConfig(StrictStruct, kw_only=True):
+class RunConfig(StrictStruct, kw_only=True, omit_defaults=False):
     """How a method is asked to run: the language pair, the model settings, and method parameters."""
 
     source_lang: LanguageCode

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextvars
 import difflib
 import json
+import operator
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +30,7 @@ from mt_eval.problems import Finding, Problem, ProblemsError, json_path, problem
 
 T = TypeVar("T")
 
+_RANGE_TESTS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
 _rules_deferred = contextvars.ContextVar("_rules_deferred", default=False)
 
 
@@ -44,8 +46,8 @@ class StrictStruct(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omi
             return
         found = [f for f in self.findings() if f.severity == "error"]
         if found:
-            where = lambda f: json_path(f.at).removeprefix("$") or type(self).__name__  # noqa: E731
-            raise ValueError("; ".join(f"{where(f)}: {f.message}" for f in found))
+            name = type(self).__name__
+            raise ValueError("; ".join(f"{json_path(f.at).removeprefix('$') or name}: {f.message}" for f in found))
 
 
 def read_json_file(path: Path, type_: type[T]) -> T:
@@ -294,6 +296,8 @@ class _Walker:
             hint = f"wrap it in brackets: [{json.dumps(value)}]"
         elif isinstance(value, str) and expected in ("true or false", "an integer", "a number"):
             hint = f"write the value without quotes: {value}" if _bare_ok(value, t) else hint
+            if expected == "true or false" and not _bare_ok(value, t):
+                hint = "write true or false, without quotes"
         self.add(at, f"expected {expected}, got {_got(value)}", hint, code="type")
         return False
 
@@ -361,11 +365,9 @@ class _Walker:
         return True
 
     def _check_range(self, value: float, t: mi.IntType | mi.FloatType, at: tuple[str | int, ...]) -> bool:
-        bounds = [("ge", ">=", lambda b: value >= b), ("gt", ">", lambda b: value > b),
-                  ("le", "<=", lambda b: value <= b), ("lt", "<", lambda b: value < b)]
-        for attr, sign, holds in bounds:
+        for attr, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
             bound = getattr(t, attr)
-            if bound is not None and not holds(bound):
+            if bound is not None and not _RANGE_TESTS[sign](value, bound):
                 self.add(at, f"must be {sign} {bound}, got {value}", code="range")
                 return False
         return True

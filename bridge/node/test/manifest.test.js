@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { ManifestError, kebabCase, readMethodManifest } from '../index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = join(here, '..', '..', '..');
+
+function plugin(manifest, files = {}, name = 'plugin') {
+  const directory = join(mkdtempSync(join(tmpdir(), 'mt-eval-node-')), name);
+  mkdirSync(directory);
+  writeFileSync(join(directory, 'method.json'),
+    typeof manifest === 'string' ? manifest : JSON.stringify(manifest, null, 2));
+  for (const [file, text] of Object.entries(files)) writeFileSync(join(directory, file), text);
+  return directory;
+}
+
+function rejects(directory, path, message) {
+  assert.throws(() => readMethodManifest(directory), (error) => {
+    assert.ok(error instanceof ManifestError, `expected a ManifestError, got ${error}`);
+    assert.equal(error.path, path);
+    assert.match(error.message, message);
+    return true;
+  });
+}
+
+test('derives method ids exactly as the Python SDK (shared vectors)', () => {
+  const vectors = JSON.parse(readFileSync(join(repo, 'bridge', 'vectors', 'method-ids.json'), 'utf8'));
+  for (const { directory, method_id: expected } of vectors.cases) {
+    assert.equal(kebabCase(directory), expected, directory);
+  }
+});
+
+test('reads a Node plugin and resolves its entry', () => {
+  const directory = plugin({ name: 'Glossary', method_id: 'glossary', node_entry: 'translate.js',
+    supported_pairs: ['eng>spa'], dependencies: [] }, { 'translate.js': 'export async function translate() {}\n' });
+  const read = readMethodManifest(directory);
+  assert.equal(read.methodId, 'glossary');
+  assert.equal(read.runtime, 'node');
+  assert.equal(read.nodeEntry, join(directory, 'translate.js'));
+  assert.deepEqual(read.supportedPairs, ['eng>spa']);
+  assert.equal(readMethodManifest(join(directory, 'method.json')).directory, directory);
+});
+
+test('a seed-era Python manifest gets its id from the directory name', () => {
+  const read = readMethodManifest(plugin({ name: 'Old', entry_point: 'pipeline:Old' }, {}, 'Old_Method v1'));
+  assert.equal(read.methodId, 'old-method-v1');
+  assert.equal(read.runtime, 'python');
+  assert.equal(read.pythonEntry, 'pipeline:Old');
+});
+
+test('the seed fixture reads as a Python plugin', () => {
+  const read = readMethodManifest(join(repo, 'tests', 'fixtures', 'fst-gated-v8'));
+  assert.equal(read.methodId, 'fst-gated-v8');
+  assert.equal(read.runtime, 'python');
+});
+
+test('invalid JSON names the line and column', () => {
+  rejects(plugin('{"name": "x",\n  "node_entry" "t.js"}'), '$', /invalid JSON at line 2, column 16/);
+});
+
+test('missing directory, missing manifest and wrong shapes are explained', () => {
+  rejects(join(tmpdir(), 'no-such-plugin-dir-xyz'), '$', /no such directory/);
+  const empty = mkdtempSync(join(tmpdir(), 'mt-eval-node-'));
+  rejects(empty, '$', /missing: this is not a method plugin/);
+  rejects(plugin('[1]'), '$', /expected an object, got an array/);
+  rejects(plugin({ node_entry: 'translate.js' }), '$.name', /required field "name" is missing/);
+  rejects(plugin({ name: 'x', method_id: 'My Method', node_entry: 't.js' }), '$.method_id',
+    /"My Method" is not kebab-case\n {4}fix: .*"my-method"/);
+  rejects(plugin({ name: 'x' }), '$', /no entry point/);
+  rejects(plugin({ name: 'x', command: [] }), '$.command', /non-empty array/);
+});
+
+test('node entries must be JavaScript files inside the plugin directory', () => {
+  rejects(plugin({ name: 'x', node_entry: '../evil.js' }), '$.node_entry', /leaves the plugin directory/);
+  rejects(plugin({ name: 'x', node_entry: 'translate.py' }, { 'translate.py': '' }), '$.node_entry',
+    /is not a JavaScript file/);
+  rejects(plugin({ name: 'x', node_entry: 'translate.js' }), '$.node_entry', /does not exist/);
+  const outside = join(mkdtempSync(join(tmpdir(), 'mt-eval-node-')), 'outside.js');
+  writeFileSync(outside, 'export async function translate() {}\n');
+  const linked = plugin({ name: 'x', node_entry: 'translate.js' });
+  symlinkSync(outside, join(linked, 'translate.js'));
+  rejects(linked, '$.node_entry', /resolves outside the plugin directory/);
+});

@@ -1,0 +1,69 @@
+"""Every development task: `nox` runs tests, lint, typecheck and node; `nox -l` lists them all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nox
+
+nox.options.sessions = ["tests", "lint", "typecheck", "node"]
+nox.options.error_on_missing_interpreters = True
+
+ROOT = Path(__file__).parent
+NODE_PACKAGE = ROOT / "bridge" / "node"
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the Python test suite (pytest)."""
+    session.install("-e", ".[test]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Lint Python code with ruff."""
+    session.install("ruff")
+    session.run("ruff", "check", "sdk", "tests", "benchmarks", "examples", "noxfile.py")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """Type-check the SDK with mypy (strict)."""
+    session.install("-e", ".", "mypy")
+    session.run("mypy")
+
+
+@nox.session(python=False)
+def node(session: nox.Session) -> None:
+    """Run the Node package's tests with node --test."""
+    tests = sorted(str(p) for p in (NODE_PACKAGE / "test").glob("*.test.js"))
+    if not tests:
+        session.error("no Node tests found under bridge/node/test")
+    session.run("node", "--version", external=True)
+    session.run("node", "--test", *tests, external=True)
+
+
+@nox.session
+def schemas(session: nox.Session) -> None:
+    """Regenerate bridge/schemas/*.schema.json from the msgspec types."""
+    session.install("-e", ".")
+    session.run("mt-eval", "schemas", "bridge/schemas")
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """Validate and run the bundled example methods on built-in sample sentences."""
+    session.install("-e", ".")
+    examples = sorted(str(p.parent) for p in (ROOT / "examples").glob("*/method.json"))
+    session.run("mt-eval", "validate", *examples)
+    sample = ROOT / "examples" / "lexicon-eng-spa" / "sample.txt"
+    with sample.open(encoding="utf-8") as sentences:
+        session.run("mt-eval", "translate", "examples/lexicon-eng-spa", stdin=sentences)
+
+
+@nox.session
+def benchmarks(session: nox.Session) -> None:
+    """Run the benchmarks under benchmarks/ and print their ratios."""
+    session.install("-e", ".")
+    session.run("python", "benchmarks/startup.py")

@@ -1,0 +1,56 @@
+"""``mt-eval translate``: try a method plugin on a few sentences."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+
+from mt_eval.loader import PluginLoadError, load_method
+from mt_eval.records import RunConfig, TranslationResult
+
+
+def run_translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool) -> int:
+    try:
+        loaded = load_method(plugin)
+    except PluginLoadError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    pair = pair or (loaded.manifest.supported_pairs[0] if loaded.manifest.supported_pairs else None)
+    if pair is None:
+        print(f"{loaded.method_id} declares no supported pair: give one with --pair SRC>TGT, e.g. --pair eng>spa",
+              file=sys.stderr)
+        return 2
+    if ">" not in pair:
+        print(f'--pair "{pair}" is not a pair: write it as SRC>TGT, e.g. --pair "eng>spa"', file=sys.stderr)
+        return 2
+    source_lang, _, target_lang = pair.partition(">")
+    try:
+        config = RunConfig(source_lang=source_lang, target_lang=target_lang)
+    except msgspec.ValidationError as exc:
+        print(f"--pair {pair}: {exc}", file=sys.stderr)
+        return 2
+    if not texts:
+        texts = [line.rstrip("\n") for line in sys.stdin if line.strip()]
+    entries = [{"id": str(i), "source": text} for i, text in enumerate(texts, start=1)]
+    raw = asyncio.run(loaded.method.translate(entries, config))
+    try:
+        results = msgspec.convert(raw, list[TranslationResult])
+    except msgspec.ValidationError as exc:
+        print(f"{loaded.method_id} returned malformed results: {exc}", file=sys.stderr)
+        return 1
+    missing = [e["id"] for e in entries if e["id"] not in {r.id for r in results}]
+    if missing:
+        print(f"{loaded.method_id} returned no result for entr{'y' if len(missing) == 1 else 'ies'} "
+              f"{', '.join(missing)}", file=sys.stderr)
+    failed = len(missing)
+    for result in results:
+        failed += result.error is not None
+        if as_json:
+            sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
+        else:
+            print(result.predicted if result.error is None else f"[error] {result.error}")
+    return 1 if failed else 0

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REPO = Path(__file__).parent.parent
+
+GOOD_METHOD = '''
+class EchoMethod:
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": e["source"].upper()} for e in entries]
+'''
+
+MakePlugin = Callable[..., Path]
+
+
+@pytest.fixture
+def make_plugin(tmp_path: Path) -> MakePlugin:
+    """Write a plugin directory: ``manifest`` (dict, or raw text) plus ``files`` (name → text)."""
+    counter = iter(range(1000))
+
+    def make(manifest: dict[str, Any] | str | None = None, files: dict[str, str] | None = None,
+             name: str | None = None, card: dict[str, Any] | str | None = None) -> Path:
+        directory = tmp_path / (name or f"plugin-{next(counter)}")
+        directory.mkdir(parents=True)
+        if manifest is None:
+            manifest = {"name": "Echo", "entry_point": "pipeline:EchoMethod", "dependency_class": "S",
+                        "dependencies": []}
+        text = manifest if isinstance(manifest, str) else json.dumps(manifest, indent=2)
+        (directory / "method.json").write_text(text, encoding="utf-8")
+        if card is not None:
+            card_text = card if isinstance(card, str) else json.dumps(card, indent=2)
+            (directory / "method_card.json").write_text(card_text, encoding="utf-8")
+        all_files = {"pipeline.py": GOOD_METHOD, **(files or {})}
+        for rel, content in all_files.items():
+            path = directory / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(content), encoding="utf-8")
+        return directory
+
+    return make
+
+
+@pytest.fixture
+def seed_plugin(tmp_path: Path) -> Path:
+    """A writable copy of the seed's fst-gated-v8 plugin."""
+    target = tmp_path / "fst-gated-v8"
+    shutil.copytree(FIXTURES / "fst-gated-v8", target)
+    return target
+
+
+def messages(problems: Any) -> list[str]:
+    return [f"{p.path}: {p.message}" for p in problems]

@@ -1,0 +1,193 @@
+"""Every bad input gets a clear message naming the file, the JSON path and a fix."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mt_eval.validate import validate_plugin
+
+BASE: dict[str, Any] = {"name": "Echo", "entry_point": "pipeline:EchoMethod", "dependencies": []}
+
+
+def dep(**fields: Any) -> dict[str, Any]:
+    return {"id": "d", "kind": "data", "license": "MIT", "access": "bundled", **fields}
+
+
+# (case id, manifest, extra files, JSON path, message fragment, hint fragment)
+CASES: list[tuple[str, Any, dict[str, str], str, str, str]] = [
+    ("invalid-json", '{"name": "x",\n  "entry_point" "a:B"}', {}, "$",
+     "invalid JSON at line 2, column 17: Expecting ':' delimiter", "fix the JSON syntax"),
+    ("trailing-comma", '{"name": "x",\n}', {}, "$", "invalid JSON at line 2, column 1", "trailing comma"),
+    ("duplicate-key", '{"name": "x", "name": "y", "entry_point": "pipeline:EchoMethod", "dependencies": []}', {},
+     "$", 'key "name" appears more than once', "keep one"),
+    ("not-an-object", '["name"]', {}, "$", "expected an object, got an array", ""),
+    ("wrong-type", {**BASE, "name": 42}, {}, "$.name", "expected a string, got the number 42", ""),
+    ("pairs-not-array", {**BASE, "supported_pairs": "eng>spa"}, {}, "$.supported_pairs",
+     'expected an array of strings, got the string "eng>spa"', 'wrap it in brackets: ["eng>spa"]'),
+    ("unknown-field", {**BASE, "entrypoint": "x:Y"}, {}, "$.entrypoint", 'unknown field "entrypoint"',
+     'did you mean "entry_point"?'),
+    ("unknown-dependency-field", {**BASE, "dependencies": [{**dep(), "licence": "MIT"}]}, {},
+     "$.dependencies[0].licence", 'unknown field "licence"', 'did you mean "license"?'),
+    ("missing-name", {"entry_point": "pipeline:EchoMethod"}, {}, "$.name", 'required field "name" is missing',
+     'add "name": a string'),
+    ("bad-class", {**BASE, "class": "pipline"}, {}, "$.class", 'the string "pipline" is not a valid method class',
+     'did you mean "pipeline"?'),
+    ("bad-method-id", {**BASE, "method_id": "My Method"}, {}, "$.method_id", '"My Method" is not kebab-case',
+     'for example "my-method"'),
+    ("bad-pair", {**BASE, "supported_pairs": ["eng-spa"]}, {}, "$.supported_pairs[0]",
+     '"eng-spa" is not a "source>target" language pair', 'for example "eng>spa"'),
+    ("bad-dependency-class", {**BASE, "dependency_class": "B"}, {}, "$.dependency_class",
+     'the string "B" is not a valid dependency class', 'use one of "A1", "A2", "O", "S", "X"'),
+    ("bad-kind", {**BASE, "dependencies": [dep(kind="dataset")]}, {}, "$.dependencies[0].kind",
+     "is not a valid dependency kind", 'did you mean "data"?'),
+    ("mirrored-without-pin", {**BASE, "dependencies": [dep(access="mirrored")]}, {}, "$.dependencies[0].pin",
+     'a "mirrored" dependency needs "pin"', "exact version, checksum or commit"),
+    ("invalid-spdx", {**BASE, "dependencies": [dep(license="Apache2")]}, {}, "$.dependencies[0].license",
+     '"Apache2" is not a valid SPDX licence expression', 'did you mean "Apache-2.0"'),
+    ("broken-spdx-expression", {**BASE, "dependencies": [dep(license="MIT OR")]}, {}, "$.dependencies[0].license",
+     "OR requires two or more licenses", "SPDX licence expression"),
+    ("gateway-without-substitutable", {**BASE, "dependencies": [dep(access="gateway")]}, {},
+     "$.dependencies[0].substitutable", 'a "gateway" dependency needs "substitutable"', "true if any equivalent"),
+    ("redistributable-without-licence", {**BASE, "dependencies": [dep(license="none", redistributable=True)]}, {},
+     "$.dependencies[0].redistributable", '"redistributable": true contradicts licence "none"', ""),
+    ("duplicate-dependency-id", {**BASE, "dependencies": [dep(), dep()]}, {}, "$.dependencies[1].id",
+     'dependency id "d" is already used by $.dependencies[0]', "its own id"),
+    ("class-without-list", {"name": "Echo", "entry_point": "pipeline:EchoMethod", "dependency_class": "S"}, {},
+     "$.dependency_class", 'declares "S" but has no "dependencies" list', '"dependencies": []'),
+    ("no-entry-point", {"name": "Echo", "dependencies": []}, {}, "$", "no entry point: the method cannot run",
+     '"entry_point": "pipeline:MyMethod"'),
+    ("entry-escapes", {**BASE, "entry_point": "../x:Y"}, {}, "$.entry_point",
+     'entry point "../x:Y" leaves the plugin directory', "inside the plugin directory"),
+    ("entry-not-module-class", {**BASE, "entry_point": "pipeline.py"}, {}, "$.entry_point",
+     '"pipeline.py" is not of the form "module:Class"', '"pipeline:MyMethod"'),
+    ("missing-module", {**BASE, "entry_point": "nothere:EchoMethod"}, {}, "$.entry_point",
+     'module "nothere" not found: no nothere.py', "Python modules in the plugin: pipeline"),
+    ("missing-class", {**BASE, "entry_point": "pipeline:Echo"}, {}, "$.entry_point",
+     'module has no attribute "Echo"', "classes defined there: EchoMethod"),
+    ("syntax-error", BASE, {"pipeline.py": "class EchoMethod(\n"}, "$.entry_point",
+     'importing "pipeline" failed: SyntaxError', "pipeline.py"),
+    ("import-raises", BASE, {"pipeline.py": "import no_such_package_xyz\n"}, "$.entry_point",
+     "ModuleNotFoundError: No module named 'no_such_package_xyz' (pipeline.py:1)", "fix the error in pipeline.py"),
+    ("no-translate", BASE, {"pipeline.py": "class EchoMethod:\n    pass\n"}, "$.entry_point",
+     "EchoMethod has no translate method", "TranslationMethod protocol"),
+    ("translate-not-async", BASE,
+     {"pipeline.py": "class EchoMethod:\n    def translate(self, entries, config):\n        return []\n"},
+     "$.entry_point", "EchoMethod.translate is not async", ""),
+    ("translate-wrong-arity", BASE,
+     {"pipeline.py": "class EchoMethod:\n    async def translate(self, entries):\n        return []\n"},
+     "$.entry_point", "EchoMethod.translate(entries) cannot be called as translate(entries, config)", ""),
+    ("constructor-needs-arguments", BASE,
+     {"pipeline.py": "class EchoMethod:\n    def __init__(self, api_key):\n        pass\n"
+                     "    async def translate(self, entries, config):\n        return []\n"},
+     "$.entry_point", "EchoMethod() requires api_key, which the loader cannot supply", "give those parameters"),
+    ("constructor-raises", BASE,
+     {"pipeline.py": "class EchoMethod:\n    def __init__(self):\n        raise RuntimeError('no model')\n"
+                     "    async def translate(self, entries, config):\n        return []\n"},
+     "$.entry_point", "EchoMethod() failed: RuntimeError: no model (pipeline.py:3)", ""),
+    ("misspelled-hook", BASE,
+     {"pipeline.py": "from mt_eval.hookspecs import hookimpl\n\n@hookimpl\ndef register_method(register):\n"
+                     "    pass\n\nclass EchoMethod:\n    async def translate(self, entries, config):\n"
+                     "        return []\n"},
+     "$", "unknown hook 'register_method'", "mt_eval.hookspecs"),
+    ("node-entry-missing", {"name": "Echo", "node_entry": "translate.js", "dependencies": []}, {},
+     "$.node_entry", '"translate.js" does not exist in the plugin directory', ""),
+    ("node-entry-not-js", {"name": "Echo", "node_entry": "translate.py", "dependencies": []}, {},
+     "$.node_entry", '"translate.py" is not a JavaScript file', ".js"),
+    ("card-wrong-type", BASE, {}, "$.open_source", "expected true or false, got the string \"yes\"",
+     "without quotes"),
+]
+
+
+@pytest.mark.parametrize(("manifest", "files", "path", "message", "hint"),
+                         [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_is_reported_with_path_message_and_hint(make_plugin, manifest, files, path, message, hint):
+    card = {"open_source": "yes"} if path == "$.open_source" else None
+    directory = make_plugin(manifest, files, card=card)
+    report = validate_plugin(directory)
+    assert not report.passed()
+    matching = [p for p in report.errors if p.path == path and message in p.message]
+    assert matching, f"no error at {path} containing {message!r}; got:\n" + "\n".join(
+        p.render() for p in report.problems)
+    problem = matching[0]
+    assert hint in (problem.hint or "")
+    assert problem.file.endswith(("method.json", "method_card.json", "pipeline.py"))
+
+
+def test_invalid_utf8_names_the_byte(make_plugin):
+    directory = make_plugin('{"name": "x"}')
+    (directory / "method.json").write_bytes(b'{"name": "caf\xe9",\n "entry_point": "pipeline:EchoMethod"}')
+    [problem] = validate_plugin(directory).errors
+    assert problem.message == "not valid UTF-8: byte 0xe9 at line 1 (offset 13)"
+    assert problem.hint == "save the file as UTF-8"
+
+
+def test_every_problem_is_reported_at_once(make_plugin):
+    manifest = {
+        "name": "Echo", "method_id": "Echo_Method", "class": "pipline", "entry_point": "pipeline:EchoMethod",
+        "colour": "blue",
+        "dependencies": [dep(access="mirrored"), dep(id="e", license="GPLv3"), {**dep(id="f"), "licence": "x"}],
+    }
+    report = validate_plugin(make_plugin(manifest))
+    paths = sorted(p.path for p in report.errors)
+    assert paths == sorted([
+        "$.method_id", "$.class", "$.colour", "$.dependencies[0].pin", "$.dependencies[1].license",
+        "$.dependencies[2].licence",
+    ])
+
+
+def test_missing_directory_and_missing_manifest(tmp_path: Path):
+    [gone] = validate_plugin(tmp_path / "nope").errors
+    assert gone.message == "no such directory"
+    [no_manifest] = validate_plugin(tmp_path).errors
+    assert no_manifest.file.endswith("method.json")
+    assert "not a method plugin" in no_manifest.message
+    assert "mt-eval new" in (no_manifest.hint or "")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symlinks")
+def test_symlinked_module_outside_the_directory_is_refused(make_plugin, tmp_path: Path):
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text("class EchoMethod:\n    async def translate(self, e, c):\n        return []\n")
+    directory = make_plugin({**BASE, "entry_point": "linked:EchoMethod"})
+    (directory / "linked.py").symlink_to(outside)
+    [problem] = validate_plugin(directory).errors
+    assert "outside the plugin directory" in problem.message
+    assert problem.path == "$.entry_point"
+
+
+def test_card_may_not_contradict_the_manifest(make_plugin):
+    directory = make_plugin({**BASE, "class": "pipeline"}, card={"class": "human", "paradigm": "llm"})
+    [problem] = validate_plugin(directory).errors
+    assert problem.file.endswith("method_card.json")
+    assert problem.path == "$.class"
+    assert problem.message == 'says "human" but ' + str(directory / "method.json") + ' says "pipeline"'
+
+
+def test_card_problems_name_the_card_file(make_plugin):
+    directory = make_plugin(BASE, card={"paradigm": "neural", "licence": "MIT", "license": "Apache2"})
+    found = {(Path(p.file).name, p.path, p.message.split(":")[0]) for p in validate_plugin(directory).errors}
+    assert found == {
+        ("method_card.json", "$.paradigm", 'the string "neural" is not a valid paradigm'),
+        ("method_card.json", "$.licence", 'unknown field "licence"'),
+    }
+
+
+def test_runtime_method_card_is_validated_too(make_plugin):
+    code = ("class EchoMethod:\n    async def translate(self, entries, config):\n        return []\n"
+            "    def method_card(self):\n        return {'paradigm': 'quantum'}\n")
+    report = validate_plugin(make_plugin(BASE, {"pipeline.py": code}))
+    [problem] = report.errors
+    assert problem.file == "pipeline:EchoMethod method_card()"
+    assert problem.path == "$.paradigm"
+
+
+def test_warnings_do_not_fail_unless_strict(make_plugin):
+    report = validate_plugin(make_plugin({"name": "Echo", "entry_point": "pipeline:EchoMethod"}))
+    assert report.passed()
+    assert [p.message for p in report.warnings] == [
+        'dependency class undeclared: method.json has no "dependencies" list']
+    assert not report.passed(strict=True)

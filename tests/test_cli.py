@@ -1,0 +1,79 @@
+"""The mt-eval command line as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from mt_eval import __version__
+from mt_eval.cli import main
+
+REPO = Path(__file__).parent.parent
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mt_eval.cli", *args], capture_output=True, text=True,
+                          timeout=60, cwd=REPO)
+
+
+def test_help_and_version():
+    shown = run("--help")
+    assert shown.returncode == 0
+    assert "validate" in shown.stdout and "schemas" in shown.stdout
+    assert run("--version").stdout.strip() == f"mt-eval {__version__}"
+
+
+def test_no_arguments_prints_help_and_fails(capsys):
+    assert main([]) == 2
+    assert "usage: mt-eval" in capsys.readouterr().out
+
+
+def test_validate_valid_plugin_exits_zero(make_plugin):
+    shown = run("validate", str(make_plugin()))
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "dependency class S (self-contained)" in shown.stdout
+    assert "1 of 1 plugin valid; 0 errors, 0 warnings" in shown.stdout
+
+
+def test_validate_reports_problems_and_exits_one(make_plugin):
+    bad = make_plugin({"name": "x", "entry_point": "pipeline:EchoMethod", "dependencies": [], "clas": "api"})
+    shown = run("validate", str(make_plugin()), str(bad))
+    assert shown.returncode == 1
+    assert f'error: {bad / "method.json"} $.clas: unknown field "clas"' in shown.stdout
+    assert 'fix: did you mean "class"?' in shown.stdout
+    assert "1 of 2 plugins valid; 1 error, 0 warnings" in shown.stdout
+
+
+def test_validate_json_for_ci(seed_plugin):
+    shown = run("validate", "--json", str(seed_plugin))
+    assert shown.returncode == 0
+    report = json.loads(shown.stdout)
+    assert report["ok"] is True
+    [plugin] = report["plugins"]
+    assert plugin["method_id"] == "fst-gated-v8"
+    assert plugin["derived_class"] == "A2"
+    assert [c["class"] for c in plugin["contributions"]] == ["O", "A1", "A2"]
+
+
+def test_strict_turns_warnings_into_failures(make_plugin):
+    seed_era = make_plugin({"name": "Old", "entry_point": "pipeline:EchoMethod"})
+    assert run("validate", str(seed_era)).returncode == 0
+    strict = run("validate", "--strict", "--json", str(seed_era))
+    assert strict.returncode == 1
+    assert json.loads(strict.stdout)["plugins"][0]["problems"][0]["severity"] == "warning"
+
+
+def test_no_import_skips_the_code(make_plugin):
+    broken = make_plugin(files={"pipeline.py": "raise SystemExit('must not run')\n"})
+    assert run("validate", "--no-import", str(broken)).returncode == 0
+    assert run("validate", str(broken)).returncode == 1
+
+
+def test_schemas_check(tmp_path: Path):
+    assert run("schemas", "--check", "bridge/schemas").returncode == 0
+    stale = run("schemas", "--check", str(tmp_path))
+    assert stale.returncode == 1
+    assert "method.schema.json: missing" in stale.stderr
+    assert f"regenerate with: mt-eval schemas {tmp_path}" in stale.stderr

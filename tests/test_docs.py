@@ -1,0 +1,43 @@
+"""The README documents every field of the file formats and the CLI's commands."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from mt_eval.card import MethodCard
+from mt_eval.cli import build_parser
+from mt_eval.manifest import Dependency, Manifest
+
+README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+
+
+def encoded_fields(struct: type[msgspec.Struct]) -> list[str]:
+    return list(struct.__struct_encode_fields__)
+
+
+@pytest.mark.parametrize("struct", [Manifest, Dependency, MethodCard], ids=lambda s: s.__name__)
+def test_every_field_is_in_the_readme(struct):
+    in_code = {word for span in re.findall(r"`([^`]+)`", README) for word in re.findall(r"[$\w]+", span)}
+    missing = [f for f in encoded_fields(struct) if f not in in_code]
+    assert missing == [], f"document these {struct.__name__} fields in the README: {missing}"
+
+
+def test_every_subcommand_is_shown_in_the_readme():
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    for name in commands:
+        assert f"mt-eval {name}" in README, f"mt-eval {name} is not in the README"
+
+
+def test_readme_starts_with_the_two_commands():
+    block = README.split("```sh\n", 1)[1].split("```", 1)[0].strip().splitlines()
+    assert block == [
+        "python3 -m venv .venv && .venv/bin/pip install -q nox && .venv/bin/nox -s demo",
+        "python3 -m venv .venv && .venv/bin/pip install -q nox && .venv/bin/nox",
+    ]
+    ci = (Path(__file__).parent.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert block[1] in ci

@@ -1,0 +1,159 @@
+"""load_method: explicit paths, isolated imports, seed-era defaults, constructor arguments, cards."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from mt_eval.loader import PluginLoadError, load_method
+from mt_eval.manifest import kebab_case
+from mt_eval.plugins import make_plugin_manager, registered_methods
+from mt_eval.records import RunConfig
+
+CONFIG = RunConfig(source_lang="eng", target_lang="spa")
+HELPER_METHOD = '''
+from helpers import WORD
+
+
+class Method:
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": WORD} for e in entries]
+'''
+
+
+async def test_loaded_method_translates(make_plugin):
+    loaded = load_method(make_plugin())
+    results = await loaded.method.translate([{"id": "1", "source": "hi"}], CONFIG)
+    assert results == [{"id": "1", "predicted": "HI"}]
+
+
+async def test_two_plugins_with_the_same_module_names_load_side_by_side(make_plugin):
+    manifest = {"name": "M", "entry_point": "pipeline:Method", "dependencies": []}
+    path_before = list(sys.path)
+    modules_before = set(sys.modules)
+    first = load_method(make_plugin(manifest, {"pipeline.py": HELPER_METHOD, "helpers.py": "WORD = 'uno'\n"}))
+    second = load_method(make_plugin(manifest, {"pipeline.py": HELPER_METHOD, "helpers.py": "WORD = 'dos'\n"}))
+    entries = [{"id": "a", "source": "x"}]
+    assert (await first.method.translate(entries, CONFIG))[0]["predicted"] == "uno"
+    assert (await second.method.translate(entries, CONFIG))[0]["predicted"] == "dos"
+    assert sys.path == path_before
+    new_top_level = {m.split(".")[0] for m in set(sys.modules) - modules_before}
+    assert "pipeline" not in new_top_level
+    assert "helpers" not in new_top_level
+
+
+async def test_dotted_entry_point_with_relative_imports(make_plugin):
+    files = {
+        "engine/__init__.py": "",
+        "engine/core.py": "from .rules import apply\n\nclass Method:\n"
+                          "    async def translate(self, entries, config):\n"
+                          "        return [{'id': e['id'], 'predicted': apply(e['source'])} for e in entries]\n",
+        "engine/rules.py": "def apply(text):\n    return text[::-1]\n",
+    }
+    loaded = load_method(make_plugin({"name": "M", "entry_point": "engine.core:Method", "dependencies": []}, files))
+    assert (await loaded.method.translate([{"id": "1", "source": "abc"}], CONFIG))[0]["predicted"] == "cba"
+
+
+def test_seed_era_manifest_loads_with_documented_defaults(make_plugin):
+    directory = make_plugin({"name": "Old Method", "entry_point": "pipeline:EchoMethod"}, name="Old_Method v1")
+    loaded = load_method(directory)
+    assert loaded.method_id == "old-method-v1"
+    assert loaded.manifest.method_class == "custom-plugin"
+    assert loaded.manifest.supported_pairs == []
+    assert loaded.source.derivation.dependency_class is None
+    assert (loaded.card.method_id, loaded.card.name, loaded.card.method_class) == (
+        "old-method-v1", "Old Method", "custom-plugin")
+    assert loaded.card.dependency_class is None
+
+
+def test_constructor_gets_manifest_and_directory_when_it_asks(make_plugin):
+    code = ("class Named:\n    def __init__(self, manifest, directory):\n        self.got = (manifest, directory)\n"
+            "    async def translate(self, entries, config):\n        return []\n\n"
+            "class Kw:\n    def __init__(self, **options):\n        self.got = options\n"
+            "    async def translate(self, entries, config):\n        return []\n\n"
+            "class Bare:\n    async def translate(self, entries, config):\n        return []\n")
+    named = load_method(make_plugin({"name": "A", "entry_point": "pipeline:Named", "dependencies": []},
+                                    {"pipeline.py": code}))
+    assert named.method.got == (named.manifest, named.directory)  # type: ignore[attr-defined]
+    kw = load_method(make_plugin({"name": "B", "entry_point": "pipeline:Kw", "dependencies": []},
+                                 {"pipeline.py": code}))
+    assert set(kw.method.got) == {"manifest", "directory"}  # type: ignore[attr-defined]
+    assert load_method(make_plugin({"name": "C", "entry_point": "pipeline:Bare", "dependencies": []},
+                                   {"pipeline.py": code})).method is not None
+
+
+def test_card_precedence_manifest_then_card_file_then_method(make_plugin):
+    code = ("class EchoMethod:\n    async def translate(self, entries, config):\n        return []\n"
+            "    def method_card(self):\n        return {'description': 'from the method', 'tools_used': ['fst']}\n")
+    manifest = {"name": "Echo", "entry_point": "pipeline:EchoMethod", "dependencies": [], "class": "pipeline",
+                "description": "from method.json", "author": "A. Author", "version": "1.2.0",
+                "supported_pairs": ["eng>spa"]}
+    card_file = {"description": "from method_card.json", "paradigm": "rule-based", "author": "Card Author"}
+    card = load_method(make_plugin(manifest, {"pipeline.py": code}, card=card_file)).card
+    assert card.description == "from the method"
+    assert card.author == "Card Author"
+    assert card.paradigm == "rule-based"
+    assert card.tools_used == ["fst"]
+    assert card.version == "1.2.0"
+    assert card.supported_pairs == ["eng>spa"]
+    assert card.dependency_class == "S"
+    assert card.method_class == "pipeline"
+
+
+def test_load_error_lists_every_problem(make_plugin):
+    directory = make_plugin({"name": "Echo", "entry_point": "pipeline:EchoMethod", "dependencies": [],
+                             "class": "pipline", "method_id": "Bad Id"})
+    with pytest.raises(PluginLoadError) as caught:
+        load_method(directory)
+    text = str(caught.value)
+    assert text.startswith(f"cannot load method plugin {directory}")
+    assert "$.class" in text and "$.method_id" in text
+    assert len(caught.value.problems) == 2
+
+
+def test_invalid_plugin_code_is_never_run(make_plugin, tmp_path: Path):
+    marker = tmp_path / "ran"
+    code = f"open({str(marker)!r}, 'w').close()\nclass EchoMethod:\n    async def translate(self, e, c):\n" \
+           "        return []\n"
+    directory = make_plugin({"name": "Echo", "entry_point": "pipeline:EchoMethod", "dependencies": [],
+                             "class": "nope"}, {"pipeline.py": code})
+    with pytest.raises(PluginLoadError):
+        load_method(directory)
+    assert not marker.exists()
+
+
+def test_loader_accepts_the_manifest_path_itself(make_plugin):
+    directory = make_plugin()
+    assert load_method(directory / "method.json").directory == directory
+
+
+def test_node_only_plugin_explains_that_it_needs_the_bridge(make_plugin):
+    directory = make_plugin({"name": "N", "node_entry": "translate.js", "dependencies": []},
+                            {"translate.js": "export async function translate(entries) { return []; }\n"})
+    with pytest.raises(PluginLoadError, match="needs the bridge"):
+        load_method(directory)
+
+
+def test_loaded_module_can_implement_hooks(make_plugin):
+    code = ("from mt_eval.hookspecs import hookimpl\n\n"
+            "class EchoMethod:\n    async def translate(self, entries, config):\n        return []\n\n"
+            "@hookimpl\ndef register_methods(register):\n    register('echo-variant', EchoMethod)\n")
+    manager = make_plugin_manager()
+    loaded = load_method(make_plugin(files={"pipeline.py": code}), plugin_manager=manager)
+    assert manager.is_registered(loaded.module)
+    assert list(registered_methods(manager)) == ["echo-variant"]
+    load_method(loaded.directory, plugin_manager=manager)  # loading again does not register twice
+    assert len(manager.get_plugins()) == 1
+
+
+def method_id_vectors() -> list[dict[str, str]]:
+    vectors = Path(__file__).parent.parent / "bridge" / "vectors" / "method-ids.json"
+    return json.loads(vectors.read_text(encoding="utf-8"))["cases"]
+
+
+@pytest.mark.parametrize("case", method_id_vectors(), ids=lambda c: c["directory"])
+def test_default_method_ids_follow_the_shared_vectors(case):
+    assert kebab_case(case["directory"]) == case["method_id"]

@@ -1,0 +1,69 @@
+"""The checked-in JSON Schemas are generated from the Structs and must not drift."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from mt_eval.records import RunConfig, TranslationResult
+from mt_eval.schemas import drifted_schemas, render_schema, schema_types, write_schemas
+from mt_eval.strict import decode_value
+
+SCHEMAS = Path(__file__).parent.parent / "bridge" / "schemas"
+
+
+def test_checked_in_schemas_match_the_structs():
+    drift = drifted_schemas(SCHEMAS)
+    assert drift == [], "regenerate with `nox -s schemas`:\n" + "\n".join(drift)
+
+
+def test_drift_is_detected(tmp_path: Path):
+    write_schemas(tmp_path)
+    assert drifted_schemas(tmp_path) == []
+    (tmp_path / "method.schema.json").write_text("{}\n")
+    (tmp_path / "stale.schema.json").write_text("{}\n")
+    (tmp_path / "run-config.schema.json").unlink()
+    assert drifted_schemas(tmp_path) == [
+        f"{tmp_path / 'method.schema.json'}: differs from the Struct it is generated from",
+        f"{tmp_path / 'run-config.schema.json'}: missing",
+        f"{tmp_path / 'stale.schema.json'}: not generated from any Struct",
+    ]
+
+
+def test_manifest_schema_carries_the_contract():
+    schema = json.loads(render_schema("method", schema_types()["method"]))
+    manifest = schema["$defs"]["Manifest"]
+    assert manifest["additionalProperties"] is False
+    assert manifest["required"] == ["name"]
+    assert manifest["properties"]["class"]["enum"] == [
+        "api", "coached-llm", "custom-plugin", "human", "pipeline", "raw-llm"]
+    dependency = schema["$defs"]["Dependency"]
+    assert dependency["properties"]["access"]["enum"] == ["bundled", "external-api", "gateway", "mirrored"]
+
+
+def test_corpus_entries_keep_extra_fields():
+    schema = json.loads(render_schema("corpus-entry", schema_types()["corpus-entry"]))
+    assert "additionalProperties" not in schema["$defs"]["CorpusEntry"]
+
+
+def test_run_config_is_strict():
+    config, problems = decode_value({"source_lang": "eng", "target_lang": "spa", "temperature": 3,
+                                     "batchsize": 4}, RunConfig, file="config")
+    assert config is None
+    assert [(p.path, p.message) for p in problems] == [
+        ("$.batchsize", 'unknown field "batchsize"'), ("$.temperature", "must be <= 2, got 3")]
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert({"source_lang": "English", "target_lang": "spa"}, RunConfig)
+
+
+def test_result_needs_a_prediction_or_an_error():
+    with pytest.raises(msgspec.ValidationError, match='a result needs "predicted" or'):
+        msgspec.convert({"id": "1"}, TranslationResult)
+    result = msgspec.convert({"id": "1", "error": "timeout"}, TranslationResult)
+    assert result.usage.prompt_tokens == 0
+    assert msgspec.json.decode(msgspec.json.encode(result)) == {
+        "id": "1", "predicted": None, "latency_s": 0.0, "usage": {"prompt_tokens": 0, "completion_tokens": 0},
+        "error": "timeout", "tool_calls": [], "tool_call_count": 0, "metadata": {}}
