@@ -55,11 +55,9 @@ def schemas(session: nox.Session) -> None:
 def demo(session: nox.Session) -> None:
     """Validate and run the bundled example methods on built-in sample sentences."""
     session.install("-e", ".")
-    examples = sorted(str(p.parent) for p in (ROOT / "examples").glob("*/method.json"))
+    examples = sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "examples").glob("*/method.json"))
     session.run("mt-eval", "validate", *examples)
-    sample = ROOT / "examples" / "lexicon-eng-spa" / "sample.txt"
-    with sample.open(encoding="utf-8") as sentences:
-        session.run("mt-eval", "translate", "examples/lexicon-eng-spa", stdin=sentences)
+    session.run("mt-eval", "translate", "examples/lexicon-eng-spa", "--file", "examples/lexicon-eng-spa/sample.txt")
 
 
 @nox.session

@@ -77,3 +77,52 @@ def test_schemas_check(tmp_path: Path):
     assert stale.returncode == 1
     assert "method.schema.json: missing" in stale.stderr
     assert f"regenerate with: mt-eval schemas {tmp_path}" in stale.stderr
+
+
+def test_translate_sentences_from_arguments_a_file_and_stdin(tmp_path: Path):
+    lexicon = str(REPO / "examples" / "lexicon-eng-spa")
+    shown = run("translate", lexicon, "Good morning, my friend.", "--pair", "eng>spa", "The cat.")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines() == ["Buenos días, mi amigo.", "El gato."]
+    sentences = tmp_path / "in.txt"
+    sentences.write_text("Hello world\n\nThank you\n", encoding="utf-8")
+    from_file = run("translate", lexicon, "--file", str(sentences), "--json")
+    assert [json.loads(line)["predicted"] for line in from_file.stdout.splitlines()] == ["Hola mundo", "Gracias"]
+    piped = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", lexicon], input="the dog\n",
+                           capture_output=True, text=True, timeout=60)
+    assert piped.stdout == "el perro\n"
+
+
+def test_translate_explains_bad_usage(make_plugin, tmp_path: Path):
+    lexicon = str(REPO / "examples" / "lexicon-eng-spa")
+    bad_pair = run("translate", lexicon, "--pair", "English", "x")
+    assert bad_pair.returncode == 2
+    assert '--pair "English" is not a pair: write it as SRC>TGT' in bad_pair.stderr
+    no_pair = run("translate", str(make_plugin()), "x")
+    assert no_pair.returncode == 2
+    assert "declares no supported pair: give one with --pair SRC>TGT" in no_pair.stderr
+    missing_file = run("translate", lexicon, "--file", str(tmp_path / "nope.txt"))
+    assert missing_file.returncode == 2
+    assert "cannot read it" in missing_file.stderr
+    broken = run("translate", str(tmp_path / "nowhere"), "x")
+    assert broken.returncode == 1
+    assert "no such directory" in broken.stderr
+
+
+def test_translate_reports_entries_the_method_dropped(make_plugin):
+    code = "class EchoMethod:\n    async def translate(self, entries, config):\n        return []\n"
+    shown = run("translate", str(make_plugin(files={"pipeline.py": code})), "--pair", "eng>spa", "hi")
+    assert shown.returncode == 1
+    assert "returned no result for entry 1" in shown.stderr
+
+
+def test_translate_reports_a_method_that_raises_or_returns_junk(make_plugin):
+    raising = ("class EchoMethod:\n    async def translate(self, entries, config):\n"
+               "        raise RuntimeError('model offline')\n")
+    shown = run("translate", str(make_plugin(files={"pipeline.py": raising})), "--pair", "eng>spa", "hi")
+    assert shown.returncode == 1
+    assert "translate raised RuntimeError: model offline (pipeline.py:3)" in shown.stderr
+    junk = "class EchoMethod:\n    async def translate(self, entries, config):\n        return [{'id': 1}]\n"
+    shown = run("translate", str(make_plugin(files={"pipeline.py": junk})), "--pair", "eng>spa", "hi")
+    assert shown.returncode == 1
+    assert "returned malformed results: Expected `str`, got `int` - at `$[0].id`" in shown.stderr

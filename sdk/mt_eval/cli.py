@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     translate.add_argument("texts", nargs="*", metavar="TEXT", help="sentences (default: lines of stdin)")
     translate.add_argument("--pair", metavar="SRC>TGT",
                            help="language pair, e.g. eng>spa (default: the method's first supported pair)")
+    translate.add_argument("--file", "-f", metavar="FILE", help="read the sentences from FILE, one per line")
     translate.add_argument("--json", action="store_true", help="print one JSON result per line")
 
     schemas = commands.add_parser(
@@ -79,7 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             from mt_eval.translate_cli import run_translate
 
-            return run_translate(Path(args.plugin), args.texts, pair=args.pair, as_json=args.json)
+            return run_translate(Path(args.plugin), args.texts, pair=args.pair, as_json=args.json,
+                                 file=Path(args.file) if args.file else None)
         if args.command == "schemas":
             return _run_schemas(args.directory, check=args.check)
     except KeyboardInterrupt:

@@ -10,10 +10,12 @@ from pathlib import Path
 import msgspec
 
 from mt_eval.loader import PluginLoadError, load_method
+from mt_eval.plugin_import import describe_exception
 from mt_eval.records import RunConfig, TranslationResult
 
 
-def run_translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool) -> int:
+def run_translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool,
+                  file: Path | None = None) -> int:
     try:
         loaded = load_method(plugin)
     except PluginLoadError as exc:
@@ -33,10 +35,20 @@ def run_translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_js
     except msgspec.ValidationError as exc:
         print(f"--pair {pair}: {exc}", file=sys.stderr)
         return 2
-    if not texts:
+    if file is not None:
+        try:
+            texts = [*texts, *(line for line in file.read_text(encoding="utf-8").splitlines() if line.strip())]
+        except (OSError, UnicodeDecodeError) as exc:
+            print(f"--file {file}: cannot read it: {exc}", file=sys.stderr)
+            return 2
+    elif not texts:
         texts = [line.rstrip("\n") for line in sys.stdin if line.strip()]
     entries = [{"id": str(i), "source": text} for i, text in enumerate(texts, start=1)]
-    raw = asyncio.run(loaded.method.translate(entries, config))
+    try:
+        raw = asyncio.run(loaded.method.translate(entries, config))
+    except Exception as exc:
+        print(f"{loaded.method_id}.translate raised {describe_exception(exc, loaded.directory)}", file=sys.stderr)
+        return 1
     try:
         results = msgspec.convert(raw, list[TranslationResult])
     except msgspec.ValidationError as exc:
