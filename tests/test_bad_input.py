@@ -191,3 +191,15 @@ def test_warnings_do_not_fail_unless_strict(make_plugin):
     assert [p.message for p in report.warnings] == [
         'dependency class undeclared: method.json has no "dependencies" list']
     assert not report.passed(strict=True)
+
+
+def test_protocol_check_reports_every_deviation_at_once(make_plugin):
+    code = ("class EchoMethod:\n    def translate(self, entries):\n        return []\n"
+            "    method_card = {'name': 'x'}\n    def aclose(self):\n        pass\n")
+    report = validate_plugin(make_plugin(BASE, {"pipeline.py": code}))
+    assert [p.message for p in report.errors] == [
+        "EchoMethod.translate is not async: write `async def translate(self, entries, config)`",
+        "EchoMethod.translate(entries) cannot be called as translate(entries, config)",
+        "EchoMethod.method_card must be a method returning a dict, not a dict",
+        "EchoMethod.aclose must be `async def aclose(self)`",
+    ]

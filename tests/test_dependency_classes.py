@@ -61,12 +61,16 @@ def test_seed_manifest_derives_a2(seed_plugin: Path):
         ("$.dependencies[0]", "O"), ("$.dependencies[1]", "A1"), ("$.dependencies[2]", "A2")]
 
 
-def test_seed_manifest_declaring_s_names_every_offending_dependency(seed_plugin: Path):
-    manifest_path = seed_plugin / "method.json"
+def declare(plugin: Path, dependency_class: str) -> Path:
+    manifest_path = plugin / "method.json"
     manifest = json.loads(manifest_path.read_text())
-    manifest["dependency_class"] = "S"
+    manifest["dependency_class"] = dependency_class
     manifest_path.write_text(json.dumps(manifest))
-    [problem] = validate_plugin(seed_plugin).errors
+    return plugin
+
+
+def test_seed_manifest_declaring_s_names_every_offending_dependency(seed_plugin: Path):
+    [problem] = validate_plugin(declare(seed_plugin, "S")).errors
     assert problem.path == "$.dependency_class"
     assert problem.message.startswith('declared "S" but the dependencies make it "A2"')
     for path, cls in [("$.dependencies[0] (crk-fst)", "O"), ("$.dependencies[1] (llm-gateway)", "A1"),
@@ -76,11 +80,7 @@ def test_seed_manifest_declaring_s_names_every_offending_dependency(seed_plugin:
 
 
 def test_declaring_o_names_only_the_dependencies_above_o(seed_plugin: Path):
-    manifest_path = seed_plugin / "method.json"
-    manifest = json.loads(manifest_path.read_text())
-    manifest["dependency_class"] = "O"
-    manifest_path.write_text(json.dumps(manifest))
-    [problem] = validate_plugin(seed_plugin).errors
+    [problem] = validate_plugin(declare(seed_plugin, "O")).errors
     assert "$.dependencies[0]" not in problem.message
     assert "$.dependencies[1] (llm-gateway) contributes A1" in problem.message
 
