@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
+from mt_eval.bridge.method import BridgeMethod
 from mt_eval.loader import PluginLoadError, load_method
 from mt_eval.manifest import kebab_case
 from mt_eval.plugins import make_plugin_manager, registered_methods
 from mt_eval.records import RunConfig
 
 CONFIG = RunConfig(source_lang="eng", target_lang="spa")
+REVERSE = Path(__file__).parent / "fixtures" / "reverse"
 HELPER_METHOD = '''
 from helpers import WORD
 
@@ -130,11 +133,30 @@ def test_loader_accepts_the_manifest_path_itself(make_plugin):
     assert load_method(directory / "method.json").directory == directory
 
 
-def test_node_only_plugin_explains_that_it_needs_the_bridge(make_plugin):
-    directory = make_plugin({"name": "N", "node_entry": "translate.js", "dependencies": []},
-                            {"translate.js": "export async function translate(entries) { return []; }\n"})
-    with pytest.raises(PluginLoadError, match="needs the bridge"):
-        load_method(directory)
+async def test_node_and_command_plugins_run_through_the_bridge(make_plugin):
+    node = make_plugin({"name": "N", "node_entry": "translate.js", "dependencies": []},
+                       {"translate.js": "export async function translate(entries, config) {\n"
+                                        "  return entries.map((e) => ({ id: e.id, predicted: e.source + '!' }));\n}\n"})
+    command = make_plugin({"name": "C", "command": [sys.executable, "-m", "mt_eval.cli", "serve", str(REVERSE)],
+                           "dependencies": []})
+    for directory, expected in [(node, "hi!"), (command, "spa:ih")]:
+        loaded = load_method(directory)
+        assert isinstance(loaded.method, BridgeMethod)
+        try:
+            assert (await loaded.method.translate([{"id": "1", "source": "hi"}], CONFIG))[0]["predicted"] == expected
+        finally:
+            await loaded.method.aclose()
+
+
+async def test_isolate_runs_a_python_plugin_in_its_own_process(make_plugin):
+    loaded = load_method(REVERSE, isolate=True)
+    assert isinstance(loaded.method, BridgeMethod)
+    try:
+        [result] = await loaded.method.translate([{"id": "1", "source": "ab"}], CONFIG)
+        assert result["predicted"] == "spa:ba"
+        assert loaded.method._connection.pid != os.getpid()
+    finally:
+        await loaded.method.aclose()
 
 
 def test_loaded_module_can_implement_hooks(make_plugin):

@@ -18,6 +18,8 @@ examples:
   mt-eval validate --json plugins/*             machine-readable report for CI
   mt-eval translate examples/lexicon-eng-spa "Good morning, my friend."
   mt-eval schemas --check bridge/schemas        fail if the JSON Schemas drifted from the code
+  mt-eval serve examples/lexicon-eng-spa        serve a Python plugin as a bridge guest on stdio
+  mt-eval bridge check -- ./my-guest --flag      prove a guest program speaks the bridge protocol
 """
 
 
@@ -48,6 +50,24 @@ def build_parser() -> argparse.ArgumentParser:
                            help="language pair, e.g. eng>spa (default: the method's first supported pair)")
     translate.add_argument("--file", "-f", metavar="FILE", help="read the sentences from FILE, one per line")
     translate.add_argument("--json", action="store_true", help="print one JSON result per line")
+
+    serve = commands.add_parser(
+        "serve", help="serve a Python method plugin over stdin/stdout (a bridge guest)",
+        description="Serve a Python method plugin as a bridge guest (protocol mt-eval-bridge/1, see "
+                    "bridge/PROTOCOL.md). Protocol lines go to stdout; anything the method prints goes to "
+                    "stderr. Exits when stdin closes.")
+    serve.add_argument("plugin", metavar="DIR", help="plugin directory")
+
+    bridge = commands.add_parser("bridge", help="bridge tools (conformance check)",
+                                 description="Tools for bridge guests.")
+    bridge_commands = bridge.add_subparsers(dest="bridge_command", metavar="COMMAND", required=True)
+    check = bridge_commands.add_parser(
+        "check", help="run the conformance transcripts against a guest command",
+        description="Start COMMAND once per conformance transcript and check every answer. Put the guest's "
+                    "command after --, e.g.: mt-eval bridge check -- node my-guest.js")
+    check.add_argument("guest", nargs="+", metavar="COMMAND", help="the guest program and its arguments")
+    check.add_argument("--vectors", metavar="DIR", help="transcripts to run (default: the bundled ones)")
+    check.add_argument("--cwd", metavar="DIR", help="working directory for the guest")
 
     schemas = commands.add_parser(
         "schemas", help="write or check the JSON Schemas generated from the SDK's types",
@@ -82,6 +102,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_translate(Path(args.plugin), args.texts, pair=args.pair, as_json=args.json,
                                  file=Path(args.file) if args.file else None)
+        if args.command == "serve":
+            from pathlib import Path
+
+            from mt_eval.bridge.guest import serve
+
+            return serve(Path(args.plugin))
+        if args.command == "bridge":
+            from mt_eval.bridge.check_cli import run_check
+
+            return run_check(args.guest, vectors=args.vectors, cwd=args.cwd)
         if args.command == "schemas":
             return _run_schemas(args.directory, check=args.check)
     except KeyboardInterrupt:

@@ -138,17 +138,35 @@ def _entry_file_problems(source: PluginSource) -> list[Problem]:
     return problems
 
 
-def build_method(source: PluginSource) -> tuple[object | None, ModuleType | None, list[Problem]]:
-    """Import the Python entry point and construct the method; never raises for plugin faults."""
+def bridge_method(source: PluginSource, *, isolate: bool = False) -> object:
+    """The plugin as a guest process behind the bridge (its Node entry, its command, or ``mt-eval serve``)."""
+    from mt_eval.bridge.method import BridgeMethod
+    from mt_eval.bridge.runtimes import node_command, python_command
+
+    if source.runtime == "python" or (isolate and source.manifest.entry_point):
+        command, cwd = python_command(source.directory), None
+    elif source.runtime == "node":
+        command, cwd = node_command(source.directory), None
+    else:
+        assert source.manifest.command is not None
+        command, cwd = list(source.manifest.command), source.directory
+        program = source.directory / command[0]
+        if "/" in command[0] and not Path(command[0]).is_absolute() and program.is_file():
+            command[0] = str(program.absolute())  # a program shipped in the plugin directory
+    return BridgeMethod(command, cwd=cwd, label=source.method_id)
+
+
+def build_method(source: PluginSource, *, isolate: bool = False) -> tuple[object | None, ModuleType | None,
+                                                                         list[Problem]]:
+    """Construct the method: in-process for a Python entry, else through the bridge. Never raises for plugin
+    faults; ``isolate`` runs even a Python entry in its own process."""
+    if isolate or source.runtime != "python":
+        return bridge_method(source, isolate=isolate), None, []
     entry_point = source.manifest.entry_point
 
     def problem(message: str, hint: str | None, code: str) -> Problem:
         return Problem(file=source.manifest_file, path="$.entry_point", message=message, hint=hint, code=code)
-    if not entry_point:
-        what = "a Node entry" if source.runtime == "node" else "a command"
-        return None, None, [problem(f"declares only {what}; running it needs the bridge, which this version of "
-                                    "mt-eval does not provide", 'add a Python "entry_point" to run it in-process',
-                                    "needs-bridge")]
+    assert entry_point is not None
     module_name, _, class_name = entry_point.partition(":")
     try:
         module = import_entry_module(source.directory, module_name, source.method_id)
@@ -222,12 +240,18 @@ def register_hooks(module: ModuleType, method_id: str, plugin_manager: pluggy.Pl
     return []
 
 
-def load_method(path: str | Path, *, plugin_manager: pluggy.PluginManager | None = None) -> LoadedMethod:
-    """Load the method plugin in directory ``path``; raise `PluginLoadError` listing every problem."""
+def load_method(path: str | Path, *, plugin_manager: pluggy.PluginManager | None = None,
+                isolate: bool = False) -> LoadedMethod:
+    """Load the method plugin in directory ``path``; raise `PluginLoadError` listing every problem.
+
+    A plugin with a Python entry runs in this process (in its own process with ``isolate=True``); one
+    with only a Node entry or a command runs as a bridge guest. Either way ``method`` is a
+    TranslationMethod; a bridge guest starts on the first ``translate`` call.
+    """
     source, problems = read_plugin(path)
     method = module = card = None
     if source is not None and not _has_errors(problems):  # never run the code of a plugin that is invalid
-        method, module, more = build_method(source)
+        method, module, more = build_method(source, isolate=isolate)
         problems.extend(more)
         if method is not None:
             card, more = method_card_of(source, method)

@@ -1,0 +1,31 @@
+"""``mt-eval bridge check -- COMMAND…``: run the conformance transcripts against a guest program."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from mt_eval.bridge.conformance import load_vectors, run_vector, vectors_directory
+
+
+def run_check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> int:
+    directory = Path(vectors) if vectors else vectors_directory()
+    loaded = load_vectors(directory)
+    if not loaded:
+        print(f"no transcripts (*.json) in {directory}", file=sys.stderr)
+        return 2
+    print(f"checking `{' '.join(command)}` against {len(loaded)} transcripts from {directory}")
+    failed = 0
+    for vector in loaded:
+        outcome = asyncio.run(run_vector(vector, command, cwd=cwd))
+        if outcome.passed:
+            print(f"  ok    {outcome.name}")
+            continue
+        failed += 1
+        print(f"  FAIL  {outcome.name}: {outcome.description}\n        {outcome.failure}")
+        if outcome.stderr_tail:
+            print("        guest stderr: " + outcome.stderr_tail.replace("\n", "\n                      "))
+    print(f"conformance: {len(loaded) - failed} passed, {failed} failed")
+    return 1 if failed else 0

@@ -1,0 +1,193 @@
+"""Replaying the conformance transcripts (bridge/vectors/conformance) against any guest command.
+
+The step and pattern language is specified in bridge/PROTOCOL.md, "Conformance".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+STEP_TIMEOUT_S = 10.0
+_TYPES: dict[str, Any] = {
+    "$string": lambda v: isinstance(v, str),
+    "$integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "$number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "$object": lambda v: isinstance(v, dict),
+    "$array": lambda v: isinstance(v, list),
+    "$null_or_string": lambda v: v is None or isinstance(v, str),
+    "$any": lambda v: True,
+}
+
+
+def vectors_directory() -> Path:
+    """The conformance transcripts: packaged with the SDK, or in the source tree."""
+    packaged = Path(__file__).parent / "vectors"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[3] / "bridge" / "vectors" / "conformance"
+
+
+def load_vectors(directory: Path | None = None) -> list[dict[str, Any]]:
+    directory = directory or vectors_directory()
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(directory.glob("*.json"))]
+
+
+def mismatch(pattern: Any, actual: Any, path: str = "$") -> str | None:
+    """Why ``actual`` does not match ``pattern`` (None when it does)."""
+    if isinstance(pattern, str) and pattern in _TYPES:
+        return None if _TYPES[pattern](actual) else f"{path}: expected {pattern[1:]}, got {json.dumps(actual)}"
+    if isinstance(pattern, dict):
+        if not isinstance(actual, dict):
+            return f"{path}: expected an object, got {json.dumps(actual)}"
+        for key, sub in pattern.items():
+            if key not in actual:
+                return f"{path}: missing {key!r}"
+            found = mismatch(sub, actual[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(pattern, list):
+        if not isinstance(actual, list) or len(actual) != len(pattern):
+            return f"{path}: expected a list of {len(pattern)}, got {json.dumps(actual)[:200]}"
+        for i, (sub, item) in enumerate(zip(pattern, actual, strict=True)):
+            found = mismatch(sub, item, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    if pattern != actual or isinstance(pattern, bool) != isinstance(actual, bool):
+        return f"{path}: expected {json.dumps(pattern)}, got {json.dumps(actual)[:200]}"
+    return None
+
+
+@dataclass
+class VectorOutcome:
+    name: str
+    description: str
+    failure: str | None = None
+    stderr_tail: str = ""
+    skipped_lines: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.failure is None
+
+
+async def run_vector(vector: Mapping[str, Any], command: Sequence[str], *, cwd: str | None = None,
+                     env: Mapping[str, str] | None = None, step_timeout_s: float = STEP_TIMEOUT_S) -> VectorOutcome:
+    """Run one transcript against a fresh guest process."""
+    outcome = VectorOutcome(vector["name"], vector.get("description", ""))
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *command, cwd=cwd, env=dict(env) if env is not None else None, start_new_session=True,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            limit=64 * 1024 * 1024)
+    except OSError as exc:
+        outcome.failure = f"cannot start {command[0]!r}: {exc.strerror or exc}"
+        return outcome
+    stderr = bytearray()
+    drain = asyncio.create_task(_drain(process.stderr, stderr))
+    try:
+        for number, step in enumerate(vector["steps"], start=1):
+            failure = await asyncio.wait_for(_step(process, step, outcome), step_timeout_s)
+            if failure:
+                outcome.failure = f"step {number} {_describe(step)}: {failure}"
+                break
+    except TimeoutError:
+        outcome.failure = f"step {number} {_describe(step)}: nothing within {step_timeout_s:g} s"
+    finally:
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()
+        drain.cancel()
+        outcome.stderr_tail = "\n".join(bytes(stderr[-4000:]).decode("utf-8", "replace").splitlines()[-10:])
+    return outcome
+
+
+async def _drain(stream: asyncio.StreamReader | None, into: bytearray) -> None:
+    assert stream is not None
+    while chunk := await stream.read(65536):
+        into += chunk
+        del into[:-65536]
+
+
+def _describe(step: Mapping[str, Any]) -> str:
+    kind = next(iter(step))
+    return f"({kind})"
+
+
+async def _next_message(process: asyncio.subprocess.Process, outcome: VectorOutcome) -> Any:
+    assert process.stdout is not None
+    while True:
+        line = await process.stdout.readline()
+        if not line:
+            return _EOF
+        try:
+            message = json.loads(line)
+        except ValueError:
+            outcome.skipped_lines.append(line[:200].decode("utf-8", "replace"))
+            return _Junk(line[:200].decode("utf-8", "replace"))
+        if isinstance(message, dict) and "id" not in message and message.get("method") in ("log", "progress"):
+            continue
+        return message
+
+
+class _Junk(str):
+    pass
+
+
+_EOF = object()
+
+
+async def _step(process: asyncio.subprocess.Process, step: Mapping[str, Any], outcome: VectorOutcome) -> str | None:
+    assert process.stdin is not None
+    if "send" in step or "send_raw" in step:
+        data = (json.dumps(step["send"], ensure_ascii=False) + "\n") if "send" in step else step["send_raw"]
+        try:
+            process.stdin.write(data.encode("utf-8"))
+            await process.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            return "the guest closed its stdin"
+        return None
+    if "expect" in step:
+        message = await _next_message(process, outcome)
+        return _check(step["expect"], message)
+    if "expect_unordered" in step:
+        patterns = list(step["expect_unordered"])
+        for _ in range(len(patterns)):
+            message = await _next_message(process, outcome)
+            if message is _EOF or isinstance(message, _Junk):
+                return _check(patterns[0], message)
+            index = next((i for i, p in enumerate(patterns) if mismatch(p, message) is None), None)
+            if index is None:
+                return f"no expected message matches {json.dumps(message)[:300]}"
+            patterns.pop(index)
+        return None
+    if "close_stdin" in step:
+        process.stdin.close()
+        return None
+    if "expect_exit" in step:
+        code = await process.wait()
+        return None if code == step["expect_exit"] else f"exit status {code}, expected {step['expect_exit']}"
+    return f"unknown step {json.dumps(step)}"
+
+
+def _check(pattern: Any, message: Any) -> str | None:
+    if message is _EOF:
+        return "the guest closed its stdout (did it crash? see its stderr)"
+    if isinstance(message, _Junk):
+        return f"stdout line is not JSON: {message!r}"
+    return mismatch(pattern, message)
+
+
+async def run_all(command: Sequence[str], vectors: Sequence[Mapping[str, Any]], *, cwd: str | None = None,
+                  env: Mapping[str, str] | None = None) -> list[VectorOutcome]:
+    return [await run_vector(v, command, cwd=cwd, env=env) for v in vectors]

@@ -1,0 +1,223 @@
+"""``mt-eval serve DIR``: serve a Python method plugin over stdin/stdout as a bridge guest.
+
+Stdout is diverted at the file-descriptor level before the plugin is imported: the protocol keeps a
+private duplicate of fd 1, and fd 1 itself is pointed at stderr, so a ``print()`` anywhere in a method
+(or in a C extension writing to fd 1) lands in the host's logs instead of corrupting the protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from mt_eval import __version__
+from mt_eval.bridge import messages as m
+from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
+from mt_eval.records import RunConfig, TranslationResult
+
+MAX_CONCURRENCY = 8
+
+
+def divert_stdout() -> int:
+    """Point fd 1 (and ``sys.stdout``) at stderr; return a private fd for the protocol."""
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), line_buffering=True)
+    return protocol_fd
+
+
+def serve(directory: Path) -> int:
+    """Load the plugin and serve it until stdin closes; the exit status for the process."""
+    from mt_eval.loader import PluginLoadError, load_method
+
+    protocol_fd = divert_stdout()
+    try:
+        loaded = load_method(directory)
+    except PluginLoadError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    server = GuestServer(loaded.method, name=loaded.manifest.name, method_id=loaded.method_id,
+                         card=msgspec.to_builtins(loaded.card))
+    try:
+        asyncio.run(server.run(protocol_fd))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+class _StdinProtocol(asyncio.Protocol):
+    def __init__(self, server: GuestServer) -> None:
+        self.server = server
+
+    def data_received(self, data: bytes) -> None:
+        self.server.on_data(data)
+
+    def eof_received(self) -> bool:
+        self.server.closed.set()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.server.closed.set()
+
+
+class GuestServer:
+    """The protocol state machine of a guest around one in-process method."""
+
+    def __init__(self, method: Any, *, name: str, method_id: str, card: dict[str, Any] | None,
+                 max_line_bytes: int = m.DEFAULT_MAX_LINE_BYTES) -> None:
+        self.method = method
+        self.identity = {"name": name, "method_id": method_id}
+        self.card = card
+        self.initialized = False
+        self.closed = asyncio.Event()
+        self._lines = LineSplitter(max_line_bytes)
+        self._tasks: dict[int | str, asyncio.Task[None]] = {}
+        self._slots = asyncio.Semaphore(MAX_CONCURRENCY)
+        self._out: asyncio.WriteTransport | None = None
+
+    async def run(self, protocol_fd: int) -> None:
+        loop = asyncio.get_running_loop()
+        self._out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(protocol_fd, "wb", buffering=0))
+        reader, _ = await loop.connect_read_pipe(lambda: _StdinProtocol(self), os.fdopen(0, "rb", buffering=0))
+        await self.closed.wait()
+        for task in list(self._tasks.values()):  # stdin closed: nobody will read the answers
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        reader.close()
+        self._out.close()
+
+    def send(self, line: bytes) -> None:
+        if self._out is not None and not self._out.is_closing():
+            self._out.write(line)
+
+    def on_data(self, data: bytes) -> None:
+        for line in self._lines.feed(data):
+            if isinstance(line, Oversized):
+                limit = self._lines.max_bytes
+                self.send(m.error_line(id_in(line.head), m.MESSAGE_TOO_LARGE,
+                                       f"request of {line.length} bytes is over the {limit}-byte limit"))
+            elif line.strip():
+                self.on_line(line)
+
+    def on_line(self, line: bytes) -> None:
+        try:
+            message = m.decode_incoming(line)
+        except msgspec.ValidationError:
+            self.send(m.error_line(None, m.INVALID_REQUEST, "expected a JSON-RPC 2.0 request object"))
+            return
+        except msgspec.DecodeError as exc:
+            self.send(m.error_line(None, m.PARSE_ERROR, f"not valid JSON: {exc}"))
+            return
+        if message.jsonrpc != "2.0" or message.method is None:
+            self.send(m.error_line(message.id, m.INVALID_REQUEST, 'expected "jsonrpc": "2.0" and a "method"'))
+            return
+        if message.id is None:
+            self.on_notification(message.method, message.params)
+            return
+        self.on_request(message.id, message.method, message.params)
+
+    def on_notification(self, method: str, params: Any) -> None:
+        if method == "cancel" and isinstance(params, dict):
+            task = self._tasks.get(params.get("id"))  # type: ignore[arg-type]
+            if task is not None:
+                task.cancel()
+
+    def on_request(self, request_id: int | str, method: str, params: Any) -> None:
+        if method == "initialize":
+            self.initialize(request_id, params)
+        elif not self.initialized:
+            self.send(m.error_line(request_id, m.NOT_INITIALIZED, "send initialize first"))
+        elif method == "translate":
+            task = asyncio.get_running_loop().create_task(self.translate(request_id, params))
+            self._tasks[request_id] = task
+            task.add_done_callback(lambda _: self._tasks.pop(request_id, None))
+        elif method == "method_card":
+            self.send(m.result_line(request_id, {"card": self.card}))
+        elif method == "shutdown":
+            self.send(m.result_line(request_id, None))
+        else:
+            self.send(m.error_line(request_id, m.METHOD_NOT_FOUND, f"unknown method {method!r}"))
+
+    def initialize(self, request_id: int | str, params: Any) -> None:
+        offered = params.get("protocol_versions") if isinstance(params, dict) else None
+        if not isinstance(offered, list):
+            self.send(m.error_line(request_id, m.INVALID_PARAMS, "initialize needs protocol_versions (a list)"))
+            return
+        chosen = next((v for v in offered if v in m.SUPPORTED_VERSIONS), None)
+        if chosen is None:
+            self.send(m.error_line(request_id, m.UNSUPPORTED_VERSION,
+                                   f"none of {offered} is supported", {"supported": list(m.SUPPORTED_VERSIONS)}))
+            return
+        self.initialized = True
+        self.send(m.result_line(request_id, {
+            "protocol_version": chosen, "method": self.identity, "card": self.card,
+            "capabilities": {"max_batch": None, "max_concurrency": MAX_CONCURRENCY, "cancel": True,
+                             "progress": False},
+            "guest": {"name": "mt-eval serve", "version": __version__,
+                      "runtime": f"python {sys.version.split()[0]}"},
+        }))
+
+    async def translate(self, request_id: int | str, params: Any) -> None:
+        try:
+            entries, config = _translate_params(params)
+        except ValueError as exc:
+            self.send(m.error_line(request_id, m.INVALID_PARAMS, str(exc)))
+            return
+        try:
+            async with self._slots:
+                started = time.perf_counter()
+                raw = await self.method.translate(entries, config)
+                elapsed = time.perf_counter() - started
+        except asyncio.CancelledError:
+            self.send(m.error_line(request_id, m.CANCELLED, "cancelled"))
+            return
+        except Exception as exc:
+            self.send(m.error_line(request_id, m.METHOD_FAILED, f"{type(exc).__name__}: {exc}",
+                                   {"type": type(exc).__name__}))
+            return
+        self.send(m.result_line(request_id, {"results": normalize_results(raw, entries, elapsed)}))
+
+
+def _translate_params(params: Any) -> tuple[list[dict[str, Any]], RunConfig]:
+    if not isinstance(params, dict) or not isinstance(params.get("entries"), list):
+        raise ValueError("translate needs params.entries, a list of entries")
+    entries = params["entries"]
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or \
+                not isinstance(entry.get("source"), str):
+            raise ValueError(f"entries[{i}] needs a string id and a string source")
+    try:
+        config = msgspec.convert(params.get("config"), RunConfig)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"invalid config: {exc}") from exc
+    return entries, config
+
+
+def normalize_results(raw: Any, entries: list[dict[str, Any]], elapsed: float) -> list[Any]:
+    """Results in the full protocol shape; a malformed result becomes an error for its entry."""
+    if not isinstance(raw, list):
+        return [msgspec.to_builtins(TranslationResult(id=e["id"], error=f"method returned {type(raw).__name__}, "
+                                                      "not a list of results")) for e in entries]
+    share = elapsed / max(1, len(raw))
+    out = []
+    for item in raw:
+        try:
+            result = msgspec.convert(item, TranslationResult)
+        except msgspec.ValidationError as exc:
+            entry_id = item.get("id") if isinstance(item, dict) else None
+            if not isinstance(entry_id, str):
+                continue  # the host reports the entry as missing a result
+            result = TranslationResult(id=entry_id, error=f"method returned an invalid result: {exc}")
+        if not (isinstance(item, dict) and "latency_s" in item):
+            result.latency_s = share
+        out.append(msgspec.to_builtins(result))
+    return out

@@ -1,0 +1,110 @@
+"""Wire types of ``mt-eval-bridge/1``: JSON-RPC 2.0 envelopes, the handshake, and error codes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+PROTOCOL_VERSION = "mt-eval-bridge/1"
+SUPPORTED_VERSIONS = (PROTOCOL_VERSION,)
+DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+
+# JSON-RPC 2.0 codes, then the protocol's reserved ones (bridge/PROTOCOL.md, "Error codes").
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+CANCELLED = -32001
+TIMEOUT = -32002
+GUEST_EXITED = -32003
+MESSAGE_TOO_LARGE = -32004
+UNSUPPORTED_VERSION = -32005
+NOT_INITIALIZED = -32006
+METHOD_FAILED = -32007
+
+
+class ErrorObject(msgspec.Struct, omit_defaults=True):
+    code: int
+    message: str
+    data: Any = None
+
+
+class Incoming(msgspec.Struct, omit_defaults=True):
+    """Any message read from the other side; which fields are set says what it is."""
+
+    jsonrpc: str = ""
+    id: int | str | None = None
+    method: str | None = None
+    params: Any = None
+    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    error: ErrorObject | None = None
+
+
+class Capabilities(msgspec.Struct, kw_only=True):
+    max_batch: int | None = None
+    max_concurrency: int = 1
+    cancel: bool = False
+    progress: bool = False
+
+
+class MethodIdentity(msgspec.Struct, kw_only=True):
+    name: str
+    method_id: str
+
+
+class Peer(msgspec.Struct, kw_only=True):
+    name: str
+    version: str
+    runtime: str = ""
+
+
+class InitializeResult(msgspec.Struct, kw_only=True):
+    protocol_version: str
+    method: MethodIdentity
+    card: dict[str, Any] | None = None
+    capabilities: Capabilities = msgspec.field(default_factory=Capabilities)
+    guest: Peer | None = None
+
+
+class BridgeError(Exception):
+    """A request failed: a JSON-RPC error from the guest, or a host-side failure with a reserved code."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def describe(self) -> str:
+        """The message, with the exit code and stderr tail when the guest exited."""
+        text = self.message
+        data = self.data if isinstance(self.data, dict) else {}
+        tail = data.get("stderr_tail")
+        if tail:
+            text += "\n--- guest stderr (last lines) ---\n" + tail.rstrip()
+        return text
+
+
+def request_line(request_id: int | str, method: str, params: Any) -> bytes:
+    return _encode({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}) + b"\n"
+
+
+def notification_line(method: str, params: Any) -> bytes:
+    return _encode({"jsonrpc": "2.0", "method": method, "params": params}) + b"\n"
+
+
+def result_line(request_id: int | str | None, result: Any) -> bytes:
+    return _encode({"jsonrpc": "2.0", "id": request_id, "result": result}) + b"\n"
+
+
+def error_line(request_id: int | str | None, code: int, message: str, data: Any = None) -> bytes:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return _encode({"jsonrpc": "2.0", "id": request_id, "error": error}) + b"\n"
+
+
+_encode = msgspec.json.Encoder().encode
+decode_incoming = msgspec.json.Decoder(Incoming).decode

@@ -1,0 +1,195 @@
+"""`BridgeMethod`: a guest process wrapped as an ordinary `TranslationMethod`.
+
+Batches are split to the guest's ``max_batch`` and at most ``max_concurrency`` requests are in flight,
+however many callers share the method. A failed request never raises out of ``translate``: its entries
+get per-entry errors and every other entry keeps its result. A guest that died is restarted on the next
+request, within a crash-loop budget (`HostOptions.restart_budget` restarts per `restart_window_s`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections import Counter, deque
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from mt_eval.bridge import messages as m
+from mt_eval.bridge.connection import GuestConnection, HostOptions
+from mt_eval.bridge.lines import id_in
+from mt_eval.records import TranslationResult
+
+log = logging.getLogger("mt_eval.bridge")
+_results_decoder = msgspec.json.Decoder(dict[str, list[TranslationResult]])
+_raw_results_decoder = msgspec.json.Decoder(dict[str, list[msgspec.Raw]])
+
+
+def error_result(entry_id: str, error: str) -> dict[str, Any]:
+    return msgspec.to_builtins(TranslationResult(id=entry_id, error=error))  # type: ignore[no-any-return]
+
+
+def per_entry_error(exc: m.BridgeError) -> str:
+    """The text each affected entry carries: what happened, the exit code and the stderr tail."""
+    text = exc.message
+    data = exc.data if isinstance(exc.data, dict) else {}
+    tail = [line for line in str(data.get("stderr_tail") or "").splitlines() if line.strip()][-5:]
+    if tail:
+        text += " | stderr: " + " / ".join(tail)
+    return text
+
+
+class BridgeMethod:
+    """Runs ``command`` as a guest and translates through it (see the module docstring)."""
+
+    def __init__(self, command: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
+                 env: Mapping[str, str] | None = None, options: HostOptions | None = None,
+                 label: str | None = None) -> None:
+        self.command = list(command)
+        self.cwd = cwd
+        self.env = env
+        self.options = options or HostOptions()
+        self.label = label
+        self.restarts = 0
+        self._connection: GuestConnection | None = None
+        self._starts: deque[float] = deque()
+        self._start_lock: asyncio.Lock | None = None
+        self._slots: asyncio.Semaphore | None = None
+        self._card: dict[str, Any] | None = None
+        self._last_failure: m.BridgeError | None = None
+
+    @property
+    def info(self) -> m.InitializeResult | None:
+        return self._connection.info if self._connection is not None else None
+
+    def method_card(self) -> dict[str, Any]:
+        """The card the guest sent at its handshake (empty before the guest has started)."""
+        return dict(self._card or {})
+
+    async def start(self, config: Any = None) -> m.InitializeResult:
+        """Start the guest now rather than on the first translate call."""
+        connection = await self._ensure(_builtins(config))
+        assert connection.info is not None
+        return connection.info
+
+    async def _ensure(self, config: Any) -> GuestConnection:
+        if self._connection is not None and self._connection.alive:
+            return self._connection
+        if self._start_lock is None:
+            self._start_lock = asyncio.Lock()
+        async with self._start_lock:
+            if self._connection is not None and self._connection.alive:
+                return self._connection
+            loop = asyncio.get_running_loop()
+            while self._starts and self._starts[0] < loop.time() - self.options.restart_window_s:
+                self._starts.popleft()
+            if self._connection is not None:  # a restart
+                if len(self._starts) > self.options.restart_budget:
+                    last = per_entry_error(self._last_failure) if self._last_failure else "unknown"
+                    raise m.BridgeError(m.GUEST_EXITED, f"guest {self._label()} keeps failing: crash-loop budget "
+                                        f"of {self.options.restart_budget} restarts per "
+                                        f"{self.options.restart_window_s:g} s exhausted; last failure: {last}")
+                self.restarts += 1
+                log.warning("restarting guest %s (restart %d)", self._label(), self.restarts)
+            self._starts.append(loop.time())
+            connection = GuestConnection(self.command, cwd=self.cwd, env=self.env, options=self.options,
+                                         label=self.label)
+            self._connection = connection
+            try:
+                info = await connection.start(config)
+            except m.BridgeError as exc:
+                self._last_failure = exc
+                raise
+            self._card = info.card
+            self._slots = asyncio.Semaphore(max(1, info.capabilities.max_concurrency))
+            return connection
+
+    def _label(self) -> str:
+        return self.label or os.path.basename(self.command[0])
+
+    async def translate(self, entries: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
+        config = _builtins(config)
+        if not entries:
+            return []
+        try:
+            connection = await self._ensure(config)
+        except m.BridgeError as exc:
+            return [error_result(str(e["id"]), per_entry_error(exc)) for e in entries]
+        assert connection.info is not None
+        size = connection.info.capabilities.max_batch or len(entries)
+        batches = [entries[i:i + size] for i in range(0, len(entries), size)]
+        if len(batches) == 1:
+            return await self._run_batch(batches[0], config)
+        done = await asyncio.gather(*(self._run_batch(batch, config) for batch in batches))
+        return [result for batch in done for result in batch]
+
+    async def _run_batch(self, batch: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
+        try:
+            connection = await self._ensure(config)
+        except m.BridgeError as exc:
+            return [error_result(str(e["id"]), per_entry_error(exc)) for e in batch]
+        assert self._slots is not None and connection.info is not None
+        async with self._slots:
+            try:
+                raw = await connection.request("translate", {"entries": batch, "config": config})
+            except m.BridgeError as exc:
+                self._last_failure = exc
+                if exc.code == m.TIMEOUT and not connection.info.capabilities.cancel:
+                    await connection.aclose()  # it cannot be told to stop: a hung guest is replaced
+                return [error_result(str(e["id"]), per_entry_error(exc)) for e in batch]
+        return match_results(batch, raw, self._label())
+
+    async def aclose(self) -> None:
+        if self._connection is not None:
+            await self._connection.aclose()
+
+
+def match_results(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str) -> list[dict[str, Any]]:
+    """One result per entry, in entry order; missing, duplicate and malformed results become entry errors."""
+    try:
+        results: list[TranslationResult] = _results_decoder.decode(raw)["results"]
+    except (msgspec.ValidationError, msgspec.DecodeError, KeyError):
+        results = _decode_each(raw, label)
+    counts = Counter(r.id for r in results)
+    by_id = {r.id: r for r in results}
+    wanted = {str(e["id"]) for e in batch}
+    unknown = [r for r in by_id if r not in wanted]
+    if unknown:
+        log.warning("guest %s returned results for unknown ids %s; dropped", label, unknown[:5])
+    out: list[dict[str, Any]] = []
+    for entry in batch:
+        entry_id = str(entry["id"])
+        result = by_id.get(entry_id)
+        if result is None:
+            out.append(error_result(entry_id, f"guest {label} returned no result for this entry"))
+        elif counts[entry_id] > 1:
+            out.append(error_result(entry_id, f"guest {label} returned {counts[entry_id]} results for this entry"))
+        else:
+            out.append(msgspec.to_builtins(result))
+    return out
+
+
+def _decode_each(raw: msgspec.Raw, label: str) -> list[TranslationResult]:
+    try:
+        items = _raw_results_decoder.decode(raw)["results"]
+    except (msgspec.ValidationError, msgspec.DecodeError, KeyError) as exc:
+        log.warning("guest %s sent a translate result without a results list: %s", label, exc)
+        return []
+    decoded: list[TranslationResult] = []
+    for item in items:
+        try:
+            decoded.append(msgspec.json.decode(item, type=TranslationResult))
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            entry_id = id_in(bytes(item))
+            log.warning("guest %s sent a malformed result for %r: %s", label, entry_id, exc)
+            if isinstance(entry_id, str):
+                decoded.append(TranslationResult(id=entry_id, error=f"guest {label} sent a malformed result: {exc}"))
+    return decoded
+
+
+def _builtins(config: Any) -> Any:
+    if config is None or isinstance(config, Mapping):
+        return config
+    return msgspec.to_builtins(config)

@@ -1,0 +1,76 @@
+"""Both reference guests pass every conformance transcript; the runner itself catches failures."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from mt_eval.bridge.conformance import load_vectors, mismatch, run_vector
+from mt_eval.bridge.runtimes import node_command, node_guest_script, python_command
+
+REVERSE = Path(__file__).parent / "fixtures" / "reverse"
+VECTORS = load_vectors()
+GUESTS = {
+    "python": python_command(REVERSE),
+    "node": node_command(REVERSE),
+}
+
+
+def test_there_are_transcripts_for_the_documented_cases():
+    names = {v["name"] for v in VECTORS}
+    assert {"handshake", "translate", "parse-error", "version-mismatch", "not-initialized", "many-in-flight",
+            "shutdown", "unicode-and-newlines"} <= names
+
+
+@pytest.mark.parametrize("runtime", list(GUESTS))
+@pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v["name"])
+async def test_reference_guest_passes(runtime: str, vector):
+    if runtime == "node" and (shutil.which("node") is None or not node_guest_script().is_file()):
+        pytest.fail(f"the Node guest runner {node_guest_script()} (and node) are required")
+    outcome = await run_vector(vector, GUESTS[runtime])
+    assert outcome.passed, f"{outcome.failure}\nstderr:\n{outcome.stderr_tail}"
+
+
+async def test_a_broken_guest_fails_with_the_step_and_reason(tmp_path: Path):
+    script = tmp_path / "bad_guest.py"
+    script.write_text("import sys\nfor line in sys.stdin:\n    print('hello', flush=True)\n")
+    [handshake] = [v for v in VECTORS if v["name"] == "handshake"]
+    outcome = await run_vector(handshake, [sys.executable, str(script)], step_timeout_s=5)
+    assert outcome.failure == "step 2 (expect): stdout line is not JSON: 'hello\\n'"
+
+
+async def test_a_silent_guest_times_out_instead_of_hanging(tmp_path: Path):
+    script = tmp_path / "silent.py"
+    script.write_text("import time\ntime.sleep(60)\n")
+    [handshake] = [v for v in VECTORS if v["name"] == "handshake"]
+    outcome = await run_vector(handshake, [sys.executable, str(script)], step_timeout_s=0.5)
+    assert outcome.failure == "step 2 (expect): nothing within 0.5 s"
+
+
+@pytest.mark.parametrize(("pattern", "actual", "problem"), [
+    ({"a": "$string"}, {"a": "x", "b": 1}, None),
+    ({"a": "$string"}, {"a": 1}, "$.a: expected string, got 1"),
+    ({"a": [1, "$any"]}, {"a": [1]}, "$.a: expected a list of 2, got [1]"),
+    ({"id": None}, {"id": 0}, "$.id: expected null, got 0"),
+    ({"ok": True}, {"ok": 1}, "$.ok: expected true, got 1"),
+    ({"n": "$integer"}, {"n": 1.5}, "$.n: expected integer, got 1.5"),
+    ({"x": "$null_or_string"}, {}, "$: missing 'x'"),
+])
+def test_patterns(pattern, actual, problem):
+    assert mismatch(pattern, actual) == problem
+
+
+def test_check_command_reports_and_exits(tmp_path: Path):
+    import subprocess
+
+    ok = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--", *python_command(REVERSE)],
+                        capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert f"conformance: {len(VECTORS)} passed, 0 failed" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--", "cat"],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 1
+    assert "FAIL  handshake" in bad.stdout
