@@ -1,0 +1,122 @@
+// The records translate exchanges: RunConfig defaults, the full result shape
+// (bridge/schemas/translation-result.schema.json) and matching results to entries by id.
+import { isPlainObject } from './protocol.js';
+
+export const RUN_CONFIG_DEFAULTS = Object.freeze({
+  model: null,
+  base_url: null,
+  temperature: null,
+  max_tokens: null,
+  batch_size: 16,
+  concurrency: 8,
+  timeout_s: 120.0,
+  seed: null,
+  params: {},
+});
+
+const LANGUAGE_CODE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
+
+/** A RunConfig with its defaults filled in, or a string saying what is wrong with it. */
+export function completeRunConfig(config) {
+  if (!isPlainObject(config)) return `config must be a RunConfig object, got ${describe(config)}`;
+  for (const key of ['source_lang', 'target_lang']) {
+    if (typeof config[key] !== 'string' || !LANGUAGE_CODE.test(config[key])) {
+      return `config.${key} must be a language code such as "eng", got ${describe(config[key])}`;
+    }
+  }
+  return { ...RUN_CONFIG_DEFAULTS, params: {}, ...config };
+}
+
+const RESULT_KEYS = new Set(['id', 'predicted', 'latency_s', 'usage', 'error', 'tool_calls',
+  'tool_call_count', 'metadata']);
+const USAGE_KEYS = new Set(['prompt_tokens', 'completion_tokens']);
+
+export function describe(value) {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'an object';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+const isCount = (value) => Number.isInteger(value) && value >= 0;
+
+/** A per-entry failure in the full result shape. */
+export function errorResult(id, message, latencyS = 0) {
+  return {
+    id,
+    predicted: null,
+    latency_s: latencyS,
+    usage: { prompt_tokens: 0, completion_tokens: 0 },
+    error: message,
+    tool_calls: [],
+    tool_call_count: 0,
+    metadata: {},
+  };
+}
+
+/**
+ * Check a result object (which must already carry a string id) and fill the schema defaults.
+ * Returns {result} or {problem} describing the first field that does not fit the schema.
+ */
+export function normalizeResult(raw, defaultLatencyS = 0) {
+  for (const key of Object.keys(raw)) {
+    if (!RESULT_KEYS.has(key)) return { problem: `unknown field "${key}" (put extra data in "metadata")` };
+  }
+  const usage = raw.usage ?? {};
+  const checks = [
+    ['predicted', raw.predicted === undefined || raw.predicted === null || typeof raw.predicted === 'string',
+      'a string or null'],
+    ['latency_s', raw.latency_s === undefined || (Number.isFinite(raw.latency_s) && raw.latency_s >= 0),
+      'a number >= 0'],
+    ['usage', isPlainObject(usage), 'an object'],
+    ['error', raw.error === undefined || raw.error === null || typeof raw.error === 'string', 'a string or null'],
+    ['tool_calls', raw.tool_calls === undefined
+      || (Array.isArray(raw.tool_calls) && raw.tool_calls.every(isPlainObject)), 'a list of objects'],
+    ['tool_call_count', raw.tool_call_count === undefined || isCount(raw.tool_call_count), 'an integer >= 0'],
+    ['metadata', raw.metadata === undefined || isPlainObject(raw.metadata), 'an object'],
+  ];
+  for (const [key, ok, expected] of checks) {
+    if (!ok) return { problem: `"${key}" must be ${expected}, got ${describe(raw[key])}` };
+  }
+  for (const key of Object.keys(usage)) {
+    if (!USAGE_KEYS.has(key)) return { problem: `unknown field "usage.${key}"` };
+    if (!isCount(usage[key])) return { problem: `"usage.${key}" must be an integer >= 0, got ${describe(usage[key])}` };
+  }
+  return {
+    result: {
+      id: raw.id,
+      predicted: raw.predicted ?? null,
+      latency_s: raw.latency_s ?? defaultLatencyS,
+      usage: { prompt_tokens: usage.prompt_tokens ?? 0, completion_tokens: usage.completion_tokens ?? 0 },
+      error: raw.error ?? null,
+      tool_calls: raw.tool_calls ?? [],
+      tool_call_count: raw.tool_call_count ?? 0,
+      metadata: raw.metadata ?? {},
+    },
+  };
+}
+
+/**
+ * One result per entry, in entry order. Entries with no result or several get a per-entry error,
+ * as do malformed results; results whose id matches no entry are passed to onUnknown and dropped.
+ */
+export function matchResults(entries, results, { onUnknown = () => {}, source = 'the guest' } = {}) {
+  const byId = new Map(entries.map((entry) => [entry.id, []]));
+  for (const raw of results) {
+    const id = isPlainObject(raw) ? raw.id : undefined;
+    const bucket = typeof id === 'string' ? byId.get(id) : undefined;
+    if (bucket) bucket.push(raw);
+    else onUnknown(raw);
+  }
+  return entries.map((entry) => {
+    const found = byId.get(entry.id);
+    if (found.length === 0) return errorResult(entry.id, `${source} returned no result for this entry`);
+    if (found.length > 1) {
+      return errorResult(entry.id, `${source} returned ${found.length} results for this entry`);
+    }
+    const { result, problem } = normalizeResult(found[0]);
+    return result ?? errorResult(entry.id, `${source} returned a malformed result: ${problem}`);
+  });
+}
