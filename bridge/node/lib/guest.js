@@ -1,0 +1,393 @@
+// The Node guest: serves a translate.js method over mt-eval-bridge/1 on stdin/stdout.
+// The method module exports `translate(entries, config)` (async) and optionally `name`,
+// `methodCard()` and `close()`; a default export holding them works too.
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, extname, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import { kebabCase, readMethodManifest } from './manifest.js';
+import {
+  DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, encode,
+  errorResponse, isPlainObject, isValidId, resultResponse,
+} from './protocol.js';
+import { completeRunConfig, describe, errorResult, normalizeResult } from './results.js';
+
+export const GUEST_CAPABILITIES = Object.freeze({ max_batch: null, max_concurrency: 8, cancel: true, progress: false });
+
+/**
+ * Send console output and stray process.stdout writes to stderr, so stdout carries protocol lines
+ * only. Returns a writer for the real stdout.
+ */
+export function divertStdout() {
+  const stdout = process.stdout;
+  const protocolWrite = stdout.write.bind(stdout);
+  const stderrWrite = process.stderr.write.bind(process.stderr);
+  stdout.write = (chunk, encoding, callback) => stderrWrite(chunk, encoding, callback);
+  const toStderr = new console.Console({ stdout: process.stderr, stderr: process.stderr });
+  for (const key of Object.keys(console)) {
+    if (key !== 'Console' && typeof toStderr[key] === 'function') console[key] = toStderr[key];
+  }
+  return protocolWrite;
+}
+
+/**
+ * Where the method lives: {directory} for a plugin (its method.json names node_entry) or {module}
+ * for a bare file. Throws ManifestError or Error with a fix when it cannot run here.
+ */
+export function resolveMethod({ directory, module }) {
+  if (module) {
+    const file = resolve(module);
+    if (!existsSync(file)) throw new Error(`${file}: no such file`);
+    const stem = basename(file, extname(file));
+    return { file, name: stem, methodId: kebabCase(stem) };
+  }
+  const manifest = readMethodManifest(directory);
+  if (!manifest.nodeEntry) {
+    throw new Error(`${manifest.file}: no "node_entry": this plugin does not run on Node`
+      + (manifest.pythonEntry ? '\n    fix: serve it with `mt-eval serve DIR`' : ''));
+  }
+  return { file: manifest.nodeEntry, name: manifest.name, methodId: manifest.methodId };
+}
+
+/** Import the method's module and check it has a translate function. */
+export async function loadMethod(target) {
+  const loaded = await import(pathToFileURL(target.file).href);
+  const api = typeof loaded.translate === 'function' ? loaded
+    : isPlainObject(loaded.default) && typeof loaded.default.translate === 'function' ? loaded.default : null;
+  if (!api) {
+    throw new TypeError(`${target.file} does not export translate: `
+      + 'write `export async function translate(entries, config) { ... }`');
+  }
+  return {
+    translate: api.translate,
+    methodCard: typeof api.methodCard === 'function' ? api.methodCard : null,
+    close: typeof api.close === 'function' ? api.close : null,
+    name: typeof api.name === 'string' && api.name !== '' ? api.name : target.name,
+    methodId: target.methodId,
+  };
+}
+
+function guestVersion() {
+  try {
+    return JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+const idKey = (id) => (typeof id === 'string' ? `s${id}` : `n${id}`);
+
+function entriesProblem(entries) {
+  if (!Array.isArray(entries)) return `params.entries must be a list of entries, got ${describe(entries)}`;
+  const seen = new Set();
+  for (const [i, entry] of entries.entries()) {
+    if (!isPlainObject(entry)) return `params.entries[${i}] must be an object, got ${describe(entry)}`;
+    if (typeof entry.id !== 'string' || entry.id === '') {
+      return `params.entries[${i}].id must be a non-empty string, got ${describe(entry.id)}`;
+    }
+    if (typeof entry.source !== 'string') {
+      return `params.entries[${i}].source must be a string, got ${describe(entry.source)}`;
+    }
+    if (seen.has(entry.id)) return `params.entries[${i}].id "${entry.id}" appears twice in the request`;
+    seen.add(entry.id);
+  }
+  return null;
+}
+
+/** The protocol state machine of one guest process. */
+export class GuestServer {
+  /**
+   * @param {object} options
+   * @param {() => Promise<object>} options.load resolves to what loadMethod returns
+   * @param {(line: string, callback?: () => void) => void} options.write writes one protocol line
+   * @param {(text: string) => void} options.log writes a diagnostic line to stderr
+   * @param {(code: number) => void} options.exit called once all work is answered after input ends
+   */
+  constructor({ load, write, log, exit, maxLineBytes = DEFAULT_MAX_LINE_BYTES }) {
+    this.load = load;
+    this.writeLine = write;
+    this.log = log;
+    this.exit = exit;
+    this.maxLineBytes = maxLineBytes;
+    this.method = null;
+    this.loadFailed = false;
+    this.initializing = null; // promise while initialize is being answered
+    this.initialized = false;
+    this.shuttingDown = false;
+    this.inputEnded = false;
+    this.unanswered = 0; // requests read but not yet answered
+    this.active = 0; // translate calls running in the method (cancelled ones included)
+    this.jobs = new Map(); // idKey → translate job not yet answered
+    this.queue = [];
+    this.defaultConfig = null;
+    this.splitter = new LineSplitter({
+      maxLineBytes,
+      onLine: (line) => this.handleLine(line),
+      onOverflow: ({ id, bytes }) => {
+        this.log(`request line over ${maxLineBytes} bytes discarded (${bytes}+ bytes)`);
+        this.send(errorResponse(isValidId(id) ? id : null, ErrorCode.MESSAGE_TOO_LARGE,
+          `message too large: the line is over the ${maxLineBytes}-byte limit`));
+      },
+    });
+  }
+
+  push(chunk) {
+    this.splitter.push(chunk);
+  }
+
+  end() {
+    this.splitter.end();
+    this.inputEnded = true;
+    this.maybeExit();
+  }
+
+  send(message) {
+    let line;
+    try {
+      line = encode(message);
+    } catch (error) {
+      line = encode(errorResponse(message.id, ErrorCode.INTERNAL_ERROR,
+        `the response cannot be encoded as JSON: ${error.message}`));
+    }
+    if (Buffer.byteLength(line) - 1 > this.maxLineBytes) {
+      line = encode(errorResponse(message.id, ErrorCode.MESSAGE_TOO_LARGE,
+        `message too large: the response is over the ${this.maxLineBytes}-byte limit`));
+    }
+    this.writeLine(line);
+  }
+
+  answer(id, message) {
+    this.unanswered--;
+    this.send(message);
+    this.maybeExit();
+  }
+
+  maybeExit() {
+    if (!this.inputEnded || this.unanswered > 0 || this.exiting) return;
+    this.exiting = true;
+    const close = this.method?.close;
+    Promise.resolve()
+      .then(() => close?.())
+      .catch((error) => this.log(`close() failed: ${error?.stack ?? error}`))
+      .finally(() => this.exit(this.loadFailed ? 1 : 0));
+  }
+
+  handleLine(bytes) {
+    const text = decodeUtf8(bytes);
+    if (text === null) {
+      this.send(errorResponse(null, ErrorCode.PARSE_ERROR, 'parse error: the line is not valid UTF-8'));
+      return;
+    }
+    if (text.trim() === '') return;
+    let message;
+    try {
+      message = JSON.parse(text);
+    } catch (error) {
+      this.send(errorResponse(null, ErrorCode.PARSE_ERROR, `parse error: ${error.message}`));
+      return;
+    }
+    const kind = classify(message);
+    if (kind === 'notification') {
+      if (message.method === 'cancel' && isPlainObject(message.params)) this.cancel(message.params.id);
+    } else if (kind === 'request') {
+      this.unanswered++;
+      this.dispatch(message).catch((error) => {
+        this.log(`internal error: ${error?.stack ?? error}`);
+        this.answer(message.id, errorResponse(message.id, ErrorCode.INTERNAL_ERROR, `internal error: ${error?.message}`));
+      });
+    } else if (kind === 'response') {
+      this.log(`ignored a response from the host (id ${JSON.stringify(message.id)}): the guest sends no requests`);
+    } else {
+      const id = isPlainObject(message) && isValidId(message.id) ? message.id : null;
+      this.send(errorResponse(id, ErrorCode.INVALID_REQUEST,
+        'invalid request: expected a JSON-RPC 2.0 object with "jsonrpc": "2.0", a "method" and an integer or string "id"'));
+    }
+  }
+
+  async dispatch({ id, method, params = {} }) {
+    const fail = (code, text, data) => this.answer(id, errorResponse(id, code, text, data));
+    if (!isPlainObject(params)) return fail(ErrorCode.INVALID_PARAMS, `params must be an object, got ${describe(params)}`);
+    if (method === 'initialize') return this.initialize(id, params, fail);
+    if (this.initializing) await this.initializing;
+    if (!this.initialized) {
+      return fail(ErrorCode.NOT_INITIALIZED, this.loadFailed ? 'not initialized: the method failed to load'
+        : `not initialized: send "initialize" before "${method}"`);
+    }
+    if (this.shuttingDown) return fail(ErrorCode.INVALID_REQUEST, 'the guest is shutting down: no new requests');
+    switch (method) {
+      case 'translate': return this.translate(id, params, fail);
+      case 'method_card': return this.methodCard(id, fail);
+      case 'shutdown':
+        this.shuttingDown = true;
+        return this.answer(id, resultResponse(id, null));
+      default: return fail(ErrorCode.METHOD_NOT_FOUND, `method not found: "${method}"`);
+    }
+  }
+
+  async initialize(id, params, fail) {
+    if (this.initialized || this.initializing) return fail(ErrorCode.INVALID_REQUEST, 'already initialized');
+    const offered = params.protocol_versions;
+    if (!Array.isArray(offered)) {
+      return fail(ErrorCode.INVALID_PARAMS, `params.protocol_versions must be a list, got ${describe(offered)}`);
+    }
+    const chosen = offered.find((version) => SUPPORTED_VERSIONS.includes(version));
+    if (chosen === undefined) {
+      return fail(ErrorCode.UNSUPPORTED_VERSION,
+        `unsupported protocol version: offered ${JSON.stringify(offered)}, this guest speaks ${SUPPORTED_VERSIONS.join(', ')}`,
+        { supported: [...SUPPORTED_VERSIONS] });
+    }
+    if (params.config !== undefined && params.config !== null) {
+      const config = completeRunConfig(params.config);
+      if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, `params.${config}`);
+      this.defaultConfig = config;
+    }
+    let done;
+    this.initializing = new Promise((resolveInit) => { done = resolveInit; });
+    try {
+      this.method = await this.load();
+      const card = await this.card();
+      this.initialized = true;
+      this.answer(id, resultResponse(id, {
+        protocol_version: chosen,
+        method: { name: this.method.name, method_id: this.method.methodId },
+        card,
+        capabilities: { ...GUEST_CAPABILITIES },
+        guest: { name: 'mt-eval-guest', version: guestVersion(), runtime: `node ${process.version}` },
+      }));
+    } catch (error) {
+      this.loadFailed = true;
+      this.log(`cannot load the method: ${error?.stack ?? error}`);
+      fail(ErrorCode.INTERNAL_ERROR, `cannot load the method: ${error?.message ?? error}`,
+        { type: error?.name ?? typeof error });
+    } finally {
+      // Requests that arrived meanwhile proceed only once initialize is answered.
+      this.initializing = null;
+      done();
+    }
+  }
+
+  // The method's card for initialize: a failing or malformed methodCard() is logged, not fatal.
+  async card() {
+    if (!this.method.methodCard) return null;
+    try {
+      const card = await this.method.methodCard();
+      if (card === null || card === undefined || isPlainObject(card)) return card ?? null;
+      this.log(`methodCard() returned ${describe(card)}, not an object: the card is null`);
+    } catch (error) {
+      this.log(`methodCard() failed: ${error?.stack ?? error}`);
+    }
+    return null;
+  }
+
+  async methodCard(id, fail) {
+    if (!this.method.methodCard) return this.answer(id, resultResponse(id, { card: null }));
+    let card;
+    try {
+      card = await this.method.methodCard();
+    } catch (error) {
+      this.log(`methodCard() failed: ${error?.stack ?? error}`);
+      return fail(ErrorCode.METHOD_FAILED, error?.message ?? String(error), { type: error?.name ?? typeof error });
+    }
+    if (card !== null && card !== undefined && !isPlainObject(card)) {
+      return fail(ErrorCode.METHOD_FAILED, `methodCard() returned ${describe(card)}, expected an object or null`,
+        { type: 'TypeError' });
+    }
+    return this.answer(id, resultResponse(id, { card: card ?? null }));
+  }
+
+  translate(id, params, fail) {
+    const problem = entriesProblem(params.entries);
+    if (problem) return fail(ErrorCode.INVALID_PARAMS, problem);
+    const raw = params.config ?? this.defaultConfig;
+    if (raw === null) return fail(ErrorCode.INVALID_PARAMS, 'params.config is missing and initialize gave none');
+    const config = completeRunConfig(raw);
+    if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, `params.${config}`);
+    const key = idKey(id);
+    if (this.jobs.has(key)) {
+      return fail(ErrorCode.INVALID_REQUEST, `request id ${JSON.stringify(id)} is already in flight`);
+    }
+    const job = { id, key, entries: params.entries, config, controller: new AbortController() };
+    this.jobs.set(key, job);
+    if (this.active < GUEST_CAPABILITIES.max_concurrency) this.run(job);
+    else this.queue.push(job);
+  }
+
+  cancel(id) {
+    if (!isValidId(id)) return;
+    const job = this.jobs.get(idKey(id));
+    if (!job) return; // unknown or already answered
+    this.jobs.delete(job.key);
+    const queued = this.queue.indexOf(job);
+    if (queued !== -1) this.queue.splice(queued, 1);
+    job.controller.abort();
+    this.answer(job.id, errorResponse(job.id, ErrorCode.CANCELLED, 'cancelled'));
+  }
+
+  async run(job) {
+    this.active++;
+    const started = performance.now();
+    let outcome;
+    try {
+      outcome = { value: await this.method.translate(job.entries, job.config, { signal: job.controller.signal }) };
+    } catch (error) {
+      outcome = { error };
+    }
+    this.active--;
+    // A cancelled job was answered already; its slot frees only now that the method returned.
+    if (this.jobs.get(job.key) === job) {
+      this.jobs.delete(job.key);
+      const latency = job.entries.length ? (performance.now() - started) / 1000 / job.entries.length : 0;
+      this.answer(job.id, this.translateResponse(job.id, outcome, latency));
+    }
+    const next = this.queue.shift();
+    if (next) this.run(next);
+  }
+
+  translateResponse(id, { value, error }, latency) {
+    if (error !== undefined) {
+      this.log(`translate failed: ${error?.stack ?? error}`);
+      return errorResponse(id, ErrorCode.METHOD_FAILED, error?.message ?? String(error),
+        { type: error?.name ?? typeof error });
+    }
+    if (!Array.isArray(value)) {
+      return errorResponse(id, ErrorCode.METHOD_FAILED,
+        `translate returned ${describe(value)}, expected a list with one result per entry`, { type: 'TypeError' });
+    }
+    const results = [];
+    for (const item of value) {
+      if (!isPlainObject(item) || typeof item.id !== 'string' || item.id === '') {
+        this.log(`dropped a result without a string "id": ${describe(item)}`);
+        continue;
+      }
+      const { result, problem } = normalizeResult(item, latency);
+      results.push(result ?? errorResult(item.id, `the method returned a malformed result: ${problem}`, latency));
+    }
+    return resultResponse(id, { results });
+  }
+}
+
+/**
+ * Serve a method on process stdin/stdout until stdin closes, then exit.
+ * `target` is {directory} or {module}, as for resolveMethod.
+ */
+export function serveProcess(target, { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = {}) {
+  const resolved = resolveMethod(target);
+  const write = divertStdout();
+  const log = (text) => process.stderr.write(`mt-eval-guest: ${text}\n`);
+  const server = new GuestServer({
+    load: () => loading,
+    write,
+    log,
+    maxLineBytes,
+    exit: (code) => write('', () => process.exit(code)),
+  });
+  process.stdin.on('data', (chunk) => server.push(chunk));
+  process.stdin.on('end', () => server.end());
+  process.stdin.on('error', () => server.end());
+  process.stdout.on('error', () => process.exit(1)); // the host stopped reading: nobody to answer
+  process.on('unhandledRejection', (reason) => log(`unhandled rejection in the method: ${reason?.stack ?? reason}`));
+  // Import while the host's initialize is on its way; a failure is reported when it arrives.
+  const loading = loadMethod(resolved);
+  loading.catch(() => {});
+  return server;
+}
