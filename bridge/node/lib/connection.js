@@ -1,0 +1,204 @@
+// JSON-RPC over one guest process, host side: request ids, per-request timeouts reset by
+// progress, and the failure rules of the protocol (a bad line fails only the request it answers;
+// the guest's death fails every pending request at once).
+import { GuestProcess } from './child.js';
+import {
+  BridgeError, ErrorCode, classify, decodeUtf8, encode, errorResponse, isPlainObject, readMessageId, request,
+} from './protocol.js';
+
+const LOG_LEVELS = { debug: 'debug', info: 'info', warning: 'warn', warn: 'warn', error: 'error' };
+
+/** A short description of a stdout line for the log. */
+function excerpt(text, max = 200) {
+  const flat = text.replace(/[\u0000-\u001f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return flat.length > max ? `${flat.slice(0, max)}... (${text.length} characters)` : flat;
+}
+
+/** The last lines of a stderr tail, indented, for an error message. */
+export function formatTail(tail, { lines = 20, chars = 4000 } = {}) {
+  let text = tail.trimEnd();
+  if (!text) return '';
+  text = text.split('\n').slice(-lines).join('\n');
+  if (text.length > chars) text = `...${text.slice(-chars)}`;
+  return `\n  guest stderr (last lines):\n    ${text.split('\n').join('\n    ')}`;
+}
+
+export function describeExit({ code, signal, error, running }) {
+  if (error) return `the guest could not be started: ${error.message}`;
+  if (running) return 'the guest closed its stdout';
+  if (signal) return `the guest was killed by ${signal}`;
+  return `the guest exited with code ${code}`;
+}
+
+const seconds = (ms) => `${Number((ms / 1000).toFixed(3))} s`;
+
+export class Connection {
+  /**
+   * @param {string[]} command
+   * @param {object} options cwd, env, maxLineBytes, logger ({debug, info, warn, error}), onDeath(error)
+   */
+  constructor(command, { cwd, env, maxLineBytes, logger, onDeath }) {
+    this.logger = logger;
+    this.maxLineBytes = maxLineBytes;
+    this.pending = new Map();
+    this.nextId = 1;
+    this.closing = false;
+    this.deathError = null;
+    this.onDeath = onDeath;
+    this.process = new GuestProcess(command, {
+      cwd,
+      env,
+      maxLineBytes,
+      onLine: (line) => this.#line(line),
+      onOverflow: ({ id, bytes }) => this.#overflow(id, bytes),
+      onStderrLine: (line) => logger.info(`[guest ${this.process?.pid ?? '?'}] ${line}`),
+      onDeath: (info) => this.#death(info),
+    });
+    this.pid = this.process.pid;
+  }
+
+  get alive() {
+    return this.process.alive;
+  }
+
+  stderrTail() {
+    return this.process.stderrTail();
+  }
+
+  /**
+   * Send a request; resolves with its result or rejects with a BridgeError. timeoutMs restarts on
+   * every progress notification for this request; hardTimeoutMs does not.
+   */
+  request(method, params, { timeoutMs = Infinity, hardTimeoutMs = Infinity, cancelOnTimeout = false } = {}) {
+    if (this.deathError) return Promise.reject(this.deathError);
+    const id = this.nextId++;
+    const line = encode(request(id, method, params));
+    if (Buffer.byteLength(line) - 1 > this.maxLineBytes) {
+      return Promise.reject(new BridgeError(ErrorCode.MESSAGE_TOO_LARGE,
+        `the ${method} request is over the ${this.maxLineBytes}-byte line limit`));
+    }
+    return new Promise((resolve, reject) => {
+      const pending = { id, method, resolve, reject, timers: [] };
+      const expire = (ms, hard) => () => {
+        this.#settle(id, new BridgeError(ErrorCode.TIMEOUT,
+          `timed out after ${seconds(ms)}${hard ? ' (hard limit)' : ' without a response'}`));
+        if (cancelOnTimeout) this.notify('cancel', { id });
+      };
+      if (Number.isFinite(timeoutMs)) pending.idle = setTimeout(expire(timeoutMs, false), timeoutMs);
+      if (Number.isFinite(hardTimeoutMs) && hardTimeoutMs !== timeoutMs) {
+        pending.hard = setTimeout(expire(hardTimeoutMs, true), hardTimeoutMs);
+      }
+      this.pending.set(id, pending);
+      this.process.write(line);
+    });
+  }
+
+  notify(method, params) {
+    this.process.write(encode({ jsonrpc: '2.0', method, params }));
+  }
+
+  /**
+   * Stop the guest, escalating: shutdown request (stepMs) → end stdin (stepMs) → SIGTERM to the
+   * group (stepMs) → SIGKILL. Requests still pending when it dies fail as closed.
+   */
+  async close(stepMs) {
+    this.closing = true;
+    const proc = this.process;
+    if (proc.alive) {
+      await Promise.race([
+        this.request('shutdown', {}, { timeoutMs: stepMs }).catch(() => {}),
+        proc.exited,
+      ]);
+      proc.endInput();
+      await proc.waitExit(stepMs);
+    }
+    await proc.terminate(stepMs);
+  }
+
+  #settle(id, error, result) {
+    const pending = this.pending.get(id);
+    if (!pending) return false;
+    this.pending.delete(id);
+    clearTimeout(pending.idle);
+    clearTimeout(pending.hard);
+    if (error) pending.reject(error);
+    else pending.resolve(result);
+    return true;
+  }
+
+  #overflow(id, bytes) {
+    const error = new BridgeError(ErrorCode.MESSAGE_TOO_LARGE,
+      `the guest's response is over the ${this.maxLineBytes}-byte line limit (${bytes}+ bytes)`);
+    if (!(typeof id === 'number' && this.#settle(id, error))) {
+      this.logger.warn(`skipped a guest stdout line over ${this.maxLineBytes} bytes (id ${JSON.stringify(id ?? null)})`);
+    }
+  }
+
+  #line(bytes) {
+    const text = decodeUtf8(bytes);
+    if (text === null) {
+      const id = readMessageId(bytes.subarray(0, 4096));
+      const error = new BridgeError(ErrorCode.PARSE_ERROR, "the guest's response is not valid UTF-8");
+      if (!(typeof id === 'number' && this.#settle(id, error))) {
+        this.logger.warn(`skipped a guest stdout line that is not valid UTF-8 (${bytes.length} bytes)`);
+      }
+      return;
+    }
+    let message;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      message = undefined;
+    }
+    if (!isPlainObject(message)) {
+      if (text.trim()) this.logger.warn(`skipped a guest stdout line that is not a JSON object: ${excerpt(text)}`);
+      return;
+    }
+    switch (classify(message)) {
+      case 'response': return this.#response(message);
+      case 'notification': return this.#notification(message);
+      case 'request':
+        this.process.write(encode(errorResponse(message.id, ErrorCode.METHOD_NOT_FOUND,
+          `the host does not serve "${message.method}"`)));
+        return;
+      default:
+        this.logger.warn(`skipped a guest stdout line that is not a JSON-RPC 2.0 message: ${excerpt(text)}`);
+    }
+  }
+
+  #response({ id, result, error }) {
+    let failure;
+    if (error !== undefined) {
+      failure = isPlainObject(error) && Number.isInteger(error.code)
+        ? new BridgeError(error.code, typeof error.message === 'string' ? error.message : 'error', error.data)
+        : new BridgeError(ErrorCode.INTERNAL_ERROR, `malformed error from the guest: ${excerpt(JSON.stringify(error))}`);
+    }
+    if (!this.#settle(id, failure, result)) {
+      this.logger.warn(`dropped a guest response for unknown request id ${JSON.stringify(id)}`);
+    }
+  }
+
+  #notification({ method, params }) {
+    const p = isPlainObject(params) ? params : {};
+    if (method === 'progress') {
+      const pending = this.pending.get(p.id);
+      pending?.idle?.refresh();
+      this.logger.debug(`guest progress on request ${JSON.stringify(p.id)}: ${p.done}/${p.total}${p.message ? ` ${p.message}` : ''}`);
+    } else if (method === 'log') {
+      const level = LOG_LEVELS[p.level] ?? 'info';
+      this.logger[level](`[guest ${this.pid}] ${typeof p.message === 'string' ? p.message : JSON.stringify(p.message)}`);
+    } else {
+      this.logger.debug(`ignored guest notification "${method}"`);
+    }
+  }
+
+  #death(info) {
+    const what = this.closing && !info.error ? 'the guest was closed' : describeExit(info);
+    const tail = this.process.stderrTail();
+    this.deathError = new BridgeError(ErrorCode.GUEST_EXITED, `${what}${formatTail(tail)}`,
+      { exit_code: info.code, signal: info.signal, stderr_tail: tail });
+    if (!this.closing) this.logger.warn(`${describeExit(info)} (pid ${this.pid})`);
+    for (const id of [...this.pending.keys()]) this.#settle(id, this.deathError);
+    this.onDeath?.(this.deathError, info);
+  }
+}

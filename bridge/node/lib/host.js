@@ -1,0 +1,369 @@
+// The Node host: start a guest, translate through it in batches, restart it when it dies (within
+// a crash-loop budget), and close it leaving nothing behind. Guest failures never reject
+// translate(): the affected entries get per-entry error results.
+import { readFileSync } from 'node:fs';
+
+import { Connection, formatTail } from './connection.js';
+import { BridgeError, DEFAULT_MAX_LINE_BYTES, ErrorCode, PROTOCOL_VERSION, encode, isPlainObject, request } from './protocol.js';
+import { describe, errorResult, matchResults } from './results.js';
+
+const HOST_VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+/** startGuest could not bring the guest up; the message says why and quotes its stderr. */
+export class GuestStartError extends Error {
+  constructor(message, { stderrTail = '', exitCode = null, signal = null, cause } = {}) {
+    super(message, cause ? { cause } : undefined);
+    this.name = 'GuestStartError';
+    this.stderrTail = stderrTail;
+    this.exitCode = exitCode;
+    this.signal = signal;
+  }
+}
+
+const noop = () => {};
+const defaultLogger = {
+  debug: noop,
+  info: noop,
+  warn: (message) => process.stderr.write(`mt-eval-bridge: ${message}\n`),
+  error: (message) => process.stderr.write(`mt-eval-bridge: ${message}\n`),
+};
+
+function completeLogger(logger) {
+  if (!logger) return defaultLogger;
+  const level = (name) => (typeof logger[name] === 'function' ? (message) => logger[name](message) : noop);
+  return { debug: level('debug'), info: level('info'), warn: level('warn'), error: level('error') };
+}
+
+function positive(name, value, fallback) {
+  if (value === undefined || value === null) return fallback;
+  if (!(typeof value === 'number' && value > 0)) throw new TypeError(`options.${name} must be a positive number, got ${describe(value)}`);
+  return value;
+}
+
+function completeOptions(options) {
+  if (!isPlainObject(options)) throw new TypeError(`options must be an object, got ${describe(options)}`);
+  const budget = options.restartBudget ?? {};
+  return {
+    cwd: options.cwd,
+    env: options.env,
+    startTimeoutMs: positive('startTimeoutMs', options.startTimeoutMs, 30_000),
+    requestTimeoutMs: positive('requestTimeoutMs', options.requestTimeoutMs, 120_000),
+    hardTimeoutMs: positive('hardTimeoutMs', options.hardTimeoutMs, 600_000),
+    maxLineBytes: positive('maxLineBytes', options.maxLineBytes, DEFAULT_MAX_LINE_BYTES),
+    restartBudget: {
+      restarts: budget.restarts ?? 3,
+      windowMs: positive('restartBudget.windowMs', budget.windowMs, 60_000),
+    },
+    batchSize: positive('batchSize', options.batchSize, Infinity),
+    closeStepMs: positive('closeStepMs', options.closeStepMs, 2_000),
+    config: options.config ?? null,
+    logger: completeLogger(options.logger),
+  };
+}
+
+/** The capabilities a guest declared, with the protocol's defaults for what it left out. */
+function completeCapabilities(declared, logger) {
+  const caps = isPlainObject(declared) ? declared : {};
+  const count = (name, fallback) => {
+    const value = caps[name];
+    if (value === undefined || value === null) return fallback;
+    if (Number.isInteger(value) && value > 0) return value;
+    logger.warn(`the guest declared capabilities.${name} = ${describe(value)}; using ${fallback ?? 'null'}`);
+    return fallback;
+  };
+  return {
+    max_batch: count('max_batch', null),
+    max_concurrency: count('max_concurrency', 1),
+    cancel: caps.cancel === true,
+    progress: caps.progress === true,
+  };
+}
+
+/** Limits how many batches are in flight; the limit follows the guest's current capabilities. */
+class Slots {
+  constructor(limit) {
+    this.limit = limit;
+    this.used = 0;
+    this.waiting = [];
+  }
+
+  acquire() {
+    if (this.used < this.limit) {
+      this.used++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  release() {
+    this.used--;
+    this.#wake();
+  }
+
+  setLimit(limit) {
+    this.limit = limit;
+    this.#wake();
+  }
+
+  #wake() {
+    while (this.used < this.limit && this.waiting.length) {
+      this.used++;
+      this.waiting.shift()();
+    }
+  }
+}
+
+/** Why a whole request failed, as the error text of each of its entries. */
+function failureText(error) {
+  if (!(error instanceof BridgeError)) return `the host failed: ${error?.message ?? error}`;
+  switch (error.code) {
+    case ErrorCode.GUEST_EXITED:
+    case ErrorCode.TIMEOUT:
+    case ErrorCode.MESSAGE_TOO_LARGE:
+      return error.message;
+    case ErrorCode.METHOD_FAILED:
+      return `the method failed: ${error.message}${error.data?.type ? ` (${error.data.type})` : ''}`;
+    case ErrorCode.CANCELLED:
+      return 'cancelled';
+    default:
+      return `the guest answered error ${error.code}: ${error.message}`;
+  }
+}
+
+function checkEntries(entries) {
+  if (!Array.isArray(entries)) throw new TypeError(`entries must be an array, got ${describe(entries)}`);
+  const seen = new Set();
+  entries.forEach((entry, i) => {
+    if (!isPlainObject(entry) || typeof entry.id !== 'string' || entry.id === '') {
+      throw new TypeError(`entries[${i}] must be an object with a non-empty string id`);
+    }
+    if (seen.has(entry.id)) throw new TypeError(`entries[${i}].id "${entry.id}" is not unique`);
+    seen.add(entry.id);
+  });
+}
+
+export class Guest {
+  #command;
+  #options;
+  #connection = null;
+  #slots = new Slots(1);
+  #restartTimes = [];
+  #restarting = null;
+  #lastDeath = null;
+  #cleanups = new Set();
+  #closing = null;
+  #capabilities = completeCapabilities({}, null);
+
+  constructor(command, options) {
+    this.#command = command;
+    this.#options = options;
+    /** The guest's initialize result (updated on restart). */
+    this.info = null;
+    /** How many times the guest was restarted. */
+    this.restarts = 0;
+  }
+
+  /** The pid of the current guest process (also its process group id). */
+  get pid() {
+    return this.#connection?.pid ?? null;
+  }
+
+  /** The last lines the current guest process wrote to stderr. */
+  get stderrTail() {
+    return this.#connection?.stderrTail() ?? '';
+  }
+
+  /** The guest's capabilities, with the protocol's defaults filled in. */
+  get capabilities() {
+    return this.#capabilities;
+  }
+
+  /** Spawn and initialize; on any failure the process is stopped and GuestStartError thrown. */
+  async start() {
+    const { cwd, env, maxLineBytes, logger, startTimeoutMs, closeStepMs } = this.#options;
+    const connection = new Connection(this.#command, {
+      cwd, env, maxLineBytes, logger,
+      onDeath: (error) => this.#died(connection, error),
+    });
+    this.#connection = connection;
+    let result;
+    try {
+      result = await connection.request('initialize', {
+        protocol_versions: [PROTOCOL_VERSION],
+        host: { name: 'mt-eval-bridge', version: HOST_VERSION },
+        config: this.#options.config,
+      }, { timeoutMs: startTimeoutMs, hardTimeoutMs: startTimeoutMs });
+      if (!isPlainObject(result) || result.protocol_version !== PROTOCOL_VERSION) {
+        throw new Error(`the guest answered initialize with protocol_version ${describe(result?.protocol_version)}, `
+          + `but this host speaks ${PROTOCOL_VERSION}`);
+      }
+    } catch (error) {
+      await connection.process.terminate(closeStepMs);
+      throw this.#startError(connection, error);
+    }
+    this.info = result;
+    this.#capabilities = completeCapabilities(result.capabilities, this.#options.logger);
+    this.#slots.setLimit(this.#capabilities.max_concurrency);
+    return this;
+  }
+
+  #startError(connection, error) {
+    const argv = this.#command.join(' ');
+    let why;
+    if (error.code === ErrorCode.TIMEOUT) why = `did not answer initialize within ${this.#options.startTimeoutMs / 1000} s`;
+    else if (error.code === ErrorCode.GUEST_EXITED) why = `stopped before answering initialize: ${error.message.split('\n')[0]}`;
+    else if (error instanceof BridgeError) why = `refused initialize: ${error.message} (error ${error.code})`;
+    else why = error.message;
+    const tail = connection.stderrTail();
+    const info = connection.process.exitInfo;
+    return new GuestStartError(`guest \`${argv}\` ${why}${formatTail(tail)}`,
+      { stderrTail: tail, exitCode: info?.code ?? null, signal: info?.signal ?? null, cause: error });
+  }
+
+  #died(connection, error) {
+    this.#lastDeath = error.message.split('\n')[0];
+    // Whatever the guest left running in its group is stopped too.
+    const cleanup = connection.process.terminate(this.#options.closeStepMs)
+      .finally(() => this.#cleanups.delete(cleanup));
+    this.#cleanups.add(cleanup);
+  }
+
+  /** The live connection, restarting the guest first if it died (within the budget). */
+  async #ready() {
+    if (this.#connection?.alive) return this.#connection;
+    this.#restarting ??= this.#restart().finally(() => { this.#restarting = null; });
+    return this.#restarting;
+  }
+
+  async #restart() {
+    const { restarts, windowMs } = this.#options.restartBudget;
+    const now = Date.now();
+    this.#restartTimes = this.#restartTimes.filter((time) => now - time < windowMs);
+    if (this.#restartTimes.length >= restarts) {
+      throw new Error(`the guest's crash-loop budget is exhausted (${restarts} restarts within `
+        + `${windowMs / 1000} s); it last failed: ${this.#lastDeath}`);
+    }
+    this.#restartTimes.push(now);
+    this.restarts++;
+    this.#options.logger.warn(`restarting the guest (restart ${this.restarts}) after: ${this.#lastDeath}`);
+    try {
+      await this.start();
+    } catch (error) {
+      this.#lastDeath = error.message.split('\n')[0];
+      throw new Error(`restarting the guest failed: ${error.message}`);
+    }
+    return this.#connection;
+  }
+
+  /**
+   * Translate entries: one full result per entry, in entry order. Entries are split into
+   * requests of at most max_batch entries (and batchSize, and the line limit), at most
+   * max_concurrency in flight.
+   */
+  async translate(entries, config) {
+    if (this.#closing) throw new Error('the guest is closed');
+    checkEntries(entries);
+    const runConfig = config ?? this.#options.config;
+    if (!isPlainObject(runConfig)) {
+      throw new TypeError('translate needs a RunConfig: pass config, or options.config to startGuest');
+    }
+    const batches = this.#batches(entries, runConfig);
+    const parts = await Promise.all(batches.map((batch) => this.#runBatch(batch, runConfig)));
+    return parts.flat();
+  }
+
+  // Consecutive slices of entries, each small enough for one request line.
+  #batches(entries, config) {
+    const cap = this.capabilities.max_batch ?? Infinity;
+    const size = Math.min(cap, this.#options.batchSize);
+    const limit = this.#options.maxLineBytes;
+    const overhead = Buffer.byteLength(encode(request(Number.MAX_SAFE_INTEGER, 'translate', { entries: [], config })));
+    const batches = [];
+    let current = { entries: [], bytes: overhead };
+    const flush = () => {
+      if (current.entries.length) batches.push(current);
+      current = { entries: [], bytes: overhead };
+    };
+    for (const entry of entries) {
+      const bytes = Buffer.byteLength(JSON.stringify(entry)) + 1;
+      if (overhead + bytes > limit) {
+        flush();
+        batches.push({ entries: [entry], error: `the entry is too large to send: its request would be over the ${limit}-byte line limit` });
+        continue;
+      }
+      if (current.entries.length >= size || current.bytes + bytes > limit) flush();
+      current.entries.push(entry);
+      current.bytes += bytes;
+    }
+    flush();
+    return batches;
+  }
+
+  async #runBatch(batch, config) {
+    const fail = (message) => batch.entries.map((entry) => errorResult(entry.id, message));
+    if (batch.error) return fail(batch.error);
+    await this.#slots.acquire();
+    try {
+      if (this.#closing) return fail('the guest was closed before this request was sent');
+      let connection;
+      try {
+        connection = await this.#ready();
+      } catch (error) {
+        return fail(error.message);
+      }
+      const { requestTimeoutMs, hardTimeoutMs, logger } = this.#options;
+      let result;
+      try {
+        result = await connection.request('translate', { entries: batch.entries, config }, {
+          timeoutMs: requestTimeoutMs, hardTimeoutMs, cancelOnTimeout: this.capabilities.cancel,
+        });
+      } catch (error) {
+        return fail(failureText(error));
+      }
+      if (!isPlainObject(result) || !Array.isArray(result.results)) {
+        return fail(`the guest answered translate without a "results" list (got ${describe(result?.results)})`);
+      }
+      return matchResults(batch.entries, result.results, {
+        onUnknown: (raw) => logger.warn(`dropped a guest result with an unknown id: ${describe(raw?.id ?? raw)}`),
+      });
+    } finally {
+      this.#slots.release();
+    }
+  }
+
+  /** The method's card (object or null), asked of the guest. */
+  async methodCard() {
+    if (this.#closing) throw new Error('the guest is closed');
+    const connection = await this.#ready();
+    const result = await connection.request('method_card', {}, {
+      timeoutMs: this.#options.requestTimeoutMs, hardTimeoutMs: this.#options.hardTimeoutMs,
+    });
+    return isPlainObject(result) ? result.card ?? null : null;
+  }
+
+  /**
+   * Stop the guest: shutdown request → end stdin → SIGTERM → SIGKILL to its process group, each
+   * step waiting at most closeStepMs. Resolves once nothing it started is running.
+   */
+  close() {
+    this.#closing ??= (async () => {
+      await this.#restarting?.catch(() => {});
+      await this.#connection?.close(this.#options.closeStepMs);
+      await Promise.all([...this.#cleanups]);
+    })();
+    return this.#closing;
+  }
+}
+
+/**
+ * Start a guest program (argv) and initialize it. Rejects with GuestStartError when it cannot be
+ * spawned, refuses initialize, exits, or does not answer within startTimeoutMs.
+ */
+export async function startGuest(command, options = {}) {
+  if (!Array.isArray(command) || command.length === 0 || !command.every((part) => typeof part === 'string')) {
+    throw new TypeError('command must be a non-empty array of strings, e.g. ["mt-eval", "serve", "my-plugin"]');
+  }
+  const guest = new Guest([...command], completeOptions(options));
+  await guest.start();
+  return guest;
+}
