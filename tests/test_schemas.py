@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from mt_eval.records import RunConfig, TranslationResult
+from mt_eval.records import RunConfig, TranslationResult, result_problem
 from mt_eval.schemas import drifted_schemas, render_schema, schema_types, write_schemas
 from mt_eval.strict import decode_value
 
@@ -60,9 +60,12 @@ def test_run_config_is_strict():
 
 
 def test_result_needs_a_prediction_or_an_error():
-    with pytest.raises(msgspec.ValidationError, match='a result needs "predicted" or'):
-        msgspec.convert({"id": "1"}, TranslationResult)
+    assert result_problem(msgspec.convert({"id": "1"}, TranslationResult)) == (
+        'a result needs "predicted" or, when the entry failed, "error"')
+    assert "tool_call_count is 0 but 1 tool calls" in result_problem(
+        msgspec.convert({"id": "1", "predicted": "x", "tool_calls": [{}]}, TranslationResult))
     result = msgspec.convert({"id": "1", "error": "timeout"}, TranslationResult)
+    assert result_problem(result) is None
     assert result.usage.prompt_tokens == 0
     assert msgspec.json.decode(msgspec.json.encode(result)) == {
         "id": "1", "predicted": None, "latency_s": 0.0, "usage": {"prompt_tokens": 0, "completion_tokens": 0},

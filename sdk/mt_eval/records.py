@@ -6,12 +6,10 @@ they are guaranteed to have. A method returns one result dict per entry, shaped 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Annotated, Any
 
 import msgspec
 
-from mt_eval.problems import Finding
 from mt_eval.strict import StrictStruct
 
 LanguageCode = Annotated[str, msgspec.Meta(
@@ -37,8 +35,12 @@ class Usage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     completion_tokens: Annotated[int, msgspec.Meta(ge=0)] = 0
 
 
-class TranslationResult(StrictStruct, kw_only=True, omit_defaults=False):
-    """One result per entry, matched to it by ``id``. ``error`` is set when the entry failed."""
+class TranslationResult(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One result per entry, matched to it by ``id``. ``error`` is set when the entry failed.
+
+    It carries no ``__post_init__`` rule so that hosts can decode thousands per second; `result_problem`
+    states the one cross-field rule, and every place that accepts results from a method applies it.
+    """
 
     id: Annotated[str, msgspec.Meta(min_length=1)]
     predicted: str | None = None
@@ -49,13 +51,14 @@ class TranslationResult(StrictStruct, kw_only=True, omit_defaults=False):
     tool_call_count: Annotated[int, msgspec.Meta(ge=0)] = 0
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
-    def findings(self) -> Iterator[Finding]:
-        if self.predicted is None and self.error is None:
-            yield Finding(("predicted",), 'a result needs "predicted" or, when the entry failed, "error"',
-                          'set "predicted" to the translation, or "error" to what went wrong', code="empty-result")
-        if self.tool_calls and self.tool_call_count < len(self.tool_calls):
-            yield Finding(("tool_call_count",), f"is {self.tool_call_count} but {len(self.tool_calls)} tool calls "
-                          "are listed", "count every tool call", code="contradiction")
+
+def result_problem(result: TranslationResult) -> str | None:
+    """Why a result is unusable (None when it is fine)."""
+    if result.predicted is None and result.error is None:
+        return 'a result needs "predicted" or, when the entry failed, "error"'
+    if result.tool_call_count < len(result.tool_calls):
+        return f"tool_call_count is {result.tool_call_count} but {len(result.tool_calls)} tool calls are listed"
+    return None
 
 
 class RunConfig(StrictStruct, kw_only=True, omit_defaults=False):

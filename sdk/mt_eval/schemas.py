@@ -18,6 +18,7 @@ ID_BASE = "https://mt-eval.dev/schemas/"
 
 def schema_types() -> dict[str, Any]:
     """Schema file stem → Struct."""
+    from mt_eval.bridge.messages import ErrorObject, InitializeResult
     from mt_eval.card import MethodCard
     from mt_eval.manifest import Dependency, Manifest
     from mt_eval.records import CorpusEntry, RunConfig, TranslationResult
@@ -29,6 +30,8 @@ def schema_types() -> dict[str, Any]:
         "corpus-entry": CorpusEntry,
         "translation-result": TranslationResult,
         "run-config": RunConfig,
+        "bridge-initialize-result": InitializeResult,
+        "bridge-error": ErrorObject,
     }
 
 

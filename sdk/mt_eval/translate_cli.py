@@ -11,7 +11,7 @@ import msgspec
 
 from mt_eval.loader import PluginLoadError, load_method
 from mt_eval.plugin_import import describe_exception
-from mt_eval.records import RunConfig, TranslationResult
+from mt_eval.records import RunConfig, TranslationResult, result_problem
 
 
 def run_translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool,
@@ -54,6 +54,11 @@ def run_translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_js
     except msgspec.ValidationError as exc:
         print(f"{loaded.method_id} returned malformed results: {exc}", file=sys.stderr)
         return 1
+    for result in results:
+        problem = result_problem(result)
+        if problem:
+            print(f"{loaded.method_id} returned an unusable result for entry {result.id}: {problem}", file=sys.stderr)
+            return 1
     missing = [e["id"] for e in entries if e["id"] not in {r.id for r in results}]
     if missing:
         print(f"{loaded.method_id} returned no result for entr{'y' if len(missing) == 1 else 'ies'} "

@@ -45,7 +45,7 @@ class HostOptions:
 
 
 class _Pending:
-    __slots__ = ("deadline", "future", "hard_deadline", "hard_s", "method", "timeout_s", "timer")
+    __slots__ = ("deadline", "future", "hard_deadline", "hard_s", "method", "timeout_s")
 
     def __init__(self, future: asyncio.Future[msgspec.Raw], method: str, timeout_s: float, hard_s: float,
                  now: float) -> None:
@@ -55,7 +55,6 @@ class _Pending:
         self.hard_s = hard_s
         self.deadline = now + timeout_s
         self.hard_deadline = now + hard_s
-        self.timer: asyncio.TimerHandle | None = None
 
 
 class _Pipes(asyncio.SubprocessProtocol):
@@ -100,6 +99,7 @@ class GuestConnection:
         self._stderr_partial = b""
         self._transport: asyncio.SubprocessTransport | None = None
         self._stdin: asyncio.WriteTransport | None = None
+        self._sweep: asyncio.TimerHandle | None = None
         self._stdout_closed = False
         self._exited = asyncio.Event()
         self._gone_timer: asyncio.TimerHandle | None = None
@@ -222,8 +222,10 @@ class GuestConnection:
         timeout = timeout_s if timeout_s is not None else self.options.request_timeout_s
         hard = hard_timeout_s if hard_timeout_s is not None else self.options.hard_timeout_s
         pending = _Pending(loop.create_future(), method, timeout, hard, loop.time())
-        pending.timer = loop.call_at(min(pending.deadline, pending.hard_deadline), self._check_timeout, request_id)
         self._pending[request_id] = pending
+        due = min(pending.deadline, pending.hard_deadline)
+        if self._sweep is None or due < self._sweep.when():
+            self._schedule_sweep(due)
         self._write(m.request_line(request_id, method, params))
         try:
             return await pending.future
@@ -233,22 +235,33 @@ class GuestConnection:
             raise
         finally:
             self._pending.pop(request_id, None)
-            if pending.timer is not None:
-                pending.timer.cancel()
 
     def _write(self, data: bytes) -> None:
         if self._stdin is not None and not self._stdin.is_closing():
             self._stdin.write(data)
 
-    def _check_timeout(self, request_id: int | str) -> None:
-        pending = self._pending.get(request_id)
-        if pending is None or pending.future.done():
-            return
-        loop = asyncio.get_running_loop()
-        due = min(pending.deadline, pending.hard_deadline)
-        if loop.time() < due - 1e-3:  # progress moved the deadline
-            pending.timer = loop.call_at(due, self._check_timeout, request_id)
-            return
+    def _schedule_sweep(self, when: float) -> None:
+        """One timer serves every request: it fires at the earliest deadline and re-arms itself."""
+        if self._sweep is not None:
+            self._sweep.cancel()
+        self._sweep = asyncio.get_running_loop().call_at(when, self._sweep_timeouts)
+
+    def _sweep_timeouts(self) -> None:
+        self._sweep = None
+        now = asyncio.get_running_loop().time()
+        earliest = None
+        for request_id, pending in list(self._pending.items()):
+            if pending.future.done():
+                continue
+            due = min(pending.deadline, pending.hard_deadline)
+            if due <= now + 1e-3:
+                self._time_out(request_id, pending)
+            elif earliest is None or due < earliest:
+                earliest = due
+        if earliest is not None:
+            self._schedule_sweep(earliest)
+
+    def _time_out(self, request_id: int | str, pending: _Pending) -> None:
         hard = pending.hard_deadline <= pending.deadline
         reason = (f"hit the hard cap of {pending.hard_s:g} s" if hard
                   else f"got no answer or progress within {pending.timeout_s:g} s")

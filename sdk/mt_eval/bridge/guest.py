@@ -20,7 +20,7 @@ import msgspec
 from mt_eval import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
-from mt_eval.records import RunConfig, TranslationResult
+from mt_eval.records import RunConfig, TranslationResult, result_problem
 
 MAX_CONCURRENCY = 8
 
@@ -212,11 +212,14 @@ def normalize_results(raw: Any, entries: list[dict[str, Any]], elapsed: float) -
     for item in raw:
         try:
             result = msgspec.convert(item, TranslationResult)
+            problem = result_problem(result)
         except msgspec.ValidationError as exc:
+            problem = str(exc)
+        if problem is not None:
             entry_id = item.get("id") if isinstance(item, dict) else None
             if not isinstance(entry_id, str):
                 continue  # the host reports the entry as missing a result
-            result = TranslationResult(id=entry_id, error=f"method returned an invalid result: {exc}")
+            result = TranslationResult(id=entry_id, error=f"method returned an invalid result: {problem}")
         if not (isinstance(item, dict) and "latency_s" in item):
             result.latency_s = share
         out.append(msgspec.to_builtins(result))
