@@ -34,14 +34,16 @@ def typecheck(session: nox.Session) -> None:
     session.run("mypy")
 
 
-@nox.session(python=False)
+@nox.session
 def node(session: nox.Session) -> None:
-    """Run the Node package's tests with node --test."""
+    """Run the Node package's tests with node --test (against the Python guest too)."""
     tests = sorted(str(p) for p in (NODE_PACKAGE / "test").glob("*.test.js"))
     if not tests:
         session.error("no Node tests found under bridge/node/test")
+    session.install("-e", ".")
+    mt_eval = Path(session.bin) / "mt-eval"
     session.run("node", "--version", external=True)
-    session.run("node", "--test", *tests, external=True)
+    session.run("node", "--test", *tests, external=True, env={"MT_EVAL": str(mt_eval)})
 
 
 @nox.session
@@ -64,4 +66,5 @@ def demo(session: nox.Session) -> None:
 def benchmarks(session: nox.Session) -> None:
     """Run the benchmarks under benchmarks/ and print their ratios."""
     session.install("-e", ".")
-    session.run("python", "benchmarks/startup.py")
+    session.run("python", "benchmarks/startup.py", *session.posargs)
+    session.run("python", "benchmarks/bridge.py", *session.posargs)
