@@ -75,6 +75,9 @@ function guestVersion() {
   }
 }
 
+// "TypeError: message", as the Python guest words a raised exception.
+const failureMessage = (error) => (error instanceof Error ? `${error.name}: ${error.message}` : `thrown: ${describe(error)}`);
+
 const idKey = (id) => (typeof id === 'string' ? `s${id}` : `n${id}`);
 
 function entriesProblem(entries) {
@@ -286,7 +289,7 @@ export class GuestServer {
       card = await this.method.methodCard();
     } catch (error) {
       this.log(`methodCard() failed: ${error?.stack ?? error}`);
-      return fail(ErrorCode.METHOD_FAILED, error?.message ?? String(error), { type: error?.name ?? typeof error });
+      return fail(ErrorCode.METHOD_FAILED, failureMessage(error), { type: error?.name ?? typeof error });
     }
     if (card !== null && card !== undefined && !isPlainObject(card)) {
       return fail(ErrorCode.METHOD_FAILED, `methodCard() returned ${describe(card)}, expected an object or null`,
@@ -346,8 +349,7 @@ export class GuestServer {
   translateResponse(id, { value, error }, latency) {
     if (error !== undefined) {
       this.log(`translate failed: ${error?.stack ?? error}`);
-      return errorResponse(id, ErrorCode.METHOD_FAILED, error?.message ?? String(error),
-        { type: error?.name ?? typeof error });
+      return errorResponse(id, ErrorCode.METHOD_FAILED, failureMessage(error), { type: error?.name ?? typeof error });
     }
     if (!Array.isArray(value)) {
       return errorResponse(id, ErrorCode.METHOD_FAILED,

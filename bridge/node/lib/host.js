@@ -121,8 +121,11 @@ function failureText(error) {
     case ErrorCode.TIMEOUT:
     case ErrorCode.MESSAGE_TOO_LARGE:
       return error.message;
-    case ErrorCode.METHOD_FAILED:
-      return `the method failed: ${error.message}${error.data?.type ? ` (${error.data.type})` : ''}`;
+    case ErrorCode.METHOD_FAILED: {
+      const type = error.data?.type;
+      const named = typeof type === 'string' && !error.message.startsWith(type);
+      return `the method failed: ${named ? `${type}: ` : ''}${error.message}`;
+    }
     case ErrorCode.CANCELLED:
       return 'cancelled';
     default:

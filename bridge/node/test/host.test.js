@@ -1,0 +1,310 @@
+// The Node host against the Node guest on the reverse fixture, and against guests that break the
+// protocol on purpose (test/guests/misbehaving.js). Every test closes its guest and checks that no
+// process it started is left running.
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+
+import { GuestStartError, startGuest } from '../index.js';
+import { CONFIG, isRunning, nodeGuestCommand, recordingLogger, repo, testGuest, waitFor } from './helpers/guests.js';
+
+const misbehaving = (mode) => [process.execPath, testGuest('misbehaving.js'), mode];
+const entries = (...sources) => sources.map((source, i) => ({ id: `e${i}`, source }));
+const started = new Set();
+
+// Start a guest, remember it for the final cleanup check.
+async function start(command, options = {}) {
+  const { logger, records, text } = recordingLogger();
+  const guest = await startGuest(command, { config: CONFIG, cwd: repo, logger, closeStepMs: 500, ...options });
+  started.add(guest);
+  return Object.assign(guest, { records, logText: text });
+}
+
+// Close within a bounded time and assert the guest process is gone.
+async function closeAndCheck(guest, { withinMs = 5000 } = {}) {
+  const pid = guest.pid;
+  const began = Date.now();
+  await guest.close();
+  assert.ok(Date.now() - began < withinMs, `close took ${Date.now() - began} ms`);
+  assert.equal(isRunning(pid), false, `guest ${pid} still running after close()`);
+}
+
+const ok = (result, predicted) => {
+  assert.equal(result.error, null, `unexpected error: ${result.error}`);
+  assert.equal(result.predicted, predicted);
+};
+const failed = (result, pattern) => {
+  assert.equal(result.predicted, null);
+  assert.match(result.error ?? '', pattern);
+};
+
+after(async () => {
+  await Promise.all([...started].map((guest) => guest.close()));
+});
+
+describe('host with the Node guest on the reverse fixture', () => {
+  test('translates, one full result per entry in entry order', async () => {
+    const guest = await start(nodeGuestCommand);
+    assert.equal(guest.info.protocol_version, 'mt-eval-bridge/1');
+    assert.deepEqual(guest.info.method, { name: 'Reverse', method_id: 'reverse' });
+    assert.deepEqual(guest.capabilities, { max_batch: null, max_concurrency: 8, cancel: true, progress: false });
+    const results = await guest.translate([
+      { id: 'a', source: 'abc' }, { id: 'b', source: '!fail x' }, { id: 'c', source: 'Héllo 🙂\nwörld' },
+    ], { source_lang: 'eng', target_lang: 'spa' });
+    assert.deepEqual(results.map((r) => r.id), ['a', 'b', 'c']);
+    ok(results[0], 'spa:cba');
+    failed(results[1], /^asked to fail$/);
+    ok(results[2], 'spa:dlröw\n🙂 olléH');
+    for (const result of results) {
+      assert.deepEqual(Object.keys(result),
+        ['id', 'predicted', 'latency_s', 'usage', 'error', 'tool_calls', 'tool_call_count', 'metadata']);
+      assert.deepEqual(result.usage, { prompt_tokens: 0, completion_tokens: 0 });
+      assert.ok(result.latency_s >= 0);
+    }
+    assert.deepEqual(await guest.translate([]), []);
+    assert.deepEqual(await guest.methodCard(), { paradigm: 'unknown' });
+    await closeAndCheck(guest);
+    await assert.rejects(guest.translate(entries('abc')), /the guest is closed/);
+  });
+
+  test('"!raise" fails only the request it is in', async () => {
+    const guest = await start(nodeGuestCommand, { batchSize: 2 });
+    const results = await guest.translate(entries('one', 'two', '!raise', 'three', 'four'));
+    ok(results[0], 'spa:eno');
+    ok(results[1], 'spa:owt');
+    failed(results[2], /^the method failed: Error: asked to raise$/);
+    failed(results[3], /asked to raise/);
+    ok(results[4], 'spa:ruof');
+    await closeAndCheck(guest);
+  });
+
+  test('"!print" goes to stderr, not into the protocol stream', async () => {
+    const guest = await start(nodeGuestCommand);
+    const results = await guest.translate(entries('!print', 'abc'));
+    ok(results[0], 'spa:tnirp!');
+    ok(results[1], 'spa:cba');
+    assert.ok(await waitFor(() => guest.stderrTail.includes('this line must not reach the protocol stream')));
+    assert.doesNotMatch(guest.logText(), /not a JSON object/);
+    assert.match(guest.logText(), /info: \[guest \d+\] this line must not reach/);
+    await closeAndCheck(guest);
+  });
+
+  test('batches run concurrently up to the guest\'s max_concurrency', async () => {
+    const guest = await start(nodeGuestCommand, { batchSize: 1 });
+    const began = Date.now();
+    const results = await guest.translate(Array.from({ length: 16 }, (_, i) => ({ id: `s${i}`, source: '!sleep 300' })));
+    const elapsed = Date.now() - began;
+    assert.equal(results.length, 16);
+    for (const result of results) ok(result, 'spa:003 peels!');
+    // 16 requests of 300 ms, 8 at a time: two rounds, far less than 16 in a row.
+    assert.ok(elapsed >= 550 && elapsed < 2500, `took ${elapsed} ms`);
+    await closeAndCheck(guest);
+  });
+});
+
+describe('host batching follows the guest\'s capabilities', () => {
+  test('max_batch and max_concurrency are respected', async () => {
+    const guest = await start(misbehaving('concurrency'));
+    const results = await guest.translate(entries(...Array.from({ length: 14 }, (_, i) => `s${i}`)));
+    results.forEach((result, i) => ok(result, `spa:${[...`s${i}`].reverse().join('')}`));
+    assert.ok(results.every((r) => r.metadata.batch_size <= 3));
+    assert.deepEqual(results.map((r) => r.metadata.batch_size), [3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 2, 2]);
+    assert.equal(Math.max(...results.map((r) => r.metadata.max_in_flight)), 2);
+    await closeAndCheck(guest);
+  });
+});
+
+describe('host failure semantics', () => {
+  test('a crash mid-batch fails that request; earlier results stay and the guest restarts', async () => {
+    const guest = await start(misbehaving('crash'));
+    const firstPid = guest.pid;
+    const results = await guest.translate(entries('ab', 'cd', 'crash', 'ef'));
+    ok(results[0], 'spa:ba');
+    ok(results[1], 'spa:dc');
+    failed(results[2], /the guest exited with code 3[\s\S]*crashing on purpose/);
+    ok(results[3], 'spa:fe');
+    assert.equal(guest.restarts, 1);
+    assert.notEqual(guest.pid, firstPid);
+    assert.equal(isRunning(firstPid), false);
+    await closeAndCheck(guest);
+  });
+
+  test('when the guest dies, every pending request fails at once', async () => {
+    const guest = await start(misbehaving('crash-pending'), { requestTimeoutMs: 20_000 });
+    const began = Date.now();
+    const results = await guest.translate(entries('fast', 'slow', 'crash', 'quick'));
+    assert.ok(Date.now() - began < 3000, `took ${Date.now() - began} ms`);
+    ok(results[0], 'spa:tsaf');
+    failed(results[1], /the guest exited with code 3[\s\S]*crashing with requests pending/);
+    failed(results[2], /the guest exited with code 3/);
+    ok(results[3], 'spa:kciuq');
+    await closeAndCheck(guest);
+  });
+
+  test('restarts stop when the crash-loop budget is exhausted', async () => {
+    const guest = await start(misbehaving('always-crash'), { restartBudget: { restarts: 2, windowMs: 60_000 } });
+    const results = await guest.translate(entries('a', 'b', 'c', 'd', 'e'));
+    for (const result of results.slice(0, 3)) failed(result, /the guest exited with code 4[\s\S]*crash on every translate/);
+    for (const result of results.slice(3)) {
+      failed(result, /crash-loop budget is exhausted \(2 restarts within 60 s\); it last failed: the guest exited with code 4/);
+    }
+    assert.equal(guest.restarts, 2);
+    await closeAndCheck(guest);
+  });
+
+  test('a request with no answer times out; the entries say so', async () => {
+    const guest = await start(misbehaving('hang'), { requestTimeoutMs: 300 });
+    const began = Date.now();
+    const results = await guest.translate(entries('a', 'b'));
+    assert.ok(Date.now() - began < 2000);
+    for (const result of results) failed(result, /^timed out after 0\.3 s without a response$/);
+    await closeAndCheck(guest);
+  });
+
+  test('progress notifications reset the timeout, but not the hard limit', async () => {
+    const guest = await start(misbehaving('progress'), { requestTimeoutMs: 300, hardTimeoutMs: 1500 });
+    ok((await guest.translate(entries('progress 900')))[0], 'spa:009 ssergorp');
+    failed((await guest.translate(entries('progress 3000')))[0], /^timed out after 1\.5 s \(hard limit\)$/);
+    await closeAndCheck(guest);
+  });
+
+  test('junk on stdout is logged and skipped', async () => {
+    const guest = await start(misbehaving('junk'));
+    const results = await guest.translate(entries('abc', 'de'));
+    ok(results[0], 'spa:cba');
+    ok(results[1], 'spa:ed');
+    const log = guest.logText();
+    assert.match(log, /warn: skipped a guest stdout line that is not a JSON object: hello, this is not JSON/);
+    assert.match(log, /not a JSON object: \[1, 2, 3\]/);
+    assert.match(log, /not a JSON object: \{broken json/);
+    assert.match(log, /not a JSON-RPC 2.0 message: \{"unrelated": true\}/);
+    assert.match(log, /dropped a guest response for unknown request id 9999/);
+    assert.match(log, /warn: \[guest \d+\] a log notification/);
+    await closeAndCheck(guest);
+  });
+
+  test('a line over the limit fails only the request it answers', async () => {
+    const guest = await start(misbehaving('huge'), { maxLineBytes: 16_384 });
+    const results = await guest.translate(entries('ab', 'huge', 'cd'));
+    ok(results[0], 'spa:ba');
+    failed(results[1], /over the 16384-byte line limit/);
+    ok(results[2], 'spa:dc');
+    ok((await guest.translate(entries('still works')))[0], 'spa:skrow llits');
+    await closeAndCheck(guest);
+  });
+
+  test('a line that is not UTF-8 fails only the request it answers', async () => {
+    const guest = await start(misbehaving('bad-utf8'));
+    const results = await guest.translate(entries('ab', 'bad', 'cd'));
+    ok(results[0], 'spa:ba');
+    failed(results[1], /not valid UTF-8/);
+    ok(results[2], 'spa:dc');
+    await closeAndCheck(guest);
+  });
+
+  test('wrong, duplicate and missing result ids fail only the affected entries', async () => {
+    const guest = await start(misbehaving('ids'));
+    const results = await guest.translate(entries('fine', 'dup', 'missing', 'wrong', 'malformed', 'good'));
+    ok(results[0], 'spa:enif');
+    failed(results[1], /returned 2 results for this entry/);
+    failed(results[2], /returned no result for this entry/);
+    failed(results[3], /returned no result for this entry/);
+    failed(results[4], /malformed result: "predicted" must be a string or null, got 42/);
+    ok(results[5], 'spa:doog');
+    const log = guest.logText();
+    assert.match(log, /dropped a guest result with an unknown id: "zzz"/);
+    assert.match(log, /dropped a guest result with an unknown id: "e3-wrong"/);
+    await closeAndCheck(guest);
+  });
+
+  test('a guest that closes stdout is treated as dead and stopped', async () => {
+    const guest = await start(misbehaving('closes-stdout'), { requestTimeoutMs: 20_000 });
+    const pid = guest.pid;
+    const results = await guest.translate(entries('ab', 'slow', 'close'));
+    ok(results[0], 'spa:ba');
+    failed(results[1], /the guest closed its stdout[\s\S]*closing stdout/);
+    failed(results[2], /the guest closed its stdout/);
+    assert.ok(await waitFor(() => !isRunning(pid), 3000), `guest ${pid} still running`);
+    await closeAndCheck(guest);
+  });
+});
+
+describe('host shutdown leaves nothing behind', () => {
+  test('a guest that ignores shutdown, stdin and SIGTERM is killed', async () => {
+    const guest = await start(misbehaving('ignore-sigterm'), { closeStepMs: 300 });
+    const pid = guest.pid;
+    const began = Date.now();
+    await closeAndCheck(guest, { withinMs: 3000 });
+    assert.ok(Date.now() - began >= 800, 'close() should have tried shutdown, stdin and SIGTERM first');
+    assert.match(guest.stderrTail, /ignoring SIGTERM/);
+    assert.equal(isRunning(pid), false);
+  });
+
+  test('a grandchild the guest started is stopped with it', async () => {
+    const guest = await start(misbehaving('grandchild'), { closeStepMs: 300 });
+    assert.ok(await waitFor(() => /grandchild pid \d+/.test(guest.stderrTail)));
+    const grandchild = Number(/grandchild pid (\d+)/.exec(guest.stderrTail)[1]);
+    assert.equal(isRunning(grandchild), true);
+    await closeAndCheck(guest);
+    assert.equal(isRunning(grandchild), false, `grandchild ${grandchild} still running`);
+  });
+
+  test('a grandchild holding stdout open does not hide the guest\'s death', async () => {
+    const guest = await start(misbehaving('grandchild'), { closeStepMs: 300, requestTimeoutMs: 20_000 });
+    assert.ok(await waitFor(() => /grandchild pid \d+/.test(guest.stderrTail)));
+    const grandchild = Number(/grandchild pid (\d+)/.exec(guest.stderrTail)[1]);
+    const began = Date.now();
+    const [result] = await guest.translate(entries('crash'));
+    assert.ok(Date.now() - began < 3000, `took ${Date.now() - began} ms`);
+    failed(result, /the guest exited with code 6[\s\S]*leaving the grandchild behind/);
+    assert.ok(await waitFor(() => !isRunning(grandchild), 3000), `grandchild ${grandchild} still running`);
+    await closeAndCheck(guest);
+  });
+
+  test('a stderr flood over 1 MB is drained and only its tail kept', async () => {
+    const guest = await start(misbehaving('stderr-flood'), { startTimeoutMs: 10_000 });
+    const results = await guest.translate(entries('abc'));
+    ok(results[0], 'spa:cba');
+    assert.ok(guest.stderrTail.length <= 64 * 1024, `tail of ${guest.stderrTail.length} characters`);
+    assert.ok(guest.records.filter((r) => r.level === 'info').length >= 2000);
+    await closeAndCheck(guest);
+  });
+});
+
+describe('startGuest failures', () => {
+  test('a guest that never answers initialize is killed after startTimeoutMs', async () => {
+    const began = Date.now();
+    const error = await startGuest(misbehaving('no-initialize'), { startTimeoutMs: 500, closeStepMs: 300, logger: {} })
+      .then(() => null, (e) => e);
+    assert.ok(error instanceof GuestStartError, `expected GuestStartError, got ${error}`);
+    assert.match(error.message, /did not answer initialize within 0\.5 s/);
+    assert.match(error.message, /guest stderr \(last lines\):\n\s+booting, pid \d+/);
+    assert.ok(Date.now() - began < 3000);
+    const pid = Number(/booting, pid (\d+)/.exec(error.message)[1]);
+    assert.equal(isRunning(pid), false, `guest ${pid} still running`);
+  });
+
+  test('a guest that exits during initialize is reported with its stderr', async () => {
+    await assert.rejects(startGuest(misbehaving('exit-on-init'), { logger: {} }), (error) => {
+      assert.ok(error instanceof GuestStartError);
+      assert.match(error.message, /stopped before answering initialize: the guest exited with code 5/);
+      assert.match(error.message, /cannot start: missing model file/);
+      assert.equal(error.exitCode, 5);
+      return true;
+    });
+  });
+
+  test('a refused initialize is reported with the guest\'s error', async () => {
+    await assert.rejects(startGuest(misbehaving('refuse-init'), { closeStepMs: 300, logger: {} }),
+      /refused initialize: unsupported protocol version \(error -32005\)/);
+  });
+
+  test('a command that cannot be spawned is reported', async () => {
+    await assert.rejects(startGuest(['/no/such/guest-program'], { logger: {} }),
+      /could not be started: spawn \/no\/such\/guest-program ENOENT/);
+  });
+
+  test('bad arguments are rejected before anything is spawned', async () => {
+    await assert.rejects(startGuest([]), TypeError);
+    await assert.rejects(startGuest(nodeGuestCommand, { startTimeoutMs: -1 }), /startTimeoutMs must be a positive number/);
+  });
+});
