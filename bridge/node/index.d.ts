@@ -1,3 +1,6 @@
+/// <reference types="node" />
+// Types for mt-eval-bridge (Node >= 20; uses @types/node for Buffer, AbortSignal and process types).
+
 /** A problem with a plugin's method.json, located by file and JSON path. */
 export class ManifestError extends Error {
   readonly file: string;
@@ -33,3 +36,320 @@ export function readMethodManifest(pathToPlugin: string): MethodManifest;
 
 /** The kebab-case form of a name ("My Method v2" → "my-method-v2"), as the Python SDK computes it. */
 export function kebabCase(text: string): string;
+
+// ---- protocol (lib/protocol.js) ------------------------------------------------------------------
+
+/** The protocol this package speaks. */
+export const PROTOCOL_VERSION: 'mt-eval-bridge/1';
+/** Every version the Node guest accepts, most preferred first. */
+export const SUPPORTED_VERSIONS: readonly string[];
+/** Longest protocol line accepted by default (16 MiB). */
+export const DEFAULT_MAX_LINE_BYTES: number;
+
+/** The error codes of bridge/PROTOCOL.md. */
+export const ErrorCode: Readonly<{
+  PARSE_ERROR: -32700;
+  INVALID_REQUEST: -32600;
+  METHOD_NOT_FOUND: -32601;
+  INVALID_PARAMS: -32602;
+  INTERNAL_ERROR: -32603;
+  CANCELLED: -32001;
+  TIMEOUT: -32002;
+  GUEST_EXITED: -32003;
+  MESSAGE_TOO_LARGE: -32004;
+  UNSUPPORTED_VERSION: -32005;
+  NOT_INITIALIZED: -32006;
+  METHOD_FAILED: -32007;
+}>;
+
+export type RequestId = number | string;
+
+export interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  id: RequestId;
+  method: string;
+  params: Record<string, unknown>;
+}
+
+export interface JsonRpcNotification {
+  jsonrpc: '2.0';
+  method: string;
+  params: Record<string, unknown>;
+}
+
+export interface JsonRpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export type JsonRpcResponse =
+  | { jsonrpc: '2.0'; id: RequestId | null; result: unknown }
+  | { jsonrpc: '2.0'; id: RequestId | null; error: JsonRpcError };
+
+/** A protocol error carried as an exception. */
+export class BridgeError extends Error {
+  readonly code: number;
+  readonly data?: unknown;
+  constructor(code: number, message: string, data?: unknown);
+}
+
+export interface LineOverflow {
+  /** The top-level id read from the line's first bytes; undefined when unreadable. */
+  id: RequestId | null | undefined;
+  /** Bytes of the line seen when it passed the limit. */
+  bytes: number;
+}
+
+/**
+ * Splits a byte stream into lines without "\n" (and without a trailing "\r"). A line longer than
+ * maxLineBytes is never buffered: onOverflow reports it once, and it is skipped to its newline.
+ * A Buffer given to onLine may share memory with the input; use it before returning.
+ */
+export class LineSplitter {
+  constructor(options: {
+    maxLineBytes?: number;
+    onLine: (line: Buffer) => void;
+    onOverflow?: (overflow: LineOverflow) => void;
+  });
+  readonly maxLineBytes: number;
+  /** Bytes of the unfinished line held so far (never more than maxLineBytes). */
+  readonly pendingBytes: number;
+  push(chunk: Buffer): void;
+  /** The stream ended: a last line without "\n" is still delivered. */
+  end(): void;
+}
+
+/** The top-level "id" of a JSON object read from a (possibly cut) prefix; undefined if unknown. */
+export function readMessageId(prefix: Buffer | string): RequestId | null | undefined;
+/** Strict UTF-8 decoding; null when the bytes are not valid UTF-8. */
+export function decodeUtf8(bytes: Uint8Array): string | null;
+export function classify(message: unknown): 'request' | 'notification' | 'response' | 'invalid';
+/** The message as one protocol line (JSON plus "\n"). */
+export function encode(message: unknown): string;
+export function request(id: RequestId, method: string, params?: Record<string, unknown>): JsonRpcRequest;
+export function notification(method: string, params?: Record<string, unknown>): JsonRpcNotification;
+export function resultResponse(id: RequestId | null, result: unknown): JsonRpcResponse;
+export function errorResponse(id: RequestId | null | undefined, code: number, message: string, data?: unknown): JsonRpcResponse;
+
+// ---- records (lib/results.js) --------------------------------------------------------------------
+
+/** How a method is asked to run (bridge/schemas/run-config.schema.json). */
+export interface RunConfig {
+  source_lang: string;
+  target_lang: string;
+  model?: string | null;
+  base_url?: string | null;
+  temperature?: number | null;
+  max_tokens?: number | null;
+  batch_size?: number;
+  concurrency?: number;
+  timeout_s?: number;
+  seed?: number | null;
+  params?: Record<string, unknown>;
+}
+
+/** One segment to translate; extra corpus fields pass through untouched. */
+export interface CorpusEntry {
+  id: string;
+  source: string;
+  reference?: string | null;
+  [field: string]: unknown;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+/** A result in its full shape (bridge/schemas/translation-result.schema.json). */
+export interface TranslationResult {
+  id: string;
+  predicted: string | null;
+  latency_s: number;
+  usage: Usage;
+  error: string | null;
+  tool_calls: Record<string, unknown>[];
+  tool_call_count: number;
+  metadata: Record<string, unknown>;
+}
+
+/** What a method may return for an entry: only id is required. */
+export type PartialTranslationResult = { id: string } & Partial<Omit<TranslationResult, 'id' | 'usage'>> & {
+  usage?: Partial<Usage>;
+};
+
+export const RUN_CONFIG_DEFAULTS: Readonly<Required<Omit<RunConfig, 'source_lang' | 'target_lang'>>>;
+/** A RunConfig with defaults filled in, or a string saying what is wrong with it. */
+export function completeRunConfig(config: unknown): Required<RunConfig> | string;
+/** A per-entry failure in the full result shape. */
+export function errorResult(id: string, message: string, latencyS?: number): TranslationResult;
+/** Check a result (which has a string id) and fill defaults: {result} or {problem}. */
+export function normalizeResult(raw: PartialTranslationResult, defaultLatencyS?: number):
+  { result: TranslationResult; problem?: undefined } | { result?: undefined; problem: string };
+/**
+ * One result per entry, in entry order; missing, duplicated or malformed results become per-entry
+ * errors, and results with unknown ids go to onUnknown.
+ */
+export function matchResults(
+  entries: readonly { id: string }[],
+  results: readonly unknown[],
+  options?: { onUnknown?: (raw: unknown) => void; source?: string },
+): TranslationResult[];
+
+// ---- guest (lib/guest.js, bin/mt-eval-guest.js) --------------------------------------------------
+
+export interface Capabilities {
+  /** Entries per translate request; null for no limit. */
+  max_batch: number | null;
+  /** translate requests processed at once. */
+  max_concurrency: number;
+  cancel: boolean;
+  progress: boolean;
+}
+
+/** What the Node guest declares: no batch limit, 8 concurrent requests, cancel, no progress. */
+export const GUEST_CAPABILITIES: Readonly<Capabilities>;
+
+/** What a translate.js module exports (or holds in its default export). */
+export interface TranslationMethodModule {
+  translate(entries: CorpusEntry[], config: Required<RunConfig>, options: { signal: AbortSignal }):
+    PartialTranslationResult[] | Promise<PartialTranslationResult[]>;
+  name?: string;
+  methodCard?(): Record<string, unknown> | null | Promise<Record<string, unknown> | null>;
+  /** Called once before the guest exits. */
+  close?(): void | Promise<void>;
+}
+
+/** Where a method lives: a plugin directory, or a bare module file. */
+export type MethodTarget = { directory: string; module?: undefined } | { module: string; directory?: undefined };
+
+export interface ResolvedMethod {
+  /** Absolute path of the module to import. */
+  file: string;
+  /** The manifest name, or the file's base name. */
+  name: string;
+  methodId: string;
+}
+
+export interface LoadedMethod {
+  translate: TranslationMethodModule['translate'];
+  methodCard: TranslationMethodModule['methodCard'] | null;
+  close: TranslationMethodModule['close'] | null;
+  name: string;
+  methodId: string;
+}
+
+/** Find the module to serve; throws ManifestError (or Error) with a fix when it cannot run on Node. */
+export function resolveMethod(target: MethodTarget): ResolvedMethod;
+/** Import the module and check it exports translate. */
+export function loadMethod(target: ResolvedMethod): Promise<LoadedMethod>;
+
+/** The guest's protocol state machine, independent of where its lines come from. */
+export class GuestServer {
+  constructor(options: {
+    load: () => Promise<LoadedMethod>;
+    /** Writes one protocol line (already ending in "\n"). */
+    write: (line: string, callback?: () => void) => void;
+    /** Writes one diagnostic line (stderr). */
+    log: (text: string) => void;
+    /** Called once when input has ended and every request is answered. */
+    exit: (code: number) => void;
+    maxLineBytes?: number;
+  });
+  push(chunk: Buffer): void;
+  end(): void;
+}
+
+/**
+ * Serve a method on this process's stdin/stdout until stdin closes, then exit (what
+ * `mt-eval-guest` does). Console output and stray stdout writes are sent to stderr.
+ */
+export function serveProcess(target: MethodTarget, options?: { maxLineBytes?: number }): GuestServer;
+
+// ---- host (lib/host.js) --------------------------------------------------------------------------
+
+export interface Logger {
+  debug?(message: string): void;
+  info?(message: string): void;
+  warn?(message: string): void;
+  error?(message: string): void;
+}
+
+export interface StartGuestOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** How long initialize may take, in ms (default 30 000). */
+  startTimeoutMs?: number;
+  /** How long a request may go without an answer or progress, in ms (default 120 000). */
+  requestTimeoutMs?: number;
+  /** How long a request may take whatever progress it reports, in ms (default 600 000). */
+  hardTimeoutMs?: number;
+  /** Longest line read from (and written to) the guest (default 16 MiB). */
+  maxLineBytes?: number;
+  /** Restarts allowed within a sliding window (default 3 per 60 000 ms). */
+  restartBudget?: { restarts?: number; windowMs?: number };
+  /** Entries per request at most, on top of the guest's max_batch (default: no extra limit). */
+  batchSize?: number;
+  /** How long each shutdown step waits, in ms (default 2 000). */
+  closeStepMs?: number;
+  /** Sent with initialize, and used by translate() when it is given no config. */
+  config?: RunConfig | null;
+  /**
+   * Receives the guest's stderr lines (info), log notifications, and warnings about skipped
+   * lines, dropped results and restarts. Default: warnings and errors to process.stderr.
+   */
+  logger?: Logger;
+}
+
+/** The guest's answer to initialize. */
+export interface InitializeResult {
+  protocol_version: string;
+  method: { name: string; method_id: string };
+  card: Record<string, unknown> | null;
+  capabilities: Partial<Capabilities>;
+  guest: { name: string; version: string; runtime: string };
+  [field: string]: unknown;
+}
+
+/** A running guest, as startGuest returns it. */
+export interface Guest {
+  /** The latest initialize result (it changes when the guest is restarted). */
+  readonly info: InitializeResult;
+  /** The declared capabilities with the protocol's defaults filled in. */
+  readonly capabilities: Capabilities;
+  /** How many times the guest has been restarted. */
+  readonly restarts: number;
+  /** pid of the current guest process, which is also its process group id. */
+  readonly pid: number | null;
+  /** The last lines (at most ~64 KiB / 50 lines) the current guest process wrote to stderr. */
+  readonly stderrTail: string;
+  /**
+   * One full result per entry, in entry order. Never rejects because of the guest: failures
+   * (exit, timeout, bad lines, a raising method, the crash-loop budget) become per-entry errors.
+   * Rejects with TypeError for invalid entries (duplicate ids, say) or a missing config, and
+   * with Error after close().
+   */
+  translate(entries: readonly CorpusEntry[], config?: RunConfig): Promise<TranslationResult[]>;
+  /** The method's card, asked of the guest. */
+  methodCard(): Promise<Record<string, unknown> | null>;
+  /**
+   * shutdown request → end stdin → SIGTERM → SIGKILL to the process group, each step waiting at
+   * most closeStepMs. Resolves once nothing the guest started is running; never rejects.
+   */
+  close(): Promise<void>;
+}
+
+/** startGuest could not bring the guest up; the message says why and quotes its stderr. */
+export class GuestStartError extends Error {
+  readonly stderrTail: string;
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+/**
+ * Spawn a guest (argv) in its own process group and initialize it. Rejects with GuestStartError
+ * when it cannot be spawned, refuses initialize, exits first, or does not answer in time (the
+ * process is stopped first); rejects with TypeError for invalid arguments.
+ */
+export function startGuest(command: readonly string[], options?: StartGuestOptions): Promise<Guest>;

@@ -5,5 +5,5 @@ export {
   classify, decodeUtf8, encode, errorResponse, notification, readMessageId, request, resultResponse,
 } from './lib/protocol.js';
 export { RUN_CONFIG_DEFAULTS, completeRunConfig, errorResult, matchResults, normalizeResult } from './lib/results.js';
-export { GUEST_CAPABILITIES, GuestServer, loadMethod, resolveMethod } from './lib/guest.js';
+export { GUEST_CAPABILITIES, GuestServer, loadMethod, resolveMethod, serveProcess } from './lib/guest.js';
 export { GuestStartError, startGuest } from './lib/host.js';

@@ -1,5 +1,5 @@
 // Shared test helpers: where things are, the guest commands, and whether a process still runs.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,4 +70,84 @@ export async function waitFor(predicate, ms = 5000) {
   const deadline = Date.now() + ms;
   while (!predicate() && Date.now() < deadline) await new Promise((resolve) => { setTimeout(resolve, 20); });
   return predicate();
+}
+
+/**
+ * Drives a guest process line by line: send objects or raw bytes, read the next protocol message,
+ * wait for its exit. Used where a conformance transcript cannot say enough.
+ */
+export class LineDriver {
+  constructor(command, { cwd = repo, env } = {}) {
+    this.child = spawn(command[0], command.slice(1), { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    this.stdout = '';
+    this.stderr = '';
+    this.lines = [];
+    this.waiters = [];
+    this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
+    this.child.stdin.on('error', () => {});
+    this.child.stderr.setEncoding('utf8');
+    this.child.stderr.on('data', (text) => { this.stderr += text; });
+    this.child.stdout.setEncoding('utf8');
+    this.child.stdout.on('data', (text) => {
+      const parts = (this.stdout + text).split('\n');
+      this.stdout = parts.pop();
+      this.lines.push(...parts);
+      this.waiters.splice(0).forEach((wake) => wake());
+    });
+  }
+
+  send(message) {
+    this.child.stdin.write(`${JSON.stringify(message)}\n`);
+  }
+
+  sendRaw(data) {
+    this.child.stdin.write(data);
+  }
+
+  initialize(config = CONFIG) {
+    this.send({ jsonrpc: '2.0', id: 'init', method: 'initialize',
+      params: { protocol_versions: ['mt-eval-bridge/1'], host: { name: 'test', version: '1' }, config } });
+    return this.next();
+  }
+
+  translate(id, entries, config) {
+    this.send({ jsonrpc: '2.0', id, method: 'translate', params: config === undefined ? { entries } : { entries, config } });
+  }
+
+  /** The next stdout line, parsed (every stdout line must be JSON). */
+  async next(ms = 10_000) {
+    const deadline = Date.now() + ms;
+    while (this.lines.length === 0) {
+      if (Date.now() >= deadline) throw new Error(`no stdout line within ${ms} ms; stderr: ${this.stderr.slice(-2000)}`);
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+        this.waiters.push(() => { clearTimeout(timer); resolve(); });
+      });
+    }
+    return JSON.parse(this.lines.shift());
+  }
+
+  /** The next n messages, keyed by their id. */
+  async collect(n, ms) {
+    const byId = new Map();
+    for (let i = 0; i < n; i++) {
+      const message = await this.next(ms);
+      byId.set(message.id, message);
+    }
+    return byId;
+  }
+
+  async close() {
+    this.child.stdin.end();
+    let timer;
+    const result = await Promise.race([this.exited,
+      new Promise((resolve) => { timer = setTimeout(() => resolve(null), 10_000); })]);
+    clearTimeout(timer);
+    if (result === null) this.kill();
+    return result;
+  }
+
+  kill() {
+    try { process.kill(-this.child.pid, 'SIGKILL'); } catch { /* gone */ }
+  }
 }
