@@ -14,15 +14,6 @@ function excerpt(text, max = 200) {
   return flat.length > max ? `${flat.slice(0, max)}... (${text.length} characters)` : flat;
 }
 
-/** The last lines of a stderr tail, indented, for an error message. */
-export function formatTail(tail, { lines = 20, chars = 4000 } = {}) {
-  let text = tail.trimEnd();
-  if (!text) return '';
-  text = text.split('\n').slice(-lines).join('\n');
-  if (text.length > chars) text = `...${text.slice(-chars)}`;
-  return `\n  guest stderr (last lines):\n    ${text.split('\n').join('\n    ')}`;
-}
-
 export function describeExit({ code, signal, error, running }) {
   if (error) return `the guest could not be started: ${error.message}`;
   if (running) return 'the guest closed its stdout';
@@ -85,7 +76,7 @@ export class Connection {
         if (cancelOnTimeout) this.notify('cancel', { id });
       };
       if (Number.isFinite(timeoutMs)) pending.idle = setTimeout(expire(timeoutMs, false), timeoutMs);
-      if (Number.isFinite(hardTimeoutMs) && hardTimeoutMs !== timeoutMs) {
+      if (Number.isFinite(hardTimeoutMs)) {
         pending.hard = setTimeout(expire(hardTimeoutMs, true), hardTimeoutMs);
       }
       this.pending.set(id, pending);
@@ -195,7 +186,7 @@ export class Connection {
   #death(info) {
     const what = this.closing && !info.error ? 'the guest was closed' : describeExit(info);
     const tail = this.process.stderrTail();
-    this.deathError = new BridgeError(ErrorCode.GUEST_EXITED, `${what}${formatTail(tail)}`,
+    this.deathError = new BridgeError(ErrorCode.GUEST_EXITED, what,
       { exit_code: info.code, signal: info.signal, stderr_tail: tail });
     if (!this.closing) this.logger.warn(`${describeExit(info)} (pid ${this.pid})`);
     for (const id of [...this.pending.keys()]) this.#settle(id, this.deathError);

@@ -198,8 +198,6 @@ export class GuestServer {
         this.log(`internal error: ${error?.stack ?? error}`);
         this.answer(message.id, errorResponse(message.id, ErrorCode.INTERNAL_ERROR, `internal error: ${error?.message}`));
       });
-    } else if (kind === 'response') {
-      this.log(`ignored a response from the host (id ${JSON.stringify(message.id)}): the guest sends no requests`);
     } else {
       const id = isPlainObject(message) && isValidId(message.id) ? message.id : null;
       this.send(errorResponse(id, ErrorCode.INVALID_REQUEST,

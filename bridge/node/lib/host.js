@@ -3,7 +3,7 @@
 // translate(): the affected entries get per-entry error results.
 import { readFileSync } from 'node:fs';
 
-import { Connection, formatTail } from './connection.js';
+import { Connection } from './connection.js';
 import { BridgeError, DEFAULT_MAX_LINE_BYTES, ErrorCode, PROTOCOL_VERSION, encode, isPlainObject, request } from './protocol.js';
 import { describe, errorResult, matchResults } from './results.js';
 
@@ -113,11 +113,28 @@ class Slots {
   }
 }
 
+/** The last few stderr lines on one line, for a per-entry error. */
+function compactTail(tail, { lines = 5, chars = 1000 } = {}) {
+  const last = tail.split('\n').filter((line) => line.trim()).slice(-lines).join(' / ');
+  if (!last) return '';
+  return ` | stderr: ${last.length > chars ? `...${last.slice(-chars)}` : last}`;
+}
+
+/** The last lines of a stderr tail, indented, for an error message. */
+function formatTail(tail, { lines = 20, chars = 4000 } = {}) {
+  let text = tail.trimEnd();
+  if (!text) return '';
+  text = text.split('\n').slice(-lines).join('\n');
+  if (text.length > chars) text = `...${text.slice(-chars)}`;
+  return `\n  guest stderr (last lines):\n    ${text.split('\n').join('\n    ')}`;
+}
+
 /** Why a whole request failed, as the error text of each of its entries. */
 function failureText(error) {
   if (!(error instanceof BridgeError)) return `the host failed: ${error?.message ?? error}`;
   switch (error.code) {
     case ErrorCode.GUEST_EXITED:
+      return `${error.message}${compactTail(error.data?.stderr_tail ?? '')}`;
     case ErrorCode.TIMEOUT:
     case ErrorCode.MESSAGE_TOO_LARGE:
       return error.message;
@@ -214,7 +231,7 @@ export class Guest {
     const argv = this.#command.join(' ');
     let why;
     if (error.code === ErrorCode.TIMEOUT) why = `did not answer initialize within ${this.#options.startTimeoutMs / 1000} s`;
-    else if (error.code === ErrorCode.GUEST_EXITED) why = `stopped before answering initialize: ${error.message.split('\n')[0]}`;
+    else if (error.code === ErrorCode.GUEST_EXITED) why = `stopped before answering initialize: ${error.message}`;
     else if (error instanceof BridgeError) why = `refused initialize: ${error.message} (error ${error.code})`;
     else why = error.message;
     const tail = connection.stderrTail();
@@ -224,7 +241,7 @@ export class Guest {
   }
 
   #died(connection, error) {
-    this.#lastDeath = error.message.split('\n')[0];
+    this.#lastDeath = failureText(error);
     // Whatever the guest left running in its group is stopped too.
     const cleanup = connection.process.terminate(this.#options.closeStepMs)
       .finally(() => this.#cleanups.delete(cleanup));

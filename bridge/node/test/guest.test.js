@@ -118,6 +118,16 @@ describe('the wire', () => {
     await driver.close();
   });
 
+  test('a response-shaped message gets -32600 under its id', async () => {
+    const driver = guest([reverseFixture]);
+    await driver.initialize();
+    driver.send({ jsonrpc: '2.0', id: 77, result: {} });
+    const answer = await driver.next();
+    assert.equal(answer.id, 77);
+    assert.equal(answer.error.code, -32600);
+    await driver.close();
+  });
+
   test('a line that is not UTF-8 gets -32700 with a null id', async () => {
     const driver = guest([reverseFixture]);
     await driver.initialize();

@@ -145,7 +145,7 @@ describe('host failure semantics', () => {
     const results = await guest.translate(entries('a', 'b', 'c', 'd', 'e'));
     for (const result of results.slice(0, 3)) failed(result, /the guest exited with code 4[\s\S]*crash on every translate/);
     for (const result of results.slice(3)) {
-      failed(result, /crash-loop budget is exhausted \(2 restarts within 60 s\); it last failed: the guest exited with code 4/);
+      failed(result, /crash-loop budget is exhausted \(2 restarts within 60 s\); it last failed: the guest exited with code 4 \| stderr: crash on every translate/);
     }
     assert.equal(guest.restarts, 2);
     await closeAndCheck(guest);
