@@ -118,6 +118,7 @@ export class GuestServer {
     this.initialized = false;
     this.shuttingDown = false;
     this.inputEnded = false;
+    this.exiting = false;
     this.unanswered = 0; // requests read but not yet answered
     this.active = 0; // translate calls running in the method (cancelled ones included)
     this.jobs = new Map(); // idKey → translate job not yet answered
@@ -214,7 +215,9 @@ export class GuestServer {
       return fail(ErrorCode.NOT_INITIALIZED, this.loadFailed ? 'not initialized: the method failed to load'
         : `not initialized: send "initialize" before "${method}"`);
     }
-    if (this.shuttingDown) return fail(ErrorCode.INVALID_REQUEST, 'the guest is shutting down: no new requests');
+    if (this.shuttingDown && method !== 'shutdown') {
+      return fail(ErrorCode.INVALID_REQUEST, 'the guest is shutting down: no new requests');
+    }
     switch (method) {
       case 'translate': return this.translate(id, params, fail);
       case 'method_card': return this.methodCard(id, fail);

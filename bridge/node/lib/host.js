@@ -154,8 +154,8 @@ function checkEntries(entries) {
   if (!Array.isArray(entries)) throw new TypeError(`entries must be an array, got ${describe(entries)}`);
   const seen = new Set();
   entries.forEach((entry, i) => {
-    if (!isPlainObject(entry) || typeof entry.id !== 'string' || entry.id === '') {
-      throw new TypeError(`entries[${i}] must be an object with a non-empty string id`);
+    if (!isPlainObject(entry) || typeof entry.id !== 'string' || entry.id === '' || typeof entry.source !== 'string') {
+      throw new TypeError(`entries[${i}] must be an object with a non-empty string id and a string source`);
     }
     if (seen.has(entry.id)) throw new TypeError(`entries[${i}].id "${entry.id}" is not unique`);
     seen.add(entry.id);
@@ -250,8 +250,10 @@ export class Guest {
 
   /** The live connection, restarting the guest first if it died (within the budget). */
   async #ready() {
+    // While a restart runs, the new process is alive but not yet initialized: wait for it.
+    if (this.#restarting) return this.#restarting;
     if (this.#connection?.alive) return this.#connection;
-    this.#restarting ??= this.#restart().finally(() => { this.#restarting = null; });
+    this.#restarting = this.#restart().finally(() => { this.#restarting = null; });
     return this.#restarting;
   }
 
@@ -270,7 +272,7 @@ export class Guest {
       await this.start();
     } catch (error) {
       this.#lastDeath = error.message.split('\n')[0];
-      throw new Error(`restarting the guest failed: ${error.message}`);
+      throw new Error(`restarting the guest failed: ${this.#lastDeath}${compactTail(error.stderrTail ?? '')}`);
     }
     return this.#connection;
   }

@@ -2,6 +2,9 @@
 // protocol on purpose (test/guests/misbehaving.js). Every test closes its guest and checks that no
 // process it started is left running.
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 
 import { GuestStartError, startGuest } from '../index.js';
@@ -61,9 +64,12 @@ describe('host with the Node guest on the reverse fixture', () => {
       assert.ok(result.latency_s >= 0);
     }
     assert.deepEqual(await guest.translate([]), []);
+    await assert.rejects(guest.translate([{ id: 'a' }]), /entries\[0\] must be an object with a non-empty string id and a string source/);
+    await assert.rejects(guest.translate(entries('x', 'y').map((e) => ({ ...e, id: 'same' }))), /entries\[1\].id "same" is not unique/);
     assert.deepEqual(await guest.methodCard(), { paradigm: 'unknown' });
     await closeAndCheck(guest);
     await assert.rejects(guest.translate(entries('abc')), /the guest is closed/);
+    await assert.rejects(guest.translate([{ id: 'a' }]), /the guest is closed/);
   });
 
   test('"!raise" fails only the request it is in', async () => {
@@ -148,6 +154,17 @@ describe('host failure semantics', () => {
       failed(result, /crash-loop budget is exhausted \(2 restarts within 60 s\); it last failed: the guest exited with code 4 \| stderr: crash on every translate/);
     }
     assert.equal(guest.restarts, 2);
+    await closeAndCheck(guest);
+  });
+
+  test('a restart that fails is reported on the entries it was for', async () => {
+    const state = join(mkdtempSync(join(tmpdir(), 'mt-eval-host-test-')), 'starts');
+    const guest = await start(misbehaving('flaky-start'), { env: { ...process.env, MISBEHAVING_STATE: state } });
+    const [crashed] = await guest.translate(entries('a'));
+    failed(crashed, /^the guest exited with code 3 \| stderr: first process crashes$/);
+    const [unstarted] = await guest.translate(entries('b'));
+    failed(unstarted, /^restarting the guest failed: guest `.*misbehaving.js flaky-start` stopped before answering initialize: the guest exited with code 5 \| stderr: later starts fail$/);
+    assert.equal(guest.restarts, 1);
     await closeAndCheck(guest);
   });
 

@@ -2,7 +2,7 @@
 // It speaks the protocol by hand (no library code) and writes with writeSync so nothing is lost
 // when it exits abruptly. Translations are "<target_lang>:<source reversed>", as the reverse fixture.
 import { spawn } from 'node:child_process';
-import { closeSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 
 const mode = process.argv[2];
 const out = (text) => writeSync(1, text);
@@ -164,6 +164,20 @@ const modes = {
     initialize() {
       err('cannot start: missing model file');
       process.exit(5);
+    },
+  },
+  // Starts fine the first time, crashes on translate, then fails every later start.
+  'flaky-start': {
+    setup() {
+      const state = process.env.MISBEHAVING_STATE;
+      const starts = existsSync(state) ? Number(readFileSync(state, 'utf8')) : 0;
+      writeFileSync(state, String(starts + 1));
+      this.initialize = starts === 0 ? undefined : () => { err('later starts fail'); process.exit(5); };
+    },
+    capabilities: {},
+    translate() {
+      err('first process crashes');
+      process.exit(3);
     },
   },
   'refuse-init': {
