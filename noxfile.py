@@ -55,11 +55,12 @@ def schemas(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """Validate and run the bundled example methods on built-in sample sentences."""
+    """Validate the bundled example methods and evaluate one on the bundled corpus (mt-eval run --demo)."""
     session.install("-e", ".")
     examples = sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "examples").glob("*/method.json"))
     session.run("mt-eval", "validate", *examples)
     session.run("mt-eval", "translate", "examples/lexicon-eng-spa", "--file", "examples/lexicon-eng-spa/sample.txt")
+    session.run("mt-eval", "run", "--demo", "--out", "runs/demo", "--force")
 
 
 @nox.session

@@ -19,7 +19,7 @@ ENTRIES = [{"id": f"s{i}", "source": s, "reference": "ref", "domain": "test"} fo
 
 
 def comparable(results: list[dict]) -> list[tuple]:
-    return [(r["id"], r["predicted"], r["error"] if "error" in r else None) for r in results]
+    return [(r["id"], r["predicted"], r.get("error")) for r in results]
 
 
 async def translate_with(method) -> list[tuple]:

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from mt_eval import __version__
+from mt_eval.harness.commands import add_compare_parser, add_run_parser, compare_command, run_command
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"mt-eval {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_run_parser(commands)
 
     validate = commands.add_parser(
         "validate", help="check method plugins: every problem at once, and the dependency class each earns",
@@ -69,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--vectors", metavar="DIR", help="transcripts to run (default: the bundled ones)")
     check.add_argument("--cwd", metavar="DIR", help="working directory for the guest")
 
+    add_compare_parser(commands)
+
     schemas = commands.add_parser(
         "schemas", help="write or check the JSON Schemas generated from the SDK's types",
         description="Generate the JSON Schemas of method.json, method cards, entries, results and RunConfig.")
@@ -102,6 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_translate(Path(args.plugin), args.texts, pair=args.pair, as_json=args.json,
                                  file=Path(args.file) if args.file else None)
+        if args.command == "run":
+            return run_command(args)
+        if args.command == "compare":
+            return compare_command(args)
         if args.command == "serve":
             from pathlib import Path
 

@@ -61,6 +61,35 @@ def result_problem(result: TranslationResult) -> str | None:
     return None
 
 
+def pair_results(entries: list[dict[str, Any]], results: list[TranslationResult], label: str
+                 ) -> tuple[list[TranslationResult], list[str]]:
+    """One result per entry, in entry order, and the ids of results that match no entry.
+
+    An entry with no result, with several, or with an unusable one gets an error result instead.
+    """
+    by_id: dict[str, TranslationResult] = {}
+    repeated: dict[str, int] = {}
+    for result in results:
+        if result.id in by_id:
+            repeated[result.id] = repeated.get(result.id, 1) + 1
+        else:
+            by_id[result.id] = result
+    out: list[TranslationResult] = []
+    for entry in entries:
+        entry_id = str(entry["id"])
+        found = by_id.pop(entry_id, None)
+        if found is None:
+            out.append(TranslationResult(id=entry_id, error=f"{label} returned no result for this entry"))
+        elif entry_id in repeated:
+            out.append(TranslationResult(id=entry_id, error=f"{label} returned {repeated[entry_id]} results for "
+                                         "this entry"))
+        elif (problem := result_problem(found)) is not None:
+            out.append(TranslationResult(id=entry_id, error=f"{label} returned an unusable result: {problem}"))
+        else:
+            out.append(found)
+    return out, list(by_id)
+
+
 class RunConfig(StrictStruct, kw_only=True, omit_defaults=False):
     """How a method is asked to run: the language pair, the model settings, and method parameters."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,7 +20,7 @@ import msgspec
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.lines import id_in
-from mt_eval.records import TranslationResult, result_problem
+from mt_eval.records import TranslationResult, pair_results
 
 log = logging.getLogger("mt_eval.bridge")
 _results_decoder = msgspec.json.Decoder(dict[str, list[TranslationResult]])
@@ -152,30 +152,10 @@ def match_results(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str) -> 
         results: list[TranslationResult] = _results_decoder.decode(raw)["results"]
     except (msgspec.ValidationError, msgspec.DecodeError, KeyError):
         results = _decode_each(raw, label)
-    by_id: dict[str, TranslationResult] = {}
-    repeated: Counter[str] = Counter()
-    for result in results:
-        if result.id in by_id:
-            repeated[result.id] += 1
-        else:
-            by_id[result.id] = result
-    out: list[TranslationResult] = []
-    for entry in batch:
-        entry_id = str(entry["id"])
-        found = by_id.pop(entry_id, None)
-        if found is None:
-            out.append(TranslationResult(id=entry_id, error=f"guest {label} returned no result for this entry"))
-        elif entry_id in repeated:
-            out.append(TranslationResult(id=entry_id, error=f"guest {label} returned {repeated[entry_id] + 1} "
-                                         "results for this entry"))
-        elif (found.predicted is None and found.error is None) or found.tool_call_count < len(found.tool_calls):
-            out.append(TranslationResult(id=entry_id, error=f"guest {label} sent an unusable result: "
-                                         f"{result_problem(found)}"))
-        else:
-            out.append(found)
-    if by_id:
-        log.warning("guest %s returned results for unknown ids %s; dropped", label, list(by_id)[:5])
-    return msgspec.to_builtins(out)  # type: ignore[no-any-return]
+    paired, unknown = pair_results(batch, results, f"guest {label}")
+    if unknown:
+        log.warning("guest %s returned results for unknown ids %s; dropped", label, unknown[:5])
+    return msgspec.to_builtins(paired)  # type: ignore[no-any-return]
 
 
 def _decode_each(raw: msgspec.Raw, label: str) -> list[TranslationResult]:

@@ -1,0 +1,114 @@
+"""The harness commands' arguments: ``mt-eval run`` and ``mt-eval compare``.
+
+Only argument parsing lives here (it is imported for every ``mt-eval --help``); the work is imported
+when a command runs.
+
+``mt-eval run`` evaluates a method on a corpus and writes a run card.
+
+A run lives in a directory (``--out``): ``run.json`` (what is being run, written first), ``results.jsonl``
+(one line per finished entry, appended as they complete) and ``card.json`` (written at the end).
+``--resume`` continues an interrupted run with the same method code, corpus and settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+TYPE_CHECKING = False  # see mt_eval/__init__.py: typing is not imported at start-up
+if TYPE_CHECKING:
+    from typing import Any
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))), "examples")
+DEMO_METHOD = os.path.join(EXAMPLES, "lexicon-eng-spa")
+DEMO_CORPUS = os.path.join(EXAMPLES, "data", "eng-spa-demo.json")
+
+
+def add_run_parser(commands: Any) -> None:
+    run = commands.add_parser(
+        "run", help="evaluate a method on a corpus and write a run card",
+        description="Translate a corpus with a method plugin, score it with sacrebleu (chrF++, BLEU, TER with "
+                    "95%% bootstrap intervals) and write a run card. Results are saved as they complete; "
+                    "an interrupted run continues with --resume.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  mt-eval run --demo\n"
+               "  mt-eval run --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json\n"
+               "  mt-eval run --method my-method --corpus dev.jsonl --pair eng>spa --out runs/try1 --resume")
+    what = run.add_argument_group("what to run")
+    what.add_argument("--method", metavar="DIR", help="method plugin directory")
+    what.add_argument("--corpus", metavar="FILE", help="corpus: upstream JSON, JSON list, .jsonl or .tsv")
+    what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")
+    what.add_argument("--pair", metavar="SRC>TGT", help="language pair (default: the corpus's, else the "
+                                                        "method's first supported pair)")
+    what.add_argument("--demo", action="store_true", help="run the bundled example method on the bundled corpus")
+    what.add_argument("--limit", type=int, metavar="N", help="only the first N entries")
+    what.add_argument("--isolate", action="store_true", help="run a Python method in its own process")
+    where = run.add_argument_group("where results go")
+    where.add_argument("--out", metavar="DIR", help="run directory (default: runs/METHOD__CORPUS)")
+    where.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
+    where.add_argument("--force", action="store_true", help="start over even if --out holds results")
+    how = run.add_argument_group("how to run")
+    how.add_argument("--batch-size", type=int, default=8, metavar="N", help="entries per call (default 8)")
+    how.add_argument("--concurrency", type=int, default=8, metavar="N", help="calls in flight (default 8)")
+    how.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per entry (default 120)")
+    how.add_argument("--retries", type=int, default=1, metavar="N", help="retries per failed entry (default 1)")
+    how.add_argument("--retry-budget", type=int, metavar="N", help="retries for the whole run "
+                                                                   "(default: 10%% of entries, at least 10)")
+    how.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
+    model = run.add_argument_group("passed to the method (RunConfig)")
+    model.add_argument("--model", help="model name")
+    model.add_argument("--base-url", help="OpenAI-compatible endpoint")
+    model.add_argument("--temperature", type=float)
+    model.add_argument("--max-tokens", type=int)
+    model.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                       help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
+    run.add_argument("--extension", action="append", default=[], metavar="MODULE",
+                     help="enable an extension module implementing mt-eval hooks (repeatable)")
+    run.add_argument("--quiet", action="store_true", help="no progress output")
+    run.set_defaults(print_run_help=run.print_help)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    if args.demo:
+        args.method = args.method or DEMO_METHOD
+        args.corpus = args.corpus or DEMO_CORPUS
+    if not args.method or not args.corpus:
+        args.print_run_help()
+        return 2
+    from mt_eval.harness.session import RunError, run_evaluation
+    from mt_eval.problems import ProblemsError
+
+    try:
+        card_path = run_evaluation(args)
+    except (RunError, ProblemsError, ValueError) as exc:
+        print(f"mt-eval run: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\nmt-eval run: interrupted; finished entries are saved. Continue with the same command and "
+              "--resume.", file=sys.stderr)
+        return 130
+    print(f"run card: {card_path}")
+    return 0
+
+
+def add_compare_parser(commands: Any) -> None:
+    compare = commands.add_parser(
+        "compare", help="paired significance tests between two run cards of the same corpus",
+        description="Compare two runs on the same corpus with sacrebleu's paired bootstrap resampling and "
+                    "paired approximate randomization. A is the baseline.")
+    compare.add_argument("baseline", metavar="A.json", help="run card of the baseline")
+    compare.add_argument("candidate", metavar="B.json", help="run card of the system compared with it")
+    compare.add_argument("--corpus", metavar="FILE", help="the corpus (default: the path both cards record)")
+    compare.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (1000)")
+    compare.add_argument("--trials", type=int, default=10000, metavar="N", help="randomization trials (10000)")
+    compare.add_argument("--seed", type=int, default=12345, help="seed for both tests")
+    compare.add_argument("--json", action="store_true", help="print JSON")
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    from mt_eval.harness.compare import run_compare
+
+    return run_compare(args)

@@ -1,0 +1,107 @@
+"""``mt-eval compare A.json B.json``: is B really better than A? Paired tests over the same corpus.
+
+Both cards must come from the same corpus (same sha256). The references are read from the corpus file
+the cards name (or ``--corpus``), checked against that sha256. sacrebleu's paired bootstrap resampling
+and paired approximate randomization give a p-value per metric.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from mt_eval.harness.runcard import RunCard
+
+
+class CompareError(Exception):
+    pass
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    try:
+        rows = compare_cards(Path(args.baseline), Path(args.candidate), corpus=args.corpus,
+                             bootstrap=args.bootstrap, trials=args.trials, seed=args.seed)
+    except CompareError as exc:
+        print(f"mt-eval compare: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(rows), indent=2).decode() + "\n")
+        return 0
+    print(f"{'metric':8} {'A':>8} {'B':>8} {'B-A':>8} {'p (bootstrap)':>14} {'p (random.)':>12}")
+    for row in rows:
+        verdict = "significant" if row["p_randomization"] < 0.05 else "not significant"
+        print(f"{row['metric']:8} {row['a']:8.2f} {row['b']:8.2f} {row['delta']:+8.2f} "
+              f"{row['p_bootstrap']:14.4f} {row['p_randomization']:12.4f}  {verdict} at 0.05")
+    return 0
+
+
+def _read_card(path: Path) -> RunCard:
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=RunCard)
+    except OSError as exc:
+        raise CompareError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except msgspec.DecodeError as exc:
+        raise CompareError(f"{path} is not a run card: {exc}") from exc
+
+
+def compare_cards(baseline: Path, candidate: Path, *, corpus: str | None, bootstrap: int, trials: int,
+                  seed: int) -> list[dict[str, Any]]:
+    from mt_eval.harness.corpus import CorpusError, read_corpus
+    from mt_eval.harness.scoring import make_metrics
+
+    a, b = _read_card(baseline), _read_card(candidate)
+    if a.corpus.sha256 != b.corpus.sha256:
+        raise CompareError(f"the cards come from different corpora ({a.corpus.name} {a.corpus.sha256[:12]} vs "
+                           f"{b.corpus.name} {b.corpus.sha256[:12]}); paired tests need the same entries")
+    path = Path(corpus or a.corpus.path)
+    try:
+        source = read_corpus(path)
+    except CorpusError as exc:
+        raise CompareError(f"{exc} (give the corpus with --corpus)") from exc
+    if source.sha256 != a.corpus.sha256:
+        raise CompareError(f"{path} is not the corpus the cards were run on (sha256 differs)")
+    if not source.has_references:
+        raise CompareError(f"{path} lacks references for some entries")
+    hypotheses = [_hypotheses(card, source.entries, name) for card, name in ((a, baseline), (b, candidate))]
+    references = [[e["reference"] for e in source.entries]]
+    return _paired_tests(hypotheses, references, make_metrics(), bootstrap, trials, seed)
+
+
+def _hypotheses(card: RunCard, entries: list[dict[str, Any]], name: Path) -> list[str]:
+    by_id = {r.id: r for r in card.results}
+    missing = [e["id"] for e in entries if e["id"] not in by_id]
+    if missing:
+        raise CompareError(f"{name} has no result for {len(missing)} entries (e.g. {missing[0]}): "
+                           "finish the run with --resume first")
+    return [by_id[e["id"]].predicted or "" if by_id[e["id"]].error is None else "" for e in entries]
+
+
+def _paired_tests(hypotheses: list[list[str]], references: list[list[str]], metrics: dict[str, Any],
+                  bootstrap: int, trials: int, seed: int) -> list[dict[str, Any]]:
+    from sacrebleu.significance import PairedTest
+
+    previous = os.environ.get("SACREBLEU_SEED")
+    os.environ["SACREBLEU_SEED"] = str(seed)
+    try:
+        systems = [("A", hypotheses[0]), ("B", hypotheses[1])]
+        _, bs = PairedTest(systems, metrics, references, test_type="bs", n_samples=bootstrap)()
+        _, ar = PairedTest(systems, metrics, references, test_type="ar", n_samples=trials)()
+    finally:
+        if previous is None:
+            os.environ.pop("SACREBLEU_SEED", None)
+        else:
+            os.environ["SACREBLEU_SEED"] = previous
+    rows = []
+    scored_names = [key for key in bs if key != "System"]  # sacrebleu keys results by its score names
+    for name, scored in zip(metrics, scored_names, strict=True):
+        base, other = bs[scored][0], bs[scored][1]
+        rows.append({"metric": name, "a": round(base.score, 4), "b": round(other.score, 4),
+                     "delta": round(other.score - base.score, 4), "p_bootstrap": other.p_value,
+                     "p_randomization": ar[scored][1].p_value, "bootstrap_resamples": bootstrap,
+                     "randomization_trials": trials, "seed": seed})
+    return rows

@@ -1,0 +1,58 @@
+"""Progress of a run: a rich bar on a terminal (done/total, rate, ETA, errors), plain lines elsewhere."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, TextIO
+
+
+class RunProgress:
+    """Call `advance` for each final result; `close` when the run ends or is interrupted."""
+
+    def __init__(self, total: int, done: int = 0, *, label: str = "translating", stream: TextIO | None = None,
+                 quiet: bool = False, interval_s: float = 5.0) -> None:
+        self.total = total
+        self.done = done
+        self._resumed_from = done
+        self.errors = 0
+        self.quiet = quiet
+        self.stream = stream or sys.stderr
+        self.interval_s = interval_s
+        self.label = label
+        self._started = time.monotonic()
+        self._last_line = 0.0
+        self._bar: Any = None
+        self._task: Any = None
+        if not quiet and self.stream.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[rate]}"), TextColumn("ETA"), TimeRemainingColumn(),
+                                 TextColumn("[red]{task.fields[errors]}"),
+                                 console=Console(file=self.stream), transient=False)
+            self._task = self._bar.add_task(label, total=total, completed=done, rate="", errors="")
+            self._bar.start()
+
+    def advance(self, failed: bool) -> None:
+        self.done += 1
+        self.errors += failed
+        if self.quiet:
+            return
+        now = time.monotonic()
+        rate = (self.done - self._resumed_from) / max(now - self._started, 1e-9)
+        if self._bar is not None:
+            errors = f"{self.errors} error{'s' if self.errors != 1 else ''}" if self.errors else ""
+            self._bar.update(self._task, completed=self.done, rate=f"{rate:,.1f}/s", errors=errors)
+        elif now - self._last_line >= self.interval_s or self.done == self.total:
+            self._last_line = now
+            left = (self.total - self.done) / rate if rate > 0 else 0.0
+            self.stream.write(f"{self.label}: {self.done}/{self.total} ({rate:,.1f}/s, ETA {left:,.0f} s, "
+                              f"{self.errors} errors)\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None

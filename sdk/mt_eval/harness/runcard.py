@@ -1,0 +1,186 @@
+"""The run card: everything a run measured and everything needed to reproduce or compare it.
+
+Every number in a card comes from the run it describes. ``content_sha256`` is the SHA-256 of the card's
+canonical JSON (sorted keys, no whitespace) with ``content_sha256`` itself left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import statistics
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from mt_eval.harness.scoring import Scores
+from mt_eval.records import TranslationResult
+
+CARD_VERSION = "run-card/1"
+_SKIP_PARTS = {"__pycache__", ".git", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+
+
+class DependencyContribution(msgspec.Struct, kw_only=True):
+    path: str
+    id: str
+    dependency_class: str
+    reason: str
+
+
+class MethodFacts(msgspec.Struct, kw_only=True):
+    method_id: str
+    name: str
+    method_class: str = msgspec.field(name="class")
+    card: dict[str, Any]
+    dependency_class: str | None
+    contributions: list[DependencyContribution]
+    runtime: str
+    code_sha256: str
+    git_commit: str | None = None
+    git_dirty: bool | None = None
+    champollion: dict[str, Any] | None = None
+
+
+class CorpusFacts(msgspec.Struct, kw_only=True):
+    name: str
+    path: str
+    sha256: str
+    entries: int
+    pair: str
+    license: str | None = None
+
+
+class Covariates(msgspec.Struct, kw_only=True):
+    model: str | None
+    temperature: float | None
+    max_tokens: int | None
+    seed: int | None
+    batch_size: int
+    concurrency: int
+    timeout_s: float
+    retries_per_entry: int
+    retry_budget: int
+    retries_used: int
+
+
+class Environment(msgspec.Struct, kw_only=True):
+    python: str
+    os: str
+    machine: str
+    cpu_model: str
+    cpu_count: int
+    memory_gib: float | None
+    hardware: str
+
+
+class LatencyFacts(msgspec.Struct, kw_only=True):
+    cold_s: float | None
+    warmup_entries: int
+    hot_entries: int
+    hot_p50_s: float | None
+    hot_p95_s: float | None
+
+
+class UsageTotals(msgspec.Struct, kw_only=True):
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class RunCard(msgspec.Struct, kw_only=True):
+    """A finished (or resumed-to-completion) run of one method on one corpus."""
+
+    card_version: str = CARD_VERSION
+    run_id: str
+    started_at: str
+    finished_at: str
+    sessions: int
+    sdk_version: str
+    method: MethodFacts
+    corpus: CorpusFacts
+    covariates: Covariates
+    environment: Environment
+    metrics: Scores | None
+    latency: LatencyFacts
+    usage: UsageTotals
+    errors: int
+    results: list[TranslationResult]
+    content_sha256: str = ""
+
+
+def seal(card: RunCard) -> RunCard:
+    """The card with ``content_sha256`` set."""
+    card.content_sha256 = ""
+    body = msgspec.to_builtins(card)
+    body.pop("content_sha256", None)
+    card.content_sha256 = hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()
+    return card
+
+
+def code_sha256(directory: Path) -> str:
+    """SHA-256 over the plugin's files (relative path and content of each, in sorted order)."""
+    digest = hashlib.sha256()
+    root = directory.resolve()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and not _SKIP_PARTS & set(p.parts)):
+        digest.update(str(path.relative_to(root)).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def git_state(directory: Path) -> tuple[str | None, bool | None]:
+    """The commit of the repository holding ``directory`` and whether that directory has changes."""
+    try:
+        commit = subprocess.run(["git", "-C", str(directory), "rev-parse", "HEAD"], capture_output=True,
+                                text=True, timeout=10)
+        if commit.returncode != 0:
+            return None, None
+        status = subprocess.run(["git", "-C", str(directory), "status", "--porcelain", "--", "."],
+                                capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None, None
+    return commit.stdout.strip(), bool(status.stdout.strip())
+
+
+def environment() -> Environment:
+    cpu = _cpu_model()
+    count = os.cpu_count() or 1
+    memory = _memory_gib()
+    label = f"{cpu} ×{count}" + (f", {memory:g} GiB" if memory else "")
+    return Environment(python=platform.python_version(), os=f"{platform.system()} {platform.release()}",
+                       machine=platform.machine(), cpu_model=cpu, cpu_count=count, memory_gib=memory,
+                       hardware=label)
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def _memory_gib() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 1024 / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def latency_facts(first_call_s: float | None, load_s: float, per_entry_s: list[float], warmup: int) -> LatencyFacts:
+    """Cold: the first call including the method's load. Hot: entries after the warm-up, p50 and p95."""
+    hot = per_entry_s[warmup:]
+    p50 = p95 = None
+    if hot:
+        p50 = statistics.median(hot)
+        p95 = statistics.quantiles(hot, n=20, method="inclusive")[18] if len(hot) > 1 else hot[0]
+    cold = None if first_call_s is None else round(first_call_s + load_s, 6)
+    return LatencyFacts(cold_s=cold, warmup_entries=warmup, hot_entries=len(hot),
+                        hot_p50_s=None if p50 is None else round(p50, 6),
+                        hot_p95_s=None if p95 is None else round(p95, 6))
