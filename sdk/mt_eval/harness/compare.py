@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +89,7 @@ def _paired_tests(hypotheses: list[list[str]], references: list[list[str]], metr
     previous = os.environ.get("SACREBLEU_SEED")
     os.environ["SACREBLEU_SEED"] = str(seed)
     try:
-        systems = [("A", hypotheses[0]), ("B", hypotheses[1])]
+        systems: list[tuple[str, Sequence[str]]] = [("A", hypotheses[0]), ("B", hypotheses[1])]
         _, bs = PairedTest(systems, metrics, references, test_type="bs", n_samples=bootstrap)()
         _, ar = PairedTest(systems, metrics, references, test_type="ar", n_samples=trials)()
     finally:
@@ -96,12 +97,14 @@ def _paired_tests(hypotheses: list[list[str]], references: list[list[str]], metr
             os.environ.pop("SACREBLEU_SEED", None)
         else:
             os.environ["SACREBLEU_SEED"] = previous
-    rows = []
+    rows: list[dict[str, Any]] = []
+    bs_results: dict[str, list[Any]] = dict(bs)
+    ar_results: dict[str, list[Any]] = dict(ar)
     scored_names = [key for key in bs if key != "System"]  # sacrebleu keys results by its score names
     for name, scored in zip(metrics, scored_names, strict=True):
-        base, other = bs[scored][0], bs[scored][1]
+        base, other = bs_results[scored][0], bs_results[scored][1]
         rows.append({"metric": name, "a": round(base.score, 4), "b": round(other.score, 4),
                      "delta": round(other.score - base.score, 4), "p_bootstrap": other.p_value,
-                     "p_randomization": ar[scored][1].p_value, "bootstrap_resamples": bootstrap,
+                     "p_randomization": ar_results[scored][1].p_value, "bootstrap_resamples": bootstrap,
                      "randomization_trials": trials, "seed": seed})
     return rows
