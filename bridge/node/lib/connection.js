@@ -32,6 +32,7 @@ export class Connection {
     this.logger = logger;
     this.maxLineBytes = maxLineBytes;
     this.pending = new Map();
+    this.timedOut = new Set(); // ids given up on: a late answer is expected, not suspicious
     this.nextId = 1;
     this.closing = false;
     this.deathError = null;
@@ -71,6 +72,7 @@ export class Connection {
     return new Promise((resolve, reject) => {
       const pending = { id, method, resolve, reject, timers: [] };
       const expire = (ms, hard) => () => {
+        this.timedOut.add(id);
         this.#settle(id, new BridgeError(ErrorCode.TIMEOUT,
           `timed out after ${seconds(ms)}${hard ? ' (hard limit)' : ' without a response'}`));
         if (cancelOnTimeout) this.notify('cancel', { id });
@@ -164,9 +166,9 @@ export class Connection {
         ? new BridgeError(error.code, typeof error.message === 'string' ? error.message : 'error', error.data)
         : new BridgeError(ErrorCode.INTERNAL_ERROR, `malformed error from the guest: ${excerpt(JSON.stringify(error))}`);
     }
-    if (!this.#settle(id, failure, result)) {
-      this.logger.warn(`dropped a guest response for unknown request id ${JSON.stringify(id)}`);
-    }
+    if (this.#settle(id, failure, result)) return;
+    if (this.timedOut.delete(id)) this.logger.debug(`dropped the late answer to timed-out request ${id}`);
+    else this.logger.warn(`dropped a guest response for unknown request id ${JSON.stringify(id)}`);
   }
 
   #notification({ method, params }) {

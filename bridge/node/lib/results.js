@@ -58,7 +58,8 @@ export function errorResult(id, message, latencyS = 0) {
 
 /**
  * Check a result object (which must already carry a string id) and fill the schema defaults.
- * Returns {result} or {problem} describing the first field that does not fit the schema.
+ * Returns {result}, or {problem} naming the first field that does not fit the schema, or why the
+ * result is unusable (neither predicted nor error; fewer tool calls counted than listed).
  */
 export function normalizeResult(raw, defaultLatencyS = 0) {
   for (const key of Object.keys(raw)) {
@@ -84,6 +85,13 @@ export function normalizeResult(raw, defaultLatencyS = 0) {
     if (!USAGE_KEYS.has(key)) return { problem: `unknown field "usage.${key}"` };
     if (!isCount(usage[key])) return { problem: `"usage.${key}" must be an integer >= 0, got ${describe(usage[key])}` };
   }
+  if ((raw.predicted ?? null) === null && (raw.error ?? null) === null) {
+    return { problem: 'a result needs "predicted" or, when the entry failed, "error"' };
+  }
+  const toolCalls = raw.tool_calls ?? [];
+  if ((raw.tool_call_count ?? 0) < toolCalls.length) {
+    return { problem: `"tool_call_count" is ${raw.tool_call_count ?? 0} but ${toolCalls.length} tool calls are listed` };
+  }
   return {
     result: {
       id: raw.id,
@@ -91,7 +99,7 @@ export function normalizeResult(raw, defaultLatencyS = 0) {
       latency_s: raw.latency_s ?? defaultLatencyS,
       usage: { prompt_tokens: usage.prompt_tokens ?? 0, completion_tokens: usage.completion_tokens ?? 0 },
       error: raw.error ?? null,
-      tool_calls: raw.tool_calls ?? [],
+      tool_calls: toolCalls,
       tool_call_count: raw.tool_call_count ?? 0,
       metadata: raw.metadata ?? {},
     },

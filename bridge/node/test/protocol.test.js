@@ -83,8 +83,12 @@ test('constants and builders follow PROTOCOL.md', () => {
 
 describe('results', () => {
   test('normalizeResult fills defaults and names the first bad field', () => {
-    assert.deepEqual(normalizeResult({ id: 'a' }, 0.25).result, { id: 'a', predicted: null, latency_s: 0.25,
-      usage: { prompt_tokens: 0, completion_tokens: 0 }, error: null, tool_calls: [], tool_call_count: 0, metadata: {} });
+    assert.deepEqual(normalizeResult({ id: 'a', error: 'failed' }, 0.25).result, { id: 'a', predicted: null,
+      latency_s: 0.25, usage: { prompt_tokens: 0, completion_tokens: 0 }, error: 'failed', tool_calls: [],
+      tool_call_count: 0, metadata: {} });
+    assert.match(normalizeResult({ id: 'a' }).problem, /a result needs "predicted" or, when the entry failed, "error"/);
+    assert.match(normalizeResult({ id: 'a', predicted: 'x', tool_calls: [{}, {}], tool_call_count: 1 }).problem,
+      /"tool_call_count" is 1 but 2 tool calls are listed/);
     assert.match(normalizeResult({ id: 'a', latency_s: -1 }).problem, /"latency_s" must be a number >= 0/);
     assert.match(normalizeResult({ id: 'a', tool_calls: ['x'] }).problem, /"tool_calls" must be a list of objects/);
     assert.match(normalizeResult({ id: 'a', metadata: [] }).problem, /"metadata" must be an object, got a list/);
@@ -93,13 +97,14 @@ describe('results', () => {
 
   test('matchResults gives one result per entry in entry order', () => {
     const unknown = [];
-    const matched = matchResults([{ id: 'a' }, { id: 'b' }, { id: 'c' }],
-      [{ id: 'c', predicted: 'C' }, { id: 'x' }, { id: 'a', predicted: 'A' }, { id: 'a', predicted: 'A2' }],
+    const matched = matchResults([{ id: 'a' }, { id: 'b' }, { id: 'c' }, { id: 'd' }],
+      [{ id: 'c', predicted: 'C' }, { id: 'x' }, { id: 'a', predicted: 'A' }, { id: 'a', predicted: 'A2' }, { id: 'd' }],
       { onUnknown: (raw) => unknown.push(raw) });
     assert.deepEqual(matched.map((r) => [r.id, r.predicted, r.error]), [
       ['a', null, 'the guest returned 2 results for this entry'],
       ['b', null, 'the guest returned no result for this entry'],
       ['c', 'C', null],
+      ['d', null, 'the guest returned a malformed result: a result needs "predicted" or, when the entry failed, "error"'],
     ]);
     assert.deepEqual(unknown, [{ id: 'x' }]);
   });
