@@ -3,7 +3,8 @@
 // the guest's death fails every pending request at once).
 import { GuestProcess } from './child.js';
 import {
-  BridgeError, ErrorCode, classify, decodeUtf8, encode, errorResponse, isPlainObject, readMessageId, request,
+  BridgeError, ErrorCode, classify, decodeUtf8, encode, errorResponse, isPlainObject, notification, readMessageId,
+  request,
 } from './protocol.js';
 
 const LOG_LEVELS = { debug: 'debug', info: 'info', warning: 'warn', warn: 'warn', error: 'error' };
@@ -70,24 +71,23 @@ export class Connection {
         `the ${method} request is over the ${this.maxLineBytes}-byte line limit`));
     }
     return new Promise((resolve, reject) => {
-      const pending = { id, method, resolve, reject, timers: [] };
+      const pending = { id, method, resolve, reject };
       const expire = (ms, hard) => () => {
         this.timedOut.add(id);
+        if (this.timedOut.size > 1000) this.timedOut.delete(this.timedOut.values().next().value);
         this.#settle(id, new BridgeError(ErrorCode.TIMEOUT,
           `timed out after ${seconds(ms)}${hard ? ' (hard limit)' : ' without a response'}`));
         if (cancelOnTimeout) this.notify('cancel', { id });
       };
       if (Number.isFinite(timeoutMs)) pending.idle = setTimeout(expire(timeoutMs, false), timeoutMs);
-      if (Number.isFinite(hardTimeoutMs)) {
-        pending.hard = setTimeout(expire(hardTimeoutMs, true), hardTimeoutMs);
-      }
+      if (Number.isFinite(hardTimeoutMs)) pending.hard = setTimeout(expire(hardTimeoutMs, true), hardTimeoutMs);
       this.pending.set(id, pending);
       this.process.write(line);
     });
   }
 
   notify(method, params) {
-    this.process.write(encode({ jsonrpc: '2.0', method, params }));
+    this.process.write(encode(notification(method, params)));
   }
 
   /**
