@@ -1,0 +1,133 @@
+"""An LLM method: one chat-completions call per sentence to any OpenAI-compatible endpoint.
+
+The endpoint and the model come from the run's configuration, never from this file:
+``config.base_url`` (e.g. ``http://127.0.0.1:8000/v1``; ``/chat/completions`` is appended) and
+``config.model``. ``temperature``, ``max_tokens`` and ``seed`` are sent when set. An API key, when
+the endpoint needs one, is read from the environment variable ``MT_EVAL_LLM_API_KEY``. The system
+prompt is prompt.txt, with ``{source_lang}`` and ``{target_lang}`` replaced by the run's languages.
+
+translate.js beside this file behaves identically. Only the standard library is used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+API_KEY_VARIABLE = "MT_EVAL_LLM_API_KEY"
+
+
+class EntryError(Exception):
+    """One entry failed; the message becomes its ``error``."""
+
+
+def error_detail(body: str) -> str:
+    """The useful part of an error response: its error message, else the start of the body."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body.strip()[:200]
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error["message"]
+    if isinstance(error, str):
+        return error
+    return body.strip()[:200]
+
+
+def seconds(value: float) -> str:
+    """A duration as both runtimes print it (120, 0.5)."""
+    return f"{value:g}"
+
+
+def post_json(url: str, body: dict[str, Any], headers: dict[str, str], timeout_s: float) -> dict[str, Any]:
+    """POST ``body`` as JSON and return the decoded JSON object; failures raise `EntryError`."""
+    request = urllib.request.Request(url, data=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                                     headers={"Content-Type": "application/json", **headers}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            text = response.read().decode("utf-8", errors="replace")
+    except urllib.error.HTTPError as exc:
+        detail = error_detail(exc.read().decode("utf-8", errors="replace"))
+        raise EntryError(f"HTTP {exc.code} from {url}: {detail}") from exc
+    except (OSError, urllib.error.URLError) as exc:
+        reason = getattr(exc, "reason", exc)
+        if isinstance(reason, TimeoutError):
+            raise EntryError(f"no answer from {url} within {seconds(timeout_s)} s") from exc
+        code = errno.errorcode.get(reason.errno or 0) if isinstance(reason, OSError) else None
+        raise EntryError(f"cannot reach {url}: {code or reason}") from exc
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise EntryError(f"the answer from {url} is not JSON") from exc
+    if not isinstance(data, dict):
+        raise EntryError(f"the answer from {url} is not a JSON object")
+    return data
+
+
+def config_problem(config: Any) -> str | None:
+    """Why this configuration cannot run (None when it can)."""
+    if not config.base_url:
+        return 'config.base_url is not set: give the OpenAI-compatible endpoint, e.g. "http://127.0.0.1:8000/v1"'
+    if not config.base_url.startswith(("http://", "https://")):
+        return f'config.base_url "{config.base_url}" is not an http:// or https:// address'
+    if not config.model:
+        return "config.model is not set: give the name of a model the endpoint serves"
+    return None
+
+
+class ChatCompletionsMethod:
+    """The method: the system prompt from prompt.txt, the sentence as the user message."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.prompt = (Path(directory) / "prompt.txt").read_text(encoding="utf-8").strip()
+
+    def request_body(self, source: str, config: Any) -> dict[str, Any]:
+        system = self.prompt.replace("{source_lang}", config.source_lang).replace("{target_lang}", config.target_lang)
+        body: dict[str, Any] = {"model": config.model, "messages": [
+            {"role": "system", "content": system}, {"role": "user", "content": source}]}
+        for option in ("temperature", "max_tokens", "seed"):
+            if getattr(config, option) is not None:
+                body[option] = getattr(config, option)
+        return body
+
+    def translate_one(self, entry: dict[str, Any], config: Any) -> dict[str, Any]:
+        started = time.perf_counter()
+        url = config.base_url.rstrip("/") + "/chat/completions"
+        key = os.environ.get(API_KEY_VARIABLE)
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        try:
+            data = post_json(url, self.request_body(entry["source"], config), headers, config.timeout_s)
+            choices = data.get("choices")
+            message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(
+                choices[0], dict) else None
+            content = message.get("content") if isinstance(message, dict) else None
+            if not isinstance(content, str):
+                raise EntryError(f"the answer from {url} has no choices[0].message.content")
+        except EntryError as exc:
+            return {"id": entry["id"], "predicted": None, "error": str(exc),
+                    "latency_s": time.perf_counter() - started}
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        counts = {name: usage[name] for name in ("prompt_tokens", "completion_tokens")
+                  if isinstance(usage.get(name), int) and not isinstance(usage.get(name), bool) and usage[name] >= 0}
+        return {"id": entry["id"], "predicted": content.strip(), "latency_s": time.perf_counter() - started,
+                "usage": counts}
+
+    async def translate(self, entries: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
+        problem = config_problem(config)
+        if problem:
+            return [{"id": entry["id"], "predicted": None, "error": problem} for entry in entries]
+        limit = asyncio.Semaphore(config.concurrency)
+
+        async def one(entry: dict[str, Any]) -> dict[str, Any]:
+            async with limit:
+                return await asyncio.to_thread(self.translate_one, entry, config)
+
+        return list(await asyncio.gather(*(one(entry) for entry in entries)))

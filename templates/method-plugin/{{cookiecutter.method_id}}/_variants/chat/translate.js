@@ -1,0 +1,120 @@
+// An LLM method: one chat-completions call per sentence to any OpenAI-compatible endpoint.
+//
+// The endpoint and the model come from the run's configuration, never from this file:
+// config.base_url (e.g. "http://127.0.0.1:8000/v1"; "/chat/completions" is appended) and config.model.
+// temperature, max_tokens and seed are sent when set. An API key, when the endpoint needs one, is read
+// from the environment variable MT_EVAL_LLM_API_KEY. The system prompt is prompt.txt, with
+// {source_lang} and {target_lang} replaced by the run's languages.
+//
+// pipeline.py beside this file behaves identically. Needs only Node (>= 20): the global fetch.
+import { readFileSync } from 'node:fs';
+
+const API_KEY_VARIABLE = 'MT_EVAL_LLM_API_KEY';
+const PROMPT = readFileSync(new URL('./prompt.txt', import.meta.url), 'utf8').trim();
+
+/** One entry failed; the message becomes its `error`. */
+class EntryError extends Error {}
+
+/** The useful part of an error response: its error message, else the start of the body. */
+export function errorDetail(body) {
+  let data;
+  try {
+    data = JSON.parse(body);
+  } catch {
+    return body.trim().slice(0, 200);
+  }
+  const error = data !== null && typeof data === 'object' && !Array.isArray(data) ? data.error : undefined;
+  if (error !== null && typeof error === 'object' && typeof error.message === 'string') return error.message;
+  if (typeof error === 'string') return error;
+  return body.trim().slice(0, 200);
+}
+
+/** POST `body` as JSON and return the decoded JSON object; failures throw EntryError. */
+export async function postJson(url, body, headers, timeoutS) {
+  let response;
+  let text;
+  try {
+    response = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutS * 1000),
+    });
+    text = await response.text();
+  } catch (error) {
+    if (error.name === 'TimeoutError') throw new EntryError(`no answer from ${url} within ${timeoutS} s`);
+    throw new EntryError(`cannot reach ${url}: ${error.cause?.code ?? error.cause?.message ?? error.message}`);
+  }
+  if (!response.ok) throw new EntryError(`HTTP ${response.status} from ${url}: ${errorDetail(text)}`);
+  let data;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new EntryError(`the answer from ${url} is not JSON`);
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    throw new EntryError(`the answer from ${url} is not a JSON object`);
+  }
+  return data;
+}
+
+/** Why this configuration cannot run (null when it can). */
+export function configProblem(config) {
+  if (!config.base_url) {
+    return 'config.base_url is not set: give the OpenAI-compatible endpoint, e.g. "http://127.0.0.1:8000/v1"';
+  }
+  if (!config.base_url.startsWith('http://') && !config.base_url.startsWith('https://')) {
+    return `config.base_url "${config.base_url}" is not an http:// or https:// address`;
+  }
+  if (!config.model) return 'config.model is not set: give the name of a model the endpoint serves';
+  return null;
+}
+
+export function requestBody(source, config) {
+  const system = PROMPT.replaceAll('{source_lang}', config.source_lang).replaceAll('{target_lang}', config.target_lang);
+  const body = { model: config.model, messages: [{ role: 'system', content: system }, { role: 'user', content: source }] };
+  for (const option of ['temperature', 'max_tokens', 'seed']) {
+    if (config[option] !== undefined && config[option] !== null) body[option] = config[option];
+  }
+  return body;
+}
+
+async function translateOne(entry, config) {
+  const started = performance.now();
+  const url = `${config.base_url.replace(/\/+$/, '')}/chat/completions`;
+  const key = process.env[API_KEY_VARIABLE];
+  const headers = key ? { Authorization: `Bearer ${key}` } : {};
+  let data;
+  let content;
+  try {
+    data = await postJson(url, requestBody(entry.source, config), headers, config.timeout_s ?? 120);
+    content = data.choices?.[0]?.message?.content;
+    if (typeof content !== 'string') throw new EntryError(`the answer from ${url} has no choices[0].message.content`);
+  } catch (error) {
+    if (!(error instanceof EntryError)) throw error;
+    return { id: entry.id, predicted: null, error: error.message, latency_s: (performance.now() - started) / 1000 };
+  }
+  const usage = data.usage !== null && typeof data.usage === 'object' ? data.usage : {};
+  const counts = {};
+  for (const name of ['prompt_tokens', 'completion_tokens']) {
+    if (Number.isInteger(usage[name]) && usage[name] >= 0) counts[name] = usage[name];
+  }
+  return { id: entry.id, predicted: content.trim(), latency_s: (performance.now() - started) / 1000, usage: counts };
+}
+
+/** Translate every entry, at most config.concurrency requests at a time. */
+export async function translate(entries, config) {
+  const problem = configProblem(config);
+  if (problem) return entries.map((entry) => ({ id: entry.id, predicted: null, error: problem }));
+  const results = new Array(entries.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < entries.length) {
+      const index = next++;
+      results[index] = await translateOne(entries[index], config);
+    }
+  };
+  const workers = Math.max(1, Math.min(config.concurrency ?? 8, entries.length));
+  await Promise.all(Array.from({ length: workers }, worker));
+  return results;
+}
