@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mt_eval import __version__
+from mt_eval import __version__, scaffold
 from mt_eval.harness.commands import add_compare_parser, add_run_parser, compare_command, run_command
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"mt-eval {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    scaffold.add_parser(commands)
     add_run_parser(commands)
 
     validate = commands.add_parser(
@@ -92,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        if args.command == "new":
+            return scaffold.run_new(args)
         if args.command == "validate":
             from pathlib import Path
 

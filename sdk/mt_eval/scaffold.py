@@ -1,0 +1,319 @@
+"""``mt-eval new``: a method plugin from the cookiecutter template ``templates/method-plugin``.
+
+The template is rendered into a staging directory beside the destination, its files are validated
+(`mt_eval.validate`, strict) and only then moved into place: refused answers or an invalid result leave
+nothing behind. Its hooks check the answers (``pre_gen_project``), keep the chosen runtime's files and
+record the answers in ``.mt-eval-answers.json`` (``post_gen_project``). Nothing heavy is imported until
+the command runs, so ``mt-eval --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # see mt_eval/__init__.py
+if TYPE_CHECKING:
+    import argparse
+    from pathlib import Path
+    from typing import Any
+
+    from mt_eval.validate import PluginReport
+
+TEMPLATE_NAME = "method-plugin"
+YES = ("true", "yes", "y", "on", "1")
+NO = ("false", "no", "n", "off", "0")
+
+DESCRIPTION = """\
+Create a method plugin that validates and runs out of the box: method.json with its dependencies and
+dependency class, method_card.json, pipeline.py and/or translate.js, a README, the plugin's own tests
+and a sample corpus. Asks its questions interactively unless --no-input is given."""
+EPILOG = """\
+questions (--set KEY=VALUE answers one; interactively, it becomes the proposed default):
+  method_name         what people call the method (default: from DIR)
+  method_id           kebab-case identifier (default: DIR's name)
+  runtime             python | node | both (both: identical pipeline.py and translate.js)
+  dependency_profile  self-contained      a bundled CC0 glossary                         class S
+                      open-artifact       a mirrored open-licence glossary, sha256-pinned class O
+                      llm-gateway         any OpenAI-compatible chat endpoint            class A1
+                      external-api        a LibreTranslate-compatible external API       class A2
+  method_class        pipeline | raw-llm | coached-llm | custom-plugin | api | human
+  description, author, method_license (SPDX), open_source (true/false), open_source_url
+
+examples:
+  mt-eval new my-method
+  mt-eval new plugins/my-llm --no-input --set runtime=both --set dependency_profile=llm-gateway
+  mt-eval new my-method --answers my-method/.mt-eval-answers.json --no-input --force   (regenerate)
+"""
+
+
+class AnswerError(Exception):
+    """An answer from --set or --answers cannot be used; the message says which and why."""
+
+
+def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``mt-eval new``."""
+    import argparse
+
+    parser = subcommands.add_parser(
+        "new", help="create a new method plugin from the template (interactive, or --no-input for scripts)",
+        description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("directory", nargs="?", metavar="DIR",
+                        help="where to create the plugin (default: ./METHOD_ID); must not exist or be empty")
+    parser.add_argument("--no-input", action="store_true",
+                        help="ask nothing: use --set, --answers and the template's defaults")
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                        help="answer one question (repeatable), e.g. --set runtime=node")
+    parser.add_argument("--answers", metavar="FILE",
+                        help="answers from a JSON file, e.g. a plugin's .mt-eval-answers.json (--set wins)")
+    parser.add_argument("--force", action="store_true",
+                        help="write into an existing DIR: files the template writes are replaced, others kept")
+
+
+def template_directory() -> Path:
+    """The plugin template: packaged with the SDK (wheel), or in the source tree."""
+    from pathlib import Path
+
+    packaged = Path(__file__).parent / "templates" / TEMPLATE_NAME
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "templates" / TEMPLATE_NAME
+
+
+def template_questions(template: Path) -> dict[str, Any]:
+    """The questions of the template's cookiecutter.json with their defaults (a list: the choices)."""
+    import json
+
+    data = json.loads((template / "cookiecutter.json").read_text(encoding="utf-8"))
+    return {key: value for key, value in data.items() if not key.startswith("_")}
+
+
+def checked_answer(key: str, value: object, questions: dict[str, Any], origin: str) -> str | bool:
+    """``value`` as the answer to question ``key``, or `AnswerError` saying what would be accepted."""
+    import json
+
+    if key not in questions:
+        raise AnswerError(f'{origin}: no question "{key}"; the questions are {", ".join(questions)}')
+    default = questions[key]
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in YES + NO:
+            return value.strip().lower() in YES
+        raise AnswerError(f"{origin}: {key} is true or false, not {json.dumps(value, ensure_ascii=False)}")
+    if isinstance(default, list):
+        if value not in default:
+            raise AnswerError(f"{origin}: {key} is one of {', '.join(default)}; "
+                              f"not {json.dumps(value, ensure_ascii=False)}")
+        return str(value)
+    if not isinstance(value, str):
+        raise AnswerError(f"{origin}: {key} is text, not {json.dumps(value, ensure_ascii=False)}")
+    return value
+
+
+def parse_settings(settings: list[str], questions: dict[str, Any]) -> dict[str, str | bool]:
+    """``--set KEY=VALUE`` options → answers."""
+    answers: dict[str, str | bool] = {}
+    for setting in settings:
+        key, equals, value = setting.partition("=")
+        if not equals or not key.strip():
+            raise AnswerError(f'--set "{setting}": write KEY=VALUE, e.g. --set runtime=node')
+        answers[key.strip()] = checked_answer(key.strip(), value, questions, f"--set {setting}")
+    return answers
+
+
+def read_answers(file: str, questions: dict[str, Any]) -> dict[str, str | bool]:
+    """Answers from a JSON file: ``{"answers": {...}}`` as recorded in a plugin, or a plain object."""
+    import json
+    from pathlib import Path
+
+    try:
+        data = json.loads(Path(file).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise AnswerError(f"--answers {file}: cannot read it as JSON: {exc}") from exc
+    if isinstance(data, dict) and isinstance(data.get("answers"), dict):
+        data = data["answers"]
+    if not isinstance(data, dict):
+        raise AnswerError(f'--answers {file}: expected a JSON object of answers, e.g. {{"runtime": "node"}}')
+    return {key: checked_answer(key, value, questions, f"--answers {file}") for key, value in data.items()}
+
+
+def answers_from_directory(directory: Path) -> dict[str, str]:
+    """Default name and id from the directory the user named (``my-glossary`` → "My Glossary", my-glossary)."""
+    import re
+
+    from mt_eval.manifest import kebab_case
+
+    method_id = kebab_case(directory.resolve().name)
+    if not method_id:
+        return {}
+    words = [w for w in re.split(r"[-_\s]+", directory.resolve().name) if w]
+    return {"method_name": " ".join(w[:1].upper() + w[1:] for w in words), "method_id": method_id}
+
+
+def render(template: Path, staging: Path, answers: dict[str, str | bool], *, no_input: bool
+           ) -> tuple[Path, dict[str, Any]]:
+    """Ask the questions (unless ``no_input``) and render the template under ``staging``."""
+    from pathlib import Path
+
+    from cookiecutter.generate import generate_context, generate_files  # type: ignore[import-untyped]
+    from cookiecutter.prompt import prompt_for_config  # type: ignore[import-untyped]
+
+    context = generate_context(context_file=str(template / "cookiecutter.json"), extra_context=answers)
+    context["_cookiecutter"] = {k: v for k, v in context["cookiecutter"].items() if not k.startswith("_")}
+    context["cookiecutter"].update(prompt_for_config(context, no_input))
+    context["cookiecutter"].update(_template=str(template), _output_dir=str(staging), _repo_dir=str(template),
+                                   _checkout=None)
+    with _QuietAndContained(staging):
+        project = generate_files(repo_dir=str(template), context=context, output_dir=str(staging))
+    return Path(project), dict(context["cookiecutter"])
+
+
+def run_new(args: argparse.Namespace) -> int:
+    """``mt-eval new``: exit 0 when the plugin was created, 2 for unusable answers, 1 when it failed."""
+    import shutil
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    def fail(message: str, status: int = 2) -> int:
+        print(f"mt-eval new: {message}", file=sys.stderr)
+        return status
+
+    template = template_directory()
+    if not (template / "cookiecutter.json").is_file():
+        return fail(f"the plugin template is missing ({template}): reinstall mt-eval-sdk", 1)
+    destination = Path(args.directory) if args.directory else None
+    if destination is not None and (problem := _occupied(destination, force=args.force)):
+        return fail(problem)
+    try:
+        questions = template_questions(template)
+        answers: dict[str, str | bool] = dict(answers_from_directory(destination)) if destination else {}
+        if args.answers:
+            answers.update(read_answers(args.answers, questions))
+        answers.update(parse_settings(args.settings, questions))
+    except AnswerError as exc:
+        return fail(str(exc))
+    parent = (destination.parent if destination is not None else Path.cwd()).absolute()
+    existing = next(p for p in (parent, *parent.parents) if p.is_dir())  # nothing is created before it is needed
+    staging = Path(tempfile.mkdtemp(prefix=".mt-eval-new-", dir=existing))
+    try:
+        generated, answered = _render_reporting_errors(template, staging, answers, no_input=args.no_input)
+        if generated is None:
+            return 2
+        target = destination if destination is not None else Path(answered["method_id"])
+        if destination is None and (problem := _occupied(target, force=args.force)):
+            return fail(problem)
+        report = _validated(generated, target)
+        if report is None:
+            return 1
+        _place(generated, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    print(next_steps(target, answered, report))
+    return 0
+
+
+def next_steps(target: Path, answers: dict[str, Any], report: PluginReport) -> str:
+    """What was created and the commands to run next."""
+    import os
+    import shlex
+
+    from mt_eval.validate import describe_class
+
+    relative = os.path.relpath(target)
+    where = str(target) if relative.startswith("..") else relative
+    lines = [f"Created {where}: {answers['method_name']} ({report.method_id}, class {report.method_class}, "
+             f"runtime {answers['runtime']}), {describe_class(report)}", "", "Next:", f"  cd {shlex.quote(where)}",
+             "  mt-eval validate ."]
+    if answers["runtime"] in ("python", "both"):
+        lines.append("  python -m pytest tests")
+    if answers["runtime"] in ("node", "both"):
+        lines.append("  node --test")
+    if answers["__family"] == "glossary":
+        lines.append('  mt-eval translate . "Good morning, my friend!"')
+    else:
+        lines.append("  # a run needs " + ("config.base_url and config.model" if answers["__family"] == "chat"
+                                           else 'config.params["api_url"]') + ": see README.md")
+    return "\n".join(lines)
+
+
+def _occupied(directory: Path, *, force: bool) -> str | None:
+    if directory.exists() and not directory.is_dir():
+        return f"{directory} exists and is not a directory"
+    if not force and directory.is_dir() and any(directory.iterdir()):
+        return f"{directory} already exists: choose a new directory, or add --force to write into it"
+    return None
+
+
+def _render_reporting_errors(template: Path, staging: Path, answers: dict[str, str | bool], *, no_input: bool
+                             ) -> tuple[Path | None, dict[str, Any]]:
+    import sys
+
+    from cookiecutter.exceptions import (  # type: ignore[import-untyped]
+        CookiecutterException,
+        FailedHookException,
+        UndefinedVariableInTemplate,
+    )
+
+    try:
+        return render(template, staging, answers, no_input=no_input)
+    except FailedHookException:
+        message = "the answers above were refused; nothing was written"
+    except UndefinedVariableInTemplate as exc:  # its str() would print the whole context
+        message = (f"{exc.message}: {exc.error.message} (answers are Jinja templates: write {{{{ '{{{{' }}}} for "
+                   "a literal {{); nothing was written")
+    except EOFError:
+        message = "standard input ended before every question was answered: use --no-input with --set"
+    except (CookiecutterException, ValueError) as exc:
+        message = f"{exc}; nothing was written"
+    print(f"mt-eval new: {message}", file=sys.stderr)
+    return None, {}
+
+
+def _validated(generated: Path, target: Path) -> PluginReport | None:
+    """The strict validation report of the rendered plugin, or None (after printing why) if it fails."""
+    import sys
+
+    from mt_eval.validate import validate_plugin
+
+    report = validate_plugin(generated, run_code=False)
+    if report.passed(strict=True):
+        return report
+    print("mt-eval new: the generated plugin does not validate; nothing was written:", file=sys.stderr)
+    for problem in report.problems:
+        print("  " + problem.render().replace(str(generated), str(target)), file=sys.stderr)
+    return None
+
+
+def _place(generated: Path, target: Path) -> None:
+    """Move the rendered plugin to ``target``, or copy it over an existing directory's files."""
+    import shutil
+
+    if target.exists():
+        shutil.copytree(generated, target, dirs_exist_ok=True)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(generated, target)
+
+
+class _QuietAndContained:
+    """While rendering: cookiecutter's rendered hook scripts go to ``staging`` (removed afterwards; cookiecutter
+    would leave them in the system temporary directory), and its log record of a refused answer stays silent
+    (the hook has already printed why)."""
+
+    def __init__(self, staging: Path) -> None:
+        self.staging = staging
+
+    def __enter__(self) -> None:
+        import logging
+        import tempfile
+
+        self.logger = logging.getLogger("cookiecutter")
+        self.null = logging.NullHandler()
+        self.saved = tempfile.tempdir, self.logger.propagate
+        tempfile.tempdir, self.logger.propagate = str(self.staging), False
+        self.logger.addHandler(self.null)
+
+    def __exit__(self, *exc_info: object) -> None:
+        import tempfile
+
+        tempfile.tempdir, self.logger.propagate = self.saved
+        self.logger.removeHandler(self.null)
