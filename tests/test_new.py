@@ -454,7 +454,7 @@ def test_the_template_also_works_with_plain_cookiecutter(tmp_path):
     argv = [sys.executable, "-m", "cookiecutter", "--no-input", str(TEMPLATE), "-o", str(tmp_path / "out"),
             "runtime=node", "dependency_profile=open-artifact", "method_id=plain"]
     run = subprocess.run(argv, capture_output=True, text=True, timeout=60,
-                         env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})  # its replay file goes to HOME
+                         env={"HOME": str(tmp_path), "TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert run.returncode == 0, run.stderr
     assert main(["validate", "--strict", str(tmp_path / "out" / "plain")]) == 0
     assert sorted(p.name for p in (tmp_path / "out" / "plain").iterdir()) == [
