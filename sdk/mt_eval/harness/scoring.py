@@ -8,6 +8,7 @@ Resamples are drawn in chunks, so memory stays bounded for any corpus size.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,8 @@ CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
 _CHUNK_CELLS = 4_000_000  # resamples × segments drawn at once
+STATS_CHUNK = 5_000  # segments whose statistics sacrebleu extracts at once (its reference caches grow with them)
+PARALLEL_FROM = 500  # segments from which each metric is scored in its own process
 
 
 class MetricScore(msgspec.Struct, kw_only=True):
@@ -51,25 +54,46 @@ def make_metrics() -> dict[str, Any]:
 def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, resamples: int = DEFAULT_RESAMPLES,
           seed: int = DEFAULT_SEED, metrics: dict[str, Any] | None = None) -> Scores:
     """Corpus scores with intervals. ``references`` holds one or more reference streams, each parallel to
-    ``hypotheses``; a failed entry should be passed as an empty hypothesis."""
-    import numpy as np
+    ``hypotheses``; a failed entry should be passed as an empty hypothesis.
 
+    Large corpora are scored with one process per metric (statistics are extracted in chunks, so memory
+    stays bounded); each metric's resamples use their own seed derived from ``seed``.
+    """
+    if not hypotheses:
+        raise ValueError("nothing to score: no hypotheses")
     for stream in references:
         if len(stream) != len(hypotheses):
             raise ValueError(f"{len(hypotheses)} hypotheses but a reference stream of {len(stream)}")
-    results = []
-    rng = np.random.default_rng(seed)
-    refs = [list(stream) for stream in references]
-    for name, metric in (metrics or make_metrics()).items():
-        stats = np.asarray(metric._extract_corpus_statistics(list(hypotheses), refs), dtype=np.float64)
-        total = metric._compute_score_from_stats(stats.sum(axis=0)).score
-        low = high = None
-        if resamples > 0 and len(hypotheses) > 0:
-            low, high = _interval(metric, stats, resamples, rng)
-        results.append(MetricScore(name=name, score=round(float(total), 4), signature=str(metric.get_signature()),
-                                   ci_low=low, ci_high=high, higher_is_better=name != "TER"))
-    return Scores(headline="chrF++", metrics=results, segments=len(hypotheses), bootstrap_resamples=resamples,
+    chosen = metrics or make_metrics()
+    hyps, refs = list(hypotheses), [list(stream) for stream in references]
+    jobs = [(name, metric, hyps, refs, resamples, (seed, index)) for index, (name, metric) in enumerate(chosen.items())]
+    if len(hyps) >= PARALLEL_FROM and (os.cpu_count() or 1) > 1 and len(jobs) > 1:
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
+        with context.Pool(min(len(jobs), os.cpu_count() or 1)) as pool:
+            results = pool.starmap(_score_metric, jobs)
+    else:
+        results = [_score_metric(*job) for job in jobs]
+    return Scores(headline=next(iter(chosen)), metrics=results, segments=len(hyps), bootstrap_resamples=resamples,
                   bootstrap_seed=seed)
+
+
+def _score_metric(name: str, metric: Any, hypotheses: list[str], references: list[list[str]], resamples: int,
+                  seed: tuple[int, int]) -> MetricScore:
+    import numpy as np
+
+    stats = np.concatenate([
+        np.asarray(metric._extract_corpus_statistics(hypotheses[start:start + STATS_CHUNK],
+                                                     [stream[start:start + STATS_CHUNK] for stream in references]),
+                   dtype=np.float64)
+        for start in range(0, len(hypotheses), STATS_CHUNK)])
+    total = metric._compute_score_from_stats(stats.sum(axis=0)).score
+    low = high = None
+    if resamples > 0:
+        low, high = _interval(metric, stats, resamples, np.random.default_rng(list(seed)))
+    return MetricScore(name=name, score=round(float(total), 4), signature=str(metric.get_signature()),
+                       ci_low=low, ci_high=high, higher_is_better=name != "TER")
 
 
 def _interval(metric: Any, stats: Any, resamples: int, rng: Any) -> tuple[float, float]:
