@@ -10,7 +10,7 @@ import {
   DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, encode,
   errorResponse, isPlainObject, isValidId, resultResponse,
 } from './protocol.js';
-import { completeRunConfig, describe, errorResult, normalizeResult } from './results.js';
+import { compactResult, completeRunConfig, describe, errorResult, normalizeResult } from './results.js';
 
 export const GUEST_CAPABILITIES = Object.freeze({ max_batch: null, max_concurrency: 8, cancel: true, progress: false });
 
@@ -95,6 +95,20 @@ function entriesProblem(entries) {
     seen.add(entry.id);
   }
   return null;
+}
+
+// The third argument of translate: {signal}, an AbortSignal created only if the method reads it
+// (creating one per request is a measurable share of a small request's cost).
+function cancellation(job) {
+  return {
+    get signal() {
+      if (job.controller === null) {
+        job.controller = new AbortController();
+        if (job.cancelled) job.controller.abort();
+      }
+      return job.controller.signal;
+    },
+  };
 }
 
 /** The protocol state machine of one guest process. */
@@ -310,7 +324,7 @@ export class GuestServer {
     if (this.jobs.has(key)) {
       return fail(ErrorCode.INVALID_REQUEST, `request id ${JSON.stringify(id)} is already in flight`);
     }
-    const job = { id, key, entries: params.entries, config, controller: new AbortController() };
+    const job = { id, key, entries: params.entries, config, controller: null, cancelled: false };
     this.jobs.set(key, job);
     if (this.active < GUEST_CAPABILITIES.max_concurrency) this.run(job);
     else this.queue.push(job);
@@ -323,7 +337,8 @@ export class GuestServer {
     this.jobs.delete(job.key);
     const queued = this.queue.indexOf(job);
     if (queued !== -1) this.queue.splice(queued, 1);
-    job.controller.abort();
+    job.cancelled = true;
+    job.controller?.abort();
     this.answer(job.id, errorResponse(job.id, ErrorCode.CANCELLED, 'cancelled'));
   }
 
@@ -332,7 +347,7 @@ export class GuestServer {
     const started = performance.now();
     let outcome;
     try {
-      outcome = { value: await this.method.translate(job.entries, job.config, { signal: job.controller.signal }) };
+      outcome = { value: await this.method.translate(job.entries, job.config, cancellation(job)) };
     } catch (error) {
       outcome = { error };
     }
@@ -363,10 +378,37 @@ export class GuestServer {
         continue;
       }
       const { result, problem } = normalizeResult(item, latency);
-      results.push(result ?? errorResult(item.id, `the method returned a malformed result: ${problem}`, latency));
+      results.push(compactResult(result
+        ?? errorResult(item.id, `the method returned a malformed result: ${problem}`, latency)));
     }
     return resultResponse(id, { results });
   }
+}
+
+/**
+ * A line writer that gathers the lines produced in one turn of the event loop into a single
+ * write (one system call instead of one per response). A write with a callback flushes at once.
+ */
+function coalesce(writeOut) {
+  let lines = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (lines.length === 0) return;
+    const data = lines.length === 1 ? lines[0] : lines.join('');
+    lines = [];
+    writeOut(data);
+  };
+  return (line, callback) => {
+    if (line) lines.push(line);
+    if (callback) {
+      flush();
+      writeOut('', callback);
+    } else if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
 }
 
 /**
@@ -375,7 +417,7 @@ export class GuestServer {
  */
 export function serveProcess(target, { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = {}) {
   const resolved = resolveMethod(target);
-  const write = divertStdout();
+  const write = coalesce(divertStdout());
   const log = (text) => process.stderr.write(`mt-eval-guest: ${text}\n`);
   const server = new GuestServer({
     load: () => loading,

@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+
 // Wire-level pieces of mt-eval-bridge/1 shared by the guest and the host: the version, the error
 // codes, a bounded line splitter for byte streams, and builders for the JSON-RPC messages.
 
@@ -136,15 +138,10 @@ export class LineSplitter {
   }
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
 /** Decode a line as strict UTF-8; null when the bytes are not valid UTF-8. */
 export function decodeUtf8(bytes) {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return null;
-  }
+  // isUtf8 is a native check; toString then decodes without a second validation pass.
+  return isUtf8(bytes) ? bytes.toString('utf8') : null;
 }
 
 export function isPlainObject(value) {

@@ -62,6 +62,8 @@ export function errorResult(id, message, latencyS = 0) {
  * result is unusable (neither predicted nor error; fewer tool calls counted than listed).
  */
 export function normalizeResult(raw, defaultLatencyS = 0) {
+  const fast = typicalResult(raw, defaultLatencyS);
+  if (fast !== null) return { result: fast };
   for (const key of Object.keys(raw)) {
     if (!RESULT_KEYS.has(key)) return { problem: `unknown field "${key}" (put extra data in "metadata")` };
   }
@@ -103,6 +105,49 @@ export function normalizeResult(raw, defaultLatencyS = 0) {
       tool_call_count: raw.tool_call_count ?? 0,
       metadata: raw.metadata ?? {},
     },
+  };
+}
+
+/**
+ * A result as it goes on the wire: fields at their schema default are left out (the host fills
+ * them back in), which keeps large batches small.
+ */
+export function compactResult(result) {
+  const out = { id: result.id };
+  if (result.predicted !== null) out.predicted = result.predicted;
+  if (result.latency_s !== 0) out.latency_s = result.latency_s;
+  if (result.usage.prompt_tokens !== 0 || result.usage.completion_tokens !== 0) out.usage = result.usage;
+  if (result.error !== null) out.error = result.error;
+  if (result.tool_calls.length !== 0) out.tool_calls = result.tool_calls;
+  if (result.tool_call_count !== 0) out.tool_call_count = result.tool_call_count;
+  for (const key in result.metadata) { // eslint-disable-line no-unreachable-loop
+    out.metadata = result.metadata;
+    break;
+  }
+  return out;
+}
+
+// The common case — {id, predicted} plus optional well-formed latency, usage and error — checked
+// without building anything, so large batches stay cheap. Anything else takes the full check.
+function typicalResult(raw, defaultLatencyS) {
+  let keys = 0;
+  for (const key in raw) {
+    if (key !== 'id' && key !== 'predicted' && key !== 'latency_s' && key !== 'error') return null;
+    keys++;
+  }
+  const { predicted, latency_s: latency, error } = raw;
+  if (typeof predicted !== 'string' && !(predicted == null && typeof error === 'string')) return null;
+  if (error != null && typeof error !== 'string') return null;
+  if (latency !== undefined && !(typeof latency === 'number' && latency >= 0 && latency !== Infinity)) return null;
+  return keys === 0 ? null : {
+    id: raw.id,
+    predicted: predicted ?? null,
+    latency_s: latency ?? defaultLatencyS,
+    usage: { prompt_tokens: 0, completion_tokens: 0 },
+    error: error ?? null,
+    tool_calls: [],
+    tool_call_count: 0,
+    metadata: {},
   };
 }
 

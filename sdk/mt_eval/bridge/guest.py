@@ -205,8 +205,8 @@ def _translate_params(params: Any) -> tuple[list[dict[str, Any]], RunConfig]:
 def normalize_results(raw: Any, entries: list[dict[str, Any]], elapsed: float) -> list[Any]:
     """Results in the full protocol shape; a malformed result becomes an error for its entry."""
     if not isinstance(raw, list):
-        return [msgspec.to_builtins(TranslationResult(id=e["id"], error=f"method returned {type(raw).__name__}, "
-                                                      "not a list of results")) for e in entries]
+        return [compact(TranslationResult(id=e["id"], error=f"method returned {type(raw).__name__}, "
+                                          "not a list of results")) for e in entries]
     share = elapsed / max(1, len(raw))
     out = []
     for item in raw:
@@ -222,5 +222,14 @@ def normalize_results(raw: Any, entries: list[dict[str, Any]], elapsed: float) -
             result = TranslationResult(id=entry_id, error=f"method returned an invalid result: {problem}")
         if not (isinstance(item, dict) and "latency_s" in item):
             result.latency_s = share
-        out.append(msgspec.to_builtins(result))
+        out.append(compact(result))
     return out
+
+
+_DEFAULTS = msgspec.to_builtins(TranslationResult(id="-"))
+
+
+def compact(result: TranslationResult) -> dict[str, Any]:
+    """A result as it goes on the wire: fields at their default are left out (hosts fill them in)."""
+    return {key: value for key, value in msgspec.to_builtins(result).items()
+            if key == "id" or value != _DEFAULTS[key]}
