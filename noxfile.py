@@ -24,7 +24,7 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """Lint Python code with ruff."""
     session.install("ruff")
-    session.run("ruff", "check", "sdk", "tests", "benchmarks", "examples", "noxfile.py")
+    session.run("ruff", "check", "sdk", "tests", "benchmarks", "examples", "templates", "noxfile.py")
 
 
 @nox.session
@@ -67,5 +67,7 @@ def demo(session: nox.Session) -> None:
 def benchmarks(session: nox.Session) -> None:
     """Run the benchmarks under benchmarks/ and print their ratios."""
     session.install("-e", ".")
-    session.run("python", "benchmarks/startup.py", *session.posargs)
+    session.run("python", "benchmarks/startup.py")
     session.run("python", "benchmarks/bridge.py", *session.posargs)
+    session.run("python", "benchmarks/harness.py", *session.posargs)
+    session.run("python", "benchmarks/new_plugin.py")

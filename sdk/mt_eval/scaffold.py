@@ -48,13 +48,12 @@ class AnswerError(Exception):
     """An answer from --set or --answers cannot be used; the message says which and why."""
 
 
-def add_parser(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``mt-eval new``."""
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``mt-eval new``."""
     import argparse
 
-    parser = subcommands.add_parser(
-        "new", help="create a new method plugin from the template (interactive, or --no-input for scripts)",
-        description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.description, parser.epilog = DESCRIPTION, EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("directory", nargs="?", metavar="DIR",
                         help="where to create the plugin (default: ./METHOD_ID); must not exist or be empty")
     parser.add_argument("--no-input", action="store_true",

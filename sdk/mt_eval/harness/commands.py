@@ -16,26 +16,20 @@ import argparse
 import os
 import sys
 
-TYPE_CHECKING = False  # see mt_eval/__init__.py: typing is not imported at start-up
-if TYPE_CHECKING:
-    from typing import Any
-
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))), "examples")
 DEMO_METHOD = os.path.join(EXAMPLES, "lexicon-eng-spa")
 DEMO_CORPUS = os.path.join(EXAMPLES, "data", "eng-spa-demo.json")
 
 
-def add_run_parser(commands: Any) -> None:
-    run = commands.add_parser(
-        "run", help="evaluate a method on a corpus and write a run card",
-        description="Translate a corpus with a method plugin, score it with sacrebleu (chrF++, BLEU, TER with "
-                    "95%% bootstrap intervals) and write a run card. Results are saved as they complete; "
-                    "an interrupted run continues with --resume.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="examples:\n  mt-eval run --demo\n"
-               "  mt-eval run --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json\n"
-               "  mt-eval run --method my-method --corpus dev.jsonl --pair eng>spa --out runs/try1 --resume")
+def add_run_arguments(run: argparse.ArgumentParser) -> None:
+    run.description = ("Translate a corpus with a method plugin, score it with sacrebleu (chrF++, BLEU, TER with "
+                       "95%% bootstrap intervals) and write a run card. Results are saved as they complete; "
+                       "an interrupted run continues with --resume.")
+    run.formatter_class = argparse.RawDescriptionHelpFormatter
+    run.epilog = ("examples:\n  mt-eval run --demo\n"
+                  "  mt-eval run --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json\n"
+                  "  mt-eval run --method my-method --corpus dev.jsonl --pair eng>spa --out runs/try1 --resume")
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
     what.add_argument("--corpus", metavar="FILE", help="corpus: upstream JSON, JSON list, .jsonl or .tsv")
@@ -94,11 +88,9 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_compare_parser(commands: Any) -> None:
-    compare = commands.add_parser(
-        "compare", help="paired significance tests between two run cards of the same corpus",
-        description="Compare two runs on the same corpus with sacrebleu's paired bootstrap resampling and "
-                    "paired approximate randomization. A is the baseline.")
+def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
+    compare.description = ("Compare two runs on the same corpus with sacrebleu's paired bootstrap resampling and "
+                           "paired approximate randomization. A is the baseline.")
     compare.add_argument("baseline", metavar="A.json", help="run card of the baseline")
     compare.add_argument("candidate", metavar="B.json", help="run card of the system compared with it")
     compare.add_argument("--corpus", metavar="FILE", help="the corpus (default: the path both cards record)")

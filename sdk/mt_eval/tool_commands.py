@@ -1,0 +1,99 @@
+"""Arguments and entry points of the plugin tools: validate, translate, serve, bridge check, schemas.
+
+`mt_eval.cli` imports this module only when one of these commands runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_validate(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Check method plugin directories: method.json, method_card.json and the Python entry "
+                    "point. Every problem is reported with its file, JSON path and a fix. Exit status 0 "
+                    "when all plugins are valid, 1 otherwise.")
+    parser.add_argument("plugins", nargs="+", metavar="DIR", help="plugin directories")
+    parser.add_argument("--json", action="store_true", help="print a JSON report instead of text")
+    parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    parser.add_argument("--no-import", dest="run_code", action="store_false",
+                          help="check the files only; do not import or construct the method")
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    from mt_eval.validate_cli import run_validate as report
+
+    return report([Path(p) for p in args.plugins], as_json=args.json, strict=args.strict, run_code=args.run_code)
+
+
+def add_translate(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Load a method plugin and translate the sentences given as arguments, or one sentence "
+                    "per line of standard input.")
+    parser.add_argument("plugin", metavar="DIR", help="plugin directory")
+    parser.add_argument("texts", nargs="*", metavar="TEXT", help="sentences (default: lines of stdin)")
+    parser.add_argument("--pair", metavar="SRC>TGT",
+                           help="language pair, e.g. eng>spa (default: the method's first supported pair)")
+    parser.add_argument("--file", "-f", metavar="FILE", help="read the sentences from FILE, one per line")
+    parser.add_argument("--json", action="store_true", help="print one JSON result per line")
+
+
+def run_translate(args: argparse.Namespace) -> int:
+    from mt_eval.translate_cli import run_translate as translate
+
+    return translate(Path(args.plugin), args.texts, pair=args.pair, as_json=args.json,
+                     file=Path(args.file) if args.file else None)
+
+
+def add_serve(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Serve a Python method plugin as a bridge guest (protocol mt-eval-bridge/1, see "
+                    "bridge/PROTOCOL.md). Protocol lines go to stdout; anything the method prints goes to "
+                    "stderr. Exits when stdin closes.")
+    parser.add_argument("plugin", metavar="DIR", help="plugin directory")
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from mt_eval.bridge.guest import serve
+
+    return serve(Path(args.plugin))
+
+
+def add_bridge(parser: argparse.ArgumentParser) -> None:
+    parser.description = "Tools for bridge guests."
+    bridge_commands = parser.add_subparsers(dest="bridge_command", metavar="COMMAND", required=True)
+    check = bridge_commands.add_parser(
+        "check", help="run the conformance transcripts against a guest command",
+        description="Start COMMAND once per conformance transcript and check every answer. Put the guest's "
+                    "command after --, e.g.: mt-eval bridge check -- node my-guest.js")
+    check.add_argument("guest", nargs="+", metavar="COMMAND", help="the guest program and its arguments")
+    check.add_argument("--vectors", metavar="DIR", help="transcripts to run (default: the bundled ones)")
+    check.add_argument("--cwd", metavar="DIR", help="working directory for the guest")
+
+
+
+def run_bridge(args: argparse.Namespace) -> int:
+    from mt_eval.bridge.check_cli import run_check
+
+    return run_check(args.guest, vectors=args.vectors, cwd=args.cwd)
+
+
+def add_schemas(parser: argparse.ArgumentParser) -> None:
+    parser.description = "Generate the JSON Schemas of method.json, method cards, entries, results and RunConfig."
+    parser.add_argument("directory", metavar="DIR", help="where the *.schema.json files live")
+    parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the files are stale")
+
+
+def run_schemas(args: argparse.Namespace) -> int:
+    from mt_eval.schemas import drifted_schemas, write_schemas
+
+    directory = Path(args.directory)
+    if args.check:
+        drift = drifted_schemas(directory)
+        for line in drift:
+            print(line, file=sys.stderr)
+        if drift:
+            print(f"regenerate with: mt-eval schemas {directory}", file=sys.stderr)
+        return 1 if drift else 0
+    for path in write_schemas(directory):
+        print(f"wrote {path}")
+    return 0
