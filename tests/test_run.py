@@ -65,13 +65,26 @@ def test_demo_run_writes_a_complete_valid_card(tmp_path: Path):
     assert sealed == hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()
 
 
-def test_card_matches_the_checked_in_schema(tmp_path: Path):
-    run(tmp_path, "--demo")
+def test_cards_of_python_and_node_methods_validate_against_the_checked_in_schema(tmp_path: Path):
+    import jsonschema
+
     schema = json.loads((REPO / "bridge" / "schemas" / "run-card.schema.json").read_text())
-    card = json.loads((tmp_path / "run" / "card.json").read_text())
-    required = schema["$defs"]["RunCard"]["required"]
-    assert set(required) <= set(card)
-    assert set(card) <= set(schema["$defs"]["RunCard"]["properties"])
+    validator = jsonschema.Draft202012Validator(schema)
+    plugin = tmp_path / "reverse-js"
+    plugin.mkdir()
+    shutil.copy(REVERSE / "translate.js", plugin)
+    (plugin / "method.json").write_text(json.dumps({"name": "Reverse JS", "node_entry": "translate.js",
+                                                    "dependency_class": "S", "dependencies": []}))
+    for method, out in [(str(REVERSE), "python"), (str(plugin), "node")]:
+        code, _ = run(tmp_path, "--method", method, "--corpus", str(corpus(tmp_path)), out=out)
+        assert code == 0
+        card = json.loads((tmp_path / out / "card.json").read_text())
+        assert [e.message for e in validator.iter_errors(card)] == []
+    card["metrics"]["metrics"][0]["score"] = "high"
+    [error] = validator.iter_errors(card)
+    assert list(error.absolute_path) == ["metrics"]
+    assert "'high' is not of type 'number'" in jsonschema.exceptions.best_match([error]).message or any(
+        "'high' is not of type 'number'" in sub.message for sub in error.context)
 
 
 def test_a_translate_js_plugin_runs_through_the_bridge(tmp_path: Path):

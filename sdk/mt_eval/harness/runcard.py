@@ -41,6 +41,7 @@ class MethodFacts(msgspec.Struct, kw_only=True):
     code_sha256: str
     git_commit: str | None = None
     git_dirty: bool | None = None
+    guest_restarts: int | None = None
     champollion: dict[str, Any] | None = None
 
 

@@ -234,6 +234,7 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
                            for c in derivation.contributions],
             runtime="python (isolated)" if args.isolate else loaded.source.runtime,
             code_sha256=state.code_sha256, git_commit=commit, git_dirty=dirty,
+            guest_restarts=getattr(loaded.method, "restarts", None),
             champollion=getattr(args, "champollion_source", None)),
         corpus=rc.CorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
                               entries=len(corpus.entries), pair=config.pair, license=corpus.license),
