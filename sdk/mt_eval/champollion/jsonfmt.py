@@ -1,0 +1,112 @@
+"""JSON read and written exactly as the Node side does, so both write byte-identical files.
+
+The Node side writes ``JSON.stringify(value, null, 2)`` plus a newline, and reads numbers as doubles.
+`format_json` reproduces that: key order as read, two-space indentation, non-ASCII kept, lone surrogates
+escaped, and numbers as ECMAScript prints them (``1.0`` → ``1``, ``1e-7`` → ``1e-7``, integers beyond
+2^53 rounded to a double). `bridge/vectors/champollion/json.json` pins the format for both sides.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_SAFE_INTEGER = 2**53
+
+
+def parse_json_text(text: str) -> Any:
+    """Parse JSON as JavaScript would: numbers become doubles (integers stay ``int`` while exact)."""
+    return json.loads(text.removeprefix("\ufeff"), parse_int=_parse_int)
+
+
+def _parse_int(text: str) -> int | float:
+    value = int(text)
+    return value if abs(value) <= _SAFE_INTEGER else float(text)
+
+
+def js_number(value: float) -> str:
+    """A number as ECMAScript's Number::toString (and so JSON.stringify) writes it."""
+    if isinstance(value, int) and abs(value) <= _SAFE_INTEGER:
+        return str(value)
+    number = float(value)
+    if not math.isfinite(number):
+        return "null"
+    if number == 0:
+        return "0"
+    mantissa, _, exponent = repr(abs(number)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    fraction = fraction.rstrip("0")
+    digits = whole + fraction
+    significant = digits.lstrip("0")
+    # abs(number) == 0.<significant> × 10^n
+    n = len(significant) + int(exponent or 0) - len(fraction)
+    s = significant.rstrip("0")
+    k = len(s)
+    sign = "-" if number < 0 else ""
+    if k <= n <= 21:
+        text = s + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = s[:n] + "." + s[n:]
+    elif -6 < n <= 0:
+        text = "0." + "0" * -n + s
+    else:
+        e = n - 1
+        text = (s if k == 1 else s[0] + "." + s[1:]) + "e" + ("+" if e >= 0 else "-") + str(abs(e))
+    return sign + text
+
+
+def js_string(text: str) -> str:
+    """A string literal as JSON.stringify writes it."""
+    out = json.dumps(text, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+
+
+def format_json(value: Any) -> str:
+    """``JSON.stringify(value, null, 2) + "\\n"``."""
+    parts: list[str] = []
+    _write(value, "", parts)
+    parts.append("\n")
+    return "".join(parts)
+
+
+def _write(value: Any, indent: str, out: list[str]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(js_string(value))
+    elif isinstance(value, int | float):
+        out.append(js_number(value))
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = indent + "  "
+        out.append("{")
+        for i, (key, item) in enumerate(value.items()):
+            out.append(("," if i else "") + "\n" + inner + js_string(str(key)) + ": ")
+            _write(item, inner, out)
+        out.append("\n" + indent + "}")
+    elif isinstance(value, list | tuple):
+        if not value:
+            out.append("[]")
+            return
+        inner = indent + "  "
+        out.append("[")
+        for i, item in enumerate(value):
+            out.append(("," if i else "") + "\n" + inner)
+            _write(item, inner, out)
+        out.append("\n" + indent + "]")
+    else:
+        raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def utf16_key(text: str) -> bytes:
+    """Sort key that orders strings as JavaScript's default sort does (by UTF-16 code units)."""
+    return text.encode("utf-16-be", "surrogatepass")

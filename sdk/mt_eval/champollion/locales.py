@@ -1,0 +1,191 @@
+"""Locale files: where they are, their keys, and i18next plurals.
+
+Two layouts are read: a directory per locale (``locales/en/common.json``, nested folders allowed; the
+targets are ``locales/es/common.json``…) or one file per locale (``locales/en.json`` → ``locales/es.json``).
+Keys are the dotted paths of string values (``nav.home``, ``list.0`` for array items). A target file has
+the source file's shape and key order; numbers, booleans and nulls are copied.
+
+Plurals follow i18next's JSON v4 suffixes (``_zero _one _two _few _many _other``; ``_ordinal_…`` for
+ordinals). A group is the set of keys with one base that has an ``_other`` key. The target gets the plural
+categories of its own language (CLDR, from ``languages.json``), at the group's place, each translated
+from the same category in the source or else from ``_other``; a source ``_zero`` is kept (i18next uses
+it for a count of 0 in any language). For a language not in the table the source's categories are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mt_eval.champollion.jsonfmt import js_string, utf16_key
+from mt_eval.champollion.languages import PLURAL_ORDER, plural_categories
+
+_PLURAL_KEY = re.compile(r"^(.+)_(zero|one|two|few|many|other)\Z", re.S)
+
+
+@dataclass
+class Slot:
+    """One string the target file needs: its dotted key and the source text it is translated from."""
+
+    key: str
+    source: str
+    collision: str | None = None  # another path of the file already has this dotted key
+
+
+@dataclass(frozen=True)
+class LocaleFiles:
+    """The source files of the input locale and where each target file goes."""
+
+    directory_layout: bool
+    sources: list[str]  # paths relative to the input locale's directory (or ["<input>.json"])
+
+    def source_path(self, locales_dir: Path, input_locale: str, name: str) -> Path:
+        return locales_dir / input_locale / name if self.directory_layout else locales_dir / name
+
+    def target_name(self, locale: str, name: str) -> str:
+        """The target file, relative to the locales directory (also its name in the lock file)."""
+        return f"{locale}/{name}" if self.directory_layout else f"{locale}.json"
+
+
+def find_locale_files(locales_dir: Path, input_locale: str) -> LocaleFiles:
+    """The input locale's JSON files; raise FileNotFoundError when there are none."""
+    directory = locales_dir / input_locale
+    if directory.is_dir():
+        found = [p.relative_to(directory).as_posix() for p in directory.rglob("*.json")
+                 if p.is_file() and not any(part.startswith(".") for part in p.relative_to(directory).parts)]
+        return LocaleFiles(True, sorted(found, key=utf16_key))
+    single = locales_dir / f"{input_locale}.json"
+    if single.is_file():
+        return LocaleFiles(False, [single.name])
+    raise FileNotFoundError(f"no source locale files: expected {directory}/*.json or {single}")
+
+
+def layout(tree: Any, target_locale: str) -> Any:
+    """The target file's shape: ``tree`` with each string replaced by a `Slot` and plural groups expanded
+    to the target language's categories."""
+    seen: set[str] = set()
+    return _layout(tree, [], target_locale, seen)
+
+
+def _dotted(path: list[str]) -> str:
+    return ".".join(path)
+
+
+def _slot(path: list[str], source: str, seen: set[str]) -> Slot:
+    key = _dotted(path)
+    slot = Slot(key, source)
+    if key in seen:
+        slot.collision = (f"{js_string(key)} names two strings in this file (a key with dots and nested keys); "
+                          "rename one of them")
+    seen.add(key)
+    return slot
+
+
+def _layout(node: Any, path: list[str], locale: str, seen: set[str]) -> Any:
+    if isinstance(node, str):
+        return _slot(path, node, seen)
+    if isinstance(node, list):
+        return [_layout(item, [*path, str(i)], locale, seen) for i, item in enumerate(node)]
+    if not isinstance(node, dict):
+        return node
+    groups = _plural_groups(node)
+    out: dict[str, Any] = {}
+    expanded: set[str] = set()
+    for key, value in node.items():
+        group = groups.get(key)
+        if group is None:
+            out[key] = _layout(value, [*path, key], locale, seen)
+            continue
+        base, forms = group
+        if base in expanded:
+            continue
+        expanded.add(base)
+        kind = "ordinal" if base.endswith("_ordinal") else "cardinal"
+        wanted = plural_categories(locale, kind)
+        categories = list(forms) if wanted is None else [
+            c for c in PLURAL_ORDER if c in wanted or (c == "zero" and "zero" in forms)]
+        for category in categories:
+            name = f"{base}_{category}"
+            out[name] = _slot([*path, name], forms.get(category, forms["other"]), seen)
+    return out
+
+
+def _plural_groups(node: dict[str, Any]) -> dict[str, tuple[str, dict[str, str]]]:
+    """Key → (base, {category: text}) for the keys of ``node`` that belong to a plural group."""
+    forms: dict[str, dict[str, str]] = {}
+    for key, value in node.items():
+        match = _PLURAL_KEY.match(key)
+        if match and isinstance(value, str):
+            forms.setdefault(match.group(1), {})[match.group(2)] = value
+    groups: dict[str, tuple[str, dict[str, str]]] = {}
+    for base, found in forms.items():
+        if "other" in found:
+            for category in found:
+                groups[f"{base}_{category}"] = (base, found)
+    return groups
+
+
+def slots(shape: Any) -> list[Slot]:
+    """The slots of a layout, in file order."""
+    out: list[Slot] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Slot):
+            out.append(node)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, dict):
+            for item in node.values():
+                walk(item)
+
+    walk(shape)
+    return out
+
+
+def fill(shape: Any, values: dict[str, str]) -> Any:
+    """The target file: each slot's value from ``values``. A slot without a value (or whose key collides)
+    is left out of its object, and an object left empty goes too; in an array it keeps its source text, so
+    indexes do not shift."""
+    def value(slot: Slot) -> str | None:
+        return None if slot.collision else values.get(slot.key)
+
+    if isinstance(shape, Slot):
+        return value(shape)
+    if isinstance(shape, list):
+        return [(value(item) if value(item) is not None else item.source) if isinstance(item, Slot)
+                else fill(item, values) for item in shape]
+    if not isinstance(shape, dict):
+        return shape
+    out: dict[str, Any] = {}
+    for key, item in shape.items():
+        if isinstance(item, Slot):
+            text = value(item)
+            if text is not None:
+                out[key] = text
+            continue
+        filled = fill(item, values)
+        if isinstance(filled, dict) and not filled and item:
+            continue
+        out[key] = filled
+    return out
+
+
+def string_values(tree: Any) -> dict[str, str]:
+    """Dotted key → string for every string in a (target) file; the first of colliding keys wins."""
+    out: dict[str, str] = {}
+
+    def walk(node: Any, path: list[str]) -> None:
+        if isinstance(node, str):
+            out.setdefault(_dotted(path), node)
+        elif isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, [*path, str(i)])
+        elif isinstance(node, dict):
+            for key, item in node.items():
+                walk(item, [*path, key])
+
+    walk(tree, [])
+    return out

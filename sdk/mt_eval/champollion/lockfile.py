@@ -1,0 +1,94 @@
+"""The lock file, ``<localesDir>/.champollion-lock.json``: what produced each target string.
+
+For every target file (named relative to the locales directory) and key, the lock records the hash of
+the source text the value was translated from and the fingerprint of the method that translated it, as
+``"SOURCE METHOD"`` (``-`` for the method of a value that was already there when the key was first seen:
+it is kept, and translated again only when its source changes). A key is sent again when its source hash
+or the method fingerprint differs, or when its value is missing from the target file::
+
+    {"version": 1, "files": {"es/common.json": {"greeting": "185f8db32271fe25 4177342101375941"}}}
+
+Hashes are the first 16 hex digits of SHA-256 over UTF-8; `bridge/vectors/champollion/hashing.json` pins
+them, and the fingerprint's input, for both sides.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mt_eval.champollion.jsonfmt import format_json, js_number, js_string, parse_json_text, utf16_key
+
+LOCK_FILE = ".champollion-lock.json"
+LOCK_VERSION = 1
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def hash_text(text: str) -> str:
+    """First 16 hex digits of the SHA-256 of ``text`` in UTF-8 (a lone surrogate counts as U+FFFD)."""
+    return hashlib.sha256(_SURROGATE.sub("\ufffd", text).encode("utf-8")).hexdigest()[:16]
+
+
+def fingerprint_input(method_id: str, source_lang: str, target_lang: str, model: str | None,
+                      temperature: float | None) -> str:
+    """What identifies the method and the settings that shape its output (not the batch size): a compact
+    JSON array ``[method_id, "src>tgt", model, temperature as text]``."""
+    parts = [method_id, f"{source_lang}>{target_lang}", model, None if temperature is None else js_number(temperature)]
+    return "[" + ",".join("null" if p is None else js_string(p) for p in parts) + "]"
+
+
+def method_fingerprint(method_id: str, source_lang: str, target_lang: str, model: str | None,
+                       temperature: float | None) -> str:
+    return hash_text(fingerprint_input(method_id, source_lang, target_lang, model, temperature))
+
+
+@dataclass(frozen=True)
+class LockEntry:
+    source: str
+    method: str | None
+
+
+@dataclass
+class Lock:
+    """Target file → key → entry, in the lock file's order."""
+
+    files: dict[str, dict[str, LockEntry]] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        files = {name: {key: f"{e.source} {e.method or '-'}" for key, e in entries.items()}
+                 for name, entries in sorted(self.files.items(), key=lambda item: utf16_key(item[0]))}
+        return format_json({"version": LOCK_VERSION, "files": files})
+
+
+class LockError(ValueError):
+    """The lock file cannot be read; the message names it and says how to recover."""
+
+
+def read_lock(path: Path) -> Lock:
+    """The lock file, or an empty lock when there is none."""
+    if not path.is_file():
+        return Lock()
+    try:
+        data = parse_json_text(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise LockError(f"{path}: cannot read the lock file ({exc}); fix it, or delete it to re-check every "
+                        "key") from exc
+    if not isinstance(data, dict) or data.get("version") != LOCK_VERSION or not isinstance(data.get("files"), dict):
+        raise LockError(f"{path}: not a version {LOCK_VERSION} lock file; delete it to re-check every key")
+    lock = Lock()
+    for name, entries in data["files"].items():
+        if not isinstance(entries, dict):
+            raise LockError(f"{path}: files[{js_string(name)}] is not an object; delete the lock file to re-check "
+                            "every key")
+        lock.files[name] = {key: entry for key, raw in entries.items() if (entry := _entry(raw)) is not None}
+    return lock
+
+
+def _entry(raw: Any) -> LockEntry | None:
+    parts = raw.split(" ") if isinstance(raw, str) else []
+    if len(parts) != 2 or not parts[0] or not parts[1]:
+        return None  # an entry it cannot read only means the key is checked again
+    return LockEntry(parts[0], None if parts[1] == "-" else parts[1])

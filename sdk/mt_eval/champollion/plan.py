@@ -1,0 +1,100 @@
+"""What a locale needs: per target file, which keys are up to date, which must be sent, which go away.
+
+A key is *due* when its value is missing from the target file (``new``), its source text changed since it
+was translated (``source changed``), the pair's method or settings changed (``method changed``) or every
+key is forced (``forced``). A value present in the target but unknown to the lock file is *adopted*: kept
+and recorded, translated again only when its source changes. Keys of the target that the source no longer
+has are *removed*. The Node side (``lib/champollion/plan.js``) plans identically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mt_eval.champollion.jsonfmt import parse_json_text
+from mt_eval.champollion.locales import LocaleFiles, Slot, layout, slots, string_values
+from mt_eval.champollion.lockfile import Lock, LockEntry, hash_text
+
+
+@dataclass
+class Due:
+    slot: Slot
+    reason: str  # new | source changed | method changed | forced
+
+
+@dataclass
+class FilePlan:
+    """One target file: its shape, previous values and what to do with each key."""
+
+    name: str  # relative to the locales directory
+    path: Path
+    shape: Any = None
+    previous: dict[str, str] = field(default_factory=dict)
+    previous_text: str | None = None
+    keep: dict[str, LockEntry] = field(default_factory=dict)  # lock entries of previous values kept
+    due: list[Due] = field(default_factory=list)
+    collisions: list[Slot] = field(default_factory=list)
+    up_to_date: int = 0
+    adopted: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+def read_tree(path: Path) -> Any:
+    """A locale file's JSON object; ValueError saying what is wrong."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    try:
+        tree = parse_json_text(text)
+    except ValueError as exc:
+        raise ValueError(f"{path}: invalid JSON: {exc}") from exc
+    if not isinstance(tree, dict):
+        raise ValueError(f"{path}: expected a JSON object of translation keys")
+    return tree
+
+
+def plan_file(files: LocaleFiles, name: str, locales_dir: Path, input_locale: str, locale: str, lock: Lock,
+              fingerprint: str, *, force: bool) -> FilePlan:
+    target_name = files.target_name(locale, name)
+    plan = FilePlan(name=target_name, path=locales_dir / target_name)
+    try:
+        source = read_tree(files.source_path(locales_dir, input_locale, name))
+        if plan.path.is_file():
+            plan.previous_text = plan.path.read_text(encoding="utf-8")
+            plan.previous = string_values(read_tree(plan.path))
+    except (OSError, ValueError) as exc:
+        plan.error = str(exc)
+        return plan
+    plan.shape = layout(source, locale)
+    entries = lock.files.get(target_name, {})
+    keys = set()
+    for slot in slots(plan.shape):
+        keys.add(slot.key)
+        if slot.collision:
+            plan.collisions.append(slot)
+            continue
+        previous = plan.previous.get(slot.key)
+        entry = entries.get(slot.key)
+        source_hash = hash_text(slot.source)
+        if previous is None:
+            plan.due.append(Due(slot, "new"))
+        elif force:
+            plan.due.append(Due(slot, "forced"))
+        elif entry is None:
+            plan.adopted.append(slot.key)
+            plan.keep[slot.key] = LockEntry(source_hash, None)
+        elif entry.source != source_hash:
+            plan.due.append(Due(slot, "source changed"))
+        elif entry.method is not None and entry.method != fingerprint:
+            plan.due.append(Due(slot, "method changed"))
+        else:
+            plan.up_to_date += 1
+            plan.keep[slot.key] = entry
+        if previous is not None and entry is not None and slot.key not in plan.keep:
+            plan.keep[slot.key] = entry  # still true of the previous value, kept if the translation fails
+    plan.removed = [key for key in plan.previous if key not in keys]
+    return plan

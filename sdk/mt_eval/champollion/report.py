@@ -1,0 +1,76 @@
+"""What ``mt-eval locales`` prints: a text summary per locale and file, or the same facts as JSON.
+
+Both are byte-identical to what the Node command (``mt-eval-locales``) prints for the same run, error
+messages of failed keys aside (a method's exception reads differently in each runtime).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mt_eval.champollion.jsonfmt import format_json
+from mt_eval.champollion.sync import FileReport, LocaleReport, SyncReport
+
+_MARK = {"new": "+", "source changed": "~", "method changed": "~", "forced": "~"}
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _counts(file: FileReport, dry_run: bool) -> str:
+    if dry_run:
+        parts = [(len(file.due), "to translate"), (file.up_to_date, "up to date"), (len(file.adopted), "adopted"),
+                 (len(file.removed), "to remove"), (len(file.failed), "failed")]
+    else:
+        parts = [(len(file.translated), "translated"), (len(file.copied), "copied"), (file.up_to_date, "up to date"),
+                 (len(file.adopted), "adopted"), (len(file.removed), "removed"), (len(file.failed), "failed")]
+    shown = [f"{count} {label}" for count, label in parts if count]
+    return ", ".join(shown) or "no keys"
+
+
+def render_text(report: SyncReport) -> str:
+    lines: list[str] = []
+    for locale in report.locales:
+        lines.append(f"{locale.locale} ({locale.pair}) via {locale.method} ({locale.languages})")
+        for file in locale.files:
+            if file.error is not None:
+                lines.append(f"  {file.file}  error: {file.error}")
+                continue
+            lines.append(f"  {file.file}  {_counts(file, report.dry_run)}")
+            if report.dry_run:
+                lines.extend(f"    {_MARK[reason]} {key} ({reason})" for key, reason in file.due)
+                lines.extend(f"    - {key}" for key in file.removed)
+            lines.extend(f"    failed {key}: {error}" for key, error in file.failed)
+        verb = "would send" if report.dry_run else "sent"
+        lines.append(f"  {verb} {_plural(locale.sent, 'string')} in {_plural(locale.calls, 'call')}")
+    failed = sum(len(f.failed) + (f.error is not None) for r in report.locales for f in r.files)
+    if report.dry_run:
+        lines.append("dry run: nothing was sent or written")
+    elif failed:
+        lines.append(f"{_plural(failed, 'problem')}: failed keys kept their previous values")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(report: SyncReport) -> str:
+    return format_json(as_json(report))
+
+
+def as_json(report: SyncReport) -> dict[str, Any]:
+    return {"dryRun": report.dry_run, "ok": report.ok, "locales": [_locale(r) for r in report.locales]}
+
+
+def _locale(report: LocaleReport) -> dict[str, Any]:
+    return {"locale": report.locale, "pair": report.pair, "method": report.method, "languages": report.languages,
+            "sent": report.sent, "calls": report.calls, "files": [_file(f) for f in report.files]}
+
+
+def _file(file: FileReport) -> dict[str, Any]:
+    return {"file": file.file, "due": [{"key": k, "reason": r} for k, r in file.due], "upToDate": file.up_to_date,
+            "adopted": file.adopted, "removed": file.removed, "translated": file.translated, "copied": file.copied,
+            "failed": [{"key": k, "error": e} for k, e in file.failed], "written": file.written, "error": file.error}
+
+
+def progress_line(locale: str, done: int, total: int) -> str:
+    return f"{locale}: {done}/{total} strings translated"
+

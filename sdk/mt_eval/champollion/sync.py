@@ -1,0 +1,245 @@
+"""Translating a project's locales: plan each target locale, send only what is due, write files and lock.
+
+Per target locale (in config order): the due source texts of all its files, each text once, in file and
+key order, are protected (`placeholders`), sent in batches of the pair's ``batchSize`` and restored. A
+text with nothing to translate (only placeholders, digits, punctuation) is copied without being sent.
+A failed key keeps its previous value (or stays out of the file) and its previous lock entry, so it is
+tried again next time. A target file is written only when its bytes change; so is the lock file.
+The Node side (``lib/champollion/sync.js``) does the same, and writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mt_eval.champollion.config import ChampollionConfig, Pair
+from mt_eval.champollion.jsonfmt import format_json, js_string
+from mt_eval.champollion.languages import LanguageError, pair_languages
+from mt_eval.champollion.locales import LocaleFiles, fill, find_locale_files, slots
+from mt_eval.champollion.lockfile import LOCK_FILE, Lock, LockEntry, hash_text, method_fingerprint, read_lock
+from mt_eval.champollion.placeholders import PlaceholderError, Protected, has_words, protect, restore
+from mt_eval.champollion.plan import FilePlan, plan_file
+from mt_eval.champollion.plugins import resolve_plugin
+
+# (entries, run config fields) → one result dict per entry ({"id", "predicted"} or {"id", "error"})
+Translate = Callable[[list[dict[str, Any]], dict[str, Any]], Awaitable[list[dict[str, Any]]]]
+Progress = Callable[[str, int, int], None]
+BATCHES_IN_FLIGHT = 4  # batches of one locale sent at once
+
+
+@dataclass(frozen=True)
+class PairMethod:
+    """A pair with its plugin resolved and its RunConfig worked out."""
+
+    pair: Pair
+    directory: Path
+    method_id: str
+    run_config: dict[str, Any]
+    fingerprint: str
+
+    @property
+    def languages(self) -> str:
+        return f"{self.run_config['source_lang']}>{self.run_config['target_lang']}"
+
+
+def pair_method(config: ChampollionConfig, pair: Pair) -> PairMethod:
+    """Resolve a pair's plugin and language codes; raises PluginNotFoundError, LanguageError or
+    PluginLoadError (an invalid plugin)."""
+    from mt_eval.loader import PluginLoadError, read_plugin
+
+    directory = resolve_plugin(pair.settings.method_plugin, config.directory)
+    source, problems = read_plugin(directory)
+    errors = [p for p in problems if p.severity == "error"]
+    if source is None or errors:
+        raise PluginLoadError(problems, summary=f"methodPlugin of {pair.key}: {directory} is not a valid plugin")
+    s = pair.settings
+    try:
+        source_lang, target_lang = pair_languages(pair.source, pair.target, list(source.manifest.supported_pairs),
+                                                  source_language=s.source_language,
+                                                  target_language=s.target_language)
+    except LanguageError as exc:
+        raise LanguageError(f"pair {js_string(pair.key)}: {source.method_id} ({directory}): {exc}. Set "
+                            '"sourceLanguage" and "targetLanguage" in the pair to codes the method supports') from exc
+    run_config: dict[str, Any] = {"source_lang": source_lang, "target_lang": target_lang, "batch_size": s.batch_size}
+    if s.model is not None:
+        run_config["model"] = s.model
+    if s.temperature is not None:
+        run_config["temperature"] = s.temperature
+    fingerprint = method_fingerprint(source.method_id, source_lang, target_lang, s.model, s.temperature)
+    return PairMethod(pair, directory, source.method_id, run_config, fingerprint)
+
+
+@dataclass
+class FileReport:
+    file: str
+    due: list[tuple[str, str]] = field(default_factory=list)
+    up_to_date: int = 0
+    adopted: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    translated: list[str] = field(default_factory=list)
+    copied: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    written: bool = False
+    error: str | None = None
+
+
+@dataclass
+class LocaleReport:
+    locale: str
+    pair: str
+    method: str
+    languages: str
+    sent: int = 0
+    calls: int = 0
+    files: list[FileReport] = field(default_factory=list)
+
+
+@dataclass
+class SyncReport:
+    dry_run: bool
+    locales: list[LocaleReport] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(f.error is None and not f.failed for r in self.locales for f in r.files)
+
+
+async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
+                       open_method: Callable[[PairMethod], Translate], *, dry_run: bool = False, force: bool = False,
+                       progress: Progress | None = None) -> SyncReport:
+    """Bring every pair's target files up to date; ``open_method`` is called only for a pair with work."""
+    files = find_locale_files(config.locales_dir, config.input_locale)
+    lock_path = config.locales_dir / LOCK_FILE
+    lock = read_lock(lock_path)
+    lock_before = lock.to_json() if lock_path.is_file() else None
+    report = SyncReport(dry_run=dry_run)
+    for method in methods:
+        locale = method.pair.target
+        plans = [plan_file(files, name, config.locales_dir, config.input_locale, locale, lock, method.fingerprint,
+                           force=force) for name in files.sources]
+        locale_report = LocaleReport(locale=locale, pair=method.pair.key, method=method.method_id,
+                                     languages=method.languages)
+        report.locales.append(locale_report)
+        texts = _due_texts(plans)
+        sendable = [text for text, protected in texts.items() if has_words(protected)]
+        batch_size = int(method.run_config["batch_size"])
+        locale_report.calls = -(-len(sendable) // batch_size)
+        locale_report.sent = len(sendable)
+        outcomes: dict[str, tuple[str | None, str | None]] = {
+            text: (text, None) for text, protected in texts.items() if not has_words(protected)}
+        if sendable and not dry_run:
+            try:
+                translate = open_method(method)
+            except Exception as exc:
+                outcomes.update({text: (None, f"the method cannot be loaded: {exc}") for text in sendable})
+            else:
+                batches = [sendable[i:i + batch_size] for i in range(0, len(sendable), batch_size)]
+                await _run_batches(batches, translate, texts, method.run_config, outcomes, locale, progress)
+        for plan in plans:
+            locale_report.files.append(_finish_file(plan, outcomes, texts, lock, method.fingerprint, dry_run))
+        _drop_stale_files(lock, files, locale, plans)
+    if not dry_run and lock.to_json() != lock_before:
+        _write_atomic(lock_path, lock.to_json())
+    return report
+
+
+async def _run_batches(batches: list[list[str]], translate: Translate, texts: dict[str, Protected],
+                       run_config: dict[str, Any], outcomes: dict[str, tuple[str | None, str | None]], locale: str,
+                       progress: Progress | None) -> None:
+    """Translate the batches, `BATCHES_IN_FLIGHT` at a time, reporting progress after each."""
+    import anyio
+
+    pending = iter(batches)
+    total = sum(len(batch) for batch in batches)
+    done = 0
+
+    async def worker() -> None:
+        nonlocal done
+        for batch in pending:
+            outcomes.update(await _translate_batch(translate, batch, texts, run_config))
+            done += len(batch)
+            if progress is not None:
+                progress(locale, done, total)
+
+    async with anyio.create_task_group() as group:
+        for _ in range(min(BATCHES_IN_FLIGHT, len(batches))):
+            group.start_soon(worker)
+
+
+def _due_texts(plans: list[FilePlan]) -> dict[str, Protected]:
+    texts: dict[str, Protected] = {}
+    for plan in plans:
+        for due in plan.due:
+            if due.slot.source not in texts:
+                texts[due.slot.source] = protect(due.slot.source)
+    return texts
+
+
+async def _translate_batch(translate: Translate, batch: list[str], texts: dict[str, Protected],
+                           run_config: dict[str, Any]) -> dict[str, tuple[str | None, str | None]]:
+    entries = [{"id": str(i + 1), "source": texts[text].text} for i, text in enumerate(batch)]
+    try:
+        results = await translate(entries, run_config)
+    except Exception as exc:
+        return {text: (None, f"the method failed: {type(exc).__name__}: {exc}") for text in batch}
+    by_id = {r["id"]: r for r in results}
+    out: dict[str, tuple[str | None, str | None]] = {}
+    for entry, text in zip(entries, batch, strict=True):
+        result = by_id.get(entry["id"], {})
+        if result.get("error") is not None or not isinstance(result.get("predicted"), str):
+            out[text] = (None, str(result.get("error") or "the method returned no translation"))
+            continue
+        try:
+            out[text] = (restore(result["predicted"], texts[text].placeholders), None)
+        except PlaceholderError as exc:
+            out[text] = (None, str(exc))
+    return out
+
+
+def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | None]], texts: dict[str, Protected],
+                 lock: Lock, fingerprint: str, dry_run: bool) -> FileReport:
+    report = FileReport(file=plan.name, due=[(d.slot.key, d.reason) for d in plan.due], up_to_date=plan.up_to_date,
+                        adopted=plan.adopted, removed=plan.removed, error=plan.error)
+    report.failed = [(slot.key, f"{slot.collision}; left out of the file") for slot in plan.collisions]
+    if plan.error is not None or dry_run:
+        return report
+    values = {key: text for key, text in plan.previous.items() if key in plan.keep or key in
+              {d.slot.key for d in plan.due}}
+    entries: dict[str, LockEntry] = dict(plan.keep)
+    for due in plan.due:
+        translated, error = outcomes[due.slot.source]
+        if translated is None:
+            fallback = "kept the previous value" if due.slot.key in plan.previous else "left out of the file"
+            report.failed.append((due.slot.key, f"{error or 'not translated'}; {fallback}"))
+            continue
+        values[due.slot.key] = translated
+        entries[due.slot.key] = LockEntry(hash_text(due.slot.source), fingerprint)
+        (report.copied if not has_words(texts[due.slot.source]) else report.translated).append(due.slot.key)
+    lock.files[plan.name] = {slot.key: entries[slot.key] for slot in slots(plan.shape)
+                             if slot.key in entries and slot.key in values and not slot.collision}
+    text = format_json(fill(plan.shape, values))
+    if text != plan.previous_text:
+        plan.path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(plan.path, text)
+        report.written = True
+    return report
+
+
+def _drop_stale_files(lock: Lock, files: LocaleFiles, locale: str, plans: list[FilePlan]) -> None:
+    """Forget lock entries of this locale's target files whose source file is gone."""
+    current = {plan.name for plan in plans}
+    prefix = files.target_name(locale, "")
+    for name in list(lock.files):
+        mine = name.startswith(prefix) if files.directory_layout else name == prefix
+        if mine and name not in current:
+            del lock.files[name]
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_bytes(text.encode("utf-8"))
+    temporary.replace(path)

@@ -1,0 +1,104 @@
+"""The Python side passes the shared champollion vectors (bridge/vectors/champollion/), as the Node side does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mt_eval.champollion import jsonfmt, languages, locales, lockfile, placeholders
+from mt_eval.champollion.config import decode_config
+
+VECTORS = Path(__file__).parent.parent / "bridge" / "vectors" / "champollion"
+
+
+def cases(name: str, key: str) -> list[dict[str, Any]]:
+    return json.loads((VECTORS / name).read_text(encoding="utf-8"))[key]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("case", cases("placeholders.json", "protect"), ids=lambda c: c["text"][:30])
+def test_protect(case):
+    protected = placeholders.protect(case["text"])
+    assert protected.text == case["protected"]
+    assert list(protected.placeholders) == case["placeholders"]
+    assert placeholders.has_words(protected) is case["hasWords"]
+    assert placeholders.restore(protected.text, protected.placeholders) == case["text"]
+
+
+@pytest.mark.parametrize("case", cases("placeholders.json", "restore"), ids=lambda c: c["translated"])
+def test_restore(case):
+    if "error" in case:
+        with pytest.raises(placeholders.PlaceholderError) as caught:
+            placeholders.restore(case["translated"], tuple(case["placeholders"]))
+        assert str(caught.value) == case["error"]
+    else:
+        assert placeholders.restore(case["translated"], tuple(case["placeholders"])) == case["restored"]
+
+
+@pytest.mark.parametrize("case", cases("languages.json", "candidates"), ids=lambda c: c["locale"])
+def test_language_candidates(case):
+    assert languages.normalize_locale(case["locale"]) == case["normalized"]
+    assert languages.language_candidates(case["locale"]) == case["candidates"]
+
+
+@pytest.mark.parametrize("case", cases("languages.json", "pairs"), ids=lambda c: f"{c['source']}:{c['target']}")
+def test_pair_languages(case):
+    def run() -> tuple[str, str]:
+        return languages.pair_languages(case["source"], case["target"], case["supportedPairs"],
+                                        source_language=case.get("sourceLanguage"),
+                                        target_language=case.get("targetLanguage"))
+    if case.get("error"):
+        with pytest.raises(languages.LanguageError):
+            run()
+    else:
+        assert list(run()) == case["languages"]
+
+
+@pytest.mark.parametrize("case", cases("languages.json", "plurals"), ids=lambda c: f"{c['locale']}-{c['kind']}")
+def test_plural_categories(case):
+    assert languages.plural_categories(case["locale"], case["kind"]) == case["categories"]
+
+
+@pytest.mark.parametrize("case", cases("json.json", "cases"), ids=lambda c: c["input"][:30])
+def test_json_format(case):
+    assert jsonfmt.format_json(jsonfmt.parse_json_text(case["input"])) == case["output"]
+
+
+@pytest.mark.parametrize("case", cases("locales.json", "cases"), ids=lambda c: f"{c['locale']}:{c['source'][:30]}")
+def test_layout_and_fill(case):
+    shape = locales.layout(jsonfmt.parse_json_text(case["source"]), case["locale"])
+    found = [[s.key, s.source] + ([True] if s.collision else []) for s in locales.slots(shape)]
+    assert found == case["slots"]
+    assert jsonfmt.format_json(locales.fill(shape, case["values"])) == case["output"]
+
+
+@pytest.mark.parametrize("case", cases("hashing.json", "texts"), ids=lambda c: repr(c["text"])[:20])
+def test_hash_text(case):
+    assert lockfile.hash_text(case["text"]) == case["hash"]
+
+
+@pytest.mark.parametrize("case", cases("hashing.json", "fingerprints"), ids=lambda c: c["input"])
+def test_method_fingerprint(case):
+    args = (case["methodId"], case["sourceLanguage"], case["targetLanguage"], case["model"], case["temperature"])
+    assert lockfile.fingerprint_input(*args) == case["input"]
+    assert lockfile.method_fingerprint(*args) == case["fingerprint"]
+
+
+@pytest.mark.parametrize("case", cases("config.json", "cases"), ids=lambda c: c["text"][:40])
+def test_config_problems(case):
+    value, problems = decode_config(case["text"].encode(), file="champollion.config.json")
+    assert [[p.path, p.severity, p.code] for p in problems] == case["problems"]
+    valid = value is not None and not any(p.severity == "error" for p in problems)
+    assert valid is case["valid"]
+
+
+def test_the_language_table_maps_each_code_one_way_only():
+    table = json.loads(languages.table_path().read_text(encoding="utf-8"))
+    threes = list(table["iso639"].values())
+    assert len(threes) == len(set(threes))
+    assert all(len(k) == 2 and len(v) == 3 for k, v in table["iso639"].items())
+    for categories in table["plurals"].values():
+        for kind in categories:
+            assert kind == [c for c in languages.PLURAL_ORDER if c in kind] and kind[-1] == "other"
