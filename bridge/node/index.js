@@ -7,3 +7,11 @@ export {
 export { RUN_CONFIG_DEFAULTS, completeRunConfig, errorResult, matchResults, normalizeResult } from './lib/results.js';
 export { GUEST_CAPABILITIES, GuestServer, loadMethod, resolveMethod, serveProcess } from './lib/guest.js';
 export { GuestStartError, startGuest } from './lib/host.js';
+// champollion: the same method plugins translate an app's locale files (lib/champollion/).
+export { ChampollionConfigError, readChampollionConfig } from './lib/champollion/config.js';
+export { LanguageError, pairLanguages } from './lib/champollion/languages.js';
+export { MethodPluginNotFoundError, findMethodPlugins, loadMethodPlugin, resolveMethodPlugin } from './lib/champollion/plugins.js';
+export {
+  PlaceholderError, protect as protectPlaceholders, restore as restorePlaceholders,
+} from './lib/champollion/placeholders.js';
+export { resolvePair, translateLocales } from './lib/champollion/sync.js';

@@ -1,0 +1,166 @@
+// Locale files: where they are, their keys, and i18next plurals (as mt_eval.champollion.locales).
+// Layouts: a directory per locale (locales/en/**/*.json → locales/es/…) or a file per locale
+// (locales/en.json → locales/es.json). Keys are dotted paths of strings ("nav.home", "list.0"). A target
+// has the source's shape and key order. Plural groups (i18next JSON v4: key_one, key_other, …;
+// key_ordinal_* for ordinals; a group needs its _other) get the target language's CLDR categories,
+// each from the same source category or else from _other; a source _zero is kept.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { byCodeUnits } from './json.js';
+import { PLURAL_ORDER, pluralCategories } from './languages.js';
+
+const PLURAL_KEY = /^(.+)_(zero|one|two|few|many|other)$/s;
+
+/** One string the target needs: its dotted key and the source text it is translated from. */
+export class Slot {
+  constructor(key, source) {
+    this.key = key;
+    this.source = source;
+    this.collision = null;
+  }
+}
+
+/** The input locale's files and where each target goes. */
+export function findLocaleFiles(localesDir, inputLocale) {
+  const directory = join(localesDir, inputLocale);
+  if (existsSync(directory) && statSync(directory).isDirectory()) {
+    const found = [];
+    const walk = (relative) => {
+      for (const entry of readdirSync(join(directory, relative), { withFileTypes: true })) {
+        if (entry.name.startsWith('.')) continue;
+        const name = relative ? `${relative}/${entry.name}` : entry.name;
+        const full = join(directory, name);
+        if (statSync(full).isDirectory()) walk(name);
+        else if (entry.name.endsWith('.json')) found.push(name);
+      }
+    };
+    walk('');
+    return localeFiles(true, found.sort(byCodeUnits));
+  }
+  const single = join(localesDir, `${inputLocale}.json`);
+  if (existsSync(single) && statSync(single).isFile()) return localeFiles(false, [`${inputLocale}.json`]);
+  throw new Error(`no source locale files: expected ${directory}/*.json or ${single}`);
+}
+
+function localeFiles(directoryLayout, sources) {
+  return {
+    directoryLayout,
+    sources,
+    sourcePath: (localesDir, inputLocale, name) => (directoryLayout ? join(localesDir, inputLocale, name) : join(localesDir, name)),
+    /** The target file relative to the locales directory (also its name in the lock file). */
+    targetName: (locale, name) => (directoryLayout ? `${locale}/${name}` : `${locale}.json`),
+  };
+}
+
+/** The target's shape: the source with each string a Slot and plural groups expanded for `locale`. */
+export function layout(tree, targetLocale) {
+  return layoutNode(tree, [], targetLocale, new Set());
+}
+
+function slot(path, source, seen) {
+  const key = path.join('.');
+  const made = new Slot(key, source);
+  if (seen.has(key)) {
+    made.collision = `${JSON.stringify(key)} names two strings in this file (a key with dots and nested keys); rename one of them`;
+  }
+  seen.add(key);
+  return made;
+}
+
+function layoutNode(node, path, locale, seen) {
+  if (typeof node === 'string') return slot(path, node, seen);
+  if (Array.isArray(node)) return node.map((item, i) => layoutNode(item, [...path, String(i)], locale, seen));
+  if (!(node instanceof Map)) return node;
+  const groups = pluralGroups(node);
+  const out = new Map();
+  const expanded = new Set();
+  for (const [key, value] of node) {
+    const group = groups.get(key);
+    if (!group) {
+      out.set(key, layoutNode(value, [...path, key], locale, seen));
+      continue;
+    }
+    const { base, forms } = group;
+    if (expanded.has(base)) continue;
+    expanded.add(base);
+    const wanted = pluralCategories(locale, base.endsWith('_ordinal') ? 'ordinal' : 'cardinal');
+    const categories = wanted === null ? [...forms.keys()]
+      : PLURAL_ORDER.filter((c) => wanted.includes(c) || (c === 'zero' && forms.has('zero')));
+    for (const category of categories) {
+      const name = `${base}_${category}`;
+      out.set(name, slot([...path, name], forms.get(category) ?? forms.get('other'), seen));
+    }
+  }
+  return out;
+}
+
+// key → {base, forms: Map(category → text)} for the keys of an object in a plural group.
+function pluralGroups(node) {
+  const forms = new Map();
+  for (const [key, value] of node) {
+    const match = PLURAL_KEY.exec(key);
+    if (match && typeof value === 'string') {
+      if (!forms.has(match[1])) forms.set(match[1], new Map());
+      forms.get(match[1]).set(match[2], value);
+    }
+  }
+  const groups = new Map();
+  for (const [base, found] of forms) {
+    if (!found.has('other')) continue;
+    for (const category of found.keys()) groups.set(`${base}_${category}`, { base, forms: found });
+  }
+  return groups;
+}
+
+/** The slots of a layout, in file order. */
+export function slots(shape) {
+  const out = [];
+  const walk = (node) => {
+    if (node instanceof Slot) out.push(node);
+    else if (Array.isArray(node)) node.forEach(walk);
+    else if (node instanceof Map) for (const item of node.values()) walk(item);
+  };
+  walk(shape);
+  return out;
+}
+
+/**
+ * The target file from values (Map: dotted key → text). A slot without a value (or whose key
+ * collides) is left out of its object, and an object left empty goes too; in an array it keeps its
+ * source text, so indexes do not shift.
+ */
+export function fill(shape, values) {
+  const value = (item) => (item.collision ? undefined : values.get(item.key));
+  if (shape instanceof Slot) return value(shape);
+  if (Array.isArray(shape)) {
+    return shape.map((item) => (item instanceof Slot ? value(item) ?? item.source : fill(item, values)));
+  }
+  if (!(shape instanceof Map)) return shape;
+  const out = new Map();
+  for (const [key, item] of shape) {
+    if (item instanceof Slot) {
+      const text = value(item);
+      if (text !== undefined) out.set(key, text);
+      continue;
+    }
+    const filled = fill(item, values);
+    if (filled instanceof Map && filled.size === 0 && item.size > 0) continue;
+    out.set(key, filled);
+  }
+  return out;
+}
+
+/** Dotted key → string for every string of a (target) file; the first of colliding keys wins. */
+export function stringValues(tree) {
+  const out = new Map();
+  const walk = (node, path) => {
+    if (typeof node === 'string') {
+      const key = path.join('.');
+      if (!out.has(key)) out.set(key, node);
+    } else if (Array.isArray(node)) node.forEach((item, i) => walk(item, [...path, String(i)]));
+    else if (node instanceof Map) for (const [key, item] of node) walk(item, [...path, key]);
+  };
+  walk(tree, []);
+  return out;
+}

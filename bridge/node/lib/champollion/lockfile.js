@@ -1,0 +1,81 @@
+// The lock file, <localesDir>/.champollion-lock.json: per target file and key, "SOURCE METHOD" — the
+// hash of the source text a value was translated from and the fingerprint of the method (and settings)
+// that translated it ("-" for a value that was there before the key was first seen: kept, and sent
+// again only when its source changes). As mt_eval.champollion.lockfile; hashes are the first 16 hex
+// digits of SHA-256 over UTF-8 (bridge/vectors/champollion/hashing.json).
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+
+import { byCodeUnits, formatJson, parseOrdered } from './json.js';
+
+export const LOCK_FILE = '.champollion-lock.json';
+export const LOCK_VERSION = 1;
+
+/** First 16 hex digits of the SHA-256 of text in UTF-8 (a lone surrogate counts as U+FFFD). */
+export function hashText(text) {
+  return createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex').slice(0, 16);
+}
+
+/** What identifies a method and the settings that shape its output: [id, "src>tgt", model, temperature]. */
+export function fingerprintInput(methodId, sourceLang, targetLang, model, temperature) {
+  return JSON.stringify([methodId, `${sourceLang}>${targetLang}`, model ?? null,
+    temperature === null || temperature === undefined ? null : String(temperature)]);
+}
+
+export function methodFingerprint(methodId, sourceLang, targetLang, model, temperature) {
+  return hashText(fingerprintInput(methodId, sourceLang, targetLang, model, temperature));
+}
+
+/** The lock file cannot be read; the message names it and how to recover. */
+export class LockError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'LockError';
+  }
+}
+
+/** files: Map(target file → Map(key → {source, method})), in the file's order. */
+export class Lock {
+  constructor() {
+    this.files = new Map();
+  }
+
+  toJson() {
+    const files = new Map([...this.files.keys()].sort(byCodeUnits).map((name) => [name,
+      new Map([...this.files.get(name)].map(([key, entry]) => [key, `${entry.source} ${entry.method ?? '-'}`]))]));
+    return formatJson(new Map([['version', LOCK_VERSION], ['files', files]]));
+  }
+}
+
+function entry(raw) {
+  const parts = typeof raw === 'string' ? raw.split(' ') : [];
+  if (parts.length !== 2 || !parts[0] || !parts[1]) return null; // only means the key is checked again
+  return { source: parts[0], method: parts[1] === '-' ? null : parts[1] };
+}
+
+/** The lock file at path, or an empty lock when there is none. */
+export function readLock(path) {
+  const lock = new Lock();
+  if (!existsSync(path)) return lock;
+  let data;
+  try {
+    data = parseOrdered(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new LockError(`${path}: cannot read the lock file (${error.message}); fix it, or delete it to re-check every key`);
+  }
+  if (!(data instanceof Map) || data.get('version') !== LOCK_VERSION || !(data.get('files') instanceof Map)) {
+    throw new LockError(`${path}: not a version ${LOCK_VERSION} lock file; delete it to re-check every key`);
+  }
+  for (const [name, entries] of data.get('files')) {
+    if (!(entries instanceof Map)) {
+      throw new LockError(`${path}: files[${JSON.stringify(name)}] is not an object; delete the lock file to re-check every key`);
+    }
+    const kept = new Map();
+    for (const [key, raw] of entries) {
+      const found = entry(raw);
+      if (found) kept.set(key, found);
+    }
+    lock.files.set(name, kept);
+  }
+  return lock;
+}

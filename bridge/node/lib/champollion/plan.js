@@ -1,0 +1,87 @@
+// What a locale needs, per target file (as mt_eval.champollion.plan): keys up to date, keys due (new,
+// source changed, method changed, forced), values adopted (present but unknown to the lock: kept and
+// recorded) and keys removed (no longer in the source).
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { parseOrdered } from './json.js';
+import { layout, slots, stringValues } from './locales.js';
+import { hashText } from './lockfile.js';
+
+/** A locale file's JSON object (a Map); throws Error saying what is wrong. */
+export function readTree(path) {
+  const bytes = readFileSync(path);
+  const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  let decoded;
+  try {
+    decoded = text.decode(bytes);
+  } catch {
+    throw new Error(`${path}: not valid UTF-8`);
+  }
+  let tree;
+  try {
+    tree = parseOrdered(decoded);
+  } catch (error) {
+    throw new Error(`${path}: ${error.message}`);
+  }
+  if (!(tree instanceof Map)) throw new Error(`${path}: expected a JSON object of translation keys`);
+  return tree;
+}
+
+/** The plan of one target file. */
+export function planFile(files, name, localesDir, inputLocale, locale, lock, fingerprint, { force = false } = {}) {
+  const targetName = files.targetName(locale, name);
+  const plan = {
+    name: targetName,
+    path: join(localesDir, targetName),
+    shape: null,
+    previous: new Map(),
+    previousText: null,
+    keep: new Map(), // lock entries of previous values kept
+    due: [],
+    collisions: [],
+    upToDate: 0,
+    adopted: [],
+    removed: [],
+    error: null,
+  };
+  let source;
+  try {
+    source = readTree(files.sourcePath(localesDir, inputLocale, name));
+    if (existsSync(plan.path)) {
+      plan.previousText = readFileSync(plan.path, 'utf8');
+      plan.previous = stringValues(readTree(plan.path));
+    }
+  } catch (error) {
+    plan.error = error.message;
+    return plan;
+  }
+  plan.shape = layout(source, locale);
+  const entries = lock.files.get(targetName) ?? new Map();
+  const keys = new Set();
+  for (const slot of slots(plan.shape)) {
+    keys.add(slot.key);
+    if (slot.collision) {
+      plan.collisions.push(slot);
+      continue;
+    }
+    const previous = plan.previous.get(slot.key);
+    const entry = entries.get(slot.key);
+    const sourceHash = hashText(slot.source);
+    if (previous === undefined) plan.due.push({ slot, reason: 'new' });
+    else if (force) plan.due.push({ slot, reason: 'forced' });
+    else if (entry === undefined) {
+      plan.adopted.push(slot.key);
+      plan.keep.set(slot.key, { source: sourceHash, method: null });
+    } else if (entry.source !== sourceHash) plan.due.push({ slot, reason: 'source changed' });
+    else if (entry.method !== null && entry.method !== fingerprint) plan.due.push({ slot, reason: 'method changed' });
+    else {
+      plan.upToDate++;
+      plan.keep.set(slot.key, entry);
+    }
+    // Still true of the previous value, which is kept if the translation fails.
+    if (previous !== undefined && entry !== undefined && !plan.keep.has(slot.key)) plan.keep.set(slot.key, entry);
+  }
+  plan.removed = [...plan.previous.keys()].filter((key) => !keys.has(key));
+  return plan;
+}

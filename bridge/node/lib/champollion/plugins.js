@@ -1,0 +1,181 @@
+// Method plugins from Node: which directory a methodPlugin value names, and loading it.
+//
+// A value with a slash (or starting with ".") is a path relative to the base directory (the config's);
+// anything else is a name looked up in <base>/.champollion/methods/*/method.json by manifest name,
+// method_id or directory name. An unknown or ambiguous name is an error listing the plugins found.
+// loadMethodPlugin runs the plugin's translate.js in this process when it has one, otherwise its Python
+// entry through the bridge (`mt-eval serve DIR`), or its declared bridge command.
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename, isAbsolute, join, resolve } from 'node:path';
+
+import { loadMethod, resolveMethod } from '../guest.js';
+import { startGuest } from '../host.js';
+import { kebabCase, readMethodManifest } from '../manifest.js';
+import { completeRunConfig, errorResult, matchResults } from '../results.js';
+import { byCodeUnits } from './json.js';
+
+export const METHODS_DIR = '.champollion/methods';
+
+/** methodPlugin names no plugin; available lists what .champollion/methods holds. */
+export class MethodPluginNotFoundError extends Error {
+  constructor(message, available) {
+    super(message);
+    this.name = 'MethodPluginNotFoundError';
+    this.available = available;
+  }
+}
+
+const isPath = (value) => value.includes('/') || value.includes('\\') || value.startsWith('.');
+const isDirectory = (path) => existsSync(path) && statSync(path).isDirectory();
+
+function describePlugin(plugin) {
+  const where = `${METHODS_DIR}/${basename(plugin.directory)}`;
+  return plugin.problem ? `${where} (unusable: ${plugin.problem})`
+    : `${JSON.stringify(plugin.name)} (method_id ${plugin.methodId}) in ${where}`;
+}
+
+/** Every <base>/.champollion/methods/* directory holding a method.json: {directory, name, methodId, problem}. */
+export function findMethodPlugins(baseDir = process.cwd()) {
+  const root = join(baseDir, METHODS_DIR);
+  if (!isDirectory(root)) return [];
+  return readdirSync(root).filter((name) => existsSync(join(root, name, 'method.json'))).sort(byCodeUnits)
+    .map((name) => {
+      const directory = join(root, name);
+      let data;
+      try {
+        data = JSON.parse(readFileSync(join(directory, 'method.json'), 'utf8').replace(/^\uFEFF/, ''));
+      } catch (error) {
+        return { directory, name: null, methodId: null, problem: `method.json cannot be read: ${error.message}` };
+      }
+      if (data === null || typeof data !== 'object' || typeof data.name !== 'string') {
+        return { directory, name: null, methodId: null, problem: 'method.json has no "name"' };
+      }
+      const methodId = typeof data.method_id === 'string' && data.method_id ? data.method_id
+        : kebabCase(basename(realpathSync(directory)));
+      return { directory, name: data.name, methodId, problem: null };
+    });
+}
+
+/** The plugin directory a methodPlugin value names, for a config in baseDir. */
+export function resolveMethodPlugin(value, { baseDir = process.cwd() } = {}) {
+  if (isPath(value)) {
+    const directory = resolve(baseDir, value);
+    if (!existsSync(join(directory, 'method.json'))) {
+      const problem = isDirectory(directory) ? 'it holds no method.json' : 'no such directory';
+      throw new MethodPluginNotFoundError(`methodPlugin ${JSON.stringify(value)}: ${directory}: ${problem}`, []);
+    }
+    return directory;
+  }
+  const available = findMethodPlugins(baseDir);
+  const matches = available.filter((p) => !p.problem && [p.name, p.methodId, basename(p.directory)].includes(value));
+  if (matches.length === 1) return matches[0].directory;
+  const root = join(baseDir, METHODS_DIR);
+  const listing = available.map((p) => `  - ${describePlugin(p)}`).join('\n') || '  (none)';
+  if (matches.length > 1) {
+    throw new MethodPluginNotFoundError(`methodPlugin ${JSON.stringify(value)} is ambiguous: it names ${matches.length} plugins; `
+      + `use a path or a method_id instead. Plugins in ${root}:\n${listing}`, available);
+  }
+  throw new MethodPluginNotFoundError(`methodPlugin ${JSON.stringify(value)} names no plugin in ${root}. Available plugins:\n${listing}`, available);
+}
+
+/** The argv that serves a Python plugin: options.mtEval (string or argv), $MT_EVAL, or `mt-eval` on PATH. */
+function pythonCommand(directory, mtEval) {
+  const base = mtEval ?? process.env.MT_EVAL ?? 'mt-eval';
+  return [...(Array.isArray(base) ? base : [base]), 'serve', directory];
+}
+
+function bridgeCommand(manifest, options) {
+  if (manifest.runtime === 'python') return { command: pythonCommand(manifest.directory, options.mtEval), cwd: undefined };
+  const command = [...manifest.command];
+  const program = join(manifest.directory, command[0]);
+  if (/[\\/]/.test(command[0]) && !isAbsolute(command[0]) && existsSync(program)) command[0] = program;
+  return { command, cwd: manifest.directory };
+}
+
+const failureText = (error) => `the method failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
+
+/**
+ * Load a method plugin by name (under <baseDir>/.champollion/methods) or path. Nothing runs until the
+ * first translate(): then translate.js is imported, or the guest process started.
+ * options: baseDir, mtEval (the command serving Python plugins), guest (startGuest options), logger.
+ */
+export async function loadMethodPlugin(nameOrPath, options = {}) {
+  const directory = resolveMethodPlugin(nameOrPath, { baseDir: options.baseDir ?? process.cwd() });
+  const manifest = readMethodManifest(directory);
+  let inProcess = null;
+  let guest = null;
+  let closed = false;
+
+  const start = async (config) => {
+    if (manifest.runtime === 'node') {
+      inProcess ??= loadMethod(resolveMethod({ directory }));
+      return;
+    }
+    if (!guest) {
+      const { command, cwd } = bridgeCommand(manifest, options);
+      guest = startGuest(command, { logger: options.logger, ...options.guest, cwd, config });
+      guest.catch(() => { guest = null; }); // a later call tries again
+    }
+    await guest;
+  };
+
+  const runBatch = async (entries, config) => {
+    if (manifest.runtime !== 'node') return (await guest).translate(entries, config);
+    const method = await inProcess;
+    try {
+      const results = await method.translate(entries.map((entry) => ({ ...entry })), config, { signal: new AbortController().signal });
+      if (!Array.isArray(results)) return entries.map((entry) => errorResult(entry.id, 'the method did not return a list of results'));
+      return matchResults(entries, results, { source: 'the method' });
+    } catch (error) {
+      return entries.map((entry) => errorResult(entry.id, failureText(error)));
+    }
+  };
+
+  return {
+    name: manifest.name,
+    methodId: manifest.methodId,
+    directory,
+    runtime: manifest.runtime,
+    manifest,
+    /** One full result per entry, in entry order; batches of config.batch_size, config.concurrency at once. */
+    async translate(entries, config) {
+      if (closed) throw new Error('the method plugin is closed');
+      const runConfig = completeRunConfig(config);
+      if (typeof runConfig === 'string') throw new TypeError(runConfig);
+      await start(runConfig);
+      const size = runConfig.batch_size;
+      const batches = [];
+      for (let i = 0; i < entries.length; i += size) batches.push(entries.slice(i, i + size));
+      const out = new Array(batches.length);
+      let next = 0;
+      const worker = async () => {
+        while (next < batches.length) {
+          const index = next++;
+          out[index] = await runBatch(batches[index], runConfig);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(runConfig.concurrency, batches.length) }, worker));
+      return out.flat();
+    },
+    /** The method's runtime card (methodCard() of translate.js, or the guest's), or null. */
+    async methodCard() {
+      if (manifest.runtime === 'node') {
+        inProcess ??= loadMethod(resolveMethod({ directory }));
+        const method = await inProcess;
+        return method.methodCard ? (await method.methodCard()) ?? null : null;
+      }
+      await start(null);
+      return (await guest).methodCard();
+    },
+    /** Release the method: close() of translate.js, or stop the guest process. */
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (inProcess) {
+        const method = await inProcess.catch(() => null);
+        await method?.close?.();
+      }
+      if (guest) await (await guest.catch(() => null))?.close();
+    },
+  };
+}

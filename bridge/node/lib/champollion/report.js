@@ -1,0 +1,64 @@
+// What mt-eval-locales prints — the same text and JSON as `mt-eval locales` (mt_eval.champollion.report).
+import { formatJson } from './json.js';
+
+const MARK = { new: '+', 'source changed': '~', 'method changed': '~', forced: '~' };
+
+const plural = (count, noun) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
+function counts(file, dryRun) {
+  const parts = dryRun
+    ? [[file.due.length, 'to translate'], [file.upToDate, 'up to date'], [file.adopted.length, 'adopted'],
+      [file.removed.length, 'to remove'], [file.failed.length, 'failed']]
+    : [[file.translated.length, 'translated'], [file.copied.length, 'copied'], [file.upToDate, 'up to date'],
+      [file.adopted.length, 'adopted'], [file.removed.length, 'removed'], [file.failed.length, 'failed']];
+  return parts.filter(([count]) => count).map(([count, label]) => `${count} ${label}`).join(', ') || 'no keys';
+}
+
+export function reportOk(report) {
+  return report.locales.every((locale) => locale.files.every((file) => file.error === null && file.failed.length === 0));
+}
+
+export function renderText(report) {
+  const lines = [];
+  for (const locale of report.locales) {
+    lines.push(`${locale.locale} (${locale.pair}) via ${locale.method} (${locale.languages})`);
+    for (const file of locale.files) {
+      if (file.error !== null) {
+        lines.push(`  ${file.file}  error: ${file.error}`);
+        continue;
+      }
+      lines.push(`  ${file.file}  ${counts(file, report.dryRun)}`);
+      if (report.dryRun) {
+        for (const [key, reason] of file.due) lines.push(`    ${MARK[reason]} ${key} (${reason})`);
+        for (const key of file.removed) lines.push(`    - ${key}`);
+      }
+      for (const [key, error] of file.failed) lines.push(`    failed ${key}: ${error}`);
+    }
+    lines.push(`  ${report.dryRun ? 'would send' : 'sent'} ${plural(locale.sent, 'string')} in ${plural(locale.calls, 'call')}`);
+  }
+  const failed = report.locales.reduce((sum, locale) => sum
+    + locale.files.reduce((n, file) => n + file.failed.length + (file.error !== null ? 1 : 0), 0), 0);
+  if (report.dryRun) lines.push('dry run: nothing was sent or written');
+  else if (failed) lines.push(`${plural(failed, 'problem')}: failed keys kept their previous values`);
+  return `${lines.join('\n')}\n`;
+}
+
+export function reportJson(report) {
+  return {
+    dryRun: report.dryRun,
+    ok: reportOk(report),
+    locales: report.locales.map((locale) => ({
+      locale: locale.locale, pair: locale.pair, method: locale.method, languages: locale.languages,
+      sent: locale.sent, calls: locale.calls,
+      files: locale.files.map((file) => ({
+        file: file.file, due: file.due.map(([key, reason]) => ({ key, reason })), upToDate: file.upToDate,
+        adopted: file.adopted, removed: file.removed, translated: file.translated, copied: file.copied,
+        failed: file.failed.map(([key, error]) => ({ key, error })), written: file.written, error: file.error,
+      })),
+    })),
+  };
+}
+
+export const renderJson = (report) => formatJson(reportJson(report));
+
+export const progressLine = (locale, done, total) => `${locale}: ${done}/${total} strings translated`;

@@ -1,0 +1,219 @@
+// Translating a project's locales (as mt_eval.champollion.sync, byte for byte): per target locale, the
+// due source texts of all its files — each once, in file and key order — are protected, sent in batches
+// of the pair's batchSize and restored. A text with nothing to translate is copied. A failed key keeps
+// its previous value (or stays out) and its previous lock entry. Files are written only when their
+// bytes change, the lock file likewise.
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+import { readMethodManifest } from '../manifest.js';
+import { formatJson } from './json.js';
+import { LanguageError, pairLanguages, sameLocale } from './languages.js';
+import { fill, findLocaleFiles, slots } from './locales.js';
+import { LOCK_FILE, hashText, methodFingerprint, readLock } from './lockfile.js';
+import { hasWords, PlaceholderError, protect, restore } from './placeholders.js';
+import { planFile } from './plan.js';
+import { readChampollionConfig, splitPairKey } from './config.js';
+import { loadMethodPlugin, resolveMethodPlugin } from './plugins.js';
+
+/** Batches of one locale in flight at once. */
+export const BATCHES_IN_FLIGHT = 4;
+
+/**
+ * A pair with its plugin resolved and its RunConfig worked out: {pair, directory, methodId, runConfig,
+ * fingerprint, languages}. Throws MethodPluginNotFoundError, ManifestError or LanguageError.
+ */
+export function pairMethod(config, pair) {
+  const directory = resolveMethodPlugin(pair.methodPlugin, { baseDir: config.directory });
+  const manifest = readMethodManifest(directory);
+  let languages;
+  try {
+    languages = pairLanguages(pair.source, pair.target, manifest.supportedPairs,
+      { sourceLanguage: pair.sourceLanguage, targetLanguage: pair.targetLanguage });
+  } catch (error) {
+    if (!(error instanceof LanguageError)) throw error;
+    throw new LanguageError(`pair ${JSON.stringify(pair.key)}: ${manifest.methodId} (${directory}): ${error.message}. `
+      + 'Set "sourceLanguage" and "targetLanguage" in the pair to codes the method supports');
+  }
+  const [sourceLang, targetLang] = languages;
+  const runConfig = { source_lang: sourceLang, target_lang: targetLang, batch_size: pair.batchSize };
+  if (pair.model !== null) runConfig.model = pair.model;
+  if (pair.temperature !== null) runConfig.temperature = pair.temperature;
+  return {
+    pair, directory, methodId: manifest.methodId, runConfig,
+    fingerprint: methodFingerprint(manifest.methodId, sourceLang, targetLang, pair.model, pair.temperature),
+    languages: `${sourceLang}>${targetLang}`,
+  };
+}
+
+/** pairMethod for the pair written `key` (any separator) of a config read by readChampollionConfig. */
+export function resolvePair(config, key) {
+  const wanted = splitPairKey(key);
+  const pair = config.pairs.find((p) => p.key === key || (wanted !== null && sameLocale(p.source, wanted[0]) && sameLocale(p.target, wanted[1])));
+  if (!pair) throw new Error(`${config.file} has no pair ${key}; its pairs: ${config.pairs.map((p) => p.key).join(', ') || 'none'}`);
+  return pairMethod(config, pair);
+}
+
+/**
+ * Read a config and bring its locales up to date (what mt-eval-locales does). options: locales (target
+ * locales to do; default all), dryRun, force, progress(locale, done, total), onWarning(problem),
+ * mtEval (the command serving Python plugins), logger. Resolves to the report; rejects with
+ * ChampollionConfigError, MethodPluginNotFoundError, LanguageError or ManifestError before anything
+ * is sent.
+ */
+export async function translateLocales(configPathOrDir, options = {}) {
+  const config = readChampollionConfig(configPathOrDir);
+  for (const warning of config.warnings) options.onWarning?.(warning);
+  const wanted = options.locales ?? [];
+  const unknown = wanted.filter((locale) => !config.pairs.some((pair) => sameLocale(locale, pair.target)));
+  if (unknown.length) {
+    throw new Error(`--locale ${unknown.join(', ')}: not a target locale of ${config.file} (its targets: ${config.pairs.map((p) => p.target).join(', ')})`);
+  }
+  const pairs = config.pairs.filter((pair) => !wanted.length || wanted.some((locale) => sameLocale(locale, pair.target)));
+  const methods = pairs.map((pair) => pairMethod(config, pair));
+  const opened = [];
+  const open = async (method) => {
+    const plugin = await loadMethodPlugin(method.directory, { mtEval: options.mtEval, logger: options.logger });
+    opened.push(plugin);
+    return (entries, runConfig) => plugin.translate(entries, runConfig);
+  };
+  try {
+    return await syncLocales(config, methods, open, options);
+  } finally {
+    await Promise.all(opened.map((plugin) => plugin.close()));
+  }
+}
+
+function writeAtomic(path, text) {
+  const temporary = join(dirname(path), `.${path.split(/[\\/]/).pop()}.${process.pid}.tmp`);
+  writeFileSync(temporary, text);
+  renameSync(temporary, path);
+}
+
+/**
+ * Bring every pair's target files up to date. openMethod(pairMethod) is awaited only for a pair with
+ * texts to send and returns translate(entries, runConfig) → results ({id, predicted} or {id, error}).
+ * Returns the report ({dryRun, locales: [...]}) that report.js renders.
+ */
+export async function syncLocales(config, methods, openMethod, { dryRun = false, force = false, progress } = {}) {
+  const files = findLocaleFiles(config.localesDir, config.inputLocale);
+  const lockPath = join(config.localesDir, LOCK_FILE);
+  const lock = readLock(lockPath);
+  const lockBefore = existsSync(lockPath) ? lock.toJson() : null;
+  const report = { dryRun, locales: [] };
+  for (const method of methods) {
+    const locale = method.pair.target;
+    const plans = files.sources.map((name) => planFile(files, name, config.localesDir, config.inputLocale, locale, lock,
+      method.fingerprint, { force }));
+    const localeReport = { locale, pair: method.pair.key, method: method.methodId, languages: method.languages, sent: 0, calls: 0, files: [] };
+    report.locales.push(localeReport);
+    const texts = new Map();
+    for (const plan of plans) {
+      for (const { slot } of plan.due) if (!texts.has(slot.source)) texts.set(slot.source, protect(slot.source));
+    }
+    const sendable = [...texts].filter(([, p]) => hasWords(p)).map(([text]) => text);
+    const size = method.runConfig.batch_size;
+    localeReport.sent = sendable.length;
+    localeReport.calls = Math.ceil(sendable.length / size);
+    const outcomes = new Map([...texts].filter(([, p]) => !hasWords(p)).map(([text]) => [text, { text }]));
+    if (sendable.length && !dryRun) {
+      let translate = null;
+      try {
+        translate = await openMethod(method);
+      } catch (error) {
+        for (const text of sendable) outcomes.set(text, { error: `the method cannot be loaded: ${error.message}` });
+      }
+      if (translate) {
+        const batches = [];
+        for (let i = 0; i < sendable.length; i += size) batches.push(sendable.slice(i, i + size));
+        let next = 0;
+        let done = 0;
+        const worker = async () => {
+          while (next < batches.length) {
+            const batch = batches[next++];
+            for (const [text, outcome] of await translateBatch(translate, batch, texts, method.runConfig)) outcomes.set(text, outcome);
+            done += batch.length;
+            progress?.(locale, done, sendable.length);
+          }
+        };
+        await Promise.all(Array.from({ length: Math.min(BATCHES_IN_FLIGHT, batches.length) }, worker));
+      }
+    }
+    for (const plan of plans) localeReport.files.push(finishFile(plan, outcomes, texts, lock, method.fingerprint, dryRun));
+    dropStaleFiles(lock, files, locale, plans);
+  }
+  if (!dryRun && lock.toJson() !== lockBefore) writeAtomic(lockPath, lock.toJson());
+  return report;
+}
+
+async function translateBatch(translate, batch, texts, runConfig) {
+  const entries = batch.map((text, i) => ({ id: String(i + 1), source: texts.get(text).text }));
+  const out = new Map();
+  let results;
+  try {
+    results = await translate(entries, runConfig);
+  } catch (error) {
+    for (const text of batch) out.set(text, { error: `the method failed: ${error?.name}: ${error?.message}` });
+    return out;
+  }
+  const byId = new Map(results.map((result) => [result.id, result]));
+  entries.forEach((entry, i) => {
+    const text = batch[i];
+    const result = byId.get(entry.id) ?? {};
+    if ((result.error !== null && result.error !== undefined) || typeof result.predicted !== 'string') {
+      out.set(text, { error: String(result.error || 'the method returned no translation') });
+      return;
+    }
+    try {
+      out.set(text, { text: restore(result.predicted, texts.get(text).placeholders) });
+    } catch (error) {
+      if (!(error instanceof PlaceholderError)) throw error;
+      out.set(text, { error: error.message });
+    }
+  });
+  return out;
+}
+
+function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
+  const report = {
+    file: plan.name, due: plan.due.map(({ slot, reason }) => [slot.key, reason]), upToDate: plan.upToDate,
+    adopted: plan.adopted, removed: plan.removed, translated: [], copied: [],
+    failed: plan.collisions.map((slot) => [slot.key, `${slot.collision}; left out of the file`]),
+    written: false, error: plan.error,
+  };
+  if (plan.error !== null || dryRun) return report;
+  const dueKeys = new Set(plan.due.map(({ slot }) => slot.key));
+  const values = new Map([...plan.previous].filter(([key]) => plan.keep.has(key) || dueKeys.has(key)));
+  const entries = new Map(plan.keep);
+  for (const { slot } of plan.due) {
+    const outcome = outcomes.get(slot.source);
+    if (outcome.text === undefined) {
+      const fallback = plan.previous.has(slot.key) ? 'kept the previous value' : 'left out of the file';
+      report.failed.push([slot.key, `${outcome.error || 'not translated'}; ${fallback}`]);
+      continue;
+    }
+    values.set(slot.key, outcome.text);
+    entries.set(slot.key, { source: hashText(slot.source), method: fingerprint });
+    (hasWords(texts.get(slot.source)) ? report.translated : report.copied).push(slot.key);
+  }
+  lock.files.set(plan.name, new Map(slots(plan.shape)
+    .filter((slot) => entries.has(slot.key) && values.has(slot.key) && !slot.collision)
+    .map((slot) => [slot.key, entries.get(slot.key)])));
+  const text = formatJson(fill(plan.shape, values));
+  if (text !== plan.previousText) {
+    mkdirSync(dirname(plan.path), { recursive: true });
+    writeAtomic(plan.path, text);
+    report.written = true;
+  }
+  return report;
+}
+
+// Forget lock entries of this locale's target files whose source file is gone.
+function dropStaleFiles(lock, files, locale, plans) {
+  const current = new Set(plans.map((plan) => plan.name));
+  const prefix = files.targetName(locale, '');
+  for (const name of [...lock.files.keys()]) {
+    const mine = files.directoryLayout ? name.startsWith(prefix) : name === prefix;
+    if (mine && !current.has(name)) lock.files.delete(name);
+  }
+}

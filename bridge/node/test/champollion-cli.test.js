@@ -1,0 +1,161 @@
+// mt-eval-locales on test projects: what is sent, what is written, what the lock file keeps.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { main } from '../lib/champollion/cli.js';
+import { captureStream, makeProject } from './helpers/champollion.js';
+import { nodePackage } from './helpers/guests.js';
+
+// Written as text: an object literal would move the integer-like key "404" to the front.
+const SOURCE = `{
+  "greeting": "Hello {{name}}!",
+  "nav": {"home": "Home", "about": "About <b>us</b>"},
+  "cart_one": "You have {{count}} item",
+  "cart_other": "You have {{count}} items",
+  "404": "Page not found",
+  "total": "%s of %d",
+  "version": 2,
+  "only": "{{x}}"
+}
+`;
+const config = (pairs) => ({ version: 3, inputLocale: 'en', localesDir: 'locales', pairs });
+
+async function run(project, ...argv) {
+  const stdout = captureStream();
+  const stderr = captureStream();
+  const previous = process.env.CHAMPOLLION_FIXTURE_LOG;
+  process.env.CHAMPOLLION_FIXTURE_LOG = project.log;
+  try {
+    const status = await main(['--config', project.root, '--quiet', ...argv], { stdout, stderr, env: process.env });
+    return { status, stdout: stdout.text(), stderr: stderr.text() };
+  } finally {
+    if (previous === undefined) delete process.env.CHAMPOLLION_FIXTURE_LOG;
+    else process.env.CHAMPOLLION_FIXTURE_LOG = previous;
+  }
+}
+
+test('first run translates every key; the second sends nothing; one changed string is sent alone', async (t) => {
+  const project = makeProject({ config: config({ 'en:es': { methodPlugin: 'upper' } }), files: { 'locales/en/common.json': SOURCE } });
+  t.after(project.cleanup);
+  const first = await run(project, '--json');
+  assert.equal(first.status, 0, first.stderr);
+  const report = JSON.parse(first.stdout);
+  assert.equal(report.locales[0].sent, 7, 'cart_many and cart_other share one source text, sent once');
+  assert.deepEqual(report.locales[0].files[0].copied, ['only']);
+  // Source key order (integer-like keys too), Spanish plural categories, placeholders restored.
+  assert.equal(project.read('locales/es/common.json'), [
+    '{',
+    '  "greeting": "spa: HELLO {{name}}!",',
+    '  "nav": {',
+    '    "home": "spa: HOME",',
+    '    "about": "spa: ABOUT <b>US</b>"',
+    '  },',
+    '  "cart_one": "spa: YOU HAVE {{count}} ITEM",',
+    '  "cart_many": "spa: YOU HAVE {{count}} ITEMS",',
+    '  "cart_other": "spa: YOU HAVE {{count}} ITEMS",',
+    '  "404": "spa: PAGE NOT FOUND",',
+    '  "total": "spa: %s OF %d",',
+    '  "version": 2,',
+    '  "only": "{{x}}"',
+    '}',
+    ''].join('\n'));
+  assert.equal(project.calls().length, 1);
+
+  const second = await run(project, '--json');
+  assert.equal(second.status, 0);
+  assert.equal(JSON.parse(second.stdout).locales[0].sent, 0);
+  assert.equal(JSON.parse(second.stdout).locales[0].files[0].upToDate, 9);
+  assert.equal(project.calls().length, 1, 'nothing was sent');
+
+  project.write('locales/en/common.json', SOURCE.replace('"Home"', '"Start"'));
+  const before = project.read('locales/es/common.json');
+  const third = await run(project);
+  assert.equal(third.status, 0);
+  assert.deepEqual(project.calls().at(-1).sources, ['Start']);
+  assert.equal(project.read('locales/es/common.json'), before.replace('spa: HOME', 'spa: START'));
+});
+
+test('a lost or repeated placeholder fails that key, which keeps its previous value', async (t) => {
+  const project = makeProject({ config: config({ 'en:es': { methodPlugin: 'upper' } }), files: { 'locales/en/a.json': { a: 'Hi {{name}}', b: 'Bye {{name}}', c: 'Ok' } } });
+  t.after(project.cleanup);
+  assert.equal((await run(project)).status, 0);
+  project.write('locales/en/a.json', { a: 'Hi {{name}} #drop', b: 'Bye {{name}} #double', c: 'Ok #fail', d: 'New #fail' });
+  const result = await run(project);
+  assert.equal(result.status, 1);
+  assert.match(result.stdout, /failed a: the translation "spa: HI  #DROP" lost placeholder \{\{name\}\}; kept the previous value/);
+  assert.match(result.stdout, /failed b: the translation "spa: BYE ⟦0⟧⟦0⟧ #DOUBLE" repeated placeholder \{\{name\}\} \(2 times\); kept the previous value/);
+  assert.match(result.stdout, /failed c: asked to fail; kept the previous value/);
+  assert.match(result.stdout, /failed d: asked to fail; left out of the file/);
+  assert.deepEqual(project.json('locales/es/a.json'), { a: 'spa: HI {{name}}', b: 'spa: BYE {{name}}', c: 'spa: OK' });
+  // The failed keys are tried again next time.
+  const again = JSON.parse((await run(project, '--json', '--dry-run')).stdout);
+  assert.deepEqual(again.locales[0].files[0].due.map((d) => [d.key, d.reason]),
+    [['a', 'source changed'], ['b', 'source changed'], ['c', 'source changed'], ['d', 'new']]);
+});
+
+test('--dry-run shows what would change and writes nothing', async (t) => {
+  const project = makeProject({ config: config({ 'en:es': { methodPlugin: 'upper' }, 'en:fr': { methodPlugin: 'reverse' } }), files: { 'locales/en/a.json': { a: 'One', b: 'Two' } } });
+  t.after(project.cleanup);
+  project.write('locales/es/a.json', { a: 'Uno (by hand)', gone: 'x' });
+  const result = await run(project, '--dry-run');
+  assert.equal(result.status, 0);
+  assert.equal(result.stdout, [
+    'es (en:es) via champollion-upper (eng>spa)',
+    '  es/a.json  1 to translate, 1 adopted, 1 to remove',
+    '    + b (new)',
+    '    - gone',
+    '  would send 1 string in 1 call',
+    'fr (en:fr) via reverse (eng>fra)',
+    '  fr/a.json  2 to translate',
+    '    + a (new)',
+    '    + b (new)',
+    '  would send 2 strings in 1 call',
+    'dry run: nothing was sent or written',
+    ''].join('\n'));
+  assert.equal(existsSync(join(project.root, 'locales', 'fr')), false);
+  assert.equal(existsSync(join(project.root, 'locales', '.champollion-lock.json')), false);
+  assert.equal(project.calls().length, 0);
+  // The real run keeps the hand-written value, and --force replaces it.
+  await run(project, '--locale', 'es');
+  assert.deepEqual(project.json('locales/es/a.json'), { a: 'Uno (by hand)', b: 'spa: TWO' });
+  assert.equal(existsSync(join(project.root, 'locales', 'fr')), false, '--locale es leaves fr alone');
+  await run(project, '--locale', 'es', '--force');
+  assert.deepEqual(project.json('locales/es/a.json'), { a: 'spa: ONE', b: 'spa: TWO' });
+});
+
+test('changing the pair\'s model sends every key again; a source key removed leaves the target', async (t) => {
+  const project = makeProject({ config: config({ 'en:es': { methodPlugin: 'upper' } }), files: { 'locales/en.json': { a: 'One', b: 'Two' } } });
+  t.after(project.cleanup);
+  await run(project);
+  assert.deepEqual(project.json('locales/es.json'), { a: 'spa: ONE', b: 'spa: TWO' });
+  project.write('champollion.config.json', config({ 'en:es': { methodPlugin: 'upper', model: 'other' } }));
+  project.write('locales/en.json', { a: 'One' });
+  const report = JSON.parse((await run(project, '--json')).stdout);
+  assert.deepEqual(report.locales[0].files[0].due, [{ key: 'a', reason: 'method changed' }]);
+  assert.deepEqual(report.locales[0].files[0].removed, ['b']);
+  assert.deepEqual(project.json('locales/es.json'), { a: 'spa: ONE' });
+  assert.deepEqual(Object.keys(project.json('locales/.champollion-lock.json').files['es.json']), ['a']);
+});
+
+test('a misspelled methodPlugin fails before anything runs and lists the plugins', async (t) => {
+  const project = makeProject({ config: config({ 'en:es': { methodPlugin: 'uper' } }), files: { 'locales/en.json': { a: 'One' } } });
+  t.after(project.cleanup);
+  const result = await run(project);
+  assert.equal(result.status, 1);
+  assert.match(result.stderr, /^mt-eval-locales: methodPlugin "uper" names no plugin in .*Available plugins:\n {2}- "Reverse \(bridge reference method\)" \(method_id reverse\) in \.champollion\/methods\/reverse\n/);
+  assert.match(result.stderr, /method_id champollion-upper/);
+  assert.equal(existsSync(join(project.root, 'locales', 'es.json')), false);
+});
+
+test('the bin script runs, and rejects unknown options', () => {
+  const bin = join(nodePackage, 'bin', 'mt-eval-locales.js');
+  const help = spawnSync(process.execPath, [bin, '--help'], { encoding: 'utf8' });
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /^usage: mt-eval-locales/);
+  const bad = spawnSync(process.execPath, [bin, '--nope'], { encoding: 'utf8' });
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /unrecognized argument --nope/);
+});

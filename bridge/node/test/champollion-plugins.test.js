@@ -1,0 +1,112 @@
+// loadMethodPlugin: translate.js in-process, a Python entry through `mt-eval serve`; names resolved
+// under .champollion/methods; a misspelled name lists what is there; pair settings become the RunConfig.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import {
+  ChampollionConfigError, LanguageError, MethodPluginNotFoundError, findMethodPlugins, loadMethodPlugin,
+  readChampollionConfig, resolveMethodPlugin, resolvePair,
+} from '../index.js';
+import { PLUGINS, makeProject } from './helpers/champollion.js';
+import { pythonGuest } from './helpers/guests.js';
+
+const python = pythonGuest();
+const mtEval = python.command?.[0];
+const CONFIG = {
+  version: 3,
+  inputLocale: 'en',
+  pairs: {
+    'en:es': { methodPlugin: 'upper', model: 'm-1', temperature: 0.3, batchSize: 2 },
+    'en->fr': { methodPlugin: 'champollion-rot13' },
+    'en→pt-BR': { methodPlugin: 'Reverse (bridge reference method)', targetLanguage: 'por' },
+  },
+};
+
+test('names resolve by directory, method_id or manifest name; paths relative to the base', (t) => {
+  const project = makeProject({ config: CONFIG });
+  t.after(project.cleanup);
+  const found = findMethodPlugins(project.root);
+  assert.deepEqual(found.map((p) => [p.name, p.methodId]), [
+    ['Reverse (bridge reference method)', 'reverse'],
+    ['Rot13 (champollion test method)', 'champollion-rot13'],
+    ['Upper (champollion test method)', 'champollion-upper'],
+  ]);
+  const upper = `${project.root}/.champollion/methods/upper`;
+  for (const name of ['upper', 'champollion-upper', 'Upper (champollion test method)', './.champollion/methods/upper']) {
+    assert.equal(resolveMethodPlugin(name, { baseDir: project.root }), upper, name);
+  }
+});
+
+test('a misspelled name fails and lists every plugin found; nothing else is tried', (t) => {
+  const project = makeProject({ config: CONFIG });
+  t.after(project.cleanup);
+  assert.throws(() => resolveMethodPlugin('uper', { baseDir: project.root }), (error) => {
+    assert.ok(error instanceof MethodPluginNotFoundError);
+    assert.match(error.message, /methodPlugin "uper" names no plugin in .*\.champollion\/methods\. Available plugins:/);
+    for (const id of ['reverse', 'champollion-rot13', 'champollion-upper']) assert.match(error.message, new RegExp(`method_id ${id}`));
+    assert.equal(error.available.length, 3);
+    return true;
+  });
+  assert.throws(() => resolveMethodPlugin('./nowhere', { baseDir: project.root }), /no such directory/);
+});
+
+test('pair settings become the RunConfig, in the language codes the plugin declares', (t) => {
+  const project = makeProject({ config: CONFIG });
+  t.after(project.cleanup);
+  const config = readChampollionConfig(project.root);
+  const es = resolvePair(config, 'en:es');
+  assert.deepEqual(es.runConfig, { source_lang: 'eng', target_lang: 'spa', batch_size: 2, model: 'm-1', temperature: 0.3 });
+  assert.equal(es.methodId, 'champollion-upper');
+  assert.equal(resolvePair(config, 'en:fr').runConfig.target_lang, 'fra');
+  assert.equal(resolvePair(config, 'en->pt-BR').runConfig.target_lang, 'por');
+  assert.throws(() => resolvePair(config, 'en:de'), /has no pair en:de; its pairs: en:es, en->fr, en→pt-BR/);
+});
+
+test('a plugin whose pairs do not fit the locales is an error naming what was tried', (t) => {
+  const project = makeProject({ config: { version: 3, inputLocale: 'en', pairs: { 'en:fr': { methodPlugin: 'upper' } } } });
+  t.after(project.cleanup);
+  project.write('.champollion/methods/upper/method.json', { ...JSON.parse(project.read('.champollion/methods/upper/method.json')), supported_pairs: ['eng>spa'] });
+  const config = readChampollionConfig(project.root);
+  assert.throws(() => resolvePair(config, 'en:fr'), (error) => error instanceof LanguageError
+    && /supports eng>spa; none fits en:fr \(tried eng>fra, en>fra, eng>fr, en>fr\)/.test(error.message)
+    && /"targetLanguage"/.test(error.message));
+});
+
+test('config errors carry every problem with its JSON path', (t) => {
+  const project = makeProject({ config: '{"version": 3, "inputLocale": "en", "pairs": {"en:es": {"methodPlugin": 1, "batchSize": 0}}}' });
+  t.after(project.cleanup);
+  assert.throws(() => readChampollionConfig(project.root), (error) => error instanceof ChampollionConfigError
+    && error.problems.map((p) => p.path).join(' ') === '$.pairs["en:es"].methodPlugin $.pairs["en:es"].batchSize'
+    && /expected a string, got the number 1/.test(error.message));
+  project.write('champollion.config.json', '{"version": 3,\n  "pairs": }');
+  assert.throws(() => readChampollionConfig(project.root), /invalid JSON at line 2, column 12: Expecting value/);
+});
+
+test('translate.js runs in this process', async (t) => {
+  const project = makeProject({ config: CONFIG, plugins: ['upper'] });
+  t.after(project.cleanup);
+  const plugin = await loadMethodPlugin('upper', { baseDir: project.root });
+  t.after(() => plugin.close());
+  assert.equal(plugin.runtime, 'node');
+  const results = await plugin.translate([{ id: 'a', source: 'Hello ⟦0⟧' }, { id: 'b', source: '#fail' }, { id: 'c', source: 'x' }],
+    { source_lang: 'eng', target_lang: 'spa', batch_size: 2 });
+  assert.deepEqual(results.map((r) => [r.id, r.predicted, r.error]), [
+    ['a', 'spa: HELLO ⟦0⟧', null], ['b', null, 'asked to fail'], ['c', 'spa: X', null]]);
+  await assert.rejects(plugin.translate([{ id: 'a', source: 'x' }], { source_lang: 'English' }), TypeError);
+});
+
+test('a Python plugin runs through mt-eval serve', { skip: python.skip }, async (t) => {
+  const project = makeProject({ config: CONFIG, plugins: ['rot13'] });
+  t.after(project.cleanup);
+  const plugin = await loadMethodPlugin('champollion-rot13', { baseDir: project.root, mtEval });
+  t.after(() => plugin.close());
+  assert.equal(plugin.runtime, 'python');
+  const results = await plugin.translate([{ id: '1', source: 'Hello ⟦0⟧!' }, { id: '2', source: 'Bye' }], { source_lang: 'eng', target_lang: 'fra', batch_size: 1 });
+  assert.deepEqual(results.map((r) => r.predicted), ['fra: Uryyb ⟦0⟧!', 'fra: Olr']);
+});
+
+test('a Python plugin with no mt-eval to serve it fails with the reason', async (t) => {
+  const plugin = await loadMethodPlugin(PLUGINS.rot13, { mtEval: '/nonexistent/mt-eval' });
+  t.after(() => plugin.close());
+  await assert.rejects(plugin.translate([{ id: '1', source: 'x' }], { source_lang: 'eng', target_lang: 'fra' }), /nonexistent\/mt-eval/);
+});

@@ -1,0 +1,85 @@
+// The Node side passes the shared champollion vectors (bridge/vectors/champollion/), as the Python side does.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { decodeConfig } from '../lib/champollion/config.js';
+import { formatJson, parseOrdered } from '../lib/champollion/json.js';
+import {
+  LanguageError, PLURALS_CLDR_VERSION, PLURAL_ORDER, languageCandidates, normalizeLocale, pairLanguages, pluralCategories,
+} from '../lib/champollion/languages.js';
+import { fill, layout, slots } from '../lib/champollion/locales.js';
+import { fingerprintInput, hashText, methodFingerprint } from '../lib/champollion/lockfile.js';
+import { PlaceholderError, hasWords, protect, restore } from '../lib/champollion/placeholders.js';
+import { repo } from './helpers/guests.js';
+
+const vectors = (name) => JSON.parse(readFileSync(join(repo, 'bridge', 'vectors', 'champollion', name), 'utf8'));
+
+test('placeholders: protect, restore and refusals', () => {
+  const { protect: protectCases, restore: restoreCases } = vectors('placeholders.json');
+  for (const c of protectCases) {
+    const p = protect(c.text);
+    assert.equal(p.text, c.protected, c.text);
+    assert.deepEqual(p.placeholders, c.placeholders, c.text);
+    assert.equal(hasWords(p), c.hasWords, c.text);
+    assert.equal(restore(p.text, p.placeholders), c.text);
+  }
+  for (const c of restoreCases) {
+    if (c.error) assert.throws(() => restore(c.translated, c.placeholders), (e) => e instanceof PlaceholderError && e.message === c.error);
+    else assert.equal(restore(c.translated, c.placeholders), c.restored);
+  }
+});
+
+test('languages: candidates, pairs and plural categories', () => {
+  const { candidates, pairs, plurals } = vectors('languages.json');
+  for (const c of candidates) {
+    assert.equal(normalizeLocale(c.locale), c.normalized);
+    assert.deepEqual(languageCandidates(c.locale), c.candidates, c.locale);
+  }
+  for (const c of pairs) {
+    const run = () => pairLanguages(c.source, c.target, c.supportedPairs, { sourceLanguage: c.sourceLanguage, targetLanguage: c.targetLanguage });
+    if (c.error) assert.throws(run, LanguageError);
+    else assert.deepEqual(run(), c.languages, `${c.source}:${c.target}`);
+  }
+  for (const c of plurals) assert.deepEqual(pluralCategories(c.locale, c.kind), c.categories, `${c.locale} ${c.kind}`);
+});
+
+test('the plural table matches Intl.PluralRules when Node carries the same CLDR version', { skip: process.versions.cldr !== PLURALS_CLDR_VERSION && `CLDR ${process.versions.cldr} here, the table is from ${PLURALS_CLDR_VERSION}` }, () => {
+  const table = JSON.parse(readFileSync(join(repo, 'bridge', 'node', 'lib', 'champollion', 'languages.json'), 'utf8'));
+  const ordered = (categories) => PLURAL_ORDER.filter((c) => categories.includes(c));
+  for (const [locale, [cardinal, ordinal]] of Object.entries(table.plurals)) {
+    assert.deepEqual(ordered(new Intl.PluralRules(locale).resolvedOptions().pluralCategories), cardinal, locale);
+    assert.deepEqual(ordered(new Intl.PluralRules(locale, { type: 'ordinal' }).resolvedOptions().pluralCategories), ordinal, locale);
+  }
+});
+
+test('JSON: read in written order, written as JSON.stringify(value, null, 2)', () => {
+  for (const c of vectors('json.json').cases) assert.equal(formatJson(parseOrdered(c.input)), c.output, c.input);
+});
+
+test('locale files: layout with plurals, and fill', () => {
+  for (const c of vectors('locales.json').cases) {
+    const shape = layout(parseOrdered(c.source), c.locale);
+    assert.deepEqual(slots(shape).map((s) => [s.key, s.source, ...(s.collision ? [true] : [])]), c.slots, c.source);
+    assert.equal(formatJson(fill(shape, new Map(Object.entries(c.values)))), c.output, c.source);
+  }
+});
+
+test('hashes and method fingerprints', () => {
+  const { texts, fingerprints } = vectors('hashing.json');
+  for (const c of texts) assert.equal(hashText(c.text), c.hash);
+  for (const c of fingerprints) {
+    const args = [c.methodId, c.sourceLanguage, c.targetLanguage, c.model, c.temperature];
+    assert.equal(fingerprintInput(...args), c.input);
+    assert.equal(methodFingerprint(...args), c.fingerprint);
+  }
+});
+
+test('config: the same problems at the same paths, in the same order', () => {
+  for (const c of vectors('config.json').cases) {
+    const [value, problems] = decodeConfig(c.text, 'champollion.config.json');
+    assert.deepEqual(problems.map((p) => [p.path, p.severity, p.code]), c.problems, c.text);
+    assert.equal(value !== null && !problems.some((p) => p.severity === 'error'), c.valid, c.text);
+  }
+});
