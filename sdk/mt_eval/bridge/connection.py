@@ -23,6 +23,7 @@ import msgspec
 from mt_eval import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
+from mt_eval.process_group import StderrTail, close_group, exit_status, signal_group
 
 log = logging.getLogger("mt_eval.bridge")
 guest_log = logging.getLogger("mt_eval.bridge.guest")
@@ -95,8 +96,8 @@ class GuestConnection:
         self._ids = itertools.count(1)
         self._pending: dict[int | str, _Pending] = {}
         self._lines = LineSplitter(self.options.max_line_bytes)
-        self._stderr = bytearray()
-        self._stderr_partial = b""
+        self._stderr = StderrTail(guest_log, self.label, max_bytes=self.options.stderr_tail_bytes,
+                                  max_lines=self.options.stderr_tail_lines)
         self._transport: asyncio.SubprocessTransport | None = None
         self._stdin: asyncio.WriteTransport | None = None
         self._sweep: asyncio.TimerHandle | None = None
@@ -165,49 +166,17 @@ class GuestConnection:
                 with contextlib.suppress(m.BridgeError):
                     await self.request("shutdown", {}, timeout_s=grace, hard_timeout_s=grace)
             self._closing = True
-            if self._stdin is not None:
-                self._stdin.close()
-            if not await self._wait_exit(grace):
-                self._signal_group(signal.SIGTERM)
-                if not await self._wait_exit(grace):
-                    self._signal_group(signal.SIGKILL)
-                    await self._wait_exit(grace)
-            await self._reap_group(grace)
+            await close_group(self.pid, self._close_stdin, self._exited, grace)
         finally:
             self._closing = True
             if not self._exited.is_set():
-                self._signal_group(signal.SIGKILL)
+                signal_group(self.pid, signal.SIGKILL)
             self._fail_all(m.GUEST_EXITED, f"guest {self.label} was shut down")
             self._transport.close()
 
-    async def _wait_exit(self, seconds: float) -> bool:
-        try:
-            await asyncio.wait_for(self._exited.wait(), seconds)
-        except TimeoutError:
-            return False
-        return True
-
-    def _signal_group(self, sig: int) -> bool:
-        """Signal the guest's process group; False when nothing is left in it."""
-        if self.pid is None:
-            return False
-        try:
-            os.killpg(self.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return False
-        return True
-
-    async def _reap_group(self, grace: float) -> None:
-        """Processes the guest started may outlive it in its group: end them too."""
-        if not self._signal_group(signal.SIGTERM):
-            return
-        loop = asyncio.get_running_loop()
-        until = loop.time() + grace
-        while loop.time() < until:
-            await asyncio.sleep(0.02)
-            if not self._signal_group(0):  # signal 0 only asks whether the group still exists
-                return
-        self._signal_group(signal.SIGKILL)
+    def _close_stdin(self) -> None:
+        if self._stdin is not None:
+            self._stdin.close()
 
     # ---- requests ------------------------------------------------------------------------------
 
@@ -322,20 +291,11 @@ class GuestConnection:
             guest_log.log(level, "%s: %s", self.label, params.get("message"))
 
     def _on_stderr(self, data: bytes) -> None:
-        self._stderr += data
-        limit = self.options.stderr_tail_bytes
-        if len(self._stderr) > 2 * limit:
-            del self._stderr[:-limit]
-        if guest_log.isEnabledFor(logging.INFO):
-            lines = (self._stderr_partial + data).split(b"\n")
-            self._stderr_partial = lines.pop()[-4096:]
-            for line in lines:
-                guest_log.info("%s: %s", self.label, line.decode("utf-8", "replace"))
+        self._stderr.feed(data)
 
     def stderr_tail(self) -> str:
         """The last lines the guest wrote to stderr (bounded in bytes and lines)."""
-        text = bytes(self._stderr[-self.options.stderr_tail_bytes:]).decode("utf-8", "replace")
-        return "\n".join(text.splitlines()[-self.options.stderr_tail_lines:])
+        return self._stderr.tail()
 
     # ---- the guest going away ------------------------------------------------------------------
 
@@ -368,15 +328,7 @@ class GuestConnection:
             self.on_gone(self)
 
     def _exit_status(self) -> str:
-        code = self.exit_code
-        if code is None:
-            return "closed its stdout"
-        if code < 0:
-            try:
-                return f"was killed by {signal.Signals(-code).name}"
-            except ValueError:
-                return f"was killed by signal {-code}"
-        return f"exited with code {code}"
+        return exit_status(self.exit_code)
 
     def _fail_all(self, code: int, message: str) -> None:
         data = {"exit_code": self.exit_code, "stderr_tail": self.stderr_tail()}
