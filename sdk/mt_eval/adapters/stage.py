@@ -1,0 +1,176 @@
+"""A stage of a record pipeline: one program kept running, restarted when it crashes or hangs.
+
+`StageRunner` owns the current `RecordProcess` of a `Stage` and decides how records reach it:
+
+- records are pipelined (many in flight) unless the stage is ``lockstep``;
+- a record whose program exited while other records were in flight is sent again *alone*, so the record
+  that really makes the program fail is found and fails by itself, with the program's stderr tail;
+- a record interrupted by another record's failure is simply sent again;
+- a program that died is restarted on the next record, within a crash-loop budget
+  (`ProcessOptions.restart_budget` restarts per `restart_window_s`); planned restarts (``restart_when``)
+  do not count.
+
+Many tasks may share a runner: the order in which records are written is the order of their answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from mt_eval.adapters.record_process import ProcessOptions, RecordFailure, RecordProcess
+
+log = logging.getLogger("mt_eval.adapters")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One program of a record pipeline (its argv), and how to drive it.
+
+    ``lockstep``: one record in flight at a time, for programs that read ahead or cannot be pipelined.
+    ``restart_when``: a regular expression searched in what the program writes to stderr while it handles
+    a record; a match replaces the program with a fresh one before the next record (for programs whose
+    state leaks from one record into the next). It implies lockstep.
+    """
+
+    command: tuple[str, ...]
+    lockstep: bool = False
+    restart_when: str | None = None
+    label: str | None = None
+    env: Mapping[str, str] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.command:
+            raise ValueError("a stage needs at least the program to run")
+        object.__setattr__(self, "command", tuple(self.command))
+        if self.restart_when is not None:
+            re.compile(self.restart_when)  # a bad pattern fails here, not at the first record
+
+    @property
+    def name(self) -> str:
+        return self.label or os.path.basename(self.command[0])
+
+
+class StageRunner:
+    """Keeps one program of ``stage`` running and sends it records (see the module docstring)."""
+
+    def __init__(self, stage: Stage, terminator: bytes, *, cwd: str | os.PathLike[str] | None = None,
+                 env: Mapping[str, str] | None = None, options: ProcessOptions | None = None) -> None:
+        self.stage = stage
+        self.terminator = terminator
+        self.cwd = cwd
+        self.env = {**(env or os.environ), **stage.env} if stage.env else env
+        self.options = options or ProcessOptions()
+        self.restarts = 0  # after crashes, hangs and oversized answers
+        self.renewals = 0  # planned, after restart_when matched
+        self._pattern = re.compile(stage.restart_when) if stage.restart_when else None
+        self._isolated = stage.lockstep or self._pattern is not None
+        self._process: RecordProcess | None = None
+        self._started = False
+        self._failures: deque[float] = deque()
+        self._last_failure: RecordFailure | None = None
+        self._start_lock = asyncio.Lock()
+        self._exclusive = asyncio.Lock()
+        self._closing: set[asyncio.Task[None]] = set()
+
+    @property
+    def in_flight(self) -> int:
+        return self._process.in_flight if self._process is not None else 0
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    async def ask(self, record: bytes) -> bytes:
+        """The program's answer to ``record``; raises `RecordFailure` when the record itself fails."""
+        alone = self._isolated
+        interruptions = 0
+        while True:
+            try:
+                return await (self._ask_alone(record) if alone else self._ask_shared(record))
+            except RecordFailure as failure:
+                if failure.kind in ("exited", "timeout", "oversized"):
+                    self._last_failure = failure
+                if failure.kind == "interrupted" and interruptions < 3:
+                    interruptions += 1
+                elif failure.kind == "exited" and not failure.alone and not alone:
+                    alone = True  # find out whether this record is the one the program fails on
+                else:
+                    raise
+
+    async def _ask_shared(self, record: bytes) -> bytes:
+        while self._exclusive.locked():  # a record is being sent alone: wait until it has its answer
+            async with self._exclusive:
+                pass
+        process = await self._current()
+        return await process.submit(record)
+
+    async def _ask_alone(self, record: bytes) -> bytes:
+        async with self._exclusive:
+            while True:
+                process = await self._current()
+                if process.in_flight == 0:
+                    break
+                await process.drained()
+            return await process.submit(record)
+
+    async def _current(self) -> RecordProcess:
+        process = self._process
+        if process is not None and process.alive:
+            return process
+        async with self._start_lock:
+            process = self._process
+            if process is not None and process.alive:
+                return process
+            if process is not None:
+                self._process = None
+                self._retire(process)
+                if process.retiring:
+                    self.renewals += 1
+                else:
+                    self._count_restart()
+            elif self._started:
+                self._count_restart()  # the last start failed, or the budget ran out
+            self._started = True
+            fresh = RecordProcess(self.stage.command, self.terminator, cwd=self.cwd, env=self.env,
+                                  options=self.options, label=self.stage.name, restart_when=self._restart_when)
+            try:
+                await fresh.start()
+            except RecordFailure as failure:
+                self._last_failure = failure
+                raise
+            self._process = fresh
+            return fresh
+
+    def _restart_when(self, stderr: str) -> bool:
+        return self._pattern is not None and self._pattern.search(stderr) is not None
+
+    def _count_restart(self) -> None:
+        now = asyncio.get_running_loop().time()
+        while self._failures and self._failures[0] < now - self.options.restart_window_s:
+            self._failures.popleft()
+        if len(self._failures) >= self.options.restart_budget:
+            last = self._last_failure.entry_error() if self._last_failure is not None else "unknown"
+            raise RecordFailure("unavailable", f"{self.stage.name} keeps failing: {self.options.restart_budget} "
+                                f"restarts within {self.options.restart_window_s:g} s; last failure: {last}")
+        self._failures.append(now)
+        self.restarts += 1
+        log.warning("restarting %s (restart %d)", self.stage.name, self.restarts)
+
+    def _retire(self, process: RecordProcess) -> None:
+        """Close a replaced process in the background (a retiring one first answers what is in flight)."""
+        task = asyncio.ensure_future(process.aclose())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def aclose(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            await process.aclose()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)

@@ -1,0 +1,149 @@
+"""`ProcessTranslator`: a translator program that knows nothing of the bridge, as the body of a method.
+
+Give it the program (or a pipeline of programs, as `Stage`s) and its framing; it turns texts into
+records, drives the program, and turns answers back into texts::
+
+    translator = ProcessTranslator(["my-mt", "--flush-lines"], framing=LINES)
+    results = await translator.translate(entries, config)        # result dicts, one per entry
+    outcomes = await translator.translate_texts(["Hello."])      # TextResult(text, error, latency_s)
+    await translator.aclose()
+
+Persistent (the default): each stage runs as one long-lived process and records are pipelined through
+it (`mt_eval.adapters.stage`); ``processes`` > 1 runs that many copies of the pipeline and gives each call
+to the least busy one. ``persistent=False``: one process per call for programs that answer only at the end
+of their input (`mt_eval.adapters.batch_process`); at most ``processes`` run at once. Either way a failure
+fails only the entries it concerns, each with the program's stderr tail, and everything is safe to share
+between concurrent callers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from mt_eval.adapters.batch_process import run_batch
+from mt_eval.adapters.framing import LINES, Framing, FramingError
+from mt_eval.adapters.record_process import ProcessOptions, RecordFailure
+from mt_eval.adapters.stage import Stage, StageRunner
+
+
+class TextResult(NamedTuple):
+    """One text's outcome: its translation, or the error that stopped it."""
+
+    text: str | None
+    error: str | None
+    latency_s: float
+
+
+class ProcessTranslator:
+    """Translate texts with an external program (see the module docstring)."""
+
+    def __init__(self, command: Sequence[str] | None = None, *, stages: Sequence[Stage] | None = None,
+                 framing: Framing = LINES, persistent: bool = True, processes: int | None = None,
+                 cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
+                 options: ProcessOptions | None = None, label: str | None = None) -> None:
+        if (command is None) == (stages is None):
+            raise ValueError("give either command (one program) or stages (a pipeline of programs)")
+        self.stages = [Stage(tuple(command), label=label)] if command is not None else list(stages or [])
+        if not self.stages:
+            raise ValueError("a pipeline needs at least one stage")
+        if not persistent and len(self.stages) != 1:
+            raise ValueError("one process per batch runs a single command; make a pipeline one command (a shell "
+                             "pipeline), or keep the stages persistent")
+        self.framing = framing
+        self.persistent = persistent
+        self.processes = max(1, processes if processes is not None else 1 if persistent else os.cpu_count() or 1)
+        self.cwd = cwd
+        self.env = env
+        self.options = options or ProcessOptions()
+        self._replicas = [[StageRunner(stage, framing.terminator, cwd=cwd, env=env, options=self.options)
+                           for stage in self.stages] for _ in range(self.processes)] if persistent else []
+        self._load = [0] * len(self._replicas)
+        self._batch_slots = asyncio.Semaphore(self.processes)
+
+    @property
+    def runners(self) -> list[StageRunner]:
+        """Every stage runner of every copy of the pipeline (persistent mode)."""
+        return [runner for replica in self._replicas for runner in replica]
+
+    async def translate(self, entries: list[dict[str, Any]], config: Any = None) -> list[dict[str, Any]]:
+        """One result dict per entry: ``predicted`` from the entry's ``source``, or ``error``."""
+        outcomes = await self.translate_texts([str(entry["source"]) for entry in entries])
+        return [result_dict(str(entry["id"]), outcome) for entry, outcome in zip(entries, outcomes, strict=True)]
+
+    async def translate_texts(self, texts: Sequence[str]) -> list[TextResult]:
+        """One `TextResult` per text, in order; this never raises for what a program does."""
+        if not texts:
+            return []
+        if self.persistent:
+            return await self._through_pipeline(texts)
+        return await self._in_one_process(texts)
+
+    async def _through_pipeline(self, texts: Sequence[str]) -> list[TextResult]:
+        index = min(range(len(self._replicas)), key=self._load.__getitem__)
+        replica = self._replicas[index]
+        self._load[index] += len(texts)
+
+        async def answer(record: bytes) -> bytes:
+            for runner in replica:
+                record = await runner.ask(record)
+            return record
+
+        async def one(text: str) -> TextResult:
+            started = time.perf_counter()
+            try:
+                records = self.framing.records(text)
+                answers = await asyncio.gather(*(answer(record) for record in records))
+            except FramingError as exc:
+                return TextResult(None, str(exc), time.perf_counter() - started)
+            except RecordFailure as failure:
+                return TextResult(None, failure.entry_error(), time.perf_counter() - started)
+            return TextResult(self.framing.join(list(answers)), None, time.perf_counter() - started)
+
+        try:
+            return list(await asyncio.gather(*(one(text) for text in texts)))
+        finally:
+            self._load[index] -= len(texts)
+
+    async def _in_one_process(self, texts: Sequence[str]) -> list[TextResult]:
+        framed: list[list[bytes] | FramingError] = []
+        for text in texts:
+            try:
+                framed.append(self.framing.records(text))
+            except FramingError as exc:
+                framed.append(exc)
+        records = [record for item in framed if not isinstance(item, FramingError) for record in item]
+        started = time.perf_counter()
+        async with self._batch_slots:
+            stage = self.stages[0]
+            answers = await run_batch(stage.command, records, self.framing, cwd=self.cwd, env=self.env,
+                                      options=self.options, label=stage.name)
+        share = (time.perf_counter() - started) / len(texts)
+        results: list[TextResult] = []
+        position = 0
+        for item in framed:
+            if isinstance(item, FramingError):
+                results.append(TextResult(None, str(item), 0.0))
+                continue
+            mine = answers[position:position + len(item)]
+            position += len(item)
+            failure = next((a for a in mine if isinstance(a, RecordFailure)), None)
+            if failure is not None:
+                results.append(TextResult(None, failure.entry_error(), share))
+            else:
+                results.append(TextResult(self.framing.join([a for a in mine if isinstance(a, bytes)]), None, share))
+        return results
+
+    async def aclose(self) -> None:
+        """Stop every program (closing stdin first, so each finishes what it has)."""
+        await asyncio.gather(*(runner.aclose() for runner in self.runners))
+
+
+def result_dict(entry_id: str, outcome: TextResult) -> dict[str, Any]:
+    """A result in the shape of `mt_eval.records.TranslationResult`."""
+    if outcome.error is not None:
+        return {"id": entry_id, "predicted": None, "error": outcome.error, "latency_s": outcome.latency_s}
+    return {"id": entry_id, "predicted": outcome.text, "latency_s": outcome.latency_s}
