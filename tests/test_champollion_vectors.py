@@ -37,6 +37,11 @@ def test_restore(case):
         assert placeholders.restore(case["translated"], tuple(case["placeholders"])) == case["restored"]
 
 
+@pytest.mark.parametrize("case", cases("placeholders.json", "edges"), ids=lambda c: repr(c["source"]))
+def test_keep_edges(case):
+    assert placeholders.keep_edges(case["source"], case["translated"]) == case["kept"]
+
+
 @pytest.mark.parametrize("case", cases("languages.json", "candidates"), ids=lambda c: c["locale"])
 def test_language_candidates(case):
     assert languages.normalize_locale(case["locale"]) == case["normalized"]

@@ -11,13 +11,13 @@ import {
 } from '../lib/champollion/languages.js';
 import { fill, layout, slots } from '../lib/champollion/locales.js';
 import { fingerprintInput, hashText, methodFingerprint } from '../lib/champollion/lockfile.js';
-import { PlaceholderError, hasWords, protect, restore } from '../lib/champollion/placeholders.js';
+import { PlaceholderError, hasWords, keepEdges, protect, restore } from '../lib/champollion/placeholders.js';
 import { repo } from './helpers/guests.js';
 
 const vectors = (name) => JSON.parse(readFileSync(join(repo, 'bridge', 'vectors', 'champollion', name), 'utf8'));
 
-test('placeholders: protect, restore and refusals', () => {
-  const { protect: protectCases, restore: restoreCases } = vectors('placeholders.json');
+test('placeholders: protect, restore, refusals and edge whitespace', () => {
+  const { protect: protectCases, restore: restoreCases, edges } = vectors('placeholders.json');
   for (const c of protectCases) {
     const p = protect(c.text);
     assert.equal(p.text, c.protected, c.text);
@@ -29,6 +29,7 @@ test('placeholders: protect, restore and refusals', () => {
     if (c.error) assert.throws(() => restore(c.translated, c.placeholders), (e) => e instanceof PlaceholderError && e.message === c.error);
     else assert.equal(restore(c.translated, c.placeholders), c.restored);
   }
+  for (const c of edges) assert.equal(keepEdges(c.source, c.translated), c.kept, JSON.stringify(c.source));
 });
 
 test('languages: candidates, pairs and plural categories', () => {

@@ -6,7 +6,8 @@ Protected: i18next interpolation (``{{name}}``, ``{{- html}}``, ``{{count, numbe
 character references (``&nbsp;``). Each becomes ``⟦n⟧`` (U+27E6, U+27E7), which rule-based and neural
 translators pass through untouched (Apertium does). Text that already looks like a sentinel is
 protected too, so restoring is exact. A translation that loses, repeats or invents a sentinel is
-refused: the key fails rather than being written broken. `bridge/vectors/champollion/placeholders.json`
+refused: the key fails rather than being written broken. The source's leading and trailing whitespace is
+kept in place of the translation's own (`keep_edges`). `bridge/vectors/champollion/placeholders.json`
 holds the cases both sides must pass.
 """
 
@@ -71,6 +72,17 @@ def restore(translated: str, placeholders: tuple[str, ...]) -> str:
     if problems:
         raise PlaceholderError(f"the translation {js_string(translated)} {'; '.join(problems)}")
     return SENTINEL.sub(lambda m: placeholders[int(m.group(1))], translated)
+
+
+def keep_edges(source: str, translated: str) -> str:
+    """The translation with the source's leading and trailing whitespace instead of its own (translators
+    often drop or add a space at the edges, e.g. where a subject pronoun was dropped)."""
+    lead = re.match(r"[ \t\r\n]*", source)
+    trail = re.search(r"[ \t\r\n]*\Z", source)
+    core = translated.strip(" \t\r\n")
+    if not core:
+        return translated
+    return (lead.group() if lead else "") + core + (trail.group() if trail else "")
 
 
 def has_words(protected: Protected) -> bool:

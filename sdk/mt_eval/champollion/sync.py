@@ -21,7 +21,7 @@ from mt_eval.champollion.jsonfmt import format_json, js_string
 from mt_eval.champollion.languages import LanguageError, pair_languages
 from mt_eval.champollion.locales import LocaleFiles, fill, find_locale_files, slots
 from mt_eval.champollion.lockfile import LOCK_FILE, Lock, LockEntry, hash_text, method_fingerprint, read_lock
-from mt_eval.champollion.placeholders import PlaceholderError, Protected, has_words, protect, restore
+from mt_eval.champollion.placeholders import PlaceholderError, Protected, has_words, keep_edges, protect, restore
 from mt_eval.champollion.plan import FilePlan, plan_file
 from mt_eval.champollion.plugins import resolve_plugin
 
@@ -194,7 +194,7 @@ async def _translate_batch(translate: Translate, batch: list[str], texts: dict[s
             out[text] = (None, str(result.get("error") or "the method returned no translation"))
             continue
         try:
-            out[text] = (restore(result["predicted"], texts[text].placeholders), None)
+            out[text] = (keep_edges(text, restore(result["predicted"], texts[text].placeholders)), None)
         except PlaceholderError as exc:
             out[text] = (None, str(exc))
     return out

@@ -1,8 +1,9 @@
 // Placeholders a translation must keep verbatim — i18next {{name}} and $t(key), ICU {count}, printf
 // %s / %1$d / %(name)s / %%, HTML and <Trans> tags, character references — are swapped for numbered
 // sentinels ⟦n⟧ (which translators, Apertium included, pass through), then restored. A translation that
-// loses, repeats or invents a sentinel is refused. Same expressions as mt_eval.champollion.placeholders;
-// bridge/vectors/champollion/placeholders.json holds the cases both sides pass.
+// loses, repeats or invents a sentinel is refused; the source's edge whitespace is kept. Same expressions
+// as mt_eval.champollion.placeholders; bridge/vectors/champollion/placeholders.json holds the cases
+// both sides pass.
 
 const PLACEHOLDER = new RegExp([
   String.raw`\{\{[^{}]*\}\}`,
@@ -52,6 +53,16 @@ export function restore(translated, placeholders) {
   for (const index of [...seen.keys()].sort((a, b) => a - b)) problems.push(`invented placeholder ⟦${index}⟧`);
   if (problems.length) throw new PlaceholderError(`the translation ${JSON.stringify(translated)} ${problems.join('; ')}`);
   return translated.replace(SENTINEL, (_, index) => placeholders[Number(index)]);
+}
+
+/**
+ * The translation with the source's leading and trailing whitespace instead of its own (translators
+ * often drop or add a space at the edges, e.g. where a subject pronoun was dropped).
+ */
+export function keepEdges(source, translated) {
+  const core = translated.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+  if (!core) return translated;
+  return source.match(/^[ \t\r\n]*/)[0] + core + source.match(/[ \t\r\n]*$/)[0];
 }
 
 /** Whether anything is left to translate once placeholders are out (a letter remains). */

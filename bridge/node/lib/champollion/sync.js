@@ -11,7 +11,7 @@ import { formatJson } from './json.js';
 import { LanguageError, pairLanguages, sameLocale } from './languages.js';
 import { fill, findLocaleFiles, slots } from './locales.js';
 import { LOCK_FILE, hashText, methodFingerprint, readLock } from './lockfile.js';
-import { hasWords, PlaceholderError, protect, restore } from './placeholders.js';
+import { hasWords, keepEdges, PlaceholderError, protect, restore } from './placeholders.js';
 import { planFile } from './plan.js';
 import { readChampollionConfig, splitPairKey } from './config.js';
 import { loadMethodPlugin, resolveMethodPlugin } from './plugins.js';
@@ -165,7 +165,7 @@ async function translateBatch(translate, batch, texts, runConfig) {
       return;
     }
     try {
-      out.set(text, { text: restore(result.predicted, texts.get(text).placeholders) });
+      out.set(text, { text: keepEdges(text, restore(result.predicted, texts.get(text).placeholders)) });
     } catch (error) {
       if (!(error instanceof PlaceholderError)) throw error;
       out.set(text, { error: error.message });
