@@ -27,6 +27,7 @@ examples:
   mt-eval serve examples/lexicon-eng-spa        serve a Python plugin as a bridge guest on stdio
   mt-eval bridge check -- ./my-guest --flag     prove a guest program speaks the bridge protocol
   mt-eval schemas --check bridge/schemas        fail if the JSON Schemas drifted from the code
+  mt-eval locales --config examples/champollion-project   translate a champollion project's locales
 
 Run `mt-eval COMMAND --help` for a command's options.
 """
@@ -49,6 +50,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "mt_eval.tool_commands:add_bridge", "mt_eval.tool_commands:run_bridge"),
     "schemas": ("write or check the JSON Schemas generated from the SDK's types",
                 "mt_eval.tool_commands:add_schemas", "mt_eval.tool_commands:run_schemas"),
+    "locales": ("translate a champollion project's locale files with the method plugins its config names",
+                "mt_eval.champollion.cli:add_arguments", "mt_eval.champollion.cli:run"),
 }
 
 

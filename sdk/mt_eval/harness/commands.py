@@ -29,13 +29,18 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.formatter_class = argparse.RawDescriptionHelpFormatter
     run.epilog = ("examples:\n  mt-eval run --demo\n"
                   "  mt-eval run --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json\n"
-                  "  mt-eval run --method my-method --corpus dev.jsonl --pair eng>spa --out runs/try1 --resume")
+                  "  mt-eval run --method my-method --corpus dev.jsonl --pair eng>spa --out runs/try1 --resume\n"
+                  "  mt-eval run --champollion-config app/champollion.config.json --pair en:es --corpus dev.json")
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
     what.add_argument("--corpus", metavar="FILE", help="corpus: upstream JSON, JSON list, .jsonl or .tsv")
     what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")
     what.add_argument("--pair", metavar="SRC>TGT", help="language pair (default: the corpus's, else the "
-                                                        "method's first supported pair)")
+                                                        "method's first supported pair); with "
+                                                        "--champollion-config, the config's pair, e.g. en:es")
+    what.add_argument("--champollion-config", metavar="PATH",
+                      help="evaluate the method plugin a champollion.config.json names for --pair (its model, "
+                           "temperature and batchSize apply; the run card records the config and pair)")
     what.add_argument("--demo", action="store_true", help="run the bundled example method on the bundled corpus")
     what.add_argument("--limit", type=int, metavar="N", help="only the first N entries")
     what.add_argument("--isolate", action="store_true", help="run a Python method in its own process")
@@ -69,6 +74,14 @@ def run_command(args: argparse.Namespace) -> int:
     if args.demo:
         args.method = args.method or DEMO_METHOD
         args.corpus = args.corpus or DEMO_CORPUS
+    if args.champollion_config:
+        from mt_eval.champollion.evaluate import apply_champollion_config
+
+        try:
+            apply_champollion_config(args)
+        except (ValueError, LookupError, OSError) as exc:
+            print(f"mt-eval run: {exc}", file=sys.stderr)
+            return 1
     if not args.method or not args.corpus:
         args.print_run_help()
         return 2

@@ -1,0 +1,194 @@
+"""``mt-eval locales`` on test projects: what is sent, what is written, what the lock file keeps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from champollion_project import make_project, pairs_config
+from mt_eval.cli import main
+
+SOURCE = """{
+  "greeting": "Hello {{name}}!",
+  "nav": {"home": "Home", "about": "About <b>us</b>"},
+  "cart_one": "You have {{count}} item",
+  "cart_other": "You have {{count}} items",
+  "404": "Page not found",
+  "total": "%s of %d",
+  "version": 2,
+  "only": "{{x}}"
+}
+"""
+
+
+@pytest.fixture
+def run(monkeypatch, capsys):
+    def run(project, *argv: str) -> tuple[int, str, str]:
+        monkeypatch.setenv("CHAMPOLLION_FIXTURE_LOG", str(project.log))
+        status = main(["locales", "--config", str(project.root), "--quiet", *argv])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run
+
+
+def test_first_run_translates_second_sends_nothing_one_change_sends_one(tmp_path: Path, run):
+    project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13"}}),
+                           {"locales/en/common.json": SOURCE})
+    status, out, _ = run(project, "--json")
+    assert status == 0
+    report = json.loads(out)
+    assert report["locales"][0]["sent"] == 7  # cart_many and cart_other share one source text
+    assert report["locales"][0]["files"][0]["copied"] == ["only"]
+    assert project.read("locales/es/common.json") == "\n".join([
+        "{",
+        '  "greeting": "spa: Uryyb {{name}}!",',
+        '  "nav": {',
+        '    "home": "spa: Ubzr",',
+        '    "about": "spa: Nobhg <b>hf</b>"',
+        "  },",
+        '  "cart_one": "spa: Lbh unir {{count}} vgrz",',
+        '  "cart_many": "spa: Lbh unir {{count}} vgrzf",',
+        '  "cart_other": "spa: Lbh unir {{count}} vgrzf",',
+        '  "404": "spa: Cntr abg sbhaq",',
+        '  "total": "spa: %s bs %d",',
+        '  "version": 2,',
+        '  "only": "{{x}}"',
+        "}",
+        ""])
+    assert len(project.calls()) == 1
+
+    status, out, _ = run(project, "--json")
+    assert status == 0
+    assert json.loads(out)["locales"][0]["sent"] == 0
+    assert json.loads(out)["locales"][0]["files"][0]["upToDate"] == 9
+    assert len(project.calls()) == 1, "nothing was sent"
+
+    before = project.read("locales/es/common.json")
+    project.write("locales/en/common.json", SOURCE.replace('"Home"', '"Start"'))
+    status, out, _ = run(project)
+    assert status == 0
+    assert project.calls()[-1]["sources"] == ["Start"]
+    assert project.read("locales/es/common.json") == before.replace("spa: Ubzr", "spa: Fgneg")
+    assert "es/common.json  1 translated, 8 up to date" in out
+
+
+def test_a_lost_or_repeated_placeholder_fails_the_key_and_keeps_the_previous_value(tmp_path: Path, run):
+    project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13"}}),
+                           {"locales/en/a.json": {"a": "Hi {{name}}", "b": "Bye {{name}}", "c": "Ok"}})
+    assert run(project)[0] == 0
+    project.write("locales/en/a.json", {"a": "Hi {{name}} #drop", "b": "Bye {{name}} #double", "c": "Ok #fail",
+                                        "d": "New #fail"})
+    status, out, _ = run(project)
+    assert status == 1
+    assert 'failed a: the translation "spa: Uv  #qebc" lost placeholder {{name}}; kept the previous value' in out
+    assert "failed b: the translation \"spa: Olr ⟦0⟧⟦0⟧ #qbhoyr\" repeated placeholder {{name}} (2 times); kept" in out
+    assert "failed c: asked to fail; kept the previous value" in out
+    assert "failed d: asked to fail; left out of the file" in out
+    assert project.json("locales/es/a.json") == {"a": "spa: Uv {{name}}", "b": "spa: Olr {{name}}", "c": "spa: Bx"}
+    status, out, _ = run(project, "--json", "--dry-run")
+    due = json.loads(out)["locales"][0]["files"][0]["due"]
+    assert [(d["key"], d["reason"]) for d in due] == [("a", "source changed"), ("b", "source changed"),
+                                                       ("c", "source changed"), ("d", "new")]
+
+
+def test_dry_run_adopted_values_locale_filter_and_force(tmp_path: Path, run):
+    project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13"},
+                                                   "en:fr": {"methodPlugin": "reverse"}}),
+                           {"locales/en/a.json": {"a": "One", "b": "Two"},
+                            "locales/es/a.json": {"a": "Uno (by hand)", "gone": "x"}})
+    status, out, _ = run(project, "--dry-run")
+    assert status == 0
+    assert out == "\n".join([
+        "es (en:es) via champollion-rot13 (eng>spa)",
+        "  es/a.json  1 to translate, 1 adopted, 1 to remove",
+        "    + b (new)",
+        "    - gone",
+        "  would send 1 string in 1 call",
+        "fr (en:fr) via reverse (eng>fra)",
+        "  fr/a.json  2 to translate",
+        "    + a (new)",
+        "    + b (new)",
+        "  would send 2 strings in 1 call",
+        "dry run: nothing was sent or written",
+        ""])
+    assert not (tmp_path / "locales" / "fr").exists()
+    assert not (tmp_path / "locales" / ".champollion-lock.json").exists()
+    assert project.calls() == []
+    run(project, "--locale", "es")
+    assert project.json("locales/es/a.json") == {"a": "Uno (by hand)", "b": "spa: Gjb"}
+    assert not (tmp_path / "locales" / "fr").exists()
+    run(project, "--locale", "es", "--force")
+    assert project.json("locales/es/a.json") == {"a": "spa: Bar", "b": "spa: Gjb"}
+    status, _, err = run(project, "--locale", "de")
+    assert status == 1
+    assert "--locale de: not a target locale" in err
+
+
+def test_a_new_model_sends_again_and_removed_keys_leave_target_and_lock(tmp_path: Path, run):
+    project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13"}}),
+                           {"locales/en.json": {"a": "One", "b": "Two"}})
+    run(project)
+    assert project.json("locales/es.json") == {"a": "spa: Bar", "b": "spa: Gjb"}
+    project.write("champollion.config.json", pairs_config({"en:es": {"methodPlugin": "rot13", "model": "other"}}))
+    project.write("locales/en.json", {"a": "One"})
+    _, out, _ = run(project, "--json")
+    file = json.loads(out)["locales"][0]["files"][0]
+    assert file["due"] == [{"key": "a", "reason": "method changed"}]
+    assert file["removed"] == ["b"]
+    assert project.json("locales/es.json") == {"a": "spa: Bar"}
+    assert list(project.json("locales/.champollion-lock.json")["files"]["es.json"]) == ["a"]
+
+
+def test_nested_folders_plurals_for_the_target_language_and_lock_entries(tmp_path: Path, run):
+    config = pairs_config({"en:ru": {"methodPlugin": "rot13"}, "en:ja": {"methodPlugin": "rot13"}})
+    project = make_project(tmp_path, config,
+                           {"locales/en/admin/users.json": {"n_one": "{{count}} user", "n_other": "{{count}} users"},
+                            "locales/en/.hidden/x.json": {"a": "not read"}})
+    assert run(project)[0] == 0
+    assert list(project.json("locales/ru/admin/users.json")) == ["n_one", "n_few", "n_many", "n_other"]
+    assert project.json("locales/ja/admin/users.json") == {"n_other": "jpn: {{count}} hfref"}
+    lock = project.json("locales/.champollion-lock.json")
+    assert list(lock["files"]) == ["ja/admin/users.json", "ru/admin/users.json"]
+    source_hash, method = lock["files"]["ru/admin/users.json"]["n_few"].split(" ")
+    assert len(source_hash) == 16 and len(method) == 16
+    # Deleting the source file forgets its lock entries (the target file is left alone).
+    (tmp_path / "locales" / "en" / "admin" / "users.json").unlink()
+    project.write("locales/en/common.json", {"a": "A"})
+    run(project)
+    assert list(project.json("locales/.champollion-lock.json")["files"]) == ["ja/common.json", "ru/common.json"]
+
+
+def test_a_broken_locale_file_is_reported_and_left_alone(tmp_path: Path, run):
+    project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13"}}),
+                           {"locales/en/a.json": '{"a": "One",}', "locales/en/b.json": {"b": "Two"},
+                            "locales/es/b.json": "not json"})
+    status, out, _ = run(project)
+    assert status == 1
+    assert "es/a.json  error: " in out and "invalid JSON" in out
+    assert "es/b.json  error: " in out
+    assert project.read("locales/es/b.json") == "not json"
+
+
+def test_config_and_plugin_errors_stop_before_anything_runs(tmp_path: Path, run):
+    project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot-13"}}),
+                           {"locales/en.json": {"a": "A"}})
+    status, _, err = run(project)
+    assert status == 1
+    assert err.startswith('mt-eval locales: methodPlugin "rot-13" names no plugin in ')
+    assert ('Available plugins:\n  - "Reverse (bridge reference method)" (method_id reverse) in '
+            ".champollion/methods/reverse\n") in err
+    assert "(method_id champollion-rot13) in .champollion/methods/rot13" in err
+    assert not (tmp_path / "locales" / "es.json").exists()
+
+    project.write("champollion.config.json", '{"version": 3, "inputLocale": "en", "pairs": {"en:es": '
+                                             '{"methodPlugin": "rot13", "temperature": "warm"}}, "localDir": "x"}')
+    status, _, err = run(project)
+    assert status == 1
+    assert '$.pairs["en:es"].temperature: expected a number, got the string "warm"' in err
+    project.write("champollion.config.json", pairs_config({"en:es": {"methodPlugin": "rot13"}}, localDir="x"))
+    status, _, err = run(project)
+    assert status == 0
+    assert 'warning: ' in err and '$.localDir: unknown field "localDir"' in err and 'did you mean "localesDir"?' in err
