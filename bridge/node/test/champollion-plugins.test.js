@@ -8,7 +8,7 @@ import {
   readChampollionConfig, resolveMethodPlugin, resolvePair,
 } from '../index.js';
 import { PLUGINS, makeProject } from './helpers/champollion.js';
-import { pythonGuest } from './helpers/guests.js';
+import { nodeGuestCommand, pythonGuest } from './helpers/guests.js';
 
 const python = pythonGuest();
 const mtEval = python.command?.[0];
@@ -103,6 +103,17 @@ test('a Python plugin runs through mt-eval serve', { skip: python.skip }, async 
   assert.equal(plugin.runtime, 'python');
   const results = await plugin.translate([{ id: '1', source: 'Hello ⟦0⟧!' }, { id: '2', source: 'Bye' }], { source_lang: 'eng', target_lang: 'fra', batch_size: 1 });
   assert.deepEqual(results.map((r) => r.predicted), ['fra: Uryyb ⟦0⟧!', 'fra: Olr']);
+});
+
+test('a plugin declaring only a command runs it as a bridge guest', async (t) => {
+  const project = makeProject({ config: CONFIG, plugins: [] });
+  t.after(project.cleanup);
+  project.write('plugins/cmd/method.json', { name: 'Command', method_id: 'cmd', command: nodeGuestCommand });
+  const plugin = await loadMethodPlugin('./plugins/cmd', { baseDir: project.root });
+  t.after(() => plugin.close());
+  assert.equal(plugin.runtime, 'command');
+  const results = await plugin.translate([{ id: '1', source: 'abc' }], { source_lang: 'eng', target_lang: 'spa' });
+  assert.equal(results[0].predicted, 'spa:cba');
 });
 
 test('a Python plugin with no mt-eval to serve it fails with the reason', async (t) => {

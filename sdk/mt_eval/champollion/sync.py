@@ -207,8 +207,8 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
     report.failed = [(slot.key, f"{slot.collision}; left out of the file") for slot in plan.collisions]
     if plan.error is not None or dry_run:
         return report
-    values = {key: text for key, text in plan.previous.items() if key in plan.keep or key in
-              {d.slot.key for d in plan.due}}
+    due_keys = {d.slot.key for d in plan.due}
+    values = {key: text for key, text in plan.previous.items() if key in plan.keep or key in due_keys}
     entries: dict[str, LockEntry] = dict(plan.keep)
     for due in plan.due:
         translated, error = outcomes[due.slot.source]

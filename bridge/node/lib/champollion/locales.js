@@ -30,9 +30,9 @@ export function findLocaleFiles(localesDir, inputLocale) {
       for (const entry of readdirSync(join(directory, relative), { withFileTypes: true })) {
         if (entry.name.startsWith('.')) continue;
         const name = relative ? `${relative}/${entry.name}` : entry.name;
-        const full = join(directory, name);
-        if (statSync(full).isDirectory()) walk(name);
-        else if (entry.name.endsWith('.json')) found.push(name);
+        // Like Python's Path.rglob: symlinked directories are not entered, symlinked files are read.
+        if (entry.isDirectory()) walk(name);
+        else if (entry.name.endsWith('.json') && statSync(join(directory, name), { throwIfNoEntry: false })?.isFile()) found.push(name);
       }
     };
     walk('');
