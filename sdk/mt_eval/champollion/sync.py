@@ -115,7 +115,7 @@ async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
     files = find_locale_files(config.locales_dir, config.input_locale)
     lock_path = config.locales_dir / LOCK_FILE
     lock = read_lock(lock_path)
-    lock_before = lock.to_json() if lock_path.is_file() else None
+    saved = lock.to_json() if lock_path.is_file() else None
     report = SyncReport(dry_run=dry_run)
     for method in methods:
         locale = method.pair.target
@@ -142,9 +142,18 @@ async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
         for plan in plans:
             locale_report.files.append(_finish_file(plan, outcomes, texts, lock, method.fingerprint, dry_run))
         _drop_stale_files(lock, files, locale, plans)
-    if not dry_run and lock.to_json() != lock_before:
-        _write_atomic(lock_path, lock.to_json())
+        if not dry_run:  # after each locale, so an interrupted run loses no record of what it wrote
+            saved = _save_lock(lock, lock_path, saved)
+    if not dry_run:
+        _save_lock(lock, lock_path, saved)
     return report
+
+
+def _save_lock(lock: Lock, path: Path, saved: str | None) -> str:
+    text = lock.to_json()
+    if text != saved:
+        _write_atomic(path, text)
+    return text
 
 
 async def _run_batches(batches: list[list[str]], translate: Translate, texts: dict[str, Protected],

@@ -99,7 +99,12 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
   const files = findLocaleFiles(config.localesDir, config.inputLocale);
   const lockPath = join(config.localesDir, LOCK_FILE);
   const lock = readLock(lockPath);
-  const lockBefore = existsSync(lockPath) ? lock.toJson() : null;
+  let saved = existsSync(lockPath) ? lock.toJson() : null;
+  const save = () => {
+    const text = lock.toJson();
+    if (text !== saved) writeAtomic(lockPath, text);
+    saved = text;
+  };
   const report = { dryRun, locales: [] };
   for (const method of methods) {
     const locale = method.pair.target;
@@ -141,8 +146,9 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
     }
     for (const plan of plans) localeReport.files.push(finishFile(plan, outcomes, texts, lock, method.fingerprint, dryRun));
     dropStaleFiles(lock, files, locale, plans);
+    if (!dryRun) save(); // after each locale, so an interrupted run loses no record of what it wrote
   }
-  if (!dryRun && lock.toJson() !== lockBefore) writeAtomic(lockPath, lock.toJson());
+  if (!dryRun) save();
   return report;
 }
 
