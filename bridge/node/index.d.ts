@@ -438,6 +438,8 @@ export function resolveMethodPlugin(value: string, options?: { baseDir?: string 
 export interface LoadMethodPluginOptions {
   /** Where relative paths and .champollion/methods are resolved (default: process.cwd()). */
   baseDir?: string;
+  /** The RunConfig translate() uses when given none, e.g. resolvePair(config, "en:es").runConfig. */
+  config?: RunConfig;
   /** The command serving Python plugins: a path or an argv (default: $MT_EVAL, else `mt-eval`). */
   mtEval?: string | readonly string[];
   /** startGuest options for a plugin that runs out of process. */
@@ -458,7 +460,7 @@ export interface MethodPlugin {
    * at once). A failing method gives per-entry errors; rejects for an invalid config, or when a
    * guest cannot be started.
    */
-  translate(entries: readonly CorpusEntry[], config: RunConfig): Promise<TranslationResult[]>;
+  translate(entries: readonly CorpusEntry[], config?: RunConfig): Promise<TranslationResult[]>;
   methodCard(): Promise<Record<string, unknown> | null>;
   /** close() of translate.js, or stop the guest; idempotent. */
   close(): Promise<void>;

@@ -62,6 +62,16 @@ test('pair settings become the RunConfig, in the language codes the plugin decla
   assert.throws(() => resolvePair(config, 'en:de'), /has no pair en:de; its pairs: en:es, en->fr, en→pt-BR/);
 });
 
+test('a pair\'s RunConfig can be the plugin\'s default', async (t) => {
+  const project = makeProject({ config: CONFIG, plugins: ['upper'] });
+  t.after(project.cleanup);
+  const pair = resolvePair(readChampollionConfig(project.root), 'en:es');
+  const plugin = await loadMethodPlugin(pair.directory, { config: pair.runConfig });
+  t.after(() => plugin.close());
+  const [result] = await plugin.translate([{ id: '1', source: 'hola' }]);
+  assert.equal(result.predicted, 'spa: HOLA');
+});
+
 test('a plugin whose pairs do not fit the locales is an error naming what was tried', (t) => {
   const project = makeProject({ config: { version: 3, inputLocale: 'en', pairs: { 'en:fr': { methodPlugin: 'upper' } } } });
   t.after(project.cleanup);

@@ -97,7 +97,8 @@ const failureText = (error) => `the method failed: ${error instanceof Error ? `$
 /**
  * Load a method plugin by name (under <baseDir>/.champollion/methods) or path. Nothing runs until the
  * first translate(): then translate.js is imported, or the guest process started.
- * options: baseDir, mtEval (the command serving Python plugins), guest (startGuest options), logger.
+ * options: baseDir, config (the RunConfig translate() uses when given none, e.g. resolvePair(...).runConfig),
+ * mtEval (the command serving Python plugins), guest (startGuest options), logger.
  */
 export async function loadMethodPlugin(nameOrPath, options = {}) {
   const directory = resolveMethodPlugin(nameOrPath, { baseDir: options.baseDir ?? process.cwd() });
@@ -138,7 +139,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     runtime: manifest.runtime,
     manifest,
     /** One full result per entry, in entry order; batches of config.batch_size, config.concurrency at once. */
-    async translate(entries, config) {
+    async translate(entries, config = options.config) {
       if (closed) throw new Error('the method plugin is closed');
       const runConfig = completeRunConfig(config);
       if (typeof runConfig === 'string') throw new TypeError(runConfig);
