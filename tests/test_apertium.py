@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import os
 import random
 import shutil
 import subprocess
@@ -19,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from apertium_available import apertium_missing
 from mt_eval.cli import main
 from mt_eval.loader import load_method
 from mt_eval.records import RunConfig
@@ -26,21 +26,7 @@ from mt_eval.records import RunConfig
 REPO = Path(__file__).parent.parent
 EXAMPLE = REPO / "examples" / "apertium-eng-spa"
 DEMO = REPO / "examples" / "data" / "eng-spa-demo.json"
-DATADIR = Path(os.environ.get("APERTIUM_DATADIR") or "/usr/share/apertium")
-
-
-def _missing() -> str | None:
-    for program in ("apertium", "apertium-destxt", "apertium-retxt", "apertium-wblank-mode"):
-        if shutil.which(program) is None:
-            return f"{program} is not installed (Debian: apt-get install apertium apertium-eng-spa)"
-    for mode in ("eng-spa", "spa-eng"):
-        if not (DATADIR / "modes" / f"{mode}.mode").is_file():
-            return f"the Apertium eng-spa data is not installed (no {DATADIR}/modes/{mode}.mode; Debian: apt-get " \
-                   "install apertium-eng-spa)"
-    return None
-
-
-MISSING = _missing()
+MISSING = apertium_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
 DEMO_ENTRIES = json.loads(DEMO.read_text(encoding="utf-8"))["entries"]
