@@ -186,19 +186,25 @@ def test_a_misspelled_method_plugin_fails_listing_the_plugins(tmp_path: Path):
     assert not (project / "locales" / "es").exists()
 
 
-@pytest.mark.skipif("es" not in LOCALES, reason="the en:es pair (Apertium) cannot run here")
-def test_mt_eval_run_evaluates_the_plugin_the_config_names(tmp_path: Path):
+@pytest.mark.parametrize("pair", [p.key for p in read_config(EXAMPLE).pairs])
+def test_mt_eval_run_evaluates_the_plugin_the_config_names(pair: str, tmp_path: Path):
+    config = read_config(EXAMPLE)
+    chosen = config.pair(pair)
+    if chosen.target not in LOCALES:
+        pytest.skip(f"the {pair} pair cannot run here (apertium is not installed)")
+    directory = resolve_plugin(chosen.settings.method_plugin, config.directory)
     out = tmp_path / "run"
     done = subprocess.run([str(MT_EVAL), "run", "--champollion-config", str(EXAMPLE / "champollion.config.json"),
-                           "--pair", "en:es", "--corpus", str(REPO / "examples" / "data" / "eng-spa-demo.json"),
+                           "--pair", pair, "--corpus", str(REPO / "examples" / "data" / "eng-spa-demo.json"),
                            "--limit", "5", "--resamples", "10", "--out", str(out), "--quiet"],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     card = json.loads((out / "card.json").read_text(encoding="utf-8"))
-    assert card["method"]["method_id"] == "apertium-eng-spa"
+    manifest = json.loads((directory / "method.json").read_text(encoding="utf-8"))
+    assert card["method"]["method_id"] == manifest["method_id"]
     assert card["corpus"]["pair"] == "eng>spa"
     assert card["errors"] == 0
     source = card["method"]["champollion"]
     assert (source["pair"], source["method_plugin"], source["plugin_directory"]) == (
-        "en:es", "apertium-eng-spa", ".champollion/methods/apertium-eng-spa")
-    assert card["covariates"]["batch_size"] == 32
+        pair, chosen.settings.method_plugin, f".champollion/methods/{directory.name}")
+    assert card["covariates"]["batch_size"] == chosen.settings.batch_size
