@@ -173,7 +173,7 @@ def _run(program: str, text: str) -> str:
 
 def test_deformat_does_what_apertium_destxt_does():
     deformat = _example_module("txt_format").deformat
-    texts = _random_texts(1, 300) + TRICKY
+    texts = _random_texts(1, 800) + TRICKY
     with ThreadPoolExecutor(max_workers=4) as pool:
         real = list(pool.map(lambda text: _run("apertium-destxt", text), texts))
     assert [deformat(text) for text in texts] == real
@@ -181,7 +181,7 @@ def test_deformat_does_what_apertium_destxt_does():
 
 def test_reformat_does_what_apertium_retxt_does():
     reformat = _example_module("txt_format").reformat
-    texts = [t for t in _random_texts(2, 320) if "[@" not in t]  # "[@…]" makes apertium-retxt read a file
+    texts = [t for t in _random_texts(2, 850) if "[@" not in t]  # "[@…]" makes apertium-retxt read a file
     with ThreadPoolExecutor(max_workers=4) as pool:
         real = list(pool.map(lambda text: _run("apertium-retxt", text), texts))
     assert [reformat(text) for text in texts] == real

@@ -22,65 +22,30 @@ from __future__ import annotations
 
 import re
 
-ESCAPED = frozenset("[]\\/@<>^${}")
-BLANKS = frozenset(" \n\t\r~")
-_SENTENCE_END = re.compile(r"(?:\n\n|\r\n\r\n)+")
+_DEFORMAT = re.compile(r"([ \n\t\r~]+)|\0+|([\[\]\\/@<>^${}])")
+_REFORMAT = re.compile(r"\.\[\]|\\([\[\]\\/@<>^${}])|[\[\]\0]")
 
 
 def deformat(text: str) -> str:
     """What ``apertium-destxt`` writes for ``text``."""
-    out: list[str] = []
-    blank: list[str] = []
-    sentence_end = False
+    size = len(text)
+    ends_blank = False
 
-    def flush() -> None:
-        nonlocal sentence_end
-        if sentence_end:
-            out.append(".[]")
-            sentence_end = False
-        if blank:
-            run = "".join(blank)
-            blank.clear()
-            out.append(run if run == " " else f"[{run}]")
+    def replace(match: re.Match[str]) -> str:
+        nonlocal ends_blank
+        blank = match.group(1)
+        if blank is not None:
+            last = match.end() == size  # the end of the text is a sentence end too
+            ends_blank = ends_blank or last
+            sentence_end = last or "\n\n" in blank or "\r\n\r\n" in blank
+            return (".[]" if sentence_end else "") + (blank if blank == " " else f"[{blank}]")
+        escaped = match.group(2)
+        return "" if escaped is None else "\\" + escaped  # NULs are dropped
 
-    index, size = 0, len(text)
-    while index < size:
-        char = text[index]
-        if char in "\n\r" and (match := _SENTENCE_END.match(text, index)):
-            sentence_end = True
-            blank.append(match.group())
-            index = match.end()
-            continue
-        if char in BLANKS:
-            blank.append(char)
-        elif char in ESCAPED:
-            flush()
-            out.append("\\" + char)
-        elif char == "\0":
-            flush()
-        else:
-            flush()
-            out.append(char)
-        index += 1
-    sentence_end = True
-    flush()
-    return "".join(out)
+    out = _DEFORMAT.sub(replace, text)
+    return out if ends_blank else out + ".[]"
 
 
 def reformat(text: str) -> str:
     """What ``apertium-retxt`` writes for ``text`` (a pipeline's output for one deformatted text)."""
-    out: list[str] = []
-    index, size = 0, len(text)
-    while index < size:
-        char = text[index]
-        if char in "[]\0":
-            index += 1
-        elif char == "." and text.startswith(".[]", index):
-            index += 3
-        elif char == "\\" and index + 1 < size and text[index + 1] in ESCAPED:
-            out.append(text[index + 1])
-            index += 2
-        else:
-            out.append(char)
-            index += 1
-    return "".join(out)
+    return _REFORMAT.sub(lambda match: match.group(1) or "", text)

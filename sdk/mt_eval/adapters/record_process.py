@@ -126,6 +126,7 @@ class RecordProcess:
         self._unsettled = 0
         self._buffer = bytearray()
         self._timer: asyncio.TimerHandle | None = None
+        self._head_since = 0.0  # when the oldest record in flight became the oldest
         self._idle = asyncio.Event()
         self._idle.set()
         self._exited = asyncio.Event()
@@ -197,17 +198,11 @@ class RecordProcess:
         self._fifo.append(waiter)
         self._idle.clear()
         if len(self._fifo) == 1:
-            self._arm()
+            self._head_since = loop.time()
+            if self._timer is None:
+                self._timer = loop.call_at(self._head_since + self.options.timeout_s, self._time_out)
         self._stdin.write(record + self.terminator)
         return waiter.future
-
-    def _arm(self) -> None:
-        """Start the clock of the oldest record in flight."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._fifo:
-            self._timer = asyncio.get_running_loop().call_later(self.options.timeout_s, self._time_out)
 
     def _on_stdout(self, data: bytes) -> None:
         if self._gone:  # killed: whatever it still wrote answers nothing
@@ -232,7 +227,7 @@ class RecordProcess:
             log.warning("%s: dropped an answer that matches no record: %r", self.label, data[:120])
             return
         waiter = self._fifo.popleft()
-        self._arm()
+        self._head_since = asyncio.get_running_loop().time()  # the next record's clock starts now
         if self.restart_when is None:
             _resolve(waiter.future, data)
             self._check_idle()
@@ -254,9 +249,16 @@ class RecordProcess:
             self._idle.set()
 
     def _time_out(self) -> None:
+        """One timer per process, re-armed lazily: it only acts when the oldest record is overdue."""
         self._timer = None
-        if self._fifo and not self._gone:
-            self._kill("timeout", f"{self.label} gave no answer within {self.options.timeout_s:g} s")
+        if not self._fifo or self._gone:
+            return
+        loop = asyncio.get_running_loop()
+        due = self._head_since + self.options.timeout_s
+        if loop.time() < due - 1e-3:
+            self._timer = loop.call_at(due, self._time_out)
+            return
+        self._kill("timeout", f"{self.label} gave no answer within {self.options.timeout_s:g} s")
 
     def _kill(self, kind: FailureKind, message: str) -> None:
         """The program is stuck: the oldest record fails with ``kind``, the others are interrupted."""

@@ -96,12 +96,15 @@ class ProcessTranslator:
             started = time.perf_counter()
             try:
                 records = self.framing.records(text)
-                answers = await asyncio.gather(*(answer(record) for record in records))
+                if len(records) == 1:
+                    answers = [await answer(records[0])]
+                else:
+                    answers = list(await asyncio.gather(*(answer(record) for record in records)))
             except FramingError as exc:
                 return TextResult(None, str(exc), time.perf_counter() - started)
             except RecordFailure as failure:
                 return TextResult(None, failure.entry_error(), time.perf_counter() - started)
-            return TextResult(self.framing.join(list(answers)), None, time.perf_counter() - started)
+            return TextResult(self.framing.join(answers), None, time.perf_counter() - started)
 
         try:
             return list(await asyncio.gather(*(one(text) for text in texts)))
