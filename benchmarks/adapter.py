@@ -1,0 +1,149 @@
+"""The translator-program adapter against Apertium itself, every figure measured in this run.
+
+Baseline: one ``apertium -u eng-spa`` call over 1,000 English sentences, one per line — the fastest way
+to translate them with Apertium, and one process pipeline for everything.
+
+Adapter: the same 1,000 sentences through the apertium-eng-spa example method (`mt_eval.adapters`), from
+a cold start: the plugin is loaded (its method.json read) before the clock starts, but its programs start,
+and at the end stop, inside the timed region:
+
+- ``one call``: a single ``translate`` call with all 1,000 entries;
+- ``harness``: the harness's execution engine as ``mt-eval run`` drives it (batches of 8, 8 in flight).
+
+Each is timed in alternating rounds (median reported). Target: the adapter well under 2× the baseline.
+The adapter's predictions are each text translated on its own; ``--verify N`` checks N of them against
+``apertium -u eng-spa`` run once per sentence (slow: about 0.25 s of CPU per call).
+
+Sentences: the sentences of the licence texts in /usr/share/common-licenses (real prose, on every Debian
+system), topped up with generated ones to 1,000. Run: ``python benchmarks/adapter.py [--rounds 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from mt_eval.harness.execution import ResultsLog, RunSettings, execute
+from mt_eval.loader import load_method
+from mt_eval.records import RunConfig
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "apertium-eng-spa"
+LICENCES = Path("/usr/share/common-licenses")
+CONFIG = RunConfig(source_lang="eng", target_lang="spa", batch_size=8, concurrency=8)
+SUBJECTS = ["The teacher", "My friend", "The old man", "A small dog", "The students", "Our neighbours", "She", "They"]
+VERBS = ["reads", "wants", "sees", "buys", "finds", "likes", "writes", "opens"]
+OBJECTS = ["a new book", "the red car", "the letter", "some bread", "the window", "a long story", "the door"]
+PLACES = ["in the city", "at school", "at night", "in the morning", "near the river", "with care", "every day"]
+
+
+def sentences(count: int) -> tuple[list[str], str]:
+    found: list[str] = []
+    for path in sorted(LICENCES.glob("*")) if LICENCES.is_dir() else []:
+        try:
+            text = re.sub(r"\s+", " ", path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+        found += [s.strip() for s in re.split(r"(?<=[.;:!?])\s+", text) if 3 < len(s.strip()) < 400]
+    found = list(dict.fromkeys(found))[:count]
+    real = len(found)
+    rng = random.Random(1)
+    while len(found) < count:
+        found.append(f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(PLACES)}.")
+    return found, f"{real} licence-text sentences, {count - real} generated"
+
+
+def baseline(texts: list[str]) -> tuple[float, list[str]]:
+    started = time.perf_counter()
+    done = subprocess.run(["apertium", "-u", "eng-spa"], input="\n".join(texts).encode("utf-8") + b"\n",
+                          capture_output=True, check=True)
+    return time.perf_counter() - started, done.stdout.decode("utf-8").split("\n")
+
+
+async def one_call(texts: list[str]) -> tuple[float, list[Any]]:
+    method: Any = load_method(EXAMPLE).method
+    started = time.perf_counter()
+    try:
+        results = await method.translate([{"id": str(i), "source": t} for i, t in enumerate(texts)], CONFIG)
+    finally:
+        await method.aclose()
+    return time.perf_counter() - started, [r["predicted"] for r in results]
+
+
+async def through_harness(texts: list[str]) -> tuple[float, list[Any]]:
+    entries = [{"id": str(i), "source": t} for i, t in enumerate(texts)]
+    with tempfile.TemporaryDirectory() as scratch:
+        log = ResultsLog(Path(scratch) / "results.jsonl")
+        method: Any = load_method(EXAMPLE).method
+        started = time.perf_counter()
+        try:
+            await execute(method, entries, CONFIG, RunSettings(batch_size=8, concurrency=8), log, lambda r: None)
+        finally:
+            await method.aclose()
+            log.close()
+        elapsed = time.perf_counter() - started
+        found = ResultsLog.read(Path(scratch) / "results.jsonl")
+    return elapsed, [found[str(i)].predicted for i in range(len(texts))]
+
+
+def verify(texts: list[str], predictions: list[Any], count: int) -> int:
+    sample = random.Random(2).sample(range(len(texts)), min(count, len(texts)))
+
+    def alone(index: int) -> str:
+        return subprocess.run(["apertium", "-u", "eng-spa"], input=texts[index].encode("utf-8"),
+                              capture_output=True, check=True).stdout.decode("utf-8")
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        references = list(pool.map(alone, sample))
+    return sum(predictions[i] == reference for i, reference in zip(sample, references, strict=True))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sentences", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--verify", type=int, default=0, metavar="N", help="check N predictions one by one")
+    args = parser.parse_args()
+    if shutil.which("apertium") is None:
+        print("apertium is not installed (Debian: apt-get install apertium apertium-eng-spa): nothing to measure")
+        return 0
+    texts, origin = sentences(args.sentences)
+    times: dict[str, list[float]] = {"baseline": [], "one call": [], "harness": []}
+    for _ in range(args.rounds):
+        elapsed, lines = baseline(texts)
+        times["baseline"].append(elapsed)
+        elapsed, predicted = asyncio.run(one_call(texts))
+        times["one call"].append(elapsed)
+        elapsed, through = asyncio.run(through_harness(texts))
+        times["harness"].append(elapsed)
+    assert predicted == through, "the two ways of calling the method disagree"
+    base = statistics.median(times["baseline"])
+    print(f"sentences: {len(texts)} ({origin}); medians of {args.rounds} rounds")
+    print(f"  baseline  one `apertium -u eng-spa` call over all of them  {base:7.3f} s")
+    for name in ("one call", "harness"):
+        median = statistics.median(times[name])
+        print(f"  adapter   {name:<44} {median:7.3f} s   {median / base:5.2f}x the baseline")
+    same = sum(p == line for p, line in zip(predicted, lines, strict=False))
+    print(f"  predictions equal to the baseline's line: {same} of {len(texts)} (the baseline translates the lines "
+          "as one text; the method translates each text on its own)")
+    if args.verify:
+        matched = verify(texts, predicted, args.verify)
+        print(f"  verified against `apertium -u eng-spa` run per sentence: {matched} of {min(args.verify, len(texts))}"
+              " equal")
+        return 0 if matched == min(args.verify, len(texts)) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
