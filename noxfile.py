@@ -36,8 +36,9 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def node(session: nox.Session) -> None:
-    """Run the Node package's tests with node --test (against the Python guest too)."""
+    """Run the Node package's and the examples' tests with node --test (against the Python guest too)."""
     tests = sorted(str(p) for p in (NODE_PACKAGE / "test").glob("*.test.js"))
+    tests += sorted(str(p) for p in (ROOT / "examples").glob("*/test/*.test.js"))  # the examples' Node methods
     if not tests:
         session.error("no Node tests found under bridge/node/test")
     session.install("-e", ".")
@@ -71,3 +72,4 @@ def benchmarks(session: nox.Session) -> None:
     session.run("python", "benchmarks/bridge.py", *session.posargs)
     session.run("python", "benchmarks/harness.py", *session.posargs)
     session.run("python", "benchmarks/new_plugin.py")
+    session.run("python", "benchmarks/adapter.py")
