@@ -185,3 +185,34 @@ def test_reformat_does_what_apertium_retxt_does():
     with ThreadPoolExecutor(max_workers=4) as pool:
         real = list(pool.map(lambda text: _run("apertium-retxt", text), texts))
     assert [reformat(text) for text in texts] == real
+
+
+async def test_served_over_the_bridge_its_programs_end_with_the_guest(eng_spa: list[str]):
+    from mt_eval.bridge.method import BridgeMethod
+    from mt_eval.bridge.runtimes import python_command
+
+    guest = BridgeMethod(python_command(EXAMPLE), label="apertium-eng-spa")
+    try:
+        results = await guest.translate([{"id": "1", "source": ENG[0]}], config())
+        assert results[0]["predicted"] == eng_spa[0]
+        pid = guest._connection.pid if guest._connection is not None else None
+        assert pid is not None
+        stages = _processes(lambda fields: fields[1] == str(pid))  # its children: the stages, own groups
+        assert len(stages) == 3
+        programs = _processes(lambda fields: fields[2] in {str(stage) for stage in stages})
+    finally:
+        await guest.aclose()
+    assert [p for p in programs if _processes(lambda fields, p=p: fields[-1] == str(p))] == []
+
+
+def _processes(keep: Any) -> list[int]:
+    """Running processes (not zombies) whose /proc stat fields after the name satisfy ``keep``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] not in ("Z", "X") and keep([*fields, entry.name]):
+            found.append(int(entry.name))
+    return found

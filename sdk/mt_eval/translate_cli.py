@@ -44,8 +44,17 @@ def run_translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_js
     elif not texts:
         texts = [line.rstrip("\n") for line in sys.stdin if line.strip()]
     entries = [{"id": str(i), "source": text} for i, text in enumerate(texts, start=1)]
+
+    async def translate_then_close() -> object:
+        try:
+            return await loaded.method.translate(entries, config)
+        finally:
+            close = getattr(loaded.method, "aclose", None)
+            if callable(close):  # programs the method started end with the command
+                await close()
+
     try:
-        raw = asyncio.run(loaded.method.translate(entries, config))
+        raw = asyncio.run(translate_then_close())
     except Exception as exc:
         print(f"{loaded.method_id}.translate raised {describe_exception(exc, loaded.directory)}", file=sys.stderr)
         return 1

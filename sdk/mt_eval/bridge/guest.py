@@ -92,6 +92,12 @@ class GuestServer:
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        close = getattr(self.method, "aclose", None)
+        if callable(close):  # the method's own processes and connections end with the guest
+            try:
+                await close()
+            except Exception as exc:
+                print(f"mt-eval serve: the method's aclose() failed: {exc!r}", file=sys.stderr)
         reader.close()
         self._out.close()
 
