@@ -12,6 +12,40 @@ import logging
 import os
 import signal
 from collections.abc import Callable
+from typing import Protocol
+
+
+class PipeOwner(Protocol):
+    """What `ChildPipes` reports to: the object that manages one child process."""
+
+    def on_started(self, transport: asyncio.SubprocessTransport) -> None: ...
+    def on_stdout(self, data: bytes) -> None: ...
+    def on_stderr(self, data: bytes) -> None: ...
+    def on_stdout_closed(self) -> None: ...
+    def on_exit(self) -> None: ...
+
+
+class ChildPipes(asyncio.SubprocessProtocol):
+    """Routes a child's pipes, from the event loop's I/O callbacks, to its owner."""
+
+    def __init__(self, owner: PipeOwner) -> None:
+        self.owner = owner
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.owner.on_started(transport)  # type: ignore[arg-type]
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == 1:
+            self.owner.on_stdout(data)
+        else:
+            self.owner.on_stderr(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self.owner.on_stdout_closed()
+
+    def process_exited(self) -> None:
+        self.owner.on_exit()
 
 
 class StderrTail:

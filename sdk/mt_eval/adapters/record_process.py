@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from mt_eval.process_group import StderrTail, close_group, exit_status, last_lines, signal_group
+from mt_eval.process_group import ChildPipes, StderrTail, close_group, exit_status, last_lines, signal_group
 
 log = logging.getLogger("mt_eval.adapters")
 program_log = logging.getLogger("mt_eval.adapters.program")
@@ -70,28 +70,6 @@ class _Waiter:
     def __init__(self, future: asyncio.Future[bytes], mark: int) -> None:
         self.future = future
         self.mark = mark  # how much stderr had arrived when the record was written
-
-
-class _Pipes(asyncio.SubprocessProtocol):
-    def __init__(self, owner: RecordProcess) -> None:
-        self.owner = owner
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.owner._transport = transport  # type: ignore[assignment]
-
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
-        if fd == 1:
-            self.owner._on_stdout(data)
-        else:
-            self.owner._stderr.feed(data)
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1:
-            self.owner._stdout_closed = True
-            self.owner._check_gone()
-
-    def process_exited(self) -> None:
-        self.owner._on_exit()
 
 
 class RecordProcess:
@@ -158,7 +136,7 @@ class RecordProcess:
         loop = asyncio.get_running_loop()
         try:
             transport, _ = await loop.subprocess_exec(
-                lambda: _Pipes(self), *self.command, cwd=self.cwd, env=self.env, start_new_session=True,
+                lambda: ChildPipes(self), *self.command, cwd=self.cwd, env=self.env, start_new_session=True,
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         except OSError as exc:
             raise RecordFailure("unavailable", f"cannot start {self.label} ({self.command[0]}): "
@@ -204,7 +182,17 @@ class RecordProcess:
         self._stdin.write(record + self.terminator)
         return waiter.future
 
-    def _on_stdout(self, data: bytes) -> None:
+    def on_started(self, transport: asyncio.SubprocessTransport) -> None:
+        self._transport = transport
+
+    def on_stderr(self, data: bytes) -> None:
+        self._stderr.feed(data)
+
+    def on_stdout_closed(self) -> None:
+        self._stdout_closed = True
+        self._check_gone()
+
+    def on_stdout(self, data: bytes) -> None:
         if self._gone:  # killed: whatever it still wrote answers nothing
             return
         buffer = self._buffer
@@ -270,7 +258,7 @@ class RecordProcess:
 
     # ---- the program going away ----------------------------------------------------------------
 
-    def _on_exit(self) -> None:
+    def on_exit(self) -> None:
         if self._transport is not None:
             self.exit_code = self._transport.get_returncode()
         self._exited.set()

@@ -23,7 +23,7 @@ import msgspec
 from mt_eval import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
-from mt_eval.process_group import StderrTail, close_group, exit_status, signal_group
+from mt_eval.process_group import ChildPipes, StderrTail, close_group, exit_status, signal_group
 
 log = logging.getLogger("mt_eval.bridge")
 guest_log = logging.getLogger("mt_eval.bridge.guest")
@@ -56,25 +56,6 @@ class _Pending:
         self.hard_s = hard_s
         self.deadline = now + timeout_s
         self.hard_deadline = now + hard_s
-
-
-class _Pipes(asyncio.SubprocessProtocol):
-    def __init__(self, connection: GuestConnection) -> None:
-        self.connection = connection
-
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
-        if fd == 1:
-            self.connection._on_stdout(data)
-        else:
-            self.connection._on_stderr(data)
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1:
-            self.connection._stdout_closed = True
-            self.connection._check_gone()
-
-    def process_exited(self) -> None:
-        self.connection._on_exit()
 
 
 class GuestConnection:
@@ -123,7 +104,7 @@ class GuestConnection:
         loop = asyncio.get_running_loop()
         try:
             transport, _ = await loop.subprocess_exec(
-                lambda: _Pipes(self), *self.command, cwd=self.cwd, env=self.env, start_new_session=True,
+                lambda: ChildPipes(self), *self.command, cwd=self.cwd, env=self.env, start_new_session=True,
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         except OSError as exc:
             raise m.BridgeError(m.GUEST_EXITED, f"cannot start guest {self.command[0]!r}: {exc.strerror or exc}"
@@ -240,7 +221,14 @@ class GuestConnection:
 
     # ---- incoming ------------------------------------------------------------------------------
 
-    def _on_stdout(self, data: bytes) -> None:
+    def on_started(self, transport: asyncio.SubprocessTransport) -> None:
+        self._transport = transport
+
+    def on_stdout_closed(self) -> None:
+        self._stdout_closed = True
+        self._check_gone()
+
+    def on_stdout(self, data: bytes) -> None:
         for line in self._lines.feed(data):
             if isinstance(line, Oversized):
                 self._fail_line(line.head, m.MESSAGE_TOO_LARGE,
@@ -290,7 +278,7 @@ class GuestConnection:
             level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
             guest_log.log(level, "%s: %s", self.label, params.get("message"))
 
-    def _on_stderr(self, data: bytes) -> None:
+    def on_stderr(self, data: bytes) -> None:
         self._stderr.feed(data)
 
     def stderr_tail(self) -> str:
@@ -299,7 +287,7 @@ class GuestConnection:
 
     # ---- the guest going away ------------------------------------------------------------------
 
-    def _on_exit(self) -> None:
+    def on_exit(self) -> None:
         assert self._transport is not None
         self.exit_code = self._transport.get_returncode()
         self._exited.set()
