@@ -34,6 +34,16 @@ def divert_stdout() -> int:
     return protocol_fd
 
 
+def runtime_card(method: Any) -> dict[str, Any] | None:
+    """What the method itself reports with ``method_card()`` (None without one); the host merges it with the
+    card from the plugin's files, as it does for a method loaded in-process."""
+    card = getattr(method, "method_card", None)
+    if not callable(card):
+        return None
+    value = card()
+    return value if isinstance(value, dict) else None
+
+
 def serve(directory: Path) -> int:
     """Load the plugin and serve it until stdin closes; the exit status for the process."""
     from mt_eval.loader import PluginLoadError, load_method
@@ -45,7 +55,7 @@ def serve(directory: Path) -> int:
         print(exc, file=sys.stderr)
         return 1
     server = GuestServer(loaded.method, name=loaded.manifest.name, method_id=loaded.method_id,
-                         card=msgspec.to_builtins(loaded.card))
+                         card=runtime_card(loaded.method))
     try:
         asyncio.run(server.run(protocol_fd))
     except KeyboardInterrupt:
