@@ -14,6 +14,7 @@ from pathlib import Path
 ANSWERS = json.loads(r"""{{ cookiecutter | jsonify }}""")
 ANSWERS_FILE = ".mt-eval-answers.json"
 FORMATTED_JSON = ("method.json", "method_card.json", "package.json")
+HTTP_FAMILIES = ("chat", "http-api")  # methods that share http_json.py / http_json.js
 RUNTIME_FILES = {"python": ("*.py",), "node": ("*.js", "package.json")}
 
 
@@ -51,6 +52,8 @@ def main() -> None:
     plugin = Path.cwd()
     variants = plugin / "_variants"
     move_into(variants / ANSWERS["__family"], plugin)
+    if ANSWERS["__family"] in HTTP_FAMILIES:
+        move_into(variants / "http", plugin)
     if (variants / ANSWERS["dependency_profile"]).is_dir():
         move_into(variants / ANSWERS["dependency_profile"], plugin)
     shutil.rmtree(variants)

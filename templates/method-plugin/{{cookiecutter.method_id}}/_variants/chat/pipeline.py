@@ -12,64 +12,14 @@ translate.js beside this file behaves identically. Only the standard library is 
 from __future__ import annotations
 
 import asyncio
-import errno
-import json
 import os
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
+from http_json import EntryError, post_json
+
 API_KEY_VARIABLE = "MT_EVAL_LLM_API_KEY"
-
-
-class EntryError(Exception):
-    """One entry failed; the message becomes its ``error``."""
-
-
-def error_detail(body: str) -> str:
-    """The useful part of an error response: its error message, else the start of the body."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return body.strip()[:200]
-    error = data.get("error") if isinstance(data, dict) else None
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return error["message"]
-    if isinstance(error, str):
-        return error
-    return body.strip()[:200]
-
-
-def seconds(value: float) -> str:
-    """A duration as both runtimes print it (120, 0.5)."""
-    return f"{value:g}"
-
-
-def post_json(url: str, body: dict[str, Any], headers: dict[str, str], timeout_s: float) -> dict[str, Any]:
-    """POST ``body`` as JSON and return the decoded JSON object; failures raise `EntryError`."""
-    request = urllib.request.Request(url, data=json.dumps(body, ensure_ascii=False).encode("utf-8"),
-                                     headers={"Content-Type": "application/json", **headers}, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            text = response.read().decode("utf-8", errors="replace")
-    except urllib.error.HTTPError as exc:
-        detail = error_detail(exc.read().decode("utf-8", errors="replace"))
-        raise EntryError(f"HTTP {exc.code} from {url}: {detail}") from exc
-    except (OSError, urllib.error.URLError) as exc:
-        reason = getattr(exc, "reason", exc)
-        if isinstance(reason, TimeoutError):
-            raise EntryError(f"no answer from {url} within {seconds(timeout_s)} s") from exc
-        code = errno.errorcode.get(reason.errno or 0) if isinstance(reason, OSError) else None
-        raise EntryError(f"cannot reach {url}: {code or reason}") from exc
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise EntryError(f"the answer from {url} is not JSON") from exc
-    if not isinstance(data, dict):
-        raise EntryError(f"the answer from {url} is not a JSON object")
-    return data
 
 
 def config_problem(config: Any) -> str | None:
@@ -104,7 +54,7 @@ class ChatCompletionsMethod:
         key = os.environ.get(API_KEY_VARIABLE)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         try:
-            data = post_json(url, self.request_body(entry["source"], config), headers, config.timeout_s)
+            data = post_json(url, self.request_body(entry["source"], config), config.timeout_s, headers)
             choices = data.get("choices")
             message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(
                 choices[0], dict) else None

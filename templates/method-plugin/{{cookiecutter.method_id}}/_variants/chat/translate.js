@@ -9,54 +9,11 @@
 // pipeline.py beside this file behaves identically. Needs only Node (>= 20): the global fetch.
 import { readFileSync } from 'node:fs';
 
+import { EntryError, postJson } from './http_json.js';
+
 const API_KEY_VARIABLE = 'MT_EVAL_LLM_API_KEY';
 const PROMPT = readFileSync(new URL('./prompt.txt', import.meta.url), 'utf8').trim();
 
-/** One entry failed; the message becomes its `error`. */
-class EntryError extends Error {}
-
-/** The useful part of an error response: its error message, else the start of the body. */
-export function errorDetail(body) {
-  let data;
-  try {
-    data = JSON.parse(body);
-  } catch {
-    return body.trim().slice(0, 200);
-  }
-  const error = data !== null && typeof data === 'object' && !Array.isArray(data) ? data.error : undefined;
-  if (error !== null && typeof error === 'object' && typeof error.message === 'string') return error.message;
-  if (typeof error === 'string') return error;
-  return body.trim().slice(0, 200);
-}
-
-/** POST `body` as JSON and return the decoded JSON object; failures throw EntryError. */
-export async function postJson(url, body, headers, timeoutS) {
-  let response;
-  let text;
-  try {
-    response = await fetch(url, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutS * 1000),
-    });
-    text = await response.text();
-  } catch (error) {
-    if (error.name === 'TimeoutError') throw new EntryError(`no answer from ${url} within ${timeoutS} s`);
-    throw new EntryError(`cannot reach ${url}: ${error.cause?.code ?? error.cause?.message ?? error.message}`);
-  }
-  if (!response.ok) throw new EntryError(`HTTP ${response.status} from ${url}: ${errorDetail(text)}`);
-  let data;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    throw new EntryError(`the answer from ${url} is not JSON`);
-  }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    throw new EntryError(`the answer from ${url} is not a JSON object`);
-  }
-  return data;
-}
 
 /** Why this configuration cannot run (null when it can). */
 export function configProblem(config) {
@@ -87,7 +44,7 @@ async function translateOne(entry, config) {
   let data;
   let content;
   try {
-    data = await postJson(url, requestBody(entry.source, config), headers, config.timeout_s ?? 120);
+    data = await postJson(url, requestBody(entry.source, config), config.timeout_s ?? 120, headers);
     content = data.choices?.[0]?.message?.content;
     if (typeof content !== 'string') throw new EntryError(`the answer from ${url} has no choices[0].message.content`);
   } catch (error) {

@@ -8,53 +8,12 @@
 // environment variable MT_EVAL_TRANSLATION_API_KEY and sent as "api_key".
 //
 // pipeline.py beside this file behaves identically. Needs only Node (>= 20): the global fetch.
-const API_KEY_VARIABLE = 'MT_EVAL_TRANSLATION_API_KEY';
+import { EntryError, postJson } from './http_json.js';
 
-/** One entry failed; the message becomes its `error`. */
-class EntryError extends Error {}
+const API_KEY_VARIABLE = 'MT_EVAL_TRANSLATION_API_KEY';
 
 const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
 
-/** The useful part of an error response: its error message, else the start of the body. */
-export function errorDetail(body) {
-  let data;
-  try {
-    data = JSON.parse(body);
-  } catch {
-    return body.trim().slice(0, 200);
-  }
-  const error = isObject(data) ? data.error : undefined;
-  if (isObject(error) && typeof error.message === 'string') return error.message;
-  if (typeof error === 'string') return error;
-  return body.trim().slice(0, 200);
-}
-
-/** POST `body` as JSON and return the decoded JSON object; failures throw EntryError. */
-export async function postJson(url, body, timeoutS) {
-  let response;
-  let text;
-  try {
-    response = await fetch(url, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutS * 1000),
-    });
-    text = await response.text();
-  } catch (error) {
-    if (error.name === 'TimeoutError') throw new EntryError(`no answer from ${url} within ${timeoutS} s`);
-    throw new EntryError(`cannot reach ${url}: ${error.cause?.code ?? error.cause?.message ?? error.message}`);
-  }
-  if (!response.ok) throw new EntryError(`HTTP ${response.status} from ${url}: ${errorDetail(text)}`);
-  let data;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    throw new EntryError(`the answer from ${url} is not JSON`);
-  }
-  if (!isObject(data)) throw new EntryError(`the answer from ${url} is not a JSON object`);
-  return data;
-}
 
 /** Why these parameters cannot run (null when they can). */
 export function configProblem(params) {
