@@ -11,13 +11,12 @@ translate.js beside this file behaves identically. Only the standard library is 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from pathlib import Path
 from typing import Any
 
-from http_json import EntryError, post_json
+from http_json import EntryError, in_threads, post_json
 
 API_KEY_VARIABLE = "MT_EVAL_LLM_API_KEY"
 
@@ -74,10 +73,4 @@ class ChatCompletionsMethod:
         problem = config_problem(config)
         if problem:
             return [{"id": entry["id"], "predicted": None, "error": problem} for entry in entries]
-        limit = asyncio.Semaphore(config.concurrency)
-
-        async def one(entry: dict[str, Any]) -> dict[str, Any]:
-            async with limit:
-                return await asyncio.to_thread(self.translate_one, entry, config)
-
-        return list(await asyncio.gather(*(one(entry) for entry in entries)))
+        return await in_threads(entries, config.concurrency, lambda entry: self.translate_one(entry, config))

@@ -9,7 +9,7 @@
 // pipeline.py beside this file behaves identically. Needs only Node (>= 20): the global fetch.
 import { readFileSync } from 'node:fs';
 
-import { EntryError, postJson } from './http_json.js';
+import { EntryError, mapConcurrently, postJson } from './http_json.js';
 
 const API_KEY_VARIABLE = 'MT_EVAL_LLM_API_KEY';
 const PROMPT = readFileSync(new URL('./prompt.txt', import.meta.url), 'utf8').trim();
@@ -63,15 +63,5 @@ async function translateOne(entry, config) {
 export async function translate(entries, config) {
   const problem = configProblem(config);
   if (problem) return entries.map((entry) => ({ id: entry.id, predicted: null, error: problem }));
-  const results = new Array(entries.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < entries.length) {
-      const index = next++;
-      results[index] = await translateOne(entries[index], config);
-    }
-  };
-  const workers = Math.max(1, Math.min(config.concurrency ?? 8, entries.length));
-  await Promise.all(Array.from({ length: workers }, worker));
-  return results;
+  return mapConcurrently(entries, config.concurrency ?? 8, (entry) => translateOne(entry, config));
 }

@@ -13,13 +13,12 @@ translate.js beside this file behaves identically. Only the standard library is 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import time
 from typing import Any
 
-from http_json import EntryError, post_json
+from http_json import EntryError, in_threads, post_json
 
 API_KEY_VARIABLE = "MT_EVAL_TRANSLATION_API_KEY"
 
@@ -65,10 +64,4 @@ class TranslationApiMethod:
         problem = config_problem(config.params)
         if problem:
             return [{"id": entry["id"], "predicted": None, "error": problem} for entry in entries]
-        limit = asyncio.Semaphore(config.concurrency)
-
-        async def one(entry: dict[str, Any]) -> dict[str, Any]:
-            async with limit:
-                return await asyncio.to_thread(self.translate_one, entry, config)
-
-        return list(await asyncio.gather(*(one(entry) for entry in entries)))
+        return await in_threads(entries, config.concurrency, lambda entry: self.translate_one(entry, config))

@@ -8,7 +8,7 @@
 // environment variable MT_EVAL_TRANSLATION_API_KEY and sent as "api_key".
 //
 // pipeline.py beside this file behaves identically. Needs only Node (>= 20): the global fetch.
-import { EntryError, postJson } from './http_json.js';
+import { EntryError, mapConcurrently, postJson } from './http_json.js';
 
 const API_KEY_VARIABLE = 'MT_EVAL_TRANSLATION_API_KEY';
 
@@ -58,15 +58,5 @@ async function translateOne(entry, config) {
 export async function translate(entries, config) {
   const problem = configProblem(config.params ?? {});
   if (problem) return entries.map((entry) => ({ id: entry.id, predicted: null, error: problem }));
-  const results = new Array(entries.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < entries.length) {
-      const index = next++;
-      results[index] = await translateOne(entries[index], config);
-    }
-  };
-  const workers = Math.max(1, Math.min(config.concurrency ?? 8, entries.length));
-  await Promise.all(Array.from({ length: workers }, worker));
-  return results;
+  return mapConcurrently(entries, config.concurrency ?? 8, (entry) => translateOne(entry, config));
 }

@@ -46,3 +46,18 @@ export async function postJson(url, body, timeoutS, headers = {}) {
   }
   return data;
 }
+
+/** `fn` for every item, at most `limit` at a time; the results in item order. */
+export async function mapConcurrently(items, limit, fn) {
+  const results = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index]);
+    }
+  };
+  const workers = Math.max(1, Math.min(limit, items.length));
+  await Promise.all(Array.from({ length: workers }, worker));
+  return results;
+}

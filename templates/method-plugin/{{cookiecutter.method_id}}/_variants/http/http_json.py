@@ -5,10 +5,12 @@ Only the standard library is used; http_json.js beside this file is the Node twi
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 
@@ -59,3 +61,15 @@ def post_json(url: str, body: dict[str, Any], timeout_s: float,
     if not isinstance(data, dict):
         raise EntryError(f"the answer from {url} is not a JSON object")
     return data
+
+
+async def in_threads(entries: list[dict[str, Any]], concurrency: int,
+                     translate_one: Callable[[dict[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:
+    """``translate_one`` for every entry in worker threads, at most ``concurrency`` at a time, in entry order."""
+    limit = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(entry: dict[str, Any]) -> dict[str, Any]:
+        async with limit:
+            return await asyncio.to_thread(translate_one, entry)
+
+    return list(await asyncio.gather(*(one(entry) for entry in entries)))
