@@ -40,10 +40,9 @@ class RunSettings:
 
 @dataclass
 class Timing:
-    """Wall-clock facts of one run (for the run card's latency section)."""
+    """Wall-clock facts of one run (the cold latency; hot latency comes from the results' latency_s)."""
 
     first_call_s: float | None = None
-    per_entry_s: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -161,7 +160,6 @@ async def _translate_batch(method: Any, batch: list[dict[str, Any]], config: Any
     for result in paired:
         if result.latency_s == 0.0:
             result.latency_s = share
-        timing.per_entry_s.append(result.latency_s)
     return paired
 
 
