@@ -120,7 +120,8 @@ def test_dry_run_adopted_values_locale_filter_and_force(tmp_path: Path, run):
     run(project, "--locale", "es")
     assert project.json("locales/es/a.json") == {"a": "Uno (by hand)", "b": "spa: Gjb"}
     assert not (tmp_path / "locales" / "fr").exists()
-    run(project, "--locale", "es", "--force")
+    status, _, err = run(project, "--locale", "es", "--force")
+    assert status == 0, err
     assert project.json("locales/es/a.json") == {"a": "spa: Bar", "b": "spa: Gjb"}
     status, _, err = run(project, "--locale", "de")
     assert status == 1

@@ -6,6 +6,7 @@ export {
 } from './lib/protocol.js';
 export { RUN_CONFIG_DEFAULTS, completeRunConfig, errorResult, matchResults, normalizeResult } from './lib/results.js';
 export { GUEST_CAPABILITIES, GuestServer, loadMethod, resolveMethod, serveProcess } from './lib/guest.js';
+export { MethodLoadError } from './lib/load-errors.js';
 export { GuestStartError, startGuest } from './lib/host.js';
 // champollion: the same method plugins translate an app's locale files (lib/champollion/).
 export { ChampollionConfigError, readChampollionConfig } from './lib/champollion/config.js';
@@ -15,3 +16,4 @@ export {
   PlaceholderError, protect as protectPlaceholders, restore as restorePlaceholders,
 } from './lib/champollion/placeholders.js';
 export { resolvePair, translateLocales } from './lib/champollion/sync.js';
+export { ProjectBusyError, acquireProjectLock } from './lib/champollion/project-lock.js';

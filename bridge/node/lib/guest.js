@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { explainLoadError } from './load-errors.js';
 import { kebabCase, readMethodManifest } from './manifest.js';
 import {
   DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, encode,
@@ -49,14 +50,24 @@ export function resolveMethod({ directory, module }) {
   return { file: manifest.nodeEntry, name: manifest.name, methodId: manifest.methodId };
 }
 
-/** Import the method's module and check it has a translate function. */
+/**
+ * Import the method's module (an ES module, or CommonJS where Node reads the file as CommonJS) and check
+ * it has a translate function; a module that does not load is a MethodLoadError with its place and fix.
+ */
 export async function loadMethod(target) {
-  const loaded = await import(pathToFileURL(target.file).href);
+  let loaded;
+  try {
+    loaded = await import(pathToFileURL(target.file).href);
+  } catch (error) {
+    throw explainLoadError(error, target.file);
+  }
   const api = typeof loaded.translate === 'function' ? loaded
     : isPlainObject(loaded.default) && typeof loaded.default.translate === 'function' ? loaded.default : null;
   if (!api) {
-    throw new TypeError(`${target.file} does not export translate: `
-      + 'write `export async function translate(entries, config) { ... }`');
+    const found = Object.keys(loaded).filter((key) => key !== 'default');
+    throw new TypeError(`${target.file} does not export translate${found.length ? ` (it exports ${found.join(', ')})` : ''}`
+      + '\n  fix: write `export async function translate(entries, config) { ... }` in an ES module, or '
+      + '`module.exports = { translate }` in a CommonJS one');
   }
   return {
     translate: api.translate,
@@ -274,7 +285,7 @@ export class GuestServer {
       }));
     } catch (error) {
       this.loadFailed = true;
-      this.log(`cannot load the method: ${error?.stack ?? error}`);
+      this.log(`cannot load the method: ${error?.message ?? error}`);
       fail(ErrorCode.INTERNAL_ERROR, `cannot load the method: ${error?.message ?? error}`,
         { type: error?.name ?? typeof error });
     } finally {

@@ -80,6 +80,8 @@ class GuestConnection(ChildProcess):
         self._ids = itertools.count(1)
         self._pending: dict[int | str, _Pending] = {}
         self._cancelling: dict[int | str, float] = {}  # cancelled request → when its answer is overdue
+        self._cancels_answered = asyncio.Event()  # set while no cancel waits for its answer
+        self._cancels_answered.set()
         self._lines = LineSplitter(self.options.max_line_bytes)
         self._timer = LazyTimer(self._sweep)
         self._stopped_because: str | None = None
@@ -136,6 +138,7 @@ class GuestConnection(ChildProcess):
 
     def on_closed(self) -> None:
         self._timer.cancel()
+        self._cancel_settled()
         self._fail_all(m.GUEST_EXITED, f"guest {self.label} was shut down")
 
     def stop(self, reason: str) -> None:
@@ -145,6 +148,7 @@ class GuestConnection(ChildProcess):
         self._stopped_because = reason
         log.warning("stopping guest %s: %s", self.label, reason)
         self.kill()
+        self._cancel_settled()
         self._fail_all(m.GUEST_EXITED, f"guest {self.label} was stopped: {reason}")
 
     # ---- requests ------------------------------------------------------------------------------
@@ -152,8 +156,11 @@ class GuestConnection(ChildProcess):
     async def request(self, method: str, params: Any, *, timeout_s: float | None = None,
                       hard_timeout_s: float | None = None) -> msgspec.Raw:
         """Send a request and wait for its result; failures raise `BridgeError` with a reserved code."""
-        if not self.alive:
-            raise m.BridgeError(m.GUEST_EXITED, f"guest {self.label} is not running", self._failure_data(False))
+        if self._cancelling:  # a guest that has not answered a cancel yet may be stuck: wait until it is known
+            await self._cancels_answered.wait()
+        if not self.alive:  # (not sent: the caller may send it to the guest's successor)
+            raise m.BridgeError(m.GUEST_EXITED, f"guest {self.label} is not running",
+                                {**self._failure_data(False), "unsent": True})
         loop = asyncio.get_running_loop()
         request_id = next(self._ids)
         timeout = timeout_s if timeout_s is not None else self.options.request_timeout_s
@@ -182,7 +189,16 @@ class GuestConnection(ChildProcess):
         self.write(m.notification_line("cancel", {"id": request_id}))
         due = asyncio.get_running_loop().time() + self.options.cancel_grace_s
         self._cancelling[request_id] = due
+        self._cancels_answered.clear()
         self._timer.ensure(due)
+
+    def _cancel_settled(self, request_id: int | str | None = None) -> None:
+        if request_id is None:
+            self._cancelling.clear()
+        else:
+            self._cancelling.pop(request_id, None)
+        if not self._cancelling:
+            self._cancels_answered.set()
 
     def _sweep(self) -> None:
         """The one timer's callback: time out overdue requests, stop a guest that ignores a cancel."""
@@ -198,7 +214,6 @@ class GuestConnection(ChildProcess):
                 earliest = due
         for request_id, due in list(self._cancelling.items()):
             if due <= now:
-                self._cancelling.clear()
                 self.stop(f"it did not answer the cancel of request {request_id} within "
                           f"{self.options.cancel_grace_s:g} s (is its event loop blocked?)")
                 return
@@ -242,7 +257,7 @@ class GuestConnection(ChildProcess):
                 self._on_notification(message.method, message.params)
             return
         if self._cancelling and message.id is not None:
-            self._cancelling.pop(message.id, None)  # answered: the guest is still reading its input
+            self._cancel_settled(message.id)  # answered: the guest is still reading its input
         pending = self._pending.get(message.id) if message.id is not None else None
         if pending is None or pending.future.done():
             log.debug("%s: dropped a response to unknown or finished request %r", self.label, message.id)
@@ -278,6 +293,7 @@ class GuestConnection(ChildProcess):
 
     def on_gone(self, status: str) -> None:
         self._timer.cancel()
+        self._cancel_settled()
         self._fail_all(m.GUEST_EXITED, f"guest {self.label} {status}")
 
     def _failure_data(self, alone: bool) -> dict[str, Any]:

@@ -141,7 +141,7 @@ class BridgeMethod:
         done = await asyncio.gather(*(self._run_batch(batch, config) for batch in batches))
         return [result for batch in done for result in batch]
 
-    async def _run_batch(self, batch: list[dict[str, Any]], config: Any, *, alone: bool = False
+    async def _run_batch(self, batch: list[dict[str, Any]], config: Any, *, alone: bool = False, tries: int = 3
                          ) -> list[dict[str, Any]]:
         try:
             connection = await self._ensure(config)
@@ -153,6 +153,8 @@ class BridgeMethod:
                 raw = await connection.request("translate", {"entries": batch, "config": config},
                                                timeout_s=self._timeout_for(config, len(batch)))
         except m.BridgeError as exc:
+            if isinstance(exc.data, dict) and exc.data.get("unsent") and tries > 1:
+                return await self._run_batch(batch, config, alone=alone, tries=tries - 1)  # the guest had just died
             self._last_failure = exc
             return await self._after_failure(batch, config, exc, alone)
         return match_results(batch, raw, self._label())

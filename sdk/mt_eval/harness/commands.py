@@ -7,7 +7,8 @@ when a command runs.
 
 A run lives in a directory (``--out``): ``run.json`` (what is being run, written first), ``results.jsonl``
 (one line per finished entry, appended as they complete) and ``card.json`` (written at the end).
-``--resume`` continues an interrupted run with the same method code, corpus and settings.
+``--resume`` continues an interrupted run with the same method code, corpus and settings. One process at a
+time uses a run directory; the exit statuses are listed in `mt_eval.harness.outcome`.
 """
 
 from __future__ import annotations
@@ -29,8 +30,12 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.formatter_class = argparse.RawDescriptionHelpFormatter
     run.epilog = ("examples:\n  mt-eval run --demo\n"
                   "  mt-eval run --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json\n"
-                  "  mt-eval run --method my-method --corpus dev.jsonl --pair eng>spa --out runs/try1 --resume\n"
-                  "  mt-eval run --champollion-config app/champollion.config.json --pair en:es --corpus dev.json")
+                  "  mt-eval run --method my-method --corpus dev.jsonl --pair 'eng>spa' --out runs/try1 --resume\n"
+                  "  mt-eval run --demo --out runs/demo --force --max-errors 2%\n"
+                  "  mt-eval run --champollion-config app/champollion.config.json --pair en:es --corpus dev.json\n"
+                  "\nexit status: 0 complete (failures within --max-errors), 1 the run could not start or continue, "
+                  "2 usage,\n  3 partial (more failed entries than --max-errors), 4 failed (no entry translated, no "
+                  "scores),\n  75 the run directory is in use by another process (see --wait), 130 interrupted")
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
     what.add_argument("--corpus", metavar="FILE", help="corpus: upstream JSON, JSON list, .jsonl or .tsv")
@@ -48,6 +53,9 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     where.add_argument("--out", metavar="DIR", help="run directory (default: runs/METHOD__CORPUS)")
     where.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
     where.add_argument("--force", action="store_true", help="start over even if --out holds results")
+    where.add_argument("--wait", nargs="?", type=float, const=float("inf"), metavar="SECONDS",
+                       help="when another process is using --out, wait for it (at most SECONDS) instead of "
+                            "refusing at once")
     how = run.add_argument_group("how to run")
     how.add_argument("--batch-size", type=int, default=8, metavar="N", help="entries per call (default 8)")
     how.add_argument("--concurrency", type=int, default=8, metavar="N", help="calls in flight (default 8)")
@@ -55,6 +63,9 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     how.add_argument("--retries", type=int, default=1, metavar="N", help="retries per failed entry (default 1)")
     how.add_argument("--retry-budget", type=int, metavar="N", help="retries for the whole run "
                                                                    "(default: 10%% of entries, at least 10)")
+    how.add_argument("--max-errors", default="0", metavar="N|P%",
+                     help="failed entries tolerated for exit status 0: a count (5) or a share of the corpus (2%%); "
+                          "default 0")
     how.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
     model = run.add_argument_group("passed to the method (RunConfig)")
@@ -85,20 +96,26 @@ def run_command(args: argparse.Namespace) -> int:
     if not args.method or not args.corpus:
         args.print_run_help()
         return 2
+    from mt_eval.harness.outcome import EXIT_BUSY, EXIT_ERROR, EXIT_INTERRUPTED
     from mt_eval.harness.session import RunError, run_evaluation
+    from mt_eval.locks import Busy
     from mt_eval.problems import ProblemsError
 
     try:
-        card_path = run_evaluation(args)
-    except (RunError, ProblemsError, ValueError) as exc:
+        report = run_evaluation(args)
+    except Busy as exc:
+        print(f"mt-eval run: {exc}. Wait for it to finish (or stop it), or give --wait to wait; a run directory "
+              "is used by one process at a time", file=sys.stderr)
+        return EXIT_BUSY
+    except (RunError, ProblemsError, ValueError, OSError) as exc:
         print(f"mt-eval run: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_ERROR
     except KeyboardInterrupt:
         print("\nmt-eval run: interrupted; finished entries are saved. Continue with the same command and "
               "--resume.", file=sys.stderr)
-        return 130
-    print(f"run card: {card_path}")
-    return 0
+        return EXIT_INTERRUPTED
+    print(f"run card: {report.card_path}")
+    return report.exit_code
 
 
 def add_compare_arguments(compare: argparse.ArgumentParser) -> None:

@@ -1,9 +1,13 @@
 """Running a method over corpus entries: bounded concurrency, batches, timeouts, retries, nothing lost.
 
 Workers (``concurrency`` of them) take batches of ``batch_size`` entries from one queue. A batch gets
-``timeout_s`` per entry; a method that raises or times out fails only that batch's entries. Failed
-entries are retried (``retries`` times each) while the run's retry budget lasts. Every final result is
-appended to the results log as it completes, so an interrupted run can be resumed.
+``timeout_s`` per entry. A call that raises, times out or calls ``sys.exit()`` is sent again in halves,
+down to single entries (`mt_eval.isolation`), so only the entries it fails on fail. Failed entries are
+retried (``retries`` times each) while the run's retry budget lasts. Every final result is appended to
+the results log as it completes, so an interrupted run can be resumed.
+
+A method that enforces its own deadlines (a bridge guest: ``enforces_deadlines``) is given a generous
+backstop instead, so that its host, which finds the entry a guest fails on, is never cut short.
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from typing import Any
 import anyio
 import msgspec
 
+from mt_eval.harness.results_log import ResultsLog
+from mt_eval.isolation import guarded_translate, split_on_failure
 from mt_eval.records import TranslationResult, pair_results
 
-_decode_result = msgspec.json.Decoder(TranslationResult).decode
-_encode = msgspec.json.Encoder().encode
+__all__ = ["Outcome", "ResultsLog", "RunSettings", "Timing", "execute"]
 
 
 @dataclass(frozen=True)
@@ -52,44 +57,12 @@ class Outcome:
     timing: Timing = field(default_factory=Timing)
 
 
-class ResultsLog:
-    """``results.jsonl``: one final result per line, appended as entries complete."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._file = path.open("ab")
-
-    @staticmethod
-    def read(path: Path) -> dict[str, TranslationResult]:
-        """Results already recorded; a torn last line (a crash mid-write) is ignored."""
-        found: dict[str, TranslationResult] = {}
-        if not path.exists():
-            return found
-        lines = path.read_bytes().split(b"\n")
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                result = _decode_result(line)
-            except msgspec.DecodeError:
-                if number >= len(lines) - 1:
-                    continue  # torn final line
-                raise ValueError(f"{path}:{number}: not a result line; the log is damaged") from None
-            found[result.id] = result
-        return found
-
-    def append(self, results: list[TranslationResult]) -> None:
-        self._file.write(b"".join(_encode(r) + b"\n" for r in results))
-        self._file.flush()
-
-    def close(self) -> None:
-        self._file.close()
-
-
 async def execute(method: Any, entries: list[dict[str, Any]], config: Any, settings: RunSettings, log: ResultsLog,
-                  on_result: Callable[[TranslationResult], None]) -> Outcome:
-    """Translate ``entries`` with ``method``; every final result goes to ``log`` and ``on_result``."""
-    outcome = Outcome()
+                  on_result: Callable[[TranslationResult], None], *, directory: Path | None = None,
+                  outcome: Outcome | None = None) -> Outcome:
+    """Translate ``entries`` with ``method``; every final result goes to ``log`` and ``on_result``. Counts add
+    up in ``outcome`` when one is given (a run carried on by another method keeps its first part's)."""
+    outcome = outcome if outcome is not None else Outcome()
     budget = settings.budget_for(len(entries))
     attempts: dict[str, int] = {}
     queue: deque[list[dict[str, Any]]] = deque(
@@ -109,7 +82,7 @@ async def execute(method: Any, entries: list[dict[str, Any]], config: Any, setti
             batch = queue.popleft()
             busy += 1
             try:
-                results = await _translate_batch(method, batch, config, settings, outcome.timing)
+                results = await _translate_batch(method, batch, config, settings, outcome.timing, directory)
             finally:
                 busy -= 1
                 wake.set()
@@ -139,28 +112,33 @@ async def execute(method: Any, entries: list[dict[str, Any]], config: Any, setti
 
 
 async def _translate_batch(method: Any, batch: list[dict[str, Any]], config: Any, settings: RunSettings,
-                           timing: Timing) -> list[TranslationResult]:
-    limit = settings.timeout_s * len(batch)
-    started = time.perf_counter()
-    try:
-        with anyio.fail_after(limit):
-            raw = await method.translate([dict(e) for e in batch], config)
-        results, error = _as_results(raw), None
-    except TimeoutError:
-        results, error = [], f"timed out after {limit:g} s ({settings.timeout_s:g} s per entry)"
-    except Exception as exc:
-        results, error = [], f"method raised {type(exc).__name__}: {exc}"
-    elapsed = time.perf_counter() - started
-    if timing.first_call_s is None:
-        timing.first_call_s = elapsed
-    if error is not None:
-        return [TranslationResult(id=str(e["id"]), error=error, latency_s=elapsed) for e in batch]
-    paired, _unknown = pair_results(batch, results, "the method")
-    share = elapsed / len(batch)
-    for result in paired:
-        if result.latency_s == 0.0:
-            result.latency_s = share
-    return paired
+                           timing: Timing, directory: Path | None) -> list[TranslationResult]:
+    timeout_s = settings.timeout_s
+    if getattr(method, "enforces_deadlines", False):
+        timeout_s *= len(batch) + 2  # a backstop: the host times out and isolates entries itself
+    elapsed = 0.0
+
+    async def call(part: list[dict[str, Any]]) -> list[TranslationResult]:
+        nonlocal elapsed
+        started = time.perf_counter()
+        try:
+            raw = await guarded_translate(method, [dict(e) for e in part], config, timeout_s=timeout_s,
+                                          directory=directory)
+        finally:
+            elapsed = time.perf_counter() - started
+            if timing.first_call_s is None:
+                timing.first_call_s = elapsed
+        paired, _unknown = pair_results(part, _as_results(raw), "the method")
+        share = elapsed / len(part)
+        for result in paired:
+            if result.latency_s == 0.0:
+                result.latency_s = share
+        return paired
+
+    def failed(entry: dict[str, Any], message: str) -> TranslationResult:
+        return TranslationResult(id=str(entry["id"]), error=message, latency_s=elapsed)
+
+    return await split_on_failure(call, batch, failed)
 
 
 def _as_results(raw: Any) -> list[TranslationResult]:

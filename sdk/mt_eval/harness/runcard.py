@@ -12,7 +12,7 @@ import platform
 import statistics
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -90,6 +90,17 @@ class UsageTotals(msgspec.Struct, kw_only=True):
     completion_tokens: int
 
 
+Status = Literal["complete", "partial", "failed"]
+
+
+class Failure(msgspec.Struct, kw_only=True):
+    """One distinct error message of a run: how many entries carry it, and the first of them."""
+
+    message: str
+    count: int
+    example_id: str
+
+
 class RunCard(msgspec.Struct, kw_only=True):
     """A finished (or resumed-to-completion) run of one method on one corpus."""
 
@@ -107,6 +118,9 @@ class RunCard(msgspec.Struct, kw_only=True):
     latency: LatencyFacts
     usage: UsageTotals
     errors: int
+    # how the run ended (absent from older cards: unknown). A failed run has no metrics.
+    status: Status | None = None
+    failures: list[Failure] | None = None
     results: list[TranslationResult]
     content_sha256: str = ""
 

@@ -1,4 +1,9 @@
-"""One evaluation from start (or resume) to sealed run card; the steps behind ``mt-eval run``."""
+"""One evaluation from start (or resume) to sealed run card; the steps behind ``mt-eval run``.
+
+The run directory is locked (`mt_eval.locks.RunDirectoryLock`) from before ``run.json`` is read until the
+card is written, so a second ``mt-eval run`` on it refuses at once (or waits, with ``--wait``); a resume
+repairs a torn results log before appending to it, and appends only what no one has written.
+"""
 
 from __future__ import annotations
 
@@ -11,16 +16,19 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import anyio
 import msgspec
 
 from mt_eval import __version__
+from mt_eval.harness import outcome as oc
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.corpus import Corpus, read_corpus
-from mt_eval.harness.execution import ResultsLog, RunSettings, execute
+from mt_eval.harness.execution import RunSettings
 from mt_eval.harness.progress import RunProgress
+from mt_eval.harness.results_log import ResultsLog, read_results, repair
+from mt_eval.harness.running import StartFailed, run_method
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
+from mt_eval.locks import RunDirectoryLock
 from mt_eval.records import RunConfig, TranslationResult
 
 
@@ -53,10 +61,22 @@ def new_run_id() -> str:
     return f"{datetime.datetime.now(datetime.UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
 
 
-def run_evaluation(args: argparse.Namespace) -> Path:
-    """Run (or resume) the evaluation ``args`` describe; returns the path of the run card."""
+class RunReport(msgspec.Struct, kw_only=True):
+    """How ``mt-eval run`` ended: the card it wrote, the run's status and the exit status."""
+
+    card_path: Path
+    status: rc.Status
+    exit_code: int
+
+
+def run_evaluation(args: argparse.Namespace) -> RunReport:
+    """Run (or resume) the evaluation ``args`` describe; raises `RunError`, `mt_eval.locks.Busy`, ..."""
     from mt_eval.plugins import enable_extension, make_plugin_manager
 
+    try:
+        max_errors = oc.MaxErrors.parse(args.max_errors)
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
     corpus = read_corpus(args.corpus)
     if args.limit is not None:
         corpus.entries = corpus.entries[: max(0, args.limit)]
@@ -71,12 +91,24 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                            retries=args.retries, retry_budget=args.retry_budget)
     out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
+    lock = RunDirectoryLock(out, command=_command_line())
+    wait_s = getattr(args, "wait", None)
+    with lock.acquire(wait_s=wait_s, on_wait=lambda busy: print(f"mt-eval run: {busy}; waiting for it (--wait)",
+                                                                 file=sys.stderr)):
+        return _run_locked(args, out, loaded, card, corpus, config, settings, load_s, manager, max_errors)
+
+
+def _run_locked(args: argparse.Namespace, out: Path, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus,
+                config: RunConfig, settings: RunSettings, load_s: float, manager: Any, max_errors: oc.MaxErrors
+                ) -> RunReport:
     state = _open_run_directory(out, args, loaded, corpus, config, settings, load_s)
     log_path = out / "results.jsonl"
-    done = ResultsLog.read(log_path)
+    for note in repair(log_path):
+        print(f"mt-eval run: {note}", file=sys.stderr)
+    done = read_results(log_path)
     remaining = [e for e in corpus.entries if e["id"] not in done]
     progress = RunProgress(len(corpus.entries), len(done), label=loaded.method_id, quiet=args.quiet)
-    log = ResultsLog(log_path)
+    log = ResultsLog(log_path, known=set(done))
 
     def on_result(result: TranslationResult) -> None:
         progress.advance(result.error is not None)
@@ -84,35 +116,56 @@ def run_evaluation(args: argparse.Namespace) -> Path:
 
     manager.hook.run_started(run_id=state.run_id, method_id=loaded.method_id, config=config)
     try:
-        outcome = anyio.run(_execute_and_close, loaded, remaining, config, settings, log, on_result)
+        ran = run_method(loaded, remaining, config, settings, log, on_result,
+                         isolated=lambda: load_method(args.method, plugin_manager=manager, isolate=True),
+                         resume_hint=f"{_command_line()} --resume")
+    except StartFailed as exc:
+        raise RunError(str(exc)) from None
+    except KeyboardInterrupt:
+        progress.close()
+        log.close()
+        _print_failures_so_far(log_path, len(corpus.entries))
+        raise
     finally:
         log.close()
         progress.close()
+    outcome, loaded = ran.outcome, ran.loaded
     if state.first_call_s is None and outcome.timing.first_call_s is not None:
         state.first_call_s = outcome.timing.first_call_s
         _write_json(out / "run.json", state)
-    results = ResultsLog.read(log_path)
+    results = read_results(log_path)
     ordered = [results[e["id"]] for e in corpus.entries if e["id"] in results]
-    scores = _scores(corpus, ordered, args, manager)
+    status = oc.status_of(ordered)
+    scores = _scores(corpus, ordered, args, manager) if status != "failed" else None
+    runtime: str = loaded.source.runtime if not (args.isolate or ran.moved_to_guest) else "python (isolated)"
+    if ran.moved_to_guest:
+        runtime += ": it blocked the event loop in-process"
     run_card = rc.seal(_build_card(state, loaded, card, corpus, config, settings, outcome.retries_used, scores,
-                                   ordered, args))
+                                   ordered, args, status, runtime))
     card_path = out / "card.json"
     _write_json(card_path, run_card)
     manager.hook.run_finished(run_id=state.run_id, card=run_card)
+    code = oc.exit_status(status, run_card.errors, len(ordered), max_errors)
     if not args.quiet:
         _print_summary(run_card, sys.stderr)
-    return card_path
+    oc.print_failures(run_card.failures or [], run_card.errors, len(ordered), sys.stderr)
+    if status != "complete":
+        print(oc.verdict(status, code, run_card.errors, len(ordered), max_errors), file=sys.stderr)
+    return RunReport(card_path=card_path, status=status, exit_code=code)
 
 
-async def _execute_and_close(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig,
-                             settings: RunSettings, log: ResultsLog, on_result: Any) -> Any:
+def _print_failures_so_far(log_path: Path, entries: int) -> None:
     try:
-        return await execute(loaded.method, entries, config, settings, log, on_result)
-    finally:
-        close = getattr(loaded.method, "aclose", None)
-        if close is not None:
-            with anyio.CancelScope(shield=True):
-                await close()
+        done = list(read_results(log_path).values())
+    except (OSError, ValueError):
+        return
+    oc.print_failures(oc.failures_of(done), sum(r.error is not None for r in done), entries, sys.stderr)
+
+
+def _command_line() -> str:
+    """How this run was started, for a lock's holder and for hints (``mt-eval run --method ...``)."""
+    words = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("mt-eval", "cli.py", "__main__.py")) else []
+    return " ".join(["mt-eval", *words]) if words else "mt-eval run"
 
 
 def _method_card(loaded: LoadedMethod, card_path: str | None) -> dict[str, Any]:
@@ -219,7 +272,7 @@ def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Nam
 
 def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, config: RunConfig,
                 settings: RunSettings, retries_used: int, scores: Scores | None, results: list[TranslationResult],
-                args: argparse.Namespace) -> rc.RunCard:
+                args: argparse.Namespace, status: rc.Status, runtime: str) -> rc.RunCard:
     derivation = loaded.source.derivation
     commit, dirty = rc.git_state(loaded.directory)
     latencies = [r.latency_s for r in results]
@@ -232,7 +285,7 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
             contributions=[rc.DependencyContribution(path=c.path, id=c.dependency_id,
                                                      dependency_class=c.dependency_class, reason=c.reason)
                            for c in derivation.contributions],
-            runtime="python (isolated)" if args.isolate else loaded.source.runtime,
+            runtime=runtime,
             code_sha256=state.code_sha256, git_commit=commit, git_dirty=dirty,
             guest_restarts=getattr(loaded.method, "restarts", None),
             champollion=getattr(args, "champollion_source", None)),
@@ -248,6 +301,8 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
         usage=rc.UsageTotals(prompt_tokens=sum(r.usage.prompt_tokens for r in results),
                              completion_tokens=sum(r.usage.completion_tokens for r in results)),
         errors=sum(r.error is not None for r in results),
+        status=status,
+        failures=oc.failures_of(results),
         results=results,
     )
 
@@ -269,7 +324,9 @@ def _print_summary(card: rc.RunCard, stream: Any) -> None:
     head = (f"{card.method.method_id} on {card.corpus.name} ({card.corpus.pair}): {card.corpus.entries} entries, "
             f"{card.errors} error{'s' if card.errors != 1 else ''}")
     lines = [head]
-    if card.metrics is not None:
+    if card.status == "failed":
+        lines.append("  no scores: no entry was translated")
+    elif card.metrics is not None:
         parts = []
         for m in card.metrics.metrics:
             ci = f" [{m.ci_low:.2f}, {m.ci_high:.2f}]" if m.ci_low is not None and m.ci_high is not None else ""

@@ -4,14 +4,20 @@
 // anything else is a name looked up in <base>/.champollion/methods/*/method.json by manifest name,
 // method_id or directory name. An unknown or ambiguous name is an error listing the plugins found.
 // loadMethodPlugin runs the plugin's translate.js in this process when it has one, otherwise its Python
-// entry through the bridge (`mt-eval serve DIR`), or its declared bridge command.
+// entry through the bridge (`mt-eval serve DIR`), or its declared bridge command. In this process, a call
+// gets the RunConfig's timeout_s per entry and one that throws or times out is split until the entries
+// it fails on are found; a translate.js that blocks the event loop for longer than a batch may take ends
+// the process with a message (nothing else can stop it). A plugin that cannot start (its translate.js
+// does not load, its guest does not answer initialize) fails at start(), and every later call, at once.
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 
+import { translateIsolating } from '../calls.js';
 import { loadMethod, resolveMethod } from '../guest.js';
 import { startGuest } from '../host.js';
 import { kebabCase, readMethodManifest } from '../manifest.js';
-import { completeRunConfig, errorResult, matchResults } from '../results.js';
+import { completeRunConfig } from '../results.js';
+import { LoopWatchdog } from '../watchdog.js';
 import { byCodeUnits } from './json.js';
 
 export const METHODS_DIR = '.champollion/methods';
@@ -92,30 +98,32 @@ function bridgeCommand(manifest, options) {
   return { command, cwd: manifest.directory };
 }
 
-const failureText = (error) => `the method failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
-
 /**
  * Load a method plugin by name (under <baseDir>/.champollion/methods) or path. Nothing runs until the
  * first translate(): then translate.js is imported, or the guest process started.
  * options: baseDir, config (the RunConfig translate() uses when given none, e.g. resolvePair(...).runConfig),
- * mtEval (the command serving Python plugins), guest (startGuest options), logger.
+ * mtEval (the command serving Python plugins), guest (startGuest options), logger, watchdog (false: do
+ * not end the process when an in-process translate.js blocks the event loop).
  */
 export async function loadMethodPlugin(nameOrPath, options = {}) {
   const directory = resolveMethodPlugin(nameOrPath, { baseDir: options.baseDir ?? process.cwd() });
   const manifest = readMethodManifest(directory);
   let inProcess = null;
   let guest = null;
+  let watchdog = null;
   let closed = false;
 
+  // Load translate.js or start the guest once; a failure is kept, so every later call fails alike at once.
   const start = async (config) => {
     if (manifest.runtime === 'node') {
       inProcess ??= loadMethod(resolveMethod({ directory }));
+      await inProcess;
       return;
     }
     if (!guest) {
       const { command, cwd } = bridgeCommand(manifest, options);
       guest = startGuest(command, { logger: options.logger, ...options.guest, cwd, config });
-      guest.catch(() => { guest = null; }); // a later call tries again
+      guest.catch(() => {}); // kept: a guest that did not start is not started again
     }
     await guest;
   };
@@ -123,12 +131,17 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   const runBatch = async (entries, config) => {
     if (manifest.runtime !== 'node') return (await guest).translate(entries, config);
     const method = await inProcess;
+    if (options.watchdog !== false) {
+      watchdog ??= new LoopWatchdog(`mt-eval-bridge: the method ${manifest.methodId} (${directory}) blocked the `
+        + 'event loop for {seconds} s inside translate(): a synchronous loop or call in an async function. '
+        + 'Nothing else could stop it, so the process ends; what was saved stays saved. Fix: make translate() '
+        + 'asynchronous (await its I/O; move long computations to a worker thread).');
+    }
+    const disarm = watchdog?.arm(config.timeout_s * 1000 * Math.max(entries.length, config.batch_size));
     try {
-      const results = await method.translate(entries.map((entry) => ({ ...entry })), config, { signal: new AbortController().signal });
-      if (!Array.isArray(results)) return entries.map((entry) => errorResult(entry.id, 'the method did not return a list of results'));
-      return matchResults(entries, results, { source: 'the method' });
-    } catch (error) {
-      return entries.map((entry) => errorResult(entry.id, failureText(error)));
+      return await translateIsolating(method, entries, config, config.timeout_s);
+    } finally {
+      disarm?.();
     }
   };
 
@@ -158,6 +171,16 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
       await Promise.all(Array.from({ length: Math.min(runConfig.concurrency, batches.length) }, worker));
       return out.flat();
     },
+    /**
+     * Load translate.js, or start the guest, now: rejects (MethodLoadError, GuestStartError) with the
+     * reason and the fix when the plugin cannot start, and so will every later call.
+     */
+    async start(config = options.config) {
+      if (closed) throw new Error('the method plugin is closed');
+      const runConfig = config === null || config === undefined ? null : completeRunConfig(config);
+      if (typeof runConfig === 'string') throw new TypeError(runConfig);
+      await start(runConfig);
+    },
     /** The method's runtime card (methodCard() of translate.js, or the guest's), or null. */
     async methodCard() {
       if (manifest.runtime === 'node') {
@@ -172,6 +195,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     async close() {
       if (closed) return;
       closed = true;
+      watchdog?.close();
       if (inProcess) {
         const method = await inProcess.catch(() => null);
         await method?.close?.();

@@ -1,0 +1,117 @@
+"""Running a loaded method over the entries still to do, from its start to its ``aclose()``.
+
+- A method running as a guest is started first: a guest that cannot start (its ``translate.js`` does not
+  load, it exits or never answers initialize) fails the run once, at once, with the guest's own words and
+  the fix — never as the same error on every entry.
+- An in-process method runs under a `mt_eval.loop_watchdog.LoopWatchdog`. One that blocks the event loop
+  (a synchronous call inside ``async translate``) for longer than a whole batch may take is interrupted;
+  the run then carries on with the method in a guest process of its own (as ``--isolate`` does), where a
+  call that blocks is timed out and killed like any other, and the card says so.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from mt_eval.harness.execution import Outcome, ResultsLog, RunSettings, execute
+from mt_eval.harness.outcome import EXIT_FAILED
+from mt_eval.loader import LoadedMethod
+from mt_eval.loop_watchdog import LoopWatchdog, find_blocked
+from mt_eval.records import RunConfig, TranslationResult
+
+
+class StartFailed(Exception):
+    """The method cannot start; the message has the reason, the guest's stderr and the fix."""
+
+
+@dataclass
+class Translated:
+    """What running the method gave: the outcome, the method that finished the run, and how it ran."""
+
+    outcome: Outcome
+    loaded: LoadedMethod
+    moved_to_guest: str | None = None  # why the method was moved into its own process mid-run
+
+
+def run_method(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig, settings: RunSettings,
+               log: ResultsLog, on_result: Callable[[TranslationResult], None], *,
+               isolated: Callable[[], LoadedMethod], resume_hint: str) -> Translated:
+    """Translate ``entries``; ``isolated()`` loads the same method in a guest process of its own."""
+    watchdog_message = (f"mt-eval run: {loaded.method_id} blocked the event loop and could not be interrupted; "
+                        f"finished entries are saved. Run it in its own process: {resume_hint} --isolate")
+    outcome = Outcome()
+    try:
+        anyio.run(_start_execute_close, loaded, entries, config, settings, log, on_result, outcome, watchdog_message)
+        return Translated(outcome, loaded)
+    except BaseException as error:
+        blocked = find_blocked(error)
+        if blocked is None:
+            raise
+    reason = (f"{loaded.method_id} blocked the event loop for {blocked.seconds:.1f} s inside translate() (a "
+              "synchronous call in an async method: time.sleep, a blocking HTTP client, a long loop)")
+    print(f"mt-eval run: {reason}; carrying on with it in its own process, as with --isolate. Fix: await "
+          "asynchronous I/O in translate(), or run blocking code with `await asyncio.to_thread(...)`",
+          file=sys.stderr)
+    guest = isolated()
+    remaining = [entry for entry in entries if not log.holds(str(entry["id"]))]
+    anyio.run(_start_execute_close, guest, remaining, config, settings, log, on_result, outcome, watchdog_message)
+    return Translated(outcome, guest, moved_to_guest=reason)
+
+
+async def _start_execute_close(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig,
+                               settings: RunSettings, log: ResultsLog, on_result: Any, outcome: Outcome,
+                               watchdog_message: str) -> None:
+    method = loaded.method
+    try:
+        start_s = await _start(loaded, config) if entries else 0.0
+        first_call = outcome.timing.first_call_s
+        if getattr(method, "enforces_deadlines", False):
+            await execute(method, entries, config, settings, log, on_result, directory=loaded.directory,
+                          outcome=outcome)
+        else:
+            limit = max(settings.timeout_s * settings.batch_size, 0.5)
+            with LoopWatchdog(limit, hard_limit_s=max(10.0, limit), hard_message=watchdog_message,
+                              hard_exit_code=EXIT_FAILED):
+                await execute(method, entries, config, settings, log, on_result, directory=loaded.directory,
+                              outcome=outcome)
+        if first_call is None and outcome.timing.first_call_s is not None:
+            outcome.timing.first_call_s += start_s  # a guest's cold start is part of its first call
+    finally:
+        close = getattr(method, "aclose", None)
+        if close is not None:
+            with anyio.CancelScope(shield=True):
+                await close()
+
+
+async def _start(loaded: LoadedMethod, config: RunConfig) -> float:
+    """Start a guest now, so that a guest that cannot start fails the run once; seconds it took."""
+    start = getattr(loaded.method, "start", None)
+    if start is None:
+        return 0.0
+    from mt_eval.bridge import messages as m
+
+    started = time.perf_counter()
+    try:
+        await start(config)
+    except m.BridgeError as exc:
+        raise StartFailed(start_failure(loaded, exc)) from None
+    return time.perf_counter() - started
+
+
+def start_failure(loaded: LoadedMethod, exc: Any) -> str:
+    """``METHOD cannot start: REASON`` with the guest's last stderr lines and what to do about it."""
+    data = exc.data if isinstance(exc.data, dict) else {}
+    tail = [line for line in str(data.get("stderr_tail") or "").splitlines() if line.strip()][-12:]
+    text = f"{loaded.method_id} cannot start: {exc.message}"
+    if tail:
+        text += "\n  guest stderr (last lines):\n    " + "\n    ".join(tail)
+    entry = loaded.manifest.node_entry or loaded.manifest.entry_point or " ".join(loaded.manifest.command or [])
+    text += (f"\n  fix: make {entry} load and answer initialize (try `mt-eval translate {loaded.directory} "
+             "\"Hello.\"`, and `mt-eval bridge check` for a command)")
+    return text
