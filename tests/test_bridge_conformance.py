@@ -74,3 +74,23 @@ def test_check_command_reports_and_exits(tmp_path: Path):
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 1
     assert "FAIL  handshake" in bad.stdout
+
+
+def test_check_stops_after_the_first_unanswered_initialize(tmp_path: Path):
+    """A guest that never answers initialize costs one step timeout, not one per transcript (~3 minutes)."""
+    import subprocess
+    import time
+
+    silent = tmp_path / "silent.py"
+    silent.write_text("import sys, time\nsys.stderr.write('warming up forever\\n')\nsys.stderr.flush()\n"
+                      "time.sleep(600)\n")
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--", sys.executable, str(silent)],
+                          capture_output=True, text=True, timeout=120)
+    assert time.monotonic() - started < 30
+    assert done.returncode == 1
+    assert done.stdout.count("FAIL") == 1
+    assert "nothing within 10 s (the guest did not answer initialize)" in done.stdout
+    assert "warming up forever" in done.stdout
+    assert (f"conformance: stopped: the guest does not answer initialize, so the other {len(VECTORS) - 1} "
+            "transcripts were not run") in done.stdout

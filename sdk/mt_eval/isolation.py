@@ -31,9 +31,10 @@ class CallFailed(Exception):
 
 
 async def guarded_translate(method: Any, entries: list[dict[str, Any]], config: Any, *, timeout_s: float | None,
-                            directory: Path | None = None) -> Any:
-    """``method.translate(entries, config)`` within ``timeout_s`` per entry; raises `CallFailed`."""
-    limit = timeout_s * len(entries) if timeout_s is not None else None
+                            directory: Path | None = None, backstop_s: float | None = None) -> Any:
+    """``method.translate(entries, config)`` within ``timeout_s`` per entry (or ``backstop_s`` in all, for a
+    method that times itself out); raises `CallFailed`."""
+    limit = backstop_s if backstop_s is not None else timeout_s * len(entries) if timeout_s is not None else None
     try:
         with anyio.move_on_after(limit) as scope:
             return await method.translate(entries, config)
@@ -42,8 +43,9 @@ async def guarded_translate(method: Any, entries: list[dict[str, Any]], config: 
                          "an exception instead") from None
     except Exception as exc:
         raise CallFailed(f"method raised {type(exc).__name__}: {exc}") from exc
-    assert scope.cancelled_caught  # the block left without returning: the deadline passed
-    raise CallFailed(f"timed out after {limit:g} s ({timeout_s:g} s per entry)")
+    assert scope.cancelled_caught and limit is not None  # the block left without returning: the deadline passed
+    per_entry = f" ({timeout_s:g} s per entry)" if backstop_s is None and timeout_s is not None else ""
+    raise CallFailed(f"timed out after {limit:g} s{per_entry}")
 
 
 async def split_on_failure(call: Callable[[list[Entry]], Awaitable[list[Result]]], batch: list[Entry],

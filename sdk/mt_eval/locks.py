@@ -145,12 +145,22 @@ class RunDirectoryLock:
         self.release()
 
 
-def project_lock_address(directory: Path) -> str:
-    """The socket address both Python and Node derive for a champollion project's locales directory."""
+def project_lock_addresses(directory: Path) -> list[str]:
+    """The socket addresses of a champollion project's locales directory, as Python and Node derive them.
+
+    On Linux the name is abstract, and Node (libuv) binds it padded with NULs to the full length of
+    ``sun_path`` while Python binds it exactly: to the kernel those are two names, so Python holds both
+    and looks for a holder at both, and the two sides see each other whichever form Node uses.
+    """
     info = os.stat(directory)
     key = hashlib.sha256(f"champollion-project:{info.st_dev}:{info.st_ino}".encode()).hexdigest()[:32]
-    abstract = sys.platform.startswith("linux")
-    return f"\0mt-eval/{key}" if abstract else os.path.join(tempfile.gettempdir(), f"mt-eval-{key}.sock")
+    if not sys.platform.startswith("linux"):
+        return [os.path.join(tempfile.gettempdir(), f"mt-eval-{key}.sock")]
+    exact = f"\0mt-eval/{key}"
+    return [exact, exact.ljust(_SUN_PATH, "\0")]
+
+
+_SUN_PATH = 108  # bytes in sockaddr_un.sun_path on Linux
 
 
 class ProjectLock:
@@ -159,39 +169,52 @@ class ProjectLock:
     def __init__(self, locales_dir: Path, *, command: str) -> None:
         self.locales_dir = locales_dir
         self.command = command
-        self._server: socket.socket | None = None
-        self._thread: threading.Thread | None = None
+        self._servers: list[socket.socket] = []
+        self._threads: list[threading.Thread] = []
         self._info = b""
 
     def acquire(self, *, wait_s: float | None = None, on_wait: Callable[[Busy], None] | None = None) -> ProjectLock:
-        address = project_lock_address(self.locales_dir)
+        addresses = project_lock_addresses(self.locales_dir)
         self._info = json.dumps(holder_info(self.command)).encode() + b"\n"
 
         def attempt() -> dict[str, Any] | None:
             for _ in range(3):
-                server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                try:
-                    server.bind(address)
-                except OSError as exc:
-                    server.close()
-                    if exc.errno != errno.EADDRINUSE:
-                        raise
-                    holder = ask_holder(address)
-                    if holder is not None:
-                        return holder
-                    if not address.startswith("\0"):
-                        _remove_dead_socket(address)  # a socket file its dead holder left behind
-                    continue  # nobody answers: the holder has just gone, so try again
-                server.listen(8)
-                self._server = server
-                return None
+                holder = self._bind(addresses)
+                if holder is None:
+                    return None
+                if holder:
+                    return holder
             return {}
 
         _waiting(attempt, f"champollion project {self.locales_dir}", wait_s, on_wait)
-        self._thread = threading.Thread(target=self._answer, args=(self._server,), name="mt-eval project lock",
-                                        daemon=True)
-        self._thread.start()
+        for server in self._servers:
+            thread = threading.Thread(target=self._answer, args=(server,), name="mt-eval project lock", daemon=True)
+            thread.start()
+            self._threads.append(thread)
         return self
+
+    def _bind(self, addresses: list[str]) -> dict[str, Any] | None:
+        """Bind every address (None: the lock is ours), or what the holder of one says ({}: try again)."""
+        bound: list[socket.socket] = []
+        for address in addresses:
+            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                server.bind(address)
+            except OSError as exc:
+                server.close()
+                for other in bound:
+                    other.close()
+                if exc.errno != errno.EADDRINUSE:
+                    raise
+                holder = ask_holder(address)
+                if holder is None and not address.startswith("\0"):
+                    _remove_dead_socket(address)  # a socket file its dead holder left behind
+                return holder if holder is not None else {}  # nobody answers: it has just gone; try again
+            bound.append(server)
+        for server in bound:
+            server.listen(8)
+        self._servers = bound
+        return None
 
     def _answer(self, server: socket.socket) -> None:
         """Tell whoever connects who holds the lock (until the lock is released)."""
@@ -204,13 +227,15 @@ class ProjectLock:
                 client.sendall(self._info)
 
     def release(self) -> None:
-        server, self._server = self._server, None
-        if server is not None:
-            address = server.getsockname()
+        servers, self._servers = self._servers, []
+        for server in servers:
             with contextlib.suppress(OSError):
                 server.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
-            if self._thread is not None:
-                self._thread.join(1.0)  # its accept() holds the socket: the name is free once it returned
+        for thread in self._threads:
+            thread.join(1.0)  # its accept() holds the socket: the name is free once it returned
+        self._threads = []
+        for server in servers:
+            address = server.getsockname()
             server.close()
             if isinstance(address, str) and address and not address.startswith("\0"):
                 _remove_dead_socket(address)

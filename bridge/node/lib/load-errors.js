@@ -7,7 +7,7 @@
 // `"type": "commonjs"` one, is a file Node cannot load as it is: the fix says which rename makes it load.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { basename, dirname, join, relative } from 'node:path';
+import { basename, dirname, extname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** The method's module could not be loaded; the message says where and how to fix it. */
@@ -51,11 +51,13 @@ function arrow(text, base) {
   return { where: `${shown(where, base)}:${line}`, excerpt: caret ? `\n    ${code}\n    ${caret}` : '' };
 }
 
-// The place of the first stack frame in a file of the plugin ("translate.js:3").
+// The file and line of the first stack frame in a file ({file, where: "translate.js:3"}), or null.
 function firstFrame(error, base) {
   const found = String(error?.stack ?? '').match(/\((file:\/\/[^)]+?|\/[^)]+?):(\d+):\d+\)|at (file:\/\/\S+?|\/\S+?):(\d+):\d+/);
   if (!found) return null;
-  return `${shown(found[1] ?? found[3], base)}:${found[2] ?? found[4]}`;
+  const path = found[1] ?? found[3];
+  const file = path.startsWith('file:') ? fileURLToPath(path) : path;
+  return { file, where: `${shown(path, base)}:${found[2] ?? found[4]}` };
 }
 
 function syntaxPlace(error, file, base) {
@@ -79,24 +81,28 @@ export function explainLoadError(error, file) {
     if (/Cannot use import statement|Unexpected token 'export'/.test(message) && scope.type === 'commonjs') {
       text += `\n  fix: ${name} is an ES module, but Node reads it as CommonJS`
         + `${scope.manifest ? ` (${scope.manifest} has no "type": "module")` : ''}: rename it to `
-        + `${basename(name, '.js')}.mjs (and node_entry in method.json), or add "type": "module" to the package.json`;
+        + `${basename(name, extname(name))}.mjs (and node_entry in method.json), or add "type": "module" to the `
+        + 'package.json';
     } else {
       text += '\n  fix: correct the syntax there (`node --check FILE` checks a file)';
     }
     return new MethodLoadError(text, { cause: error });
   }
   if (error instanceof ReferenceError && /(require|module|exports) is not defined in ES module scope/.test(message)) {
-    const where = firstFrame(error, base);
-    return new MethodLoadError(`${where ? `${where}: ` : ''}${name} is CommonJS (it uses require or module.exports), `
-      + `but Node loads it as an ES module because ${scope.manifest ?? 'its package.json'} has "type": "module"`
-      + `\n  fix: rename it to ${basename(name, '.js')}.cjs (and node_entry in method.json), or write it as an ES `
-      + 'module (import ... from, export async function translate)', { cause: error });
+    const frame = firstFrame(error, base);
+    const culprit = frame?.file ?? file; // the entry, or a module it loads
+    const own = packageScope(culprit);
+    const entry = culprit === file ? ' (and node_entry in method.json)' : '';
+    return new MethodLoadError(`${frame ? `${frame.where}: ` : ''}${basename(culprit)} is CommonJS (it uses require or `
+      + `module.exports), but Node loads it as an ES module because ${own.manifest ?? 'its package.json'} has "type": `
+      + `"module"\n  fix: rename it to ${basename(culprit, extname(culprit))}.cjs${entry}, or write it as an ES module `
+      + '(import ... from, export ...)', { cause: error });
   }
   if (error?.code === 'ERR_MODULE_NOT_FOUND' || error?.code === 'MODULE_NOT_FOUND') {
     return new MethodLoadError(`${message}\n  fix: install the package the plugin needs, or correct the import path`,
       { cause: error });
   }
-  const where = firstFrame(error, base);
+  const where = firstFrame(error, base)?.where;
   const type = error instanceof Error ? error.name : 'thrown';
   return new MethodLoadError(`${where ? `${where}: ` : ''}${type}: ${message}\n  fix: ${name} threw while it `
     + 'was being loaded; fix the code that runs at load time', { cause: error });

@@ -113,17 +113,17 @@ async def execute(method: Any, entries: list[dict[str, Any]], config: Any, setti
 
 async def _translate_batch(method: Any, batch: list[dict[str, Any]], config: Any, settings: RunSettings,
                            timing: Timing, directory: Path | None) -> list[TranslationResult]:
-    timeout_s = settings.timeout_s
-    if getattr(method, "enforces_deadlines", False):
-        timeout_s *= len(batch) + 2  # a backstop: the host times out and isolates entries itself
+    backstop_s = None
+    if getattr(method, "enforces_deadlines", False):  # the host times requests out and isolates entries itself
+        backstop_s = settings.timeout_s * len(batch) * 4 + 900.0  # against a host that never would
     elapsed = 0.0
 
     async def call(part: list[dict[str, Any]]) -> list[TranslationResult]:
         nonlocal elapsed
         started = time.perf_counter()
         try:
-            raw = await guarded_translate(method, [dict(e) for e in part], config, timeout_s=timeout_s,
-                                          directory=directory)
+            raw = await guarded_translate(method, [dict(e) for e in part], config, timeout_s=settings.timeout_s,
+                                          directory=directory, backstop_s=backstop_s)
         finally:
             elapsed = time.perf_counter() - started
             if timing.first_call_s is None:

@@ -76,7 +76,7 @@ async def _start_execute_close(loaded: LoadedMethod, entries: list[dict[str, Any
                           outcome=outcome)
         else:
             limit = max(settings.timeout_s * settings.batch_size, 0.5)
-            with LoopWatchdog(limit, hard_limit_s=max(10.0, limit), hard_message=watchdog_message,
+            with LoopWatchdog(limit, hard_limit_s=max(5.0, limit), hard_message=watchdog_message,
                               hard_exit_code=EXIT_FAILED):
                 await execute(method, entries, config, settings, log, on_result, directory=loaded.directory,
                               outcome=outcome)

@@ -77,7 +77,11 @@ def run_evaluation(args: argparse.Namespace) -> RunReport:
         max_errors = oc.MaxErrors.parse(args.max_errors)
     except ValueError as exc:
         raise RunError(str(exc)) from None
-    corpus = read_corpus(args.corpus)
+    try:
+        corpus = read_corpus(args.corpus)
+    except RecursionError:
+        raise RunError(f"{args.corpus}: arrays or objects nested too deeply to read; a corpus is a list of flat "
+                       "entries") from None
     if args.limit is not None:
         corpus.entries = corpus.entries[: max(0, args.limit)]
     manager = make_plugin_manager()
@@ -118,7 +122,7 @@ def _run_locked(args: argparse.Namespace, out: Path, loaded: LoadedMethod, card:
     try:
         ran = run_method(loaded, remaining, config, settings, log, on_result,
                          isolated=lambda: load_method(args.method, plugin_manager=manager, isolate=True),
-                         resume_hint=f"{_command_line()} --resume")
+                         resume_hint=_command_line(drop=("--force", "--resume"), add=("--resume",)))
     except StartFailed as exc:
         raise RunError(str(exc)) from None
     except KeyboardInterrupt:
@@ -162,10 +166,15 @@ def _print_failures_so_far(log_path: Path, entries: int) -> None:
     oc.print_failures(oc.failures_of(done), sum(r.error is not None for r in done), entries, sys.stderr)
 
 
-def _command_line() -> str:
-    """How this run was started, for a lock's holder and for hints (``mt-eval run --method ...``)."""
+def _command_line(drop: tuple[str, ...] = (), add: tuple[str, ...] = ()) -> str:
+    """How this run was started (``mt-eval run --method ...``), for a lock's holder and for hints; ``drop``
+    and ``add`` options."""
+    import shlex
+
     words = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("mt-eval", "cli.py", "__main__.py")) else []
-    return " ".join(["mt-eval", *words]) if words else "mt-eval run"
+    if not words or words[0] != "run":
+        words = ["run"]
+    return shlex.join(["mt-eval", *[w for w in words if w not in drop], *add])
 
 
 def _method_card(loaded: LoadedMethod, card_path: str | None) -> dict[str, Any]:

@@ -7,6 +7,8 @@
 // file to go stale and nothing to clean up. The holder answers a connection with who it is. On Linux
 // the name is in the abstract namespace (no file at all; shared by the processes of one network
 // namespace); elsewhere it is a socket file in the temporary directory, replaced when nobody answers it.
+// libuv binds an abstract name padded with NULs to the whole of sun_path; Python holds that form and the
+// exact one, and looks for a holder at both, so the two sides see each other.
 import { createHash } from 'node:crypto';
 import { statSync, unlinkSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
