@@ -69,8 +69,10 @@ export class LoopWatchdog {
   #start() {
     if (this.#worker) return;
     this.#worker = new Worker(WATCHER, {
-      eval: true, workerData: { buffer: this.#shared.buffer, started: this.#started, message: this.message },
+      eval: true, execArgv: [], // CommonJS, whatever flags (--input-type=module) this process runs with
+      workerData: { buffer: this.#shared.buffer, started: this.#started, message: this.message },
     });
+    this.#worker.on('error', () => {}); // a watchdog that cannot run is no reason to fail the work
     this.#worker.unref();
     this.#timer = setInterval(() => this.#beat(), BEAT_MS);
     this.#timer.unref();
