@@ -47,7 +47,8 @@ async def test_a_silent_guest_times_out_instead_of_hanging(tmp_path: Path):
     script.write_text("import time\ntime.sleep(60)\n")
     [handshake] = [v for v in VECTORS if v["name"] == "handshake"]
     outcome = await run_vector(handshake, [sys.executable, str(script)], step_timeout_s=0.5)
-    assert outcome.failure == "step 2 (expect): nothing within 0.5 s"
+    assert outcome.failure == "step 2 (expect): nothing within 0.5 s (the guest did not answer initialize)"
+    assert outcome.initialize_unanswered
 
 
 @pytest.mark.parametrize(("pattern", "actual", "problem"), [

@@ -106,8 +106,9 @@ def test_wait_waits_for_the_holder_then_continues(tmp_path: Path):
     card = json.loads((tmp_path / "run" / "card.json").read_text())
     assert card["sessions"] == 2 and card["status"] == "complete"
     assert sorted(logged_ids(tmp_path)) == sorted(f"e{i}" for i in range(30))
-    holder2 = start([*run_command(tmp_path, 30), "--force"], )
-    wait_for_lines(tmp_path / "run" / "results.jsonl", 2)
+    (tmp_path / "run" / "results.jsonl").unlink()
+    holder2 = start([*run_command(tmp_path, 30), "--force"])
+    wait_for_lines(tmp_path / "run" / "results.jsonl", 2)  # it holds the directory
     bounded = subprocess.run([*run_command(tmp_path, 30), "--resume", "--wait", "0.3"], capture_output=True,
                              text=True, timeout=60)
     assert bounded.returncode == 75 and "waiting for it (--wait)" in bounded.stderr
@@ -233,3 +234,16 @@ def test_wait_on_a_project_waits_then_finds_nothing_left_to_send(tmp_path: Path)
     assert len(project.calls()) == len(SOURCE)  # batchSize 1: one call per string, all by the holder
     dry = subprocess.run(python_locales(project, "--dry-run"), capture_output=True, text=True, timeout=60, env=env)
     assert dry.returncode == 0  # a dry run writes nothing and needs no lock
+
+
+def test_the_log_never_appends_an_entry_it_holds(tmp_path: Path, caplog):
+    from mt_eval.harness.results_log import ResultsLog
+    from mt_eval.records import TranslationResult
+
+    path = tmp_path / "results.jsonl"
+    log = ResultsLog(path, known={"a"})
+    log.append([TranslationResult(id="a", predicted="again"), TranslationResult(id="b", predicted="new")])
+    log.append([TranslationResult(id="b", predicted="twice")])
+    log.close()
+    assert [json.loads(line)["id"] for line in path.read_text().splitlines()] == ["b"]
+    assert "not recording 1 entry (a) again" in caplog.text and "not recording 1 entry (b) again" in caplog.text

@@ -1,8 +1,8 @@
 """`mt-eval run` against misbehaving methods: every entry keeps its own result, every failure is visible,
 nothing hangs (issue cases 10.2–10.5, 10.7–10.9, 10.11).
 
-tests/fixtures/misbehaving-method raises, exits, blocks its event loop or hangs on the sources that ask it
-to, identically in Python and Node; each case runs it in-process, as a Node guest and isolated.
+The reverse fixture (tests/fixtures/reverse) raises, exits, blocks its event loop or hangs on the sources
+that ask it to, identically in Python and Node; each case runs it in-process, as a Node guest and isolated.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from mt_eval.cli import main
 from mt_eval.harness.runcard import RunCard
 
 HERE = Path(__file__).parent
-MISBEHAVING = HERE / "fixtures" / "misbehaving-method"
+MISBEHAVING = HERE / "fixtures" / "reverse"
 SCRIPTED = HERE / "fixtures" / "methods"
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 SOURCES = ["one", "two", "three", "four", "five", "six", "seven", "eight"]
@@ -37,8 +37,8 @@ def corpus(tmp_path: Path, sources: list[str], name: str = "corpus.jsonl") -> Pa
 
 
 def node_only(tmp_path: Path) -> Path:
-    """The misbehaving method with only its Node entry (so it runs as a Node guest)."""
-    plugin = tmp_path / "misbehaving-node"
+    """The reverse fixture with only its Node entry (so it runs as a Node guest)."""
+    plugin = tmp_path / "reverse-node"
     plugin.mkdir()
     shutil.copy(MISBEHAVING / "translate.js", plugin)
     manifest = json.loads((MISBEHAVING / "method.json").read_text())
@@ -132,7 +132,7 @@ def test_an_in_process_method_blocking_the_event_loop_is_moved_into_a_guest(tmp_
                           "--retries", "0")
     assert time.monotonic() - started < 60, "the run waited for the blocked call"
     assert card is not None, err
-    assert "misbehaving blocked the event loop for" in err and "carrying on with it in its own process" in err
+    assert "reverse blocked the event loop for" in err and "carrying on with it in its own process" in err
     assert "asyncio.to_thread" in err  # the fix
     assert predictions(card) == expected(sources, 3)
     assert card.method.runtime == "python (isolated): it blocked the event loop in-process"
@@ -243,7 +243,8 @@ CJS = ("const suffix = require('./suffix.js');\nmodule.exports = { async transla
 CJS_CJS = CJS.replace("./suffix.js", "./suffix.cjs")
 START_FAILURES = [
     pytest.param({"translate.js": "export async function translate(entries) {\n  return [\n    1 +;\n}\n"}, None,
-                 ["cannot start", "translate.js:3: SyntaxError: Unexpected token ';'", "1 +;", "fix: correct the syntax"],
+                 ["cannot start", "translate.js:3: SyntaxError: Unexpected token ';'", "1 +;",
+                  "fix: correct the syntax"],
                  id="syntax-error"),
     pytest.param({"translate.js": "export const name = 'x';\n"}, {"type": "module"},
                  ["does not export translate (it exports name)", "export async function translate"],
@@ -318,7 +319,7 @@ def test_sys_exit_inside_translate_fails_its_entry_with_one_line_naming_the_file
     sources = [*SOURCES[:4], "!exit", *SOURCES[4:]]
     code, card, err = run(tmp_path, MISBEHAVING, sources, "--retries", "0")
     assert code == 3 and card is not None
-    assert card.results[4].error == ("the method called sys.exit(3) (pipeline.py:22): a method must not end the "
+    assert card.results[4].error == ("the method called sys.exit(3) (pipeline.py:25): a method must not end the "
                                      "process; raise an exception instead")
     assert predictions(card) == expected(sources, 4)
     assert "Traceback" not in err

@@ -1,7 +1,7 @@
 // The Node host against misbehaving methods (issue cases 10.2–10.5, 10.9, 10.12): each entry keeps its
-// own result, every failure is visible, nothing hangs. tests/fixtures/misbehaving-method raises, exits,
-// blocks its event loop or hangs on the sources that ask it to, the same in Python and JavaScript; it runs
-// here as a Node guest, as a Python guest (`mt-eval serve`), and in this process (loadMethodPlugin).
+// own result, every failure is visible, nothing hangs. The reverse fixture (tests/fixtures/reverse) raises,
+// exits, blocks its event loop or hangs on the sources that ask it to, the same in Python and JavaScript;
+// it runs here as a Node guest, as a Python guest (`mt-eval serve`), and in this process (loadMethodPlugin).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { main } from '../lib/champollion/cli.js';
 import { captureStream, makeProject } from './helpers/champollion.js';
 import { isRunning, nodePackage, pythonGuest, recordingLogger, repo } from './helpers/guests.js';
 
-const MISBEHAVING = join(repo, 'tests', 'fixtures', 'misbehaving-method');
+const MISBEHAVING = join(repo, 'tests', 'fixtures', 'reverse');
 const entries = (...sources) => sources.map((source, i) => ({ id: `e${i}`, source }));
 const config = (timeoutS = 30) => ({ source_lang: 'eng', target_lang: 'spa', timeout_s: timeoutS });
 const reversed = (source) => `spa:${[...source].reverse().join('')}`;
@@ -60,7 +60,7 @@ for (const runtime of ['node', 'python']) {
         const results = await guest.translate(entries(...sources));
         assert.deepEqual(results.map((r) => r.predicted), expected(sources, [2]));
         if (runtime === 'node') assert.match(results[2].error, /exited with code 3[\s\S]*exiting on purpose/);
-        else assert.match(results[2].error, /called sys\.exit\(3\) \(pipeline\.py:22\)/);
+        else assert.match(results[2].error, /called sys\.exit\(3\) \(pipeline\.py:25\)/);
       }
       if (runtime === 'node') assert.ok(guest.restarts >= 4, `restarts: ${guest.restarts}`);
       await guest.close();
@@ -118,7 +118,7 @@ describe('loadMethodPlugin runs translate.js in this process', () => {
     assert.ok(Date.now() - began < 20_000, `took ${Date.now() - began} ms`);
     assert.equal(signal, 'SIGKILL', `exit ${code}`);
     assert.equal(stdout, '');
-    assert.match(stderr, /the method misbehaving \(.*misbehaving-method\) blocked the event loop for \d+\.\d s inside translate\(\)/);
+    assert.match(stderr, /the method reverse \(.*reverse\) blocked the event loop for \d+\.\d s inside translate\(\)/);
     assert.match(stderr, /Fix: make translate\(\) asynchronous/);
   });
 });
