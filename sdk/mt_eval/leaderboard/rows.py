@@ -61,6 +61,7 @@ class Row(msgspec.Struct, kw_only=True):
     open_source_url: str | None = None
     has_method_card: bool
     method_card_source: str
+    method_card: dict[str, Any]
     settings: dict[str, Any]
     pair: str
     corpus_name: str
@@ -113,7 +114,7 @@ def build_row(data: dict[str, Any], card: RunCard, method_card: dict[str, Any], 
         description=method_card.get("description"), paradigm=method_card.get("paradigm"),
         tools_used=list(method_card.get("tools_used") or []), open_source=method_card.get("open_source"),
         open_source_url=method_card.get("open_source_url"),
-        has_method_card=has_method_card(method_card), method_card_source=source,
+        has_method_card=has_method_card(method_card), method_card_source=source, method_card=method_card,
         settings=native_settings(card), pair=card.corpus.pair, corpus_name=card.corpus.name,
         corpus_sha256=card.corpus.sha256, corpus_size=corpus_size, headline=headline,
         signatures={m.name: m.signature for m in card.metrics.metrics} if card.metrics else {},

@@ -202,6 +202,17 @@ class Store:
             found = connection.execute(query).all()
         return msgspec.json.decode(found[0].card_json) if len(found) == 1 else None
 
+    def documents(self, ids: Sequence[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(store id, published card) for each id, read in chunks."""
+        import msgspec
+
+        for start in range(0, len(ids), CHUNK):
+            query = sa.select(cards.c.id, cards.c.card_json).where(cards.c.id.in_(ids[start:start + CHUNK]))
+            with self.reading() as connection:
+                found = connection.execute(query).all()
+            for row in found:
+                yield row.id, msgspec.json.decode(row.card_json)
+
     def count(self) -> int:
         with self.reading() as connection:
             return int(connection.execute(sa.select(sa.func.count()).select_from(cards)).scalar() or 0)

@@ -37,15 +37,15 @@ def _ask(ask: Ask, say: Say, question: str, default: str | None, check: Callable
 def _required(answer: str) -> str:
     if not answer:
         raise ValueError("an answer is required")
-    return answer
+    return str(answer)
 
 
 def _paradigm(answer: str) -> str:
     if answer.isdigit() and 1 <= int(answer) <= len(PARADIGMS):
-        return PARADIGMS[int(answer) - 1]
+        return str(PARADIGMS[int(answer) - 1])
     if answer not in PARADIGMS:
         raise ValueError(f"{answer!r} is not one of {', '.join(PARADIGMS)} (or their numbers)")
-    return answer
+    return str(answer)
 
 
 def _tools(answer: str) -> list[str]:
