@@ -121,7 +121,7 @@ class Store:
     def _errors(self, doing: str) -> Iterator[None]:
         try:
             yield
-        except sa.exc.OperationalError as exc:
+        except sa.exc.DBAPIError as exc:  # nothing of the transaction is kept
             raise StoreError(f"cannot {doing} the leaderboard store {self.where}: {_reason(exc)}") from exc
 
     def publish(self, records: Sequence[dict[str, Any]], published_at: str) -> list[Outcome]:
