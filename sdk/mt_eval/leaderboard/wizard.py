@@ -19,7 +19,7 @@ class WizardAborted(Exception):
 
 
 def _ask(ask: Ask, say: Say, question: str, default: str | None, check: Callable[[str], Any]) -> Any:
-    """Ask until ``check`` accepts the answer (it raises ValueError with the reason otherwise)."""
+    """Ask until there is an answer (or a default) that ``check`` accepts; it raises ValueError with the reason."""
     shown = f" [{default}]" if default not in (None, "") else ""
     while True:
         try:
@@ -28,16 +28,13 @@ def _ask(ask: Ask, say: Say, question: str, default: str | None, check: Callable
             raise WizardAborted("input ended before every question was answered") from exc
         if not answer and default is not None:
             answer = default
+        if not answer:
+            say("  an answer is required; try again")
+            continue
         try:
             return check(answer)
         except ValueError as exc:
             say(f"  {exc}; try again")
-
-
-def _required(answer: str) -> str:
-    if not answer:
-        raise ValueError("an answer is required")
-    return str(answer)
 
 
 def _paradigm(answer: str) -> str:
@@ -90,9 +87,9 @@ def run_wizard(card: dict[str, Any], missing: list[str], ask: Ask = input, say: 
     say(f"  method class {card.get('class')}, dependency class {card.get('dependency_class') or 'undeclared'} "
         "(from method.json, not asked)")
     answers = dict(card)
-    answers["name"] = _ask(ask, say, "Method name", card.get("name"), _required)
+    answers["name"] = _ask(ask, say, "Method name", card.get("name"), str)
     answers["description"] = _ask(ask, say, "One-sentence description (what it is, not how it works)",
-                                  card.get("description"), _required)
+                                  card.get("description"), str)
     say("  paradigms: " + ", ".join(f"{i}) {p}" for i, p in enumerate(PARADIGMS, start=1)))
     current = card.get("paradigm")
     answers["paradigm"] = _ask(ask, say, "Paradigm", current if current in PARADIGMS else None, _paradigm)
