@@ -66,20 +66,20 @@ class CardFactory:
     def scores(self, predictions: list[str]) -> Scores:
         key = tuple(predictions)
         if key not in self._scores:
-            references = [e["reference"] for e in self.corpus.entries]
+            references = [e["reference"] for e in self.corpus.entries][: len(predictions)]
             self._scores[key] = score(predictions, [references], resamples=self.resamples, seed=self.seed)
         return msgspec.convert(msgspec.to_builtins(self._scores[key]), Scores)
 
     def card(self, method_id: str, *, quality: float = 0.5, variant: int = 0, method_class: str = "pipeline",
              dependency_class: str | None = "S", method_card: dict[str, Any] | None = None, bare: bool = False,
              extra: dict[str, Any] | None = None, finished_at: str | None = None, hot_p95_s: float = 0.01,
-             run_id: str | None = None) -> dict[str, Any]:
+             run_id: str | None = None, limit: int | None = None) -> dict[str, Any]:
         """A sealed card (as parsed JSON). ``method_card`` fields are laid over a small method card (``bare``: one
         with only what method.json gives, as a run without a method card has); ``extra`` adds top-level fields
-        (``status``, ``eligibility``, ``sandbox``, ``gate``, ...)."""
-        predicted = self.predictions(quality, variant)
+        (``status``, ``eligibility``, ``sandbox``, ``gate``, ...); ``limit`` runs only the first entries."""
+        predicted = self.predictions(quality, variant)[:limit]
         results = [TranslationResult(id=e["id"], predicted=p, latency_s=0.001)
-                   for e, p in zip(self.corpus.entries, predicted, strict=True)]
+                   for e, p in zip(self.corpus.entries, predicted, strict=False)]
         card_fields = {"method_id": method_id, "name": method_id.replace("-", " ").title(), "class": method_class,
                        **({"dependency_class": dependency_class} if dependency_class else {}),
                        **({} if bare else {"description": f"Synthetic method {method_id}.", "paradigm": "rule-based",
