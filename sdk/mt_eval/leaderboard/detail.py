@@ -45,7 +45,7 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
     for field in ("version", "author", "license", "homepage", "citation", "prompt_published"):
         if shown.get(field) is not None:
             about[field] = _text(shown[field])
-    harness = {"settings": escape(settings_text(row)), "runtime": _text(method.get("runtime")),
+    harness = {"settings": escape(settings_text(row, lead="")), "runtime": _text(method.get("runtime")),
                "code sha256": f"<code>{escape(method.get('code_sha256', ''))}</code>",
                "git": _text(f"{method.get('git_commit') or '—'}{' (dirty)' if method.get('git_dirty') else ''}")}
     contributions = "".join(f"<li><code>{escape(c['path'])}</code> {escape(c['id'])}: {escape(c['dependency_class'])}"

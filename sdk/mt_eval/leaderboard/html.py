@@ -58,11 +58,11 @@ def method_cell(row: dict[str, Any], link: str) -> str:
             f'<br><small>{escape(about)}</small>')
 
 
-def settings_text(row: dict[str, Any]) -> str:
+def settings_text(row: dict[str, Any], *, lead: str = "no method card · ") -> str:
     """The harness-native settings, shown when the run had no method card."""
     s = row["settings"]
     tools = ", ".join(s["tools_called"]) or "none called"
-    return (f"no method card · model {s['model'] or '—'} · version {s['version'] or '—'} · temperature "
+    return (f"{lead}model {s['model'] or '—'} · version {s['version'] or '—'} · temperature "
             f"{'—' if s['temperature'] is None else s['temperature']} · tools {tools}")
 
 
@@ -74,9 +74,11 @@ def prize_cell(row: dict[str, Any]) -> str:
     gate = {True: "gate passed", False: "gate failed", None: "gate unknown"}[facts["gate_passed"]]
     status = facts["status"] or "status unknown"
     why = "; ".join(row["prize"]["reasons"])
+    said = {"run status not recorded", "gate not recorded"}  # the line of facts shows these already
+    more = "; ".join(r for r in row["prize"]["reasons"] if r not in said)
     return (f'<span class="{css}" title="{escape(why)}">{word}</span><br>'
             f"<small>{escape(status)} · {escape(sandbox)} · {escape(gate)}</small>"
-            + (f"<br><small>{escape(why)}</small>" if why else ""))
+            + (f"<br><small>{escape(more)}</small>" if more else ""))
 
 
 def row_html(row: dict[str, Any], prefix: str) -> str:
