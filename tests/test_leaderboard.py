@@ -97,7 +97,7 @@ def test_rows_are_ranked_only_with_the_same_corpus_and_entries_and_overlaps_are_
     assert board["groups"][1]["denominator"] == 10 and board["groups"][1]["corpus_size"] == 30
     ranked = {r["method_id"]: r for r in board["groups"][0]["rows"]}
     assert ranked["best"]["rank"] == ranked["close"]["rank"] == 1
-    assert ranked["best"]["ties_with"] == ["Close"] and ranked["worst"]["rank"] == 3
+    assert ranked["best"]["ties"] == ranked["close"]["ties"] == 1 and ranked["worst"]["rank"] == 3
     assert [r["method_id"] for r in board["groups"][0]["rows"]][-1] == "worst"
     assert board["groups"][0]["signature"].startswith("nrefs:1|case:mixed")
 

@@ -82,6 +82,11 @@ def test_the_leaderboard_in_a_real_browser(site: Path, tmp_path: Path):
             assert page.inner_text("#shown") == "1"
             page.select_option("select[data-filter=class]", "")
             assert len(visible_names(page)) == 4
+            page.select_option("select[data-filter=pair]", "eng>spa")
+            assert len(visible_names(page)) == 4
+            page.fill("#search", "glossary best")
+            assert visible_names(page) == ["Glossary Best"]
+            page.fill("#search", "")
 
             screenshot = tmp_path / "leaderboard.png"
             page.screenshot(path=str(screenshot), full_page=True)

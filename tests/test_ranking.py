@@ -12,15 +12,31 @@ def test_ranks_count_the_rows_wholly_above_and_overlaps_are_ties():
     placed = rank_group([Scored("A", 70, 65, 75), Scored("B", 72, 68, 76), Scored("C", 60, 55, 64),
                          Scored("D", 50, 49, 51), Scored("E", 64.5)])
     # rank(A) = 1 + #{low > 75} = 1; rank(E) = 1 + #{low > 64.5} = 1 + |{A, B}| = 3; rank(C) = 1 + |{A, B, E}| = 4
-    assert [(p.key, p.rank, p.tied_with) for p in placed] == [
-        ("B", 1, ("A",)), ("A", 1, ("B",)), ("E", 3, ()), ("C", 4, ()), ("D", 5, ())]
+    assert [(p.key, p.rank, p.ties) for p in placed] == [("B", 1, 1), ("A", 1, 1), ("E", 3, 0), ("C", 4, 0), ("D", 5, 0)]
 
 
 def test_lower_is_better_metrics_rank_the_lowest_first():
     placed = rank_group([Scored("Y", 31, 29, 33, higher_is_better=False),
                          Scored("X", 30, 28, 32, higher_is_better=False),
                          Scored("Z", 50, 45, 55, higher_is_better=False)])
-    assert [(p.key, p.rank, p.tied_with) for p in placed] == [("X", 1, ("Y",)), ("Y", 1, ("X",)), ("Z", 3, ())]
+    assert [(p.key, p.rank, p.ties) for p in placed] == [("X", 1, 1), ("Y", 1, 1), ("Z", 3, 0)]
+
+
+def test_ties_and_ranks_match_the_pairwise_definition_on_random_intervals():
+    import random
+
+    rng = random.Random(3)
+    entries = []
+    for i in range(300):
+        score = rng.uniform(0, 100)
+        width = rng.choice([0, 0.5, 3, 10])
+        entries.append(Scored(f"e{i}", score, score - width * rng.random(), score + width * rng.random()))
+    for place in rank_group(entries):
+        me = next(e for e in entries if e.key == place.key)
+        _, low, high = me.oriented()
+        assert place.rank == 1 + sum(o.oriented()[1] > high for o in entries)
+        assert place.ties == sum(o.key != me.key and o.oriented()[1] <= high and low <= o.oriented()[2]
+                                 for o in entries)
 
 
 def test_equal_scores_share_the_mean_of_their_positions():

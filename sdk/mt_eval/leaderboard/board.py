@@ -106,7 +106,7 @@ def _group(members: list[dict[str, Any]]) -> dict[str, Any]:
     for place in placed:
         row = by_key[place.key]
         row["rank"] = place.rank
-        row["ties_with"] = [by_key[k]["method_name"] for k in place.tied_with]
+        row["ties"] = place.ties
         rows.append(row)
     first = rows[0]
     headline = first["headline"]

@@ -38,8 +38,8 @@ def headline_text(headline: dict[str, Any] | None) -> str:
 
 def badges(row: dict[str, Any]) -> str:
     dclass = row["dependency_class"] or "?"
-    out = (f'<span class="b" title="method class">{escape(row["method_class"])}</span> '
-           f'<span class="b d-{escape(dclass)}" title="dependency class">{escape(dclass)}</span>')
+    out = (f'<span class=b>{escape(row["method_class"])}</span> '
+           f'<span class="b d-{escape(dclass)}">{escape(dclass)}</span>')
     return out + "".join(f' <span class="b flag">{escape(flag)}</span>' for flag in row.get("flags", []))
 
 
@@ -73,25 +73,25 @@ def prize_cell(row: dict[str, Any]) -> str:
     sandbox = facts["sandbox"] or "sandbox unknown"
     gate = {True: "gate passed", False: "gate failed", None: "gate unknown"}[facts["gate_passed"]]
     status = facts["status"] or "status unknown"
-    why = "; ".join(row["prize"]["reasons"])
     said = {"run status not recorded", "gate not recorded"}  # the line of facts shows these already
     more = "; ".join(r for r in row["prize"]["reasons"] if r not in said)
-    return (f'<span class="{css}" title="{escape(why)}">{word}</span><br>'
-            f"<small>{escape(status)} · {escape(sandbox)} · {escape(gate)}</small>"
+    return (f"<span class={css}>{word}</span><br><small>{escape(status)} · {escape(sandbox)} · {escape(gate)}</small>"
             + (f"<br><small>{escape(more)}</small>" if more else ""))
 
 
-def row_html(row: dict[str, Any], prefix: str) -> str:
+def row_html(row: dict[str, Any], prefix: str, *, placed: bool = False) -> str:
+    """A table row; its pair and corpus are its section's unless ``placed`` (a section of mixed rows)."""
     h = row["headline"]
     rank = row.get("rank")
-    tie = f' <span class="tie" title="interval overlaps {escape(", ".join(row["ties_with"]))}">tie</span>' \
-        if row.get("ties_with") else ""
+    ties = row.get("ties", 0)
+    tie = f' <span class="tie" title="95% interval overlaps {ties} other row{"s" if ties != 1 else ""}">tie</span>' \
+        if ties else ""
     verdict = {True: "2", None: "1", False: "0"}[row["prize"]["eligible"]]
-    attributes = (f'data-pair="{escape(row["pair"])}" data-corpus="{escape(row["corpus_name"])}" '
-                  f'data-mclass="{escape(row["method_class"])}" data-dclass="{escape(row["dependency_class"] or "")}" '
-                  f'data-name="{escape(row["method_name"].lower())}" data-rank="{rank or ""}" '
-                  f'data-score="{h["score"] if h else ""}" data-date="{escape(row["finished_at"])}" '
-                  f'data-prize="{verdict}"')
+    attributes = (f'data-mclass="{escape(row["method_class"])}" data-dclass="{escape(row["dependency_class"] or "")}" '
+                  f'data-rank="{rank or ""}" data-score="{h["score"] if h else ""}" '
+                  f'data-date="{escape(row["finished_at"])}" data-prize="{verdict}"')
+    if placed:
+        attributes += f' data-pair="{escape(row["pair"])}" data-corpus="{escape(row["corpus_name"])}"'
     link = f"{prefix}{CARDS_DIR}/{row['key']}.html"
     return (f"<tr {attributes}><td class=n>{rank or '—'}{tie}</td><td>{method_cell(row, link)}</td>"
             f"<td>{open_source(row)}</td><td class=n>{headline_text(h)}</td>"
@@ -108,7 +108,8 @@ def group_html(group: dict[str, Any], prefix: str) -> str:
     subset = (f" · {group['denominator']} of {group['corpus_size']} entries (truncated run)"
               if group["subset"] else f" · {group['denominator']} entries")
     order = "higher is better" if group["higher_is_better"] else "lower is better"
-    return (f'<section class="group"><h2>{escape(group["corpus_name"])} <span class="b">{escape(group["pair"])}'
+    return (f'<section class="group" data-pair="{escape(group["pair"])}" data-corpus="{escape(group["corpus_name"])}">'
+            f'<h2>{escape(group["corpus_name"])} <span class="b">{escape(group["pair"])}'
             f'</span></h2><p class="muted">corpus sha256 <code>{escape(group["corpus_sha256"][:16])}</code>{subset} · '
             f'{escape(group["metric"])} ({order}) <code>{escape(group["signature"] or "")}</code></p>'
             f'<table>{HEAD.format(metric=escape(group["metric"]))}<tbody>'
@@ -161,7 +162,8 @@ def index_page(board: dict[str, Any], *, title: str = "mt-eval leaderboard", pre
     if board["unranked"]:
         unranked = ('<section class="group"><h2>Not ranked</h2><p class="muted">runs without a headline</p><table>'
                     + HEAD.format(metric="headline") + "<tbody>"
-                    + "".join(row_html(r, prefix) for r in board["unranked"]) + "</tbody></table></section>")
+                    + "".join(row_html(r, prefix, placed=True) for r in board["unranked"])
+                    + "</tbody></table></section>")
     empty = "" if rows else "<p>No run cards are published yet: <code>mt-eval publish runs/NAME/card.json</code></p>"
     body = (f"<header><h1>{escape(title)}</h1>{note}</header>{filters}{empty}"
             + "".join(group_html(g, prefix) for g in groups) + unranked + across_html(board["across"]))

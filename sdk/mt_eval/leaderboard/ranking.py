@@ -4,7 +4,7 @@ Within a ranking group (same corpus sha256, same entries, same metric signatures
 higher is better, an entry without an interval taken as the interval [score, score]:
 
     rank(i) = 1 + #{ j : low(j) > high(i) }          (the rows whose interval lies wholly above i's)
-    tied(i) = some other j has an interval overlapping i's: low(j) <= high(i) and low(i) <= high(j)
+    ties(i) = #{ j ≠ i : low(j) <= high(i) and low(i) <= high(j) }   (overlapping intervals: shown as ties)
 
 Across corpora, each method contributes one score per corpus (the scores of one run card per corpus, never a
 mix), and a method that lacks any corpus gets no aggregate: it is shown as missing, never averaged over fewer.
@@ -48,21 +48,23 @@ class Scored:
 class Placed:
     key: str
     rank: int
-    tied_with: tuple[str, ...]
+    ties: int  # how many other entries it ties with
 
 
 def rank_group(entries: Sequence[Scored]) -> list[Placed]:
-    """The entries best first, each with its rank and the entries it ties with (module docstring)."""
-    oriented = {e.key: e.oriented() for e in entries}
+    """The entries best first, each with its rank and its number of ties (module docstring). O(n log n): the
+    counts come from binary searches over the sorted interval ends."""
+    from bisect import bisect_left, bisect_right
+
+    oriented = [e.oriented() for e in entries]
+    lows = sorted(low for _, low, _ in oriented)
+    highs = sorted(high for _, _, high in oriented)
     placed = []
-    for entry in entries:
-        _, low, high = oriented[entry.key]
-        rank = 1 + sum(1 for other in entries if oriented[other.key][1] > high)
-        ties = tuple(o.key for o in entries if o.key != entry.key
-                     and oriented[o.key][1] <= high and low <= oriented[o.key][2])
-        placed.append(Placed(entry.key, rank, ties))
-    order = {e.key: (oriented[e.key][0], -i) for i, e in enumerate(entries)}
-    return sorted(placed, key=lambda p: (p.rank, -order[p.key][0], -order[p.key][1]))
+    for index, (entry, (_, low, high)) in enumerate(zip(entries, oriented, strict=True)):
+        above = len(lows) - bisect_right(lows, high)  # low(j) > high(i)
+        overlapping = bisect_right(lows, high) - bisect_left(highs, low)  # low(j) <= high(i) and high(j) >= low(i)
+        placed.append((Placed(entry.key, 1 + above, overlapping - 1), -oriented[index][0], index))
+    return [p for p, _, _ in sorted(placed, key=lambda item: (item[0].rank, item[1], item[2]))]
 
 
 def fractional_positions(scores: Mapping[str, float]) -> dict[str, float]:

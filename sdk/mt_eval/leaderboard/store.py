@@ -146,8 +146,9 @@ class Store:
                     pending.append(("published", sha))
             ids: dict[str, int] = {}
             if fresh:
-                connection.execute(sa.insert(cards), list(fresh.values()))
-                ids = dict(self._ids(connection, list(fresh)))
+                inserted = connection.execute(sa.insert(cards).returning(cards.c.content_sha256, cards.c.id),
+                                              list(fresh.values()))
+                ids = {row.content_sha256: row.id for row in inserted}
             outcomes = []
             for record, (status, found) in zip(records, pending, strict=True):
                 if isinstance(found, str):  # published now, or a repeat of a card published now
@@ -166,13 +167,6 @@ class Store:
                 for row in connection.execute(sa.select(*columns).where(column.in_(values[start:start + CHUNK]))):
                     found[row.id] = row
         return list(found.values())
-
-    def _ids(self, connection: sa.Connection, shas: list[str]) -> Iterator[tuple[str, int]]:
-        for start in range(0, len(shas), CHUNK):
-            query = sa.select(cards.c.content_sha256, cards.c.id).where(
-                cards.c.content_sha256.in_(shas[start:start + CHUNK]))
-            for row in connection.execute(query):
-                yield row.content_sha256, row.id
 
     def rows(self, *, pairs: Sequence[str] = (), corpora: Sequence[str] = (), classes: Sequence[str] = ()
              ) -> list[dict[str, Any]]:

@@ -43,7 +43,7 @@ def render_text(board: dict[str, Any], console: Any = None) -> None:
                                 ("n", "right"), ("eligibility", "left"), ("run", "left")):
             table.add_column(column, justify=justify)  # type: ignore[arg-type]
         for row in group["rows"]:
-            rank = f"{row['rank']}" + (" (tie)" if row["ties_with"] else "")
+            rank = f"{row['rank']}" + (" (tie)" if row["ties"] else "")
             table.add_row(rank, _method(row), headline_text(row["headline"]), str(row["headline"]["denominator"]),
                           _eligibility(row), row["finished_at"][:10])
         console.print(table)

@@ -4,12 +4,13 @@
   var selects = document.querySelectorAll("[data-filter]");
   var search = document.getElementById("search");
 
-  function matches(row) {
+  function matches(row, section) {
     for (var i = 0; i < selects.length; i++) {
       var want = selects[i].value;
       if (!want) continue;
       var key = selects[i].getAttribute("data-filter");
-      var have = key === "class" ? [row.dataset.mclass, row.dataset.dclass] : [row.dataset[key]];
+      var have = key === "class" ? [row.dataset.mclass, row.dataset.dclass]
+        : [row.dataset[key] || section.dataset[key]];
       if (have.indexOf(want) < 0) return false;
     }
     var text = search ? search.value.trim().toLowerCase() : "";
@@ -20,7 +21,7 @@
     document.querySelectorAll("section.group").forEach(function (section) {
       var visible = 0;
       section.querySelectorAll("tbody tr").forEach(function (row) {
-        row.hidden = !matches(row);
+        row.hidden = !matches(row, section);
         if (!row.hidden) visible++;
       });
       section.hidden = visible === 0;
@@ -39,8 +40,11 @@
     header.setAttribute("aria-sort", ascending ? "ascending" : "descending");
     var body = table.tBodies[0];
     var rows = Array.prototype.slice.call(body.rows);
+    function value(row) {  // the method's name is its link's text; the rest are data attributes
+      return key === "name" ? row.querySelector("b").textContent.toLowerCase() : row.dataset[key] || "";
+    }
     rows.sort(function (a, b) {
-      var x = a.dataset[key] || "", y = b.dataset[key] || "";
+      var x = value(a), y = value(b);
       var order = numeric ? (parseFloat(x) || 0) - (parseFloat(y) || 0) : x.localeCompare(y);
       return ascending ? order : -order;
     });
