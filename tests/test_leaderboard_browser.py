@@ -96,7 +96,8 @@ def test_the_leaderboard_in_a_real_browser(site: Path, tmp_path: Path):
             page.click("text=Glossary Best")
             assert page.url.endswith(".html") and "/cards/" in page.url
             assert page.inner_text("h1") == "Glossary Best"
-            assert "chrF++" in page.inner_text("body") and "unknown (not recorded by this run)" in page.inner_text("body")
+            body = page.inner_text("body")
+            assert "chrF++" in body and "unknown (not recorded by this run)" in body
             page.screenshot(path=str(tmp_path / "detail.png"), full_page=True)
             page.click("text=← leaderboard")
             assert page.url == site.as_uri()

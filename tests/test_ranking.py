@@ -12,7 +12,8 @@ def test_ranks_count_the_rows_wholly_above_and_overlaps_are_ties():
     placed = rank_group([Scored("A", 70, 65, 75), Scored("B", 72, 68, 76), Scored("C", 60, 55, 64),
                          Scored("D", 50, 49, 51), Scored("E", 64.5)])
     # rank(A) = 1 + #{low > 75} = 1; rank(E) = 1 + #{low > 64.5} = 1 + |{A, B}| = 3; rank(C) = 1 + |{A, B, E}| = 4
-    assert [(p.key, p.rank, p.ties) for p in placed] == [("B", 1, 1), ("A", 1, 1), ("E", 3, 0), ("C", 4, 0), ("D", 5, 0)]
+    assert [(p.key, p.rank, p.ties) for p in placed] == [
+        ("B", 1, 1), ("A", 1, 1), ("E", 3, 0), ("C", 4, 0), ("D", 5, 0)]
 
 
 def test_lower_is_better_metrics_rank_the_lowest_first():

@@ -10,7 +10,10 @@ from mt_eval.leaderboard.html import headline_text, number
 def _eligibility(row: dict[str, Any]) -> str:
     verdict = {True: "eligible", False: "not eligible", None: "unknown"}[row["prize"]["eligible"]]
     reasons = row["prize"]["reasons"]
-    return verdict + (f" ({'; '.join(reasons)})" if reasons else "")
+    unrecorded = [r.removesuffix(" not recorded").removeprefix("run ") for r in reasons if r.endswith(" not recorded")]
+    others = [r for r in reasons if not r.endswith(" not recorded")]
+    parts = others + ([f"not recorded: {', '.join(unrecorded)}"] if unrecorded else [])
+    return verdict + (f" ({'; '.join(parts)})" if parts else "")
 
 
 def _method(row: dict[str, Any]) -> str:
