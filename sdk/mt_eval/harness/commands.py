@@ -127,8 +127,9 @@ def add_verify_arguments(verify: argparse.ArgumentParser) -> None:
                           "corpus's references (the card's own resamples and seed). Each mismatch is reported "
                           "with its JSON path. Exit status 0 when every card verifies, 1 otherwise.")
     verify.formatter_class = argparse.RawDescriptionHelpFormatter
-    verify.epilog = ("examples:\n  mt-eval verify runs/demo/card.json\n"
-                     "  mt-eval verify card.json --corpus examples/data/eng-spa-demo.json\n"
+    verify.epilog = ("examples (after nox -s demo, or mt-eval run --demo --out runs/demo):\n"
+                     "  mt-eval verify runs/demo/card.json\n"
+                     "  mt-eval verify runs/demo/card.json --corpus examples/data/eng-spa-demo.json\n"
                      "  mt-eval verify runs/*/card.json --json")
     verify.add_argument("cards", nargs="+", metavar="CARD", help="run card(s) (card.json in a run directory)")
     verify.add_argument("--corpus", metavar="FILE", help="the corpus the card was run on (default: the path the "

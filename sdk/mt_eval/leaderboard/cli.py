@@ -15,10 +15,13 @@ beside each score; class X methods never appear and class A2 rows are flagged "e
 EPILOG = """\
 examples:
   mt-eval leaderboard
-  mt-eval leaderboard --pair eng>spa --class pipeline --format json
-  mt-eval leaderboard --out site            then open site/index.html
-  mt-eval leaderboard serve --port 8765     then open http://127.0.0.1:8765/
-  mt-eval leaderboard --db postgresql://board@db.example.org/leaderboard --max-p95 0.5 --out public"""
+  mt-eval leaderboard --pair 'eng>spa' --class pipeline --format json
+  mt-eval leaderboard --out site                 then open site/index.html
+  mt-eval leaderboard serve --port 8765          then open http://127.0.0.1:8765/
+  mt-eval leaderboard --db team-board.db --max-p95 0.5 --out public
+
+The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data directory (PostgreSQL:
+--db postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -30,13 +30,14 @@ without a method card (nothing beyond method.json) uses method_card.json beside 
 asked for description, paradigm, tools used, open source and its address, and licence, and the answers are
 written to method_card.json beside the run card (--no-input: fail instead, listing what is missing)."""
 EPILOG = """\
-examples:
+examples (after nox -s demo, or mt-eval run --demo --out runs/demo):
   mt-eval publish runs/demo/card.json
-  mt-eval publish runs/demo/card.json --method-card my-method/method_card.json --no-input
-  mt-eval publish runs/*/card.json --db postgresql://board@db.example.org/leaderboard
-  mt-eval publish card.json --db ./team-board.db --corpus data/dev.json
+  mt-eval publish runs/demo/card.json --db team-board.db
+  mt-eval publish runs/demo/card.json --method-card examples/lexicon-eng-spa/method_card.json --no-input
+  mt-eval publish runs/*/card.json --db team-board.db --json
 
-The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data directory."""
+The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data directory. A team or public
+board lives in PostgreSQL: --db postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE."""
 
 
 class PublishError(Exception):
@@ -76,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
         return 1
     failed = 0
     prepared: list[Prepared] = []
+    from mt_eval.harness.progress import RunProgress
+
+    progress = RunProgress(len(args.cards), label="verifying", quiet=args.json or len(args.cards) < 20)
     with store:
         for name in args.cards:
             try:
@@ -84,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
             except PublishError as exc:
                 failed += 1
                 print(f"mt-eval publish: {name}: {exc}", file=sys.stderr)
+            progress.advance(False)
+        progress.close()
         if not prepared:
             return 1
         try:

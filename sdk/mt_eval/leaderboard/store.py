@@ -13,6 +13,7 @@ Each publish is one transaction: it is stored whole or not at all.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
-from mt_eval.leaderboard.migrations import SchemaError, lock, migrate
+from mt_eval.leaderboard.migrations import MIGRATIONS, SchemaError, current_version, lock, migrate
 
 ENVIRONMENT_VARIABLE = "MT_EVAL_DB"
 STORE_FILE = "leaderboard.db"
@@ -235,14 +236,17 @@ def open_store(db: str | None = None, *, create: bool = True) -> Store:
     engine = _engine(url)
     store = Store(engine, url)
     try:
-        with store.writing() as connection:
-            migrate(connection)
+        with store.reading() as connection:  # the common case: nothing to migrate, no write lock taken
+            current = current_version(connection)
+        if current != max(m.version for m in MIGRATIONS):
+            with store.writing() as connection:
+                migrate(connection)
     except SchemaError as exc:
         engine.dispose()
         raise StoreError(f"{where}: {exc}") from exc
     except StoreError as exc:
         engine.dispose()
-        raise StoreError(str(exc).replace("cannot write to", "cannot open")
+        raise StoreError(re.sub(r"^cannot (write to|read)", "cannot open", str(exc))
                          + _advice(url)) from exc.__cause__
     except sa.exc.DBAPIError as exc:
         engine.dispose()
