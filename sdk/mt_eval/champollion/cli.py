@@ -27,7 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "(the lock file records what produced each value); placeholders are kept exactly.")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = ("examples:\n  mt-eval locales --config examples/champollion-project\n"
-                     "  mt-eval locales --dry-run --locale es\n  mt-eval locales --json --quiet > report.json")
+                     "  mt-eval locales --config examples/champollion-project --dry-run --locale es\n"
+                     "  mt-eval locales --config examples/champollion-project --wait 300   # if another run holds it\n"
+                     "  mt-eval locales --config examples/champollion-project --json --quiet > report.json\n"
+                     "\nOne process at a time writes a project (this command or the Node mt-eval-locales): a second "
+                     "one refuses\nat once, naming the first, or waits with --wait. Exit status 1 when a key failed, "
+                     "a plugin cannot\nstart, or the project is in use.")
     parser.add_argument("--config", metavar="PATH", help="champollion.config.json, or the directory holding it "
                                                          "(default: ./champollion.config.json)")
     parser.add_argument("--locale", action="append", default=[], metavar="LOCALE",
