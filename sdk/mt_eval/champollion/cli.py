@@ -145,7 +145,7 @@ async def _open(method: PairMethod, opened: list[LoadedMethod]) -> Translate:
         try:
             await start(method.run_config)
         except m.BridgeError as exc:
-            raise MethodCannotStart(f"{where}: {start_failure(loaded, exc)}") from None
+            raise MethodCannotStart(start_failure(loaded, exc, name=where)) from None
     own_deadlines = getattr(loaded.method, "enforces_deadlines", False)  # a guest: its host times requests out
 
     async def call(entries: list[dict[str, Any]], config: RunConfig) -> list[TranslationResult]:

@@ -104,11 +104,13 @@ async def _start(loaded: LoadedMethod, config: RunConfig) -> float:
     return time.perf_counter() - started
 
 
-def start_failure(loaded: LoadedMethod, exc: Any) -> str:
-    """``METHOD cannot start: REASON`` with the guest's last stderr lines and what to do about it."""
+def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) -> str:
+    """``METHOD cannot start: REASON`` with the guest's last stderr lines (those the reason does not already
+    say) and what to do about it."""
     data = exc.data if isinstance(exc.data, dict) else {}
-    tail = [line for line in str(data.get("stderr_tail") or "").splitlines() if line.strip()][-12:]
-    text = f"{loaded.method_id} cannot start: {exc.message}"
+    lines = [line for line in str(data.get("stderr_tail") or "").splitlines() if line.strip()]
+    tail = [line for line in lines if line.strip().split(": ", 1)[-1] not in exc.message][-12:]
+    text = f"{name or loaded.method_id} cannot start: {exc.message}"
     if tail:
         text += "\n  guest stderr (last lines):\n    " + "\n    ".join(tail)
     entry = loaded.manifest.node_entry or loaded.manifest.entry_point or " ".join(loaded.manifest.command or [])
