@@ -186,8 +186,11 @@ def build_method(source: PluginSource, *, isolate: bool = False) -> tuple[object
     except Exception as exc:
         return None, module, [problem(f"{class_name}() failed: {describe_exception(exc, source.directory)}",
                                       f"fix {class_name}.__init__", "constructor")]
-    deviations = protocol_deviations(method)
-    problems = [problem(d, "see the TranslationMethod protocol in the README", "protocol") for d in deviations]
+    deviations = protocol_deviations(method, source.manifest.implements)
+    protocols = " and ".join({"translate": "TranslationMethod", "decide": "DecisionMethod"}[request]
+                             for request in dict.fromkeys(source.manifest.implements))
+    hint = f"see the {protocols} protocol{'s' if ' and ' in protocols else ''} in the README"
+    problems = [problem(d, hint, "protocol") for d in deviations]
     return (None if deviations else method), module, problems
 
 
