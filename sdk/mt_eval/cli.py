@@ -28,6 +28,7 @@ examples:
   mt-eval bridge check -- ./my-guest --flag     prove a guest program speaks the bridge protocol
   mt-eval schemas --check bridge/schemas        fail if the JSON Schemas drifted from the code
   mt-eval locales --config examples/champollion-project   translate a champollion project's locales
+  mt-eval decide run --method examples/rules-grader --corpus examples/data/adequacy-decisions.jsonl
 
 Run `mt-eval COMMAND --help` for a command's options.
 """
@@ -52,6 +53,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                 "mt_eval.tool_commands:add_schemas", "mt_eval.tool_commands:run_schemas"),
     "locales": ("translate a champollion project's locale files with the method plugins its config names",
                 "mt_eval.champollion.cli:add_arguments", "mt_eval.champollion.cli:run"),
+    "decide": ("run a decision method on a typed-decision corpus and score its calibrated answers",
+               "mt_eval.decisions.commands:add_decide_arguments", "mt_eval.decisions.commands:decide_command"),
 }
 
 

@@ -25,7 +25,7 @@ from mt_eval.records import LanguageCode, NonNegative, RunConfig, Usage
 from mt_eval.strict import StrictStruct
 
 QuestionType = Literal["noul", "choice", "score"]
-QUESTION_TYPES: tuple[str, ...] = ("noul", "choice", "score")
+QUESTION_TYPES: tuple[QuestionType, ...] = ("noul", "choice", "score")
 NOUL_OPTIONS: tuple[str, ...] = ("true", "false")
 MAX_CHOICE_OPTIONS = 255
 MAX_SCORE_LEVELS = 101

@@ -1,0 +1,127 @@
+"""Arguments of ``mt-eval decide`` (run, check) and ``mt-eval grade``; the work is imported when a command runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+DECIDE_EPILOG = """\
+examples:
+  mt-eval decide check --corpus examples/data/adequacy-decisions.jsonl
+  mt-eval decide run --method examples/rules-grader --corpus examples/data/adequacy-decisions.jsonl
+  mt-eval decide run --method my-judge --corpus judged.jsonl --out runs/judge1 --resume
+  mt-eval decide run --method examples/llm-logprob-grader --corpus examples/data/adequacy-decisions.jsonl \\
+      --base-url http://127.0.0.1:8000/v1 --model my-model
+"""
+
+
+def add_decide_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Typed decisions: run a decision method over a corpus of noul, choice and score questions "
+                          "with gold answers, and score it (accuracy, KL, Brier, ECE; expected-value error for score "
+                          "questions) with case-level bootstrap intervals. The scorer is first checked on the "
+                          "Uniform baseline against closed forms.")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = DECIDE_EPILOG
+    sub = parser.add_subparsers(dest="decide_command", metavar="COMMAND", required=True)
+    run = sub.add_parser("run", help="decide every row of a corpus with a method and write a decision card",
+                         description="Decide every row of a typed-decision corpus with a method plugin, score the "
+                                     "answers against the gold and write a decision card. Results are saved as they "
+                                     "complete; an interrupted run continues with --resume.",
+                         epilog=DECIDE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    what = run.add_argument_group("what to run")
+    what.add_argument("--method", metavar="DIR", required=True, help="decision method plugin directory")
+    what.add_argument("--corpus", metavar="FILE", required=True,
+                      help="typed-decision corpus: .jsonl, a JSON array, or a JSON object with rows")
+    what.add_argument("--isolate", action="store_true", help="run a Python method in its own process")
+    where = run.add_argument_group("where results go")
+    where.add_argument("--out", metavar="DIR", help="run directory (default: runs/decisions/METHOD__CORPUS)")
+    where.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
+    where.add_argument("--force", action="store_true", help="start over even if --out holds results")
+    how = run.add_argument_group("how to run")
+    how.add_argument("--batch-size", type=_positive_int, default=8, metavar="N", help="rows per call (default 8)")
+    how.add_argument("--concurrency", type=_positive_int, default=8, metavar="N", help="calls in flight (default 8)")
+    how.add_argument("--timeout", type=_positive_float, default=120.0, metavar="S",
+                     help="seconds per row (default 120)")
+    how.add_argument("--tolerance", type=_positive_float, default=1e-3, metavar="T",
+                     help="how far from 1 a distribution may sum (default 0.001); never renormalised")
+    scoring = run.add_argument_group("scoring")
+    _scoring_arguments(scoring)
+    model = run.add_argument_group("passed to the method (its config)")
+    model.add_argument("--model", help="model name")
+    model.add_argument("--base-url", help="OpenAI-compatible or decision-engine endpoint")
+    model.add_argument("--temperature", type=float)
+    model.add_argument("--max-tokens", type=int)
+    model.add_argument("--source-lang", metavar="CODE", help="language of the sources, when it matters")
+    model.add_argument("--target-lang", metavar="CODE", help="language of the candidates, when it matters")
+    model.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                       help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
+    run.add_argument("--quiet", action="store_true", help="no progress or summary output")
+    check = sub.add_parser("check", help="check the scorer on the Uniform baseline against closed forms",
+                           description="Score the Uniform baseline (every option equally likely) on a corpus with "
+                                       "the metric engine and compare every metric with its closed form. Exit 0 "
+                                       "when they agree, 1 when they do not.",
+                           epilog=DECIDE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    check.add_argument("--corpus", metavar="FILE", required=True, help="typed-decision corpus with gold answers")
+    check.add_argument("--ece-bins", type=_positive_int, default=10, metavar="B", help="ECE bins (default 10)")
+    check.add_argument("--json", action="store_true", help="print the check as JSON")
+
+
+def _scoring_arguments(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--resamples", type=int, default=1000, metavar="N",
+                       help="case-level bootstrap resamples (default 1000; 0: no intervals)")
+    group.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
+    group.add_argument("--ece-bins", type=_positive_int, default=10, metavar="B",
+                       help="equal-width confidence bins of the ECE (default 10)")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def decide_command(args: argparse.Namespace) -> int:
+    from mt_eval.decisions.corpus import DecisionCorpusError
+    from mt_eval.harness.session import RunError
+    from mt_eval.problems import ProblemsError
+
+    try:
+        if args.decide_command == "check":
+            return _check(args)
+        from mt_eval.decisions.session import decide_run
+
+        card = decide_run(args)
+    except DecisionCorpusError as exc:
+        print(f"mt-eval decide: {exc}", file=sys.stderr)
+        return 1
+    except (RunError, ProblemsError, ValueError) as exc:
+        print(f"mt-eval decide: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\nmt-eval decide: interrupted; finished rows are saved. Continue with the same command and --resume.",
+              file=sys.stderr)
+        return 130
+    print(f"decision card: {card}")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    import msgspec
+
+    from mt_eval.decisions.corpus import read_decision_corpus
+    from mt_eval.decisions.selfcheck import describe_self_check, run_self_check
+
+    check = run_self_check(read_decision_corpus(args.corpus), args.ece_bins)
+    if args.json:
+        print(msgspec.json.format(msgspec.json.encode(check), indent=2).decode())
+    else:
+        print(describe_self_check(check))
+    return 0 if check.passed else 1
