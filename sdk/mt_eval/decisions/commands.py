@@ -66,10 +66,11 @@ def add_decide_arguments(parser: argparse.ArgumentParser) -> None:
     check.add_argument("--json", action="store_true", help="print the check as JSON")
 
 
-def _scoring_arguments(group: argparse._ArgumentGroup) -> None:
+def _scoring_arguments(group: argparse._ArgumentGroup, *, seed: bool = True) -> None:
     group.add_argument("--resamples", type=int, default=1000, metavar="N",
-                       help="case-level bootstrap resamples (default 1000; 0: no intervals)")
-    group.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
+                       help="bootstrap resamples (default 1000; 0: no intervals)")
+    if seed:
+        group.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
     group.add_argument("--ece-bins", type=_positive_int, default=10, metavar="B",
                        help="equal-width confidence bins of the ECE (default 10)")
 
@@ -125,3 +126,98 @@ def _check(args: argparse.Namespace) -> int:
     else:
         print(describe_self_check(check))
     return 0 if check.passed else 1
+
+
+GRADE_EPILOG = """\
+examples:
+  mt-eval run --demo --out runs/demo --force
+  mt-eval grade runs/demo/card.json --grader examples/rules-grader
+  mt-eval grade runs/demo/card.json --grader examples/rules-grader --labels examples/data/demo-adequacy-labels.jsonl
+  mt-eval grade runs/demo/card.json --grader examples/llm-logprob-grader --base-url http://127.0.0.1:8000/v1 --model m
+  mt-eval grade export runs/demo/card.json --out sheets/demo --format both
+  mt-eval grade import runs/demo/card.json --key sheets/demo/key.json --sheet ana.csv --sheet ben.csv
+"""
+
+
+def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Grade a translation run blind: its entries become shuffled, anonymous score questions from "
+                          "a rubric (default: 0–4 adequacy); the method's identity, route and model are never shown to "
+                          "the grader. `grade CARD --grader DIR` uses a decision method; `grade export` and `grade "
+                          "import` do the same with sheets for people. Writes a grading card.")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = GRADE_EPILOG
+    parser.add_argument("words", nargs="+", metavar="[export|import] CARD",
+                        help="the run card to grade, after `export` or `import` for sheets")
+    parser.add_argument("--grader", metavar="DIR", help="decision method plugin that grades (grade CARD)")
+    parser.add_argument("--rubric", metavar="FILE", help="rubric JSON: name, instructions, ordered levels "
+                                                         "(default: 0–4 adequacy)")
+    parser.add_argument("--seed", type=int, help="shuffle seed (default: a fresh one; recorded in the card)")
+    parser.add_argument("--no-reference", action="store_true", help="do not show the reference translation")
+    parser.add_argument("--corpus", metavar="FILE", help="the run's corpus, if it moved (checked by sha256)")
+    parser.add_argument("--labels", metavar="FILE",
+                        help="human labels to judge the grader against: a grading card from `grade import`, or "
+                             'JSONL {"id": ENTRY, "label": LEVEL}')
+    parser.add_argument("--out", metavar="DIR", help="where the grading card (or, for export, the sheets) go "
+                                                     "(default: RUN_DIR/grading/GRADER)")
+    sheets = parser.add_argument_group("sheets for people (export, import)")
+    sheets.add_argument("--format", choices=["csv", "jsonl", "both"], default="both", help="sheet format (export)")
+    sheets.add_argument("--key", metavar="FILE", help="key.json written by export (import)")
+    sheets.add_argument("--sheet", action="append", default=[], metavar="FILE",
+                        help="a filled sheet, .csv or .jsonl (import; repeatable: answers are averaged per item)")
+    how = parser.add_argument_group("how the grader runs")
+    how.add_argument("--batch-size", type=_positive_int, default=8, metavar="N", help="items per call (default 8)")
+    how.add_argument("--concurrency", type=_positive_int, default=8, metavar="N", help="calls in flight (default 8)")
+    how.add_argument("--timeout", type=_positive_float, default=120.0, metavar="S", help="seconds per item")
+    how.add_argument("--tolerance", type=_positive_float, default=1e-3, metavar="T",
+                     help="how far from 1 a distribution may sum (default 0.001)")
+    how.add_argument("--isolate", action="store_true", help="run a Python grader in its own process")
+    how.add_argument("--model", help="the grader's model")
+    how.add_argument("--base-url", help="the grader's endpoint")
+    how.add_argument("--temperature", type=float)
+    how.add_argument("--max-tokens", type=int)
+    how.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="grader parameter")
+    _scoring_arguments(parser.add_argument_group("scoring (the bootstrap uses the shuffle seed)"), seed=False)
+    parser.add_argument("--quiet", action="store_true", help="print only the card's path")
+    parser.set_defaults(print_grade_help=parser.print_usage)
+
+
+def grade_command(args: argparse.Namespace) -> int:
+    from mt_eval.decisions.blinding import GradingError
+    from mt_eval.problems import ProblemsError
+
+    words = list(args.words)
+    mode = words.pop(0) if words[0] in ("export", "import") and len(words) > 1 else "grade"
+    if len(words) != 1:
+        print("mt-eval grade: give one run card: `mt-eval grade CARD --grader DIR`, `mt-eval grade export CARD "
+              "--out DIR` or `mt-eval grade import CARD --key KEY --sheet FILE`", file=sys.stderr)
+        return 2
+    args.card = words[0]
+    needed = {"grade": ("grader", "--grader DIR"), "export": ("out", "--out DIR"), "import": ("key", "--key FILE")}
+    attribute, option = needed[mode]
+    if not getattr(args, attribute) or (mode == "import" and not args.sheet):
+        missing = option if getattr(args, attribute) is None or mode != "import" or args.key is None else "--sheet FILE"
+        print(f"mt-eval grade: {mode} needs {missing}", file=sys.stderr)
+        return 2
+    try:
+        if mode == "export":
+            from mt_eval.decisions.sheets import export_sheets
+
+            out = export_sheets(args)
+            print(f"sheets: {out} (send the sheet and rubric.md to the graders; keep key.json)")
+            return 0
+        if mode == "import":
+            from mt_eval.decisions.sheets import import_sheets
+
+            path = import_sheets(args)
+        else:
+            from mt_eval.decisions.grading import grade_with_method
+
+            path = grade_with_method(args)
+    except (GradingError, ProblemsError, ValueError) as exc:
+        print(f"mt-eval grade: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\nmt-eval grade: interrupted; no grading card was written", file=sys.stderr)
+        return 130
+    print(f"grading card: {path}")
+    return 0

@@ -84,7 +84,7 @@ class Question(StrictStruct, kw_only=True):
             yield Finding(("options",), f'{kind} has no "options"', 'remove "options" (only "choice" questions '
                           "list options)", code="unused")
         if self.type == "score":
-            yield from _score_findings(self.levels, kind)
+            yield from score_findings(self.levels, kind)
         elif self.levels is not None:
             yield Finding(("levels",), f'{kind} has no "levels"', 'remove "levels" (only "score" questions have '
                           "levels)", code="unused")
@@ -113,7 +113,8 @@ def _choice_findings(options: list[str] | None, kind: str) -> Iterator[Finding]:
                           code="duplicate")
 
 
-def _score_findings(levels: list[ScoreLevel] | None, kind: str) -> Iterator[Finding]:
+def score_findings(levels: list[ScoreLevel] | None, kind: str = 'a "score" question') -> Iterator[Finding]:
+    """What is wrong with a score question's (or a rubric's) levels: too few or many, out of order, labels reused."""
     if levels is None:
         yield Finding((), f'{kind} needs "levels"', 'add "levels": [{"value": 0, "description": "..."}, ...], '
                       "lowest first", code="missing")

@@ -1,10 +1,11 @@
-"""The decision card in words: what ``mt-eval decide run`` prints when it finishes."""
+"""Decision and grading cards in words: what ``mt-eval decide run`` and ``mt-eval grade`` print when they finish."""
 
 from __future__ import annotations
 
 from typing import TextIO
 
 from mt_eval.decisions.card import DecisionCard
+from mt_eval.decisions.grading_card import GradingCard
 from mt_eval.decisions.metrics import MetricValue
 
 _METRICS = (("accuracy", "accuracy"), ("kl", "KL"), ("brier", "Brier"), ("ece", "ECE"), ("ev_mae", "EV error"))
@@ -45,3 +46,26 @@ def summary_lines(card: DecisionCard) -> list[str]:
 
 def print_summary(card: DecisionCard, stream: TextIO) -> None:
     stream.write("\n".join(summary_lines(card)) + "\n")
+
+
+def grading_lines(card: GradingCard) -> list[str]:
+    """A grading card in words."""
+    who = card.grader.method_id if card.grader is not None else (
+        f"{len(card.human_graders.sheets)} human sheet(s)" if card.human_graders is not None else "?")
+    summary = card.summary
+    lines = [f"graded run {card.run.run_id} ({card.run.corpus_name}) on {card.rubric.name} "
+             f"({card.rubric.levels[0].name}–{card.rubric.levels[-1].name}) by {who}, blind (shuffle seed "
+             f"{card.blinding.seed})",
+             f"  {summary.graded} graded, {summary.failed} failed, {summary.not_graded} not graded (their translation "
+             "failed)",
+             f"  mean expected {card.rubric.name}: {metric_text(summary.mean_expected)} (95% interval, "
+             f"{summary.bootstrap_resamples} resamples of entries)",
+             "  most probable level: " + ", ".join(f"{label} ×{count}" for label, count in summary.levels.items())]
+    if card.quality is not None:
+        q = card.quality
+        lines.append(f"  against {q.entries} human labels ({q.labels.path}): " + ", ".join(
+            f"{label} {metric_text(getattr(q.metrics, attribute))}" for attribute, label in _METRICS))
+    failed = [e for e in card.entries if e.error and e.item is not None][:3]
+    for entry in failed:
+        lines.append(f"  failed: {entry.item}: {entry.error}")
+    return lines
