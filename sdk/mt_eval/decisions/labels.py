@@ -81,9 +81,9 @@ def quality_against(path: str | Path, entries: list[gc.GradedEntry], rubric: Rub
     labels, source = read_labels(path, rubric)
     names = [level.name for level in rubric.levels]
     values = [level.value for level in rubric.levels]
-    judged = [Judged(case=i, kind="score", predicted=[entry.distribution[name] for name in names],
-                     gold=labels[entry.entry_id], values=values)
-              for i, entry in enumerate(e for e in entries if e.distribution is not None and e.entry_id in labels)]
+    graded = [(e.entry_id, e.distribution) for e in entries if e.distribution is not None and e.entry_id in labels]
+    judged = [Judged(case=i, kind="score", predicted=[distribution[name] for name in names], gold=labels[entry_id],
+                     values=values) for i, (entry_id, distribution) in enumerate(graded)]
     if not judged:
         raise GradingError(f"no entry has both a grade and a label in {path}: are they labels of this run's entries?")
     metrics = score_decisions(judged, len(judged), bins=bins, resamples=resamples, seed=seed)
