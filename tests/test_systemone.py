@@ -14,7 +14,7 @@ from mt_eval.cli import main
 from mt_eval.decisions.answers import match_results
 from mt_eval.decisions.records import DecisionConfig, DecisionRow
 from mt_eval.decisions.systemone import SystemOneMethod, endpoint_url
-from tests.systemone_standin import SystemOneStandIn
+from systemone_standin import SystemOneStandIn
 
 REPO = Path(__file__).parent.parent
 EXAMPLE = REPO / "examples" / "systemone-engine"
@@ -49,7 +49,8 @@ async def test_the_request_follows_the_documented_mapping(monkeypatch):
     assert request["body"] == {"model": "engine-m", "state": {"candidate": "x", "reference": "x", "prefer": "b",
                                                               "level": 1}, "questions": {
         "q1": {"type": "noul", "instructions": "Adequate?", "criteria": {"true": "kept", "false": "lost"}},
-        "q2": {"type": "choice", "instructions": "Which is better?", "criteria": {"a": None, "b": None, "tie": "equal"}},
+        "q2": {"type": "choice", "instructions": "Which is better?",
+               "criteria": {"a": None, "b": None, "tie": "equal"}},
         "q3": {"type": "score", "instructions": "How adequate?", "criteria": ["none", "1", "all"]}}}
     assert result.error is None
     assert result.answers["adequate"].probabilities == {"true": 0.9, "false": pytest.approx(0.1)}
@@ -120,7 +121,8 @@ async def test_a_rubric_longer_than_the_format_allows_fails_that_question_only()
     long_rubric = {"type": "score", "instructions": "?", "levels": [{"value": v} for v in range(12)]}
     with SystemOneStandIn() as server:
         raw = await SystemOneMethod().decide(
-            [{"id": "r", "state": {"candidate": "x"}, "questions": {"fine": QUESTIONS["adequate"], "long": long_rubric}}],
+            [{"id": "r", "state": {"candidate": "x"},
+              "questions": {"fine": QUESTIONS["adequate"], "long": long_rubric}}],
             msgspec.convert({"base_url": server.base_url, "model": "m"}, DecisionConfig))
     assert raw[0]["answers"]["long"] == {"error": "a System One score question has 2 to 10 levels; this one has 12"}
     assert list(server.requests[0]["body"]["questions"]) == ["q1"]
@@ -131,8 +133,9 @@ def test_a_decide_run_through_the_example_plugin(tmp_path, capsys):
     corpus.write_text("\n".join(json.dumps({**row(f"r{i}", prefer="a", level=2), "gold": {
         "adequate": True, "better": "a", "adequacy": "good"}}) for i in range(6)) + "\n")
     with SystemOneStandIn() as server:
-        status = main(["decide", "run", "--method", str(EXAMPLE), "--corpus", str(corpus), "--out", str(tmp_path / "run"),
-                       "--base-url", server.base_url, "--model", "engine-m", "--resamples", "50", "--quiet"])
+        status = main(["decide", "run", "--method", str(EXAMPLE), "--corpus", str(corpus), "--out",
+                       str(tmp_path / "run"), "--base-url", server.base_url, "--model", "engine-m", "--resamples", "50",
+                       "--quiet"])
     assert status == 0, capsys.readouterr().err
     card = json.loads((tmp_path / "run" / "card.json").read_text())
     assert card["errors"] == 0 and card["metrics"]["groups"]["overall"]["accuracy"]["value"] == 1.0
