@@ -68,11 +68,8 @@ def grade_with_method(args: argparse.Namespace) -> Path:
     card, raw, entries = load_run(args)
     rubric, rubric_sha = read_rubric(args.rubric)
     blinded = blind(card, entries, rubric, seed=choose_seed(args.seed), with_reference=not args.no_reference)
-    loaded = load_method(args.grader, isolate=args.isolate)
+    loaded = load_method(args.grader, isolate=args.isolate, needs="decide")
     manifest = loaded.manifest
-    if "decide" not in manifest.implements:
-        raise GradingError(f"{loaded.method_id} cannot grade: it does not decide (method.json implements "
-                           f"{', '.join(manifest.implements)})")
     types = manifest.decide.question_types if manifest.decide else ["noul", "choice", "score"]
     if "score" not in types:
         raise GradingError(f"{loaded.method_id} cannot grade on a rubric: it does not answer score questions "

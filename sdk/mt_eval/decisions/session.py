@@ -63,12 +63,9 @@ def decide_run(args: argparse.Namespace) -> Path:
         raise SelfCheckFailed("the scorer disagrees with the closed forms on the Uniform baseline (above): refusing "
                               "to run or report; nothing was written")
     started = time.perf_counter()
-    loaded = load_method(args.method, isolate=args.isolate)
+    loaded = load_method(args.method, isolate=args.isolate, needs="decide")
     load_s = time.perf_counter() - started
     manifest = loaded.manifest
-    if "decide" not in manifest.implements:
-        raise RunError(f"{loaded.method_id} does not decide (method.json implements {', '.join(manifest.implements)}): "
-                       'a decision method lists "decide" in "implements" and defines decide(rows, config)')
     spec = manifest.decide
     settings = DecideSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                               tolerance=args.tolerance, max_input_chars=spec.max_input_chars if spec else None,

@@ -64,7 +64,7 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     for extension in args.extension:
         enable_extension(manager, extension)
     started = time.perf_counter()
-    loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate)
+    loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate, needs="translate")
     load_s = time.perf_counter() - started
     card = _method_card(loaded, args.method_card)
     config = _run_config(args, corpus, loaded)
