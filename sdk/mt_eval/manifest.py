@@ -107,10 +107,13 @@ class Dependency(StrictStruct, kw_only=True):
                           'remove "pin", or set "access": "mirrored"', severity="warning", code="unused")
 
 
+AnsweredType = Annotated[QuestionType, msgspec.Meta(extra={"what": "question type"})]
+
+
 class DecideSpec(StrictStruct, kw_only=True):
     """What a decision method answers, and the largest input it takes."""
 
-    question_types: Annotated[list[QuestionType], msgspec.Meta(
+    question_types: Annotated[list[AnsweredType], msgspec.Meta(
         min_length=1, description="The question types it answers (default: all three).")] = msgspec.field(
         default_factory=lambda: list(QUESTION_TYPES))
     max_input_chars: Annotated[int, msgspec.Meta(
