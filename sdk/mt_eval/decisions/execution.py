@@ -136,7 +136,18 @@ class DecisionLog:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._drop_torn_line()
         self._file = path.open("ab")
+
+    def _drop_torn_line(self) -> None:
+        """A last line without its newline was cut short by a crash: remove it, so appending starts a fresh line
+        (its row is decided again)."""
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            with self.path.open("r+b") as file:
+                file.truncate(data.rfind(b"\n") + 1)
 
     def append(self, results: list[DecisionResult]) -> None:
         self._file.write(b"".join(_encode(r) + b"\n" for r in results))

@@ -141,8 +141,8 @@ def _open(out: Path, args: argparse.Namespace, loaded: LoadedMethod, corpus: Dec
     state_path = out / "run.json"
     fresh = DecideState(run_id=new_run_id(), started_at=now(), method_dir=str(loaded.directory.resolve()),
                         code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
-                        corpus_sha256=corpus.sha256, config=msgspec.to_builtins(config),
-                        settings=msgspec.to_builtins(settings), load_s=round(load_s, 6))
+                        corpus_sha256=corpus.sha256, config=_as_json(config), settings=_as_json(settings),
+                        load_s=round(load_s, 6))
     if state_path.exists() and args.resume:
         try:
             state = msgspec.json.decode(state_path.read_bytes(), type=DecideState)
@@ -167,6 +167,11 @@ def _open(out: Path, args: argparse.Namespace, loaded: LoadedMethod, corpus: Dec
     out.mkdir(parents=True, exist_ok=True)
     write_json(state_path, state)
     return state
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` as it reads back from run.json (tuples become lists), so a resume compares like with like."""
+    return msgspec.json.decode(msgspec.json.encode(value))
 
 
 def judged_answers(corpus: DecisionCorpus, results: list[DecisionResult]
