@@ -116,7 +116,7 @@ def test_gold_never_reaches_the_method(recorder, tmp_path):
 
 def test_rows_over_the_declared_limit_fail_unsent_and_the_limit_is_in_the_card(recorder, tmp_path):
     method = recorder(max_input_chars=400)
-    corpus = rows(2) + [{"id": "big", "state": {"text": "y" * 500}, "questions": {"n": NOUL}, "gold": {"n": True}}]
+    corpus = [*rows(2), {"id": "big", "state": {"text": "y" * 500}, "questions": {"n": NOUL}, "gold": {"n": True}}]
     assert run(method, write_corpus(tmp_path / "c.jsonl", corpus), tmp_path / "run") == 0
     sent = [json.loads(line)["id"] for line in (tmp_path / "record.jsonl").read_text().splitlines()]
     assert sent == ["r0", "r1"]
