@@ -42,7 +42,8 @@ def number_text(value: float) -> str:
 class ScoreLevel(StrictStruct, kw_only=True):
     """One level of a score rubric."""
 
-    value: Annotated[float, msgspec.Meta(description="The level's number; levels are listed in increasing value.")]
+    value: Annotated[int | float, msgspec.Meta(
+        description="The level's number; levels are listed in increasing value.")]
     label: Annotated[str, msgspec.Meta(
         min_length=1, description="The option name results use for this level (default: the value, e.g. \"3\").")
     ] | None = None
