@@ -57,7 +57,8 @@ def routed_card(demo_run, tmp_path) -> Path:
     card = json.loads(demo_run.read_text())
     card["covariates"]["model"] = "secret-model-xyz"
     card["method"]["champollion"] = {"pair": "en:es", "method_plugin": "my-private-plugin",
-                                     "plugin_directory": "../plugins/lexicon-private", "method_fingerprint": "fp-123abc"}
+                                     "plugin_directory": "../plugins/lexicon-private",
+                                     "method_fingerprint": "fp-123abc"}
     path = tmp_path / "card.json"
     path.write_text(json.dumps(card))
     return path
