@@ -93,6 +93,8 @@ function bridgeCommand(manifest, options) {
   return { command, cwd: manifest.directory };
 }
 
+const isTimed = (result) => result === null || typeof result !== 'object' || result.latency_s !== undefined;
+
 const failureText = (error) => `the method failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
 
 /**
@@ -132,9 +134,13 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     const method = await inProcess;
     const { fail, match } = KINDS[kind];
     try {
+      const started = performance.now();
       const results = await method[kind](items.map((item) => ({ ...item })), config, { signal: new AbortController().signal });
       if (!Array.isArray(results)) return items.map((item) => fail(item.id, 'the method did not return a list of results'));
-      return match(items, results, { source: 'the method' });
+      const share = (performance.now() - started) / 1000 / Math.max(1, items.length);
+      // A decision without its own latency gets its share of the call's time, as the guests give it.
+      const timed = kind === 'decide' ? results.map((r) => (isTimed(r) ? r : { ...r, latency_s: share })) : results;
+      return match(items, timed, { source: 'the method' });
     } catch (error) {
       return items.map((item) => fail(item.id, failureText(error)));
     }
