@@ -85,26 +85,31 @@ class DecisionMetrics(msgspec.Struct, kw_only=True):
     confidence: float = CONFIDENCE
 
 
+_N, _CORRECT, _KL, _BRIER, _BINS_FROM = range(5)
+TYPES = GROUPS[1:]  # the overall group's statistics are the sum of the types'
+
+
 @dataclass(frozen=True)
 class _Layout:
-    """Column positions in the per-case statistics matrix."""
+    """Column positions in the per-case statistics matrix: per question type, questions, correct, KL and Brier,
+    then the confidence and the correct sums of each ECE bin; last, the score questions' expected-value error."""
 
     bins: int
-    per_group: int
 
-    def base(self, group: int) -> int:
-        return group * self.per_group
+    @property
+    def per_type(self) -> int:
+        return _BINS_FROM + 2 * self.bins
+
+    def base(self, kind: str) -> int:
+        return TYPES.index(kind) * self.per_type
 
     @property
     def ev_column(self) -> int:
-        return len(GROUPS) * self.per_group
+        return len(TYPES) * self.per_type
 
     @property
     def width(self) -> int:
         return self.ev_column + 1
-
-
-_N, _CORRECT, _KL, _BRIER, _BINS_FROM = range(5)
 
 
 def instance_statistics(judged: Sequence[Judged], bins: int = DEFAULT_BINS) -> dict[str, np.ndarray]:
@@ -139,15 +144,15 @@ def instance_statistics(judged: Sequence[Judged], bins: int = DEFAULT_BINS) -> d
 
 
 def case_statistics(stats: dict[str, np.ndarray], cases: int, bins: int) -> np.ndarray:
-    """The cases × statistics matrix: each case's sums, per group (overall included) and per ECE bin."""
-    layout = _Layout(bins=bins, per_group=_BINS_FROM + 2 * bins)
+    """The cases × statistics matrix: each case's sums, per question type and per ECE bin (see `_Layout`)."""
+    layout = _Layout(bins=bins)
     out = np.zeros((cases, layout.width))
     case = stats["case"]
-    for group in range(len(GROUPS)):
-        chosen = np.ones(len(case), dtype=bool) if group == 0 else stats["group"] == group
+    for kind in TYPES:
+        chosen = stats["group"] == GROUPS.index(kind)
         if not chosen.any():
             continue
-        at, base = case[chosen], layout.base(group)
+        at, base = case[chosen], layout.base(kind)
         for offset, weights in ((_N, None), (_CORRECT, stats["correct"]), (_KL, stats["kl"]),
                                 (_BRIER, stats["brier"])):
             out[:, base + offset] = np.bincount(at, weights=None if weights is None else weights[chosen],
@@ -164,17 +169,17 @@ def case_statistics(stats: dict[str, np.ndarray], cases: int, bins: int) -> np.n
 
 def metrics_from_sums(sums: np.ndarray, bins: int) -> dict[str, dict[str, np.ndarray]]:
     """Metric values from summed statistics (one row per resample, or a single row)."""
-    layout = _Layout(bins=bins, per_group=_BINS_FROM + 2 * bins)
+    layout = _Layout(bins=bins)
     sums = np.atleast_2d(sums)
+    per_type = [sums[:, layout.base(kind):layout.base(kind) + layout.per_type] for kind in TYPES]
     out: dict[str, dict[str, np.ndarray]] = {}
     with np.errstate(invalid="ignore", divide="ignore"):
-        for group, name in enumerate(GROUPS):
-            base = layout.base(group)
-            n = sums[:, base + _N]
-            first = base + _BINS_FROM
-            gaps = np.abs(sums[:, first + bins:first + 2 * bins] - sums[:, first:first + bins]).sum(axis=1)
-            values = {"questions": n, "accuracy": sums[:, base + _CORRECT] / n, "kl": sums[:, base + _KL] / n,
-                      "brier": sums[:, base + _BRIER] / n, "ece": gaps / n}
+        for name, columns in zip(GROUPS, [np.sum(per_type, axis=0), *per_type], strict=True):
+            n = columns[:, _N]
+            first = _BINS_FROM
+            gaps = np.abs(columns[:, first + bins:first + 2 * bins] - columns[:, first:first + bins]).sum(axis=1)
+            values = {"questions": n, "accuracy": columns[:, _CORRECT] / n, "kl": columns[:, _KL] / n,
+                      "brier": columns[:, _BRIER] / n, "ece": gaps / n}
             if name == "score":
                 values["ev_mae"] = sums[:, layout.ev_column] / n
             out[name] = values
@@ -187,10 +192,14 @@ def bootstrap(case_stats: np.ndarray, bins: int, resamples: int, seed: int
     rng = np.random.default_rng(seed)
     cases = case_stats.shape[0]
     chunk = max(1, _CHUNK_CELLS // max(cases, 1))
+    used = np.flatnonzero(np.any(case_stats != 0, axis=0))  # empty columns (e.g. unreachable bins) sum to 0
+    stats = np.ascontiguousarray(case_stats[:, used])
     collected: list[dict[str, dict[str, np.ndarray]]] = []
     for start in range(0, resamples, chunk):
         counts = resample_counts(rng, cases, min(chunk, resamples - start))
-        collected.append(metrics_from_sums(counts @ case_stats, bins))
+        sums = np.zeros((counts.shape[0], case_stats.shape[1]))
+        sums[:, used] = counts @ stats
+        collected.append(metrics_from_sums(sums, bins))
     tail = (1 - CONFIDENCE) / 2 * 100
     out: dict[str, dict[str, tuple[float | None, float | None]]] = {}
     for group in GROUPS:
@@ -208,10 +217,10 @@ def bootstrap(case_stats: np.ndarray, bins: int, resamples: int, seed: int
 
 def resample_counts(rng: np.random.Generator, cases: int, resamples: int) -> np.ndarray:
     """How often each case is drawn in each of ``resamples`` resamples of ``cases`` draws with replacement."""
-    draws = rng.integers(0, cases, size=(resamples, cases))
-    offsets = (np.arange(resamples) * cases)[:, None]
-    return np.bincount((draws + offsets).ravel(), minlength=resamples * cases).reshape(resamples, cases).astype(
-        np.float64)
+    counts = np.empty((resamples, cases))
+    for row in counts:
+        row[:] = np.bincount(rng.integers(0, cases, size=cases), minlength=cases)
+    return counts
 
 
 def point_metrics(judged: Sequence[Judged], cases: int, bins: int = DEFAULT_BINS
