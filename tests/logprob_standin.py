@@ -10,35 +10,18 @@ on junk; "!nologprobs" gets no logprobs. Every request is recorded.
 
 from __future__ import annotations
 
-import json
 import math
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from loopback import JsonHandler, LoopbackServer
 
-class LogprobStandIn(ThreadingHTTPServer):
-    daemon_threads = True
+
+class LogprobStandIn(LoopbackServer):
+    path_prefix = "/v1"
 
     def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.requests: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-        self.thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-    def __enter__(self) -> LogprobStandIn:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
-        self.thread.join(5)
+        super().__init__(_Handler)
 
 
 def _field(text: str, name: str) -> str | None:
@@ -66,11 +49,11 @@ def top_logprobs(text: str) -> list[dict[str, Any]]:
     return [{"token": token, "logprob": math.log(p), "bytes": list(token.encode())} for token, p in weights.items()]
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     server: LogprobStandIn
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.read_json()
         with self.server.lock:
             self.server.requests.append({"path": self.path, "body": body,
                                          "authorization": self.headers.get("Authorization")})
@@ -81,13 +64,4 @@ class _Handler(BaseHTTPRequestHandler):
         if "!nologprobs" not in text:
             choice["logprobs"] = {"content": [{"token": top[0]["token"], "logprob": top[0]["logprob"],
                                                "top_logprobs": top}]}
-        data = json.dumps({"choices": [choice], "usage": {"prompt_tokens": len(text.split()),
-                                                          "completion_tokens": 1}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        self.reply(200, {"choices": [choice], "usage": {"prompt_tokens": len(text.split()), "completion_tokens": 1}})

@@ -11,35 +11,16 @@ with ``"mode"`` misbehaves: "bad-request" → HTTP 400, "wrong-sum" → choice p
 
 from __future__ import annotations
 
-import json
-import threading
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from loopback import JsonHandler, LoopbackServer
 
-class SystemOneStandIn(ThreadingHTTPServer):
-    daemon_threads = True
 
+class SystemOneStandIn(LoopbackServer):
     def __init__(self, failures: list[int] | None = None) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
         self.failures = deque(failures or [])
-        self.requests: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-        self.thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-    def __enter__(self) -> SystemOneStandIn:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
-        self.thread.join(5)
 
 
 def answer(question: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
@@ -61,11 +42,11 @@ def answer(question: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
             "legend": dict(zip(options, question["criteria"], strict=True)), "probabilities": probabilities}
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     server: SystemOneStandIn
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.read_json()
         with self.server.lock:
             self.server.requests.append({"path": self.path, "body": body, "headers": dict(self.headers)})
             failure = self.server.failures.popleft() if self.server.failures else None
@@ -93,16 +74,3 @@ class _Handler(BaseHTTPRequestHandler):
             answers["q1"] = {"type": "choice", "choice": "x", "probabilities": {"x": 1.0}}
         self.reply(200, {"model": "standin-1.0", "answers": answers,
                          "usage": {"input_tokens": 11 * len(questions), "output_tokens": len(questions)}})
-
-    def reply(self, status: int, payload: Any, headers: dict[str, str] | None = None, raw: bytes | None = None) -> None:
-        data = raw if raw is not None else json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass

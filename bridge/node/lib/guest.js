@@ -342,53 +342,37 @@ export class GuestServer {
     if (this.jobs.get(job.key) === job) {
       this.jobs.delete(job.key);
       const latency = job.entries.length ? (performance.now() - started) / 1000 / job.entries.length : 0;
-      const respond = job.kind === 'translate' ? this.translateResponse : this.decideResponse;
-      this.answer(job.id, respond.call(this, job.id, outcome, latency));
+      this.answer(job.id, this.respond(job, outcome, latency));
     }
     const next = this.queue.shift();
     if (next) this.run(next);
   }
 
-  // Decisions go back as the method gave them (the host checks every answer against its question), with
-  // each row's share of the call's time when the method reported none.
-  decideResponse(id, { value, error }, latency) {
+  // The response to a translate or decide job: results in the full protocol shape (translate: checked and
+  // compacted; decide: as the method gave them, for the host checks every answer against its question), each
+  // with its share of the call's time when the method reported none.
+  respond(job, { value, error }, latency) {
+    const { kind, id } = job;
     if (error !== undefined) {
-      this.log(`decide failed: ${error?.stack ?? error}`);
+      this.log(`${kind} failed: ${error?.stack ?? error}`);
       return errorResponse(id, ErrorCode.METHOD_FAILED, failureMessage(error), { type: error?.name ?? typeof error });
     }
     if (!Array.isArray(value)) {
       return errorResponse(id, ErrorCode.METHOD_FAILED,
-        `decide returned ${describe(value)}, expected a list with one result per row`, { type: 'TypeError' });
+        `${kind} returned ${describe(value)}, expected a list with one result per ${kind === 'translate' ? 'entry' : 'row'}`,
+        { type: 'TypeError' });
     }
     const results = [];
     for (const item of value) {
       if (!isPlainObject(item) || typeof item.id !== 'string' || item.id === '') {
         this.log(`dropped a result without a string "id": ${describe(item)}`);
-        continue;
+      } else if (kind === 'decide') {
+        results.push(item.latency_s === undefined ? { ...item, latency_s: latency } : item);
+      } else {
+        const { result, problem } = normalizeResult(item, latency);
+        results.push(compactResult(result
+          ?? errorResult(item.id, `the method returned a malformed result: ${problem}`, latency)));
       }
-      results.push(item.latency_s === undefined ? { ...item, latency_s: latency } : item);
-    }
-    return resultResponse(id, { results });
-  }
-
-  translateResponse(id, { value, error }, latency) {
-    if (error !== undefined) {
-      this.log(`translate failed: ${error?.stack ?? error}`);
-      return errorResponse(id, ErrorCode.METHOD_FAILED, failureMessage(error), { type: error?.name ?? typeof error });
-    }
-    if (!Array.isArray(value)) {
-      return errorResponse(id, ErrorCode.METHOD_FAILED,
-        `translate returned ${describe(value)}, expected a list with one result per entry`, { type: 'TypeError' });
-    }
-    const results = [];
-    for (const item of value) {
-      if (!isPlainObject(item) || typeof item.id !== 'string' || item.id === '') {
-        this.log(`dropped a result without a string "id": ${describe(item)}`);
-        continue;
-      }
-      const { result, problem } = normalizeResult(item, latency);
-      results.push(compactResult(result
-        ?? errorResult(item.id, `the method returned a malformed result: ${problem}`, latency)));
     }
     return resultResponse(id, { results });
   }

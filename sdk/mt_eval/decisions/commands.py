@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mt_eval.harness.commands import add_model_arguments
+
 DECIDE_EPILOG = """\
 examples:
   mt-eval decide check --corpus examples/data/adequacy-decisions.jsonl
@@ -47,14 +49,9 @@ def add_decide_arguments(parser: argparse.ArgumentParser) -> None:
     scoring = run.add_argument_group("scoring")
     _scoring_arguments(scoring)
     model = run.add_argument_group("passed to the method (its config)")
-    model.add_argument("--model", help="model name")
-    model.add_argument("--base-url", help="OpenAI-compatible or decision-engine endpoint")
-    model.add_argument("--temperature", type=float)
-    model.add_argument("--max-tokens", type=int)
+    add_model_arguments(model)
     model.add_argument("--source-lang", metavar="CODE", help="language of the sources, when it matters")
     model.add_argument("--target-lang", metavar="CODE", help="language of the candidates, when it matters")
-    model.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                       help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
     run.add_argument("--quiet", action="store_true", help="no progress or summary output")
     check = sub.add_parser("check", help="check the scorer on the Uniform baseline against closed forms",
                            description="Score the Uniform baseline (every option equally likely) on a corpus with "
@@ -91,7 +88,7 @@ def _positive_float(text: str) -> float:
 
 def decide_command(args: argparse.Namespace) -> int:
     from mt_eval.decisions.corpus import DecisionCorpusError
-    from mt_eval.harness.session import RunError
+    from mt_eval.harness.run_directory import RunError
     from mt_eval.problems import ProblemsError
 
     try:
@@ -171,11 +168,7 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     how.add_argument("--tolerance", type=_positive_float, default=1e-3, metavar="T",
                      help="how far from 1 a distribution may sum (default 0.001)")
     how.add_argument("--isolate", action="store_true", help="run a Python grader in its own process")
-    how.add_argument("--model", help="the grader's model")
-    how.add_argument("--base-url", help="the grader's endpoint")
-    how.add_argument("--temperature", type=float)
-    how.add_argument("--max-tokens", type=int)
-    how.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="grader parameter")
+    add_model_arguments(how)
     _scoring_arguments(parser.add_argument_group("scoring (the bootstrap uses the shuffle seed)"), seed=False)
     parser.add_argument("--quiet", action="store_true", help="print only the card's path")
     parser.set_defaults(print_grade_help=parser.print_usage)

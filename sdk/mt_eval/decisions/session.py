@@ -26,9 +26,10 @@ from mt_eval.decisions.records import QUESTION_TYPES, DecisionConfig, DecisionRe
 from mt_eval.decisions.selfcheck import SelfCheck, describe_self_check, run_self_check
 from mt_eval.decisions.summary import print_summary
 from mt_eval.harness import runcard as rc
+from mt_eval.harness.commands import method_params
 from mt_eval.harness.progress import RunProgress
-from mt_eval.harness.session import RunError, new_run_id, now
-from mt_eval.harness.session import _write_json as write_json
+from mt_eval.harness.run_directory import RunError, differences, open_run_directory, write_json
+from mt_eval.harness.session import new_run_id, now
 from mt_eval.loader import LoadedMethod, load_method
 
 
@@ -115,21 +116,10 @@ async def _decide_and_close(loaded: LoadedMethod, rows: list[Any], config: Decis
 
 def decision_config(args: argparse.Namespace) -> DecisionConfig:
     """The config the method is given: model settings, batch size, concurrency, timeout, seed and --param."""
-    import json
-
-    params: dict[str, Any] = {}
-    for item in args.param:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise RunError(f"--param {item!r}: write it as KEY=VALUE")
-        try:
-            params[key] = json.loads(value)
-        except ValueError:
-            params[key] = value
     fields = {"source_lang": args.source_lang, "target_lang": args.target_lang, "model": args.model,
               "base_url": args.base_url, "temperature": args.temperature, "max_tokens": args.max_tokens,
               "batch_size": args.batch_size, "concurrency": args.concurrency, "timeout_s": args.timeout,
-              "seed": args.seed, "params": params}
+              "seed": args.seed, "params": method_params(args.param)}
     try:
         return msgspec.convert({k: v for k, v in fields.items() if v is not None}, DecisionConfig)
     except msgspec.ValidationError as exc:
@@ -138,35 +128,19 @@ def decision_config(args: argparse.Namespace) -> DecisionConfig:
 
 def _open(out: Path, args: argparse.Namespace, loaded: LoadedMethod, corpus: DecisionCorpus, config: DecisionConfig,
           settings: DecideSettings, load_s: float) -> DecideState:
-    state_path = out / "run.json"
     fresh = DecideState(run_id=new_run_id(), started_at=now(), method_dir=str(loaded.directory.resolve()),
                         code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
                         corpus_sha256=corpus.sha256, config=_as_json(config), settings=_as_json(settings),
                         load_s=round(load_s, 6))
-    if state_path.exists() and args.resume:
-        try:
-            state = msgspec.json.decode(state_path.read_bytes(), type=DecideState)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise RunError(f"{state_path} is not a decide run's record ({exc}); start over with --force") from exc
-        changed = [what for what, old, new in [
-            ("the method's code", state.code_sha256, fresh.code_sha256),
-            ("the corpus", state.corpus_sha256, fresh.corpus_sha256),
-            ("the configuration", state.config, fresh.config),
-            ("the settings", state.settings, fresh.settings)] if old != new]
-        if changed:
-            raise RunError(f"cannot resume {out}: {', '.join(changed)} changed since the run started; resume with "
-                           "the same inputs, or start over with --force")
-        state.sessions += 1
-    elif (out / "results.jsonl").exists() and not args.force:
-        raise RunError(f"{out} holds an earlier run: continue it with --resume, start over with --force, or choose "
-                       "another --out")
-    else:
-        for name in ("results.jsonl", "card.json", "run.json"):
-            (out / name).unlink(missing_ok=True)
-        state = fresh
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(state_path, state)
-    return state
+
+    def changes(state: DecideState, now: DecideState) -> list[str]:
+        return differences([("the method's code", state.code_sha256, now.code_sha256),
+                            ("the corpus", state.corpus_sha256, now.corpus_sha256),
+                            ("the configuration", state.config, now.config),
+                            ("the settings", state.settings, now.settings)])
+
+    return open_run_directory(out, fresh, resume=args.resume, force=args.force, changes=changes,
+                              command="mt-eval decide run")
 
 
 def _as_json(value: Any) -> Any:

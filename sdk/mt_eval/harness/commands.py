@@ -57,17 +57,37 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                                                                    "(default: 10%% of entries, at least 10)")
     how.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
-    model = run.add_argument_group("passed to the method (RunConfig)")
-    model.add_argument("--model", help="model name")
-    model.add_argument("--base-url", help="OpenAI-compatible endpoint")
-    model.add_argument("--temperature", type=float)
-    model.add_argument("--max-tokens", type=int)
-    model.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                       help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
+    add_model_arguments(run.add_argument_group("passed to the method (RunConfig)"))
     run.add_argument("--extension", action="append", default=[], metavar="MODULE",
                      help="enable an extension module implementing mt-eval hooks (repeatable)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     run.set_defaults(print_run_help=run.print_help)
+
+
+def add_model_arguments(group: argparse._ArgumentGroup) -> None:
+    """The options a method receives in its config: model settings and --param (also for decide and grade)."""
+    group.add_argument("--model", help="model name")
+    group.add_argument("--base-url", help="OpenAI-compatible (or decision-engine) endpoint")
+    group.add_argument("--temperature", type=float)
+    group.add_argument("--max-tokens", type=int)
+    group.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                       help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
+
+
+def method_params(items: list[str]) -> dict[str, object]:
+    """``--param KEY=VALUE`` options → config.params; a VALUE that parses as JSON is that JSON value."""
+    import json
+
+    params: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--param {item!r}: write it as KEY=VALUE")
+        try:
+            params[key] = json.loads(value)
+        except ValueError:
+            params[key] = value
+    return params
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -85,7 +105,8 @@ def run_command(args: argparse.Namespace) -> int:
     if not args.method or not args.corpus:
         args.print_run_help()
         return 2
-    from mt_eval.harness.session import RunError, run_evaluation
+    from mt_eval.harness.run_directory import RunError
+    from mt_eval.harness.session import run_evaluation
     from mt_eval.problems import ProblemsError
 
     try:
