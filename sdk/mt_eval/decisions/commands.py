@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mt_eval.harness.commands import add_model_arguments
+from mt_eval.harness.commands import (
+    add_call_arguments,
+    add_model_arguments,
+    add_run_directory_arguments,
+    positive_float,
+    positive_int,
+)
 
 DECIDE_EPILOG = """\
 examples:
@@ -35,16 +41,10 @@ def add_decide_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--corpus", metavar="FILE", required=True,
                       help="typed-decision corpus: .jsonl, a JSON array, or a JSON object with rows")
     what.add_argument("--isolate", action="store_true", help="run a Python method in its own process")
-    where = run.add_argument_group("where results go")
-    where.add_argument("--out", metavar="DIR", help="run directory (default: runs/decisions/METHOD__CORPUS)")
-    where.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
-    where.add_argument("--force", action="store_true", help="start over even if --out holds results")
+    add_run_directory_arguments(run.add_argument_group("where results go"), "runs/decisions/METHOD__CORPUS")
     how = run.add_argument_group("how to run")
-    how.add_argument("--batch-size", type=_positive_int, default=8, metavar="N", help="rows per call (default 8)")
-    how.add_argument("--concurrency", type=_positive_int, default=8, metavar="N", help="calls in flight (default 8)")
-    how.add_argument("--timeout", type=_positive_float, default=120.0, metavar="S",
-                     help="seconds per row (default 120)")
-    how.add_argument("--tolerance", type=_positive_float, default=1e-3, metavar="T",
+    add_call_arguments(how, "row", "rows")
+    how.add_argument("--tolerance", type=positive_float, default=1e-3, metavar="T",
                      help="how far from 1 a distribution may sum (default 0.001); never renormalised")
     scoring = run.add_argument_group("scoring")
     _scoring_arguments(scoring)
@@ -59,7 +59,7 @@ def add_decide_arguments(parser: argparse.ArgumentParser) -> None:
                                        "when they agree, 1 when they do not.",
                            epilog=DECIDE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     check.add_argument("--corpus", metavar="FILE", required=True, help="typed-decision corpus with gold answers")
-    check.add_argument("--ece-bins", type=_positive_int, default=10, metavar="B", help="ECE bins (default 10)")
+    check.add_argument("--ece-bins", type=positive_int, default=10, metavar="B", help="ECE bins (default 10)")
     check.add_argument("--json", action="store_true", help="print the check as JSON")
 
 
@@ -68,22 +68,8 @@ def _scoring_arguments(group: argparse._ArgumentGroup, *, seed: bool = True) -> 
                        help="bootstrap resamples (default 1000; 0: no intervals)")
     if seed:
         group.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
-    group.add_argument("--ece-bins", type=_positive_int, default=10, metavar="B",
+    group.add_argument("--ece-bins", type=positive_int, default=10, metavar="B",
                        help="equal-width confidence bins of the ECE (default 10)")
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
-    return value
 
 
 def decide_command(args: argparse.Namespace) -> int:
@@ -162,10 +148,8 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     sheets.add_argument("--sheet", action="append", default=[], metavar="FILE",
                         help="a filled sheet, .csv or .jsonl (import; repeatable: answers are averaged per item)")
     how = parser.add_argument_group("how the grader runs")
-    how.add_argument("--batch-size", type=_positive_int, default=8, metavar="N", help="items per call (default 8)")
-    how.add_argument("--concurrency", type=_positive_int, default=8, metavar="N", help="calls in flight (default 8)")
-    how.add_argument("--timeout", type=_positive_float, default=120.0, metavar="S", help="seconds per item")
-    how.add_argument("--tolerance", type=_positive_float, default=1e-3, metavar="T",
+    add_call_arguments(how, "item", "items")
+    how.add_argument("--tolerance", type=positive_float, default=1e-3, metavar="T",
                      help="how far from 1 a distribution may sum (default 0.001)")
     how.add_argument("--isolate", action="store_true", help="run a Python grader in its own process")
     add_model_arguments(how)

@@ -29,25 +29,15 @@ from mt_eval.harness import runcard as rc
 from mt_eval.harness.commands import method_params
 from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.run_directory import RunError, differences, open_run_directory, write_json
-from mt_eval.harness.session import new_run_id, now
+from mt_eval.harness.session import RunState, new_run_id, now
 from mt_eval.loader import LoadedMethod, load_method
 
 
-class DecideState(msgspec.Struct, kw_only=True):
-    """``run.json`` of a decide run: fixed at its start; a resume must match it."""
+class DecideState(RunState, kw_only=True):
+    """``run.json`` of a decide run: a run's record (fixed at its start; a resume must match it), marked as a
+    decide run."""
 
     kind: str = "decide"
-    run_id: str
-    started_at: str
-    method_dir: str
-    code_sha256: str
-    corpus_path: str
-    corpus_sha256: str
-    config: dict[str, Any]
-    settings: dict[str, Any]
-    sessions: int = 1
-    first_call_s: float | None = None
-    load_s: float = 0.0
 
 
 class SelfCheckFailed(RunError):
