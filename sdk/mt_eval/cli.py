@@ -32,7 +32,7 @@ examples:
   mt-eval schemas --check bridge/schemas        fail if the JSON Schemas drifted from the code
   mt-eval locales --config examples/champollion-project   translate a champollion project's locales
   mt-eval decide run --method examples/rules-grader --corpus examples/data/adequacy-decisions.jsonl
-  mt-eval grade runs/demo/card.json --grader examples/rules-grader
+  mt-eval grade runs/lexicon-eng-spa__eng-spa-demo/card.json --grader examples/rules-grader
 
 Run `mt-eval COMMAND --help` for a command's options.
 """

@@ -17,9 +17,8 @@ DECIDE_EPILOG = """\
 examples:
   mt-eval decide check --corpus examples/data/adequacy-decisions.jsonl
   mt-eval decide run --method examples/rules-grader --corpus examples/data/adequacy-decisions.jsonl
-  mt-eval decide run --method my-judge --corpus judged.jsonl --out runs/judge1 --resume
-  mt-eval decide run --method examples/llm-logprob-grader --corpus examples/data/adequacy-decisions.jsonl \\
-      --base-url http://127.0.0.1:8000/v1 --model my-model
+  mt-eval decide run --method examples/rules-grader --corpus examples/data/adequacy-decisions.jsonl \\
+      --out runs/judge1 --resume --tolerance 0.01 --resamples 2000
 """
 
 
@@ -116,9 +115,9 @@ examples:
   mt-eval run --demo --out runs/demo --force
   mt-eval grade runs/demo/card.json --grader examples/rules-grader
   mt-eval grade runs/demo/card.json --grader examples/rules-grader --labels examples/data/demo-adequacy-labels.jsonl
-  mt-eval grade runs/demo/card.json --grader examples/llm-logprob-grader --base-url http://127.0.0.1:8000/v1 --model m
+  mt-eval grade runs/demo/card.json --grader examples/rules-grader --no-reference --seed 7 --out runs/demo/blind
   mt-eval grade export runs/demo/card.json --out sheets/demo --format both
-  mt-eval grade import runs/demo/card.json --key sheets/demo/key.json --sheet ana.csv --sheet ben.csv
+  mt-eval grade import runs/demo/card.json --key sheets/demo/key.json --sheet sheets/demo/sheet.csv
 """
 
 
