@@ -116,8 +116,8 @@ examples:
   mt-eval grade runs/demo/card.json --grader examples/rules-grader
   mt-eval grade runs/demo/card.json --grader examples/rules-grader --labels examples/data/demo-adequacy-labels.jsonl
   mt-eval grade runs/demo/card.json --grader examples/rules-grader --no-reference --seed 7 --out runs/demo/blind
-  mt-eval grade export runs/demo/card.json --out sheets/demo --format both
-  mt-eval grade import runs/demo/card.json --key sheets/demo/key.json --sheet sheets/demo/sheet.csv
+  mt-eval grade export runs/demo/card.json --out runs/demo/sheets --format both
+  mt-eval grade import runs/demo/card.json --key runs/demo/sheets/key.json --sheet runs/demo/sheets/sheet.csv
 """
 
 
