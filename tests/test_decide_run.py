@@ -236,3 +236,25 @@ def test_help_has_examples_that_name_real_files(capsys):
     out = capsys.readouterr().out
     assert "--tolerance" in out and "examples/data/adequacy-decisions.jsonl" in out
     assert (REPO / "examples" / "data" / "adequacy-decisions.jsonl").is_file()
+
+
+def test_a_corpus_may_be_a_json_array_or_an_object_with_rows(tmp_path):
+    as_array = tmp_path / "array.json"
+    as_array.write_text(json.dumps(rows(3)), encoding="utf-8")
+    as_object = tmp_path / "object.json"
+    as_object.write_text(json.dumps({"name": "three rows", "license": "CC0-1.0", "rows": rows(3)}), encoding="utf-8")
+    assert run(REVERSE, as_array, tmp_path / "a") == 0
+    assert run(REVERSE, as_object, tmp_path / "o") == 0
+    first, second = card_of(tmp_path / "a"), card_of(tmp_path / "o")
+    assert (second["corpus"]["name"], second["corpus"]["license"]) == ("three rows", "CC0-1.0")
+    assert first["corpus"]["name"] == "array" and first["corpus"]["questions"] == {"noul": 3, "choice": 0, "score": 3}
+    assert first["metrics"]["groups"] == second["metrics"]["groups"]
+
+
+def test_a_corpus_without_gold_runs_but_is_not_scored(tmp_path, capsys):
+    corpus = write_corpus(tmp_path / "c.jsonl", [{k: v for k, v in r.items() if k != "gold"} for r in rows(2)])
+    assert run(REVERSE, corpus, tmp_path / "run") == 0
+    card = card_of(tmp_path / "run")
+    assert card["metrics"] is None and card["self_check"]["reason"].startswith("the corpus has no gold answers")
+    assert main(["decide", "check", "--corpus", str(corpus)]) == 1
+    assert "not run: the corpus has no gold answers" in capsys.readouterr().out
