@@ -39,7 +39,10 @@ def read_labels(path: str | Path, rubric: Rubric) -> tuple[dict[str, list[float]
     except ValueError:
         whole = None
     if isinstance(whole, dict) and str(whole.get("card_version", "")).startswith("grading-card/"):
-        card = msgspec.convert(whole, gc.GradingCard)
+        try:
+            card = msgspec.convert(whole, gc.GradingCard)
+        except msgspec.ValidationError as exc:
+            raise GradingError(f"{path} looks like a grading card but cannot be read as one: {exc}") from exc
         theirs = [level.name for level in card.rubric.levels]
         if theirs != question.option_names:
             raise GradingError(f"{path} grades on other levels ({', '.join(theirs)}) than the rubric "
