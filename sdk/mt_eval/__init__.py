@@ -37,12 +37,12 @@ if TYPE_CHECKING:
     from typing import Any
 
     from mt_eval.card import MethodCard
+    from mt_eval.decisions.records import DecisionConfig
     from mt_eval.hookspecs import hookimpl
     from mt_eval.loader import LoadedMethod, PluginLoadError, load_method
     from mt_eval.manifest import Dependency, Manifest
     from mt_eval.plugins import enable_extension, make_plugin_manager
     from mt_eval.problems import Problem, ProblemsError
-    from mt_eval.decisions.records import DecisionConfig
     from mt_eval.protocol import DecisionMethod, TranslationMethod
     from mt_eval.records import CorpusEntry, RunConfig, TranslationResult, Usage
     from mt_eval.validate import validate_plugin
