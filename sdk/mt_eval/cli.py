@@ -24,6 +24,7 @@ examples:
   mt-eval validate examples/lexicon-eng-spa     check a plugin and show its dependency class
   mt-eval translate examples/lexicon-eng-spa "Good morning, my friend."
   mt-eval compare runs/a/card.json runs/b/card.json
+  mt-eval corpus show dev.tsv                   how a corpus file is read: columns, ids, entries, sha256
   mt-eval serve examples/lexicon-eng-spa        serve a Python plugin as a bridge guest on stdio
   mt-eval bridge check -- ./my-guest --flag     prove a guest program speaks the bridge protocol
   mt-eval schemas --check bridge/schemas        fail if the JSON Schemas drifted from the code
@@ -38,6 +39,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
             "mt_eval.harness.commands:add_run_arguments", "mt_eval.harness.commands:run_command"),
     "compare": ("paired significance tests between two run cards of the same corpus",
                 "mt_eval.harness.commands:add_compare_arguments", "mt_eval.harness.commands:compare_command"),
+    "corpus": ("how mt-eval reads a corpus file: format, columns, ids, entries, first rows, sha256 (corpus show)",
+               "mt_eval.corpus.commands:add_arguments", "mt_eval.corpus.commands:run"),
     "new": ("create a new method plugin from the template (interactive, or --no-input for scripts)",
             "mt_eval.scaffold:add_arguments", "mt_eval.scaffold:run_new"),
     "validate": ("check method plugins: every problem at once, and the dependency class each earns",

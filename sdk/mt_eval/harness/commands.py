@@ -16,6 +16,8 @@ import argparse
 import os
 import sys
 
+from mt_eval.corpus.arguments import add_corpus_arguments
+
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))), "examples")
 DEMO_METHOD = os.path.join(EXAMPLES, "lexicon-eng-spa")
@@ -30,10 +32,12 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.epilog = ("examples:\n  mt-eval run --demo\n"
                   "  mt-eval run --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json\n"
                   "  mt-eval run --method my-method --corpus dev.jsonl --pair eng>spa --out runs/try1 --resume\n"
+                  "  mt-eval run --method my-method --corpus dev.tsv --ids 1..50 --out runs/first50\n"
+                  "  mt-eval run --method my-method --source-file devtest.eng_Latn --reference-file devtest.spa_Latn "
+                  "--pair eng>spa\n"
                   "  mt-eval run --champollion-config app/champollion.config.json --pair en:es --corpus dev.json")
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
-    what.add_argument("--corpus", metavar="FILE", help="corpus: upstream JSON, JSON list, .jsonl or .tsv")
     what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")
     what.add_argument("--pair", metavar="SRC>TGT", help="language pair (default: the corpus's, else the "
                                                         "method's first supported pair); with "
@@ -42,8 +46,8 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                       help="evaluate the method plugin a champollion.config.json names for --pair (its model, "
                            "temperature and batchSize apply; the run card records the config and pair)")
     what.add_argument("--demo", action="store_true", help="run the bundled example method on the bundled corpus")
-    what.add_argument("--limit", type=int, metavar="N", help="only the first N entries")
     what.add_argument("--isolate", action="store_true", help="run a Python method in its own process")
+    add_corpus_arguments(run)
     where = run.add_argument_group("where results go")
     where.add_argument("--out", metavar="DIR", help="run directory (default: runs/METHOD__CORPUS)")
     where.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
@@ -82,7 +86,7 @@ def run_command(args: argparse.Namespace) -> int:
         except (ValueError, LookupError, OSError) as exc:
             print(f"mt-eval run: {exc}", file=sys.stderr)
             return 1
-    if not args.method or not args.corpus:
+    if not args.method or not (args.corpus or args.source_file or args.reference_file):
         args.print_run_help()
         return 2
     from mt_eval.harness.session import RunError, run_evaluation
@@ -106,7 +110,8 @@ def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
                            "paired approximate randomization. A is the baseline.")
     compare.add_argument("baseline", metavar="A.json", help="run card of the baseline")
     compare.add_argument("candidate", metavar="B.json", help="run card of the system compared with it")
-    compare.add_argument("--corpus", metavar="FILE", help="the corpus (default: the path both cards record)")
+    add_corpus_arguments(compare, selection=False, title="the corpus (default: the one both cards record, read "
+                                                         "as they record)")
     compare.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (1000)")
     compare.add_argument("--trials", type=int, default=10000, metavar="N", help="randomization trials (10000)")
     compare.add_argument("--seed", type=int, default=12345, help="seed for both tests")
