@@ -2,7 +2,8 @@
 
 - at least one entry;
 - every entry has an id (a string, or an integer — kept as such in the card), unique by its text;
-- every entry has a source text (parallel text may have empty lines: they are segments too);
+- every entry has a source text that is not blank (parallel text, built from lines, is not checked here:
+  its empty lines are segments too);
 - either every entry has a reference or none has: a reference-free corpus is translated, not scored.
 """
 
@@ -16,16 +17,43 @@ from mt_eval.problems import Problem
 MAX_PROBLEMS = 50
 
 
-def check_corpus(corpus: Corpus, *, allow_empty_source: bool = False, empty_hint: str | None = None) -> None:
+def check_corpus(corpus: Corpus, *, empty_hint: str | None = None) -> None:
     """Check ``corpus.entries`` in place (integer ids become their text, remembered in ``given_ids``)
     and set ``corpus.references``; raise CorpusError listing every problem."""
-    file = str(corpus.path)
     if not corpus.entries:
-        raise CorpusError.single(file, "has no entries", code="empty",
+        raise CorpusError.single(corpus.path, "has no entries", code="empty",
                                  hint=empty_hint or "a corpus needs at least one entry")
+    if not _clean(corpus.entries, corpus.ids_from == "field"):
+        problems = _entry_problems(corpus)
+        if problems:
+            raise CorpusError(problems, summary=f"corpus {corpus.path} has {plural(len(problems), 'problem')}")
+    references = [e.get("reference") for e in corpus.entries]  # strings or None: checked above
+    with_reference = len(references) - references.count(None)
+    if 0 < with_reference < len(corpus.entries):
+        raise CorpusError([_some_references(corpus, with_reference)])
+    corpus.references = with_reference == len(corpus.entries)
+
+
+def _clean(entries: list[Any], check_ids: bool) -> bool:
+    """True when every rule holds, checked at C speed; otherwise `_entry_problems` finds what is wrong."""
+    if set(map(type, entries)) != {dict}:
+        return False
+    if check_ids:
+        ids = [e.get("id") for e in entries]
+        if set(map(type, ids)) != {str} or "" in ids or len(set(ids)) != len(ids):
+            return False
+    sources = [e.get("source") for e in entries]
+    if set(map(type, sources)) != {str}:
+        return False
+    if "" in sources or any(map(str.isspace, sources)):
+        return False
+    return set(map(type, [e.get("reference") for e in entries])) <= {str, type(None)}
+
+
+def _entry_problems(corpus: Corpus) -> list[Problem]:
+    file = str(corpus.path)
     problems: list[Problem] = []
     seen: dict[str, int] = {}
-    with_reference = 0
     where = corpus.where
     for i, entry in enumerate(corpus.entries):
         if type(entry) is not dict:
@@ -56,27 +84,20 @@ def check_corpus(corpus: Corpus, *, allow_empty_source: bool = False, empty_hint
             else:
                 seen[entry_id] = i
         source = entry.get("source")
-        if type(source) is not str or (not allow_empty_source and not source.strip()):
+        if type(source) is not str or not source.strip():
             problems.append(Problem(file=file, path=f"{where(i)}.source", code="missing",
                                     message="missing source text" if source is None or type(source) is str
                                     else f"source must be a string, got {_type_name(source)}"))
         reference = entry.get("reference")
-        if reference is not None:
-            if type(reference) is str:
-                with_reference += 1
-            else:
-                problems.append(Problem(file=file, path=f"{where(i)}.reference", code="type",
-                                        message=f"reference must be a string, got {_type_name(reference)}",
-                                        hint=_nested_hint(reference)))
+        if reference is not None and type(reference) is not str:
+            problems.append(Problem(file=file, path=f"{where(i)}.reference", code="type",
+                                    message=f"reference must be a string, got {_type_name(reference)}",
+                                    hint=_nested_hint(reference)))
         if len(problems) >= MAX_PROBLEMS:
             problems.append(Problem(file=file, path="$", message=f"stopped after {MAX_PROBLEMS} problems",
                                     code="many"))
             break
-    if not problems and 0 < with_reference < len(corpus.entries):
-        problems.append(_some_references(corpus, with_reference))
-    if problems:
-        raise CorpusError(problems, summary=f"corpus {file} has {plural(len(problems), 'problem')}")
-    corpus.references = with_reference == len(corpus.entries)
+    return problems
 
 
 def _some_references(corpus: Corpus, with_reference: int) -> Problem:

@@ -43,7 +43,8 @@ def read_parallel(source_path: Path, reference_path: Path | None = None) -> Corp
         entries = [{"id": str(n), "source": text, "reference": ref}
                    for n, (text, ref) in enumerate(zip(sources, references, strict=True), start=1)]
     return Corpus(path=source_path, name=display_name(source_path), sha256=digest, entries=entries,
-                  format="parallel", ids_from="line numbers", lines=list(range(1, len(entries) + 1)), files=files)
+                  format="parallel", ids_from="line numbers", lines=list(range(1, len(entries) + 1)), files=files,
+                  references=references is not None)
 
 
 def _mismatch(source_path: Path, sources: list[str], reference_path: Path, references: list[str]) -> str:
