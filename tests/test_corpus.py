@@ -124,6 +124,12 @@ def test_ids_are_unique_by_their_text(tmp_path: Path):
     assert 'duplicate id "7" (first at line 1)' in str(error)
 
 
+def test_a_row_whose_columns_are_separated_by_spaces_gets_a_hint_about_tabs(tmp_path: Path):
+    error = refusal(write(tmp_path, "mixed.tsv", "Hello there.\tHola.\nGood night.    Buenas noches.\nBye.\tAdiós.\n"))
+    assert "1 entry of 3 has no reference (line 2)" in str(error)
+    assert "line 2 seems to separate its columns with spaces: TSV columns are separated by one TAB" in str(error)
+
+
 def test_a_text_row_is_not_taken_for_a_header(tmp_path: Path):
     corpus = read_corpus(write(tmp_path, "h.tsv", "Source\tFuente\nTarget practice\tPráctica de tiro\n"))
     assert corpus.header_line is None and corpus.entries[0] == {"id": "1", "source": "Source", "reference": "Fuente"}

@@ -86,7 +86,8 @@ def test_integer_ids_stay_integers_in_the_card_through_resume_and_compare(capsys
     code, resumed, _ = run(capsys, tmp_path, "--corpus", corpus, "--quiet", "--resume")
     assert code == 0 and resumed is not None and [r.id for r in resumed.results] == [1, 2, 10]
     assert resumed.sessions == 2 and resumed.metrics == card.metrics
-    assert run(capsys, tmp_path, "--corpus", corpus, "--quiet", out="again")[0] == 0
+    code, isolated, _ = run(capsys, tmp_path, "--corpus", corpus, "--quiet", "--isolate", out="again")
+    assert code == 0 and isolated is not None and [r.id for r in isolated.results] == [1, 2, 10]  # over the bridge
     assert main(["compare", str(tmp_path / "run" / "card.json"), str(tmp_path / "again" / "card.json"),
                  "--bootstrap", "50", "--trials", "50", "--json"]) == 0
     assert {row["metric"] for row in json.loads(capsys.readouterr().out)} == {"chrF++", "BLEU", "TER"}

@@ -15,10 +15,10 @@ Names are imported lazily, so that the command-line flags can be defined without
 
 from __future__ import annotations
 
+from mt_eval.lazy import lazy_exports
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from mt_eval.corpus.model import Corpus, CorpusError, entry_key
     from mt_eval.corpus.reader import CorpusSpec, load_corpus, read_corpus
     from mt_eval.corpus.selection import Selection, SelectionRequest, select
@@ -38,12 +38,4 @@ __all__ = ["Corpus", "CorpusError", "CorpusSpec", "Selection", "SelectionRequest
            "read_corpus", "select"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mt_eval.corpus' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports("mt_eval.corpus", globals(), _EXPORTS)

@@ -110,7 +110,8 @@ def _some_references(corpus: Corpus, with_reference: int) -> Problem:
         place = ("line " if len(numbers) == 1 else "lines ") + listing(numbers)
     else:
         place = listing([corpus.where(i) for i in odd])
-    what = "have no reference" if lacking else "have a reference"
+    verb = "has" if len(odd) == 1 else "have"
+    what = f"{verb} no reference" if lacking else f"{verb} a reference"
     message = (f"{plural(len(odd), 'entry', 'entries')} of {total:,} {what} ({place}): either every entry "
                "has a reference or none has")
     hint = "add the missing references, or remove them all to translate without scoring"
