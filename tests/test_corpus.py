@@ -154,6 +154,11 @@ def test_jsonl_keeps_line_separators_inside_texts_and_reads_crlf(tmp_path: Path)
     assert [e["source"] for e in corpus.entries] == ["a\u2028b\u0085c d", "e f"] and corpus.lines == [1, 2]
 
 
+def test_a_utf16_spreadsheet_export_is_read(tmp_path: Path):
+    corpus = read_corpus(write(tmp_path, "sheet.tsv", "source\treference\r\nHello there\tHola\r\n".encode("utf-16")))
+    assert corpus.entries == [{"id": "2", "source": "Hello there", "reference": "Hola"}]
+
+
 def test_a_gzip_corpus_hashes_the_file_as_shipped(tmp_path: Path):
     raw = gzip.compress(b'{"id": "1", "source": "Hello there", "reference": "Hola"}\n')
     path = write(tmp_path, "dev.jsonl.gz", raw)

@@ -108,6 +108,20 @@ def test_a_selection_is_recorded_and_never_reported_as_the_whole_corpus(capsys, 
     assert segment.selection.segment == ["weather"] and [r.id for r in segment.results] == [2]
 
 
+def test_resume_refuses_another_reading_and_accepts_runs_from_before_selections(capsys, tmp_path: Path):
+    corpus = ["--corpus", str(FIXTURES / "columns-flag.tsv"), "--quiet"]
+    assert run(capsys, tmp_path, *corpus, "--columns", "id,source,reference")[0] == 0
+    code, _, err = run(capsys, tmp_path, *corpus, "--columns", "id,source,reference,note", "--resume")
+    assert code == 1 and "how the corpus is read (--columns, --accept-doubt) changed" in err
+    plain = ["--corpus", str(FIXTURES / "two-column.tsv"), "--quiet"]
+    assert run(capsys, tmp_path, *plain, out="older")[0] == 0
+    state = json.loads((tmp_path / "older" / "run.json").read_text())
+    assert state["selection"] is None and state["reading"] is None  # what a run.json from before them decodes to
+    del state["selection"], state["reading"]
+    (tmp_path / "older" / "run.json").write_text(json.dumps(state))
+    assert run(capsys, tmp_path, *plain, "--resume", out="older")[0] == 0
+
+
 def test_compare_applies_the_cards_selection_and_refuses_different_ones(capsys, tmp_path: Path):
     corpus = str(FIXTURES / "upstream.json")
     for out, ids in [("a", "1,2"), ("b", "1,2"), ("c", "2,10")]:

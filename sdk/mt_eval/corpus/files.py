@@ -1,7 +1,8 @@
 """Getting a corpus file's text: its format from its name, its bytes and sha256, gzip, UTF-8, lines.
 
-The sha256 is of the file as it is on disk (compressed, when it is ``.gz``). A byte-order mark is dropped
-and CRLF line ends become LF. Lines are split on LF only: U+2028, U+0085 and form feeds inside a sentence
+The sha256 is of the file as it is on disk (compressed, when it is ``.gz``). Text is UTF-8, or UTF-16 with
+its byte-order mark (what spreadsheets save as "Unicode text"); a byte-order mark is dropped and CRLF line
+ends become LF. Lines are split on LF only: U+2028, U+0085 and form feeds inside a sentence
 stay inside it (``str.splitlines`` would cut the sentence there and shift everything after it).
 """
 
@@ -71,9 +72,13 @@ def read_file(path: Path, what: str = "corpus") -> FileText:
         except (OSError, EOFError, zlib.error) as exc:
             raise CorpusError.single(path, f"is not a valid gzip file: {exc}", code="encoding",
                                      hint="re-download it, or remove the .gz suffix if it is not compressed") from exc
+    encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"  # Excel's "Unicode text"
     try:
-        text = data.decode("utf-8-sig")
+        text = data.decode(encoding)
     except UnicodeDecodeError as exc:
+        if encoding == "utf-16":
+            raise CorpusError.single(path, f"not valid UTF-16 at byte {exc.start}", code="encoding",
+                                     hint="save it again as UTF-8") from exc
         line = data[: exc.start].count(b"\n") + 1
         raise CorpusError.single(path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at line {line}",
                                  code="encoding", hint="convert it to UTF-8 (e.g. iconv -f latin1 -t utf-8)") from exc

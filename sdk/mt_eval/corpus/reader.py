@@ -49,10 +49,12 @@ class CorpusSpec:
         assert path is not None
         return path
 
-    def reading(self) -> dict[str, Any]:
-        """What, besides the files' bytes, decides the entries (a resumed run must read the same way)."""
-        return {"columns": self.columns, "accept": sorted(self.accept),
-                "reference_file": None if self.reference_file is None else str(self.reference_file.resolve())}
+    def reading(self) -> dict[str, Any] | None:
+        """What, besides the files' bytes, decides the entries (a resumed run must read the same way);
+        None when the defaults apply."""
+        if self.columns is None and not self.accept:
+            return None
+        return {"columns": self.columns, "accept": sorted(self.accept)}
 
 
 def load_corpus(spec: CorpusSpec) -> Corpus:

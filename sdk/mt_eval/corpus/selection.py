@@ -32,8 +32,9 @@ class SelectionRequest:
     def __bool__(self) -> bool:
         return bool(self.ids or self.segments or self.limit is not None)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"ids": self.ids, "segments": self.segments, "limit": self.limit}
+    def filters(self) -> dict[str, Any] | None:
+        """``--ids`` and ``--segment`` as given (None when neither is), for a resumed run to compare."""
+        return {"ids": self.ids, "segments": self.segments} if self.ids or self.segments else None
 
 
 @dataclass

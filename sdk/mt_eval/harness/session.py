@@ -41,8 +41,8 @@ class RunState(msgspec.Struct, kw_only=True):
     config: dict[str, Any]
     settings: dict[str, Any]
     limit: int | None = None
-    selection: dict[str, Any] | None = None  # --ids, --segment, --limit as given
-    reading: dict[str, Any] | None = None  # --columns, --accept-doubt, the reference file
+    selection: dict[str, Any] | None = None  # --ids and --segment as given
+    reading: dict[str, Any] | None = None  # --columns and --accept-doubt as given
     sessions: int = 1
     first_call_s: float | None = None
     load_s: float = 0.0
@@ -180,7 +180,7 @@ def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMetho
                      code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
                      corpus_sha256=corpus.sha256, config=msgspec.to_builtins(config),
                      settings=msgspec.to_builtins(settings), limit=args.limit,
-                     selection=selection_from_args(args).as_dict(), reading=spec.reading(), load_s=round(load_s, 6))
+                     selection=selection_from_args(args).filters(), reading=spec.reading(), load_s=round(load_s, 6))
     if state_path.exists() and args.resume:
         try:
             state = msgspec.json.decode(state_path.read_bytes(), type=RunState)
@@ -193,7 +193,7 @@ def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMetho
             ("the run settings", state.settings, fresh.settings),
             ("--limit", state.limit, fresh.limit),
             ("the selection (--ids, --segment)", state.selection, fresh.selection),
-            ("how the corpus is read (--columns, --accept-doubt, --reference-file)", state.reading, fresh.reading),
+            ("how the corpus is read (--columns, --accept-doubt)", state.reading, fresh.reading),
         ] if old != new]
         if changed:
             raise RunError(f"cannot resume {out}: {', '.join(changed)} changed since the run started; "
