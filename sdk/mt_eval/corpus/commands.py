@@ -11,7 +11,7 @@ examples:
   mt-eval corpus show examples/data/eng-spa-demo.json
   mt-eval corpus show dev.tsv --json
   mt-eval corpus show dev.tsv --columns id,source,reference --rows 10
-  mt-eval corpus show --source-file devtest.eng_Latn --reference-file devtest.spa_Latn --pair eng>spa
+  mt-eval corpus show --source-file devtest.eng_Latn --reference-file devtest.spa_Latn --pair 'eng>spa'
   mt-eval corpus show dev.jsonl --ids 10..20 --segment news
 """
 

@@ -26,15 +26,15 @@ DEMO_CORPUS = os.path.join(EXAMPLES, "data", "eng-spa-demo.json")
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.description = ("Translate a corpus with a method plugin, score it with sacrebleu (chrF++, BLEU, TER with "
-                       "95%% bootstrap intervals) and write a run card. Results are saved as they complete; "
+                       "95% bootstrap intervals) and write a run card. Results are saved as they complete; "
                        "an interrupted run continues with --resume.")
     run.formatter_class = argparse.RawDescriptionHelpFormatter
     run.epilog = ("examples:\n  mt-eval run --demo\n"
                   "  mt-eval run --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json\n"
-                  "  mt-eval run --method my-method --corpus dev.jsonl --pair eng>spa --out runs/try1 --resume\n"
+                  "  mt-eval run --method my-method --corpus dev.jsonl --pair 'eng>spa' --out runs/try1 --resume\n"
                   "  mt-eval run --method my-method --corpus dev.tsv --ids 1..50 --out runs/first50\n"
                   "  mt-eval run --method my-method --source-file devtest.eng_Latn --reference-file devtest.spa_Latn "
-                  "--pair eng>spa\n"
+                  "--pair 'eng>spa'\n"
                   "  mt-eval run --champollion-config app/champollion.config.json --pair en:es --corpus dev.json")
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
