@@ -130,6 +130,13 @@ def test_a_row_whose_columns_are_separated_by_spaces_gets_a_hint_about_tabs(tmp_
     assert "line 2 seems to separate its columns with spaces: TSV columns are separated by one TAB" in str(error)
 
 
+def test_two_spaces_after_a_full_stop_are_not_taken_for_a_column_separator(tmp_path: Path):
+    corpus = read_corpus(write(tmp_path, "typed.tsv", "It rained.  We stayed in.\nIt was late.  We slept.\n"))
+    assert [e["source"] for e in corpus.entries] == ["It rained.  We stayed in.", "It was late.  We slept."]
+    error = refusal(write(tmp_path, "columns.tsv", "Good evening  Buenas tardes\nSee you  Nos vemos\n"))
+    assert "--accept-doubt spaces-not-tabs" in str(error)
+
+
 def test_a_text_row_is_not_taken_for_a_header(tmp_path: Path):
     corpus = read_corpus(write(tmp_path, "h.tsv", "Source\tFuente\nTarget practice\tPráctica de tiro\n"))
     assert corpus.header_line is None and corpus.entries[0] == {"id": "1", "source": "Source", "reference": "Fuente"}

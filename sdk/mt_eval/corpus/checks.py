@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from mt_eval.corpus.model import Corpus, CorpusError, listing, plural
+from mt_eval.corpus.tsv import SPACED_COLUMNS
 from mt_eval.problems import Problem
 
 MAX_PROBLEMS = 50
@@ -115,7 +116,8 @@ def _some_references(corpus: Corpus, with_reference: int) -> Problem:
     message = (f"{plural(len(odd), 'entry', 'entries')} of {total:,} {what} ({place}): either every entry "
                "has a reference or none has")
     hint = "add the missing references, or remove them all to translate without scoring"
-    spaced = [corpus.lines[i] for i in odd if corpus.lines is not None and "  " in corpus.entries[i]["source"]]
+    spaced = [corpus.lines[i] for i in odd
+              if corpus.lines is not None and SPACED_COLUMNS.search(corpus.entries[i]["source"])]
     if corpus.format == "tsv" and lacking and spaced:
         hint = (f"line {spaced[0]} seems to separate its columns with spaces: TSV columns are separated by one "
                 "TAB character")

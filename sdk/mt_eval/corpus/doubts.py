@@ -14,6 +14,7 @@ from typing import Any
 
 from mt_eval.corpus.model import Corpus, CorpusError, plural
 from mt_eval.corpus.scripts import dominant_script, expected_scripts, script_shares
+from mt_eval.corpus.tsv import SPACED_COLUMNS
 from mt_eval.problems import Problem
 
 DOUBTS = {
@@ -28,7 +29,6 @@ SAMPLE = 500
 _ID_LIKE = re.compile(r"[A-Za-z0-9_.:/#@+-]{1,64}")
 _HAS_DIGIT = re.compile(r"\d")
 _SENTENCE_LIKE = re.compile(r"\S\s+\S|[.!?。！？]$|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{4}")
-_SPACED_COLUMNS = re.compile(r"\S {2,}\S")
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def _column_doubts(corpus: Corpus) -> list[Doubt]:
                 f"{source_first}"))
     if corpus.columns_from == "convention" and width == 1:
         sources = [e["source"] for e in head]
-        spaced = [v for v in sources if _SPACED_COLUMNS.search(v)]
+        spaced = [v for v in sources if SPACED_COLUMNS.search(v)]
         if spaced and len(spaced) * 2 >= len(sources):
             doubts.append(Doubt(
                 "spaces-not-tabs",

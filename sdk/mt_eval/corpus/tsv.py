@@ -23,6 +23,8 @@ from mt_eval.corpus.model import ROLE_OF_NAME, Column, Corpus, CorpusError, Corp
 from mt_eval.problems import Problem
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,39}")
+# Columns typed with spaces instead of a TAB (not the two spaces some type after a full stop)
+SPACED_COLUMNS = re.compile(r"\S {3,}\S|[^\s.!?:;] {2}\S")
 MAX_ROW_PROBLEMS = 20
 
 
