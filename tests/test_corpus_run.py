@@ -195,3 +195,13 @@ def test_champollion_evaluation_reads_corpora_with_the_same_reader(capsys, tmp_p
     assert card["corpus"]["reading"]["format"] == "parallel" and len(card["results"]) == 3
     assert main([*base, "--corpus", str(FIXTURES / "swapped.tsv"), "--out", str(tmp_path / "bad"), "--quiet"]) == 1
     assert "--accept-doubt" in capsys.readouterr().err
+
+
+def test_translate_reads_a_corpus_file_given_with_file_as_run_does(capsys):
+    lexicon = str(HERE.parent / "examples" / "lexicon-eng-spa")
+    assert main(["translate", lexicon, "--file", str(FIXTURES / "comment-lines.tsv"), "--json"]) == 0
+    results = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["predicted"] for r in results] == ["Buenas noches.", "#MondayMotivation es trending.",
+                                                 "Where es el library?"]  # the sources only, comments skipped
+    assert main(["translate", lexicon, "--file", str(FIXTURES / "old-three-column.tsv")]) == 2
+    assert "--accept-doubt first-column-ids" in capsys.readouterr().err
