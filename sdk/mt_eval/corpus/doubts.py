@@ -87,7 +87,7 @@ def _column_doubts(corpus: Corpus) -> list[Doubt]:
                 "first-column-ids",
                 f"column 1 looks like ids ({_examples(firsts)}), yet a TSV without a header is read as "
                 "source<TAB>reference, so they would be translated as sentences",
-                f"add the header line {'<TAB>'.join(roles[:width])} or give --columns {','.join(roles)}"))
+                f"add the header line {'<TAB>'.join(roles)} or give --columns {','.join(roles)}"))
     if corpus.ids_from == "field":
         ids = [e["id"] for e in head]
         if sum(bool(_SENTENCE_LIKE.search(v)) for v in ids) * 2 > len(ids):
@@ -123,8 +123,9 @@ def _content_doubts(corpus: Corpus) -> list[Doubt]:
                 "same-source-everywhere",
                 f"every one of the {len(entries):,} entries has the source {first[:40]!r}{column}: that is not "
                 "the text to translate",
-                "name the columns with a header or --columns (e.g. --columns lang,source,reference for a "
-                "language-code column)" if corpus.format == "tsv" else "check which field holds the source"))
+                "name the columns with a header or --columns (Tatoeba's four columns: --columns "
+                "src_lang,tgt_lang,source,reference)" if corpus.format == "tsv" else
+                "check which field holds the source"))
     if corpus.references:
         filled = [e for e in entries if e["source"] or e["reference"]]
         same = sum(e["source"] == e["reference"] for e in filled)

@@ -28,7 +28,6 @@ class FileText:
     path: Path
     text: str
     sha256: str
-    size: int
 
 
 def corpus_format(path: Path) -> str:
@@ -84,7 +83,7 @@ def read_file(path: Path, what: str = "corpus") -> FileText:
                                  code="encoding", hint="convert it to UTF-8 (e.g. iconv -f latin1 -t utf-8)") from exc
     if "\r" in text:
         text = text.replace("\r\n", "\n")
-    return FileText(path=path, text=text, sha256=digest, size=len(raw))
+    return FileText(path=path, text=text, sha256=digest)
 
 
 def split_lines(text: str) -> list[str]:

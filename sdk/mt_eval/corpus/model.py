@@ -80,12 +80,8 @@ class Corpus:
         return None
 
     @property
-    def has_references(self) -> bool:
+    def has_references(self) -> bool:  # the name callers used before ``references``
         return self.references
-
-    @property
-    def reference_path(self) -> Path | None:
-        return next((f.path for f in self.files if f.role == "reference"), None)
 
     def where(self, index: int) -> str:
         """Where entry ``index`` is in the file: ``line 12`` or ``$.entries[3]``."""
