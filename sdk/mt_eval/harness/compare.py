@@ -1,9 +1,10 @@
 """``mt-eval compare A.json B.json``: is B really better than A? Paired tests over the same corpus.
 
-Both cards must come from the same corpus (same sha256) and the same selection of it (same subset sha256).
-The references are read from the corpus the cards name, the way the cards record it was read (or from
-``--corpus``/``--source-file``), checked against that sha256, and the cards' selection is applied again.
-sacrebleu's paired bootstrap resampling and paired approximate randomization give a p-value per metric.
+Both cards must verify (`mt_eval.harness.verify`: content hash, schema, corpus, metrics recomputed), come
+from the same corpus (same sha256) and the same selection of it (same subset sha256). The references are
+read from the corpus the cards name, the way the cards record it was read (or from ``--corpus`` or
+``--source-file``/``--reference-file``), and the cards' selection is applied again. sacrebleu's paired
+bootstrap resampling and paired approximate randomization give a p-value per metric.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def run_compare(args: argparse.Namespace) -> int:
 
     try:
         rows = compare_cards(Path(args.baseline), Path(args.candidate), corpus=spec_from_args(args),
-                             bootstrap=args.bootstrap, trials=args.trials, seed=args.seed)
+                             bootstrap=args.bootstrap, trials=args.trials, seed=args.seed,
+                             extensions=getattr(args, "extension", []))
     except (CompareError, ValueError) as exc:
         print(f"mt-eval compare: {exc}", file=sys.stderr)
         return 1
@@ -48,23 +50,25 @@ def run_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_card(path: Path) -> RunCard:
-    try:
-        return msgspec.json.decode(path.read_bytes(), type=RunCard)
-    except OSError as exc:
-        raise CompareError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except msgspec.DecodeError as exc:
-        raise CompareError(f"{path} is not a run card: {exc}") from exc
+def _verified_card(path: Path, corpus: CorpusSpec | None, extensions: Sequence[str]) -> RunCard:
+    from mt_eval.harness.verify import render, verify_card
+
+    verification = verify_card(path, corpus=corpus, extensions=extensions)
+    if not verification.ok or verification.card is None:
+        raise CompareError(f"{path} does not verify, so it cannot be compared:\n"
+                           + render(verification, verbose=False).split("\n", 1)[-1])
+    return verification.card
 
 
 def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None, bootstrap: int, trials: int,
-                  seed: int) -> list[dict[str, Any]]:
+                  seed: int, extensions: Sequence[str] = ()) -> list[dict[str, Any]]:
     from mt_eval.corpus.model import CorpusError
     from mt_eval.corpus.reader import load_corpus
     from mt_eval.corpus.selection import request_from_facts, select
+    from mt_eval.harness.corpus import card_corpus_spec
     from mt_eval.harness.scoring import make_metrics
 
-    a, b = _read_card(baseline), _read_card(candidate)
+    a, b = _verified_card(baseline, corpus, extensions), _verified_card(candidate, corpus, extensions)
     if a.corpus.sha256 != b.corpus.sha256:
         raise CompareError(f"the cards come from different corpora ({a.corpus.name} {a.corpus.sha256[:12]} vs "
                            f"{b.corpus.name} {b.corpus.sha256[:12]}); paired tests need the same entries")
@@ -72,12 +76,7 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     if subsets[0] != subsets[1]:
         raise CompareError(f"the cards ran different parts of the corpus ({_part(a)} vs {_part(b)}); paired tests "
                            "need the same entries: run both on the same selection")
-    recorded = _recorded_spec(a)
-    spec = corpus or recorded
-    if corpus is not None and corpus.path is not None and corpus.columns is None:
-        spec.columns = recorded.columns  # the file given instead is read as the cards record
-    if corpus is not None and not corpus.accept:
-        spec.accept = recorded.accept
+    spec = card_corpus_spec(a, baseline, corpus)
     try:
         source = load_corpus(spec)
         chosen = source.entries
@@ -92,21 +91,6 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     hypotheses = [_hypotheses(card, chosen, name) for card, name in ((a, baseline), (b, candidate))]
     references = [[e["reference"] for e in chosen]]
     return _paired_tests(hypotheses, references, make_metrics(), bootstrap, trials, seed)
-
-
-def _recorded_spec(card: RunCard) -> CorpusSpec:
-    """Read the corpus as the card records it was read: the same files, --columns and accepted doubts."""
-    from mt_eval.corpus.reader import CorpusSpec
-
-    reading = card.corpus.reading
-    if reading is None:
-        return CorpusSpec(path=Path(card.corpus.path))
-    columns = reading.columns if reading.columns_from == "--columns" else None
-    if reading.format == "parallel":
-        reference = next((Path(f.path) for f in reading.files if f.role == "reference"), None)
-        return CorpusSpec(source_file=Path(card.corpus.path), reference_file=reference,
-                          accept=list(reading.accepted_doubts))
-    return CorpusSpec(path=Path(card.corpus.path), columns=columns, accept=list(reading.accepted_doubts))
 
 
 def _part(card: RunCard) -> str:

@@ -1,6 +1,7 @@
-"""The corpus side of ``mt-eval run``: the corpus its arguments name, read by `mt_eval.corpus`, doubts
-settled once the pair is known, the selection, the card's results under the corpus's own ids, and
-``predictions.txt``.
+"""The corpus side of the harness: for ``mt-eval run``, the corpus its arguments name, read by
+`mt_eval.corpus`, doubts settled once the pair is known, the selection, the card's results under the
+corpus's own ids, and ``predictions.txt``; for ``verify`` and ``compare``, the corpus a card was run on,
+read the way the card records.
 
 (`read_corpus`, `Corpus` and `CorpusError` are re-exported: the readers live in `mt_eval.corpus`.)
 """
@@ -18,11 +19,11 @@ from mt_eval.corpus.doubts import find_doubts, settle_doubts
 from mt_eval.corpus.model import Corpus, CorpusError
 from mt_eval.corpus.reader import CorpusSpec, load_corpus, read_corpus
 from mt_eval.corpus.selection import Selection, select
-from mt_eval.harness.runcard import CardResult
+from mt_eval.harness.runcard import CardResult, RunCard
 from mt_eval.records import TranslationResult
 
-__all__ = ["Corpus", "CorpusError", "CorpusSpec", "card_results", "read_corpus", "read_run_corpus",
-           "settle_run_corpus", "write_predictions"]
+__all__ = ["Corpus", "CorpusError", "CorpusSpec", "card_corpus_spec", "card_results", "read_corpus",
+           "read_run_corpus", "settle_run_corpus", "write_predictions"]
 
 
 def read_run_corpus(args: argparse.Namespace) -> tuple[CorpusSpec, Corpus]:
@@ -71,3 +72,33 @@ def write_predictions(path: Path, entries: list[dict[str, Any]], results: dict[s
     temporary = path.with_suffix(".tmp")
     temporary.write_text("".join(lines), encoding="utf-8")
     temporary.replace(path)
+
+
+def card_corpus_spec(card: RunCard, card_path: str | Path, given: CorpusSpec | str | Path | None = None
+                     ) -> CorpusSpec:
+    """The corpus ``card`` was run on, read as the card records (its ``--columns`` and accepted doubts).
+
+    ``given`` (``--corpus`` or ``--source-file``/``--reference-file``) replaces the files, not how they are
+    read. Otherwise the recorded paths are used as written, or relative to the card's directory."""
+    reading = card.corpus.reading
+    columns = reading.columns if reading is not None and reading.columns_from == "--columns" else None
+    accept = list(reading.accepted_doubts) if reading is not None else []
+    if isinstance(given, (str, Path)):
+        given = CorpusSpec(path=Path(given))
+    if given is not None:
+        tsv = given.path is not None and given.path.name.lower().removesuffix(".gz").endswith(".tsv")
+        return CorpusSpec(path=given.path, source_file=given.source_file, reference_file=given.reference_file,
+                          columns=given.columns if given.columns is not None or not tsv else columns,
+                          accept=given.accept or accept)
+    if reading is not None and reading.format == "parallel":
+        reference = next((f.path for f in reading.files if f.role == "reference"), None)
+        return CorpusSpec(source_file=_beside(card_path, card.corpus.path),
+                          reference_file=None if reference is None else _beside(card_path, reference), accept=accept)
+    return CorpusSpec(path=_beside(card_path, card.corpus.path), columns=columns, accept=accept)
+
+
+def _beside(card_path: str | Path, recorded: str) -> Path:
+    """A recorded path as written, or relative to the card's directory when only that exists."""
+    path = Path(recorded)
+    beside = Path(card_path).parent / path
+    return beside if not path.exists() and not path.is_absolute() and beside.exists() else path
