@@ -194,6 +194,13 @@ def test_parallel_text_mismatch_names_both_counts_and_a_trailing_empty_line(tmp_
         load_corpus(CorpusSpec(source_file=write(tmp_path, "blank.en", "\n\n")))
 
 
+def test_a_tsv_given_as_parallel_text_is_refused(tmp_path: Path):
+    source = write(tmp_path, "dev.tsv", "Hello there.\tHola.\nGood night.\tBuenas noches.\n")
+    with pytest.raises(CorpusError, match="--accept-doubt tabs-in-parallel-text") as caught:
+        read_corpus(CorpusSpec(source_file=source))
+    assert "give a TSV corpus with --corpus dev.tsv" in str(caught.value)
+
+
 def test_spec_refuses_mixed_or_incomplete_flags(tmp_path: Path):
     with pytest.raises(ValueError, match="not both"):
         CorpusSpec(path=tmp_path / "a.tsv", source_file=tmp_path / "b.en")

@@ -27,7 +27,8 @@ def test_cards_of_every_reading_verify_from_what_they_record(tmp_path: Path, cap
         run(tmp_path, "segment", "--corpus", str(FIXTURES / "no-ids.jsonl"), "--segment", "greetings"),
         run(tmp_path, "parallel", "--source-file", str(FIXTURES / "parallel.eng"),
             "--reference-file", str(FIXTURES / "parallel.spa")),
-        run(tmp_path, "columns", "--corpus", str(FIXTURES / "old-three-column.tsv"), "--columns", "id,source,reference"),
+        run(tmp_path, "columns", "--corpus", str(FIXTURES / "old-three-column.tsv"),
+            "--columns", "id,source,reference"),
         run(tmp_path, "translate-only", "--corpus", str(FIXTURES / "reference-free.tsv")),
     ]
     for card in cards:

@@ -21,6 +21,7 @@ DOUBTS = {
     "first-column-ids": "a TSV without a header whose first column holds ids, not sentences",
     "ids-look-like-sentences": "an id column holding sentences",
     "spaces-not-tabs": "a TSV without TABs whose lines seem to separate columns with spaces",
+    "tabs-in-parallel-text": "parallel text whose lines hold TAB-separated columns",
     "same-source-everywhere": "every entry has the same source text",
     "reference-equals-source": "every reference is identical to its source",
     "script-mismatch": "sources or references not in the script of the pair's language",
@@ -73,6 +74,13 @@ def sample(entries: list[dict[str, Any]], size: int = SAMPLE) -> list[dict[str, 
 
 
 def _column_doubts(corpus: Corpus) -> list[Doubt]:
+    if corpus.format == "parallel":
+        tabbed = [e["source"] for e in corpus.entries[:200] if "\t" in e["source"]]
+        if tabbed and len(tabbed) * 2 >= min(len(corpus.entries), 200):
+            return [Doubt("tabs-in-parallel-text",
+                          f"the lines of {corpus.path.name} hold TAB-separated columns (e.g. {tabbed[0][:60]!r}): "
+                          "as parallel text, each whole line would be one source",
+                          f"give a TSV corpus with --corpus {corpus.path.name} (name it .tsv)")]
     if corpus.format != "tsv" or corpus.columns is None:
         return []
     head = corpus.entries[:200]

@@ -63,7 +63,8 @@ def read_file(path: Path, what: str = "corpus") -> FileText:
     digest = hashlib.sha256(raw).hexdigest()
     if not raw:
         raise CorpusError.single(path, "is empty (0 bytes)", code="empty",
-                                 hint=f"a {what} needs at least one entry; give the file that holds them")
+                                 hint="a corpus needs at least one entry; give the file that holds them"
+                                 if what == "corpus" else f"a {what} file has one sentence per line")
     data = raw
     if path.name.lower().endswith(".gz"):
         try:
