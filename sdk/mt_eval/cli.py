@@ -24,6 +24,7 @@ examples:
   mt-eval validate examples/lexicon-eng-spa     check a plugin and show its dependency class
   mt-eval translate examples/lexicon-eng-spa "Good morning, my friend."
   mt-eval compare runs/a/card.json runs/b/card.json
+  mt-eval corpus show dev.tsv                   how a corpus file is read: columns, ids, entries, sha256
   mt-eval verify runs/demo/card.json            recompute a card's metrics and check its hashes
   mt-eval publish runs/demo/card.json           verify a run card and add it to the leaderboard store
   mt-eval leaderboard --out site                the leaderboard as a static site (or: leaderboard serve)
@@ -43,6 +44,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
             "mt_eval.harness.commands:add_run_arguments", "mt_eval.harness.commands:run_command"),
     "compare": ("paired significance tests between two run cards of the same corpus",
                 "mt_eval.harness.commands:add_compare_arguments", "mt_eval.harness.commands:compare_command"),
+    "corpus": ("how mt-eval reads a corpus file: format, columns, ids, entries, first rows, sha256 (corpus show)",
+               "mt_eval.corpus.commands:add_arguments", "mt_eval.corpus.commands:run"),
     "verify": ("re-verify run cards: content hash, schema, corpus sha256, every metric recomputed",
                "mt_eval.harness.commands:add_verify_arguments", "mt_eval.harness.commands:verify_command"),
     "publish": ("verify run cards and publish them to the leaderboard store (SQLite or PostgreSQL)",

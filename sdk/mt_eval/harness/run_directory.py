@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import msgspec
 
 State = TypeVar("State", bound=msgspec.Struct)
-FILES = ("results.jsonl", "card.json", "run.json")
+FILES = ("results.jsonl", "card.json", "run.json", "predictions.txt")
 
 
 class RunError(Exception):

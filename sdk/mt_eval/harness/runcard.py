@@ -45,13 +45,57 @@ class MethodFacts(msgspec.Struct, kw_only=True):
     champollion: dict[str, Any] | None = None
 
 
+class CorpusFileFacts(msgspec.Struct, kw_only=True):
+    role: str  # corpus | source | reference
+    path: str
+    sha256: str
+    lines: int | None = None
+
+
+class CorpusReading(msgspec.Struct, kw_only=True):
+    """How the corpus file was read, so that anyone can read it the same way again."""
+
+    format: str  # json | jsonl | tsv | parallel
+    columns: list[str] | None = None  # TSV: the field each column filled, in order
+    columns_from: str | None = None  # TSV: header | convention | --columns
+    header_line: int | None = None
+    ids_from: str = "field"  # field | line numbers | positions
+    aliases: dict[str, str] = msgspec.field(default_factory=dict)  # field or header name -> the field it filled
+    comment_lines: int = 0
+    references: bool = True  # False: translation only, no metrics
+    files: list[CorpusFileFacts] = msgspec.field(default_factory=list)
+    accepted_doubts: list[str] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+
 class CorpusFacts(msgspec.Struct, kw_only=True):
     name: str
     path: str
-    sha256: str
-    entries: int
+    sha256: str  # the whole file's (parallel text: over both files' sha256, see mt_eval.corpus.parallel)
+    entries: int  # in the whole corpus; a selection's own count is in RunCard.selection
     pair: str
     license: str | None = None
+    reading: CorpusReading | None = None
+
+
+class SelectionFacts(msgspec.Struct, kw_only=True):
+    """The part of the corpus a run covered (``--ids``, ``--segment``, ``--limit``)."""
+
+    ids: list[str | int] | None = None
+    ranges: list[str] | None = None
+    segment: list[str] | None = None
+    limit: int | None = None
+    entries_in_corpus: int
+    entries_selected: int
+    subset_sha256: str  # SHA-256 of the selected entries, canonical JSON one per line
+
+
+class CardResult(TranslationResult, kw_only=True):
+    """A result as the card lists it: under the entry's id as the corpus gave it (an integer stays one).
+
+    Only the card widens the id's type: on the wire and in ``results.jsonl`` ids are text."""
+
+    id: str | int  # type: ignore[assignment]
 
 
 class Covariates(msgspec.Struct, kw_only=True):
@@ -107,7 +151,8 @@ class RunCard(msgspec.Struct, kw_only=True):
     latency: LatencyFacts
     usage: UsageTotals
     errors: int
-    results: list[TranslationResult]
+    results: list[CardResult]
+    selection: SelectionFacts | None = None  # None: the whole corpus ran
     content_sha256: str = ""
 
 

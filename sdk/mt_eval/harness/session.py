@@ -14,9 +14,14 @@ import anyio
 import msgspec
 
 from mt_eval import __version__
+from mt_eval.corpus.arguments import selection_from_args
+from mt_eval.corpus.describe import reading_facts
+from mt_eval.corpus.model import Corpus
+from mt_eval.corpus.reader import CorpusSpec
+from mt_eval.corpus.selection import Selection
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.commands import method_params
-from mt_eval.harness.corpus import Corpus, read_corpus
+from mt_eval.harness.corpus import card_results, read_run_corpus, settle_run_corpus, write_predictions
 from mt_eval.harness.execution import ResultsLog, RunSettings, execute
 from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.run_directory import RunError, differences, open_run_directory, write_json
@@ -37,6 +42,8 @@ class RunState(msgspec.Struct, kw_only=True):
     config: dict[str, Any]
     settings: dict[str, Any]
     limit: int | None = None
+    selection: dict[str, Any] | None = None  # --ids and --segment as given
+    reading: dict[str, Any] | None = None  # --columns and --accept-doubt as given
     sessions: int = 1
     first_call_s: float | None = None
     load_s: float = 0.0
@@ -54,9 +61,7 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     """Run (or resume) the evaluation ``args`` describe; returns the path of the run card."""
     from mt_eval.plugins import enable_extension, make_plugin_manager
 
-    corpus = read_corpus(args.corpus)
-    if args.limit is not None:
-        corpus.entries = corpus.entries[: max(0, args.limit)]
+    spec, corpus = read_run_corpus(args)
     manager = make_plugin_manager()
     for extension in args.extension:
         enable_extension(manager, extension)
@@ -65,14 +70,16 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     load_s = time.perf_counter() - started
     card = _method_card(loaded, args.method_card)
     config = _run_config(args, corpus, loaded)
+    selection = settle_run_corpus(args, spec, corpus, config.pair)
+    entries = selection.entries
     settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                            retries=args.retries, retry_budget=args.retry_budget)
     out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
-    state = _open_run_directory(out, args, loaded, corpus, config, settings, load_s)
+    state = _open_run_directory(out, args, loaded, spec, corpus, config, settings, load_s)
     log_path = out / "results.jsonl"
     done = ResultsLog.read(log_path)
-    remaining = [e for e in corpus.entries if e["id"] not in done]
-    progress = RunProgress(len(corpus.entries), len(done), label=loaded.method_id, quiet=args.quiet)
+    remaining = [e for e in entries if e["id"] not in done]
+    progress = RunProgress(len(entries), len(done), label=loaded.method_id, quiet=args.quiet)
     log = ResultsLog(log_path)
 
     def on_result(result: TranslationResult) -> None:
@@ -89,15 +96,16 @@ def run_evaluation(args: argparse.Namespace) -> Path:
         state.first_call_s = outcome.timing.first_call_s
         write_json(out / "run.json", state)
     results = ResultsLog.read(log_path)
-    ordered = [results[e["id"]] for e in corpus.entries if e["id"] in results]
-    scores = _scores(corpus, ordered, args, manager)
-    run_card = rc.seal(_build_card(state, loaded, card, corpus, config, settings, outcome.retries_used, scores,
-                                   ordered, args))
+    ordered = [results[e["id"]] for e in entries if e["id"] in results]
+    scores = _scores(corpus, entries, ordered, args, manager)
+    run_card = rc.seal(_build_card(state, loaded, card, corpus, selection, config, settings, outcome.retries_used,
+                                   scores, ordered, args))
     card_path = out / "card.json"
     write_json(card_path, run_card)
+    write_predictions(out / "predictions.txt", entries, results)
     manager.hook.run_finished(run_id=state.run_id, card=run_card)
     if not args.quiet:
-        _print_summary(run_card, sys.stderr)
+        _print_summary(run_card, out, sys.stderr)
     return card_path
 
 
@@ -154,27 +162,30 @@ def _run_config(args: argparse.Namespace, corpus: Corpus, loaded: LoadedMethod) 
         raise RunError(f"invalid run configuration: {exc}") from exc
 
 
-def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMethod, corpus: Corpus,
-                        config: RunConfig, settings: RunSettings, load_s: float) -> RunState:
+def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMethod, spec: CorpusSpec,
+                        corpus: Corpus, config: RunConfig, settings: RunSettings, load_s: float) -> RunState:
     fresh = RunState(run_id=new_run_id(), started_at=now(), method_dir=str(loaded.directory.resolve()),
                      code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
                      corpus_sha256=corpus.sha256, config=msgspec.to_builtins(config),
-                     settings=msgspec.to_builtins(settings), limit=args.limit, load_s=round(load_s, 6))
+                     settings=msgspec.to_builtins(settings), limit=args.limit,
+                     selection=selection_from_args(args).filters(), reading=spec.reading(), load_s=round(load_s, 6))
 
     def changes(state: RunState, now: RunState) -> list[str]:
         return differences([("the method's code", state.code_sha256, now.code_sha256),
                             ("the corpus", state.corpus_sha256, now.corpus_sha256),
                             ("the run configuration", state.config, now.config),
-                            ("the run settings", state.settings, now.settings), ("--limit", state.limit, now.limit)])
+                            ("the run settings", state.settings, now.settings), ("--limit", state.limit, now.limit),
+                            ("the selection (--ids, --segment)", state.selection, now.selection),
+                            ("how the corpus is read (--columns, --accept-doubt)", state.reading, now.reading)])
 
     return open_run_directory(out, fresh, resume=args.resume, force=args.force, changes=changes, command="mt-eval run")
 
 
-def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Namespace, manager: Any
-            ) -> Scores | None:
-    if len(results) != len(corpus.entries) or not corpus.has_references or not results:
+def _scores(corpus: Corpus, entries: list[dict[str, Any]], results: list[TranslationResult],
+            args: argparse.Namespace, manager: Any) -> Scores | None:
+    if len(results) != len(entries) or not corpus.references or not results:
         return None
-    references = [e["reference"] for e in corpus.entries]
+    references = [e["reference"] for e in entries]
     hypotheses = [r.predicted if r.error is None and r.predicted is not None else "" for r in results]
     scores = score(hypotheses, [references], resamples=args.resamples, seed=args.seed)
     from mt_eval.plugins import registered_metrics
@@ -185,9 +196,9 @@ def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Nam
     return scores
 
 
-def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, config: RunConfig,
-                settings: RunSettings, retries_used: int, scores: Scores | None, results: list[TranslationResult],
-                args: argparse.Namespace) -> rc.RunCard:
+def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, selection: Selection,
+                config: RunConfig, settings: RunSettings, retries_used: int, scores: Scores | None,
+                results: list[TranslationResult], args: argparse.Namespace) -> rc.RunCard:
     derivation = loaded.source.derivation
     commit, dirty = rc.git_state(loaded.directory)
     latencies = [r.latency_s for r in results]
@@ -205,18 +216,21 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
             guest_restarts=getattr(loaded.method, "restarts", None),
             champollion=getattr(args, "champollion_source", None)),
         corpus=rc.CorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
-                              entries=len(corpus.entries), pair=config.pair, license=corpus.license),
+                              entries=len(corpus.entries), pair=config.pair, license=corpus.license,
+                              reading=msgspec.convert(reading_facts(corpus), rc.CorpusReading)),
         covariates=rc.Covariates(model=config.model, temperature=config.temperature, max_tokens=config.max_tokens,
                                  seed=config.seed, batch_size=settings.batch_size, concurrency=settings.concurrency,
                                  timeout_s=settings.timeout_s, retries_per_entry=settings.retries,
-                                 retry_budget=settings.budget_for(len(corpus.entries)), retries_used=retries_used),
+                                 retry_budget=settings.budget_for(len(selection.entries)),
+                                 retries_used=retries_used),
         environment=rc.environment(),
         metrics=scores,
         latency=rc.latency_facts(state.first_call_s, state.load_s, latencies, settings.warmup_entries),
         usage=rc.UsageTotals(prompt_tokens=sum(r.usage.prompt_tokens for r in results),
                              completion_tokens=sum(r.usage.completion_tokens for r in results)),
         errors=sum(r.error is not None for r in results),
-        results=results,
+        results=card_results(corpus, results),
+        selection=None if selection.facts is None else msgspec.convert(selection.facts, rc.SelectionFacts),
     )
 
 
@@ -226,8 +240,11 @@ def _slug(text: str) -> str:
     return kebab_case(text) or "corpus"
 
 
-def _print_summary(card: rc.RunCard, stream: Any) -> None:
-    head = (f"{card.method.method_id} on {card.corpus.name} ({card.corpus.pair}): {card.corpus.entries} entries, "
+def _print_summary(card: rc.RunCard, out: Path, stream: Any) -> None:
+    entries = f"{card.corpus.entries} entries"
+    if card.selection is not None:
+        entries = f"{card.selection.entries_selected} of {card.corpus.entries} entries (a selection)"
+    head = (f"{card.method.method_id} on {card.corpus.name} ({card.corpus.pair}): {entries}, "
             f"{card.errors} error{'s' if card.errors != 1 else ''}")
     lines = [head]
     if card.metrics is not None:
@@ -236,8 +253,11 @@ def _print_summary(card: rc.RunCard, stream: Any) -> None:
             ci = f" [{m.ci_low:.2f}, {m.ci_high:.2f}]" if m.ci_low is not None and m.ci_high is not None else ""
             parts.append(f"{m.name} {m.score:.2f}{ci}")
         lines.append("  " + "   ".join(parts))
+    elif card.corpus.reading is not None and not card.corpus.reading.references:
+        lines.append(f"  not scored: the corpus has no references (translation only); the predictions are in "
+                     f"{out / 'predictions.txt'}")
     else:
-        lines.append("  not scored: the corpus has no reference for every entry")
+        lines.append("  not scored: not every entry has a result")
     lat = card.latency
     if lat.cold_s is not None and lat.hot_p50_s is not None and lat.hot_p95_s is not None:
         lines.append(f"  latency: cold {lat.cold_s:.3f} s; hot p50 {lat.hot_p50_s * 1000:.1f} ms, "
