@@ -267,6 +267,14 @@ export class GuestServer {
  */
 export function serveProcess(target: MethodTarget, options?: { maxLineBytes?: number }): GuestServer;
 
+// ---- gold (lib/gold.js) --------------------------------------------------------------------------
+
+/** Entry fields no method ever receives: ["reference", "references"]. */
+export const GOLD_FIELDS: readonly string[];
+
+/** Copies of entries without the gold fields (GOLD_FIELDS and `extra`): what a method is handed. */
+export function methodView<T extends Record<string, unknown>>(entries: readonly T[], extra?: readonly string[]): Record<string, unknown>[];
+
 // ---- host (lib/host.js) --------------------------------------------------------------------------
 
 export interface Logger {
@@ -295,6 +303,8 @@ export interface StartGuestOptions {
   closeStepMs?: number;
   /** Sent with initialize, and used by translate() when it is given no config. */
   config?: RunConfig | null;
+  /** Entry fields the guest must not see, besides reference and references (always removed). */
+  goldFields?: readonly string[];
   /**
    * Receives the guest's stderr lines (info), log notifications, and warnings about skipped
    * lines, dropped results and restarts. Default: warnings and errors to process.stderr.
@@ -445,6 +455,8 @@ export interface LoadMethodPluginOptions {
   /** startGuest options for a plugin that runs out of process. */
   guest?: StartGuestOptions;
   logger?: Logger;
+  /** Entry fields the method must not see, besides reference and references (always removed). */
+  goldFields?: readonly string[];
 }
 
 /** A method plugin loaded from Node, whatever its runtime. */

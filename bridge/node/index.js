@@ -7,6 +7,7 @@ export {
 export { RUN_CONFIG_DEFAULTS, completeRunConfig, errorResult, matchResults, normalizeResult } from './lib/results.js';
 export { GUEST_CAPABILITIES, GuestServer, loadMethod, resolveMethod, serveProcess } from './lib/guest.js';
 export { GuestStartError, startGuest } from './lib/host.js';
+export { GOLD_FIELDS, methodView } from './lib/gold.js';
 // champollion: the same method plugins translate an app's locale files (lib/champollion/).
 export { ChampollionConfigError, readChampollionConfig } from './lib/champollion/config.js';
 export { LanguageError, pairLanguages } from './lib/champollion/languages.js';

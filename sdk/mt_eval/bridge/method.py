@@ -20,6 +20,7 @@ import msgspec
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.lines import id_in
+from mt_eval.gold import method_view
 from mt_eval.records import TranslationResult, pair_results
 
 log = logging.getLogger("mt_eval.bridge")
@@ -113,6 +114,7 @@ class BridgeMethod:
         config = _builtins(config)
         if not entries:
             return []
+        entries = method_view(entries)  # a guest never receives the gold (mt_eval.gold)
         try:
             connection = await self._ensure(config)
         except m.BridgeError as exc:

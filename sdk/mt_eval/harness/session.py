@@ -15,6 +15,7 @@ import anyio
 import msgspec
 
 from mt_eval import __version__
+from mt_eval.gold import corpus_gold_fields, method_view
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.corpus import Corpus, read_corpus
 from mt_eval.harness.execution import ResultsLog, RunSettings, execute
@@ -58,6 +59,10 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     from mt_eval.plugins import enable_extension, make_plugin_manager
 
     corpus = read_corpus(args.corpus)
+    try:
+        gold = corpus_gold_fields(corpus.dataset)
+    except ValueError as exc:
+        raise RunError(f"{corpus.path}: {exc}") from exc
     if args.limit is not None:
         corpus.entries = corpus.entries[: max(0, args.limit)]
     manager = make_plugin_manager()
@@ -74,7 +79,7 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     state = _open_run_directory(out, args, loaded, corpus, config, settings, load_s)
     log_path = out / "results.jsonl"
     done = ResultsLog.read(log_path)
-    remaining = [e for e in corpus.entries if e["id"] not in done]
+    remaining = method_view((e for e in corpus.entries if e["id"] not in done), gold)
     progress = RunProgress(len(corpus.entries), len(done), label=loaded.method_id, quiet=args.quiet)
     log = ResultsLog(log_path)
 

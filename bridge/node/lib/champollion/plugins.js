@@ -8,6 +8,7 @@
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 
+import { methodView } from '../gold.js';
 import { loadMethod, resolveMethod } from '../guest.js';
 import { startGuest } from '../host.js';
 import { kebabCase, readMethodManifest } from '../manifest.js';
@@ -98,7 +99,8 @@ const failureText = (error) => `the method failed: ${error instanceof Error ? `$
  * Load a method plugin by name (under <baseDir>/.champollion/methods) or path. Nothing runs until the
  * first translate(): then translate.js is imported, or the guest process started.
  * options: baseDir, config (the RunConfig translate() uses when given none, e.g. resolvePair(...).runConfig),
- * mtEval (the command serving Python plugins), guest (startGuest options), logger.
+ * mtEval (the command serving Python plugins), guest (startGuest options), logger, goldFields (entry fields
+ * the method must not see besides reference and references: they are removed, as lib/gold.js says).
  */
 export async function loadMethodPlugin(nameOrPath, options = {}) {
   const directory = resolveMethodPlugin(nameOrPath, { baseDir: options.baseDir ?? process.cwd() });
@@ -114,7 +116,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     }
     if (!guest) {
       const { command, cwd } = bridgeCommand(manifest, options);
-      guest = startGuest(command, { logger: options.logger, ...options.guest, cwd, config });
+      guest = startGuest(command, { logger: options.logger, goldFields: options.goldFields, ...options.guest, cwd, config });
       guest.catch(() => { guest = null; }); // a later call tries again
     }
     await guest;
@@ -124,7 +126,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     if (manifest.runtime !== 'node') return (await guest).translate(entries, config);
     const method = await inProcess;
     try {
-      const results = await method.translate(entries.map((entry) => ({ ...entry })), config, { signal: new AbortController().signal });
+      const results = await method.translate(methodView(entries, options.goldFields), config, { signal: new AbortController().signal });
       if (!Array.isArray(results)) return entries.map((entry) => errorResult(entry.id, 'the method did not return a list of results'));
       return matchResults(entries, results, { source: 'the method' });
     } catch (error) {
