@@ -19,12 +19,16 @@ def add_validate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     parser.add_argument("--no-import", dest="run_code", action="store_false",
                           help="check the files only; do not import or construct the method")
+    parser.add_argument("--no-scan", dest="scan", action="store_false",
+                        help="skip the static scan of the plugin's code (network, downloads, programs, dynamic "
+                             "code, files outside the plugin) against its declared dependencies")
 
 
 def run_validate(args: argparse.Namespace) -> int:
     from mt_eval.validate_cli import run_validate as report
 
-    return report([Path(p) for p in args.plugins], as_json=args.json, strict=args.strict, run_code=args.run_code)
+    return report([Path(p) for p in args.plugins], as_json=args.json, strict=args.strict, run_code=args.run_code,
+                  scan=args.scan)
 
 
 def add_translate(parser: argparse.ArgumentParser) -> None:
