@@ -19,6 +19,8 @@ from mt_eval.gold import corpus_gold_fields, method_view
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.corpus import Corpus, read_corpus
 from mt_eval.harness.execution import ResultsLog, RunSettings, execute
+from mt_eval.harness.fairness import DENIED_LOG, GATEWAY_LOG, FairnessError, FairRun, describe_outcome
+from mt_eval.harness.fairness import prepare as prepare_fairness
 from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
@@ -40,6 +42,7 @@ class RunState(msgspec.Struct, kw_only=True):
     sessions: int = 1
     first_call_s: float | None = None
     load_s: float = 0.0
+    fairness: dict[str, Any] | None = None
 
 
 class RunError(Exception):
@@ -68,15 +71,28 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     manager = make_plugin_manager()
     for extension in args.extension:
         enable_extension(manager, extension)
+    try:
+        fair = prepare_fairness(args)
+    except FairnessError as exc:
+        raise RunError(str(exc)) from exc
     started = time.perf_counter()
-    loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate)
-    load_s = time.perf_counter() - started
-    card = _method_card(loaded, args.method_card)
-    config = _run_config(args, corpus, loaded)
+    try:
+        loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate, sandbox=fair.sandbox)
+        load_s = time.perf_counter() - started
+        card = _method_card(loaded, args.method_card)
+        config = fair.adjust_config(_run_config(args, corpus, loaded))
+    except BaseException:
+        fair.close_unused()
+        raise
     settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                            retries=args.retries, retry_budget=args.retry_budget)
     out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
-    state = _open_run_directory(out, args, loaded, corpus, config, settings, load_s)
+    try:
+        state = _open_run_directory(out, args, loaded, corpus, config, settings, load_s, fair.state())
+    except BaseException:
+        fair.close_unused()
+        raise
+    fair.out = out
     log_path = out / "results.jsonl"
     done = ResultsLog.read(log_path)
     remaining = method_view((e for e in corpus.entries if e["id"] not in done), gold)
@@ -89,7 +105,8 @@ def run_evaluation(args: argparse.Namespace) -> Path:
 
     manager.hook.run_started(run_id=state.run_id, method_id=loaded.method_id, config=config)
     try:
-        outcome = anyio.run(_execute_and_close, loaded, remaining, config, settings, log, on_result)
+        outcome = anyio.run(_execute_and_close, loaded, remaining, config, settings, log, on_result, fair,
+                            method_view(corpus.entries, gold))
     finally:
         log.close()
         progress.close()
@@ -100,7 +117,7 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     ordered = [results[e["id"]] for e in corpus.entries if e["id"] in results]
     scores = _scores(corpus, ordered, args, manager)
     run_card = rc.seal(_build_card(state, loaded, card, corpus, config, settings, outcome.retries_used, scores,
-                                   ordered, args))
+                                   ordered, args, fair))
     card_path = out / "card.json"
     _write_json(card_path, run_card)
     manager.hook.run_finished(run_id=state.run_id, card=run_card)
@@ -110,9 +127,13 @@ def run_evaluation(args: argparse.Namespace) -> Path:
 
 
 async def _execute_and_close(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig,
-                             settings: RunSettings, log: ResultsLog, on_result: Any) -> Any:
+                             settings: RunSettings, log: ResultsLog, on_result: Any, fair: FairRun,
+                             sample_from: list[dict[str, Any]]) -> Any:
     try:
-        return await execute(loaded.method, entries, config, settings, log, on_result)
+        async with fair.running(loaded.method_id):
+            outcome = await execute(loaded.method, entries, config, settings, log, on_result)
+            await fair.replay_with_substitute(loaded.method, sample_from, config, config.seed)
+            return outcome
     finally:
         close = getattr(loaded.method, "aclose", None)
         if close is not None:
@@ -171,12 +192,14 @@ def _run_config(args: argparse.Namespace, corpus: Corpus, loaded: LoadedMethod) 
 
 
 def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMethod, corpus: Corpus,
-                        config: RunConfig, settings: RunSettings, load_s: float) -> RunState:
+                        config: RunConfig, settings: RunSettings, load_s: float, fairness: dict[str, Any]
+                        ) -> RunState:
     state_path = out / "run.json"
     fresh = RunState(run_id=new_run_id(), started_at=now(), method_dir=str(loaded.directory.resolve()),
                      code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
                      corpus_sha256=corpus.sha256, config=msgspec.to_builtins(config),
-                     settings=msgspec.to_builtins(settings), limit=args.limit, load_s=round(load_s, 6))
+                     settings=msgspec.to_builtins(settings), limit=args.limit, load_s=round(load_s, 6),
+                     fairness=fairness)
     if state_path.exists() and args.resume:
         try:
             state = msgspec.json.decode(state_path.read_bytes(), type=RunState)
@@ -187,7 +210,8 @@ def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMetho
             ("the corpus", state.corpus_sha256, fresh.corpus_sha256),
             ("the run configuration", state.config, fresh.config),
             ("the run settings", state.settings, fresh.settings),
-            ("--limit", state.limit, fresh.limit)] if old != new]
+            ("--limit", state.limit, fresh.limit),
+            ("the sandbox, --official or the gateway policy", state.fairness, fresh.fairness)] if old != new]
         if changed:
             raise RunError(f"cannot resume {out}: {', '.join(changed)} changed since the run started; "
                            "resume with the same inputs, or start over with --force")
@@ -199,7 +223,7 @@ def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMetho
         if args.resume:
             print(f"mt-eval run: nothing to resume in {out}; starting a new run", file=sys.stderr)
         if out.exists():
-            for name in ("results.jsonl", "card.json", "run.json"):
+            for name in ("results.jsonl", "card.json", "run.json", GATEWAY_LOG, DENIED_LOG):
                 (out / name).unlink(missing_ok=True)
         state = fresh
     out.mkdir(parents=True, exist_ok=True)
@@ -224,7 +248,7 @@ def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Nam
 
 def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, config: RunConfig,
                 settings: RunSettings, retries_used: int, scores: Scores | None, results: list[TranslationResult],
-                args: argparse.Namespace) -> rc.RunCard:
+                args: argparse.Namespace, fair: FairRun) -> rc.RunCard:
     derivation = loaded.source.derivation
     commit, dirty = rc.git_state(loaded.directory)
     latencies = [r.latency_s for r in results]
@@ -237,7 +261,7 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
             contributions=[rc.DependencyContribution(path=c.path, id=c.dependency_id,
                                                      dependency_class=c.dependency_class, reason=c.reason)
                            for c in derivation.contributions],
-            runtime="python (isolated)" if args.isolate else loaded.source.runtime,
+            runtime=_runtime(loaded, args, fair),
             code_sha256=state.code_sha256, git_commit=commit, git_dirty=dirty,
             guest_restarts=getattr(loaded.method, "restarts", None),
             champollion=getattr(args, "champollion_source", None)),
@@ -254,7 +278,14 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
                              completion_tokens=sum(r.usage.completion_tokens for r in results)),
         errors=sum(r.error is not None for r in results),
         results=results,
+        **fair.card_fields(results, complete=len(results) == len(corpus.entries)),
     )
+
+
+def _runtime(loaded: LoadedMethod, args: argparse.Namespace, fair: FairRun) -> str:
+    if fair.sandbox is not None:
+        return f"{loaded.source.runtime} (sandboxed: {fair.sandbox.tool.name})"
+    return "python (isolated)" if args.isolate else loaded.source.runtime
 
 
 def _write_json(path: Path, value: Any) -> None:
@@ -282,6 +313,7 @@ def _print_summary(card: rc.RunCard, stream: Any) -> None:
         lines.append("  " + "   ".join(parts))
     else:
         lines.append("  not scored: the corpus has no reference for every entry")
+    lines += describe_outcome(card.eligibility, card.sandbox)
     lat = card.latency
     if lat.cold_s is not None and lat.hot_p50_s is not None and lat.hot_p95_s is not None:
         lines.append(f"  latency: cold {lat.cold_s:.3f} s; hot p50 {lat.hot_p50_s * 1000:.1f} ms, "
