@@ -26,6 +26,7 @@ class PluginReport(msgspec.Struct, kw_only=True):
     contributions: list[dict[str, Any]] = msgspec.field(default_factory=list)
     problems: list[Problem] = msgspec.field(default_factory=list)
     static_scan: ScanReport | None = None
+    import_sandbox: str | None = None  # the tool that confined the import step, when it was confined
 
     @property
     def errors(self) -> list[Problem]:
@@ -39,9 +40,11 @@ class PluginReport(msgspec.Struct, kw_only=True):
         return not self.errors and not (strict and self.warnings)
 
 
-def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = True) -> PluginReport:
+def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = True, sandbox: bool = False
+                    ) -> PluginReport:
     """Check a plugin's files, scan its code (unless ``scan`` is false: `mt_eval.scan`) and, unless
-    ``run_code`` is false, import and build its Python method."""
+    ``run_code`` is false, import and build its Python method — inside the sandbox with ``sandbox``, where a
+    Node entry or a command is started too (`mt_eval.sandbox.import_check`)."""
     from mt_eval.plugins import make_plugin_manager
 
     source, problems = read_plugin(path)
@@ -63,6 +66,14 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
         problems.extend(scan_problems(source.directory, report.static_scan,
                                       declared=manifest.dependencies is not None))
     method = None
+    entry_problem = any(p.path in ("$.entry_point", "$.node_entry", "$.command") and p.severity == "error"
+                        for p in problems)
+    if run_code and sandbox and not entry_problem:
+        from mt_eval.sandbox.import_check import sandboxed_import
+
+        report.import_sandbox, found = sandboxed_import(source)
+        problems.extend(p for p in found if p not in problems)
+        return report
     if run_code and source.runtime == "python" and not any(p.path == "$.entry_point" for p in problems):
         method, module, more = build_method(source)
         problems.extend(more)

@@ -12,8 +12,9 @@ import msgspec
 from mt_eval.validate import PluginReport, describe_class, validate_plugin
 
 
-def run_validate(plugins: Sequence[Path], *, as_json: bool, strict: bool, run_code: bool, scan: bool = True) -> int:
-    reports = [validate_plugin(path, run_code=run_code, scan=scan) for path in plugins]
+def run_validate(plugins: Sequence[Path], *, as_json: bool, strict: bool, run_code: bool, scan: bool = True,
+                 sandbox: bool = True) -> int:
+    reports = [validate_plugin(path, run_code=run_code, scan=scan, sandbox=sandbox) for path in plugins]
     ok = all(r.passed(strict=strict) for r in reports)
     if as_json:
         document = {"ok": ok, "strict": strict, "plugins": reports}
@@ -35,6 +36,8 @@ def _print_reports(reports: Sequence[PluginReport], *, strict: bool) -> None:
         console.print(f"{mark} [bold]{escape(report.directory)}[/]  {escape(title)}")
         if report.method_id:
             console.print(f"    {escape(describe_class(report))}")
+        if report.import_sandbox:
+            console.print(f"    [dim]entry point imported in the sandbox ({escape(report.import_sandbox)})[/]")
         for c in report.contributions:
             console.print(f"      {c['path']} {escape(c['id'])}: {c['class']} — {escape(c['reason'])}")
         if report.static_scan is not None:

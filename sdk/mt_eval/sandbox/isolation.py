@@ -149,11 +149,11 @@ class Sandbox:
         args = list(_BWRAP_BASE)
         if self.policy.network == "host":
             args.append("--share-net")
+        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # first: a plugin may live under /tmp
         for path in self.view.read_only:
             args += ["--ro-bind", path, path]
         for target, link in self.view.symlinks:
             args += ["--symlink", target, link]
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
         for path in self.view.locked:
             args += ["--perms", "0000", "--dir", path]
         if self.gateway_directory is not None:
