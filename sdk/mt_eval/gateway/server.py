@@ -12,9 +12,11 @@ method what it asked for and what it may use: 403 ``model_not_allowed``, 403 ``t
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import socket
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -201,3 +203,28 @@ class Gateway:
         self.log.write(record)
         assert out is not None
         return out
+
+
+class GatewayThread:
+    """A gateway served from its own thread and event loop, so nothing done on the harness's loop (an
+    in-process method that blocks it, scoring, hooks) can stall the method's own model calls."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="mt-eval-gateway", daemon=True)
+
+    def start(self, **where: Any) -> str:
+        """Start serving (``where``: as `Gateway.start`); returns its URL."""
+        self._thread.start()
+        return asyncio.run_coroutine_threadsafe(self.gateway.start(**where), self._loop).result(timeout=30)
+
+    def stop(self) -> None:
+        if not self._thread.is_alive():
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(self.gateway.close(), self._loop).result(timeout=30)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(30)
+            self._loop.close()

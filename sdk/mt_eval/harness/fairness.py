@@ -95,23 +95,23 @@ class FairRun:
     @contextlib.asynccontextmanager
     async def running(self, label: str) -> AsyncIterator[None]:
         """The gateway (if any) serving and the guest's stderr watched while the method runs."""
-        from mt_eval.gateway.server import Gateway
+        from mt_eval.gateway.server import Gateway, GatewayThread
 
         assert self.out is not None
         if self.sandbox is not None:
             self.denials.watch(label)
         try:
             if self.policy is not None:
-                self._gateway = Gateway(self.policy, AuditLog(self.out / GATEWAY_LOG))
+                self._gateway = GatewayThread(Gateway(self.policy, AuditLog(self.out / GATEWAY_LOG)))
                 if self._gateway_directory is not None:
-                    await self._gateway.start(unix=self._gateway_directory / GATEWAY_SOCKET)
+                    self._gateway.start(unix=self._gateway_directory / GATEWAY_SOCKET)
                 else:
-                    await self._gateway.start(sock=self._listener)
+                    self._gateway.start(sock=self._listener)
             yield
         finally:
             self.denials.stop()
             if self._gateway is not None:
-                await self._gateway.close()
+                self._gateway.stop()
             if self._gateway_directory is not None:
                 shutil.rmtree(self._gateway_directory, ignore_errors=True)
             if self.sandbox is not None:

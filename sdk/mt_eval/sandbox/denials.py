@@ -1,7 +1,8 @@
 """Recognising what the sandbox denied, from what the guest wrote to stderr and the errors of its results.
 
 A confined method learns of a refusal only through an error: the kernel answers EACCES for a locked
-name, EROFS for a write outside ``/tmp``, ENETUNREACH or a failed name lookup for the network. Python and
+name, EROFS for a write outside ``/tmp``, ENETUNREACH, ECONNREFUSED (nothing listens on the sandbox's own
+loopback but the gateway forwarder) or a failed name lookup for the network. Python and
 Node word these errors in known ways; each line or error that matches is one denied attempt, grouped by
 kind and detail. This sees what the method's runtime reports — a method that swallows its errors and
 prints nothing leaves no trace, and the card says so (`OBSERVED_FROM`).
@@ -18,10 +19,11 @@ from mt_eval.sandbox.policy import DeniedAttempt
 GUEST_LOGGER = "mt_eval.bridge.guest"  # where the bridge host forwards each line of a guest's stderr
 _QUOTED_PATH = re.compile(r"""['"](/[^'"]*)['"]""")
 RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("file-read", re.compile(r"Permission denied|EACCES", re.I)),
+    ("file-access", re.compile(r"Permission denied|EACCES", re.I)),
     ("file-write", re.compile(r"Read-only file system|EROFS", re.I)),
     ("network", re.compile(r"Network is unreachable|ENETUNREACH|Temporary failure in name resolution|EAI_AGAIN|"
-                           r"Name or service not known|ENOTFOUND|No address associated with hostname", re.I)),
+                           r"Name or service not known|ENOTFOUND|No address associated with hostname|"
+                           r"Connection refused|ECONNREFUSED", re.I)),
     ("privilege", re.compile(r"Operation not permitted|EPERM", re.I)),
 ]
 

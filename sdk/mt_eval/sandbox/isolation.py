@@ -62,7 +62,8 @@ def find_tool() -> Tool:
     wanted = os.environ.get("MT_EVAL_SANDBOX_TOOL", "").strip().lower()
     reasons = []
     if wanted == "none":
-        raise SandboxUnavailable("isolation is switched off here (MT_EVAL_SANDBOX_TOOL=none)")
+        raise SandboxUnavailable("this host cannot isolate a method: isolation is switched off here "
+                                 "(MT_EVAL_SANDBOX_TOOL=none); unset it to use bubblewrap")
     if wanted in ("", "bwrap", "bubblewrap"):
         path = shutil.which("bwrap")
         if path is None:

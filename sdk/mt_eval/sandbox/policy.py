@@ -36,7 +36,7 @@ class SandboxPolicy(msgspec.Struct, kw_only=True):
 class DeniedAttempt(msgspec.Struct, kw_only=True):
     """Attempts of one kind the sandbox (or the gateway) refused, with how often and where first seen."""
 
-    kind: Literal["network", "file-read", "file-write", "privilege", "gateway"]
+    kind: Literal["network", "file-access", "file-write", "privilege", "gateway"]
     detail: str
     count: int = 1
     example_id: str | None = None
