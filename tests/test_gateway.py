@@ -16,14 +16,14 @@ from pathlib import Path
 import aiohttp
 import pytest
 from aiohttp import web
-from llm_standin import StandIn
-from sandbox_support import GATEWAY_DEPENDENCY, actions, needs_sandbox, probe_plugin, run_card, small_corpus
 
+from llm_standin import StandIn
 from mt_eval.cli import main
 from mt_eval.gateway.audit import AuditLog
 from mt_eval.gateway.policy import GatewayPolicy, ModelRoute, read_policy
 from mt_eval.gateway.server import Gateway
 from mt_eval.problems import ProblemsError
+from sandbox_support import GATEWAY_DEPENDENCY, actions, needs_sandbox, probe_plugin, run_card, small_corpus
 
 ANSWERS = {f"Sentence {i}.": f"Frase {i}." for i in range(10)}
 MODELS = ["standin-2024-06-01", "standin-2025-01-01"]
@@ -61,9 +61,9 @@ def test_an_a1_method_reaches_its_model_only_through_the_gateway(tmp_path: Path,
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert card.gateway is not None and card.gateway.log_sha256 == hashlib.sha256(log.read_bytes()).hexdigest()
     assert card.gateway.requests == len(lines) == len(standin.requests) == 3 + 3  # the run, then the replay
-    assert card.gateway.models == MODELS and card.gateway.tokens == sum(l["prompt_tokens"] + l["completion_tokens"]
-                                                                        for l in lines)
-    assert all(re.fullmatch(r"[0-9a-f]{64}", l["request_sha256"]) and l["latency_s"] >= 0 for l in lines)
+    assert card.gateway.models == MODELS
+    assert card.gateway.tokens == sum(line["prompt_tokens"] + line["completion_tokens"] for line in lines)
+    assert all(re.fullmatch(r"[0-9a-f]{64}", line["request_sha256"]) and line["latency_s"] >= 0 for line in lines)
     assert card.eligibility is not None and card.eligibility.eligible, card.eligibility.reasons
     substitution = card.eligibility.substitution
     assert substitution is not None and substitution.model == MODELS[1] and substitution.completed == 3
@@ -219,5 +219,5 @@ def test_mt_eval_gateway_serves_until_interrupted_and_prints_the_log_digest(tmp_
         _out, err = process.communicate(timeout=20)
     assert process.returncode == 0
     digest = hashlib.sha256(log.read_bytes()).hexdigest()
-    assert f"1 requests (0 refused)" in err and digest in err
+    assert "1 requests (0 refused)" in err and digest in err
     assert main(["gateway", "--policy", str(policy), "--check"]) == 0

@@ -13,12 +13,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from sandbox_support import actions, needs_sandbox, probe_plugin, run_card, small_corpus
 
 from mt_eval.cli import main
 from mt_eval.loader import read_plugin
 from mt_eval.sandbox import find_tool, plugin_sandbox
 from mt_eval.validate import validate_plugin
+from sandbox_support import actions, needs_sandbox, probe_plugin, run_card, small_corpus
 
 pytestmark = needs_sandbox
 RUNTIMES = ["python", "node"]
@@ -125,8 +125,9 @@ def test_a_plugin_whose_import_writes_a_file_is_validated_without_the_file_appea
             (plugin / "pipeline.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n" + code)
         else:
             code = (plugin / "translate.js").read_text()
-            (plugin / "translate.js").write_text(code.replace(
-                "import net from 'node:net';\n", f"import net from 'node:net';\nwriteFileSync({json.dumps(str(marker))}, 'x');\n"))
+            write = f"writeFileSync({json.dumps(str(marker))}, 'x');\n"
+            (plugin / "translate.js").write_text(code.replace("import net from 'node:net';\n",
+                                                              "import net from 'node:net';\n" + write))
         return plugin
 
     in_tmp = tmp_path / f"import-wrote-{runtime}.txt"  # /tmp inside the sandbox is its own
