@@ -39,7 +39,8 @@ PLUGINS = {"python": ROOT / "examples" / "lexicon-eng-spa", "node": ROOT / "exam
 UPSTREAM = r"""
 import asyncio, sys
 from aiohttp import web
-ANSWER = b'{"choices":[{"message":{"role":"assistant","content":"Hola."}}],"usage":{"prompt_tokens":9,"completion_tokens":2}}'
+ANSWER = (b'{"choices":[{"message":{"role":"assistant","content":"Hola."}}],'
+          b'"usage":{"prompt_tokens":9,"completion_tokens":2}}')
 DELAY = float(sys.argv[1]) / 1000
 async def chat(request):
     await request.read()
