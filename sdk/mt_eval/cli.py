@@ -31,7 +31,7 @@ examples:
   mt-eval bridge check -- ./my-guest --flag     prove a guest program speaks the bridge protocol
   mt-eval schemas --check bridge/schemas        fail if the JSON Schemas drifted from the code
   mt-eval locales --config examples/champollion-project   translate a champollion project's locales
-  mt-eval gateway --policy gateway-policy.json  the LLM gateway an A1 method reaches its models through
+  mt-eval gateway --policy examples/coached-llm-eng-spa/gateway-policy.json   the LLM gateway (A1 methods)
 
 Run `mt-eval COMMAND --help` for a command's options.
 """

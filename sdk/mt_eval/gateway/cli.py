@@ -10,11 +10,12 @@ from pathlib import Path
 
 EPILOG = """\
 examples:
-  mt-eval gateway --policy gateway-policy.json
-  mt-eval gateway --policy gateway-policy.json --listen 127.0.0.1:8787 --log runs/gateway.jsonl
-  mt-eval gateway --policy gateway-policy.json --check
-  mt-eval run --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json \\
-      --sandbox --gateway-policy gateway-policy.json   # a sandboxed A1 run starts its own gateway
+  mt-eval gateway --policy examples/coached-llm-eng-spa/gateway-policy.json --check
+  mt-eval gateway --policy examples/coached-llm-eng-spa/gateway-policy.json
+  mt-eval gateway --policy examples/coached-llm-eng-spa/gateway-policy.json --listen 127.0.0.1:8787 \\
+      --log runs/gateway.jsonl
+  mt-eval run --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json --sandbox \\
+      --gateway-policy examples/coached-llm-eng-spa/gateway-policy.json  # a sandboxed A1 run starts its own
 
 A policy file:
   {"base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY",

@@ -33,7 +33,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                   "  mt-eval run --champollion-config app/champollion.config.json --pair en:es --corpus dev.json\n"
                   "  mt-eval run --demo --sandbox --out runs/demo-sandboxed --force\n"
                   "  mt-eval run --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json "
-                  "--official --gateway-policy gateway-policy.json")
+                  "--official --gateway-policy examples/coached-llm-eng-spa/gateway-policy.json")
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
     what.add_argument("--corpus", metavar="FILE", help="corpus: upstream JSON, JSON list, .jsonl or .tsv")
