@@ -93,3 +93,4 @@ def benchmarks(session: nox.Session) -> None:
     session.run("python", "benchmarks/adapter.py")
     session.run("python", "benchmarks/leaderboard.py")
     session.run("python", "benchmarks/sandbox.py", *session.posargs)
+    session.run("python", "benchmarks/decisions.py")
