@@ -35,7 +35,10 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                   "  mt-eval run --method my-method --corpus dev.tsv --ids 1..50 --out runs/first50\n"
                   "  mt-eval run --method my-method --source-file devtest.eng_Latn --reference-file devtest.spa_Latn "
                   "--pair 'eng>spa'\n"
-                  "  mt-eval run --champollion-config app/champollion.config.json --pair en:es --corpus dev.json")
+                  "  mt-eval run --champollion-config app/champollion.config.json --pair en:es --corpus dev.json\n"
+                  "  mt-eval run --demo --sandbox --out runs/demo-sandboxed --force\n"
+                  "  mt-eval run --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json "
+                  "--official --gateway-policy examples/coached-llm-eng-spa/gateway-policy.json")
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
     what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")
@@ -57,6 +60,21 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     how.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
     add_model_arguments(run.add_argument_group("passed to the method (RunConfig)"))
+    fair = run.add_argument_group("fair by construction (see the README)")
+    fair.add_argument("--sandbox", action="store_true",
+                      help="run the method as a bridge guest in the sandbox (bubblewrap): no network but what its "
+                           "class allows, its plugin read-only, a private /tmp; fails if this host cannot isolate")
+    fair.add_argument("--official", action="store_true",
+                      help="a run meant for publishing: always sandboxed, refused if the static scan finds an "
+                           "undeclared dependency; an A1 method needs --gateway-policy with a second model")
+    fair.add_argument("--sandbox-ro", action="append", default=[], metavar="PATH",
+                      help="also expose PATH read-only in the sandbox, e.g. a mirrored artifact (repeatable; "
+                           "recorded in the card)")
+    fair.add_argument("--gateway-policy", metavar="FILE",
+                      help="serve the LLM gateway for this run with this policy (allowlisted pinned models, token "
+                           "budget); the method gets its URL as base_url and --model must be allowlisted")
+    fair.add_argument("--substitution-sample", type=int, default=5, metavar="N",
+                      help="entries an A1 run replays with the policy's second model (default 5)")
     run.add_argument("--extension", action="append", default=[], metavar="MODULE",
                      help="enable an extension module implementing mt-eval hooks (repeatable)")
     run.add_argument("--quiet", action="store_true", help="no progress output")

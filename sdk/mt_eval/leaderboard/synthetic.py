@@ -103,6 +103,8 @@ class CardFactory:
                                     hot_p95_s=hot_p95_s),
             usage=rc.UsageTotals(prompt_tokens=0, completion_tokens=0), errors=0, results=results)
         data: dict[str, Any] = msgspec.to_builtins(card)
+        for key in ("static_scan", "sandbox", "gateway", "eligibility"):  # absent unless given, as on an older card
+            data.pop(key, None)
         data.update(extra or {})
         data["content_sha256"] = canonical_sha256(data)
         return data
