@@ -60,7 +60,7 @@ async def test_a_guest_that_exits_mid_batch_is_restarted_and_only_the_culprit_fa
     if guest.runtime == "node":  # type: ignore[attr-defined]  # process.exit ends the guest; it is restarted
         assert "exited with code 3" in results[2]["error"] and "exiting on purpose" in results[2]["error"]
     else:  # mt-eval serve catches sys.exit: the guest goes on, the call fails as a raise does
-        assert results[2]["error"] == ("the method called sys.exit(3) (pipeline.py:25): a method must not end the "
+        assert results[2]["error"] == ("the method called sys.exit(3) (pipeline.py:30): a method must not end the "
                                        "process; raise an exception instead")
     # more culprits later in the run: the guest did work before each crash, so no crash-loop budget is spent
     # and the run never degrades into errors

@@ -319,7 +319,7 @@ def test_sys_exit_inside_translate_fails_its_entry_with_one_line_naming_the_file
     sources = [*SOURCES[:4], "!exit", *SOURCES[4:]]
     code, card, err = run(tmp_path, MISBEHAVING, sources, "--retries", "0")
     assert code == 3 and card is not None
-    assert card.results[4].error == ("the method called sys.exit(3) (pipeline.py:25): a method must not end the "
+    assert card.results[4].error == ("the method called sys.exit(3) (pipeline.py:30): a method must not end the "
                                      "process; raise an exception instead")
     assert predictions(card) == expected(sources, 4)
     assert "Traceback" not in err

@@ -10,6 +10,9 @@ import {
   request,
 } from './protocol.js';
 
+// The requests that carry a method's work (and say whether a guest is doing any).
+const BATCHED = new Set(['translate', 'decide']);
+
 const LOG_LEVELS = { debug: 'debug', info: 'info', warning: 'warn', warn: 'warn', error: 'error' };
 
 /** A short description of a stdout line for the log. */
@@ -44,7 +47,7 @@ export class Connection {
     this.closing = false;
     this.deathError = null;
     this.stopReason = null;
-    this.completed = 0; // translate requests answered: a guest that did work is not crash-looping
+    this.completed = 0; // translate and decide requests answered: a guest that did work is not crash-looping
     this.onDeath = onDeath;
     this.process = new GuestProcess(command, {
       cwd,
@@ -77,7 +80,7 @@ export class Connection {
       throw new BridgeError(this.deathError.code, this.deathError.message, { ...this.deathError.data, unsent: true });
     }
     const result = await this.#request(method, params, { timeoutMs, hardTimeoutMs, cancelOnTimeout });
-    if (method === 'translate') this.completed++;
+    if (BATCHED.has(method)) this.completed++;
     return result;
   }
 
@@ -94,10 +97,10 @@ export class Connection {
     if (this.cancelling.size === 0) for (const wake of this.#settledWaiters.splice(0)) wake();
   }
 
-  /** Translate requests in flight. */
+  /** Translate and decide requests in flight. */
   get inFlight() {
     let count = 0;
-    for (const pending of this.pending.values()) if (pending.method === 'translate') count++;
+    for (const pending of this.pending.values()) if (BATCHED.has(pending.method)) count++;
     return count;
   }
 

@@ -9,7 +9,16 @@ import { readFileSync } from 'node:fs';
 
 import { Connection } from './connection.js';
 import { BridgeError, DEFAULT_MAX_LINE_BYTES, ErrorCode, PROTOCOL_VERSION, encode, isPlainObject, request } from './protocol.js';
+import { methodView } from './gold.js';
+import { DEFAULT_TOLERANCE, decisionError, matchDecisions, rowsProblem } from './decisions.js';
 import { describe, errorResult, matchResults } from './results.js';
+
+// The requests that carry a batch: the params key of the batch, how a failed item looks, and how results
+// come back (checked and in item order).
+const BATCHED = {
+  translate: { key: 'entries', fail: errorResult, match: matchResults },
+  decide: { key: 'rows', fail: decisionError, match: matchDecisions },
+};
 
 const HOST_VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -59,11 +68,21 @@ function completeOptions(options) {
       windowMs: positive('restartBudget.windowMs', budget.windowMs, 60_000),
     },
     batchSize: positive('batchSize', options.batchSize, Infinity),
+    tolerance: positive('tolerance', options.tolerance, DEFAULT_TOLERANCE),
     closeStepMs: positive('closeStepMs', options.closeStepMs, 2_000),
     cancelGraceMs: positive('cancelGraceMs', options.cancelGraceMs, 2_000),
     config: options.config ?? null,
+    goldFields: fieldNames('goldFields', options.goldFields),
     logger: completeLogger(options.logger),
   };
+}
+
+function fieldNames(name, value) {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || !value.every((field) => typeof field === 'string' && field !== '')) {
+    throw new TypeError(`options.${name} must be a list of entry field names, got ${describe(value)}`);
+  }
+  return [...value];
 }
 
 /** The capabilities a guest declared, with the protocol's defaults for what it left out. */
@@ -329,17 +348,39 @@ export class Guest {
     if (!isPlainObject(runConfig)) {
       throw new TypeError('translate needs a RunConfig: pass config, or options.config to startGuest');
     }
-    const batches = this.#batches(entries, runConfig);
-    const parts = await Promise.all(batches.map((batch) => this.#runBatch(batch, runConfig)));
+    // The guest never receives the gold: reference, references and options.goldFields (lib/gold.js).
+    return this.#request('translate', methodView(entries, this.#options.goldFields), runConfig);
+  }
+
+  /**
+   * Decide rows: one checked result per row, in row order (every question answered with a probability per
+   * option, or failed with the reason). Batched and failing like translate().
+   */
+  async decide(rows, config) {
+    if (this.#closing) throw new Error('the guest is closed');
+    const problem = rowsProblem(rows);
+    if (problem) throw new TypeError(problem);
+    const decisionConfig = config ?? this.#options.config ?? {};
+    if (!isPlainObject(decisionConfig)) throw new TypeError(`decide needs a config object, got ${describe(decisionConfig)}`);
+    if (!(this.info?.implements ?? ['translate']).includes('decide')) {
+      const message = `the guest does not implement decide (it implements ${(this.info?.implements ?? ['translate']).join(', ')})`;
+      return rows.map((row) => decisionError(row.id, message));
+    }
+    return this.#request('decide', rows, decisionConfig);
+  }
+
+  async #request(kind, items, config) {
+    const batches = this.#batches(kind, items, config);
+    const parts = await Promise.all(batches.map((batch) => this.#runBatch(kind, batch, config)));
     return parts.flat();
   }
 
-  // Consecutive slices of entries, each small enough for one request line.
-  #batches(entries, config) {
+  // Consecutive slices of items, each small enough for one request line.
+  #batches(kind, entries, config) {
     const cap = this.capabilities.max_batch ?? Infinity;
     const size = Math.min(cap, this.#options.batchSize);
     const limit = this.#options.maxLineBytes;
-    const overhead = Buffer.byteLength(encode(request(Number.MAX_SAFE_INTEGER, 'translate', { entries: [], config })));
+    const overhead = Buffer.byteLength(encode(request(Number.MAX_SAFE_INTEGER, kind, { [BATCHED[kind].key]: [], config })));
     const batches = [];
     let current = { entries: [], bytes: overhead };
     const flush = () => {
@@ -361,14 +402,16 @@ export class Guest {
     return batches;
   }
 
-  async #runBatch(batch, config, { alone = false, tries = 3 } = {}) {
-    const fail = (message) => batch.entries.map((entry) => errorResult(entry.id, message));
+  async #runBatch(kind, batch, config, { alone = false, tries = 3 } = {}) {
+    const { fail: failed, match } = BATCHED[kind];
+    const fail = (message) => batch.entries.map((entry) => failed(entry.id, message));
     if (batch.error) return fail(batch.error);
-    const send = () => this.#send(batch, config);
+    const send = () => this.#send(kind, batch, config);
     const { result, error } = await (alone ? this.#gate.alone(send) : this.#gate.shared(send));
-    if (error?.data?.unsent && tries > 1) return this.#runBatch(batch, config, { alone, tries: tries - 1 });
+    if (error?.data?.unsent && tries > 1) return this.#runBatch(kind, batch, config, { alone, tries: tries - 1 });
     if (error === undefined) {
-      return matchResults(batch.entries, result.results, {
+      return match(batch.entries, result.results, {
+        tolerance: this.#options.tolerance,
         onUnknown: (raw) => this.#options.logger.warn(`dropped a guest result with an unknown id: ${describe(raw?.id ?? raw)}`),
       });
     }
@@ -378,19 +421,19 @@ export class Guest {
       // The guest crashed, hung or was stopped with these entries in flight: send each alone to find
       // the one it fails on.
       const results = [];
-      for (const entry of batch.entries) results.push(...await this.#runBatch({ entries: [entry] }, config, { alone: true }));
+      for (const entry of batch.entries) results.push(...await this.#runBatch(kind, { entries: [entry] }, config, { alone: true }));
       return results;
     }
     if (batch.entries.length > 1 && error.code !== ErrorCode.CANCELLED) {
       const middle = Math.floor(batch.entries.length / 2);
-      return [...await this.#runBatch({ entries: batch.entries.slice(0, middle) }, config, { alone }),
-        ...await this.#runBatch({ entries: batch.entries.slice(middle) }, config, { alone })];
+      return [...await this.#runBatch(kind, { entries: batch.entries.slice(0, middle) }, config, { alone }),
+        ...await this.#runBatch(kind, { entries: batch.entries.slice(middle) }, config, { alone })];
     }
     return fail(failureText(error));
   }
 
   // One request for a batch: {result} with a results list, or {error}.
-  async #send(batch, config) {
+  async #send(kind, batch, config) {
     await this.#slots.acquire();
     try {
       if (this.#closing) return { error: new Error('the guest was closed before this request was sent') };
@@ -403,14 +446,14 @@ export class Guest {
       const { hardTimeoutMs } = this.#options;
       let result;
       try {
-        result = await connection.request('translate', { entries: batch.entries, config }, {
+        result = await connection.request(kind, { [BATCHED[kind].key]: batch.entries, config }, {
           timeoutMs: this.#timeoutMs(config, batch.entries.length), hardTimeoutMs, cancelOnTimeout: this.capabilities.cancel,
         });
       } catch (error) {
         return { error };
       }
       if (!isPlainObject(result) || !Array.isArray(result.results)) {
-        return { error: new Error(`the guest answered translate without a "results" list (got ${describe(result?.results)})`) };
+        return { error: new Error(`the guest answered ${kind} without a "results" list (got ${describe(result?.results)})`) };
       }
       return { result };
     } finally {

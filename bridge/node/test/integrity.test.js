@@ -60,7 +60,7 @@ for (const runtime of ['node', 'python']) {
         const results = await guest.translate(entries(...sources));
         assert.deepEqual(results.map((r) => r.predicted), expected(sources, [2]));
         if (runtime === 'node') assert.match(results[2].error, /exited with code 3[\s\S]*exiting on purpose/);
-        else assert.match(results[2].error, /called sys\.exit\(3\) \(pipeline\.py:25\)/);
+        else assert.match(results[2].error, /called sys\.exit\(3\) \(pipeline\.py:30\)/);
       }
       if (runtime === 'node') assert.ok(guest.restarts >= 4, `restarts: ${guest.restarts}`);
       await guest.close();
@@ -118,8 +118,8 @@ describe('loadMethodPlugin runs translate.js in this process', () => {
     assert.ok(Date.now() - began < 20_000, `took ${Date.now() - began} ms`);
     assert.equal(signal, 'SIGKILL', `exit ${code}`);
     assert.equal(stdout, '');
-    assert.match(stderr, /the method reverse \(.*reverse\) blocked the event loop for \d+\.\d s inside translate\(\)/);
-    assert.match(stderr, /Fix: make translate\(\) asynchronous/);
+    assert.match(stderr, /the method reverse \(.*reverse\) blocked the event loop for \d+\.\d s in a call of the method/);
+    assert.match(stderr, /Fix: make its translate\(\) or decide\(\) asynchronous/);
   });
 });
 

@@ -33,6 +33,7 @@ from mt_eval.child_process import ChildProcess, LazyTimer
 log = logging.getLogger("mt_eval.bridge")
 guest_log = logging.getLogger("mt_eval.bridge.guest")
 _LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+_BATCH_REQUESTS = frozenset({"translate", "decide"})  # the requests that carry a method's work
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class GuestConnection(ChildProcess):
                          grace_s=self.options.shutdown_grace_s)
         self.info: m.InitializeResult | None = None
         self.junk_lines = 0
-        self.completed = 0  # translate requests answered: a guest that did work is not crash-looping
+        self.completed = 0  # translate/decide requests answered: a guest that did work is not crash-looping
         self._ids = itertools.count(1)
         self._pending: dict[int | str, _Pending] = {}
         self._cancelling: dict[int | str, float] = {}  # cancelled request → when its answer is overdue
@@ -177,7 +178,7 @@ class GuestConnection(ChildProcess):
             raise
         finally:
             self._pending.pop(request_id, None)
-        if method == "translate":
+        if method in _BATCH_REQUESTS:
             self.completed += 1
         return result
 
@@ -233,7 +234,7 @@ class GuestConnection(ChildProcess):
             self._cancel(request_id)
 
     def _in_flight(self) -> int:
-        return sum(1 for p in self._pending.values() if not p.future.done() and p.method == "translate")
+        return sum(1 for p in self._pending.values() if not p.future.done() and p.method in _BATCH_REQUESTS)
 
     # ---- incoming ------------------------------------------------------------------------------
 

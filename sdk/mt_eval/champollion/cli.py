@@ -133,7 +133,7 @@ async def _open(method: PairMethod, opened: list[LoadedMethod]) -> Translate:
 
     where = f"pair {method.pair.key}: {method.method_id} ({method.directory})"
     try:
-        loaded = load_method(method.directory)
+        loaded = load_method(method.directory, needs="translate")
     except PluginLoadError as exc:
         raise MethodCannotStart(f"{where} cannot be loaded: {exc}") from None
     opened.append(loaded)

@@ -11,9 +11,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +29,7 @@ from mt_eval.records import RunConfig, TranslationResult
 
 
 class StartFailed(Exception):
-    """The method cannot start; the message has the reason, the guest's stderr and the fix."""
+    """The method cannot start (or go on); the message has the reason, the guest's stderr and the fix."""
 
 
 @dataclass
@@ -39,15 +41,27 @@ class Translated:
     moved_to_guest: str | None = None  # why the method was moved into its own process mid-run
 
 
+@dataclass(frozen=True)
+class Around:
+    """What else runs with the method: ``running(label)`` around it (a gateway, a sandbox's watch), and
+    ``finish(method)`` once every entry is done (a substitution replay)."""
+
+    running: Callable[[str], AbstractAsyncContextManager[Any]] | None = None
+    finish: Callable[[Any], Awaitable[None]] | None = None
+    can_move: bool = True  # whether a method that blocks the event loop may carry on in a guest
+
+
 def run_method(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig, settings: RunSettings,
                log: ResultsLog, on_result: Callable[[TranslationResult], None], *,
-               isolated: Callable[[], LoadedMethod], resume_hint: str) -> Translated:
+               isolated: Callable[[], LoadedMethod], resume_hint: str, around: Around | None = None) -> Translated:
     """Translate ``entries``; ``isolated()`` loads the same method in a guest process of its own."""
+    around = around or Around()
     watchdog_message = (f"mt-eval run: {loaded.method_id} blocked the event loop and could not be interrupted; "
                         f"finished entries are saved. Run it in its own process: {resume_hint} --isolate")
     outcome = Outcome()
     try:
-        anyio.run(_start_execute_close, loaded, entries, config, settings, log, on_result, outcome, watchdog_message)
+        anyio.run(_start_execute_close, loaded, entries, config, settings, log, on_result, outcome, around,
+                  watchdog_message)
         return Translated(outcome, loaded)
     except BaseException as error:
         blocked = find_blocked(error)
@@ -55,18 +69,31 @@ def run_method(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunC
             raise
     reason = (f"{loaded.method_id} blocked the event loop for {blocked.seconds:.1f} s inside translate() (a "
               "synchronous call in an async method: time.sleep, a blocking HTTP client, a long loop)")
-    print(f"mt-eval run: {reason}; carrying on with it in its own process, as with --isolate. Fix: await "
-          "asynchronous I/O in translate(), or run blocking code with `await asyncio.to_thread(...)`",
+    fix = "Fix: await asynchronous I/O in translate(), or run blocking code with `await asyncio.to_thread(...)`"
+    if not around.can_move:
+        raise StartFailed(f"{reason}; finished entries are saved. {fix}, or run it in its own process: "
+                          f"{resume_hint} --isolate")
+    print(f"mt-eval run: {reason}; carrying on with it in its own process, as with --isolate. {fix}",
           file=sys.stderr)
     guest = isolated()
     remaining = [entry for entry in entries if not log.holds(str(entry["id"]))]
-    anyio.run(_start_execute_close, guest, remaining, config, settings, log, on_result, outcome, watchdog_message)
+    anyio.run(_start_execute_close, guest, remaining, config, settings, log, on_result, outcome, around,
+              watchdog_message)
     return Translated(outcome, guest, moved_to_guest=reason)
 
 
 async def _start_execute_close(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig,
                                settings: RunSettings, log: ResultsLog, on_result: Any, outcome: Outcome,
-                               watchdog_message: str) -> None:
+                               around: Around, watchdog_message: str) -> None:
+    running = around.running(loaded.method_id) if around.running else contextlib.nullcontext()
+    async with running:
+        await _execute_and_close(loaded, entries, config, settings, log, on_result, outcome, around,
+                                 watchdog_message)
+
+
+async def _execute_and_close(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig,
+                             settings: RunSettings, log: ResultsLog, on_result: Any, outcome: Outcome,
+                             around: Around, watchdog_message: str) -> None:
     method = loaded.method
     try:
         start_s = await _start(loaded, config) if entries else 0.0
@@ -82,6 +109,8 @@ async def _start_execute_close(loaded: LoadedMethod, entries: list[dict[str, Any
                               outcome=outcome)
         if first_call is None and outcome.timing.first_call_s is not None:
             outcome.timing.first_call_s += start_s  # a guest's cold start is part of its first call
+        if around.finish is not None:
+            await around.finish(method)
     finally:
         close = getattr(method, "aclose", None)
         if close is not None:

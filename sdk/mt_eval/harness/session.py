@@ -9,26 +9,34 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
 from mt_eval import __version__
+from mt_eval.corpus.arguments import selection_from_args
+from mt_eval.corpus.describe import reading_facts
+from mt_eval.corpus.model import Corpus
+from mt_eval.corpus.reader import CorpusSpec
+from mt_eval.corpus.selection import Selection
+from mt_eval.gold import corpus_gold_fields, method_view
 from mt_eval.harness import outcome as oc
 from mt_eval.harness import runcard as rc
-from mt_eval.harness.corpus import Corpus, read_corpus
+from mt_eval.harness.commands import method_params
+from mt_eval.harness.corpus import card_results, read_run_corpus, settle_run_corpus, write_predictions
 from mt_eval.harness.execution import RunSettings
+from mt_eval.harness.fairness import FairnessError, FairRun, describe_outcome
+from mt_eval.harness.fairness import prepare as prepare_fairness
 from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.results_log import ResultsLog, read_results, repair
-from mt_eval.harness.running import StartFailed, run_method
+from mt_eval.harness.run_directory import RunError, differences, hold_run_directory, open_run_directory, write_json
+from mt_eval.harness.running import Around, StartFailed, run_method
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
-from mt_eval.locks import RunDirectoryLock
 from mt_eval.records import RunConfig, TranslationResult
 
 
@@ -44,13 +52,12 @@ class RunState(msgspec.Struct, kw_only=True):
     config: dict[str, Any]
     settings: dict[str, Any]
     limit: int | None = None
+    selection: dict[str, Any] | None = None  # --ids and --segment as given
+    reading: dict[str, Any] | None = None  # --columns and --accept-doubt as given
+    fairness: dict[str, Any] | None = None
     sessions: int = 1
     first_call_s: float | None = None
     load_s: float = 0.0
-
-
-class RunError(Exception):
-    """A run cannot start or continue; the message says why and how to fix it."""
 
 
 def now() -> str:
@@ -78,57 +85,98 @@ def run_evaluation(args: argparse.Namespace) -> RunReport:
     except ValueError as exc:
         raise RunError(str(exc)) from None
     try:
-        corpus = read_corpus(args.corpus)
+        spec, corpus = read_run_corpus(args)
     except RecursionError:
         raise RunError(f"{args.corpus}: arrays or objects nested too deeply to read; a corpus is a list of flat "
                        "entries") from None
-    if args.limit is not None:
-        corpus.entries = corpus.entries[: max(0, args.limit)]
+    try:
+        gold = corpus_gold_fields(corpus.dataset)
+    except ValueError as exc:
+        raise RunError(f"{corpus.path}: {exc}") from exc
     manager = make_plugin_manager()
     for extension in args.extension:
         enable_extension(manager, extension)
+    try:
+        fair = prepare_fairness(args)
+    except FairnessError as exc:
+        raise RunError(str(exc)) from exc
     started = time.perf_counter()
-    loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate)
-    load_s = time.perf_counter() - started
-    card = _method_card(loaded, args.method_card)
-    config = _run_config(args, corpus, loaded)
-    settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
-                           retries=args.retries, retry_budget=args.retry_budget)
-    out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
-    lock = RunDirectoryLock(out, command=_command_line())
-    wait_s = getattr(args, "wait", None)
-    with lock.acquire(wait_s=wait_s, on_wait=lambda busy: print(f"mt-eval run: {busy}; waiting for it (--wait)",
-                                                                 file=sys.stderr)):
-        return _run_locked(args, out, loaded, card, corpus, config, settings, load_s, manager, max_errors)
+    try:
+        loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate, needs="translate",
+                             sandbox=fair.sandbox)
+        load_s = time.perf_counter() - started
+        card = _method_card(loaded, args.method_card)
+        config = fair.adjust_config(_run_config(args, corpus, loaded))
+        selection = settle_run_corpus(args, spec, corpus, config.pair)
+        settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
+                               retries=args.retries, retry_budget=args.retry_budget)
+        out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
+        lock = hold_run_directory(out, command=_command_line(), wait_s=getattr(args, "wait", None), prog="mt-eval run")
+    except BaseException:
+        fair.close_unused()
+        raise
+    with lock:
+        try:
+            state = _open_run_directory(out, args, loaded, spec, corpus, config, settings, load_s, fair.state())
+        except BaseException:
+            fair.close_unused()
+            raise
+        fair.out = out
+        run = _Run(args, out, state, loaded, card, corpus, selection, config, settings, manager, fair, gold)
+        return _run_locked(run, max_errors)
 
 
-def _run_locked(args: argparse.Namespace, out: Path, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus,
-                config: RunConfig, settings: RunSettings, load_s: float, manager: Any, max_errors: oc.MaxErrors
-                ) -> RunReport:
-    state = _open_run_directory(out, args, loaded, corpus, config, settings, load_s)
+class _Run(NamedTuple):
+    """Everything settled before translating starts."""
+
+    args: argparse.Namespace
+    out: Path
+    state: RunState
+    loaded: LoadedMethod
+    card: dict[str, Any]
+    corpus: Corpus
+    selection: Selection
+    config: RunConfig
+    settings: RunSettings
+    manager: Any
+    fair: FairRun
+    gold: Any
+
+
+def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
+    args, out, state, loaded, config, manager, fair = run.args, run.out, run.state, run.loaded, run.config, \
+        run.manager, run.fair
+    entries = run.selection.entries
     log_path = out / "results.jsonl"
     for note in repair(log_path):
         print(f"mt-eval run: {note}", file=sys.stderr)
     done = read_results(log_path)
-    remaining = [e for e in corpus.entries if e["id"] not in done]
-    progress = RunProgress(len(corpus.entries), len(done), label=loaded.method_id, quiet=args.quiet)
+    remaining = method_view((e for e in entries if e["id"] not in done), run.gold)
+    progress = RunProgress(len(entries), len(done), label=loaded.method_id, quiet=args.quiet)
     log = ResultsLog(log_path, known=set(done))
 
     def on_result(result: TranslationResult) -> None:
         progress.advance(result.error is not None)
         manager.hook.entry_completed(run_id=state.run_id, result=result)
 
+    sample_from = method_view(entries, run.gold)
+
+    async def replay(method: Any) -> None:
+        await fair.replay_with_substitute(method, sample_from, config, config.seed)
+
+    around = Around(running=fair.running, finish=replay, can_move=fair.policy is None and fair.sandbox is None)
     manager.hook.run_started(run_id=state.run_id, method_id=loaded.method_id, config=config)
     try:
-        ran = run_method(loaded, remaining, config, settings, log, on_result,
-                         isolated=lambda: load_method(args.method, plugin_manager=manager, isolate=True),
+        ran = run_method(loaded, remaining, config, run.settings, log, on_result, around=around,
+                         isolated=lambda: load_method(args.method, plugin_manager=manager, isolate=True,
+                                                      needs="translate"),
                          resume_hint=_command_line(drop=("--force", "--resume"), add=("--resume",)))
     except StartFailed as exc:
         raise RunError(str(exc)) from None
     except KeyboardInterrupt:
         progress.close()
         log.close()
-        _print_failures_so_far(log_path, len(corpus.entries))
+        _print_failures_so_far(log_path, len(entries))
         raise
     finally:
         log.close()
@@ -136,22 +184,23 @@ def _run_locked(args: argparse.Namespace, out: Path, loaded: LoadedMethod, card:
     outcome, loaded = ran.outcome, ran.loaded
     if state.first_call_s is None and outcome.timing.first_call_s is not None:
         state.first_call_s = outcome.timing.first_call_s
-        _write_json(out / "run.json", state)
+        write_json(out / "run.json", state)
     results = read_results(log_path)
-    ordered = [results[e["id"]] for e in corpus.entries if e["id"] in results]
+    ordered = [results[e["id"]] for e in entries if e["id"] in results]
     status = oc.status_of(ordered)
-    scores = _scores(corpus, ordered, args, manager) if status != "failed" else None
-    runtime: str = loaded.source.runtime if not (args.isolate or ran.moved_to_guest) else "python (isolated)"
+    scores = _scores(run.corpus, entries, ordered, args, manager) if status != "failed" else None
+    runtime = _runtime(loaded, args, fair)
     if ran.moved_to_guest:
-        runtime += ": it blocked the event loop in-process"
-    run_card = rc.seal(_build_card(state, loaded, card, corpus, config, settings, outcome.retries_used, scores,
-                                   ordered, args, status, runtime))
+        runtime = "python (isolated): it blocked the event loop in-process"
+    run_card = rc.seal(_build_card(state, loaded, run.card, run.corpus, run.selection, config, run.settings,
+                                   outcome.retries_used, scores, ordered, args, fair, status, runtime))
     card_path = out / "card.json"
-    _write_json(card_path, run_card)
+    write_json(card_path, run_card)
+    write_predictions(out / "predictions.txt", entries, results)
     manager.hook.run_finished(run_id=state.run_id, card=run_card)
     code = oc.exit_status(status, run_card.errors, len(ordered), max_errors)
     if not args.quiet:
-        _print_summary(run_card, sys.stderr)
+        _print_summary(run_card, out, sys.stderr)
     oc.print_failures(run_card.failures or [], run_card.errors, len(ordered), sys.stderr)
     if status != "complete":
         print(oc.verdict(status, code, run_card.errors, len(ordered), max_errors), file=sys.stderr)
@@ -209,66 +258,43 @@ def _run_config(args: argparse.Namespace, corpus: Corpus, loaded: LoadedMethod) 
         raise RunError(f"{loaded.method_id} supports {', '.join(supported)}, not {pair}; choose one with --pair "
                        "or use a corpus in a supported pair")
     source, _, target = pair.partition(">")
-    params: dict[str, Any] = {}
-    for item in args.param:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise RunError(f"--param {item!r}: write it as KEY=VALUE")
-        try:
-            params[key] = json.loads(value)
-        except ValueError:
-            params[key] = value
     fields = {"source_lang": source, "target_lang": target, "model": args.model, "base_url": args.base_url,
               "temperature": args.temperature, "max_tokens": args.max_tokens, "batch_size": args.batch_size,
-              "concurrency": args.concurrency, "timeout_s": args.timeout, "seed": args.seed, "params": params}
+              "concurrency": args.concurrency, "timeout_s": args.timeout, "seed": args.seed,
+              "params": method_params(args.param)}
     try:
         return msgspec.convert({k: v for k, v in fields.items() if v is not None}, RunConfig)
     except msgspec.ValidationError as exc:
         raise RunError(f"invalid run configuration: {exc}") from exc
 
 
-def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMethod, corpus: Corpus,
-                        config: RunConfig, settings: RunSettings, load_s: float) -> RunState:
-    state_path = out / "run.json"
+def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMethod, spec: CorpusSpec,
+                        corpus: Corpus, config: RunConfig, settings: RunSettings, load_s: float,
+                        fairness: dict[str, Any]) -> RunState:
     fresh = RunState(run_id=new_run_id(), started_at=now(), method_dir=str(loaded.directory.resolve()),
                      code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
                      corpus_sha256=corpus.sha256, config=msgspec.to_builtins(config),
-                     settings=msgspec.to_builtins(settings), limit=args.limit, load_s=round(load_s, 6))
-    if state_path.exists() and args.resume:
-        try:
-            state = msgspec.json.decode(state_path.read_bytes(), type=RunState)
-        except msgspec.DecodeError as exc:
-            raise RunError(f"{state_path} is damaged ({exc}); start over with --force") from exc
-        changed = [what for what, old, new in [
-            ("the method's code", state.code_sha256, fresh.code_sha256),
-            ("the corpus", state.corpus_sha256, fresh.corpus_sha256),
-            ("the run configuration", state.config, fresh.config),
-            ("the run settings", state.settings, fresh.settings),
-            ("--limit", state.limit, fresh.limit)] if old != new]
-        if changed:
-            raise RunError(f"cannot resume {out}: {', '.join(changed)} changed since the run started; "
-                           "resume with the same inputs, or start over with --force")
-        state.sessions += 1
-    elif (out / "results.jsonl").exists() and not args.force:
-        raise RunError(f"{out} holds an earlier run: continue it with --resume, start over with --force, "
-                       "or choose another --out")
-    else:
-        if args.resume:
-            print(f"mt-eval run: nothing to resume in {out}; starting a new run", file=sys.stderr)
-        if out.exists():
-            for name in ("results.jsonl", "card.json", "run.json"):
-                (out / name).unlink(missing_ok=True)
-        state = fresh
-    out.mkdir(parents=True, exist_ok=True)
-    _write_json(state_path, state)
-    return state
+                     settings=msgspec.to_builtins(settings), limit=args.limit,
+                     selection=selection_from_args(args).filters(), reading=spec.reading(), load_s=round(load_s, 6),
+                     fairness=fairness)
+
+    def changes(state: RunState, now: RunState) -> list[str]:
+        return differences([("the method's code", state.code_sha256, now.code_sha256),
+                            ("the corpus", state.corpus_sha256, now.corpus_sha256),
+                            ("the run configuration", state.config, now.config),
+                            ("the run settings", state.settings, now.settings), ("--limit", state.limit, now.limit),
+                            ("the selection (--ids, --segment)", state.selection, now.selection),
+                            ("how the corpus is read (--columns, --accept-doubt)", state.reading, now.reading),
+                            ("the sandbox, --official or the gateway policy", state.fairness, now.fairness)])
+
+    return open_run_directory(out, fresh, resume=args.resume, force=args.force, changes=changes, command="mt-eval run")
 
 
-def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Namespace, manager: Any
-            ) -> Scores | None:
-    if len(results) != len(corpus.entries) or not corpus.has_references or not results:
+def _scores(corpus: Corpus, entries: list[dict[str, Any]], results: list[TranslationResult],
+            args: argparse.Namespace, manager: Any) -> Scores | None:
+    if len(results) != len(entries) or not corpus.references or not results:
         return None
-    references = [e["reference"] for e in corpus.entries]
+    references = [e["reference"] for e in entries]
     hypotheses = [r.predicted if r.error is None and r.predicted is not None else "" for r in results]
     scores = score(hypotheses, [references], resamples=args.resamples, seed=args.seed)
     from mt_eval.plugins import registered_metrics
@@ -279,9 +305,10 @@ def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Nam
     return scores
 
 
-def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, config: RunConfig,
-                settings: RunSettings, retries_used: int, scores: Scores | None, results: list[TranslationResult],
-                args: argparse.Namespace, status: rc.Status, runtime: str) -> rc.RunCard:
+def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, selection: Selection,
+                config: RunConfig, settings: RunSettings, retries_used: int, scores: Scores | None,
+                results: list[TranslationResult], args: argparse.Namespace, fair: FairRun, status: rc.Status,
+                runtime: str) -> rc.RunCard:
     derivation = loaded.source.derivation
     commit, dirty = rc.git_state(loaded.directory)
     latencies = [r.latency_s for r in results]
@@ -299,11 +326,13 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
             guest_restarts=getattr(loaded.method, "restarts", None),
             champollion=getattr(args, "champollion_source", None)),
         corpus=rc.CorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
-                              entries=len(corpus.entries), pair=config.pair, license=corpus.license),
+                              entries=len(corpus.entries), pair=config.pair, license=corpus.license,
+                              reading=msgspec.convert(reading_facts(corpus), rc.CorpusReading)),
         covariates=rc.Covariates(model=config.model, temperature=config.temperature, max_tokens=config.max_tokens,
                                  seed=config.seed, batch_size=settings.batch_size, concurrency=settings.concurrency,
                                  timeout_s=settings.timeout_s, retries_per_entry=settings.retries,
-                                 retry_budget=settings.budget_for(len(corpus.entries)), retries_used=retries_used),
+                                 retry_budget=settings.budget_for(len(selection.entries)),
+                                 retries_used=retries_used),
         environment=rc.environment(),
         metrics=scores,
         latency=rc.latency_facts(state.first_call_s, state.load_s, latencies, settings.warmup_entries),
@@ -312,15 +341,10 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
         errors=sum(r.error is not None for r in results),
         status=status,
         failures=oc.failures_of(results),
-        results=results,
+        results=card_results(corpus, results),
+        selection=None if selection.facts is None else msgspec.convert(selection.facts, rc.SelectionFacts),
+        **fair.card_fields(results, complete=len(results) == len(selection.entries)),
     )
-
-
-def _write_json(path: Path, value: Any) -> None:
-    """Write atomically: a crash never leaves a half-written file."""
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_bytes(msgspec.json.format(msgspec.json.encode(value), indent=2) + b"\n")
-    temporary.replace(path)
 
 
 def _slug(text: str) -> str:
@@ -329,8 +353,17 @@ def _slug(text: str) -> str:
     return kebab_case(text) or "corpus"
 
 
-def _print_summary(card: rc.RunCard, stream: Any) -> None:
-    head = (f"{card.method.method_id} on {card.corpus.name} ({card.corpus.pair}): {card.corpus.entries} entries, "
+def _runtime(loaded: LoadedMethod, args: argparse.Namespace, fair: FairRun) -> str:
+    if fair.sandbox is not None:
+        return f"{loaded.source.runtime} (sandboxed: {fair.sandbox.tool.name})"
+    return "python (isolated)" if args.isolate else loaded.source.runtime
+
+
+def _print_summary(card: rc.RunCard, out: Path, stream: Any) -> None:
+    entries = f"{card.corpus.entries} entries"
+    if card.selection is not None:
+        entries = f"{card.selection.entries_selected} of {card.corpus.entries} entries (a selection)"
+    head = (f"{card.method.method_id} on {card.corpus.name} ({card.corpus.pair}): {entries}, "
             f"{card.errors} error{'s' if card.errors != 1 else ''}")
     lines = [head]
     if card.status == "failed":
@@ -341,8 +374,12 @@ def _print_summary(card: rc.RunCard, stream: Any) -> None:
             ci = f" [{m.ci_low:.2f}, {m.ci_high:.2f}]" if m.ci_low is not None and m.ci_high is not None else ""
             parts.append(f"{m.name} {m.score:.2f}{ci}")
         lines.append("  " + "   ".join(parts))
+    elif card.corpus.reading is not None and not card.corpus.reading.references:
+        lines.append(f"  not scored: the corpus has no references (translation only); the predictions are in "
+                     f"{out / 'predictions.txt'}")
     else:
-        lines.append("  not scored: the corpus has no reference for every entry")
+        lines.append("  not scored: not every entry has a result")
+    lines += describe_outcome(card.eligibility, card.sandbox)
     lat = card.latency
     if lat.cold_s is not None and lat.hot_p50_s is not None and lat.hot_p95_s is not None:
         lines.append(f"  latency: cold {lat.cold_s:.3f} s; hot p50 {lat.hot_p50_s * 1000:.1f} ms, "

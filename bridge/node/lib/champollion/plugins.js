@@ -5,18 +5,20 @@
 // method_id or directory name. An unknown or ambiguous name is an error listing the plugins found.
 // loadMethodPlugin runs the plugin's translate.js in this process when it has one, otherwise its Python
 // entry through the bridge (`mt-eval serve DIR`), or its declared bridge command. In this process, a call
-// gets the RunConfig's timeout_s per entry and one that throws or times out is split until the entries
-// it fails on are found; a translate.js that blocks the event loop for longer than a batch may take ends
-// the process with a message (nothing else can stop it). A plugin that cannot start (its translate.js
-// does not load, its guest does not answer initialize) fails at start(), and every later call, at once.
+// gets the config's timeout_s per item and one that throws or times out is split until the items it fails
+// on are found; a translate.js that blocks the event loop for longer than a batch may take ends the
+// process with a message (nothing else can stop it). A plugin that cannot start (its translate.js does not
+// load, its guest does not answer initialize) fails at start(), and every later call, at once.
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 
-import { translateIsolating } from '../calls.js';
-import { loadMethod, resolveMethod } from '../guest.js';
+import { callIsolating } from '../calls.js';
+import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
+import { methodView } from '../gold.js';
 import { startGuest } from '../host.js';
 import { kebabCase, readMethodManifest } from '../manifest.js';
-import { completeRunConfig } from '../results.js';
+import { loadMethod, resolveMethod } from '../method-module.js';
+import { completeDecisionConfig, completeRunConfig, errorResult, matchResults } from '../results.js';
 import { LoopWatchdog } from '../watchdog.js';
 import { byCodeUnits } from './json.js';
 
@@ -98,11 +100,15 @@ function bridgeCommand(manifest, options) {
   return { command, cwd: manifest.directory };
 }
 
+const isTimed = (result) => result === null || typeof result !== 'object' || result.latency_s !== undefined;
+
 /**
  * Load a method plugin by name (under <baseDir>/.champollion/methods) or path. Nothing runs until the
  * first translate(): then translate.js is imported, or the guest process started.
- * options: baseDir, config (the RunConfig translate() uses when given none, e.g. resolvePair(...).runConfig),
- * mtEval (the command serving Python plugins), guest (startGuest options), logger, watchdog (false: do
+ * options: baseDir, config (the RunConfig translate() and decide() use when given none, e.g.
+ * resolvePair(...).runConfig), mtEval (the command serving Python plugins), guest (startGuest options),
+ * tolerance (for decide()'s probability sums), logger, goldFields (entry fields translate() must not hand
+ * the method besides reference and references: they are removed, as lib/gold.js says), watchdog (false: do
  * not end the process when an in-process translate.js blocks the event loop).
  */
 export async function loadMethodPlugin(nameOrPath, options = {}) {
@@ -122,27 +128,65 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     }
     if (!guest) {
       const { command, cwd } = bridgeCommand(manifest, options);
-      guest = startGuest(command, { logger: options.logger, ...options.guest, cwd, config });
+      guest = startGuest(command, {
+        logger: options.logger, tolerance: options.tolerance, goldFields: options.goldFields, ...options.guest, cwd, config,
+      });
       guest.catch(() => {}); // kept: a guest that did not start is not started again
     }
     await guest;
   };
 
-  const runBatch = async (entries, config) => {
-    if (manifest.runtime !== 'node') return (await guest).translate(entries, config);
+  // translate(entries) or decide(rows): one call of the method, in this process or through its guest.
+  const KINDS = {
+    translate: { fail: errorResult, match: matchResults },
+    decide: { fail: decisionError, match: (rows, results, opts) => matchDecisions(rows, results, { ...opts, tolerance: options.tolerance }) },
+  };
+  const runBatch = async (kind, items, config) => {
+    if (manifest.runtime !== 'node') return (await guest)[kind](items, config);
     const method = await inProcess;
+    const { fail, match } = KINDS[kind];
     if (options.watchdog !== false) {
       watchdog ??= new LoopWatchdog(`mt-eval-bridge: the method ${manifest.methodId} (${directory}) blocked the `
-        + 'event loop for {seconds} s inside translate(): a synchronous loop or call in an async function. '
-        + 'Nothing else could stop it, so the process ends; what was saved stays saved. Fix: make translate() '
-        + 'asynchronous (await its I/O; move long computations to a worker thread).');
+        + 'event loop for {seconds} s in a call of the method: a synchronous loop or call in an async function. '
+        + 'Nothing else could stop it, so the process ends; what was saved stays saved. Fix: make its translate() '
+        + 'or decide() asynchronous (await its I/O; move long computations to a worker thread).');
     }
-    const disarm = watchdog?.arm(config.timeout_s * 1000 * Math.max(entries.length, config.batch_size));
+    const disarm = watchdog?.arm(config.timeout_s * 1000 * Math.max(items.length, config.batch_size));
     try {
-      return await translateIsolating(method, entries, config, config.timeout_s);
+      // translate() never hands the method the gold (lib/gold.js); decision rows go as they are.
+      const hand = (batch) => (kind === 'translate' ? methodView(batch, options.goldFields) : batch.map((item) => ({ ...item })));
+      return await callIsolating((batch, { signal }) => method[kind](hand(batch), config, { signal }), items, {
+        timeoutS: config.timeout_s,
+        unit: kind === 'decide' ? 'row' : 'entry',
+        fail,
+        match: (batch, results, seconds) => {
+          // A decision without its own latency gets its share of the call's time, as the guests give it.
+          const share = seconds / Math.max(1, batch.length);
+          const timed = kind === 'decide' ? results.map((r) => (isTimed(r) ? r : { ...r, latency_s: share })) : results;
+          return match(batch, timed, { source: 'the method' });
+        },
+      });
     } finally {
       disarm?.();
     }
+  };
+
+  // Batches of config.batch_size, config.concurrency at once; results in item order.
+  const runAll = async (kind, items, config) => {
+    await start(config);
+    const size = config.batch_size;
+    const batches = [];
+    for (let i = 0; i < items.length; i += size) batches.push(items.slice(i, i + size));
+    const out = new Array(batches.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < batches.length) {
+        const index = next++;
+        out[index] = await runBatch(kind, batches[index], config);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(config.concurrency, batches.length) }, worker));
+    return out.flat();
   };
 
   return {
@@ -151,25 +195,24 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     directory,
     runtime: manifest.runtime,
     manifest,
+    implements: manifest.implements,
     /** One full result per entry, in entry order; batches of config.batch_size, config.concurrency at once. */
     async translate(entries, config = options.config) {
       if (closed) throw new Error('the method plugin is closed');
+      if (!manifest.implements.includes('translate')) throw new TypeError(`${manifest.name} does not translate (it implements ${manifest.implements.join(', ')})`);
       const runConfig = completeRunConfig(config);
       if (typeof runConfig === 'string') throw new TypeError(runConfig);
-      await start(runConfig);
-      const size = runConfig.batch_size;
-      const batches = [];
-      for (let i = 0; i < entries.length; i += size) batches.push(entries.slice(i, i + size));
-      const out = new Array(batches.length);
-      let next = 0;
-      const worker = async () => {
-        while (next < batches.length) {
-          const index = next++;
-          out[index] = await runBatch(batches[index], runConfig);
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(runConfig.concurrency, batches.length) }, worker));
-      return out.flat();
+      return runAll('translate', entries, runConfig);
+    },
+    /** One checked decision per row, in row order (options.tolerance for the probability sums). */
+    async decide(rows, config = options.config ?? {}) {
+      if (closed) throw new Error('the method plugin is closed');
+      if (!manifest.implements.includes('decide')) throw new TypeError(`${manifest.name} does not decide (it implements ${manifest.implements.join(', ')})`);
+      const problem = rowsProblem(rows);
+      if (problem) throw new TypeError(problem);
+      const decisionConfig = completeDecisionConfig(config);
+      if (typeof decisionConfig === 'string') throw new TypeError(decisionConfig);
+      return runAll('decide', rows, decisionConfig);
     },
     /**
      * Load translate.js, or start the guest, now: rejects (MethodLoadError, GuestStartError) with the
