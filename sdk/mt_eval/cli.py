@@ -28,6 +28,7 @@ examples:
   mt-eval bridge check -- ./my-guest --flag     prove a guest program speaks the bridge protocol
   mt-eval schemas --check bridge/schemas        fail if the JSON Schemas drifted from the code
   mt-eval locales --config examples/champollion-project   translate a champollion project's locales
+  mt-eval contamination --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json
 
 Run `mt-eval COMMAND --help` for a command's options.
 """
@@ -52,6 +53,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                 "mt_eval.tool_commands:add_schemas", "mt_eval.tool_commands:run_schemas"),
     "locales": ("translate a champollion project's locale files with the method plugins its config names",
                 "mt_eval.champollion.cli:add_arguments", "mt_eval.champollion.cli:run"),
+    "contamination": ("check that a method's bundle (or a corpus) holds no text of the evaluation corpus",
+                      "mt_eval.contamination.cli:add_arguments", "mt_eval.contamination.cli:run"),
 }
 
 
