@@ -19,12 +19,16 @@ def add_validate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     parser.add_argument("--no-import", dest="run_code", action="store_false",
                           help="check the files only; do not import or construct the method")
+    parser.add_argument("--corpus", action="append", default=[], metavar="FILE",
+                        help="also run the contamination check against this evaluation corpus (repeatable): "
+                             "contaminated is an error, unverified a warning")
 
 
 def run_validate(args: argparse.Namespace) -> int:
     from mt_eval.validate_cli import run_validate as report
 
-    return report([Path(p) for p in args.plugins], as_json=args.json, strict=args.strict, run_code=args.run_code)
+    return report([Path(p) for p in args.plugins], as_json=args.json, strict=args.strict, run_code=args.run_code,
+                  corpora=[Path(c) for c in args.corpus])
 
 
 def add_translate(parser: argparse.ArgumentParser) -> None:

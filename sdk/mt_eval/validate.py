@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.contamination.record import ContaminationRecord
 from mt_eval.dependency_classes import CLASS_MEANING, Derivation
 from mt_eval.loader import build_method, method_card_of, read_plugin, register_hooks
 from mt_eval.problems import Problem
@@ -24,6 +25,7 @@ class PluginReport(msgspec.Struct, kw_only=True):
     derived_class: str | None = None
     contributions: list[dict[str, Any]] = msgspec.field(default_factory=list)
     problems: list[Problem] = msgspec.field(default_factory=list)
+    contamination: ContaminationRecord | None = None  # with `mt-eval validate --corpus`
 
     @property
     def errors(self) -> list[Problem]:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from typing import Any
@@ -133,10 +134,14 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         with open(args.report, "wb") as out:
             out.write(document + b"\n")
-    if args.json:
-        sys.stdout.write(document.decode() + "\n")
-    else:
-        print(render(report, show=args.show))
+    try:
+        if args.json:
+            sys.stdout.write(document.decode() + "\n")
+        else:
+            print(render(report, show=args.show))
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader (e.g. head) has stopped reading
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return {"clean": EXIT_CLEAN, "contaminated": EXIT_CONTAMINATED}.get(report.status, EXIT_UNVERIFIED)
 
 

@@ -23,14 +23,15 @@ class CheckError(Exception):
 
 
 def check_bundle(bundle: str | Path, corpora: Sequence[str | Path], settings: CheckSettings | None = None,
-                 progress: Progress | None = None) -> Report:
-    """Check a method's bundle (a directory) against one or more corpora."""
-    settings = settings or CheckSettings()
+                 progress: Progress | None = None, index: CorpusIndex | None = None) -> Report:
+    """Check a method's bundle (a directory) against one or more corpora (or an index built from them by
+    `build_index`, to check several bundles against the same corpora)."""
+    settings = index.settings if index is not None else settings or CheckSettings()
     bundle = Path(bundle)
     if not bundle.is_dir():
         raise CheckError(f"{bundle} is not a directory: give the method plugin's directory")
     started = time.perf_counter()
-    index = _index(corpora, settings, progress)
+    index = index or build_index(corpora, settings, progress)
     say = progress or (lambda _message: None)
     hits, findings, files, size = scan_bundle(bundle, index, lambda f, b: say(f"read {f:,} files, {_mb(b)}"))
     control = None
@@ -45,7 +46,7 @@ def check_corpora(against: str | Path, corpora: Sequence[str | Path], settings: 
     """Check whether corpus ``against`` (e.g. a development set) holds texts of ``corpora`` (e.g. a test set)."""
     settings = settings or CheckSettings()
     started = time.perf_counter()
-    index = _index(corpora, settings, progress)
+    index = build_index(corpora, settings, progress)
     other = _load(against)
     matcher = Matcher(index)
     hits = [hit for document in corpus_documents(other) for hit in matcher.scan(document)]
@@ -82,7 +83,10 @@ def corpus_documents(corpus: CorpusTexts) -> list[Document]:
     return documents
 
 
-def _index(corpora: Sequence[str | Path], settings: CheckSettings, progress: Progress | None) -> CorpusIndex:
+def build_index(corpora: Sequence[str | Path], settings: CheckSettings | None = None,
+                progress: Progress | None = None) -> CorpusIndex:
+    """Read the corpora and index their texts (`CheckError` when one cannot be read)."""
+    settings = settings or CheckSettings()
     if not corpora:
         raise CheckError("no corpus given: name at least one with --corpus FILE")
     loaded = [_load(path) for path in corpora]

@@ -15,7 +15,7 @@ Side = Literal["source", "reference"]
 Effect = Literal["unverified", "info"]
 
 
-class Hit(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+class Hit(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """A corpus text found in the bundle (or in the other corpus).
 
     ``file`` and ``line`` locate it (``byte`` instead of ``line`` inside a binary file; ``against_id`` and

@@ -64,6 +64,10 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     model.add_argument("--max-tokens", type=int)
     model.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                        help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
+    fair = run.add_argument_group("fairness checks")
+    fair.add_argument("--contamination-check", action=argparse.BooleanOptionalAction, default=True,
+                      help="check the method's bundle for the corpus's texts before translating and record the "
+                           "result in the run card (default: on; --no-contamination-check records not-run)")
     run.add_argument("--extension", action="append", default=[], metavar="MODULE",
                      help="enable an extension module implementing mt-eval hooks (repeatable)")
     run.add_argument("--quiet", action="store_true", help="no progress output")

@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.contamination.record import ContaminationRecord
 from mt_eval.harness.scoring import Scores
 from mt_eval.records import TranslationResult
 
@@ -108,6 +109,8 @@ class RunCard(msgspec.Struct, kw_only=True):
     usage: UsageTotals
     errors: int
     results: list[TranslationResult]
+    # checks of the method's fairness (absent in cards written before they existed)
+    contamination: ContaminationRecord | None = None
     content_sha256: str = ""
 
 

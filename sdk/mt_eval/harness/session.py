@@ -15,6 +15,7 @@ import anyio
 import msgspec
 
 from mt_eval import __version__
+from mt_eval.contamination.run_check import check_for_run
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.corpus import Corpus, read_corpus
 from mt_eval.harness.execution import ResultsLog, RunSettings, execute
@@ -72,6 +73,9 @@ def run_evaluation(args: argparse.Namespace) -> Path:
                            retries=args.retries, retry_budget=args.retry_budget)
     out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
     state = _open_run_directory(out, args, loaded, corpus, config, settings, load_s)
+    contamination = check_for_run(loaded.directory, corpus.path, out, code_sha256=state.code_sha256,
+                                  corpus_sha256=corpus.sha256, enabled=getattr(args, "contamination_check", True),
+                                  quiet=args.quiet)
     log_path = out / "results.jsonl"
     done = ResultsLog.read(log_path)
     remaining = [e for e in corpus.entries if e["id"] not in done]
@@ -94,8 +98,9 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     results = ResultsLog.read(log_path)
     ordered = [results[e["id"]] for e in corpus.entries if e["id"] in results]
     scores = _scores(corpus, ordered, args, manager)
-    run_card = rc.seal(_build_card(state, loaded, card, corpus, config, settings, outcome.retries_used, scores,
-                                   ordered, args))
+    run_card = _build_card(state, loaded, card, corpus, config, settings, outcome.retries_used, scores, ordered, args)
+    run_card.contamination = contamination
+    run_card = rc.seal(run_card)
     card_path = out / "card.json"
     _write_json(card_path, run_card)
     manager.hook.run_finished(run_id=state.run_id, card=run_card)
@@ -194,7 +199,7 @@ def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMetho
         if args.resume:
             print(f"mt-eval run: nothing to resume in {out}; starting a new run", file=sys.stderr)
         if out.exists():
-            for name in ("results.jsonl", "card.json", "run.json"):
+            for name in ("results.jsonl", "card.json", "run.json", "contamination.json"):
                 (out / name).unlink(missing_ok=True)
         state = fresh
     out.mkdir(parents=True, exist_ok=True)
