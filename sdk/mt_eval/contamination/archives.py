@@ -56,7 +56,8 @@ def inner_name(name: str) -> str:
 def decompressed(kind: str, stream: Any) -> IO[bytes]:
     """The decompressed bytes of a gzip, bzip2 or xz stream."""
     opener: Any = STREAMS[kind]
-    return opener(fileobj=stream) if kind == "gzip" else opener(stream)
+    opened: IO[bytes] = opener(fileobj=stream) if kind == "gzip" else opener(stream)
+    return opened
 
 
 def zip_members(stream: Any, path: str | None) -> Iterator[tuple[zipfile.ZipInfo, zipfile.ZipFile]]:

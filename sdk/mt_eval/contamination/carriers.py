@@ -72,7 +72,7 @@ def _append(path: Path, addition: str) -> int:
 
 def python_string(copy: ControlCopy, text: str, number: int) -> Placement:
     parts = _parts(copy, text) or (text,)
-    literals = "\n".join(f"    {ascii(part)}" for part in parts)
+    literals = "\n".join(f"    {part!a}" for part in parts)
     addition = f"\nCONTROL_TEXT_{number} = (\n{literals}\n)\n"
     if copy.python_files:
         target = copy.rng.choice(copy.python_files)

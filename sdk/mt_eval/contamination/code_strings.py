@@ -80,9 +80,9 @@ def javascript_pieces(data: bytes, suffix: str = ".js") -> tuple[Pieces | None, 
         for node in nodes:
             row, column = node.start_point
             if name == "c":
-                found.append((row + 1, column, _comment_text(node.text.decode("utf-8", "replace"))))
+                found.append((row + 1, column, _comment_text(_text(node))))
             elif name == "x":
-                found.append((row + 1, column, node.text.decode("utf-8", "replace")))
+                found.append((row + 1, column, _text(node)))
             else:
                 found.extend(_literal_parts(node))
     found.sort(key=lambda item: (item[0], item[1]))
@@ -96,9 +96,9 @@ def _literal_parts(node: Any) -> list[tuple[int, int, str]]:
     start = node.start_point
     for child in node.children:
         if child.type == "string_fragment":
-            text.append(child.text.decode("utf-8", "replace"))
+            text.append(_text(child))
         elif child.type == "escape_sequence":
-            text.append(decode_js_escape(child.text.decode("utf-8", "replace")).translate(_ESCAPED_BREAKS))
+            text.append(decode_js_escape(_text(child)).translate(_ESCAPED_BREAKS))
         elif child.type == "template_substitution":
             parts.append((start[0] + 1, start[1], "".join(text)))
             text, start = [], child.end_point
@@ -120,6 +120,10 @@ def decode_js_escape(escape: str) -> str:
     if body.startswith(("\r", "\n", "\u2028", "\u2029")):
         return ""  # a line continuation
     return _SIMPLE_ESCAPES.get(body, body)
+
+
+def _text(node: Any) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
 
 
 def _comment_text(text: str) -> str:

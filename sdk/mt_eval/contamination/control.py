@@ -11,6 +11,7 @@ new file first).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shutil
@@ -128,11 +129,9 @@ def _copy_bundle(bundle: Path, root: Path) -> None:
         except OSError:
             shutil.copy2(source, destination)
 
-    try:
+    with contextlib.suppress(shutil.Error):  # unreadable files: reported by the check of the bundle itself
         shutil.copytree(bundle, root, symlinks=True, copy_function=link_or_copy,
                         ignore=shutil.ignore_patterns(*SKIPPED_DIRECTORIES))
-    except shutil.Error:
-        pass  # unreadable files: reported by the check of the bundle itself
 
 
 def _appendable(root: Path, suffixes: set[str], parses: Callable[[Path, int], bool], limit: int) -> list[Path]:

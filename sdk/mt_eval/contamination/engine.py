@@ -12,6 +12,7 @@ from mt_eval.contamination.corpora import CorpusTexts, load_corpus
 from mt_eval.contamination.extract import BundleReader
 from mt_eval.contamination.index import CorpusIndex
 from mt_eval.contamination.matching import Document, Matcher
+from mt_eval.contamination.render import human_size
 from mt_eval.contamination.report import ControlResult, CorpusSummary, Finding, Hit, Report, verdict
 from mt_eval.contamination.settings import CheckSettings
 
@@ -33,7 +34,7 @@ def check_bundle(bundle: str | Path, corpora: Sequence[str | Path], settings: Ch
     started = time.perf_counter()
     index = index or build_index(corpora, settings, progress)
     say = progress or (lambda _message: None)
-    hits, findings, files, size = scan_bundle(bundle, index, lambda f, b: say(f"read {f:,} files, {_mb(b)}"))
+    hits, findings, files, size = scan_bundle(bundle, index, lambda f, b: say(f"read {f:,} files, {human_size(b)}"))
     control = None
     if not hits and settings.plant:
         say(f"planted control: {min(settings.plant, index.units)} corpus texts into a copy of the bundle")
@@ -79,7 +80,7 @@ def corpus_documents(corpus: CorpusTexts) -> list[Document]:
         texts = [(entry_id, text) for entry_id, text_side, text in corpus.texts if text_side == side]
         pieces = [(number, text.replace("\n", "\t")) for number, (_id, text) in enumerate(texts)]
         documents.append(Document(corpus.name, pieces, locator="entry", entry_ids=[i for i, _t in texts],
-                                  side=side))  # type: ignore[arg-type]
+                                  side=side))
     return documents
 
 
@@ -115,7 +116,3 @@ def _report(target: str, mode: str, index: CorpusIndex, hits: list[Hit], finding
                   settings=index.settings, files=files, bytes=size, texts_too_short=index.too_short,
                   texts_uncheckable=index.uncheckable, hits=hits, findings=findings, control=control,
                   seconds=round(time.perf_counter() - started, 3))
-
-
-def _mb(size: int) -> str:
-    return f"{size / 1e6:,.1f} MB"

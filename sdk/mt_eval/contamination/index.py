@@ -48,7 +48,8 @@ def all_known(ids: np.ndarray, length: int) -> np.ndarray:
     if len(ids) < length:
         return np.zeros(0, bool)
     unknown = np.concatenate(([0], np.cumsum(ids < 0)))
-    return (unknown[length:] - unknown[:-length]) == 0
+    known: np.ndarray = (unknown[length:] - unknown[:-length]) == 0
+    return known
 
 
 class BitFilter:
@@ -63,7 +64,8 @@ class BitFilter:
 
     def may_contain(self, hashes: np.ndarray) -> np.ndarray:
         slots = hashes >> self._shift
-        return ((self._bits[slots >> np.uint64(3)] >> (slots & np.uint64(7)).astype(np.uint8)) & 1).astype(bool)
+        bits: np.ndarray = (self._bits[slots >> np.uint64(3)] >> (slots & np.uint64(7)).astype(np.uint8)) & 1
+        return bits.astype(bool)
 
 
 class CorpusIndex:

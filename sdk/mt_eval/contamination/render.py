@@ -63,7 +63,13 @@ def render(report: Report, *, show: int = 20) -> str:
         skipped = (f"; not checked: {report.texts_too_short:,} texts under {s.min_words} words, "
                    f"{report.texts_uncheckable:,} made only of common n-grams")
     what = f"{report.files:,} file{'s' if report.files != 1 else ''}" if report.mode == "bundle" else "1 corpus"
-    lines.append(f"read {what} ({report.bytes / 1e6:,.1f} MB) in {report.seconds:.2f} s; n-gram {s.ngram} words, "
+    lines.append(f"read {what} ({human_size(report.bytes)}) in {report.seconds:.2f} s; n-gram {s.ngram} words, "
                  f"near-duplicate coverage {s.near_duplicate:.2f}, long n-gram {s.long_ngram} words, entries under "
                  f"{s.standalone_below} words only when they stand alone{skipped}")
     return "\n".join(lines)
+
+
+def human_size(count: int) -> str:
+    if count < 1000:
+        return f"{count} bytes"
+    return f"{count / 1e3:,.1f} kB" if count < 1_000_000 else f"{count / 1e6:,.1f} MB"

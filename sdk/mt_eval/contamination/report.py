@@ -118,7 +118,8 @@ def verdict(hits: list[Hit], findings: list[Finding], control: ControlResult | N
     """The status the results add up to, and why."""
     if hits:
         entries = len({(h.corpus, h.entry_id) for h in hits})
-        return "contaminated", [f"{len(hits)} hit{_s(len(hits))} on {entries} corpus entr{'ies' if entries != 1 else 'y'}"]
+        plural = "entries" if entries != 1 else "entry"
+        return "contaminated", [f"{len(hits)} hit{_s(len(hits))} on {entries} corpus {plural}"]
     reasons = []
     blocking = [f for f in findings if f.effect == "unverified"]
     if blocking:
