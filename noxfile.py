@@ -73,3 +73,4 @@ def benchmarks(session: nox.Session) -> None:
     session.run("python", "benchmarks/harness.py", *session.posargs)
     session.run("python", "benchmarks/new_plugin.py")
     session.run("python", "benchmarks/adapter.py")
+    session.run("python", "benchmarks/contamination.py")

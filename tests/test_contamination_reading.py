@@ -124,9 +124,9 @@ def test_json_jsonl_tsv_csv_markdown_and_text(bundle, corpus):
     (bundle / "README.md").write_text(f"# Examples\n\n> **{SHORT}**\n")
     (bundle / "prompt.txt").write_text(f"Translate.\nExample: {SOURCE.lower()}\n")
     assert located(check(bundle, corpus)) == {
-        ("glossary.json", 4, "t1", "source"), ("glossary.json", 5, "t1", "reference"), ("data.jsonl", 2, "t2", "source"),
-        ("terms.tsv", 2, "t1", "reference"), ("rows.csv", 2, "t1", "source"), ("README.md", 3, "t2", "source"),
-        ("prompt.txt", 2, "t1", "source")}
+        ("glossary.json", 4, "t1", "source"), ("glossary.json", 5, "t1", "reference"),
+        ("data.jsonl", 2, "t2", "source"), ("terms.tsv", 2, "t1", "reference"), ("rows.csv", 2, "t1", "source"),
+        ("README.md", 3, "t2", "source"), ("prompt.txt", 2, "t1", "source")}
 
 
 def test_a_minified_json_line_larger_than_a_block_streams(bundle, corpus, monkeypatch):
@@ -204,14 +204,16 @@ def test_binary_files_give_their_text_runs_with_byte_offsets(bundle, corpus):
 
 
 def test_other_encodings_are_detected_and_said(bundle, corpus):
-    (bundle / "latin1.txt").write_bytes(("Línea en español, año, señor y canción.\n" + REFERENCE + "\n").encode("latin-1"))
+    latin1 = "Línea en español, año, señor y canción.\n" + REFERENCE + "\n"
+    (bundle / "latin1.txt").write_bytes(latin1.encode("latin-1"))
     (bundle / "utf16.txt").write_bytes(f"{SOURCE}\n".encode("utf-16"))
     (bundle / "utf16-nobom.txt").write_bytes(f"{SHORT}\n".encode("utf-16-le"))
     report = check(bundle, corpus)
     assert located(report) == {("latin1.txt", 2, "t1", "reference"), ("utf16.txt", 1, "t1", "source"),
                                ("utf16-nobom.txt", 1, "t2", "source")}
     notes = {f.file: f.message for f in report.findings if f.kind == "encoding"}
-    assert "not UTF-8: read as" in notes["latin1.txt"] and "UTF-16 without a byte-order mark" in notes["utf16-nobom.txt"]
+    assert "not UTF-8: read as" in notes["latin1.txt"]
+    assert "UTF-16 without a byte-order mark" in notes["utf16-nobom.txt"]
 
 
 def test_symbolic_links_are_never_followed(bundle, corpus, tmp_path):

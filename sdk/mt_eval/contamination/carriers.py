@@ -129,11 +129,17 @@ def json_lines(copy: ControlCopy, text: str, number: int) -> Placement:
     return Placement(relative, 2, 2, False)
 
 
-def tsv_glossary(copy: ControlCopy, text: str, number: int) -> Placement:
+def _lines_file(copy: ControlCopy, text: str, name: str, header: list[str], first: str, then: str) -> Placement:
+    """A text file: ``header`` lines, then the text (maybe split) on lines starting ``first``, ``then``…"""
     parts = _parts(copy, text) or (text,)
-    path, relative = copy.new_file(f"glossary_{number}.tsv")
-    path.write_text("term\ttranslation\ncontrol\t" + "\n\t".join(parts) + "\n", encoding="utf-8")
-    return Placement(relative, 2, 1 + len(parts), len(parts) > 1)
+    path, relative = copy.new_file(name)
+    lines = [*header, first + parts[0], *(then + part for part in parts[1:])]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Placement(relative, len(header) + 1, len(header) + len(parts), len(parts) > 1)
+
+
+def tsv_glossary(copy: ControlCopy, text: str, number: int) -> Placement:
+    return _lines_file(copy, text, f"glossary_{number}.tsv", ["term\ttranslation"], "control\t", "\t")
 
 
 def csv_rows(copy: ControlCopy, text: str, number: int) -> Placement:
@@ -147,17 +153,11 @@ def csv_rows(copy: ControlCopy, text: str, number: int) -> Placement:
 
 
 def prompt_text(copy: ControlCopy, text: str, number: int) -> Placement:
-    parts = _parts(copy, text) or (text,)
-    path, relative = copy.new_file(f"prompt_{number}.txt")
-    path.write_text("You are a careful translator.\nExample:\n" + "\n".join(parts) + "\n", encoding="utf-8")
-    return Placement(relative, 3, 2 + len(parts), len(parts) > 1)
+    return _lines_file(copy, text, f"prompt_{number}.txt", ["You are a careful translator.", "Example:"], "", "")
 
 
 def markdown(copy: ControlCopy, text: str, number: int) -> Placement:
-    parts = _parts(copy, text) or (text,)
-    path, relative = copy.new_file(f"NOTES_{number}.md")
-    path.write_text("# Notes\n\n" + "\n".join(f"> {p}" for p in parts) + "\n", encoding="utf-8")
-    return Placement(relative, 3, 2 + len(parts), len(parts) > 1)
+    return _lines_file(copy, text, f"NOTES_{number}.md", ["# Notes", ""], "> ", "> ")
 
 
 def gzip_text(copy: ControlCopy, text: str, number: int) -> Placement:

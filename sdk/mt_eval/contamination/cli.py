@@ -152,7 +152,7 @@ def _progress_printer() -> Any:
 
     def progress(message: str) -> None:
         now = time.monotonic()
-        if now - last[0] >= 1.0 or not message.startswith("read "):
+        if now - last[0] >= 2.0 or not message.startswith("read "):
             last[0] = now
             print(f"contamination: {message}", file=sys.stderr, flush=True)
 

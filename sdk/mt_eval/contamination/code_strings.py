@@ -4,7 +4,7 @@ Python is parsed with the standard library's `ast` (every string and bytes const
 literal parts of f-strings included; adjacent literals arrive joined, as Python joins them) and `tokenize`
 (comments). JavaScript and TypeScript are parsed with tree-sitter's grammars (strings, template literals
 split at their ``${…}`` substitutions, JSX text, comments): a maintained parser with prebuilt wheels
-that keeps going past syntax errors, where esprima's and pyjsparser's Python ports stopped at ES2017.
+that keeps going past syntax errors (the Python ports esprima and pyjsparser are unmaintained).
 
 A file that does not parse returns `None` with the reason, and is read as plain text instead.
 """

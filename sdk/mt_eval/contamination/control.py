@@ -47,11 +47,9 @@ def sample_texts(index: CorpusIndex, count: int, rng: random.Random) -> list[tup
 def bundle_control(bundle: Path, index: CorpusIndex, scan: ScanBundle) -> ControlResult:
     """Plant a sample into a copy of ``bundle``, run ``scan`` on the copy, and measure the recall."""
     settings = index.settings
-    rng = random.Random(settings.seed)
-    sample = sample_texts(index, settings.plant, rng)
-    if not sample:
-        return ControlResult(seed=settings.seed, planted=[], found=0, recall=None, floor=settings.recall_floor,
-                             note="no corpus text is long enough to plant")
+    rng, sample, nothing = _start(index)
+    if nothing is not None:
+        return nothing
     with tempfile.TemporaryDirectory(prefix="mt-eval-control-") as scratch:
         root = Path(scratch) / (bundle.resolve().name or "bundle")
         _copy_bundle(bundle, root)
@@ -80,11 +78,9 @@ def corpus_control(index: CorpusIndex, scan_texts: Callable[[Sequence[tuple[str,
     """The control of a corpus-against-corpus check: perturbed texts of the corpus planted as extra entries
     of the other corpus (each split across lines half the time)."""
     settings = index.settings
-    rng = random.Random(settings.seed)
-    sample = sample_texts(index, settings.plant, rng)
-    if not sample:
-        return ControlResult(seed=settings.seed, planted=[], found=0, recall=None, floor=settings.recall_floor,
-                             note="no corpus text is long enough to plant")
+    rng, sample, nothing = _start(index)
+    if nothing is not None:
+        return nothing
     planted, extra = [], []
     for number, (corpus, entry_id, side, text) in enumerate(sample, start=1):
         perturbed, perturbations = perturb(text, rng, settings)
@@ -99,6 +95,17 @@ def corpus_control(index: CorpusIndex, scan_texts: Callable[[Sequence[tuple[str,
                         Placement(label, 0, 0, False)))
     hits = scan_texts(extra)
     return _recall(planted, hits, settings.seed, settings.recall_floor)
+
+
+def _start(index: CorpusIndex) -> tuple[random.Random, list[tuple[int, str, str, str]], ControlResult | None]:
+    """The seeded generator and sample, or the result saying there is nothing to plant."""
+    settings = index.settings
+    rng = random.Random(settings.seed)
+    sample = sample_texts(index, settings.plant, rng)
+    if sample:
+        return rng, sample, None
+    return rng, sample, ControlResult(seed=settings.seed, planted=[], found=0, recall=None,
+                                      floor=settings.recall_floor, note="no corpus text is long enough to plant")
 
 
 def _recall(planted: list[tuple[Planted, Placement]], hits: list[Hit], seed: int, floor: float) -> ControlResult:

@@ -22,8 +22,33 @@ class TooLarge(Exception):
     """More bytes than the limit allows were read."""
 
 
-class LimitedReader(io.RawIOBase):
-    """A readable stream that fails with `TooLarge` past ``limit`` bytes and serves its ``head`` first."""
+class PrefixedReader(io.RawIOBase):
+    """A readable stream: bytes already read (``prefix``), then the rest of ``rest``."""
+
+    def __init__(self, prefix: bytes, rest: IO[bytes] | io.RawIOBase | None) -> None:
+        self._pending = memoryview(prefix)
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def _more(self, size: int) -> bytes:
+        return (self._rest.read(size) or b"") if self._rest is not None else b""
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self._pending:
+            size = min(len(buffer), len(self._pending))
+            buffer[:size] = self._pending[:size]
+            self._pending = self._pending[size:]
+            return size
+        data = self._more(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+class LimitedReader(PrefixedReader):
+    """A readable stream that fails with `TooLarge` past ``limit`` bytes and keeps its first bytes (``head``)
+    to tell what it holds."""
 
     def __init__(self, raw: IO[bytes], limit: int, shared: ByteBudget | None = None) -> None:
         self._raw = raw
@@ -31,13 +56,13 @@ class LimitedReader(io.RawIOBase):
         self._shared = shared
         self.count = 0
         parts: list[bytes] = []
-        while (got := sum(map(len, parts))) < HEAD and (data := self._read_raw(HEAD - got)):
+        while (got := sum(map(len, parts))) < HEAD and (data := self._more(HEAD - got)):
             parts.append(data)
         self.head = b"".join(parts)
-        self._pending = memoryview(self.head)
+        super().__init__(self.head, None)
 
-    def _read_raw(self, size: int) -> bytes:
-        data = self._raw.read(size)
+    def _more(self, size: int) -> bytes:
+        data = self._raw.read(size) or b""
         self.count += len(data)
         if self._shared is not None:
             self._shared.spend(len(data))
@@ -48,19 +73,6 @@ class LimitedReader(io.RawIOBase):
     @property
     def head_is_all(self) -> bool:
         return len(self.head) < HEAD
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        if self._pending:
-            size = min(len(buffer), len(self._pending))
-            buffer[:size] = self._pending[:size]
-            self._pending = self._pending[size:]
-            return size
-        data = self._read_raw(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
 
 
 class ByteBudget:

@@ -38,7 +38,8 @@ def check_bundle(bundle: str | Path, corpora: Sequence[str | Path], settings: Ch
     control = None
     if not hits and settings.plant:
         say(f"planted control: {min(settings.plant, index.units)} corpus texts into a copy of the bundle")
-        control = bundle_control(bundle, index, lambda root: scan_bundle(root, index)[0])
+        control = bundle_control(bundle, index, lambda root: scan_bundle(
+            root, index, lambda f, b: say(f"read {f:,} files of the copy, {human_size(b)}"))[0])
     return _report(str(bundle), "bundle", index, hits, findings, control, files, size, started)
 
 

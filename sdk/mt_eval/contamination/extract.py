@@ -20,6 +20,7 @@ from mt_eval.contamination.code_strings import javascript_pieces, python_pieces
 from mt_eval.contamination.decoding import (
     ByteBudget,
     LimitedReader,
+    PrefixedReader,
     TextBlocks,
     TooLarge,
     binary_runs,
@@ -113,7 +114,7 @@ class BundleReader:
         if len(data) > self.settings.max_code_bytes:
             self._note(display, "too-large-to-parse", f"over {self.settings.max_code_bytes:,} bytes "
                        "(--max-code-size): read as plain text, not parsed")
-            yield from self._plain(_Prefixed(data, reader), display)
+            yield from self._plain(PrefixedReader(data, reader), display)
             return
         if suffix in PYTHON:
             pieces, problem = python_pieces(data)
@@ -128,7 +129,7 @@ class BundleReader:
     def _plain(self, stream: IO[bytes] | io.RawIOBase, display: str) -> Iterator[Document]:
         head = read_up_to(stream, 1 << 16)
         sniffed = sniff(head, False)
-        blocks = TextBlocks(_Prefixed(head, stream), sniffed.encoding or "utf-8")
+        blocks = TextBlocks(PrefixedReader(head, stream), sniffed.encoding or "utf-8")
         yield Document(display, self._guarded(display, blocks))
 
     def _archive(self, kind: str, reader: LimitedReader, display: str, name: str, depth: int, budget: ByteBudget,
@@ -189,27 +190,6 @@ class BundleReader:
             self._note(display, "too-large", f"not fully read: {exc}", "unverified")
         except archives.ARCHIVE_ERRORS as exc:
             self._note(display, "unreadable", f"read failed part-way: {_describe(exc)}", "unverified")
-
-
-class _Prefixed(io.RawIOBase):
-    """Bytes already read, then the rest of the stream."""
-
-    def __init__(self, prefix: bytes, rest: IO[bytes] | io.RawIOBase) -> None:
-        self._prefix = memoryview(prefix)
-        self._rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        if self._prefix:
-            size = min(len(buffer), len(self._prefix))
-            buffer[:size] = self._prefix[:size]
-            self._prefix = self._prefix[size:]
-            return size
-        data = self._rest.read(len(buffer)) or b""
-        buffer[:len(data)] = data
-        return len(data)
 
 
 def read_up_to(stream: IO[bytes] | io.RawIOBase, size: int) -> bytes:
