@@ -35,6 +35,7 @@ _PUNCT_RUN = re.compile(f"(?:[^\\w\\s{PIECE}]|[_\t])+")
 _ACCENTS = re.compile("[\u0300-\u036f]+")
 _ITEMS = re.compile(f"[{PUNCT}{PIECE}\n]|[{_SCRIPT_CHARS}]|[^\\W_{_SCRIPT_CHARS}]+")
 _MARKS = frozenset(MARK_CODES)
+_SPACED_SCRIPT = re.compile(f"([{_SCRIPT_CHARS}]) (?=[{_SCRIPT_CHARS}])")
 
 
 def normalize(text: str) -> str:
@@ -87,8 +88,9 @@ class TokenStream:
         return self.end_break if following >= len(self.ids) else bool(self.breaks[following])
 
     def text(self, start: int, stop: int) -> str:
-        """The normalised words ``start``..``stop`` (exclusive), separated by spaces."""
-        return " ".join(self.items[i] for i in self.at[start:stop].tolist())
+        """The normalised words ``start``..``stop`` (exclusive), separated by spaces (but not between two
+        characters of a script written without spaces)."""
+        return _SPACED_SCRIPT.sub(r"\1", " ".join(self.items[i] for i in self.at[start:stop].tolist()))
 
     def tail(self, count: int) -> TokenStream:
         """The last ``count`` words (to carry over into the next chunk of a long document)."""
