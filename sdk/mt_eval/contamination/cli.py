@@ -28,12 +28,14 @@ floor or part of the bundle could not be read); 2 the check could not run.
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from mt_eval.contamination.settings import CheckSettings
 
+    import textwrap
+
     d = CheckSettings()
-    parser.description = (
+    parser.description = textwrap.fill(
         "Check that a method's bundle does not contain the evaluation data: every string literal, data file, "
         "prompt and archive in the plugin directory is compared with the corpus's sources and references "
         "(exact matches, near-duplicates, long shared n-grams). Before it says clean, it plants a seeded "
-        "sample of corpus texts into a copy of the bundle and proves it finds them.")
+        "sample of corpus texts into a copy of the bundle and proves it finds them.", 100)
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EPILOG
     what = parser.add_argument_group("what to check")
