@@ -107,8 +107,11 @@ def test_javascript_escapes():
 def test_code_that_does_not_parse_is_read_as_text_and_said(bundle, corpus):
     (bundle / "broken.py").write_text(f"def f(:\n    return '{SOURCE}'\n", encoding="utf-8")
     (bundle / "broken.js").write_text(f"const = ;\nlet x = '{REFERENCE}';\n", encoding="utf-8")
+    (bundle / "compiled.py").write_bytes(b"\x00\x01\x02" + SHORT.encode() + b"\x00\xff")
     report = check(bundle, corpus)
-    assert located(report) == {("broken.py", 2, "t1", "source"), ("broken.js", 2, "t1", "reference")}
+    assert located(report) == {("broken.py", 2, "t1", "source"), ("broken.js", 2, "t1", "reference"),
+                               ("compiled.py", None, "t2", "source")}
+    assert [h.byte for h in report.hits if h.file == "compiled.py"] == [3]
     notes = {f.file: f.message for f in report.findings}
     assert "not valid Python at line 1" in notes["broken.py"] and "read as plain text" in notes["broken.py"]
     assert "JavaScript syntax error" in notes["broken.js"]

@@ -26,9 +26,9 @@ floor or part of the bundle could not be read); 2 the check could not run.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from mt_eval.contamination.settings import CheckSettings
-
     import textwrap
+
+    from mt_eval.contamination.settings import CheckSettings
 
     d = CheckSettings()
     parser.description = textwrap.fill(

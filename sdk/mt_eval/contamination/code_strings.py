@@ -27,9 +27,9 @@ def python_pieces(data: bytes) -> tuple[Pieces | None, str | None]:
     """``(line, text)`` of every string constant and comment of a Python source, in source order."""
     try:
         tree = ast.parse(data)
-    except (SyntaxError, ValueError) as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         where = f" at line {exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
-        return None, f"not valid Python{where} ({getattr(exc, 'msg', None) or exc})"
+        return None, f"not valid Python{where} ({getattr(exc, 'msg', None) or exc or type(exc).__name__})"
     found: list[tuple[int, int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):

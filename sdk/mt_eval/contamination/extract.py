@@ -82,14 +82,14 @@ class BundleReader:
                 self._note(relative, "unreadable", f"read failed part-way: {_describe(exc)}", "unverified")
 
     def _stream(self, reader: LimitedReader, display: str, name: str, depth: int, budget: ByteBudget,
-                on_disk: str | None = None) -> Iterator[Document]:
+                on_disk: str | None = None, as_code: bool = True) -> Iterator[Document]:
         kind = archives.archive_kind(reader.head)
         if kind is not None:
             yield from self._archive(kind, reader, display, name, depth, budget, on_disk)
             return
         suffix = PurePosixPath(name).suffix.lower()
-        if suffix in PYTHON or suffix in JAVASCRIPT:
-            yield from self._code(reader, display, suffix)
+        if as_code and (suffix in PYTHON or suffix in JAVASCRIPT):
+            yield from self._code(reader, display, name, depth, budget)
             return
         sniffed = sniff(reader.head, reader.head_is_all)
         if sniffed.encoding is None:
@@ -109,12 +109,16 @@ class BundleReader:
             self._note(display, "encoding", f"{blocks.replaced:,} character(s) could not be decoded as "
                        f"{sniffed.encoding} and were replaced")
 
-    def _code(self, reader: LimitedReader, display: str, suffix: str) -> Iterator[Document]:
+    def _code(self, reader: LimitedReader, display: str, name: str, depth: int, budget: ByteBudget
+              ) -> Iterator[Document]:
+        """A source's literals and comments; a source too large to parse, or that does not parse, as text."""
         data = read_up_to(reader, self.settings.max_code_bytes + 1)
+        suffix = PurePosixPath(name).suffix.lower()
         if len(data) > self.settings.max_code_bytes:
             self._note(display, "too-large-to-parse", f"over {self.settings.max_code_bytes:,} bytes "
                        "(--max-code-size): read as plain text, not parsed")
-            yield from self._plain(PrefixedReader(data, reader), display)
+            rest = LimitedReader(PrefixedReader(data, reader), self.settings.max_file_bytes)  # type: ignore[arg-type]
+            yield from self._stream(rest, display, name, depth, budget, as_code=False)
             return
         if suffix in PYTHON:
             pieces, problem = python_pieces(data)
@@ -122,15 +126,10 @@ class BundleReader:
             pieces, problem = javascript_pieces(data, suffix)
         if pieces is None:
             self._note(display, "parse", f"{problem}: read as plain text")
-            yield from self._plain(io.BytesIO(data), display)
+            again = LimitedReader(io.BytesIO(data), self.settings.max_file_bytes)
+            yield from self._stream(again, display, name, depth, budget, as_code=False)
             return
         yield Document(display, pieces)
-
-    def _plain(self, stream: IO[bytes] | io.RawIOBase, display: str) -> Iterator[Document]:
-        head = read_up_to(stream, 1 << 16)
-        sniffed = sniff(head, False)
-        blocks = TextBlocks(PrefixedReader(head, stream), sniffed.encoding or "utf-8")
-        yield Document(display, self._guarded(display, blocks))
 
     def _archive(self, kind: str, reader: LimitedReader, display: str, name: str, depth: int, budget: ByteBudget,
                  on_disk: str | None) -> Iterator[Document]:
