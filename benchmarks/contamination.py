@@ -123,8 +123,9 @@ def bundle_bytes(bundle: Path) -> int:
     return sum(p.stat().st_size for p in bundle.rglob("*") if p.is_file())
 
 
-def run_check(bundle: Path, corpus: Path) -> tuple[float, float, dict[str, object]]:
-    """Wall seconds, peak RSS (MiB) and the JSON report of ``mt-eval contamination`` as a child process."""
+def run_check(bundle: Path, corpus: Path) -> tuple[float, float, float, dict[str, object]]:
+    """Wall seconds, CPU seconds, peak RSS (MiB) and the JSON report of ``mt-eval contamination`` as a child
+    process."""
     command = [sys.executable, "-m", "mt_eval.cli", "contamination", "--method", str(bundle), "--corpus",
                str(corpus), "--json", "--quiet"]
     started = time.perf_counter()
@@ -136,7 +137,7 @@ def run_check(bundle: Path, corpus: Path) -> tuple[float, float, dict[str, objec
         report = json.loads(out.read())
     if os.waitstatus_to_exitcode(status) not in (0, 1, 3):
         raise SystemExit(f"mt-eval contamination failed with status {status}")
-    return wall, usage.ru_maxrss / 1024, report
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, report
 
 
 def all_pairs_seconds(bundle_lines: list[str], corpus_texts: list[str], total_pairs: int, n: int = 5) -> float:
@@ -169,15 +170,16 @@ def main() -> int:
         size = bundle_bytes(bundle)
         print(f"synthetic data: {args.entries:,}-entry corpus, bundle of {size / 1e6:.1f} MB on disk "
               f"({lines:,} lines), made in {time.perf_counter() - started:.1f} s")
-        wall, peak_mib, report = run_check(bundle, corpus)
+        wall, cpu, peak_mib, report = run_check(bundle, corpus)
         control = report.get("control") or {}
         recall = control.get("recall")
-        print(f"mt-eval contamination (scan + planted control): {wall:6.1f} s wall, peak memory {peak_mib:,.0f} "
-              f"MiB; verdict {report['status']}, {len(report['hits'])} hits, control recall {recall} "
+        print(f"mt-eval contamination (scan + planted control): {wall:6.1f} s wall ({cpu:.1f} s of CPU), peak "
+              f"memory {peak_mib:,.0f} MiB; verdict {report['status']}, {len(report['hits'])} hits, control recall "
+              f"{recall} "
               f"({control.get('found')} of {len(control.get('planted') or [])}) "
               f"(target < 60 s: {'met' if wall < 60 else 'MISSED'})")
         small, _lines = make_bundle(root / "small", args.size_mb / 10, source, target, rng)
-        small_wall, small_peak, _report = run_check(small, corpus)
+        small_wall, _cpu, small_peak, _report = run_check(small, corpus)
         print(f"  the same corpus, a {bundle_bytes(small) / 1e6:.1f} MB bundle: {small_wall:.1f} s, peak memory "
               f"{small_peak:,.0f} MiB (memory follows the corpus, not the bundle)")
         sample_lines = [line for line in (bundle / "prompts.txt").read_text().splitlines()[:40]]

@@ -196,18 +196,19 @@ def json_strings(blocks: TextBlocks) -> Iterator[tuple[int, str]]:
                 buffer = buffer[quote:]  # the literal goes on in the next block
                 break
             literal = buffer[quote:match.end()]
-            yield line, decode_json_string(literal).translate(_LINE_BREAKS)
+            yield line, decode_json_string(literal) if "\\" in literal else literal[1:-1]
             position = match.end()
     if buffer.strip():
         yield line, buffer.translate(_LINE_BREAKS)
 
 
 def decode_json_string(literal: str) -> str:
+    """A JSON string literal's text, its escaped line ends turned into tabs (so lines stay right)."""
     try:
         value = json.loads(literal)
     except ValueError:
         return literal[1:-1]
-    return value if isinstance(value, str) else literal[1:-1]
+    return value.translate(_LINE_BREAKS) if isinstance(value, str) else literal[1:-1]
 
 
 _BINARY_RUN = re.compile(rb"(?:[\t\n\r\x20-\x7e]|[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from mt_eval.contamination.corpora import CorpusTexts
-from mt_eval.contamination.normalize import MARK_CODES, PIECE, joined_items
+from mt_eval.contamination.normalize import MARK_CODES, PIECE, Vocabulary, joined_items
 from mt_eval.contamination.settings import CheckSettings
 
 _MAX_GRAM = 64
@@ -74,11 +74,11 @@ class CorpusIndex:
     def __init__(self, corpora: Sequence[CorpusTexts], settings: CheckSettings) -> None:
         self.settings = settings
         self.corpora = list(corpora)
-        self.lookup: dict[str, int] = dict(MARK_CODES)
+        self.lookup = Vocabulary()
         self.texts = [(number, entry_id, side) for number, corpus in enumerate(self.corpora)
                       for entry_id, side, _text in corpus.texts]
         tokens, lengths = self._tokenize_corpora()
-        vocabulary = max(1, len(self.lookup) - len(MARK_CODES))
+        vocabulary = max(1, self.lookup.words)
         self.values = np.random.default_rng(0x766F63).integers(0, 2**64, size=vocabulary, dtype=np.uint64)
         self._build_units(tokens, lengths)
         self._index_long_units()
@@ -92,8 +92,7 @@ class CorpusIndex:
         while batch := list(itertools.islice(texts, _BATCH_TEXTS)):
             found = joined_items(batch)
             for word in dict.fromkeys(found):
-                if word not in lookup:
-                    lookup[word] = len(lookup) - len(MARK_CODES)
+                lookup.add(word)
             codes = np.fromiter(map(lookup.__getitem__, found), dtype=np.int32, count=len(found))
             is_word = codes >= 0
             text_of_item = np.cumsum(codes == MARK_CODES[PIECE])

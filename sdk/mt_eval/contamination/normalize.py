@@ -13,7 +13,6 @@ entries). Breaks let a short corpus entry count only when it stands alone
 
 from __future__ import annotations
 
-import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-PUNCT = "\ue000"  # stands for a run of punctuation, symbols, underscores or tabs
+PUNCT = "\ue000"  # the code of punctuation, symbols, underscores and tabs (each character a mark of its own)
 PIECE = "\ue001"  # the boundary between two pieces
 NEWLINE = "\n"
 
@@ -31,24 +30,47 @@ MARK_CODES = {PUNCT: -2, PIECE: -3, NEWLINE: -4}
 
 _SCRIPT_CHARS = ("\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf"
                  "\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f")
-_PUNCT_RUN = re.compile(f"(?:[^\\w\\s{PIECE}]|[_\t])+")
 _ACCENTS = re.compile("[\u0300-\u036f]+")
-_ITEMS = re.compile(f"[{PUNCT}{PIECE}\n]|[{_SCRIPT_CHARS}]|[^\\W_{_SCRIPT_CHARS}]+")
-_MARKS = frozenset(MARK_CODES)
+# a word, a character of a script without spaces, or a mark: one punctuation or symbol character, a line
+# end, a tab, an underscore (a piece boundary is a symbol too)
+_ITEMS = re.compile(f"[{_SCRIPT_CHARS}]|[^\\W_{_SCRIPT_CHARS}]+|[^\\w\\s]|[\n\t_]")
 _SPACED_SCRIPT = re.compile(f"([{_SCRIPT_CHARS}]) (?=[{_SCRIPT_CHARS}])")
 
 
 def normalize(text: str) -> str:
-    """NFKC, case-folded, without combining accents; each punctuation run becomes one `PUNCT` mark."""
+    """NFKC, case-folded, without combining accents."""
     if text.isascii():
-        return _PUNCT_RUN.sub(PUNCT, text.lower())
+        return text.lower()
     text = unicodedata.normalize("NFKC", text).casefold()
-    text = _ACCENTS.sub("", unicodedata.normalize("NFD", text))
-    return _PUNCT_RUN.sub(PUNCT, unicodedata.normalize("NFC", text))
+    return unicodedata.normalize("NFC", _ACCENTS.sub("", unicodedata.normalize("NFD", text)))
+
+
+def is_word(item: str) -> bool:
+    return item[0].isalnum()
+
+
+class Vocabulary(dict[str, int]):
+    """Word → id (0, 1, …), and mark → its code (`MARK_CODES`). Looking up anything else gives `UNKNOWN`
+    for a word and the `PUNCT` code for a punctuation or symbol character."""
+
+    def __init__(self) -> None:
+        super().__init__(MARK_CODES)
+        self.words = 0
+
+    def add(self, word: str) -> None:
+        if word not in self and is_word(word):
+            self[word] = self.words
+            self.words += 1
+
+    def __missing__(self, item: str) -> int:
+        if is_word(item):
+            return UNKNOWN
+        self[item] = MARK_CODES[PUNCT]  # few: remembered
+        return MARK_CODES[PUNCT]
 
 
 def items(text: str) -> list[str]:
-    """The normalised words of ``text`` and the marks between them (`PUNCT`, `PIECE`, `NEWLINE`)."""
+    """The normalised words of ``text`` and the marks between them."""
     return _ITEMS.findall(normalize(text))
 
 
@@ -59,7 +81,7 @@ def joined_items(texts: Iterable[str]) -> list[str]:
 
 def words(text: str) -> list[str]:
     """The normalised words of ``text``."""
-    return [item for item in items(text) if item not in _MARKS]
+    return [item for item in items(text) if is_word(item)]
 
 
 @dataclass
@@ -112,17 +134,15 @@ class TokenStream:
                            breaks=np.concatenate((self.breaks, following.breaks)), end_break=following.end_break)
 
 
-def tokenize_pieces(pieces: Sequence[tuple[int, str]], lookup: dict[str, int]) -> TokenStream:
+def tokenize_pieces(pieces: Sequence[tuple[int, str]], lookup: Vocabulary) -> TokenStream:
     """The words of ``pieces`` (each ``(line, text)``; a piece may span lines), looked up in ``lookup``.
-
-    ``lookup`` maps words to ids and the marks to `MARK_CODES`. A piece's edges are breaks.
-    """
+    A piece's edges are breaks."""
     if not pieces:
         return empty_stream()
     found = joined_items(text for _line, text in pieces)
     if not found:
         return empty_stream()
-    codes = np.fromiter(map(lookup.get, found, itertools.repeat(UNKNOWN)), dtype=np.int32, count=len(found))
+    codes = np.fromiter(map(lookup.__getitem__, found), dtype=np.int32, count=len(found))
     is_word = codes >= UNKNOWN
     is_piece = codes == MARK_CODES[PIECE]
     # the line of every item: its piece's first line plus the line ends before it inside the piece
