@@ -89,3 +89,4 @@ def benchmarks(session: nox.Session) -> None:
     session.run("python", "benchmarks/adapter.py")
     session.run("python", "benchmarks/contamination.py")
     session.run("python", "benchmarks/leaderboard.py")
+    session.run("python", "benchmarks/decisions.py")

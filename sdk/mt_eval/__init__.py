@@ -15,6 +15,8 @@ _EXPORTS = {
     "PluginLoadError": "mt_eval.loader",
     "validate_plugin": "mt_eval.validate",
     "TranslationMethod": "mt_eval.protocol",
+    "DecisionMethod": "mt_eval.protocol",
+    "DecisionConfig": "mt_eval.decisions.records",
     "Manifest": "mt_eval.manifest",
     "Dependency": "mt_eval.manifest",
     "MethodCard": "mt_eval.card",
@@ -35,12 +37,13 @@ if TYPE_CHECKING:
     from typing import Any
 
     from mt_eval.card import MethodCard
+    from mt_eval.decisions.records import DecisionConfig
     from mt_eval.hookspecs import hookimpl
     from mt_eval.loader import LoadedMethod, PluginLoadError, load_method
     from mt_eval.manifest import Dependency, Manifest
     from mt_eval.plugins import enable_extension, make_plugin_manager
     from mt_eval.problems import Problem, ProblemsError
-    from mt_eval.protocol import TranslationMethod
+    from mt_eval.protocol import DecisionMethod, TranslationMethod
     from mt_eval.records import CorpusEntry, RunConfig, TranslationResult, Usage
     from mt_eval.validate import validate_plugin
 

@@ -32,6 +32,8 @@ examples:
   mt-eval schemas --check bridge/schemas        fail if the JSON Schemas drifted from the code
   mt-eval locales --config examples/champollion-project   translate a champollion project's locales
   mt-eval contamination --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json
+  mt-eval decide run --method examples/rules-grader --corpus examples/data/adequacy-decisions.jsonl
+  mt-eval grade runs/lexicon-eng-spa__eng-spa-demo/card.json --grader examples/rules-grader
 
 Run `mt-eval COMMAND --help` for a command's options.
 """
@@ -64,6 +66,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                 "mt_eval.champollion.cli:add_arguments", "mt_eval.champollion.cli:run"),
     "contamination": ("check that a method's bundle (or a corpus) holds no text of the evaluation corpus",
                       "mt_eval.contamination.cli:add_arguments", "mt_eval.contamination.cli:run"),
+    "decide": ("run a decision method on a typed-decision corpus and score its calibrated answers",
+               "mt_eval.decisions.commands:add_decide_arguments", "mt_eval.decisions.commands:decide_command"),
+    "grade": ("grade a translation run blind on a rubric, by a decision method or by people (sheets)",
+              "mt_eval.decisions.commands:add_grade_arguments", "mt_eval.decisions.commands:grade_command"),
 }
 
 

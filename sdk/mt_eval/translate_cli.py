@@ -17,7 +17,7 @@ from mt_eval.records import RunConfig, TranslationResult, result_problem
 def run_translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool,
                   file: Path | None = None) -> int:
     try:
-        loaded = load_method(plugin)
+        loaded = load_method(plugin, needs="translate")
     except PluginLoadError as exc:
         print(exc, file=sys.stderr)
         return 1

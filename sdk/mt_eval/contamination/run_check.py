@@ -28,15 +28,16 @@ class _Saved(msgspec.Struct, kw_only=True):
 
 
 def check_for_run(method_dir: Path, corpus_path: Path, run_dir: Path, *, code_sha256: str, corpus_sha256: str,
-                  enabled: bool, quiet: bool, stream: TextIO | None = None) -> ContaminationRecord:
-    """The record for the run card: the check's result, the one saved for this code and corpus, or not-run."""
+                  enabled: bool, reuse: bool, quiet: bool, stream: TextIO | None = None) -> ContaminationRecord:
+    """The record for the run card: the check's result, or not-run. With ``reuse`` (a resumed run), the result
+    saved in the run directory for the same code and corpus."""
     stream = stream or sys.stderr
     if not enabled:
         return not_run("skipped with --no-contamination-check")
     saved_path = run_dir / RESULT_FILE
     try:
         saved = msgspec.json.decode(saved_path.read_bytes(), type=_Saved)
-        if (saved.code_sha256, saved.corpus_sha256) == (code_sha256, corpus_sha256):
+        if reuse and (saved.code_sha256, saved.corpus_sha256) == (code_sha256, corpus_sha256):
             return saved.record
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         pass

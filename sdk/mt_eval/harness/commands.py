@@ -44,26 +44,15 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     what.add_argument("--demo", action="store_true", help="run the bundled example method on the bundled corpus")
     what.add_argument("--limit", type=int, metavar="N", help="only the first N entries")
     what.add_argument("--isolate", action="store_true", help="run a Python method in its own process")
-    where = run.add_argument_group("where results go")
-    where.add_argument("--out", metavar="DIR", help="run directory (default: runs/METHOD__CORPUS)")
-    where.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
-    where.add_argument("--force", action="store_true", help="start over even if --out holds results")
+    add_run_directory_arguments(run.add_argument_group("where results go"), "runs/METHOD__CORPUS")
     how = run.add_argument_group("how to run")
-    how.add_argument("--batch-size", type=int, default=8, metavar="N", help="entries per call (default 8)")
-    how.add_argument("--concurrency", type=int, default=8, metavar="N", help="calls in flight (default 8)")
-    how.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per entry (default 120)")
+    add_call_arguments(how, "entry", "entries")
     how.add_argument("--retries", type=int, default=1, metavar="N", help="retries per failed entry (default 1)")
     how.add_argument("--retry-budget", type=int, metavar="N", help="retries for the whole run "
                                                                    "(default: 10%% of entries, at least 10)")
     how.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
-    model = run.add_argument_group("passed to the method (RunConfig)")
-    model.add_argument("--model", help="model name")
-    model.add_argument("--base-url", help="OpenAI-compatible endpoint")
-    model.add_argument("--temperature", type=float)
-    model.add_argument("--max-tokens", type=int)
-    model.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                       help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
+    add_model_arguments(run.add_argument_group("passed to the method (RunConfig)"))
     fair = run.add_argument_group("fairness checks")
     fair.add_argument("--contamination-check", action=argparse.BooleanOptionalAction, default=True,
                       help="check the method's bundle for the corpus's texts before translating and record the "
@@ -72,6 +61,63 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                      help="enable an extension module implementing mt-eval hooks (repeatable)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     run.set_defaults(print_run_help=run.print_help)
+
+
+def add_run_directory_arguments(group: argparse._ArgumentGroup, default: str) -> None:
+    """--out, --resume and --force (see `mt_eval.harness.run_directory`)."""
+    group.add_argument("--out", metavar="DIR", help=f"run directory (default: {default})")
+    group.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
+    group.add_argument("--force", action="store_true", help="start over even if --out holds results")
+
+
+def add_call_arguments(group: argparse._ArgumentGroup, item: str, items: str) -> None:
+    """How a method is called: --batch-size ``items`` per call, --concurrency calls, --timeout per ``item``."""
+    group.add_argument("--batch-size", type=positive_int, default=8, metavar="N", help=f"{items} per call (default 8)")
+    group.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="calls in flight (default 8)")
+    group.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
+                       help=f"seconds per {item} (default 120)")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number above 0."""
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def add_model_arguments(group: argparse._ArgumentGroup) -> None:
+    """The options a method receives in its config: model settings and --param (also for decide and grade)."""
+    group.add_argument("--model", help="model name")
+    group.add_argument("--base-url", help="OpenAI-compatible (or decision-engine) endpoint")
+    group.add_argument("--temperature", type=float)
+    group.add_argument("--max-tokens", type=int)
+    group.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                       help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
+
+
+def method_params(items: list[str]) -> dict[str, object]:
+    """``--param KEY=VALUE`` options → config.params; a VALUE that parses as JSON is that JSON value."""
+    import json
+
+    params: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--param {item!r}: write it as KEY=VALUE")
+        try:
+            params[key] = json.loads(value)
+        except ValueError:
+            params[key] = value
+    return params
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -89,7 +135,8 @@ def run_command(args: argparse.Namespace) -> int:
     if not args.method or not args.corpus:
         args.print_run_help()
         return 2
-    from mt_eval.harness.session import RunError, run_evaluation
+    from mt_eval.harness.run_directory import RunError
+    from mt_eval.harness.session import run_evaluation
     from mt_eval.problems import ProblemsError
 
     try:

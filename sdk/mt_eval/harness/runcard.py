@@ -12,7 +12,7 @@ import platform
 import statistics
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -114,12 +114,15 @@ class RunCard(msgspec.Struct, kw_only=True):
     content_sha256: str = ""
 
 
-def seal(card: RunCard) -> RunCard:
-    """The card with ``content_sha256`` set."""
-    card.content_sha256 = ""
+Sealable = TypeVar("Sealable", bound=msgspec.Struct)
+
+
+def seal(card: Sealable) -> Sealable:
+    """The card (a run card, or any card Struct with ``content_sha256``) with ``content_sha256`` set."""
+    card.content_sha256 = ""  # type: ignore[attr-defined]
     body = msgspec.to_builtins(card)
     body.pop("content_sha256", None)
-    card.content_sha256 = hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()
+    card.content_sha256 = hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()  # type: ignore[attr-defined]
     return card
 
 

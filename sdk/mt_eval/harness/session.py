@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import sys
 import time
 import uuid
@@ -17,9 +16,11 @@ import msgspec
 from mt_eval import __version__
 from mt_eval.contamination.run_check import check_for_run
 from mt_eval.harness import runcard as rc
+from mt_eval.harness.commands import method_params
 from mt_eval.harness.corpus import Corpus, read_corpus
 from mt_eval.harness.execution import ResultsLog, RunSettings, execute
 from mt_eval.harness.progress import RunProgress
+from mt_eval.harness.run_directory import RunError, differences, open_run_directory, write_json
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
 from mt_eval.records import RunConfig, TranslationResult
@@ -42,10 +43,6 @@ class RunState(msgspec.Struct, kw_only=True):
     load_s: float = 0.0
 
 
-class RunError(Exception):
-    """A run cannot start or continue; the message says why and how to fix it."""
-
-
 def now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
@@ -65,7 +62,7 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     for extension in args.extension:
         enable_extension(manager, extension)
     started = time.perf_counter()
-    loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate)
+    loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate, needs="translate")
     load_s = time.perf_counter() - started
     card = _method_card(loaded, args.method_card)
     config = _run_config(args, corpus, loaded)
@@ -75,7 +72,7 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     state = _open_run_directory(out, args, loaded, corpus, config, settings, load_s)
     contamination = check_for_run(loaded.directory, corpus.path, out, code_sha256=state.code_sha256,
                                   corpus_sha256=corpus.sha256, enabled=getattr(args, "contamination_check", True),
-                                  quiet=args.quiet)
+                                  reuse=args.resume, quiet=args.quiet)
     log_path = out / "results.jsonl"
     done = ResultsLog.read(log_path)
     remaining = [e for e in corpus.entries if e["id"] not in done]
@@ -94,7 +91,7 @@ def run_evaluation(args: argparse.Namespace) -> Path:
         progress.close()
     if state.first_call_s is None and outcome.timing.first_call_s is not None:
         state.first_call_s = outcome.timing.first_call_s
-        _write_json(out / "run.json", state)
+        write_json(out / "run.json", state)
     results = ResultsLog.read(log_path)
     ordered = [results[e["id"]] for e in corpus.entries if e["id"] in results]
     scores = _scores(corpus, ordered, args, manager)
@@ -102,7 +99,7 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     run_card.contamination = contamination
     run_card = rc.seal(run_card)
     card_path = out / "card.json"
-    _write_json(card_path, run_card)
+    write_json(card_path, run_card)
     manager.hook.run_finished(run_id=state.run_id, card=run_card)
     if not args.quiet:
         _print_summary(run_card, sys.stderr)
@@ -152,18 +149,10 @@ def _run_config(args: argparse.Namespace, corpus: Corpus, loaded: LoadedMethod) 
         raise RunError(f"{loaded.method_id} supports {', '.join(supported)}, not {pair}; choose one with --pair "
                        "or use a corpus in a supported pair")
     source, _, target = pair.partition(">")
-    params: dict[str, Any] = {}
-    for item in args.param:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise RunError(f"--param {item!r}: write it as KEY=VALUE")
-        try:
-            params[key] = json.loads(value)
-        except ValueError:
-            params[key] = value
     fields = {"source_lang": source, "target_lang": target, "model": args.model, "base_url": args.base_url,
               "temperature": args.temperature, "max_tokens": args.max_tokens, "batch_size": args.batch_size,
-              "concurrency": args.concurrency, "timeout_s": args.timeout, "seed": args.seed, "params": params}
+              "concurrency": args.concurrency, "timeout_s": args.timeout, "seed": args.seed,
+              "params": method_params(args.param)}
     try:
         return msgspec.convert({k: v for k, v in fields.items() if v is not None}, RunConfig)
     except msgspec.ValidationError as exc:
@@ -172,39 +161,18 @@ def _run_config(args: argparse.Namespace, corpus: Corpus, loaded: LoadedMethod) 
 
 def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMethod, corpus: Corpus,
                         config: RunConfig, settings: RunSettings, load_s: float) -> RunState:
-    state_path = out / "run.json"
     fresh = RunState(run_id=new_run_id(), started_at=now(), method_dir=str(loaded.directory.resolve()),
                      code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
                      corpus_sha256=corpus.sha256, config=msgspec.to_builtins(config),
                      settings=msgspec.to_builtins(settings), limit=args.limit, load_s=round(load_s, 6))
-    if state_path.exists() and args.resume:
-        try:
-            state = msgspec.json.decode(state_path.read_bytes(), type=RunState)
-        except msgspec.DecodeError as exc:
-            raise RunError(f"{state_path} is damaged ({exc}); start over with --force") from exc
-        changed = [what for what, old, new in [
-            ("the method's code", state.code_sha256, fresh.code_sha256),
-            ("the corpus", state.corpus_sha256, fresh.corpus_sha256),
-            ("the run configuration", state.config, fresh.config),
-            ("the run settings", state.settings, fresh.settings),
-            ("--limit", state.limit, fresh.limit)] if old != new]
-        if changed:
-            raise RunError(f"cannot resume {out}: {', '.join(changed)} changed since the run started; "
-                           "resume with the same inputs, or start over with --force")
-        state.sessions += 1
-    elif (out / "results.jsonl").exists() and not args.force:
-        raise RunError(f"{out} holds an earlier run: continue it with --resume, start over with --force, "
-                       "or choose another --out")
-    else:
-        if args.resume:
-            print(f"mt-eval run: nothing to resume in {out}; starting a new run", file=sys.stderr)
-        if out.exists():
-            for name in ("results.jsonl", "card.json", "run.json", "contamination.json"):
-                (out / name).unlink(missing_ok=True)
-        state = fresh
-    out.mkdir(parents=True, exist_ok=True)
-    _write_json(state_path, state)
-    return state
+
+    def changes(state: RunState, now: RunState) -> list[str]:
+        return differences([("the method's code", state.code_sha256, now.code_sha256),
+                            ("the corpus", state.corpus_sha256, now.corpus_sha256),
+                            ("the run configuration", state.config, now.config),
+                            ("the run settings", state.settings, now.settings), ("--limit", state.limit, now.limit)])
+
+    return open_run_directory(out, fresh, resume=args.resume, force=args.force, changes=changes, command="mt-eval run")
 
 
 def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Namespace, manager: Any
@@ -255,13 +223,6 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
         errors=sum(r.error is not None for r in results),
         results=results,
     )
-
-
-def _write_json(path: Path, value: Any) -> None:
-    """Write atomically: a crash never leaves a half-written file."""
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_bytes(msgspec.json.format(msgspec.json.encode(value), indent=2) + b"\n")
-    temporary.replace(path)
 
 
 def _slug(text: str) -> str:
