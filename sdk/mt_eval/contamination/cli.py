@@ -25,6 +25,43 @@ floor or part of the bundle could not be read); 2 the check could not run.
 """
 
 
+def size(text: str) -> int:
+    """``512M``, ``1G``, ``100k`` or a number of bytes."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)i?[bB]?\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size: write e.g. 500M, 2G or 1048576")
+    scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[match.group(2).lower()]
+    return int(float(match.group(1)) * scale)
+
+
+_SIZES = {1 << 30: "1G", 4 << 30: "4G", 8 << 20: "8M"}
+# group → (flag, CheckSettings field, type, metavar, help without the default)
+OPTIONS: dict[str, list[tuple[str, str, Any, str, str]]] = {
+    "thresholds (in normalised words)": [
+        ("--ngram", "ngram", int, "N", "words per indexed n-gram; a hit shares at least one such run"),
+        ("--near-duplicate", "near_duplicate", float, "F",
+         "coverage making a near-duplicate: share of the entry's words in shared runs of --ngram or more words"),
+        ("--long-ngram", "long_ngram", int, "N", "a shared run this long is a hit whatever the entry's length"),
+        ("--min-words", "min_words", int, "N", "entries with fewer words are not checked"),
+        ("--standalone-below", "standalone_below", int, "N",
+         "shorter entries count only as exact matches set off by punctuation, a line end or a string edge"),
+        ("--common-ngram", "common_ngram", int, "N", "n-grams in more corpus texts than this are not looked up"),
+    ],
+    "planted control": [
+        ("--plant", "plant", int, "N",
+         "corpus texts planted in a copy of the bundle; 0 skips the control, so the verdict is at best unverified"),
+        ("--seed", "seed", int, "N", "seed of the control's sample, perturbations and places"),
+        ("--recall-floor", "recall_floor", float, "F", "recall below which the verdict is unverified"),
+    ],
+    "files": [
+        ("--max-file-size", "max_file_bytes", size, "SIZE", "larger files and archive members are listed, not read"),
+        ("--max-archive-size", "max_archive_bytes", size, "SIZE", "decompressed bytes read from one archive"),
+        ("--max-code-size", "max_code_bytes", size, "SIZE", "larger source files are read as text, not parsed"),
+        ("--max-archive-depth", "max_archive_depth", int, "N", "levels of archives inside archives opened"),
+    ],
+}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     import textwrap
 
@@ -44,37 +81,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="evaluation corpus (repeatable): upstream JSON, JSON list, .jsonl or .tsv")
     what.add_argument("--against", metavar="FILE",
                       help="instead of a bundle, another corpus (e.g. a development set) checked for --corpus texts")
-    limits = parser.add_argument_group("thresholds (in normalised words)")
-    limits.add_argument("--ngram", type=int, default=d.ngram, metavar="N",
-                        help=f"words per indexed n-gram; a hit shares at least one such run (default {d.ngram})")
-    limits.add_argument("--near-duplicate", type=float, default=d.near_duplicate, metavar="F",
-                        help="coverage making a near-duplicate: share of the entry's words in shared runs of "
-                             f"--ngram or more words (default {d.near_duplicate})")
-    limits.add_argument("--long-ngram", type=int, default=d.long_ngram, metavar="N",
-                        help=f"a shared run this long is a hit whatever the entry's length (default {d.long_ngram})")
-    limits.add_argument("--min-words", type=int, default=d.min_words, metavar="N",
-                        help=f"entries with fewer words are not checked (default {d.min_words})")
-    limits.add_argument("--standalone-below", type=int, default=d.standalone_below, metavar="N",
-                        help="shorter entries count only as exact matches set off by punctuation, a line end or "
-                             f"a string edge (default {d.standalone_below})")
-    limits.add_argument("--common-ngram", type=int, default=d.common_ngram, metavar="N",
-                        help=f"n-grams in more corpus texts than this are not looked up (default {d.common_ngram})")
-    control = parser.add_argument_group("planted control")
-    control.add_argument("--plant", type=int, default=d.plant, metavar="N",
-                         help=f"corpus texts planted in a copy of the bundle (default {d.plant}; 0 skips the "
-                              "control, so the verdict is at best unverified)")
-    control.add_argument("--seed", type=int, default=d.seed, help=f"seed of the control (default {d.seed})")
-    control.add_argument("--recall-floor", type=float, default=d.recall_floor, metavar="F",
-                         help=f"recall below which the verdict is unverified (default {d.recall_floor})")
-    files = parser.add_argument_group("files")
-    files.add_argument("--max-file-size", type=size, default=d.max_file_bytes, metavar="SIZE",
-                       help="larger files and archive members are listed, not read (default 1G)")
-    files.add_argument("--max-archive-size", type=size, default=d.max_archive_bytes, metavar="SIZE",
-                       help="decompressed bytes read from one archive (default 4G)")
-    files.add_argument("--max-code-size", type=size, default=d.max_code_bytes, metavar="SIZE",
-                       help="larger source files are read as text instead of parsed (default 8M)")
-    files.add_argument("--max-archive-depth", type=int, default=d.max_archive_depth, metavar="N",
-                       help=f"levels of archives inside archives opened (default {d.max_archive_depth})")
+    for title, options in OPTIONS.items():
+        group = parser.add_argument_group(title)
+        for flag, field, kind, metavar, text in options:
+            default = getattr(d, field)
+            shown = _SIZES.get(default, default) if kind is size else default
+            group.add_argument(flag, type=kind, default=default, metavar=metavar, help=f"{text} (default {shown})")
     output = parser.add_argument_group("output")
     output.add_argument("--json", action="store_true", help="print the whole report as JSON")
     output.add_argument("--report", metavar="FILE", help="also write the JSON report to FILE")
@@ -83,32 +95,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(print_contamination_help=parser.print_help)
 
 
-def size(text: str) -> int:
-    """``512M``, ``1G``, ``100k`` or a number of bytes."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)i?[bB]?\s*", text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size: write e.g. 500M, 2G or 1048576")
-    scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[match.group(2).lower()]
-    return int(float(match.group(1)) * scale)
-
-
 def settings_from(args: argparse.Namespace) -> Any:
     """`CheckSettings` from the parsed arguments (ValueError naming the bad one)."""
     import msgspec
 
     from mt_eval.contamination.settings import CheckSettings
 
-    fields = {"ngram": args.ngram, "near_duplicate": args.near_duplicate, "long_ngram": args.long_ngram,
-              "min_words": args.min_words, "standalone_below": args.standalone_below,
-              "common_ngram": args.common_ngram, "plant": args.plant, "seed": args.seed,
-              "recall_floor": args.recall_floor, "max_file_bytes": args.max_file_size,
-              "max_archive_bytes": args.max_archive_size, "max_code_bytes": args.max_code_size,
-              "max_archive_depth": args.max_archive_depth}
+    fields = {field: getattr(args, flag[2:].replace("-", "_")) for options in OPTIONS.values()
+              for flag, field, *_rest in options}
     try:
         return msgspec.convert(fields, CheckSettings)
     except msgspec.ValidationError as exc:
-        flag = re.sub(r".*`\$\.(\w+)`.*", r"\1", str(exc))
-        raise ValueError(f"{exc} (--{flag.replace('_', '-')})") from exc
+        flags = {field: flag for options in OPTIONS.values() for flag, field, *_rest in options}
+        named = re.search(r"`\$\.(\w+)`", str(exc))
+        raise ValueError(f"{exc} ({flags[named.group(1)]})" if named and named.group(1) in flags else str(exc)) \
+            from exc
 
 
 def run(args: argparse.Namespace) -> int:
