@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     from mt_eval.contamination.engine import CheckError, check_bundle, check_corpora
     from mt_eval.contamination.render import render
 
-    progress = None if args.quiet else _progress_printer()
+    progress = None if args.quiet else progress_printer()
     try:
         settings = settings_from(args)
         if args.method:
@@ -148,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
     return {"clean": EXIT_CLEAN, "contaminated": EXIT_CONTAMINATED}.get(report.status, EXIT_UNVERIFIED)
 
 
-def _progress_printer() -> Any:
+def progress_printer(prefix: str = "contamination: ") -> Any:
+    """Progress lines on stderr: each step, and how much was read at most every two seconds."""
     import time
 
     last = [0.0]
@@ -157,6 +158,6 @@ def _progress_printer() -> Any:
         now = time.monotonic()
         if now - last[0] >= 2.0 or not message.startswith("read "):
             last[0] = now
-            print(f"contamination: {message}", file=sys.stderr, flush=True)
+            print(f"{prefix}{message}", file=sys.stderr, flush=True)
 
     return progress

@@ -41,10 +41,12 @@ def check_for_run(method_dir: Path, corpus_path: Path, run_dir: Path, *, code_sh
             return saved.record
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         pass
+    from mt_eval.contamination.cli import progress_printer
     from mt_eval.contamination.engine import CheckError, check_bundle
 
     try:
-        record = record_of(check_bundle(method_dir, [corpus_path]))
+        record = record_of(check_bundle(method_dir, [corpus_path], progress=None if quiet else progress_printer(
+            "contamination check: ")))
     except CheckError as exc:
         record = not_run(f"the check could not run: {exc}")
     except Exception as exc:  # a failure of the check must not cost the evaluation; the card says what happened
