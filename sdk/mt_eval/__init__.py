@@ -5,6 +5,8 @@ Public names are imported lazily so that ``mt-eval --help`` and ``import mt_eval
 
 from __future__ import annotations
 
+from mt_eval.lazy import lazy_exports
+
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing would slow down every CLI start
 
 __version__ = "0.1.0"
@@ -34,8 +36,6 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from mt_eval.card import MethodCard
     from mt_eval.decisions.records import DecisionConfig
     from mt_eval.hookspecs import hookimpl
@@ -48,12 +48,4 @@ if TYPE_CHECKING:
     from mt_eval.validate import validate_plugin
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mt_eval' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports("mt_eval", globals(), _EXPORTS)

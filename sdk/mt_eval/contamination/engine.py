@@ -23,7 +23,7 @@ class CheckError(Exception):
     """The check cannot run (a missing bundle, an unreadable corpus); the message says how to fix it."""
 
 
-def check_bundle(bundle: str | Path, corpora: Sequence[str | Path], settings: CheckSettings | None = None,
+def check_bundle(bundle: str | Path, corpora: Sequence[str | Path | CorpusTexts], settings: CheckSettings | None = None,
                  progress: Progress | None = None, index: CorpusIndex | None = None) -> Report:
     """Check a method's bundle (a directory) against one or more corpora (or an index built from them by
     `build_index`, to check several bundles against the same corpora)."""
@@ -85,13 +85,14 @@ def corpus_documents(corpus: CorpusTexts) -> list[Document]:
     return documents
 
 
-def build_index(corpora: Sequence[str | Path], settings: CheckSettings | None = None,
+def build_index(corpora: Sequence[str | Path | CorpusTexts], settings: CheckSettings | None = None,
                 progress: Progress | None = None) -> CorpusIndex:
-    """Read the corpora and index their texts (`CheckError` when one cannot be read)."""
+    """Read the corpora (files, or texts already read: `corpora.texts_of`) and index their texts
+    (`CheckError` when one cannot be read)."""
     settings = settings or CheckSettings()
     if not corpora:
         raise CheckError("no corpus given: name at least one with --corpus FILE")
-    loaded = [_load(path) for path in corpora]
+    loaded = [corpus if isinstance(corpus, CorpusTexts) else _load(corpus) for corpus in corpora]
     if progress:
         progress(f"indexing {sum(len(c.texts) for c in loaded):,} texts of {len(loaded)} corpus "
                  f"file{'s' if len(loaded) > 1 else ''}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import msgspec
 
@@ -27,10 +27,12 @@ class _Saved(msgspec.Struct, kw_only=True):
     record: ContaminationRecord
 
 
-def check_for_run(method_dir: Path, corpus_path: Path, run_dir: Path, *, code_sha256: str, corpus_sha256: str,
-                  enabled: bool, reuse: bool, quiet: bool, stream: TextIO | None = None) -> ContaminationRecord:
-    """The record for the run card: the check's result, or not-run. With ``reuse`` (a resumed run), the result
-    saved in the run directory for the same code and corpus."""
+def check_for_run(method_dir: Path, corpus: Any, run_dir: Path, *, code_sha256: str, enabled: bool, reuse: bool,
+                  quiet: bool, stream: TextIO | None = None) -> ContaminationRecord:
+    """The record for the run card: the check of the bundle against the run's ``corpus`` (a
+    `mt_eval.corpus.Corpus`, all of it, as the run read it), or not-run. With ``reuse`` (a resumed run),
+    the result saved in the run directory for the same code and corpus."""
+    corpus_sha256 = corpus.sha256
     stream = stream or sys.stderr
     if not enabled:
         return not_run("skipped with --no-contamination-check")
@@ -42,12 +44,13 @@ def check_for_run(method_dir: Path, corpus_path: Path, run_dir: Path, *, code_sh
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         pass
     from mt_eval.contamination.cli import progress_printer
+    from mt_eval.contamination.corpora import CorpusUnreadable, texts_of
     from mt_eval.contamination.engine import CheckError, check_bundle
 
     try:
-        record = record_of(check_bundle(method_dir, [corpus_path], progress=None if quiet else progress_printer(
+        record = record_of(check_bundle(method_dir, [texts_of(corpus)], progress=None if quiet else progress_printer(
             "contamination check: ")))
-    except CheckError as exc:
+    except (CheckError, CorpusUnreadable) as exc:
         record = not_run(f"the check could not run: {exc}")
     except Exception as exc:  # a failure of the check must not cost the evaluation; the card says what happened
         record = not_run(f"the check failed: {type(exc).__name__}: {exc}")

@@ -85,17 +85,18 @@ def blind(card: RunCard, entries: dict[str, dict[str, Any]], rubric: Rubric, *, 
     items: list[tuple[str, DecisionCase]] = []
     not_graded: dict[str, str] = {}
     for result in card.results:
+        result_id = str(result.id)  # a card keeps integer ids as integers; entries are keyed by their text
         if result.error is not None or result.predicted is None:
-            not_graded[result.id] = f"the translation failed: {result.error or 'no prediction'}"
+            not_graded[result_id] = f"the translation failed: {result.error or 'no prediction'}"
             continue
-        entry = entries.get(result.id)
+        entry = entries.get(result_id)
         if entry is None:
-            raise GradingError(f'the run card has a result for entry "{result.id}", which the corpus does not have')
+            raise GradingError(f'the run card has a result for entry "{result_id}", which the corpus does not have')
         state = {"source": entry["source"], "candidate": result.predicted}
         if with_reference and isinstance(entry.get("reference"), str):
             state["reference"] = entry["reference"]
         state.update(source_lang=source_lang, target_lang=target_lang)
-        items.append((result.id, DecisionCase(id="-", state=state, questions={rubric.name: question})))
+        items.append((result_id, DecisionCase(id="-", state=state, questions={rubric.name: question})))
     random.Random(seed).shuffle(items)
     width = max(4, len(str(len(items))))
     blinded = [Item(item_id=f"item-{n:0{width}d}", entry_id=entry_id,

@@ -35,13 +35,16 @@ from mt_eval.harness.session import new_run_id, now
 
 def load_run(args: argparse.Namespace) -> tuple[RunCard, bytes, dict[str, dict[str, Any]]]:
     """The run card and its corpus's entries by id (the corpus must be the one the run used)."""
-    from mt_eval.harness.corpus import read_corpus
+    from mt_eval.corpus.reader import load_corpus
+    from mt_eval.harness.corpus import card_corpus_spec
 
     card, raw = read_run_card(args.card)
-    corpus_path = Path(args.corpus) if args.corpus else Path(card.corpus.path)
-    if not corpus_path.is_absolute() and not corpus_path.exists():
-        corpus_path = Path(args.card).resolve().parent / corpus_path
-    corpus = read_corpus(corpus_path)
+    spec = card_corpus_spec(card, args.card, args.corpus)  # read as the run read it (columns, parallel files)
+    corpus_path = spec.main_path
+    try:
+        corpus = load_corpus(spec)
+    except (ValueError, OSError) as exc:
+        raise GradingError(f"cannot read the run's corpus: {exc}; give it with --corpus") from exc
     if corpus.sha256 != card.corpus.sha256:
         raise GradingError(f"{corpus_path} is not the corpus the run used (sha256 {corpus.sha256[:12]}…, the card "
                            f"records {card.corpus.sha256[:12]}…): give the run's corpus with --corpus")
@@ -127,7 +130,7 @@ def finish(args: argparse.Namespace, started_at: str, card: RunCard, raw: bytes,
     levels = [level.name for level in rubric.levels]
     entries: list[gc.GradedEntry] = []
     for result in card.results:
-        entry_id = result.id
+        entry_id = str(result.id)
         if entry_id in blinded.not_graded:
             entries.append(gc.GradedEntry(entry_id=entry_id, item=None, error=blinded.not_graded[entry_id]))
             continue

@@ -17,8 +17,12 @@ from typing import Any, TypeVar
 import msgspec
 
 from mt_eval.contamination.record import ContaminationRecord
+from mt_eval.eligibility import Eligibility
+from mt_eval.gateway.audit import GatewayFacts
 from mt_eval.harness.scoring import Scores
 from mt_eval.records import TranslationResult
+from mt_eval.sandbox.policy import SandboxFacts
+from mt_eval.scan.findings import ScanReport
 
 CARD_VERSION = "run-card/1"
 _SKIP_PARTS = {"__pycache__", ".git", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
@@ -46,13 +50,57 @@ class MethodFacts(msgspec.Struct, kw_only=True):
     champollion: dict[str, Any] | None = None
 
 
+class CorpusFileFacts(msgspec.Struct, kw_only=True):
+    role: str  # corpus | source | reference
+    path: str
+    sha256: str
+    lines: int | None = None
+
+
+class CorpusReading(msgspec.Struct, kw_only=True):
+    """How the corpus file was read, so that anyone can read it the same way again."""
+
+    format: str  # json | jsonl | tsv | parallel
+    columns: list[str] | None = None  # TSV: the field each column filled, in order
+    columns_from: str | None = None  # TSV: header | convention | --columns
+    header_line: int | None = None
+    ids_from: str = "field"  # field | line numbers | positions
+    aliases: dict[str, str] = msgspec.field(default_factory=dict)  # field or header name -> the field it filled
+    comment_lines: int = 0
+    references: bool = True  # False: translation only, no metrics
+    files: list[CorpusFileFacts] = msgspec.field(default_factory=list)
+    accepted_doubts: list[str] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+
 class CorpusFacts(msgspec.Struct, kw_only=True):
     name: str
     path: str
-    sha256: str
-    entries: int
+    sha256: str  # the whole file's (parallel text: over both files' sha256, see mt_eval.corpus.parallel)
+    entries: int  # in the whole corpus; a selection's own count is in RunCard.selection
     pair: str
     license: str | None = None
+    reading: CorpusReading | None = None
+
+
+class SelectionFacts(msgspec.Struct, kw_only=True):
+    """The part of the corpus a run covered (``--ids``, ``--segment``, ``--limit``)."""
+
+    ids: list[str | int] | None = None
+    ranges: list[str] | None = None
+    segment: list[str] | None = None
+    limit: int | None = None
+    entries_in_corpus: int
+    entries_selected: int
+    subset_sha256: str  # SHA-256 of the selected entries, canonical JSON one per line
+
+
+class CardResult(TranslationResult, kw_only=True):
+    """A result as the card lists it: under the entry's id as the corpus gave it (an integer stays one).
+
+    Only the card widens the id's type: on the wire and in ``results.jsonl`` ids are text."""
+
+    id: str | int  # type: ignore[assignment]
 
 
 class Covariates(msgspec.Struct, kw_only=True):
@@ -108,9 +156,14 @@ class RunCard(msgspec.Struct, kw_only=True):
     latency: LatencyFacts
     usage: UsageTotals
     errors: int
-    results: list[TranslationResult]
-    # checks of the method's fairness (absent in cards written before they existed)
-    contamination: ContaminationRecord | None = None
+    results: list[CardResult]
+    selection: SelectionFacts | None = None  # None: the whole corpus ran
+    # Fair by construction (mt_eval.harness.fairness); absent on older cards, null when not done.
+    static_scan: ScanReport | None = None
+    sandbox: SandboxFacts | None = None
+    gateway: GatewayFacts | None = None
+    eligibility: Eligibility | None = None
+    contamination: ContaminationRecord | None = None  # mt_eval.contamination.run_check
     content_sha256: str = ""
 
 

@@ -15,10 +15,18 @@ import msgspec
 
 from mt_eval import __version__
 from mt_eval.contamination.run_check import check_for_run
+from mt_eval.corpus.arguments import selection_from_args
+from mt_eval.corpus.describe import reading_facts
+from mt_eval.corpus.model import Corpus
+from mt_eval.corpus.reader import CorpusSpec
+from mt_eval.corpus.selection import Selection
+from mt_eval.gold import corpus_gold_fields, method_view
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.commands import method_params
-from mt_eval.harness.corpus import Corpus, read_corpus
+from mt_eval.harness.corpus import card_results, read_run_corpus, settle_run_corpus, write_predictions
 from mt_eval.harness.execution import ResultsLog, RunSettings, execute
+from mt_eval.harness.fairness import FairnessError, FairRun, describe_outcome
+from mt_eval.harness.fairness import prepare as prepare_fairness
 from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.run_directory import RunError, differences, open_run_directory, write_json
 from mt_eval.harness.scoring import MetricScore, Scores, score
@@ -38,6 +46,9 @@ class RunState(msgspec.Struct, kw_only=True):
     config: dict[str, Any]
     settings: dict[str, Any]
     limit: int | None = None
+    selection: dict[str, Any] | None = None  # --ids and --segment as given
+    reading: dict[str, Any] | None = None  # --columns and --accept-doubt as given
+    fairness: dict[str, Any] | None = None
     sessions: int = 1
     first_call_s: float | None = None
     load_s: float = 0.0
@@ -55,28 +66,46 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     """Run (or resume) the evaluation ``args`` describe; returns the path of the run card."""
     from mt_eval.plugins import enable_extension, make_plugin_manager
 
-    corpus = read_corpus(args.corpus)
-    if args.limit is not None:
-        corpus.entries = corpus.entries[: max(0, args.limit)]
+    spec, corpus = read_run_corpus(args)
+    try:
+        gold = corpus_gold_fields(corpus.dataset)
+    except ValueError as exc:
+        raise RunError(f"{corpus.path}: {exc}") from exc
     manager = make_plugin_manager()
     for extension in args.extension:
         enable_extension(manager, extension)
+    try:
+        fair = prepare_fairness(args)
+    except FairnessError as exc:
+        raise RunError(str(exc)) from exc
     started = time.perf_counter()
-    loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate, needs="translate")
-    load_s = time.perf_counter() - started
-    card = _method_card(loaded, args.method_card)
-    config = _run_config(args, corpus, loaded)
+    try:
+        loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate, needs="translate",
+                             sandbox=fair.sandbox)
+        load_s = time.perf_counter() - started
+        card = _method_card(loaded, args.method_card)
+        config = fair.adjust_config(_run_config(args, corpus, loaded))
+        selection = settle_run_corpus(args, spec, corpus, config.pair)
+    except BaseException:
+        fair.close_unused()
+        raise
+    entries = selection.entries
     settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                            retries=args.retries, retry_budget=args.retry_budget)
     out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
-    state = _open_run_directory(out, args, loaded, corpus, config, settings, load_s)
-    contamination = check_for_run(loaded.directory, corpus.path, out, code_sha256=state.code_sha256,
-                                  corpus_sha256=corpus.sha256, enabled=getattr(args, "contamination_check", True),
-                                  reuse=args.resume, quiet=args.quiet)
+    try:
+        state = _open_run_directory(out, args, loaded, spec, corpus, config, settings, load_s, fair.state())
+        contamination = check_for_run(loaded.directory, corpus, out, code_sha256=state.code_sha256,
+                                      enabled=getattr(args, "contamination_check", True), reuse=args.resume,
+                                      quiet=args.quiet)
+    except BaseException:
+        fair.close_unused()
+        raise
+    fair.out = out
     log_path = out / "results.jsonl"
     done = ResultsLog.read(log_path)
-    remaining = [e for e in corpus.entries if e["id"] not in done]
-    progress = RunProgress(len(corpus.entries), len(done), label=loaded.method_id, quiet=args.quiet)
+    remaining = method_view((e for e in entries if e["id"] not in done), gold)
+    progress = RunProgress(len(entries), len(done), label=loaded.method_id, quiet=args.quiet)
     log = ResultsLog(log_path)
 
     def on_result(result: TranslationResult) -> None:
@@ -85,7 +114,8 @@ def run_evaluation(args: argparse.Namespace) -> Path:
 
     manager.hook.run_started(run_id=state.run_id, method_id=loaded.method_id, config=config)
     try:
-        outcome = anyio.run(_execute_and_close, loaded, remaining, config, settings, log, on_result)
+        outcome = anyio.run(_execute_and_close, loaded, remaining, config, settings, log, on_result, fair,
+                            method_view(entries, gold))
     finally:
         log.close()
         progress.close()
@@ -93,23 +123,29 @@ def run_evaluation(args: argparse.Namespace) -> Path:
         state.first_call_s = outcome.timing.first_call_s
         write_json(out / "run.json", state)
     results = ResultsLog.read(log_path)
-    ordered = [results[e["id"]] for e in corpus.entries if e["id"] in results]
-    scores = _scores(corpus, ordered, args, manager)
-    run_card = _build_card(state, loaded, card, corpus, config, settings, outcome.retries_used, scores, ordered, args)
+    ordered = [results[e["id"]] for e in entries if e["id"] in results]
+    scores = _scores(corpus, entries, ordered, args, manager)
+    run_card = _build_card(state, loaded, card, corpus, selection, config, settings, outcome.retries_used, scores,
+                           ordered, args, fair)
     run_card.contamination = contamination
     run_card = rc.seal(run_card)
     card_path = out / "card.json"
     write_json(card_path, run_card)
+    write_predictions(out / "predictions.txt", entries, results)
     manager.hook.run_finished(run_id=state.run_id, card=run_card)
     if not args.quiet:
-        _print_summary(run_card, sys.stderr)
+        _print_summary(run_card, out, sys.stderr)
     return card_path
 
 
 async def _execute_and_close(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig,
-                             settings: RunSettings, log: ResultsLog, on_result: Any) -> Any:
+                             settings: RunSettings, log: ResultsLog, on_result: Any, fair: FairRun,
+                             sample_from: list[dict[str, Any]]) -> Any:
     try:
-        return await execute(loaded.method, entries, config, settings, log, on_result)
+        async with fair.running(loaded.method_id):
+            outcome = await execute(loaded.method, entries, config, settings, log, on_result)
+            await fair.replay_with_substitute(loaded.method, sample_from, config, config.seed)
+            return outcome
     finally:
         close = getattr(loaded.method, "aclose", None)
         if close is not None:
@@ -159,27 +195,33 @@ def _run_config(args: argparse.Namespace, corpus: Corpus, loaded: LoadedMethod) 
         raise RunError(f"invalid run configuration: {exc}") from exc
 
 
-def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMethod, corpus: Corpus,
-                        config: RunConfig, settings: RunSettings, load_s: float) -> RunState:
+def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMethod, spec: CorpusSpec,
+                        corpus: Corpus, config: RunConfig, settings: RunSettings, load_s: float,
+                        fairness: dict[str, Any]) -> RunState:
     fresh = RunState(run_id=new_run_id(), started_at=now(), method_dir=str(loaded.directory.resolve()),
                      code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
                      corpus_sha256=corpus.sha256, config=msgspec.to_builtins(config),
-                     settings=msgspec.to_builtins(settings), limit=args.limit, load_s=round(load_s, 6))
+                     settings=msgspec.to_builtins(settings), limit=args.limit,
+                     selection=selection_from_args(args).filters(), reading=spec.reading(), load_s=round(load_s, 6),
+                     fairness=fairness)
 
     def changes(state: RunState, now: RunState) -> list[str]:
         return differences([("the method's code", state.code_sha256, now.code_sha256),
                             ("the corpus", state.corpus_sha256, now.corpus_sha256),
                             ("the run configuration", state.config, now.config),
-                            ("the run settings", state.settings, now.settings), ("--limit", state.limit, now.limit)])
+                            ("the run settings", state.settings, now.settings), ("--limit", state.limit, now.limit),
+                            ("the selection (--ids, --segment)", state.selection, now.selection),
+                            ("how the corpus is read (--columns, --accept-doubt)", state.reading, now.reading),
+                            ("the sandbox, --official or the gateway policy", state.fairness, now.fairness)])
 
     return open_run_directory(out, fresh, resume=args.resume, force=args.force, changes=changes, command="mt-eval run")
 
 
-def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Namespace, manager: Any
-            ) -> Scores | None:
-    if len(results) != len(corpus.entries) or not corpus.has_references or not results:
+def _scores(corpus: Corpus, entries: list[dict[str, Any]], results: list[TranslationResult],
+            args: argparse.Namespace, manager: Any) -> Scores | None:
+    if len(results) != len(entries) or not corpus.references or not results:
         return None
-    references = [e["reference"] for e in corpus.entries]
+    references = [e["reference"] for e in entries]
     hypotheses = [r.predicted if r.error is None and r.predicted is not None else "" for r in results]
     scores = score(hypotheses, [references], resamples=args.resamples, seed=args.seed)
     from mt_eval.plugins import registered_metrics
@@ -190,9 +232,9 @@ def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Nam
     return scores
 
 
-def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, config: RunConfig,
-                settings: RunSettings, retries_used: int, scores: Scores | None, results: list[TranslationResult],
-                args: argparse.Namespace) -> rc.RunCard:
+def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, selection: Selection,
+                config: RunConfig, settings: RunSettings, retries_used: int, scores: Scores | None,
+                results: list[TranslationResult], args: argparse.Namespace, fair: FairRun) -> rc.RunCard:
     derivation = loaded.source.derivation
     commit, dirty = rc.git_state(loaded.directory)
     latencies = [r.latency_s for r in results]
@@ -205,23 +247,27 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
             contributions=[rc.DependencyContribution(path=c.path, id=c.dependency_id,
                                                      dependency_class=c.dependency_class, reason=c.reason)
                            for c in derivation.contributions],
-            runtime="python (isolated)" if args.isolate else loaded.source.runtime,
+            runtime=_runtime(loaded, args, fair),
             code_sha256=state.code_sha256, git_commit=commit, git_dirty=dirty,
             guest_restarts=getattr(loaded.method, "restarts", None),
             champollion=getattr(args, "champollion_source", None)),
         corpus=rc.CorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
-                              entries=len(corpus.entries), pair=config.pair, license=corpus.license),
+                              entries=len(corpus.entries), pair=config.pair, license=corpus.license,
+                              reading=msgspec.convert(reading_facts(corpus), rc.CorpusReading)),
         covariates=rc.Covariates(model=config.model, temperature=config.temperature, max_tokens=config.max_tokens,
                                  seed=config.seed, batch_size=settings.batch_size, concurrency=settings.concurrency,
                                  timeout_s=settings.timeout_s, retries_per_entry=settings.retries,
-                                 retry_budget=settings.budget_for(len(corpus.entries)), retries_used=retries_used),
+                                 retry_budget=settings.budget_for(len(selection.entries)),
+                                 retries_used=retries_used),
         environment=rc.environment(),
         metrics=scores,
         latency=rc.latency_facts(state.first_call_s, state.load_s, latencies, settings.warmup_entries),
         usage=rc.UsageTotals(prompt_tokens=sum(r.usage.prompt_tokens for r in results),
                              completion_tokens=sum(r.usage.completion_tokens for r in results)),
         errors=sum(r.error is not None for r in results),
-        results=results,
+        results=card_results(corpus, results),
+        selection=None if selection.facts is None else msgspec.convert(selection.facts, rc.SelectionFacts),
+        **fair.card_fields(results, complete=len(results) == len(selection.entries)),
     )
 
 
@@ -231,8 +277,17 @@ def _slug(text: str) -> str:
     return kebab_case(text) or "corpus"
 
 
-def _print_summary(card: rc.RunCard, stream: Any) -> None:
-    head = (f"{card.method.method_id} on {card.corpus.name} ({card.corpus.pair}): {card.corpus.entries} entries, "
+def _runtime(loaded: LoadedMethod, args: argparse.Namespace, fair: FairRun) -> str:
+    if fair.sandbox is not None:
+        return f"{loaded.source.runtime} (sandboxed: {fair.sandbox.tool.name})"
+    return "python (isolated)" if args.isolate else loaded.source.runtime
+
+
+def _print_summary(card: rc.RunCard, out: Path, stream: Any) -> None:
+    entries = f"{card.corpus.entries} entries"
+    if card.selection is not None:
+        entries = f"{card.selection.entries_selected} of {card.corpus.entries} entries (a selection)"
+    head = (f"{card.method.method_id} on {card.corpus.name} ({card.corpus.pair}): {entries}, "
             f"{card.errors} error{'s' if card.errors != 1 else ''}")
     lines = [head]
     if card.metrics is not None:
@@ -241,8 +296,12 @@ def _print_summary(card: rc.RunCard, stream: Any) -> None:
             ci = f" [{m.ci_low:.2f}, {m.ci_high:.2f}]" if m.ci_low is not None and m.ci_high is not None else ""
             parts.append(f"{m.name} {m.score:.2f}{ci}")
         lines.append("  " + "   ".join(parts))
+    elif card.corpus.reading is not None and not card.corpus.reading.references:
+        lines.append(f"  not scored: the corpus has no references (translation only); the predictions are in "
+                     f"{out / 'predictions.txt'}")
     else:
-        lines.append("  not scored: the corpus has no reference for every entry")
+        lines.append("  not scored: not every entry has a result")
+    lines += describe_outcome(card.eligibility, card.sandbox)
     lat = card.latency
     if lat.cold_s is not None and lat.hot_p50_s is not None and lat.hot_p95_s is not None:
         lines.append(f"  latency: cold {lat.cold_s:.3f} s; hot p50 {lat.hot_p50_s * 1000:.1f} ms, "
