@@ -168,3 +168,14 @@ def test_bad_input_is_a_clear_error(tmp_path, corpus):
         check_bundle(tmp_path / "bundle", [])
     with pytest.raises(ValueError, match="standalone_below"):
         CheckSettings(min_words=9, standalone_below=8)
+
+
+def test_every_gold_field_of_the_corpus_is_checked(tmp_path):
+    corpus = tmp_path / "gold.json"
+    corpus.write_text(json.dumps({"dataset": {"name": "g", "gold_fields": ["post_edit"]}, "entries": [
+        {"id": "g1", "source": "Nothing in the bundle says this sentence.", "reference": "Una referencia.",
+         "post_edit": "The post-edited answer hides in the bundle's prompt file."}]}), encoding="utf-8")
+    prompt = "Example:\nthe post edited answer hides in the bundle's prompt file\n"
+    bundle = bundle_with(tmp_path, {"prompt.txt": prompt})
+    [hit] = check_bundle(bundle, [corpus], CheckSettings(plant=0)).hits
+    assert (hit.file, hit.line, hit.entry_id, hit.side, hit.kind) == ("prompt.txt", 2, "g1", "reference", "exact")

@@ -67,7 +67,10 @@ def test_json_output_and_exit_status_of_unverified(tmp_path):
 def test_against_compares_two_corpora(tmp_path):
     dev = tmp_path / "dev.tsv"
     dev.write_text("d1\tThe teacher has a new book.\tEl maestro tiene un libro nuevo.\nd2\tA different line.\tOtra.\n")
-    shown = mt_eval("contamination", "--against", str(dev), "--corpus", str(DEMO), "--quiet")
+    refused = mt_eval("contamination", "--against", str(dev), "--corpus", str(DEMO), "--quiet")
+    assert refused.returncode == 2 and "--accept-doubt first-column-ids" in refused.stderr  # the reader's doubt
+    shown = mt_eval("contamination", "--against", str(dev), "--corpus", str(DEMO), "--quiet", "--columns",
+                    "id,source,reference")
     assert shown.returncode == 1
     assert '  dev.tsv entry d1 (source)  demo-10 source  exact, 6 of 6 words: "the teacher has a new book"' \
         in shown.stdout.splitlines()

@@ -81,6 +81,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="evaluation corpus (repeatable): upstream JSON, JSON list, .jsonl or .tsv")
     what.add_argument("--against", metavar="FILE",
                       help="instead of a bundle, another corpus (e.g. a development set) checked for --corpus texts")
+    what.add_argument("--columns", metavar="NAMES",
+                      help="the .tsv corpora's columns, comma-separated, instead of their header or the "
+                           "source,reference convention, e.g. id,source,reference")
+    what.add_argument("--accept-doubt", action="append", default=[], metavar="CODE",
+                      help="read the corpora although this doubt was detected (repeatable; the refusal names it)")
     for title, options in OPTIONS.items():
         group = parser.add_argument_group(title)
         for flag, field, kind, metavar, text in options:
@@ -120,17 +125,21 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_RUN
     import msgspec
 
+    from mt_eval.contamination.corpora import CorpusUnreadable, load_corpus
     from mt_eval.contamination.engine import CheckError, check_bundle, check_corpora
     from mt_eval.contamination.render import render
 
     progress = None if args.quiet else progress_printer()
+    columns = [name.strip() for name in args.columns.split(",")] if args.columns else None
     try:
         settings = settings_from(args)
+        corpora = [load_corpus(path, columns=columns, accept=args.accept_doubt) for path in args.corpus]
         if args.method:
-            report = check_bundle(args.method, args.corpus, settings, progress)
+            report = check_bundle(args.method, corpora, settings, progress)
         else:
-            report = check_corpora(args.against, args.corpus, settings, progress)
-    except (CheckError, ValueError) as exc:
+            against = load_corpus(args.against, columns=columns, accept=args.accept_doubt)
+            report = check_corpora(against, corpora, settings, progress)
+    except (CheckError, CorpusUnreadable, ValueError) as exc:
         print(f"mt-eval contamination: {exc}", file=sys.stderr)
         return EXIT_CANNOT_RUN
     document = msgspec.json.format(msgspec.json.encode(report), indent=2)

@@ -30,13 +30,16 @@ class CorpusUnreadable(Exception):
     """A corpus could not be read; the message says where and why."""
 
 
-def load_corpus(path: str | Path) -> CorpusTexts:
-    """Read ``path`` with the corpus reader and keep the texts the check needs."""
+def load_corpus(path: str | Path, *, columns: list[str] | None = None, accept: list[str] | None = None
+                ) -> CorpusTexts:
+    """Read ``path`` with the corpus reader (``columns`` and ``accept``: its ``--columns`` and
+    ``--accept-doubt``; ``columns`` applies to a .tsv file only) and keep the texts the check needs."""
     from mt_eval.corpus import read_corpus
     from mt_eval.problems import ProblemsError
 
     try:
-        corpus = read_corpus(path)
+        tsv = str(path).lower().endswith((".tsv", ".tsv.gz"))
+        corpus = read_corpus(path, columns=columns if tsv else None, accept=accept)
     except ProblemsError as exc:
         raise CorpusUnreadable(str(exc)) from exc
     except OSError as exc:

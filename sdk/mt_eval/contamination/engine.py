@@ -43,13 +43,14 @@ def check_bundle(bundle: str | Path, corpora: Sequence[str | Path | CorpusTexts]
     return _report(str(bundle), "bundle", index, hits, findings, control, files, size, started)
 
 
-def check_corpora(against: str | Path, corpora: Sequence[str | Path], settings: CheckSettings | None = None,
+def check_corpora(against: str | Path | CorpusTexts, corpora: Sequence[str | Path | CorpusTexts],
+                  settings: CheckSettings | None = None,
                   progress: Progress | None = None) -> Report:
     """Check whether corpus ``against`` (e.g. a development set) holds texts of ``corpora`` (e.g. a test set)."""
     settings = settings or CheckSettings()
     started = time.perf_counter()
     index = build_index(corpora, settings, progress)
-    other = _load(against)
+    other = against if isinstance(against, CorpusTexts) else _load(against)
     matcher = Matcher(index)
     hits = [hit for document in corpus_documents(other) for hit in matcher.scan(document)]
     control = None
@@ -62,7 +63,7 @@ def check_corpora(against: str | Path, corpora: Sequence[str | Path], settings: 
 
         control = corpus_control(index, scan_texts)
     size = other.path.stat().st_size if other.path.exists() else 0
-    return _report(str(against), "corpus", index, hits, [], control, 1, size, started)
+    return _report(str(other.path), "corpus", index, hits, [], control, 1, size, started)
 
 
 def scan_bundle(root: Path, index: CorpusIndex, progress: Callable[[int, int], None] | None = None
