@@ -184,3 +184,16 @@ def test_policy_for_gates_and_publishing(record, policy, passed):
     assert result.passed is passed and (result.reasons == []) is passed
     with pytest.raises(ValueError, match="unknown contamination policy"):
         require_clean(record, "lenient")
+
+
+def test_parallel_text_corpora_are_read_as_mt_eval_run_reads_them(tmp_path):
+    (tmp_path / "test.en").write_text("The lighthouse keeper counts every ship that passes at night.\nHello.\n")
+    (tmp_path / "test.es").write_text("El farero cuenta cada barco que pasa de noche.\nHola.\n")
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "notes.md").write_text("# Notes\n\nel farero cuenta cada barco que pasa de noche\n")
+    shown = mt_eval("contamination", "--method", str(bundle), "--source-file", str(tmp_path / "test.en"),
+                    "--reference-file", str(tmp_path / "test.es"), "--quiet")
+    assert shown.returncode == 1, shown.stderr
+    assert '  notes.md:3  1 reference  exact, 9 of 9 words: "el farero cuenta cada barco que pasa de noche"' \
+        in shown.stdout.splitlines()

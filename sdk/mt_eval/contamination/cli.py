@@ -66,6 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     import textwrap
 
     from mt_eval.contamination.settings import CheckSettings
+    from mt_eval.corpus.arguments import add_corpus_arguments
 
     d = CheckSettings()
     parser.description = textwrap.fill(
@@ -81,11 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="evaluation corpus (repeatable): upstream JSON, JSON list, .jsonl or .tsv")
     what.add_argument("--against", metavar="FILE",
                       help="instead of a bundle, another corpus (e.g. a development set) checked for --corpus texts")
-    what.add_argument("--columns", metavar="NAMES",
-                      help="the .tsv corpora's columns, comma-separated, instead of their header or the "
-                           "source,reference convention, e.g. id,source,reference")
-    what.add_argument("--accept-doubt", action="append", default=[], metavar="CODE",
-                      help="read the corpora although this doubt was detected (repeatable; the refusal names it)")
+    add_corpus_arguments(parser, file_flag=False, selection=False,
+                         title="how corpora are read (as by mt-eval run; --columns applies to .tsv files)")
     for title, options in OPTIONS.items():
         group = parser.add_argument_group(title)
         for flag, field, kind, metavar, text in options:
@@ -118,7 +116,7 @@ def settings_from(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    if bool(args.method) == bool(args.against) or not args.corpus:
+    if bool(args.method) == bool(args.against) or not (args.corpus or args.source_file):
         print("mt-eval contamination: give --method DIR (or --against FILE) and at least one --corpus FILE\n",
               file=sys.stderr)
         args.print_contamination_help(sys.stderr)
@@ -130,14 +128,13 @@ def run(args: argparse.Namespace) -> int:
     from mt_eval.contamination.render import render
 
     progress = None if args.quiet else progress_printer()
-    columns = [name.strip() for name in args.columns.split(",")] if args.columns else None
     try:
         settings = settings_from(args)
-        corpora = [load_corpus(path, columns=columns, accept=args.accept_doubt) for path in args.corpus]
+        corpora = [load_corpus(spec) for spec in corpus_specs(args, [*args.corpus, None])]
         if args.method:
             report = check_bundle(args.method, corpora, settings, progress)
         else:
-            against = load_corpus(args.against, columns=columns, accept=args.accept_doubt)
+            [against] = [load_corpus(spec) for spec in corpus_specs(args, [args.against])]
             report = check_corpora(against, corpora, settings, progress)
     except (CheckError, CorpusUnreadable, ValueError) as exc:
         print(f"mt-eval contamination: {exc}", file=sys.stderr)
@@ -155,6 +152,24 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # the reader (e.g. head) has stopped reading
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return {"clean": EXIT_CLEAN, "contaminated": EXIT_CONTAMINATED}.get(report.status, EXIT_UNVERIFIED)
+
+
+def corpus_specs(args: argparse.Namespace, paths: list[str | None]) -> list[Any]:
+    """A `CorpusSpec` for each path (None: the parallel text of --source-file, if given); --columns only
+    for .tsv files. ValueError says what is wrong."""
+    from mt_eval.corpus.arguments import spec_from_args
+
+    specs = []
+    for path in paths:
+        if path is None and args.source_file is None:
+            continue
+        tsv = path is None or path.lower().endswith((".tsv", ".tsv.gz"))
+        one = argparse.Namespace(**{**vars(args), "corpus": None, "columns": args.columns if tsv else None,
+                                    **({"source_file": None, "reference_file": None} if path is not None else {})})
+        spec = spec_from_args(one, path)
+        if spec is not None:
+            specs.append(spec)
+    return specs
 
 
 def progress_printer(prefix: str = "contamination: ") -> Any:

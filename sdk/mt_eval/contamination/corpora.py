@@ -30,16 +30,15 @@ class CorpusUnreadable(Exception):
     """A corpus could not be read; the message says where and why."""
 
 
-def load_corpus(path: str | Path, *, columns: list[str] | None = None, accept: list[str] | None = None
-                ) -> CorpusTexts:
-    """Read ``path`` with the corpus reader (``columns`` and ``accept``: its ``--columns`` and
-    ``--accept-doubt``; ``columns`` applies to a .tsv file only) and keep the texts the check needs."""
+def load_corpus(source: str | Path | Any) -> CorpusTexts:
+    """Read a corpus file, or the `mt_eval.corpus.CorpusSpec` the shared corpus flags describe, with the
+    corpus reader, and keep the texts the check needs."""
     from mt_eval.corpus import read_corpus
     from mt_eval.problems import ProblemsError
 
+    path = source if isinstance(source, str | Path) else (source.path or source.source_file)
     try:
-        tsv = str(path).lower().endswith((".tsv", ".tsv.gz"))
-        corpus = read_corpus(path, columns=columns if tsv else None, accept=accept)
+        corpus = read_corpus(source)
     except ProblemsError as exc:
         raise CorpusUnreadable(str(exc)) from exc
     except OSError as exc:
