@@ -265,3 +265,18 @@ def test_version_control_and_caches_are_skipped_and_said(bundle, corpus):
     (bundle / "__pycache__").mkdir()
     report = check(bundle, corpus)
     assert report.hits == [] and {f.file for f in report.findings if f.kind == "skipped"} == {".git", "__pycache__"}
+
+
+def test_base64_and_compressed_blobs_in_code_are_decoded(bundle, corpus):
+    import base64
+    import zlib
+
+    plain = base64.b64encode(f"notes: {SOURCE}".encode()).decode()
+    packed = base64.b64encode(zlib.compress(f"{REFERENCE}\n{SHORT}\n".encode())).decode()
+    sha = "9f" * 32  # hex that also reads as base64, decoding to bytes that are not text
+    (bundle / "pipeline.py").write_text(f"import base64, zlib\n\nA = '{plain}'\nB = zlib.decompress(base64."
+                                        f"b64decode('{packed}'))\nC = '{sha}'\n", encoding="utf-8")
+    report = check(bundle, corpus)
+    assert located(report) == {("pipeline.py", 3, "t1", "source"), ("pipeline.py", 4, "t1", "reference"),
+                               ("pipeline.py", 4, "t2", "source")}
+    assert any(f.kind == "embedded" and "2 base64 run(s)" in f.message for f in report.findings)

@@ -27,6 +27,7 @@ from mt_eval.contamination.decoding import (
     json_strings,
     sniff,
 )
+from mt_eval.contamination.embedded import with_embedded
 from mt_eval.contamination.matching import Document
 from mt_eval.contamination.report import Effect, Finding
 from mt_eval.contamination.settings import CheckSettings
@@ -98,13 +99,13 @@ class BundleReader:
                            "unverified")
             else:
                 self._note(display, "binary", "binary file: the runs of text inside it were read")
-            yield Document(display, self._guarded(display, binary_runs(reader)), locator="byte")
+            yield from self._document(display, self._guarded(display, binary_runs(reader)), "byte")
             return
         if sniffed.note:
             self._note(display, "encoding", sniffed.note)
         blocks = TextBlocks(reader, sniffed.encoding)
         pieces: Iterable[tuple[int, str]] = json_strings(blocks) if suffix in JSON else blocks
-        yield Document(display, self._guarded(display, pieces))
+        yield from self._document(display, self._guarded(display, pieces))
         if blocks.replaced:
             self._note(display, "encoding", f"{blocks.replaced:,} character(s) could not be decoded as "
                        f"{sniffed.encoding} and were replaced")
@@ -129,7 +130,15 @@ class BundleReader:
             again = LimitedReader(io.BytesIO(data), self.settings.max_file_bytes)
             yield from self._stream(again, display, name, depth, budget, as_code=False)
             return
-        yield Document(display, pieces)
+        yield from self._document(display, pieces)
+
+    def _document(self, display: str, pieces: Iterable[tuple[int, str]], locator: str = "line"
+                  ) -> Iterator[Document]:
+        """The document, with the text of base64 runs inside it decoded (`embedded`), and a note of them."""
+        found = [0]
+        yield Document(display, with_embedded(pieces, found), locator=locator)  # type: ignore[arg-type]
+        if found[0]:
+            self._note(display, "embedded", f"{found[0]:,} base64 run(s) inside it decoded to text and read")
 
     def _archive(self, kind: str, reader: LimitedReader, display: str, name: str, depth: int, budget: ByteBudget,
                  on_disk: str | None) -> Iterator[Document]:
