@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
+from mt_eval.contamination.record import ContaminationRecord
 from mt_eval.eligibility import Eligibility
 from mt_eval.gateway.audit import GatewayFacts
 from mt_eval.harness.scoring import Scores
@@ -176,6 +177,7 @@ class RunCard(msgspec.Struct, kw_only=True):
     sandbox: SandboxFacts | None = None
     gateway: GatewayFacts | None = None
     eligibility: Eligibility | None = None
+    contamination: ContaminationRecord | None = None  # mt_eval.contamination.run_check
     content_sha256: str = ""
 
 

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from mt_eval import __version__
+from mt_eval.contamination.run_check import check_for_run
 from mt_eval.corpus.arguments import selection_from_args
 from mt_eval.corpus.describe import reading_facts
 from mt_eval.corpus.model import Corpus
@@ -118,11 +119,15 @@ def run_evaluation(args: argparse.Namespace) -> RunReport:
     with lock:
         try:
             state = _open_run_directory(out, args, loaded, spec, corpus, config, settings, load_s, fair.state())
+            contamination = check_for_run(loaded.directory, corpus, out, code_sha256=state.code_sha256,
+                                          enabled=getattr(args, "contamination_check", True), reuse=args.resume,
+                                          quiet=args.quiet)
         except BaseException:
             fair.close_unused()
             raise
         fair.out = out
-        run = _Run(args, out, state, loaded, card, corpus, selection, config, settings, manager, fair, gold)
+        run = _Run(args, out, state, loaded, card, corpus, selection, config, settings, manager, fair, gold,
+                   contamination)
         return _run_locked(run, max_errors)
 
 
@@ -141,6 +146,7 @@ class _Run(NamedTuple):
     manager: Any
     fair: FairRun
     gold: Any
+    contamination: Any
 
 
 def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
@@ -192,8 +198,10 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
     runtime = _runtime(loaded, args, fair)
     if ran.moved_to_guest:
         runtime = "python (isolated): it blocked the event loop in-process"
-    run_card = rc.seal(_build_card(state, loaded, run.card, run.corpus, run.selection, config, run.settings,
-                                   outcome.retries_used, scores, ordered, args, fair, status, runtime))
+    run_card = _build_card(state, loaded, run.card, run.corpus, run.selection, config, run.settings,
+                           outcome.retries_used, scores, ordered, args, fair, status, runtime)
+    run_card.contamination = run.contamination
+    run_card = rc.seal(run_card)
     card_path = out / "card.json"
     write_json(card_path, run_card)
     write_predictions(out / "predictions.txt", entries, results)
