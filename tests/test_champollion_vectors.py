@@ -94,9 +94,10 @@ def test_method_fingerprint(case):
 @pytest.mark.parametrize("case", cases("config.json", "cases"), ids=lambda c: c["text"][:40])
 def test_config_problems(case):
     value, problems = decode_config(case["text"].encode(), file="champollion.config.json")
-    assert [[p.path, p.severity, p.code] for p in problems] == case["problems"]
+    assert [[p.path, p.severity, p.code, p.message, p.hint] for p in problems] == case["problems"]
     valid = value is not None and not any(p.severity == "error" for p in problems)
     assert valid is case["valid"]
+    assert (value.source_locale() if valid else None) == case["inputLocale"]
 
 
 def test_the_language_table_maps_each_code_one_way_only():

@@ -10,13 +10,13 @@ from typing import Annotated, Any
 
 import msgspec
 
+from mt_eval.field_words import described
 from mt_eval.strict import StrictStruct
 
-LanguageCode = Annotated[str, msgspec.Meta(
+LanguageCode = Annotated[str, described(
     pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$",
     description='ISO 639 language code, optionally with subtags, e.g. "eng", "es", "pt-BR".',
-    extra={"pattern_means": "a language code", "hint": 'use an ISO 639 code such as "eng" or "es"'},
-)]
+    pattern_means="a language code", hint='use an ISO 639 code such as "eng" or "es"')]
 NonNegative = Annotated[float, msgspec.Meta(ge=0)]
 
 

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { decodeConfig } from '../lib/champollion/config.js';
+import { decodeConfig, sourceLocale } from '../lib/champollion/config.js';
 import { formatJson, parseOrdered } from '../lib/champollion/json.js';
 import {
   LanguageError, PLURALS_CLDR_VERSION, PLURAL_ORDER, languageCandidates, normalizeLocale, pairLanguages, pluralCategories,
@@ -80,7 +80,9 @@ test('hashes and method fingerprints', () => {
 test('config: the same problems at the same paths, in the same order', () => {
   for (const c of vectors('config.json').cases) {
     const [value, problems] = decodeConfig(c.text, 'champollion.config.json');
-    assert.deepEqual(problems.map((p) => [p.path, p.severity, p.code]), c.problems, c.text);
-    assert.equal(value !== null && !problems.some((p) => p.severity === 'error'), c.valid, c.text);
+    assert.deepEqual(problems.map((p) => [p.path, p.severity, p.code, p.message, p.hint]), c.problems, c.text);
+    const valid = value !== null && !problems.some((p) => p.severity === 'error');
+    assert.equal(valid, c.valid, c.text);
+    assert.equal(valid ? sourceLocale(value) : null, c.inputLocale, c.text);
   }
 });
