@@ -14,6 +14,7 @@ from mt_eval.dependency_classes import derive
 from mt_eval.licenses import check_licence
 from mt_eval.loader import PluginLoadError, load_method
 from mt_eval.manifest import Manifest
+from mt_eval.results import ResultNotes, results_for
 from mt_eval.strict import decode_value
 from mt_eval.validate import validate_plugin
 
@@ -78,3 +79,13 @@ def test_licences(case: dict[str, Any]) -> None:
     check = check_licence(case["licence"])
     assert [check.ok, check.normalized, check.is_open, check.restriction, check.message, check.hint] == [
         case["ok"], case["normalized"], case["open"], case["restriction"], case["message"], case["hint"]]
+
+
+@pytest.mark.parametrize("case", cases("results.json"), ids=lambda c: c["name"])
+def test_results(case: dict[str, Any]) -> None:
+    notes = ResultNotes()
+    results, unknown = results_for(case["entries"], case["returned"], label="the method", notes=notes,
+                                   elapsed_s=case["elapsed_s"])
+    assert msgspec.to_builtins(results) == case["results"]
+    assert len(unknown) == case["unknown"]
+    assert notes.counts == case["notes"]

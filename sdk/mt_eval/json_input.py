@@ -13,12 +13,12 @@ from mt_eval.js_text import SAFE_INTEGER
 from mt_eval.problems import Problem
 
 
-def _js_int(text: str) -> int | float:
+def js_int(text: str) -> int | float:
     value = int(text)
     return value if abs(value) <= SAFE_INTEGER else float(text)
 
 
-def _js_float(text: str) -> int | float:
+def js_float(text: str) -> int | float:
     value = float(text)
     return int(value) if value.is_integer() and abs(value) <= SAFE_INTEGER else value
 
@@ -49,7 +49,7 @@ def parse_json(raw: bytes, *, file: str) -> tuple[Any, list[Problem]]:
         return out
 
     try:
-        value = json.loads(text, object_pairs_hook=pairs_hook, parse_int=_js_int, parse_float=_js_float)
+        value = json.loads(text, object_pairs_hook=pairs_hook, parse_int=js_int, parse_float=js_float)
     except json.JSONDecodeError as exc:
         return None, [
             Problem(

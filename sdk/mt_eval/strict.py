@@ -33,7 +33,8 @@ from mt_eval.problems import Finding, Problem, ProblemsError, Severity, json_pat
 
 T = TypeVar("T")
 
-__all__ = ["StrictStruct", "decode_json", "decode_json_file", "decode_value", "parse_json", "read_json_file"]
+__all__ = ["StrictStruct", "decode_json", "decode_json_file", "decode_value", "parse_json", "read_json_file",
+           "value_in_words"]
 
 _RANGE_TESTS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
 _rules_deferred = contextvars.ContextVar("_rules_deferred", default=False)
@@ -141,7 +142,7 @@ def _plural(noun: str) -> str:
             "true or false": "booleans"}.get(noun, noun)
 
 
-def _got(value: Any) -> str:
+def value_in_words(value: Any) -> str:
     """The actual JSON value in words."""
     if value is None:
         return "null"
@@ -246,7 +247,7 @@ class _Walker:
             hint = f"write the value without quotes: {value}" if _bare_ok(value, t) else hint
             if expected == "true or false" and not _bare_ok(value, t):
                 hint = "write true or false, without quotes"
-        self.add(at, f"expected {expected}, got {_got(value)}", hint, code="type")
+        self.add(at, f"expected {expected}, got {value_in_words(value)}", hint, code="type")
         return False
 
     def _check_literal(self, value: Any, t: mi.LiteralType, at: tuple[str | int, ...],
@@ -260,7 +261,7 @@ class _Walker:
             if close:
                 hint = f'did you mean "{close[0]}"? Allowed: {allowed}'
         what = _word(meta, words.WHAT) or "value"
-        self.add(at, f"{_got(value)} is not a valid {what}", hint, code="enum")
+        self.add(at, f"{value_in_words(value)} is not a valid {what}", hint, code="enum")
         return False
 
     def _check_struct(self, value: dict[str, Any], t: mi.StructType, at: tuple[str | int, ...]) -> bool:

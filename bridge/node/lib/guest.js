@@ -10,7 +10,7 @@ import {
   DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, encode,
   errorResponse, isPlainObject, isValidId, resultResponse,
 } from './protocol.js';
-import { compactResult, completeRunConfig, describe, errorResult, normalizeResult } from './results.js';
+import { completeRunConfig, describe, translateAnswer } from './results.js';
 
 export const GUEST_CAPABILITIES = Object.freeze({ max_batch: null, max_concurrency: 8, cancel: true, progress: false });
 
@@ -256,7 +256,7 @@ export class GuestServer {
     }
     if (params.config !== undefined && params.config !== null) {
       const config = completeRunConfig(params.config);
-      if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, `params.${config}`);
+      if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, config);
       this.defaultConfig = config;
     }
     let done;
@@ -319,7 +319,7 @@ export class GuestServer {
     const raw = params.config ?? this.defaultConfig;
     if (raw === null) return fail(ErrorCode.INVALID_PARAMS, 'params.config is missing and initialize gave none');
     const config = completeRunConfig(raw);
-    if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, `params.${config}`);
+    if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, config);
     const key = idKey(id);
     if (this.jobs.has(key)) {
       return fail(ErrorCode.INVALID_REQUEST, `request id ${JSON.stringify(id)} is already in flight`);
@@ -356,32 +356,19 @@ export class GuestServer {
     if (this.jobs.get(job.key) === job) {
       this.jobs.delete(job.key);
       const latency = job.entries.length ? (performance.now() - started) / 1000 / job.entries.length : 0;
-      this.answer(job.id, this.translateResponse(job.id, outcome, latency));
+      this.answer(job.id, this.translateResponse(job, outcome, latency));
     }
     const next = this.queue.shift();
     if (next) this.run(next);
   }
 
-  translateResponse(id, { value, error }, latency) {
+  translateResponse({ id, entries }, { value, error }, latency) {
     if (error !== undefined) {
       this.log(`translate failed: ${error?.stack ?? error}`);
       return errorResponse(id, ErrorCode.METHOD_FAILED, failureMessage(error), { type: error?.name ?? typeof error });
     }
-    if (!Array.isArray(value)) {
-      return errorResponse(id, ErrorCode.METHOD_FAILED,
-        `translate returned ${describe(value)}, expected a list with one result per entry`, { type: 'TypeError' });
-    }
-    const results = [];
-    for (const item of value) {
-      if (!isPlainObject(item) || typeof item.id !== 'string' || item.id === '') {
-        this.log(`dropped a result without a string "id": ${describe(item)}`);
-        continue;
-      }
-      const { result, problem } = normalizeResult(item, latency);
-      results.push(compactResult(result
-        ?? errorResult(item.id, `the method returned a malformed result: ${problem}`, latency)));
-    }
-    return resultResponse(id, { results });
+    return resultResponse(id, translateAnswer(value, entries, latency,
+      { onDropped: (item) => this.log(`dropped a result without a string "id": ${describe(item)}`) }));
   }
 }
 

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 
 import { Connection } from './connection.js';
 import { BridgeError, DEFAULT_MAX_LINE_BYTES, ErrorCode, PROTOCOL_VERSION, encode, isPlainObject, request } from './protocol.js';
-import { describe, errorResult, matchResults } from './results.js';
+import { ResultNotes, describe, errorResult, matchResults } from './results.js';
 
 const HOST_VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -181,6 +181,8 @@ export class Guest {
     this.info = null;
     /** How many times the guest was restarted. */
     this.restarts = 0;
+    /** What was changed to accept the guest's results (lib/results.js), for the whole life of this host. */
+    this.resultNotes = new ResultNotes();
   }
 
   /** The pid of the current guest process (also its process group id). */
@@ -345,7 +347,9 @@ export class Guest {
       if (!isPlainObject(result) || !Array.isArray(result.results)) {
         return fail(`the guest answered translate without a "results" list (got ${describe(result?.results)})`);
       }
+      this.resultNotes.merge(result.normalised);
       return matchResults(batch.entries, result.results, {
+        notes: this.resultNotes,
         onUnknown: (raw) => logger.warn(`dropped a guest result with an unknown id: ${describe(raw?.id ?? raw)}`),
       });
     } finally {

@@ -12,6 +12,7 @@ import { derive } from '../lib/contract/derivation.js';
 import { checkLicence } from '../lib/contract/licences.js';
 import { validatePluginFiles } from '../lib/contract/plugin.js';
 import { ManifestError, readMethodManifest } from '../lib/manifest.js';
+import { ResultNotes, resultsFor } from '../lib/results.js';
 import { repo } from './helpers/guests.js';
 
 const vectors = (name) => JSON.parse(readFileSync(join(repo, 'bridge', 'vectors', 'contract', name), 'utf8')).cases;
@@ -70,5 +71,16 @@ test('licences: the same verdict, normal form, openness, restriction and message
     const check = checkLicence(c.licence);
     assert.deepEqual([check.ok, check.normalized ?? null, check.isOpen, check.restriction, check.message ?? null, check.hint ?? null],
       [c.ok, c.normalized, c.open, c.restriction, c.message, c.hint], c.licence);
+  }
+});
+
+test('results: what a method returned becomes the same results, with the same notes', () => {
+  for (const c of vectors('results.json')) {
+    const notes = new ResultNotes();
+    const unknown = [];
+    const results = resultsFor(c.entries, c.returned, { label: 'the method', notes, elapsedS: c.elapsed_s, onUnknown: (item) => unknown.push(item) });
+    assert.deepEqual(results, c.results, c.name);
+    assert.equal(unknown.length, c.unknown, c.name);
+    assert.deepEqual(notes.counts, c.notes, c.name);
   }
 });

@@ -20,7 +20,9 @@ import msgspec
 from mt_eval import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
-from mt_eval.records import RunConfig, TranslationResult, result_problem
+from mt_eval.records import RunConfig
+from mt_eval.results import ResultNotes, compact, error_result, normalise_returned
+from mt_eval.strict import value_in_words
 
 MAX_CONCURRENCY = 8
 
@@ -200,7 +202,7 @@ class GuestServer:
             self.send(m.error_line(request_id, m.METHOD_FAILED, f"{type(exc).__name__}: {exc}",
                                    {"type": type(exc).__name__}))
             return
-        self.send(m.result_line(request_id, {"results": normalize_results(raw, entries, elapsed)}))
+        self.send(m.result_line(request_id, translate_answer(raw, entries, elapsed)))
 
 
 def _translate_params(params: Any) -> tuple[list[dict[str, Any]], RunConfig]:
@@ -218,34 +220,17 @@ def _translate_params(params: Any) -> tuple[list[dict[str, Any]], RunConfig]:
     return entries, config
 
 
-def normalize_results(raw: Any, entries: list[dict[str, Any]], elapsed: float) -> list[Any]:
-    """Results in the full protocol shape; a malformed result becomes an error for its entry."""
+def translate_answer(raw: Any, entries: list[dict[str, Any]], elapsed: float) -> dict[str, Any]:
+    """The result of a translate request: the method's results in the protocol's compact shape (`mt_eval.results`
+    normalises them; an item without a string id is left out, so the host reports its entry as missing one),
+    and ``normalised``, what had to be changed to accept them, when anything had."""
+    notes = ResultNotes()
     if not isinstance(raw, list):
-        return [compact(TranslationResult(id=e["id"], error=f"method returned {type(raw).__name__}, "
-                                          "not a list of results")) for e in entries]
-    share = elapsed / max(1, len(raw))
-    out = []
-    for item in raw:
-        try:
-            result = msgspec.convert(item, TranslationResult)
-            problem = result_problem(result)
-        except msgspec.ValidationError as exc:
-            problem = str(exc)
-        if problem is not None:
-            entry_id = item.get("id") if isinstance(item, dict) else None
-            if not isinstance(entry_id, str):
-                continue  # the host reports the entry as missing a result
-            result = TranslationResult(id=entry_id, error=f"method returned an invalid result: {problem}")
-        if not (isinstance(item, dict) and "latency_s" in item):
-            result.latency_s = share
-        out.append(compact(result))
-    return out
-
-
-_DEFAULTS = msgspec.to_builtins(TranslationResult(id="-"))
-
-
-def compact(result: TranslationResult) -> dict[str, Any]:
-    """A result as it goes on the wire: fields at their default are left out (hosts fill them in)."""
-    return {key: value for key, value in msgspec.to_builtins(result).items()
-            if key == "id" or value != _DEFAULTS[key]}
+        error = f"the method returned {value_in_words(raw)}, not a list of results"
+        return {"results": [compact(error_result(str(e["id"]), error)) for e in entries]}
+    share = elapsed / max(1, len(entries))
+    answer: dict[str, Any] = {"results": [compact(r) for r in normalise_returned(raw, notes=notes,
+                                                                                default_latency_s=share)]}
+    if notes:
+        answer["normalised"] = notes.counts
+    return answer

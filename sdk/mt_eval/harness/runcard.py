@@ -88,6 +88,7 @@ class LatencyFacts(msgspec.Struct, kw_only=True):
 class UsageTotals(msgspec.Struct, kw_only=True):
     prompt_tokens: int
     completion_tokens: int
+    total_tokens: int | None = None  # the sum of the results' usage.total_tokens; null when none reports it
 
 
 class RunCard(msgspec.Struct, kw_only=True):
@@ -108,6 +109,9 @@ class RunCard(msgspec.Struct, kw_only=True):
     usage: UsageTotals
     errors: int
     results: list[TranslationResult]
+    # How the method's results were accepted (mt_eval.results) and the method's runtime contract.
+    cached: int | None = None  # results the method served from its cache; null when it does not say
+    normalised: dict[str, int] = msgspec.field(default_factory=dict)  # what was changed to accept results: count
     content_sha256: str = ""
 
 

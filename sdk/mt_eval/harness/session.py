@@ -22,6 +22,7 @@ from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
 from mt_eval.records import RunConfig, TranslationResult
+from mt_eval.results import ResultNotes, totals
 
 
 class RunState(msgspec.Struct, kw_only=True):
@@ -39,6 +40,7 @@ class RunState(msgspec.Struct, kw_only=True):
     sessions: int = 1
     first_call_s: float | None = None
     load_s: float = 0.0
+    normalised: dict[str, int] = msgspec.field(default_factory=dict)  # of every session so far
 
 
 class RunError(Exception):
@@ -90,7 +92,11 @@ def run_evaluation(args: argparse.Namespace) -> Path:
         progress.close()
     if state.first_call_s is None and outcome.timing.first_call_s is not None:
         state.first_call_s = outcome.timing.first_call_s
-        _write_json(out / "run.json", state)
+    notes = ResultNotes()
+    notes.merge(state.normalised)
+    notes.merge(outcome.notes.counts)
+    state.normalised = notes.counts
+    _write_json(out / "run.json", state)
     results = ResultsLog.read(log_path)
     ordered = [results[e["id"]] for e in corpus.entries if e["id"] in results]
     scores = _scores(corpus, ordered, args, manager)
@@ -107,7 +113,11 @@ def run_evaluation(args: argparse.Namespace) -> Path:
 async def _execute_and_close(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig,
                              settings: RunSettings, log: ResultsLog, on_result: Any) -> Any:
     try:
-        return await execute(loaded.method, entries, config, settings, log, on_result)
+        outcome = await execute(loaded.method, entries, config, settings, log, on_result)
+        host_notes = getattr(loaded.method, "result_notes", None)  # a guest's results, accepted by the host
+        if isinstance(host_notes, ResultNotes):
+            outcome.notes.merge(host_notes.counts)
+        return outcome
     finally:
         close = getattr(loaded.method, "aclose", None)
         if close is not None:
@@ -222,6 +232,7 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
                 args: argparse.Namespace) -> rc.RunCard:
     derivation = loaded.source.derivation
     commit, dirty = rc.git_state(loaded.directory)
+    usage = totals(results)
     latencies = [r.latency_s for r in results]
     return rc.RunCard(
         run_id=state.run_id, started_at=state.started_at, finished_at=now(), sessions=state.sessions,
@@ -245,10 +256,12 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
         environment=rc.environment(),
         metrics=scores,
         latency=rc.latency_facts(state.first_call_s, state.load_s, latencies, settings.warmup_entries),
-        usage=rc.UsageTotals(prompt_tokens=sum(r.usage.prompt_tokens for r in results),
-                             completion_tokens=sum(r.usage.completion_tokens for r in results)),
+        usage=rc.UsageTotals(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
+                             total_tokens=usage["total_tokens"]),
         errors=sum(r.error is not None for r in results),
         results=results,
+        cached=usage["cached"],
+        normalised=dict(state.normalised),
     )
 
 
@@ -277,6 +290,10 @@ def _print_summary(card: rc.RunCard, stream: Any) -> None:
         lines.append("  " + "   ".join(parts))
     else:
         lines.append("  not scored: the corpus has no reference for every entry")
+    if card.normalised:
+        notes = ResultNotes()
+        notes.merge(card.normalised)
+        lines.append(f"  warning: results accepted after changes (the upstream harness's shape): {notes.summary()}")
     lat = card.latency
     if lat.cold_s is not None and lat.hot_p50_s is not None and lat.hot_p95_s is not None:
         lines.append(f"  latency: cold {lat.cold_s:.3f} s; hot p50 {lat.hot_p50_s * 1000:.1f} ms, "

@@ -11,7 +11,7 @@ import { basename, isAbsolute, join, resolve } from 'node:path';
 import { loadMethod, resolveMethod } from '../guest.js';
 import { startGuest } from '../host.js';
 import { kebabCase, readMethodManifest } from '../manifest.js';
-import { completeRunConfig, errorResult, matchResults } from '../results.js';
+import { ResultNotes, completeRunConfig, errorResult, resultsFor } from '../results.js';
 import { byCodeUnits } from './json.js';
 
 export const METHODS_DIR = '.champollion/methods';
@@ -106,6 +106,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   let inProcess = null;
   let guest = null;
   let closed = false;
+  const resultNotes = new ResultNotes();
 
   const start = async (config) => {
     if (manifest.runtime === 'node') {
@@ -123,10 +124,10 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   const runBatch = async (entries, config) => {
     if (manifest.runtime !== 'node') return (await guest).translate(entries, config);
     const method = await inProcess;
+    const started = performance.now();
     try {
       const results = await method.translate(entries.map((entry) => ({ ...entry })), config, { signal: new AbortController().signal });
-      if (!Array.isArray(results)) return entries.map((entry) => errorResult(entry.id, 'the method did not return a list of results'));
-      return matchResults(entries, results, { source: 'the method' });
+      return resultsFor(entries, results, { label: 'the method', notes: resultNotes, elapsedS: (performance.now() - started) / 1000 });
     } catch (error) {
       return entries.map((entry) => errorResult(entry.id, failureText(error)));
     }

@@ -233,6 +233,8 @@ export interface RunCard {
   usage: UsageTotals;
   errors: number;
   results: TranslationResult[];
+  cached?: number | null;
+  normalised?: Record<string, number>;
   content_sha256?: string;
   [extra: string]: unknown;
 }
@@ -268,8 +270,8 @@ export interface Scores {
 /**
  * One result per entry, matched to it by `id`. `error` is set when the entry failed.
  *
- * It carries no `__post_init__` rule so that hosts can decode thousands per second; `result_problem`
- * states the one cross-field rule, and every place that accepts results from a method applies it.
+ * What a method returns becomes results in one place, `mt_eval.results`, which also applies the one
+ * cross-field rule (`result_problem`) and accepts results written for the upstream harness.
  */
 export interface TranslationResult {
   id: string;
@@ -280,16 +282,23 @@ export interface TranslationResult {
   tool_calls?: Record<string, unknown>[];
   tool_call_count?: number;
   metadata?: Record<string, unknown>;
+  /** The method's output before its own post-processing (kept as the upstream harness does). */
+  raw_predicted?: string | null;
+  /** Whether the method served this result from its cache. */
+  cached?: boolean | null;
 }
 
 /** Tokens a method spent on one entry (zeros for methods without a model). */
 export interface Usage {
   prompt_tokens?: number;
   completion_tokens?: number;
+  /** As an OpenAI-compatible response reports it (may include more than prompt and completion); null when not reported. */
+  total_tokens?: number | null;
 }
 
 export interface UsageTotals {
   prompt_tokens: number;
   completion_tokens: number;
+  total_tokens?: number | null;
   [extra: string]: unknown;
 }
