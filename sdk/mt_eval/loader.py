@@ -205,13 +205,16 @@ def _constructor_arguments(factory: Any, source: PluginSource) -> tuple[dict[str
     return kwargs, missing
 
 
-def method_card_of(source: PluginSource, method: object | None) -> tuple[MethodCard | None, list[Problem]]:
-    """Merge the plugin's card from method.json, method_card.json and the method's ``method_card()``."""
-    sources: dict[str, Any] = {source.card_file: source.card_data}
+def method_card_of(source: PluginSource, method: object | None, *, card_file: tuple[str, Any] | None = None
+                   ) -> tuple[MethodCard | None, list[Problem]]:
+    """Merge the plugin's card: method.json, then method_card.json (or ``card_file``, a ``(name, parsed)`` card
+    given instead, e.g. ``--method-card``), then what the method reports at run time — its ``method_card()``, or
+    the card a guest sent at initialize (a bridge method's ``method_card()`` once it has started)."""
+    sources: dict[str, Any] = dict([card_file]) if card_file is not None else {source.card_file: source.card_data}
     problems: list[Problem] = []
     runtime_card = getattr(method, "method_card", None)
     if callable(runtime_card):
-        label = f"{source.manifest.entry_point} method_card()"
+        label = str(getattr(method, "card_label", None) or f"{source.manifest.entry_point} method_card()")
         try:
             sources[label] = runtime_card()
         except Exception as exc:

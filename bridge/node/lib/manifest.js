@@ -52,6 +52,8 @@ export function readMethodManifest(pathToPlugin) {
     command: manifest.command ?? null,
     supportedPairs: manifest.supported_pairs,
     card,
+    cardFile: source.cardFile,
+    cardData: source.cardData,
     warnings: all.filter((p) => p.severity === 'warning'),
   };
 }

@@ -78,8 +78,13 @@ class BridgeMethod:
     def info(self) -> m.InitializeResult | None:
         return self._connection.info if self._connection is not None else None
 
+    @property
+    def card_label(self) -> str:
+        """Where the card `method_card` returns comes from, for problems found in it."""
+        return f"the card guest {self._label()} sent at initialize"
+
     def method_card(self) -> dict[str, Any]:
-        """The card the guest sent at its handshake (empty before the guest has started)."""
+        """The card the guest sent at its handshake (empty before the guest has started: see `start`)."""
         return dict(self._card or {})
 
     async def start(self, config: Any = None) -> m.InitializeResult:

@@ -68,7 +68,7 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     started = time.perf_counter()
     loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate)
     load_s = time.perf_counter() - started
-    card = _method_card(loaded, args.method_card)
+    card_file = _card_file(args.method_card)
     config = _run_config(args, corpus, loaded)
     settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                            retries=args.retries, retry_budget=args.retry_budget)
@@ -86,7 +86,7 @@ def run_evaluation(args: argparse.Namespace) -> Path:
 
     manager.hook.run_started(run_id=state.run_id, method_id=loaded.method_id, config=config)
     try:
-        outcome = anyio.run(_execute_and_close, loaded, remaining, config, settings, log, on_result)
+        outcome, card = anyio.run(_execute_and_close, loaded, card_file, remaining, config, settings, log, on_result)
     finally:
         log.close()
         progress.close()
@@ -110,14 +110,17 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     return card_path
 
 
-async def _execute_and_close(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig,
-                             settings: RunSettings, log: ResultsLog, on_result: Any) -> Any:
+async def _execute_and_close(loaded: LoadedMethod, card_file: tuple[str, Any] | None, entries: list[dict[str, Any]],
+                             config: RunConfig, settings: RunSettings, log: ResultsLog, on_result: Any
+                             ) -> tuple[Any, dict[str, Any]]:
+    """Start the method (a guest sends its card at initialize), merge its card, then translate and close."""
     try:
+        card = await _merged_card(loaded, card_file, config)
         outcome = await execute(loaded.method, entries, config, settings, log, on_result)
         host_notes = getattr(loaded.method, "result_notes", None)  # a guest's results, accepted by the host
         if isinstance(host_notes, ResultNotes):
             outcome.notes.merge(host_notes.counts)
-        return outcome
+        return outcome, card
     finally:
         close = getattr(loaded.method, "aclose", None)
         if close is not None:
@@ -125,10 +128,10 @@ async def _execute_and_close(loaded: LoadedMethod, entries: list[dict[str, Any]]
                 await close()
 
 
-def _method_card(loaded: LoadedMethod, card_path: str | None) -> dict[str, Any]:
+def _card_file(card_path: str | None) -> tuple[str, Any] | None:
+    """``--method-card``: the card to use instead of the plugin's method_card.json, read now."""
     if card_path is None:
-        return msgspec.to_builtins(loaded.card)  # type: ignore[no-any-return]
-    from mt_eval.card import merge_card
+        return None
     from mt_eval.strict import parse_json
 
     path = Path(card_path)
@@ -136,15 +139,28 @@ def _method_card(loaded: LoadedMethod, card_path: str | None) -> dict[str, Any]:
         data, problems = parse_json(path.read_bytes(), file=str(path))
     except OSError as exc:
         raise RunError(f"--method-card {path}: cannot read it: {exc.strerror or exc}") from exc
-    sources: dict[str, Any] = {str(path): data}
-    runtime = getattr(loaded.method, "method_card", None)
-    if callable(runtime):
-        sources["method_card()"] = runtime()
-    merged, more = merge_card(loaded.manifest, loaded.method_id, sources, manifest_file=loaded.source.manifest_file)
-    errors = [p for p in problems + more if p.severity == "error"]
-    if merged is None or errors:
+    if data is None:
+        raise RunError("the method card is not valid:\n" + "\n".join(p.render() for p in problems))
+    return str(path), data
+
+
+async def _merged_card(loaded: LoadedMethod, card_file: tuple[str, Any] | None, config: RunConfig) -> dict[str, Any]:
+    """The run's method card: the plugin's files (or --method-card) and what the method reports when it runs."""
+    from mt_eval.bridge.messages import BridgeError
+    from mt_eval.bridge.method import per_entry_error
+    from mt_eval.loader import method_card_of
+
+    start = getattr(loaded.method, "start", None)
+    if callable(start):  # a guest: its own card arrives with its answer to initialize
+        try:
+            await start(config)
+        except BridgeError as exc:
+            raise RunError(f"{loaded.method_id}: the method's process could not start: {per_entry_error(exc)}") from exc
+    card, problems = method_card_of(loaded.source, loaded.method, card_file=card_file)
+    errors = [p for p in problems if p.severity == "error"]
+    if card is None or errors:
         raise RunError("the method card is not valid:\n" + "\n".join(p.render() for p in errors))
-    return msgspec.to_builtins(merged)  # type: ignore[no-any-return]
+    return msgspec.to_builtins(card)  # type: ignore[no-any-return]
 
 
 def _run_config(args: argparse.Namespace, corpus: Corpus, loaded: LoadedMethod) -> RunConfig:

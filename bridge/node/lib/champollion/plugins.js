@@ -10,7 +10,8 @@ import { basename, isAbsolute, join, resolve } from 'node:path';
 
 import { loadMethod, resolveMethod } from '../guest.js';
 import { startGuest } from '../host.js';
-import { kebabCase, readMethodManifest } from '../manifest.js';
+import { mergeCard } from '../contract/card.js';
+import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
 import { ResultNotes, completeRunConfig, errorResult, resultsFor } from '../results.js';
 import { byCodeUnits } from './json.js';
 
@@ -159,15 +160,28 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
       await Promise.all(Array.from({ length: Math.min(runConfig.concurrency, batches.length) }, worker));
       return out.flat();
     },
-    /** The method's runtime card (methodCard() of translate.js, or the guest's), or null. */
+    /**
+     * The method card, merged as the Python SDK merges it: method.json, method_card.json, then what the method
+     * reports when it runs (methodCard() of translate.js, or the card the guest sent at initialize). Throws
+     * ManifestError when the method's own card contradicts method.json or is not a valid card.
+     */
     async methodCard() {
+      let runtime;
+      let label;
       if (manifest.runtime === 'node') {
         inProcess ??= loadMethod(resolveMethod({ directory }));
         const method = await inProcess;
-        return method.methodCard ? (await method.methodCard()) ?? null : null;
+        runtime = method.methodCard ? (await method.methodCard()) ?? null : null;
+        label = `${manifest.manifest.node_entry} methodCard()`;
+      } else {
+        await start(null);
+        runtime = (await guest).info?.card ?? null;
+        label = `the card guest ${manifest.methodId} sent at initialize`;
       }
-      await start(null);
-      return (await guest).methodCard();
+      const { card, problems } = mergeCard(manifest.manifest, manifest.methodId, [[manifest.cardFile, manifest.cardData], [label, runtime]],
+        { manifestFile: manifest.file });
+      if (card === null) throw new ManifestError(problems, `the method card of ${directory} is not valid`);
+      return card;
     },
     /** Release the method: close() of translate.js, or stop the guest process. */
     async close() {
