@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from mt_eval.harness.scoring import Scores
+from mt_eval.pins import PinCheck
 from mt_eval.records import TranslationResult
 
 CARD_VERSION = "run-card/1"
@@ -111,6 +112,7 @@ class RunCard(msgspec.Struct, kw_only=True):
     results: list[TranslationResult]
     # How the method's results were accepted (mt_eval.results) and the method's runtime contract.
     cached: int | None = None  # results the method served from its cache; null when it does not say
+    pins: list[PinCheck] = msgspec.field(default_factory=list)  # each mirrored dependency's pin, as checked
     normalised: dict[str, int] = msgspec.field(default_factory=dict)  # what was changed to accept results: count
     content_sha256: str = ""
 

@@ -21,6 +21,7 @@ from mt_eval.harness.execution import ResultsLog, RunSettings, execute
 from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
+from mt_eval.pins import PinCheck, check_pins, refusals
 from mt_eval.records import RunConfig, TranslationResult
 from mt_eval.results import ResultNotes, totals
 
@@ -68,6 +69,10 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     started = time.perf_counter()
     loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate)
     load_s = time.perf_counter() - started
+    pins = check_pins(loaded.source)
+    if refused := refusals(pins):
+        raise RunError(f"{loaded.method_id}: pinned dependencies differ from what this run would use:\n"
+                       + "\n".join(f"  {check.problem()}" for check in refused))
     card_file = _card_file(args.method_card)
     config = _run_config(args, corpus, loaded)
     settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
@@ -101,7 +106,7 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     ordered = [results[e["id"]] for e in corpus.entries if e["id"] in results]
     scores = _scores(corpus, ordered, args, manager)
     run_card = rc.seal(_build_card(state, loaded, card, corpus, config, settings, outcome.retries_used, scores,
-                                   ordered, args))
+                                   ordered, args, pins))
     card_path = out / "card.json"
     _write_json(card_path, run_card)
     manager.hook.run_finished(run_id=state.run_id, card=run_card)
@@ -245,7 +250,7 @@ def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Nam
 
 def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, config: RunConfig,
                 settings: RunSettings, retries_used: int, scores: Scores | None, results: list[TranslationResult],
-                args: argparse.Namespace) -> rc.RunCard:
+                args: argparse.Namespace, pins: list[PinCheck]) -> rc.RunCard:
     derivation = loaded.source.derivation
     commit, dirty = rc.git_state(loaded.directory)
     usage = totals(results)
@@ -278,6 +283,7 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
         results=results,
         cached=usage["cached"],
         normalised=dict(state.normalised),
+        pins=pins,
     )
 
 

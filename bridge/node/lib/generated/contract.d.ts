@@ -216,6 +216,17 @@ export interface Peer {
   [extra: string]: unknown;
 }
 
+/** What checking one dependency's pin found. */
+export interface PinCheck {
+  id: string;
+  pin: string;
+  checked: string | null;
+  status: "mismatch" | "missing" | "unverifiable" | "verified";
+  found?: string | null;
+  fix?: string | null;
+  [extra: string]: unknown;
+}
+
 /** A finished (or resumed-to-completion) run of one method on one corpus. */
 export interface RunCard {
   card_version?: string;
@@ -234,6 +245,7 @@ export interface RunCard {
   errors: number;
   results: TranslationResult[];
   cached?: number | null;
+  pins?: PinCheck[];
   normalised?: Record<string, number>;
   content_sha256?: string;
   [extra: string]: unknown;
