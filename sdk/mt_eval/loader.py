@@ -25,6 +25,8 @@ from mt_eval.strict import decode_json_file, parse_json
 if TYPE_CHECKING:
     import pluggy
 
+    from mt_eval.bridge.connection import HostOptions
+    from mt_eval.bridge.method import BridgeMethod
     from mt_eval.dependency_classes import Derivation
 
 MANIFEST_FILE = "method.json"
@@ -138,22 +140,29 @@ def _entry_file_problems(source: PluginSource) -> list[Problem]:
     return problems
 
 
-def bridge_method(source: PluginSource, *, isolate: bool = False) -> object:
+def command_argv(source: PluginSource) -> list[str]:
+    """The plugin's ``command``, with a program shipped in the plugin directory given by its full path."""
+    assert source.manifest.command is not None
+    command = list(source.manifest.command)
+    program = source.directory / command[0]
+    if "/" in command[0] and not Path(command[0]).is_absolute() and program.is_file():
+        command[0] = str(program.absolute())
+    return command
+
+
+def bridge_method(source: PluginSource, *, isolate: bool = False, options: HostOptions | None = None) -> BridgeMethod:
     """The plugin as a guest process behind the bridge (its Node entry, its command, or ``mt-eval serve``)."""
     from mt_eval.bridge.method import BridgeMethod
     from mt_eval.bridge.runtimes import node_command, python_command
 
+    cwd: Path | None = None
     if source.runtime == "python" or (isolate and source.manifest.entry_point):
-        command, cwd = python_command(source.directory), None
+        command = python_command(source.directory)
     elif source.runtime == "node":
-        command, cwd = node_command(source.directory), None
+        command = node_command(source.directory)
     else:
-        assert source.manifest.command is not None
-        command, cwd = list(source.manifest.command), source.directory
-        program = source.directory / command[0]
-        if "/" in command[0] and not Path(command[0]).is_absolute() and program.is_file():
-            command[0] = str(program.absolute())  # a program shipped in the plugin directory
-    return BridgeMethod(command, cwd=cwd, label=source.method_id)
+        command, cwd = command_argv(source), source.directory
+    return BridgeMethod(command, cwd=cwd, label=source.method_id, options=options)
 
 
 def build_method(source: PluginSource, *, isolate: bool = False) -> tuple[object | None, ModuleType | None,

@@ -11,20 +11,31 @@ from pathlib import Path
 
 
 def add_validate(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Check method plugin directories: method.json, method_card.json and the Python entry "
-                    "point. Every problem is reported with its file, JSON path and a fix. Exit status 0 "
-                    "when all plugins are valid, 1 otherwise.")
+    parser.description = ("Check method plugin directories: method.json, method_card.json and every entry point "
+                          "they declare. The Python entry is imported and built, the Node entry loaded through the "
+                          "Node guest, a command started for the bridge handshake, and a plugin with both a Python "
+                          "and a Node entry translates a few probe sentences with both (a difference is a warning). "
+                          "Every problem is reported with its file, JSON path and a fix. Exit status 0 when all "
+                          "plugins are valid, 1 otherwise.")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = ("examples:\n  mt-eval validate examples/lexicon-eng-spa\n"
+                     "  mt-eval validate --json --strict examples/*/\n"
+                     "  mt-eval validate --no-import my-method      # the files only; run no code")
     parser.add_argument("plugins", nargs="+", metavar="DIR", help="plugin directories")
     parser.add_argument("--json", action="store_true", help="print a JSON report instead of text")
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     parser.add_argument("--no-import", dest="run_code", action="store_false",
-                          help="check the files only; do not import or construct the method")
+                        help="check the files only; do not import, start or run the method")
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                        help="seconds a guest (Node entry, command) gets to start and to translate the probes "
+                             "(default 10)")
 
 
 def run_validate(args: argparse.Namespace) -> int:
     from mt_eval.validate_cli import run_validate as report
 
-    return report([Path(p) for p in args.plugins], as_json=args.json, strict=args.strict, run_code=args.run_code)
+    return report([Path(p) for p in args.plugins], as_json=args.json, strict=args.strict, run_code=args.run_code,
+                  timeout_s=args.timeout)
 
 
 def add_translate(parser: argparse.ArgumentParser) -> None:

@@ -37,8 +37,10 @@ class PluginReport(msgspec.Struct, kw_only=True):
         return not self.errors and not (strict and self.warnings)
 
 
-def validate_plugin(path: str | Path, *, run_code: bool = True) -> PluginReport:
-    """Check a plugin's files and, unless ``run_code`` is false, import and build its Python method."""
+def validate_plugin(path: str | Path, *, run_code: bool = True, timeout_s: float = 10.0) -> PluginReport:
+    """Check a plugin's files and, unless ``run_code`` is false, start every entry point it declares: build its
+    Python method, load its Node entry through the Node guest, start its command (each guest gets ``timeout_s``
+    to answer), and compare the two entries of a plugin that has both (`mt_eval.entry_checks`)."""
     from mt_eval.plugins import make_plugin_manager
 
     source, problems = read_plugin(path)
@@ -61,6 +63,10 @@ def validate_plugin(path: str | Path, *, run_code: bool = True) -> PluginReport:
             problems.extend(register_hooks(module, source.method_id, make_plugin_manager()))
     _card, more = method_card_of(source, method)
     problems.extend(p for p in more if p not in problems)
+    if run_code and not any(p.severity == "error" for p in problems):
+        from mt_eval.entry_checks import check_entry_points
+
+        problems.extend(check_entry_points(source, method, timeout_s=timeout_s))
     return report
 
 

@@ -11,8 +11,9 @@ import msgspec
 from mt_eval.validate import PluginReport, describe_class, validate_plugin
 
 
-def run_validate(plugins: Sequence[Path], *, as_json: bool, strict: bool, run_code: bool) -> int:
-    reports = [validate_plugin(path, run_code=run_code) for path in plugins]
+def run_validate(plugins: Sequence[Path], *, as_json: bool, strict: bool, run_code: bool, timeout_s: float = 10.0
+                 ) -> int:
+    reports = [validate_plugin(path, run_code=run_code, timeout_s=timeout_s) for path in plugins]
     ok = all(r.passed(strict=strict) for r in reports)
     if as_json:
         document = {"ok": ok, "strict": strict, "plugins": reports}
