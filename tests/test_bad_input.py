@@ -105,7 +105,7 @@ CASES: list[tuple[str, Any, dict[str, str], str, str, str]] = [
      {"pipeline.py": "from mt_eval.hookspecs import hookimpl\n\n@hookimpl\ndef register_method(register):\n"
                      "    pass\n\nclass EchoMethod:\n    async def translate(self, entries, config):\n"
                      "        return []\n"},
-     "$", "unknown hook 'register_method'", "mt_eval.hookspecs"),
+     "$", 'unknown hook "register_method"', 'did you mean "register_metrics"?'),
     ("node-entry-missing", {"name": "Echo", "node_entry": "translate.js", "dependencies": []}, {},
      "$.node_entry", '"translate.js" does not exist in the plugin directory', ""),
     ("node-entry-not-js", {"name": "Echo", "node_entry": "translate.py", "dependencies": []}, {},

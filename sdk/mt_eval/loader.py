@@ -235,8 +235,10 @@ def method_card_of(source: PluginSource, method: object | None, *, card_file: tu
 
 
 def register_hooks(module: ModuleType, method_id: str, plugin_manager: pluggy.PluginManager) -> list[Problem]:
-    """Register the plugin's module so it can implement hooks; misspelled hooks are errors."""
+    """Register the plugin's module so it can implement hooks; a misspelled hook is a problem in its file."""
     import pluggy
+
+    from mt_eval.plugins import hook_problems
 
     if plugin_manager.is_registered(module):
         return []
@@ -247,9 +249,19 @@ def register_hooks(module: ModuleType, method_id: str, plugin_manager: pluggy.Pl
     except (pluggy.PluginValidationError, ValueError) as exc:
         if plugin_manager.is_registered(module):
             plugin_manager.unregister(module)
-        return [Problem(file=str(getattr(module, "__file__", name)), path="$", message=str(exc), code="hook",
-                        hint="hook implementations must match a hook in mt_eval.hookspecs (see the README)")]
+        return hook_problems(exc, str(getattr(module, "__file__", name)))
     return []
+
+
+def entry_module_file(source: PluginSource) -> Path | None:
+    """The file of the plugin's Python entry module (its package's ``__init__.py`` for a package), if any."""
+    if not source.manifest.entry_point:
+        return None
+    relative = Path(*source.manifest.entry_point.partition(":")[0].split("."))
+    for candidate in (source.directory / relative.with_suffix(".py"), source.directory / relative / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def load_method(path: str | Path, *, plugin_manager: pluggy.PluginManager | None = None,

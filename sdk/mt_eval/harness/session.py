@@ -69,6 +69,8 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     started = time.perf_counter()
     loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate)
     load_s = time.perf_counter() - started
+    if args.isolate:
+        _say_isolated_hooks_do_not_run(loaded)
     pins = check_pins(loaded.source)
     if refused := refusals(pins):
         raise RunError(f"{loaded.method_id}: pinned dependencies differ from what this run would use:\n"
@@ -131,6 +133,19 @@ async def _execute_and_close(loaded: LoadedMethod, card_file: tuple[str, Any] | 
         if close is not None:
             with anyio.CancelScope(shield=True):
                 await close()
+
+
+def _say_isolated_hooks_do_not_run(loaded: LoadedMethod) -> None:
+    """Under --isolate the plugin's code runs only in its own process, so hooks in it cannot run here: say so."""
+    from mt_eval.loader import entry_module_file
+    from mt_eval.plugins import declared_hooks
+
+    file = entry_module_file(loaded.source)
+    hooks = declared_hooks(file) if file is not None else []
+    if hooks:
+        print(f"mt-eval run: warning: --isolate: the hooks in {file} ({', '.join(hooks)}) do not run: the plugin's "
+              "code runs only in its own process. Run without --isolate to run them, or move them into a module "
+              "given with --extension", file=sys.stderr)
 
 
 def _card_file(card_path: str | None) -> tuple[str, Any] | None:
