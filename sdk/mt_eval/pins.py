@@ -99,7 +99,7 @@ def _file_sha256(path: Path) -> str:
 
 
 def _tree_sha256(path: Path) -> str:
-    from mt_eval.harness.runcard import code_sha256
+    from mt_eval.code_hash import code_sha256
 
     return code_sha256(path)
 

@@ -16,12 +16,13 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.code_hash import code_sha256
 from mt_eval.harness.scoring import Scores
 from mt_eval.pins import PinCheck
 from mt_eval.records import TranslationResult
 
 CARD_VERSION = "run-card/1"
-_SKIP_PARTS = {"__pycache__", ".git", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+__all__ = ["RunCard", "code_sha256", "environment", "git_state", "latency_facts", "seal"]
 
 
 class DependencyContribution(msgspec.Struct, kw_only=True):
@@ -124,16 +125,6 @@ def seal(card: RunCard) -> RunCard:
     body.pop("content_sha256", None)
     card.content_sha256 = hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()
     return card
-
-
-def code_sha256(directory: Path) -> str:
-    """SHA-256 over the plugin's files (relative path and content of each, in sorted order)."""
-    digest = hashlib.sha256()
-    root = directory.resolve()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and not _SKIP_PARTS & set(p.parts)):
-        digest.update(str(path.relative_to(root)).encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()
 
 
 def git_state(directory: Path) -> tuple[str | None, bool | None]:
