@@ -30,6 +30,7 @@ def schema_types() -> dict[str, Any]:
     from mt_eval.harness.runcard import RunCard
     from mt_eval.manifest import Dependency, Manifest
     from mt_eval.records import CorpusEntry, RunConfig, TranslationResult
+    from mt_eval.validate import ValidateReport
 
     return {
         "method": Manifest,
@@ -42,6 +43,7 @@ def schema_types() -> dict[str, Any]:
         "bridge-initialize-result": InitializeResult,
         "bridge-error": ErrorObject,
         "champollion-config": ChampollionConfigFile,
+        "validate-report": ValidateReport,
     }
 
 

@@ -13,7 +13,8 @@ from mt_eval.problems import Problem
 
 
 class PluginReport(msgspec.Struct, kw_only=True):
-    """What `validate_plugin` found out about one plugin directory."""
+    """What `validate_plugin` found out about one plugin directory (``mt-eval validate --json``, and the Node
+    package's validatePluginFiles)."""
 
     directory: str
     method_id: str | None = None
@@ -35,6 +36,14 @@ class PluginReport(msgspec.Struct, kw_only=True):
 
     def passed(self, *, strict: bool = False) -> bool:
         return not self.errors and not (strict and self.warnings)
+
+
+class ValidateReport(msgspec.Struct, kw_only=True):
+    """``mt-eval validate --json``: whether every plugin passed (warnings count under ``strict``), and each report."""
+
+    ok: bool
+    strict: bool
+    plugins: list[PluginReport]
 
 
 def validate_plugin(path: str | Path, *, run_code: bool = True, timeout_s: float = 10.0) -> PluginReport:

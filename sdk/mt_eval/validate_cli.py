@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from mt_eval.validate import PluginReport, describe_class, validate_plugin
+from mt_eval.validate import PluginReport, ValidateReport, describe_class, validate_plugin
 
 
 def run_validate(plugins: Sequence[Path], *, as_json: bool, strict: bool, run_code: bool, timeout_s: float = 10.0
@@ -16,7 +16,7 @@ def run_validate(plugins: Sequence[Path], *, as_json: bool, strict: bool, run_co
     reports = [validate_plugin(path, run_code=run_code, timeout_s=timeout_s) for path in plugins]
     ok = all(r.passed(strict=strict) for r in reports)
     if as_json:
-        document = {"ok": ok, "strict": strict, "plugins": reports}
+        document = ValidateReport(ok=ok, strict=strict, plugins=reports)
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(document), indent=2).decode() + "\n")
     else:
         _print_reports(reports, strict=strict)

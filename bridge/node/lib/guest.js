@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { defaults, schema } from './contract/schema.js';
 import { kebabCase, readMethodManifest } from './manifest.js';
 import {
   DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, encode,
@@ -12,7 +13,10 @@ import {
 } from './protocol.js';
 import { completeRunConfig, describe, translateAnswer } from './results.js';
 
-export const GUEST_CAPABILITIES = Object.freeze({ max_batch: null, max_concurrency: 8, cancel: true, progress: false });
+/** What this guest declares at initialize: the protocol's defaults, except that it runs 8 calls at once and can cancel. */
+export const GUEST_CAPABILITIES = Object.freeze({
+  ...defaults(schema('bridge-initialize-result').$defs.Capabilities), max_concurrency: 8, cancel: true,
+});
 
 /**
  * Send console output and stray process.stdout writes to stderr, so stdout carries protocol lines

@@ -4,6 +4,8 @@
 import { readFileSync } from 'node:fs';
 
 import { Connection } from './connection.js';
+import { compile } from './contract/compile.js';
+import { defaults, schema } from './contract/schema.js';
 import { BridgeError, DEFAULT_MAX_LINE_BYTES, ErrorCode, PROTOCOL_VERSION, encode, isPlainObject, request } from './protocol.js';
 import { ResultNotes, describe, errorResult, matchResults } from './results.js';
 
@@ -61,23 +63,24 @@ function completeOptions(options) {
   };
 }
 
-/** The capabilities a guest declared, with the protocol's defaults for what it left out. */
+/**
+ * The capabilities a guest declared, with the protocol's defaults (bridge-initialize-result schema) for what it
+ * left out; a value that does not fit (counts are positive integers) is warned about and replaced by its default.
+ */
 function completeCapabilities(declared, logger) {
   const caps = isPlainObject(declared) ? declared : {};
-  const count = (name, fallback) => {
+  const { document, definition } = capabilitySchema();
+  const out = defaults(definition);
+  for (const [name, node] of Object.entries(definition.properties)) {
     const value = caps[name];
-    if (value === undefined || value === null) return fallback;
-    if (Number.isInteger(value) && value > 0) return value;
-    logger.warn(`the guest declared capabilities.${name} = ${describe(value)}; using ${fallback ?? 'null'}`);
-    return fallback;
-  };
-  return {
-    max_batch: count('max_batch', null),
-    max_concurrency: count('max_concurrency', 1),
-    cancel: caps.cancel === true,
-    progress: caps.progress === true,
-  };
+    if (value === undefined || value === null) continue;
+    if (compile(document, node)(value) && (typeof value !== 'number' || value > 0)) out[name] = value;
+    else logger?.warn(`the guest declared capabilities.${name} = ${describe(value)}; using ${out[name] ?? 'null'}`);
+  }
+  return out;
 }
+
+const capabilitySchema = () => ({ document: schema('bridge-initialize-result'), definition: schema('bridge-initialize-result').$defs.Capabilities });
 
 /** Limits how many batches are in flight; the limit follows the guest's current capabilities. */
 class Slots {

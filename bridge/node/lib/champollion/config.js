@@ -7,7 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
 import { decodeValue } from '../contract/decode.js';
-import { ProblemsError, jsonPath, renderProblem } from '../contract/problems.js';
+import { ProblemsError, jsonPath, makeProblem, renderProblem } from '../contract/problems.js';
 import { registerRules } from '../contract/rules.js';
 import { parseJsonBytes } from '../json-text.js';
 import { LOCALE_PATTERN, normalizeLocale } from './languages.js';
@@ -120,8 +120,8 @@ export function readChampollionConfig(path) {
   try {
     text = readFileSync(file);
   } catch (error) {
-    throw new ChampollionConfigError(given, [{ file: given, path: '$', message: `cannot read file: ${error.code === 'ENOENT' ? 'No such file or directory' : error.message}`,
-      hint: 'give the path of champollion.config.json with --config', severity: 'error', code: 'io' }]);
+    throw new ChampollionConfigError(given, [makeProblem(given, '$', `cannot read file: ${error.code === 'ENOENT' ? 'No such file or directory' : error.message}`,
+      { hint: 'give the path of champollion.config.json with --config', code: 'io' })]);
   }
   const [data, problems] = decodeConfig(text, given);
   if (data === null || problems.some((p) => p.severity === 'error')) throw new ChampollionConfigError(given, problems);

@@ -10,6 +10,7 @@ import { CARD_FILE, MANIFEST_FILE, mergeCard } from './card.js';
 import { decodeValue } from './decode.js';
 import { derive } from './derivation.js';
 import { makeProblem } from './problems.js';
+import { defaults, schema } from './schema.js';
 import { kebabCase } from './words.js';
 
 const isFile = (path) => existsSync(path) && statSync(path).isFile();
@@ -79,11 +80,10 @@ export function readPlugin(path) {
   return { source, problems };
 }
 
-/** The files-only report `mt-eval validate --no-import` gives (mt_eval.validate.PluginReport, as plain data). */
+/** The files-only report `mt-eval validate --no-import` gives (PluginReport of bridge/schemas/validate-report.schema.json). */
 export function validatePluginFiles(path) {
   const { source, problems } = readPlugin(path);
-  const report = { directory: String(path), method_id: null, name: null, class: null, runtime: null,
-    declared_class: null, derived_class: null, contributions: [], problems };
+  const report = { directory: String(path), ...defaults(schema('validate-report').$defs.PluginReport), problems };
   if (source === null) return report;
   const { manifest } = source;
   Object.assign(report, { method_id: source.methodId, name: manifest.name, class: manifest.class, runtime: source.runtime,

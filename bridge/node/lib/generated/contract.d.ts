@@ -227,6 +227,34 @@ export interface PinCheck {
   [extra: string]: unknown;
 }
 
+/**
+ * What `validate_plugin` found out about one plugin directory (`mt-eval validate --json`, and the Node
+ * package's validatePluginFiles).
+ */
+export interface PluginReport {
+  directory: string;
+  method_id?: string | null;
+  name?: string | null;
+  class?: string | null;
+  runtime?: string | null;
+  declared_class?: string | null;
+  derived_class?: string | null;
+  contributions?: Record<string, unknown>[];
+  problems?: Problem[];
+  [extra: string]: unknown;
+}
+
+/** One thing wrong with a file, located by a JSON path such as `$.dependencies[2].license`. */
+export interface Problem {
+  file: string;
+  path: string;
+  message: string;
+  hint?: string | null;
+  severity?: "error" | "warning";
+  code?: string;
+  [extra: string]: unknown;
+}
+
 /** A finished (or resumed-to-completion) run of one method on one corpus. */
 export interface RunCard {
   card_version?: string;
@@ -312,5 +340,13 @@ export interface UsageTotals {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens?: number | null;
+  [extra: string]: unknown;
+}
+
+/** `mt-eval validate --json`: whether every plugin passed (warnings count under `strict`), and each report. */
+export interface ValidateReport {
+  ok: boolean;
+  strict: boolean;
+  plugins: PluginReport[];
   [extra: string]: unknown;
 }
