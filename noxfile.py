@@ -56,12 +56,26 @@ def schemas(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """Validate the bundled example methods and evaluate one on the bundled corpus (mt-eval run --demo)."""
+    """Validate the examples, evaluate two on the bundled corpus, publish the runs and write the leaderboard site."""
     session.install("-e", ".")
     examples = sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "examples").glob("*/method.json"))
     session.run("mt-eval", "validate", *examples)
     session.run("mt-eval", "translate", "examples/lexicon-eng-spa", "--file", "examples/lexicon-eng-spa/sample.txt")
     session.run("mt-eval", "run", "--demo", "--out", "runs/demo", "--force")
+    session.run("mt-eval", "run", "--method", "examples/rules-eng-spa", "--corpus", "examples/data/eng-spa-demo.json",
+                "--out", "runs/demo-rules", "--force", "--quiet")
+    board = ROOT / "runs" / "leaderboard"  # a throwaway store for the demo, remade each time
+    for stale in board.glob("demo.db*"):
+        stale.unlink()
+    board.mkdir(parents=True, exist_ok=True)
+    store = str(board / "demo.db")
+    session.run("mt-eval", "verify", "runs/demo/card.json")
+    session.run("mt-eval", "publish", "runs/demo/card.json", "runs/demo-rules/card.json", "--db", store, "--no-input")
+    session.run("mt-eval", "leaderboard", "--db", store)
+    session.run("mt-eval", "leaderboard", "--db", store, "--out", str(board / "site"), "--title",
+                "mt-eval demo leaderboard")
+    session.log(f"leaderboard: open {(board / 'site' / 'index.html').as_uri()}, or serve it live with "
+                f"`mt-eval leaderboard serve --db {store}`")
 
 
 @nox.session
@@ -73,3 +87,4 @@ def benchmarks(session: nox.Session) -> None:
     session.run("python", "benchmarks/harness.py", *session.posargs)
     session.run("python", "benchmarks/new_plugin.py")
     session.run("python", "benchmarks/adapter.py")
+    session.run("python", "benchmarks/leaderboard.py")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import textwrap
 from collections.abc import Callable
@@ -58,3 +59,38 @@ def seed_plugin(tmp_path: Path) -> Path:
 
 def messages(problems: Any) -> list[str]:
     return [f"{p.path}: {p.message}" for p in problems]
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """A PostgreSQL server of the tests' own (skipped where PostgreSQL is not installed, unless
+    $MT_EVAL_REQUIRE_POSTGRES is set, as CI does)."""
+    from postgres_server import Cluster, find_bindir
+
+    bindir = find_bindir()
+    if bindir is None:
+        reason = "PostgreSQL is not installed (Debian: apt-get install postgresql)"
+        if os.environ.get("MT_EVAL_REQUIRE_POSTGRES"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    cluster = Cluster(bindir)
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path: Path) -> str:
+    """A new, empty store of each backend: a SQLite file, or a database on the tests' PostgreSQL server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "board.db")
+    return request.getfixturevalue("postgres_cluster").database()
+
+
+@pytest.fixture
+def cards(tmp_path: Path):
+    """A `CardFactory` on a 20-entry corpus written under tmp_path."""
+    from mt_eval.leaderboard.synthetic import CardFactory, write_corpus
+
+    return CardFactory(write_corpus(tmp_path / "corpus.json", name="synthetic"), resamples=100)

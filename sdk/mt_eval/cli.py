@@ -24,6 +24,9 @@ examples:
   mt-eval validate examples/lexicon-eng-spa     check a plugin and show its dependency class
   mt-eval translate examples/lexicon-eng-spa "Good morning, my friend."
   mt-eval compare runs/a/card.json runs/b/card.json
+  mt-eval verify runs/demo/card.json            recompute a card's metrics and check its hashes
+  mt-eval publish runs/demo/card.json           verify a run card and add it to the leaderboard store
+  mt-eval leaderboard --out site                the leaderboard as a static site (or: leaderboard serve)
   mt-eval serve examples/lexicon-eng-spa        serve a Python plugin as a bridge guest on stdio
   mt-eval bridge check -- ./my-guest --flag     prove a guest program speaks the bridge protocol
   mt-eval schemas --check bridge/schemas        fail if the JSON Schemas drifted from the code
@@ -38,6 +41,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
             "mt_eval.harness.commands:add_run_arguments", "mt_eval.harness.commands:run_command"),
     "compare": ("paired significance tests between two run cards of the same corpus",
                 "mt_eval.harness.commands:add_compare_arguments", "mt_eval.harness.commands:compare_command"),
+    "verify": ("re-verify run cards: content hash, schema, corpus sha256, every metric recomputed",
+               "mt_eval.harness.commands:add_verify_arguments", "mt_eval.harness.commands:verify_command"),
+    "publish": ("verify run cards and publish them to the leaderboard store (SQLite or PostgreSQL)",
+                "mt_eval.leaderboard.publish:add_arguments", "mt_eval.leaderboard.publish:run"),
+    "leaderboard": ("show the leaderboard (table, JSON, HTML), write it as a static site, or serve it",
+                    "mt_eval.leaderboard.cli:add_arguments", "mt_eval.leaderboard.cli:run"),
     "new": ("create a new method plugin from the template (interactive, or --no-input for scripts)",
             "mt_eval.scaffold:add_arguments", "mt_eval.scaffold:run_new"),
     "validate": ("check method plugins: every problem at once, and the dependency class each earns",

@@ -1,4 +1,4 @@
-"""The harness commands' arguments: ``mt-eval run`` and ``mt-eval compare``.
+"""The harness commands' arguments: ``mt-eval run``, ``mt-eval compare`` and ``mt-eval verify``.
 
 Only argument parsing lives here (it is imported for every ``mt-eval --help``); the work is imported
 when a command runs.
@@ -111,9 +111,45 @@ def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
     compare.add_argument("--trials", type=int, default=10000, metavar="N", help="randomization trials (10000)")
     compare.add_argument("--seed", type=int, default=12345, help="seed for both tests")
     compare.add_argument("--json", action="store_true", help="print JSON")
+    compare.add_argument("--extension", action="append", default=[], metavar="MODULE",
+                         help="enable an extension whose metrics the cards carry, to verify them (repeatable)")
 
 
 def compare_command(args: argparse.Namespace) -> int:
     from mt_eval.harness.compare import run_compare
 
     return run_compare(args)
+
+
+def add_verify_arguments(verify: argparse.ArgumentParser) -> None:
+    verify.description = ("Re-verify run cards: the card's version and content_sha256, its schema and tallies, the "
+                          "corpus file's sha256, and every metric recomputed from the card's predictions and the "
+                          "corpus's references (the card's own resamples and seed). Each mismatch is reported "
+                          "with its JSON path. Exit status 0 when every card verifies, 1 otherwise.")
+    verify.formatter_class = argparse.RawDescriptionHelpFormatter
+    verify.epilog = ("examples (after nox -s demo, or mt-eval run --demo --out runs/demo):\n"
+                     "  mt-eval verify runs/demo/card.json\n"
+                     "  mt-eval verify runs/demo/card.json --corpus examples/data/eng-spa-demo.json\n"
+                     "  mt-eval verify runs/*/card.json --json")
+    verify.add_argument("cards", nargs="+", metavar="CARD", help="run card(s) (card.json in a run directory)")
+    verify.add_argument("--corpus", metavar="FILE", help="the corpus the card was run on (default: the path the "
+                                                         "card records, as written or beside the card)")
+    verify.add_argument("--extension", action="append", default=[], metavar="MODULE",
+                        help="enable an extension so that the metrics it registers are recomputed too (repeatable)")
+    verify.add_argument("--json", action="store_true", help="print a JSON report")
+    verify.add_argument("--quiet", action="store_true", help="print only the cards that do not verify")
+
+
+def verify_command(args: argparse.Namespace) -> int:
+    import json
+
+    from mt_eval.harness.verify import as_json, render, verify_card
+
+    reports = [verify_card(card, corpus=args.corpus, extensions=args.extension) for card in args.cards]
+    if args.json:
+        print(json.dumps([as_json(r) for r in reports], indent=2, ensure_ascii=False))
+    else:
+        for report in reports:
+            if not (args.quiet and report.ok):
+                print(render(report))
+    return 0 if all(r.ok for r in reports) else 1

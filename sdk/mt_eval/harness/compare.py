@@ -1,7 +1,8 @@
 """``mt-eval compare A.json B.json``: is B really better than A? Paired tests over the same corpus.
 
-Both cards must come from the same corpus (same sha256). The references are read from the corpus file
-the cards name (or ``--corpus``), checked against that sha256. sacrebleu's paired bootstrap resampling
+Both cards must verify (`mt_eval.harness.verify`: content hash, schema, metrics recomputed) and come from
+the same corpus (same sha256). The references are read from the corpus file the cards name (or
+``--corpus``), checked against that sha256. sacrebleu's paired bootstrap resampling
 and paired approximate randomization give a p-value per metric.
 """
 
@@ -26,7 +27,8 @@ class CompareError(Exception):
 def run_compare(args: argparse.Namespace) -> int:
     try:
         rows = compare_cards(Path(args.baseline), Path(args.candidate), corpus=args.corpus,
-                             bootstrap=args.bootstrap, trials=args.trials, seed=args.seed)
+                             bootstrap=args.bootstrap, trials=args.trials, seed=args.seed,
+                             extensions=getattr(args, "extension", []))
     except CompareError as exc:
         print(f"mt-eval compare: {exc}", file=sys.stderr)
         return 1
@@ -41,21 +43,22 @@ def run_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_card(path: Path) -> RunCard:
-    try:
-        return msgspec.json.decode(path.read_bytes(), type=RunCard)
-    except OSError as exc:
-        raise CompareError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except msgspec.DecodeError as exc:
-        raise CompareError(f"{path} is not a run card: {exc}") from exc
+def _verified_card(path: Path, corpus: str | None, extensions: Sequence[str]) -> RunCard:
+    from mt_eval.harness.verify import render, verify_card
+
+    verification = verify_card(path, corpus=corpus, extensions=extensions)
+    if not verification.ok or verification.card is None:
+        raise CompareError(f"{path} does not verify, so it cannot be compared:\n"
+                           + render(verification, verbose=False).split("\n", 1)[-1])
+    return verification.card
 
 
 def compare_cards(baseline: Path, candidate: Path, *, corpus: str | None, bootstrap: int, trials: int,
-                  seed: int) -> list[dict[str, Any]]:
+                  seed: int, extensions: Sequence[str] = ()) -> list[dict[str, Any]]:
     from mt_eval.harness.corpus import CorpusError, read_corpus
     from mt_eval.harness.scoring import make_metrics
 
-    a, b = _read_card(baseline), _read_card(candidate)
+    a, b = _verified_card(baseline, corpus, extensions), _verified_card(candidate, corpus, extensions)
     if a.corpus.sha256 != b.corpus.sha256:
         raise CompareError(f"the cards come from different corpora ({a.corpus.name} {a.corpus.sha256[:12]} vs "
                            f"{b.corpus.name} {b.corpus.sha256[:12]}); paired tests need the same entries")

@@ -1,0 +1,337 @@
+"""Re-verifying a run card (``mt-eval verify CARD``): is every figure in it what its own results say?
+
+A card verifies when all of these hold, each checked and reported on its own:
+
+1. it is a run card of the version this SDK reads (``card_version``);
+2. ``content_sha256`` is the SHA-256 of the card's canonical JSON without that field (nothing was edited
+   after the card was sealed);
+3. it has the shape of `RunCard` (the schema), and its method card is a valid `MethodCard`;
+4. its own tallies add up: one result per id, ``errors``, ``usage`` totals, ``corpus.entries``;
+5. the corpus file — the path the card records, or the one given — has the card's ``corpus.sha256``, and
+   every result's id is an entry of it;
+6. every metric recomputed from the card's predictions and the corpus's references, with the card's own
+   bootstrap resamples and seed, equals the card's score, interval and sacrebleu signature.
+
+References never come from the card: only the corpus file holds them. Metrics registered by extensions are
+recomputed when the same extensions are enabled (``--extension``); otherwise they are reported as not
+recomputed. `compare`, publishing and the headline gate call `verify_card` and refuse what does not verify.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from mt_eval.harness.runcard import CARD_VERSION, RunCard
+from mt_eval.problems import Problem
+
+TOLERANCE = 1e-4  # scores are stored rounded to 4 decimals
+
+
+@dataclass
+class Check:
+    """One verification step: ``passed`` is None when it could not be made (e.g. no corpus to read)."""
+
+    name: str
+    passed: bool | None
+    detail: str
+
+
+@dataclass
+class Verification:
+    """What `verify_card` found. ``data`` is the card as parsed, ``card`` the decoded `RunCard`."""
+
+    path: str
+    checks: list[Check] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    data: dict[str, Any] | None = None
+    card: RunCard | None = None
+    corpus_entries: int | None = None  # entries in the corpus file (a truncated run has fewer results)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.checks) and all(c.passed is not False for c in self.checks) and not self.errors
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    def check(self, name: str, passed: bool | None, detail: str) -> None:
+        self.checks.append(Check(name, passed, detail))
+
+    def problem(self, path: str, message: str, hint: str | None = None, *, code: str = "mismatch",
+                severity: str = "error") -> None:
+        self.problems.append(Problem(file=self.path, path=path, message=message, hint=hint, code=code,
+                                     severity=severity))  # type: ignore[arg-type]
+
+    def summary(self) -> str:
+        """One line: verified, or why not."""
+        if self.ok:
+            return f"{self.path}: verified"
+        count = len(self.errors)
+        return f"{self.path}: does not verify ({count} problem{'s' if count != 1 else ''})"
+
+
+def canonical_sha256(data: dict[str, Any]) -> str:
+    """The content hash of a parsed card: SHA-256 of its canonical JSON without ``content_sha256``."""
+    body = {key: value for key, value in data.items() if key != "content_sha256"}
+    return hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()
+
+
+def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
+    """Steps 1–4 (format, content hash, schema, tallies): everything that needs only the card itself."""
+    result = Verification(path=str(path))
+    if raw is None:
+        try:
+            raw = Path(path).read_bytes()
+        except OSError as exc:
+            result.problem("$", f"cannot read the card: {exc.strerror or exc}", code="io")
+            result.check("format", False, "unreadable")
+            return result
+    try:
+        data = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        from mt_eval.strict import parse_json
+
+        _, problems = parse_json(raw, file=str(path))
+        result.problems += problems or [Problem(file=str(path), path="$", message="not valid JSON", code="syntax")]
+        result.check("format", False, "not JSON")
+        return result
+    if not isinstance(data, dict) or "card_version" not in data:
+        result.problem("$", "not a run card: it has no card_version", "give the card.json that `mt-eval run` "
+                       "wrote in the run directory", code="not-a-card")
+        result.check("format", False, "not a run card")
+        return result
+    result.data = data
+    version = data["card_version"]
+    if version != CARD_VERSION:
+        from mt_eval import __version__
+
+        written_by = data.get("sdk_version")
+        result.problem("$.card_version", f"this card's schema version is {version!r}; mt-eval {__version__} reads "
+                       f"{CARD_VERSION!r}", f"use the mt-eval version that wrote it ({written_by or 'unknown'}), "
+                       "or run the evaluation again with this one", code="card-version")
+        result.check("format", False, f"{version} (expected {CARD_VERSION})")
+        return result
+    result.check("format", True, CARD_VERSION)
+    digest = canonical_sha256(data)
+    stated = data.get("content_sha256")
+    if stated == digest:
+        result.check("content hash", True, digest[:16] + "…")
+    else:
+        result.check("content hash", False, "does not match the content")
+        result.problem("$.content_sha256", f"the card says {str(stated)[:16]}… but its content hashes to "
+                       f"{digest[:16]}…: it was changed after the run sealed it", "use the card the run wrote; "
+                       "an edited card cannot be published or compared", code="tampered")
+    _decode(result, data)
+    if result.card is not None:
+        _check_tallies(result, result.card)
+    return result
+
+
+def verify_card(path: str | Path, *, corpus: str | Path | None = None, extensions: Sequence[str] = (),
+                raw: bytes | None = None) -> Verification:
+    """Every check of the module docstring; a `Verification` listing each check and each mismatch."""
+    result = read_card(path, raw)
+    if result.card is None:
+        return result
+    source = _corpus(result, result.card, corpus)
+    if source is None:
+        return result
+    _recompute(result, result.card, source, extensions)
+    return result
+
+
+def _decode(result: Verification, data: dict[str, Any]) -> None:
+    try:
+        result.card = msgspec.convert(data, RunCard)
+    except msgspec.ValidationError as exc:
+        message = str(exc)
+        where = re.search(r" - at `([^`]+)`$", message)
+        result.problem(where.group(1) if where else "$", re.sub(r" - at `[^`]+`$", "", message),
+                       "the card does not have the run-card shape; use the card the run wrote", code="schema")
+        result.check("schema", False, message)
+        return
+    from mt_eval.card import MethodCard
+    from mt_eval.strict import decode_value
+
+    bad = []
+    try:
+        msgspec.convert(result.card.method.card, MethodCard)  # fast; the walker below says what is wrong
+    except (msgspec.ValidationError, ValueError):
+        _, found = decode_value(result.card.method.card, MethodCard, file=result.path)
+        bad = [p for p in found if p.severity == "error"]
+    for problem in bad:
+        result.problems.append(msgspec.structs.replace(problem, path="$.method.card" + problem.path[1:]))
+    result.check("schema", not bad, "run card and method card" if not bad else "the method card is not valid")
+
+
+def _check_tallies(result: Verification, card: RunCard) -> None:
+    repeated: list[str] = []
+    if len({r.id for r in card.results}) != len(card.results):
+        from collections import Counter
+
+        repeated = sorted(i for i, n in Counter(r.id for r in card.results).items() if n > 1)
+    if repeated:
+        result.problem("$.results", f"{len(repeated)} ids have more than one result (e.g. {repeated[0]!r})",
+                       code="duplicate")
+    expected: dict[str, tuple[object, object]] = {
+        "$.errors": (card.errors, sum(r.error is not None for r in card.results)),
+        "$.usage.prompt_tokens": (card.usage.prompt_tokens, sum(r.usage.prompt_tokens for r in card.results)),
+        "$.usage.completion_tokens": (card.usage.completion_tokens,
+                                      sum(r.usage.completion_tokens for r in card.results)),
+    }
+    stopped = getattr(card, "status", None) in ("partial", "failed")  # a run stopped early has fewer results
+    if not stopped:
+        expected["$.corpus.entries"] = (card.corpus.entries, len(card.results))
+    elif len(card.results) > card.corpus.entries:
+        expected["$.corpus.entries"] = (card.corpus.entries, f"{len(card.results)} (more than the entries)")
+    if card.metrics is not None:
+        expected["$.metrics.segments"] = (card.metrics.segments, len(card.results))
+    wrong = [(where, stated, actual) for where, (stated, actual) in expected.items() if stated != actual]
+    for where, stated, actual in wrong:
+        result.problem(where, f"the card says {stated}, its results say {actual}")
+    result.check("tallies", not wrong and not repeated,
+                 f"{len(card.results)} results, {card.errors} errors" if not wrong else
+                 ", ".join(where.removeprefix("$.") for where, _, _ in wrong) + " disagree with the results")
+
+
+def locate_corpus(card: RunCard, card_path: str | Path, corpus: str | Path | None) -> Path:
+    """The corpus to verify against: ``corpus`` when given, else the card's path (as written, or relative
+    to the card's directory)."""
+    if corpus is not None:
+        return Path(corpus)
+    recorded = Path(card.corpus.path)
+    beside = Path(card_path).parent / recorded
+    return beside if not recorded.exists() and not recorded.is_absolute() and beside.exists() else recorded
+
+
+def _corpus(result: Verification, card: RunCard, given: str | Path | None) -> Any:
+    from mt_eval.harness.corpus import CorpusError, read_corpus
+
+    path = locate_corpus(card, result.path, given)
+    try:
+        source = read_corpus(path)
+    except CorpusError as exc:
+        first = exc.problems[0].message if exc.problems else str(exc)
+        result.check("corpus", None, f"{path}: {first}")
+        result.problem("$.corpus.path", f"cannot read the corpus {path}: {first}",
+                       "give the corpus file with --corpus FILE", code="corpus")
+        return None
+    result.corpus_entries = len(source.entries)
+    if source.sha256 != card.corpus.sha256:
+        result.check("corpus", False, f"{path}: sha256 differs")
+        result.problem("$.corpus.sha256", f"{path} has sha256 {source.sha256[:16]}… but the card was run on "
+                       f"{card.corpus.sha256[:16]}…", "give the exact corpus file the run used with --corpus FILE",
+                       code="corpus-hash")
+        return None
+    by_id = {e["id"]: e for e in source.entries}
+    unknown = [r.id for r in card.results if r.id not in by_id]
+    if unknown:
+        result.check("corpus", False, f"{path}: {len(unknown)} result ids are not in it")
+        result.problem("$.results", f"{len(unknown)} results name ids that are not in {path} (e.g. {unknown[0]!r})",
+                       code="unknown-id")
+        return None
+    part = "" if len(card.results) == len(source.entries) else f" ({len(card.results)} of its entries)"
+    result.check("corpus", True, f"{path} (sha256 matches){part}")
+    return source
+
+
+def _recompute(result: Verification, card: RunCard, source: Any, extensions: Sequence[str]) -> None:
+    if card.metrics is None:
+        result.check("metrics", True, "the card has no metrics to recompute")
+        return
+    from mt_eval.harness.scoring import MetricScore, make_metrics, score
+
+    ran = {r.id: r for r in card.results}
+    entries = [e for e in source.entries if e["id"] in ran]  # the order the harness scored them in
+    missing = [e["id"] for e in entries if not isinstance(e.get("reference"), str)]
+    if missing:
+        result.check("metrics", False, f"{len(missing)} entries have no reference")
+        result.problem("$.metrics", f"the card has metrics but {len(missing)} of its entries have no reference in "
+                       f"the corpus (e.g. {missing[0]!r})", code="no-reference")
+        return
+    hypotheses = [ran[e["id"]].predicted or "" if ran[e["id"]].error is None else "" for e in entries]
+    references = [e["reference"] for e in entries]
+    recomputed = score(hypotheses, [references], resamples=card.metrics.bootstrap_resamples,
+                       seed=card.metrics.bootstrap_seed)
+    scorers = _extension_metrics(extensions)
+    for name, scorer in scorers.items():
+        recomputed.metrics.append(MetricScore(name=name, score=round(float(scorer(hypotheses, references)), 4),
+                                              signature=f"extension:{name}"))
+    fresh = {m.name: m for m in recomputed.metrics}
+    builtin = set(make_metrics())
+    for index, stated in enumerate(card.metrics.metrics):
+        where = f"$.metrics.metrics[{index}]"
+        again = fresh.pop(stated.name, None)
+        if again is None:
+            if stated.signature.startswith("extension:"):
+                result.check(stated.name, None, "not recomputed: enable the extension that registers it with "
+                                                "--extension MODULE")
+                result.problem(where, f"{stated.name} comes from an extension and was not recomputed",
+                               "give --extension MODULE to recompute it", code="not-recomputed", severity="warning")
+            else:
+                result.check(stated.name, False, "no such metric")
+                result.problem(where, f"{stated.name!r} is not a metric this SDK computes", code="unknown-metric")
+            continue
+        _compare_metric(result, where, stated, again)
+    for name in fresh:
+        if name in builtin:
+            result.check(name, False, "missing from the card")
+            result.problem("$.metrics.metrics", f"the card lacks {name}, which every run computes", code="missing")
+    if card.metrics.headline not in {m.name for m in card.metrics.metrics}:
+        result.problem("$.metrics.headline", f"the headline {card.metrics.headline!r} is not one of the metrics")
+
+
+def _compare_metric(result: Verification, where: str, stated: Any, again: Any) -> None:
+    def differs(a: float | None, b: float | None) -> bool:
+        return (a is None) != (b is None) or (a is not None and b is not None and abs(a - b) > TOLERANCE)
+
+    wrong = []
+    for attribute in ("score", "ci_low", "ci_high"):
+        if differs(getattr(stated, attribute), getattr(again, attribute)):
+            wrong.append(attribute)
+            result.problem(f"{where}.{attribute}", f"{stated.name} {attribute}: the card says "
+                           f"{getattr(stated, attribute)}, recomputed {getattr(again, attribute)}")
+    if stated.signature != again.signature:
+        wrong.append("signature")
+        result.problem(f"{where}.signature", f"{stated.name} signature: the card says {stated.signature!r}, "
+                       f"recomputed {again.signature!r}", "a different sacrebleu version or setting scored it; "
+                       "verify with the versions the card names", code="signature")
+    interval = "" if again.ci_low is None else f" [{again.ci_low:.2f}, {again.ci_high:.2f}]"
+    result.check(stated.name, not wrong, f"{again.score:.2f}{interval} recomputed" if not wrong else
+                 f"differs: {', '.join(wrong)}")
+
+
+def _extension_metrics(extensions: Sequence[str]) -> dict[str, Any]:
+    if not extensions:
+        return {}
+    from mt_eval.plugins import enable_extension, make_plugin_manager, registered_metrics
+
+    manager = make_plugin_manager()
+    for extension in extensions:
+        enable_extension(manager, extension)
+    return registered_metrics(manager)
+
+
+def render(verification: Verification, *, verbose: bool = True) -> str:
+    """The verification as text: a line per check, then every problem with its fix."""
+    marks = {True: "✓", False: "✗", None: "?"}
+    lines = [verification.summary()]
+    if verbose:
+        width = max((len(c.name) for c in verification.checks), default=0)
+        lines += [f"  {marks[c.passed]} {c.name:<{width}}  {c.detail}" for c in verification.checks]
+    lines += ["  " + p.render().replace("\n", "\n  ") for p in verification.problems]
+    return "\n".join(lines)
+
+
+def as_json(verification: Verification) -> dict[str, Any]:
+    return {"card": verification.path, "verified": verification.ok,
+            "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in verification.checks],
+            "problems": msgspec.to_builtins(verification.problems)}

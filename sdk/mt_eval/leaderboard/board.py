@@ -1,0 +1,154 @@
+"""The board: stored rows grouped into rankings, with eligibility beside each score and the across-corpora
+tables. Every output format (text, JSON, HTML, the site, the server) renders this one model.
+
+Policy, applied here and nowhere else:
+
+- class X methods never appear (they are counted, not shown);
+- class A2 rows carry the "external dependency" flag and are never prize-eligible;
+- a row is prize-eligible only when everything the card records allows it (eligibility, status, gate,
+  contamination) and the board's own conditions hold (``--max-p95``, ``--hardware``); when a fact it needs
+  is not recorded, the answer is "unknown", never "yes";
+- rows are ranked only within their ranking group (`mt_eval.leaderboard.rows.ranking_key`);
+- across corpora, each method is represented on each whole-corpus group by its latest published run card.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mt_eval.leaderboard.ranking import Scored, borda, rank_group, task_average
+
+EXTERNAL = "external dependency"
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """What this board requires for prize eligibility beyond the card's own facts."""
+
+    max_hot_p95_s: float | None = None
+    hardware: str | None = None
+
+
+def prize(row: dict[str, Any], conditions: Conditions) -> dict[str, Any]:
+    """``{"eligible": True | False | None, "reasons": [...]}``: why not, or what is unknown."""
+    facts = row["eligibility"]
+    against: list[str] = []
+    unknown: list[str] = []
+    if row["dependency_class"] == "A2":
+        against.append("external dependency (class A2)")
+    elif row["dependency_class"] is None:
+        against.append("dependency class undeclared")
+    if facts["eligible"] is False:
+        against += facts["reasons"] or ["the card says not eligible"]
+    elif facts["eligible"] is None:
+        unknown.append("eligibility not recorded")
+    if facts["status"] is None:
+        unknown.append("run status not recorded")
+    elif facts["status"] != "complete":
+        against.append(f"run {facts['status']}")
+    if facts["gate_passed"] is False:
+        against.append("headline gate failed")
+    elif facts["gate_passed"] is None:
+        unknown.append("gate not recorded")
+    if facts["contamination"] == "contaminated":
+        against.append("contaminated")
+    if row["headline"] is None:
+        against.append("no headline")
+    if conditions.max_hot_p95_s is not None:
+        p95 = row["hot_p95_s"]
+        if p95 is None:
+            unknown.append("hot p95 latency not recorded")
+        elif p95 > conditions.max_hot_p95_s:
+            against.append(f"hot p95 {p95:.3g} s > {conditions.max_hot_p95_s:g} s")
+    if conditions.hardware is not None and conditions.hardware.lower() not in row["hardware"].lower():
+        against.append(f"hardware is not {conditions.hardware}")
+    if against:
+        return {"eligible": False, "reasons": against}
+    return {"eligible": None if unknown else True, "reasons": unknown}
+
+
+def build_board(rows: Sequence[dict[str, Any]], conditions: Conditions = Conditions(),
+                filters: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The board model (JSON-serialisable) of stored rows (already filtered by the store)."""
+    shown = [dict(r) for r in rows if r["dependency_class"] != "X"]
+    for row in shown:
+        row["prize"] = prize(row, conditions)
+        row["flags"] = sorted({*row["eligibility"]["flags"], *([EXTERNAL] if row["dependency_class"] == "A2" else [])})
+    groups: dict[str, list[dict[str, Any]]] = {}
+    unranked = []
+    for row in shown:
+        if row["headline"] is None:
+            unranked.append(row)
+        else:
+            groups.setdefault(row["ranking_key"], []).append(row)
+    ranked = [_group(members) for members in groups.values()]
+    ranked.sort(key=lambda g: (g["pair"], g["corpus_name"], g["subset"], g["metric"]))
+    return {
+        "generated_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "filters": filters or {},
+        "conditions": {"max_hot_p95_s": conditions.max_hot_p95_s, "hardware": conditions.hardware},
+        "cards": len(shown),
+        "hidden": {"class X": len(rows) - len(shown)},
+        "groups": ranked,
+        "unranked": unranked,
+        "across": across_corpora(ranked),
+    }
+
+
+def _group(members: list[dict[str, Any]]) -> dict[str, Any]:
+    by_key = {m["key"]: m for m in members}
+    placed = rank_group([Scored(m["key"], m["headline"]["score"], m["headline"]["ci_low"], m["headline"]["ci_high"],
+                                m["headline"]["higher_is_better"]) for m in members])
+    rows = []
+    for place in placed:
+        row = by_key[place.key]
+        row["rank"] = place.rank
+        row["ties"] = place.ties
+        rows.append(row)
+    first = rows[0]
+    headline = first["headline"]
+    return {"ranking_key": first["ranking_key"], "pair": first["pair"], "corpus_name": first["corpus_name"],
+            "corpus_sha256": first["corpus_sha256"], "metric": headline["metric"],
+            "higher_is_better": headline["higher_is_better"], "signature": first["signatures"].get(headline["metric"]),
+            "denominator": headline["denominator"], "corpus_size": first["corpus_size"],
+            "subset": first["corpus_size"] != headline["denominator"], "rows": rows}
+
+
+def corpus_label(group: dict[str, Any]) -> str:
+    return f"{group['corpus_name']} ({group['pair']}, {group['corpus_sha256'][:8]})"
+
+
+def across_corpora(groups: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Borda and task average over the whole-corpus groups (`mt_eval.leaderboard.ranking`); a corpus family is
+    the language pair."""
+    whole = [g for g in groups if not g["subset"]]
+    corpora = [corpus_label(g) for g in whole]
+    if len(corpora) < 2:
+        return {"corpora": [], "methods": []}
+    table: dict[str, dict[str, float]] = {}
+    used: dict[str, dict[str, str]] = {}
+    names: dict[str, str] = {}
+    for group, label in zip(whole, corpora, strict=True):
+        latest: dict[str, dict[str, Any]] = {}
+        for row in group["rows"]:
+            current = latest.get(row["method_id"])
+            if current is None or (row["finished_at"], row["id"]) > (current["finished_at"], current["id"]):
+                latest[row["method_id"]] = row
+        for method, row in latest.items():
+            table.setdefault(method, {})[label] = row["headline"]["score"]
+            used.setdefault(method, {})[label] = row["key"]
+            names[method] = row["method_name"]
+    orientation = {label: g["higher_is_better"] for g, label in zip(whole, corpora, strict=True)}
+    families = {label: g["pair"] for g, label in zip(whole, corpora, strict=True)}
+    points = borda(table, corpora, orientation)
+    averages = task_average(table, families, orientation)
+    methods: list[dict[str, Any]] = [{"method_id": m, "method_name": names[m], "borda": points[m].value,
+                "borda_per_corpus": points[m].per_corpus, "task_average": averages[m].value,
+                "task_average_per_family": averages[m].per_family, "missing": points[m].missing, "cards": used[m],
+                "scores": table[m]} for m in table]
+    methods.sort(key=lambda m: (m["borda"] is None, -(m["borda"] or 0), m["method_name"]))
+    return {"corpora": [{"label": label, "family": families[label], "metric": g["metric"]}
+                        for g, label in zip(whole, corpora, strict=True)], "methods": methods}

@@ -1,0 +1,138 @@
+"""``mt-eval leaderboard``: the board from the store as a table, JSON or HTML, a static site, or served."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+DESCRIPTION = """\
+Show the leaderboard of the published run cards. Rows are ranked only against rows of the same corpus
+(sha256 and entries) scored with the same metric signatures; overlapping 95% intervals are ties. Across
+corpora: Borda and task average (a method missing a corpus is shown as missing). Eligibility is shown
+beside each score; class X methods never appear and class A2 rows are flagged "external dependency"."""
+EPILOG = """\
+examples:
+  mt-eval leaderboard
+  mt-eval leaderboard --pair 'eng>spa' --class pipeline --format json
+  mt-eval leaderboard --out site                 then open site/index.html
+  mt-eval leaderboard serve --port 8765          then open http://127.0.0.1:8765/
+  mt-eval leaderboard --db team-board.db --max-p95 0.5 --out public
+
+The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data directory (PostgreSQL:
+--db postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description, parser.epilog = DESCRIPTION, EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("action", nargs="?", choices=["serve"], help="serve: the board from the live store over "
+                                                                     "HTTP on 127.0.0.1")
+    parser.add_argument("--db", metavar="URL", help="store: sqlite:///PATH, postgresql://USER@HOST/DB or a file path "
+                                                    "(default: $MT_EVAL_DB, else the user data directory)")
+    parser.add_argument("--format", choices=["table", "json", "html"], default="table",
+                        help="what to print: table (default), json or html (one page)")
+    parser.add_argument("--out", metavar="DIR", help="write the static site: index.html, cards/*.html and "
+                                                     "leaderboard.json")
+    chosen = parser.add_argument_group("which rows")
+    chosen.add_argument("--pair", action="append", default=[], metavar="SRC>TGT", help="only this pair (repeatable)")
+    chosen.add_argument("--corpus", action="append", default=[], metavar="NAME",
+                        help="only this corpus: its name or a sha256 prefix (repeatable)")
+    chosen.add_argument("--class", dest="classes", action="append", default=[], metavar="CLASS",
+                        help="only this method class (pipeline, raw-llm, …) or dependency class (S, O, A1, A2)")
+    board = parser.add_argument_group("the board's own eligibility conditions")
+    board.add_argument("--max-p95", type=float, metavar="SECONDS", help="prize-eligible only with hot p95 latency "
+                                                                         "at most this")
+    board.add_argument("--hardware", metavar="TEXT", help="prize-eligible only on hardware whose label contains TEXT")
+    parser.add_argument("--title", default="mt-eval leaderboard", help="page title")
+    parser.add_argument("--port", type=int, default=8765, help="serve: the port on 127.0.0.1 (0: any free one)")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def run(args: argparse.Namespace) -> int:
+    from mt_eval.leaderboard.board import Conditions, build_board
+    from mt_eval.leaderboard.store import StoreError, open_store
+
+    unknown = [c for c in args.classes if c not in _classes()]
+    if unknown:
+        print(f"mt-eval leaderboard: --class {unknown[0]}: not a class; choose from {', '.join(_classes())}",
+              file=sys.stderr)
+        return 2
+    try:
+        store = open_store(args.db, create=args.action == "serve")
+    except StoreError as exc:
+        print(f"mt-eval leaderboard: {exc}", file=sys.stderr)
+        return 1
+    conditions = Conditions(max_hot_p95_s=args.max_p95, hardware=args.hardware)
+    filters = {"pair": args.pair, "corpus": args.corpus, "class": args.classes}
+
+    def build() -> dict[str, Any]:
+        rows = store.rows(pairs=args.pair, corpora=args.corpus, classes=args.classes)
+        return build_board(rows, conditions, filters)
+
+    with store:
+        try:
+            if args.action == "serve":
+                return _serve(store, build, args)
+            board = build()
+            if args.out:
+                return _site(board, store, Path(args.out), args)
+        except StoreError as exc:
+            print(f"mt-eval leaderboard: {exc}", file=sys.stderr)
+            return 1
+    if args.format == "json":
+        import msgspec
+
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(board), indent=2).decode() + "\n")
+    elif args.format == "html":
+        from mt_eval.leaderboard.html import index_page
+
+        sys.stdout.write(index_page(board, title=args.title))
+    else:
+        from mt_eval.leaderboard.text import render_text
+
+        render_text(board)
+    return 0
+
+
+def _classes() -> list[str]:
+    from typing import get_args
+
+    from mt_eval.dependency_classes import DependencyClass
+    from mt_eval.manifest import MethodClass
+
+    return [*get_args(MethodClass), *(c for c in get_args(DependencyClass) if c != "X")]
+
+
+def _site(board: dict[str, Any], store: Any, out: Path, args: argparse.Namespace) -> int:
+    from mt_eval.leaderboard.site import write_site
+
+    try:
+        pages = write_site(board, store, out, title=args.title, quiet=args.quiet)
+    except OSError as exc:
+        print(f"mt-eval leaderboard: cannot write the site to {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    index = (out / "index.html").resolve()
+    print(f"wrote {index} ({board['cards']} run cards, {pages} detail pages); open {index.as_uri()}")
+    return 0
+
+
+def _serve(store: Any, build: Any, args: argparse.Namespace) -> int:
+    from mt_eval.leaderboard.serve import make_server
+
+    try:
+        server = make_server(store, build, port=args.port, title=args.title)
+    except OSError as exc:
+        print(f"mt-eval leaderboard serve: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
+    port = server.server_address[1]
+    print(f"serving the leaderboard of {store.where} on http://127.0.0.1:{port}/ (Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    finally:
+        server.server_close()
+    return 0

@@ -1,0 +1,106 @@
+"""A run card's detail page: the method card, what the harness recorded, every metric with its signature, the
+eligibility facts, the corpus, covariates, environment and every entry's result."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from mt_eval.leaderboard.html import badges, headline_text, number, open_source, page, prize_cell, settings_text
+
+RESULTS_SHOWN = 2000  # entries listed on the page; the card itself holds them all
+
+
+def _dl(items: dict[str, Any]) -> str:
+    return "<dl>" + "".join(f"<dt>{escape(k)}</dt><dd>{v}</dd>" for k, v in items.items()) + "</dl>"
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return '<span class="muted">—</span>'
+    if isinstance(value, list):
+        return escape(", ".join(map(str, value))) or '<span class="muted">none</span>'
+    return escape(str(value))
+
+
+def _unknown(card: dict[str, Any], field: str) -> str:
+    if field not in card:
+        return '<span class="unk">unknown (not recorded by this run)</span>'
+    return f"<code>{escape(_json(card[field]))}</code>"
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../index.html") -> str:
+    method, corpus, metrics = card["method"], card["corpus"], card.get("metrics")
+    shown = row.get("method_card") or method.get("card") or {}
+    about = {"name": _text(row["method_name"]), "method id": f"<code>{escape(row['method_id'])}</code>",
+             "classes": badges(row), "description": _text(row.get("description")),
+             "paradigm": _text(row.get("paradigm")), "tools used": _text(row["tools_used"]),
+             "open source": open_source(row), "method card": _text(row["method_card_source"])}
+    for field in ("version", "author", "license", "homepage", "citation", "prompt_published"):
+        if shown.get(field) is not None:
+            about[field] = _text(shown[field])
+    harness = {"settings": escape(settings_text(row, lead="")), "runtime": _text(method.get("runtime")),
+               "code sha256": f"<code>{escape(method.get('code_sha256', ''))}</code>",
+               "git": _text(f"{method.get('git_commit') or '—'}{' (dirty)' if method.get('git_dirty') else ''}")}
+    contributions = "".join(f"<li><code>{escape(c['path'])}</code> {escape(c['id'])}: {escape(c['dependency_class'])}"
+                            f" — {escape(c['reason'])}</li>" for c in method.get("contributions", []))
+    scores = _scores(metrics)
+    eligibility = {"prize": prize_cell(row), "flags": _text(row.get("flags"))}
+    for field in ("status", "eligibility", "sandbox", "gate", "contamination"):
+        eligibility[field] = _unknown(card, field)
+    covariates = {k: _text(v) for k, v in card.get("covariates", {}).items()}
+    environment = {k: _text(v) for k, v in card.get("environment", {}).items()}
+    latency = {k: _text(v) for k, v in card.get("latency", {}).items()}
+    results = card.get("results", [])
+    entries = "".join(
+        f"<tr><td><code>{escape(r['id'])}</code></td><td>{escape(r.get('predicted') or '')}</td>"
+        f"<td class=no>{escape(r.get('error') or '')}</td><td class=n>{number(r.get('latency_s'), 3)}</td></tr>"
+        for r in results[:RESULTS_SHOWN])
+    more = f"<p class=muted>first {RESULTS_SHOWN} of {len(results)} entries</p>" if len(results) > RESULTS_SHOWN else ""
+    body = (f'<p><a href="{escape(back)}">← leaderboard</a></p>'
+            f"<h1>{escape(row['method_name'])}</h1>"
+            f"<p><b>{escape(row['headline']['metric'] if row['headline'] else 'headline')}</b> "
+            f"{headline_text(row['headline'])}"
+            f"{'' if not row['headline'] else ', n=' + str(row['headline']['denominator'])} · rank "
+            f"{row.get('rank') or '—'} on {escape(corpus['name'])} ({escape(corpus['pair'])})</p>"
+            f"<h2>Eligibility</h2>{_dl(eligibility)}"
+            f"<h2>Method</h2>{_dl(about)}<h3>Dependencies</h3><ul>{contributions or '<li>none declared</li>'}</ul>"
+            f"<h3>What the harness recorded</h3>{_dl(harness)}"
+            f"<h2>Scores</h2>{scores or '<p>no metrics</p>'}"
+            f"<h2>Corpus</h2>{_dl({k: _text(v) for k, v in corpus.items()})}"
+            f"<h2>Run</h2>{_dl(_run(card))}"
+            f"<h3>Covariates</h3>{_dl(covariates)}<h3>Latency</h3>{_dl(latency)}"
+            f"<h3>Environment</h3>{_dl(environment)}"
+            f"<h2>Entries</h2>{more}<table><thead><tr><th>id</th><th>prediction</th><th>error</th><th>latency s</th>"
+            f"</tr></thead><tbody>{entries}</tbody></table>")
+    return page(f"{row['method_name']} — {corpus['name']}", body)
+
+
+def _interval(metric: dict[str, Any]) -> str:
+    if metric.get("ci_low") is None:
+        return "—"
+    return f"[{metric['ci_low']:.2f}, {metric['ci_high']:.2f}]"
+
+
+def _scores(metrics: dict[str, Any] | None) -> str:
+    if not metrics:
+        return ""
+    rows = "".join(f"<tr><td>{escape(m['name'])}</td><td class=n>{number(m['score'])}</td><td class=n>"
+                   f"{_interval(m)}</td><td><code>{escape(m['signature'])}</code></td></tr>"
+                   for m in metrics["metrics"])
+    return ("<table><thead><tr><th>metric</th><th>score</th><th>95% interval</th><th>signature</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table><p class=muted>{metrics['segments']} segments · "
+            f"{metrics['bootstrap_resamples']} bootstrap resamples · seed {metrics['bootstrap_seed']}</p>")
+
+
+def _run(card: dict[str, Any]) -> dict[str, str]:
+    return {"run id": _text(card["run_id"]), "started": _text(card["started_at"]),
+            "finished": _text(card["finished_at"]), "sessions": _text(card["sessions"]),
+            "sdk": _text(card["sdk_version"]), "errors": _text(card["errors"]),
+            "content sha256": f"<code>{escape(card['content_sha256'])}</code>"}

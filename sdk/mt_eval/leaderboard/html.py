@@ -1,0 +1,170 @@
+"""The board as one self-contained HTML page: styles and script inlined (no CDN, nothing fetched), so it works
+from a file:// URL and any static host. Rows are plain HTML (readable without JavaScript); the script sorts
+by a column header and filters by pair, corpus, class and free text. Detail pages are ``cards/KEY.html``."""
+
+from __future__ import annotations
+
+from functools import cache
+from html import escape
+from importlib import resources
+from typing import Any
+
+CARDS_DIR = "cards"
+
+
+@cache
+def asset(name: str) -> str:
+    return (resources.files("mt_eval.leaderboard") / "static" / name).read_text(encoding="utf-8")
+
+
+def page(title: str, body: str, *, script: bool = False) -> str:
+    """A complete page with the board's styles (and script) inlined."""
+    js = f"<script>{asset('board.js')}</script>" if script else ""
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width,initial-scale=1"><title>{escape(title)}</title>'
+            f"<style>{asset('board.css')}</style></head><body>{body}{js}</body></html>\n")
+
+
+def number(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def headline_text(headline: dict[str, Any] | None) -> str:
+    if headline is None:
+        return "no headline"
+    interval = "" if headline["ci_low"] is None else f" [{headline['ci_low']:.2f}, {headline['ci_high']:.2f}]"
+    return f"{headline['score']:.2f}{interval}"
+
+
+def badges(row: dict[str, Any]) -> str:
+    dclass = row["dependency_class"] or "?"
+    out = (f'<span class=b>{escape(row["method_class"])}</span> '
+           f'<span class="b d-{escape(dclass)}">{escape(dclass)}</span>')
+    return out + "".join(f' <span class="b flag">{escape(flag)}</span>' for flag in row.get("flags", []))
+
+
+def open_source(row: dict[str, Any]) -> str:
+    if row["open_source"] is None:
+        return '<span class="unk" title="not stated">?</span>'
+    if not row["open_source"]:
+        return '<span class="no" title="not open source">closed</span>'
+    url = row.get("open_source_url")
+    return f'<a class="yes" href="{escape(url)}">open</a>' if url else '<span class="yes">open</span>'
+
+
+def method_cell(row: dict[str, Any], link: str) -> str:
+    about = ("tools: " + (", ".join(row["tools_used"]) or "none")) if row["has_method_card"] else settings_text(row)
+    return (f'<a href="{escape(link)}"><b>{escape(row["method_name"])}</b></a> {badges(row)}'
+            f'<br><small>{escape(about)}</small>')
+
+
+def settings_text(row: dict[str, Any], *, lead: str = "no method card · ") -> str:
+    """The harness-native settings, shown when the run had no method card."""
+    s = row["settings"]
+    tools = ", ".join(s["tools_called"]) or "none called"
+    return (f"{lead}model {s['model'] or '—'} · version {s['version'] or '—'} · temperature "
+            f"{'—' if s['temperature'] is None else s['temperature']} · tools {tools}")
+
+
+def prize_cell(row: dict[str, Any]) -> str:
+    verdict = row["prize"]["eligible"]
+    word, css = {True: ("eligible", "yes"), False: ("not eligible", "no"), None: ("unknown", "unk")}[verdict]
+    facts = row["eligibility"]
+    sandbox = facts["sandbox"] or "sandbox unknown"
+    gate = {True: "gate passed", False: "gate failed", None: "gate unknown"}[facts["gate_passed"]]
+    status = facts["status"] or "status unknown"
+    said = {"run status not recorded", "gate not recorded"}  # the line of facts shows these already
+    more = "; ".join(r for r in row["prize"]["reasons"] if r not in said)
+    return (f"<span class={css}>{word}</span><br><small>{escape(status)} · {escape(sandbox)} · {escape(gate)}</small>"
+            + (f"<br><small>{escape(more)}</small>" if more else ""))
+
+
+def row_html(row: dict[str, Any], prefix: str, *, placed: bool = False) -> str:
+    """A table row; its pair and corpus are its section's unless ``placed`` (a section of mixed rows)."""
+    h = row["headline"]
+    rank = row.get("rank")
+    ties = row.get("ties", 0)
+    tie = f' <span class="tie" title="95% interval overlaps {ties} other row{"s" if ties != 1 else ""}">tie</span>' \
+        if ties else ""
+    verdict = {True: "2", None: "1", False: "0"}[row["prize"]["eligible"]]
+    attributes = (f'data-mclass="{escape(row["method_class"])}" data-dclass="{escape(row["dependency_class"] or "")}" '
+                  f'data-rank="{rank or ""}" data-score="{h["score"] if h else ""}" '
+                  f'data-date="{escape(row["finished_at"])}" data-prize="{verdict}"')
+    if placed:
+        attributes += f' data-pair="{escape(row["pair"])}" data-corpus="{escape(row["corpus_name"])}"'
+    link = f"{prefix}{CARDS_DIR}/{row['key']}.html"
+    return (f"<tr {attributes}><td class=n>{rank or '—'}{tie}</td><td>{method_cell(row, link)}</td>"
+            f"<td>{open_source(row)}</td><td class=n>{headline_text(h)}</td>"
+            f"<td class=n>{h['denominator'] if h else '—'}</td><td>{prize_cell(row)}</td>"
+            f"<td><small>{escape(row['finished_at'][:10])}</small></td></tr>")
+
+
+HEAD = ('<thead><tr><th data-sort="rank" data-numeric>Rank</th><th data-sort="name">Method</th><th>Open source</th>'
+        '<th data-sort="score" data-numeric>{metric} [95% CI]</th><th>n</th><th data-sort="prize" data-numeric>'
+        'Prize eligibility</th><th data-sort="date">Run</th></tr></thead>')
+
+
+def group_html(group: dict[str, Any], prefix: str) -> str:
+    subset = (f" · {group['denominator']} of {group['corpus_size']} entries (truncated run)"
+              if group["subset"] else f" · {group['denominator']} entries")
+    order = "higher is better" if group["higher_is_better"] else "lower is better"
+    return (f'<section class="group" data-pair="{escape(group["pair"])}" data-corpus="{escape(group["corpus_name"])}">'
+            f'<h2>{escape(group["corpus_name"])} <span class="b">{escape(group["pair"])}'
+            f'</span></h2><p class="muted">corpus sha256 <code>{escape(group["corpus_sha256"][:16])}</code>{subset} · '
+            f'{escape(group["metric"])} ({order}) <code>{escape(group["signature"] or "")}</code></p>'
+            f'<table>{HEAD.format(metric=escape(group["metric"]))}<tbody>'
+            + "".join(row_html(r, prefix) for r in group["rows"]) + "</tbody></table></section>")
+
+
+def across_html(across: dict[str, Any]) -> str:
+    if not across["methods"]:
+        return ""
+    corpora = across["corpora"]
+    head = "".join(f"<th>{escape(c['label'])}</th>" for c in corpora)
+    rows = []
+    for m in across["methods"]:
+        cells = "".join(f"<td class=n>{number(m['scores'].get(c['label']))}</td>" if c["label"] in m["scores"]
+                        else '<td class="missing">missing</td>' for c in corpora)
+        borda = number(m["borda"], 1) if m["borda"] is not None else '<span class="missing">missing</span>'
+        average = number(m["task_average"], 1) if m["task_average"] is not None else \
+            '<span class="missing">missing</span>'
+        rows.append(f"<tr><td>{escape(m['method_name'])}</td><td class=n>{borda}</td><td class=n>{average}</td>"
+                    f"{cells}</tr>")
+    return ('<section><h2>Across corpora</h2><p class="muted">Borda: per corpus 100 for first to 0 for last, '
+            "averaged with equal weight. Task average: scores normalised to 0–100 (higher better), averaged per "
+            "language pair, then across pairs. Each method's latest run card per corpus; a method missing a corpus "
+            "has no aggregate.</p><table><thead><tr><th>Method</th><th>Borda</th><th>Task average</th>"
+            f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></section>")
+
+
+def _options(name: str, label: str, values: list[str]) -> str:
+    options = "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)
+    return (f'<label>{label} <select data-filter="{name}" aria-label="{label}"><option value="">all</option>'
+            f"{options}</select></label>")
+
+
+def index_page(board: dict[str, Any], *, title: str = "mt-eval leaderboard", prefix: str = "") -> str:
+    """The board's page; ``prefix`` is prepended to detail-page links."""
+    groups = board["groups"]
+    rows = [r for g in groups for r in g["rows"]] + board["unranked"]
+    classes = sorted({r["method_class"] for r in rows}) + sorted({r["dependency_class"] or "" for r in rows} - {""})
+    filters = ('<div class="filters">' + _options("pair", "Pair", sorted({r["pair"] for r in rows}))
+               + _options("corpus", "Corpus", sorted({r["corpus_name"] for r in rows}))
+               + _options("class", "Class", classes)
+               + '<label>Search <input id="search" type="search" placeholder="method, tool…"></label>'
+               + f'<span class="muted"><span id="shown">{sum(len(g["rows"]) for g in groups)}</span> rows shown</span>'
+               + "</div>")
+    hidden = board["hidden"]["class X"]
+    note = (f"<p class=muted>{board['cards']} run cards · generated {escape(board['generated_at'])} · class X methods "
+            f"are never shown ({hidden} hidden) · A2 rows depend on an external service and are not prize-eligible"
+            "</p>")
+    unranked = ""
+    if board["unranked"]:
+        unranked = ('<section class="group"><h2>Not ranked</h2><p class="muted">runs without a headline</p><table>'
+                    + HEAD.format(metric="headline") + "<tbody>"
+                    + "".join(row_html(r, prefix, placed=True) for r in board["unranked"])
+                    + "</tbody></table></section>")
+    empty = "" if rows else "<p>No run cards are published yet: <code>mt-eval publish runs/NAME/card.json</code></p>"
+    body = (f"<header><h1>{escape(title)}</h1>{note}</header>{filters}{empty}"
+            + "".join(group_html(g, prefix) for g in groups) + unranked + across_html(board["across"]))
+    return page(title, body, script=True)

@@ -1,0 +1,104 @@
+"""The store's schema, built by numbered migrations recorded in the ``schema_version`` table.
+
+Opening a store applies every migration it has not yet had, in order, each recorded with its version,
+description and time. All pending migrations run in one transaction (DDL is transactional in both SQLite
+and PostgreSQL), so a failure leaves the store as it was. Concurrent openers are serialised: SQLite by the
+write lock (``BEGIN IMMEDIATE``), PostgreSQL by a transaction-scoped advisory lock. A store written by a
+newer mt-eval (a version above the last one known here) is refused rather than misread.
+
+A migration is a function of a connection. Each one carries its own DDL: never edit a released migration,
+add the next one.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+ADVISORY_LOCK = 0x6D745F6576616C  # "mt_eval": serialises migrations and publishers on PostgreSQL
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    apply: Callable[[sa.Connection], None]
+
+
+class SchemaError(Exception):
+    """The store's schema cannot be used by this mt-eval."""
+
+
+def _create_cards(connection: sa.Connection) -> None:
+    metadata = sa.MetaData()
+    cards = sa.Table(
+        "cards", metadata,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("content_sha256", sa.String(64), nullable=False, unique=True),
+        sa.Column("run_id", sa.String(200), nullable=False, unique=True),
+        sa.Column("published_at", sa.String(40), nullable=False),
+        sa.Column("finished_at", sa.String(40), nullable=False),
+        sa.Column("method_id", sa.String(200), nullable=False),
+        sa.Column("method_class", sa.String(40), nullable=False),
+        sa.Column("dependency_class", sa.String(8)),
+        sa.Column("pair", sa.String(64), nullable=False),
+        sa.Column("corpus_name", sa.String(400), nullable=False),
+        sa.Column("corpus_sha256", sa.String(64), nullable=False),
+        sa.Column("ranking_key", sa.String(64), nullable=False),
+        sa.Column("headline_score", sa.Float),
+        sa.Column("row_json", sa.Text, nullable=False),
+        sa.Column("card_json", sa.Text, nullable=False),
+    )
+    sa.Index("cards_ranking_key", cards.c.ranking_key)
+    sa.Index("cards_method", cards.c.method_id)
+    sa.Index("cards_pair", cards.c.pair)
+    metadata.create_all(connection)
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "published run cards: identity, ranking columns, the row shown and the card itself", _create_cards),
+)
+
+_VERSIONS = sa.MetaData()
+schema_version = sa.Table(
+    "schema_version", _VERSIONS,
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("description", sa.String(400), nullable=False),
+    sa.Column("applied_at", sa.String(40), nullable=False),
+)
+
+
+def lock(connection: sa.Connection) -> None:
+    """Serialise writers on PostgreSQL for the rest of the transaction (SQLite's write lock already does)."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": ADVISORY_LOCK})
+
+
+def current_version(connection: sa.Connection) -> int:
+    if not sa.inspect(connection).has_table("schema_version"):
+        return 0
+    return int(connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0)
+
+
+def migrate(connection: sa.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> list[int]:
+    """Apply the pending migrations inside the caller's (write) transaction; the versions applied."""
+    lock(connection)
+    _VERSIONS.create_all(connection, checkfirst=True)
+    current = current_version(connection)
+    latest = max((m.version for m in migrations), default=0)
+    if current > latest:
+        raise SchemaError(f"the store's schema is version {current}, newer than this mt-eval knows ({latest}): "
+                          "upgrade mt-eval-sdk to use it")
+    applied = []
+    for migration in sorted(migrations, key=lambda m: m.version):
+        if migration.version <= current:
+            continue
+        migration.apply(connection)
+        connection.execute(sa.insert(schema_version).values(
+            version=migration.version, description=migration.description,
+            applied_at=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")))
+        applied.append(migration.version)
+    return applied

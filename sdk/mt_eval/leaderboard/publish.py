@@ -1,0 +1,224 @@
+"""``mt-eval publish CARD``: verify a run card, settle the method card it is shown with, and store it.
+
+The method card shown on the board is the run card's own, with ``--method-card FILE`` laid over it field by
+field. A run without a method card (its card has only what method.json says) uses ``method_card.json``
+beside the run card when there is one; otherwise the wizard asks for the card's fields and writes that file,
+and ``--no-input`` fails instead, listing the missing fields. The identity fields (method_id, class,
+dependency_class) come from the run and may not be contradicted.
+
+The store is opened before anything is asked or written, so an unreachable database fails first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from mt_eval.card import CARD_FILE, IDENTITY_FIELDS, MethodCard
+
+DESCRIPTION = """\
+Publish run cards to the leaderboard store. Each card is verified first (mt-eval verify: content hash,
+schema, corpus sha256, every metric recomputed); a card that does not verify, or is already published,
+is refused. The board shows the method card the run recorded, with --method-card laid over it. A run
+without a method card (nothing beyond method.json) uses method_card.json beside the run card, else you are
+asked for description, paradigm, tools used, open source and its address, and licence, and the answers are
+written to method_card.json beside the run card (--no-input: fail instead, listing what is missing)."""
+EPILOG = """\
+examples (after nox -s demo, or mt-eval run --demo --out runs/demo):
+  mt-eval publish runs/demo/card.json
+  mt-eval publish runs/demo/card.json --db team-board.db
+  mt-eval publish runs/demo/card.json --method-card examples/lexicon-eng-spa/method_card.json --no-input
+  mt-eval publish runs/*/card.json --db team-board.db --json
+
+The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data directory. A team or public
+board lives in PostgreSQL: --db postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE."""
+
+
+class PublishError(Exception):
+    """A card cannot be published; the message says why and how to fix it."""
+
+
+@dataclass
+class Prepared:
+    path: Path
+    record: dict[str, Any]
+    row: Any
+    card_source: str
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description, parser.epilog = DESCRIPTION, EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("cards", nargs="+", metavar="CARD", help="run card(s) to publish (card.json of a run)")
+    parser.add_argument("--method-card", metavar="FILE", help="method card to show, laid over the run card's own")
+    parser.add_argument("--db", metavar="URL", help="store: sqlite:///PATH, postgresql://USER@HOST/DB or a file path "
+                                                    "(default: $MT_EVAL_DB, else the user data directory)")
+    parser.add_argument("--corpus", metavar="FILE", help="corpus to verify against (default: the card's path)")
+    parser.add_argument("--extension", action="append", default=[], metavar="MODULE",
+                        help="enable an extension so that the metrics it registers are verified (repeatable)")
+    parser.add_argument("--no-input", action="store_true", help="never ask: fail listing missing method-card fields")
+    parser.add_argument("--json", action="store_true", help="print the outcome of each card as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit 0 when every card was published, 1 when any was refused or could not be read."""
+    from mt_eval.leaderboard.store import StoreError, open_store
+
+    try:
+        store = open_store(args.db)
+    except StoreError as exc:
+        print(f"mt-eval publish: {exc}; nothing was published", file=sys.stderr)
+        return 1
+    failed = 0
+    prepared: list[Prepared] = []
+    from mt_eval.harness.progress import RunProgress
+
+    progress = RunProgress(len(args.cards), label="verifying", quiet=args.json or len(args.cards) < 20)
+    with store:
+        for name in args.cards:
+            try:
+                prepared.append(prepare(Path(name), method_card=args.method_card, corpus=args.corpus,
+                                        extensions=args.extension, no_input=args.no_input))
+            except PublishError as exc:
+                failed += 1
+                print(f"mt-eval publish: {name}: {exc}", file=sys.stderr)
+            progress.advance(False)
+        progress.close()
+        if not prepared:
+            return 1
+        try:
+            outcomes = store.publish([p.record for p in prepared], now())
+        except StoreError as exc:
+            print(f"mt-eval publish: {exc}; nothing was published", file=sys.stderr)
+            return 1
+    reports = [report(p, o) for p, o in zip(prepared, outcomes, strict=True)]
+    if args.json:
+        print(msgspec.json.format(msgspec.json.encode(reports), indent=2).decode())
+    else:
+        for line in reports:
+            print(line["message"], file=sys.stdout if line["status"] == "published" else sys.stderr)
+        print(f"store: {store.where}")
+    refused = sum(o.status != "published" for o in outcomes)
+    return 1 if failed or refused else 0
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+def prepare(path: Path, *, method_card: str | None = None, corpus: str | None = None,
+            extensions: list[str] | tuple[str, ...] = (), no_input: bool = False, ask: Any = None) -> Prepared:
+    """Verify the card and build its store record; `PublishError` when it cannot be published."""
+    from mt_eval.harness.verify import render, verify_card
+    from mt_eval.leaderboard.rows import build_record, build_row
+
+    raw = _read(path)
+    verification = verify_card(path, corpus=corpus, extensions=extensions, raw=raw)
+    if not verification.ok or verification.card is None or verification.data is None:
+        raise PublishError("it does not verify, so it cannot be published:\n"
+                           + render(verification, verbose=False).split("\n", 1)[-1])
+    card = verification.card
+    shown, source = settle_method_card(path, dict(card.method.card), method_card, no_input=no_input, ask=ask)
+    row = build_row(verification.data, card, shown, source, verification.corpus_entries)
+    canonical = msgspec.json.encode(verification.data, order="sorted")
+    return Prepared(path, build_record(row, card.content_sha256, canonical), row, source)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise PublishError(f"cannot read it: {exc.strerror or exc}") from exc
+
+
+def settle_method_card(card_path: Path, recorded: dict[str, Any], given: str | None, *, no_input: bool,
+                       ask: Any = None) -> tuple[dict[str, Any], str]:
+    """The method card the row shows and where it came from (see the module docstring)."""
+    from mt_eval.leaderboard.rows import has_method_card, missing_card_fields
+
+    card, source = recorded, "run card"
+    if given is not None:
+        card, source = overlay(card, Path(given)), f"--method-card {given}"
+    beside = card_path.parent / CARD_FILE
+    if not has_method_card(card) and beside.is_file():
+        card, source = overlay(card, beside), str(beside)
+    if has_method_card(card):
+        return card, source
+    missing = missing_card_fields(card) or ["paradigm"]
+    if no_input:
+        raise PublishError(f"its method card lacks {', '.join(missing)}: give --method-card FILE stating them, add "
+                           "them to the plugin's method_card.json and run again, or publish without --no-input to "
+                           "be asked")
+    from mt_eval.leaderboard.wizard import WizardAborted, run_wizard
+
+    try:
+        answered = run_wizard(card, missing, **({"ask": ask} if ask else {}))
+    except WizardAborted as exc:
+        raise PublishError(f"{exc}; nothing was published (give --method-card FILE, or --no-input to see what is "
+                           "missing)") from exc
+    validated = _validate(answered, "the answers")
+    _write_atomically(beside, msgspec.json.format(msgspec.json.encode(validated), indent=2) + b"\n")
+    print(f"wrote {beside}", file=sys.stderr)
+    return validated, f"wizard ({beside})"
+
+
+def overlay(card: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``card`` with the fields of the method-card file at ``path``; identity fields may repeat, not differ."""
+    from mt_eval.strict import parse_json
+
+    try:
+        data, problems = parse_json(path.read_bytes(), file=str(path))
+    except OSError as exc:
+        raise PublishError(f"cannot read the method card {path}: {exc.strerror or exc}") from exc
+    errors = [p for p in problems if p.severity == "error"]
+    if errors or not isinstance(data, dict):
+        raise PublishError("\n".join(p.render() for p in errors) or f"{path}: a method card is a JSON object")
+    for key in IDENTITY_FIELDS:
+        if key in data and card.get(key) is not None and data[key] != card[key]:
+            raise PublishError(f"{path} $.{key}: says {data[key]!r} but the run recorded {card[key]!r} (from "
+                               "method.json); remove it from the method card or make it match")
+    merged = {**card, **{k: v for k, v in data.items() if k not in IDENTITY_FIELDS or card.get(k) is None}}
+    return _validate(merged, str(path))
+
+
+def _validate(card: dict[str, Any], origin: str) -> dict[str, Any]:
+    from mt_eval.strict import decode_value
+
+    value, problems = decode_value(card, MethodCard, file=origin)
+    errors = [p for p in problems if p.severity == "error"]
+    if value is None or errors:
+        raise PublishError("the method card is not valid:\n" + "\n".join(p.render() for p in errors))
+    return {**card, **msgspec.to_builtins(value)}
+
+
+def _write_atomically(path: Path, content: bytes) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_bytes(content)
+    temporary.replace(path)
+
+
+def report(prepared: Prepared, outcome: Any) -> dict[str, Any]:
+    """A line (and its JSON form) saying what happened to one card."""
+    row = prepared.row
+    what = f"{row.method_id} on {row.corpus_name} ({row.pair})"
+    if row.headline is not None:
+        h = row.headline
+        interval = "" if h.ci_low is None else f" [{h.ci_low:.2f}, {h.ci_high:.2f}]"
+        what += f": {h.metric} {h.score:.2f}{interval}, n={h.denominator}"
+    if outcome.status == "published":
+        message = f"published #{outcome.id} {what}"
+        if row.dependency_class == "X":
+            message += " — stored, but class X methods never appear on the leaderboard"
+    elif outcome.status == "duplicate":
+        message = f"refused {prepared.path}: already published as #{outcome.id} on {outcome.published_at}"
+    else:
+        message = (f"refused {prepared.path}: run {outcome.run_id} is already published as #{outcome.id} with "
+                   "different content; a published run cannot be replaced by an altered card")
+    return {"card": str(prepared.path), "status": outcome.status, "id": outcome.id, "run_id": outcome.run_id,
+            "content_sha256": outcome.content_sha256, "method_card": prepared.card_source, "message": message}

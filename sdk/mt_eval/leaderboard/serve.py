@@ -1,0 +1,61 @@
+"""``mt-eval leaderboard serve``: the same pages as the static site, rendered from the live store on each
+request, on a loopback address only."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import msgspec
+
+from mt_eval.leaderboard.detail import detail_page
+from mt_eval.leaderboard.html import index_page
+from mt_eval.leaderboard.site import board_rows
+
+DETAIL = re.compile(r"^/cards/([0-9a-f]{16})\.html$")
+
+
+def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, title: str,
+                host: str = "127.0.0.1") -> ThreadingHTTPServer:
+    """A server (not yet serving) whose pages come from ``build()``, the board of the store's current rows."""
+
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "mt-eval-leaderboard"
+
+        def do_GET(self) -> None:
+            path = self.path.split("?", 1)[0]
+            try:
+                if path in ("/", "/index.html"):
+                    self._send(index_page(build(), title=title), "text/html")
+                elif path == "/leaderboard.json":
+                    self._send(msgspec.json.encode(build()).decode(), "application/json")
+                elif match := DETAIL.match(path):
+                    self._detail(match.group(1))
+                else:
+                    self._send("not found", "text/plain", 404)
+            except Exception as exc:  # the store went away, ...: say so rather than drop the connection
+                self._send(f"the leaderboard store cannot be read: {exc}", "text/plain", 503)
+
+        def _detail(self, key: str) -> None:
+            row = next((r for r in board_rows(build()) if r["key"] == key), None)
+            card = store.card(key) if row is not None else None
+            if row is None or card is None:
+                self._send("no such run card on this board", "text/plain", 404)
+            else:
+                self._send(detail_page(card, row), "text/html")
+
+        def _send(self, text: str, kind: str, status: int = 200) -> None:
+            body = text.encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", f"{kind}; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet: one line per request is noise here
+            return
+
+    return ThreadingHTTPServer((host, port), Handler)

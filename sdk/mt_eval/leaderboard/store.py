@@ -1,0 +1,286 @@
+"""The leaderboard store: published run cards in SQLite (the embedded default) or PostgreSQL (for a team or a
+public board), through one SQLAlchemy Core code path.
+
+``--db`` (or ``$MT_EVAL_DB``) takes a URL — ``sqlite:///path/board.db``, ``postgresql://user@host/db`` — or a
+plain file path (SQLite). Without either, the store is ``leaderboard.db`` in the user's data directory
+(platformdirs: ``~/.local/share/mt-eval`` on Linux). SQLite runs in WAL mode, so readers never wait for a
+publisher, and writes take the write lock up front (``BEGIN IMMEDIATE``) with a generous busy timeout;
+PostgreSQL publishers are serialised by an advisory lock. The unique content hash and run id are the last
+line of defence: two processes publishing the same card at once store it once and tell the second why.
+Each publish is one transaction: it is stored whole or not at all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import sqlalchemy as sa
+
+from mt_eval.leaderboard.migrations import MIGRATIONS, SchemaError, current_version, lock, migrate
+
+ENVIRONMENT_VARIABLE = "MT_EVAL_DB"
+STORE_FILE = "leaderboard.db"
+BUSY_TIMEOUT_S = 60
+CHUNK = 500  # ids per IN (...) list
+
+cards = sa.table(
+    "cards", *(sa.column(name) for name in (
+        "id", "content_sha256", "run_id", "published_at", "finished_at", "method_id", "method_class",
+        "dependency_class", "pair", "corpus_name", "corpus_sha256", "ranking_key", "headline_score", "row_json",
+        "card_json")))
+COLUMNS = tuple(c.name for c in cards.columns if c.name != "id")
+
+
+class StoreError(Exception):
+    """The store cannot be opened or written; the message says which store, why, and what to do."""
+
+
+Status = Literal["published", "duplicate", "conflict"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What publishing one card did: ``published``, or refused as a ``duplicate`` or a ``conflict`` (another
+    card with the same run id)."""
+
+    content_sha256: str
+    run_id: str
+    status: Status
+    id: int
+    published_at: str
+
+
+def default_path() -> Path:
+    import platformdirs
+
+    return platformdirs.user_data_path("mt-eval", appauthor=False) / STORE_FILE
+
+
+def resolve_url(db: str | None) -> sa.URL:
+    """The database URL for ``--db`` (a URL or a file path), ``$MT_EVAL_DB``, or the default file."""
+    value = db or os.environ.get(ENVIRONMENT_VARIABLE) or str(default_path())
+    if "://" not in value:
+        return sa.URL.create("sqlite", database=str(Path(value).expanduser().absolute()))
+    try:
+        url = sa.make_url(value)
+    except sa.exc.ArgumentError as exc:
+        raise StoreError(f"--db {value!r} is not a database URL: write sqlite:///PATH, postgresql://USER@HOST/DB, "
+                         "or a file path") from exc
+    if url.drivername in ("postgresql", "postgres"):
+        url = url.set(drivername="postgresql+psycopg")
+    if url.get_backend_name() not in ("sqlite", "postgresql"):
+        raise StoreError(f"--db {url.render_as_string(hide_password=True)}: the store is SQLite or PostgreSQL "
+                         f"(sqlite:///PATH or postgresql://...), not {url.get_backend_name()}")
+    return url
+
+
+def describe(url: sa.URL) -> str:
+    """The URL for messages: the file of a SQLite store, the URL without its password otherwise."""
+    if url.get_backend_name() == "sqlite":
+        return url.database or ":memory:"
+    return url.set(drivername=url.get_backend_name()).render_as_string(hide_password=True)
+
+
+class Store:
+    """An open store. Use `open_store`; close it (or use ``with``) when done."""
+
+    def __init__(self, engine: sa.Engine, url: sa.URL) -> None:
+        self.engine = engine
+        self.url = url
+        self.where = describe(url)
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def writing(self) -> Iterator[sa.Connection]:
+        """A write transaction: committed whole when the block ends, rolled back on any error."""
+        with self._errors("write to"), self.engine.connect() as connection:
+            connection.execution_options(mt_eval_write=True)
+            with connection.begin():
+                lock(connection)
+                yield connection
+
+    @contextmanager
+    def reading(self) -> Iterator[sa.Connection]:
+        with self._errors("read"), self.engine.connect() as connection, connection.begin():
+            yield connection
+
+    @contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        try:
+            yield
+        except sa.exc.DBAPIError as exc:  # nothing of the transaction is kept
+            raise StoreError(f"cannot {doing} the leaderboard store {self.where}: {_reason(exc)}") from exc
+
+    def publish(self, records: Sequence[dict[str, Any]], published_at: str) -> list[Outcome]:
+        """Store ``records`` (column → value, one per card) in one transaction, each unless a card with the same
+        content hash or run id is already stored. One outcome per record, in order."""
+        with self.writing() as connection:
+            stored = self._existing(connection, [r["content_sha256"] for r in records], [r["run_id"] for r in records])
+            by_sha = {row.content_sha256: row for row in stored}
+            by_run = {row.run_id: row for row in stored}
+            fresh: dict[str, dict[str, Any]] = {}
+            fresh_runs: dict[str, str] = {}  # run id → content hash, of the cards being published now
+            pending: list[tuple[Status, Any]] = []
+            for record in records:
+                sha, run = record["content_sha256"], record["run_id"]
+                if sha in by_sha or run in by_run:
+                    pending.append(("duplicate", by_sha[sha]) if sha in by_sha else ("conflict", by_run[run]))
+                elif sha in fresh or run in fresh_runs:  # repeated within this batch
+                    pending.append(("duplicate", sha) if sha in fresh else ("conflict", fresh_runs[run]))
+                else:
+                    fresh[sha] = {**record, "published_at": published_at}
+                    fresh_runs[run] = sha
+                    pending.append(("published", sha))
+            ids: dict[str, int] = {}
+            if fresh:
+                inserted = connection.execute(sa.insert(cards).returning(cards.c.content_sha256, cards.c.id),
+                                              list(fresh.values()))
+                ids = {row.content_sha256: row.id for row in inserted}
+            outcomes = []
+            for record, (status, found) in zip(records, pending, strict=True):
+                if isinstance(found, str):  # published now, or a repeat of a card published now
+                    outcomes.append(Outcome(record["content_sha256"], record["run_id"], status, ids[found],
+                                            published_at))
+                else:
+                    outcomes.append(Outcome(record["content_sha256"], record["run_id"], status, found.id,
+                                            found.published_at))
+            return outcomes
+
+    def _existing(self, connection: sa.Connection, shas: list[str], runs: list[str]) -> list[Any]:
+        found: dict[int, Any] = {}
+        columns = (cards.c.id, cards.c.content_sha256, cards.c.run_id, cards.c.published_at)
+        for column, values in ((cards.c.content_sha256, shas), (cards.c.run_id, runs)):
+            for start in range(0, len(values), CHUNK):
+                for row in connection.execute(sa.select(*columns).where(column.in_(values[start:start + CHUNK]))):
+                    found[row.id] = row
+        return list(found.values())
+
+    def rows(self, *, pairs: Sequence[str] = (), corpora: Sequence[str] = (), classes: Sequence[str] = ()
+             ) -> list[dict[str, Any]]:
+        """The stored rows (``row_json`` with the store's id and publication time), filtered in the database."""
+        import msgspec
+
+        query = sa.select(cards.c.id, cards.c.published_at, cards.c.row_json).order_by(cards.c.id)
+        if pairs:
+            query = query.where(cards.c.pair.in_(pairs))
+        if corpora:
+            query = query.where(sa.or_(*(sa.or_(cards.c.corpus_name == c, cards.c.corpus_sha256.startswith(c))
+                                         for c in corpora)))
+        if classes:
+            query = query.where(sa.or_(cards.c.method_class.in_(classes), cards.c.dependency_class.in_(classes)))
+        with self.reading() as connection:
+            return [{**msgspec.json.decode(row.row_json), "id": row.id, "published_at": row.published_at}
+                    for row in connection.execute(query)]
+
+    def card(self, content_sha256_prefix: str) -> dict[str, Any] | None:
+        """The published card whose content hash starts with the prefix (at least 8 hex digits), or None."""
+        import msgspec
+
+        if len(content_sha256_prefix) < 8:
+            return None
+        query = sa.select(cards.c.card_json).where(cards.c.content_sha256.startswith(content_sha256_prefix)).limit(2)
+        with self.reading() as connection:
+            found = connection.execute(query).all()
+        return msgspec.json.decode(found[0].card_json) if len(found) == 1 else None
+
+    def documents(self, ids: Sequence[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(store id, published card) for each id, read in chunks."""
+        import msgspec
+
+        for start in range(0, len(ids), CHUNK):
+            query = sa.select(cards.c.id, cards.c.card_json).where(cards.c.id.in_(ids[start:start + CHUNK]))
+            with self.reading() as connection:
+                found = connection.execute(query).all()
+            for row in found:
+                yield row.id, msgspec.json.decode(row.card_json)
+
+    def count(self) -> int:
+        with self.reading() as connection:
+            return int(connection.execute(sa.select(sa.func.count()).select_from(cards)).scalar() or 0)
+
+
+def _reason(exc: sa.exc.DBAPIError) -> str:
+    text = str(exc.orig).strip().splitlines()
+    return text[0] if text else type(exc.orig).__name__
+
+
+def open_store(db: str | None = None, *, create: bool = True) -> Store:
+    """Open (and, when ``create``, create or migrate) the store; `StoreError` says why it cannot be used."""
+    url = resolve_url(db)
+    where = describe(url)
+    if url.get_backend_name() == "sqlite":
+        path = Path(url.database or "")
+        if not path.exists():
+            if not create:
+                raise StoreError(f"no leaderboard store at {where} yet: publish a card first (mt-eval publish CARD), "
+                                 "or name the store with --db")
+            if path == default_path():
+                path.parent.mkdir(parents=True, exist_ok=True)
+            elif not path.parent.is_dir():
+                raise StoreError(f"cannot create the leaderboard store {where}: the directory {path.parent} does not "
+                                 "exist")
+    engine = _engine(url)
+    store = Store(engine, url)
+    try:
+        with store.reading() as connection:  # the common case: nothing to migrate, no write lock taken
+            current = current_version(connection)
+        if current != max(m.version for m in MIGRATIONS):
+            with store.writing() as connection:
+                migrate(connection)
+    except SchemaError as exc:
+        engine.dispose()
+        raise StoreError(f"{where}: {exc}") from exc
+    except StoreError as exc:
+        engine.dispose()
+        raise StoreError(re.sub(r"^cannot (write to|read)", "cannot open", str(exc))
+                         + _advice(url)) from exc.__cause__
+    except sa.exc.DBAPIError as exc:
+        engine.dispose()
+        raise StoreError(f"cannot open the leaderboard store {where}: {_reason(exc)}") from exc
+    return store
+
+
+def _advice(url: sa.URL) -> str:
+    if url.get_backend_name() == "postgresql":
+        return " (is the server running and the URL's host, port, user and database right?)"
+    return ""
+
+
+def _engine(url: sa.URL) -> sa.Engine:
+    if url.get_backend_name() == "postgresql":
+        try:
+            return sa.create_engine(url, connect_args={"connect_timeout": 10})
+        except ModuleNotFoundError as exc:
+            raise StoreError(f"the PostgreSQL driver is not installed ({exc.name}): pip install 'psycopg[binary]'") \
+                from exc
+    engine = sa.create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
+
+    @sa.event.listens_for(engine, "connect")
+    def configure(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # transactions are begun below, not by the driver
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")
+        cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def begin(connection: sa.Connection) -> None:
+        immediate = connection.get_execution_options().get("mt_eval_write")
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine

@@ -1,0 +1,115 @@
+"""Synthetic but genuine run cards, for the leaderboard's tests, its benchmark and trying the board out.
+
+A card is built as the harness builds one: predictions for the entries of a real corpus file, scored by the
+harness's own scorer (so `mt-eval verify` recomputes the same numbers), sealed with its content hash. The
+predictions are the references, degraded for a chosen share of the entries, so the score follows ``quality``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import random
+import uuid
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from mt_eval import __version__
+from mt_eval.harness import runcard as rc
+from mt_eval.harness.scoring import Scores, score
+from mt_eval.harness.verify import canonical_sha256
+from mt_eval.records import TranslationResult
+
+WORDS = ("el gato duerme en la casa grande", "mi amiga lee un libro nuevo", "hoy hace sol en la ciudad",
+         "los niños juegan en el parque", "gracias por la comida tan rica", "la tienda abre a las nueve")
+
+
+def write_corpus(path: Path, *, entries: int = 20, name: str | None = None, pair: tuple[str, str] = ("eng", "spa"),
+                 seed: int = 1) -> Path:
+    """A corpus file of ``entries`` sentences with references."""
+    rng = random.Random(seed)
+    rows = [{"id": f"s{i:04d}", "source": f"sentence {i} {rng.random():.6f}",
+             "reference": f"{rng.choice(WORDS)} {i}"} for i in range(entries)]
+    path.write_text(json.dumps({"dataset": {"name": name or path.stem, "license": "CC0-1.0"},
+                                "language_pair": {"source": pair[0], "target": pair[1]}, "entries": rows},
+                               ensure_ascii=False, indent=1), encoding="utf-8")
+    return path
+
+
+class CardFactory:
+    """Builds cards on one corpus file; scores of identical predictions are computed once."""
+
+    def __init__(self, corpus_path: Path, *, resamples: int = 200, seed: int = 12345) -> None:
+        from mt_eval.harness.corpus import read_corpus
+
+        self.corpus = read_corpus(corpus_path)
+        self.resamples = resamples
+        self.seed = seed
+        self._scores: dict[tuple[str, ...], Scores] = {}
+
+    def predictions(self, quality: float, variant: int = 0) -> list[str]:
+        """References, with a share ``1 - quality`` of them degraded (last words dropped, order reversed)."""
+        rng = random.Random(f"{quality}:{variant}")
+        out = []
+        for entry in self.corpus.entries:
+            reference = entry["reference"]
+            if rng.random() < quality:
+                out.append(reference)
+            else:
+                words = reference.split()
+                out.append(" ".join(reversed(words[: max(1, len(words) - rng.randint(1, 3))])))
+        return out
+
+    def scores(self, predictions: list[str]) -> Scores:
+        key = tuple(predictions)
+        if key not in self._scores:
+            references = [e["reference"] for e in self.corpus.entries][: len(predictions)]
+            self._scores[key] = score(predictions, [references], resamples=self.resamples, seed=self.seed)
+        return msgspec.convert(msgspec.to_builtins(self._scores[key]), Scores)
+
+    def card(self, method_id: str, *, quality: float = 0.5, variant: int = 0, method_class: str = "pipeline",
+             dependency_class: str | None = "S", method_card: dict[str, Any] | None = None, bare: bool = False,
+             extra: dict[str, Any] | None = None, finished_at: str | None = None, hot_p95_s: float = 0.01,
+             run_id: str | None = None, limit: int | None = None) -> dict[str, Any]:
+        """A sealed card (as parsed JSON). ``method_card`` fields are laid over a small method card (``bare``: one
+        with only what method.json gives, as a run without a method card has); ``extra`` adds top-level fields
+        (``status``, ``eligibility``, ``sandbox``, ``gate``, ...); ``limit`` runs only the first entries."""
+        predicted = self.predictions(quality, variant)[:limit]
+        results = [TranslationResult(id=e["id"], predicted=p, latency_s=0.001)
+                   for e, p in zip(self.corpus.entries, predicted, strict=False)]
+        card_fields = {"method_id": method_id, "name": method_id.replace("-", " ").title(), "class": method_class,
+                       **({"dependency_class": dependency_class} if dependency_class else {}),
+                       **({} if bare else {"description": f"Synthetic method {method_id}.", "paradigm": "rule-based",
+                                           "tools_used": ["glossary"], "open_source": False}),
+                       **(method_card or {})}
+        moment = finished_at or datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        card = rc.RunCard(
+            run_id=run_id or f"synthetic-{uuid.uuid4().hex}", started_at=moment, finished_at=moment, sessions=1,
+            sdk_version=__version__,
+            method=rc.MethodFacts(method_id=method_id, name=card_fields["name"], method_class=method_class,
+                                  card=card_fields, dependency_class=dependency_class, contributions=[],
+                                  runtime="python", code_sha256=hashlib.sha256(method_id.encode()).hexdigest()),
+            corpus=rc.CorpusFacts(name=self.corpus.name, path=str(self.corpus.path), sha256=self.corpus.sha256,
+                                  entries=len(results), pair=self.corpus.pair or "eng>spa"),
+            covariates=rc.Covariates(model=None, temperature=None, max_tokens=None, seed=self.seed, batch_size=8,
+                                     concurrency=8, timeout_s=120.0, retries_per_entry=1, retry_budget=10,
+                                     retries_used=0),
+            environment=rc.Environment(python="3", os="Linux", machine="x86_64", cpu_model="synthetic CPU",
+                                       cpu_count=2, memory_gib=24.0, hardware="synthetic CPU ×2, 24 GiB"),
+            metrics=self.scores(predicted),
+            latency=rc.LatencyFacts(cold_s=0.05, warmup_entries=0, hot_entries=len(results), hot_p50_s=0.001,
+                                    hot_p95_s=hot_p95_s),
+            usage=rc.UsageTotals(prompt_tokens=0, completion_tokens=0), errors=0, results=results)
+        data: dict[str, Any] = msgspec.to_builtins(card)
+        data.update(extra or {})
+        data["content_sha256"] = canonical_sha256(data)
+        return data
+
+
+def write_card(data: dict[str, Any], path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(msgspec.json.format(msgspec.json.encode(data), indent=2))
+    return path

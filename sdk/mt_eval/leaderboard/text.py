@@ -1,0 +1,72 @@
+"""The board as text tables (``mt-eval leaderboard``, the default format)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mt_eval.leaderboard.html import headline_text, number
+
+
+def _eligibility(row: dict[str, Any]) -> str:
+    verdict = {True: "eligible", False: "not eligible", None: "unknown"}[row["prize"]["eligible"]]
+    reasons = row["prize"]["reasons"]
+    unrecorded = [r.removesuffix(" not recorded").removeprefix("run ") for r in reasons if r.endswith(" not recorded")]
+    others = [r for r in reasons if not r.endswith(" not recorded")]
+    parts = others + ([f"not recorded: {', '.join(unrecorded)}"] if unrecorded else [])
+    return verdict + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def _method(row: dict[str, Any]) -> str:
+    flags = "".join(f" [{flag}]" for flag in row["flags"])
+    open_mark = {True: "open", False: "closed", None: "open?"}[row["open_source"]]
+    if row["has_method_card"]:
+        about = "tools: " + (", ".join(row["tools_used"]) or "none")
+    else:
+        s = row["settings"]
+        about = (f"no method card; model {s['model'] or '—'}, version {s['version'] or '—'}, temperature "
+                 f"{'—' if s['temperature'] is None else s['temperature']}, tools "
+                 f"{', '.join(s['tools_called']) or 'none called'}")
+    return (f"{row['method_name']}  {row['method_class']} · {row['dependency_class'] or '?'} · {open_mark}{flags}\n"
+            f"{about}")
+
+
+def render_text(board: dict[str, Any], console: Any = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    if not board["groups"] and not board["unranked"]:
+        console.print("No run cards match (publish one with: mt-eval publish runs/NAME/card.json).")
+    for group in board["groups"]:
+        size = (f"{group['denominator']} of {group['corpus_size']} entries, truncated" if group["subset"]
+                else f"{group['denominator']} entries")
+        table = Table(title=f"{group['corpus_name']} ({group['pair']}) — sha256 {group['corpus_sha256'][:12]}, {size}",
+                      caption=f"{group['metric']}: {group['signature']}", title_justify="left")
+        for column, justify in (("rank", "right"), ("method", "left"), (f"{group['metric']} [95% CI]", "right"),
+                                ("n", "right"), ("eligibility", "left"), ("run", "left")):
+            table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        for row in group["rows"]:
+            rank = f"{row['rank']}" + (" (tie)" if row["ties"] else "")
+            table.add_row(rank, _method(row), headline_text(row["headline"]), str(row["headline"]["denominator"]),
+                          _eligibility(row), row["finished_at"][:10])
+        console.print(table)
+    if board["unranked"]:
+        console.print("Not ranked (no headline): " + ", ".join(f"{r['method_name']} on {r['corpus_name']}"
+                                                               for r in board["unranked"]))
+    across = board["across"]
+    if across["methods"]:
+        table = Table(title="Across corpora (Borda: 100 first … 0 last, equal weight; task average: per pair, then "
+                            "across pairs)", title_justify="left")
+        table.add_column("method")
+        table.add_column("Borda", justify="right")
+        table.add_column("task average", justify="right")
+        for corpus in across["corpora"]:
+            table.add_column(corpus["label"], justify="right")
+        for m in across["methods"]:
+            cells = [number(m["scores"][c["label"]]) if c["label"] in m["scores"] else "missing"
+                     for c in across["corpora"]]
+            table.add_row(m["method_name"], "missing" if m["borda"] is None else number(m["borda"], 1),
+                          "missing" if m["task_average"] is None else number(m["task_average"], 1), *cells)
+        console.print(table)
+    if board["hidden"]["class X"]:
+        console.print(f"{board['hidden']['class X']} class X run card(s) not shown: class X methods never appear.")

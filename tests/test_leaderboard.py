@@ -1,0 +1,224 @@
+"""`mt-eval leaderboard`: what rows show, who is ranked with whom, eligibility beside the score, the formats,
+the filters, the static site and the server."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from mt_eval.cli import main
+from mt_eval.leaderboard.board import Conditions, build_board
+from mt_eval.leaderboard.publish import prepare
+from mt_eval.leaderboard.store import open_store
+from mt_eval.leaderboard.synthetic import CardFactory, write_card, write_corpus
+
+GOOD = {"status": "complete", "eligibility": {"eligible": True, "reasons": [], "flags": []},
+        "sandbox": {"tool": "bwrap", "version": "0.8.0", "policy": "default-deny", "denied": []},
+        "gate": {"passed": True, "policy": "default", "failures": []}}
+
+
+def publish_all(db: str, cards: list[dict], tmp_path: Path) -> None:
+    paths = [write_card(card, tmp_path / "cards" / f"{i}.json") for i, card in enumerate(cards)]
+    with open_store(db) as store:
+        outcomes = store.publish([prepare(p, no_input=True).record for p in paths], "2026-01-01T00:00:00+00:00")
+    assert all(o.status == "published" for o in outcomes)
+
+
+def board_of(db: str, **conditions) -> dict:
+    with open_store(db) as store:
+        return build_board(store.rows(), Conditions(**conditions))
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "board.db")
+
+
+def rows_by_method(board: dict) -> dict[str, dict]:
+    return {r["method_id"]: r for g in board["groups"] for r in g["rows"]}
+
+
+def test_class_x_never_appears_and_a2_is_flagged_and_never_prize_eligible(cards, tmp_path: Path, db: str):
+    publish_all(db, [cards.card("open-s", quality=0.8, extra=GOOD),
+                     cards.card("api-a2", quality=0.9, method_class="api", dependency_class="A2", extra=GOOD),
+                     cards.card("secret-x", quality=1.0, dependency_class="X", extra=GOOD)], tmp_path)
+    board = board_of(db)
+    rows = rows_by_method(board)
+    assert set(rows) == {"open-s", "api-a2"} and board["hidden"] == {"class X": 1}
+    assert rows["api-a2"]["flags"] == ["external dependency"]
+    assert rows["api-a2"]["prize"] == {"eligible": False, "reasons": ["external dependency (class A2)"]}
+    assert rows["open-s"]["prize"] == {"eligible": True, "reasons": []} and rows["open-s"]["flags"] == []
+
+
+def test_eligibility_absent_from_the_card_is_unknown_and_each_fact_can_rule_a_row_out(cards, tmp_path: Path, db: str):
+    publish_all(db, [
+        cards.card("unknown-facts", variant=1),
+        cards.card("failed-gate", variant=2, extra={**GOOD, "gate": {"passed": False, "policy": "d", "failures": []}}),
+        cards.card("ruled-out", variant=3, extra={**GOOD, "eligibility": {"eligible": False,
+                                                                          "reasons": ["undeclared network access"],
+                                                                          "flags": ["network"]}}),
+        cards.card("partial", variant=4, extra={**GOOD, "status": "partial"}),
+        cards.card("slow", variant=5, extra=GOOD, hot_p95_s=2.5),
+        cards.card("unsandboxed", variant=6, extra={**GOOD, "sandbox": None}),
+    ], tmp_path)
+    rows = rows_by_method(board_of(db, max_hot_p95_s=1.0))
+    unknown = rows["unknown-facts"]
+    assert unknown["prize"]["eligible"] is None
+    assert set(unknown["prize"]["reasons"]) == {"eligibility not recorded", "run status not recorded",
+                                                "gate not recorded"}
+    assert unknown["eligibility"]["sandbox"] is None and unknown["eligibility"]["sandboxed"] is None
+    assert rows["failed-gate"]["prize"] == {"eligible": False, "reasons": ["headline gate failed"]}
+    assert rows["ruled-out"]["prize"]["reasons"] == ["undeclared network access"]
+    assert rows["ruled-out"]["flags"] == ["network"]
+    assert rows["partial"]["prize"]["reasons"] == ["run partial"]
+    assert rows["slow"]["prize"]["reasons"] == ["hot p95 2.5 s > 1 s"]
+    assert rows["unsandboxed"]["eligibility"]["sandbox"] == "not sandboxed"
+    assert rows["unsandboxed"]["eligibility"]["sandboxed"] is False
+    assert rows_by_method(board_of(db, hardware="TPU"))["slow"]["prize"]["reasons"] == ["hardware is not TPU"]
+
+
+def test_rows_are_ranked_only_with_the_same_corpus_and_entries_and_overlaps_are_ties(tmp_path: Path, db: str):
+    first = CardFactory(write_corpus(tmp_path / "first.json", entries=30, seed=1), resamples=200)
+    second = CardFactory(write_corpus(tmp_path / "second.json", entries=30, seed=2), resamples=200)
+    cards = [first.card("best", quality=1.0), first.card("close", quality=0.97), first.card("worst", quality=0.0),
+             second.card("best", quality=0.5)]
+    truncated = first.card("short", quality=0.8, limit=10)
+    publish_all(db, [*cards, truncated], tmp_path)
+    board = board_of(db)
+    assert [(g["corpus_name"], g["subset"], len(g["rows"])) for g in board["groups"]] == [
+        ("first", False, 3), ("first", True, 1), ("second", False, 1)]
+    assert board["groups"][1]["denominator"] == 10 and board["groups"][1]["corpus_size"] == 30
+    ranked = {r["method_id"]: r for r in board["groups"][0]["rows"]}
+    assert ranked["best"]["rank"] == ranked["close"]["rank"] == 1
+    assert ranked["best"]["ties"] == ranked["close"]["ties"] == 1 and ranked["worst"]["rank"] == 3
+    assert [r["method_id"] for r in board["groups"][0]["rows"]][-1] == "worst"
+    assert board["groups"][0]["signature"].startswith("nrefs:1|case:mixed")
+
+
+def test_across_corpora_a_method_missing_a_corpus_is_missing(tmp_path: Path, db: str):
+    first = CardFactory(write_corpus(tmp_path / "first.json", seed=1), resamples=50)
+    second = CardFactory(write_corpus(tmp_path / "second.json", seed=2), resamples=50)
+    publish_all(db, [first.card("a", quality=1.0), first.card("b", quality=0.0), second.card("a", quality=0.0),
+                     second.card("b", quality=0.5), second.card("c", quality=1.0)], tmp_path)
+    across = board_of(db)["across"]
+    methods = {m["method_id"]: m for m in across["methods"]}
+    assert len(across["corpora"]) == 2
+    assert methods["a"]["borda"] == pytest.approx((100 + 0) / 2)  # first on "first", last of three on "second"
+    assert methods["b"]["borda"] == pytest.approx((0 + 50) / 2)
+    assert methods["c"]["borda"] is None and methods["c"]["task_average"] is None
+    assert methods["c"]["missing"] == [across["corpora"][0]["label"]]
+    a_scores = methods["a"]["scores"]
+    assert methods["a"]["task_average"] == pytest.approx(sum(a_scores.values()) / 2)  # one family: eng>spa
+
+
+def test_without_a_method_card_the_harness_settings_are_shown(cards, tmp_path: Path, db: str, capsys):
+    from mt_eval.harness.verify import canonical_sha256, verify_card
+    from mt_eval.leaderboard.rows import build_record, build_row
+
+    data = cards.card("bare", bare=True)
+    data["covariates"].update(model="tiny-model-7b", temperature=0.2)
+    data["results"][0].update(tool_calls=[{"name": "dictionary"}], tool_call_count=1)
+    data["content_sha256"] = canonical_sha256(data)
+    path = write_card(data, tmp_path / "bare" / "card.json")
+    verification = verify_card(path)
+    assert verification.ok and verification.card is not None and verification.data is not None
+    row = build_row(verification.data, verification.card, verification.card.method.card, "run card", 20)
+    assert not row.has_method_card
+    with open_store(db) as store:  # as a store filled by another publisher would hold it
+        store.publish([build_record(row, data["content_sha256"], path.read_bytes())], "2026-01-01T00:00:00+00:00")
+    assert main(["leaderboard", "--db", db, "--format", "html"]) == 0
+    page = capsys.readouterr().out
+    assert "no method card · model tiny-model-7b · version — · temperature 0.2 · tools dictionary" in page
+    assert main(["leaderboard", "--db", db]) == 0
+    assert "tiny-model-7b" in capsys.readouterr().out
+
+
+def test_formats_filters_and_classes(cards, tmp_path: Path, db: str, capsys):
+    publish_all(db, [cards.card("alpha", quality=0.8, method_class="pipeline"),
+                     cards.card("beta", quality=0.6, method_class="raw-llm", dependency_class="A1")], tmp_path)
+    assert main(["leaderboard", "--db", db]) == 0
+    table = capsys.readouterr().out
+    assert "Alpha" in table and "Beta" in table and "chrF++" in table
+    assert main(["leaderboard", "--db", db, "--format", "json", "--class", "A1"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert [r["method_id"] for g in board["groups"] for r in g["rows"]] == ["beta"]
+    assert main(["leaderboard", "--db", db, "--format", "json", "--pair", "eng>fra"]) == 0
+    assert json.loads(capsys.readouterr().out)["groups"] == []
+    assert main(["leaderboard", "--db", db, "--format", "json", "--corpus", "synthetic"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["groups"][0]["rows"]) == 2
+    assert main(["leaderboard", "--db", db, "--format", "html"]) == 0
+    page = capsys.readouterr().out
+    assert page.startswith("<!doctype html>") and "<script>" in page and "Alpha" in page
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=", page), "the page must not load anything"
+    assert main(["leaderboard", "--db", db, "--class", "Z"]) == 2
+    assert "not a class" in capsys.readouterr().err
+    assert main(["leaderboard", "--db", str(tmp_path / "none.db")]) == 1
+    assert "no leaderboard store" in capsys.readouterr().err
+
+
+def test_the_static_site_has_an_index_a_page_per_card_and_the_json(cards, tmp_path: Path, db: str, capsys):
+    publish_all(db, [cards.card("alpha", quality=0.8, extra=GOOD), cards.card("beta", quality=0.5),
+                     cards.card("secret", dependency_class="X")], tmp_path)
+    site = tmp_path / "site"
+    (site / "cards").mkdir(parents=True)
+    (site / "cards" / "0123456789abcdef.html").write_text("stale")
+    assert main(["leaderboard", "--db", db, "--out", str(site)]) == 0
+    out = capsys.readouterr().out
+    assert (site / "index.html").as_uri() in out
+    pages = sorted(p.name for p in (site / "cards").glob("*.html"))
+    board = json.loads((site / "leaderboard.json").read_text())
+    assert pages == sorted(f"{r['key']}.html" for g in board["groups"] for r in g["rows"])
+    index = (site / "index.html").read_text()
+    assert "Secret" not in index and "1 hidden" in index
+    for name in pages:
+        assert f'href="cards/{name}"' in index
+    detail = (site / "cards" / pages[0]).read_text()
+    assert 'href="../index.html"' in detail and "content sha256" in detail and "s0000" in detail
+
+
+def test_serve_renders_the_live_store_on_loopback(cards, tmp_path: Path, db: str):
+    publish_all(db, [cards.card("alpha", quality=0.8)], tmp_path)
+    server = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "leaderboard", "serve", "--db", db, "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline() if server.stdout else ""
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert url, line + (server.stderr.read() if server.stderr else "")
+        base = url.group(0)
+        index = urllib.request.urlopen(base, timeout=10).read().decode()
+        assert "Alpha" in index
+        board = json.loads(urllib.request.urlopen(base + "leaderboard.json", timeout=10).read())
+        key = board["groups"][0]["rows"][0]["key"]
+        assert "← leaderboard" in urllib.request.urlopen(f"{base}cards/{key}.html", timeout=10).read().decode()
+        publish_all(db, [cards.card("beta", quality=0.3)], tmp_path / "later")
+        assert "Beta" in urllib.request.urlopen(base, timeout=10).read().decode()  # live, not a snapshot
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(base + "cards/ffffffffffffffff.html", timeout=10)
+        assert missing.value.code == 404
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_the_ranking_key_changes_with_the_metric_signatures_not_with_extension_metrics(cards):
+    import msgspec
+
+    from mt_eval.harness.runcard import RunCard
+    from mt_eval.harness.scoring import MetricScore
+    from mt_eval.leaderboard.rows import ranking_key
+
+    card = msgspec.convert(cards.card("alpha"), RunCard)
+    key = ranking_key(card, 20)
+    assert card.metrics is not None
+    card.metrics.metrics.append(MetricScore(name="chars", score=1.0, signature="extension:chars"))
+    assert ranking_key(card, 20) == key
+    card.metrics.metrics[1].signature = card.metrics.metrics[1].signature.replace("version:", "version:9")
+    assert ranking_key(card, 20) != key
+    assert ranking_key(msgspec.convert(cards.card("alpha"), RunCard), 21) != key  # not the whole corpus

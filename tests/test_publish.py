@@ -1,0 +1,152 @@
+"""`mt-eval publish`: verification first, duplicates and tampering refused, the method card settled (from the run,
+--method-card, method_card.json beside the card, or the wizard), and clear errors for every bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mt_eval.cli import main
+from mt_eval.harness.verify import canonical_sha256
+from mt_eval.leaderboard.store import open_store
+from mt_eval.leaderboard.synthetic import write_card
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "board.db")
+
+
+def stored(db: str) -> list[dict]:
+    with open_store(db) as store:
+        return store.rows()
+
+
+def publish(*args: str) -> int:
+    return main(["publish", *args])
+
+
+def test_a_card_with_its_method_card_is_published_once(cards, tmp_path: Path, db: str, capsys):
+    card = write_card(cards.card("alpha", quality=0.6), tmp_path / "run" / "card.json")
+    assert publish(str(card), "--db", db, "--no-input") == 0
+    out = capsys.readouterr().out
+    assert "published #1 alpha on synthetic (eng>spa): chrF++" in out and "n=20" in out and db in out
+    assert publish(str(card), "--db", db) == 1
+    assert "already published as #1" in capsys.readouterr().err
+    [row] = stored(db)
+    assert row["method_card_source"] == "run card" and row["paradigm"] == "rule-based"
+
+
+def test_tampered_and_foreign_version_cards_are_refused_with_the_reason(cards, tmp_path: Path, db: str, capsys):
+    data = cards.card("alpha")
+    data["results"][0]["predicted"] = "edited"
+    tampered = write_card(data, tmp_path / "tampered.json")
+    assert publish(str(tampered), "--db", db, "--no-input") == 1
+    err = capsys.readouterr().err
+    assert "does not verify, so it cannot be published" in err and "$.content_sha256" in err
+    data = cards.card("beta")
+    data["card_version"] = "run-card/2"
+    data["content_sha256"] = canonical_sha256(data)
+    newer = write_card(data, tmp_path / "newer.json")
+    assert publish(str(newer), "--db", db, "--no-input") == 1
+    assert "schema version is 'run-card/2'" in capsys.readouterr().err
+    assert publish(str(tmp_path / "absent.json"), "--db", db) == 1
+    assert "cannot read" in capsys.readouterr().err
+    assert stored(db) == []
+
+
+def test_a_run_that_was_altered_after_publishing_is_refused(cards, tmp_path: Path, db: str, capsys):
+    write_card(cards.card("alpha", run_id="run-7"), tmp_path / "a" / "card.json")
+    write_card(cards.card("alpha", run_id="run-7", quality=0.9), tmp_path / "b" / "card.json")
+    assert publish(str(tmp_path / "a" / "card.json"), "--db", db) == 0
+    assert publish(str(tmp_path / "b" / "card.json"), "--db", db) == 1
+    assert "run run-7 is already published as #1 with different content" in capsys.readouterr().err
+
+
+def test_no_input_lists_the_missing_fields_and_publishes_nothing(cards, tmp_path: Path, db: str, capsys):
+    card = write_card(cards.card("bare", bare=True), tmp_path / "run" / "card.json")
+    assert publish(str(card), "--db", db, "--no-input") == 1
+    err = capsys.readouterr().err
+    assert "its method card lacks description, paradigm, open_source" in err and "--method-card" in err
+    assert stored(db) == [] and not (tmp_path / "run" / "method_card.json").exists()
+
+
+def test_the_wizard_re_asks_invalid_answers_and_writes_method_card_json(cards, tmp_path: Path, db: str, capsys,
+                                                                        monkeypatch):
+    card = write_card(cards.card("bare", bare=True), tmp_path / "run" / "card.json")
+    answers = ["", "Bare glossary", "", "magic", "4", "glossary, spell checker", "maybe", "yes", "not a url",
+               "https://example.org/bare", "NOT-A-LICENCE", "MIT"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(answers) + "\n"))
+    assert publish(str(card), "--db", db) == 0
+    out = capsys.readouterr().out
+    assert "lacks description, paradigm, open_source" in out
+    assert "an answer is required; try again" in out
+    assert "'magic' is not one of rule-based" in out
+    assert "answer yes or no; try again" in out and "is not a web address" in out
+    written = json.loads((tmp_path / "run" / "method_card.json").read_text())
+    assert written["description"] == "Bare glossary" and written["paradigm"] == "llm"
+    assert written["tools_used"] == ["glossary", "spell checker"] and written["open_source"] is True
+    assert written["open_source_url"] == "https://example.org/bare" and written["license"] == "MIT"
+    assert written["method_id"] == "bare" and written["class"] == "pipeline"
+    [row] = stored(db)
+    assert row["has_method_card"] and row["method_card_source"].startswith("wizard")
+    assert row["tools_used"] == ["glossary", "spell checker"]
+
+
+def test_the_wizard_over_a_real_pipe_and_input_that_ends_early(cards, tmp_path: Path, db: str):
+    card = write_card(cards.card("bare", bare=True), tmp_path / "run" / "card.json")
+    command = [sys.executable, "-m", "mt_eval.cli", "publish", str(card), "--db", db]
+    ended = subprocess.run(command, input="\nA method\n", capture_output=True, text=True, timeout=120)
+    assert ended.returncode == 1 and "input ended before every question was answered" in ended.stderr
+    assert not (tmp_path / "run" / "method_card.json").exists() and stored(db) == []
+    done = subprocess.run(command, input="\nA method\nrule-based\nnone\nno\n\n", capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "run" / "method_card.json").read_text())["open_source"] is False
+
+
+def test_method_card_json_beside_the_card_is_used_when_the_run_had_none(cards, tmp_path: Path, db: str):
+    card = write_card(cards.card("bare", bare=True), tmp_path / "run" / "card.json")
+    (tmp_path / "run" / "method_card.json").write_text(json.dumps(
+        {"description": "From beside.", "paradigm": "hybrid", "open_source": False}))
+    assert publish(str(card), "--db", db, "--no-input") == 0
+    [row] = stored(db)
+    assert row["paradigm"] == "hybrid" and row["method_card_source"].endswith("method_card.json")
+
+
+def test_method_card_option_is_laid_over_the_runs_card_and_may_not_contradict_it(cards, tmp_path: Path, db: str,
+                                                                                 capsys):
+    card = write_card(cards.card("alpha"), tmp_path / "run" / "card.json")
+    extra = tmp_path / "extra.json"
+    extra.write_text(json.dumps({"tools_used": ["termbase"], "open_source": True,
+                                 "open_source_url": "https://example.org/alpha", "class": "raw-llm"}))
+    assert publish(str(card), "--db", db, "--method-card", str(extra)) == 1
+    assert "$.class: says 'raw-llm' but the run recorded 'pipeline'" in capsys.readouterr().err
+    extra.write_text(json.dumps({"tools_used": ["termbase"], "paradigm": "magic"}))
+    assert publish(str(card), "--db", db, "--method-card", str(extra)) == 1
+    assert "the method card is not valid" in capsys.readouterr().err
+    extra.write_text(json.dumps({"tools_used": ["termbase"], "open_source": True,
+                                 "open_source_url": "https://example.org/alpha"}))
+    assert publish(str(card), "--db", db, "--method-card", str(extra), "--json") == 0
+    [report] = json.loads(capsys.readouterr().out)
+    assert report["status"] == "published" and report["method_card"] == f"--method-card {extra}"
+    [row] = stored(db)
+    assert row["tools_used"] == ["termbase"] and row["open_source_url"] == "https://example.org/alpha"
+
+
+def test_class_x_cards_are_stored_but_the_publisher_is_told_they_never_appear(cards, tmp_path: Path, db: str,
+                                                                              capsys):
+    card = write_card(cards.card("hidden", dependency_class="X"), tmp_path / "run" / "card.json")
+    assert publish(str(card), "--db", db) == 0
+    assert "class X methods never appear on the leaderboard" in capsys.readouterr().out
+
+
+def test_a_real_run_publishes(tmp_path: Path, db: str, capsys):
+    assert main(["run", "--demo", "--out", str(tmp_path / "demo"), "--quiet", "--resamples", "100"]) == 0
+    assert publish(str(tmp_path / "demo" / "card.json"), "--db", db, "--no-input") == 0
+    assert "published #1 lexicon-eng-spa on eng-spa-demo" in capsys.readouterr().out

@@ -1,0 +1,156 @@
+"""The leaderboard store on both backends: migrations, duplicates, filters, failures that write nothing, and
+parallel publishers that neither corrupt nor lose cards."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+import sqlalchemy as sa
+
+from mt_eval.leaderboard.migrations import MIGRATIONS, Migration, SchemaError, migrate
+from mt_eval.leaderboard.publish import prepare
+from mt_eval.leaderboard.store import StoreError, open_store, resolve_url
+from mt_eval.leaderboard.synthetic import write_card
+
+
+def record(cards, tmp_path: Path, method_id: str, **options) -> dict:
+    path = write_card(cards.card(method_id, **options), tmp_path / "cards" / f"{method_id}-{options}.json")
+    return prepare(path, no_input=True).record
+
+
+def test_opening_creates_the_schema_once_and_records_each_migration(store_url: str):
+    with open_store(store_url) as store:
+        with store.reading() as connection:
+            versions = connection.execute(sa.text("SELECT version, description FROM schema_version")).all()
+        assert [v for v, _ in versions] == [m.version for m in MIGRATIONS] and versions[0][1]
+        assert store.count() == 0
+    with open_store(store_url) as store, store.reading() as connection:
+        assert connection.execute(sa.text("SELECT count(*) FROM schema_version")).scalar() == len(MIGRATIONS)
+
+
+def test_publish_refuses_duplicates_and_a_changed_card_of_a_published_run(store_url: str, cards, tmp_path: Path):
+    first = record(cards, tmp_path, "alpha", run_id="run-1")
+    altered = record(cards, tmp_path, "alpha", run_id="run-1", quality=0.9)
+    other = record(cards, tmp_path, "beta")
+    with open_store(store_url) as store:
+        [published] = store.publish([first], "2026-01-01T00:00:00+00:00")
+        assert published.status == "published" and published.id > 0
+        outcomes = store.publish([first, altered, other, other], "2026-01-02T00:00:00+00:00")
+        assert [o.status for o in outcomes] == ["duplicate", "conflict", "published", "duplicate"]
+        assert outcomes[0].id == outcomes[1].id == published.id
+        assert outcomes[0].published_at == "2026-01-01T00:00:00+00:00"
+        assert outcomes[3].id == outcomes[2].id
+        assert store.count() == 2
+
+
+def test_rows_filter_by_pair_corpus_and_either_class(store_url: str, cards, tmp_path: Path):
+    records = [record(cards, tmp_path, "alpha", method_class="pipeline", dependency_class="S"),
+               record(cards, tmp_path, "beta", method_class="raw-llm", dependency_class="A1")]
+    with open_store(store_url) as store:
+        store.publish(records, "2026-01-01T00:00:00+00:00")
+        assert {r["method_id"] for r in store.rows()} == {"alpha", "beta"}
+        assert [r["method_id"] for r in store.rows(classes=["raw-llm"])] == ["beta"]
+        assert [r["method_id"] for r in store.rows(classes=["S"])] == ["alpha"]
+        assert store.rows(pairs=["eng>fra"]) == []
+        assert len(store.rows(corpora=["synthetic"])) == 2
+        assert len(store.rows(corpora=[cards.corpus.sha256[:10]])) == 2
+        key = store.rows(classes=["S"])[0]["key"]
+        assert store.card(key)["method"]["method_id"] == "alpha"
+        assert store.card("0000000000000000") is None
+
+
+def test_a_failing_publish_writes_nothing(store_url: str, cards, tmp_path: Path):
+    good = record(cards, tmp_path, "alpha")
+    broken = {**record(cards, tmp_path, "beta"), "pair": None}  # violates NOT NULL after the good one
+    with open_store(store_url) as store:
+        with pytest.raises(StoreError, match="cannot write to the leaderboard store"):
+            store.publish([good, broken], "2026-01-01T00:00:00+00:00")
+        assert store.count() == 0
+
+
+def test_a_failing_migration_leaves_the_store_as_it_was(store_url: str):
+    def explode(connection: sa.Connection) -> None:
+        connection.execute(sa.text("CREATE TABLE half_done (x INTEGER)"))
+        raise RuntimeError("migration 2 failed")
+
+    with open_store(store_url) as store:
+        with pytest.raises(RuntimeError), store.engine.connect() as connection, connection.begin():
+            migrate(connection, [*MIGRATIONS, Migration(2, "breaks", explode)])
+        with store.reading() as connection:
+            assert not sa.inspect(connection).has_table("half_done")
+            assert connection.execute(sa.text("SELECT max(version) FROM schema_version")).scalar() == 1
+
+
+def test_a_store_from_a_newer_mt_eval_is_refused(store_url: str):
+    with open_store(store_url) as store, store.writing() as connection:
+        connection.execute(sa.text("INSERT INTO schema_version VALUES (99, 'future', '2030-01-01')"))
+    with pytest.raises(StoreError, match="version 99, newer than this mt-eval knows"):
+        open_store(store_url)
+
+
+def test_migrating_refuses_a_version_it_does_not_know(store_url: str):
+    with open_store(store_url) as store, store.engine.connect() as connection, connection.begin(), \
+            pytest.raises(SchemaError, match="newer"):
+        migrate(connection, [])
+
+
+def test_an_unreachable_database_is_a_clear_error_and_nothing_is_created(tmp_path: Path, capsys, cards):
+    from postgres_server import free_port
+
+    url = f"postgresql://someone:secret@127.0.0.1:{free_port()}/board"
+    with pytest.raises(StoreError) as raised:
+        open_store(url)
+    message = str(raised.value)
+    assert "cannot open the leaderboard store" in message and "secret" not in message and "running" in message
+    card = write_card(cards.card("alpha"), tmp_path / "run" / "card.json")
+    from mt_eval.cli import main
+
+    assert main(["publish", str(card), "--db", url, "--no-input"]) == 1
+    assert "nothing was published" in capsys.readouterr().err
+    assert main(["publish", str(card), "--db", str(tmp_path / "missing" / "board.db")]) == 1
+    assert "does not exist" in capsys.readouterr().err and not (tmp_path / "missing").exists()
+    with pytest.raises(StoreError, match="SQLite or PostgreSQL"):
+        resolve_url("mysql://x@localhost/db")
+
+
+def test_sqlite_store_runs_in_wal_mode_under_the_user_data_directory(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("MT_EVAL_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    url = resolve_url(None)
+    assert Path(url.database or "") == tmp_path / "data" / "mt-eval" / "leaderboard.db"
+    with open_store() as store, store.reading() as connection:
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    monkeypatch.setenv("MT_EVAL_DB", str(tmp_path / "env.db"))
+    assert resolve_url(None).database == str(tmp_path / "env.db")
+
+
+def test_parallel_publishers_neither_corrupt_nor_lose_cards(store_url: str, cards, tmp_path: Path):
+    shared = write_card(cards.card("shared"), tmp_path / "shared" / "card.json")
+    workers = 4
+    batches = []
+    for worker in range(workers):
+        own = [write_card(cards.card(f"method-{worker}-{i}", variant=i), tmp_path / f"w{worker}" / f"{i}.json")
+               for i in range(5)]
+        batches.append([str(p) for p in own] + [str(shared)])
+    open_store(store_url).close()  # the schema exists; what races is publishing
+    processes = [subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "publish", *batch, "--db", store_url,
+                                   "--no-input", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for batch in batches]
+    reports = []
+    for process in processes:
+        out, err = process.communicate(timeout=180)
+        assert process.returncode in (0, 1), err
+        reports += msgspec.json.decode(out)
+    statuses = [r["status"] for r in reports if r["card"] == str(shared)]
+    assert sorted(statuses) == ["duplicate"] * (workers - 1) + ["published"]
+    assert [r["status"] for r in reports if r["card"] != str(shared)] == ["published"] * workers * 5
+    with open_store(store_url) as store:
+        assert store.count() == workers * 5 + 1
+        assert len({r["key"] for r in store.rows()}) == workers * 5 + 1
+        if store.url.get_backend_name() == "sqlite":
+            with store.reading() as connection:
+                assert connection.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"

@@ -1,0 +1,182 @@
+"""`mt-eval verify`: a card re-verifies from its own results and its corpus, and every mismatch is named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mt_eval.cli import main
+from mt_eval.harness.verify import canonical_sha256, verify_card
+
+HERE = Path(__file__).parent
+REVERSE = HERE / "fixtures" / "reverse"
+
+
+def write_corpus(path: Path, n: int = 8) -> Path:
+    entries = [{"id": f"e{i}", "source": f"the cat number {i} sleeps", "reference": f"el gato {i} duerme"}
+               for i in range(n)]
+    path.write_text(json.dumps({"dataset": {"name": "cats"}, "language_pair": {"source": "eng", "target": "spa"},
+                                "entries": entries}))
+    return path
+
+
+@pytest.fixture
+def card_path(tmp_path: Path) -> Path:
+    corpus = write_corpus(tmp_path / "corpus.json")
+    assert main(["run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(tmp_path / "run"),
+                 "--quiet", "--resamples", "100"]) == 0
+    return tmp_path / "run" / "card.json"
+
+
+def edit(path: Path, change: Any, *, reseal: bool, name: str = "edited.json") -> Path:
+    data = json.loads(path.read_text())
+    change(data)
+    if reseal:
+        data["content_sha256"] = canonical_sha256(data)
+    out = path.parent / name
+    out.write_text(json.dumps(data, indent=2))
+    return out
+
+
+def paths(verification) -> list[str]:
+    return [p.path for p in verification.errors]
+
+
+def test_a_card_as_the_run_wrote_it_verifies(card_path: Path, capsys):
+    result = verify_card(card_path)
+    assert result.ok, result.problems
+    assert [c.name for c in result.checks] == ["format", "content hash", "schema", "tallies", "corpus", "chrF++",
+                                               "BLEU", "TER"]
+    assert result.corpus_entries == 8
+    assert main(["verify", str(card_path)]) == 0
+    out = capsys.readouterr().out
+    assert "verified" in out and "✓ chrF++" in out and "recomputed" in out
+
+
+def test_an_edited_prediction_breaks_the_hash_and_every_metric(card_path: Path, capsys):
+    def change(data: dict) -> None:
+        data["results"][0]["predicted"] = "el gato 0 duerme"
+
+    edited = edit(card_path, change, reseal=False)
+    result = verify_card(edited)
+    assert not result.ok
+    assert "$.content_sha256" in paths(result) and "$.metrics.metrics[0].score" in paths(result)
+    assert main(["verify", str(edited)]) == 1
+    assert "changed after the run sealed it" in capsys.readouterr().out
+
+
+def test_a_resealed_card_still_fails_on_the_recomputed_metrics(card_path: Path):
+    def change(data: dict) -> None:
+        data["metrics"]["metrics"][0]["score"] += 5
+
+    result = verify_card(edit(card_path, change, reseal=True))
+    assert paths(result) == ["$.metrics.metrics[0].score"]
+    assert "recomputed" in result.errors[0].message
+
+
+def test_tallies_that_disagree_with_the_results_are_named(card_path: Path):
+    def change(data: dict) -> None:
+        data["errors"] = 3
+        data["usage"]["prompt_tokens"] = 99
+        data["results"].append(dict(data["results"][0]))
+
+    result = verify_card(edit(card_path, change, reseal=True))
+    found = paths(result)
+    assert {"$.errors", "$.usage.prompt_tokens", "$.corpus.entries", "$.metrics.segments", "$.results"} <= set(found)
+
+
+def test_the_corpus_must_be_the_one_the_card_was_run_on(card_path: Path, tmp_path: Path, capsys):
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(corpus.read_text().replace("duerme", "descansa"))
+    result = verify_card(card_path)
+    assert paths(result) == ["$.corpus.sha256"] and "--corpus" in (result.errors[0].hint or "")
+    corpus.unlink()
+    result = verify_card(card_path)
+    assert paths(result) == ["$.corpus.path"] and "cannot read the corpus" in result.errors[0].message
+    original = write_corpus(tmp_path / "elsewhere.json")
+    assert main(["verify", str(card_path), "--corpus", str(original)]) == 0
+    capsys.readouterr()
+
+
+def test_a_result_for_an_id_the_corpus_does_not_have(card_path: Path):
+    def change(data: dict) -> None:
+        data["results"][0]["id"] = "nope"
+
+    result = verify_card(edit(card_path, change, reseal=True))
+    assert paths(result) == ["$.results"] and "'nope'" in result.errors[0].message
+
+
+def test_another_card_version_not_a_card_and_not_json(card_path: Path, tmp_path: Path, capsys):
+    def change(data: dict) -> None:
+        data["card_version"] = "run-card/9"
+
+    result = verify_card(edit(card_path, change, reseal=True))
+    assert paths(result) == ["$.card_version"] and "run-card/9" in result.errors[0].message
+    assert result.errors[0].code == "card-version"
+    other = tmp_path / "other.json"
+    other.write_text('{"name": "x"}')
+    assert verify_card(other).errors[0].code == "not-a-card"
+    other.write_text('{"card_version": ')
+    assert verify_card(other).errors[0].code == "syntax"
+    assert verify_card(tmp_path / "missing.json").errors[0].code == "io"
+    assert main(["verify", str(other), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report[0]["verified"] is False and report[0]["problems"][0]["code"] == "syntax"
+
+
+def test_schema_problems_are_reported_with_their_path(card_path: Path):
+    def change(data: dict) -> None:
+        data["corpus"]["entries"] = "eight"
+        data["method"]["card"]["paradigm"] = "magic"
+
+    result = verify_card(edit(card_path, change, reseal=True))
+    assert result.errors[0].code == "schema" and result.errors[0].path == "$.corpus.entries"
+
+    def card_only(data: dict) -> None:
+        data["method"]["card"]["paradigm"] = "magic"
+
+    result = verify_card(edit(card_path, card_only, reseal=True))
+    assert paths(result) == ["$.method.card.paradigm"]
+
+
+def test_a_truncated_run_verifies_over_its_own_entries(tmp_path: Path):
+    corpus = write_corpus(tmp_path / "corpus.json", 12)
+    assert main(["run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(tmp_path / "run"),
+                 "--quiet", "--resamples", "50", "--limit", "5"]) == 0
+    result = verify_card(tmp_path / "run" / "card.json")
+    assert result.ok and result.corpus_entries == 12
+    assert "5 of its entries" in next(c.detail for c in result.checks if c.name == "corpus")
+
+
+def test_extension_metrics_are_recomputed_when_the_extension_is_enabled(tmp_path: Path, monkeypatch):
+    (tmp_path / "length_metric.py").write_text(
+        "from mt_eval.hookspecs import hookimpl\n\n"
+        "@hookimpl\ndef register_metrics(register):\n"
+        "    register('chars', lambda hyps, refs: sum(map(len, hyps)) / len(hyps))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    corpus = write_corpus(tmp_path / "corpus.json")
+    assert main(["run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(tmp_path / "run"),
+                 "--quiet", "--resamples", "50", "--extension", "length_metric"]) == 0
+    card = tmp_path / "run" / "card.json"
+    without = verify_card(card)
+    assert without.ok and [p.code for p in without.problems] == ["not-recomputed"]
+    assert verify_card(card, extensions=["length_metric"]).problems == []
+
+    def change(data: dict) -> None:
+        data["metrics"]["metrics"][-1]["score"] = 1.0
+
+    assert paths(verify_card(edit(card, change, reseal=True), extensions=["length_metric"])) == [
+        "$.metrics.metrics[3].score"]
+
+
+def test_compare_refuses_a_card_that_does_not_verify(card_path: Path, capsys):
+    def change(data: dict) -> None:
+        data["metrics"]["metrics"][0]["score"] = 99.0
+
+    edited = edit(card_path, change, reseal=True)
+    assert main(["compare", str(card_path), str(edited), "--trials", "100", "--bootstrap", "50"]) == 1
+    err = capsys.readouterr().err
+    assert "does not verify, so it cannot be compared" in err and "$.metrics.metrics[0].score" in err
