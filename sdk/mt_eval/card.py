@@ -159,3 +159,6 @@ def merge_card(
         problems.append(msgspec.structs.replace(problem, file=origin.get(top, manifest_file)))
     errors = any(p.severity == "error" for p in problems)
     return (None if errors else card), problems
+
+
+IDENTITY_FIELDS: tuple[str, ...] = identity_fields()  # method_id, class, dependency_class
