@@ -3,7 +3,7 @@ export { ManifestError, kebabCase, readMethodManifest } from './lib/manifest.js'
 export { codeSha256 } from './lib/code-hash.js';
 export { checkLicence } from './lib/contract/licences.js';
 export { validatePluginFiles } from './lib/contract/plugin.js';
-export { ProblemsError } from './lib/contract/problems.js';
+export { ProblemsError } from './lib/contract/words.js';
 export {
   BridgeError, DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, PROTOCOL_VERSION, SUPPORTED_VERSIONS,
   classify, decodeUtf8, encode, errorResponse, notification, readMessageId, request, resultResponse,

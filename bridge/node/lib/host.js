@@ -4,8 +4,7 @@
 import { readFileSync } from 'node:fs';
 
 import { Connection } from './connection.js';
-import { compile } from './contract/compile.js';
-import { defaults, schema } from './contract/schema.js';
+import { compile, defaults, schema } from './contract/schema.js';
 import { BridgeError, DEFAULT_MAX_LINE_BYTES, ErrorCode, PROTOCOL_VERSION, encode, isPlainObject, request } from './protocol.js';
 import { ResultNotes, describe, errorResult, matchResults } from './results.js';
 

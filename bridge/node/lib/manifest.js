@@ -4,9 +4,8 @@
 import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-import { mergeCard } from './contract/card.js';
-import { pluginDirectory, readPlugin } from './contract/plugin.js';
-import { errorsOf, renderProblem } from './contract/problems.js';
+import { mergeCard, pluginDirectory, readPlugin } from './contract/plugin.js';
+import { errorsOf, renderProblem } from './contract/words.js';
 
 export { kebabCase } from './contract/words.js';
 

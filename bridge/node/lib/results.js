@@ -9,9 +9,8 @@
 //   into metadata (other usage fields into metadata.usage); ResultNotes counts each kind of change;
 // - text that is not valid Unicode (a lone surrogate) fails its entry;
 // - a result without latency_s gets the call's time divided among the call's entries.
-import { compile } from './contract/compile.js';
+import { compile, defaults, root } from './contract/schema.js';
 import { decodeValue } from './contract/decode.js';
-import { defaults, root } from './contract/schema.js';
 import { got } from './contract/words.js';
 import { isPlainObject } from './protocol.js';
 
@@ -45,14 +44,18 @@ function resultContract() {
   return contract;
 }
 
-/** A result with every field: the schema's defaults, then `fields`. */
+// A fresh copy of a default value (defaults are primitives, [], {} or an object of primitives).
+const fresh = (value) => (Array.isArray(value) ? [] : value !== null && typeof value === 'object' ? { ...value } : value);
+
+/** A result with every field: the schema's defaults, then `fields` (a nested object's defaults too). */
 function fullResult(fields) {
   const { template } = resultContract();
   const out = {};
-  for (const [name, value] of Object.entries(template)) {
+  for (const name in template) {
     const given = fields[name];
-    if (given !== undefined && given !== null) out[name] = name === 'usage' ? { ...value, ...given } : given;
-    else out[name] = typeof value === 'object' && value !== null ? structuredClone(value) : value;
+    const fallback = template[name];
+    if (given === undefined || given === null) out[name] = fresh(fallback);
+    else out[name] = isPlainObject(given) && isPlainObject(fallback) && Object.keys(fallback).length ? { ...fallback, ...given } : given;
   }
   return out;
 }
@@ -127,10 +130,14 @@ const wellFormed = (value) => (typeof value === 'string' ? value.isWellFormed()
   : Array.isArray(value) ? value.every(wellFormed)
     : value !== null && typeof value === 'object' ? Object.entries(value).every(([k, v]) => k.isWellFormed() && wellFormed(v)) : true);
 
+// Why a result (full, or its given fields with the rest at their defaults) is unusable; null when it is fine.
 function resultProblem(result) {
-  if (result.predicted === null && result.error === null) return 'a result needs "predicted" or, when the entry failed, "error"';
-  if (result.tool_call_count < result.tool_calls.length) {
-    return `tool_call_count is ${result.tool_call_count} but ${result.tool_calls.length} tool calls are listed`;
+  const predicted = result.predicted ?? null;
+  const error = result.error ?? null;
+  const calls = result.tool_calls ?? [];
+  if (predicted === null && error === null) return 'a result needs "predicted" or, when the entry failed, "error"';
+  if ((result.tool_call_count ?? 0) < calls.length) {
+    return `tool_call_count is ${result.tool_call_count ?? 0} but ${calls.length} tool calls are listed`;
   }
   const bad = resultContract().order.find((field) => !wellFormed(result[field]));
   return bad === undefined ? null : `"${bad}" holds text that is not valid Unicode (a lone surrogate)`;
@@ -196,7 +203,13 @@ export function translateAnswer(returned, entries, latencyS, { onDropped = () =>
     return { results: entries.map((entry) => compactResult(errorResult(entry.id, error))) };
   }
   const results = [];
+  const { fits } = resultContract();
   for (const item of returned) {
+    const problem = isPlainObject(item) && typeof item.id === 'string' && item.id !== '' && fits(item) ? resultProblem(item) : undefined;
+    if (problem === null) { // the usual case: already in the schema's shape, compacted as it is
+      results.push(compactFields(item, latencyS));
+      continue;
+    }
     const outcome = normalizeResult(item, { notes, defaultLatencyS: latencyS });
     if (outcome === null) { // the host reports its entry as missing a result
       onDropped(item);
@@ -215,6 +228,20 @@ const atDefault = (value, fallback) => {
   return Object.keys(value).length === keys.length && keys.every((key) => atDefault(value[key], fallback[key]));
 };
 
+// compactResult of a result given as fields in the schema's shape, with latencyS when it has no latency_s.
+function compactFields(fields, latencyS) {
+  const { template } = resultContract();
+  const out = { id: fields.id };
+  for (const name in fields) {
+    const value = fields[name];
+    if (name === 'id' || value === null || atDefault(value, template[name])) continue;
+    out[name] = isPlainObject(value) && Object.keys(template[name]).length
+      ? Object.fromEntries(Object.entries(value).filter(([k, v]) => v !== template[name][k])) : value;
+  }
+  if ((fields.latency_s ?? null) === null && latencyS !== 0) out.latency_s = latencyS;
+  return out;
+}
+
 /** A result as it goes on the wire: fields at their schema default are left out (hosts fill them back in). */
 export function compactResult(result) {
   const { template } = resultContract();
@@ -231,9 +258,19 @@ export function compactResult(result) {
 /** The RunConfig fields a method may leave out, with their defaults (from the run-config schema). */
 export const RUN_CONFIG_DEFAULTS = Object.freeze(defaults(root('run-config').definition));
 
+let runConfigFits = null;
 /** A RunConfig checked against its schema with the defaults filled in, or a string saying what is wrong. */
 export function completeRunConfig(config) {
   if (!isPlainObject(config)) return `invalid config: expected an object, got ${got(config)}`;
+  if (!runConfigFits) {
+    const { document } = root('run-config');
+    runConfigFits = compile(document, { $ref: document.$ref });
+  }
+  if (runConfigFits(config)) { // the usual case, without building problems
+    const out = {};
+    for (const name in RUN_CONFIG_DEFAULTS) out[name] = fresh(RUN_CONFIG_DEFAULTS[name]);
+    return Object.assign(out, config);
+  }
   const { value, problems } = decodeValue(config, 'run-config', { file: 'config' });
   if (value !== null) return value;
   const first = problems.find((p) => p.severity === 'error');

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 
 import { decodeValue } from '../lib/contract/decode.js';
-import { derive } from '../lib/contract/derivation.js';
+import { derive } from '../lib/contract/rules.js';
 import { checkLicence } from '../lib/contract/licences.js';
 import { validatePluginFiles } from '../lib/contract/plugin.js';
 import { ManifestError, readMethodManifest } from '../lib/manifest.js';

@@ -6,6 +6,7 @@ import {
   ErrorCode, LineSplitter, PROTOCOL_VERSION, classify, completeRunConfig, decodeUtf8, errorResponse, matchResults,
   normalizeResult, readMessageId,
 } from '../index.js';
+import { compactResult, translateAnswer } from '../lib/results.js';
 
 function split(chunks, maxLineBytes = 64) {
   const events = [];
@@ -107,6 +108,17 @@ describe('results', () => {
       ['d', null, 'the guest returned an unusable result: a result needs "predicted" or, when the entry failed, "error"'],
     ]);
     assert.deepEqual(unknown, [{ id: 'x' }]);
+  });
+
+  test('the guest\'s quick path for results already in shape answers as the full path would', () => {
+    const items = [
+      { id: 'a', predicted: 'x' }, { id: 'b', predicted: 'y', latency_s: 0.5, usage: { prompt_tokens: 3 } },
+      { id: 'c', error: 'failed', metadata: {}, tool_calls: [] }, { id: 'd', predicted: 'z', usage: { prompt_tokens: 0, completion_tokens: 2 } },
+      { id: 'e', predicted: 'w', cached: true, raw_predicted: ' w', tool_calls: [{ n: 1 }], tool_call_count: 1 },
+    ];
+    const entries = items.map((item) => ({ id: item.id }));
+    const slow = items.map((item) => compactResult(normalizeResult(item, { defaultLatencyS: 0.25 }).result));
+    assert.deepEqual(translateAnswer(items, entries, 0.25), { results: slow });
   });
 
   test('completeRunConfig checks the config against its schema and fills defaults', () => {

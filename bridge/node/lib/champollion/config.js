@@ -7,7 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
 import { decodeValue } from '../contract/decode.js';
-import { ProblemsError, jsonPath, makeProblem, renderProblem } from '../contract/problems.js';
+import { ProblemsError, jsonPath, makeProblem, renderProblem } from '../contract/words.js';
 import { registerRules } from '../contract/rules.js';
 import { parseJsonBytes } from '../json-text.js';
 import { LOCALE_PATTERN, normalizeLocale } from './languages.js';

@@ -10,7 +10,7 @@ import { basename, isAbsolute, join, resolve } from 'node:path';
 
 import { loadMethod, resolveMethod } from '../guest.js';
 import { startGuest } from '../host.js';
-import { mergeCard } from '../contract/card.js';
+import { mergeCard } from '../contract/plugin.js';
 import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
 import { ResultNotes, completeRunConfig, errorResult, resultsFor } from '../results.js';
 import { byCodeUnits } from './json.js';

@@ -7,12 +7,10 @@
 //    cross-field rules of its definition (./rules.js), each finding located by its JSON path.
 //
 // Problems come out in the same order as in Python, so bridge/vectors/contract/ can pin them for both.
-import { getCloseMatches } from './difflib.js';
-import { jsonPath } from './problems.js';
 import { RULES } from './rules.js';
 import { defaults, resolve, root } from './schema.js';
 import {
-  PATTERN_MEANS, SUGGEST, SUGGESTIONS, UNKNOWN_FIELDS, WHAT, describe, got, jsString, jsValue, matches, nodeHint,
+  PATTERN_MEANS, SUGGEST, SUGGESTIONS, UNKNOWN_FIELDS, WHAT, describe, getCloseMatches, got, jsonPath, jsString, jsValue, matches, nodeHint,
 } from './words.js';
 
 const entriesOf = (value) => (value instanceof Map ? [...value] : Object.entries(value));

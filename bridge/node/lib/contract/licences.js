@@ -3,8 +3,7 @@
 // grammar and every message are the Python side's; bridge/vectors/contract/licences.json pins them.
 import { readFileSync } from 'node:fs';
 
-import { getCloseMatches } from './difflib.js';
-import { jsString } from './words.js';
+import { getCloseMatches, jsString } from './words.js';
 
 export const PROPRIETARY = 'proprietary';
 export const NONE = 'none';
@@ -12,24 +11,39 @@ const RESTRICTIONS = [['n', 'non-commercial'], ['d', 'no-derivatives']];
 const LICENSE_REF = /^LicenseRef-[A-Za-z0-9.-]+$/;
 const OPERATORS = ['AND', 'OR', 'WITH'];
 
+let document = null;
 let table = null;
 
+const licenceDocument = () => {
+  document ??= JSON.parse(readFileSync(new URL('../generated/licences.json', import.meta.url), 'utf8'));
+  return document;
+};
+
+// Lower-case id or alias → canonical id, built on first need (most licences are written as their id is).
 function licenceTable() {
   if (table) return table;
-  const document = JSON.parse(readFileSync(new URL('../generated/licences.json', import.meta.url), 'utf8'));
+  const { licences: known, exceptions: exceptionIds } = licenceDocument();
   const licences = new Map();
-  const flags = new Map();
-  for (const [key, [flag]] of Object.entries(document.licences)) {
-    flags.set(key, flag);
-    licences.set(key.toLowerCase(), key);
-  }
-  for (const [key, [, ...aliases]] of Object.entries(document.licences)) {
+  for (const key of Object.keys(known)) licences.set(key.toLowerCase(), key);
+  for (const [key, [, ...aliases]] of Object.entries(known)) {
     for (const alias of aliases) if (!licences.has(alias.toLowerCase())) licences.set(alias.toLowerCase(), key);
   }
-  const exceptions = new Map(document.exceptions.map((key) => [key.toLowerCase(), key]));
-  const allIds = [...Object.keys(document.licences), ...document.exceptions].sort(byCodePoints);
-  table = { licences, exceptions, flags, allIds };
+  const exceptions = new Map(exceptionIds.map((key) => [key.toLowerCase(), key]));
+  const allIds = [...Object.keys(known), ...exceptionIds].sort(byCodePoints);
+  table = { licences, exceptions, allIds };
   return table;
+}
+
+/** The canonical id of a licence written `token` (any case, or an alias), or undefined. */
+function licenceId(token) {
+  const { licences } = licenceDocument();
+  return Object.hasOwn(licences, token) ? token : licenceTable().licences.get(token.toLowerCase());
+}
+
+/** The canonical id of a licence exception written `token`, or undefined. */
+function exceptionId(token) {
+  const { exceptions } = licenceDocument();
+  return exceptions.includes(token) ? token : licenceTable().exceptions.get(token.toLowerCase());
 }
 
 const byCodePoints = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
@@ -42,10 +56,7 @@ class Invalid extends Error {
   }
 }
 
-const known = (token) => {
-  const { licences, exceptions } = licenceTable();
-  return licences.has(token.toLowerCase()) || exceptions.has(token.toLowerCase()) || LICENSE_REF.test(token);
-};
+const known = (token) => licenceId(token) !== undefined || exceptionId(token) !== undefined || LICENSE_REF.test(token);
 
 // expression := and-list (OR and-list)* ; and-list := term (AND term)* ; term := "(" expression ")" | licence [WITH exception]
 class Parser {
@@ -97,19 +108,19 @@ class Parser {
       this.at++;
       return inner;
     }
-    const { licences, exceptions } = licenceTable();
-    if (!licences.has(token.toLowerCase()) && !LICENSE_REF.test(token)) {
+    const id = licenceId(token);
+    if (id === undefined && !LICENSE_REF.test(token)) {
       throw new Invalid(`"${token}" is a licence exception: write it after WITH, e.g. "GPL-2.0-only WITH ${token}"`);
     }
-    const licence = licences.get(token.toLowerCase()) ?? token;
+    const licence = id ?? token;
     let exception = null;
     if ((this.peek() ?? '').toUpperCase() === 'WITH') {
       this.at++;
       const following = this.peek();
-      if (following === null || !exceptions.has(following.toLowerCase())) {
+      exception = following === null ? undefined : exceptionId(following);
+      if (exception === undefined) {
         throw new Invalid('WITH needs a licence exception after it, e.g. "WITH Classpath-exception-2.0"');
       }
-      exception = exceptions.get(following.toLowerCase());
       this.at++;
     }
     return { licence, exception };
@@ -121,7 +132,7 @@ const render = (node, top = false) => {
   const text = node.parts.map((part) => render(part)).join(` ${node.operator} `);
   return top ? text : `(${text})`;
 };
-const flagsOf = (node) => licenceTable().flags.get(node.licence) ?? '';
+const flagsOf = (node) => licenceDocument().licences[node.licence]?.[0] ?? '';
 const isOpen = (node) => (node.licence ? flagsOf(node).includes('o')
   : node.operator === 'AND' ? node.parts.every(isOpen) : node.parts.some(isOpen));
 

@@ -1,11 +1,51 @@
 // The cross-field rules a JSON Schema cannot express — the findings() of mt_eval/manifest.py (Manifest,
-// Dependency) and mt_eval/card.py (MethodCard) — keyed by schema definition name. Each rule returns
+// Dependency) and mt_eval/card.py (MethodCard), and the dependency classes of mt_eval/dependency_classes.py
+// (S < O < A1 < A2 < X; the README's table states each rule, and bridge/vectors/contract/dependency-matrix.json
+// pins every access × licence × flag combination) — keyed by schema definition name. Each rule returns
 // findings {at, message, hint, severity, code} located inside the object it checks. Other modules add
 // theirs with registerRules (champollion's config rules live with the config). The shared vectors in
 // bridge/vectors/contract/ hold both runtimes to the same findings, word for word.
-import { CLASS_ORDER, derive } from './derivation.js';
 import { NONE, PROPRIETARY, checkLicence } from './licences.js';
 import { fieldsMarked } from './schema.js';
+
+// ---- dependency classes ----------------------------------------------------------------------------
+
+export const CLASS_ORDER = ['S', 'O', 'A1', 'A2', 'X'];
+export const CLASS_MEANING = Object.freeze({
+  S: 'self-contained', O: 'open external artifacts', A1: 'substitutable API', A2: 'specific external API', X: 'closed',
+});
+
+export const mostRestrictive = (classes) => classes.reduce((worst, c) => (CLASS_ORDER.indexOf(c) > CLASS_ORDER.indexOf(worst) ? c : worst), 'S');
+
+/** The class one dependency (a decoded Dependency) contributes: {index, path, dependencyId, dependencyClass, reason}. */
+export function contribution(index, dep) {
+  let cls;
+  let reason;
+  if (dep.access === 'bundled') {
+    const missing = ['redistributable', 'transferable'].filter((flag) => !dep[flag]);
+    if (dep.license === NONE) [cls, reason] = ['X', 'bundled without a licence'];
+    else if (!missing.length) [cls, reason] = ['S', `bundled, ${dep.license} lets it be redistributed and transferred with the method`];
+    else [cls, reason] = ['X', `bundled, but not ${missing.join(' nor ')}: others cannot receive it with the method`];
+  } else if (dep.access === 'mirrored') {
+    if (!checkLicence(dep.license).isOpen) [cls, reason] = ['X', `mirrored, but ${dep.license} is not an open licence`];
+    else if (!dep.redistributable) [cls, reason] = ['X', 'mirrored, but not redistributable: no one else can obtain the pinned copy'];
+    else [cls, reason] = ['O', `mirrored, open licence ${dep.license}`];
+  } else if (dep.access === 'gateway') {
+    [cls, reason] = dep.substitutable ? ['A1', 'gateway, substitutable'] : ['A2', 'gateway, not substitutable'];
+  } else {
+    [cls, reason] = ['A2', 'external API'];
+  }
+  return { index, path: `$.dependencies[${index}]`, dependencyId: dep.id, dependencyClass: cls, reason };
+}
+
+/** {dependencyClass, contributions} of a dependency list; null (no list) stays undeclared. */
+export function derive(dependencies) {
+  if (dependencies === null || dependencies === undefined) return { dependencyClass: null, contributions: [] };
+  const contributions = dependencies.map((dep, i) => contribution(i, dep));
+  return { dependencyClass: mostRestrictive(contributions.map((c) => c.dependencyClass)), contributions };
+}
+
+// ---- rules -------------------------------------------------------------------------------------------
 
 export const RULES = {};
 
