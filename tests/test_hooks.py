@@ -119,7 +119,7 @@ def test_extensions_are_enabled_by_name_and_never_by_import():
 
 def run_cli(tmp_path: Path, *args: str, env_path: Path | None = None) -> subprocess.CompletedProcess[str]:
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text(json.dumps({"id": "1", "source": "Hola.", "reference": "Hola."}) + "\n")
+    corpus.write_text(json.dumps({"id": "1", "source": "Hello.", "reference": "Hola."}) + "\n")
     env = {**os.environ, "PYTHONPATH": str(env_path or tmp_path)}
     return subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--corpus", str(corpus), "--pair", "eng>spa",
                            "--out", str(tmp_path / "run"), "--resamples", "20", "--quiet", *args],

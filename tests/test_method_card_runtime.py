@@ -51,7 +51,7 @@ def node_plugin(directory: Path, card: str) -> Path:
 
 def run(tmp_path: Path, directory: Path, *extra: str) -> tuple[int, RunCard | None]:
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text(json.dumps({"id": "a", "source": "Hola.", "reference": "Hola."}) + "\n")
+    corpus.write_text(json.dumps({"id": "a", "source": "Hello.", "reference": "Hola."}) + "\n")
     code = main(["run", "--method", str(directory), "--corpus", str(corpus), "--pair", "eng>spa", "--quiet",
                  "--out", str(tmp_path / "run"), "--resamples", "50", *extra])
     path = tmp_path / "run" / "card.json"

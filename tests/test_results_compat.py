@@ -54,7 +54,7 @@ EXPECTED_NOTES = {
 
 def corpus(tmp_path: Path, n: int = 3) -> Path:
     path = tmp_path / "corpus.jsonl"
-    path.write_text("".join(json.dumps({"id": f"e{i}", "source": f"Sentence {i}.", "reference": f"Sentence {i}."})
+    path.write_text("".join(json.dumps({"id": f"e{i}", "source": f"Sentence {i}.", "reference": f"Frase {i}."})
                             + "\n" for i in range(n)))
     return path
 

@@ -42,17 +42,19 @@ def errors(report) -> list[tuple[str, str]]:
 def test_a_syntax_error_in_translate_js_is_reported_with_file_and_line(tmp_path: Path):
     broken = "export async function translate(entries) {\n  return entries.map((e) => ({ id: e.id });\n}\n"
     directory = node_plugin(tmp_path, broken)
-    report = validate_plugin(directory)
+    report = validate_plugin(directory, scan=False)
     assert errors(report) == [(f"{directory / 'translate.js'}:2", "SyntaxError: missing ) after argument list")]
     assert report.errors[0].hint == "fix the syntax of translate.js at that line"
-    assert validate_plugin(directory, run_code=False).passed()  # --no-import runs nothing
+    assert validate_plugin(directory, run_code=False, scan=False).passed()  # --no-import runs nothing
+    # with the static scan, the same line is reported once (the scan found it first)
+    assert [p.file for p in validate_plugin(directory).errors] == [f"{directory / 'translate.js'}:2"]
 
 
 def test_a_commonjs_syntax_error_is_located_too(tmp_path: Path):
     directory = node_plugin(tmp_path, "const x = ;\nmodule.exports = { translate: async () => [] };\n",
                             package={"type": "commonjs"})
-    assert errors(validate_plugin(directory)) == [(f"{directory / 'translate.js'}:1",
-                                                   "SyntaxError: Unexpected token ';'")]
+    assert errors(validate_plugin(directory, scan=False)) == [(f"{directory / 'translate.js'}:1",
+                                                               "SyntaxError: Unexpected token ';'")]
 
 
 def test_a_missing_translate_export_is_reported_with_the_fix(tmp_path: Path):

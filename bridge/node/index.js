@@ -9,10 +9,17 @@ export {
   classify, decodeUtf8, encode, errorResponse, notification, readMessageId, request, resultResponse,
 } from './lib/protocol.js';
 export {
-  RUN_CONFIG_DEFAULTS, ResultNotes, completeRunConfig, errorResult, matchResults, normalizeResult, resultsFor,
+  RUN_CONFIG_DEFAULTS, ResultNotes, completeDecisionConfig, completeRunConfig, errorResult, matchResults,
+  normalizeResult, resultsFor,
 } from './lib/results.js';
-export { GUEST_CAPABILITIES, GuestServer, loadMethod, resolveMethod, serveProcess } from './lib/guest.js';
+export {
+  DEFAULT_TOLERANCE, NOUL_OPTIONS, QUESTION_TYPES, checkAnswer, checkDecision, decisionError, distributionProblem,
+  expectedValue, matchDecisions, numberText, optionsOf, rowsProblem,
+} from './lib/decisions.js';
+export { GUEST_CAPABILITIES, GuestServer, serveProcess } from './lib/guest.js';
+export { REQUESTS, loadMethod, resolveMethod } from './lib/method-module.js';
 export { GuestStartError, startGuest } from './lib/host.js';
+export { GOLD_FIELDS, methodView } from './lib/gold.js';
 // champollion: the same method plugins translate an app's locale files (lib/champollion/).
 export { ChampollionConfigError, readChampollionConfig } from './lib/champollion/config.js';
 export { LanguageError, pairLanguages } from './lib/champollion/languages.js';

@@ -8,7 +8,8 @@
   is a warning (the two are meant to behave the same).
 
 Guests are driven through the host's public API (`BridgeMethod`), so what the host says about a guest that
-cannot start is what validate says too.
+cannot start is what validate says too; by default they run inside the sandbox validate confines plugin code to
+(`mt_eval.sandbox.import_check`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import os
 import re
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -26,6 +27,9 @@ from mt_eval.bridge.messages import BridgeError
 from mt_eval.loader import PluginSource, method_card_of
 from mt_eval.problems import Problem
 
+if TYPE_CHECKING:
+    from mt_eval.sandbox import Sandbox
+
 PROBES = ("Good morning, my friend.", "The cat sleeps on the red sofa.", "Thank you very much!",
           "Where is the train station?", "I have two books and three pens.")
 _LOCATION = re.compile(r"(?:file://)?(/[^\s:()'\"]+\.[cm]?js):(\d+)")
@@ -33,15 +37,26 @@ _STDIN_LOCATION = re.compile(r"^\[stdin\]:(\d+)$", re.M)
 _ERROR_LINE = re.compile(r"\b(\w*Error: [^\n]*)")
 
 
-def check_entry_points(source: PluginSource, python_method: object | None, *, timeout_s: float) -> list[Problem]:
-    """Start the Node entry and the command a plugin declares, and compare its two entries when it has both."""
+def check_entry_points(source: PluginSource, python_method: object | None, *, timeout_s: float,
+                       sandbox: Sandbox | None = None) -> list[Problem]:
+    """Start the Node entry and the command a plugin declares (inside ``sandbox`` when given), and compare its two
+    entries when it has both and ``python_method`` is built."""
     if not (source.manifest.node_entry or source.manifest.command):
         return []
-    return anyio.run(_check, source, python_method, timeout_s)
+    return anyio.run(_check, source, python_method, timeout_s, sandbox)
 
 
-async def _check(source: PluginSource, python_method: object | None, timeout_s: float) -> list[Problem]:
+def _guest(command: list[str], cwd: Path | None, sandbox: Sandbox | None, options: HostOptions,
+           label: str) -> Any:
     from mt_eval.bridge.method import BridgeMethod
+
+    if sandbox is not None:
+        command, cwd = sandbox.wrap(command, str(cwd.resolve()) if cwd else None), None
+    return BridgeMethod(command, cwd=cwd, options=options, label=label)
+
+
+async def _check(source: PluginSource, python_method: object | None, timeout_s: float,
+                 sandbox: Sandbox | None) -> list[Problem]:
     from mt_eval.bridge.runtimes import node_command
 
     problems: list[Problem] = []
@@ -49,11 +64,11 @@ async def _check(source: PluginSource, python_method: object | None, timeout_s: 
                           restart_budget=0)
     config = _probe_config(source)
     if source.manifest.node_entry:
-        guest = BridgeMethod(node_command(source.directory), options=options, label=source.method_id)
+        guest = _guest(node_command(source.directory), None, sandbox, options, source.method_id)
         try:
             await guest.start(config)
         except BridgeError as exc:
-            problems.extend(_node_start_problems(source, exc))
+            problems.extend(_node_start_problems(source, exc, sandboxed=sandbox is not None))
         else:
             _card, found = method_card_of(source, guest)
             problems.extend(p for p in found if p.file == guest.card_label)
@@ -62,7 +77,7 @@ async def _check(source: PluginSource, python_method: object | None, timeout_s: 
         finally:
             await guest.aclose()
     if source.manifest.command:
-        problems.extend(await _command_problems(source, options, config))
+        problems.extend(await _command_problems(source, options, config, sandbox))
     return problems
 
 
@@ -72,31 +87,33 @@ def _probe_config(source: PluginSource) -> dict[str, Any]:
     return {"source_lang": source_lang, "target_lang": target_lang}
 
 
-def _node_start_problems(source: PluginSource, exc: BridgeError) -> list[Problem]:
+def _node_start_problems(source: PluginSource, exc: BridgeError, *, sandboxed: bool) -> list[Problem]:
     entry = source.manifest.node_entry
     assert entry is not None
     file = str(source.directory / entry)
     data = exc.data if isinstance(exc.data, dict) else {}
     said = f"{exc.message}\n{data.get('stderr_tail') or ''}"
     if "does not export translate" in said:
-        return [Problem(file=file, path="$", code="node-entry", message=f"{entry} does not export translate",
+        return [Problem(file=file, path="$", code="entry-point", message=f"{entry} does not export translate",
                         hint="write `export async function translate(entries, config) { ... }` (or module.exports = "
                              "{ translate } in a CommonJS file)")]
     if "SyntaxError" in said:
         said_location = _LOCATION.search(said)
         line, detail = (said_location[2], None) if said_location else _syntax_location(source.directory / entry)
         detail = detail or (found[1] if (found := _ERROR_LINE.search(said)) else "SyntaxError")
-        return [Problem(file=f"{file}:{line}" if line else file, path="$", code="node-entry", message=detail,
+        return [Problem(file=f"{file}:{line}" if line else file, path="$", code="entry-point", message=detail,
                         hint=f"fix the syntax of {entry} at that line" if line else f"fix the syntax of {entry}")]
     if "cannot start guest" in exc.message:
-        return [Problem(file=file, path="$", severity="warning", code="node-entry",
+        return [Problem(file=file, path="$", severity="warning", code="entry-point",
                         message=f"could not load {entry} through the Node guest: {exc.message}",
                         hint="install Node.js 20 or later (or set MT_EVAL_NODE to its path) to check the Node entry")]
     from mt_eval.bridge.method import per_entry_error
 
-    return [Problem(file=file, path="$", code="node-entry", message=f"loading {entry} failed: {per_entry_error(exc)}",
-                    hint=f"the guest's own words are above; `node -e \"import('./{entry}')\"` in the plugin directory "
-                         "shows the full error")]
+    confined = (" (in the sandbox a guest reads its plugin directory read-only, has no network and writes only to "
+                "/tmp)") if sandboxed else ""
+    return [Problem(file=file, path="$", code="entry-point", message=f"loading {entry} failed: {per_entry_error(exc)}",
+                    hint=f"the guest's own words are above{confined}; `node -e \"import('./{entry}')\"` in the plugin "
+                         "directory shows the full error")]
 
 
 def _syntax_location(file: Path) -> tuple[str | None, str | None]:
@@ -132,15 +149,16 @@ def _package_types(file: Path) -> list[str]:
     return ["module", "commonjs"]
 
 
-async def _command_problems(source: PluginSource, options: HostOptions, config: dict[str, Any]) -> list[Problem]:
-    from mt_eval.bridge.method import BridgeMethod, per_entry_error
+async def _command_problems(source: PluginSource, options: HostOptions, config: dict[str, Any],
+                            sandbox: Sandbox | None) -> list[Problem]:
+    from mt_eval.bridge.method import per_entry_error
     from mt_eval.loader import command_argv
 
-    guest = BridgeMethod(command_argv(source), cwd=source.directory, options=options, label=source.method_id)
+    guest = _guest(command_argv(source), source.directory, sandbox, options, source.method_id)
     try:
         await guest.start(config)
     except BridgeError as exc:
-        return [Problem(file=source.manifest_file, path="$.command", code="command",
+        return [Problem(file=source.manifest_file, path="$.command", code="entry-point",
                         message=f"the program did not complete the bridge handshake: {per_entry_error(exc)}",
                         hint="make it answer initialize (bridge/PROTOCOL.md); `mt-eval bridge check -- "
                              f"{' '.join(source.manifest.command or [])}` runs the full conformance check")]

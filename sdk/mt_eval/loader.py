@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from mt_eval.bridge.connection import HostOptions
     from mt_eval.bridge.method import BridgeMethod
     from mt_eval.dependency_classes import Derivation
+    from mt_eval.sandbox import Sandbox
 
 MANIFEST_FILE = "method.json"
 Runtime = Literal["python", "node", "command"]
@@ -150,27 +151,31 @@ def command_argv(source: PluginSource) -> list[str]:
     return command
 
 
-def bridge_method(source: PluginSource, *, isolate: bool = False, options: HostOptions | None = None) -> BridgeMethod:
-    """The plugin as a guest process behind the bridge (its Node entry, its command, or ``mt-eval serve``)."""
+def bridge_method(source: PluginSource, *, isolate: bool = False, sandbox: Sandbox | None = None,
+                  options: HostOptions | None = None) -> BridgeMethod:
+    """The plugin as a guest process behind the bridge (its Node entry, its command, or ``mt-eval serve``),
+    inside ``sandbox`` when one is given (`mt_eval.sandbox`)."""
     from mt_eval.bridge.method import BridgeMethod
     from mt_eval.bridge.runtimes import node_command, python_command
 
     cwd: Path | None = None
     if source.runtime == "python" or (isolate and source.manifest.entry_point):
-        command = python_command(source.directory)
+        command = python_command(source.directory, isolated=sandbox is not None)
     elif source.runtime == "node":
         command = node_command(source.directory)
     else:
         command, cwd = command_argv(source), source.directory
+    if sandbox is not None:
+        command, cwd = sandbox.wrap(command, str(Path(cwd).resolve()) if cwd else None), None
     return BridgeMethod(command, cwd=cwd, label=source.method_id, options=options)
 
 
-def build_method(source: PluginSource, *, isolate: bool = False) -> tuple[object | None, ModuleType | None,
-                                                                         list[Problem]]:
+def build_method(source: PluginSource, *, isolate: bool = False, sandbox: Sandbox | None = None
+                 ) -> tuple[object | None, ModuleType | None, list[Problem]]:
     """Construct the method: in-process for a Python entry, else through the bridge. Never raises for plugin
-    faults; ``isolate`` runs even a Python entry in its own process."""
-    if isolate or source.runtime != "python":
-        return bridge_method(source, isolate=isolate), None, []
+    faults; ``isolate`` runs even a Python entry in its own process, ``sandbox`` confines that process."""
+    if isolate or sandbox is not None or source.runtime != "python":
+        return bridge_method(source, isolate=isolate, sandbox=sandbox), None, []
     entry_point = source.manifest.entry_point
 
     def problem(message: str, hint: str | None, code: str) -> Problem:
@@ -195,8 +200,11 @@ def build_method(source: PluginSource, *, isolate: bool = False) -> tuple[object
     except Exception as exc:
         return None, module, [problem(f"{class_name}() failed: {describe_exception(exc, source.directory)}",
                                       f"fix {class_name}.__init__", "constructor")]
-    deviations = protocol_deviations(method)
-    problems = [problem(d, "see the TranslationMethod protocol in the README", "protocol") for d in deviations]
+    deviations = protocol_deviations(method, source.manifest.implements)
+    protocols = " and ".join({"translate": "TranslationMethod", "decide": "DecisionMethod"}[request]
+                             for request in dict.fromkeys(source.manifest.implements))
+    hint = f"see the {protocols} protocol{'s' if ' and ' in protocols else ''} in the README"
+    problems = [problem(d, hint, "protocol") for d in deviations]
     return (None if deviations else method), module, problems
 
 
@@ -265,17 +273,29 @@ def entry_module_file(source: PluginSource) -> Path | None:
 
 
 def load_method(path: str | Path, *, plugin_manager: pluggy.PluginManager | None = None,
-                isolate: bool = False) -> LoadedMethod:
+                isolate: bool = False, needs: str | None = None, sandbox: Sandbox | None = None
+                ) -> LoadedMethod:
     """Load the method plugin in directory ``path``; raise `PluginLoadError` listing every problem.
 
     A plugin with a Python entry runs in this process (in its own process with ``isolate=True``); one
     with only a Node entry or a command runs as a bridge guest. Either way ``method`` is a
-    TranslationMethod; a bridge guest starts on the first ``translate`` call.
+    TranslationMethod (and a DecisionMethod when it implements decide); a bridge guest starts on the first
+    call. ``needs`` ("translate" or "decide") refuses, before any code runs, a plugin that does not implement it.
+    With ``sandbox`` (see `mt_eval.sandbox.plugin_sandbox`) the guest runs confined, Python entries included:
+    no plugin code runs here.
     """
     source, problems = read_plugin(path)
+    if source is not None and needs is not None and needs not in source.manifest.implements:
+        problems.append(Problem(
+            file=source.manifest_file, path="$.implements", code="not-implemented",
+            message=f"this needs a method that implements {needs}; {source.method_id} implements "
+                    f"{', '.join(source.manifest.implements)}",
+            hint=("evaluate a decision method with `mt-eval decide run`, or use it to grade with `mt-eval grade`"
+                  if needs == "translate" else 'a decision method lists "decide" in "implements" and defines '
+                                               "decide(rows, config)")))
     method = module = card = None
     if source is not None and not _has_errors(problems):  # never run the code of a plugin that is invalid
-        method, module, more = build_method(source, isolate=isolate)
+        method, module, more = build_method(source, isolate=isolate, sandbox=sandbox)
         problems.extend(more)
         if method is not None:
             card, more = method_card_of(source, method)

@@ -28,7 +28,7 @@ def node_files(documents: dict[str, dict[str, Any]]) -> dict[Path, str]:
 
     contract = {"description": _NOTICE, "schemas": documents}
     return {
-        GENERATED / CONTRACT: json.dumps(contract, separators=(",", ":"), ensure_ascii=False) + "\n",  # read at start-up
+        GENERATED / CONTRACT: json.dumps(contract, separators=(",", ":"), ensure_ascii=False) + "\n",  # compact
         GENERATED / LICENCES: _licence_text(licence_table_document()),
         GENERATED / TYPES: typescript(documents),
     }

@@ -27,6 +27,10 @@ def schema_types() -> dict[str, Any]:
     from mt_eval.bridge.messages import ErrorObject, InitializeResult
     from mt_eval.card import MethodCard
     from mt_eval.champollion.config import ChampollionConfigFile
+    from mt_eval.decisions.card import DecisionCard
+    from mt_eval.decisions.grading_card import GradingCard
+    from mt_eval.decisions.records import DecisionCase, DecisionConfig, DecisionResult, DecisionRow
+    from mt_eval.decisions.rubric import Rubric
     from mt_eval.harness.runcard import RunCard
     from mt_eval.manifest import Dependency, Manifest
     from mt_eval.records import CorpusEntry, RunConfig, TranslationResult
@@ -44,6 +48,13 @@ def schema_types() -> dict[str, Any]:
         "bridge-error": ErrorObject,
         "champollion-config": ChampollionConfigFile,
         "validate-report": ValidateReport,
+        "decision-row": DecisionRow,
+        "decision-case": DecisionCase,
+        "decision-result": DecisionResult,
+        "decision-config": DecisionConfig,
+        "decision-card": DecisionCard,
+        "grading-card": GradingCard,
+        "rubric": Rubric,
     }
 
 

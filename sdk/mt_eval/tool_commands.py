@@ -11,21 +11,29 @@ from pathlib import Path
 
 
 def add_validate(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Check method plugin directories: method.json, method_card.json and every entry point "
-                          "they declare. The Python entry is imported and built, the Node entry loaded through the "
-                          "Node guest, a command started for the bridge handshake, and a plugin with both a Python "
-                          "and a Node entry translates a few probe sentences with both (a difference is a warning). "
-                          "Every problem is reported with its file, JSON path and a fix. Exit status 0 when all "
-                          "plugins are valid, 1 otherwise.")
+    parser.description = ("Check method plugin directories: method.json, method_card.json, a static scan of the "
+                          "code against the declared dependencies, and every entry point they declare, started "
+                          "inside the sandbox: the Python entry imported and built, the Node entry loaded through "
+                          "the Node guest, a command started for the bridge handshake, and a plugin with both a "
+                          "Python and a Node entry translating a few probe sentences with both (a difference is a "
+                          "warning). Every problem is reported with its file, JSON path or line, and a fix. Exit "
+                          "status 0 when all plugins are valid, 1 otherwise.")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = ("examples:\n  mt-eval validate examples/lexicon-eng-spa\n"
-                     "  mt-eval validate --json --strict examples/*/\n"
-                     "  mt-eval validate --no-import my-method      # the files only; run no code")
+                     "  mt-eval validate --json --strict examples/*-eng-spa\n"
+                     "  mt-eval validate --no-import my-method      # files and scan only: runs no plugin code\n"
+                     "  mt-eval validate --no-sandbox my-method     # import on this host (trusted code only)")
     parser.add_argument("plugins", nargs="+", metavar="DIR", help="plugin directories")
     parser.add_argument("--json", action="store_true", help="print a JSON report instead of text")
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     parser.add_argument("--no-import", dest="run_code", action="store_false",
                         help="check the files only; do not import, start or run the method")
+    parser.add_argument("--no-sandbox", dest="sandbox", action="store_false",
+                        help="import the entry point on this host instead of in the sandbox (only for code you "
+                             "trust; the default confines it, so validating runs nothing on the host)")
+    parser.add_argument("--no-scan", dest="scan", action="store_false",
+                        help="skip the static scan of the plugin's code (network, downloads, programs, dynamic "
+                             "code, files outside the plugin) against its declared dependencies")
     parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
                         help="seconds a guest (Node entry, command) gets to start and to translate the probes "
                              "(default 10)")
@@ -35,7 +43,7 @@ def run_validate(args: argparse.Namespace) -> int:
     from mt_eval.validate_cli import run_validate as report
 
     return report([Path(p) for p in args.plugins], as_json=args.json, strict=args.strict, run_code=args.run_code,
-                  timeout_s=args.timeout)
+                  scan=args.scan, sandbox=args.sandbox, timeout_s=args.timeout)
 
 
 def add_translate(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +53,9 @@ def add_translate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="sentences (default: lines of stdin)")
     parser.add_argument("--pair", metavar="SRC>TGT",
                            help="language pair, e.g. eng>spa (default: the method's first supported pair)")
-    parser.add_argument("--file", "-f", metavar="FILE", help="read the sentences from FILE, one per line")
+    parser.add_argument("--file", "-f", metavar="FILE",
+                        help="read the sentences from FILE: one per line, or the sources of a .json, .jsonl or .tsv "
+                             "corpus (read as mt-eval run reads it)")
     parser.add_argument("--json", action="store_true", help="print one JSON result per line")
 
 

@@ -10,6 +10,7 @@ import msgspec
 from mt_eval.dependency_classes import CLASS_MEANING, Derivation
 from mt_eval.loader import build_method, method_card_of, read_plugin, register_hooks
 from mt_eval.problems import Problem
+from mt_eval.scan import ScanReport
 
 
 class PluginReport(msgspec.Struct, kw_only=True):
@@ -25,6 +26,8 @@ class PluginReport(msgspec.Struct, kw_only=True):
     derived_class: str | None = None
     contributions: list[dict[str, Any]] = msgspec.field(default_factory=list)
     problems: list[Problem] = msgspec.field(default_factory=list)
+    static_scan: ScanReport | None = None
+    import_sandbox: str | None = None  # the tool that confined the import step, when it was confined
 
     @property
     def errors(self) -> list[Problem]:
@@ -46,10 +49,13 @@ class ValidateReport(msgspec.Struct, kw_only=True):
     plugins: list[PluginReport]
 
 
-def validate_plugin(path: str | Path, *, run_code: bool = True, timeout_s: float = 10.0) -> PluginReport:
-    """Check a plugin's files and, unless ``run_code`` is false, start every entry point it declares: build its
-    Python method, load its Node entry through the Node guest, start its command (each guest gets ``timeout_s``
-    to answer), and compare the two entries of a plugin that has both (`mt_eval.entry_checks`)."""
+def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = True, sandbox: bool = False,
+                    timeout_s: float = 10.0) -> PluginReport:
+    """Check a plugin's files, scan its code (unless ``scan`` is false: `mt_eval.scan`) and, unless ``run_code``
+    is false, start every entry point it declares — inside the sandbox with ``sandbox``
+    (`mt_eval.sandbox.import_check`): build its Python method, load its Node entry through the Node guest, start
+    its command (each guest gets ``timeout_s`` to answer), and compare the two entries of a plugin that has both
+    (`mt_eval.entry_checks`)."""
     from mt_eval.plugins import make_plugin_manager
 
     source, problems = read_plugin(path)
@@ -64,7 +70,21 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, timeout_s: float
     report.declared_class = manifest.dependency_class
     if not any(p.path.startswith("$.dependencies") and p.severity == "error" for p in problems):
         _add_derivation(report, source.derivation)
+    if scan:
+        from mt_eval.scan import scan_plugin, scan_problems
+
+        report.static_scan = scan_plugin(source.directory, manifest.dependencies)
+        problems.extend(scan_problems(source.directory, report.static_scan,
+                                      declared=manifest.dependencies is not None))
     method = None
+    entry_problem = any(p.path in ("$.entry_point", "$.node_entry", "$.command") and p.severity == "error"
+                        for p in problems)
+    if run_code and sandbox and not entry_problem:
+        from mt_eval.sandbox.import_check import sandboxed_import
+
+        report.import_sandbox, found = sandboxed_import(source, timeout_s=timeout_s)
+        problems.extend(p for p in found if p not in problems)
+        return report
     if run_code and source.runtime == "python" and not any(p.path == "$.entry_point" for p in problems):
         method, module, more = build_method(source)
         problems.extend(more)
@@ -72,10 +92,13 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, timeout_s: float
             problems.extend(register_hooks(module, source.method_id, make_plugin_manager()))
     _card, more = method_card_of(source, method)
     problems.extend(p for p in more if p not in problems)
-    if run_code and not any(p.severity == "error" for p in problems):
+    if run_code and not any(p.severity == "error" and p.file in (source.manifest_file, source.card_file)
+                            for p in problems):  # the files are sound: start the other entry points too
         from mt_eval.entry_checks import check_entry_points
 
-        problems.extend(check_entry_points(source, method, timeout_s=timeout_s))
+        seen = {(p.file, p.severity) for p in problems}  # a syntax error the scan located already is not repeated
+        problems.extend(p for p in check_entry_points(source, method, timeout_s=timeout_s)
+                        if (p.file, p.severity) not in seen)
     return report
 
 

@@ -53,6 +53,7 @@ export function readMethodManifest(pathToPlugin) {
     card,
     cardFile: source.cardFile,
     cardData: source.cardData,
+    implements: [...new Set(manifest.implements)],
     warnings: all.filter((p) => p.severity === 'warning'),
   };
 }

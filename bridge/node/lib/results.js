@@ -258,21 +258,28 @@ export function compactResult(result) {
 /** The RunConfig fields a method may leave out, with their defaults (from the run-config schema). */
 export const RUN_CONFIG_DEFAULTS = Object.freeze(defaults(root('run-config').definition));
 
-let runConfigFits = null;
-/** A RunConfig checked against its schema with the defaults filled in, or a string saying what is wrong. */
-export function completeRunConfig(config) {
+const configFits = new Map();
+// A config checked against the schema `stem` with its defaults filled in, or a string saying what is wrong.
+function completeConfig(config, stem) {
   if (!isPlainObject(config)) return `invalid config: expected an object, got ${got(config)}`;
-  if (!runConfigFits) {
-    const { document } = root('run-config');
-    runConfigFits = compile(document, { $ref: document.$ref });
+  if (!configFits.has(stem)) {
+    const { document, definition } = root(stem);
+    configFits.set(stem, { fits: compile(document, { $ref: document.$ref }), fallback: defaults(definition) });
   }
-  if (runConfigFits(config)) { // the usual case, without building problems
+  const { fits, fallback } = configFits.get(stem);
+  if (fits(config)) { // the usual case, without building problems
     const out = {};
-    for (const name in RUN_CONFIG_DEFAULTS) out[name] = fresh(RUN_CONFIG_DEFAULTS[name]);
+    for (const name in fallback) out[name] = fresh(fallback[name]);
     return Object.assign(out, config);
   }
-  const { value, problems } = decodeValue(config, 'run-config', { file: 'config' });
+  const { value, problems } = decodeValue(config, stem, { file: 'config' });
   if (value !== null) return value;
   const first = problems.find((p) => p.severity === 'error');
   return `invalid config: ${first.path}: ${first.message}`;
 }
+
+/** A RunConfig checked against its schema with the defaults filled in, or a string saying what is wrong. */
+export const completeRunConfig = (config) => completeConfig(config, 'run-config');
+
+/** A decide() config (decision-config: a RunConfig whose language pair is optional), as completeRunConfig. */
+export const completeDecisionConfig = (config) => completeConfig(config, 'decision-config');

@@ -84,7 +84,7 @@ def _open(method: PairMethod, opened: list[LoadedMethod]) -> Translate:
     from mt_eval.records import RunConfig
     from mt_eval.results import ResultNotes, results_for
 
-    loaded = load_method(method.directory)
+    loaded = load_method(method.directory, needs="translate")
     opened.append(loaded)
     notes = ResultNotes()
 

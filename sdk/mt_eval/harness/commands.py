@@ -16,6 +16,8 @@ import argparse
 import os
 import sys
 
+from mt_eval.corpus.arguments import add_corpus_arguments
+
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))), "examples")
 DEMO_METHOD = os.path.join(EXAMPLES, "lexicon-eng-spa")
@@ -24,16 +26,21 @@ DEMO_CORPUS = os.path.join(EXAMPLES, "data", "eng-spa-demo.json")
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.description = ("Translate a corpus with a method plugin, score it with sacrebleu (chrF++, BLEU, TER with "
-                       "95%% bootstrap intervals) and write a run card. Results are saved as they complete; "
+                       "95% bootstrap intervals) and write a run card. Results are saved as they complete; "
                        "an interrupted run continues with --resume.")
     run.formatter_class = argparse.RawDescriptionHelpFormatter
     run.epilog = ("examples:\n  mt-eval run --demo\n"
                   "  mt-eval run --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json\n"
-                  "  mt-eval run --method my-method --corpus dev.jsonl --pair eng>spa --out runs/try1 --resume\n"
-                  "  mt-eval run --champollion-config app/champollion.config.json --pair en:es --corpus dev.json")
+                  "  mt-eval run --method my-method --corpus dev.jsonl --pair 'eng>spa' --out runs/try1 --resume\n"
+                  "  mt-eval run --method my-method --corpus dev.tsv --ids 1..50 --out runs/first50\n"
+                  "  mt-eval run --method my-method --source-file devtest.eng_Latn --reference-file devtest.spa_Latn "
+                  "--pair 'eng>spa'\n"
+                  "  mt-eval run --champollion-config app/champollion.config.json --pair en:es --corpus dev.json\n"
+                  "  mt-eval run --demo --sandbox --out runs/demo-sandboxed --force\n"
+                  "  mt-eval run --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json "
+                  "--official --gateway-policy examples/coached-llm-eng-spa/gateway-policy.json")
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
-    what.add_argument("--corpus", metavar="FILE", help="corpus: upstream JSON, JSON list, .jsonl or .tsv")
     what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")
     what.add_argument("--pair", metavar="SRC>TGT", help="language pair (default: the corpus's, else the "
                                                         "method's first supported pair); with "
@@ -42,32 +49,93 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                       help="evaluate the method plugin a champollion.config.json names for --pair (its model, "
                            "temperature and batchSize apply; the run card records the config and pair)")
     what.add_argument("--demo", action="store_true", help="run the bundled example method on the bundled corpus")
-    what.add_argument("--limit", type=int, metavar="N", help="only the first N entries")
     what.add_argument("--isolate", action="store_true", help="run a Python method in its own process")
-    where = run.add_argument_group("where results go")
-    where.add_argument("--out", metavar="DIR", help="run directory (default: runs/METHOD__CORPUS)")
-    where.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
-    where.add_argument("--force", action="store_true", help="start over even if --out holds results")
+    add_corpus_arguments(run)
+    add_run_directory_arguments(run.add_argument_group("where results go"), "runs/METHOD__CORPUS")
     how = run.add_argument_group("how to run")
-    how.add_argument("--batch-size", type=int, default=8, metavar="N", help="entries per call (default 8)")
-    how.add_argument("--concurrency", type=int, default=8, metavar="N", help="calls in flight (default 8)")
-    how.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per entry (default 120)")
+    add_call_arguments(how, "entry", "entries")
     how.add_argument("--retries", type=int, default=1, metavar="N", help="retries per failed entry (default 1)")
     how.add_argument("--retry-budget", type=int, metavar="N", help="retries for the whole run "
                                                                    "(default: 10%% of entries, at least 10)")
     how.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
-    model = run.add_argument_group("passed to the method (RunConfig)")
-    model.add_argument("--model", help="model name")
-    model.add_argument("--base-url", help="OpenAI-compatible endpoint")
-    model.add_argument("--temperature", type=float)
-    model.add_argument("--max-tokens", type=int)
-    model.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                       help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
+    add_model_arguments(run.add_argument_group("passed to the method (RunConfig)"))
+    fair = run.add_argument_group("fair by construction (see the README)")
+    fair.add_argument("--sandbox", action="store_true",
+                      help="run the method as a bridge guest in the sandbox (bubblewrap): no network but what its "
+                           "class allows, its plugin read-only, a private /tmp; fails if this host cannot isolate")
+    fair.add_argument("--official", action="store_true",
+                      help="a run meant for publishing: always sandboxed, refused if the static scan finds an "
+                           "undeclared dependency; an A1 method needs --gateway-policy with a second model")
+    fair.add_argument("--sandbox-ro", action="append", default=[], metavar="PATH",
+                      help="also expose PATH read-only in the sandbox, e.g. a mirrored artifact (repeatable; "
+                           "recorded in the card)")
+    fair.add_argument("--gateway-policy", metavar="FILE",
+                      help="serve the LLM gateway for this run with this policy (allowlisted pinned models, token "
+                           "budget); the method gets its URL as base_url and --model must be allowlisted")
+    fair.add_argument("--substitution-sample", type=int, default=5, metavar="N",
+                      help="entries an A1 run replays with the policy's second model (default 5)")
     run.add_argument("--extension", action="append", default=[], metavar="MODULE",
                      help="enable an extension module implementing mt-eval hooks (repeatable)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     run.set_defaults(print_run_help=run.print_help)
+
+
+def add_run_directory_arguments(group: argparse._ArgumentGroup, default: str) -> None:
+    """--out, --resume and --force (see `mt_eval.harness.run_directory`)."""
+    group.add_argument("--out", metavar="DIR", help=f"run directory (default: {default})")
+    group.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
+    group.add_argument("--force", action="store_true", help="start over even if --out holds results")
+
+
+def add_call_arguments(group: argparse._ArgumentGroup, item: str, items: str) -> None:
+    """How a method is called: --batch-size ``items`` per call, --concurrency calls, --timeout per ``item``."""
+    group.add_argument("--batch-size", type=positive_int, default=8, metavar="N", help=f"{items} per call (default 8)")
+    group.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="calls in flight (default 8)")
+    group.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
+                       help=f"seconds per {item} (default 120)")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number above 0."""
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def add_model_arguments(group: argparse._ArgumentGroup) -> None:
+    """The options a method receives in its config: model settings and --param (also for decide and grade)."""
+    group.add_argument("--model", help="model name")
+    group.add_argument("--base-url", help="OpenAI-compatible (or decision-engine) endpoint")
+    group.add_argument("--temperature", type=float)
+    group.add_argument("--max-tokens", type=int)
+    group.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                       help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
+
+
+def method_params(items: list[str]) -> dict[str, object]:
+    """``--param KEY=VALUE`` options → config.params; a VALUE that parses as JSON is that JSON value."""
+    import json
+
+    params: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--param {item!r}: write it as KEY=VALUE")
+        try:
+            params[key] = json.loads(value)
+        except ValueError:
+            params[key] = value
+    return params
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -82,10 +150,11 @@ def run_command(args: argparse.Namespace) -> int:
         except (ValueError, LookupError, OSError) as exc:
             print(f"mt-eval run: {exc}", file=sys.stderr)
             return 1
-    if not args.method or not args.corpus:
+    if not args.method or not (args.corpus or args.source_file or args.reference_file):
         args.print_run_help()
         return 2
-    from mt_eval.harness.session import RunError, run_evaluation
+    from mt_eval.harness.run_directory import RunError
+    from mt_eval.harness.session import run_evaluation
     from mt_eval.problems import ProblemsError
 
     try:
@@ -106,7 +175,8 @@ def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
                            "paired approximate randomization. A is the baseline.")
     compare.add_argument("baseline", metavar="A.json", help="run card of the baseline")
     compare.add_argument("candidate", metavar="B.json", help="run card of the system compared with it")
-    compare.add_argument("--corpus", metavar="FILE", help="the corpus (default: the path both cards record)")
+    add_corpus_arguments(compare, selection=False, title="the corpus (default: the one both cards record, read "
+                                                         "as they record)")
     compare.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (1000)")
     compare.add_argument("--trials", type=int, default=10000, metavar="N", help="randomization trials (10000)")
     compare.add_argument("--seed", type=int, default=12345, help="seed for both tests")
@@ -132,8 +202,8 @@ def add_verify_arguments(verify: argparse.ArgumentParser) -> None:
                      "  mt-eval verify runs/demo/card.json --corpus examples/data/eng-spa-demo.json\n"
                      "  mt-eval verify runs/*/card.json --json")
     verify.add_argument("cards", nargs="+", metavar="CARD", help="run card(s) (card.json in a run directory)")
-    verify.add_argument("--corpus", metavar="FILE", help="the corpus the card was run on (default: the path the "
-                                                         "card records, as written or beside the card)")
+    add_corpus_arguments(verify, selection=False, title="the corpus (default: the files the card records, as "
+                                                        "written or beside the card, read as it records)")
     verify.add_argument("--extension", action="append", default=[], metavar="MODULE",
                         help="enable an extension so that the metrics it registers are recomputed too (repeatable)")
     verify.add_argument("--json", action="store_true", help="print a JSON report")
@@ -143,9 +213,15 @@ def add_verify_arguments(verify: argparse.ArgumentParser) -> None:
 def verify_command(args: argparse.Namespace) -> int:
     import json
 
+    from mt_eval.corpus.arguments import spec_from_args
     from mt_eval.harness.verify import as_json, render, verify_card
 
-    reports = [verify_card(card, corpus=args.corpus, extensions=args.extension) for card in args.cards]
+    try:
+        corpus = spec_from_args(args)
+    except ValueError as exc:
+        print(f"mt-eval verify: {exc}", file=sys.stderr)
+        return 2
+    reports = [verify_card(card, corpus=corpus, extensions=args.extension) for card in args.cards]
     if args.json:
         print(json.dumps([as_json(r) for r in reports], indent=2, ensure_ascii=False))
     else:

@@ -1,9 +1,10 @@
 """``mt-eval compare A.json B.json``: is B really better than A? Paired tests over the same corpus.
 
-Both cards must verify (`mt_eval.harness.verify`: content hash, schema, metrics recomputed) and come from
-the same corpus (same sha256). The references are read from the corpus file the cards name (or
-``--corpus``), checked against that sha256. sacrebleu's paired bootstrap resampling
-and paired approximate randomization give a p-value per metric.
+Both cards must verify (`mt_eval.harness.verify`: content hash, schema, corpus, metrics recomputed), come
+from the same corpus (same sha256) and the same selection of it (same subset sha256). The references are
+read from the corpus the cards name, the way the cards record it was read (or from ``--corpus`` or
+``--source-file``/``--reference-file``), and the cards' selection is applied again. sacrebleu's paired
+bootstrap resampling and paired approximate randomization give a p-value per metric.
 """
 
 from __future__ import annotations
@@ -19,17 +20,23 @@ import msgspec
 
 from mt_eval.harness.runcard import RunCard
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mt_eval.corpus.reader import CorpusSpec
+
 
 class CompareError(Exception):
     pass
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    from mt_eval.corpus.arguments import spec_from_args
+
     try:
-        rows = compare_cards(Path(args.baseline), Path(args.candidate), corpus=args.corpus,
+        rows = compare_cards(Path(args.baseline), Path(args.candidate), corpus=spec_from_args(args),
                              bootstrap=args.bootstrap, trials=args.trials, seed=args.seed,
                              extensions=getattr(args, "extension", []))
-    except CompareError as exc:
+    except (CompareError, ValueError) as exc:
         print(f"mt-eval compare: {exc}", file=sys.stderr)
         return 1
     if args.json:
@@ -43,7 +50,7 @@ def run_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _verified_card(path: Path, corpus: str | None, extensions: Sequence[str]) -> RunCard:
+def _verified_card(path: Path, corpus: CorpusSpec | None, extensions: Sequence[str]) -> RunCard:
     from mt_eval.harness.verify import render, verify_card
 
     verification = verify_card(path, corpus=corpus, extensions=extensions)
@@ -53,31 +60,49 @@ def _verified_card(path: Path, corpus: str | None, extensions: Sequence[str]) ->
     return verification.card
 
 
-def compare_cards(baseline: Path, candidate: Path, *, corpus: str | None, bootstrap: int, trials: int,
+def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None, bootstrap: int, trials: int,
                   seed: int, extensions: Sequence[str] = ()) -> list[dict[str, Any]]:
-    from mt_eval.harness.corpus import CorpusError, read_corpus
+    from mt_eval.corpus.model import CorpusError
+    from mt_eval.corpus.reader import load_corpus
+    from mt_eval.corpus.selection import request_from_facts, select
+    from mt_eval.harness.corpus import card_corpus_spec
     from mt_eval.harness.scoring import make_metrics
 
     a, b = _verified_card(baseline, corpus, extensions), _verified_card(candidate, corpus, extensions)
     if a.corpus.sha256 != b.corpus.sha256:
         raise CompareError(f"the cards come from different corpora ({a.corpus.name} {a.corpus.sha256[:12]} vs "
                            f"{b.corpus.name} {b.corpus.sha256[:12]}); paired tests need the same entries")
-    path = Path(corpus or a.corpus.path)
+    subsets = [None if c.selection is None else c.selection.subset_sha256 for c in (a, b)]
+    if subsets[0] != subsets[1]:
+        raise CompareError(f"the cards ran different parts of the corpus ({_part(a)} vs {_part(b)}); paired tests "
+                           "need the same entries: run both on the same selection")
+    spec = card_corpus_spec(a, baseline, corpus)
     try:
-        source = read_corpus(path)
+        source = load_corpus(spec)
+        chosen = source.entries
+        if a.selection is not None:
+            chosen = select(source, request_from_facts(msgspec.to_builtins(a.selection))).entries
     except CorpusError as exc:
-        raise CompareError(f"{exc} (give the corpus with --corpus)") from exc
+        raise CompareError(f"{exc} (give the corpus with --corpus, or --source-file and --reference-file)") from exc
     if source.sha256 != a.corpus.sha256:
-        raise CompareError(f"{path} is not the corpus the cards were run on (sha256 differs)")
-    if not source.has_references:
-        raise CompareError(f"{path} lacks references for some entries")
-    hypotheses = [_hypotheses(card, source.entries, name) for card, name in ((a, baseline), (b, candidate))]
-    references = [[e["reference"] for e in source.entries]]
+        raise CompareError(f"{spec.main_path} is not the corpus the cards were run on (sha256 differs)")
+    if not source.references:
+        raise CompareError(f"{spec.main_path} has no references: a translation-only run cannot be compared")
+    hypotheses = [_hypotheses(card, chosen, name) for card, name in ((a, baseline), (b, candidate))]
+    references = [[e["reference"] for e in chosen]]
     return _paired_tests(hypotheses, references, make_metrics(), bootstrap, trials, seed)
 
 
+def _part(card: RunCard) -> str:
+    if card.selection is None:
+        return f"the whole corpus, {card.corpus.entries} entries"
+    return f"{card.selection.entries_selected} of {card.selection.entries_in_corpus} entries"
+
+
 def _hypotheses(card: RunCard, entries: list[dict[str, Any]], name: Path) -> list[str]:
-    by_id = {r.id: r for r in card.results}
+    from mt_eval.corpus.model import entry_key
+
+    by_id = {entry_key(r.id): r for r in card.results}
     missing = [e["id"] for e in entries if e["id"] not in by_id]
     if missing:
         raise CompareError(f"{name} has no result for {len(missing)} entries (e.g. {missing[0]}): "

@@ -12,14 +12,18 @@ import platform
 import statistics
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from mt_eval.code_hash import code_sha256
+from mt_eval.eligibility import Eligibility
+from mt_eval.gateway.audit import GatewayFacts
 from mt_eval.harness.scoring import Scores
 from mt_eval.pins import PinCheck
 from mt_eval.records import TranslationResult
+from mt_eval.sandbox.policy import SandboxFacts
+from mt_eval.scan.findings import ScanReport
 
 CARD_VERSION = "run-card/1"
 __all__ = ["RunCard", "code_sha256", "environment", "git_state", "latency_facts", "seal"]
@@ -47,13 +51,57 @@ class MethodFacts(msgspec.Struct, kw_only=True):
     champollion: dict[str, Any] | None = None
 
 
+class CorpusFileFacts(msgspec.Struct, kw_only=True):
+    role: str  # corpus | source | reference
+    path: str
+    sha256: str
+    lines: int | None = None
+
+
+class CorpusReading(msgspec.Struct, kw_only=True):
+    """How the corpus file was read, so that anyone can read it the same way again."""
+
+    format: str  # json | jsonl | tsv | parallel
+    columns: list[str] | None = None  # TSV: the field each column filled, in order
+    columns_from: str | None = None  # TSV: header | convention | --columns
+    header_line: int | None = None
+    ids_from: str = "field"  # field | line numbers | positions
+    aliases: dict[str, str] = msgspec.field(default_factory=dict)  # field or header name -> the field it filled
+    comment_lines: int = 0
+    references: bool = True  # False: translation only, no metrics
+    files: list[CorpusFileFacts] = msgspec.field(default_factory=list)
+    accepted_doubts: list[str] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+
 class CorpusFacts(msgspec.Struct, kw_only=True):
     name: str
     path: str
-    sha256: str
-    entries: int
+    sha256: str  # the whole file's (parallel text: over both files' sha256, see mt_eval.corpus.parallel)
+    entries: int  # in the whole corpus; a selection's own count is in RunCard.selection
     pair: str
     license: str | None = None
+    reading: CorpusReading | None = None
+
+
+class SelectionFacts(msgspec.Struct, kw_only=True):
+    """The part of the corpus a run covered (``--ids``, ``--segment``, ``--limit``)."""
+
+    ids: list[str | int] | None = None
+    ranges: list[str] | None = None
+    segment: list[str] | None = None
+    limit: int | None = None
+    entries_in_corpus: int
+    entries_selected: int
+    subset_sha256: str  # SHA-256 of the selected entries, canonical JSON one per line
+
+
+class CardResult(TranslationResult, kw_only=True):
+    """A result as the card lists it: under the entry's id as the corpus gave it (an integer stays one).
+
+    Only the card widens the id's type: on the wire and in ``results.jsonl`` ids are text."""
+
+    id: str | int  # type: ignore[assignment]
 
 
 class Covariates(msgspec.Struct, kw_only=True):
@@ -110,20 +158,29 @@ class RunCard(msgspec.Struct, kw_only=True):
     latency: LatencyFacts
     usage: UsageTotals
     errors: int
-    results: list[TranslationResult]
-    # How the method's results were accepted (mt_eval.results) and the method's runtime contract.
+    results: list[CardResult]
+    selection: SelectionFacts | None = None  # None: the whole corpus ran
+    # Fair by construction (mt_eval.harness.fairness); absent on older cards, null when not done.
+    static_scan: ScanReport | None = None
+    sandbox: SandboxFacts | None = None
+    gateway: GatewayFacts | None = None
+    eligibility: Eligibility | None = None
+    # How the method's results were accepted (mt_eval.results), and its pins as checked before the run.
     cached: int | None = None  # results the method served from its cache; null when it does not say
-    pins: list[PinCheck] = msgspec.field(default_factory=list)  # each mirrored dependency's pin, as checked
     normalised: dict[str, int] = msgspec.field(default_factory=dict)  # what was changed to accept results: count
+    pins: list[PinCheck] = msgspec.field(default_factory=list)  # each mirrored dependency's pin, as checked
     content_sha256: str = ""
 
 
-def seal(card: RunCard) -> RunCard:
-    """The card with ``content_sha256`` set."""
-    card.content_sha256 = ""
+Sealable = TypeVar("Sealable", bound=msgspec.Struct)
+
+
+def seal(card: Sealable) -> Sealable:
+    """The card (a run card, or any card Struct with ``content_sha256``) with ``content_sha256`` set."""
+    card.content_sha256 = ""  # type: ignore[attr-defined]
     body = msgspec.to_builtins(card)
     body.pop("content_sha256", None)
-    card.content_sha256 = hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()
+    card.content_sha256 = hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()  # type: ignore[attr-defined]
     return card
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import sys
 import time
 import uuid
@@ -15,13 +14,24 @@ import anyio
 import msgspec
 
 from mt_eval import __version__
+from mt_eval.corpus.arguments import selection_from_args
+from mt_eval.corpus.describe import reading_facts
+from mt_eval.corpus.model import Corpus
+from mt_eval.corpus.reader import CorpusSpec
+from mt_eval.corpus.selection import Selection
+from mt_eval.gold import corpus_gold_fields, method_view
 from mt_eval.harness import runcard as rc
-from mt_eval.harness.corpus import Corpus, read_corpus
+from mt_eval.harness.commands import method_params
+from mt_eval.harness.corpus import card_results, read_run_corpus, settle_run_corpus, write_predictions
 from mt_eval.harness.execution import ResultsLog, RunSettings, execute
+from mt_eval.harness.fairness import FairnessError, FairRun, describe_outcome
+from mt_eval.harness.fairness import prepare as prepare_fairness
+from mt_eval.harness.method_contract import card_file, checked_pins, merged_card, say_isolated_hooks_do_not_run
 from mt_eval.harness.progress import RunProgress
+from mt_eval.harness.run_directory import RunError, differences, open_run_directory, write_json
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
-from mt_eval.pins import PinCheck, check_pins, refusals
+from mt_eval.pins import PinCheck
 from mt_eval.records import RunConfig, TranslationResult
 from mt_eval.results import ResultNotes, totals
 
@@ -38,14 +48,13 @@ class RunState(msgspec.Struct, kw_only=True):
     config: dict[str, Any]
     settings: dict[str, Any]
     limit: int | None = None
+    selection: dict[str, Any] | None = None  # --ids and --segment as given
+    reading: dict[str, Any] | None = None  # --columns and --accept-doubt as given
+    fairness: dict[str, Any] | None = None
     sessions: int = 1
     first_call_s: float | None = None
     load_s: float = 0.0
     normalised: dict[str, int] = msgspec.field(default_factory=dict)  # of every session so far
-
-
-class RunError(Exception):
-    """A run cannot start or continue; the message says why and how to fix it."""
 
 
 def now() -> str:
@@ -60,31 +69,46 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     """Run (or resume) the evaluation ``args`` describe; returns the path of the run card."""
     from mt_eval.plugins import enable_extension, make_plugin_manager
 
-    corpus = read_corpus(args.corpus)
-    if args.limit is not None:
-        corpus.entries = corpus.entries[: max(0, args.limit)]
+    spec, corpus = read_run_corpus(args)
+    try:
+        gold = corpus_gold_fields(corpus.dataset)
+    except ValueError as exc:
+        raise RunError(f"{corpus.path}: {exc}") from exc
     manager = make_plugin_manager()
     for extension in args.extension:
         enable_extension(manager, extension)
+    try:
+        fair = prepare_fairness(args)
+    except FairnessError as exc:
+        raise RunError(str(exc)) from exc
     started = time.perf_counter()
-    loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate)
-    load_s = time.perf_counter() - started
-    if args.isolate:
-        _say_isolated_hooks_do_not_run(loaded)
-    pins = check_pins(loaded.source)
-    if refused := refusals(pins):
-        raise RunError(f"{loaded.method_id}: pinned dependencies differ from what this run would use:\n"
-                       + "\n".join(f"  {check.problem()}" for check in refused))
-    card_file = _card_file(args.method_card)
-    config = _run_config(args, corpus, loaded)
+    try:
+        loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate, needs="translate",
+                             sandbox=fair.sandbox)
+        load_s = time.perf_counter() - started
+        if args.isolate:
+            say_isolated_hooks_do_not_run(loaded)
+        pins = checked_pins(loaded)
+        given_card = card_file(args.method_card)
+        config = fair.adjust_config(_run_config(args, corpus, loaded))
+        selection = settle_run_corpus(args, spec, corpus, config.pair)
+    except BaseException:
+        fair.close_unused()
+        raise
+    entries = selection.entries
     settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                            retries=args.retries, retry_budget=args.retry_budget)
     out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
-    state = _open_run_directory(out, args, loaded, corpus, config, settings, load_s)
+    try:
+        state = _open_run_directory(out, args, loaded, spec, corpus, config, settings, load_s, fair.state())
+    except BaseException:
+        fair.close_unused()
+        raise
+    fair.out = out
     log_path = out / "results.jsonl"
     done = ResultsLog.read(log_path)
-    remaining = [e for e in corpus.entries if e["id"] not in done]
-    progress = RunProgress(len(corpus.entries), len(done), label=loaded.method_id, quiet=args.quiet)
+    remaining = method_view((e for e in entries if e["id"] not in done), gold)
+    progress = RunProgress(len(entries), len(done), label=loaded.method_id, quiet=args.quiet)
     log = ResultsLog(log_path)
 
     def on_result(result: TranslationResult) -> None:
@@ -93,7 +117,8 @@ def run_evaluation(args: argparse.Namespace) -> Path:
 
     manager.hook.run_started(run_id=state.run_id, method_id=loaded.method_id, config=config)
     try:
-        outcome, card = anyio.run(_execute_and_close, loaded, card_file, remaining, config, settings, log, on_result)
+        outcome, card = anyio.run(_execute_and_close, loaded, given_card, remaining, config, settings, log,
+                                  on_result, fair, method_view(entries, gold))
     finally:
         log.close()
         progress.close()
@@ -103,84 +128,39 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     notes.merge(state.normalised)
     notes.merge(outcome.notes.counts)
     state.normalised = notes.counts
-    _write_json(out / "run.json", state)
+    write_json(out / "run.json", state)
     results = ResultsLog.read(log_path)
-    ordered = [results[e["id"]] for e in corpus.entries if e["id"] in results]
-    scores = _scores(corpus, ordered, args, manager)
-    run_card = rc.seal(_build_card(state, loaded, card, corpus, config, settings, outcome.retries_used, scores,
-                                   ordered, args, pins))
+    ordered = [results[e["id"]] for e in entries if e["id"] in results]
+    scores = _scores(corpus, entries, ordered, args, manager)
+    run_card = rc.seal(_build_card(state, loaded, card, corpus, selection, config, settings, outcome.retries_used,
+                                   scores, ordered, args, fair, pins))
     card_path = out / "card.json"
-    _write_json(card_path, run_card)
+    write_json(card_path, run_card)
+    write_predictions(out / "predictions.txt", entries, results)
     manager.hook.run_finished(run_id=state.run_id, card=run_card)
     if not args.quiet:
-        _print_summary(run_card, sys.stderr)
+        _print_summary(run_card, out, sys.stderr)
     return card_path
 
 
-async def _execute_and_close(loaded: LoadedMethod, card_file: tuple[str, Any] | None, entries: list[dict[str, Any]],
-                             config: RunConfig, settings: RunSettings, log: ResultsLog, on_result: Any
-                             ) -> tuple[Any, dict[str, Any]]:
+async def _execute_and_close(loaded: LoadedMethod, given_card: tuple[str, Any] | None, entries: list[dict[str, Any]],
+                             config: RunConfig, settings: RunSettings, log: ResultsLog, on_result: Any, fair: FairRun,
+                             sample_from: list[dict[str, Any]]) -> tuple[Any, dict[str, Any]]:
     """Start the method (a guest sends its card at initialize), merge its card, then translate and close."""
     try:
-        card = await _merged_card(loaded, card_file, config)
-        outcome = await execute(loaded.method, entries, config, settings, log, on_result)
-        host_notes = getattr(loaded.method, "result_notes", None)  # a guest's results, accepted by the host
-        if isinstance(host_notes, ResultNotes):
-            outcome.notes.merge(host_notes.counts)
-        return outcome, card
+        async with fair.running(loaded.method_id):
+            card = await merged_card(loaded, given_card, config)
+            outcome = await execute(loaded.method, entries, config, settings, log, on_result)
+            await fair.replay_with_substitute(loaded.method, sample_from, config, config.seed)
+            host_notes = getattr(loaded.method, "result_notes", None)  # a guest's results, accepted by the host
+            if isinstance(host_notes, ResultNotes):
+                outcome.notes.merge(host_notes.counts)
+            return outcome, card
     finally:
         close = getattr(loaded.method, "aclose", None)
         if close is not None:
             with anyio.CancelScope(shield=True):
                 await close()
-
-
-def _say_isolated_hooks_do_not_run(loaded: LoadedMethod) -> None:
-    """Under --isolate the plugin's code runs only in its own process, so hooks in it cannot run here: say so."""
-    from mt_eval.loader import entry_module_file
-    from mt_eval.plugins import declared_hooks
-
-    file = entry_module_file(loaded.source)
-    hooks = declared_hooks(file) if file is not None else []
-    if hooks:
-        print(f"mt-eval run: warning: --isolate: the hooks in {file} ({', '.join(hooks)}) do not run: the plugin's "
-              "code runs only in its own process. Run without --isolate to run them, or move them into a module "
-              "given with --extension", file=sys.stderr)
-
-
-def _card_file(card_path: str | None) -> tuple[str, Any] | None:
-    """``--method-card``: the card to use instead of the plugin's method_card.json, read now."""
-    if card_path is None:
-        return None
-    from mt_eval.strict import parse_json
-
-    path = Path(card_path)
-    try:
-        data, problems = parse_json(path.read_bytes(), file=str(path))
-    except OSError as exc:
-        raise RunError(f"--method-card {path}: cannot read it: {exc.strerror or exc}") from exc
-    if data is None:
-        raise RunError("the method card is not valid:\n" + "\n".join(p.render() for p in problems))
-    return str(path), data
-
-
-async def _merged_card(loaded: LoadedMethod, card_file: tuple[str, Any] | None, config: RunConfig) -> dict[str, Any]:
-    """The run's method card: the plugin's files (or --method-card) and what the method reports when it runs."""
-    from mt_eval.bridge.messages import BridgeError
-    from mt_eval.bridge.method import per_entry_error
-    from mt_eval.loader import method_card_of
-
-    start = getattr(loaded.method, "start", None)
-    if callable(start):  # a guest: its own card arrives with its answer to initialize
-        try:
-            await start(config)
-        except BridgeError as exc:
-            raise RunError(f"{loaded.method_id}: the method's process could not start: {per_entry_error(exc)}") from exc
-    card, problems = method_card_of(loaded.source, loaded.method, card_file=card_file)
-    errors = [p for p in problems if p.severity == "error"]
-    if card is None or errors:
-        raise RunError("the method card is not valid:\n" + "\n".join(p.render() for p in errors))
-    return msgspec.to_builtins(card)  # type: ignore[no-any-return]
 
 
 def _run_config(args: argparse.Namespace, corpus: Corpus, loaded: LoadedMethod) -> RunConfig:
@@ -193,66 +173,43 @@ def _run_config(args: argparse.Namespace, corpus: Corpus, loaded: LoadedMethod) 
         raise RunError(f"{loaded.method_id} supports {', '.join(supported)}, not {pair}; choose one with --pair "
                        "or use a corpus in a supported pair")
     source, _, target = pair.partition(">")
-    params: dict[str, Any] = {}
-    for item in args.param:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise RunError(f"--param {item!r}: write it as KEY=VALUE")
-        try:
-            params[key] = json.loads(value)
-        except ValueError:
-            params[key] = value
     fields = {"source_lang": source, "target_lang": target, "model": args.model, "base_url": args.base_url,
               "temperature": args.temperature, "max_tokens": args.max_tokens, "batch_size": args.batch_size,
-              "concurrency": args.concurrency, "timeout_s": args.timeout, "seed": args.seed, "params": params}
+              "concurrency": args.concurrency, "timeout_s": args.timeout, "seed": args.seed,
+              "params": method_params(args.param)}
     try:
         return msgspec.convert({k: v for k, v in fields.items() if v is not None}, RunConfig)
     except msgspec.ValidationError as exc:
         raise RunError(f"invalid run configuration: {exc}") from exc
 
 
-def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMethod, corpus: Corpus,
-                        config: RunConfig, settings: RunSettings, load_s: float) -> RunState:
-    state_path = out / "run.json"
+def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMethod, spec: CorpusSpec,
+                        corpus: Corpus, config: RunConfig, settings: RunSettings, load_s: float,
+                        fairness: dict[str, Any]) -> RunState:
     fresh = RunState(run_id=new_run_id(), started_at=now(), method_dir=str(loaded.directory.resolve()),
                      code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
                      corpus_sha256=corpus.sha256, config=msgspec.to_builtins(config),
-                     settings=msgspec.to_builtins(settings), limit=args.limit, load_s=round(load_s, 6))
-    if state_path.exists() and args.resume:
-        try:
-            state = msgspec.json.decode(state_path.read_bytes(), type=RunState)
-        except msgspec.DecodeError as exc:
-            raise RunError(f"{state_path} is damaged ({exc}); start over with --force") from exc
-        changed = [what for what, old, new in [
-            ("the method's code", state.code_sha256, fresh.code_sha256),
-            ("the corpus", state.corpus_sha256, fresh.corpus_sha256),
-            ("the run configuration", state.config, fresh.config),
-            ("the run settings", state.settings, fresh.settings),
-            ("--limit", state.limit, fresh.limit)] if old != new]
-        if changed:
-            raise RunError(f"cannot resume {out}: {', '.join(changed)} changed since the run started; "
-                           "resume with the same inputs, or start over with --force")
-        state.sessions += 1
-    elif (out / "results.jsonl").exists() and not args.force:
-        raise RunError(f"{out} holds an earlier run: continue it with --resume, start over with --force, "
-                       "or choose another --out")
-    else:
-        if args.resume:
-            print(f"mt-eval run: nothing to resume in {out}; starting a new run", file=sys.stderr)
-        if out.exists():
-            for name in ("results.jsonl", "card.json", "run.json"):
-                (out / name).unlink(missing_ok=True)
-        state = fresh
-    out.mkdir(parents=True, exist_ok=True)
-    _write_json(state_path, state)
-    return state
+                     settings=msgspec.to_builtins(settings), limit=args.limit,
+                     selection=selection_from_args(args).filters(), reading=spec.reading(), load_s=round(load_s, 6),
+                     fairness=fairness)
+
+    def changes(state: RunState, now: RunState) -> list[str]:
+        return differences([("the method's code", state.code_sha256, now.code_sha256),
+                            ("the corpus", state.corpus_sha256, now.corpus_sha256),
+                            ("the run configuration", state.config, now.config),
+                            ("the run settings", state.settings, now.settings), ("--limit", state.limit, now.limit),
+                            ("the selection (--ids, --segment)", state.selection, now.selection),
+                            ("how the corpus is read (--columns, --accept-doubt)", state.reading, now.reading),
+                            ("the sandbox, --official or the gateway policy", state.fairness, now.fairness)])
+
+    return open_run_directory(out, fresh, resume=args.resume, force=args.force, changes=changes, command="mt-eval run")
 
 
-def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Namespace, manager: Any
-            ) -> Scores | None:
-    if len(results) != len(corpus.entries) or not corpus.has_references or not results:
+def _scores(corpus: Corpus, entries: list[dict[str, Any]], results: list[TranslationResult],
+            args: argparse.Namespace, manager: Any) -> Scores | None:
+    if len(results) != len(entries) or not corpus.references or not results:
         return None
-    references = [e["reference"] for e in corpus.entries]
+    references = [e["reference"] for e in entries]
     hypotheses = [r.predicted if r.error is None and r.predicted is not None else "" for r in results]
     scores = score(hypotheses, [references], resamples=args.resamples, seed=args.seed)
     from mt_eval.plugins import registered_metrics
@@ -263,9 +220,10 @@ def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Nam
     return scores
 
 
-def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, config: RunConfig,
-                settings: RunSettings, retries_used: int, scores: Scores | None, results: list[TranslationResult],
-                args: argparse.Namespace, pins: list[PinCheck]) -> rc.RunCard:
+def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, selection: Selection,
+                config: RunConfig, settings: RunSettings, retries_used: int, scores: Scores | None,
+                results: list[TranslationResult], args: argparse.Namespace, fair: FairRun,
+                pins: list[PinCheck]) -> rc.RunCard:
     derivation = loaded.source.derivation
     commit, dirty = rc.git_state(loaded.directory)
     usage = totals(results)
@@ -279,34 +237,29 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
             contributions=[rc.DependencyContribution(path=c.path, id=c.dependency_id,
                                                      dependency_class=c.dependency_class, reason=c.reason)
                            for c in derivation.contributions],
-            runtime="python (isolated)" if args.isolate else loaded.source.runtime,
+            runtime=_runtime(loaded, args, fair),
             code_sha256=state.code_sha256, git_commit=commit, git_dirty=dirty,
             guest_restarts=getattr(loaded.method, "restarts", None),
             champollion=getattr(args, "champollion_source", None)),
         corpus=rc.CorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
-                              entries=len(corpus.entries), pair=config.pair, license=corpus.license),
+                              entries=len(corpus.entries), pair=config.pair, license=corpus.license,
+                              reading=msgspec.convert(reading_facts(corpus), rc.CorpusReading)),
         covariates=rc.Covariates(model=config.model, temperature=config.temperature, max_tokens=config.max_tokens,
                                  seed=config.seed, batch_size=settings.batch_size, concurrency=settings.concurrency,
                                  timeout_s=settings.timeout_s, retries_per_entry=settings.retries,
-                                 retry_budget=settings.budget_for(len(corpus.entries)), retries_used=retries_used),
+                                 retry_budget=settings.budget_for(len(selection.entries)),
+                                 retries_used=retries_used),
         environment=rc.environment(),
         metrics=scores,
         latency=rc.latency_facts(state.first_call_s, state.load_s, latencies, settings.warmup_entries),
         usage=rc.UsageTotals(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
                              total_tokens=usage["total_tokens"]),
         errors=sum(r.error is not None for r in results),
-        results=results,
-        cached=usage["cached"],
-        normalised=dict(state.normalised),
-        pins=pins,
+        results=card_results(corpus, results),
+        selection=None if selection.facts is None else msgspec.convert(selection.facts, rc.SelectionFacts),
+        **fair.card_fields(results, complete=len(results) == len(selection.entries)),
+        cached=usage["cached"], normalised=dict(state.normalised), pins=pins,
     )
-
-
-def _write_json(path: Path, value: Any) -> None:
-    """Write atomically: a crash never leaves a half-written file."""
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_bytes(msgspec.json.format(msgspec.json.encode(value), indent=2) + b"\n")
-    temporary.replace(path)
 
 
 def _slug(text: str) -> str:
@@ -315,8 +268,17 @@ def _slug(text: str) -> str:
     return kebab_case(text) or "corpus"
 
 
-def _print_summary(card: rc.RunCard, stream: Any) -> None:
-    head = (f"{card.method.method_id} on {card.corpus.name} ({card.corpus.pair}): {card.corpus.entries} entries, "
+def _runtime(loaded: LoadedMethod, args: argparse.Namespace, fair: FairRun) -> str:
+    if fair.sandbox is not None:
+        return f"{loaded.source.runtime} (sandboxed: {fair.sandbox.tool.name})"
+    return "python (isolated)" if args.isolate else loaded.source.runtime
+
+
+def _print_summary(card: rc.RunCard, out: Path, stream: Any) -> None:
+    entries = f"{card.corpus.entries} entries"
+    if card.selection is not None:
+        entries = f"{card.selection.entries_selected} of {card.corpus.entries} entries (a selection)"
+    head = (f"{card.method.method_id} on {card.corpus.name} ({card.corpus.pair}): {entries}, "
             f"{card.errors} error{'s' if card.errors != 1 else ''}")
     lines = [head]
     if card.metrics is not None:
@@ -325,8 +287,12 @@ def _print_summary(card: rc.RunCard, stream: Any) -> None:
             ci = f" [{m.ci_low:.2f}, {m.ci_high:.2f}]" if m.ci_low is not None and m.ci_high is not None else ""
             parts.append(f"{m.name} {m.score:.2f}{ci}")
         lines.append("  " + "   ".join(parts))
+    elif card.corpus.reading is not None and not card.corpus.reading.references:
+        lines.append(f"  not scored: the corpus has no references (translation only); the predictions are in "
+                     f"{out / 'predictions.txt'}")
     else:
-        lines.append("  not scored: the corpus has no reference for every entry")
+        lines.append("  not scored: not every entry has a result")
+    lines += describe_outcome(card.eligibility, card.sandbox)
     if card.normalised:
         notes = ResultNotes()
         notes.merge(card.normalised)

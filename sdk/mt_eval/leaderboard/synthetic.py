@@ -21,7 +21,6 @@ from mt_eval import __version__
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.scoring import Scores, score
 from mt_eval.harness.verify import canonical_sha256
-from mt_eval.records import TranslationResult
 
 WORDS = ("el gato duerme en la casa grande", "mi amiga lee un libro nuevo", "hoy hace sol en la ciudad",
          "los niños juegan en el parque", "gracias por la comida tan rica", "la tienda abre a las nueve")
@@ -78,7 +77,7 @@ class CardFactory:
         with only what method.json gives, as a run without a method card has); ``extra`` adds top-level fields
         (``status``, ``eligibility``, ``sandbox``, ``gate``, ...); ``limit`` runs only the first entries."""
         predicted = self.predictions(quality, variant)[:limit]
-        results = [TranslationResult(id=e["id"], predicted=p, latency_s=0.001)
+        results = [rc.CardResult(id=e["id"], predicted=p, latency_s=0.001)
                    for e, p in zip(self.corpus.entries, predicted, strict=False)]
         card_fields = {"method_id": method_id, "name": method_id.replace("-", " ").title(), "class": method_class,
                        **({"dependency_class": dependency_class} if dependency_class else {}),
@@ -104,6 +103,8 @@ class CardFactory:
                                     hot_p95_s=hot_p95_s),
             usage=rc.UsageTotals(prompt_tokens=0, completion_tokens=0), errors=0, results=results)
         data: dict[str, Any] = msgspec.to_builtins(card)
+        for key in ("static_scan", "sandbox", "gateway", "eligibility"):  # absent unless given, as on an older card
+            data.pop(key, None)
         data.update(extra or {})
         data["content_sha256"] = canonical_sha256(data)
         return data
