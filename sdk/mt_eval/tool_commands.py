@@ -37,13 +37,17 @@ def add_validate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
                         help="seconds a guest (Node entry, command) gets to start and to translate the probes "
                              "(default 10)")
+    parser.add_argument("--corpus", action="append", default=[], metavar="FILE",
+                        help="also run the contamination check against this evaluation corpus (repeatable): "
+                             "contaminated is an error, unverified a warning")
 
 
 def run_validate(args: argparse.Namespace) -> int:
     from mt_eval.validate_cli import run_validate as report
 
     return report([Path(p) for p in args.plugins], as_json=args.json, strict=args.strict, run_code=args.run_code,
-                  scan=args.scan, sandbox=args.sandbox, timeout_s=args.timeout)
+                  scan=args.scan, sandbox=args.sandbox, corpora=[Path(c) for c in args.corpus],
+                  timeout_s=args.timeout)
 
 
 def add_translate(parser: argparse.ArgumentParser) -> None:

@@ -13,9 +13,17 @@ from mt_eval.validate import PluginReport, ValidateReport, describe_class, valid
 
 
 def run_validate(plugins: Sequence[Path], *, as_json: bool, strict: bool, run_code: bool, scan: bool = True,
-                 sandbox: bool = True, timeout_s: float = 10.0) -> int:
+                 sandbox: bool = True, corpora: Sequence[Path] = (), timeout_s: float = 10.0) -> int:
     reports = [validate_plugin(path, run_code=run_code, scan=scan, sandbox=sandbox, timeout_s=timeout_s)
                for path in plugins]
+    if corpora:
+        from mt_eval.contamination.validation import check_reports
+
+        try:
+            check_reports(reports, corpora)
+        except ValueError as exc:
+            print(f"mt-eval validate: {exc}", file=sys.stderr)
+            return 1
     ok = all(r.passed(strict=strict) for r in reports)
     if as_json:
         document = ValidateReport(ok=ok, strict=strict, plugins=reports)
@@ -43,6 +51,10 @@ def _print_reports(reports: Sequence[PluginReport], *, strict: bool) -> None:
             console.print(f"      {c['path']} {escape(c['id'])}: {c['class']} — {escape(c['reason'])}")
         if report.static_scan is not None:
             _print_scan(console, report)
+        if report.contamination is not None:
+            from mt_eval.contamination.run_check import summary_line
+
+            console.print(f"    {escape(summary_line(report.contamination))}")
         for problem in report.problems:
             colour = "red" if problem.severity == "error" else "yellow"
             where = problem.file if problem.path == "$" else f"{problem.file} {problem.path}"

@@ -75,6 +75,9 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                            "budget); the method gets its URL as base_url and --model must be allowlisted")
     fair.add_argument("--substitution-sample", type=int, default=5, metavar="N",
                       help="entries an A1 run replays with the policy's second model (default 5)")
+    fair.add_argument("--contamination-check", action=argparse.BooleanOptionalAction, default=True,
+                      help="check the method's bundle for the corpus's texts before translating and record the "
+                           "result in the run card (default: on; --no-contamination-check records not-run)")
     run.add_argument("--extension", action="append", default=[], metavar="MODULE",
                      help="enable an extension module implementing mt-eval hooks (repeatable)")
     run.add_argument("--quiet", action="store_true", help="no progress output")

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from mt_eval.code_hash import code_sha256
+from mt_eval.contamination.record import ContaminationRecord
 from mt_eval.eligibility import Eligibility
 from mt_eval.gateway.audit import GatewayFacts
 from mt_eval.harness.scoring import Scores
@@ -165,6 +166,7 @@ class RunCard(msgspec.Struct, kw_only=True):
     sandbox: SandboxFacts | None = None
     gateway: GatewayFacts | None = None
     eligibility: Eligibility | None = None
+    contamination: ContaminationRecord | None = None  # mt_eval.contamination.run_check
     # How the method's results were accepted (mt_eval.results), and its pins as checked before the run.
     cached: int | None = None  # results the method served from its cache; null when it does not say
     normalised: dict[str, int] = msgspec.field(default_factory=dict)  # what was changed to accept results: count

@@ -14,6 +14,7 @@ import anyio
 import msgspec
 
 from mt_eval import __version__
+from mt_eval.contamination.run_check import check_for_run
 from mt_eval.corpus.arguments import selection_from_args
 from mt_eval.corpus.describe import reading_facts
 from mt_eval.corpus.model import Corpus
@@ -101,6 +102,9 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
     try:
         state = _open_run_directory(out, args, loaded, spec, corpus, config, settings, load_s, fair.state())
+        contamination = check_for_run(loaded.directory, corpus, out, code_sha256=state.code_sha256,
+                                      enabled=getattr(args, "contamination_check", True), reuse=args.resume,
+                                      quiet=args.quiet)
     except BaseException:
         fair.close_unused()
         raise
@@ -132,8 +136,10 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     results = ResultsLog.read(log_path)
     ordered = [results[e["id"]] for e in entries if e["id"] in results]
     scores = _scores(corpus, entries, ordered, args, manager)
-    run_card = rc.seal(_build_card(state, loaded, card, corpus, selection, config, settings, outcome.retries_used,
-                                   scores, ordered, args, fair, pins))
+    run_card = _build_card(state, loaded, card, corpus, selection, config, settings, outcome.retries_used, scores,
+                           ordered, args, fair, pins)
+    run_card.contamination = contamination
+    run_card = rc.seal(run_card)
     card_path = out / "card.json"
     write_json(card_path, run_card)
     write_predictions(out / "predictions.txt", entries, results)

@@ -58,6 +58,44 @@ export interface Check {
   [extra: string]: unknown;
 }
 
+/** Thresholds of the contamination check. Lengths are in normalised words. */
+export interface CheckSettings {
+  ngram?: number;
+  min_words?: number;
+  standalone_below?: number;
+  near_duplicate?: number;
+  long_ngram?: number;
+  common_ngram?: number;
+  plant?: number;
+  seed?: number;
+  recall_floor?: number;
+  max_file_bytes?: number;
+  max_archive_bytes?: number;
+  max_code_bytes?: number;
+  max_archive_depth?: number;
+}
+
+/**
+ * `status` is "clean" (no hits, and the planted control's `recall` reached `recall_floor`),
+ * "contaminated" (`hits_total` hits; the first 50 in `hits`), "unverified" (no hits, but `reasons`
+ * say why that proves nothing) or "not-run" (`reasons` say why). `seed` and `planted` reproduce
+ * the control; `unread` lists files the check could not fully read.
+ */
+export interface ContaminationRecord {
+  status: "clean" | "contaminated" | "not-run" | "unverified";
+  reasons?: string[];
+  hits_total?: number;
+  hits?: Hit[];
+  recall?: number | null;
+  recall_floor?: number | null;
+  seed?: number | null;
+  planted?: Planted[];
+  corpora?: CorpusSummary[];
+  settings?: CheckSettings | null;
+  unread?: Finding[];
+  seconds?: number | null;
+}
+
 /** One segment to translate. Extra fields (domain, context, ...) are kept and passed on. */
 export interface CorpusEntry {
   id: string;
@@ -99,6 +137,14 @@ export interface CorpusReading {
   accepted_doubts?: string[];
   warnings?: string[];
   [extra: string]: unknown;
+}
+
+export interface CorpusSummary {
+  path: string;
+  name: string;
+  sha256: string;
+  entries: number;
+  texts: number;
 }
 
 export interface Covariates {
@@ -321,6 +367,18 @@ export interface Failure {
   [extra: string]: unknown;
 }
 
+/**
+ * Something about a file that is not a hit: it could not be read, was not followed, was read another
+ * way than asked. `effect` "unverified" means the check could not see all of it, so the verdict
+ * cannot be "clean".
+ */
+export interface Finding {
+  file: string;
+  kind: string;
+  message: string;
+  effect?: "info" | "unverified";
+}
+
 /** The card's `gateway`. */
 export interface GatewayFacts {
   log: string;
@@ -403,6 +461,30 @@ export interface GroupMetrics {
   ev_mae?: MetricValue | null;
   reliability?: ReliabilityBin[];
   [extra: string]: unknown;
+}
+
+/**
+ * A corpus text found in the bundle (or in the other corpus).
+ *
+ * `file` and `line` locate it (`byte` instead of `line` inside a binary file; `against_id` and
+ * `against_side` instead of a line when a corpus is compared with a corpus). `coverage` is the share
+ * of the entry's words inside shared runs of at least `ngram` words; `longest_run` the longest run;
+ * `matched` the normalised words found there.
+ */
+export interface Hit {
+  file: string;
+  line?: number | null;
+  byte?: number | null;
+  against_id?: string | null;
+  against_side?: "reference" | "source" | null;
+  corpus: string;
+  entry_id: string;
+  side: "reference" | "source";
+  kind: "exact" | "long-ngram" | "near-duplicate";
+  coverage: number;
+  longest_run: number;
+  entry_words: number;
+  matched: string;
 }
 
 /** Grades from sheets filled in by people (`mt-eval grade import`); several sheets average per item. */
@@ -558,6 +640,18 @@ export interface PinCheck {
   [extra: string]: unknown;
 }
 
+/** One corpus text planted in the control copy, where, how it was perturbed, and whether it was found. */
+export interface Planted {
+  corpus: string;
+  entry_id: string;
+  side: "reference" | "source";
+  carrier: string;
+  file: string;
+  line: number;
+  perturbations: string[];
+  found?: boolean;
+}
+
 /**
  * What `validate_plugin` found out about one plugin directory (`mt-eval validate --json`, and the Node
  * package's validatePluginFiles).
@@ -574,6 +668,7 @@ export interface PluginReport {
   problems?: Problem[];
   static_scan?: ScanReport | null;
   import_sandbox?: string | null;
+  contamination?: ContaminationRecord | null;
   [extra: string]: unknown;
 }
 
@@ -670,6 +765,7 @@ export interface RunCard {
   sandbox?: SandboxFacts | null;
   gateway?: GatewayFacts | null;
   eligibility?: Eligibility | null;
+  contamination?: ContaminationRecord | null;
   cached?: number | null;
   normalised?: Record<string, number>;
   pins?: PinCheck[];
