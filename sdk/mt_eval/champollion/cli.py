@@ -129,7 +129,8 @@ async def _open(method: PairMethod, opened: list[LoadedMethod]) -> Translate:
 
     from mt_eval.isolation import guarded_translate, split_on_failure
     from mt_eval.loader import PluginLoadError, load_method
-    from mt_eval.records import RunConfig, TranslationResult, pair_results
+    from mt_eval.records import RunConfig, TranslationResult
+    from mt_eval.results import ResultNotes, error_result, results_for
 
     where = f"pair {method.pair.key}: {method.method_id} ({method.directory})"
     try:
@@ -147,26 +148,18 @@ async def _open(method: PairMethod, opened: list[LoadedMethod]) -> Translate:
         except m.BridgeError as exc:
             raise MethodCannotStart(start_failure(loaded, exc, name=where)) from None
     own_deadlines = getattr(loaded.method, "enforces_deadlines", False)  # a guest: its host times requests out
+    notes = ResultNotes()
 
     async def call(entries: list[dict[str, Any]], config: RunConfig) -> list[TranslationResult]:
         raw = await guarded_translate(loaded.method, [dict(e) for e in entries], config,
                                       timeout_s=None if own_deadlines else config.timeout_s, directory=loaded.directory)
-        results = []
-        for item in raw if isinstance(raw, list) else []:
-            try:
-                results.append(item if isinstance(item, TranslationResult)
-                               else msgspec.convert(item, TranslationResult))
-            except msgspec.ValidationError as exc:
-                if isinstance(item, dict) and isinstance(item.get("id"), str):
-                    results.append(TranslationResult(id=item["id"], error=f"the method returned an invalid result: "
-                                                                          f"{exc}"))
-        paired, _unknown = pair_results(entries, results, "the method")
+        paired, _unknown = results_for(entries, raw, label="the method", notes=notes)
         return paired
 
     async def translate(entries: list[dict[str, Any]], run_config: dict[str, Any]) -> list[dict[str, Any]]:
         config = msgspec.convert(run_config, RunConfig)
         paired = await split_on_failure(lambda part: call(part, config), entries,
-                                        lambda entry, message: TranslationResult(id=str(entry["id"]), error=message))
+                                        lambda entry, message: error_result(str(entry["id"]), message))
         return [{"id": r.id, "predicted": r.predicted, "error": r.error} for r in paired]
 
     return translate

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import msgspec
 
 from mt_eval.harness.results_log import ResultsLog
 from mt_eval.isolation import guarded_translate, split_on_failure
-from mt_eval.records import TranslationResult, pair_results
+from mt_eval.records import TranslationResult
+from mt_eval.results import ResultNotes, error_result, results_for
 
 __all__ = ["Outcome", "ResultsLog", "RunSettings", "Timing", "execute"]
 
@@ -55,6 +55,7 @@ class Outcome:
     completed: int = 0
     retries_used: int = 0
     timing: Timing = field(default_factory=Timing)
+    notes: ResultNotes = field(default_factory=ResultNotes)  # what was changed to accept the method's results
 
 
 async def execute(method: Any, entries: list[dict[str, Any]], config: Any, settings: RunSettings, log: ResultsLog,
@@ -82,7 +83,7 @@ async def execute(method: Any, entries: list[dict[str, Any]], config: Any, setti
             batch = queue.popleft()
             busy += 1
             try:
-                results = await _translate_batch(method, batch, config, settings, outcome.timing, directory)
+                results = await _translate_batch(method, batch, config, settings, outcome, directory)
             finally:
                 busy -= 1
                 wake.set()
@@ -112,10 +113,11 @@ async def execute(method: Any, entries: list[dict[str, Any]], config: Any, setti
 
 
 async def _translate_batch(method: Any, batch: list[dict[str, Any]], config: Any, settings: RunSettings,
-                           timing: Timing, directory: Path | None) -> list[TranslationResult]:
+                           outcome: Outcome, directory: Path | None) -> list[TranslationResult]:
     backstop_s = None
     if getattr(method, "enforces_deadlines", False):  # the host times requests out and isolates entries itself
         backstop_s = settings.timeout_s * len(batch) * 4 + 900.0  # against a host that never would
+    timing = outcome.timing
     elapsed = 0.0
 
     async def call(part: list[dict[str, Any]]) -> list[TranslationResult]:
@@ -128,28 +130,10 @@ async def _translate_batch(method: Any, batch: list[dict[str, Any]], config: Any
             elapsed = time.perf_counter() - started
             if timing.first_call_s is None:
                 timing.first_call_s = elapsed
-        paired, _unknown = pair_results(part, _as_results(raw), "the method")
-        share = elapsed / len(part)
-        for result in paired:
-            if result.latency_s == 0.0:
-                result.latency_s = share
+        paired, _unknown = results_for(part, raw, label="the method", notes=outcome.notes, elapsed_s=elapsed)
         return paired
 
     def failed(entry: dict[str, Any], message: str) -> TranslationResult:
-        return TranslationResult(id=str(entry["id"]), error=message, latency_s=elapsed)
+        return error_result(str(entry["id"]), message, elapsed)
 
     return await split_on_failure(call, batch, failed)
-
-
-def _as_results(raw: Any) -> list[TranslationResult]:
-    if not isinstance(raw, list):
-        return []
-    out = []
-    for item in raw:
-        try:
-            out.append(item if isinstance(item, TranslationResult) else msgspec.convert(item, TranslationResult))
-        except msgspec.ValidationError as exc:
-            entry_id = item.get("id") if isinstance(item, dict) else None
-            if isinstance(entry_id, str):
-                out.append(TranslationResult(id=entry_id, error=f"the method returned an invalid result: {exc}"))
-    return out

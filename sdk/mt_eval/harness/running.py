@@ -26,6 +26,7 @@ from mt_eval.harness.outcome import EXIT_FAILED
 from mt_eval.loader import LoadedMethod
 from mt_eval.loop_watchdog import LoopWatchdog, find_blocked
 from mt_eval.records import RunConfig, TranslationResult
+from mt_eval.results import ResultNotes
 
 
 class StartFailed(Exception):
@@ -39,14 +40,17 @@ class Translated:
     outcome: Outcome
     loaded: LoadedMethod
     moved_to_guest: str | None = None  # why the method was moved into its own process mid-run
+    begun: Any = None  # what `Around.begin` gave
 
 
 @dataclass(frozen=True)
 class Around:
-    """What else runs with the method: ``running(label)`` around it (a gateway, a sandbox's watch), and
-    ``finish(method)`` once every entry is done (a substitution replay)."""
+    """What else runs with the method: ``running(label)`` around it (a gateway, a sandbox's watch),
+    ``begin(loaded)`` once it has started (its card, which a guest sends at initialize: the value is kept in
+    `Translated.begun`), and ``finish(method)`` once every entry is done (a substitution replay)."""
 
     running: Callable[[str], AbstractAsyncContextManager[Any]] | None = None
+    begin: Callable[[LoadedMethod], Awaitable[Any]] | None = None
     finish: Callable[[Any], Awaitable[None]] | None = None
     can_move: bool = True  # whether a method that blocks the event loop may carry on in a guest
 
@@ -59,10 +63,10 @@ def run_method(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunC
     watchdog_message = (f"mt-eval run: {loaded.method_id} blocked the event loop and could not be interrupted; "
                         f"finished entries are saved. Run it in its own process: {resume_hint} --isolate")
     outcome = Outcome()
+    ran = Translated(outcome, loaded)
     try:
-        anyio.run(_start_execute_close, loaded, entries, config, settings, log, on_result, outcome, around,
-                  watchdog_message)
-        return Translated(outcome, loaded)
+        anyio.run(_start_execute_close, ran, entries, config, settings, log, on_result, around, watchdog_message)
+        return ran
     except BaseException as error:
         blocked = find_blocked(error)
         if blocked is None:
@@ -75,28 +79,29 @@ def run_method(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunC
                           f"{resume_hint} --isolate")
     print(f"mt-eval run: {reason}; carrying on with it in its own process, as with --isolate. {fix}",
           file=sys.stderr)
-    guest = isolated()
+    moved = Translated(outcome, isolated(), moved_to_guest=reason, begun=ran.begun)
     remaining = [entry for entry in entries if not log.holds(str(entry["id"]))]
-    anyio.run(_start_execute_close, guest, remaining, config, settings, log, on_result, outcome, around,
-              watchdog_message)
-    return Translated(outcome, guest, moved_to_guest=reason)
+    anyio.run(_start_execute_close, moved, remaining, config, settings, log, on_result, around, watchdog_message)
+    return moved
 
 
-async def _start_execute_close(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig,
-                               settings: RunSettings, log: ResultsLog, on_result: Any, outcome: Outcome,
-                               around: Around, watchdog_message: str) -> None:
-    running = around.running(loaded.method_id) if around.running else contextlib.nullcontext()
+async def _start_execute_close(ran: Translated, entries: list[dict[str, Any]], config: RunConfig,
+                               settings: RunSettings, log: ResultsLog, on_result: Any, around: Around,
+                               watchdog_message: str) -> None:
+    running = around.running(ran.loaded.method_id) if around.running else contextlib.nullcontext()
     async with running:
-        await _execute_and_close(loaded, entries, config, settings, log, on_result, outcome, around,
-                                 watchdog_message)
+        await _execute_and_close(ran, entries, config, settings, log, on_result, around, watchdog_message)
 
 
-async def _execute_and_close(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig,
-                             settings: RunSettings, log: ResultsLog, on_result: Any, outcome: Outcome,
-                             around: Around, watchdog_message: str) -> None:
+async def _execute_and_close(ran: Translated, entries: list[dict[str, Any]], config: RunConfig,
+                             settings: RunSettings, log: ResultsLog, on_result: Any, around: Around,
+                             watchdog_message: str) -> None:
+    loaded, outcome = ran.loaded, ran.outcome
     method = loaded.method
     try:
-        start_s = await _start(loaded, config) if entries else 0.0
+        start_s = await _start(loaded, config) if entries or around.begin else 0.0
+        if around.begin is not None:
+            ran.begun = await around.begin(loaded)
         first_call = outcome.timing.first_call_s
         if getattr(method, "enforces_deadlines", False):
             await execute(method, entries, config, settings, log, on_result, directory=loaded.directory,
@@ -111,6 +116,9 @@ async def _execute_and_close(loaded: LoadedMethod, entries: list[dict[str, Any]]
             outcome.timing.first_call_s += start_s  # a guest's cold start is part of its first call
         if around.finish is not None:
             await around.finish(method)
+        host_notes = getattr(method, "result_notes", None)  # a guest's results, as its host accepted them
+        if isinstance(host_notes, ResultNotes):
+            outcome.notes.merge(host_notes.counts)
     finally:
         close = getattr(method, "aclose", None)
         if close is not None:

@@ -32,13 +32,16 @@ from mt_eval.harness.corpus import card_results, read_run_corpus, settle_run_cor
 from mt_eval.harness.execution import RunSettings
 from mt_eval.harness.fairness import FairnessError, FairRun, describe_outcome
 from mt_eval.harness.fairness import prepare as prepare_fairness
+from mt_eval.harness.method_contract import card_file, checked_pins, merged_card, say_isolated_hooks_do_not_run
 from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.results_log import ResultsLog, read_results, repair
 from mt_eval.harness.run_directory import RunError, differences, hold_run_directory, open_run_directory, write_json
 from mt_eval.harness.running import Around, StartFailed, run_method
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
+from mt_eval.pins import PinCheck
 from mt_eval.records import RunConfig, TranslationResult
+from mt_eval.results import ResultNotes, totals
 
 
 class RunState(msgspec.Struct, kw_only=True):
@@ -59,6 +62,7 @@ class RunState(msgspec.Struct, kw_only=True):
     sessions: int = 1
     first_call_s: float | None = None
     load_s: float = 0.0
+    normalised: dict[str, int] = msgspec.field(default_factory=dict)  # of every session so far
 
 
 def now() -> str:
@@ -106,7 +110,10 @@ def run_evaluation(args: argparse.Namespace) -> RunReport:
         loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate, needs="translate",
                              sandbox=fair.sandbox)
         load_s = time.perf_counter() - started
-        card = _method_card(loaded, args.method_card)
+        if args.isolate:
+            say_isolated_hooks_do_not_run(loaded)
+        pins = checked_pins(loaded)
+        given_card = card_file(args.method_card)
         config = fair.adjust_config(_run_config(args, corpus, loaded))
         selection = settle_run_corpus(args, spec, corpus, config.pair)
         settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
@@ -126,8 +133,8 @@ def run_evaluation(args: argparse.Namespace) -> RunReport:
             fair.close_unused()
             raise
         fair.out = out
-        run = _Run(args, out, state, loaded, card, corpus, selection, config, settings, manager, fair, gold,
-                   contamination)
+        run = _Run(args, out, state, loaded, given_card, pins, corpus, selection, config, settings, manager, fair,
+                   gold, contamination)
         return _run_locked(run, max_errors)
 
 
@@ -138,7 +145,8 @@ class _Run(NamedTuple):
     out: Path
     state: RunState
     loaded: LoadedMethod
-    card: dict[str, Any]
+    given_card: tuple[str, Any] | None
+    pins: list[PinCheck]
     corpus: Corpus
     selection: Selection
     config: RunConfig
@@ -167,10 +175,14 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
 
     sample_from = method_view(entries, run.gold)
 
+    async def card_of(started: LoadedMethod) -> dict[str, Any]:
+        return await merged_card(started, run.given_card, config)
+
     async def replay(method: Any) -> None:
         await fair.replay_with_substitute(method, sample_from, config, config.seed)
 
-    around = Around(running=fair.running, finish=replay, can_move=fair.policy is None and fair.sandbox is None)
+    around = Around(running=fair.running, begin=card_of, finish=replay,
+                    can_move=fair.policy is None and fair.sandbox is None)
     manager.hook.run_started(run_id=state.run_id, method_id=loaded.method_id, config=config)
     try:
         ran = run_method(loaded, remaining, config, run.settings, log, on_result, around=around,
@@ -187,10 +199,14 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
     finally:
         log.close()
         progress.close()
-    outcome, loaded = ran.outcome, ran.loaded
+    outcome, loaded, card = ran.outcome, ran.loaded, ran.begun
     if state.first_call_s is None and outcome.timing.first_call_s is not None:
         state.first_call_s = outcome.timing.first_call_s
-        write_json(out / "run.json", state)
+    notes = ResultNotes()
+    notes.merge(state.normalised)
+    notes.merge(outcome.notes.counts)
+    state.normalised = notes.counts
+    write_json(out / "run.json", state)
     results = read_results(log_path)
     ordered = [results[e["id"]] for e in entries if e["id"] in results]
     status = oc.status_of(ordered)
@@ -198,8 +214,8 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
     runtime = _runtime(loaded, args, fair)
     if ran.moved_to_guest:
         runtime = "python (isolated): it blocked the event loop in-process"
-    run_card = _build_card(state, loaded, run.card, run.corpus, run.selection, config, run.settings,
-                           outcome.retries_used, scores, ordered, args, fair, status, runtime)
+    run_card = _build_card(state, loaded, card, run.corpus, run.selection, config, run.settings,
+                           outcome.retries_used, scores, ordered, args, fair, run.pins, status, runtime)
     run_card.contamination = run.contamination
     run_card = rc.seal(run_card)
     card_path = out / "card.json"
@@ -232,28 +248,6 @@ def _command_line(drop: tuple[str, ...] = (), add: tuple[str, ...] = ()) -> str:
     if not words or words[0] != "run":
         words = ["run"]
     return shlex.join(["mt-eval", *[w for w in words if w not in drop], *add])
-
-
-def _method_card(loaded: LoadedMethod, card_path: str | None) -> dict[str, Any]:
-    if card_path is None:
-        return msgspec.to_builtins(loaded.card)  # type: ignore[no-any-return]
-    from mt_eval.card import merge_card
-    from mt_eval.strict import parse_json
-
-    path = Path(card_path)
-    try:
-        data, problems = parse_json(path.read_bytes(), file=str(path))
-    except OSError as exc:
-        raise RunError(f"--method-card {path}: cannot read it: {exc.strerror or exc}") from exc
-    sources: dict[str, Any] = {str(path): data}
-    runtime = getattr(loaded.method, "method_card", None)
-    if callable(runtime):
-        sources["method_card()"] = runtime()
-    merged, more = merge_card(loaded.manifest, loaded.method_id, sources, manifest_file=loaded.source.manifest_file)
-    errors = [p for p in problems + more if p.severity == "error"]
-    if merged is None or errors:
-        raise RunError("the method card is not valid:\n" + "\n".join(p.render() for p in errors))
-    return msgspec.to_builtins(merged)  # type: ignore[no-any-return]
 
 
 def _run_config(args: argparse.Namespace, corpus: Corpus, loaded: LoadedMethod) -> RunConfig:
@@ -315,10 +309,11 @@ def _scores(corpus: Corpus, entries: list[dict[str, Any]], results: list[Transla
 
 def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, selection: Selection,
                 config: RunConfig, settings: RunSettings, retries_used: int, scores: Scores | None,
-                results: list[TranslationResult], args: argparse.Namespace, fair: FairRun, status: rc.Status,
-                runtime: str) -> rc.RunCard:
+                results: list[TranslationResult], args: argparse.Namespace, fair: FairRun,
+                pins: list[PinCheck], status: rc.Status, runtime: str) -> rc.RunCard:
     derivation = loaded.source.derivation
     commit, dirty = rc.git_state(loaded.directory)
+    usage = totals(results)
     latencies = [r.latency_s for r in results]
     return rc.RunCard(
         run_id=state.run_id, started_at=state.started_at, finished_at=now(), sessions=state.sessions,
@@ -344,14 +339,15 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
         environment=rc.environment(),
         metrics=scores,
         latency=rc.latency_facts(state.first_call_s, state.load_s, latencies, settings.warmup_entries),
-        usage=rc.UsageTotals(prompt_tokens=sum(r.usage.prompt_tokens for r in results),
-                             completion_tokens=sum(r.usage.completion_tokens for r in results)),
+        usage=rc.UsageTotals(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
+                             total_tokens=usage["total_tokens"]),
         errors=sum(r.error is not None for r in results),
         status=status,
         failures=oc.failures_of(results),
         results=card_results(corpus, results),
         selection=None if selection.facts is None else msgspec.convert(selection.facts, rc.SelectionFacts),
         **fair.card_fields(results, complete=len(results) == len(selection.entries)),
+        cached=usage["cached"], normalised=dict(state.normalised), pins=pins,
     )
 
 
@@ -388,6 +384,10 @@ def _print_summary(card: rc.RunCard, out: Path, stream: Any) -> None:
     else:
         lines.append("  not scored: not every entry has a result")
     lines += describe_outcome(card.eligibility, card.sandbox)
+    if card.normalised:
+        notes = ResultNotes()
+        notes.merge(card.normalised)
+        lines.append(f"  warning: results accepted after changes (the upstream harness's shape): {notes.summary()}")
     lat = card.latency
     if lat.cold_s is not None and lat.hot_p50_s is not None and lat.hot_p95_s is not None:
         lines.append(f"  latency: cold {lat.cold_s:.3f} s; hot p50 {lat.hot_p50_s * 1000:.1f} ms, "

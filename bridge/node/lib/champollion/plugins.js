@@ -16,9 +16,10 @@ import { callIsolating } from '../calls.js';
 import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
 import { methodView } from '../gold.js';
 import { startGuest } from '../host.js';
-import { kebabCase, readMethodManifest } from '../manifest.js';
+import { mergeCard } from '../contract/plugin.js';
+import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
 import { loadMethod, resolveMethod } from '../method-module.js';
-import { completeDecisionConfig, completeRunConfig, errorResult, matchResults } from '../results.js';
+import { ResultNotes, completeDecisionConfig, completeRunConfig, errorResult, matchResults, resultsFor } from '../results.js';
 import { LoopWatchdog } from '../watchdog.js';
 import { byCodeUnits } from './json.js';
 
@@ -118,6 +119,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   let guest = null;
   let watchdog = null;
   let closed = false;
+  const resultNotes = new ResultNotes();
 
   // Load translate.js or start the guest once; a failure is kept, so every later call fails alike at once.
   const start = async (config) => {
@@ -160,9 +162,10 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
         unit: kind === 'decide' ? 'row' : 'entry',
         fail,
         match: (batch, results, seconds) => {
+          if (kind === 'translate') return resultsFor(batch, results, { label: 'the method', notes: resultNotes, elapsedS: seconds });
           // A decision without its own latency gets its share of the call's time, as the guests give it.
           const share = seconds / Math.max(1, batch.length);
-          const timed = kind === 'decide' ? results.map((r) => (isTimed(r) ? r : { ...r, latency_s: share })) : results;
+          const timed = results.map((r) => (isTimed(r) ? r : { ...r, latency_s: share }));
           return match(batch, timed, { source: 'the method' });
         },
       });
@@ -224,15 +227,28 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
       if (typeof runConfig === 'string') throw new TypeError(runConfig);
       await start(runConfig);
     },
-    /** The method's runtime card (methodCard() of translate.js, or the guest's), or null. */
+    /**
+     * The method card, merged as the Python SDK merges it: method.json, method_card.json, then what the method
+     * reports when it runs (methodCard() of translate.js, or the card the guest sent at initialize). Throws
+     * ManifestError when the method's own card contradicts method.json or is not a valid card.
+     */
     async methodCard() {
+      let runtime;
+      let label;
       if (manifest.runtime === 'node') {
         inProcess ??= loadMethod(resolveMethod({ directory }));
         const method = await inProcess;
-        return method.methodCard ? (await method.methodCard()) ?? null : null;
+        runtime = method.methodCard ? (await method.methodCard()) ?? null : null;
+        label = `${manifest.manifest.node_entry} methodCard()`;
+      } else {
+        await start(null);
+        runtime = (await guest).info?.card ?? null;
+        label = `the card guest ${manifest.methodId} sent at initialize`;
       }
-      await start(null);
-      return (await guest).methodCard();
+      const { card, problems } = mergeCard(manifest.manifest, manifest.methodId, [[manifest.cardFile, manifest.cardData], [label, runtime]],
+        { manifestFile: manifest.file });
+      if (card === null) throw new ManifestError(problems, `the method card of ${directory} is not valid`);
+      return card;
     },
     /** Release the method: close() of translate.js, or stop the guest process. */
     async close() {
