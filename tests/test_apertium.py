@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import anyio
 import pytest
 
 from apertium_available import apertium_missing
@@ -128,8 +129,7 @@ async def test_a_pin_that_differs_from_the_installed_package_is_refused(tmp_path
     manifest["dependencies"][0]["pin"] = "0.0.1-1"
     (plugin / "method.json").write_text(json.dumps(manifest), encoding="utf-8")
     method = load_method(plugin).method
-    installed = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "apertium-eng-spa"], capture_output=True,
-                               text=True, check=True).stdout
+    installed = (await anyio.run_process(["dpkg-query", "-W", "-f", "${Version}", "apertium-eng-spa"])).stdout.decode()
     run_config = RunConfig(source_lang="eng", target_lang="spa")
     (result,) = await method.translate([{"id": "1", "source": "Hello."}], run_config)
     assert result["predicted"] is None

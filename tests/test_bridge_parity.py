@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
+
+import anyio
 
 from mt_eval.bridge.method import BridgeMethod
 from mt_eval.bridge.runtimes import node_command
@@ -46,8 +47,9 @@ async def test_translate_js_loaded_directly_in_node_matches_the_python_host():
         "const results = await m.translate(entries, { source_lang: 'eng', target_lang: 'spa' });\n"
         "process.stdout.write(JSON.stringify(results));\n"
     )
-    direct = subprocess.run(["node", "--input-type=module", "-e", script, str(REVERSE / "translate.js"),
-                             json.dumps(ENTRIES)], capture_output=True, text=True, timeout=60, check=True)
+    with anyio.fail_after(60):
+        direct = await anyio.run_process(["node", "--input-type=module", "-e", script, str(REVERSE / "translate.js"),
+                                          json.dumps(ENTRIES)])
     loaded_in_node = comparable(json.loads(direct.stdout))
     through_host = await translate_with(BridgeMethod(node_command(REVERSE), label="reverse-node"))
     assert loaded_in_node == through_host

@@ -217,7 +217,8 @@ def test_bad_labels_are_named_by_line_entry_and_question(demo_run, tmp_path, cap
 
 
 def fill_csv(sheet: Path, answers: dict[int, str]) -> Path:
-    rows = list(csv.DictReader(sheet.open(encoding="utf-8")))
+    with sheet.open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
     for i, row in enumerate(rows):
         row["adequacy"] = answers.get(i, "")
     out = sheet.with_name(f"filled-{len(answers)}.csv")

@@ -188,24 +188,30 @@ def test_serve_renders_the_live_store_on_loopback(cards, tmp_path: Path, db: str
     publish_all(db, [cards.card("alpha", quality=0.8)], tmp_path)
     server = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "leaderboard", "serve", "--db", db, "--port", "0"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = server.stdout.readline() if server.stdout else ""
-        url = re.search(r"http://127\.0\.0\.1:\d+/", line)
-        assert url, line + (server.stderr.read() if server.stderr else "")
-        base = url.group(0)
-        index = urllib.request.urlopen(base, timeout=10).read().decode()
-        assert "Alpha" in index
-        board = json.loads(urllib.request.urlopen(base + "leaderboard.json", timeout=10).read())
-        key = board["groups"][0]["rows"][0]["key"]
-        assert "← leaderboard" in urllib.request.urlopen(f"{base}cards/{key}.html", timeout=10).read().decode()
-        publish_all(db, [cards.card("beta", quality=0.3)], tmp_path / "later")
-        assert "Beta" in urllib.request.urlopen(base, timeout=10).read().decode()  # live, not a snapshot
-        with pytest.raises(urllib.error.HTTPError) as missing:
-            urllib.request.urlopen(base + "cards/ffffffffffffffff.html", timeout=10)
-        assert missing.value.code == 404
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+
+    def fetch(url: str) -> bytes:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.read()  # type: ignore[no-any-return]
+
+    with server:
+        try:
+            line = server.stdout.readline() if server.stdout else ""
+            url = re.search(r"http://127\.0\.0\.1:\d+/", line)
+            assert url, line + (server.stderr.read() if server.stderr else "")
+            base = url.group(0)
+            assert "Alpha" in fetch(base).decode()
+            board = json.loads(fetch(base + "leaderboard.json"))
+            key = board["groups"][0]["rows"][0]["key"]
+            assert "← leaderboard" in fetch(f"{base}cards/{key}.html").decode()
+            publish_all(db, [cards.card("beta", quality=0.3)], tmp_path / "later")
+            assert "Beta" in fetch(base).decode()  # live, not a snapshot
+            with pytest.raises(urllib.error.HTTPError) as missing:
+                fetch(base + "cards/ffffffffffffffff.html")
+            assert missing.value.code == 404
+            missing.value.close()
+        finally:
+            server.terminate()
+            server.communicate(timeout=10)
 
 
 def test_the_ranking_key_changes_with_the_metric_signatures_not_with_extension_metrics(cards):

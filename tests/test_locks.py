@@ -42,8 +42,24 @@ def run_command(tmp_path: Path, n: int, *extra: str, sleep_s: float = 0.05) -> l
             "--concurrency", "2", "--resamples", "100", "--param", f"sleep_s={sleep_s}", *extra]
 
 
+STARTED: list[subprocess.Popen[str]] = []
+
+
 def start(command: list[str], **kwargs: object) -> subprocess.Popen[str]:
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    STARTED.append(process)
+    return process
+
+
+@pytest.fixture(autouse=True)
+def _end_started_processes():
+    """Whatever a test started is ended and its pipes closed, however the test ended."""
+    yield
+    while STARTED:
+        with STARTED.pop() as process:
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
 
 
 def wait_for_lines(path: Path, count: int, timeout_s: float = 30) -> None:

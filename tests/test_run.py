@@ -203,7 +203,7 @@ def test_lifecycle_hooks_and_extension_metrics(tmp_path: Path, monkeypatch):
     extension.write_text(
         "from mt_eval.hookspecs import hookimpl\n"
         f"LOG = {str(calls)!r}\n"
-        "def note(text):\n    open(LOG, 'a').write(text + '\\n')\n"
+        "def note(text):\n    with open(LOG, 'a') as log:\n        log.write(text + '\\n')\n"
         "@hookimpl\ndef run_started(run_id, method_id, config):\n    note(f'started {method_id} {config.pair}')\n"
         "@hookimpl\ndef entry_completed(run_id, result):\n    note('entry ' + result.id)\n"
         "@hookimpl\ndef run_finished(run_id, card):\n    note(f'finished {card.errors}')\n"

@@ -5,11 +5,10 @@ Public names are imported lazily so that ``mt-eval --help`` and ``import mt_eval
 
 from __future__ import annotations
 
+from mt_eval._version import __version__
 from mt_eval.lazy import lazy_exports
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing would slow down every CLI start
-
-__version__ = "0.1.0"
 
 _EXPORTS = {
     "load_method": "mt_eval.loader",

@@ -325,6 +325,8 @@ class ChildProcess(asyncio.SubprocessProtocol):
             self.exit_code = self._transport.get_returncode()
         self._exited.set()
         self._check_gone()
+        if self._gone:
+            self._release()
 
     def _check_gone(self) -> None:
         if self._gone:
@@ -342,3 +344,10 @@ class ChildProcess(asyncio.SubprocessProtocol):
         self._gone = True
         if not self._closing:
             self.on_gone(exit_status(self.exit_code))
+        if self._exited.is_set():
+            self._release()
+
+    def _release(self) -> None:
+        """The child is gone and has exited: free its pipes now, not only when (or if) its owner closes it."""
+        if self._transport is not None and not self._closing:
+            self._transport.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mt_eval import __version__
+from mt_eval._version import __version__
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:

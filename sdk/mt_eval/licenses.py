@@ -93,7 +93,7 @@ def _package_data(module: Any) -> Any:
 
 @cache
 def _table() -> _Table:
-    from mt_eval.node_package import generated_file
+    from mt_eval.resources import generated_file
 
     document = json.loads(generated_file("licences.json").read_text(encoding="utf-8"))
     licences: dict[str, str] = {}

@@ -72,12 +72,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def template_directory() -> Path:
     """The plugin template: packaged with the SDK (wheel), or in the source tree."""
-    from pathlib import Path
+    from mt_eval.resources import resource
 
-    packaged = Path(__file__).parent / "templates" / TEMPLATE_NAME
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[2] / "templates" / TEMPLATE_NAME
+    return resource("templates", TEMPLATE_NAME)
 
 
 def template_questions(template: Path) -> dict[str, Any]:

@@ -29,10 +29,9 @@ _TYPES: dict[str, Any] = {
 
 def vectors_directory() -> Path:
     """The conformance transcripts: packaged with the SDK, or in the source tree."""
-    packaged = Path(__file__).parent / "vectors"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[3] / "bridge" / "vectors" / "conformance"
+    from mt_eval.resources import resource
+
+    return resource("conformance")
 
 
 def load_vectors(directory: Path | None = None) -> list[dict[str, Any]]:

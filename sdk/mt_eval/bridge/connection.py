@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from mt_eval import __version__
+from mt_eval._version import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
 from mt_eval.child_process import ChildProcess, LazyTimer

@@ -14,7 +14,7 @@ def node_guest_script() -> Path:
     override = os.environ.get("MT_EVAL_NODE_GUEST")
     if override:
         return Path(override)
-    from mt_eval.node_package import node_package_file
+    from mt_eval.resources import node_package_file
 
     return node_package_file(*GUEST_SCRIPT)
 

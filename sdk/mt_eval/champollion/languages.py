@@ -26,7 +26,7 @@ class LanguageError(ValueError):
 
 def table_path() -> Path:
     """``languages.json``: in the packaged Node files, or in the source tree."""
-    from mt_eval.node_package import node_package_file
+    from mt_eval.resources import node_package_file
 
     return node_package_file("lib", "champollion", "languages.json")
 

@@ -20,7 +20,7 @@ import anyio
 import msgspec
 import numpy as np
 
-from mt_eval import __version__
+from mt_eval._version import __version__
 from mt_eval.decisions import grading_card as gc
 from mt_eval.decisions.blinding import SENT_FIELDS, WITHHELD, Blinded, GradingError, blind, read_run_card, refuse_leaks
 from mt_eval.decisions.execution import DecideSettings, decide_rows

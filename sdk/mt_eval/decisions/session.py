@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from mt_eval import __version__
+from mt_eval._version import __version__
 from mt_eval.decisions import card as dc
 from mt_eval.decisions.corpus import DecisionCorpus, read_decision_corpus
 from mt_eval.decisions.execution import DecideSettings, DecisionLog, decide_rows

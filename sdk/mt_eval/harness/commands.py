@@ -14,15 +14,9 @@ time uses a run directory; the exit statuses are listed in `mt_eval.harness.outc
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from mt_eval.corpus.arguments import add_corpus_arguments
-
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__))))), "examples")
-DEMO_METHOD = os.path.join(EXAMPLES, "lexicon-eng-spa")
-DEMO_CORPUS = os.path.join(EXAMPLES, "data", "eng-spa-demo.json")
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
@@ -154,8 +148,10 @@ def method_params(items: list[str]) -> dict[str, object]:
 
 def run_command(args: argparse.Namespace) -> int:
     if args.demo:
-        args.method = args.method or DEMO_METHOD
-        args.corpus = args.corpus or DEMO_CORPUS
+        from mt_eval.resources import demo_corpus, demo_method
+
+        args.method = args.method or str(demo_method())
+        args.corpus = args.corpus or str(demo_corpus())
     if args.champollion_config:
         from mt_eval.champollion.evaluate import apply_champollion_config
 

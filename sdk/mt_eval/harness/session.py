@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from mt_eval import __version__
+from mt_eval._version import __version__
 from mt_eval.contamination.run_check import check_for_run
 from mt_eval.corpus.arguments import selection_from_args
 from mt_eval.corpus.describe import reading_facts

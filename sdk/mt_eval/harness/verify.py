@@ -116,7 +116,7 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
     result.data = data
     version = data["card_version"]
     if version != CARD_VERSION:
-        from mt_eval import __version__
+        from mt_eval._version import __version__
 
         written_by = data.get("sdk_version")
         result.problem("$.card_version", f"this card's schema version is {version!r}; mt-eval {__version__} reads "

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from mt_eval import __version__
+from mt_eval._version import __version__
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.scoring import Scores, score
 from mt_eval.harness.verify import canonical_sha256

@@ -33,7 +33,7 @@ def plugin_sandbox(source: PluginSource, *, network: Network, extra_read_only: S
                    gateway_directory: Path | None = None) -> Sandbox:
     """The sandbox a plugin's guest runs in: its directory and the runtime it needs, read-only."""
     from mt_eval.bridge.runtimes import node_guest_script
-    from mt_eval.node_package import generated_file
+    from mt_eval.resources import generated_file
     from mt_eval.sandbox.view import node_runtime, python_runtime
 
     # mt-eval serve and the gateway forwarder, and the contract both runtimes read (schemas, licence table)

@@ -36,10 +36,10 @@ class FileSystemView:
 def python_runtime() -> list[str]:
     """What ``python -m mt_eval.cli serve`` needs: the interpreter's prefixes, the venv, the SDK's sources and
     any directory an installed ``.pth`` file adds (editable installs)."""
-    import mt_eval
+    from mt_eval.resources import PACKAGE
 
     paths = {sys.base_prefix, sys.prefix, str(Path(sys.executable).resolve().parent.parent),
-             str(Path(mt_eval.__file__).resolve().parent.parent)}
+             str(PACKAGE.resolve().parent)}
     for entry in sys.path:
         if entry and os.path.isabs(entry) and os.path.isdir(entry) and \
                 any(entry.startswith(p) for p in (sys.prefix, sys.base_prefix)):
