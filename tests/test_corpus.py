@@ -21,7 +21,8 @@ def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
 def test_upstream_shape_with_dataset_pair_and_licence():
     corpus = read_corpus(DEMO)
     assert (corpus.name, corpus.pair, corpus.license) == ("eng-spa-demo", "eng>spa", "CC0-1.0")
-    assert len(corpus.entries) == 30 and corpus.has_references
+    assert len(corpus.entries) == 36 and not corpus.has_references  # its negative controls have none
+    assert sum(isinstance(e.get("reference"), str) for e in corpus.entries) == 33
     assert len(corpus.sha256) == 64
 
 

@@ -28,7 +28,7 @@ export function completeRunConfig(config) {
 }
 
 const RESULT_KEYS = new Set(['id', 'predicted', 'latency_s', 'usage', 'error', 'tool_calls',
-  'tool_call_count', 'metadata']);
+  'tool_call_count', 'metadata', 'abstained', 'abstain_reason']);
 const USAGE_KEYS = new Set(['prompt_tokens', 'completion_tokens']);
 
 export function describe(value) {
@@ -53,6 +53,8 @@ export function errorResult(id, message, latencyS = 0) {
     tool_calls: [],
     tool_call_count: 0,
     metadata: {},
+    abstained: false,
+    abstain_reason: null,
   };
 }
 
@@ -79,6 +81,9 @@ export function normalizeResult(raw, defaultLatencyS = 0) {
       || (Array.isArray(raw.tool_calls) && raw.tool_calls.every(isPlainObject)), 'a list of objects'],
     ['tool_call_count', raw.tool_call_count === undefined || isCount(raw.tool_call_count), 'an integer >= 0'],
     ['metadata', raw.metadata === undefined || isPlainObject(raw.metadata), 'an object'],
+    ['abstained', raw.abstained === undefined || typeof raw.abstained === 'boolean', 'true or false'],
+    ['abstain_reason', raw.abstain_reason === undefined || raw.abstain_reason === null
+      || (typeof raw.abstain_reason === 'string' && raw.abstain_reason.length > 0), 'a non-empty string or null'],
   ];
   for (const [key, ok, expected] of checks) {
     if (!ok) return { problem: `"${key}" must be ${expected}, got ${describe(raw[key])}` };
@@ -87,7 +92,14 @@ export function normalizeResult(raw, defaultLatencyS = 0) {
     if (!USAGE_KEYS.has(key)) return { problem: `unknown field "usage.${key}"` };
     if (!isCount(usage[key])) return { problem: `"usage.${key}" must be an integer >= 0, got ${describe(usage[key])}` };
   }
-  if ((raw.predicted ?? null) === null && (raw.error ?? null) === null) {
+  if (raw.abstained === true) {
+    if ((raw.abstain_reason ?? null) === null) return { problem: 'an abstained result needs "abstain_reason" saying why' };
+    if ((raw.predicted ?? null) !== null || (raw.error ?? null) !== null) {
+      return { problem: 'an abstained result has neither "predicted" nor "error"' };
+    }
+  } else if ((raw.abstain_reason ?? null) !== null) {
+    return { problem: '"abstain_reason" is given but "abstained" is not true' };
+  } else if ((raw.predicted ?? null) === null && (raw.error ?? null) === null) {
     return { problem: 'a result needs "predicted" or, when the entry failed, "error"' };
   }
   const toolCalls = raw.tool_calls ?? [];
@@ -104,6 +116,8 @@ export function normalizeResult(raw, defaultLatencyS = 0) {
       tool_calls: toolCalls,
       tool_call_count: raw.tool_call_count ?? 0,
       metadata: raw.metadata ?? {},
+      abstained: raw.abstained ?? false,
+      abstain_reason: raw.abstain_reason ?? null,
     },
   };
 }
@@ -120,6 +134,10 @@ export function compactResult(result) {
   if (result.error !== null) out.error = result.error;
   if (result.tool_calls.length !== 0) out.tool_calls = result.tool_calls;
   if (result.tool_call_count !== 0) out.tool_call_count = result.tool_call_count;
+  if (result.abstained) {
+    out.abstained = true;
+    out.abstain_reason = result.abstain_reason;
+  }
   for (const key in result.metadata) { // eslint-disable-line no-unreachable-loop
     out.metadata = result.metadata;
     break;
@@ -148,6 +166,8 @@ function typicalResult(raw, defaultLatencyS) {
     tool_calls: [],
     tool_call_count: 0,
     metadata: {},
+    abstained: false,
+    abstain_reason: null,
   };
 }
 

@@ -59,7 +59,8 @@ describe('host with the Node guest on the reverse fixture', () => {
     ok(results[2], 'spa:dlröw\n🙂 olléH');
     for (const result of results) {
       assert.deepEqual(Object.keys(result),
-        ['id', 'predicted', 'latency_s', 'usage', 'error', 'tool_calls', 'tool_call_count', 'metadata']);
+        ['id', 'predicted', 'latency_s', 'usage', 'error', 'tool_calls', 'tool_call_count', 'metadata',
+          'abstained', 'abstain_reason']);
       assert.deepEqual(result.usage, { prompt_tokens: 0, completion_tokens: 0 });
       assert.ok(result.latency_s >= 0);
     }

@@ -85,7 +85,12 @@ describe('results', () => {
   test('normalizeResult fills defaults and names the first bad field', () => {
     assert.deepEqual(normalizeResult({ id: 'a', error: 'failed' }, 0.25).result, { id: 'a', predicted: null,
       latency_s: 0.25, usage: { prompt_tokens: 0, completion_tokens: 0 }, error: 'failed', tool_calls: [],
-      tool_call_count: 0, metadata: {} });
+      tool_call_count: 0, metadata: {}, abstained: false, abstain_reason: null });
+    assert.deepEqual(normalizeResult({ id: 'a', abstained: true, abstain_reason: 'empty source' }).result.abstained, true);
+    assert.match(normalizeResult({ id: 'a', abstained: true }).problem, /needs "abstain_reason"/);
+    assert.match(normalizeResult({ id: 'a', abstained: true, abstain_reason: 'x', predicted: 'y' }).problem,
+      /neither "predicted" nor "error"/);
+    assert.match(normalizeResult({ id: 'a', abstained: 'yes', abstain_reason: 'x' }).problem, /"abstained" must be true or false/);
     assert.match(normalizeResult({ id: 'a' }).problem, /a result needs "predicted" or, when the entry failed, "error"/);
     assert.match(normalizeResult({ id: 'a', predicted: 'x', tool_calls: [{}, {}], tool_call_count: 1 }).problem,
       /"tool_call_count" is 1 but 2 tool calls are listed/);

@@ -150,7 +150,8 @@ def _check_entries(path: Path, entries: list[Any]) -> list[Problem]:
         else:
             seen[entry_id] = i
         source = entry.get("source")
-        if not isinstance(source, str) or not source.strip():
+        blank_allowed = entry.get("family") == "negative" and source == ""  # an empty source is a negative control
+        if (not isinstance(source, str) or not source.strip()) and not blank_allowed:
             problems.append(Problem(file=str(path), path=f"{where}.source", code="missing",
                                     message="missing source text" if source is None or source == ""
                                     else f"source must be a string, got {type(source).__name__}"))
