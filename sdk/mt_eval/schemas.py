@@ -20,6 +20,8 @@ def schema_types() -> dict[str, Any]:
     """Schema file stem → Struct."""
     from mt_eval.bridge.messages import ErrorObject, InitializeResult
     from mt_eval.card import MethodCard
+    from mt_eval.harness.freeze import FreezeManifest
+    from mt_eval.harness.policy import GatePolicy
     from mt_eval.harness.runcard import RunCard
     from mt_eval.manifest import Dependency, Manifest
     from mt_eval.records import CorpusEntry, RunConfig, TranslationResult
@@ -32,6 +34,8 @@ def schema_types() -> dict[str, Any]:
         "translation-result": TranslationResult,
         "run-config": RunConfig,
         "run-card": RunCard,
+        "gate-policy": GatePolicy,
+        "freeze": FreezeManifest,
         "bridge-initialize-result": InitializeResult,
         "bridge-error": ErrorObject,
     }

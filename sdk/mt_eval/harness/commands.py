@@ -48,26 +48,58 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     where.add_argument("--out", metavar="DIR", help="run directory (default: runs/METHOD__CORPUS)")
     where.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
     where.add_argument("--force", action="store_true", help="start over even if --out holds results")
-    how = run.add_argument_group("how to run")
-    how.add_argument("--batch-size", type=int, default=8, metavar="N", help="entries per call (default 8)")
-    how.add_argument("--concurrency", type=int, default=8, metavar="N", help="calls in flight (default 8)")
-    how.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per entry (default 120)")
-    how.add_argument("--retries", type=int, default=1, metavar="N", help="retries per failed entry (default 1)")
-    how.add_argument("--retry-budget", type=int, metavar="N", help="retries for the whole run "
-                                                                   "(default: 10%% of entries, at least 10)")
+    how = add_budget_arguments(run)
     how.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
-    model = run.add_argument_group("passed to the method (RunConfig)")
+    add_method_config_arguments(run)
+    add_latency_arguments(run)
+    held = run.add_argument_group("what the run is held to")
+    held.add_argument("--policy", metavar="FILE", help="headline gate policy (default: the shipped one; mt-eval gate "
+                                                        "--help lists its thresholds)")
+    held.add_argument("--freeze", metavar="FILE", help="refuse to run unless everything matches this frozen manifest "
+                                                        "(mt-eval freeze init writes one)")
+    run.add_argument("--extension", action="append", default=[], metavar="MODULE",
+                     help="enable an extension module implementing mt-eval hooks (repeatable)")
+    run.add_argument("--quiet", action="store_true", help="no progress output")
+    run.set_defaults(print_run_help=run.print_help)
+
+
+def add_method_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """What the method is given in its RunConfig besides the pair (``run`` and ``freeze init``)."""
+    model = parser.add_argument_group("passed to the method (RunConfig)")
     model.add_argument("--model", help="model name")
     model.add_argument("--base-url", help="OpenAI-compatible endpoint")
     model.add_argument("--temperature", type=float)
     model.add_argument("--max-tokens", type=int)
     model.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                        help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
-    run.add_argument("--extension", action="append", default=[], metavar="MODULE",
-                     help="enable an extension module implementing mt-eval hooks (repeatable)")
-    run.add_argument("--quiet", action="store_true", help="no progress output")
-    run.set_defaults(print_run_help=run.print_help)
+
+
+def add_budget_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """Batch size, concurrency, timeout, retries and retry budget (``run`` and ``freeze init``)."""
+    how = parser.add_argument_group("how to run")
+    how.add_argument("--batch-size", type=int, default=8, metavar="N", help="entries per call (default 8)")
+    how.add_argument("--concurrency", type=int, default=8, metavar="N", help="calls in flight (default 8)")
+    how.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per entry (default 120)")
+    how.add_argument("--retries", type=int, default=1, metavar="N", help="retries per failed entry (default 1)")
+    how.add_argument("--retry-budget", type=int, metavar="N", help="retries for the whole run "
+                                                                   "(default: 10%% of entries, at least 10)")
+    return how
+
+
+def add_latency_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the harness measures latency (``run`` and ``freeze init``; mt_eval.harness.latency)."""
+    from mt_eval.harness.latency import DEFAULT_REPETITIONS, DEFAULT_SAMPLE, DEFAULT_WARMUP
+
+    latency = parser.add_argument_group(
+        "latency (measured by the harness in extra one-entry calls before the scored run; never scored)")
+    latency.add_argument("--latency-warmup", type=int, default=DEFAULT_WARMUP, metavar="N",
+                         help=f"untimed warm-up calls after the cold call (default {DEFAULT_WARMUP})")
+    latency.add_argument("--latency-sample", type=int, default=DEFAULT_SAMPLE, metavar="N",
+                         help=f"scored entries timed one call each at concurrency 1 (default {DEFAULT_SAMPLE}; 0: "
+                              "no latency calls at all, no latency figures)")
+    latency.add_argument("--latency-repetitions", type=int, default=DEFAULT_REPETITIONS, metavar="N",
+                         help=f"times the sample is timed (default {DEFAULT_REPETITIONS})")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -85,12 +117,13 @@ def run_command(args: argparse.Namespace) -> int:
     if not args.method or not args.corpus:
         args.print_run_help()
         return 2
+    from mt_eval.harness.run_rules import EXIT_GATE_FAILED, RulesError
     from mt_eval.harness.session import RunError, run_evaluation
     from mt_eval.problems import ProblemsError
 
     try:
-        card_path = run_evaluation(args)
-    except (RunError, ProblemsError, ValueError) as exc:
+        card_path, headline = run_evaluation(args)
+    except (RunError, RulesError, ProblemsError, ValueError) as exc:
         print(f"mt-eval run: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -98,7 +131,7 @@ def run_command(args: argparse.Namespace) -> int:
               "--resume.", file=sys.stderr)
         return 130
     print(f"run card: {card_path}")
-    return 0
+    return 0 if headline else EXIT_GATE_FAILED
 
 
 def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
@@ -110,6 +143,11 @@ def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
     compare.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (1000)")
     compare.add_argument("--trials", type=int, default=10000, metavar="N", help="randomization trials (10000)")
     compare.add_argument("--seed", type=int, default=12345, help="seed for both tests")
+    compare.add_argument("--allow-diff", action="append", default=[], metavar="NAME",
+                         help="accept that this covariate differs between the cards (repeatable): model, "
+                              "temperature, tool_permissions, environment, retry_budget, max_tokens, seed, batch_size, "
+                              "concurrency, timeout_s, retries_per_entry; hardware compares latencies across "
+                              "hardware labels")
     compare.add_argument("--json", action="store_true", help="print JSON")
     compare.add_argument("--extension", action="append", default=[], metavar="MODULE",
                          help="enable an extension whose metrics the cards carry, to verify them (repeatable)")

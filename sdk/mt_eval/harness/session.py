@@ -17,10 +17,14 @@ import msgspec
 from mt_eval import __version__
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.corpus import Corpus, read_corpus
-from mt_eval.harness.execution import ResultsLog, RunSettings, execute
+from mt_eval.harness.environment import environment
+from mt_eval.harness.execution import Outcome, ResultsLog, RunSettings, execute
+from mt_eval.harness.families import by_pair, method_entry, scored_entries
+from mt_eval.harness.latency import LatencyPlan, Measured, latency_facts, measure
 from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
+from mt_eval.manifest import Manifest
 from mt_eval.records import RunConfig, TranslationResult
 
 
@@ -39,6 +43,7 @@ class RunState(msgspec.Struct, kw_only=True):
     sessions: int = 1
     first_call_s: float | None = None
     load_s: float = 0.0
+    latency: Measured | None = None  # the harness's latency calls (made once, by the first session)
 
 
 class RunError(Exception):
@@ -53,13 +58,18 @@ def new_run_id() -> str:
     return f"{datetime.datetime.now(datetime.UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
 
 
-def run_evaluation(args: argparse.Namespace) -> Path:
-    """Run (or resume) the evaluation ``args`` describe; returns the path of the run card."""
+def run_evaluation(args: argparse.Namespace) -> tuple[Path, bool]:
+    """Run (or resume) the evaluation ``args`` describe; returns the path of the run card and whether its
+    headline passed the gate."""
+    from mt_eval.harness.run_rules import RunRules, print_gate
     from mt_eval.plugins import enable_extension, make_plugin_manager
 
     corpus = read_corpus(args.corpus)
+    entries_in_corpus = len(corpus.entries)
     if args.limit is not None:
         corpus.entries = corpus.entries[: max(0, args.limit)]
+    rigor = RunRules.from_args(args)
+    rigor.check_corpus(corpus)
     manager = make_plugin_manager()
     for extension in args.extension:
         enable_extension(manager, extension)
@@ -67,9 +77,10 @@ def run_evaluation(args: argparse.Namespace) -> Path:
     loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate)
     load_s = time.perf_counter() - started
     card = _method_card(loaded, args.method_card)
-    config = _run_config(args, corpus, loaded)
+    config = run_config(args, corpus, loaded.manifest)
     settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                            retries=args.retries, retry_budget=args.retry_budget)
+    rigor.check_freeze(loaded, corpus, corpus.entries, selection_record(corpus, entries_in_corpus), config, settings)
     out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
     state = _open_run_directory(out, args, loaded, corpus, config, settings, load_s)
     log_path = out / "results.jsonl"
@@ -84,30 +95,51 @@ def run_evaluation(args: argparse.Namespace) -> Path:
 
     manager.hook.run_started(run_id=state.run_id, method_id=loaded.method_id, config=config)
     try:
-        outcome = anyio.run(_execute_and_close, loaded, remaining, config, settings, log, on_result)
+        latency = None
+        if state.latency is None and remaining:  # measured once, over the run's fixed sample, then kept
+
+            def measured(facts: Measured) -> None:
+                state.latency = facts
+                _write_json(out / "run.json", state)
+
+            latency = (rigor.latency, corpus.entries, measured)
+        outcome = anyio.run(_execute_and_close, loaded, remaining, config, settings, log, on_result, latency)
     finally:
         log.close()
         progress.close()
-    if state.first_call_s is None and outcome.timing.first_call_s is not None:
-        state.first_call_s = outcome.timing.first_call_s
-        _write_json(out / "run.json", state)
     results = ResultsLog.read(log_path)
     ordered = [results[e["id"]] for e in corpus.entries if e["id"] in results]
     scores = _scores(corpus, ordered, args, manager)
-    run_card = rc.seal(_build_card(state, loaded, card, corpus, config, settings, outcome.retries_used, scores,
-                                   ordered, args))
+    draft = _build_card(state, loaded, card, corpus, config, settings, outcome.retries_used, scores, ordered, args)
+    run_card = rc.seal(rigor.finish_card(draft, corpus.entries, results))
     card_path = out / "card.json"
     _write_json(card_path, run_card)
     manager.hook.run_finished(run_id=state.run_id, card=run_card)
     if not args.quiet:
         _print_summary(run_card, sys.stderr)
-    return card_path
+    print_gate(run_card, card_path, sys.stderr)
+    return card_path, run_card.gate is not None and run_card.gate.passed
 
 
 async def _execute_and_close(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig,
-                             settings: RunSettings, log: ResultsLog, on_result: Any) -> Any:
+                             settings: RunSettings, log: ResultsLog, on_result: Any,
+                             latency: tuple[LatencyPlan, list[dict[str, Any]], Any] | None) -> Any:
+    """The latency calls (``latency``: the plan, the run's entries and where the measurement goes), then the
+    scored run; the method is closed at the end."""
     try:
-        return await execute(loaded.method, entries, config, settings, log, on_result)
+        if latency is not None:
+            plan, run_entries, measured = latency
+            measured(await measure(loaded.method, run_entries, config, plan, settings.timeout_s))
+        outcome = None
+        for group_config, group in by_pair(entries, config):  # negative controls of another pair: calls of their own
+            done = await execute(loaded.method, [method_entry(e) for e in group], group_config, settings, log,
+                                 on_result)
+            if outcome is None:
+                outcome = done
+            else:
+                outcome.completed += done.completed
+                outcome.retries_used += done.retries_used
+        return outcome or Outcome()
     finally:
         close = getattr(loaded.method, "aclose", None)
         if close is not None:
@@ -137,15 +169,16 @@ def _method_card(loaded: LoadedMethod, card_path: str | None) -> dict[str, Any]:
     return msgspec.to_builtins(merged)  # type: ignore[no-any-return]
 
 
-def _run_config(args: argparse.Namespace, corpus: Corpus, loaded: LoadedMethod) -> RunConfig:
-    supported = loaded.manifest.supported_pairs
+def run_config(args: argparse.Namespace, corpus: Corpus, manifest: Manifest) -> RunConfig:
+    """The RunConfig of ``mt-eval run`` (and ``mt-eval freeze init``) from its arguments."""
+    supported = manifest.supported_pairs
     pair = args.pair or corpus.pair or (supported[0] if supported else None)
     if not pair or ">" not in pair:
         raise RunError("no language pair: the corpus does not name one and the method supports any; "
                        "give --pair SRC>TGT, e.g. --pair eng>spa")
     if supported and pair not in supported:
-        raise RunError(f"{loaded.method_id} supports {', '.join(supported)}, not {pair}; choose one with --pair "
-                       "or use a corpus in a supported pair")
+        raise RunError(f"{manifest.method_id or manifest.name} supports {', '.join(supported)}, not {pair}; choose "
+                       "one with --pair or use a corpus in a supported pair")
     source, _, target = pair.partition(">")
     params: dict[str, Any] = {}
     for item in args.param:
@@ -204,10 +237,13 @@ def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMetho
 
 def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Namespace, manager: Any
             ) -> Scores | None:
-    if len(results) != len(corpus.entries) or not corpus.has_references or not results:
+    scored = scored_entries(corpus.entries)
+    if len(results) != len(corpus.entries) or not scored or any(not isinstance(e.get("reference"), str)
+                                                                 for e in scored):
         return None
-    references = [e["reference"] for e in corpus.entries]
-    hypotheses = [r.predicted if r.error is None and r.predicted is not None else "" for r in results]
+    by_id = {r.id: r for r in results}
+    references = [e["reference"] for e in scored]
+    hypotheses = [_hypothesis(by_id[str(e["id"])]) for e in scored]
     scores = score(hypotheses, [references], resamples=args.resamples, seed=args.seed)
     from mt_eval.plugins import registered_metrics
 
@@ -217,12 +253,28 @@ def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Nam
     return scores
 
 
+def selection_record(corpus: Corpus, entries_in_corpus: int) -> dict[str, Any] | None:
+    if len(corpus.entries) == entries_in_corpus:
+        return None
+    import hashlib
+
+    digest = hashlib.sha256(b"".join(msgspec.json.encode(e, order="sorted") + b"\n" for e in corpus.entries))
+    return {"entries_in_corpus": entries_in_corpus, "subset_sha256": digest.hexdigest()}
+
+
+def _hypothesis(result: TranslationResult) -> str:
+    """What is scored: the prediction; an entry that failed or was abstained on scores as empty."""
+    return result.predicted if result.error is None and result.predicted is not None else ""
+
+
 def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, config: RunConfig,
                 settings: RunSettings, retries_used: int, scores: Scores | None, results: list[TranslationResult],
                 args: argparse.Namespace) -> rc.RunCard:
+    from mt_eval.harness.covariates import run_covariates
+
     derivation = loaded.source.derivation
     commit, dirty = rc.git_state(loaded.directory)
-    latencies = [r.latency_s for r in results]
+    covariates = run_covariates(loaded.manifest, config)
     return rc.RunCard(
         run_id=state.run_id, started_at=state.started_at, finished_at=now(), sessions=state.sessions,
         sdk_version=__version__,
@@ -238,13 +290,16 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
             champollion=getattr(args, "champollion_source", None)),
         corpus=rc.CorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
                               entries=len(corpus.entries), pair=config.pair, license=corpus.license),
-        covariates=rc.Covariates(model=config.model, temperature=config.temperature, max_tokens=config.max_tokens,
-                                 seed=config.seed, batch_size=settings.batch_size, concurrency=settings.concurrency,
-                                 timeout_s=settings.timeout_s, retries_per_entry=settings.retries,
-                                 retry_budget=settings.budget_for(len(corpus.entries)), retries_used=retries_used),
-        environment=rc.environment(),
+        covariates=rc.Covariates(model=covariates.model, temperature=config.temperature,
+                                 max_tokens=config.max_tokens, seed=config.seed, batch_size=settings.batch_size,
+                                 concurrency=settings.concurrency, timeout_s=settings.timeout_s,
+                                 retries_per_entry=settings.retries,
+                                 retry_budget=settings.budget_for(len(corpus.entries)), retries_used=retries_used,
+                                 tool_permissions=covariates.tool_permissions,
+                                 not_applicable=covariates.not_applicable),
+        environment=environment(node=loaded.source.runtime == "node"),
         metrics=scores,
-        latency=rc.latency_facts(state.first_call_s, state.load_s, latencies, settings.warmup_entries),
+        latency=latency_facts(state.latency, state.load_s, [r.latency_s for r in results]),
         usage=rc.UsageTotals(prompt_tokens=sum(r.usage.prompt_tokens for r in results),
                              completion_tokens=sum(r.usage.completion_tokens for r in results)),
         errors=sum(r.error is not None for r in results),

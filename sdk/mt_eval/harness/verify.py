@@ -9,8 +9,11 @@ A card verifies when all of these hold, each checked and reported on its own:
 4. its own tallies add up: one result per id, ``errors``, ``usage`` totals, ``corpus.entries``;
 5. the corpus file — the path the card records, or the one given — has the card's ``corpus.sha256``, and
    every result's id is an entry of it;
-6. every metric recomputed from the card's predictions and the corpus's references, with the card's own
-   bootstrap resamples and seed, equals the card's score, interval and sacrebleu signature.
+6. every metric recomputed from the card's predictions and the corpus's references (over the scored
+   entries: canaries and negative controls are not scored), with the card's own bootstrap resamples and
+   seed, equals the card's score, interval and sacrebleu signature;
+7. the family, latency and gate records agree with the card's results and its corpus
+   (`mt_eval.harness.verify_records`).
 
 References never come from the card: only the corpus file holds them. Metrics registered by extensions are
 recomputed when the same extensions are enabled (``--extension``); otherwise they are reported as not
@@ -145,6 +148,9 @@ def verify_card(path: str | Path, *, corpus: str | Path | None = None, extension
     if source is None:
         return result
     _recompute(result, result.card, source, extensions)
+    from mt_eval.harness.verify_records import check_records
+
+    check_records(result, result.card, source)
     return result
 
 
@@ -193,7 +199,9 @@ def _check_tallies(result: Verification, card: RunCard) -> None:
     elif len(card.results) > card.corpus.entries:
         expected["$.corpus.entries"] = (card.corpus.entries, f"{len(card.results)} (more than the entries)")
     if card.metrics is not None:
-        expected["$.metrics.segments"] = (card.metrics.segments, len(card.results))
+        controls = set() if card.families is None else {c.id for c in card.families.canaries} | {
+            n.id for n in card.families.negatives}
+        expected["$.metrics.segments"] = (card.metrics.segments, sum(str(r.id) not in controls for r in card.results))
     wrong = [(where, stated, actual) for where, (stated, actual) in expected.items() if stated != actual]
     for where, stated, actual in wrong:
         result.problem(where, f"the card says {stated}, its results say {actual}")
@@ -247,10 +255,11 @@ def _recompute(result: Verification, card: RunCard, source: Any, extensions: Seq
     if card.metrics is None:
         result.check("metrics", True, "the card has no metrics to recompute")
         return
+    from mt_eval.harness.families import scored_entries
     from mt_eval.harness.scoring import MetricScore, make_metrics, score
 
     ran = {r.id: r for r in card.results}
-    entries = [e for e in source.entries if e["id"] in ran]  # the order the harness scored them in
+    entries = [e for e in scored_entries(source.entries) if e["id"] in ran]  # the order the harness scored them in
     missing = [e["id"] for e in entries if not isinstance(e.get("reference"), str)]
     if missing:
         result.check("metrics", False, f"{len(missing)} entries have no reference")
