@@ -85,6 +85,8 @@ def benchmarks(session: nox.Session) -> None:
     session.run("python", "benchmarks/startup.py")
     session.run("python", "benchmarks/bridge.py", *session.posargs)
     session.run("python", "benchmarks/harness.py", *session.posargs)
+    session.run("python", "benchmarks/corpus.py")
     session.run("python", "benchmarks/new_plugin.py")
     session.run("python", "benchmarks/adapter.py")
     session.run("python", "benchmarks/leaderboard.py")
+    session.run("python", "benchmarks/decisions.py")

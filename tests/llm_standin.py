@@ -7,46 +7,28 @@ with "!bad" gets HTTP 400 and one starting with "!overloaded" always gets HTTP 5
 
 from __future__ import annotations
 
-import json
-import threading
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from loopback import JsonHandler, LoopbackServer
 
-class StandIn(ThreadingHTTPServer):
-    request_queue_size = 64
-    daemon_threads = True
+
+class StandIn(LoopbackServer):
+    path_prefix = "/v1"
 
     def __init__(self, answers: dict[str, str], failures: list[int] | None = None,
                  retry_after: str | None = None) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
         self.answers = answers
         self.failures = deque(failures or [])
         self.retry_after = retry_after
-        self.requests: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-        self.thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-    def __enter__(self) -> StandIn:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
-        self.thread.join(5)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     server: StandIn
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.read_json()
         with self.server.lock:
             self.server.requests.append({"path": self.path, "body": body,
                                          "authorization": self.headers.get("Authorization")})
@@ -67,14 +49,5 @@ class _Handler(BaseHTTPRequestHandler):
                                         "completion_tokens": 7}})
 
     def answer(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        if status == 429 and self.server.retry_after is not None:
-            self.send_header("Retry-After", self.server.retry_after)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        retry = self.server.retry_after if status == 429 else None
+        self.reply(status, payload, {"Retry-After": retry} if retry is not None else None)

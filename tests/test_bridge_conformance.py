@@ -34,6 +34,19 @@ async def test_reference_guest_passes(runtime: str, vector):
     assert outcome.passed, f"{outcome.failure}\nstderr:\n{outcome.stderr_tail}"
 
 
+@pytest.mark.parametrize("vector", [v for v in VECTORS if "requires" in v or "unless" in v], ids=lambda v: v["name"])
+async def test_a_guest_that_only_translates_skips_the_decide_transcripts_and_refuses_decide(vector):
+    outcome = await run_vector(vector, python_command(Path(__file__).parent.parent / "examples" / "lexicon-eng-spa"))
+    assert outcome.passed, f"{outcome.failure}\nstderr:\n{outcome.stderr_tail}"
+    assert outcome.skipped == ("the guest does not implement decide" if "requires" in vector else None)
+
+
+def test_the_decide_transcripts_exist():
+    names = {v["name"]: v for v in VECTORS}
+    assert names["decide"]["requires"] == names["decide-invalid-params"]["requires"] == "decide"
+    assert names["decide-not-implemented"]["unless"] == "decide"
+
+
 async def test_a_broken_guest_fails_with_the_step_and_reason(tmp_path: Path):
     script = tmp_path / "bad_guest.py"
     script.write_text("import sys\nfor line in sys.stdin:\n    print('hello', flush=True)\n")
@@ -69,7 +82,9 @@ def test_check_command_reports_and_exits(tmp_path: Path):
     ok = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--", *python_command(REVERSE)],
                         capture_output=True, text=True, timeout=300)
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert f"conformance: {len(VECTORS)} passed, 0 failed" in ok.stdout
+    unless = sum(1 for v in VECTORS if v.get("unless") == "decide")
+    assert f"conformance: {len(VECTORS) - unless} passed, 0 failed, {unless} not applicable" in ok.stdout
+    assert "  skip  decide-not-implemented: the guest implements decide" in ok.stdout
     bad = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--", "cat"],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 1

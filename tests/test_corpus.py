@@ -1,13 +1,18 @@
-"""Corpora in every supported shape, and clear errors for bad ones."""
+"""The corpus reader's rules beyond the fixture folder: where problems are, ids, headers, doubts, selections."""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
-from mt_eval.harness.corpus import CorpusError, read_corpus
+from mt_eval.corpus import CorpusError, CorpusSpec, SelectionRequest, load_corpus, read_corpus, select
+from mt_eval.corpus.doubts import find_doubts
+from mt_eval.corpus.scripts import expected_scripts
+from mt_eval.corpus.selection import request_from_facts, subset_sha256
 
 DEMO = Path(__file__).parent.parent / "examples" / "data" / "eng-spa-demo.json"
 
@@ -18,59 +23,287 @@ def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
     return path
 
 
+def refusal(path: Path, **options) -> CorpusError:
+    with pytest.raises(CorpusError) as caught:
+        read_corpus(path, **options)
+    return caught.value
+
+
 def test_upstream_shape_with_dataset_pair_and_licence():
     corpus = read_corpus(DEMO)
     assert (corpus.name, corpus.pair, corpus.license) == ("eng-spa-demo", "eng>spa", "CC0-1.0")
-    assert len(corpus.entries) == 36 and not corpus.has_references  # its negative controls have none
-    assert sum(isinstance(e.get("reference"), str) for e in corpus.entries) == 33
-    assert len(corpus.sha256) == 64
+    assert len(corpus.entries) == 36 and corpus.has_references  # every scored entry has one
+    assert sum(isinstance(e.get("reference"), str) for e in corpus.entries) == 33  # negative controls have none
+    assert corpus.sha256 == hashlib.sha256(DEMO.read_bytes()).hexdigest()
 
 
-def test_flat_list_jsonl_and_tsv_read_the_same_entries(tmp_path: Path):
-    entries = [{"id": "1", "source": "Hello", "reference": "Hola"}, {"id": "2", "source": "Bye", "reference": "Adiós"}]
+def test_the_same_entries_from_json_jsonl_and_tsv(tmp_path: Path):
+    entries = [{"id": "1", "source": "Hello there", "reference": "Hola"},
+               {"id": "2", "source": "Bye now", "reference": "Adiós"}]
     as_list = read_corpus(write(tmp_path, "a.json", json.dumps(entries)))
     as_jsonl = read_corpus(write(tmp_path, "a.jsonl", "\n".join(json.dumps(e) for e in entries) + "\n\n"))
-    with_header = read_corpus(write(tmp_path, "a.tsv", "id\tsource\treference\n1\tHello\tHola\n2\tBye\tAdiós\n"))
-    without_header = read_corpus(write(tmp_path, "b.tsv", "1\tHello\tHola\n2\tBye\tAdiós\n"))
-    for corpus in (as_list, as_jsonl, with_header, without_header):
+    with_header = read_corpus(write(tmp_path, "a.tsv", "id\tsource\treference\n1\tHello there\tHola\n"
+                                                       "2\tBye now\tAdiós\n"))
+    declared = read_corpus(write(tmp_path, "b.tsv", "1\tHello there\tHola\n2\tBye now\tAdiós\n"),
+                           columns=["id", "source", "reference"])
+    for corpus in (as_list, as_jsonl, with_header, declared):
         assert corpus.entries == entries
-        assert corpus.pair is None
-
-
-def test_extra_fields_are_kept_and_integer_ids_become_strings(tmp_path: Path):
-    corpus = read_corpus(write(tmp_path, "c.json", json.dumps(
-        [{"id": 7, "source": "Hi", "domain": "chat", "context": {"previous": "Yo"}}])))
-    assert corpus.entries == [{"id": "7", "source": "Hi", "domain": "chat", "context": {"previous": "Yo"}}]
-    assert not corpus.has_references
 
 
 @pytest.mark.parametrize(("name", "content", "path", "message"), [
-    ("dup.json", '[{"id": "a", "source": "x"}, {"id": "a", "source": "y"}]', "$.entries[1].id",
-     'duplicate id "a" (first at $.entries[0])'),
-    ("nosource.json", '[{"id": "a"}]', "$.entries[0].source", "missing source text"),
-    ("badsource.json", '[{"id": "a", "source": 3}]', "$.entries[0].source", "source must be a string, got int"),
-    ("noid.json", '[{"source": "x"}]', "$.entries[0].id", "every entry needs an id"),
-    ("badref.json", '[{"id": "a", "source": "x", "reference": ["y"]}]', "$.entries[0].reference",
-     "reference must be a string, got list"),
+    ("dup.json", '[{"id": "a", "source": "x"}, {"id": "a", "source": "y"}]', "$[1].id",
+     'duplicate id "a" (first at $[0])'),
+    ("dup.jsonl", '{"id": "a", "source": "x"}\n\n{"id": "a", "source": "y"}\n', "line 3.id",
+     'duplicate id "a" (first at line 1)'),
+    ("nosource.json", '{"entries": [{"id": "a"}]}', "$.entries[0].source", "missing source text"),
+    ("blank.tsv", "id\tsource\n7\t  \n", "line 2.source", "missing source text"),
+    ("badsource.json", '[{"id": "a", "source": 3}]', "$[0].source", "source must be a string, got an integer"),
+    ("someids.json", '[{"id": "a", "source": "x"}, {"source": "y"}]', "$[1].id", "every entry needs an id"),
+    ("floatid.json", '[{"id": 1.5, "source": "x"}]', "$[0].id", "an id must be a string or an integer, got a number"),
+    ("badref.json", '[{"id": "a", "source": "x", "reference": ["y"]}]', "$[0].reference",
+     "reference must be a string, got a list"),
     ("shape.json", '{"items": []}', "$", 'expected a list of entries, or an object with an "entries" list'),
     ("syntax.json", '[{"id": "a",}]', "$", "invalid JSON at line 1, column 13"),
     ("lines.jsonl", '{"id": "a", "source": "x"}\n{"id": \n', "line 2", "invalid JSON at column 8"),
-    ("cols.tsv", "id\tsource\n1\ta\tb\n", "line 2", "3 columns, but the header has 2"),
+    ("entry.jsonl", '["a", "x"]\n', "line 1", "an entry must be an object, got a list"),
+    ("cols.tsv", "id\tsource\n1\ta\tb\n", "line 2", "3 columns, but the header names 2"),
+    ("twosources.tsv", "source\tSource\treference\nx\ty\tz\n", "$", "names two source columns"),
+    ("twoaliases.tsv", "src\toriginal\ttgt\nx\ty\tz\n", "$", 'names two source columns: "src" (column 1) and '
+                                                            '"original" (column 2)'),
+    ("nosourcecol.tsv", "id\treference\n1\tx\n", "$", "names no source column"),
 ])
 def test_bad_corpora_name_the_place_and_the_problem(tmp_path: Path, name, content, path, message):
-    with pytest.raises(CorpusError) as caught:
-        read_corpus(write(tmp_path, name, content))
-    assert any(p.path == path and message in p.message for p in caught.value.problems), caught.value
+    error = refusal(write(tmp_path, name, content))
+    assert any(p.path == path and message in p.message for p in error.problems), error
 
 
 def test_every_entry_problem_is_reported_at_once(tmp_path: Path):
+    many = '[{"id": "a"}, {"id": "a", "source": "x"}, {"id": "", "source": "y"}]'
+    error = refusal(write(tmp_path, "many.json", many))
+    assert [p.path for p in error.problems] == ["$[0].source", "$[1].id", "$[2].id"]
+
+
+def test_a_single_problem_is_one_line_naming_the_file_and_the_fix(tmp_path: Path):
+    empty = write(tmp_path, "dev.jsonl", "\n\n")
+    message = str(refusal(empty))
+    assert "\n" not in message
+    assert message.startswith(f"corpus {empty}: has no entries; add entries, one JSON object per line")
+
+
+def test_bad_encoding_missing_file_directory_and_bad_gzip(tmp_path: Path):
+    assert "not valid UTF-8: byte 0xe9 at line 2" in str(refusal(write(tmp_path, "latin.tsv", b"hello\n2\tcaf\xe9\n")))
+    assert "cannot read corpus" in str(refusal(tmp_path / "absent.json"))
+    (tmp_path / "folder.json").mkdir()
+    assert "is a directory" in str(refusal(tmp_path / "folder.json"))
+    assert "is not a valid gzip file" in str(refusal(write(tmp_path, "plain.tsv.gz", "Hello\tHola\n")))
+
+
+@pytest.mark.parametrize(("name", "hint"), [
+    ("dev.csv", "CSV quoting differs between programs"),
+    ("dev.txt", "--source-file FILE"),
+    ("newstest.de", "--source-file FILE"),
+    ("devtest.eng_Latn", "--source-file FILE"),
+    ("corpus", "the name has no extension"),
+    ("dev.xlsx", ".xlsx is not a corpus format"),
+])
+def test_unsupported_formats_are_refused_with_what_to_do(tmp_path: Path, name: str, hint: str):
+    error = refusal(write(tmp_path, name, "Hello\tHola\n"))
+    assert "unsupported format: use .json, .jsonl or .tsv" in str(error) and hint in str(error)
+
+
+def test_integer_ids_are_accepted_and_remembered_as_given(tmp_path: Path):
+    entries = [{"id": 7, "source": "Hi there", "domain": "chat", "context": {"previous": "Yo"}},
+               {"id": "x", "source": "Ok"}]
+    corpus = read_corpus(write(tmp_path, "c.json", json.dumps(entries)))
+    assert corpus.entries[0] == {"id": "7", "source": "Hi there", "domain": "chat", "context": {"previous": "Yo"}}
+    assert corpus.given_ids == {"7": 7} and corpus.given_id("7") == 7 and corpus.given_id("x") == "x"
+    assert not corpus.has_references
+
+
+def test_ids_are_unique_by_their_text(tmp_path: Path):
+    error = refusal(write(tmp_path, "c.jsonl", '{"id": 7, "source": "a b"}\n{"id": "7", "source": "c d"}\n'))
+    assert 'duplicate id "7" (first at line 1)' in str(error)
+
+
+def test_a_row_whose_columns_are_separated_by_spaces_gets_a_hint_about_tabs(tmp_path: Path):
+    error = refusal(write(tmp_path, "mixed.tsv", "Hello there.\tHola.\nGood night.    Buenas noches.\nBye.\tAdiós.\n"))
+    assert "1 entry of 3 has no reference (line 2)" in str(error)
+    assert "line 2 seems to separate its columns with spaces: TSV columns are separated by one TAB" in str(error)
+
+
+def test_two_spaces_after_a_full_stop_are_not_taken_for_a_column_separator(tmp_path: Path):
+    corpus = read_corpus(write(tmp_path, "typed.tsv", "It rained.  We stayed in.\nIt was late.  We slept.\n"))
+    assert [e["source"] for e in corpus.entries] == ["It rained.  We stayed in.", "It was late.  We slept."]
+    error = refusal(write(tmp_path, "columns.tsv", "Good evening  Buenas tardes\nSee you  Nos vemos\n"))
+    assert "--accept-doubt spaces-not-tabs" in str(error)
+
+
+def test_a_text_row_is_not_taken_for_a_header(tmp_path: Path):
+    corpus = read_corpus(write(tmp_path, "h.tsv", "Source\tFuente\nTarget practice\tPráctica de tiro\n"))
+    assert corpus.header_line is None and corpus.entries[0] == {"id": "1", "source": "Source", "reference": "Fuente"}
+    single = read_corpus(write(tmp_path, "s.tsv", "source\nHello there.\n"))
+    assert single.header_line == 1 and single.entries == [{"id": "2", "source": "Hello there."}]
+
+
+def test_a_canonical_header_column_wins_over_an_alias_which_stays_an_extra_field(tmp_path: Path):
+    corpus = read_corpus(write(tmp_path, "h.tsv", "source\ttranslation\treference\nHi there\tmachine\tHola\n"))
+    assert corpus.entries == [{"id": "2", "source": "Hi there", "translation": "machine", "reference": "Hola"}]
+    assert corpus.aliases == {}
+
+
+def test_tsv_whitespace_rows_are_skipped_and_a_hash_with_a_tab_is_text(tmp_path: Path):
+    corpus = read_corpus(write(tmp_path, "w.tsv", "Hi there\tHola\n \t \n\n#\tnumber sign\nBye now\tAdiós\n"))
+    assert [e["id"] for e in corpus.entries] == ["1", "4", "5"] and corpus.entries[1]["source"] == "#"
+
+
+def test_jsonl_keeps_line_separators_inside_texts_and_reads_crlf(tmp_path: Path):
+    corpus = read_corpus(write(tmp_path, "u.jsonl", '{"id": "1", "source": "a\u2028b\u0085c d"}\r\n'
+                                                    '{"id": "2", "source": "e f"}\r\n'))
+    assert [e["source"] for e in corpus.entries] == ["a\u2028b\u0085c d", "e f"] and corpus.lines == [1, 2]
+
+
+def test_a_utf16_spreadsheet_export_is_read(tmp_path: Path):
+    corpus = read_corpus(write(tmp_path, "sheet.tsv", "source\treference\r\nHello there\tHola\r\n".encode("utf-16")))
+    assert corpus.entries == [{"id": "2", "source": "Hello there", "reference": "Hola"}]
+
+
+def test_a_gzip_corpus_hashes_the_file_as_shipped(tmp_path: Path):
+    raw = gzip.compress(b'{"id": "1", "source": "Hello there", "reference": "Hola"}\n')
+    path = write(tmp_path, "dev.jsonl.gz", raw)
+    corpus = read_corpus(path)
+    assert corpus.sha256 == hashlib.sha256(raw).hexdigest() and corpus.name == "dev"
+
+
+def test_parallel_text_counts_bom_crlf_and_the_combined_hash(tmp_path: Path):
+    source = write(tmp_path, "dev.en", "\ufeffOne two.\r\nThree four.\r\n")
+    reference = write(tmp_path, "dev.es", "Uno dos.\nTres cuatro.")
+    corpus = load_corpus(CorpusSpec(source_file=source, reference_file=reference))
+    assert corpus.entries == [{"id": "1", "source": "One two.", "reference": "Uno dos."},
+                              {"id": "2", "source": "Three four.", "reference": "Tres cuatro."}]
+    own = [hashlib.sha256(p.read_bytes()).hexdigest() for p in (source, reference)]
+    assert corpus.sha256 == hashlib.sha256(f"{own[0]}\n{own[1]}\n".encode()).hexdigest()
+    assert [f.sha256 for f in corpus.files] == own
+
+
+def test_parallel_text_mismatch_names_both_counts_and_a_trailing_empty_line(tmp_path: Path):
+    source = write(tmp_path, "dev.en", "One.\nTwo.\n")
+    reference = write(tmp_path, "dev.es", "Uno.\nDos.\n\n")
     with pytest.raises(CorpusError) as caught:
-        read_corpus(write(tmp_path, "many.json", '[{"id": "a"}, {"id": "a", "source": "x"}, {"source": "y"}]'))
-    assert [p.path for p in caught.value.problems] == ["$.entries[0].source", "$.entries[1].id", "$.entries[2].id"]
+        load_corpus(CorpusSpec(source_file=source, reference_file=reference))
+    assert f"has 2 lines but {reference} has 3 (the reference file ends with an empty line)" in str(caught.value)
+    with pytest.raises(CorpusError, match="has only empty lines"):
+        load_corpus(CorpusSpec(source_file=write(tmp_path, "blank.en", "\n\n")))
 
 
-def test_bad_encoding_and_missing_file(tmp_path: Path):
-    with pytest.raises(CorpusError, match="not valid UTF-8: byte 0xe9 at line 2"):
-        read_corpus(write(tmp_path, "latin.tsv", b"1\thello\n2\tcaf\xe9\n"))
-    with pytest.raises(CorpusError, match="cannot read corpus"):
-        read_corpus(tmp_path / "absent.json")
+def test_a_tsv_given_as_parallel_text_is_refused(tmp_path: Path):
+    source = write(tmp_path, "dev.tsv", "Hello there.\tHola.\nGood night.\tBuenas noches.\n")
+    with pytest.raises(CorpusError, match="--accept-doubt tabs-in-parallel-text") as caught:
+        read_corpus(CorpusSpec(source_file=source))
+    assert "give a TSV corpus with --corpus dev.tsv" in str(caught.value)
+
+
+def test_spec_refuses_mixed_or_incomplete_flags(tmp_path: Path):
+    with pytest.raises(ValueError, match="not both"):
+        CorpusSpec(path=tmp_path / "a.tsv", source_file=tmp_path / "b.en")
+    with pytest.raises(ValueError, match="--reference-file needs --source-file"):
+        CorpusSpec(path=tmp_path / "a.tsv", reference_file=tmp_path / "b.es")
+    with pytest.raises(ValueError, match=r"--columns names the columns of a \.tsv corpus"):
+        CorpusSpec(path=tmp_path / "a.jsonl", columns=["source"])
+
+
+def test_a_partial_share_of_identical_references_is_a_loud_warning(tmp_path: Path):
+    rows = "".join(f"Berlin {i}\tBerlin {i}\n" for i in range(3)) + "".join(f"Good day {i}\tBuen día {i}\n"
+                                                                        for i in range(7))
+    corpus = read_corpus(write(tmp_path, "w.tsv", rows))
+    assert corpus.warnings == ["3 of 10 references (30%) are identical to their source; scores will count these "
+                               "as perfect copies"]
+
+
+def test_an_accepted_doubt_becomes_a_recorded_warning(tmp_path: Path):
+    corpus = read_corpus(write(tmp_path, "i.tsv", "Same text.\tSame text.\nOther text.\tOther text.\n"),
+                         accept=["reference-equals-source"])
+    assert corpus.accepted_doubts == ["reference-equals-source"]
+    assert "accepted with --accept-doubt reference-equals-source" in corpus.warnings[0]
+
+
+def test_script_doubts_need_a_pair_and_a_known_script(tmp_path: Path):
+    path = write(tmp_path, "s.tsv", "Привет, как дела у тебя?\tHallo, wie geht es dir?\n"
+                                    "Сегодня очень холодно.\tHeute ist es sehr kalt.\n")
+    assert find_doubts(load_corpus(CorpusSpec(path=path))) == []
+    assert find_doubts(load_corpus(CorpusSpec(path=path)), "rus>deu") == []
+    assert find_doubts(load_corpus(CorpusSpec(path=path)), "xyz>deu") == []
+    error = refusal(path, pair="eng>deu")
+    assert "the sources are in Cyrillic script, but eng is written in Latin" in str(error)
+    assert "look swapped" not in str(error) and "--pair" in str(error)
+    flores = refusal(path, pair="eng_Latn>deu_Latn")
+    assert "Cyrillic" in str(flores)
+
+
+def test_expected_scripts_from_codes_and_subtags():
+    assert expected_scripts("spa") == {"Latin"} and expected_scripts("es-MX") == {"Latin"}
+    assert expected_scripts("sr-Cyrl") == {"Cyrillic"} and expected_scripts("srp") == set()
+    assert expected_scripts("ja") == {"Han", "Kana"} and expected_scripts("zh-Hant") == {"Han"}
+    assert expected_scripts("kor") == {"Hangul", "Han"} and expected_scripts("eng_Latn") == {"Latin"}
+
+
+def test_a_constant_source_column_is_refused_with_how_to_name_the_columns(tmp_path: Path):
+    error = refusal(write(tmp_path, "j.jsonl", "".join(json.dumps({"id": str(i), "source": "x", "reference": str(i)})
+                                                      + "\n" for i in range(3))))
+    assert "every one of the 3 entries has the source 'x'" in str(error)
+    assert "--accept-doubt same-source-everywhere" in str(error)
+
+
+def selected(corpus, *ids: str, segments=(), limit=None):
+    return select(corpus, SelectionRequest(ids=list(ids), segments=list(segments), limit=limit))
+
+
+@pytest.fixture
+def numbered(tmp_path: Path):
+    entries = [{"id": i if i % 2 else f"s{i}", "source": f"Sentence {i} here.", "reference": f"Frase {i}.",
+                "segment": "odd" if i % 2 else "even"} for i in range(1, 11)]
+    return read_corpus(write(tmp_path, "n.json", json.dumps(entries)))
+
+
+def test_selection_by_ids_ranges_segments_and_limit(numbered, tmp_path: Path):
+    ids = lambda selection: [e["id"] for e in selection.entries]  # noqa: E731
+    assert ids(selected(numbered, "3,s2", "s10")) == ["s2", "3", "s10"]
+    assert ids(selected(numbered, "s4..7")) == ["s4", "5", "s6", "7"]
+    assert ids(selected(numbered, "s8..")) == ["s8", "9", "s10"] and ids(selected(numbered, "..s2")) == ["1", "s2"]
+    assert ids(selected(numbered, segments=["even"], limit=2)) == ["s2", "s4"]
+    assert ids(selected(numbered, "1..5", segments=["odd"])) == ["1", "3", "5"]
+    write(tmp_path, "ids.txt", "s6\n\n9\n")
+    assert ids(selected(numbered, f"@{tmp_path / 'ids.txt'}")) == ["s6", "9"]
+    facts = selected(numbered, "3,s2,1..s2", limit=5).facts
+    assert facts is not None
+    assert (facts["ids"], facts["ranges"], facts["limit"]) == ([3, "s2"], ["1..s2"], 5)
+    assert (facts["entries_in_corpus"], facts["entries_selected"]) == (10, 3)
+    assert selected(numbered).facts is None
+
+
+def test_a_subset_has_its_own_sha256_and_a_recorded_selection_reproduces_it(numbered):
+    part = selected(numbered, "1..5", segments=["odd"], limit=2)
+    assert part.facts is not None
+    assert part.facts["subset_sha256"] == subset_sha256(numbered, part.entries)
+    assert part.facts["subset_sha256"] != subset_sha256(numbered, numbered.entries)
+    again = select(numbered, request_from_facts(part.facts))
+    assert again.facts == part.facts
+
+
+@pytest.mark.parametrize(("request_", "message"), [
+    (SelectionRequest(ids=["3,99,100"]), "--ids: no entry has the ids 99, 100"),
+    (SelectionRequest(ids=["7..3"]), '--ids 7..3: "7" comes after "3" in the corpus'),
+    (SelectionRequest(ids=["3..42"]), '--ids 3..42: no entry has the id "42"'),
+    (SelectionRequest(segments=["weather"]), "--segment: no entry is in weather"),
+    (SelectionRequest(limit=0), "--limit 0 selects no entries"),
+    (SelectionRequest(ids=["s2"], segments=["odd"]), "the selection matches no entry"),
+])
+def test_selections_that_cannot_be_made_are_refused(numbered, request_, message):
+    with pytest.raises(CorpusError) as caught:
+        select(numbered, request_)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_segment_selection_needs_segments(tmp_path: Path):
+    corpus = read_corpus(write(tmp_path, "plain.tsv", "Hi there\tHola\n"))
+    with pytest.raises(CorpusError, match="no entry has a segment field"):
+        selected(corpus, segments=["news"])

@@ -39,6 +39,9 @@ CLAIMS = {  # example: (method class, dependency class, runtimes)
     "termbase-eng-spa": ("custom-plugin", "S", {"node"}),
     "rules-eng-spa": ("pipeline", "S", {"python", "node"}),
     "coached-llm-eng-spa": ("coached-llm", "A1", {"python"}),
+    "rules-grader": ("pipeline", "S", {"python", "node"}),
+    "llm-logprob-grader": ("coached-llm", "A1", {"python"}),
+    "systemone-engine": ("api", "A1", {"python"}),
 }
 
 

@@ -1,5 +1,6 @@
-"""`mt-eval run` over the bundled English→Spanish corpus works for every example method (the LLM example
-against a loopback stand-in endpoint; the Apertium one where Debian's Apertium is installed)."""
+"""`mt-eval run` over the bundled English→Spanish corpus works for every example translation method (the LLM
+example against a loopback stand-in endpoint; the Apertium one where Debian's Apertium is installed). The
+decision examples are run by tests/test_decision_examples.py."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from mt_eval.cli import main
 
 REPO = Path(__file__).parent.parent
 DEMO = REPO / "examples" / "data" / "eng-spa-demo.json"
-EXAMPLES = sorted(p.parent for p in (REPO / "examples").glob("*/method.json"))
+EXAMPLES = sorted(p.parent for p in (REPO / "examples").glob("*/method.json")
+                  if "translate" in json.loads(p.read_text(encoding="utf-8")).get("implements", ["translate"]))
 ENTRIES = json.loads(DEMO.read_text(encoding="utf-8"))["entries"]
 
 

@@ -29,7 +29,7 @@ LENIENT = [*LENIENT_POLICY_ARGS, "--latency-sample", "0"]
 
 
 def corpus(tmp_path: Path, n: int = 12, **extra: object) -> Path:
-    entries = [{"id": f"e{i}", "source": f"Sentence number {i}.", "reference": f"Sentence number {i}.", **extra}
+    entries = [{"id": f"e{i}", "source": f"Sentence number {i}.", "reference": f"Sentence number {i}!", **extra}
                for i in range(n)]
     path = tmp_path / "corpus.json"
     path.write_text(json.dumps({"dataset": {"name": "tiny", "license": "CC0-1.0"},

@@ -29,6 +29,8 @@ export interface MethodManifest {
   /** argv of a bridge guest program, when declared. */
   command: string[] | null;
   supportedPairs: string[];
+  /** What the method answers (method.json "implements"; default ["translate"]). */
+  implements: Array<'translate' | 'decide'>;
 }
 
 /** Read a plugin directory's method.json (also accepts the method.json path itself). */
@@ -182,6 +184,95 @@ export type PartialTranslationResult = { id: string } & Partial<Omit<Translation
 export const RUN_CONFIG_DEFAULTS: Readonly<Required<Omit<RunConfig, 'source_lang' | 'target_lang'>>>;
 /** A RunConfig with defaults filled in, or a string saying what is wrong with it. */
 export function completeRunConfig(config: unknown): Required<RunConfig> | string;
+/** A decide() config (a RunConfig whose language pair may be null) with defaults, or what is wrong with it. */
+export function completeDecisionConfig(config: unknown): DecisionConfig | string;
+
+// ---- decisions (lib/decisions.js) ----------------------------------------------------------------
+
+export type QuestionType = 'noul' | 'choice' | 'score';
+export const QUESTION_TYPES: readonly QuestionType[];
+/** The options of a noul question: "true" and "false". */
+export const NOUL_OPTIONS: readonly string[];
+/** How far from 1 a distribution may sum (1e-3) unless a host is told otherwise. */
+export const DEFAULT_TOLERANCE: number;
+
+/** A config for decide(): RunConfig with an optional language pair. */
+export type DecisionConfig = Required<Omit<RunConfig, 'source_lang' | 'target_lang'>> & {
+  source_lang: string | null;
+  target_lang: string | null;
+};
+
+export interface ScoreLevel {
+  value: number;
+  /** The option name results use (default: the value as text, e.g. "3"). */
+  label?: string | null;
+  description?: string | null;
+}
+
+/** A typed question (bridge/schemas/decision-row.schema.json). */
+export interface Question {
+  type: QuestionType;
+  instructions: string;
+  /** choice: the option names, in order. */
+  options?: string[] | null;
+  /** score: the rubric's levels, lowest value first. */
+  levels?: ScoreLevel[] | null;
+  /** noul: what counts as "true"/"false"; choice: a description per option. */
+  criteria?: Record<string, string> | null;
+}
+
+/** One case to decide. */
+export interface DecisionRow {
+  id: string;
+  state: Record<string, unknown>;
+  questions: Record<string, Question>;
+}
+
+/** A checked answer: a probability for every option (and, for score, the expected value), or an error. */
+export interface QuestionAnswer {
+  probabilities?: Record<string, number>;
+  expected?: number;
+  error?: string;
+}
+
+/** A checked decision (bridge/schemas/decision-result.schema.json). */
+export interface DecisionResult {
+  id: string;
+  answers: Record<string, QuestionAnswer>;
+  latency_s: number;
+  usage: Usage;
+  error: string | null;
+  metadata: Record<string, unknown>;
+}
+
+/** What decide() may return for a row: only id is required. */
+export type PartialDecisionResult = { id: string } & Partial<Omit<DecisionResult, 'id' | 'usage' | 'answers'>> & {
+  answers?: Record<string, { probabilities?: Record<string, number>; expected?: number; error?: string }>;
+  usage?: Partial<Usage>;
+};
+
+/** A number as labels and messages print it: at most six decimals, no trailing zeros. */
+export function numberText(value: number): string;
+/** The option names a result gives probabilities for, in order. */
+export function optionsOf(question: Question): string[];
+/** Why probabilities is not a distribution over the question's options, or null. */
+export function distributionProblem(question: Question, probabilities: unknown, tolerance?: number): string | null;
+/** Σ probability × level value of a score question. */
+export function expectedValue(question: Question, probabilities: Record<string, number>): number;
+/** One answer checked against its question (never renormalised). */
+export function checkAnswer(question: Question, raw: unknown, tolerance?: number): QuestionAnswer;
+/** A method's result for a row, checked: every question answered or failed with the reason. */
+export function checkDecision(row: DecisionRow, raw: Record<string, unknown>, tolerance?: number): DecisionResult;
+/** A failed row in the full result shape. */
+export function decisionError(id: string, message: string, latencyS?: number): DecisionResult;
+/** Why rows cannot be sent to decide(), or null. */
+export function rowsProblem(rows: unknown, where?: string): string | null;
+/** One checked result per row, in row order; missing and repeated results become row errors. */
+export function matchDecisions(
+  rows: readonly DecisionRow[],
+  results: unknown,
+  options?: { tolerance?: number; onUnknown?: (raw: unknown) => void; source?: string },
+): DecisionResult[];
 /** A per-entry failure in the full result shape. */
 export function errorResult(id: string, message: string, latencyS?: number): TranslationResult;
 /** Check a result (which has a string id) and fill defaults: {result} or {problem}. */
@@ -211,10 +302,12 @@ export interface Capabilities {
 /** What the Node guest declares: no batch limit, 8 concurrent requests, cancel, no progress. */
 export const GUEST_CAPABILITIES: Readonly<Capabilities>;
 
-/** What a translate.js module exports (or holds in its default export). */
+/** What a translate.js module exports (or holds in its default export): translate, decide, or both. */
 export interface TranslationMethodModule {
-  translate(entries: CorpusEntry[], config: Required<RunConfig>, options: { signal: AbortSignal }):
+  translate?(entries: CorpusEntry[], config: Required<RunConfig>, options: { signal: AbortSignal }):
     PartialTranslationResult[] | Promise<PartialTranslationResult[]>;
+  decide?(rows: DecisionRow[], config: DecisionConfig, options: { signal: AbortSignal }):
+    PartialDecisionResult[] | Promise<PartialDecisionResult[]>;
   name?: string;
   methodCard?(): Record<string, unknown> | null | Promise<Record<string, unknown> | null>;
   /** Called once before the guest exits. */
@@ -230,10 +323,17 @@ export interface ResolvedMethod {
   /** The manifest name, or the file's base name. */
   name: string;
   methodId: string;
+  /** method.json's "implements"; null for a bare module (whatever it exports). */
+  implements: Array<'translate' | 'decide'> | null;
 }
 
+/** The requests a method can implement, and the name of what each is given. */
+export const REQUESTS: Readonly<{ translate: 'entries'; decide: 'rows' }>;
+
 export interface LoadedMethod {
-  translate: TranslationMethodModule['translate'];
+  translate: TranslationMethodModule['translate'] | null;
+  decide: TranslationMethodModule['decide'] | null;
+  implements: Array<'translate' | 'decide'>;
   methodCard: TranslationMethodModule['methodCard'] | null;
   close: TranslationMethodModule['close'] | null;
   name: string;
@@ -242,7 +342,7 @@ export interface LoadedMethod {
 
 /** Find the module to serve; throws ManifestError (or Error) with a fix when it cannot run on Node. */
 export function resolveMethod(target: MethodTarget): ResolvedMethod;
-/** Import the module and check it exports translate. */
+/** Import the module and check it exports what it implements. */
 export function loadMethod(target: ResolvedMethod): Promise<LoadedMethod>;
 
 /** The guest's protocol state machine, independent of where its lines come from. */
@@ -293,8 +393,10 @@ export interface StartGuestOptions {
   batchSize?: number;
   /** How long each shutdown step waits, in ms (default 2 000). */
   closeStepMs?: number;
-  /** Sent with initialize, and used by translate() when it is given no config. */
+  /** Sent with initialize, and used by translate() and decide() when given no config. */
   config?: RunConfig | null;
+  /** How far from 1 decide()'s distributions may sum (default 1e-3); never renormalised. */
+  tolerance?: number;
   /**
    * Receives the guest's stderr lines (info), log notifications, and warnings about skipped
    * lines, dropped results and restarts. Default: warnings and errors to process.stderr.
@@ -331,6 +433,11 @@ export interface Guest {
    * with Error after close().
    */
   translate(entries: readonly CorpusEntry[], config?: RunConfig): Promise<TranslationResult[]>;
+  /**
+   * One checked decision per row, in row order; failures become row errors, answers that break the
+   * rules become question errors. A guest that does not implement decide fails every row.
+   */
+  decide(rows: readonly DecisionRow[], config?: Partial<DecisionConfig>): Promise<DecisionResult[]>;
   /** The method's card, asked of the guest. */
   methodCard(): Promise<Record<string, unknown> | null>;
   /**
@@ -444,6 +551,8 @@ export interface LoadMethodPluginOptions {
   mtEval?: string | readonly string[];
   /** startGuest options for a plugin that runs out of process. */
   guest?: StartGuestOptions;
+  /** How far from 1 decide()'s distributions may sum (default 1e-3). */
+  tolerance?: number;
   logger?: Logger;
 }
 
@@ -461,6 +570,10 @@ export interface MethodPlugin {
    * guest cannot be started.
    */
   translate(entries: readonly CorpusEntry[], config?: RunConfig): Promise<TranslationResult[]>;
+  /** What the plugin's method.json says it implements. */
+  implements: Array<'translate' | 'decide'>;
+  /** One checked decision per row (decide plugins); batched like translate(). */
+  decide(rows: readonly DecisionRow[], config?: Partial<DecisionConfig>): Promise<DecisionResult[]>;
   methodCard(): Promise<Record<string, unknown> | null>;
   /** close() of translate.js, or stop the guest; idempotent. */
   close(): Promise<void>;

@@ -4,8 +4,15 @@ export {
   BridgeError, DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, PROTOCOL_VERSION, SUPPORTED_VERSIONS,
   classify, decodeUtf8, encode, errorResponse, notification, readMessageId, request, resultResponse,
 } from './lib/protocol.js';
-export { RUN_CONFIG_DEFAULTS, completeRunConfig, errorResult, matchResults, normalizeResult } from './lib/results.js';
-export { GUEST_CAPABILITIES, GuestServer, loadMethod, resolveMethod, serveProcess } from './lib/guest.js';
+export {
+  RUN_CONFIG_DEFAULTS, completeDecisionConfig, completeRunConfig, errorResult, matchResults, normalizeResult,
+} from './lib/results.js';
+export {
+  DEFAULT_TOLERANCE, NOUL_OPTIONS, QUESTION_TYPES, checkAnswer, checkDecision, decisionError, distributionProblem,
+  expectedValue, matchDecisions, numberText, optionsOf, rowsProblem,
+} from './lib/decisions.js';
+export { GUEST_CAPABILITIES, GuestServer, serveProcess } from './lib/guest.js';
+export { REQUESTS, loadMethod, resolveMethod } from './lib/method-module.js';
 export { GuestStartError, startGuest } from './lib/host.js';
 // champollion: the same method plugins translate an app's locale files (lib/champollion/).
 export { ChampollionConfigError, readChampollionConfig } from './lib/champollion/config.js';

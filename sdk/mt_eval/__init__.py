@@ -5,6 +5,8 @@ Public names are imported lazily so that ``mt-eval --help`` and ``import mt_eval
 
 from __future__ import annotations
 
+from mt_eval.lazy import lazy_exports
+
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing would slow down every CLI start
 
 __version__ = "0.1.0"
@@ -15,6 +17,8 @@ _EXPORTS = {
     "PluginLoadError": "mt_eval.loader",
     "validate_plugin": "mt_eval.validate",
     "TranslationMethod": "mt_eval.protocol",
+    "DecisionMethod": "mt_eval.protocol",
+    "DecisionConfig": "mt_eval.decisions.records",
     "Manifest": "mt_eval.manifest",
     "Dependency": "mt_eval.manifest",
     "MethodCard": "mt_eval.card",
@@ -32,25 +36,16 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from mt_eval.card import MethodCard
+    from mt_eval.decisions.records import DecisionConfig
     from mt_eval.hookspecs import hookimpl
     from mt_eval.loader import LoadedMethod, PluginLoadError, load_method
     from mt_eval.manifest import Dependency, Manifest
     from mt_eval.plugins import enable_extension, make_plugin_manager
     from mt_eval.problems import Problem, ProblemsError
-    from mt_eval.protocol import TranslationMethod
+    from mt_eval.protocol import DecisionMethod, TranslationMethod
     from mt_eval.records import CorpusEntry, RunConfig, TranslationResult, Usage
     from mt_eval.validate import validate_plugin
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mt_eval' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports("mt_eval", globals(), _EXPORTS)

@@ -24,6 +24,7 @@ examples:
   mt-eval validate examples/lexicon-eng-spa     check a plugin and show its dependency class
   mt-eval translate examples/lexicon-eng-spa "Good morning, my friend."
   mt-eval compare runs/a/card.json runs/b/card.json
+  mt-eval corpus show dev.tsv                   how a corpus file is read: columns, ids, entries, sha256
   mt-eval verify runs/demo/card.json            recompute a card's metrics and check its hashes
   mt-eval gate runs/demo/card.json              does the card's headline pass the gate? (exit 1: no)
   mt-eval freeze init --method DIR --corpus FILE   fix a run's inputs; then: mt-eval run ... --freeze freeze.json
@@ -33,6 +34,8 @@ examples:
   mt-eval bridge check -- ./my-guest --flag     prove a guest program speaks the bridge protocol
   mt-eval schemas --check bridge/schemas        fail if the JSON Schemas drifted from the code
   mt-eval locales --config examples/champollion-project   translate a champollion project's locales
+  mt-eval decide run --method examples/rules-grader --corpus examples/data/adequacy-decisions.jsonl
+  mt-eval grade runs/lexicon-eng-spa__eng-spa-demo/card.json --grader examples/rules-grader
 
 Run `mt-eval COMMAND --help` for a command's options.
 """
@@ -43,6 +46,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
             "mt_eval.harness.commands:add_run_arguments", "mt_eval.harness.commands:run_command"),
     "compare": ("paired significance tests between two run cards of the same corpus",
                 "mt_eval.harness.commands:add_compare_arguments", "mt_eval.harness.commands:compare_command"),
+    "corpus": ("how mt-eval reads a corpus file: format, columns, ids, entries, first rows, sha256 (corpus show)",
+               "mt_eval.corpus.commands:add_arguments", "mt_eval.corpus.commands:run"),
     "verify": ("re-verify run cards: content hash, schema, corpus sha256, every metric recomputed",
                "mt_eval.harness.commands:add_verify_arguments", "mt_eval.harness.commands:verify_command"),
     "gate": ("apply the headline gate to run cards: canaries, negative controls, denominator, covariates",
@@ -67,6 +72,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                 "mt_eval.tool_commands:add_schemas", "mt_eval.tool_commands:run_schemas"),
     "locales": ("translate a champollion project's locale files with the method plugins its config names",
                 "mt_eval.champollion.cli:add_arguments", "mt_eval.champollion.cli:run"),
+    "decide": ("run a decision method on a typed-decision corpus and score its calibrated answers",
+               "mt_eval.decisions.commands:add_decide_arguments", "mt_eval.decisions.commands:decide_command"),
+    "grade": ("grade a translation run blind on a rubric, by a decision method or by people (sheets)",
+              "mt_eval.decisions.commands:add_grade_arguments", "mt_eval.decisions.commands:grade_command"),
 }
 
 

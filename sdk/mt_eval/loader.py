@@ -186,8 +186,11 @@ def build_method(source: PluginSource, *, isolate: bool = False) -> tuple[object
     except Exception as exc:
         return None, module, [problem(f"{class_name}() failed: {describe_exception(exc, source.directory)}",
                                       f"fix {class_name}.__init__", "constructor")]
-    deviations = protocol_deviations(method)
-    problems = [problem(d, "see the TranslationMethod protocol in the README", "protocol") for d in deviations]
+    deviations = protocol_deviations(method, source.manifest.implements)
+    protocols = " and ".join({"translate": "TranslationMethod", "decide": "DecisionMethod"}[request]
+                             for request in dict.fromkeys(source.manifest.implements))
+    hint = f"see the {protocols} protocol{'s' if ' and ' in protocols else ''} in the README"
+    problems = [problem(d, hint, "protocol") for d in deviations]
     return (None if deviations else method), module, problems
 
 
@@ -241,14 +244,23 @@ def register_hooks(module: ModuleType, method_id: str, plugin_manager: pluggy.Pl
 
 
 def load_method(path: str | Path, *, plugin_manager: pluggy.PluginManager | None = None,
-                isolate: bool = False) -> LoadedMethod:
+                isolate: bool = False, needs: str | None = None) -> LoadedMethod:
     """Load the method plugin in directory ``path``; raise `PluginLoadError` listing every problem.
 
     A plugin with a Python entry runs in this process (in its own process with ``isolate=True``); one
     with only a Node entry or a command runs as a bridge guest. Either way ``method`` is a
-    TranslationMethod; a bridge guest starts on the first ``translate`` call.
+    TranslationMethod (and a DecisionMethod when it implements decide); a bridge guest starts on the first
+    call. ``needs`` ("translate" or "decide") refuses, before any code runs, a plugin that does not implement it.
     """
     source, problems = read_plugin(path)
+    if source is not None and needs is not None and needs not in source.manifest.implements:
+        problems.append(Problem(
+            file=source.manifest_file, path="$.implements", code="not-implemented",
+            message=f"this needs a method that implements {needs}; {source.method_id} implements "
+                    f"{', '.join(source.manifest.implements)}",
+            hint=("evaluate a decision method with `mt-eval decide run`, or use it to grade with `mt-eval grade`"
+                  if needs == "translate" else 'a decision method lists "decide" in "implements" and defines '
+                                               "decide(rows, config)")))
     method = module = card = None
     if source is not None and not _has_errors(problems):  # never run the code of a plugin that is invalid
         method, module, more = build_method(source, isolate=isolate)

@@ -2,7 +2,8 @@
 
 Defaults for a seed-era manifest that has only ``name`` and ``entry_point``:
 ``method_id`` is the plugin directory's name (kebab-cased), ``class`` is ``custom-plugin``,
-``supported_pairs`` is empty (any pair) and the dependency class is *undeclared* (a warning).
+``supported_pairs`` is empty (any pair), ``implements`` is ``["translate"]`` and the dependency class is
+*undeclared* (a warning).
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from mt_eval.decisions.records import QUESTION_TYPES, QuestionType
 from mt_eval.dependency_classes import CLASS_ORDER, DependencyClass, Derivation, derive
 from mt_eval.problems import Finding
 from mt_eval.strict import StrictStruct
 
 MethodClass = Literal["raw-llm", "coached-llm", "pipeline", "custom-plugin", "api", "human"]
+Request = Literal["translate", "decide"]
 DependencyKind = Literal["data", "model", "software", "service"]
 Access = Literal["bundled", "mirrored", "gateway", "external-api"]
 
@@ -104,6 +107,26 @@ class Dependency(StrictStruct, kw_only=True):
                           'remove "pin", or set "access": "mirrored"', severity="warning", code="unused")
 
 
+AnsweredType = Annotated[QuestionType, msgspec.Meta(extra={"what": "question type"})]
+
+
+class DecideSpec(StrictStruct, kw_only=True):
+    """What a decision method answers, and the largest input it takes."""
+
+    question_types: Annotated[list[AnsweredType], msgspec.Meta(
+        min_length=1, description="The question types it answers (default: all three).")] = msgspec.field(
+        default_factory=lambda: list(QUESTION_TYPES))
+    max_input_chars: Annotated[int, msgspec.Meta(
+        ge=1, description="The longest input it takes, in characters of the row's state and questions as compact "
+                          "JSON; a longer row fails without being sent (never truncated).")] | None = None
+
+    def findings(self) -> Iterator[Finding]:
+        for kind, count in Counter(self.question_types).items():
+            if count > 1:
+                yield Finding(("question_types",), f'"{kind}" is listed {count} times', "list each type once",
+                              severity="warning", code="duplicate")
+
+
 class Manifest(StrictStruct, kw_only=True):
     """``method.json``: what a method is called, how it runs, and what it depends on."""
 
@@ -123,6 +146,13 @@ class Manifest(StrictStruct, kw_only=True):
         min_length=1, description="Any other runtime: the argv of a program that speaks the bridge protocol.")
     ] | None = None
     supported_pairs: list[LanguagePair] = msgspec.field(default_factory=list)
+    implements: Annotated[list[Annotated[Request, msgspec.Meta(extra={"what": "request"})]], msgspec.Meta(
+        min_length=1, description='What the method answers: "translate" (translate(entries, config)), "decide" '
+                                  '(decide(rows, config)) or both. Default: ["translate"].')] = msgspec.field(
+        default_factory=lambda: ["translate"])
+    decide: Annotated[DecideSpec, msgspec.Meta(
+        description='A decision method\'s question types and input limit (with "decide" in implements).')
+    ] | None = None
     dependency_class: Annotated[DependencyClass, msgspec.Meta(extra={"what": "dependency class"})] | None = None
     dependencies: list[Dependency] | None = None
 
@@ -139,11 +169,21 @@ class Manifest(StrictStruct, kw_only=True):
             yield from _entry_point_findings(self.entry_point)
         if self.node_entry is not None:
             yield from _relative_file_findings(("node_entry",), self.node_entry, (".js", ".mjs", ".cjs"))
+        yield from self._implements_findings()
         for pair, count in Counter(self.supported_pairs).items():
             if count > 1:
                 yield Finding(("supported_pairs",), f'"{pair}" is listed {count} times', "list each pair once",
                               severity="warning", code="duplicate")
         yield from self._dependency_findings()
+
+    def _implements_findings(self) -> Iterator[Finding]:
+        for request, count in Counter(self.implements).items():
+            if count > 1:
+                yield Finding(("implements",), f'"{request}" is listed {count} times', "list each request once",
+                              severity="warning", code="duplicate")
+        if self.decide is not None and "decide" not in self.implements:
+            yield Finding(("decide",), '"decide" settings, but "implements" does not list "decide"',
+                          'add "decide" to "implements", or remove "decide"', code="unused")
 
     def _dependency_findings(self) -> Iterator[Finding]:
         if self.dependencies is None:

@@ -23,10 +23,13 @@ NO = ("false", "no", "n", "off", "0")
 
 DESCRIPTION = """\
 Create a method plugin that validates and runs out of the box: method.json with its dependencies and
-dependency class, method_card.json, pipeline.py and/or translate.js, a README, the plugin's own tests
-and a sample corpus. Asks its questions interactively unless --no-input is given."""
+dependency class, method_card.json, pipeline.py and/or translate.js (decide.js for a decision method), a
+README, the plugin's own tests and a sample corpus. Asks its questions interactively unless --no-input is
+given."""
 EPILOG = """\
 questions (--set KEY=VALUE answers one; interactively, it becomes the proposed default):
+  method_kind         translation | decision (decide(rows, config): noul, choice and score questions with
+                      probabilities, e.g. a grader; generated self-contained, a word-overlap judge)
   method_name         what people call the method (default: from DIR)
   method_id           kebab-case identifier (default: DIR's name)
   runtime             python | node | both (both: identical pipeline.py and translate.js)
@@ -40,6 +43,7 @@ questions (--set KEY=VALUE answers one; interactively, it becomes the proposed d
 examples:
   mt-eval new my-method
   mt-eval new plugins/my-llm --no-input --set runtime=both --set dependency_profile=llm-gateway
+  mt-eval new my-judge --no-input --set method_kind=decision --set runtime=both
   mt-eval new my-method --answers my-method/.mt-eval-answers.json --no-input --force   (regenerate)
 """
 
@@ -228,6 +232,8 @@ def next_steps(target: Path, answers: dict[str, Any], report: PluginReport) -> s
         lines.append("  node --test")
     if answers["__family"] == "glossary":
         lines.append('  mt-eval translate . "Good morning, my friend!"')
+    elif answers["__family"] == "decision":
+        lines.append("  mt-eval decide run --method . --corpus sample/decisions.jsonl")
     else:
         lines.append("  # a run needs " + ("config.base_url and config.model" if answers["__family"] == "chat"
                                            else 'config.params["api_url"]') + ": see README.md")

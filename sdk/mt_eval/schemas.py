@@ -20,6 +20,10 @@ def schema_types() -> dict[str, Any]:
     """Schema file stem → Struct."""
     from mt_eval.bridge.messages import ErrorObject, InitializeResult
     from mt_eval.card import MethodCard
+    from mt_eval.decisions.card import DecisionCard
+    from mt_eval.decisions.grading_card import GradingCard
+    from mt_eval.decisions.records import DecisionCase, DecisionConfig, DecisionResult, DecisionRow
+    from mt_eval.decisions.rubric import Rubric
     from mt_eval.harness.freeze import FreezeManifest
     from mt_eval.harness.policy import GatePolicy
     from mt_eval.harness.runcard import RunCard
@@ -38,6 +42,13 @@ def schema_types() -> dict[str, Any]:
         "freeze": FreezeManifest,
         "bridge-initialize-result": InitializeResult,
         "bridge-error": ErrorObject,
+        "decision-row": DecisionRow,
+        "decision-case": DecisionCase,
+        "decision-result": DecisionResult,
+        "decision-config": DecisionConfig,
+        "decision-card": DecisionCard,
+        "grading-card": GradingCard,
+        "rubric": Rubric,
     }
 
 

@@ -34,7 +34,9 @@ def add_translate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="sentences (default: lines of stdin)")
     parser.add_argument("--pair", metavar="SRC>TGT",
                            help="language pair, e.g. eng>spa (default: the method's first supported pair)")
-    parser.add_argument("--file", "-f", metavar="FILE", help="read the sentences from FILE, one per line")
+    parser.add_argument("--file", "-f", metavar="FILE",
+                        help="read the sentences from FILE: one per line, or the sources of a .json, .jsonl or .tsv "
+                             "corpus (read as mt-eval run reads it)")
     parser.add_argument("--json", action="store_true", help="print one JSON result per line")
 
 

@@ -17,7 +17,7 @@ from mt_eval.records import RunConfig, TranslationResult, result_problem
 def run_translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool,
                   file: Path | None = None) -> int:
     try:
-        loaded = load_method(plugin)
+        loaded = load_method(plugin, needs="translate")
     except PluginLoadError as exc:
         print(exc, file=sys.stderr)
         return 1
@@ -37,8 +37,8 @@ def run_translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_js
         return 2
     if file is not None:
         try:
-            texts = [*texts, *(line for line in file.read_text(encoding="utf-8").splitlines() if line.strip())]
-        except (OSError, UnicodeDecodeError) as exc:
+            texts = [*texts, *_file_sources(file, pair)]
+        except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: CorpusError too
             print(f"--file {file}: cannot read it: {exc}", file=sys.stderr)
             return 2
     elif not texts:
@@ -80,3 +80,16 @@ def run_translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_js
         else:
             print(result.predicted if result.error is None else f"[error] {result.error}")
     return 1 if failed else 0
+
+
+def _file_sources(file: Path, pair: str) -> list[str]:
+    """The sources of a corpus file (.json, .jsonl, .tsv, read as ``mt-eval run`` reads them), else the
+    non-empty lines of a text file."""
+    from mt_eval.corpus.files import FORMATS
+
+    name = file.name.lower().removesuffix(".gz")
+    if Path(name).suffix in FORMATS:
+        from mt_eval.corpus.reader import read_corpus
+
+        return [entry["source"] for entry in read_corpus(file, pair=pair).entries]
+    return [line for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]

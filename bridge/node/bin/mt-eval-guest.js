@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// mt-eval-guest: serve a Node translation method over mt-eval-bridge/1 on stdin/stdout.
+// mt-eval-guest: serve a Node method (translate and/or decide) over mt-eval-bridge/1 on stdin/stdout.
 import { serveProcess } from '../lib/guest.js';
 
 const USAGE = `usage: mt-eval-guest DIR              serve the plugin in DIR (its method.json names node_entry)
-       mt-eval-guest --module FILE.js   serve a module exporting translate(entries, config)
+       mt-eval-guest --module FILE.js   serve a module exporting translate(entries, config) and/or
+                                        decide(rows, config)
 
 Speaks mt-eval-bridge/1 (JSON-RPC 2.0, one message per line) on stdin/stdout; logs go to stderr.
 Options: --max-line-bytes N   longest accepted request line (default 16 MiB)`;

@@ -1,16 +1,19 @@
 // The Node guest: serves a translate.js method over mt-eval-bridge/1 on stdin/stdout.
-// The method module exports `translate(entries, config)` (async) and optionally `name`,
-// `methodCard()` and `close()`; a default export holding them works too.
-import { existsSync, readFileSync } from 'node:fs';
-import { basename, extname, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+// The method module exports `translate(entries, config)` and/or `decide(rows, config)` (async; what its
+// method.json "implements") and optionally `name`, `methodCard()` and `close()`; a default export holding
+// them works too.
+import { readFileSync } from 'node:fs';
 
-import { kebabCase, readMethodManifest } from './manifest.js';
+import { loadMethod, resolveMethod } from './method-module.js';
 import {
   DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, encode,
   errorResponse, isPlainObject, isValidId, resultResponse,
 } from './protocol.js';
-import { compactResult, completeRunConfig, describe, errorResult, normalizeResult } from './results.js';
+import { rowsProblem } from './decisions.js';
+import { compactResult, completeDecisionConfig, completeRunConfig, describe, errorResult, normalizeResult } from './results.js';
+
+
+export { loadMethod, resolveMethod };
 
 export const GUEST_CAPABILITIES = Object.freeze({ max_batch: null, max_concurrency: 8, cancel: true, progress: false });
 
@@ -28,43 +31,6 @@ export function divertStdout() {
     if (key !== 'Console' && typeof toStderr[key] === 'function') console[key] = toStderr[key];
   }
   return protocolWrite;
-}
-
-/**
- * Where the method lives: {directory} for a plugin (its method.json names node_entry) or {module}
- * for a bare file. Throws ManifestError or Error with a fix when it cannot run here.
- */
-export function resolveMethod({ directory, module }) {
-  if (module) {
-    const file = resolve(module);
-    if (!existsSync(file)) throw new Error(`${file}: no such file`);
-    const stem = basename(file, extname(file));
-    return { file, name: stem, methodId: kebabCase(stem) };
-  }
-  const manifest = readMethodManifest(directory);
-  if (!manifest.nodeEntry) {
-    throw new Error(`${manifest.file}: no "node_entry": this plugin does not run on Node`
-      + (manifest.pythonEntry ? '\n    fix: serve it with `mt-eval serve DIR`' : ''));
-  }
-  return { file: manifest.nodeEntry, name: manifest.name, methodId: manifest.methodId };
-}
-
-/** Import the method's module and check it has a translate function. */
-export async function loadMethod(target) {
-  const loaded = await import(pathToFileURL(target.file).href);
-  const api = typeof loaded.translate === 'function' ? loaded
-    : isPlainObject(loaded.default) && typeof loaded.default.translate === 'function' ? loaded.default : null;
-  if (!api) {
-    throw new TypeError(`${target.file} does not export translate: `
-      + 'write `export async function translate(entries, config) { ... }`');
-  }
-  return {
-    translate: api.translate,
-    methodCard: typeof api.methodCard === 'function' ? api.methodCard : null,
-    close: typeof api.close === 'function' ? api.close : null,
-    name: typeof api.name === 'string' && api.name !== '' ? api.name : target.name,
-    methodId: target.methodId,
-  };
 }
 
 function guestVersion() {
@@ -233,7 +199,13 @@ export class GuestServer {
       return fail(ErrorCode.INVALID_REQUEST, 'the guest is shutting down: no new requests');
     }
     switch (method) {
-      case 'translate': return this.translate(id, params, fail);
+      case 'translate':
+      case 'decide':
+        if (!this.method.implements.includes(method)) {
+          return fail(ErrorCode.METHOD_NOT_FOUND,
+            `this method does not implement ${method} (it implements ${this.method.implements.join(', ')})`);
+        }
+        return method === 'translate' ? this.translate(id, params, fail) : this.decide(id, params, fail);
       case 'method_card': return this.methodCard(id, fail);
       case 'shutdown':
         this.shuttingDown = true;
@@ -255,7 +227,7 @@ export class GuestServer {
         { supported: [...SUPPORTED_VERSIONS] });
     }
     if (params.config !== undefined && params.config !== null) {
-      const config = completeRunConfig(params.config);
+      const config = completeDecisionConfig(params.config); // the language pair is checked by translate
       if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, `params.${config}`);
       this.defaultConfig = config;
     }
@@ -271,6 +243,7 @@ export class GuestServer {
         card,
         capabilities: { ...GUEST_CAPABILITIES },
         guest: { name: 'mt-eval-guest', version: guestVersion(), runtime: `node ${process.version}` },
+        implements: [...this.method.implements],
       }));
     } catch (error) {
       this.loadFailed = true;
@@ -320,14 +293,27 @@ export class GuestServer {
     if (raw === null) return fail(ErrorCode.INVALID_PARAMS, 'params.config is missing and initialize gave none');
     const config = completeRunConfig(raw);
     if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, `params.${config}`);
+    return this.enqueue('translate', id, params.entries, config, fail);
+  }
+
+  decide(id, params, fail) {
+    const problem = rowsProblem(params.rows, 'params.rows');
+    if (problem) return fail(ErrorCode.INVALID_PARAMS, problem);
+    const config = completeDecisionConfig(params.config ?? this.defaultConfig ?? {});
+    if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, `params.${config}`);
+    return this.enqueue('decide', id, params.rows, config, fail);
+  }
+
+  enqueue(kind, id, items, config, fail) {
     const key = idKey(id);
     if (this.jobs.has(key)) {
       return fail(ErrorCode.INVALID_REQUEST, `request id ${JSON.stringify(id)} is already in flight`);
     }
-    const job = { id, key, entries: params.entries, config, controller: null, cancelled: false };
+    const job = { kind, id, key, entries: items, config, controller: null, cancelled: false };
     this.jobs.set(key, job);
     if (this.active < GUEST_CAPABILITIES.max_concurrency) this.run(job);
     else this.queue.push(job);
+    return undefined;
   }
 
   cancel(id) {
@@ -347,7 +333,7 @@ export class GuestServer {
     const started = performance.now();
     let outcome;
     try {
-      outcome = { value: await this.method.translate(job.entries, job.config, cancellation(job)) };
+      outcome = { value: await this.method[job.kind](job.entries, job.config, cancellation(job)) };
     } catch (error) {
       outcome = { error };
     }
@@ -356,30 +342,37 @@ export class GuestServer {
     if (this.jobs.get(job.key) === job) {
       this.jobs.delete(job.key);
       const latency = job.entries.length ? (performance.now() - started) / 1000 / job.entries.length : 0;
-      this.answer(job.id, this.translateResponse(job.id, outcome, latency));
+      this.answer(job.id, this.respond(job, outcome, latency));
     }
     const next = this.queue.shift();
     if (next) this.run(next);
   }
 
-  translateResponse(id, { value, error }, latency) {
+  // The response to a translate or decide job: results in the full protocol shape (translate: checked and
+  // compacted; decide: as the method gave them, for the host checks every answer against its question), each
+  // with its share of the call's time when the method reported none.
+  respond(job, { value, error }, latency) {
+    const { kind, id } = job;
     if (error !== undefined) {
-      this.log(`translate failed: ${error?.stack ?? error}`);
+      this.log(`${kind} failed: ${error?.stack ?? error}`);
       return errorResponse(id, ErrorCode.METHOD_FAILED, failureMessage(error), { type: error?.name ?? typeof error });
     }
     if (!Array.isArray(value)) {
       return errorResponse(id, ErrorCode.METHOD_FAILED,
-        `translate returned ${describe(value)}, expected a list with one result per entry`, { type: 'TypeError' });
+        `${kind} returned ${describe(value)}, expected a list with one result per ${kind === 'translate' ? 'entry' : 'row'}`,
+        { type: 'TypeError' });
     }
     const results = [];
     for (const item of value) {
       if (!isPlainObject(item) || typeof item.id !== 'string' || item.id === '') {
         this.log(`dropped a result without a string "id": ${describe(item)}`);
-        continue;
+      } else if (kind === 'decide') {
+        results.push(item.latency_s === undefined ? { ...item, latency_s: latency } : item);
+      } else {
+        const { result, problem } = normalizeResult(item, latency);
+        results.push(compactResult(result
+          ?? errorResult(item.id, `the method returned a malformed result: ${problem}`, latency)));
       }
-      const { result, problem } = normalizeResult(item, latency);
-      results.push(compactResult(result
-        ?? errorResult(item.id, `the method returned a malformed result: ${problem}`, latency)));
     }
     return resultResponse(id, { results });
   }

@@ -5,7 +5,15 @@ import { readFileSync } from 'node:fs';
 
 import { Connection } from './connection.js';
 import { BridgeError, DEFAULT_MAX_LINE_BYTES, ErrorCode, PROTOCOL_VERSION, encode, isPlainObject, request } from './protocol.js';
+import { DEFAULT_TOLERANCE, decisionError, matchDecisions, rowsProblem } from './decisions.js';
 import { describe, errorResult, matchResults } from './results.js';
+
+// The requests that carry a batch: the params key of the batch, how a failed item looks, and how results
+// come back (checked and in item order).
+const BATCHED = {
+  translate: { key: 'entries', fail: errorResult, match: matchResults },
+  decide: { key: 'rows', fail: decisionError, match: matchDecisions },
+};
 
 const HOST_VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -55,6 +63,7 @@ function completeOptions(options) {
       windowMs: positive('restartBudget.windowMs', budget.windowMs, 60_000),
     },
     batchSize: positive('batchSize', options.batchSize, Infinity),
+    tolerance: positive('tolerance', options.tolerance, DEFAULT_TOLERANCE),
     closeStepMs: positive('closeStepMs', options.closeStepMs, 2_000),
     config: options.config ?? null,
     logger: completeLogger(options.logger),
@@ -289,17 +298,38 @@ export class Guest {
     if (!isPlainObject(runConfig)) {
       throw new TypeError('translate needs a RunConfig: pass config, or options.config to startGuest');
     }
-    const batches = this.#batches(entries, runConfig);
-    const parts = await Promise.all(batches.map((batch) => this.#runBatch(batch, runConfig)));
+    return this.#request('translate', entries, runConfig);
+  }
+
+  /**
+   * Decide rows: one checked result per row, in row order (every question answered with a probability per
+   * option, or failed with the reason). Batched and failing like translate().
+   */
+  async decide(rows, config) {
+    if (this.#closing) throw new Error('the guest is closed');
+    const problem = rowsProblem(rows);
+    if (problem) throw new TypeError(problem);
+    const decisionConfig = config ?? this.#options.config ?? {};
+    if (!isPlainObject(decisionConfig)) throw new TypeError(`decide needs a config object, got ${describe(decisionConfig)}`);
+    if (!(this.info?.implements ?? ['translate']).includes('decide')) {
+      const message = `the guest does not implement decide (it implements ${(this.info?.implements ?? ['translate']).join(', ')})`;
+      return rows.map((row) => decisionError(row.id, message));
+    }
+    return this.#request('decide', rows, decisionConfig);
+  }
+
+  async #request(kind, items, config) {
+    const batches = this.#batches(kind, items, config);
+    const parts = await Promise.all(batches.map((batch) => this.#runBatch(kind, batch, config)));
     return parts.flat();
   }
 
-  // Consecutive slices of entries, each small enough for one request line.
-  #batches(entries, config) {
+  // Consecutive slices of items, each small enough for one request line.
+  #batches(kind, entries, config) {
     const cap = this.capabilities.max_batch ?? Infinity;
     const size = Math.min(cap, this.#options.batchSize);
     const limit = this.#options.maxLineBytes;
-    const overhead = Buffer.byteLength(encode(request(Number.MAX_SAFE_INTEGER, 'translate', { entries: [], config })));
+    const overhead = Buffer.byteLength(encode(request(Number.MAX_SAFE_INTEGER, kind, { [BATCHED[kind].key]: [], config })));
     const batches = [];
     let current = { entries: [], bytes: overhead };
     const flush = () => {
@@ -321,8 +351,9 @@ export class Guest {
     return batches;
   }
 
-  async #runBatch(batch, config) {
-    const fail = (message) => batch.entries.map((entry) => errorResult(entry.id, message));
+  async #runBatch(kind, batch, config) {
+    const { key, fail: failed, match } = BATCHED[kind];
+    const fail = (message) => batch.entries.map((entry) => failed(entry.id, message));
     if (batch.error) return fail(batch.error);
     await this.#slots.acquire();
     try {
@@ -336,16 +367,17 @@ export class Guest {
       const { requestTimeoutMs, hardTimeoutMs, logger } = this.#options;
       let result;
       try {
-        result = await connection.request('translate', { entries: batch.entries, config }, {
+        result = await connection.request(kind, { [key]: batch.entries, config }, {
           timeoutMs: requestTimeoutMs, hardTimeoutMs, cancelOnTimeout: this.capabilities.cancel,
         });
       } catch (error) {
         return fail(failureText(error));
       }
       if (!isPlainObject(result) || !Array.isArray(result.results)) {
-        return fail(`the guest answered translate without a "results" list (got ${describe(result?.results)})`);
+        return fail(`the guest answered ${kind} without a "results" list (got ${describe(result?.results)})`);
       }
-      return matchResults(batch.entries, result.results, {
+      return match(batch.entries, result.results, {
+        tolerance: this.#options.tolerance,
         onUnknown: (raw) => logger.warn(`dropped a guest result with an unknown id: ${describe(raw?.id ?? raw)}`),
       });
     } finally {

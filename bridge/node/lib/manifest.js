@@ -118,6 +118,12 @@ export function readMethodManifest(pathToPlugin) {
       'add "node_entry": "translate.js" (Node), "entry_point": "pipeline:MyMethod" (Python) or "command": [...]');
   }
   const nodeEntry = nodeEntryName ? resolveNodeEntry(file, directory, nodeEntryName) : null;
+  const implemented = manifest.implements ?? ['translate'];
+  if (!Array.isArray(implemented) || implemented.length === 0
+      || !implemented.every((request) => request === 'translate' || request === 'decide')) {
+    throw new ManifestError(file, '$.implements', `expected a non-empty array of "translate" and "decide", got ${JSON.stringify(implemented)}`,
+      'list what the method answers, e.g. ["translate"], ["decide"] or ["translate", "decide"]');
+  }
   const pairs = manifest.supported_pairs ?? [];
   if (!Array.isArray(pairs) || !pairs.every((p) => typeof p === 'string')) {
     throw new ManifestError(file, '$.supported_pairs', 'expected an array of strings', 'e.g. ["eng>spa"]');
@@ -133,5 +139,6 @@ export function readMethodManifest(pathToPlugin) {
     pythonEntry,
     command,
     supportedPairs: pairs,
+    implements: [...new Set(implemented)],
   };
 }

@@ -27,6 +27,18 @@ export function completeRunConfig(config) {
   return { ...RUN_CONFIG_DEFAULTS, params: {}, ...config };
 }
 
+/** A decide() config: a RunConfig whose language pair is optional (null, or a language code). */
+export function completeDecisionConfig(config) {
+  if (!isPlainObject(config)) return `config must be a RunConfig object, got ${describe(config)}`;
+  for (const key of ['source_lang', 'target_lang']) {
+    const value = config[key];
+    if (value !== undefined && value !== null && !(typeof value === 'string' && LANGUAGE_CODE.test(value))) {
+      return `config.${key} must be a language code such as "eng" or null, got ${describe(value)}`;
+    }
+  }
+  return { ...RUN_CONFIG_DEFAULTS, source_lang: null, target_lang: null, params: {}, ...config };
+}
+
 const RESULT_KEYS = new Set(['id', 'predicted', 'latency_s', 'usage', 'error', 'tool_calls',
   'tool_call_count', 'metadata', 'abstained', 'abstain_reason']);
 const USAGE_KEYS = new Set(['prompt_tokens', 'completion_tokens']);

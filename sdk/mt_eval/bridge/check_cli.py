@@ -17,9 +17,13 @@ def run_check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -
         print(f"no transcripts (*.json) in {directory}", file=sys.stderr)
         return 2
     print(f"checking `{' '.join(command)}` against {len(loaded)} transcripts from {directory}")
-    failed = 0
+    failed = skipped = 0
     for vector in loaded:
         outcome = asyncio.run(run_vector(vector, command, cwd=cwd))
+        if outcome.skipped:
+            skipped += 1
+            print(f"  skip  {outcome.name}: {outcome.skipped}")
+            continue
         if outcome.passed:
             print(f"  ok    {outcome.name}")
             continue
@@ -27,5 +31,6 @@ def run_check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -
         print(f"  FAIL  {outcome.name}: {outcome.description}\n        {outcome.failure}")
         if outcome.stderr_tail:
             print("        guest stderr: " + outcome.stderr_tail.replace("\n", "\n                      "))
-    print(f"conformance: {len(loaded) - failed} passed, {failed} failed")
+    skips = f", {skipped} not applicable" if skipped else ""
+    print(f"conformance: {len(loaded) - failed - skipped} passed, {failed} failed{skips}")
     return 1 if failed else 0

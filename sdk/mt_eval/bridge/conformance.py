@@ -67,13 +67,27 @@ def mismatch(pattern: Any, actual: Any, path: str = "$") -> str | None:
     return None
 
 
+def not_applicable(vector: Mapping[str, Any], initialize_result: Any) -> str | None:
+    """Why a transcript does not apply to a guest with this initialize result (None when it does): ``requires``
+    names a request the guest must implement, ``unless`` one it must not (bridge/PROTOCOL.md)."""
+    declared = initialize_result.get("implements") if isinstance(initialize_result, dict) else None
+    implemented = declared if isinstance(declared, list) else ["translate"]
+    if vector.get("requires") and vector["requires"] not in implemented:
+        return f"the guest does not implement {vector['requires']}"
+    if vector.get("unless") and vector["unless"] in implemented:
+        return f"the guest implements {vector['unless']}"
+    return None
+
+
 @dataclass
 class VectorOutcome:
     name: str
     description: str
     failure: str | None = None
+    skipped: str | None = None
     stderr_tail: str = ""
     skipped_lines: list[str] = field(default_factory=list)
+    last: Any = None  # the last protocol line read
 
     @property
     def passed(self) -> bool:
@@ -97,6 +111,11 @@ async def run_vector(vector: Mapping[str, Any], command: Sequence[str], *, cwd: 
     try:
         for number, step in enumerate(vector["steps"], start=1):
             failure = await asyncio.wait_for(_step(process, step, outcome), step_timeout_s)
+            if outcome.skipped is None and isinstance(outcome.last, dict) and \
+                    isinstance(outcome.last.get("result"), dict) and "protocol_version" in outcome.last["result"]:
+                outcome.skipped = not_applicable(vector, outcome.last["result"])
+                if outcome.skipped:
+                    break
             if failure:
                 outcome.failure = f"step {number} {_describe(step)}: {failure}"
                 break
@@ -159,6 +178,7 @@ async def _step(process: asyncio.subprocess.Process, step: Mapping[str, Any], ou
         return None
     if "expect" in step:
         message = await _next_message(process, outcome)
+        outcome.last = message
         return _check(step["expect"], message)
     if "expect_unordered" in step:
         patterns = list(step["expect_unordered"])

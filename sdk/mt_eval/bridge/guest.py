@@ -12,6 +12,7 @@ import io
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ def serve(directory: Path) -> int:
         print(exc, file=sys.stderr)
         return 1
     server = GuestServer(loaded.method, name=loaded.manifest.name, method_id=loaded.method_id,
-                         card=runtime_card(loaded.method))
+                         card=runtime_card(loaded.method), implements=loaded.manifest.implements)
     try:
         asyncio.run(server.run(protocol_fd))
     except KeyboardInterrupt:
@@ -82,10 +83,11 @@ class GuestServer:
     """The protocol state machine of a guest around one in-process method."""
 
     def __init__(self, method: Any, *, name: str, method_id: str, card: dict[str, Any] | None,
-                 max_line_bytes: int = m.DEFAULT_MAX_LINE_BYTES) -> None:
+                 implements: Sequence[str] = ("translate",), max_line_bytes: int = m.DEFAULT_MAX_LINE_BYTES) -> None:
         self.method = method
         self.identity = {"name": name, "method_id": method_id}
         self.card = card
+        self.implements = list(dict.fromkeys(implements))
         self.initialized = False
         self.closed = asyncio.Event()
         self._lines = LineSplitter(max_line_bytes)
@@ -152,10 +154,14 @@ class GuestServer:
             self.initialize(request_id, params)
         elif not self.initialized:
             self.send(m.error_line(request_id, m.NOT_INITIALIZED, "send initialize first"))
-        elif method == "translate":
-            task = asyncio.get_running_loop().create_task(self.translate(request_id, params))
+        elif method in ("translate", "decide") and method in self.implements:
+            work = self.translate if method == "translate" else self.decide
+            task = asyncio.get_running_loop().create_task(work(request_id, params))
             self._tasks[request_id] = task
             task.add_done_callback(lambda _: self._tasks.pop(request_id, None))
+        elif method in ("translate", "decide"):
+            self.send(m.error_line(request_id, m.METHOD_NOT_FOUND, f"this method does not implement {method} "
+                                   f"(it implements {', '.join(self.implements)})"))
         elif method == "method_card":
             self.send(m.result_line(request_id, {"card": self.card}))
         elif method == "shutdown":
@@ -180,18 +186,27 @@ class GuestServer:
                              "progress": False},
             "guest": {"name": "mt-eval serve", "version": __version__,
                       "runtime": f"python {sys.version.split()[0]}"},
+            "implements": self.implements,
         }))
 
     async def translate(self, request_id: int | str, params: Any) -> None:
+        await self._answer(request_id, params, _translate_params, self.method.translate, normalize_results)
+
+    async def decide(self, request_id: int | str, params: Any) -> None:
+        await self._answer(request_id, params, _decide_params, self.method.decide, decision_results)
+
+    async def _answer(self, request_id: int | str, params: Any, parse: Callable[[Any], tuple[list[Any], Any]],
+                      call: Callable[..., Any], normalize: Callable[[Any, list[Any], float], list[Any]]) -> None:
+        """Run one translate or decide request: check its params, call the method, send its results."""
         try:
-            entries, config = _translate_params(params)
+            items, config = parse(params)
         except ValueError as exc:
             self.send(m.error_line(request_id, m.INVALID_PARAMS, str(exc)))
             return
         try:
             async with self._slots:
                 started = time.perf_counter()
-                raw = await self.method.translate(entries, config)
+                raw = await call(items, config)
                 elapsed = time.perf_counter() - started
         except asyncio.CancelledError:
             self.send(m.error_line(request_id, m.CANCELLED, "cancelled"))
@@ -200,7 +215,12 @@ class GuestServer:
             self.send(m.error_line(request_id, m.METHOD_FAILED, f"{type(exc).__name__}: {exc}",
                                    {"type": type(exc).__name__}))
             return
-        self.send(m.result_line(request_id, {"results": normalize_results(raw, entries, elapsed)}))
+        try:
+            line = m.result_line(request_id, {"results": normalize(raw, items, elapsed)})
+        except (TypeError, ValueError, msgspec.EncodeError) as exc:
+            line = m.error_line(request_id, m.METHOD_FAILED, f"the results cannot be sent as JSON: {exc}",
+                                {"type": type(exc).__name__})
+        self.send(line)
 
 
 def _translate_params(params: Any) -> tuple[list[dict[str, Any]], RunConfig]:
@@ -216,6 +236,38 @@ def _translate_params(params: Any) -> tuple[list[dict[str, Any]], RunConfig]:
     except msgspec.ValidationError as exc:
         raise ValueError(f"invalid config: {exc}") from exc
     return entries, config
+
+
+def _decide_params(params: Any) -> tuple[list[dict[str, Any]], Any]:
+    from mt_eval.decisions.records import DecisionConfig
+
+    if not isinstance(params, dict) or not isinstance(params.get("rows"), list):
+        raise ValueError("decide needs params.rows, a list of rows")
+    rows = params["rows"]
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not row["id"] or \
+                not isinstance(row.get("state"), dict) or not isinstance(row.get("questions"), dict):
+            raise ValueError(f"rows[{i}] needs a non-empty string id, a state object and a questions object")
+    try:
+        config = msgspec.convert(params.get("config") or {}, DecisionConfig)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"invalid config: {exc}") from exc
+    return rows, config
+
+
+def decision_results(raw: Any, rows: list[dict[str, Any]], elapsed: float) -> list[Any]:
+    """The method's decisions as they go on the wire: passed through (the host checks every answer against the
+    questions), with each row's share of the call's time when the method gave none."""
+    if not isinstance(raw, list):
+        return [{"id": row["id"], "error": f"decide returned {type(raw).__name__}, not a list of results"}
+                for row in rows]
+    share = elapsed / max(1, len(raw))
+    out = []
+    for item in raw:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue  # the host reports the row as missing a result
+        out.append(item if "latency_s" in item else {**item, "latency_s": share})
+    return out
 
 
 def normalize_results(raw: Any, entries: list[dict[str, Any]], elapsed: float) -> list[Any]:

@@ -66,6 +66,7 @@ class InitializeResult(msgspec.Struct, kw_only=True):
     card: dict[str, Any] | None = None
     capabilities: Capabilities = msgspec.field(default_factory=Capabilities)
     guest: Peer | None = None
+    implements: list[str] = msgspec.field(default_factory=lambda: ["translate"])
 
 
 class BridgeError(Exception):

@@ -1,4 +1,4 @@
-"""`BridgeMethod`: a guest process wrapped as an ordinary `TranslationMethod`.
+"""`BridgeMethod`: a guest process wrapped as an ordinary `TranslationMethod` (and `DecisionMethod`).
 
 Batches are split to the guest's ``max_batch`` and at most ``max_concurrency`` requests are in flight,
 however many callers share the method. A failed request never raises out of ``translate``: its entries
@@ -12,7 +12,8 @@ import asyncio
 import logging
 import os
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -110,36 +111,49 @@ class BridgeMethod:
         return self.label or os.path.basename(self.command[0])
 
     async def translate(self, entries: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
+        return await self._request_all(TRANSLATE, entries, config)
+
+    async def decide(self, rows: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
+        """One result per row, in row order. Answers are passed on as the guest gave them: the caller checks them
+        against the questions (`mt_eval.decisions.answers`); rows the guest left out get a row error."""
+        return await self._request_all(DECIDE, rows, config)
+
+    async def _request_all(self, kind: RequestKind, items: list[dict[str, Any]], config: Any
+                           ) -> list[dict[str, Any]]:
+        """Send ``items`` in requests of at most ``max_batch`` each; a failed request fails only its items."""
         config = _builtins(config)
-        if not entries:
+        if not items:
             return []
         try:
             connection = await self._ensure(config)
         except m.BridgeError as exc:
-            return [error_result(str(e["id"]), per_entry_error(exc)) for e in entries]
+            return [kind.fail(str(item["id"]), per_entry_error(exc)) for item in items]
         assert connection.info is not None
-        size = connection.info.capabilities.max_batch or len(entries)
-        batches = [entries[i:i + size] for i in range(0, len(entries), size)]
+        if kind.request not in connection.info.implements:
+            return [kind.fail(str(item["id"]), f"guest {self._label()} does not implement {kind.request} (it "
+                              f"implements {', '.join(connection.info.implements)})") for item in items]
+        size = connection.info.capabilities.max_batch or len(items)
+        batches = [items[i:i + size] for i in range(0, len(items), size)]
         if len(batches) == 1:
-            return await self._run_batch(batches[0], config)
-        done = await asyncio.gather(*(self._run_batch(batch, config) for batch in batches))
+            return await self._run_batch(kind, batches[0], config)
+        done = await asyncio.gather(*(self._run_batch(kind, batch, config) for batch in batches))
         return [result for batch in done for result in batch]
 
-    async def _run_batch(self, batch: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
+    async def _run_batch(self, kind: RequestKind, batch: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
         try:
             connection = await self._ensure(config)
         except m.BridgeError as exc:
-            return [error_result(str(e["id"]), per_entry_error(exc)) for e in batch]
+            return [kind.fail(str(e["id"]), per_entry_error(exc)) for e in batch]
         assert self._slots is not None and connection.info is not None
         async with self._slots:
             try:
-                raw = await connection.request("translate", {"entries": batch, "config": config})
+                raw = await connection.request(kind.request, {kind.key: batch, "config": config})
             except m.BridgeError as exc:
                 self._last_failure = exc
                 if exc.code == m.TIMEOUT and not connection.info.capabilities.cancel:
                     await connection.aclose()  # it cannot be told to stop: a hung guest is replaced
-                return [error_result(str(e["id"]), per_entry_error(exc)) for e in batch]
-        return match_results(batch, raw, self._label())
+                return [kind.fail(str(e["id"]), per_entry_error(exc)) for e in batch]
+        return kind.match(batch, raw, self._label())
 
     async def aclose(self) -> None:
         if self._connection is not None:
@@ -158,6 +172,31 @@ def match_results(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str) -> 
     return msgspec.to_builtins(paired)  # type: ignore[no-any-return]
 
 
+def match_decisions(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str) -> list[dict[str, Any]]:
+    """One result per row, in row order, as the guest sent it; missing and repeated results become row errors."""
+    try:
+        items = _raw_results_decoder.decode(raw)["results"]
+    except (msgspec.ValidationError, msgspec.DecodeError, KeyError) as exc:
+        log.warning("guest %s sent a decide result without a results list: %s", label, exc)
+        items = []
+    found: dict[str, list[Any]] = {str(row["id"]): [] for row in batch}
+    for item in items:
+        decoded = msgspec.json.decode(item)
+        item_id = decoded.get("id") if isinstance(decoded, dict) else None
+        if isinstance(item_id, str) and item_id in found:
+            found[item_id].append(decoded)
+        else:
+            log.warning("guest %s returned a decision for an unknown row %r; dropped", label, item_id)
+    out = []
+    for row_id, given in found.items():
+        if len(given) == 1:
+            out.append(given[0])
+        else:
+            what = "no result" if not given else f"{len(given)} results"
+            out.append({"id": row_id, "error": f"guest {label} returned {what} for this row"})
+    return out
+
+
 def _decode_each(raw: msgspec.Raw, label: str) -> list[TranslationResult]:
     try:
         items = _raw_results_decoder.decode(raw)["results"]
@@ -174,6 +213,20 @@ def _decode_each(raw: msgspec.Raw, label: str) -> list[TranslationResult]:
             if isinstance(entry_id, str):
                 decoded.append(TranslationResult(id=entry_id, error=f"guest {label} sent a malformed result: {exc}"))
     return decoded
+
+
+@dataclass(frozen=True)
+class RequestKind:
+    """A request that carries a batch: its name, the params key of the batch, and how results come back."""
+
+    request: str
+    key: str
+    match: Callable[[list[dict[str, Any]], msgspec.Raw, str], list[dict[str, Any]]]
+    fail: Callable[[str, str], dict[str, Any]]
+
+
+TRANSLATE = RequestKind("translate", "entries", match_results, error_result)
+DECIDE = RequestKind("decide", "rows", match_decisions, lambda row_id, error: {"id": row_id, "error": error})
 
 
 def _builtins(config: Any) -> Any:

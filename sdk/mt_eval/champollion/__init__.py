@@ -13,9 +13,7 @@ Names are imported lazily, so importing this package for the command line stays 
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from mt_eval.lazy import lazy_exports
 
 _EXPORTS = {
     "read_config": "mt_eval.champollion.config",
@@ -32,12 +30,4 @@ _EXPORTS = {
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mt_eval.champollion' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports("mt_eval.champollion", globals(), _EXPORTS)

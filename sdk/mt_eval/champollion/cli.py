@@ -83,7 +83,7 @@ def _open(method: PairMethod, opened: list[LoadedMethod]) -> Translate:
     from mt_eval.loader import load_method
     from mt_eval.records import RunConfig, TranslationResult, pair_results
 
-    loaded = load_method(method.directory)
+    loaded = load_method(method.directory, needs="translate")
     opened.append(loaded)
 
     async def translate(entries: list[dict[str, Any]], run_config: dict[str, Any]) -> list[dict[str, Any]]:

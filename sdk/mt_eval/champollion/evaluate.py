@@ -35,7 +35,7 @@ def apply_champollion_config(args: argparse.Namespace) -> None:
         raise ValueError(f"--pair: {config.file} has {len(config.pairs)} pairs ({keys}); choose one, e.g. --pair "
                          f"{example}")
     method = pair_method(config, pair)
-    _check_corpus_pair(args.corpus, method.languages)
+    _check_corpus_pair(args, method.languages)
     settings = pair.settings
     args.method = str(method.directory)
     args.pair = method.languages
@@ -58,15 +58,18 @@ def apply_champollion_config(args: argparse.Namespace) -> None:
     }
 
 
-def _check_corpus_pair(corpus: str | None, languages: str) -> None:
-    """A corpus that names its pair must be in the pair's languages (``en>es`` and ``eng>spa`` agree)."""
-    if not corpus:
-        return
-    from mt_eval.harness.corpus import read_corpus
+def _check_corpus_pair(args: argparse.Namespace, languages: str) -> None:
+    """A corpus that names its pair must be in the pair's languages (``en>es`` and ``eng>spa`` agree).
+
+    The corpus is read by the reader ``mt-eval run`` uses (``--corpus`` or parallel text); the run itself
+    reports a corpus that cannot be read, and refuses a doubtful one in the pair's languages."""
+    from mt_eval.corpus.arguments import spec_from_args
+    from mt_eval.corpus.reader import load_corpus
 
     try:
-        pair = read_corpus(corpus).pair
-    except Exception:  # the run reports an unreadable corpus itself
+        spec = spec_from_args(args)
+        pair = load_corpus(spec).pair if spec is not None else None
+    except ValueError:  # CorpusError too: the run reports an unreadable corpus itself
         return
     if not pair or ">" not in pair:
         return

@@ -1,6 +1,6 @@
 """The evaluation harness behind ``mt-eval run`` and ``mt-eval compare``.
 
-- `corpus`: reading corpora (upstream JSON, flat JSON list, JSONL, TSV) with clear errors;
+- `corpus`: the corpus side of a run (reading is `mt_eval.corpus`): doubts, selection, card ids, predictions;
 - `execution`: running a method over entries with bounded concurrency, timeouts, retries and a results log;
 - `scoring`: sacrebleu metrics with signatures and bootstrap confidence intervals from segment statistics;
 - `runcard`: the run card and the facts it records (hashes, environment, latency);

@@ -16,6 +16,8 @@ import argparse
 import os
 import sys
 
+from mt_eval.corpus.arguments import add_corpus_arguments
+
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))), "examples")
 DEMO_METHOD = os.path.join(EXAMPLES, "lexicon-eng-spa")
@@ -24,16 +26,22 @@ DEMO_CORPUS = os.path.join(EXAMPLES, "data", "eng-spa-demo.json")
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.description = ("Translate a corpus with a method plugin, score it with sacrebleu (chrF++, BLEU, TER with "
-                       "95%% bootstrap intervals) and write a run card. Results are saved as they complete; "
+                       "95% bootstrap intervals) and write a run card. Results are saved as they complete; "
                        "an interrupted run continues with --resume.")
     run.formatter_class = argparse.RawDescriptionHelpFormatter
     run.epilog = ("examples:\n  mt-eval run --demo\n"
                   "  mt-eval run --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json\n"
-                  "  mt-eval run --method my-method --corpus dev.jsonl --pair eng>spa --out runs/try1 --resume\n"
-                  "  mt-eval run --champollion-config app/champollion.config.json --pair en:es --corpus dev.json")
+                  "  mt-eval run --method my-method --corpus dev.jsonl --pair 'eng>spa' --out runs/try1 --resume\n"
+                  "  mt-eval run --method my-method --corpus dev.tsv --ids 1..50 --out runs/first50\n"
+                  "  mt-eval run --method my-method --source-file devtest.eng_Latn --reference-file devtest.spa_Latn "
+                  "--pair 'eng>spa'\n"
+                  "  mt-eval run --champollion-config app/champollion.config.json --pair en:es --corpus dev.json\n"
+                  "  mt-eval run --demo --policy my-policy.json --latency-sample 20 --out runs/demo --force\n"
+                  "\nexit status: 0 the run completed and its headline passed the gate, 1 the run could not start or "
+                  "continue,\n  2 usage, 5 the run completed but the gate withheld its headline (mt-eval gate CARD "
+                  "says why),\n  130 interrupted")
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
-    what.add_argument("--corpus", metavar="FILE", help="corpus: upstream JSON, JSON list, .jsonl or .tsv")
     what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")
     what.add_argument("--pair", metavar="SRC>TGT", help="language pair (default: the corpus's, else the "
                                                         "method's first supported pair); with "
@@ -42,16 +50,15 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                       help="evaluate the method plugin a champollion.config.json names for --pair (its model, "
                            "temperature and batchSize apply; the run card records the config and pair)")
     what.add_argument("--demo", action="store_true", help="run the bundled example method on the bundled corpus")
-    what.add_argument("--limit", type=int, metavar="N", help="only the first N entries")
     what.add_argument("--isolate", action="store_true", help="run a Python method in its own process")
-    where = run.add_argument_group("where results go")
-    where.add_argument("--out", metavar="DIR", help="run directory (default: runs/METHOD__CORPUS)")
-    where.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
-    where.add_argument("--force", action="store_true", help="start over even if --out holds results")
-    how = add_budget_arguments(run)
+    add_corpus_arguments(run)
+    add_run_directory_arguments(run.add_argument_group("where results go"), "runs/METHOD__CORPUS")
+    how = run.add_argument_group("how to run")
+    add_call_arguments(how, "entry", "entries")
+    add_retry_arguments(how)
     how.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
-    add_method_config_arguments(run)
+    add_model_arguments(run.add_argument_group("passed to the method (RunConfig)"))
     add_latency_arguments(run)
     held = run.add_argument_group("what the run is held to")
     held.add_argument("--policy", metavar="FILE", help="headline gate policy (default: the shipped one; mt-eval gate "
@@ -64,31 +71,30 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.set_defaults(print_run_help=run.print_help)
 
 
-def add_method_config_arguments(parser: argparse.ArgumentParser) -> None:
-    """What the method is given in its RunConfig besides the pair (``run`` and ``freeze init``)."""
-    model = parser.add_argument_group("passed to the method (RunConfig)")
-    model.add_argument("--model", help="model name")
-    model.add_argument("--base-url", help="OpenAI-compatible endpoint")
-    model.add_argument("--temperature", type=float)
-    model.add_argument("--max-tokens", type=int)
-    model.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                       help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
+def add_run_directory_arguments(group: argparse._ArgumentGroup, default: str) -> None:
+    """--out, --resume and --force (see `mt_eval.harness.run_directory`)."""
+    group.add_argument("--out", metavar="DIR", help=f"run directory (default: {default})")
+    group.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
+    group.add_argument("--force", action="store_true", help="start over even if --out holds results")
 
 
-def add_budget_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
-    """Batch size, concurrency, timeout, retries and retry budget (``run`` and ``freeze init``)."""
-    how = parser.add_argument_group("how to run")
-    how.add_argument("--batch-size", type=int, default=8, metavar="N", help="entries per call (default 8)")
-    how.add_argument("--concurrency", type=int, default=8, metavar="N", help="calls in flight (default 8)")
-    how.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per entry (default 120)")
-    how.add_argument("--retries", type=int, default=1, metavar="N", help="retries per failed entry (default 1)")
-    how.add_argument("--retry-budget", type=int, metavar="N", help="retries for the whole run "
-                                                                   "(default: 10%% of entries, at least 10)")
-    return how
+def add_call_arguments(group: argparse._ArgumentGroup, item: str, items: str) -> None:
+    """How a method is called: --batch-size ``items`` per call, --concurrency calls, --timeout per ``item``."""
+    group.add_argument("--batch-size", type=positive_int, default=8, metavar="N", help=f"{items} per call (default 8)")
+    group.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="calls in flight (default 8)")
+    group.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
+                       help=f"seconds per {item} (default 120)")
+
+
+def add_retry_arguments(group: argparse._ArgumentGroup) -> None:
+    """--retries per failed entry within a run-wide --retry-budget (``run`` and ``freeze init``)."""
+    group.add_argument("--retries", type=int, default=1, metavar="N", help="retries per failed entry (default 1)")
+    group.add_argument("--retry-budget", type=int, metavar="N", help="retries for the whole run "
+                                                                     "(default: 10%% of entries, at least 10)")
 
 
 def add_latency_arguments(parser: argparse.ArgumentParser) -> None:
-    """How the harness measures latency (``run`` and ``freeze init``; mt_eval.harness.latency)."""
+    """How the harness measures latency (``run`` and ``freeze init``; `mt_eval.harness.latency`)."""
     from mt_eval.harness.latency import DEFAULT_REPETITIONS, DEFAULT_SAMPLE, DEFAULT_WARMUP
 
     latency = parser.add_argument_group(
@@ -100,6 +106,48 @@ def add_latency_arguments(parser: argparse.ArgumentParser) -> None:
                               "no latency calls at all, no latency figures)")
     latency.add_argument("--latency-repetitions", type=int, default=DEFAULT_REPETITIONS, metavar="N",
                          help=f"times the sample is timed (default {DEFAULT_REPETITIONS})")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number above 0."""
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def add_model_arguments(group: argparse._ArgumentGroup) -> None:
+    """The options a method receives in its config: model settings and --param (also for decide and grade)."""
+    group.add_argument("--model", help="model name")
+    group.add_argument("--base-url", help="OpenAI-compatible (or decision-engine) endpoint")
+    group.add_argument("--temperature", type=float)
+    group.add_argument("--max-tokens", type=int)
+    group.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                       help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
+
+
+def method_params(items: list[str]) -> dict[str, object]:
+    """``--param KEY=VALUE`` options → config.params; a VALUE that parses as JSON is that JSON value."""
+    import json
+
+    params: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--param {item!r}: write it as KEY=VALUE")
+        try:
+            params[key] = json.loads(value)
+        except ValueError:
+            params[key] = value
+    return params
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -114,15 +162,16 @@ def run_command(args: argparse.Namespace) -> int:
         except (ValueError, LookupError, OSError) as exc:
             print(f"mt-eval run: {exc}", file=sys.stderr)
             return 1
-    if not args.method or not args.corpus:
+    if not args.method or not (args.corpus or args.source_file or args.reference_file):
         args.print_run_help()
         return 2
+    from mt_eval.harness.run_directory import RunError
     from mt_eval.harness.run_rules import EXIT_GATE_FAILED, RulesError
-    from mt_eval.harness.session import RunError, run_evaluation
+    from mt_eval.harness.session import run_evaluation
     from mt_eval.problems import ProblemsError
 
     try:
-        card_path, headline = run_evaluation(args)
+        card_path, withheld = run_evaluation(args)
     except (RunError, RulesError, ProblemsError, ValueError) as exc:
         print(f"mt-eval run: {exc}", file=sys.stderr)
         return 1
@@ -131,7 +180,7 @@ def run_command(args: argparse.Namespace) -> int:
               "--resume.", file=sys.stderr)
         return 130
     print(f"run card: {card_path}")
-    return 0 if headline else EXIT_GATE_FAILED
+    return EXIT_GATE_FAILED if withheld else 0
 
 
 def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
@@ -139,7 +188,8 @@ def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
                            "paired approximate randomization. A is the baseline.")
     compare.add_argument("baseline", metavar="A.json", help="run card of the baseline")
     compare.add_argument("candidate", metavar="B.json", help="run card of the system compared with it")
-    compare.add_argument("--corpus", metavar="FILE", help="the corpus (default: the path both cards record)")
+    add_corpus_arguments(compare, selection=False, title="the corpus (default: the one both cards record, read "
+                                                         "as they record)")
     compare.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (1000)")
     compare.add_argument("--trials", type=int, default=10000, metavar="N", help="randomization trials (10000)")
     compare.add_argument("--seed", type=int, default=12345, help="seed for both tests")
@@ -170,8 +220,8 @@ def add_verify_arguments(verify: argparse.ArgumentParser) -> None:
                      "  mt-eval verify runs/demo/card.json --corpus examples/data/eng-spa-demo.json\n"
                      "  mt-eval verify runs/*/card.json --json")
     verify.add_argument("cards", nargs="+", metavar="CARD", help="run card(s) (card.json in a run directory)")
-    verify.add_argument("--corpus", metavar="FILE", help="the corpus the card was run on (default: the path the "
-                                                         "card records, as written or beside the card)")
+    add_corpus_arguments(verify, selection=False, title="the corpus (default: the files the card records, as "
+                                                        "written or beside the card, read as it records)")
     verify.add_argument("--extension", action="append", default=[], metavar="MODULE",
                         help="enable an extension so that the metrics it registers are recomputed too (repeatable)")
     verify.add_argument("--json", action="store_true", help="print a JSON report")
@@ -181,9 +231,15 @@ def add_verify_arguments(verify: argparse.ArgumentParser) -> None:
 def verify_command(args: argparse.Namespace) -> int:
     import json
 
+    from mt_eval.corpus.arguments import spec_from_args
     from mt_eval.harness.verify import as_json, render, verify_card
 
-    reports = [verify_card(card, corpus=args.corpus, extensions=args.extension) for card in args.cards]
+    try:
+        corpus = spec_from_args(args)
+    except ValueError as exc:
+        print(f"mt-eval verify: {exc}", file=sys.stderr)
+        return 2
+    reports = [verify_card(card, corpus=corpus, extensions=args.extension) for card in args.cards]
     if args.json:
         print(json.dumps([as_json(r) for r in reports], indent=2, ensure_ascii=False))
     else:

@@ -1,12 +1,15 @@
 """``mt-eval compare A.json B.json``: is B really better than A? Paired tests over the same corpus.
 
-Both cards must verify (`mt_eval.harness.verify`: content hash, schema, metrics recomputed), come from the
-same corpus (same sha256) and have the same covariates (`mt_eval.harness.compare_checks`; ``--allow-diff
-NAME`` accepts a named difference). The references are read from the corpus file the cards name (or
-``--corpus``), checked against that sha256. Over the scored entries, sacrebleu's paired bootstrap
-resampling and paired approximate randomization give a p-value per metric, and a case-level bootstrap
-gives a 95% interval of the difference B − A. The report also counts the entries whose outputs differ and
-puts the measured latencies side by side when the hardware labels match.
+Both cards must verify (`mt_eval.harness.verify`: content hash, schema, corpus, metrics recomputed), come
+from the same corpus (same sha256) and the same selection of it (same subset sha256). The references are
+read from the corpus the cards name, the way the cards record it was read (or from ``--corpus`` or
+``--source-file``/``--reference-file``), and the cards' selection is applied again; a truncated card is never
+compared with a full one. The cards' covariates must be the same (`mt_eval.harness.compare_checks`;
+``--allow-diff NAME`` accepts a named difference). Over the scored entries, sacrebleu's paired bootstrap
+resampling and paired approximate randomization give a p-value per metric, and a case-level bootstrap gives a
+95% interval of the difference B − A. The report also counts the entries whose outputs differ (for two runs
+of the same method: its repeat-run stability) and puts the measured latencies side by side when the hardware
+labels match.
 """
 
 from __future__ import annotations
@@ -22,16 +25,21 @@ import msgspec
 
 from mt_eval.harness.runcard import RunCard
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mt_eval.corpus.reader import CorpusSpec
+
 
 class CompareError(Exception):
     pass
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    from mt_eval.corpus.arguments import spec_from_args
     from mt_eval.harness.compare_checks import check_allowed
 
     try:
-        report = compare_cards(Path(args.baseline), Path(args.candidate), corpus=args.corpus,
+        report = compare_cards(Path(args.baseline), Path(args.candidate), corpus=spec_from_args(args),
                                bootstrap=args.bootstrap, trials=args.trials, seed=args.seed,
                                extensions=getattr(args, "extension", []),
                                allow_diff=check_allowed(getattr(args, "allow_diff", [])))
@@ -47,7 +55,7 @@ def run_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _verified_card(path: Path, corpus: str | None, extensions: Sequence[str]
+def _verified_card(path: Path, corpus: CorpusSpec | None, extensions: Sequence[str]
                    ) -> tuple[RunCard, dict[str, Any] | None]:
     from mt_eval.harness.verify import render, verify_card
 
@@ -58,45 +66,52 @@ def _verified_card(path: Path, corpus: str | None, extensions: Sequence[str]
     return verification.card, verification.data
 
 
-def compare_cards(baseline: Path, candidate: Path, *, corpus: str | None, bootstrap: int, trials: int,
+def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None, bootstrap: int, trials: int,
                   seed: int, extensions: Sequence[str] = (), allow_diff: Sequence[str] = ()) -> dict[str, Any]:
     """The comparison report (`mt_eval.harness.compare_report` renders it); `CompareError` says why not."""
+    from mt_eval.corpus.families import scored_entries
+    from mt_eval.corpus.model import CorpusError
+    from mt_eval.corpus.reader import load_corpus
+    from mt_eval.corpus.selection import request_from_facts, select
     from mt_eval.harness.compare_checks import covariate_differences, latency_comparison, output_differences
-    from mt_eval.harness.corpus import CorpusError, read_corpus
-    from mt_eval.harness.families import scored_entries
+    from mt_eval.harness.corpus import card_corpus_spec
     from mt_eval.harness.scoring import make_metrics
 
-    (a, a_data), (b, b_data) = _verified_card(baseline, corpus, extensions), _verified_card(candidate, corpus,
-                                                                                               extensions)
+    (a, a_data), (b, b_data) = (_verified_card(baseline, corpus, extensions),
+                                _verified_card(candidate, corpus, extensions))
     if a.corpus.sha256 != b.corpus.sha256:
         raise CompareError(f"the cards come from different corpora ({a.corpus.name} {a.corpus.sha256[:12]} vs "
                            f"{b.corpus.name} {b.corpus.sha256[:12]}); paired tests need the same entries")
-    path = Path(corpus or a.corpus.path)
+    subsets = [None if c.selection is None else c.selection.subset_sha256 for c in (a, b)]
+    if subsets[0] != subsets[1]:
+        raise CompareError(f"the cards ran different parts of the corpus ({_part(a)} vs {_part(b)}); paired tests "
+                           "need the same entries: run both on the same selection")
+    spec = card_corpus_spec(a, baseline, corpus)
     try:
-        source = read_corpus(path)
+        source = load_corpus(spec)
+        chosen = source.entries
+        if a.selection is not None:
+            chosen = select(source, request_from_facts(msgspec.to_builtins(a.selection))).entries
     except CorpusError as exc:
-        raise CompareError(f"{exc} (give the corpus with --corpus)") from exc
+        raise CompareError(f"{exc} (give the corpus with --corpus, or --source-file and --reference-file)") from exc
     if source.sha256 != a.corpus.sha256:
-        raise CompareError(f"{path} is not the corpus the cards were run on (sha256 differs)")
-    from mt_eval.harness.verify_records import run_entries
-
-    entries = run_entries(a, source)
-    scored = scored_entries(entries)
-    if not scored or any(not isinstance(e.get("reference"), str) for e in scored):
-        raise CompareError(f"{path} lacks references for its scored entries")
+        raise CompareError(f"{spec.main_path} is not the corpus the cards were run on (sha256 differs)")
+    if not source.references:
+        raise CompareError(f"{spec.main_path} has no references: a translation-only run cannot be compared")
     differences = covariate_differences(a, a_data, b, b_data)
     refused = [d for d in differences if d.name not in allow_diff]
     if refused:
         raise CompareError("the cards' covariates differ or are missing, so their scores are not comparable:\n  "
                            + "\n  ".join(str(d) for d in refused)
-                           + "\naccept a difference you mean to compare with --allow-diff NAME (e.g. --allow-diff "
-                           + f"{refused[0].name})")
+                           + f"\naccept a difference you mean to compare with --allow-diff NAME (e.g. --allow-diff "
+                             f"{refused[0].name})")
+    scored = scored_entries(chosen)
     hypotheses = [_hypotheses(card, scored, name) for card, name in ((a, baseline), (b, candidate))]
     references = [[e["reference"] for e in scored]]
-    return {"a": str(baseline), "b": str(candidate), "rows": _paired_tests(hypotheses, references, make_metrics(),
-                                                                            bootstrap, trials, seed),
+    return {"a": str(baseline), "b": str(candidate),
+            "rows": _paired_tests(hypotheses, references, make_metrics(), bootstrap, trials, seed),
             "allowed_differences": [{"name": d.name, "a": d.a, "b": d.b} for d in differences],
-            "outputs": output_differences(a, b, entries), "latency": latency_comparison(a, b, list(allow_diff)),
+            "outputs": output_differences(a, b, chosen), "latency": latency_comparison(a, b, list(allow_diff)),
             "methods": {"a": _method(a), "b": _method(b)}}
 
 
@@ -104,8 +119,16 @@ def _method(card: RunCard) -> dict[str, Any]:
     return {"method_id": card.method.method_id, "code_sha256": card.method.code_sha256, "run_id": card.run_id}
 
 
+def _part(card: RunCard) -> str:
+    if card.selection is None:
+        return f"the whole corpus, {card.corpus.entries} entries"
+    return f"{card.selection.entries_selected} of {card.selection.entries_in_corpus} entries"
+
+
 def _hypotheses(card: RunCard, entries: list[dict[str, Any]], name: Path) -> list[str]:
-    by_id = {r.id: r for r in card.results}
+    from mt_eval.corpus.model import entry_key
+
+    by_id = {entry_key(r.id): r for r in card.results}
     missing = [e["id"] for e in entries if e["id"] not in by_id]
     if missing:
         raise CompareError(f"{name} has no result for {len(missing)} entries (e.g. {missing[0]}): "

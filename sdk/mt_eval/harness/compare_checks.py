@@ -86,7 +86,7 @@ def _outcome(result: Any) -> tuple[str, str | None]:
 
 def output_differences(a: RunCard, b: RunCard, entries: list[dict[str, Any]]) -> dict[str, Any]:
     """How many of the entries have a different outcome in the two cards, in all and per family."""
-    from mt_eval.harness.families import FAMILIES, family_of
+    from mt_eval.corpus.families import FAMILIES, family_of
 
     by_a = {str(r.id): r for r in a.results}
     by_b = {str(r.id): r for r in b.results}

@@ -1,165 +1,104 @@
-"""Reading an evaluation corpus: upstream JSON, a flat JSON list, JSONL or TSV.
+"""The corpus side of the harness: for ``mt-eval run``, the corpus its arguments name, read by
+`mt_eval.corpus`, doubts settled once the pair is known, the selection, the card's results under the
+corpus's own ids, and ``predictions.txt``; for ``verify`` and ``compare``, the corpus a card was run on,
+read the way the card records.
 
-Entries keep every field they have (extra fields reach the method untouched); ``id`` and ``source``
-are required, integer ids become strings, and duplicate ids are errors.
+(`read_corpus`, `Corpus` and `CorpusError` are re-exported: the readers live in `mt_eval.corpus`.)
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass, field
+import argparse
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from mt_eval.problems import Problem, ProblemsError
+from mt_eval.corpus.arguments import selection_from_args, spec_from_args
+from mt_eval.corpus.describe import summary_line
+from mt_eval.corpus.doubts import find_doubts, settle_doubts
+from mt_eval.corpus.model import Corpus, CorpusError
+from mt_eval.corpus.reader import CorpusSpec, load_corpus, read_corpus
+from mt_eval.corpus.selection import Selection, select
+from mt_eval.harness.runcard import CardResult, RunCard
+from mt_eval.records import TranslationResult
 
-
-@dataclass
-class Corpus:
-    path: Path
-    name: str
-    sha256: str
-    entries: list[dict[str, Any]]
-    source_lang: str | None = None
-    target_lang: str | None = None
-    license: str | None = None
-    dataset: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def pair(self) -> str | None:
-        if self.source_lang and self.target_lang:
-            return f"{self.source_lang}>{self.target_lang}"
-        return None
-
-    @property
-    def has_references(self) -> bool:
-        return all(isinstance(e.get("reference"), str) for e in self.entries)
+__all__ = ["Corpus", "CorpusError", "CorpusSpec", "card_corpus_spec", "card_results", "read_corpus",
+           "read_run_corpus", "settle_run_corpus", "write_predictions"]
 
 
-class CorpusError(ProblemsError):
-    """The corpus cannot be used; ``problems`` says where and why."""
+def read_run_corpus(args: argparse.Namespace) -> tuple[CorpusSpec, Corpus]:
+    """The corpus ``--corpus`` or ``--source-file``/``--reference-file`` name, read and checked."""
+    spec = spec_from_args(args)
+    if spec is None:
+        raise ValueError("no corpus: give --corpus FILE, or --source-file SRC [--reference-file REF]")
+    return spec, load_corpus(spec)
 
 
-def read_corpus(path: str | Path) -> Corpus:
-    """Read a corpus file, reporting every problem in it at once."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise CorpusError([Problem(file=str(path), path="$", message=f"cannot read corpus: {exc.strerror or exc}",
-                                   code="io")], summary=f"cannot read corpus {path}") from exc
-    digest = hashlib.sha256(raw).hexdigest()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise CorpusError([Problem(file=str(path), path="$", code="encoding",
-                                   message=f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at line {line}",
-                                   hint="convert the corpus to UTF-8 (e.g. iconv -f latin1 -t utf-8)")],
-                          summary=f"cannot read corpus {path}") from exc
-    suffix = path.suffix.lower()
-    if suffix == ".tsv":
-        corpus = _from_tsv(path, text)
-    elif suffix == ".jsonl":
-        corpus = _from_jsonl(path, text)
-    else:
-        corpus = _from_json(path, text)
-    corpus.sha256 = digest
-    problems = _check_entries(path, corpus.entries)
-    if problems:
-        raise CorpusError(problems, summary=f"corpus {path} has {len(problems)} problem"
-                                            f"{'s' if len(problems) != 1 else ''}")
-    return corpus
+def settle_run_corpus(args: argparse.Namespace, spec: CorpusSpec, corpus: Corpus, pair: str) -> Selection:
+    """Refuse a doubtful corpus (now that the pair is known), say how it is read, and select the entries."""
+    settle_doubts(corpus, find_doubts(corpus, pair), spec.accept)
+    selection = select(corpus, selection_from_args(args))
+    for warning in corpus.warnings:
+        print(f"warning: corpus {corpus.path}: {warning}", file=sys.stderr)
+    if not args.quiet:
+        print(summary_line(corpus, len(selection.entries)), file=sys.stderr)
+    return selection
 
 
-def _from_json(path: Path, text: str) -> Corpus:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CorpusError([Problem(file=str(path), path="$", code="syntax",
-                                   message=f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")],
-                          summary=f"cannot read corpus {path}") from exc
-    if isinstance(data, list):
-        return Corpus(path=path, name=path.stem, sha256="", entries=data)
-    if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
-        raise CorpusError([Problem(file=str(path), path="$", code="shape",
-                                   message="expected a list of entries, or an object with an \"entries\" list",
-                                   hint='e.g. {"language_pair": {"source": "eng", "target": "spa"}, '
-                                        '"entries": [{"id": "1", "source": "...", "reference": "..."}]}')],
-                          summary=f"cannot read corpus {path}")
-    dataset: dict[str, Any] = data["dataset"] if isinstance(data.get("dataset"), dict) else {}
-    pair: dict[str, Any] = data["language_pair"] if isinstance(data.get("language_pair"), dict) else {}
-    name = dataset.get("name") or dataset.get("id") or path.stem
-    return Corpus(path=path, name=str(name), sha256="", entries=data["entries"],
-                  source_lang=pair.get("source"), target_lang=pair.get("target"),
-                  license=dataset.get("license"), dataset=dataset)
+def card_results(corpus: Corpus, results: list[TranslationResult]) -> list[CardResult]:
+    """The results under the ids the corpus gave (an integer id stays an integer in the card)."""
+    given = corpus.given_ids
+    if not given:  # every id is text: the results are already what the card holds (CardResult only widens id)
+        return cast("list[CardResult]", results)
+    names = TranslationResult.__struct_fields__
+    out = []
+    for result in results:
+        fields = {name: getattr(result, name) for name in names}
+        fields["id"] = given.get(result.id, result.id)
+        out.append(CardResult(**fields))
+    return out
 
 
-def _from_jsonl(path: Path, text: str) -> Corpus:
-    entries: list[Any] = []
-    problems = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            entries.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(file=str(path), path=f"line {number}", code="syntax",
-                                    message=f"invalid JSON at column {exc.colno}: {exc.msg}"))
-    if problems:
-        raise CorpusError(problems, summary=f"corpus {path} has invalid lines")
-    return Corpus(path=path, name=path.stem, sha256="", entries=entries)
+def write_predictions(path: Path, entries: list[dict[str, Any]], results: dict[str, TranslationResult]) -> None:
+    """One prediction per line in corpus order, the shape parallel-text tools read. A failed entry is an empty
+    line; line breaks inside a prediction become spaces (the card and results.jsonl keep them)."""
+    lines = []
+    for entry in entries:
+        result = results.get(entry["id"])
+        text = "" if result is None or result.error is not None or result.predicted is None else result.predicted
+        if "\n" in text or "\r" in text:
+            text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+        lines.append(text + "\n")
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text("".join(lines), encoding="utf-8")
+    temporary.replace(path)
 
 
-def _from_tsv(path: Path, text: str) -> Corpus:
-    rows = [line.split("\t") for line in text.splitlines() if line.strip()]
-    if rows and "source" in rows[0]:
-        header, rows = rows[0], rows[1:]
-    else:
-        header = ["id", "source", "reference"]
-    entries = []
-    for number, row in enumerate(rows, start=2 if "source" in header else 1):
-        if len(row) > len(header):
-            raise CorpusError([Problem(file=str(path), path=f"line {number}", code="shape",
-                                       message=f"{len(row)} columns, but the header has {len(header)}",
-                                       hint="a field contains a tab: use the JSONL format for such text")],
-                              summary=f"corpus {path} has a malformed row")
-        entries.append(dict(zip(header, row, strict=False)))
-    return Corpus(path=path, name=path.stem, sha256="", entries=entries)
+def card_corpus_spec(card: RunCard, card_path: str | Path, given: CorpusSpec | str | Path | None = None
+                     ) -> CorpusSpec:
+    """The corpus ``card`` was run on, read as the card records (its ``--columns`` and accepted doubts).
+
+    ``given`` (``--corpus`` or ``--source-file``/``--reference-file``) replaces the files, not how they are
+    read. Otherwise the recorded paths are used as written, or relative to the card's directory."""
+    reading = card.corpus.reading
+    columns = reading.columns if reading is not None and reading.columns_from == "--columns" else None
+    accept = list(reading.accepted_doubts) if reading is not None else []
+    if isinstance(given, (str, Path)):
+        given = CorpusSpec(path=Path(given))
+    if given is not None:
+        tsv = given.path is not None and given.path.name.lower().removesuffix(".gz").endswith(".tsv")
+        return CorpusSpec(path=given.path, source_file=given.source_file, reference_file=given.reference_file,
+                          columns=given.columns if given.columns is not None or not tsv else columns,
+                          accept=given.accept or accept)
+    if reading is not None and reading.format == "parallel":
+        reference = next((f.path for f in reading.files if f.role == "reference"), None)
+        return CorpusSpec(source_file=_beside(card_path, card.corpus.path),
+                          reference_file=None if reference is None else _beside(card_path, reference), accept=accept)
+    return CorpusSpec(path=_beside(card_path, card.corpus.path), columns=columns, accept=accept)
 
 
-def _check_entries(path: Path, entries: list[Any]) -> list[Problem]:
-    problems: list[Problem] = []
-    seen: dict[str, int] = {}
-    for i, entry in enumerate(entries):
-        where = f"$.entries[{i}]"
-        if not isinstance(entry, dict):
-            problems.append(Problem(file=str(path), path=where, message="an entry must be an object", code="shape"))
-            continue
-        entry_id = entry.get("id")
-        if isinstance(entry_id, int) and not isinstance(entry_id, bool):
-            entry["id"] = entry_id = str(entry_id)
-        if not isinstance(entry_id, str) or not entry_id:
-            problems.append(Problem(file=str(path), path=f"{where}.id", code="missing",
-                                    message="every entry needs an id (a string or an integer)"))
-        elif entry_id in seen:
-            problems.append(Problem(file=str(path), path=f"{where}.id", code="duplicate",
-                                    message=f'duplicate id "{entry_id}" (first at $.entries[{seen[entry_id]}])',
-                                    hint="ids must be unique: results are matched to entries by id"))
-        else:
-            seen[entry_id] = i
-        source = entry.get("source")
-        blank_allowed = entry.get("family") == "negative" and source == ""  # an empty source is a negative control
-        if (not isinstance(source, str) or not source.strip()) and not blank_allowed:
-            problems.append(Problem(file=str(path), path=f"{where}.source", code="missing",
-                                    message="missing source text" if source is None or source == ""
-                                    else f"source must be a string, got {type(source).__name__}"))
-        reference = entry.get("reference")
-        if reference is not None and not isinstance(reference, str):
-            problems.append(Problem(file=str(path), path=f"{where}.reference", code="type",
-                                    message=f"reference must be a string, got {type(reference).__name__}"))
-        if len(problems) >= 50:
-            problems.append(Problem(file=str(path), path="$", message="stopped after 50 problems", code="many"))
-            break
-    return problems
+def _beside(card_path: str | Path, recorded: str) -> Path:
+    """A recorded path as written, or relative to the card's directory when only that exists."""
+    path = Path(recorded)
+    beside = Path(card_path).parent / path
+    return beside if not path.exists() and not path.is_absolute() and beside.exists() else path

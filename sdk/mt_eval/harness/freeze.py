@@ -59,6 +59,19 @@ class CorpusFreeze(_Part, kw_only=True):
     entries_in_corpus: Whole
     entries_selected: Whole
     subset_sha256: Digest | None  # the selected entries' own digest (equal runs select equal entries)
+    selection: dict[str, Any] | None = None  # --ids, --segment and --limit as the card's selection records them
+
+    @property
+    def selection_options(self) -> list[str]:
+        """The ``mt-eval run`` options that select the same entries."""
+        if not self.selection:
+            return []
+        from mt_eval.corpus.selection import request_from_facts
+
+        request = request_from_facts(self.selection)
+        words = [word for ids in request.ids for word in ("--ids", ids)]
+        words += [word for segment in request.segments for word in ("--segment", segment)]
+        return words + (["--limit", str(request.limit)] if request.limit is not None else [])
 
 
 class LabelsFreeze(_Part, kw_only=True):
@@ -131,7 +144,7 @@ def _lines_sha256(rows: list[list[Any]]) -> str:
 
 
 def label_digests(entries: list[dict[str, Any]]) -> LabelsFreeze:
-    from mt_eval.harness.families import family_of
+    from mt_eval.corpus.families import family_of
 
     references = [[str(e["id"]), e.get("reference")] for e in entries]
     families = [[str(e["id"]), family_of(e), e.get("pass_rule")] for e in entries]
@@ -175,7 +188,9 @@ def build_manifest(*, method_dir: Path, method_id: str, corpus: Any, entries: li
                             source=source, license=corpus_license or corpus.license, pair=config.pair,
                             entries_in_corpus=len(entries) if selection is None else selection["entries_in_corpus"],
                             entries_selected=len(entries),
-                            subset_sha256=None if selection is None else selection["subset_sha256"]),
+                            subset_sha256=None if selection is None else selection["subset_sha256"],
+                            selection=None if selection is None else {
+                                key: selection.get(key) for key in ("ids", "ranges", "segment", "limit")}),
         labels=label_digests(entries),
         config=ConfigFreeze(model=config.model, temperature=config.temperature, max_tokens=config.max_tokens,
                             seed=config.seed, params=dict(config.params)),
@@ -297,7 +312,7 @@ OPTIONS = {"config.model": "--model", "config.temperature": "--temperature", "co
            "budgets.concurrency": "--concurrency", "budgets.retries": "--retries",
            "budgets.retry_budget": "--retry-budget", "budgets.timeout_s": "--timeout",
            "latency.warmup_calls": "--latency-warmup", "latency.hot_sample": "--latency-sample",
-           "latency.repetitions": "--latency-repetitions"}
+           "latency.repetitions": "--latency-repetitions", "corpus.selection.limit": "--limit"}
 _NOT_COMPARED = {"$schema", "status", "created_at", "method.path", "corpus.path", "sdk.dirty"}
 
 

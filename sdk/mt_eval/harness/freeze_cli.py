@@ -31,7 +31,13 @@ when the file cannot be read."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from mt_eval.harness.commands import add_budget_arguments, add_latency_arguments, add_method_config_arguments
+    from mt_eval.corpus.arguments import add_corpus_arguments
+    from mt_eval.harness.commands import (
+        add_call_arguments,
+        add_latency_arguments,
+        add_model_arguments,
+        add_retry_arguments,
+    )
 
     parser.description, parser.epilog = DESCRIPTION, EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -43,16 +49,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     what = init.add_argument_group("what to freeze")
     what.add_argument("--method", metavar="DIR", required=True, help="method plugin directory")
-    what.add_argument("--corpus", metavar="FILE", required=True, help="the corpus")
     what.add_argument("--pair", metavar="SRC>TGT", help="language pair (default: the corpus's, else the method's "
                                                         "first supported pair)")
-    what.add_argument("--limit", type=int, metavar="N", help="only the first N entries")
     what.add_argument("--corpus-source", metavar="TEXT", help="where the corpus comes from (default: its dataset's "
                                                               "source, url or homepage)")
     what.add_argument("--corpus-license", metavar="SPDX", help="the corpus's licence (default: its dataset's)")
-    add_method_config_arguments(init)
-    how = add_budget_arguments(init)
+    add_corpus_arguments(init)
+    how = init.add_argument_group("how the run will run")
+    add_call_arguments(how, "entry", "entries")
+    add_retry_arguments(how)
     how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
+    add_model_arguments(init.add_argument_group("passed to the method (RunConfig)"))
     add_latency_arguments(init)
     init.add_argument("--out", metavar="FILE", default="freeze.json", help="where to write it (default freeze.json)")
     init.add_argument("--force", action="store_true", help="replace an existing manifest")
@@ -82,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _init(args: argparse.Namespace) -> int:
     from mt_eval.harness.freeze import build_manifest, missing_digests
+    from mt_eval.harness.run_directory import RunError
     from mt_eval.problems import ProblemsError
 
     out = Path(args.out)
@@ -93,7 +101,7 @@ def _init(args: argparse.Namespace) -> int:
         manifest = build_manifest(**inputs, created_at=datetime.datetime.now(datetime.UTC).isoformat(
             timespec="seconds"), relative_to=out.parent, corpus_source=args.corpus_source,
                                   corpus_license=args.corpus_license)
-    except (ProblemsError, ValueError) as exc:
+    except (ProblemsError, ValueError, RunError) as exc:
         print(f"mt-eval freeze init: {exc}", file=sys.stderr)
         return 1
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -107,30 +115,22 @@ def _init(args: argparse.Namespace) -> int:
 
 def _run_inputs(args: argparse.Namespace) -> dict[str, Any]:
     """What ``mt-eval run`` with these options would use, read without running the method's code."""
-    from mt_eval.harness.corpus import read_corpus
+    from mt_eval.harness.corpus import read_run_corpus, settle_run_corpus
     from mt_eval.harness.execution import RunSettings
-    from mt_eval.harness.families import check_families
     from mt_eval.harness.latency import LatencyPlan
     from mt_eval.harness.session import run_config
     from mt_eval.loader import PluginLoadError, read_plugin
-    from mt_eval.problems import ProblemsError
 
     source, problems = read_plugin(args.method)
     errors = [p for p in problems if p.severity == "error"]
     if source is None or errors:
         raise PluginLoadError(errors, summary=f"{args.method} is not a valid method plugin")
-    corpus = read_corpus(args.corpus)
-    whole = len(corpus.entries)
-    family_problems = check_families(corpus.entries, file=str(corpus.path))
-    if family_problems:
-        raise ProblemsError(family_problems, summary=f"corpus {corpus.path}: the families are not valid")
-    if args.limit is not None:
-        corpus.entries = corpus.entries[: max(0, args.limit)]
-    from mt_eval.harness.session import selection_record
-
+    spec, corpus = read_run_corpus(args)
+    config = run_config(args, corpus, source.manifest)
+    args.quiet = True
+    selection = settle_run_corpus(args, spec, corpus, config.pair)
     return {"method_dir": source.directory, "method_id": source.method_id, "corpus": corpus,
-            "entries": corpus.entries, "selection": selection_record(corpus, whole),
-            "config": run_config(args, corpus, source.manifest),
+            "entries": selection.entries, "selection": selection.facts, "config": config,
             "settings": RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                                     retries=args.retries, retry_budget=args.retry_budget),
             "plan": LatencyPlan(warmup=args.latency_warmup, sample=args.latency_sample,
@@ -188,8 +188,7 @@ def run_command(path: Path, manifest: Any) -> str:
 
     words = ["mt-eval", "run", "--method", here(manifest.method.path), "--corpus", here(manifest.corpus.path),
              "--pair", manifest.corpus.pair]
-    if manifest.corpus.entries_selected != manifest.corpus.entries_in_corpus:
-        words += ["--limit", str(manifest.corpus.entries_selected)]
+    words += manifest.corpus.selection_options
     config, budgets, latency = manifest.config, manifest.budgets, manifest.latency
     for option, value in (("--model", config.model), ("--temperature", config.temperature),
                           ("--max-tokens", config.max_tokens), ("--seed", config.seed),

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from mt_eval.harness.families import method_entry, scored_entries
+from mt_eval.corpus.families import method_entry, scored_entries
 
 DEFAULT_WARMUP = 3
 DEFAULT_SAMPLE = 10
@@ -173,3 +173,37 @@ def latency_facts(measured: Measured | None, load_s: float, reported: Sequence[f
         repetitions=measured.repetitions, hot_calls=len(hot), hot_failed=measured.hot_failed,
         hot_mean_s=_rounded(statistics.fmean(hot)) if hot else None, hot_calls_s=hot,
         sample_ids=measured.sample_ids, self_reported=self_reported(reported))
+
+
+def reported_latency_facts(first_call_s: float | None, load_s: float, per_entry_s: list[float],
+                           warmup: int) -> LatencyFacts:
+    """Latency from the first call (cold, with the load) and the results' own ``latency_s`` after ``warmup``
+    entries: what a decision card records (its hot figures are self-reported, ``measured_by`` null)."""
+    hot = per_entry_s[warmup:]
+    p50, p95 = percentiles(hot)
+    cold = None if first_call_s is None else round(first_call_s + load_s, 6)
+    return LatencyFacts(cold_s=cold, warmup_entries=warmup, hot_entries=len(hot), hot_p50_s=p50, hot_p95_s=p95)
+
+
+def seconds(value: float) -> str:
+    """``1.234 s``, ``12.3 ms`` or ``45 µs``."""
+    if value >= 1:
+        return f"{value:.3f} s"
+    return f"{value * 1000:.1f} ms" if value >= 0.001 else f"{value * 1_000_000:.0f} µs"
+
+
+def latency_line(facts: LatencyFacts) -> str:
+    """The run summary's latency line: measured figures, the self-reported ones apart."""
+    if facts.measured_by != "harness":
+        return "latency: self-reported by the method (a card from an older mt-eval)"
+    if facts.cold_s is None and not facts.hot_calls:
+        why = f" (the first call {facts.cold_failed})" if facts.cold_failed else " (--latency-sample 0)"
+        return "latency: not measured" + why
+    parts = [f"cold {seconds(facts.cold_s)}" if facts.cold_s is not None else f"cold: {facts.cold_failed}"]
+    if facts.hot_p50_s is not None and facts.hot_p95_s is not None:
+        parts.append(f"hot p50 {seconds(facts.hot_p50_s)}, p95 {seconds(facts.hot_p95_s)} over {facts.hot_calls} "
+                     f"timed calls")
+    reported = facts.self_reported
+    if reported is not None and reported.p50_s is not None:
+        parts.append(f"self-reported p50 {seconds(reported.p50_s)} (not used)")
+    return "latency (measured by the harness): " + "; ".join(parts)

@@ -49,19 +49,15 @@ class RunRules:
         freeze = getattr(args, "freeze", None)
         return cls(policy=policy, latency=plan, freeze_path=Path(freeze) if freeze else None)
 
-    def check_corpus(self, corpus: Any) -> None:
-        """Refuse malformed families; warn, naming the file and field, when the policy needs families the
-        corpus lacks (the gate will withhold the headline)."""
+    def warn_missing_families(self, corpus: Any, entries: list[dict[str, Any]]) -> None:
+        """Warn, naming the file and field, when the run's entries lack the families the policy needs (the
+        gate will withhold the headline). Malformed families were refused when the corpus was read."""
         import sys
 
-        from mt_eval.harness.corpus import CorpusError
-        from mt_eval.harness.families import FAMILIES, check_families, family_of
+        from mt_eval.corpus.families import FAMILIES, family_of
 
-        problems = check_families(corpus.entries, file=str(corpus.path), where=getattr(corpus, "where", None))
-        if problems:
-            raise CorpusError(problems, summary=f"corpus {corpus.path}: the families are not valid")
         counts = dict.fromkeys(FAMILIES, 0)
-        for entry in corpus.entries:
+        for entry in entries:
             counts[family_of(entry)] += 1
         policy = self.policy.policy
         for family, least in (("canary", policy.min_canaries), ("negative", policy.min_negatives)):
@@ -101,9 +97,10 @@ class RunRules:
         self.freeze_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
         self.freeze_status = manifest.status
 
-    def finish_card(self, card: RunCard, entries: list[dict[str, Any]],
-                    results: dict[str, TranslationResult]) -> RunCard:
-        """The card with its family record, its freeze reference and the gate's verdict."""
+    def finish_card(self, card: RunCard, entries: list[dict[str, Any]], results: dict[str, TranslationResult],
+                    *, scored: bool = True) -> RunCard:
+        """The card with its family record, its freeze reference and the gate's verdict (none for a
+        translation-only run, ``scored`` False: it has no headline to gate)."""
         from mt_eval.harness.families import tally
         from mt_eval.harness.freeze import FreezeReference
         from mt_eval.harness.gate import apply_gate
@@ -112,7 +109,7 @@ class RunRules:
         if self.freeze_path is not None and self.freeze_sha256 is not None:
             card.freeze = FreezeReference(path=str(self.freeze_path), sha256=self.freeze_sha256,
                                           status=self.freeze_status or "frozen")
-        card.gate = apply_gate(card, self.policy)
+        card.gate = apply_gate(card, self.policy) if scored else None
         return card
 
 
@@ -126,6 +123,7 @@ def print_gate(card: RunCard, card_path: Path, stream: TextIO) -> None:
                      f"negative controls {families.negative_violation_rate} violated, "
                      f"abstained on {families.abstention_rate} of the scored\n")
     if gate is None:
+        stream.write("  no headline: translation only (the gate judges runs that are scored)\n")
         return
     if gate.passed:
         stream.write(f"headline: {headline(card)} (gate passed, policy {gate.policy})\n")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -47,13 +47,57 @@ class MethodFacts(msgspec.Struct, kw_only=True):
     champollion: dict[str, Any] | None = None
 
 
+class CorpusFileFacts(msgspec.Struct, kw_only=True):
+    role: str  # corpus | source | reference
+    path: str
+    sha256: str
+    lines: int | None = None
+
+
+class CorpusReading(msgspec.Struct, kw_only=True):
+    """How the corpus file was read, so that anyone can read it the same way again."""
+
+    format: str  # json | jsonl | tsv | parallel
+    columns: list[str] | None = None  # TSV: the field each column filled, in order
+    columns_from: str | None = None  # TSV: header | convention | --columns
+    header_line: int | None = None
+    ids_from: str = "field"  # field | line numbers | positions
+    aliases: dict[str, str] = msgspec.field(default_factory=dict)  # field or header name -> the field it filled
+    comment_lines: int = 0
+    references: bool = True  # False: translation only, no metrics
+    files: list[CorpusFileFacts] = msgspec.field(default_factory=list)
+    accepted_doubts: list[str] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+
 class CorpusFacts(msgspec.Struct, kw_only=True):
     name: str
     path: str
-    sha256: str
-    entries: int
+    sha256: str  # the whole file's (parallel text: over both files' sha256, see mt_eval.corpus.parallel)
+    entries: int  # in the whole corpus; a selection's own count is in RunCard.selection
     pair: str
     license: str | None = None
+    reading: CorpusReading | None = None
+
+
+class SelectionFacts(msgspec.Struct, kw_only=True):
+    """The part of the corpus a run covered (``--ids``, ``--segment``, ``--limit``)."""
+
+    ids: list[str | int] | None = None
+    ranges: list[str] | None = None
+    segment: list[str] | None = None
+    limit: int | None = None
+    entries_in_corpus: int
+    entries_selected: int
+    subset_sha256: str  # SHA-256 of the selected entries, canonical JSON one per line
+
+
+class CardResult(TranslationResult, kw_only=True):
+    """A result as the card lists it: under the entry's id as the corpus gave it (an integer stays one).
+
+    Only the card widens the id's type: on the wire and in ``results.jsonl`` ids are text."""
+
+    id: str | int  # type: ignore[assignment]
 
 
 class Covariates(msgspec.Struct, kw_only=True):
@@ -95,7 +139,8 @@ class RunCard(msgspec.Struct, kw_only=True):
     latency: LatencyFacts
     usage: UsageTotals
     errors: int
-    results: list[TranslationResult]
+    results: list[CardResult]
+    selection: SelectionFacts | None = None  # None: the whole corpus ran
     # Measurement rigor; absent from older cards. The corpus families and their rates
     # (mt_eval.harness.families), the headline gate's verdict (mt_eval.harness.gate) and the freeze
     # manifest the run was held to (mt_eval.harness.freeze).
@@ -105,12 +150,15 @@ class RunCard(msgspec.Struct, kw_only=True):
     content_sha256: str = ""
 
 
-def seal(card: RunCard) -> RunCard:
-    """The card with ``content_sha256`` set."""
-    card.content_sha256 = ""
+Sealable = TypeVar("Sealable", bound=msgspec.Struct)
+
+
+def seal(card: Sealable) -> Sealable:
+    """The card (a run card, or any card Struct with ``content_sha256``) with ``content_sha256`` set."""
+    card.content_sha256 = ""  # type: ignore[attr-defined]
     body = msgspec.to_builtins(card)
     body.pop("content_sha256", None)
-    card.content_sha256 = hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()
+    card.content_sha256 = hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()  # type: ignore[attr-defined]
     return card
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import sys
 import time
 import uuid
@@ -15,13 +14,20 @@ import anyio
 import msgspec
 
 from mt_eval import __version__
+from mt_eval.corpus.arguments import selection_from_args
+from mt_eval.corpus.describe import reading_facts
+from mt_eval.corpus.families import by_pair, method_entry, scored_entries
+from mt_eval.corpus.model import Corpus
+from mt_eval.corpus.reader import CorpusSpec
+from mt_eval.corpus.selection import Selection
 from mt_eval.harness import runcard as rc
-from mt_eval.harness.corpus import Corpus, read_corpus
+from mt_eval.harness.commands import method_params
+from mt_eval.harness.corpus import card_results, read_run_corpus, settle_run_corpus, write_predictions
 from mt_eval.harness.environment import environment
 from mt_eval.harness.execution import Outcome, ResultsLog, RunSettings, execute
-from mt_eval.harness.families import by_pair, method_entry, scored_entries
-from mt_eval.harness.latency import LatencyPlan, Measured, latency_facts, measure
+from mt_eval.harness.latency import LatencyPlan, Measured, latency_facts, latency_line, measure
 from mt_eval.harness.progress import RunProgress
+from mt_eval.harness.run_directory import RunError, differences, open_run_directory, write_json
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
 from mt_eval.manifest import Manifest
@@ -40,14 +46,12 @@ class RunState(msgspec.Struct, kw_only=True):
     config: dict[str, Any]
     settings: dict[str, Any]
     limit: int | None = None
+    selection: dict[str, Any] | None = None  # --ids and --segment as given
+    reading: dict[str, Any] | None = None  # --columns and --accept-doubt as given
     sessions: int = 1
     first_call_s: float | None = None
     load_s: float = 0.0
     latency: Measured | None = None  # the harness's latency calls (made once, by the first session)
-
-
-class RunError(Exception):
-    """A run cannot start or continue; the message says why and how to fix it."""
 
 
 def now() -> str:
@@ -59,34 +63,33 @@ def new_run_id() -> str:
 
 
 def run_evaluation(args: argparse.Namespace) -> tuple[Path, bool]:
-    """Run (or resume) the evaluation ``args`` describe; returns the path of the run card and whether its
-    headline passed the gate."""
+    """Run (or resume) the evaluation ``args`` describe; returns the path of the run card and whether the gate
+    withheld its headline."""
     from mt_eval.harness.run_rules import RunRules, print_gate
     from mt_eval.plugins import enable_extension, make_plugin_manager
 
-    corpus = read_corpus(args.corpus)
-    entries_in_corpus = len(corpus.entries)
-    if args.limit is not None:
-        corpus.entries = corpus.entries[: max(0, args.limit)]
-    rigor = RunRules.from_args(args)
-    rigor.check_corpus(corpus)
+    rules = RunRules.from_args(args)
+    spec, corpus = read_run_corpus(args)
     manager = make_plugin_manager()
     for extension in args.extension:
         enable_extension(manager, extension)
     started = time.perf_counter()
-    loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate)
+    loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate, needs="translate")
     load_s = time.perf_counter() - started
     card = _method_card(loaded, args.method_card)
     config = run_config(args, corpus, loaded.manifest)
+    selection = settle_run_corpus(args, spec, corpus, config.pair)
+    entries = selection.entries
+    rules.warn_missing_families(corpus, entries)
     settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                            retries=args.retries, retry_budget=args.retry_budget)
-    rigor.check_freeze(loaded, corpus, corpus.entries, selection_record(corpus, entries_in_corpus), config, settings)
+    rules.check_freeze(loaded, corpus, entries, selection.facts, config, settings)
     out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
-    state = _open_run_directory(out, args, loaded, corpus, config, settings, load_s)
+    state = _open_run_directory(out, args, loaded, spec, corpus, config, settings, load_s)
     log_path = out / "results.jsonl"
     done = ResultsLog.read(log_path)
-    remaining = [e for e in corpus.entries if e["id"] not in done]
-    progress = RunProgress(len(corpus.entries), len(done), label=loaded.method_id, quiet=args.quiet)
+    remaining = [e for e in entries if e["id"] not in done]
+    progress = RunProgress(len(entries), len(done), label=loaded.method_id, quiet=args.quiet)
     log = ResultsLog(log_path)
 
     def on_result(result: TranslationResult) -> None:
@@ -100,25 +103,27 @@ def run_evaluation(args: argparse.Namespace) -> tuple[Path, bool]:
 
             def measured(facts: Measured) -> None:
                 state.latency = facts
-                _write_json(out / "run.json", state)
+                write_json(out / "run.json", state)
 
-            latency = (rigor.latency, corpus.entries, measured)
+            latency = (rules.latency, entries, measured)
         outcome = anyio.run(_execute_and_close, loaded, remaining, config, settings, log, on_result, latency)
     finally:
         log.close()
         progress.close()
     results = ResultsLog.read(log_path)
-    ordered = [results[e["id"]] for e in corpus.entries if e["id"] in results]
-    scores = _scores(corpus, ordered, args, manager)
-    draft = _build_card(state, loaded, card, corpus, config, settings, outcome.retries_used, scores, ordered, args)
-    run_card = rc.seal(rigor.finish_card(draft, corpus.entries, results))
+    ordered = [results[e["id"]] for e in entries if e["id"] in results]
+    scores = _scores(entries, ordered, args, manager)
+    draft = _build_card(state, loaded, card, corpus, selection, config, settings, outcome.retries_used, scores,
+                        ordered, args)
+    run_card = rc.seal(rules.finish_card(draft, entries, results, scored=corpus.references))
     card_path = out / "card.json"
-    _write_json(card_path, run_card)
+    write_json(card_path, run_card)
+    write_predictions(out / "predictions.txt", entries, results)
     manager.hook.run_finished(run_id=state.run_id, card=run_card)
     if not args.quiet:
-        _print_summary(run_card, sys.stderr)
+        _print_summary(run_card, out, sys.stderr)
     print_gate(run_card, card_path, sys.stderr)
-    return card_path, run_card.gate is not None and run_card.gate.passed
+    return card_path, run_card.gate is not None and not run_card.gate.passed
 
 
 async def _execute_and_close(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig,
@@ -180,66 +185,41 @@ def run_config(args: argparse.Namespace, corpus: Corpus, manifest: Manifest) -> 
         raise RunError(f"{manifest.method_id or manifest.name} supports {', '.join(supported)}, not {pair}; choose "
                        "one with --pair or use a corpus in a supported pair")
     source, _, target = pair.partition(">")
-    params: dict[str, Any] = {}
-    for item in args.param:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise RunError(f"--param {item!r}: write it as KEY=VALUE")
-        try:
-            params[key] = json.loads(value)
-        except ValueError:
-            params[key] = value
     fields = {"source_lang": source, "target_lang": target, "model": args.model, "base_url": args.base_url,
               "temperature": args.temperature, "max_tokens": args.max_tokens, "batch_size": args.batch_size,
-              "concurrency": args.concurrency, "timeout_s": args.timeout, "seed": args.seed, "params": params}
+              "concurrency": args.concurrency, "timeout_s": args.timeout, "seed": args.seed,
+              "params": method_params(args.param)}
     try:
         return msgspec.convert({k: v for k, v in fields.items() if v is not None}, RunConfig)
     except msgspec.ValidationError as exc:
         raise RunError(f"invalid run configuration: {exc}") from exc
 
 
-def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMethod, corpus: Corpus,
-                        config: RunConfig, settings: RunSettings, load_s: float) -> RunState:
-    state_path = out / "run.json"
+def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMethod, spec: CorpusSpec,
+                        corpus: Corpus, config: RunConfig, settings: RunSettings, load_s: float) -> RunState:
     fresh = RunState(run_id=new_run_id(), started_at=now(), method_dir=str(loaded.directory.resolve()),
                      code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
                      corpus_sha256=corpus.sha256, config=msgspec.to_builtins(config),
-                     settings=msgspec.to_builtins(settings), limit=args.limit, load_s=round(load_s, 6))
-    if state_path.exists() and args.resume:
-        try:
-            state = msgspec.json.decode(state_path.read_bytes(), type=RunState)
-        except msgspec.DecodeError as exc:
-            raise RunError(f"{state_path} is damaged ({exc}); start over with --force") from exc
-        changed = [what for what, old, new in [
-            ("the method's code", state.code_sha256, fresh.code_sha256),
-            ("the corpus", state.corpus_sha256, fresh.corpus_sha256),
-            ("the run configuration", state.config, fresh.config),
-            ("the run settings", state.settings, fresh.settings),
-            ("--limit", state.limit, fresh.limit)] if old != new]
-        if changed:
-            raise RunError(f"cannot resume {out}: {', '.join(changed)} changed since the run started; "
-                           "resume with the same inputs, or start over with --force")
-        state.sessions += 1
-    elif (out / "results.jsonl").exists() and not args.force:
-        raise RunError(f"{out} holds an earlier run: continue it with --resume, start over with --force, "
-                       "or choose another --out")
-    else:
-        if args.resume:
-            print(f"mt-eval run: nothing to resume in {out}; starting a new run", file=sys.stderr)
-        if out.exists():
-            for name in ("results.jsonl", "card.json", "run.json"):
-                (out / name).unlink(missing_ok=True)
-        state = fresh
-    out.mkdir(parents=True, exist_ok=True)
-    _write_json(state_path, state)
-    return state
+                     settings=msgspec.to_builtins(settings), limit=args.limit,
+                     selection=selection_from_args(args).filters(), reading=spec.reading(), load_s=round(load_s, 6))
+
+    def changes(state: RunState, now: RunState) -> list[str]:
+        return differences([("the method's code", state.code_sha256, now.code_sha256),
+                            ("the corpus", state.corpus_sha256, now.corpus_sha256),
+                            ("the run configuration", state.config, now.config),
+                            ("the run settings", state.settings, now.settings), ("--limit", state.limit, now.limit),
+                            ("the selection (--ids, --segment)", state.selection, now.selection),
+                            ("how the corpus is read (--columns, --accept-doubt)", state.reading, now.reading)])
+
+    return open_run_directory(out, fresh, resume=args.resume, force=args.force, changes=changes, command="mt-eval run")
 
 
-def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Namespace, manager: Any
-            ) -> Scores | None:
-    scored = scored_entries(corpus.entries)
-    if len(results) != len(corpus.entries) or not scored or any(not isinstance(e.get("reference"), str)
-                                                                 for e in scored):
+def _scores(entries: list[dict[str, Any]], results: list[TranslationResult], args: argparse.Namespace,
+            manager: Any) -> Scores | None:
+    """The metrics over the scored entries (canaries and negative controls are not scored); None when not
+    every entry has a result or the scored entries have no references."""
+    scored = scored_entries(entries)
+    if len(results) != len(entries) or not scored or any(not isinstance(e.get("reference"), str) for e in scored):
         return None
     by_id = {r.id: r for r in results}
     references = [e["reference"] for e in scored]
@@ -253,23 +233,14 @@ def _scores(corpus: Corpus, results: list[TranslationResult], args: argparse.Nam
     return scores
 
 
-def selection_record(corpus: Corpus, entries_in_corpus: int) -> dict[str, Any] | None:
-    if len(corpus.entries) == entries_in_corpus:
-        return None
-    import hashlib
-
-    digest = hashlib.sha256(b"".join(msgspec.json.encode(e, order="sorted") + b"\n" for e in corpus.entries))
-    return {"entries_in_corpus": entries_in_corpus, "subset_sha256": digest.hexdigest()}
-
-
 def _hypothesis(result: TranslationResult) -> str:
     """What is scored: the prediction; an entry that failed or was abstained on scores as empty."""
     return result.predicted if result.error is None and result.predicted is not None else ""
 
 
-def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, config: RunConfig,
-                settings: RunSettings, retries_used: int, scores: Scores | None, results: list[TranslationResult],
-                args: argparse.Namespace) -> rc.RunCard:
+def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, selection: Selection,
+                config: RunConfig, settings: RunSettings, retries_used: int, scores: Scores | None,
+                results: list[TranslationResult], args: argparse.Namespace) -> rc.RunCard:
     from mt_eval.harness.covariates import run_covariates
 
     derivation = loaded.source.derivation
@@ -289,12 +260,13 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
             guest_restarts=getattr(loaded.method, "restarts", None),
             champollion=getattr(args, "champollion_source", None)),
         corpus=rc.CorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
-                              entries=len(corpus.entries), pair=config.pair, license=corpus.license),
+                              entries=len(corpus.entries), pair=config.pair, license=corpus.license,
+                              reading=msgspec.convert(reading_facts(corpus), rc.CorpusReading)),
         covariates=rc.Covariates(model=covariates.model, temperature=config.temperature,
                                  max_tokens=config.max_tokens, seed=config.seed, batch_size=settings.batch_size,
                                  concurrency=settings.concurrency, timeout_s=settings.timeout_s,
                                  retries_per_entry=settings.retries,
-                                 retry_budget=settings.budget_for(len(corpus.entries)), retries_used=retries_used,
+                                 retry_budget=settings.budget_for(len(selection.entries)), retries_used=retries_used,
                                  tool_permissions=covariates.tool_permissions,
                                  not_applicable=covariates.not_applicable),
         environment=environment(node=loaded.source.runtime == "node"),
@@ -303,15 +275,9 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
         usage=rc.UsageTotals(prompt_tokens=sum(r.usage.prompt_tokens for r in results),
                              completion_tokens=sum(r.usage.completion_tokens for r in results)),
         errors=sum(r.error is not None for r in results),
-        results=results,
+        results=card_results(corpus, results),
+        selection=None if selection.facts is None else msgspec.convert(selection.facts, rc.SelectionFacts),
     )
-
-
-def _write_json(path: Path, value: Any) -> None:
-    """Write atomically: a crash never leaves a half-written file."""
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_bytes(msgspec.json.format(msgspec.json.encode(value), indent=2) + b"\n")
-    temporary.replace(path)
 
 
 def _slug(text: str) -> str:
@@ -320,8 +286,11 @@ def _slug(text: str) -> str:
     return kebab_case(text) or "corpus"
 
 
-def _print_summary(card: rc.RunCard, stream: Any) -> None:
-    head = (f"{card.method.method_id} on {card.corpus.name} ({card.corpus.pair}): {card.corpus.entries} entries, "
+def _print_summary(card: rc.RunCard, out: Path, stream: Any) -> None:
+    entries = f"{card.corpus.entries} entries"
+    if card.selection is not None:
+        entries = f"{card.selection.entries_selected} of {card.corpus.entries} entries (a selection)"
+    head = (f"{card.method.method_id} on {card.corpus.name} ({card.corpus.pair}): {entries}, "
             f"{card.errors} error{'s' if card.errors != 1 else ''}")
     lines = [head]
     if card.metrics is not None:
@@ -330,10 +299,10 @@ def _print_summary(card: rc.RunCard, stream: Any) -> None:
             ci = f" [{m.ci_low:.2f}, {m.ci_high:.2f}]" if m.ci_low is not None and m.ci_high is not None else ""
             parts.append(f"{m.name} {m.score:.2f}{ci}")
         lines.append("  " + "   ".join(parts))
+    elif card.corpus.reading is not None and not card.corpus.reading.references:
+        lines.append(f"  not scored: the corpus has no references (translation only); the predictions are in "
+                     f"{out / 'predictions.txt'}")
     else:
-        lines.append("  not scored: the corpus has no reference for every entry")
-    lat = card.latency
-    if lat.cold_s is not None and lat.hot_p50_s is not None and lat.hot_p95_s is not None:
-        lines.append(f"  latency: cold {lat.cold_s:.3f} s; hot p50 {lat.hot_p50_s * 1000:.1f} ms, "
-                     f"p95 {lat.hot_p95_s * 1000:.1f} ms")
+        lines.append("  not scored: not every entry has a result")
+    lines.append("  " + latency_line(card.latency))
     stream.write("\n".join(lines) + "\n")

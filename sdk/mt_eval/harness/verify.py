@@ -7,8 +7,9 @@ A card verifies when all of these hold, each checked and reported on its own:
    after the card was sealed);
 3. it has the shape of `RunCard` (the schema), and its method card is a valid `MethodCard`;
 4. its own tallies add up: one result per id, ``errors``, ``usage`` totals, ``corpus.entries``;
-5. the corpus file — the path the card records, or the one given — has the card's ``corpus.sha256``, and
-   every result's id is an entry of it;
+5. the corpus — the files the card records, or the ones given, read the way the card records it was read —
+   has the card's ``corpus.sha256``; the card's selection, applied again, has its ``subset_sha256``; and
+   every result's id is one of the selected entries;
 6. every metric recomputed from the card's predictions and the corpus's references (over the scored
    entries: canaries and negative controls are not scored), with the card's own bootstrap resamples and
    seed, equals the card's score, interval and sacrebleu signature;
@@ -33,6 +34,10 @@ import msgspec
 
 from mt_eval.harness.runcard import CARD_VERSION, RunCard
 from mt_eval.problems import Problem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mt_eval.corpus.reader import CorpusSpec
 
 TOLERANCE = 1e-4  # scores are stored rounded to 4 decimals
 
@@ -138,7 +143,7 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
     return result
 
 
-def verify_card(path: str | Path, *, corpus: str | Path | None = None, extensions: Sequence[str] = (),
+def verify_card(path: str | Path, *, corpus: CorpusSpec | str | Path | None = None, extensions: Sequence[str] = (),
                 raw: bytes | None = None) -> Verification:
     """Every check of the module docstring; a `Verification` listing each check and each mismatch."""
     result = read_card(path, raw)
@@ -179,11 +184,14 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
 
 
 def _check_tallies(result: Verification, card: RunCard) -> None:
+    from mt_eval.corpus.model import entry_key
+
     repeated: list[str] = []
-    if len({r.id for r in card.results}) != len(card.results):
+    keys = [entry_key(r.id) for r in card.results]  # 7 and "7" are one id
+    if len(set(keys)) != len(keys):
         from collections import Counter
 
-        repeated = sorted(i for i, n in Counter(r.id for r in card.results).items() if n > 1)
+        repeated = sorted(i for i, n in Counter(keys).items() if n > 1)
     if repeated:
         result.problem("$.results", f"{len(repeated)} ids have more than one result (e.g. {repeated[0]!r})",
                        code="duplicate")
@@ -194,10 +202,14 @@ def _check_tallies(result: Verification, card: RunCard) -> None:
                                       sum(r.usage.completion_tokens for r in card.results)),
     }
     stopped = getattr(card, "status", None) in ("partial", "failed")  # a run stopped early has fewer results
+    where, ran = "$.corpus.entries", card.corpus.entries
+    if card.selection is not None:  # a selection ran part of the corpus
+        where, ran = "$.selection.entries_selected", card.selection.entries_selected
+        expected["$.selection.entries_in_corpus"] = (card.selection.entries_in_corpus, card.corpus.entries)
     if not stopped:
-        expected["$.corpus.entries"] = (card.corpus.entries, len(card.results))
-    elif len(card.results) > card.corpus.entries:
-        expected["$.corpus.entries"] = (card.corpus.entries, f"{len(card.results)} (more than the entries)")
+        expected[where] = (ran, len(card.results))
+    elif len(card.results) > ran:
+        expected[where] = (ran, f"{len(card.results)} (more than the entries)")
     if card.metrics is not None:
         controls = set() if card.families is None else {c.id for c in card.families.canaries} | {
             n.id for n in card.families.negatives}
@@ -210,27 +222,24 @@ def _check_tallies(result: Verification, card: RunCard) -> None:
                  ", ".join(where.removeprefix("$.") for where, _, _ in wrong) + " disagree with the results")
 
 
-def locate_corpus(card: RunCard, card_path: str | Path, corpus: str | Path | None) -> Path:
-    """The corpus to verify against: ``corpus`` when given, else the card's path (as written, or relative
-    to the card's directory)."""
-    if corpus is not None:
-        return Path(corpus)
-    recorded = Path(card.corpus.path)
-    beside = Path(card_path).parent / recorded
-    return beside if not recorded.exists() and not recorded.is_absolute() and beside.exists() else recorded
+def _corpus(result: Verification, card: RunCard, given: CorpusSpec | str | Path | None) -> Any:
+    """The entries the card's results cover: the corpus read as the card records, its selection applied."""
+    from mt_eval.corpus.model import CorpusError, entry_key
+    from mt_eval.corpus.reader import load_corpus
+    from mt_eval.corpus.selection import request_from_facts, select
+    from mt_eval.harness.corpus import card_corpus_spec
 
-
-def _corpus(result: Verification, card: RunCard, given: str | Path | None) -> Any:
-    from mt_eval.harness.corpus import CorpusError, read_corpus
-
-    path = locate_corpus(card, result.path, given)
     try:
-        source = read_corpus(path)
-    except CorpusError as exc:
-        first = exc.problems[0].message if exc.problems else str(exc)
-        result.check("corpus", None, f"{path}: {first}")
-        result.problem("$.corpus.path", f"cannot read the corpus {path}: {first}",
-                       "give the corpus file with --corpus FILE", code="corpus")
+        spec = card_corpus_spec(card, result.path, given)
+        path = spec.main_path
+        source = load_corpus(spec)
+        chosen = None if card.selection is None else select(source, request_from_facts(
+            msgspec.to_builtins(card.selection)))
+    except (CorpusError, ValueError) as exc:
+        first = exc.problems[0].message if isinstance(exc, CorpusError) and exc.problems else str(exc)
+        result.check("corpus", None, first)
+        result.problem("$.corpus.path", f"cannot read the corpus: {first}",
+                       "give the corpus with --corpus FILE (or --source-file and --reference-file)", code="corpus")
         return None
     result.corpus_entries = len(source.entries)
     if source.sha256 != card.corpus.sha256:
@@ -239,8 +248,18 @@ def _corpus(result: Verification, card: RunCard, given: str | Path | None) -> An
                        f"{card.corpus.sha256[:16]}…", "give the exact corpus file the run used with --corpus FILE",
                        code="corpus-hash")
         return None
-    by_id = {e["id"]: e for e in source.entries}
-    unknown = [r.id for r in card.results if r.id not in by_id]
+    entries = source.entries
+    if chosen is not None and card.selection is not None:
+        stated, again = card.selection.subset_sha256, (chosen.facts or {}).get("subset_sha256")
+        if stated != again:
+            result.check("corpus", False, f"{path}: the selection's subset sha256 differs")
+            result.problem("$.selection.subset_sha256", f"the card says {stated[:16]}… but its selection of {path} "
+                           f"hashes to {str(again)[:16]}…", "the selection does not reproduce: use the card the run "
+                           "wrote", code="subset-hash")
+            return None
+        entries = chosen.entries
+    by_id = {e["id"] for e in entries}
+    unknown = [r.id for r in card.results if entry_key(r.id) not in by_id]
     if unknown:
         result.check("corpus", False, f"{path}: {len(unknown)} result ids are not in it")
         result.problem("$.results", f"{len(unknown)} results name ids that are not in {path} (e.g. {unknown[0]!r})",
@@ -255,10 +274,11 @@ def _recompute(result: Verification, card: RunCard, source: Any, extensions: Seq
     if card.metrics is None:
         result.check("metrics", True, "the card has no metrics to recompute")
         return
-    from mt_eval.harness.families import scored_entries
+    from mt_eval.corpus.families import scored_entries
+    from mt_eval.corpus.model import entry_key
     from mt_eval.harness.scoring import MetricScore, make_metrics, score
 
-    ran = {r.id: r for r in card.results}
+    ran = {entry_key(r.id): r for r in card.results}
     entries = [e for e in scored_entries(source.entries) if e["id"] in ran]  # the order the harness scored them in
     missing = [e["id"] for e in entries if not isinstance(e.get("reference"), str)]
     if missing:

@@ -25,12 +25,13 @@ TOLERANCE_S = 2e-6  # latencies are stored rounded to the microsecond
 
 
 def run_entries(card: RunCard, source: Any) -> list[dict[str, Any]]:
-    """The corpus entries the run covered, in corpus order: all of them for a run that stopped early (its
-    card counts the entries without a result), otherwise those the card has results for."""
-    if getattr(card, "status", None) in ("partial", "failed"):
+    """The corpus entries the run covered, in corpus order: its selection applied again, or the whole corpus
+    (a run that stopped early counts its entries without a result too)."""
+    if card.selection is None:
         return list(source.entries)
-    ran = {str(r.id) for r in card.results}
-    return [e for e in source.entries if str(e["id"]) in ran]
+    from mt_eval.corpus.selection import request_from_facts, select
+
+    return list(select(source, request_from_facts(msgspec.to_builtins(card.selection))).entries)
 
 
 def check_records(result: Verification, card: RunCard, source: Any) -> None:
@@ -75,7 +76,7 @@ def _short(value: Any) -> str:
 def _latency(result: Verification, card: RunCard, entries: list[dict[str, Any]]) -> None:
     import statistics
 
-    from mt_eval.harness.families import scored_entries
+    from mt_eval.corpus.families import scored_entries
     from mt_eval.harness.latency import percentiles, self_reported
 
     latency = card.latency

@@ -105,7 +105,7 @@ HEAD = ('<thead><tr><th data-sort="rank" data-numeric>Rank</th><th data-sort="na
 
 
 def group_html(group: dict[str, Any], prefix: str) -> str:
-    subset = (f" · {group['entries_run']} of {group['corpus_size']} entries (truncated run), "
+    subset = (f" · {group['entries_run']} of {group['corpus_size']} entries (part of the corpus), "
               f"{group['denominator']} scored" if group["subset"] else f" · {group['denominator']} scored entries")
     order = "higher is better" if group["higher_is_better"] else "lower is better"
     return (f'<section class="group" data-pair="{escape(group["pair"])}" data-corpus="{escape(group["corpus_name"])}">'

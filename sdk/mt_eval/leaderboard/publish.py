@@ -29,8 +29,9 @@ from mt_eval.card import CARD_FILE, IDENTITY_FIELDS, MethodCard
 DESCRIPTION = """\
 Publish run cards to the leaderboard store. Each card is verified first (mt-eval verify: content hash,
 schema, corpus sha256, every metric recomputed) and its headline gated (mt-eval gate, under --policy or
-the shipped policy); a card that does not verify, fails the gate, or is already published, is refused. The board shows the method card the run recorded, with --method-card laid over it. A run
-without a method card (nothing beyond method.json) uses method_card.json beside the run card, else you are
+the shipped policy); a card that does not verify, fails the gate, or is already published, is refused.
+The board shows the method card the run recorded, with --method-card laid over it. A run without a
+method card (nothing beyond method.json) uses method_card.json beside the run card, else you are
 asked for description, paradigm, tools used, open source and its address, and licence, and the answers are
 written to method_card.json beside the run card (--no-input: fail instead, listing what is missing)."""
 EPILOG = """\

@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.corpus.model import entry_key
 from mt_eval.harness.runcard import RunCard
 
 # The card fields method.json supplies (`mt_eval.card.card_from_manifest`): a run card whose method card has
@@ -90,7 +91,7 @@ def ranking_key(card: RunCard, corpus_size: int | None) -> str:
     """Rows are ranked together only when this is equal: the same corpus sha256, the same entries of it, and
     the same headline metric with the same sacrebleu signatures."""
     whole = corpus_size is not None and corpus_size == len(card.results)
-    subset = "" if whole else "\n".join(sorted(r.id for r in card.results))
+    subset = "" if whole else "\n".join(sorted(entry_key(r.id) for r in card.results))
     parts = [card.corpus.sha256, hashlib.sha256(subset.encode()).hexdigest() if subset else "whole"]
     if card.metrics is not None:
         parts.append(card.metrics.headline)

@@ -18,15 +18,15 @@ from typing import Any
 import msgspec
 
 from mt_eval import __version__
+from mt_eval.corpus.families import family_of, scored_entries
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.environment import Environment
-from mt_eval.harness.families import family_of, scored_entries, tally
+from mt_eval.harness.families import tally
 from mt_eval.harness.gate import apply_gate
 from mt_eval.harness.latency import LatencyFacts
 from mt_eval.harness.policy import shipped_policy
 from mt_eval.harness.scoring import Scores, score
 from mt_eval.harness.verify import canonical_sha256
-from mt_eval.records import TranslationResult
 
 WORDS = ("el gato duerme en la casa grande", "mi amiga lee un libro nuevo", "hoy hace sol en la ciudad",
          "los niños juegan en el parque", "gracias por la comida tan rica", "la tienda abre a las nueve")
@@ -87,17 +87,23 @@ class CardFactory:
         """A sealed card (as parsed JSON). ``method_card`` fields are laid over a small method card (``bare``: one
         with only what method.json gives, as a run without a method card has); ``extra`` adds top-level fields
         (``status``, ``eligibility``, ``sandbox``, ``gate``, ...); ``limit`` runs only the first entries."""
-        entries = self.corpus.entries[:limit]
+        selection = None
+        entries = self.corpus.entries
+        if limit is not None:  # as mt-eval run --limit N records it
+            from mt_eval.corpus.selection import SelectionRequest, select
+
+            chosen = select(self.corpus, SelectionRequest(limit=limit))
+            entries, selection = chosen.entries, msgspec.convert(chosen.facts, rc.SelectionFacts)
         predicted = iter(self.predictions(quality, variant))
         results = []
         for entry in entries:  # scored entries as predicted, canaries passed, negative controls abstained on
             family = family_of(entry)
             if family == "negative":
-                results.append(TranslationResult(id=entry["id"], abstained=True, abstain_reason="empty source",
-                                                 latency_s=0.001))
+                results.append(rc.CardResult(id=entry["id"], abstained=True, abstain_reason="empty source",
+                                             latency_s=0.001))
             else:
                 text = entry["reference"] if family == "canary" else next(predicted)
-                results.append(TranslationResult(id=entry["id"], predicted=text, latency_s=0.001))
+                results.append(rc.CardResult(id=entry["id"], predicted=text, latency_s=0.001))
         scored = [r.predicted or "" for r, e in zip(results, entries, strict=True) if family_of(e) == "scored"]
         card_fields = {"method_id": method_id, "name": method_id.replace("-", " ").title(), "class": method_class,
                        **({"dependency_class": dependency_class} if dependency_class else {}),
@@ -112,7 +118,7 @@ class CardFactory:
                                   card=card_fields, dependency_class=dependency_class, contributions=[],
                                   runtime="python", code_sha256=hashlib.sha256(method_id.encode()).hexdigest()),
             corpus=rc.CorpusFacts(name=self.corpus.name, path=str(self.corpus.path), sha256=self.corpus.sha256,
-                                  entries=len(results), pair=self.corpus.pair or "eng>spa"),
+                                  entries=len(self.corpus.entries), pair=self.corpus.pair or "eng>spa"),
             covariates=rc.Covariates(model=None, temperature=None, max_tokens=None, seed=self.seed, batch_size=8,
                                      concurrency=8, timeout_s=120.0, retries_per_entry=1, retry_budget=10,
                                      retries_used=0, tool_permissions=[],
@@ -124,8 +130,8 @@ class CardFactory:
             metrics=self.scores(scored),
             latency=LatencyFacts(cold_s=0.05, warmup_entries=0, hot_entries=len(results), hot_p50_s=0.001,
                                  hot_p95_s=hot_p95_s),
-            usage=rc.UsageTotals(prompt_tokens=0, completion_tokens=0), errors=0, results=results)
-        card.families = tally(entries, {r.id: r for r in results})
+            usage=rc.UsageTotals(prompt_tokens=0, completion_tokens=0), errors=0, results=results, selection=selection)
+        card.families = tally(entries, {str(r.id): r for r in results})
         card.gate = apply_gate(card, shipped_policy())
         data: dict[str, Any] = msgspec.to_builtins(card)
         data.update(extra or {})

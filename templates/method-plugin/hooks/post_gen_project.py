@@ -57,6 +57,8 @@ def main() -> None:
     if (variants / ANSWERS["dependency_profile"]).is_dir():
         move_into(variants / ANSWERS["dependency_profile"], plugin)
     shutil.rmtree(variants)
+    if ANSWERS["__family"] == "decision":  # a decision method's sample is decisions.jsonl
+        (plugin / "sample" / "corpus.jsonl").unlink()
     for cache in list(plugin.rglob("__pycache__")):  # compiled copies of template files, e.g. after pip install
         shutil.rmtree(cache)
     for runtime in RUNTIME_FILES:

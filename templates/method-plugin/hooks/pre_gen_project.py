@@ -48,6 +48,11 @@ def problems(answers: dict[str, object]) -> list[str]:
     url = answers.get("open_source_url")
     if isinstance(url, str) and url and not url.startswith(("https://", "http://")):
         found.append(f'open_source_url: "{url}" is not a web address: give an https:// URL')
+    if answers.get("method_kind") == "decision" and answers.get("dependency_profile") != "self-contained":
+        found.append(f"dependency_profile: a decision method is generated self-contained (a word-overlap judge, "
+                     f"class S), not {answers.get('dependency_profile')}: answer dependency_profile=self-contained "
+                     "and add what your judge needs to method.json (an LLM judge: see the SDK's llm-logprob-grader "
+                     "example)")
     if answers.get("open_source") is True and not url:
         found.append("open_source_url: required when open_source is true: give the public address of the code")
     return found

@@ -8,10 +8,11 @@
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 
-import { loadMethod, resolveMethod } from '../guest.js';
+import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
 import { startGuest } from '../host.js';
 import { kebabCase, readMethodManifest } from '../manifest.js';
-import { completeRunConfig, errorResult, matchResults } from '../results.js';
+import { loadMethod, resolveMethod } from '../method-module.js';
+import { completeDecisionConfig, completeRunConfig, errorResult, matchResults } from '../results.js';
 import { byCodeUnits } from './json.js';
 
 export const METHODS_DIR = '.champollion/methods';
@@ -92,13 +93,16 @@ function bridgeCommand(manifest, options) {
   return { command, cwd: manifest.directory };
 }
 
+const isTimed = (result) => result === null || typeof result !== 'object' || result.latency_s !== undefined;
+
 const failureText = (error) => `the method failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
 
 /**
  * Load a method plugin by name (under <baseDir>/.champollion/methods) or path. Nothing runs until the
  * first translate(): then translate.js is imported, or the guest process started.
- * options: baseDir, config (the RunConfig translate() uses when given none, e.g. resolvePair(...).runConfig),
- * mtEval (the command serving Python plugins), guest (startGuest options), logger.
+ * options: baseDir, config (the RunConfig translate() and decide() use when given none, e.g.
+ * resolvePair(...).runConfig), mtEval (the command serving Python plugins), guest (startGuest options),
+ * tolerance (for decide()'s probability sums), logger.
  */
 export async function loadMethodPlugin(nameOrPath, options = {}) {
   const directory = resolveMethodPlugin(nameOrPath, { baseDir: options.baseDir ?? process.cwd() });
@@ -114,22 +118,50 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     }
     if (!guest) {
       const { command, cwd } = bridgeCommand(manifest, options);
-      guest = startGuest(command, { logger: options.logger, ...options.guest, cwd, config });
+      guest = startGuest(command, { logger: options.logger, tolerance: options.tolerance, ...options.guest, cwd, config });
       guest.catch(() => { guest = null; }); // a later call tries again
     }
     await guest;
   };
 
-  const runBatch = async (entries, config) => {
-    if (manifest.runtime !== 'node') return (await guest).translate(entries, config);
+  // translate(entries) or decide(rows): one call of the method, in this process or through its guest.
+  const KINDS = {
+    translate: { fail: errorResult, match: matchResults },
+    decide: { fail: decisionError, match: (rows, results, opts) => matchDecisions(rows, results, { ...opts, tolerance: options.tolerance }) },
+  };
+  const runBatch = async (kind, items, config) => {
+    if (manifest.runtime !== 'node') return (await guest)[kind](items, config);
     const method = await inProcess;
+    const { fail, match } = KINDS[kind];
     try {
-      const results = await method.translate(entries.map((entry) => ({ ...entry })), config, { signal: new AbortController().signal });
-      if (!Array.isArray(results)) return entries.map((entry) => errorResult(entry.id, 'the method did not return a list of results'));
-      return matchResults(entries, results, { source: 'the method' });
+      const started = performance.now();
+      const results = await method[kind](items.map((item) => ({ ...item })), config, { signal: new AbortController().signal });
+      if (!Array.isArray(results)) return items.map((item) => fail(item.id, 'the method did not return a list of results'));
+      const share = (performance.now() - started) / 1000 / Math.max(1, items.length);
+      // A decision without its own latency gets its share of the call's time, as the guests give it.
+      const timed = kind === 'decide' ? results.map((r) => (isTimed(r) ? r : { ...r, latency_s: share })) : results;
+      return match(items, timed, { source: 'the method' });
     } catch (error) {
-      return entries.map((entry) => errorResult(entry.id, failureText(error)));
+      return items.map((item) => fail(item.id, failureText(error)));
     }
+  };
+
+  // Batches of config.batch_size, config.concurrency at once; results in item order.
+  const runAll = async (kind, items, config) => {
+    await start(config);
+    const size = config.batch_size;
+    const batches = [];
+    for (let i = 0; i < items.length; i += size) batches.push(items.slice(i, i + size));
+    const out = new Array(batches.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < batches.length) {
+        const index = next++;
+        out[index] = await runBatch(kind, batches[index], config);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(config.concurrency, batches.length) }, worker));
+    return out.flat();
   };
 
   return {
@@ -138,25 +170,24 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     directory,
     runtime: manifest.runtime,
     manifest,
+    implements: manifest.implements,
     /** One full result per entry, in entry order; batches of config.batch_size, config.concurrency at once. */
     async translate(entries, config = options.config) {
       if (closed) throw new Error('the method plugin is closed');
+      if (!manifest.implements.includes('translate')) throw new TypeError(`${manifest.name} does not translate (it implements ${manifest.implements.join(', ')})`);
       const runConfig = completeRunConfig(config);
       if (typeof runConfig === 'string') throw new TypeError(runConfig);
-      await start(runConfig);
-      const size = runConfig.batch_size;
-      const batches = [];
-      for (let i = 0; i < entries.length; i += size) batches.push(entries.slice(i, i + size));
-      const out = new Array(batches.length);
-      let next = 0;
-      const worker = async () => {
-        while (next < batches.length) {
-          const index = next++;
-          out[index] = await runBatch(batches[index], runConfig);
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(runConfig.concurrency, batches.length) }, worker));
-      return out.flat();
+      return runAll('translate', entries, runConfig);
+    },
+    /** One checked decision per row, in row order (options.tolerance for the probability sums). */
+    async decide(rows, config = options.config ?? {}) {
+      if (closed) throw new Error('the method plugin is closed');
+      if (!manifest.implements.includes('decide')) throw new TypeError(`${manifest.name} does not decide (it implements ${manifest.implements.join(', ')})`);
+      const problem = rowsProblem(rows);
+      if (problem) throw new TypeError(problem);
+      const decisionConfig = completeDecisionConfig(config);
+      if (typeof decisionConfig === 'string') throw new TypeError(decisionConfig);
+      return runAll('decide', rows, decisionConfig);
     },
     /** The method's runtime card (methodCard() of translate.js, or the guest's), or null. */
     async methodCard() {

@@ -68,8 +68,22 @@ export function loadTranscripts(directory) {
 }
 
 /**
- * Run one transcript against `command` (argv). Resolves when every step passed; rejects with an
- * Error naming the transcript, the step and what differed (with the guest's stderr).
+ * Why a transcript does not apply to a guest whose initialize result is `result` (null when it does):
+ * "requires" names a request the guest must implement, "unless" one it must not (bridge/PROTOCOL.md).
+ */
+export function notApplicable(transcript, result) {
+  const implemented = Array.isArray(result?.implements) ? result.implements : ['translate'];
+  if (transcript.requires && !implemented.includes(transcript.requires)) {
+    return `the guest does not implement ${transcript.requires}`;
+  }
+  if (transcript.unless && implemented.includes(transcript.unless)) return `the guest implements ${transcript.unless}`;
+  return null;
+}
+
+/**
+ * Run one transcript against `command` (argv). Resolves when every step passed (to {skipped: reason}
+ * when the guest's handshake shows the transcript does not apply to it); rejects with an Error naming
+ * the transcript, the step and what differed (with the guest's stderr).
  */
 export async function replay(command, transcript, { cwd, env, stepTimeoutMs = 10_000 } = {}) {
   const child = spawn(command[0], command.slice(1), { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
@@ -128,6 +142,10 @@ export async function replay(command, transcript, { cwd, env, stepTimeoutMs = 10
         else if ('close_stdin' in step) child.stdin.end();
         else if ('expect' in step) {
           const message = await next(deadline());
+          if (message?.result?.protocol_version !== undefined) {
+            const skipped = notApplicable(transcript, message.result);
+            if (skipped) return { skipped };
+          }
           const found = mismatch(step.expect, message);
           if (found) throw new Error(`${found}\n  line: ${JSON.stringify(message)}`);
         } else if ('expect_unordered' in step) {
@@ -151,6 +169,7 @@ export async function replay(command, transcript, { cwd, env, stepTimeoutMs = 10
         throw new Error(`${where}: ${error.message}\n  guest stderr: ${stderr.trim().slice(-2000) || '(empty)'}`);
       }
     }
+    return { skipped: null };
   } finally {
     if (!exit && child.pid) {
       try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }

@@ -1,0 +1,232 @@
+// Typed decisions on the Node side: the options of a question, and the answer rules every host applies to
+// what a method's decide() returned. The rules (and their wording) are the Python SDK's
+// (mt_eval.decisions.answers); bridge/vectors/decisions/answers.json pins them for both runtimes.
+import { isPlainObject } from './protocol.js';
+import { describe as describeValue } from './results.js';
+
+export const QUESTION_TYPES = Object.freeze(['noul', 'choice', 'score']);
+export const NOUL_OPTIONS = Object.freeze(['true', 'false']);
+export const DEFAULT_TOLERANCE = 1e-3;
+
+const RESULT_KEYS = new Set(['id', 'answers', 'latency_s', 'usage', 'error', 'metadata']);
+const ANSWER_KEYS = new Set(['probabilities', 'expected', 'error']);
+
+/** A number as both runtimes print it in labels and messages: at most six decimals, no trailing zeros. */
+export function numberText(value) {
+  const text = value.toFixed(6).replace(/0+$/, '').replace(/\.$/, '');
+  return text === '-0' || text === '' ? '0' : text;
+}
+
+/** The names a result gives probabilities for, in order (score: each level's label, or its value). */
+export function optionsOf(question) {
+  if (question.type === 'noul') return [...NOUL_OPTIONS];
+  if (question.type === 'choice') return [...question.options];
+  return question.levels.map((level) => level.label ?? numberText(level.value));
+}
+
+const isNumber = (value) => typeof value === 'number';
+const quoted = (names) => names.map((name) => `"${name}"`).join(', ');
+const plural = (names) => (names.length > 1 ? 'options' : 'option');
+
+function describe(value) {
+  if (isNumber(value)) return Number.isFinite(value) ? numberText(value) : String(value);
+  return describeValue(value);
+}
+
+/** A sum without intermediate rounding error (Shewchuk's partials, as Python's math.fsum). */
+function fsum(values) {
+  const partials = [];
+  for (let x of values) {
+    let i = 0;
+    for (let y of partials) {
+      if (Math.abs(x) < Math.abs(y)) [x, y] = [y, x];
+      const hi = x + y;
+      const lo = y - (hi - x);
+      if (lo !== 0) partials[i++] = lo;
+      x = hi;
+    }
+    partials.length = i;
+    partials.push(x);
+  }
+  return partials.reduce((a, b) => a + b, 0);
+}
+
+/** Why probabilities is not a distribution over the question's options (null when it is). */
+export function distributionProblem(question, probabilities, tolerance = DEFAULT_TOLERANCE) {
+  const options = optionsOf(question);
+  if (!isPlainObject(probabilities)) return 'probabilities must be an object {"option": probability, ...}';
+  const unknown = Object.keys(probabilities).filter((key) => !options.includes(key));
+  if (unknown.length) return `unknown ${plural(unknown)} ${quoted(unknown)} (the options are ${quoted(options)})`;
+  const missing = options.filter((option) => !Object.hasOwn(probabilities, option));
+  if (missing.length) return `missing ${plural(missing)} ${quoted(missing)}: give a probability for every option`;
+  for (const option of options) {
+    const value = probabilities[option];
+    if (!isNumber(value) || !Number.isFinite(value) || value < 0 || value > 1) {
+      return `the probability of "${option}" is ${describe(value)}: each must be a number from 0 to 1`;
+    }
+  }
+  const total = fsum(options.map((option) => probabilities[option]));
+  if (Math.abs(total - 1) > tolerance) {
+    return `probabilities sum to ${numberText(total)}, not 1 (within ${numberText(tolerance)}): `
+      + 'they are never renormalised; return a distribution that sums to 1';
+  }
+  return null;
+}
+
+/** Σ probability × level value of a score question. */
+export function expectedValue(question, probabilities) {
+  return fsum(question.levels.map((level) => probabilities[level.label ?? numberText(level.value)] * level.value));
+}
+
+/** One question's answer in its checked form: {probabilities[, expected]} or {error}. */
+export function checkAnswer(question, raw, tolerance = DEFAULT_TOLERANCE) {
+  if (raw === undefined || raw === null) return { error: 'no answer for this question' };
+  if (!isPlainObject(raw)) return { error: 'an answer must be an object: {"probabilities": {...}} or {"error": "..."}' };
+  const unknown = Object.keys(raw).filter((key) => !ANSWER_KEYS.has(key));
+  if (unknown.length) {
+    return { error: `unknown field ${quoted(unknown)} in the answer (an answer has "probabilities", "expected" and "error")` };
+  }
+  if (raw.error !== undefined && raw.error !== null) {
+    return { error: typeof raw.error === 'string' ? raw.error : JSON.stringify(raw.error) };
+  }
+  if (raw.probabilities === undefined || raw.probabilities === null) {
+    return { error: 'the answer has neither "probabilities" nor "error"' };
+  }
+  const problem = distributionProblem(question, raw.probabilities, tolerance);
+  if (problem !== null) return { error: problem };
+  const probabilities = Object.fromEntries(optionsOf(question).map((option) => [option, raw.probabilities[option]]));
+  if (question.type !== 'score') {
+    if (raw.expected !== undefined && raw.expected !== null) {
+      return { error: `"expected" belongs to score questions, not ${question.type} questions` };
+    }
+    return { probabilities };
+  }
+  const expected = expectedValue(question, probabilities);
+  if (raw.expected !== undefined && raw.expected !== null) {
+    const { levels } = question;
+    const span = levels.length ? levels[levels.length - 1].value - levels[0].value : 0;
+    if (!isNumber(raw.expected) || Math.abs(raw.expected - expected) > tolerance * Math.max(span, 1)) {
+      return { error: `the expected value ${describe(raw.expected)} does not match the probabilities, which give ${numberText(expected)}` };
+    }
+  }
+  return { probabilities, expected };
+}
+
+// The result's own fields, or the first that is malformed.
+function envelope(id, raw) {
+  const result = { id, answers: {}, latency_s: 0, usage: { prompt_tokens: 0, completion_tokens: 0 }, error: null, metadata: {} };
+  const { latency_s: latency, usage, error, metadata } = raw;
+  if (latency !== undefined && latency !== null) {
+    if (!(isNumber(latency) && Number.isFinite(latency) && latency >= 0)) {
+      return { result, problem: `"latency_s" must be a number >= 0, got ${describe(latency)}` };
+    }
+    result.latency_s = latency;
+  }
+  if (usage !== undefined && usage !== null) {
+    if (!isPlainObject(usage)) return { result, problem: `"usage" must be an object, got ${describe(usage)}` };
+    for (const [key, count] of Object.entries(usage)) {
+      if (key !== 'prompt_tokens' && key !== 'completion_tokens') return { result, problem: `unknown field "usage.${key}"` };
+      if (!(Number.isInteger(count) && count >= 0)) {
+        return { result, problem: `"usage.${key}" must be an integer >= 0, got ${describe(count)}` };
+      }
+      result.usage[key] = count;
+    }
+  }
+  if (error !== undefined && error !== null && typeof error !== 'string') {
+    return { result, problem: `"error" must be a string or null, got ${describe(error)}` };
+  }
+  result.error = error ?? null;
+  if (metadata !== undefined && metadata !== null) {
+    if (!isPlainObject(metadata)) return { result, problem: `"metadata" must be an object, got ${describe(metadata)}` };
+    result.metadata = metadata;
+  }
+  return { result, problem: null };
+}
+
+/** A decision result in its checked form: every question of the row answered or failed, with reasons. */
+export function checkDecision(row, raw, tolerance = DEFAULT_TOLERANCE) {
+  const unknown = Object.keys(raw).filter((key) => !RESULT_KEYS.has(key));
+  if (unknown.length) {
+    return decisionError(row.id, `unknown field ${quoted(unknown)} in the result (put extra data in "metadata")`);
+  }
+  const { result, problem } = envelope(row.id, raw);
+  if (problem !== null) {
+    return decisionError(row.id, `the result is malformed: ${problem}`, result.latency_s);
+  }
+  if (result.error !== null) return result;
+  const answers = raw.answers ?? {};
+  if (!isPlainObject(answers)) return { ...result, error: '"answers" must be an object {"question": answer, ...}' };
+  const asked = Object.keys(row.questions);
+  const unasked = Object.keys(answers).filter((name) => !Object.hasOwn(row.questions, name));
+  if (unasked.length) {
+    return { ...result, error: `answers to questions that were not asked: ${quoted(unasked)} (this row asks ${quoted(asked)})` };
+  }
+  result.answers = Object.fromEntries(asked.map((name) => [name, checkAnswer(row.questions[name], answers[name], tolerance)]));
+  return result;
+}
+
+/** A failed row in the full result shape. */
+export function decisionError(id, message, latencyS = 0) {
+  return {
+    id, answers: {}, latency_s: latencyS, usage: { prompt_tokens: 0, completion_tokens: 0 }, error: message, metadata: {},
+  };
+}
+
+/** Why rows cannot be sent to decide() (null when they can): ids, states and questions as the protocol needs. */
+export function rowsProblem(rows, where = 'rows') {
+  if (!Array.isArray(rows)) return `${where} must be a list of rows, got ${describeValue(rows)}`;
+  const seen = new Set();
+  for (const [i, row] of rows.entries()) {
+    if (!isPlainObject(row)) return `${where}[${i}] must be an object, got ${describeValue(row)}`;
+    if (typeof row.id !== 'string' || row.id === '') return `${where}[${i}].id must be a non-empty string, got ${describeValue(row.id)}`;
+    if (seen.has(row.id)) return `${where}[${i}].id "${row.id}" appears twice`;
+    seen.add(row.id);
+    if (!isPlainObject(row.state)) return `${where}[${i}].state must be an object, got ${describeValue(row.state)}`;
+    if (!isPlainObject(row.questions) || Object.keys(row.questions).length === 0) {
+      return `${where}[${i}].questions must be an object with at least one question`;
+    }
+    for (const [name, question] of Object.entries(row.questions)) {
+      const problem = questionShapeProblem(question);
+      if (problem) return `${where}[${i}].questions["${name}"]: ${problem}`;
+    }
+  }
+  return null;
+}
+
+function questionShapeProblem(question) {
+  if (!isPlainObject(question)) return `a question must be an object, got ${describeValue(question)}`;
+  if (!QUESTION_TYPES.includes(question.type)) {
+    return `${describeValue(question.type)} is not a valid question type (the types are ${quoted(QUESTION_TYPES)})`;
+  }
+  if (question.type === 'choice' && !(Array.isArray(question.options) && question.options.length >= 2
+      && question.options.every((o) => typeof o === 'string' && o !== ''))) {
+    return 'a "choice" question needs "options": at least two names';
+  }
+  if (question.type === 'score' && !(Array.isArray(question.levels) && question.levels.length >= 2
+      && question.levels.every((l) => isPlainObject(l) && isNumber(l.value)))) {
+    return 'a "score" question needs "levels": an ordered list of at least two {"value": number}';
+  }
+  return null;
+}
+
+/**
+ * One checked result per row, in row order; rows with no result or several get a row error, and results
+ * whose id matches no row go to onUnknown.
+ */
+export function matchDecisions(rows, results, { tolerance = DEFAULT_TOLERANCE, onUnknown = () => {}, source = 'the guest' } = {}) {
+  if (!Array.isArray(results)) {
+    return rows.map((row) => decisionError(row.id, `${source} returned ${describeValue(results)}, not a list with one result per row`));
+  }
+  const byId = new Map(rows.map((row) => [row.id, []]));
+  for (const raw of results) {
+    const bucket = isPlainObject(raw) && typeof raw.id === 'string' ? byId.get(raw.id) : undefined;
+    if (bucket) bucket.push(raw);
+    else onUnknown(raw);
+  }
+  return rows.map((row) => {
+    const found = byId.get(row.id);
+    if (found.length === 0) return decisionError(row.id, `${source} returned no result for this row`);
+    if (found.length > 1) return decisionError(row.id, `${source} returned ${found.length} results for this row`);
+    return checkDecision(row, found[0], tolerance);
+  });
+}

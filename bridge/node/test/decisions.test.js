@@ -1,0 +1,54 @@
+// The answer rules on the Node side pass the same vectors as the Python SDK (bridge/vectors/decisions).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { checkDecision, matchDecisions, numberText, optionsOf, rowsProblem } from '../index.js';
+import { repo } from './helpers/guests.js';
+
+const { cases } = JSON.parse(readFileSync(join(repo, 'bridge', 'vectors', 'decisions', 'answers.json'), 'utf8'));
+
+function close(expected, actual, path = '$') {
+  if (typeof expected === 'number') {
+    assert.equal(typeof actual, 'number', path);
+    assert.ok(Math.abs(expected - actual) <= 1e-12, `${path}: ${expected} != ${actual}`);
+  } else if (expected !== null && typeof expected === 'object') {
+    assert.deepEqual(Object.keys(actual), Object.keys(expected), path);
+    for (const key of Object.keys(expected)) close(expected[key], actual[key], `${path}.${key}`);
+  } else {
+    assert.equal(actual, expected, path);
+  }
+}
+
+for (const vector of cases) {
+  test(`vector: ${vector.name}`, () => {
+    close(vector.expect, checkDecision(vector.row, vector.result, vector.tolerance ?? 1e-3));
+  });
+}
+
+test('results are paired with rows by id', () => {
+  const rows = ['a', 'b', 'c'].map((id) => ({ id, state: {}, questions: { q: { type: 'noul', instructions: '?' } } }));
+  const answers = { q: { probabilities: { true: 1, false: 0 } } };
+  const unknown = [];
+  const results = matchDecisions(rows, [{ id: 'c', answers }, { id: 'a', answers }, { id: 'a', answers }, { id: 'zz' }],
+    { source: 'the method', onUnknown: (raw) => unknown.push(raw) });
+  assert.deepEqual(results.map((r) => [r.id, r.error]), [
+    ['a', 'the method returned 2 results for this row'], ['b', 'the method returned no result for this row'], ['c', null]]);
+  assert.deepEqual(unknown, [{ id: 'zz' }]);
+});
+
+test('rows are checked before they are sent', () => {
+  assert.equal(rowsProblem([{ id: 'r', state: {}, questions: { q: { type: 'rating', instructions: '?' } } }]),
+    'rows[0].questions["q"]: "rating" is not a valid question type (the types are "noul", "choice", "score")');
+  assert.equal(rowsProblem([{ id: 'r', state: {}, questions: {} }]), 'rows[0].questions must be an object with at least one question');
+  assert.equal(rowsProblem([{ id: 'r', state: 'x', questions: {} }]), 'rows[0].state must be an object, got "x"');
+  assert.match(rowsProblem([{ id: 'r', state: {}, questions: { q: { type: 'score', instructions: '?', levels: { 0: 'bad' } } } }]),
+    /needs "levels": an ordered list/);
+});
+
+test('options of each type, and numbers as labels print them', () => {
+  assert.deepEqual(optionsOf({ type: 'noul' }), ['true', 'false']);
+  assert.deepEqual(optionsOf({ type: 'score', levels: [{ value: 0 }, { value: 2.5 }, { value: 5, label: 'top' }] }), ['0', '2.5', 'top']);
+  assert.deepEqual([1, 0.1 + 0.2, 1e-7, -0, 2 / 3].map(numberText), ['1', '0.3', '0', '0', '0.666667']);
+});

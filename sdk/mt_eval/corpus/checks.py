@@ -1,0 +1,148 @@
+"""The rules every corpus obeys, whatever its format.
+
+- at least one entry;
+- every entry has an id (a string, or an integer — kept as such in the card), unique by its text;
+- every entry has a source text that is not blank (parallel text, built from lines, is not checked here:
+  its empty lines are segments too), except a negative control, whose source may be empty;
+- either every scored entry has a reference or none has: a reference-free corpus is translated, not scored;
+- the families (``family``, ``pass_rule``, ``pair``: `mt_eval.corpus.families`) are well formed: a canary has
+  a pass rule and a reference, only a negative control names its own pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mt_eval.corpus.families import check_families, family_of, has_families
+from mt_eval.corpus.model import Corpus, CorpusError, listing, plural
+from mt_eval.corpus.tsv import SPACED_COLUMNS
+from mt_eval.problems import Problem
+
+MAX_PROBLEMS = 50
+
+
+def check_corpus(corpus: Corpus, *, empty_hint: str | None = None) -> None:
+    """Check ``corpus.entries`` in place (integer ids become their text, remembered in ``given_ids``)
+    and set ``corpus.references``; raise CorpusError listing every problem."""
+    if not corpus.entries:
+        raise CorpusError.single(corpus.path, "has no entries", code="empty",
+                                 hint=empty_hint or "a corpus needs at least one entry")
+    if not _clean(corpus.entries, corpus.ids_from == "field"):
+        problems = _entry_problems(corpus)
+        if problems:
+            raise CorpusError(problems, summary=f"corpus {corpus.path} has {plural(len(problems), 'problem')}")
+    scored: Sequence[int] = range(len(corpus.entries))
+    if has_families(corpus.entries):
+        problems = check_families(corpus.entries, file=str(corpus.path), where=corpus.where)
+        if problems:
+            raise CorpusError(problems, summary=f"corpus {corpus.path}: {plural(len(problems), 'problem')} with its "
+                                                "families")
+        scored = [i for i, e in enumerate(corpus.entries) if family_of(e) == "scored"]
+    with_reference = sum(corpus.entries[i].get("reference") is not None for i in scored)  # strings: checked above
+    if 0 < with_reference < len(scored):
+        raise CorpusError([_some_references(corpus, list(scored), with_reference)])
+    corpus.references = 0 < with_reference == len(scored)
+
+
+def _clean(entries: list[Any], check_ids: bool) -> bool:
+    """True when every rule holds, checked at C speed; otherwise `_entry_problems` finds what is wrong."""
+    if set(map(type, entries)) != {dict}:
+        return False
+    if check_ids:
+        ids = [e.get("id") for e in entries]
+        if set(map(type, ids)) != {str} or "" in ids or len(set(ids)) != len(ids):
+            return False
+    sources = [e.get("source") for e in entries]
+    if set(map(type, sources)) != {str}:
+        return False
+    if "" in sources or any(map(str.isspace, sources)):
+        return False
+    return set(map(type, [e.get("reference") for e in entries])) <= {str, type(None)}
+
+
+def _entry_problems(corpus: Corpus) -> list[Problem]:
+    file = str(corpus.path)
+    problems: list[Problem] = []
+    seen: dict[str, int] = {}
+    where = corpus.where
+    for i, entry in enumerate(corpus.entries):
+        if type(entry) is not dict:
+            problems.append(Problem(file=file, path=where(i), code="shape",
+                                    message=f"an entry must be an object, got {_type_name(entry)}"))
+            continue
+        entry_id = entry.get("id")
+        if type(entry_id) is not str:
+            if type(entry_id) is int:
+                text = str(entry_id)
+                corpus.given_ids[text] = entry_id
+                entry["id"] = entry_id = text
+            elif entry_id is None:
+                problems.append(Problem(file=file, path=f"{where(i)}.id", code="missing",
+                                        message="every entry needs an id (a string or an integer)",
+                                        hint="give every entry an id, or none (then ids are line numbers)"))
+            else:
+                problems.append(Problem(file=file, path=f"{where(i)}.id", code="type",
+                                        message=f"an id must be a string or an integer, got {_type_name(entry_id)}"))
+        if type(entry_id) is str:
+            if not entry_id:
+                problems.append(Problem(file=file, path=f"{where(i)}.id", code="missing",
+                                        message="an id must not be empty"))
+            elif entry_id in seen:
+                problems.append(Problem(file=file, path=f"{where(i)}.id", code="duplicate",
+                                        message=f'duplicate id "{entry_id}" (first at {where(seen[entry_id])})',
+                                        hint="ids must be unique: results are matched to entries by id"))
+            else:
+                seen[entry_id] = i
+        source = entry.get("source")
+        if (type(source) is not str or not source.strip()) and not (type(source) is str and
+                                                                     entry.get("family") == "negative"):
+            problems.append(Problem(file=file, path=f"{where(i)}.source", code="missing",
+                                    message="missing source text" if source is None or type(source) is str
+                                    else f"source must be a string, got {_type_name(source)}"))
+        reference = entry.get("reference")
+        if reference is not None and type(reference) is not str:
+            problems.append(Problem(file=file, path=f"{where(i)}.reference", code="type",
+                                    message=f"reference must be a string, got {_type_name(reference)}",
+                                    hint=_nested_hint(reference)))
+        if len(problems) >= MAX_PROBLEMS:
+            problems.append(Problem(file=file, path="$", message=f"stopped after {MAX_PROBLEMS} problems",
+                                    code="many"))
+            break
+    return problems
+
+
+def _some_references(corpus: Corpus, scored: list[int], with_reference: int) -> Problem:
+    """Some but not all scored entries have a reference: name the minority's places."""
+    total = len(scored)
+    lacking = with_reference >= total - with_reference
+    odd = [i for i in scored if isinstance(corpus.entries[i].get("reference"), str) != lacking]
+    if corpus.lines is not None:
+        numbers = [corpus.lines[i] for i in odd]
+        place = ("line " if len(numbers) == 1 else "lines ") + listing(numbers)
+    else:
+        place = listing([corpus.where(i) for i in odd])
+    verb = "has" if len(odd) == 1 else "have"
+    what = f"{verb} no reference" if lacking else f"{verb} a reference"
+    kind = "" if total == len(corpus.entries) else " scored"
+    message = (f"{plural(len(odd), 'entry', 'entries')} of {total:,}{kind} {what} ({place}): either every{kind} "
+               "entry has a reference or none has")
+    hint = "add the missing references, or remove them all to translate without scoring"
+    spaced = [corpus.lines[i] for i in odd
+              if corpus.lines is not None and SPACED_COLUMNS.search(corpus.entries[i]["source"])]
+    if corpus.format == "tsv" and lacking and spaced:
+        hint = (f"line {spaced[0]} seems to separate its columns with spaces: TSV columns are separated by one "
+                "TAB character")
+    return Problem(file=str(corpus.path), path="$", message=message, hint=hint, code="references")
+
+
+def _nested_hint(value: Any) -> str | None:
+    if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
+        return ('an object of texts by language is not read: give the reference text itself, e.g. '
+                '{"source": "...", "reference": "..."}')
+    return None
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", float: "a number",
+            int: "an integer", type(None): "null"}.get(type(value), type(value).__name__)

@@ -1,0 +1,80 @@
+"""Saying how a corpus was read: one line for ``mt-eval run``, the facts for the run card and ``corpus show``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mt_eval.corpus.model import FORMAT_NAMES, Corpus, listing, plural
+
+
+def reading_facts(corpus: Corpus) -> dict[str, Any]:
+    """How the corpus was read, as the run card's ``corpus.reading`` records it."""
+    return {
+        "format": corpus.format,
+        "columns": None if corpus.columns is None else [c.key for c in corpus.columns],
+        "columns_from": corpus.columns_from,
+        "header_line": corpus.header_line,
+        "ids_from": corpus.ids_from,
+        "aliases": dict(corpus.aliases),
+        "comment_lines": len(corpus.comment_lines),
+        "references": corpus.references,
+        "files": [{"role": f.role, "path": str(f.path), "sha256": f.sha256, "lines": f.lines} for f in corpus.files],
+        "accepted_doubts": list(corpus.accepted_doubts),
+        "warnings": list(corpus.warnings),
+    }
+
+
+def layout(corpus: Corpus) -> str:
+    """The format and where the fields come from, e.g. ``TSV without a header: source<TAB>reference``."""
+    if corpus.format == "parallel":
+        names = " and ".join(f"{f.path.name} ({f.role}s)" for f in corpus.files)
+        return f"parallel text, one segment per line: {names}"
+    if corpus.format == "tsv" and corpus.columns is not None:
+        keys = "<TAB>".join(c.key for c in corpus.columns)
+        origin = {"header": f"with a header (line {corpus.header_line})",
+                  "convention": "without a header, read by the MT convention",
+                  "--columns": "with the columns given by --columns"}[corpus.columns_from or "convention"]
+        return f"TSV {origin}: {keys}"
+    if corpus.format == "json":
+        return "JSON, upstream shape (entries under \"entries\")" if corpus.entries_at != "$" else "JSON list"
+    return FORMAT_NAMES[corpus.format]
+
+
+def id_origin(corpus: Corpus) -> str:
+    if corpus.ids_from == "field":
+        kinds = " (integers, kept as integers in the run card)" if corpus.given_ids else ""
+        return f"from the id {'column' if corpus.format == 'tsv' else 'field'}{kinds}"
+    return f"the entries' {corpus.ids_from} (1, 2, 3, …)" if corpus.ids_from == "positions" else \
+        "line numbers in the file"
+
+
+def alias_note(corpus: Corpus) -> str | None:
+    if not corpus.aliases:
+        return None
+    return ", ".join(f'"{alias}" read as {role}' for alias, role in corpus.aliases.items())
+
+
+def references_note(corpus: Corpus) -> str:
+    if corpus.references:
+        return "every entry has one (scored)"
+    return "none: translation only, nothing is scored"
+
+
+def summary_line(corpus: Corpus, selected: int | None = None) -> str:
+    """One line saying how the corpus is read, printed by ``mt-eval run``."""
+    parts = [layout(corpus)]
+    aliases = alias_note(corpus)
+    if aliases:
+        parts.append(aliases + " (aliases)")
+    if corpus.ids_from != "field":
+        parts.append(f"ids are {id_origin(corpus)}")
+    if corpus.comment_lines:
+        parts.append(f"{plural(len(corpus.comment_lines), 'comment line')} skipped "
+                     f"(line{'s' if len(corpus.comment_lines) > 1 else ''} {listing(corpus.comment_lines, 5)})")
+    count = plural(len(corpus.entries), "entry", "entries")
+    if selected is not None and selected != len(corpus.entries):
+        count = f"{selected:,} of {count} selected"
+    parts.append(count)
+    if not corpus.references:
+        parts.append("no references: translation only, not scored")
+    return f"corpus {corpus.path.name}: " + "; ".join(parts)

@@ -1,0 +1,188 @@
+"""No silent misread: shapes that suggest the corpus was read other than it was meant to be.
+
+Each doubt says what was detected and how to say otherwise. A doubt that would make the evaluation
+meaningless refuses the corpus unless ``--accept-doubt CODE`` accepts it (it is then kept as a warning and
+recorded in the run card); the others are warnings. Checks look at a sample of entries, so they cost the
+same for any corpus size.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from mt_eval.corpus.families import scored_entries
+from mt_eval.corpus.model import Corpus, CorpusError, plural
+from mt_eval.corpus.scripts import dominant_script, expected_scripts, script_shares
+from mt_eval.corpus.tsv import SPACED_COLUMNS
+from mt_eval.problems import Problem
+
+DOUBTS = {
+    "first-column-ids": "a TSV without a header whose first column holds ids, not sentences",
+    "ids-look-like-sentences": "an id column holding sentences",
+    "spaces-not-tabs": "a TSV without TABs whose lines seem to separate columns with spaces",
+    "tabs-in-parallel-text": "parallel text whose lines hold TAB-separated columns",
+    "same-source-everywhere": "every entry has the same source text",
+    "reference-equals-source": "every reference is identical to its source",
+    "script-mismatch": "sources or references not in the script of the pair's language",
+}
+SAMPLE = 500
+_ID_LIKE = re.compile(r"[A-Za-z0-9_.:/#@+-]{1,64}")
+_HAS_DIGIT = re.compile(r"\d")
+_SENTENCE_LIKE = re.compile(r"\S\s+\S|[.!?。！？]$|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{4}")
+
+
+@dataclass(frozen=True)
+class Doubt:
+    code: str
+    message: str
+    hint: str
+    refuse: bool = True
+
+
+def find_doubts(corpus: Corpus, pair: str | None = None) -> list[Doubt]:
+    """Everything doubtful about how ``corpus`` was read (``pair``, ``SRC>TGT``, enables the script check)."""
+    doubts = [*_column_doubts(corpus), *_content_doubts(corpus)]
+    if pair and ">" in pair:
+        source_lang, _, target_lang = pair.partition(">")
+        doubts.extend(_script_doubts(corpus, source_lang, target_lang))
+    return doubts
+
+
+def settle_doubts(corpus: Corpus, doubts: list[Doubt], accepted: list[str]) -> None:
+    """Raise CorpusError for refusing doubts not accepted; keep the rest as ``corpus.warnings``."""
+    refused = [d for d in doubts if d.refuse and d.code not in accepted]
+    if refused:
+        problems = [Problem(file=str(corpus.path), path="$", code="doubt", message=d.message,
+                            hint=f"{d.hint}; if the file is really meant this way, add --accept-doubt {d.code}")
+                    for d in refused]
+        raise CorpusError(problems, summary=f"corpus {corpus.path} is refused: it may be misread")
+    for doubt in doubts:
+        if doubt.refuse:
+            corpus.accepted_doubts.append(doubt.code)
+            corpus.warnings.append(f"{doubt.message} (accepted with --accept-doubt {doubt.code})")
+        else:
+            corpus.warnings.append(f"{doubt.message}; {doubt.hint}")
+
+
+def sample(entries: list[dict[str, Any]], size: int = SAMPLE) -> list[dict[str, Any]]:
+    """At most ``size`` entries spread evenly over the corpus."""
+    if len(entries) <= size:
+        return entries
+    step = len(entries) / size
+    return [entries[int(i * step)] for i in range(size)]
+
+
+def _column_doubts(corpus: Corpus) -> list[Doubt]:
+    if corpus.format == "parallel":
+        tabbed = [e["source"] for e in corpus.entries[:200] if "\t" in e["source"]]
+        if tabbed and len(tabbed) * 2 >= min(len(corpus.entries), 200):
+            return [Doubt("tabs-in-parallel-text",
+                          f"the lines of {corpus.path.name} hold TAB-separated columns (e.g. {tabbed[0][:60]!r}): "
+                          "as parallel text, each whole line would be one source",
+                          f"give a TSV corpus with --corpus {corpus.path.name} (name it .tsv)")]
+    if corpus.format != "tsv" or corpus.columns is None:
+        return []
+    head = corpus.entries[:200]
+    width = len(corpus.columns)
+    doubts = []
+    if corpus.columns_from == "convention" and width >= 2:
+        firsts = [e["source"] for e in head]
+        seconds = [e["reference"] for e in head if "reference" in e]
+        if all(_id_like(v) for v in firsts) and sum(_id_like(v) for v in seconds) * 2 < max(len(seconds), 1):
+            roles = ["id", "source", "reference", *(f"column{i + 1}" for i in range(3, width))][:width]
+            doubts.append(Doubt(
+                "first-column-ids",
+                f"column 1 looks like ids ({_examples(firsts)}), yet a TSV without a header is read as "
+                "source<TAB>reference, so they would be translated as sentences",
+                f"add the header line {'<TAB>'.join(roles)} or give --columns {','.join(roles)}"))
+    if corpus.ids_from == "field":
+        ids = [e["id"] for e in head]
+        if sum(bool(_SENTENCE_LIKE.search(v)) for v in ids) * 2 > len(ids):
+            column = next(c.index + 1 for c in corpus.columns if c.key == "id")
+            source_first = "source,reference" if width == 2 else "source,reference,..."
+            doubts.append(Doubt(
+                "ids-look-like-sentences",
+                f"the id column (column {column}, from {corpus.columns_from}) holds sentences "
+                f"({_examples(ids)}), so the text to translate is probably elsewhere",
+                f"if the file is source<TAB>reference, drop the id from the header or give --columns "
+                f"{source_first}"))
+    if corpus.columns_from == "convention" and width == 1:
+        sources = [e["source"] for e in head]
+        spaced = [v for v in sources if SPACED_COLUMNS.search(v)]
+        if spaced and len(spaced) * 2 >= len(sources):
+            doubts.append(Doubt(
+                "spaces-not-tabs",
+                f"the file has no TAB, and {plural(len(spaced), 'line')} of the first {len(sources)} separate "
+                f"words with runs of spaces (e.g. {spaced[0][:60]!r}): columns separated by spaces would be read "
+                "as one source text",
+                "separate the columns with one TAB character, e.g. sed -E 's/ {2,}/\\t/' FILE"))
+    return doubts
+
+
+def _content_doubts(corpus: Corpus) -> list[Doubt]:
+    entries = scored_entries(corpus.entries)  # canaries and negative controls are written on purpose
+    doubts = []
+    if len(entries) >= 3:
+        first = entries[0]["source"]
+        if all(e["source"] == first for e in entries):
+            column = " in column 1" if corpus.format == "tsv" and corpus.columns_from == "convention" else ""
+            doubts.append(Doubt(
+                "same-source-everywhere",
+                f"every one of the {len(entries):,} entries has the source {first[:40]!r}{column}: that is not "
+                "the text to translate",
+                "name the columns with a header or --columns (Tatoeba's four columns: --columns "
+                "src_lang,tgt_lang,source,reference)" if corpus.format == "tsv" else
+                "check which field holds the source"))
+    if corpus.references:
+        filled = [e for e in entries if e["source"] or e["reference"]]
+        same = sum(e["source"] == e["reference"] for e in filled)
+        if same == len(filled) and same >= 2:
+            doubts.append(Doubt(
+                "reference-equals-source",
+                f"every reference is identical to its source ({same:,} of {len(filled):,}): the reference column "
+                "seems to repeat the source, and any score would be meaningless",
+                "check which column or field holds the reference"))
+        elif same >= 2 and same * 5 >= len(filled):
+            doubts.append(Doubt(
+                "reference-equals-source",
+                f"{same:,} of {len(filled):,} references ({same / len(filled):.0%}) are identical to their source",
+                "scores will count these as perfect copies", refuse=False))
+    return doubts
+
+
+def _script_doubts(corpus: Corpus, source_lang: str, target_lang: str) -> list[Doubt]:
+    chosen = sample(scored_entries(corpus.entries))
+    found: dict[str, tuple[str, str, set[str]]] = {}
+    sides = [("source", source_lang)] + ([("reference", target_lang)] if corpus.references else [])
+    for role, language in sides:
+        wanted = expected_scripts(language)
+        if not wanted:
+            continue
+        letters, shares = script_shares("\n".join(e[role] for e in chosen))
+        dominant = dominant_script(shares)
+        if letters >= 20 and dominant and sum(shares.get(s, 0.0) for s in wanted) < 0.5 and shares[dominant] >= 0.5:
+            found[role] = (dominant, language, wanted)
+    if not found:
+        return []
+    swapped = ("source" in found and "reference" in found
+               and found["source"][0] in expected_scripts(target_lang)
+               and found["reference"][0] in expected_scripts(source_lang))
+    described = "; ".join(f"the {role}s are in {script} script, but {language} is written in "
+                          f"{' or '.join(sorted(wanted))}" for role, (script, language, wanted) in found.items())
+    if swapped:
+        described += ": the source and reference look swapped"
+        hint = "swap the columns (e.g. --columns reference,source) or the files"
+    else:
+        hint = (f"check the pair {source_lang}>{target_lang} (give the right one with --pair) and which column "
+                "holds which language")
+    return [Doubt("script-mismatch", described, hint)]
+
+
+def _id_like(value: str) -> bool:
+    return bool(_ID_LIKE.fullmatch(value)) and bool(_HAS_DIGIT.search(value))
+
+
+def _examples(values: list[str]) -> str:
+    return ", ".join(repr(v[:30] + ("…" if len(v) > 30 else "")) for v in values[:3])

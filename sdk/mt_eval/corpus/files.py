@@ -1,0 +1,104 @@
+"""Getting a corpus file's text: its format from its name, its bytes and sha256, gzip, UTF-8, lines.
+
+The sha256 is of the file as it is on disk (compressed, when it is ``.gz``). Text is UTF-8, or UTF-16 with
+its byte-order mark (what spreadsheets save as "Unicode text"); a byte-order mark is dropped and CRLF line
+ends become LF. Lines are split on LF only: U+2028, U+0085 and form feeds inside a sentence
+stay inside it (``str.splitlines`` would cut the sentence there and shift everything after it).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from mt_eval.corpus.model import CorpusError
+
+FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tsv": "tsv"}
+SUPPORTED = "use .json, .jsonl or .tsv (optionally .gz), or parallel text with --source-file/--reference-file"
+_LANGUAGE_SUFFIX = re.compile(r"[a-z]{2,3}(_[a-z]{4})?")  # dev.en, devtest.eng_latn (names are lowercased)
+_PARALLEL_HINT = "give it with --source-file FILE (and the references with --reference-file FILE)"
+
+
+@dataclass
+class FileText:
+    path: Path
+    text: str
+    sha256: str
+
+
+def corpus_format(path: Path) -> str:
+    """``json``, ``jsonl`` or ``tsv`` from the file name; anything else is refused with what to do."""
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    suffix = Path(name).suffix
+    if suffix in FORMATS:
+        return FORMATS[suffix]
+    if suffix == ".csv":
+        hint = ("CSV quoting differs between programs, so CSV is not read: save it as TSV (TAB-separated, no "
+                "quotes) or JSONL")
+    elif suffix in (".txt", ".text") or _LANGUAGE_SUFFIX.fullmatch(suffix[1:]):
+        hint = f"a {suffix} file is read as parallel text, one sentence per line: " + _PARALLEL_HINT
+    elif not suffix:
+        hint = "the name has no extension: name the file after its format, e.g. dev.tsv"
+    else:
+        hint = f"{suffix} is not a corpus format mt-eval reads"
+    raise CorpusError.single(path, f"unsupported format: {SUPPORTED}", hint=hint, code="format")
+
+
+def read_file(path: Path, what: str = "corpus") -> FileText:
+    """The file's text (decompressed, BOM dropped, CRLF → LF) and the sha256 of its bytes."""
+    try:
+        raw = path.read_bytes()
+    except IsADirectoryError:
+        raise CorpusError.single(path, f"is a directory, not a {what} file", code="io",
+                                 hint="give the file itself") from None
+    except OSError as exc:
+        raise CorpusError.single(path, f"cannot read {what}: {exc.strerror or exc}", code="io",
+                                 hint="check the path") from exc
+    digest = hashlib.sha256(raw).hexdigest()
+    if not raw:
+        raise CorpusError.single(path, "is empty (0 bytes)", code="empty",
+                                 hint="a corpus needs at least one entry; give the file that holds them"
+                                 if what == "corpus" else f"a {what} file has one sentence per line")
+    data = raw
+    if path.name.lower().endswith(".gz"):
+        try:
+            data = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise CorpusError.single(path, f"is not a valid gzip file: {exc}", code="encoding",
+                                     hint="re-download it, or remove the .gz suffix if it is not compressed") from exc
+    encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"  # Excel's "Unicode text"
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        if encoding == "utf-16":
+            raise CorpusError.single(path, f"not valid UTF-16 at byte {exc.start}", code="encoding",
+                                     hint="save it again as UTF-8") from exc
+        line = data[: exc.start].count(b"\n") + 1
+        raise CorpusError.single(path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at line {line}",
+                                 code="encoding", hint="convert it to UTF-8 (e.g. iconv -f latin1 -t utf-8)") from exc
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    return FileText(path=path, text=text, sha256=digest)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split on LF only; a final LF ends the last line rather than starting an empty one."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def display_name(path: Path) -> str:
+    """The corpus name a file gives: its name without compression and format suffixes."""
+    name = path.name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    stem = Path(name).stem
+    return stem or name

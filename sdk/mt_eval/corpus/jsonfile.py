@@ -1,0 +1,113 @@
+"""JSON and JSONL corpora: the upstream shape, a flat list of entries, or one entry per line.
+
+Field aliases — ``src``/``original``/``source_text`` for ``source``, ``target``/``translation``/``ref``/
+``tgt``/``target_text`` for ``reference`` — are read only where the canonical field is absent; the field is
+renamed, so a reference never reaches a method under another name. When no entry has an ``id``, ids are
+line numbers (JSONL) or positions from 1 (a JSON list).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+
+from mt_eval.corpus.files import FileText, display_name, split_lines
+from mt_eval.corpus.model import ALIASES, Corpus, CorpusError, CorpusFile
+from mt_eval.problems import Problem
+
+_decode = msgspec.json.Decoder().decode
+_UPSTREAM_EXAMPLE = ('e.g. {"language_pair": {"source": "eng", "target": "spa"}, '
+                     '"entries": [{"id": "1", "source": "...", "reference": "..."}]}')
+
+
+def read_json(file: FileText) -> Corpus:
+    try:
+        data = _decode(file.text)
+    except msgspec.DecodeError:
+        try:
+            data = json.loads(file.text)
+        except json.JSONDecodeError as exc:
+            raise CorpusError.single(file.path, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+                                     code="syntax") from exc
+    corpus = Corpus(path=file.path, name=display_name(file.path), sha256=file.sha256, entries=[], format="json",
+                    files=[CorpusFile(role="corpus", path=file.path, sha256=file.sha256)])
+    if isinstance(data, list):
+        corpus.entries = data
+    elif isinstance(data, dict) and isinstance(data.get("entries"), list):
+        dataset = data["dataset"] if isinstance(data.get("dataset"), dict) else {}
+        pair = data["language_pair"] if isinstance(data.get("language_pair"), dict) else {}
+        corpus.entries, corpus.entries_at, corpus.dataset = data["entries"], "$.entries", dataset
+        corpus.name = str(dataset.get("name") or dataset.get("id") or corpus.name)
+        corpus.source_lang, corpus.target_lang = _text(pair.get("source")), _text(pair.get("target"))
+        corpus.license = _text(dataset.get("license"))
+    else:
+        raise CorpusError.single(file.path, 'expected a list of entries, or an object with an "entries" list',
+                                 hint=_UPSTREAM_EXAMPLE, code="shape")
+    _read_fields(corpus, "positions")
+    return corpus
+
+
+def read_jsonl(file: FileText) -> Corpus:
+    entries: list[Any] = []
+    lines: list[int] = []
+    problems: list[Problem] = []
+    for number, line in enumerate(split_lines(file.text), start=1):
+        try:
+            entries.append(_decode(line))
+        except msgspec.DecodeError:
+            if not line.strip():
+                continue
+            try:
+                entries.append(json.loads(line))  # what msgspec refuses and json accepts (NaN)
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(file=str(file.path), path=f"line {number}", code="syntax",
+                                        message=f"invalid JSON at column {exc.colno}: {exc.msg}",
+                                        hint="one JSON object per line"))
+                if len(problems) >= 50:
+                    break
+                continue
+        lines.append(number)
+    if problems:
+        raise CorpusError(problems, summary=f"corpus {file.path} has invalid lines")
+    corpus = Corpus(path=file.path, name=display_name(file.path), sha256=file.sha256, entries=entries,
+                    format="jsonl", lines=lines,
+                    files=[CorpusFile(role="corpus", path=file.path, sha256=file.sha256)])
+    _read_fields(corpus, "line numbers")
+    return corpus
+
+
+def _read_fields(corpus: Corpus, implicit_ids: str) -> None:
+    """Apply field aliases; give ids when no entry has one."""
+    problems: list[Problem] = []
+    any_id = False
+    for i, entry in enumerate(corpus.entries):
+        if type(entry) is not dict:
+            continue
+        any_id = any_id or "id" in entry
+        for role, names in ALIASES.items():
+            if entry.get(role) is None:
+                present = [name for name in names if name in entry]
+                if len(present) == 1:
+                    entry[role] = entry.pop(present[0])
+                    corpus.aliases.setdefault(present[0], role)
+                elif present:
+                    fields = " and ".join(f'"{name}"' for name in present)
+                    problems.append(Problem(file=str(corpus.path), path=corpus.where(i), code="aliases",
+                                            message=f"{fields} could each be the {role}",
+                                            hint=f'name the {role} field "{role}"'))
+        if len(problems) >= 50:
+            break
+    if problems:
+        raise CorpusError(problems, summary=f"corpus {corpus.path} has ambiguous fields")
+    if not any_id and corpus.entries:
+        numbers = corpus.lines or range(1, len(corpus.entries) + 1)
+        for entry, number in zip(corpus.entries, numbers, strict=True):
+            if type(entry) is dict:
+                entry["id"] = str(number)
+        corpus.ids_from = implicit_ids
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,55 @@
+"""Parallel text: two aligned files, one segment per line (how FLORES+, WMT and NTREX ship).
+
+Line N of the source file and line N of the reference file are entry N, whose id is ``"N"``. Every line is
+a segment — an empty line too (dropping it would shift every later pair) — and nothing is a comment. The
+files must have the same number of lines. Without a reference file the corpus is reference-free.
+
+The corpus's sha256 is the source file's; with a reference file it is the SHA-256 of the text
+``<source sha256>\\n<reference sha256>\\n``, so it changes when either file does (each file's own sha256
+is recorded too).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from mt_eval.corpus.files import display_name, read_file, split_lines
+from mt_eval.corpus.model import Corpus, CorpusError, CorpusFile
+
+
+def read_parallel(source_path: Path, reference_path: Path | None = None) -> Corpus:
+    source = read_file(source_path, "source")
+    sources = split_lines(source.text)
+    files = [CorpusFile(role="source", path=source_path, sha256=source.sha256, lines=len(sources))]
+    digest = source.sha256
+    references: list[str] | None = None
+    if reference_path is not None:
+        reference = read_file(reference_path, "reference")
+        references = split_lines(reference.text)
+        files.append(CorpusFile(role="reference", path=reference_path, sha256=reference.sha256,
+                                lines=len(references)))
+        if len(references) != len(sources):
+            raise CorpusError.single(source_path, _mismatch(source_path, sources, reference_path, references),
+                                     code="alignment", hint="the files must be aligned line by line: line N of "
+                                                            "one translates line N of the other")
+        digest = hashlib.sha256(f"{source.sha256}\n{reference.sha256}\n".encode()).hexdigest()
+    if not any(line.strip() for line in sources):
+        raise CorpusError.single(source_path, "has only empty lines", code="empty",
+                                 hint="the source file needs one sentence per line")
+    if references is None:
+        entries = [{"id": str(n), "source": text} for n, text in enumerate(sources, start=1)]
+    else:
+        entries = [{"id": str(n), "source": text, "reference": ref}
+                   for n, (text, ref) in enumerate(zip(sources, references, strict=True), start=1)]
+    return Corpus(path=source_path, name=display_name(source_path), sha256=digest, entries=entries,
+                  format="parallel", ids_from="line numbers", lines=list(range(1, len(entries) + 1)), files=files,
+                  references=references is not None)
+
+
+def _mismatch(source_path: Path, sources: list[str], reference_path: Path, references: list[str]) -> str:
+    text = f"has {len(sources):,} lines but {reference_path} has {len(references):,}"
+    longer, extra = (references, "reference") if len(references) > len(sources) else (sources, "source")
+    if longer and longer[-1] == "":
+        text += f" (the {extra} file ends with an empty line)"
+    return text

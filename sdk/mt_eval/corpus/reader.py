@@ -1,0 +1,97 @@
+"""The one way every command reads a corpus: `read_corpus` (or `load_corpus`, then `settle_doubts`).
+
+A `CorpusSpec` says where the corpus is — one file (``--corpus``) or parallel text (``--source-file`` and
+``--reference-file``) — and how to read it (``--columns``, ``--accept-doubt``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mt_eval.corpus.checks import check_corpus
+from mt_eval.corpus.doubts import find_doubts, settle_doubts
+from mt_eval.corpus.files import corpus_format, read_file
+from mt_eval.corpus.jsonfile import read_json, read_jsonl
+from mt_eval.corpus.model import Corpus, CorpusError
+from mt_eval.corpus.parallel import read_parallel
+from mt_eval.corpus.tsv import read_tsv
+
+_EMPTY_HINTS = {
+    "tsv": "add entries, one per line as source<TAB>reference (or just the source, to translate without scoring)",
+    "jsonl": 'add entries, one JSON object per line, e.g. {"id": "1", "source": "...", "reference": "..."}',
+    "json": 'add entries, e.g. [{"id": "1", "source": "...", "reference": "..."}]',
+}
+
+
+@dataclass
+class CorpusSpec:
+    """Where a corpus is and how to read it."""
+
+    path: Path | None = None
+    source_file: Path | None = None
+    reference_file: Path | None = None
+    columns: list[str] | None = None
+    accept: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.reference_file is not None and self.source_file is None:
+            raise ValueError("--reference-file needs --source-file (the sentences it translates)")
+        if (self.path is None) == (self.source_file is None):
+            raise ValueError("give a corpus file, or parallel text with --source-file (not both)")
+        if self.columns is not None and (self.path is None or corpus_format(self.path) != "tsv"):
+            raise ValueError("--columns names the columns of a .tsv corpus; this corpus has none")
+
+    @property
+    def main_path(self) -> Path:
+        path = self.path or self.source_file
+        assert path is not None
+        return path
+
+    def reading(self) -> dict[str, Any] | None:
+        """What, besides the files' bytes, decides the entries (a resumed run must read the same way);
+        None when the defaults apply."""
+        if self.columns is None and not self.accept:
+            return None
+        return {"columns": self.columns, "accept": sorted(self.accept)}
+
+
+def load_corpus(spec: CorpusSpec) -> Corpus:
+    """Read and check the corpus ``spec`` names (no doubt detection: see `settle_doubts`)."""
+    if spec.source_file is not None:
+        return read_parallel(spec.source_file, spec.reference_file)  # built from lines: nothing else to check
+    path = spec.main_path
+    kind = corpus_format(path)
+    file = read_file(path)
+    if kind == "tsv":
+        corpus = read_tsv(file, columns=spec.columns)
+    elif kind == "jsonl":
+        corpus = read_jsonl(file)
+    else:
+        corpus = read_json(file)
+    check_corpus(corpus, empty_hint=_empty_hint(corpus))
+    return corpus
+
+
+def read_corpus(source: CorpusSpec | str | Path, *, columns: list[str] | None = None, accept: list[str] | None = None,
+                pair: str | None = None) -> Corpus:
+    """Read, check and doubt-check a corpus; ``pair`` (``SRC>TGT``) enables the script check."""
+    spec = source if isinstance(source, CorpusSpec) else CorpusSpec(path=Path(source), columns=columns,
+                                                                     accept=list(accept or []))
+    corpus = load_corpus(spec)
+    settle_doubts(corpus, find_doubts(corpus, pair or corpus.pair), spec.accept)
+    return corpus
+
+
+def _empty_hint(corpus: Corpus) -> str:
+    skipped = []
+    if corpus.header_line is not None:
+        skipped.append(f"a header (line {corpus.header_line})")
+    if corpus.comment_lines:
+        skipped.append(f"{len(corpus.comment_lines)} comment line{'s' if len(corpus.comment_lines) > 1 else ''}")
+    found = f"the file holds only {' and '.join(skipped)}; " if skipped else ""
+    return found + _EMPTY_HINTS.get(corpus.format, "add entries")
+
+
+__all__ = ["Corpus", "CorpusError", "CorpusSpec", "load_corpus", "read_corpus"]

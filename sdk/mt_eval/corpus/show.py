@@ -1,0 +1,134 @@
+"""``mt-eval corpus show``: how mt-eval reads a corpus — format, columns and their roles, ids, entries, first
+rows, sha256, and anything doubtful — exactly as ``mt-eval run`` would read it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import msgspec
+
+from mt_eval.corpus.arguments import selection_from_args, spec_from_args
+from mt_eval.corpus.describe import alias_note, id_origin, layout, reading_facts, references_note
+from mt_eval.corpus.doubts import find_doubts, settle_doubts
+from mt_eval.corpus.model import Corpus, CorpusError, listing
+from mt_eval.corpus.reader import load_corpus
+from mt_eval.corpus.selection import Selection, select
+
+TEXT_WIDTH = 48
+
+
+def run_show(args: argparse.Namespace) -> int:
+    try:
+        spec = spec_from_args(args, path=args.file)
+    except ValueError as exc:
+        print(f"mt-eval corpus show: {exc}", file=sys.stderr)
+        return 2
+    if spec is None:
+        args.print_show_help()
+        return 2
+    try:
+        corpus = load_corpus(spec)
+    except CorpusError as exc:
+        print(f"mt-eval corpus show: {exc}", file=sys.stderr)
+        return 1
+    pair = args.pair or corpus.pair
+    refused: CorpusError | None = None
+    try:
+        settle_doubts(corpus, find_doubts(corpus, pair), spec.accept)
+    except CorpusError as exc:
+        refused = exc
+    try:
+        selection = select(corpus, selection_from_args(args))
+    except CorpusError as exc:
+        print(f"mt-eval corpus show: {exc}", file=sys.stderr)
+        return 1
+    report = build_report(corpus, selection, pair, refused, rows=args.rows)
+    if args.json:
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(report), indent=2).decode() + "\n")
+    else:
+        sys.stdout.write(render_text(corpus, report))
+    return 1 if refused is not None else 0
+
+
+def build_report(corpus: Corpus, selection: Selection, pair: str | None, refused: CorpusError | None, *,
+                 rows: int) -> dict[str, Any]:
+    facts = reading_facts(corpus)
+    columns = None
+    if corpus.columns is not None:
+        columns = [{"column": c.index + 1, "field": c.key, "role": c.role, "header": c.header}
+                   for c in corpus.columns]
+    first = [{**e, "id": corpus.given_id(e["id"])} for e in selection.entries[: max(rows, 0)]]
+    return {
+        "file": str(corpus.path), "name": corpus.name, "format": corpus.format, "layout": layout(corpus),
+        "columns": columns, "columns_from": corpus.columns_from, "header_line": corpus.header_line,
+        "ids_from": corpus.ids_from, "aliases": facts["aliases"], "comment_lines": corpus.comment_lines,
+        "entries": len(corpus.entries), "references": corpus.references, "sha256": corpus.sha256,
+        "files": facts["files"], "pair": pair, "warnings": corpus.warnings,
+        "refused": [] if refused is None else [{"message": p.message, "hint": p.hint} for p in refused.problems],
+        "selection": selection.facts, "first": first,
+    }
+
+
+def render_text(corpus: Corpus, report: dict[str, Any]) -> str:
+    lines = [str(corpus.path)]
+
+    def fact(label: str, value: object) -> None:
+        lines.append(f"  {label:<11} {value}")
+
+    fact("format", report["layout"])
+    if report["columns"]:
+        width = max(len(column["field"]) for column in report["columns"])
+        for column in report["columns"]:
+            notes = [f'header "{column["header"]}"'] if column["header"] is not None else []
+            if column["role"] == "extra":
+                notes.append("kept as an extra field")
+            lines.append(f"  {'':<11}   column {column['column']}: {column['field']:<{width}}  {', '.join(notes)}"
+                         .rstrip())
+    for file in report["files"] if corpus.format == "parallel" else []:
+        fact(file["role"], f"{file['path']} ({file['lines']:,} lines, sha256 {file['sha256']})")
+    fact("ids", id_origin(corpus))
+    aliases = alias_note(corpus)
+    if aliases:
+        fact("aliases", aliases)
+    if corpus.comment_lines:
+        fact("comments", f"line{'s' if len(corpus.comment_lines) > 1 else ''} "
+                         f"{listing(corpus.comment_lines)} (skipped)")
+    fact("references", references_note(corpus))
+    fact("entries", f"{report['entries']:,}")
+    if report["pair"]:
+        fact("pair", report["pair"])
+    fact("sha256", report["sha256"] + (" (over both files' sha256)" if len(report["files"]) > 1 else ""))
+    selection = report["selection"]
+    if selection is not None:
+        fact("selection", f"{selection['entries_selected']:,} of {selection['entries_in_corpus']:,} entries, "
+                          f"subset sha256 {selection['subset_sha256']}")
+    lines.extend(f"  warning: {warning}" for warning in report["warnings"])
+    for refusal in report["refused"]:
+        lines.append(f"  refused: {refusal['message']}")
+        lines.append(f"    fix: {refusal['hint']}")
+    if report["first"]:
+        lines.append(f"first {len(report['first'])} entr{'y' if len(report['first']) == 1 else 'ies'}:")
+        lines.extend(_entry_rows(report["first"]))
+    return "\n".join(lines) + "\n"
+
+
+def _entry_rows(entries: list[dict[str, Any]]) -> list[str]:
+    width = max(len(str(e["id"])) for e in entries)
+    rows = []
+    for entry in entries:
+        rows.append(f"  {entry['id']!s:>{width}}  source     {_clip(entry['source'])}")
+        if "reference" in entry:
+            rows.append(f"  {'':>{width}}  reference  {_clip(entry['reference'])}")
+        extras = {k: v for k, v in entry.items() if k not in ("id", "source", "reference")}
+        for key, value in extras.items():
+            shown = _clip(value) if isinstance(value, str) else msgspec.json.encode(value).decode()[:TEXT_WIDTH]
+            rows.append(f"  {'':>{width}}  {key:<9}  {shown}")
+    return rows
+
+
+def _clip(text: str) -> str:
+    """The text on one line: quoted, control characters and TABs visible, long texts shortened."""
+    shown = text if len(text) <= TEXT_WIDTH else text[: TEXT_WIDTH - 1] + "…"
+    return msgspec.json.encode(shown).decode()

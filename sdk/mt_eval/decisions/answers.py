@@ -1,0 +1,196 @@
+"""The answer rules: what a method returned for each row, checked against the questions it was asked.
+
+Every place that receives decisions from a method (the harness, grading, the hosts) applies `check_result`.
+A probability distribution must name every option of its question, only those, each between 0 and 1, and sum
+to 1 within ``tolerance``; anything else becomes that question's error, with the reason. Nothing is ever
+renormalised. ``bridge/vectors/decisions/answers.json`` pins these rules (and their wording) for both runtimes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from mt_eval.decisions.records import DecisionResult, DecisionRow, Question, QuestionAnswer, number_text
+from mt_eval.records import Usage
+
+DEFAULT_TOLERANCE = 1e-3
+_RESULT_FIELDS = frozenset(DecisionResult.__struct_encode_fields__)
+_ANSWER_FIELDS = frozenset(QuestionAnswer.__struct_encode_fields__)
+
+
+def _quoted(names: Sequence[str]) -> str:
+    return ", ".join(f'"{name}"' for name in names)
+
+
+def _options(names: Sequence[str]) -> str:
+    return "options" if len(names) > 1 else "option"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def describe(value: Any) -> str:
+    """A value in a message, worded as the Node side words it."""
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    if _is_number(value):
+        return number_text(value) if math.isfinite(value) else str(value)
+    text = msgspec.json.encode(value).decode()
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def distribution_problem(question: Question, probabilities: Any, tolerance: float = DEFAULT_TOLERANCE) -> str | None:
+    """Why ``probabilities`` is not a distribution over the question's options (None when it is)."""
+    options = question.option_names
+    if not isinstance(probabilities, Mapping):
+        return 'probabilities must be an object {"option": probability, ...}'
+    unknown = [key for key in probabilities if key not in options]
+    if unknown:
+        return f"unknown {_options(unknown)} {_quoted(unknown)} (the options are {_quoted(options)})"
+    missing = [option for option in options if option not in probabilities]
+    if missing:
+        return f"missing {_options(missing)} {_quoted(missing)}: give a probability for every option"
+    for option in options:
+        value = probabilities[option]
+        if not _is_number(value) or not math.isfinite(value) or not 0 <= value <= 1:
+            return f'the probability of "{option}" is {describe(value)}: each must be a number from 0 to 1'
+    total = math.fsum(probabilities[option] for option in options)
+    if abs(total - 1) > tolerance:
+        return (f"probabilities sum to {number_text(total)}, not 1 (within {number_text(tolerance)}): "
+                "they are never renormalised; return a distribution that sums to 1")
+    return None
+
+
+def expected_value(question: Question, probabilities: Mapping[str, float]) -> float:
+    """Σ probability × level value of a score question."""
+    return math.fsum(probabilities[level.name] * level.value for level in question.levels or [])
+
+
+def check_answer(question: Question, raw: Any, tolerance: float = DEFAULT_TOLERANCE) -> QuestionAnswer:
+    """One question's answer in its checked form (an error answer when the rules are broken)."""
+    if raw is None:
+        return QuestionAnswer(error="no answer for this question")
+    if not isinstance(raw, Mapping):
+        return QuestionAnswer(error='an answer must be an object: {"probabilities": {...}} or {"error": "..."}')
+    unknown = [key for key in raw if key not in _ANSWER_FIELDS]
+    if unknown:
+        return QuestionAnswer(error=f"unknown field {_quoted(unknown)} in the answer (an answer has "
+                                    f'"probabilities", "expected" and "error")')
+    error = raw.get("error")
+    if error is not None:
+        return QuestionAnswer(error=error if isinstance(error, str) else msgspec.json.encode(error).decode())
+    probabilities = raw.get("probabilities")
+    if probabilities is None:
+        return QuestionAnswer(error='the answer has neither "probabilities" nor "error"')
+    problem = distribution_problem(question, probabilities, tolerance)
+    if problem is not None:
+        return QuestionAnswer(error=problem)
+    ordered = {option: float(probabilities[option]) for option in question.option_names}
+    if question.type != "score":
+        if raw.get("expected") is not None:
+            return QuestionAnswer(error=f'"expected" belongs to score questions, not {question.type} questions')
+        return QuestionAnswer(probabilities=ordered)
+    expected = expected_value(question, ordered)
+    given = raw.get("expected")
+    if given is not None:
+        levels = question.levels or []
+        span = levels[-1].value - levels[0].value if levels else 0.0
+        if not _is_number(given) or abs(given - expected) > tolerance * max(span, 1.0):
+            shown = number_text(given) if _is_number(given) else msgspec.json.encode(given).decode()
+            return QuestionAnswer(error=f"the expected value {shown} does not match the probabilities, which give "
+                                        f"{number_text(expected)}")
+    return QuestionAnswer(probabilities=ordered, expected=expected)
+
+
+def check_result(row: DecisionRow, raw: Mapping[str, Any], tolerance: float = DEFAULT_TOLERANCE) -> DecisionResult:
+    """A method's result for ``row`` in its checked form: every asked question answered or failed, with reasons."""
+    row_id = row.id
+    unknown = [key for key in raw if key not in _RESULT_FIELDS]
+    if unknown:
+        return DecisionResult(id=row_id, error=f"unknown field {_quoted(unknown)} in the result (put extra data in "
+                                               '"metadata")')
+    base, problem = _envelope(row_id, raw)
+    if problem is not None:
+        return DecisionResult(id=row_id, error=f"the result is malformed: {problem}", latency_s=base.latency_s)
+    if base.error is not None:
+        return base
+    answers = raw.get("answers")
+    if answers is None:
+        answers = {}
+    if not isinstance(answers, Mapping):
+        base.error = '"answers" must be an object {"question": answer, ...}'
+        return base
+    unasked = [name for name in answers if name not in row.questions]
+    if unasked:
+        base.error = (f"answers to questions that were not asked: {_quoted(unasked)} (this row asks "
+                      f"{_quoted(list(row.questions))})")
+        return base
+    base.answers = {name: check_answer(question, answers.get(name), tolerance)
+                    for name, question in row.questions.items()}
+    return base
+
+
+def _envelope(row_id: str, raw: Mapping[str, Any]) -> tuple[DecisionResult, str | None]:
+    """The result's own fields (latency, usage, error, metadata), or the first that is malformed."""
+    latency, usage, error, metadata = (raw.get(key) for key in ("latency_s", "usage", "error", "metadata"))
+    result = DecisionResult(id=row_id)
+    if latency is not None:
+        if not (_is_number(latency) and math.isfinite(latency) and latency >= 0):
+            return result, f'"latency_s" must be a number >= 0, got {describe(latency)}'
+        result.latency_s = float(latency)
+    if usage is not None:
+        if not isinstance(usage, Mapping):
+            return result, f'"usage" must be an object, got {describe(usage)}'
+        for key, count in usage.items():
+            if key not in ("prompt_tokens", "completion_tokens"):
+                return result, f'unknown field "usage.{key}"'
+            if not (isinstance(count, int) and not isinstance(count, bool) and count >= 0):
+                return result, f'"usage.{key}" must be an integer >= 0, got {describe(count)}'
+        result.usage = Usage(**usage)
+    if error is not None and not isinstance(error, str):
+        return result, f'"error" must be a string or null, got {describe(error)}'
+    result.error = error
+    if metadata is not None:
+        if not isinstance(metadata, Mapping):
+            return result, f'"metadata" must be an object, got {describe(metadata)}'
+        result.metadata = dict(metadata)
+    return result, None
+
+
+def match_results(rows: Sequence[DecisionRow], raw: Any, label: str, tolerance: float = DEFAULT_TOLERANCE
+                  ) -> tuple[list[DecisionResult], list[Any]]:
+    """One checked result per row, in row order, and the results whose id matches no row.
+
+    A row with no result or with several gets a row error; ``raw`` that is not a list fails every row.
+    """
+    if not isinstance(raw, list):
+        kind = "null" if raw is None else type(raw).__name__
+        return [DecisionResult(id=row.id, error=f"{label} returned {kind}, not a list with one result per row")
+                for row in rows], []
+    found: dict[str, list[Mapping[str, Any]]] = {row.id: [] for row in rows}
+    unknown: list[Any] = []
+    for item in raw:
+        item_id = item.get("id") if isinstance(item, Mapping) else None
+        if isinstance(item_id, str) and item_id in found:
+            found[item_id].append(item)
+        else:
+            unknown.append(item)
+    out = []
+    for row in rows:
+        given = found[row.id]
+        if not given:
+            out.append(DecisionResult(id=row.id, error=f"{label} returned no result for this row"))
+        elif len(given) > 1:
+            out.append(DecisionResult(id=row.id, error=f"{label} returned {len(given)} results for this row"))
+        else:
+            out.append(check_result(row, given[0], tolerance))
+    return out, unknown

@@ -1,0 +1,160 @@
+"""Typed-decision corpora: rows with questions and gold answers, as JSONL, a JSON list, or a JSON object
+``{"name", "license", "description", "rows": [...]}``.
+
+Every row is decoded strictly into a `DecisionCase`; every problem in the file is reported at once, each
+naming the line (JSONL) or row index, the row's id and the JSON path of the question. A gold answer is an
+option's name (``true``/``false`` for noul) or a distribution over every option summing to 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from mt_eval.decisions.answers import DEFAULT_TOLERANCE, distribution_problem
+from mt_eval.decisions.records import DecisionCase, Question
+from mt_eval.problems import Problem, ProblemsError
+from mt_eval.strict import decode_value, parse_json
+
+
+class DecisionCorpusError(ProblemsError):
+    """The corpus cannot be used; ``problems`` lists every reason with its place."""
+
+
+@dataclass
+class DecisionCorpus:
+    path: Path
+    name: str
+    sha256: str
+    rows: list[DecisionCase]
+    gold: list[dict[str, list[float]]]  # per row: question → gold distribution over its options, in order
+    license: str | None = None
+    description: str | None = None
+
+    def questions_by_type(self) -> dict[str, int]:
+        counts = {"noul": 0, "choice": 0, "score": 0}
+        for row in self.rows:
+            for question in row.questions.values():
+                counts[question.type] += 1
+        return counts
+
+    @property
+    def gold_questions(self) -> int:
+        return sum(len(g) for g in self.gold)
+
+
+def gold_distribution(question: Question, answer: Any, tolerance: float = DEFAULT_TOLERANCE
+                      ) -> tuple[list[float] | None, str | None]:
+    """A gold answer as a distribution over the question's options, or why it cannot be one."""
+    options = question.option_names
+    if isinstance(answer, bool) and question.type == "noul":
+        answer = "true" if answer else "false"
+    if isinstance(answer, str):
+        if answer not in options:
+            shown = ", ".join(f'"{o}"' for o in options)
+            return None, f'gold "{answer}" is not an option of this question (the options are {shown})'
+        return [1.0 if option == answer else 0.0 for option in options], None
+    if isinstance(answer, dict):
+        problem = distribution_problem(question, answer, tolerance)
+        if problem is not None:
+            return None, f"gold distribution: {problem}"
+        return [float(answer[option]) for option in options], None
+    return None, "a gold answer is an option's name or a distribution {option: probability}"
+
+
+def read_decision_corpus(path: str | Path, *, tolerance: float = DEFAULT_TOLERANCE) -> DecisionCorpus:
+    """Read and check a typed-decision corpus; `DecisionCorpusError` lists every problem."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DecisionCorpusError([Problem(file=str(path), path="$", message=f"cannot read: {exc.strerror or exc}",
+                                           code="io")], summary=f"cannot read decision corpus {path}") from exc
+    meta: dict[str, Any] = {}
+    items, problems = _items(path, raw, meta)
+    rows: list[DecisionCase] = []
+    gold: list[dict[str, list[float]]] = []
+    seen: dict[str, str] = {}
+    for where, data in items:
+        label = where + (f' (row "{data["id"]}")' if isinstance(data, dict) and isinstance(data.get("id"), str)
+                         else "")
+        case, found = decode_value(data, DecisionCase, file=label)
+        problems.extend(found)
+        if case is None or found:
+            continue
+        if case.id in seen:
+            problems.append(Problem(file=label, path="$.id", code="duplicate", hint="give every row its own id",
+                                    message=f'id "{case.id}" is already used at {seen[case.id]}'))
+            continue
+        seen[case.id] = where
+        distributions: dict[str, list[float]] = {}
+        for name, answer in case.gold.items():
+            distribution, problem = gold_distribution(case.questions[name], answer, tolerance)
+            if problem is not None:
+                problems.append(Problem(file=label, path=f"$.gold.{name}" if name.isidentifier() else
+                                        f"$.gold[{json.dumps(name)}]", message=problem, code="gold"))
+            else:
+                assert distribution is not None
+                distributions[name] = distribution
+        rows.append(case)
+        gold.append(distributions)
+    if not items and not problems:
+        problems.append(Problem(file=str(path), path="$", message="the corpus has no rows",
+                                hint='add rows: {"id", "state", "questions", "gold"}, one per line', code="empty"))
+    errors = [p for p in problems if p.severity == "error"]
+    if errors:
+        raise DecisionCorpusError(problems, summary=f"{path}: {len(errors)} problem{'s' if len(errors) != 1 else ''}")
+    return DecisionCorpus(path=path, name=str(meta.get("name") or path.stem), sha256=hashlib.sha256(raw).hexdigest(),
+                          rows=rows, gold=gold, license=meta.get("license"), description=meta.get("description"))
+
+
+def _items(path: Path, raw: bytes, meta: dict[str, Any]) -> tuple[list[tuple[str, Any]], list[Problem]]:
+    """The rows of the file, each with where it is (``file:line`` for JSONL, ``file $.rows[i]`` for JSON)."""
+    if path.suffix.lower() == ".jsonl" or (not raw.lstrip().startswith((b"[", b"{")) or _looks_like_jsonl(raw)):
+        items: list[tuple[str, Any]] = []
+        problems: list[Problem] = []
+        for number, line in enumerate(raw.split(b"\n"), start=1):
+            if not line.strip():
+                continue
+            value, found = parse_json(line, file=f"{path}:{number}")
+            problems.extend(found)
+            if value is not None:
+                items.append((f"{path}:{number}", value))
+        return items, problems
+    data, problems = parse_json(raw, file=str(path))
+    if data is None:
+        return [], problems
+    if isinstance(data, dict):
+        unknown = [k for k in data if k not in ("name", "license", "description", "rows")]
+        for key in unknown:
+            problems.append(Problem(file=str(path), path=f"$.{key}", message=f'unknown field "{key}"',
+                                    hint="a corpus object has name, license, description and rows",
+                                    code="unknown-field"))
+        meta.update({k: data.get(k) for k in ("name", "license", "description") if isinstance(data.get(k), str)})
+        rows = data.get("rows")
+        if not isinstance(rows, list):
+            problems.append(Problem(file=str(path), path="$.rows", message='expected "rows": an array of rows',
+                                    code="type"))
+            return [], problems
+        return [(f"{path} $.rows[{i}]", row) for i, row in enumerate(rows)], problems
+    if isinstance(data, list):
+        return [(f"{path} $[{i}]", row) for i, row in enumerate(data)], problems
+    return [], [*problems, Problem(file=str(path), path="$", message="expected rows: JSONL, a JSON array, or an "
+                                   'object with "rows"', code="type")]
+
+
+def _looks_like_jsonl(raw: bytes) -> bool:
+    """Several lines that each hold a whole JSON object (a .json file written as JSON lines)."""
+    lines = [line for line in raw.split(b"\n") if line.strip()]
+    if len(lines) < 2 or not lines[0].lstrip().startswith(b"{"):
+        return False
+    try:
+        msgspec.json.decode(lines[0])
+    except msgspec.DecodeError:
+        return False
+    return True

@@ -1,0 +1,177 @@
+"""Running a decision method over a corpus's rows: limits, batches, concurrency, timeouts, nothing lost.
+
+Before a row is sent, the method's declared limits apply: a row whose input (its state and questions as compact
+JSON) has more characters than ``max_input_chars`` fails whole, recorded with the limit — it is never
+truncated — and questions of a type the method does not answer fail with the reason. Gold answers are never
+sent. Rows go in batches of ``batch_size``, ``concurrency`` batches at a time; a batch gets ``timeout_s`` per row,
+and a method that raises or times out fails only that batch's rows. Every result is checked against its
+questions (`mt_eval.decisions.answers`) and handed to ``on_results`` as soon as its batch completes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+
+from mt_eval.decisions.answers import DEFAULT_TOLERANCE, match_results
+from mt_eval.decisions.records import QUESTION_TYPES, DecisionCase, DecisionResult, DecisionRow, QuestionAnswer
+
+_decode_result = msgspec.json.Decoder(DecisionResult).decode
+_encode = msgspec.json.Encoder().encode
+
+
+@dataclass(frozen=True)
+class DecideSettings:
+    batch_size: int = 8
+    concurrency: int = 8
+    timeout_s: float = 120.0
+    tolerance: float = DEFAULT_TOLERANCE
+    max_input_chars: int | None = None
+    question_types: tuple[str, ...] = QUESTION_TYPES
+
+
+@dataclass
+class DecideTiming:
+    first_call_s: float | None = None
+
+
+@dataclass
+class _Prepared:
+    """A row as it will be sent, and the answers decided before sending (questions it cannot be asked)."""
+
+    case: DecisionCase
+    sent: DecisionRow | None
+    refused: dict[str, QuestionAnswer] = field(default_factory=dict)
+    error: str | None = None
+
+
+def input_chars(row: DecisionRow) -> int:
+    """The size of a row's input: characters of its state and questions as compact JSON."""
+    return len(_encode({"state": row.state, "questions": row.questions}).decode("utf-8"))
+
+
+def prepare(case: DecisionCase, settings: DecideSettings) -> _Prepared:
+    """Apply the method's declared limits to one row."""
+    asked = {name: q for name, q in case.questions.items() if q.type in settings.question_types}
+    refused = {name: QuestionAnswer(error=f"the method does not answer {q.type} questions (method.json "
+                                          f"$.decide.question_types: {', '.join(settings.question_types)})")
+               for name, q in case.questions.items() if name not in asked}
+    if not asked:
+        return _Prepared(case=case, sent=None, refused=refused)
+    sent = DecisionRow(id=case.id, state=case.state, questions=asked)
+    limit = settings.max_input_chars
+    if limit is not None and (size := input_chars(sent)) > limit:
+        return _Prepared(case=case, sent=None, error=f"the input is {size:,} characters, over the method's limit of "
+                                                     f"{limit:,} (method.json $.decide.max_input_chars); the row was "
+                                                     "not sent, and it is never truncated")
+    return _Prepared(case=case, sent=sent, refused=refused)
+
+
+def _final(prepared: _Prepared, result: DecisionResult | None) -> DecisionResult:
+    """The row's result with the questions it was never asked put back, in the corpus's question order."""
+    if result is None:
+        result = DecisionResult(id=prepared.case.id, error=prepared.error)
+    if prepared.refused and result.error is None:
+        answers = {**result.answers, **prepared.refused}
+        result.answers = {name: answers[name] for name in prepared.case.questions}
+    return result
+
+
+async def decide_rows(method: Any, cases: Sequence[DecisionCase], config: Any, settings: DecideSettings,
+                      on_results: Callable[[list[DecisionResult]], None]) -> DecideTiming:
+    """Decide ``cases`` with ``method``; every final result goes to ``on_results`` as its batch completes."""
+    timing = DecideTiming()
+    prepared = [prepare(case, settings) for case in cases]
+    unsent = [_final(p, None) for p in prepared if p.sent is None]
+    if unsent:
+        on_results(unsent)
+    sendable = [p for p in prepared if p.sent is not None]
+    batches = [sendable[i:i + settings.batch_size] for i in range(0, len(sendable), settings.batch_size)]
+    pending = iter(batches)
+
+    async def worker() -> None:
+        for batch in pending:
+            results = await _decide_batch(method, batch, config, settings, timing)
+            on_results([_final(p, r) for p, r in zip(batch, results, strict=True)])
+
+    async with anyio.create_task_group() as group:
+        for _ in range(max(1, min(settings.concurrency, len(batches)))):
+            group.start_soon(worker)
+    return timing
+
+
+async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settings: DecideSettings,
+                        timing: DecideTiming) -> list[DecisionResult]:
+    rows = [p.sent for p in batch if p.sent is not None]
+    limit = settings.timeout_s * len(rows)
+    started = time.perf_counter()
+    error = None
+    try:
+        with anyio.fail_after(limit):
+            raw = await method.decide(msgspec.to_builtins(rows), config)
+    except TimeoutError:
+        error = f"timed out after {limit:g} s ({settings.timeout_s:g} s per row)"
+    except Exception as exc:
+        error = f"the method raised {type(exc).__name__}: {exc}"
+    elapsed = time.perf_counter() - started
+    if timing.first_call_s is None:
+        timing.first_call_s = elapsed
+    if error is not None:
+        return [DecisionResult(id=row.id, error=error, latency_s=elapsed / len(rows)) for row in rows]
+    results, _unknown = match_results(rows, raw, "the method", settings.tolerance)
+    for result in results:
+        if result.latency_s == 0.0:
+            result.latency_s = elapsed / len(rows)
+    return results
+
+
+class DecisionLog:
+    """``results.jsonl`` of a decide run: one checked result per line, appended as rows complete."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._drop_torn_line()
+        self._file = path.open("ab")
+
+    def _drop_torn_line(self) -> None:
+        """A last line without its newline was cut short by a crash: remove it, so appending starts a fresh line
+        (its row is decided again)."""
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            with self.path.open("r+b") as file:
+                file.truncate(data.rfind(b"\n") + 1)
+
+    def append(self, results: list[DecisionResult]) -> None:
+        self._file.write(b"".join(_encode(r) + b"\n" for r in results))
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+    @staticmethod
+    def read(path: Path) -> dict[str, DecisionResult]:
+        """The results recorded so far; a last line torn by a crash is ignored, any other damage is an error."""
+        if not path.exists():
+            return {}
+        lines = path.read_bytes().split(b"\n")
+        found: dict[str, DecisionResult] = {}
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                result = _decode_result(line)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                if number >= len(lines) - 1:
+                    continue
+                raise ValueError(f"{path}:{number}: not a decision result; the log is damaged (start over with "
+                                 "--force)") from None
+            found[result.id] = result
+        return found

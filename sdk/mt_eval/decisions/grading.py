@@ -1,0 +1,197 @@
+"""``mt-eval grade CARD --grader DIR``: blinded grading of a translation run by a decision method.
+
+The run's entries become anonymous, shuffled items asking the rubric's score question (`mt_eval.decisions.
+blinding`); the grader decides them like any decision run (limits, batches, timeouts, every answer checked);
+answers that name the graded method are refused; the grading card (`mt_eval.decisions.grading_card`) records
+each entry's expected score and distribution, the run-level mean with a bootstrap interval, and — with
+``--labels`` — the grader's quality against human labels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import secrets
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+import numpy as np
+
+from mt_eval import __version__
+from mt_eval.decisions import grading_card as gc
+from mt_eval.decisions.blinding import SENT_FIELDS, WITHHELD, Blinded, GradingError, blind, read_run_card, refuse_leaks
+from mt_eval.decisions.execution import DecideSettings, decide_rows
+from mt_eval.decisions.labels import quality_against
+from mt_eval.decisions.metrics import CONFIDENCE, MetricValue, resample_counts
+from mt_eval.decisions.records import DecisionResult
+from mt_eval.decisions.rubric import Rubric, read_rubric
+from mt_eval.harness import runcard as rc
+from mt_eval.harness.runcard import RunCard
+from mt_eval.harness.session import new_run_id, now
+
+
+def load_run(args: argparse.Namespace) -> tuple[RunCard, bytes, dict[str, dict[str, Any]]]:
+    """The run card and its corpus's entries by id (the corpus must be the one the run used)."""
+    from mt_eval.corpus.reader import load_corpus
+    from mt_eval.harness.corpus import card_corpus_spec
+
+    card, raw = read_run_card(args.card)
+    spec = card_corpus_spec(card, args.card, args.corpus)  # read as the run read it (columns, parallel files)
+    corpus_path = spec.main_path
+    try:
+        corpus = load_corpus(spec)
+    except (ValueError, OSError) as exc:
+        raise GradingError(f"cannot read the run's corpus: {exc}; give it with --corpus") from exc
+    if corpus.sha256 != card.corpus.sha256:
+        raise GradingError(f"{corpus_path} is not the corpus the run used (sha256 {corpus.sha256[:12]}…, the card "
+                           f"records {card.corpus.sha256[:12]}…): give the run's corpus with --corpus")
+    return card, raw, {str(e["id"]): e for e in corpus.entries}
+
+
+def graded_run(args: argparse.Namespace, card: RunCard, raw: bytes) -> gc.GradedRun:
+    return gc.GradedRun(run_id=card.run_id, card_path=str(args.card), card_file_sha256=hashlib.sha256(raw).hexdigest(),
+                        card_content_sha256=card.content_sha256, corpus_name=card.corpus.name,
+                        corpus_sha256=card.corpus.sha256, entries=card.corpus.entries)
+
+
+def choose_seed(seed: int | None) -> int:
+    """The shuffle seed: the one given, or a fresh one (recorded in the card either way)."""
+    return seed if seed is not None else secrets.randbelow(2**31)
+
+
+def grade_with_method(args: argparse.Namespace) -> Path:
+    """Grade a run card with a decision method; the path of the grading card."""
+    from mt_eval.decisions.session import decision_config
+    from mt_eval.loader import load_method
+
+    started_at = now()
+    card, raw, entries = load_run(args)
+    rubric, rubric_sha = read_rubric(args.rubric)
+    blinded = blind(card, entries, rubric, seed=choose_seed(args.seed), with_reference=not args.no_reference)
+    loaded = load_method(args.grader, isolate=args.isolate, needs="decide")
+    manifest = loaded.manifest
+    types = manifest.decide.question_types if manifest.decide else ["noul", "choice", "score"]
+    if "score" not in types:
+        raise GradingError(f"{loaded.method_id} cannot grade on a rubric: it does not answer score questions "
+                           f"(method.json $.decide.question_types: {', '.join(types)})")
+    source_lang, _, target_lang = card.corpus.pair.partition(">")
+    args.source_lang, args.target_lang = source_lang or None, target_lang or None
+    config = decision_config(args)
+    settings = DecideSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
+                              tolerance=args.tolerance, max_input_chars=manifest.decide.max_input_chars
+                              if manifest.decide else None)
+    collected: dict[str, DecisionResult] = {}
+    by_item = {item.item_id: item for item in blinded.items}
+
+    def on_results(results: list[DecisionResult]) -> None:
+        for result in results:
+            collected[result.id] = refuse_leaks(result, by_item[result.id], blinded.identity)
+
+    anyio.run(_decide_and_close, loaded.method, blinded, config, settings, on_results)
+    grades = {item.entry_id: collected[item.item_id] for item in blinded.items}
+    facts = method_facts(loaded)
+    out = finish(args, started_at, card, raw, rubric, rubric_sha, blinded, grades, grader=facts,
+                 grader_config=msgspec.to_builtins(config), tolerance=args.tolerance)
+    return out
+
+
+async def _decide_and_close(method: Any, blinded: Blinded, config: Any, settings: DecideSettings, on_results: Any
+                            ) -> None:
+    try:
+        await decide_rows(method, [item.case for item in blinded.items], config, settings, on_results)
+    finally:
+        close = getattr(method, "aclose", None)
+        if close is not None:
+            with anyio.CancelScope(shield=True):
+                await close()
+
+
+def method_facts(loaded: Any) -> rc.MethodFacts:
+    derivation = loaded.source.derivation
+    commit, dirty = rc.git_state(loaded.directory)
+    return rc.MethodFacts(
+        method_id=loaded.method_id, name=loaded.manifest.name, method_class=loaded.manifest.method_class,
+        card=msgspec.to_builtins(loaded.card), dependency_class=derivation.dependency_class,
+        contributions=[rc.DependencyContribution(path=c.path, id=c.dependency_id, dependency_class=c.dependency_class,
+                                                 reason=c.reason) for c in derivation.contributions],
+        runtime=loaded.source.runtime, code_sha256=rc.code_sha256(loaded.directory), git_commit=commit,
+        git_dirty=dirty, guest_restarts=getattr(loaded.method, "restarts", None))
+
+
+def finish(args: argparse.Namespace, started_at: str, card: RunCard, raw: bytes, rubric: Rubric, rubric_sha: str,
+           blinded: Blinded, grades: dict[str, DecisionResult], *, grader: rc.MethodFacts | None = None,
+           human: gc.HumanGraders | None = None, grader_config: dict[str, Any] | None = None,
+           tolerance: float) -> Path:
+    """Build, seal and write the grading card from the grades by entry id; print its summary."""
+    items = {item.entry_id: item.item_id for item in blinded.items}
+    levels = [level.name for level in rubric.levels]
+    entries: list[gc.GradedEntry] = []
+    for result in card.results:
+        entry_id = str(result.id)
+        if entry_id in blinded.controls:
+            continue
+        if entry_id in blinded.not_graded:
+            entries.append(gc.GradedEntry(entry_id=entry_id, item=None, error=blinded.not_graded[entry_id]))
+            continue
+        grade = grades.get(entry_id)
+        answer = grade.answers.get(rubric.name) if grade is not None and grade.error is None else None
+        if answer is None or answer.probabilities is None:
+            why = (grade.error if grade is not None and grade.error else answer.error if answer is not None
+                   else "not graded")
+            entries.append(gc.GradedEntry(entry_id=entry_id, item=items[entry_id], error=why))
+            continue
+        distribution = {label: answer.probabilities[label] for label in levels}
+        level = max(levels, key=lambda label: (distribution[label], -levels.index(label)))
+        entries.append(gc.GradedEntry(entry_id=entry_id, item=items[entry_id], expected=answer.expected,
+                                      distribution=distribution, level=level))
+    summary = summarize(entries, levels, args.resamples, blinded.seed)
+    quality = quality_against(args.labels, entries, rubric, args.ece_bins, args.resamples, blinded.seed) \
+        if getattr(args, "labels", None) else None
+    grading = gc.GradingCard(
+        grading_id=new_run_id(),
+        started_at=started_at, finished_at=now(), sdk_version=__version__, run=graded_run(args, card, raw),
+        grader=grader, human_graders=human, grader_config=grader_config, rubric=rubric, rubric_sha256=rubric_sha,
+        question=rubric.name, blinding=gc.Blinding(seed=blinded.seed, sent=[f for f in SENT_FIELDS if f != "reference"
+                                                                            or blinded.with_reference],
+                                                   withheld=list(WITHHELD), with_reference=blinded.with_reference,
+                                                   identity_strings_checked=len(blinded.identity)),
+        tolerance=tolerance, entries=entries, summary=summary, quality=quality)
+    grading = rc.seal(grading)
+    out = Path(args.out) if args.out else Path(args.card).resolve().parent / "grading" / (
+        grader.method_id if grader is not None else "human")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "grading-card.json"
+    temporary = path.with_suffix(".json.tmp")
+    temporary.write_bytes(msgspec.json.format(msgspec.json.encode(grading), indent=2) + b"\n")
+    temporary.replace(path)
+    if not args.quiet:
+        from mt_eval.decisions.summary import grading_lines
+
+        sys.stderr.write("\n".join(grading_lines(grading)) + "\n")
+    return path
+
+
+def summarize(entries: list[gc.GradedEntry], levels: list[str], resamples: int, seed: int) -> gc.GradeSummary:
+    """The run-level mean of the expected scores with a bootstrap interval over entries, and the levels chosen."""
+    expected = np.array([e.expected for e in entries if e.expected is not None], dtype=np.float64)
+    mean = MetricValue(value=round(float(expected.mean()), 6) if expected.size else None)
+    if expected.size and resamples > 0:
+        rng = np.random.default_rng(seed)
+        chunk = max(1, 4_000_000 // expected.size)
+        means = np.concatenate([resample_counts(rng, expected.size, min(chunk, resamples - start)) @ expected
+                                for start in range(0, resamples, chunk)]) / expected.size
+        tail = (1 - CONFIDENCE) / 2 * 100
+        low, high = np.percentile(means, [tail, 100 - tail])
+        mean.ci_low, mean.ci_high = round(float(low), 6), round(float(high), 6)
+    chosen = {label: 0 for label in levels}
+    for entry in entries:
+        if entry.level is not None:
+            chosen[entry.level] += 1
+    graded = sum(e.expected is not None for e in entries)
+    not_graded = sum(e.item is None for e in entries)
+    return gc.GradeSummary(graded=graded, failed=len(entries) - graded - not_graded, not_graded=not_graded,
+                           mean_expected=mean, levels=chosen, bootstrap_resamples=resamples, bootstrap_seed=seed)
+

@@ -1,0 +1,93 @@
+"""Human labels for judging a grader: how its distributions compare with people's grades of the same entries.
+
+Labels come from a grading card of people's grades (``mt-eval grade import``), or from a JSONL file with one
+line per entry: ``{"id": ENTRY_ID, "label": LEVEL}`` or ``{"id": ENTRY_ID, "distribution": {LEVEL: p, ...}}``.
+The grader is scored on the entries both graded with the decision metrics (`mt_eval.decisions.metrics`):
+accuracy, KL, Brier, ECE and the expected-value error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from mt_eval.decisions import grading_card as gc
+from mt_eval.decisions.blinding import GradingError
+from mt_eval.decisions.corpus import gold_distribution
+from mt_eval.decisions.metrics import Judged, score_decisions
+from mt_eval.decisions.rubric import Rubric
+
+
+def read_labels(path: str | Path, rubric: Rubric) -> tuple[dict[str, list[float]], gc.LabelSource]:
+    """Entry id → the people's distribution over the rubric's levels, and where the labels came from."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise GradingError(f"cannot read the labels {path}: {exc.strerror or exc}") from exc
+    source = gc.LabelSource(path=str(path), sha256=hashlib.sha256(raw).hexdigest(), kind="labels")
+    question = rubric.question()
+    labels: dict[str, list[float]] = {}
+    problems: list[str] = []
+    text = raw.decode("utf-8-sig", errors="replace")
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        whole = None
+    if isinstance(whole, dict) and str(whole.get("card_version", "")).startswith("grading-card/"):
+        try:
+            card = msgspec.convert(whole, gc.GradingCard)
+        except msgspec.ValidationError as exc:
+            raise GradingError(f"{path} looks like a grading card but cannot be read as one: {exc}") from exc
+        theirs = [level.name for level in card.rubric.levels]
+        if theirs != question.option_names:
+            raise GradingError(f"{path} grades on other levels ({', '.join(theirs)}) than the rubric "
+                               f"({', '.join(question.option_names)})")
+        source.kind = "grading-card"
+        for entry in card.entries:
+            if entry.distribution is not None:
+                labels[entry.entry_id] = [entry.distribution[name] for name in question.option_names]
+        return labels, source
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            problems.append(f"{where}: not JSON: {exc}")
+            continue
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            problems.append(f'{where}: expected {{"id": ENTRY_ID, "label": LEVEL}} or {{"id", "distribution"}}')
+            continue
+        answer: Any = item.get("distribution", item.get("label"))
+        distribution, problem = gold_distribution(question, answer)
+        if problem is not None:
+            problems.append(f'{where} (entry "{item["id"]}", question "{rubric.name}"): {problem}')
+        elif item["id"] in labels:
+            problems.append(f'{where}: entry "{item["id"]}" is labelled twice')
+        else:
+            assert distribution is not None
+            labels[item["id"]] = distribution
+    if problems:
+        raise GradingError("the labels cannot be used:\n  " + "\n  ".join(problems))
+    return labels, source
+
+
+def quality_against(path: str | Path, entries: list[gc.GradedEntry], rubric: Rubric, bins: int, resamples: int,
+                    seed: int) -> gc.Quality:
+    """The grader's accuracy, KL, Brier, ECE and expected-value error against the labels in ``path``."""
+    labels, source = read_labels(path, rubric)
+    names = [level.name for level in rubric.levels]
+    values = [level.value for level in rubric.levels]
+    graded = [(e.entry_id, e.distribution) for e in entries if e.distribution is not None and e.entry_id in labels]
+    judged = [Judged(case=i, kind="score", predicted=[distribution[name] for name in names], gold=labels[entry_id],
+                     values=values) for i, (entry_id, distribution) in enumerate(graded)]
+    if not judged:
+        raise GradingError(f"no entry has both a grade and a label in {path}: are they labels of this run's entries?")
+    metrics = score_decisions(judged, len(judged), bins=bins, resamples=resamples, seed=seed)
+    return gc.Quality(labels=source, entries=len(judged), metrics=metrics.groups["score"], ece_bins=bins)

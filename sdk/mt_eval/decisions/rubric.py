@@ -1,0 +1,53 @@
+"""Rubric files for grading: an ordered score question, e.g. 0–4 adequacy with a description per level.
+
+``{"name": "adequacy", "instructions": "...", "levels": [{"value": 0, "description": "..."}, ...]}``, lowest
+level first. The name is the question's name in what a grader receives. ``rubrics/adequacy-0-4.json`` is the
+default.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+
+from mt_eval.decisions.records import Question, ScoreLevel, score_findings
+from mt_eval.problems import Finding, ProblemsError
+from mt_eval.strict import StrictStruct, decode_json_file
+
+DEFAULT_RUBRIC = Path(__file__).parent / "rubrics" / "adequacy-0-4.json"
+
+
+class Rubric(StrictStruct, kw_only=True):
+    """A grading rubric: what is asked and its ordered levels."""
+
+    name: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", description="The question's name.",
+                                      extra={"pattern_means": "a name (letters, digits, - and _)"})]
+    instructions: Annotated[str, msgspec.Meta(min_length=1)]
+    levels: Annotated[list[ScoreLevel], msgspec.Meta(
+        description="The levels, lowest value first.",
+        extra={"hint": 'a rubric is ordered: list its levels lowest first, e.g. [{"value": 0, "description": '
+                       '"..."}, {"value": 1, "description": "..."}]'})]
+    version: str | None = None
+    description: str | None = None
+
+    def question(self) -> Question:
+        """The rubric as the score question a grader is asked."""
+        return Question(type="score", instructions=self.instructions, levels=list(self.levels))
+
+    def findings(self) -> Iterator[Finding]:
+        yield from score_findings(self.levels, "a rubric")
+
+
+def read_rubric(path: str | Path | None) -> tuple[Rubric, str]:
+    """The rubric in ``path`` (default: 0–4 adequacy) and the SHA-256 of its file; `ProblemsError` lists every
+    problem."""
+    file = Path(path) if path is not None else DEFAULT_RUBRIC
+    rubric, problems = decode_json_file(file, Rubric)
+    errors = [p for p in problems if p.severity == "error"]
+    if rubric is None or errors:
+        raise ProblemsError(problems, summary=f"{file} is not a usable rubric")
+    return rubric, hashlib.sha256(file.read_bytes()).hexdigest()

@@ -1,0 +1,223 @@
+"""``mt-eval decide run``: one decision run from start (or resume) to sealed decision card.
+
+The scorer is checked first, on the Uniform baseline against closed forms (`mt_eval.decisions.selfcheck`): when
+it disagrees nothing is run or reported. Then the method decides every row (results appended to
+``results.jsonl`` as they complete), and the card is written from exactly those results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+
+from mt_eval import __version__
+from mt_eval.decisions import card as dc
+from mt_eval.decisions.corpus import DecisionCorpus, read_decision_corpus
+from mt_eval.decisions.execution import DecideSettings, DecisionLog, decide_rows
+from mt_eval.decisions.metrics import GROUPS, Judged, score_decisions
+from mt_eval.decisions.records import QUESTION_TYPES, DecisionConfig, DecisionResult
+from mt_eval.decisions.selfcheck import SelfCheck, describe_self_check, run_self_check
+from mt_eval.decisions.summary import print_summary
+from mt_eval.harness import runcard as rc
+from mt_eval.harness.commands import method_params
+from mt_eval.harness.environment import environment
+from mt_eval.harness.latency import reported_latency_facts
+from mt_eval.harness.progress import RunProgress
+from mt_eval.harness.run_directory import RunError, differences, open_run_directory, write_json
+from mt_eval.harness.session import RunState, new_run_id, now
+from mt_eval.loader import LoadedMethod, load_method
+
+
+class DecideState(RunState, kw_only=True):
+    """``run.json`` of a decide run: a run's record (fixed at its start; a resume must match it), marked as a
+    decide run."""
+
+    kind: str = "decide"
+
+
+class SelfCheckFailed(RunError):
+    """The scorer disagrees with the closed forms on the Uniform baseline: nothing is reported."""
+
+
+def decide_run(args: argparse.Namespace) -> Path:
+    """Run (or resume) the decision run ``args`` describe; the path of its decision card."""
+    corpus = read_decision_corpus(args.corpus, tolerance=args.tolerance)
+    check = run_self_check(corpus, args.ece_bins)
+    if not args.quiet or not check.passed:
+        print(describe_self_check(check), file=sys.stderr)
+    if check.reason is None and not check.passed:
+        raise SelfCheckFailed("the scorer disagrees with the closed forms on the Uniform baseline (above): refusing "
+                              "to run or report; nothing was written")
+    started = time.perf_counter()
+    loaded = load_method(args.method, isolate=args.isolate, needs="decide")
+    load_s = time.perf_counter() - started
+    manifest = loaded.manifest
+    spec = manifest.decide
+    settings = DecideSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
+                              tolerance=args.tolerance, max_input_chars=spec.max_input_chars if spec else None,
+                              question_types=tuple(spec.question_types) if spec else QUESTION_TYPES)
+    config = decision_config(args)
+    out = Path(args.out) if args.out else Path("runs") / "decisions" / f"{loaded.method_id}__{_slug(corpus.name)}"
+    state = _open(out, args, loaded, corpus, config, settings, load_s)
+    log_path = out / "results.jsonl"
+    done = DecisionLog.read(log_path)
+    remaining = [row for row in corpus.rows if row.id not in done]
+    progress = RunProgress(len(corpus.rows), len(done), label=f"{loaded.method_id} deciding", quiet=args.quiet)
+    log = DecisionLog(log_path)
+
+    def on_results(results: list[DecisionResult]) -> None:
+        log.append(results)
+        for result in results:
+            progress.advance(result.error is not None or any(a.error for a in result.answers.values()))
+
+    try:
+        timing = anyio.run(_decide_and_close, loaded, remaining, config, settings, on_results)
+    finally:
+        log.close()
+        progress.close()
+    if state.first_call_s is None and timing.first_call_s is not None:
+        state.first_call_s = timing.first_call_s
+        write_json(out / "run.json", state)
+    recorded = DecisionLog.read(log_path)
+    results = [recorded[row.id] for row in corpus.rows if row.id in recorded]
+    card = rc.seal(build_card(state, loaded, corpus, config, settings, check, results, args))
+    card_path = out / "card.json"
+    write_json(card_path, card)
+    if not args.quiet:
+        print_summary(card, sys.stderr)
+    return card_path
+
+
+async def _decide_and_close(loaded: LoadedMethod, rows: list[Any], config: DecisionConfig, settings: DecideSettings,
+                            on_results: Any) -> Any:
+    try:
+        return await decide_rows(loaded.method, rows, config, settings, on_results)
+    finally:
+        close = getattr(loaded.method, "aclose", None)
+        if close is not None:
+            with anyio.CancelScope(shield=True):
+                await close()
+
+
+def decision_config(args: argparse.Namespace) -> DecisionConfig:
+    """The config the method is given: model settings, batch size, concurrency, timeout, seed and --param."""
+    fields = {"source_lang": args.source_lang, "target_lang": args.target_lang, "model": args.model,
+              "base_url": args.base_url, "temperature": args.temperature, "max_tokens": args.max_tokens,
+              "batch_size": args.batch_size, "concurrency": args.concurrency, "timeout_s": args.timeout,
+              "seed": args.seed, "params": method_params(args.param)}
+    try:
+        return msgspec.convert({k: v for k, v in fields.items() if v is not None}, DecisionConfig)
+    except msgspec.ValidationError as exc:
+        raise RunError(f"invalid configuration: {exc}") from exc
+
+
+def _open(out: Path, args: argparse.Namespace, loaded: LoadedMethod, corpus: DecisionCorpus, config: DecisionConfig,
+          settings: DecideSettings, load_s: float) -> DecideState:
+    fresh = DecideState(run_id=new_run_id(), started_at=now(), method_dir=str(loaded.directory.resolve()),
+                        code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
+                        corpus_sha256=corpus.sha256, config=_as_json(config), settings=_as_json(settings),
+                        load_s=round(load_s, 6))
+
+    def changes(state: DecideState, now: DecideState) -> list[str]:
+        return differences([("the method's code", state.code_sha256, now.code_sha256),
+                            ("the corpus", state.corpus_sha256, now.corpus_sha256),
+                            ("the configuration", state.config, now.config),
+                            ("the settings", state.settings, now.settings)])
+
+    return open_run_directory(out, fresh, resume=args.resume, force=args.force, changes=changes,
+                              command="mt-eval decide run")
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` as it reads back from run.json (tuples become lists), so a resume compares like with like."""
+    return msgspec.json.decode(msgspec.json.encode(value))
+
+
+def judged_answers(corpus: DecisionCorpus, results: list[DecisionResult]
+                   ) -> tuple[list[Judged], dict[str, dc.Coverage]]:
+    """The answered questions that have gold (what is scored), and the coverage per question type."""
+    by_id = {r.id: r for r in results}
+    judged: list[Judged] = []
+    counts: dict[str, Counter[str]] = {group: Counter() for group in GROUPS}
+    for case, (row, gold) in enumerate(zip(corpus.rows, corpus.gold, strict=True)):
+        result = by_id.get(row.id)
+        for name, question in row.questions.items():
+            answer = result.answers.get(name) if result is not None and result.error is None else None
+            answered = answer is not None and answer.probabilities is not None
+            scored = answered and name in gold
+            for group in ("overall", question.type):
+                counts[group].update(asked=1, answered=int(answered), failed=int(not answered), scored=int(scored))
+            if scored:
+                assert answer is not None and answer.probabilities is not None
+                values = [level.value for level in question.levels or []] if question.type == "score" else None
+                judged.append(Judged(case=case, kind=question.type, predicted=list(answer.probabilities.values()),
+                                     gold=gold[name], values=values))
+    coverage = {group: dc.Coverage(asked=c["asked"], answered=c["answered"], failed=c["failed"], scored=c["scored"])
+                for group, c in counts.items() if c["asked"]}
+    return judged, coverage
+
+
+def build_card(state: DecideState, loaded: LoadedMethod, corpus: DecisionCorpus, config: DecisionConfig,
+               settings: DecideSettings, check: SelfCheck, results: list[DecisionResult], args: argparse.Namespace
+               ) -> dc.DecisionCard:
+    judged, coverage = judged_answers(corpus, results)
+    provenance = dc.Provenance(run_id=state.run_id, results_sha256=dc.results_sha256(results))
+    metrics = (score_decisions(judged, len(corpus.rows), bins=args.ece_bins, resamples=args.resamples, seed=args.seed)
+               if judged and len(results) == len(corpus.rows) else None)
+    derivation = loaded.source.derivation
+    commit, dirty = rc.git_state(loaded.directory)
+    return dc.DecisionCard(
+        run_id=state.run_id, started_at=state.started_at, finished_at=now(), sessions=state.sessions,
+        sdk_version=__version__,
+        method=rc.MethodFacts(
+            method_id=loaded.method_id, name=loaded.manifest.name, method_class=loaded.manifest.method_class,
+            card=msgspec.to_builtins(loaded.card), dependency_class=derivation.dependency_class,
+            contributions=[rc.DependencyContribution(path=c.path, id=c.dependency_id,
+                                                     dependency_class=c.dependency_class, reason=c.reason)
+                           for c in derivation.contributions],
+            runtime="python (isolated)" if args.isolate else loaded.source.runtime, code_sha256=state.code_sha256,
+            git_commit=commit, git_dirty=dirty, guest_restarts=getattr(loaded.method, "restarts", None)),
+        corpus=dc.DecisionCorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
+                                      rows=len(corpus.rows), questions=corpus.questions_by_type(),
+                                      gold_questions=corpus.gold_questions, license=corpus.license),
+        config=msgspec.to_builtins(config),
+        settings=dc.DecisionSettings(batch_size=settings.batch_size, concurrency=settings.concurrency,
+                                     timeout_s=settings.timeout_s, tolerance=settings.tolerance,
+                                     max_input_chars=settings.max_input_chars,
+                                     question_types=list(settings.question_types)),
+        self_check=check, self_check_produced_by=dc.Provenance(run_id=state.run_id, results_sha256=corpus.sha256),
+        metrics=metrics, metrics_produced_by=provenance if metrics is not None else None,
+        coverage=coverage, rows_over_limit=sum(1 for r in results if r.error and "max_input_chars" in r.error),
+        failures=failure_summary(results), environment=environment(),
+        latency=reported_latency_facts(state.first_call_s, state.load_s, [r.latency_s for r in results], 10),
+        usage=rc.UsageTotals(prompt_tokens=sum(r.usage.prompt_tokens for r in results),
+                             completion_tokens=sum(r.usage.completion_tokens for r in results)),
+        errors=sum(r.error is not None for r in results), results=results)
+
+
+def failure_summary(results: list[DecisionResult]) -> list[dc.Failure]:
+    """The distinct row and question errors, most frequent first, each with how often and an example."""
+    seen: dict[tuple[str, str | None], dc.Failure] = {}
+    for result in results:
+        problems = [(result.error, None)] if result.error else [
+            (a.error, name) for name, a in result.answers.items() if a.error]
+        for message, question in problems:
+            key = (message, question)
+            if key in seen:
+                seen[key].count += 1
+            else:
+                seen[key] = dc.Failure(message=message, count=1, example_id=result.id, question=question)
+    return sorted(seen.values(), key=lambda f: -f.count)
+
+
+def _slug(text: str) -> str:
+    from mt_eval.manifest import kebab_case
+
+    return kebab_case(text) or "corpus"

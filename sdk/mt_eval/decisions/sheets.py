@@ -1,0 +1,192 @@
+"""``mt-eval grade export|import``: blinded grading by people, through sheets.
+
+``export`` writes, for one run card, a sheet of anonymous shuffled items (``sheet.csv`` and/or
+``sheet.jsonl``), the rubric for the graders (``rubric.md``) and ``key.json``, which maps items back to entries and
+stays with whoever runs the grading. ``import`` reads filled sheets (one per grader; several are averaged per
+item), checks every answer against the rubric — each problem names the sheet's line, the item and the
+question — and writes a grading card as ``mt-eval grade`` does.
+
+CSV sheets have the columns ``item, source_lang, target_lang, source, candidate[, reference], <question>,
+comment``; a grader writes a level's label in the question's column. JSONL sheets hold ``{"item", "state",
+"question", "answer"}``; ``answer`` is a level's label or a distribution ``{label: probability}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from mt_eval.decisions import grading_card as gc
+from mt_eval.decisions.answers import check_answer
+from mt_eval.decisions.blinding import Blinded, GradingError, blind
+from mt_eval.decisions.corpus import gold_distribution
+from mt_eval.decisions.grading import choose_seed, finish, load_run
+from mt_eval.decisions.records import DecisionResult, Question, number_text
+from mt_eval.decisions.rubric import Rubric, read_rubric
+from mt_eval.harness.session import now
+
+KEY_VERSION = "grading-key/1"
+
+
+class GradingKey(msgspec.Struct, kw_only=True):
+    """``key.json``: which entry each item is. Keep it away from the graders."""
+
+    key_version: str = KEY_VERSION
+    run_id: str
+    card_content_sha256: str
+    rubric: Rubric
+    rubric_sha256: str
+    seed: int
+    with_reference: bool
+    items: dict[str, str]
+
+
+def export_sheets(args: argparse.Namespace) -> Path:
+    """Write the sheets, the rubric and the key for people to grade a run; the output directory."""
+    card, _raw, entries = load_run(args)
+    rubric, rubric_sha = read_rubric(args.rubric)
+    blinded = blind(card, entries, rubric, seed=choose_seed(args.seed), with_reference=not args.no_reference)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    columns = ["item", "source_lang", "target_lang", "source", "candidate"]
+    columns += ["reference"] if blinded.with_reference else []
+    if args.format in ("csv", "both"):
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=[*columns, rubric.name, "comment"], lineterminator="\n")
+        writer.writeheader()
+        for item in blinded.items:
+            writer.writerow({"item": item.item_id, **{c: item.case.state.get(c, "") for c in columns[1:]},
+                             rubric.name: "", "comment": ""})
+        (out / "sheet.csv").write_text(buffer.getvalue(), encoding="utf-8")
+    if args.format in ("jsonl", "both"):
+        question = msgspec.to_builtins(rubric.question())
+        lines = [json.dumps({"item": item.item_id, "state": item.case.state, "question": {rubric.name: question},
+                             "answer": None}, ensure_ascii=False) for item in blinded.items]
+        (out / "sheet.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out / "rubric.md").write_text(rubric_text(rubric, args.format), encoding="utf-8")
+    key = GradingKey(run_id=card.run_id, card_content_sha256=card.content_sha256, rubric=rubric,
+                     rubric_sha256=rubric_sha, seed=blinded.seed, with_reference=blinded.with_reference,
+                     items={item.item_id: item.entry_id for item in blinded.items})
+    (out / "key.json").write_bytes(msgspec.json.format(msgspec.json.encode(key), indent=2) + b"\n")
+    return out
+
+
+def rubric_text(rubric: Rubric, sheet_format: str) -> str:
+    """The rubric as instructions for people."""
+    lines = [f"# Grading: {rubric.name}", "", rubric.instructions, "",
+             "Answer with one level for each item:", ""]
+    for level in rubric.levels:
+        lines.append(f"- **{level.name}**" + (f": {level.description}" if level.description else ""))
+    where = {"csv": f'the "{rubric.name}" column of sheet.csv',
+             "jsonl": '"answer" in sheet.jsonl (a label, or {"label": probability, ...} when unsure)',
+             "both": f'the "{rubric.name}" column of sheet.csv, or "answer" in sheet.jsonl'}[sheet_format]
+    lines += ["", f"Write your answer in {where}. Leave it empty to skip an item. You are not told which system "
+                  "produced the candidates, and the items are in random order.", ""]
+    return "\n".join(lines)
+
+
+def read_key(path: str | Path) -> GradingKey:
+    try:
+        return msgspec.json.decode(Path(path).read_bytes(), type=GradingKey)
+    except OSError as exc:
+        raise GradingError(f"cannot read the key {path}: {exc.strerror or exc}") from exc
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise GradingError(f"{path} is not a key written by `mt-eval grade export`: {exc}") from exc
+
+
+def _answers_in(path: Path, question: Question, name: str, items: dict[str, str]
+                ) -> tuple[dict[str, list[float]], list[str]]:
+    """The answered items of one sheet (item → distribution) and every problem found in it."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        return {}, [f"{path}: cannot read it: {exc}"]
+    rows: list[tuple[str, Any, Any]] = []  # (where, item, answer)
+    problems: list[str] = []
+    if path.suffix.lower() == ".csv":
+        reader = csv.DictReader(io.StringIO(text))
+        if reader.fieldnames is None or "item" not in reader.fieldnames or name not in reader.fieldnames:
+            return {}, [f'{path}: a sheet has the columns "item" and "{name}" (as `mt-eval grade export` wrote it)']
+        for number, record in enumerate(reader, start=2):
+            cell = (record.get(name) or "").strip()
+            rows.append((f"{path}:{number}", record.get("item"), cell or None))
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                problems.append(f"{path}:{number}: not JSON: {exc}")
+                continue
+            if not isinstance(record, dict):
+                problems.append(f'{path}:{number}: expected {{"item", "answer", ...}}')
+                continue
+            rows.append((f"{path}:{number}", record.get("item"), record.get("answer")))
+    found: dict[str, list[float]] = {}
+    for where, item, answer in rows:
+        if item not in items:
+            problems.append(f"{where}: item {json.dumps(item)} is not in the key: is this a sheet of this export?")
+            continue
+        if answer is None:
+            continue
+        if isinstance(answer, int | float) and not isinstance(answer, bool):
+            answer = number_text(answer)
+        distribution, problem = gold_distribution(question, answer)
+        if problem is not None:
+            problems.append(f'{where}: row {item}, question "{name}": {problem}')
+        elif item in found:
+            problems.append(f"{where}: row {item} is answered twice in this sheet")
+        else:
+            assert distribution is not None
+            found[item] = distribution
+    return found, problems
+
+
+def import_sheets(args: argparse.Namespace) -> Path:
+    """Map filled sheets back to the run's entries and write the grading card; its path."""
+    started_at = now()
+    key = read_key(args.key)
+    card, raw, entries = load_run(args)
+    if key.card_content_sha256 != card.content_sha256:
+        raise GradingError(f"{args.key} was written for run {key.run_id}, not for {args.card} (run {card.run_id})")
+    rubric = key.rubric
+    blinded = blind(card, entries, rubric, seed=key.seed, with_reference=key.with_reference)
+    if {item.item_id: item.entry_id for item in blinded.items} != key.items:
+        raise GradingError(f"the run's entries no longer match {args.key}: the card or its corpus changed since "
+                           "the sheets were exported")
+    question = rubric.question()
+    totals: dict[str, list[list[float]]] = {}
+    sheets: list[gc.Sheet] = []
+    problems: list[str] = []
+    for sheet in args.sheet:
+        path = Path(sheet)
+        answers, found = _answers_in(path, question, rubric.name, key.items)
+        problems.extend(found)
+        for item, distribution in answers.items():
+            totals.setdefault(item, []).append(distribution)
+        if path.exists():
+            sheets.append(gc.Sheet(path=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+                                   answered=len(answers)))
+    if problems:
+        raise GradingError("the sheets cannot be imported:\n  " + "\n  ".join(problems))
+    grades = {key.items[item]: _averaged(item, question, rubric.name, given) for item, given in totals.items()}
+    return finish(args, started_at, card, raw, rubric, key.rubric_sha256, Blinded(
+        items=blinded.items, not_graded=blinded.not_graded, identity=blinded.identity, seed=key.seed,
+        with_reference=key.with_reference, controls=blinded.controls), grades, human=gc.HumanGraders(sheets=sheets),
+        tolerance=1e-3)
+
+
+def _averaged(item: str, question: Question, name: str, given: list[list[float]]) -> DecisionResult:
+    """The graders' answers for one item, averaged (one grader: that grader's answer)."""
+    options = question.option_names
+    mean = [sum(d[i] for d in given) / len(given) for i in range(len(options))]
+    answer = check_answer(question, {"probabilities": dict(zip(options, mean, strict=True))})
+    return DecisionResult(id=item, answers={name: answer}, metadata={"graders": len(given)})

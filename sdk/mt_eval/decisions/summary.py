@@ -1,0 +1,71 @@
+"""Decision and grading cards in words: what ``mt-eval decide run`` and ``mt-eval grade`` print when they finish."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from mt_eval.decisions.card import DecisionCard
+from mt_eval.decisions.grading_card import GradingCard
+from mt_eval.decisions.metrics import MetricValue
+
+_METRICS = (("accuracy", "accuracy"), ("kl", "KL"), ("brier", "Brier"), ("ece", "ECE"), ("ev_mae", "EV error"))
+
+
+def metric_text(metric: MetricValue | None) -> str:
+    if metric is None or metric.value is None:
+        return "-"
+    if metric.ci_low is None or metric.ci_high is None:
+        return f"{metric.value:.3f}"
+    return f"{metric.value:.3f} [{metric.ci_low:.3f}, {metric.ci_high:.3f}]"
+
+
+def summary_lines(card: DecisionCard) -> list[str]:
+    lines = [f"{card.method.method_id} on {card.corpus.name}: {card.corpus.rows} rows, {card.errors} failed row"
+             f"{'s' if card.errors != 1 else ''}"
+             + (f" ({card.rows_over_limit} over the input limit of {card.settings.max_input_chars:,} characters)"
+                if card.rows_over_limit and card.settings.max_input_chars else "")]
+    coverage = card.coverage.get("overall")
+    if coverage is not None:
+        lines.append(f"  questions: {coverage.asked} asked, {coverage.answered} answered, {coverage.failed} failed, "
+                     f"{coverage.scored} scored against gold")
+    if card.metrics is None:
+        lines.append("  not scored: " + ("no answered question has gold" if card.results else "no results"))
+        return lines
+    metrics = card.metrics
+    lines.append(f"  {'group':<8} {'n':>6}  " + "  ".join(f"{label:<22}" for _, label in _METRICS))
+    for name, group in metrics.groups.items():
+        cells = [metric_text(getattr(group, attribute)) for attribute, _ in _METRICS]
+        lines.append(f"  {name:<8} {group.questions:>6}  " + "  ".join(f"{cell:<22}" for cell in cells))
+    lines.append(f"  95% intervals: {metrics.bootstrap_resamples} case-level bootstrap resamples (seed "
+                 f"{metrics.bootstrap_seed}); ECE over {metrics.ece_bins} bins; every number from run {card.run_id}")
+    for failure in card.failures[:5]:
+        where = f'row "{failure.example_id}"' + (f', question "{failure.question}"' if failure.question else "")
+        lines.append(f"  failed ×{failure.count}: {failure.message} (e.g. {where})")
+    return lines
+
+
+def print_summary(card: DecisionCard, stream: TextIO) -> None:
+    stream.write("\n".join(summary_lines(card)) + "\n")
+
+
+def grading_lines(card: GradingCard) -> list[str]:
+    """A grading card in words."""
+    who = card.grader.method_id if card.grader is not None else (
+        f"{len(card.human_graders.sheets)} human sheet(s)" if card.human_graders is not None else "?")
+    summary = card.summary
+    lines = [f"graded run {card.run.run_id} ({card.run.corpus_name}) on {card.rubric.name} "
+             f"({card.rubric.levels[0].name}–{card.rubric.levels[-1].name}) by {who}, blind (shuffle seed "
+             f"{card.blinding.seed})",
+             f"  {summary.graded} graded, {summary.failed} failed, {summary.not_graded} not graded (their translation "
+             "failed)",
+             f"  mean expected {card.rubric.name}: {metric_text(summary.mean_expected)} (95% interval, "
+             f"{summary.bootstrap_resamples} resamples of entries)",
+             "  most probable level: " + ", ".join(f"{label} ×{count}" for label, count in summary.levels.items())]
+    if card.quality is not None:
+        q = card.quality
+        lines.append(f"  against {q.entries} human labels ({q.labels.path}): " + ", ".join(
+            f"{label} {metric_text(getattr(q.metrics, attribute))}" for attribute, label in _METRICS))
+    failed = [e for e in card.entries if e.error and e.item is not None][:3]
+    for entry in failed:
+        lines.append(f"  failed: {entry.item}: {entry.error}")
+    return lines

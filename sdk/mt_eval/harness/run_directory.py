@@ -1,0 +1,63 @@
+"""A run directory: ``run.json`` fixed when the run starts, ``results.jsonl`` appended as work completes,
+``card.json`` written at the end. Shared by ``mt-eval run`` and ``mt-eval decide run``.
+
+A run continues (``--resume``) only with the same inputs; an earlier run is never overwritten unless
+``--force`` is given.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import msgspec
+
+State = TypeVar("State", bound=msgspec.Struct)
+FILES = ("results.jsonl", "card.json", "run.json", "predictions.txt")
+
+
+class RunError(Exception):
+    """A run cannot start or continue; the message says why and how to fix it."""
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write atomically: a crash never leaves a half-written file."""
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    temporary.write_bytes(msgspec.json.format(msgspec.json.encode(value), indent=2) + b"\n")
+    temporary.replace(path)
+
+
+def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
+                       changes: Callable[[State, State], list[str]], command: str) -> State:
+    """The state of the run in ``out``: the recorded one when resuming (``changes`` names what differs from
+    ``fresh``, which refuses the resume), else ``fresh`` in a cleared directory. ``run.json`` is (re)written."""
+    state_path = out / "run.json"
+    if state_path.exists() and resume:
+        try:
+            state = msgspec.json.decode(state_path.read_bytes(), type=type(fresh))
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise RunError(f"{state_path} is damaged or not this kind of run ({exc}); start over with --force") from exc
+        changed = changes(state, fresh)
+        if changed:
+            raise RunError(f"cannot resume {out}: {', '.join(changed)} changed since the run started; "
+                           "resume with the same inputs, or start over with --force")
+        state.sessions += 1  # type: ignore[attr-defined]
+    elif (out / "results.jsonl").exists() and not force:
+        raise RunError(f"{out} holds an earlier run: continue it with --resume, start over with --force, "
+                       "or choose another --out")
+    else:
+        if resume:
+            print(f"{command}: nothing to resume in {out}; starting a new run", file=sys.stderr)
+        for name in FILES:
+            (out / name).unlink(missing_ok=True)
+        state = fresh
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(state_path, state)
+    return state
+
+
+def differences(named: list[tuple[str, Any, Any]]) -> list[str]:
+    """The names of the (name, recorded, now) pairs whose values differ."""
+    return [name for name, recorded, now in named if recorded != now]

@@ -1,0 +1,208 @@
+"""Every command that takes a corpus reads it the same way: `mt-eval run` (also through a champollion config)
+and `mt-eval compare` — shapes, reference-free runs, parallel text, integer ids, selections, doubts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+
+from champollion_project import make_project, pairs_config
+from gate_policies import LENIENT
+from mt_eval.cli import main
+from mt_eval.harness.runcard import RunCard
+
+HERE = Path(__file__).parent
+FIXTURES = HERE / "fixtures" / "corpora"
+SCRIPTED = str(HERE / "fixtures" / "methods")  # copies the source
+
+
+def run(capsys, tmp_path: Path, *args: str, out: str = "run") -> tuple[int, RunCard | None, str]:
+    code = main(["run", "--method", SCRIPTED, "--pair", "eng>spa", "--out", str(tmp_path / out), "--resamples", "50",
+                 *LENIENT, *args])
+    err = capsys.readouterr().err
+    card_path = tmp_path / out / "card.json"
+    card = msgspec.json.decode(card_path.read_bytes(), type=RunCard) if code == 0 else None
+    return code, card, err
+
+
+def test_a_two_column_tsv_is_source_then_reference_and_scored(capsys, tmp_path: Path):
+    code, card, err = run(capsys, tmp_path, "--corpus", str(FIXTURES / "two-column.tsv"))
+    assert code == 0 and card is not None and card.metrics is not None
+    assert "corpus two-column.tsv: TSV without a header, read by the MT convention: source<TAB>reference; ids are " \
+           "line numbers in the file; 3 entries" in err
+    assert [r.predicted for r in card.results] == ["Good morning, my friend!", "The cat drinks water.",
+                                                   "Thank you for the book."]
+    reading = card.corpus.reading
+    assert reading is not None and (reading.columns, reading.columns_from) == (["source", "reference"], "convention")
+
+
+def test_a_reference_free_corpus_is_translated_not_scored(capsys, tmp_path: Path):
+    code, card, err = run(capsys, tmp_path, "--corpus", str(FIXTURES / "reference-free.tsv"))
+    assert code == 0 and card is not None
+    assert card.metrics is None and card.errors == 0 and len(card.results) == 3
+    assert card.corpus.reading is not None and card.corpus.reading.references is False
+    predictions = tmp_path / "run" / "predictions.txt"
+    assert predictions.read_text(encoding="utf-8").splitlines() == (FIXTURES / "reference-free.tsv").read_text(
+        encoding="utf-8").splitlines()
+    assert f"not scored: the corpus has no references (translation only); the predictions are in {predictions}" in err
+    assert "no references: translation only, not scored" in err
+
+
+def test_parallel_text_runs_with_both_files_recorded(capsys, tmp_path: Path):
+    code, card, _ = run(capsys, tmp_path, "--source-file", str(FIXTURES / "parallel.eng"),
+                        "--reference-file", str(FIXTURES / "parallel.spa"))
+    assert code == 0 and card is not None and card.metrics is not None
+    assert card.corpus.entries == 4 and [r.id for r in card.results] == ["1", "2", "3", "4"]
+    assert card.results[1].predicted == ""
+    reading = card.corpus.reading
+    assert reading is not None and [f.role for f in reading.files] == ["source", "reference"]
+    code, card, _ = run(capsys, tmp_path, "--source-file", str(FIXTURES / "parallel.eng"), out="translate-only")
+    assert code == 0 and card is not None and card.metrics is None
+
+
+def test_parallel_text_mismatch_and_conflicting_flags_are_refused(capsys, tmp_path: Path):
+    code, _, err = run(capsys, tmp_path, "--source-file", str(FIXTURES / "parallel.eng"),
+                       "--reference-file", str(FIXTURES / "parallel-short.spa"))
+    assert code == 1 and "has 4 lines but" in err and "parallel-short.spa has 3" in err
+    code, _, err = run(capsys, tmp_path, "--corpus", str(FIXTURES / "two-column.tsv"),
+                       "--source-file", str(FIXTURES / "parallel.eng"))
+    assert code == 1 and "not both" in err
+    assert main(["run", "--method", SCRIPTED, "--reference-file", str(FIXTURES / "parallel.spa"), "--out",
+                 str(tmp_path / "x")]) == 1
+    assert "--reference-file needs --source-file" in capsys.readouterr().err
+
+
+def test_integer_ids_stay_integers_in_the_card_through_resume_and_compare(capsys, tmp_path: Path):
+    corpus = str(FIXTURES / "upstream.json")
+    code, card, _ = run(capsys, tmp_path, "--corpus", corpus, "--quiet")
+    assert code == 0 and card is not None
+    assert [r.id for r in card.results] == [1, 2, 10]
+    raw = json.loads((tmp_path / "run" / "card.json").read_text())
+    assert [r["id"] for r in raw["results"]] == [1, 2, 10]
+    log = [json.loads(line)["id"] for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    assert sorted(log) == ["1", "10", "2"]  # what the method answered: ids cross the bridge as text
+    (tmp_path / "run" / "card.json").unlink()
+    code, resumed, _ = run(capsys, tmp_path, "--corpus", corpus, "--quiet", "--resume")
+    assert code == 0 and resumed is not None and [r.id for r in resumed.results] == [1, 2, 10]
+    assert resumed.sessions == 2 and resumed.metrics == card.metrics
+    code, isolated, _ = run(capsys, tmp_path, "--corpus", corpus, "--quiet", "--isolate", out="again")
+    assert code == 0 and isolated is not None and [r.id for r in isolated.results] == [1, 2, 10]  # over the bridge
+    assert main(["compare", str(tmp_path / "run" / "card.json"), str(tmp_path / "again" / "card.json"),
+                 "--bootstrap", "50", "--trials", "50", "--json"]) == 0
+    assert {row["metric"] for row in json.loads(capsys.readouterr().out)["rows"]} == {"chrF++", "BLEU", "TER"}
+
+
+def test_a_selection_is_recorded_and_never_reported_as_the_whole_corpus(capsys, tmp_path: Path):
+    corpus = str(FIXTURES / "upstream.json")
+    code, card, err = run(capsys, tmp_path, "--corpus", corpus, "--ids", "2..10", "--limit", "5")
+    assert code == 0 and card is not None and card.selection is not None
+    assert (card.corpus.entries, card.selection.entries_selected) == (3, 2)
+    assert (card.selection.ranges, card.selection.limit) == (["2..10"], 5)
+    assert card.selection.subset_sha256 != card.corpus.sha256 and len(card.results) == 2
+    assert "2 of 3 entries (a selection)" in err and "2 of 3 entries selected" in err
+    code, _, err = run(capsys, tmp_path, "--corpus", corpus, "--ids", "1", "--resume")
+    assert code == 1 and "the selection (--ids, --segment) changed" in err
+    code, segment, _ = run(capsys, tmp_path, "--corpus", corpus, "--segment", "weather", "--quiet", out="weather")
+    assert code == 0 and segment is not None and segment.selection is not None
+    assert segment.selection.segment == ["weather"] and [r.id for r in segment.results] == [2]
+
+
+def test_resume_refuses_another_reading_and_accepts_runs_from_before_selections(capsys, tmp_path: Path):
+    corpus = ["--corpus", str(FIXTURES / "columns-flag.tsv"), "--quiet"]
+    assert run(capsys, tmp_path, *corpus, "--columns", "id,source,reference")[0] == 0
+    code, _, err = run(capsys, tmp_path, *corpus, "--columns", "id,source,reference,note", "--resume")
+    assert code == 1 and "how the corpus is read (--columns, --accept-doubt) changed" in err
+    plain = ["--corpus", str(FIXTURES / "two-column.tsv"), "--quiet"]
+    assert run(capsys, tmp_path, *plain, out="older")[0] == 0
+    state = json.loads((tmp_path / "older" / "run.json").read_text())
+    assert state["selection"] is None and state["reading"] is None  # what a run.json from before them decodes to
+    del state["selection"], state["reading"]
+    (tmp_path / "older" / "run.json").write_text(json.dumps(state))
+    assert run(capsys, tmp_path, *plain, "--resume", out="older")[0] == 0
+
+
+def test_compare_applies_the_cards_selection_and_refuses_different_ones(capsys, tmp_path: Path):
+    corpus = str(FIXTURES / "upstream.json")
+    for out, ids in [("a", "1,2"), ("b", "1,2"), ("c", "2,10")]:
+        assert run(capsys, tmp_path, "--corpus", corpus, "--ids", ids, "--quiet", out=out)[0] == 0
+    assert run(capsys, tmp_path, "--corpus", corpus, "--quiet", out="whole")[0] == 0
+    cards = {name: str(tmp_path / name / "card.json") for name in ("a", "b", "c", "whole")}
+    assert main(["compare", cards["a"], cards["b"], "--bootstrap", "50", "--trials", "50"]) == 0
+    capsys.readouterr()
+    assert main(["compare", cards["a"], cards["c"]]) == 1
+    assert "the cards ran different parts of the corpus (2 of 3 entries vs 2 of 3 entries)" in capsys.readouterr().err
+    assert main(["compare", cards["a"], cards["whole"]]) == 1
+    assert "vs the whole corpus, 3 entries" in capsys.readouterr().err
+
+
+def test_compare_reads_parallel_text_and_columns_as_the_cards_record(capsys, tmp_path: Path):
+    parallel = ["--source-file", str(FIXTURES / "parallel.eng"), "--reference-file", str(FIXTURES / "parallel.spa")]
+    for out in ("p1", "p2"):
+        assert run(capsys, tmp_path, *parallel, "--quiet", out=out)[0] == 0
+    assert main(["compare", str(tmp_path / "p1" / "card.json"), str(tmp_path / "p2" / "card.json"),
+                 "--bootstrap", "50", "--trials", "50"]) == 0
+    declared = ["--corpus", str(FIXTURES / "columns-flag.tsv"), "--columns", "id,source,reference", "--quiet"]
+    for out in ("c1", "c2"):
+        assert run(capsys, tmp_path, *declared, out=out)[0] == 0
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "c1" / "card.json"), str(tmp_path / "c2" / "card.json"),
+                 "--bootstrap", "50", "--trials", "50", "--corpus", str(FIXTURES / "columns-flag.tsv")]) == 0
+
+
+def test_doubtful_corpora_are_refused_before_anything_runs_unless_accepted(capsys, tmp_path: Path):
+    code, _, err = run(capsys, tmp_path, "--corpus", str(FIXTURES / "old-three-column.tsv"))
+    assert code == 1 and "column 1 looks like ids" in err and "--accept-doubt first-column-ids" in err
+    assert not (tmp_path / "run" / "results.jsonl").exists()
+    code, card, _ = run(capsys, tmp_path, "--corpus", str(FIXTURES / "old-three-column.tsv"),
+                        "--columns", "id,source,reference", "--quiet")
+    assert code == 0 and card is not None and card.results[0].predicted == "The shop is closed."
+    code, _, err = run(capsys, tmp_path, "--corpus", str(FIXTURES / "swapped.tsv"), "--pair", "eng>rus", out="s")
+    assert code == 1 and "look swapped" in err
+    code, card, err = run(capsys, tmp_path, "--corpus", str(FIXTURES / "swapped.tsv"), "--pair", "eng>rus",
+                          "--accept-doubt", "script-mismatch", "--quiet", out="s")
+    assert code == 0 and card is not None and card.corpus.reading is not None
+    assert card.corpus.reading.accepted_doubts == ["script-mismatch"]
+    assert "warning: corpus" in err and "accepted with --accept-doubt script-mismatch" in err
+    code, _, err = run(capsys, tmp_path, "--corpus", str(FIXTURES / "two-column.tsv"), "--accept-doubt", "nope")
+    assert code == 1 and "--accept-doubt nope: no such doubt; the codes are first-column-ids" in err
+
+
+def test_an_empty_corpus_is_one_line_naming_the_file_and_the_fix(capsys, tmp_path: Path):
+    for name, message in [("empty.tsv", "is empty (0 bytes); a corpus needs at least one entry"),
+                          ("header-only.tsv", "has no entries; the file holds only a header (line 1)"),
+                          ("empty-list.json", "has no entries; add entries, e.g. [{")]:
+        code, _, err = run(capsys, tmp_path, "--corpus", str(FIXTURES / name))
+        assert code == 1
+        assert err.count("\n") == 1 and err.startswith(f"mt-eval run: corpus {FIXTURES / name}: {message}")
+
+
+def test_champollion_evaluation_reads_corpora_with_the_same_reader(capsys, tmp_path: Path):
+    project = make_project(tmp_path, pairs_config({"en:fr": {"methodPlugin": "rot13"}}), plugins=("rot13",))
+    project.write("dev.tsv", "# greetings\nHello\tfra: Uryyb\nGood night\tfra: Tbbq avtug\n")
+    project.write("dev.en", "Hello\n\nGood night\n")
+    project.write("dev.fr", "fra: Uryyb\nfra: \nfra: Tbbq avtug\n")
+    config = str(tmp_path / "champollion.config.json")
+    base = ["run", "--champollion-config", config, "--resamples", "10", *LENIENT]
+    assert main([*base, "--corpus", str(tmp_path / "dev.tsv"), "--out", str(tmp_path / "tsv")]) == 0
+    assert "corpus dev.tsv: TSV without a header" in capsys.readouterr().err
+    card = json.loads((tmp_path / "tsv" / "card.json").read_text())
+    assert [r["predicted"] for r in card["results"]] == ["fra: Uryyb", "fra: Tbbq avtug"]
+    assert card["metrics"]["metrics"][0]["score"] == 100.0
+    assert main([*base, "--source-file", str(tmp_path / "dev.en"), "--reference-file", str(tmp_path / "dev.fr"),
+                 "--out", str(tmp_path / "parallel"), "--quiet"]) == 0
+    card = json.loads((tmp_path / "parallel" / "card.json").read_text())
+    assert card["corpus"]["reading"]["format"] == "parallel" and len(card["results"]) == 3
+    assert main([*base, "--corpus", str(FIXTURES / "swapped.tsv"), "--out", str(tmp_path / "bad"), "--quiet"]) == 1
+    assert "--accept-doubt" in capsys.readouterr().err
+
+
+def test_translate_reads_a_corpus_file_given_with_file_as_run_does(capsys):
+    lexicon = str(HERE.parent / "examples" / "lexicon-eng-spa")
+    assert main(["translate", lexicon, "--file", str(FIXTURES / "comment-lines.tsv"), "--json"]) == 0
+    results = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["predicted"] for r in results] == ["Buenas noches.", "#MondayMotivation es trending.",
+                                                 "Where es el library?"]  # the sources only, comments skipped
+    assert main(["translate", lexicon, "--file", str(FIXTURES / "old-three-column.tsv")]) == 2
+    assert "--accept-doubt first-column-ids" in capsys.readouterr().err

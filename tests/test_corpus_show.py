@@ -1,0 +1,112 @@
+"""`mt-eval corpus show`: how a corpus is read, in text and JSON, and its exit statuses."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from mt_eval.cli import main
+from mt_eval.corpus.commands import SHOW_EXAMPLES
+
+REPO = Path(__file__).parent.parent
+FIXTURES = Path(__file__).parent / "fixtures" / "corpora"
+
+
+def show(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["corpus", "show", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def sha256(*names: str) -> str:
+    return hashlib.sha256((FIXTURES / names[0]).read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["two-column.tsv"], ["format      TSV without a header, read by the MT convention: source<TAB>reference",
+                          "column 1: source", "column 2: reference", "ids         line numbers in the file",
+                          "entries     3", '1  source     "Good morning, my friend!"',
+                          'reference  "¡Buenos días, amigo mío!"']),
+    (["comment-lines.tsv"], ["comments    lines 1, 3 (skipped)", "entries     3",
+                             '4  source     "#MondayMotivation is trending."']),
+    (["bom-crlf-header.tsv"], ["TSV with a header (line 1): source<TAB>reference", 'header "source"',
+                               '2  source     "I like green apples."']),
+    (["reference-free.tsv"], ["references  none: translation only, nothing is scored", "column 1: source",
+                              "entries     3"]),
+    (["three-column-header.tsv"], ["TSV with a header (line 1): id<TAB>source<TAB>reference",
+                                   "ids         from the id column", 'news-1  source     "The bridge opened in May."']),
+])
+def test_show_says_how_each_file_is_read(capsys, args: list[str], expected: list[str]):
+    code, out, err = show(capsys, str(FIXTURES / args[0]))
+    assert code == 0 and err == ""
+    for text in expected:
+        assert text in out, out
+    assert f"sha256      {sha256(args[0])}" in out
+
+
+def test_show_parallel_text_names_both_files_and_keeps_empty_lines(capsys):
+    code, out, _ = show(capsys, "--source-file", str(FIXTURES / "parallel.eng"),
+                        "--reference-file", str(FIXTURES / "parallel.spa"))
+    assert code == 0
+    assert "parallel text, one segment per line: parallel.eng (sources) and parallel.spa (references)" in out
+    assert f"(4 lines, sha256 {sha256('parallel.spa')})" in out and "entries     4" in out
+    assert '2  source     ""' in out and "(over both files' sha256)" in out
+
+
+def test_show_json_has_the_columns_roles_entries_and_hash(capsys):
+    code, out, _ = show(capsys, str(FIXTURES / "alias-header.tsv"), "--json", "--rows", "1")
+    report = json.loads(out)
+    assert code == 0
+    assert report["columns"] == [
+        {"column": 1, "field": "source", "role": "source", "header": "src"},
+        {"column": 2, "field": "reference", "role": "reference", "header": "tgt"},
+        {"column": 3, "field": "domain", "role": "extra", "header": "domain"}]
+    assert report["aliases"] == {"src": "source", "tgt": "reference"}
+    assert (report["entries"], report["references"], report["sha256"]) == (2, True, sha256("alias-header.tsv"))
+    assert report["first"] == [{"id": "2", "source": "Open the window.", "reference": "Abre la ventana.",
+                                "domain": "home"}]
+    assert report["refused"] == [] and report["selection"] is None
+
+
+def test_show_lists_integer_ids_as_given_and_a_selection_with_its_own_hash(capsys):
+    code, out, _ = show(capsys, str(FIXTURES / "upstream.json"), "--ids", "2..10", "--json")
+    report = json.loads(out)
+    assert code == 0 and [e["id"] for e in report["first"]] == [2, 10]
+    assert report["selection"]["entries_selected"] == 2 and report["selection"]["entries_in_corpus"] == 3
+    assert report["selection"]["subset_sha256"] != report["sha256"]
+
+
+def test_show_of_a_refused_file_says_what_was_detected_and_how_to_override(capsys):
+    code, out, _ = show(capsys, str(FIXTURES / "old-three-column.tsv"))
+    assert code == 1
+    assert "refused: column 1 looks like ids ('1', '2')" in out
+    assert "--columns id,source,reference" in out and "--accept-doubt first-column-ids" in out
+    code, out, _ = show(capsys, str(FIXTURES / "old-three-column.tsv"), "--columns", "id,source,reference")
+    assert code == 0 and "TSV with the columns given by --columns: id<TAB>source<TAB>reference" in out
+    code, out, _ = show(capsys, str(FIXTURES / "swapped.tsv"), "--pair", "eng>rus")
+    assert code == 1 and "look swapped" in out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["empty.tsv"], "empty.tsv: is empty (0 bytes)"),
+    (["header-only.tsv"], "header-only.tsv: has no entries; the file holds only a header (line 1) and 1 comment "
+                          "line; add entries"),
+    (["spreadsheet.csv"], "unsupported format: use .json, .jsonl or .tsv"),
+    (["stray-tab.tsv"], "line 2: 4 columns, but most lines have 2"),
+    (["two-column.tsv", "--ids", "9"], "--ids: no entry has the id 9"),
+])
+def test_show_of_an_unreadable_file_is_one_clear_error(capsys, args: list[str], message: str):
+    code, out, err = show(capsys, str(FIXTURES / args[0]), *args[1:])
+    assert code == 1 and out == "" and message in err
+
+
+def test_show_without_a_file_prints_its_help_and_the_examples_work(capsys, monkeypatch):
+    assert show(capsys)[0] == 2
+    assert main(["corpus"]) == 2
+    monkeypatch.chdir(REPO)
+    first = SHOW_EXAMPLES.splitlines()[1]
+    assert show(capsys, *shlex.split(first)[3:])[0] == 0

@@ -1,0 +1,68 @@
+"""`mt-eval verify` (and publishing, which calls it) reads a card's corpus the way the run read it: the same
+files, --columns and selection, integer ids matched by their text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gate_policies import LENIENT
+from mt_eval.cli import main
+from mt_eval.harness.verify import canonical_sha256, verify_card
+
+HERE = Path(__file__).parent
+FIXTURES = HERE / "fixtures" / "corpora"
+SCRIPTED = str(HERE / "fixtures" / "methods")  # copies the source
+
+
+def run(tmp_path: Path, out: str, *args: str) -> Path:
+    assert main(["run", "--method", SCRIPTED, "--pair", "eng>spa", "--out", str(tmp_path / out), "--resamples", "50",
+                 "--quiet", *LENIENT, *args]) == 0
+    return tmp_path / out / "card.json"
+
+
+def test_cards_of_every_reading_verify_from_what_they_record(tmp_path: Path, capsys):
+    cards = [
+        run(tmp_path, "ints", "--corpus", str(FIXTURES / "upstream.json")),
+        run(tmp_path, "selection", "--corpus", str(FIXTURES / "upstream.json"), "--ids", "2..10", "--limit", "9"),
+        run(tmp_path, "segment", "--corpus", str(FIXTURES / "no-ids.jsonl"), "--segment", "greetings"),
+        run(tmp_path, "parallel", "--source-file", str(FIXTURES / "parallel.eng"),
+            "--reference-file", str(FIXTURES / "parallel.spa")),
+        run(tmp_path, "columns", "--corpus", str(FIXTURES / "old-three-column.tsv"),
+            "--columns", "id,source,reference"),
+        run(tmp_path, "translate-only", "--corpus", str(FIXTURES / "reference-free.tsv")),
+    ]
+    for card in cards:
+        verification = verify_card(card)
+        assert verification.ok, (card, verification.problems)
+    capsys.readouterr()
+    assert main(["verify", *map(str, cards)]) == 0
+    assert main(["verify", str(cards[3]), "--source-file", str(FIXTURES / "parallel.eng"),
+                 "--reference-file", str(FIXTURES / "parallel.spa")]) == 0
+
+
+def test_a_card_whose_selection_was_edited_does_not_verify(tmp_path: Path):
+    card_path = run(tmp_path, "selection", "--corpus", str(FIXTURES / "upstream.json"), "--ids", "2,10")
+    data = json.loads(card_path.read_text())
+    data["selection"]["ids"] = [1, 2]  # claims other entries than it ran
+    data["content_sha256"] = canonical_sha256(data)
+    card_path.write_text(json.dumps(data))
+    verification = verify_card(card_path)
+    assert not verification.ok
+    assert any(p.path == "$.selection.subset_sha256" for p in verification.problems), verification.problems
+    data["selection"]["entries_selected"] = 3
+    data["selection"].update(ids=[2, 10])
+    data["content_sha256"] = canonical_sha256(data)
+    card_path.write_text(json.dumps(data))
+    assert any(p.path == "$.selection.entries_selected" for p in verify_card(card_path).problems)
+
+
+def test_a_parallel_card_given_the_wrong_reference_file_does_not_verify(tmp_path: Path, capsys):
+    card = run(tmp_path, "parallel", "--source-file", str(FIXTURES / "parallel.eng"),
+               "--reference-file", str(FIXTURES / "parallel.spa"))
+    capsys.readouterr()
+    assert main(["verify", str(card), "--source-file", str(FIXTURES / "parallel.eng"),
+                 "--reference-file", str(FIXTURES / "parallel-short.spa")]) == 1
+    assert "has 4 lines but" in capsys.readouterr().out
+    assert main(["verify", str(card), "--corpus", str(FIXTURES / "two-column.tsv")]) == 1
+    assert "sha256 differs" in capsys.readouterr().out

@@ -1,0 +1,111 @@
+"""The answer rules: the shared vectors, the row pairing, and the Structs' own rules for questions and rows."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from mt_eval.decisions.answers import check_result, match_results
+from mt_eval.decisions.records import DecisionCase, DecisionRow, Question, number_text
+from mt_eval.strict import decode_value
+
+VECTORS = json.loads((Path(__file__).parent.parent / "bridge" / "vectors" / "decisions" / "answers.json")
+                     .read_text(encoding="utf-8"))["cases"]
+
+
+def close(expected: Any, actual: Any) -> bool:
+    if isinstance(expected, float | int) and isinstance(actual, float | int) and not isinstance(expected, bool):
+        return math.isclose(expected, actual, rel_tol=0, abs_tol=1e-12)
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and list(expected) == list(actual) and all(
+            close(v, actual[k]) for k, v in expected.items())
+    if isinstance(expected, list):
+        return isinstance(actual, list) and len(expected) == len(actual) and all(map(close, expected, actual))
+    return bool(expected == actual)
+
+
+@pytest.mark.parametrize("case", VECTORS, ids=lambda c: c["name"])
+def test_the_shared_answer_vectors(case):
+    row = msgspec.convert(case["row"], DecisionRow)
+    result = check_result(row, case["result"], case.get("tolerance", 1e-3))
+    assert close(case["expect"], msgspec.to_builtins(result)), msgspec.to_builtins(result)
+
+
+def test_the_vectors_cover_every_rule():
+    errors = " ".join(json.dumps(c["expect"]) for c in VECTORS)
+    for words in ("sum to", "missing option", "unknown option", "each must be a number from 0 to 1",
+                  "not asked", "no answer for this question", "does not match the probabilities", "malformed"):
+        assert words in errors, words
+
+
+def test_results_are_paired_with_rows_by_id():
+    rows = [msgspec.convert({"id": i, "state": {}, "questions": {"q": {"type": "noul", "instructions": "?"}}},
+                            DecisionRow) for i in ("a", "b", "c")]
+    answer = {"q": {"probabilities": {"true": 1, "false": 0}}}
+    results, unknown = match_results(rows, [{"id": "c", "answers": answer}, {"id": "a", "answers": answer},
+                                            {"id": "a", "answers": answer}, {"id": "zz"}, "junk"], "the method")
+    assert [(r.id, r.error) for r in results] == [
+        ("a", "the method returned 2 results for this row"), ("b", "the method returned no result for this row"),
+        ("c", None)]
+    assert unknown == [{"id": "zz"}, "junk"]
+    results, _ = match_results(rows, None, "the method")
+    assert {r.error for r in results} == {"the method returned null, not a list with one result per row"}
+
+
+def problems(data: dict[str, Any], type_: Any = DecisionRow) -> list[str]:
+    _, found = decode_value(data, type_, file="corpus.jsonl")
+    return [f"{p.path}: {p.message}" for p in found]
+
+
+def row(question: dict[str, Any], **more: Any) -> dict[str, Any]:
+    return {"id": "r7", "state": {"source": "x"}, "questions": {"quality": question}, **more}
+
+
+@pytest.mark.parametrize(("question", "message"), [
+    ({"type": "rating", "instructions": "?"}, '$.questions.quality.type: the string "rating" is not a valid question '
+                                              "type"),
+    ({"type": "choice", "instructions": "?"}, '$.questions.quality: a "choice" question needs "options"'),
+    ({"type": "choice", "instructions": "?", "options": ["a"]}, "$.questions.quality.options: needs 2 to 255 options, "
+                                                                "got 1"),
+    ({"type": "choice", "instructions": "?", "options": ["a", "a"]}, '$.questions.quality.options: "a" is listed 2 '
+                                                                     "times"),
+    ({"type": "score", "instructions": "?"}, '$.questions.quality: a "score" question needs "levels"'),
+    ({"type": "score", "instructions": "?", "levels": {"0": "bad", "1": "good"}},
+     "$.questions.quality.levels: expected an array of objects, got an object"),
+    ({"type": "score", "instructions": "?", "levels": [{"value": 2}, {"value": 1}, {"value": 3}]},
+     "$.questions.quality.levels[1].value: the rubric is not in order: level 1 has value 1, not more than level 0's 2"),
+    ({"type": "score", "instructions": "?", "levels": [{"label": "bad"}, {"label": "good"}]},
+     '$.questions.quality.levels[0].value: required field "value" is missing'),
+    ({"type": "noul", "instructions": "?", "options": ["y", "n"]}, '$.questions.quality.options: a "noul" question '
+                                                                   'has no "options"'),
+    ({"type": "noul", "instructions": "?", "criteria": {"yes": "..."}}, '$.questions.quality.criteria.yes: "yes" is '
+                                                                        "not an option of this question"),
+])
+def test_bad_questions_are_named_by_row_and_question(question, message):
+    found = problems(row(question))
+    assert any(p.startswith(message) for p in found), found
+
+
+def test_a_rubric_without_order_says_how_to_fix_it():
+    _, found = decode_value(row({"type": "score", "instructions": "?", "levels": {"0": "bad"}}), DecisionRow, file="f")
+    assert "a rubric is ordered: list its levels lowest first" in (found[0].hint or "")
+
+
+def test_rows_need_questions_and_gold_must_name_them():
+    assert problems({"id": "r1", "state": {}, "questions": {}}) == ["$.questions: a row needs at least one question"]
+    assert problems(row({"type": "noul", "instructions": "?"}, gold={"qualty": "true"}), DecisionCase) == [
+        '$.gold.qualty: no question "qualty" in this row']
+
+
+def test_options_of_each_type():
+    noul, choice, score = (msgspec.convert(q, Question) for q in (
+        {"type": "noul", "instructions": "?"}, {"type": "choice", "instructions": "?", "options": ["x", "y"]},
+        {"type": "score", "instructions": "?", "levels": [{"value": 0}, {"value": 2.5}, {"value": 5, "label": "top"}]}))
+    assert (noul.option_names, choice.option_names, score.option_names) == (
+        ["true", "false"], ["x", "y"], ["0", "2.5", "top"])
+    assert [number_text(v) for v in (1.0, 0.1 + 0.2, 1e-7, -0.0, 2 / 3)] == ["1", "0.3", "0", "0", "0.666667"]
