@@ -154,9 +154,10 @@ def test_symlinked_module_outside_the_directory_is_refused(make_plugin, tmp_path
     outside.write_text("class EchoMethod:\n    async def translate(self, e, c):\n        return []\n")
     directory = make_plugin({**BASE, "entry_point": "linked:EchoMethod"})
     (directory / "linked.py").symlink_to(outside)
-    [problem] = validate_plugin(directory).errors
+    errors = validate_plugin(directory).errors
+    [problem] = [p for p in errors if p.path == "$.entry_point"]
     assert "outside the plugin directory" in problem.message
-    assert problem.path == "$.entry_point"
+    assert any(p.code == "undeclared" and "is a link to" in p.message for p in errors)  # the static scan's finding
 
 
 def test_card_may_not_contradict_the_manifest(make_plugin):

@@ -21,7 +21,8 @@ from mt_eval.leaderboard.store import open_store
 from mt_eval.leaderboard.synthetic import CardFactory, write_card, write_corpus
 
 GOOD = {"status": "complete", "eligibility": {"eligible": True, "reasons": [], "flags": []},
-        "sandbox": {"tool": "bwrap", "version": "0.8.0", "policy": "default-deny", "denied": []}}
+        "sandbox": {"tool": "bubblewrap", "version": "0.8.0", "denied": [],
+                    "policy": {"network": "none", "network_meaning": "no network", "plugin": "/p", "read_only": []}}}
 
 
 def publish_all(db: str, cards: list[dict], tmp_path: Path, policy: Path | None = None) -> None:

@@ -142,12 +142,12 @@ def test_slow_entries_time_out(tmp_path: Path):
     assert [r.error for r in card.results] == ["timed out after 0.1 s (0.1 s per entry)"] * 2
 
 
-def test_extra_entry_fields_reach_the_method_untouched(tmp_path: Path):
+def test_extra_entry_fields_reach_the_method_untouched_but_never_the_reference(tmp_path: Path):
     record = tmp_path / "calls.jsonl"
     run(tmp_path, "--method", str(SCRIPTED), "--corpus", str(corpus(tmp_path, 3, domain="news", meta={"k": [1]})),
         *params(record=str(record)))
     seen = [e for line in record.read_text().splitlines() for e in json.loads(line)]
-    assert all(e["domain"] == "news" and e["meta"] == {"k": [1]} and "reference" in e for e in seen)
+    assert all(e["domain"] == "news" and e["meta"] == {"k": [1]} and "reference" not in e for e in seen)
 
 
 def test_usage_errors_are_explained(tmp_path: Path, capsys):

@@ -367,6 +367,14 @@ export class GuestServer {
  */
 export function serveProcess(target: MethodTarget, options?: { maxLineBytes?: number }): GuestServer;
 
+// ---- gold (lib/gold.js) --------------------------------------------------------------------------
+
+/** Entry fields no method ever receives: ["reference", "references"]. */
+export const GOLD_FIELDS: readonly string[];
+
+/** Copies of entries without the gold fields (GOLD_FIELDS and `extra`): what a method is handed. */
+export function methodView<T extends Record<string, unknown>>(entries: readonly T[], extra?: readonly string[]): Record<string, unknown>[];
+
 // ---- host (lib/host.js) --------------------------------------------------------------------------
 
 export interface Logger {
@@ -395,6 +403,8 @@ export interface StartGuestOptions {
   closeStepMs?: number;
   /** Sent with initialize, and used by translate() and decide() when given no config. */
   config?: RunConfig | null;
+  /** Entry fields the guest must not see, besides reference and references (always removed). */
+  goldFields?: readonly string[];
   /** How far from 1 decide()'s distributions may sum (default 1e-3); never renormalised. */
   tolerance?: number;
   /**
@@ -554,6 +564,8 @@ export interface LoadMethodPluginOptions {
   /** How far from 1 decide()'s distributions may sum (default 1e-3). */
   tolerance?: number;
   logger?: Logger;
+  /** Entry fields the method must not see, besides reference and references (always removed). */
+  goldFields?: readonly string[];
 }
 
 /** A method plugin loaded from Node, whatever its runtime. */

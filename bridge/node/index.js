@@ -14,6 +14,7 @@ export {
 export { GUEST_CAPABILITIES, GuestServer, serveProcess } from './lib/guest.js';
 export { REQUESTS, loadMethod, resolveMethod } from './lib/method-module.js';
 export { GuestStartError, startGuest } from './lib/host.js';
+export { GOLD_FIELDS, methodView } from './lib/gold.js';
 // champollion: the same method plugins translate an app's locale files (lib/champollion/).
 export { ChampollionConfigError, readChampollionConfig } from './lib/champollion/config.js';
 export { LanguageError, pairLanguages } from './lib/champollion/languages.js';

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import pluggy
 
     from mt_eval.dependency_classes import Derivation
+    from mt_eval.sandbox import Sandbox
 
 MANIFEST_FILE = "method.json"
 Runtime = Literal["python", "node", "command"]
@@ -138,13 +139,14 @@ def _entry_file_problems(source: PluginSource) -> list[Problem]:
     return problems
 
 
-def bridge_method(source: PluginSource, *, isolate: bool = False) -> object:
-    """The plugin as a guest process behind the bridge (its Node entry, its command, or ``mt-eval serve``)."""
+def bridge_method(source: PluginSource, *, isolate: bool = False, sandbox: Sandbox | None = None) -> object:
+    """The plugin as a guest process behind the bridge (its Node entry, its command, or ``mt-eval serve``),
+    inside ``sandbox`` when one is given (`mt_eval.sandbox`)."""
     from mt_eval.bridge.method import BridgeMethod
     from mt_eval.bridge.runtimes import node_command, python_command
 
     if source.runtime == "python" or (isolate and source.manifest.entry_point):
-        command, cwd = python_command(source.directory), None
+        command, cwd = python_command(source.directory, isolated=sandbox is not None), None
     elif source.runtime == "node":
         command, cwd = node_command(source.directory), None
     else:
@@ -153,15 +155,17 @@ def bridge_method(source: PluginSource, *, isolate: bool = False) -> object:
         program = source.directory / command[0]
         if "/" in command[0] and not Path(command[0]).is_absolute() and program.is_file():
             command[0] = str(program.absolute())  # a program shipped in the plugin directory
+    if sandbox is not None:
+        command, cwd = sandbox.wrap(command, str(Path(cwd).resolve()) if cwd else None), None
     return BridgeMethod(command, cwd=cwd, label=source.method_id)
 
 
-def build_method(source: PluginSource, *, isolate: bool = False) -> tuple[object | None, ModuleType | None,
-                                                                         list[Problem]]:
+def build_method(source: PluginSource, *, isolate: bool = False, sandbox: Sandbox | None = None
+                 ) -> tuple[object | None, ModuleType | None, list[Problem]]:
     """Construct the method: in-process for a Python entry, else through the bridge. Never raises for plugin
-    faults; ``isolate`` runs even a Python entry in its own process."""
-    if isolate or source.runtime != "python":
-        return bridge_method(source, isolate=isolate), None, []
+    faults; ``isolate`` runs even a Python entry in its own process, ``sandbox`` confines that process."""
+    if isolate or sandbox is not None or source.runtime != "python":
+        return bridge_method(source, isolate=isolate, sandbox=sandbox), None, []
     entry_point = source.manifest.entry_point
 
     def problem(message: str, hint: str | None, code: str) -> Problem:
@@ -244,13 +248,16 @@ def register_hooks(module: ModuleType, method_id: str, plugin_manager: pluggy.Pl
 
 
 def load_method(path: str | Path, *, plugin_manager: pluggy.PluginManager | None = None,
-                isolate: bool = False, needs: str | None = None) -> LoadedMethod:
+                isolate: bool = False, needs: str | None = None, sandbox: Sandbox | None = None
+                ) -> LoadedMethod:
     """Load the method plugin in directory ``path``; raise `PluginLoadError` listing every problem.
 
     A plugin with a Python entry runs in this process (in its own process with ``isolate=True``); one
     with only a Node entry or a command runs as a bridge guest. Either way ``method`` is a
     TranslationMethod (and a DecisionMethod when it implements decide); a bridge guest starts on the first
     call. ``needs`` ("translate" or "decide") refuses, before any code runs, a plugin that does not implement it.
+    With ``sandbox`` (see `mt_eval.sandbox.plugin_sandbox`) the guest runs confined, Python entries included:
+    no plugin code runs here.
     """
     source, problems = read_plugin(path)
     if source is not None and needs is not None and needs not in source.manifest.implements:
@@ -263,7 +270,7 @@ def load_method(path: str | Path, *, plugin_manager: pluggy.PluginManager | None
                                                "decide(rows, config)")))
     method = module = card = None
     if source is not None and not _has_errors(problems):  # never run the code of a plugin that is invalid
-        method, module, more = build_method(source, isolate=isolate)
+        method, module, more = build_method(source, isolate=isolate, sandbox=sandbox)
         problems.extend(more)
         if method is not None:
             card, more = method_card_of(source, method)

@@ -5,16 +5,21 @@ the directory, so two plugins that both ship ``pipeline.py`` or ``helpers.py`` l
 While the entry module is imported the directory is at the front of ``sys.path``, so plugin code may
 ``import helpers`` as if run from its own folder; afterwards ``sys.path`` is restored and the sibling
 modules imported that way are moved under the private package. Only modules inside the directory
-are reachable: an entry point that resolves (even through a symlink) outside it is refused.
+are reachable: every module found in it — the entry, and whatever the entry imports from it, then or
+later — must resolve inside it. A ``pipeline/`` package (or a symlink to ``../elsewhere``) beside
+``pipeline.py`` wins Python's import, so what is checked is what Python would load, not the file name
+one expects; a module that resolves outside the directory is refused with its path (`PluginBoundary`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.abc
 import importlib.machinery
 import importlib.util
 import inspect
+import os
 import re
 import sys
 import traceback
@@ -36,17 +41,82 @@ def private_package(directory: Path, method_id: str) -> str:
     return f"_mt_eval_plugin_{re.sub(r'[^A-Za-z0-9_]', '_', method_id)}_{digest}"
 
 
+ESCAPE_HINT = "keep the plugin's code inside its directory (copy it in instead of linking to it)"
+
+
+class PluginBoundary(importlib.abc.MetaPathFinder):
+    """Refuses any module found in a registered plugin directory that resolves outside it.
+
+    It sits first on ``sys.meta_path`` and looks only at imports whose search path includes a plugin
+    directory (the entry's import, and the private package's submodules); it returns the spec it
+    checked, or None to let the usual finders work.
+    """
+
+    def __init__(self) -> None:
+        self.directories: set[str] = set()
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None
+                  ) -> importlib.machinery.ModuleSpec | None:
+        search = [str(p) for p in (path if path is not None else sys.path)]  # type: ignore[attr-defined]
+        if not any(self._root_of(entry) for entry in search):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, search)
+        if spec is None:
+            return None
+        locations = [spec.origin] if spec.origin and spec.has_location else []
+        locations += list(spec.submodule_search_locations or [])
+        roots = [root for root in map(self._root_of, locations) if root]
+        if not roots:
+            return None
+        for location in locations:
+            root = self._root_of(location)
+            resolved = Path(location).resolve()
+            if root and not resolved.is_relative_to(root):
+                raise ImportError(f'module "{fullname}" resolves to {resolved}, outside the plugin directory '
+                                  f"{root} ({ESCAPE_HINT})", name=fullname)
+        return spec
+
+    def _root_of(self, location: str) -> str | None:
+        for root in self.directories:
+            if location == root or location.startswith(root + os.sep):
+                return root
+        return None
+
+
+BOUNDARY = PluginBoundary()
+
+
+def _guard(directory: Path) -> None:
+    BOUNDARY.directories.add(str(directory))
+    if not sys.meta_path or sys.meta_path[0] is not BOUNDARY:
+        if BOUNDARY in sys.meta_path:
+            sys.meta_path.remove(BOUNDARY)
+        sys.meta_path.insert(0, BOUNDARY)
+
+
 def module_file(directory: Path, module: str) -> Path:
-    """The file that ``module`` (dotted, relative to ``directory``) is loaded from."""
-    base = directory.joinpath(*module.split("."))
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            resolved = candidate.resolve()
-            if not resolved.is_relative_to(directory):
-                raise EntryPointError(
-                    f'module "{module}" resolves to {resolved}, outside the plugin directory',
-                    "keep the plugin's code inside its directory (copy it in instead of linking to it)")
-            return resolved
+    """The file that ``module`` (dotted, relative to ``directory``) is loaded from, chosen in Python's order
+    (a package ``name/__init__.py`` wins over ``name.py``); every part must resolve inside ``directory``."""
+    parts = module.split(".")
+    current = directory
+    for index, name in enumerate(parts):
+        last = index == len(parts) - 1
+        package, plain = current / name, current / f"{name}.py"
+        if package.is_dir() and (package / "__init__.py").is_file():
+            chosen, file = package, package / "__init__.py"
+        elif last and plain.is_file():
+            chosen, file = plain, plain
+        elif package.is_dir() and not last:
+            chosen, file = package, None  # a namespace package on the way
+        else:
+            break
+        resolved = chosen.resolve()
+        if not resolved.is_relative_to(directory):
+            raise EntryPointError(f'module "{".".join(parts[:index + 1])}" is {chosen}, which resolves to '
+                                  f"{resolved}, outside the plugin directory", ESCAPE_HINT)
+        if last and file is not None:
+            return file.resolve()
+        current = package
     python_files = sorted(str(p.relative_to(directory).with_suffix("")).replace("/", ".")
                           for p in directory.rglob("*.py") if "__pycache__" not in p.parts)
     listing = ", ".join(python_files[:12]) or "none"
@@ -59,6 +129,7 @@ def import_entry_module(directory: Path, module: str, method_id: str) -> ModuleT
     """Import ``module`` from ``directory`` under the plugin's private package."""
     directory = directory.resolve()
     target = module_file(directory, module)
+    _guard(directory)
     package = private_package(directory, method_id)
     if package not in sys.modules:
         spec = importlib.machinery.ModuleSpec(package, None, is_package=True)

@@ -11,20 +11,33 @@ from pathlib import Path
 
 
 def add_validate(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Check method plugin directories: method.json, method_card.json and the Python entry "
-                    "point. Every problem is reported with its file, JSON path and a fix. Exit status 0 "
-                    "when all plugins are valid, 1 otherwise.")
+    parser.description = ("Check method plugin directories: method.json, method_card.json, a static scan of the "
+                          "code against the declared dependencies, and the entry point, imported (or started) "
+                          "inside the sandbox. Every problem is reported with its file, JSON path or line, and a "
+                          "fix. Exit status 0 when all plugins are valid, 1 otherwise.")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = ("examples:\n  mt-eval validate examples/lexicon-eng-spa\n"
+                     "  mt-eval validate --json --strict examples/*-eng-spa\n"
+                     "  mt-eval validate --no-import my-method      # files and scan only: runs no plugin code\n"
+                     "  mt-eval validate --no-sandbox my-method     # import on this host (trusted code only)")
     parser.add_argument("plugins", nargs="+", metavar="DIR", help="plugin directories")
     parser.add_argument("--json", action="store_true", help="print a JSON report instead of text")
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     parser.add_argument("--no-import", dest="run_code", action="store_false",
                           help="check the files only; do not import or construct the method")
+    parser.add_argument("--no-sandbox", dest="sandbox", action="store_false",
+                        help="import the entry point on this host instead of in the sandbox (only for code you "
+                             "trust; the default confines it, so validating runs nothing on the host)")
+    parser.add_argument("--no-scan", dest="scan", action="store_false",
+                        help="skip the static scan of the plugin's code (network, downloads, programs, dynamic "
+                             "code, files outside the plugin) against its declared dependencies")
 
 
 def run_validate(args: argparse.Namespace) -> int:
     from mt_eval.validate_cli import run_validate as report
 
-    return report([Path(p) for p in args.plugins], as_json=args.json, strict=args.strict, run_code=args.run_code)
+    return report([Path(p) for p in args.plugins], as_json=args.json, strict=args.strict, run_code=args.run_code,
+                  scan=args.scan, sandbox=args.sandbox)
 
 
 def add_translate(parser: argparse.ArgumentParser) -> None:

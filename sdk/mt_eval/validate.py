@@ -10,6 +10,7 @@ import msgspec
 from mt_eval.dependency_classes import CLASS_MEANING, Derivation
 from mt_eval.loader import build_method, method_card_of, read_plugin, register_hooks
 from mt_eval.problems import Problem
+from mt_eval.scan import ScanReport
 
 
 class PluginReport(msgspec.Struct, kw_only=True):
@@ -24,6 +25,8 @@ class PluginReport(msgspec.Struct, kw_only=True):
     derived_class: str | None = None
     contributions: list[dict[str, Any]] = msgspec.field(default_factory=list)
     problems: list[Problem] = msgspec.field(default_factory=list)
+    static_scan: ScanReport | None = None
+    import_sandbox: str | None = None  # the tool that confined the import step, when it was confined
 
     @property
     def errors(self) -> list[Problem]:
@@ -37,8 +40,11 @@ class PluginReport(msgspec.Struct, kw_only=True):
         return not self.errors and not (strict and self.warnings)
 
 
-def validate_plugin(path: str | Path, *, run_code: bool = True) -> PluginReport:
-    """Check a plugin's files and, unless ``run_code`` is false, import and build its Python method."""
+def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = True, sandbox: bool = False
+                    ) -> PluginReport:
+    """Check a plugin's files, scan its code (unless ``scan`` is false: `mt_eval.scan`) and, unless
+    ``run_code`` is false, import and build its Python method — inside the sandbox with ``sandbox``, where a
+    Node entry or a command is started too (`mt_eval.sandbox.import_check`)."""
     from mt_eval.plugins import make_plugin_manager
 
     source, problems = read_plugin(path)
@@ -53,7 +59,21 @@ def validate_plugin(path: str | Path, *, run_code: bool = True) -> PluginReport:
     report.declared_class = manifest.dependency_class
     if not any(p.path.startswith("$.dependencies") and p.severity == "error" for p in problems):
         _add_derivation(report, source.derivation)
+    if scan:
+        from mt_eval.scan import scan_plugin, scan_problems
+
+        report.static_scan = scan_plugin(source.directory, manifest.dependencies)
+        problems.extend(scan_problems(source.directory, report.static_scan,
+                                      declared=manifest.dependencies is not None))
     method = None
+    entry_problem = any(p.path in ("$.entry_point", "$.node_entry", "$.command") and p.severity == "error"
+                        for p in problems)
+    if run_code and sandbox and not entry_problem:
+        from mt_eval.sandbox.import_check import sandboxed_import
+
+        report.import_sandbox, found = sandboxed_import(source)
+        problems.extend(p for p in found if p not in problems)
+        return report
     if run_code and source.runtime == "python" and not any(p.path == "$.entry_point" for p in problems):
         method, module, more = build_method(source)
         problems.extend(more)

@@ -5,14 +5,16 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from mt_eval.validate import PluginReport, describe_class, validate_plugin
 
 
-def run_validate(plugins: Sequence[Path], *, as_json: bool, strict: bool, run_code: bool) -> int:
-    reports = [validate_plugin(path, run_code=run_code) for path in plugins]
+def run_validate(plugins: Sequence[Path], *, as_json: bool, strict: bool, run_code: bool, scan: bool = True,
+                 sandbox: bool = True) -> int:
+    reports = [validate_plugin(path, run_code=run_code, scan=scan, sandbox=sandbox) for path in plugins]
     ok = all(r.passed(strict=strict) for r in reports)
     if as_json:
         document = {"ok": ok, "strict": strict, "plugins": reports}
@@ -34,8 +36,12 @@ def _print_reports(reports: Sequence[PluginReport], *, strict: bool) -> None:
         console.print(f"{mark} [bold]{escape(report.directory)}[/]  {escape(title)}")
         if report.method_id:
             console.print(f"    {escape(describe_class(report))}")
+        if report.import_sandbox:
+            console.print(f"    [dim]entry point imported in the sandbox ({escape(report.import_sandbox)})[/]")
         for c in report.contributions:
             console.print(f"      {c['path']} {escape(c['id'])}: {c['class']} — {escape(c['reason'])}")
+        if report.static_scan is not None:
+            _print_scan(console, report)
         for problem in report.problems:
             colour = "red" if problem.severity == "error" else "yellow"
             where = problem.file if problem.path == "$" else f"{problem.file} {problem.path}"
@@ -47,3 +53,17 @@ def _print_reports(reports: Sequence[PluginReport], *, strict: bool) -> None:
     valid = sum(r.passed(strict=strict) for r in reports)
     console.print(f"{valid} of {len(reports)} plugin{'s' if len(reports) != 1 else ''} valid; "
                   f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}")
+
+
+def _print_scan(console: Any, report: PluginReport) -> None:
+    from rich.markup import escape
+
+    scan = report.static_scan
+    assert scan is not None
+    covered = [f for f in scan.findings if f.covered_by is not None]
+    console.print(f"    static scan: {scan.files_scanned} file{'s' if scan.files_scanned != 1 else ''}, "
+                  f"{len(scan.findings)} finding{'s' if len(scan.findings) != 1 else ''}, {scan.errors} "
+                  f"error{'s' if scan.errors != 1 else ''}")
+    for finding in covered:
+        console.print(f"      {escape(finding.file)}:{finding.line} {escape(finding.what)} "
+                      f"[dim]({finding.kind}, declared: {escape(finding.covered_by or '')})[/]")

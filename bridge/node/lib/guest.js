@@ -41,8 +41,13 @@ function guestVersion() {
   }
 }
 
-// "TypeError: message", as the Python guest words a raised exception.
-const failureMessage = (error) => (error instanceof Error ? `${error.name}: ${error.message}` : `thrown: ${describe(error)}`);
+// "TypeError: message", as the Python guest words a raised exception, with its cause when it has one
+// (fetch() throws "fetch failed" and says why only in its cause: "getaddrinfo EAI_AGAIN example.com").
+function failureMessage(error) {
+  if (!(error instanceof Error)) return `thrown: ${describe(error)}`;
+  const cause = error.cause instanceof Error ? ` (cause: ${error.cause.message})` : '';
+  return `${error.name}: ${error.message}${cause}`;
+}
 
 const idKey = (id) => (typeof id === 'string' ? `s${id}` : `n${id}`);
 

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 
 import { Connection } from './connection.js';
 import { BridgeError, DEFAULT_MAX_LINE_BYTES, ErrorCode, PROTOCOL_VERSION, encode, isPlainObject, request } from './protocol.js';
+import { methodView } from './gold.js';
 import { DEFAULT_TOLERANCE, decisionError, matchDecisions, rowsProblem } from './decisions.js';
 import { describe, errorResult, matchResults } from './results.js';
 
@@ -66,8 +67,17 @@ function completeOptions(options) {
     tolerance: positive('tolerance', options.tolerance, DEFAULT_TOLERANCE),
     closeStepMs: positive('closeStepMs', options.closeStepMs, 2_000),
     config: options.config ?? null,
+    goldFields: fieldNames('goldFields', options.goldFields),
     logger: completeLogger(options.logger),
   };
+}
+
+function fieldNames(name, value) {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || !value.every((field) => typeof field === 'string' && field !== '')) {
+    throw new TypeError(`options.${name} must be a list of entry field names, got ${describe(value)}`);
+  }
+  return [...value];
 }
 
 /** The capabilities a guest declared, with the protocol's defaults for what it left out. */
@@ -298,7 +308,8 @@ export class Guest {
     if (!isPlainObject(runConfig)) {
       throw new TypeError('translate needs a RunConfig: pass config, or options.config to startGuest');
     }
-    return this.#request('translate', entries, runConfig);
+    // The guest never receives the gold: reference, references and options.goldFields (lib/gold.js).
+    return this.#request('translate', methodView(entries, this.#options.goldFields), runConfig);
   }
 
   /**

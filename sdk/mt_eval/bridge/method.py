@@ -21,6 +21,7 @@ import msgspec
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.lines import id_in
+from mt_eval.gold import method_view
 from mt_eval.records import TranslationResult, pair_results
 
 log = logging.getLogger("mt_eval.bridge")
@@ -111,7 +112,8 @@ class BridgeMethod:
         return self.label or os.path.basename(self.command[0])
 
     async def translate(self, entries: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
-        return await self._request_all(TRANSLATE, entries, config)
+        # A guest never receives the gold (mt_eval.gold); decision rows go as they are.
+        return await self._request_all(TRANSLATE, method_view(entries), config)
 
     async def decide(self, rows: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
         """One result per row, in row order. Answers are passed on as the guest gave them: the caller checks them

@@ -25,6 +25,7 @@ def node_command(directory: Path) -> list[str]:
     return [os.environ.get("MT_EVAL_NODE") or "node", str(node_guest_script()), str(directory.resolve())]
 
 
-def python_command(directory: Path) -> list[str]:
-    """Run a Python plugin in its own process with ``mt-eval serve``."""
-    return [sys.executable, "-m", "mt_eval.cli", "serve", str(directory.resolve())]
+def python_command(directory: Path, *, isolated: bool = False) -> list[str]:
+    """Run a Python plugin in its own process with ``mt-eval serve`` (``isolated``: Python's ``-I``, so no
+    environment variable, user site or working directory changes what is imported)."""
+    return [sys.executable, *(["-I"] if isolated else []), "-m", "mt_eval.cli", "serve", str(directory.resolve())]

@@ -9,9 +9,9 @@
   name its own ``pair`` (``"eng>deu"``): it is then translated in a call of its own whose RunConfig has that
   pair.
 
-A method never sees an entry's family, pass rule or pair field (`method_entry`): an entry that announced
-itself as a control would test nothing. What a run's results say about each family is
-`mt_eval.harness.families`.
+A method never sees an entry's family, pass rule or pair field: ``mt-eval run`` hides them with the gold
+fields (`mt_eval.gold.method_view`), since an entry that announced itself as a control would test nothing.
+What a run's results say about each family is `mt_eval.harness.families`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import msgspec
 from mt_eval.problems import Problem
 
 FAMILIES = ("scored", "canary", "negative")
-FAMILY_FIELDS = ("family", "pass_rule", "pair")  # corpus fields the method never sees
+FAMILY_FIELDS = frozenset({"family", "pass_rule", "pair"})  # corpus fields the method never sees
 _CHRF_RULE = re.compile(r"^\s*chrf(?:\+\+)?\s*>=\s*(\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
 _PAIR = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*>[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 
@@ -33,13 +33,6 @@ _PAIR = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*>[a-z]{2,3}(-[A-Za-z0-9]{2,8
 def family_of(entry: Mapping[str, Any]) -> str:
     family = entry.get("family")
     return family if isinstance(family, str) and family else "scored"
-
-
-def method_entry(entry: dict[str, Any]) -> dict[str, Any]:
-    """The entry as the method receives it: without its family and pass rule."""
-    if not any(name in entry for name in FAMILY_FIELDS):
-        return entry
-    return {key: value for key, value in entry.items() if key not in FAMILY_FIELDS}
 
 
 def pair_of(entry: Mapping[str, Any]) -> str | None:

@@ -36,6 +36,9 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                   "  mt-eval run --method my-method --source-file devtest.eng_Latn --reference-file devtest.spa_Latn "
                   "--pair 'eng>spa'\n"
                   "  mt-eval run --champollion-config app/champollion.config.json --pair en:es --corpus dev.json\n"
+                  "  mt-eval run --demo --sandbox --out runs/demo-sandboxed --force\n"
+                  "  mt-eval run --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json "
+                  "--official --gateway-policy examples/coached-llm-eng-spa/gateway-policy.json\n"
                   "  mt-eval run --demo --policy my-policy.json --latency-sample 20 --out runs/demo --force\n"
                   "\nexit status: 0 the run completed and its headline passed the gate, 1 the run could not start or "
                   "continue,\n  2 usage, 5 the run completed but the gate withheld its headline (mt-eval gate CARD "
@@ -59,6 +62,21 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     how.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
     add_model_arguments(run.add_argument_group("passed to the method (RunConfig)"))
+    fair = run.add_argument_group("fair by construction (see the README)")
+    fair.add_argument("--sandbox", action="store_true",
+                      help="run the method as a bridge guest in the sandbox (bubblewrap): no network but what its "
+                           "class allows, its plugin read-only, a private /tmp; fails if this host cannot isolate")
+    fair.add_argument("--official", action="store_true",
+                      help="a run meant for publishing: always sandboxed, refused if the static scan finds an "
+                           "undeclared dependency; an A1 method needs --gateway-policy with a second model")
+    fair.add_argument("--sandbox-ro", action="append", default=[], metavar="PATH",
+                      help="also expose PATH read-only in the sandbox, e.g. a mirrored artifact (repeatable; "
+                           "recorded in the card)")
+    fair.add_argument("--gateway-policy", metavar="FILE",
+                      help="serve the LLM gateway for this run with this policy (allowlisted pinned models, token "
+                           "budget); the method gets its URL as base_url and --model must be allowlisted")
+    fair.add_argument("--substitution-sample", type=int, default=5, metavar="N",
+                      help="entries an A1 run replays with the policy's second model (default 5)")
     add_latency_arguments(run)
     held = run.add_argument_group("what the run is held to")
     held.add_argument("--policy", metavar="FILE", help="headline gate policy (default: the shipped one; mt-eval gate "

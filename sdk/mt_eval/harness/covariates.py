@@ -10,7 +10,8 @@ applies:
 - ``temperature``: applies when a model is served (the run sets how it samples); otherwise not applicable;
 - ``tool_permissions``: what the method may reach while it runs — its ``gateway`` and ``external-api``
   dependencies (``[]``: nothing). A manifest that does not list its dependencies leaves it missing;
-- ``environment``: the sandbox the run was confined in, else the software environment's digest;
+- ``environment``: the sandbox the run was confined in (tool, version, network) and the software
+  environment's digest (`mt_eval.harness.environment`); either one records it;
 - ``retry_budget``: always recorded by the harness.
 """
 
@@ -71,10 +72,12 @@ class CovariateState:
         return self.status != "missing"
 
 
-def _state(name: str, value: Any, not_applicable: dict[str, str], why_missing: str) -> CovariateState:
+def _state(name: str, value: Any, not_applicable: dict[str, str], why_missing: str, *, compared: Any = None
+           ) -> CovariateState:
+    """``compared``: what two cards must share (default: the value shown)."""
     if value is not None:
         shown = ("none" if value == [] else ", ".join(value)) if isinstance(value, list) else str(value)
-        return CovariateState(name, "recorded", value, shown)
+        return CovariateState(name, "recorded", value if compared is None else compared, shown)
     if name in not_applicable:
         return CovariateState(name, "not applicable", ("n/a", not_applicable[name]),
                               f"not applicable: {not_applicable[name]}")
@@ -89,12 +92,14 @@ def covariate_states(card: RunCard, data: dict[str, Any] | None = None) -> dict[
     not_applicable = c.not_applicable or {}
     run_default = "not given to the run" if not older else "not recorded (an older card: run the evaluation again)"
     sandbox = (data or {}).get("sandbox")
-    environment: str | None
+    parts: list[str] = []
     if isinstance(sandbox, dict):
-        environment = "sandbox " + " ".join(str(sandbox[k]) for k in ("tool", "version", "image", "policy")
-                                            if sandbox.get(k) is not None)
-    else:
-        environment = f"environment {card.environment.digest[:16]}…" if card.environment.digest else None
+        policy: dict[str, Any] = sandbox["policy"] if isinstance(sandbox.get("policy"), dict) else {}
+        network = f" (network {policy['network']})" if policy.get("network") else ""
+        parts.append(f"sandbox {sandbox.get('tool')} {sandbox.get('version')}{network}")
+    if card.environment.digest:
+        parts.append(f"environment {card.environment.digest[:16]}…")
+    environment = "; ".join(parts) or None
     states = {
         "model": _state("model", c.model, not_applicable, "the method has a model dependency; give --model"
                         if not older else run_default),
@@ -104,7 +109,7 @@ def covariate_states(card: RunCard, data: dict[str, Any] | None = None) -> dict[
                                    "method.json does not list its dependencies (add \"dependencies\")"
                                    if not older else run_default),
         "environment": _state("environment", environment, not_applicable, "no sandbox and no environment digest"
-                              if not older else run_default),
+                              if not older else run_default, compared=(sandbox, card.environment.digest)),
         "retry_budget": _state("retry_budget", c.retry_budget, not_applicable, run_default),
     }
     for name in SETTINGS:  # settings every card records; None means the run did not set it

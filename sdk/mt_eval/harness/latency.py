@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgspec
 
-from mt_eval.corpus.families import method_entry, scored_entries
+from mt_eval.corpus.families import scored_entries
 
 DEFAULT_WARMUP = 3
 DEFAULT_SAMPLE = 10
@@ -93,11 +93,13 @@ def sample_of(entries: Sequence[dict[str, Any]], plan: LatencyPlan) -> list[dict
 
 
 async def measure(method: Any, entries: Sequence[dict[str, Any]], config: Any, plan: LatencyPlan,
-                  timeout_s: float) -> Measured:
-    """Make the cold, warm-up and hot calls of the module docstring for a run of ``entries``; nothing they
-    return is kept. No call at all when the sample is empty (``--latency-sample 0``, or no scored entry)."""
-    sample = sample_of(entries, plan)
-    measured = Measured(warmup=plan.warmup, repetitions=plan.repetitions, sample_ids=[str(e["id"]) for e in sample])
+                  timeout_s: float, view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> Measured:
+    """Make the cold, warm-up and hot calls of the module docstring for a run of ``entries``, each entry
+    handed to the method as ``view`` shows it (without its gold and family fields); nothing the calls return
+    is kept. No call at all when the sample is empty (``--latency-sample 0``, or no scored entry)."""
+    measured = Measured(warmup=plan.warmup, repetitions=plan.repetitions,
+                        sample_ids=[str(e["id"]) for e in sample_of(entries, plan)])
+    sample = view(sample_of(entries, plan))
     if not sample:
         return measured
     elapsed, error = await _timed_call(method, sample[0], config, timeout_s)
@@ -121,7 +123,7 @@ async def _timed_call(method: Any, entry: dict[str, Any], config: Any, timeout_s
     started = time.perf_counter()
     try:
         with anyio.fail_after(timeout_s):
-            returned = await method.translate([dict(method_entry(entry))], config)
+            returned = await method.translate([dict(entry)], config)
     except TimeoutError:
         return time.perf_counter() - started, f"timed out after {timeout_s:g} s"
     except Exception as exc:

@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 import msgspec
 
 State = TypeVar("State", bound=msgspec.Struct)
-FILES = ("results.jsonl", "card.json", "run.json", "predictions.txt")
+# the last two: the LLM gateway's log and the sandbox's denied attempts (mt_eval.harness.fairness)
+FILES = ("results.jsonl", "card.json", "run.json", "predictions.txt", "gateway.jsonl", "sandbox-denied.jsonl")
 
 
 class RunError(Exception):

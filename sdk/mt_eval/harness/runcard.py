@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from mt_eval.eligibility import Eligibility
+from mt_eval.gateway.audit import GatewayFacts
 from mt_eval.harness.environment import Environment
 from mt_eval.harness.families import FamilyFacts
 from mt_eval.harness.freeze import FreezeReference
@@ -20,6 +22,8 @@ from mt_eval.harness.gate import GateFacts
 from mt_eval.harness.latency import LatencyFacts
 from mt_eval.harness.scoring import Scores
 from mt_eval.records import TranslationResult
+from mt_eval.sandbox.policy import SandboxFacts
+from mt_eval.scan.findings import ScanReport
 
 CARD_VERSION = "run-card/1"
 _SKIP_PARTS = {"__pycache__", ".git", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
@@ -141,6 +145,11 @@ class RunCard(msgspec.Struct, kw_only=True):
     errors: int
     results: list[CardResult]
     selection: SelectionFacts | None = None  # None: the whole corpus ran
+    # Fair by construction (mt_eval.harness.fairness); absent on older cards, null when not done.
+    static_scan: ScanReport | None = None
+    sandbox: SandboxFacts | None = None
+    gateway: GatewayFacts | None = None
+    eligibility: Eligibility | None = None
     # Measurement rigor; absent from older cards. The corpus families and their rates
     # (mt_eval.harness.families), the headline gate's verdict (mt_eval.harness.gate) and the freeze
     # manifest the run was held to (mt_eval.harness.freeze).

@@ -16,15 +16,18 @@ import msgspec
 from mt_eval import __version__
 from mt_eval.corpus.arguments import selection_from_args
 from mt_eval.corpus.describe import reading_facts
-from mt_eval.corpus.families import by_pair, method_entry, scored_entries
+from mt_eval.corpus.families import FAMILY_FIELDS, by_pair, scored_entries
 from mt_eval.corpus.model import Corpus
 from mt_eval.corpus.reader import CorpusSpec
 from mt_eval.corpus.selection import Selection
+from mt_eval.gold import corpus_gold_fields, method_view
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.commands import method_params
 from mt_eval.harness.corpus import card_results, read_run_corpus, settle_run_corpus, write_predictions
 from mt_eval.harness.environment import environment
 from mt_eval.harness.execution import Outcome, ResultsLog, RunSettings, execute
+from mt_eval.harness.fairness import FairnessError, FairRun, describe_outcome
+from mt_eval.harness.fairness import prepare as prepare_fairness
 from mt_eval.harness.latency import LatencyPlan, Measured, latency_facts, latency_line, measure
 from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.run_directory import RunError, differences, open_run_directory, write_json
@@ -48,6 +51,7 @@ class RunState(msgspec.Struct, kw_only=True):
     limit: int | None = None
     selection: dict[str, Any] | None = None  # --ids and --segment as given
     reading: dict[str, Any] | None = None  # --columns and --accept-doubt as given
+    fairness: dict[str, Any] | None = None
     sessions: int = 1
     first_call_s: float | None = None
     load_s: float = 0.0
@@ -70,22 +74,40 @@ def run_evaluation(args: argparse.Namespace) -> tuple[Path, bool]:
 
     rules = RunRules.from_args(args)
     spec, corpus = read_run_corpus(args)
+    try:
+        hidden = corpus_gold_fields(corpus.dataset) | FAMILY_FIELDS  # what a method is never handed
+    except ValueError as exc:
+        raise RunError(f"{corpus.path}: {exc}") from exc
     manager = make_plugin_manager()
     for extension in args.extension:
         enable_extension(manager, extension)
+    try:
+        fair = prepare_fairness(args)
+    except FairnessError as exc:
+        raise RunError(str(exc)) from exc
     started = time.perf_counter()
-    loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate, needs="translate")
-    load_s = time.perf_counter() - started
-    card = _method_card(loaded, args.method_card)
-    config = run_config(args, corpus, loaded.manifest)
-    selection = settle_run_corpus(args, spec, corpus, config.pair)
+    try:
+        loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate, needs="translate",
+                             sandbox=fair.sandbox)
+        load_s = time.perf_counter() - started
+        card = _method_card(loaded, args.method_card)
+        config = fair.adjust_config(run_config(args, corpus, loaded.manifest))
+        selection = settle_run_corpus(args, spec, corpus, config.pair)
+    except BaseException:
+        fair.close_unused()
+        raise
     entries = selection.entries
     rules.warn_missing_families(corpus, entries)
     settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                            retries=args.retries, retry_budget=args.retry_budget)
-    rules.check_freeze(loaded, corpus, entries, selection.facts, config, settings)
     out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
-    state = _open_run_directory(out, args, loaded, spec, corpus, config, settings, load_s)
+    try:
+        rules.check_freeze(loaded, corpus, entries, selection.facts, config, settings)
+        state = _open_run_directory(out, args, loaded, spec, corpus, config, settings, load_s, fair.state())
+    except BaseException:
+        fair.close_unused()
+        raise
+    fair.out = out
     log_path = out / "results.jsonl"
     done = ResultsLog.read(log_path)
     remaining = [e for e in entries if e["id"] not in done]
@@ -97,16 +119,17 @@ def run_evaluation(args: argparse.Namespace) -> tuple[Path, bool]:
         manager.hook.entry_completed(run_id=state.run_id, result=result)
 
     manager.hook.run_started(run_id=state.run_id, method_id=loaded.method_id, config=config)
+    latency = None
+    if state.latency is None and remaining:  # measured once, over the run's fixed sample, then kept
+
+        def measured(facts: Measured) -> None:
+            state.latency = facts
+            write_json(out / "run.json", state)
+
+        latency = (rules.latency, entries, measured)
     try:
-        latency = None
-        if state.latency is None and remaining:  # measured once, over the run's fixed sample, then kept
-
-            def measured(facts: Measured) -> None:
-                state.latency = facts
-                write_json(out / "run.json", state)
-
-            latency = (rules.latency, entries, measured)
-        outcome = anyio.run(_execute_and_close, loaded, remaining, config, settings, log, on_result, latency)
+        outcome = anyio.run(_execute_and_close, loaded, remaining, config, settings, log, on_result, fair, hidden,
+                            latency)
     finally:
         log.close()
         progress.close()
@@ -114,7 +137,7 @@ def run_evaluation(args: argparse.Namespace) -> tuple[Path, bool]:
     ordered = [results[e["id"]] for e in entries if e["id"] in results]
     scores = _scores(entries, ordered, args, manager)
     draft = _build_card(state, loaded, card, corpus, selection, config, settings, outcome.retries_used, scores,
-                        ordered, args)
+                        ordered, args, fair)
     run_card = rc.seal(rules.finish_card(draft, entries, results, scored=corpus.references))
     card_path = out / "card.json"
     write_json(card_path, run_card)
@@ -127,24 +150,29 @@ def run_evaluation(args: argparse.Namespace) -> tuple[Path, bool]:
 
 
 async def _execute_and_close(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig,
-                             settings: RunSettings, log: ResultsLog, on_result: Any,
-                             latency: tuple[LatencyPlan, list[dict[str, Any]], Any] | None) -> Any:
+                             settings: RunSettings, log: ResultsLog, on_result: Any, fair: FairRun,
+                             hidden: frozenset[str], latency: tuple[LatencyPlan, list[dict[str, Any]], Any] | None
+                             ) -> Any:
     """The latency calls (``latency``: the plan, the run's entries and where the measurement goes), then the
-    scored run; the method is closed at the end."""
+    scored run, each pair's entries in calls of their own; the method is closed at the end. The method is
+    handed each entry without its ``hidden`` fields (`mt_eval.gold.method_view`)."""
+
+    def view(group: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return method_view(group, hidden)
+
     try:
-        if latency is not None:
-            plan, run_entries, measured = latency
-            measured(await measure(loaded.method, run_entries, config, plan, settings.timeout_s))
-        outcome = None
-        for group_config, group in by_pair(entries, config):  # negative controls of another pair: calls of their own
-            done = await execute(loaded.method, [method_entry(e) for e in group], group_config, settings, log,
-                                 on_result)
-            if outcome is None:
-                outcome = done
-            else:
+        async with fair.running(loaded.method_id):
+            if latency is not None:
+                plan, run_entries, measured = latency
+                measured(await measure(loaded.method, run_entries, config, plan, settings.timeout_s, view))
+            outcome = Outcome()
+            for group_config, group in by_pair(entries, config):  # negative controls of another pair
+                done = await execute(loaded.method, view(group), group_config, settings, log, on_result)
                 outcome.completed += done.completed
                 outcome.retries_used += done.retries_used
-        return outcome or Outcome()
+            if entries:
+                await fair.replay_with_substitute(loaded.method, view(scored_entries(entries)), config, config.seed)
+            return outcome
     finally:
         close = getattr(loaded.method, "aclose", None)
         if close is not None:
@@ -196,12 +224,14 @@ def run_config(args: argparse.Namespace, corpus: Corpus, manifest: Manifest) -> 
 
 
 def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMethod, spec: CorpusSpec,
-                        corpus: Corpus, config: RunConfig, settings: RunSettings, load_s: float) -> RunState:
+                        corpus: Corpus, config: RunConfig, settings: RunSettings, load_s: float,
+                        fairness: dict[str, Any]) -> RunState:
     fresh = RunState(run_id=new_run_id(), started_at=now(), method_dir=str(loaded.directory.resolve()),
                      code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
                      corpus_sha256=corpus.sha256, config=msgspec.to_builtins(config),
                      settings=msgspec.to_builtins(settings), limit=args.limit,
-                     selection=selection_from_args(args).filters(), reading=spec.reading(), load_s=round(load_s, 6))
+                     selection=selection_from_args(args).filters(), reading=spec.reading(), load_s=round(load_s, 6),
+                     fairness=fairness)
 
     def changes(state: RunState, now: RunState) -> list[str]:
         return differences([("the method's code", state.code_sha256, now.code_sha256),
@@ -209,7 +239,8 @@ def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMetho
                             ("the run configuration", state.config, now.config),
                             ("the run settings", state.settings, now.settings), ("--limit", state.limit, now.limit),
                             ("the selection (--ids, --segment)", state.selection, now.selection),
-                            ("how the corpus is read (--columns, --accept-doubt)", state.reading, now.reading)])
+                            ("how the corpus is read (--columns, --accept-doubt)", state.reading, now.reading),
+                            ("the sandbox, --official or the gateway policy", state.fairness, now.fairness)])
 
     return open_run_directory(out, fresh, resume=args.resume, force=args.force, changes=changes, command="mt-eval run")
 
@@ -240,7 +271,7 @@ def _hypothesis(result: TranslationResult) -> str:
 
 def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, selection: Selection,
                 config: RunConfig, settings: RunSettings, retries_used: int, scores: Scores | None,
-                results: list[TranslationResult], args: argparse.Namespace) -> rc.RunCard:
+                results: list[TranslationResult], args: argparse.Namespace, fair: FairRun) -> rc.RunCard:
     from mt_eval.harness.covariates import run_covariates
 
     derivation = loaded.source.derivation
@@ -255,7 +286,7 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
             contributions=[rc.DependencyContribution(path=c.path, id=c.dependency_id,
                                                      dependency_class=c.dependency_class, reason=c.reason)
                            for c in derivation.contributions],
-            runtime="python (isolated)" if args.isolate else loaded.source.runtime,
+            runtime=_runtime(loaded, args, fair),
             code_sha256=state.code_sha256, git_commit=commit, git_dirty=dirty,
             guest_restarts=getattr(loaded.method, "restarts", None),
             champollion=getattr(args, "champollion_source", None)),
@@ -277,6 +308,7 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
         errors=sum(r.error is not None for r in results),
         results=card_results(corpus, results),
         selection=None if selection.facts is None else msgspec.convert(selection.facts, rc.SelectionFacts),
+        **fair.card_fields(results, complete=len(results) == len(selection.entries)),
     )
 
 
@@ -284,6 +316,12 @@ def _slug(text: str) -> str:
     from mt_eval.manifest import kebab_case
 
     return kebab_case(text) or "corpus"
+
+
+def _runtime(loaded: LoadedMethod, args: argparse.Namespace, fair: FairRun) -> str:
+    if fair.sandbox is not None:
+        return f"{loaded.source.runtime} (sandboxed: {fair.sandbox.tool.name})"
+    return "python (isolated)" if args.isolate else loaded.source.runtime
 
 
 def _print_summary(card: rc.RunCard, out: Path, stream: Any) -> None:
@@ -304,5 +342,6 @@ def _print_summary(card: rc.RunCard, out: Path, stream: Any) -> None:
                      f"{out / 'predictions.txt'}")
     else:
         lines.append("  not scored: not every entry has a result")
+    lines += describe_outcome(card.eligibility, card.sandbox)
     lines.append("  " + latency_line(card.latency))
     stream.write("\n".join(lines) + "\n")

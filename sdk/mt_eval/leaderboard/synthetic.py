@@ -134,6 +134,8 @@ class CardFactory:
         card.families = tally(entries, {str(r.id): r for r in results})
         card.gate = apply_gate(card, shipped_policy())
         data: dict[str, Any] = msgspec.to_builtins(card)
+        for key in ("static_scan", "sandbox", "gateway", "eligibility"):  # absent unless given, as on an older card
+            data.pop(key, None)
         data.update(extra or {})
         data["content_sha256"] = canonical_sha256(data)
         return data

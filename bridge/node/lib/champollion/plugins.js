@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'n
 import { basename, isAbsolute, join, resolve } from 'node:path';
 
 import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
+import { methodView } from '../gold.js';
 import { startGuest } from '../host.js';
 import { kebabCase, readMethodManifest } from '../manifest.js';
 import { loadMethod, resolveMethod } from '../method-module.js';
@@ -102,7 +103,8 @@ const failureText = (error) => `the method failed: ${error instanceof Error ? `$
  * first translate(): then translate.js is imported, or the guest process started.
  * options: baseDir, config (the RunConfig translate() and decide() use when given none, e.g.
  * resolvePair(...).runConfig), mtEval (the command serving Python plugins), guest (startGuest options),
- * tolerance (for decide()'s probability sums), logger.
+ * tolerance (for decide()'s probability sums), logger, goldFields (entry fields translate() must not hand
+ * the method besides reference and references: they are removed, as lib/gold.js says).
  */
 export async function loadMethodPlugin(nameOrPath, options = {}) {
   const directory = resolveMethodPlugin(nameOrPath, { baseDir: options.baseDir ?? process.cwd() });
@@ -118,7 +120,9 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     }
     if (!guest) {
       const { command, cwd } = bridgeCommand(manifest, options);
-      guest = startGuest(command, { logger: options.logger, tolerance: options.tolerance, ...options.guest, cwd, config });
+      guest = startGuest(command, {
+        logger: options.logger, tolerance: options.tolerance, goldFields: options.goldFields, ...options.guest, cwd, config,
+      });
       guest.catch(() => { guest = null; }); // a later call tries again
     }
     await guest;
@@ -135,7 +139,9 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     const { fail, match } = KINDS[kind];
     try {
       const started = performance.now();
-      const results = await method[kind](items.map((item) => ({ ...item })), config, { signal: new AbortController().signal });
+      // translate() never hands the method the gold (lib/gold.js); decision rows go as they are.
+      const handed = kind === 'translate' ? methodView(items, options.goldFields) : items.map((item) => ({ ...item }));
+      const results = await method[kind](handed, config, { signal: new AbortController().signal });
       if (!Array.isArray(results)) return items.map((item) => fail(item.id, 'the method did not return a list of results'));
       const share = (performance.now() - started) / 1000 / Math.max(1, items.length);
       // A decision without its own latency gets its share of the call's time, as the guests give it.

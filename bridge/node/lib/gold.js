@@ -1,0 +1,15 @@
+// What a method may see of a corpus entry: everything but the gold (reference, references, and
+// the fields a corpus lists in dataset.gold_fields). The Python twin is sdk/mt_eval/gold.py;
+// bridge/vectors/gold-fields.json keeps the two equal.
+
+export const GOLD_FIELDS = Object.freeze(['reference', 'references']);
+
+/** Copies of entries without their gold fields (the defaults plus `extra`): what a method is handed. */
+export function methodView(entries, extra = []) {
+  const hidden = new Set([...GOLD_FIELDS, ...extra]);
+  return entries.map((entry) => {
+    const view = {};
+    for (const key of Object.keys(entry)) if (!hidden.has(key)) view[key] = entry[key];
+    return view;
+  });
+}

@@ -1,0 +1,90 @@
+"""``mt-eval gateway``: serve the LLM gateway until interrupted, then print what went through it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+EPILOG = """\
+examples:
+  mt-eval gateway --policy examples/coached-llm-eng-spa/gateway-policy.json --check
+  mt-eval gateway --policy examples/coached-llm-eng-spa/gateway-policy.json
+  mt-eval gateway --policy examples/coached-llm-eng-spa/gateway-policy.json --listen 127.0.0.1:8787 \\
+      --log runs/gateway.jsonl
+  mt-eval run --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json --sandbox \\
+      --gateway-policy examples/coached-llm-eng-spa/gateway-policy.json  # a sandboxed A1 run starts its own
+
+A policy file:
+  {"base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY",
+   "models": [{"id": "gpt-4o-mini-2024-07-18"}, {"id": "gpt-4.1-mini-2025-04-14"}],
+   "token_budget": 2000000}
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("An OpenAI-compatible proxy that forwards only the pinned models a policy file "
+                          "allows, within its token budget, and logs every request and response as JSON lines "
+                          "(SHA-256 of both bodies, tokens, latency). Methods reach it through RunConfig.base_url.")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EPILOG
+    parser.add_argument("--policy", required=True, metavar="FILE", help="the policy file (allowlist, upstreams, "
+                                                                        "token budget)")
+    parser.add_argument("--listen", default="127.0.0.1:8787", metavar="HOST:PORT",
+                        help="where to listen (default 127.0.0.1:8787; port 0 picks a free one)")
+    parser.add_argument("--unix", metavar="PATH", help="listen on a Unix socket instead")
+    parser.add_argument("--log", default="gateway.jsonl", metavar="FILE",
+                        help="the audit log, appended to (default gateway.jsonl)")
+    parser.add_argument("--check", action="store_true", help="check the policy file and exit")
+
+
+def run(args: argparse.Namespace) -> int:
+    from mt_eval.gateway.policy import read_policy
+    from mt_eval.problems import ProblemsError
+
+    try:
+        policy = read_policy(Path(args.policy))
+    except ProblemsError as exc:
+        print(f"mt-eval gateway: {exc}", file=sys.stderr)
+        return 1
+    models = ", ".join(r.id for r in policy.models)
+    if args.check:
+        print(f"{args.policy}: valid; models: {models}; token budget: {policy.token_budget or 'none'}")
+        return 0
+    host, _, port = args.listen.rpartition(":")
+    if not args.unix and (not host or not port.isdigit()):
+        print(f"mt-eval gateway: --listen {args.listen!r}: write it as HOST:PORT, e.g. 127.0.0.1:8787",
+              file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(_serve(args, policy, host, int(port or 0)))
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _serve(args: argparse.Namespace, policy: object, host: str, port: int) -> int:
+    from mt_eval.gateway.audit import AuditLog
+    from mt_eval.gateway.server import Gateway
+
+    log = AuditLog(Path(args.log))
+    gateway = Gateway(policy, log)  # type: ignore[arg-type]
+    try:
+        url = await gateway.start(unix=Path(args.unix) if args.unix else None, host=host, port=port)
+    except OSError as exc:
+        log.close()
+        print(f"mt-eval gateway: cannot listen on {args.unix or args.listen}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print(f"mt-eval gateway: serving {url} (models: {', '.join(r.id for r in gateway.policy.models)}); "
+          f"log: {args.log}; stop with Ctrl-C", file=sys.stderr, flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await gateway.close()
+    facts = log.facts(Path(args.policy), gateway.policy.token_budget)
+    print(f"mt-eval gateway: stopped; {facts.requests} requests ({facts.refused} refused), {facts.tokens} tokens; "
+          f"log {args.log} sha256 {facts.log_sha256}", file=sys.stderr)
+    return 0

@@ -1,0 +1,90 @@
+"""The gateway's policy file: which pinned models a method may use, where they are served, and the run's
+token budget.
+
+```json
+{
+  "base_url": "https://api.openai.com/v1",
+  "api_key_env": "OPENAI_API_KEY",
+  "models": [{"id": "gpt-4o-mini-2024-07-18"}, {"id": "gpt-4.1-mini-2025-04-14"}],
+  "token_budget": 2000000
+}
+```
+
+A model id is pinned: an exact, versioned id, never an alias that moves (``…latest``). Each model is
+served by its own ``base_url`` or the policy's; the key is read from the environment variable named by
+``api_key_env`` by the gateway only — the method never sees it. ``substitute`` names the model an A1 run
+replays a sample with (default: the second model).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+
+from mt_eval.problems import Finding
+from mt_eval.strict import StrictStruct, read_json_file
+
+_UNPINNED = re.compile(r"(^|[-_.:/])latest$|:latest$", re.I)
+Url = Annotated[str, msgspec.Meta(pattern=r"^https?://", description="An OpenAI-compatible base URL, e.g. "
+                                  "https://api.openai.com/v1", extra={"pattern_means": "an http(s) URL"})]
+
+
+class ModelRoute(StrictStruct, kw_only=True):
+    """One allowlisted model."""
+
+    id: Annotated[str, msgspec.Meta(min_length=1, description="The pinned model id a method asks for.")]
+    base_url: Url | None = None
+    api_key_env: str | None = None
+    upstream_model: str | None = None  # the id the upstream knows it by, when it differs
+
+
+class GatewayPolicy(StrictStruct, kw_only=True):
+    """What ``mt-eval gateway`` forwards, and how much."""
+
+    models: Annotated[list[ModelRoute], msgspec.Meta(min_length=1)]
+    base_url: Url | None = None
+    api_key_env: str | None = None
+    token_budget: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    substitute: str | None = None
+    log_bodies: bool = False
+    timeout_s: Annotated[float, msgspec.Meta(gt=0)] = 300.0
+    schema: str | None = msgspec.field(default=None, name="$schema")
+
+    def findings(self) -> Iterator[Finding]:
+        seen: set[str] = set()
+        for index, route in enumerate(self.models):
+            if route.id in seen:
+                yield Finding(("models", index, "id"), f'"{route.id}" is listed twice', code="duplicate")
+            seen.add(route.id)
+            if _UNPINNED.search(route.id):
+                yield Finding(("models", index, "id"), f'"{route.id}" is not pinned: "latest" moves',
+                              "name the exact, dated or versioned model id", code="unpinned")
+            if route.base_url is None and self.base_url is None:
+                yield Finding(("models", index), f'"{route.id}" has no upstream',
+                              'give it a "base_url", or give the policy one', code="missing-upstream")
+        if self.substitute is not None and self.substitute not in seen:
+            yield Finding(("substitute",), f'"{self.substitute}" is not one of the models',
+                          "name an allowlisted model", code="unknown-model")
+
+    def route(self, model: str) -> ModelRoute | None:
+        return next((r for r in self.models if r.id == model), None)
+
+    def upstream(self, route: ModelRoute) -> tuple[str, str | None]:
+        """The base URL and the API-key variable serving ``route``."""
+        return (route.base_url or self.base_url or "").rstrip("/"), route.api_key_env or self.api_key_env
+
+    @property
+    def substitute_model(self) -> str | None:
+        """The model a substitutability replay uses: ``substitute``, else the second model."""
+        if self.substitute is not None:
+            return self.substitute
+        return self.models[1].id if len(self.models) > 1 else None
+
+
+def read_policy(path: Path) -> GatewayPolicy:
+    """Read a policy file; raise `ProblemsError` listing every problem."""
+    return read_json_file(path, GatewayPolicy)

@@ -1,0 +1,259 @@
+"""The fairness side of one ``mt-eval run``: the static scan, the sandbox, the LLM gateway, the denied
+attempts, the substitutability replay and the eligibility the card states.
+
+``--sandbox`` runs the method as a bridge guest in the sandbox (Python methods too) with the network its
+class allows (`mt_eval.sandbox.network_for_class`). ``--official`` marks a run meant for publishing: it is
+always sandboxed, refuses to start when the static scan finds an undeclared dependency, and an A1 method
+must name a gateway policy with a second model to replay a sample with. An A1 method in the sandbox
+reaches its model only through a gateway the run starts on a Unix socket, given to it as
+``RunConfig.base_url``; ``--gateway-policy`` without ``--sandbox`` serves the same gateway on loopback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import random
+import shutil
+import socket
+import tempfile
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from mt_eval.eligibility import Eligibility, Substitution, decide
+from mt_eval.gateway.audit import AuditLog, GatewayFacts
+from mt_eval.gateway.policy import GatewayPolicy
+from mt_eval.loader import PluginSource, read_plugin
+from mt_eval.records import RunConfig, TranslationResult
+from mt_eval.sandbox import Network, Sandbox, SandboxFacts, SandboxUnavailable, network_for_class, plugin_sandbox
+from mt_eval.sandbox.denials import DenialLog
+from mt_eval.sandbox.isolation import GATEWAY_SOCKET
+from mt_eval.sandbox.policy import DeniedAttempt
+from mt_eval.scan import ScanReport, scan_plugin, scan_problems
+
+GATEWAY_LOG = "gateway.jsonl"
+DENIED_LOG = "sandbox-denied.jsonl"
+
+
+class FairnessError(Exception):
+    """The run cannot be fair as asked; the message says why and how to fix it."""
+
+
+@dataclass
+class FairRun:
+    """What one run does for fairness, prepared before the method is loaded."""
+
+    source: PluginSource | None
+    official: bool = False
+    scan: ScanReport | None = None
+    network: Network | None = None
+    sandbox: Sandbox | None = None
+    policy: GatewayPolicy | None = None
+    policy_path: Path | None = None
+    model: str | None = None
+    substitution_sample: int = 5
+    out: Path | None = None
+    denials: DenialLog = field(default_factory=DenialLog)
+    substitution: Substitution | None = None
+    _gateway: Any = None
+    _gateway_directory: Path | None = None
+    _listener: socket.socket | None = None
+
+    @property
+    def gateway_url(self) -> str | None:
+        if self.policy is None:
+            return None
+        if self.sandbox is not None:
+            return self.sandbox.policy.gateway_url
+        assert self._listener is not None
+        host, port = self._listener.getsockname()[:2]
+        return f"http://{host}:{port}/v1"
+
+    def state(self) -> dict[str, Any]:
+        """What a resumed run must keep the same (recorded in run.json)."""
+        return {"official": self.official, "sandbox": self.network if self.sandbox is not None else None,
+                "read_only": self.sandbox.policy.extra_read_only if self.sandbox is not None else [],
+                "gateway_policy_sha256": _sha256(self.policy_path) if self.policy_path else None}
+
+    def close_unused(self) -> None:
+        """Release what `prepare` set up, for a run that will not start."""
+        if self._gateway_directory is not None:
+            shutil.rmtree(self._gateway_directory, ignore_errors=True)
+        if self._listener is not None:
+            self._listener.close()
+
+    def adjust_config(self, config: RunConfig) -> RunConfig:
+        """The RunConfig with the gateway's URL and the allowlisted model, when the run has a gateway."""
+        if self.policy is None:
+            return config
+        return msgspec.structs.replace(config, base_url=self.gateway_url, model=self.model)
+
+    @contextlib.asynccontextmanager
+    async def running(self, label: str) -> AsyncIterator[None]:
+        """The gateway (if any) serving and the guest's stderr watched while the method runs."""
+        from mt_eval.gateway.server import Gateway, GatewayThread
+
+        assert self.out is not None
+        if self.sandbox is not None:
+            self.denials.watch(label)
+        try:
+            if self.policy is not None:
+                self._gateway = GatewayThread(Gateway(self.policy, AuditLog(self.out / GATEWAY_LOG)))
+                if self._gateway_directory is not None:
+                    self._gateway.start(unix=self._gateway_directory / GATEWAY_SOCKET)
+                else:
+                    self._gateway.start(sock=self._listener)
+            yield
+        finally:
+            self.denials.stop()
+            if self._gateway is not None:
+                self._gateway.stop()
+            if self._gateway_directory is not None:
+                shutil.rmtree(self._gateway_directory, ignore_errors=True)
+            if self.sandbox is not None:
+                with (self.out / DENIED_LOG).open("ab") as log:
+                    for attempt in self.denials.attempts:
+                        log.write(msgspec.json.encode(attempt) + b"\n")
+
+    async def replay_with_substitute(self, method: Any, entries: list[dict[str, Any]], config: RunConfig,
+                                     seed: int | None) -> None:
+        """An A1 claim tested: a sample of entries translated again with the policy's second model."""
+        model = self.policy.substitute_model if self.policy is not None else None
+        if model is None or self.network != "gateway" or not entries:
+            return
+        sample = random.Random(seed).sample(entries, min(self.substitution_sample, len(entries)))
+        try:
+            raw = await method.translate(sample, msgspec.structs.replace(config, model=model))
+            errors = [str(r.get("error")) for r in raw if r.get("error")] if isinstance(raw, list) else ["no results"]
+            completed = sum(1 for r in raw if r.get("predicted") is not None and not r.get("error")) \
+                if isinstance(raw, list) else 0
+        except Exception as exc:
+            errors, completed = [f"{type(exc).__name__}: {exc}"], 0
+        self.substitution = Substitution(model=model, entries=[str(e["id"]) for e in sample], completed=completed,
+                                         failed=len(sample) - completed, example_error=errors[0] if errors else None)
+
+    def card_fields(self, results: list[TranslationResult], complete: bool) -> dict[str, Any]:
+        """The card's static_scan, sandbox, gateway and eligibility."""
+        gateway = self._gateway_facts()
+        denied = self._denied(results)
+        sandbox = None
+        if self.sandbox is not None:
+            sandbox = SandboxFacts(tool=self.sandbox.tool.name, version=self.sandbox.tool.version,
+                                   policy=self.sandbox.policy, denied=denied)
+        eligibility: Eligibility = decide(
+            dependency_class=self.source.derivation.dependency_class if self.source else None,
+            sandboxed=self.sandbox is not None, through_gateway=self.policy is not None and self.sandbox is not None,
+            scan=self.scan, denied=denied, substitution=self.substitution, complete=complete, official=self.official)
+        return {"static_scan": self.scan, "sandbox": sandbox, "gateway": gateway, "eligibility": eligibility}
+
+    def _gateway_facts(self) -> GatewayFacts | None:
+        if self.policy is None or self.out is None or not (self.out / GATEWAY_LOG).exists():
+            return None
+        log = AuditLog(self.out / GATEWAY_LOG)
+        log.close()
+        return log.facts(self.policy_path, self.policy.token_budget)
+
+    def _denied(self, results: list[TranslationResult]) -> list[DeniedAttempt]:
+        if self.sandbox is None or self.out is None:
+            return []
+        seen = DenialLog()
+        path = self.out / DENIED_LOG
+        if path.exists():
+            for line in path.read_bytes().splitlines():
+                with contextlib.suppress(msgspec.DecodeError):
+                    old = msgspec.json.decode(line, type=DeniedAttempt)
+                    seen.add(old.kind, old.detail, source=old.source, example_id=old.example_id, count=old.count)
+        seen.add_results((r.id, r.error) for r in results)
+        if self.out is not None and (self.out / GATEWAY_LOG).exists():
+            log = AuditLog(self.out / GATEWAY_LOG)
+            log.close()
+            for reason, count in log.refusals.items():
+                seen.add("gateway", reason, source="gateway", count=count)
+        return seen.attempts
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def prepare(args: argparse.Namespace) -> FairRun:
+    """Scan the plugin and set up its sandbox and gateway as ``args`` ask; raises `FairnessError`."""
+    source, _problems = read_plugin(args.method)
+    official = bool(getattr(args, "official", False))
+    fair = FairRun(source=source, official=official,
+                   substitution_sample=getattr(args, "substitution_sample", 5))
+    if source is None:
+        return fair  # loading the plugin reports what is wrong with its files
+    fair.scan = scan_plugin(source.directory, source.manifest.dependencies)
+    dependency_class = source.derivation.dependency_class
+    if official:
+        if dependency_class is None:
+            raise FairnessError("an official run needs a declared dependency class: give method.json its "
+                                '"dependencies" and "dependency_class"')
+        if fair.scan.errors:
+            listing = "\n".join(p.render() for p in scan_problems(source.directory, fair.scan,
+                                                                  declared=source.manifest.dependencies is not None))
+            raise FairnessError(f"an official run needs a clean static scan; it found {fair.scan.errors} error(s):\n"
+                                f"{listing}")
+    sandboxed = official or bool(getattr(args, "sandbox", False))
+    fair.network = network_for_class(dependency_class)
+    _prepare_gateway(fair, args, sandboxed)
+    if sandboxed:
+        if fair.network == "gateway" and fair.policy is None:
+            raise FairnessError("an A1 method reaches its model only through the LLM gateway in a sandboxed run: "
+                                "give --gateway-policy FILE (see `mt-eval gateway --help`)")
+        try:
+            fair.sandbox = plugin_sandbox(source, network=fair.network, extra_read_only=args.sandbox_ro,
+                                          gateway_directory=fair._gateway_directory)
+        except SandboxUnavailable as exc:
+            fair.close_unused()
+            raise FairnessError(f"{exc}. The method was not run: a sandboxed run never falls back to running "
+                                "unconfined (run without --sandbox/--official to evaluate it unconfined)") from exc
+    return fair
+
+
+def _prepare_gateway(fair: FairRun, args: argparse.Namespace, sandboxed: bool) -> None:
+    from mt_eval.gateway.policy import read_policy
+    from mt_eval.problems import ProblemsError
+
+    path = getattr(args, "gateway_policy", None)
+    if path is None:
+        return
+    if args.base_url:
+        raise FairnessError("--base-url and --gateway-policy exclude each other: with a gateway the method reaches "
+                            "its model at the URL the run gives it")
+    try:
+        fair.policy = read_policy(Path(path))
+    except ProblemsError as exc:
+        raise FairnessError(str(exc)) from exc
+    fair.policy_path = Path(path)
+    fair.model = args.model or fair.policy.models[0].id
+    if fair.policy.route(fair.model) is None:
+        raise FairnessError(f"--model {fair.model} is not on the gateway policy's allowlist "
+                            f"({', '.join(r.id for r in fair.policy.models)})")
+    if fair.official and fair.network == "gateway" and fair.policy.substitute_model is None:
+        raise FairnessError("an official A1 run tests substitutability: list a second model in the gateway policy")
+    if sandboxed and fair.network == "gateway":
+        fair._gateway_directory = Path(tempfile.mkdtemp(prefix="mt-eval-gateway-"))
+    else:
+        fair._listener = socket.create_server(("127.0.0.1", 0))
+
+
+def describe_outcome(eligibility: Eligibility | None, sandbox: SandboxFacts | None) -> list[str]:
+    """Summary lines for the end of a run: the verdict and what the sandbox denied."""
+    lines = []
+    if eligibility is not None:
+        verdict = "eligible" if eligibility.eligible else "not eligible"
+        flags = f" [{', '.join(eligibility.flags)}]" if eligibility.flags else ""
+        lines.append(f"  {verdict}{flags}: {eligibility.reasons[0]}" + (
+            f" (+{len(eligibility.reasons) - 1} more in the card)" if len(eligibility.reasons) > 1 else ""))
+    if sandbox is not None and sandbox.denied:
+        shown = "; ".join(f"{a.kind} {a.detail} ×{a.count}" for a in sandbox.denied[:3])
+        lines.append(f"  sandbox ({sandbox.tool}) denied: {shown}")
+    return lines

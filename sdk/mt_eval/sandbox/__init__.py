@@ -1,0 +1,44 @@
+"""Layer 3 of the fairness checks, the sandbox: a method runs as a bridge guest in its own namespaces —
+no network (or only the LLM gateway), its plugin and runtime read-only, a private ``/tmp``, every other
+name of the host locked — under Debian's bubblewrap, or util-linux ``unshare`` where bubblewrap cannot run.
+
+`plugin_sandbox` builds the confinement for a plugin (`Sandbox.wrap` turns a guest command into a
+confined one); `SandboxUnavailable` says why a host cannot isolate. The pieces: `view` (what is
+visible), `isolation` (the tools and their command lines), `launch` (the in-sandbox gateway forwarder),
+`confine` and `unshare` (the fallback), `denials` (what was refused), `policy` (the card's record).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mt_eval.sandbox.isolation import Sandbox, SandboxUnavailable, find_tool
+from mt_eval.sandbox.policy import DeniedAttempt, Network, SandboxFacts, SandboxPolicy
+
+if TYPE_CHECKING:
+    from mt_eval.loader import PluginSource
+
+__all__ = ["DeniedAttempt", "Network", "Sandbox", "SandboxFacts", "SandboxPolicy", "SandboxUnavailable",
+           "find_tool", "network_for_class", "plugin_sandbox"]
+
+
+def network_for_class(dependency_class: str | None) -> Network:
+    """S, O and X (and an undeclared class) get no network; A1 only the gateway; A2 the host's network."""
+    return {"A1": "gateway", "A2": "host"}.get(dependency_class or "", "none")  # type: ignore[return-value]
+
+
+def plugin_sandbox(source: PluginSource, *, network: Network, extra_read_only: Sequence[str] = (),
+                   gateway_directory: Path | None = None) -> Sandbox:
+    """The sandbox a plugin's guest runs in: its directory and the runtime it needs, read-only."""
+    from mt_eval.bridge.runtimes import node_guest_script
+    from mt_eval.sandbox.view import node_runtime, python_runtime
+
+    runtime = python_runtime()  # mt-eval serve, and the gateway forwarder
+    if source.runtime == "node":
+        from mt_eval.bridge.connection import node_executable
+
+        runtime += [*node_runtime(node_executable()), str(node_guest_script().resolve().parent.parent)]
+    return Sandbox.for_plugin(source.directory, runtime, network=network, extra_read_only=list(extra_read_only),
+                              gateway_directory=gateway_directory)

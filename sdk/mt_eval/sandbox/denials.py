@@ -1,0 +1,96 @@
+"""Recognising what the sandbox denied, from what the guest wrote to stderr and the errors of its results.
+
+A confined method learns of a refusal only through an error: the kernel answers EACCES for a locked
+name, EROFS for a write outside ``/tmp``, ENETUNREACH, ECONNREFUSED (nothing listens on the sandbox's own
+loopback but the gateway forwarder) or a failed name lookup for the network. Python and
+Node word these errors in known ways; each line or error that matches is one denied attempt, grouped by
+kind and detail. This sees what the method's runtime reports — a method that swallows its errors and
+prints nothing leaves no trace, and the card says so (`OBSERVED_FROM`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+
+from mt_eval.sandbox.policy import DeniedAttempt
+
+GUEST_LOGGER = "mt_eval.bridge.guest"  # where the bridge host forwards each line of a guest's stderr
+_QUOTED_PATH = re.compile(r"""['"](/[^'"]*)['"]""")
+RULES: list[tuple[str, re.Pattern[str]]] = [
+    ("file-access", re.compile(r"Permission denied|EACCES", re.I)),
+    ("file-write", re.compile(r"Read-only file system|EROFS", re.I)),
+    ("network", re.compile(r"Network is unreachable|ENETUNREACH|Temporary failure in name resolution|EAI_AGAIN|"
+                           r"Name or service not known|ENOTFOUND|No address associated with hostname|"
+                           r"Connection refused|ECONNREFUSED", re.I)),
+    ("privilege", re.compile(r"Operation not permitted|EPERM", re.I)),
+]
+
+
+def recognise(text: str) -> list[tuple[str, str]]:
+    """(kind, detail) for every denial worded in ``text``."""
+    found = []
+    for line in text.splitlines():
+        for kind, pattern in RULES:
+            match = pattern.search(line)
+            if match:
+                path = _QUOTED_PATH.search(line[match.start():]) if kind.startswith("file") else None
+                detail = path.group(1) if path else line[match.start():].strip()
+                found.append((kind, detail[:200]))
+                break
+    return found
+
+
+class DenialLog:
+    """Collects denied attempts as they are seen; ``watch`` follows one guest's stderr through logging."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, str, str], DeniedAttempt] = {}
+        self._handler: logging.Handler | None = None
+        self._level = logging.NOTSET
+
+    def add(self, kind: str, detail: str, *, source: str, example_id: str | None = None, count: int = 1) -> None:
+        key = (kind, detail, source)
+        if key in self._seen:
+            self._seen[key].count += count
+        else:
+            self._seen[key] = DeniedAttempt(kind=kind, detail=detail, count=count,  # type: ignore[arg-type]
+                                            example_id=example_id, source=source)  # type: ignore[arg-type]
+
+    def add_text(self, text: str, *, source: str, example_id: str | None = None) -> None:
+        for kind, detail in recognise(text):
+            self.add(kind, detail, source=source, example_id=example_id)
+
+    def add_results(self, results: Iterable[tuple[str, str | None]]) -> None:
+        """Per-entry errors: (entry id, error or None)."""
+        for entry_id, error in results:
+            if error:
+                self.add_text(error, source="result", example_id=entry_id)
+
+    def watch(self, label: str) -> None:
+        """Follow the stderr lines the bridge host logs for the guest labelled ``label``."""
+        log = self
+
+        class _Handler(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                if record.args and isinstance(record.args, tuple) and record.args[0] == label:
+                    log.add_text(str(record.args[-1]), source="stderr")
+
+        logger = logging.getLogger(GUEST_LOGGER)
+        self._handler = _Handler(logging.INFO)
+        self._level = logger.level
+        logger.addHandler(self._handler)
+        if logger.getEffectiveLevel() > logging.INFO:
+            logger.setLevel(logging.INFO)
+
+    def stop(self) -> None:
+        if self._handler is not None:
+            logger = logging.getLogger(GUEST_LOGGER)
+            logger.removeHandler(self._handler)
+            logger.setLevel(self._level)
+            self._handler = None
+
+    @property
+    def attempts(self) -> list[DeniedAttempt]:
+        return sorted(self._seen.values(), key=lambda a: (a.kind, a.detail, a.source))

@@ -1,0 +1,89 @@
+"""``mt-eval validate``'s import step inside the sandbox: the plugin's code runs confined (no network, its
+directory read-only, a private /tmp), so validating an untrusted plugin executes nothing on the host.
+
+A Python entry is imported by ``mt-eval validate --json --no-scan --no-sandbox`` run inside the sandbox, whose
+problems come back as they are; a Node entry or a command is started as a bridge guest there and must
+answer ``initialize`` (its card is checked like any other).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from mt_eval.problems import Problem
+from mt_eval.sandbox import SandboxUnavailable, plugin_sandbox
+
+if TYPE_CHECKING:
+    from mt_eval.loader import PluginSource
+
+TIMEOUT_S = 120.0
+NO_SANDBOX_HINT = ("install bubblewrap (apt-get install bubblewrap); or give --no-sandbox to import it on this host "
+                   "(only for code you trust), or --no-import to check its files only")
+
+
+class _Report(msgspec.Struct):
+    problems: list[Problem] = msgspec.field(default_factory=list)
+
+
+class _Document(msgspec.Struct):
+    plugins: list[_Report]
+
+
+def sandboxed_import(source: PluginSource) -> tuple[str | None, list[Problem]]:
+    """Import (or start) the plugin's entry in the sandbox: the sandbox tool used, and the problems found."""
+    try:
+        sandbox = plugin_sandbox(source, network="none")
+    except SandboxUnavailable as exc:
+        return None, [Problem(file=source.manifest_file, path="$", code="sandbox", hint=NO_SANDBOX_HINT,
+                              message=f"the plugin's code was not run: {exc}")]
+    tool = f"{sandbox.tool.name} {sandbox.tool.version}"
+    if source.runtime == "python":
+        return tool, _python_import(source, sandbox)
+    return tool, asyncio.run(_guest_start(source, sandbox))
+
+
+def _python_import(source: PluginSource, sandbox: object) -> list[Problem]:
+    inside = str(source.directory.resolve())
+    argv = sandbox.wrap([sys.executable, "-I", "-m", "mt_eval.cli", "validate", "--json", "--no-scan",  # type: ignore[attr-defined]
+                         "--no-sandbox", inside])
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
+        report = msgspec.json.decode(done.stdout, type=_Document).plugins[0]
+    except subprocess.TimeoutExpired:
+        return [Problem(file=source.manifest_file, path="$.entry_point", code="entry-point",
+                        message=f"importing the entry point in the sandbox took over {TIMEOUT_S:g} s",
+                        hint="do not do long work at import time or in the constructor")]
+    except (msgspec.DecodeError, msgspec.ValidationError, IndexError):
+        tail = " / ".join(done.stderr.decode("utf-8", "replace").strip().splitlines()[-5:])
+        return [Problem(file=source.manifest_file, path="$.entry_point", code="entry-point",
+                        message=f"importing the entry point in the sandbox failed (exit {done.returncode}): {tail}",
+                        hint="run `mt-eval validate --no-sandbox` on a copy you trust to see the full error")]
+    shown = str(source.directory)
+    return [msgspec.structs.replace(p, file=p.file.replace(inside, shown, 1), message=p.message.replace(inside, shown))
+            for p in report.problems]
+
+
+async def _guest_start(source: PluginSource, sandbox: object) -> list[Problem]:
+    from mt_eval.bridge.messages import BridgeError
+    from mt_eval.bridge.method import BridgeMethod, per_entry_error
+    from mt_eval.loader import bridge_method, method_card_of
+
+    method = bridge_method(source, sandbox=sandbox)  # type: ignore[arg-type]
+    assert isinstance(method, BridgeMethod)
+    field = "$.node_entry" if source.runtime == "node" else "$.command"
+    try:
+        await method.start()
+    except BridgeError as exc:
+        return [Problem(file=source.manifest_file, path=field, code="entry-point",
+                        message=f"the method did not start in the sandbox: {per_entry_error(exc)}",
+                        hint="fix the error its stderr shows (a guest reads its plugin directory read-only, has "
+                             "no network and writes only to /tmp)")]
+    finally:
+        await method.aclose()
+    _card, problems = method_card_of(source, method)
+    return problems

@@ -1,0 +1,193 @@
+"""The static scan of Python code, by its syntax tree (`ast`): imports, calls and the paths they name.
+
+Names are followed through imports (``import subprocess as sp; sp.run`` is ``subprocess.run``) and
+string constants assigned at module level (``DATA = "/usr/share/x"; open(DATA)``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from mt_eval.scan.findings import Kind, RawFinding
+from mt_eval.scan.paths import outside_reason
+
+NETWORK_MODULES = ("socket", "ssl", "http.client", "http.server", "urllib.request", "urllib3", "requests",
+                   "httpx", "aiohttp", "websockets", "websocket", "ftplib", "smtplib", "poplib", "imaplib",
+                   "nntplib", "telnetlib", "xmlrpc.client", "xmlrpc.server", "socketserver", "grpc", "pycurl",
+                   "openai", "anthropic", "cohere", "mistralai", "google.generativeai", "google.cloud", "boto3",
+                   "botocore", "azure", "deepl", "paramiko", "zmq", "tornado.httpclient", "asyncssh")
+DOWNLOAD_MODULES = ("huggingface_hub", "wget", "gdown", "gensim.downloader", "torch.hub", "pooch",
+                    "tensorflow_hub", "kagglehub")
+SUBPROCESS_MODULES = ("subprocess", "pty", "sh", "pexpect", "plumbum", "mt_eval.adapters.ProcessTranslator",
+                      "mt_eval.adapters.RecordProcess", "mt_eval.adapters.BatchProcess", "mt_eval.adapters.Stage",
+                      "mt_eval.adapters.StageRunner", "mt_eval.adapters.record_process",
+                      "mt_eval.adapters.batch_process", "mt_eval.adapters.stage", "mt_eval.adapters.translator")
+DYNAMIC_MODULES = ("runpy", "ctypes", "cffi", "code", "codeop")
+MODULE_KINDS: tuple[tuple[tuple[str, ...], Kind, str], ...] = (
+    (NETWORK_MODULES, "network", "network access"),
+    (DOWNLOAD_MODULES, "download", "downloads at run time"),
+    (SUBPROCESS_MODULES, "subprocess", "starts programs"),
+    (DYNAMIC_MODULES, "dynamic-code", "runs or loads code the scan cannot see"),
+)
+
+CALLS: dict[str, tuple[Kind, str]] = {
+    "eval": ("dynamic-code", "evaluates code built at run time"),
+    "exec": ("dynamic-code", "executes code built at run time"),
+    "compile": ("dynamic-code", "compiles code built at run time"),
+    "importlib.util.spec_from_file_location": ("dynamic-code", "imports a module from a file path"),
+    "importlib.machinery.SourceFileLoader": ("dynamic-code", "imports a module from a file path"),
+    "os.system": ("subprocess", "runs a shell command"),
+    "os.popen": ("subprocess", "runs a shell command"),
+    "os.fork": ("subprocess", "forks the process"),
+    "os.forkpty": ("subprocess", "forks the process"),
+    "asyncio.create_subprocess_exec": ("subprocess", "starts a program"),
+    "asyncio.create_subprocess_shell": ("subprocess", "runs a shell command"),
+    "asyncio.open_connection": ("network", "opens a network connection"),
+    "asyncio.start_server": ("network", "listens on the network"),
+    "urllib.request.urlretrieve": ("download", "downloads a file"),
+    "nltk.download": ("download", "downloads NLTK data"),
+    "spacy.cli.download": ("download", "downloads a spaCy model"),
+    "datasets.load_dataset": ("download", "may download a dataset"),
+    "pathlib.Path.home": ("file-access", "reads the user's home directory"),
+    "os.path.expanduser": ("file-access", "reads the user's home directory"),
+}
+CALL_PREFIXES: dict[str, tuple[Kind, str]] = {
+    "os.exec": ("subprocess", "replaces the process with a program"),
+    "os.spawn": ("subprocess", "starts a program"),
+    "os.posix_spawn": ("subprocess", "starts a program"),
+}
+IMPORTERS = ("__import__", "importlib.import_module", "importlib.__import__")
+FILE_CALLS = {"open", "io.open", "os.open", "pathlib.Path", "pathlib.PurePath", "os.listdir", "os.scandir",
+              "os.walk", "os.stat", "os.remove", "os.unlink", "os.rename", "os.replace", "os.makedirs",
+              "os.mkdir", "os.rmdir", "os.chdir", "os.chmod", "os.symlink", "os.link", "os.truncate",
+              "os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.getsize", "shutil.copy",
+              "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.move", "shutil.rmtree", "glob.glob",
+              "glob.iglob", "sqlite3.connect", "numpy.load", "numpy.save", "json.load"}
+
+
+def scan_python(text: str, file: str) -> list[RawFinding]:
+    """Findings in one Python file (``file`` is its path relative to the plugin). Raises SyntaxError."""
+    tree = ast.parse(text, filename=file)
+    return list(_Scanner(file, tree).run())
+
+
+class _Scanner:
+    def __init__(self, file: str, tree: ast.Module) -> None:
+        self.file = file
+        self.tree = tree
+        self.aliases: dict[str, str] = {}
+        self.constants: dict[str, str] = {}
+
+    def run(self) -> Iterator[RawFinding]:
+        for statement in self.tree.body:  # module-level string constants, for paths named through them
+            if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant) \
+                    and isinstance(statement.value.value, str):
+                for target in statement.targets:
+                    if isinstance(target, ast.Name):
+                        self.constants[target.id] = statement.value.value
+        nodes = list(ast.walk(self.tree))
+        for node in nodes:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                yield from self.on_import(node)
+        for node in nodes:
+            if isinstance(node, ast.Call):
+                yield from self.on_call(node)
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+                yield from self.on_path_join(node, [node.right])
+
+    def on_path_join(self, node: ast.expr, parts: list[ast.expr]) -> Iterator[RawFinding]:
+        """``base / ".." / x`` and ``os.path.join(base, "..")``: a literal part that climbs out."""
+        for part in parts:
+            if isinstance(part, ast.Constant) and isinstance(part.value, str) and \
+                    ".." in part.value.replace("\\", "/").split("/"):
+                yield self.finding(node, "file-access", f"joins {part.value!r} onto a path (climbs out of the "
+                                   "directory it is relative to)", part.value)
+                return
+
+    def finding(self, node: ast.AST, kind: Kind, what: str, subject: str = "") -> RawFinding:
+        return RawFinding(file=self.file, line=getattr(node, "lineno", 0), kind=kind, what=what, subject=subject)
+
+    def on_import(self, node: ast.Import | ast.ImportFrom) -> Iterator[RawFinding]:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                self.aliases[alias.asname or alias.name.partition(".")[0]] = \
+                    alias.name if alias.asname else alias.name.partition(".")[0]
+                yield from self.module_findings(node, alias.name, f"imports {alias.name}")
+            return
+        if node.level or not node.module:
+            return  # a relative import: the plugin's own code, scanned as its own file
+        for alias in node.names:
+            full = f"{node.module}.{alias.name}"
+            self.aliases[alias.asname or alias.name] = full
+            found = list(self.module_findings(node, full, f"imports {alias.name} from {node.module}"))
+            yield from found or self.module_findings(node, node.module, f"imports {alias.name} from {node.module}")
+
+    def module_findings(self, node: ast.AST, module: str, what: str) -> Iterator[RawFinding]:
+        for modules, kind, meaning in MODULE_KINDS:
+            if any(module == m or module.startswith(m + ".") for m in modules):
+                yield self.finding(node, kind, f"{what} ({meaning})", module)
+                return
+
+    def dotted(self, node: ast.expr) -> str | None:
+        """The dotted name a call target stands for, through the module's imports."""
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id, node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.dotted(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def on_call(self, node: ast.Call) -> Iterator[RawFinding]:
+        name = self.dotted(node.func)
+        if name is None:
+            return
+        short = name.rpartition(".")[2]
+        if name in IMPORTERS:
+            literal = self.literal(node.args[0]) if node.args else None
+            if literal is None:
+                yield self.finding(node, "dynamic-code", f"{name}() of a module named at run time")
+            else:
+                yield from self.module_findings(node, literal, f"{name}({literal!r})")
+            return
+        if name in CALLS:
+            kind, meaning = CALLS[name]
+            yield self.finding(node, kind, f"calls {name}() ({meaning})", name)
+            return
+        for prefix, (kind, meaning) in CALL_PREFIXES.items():
+            if name.startswith(prefix):
+                yield self.finding(node, kind, f"calls {name}() ({meaning})", name)
+                return
+        if short == "from_pretrained" and isinstance(node.func, ast.Attribute):
+            model = self.literal(node.args[0]) if node.args else None
+            if model is not None and outside_reason(model) is not None:
+                yield self.finding(node, "file-access", f"{name}({model!r}): {outside_reason(model)}", model)
+            elif model is None or not model.startswith("."):
+                shown = f"{model!r}" if model is not None else ""
+                yield self.finding(node, "download", f"calls {name}({shown}) (may download model files)",
+                                   model or name)
+            return
+        if name in ("os.path.join", "pathlib.Path", "pathlib.PurePath"):
+            yield from self.on_path_join(node, node.args[1:])
+        if name in FILE_CALLS or (short in {"Path", "PurePath"} and name.endswith("Path")):
+            for argument in node.args[:2]:
+                path = self.literal(argument)
+                reason = outside_reason(path) if path is not None else None
+                if reason is not None:
+                    yield self.finding(node, "file-access", f"{name}({path!r}): {reason}", path or "")
+                    return
+
+    def literal(self, node: ast.expr) -> str | None:
+        """A string the expression certainly starts with: a constant, a module constant, an f-string's head,
+        or the first part of os.path.join(...)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in self.constants:
+            return self.constants[node.id]
+        if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+            return str(node.values[0].value)
+        if isinstance(node, ast.Call) and self.dotted(node.func) in ("os.path.join", "pathlib.Path") and node.args:
+            return self.literal(node.args[0])
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            return self.literal(node.left)
+        return None

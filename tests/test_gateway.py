@@ -1,0 +1,223 @@
+"""The LLM gateway: an A1 method reaches its model only through it (Python and Node methods, in the
+sandbox); other models are refused; the budget holds; every exchange is logged and the log's digest is in
+the card; substitutability is replayed. Upstreams are loopback stand-ins started by the tests."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from llm_standin import StandIn
+from mt_eval.cli import main
+from mt_eval.gateway.audit import AuditLog
+from mt_eval.gateway.policy import GatewayPolicy, ModelRoute, read_policy
+from mt_eval.gateway.server import Gateway
+from mt_eval.problems import ProblemsError
+from sandbox_support import GATEWAY_DEPENDENCY, actions, needs_sandbox, probe_plugin, run_card, small_corpus
+
+ANSWERS = {f"Sentence {i}.": f"Frase {i}." for i in range(10)}
+MODELS = ["standin-2024-06-01", "standin-2025-01-01"]
+
+
+def write_policy(root: Path, base_url: str, **extra: object) -> Path:
+    policy = {"base_url": base_url, "api_key_env": "STANDIN_API_KEY", "models": [{"id": m} for m in MODELS], **extra}
+    path = root / "policy.json"
+    path.write_text(json.dumps(policy))
+    return path
+
+
+@pytest.fixture
+def standin():
+    with StandIn(ANSWERS) as server:
+        yield server
+
+
+@needs_sandbox
+@pytest.mark.parametrize("runtime", ["python", "node"])
+def test_an_a1_method_reaches_its_model_only_through_the_gateway(tmp_path: Path, runtime: str, standin: StandIn,
+                                                                 monkeypatch):
+    monkeypatch.setenv("STANDIN_API_KEY", "sk-kept-by-the-gateway")
+    plugin = probe_plugin(tmp_path, runtime, dependency_class="A1", dependencies=[GATEWAY_DEPENDENCY])
+    policy = write_policy(tmp_path, standin.base_url, token_budget=100_000)
+    code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path)), "--official",
+                          "--gateway-policy", str(policy), *actions("chat:"))
+    assert code == 0 and card is not None
+    assert [r.predicted for r in card.results] == ["Frase 0.", "Frase 1.", "Frase 2."]
+    assert card.covariates.model == MODELS[0]
+    assert card.sandbox is not None and card.sandbox.policy.network == "gateway"
+    assert card.sandbox.policy.gateway_url == "http://127.0.0.1:8080/v1"
+    assert {r["authorization"] for r in standin.requests} == {"Bearer sk-kept-by-the-gateway"}
+    log = tmp_path / "run" / "gateway.jsonl"
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert card.gateway is not None and card.gateway.log_sha256 == hashlib.sha256(log.read_bytes()).hexdigest()
+    assert card.gateway.requests == len(lines) == len(standin.requests) == 3 + 3  # the run, then the replay
+    assert card.gateway.models == MODELS
+    assert card.gateway.tokens == sum(line["prompt_tokens"] + line["completion_tokens"] for line in lines)
+    assert all(re.fullmatch(r"[0-9a-f]{64}", line["request_sha256"]) and line["latency_s"] >= 0 for line in lines)
+    assert card.eligibility is not None and card.eligibility.eligible, card.eligibility.reasons
+    substitution = card.eligibility.substitution
+    assert substitution is not None and substitution.model == MODELS[1] and substitution.completed == 3
+
+
+@needs_sandbox
+@pytest.mark.parametrize("runtime", ["python", "node"])
+def test_a_model_off_the_allowlist_and_a_direct_call_are_refused(tmp_path: Path, runtime: str, standin: StandIn):
+    plugin = probe_plugin(tmp_path, runtime, dependency_class="A1", dependencies=[GATEWAY_DEPENDENCY])
+    policy = write_policy(tmp_path, standin.base_url)
+    code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path, 2)), "--sandbox",
+                          "--gateway-policy", str(policy), *actions("chat:gpt-unlisted"))
+    assert code == 0 and card is not None and standin.requests == []  # nothing reached the upstream
+    assert all('model "gpt-unlisted" is not on this gateway\'s allowlist' in (r.error or "") for r in card.results)
+    assert card.gateway is not None and card.gateway.refused == 4  # the run's 2 entries, and the replay's 2
+    assert any(a.kind == "gateway" and a.count == 4 for a in card.sandbox.denied)  # type: ignore[union-attr]
+    assert card.eligibility is not None and not card.eligibility.eligible
+    direct = len(standin.requests)
+    code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path, 2)), "--sandbox",
+                          "--gateway-policy", str(policy), "--param", f"url={standin.base_url}", *actions("chat:"),
+                          out="direct")
+    assert code == 0 and card is not None and len(standin.requests) == direct  # nothing got past the sandbox
+    assert all("refused" in (r.error or "").lower() for r in card.results)
+    assert [a.kind for a in card.sandbox.denied] == ["network"]  # type: ignore[union-attr]
+
+
+def test_a_sandboxed_a1_run_needs_a_policy_and_an_allowlisted_model(tmp_path: Path, standin: StandIn, capsys):
+    plugin = probe_plugin(tmp_path, "python", dependency_class="A1", dependencies=[GATEWAY_DEPENDENCY])
+    corpus = str(small_corpus(tmp_path))
+    assert run_card(tmp_path, "--method", str(plugin), "--corpus", corpus, "--sandbox")[0] == 1
+    assert "only through the LLM gateway" in capsys.readouterr().err
+    policy = str(write_policy(tmp_path, standin.base_url))
+    assert run_card(tmp_path, "--method", str(plugin), "--corpus", corpus, "--gateway-policy", policy,
+                    "--model", "gpt-unlisted")[0] == 1
+    assert "not on the gateway policy's allowlist" in capsys.readouterr().err
+    assert run_card(tmp_path, "--method", str(plugin), "--corpus", corpus, "--gateway-policy", policy,
+                    "--base-url", "http://example.invalid/v1")[0] == 1
+    assert "exclude each other" in capsys.readouterr().err
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps({"base_url": standin.base_url, "models": [{"id": MODELS[0]}]}))
+    assert run_card(tmp_path, "--method", str(plugin), "--corpus", corpus, "--official", "--gateway-policy",
+                    str(one))[0] == 1
+    assert "tests substitutability" in capsys.readouterr().err
+
+
+def test_without_the_sandbox_the_gateway_serves_on_loopback_and_the_run_is_not_eligible(tmp_path: Path,
+                                                                                      standin: StandIn):
+    plugin = probe_plugin(tmp_path, "python", dependency_class="A1", dependencies=[GATEWAY_DEPENDENCY])
+    code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path)),
+                          "--gateway-policy", str(write_policy(tmp_path, standin.base_url)), *actions("chat:"))
+    assert code == 0 and card is not None and card.gateway is not None and card.gateway.requests == 3 + 3
+    assert [r.predicted for r in card.results] == ["Frase 0.", "Frase 1.", "Frase 2."]
+    assert card.eligibility is not None and not card.eligibility.eligible and card.sandbox is None
+
+
+async def test_the_token_budget_holds_and_a_reopened_log_keeps_counting(tmp_path: Path, standin: StandIn):
+    policy = GatewayPolicy(models=[ModelRoute(id=MODELS[0])], base_url=standin.base_url, token_budget=18)
+    log_path = tmp_path / "gateway.jsonl"
+    statuses = []
+    for _session in range(2):
+        gateway = Gateway(policy, AuditLog(log_path))
+        url = await gateway.start()
+        async with aiohttp.ClientSession() as client:
+            for _ in range(2):
+                body = {"model": MODELS[0], "messages": [{"role": "user", "content": "Sentence 1."}]}
+                async with client.post(f"{url}/chat/completions", json=body) as response:
+                    statuses.append((response.status, (await response.json()).get("error", {}).get("code")))
+        await gateway.close()
+    assert statuses == [(200, None), (200, None), (403, "token_budget_exhausted"), (403, "token_budget_exhausted")]
+    reopened = AuditLog(log_path)
+    reopened.close()
+    assert reopened.tokens == 18 and reopened.requests == 4 and reopened.refused == 2
+
+
+async def test_streaming_is_relayed_and_its_usage_counted_and_a_dead_upstream_is_a_clear_502(tmp_path: Path):
+    async def stream(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for chunk in ('{"choices":[{"delta":{"content":"Ho"}}]}', '{"choices":[{"delta":{"content":"la"}}]}',
+                      '{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2}}'):
+            await response.write(f"data: {chunk}\n\n".encode())
+        await response.write(b"data: [DONE]\n\n")
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", stream)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    policy = GatewayPolicy(models=[ModelRoute(id="a-2024"), ModelRoute(id="dead-2024", base_url="http://127.0.0.1:9/v1")],
+                           base_url=f"http://127.0.0.1:{port}/v1", log_bodies=True)
+    gateway = Gateway(policy, AuditLog(tmp_path / "log.jsonl"))
+    url = await gateway.start()
+    try:
+        async with aiohttp.ClientSession() as client:
+            body = {"model": "a-2024", "stream": True, "messages": [{"role": "user", "content": "Hi"}]}
+            async with client.post(f"{url}/chat/completions", json=body) as response:
+                text = await response.text()
+            async with client.post(f"{url}/chat/completions", json={**body, "model": "dead-2024"}) as dead:
+                error = await dead.json()
+            async with client.get(f"{url}/models") as listed:
+                models = [m["id"] for m in (await listed.json())["data"]]
+            async with client.post(f"{url}/files", json=body) as other:
+                assert other.status == 403 or other.status == 404 or other.status == 200
+    finally:
+        await gateway.close()
+        await runner.cleanup()
+    assert text.count("data:") == 4 and "[DONE]" in text
+    assert dead.status == 502 and error["error"]["code"] == "upstream_unreachable"
+    assert models == ["a-2024", "dead-2024"]
+    first = json.loads((tmp_path / "log.jsonl").read_text().splitlines()[0])
+    assert (first["prompt_tokens"], first["completion_tokens"], first["stream"]) == (5, 2, True)
+    assert first["response_sha256"] == hashlib.sha256(text.encode()).hexdigest() and "Hola" not in first["request_body"]
+
+
+@pytest.mark.parametrize(("policy", "message"), [
+    ({"base_url": "http://x/v1", "models": [{"id": "gpt-4o-latest"}]}, "is not pinned"),
+    ({"base_url": "http://x/v1", "models": [{"id": "a-1"}, {"id": "a-1"}]}, "listed twice"),
+    ({"models": [{"id": "a-1"}]}, "has no upstream"),
+    ({"base_url": "http://x/v1", "models": [{"id": "a-1"}], "substitute": "b-1"}, "is not one of the models"),
+    ({"base_url": "ftp://x", "models": [{"id": "a-1"}]}, "an http(s) URL"),
+    ({"base_url": "http://x/v1", "models": []}, "$.models"),
+])
+def test_a_bad_policy_is_refused_with_every_problem(tmp_path: Path, policy: dict, message: str, capsys):
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(policy))
+    with pytest.raises(ProblemsError, match=re.escape(message)):
+        read_policy(path)
+    assert main(["gateway", "--policy", str(path), "--check"]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_mt_eval_gateway_serves_until_interrupted_and_prints_the_log_digest(tmp_path: Path, standin: StandIn):
+    policy = write_policy(tmp_path, standin.base_url)
+    log = tmp_path / "audit.jsonl"
+    process = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "gateway", "--policy", str(policy),
+                                "--listen", "127.0.0.1:0", "--log", str(log)], stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        banner = process.stderr.readline()
+        url = re.search(r"serving (http://\S+)", banner).group(1)  # type: ignore[union-attr]
+
+        async def ask() -> int:
+            async with aiohttp.ClientSession() as client, client.post(
+                    f"{url}/chat/completions", json={"model": MODELS[1], "messages": [
+                        {"role": "user", "content": "Sentence 2."}]}) as response:
+                return response.status
+        assert asyncio.run(ask()) == 200
+    finally:
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=20)
+    assert process.returncode == 0
+    digest = hashlib.sha256(log.read_bytes()).hexdigest()
+    assert "1 requests (0 refused)" in err and digest in err
+    assert main(["gateway", "--policy", str(policy), "--check"]) == 0

@@ -1,0 +1,251 @@
+"""Layer 3, the sandbox, end to end with Python and Node methods: denied sockets, files and writes are
+refused and recorded in the card; validating runs no plugin code on the host; a host that cannot isolate
+refuses to run; the unshare fallback confines the same way."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from mt_eval.cli import main
+from mt_eval.loader import read_plugin
+from mt_eval.sandbox import find_tool, plugin_sandbox
+from mt_eval.validate import validate_plugin
+from sandbox_support import actions, needs_sandbox, probe_plugin, run_card, small_corpus
+
+pytestmark = needs_sandbox
+RUNTIMES = ["python", "node"]
+
+
+class Listener:
+    """A TCP listener on the host's loopback that counts the connections it accepts."""
+
+    def __init__(self) -> None:
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.port = self.socket.getsockname()[1]
+        self.accepted = 0
+        self.socket.settimeout(0.2)
+        self.running = True
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self) -> None:
+        while self.running:
+            try:
+                connection, _ = self.socket.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.accepted += 1
+            connection.close()
+
+    def close(self) -> None:
+        self.running = False
+        self.thread.join(2)
+        self.socket.close()
+
+
+@pytest.fixture
+def listener():
+    server = Listener()
+    yield server
+    server.close()
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_a_class_s_method_opening_a_socket_is_denied_and_the_card_records_it(tmp_path: Path, runtime: str,
+                                                                             listener: Listener):
+    plugin = probe_plugin(tmp_path, runtime)
+    code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path)), "--sandbox",
+                          *actions(f"connect:{listener.port}"))
+    assert code == 0 and card is not None
+    assert listener.accepted == 0  # the host's loopback is not the sandbox's
+    assert all(r.error and ("refused" in r.error.lower()) for r in card.results)
+    assert card.sandbox is not None and card.sandbox.tool in ("bubblewrap", "unshare")
+    assert card.sandbox.policy.network == "none"
+    [network] = [a for a in card.sandbox.denied if a.kind == "network"]
+    assert network.count >= 3 and network.example_id in {"s0", "s1", "s2"}
+    assert card.eligibility is not None and not card.eligibility.eligible
+    assert any("denied" in reason for reason in card.eligibility.reasons)
+    assert card.method.runtime.startswith(f"{runtime} (sandboxed")
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_the_same_plugin_is_caught_by_the_static_scan_at_validate_time(tmp_path: Path, runtime: str):
+    report = validate_plugin(probe_plugin(tmp_path, runtime), run_code=False)
+    assert not report.passed()
+    kinds = {(f.kind, f.covered_by) for f in report.static_scan.findings}  # type: ignore[union-attr]
+    assert ("network", None) in kinds
+    assert any(p.code == "undeclared" and "network" in p.message for p in report.errors)
+
+
+def test_the_sandbox_has_no_route_out(tmp_path: Path):
+    source, _ = read_plugin(probe_plugin(tmp_path, "python"))
+    assert source is not None
+    argv = plugin_sandbox(source, network="none").wrap(["/bin/sh", "-c", "cat /proc/net/route /proc/net/dev"])
+    shown = subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout
+    routes = [line for line in shown.splitlines() if line.strip() and not line.startswith(("Iface", "Inter", " face"))]
+    assert [line.split(":")[0].strip() for line in routes] == ["lo"]  # no route at all, one interface: loopback
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_reading_etc_and_writing_outside_tmp_are_denied_and_recorded(tmp_path: Path, runtime: str):
+    plugin = probe_plugin(tmp_path, runtime)
+    corpus = small_corpus(tmp_path, 1)
+    outcomes = {}
+    for name, action in [("read", "read:/etc/passwd"), ("plugin", f"write:{plugin}/inside.txt"),
+                         ("locked", "write:/var/tmp/mt-eval-sandbox-test.txt"), ("tmp", f"write:{tmp_path}/x.txt")]:
+        code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(corpus), "--sandbox",
+                              *actions("tmp", action), out=name)
+        assert code == 0 and card is not None and card.sandbox is not None
+        outcomes[name] = card
+    assert outcomes["read"].results[0].metadata["notes"] == ["s0"]  # its private /tmp works
+    assert "denied" in (outcomes["read"].results[0].error or "").lower()
+    assert not (plugin / "inside.txt").exists() and not Path("/var/tmp/mt-eval-sandbox-test.txt").exists()
+    assert outcomes["tmp"].results[0].error is None and not (tmp_path / "x.txt").exists()  # private: not the host's
+    denied = {name: [(a.kind, a.detail) for a in card.sandbox.denied] for name, card in outcomes.items()}
+    assert denied == {"read": [("file-access", "/etc/passwd")], "plugin": [("file-write", f"{plugin}/inside.txt")],
+                      "locked": [("file-access", "/var/tmp/mt-eval-sandbox-test.txt")], "tmp": []}
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_a_plugin_whose_import_writes_a_file_is_validated_without_the_file_appearing(tmp_path: Path, runtime: str):
+    def writing_at_import(marker: Path, name: str) -> Path:
+        plugin = probe_plugin(tmp_path, runtime, name=name)
+        if runtime == "python":
+            code = (plugin / "pipeline.py").read_text()
+            (plugin / "pipeline.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n" + code)
+        else:
+            code = (plugin / "translate.js").read_text()
+            write = f"writeFileSync({json.dumps(str(marker))}, 'x');\n"
+            (plugin / "translate.js").write_text(code.replace("import net from 'node:net';\n",
+                                                              "import net from 'node:net';\n" + write))
+        return plugin
+
+    in_tmp = tmp_path / f"import-wrote-{runtime}.txt"  # /tmp inside the sandbox is its own
+    report = validate_plugin(writing_at_import(in_tmp, "tmp-writer"), scan=False, sandbox=True)
+    assert report.import_sandbox is not None and report.passed() and not in_tmp.exists()
+    plugin = writing_at_import(Path("/nonexistent"), "plugin-writer")
+    in_plugin = plugin / "wrote-at-import.txt"
+    for name in ("pipeline.py", "translate.js"):
+        if (plugin / name).exists():
+            (plugin / name).write_text((plugin / name).read_text().replace("/nonexistent", str(in_plugin)))
+    report = validate_plugin(plugin, scan=False, sandbox=True)
+    [problem] = [p for p in report.errors if p.code == "entry-point"]
+    assert "read-only file system" in problem.message.lower() and not in_plugin.exists()
+    assert main(["validate", "--no-scan", str(plugin)]) == 1 and not in_plugin.exists()
+
+
+def test_validate_in_the_sandbox_reports_the_same_import_problems_as_on_the_host(make_plugin):
+    broken = make_plugin(files={"pipeline.py": "import missing_module_xyz\n"})
+    inside = validate_plugin(broken, sandbox=True)
+    host = validate_plugin(broken)
+    assert [p.message for p in inside.errors] == [p.message for p in host.errors]
+    assert "No module named 'missing_module_xyz'" in inside.errors[0].message
+
+
+def test_a_host_that_cannot_isolate_refuses_to_run_and_runs_nothing(tmp_path: Path, monkeypatch, capsys):
+    (tmp_path / "empty-bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # neither bwrap nor unshare can be found
+    find_tool.cache_clear()
+    try:
+        marker = tmp_path / "ran.txt"
+        plugin = probe_plugin(tmp_path, "python")
+        code, _ = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path)), "--sandbox",
+                           *actions(f"write:{marker}"))
+        err = capsys.readouterr().err
+        assert code == 1 and not marker.exists() and not (tmp_path / "run" / "results.jsonl").exists()
+        assert "cannot isolate" in err and "bwrap (bubblewrap) is not installed" in err
+        assert "apt-get install bubblewrap" in err and "never falls back to running unconfined" in err
+        report = validate_plugin(plugin, sandbox=True)
+        assert any(p.code == "sandbox" and "--no-sandbox" in (p.hint or "") for p in report.errors)
+        monkeypatch.setenv("MT_EVAL_SANDBOX_TOOL", "none")
+        find_tool.cache_clear()
+        assert main(["validate", "--no-scan", str(plugin)]) == 1
+        assert "MT_EVAL_SANDBOX_TOOL=none" in capsys.readouterr().out
+    finally:
+        find_tool.cache_clear()
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_the_unshare_fallback_confines_the_same_way(tmp_path: Path, runtime: str, monkeypatch, listener: Listener):
+    monkeypatch.setenv("MT_EVAL_SANDBOX_TOOL", "unshare")
+    find_tool.cache_clear()
+    try:
+        try:
+            find_tool()
+        except Exception as exc:
+            pytest.skip(f"unshare cannot confine here: {exc}")
+        plugin = probe_plugin(tmp_path, runtime)
+        code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path, 1)),
+                              "--sandbox", *actions("tmp", "read:/etc/shadow"))
+        assert code == 0 and card is not None and card.sandbox is not None
+        assert card.sandbox.tool == "unshare"
+        assert [(a.kind, a.detail) for a in card.sandbox.denied] == [("file-access", "/etc/shadow")]
+        code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path, 1)),
+                              "--sandbox", *actions(f"connect:{listener.port}"), out="net")
+        assert card is not None and card.sandbox is not None and listener.accepted == 0
+        assert [a.kind for a in card.sandbox.denied] == ["network"]
+    finally:
+        monkeypatch.delenv("MT_EVAL_SANDBOX_TOOL")
+        find_tool.cache_clear()
+
+
+def test_an_official_run_refuses_a_plugin_the_scan_rejects(tmp_path: Path, capsys):
+    plugin = probe_plugin(tmp_path, "python")
+    code, _ = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path)), "--official")
+    err = capsys.readouterr().err
+    assert code == 1 and "needs a clean static scan" in err and "pipeline.py:8" in err
+    assert not (tmp_path / "run" / "results.jsonl").exists()
+
+
+def test_a_clean_class_s_method_is_eligible_and_a_resume_must_keep_the_sandbox(tmp_path: Path, capsys):
+    demo = Path(__file__).parent.parent / "examples" / "lexicon-eng-spa"
+    corpus = small_corpus(tmp_path)
+    code, card = run_card(tmp_path, "--method", str(demo), "--corpus", str(corpus), "--pair", "eng>spa", "--official")
+    assert code == 0 and card is not None and card.eligibility is not None
+    assert card.eligibility.eligible and card.eligibility.official and card.sandbox is not None
+    assert card.sandbox.denied == [] and card.static_scan is not None and card.static_scan.errors == 0
+    code, _ = run_card(tmp_path, "--method", str(demo), "--corpus", str(corpus), "--pair", "eng>spa", "--resume")
+    assert code == 1 and "the sandbox, --official or the gateway policy" in capsys.readouterr().err
+
+
+def test_an_unsandboxed_run_says_why_it_is_not_eligible(tmp_path: Path):
+    demo = Path(__file__).parent.parent / "examples" / "lexicon-eng-spa"
+    code, card = run_card(tmp_path, "--method", str(demo), "--corpus", str(small_corpus(tmp_path)))
+    assert code == 0 and card is not None and card.sandbox is None and card.eligibility is not None
+    assert not card.eligibility.eligible
+    assert card.eligibility.reasons == ["the method did not run in the sandbox (run with --sandbox, or --official)"]
+
+
+@pytest.mark.parametrize(("dependency", "declared", "flag", "network"), [
+    ({"id": "api", "kind": "service", "license": "proprietary", "access": "external-api", "substitutable": False},
+     "A2", ["external dependency"], "host"),
+    ({"id": "weights", "kind": "model", "license": "none", "access": "bundled"}, "X", [], "none"),
+])
+def test_a2_is_flagged_and_x_is_never_eligible(tmp_path: Path, dependency, declared, flag, network):
+    plugin = probe_plugin(tmp_path, "python", dependency_class=declared, dependencies=[dependency])
+    code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path)), "--sandbox",
+                          *actions("tmp"))
+    assert code == 0 and card is not None and card.eligibility is not None and card.sandbox is not None
+    assert not card.eligibility.eligible and card.eligibility.flags == flag
+    assert card.sandbox.policy.network == network
+    assert any(f"class {declared}" in reason for reason in card.eligibility.reasons)
+
+
+def test_the_guest_in_the_sandbox_sees_no_host_environment(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-leak")
+    source, _ = read_plugin(probe_plugin(tmp_path, "python"))
+    assert source is not None
+    argv = plugin_sandbox(source, network="none").wrap([sys.executable, "-I", "-c",
+                                                        "import os, json; print(json.dumps(dict(os.environ)))"])
+    environment = json.loads(subprocess.run(argv, capture_output=True, text=True, timeout=30, env=os.environ).stdout)
+    assert "OPENAI_API_KEY" not in environment and environment["HOME"] == "/tmp"
