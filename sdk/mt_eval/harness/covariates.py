@@ -80,7 +80,7 @@ def _state(name: str, value: Any, not_applicable: dict[str, str], why_missing: s
         return CovariateState(name, "recorded", value if compared is None else compared, shown)
     if name in not_applicable:
         return CovariateState(name, "not applicable", ("n/a", not_applicable[name]),
-                              f"not applicable: {not_applicable[name]}")
+                              f"not applicable ({not_applicable[name]})")
     return CovariateState(name, "missing", None, f"missing: {why_missing}")
 
 
@@ -98,7 +98,7 @@ def covariate_states(card: RunCard, data: dict[str, Any] | None = None) -> dict[
         network = f" (network {policy['network']})" if policy.get("network") else ""
         parts.append(f"sandbox {sandbox.get('tool')} {sandbox.get('version')}{network}")
     if card.environment.digest:
-        parts.append(f"environment {card.environment.digest[:16]}…")
+        parts.append(f"digest {card.environment.digest[:16]}…")
     environment = "; ".join(parts) or None
     states = {
         "model": _state("model", c.model, not_applicable, "the method has a model dependency; give --model"

@@ -39,7 +39,8 @@ class GateCheck(msgspec.Struct, kw_only=True):
     passed: bool
     figure: str  # what the card says
     threshold: str  # what the policy asks
-    details: list[str] = msgspec.field(default_factory=list)
+    details: list[str] = msgspec.field(default_factory=list)  # why the rule failed, one line each
+    notes: list[str] = msgspec.field(default_factory=list)  # what the figure is made of (e.g. each covariate)
 
 
 class GateFacts(msgspec.Struct, kw_only=True):
@@ -61,9 +62,9 @@ def apply_gate(card: RunCard, resolved: ResolvedPolicy, *, data: dict[str, Any] 
     if verification is not None:
         problems = [p.render().splitlines()[0] for p in verification.errors]
         checks.append(GateCheck(rule="verified", passed=verification.ok,
-                                figure="verifies" if verification.ok else f"does not verify ({len(problems)} "
-                                f"problem{'s' if len(problems) != 1 else ''})",
-                                threshold="the card re-verifies", details=problems[:10]))
+                                figure="the card re-verifies" if verification.ok else f"does not verify "
+                                f"({len(problems)} problem{'s' if len(problems) != 1 else ''})",
+                                threshold="content hash, corpus and every metric re-verify", details=problems[:10]))
     families = card.families
     checks.append(_canaries(card, families, policy))
     checks.append(_negatives(card, families, policy))
@@ -161,9 +162,10 @@ def _covariates(card: RunCard, data: dict[str, Any] | None, policy: GatePolicy) 
     states = covariate_states(card, data)
     required = [states[name] for name in policy.required_covariates]
     missing = [f"{s.name} {s.shown}" for s in required if not s.present]
-    shown = "; ".join(f"{s.name}: {s.shown}" for s in required) or "none required"
-    return GateCheck(rule="covariates", passed=not missing, figure=shown,
-                     threshold="recorded: " + (", ".join(policy.required_covariates) or "none"), details=missing)
+    figure = f"{len(required) - len(missing)} of {len(required)} recorded"
+    wanted = "recorded, or not applicable: " + (", ".join(policy.required_covariates) or "none")
+    return GateCheck(rule="covariates", passed=not missing, figure=figure, threshold=wanted, details=missing,
+                     notes=[f"{s.name}: {s.shown}" for s in required if s.present])
 
 
 def headline(card: RunCard) -> str | None:

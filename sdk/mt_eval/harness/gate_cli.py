@@ -97,13 +97,15 @@ def render(verdict: dict[str, Any]) -> str:
     word = "passed" if verdict["passed"] else "FAILED"
     lines = [f"{verdict['card']}: headline gate {word}"]
     width = max((len(c["rule"]) for c in verdict["checks"]), default=0)
+    figures = max((len(c["figure"]) for c in verdict["checks"]), default=0)
     for check in verdict["checks"]:
-        lines.append(f"  {marks[check['passed']]} {check['rule']:<{width}}  {check['figure']}"
-                     f"  (needs {check['threshold']})")
+        lines.append(f"  {marks[check['passed']]} {check['rule']:<{width}}  {check['figure']:<{figures}}  policy: "
+                     f"{check['threshold']}")
         for detail in check["details"][:10]:
-            lines.append(f"      {detail}")
+            lines.append(f"      ✗ {detail}")
         if len(check["details"]) > 10:
             lines.append(f"      … and {len(check['details']) - 10} more")
+        lines += [f"      {note}" for note in check.get("notes", [])]
     if verdict["passed"]:
         lines.append(f"  headline: {verdict['headline']}")
     else:
