@@ -62,7 +62,7 @@ class Measured(msgspec.Struct, kw_only=True):
 class SelfReported(msgspec.Struct, kw_only=True):
     """The methods' own ``latency_s`` over the scored run's results: reported, never used as the latency."""
 
-    results: int
+    results: int  # results with a translation: what the figures are over
     p50_s: float | None
     p95_s: float | None
 
@@ -156,14 +156,16 @@ def percentiles(values: Sequence[float]) -> tuple[float | None, float | None]:
     return _rounded(statistics.median(values)), _rounded(_p95(list(values)))
 
 
-def self_reported(latencies: Sequence[float]) -> SelfReported:
+def self_reported(results: Sequence[Any]) -> SelfReported:
+    """The ``latency_s`` the method reported on the results that carry a translation (its own claim)."""
+    latencies = [r.latency_s for r in results if r.predicted is not None and r.error is None]
     p50, p95 = percentiles(latencies)
     return SelfReported(results=len(latencies), p50_s=p50, p95_s=p95)
 
 
-def latency_facts(measured: Measured | None, load_s: float, reported: Sequence[float]) -> LatencyFacts:
-    """The card's latency record from the harness's measurement (None: no latency call was made) and the
-    results' own ``latency_s`` (``reported``)."""
+def latency_facts(measured: Measured | None, load_s: float, results: Sequence[Any]) -> LatencyFacts:
+    """The card's latency record from the harness's measurement (None: no latency call was made) and what the
+    run's ``results`` report about themselves."""
     measured = measured or Measured()
     hot = [round(value, 6) for value in measured.hot_s]  # the card's figures come from the values it lists
     p50, p95 = percentiles(hot)
@@ -174,7 +176,7 @@ def latency_facts(measured: Measured | None, load_s: float, reported: Sequence[f
         load_s=round(load_s, 6), first_call_s=_rounded(first), cold_failed=measured.first_call_error,
         repetitions=measured.repetitions, hot_calls=len(hot), hot_failed=measured.hot_failed,
         hot_mean_s=_rounded(statistics.fmean(hot)) if hot else None, hot_calls_s=hot,
-        sample_ids=measured.sample_ids, self_reported=self_reported(reported))
+        sample_ids=measured.sample_ids, self_reported=self_reported(results))
 
 
 def reported_latency_facts(first_call_s: float | None, load_s: float, per_entry_s: list[float],

@@ -302,7 +302,7 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
                                  not_applicable=covariates.not_applicable),
         environment=environment(node=loaded.source.runtime == "node"),
         metrics=scores,
-        latency=latency_facts(state.latency, state.load_s, [r.latency_s for r in results]),
+        latency=latency_facts(state.latency, state.load_s, results),
         usage=rc.UsageTotals(prompt_tokens=sum(r.usage.prompt_tokens for r in results),
                              completion_tokens=sum(r.usage.completion_tokens for r in results)),
         errors=sum(r.error is not None for r in results),

@@ -90,7 +90,7 @@ def _latency(result: Verification, card: RunCard, entries: list[dict[str, Any]])
         "hot_entries": (latency.hot_entries, len(latency.sample_ids or [])),
         "sample_ids": (latency.sample_ids, sample),
         "self_reported": (msgspec.to_builtins(latency.self_reported),
-                          msgspec.to_builtins(self_reported([r.latency_s for r in card.results]))),
+                          msgspec.to_builtins(self_reported(card.results))),
     }
     if latency.cold_s is not None and latency.load_s is not None and latency.first_call_s is not None:
         expected["cold_s"] = (latency.cold_s, round(latency.load_s + latency.first_call_s, 6))
