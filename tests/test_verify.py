@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from gate_policies import LENIENT
 from mt_eval.cli import main
-from mt_eval.harness.verify import canonical_sha256, verify_card
+from mt_eval.harness.verify import verify_card
+from rigor_support import edit_card
 
 HERE = Path(__file__).parent
 REVERSE = HERE / "fixtures" / "reverse"
@@ -32,14 +32,7 @@ def card_path(tmp_path: Path) -> Path:
     return tmp_path / "run" / "card.json"
 
 
-def edit(path: Path, change: Any, *, reseal: bool, name: str = "edited.json") -> Path:
-    data = json.loads(path.read_text())
-    change(data)
-    if reseal:
-        data["content_sha256"] = canonical_sha256(data)
-    out = path.parent / name
-    out.write_text(json.dumps(data, indent=2))
-    return out
+edit = edit_card  # (path, change, *, reseal, name): the card edited, resealed or not, beside the original
 
 
 def paths(verification) -> list[str]:

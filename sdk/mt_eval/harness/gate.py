@@ -81,51 +81,41 @@ def _no_families(card: RunCard) -> str:
             "evaluation again with this one")
 
 
-def _count_rule(rule: str, entries: int, least: int, what: str, corpus: str, how: str) -> str | None:
-    """Why too few entries of a family ran, naming the corpus file and the field that marks them."""
-    if entries >= least:
-        return None
-    return (f"{entries} {what} ran; the policy needs at least {least}: mark them in {corpus} with "
-            f"\"family\": \"{rule}\"{how}")
-
-
 def _canaries(card: RunCard, families: FamilyFacts | None, policy: GatePolicy) -> GateCheck:
     wanted = f"at least {policy.min_canaries}, pass rate at least {percent(policy.min_canary_pass_rate)}"
-    if families is None:
-        required = policy.min_canaries > 0
-        return GateCheck(rule="canaries", passed=not required, figure="not recorded", threshold=wanted,
-                         details=[_no_families(card)] if required else [])
-    ratio = families.canary_pass_rate
-    few = _count_rule("canary", families.canary, policy.min_canaries, "canaries", card.corpus.path,
-                      ' and a "pass_rule" ("exact" or "chrf>=N")')
-    details = [few] if few else []
-    low = _under(ratio, policy.min_canary_pass_rate)
-    if low:
-        details += [f"canary {c.id} failed ({c.rule}): {c.detail}" for c in families.canaries if not c.passed]
-    return GateCheck(rule="canaries", passed=not details, figure=f"{ratio} passed", threshold=wanted,
-                     details=details)
-
-
-def _under(ratio: Ratio, least: float) -> bool:
-    rate = ratio.rate
-    return rate is not None and rate < least
+    ratio = None if families is None else families.canary_pass_rate
+    failing = [] if families is None or ratio is None or ratio.rate is None or ratio.rate >= \
+        policy.min_canary_pass_rate else [f"canary {c.id} failed ({c.rule}): {c.detail}"
+                                          for c in families.canaries if not c.passed]
+    return _family_check(card, "canaries", "canary", None if families is None else families.canary,
+                         policy.min_canaries, ratio, "passed", wanted, failing,
+                         ' and a "pass_rule" ("exact" or "chrf>=N")')
 
 
 def _negatives(card: RunCard, families: FamilyFacts | None, policy: GatePolicy) -> GateCheck:
     wanted = f"at least {policy.min_negatives}, violation rate at most {percent(policy.max_negative_violation_rate)}"
-    if families is None:
-        required = policy.min_negatives > 0
-        return GateCheck(rule="negatives", passed=not required, figure="not recorded", threshold=wanted,
+    ratio = None if families is None else families.negative_violation_rate
+    failing = [] if families is None or ratio is None or ratio.rate is None or ratio.rate <= \
+        policy.max_negative_violation_rate else [f"negative control {n.id} was {n.detail}"
+                                                 for n in families.negatives if n.outcome == "violated"]
+    return _family_check(card, "negatives", "negative", None if families is None else families.negative,
+                         policy.min_negatives, ratio, "violated", wanted, failing,
+                         " (input the method must refuse or abstain on)")
+
+
+def _family_check(card: RunCard, rule: str, family: str, ran: int | None, least: int, ratio: Ratio | None,
+                  verb: str, wanted: str, failing: list[str], how: str) -> GateCheck:
+    """A family's rule: at least ``least`` of its entries ran (a card without families has none on record),
+    and none of ``failing`` (its rate is within the policy's)."""
+    if ran is None or ratio is None:
+        required = least > 0
+        return GateCheck(rule=rule, passed=not required, figure="not recorded", threshold=wanted,
                          details=[_no_families(card)] if required else [])
-    ratio = families.negative_violation_rate
-    few = _count_rule("negative", families.negative, policy.min_negatives, "negative controls", card.corpus.path,
-                      " (input the method must refuse or abstain on)")
-    details = [few] if few else []
-    rate = ratio.rate
-    if rate is not None and rate > policy.max_negative_violation_rate:
-        details += [f"negative control {n.id} was {n.detail}" for n in families.negatives if n.outcome == "violated"]
-    return GateCheck(rule="negatives", passed=not details, figure=f"{ratio} violated", threshold=wanted,
-                     details=details)
+    details = [] if ran >= least else [
+        f"{ran} {rule.replace('negatives', 'negative controls')} ran; the policy needs at least {least}: mark them in "
+        f"{card.corpus.path} with \"family\": \"{family}\"{how}"]
+    details += failing
+    return GateCheck(rule=rule, passed=not details, figure=f"{ratio} {verb}", threshold=wanted, details=details)
 
 
 def _scored(card: RunCard, policy: GatePolicy) -> GateCheck:

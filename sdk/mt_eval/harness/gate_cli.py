@@ -41,24 +41,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.epilog = EPILOG + "\n\nthe shipped default policy:\n  " + "\n  ".join(describe(shipped_policy()))
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    from mt_eval.corpus.arguments import add_corpus_arguments
+
     parser.add_argument("cards", nargs="+", metavar="CARD", help="run card(s) (card.json in a run directory)")
     parser.add_argument("--policy", metavar="FILE", help="gate policy (default: the shipped one, shown below)")
-    parser.add_argument("--corpus", metavar="FILE", help="the corpus the card was run on, to re-verify it against "
-                                                         "(default: the path the card records)")
+    add_corpus_arguments(parser, selection=False, title="the corpus the cards are re-verified against (default: the "
+                                                        "files each card records)")
     parser.add_argument("--extension", action="append", default=[], metavar="MODULE",
-                        help="enable an extension whose metrics the card carries, to verify them (repeatable)")
+                        help="enable an extension whose metrics the cards carry, to verify them (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the verdicts as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
     from mt_eval.harness.policy import PolicyError, load_policy
 
+    from mt_eval.corpus.arguments import spec_from_args
+
     try:
         resolved = load_policy(args.policy)
-    except PolicyError as exc:
+        corpus = spec_from_args(args)
+    except (PolicyError, ValueError) as exc:
         print(f"mt-eval gate: {exc}", file=sys.stderr)
         return 2
-    verdicts = [judge(Path(card), resolved, corpus=args.corpus, extensions=args.extension) for card in args.cards]
+    verdicts = [judge(Path(card), resolved, corpus=corpus, extensions=args.extension) for card in args.cards]
     if args.json:
         print(json.dumps(verdicts, indent=2, ensure_ascii=False))
     else:
@@ -71,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(v["passed"] for v in verdicts) else 1
 
 
-def judge(path: Path, resolved: Any, *, corpus: str | None = None, extensions: list[str] | tuple[str, ...] = ()
+def judge(path: Path, resolved: Any, *, corpus: Any = None, extensions: list[str] | tuple[str, ...] = ()
           ) -> dict[str, Any]:
     """The verdict on one card as a JSON-ready dict: ``passed``, the gate, the headline (or None), problems."""
     from mt_eval.harness.gate import GateCheck, apply_gate, headline
