@@ -93,6 +93,7 @@ def benchmarks(session: nox.Session) -> None:
     session.run("python", "benchmarks/corpus.py")
     session.run("python", "benchmarks/new_plugin.py")
     session.run("python", "benchmarks/adapter.py")
+    session.run("python", "benchmarks/contamination.py")
     session.run("python", "benchmarks/leaderboard.py")
     session.run("python", "benchmarks/sandbox.py", *session.posargs)
     session.run("python", "benchmarks/decisions.py")

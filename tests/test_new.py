@@ -44,7 +44,7 @@ MATRIX = [(runtime, profile, CLASSES[i % len(CLASSES)])
 CORPUS = [json.loads(line) for line in (TEMPLATE / "{{cookiecutter.method_id}}" / "sample" / "corpus.jsonl")
           .read_text(encoding="utf-8").splitlines() if line.strip()]
 REFERENCES = {entry["source"]: entry["reference"] for entry in CORPUS}
-GLOSSARY_OUTPUT = ["Buenos días, mi amigo!", "El gato bebe agua.", "Gracias por el libro."]
+GLOSSARY_OUTPUT = ["Buenas noches, mi amigo!", "El gato bebe agua.", "Gracias por el libro."]
 
 
 def combo_id(combo: tuple[str, str, str]) -> str:

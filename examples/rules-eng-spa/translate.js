@@ -5,7 +5,7 @@
 // 2. Noun groups — a determiner, adjectives (each maybe after adverbs) and a noun — are reordered the
 //    Spanish way (determiner, noun, adjectives) and agree with the noun in gender and number:
 //    "a new school" → "una escuela nueva", "these red cars" → "estos coches rojos".
-// 3. Adjectives after a copula agree with the subject: "The house is big and red." → "La casa es grande y
+// 3. Adjectives after a copula agree with the subject: "The door is big and red." → "La puerta es grande y
 //    roja."; "de el" and "a el" contract to "del" and "al".
 // 4. Unknown words, punctuation, spacing and newlines are kept; a capital first letter stays capital.
 //

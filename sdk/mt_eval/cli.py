@@ -34,6 +34,7 @@ examples:
   mt-eval bridge check -- ./my-guest --flag     prove a guest program speaks the bridge protocol
   mt-eval schemas --check bridge/schemas        fail if the JSON Schemas drifted from the code
   mt-eval locales --config examples/champollion-project   translate a champollion project's locales
+  mt-eval contamination --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json
   mt-eval gateway --policy examples/coached-llm-eng-spa/gateway-policy.json   the LLM gateway (A1 methods)
   mt-eval decide run --method examples/rules-grader --corpus examples/data/adequacy-decisions.jsonl
   mt-eval grade runs/lexicon-eng-spa__eng-spa-demo/card.json --grader examples/rules-grader
@@ -73,6 +74,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                 "mt_eval.tool_commands:add_schemas", "mt_eval.tool_commands:run_schemas"),
     "locales": ("translate a champollion project's locale files with the method plugins its config names",
                 "mt_eval.champollion.cli:add_arguments", "mt_eval.champollion.cli:run"),
+    "contamination": ("check that a method's bundle (or a corpus) holds no text of the evaluation corpus",
+                      "mt_eval.contamination.cli:add_arguments", "mt_eval.contamination.cli:run"),
     "gateway": ("serve the LLM gateway: an OpenAI-compatible proxy for allowlisted, pinned models, logged",
                 "mt_eval.gateway.cli:add_arguments", "mt_eval.gateway.cli:run"),
     "decide": ("run a decision method on a typed-decision corpus and score its calibrated answers",

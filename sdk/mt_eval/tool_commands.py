@@ -31,13 +31,16 @@ def add_validate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-scan", dest="scan", action="store_false",
                         help="skip the static scan of the plugin's code (network, downloads, programs, dynamic "
                              "code, files outside the plugin) against its declared dependencies")
+    parser.add_argument("--corpus", action="append", default=[], metavar="FILE",
+                        help="also run the contamination check against this evaluation corpus (repeatable): "
+                             "contaminated is an error, unverified a warning")
 
 
 def run_validate(args: argparse.Namespace) -> int:
     from mt_eval.validate_cli import run_validate as report
 
     return report([Path(p) for p in args.plugins], as_json=args.json, strict=args.strict, run_code=args.run_code,
-                  scan=args.scan, sandbox=args.sandbox)
+                  scan=args.scan, sandbox=args.sandbox, corpora=[Path(c) for c in args.corpus])
 
 
 def add_translate(parser: argparse.ArgumentParser) -> None:

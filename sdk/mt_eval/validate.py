@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.contamination.record import ContaminationRecord
 from mt_eval.dependency_classes import CLASS_MEANING, Derivation
 from mt_eval.loader import build_method, method_card_of, read_plugin, register_hooks
 from mt_eval.problems import Problem
@@ -27,6 +28,7 @@ class PluginReport(msgspec.Struct, kw_only=True):
     problems: list[Problem] = msgspec.field(default_factory=list)
     static_scan: ScanReport | None = None
     import_sandbox: str | None = None  # the tool that confined the import step, when it was confined
+    contamination: ContaminationRecord | None = None  # with `mt-eval validate --corpus`
 
     @property
     def errors(self) -> list[Problem]:

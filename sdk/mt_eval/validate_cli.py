@@ -13,8 +13,16 @@ from mt_eval.validate import PluginReport, describe_class, validate_plugin
 
 
 def run_validate(plugins: Sequence[Path], *, as_json: bool, strict: bool, run_code: bool, scan: bool = True,
-                 sandbox: bool = True) -> int:
+                 sandbox: bool = True, corpora: Sequence[Path] = ()) -> int:
     reports = [validate_plugin(path, run_code=run_code, scan=scan, sandbox=sandbox) for path in plugins]
+    if corpora:
+        from mt_eval.contamination.validation import check_reports
+
+        try:
+            check_reports(reports, corpora)
+        except ValueError as exc:
+            print(f"mt-eval validate: {exc}", file=sys.stderr)
+            return 1
     ok = all(r.passed(strict=strict) for r in reports)
     if as_json:
         document = {"ok": ok, "strict": strict, "plugins": reports}
@@ -42,6 +50,10 @@ def _print_reports(reports: Sequence[PluginReport], *, strict: bool) -> None:
             console.print(f"      {c['path']} {escape(c['id'])}: {c['class']} — {escape(c['reason'])}")
         if report.static_scan is not None:
             _print_scan(console, report)
+        if report.contamination is not None:
+            from mt_eval.contamination.run_check import summary_line
+
+            console.print(f"    {escape(summary_line(report.contamination))}")
         for problem in report.problems:
             colour = "red" if problem.severity == "error" else "yellow"
             where = problem.file if problem.path == "$" else f"{problem.file} {problem.path}"

@@ -8,13 +8,13 @@ import { inflect, parseLexicon, plural, translate } from '../translate.js';
 const one = async (source) => (await translate([{ id: 'x', source }], {}))[0];
 
 test('noun groups are reordered and agree with their noun', async () => {
-  assert.equal((await one('There is a new school in the city.')).predicted, 'Hay una escuela nueva en la ciudad.');
+  assert.equal((await one('There is a new teacher in the school.')).predicted, 'Hay un maestro nuevo en la escuela.');
   assert.equal((await one('These red cars are new.')).predicted, 'Estos coches rojos son nuevos.');
   assert.equal((await one('A very big house\nand a small dog.')).predicted, 'Una casa muy grande\ny un perro pequeño.');
 });
 
 test('adjectives after a copula agree with the subject; de el contracts', async () => {
-  assert.equal((await one('The house is big and red.')).predicted, 'La casa es grande y roja.');
+  assert.equal((await one('The door is big and red.')).predicted, 'La puerta es grande y roja.');
   assert.equal((await one('She is tall. He is tall.')).predicted, 'Ella es alta. Él es alto.');
   assert.equal((await one('The cities of the world.')).predicted, 'Las ciudades del mundo.');
 });

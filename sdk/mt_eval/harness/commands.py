@@ -77,6 +77,9 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                            "budget); the method gets its URL as base_url and --model must be allowlisted")
     fair.add_argument("--substitution-sample", type=int, default=5, metavar="N",
                       help="entries an A1 run replays with the policy's second model (default 5)")
+    fair.add_argument("--contamination-check", action=argparse.BooleanOptionalAction, default=True,
+                      help="check the method's bundle for the corpus's texts before translating and record the "
+                           "result in the run card (default: on; --no-contamination-check records not-run)")
     add_latency_arguments(run)
     held = run.add_argument_group("what the run is held to")
     held.add_argument("--policy", metavar="FILE", help="headline gate policy (default: the shipped one; mt-eval gate "

@@ -53,9 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mt_eval.harness.policy import PolicyError, load_policy
-
     from mt_eval.corpus.arguments import spec_from_args
+    from mt_eval.harness.policy import PolicyError, load_policy
 
     try:
         resolved = load_policy(args.policy)

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from mt_eval.contamination.record import ContaminationRecord
 from mt_eval.eligibility import Eligibility
 from mt_eval.gateway.audit import GatewayFacts
 from mt_eval.harness.environment import Environment
@@ -150,6 +151,7 @@ class RunCard(msgspec.Struct, kw_only=True):
     sandbox: SandboxFacts | None = None
     gateway: GatewayFacts | None = None
     eligibility: Eligibility | None = None
+    contamination: ContaminationRecord | None = None  # mt_eval.contamination.run_check
     # Measurement rigor; absent from older cards. The corpus families and their rates
     # (mt_eval.harness.families), the headline gate's verdict (mt_eval.harness.gate) and the freeze
     # manifest the run was held to (mt_eval.harness.freeze).

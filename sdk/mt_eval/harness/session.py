@@ -14,6 +14,7 @@ import anyio
 import msgspec
 
 from mt_eval import __version__
+from mt_eval.contamination.run_check import check_for_run
 from mt_eval.corpus.arguments import selection_from_args
 from mt_eval.corpus.describe import reading_facts
 from mt_eval.corpus.families import FAMILY_FIELDS, by_pair, scored_entries
@@ -104,6 +105,9 @@ def run_evaluation(args: argparse.Namespace) -> tuple[Path, bool]:
     try:
         rules.check_freeze(loaded, corpus, entries, selection.facts, config, settings)
         state = _open_run_directory(out, args, loaded, spec, corpus, config, settings, load_s, fair.state())
+        contamination = check_for_run(loaded.directory, corpus, out, code_sha256=state.code_sha256,
+                                      enabled=getattr(args, "contamination_check", True), reuse=args.resume,
+                                      quiet=args.quiet)
     except BaseException:
         fair.close_unused()
         raise
@@ -138,6 +142,7 @@ def run_evaluation(args: argparse.Namespace) -> tuple[Path, bool]:
     scores = _scores(entries, ordered, args, manager)
     draft = _build_card(state, loaded, card, corpus, selection, config, settings, outcome.retries_used, scores,
                         ordered, args, fair)
+    draft.contamination = contamination
     run_card = rc.seal(rules.finish_card(draft, entries, results, scored=corpus.references))
     card_path = out / "card.json"
     write_json(card_path, run_card)

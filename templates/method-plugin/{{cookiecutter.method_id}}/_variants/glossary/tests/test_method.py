@@ -15,7 +15,7 @@ PLUGIN = Path(__file__).resolve().parent.parent
 CORPUS = [json.loads(line) for line in (PLUGIN / "sample" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
           if line.strip()]
 EXPECTED = {
-    "s1": "Buenos días, mi amigo!",
+    "s1": "Buenas noches, mi amigo!",
     "s2": "El gato bebe agua.",
     "s3": "Gracias por el libro.",
     "s4": "La casa es muy grande.",

@@ -8,7 +8,7 @@ import { translate } from '../translate.js';
 const CORPUS = readFileSync(new URL('../sample/corpus.jsonl', import.meta.url), 'utf8')
   .split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line));
 const EXPECTED = {
-  s1: 'Buenos días, mi amigo!',
+  s1: 'Buenas noches, mi amigo!',
   s2: 'El gato bebe agua.',
   s3: 'Gracias por el libro.',
   s4: 'La casa es muy grande.',

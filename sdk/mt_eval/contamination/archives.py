@@ -1,0 +1,79 @@
+"""Compressed files and archives: recognising them by their first bytes and opening what can be opened.
+
+gzip, bzip2 and xz streams are decompressed on the fly; zip and tar archives are opened member by member
+(archives inside them too, down to `CheckSettings.max_archive_depth`). zstd, 7-Zip, RAR and LZ4 are
+recognised but cannot be opened with the standard library: they are reported, never skipped silently.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import shutil
+import tarfile
+import tempfile
+import zipfile
+import zlib
+from collections.abc import Iterator
+from pathlib import PurePosixPath
+from typing import IO, Any
+
+STREAMS = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}
+UNSUPPORTED = {"zstd": "zstd-compressed", "7z": "a 7-Zip archive", "rar": "a RAR archive", "lz4": "LZ4-compressed"}
+_MAGIC = [(b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b"PK\x03\x04", "zip"),
+          (b"PK\x05\x06", "zip"), (b"\x28\xb5\x2f\xfd", "zstd"), (b"7z\xbc\xaf\x27\x1c", "7z"),
+          (b"Rar!\x1a\x07", "rar"), (b"\x04\x22\x4d\x18", "lz4")]
+_INNER_SUFFIX = {".tgz": ".tar", ".tbz": ".tar", ".tbz2": ".tar", ".txz": ".tar"}
+
+# What can go wrong inside a damaged or hostile archive.
+ARCHIVE_ERRORS: tuple[type[BaseException], ...] = (
+    OSError, EOFError, zlib.error, lzma.LZMAError, tarfile.TarError, zipfile.BadZipFile, NotImplementedError,
+    RuntimeError, ValueError)
+
+
+def archive_kind(head: bytes) -> str | None:
+    """``gzip``, ``bzip2``, ``xz``, ``zip``, ``tar``, one of `UNSUPPORTED`, or None for anything else."""
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    if head[257:262] == b"ustar":
+        return "tar"
+    return None
+
+
+def inner_name(name: str) -> str:
+    """The name of what a single-stream compressed file holds: ``data.jsonl.gz`` → ``data.jsonl``."""
+    path = PurePosixPath(name)
+    suffix = path.suffix.lower()
+    if suffix in _INNER_SUFFIX:
+        return str(path.with_suffix(_INNER_SUFFIX[suffix]))
+    if suffix in (".gz", ".gzip", ".bz2", ".xz", ".lzma"):
+        return str(path.with_suffix(""))
+    return name
+
+
+def decompressed(kind: str, stream: Any) -> IO[bytes]:
+    """The decompressed bytes of a gzip, bzip2 or xz stream."""
+    opener: Any = STREAMS[kind]
+    opened: IO[bytes] = opener(fileobj=stream) if kind == "gzip" else opener(stream)
+    return opened
+
+
+def zip_members(stream: Any, path: str | None) -> Iterator[tuple[zipfile.ZipInfo, zipfile.ZipFile]]:
+    """The file members of a zip archive (read from ``path`` when it is a file on disk, else spooled)."""
+    with tempfile.TemporaryFile(prefix="mt-eval-zip-") as spool:
+        if path is None:
+            shutil.copyfileobj(stream, spool)
+            spool.seek(0)
+        with zipfile.ZipFile(path if path is not None else spool) as archive:
+            for info in archive.infolist():
+                if not info.is_dir():
+                    yield info, archive
+
+
+def tar_members(stream: Any) -> Iterator[tuple[tarfile.TarInfo, tarfile.TarFile]]:
+    """Every member of an (uncompressed) tar stream, in order; read each before asking for the next."""
+    with tarfile.open(fileobj=stream, mode="r|") as archive:
+        for member in archive:
+            yield member, archive

@@ -1,0 +1,187 @@
+"""``mt-eval contamination``: its arguments, and running it.
+
+`mt_eval.cli` imports this module only when the command runs; the engine is imported after parsing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from typing import Any
+
+EXIT_CLEAN, EXIT_CONTAMINATED, EXIT_CANNOT_RUN, EXIT_UNVERIFIED = 0, 1, 2, 3
+
+EPILOG = """\
+examples:
+  mt-eval contamination --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json
+  mt-eval contamination --method my-method --corpus test.json --corpus test2.tsv --json > report.json
+  mt-eval contamination --against dev.jsonl --corpus test.json     a development set against the test set
+  mt-eval contamination --method my-method --corpus test.json --near-duplicate 0.7 --plant 50 --seed 7
+
+exit status: 0 clean; 1 contaminated; 3 unverified (no hits, but the planted control's recall is under the
+floor or part of the bundle could not be read); 2 the check could not run.
+"""
+
+
+def size(text: str) -> int:
+    """``512M``, ``1G``, ``100k`` or a number of bytes."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)i?[bB]?\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size: write e.g. 500M, 2G or 1048576")
+    scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[match.group(2).lower()]
+    return int(float(match.group(1)) * scale)
+
+
+_SIZES = {1 << 30: "1G", 4 << 30: "4G", 8 << 20: "8M"}
+# group → (flag, CheckSettings field, type, metavar, help without the default)
+OPTIONS: dict[str, list[tuple[str, str, Any, str, str]]] = {
+    "thresholds (in normalised words)": [
+        ("--ngram", "ngram", int, "N", "words per indexed n-gram; a hit shares at least one such run"),
+        ("--near-duplicate", "near_duplicate", float, "F",
+         "coverage making a near-duplicate: share of the entry's words in shared runs of --ngram or more words"),
+        ("--long-ngram", "long_ngram", int, "N", "a shared run this long is a hit whatever the entry's length"),
+        ("--min-words", "min_words", int, "N", "entries with fewer words are not checked"),
+        ("--standalone-below", "standalone_below", int, "N",
+         "shorter entries count only as exact matches set off by punctuation, a line end or a string edge"),
+        ("--common-ngram", "common_ngram", int, "N", "n-grams in more corpus texts than this are not looked up"),
+    ],
+    "planted control": [
+        ("--plant", "plant", int, "N",
+         "corpus texts planted in a copy of the bundle; 0 skips the control, so the verdict is at best unverified"),
+        ("--seed", "seed", int, "N", "seed of the control's sample, perturbations and places"),
+        ("--recall-floor", "recall_floor", float, "F", "recall below which the verdict is unverified"),
+    ],
+    "files": [
+        ("--max-file-size", "max_file_bytes", size, "SIZE", "larger files and archive members are listed, not read"),
+        ("--max-archive-size", "max_archive_bytes", size, "SIZE", "decompressed bytes read from one archive"),
+        ("--max-code-size", "max_code_bytes", size, "SIZE", "larger source files are read as text, not parsed"),
+        ("--max-archive-depth", "max_archive_depth", int, "N", "levels of archives inside archives opened"),
+    ],
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    import textwrap
+
+    from mt_eval.contamination.settings import CheckSettings
+    from mt_eval.corpus.arguments import add_corpus_arguments
+
+    d = CheckSettings()
+    parser.description = textwrap.fill(
+        "Check that a method's bundle does not contain the evaluation data: every string literal, data file, "
+        "prompt and archive in the plugin directory is compared with the corpus's sources and references "
+        "(exact matches, near-duplicates, long shared n-grams). Before it says clean, it plants a seeded "
+        "sample of corpus texts into a copy of the bundle and proves it finds them.", 100)
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EPILOG
+    what = parser.add_argument_group("what to check")
+    what.add_argument("--method", metavar="DIR", help="the method plugin directory (its bundle)")
+    what.add_argument("--corpus", action="append", default=[], metavar="FILE",
+                      help="evaluation corpus (repeatable): upstream JSON, JSON list, .jsonl or .tsv")
+    what.add_argument("--against", metavar="FILE",
+                      help="instead of a bundle, another corpus (e.g. a development set) checked for --corpus texts")
+    add_corpus_arguments(parser, file_flag=False, selection=False,
+                         title="how corpora are read (as by mt-eval run; --columns applies to .tsv files)")
+    for title, options in OPTIONS.items():
+        group = parser.add_argument_group(title)
+        for flag, field, kind, metavar, text in options:
+            default = getattr(d, field)
+            shown = _SIZES.get(default, default) if kind is size else default
+            group.add_argument(flag, type=kind, default=default, metavar=metavar, help=f"{text} (default {shown})")
+    output = parser.add_argument_group("output")
+    output.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    output.add_argument("--report", metavar="FILE", help="also write the JSON report to FILE")
+    output.add_argument("--show", type=int, default=20, metavar="N", help="hits listed (default 20; 0: all)")
+    output.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.set_defaults(print_contamination_help=parser.print_help)
+
+
+def settings_from(args: argparse.Namespace) -> Any:
+    """`CheckSettings` from the parsed arguments (ValueError naming the bad one)."""
+    import msgspec
+
+    from mt_eval.contamination.settings import CheckSettings
+
+    fields = {field: getattr(args, flag[2:].replace("-", "_")) for options in OPTIONS.values()
+              for flag, field, *_rest in options}
+    try:
+        return msgspec.convert(fields, CheckSettings)
+    except msgspec.ValidationError as exc:
+        flags = {field: flag for options in OPTIONS.values() for flag, field, *_rest in options}
+        named = re.search(r"`\$\.(\w+)`", str(exc))
+        raise ValueError(f"{exc} ({flags[named.group(1)]})" if named and named.group(1) in flags else str(exc)) \
+            from exc
+
+
+def run(args: argparse.Namespace) -> int:
+    if bool(args.method) == bool(args.against) or not (args.corpus or args.source_file):
+        print("mt-eval contamination: give --method DIR (or --against FILE) and at least one --corpus FILE\n",
+              file=sys.stderr)
+        args.print_contamination_help(sys.stderr)
+        return EXIT_CANNOT_RUN
+    import msgspec
+
+    from mt_eval.contamination.corpora import CorpusUnreadable, load_corpus
+    from mt_eval.contamination.engine import CheckError, check_bundle, check_corpora
+    from mt_eval.contamination.render import render
+
+    progress = None if args.quiet else progress_printer()
+    try:
+        settings = settings_from(args)
+        corpora = [load_corpus(spec) for spec in corpus_specs(args, [*args.corpus, None])]
+        if args.method:
+            report = check_bundle(args.method, corpora, settings, progress)
+        else:
+            [against] = [load_corpus(spec) for spec in corpus_specs(args, [args.against])]
+            report = check_corpora(against, corpora, settings, progress)
+    except (CheckError, CorpusUnreadable, ValueError) as exc:
+        print(f"mt-eval contamination: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    document = msgspec.json.format(msgspec.json.encode(report), indent=2)
+    if args.report:
+        with open(args.report, "wb") as out:
+            out.write(document + b"\n")
+    try:
+        if args.json:
+            sys.stdout.write(document.decode() + "\n")
+        else:
+            print(render(report, show=args.show))
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader (e.g. head) has stopped reading
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return {"clean": EXIT_CLEAN, "contaminated": EXIT_CONTAMINATED}.get(report.status, EXIT_UNVERIFIED)
+
+
+def corpus_specs(args: argparse.Namespace, paths: list[str | None]) -> list[Any]:
+    """A `CorpusSpec` for each path (None: the parallel text of --source-file, if given); --columns only
+    for .tsv files. ValueError says what is wrong."""
+    from mt_eval.corpus.arguments import spec_from_args
+
+    specs = []
+    for path in paths:
+        if path is None and args.source_file is None:
+            continue
+        tsv = path is None or path.lower().endswith((".tsv", ".tsv.gz"))
+        one = argparse.Namespace(**{**vars(args), "corpus": None, "columns": args.columns if tsv else None,
+                                    **({"source_file": None, "reference_file": None} if path is not None else {})})
+        spec = spec_from_args(one, path)
+        if spec is not None:
+            specs.append(spec)
+    return specs
+
+
+def progress_printer(prefix: str = "contamination: ") -> Any:
+    """Progress lines on stderr: each step, and how much was read at most every two seconds."""
+    import time
+
+    last = [0.0]
+
+    def progress(message: str) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 2.0 or not message.startswith("read "):
+            last[0] = now
+            print(f"{prefix}{message}", file=sys.stderr, flush=True)
+
+    return progress

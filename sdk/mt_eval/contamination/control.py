@@ -1,0 +1,152 @@
+"""The planted control: proof that the check would have found the corpus in *this* bundle.
+
+A seeded sample of corpus texts is perturbed (`perturb`) and planted (`carriers`) into a temporary copy of
+the bundle — in its own Python and JavaScript files, new data files, prompts and archives — and the whole
+check runs again on the copy. A planted text counts as found only when a hit names its entry and side at
+the file and lines where it was planted. The recall on the planted texts decides whether a check without
+hits may say "clean" (`CheckSettings.recall_floor`). The copy is deleted afterwards; the bundle is never
+written to (files are hard-linked where possible, and a file that gets a text appended is replaced by a
+new file first).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from mt_eval.contamination.bundle_walk import SKIPPED_DIRECTORIES, walk_bundle
+from mt_eval.contamination.carriers import (
+    CARRIERS,
+    ControlCopy,
+    Placement,
+    parses_as_javascript,
+    parses_as_python,
+)
+from mt_eval.contamination.extract import JAVASCRIPT, PYTHON
+from mt_eval.contamination.index import CorpusIndex
+from mt_eval.contamination.perturb import perturb
+from mt_eval.contamination.report import ControlResult, Hit, Planted
+
+ScanBundle = Callable[[Path], list[Hit]]
+_MAX_APPEND_CANDIDATES = 20
+
+
+def sample_texts(index: CorpusIndex, count: int, rng: random.Random) -> list[tuple[int, str, str, str]]:
+    """``(corpus, entry id, side, text)`` of ``count`` corpus texts the check is meant to find."""
+    indexed = set(index.owner_texts.tolist())
+    texts = (text for corpus in index.corpora for _id, _side, text in corpus.texts)
+    eligible = [(*index.texts[number][:3], text) for number, text in enumerate(texts) if number in indexed]
+    return rng.sample(eligible, min(count, len(eligible)))
+
+
+def bundle_control(bundle: Path, index: CorpusIndex, scan: ScanBundle) -> ControlResult:
+    """Plant a sample into a copy of ``bundle``, run ``scan`` on the copy, and measure the recall."""
+    settings = index.settings
+    rng, sample, nothing = _start(index)
+    if nothing is not None:
+        return nothing
+    with tempfile.TemporaryDirectory(prefix="mt-eval-control-") as scratch:
+        root = Path(scratch) / (bundle.resolve().name or "bundle")
+        _copy_bundle(bundle, root)
+        copy = ControlCopy(root=root, rng=rng,
+                           python_files=_appendable(root, PYTHON, parses_as_python, settings.max_code_bytes),
+                           javascript_files=_appendable(root, JAVASCRIPT, parses_as_javascript,
+                                                        settings.max_code_bytes))
+        carriers = list(CARRIERS.items())
+        rng.shuffle(carriers)
+        planted: list[tuple[Planted, Placement]] = []
+        for number, (corpus, entry_id, side, text) in enumerate(sample, start=1):
+            carrier_name, carrier = carriers[(number - 1) % len(carriers)]
+            perturbed, perturbations = perturb(text, rng, settings)
+            placement = carrier(copy, perturbed, number)
+            if placement.split:
+                perturbations.append("split across lines")
+            planted.append((Planted(corpus=index.corpora[corpus].name, entry_id=entry_id, side=side,  # type: ignore[arg-type]
+                                    carrier=carrier_name, file=placement.file, line=placement.first_line,
+                                    perturbations=perturbations), placement))
+        hits = scan(root)
+    return _recall(planted, hits, settings.seed, settings.recall_floor)
+
+
+def corpus_control(index: CorpusIndex, scan_texts: Callable[[Sequence[tuple[str, str]]], list[Hit]]
+                   ) -> ControlResult:
+    """The control of a corpus-against-corpus check: perturbed texts of the corpus planted as extra entries
+    of the other corpus (each split across lines half the time)."""
+    settings = index.settings
+    rng, sample, nothing = _start(index)
+    if nothing is not None:
+        return nothing
+    planted, extra = [], []
+    for number, (corpus, entry_id, side, text) in enumerate(sample, start=1):
+        perturbed, perturbations = perturb(text, rng, settings)
+        if rng.random() < 0.5 and " " in perturbed.strip():
+            cut = perturbed.strip().index(" ")
+            perturbed = perturbed.strip()[:cut] + "\n" + perturbed.strip()[cut + 1:]
+            perturbations.append("split across lines")
+        label = f"mt-eval-control-{number}"
+        extra.append((label, perturbed))
+        planted.append((Planted(corpus=index.corpora[corpus].name, entry_id=entry_id, side=side,  # type: ignore[arg-type]
+                                carrier="corpus entry", file=label, line=0, perturbations=perturbations),
+                        Placement(label, 0, 0, False)))
+    hits = scan_texts(extra)
+    return _recall(planted, hits, settings.seed, settings.recall_floor)
+
+
+def _start(index: CorpusIndex) -> tuple[random.Random, list[tuple[int, str, str, str]], ControlResult | None]:
+    """The seeded generator and sample, or the result saying there is nothing to plant."""
+    settings = index.settings
+    rng = random.Random(settings.seed)
+    sample = sample_texts(index, settings.plant, rng)
+    if sample:
+        return rng, sample, None
+    return rng, sample, ControlResult(seed=settings.seed, planted=[], found=0, recall=None,
+                                      floor=settings.recall_floor, note="no corpus text is long enough to plant")
+
+
+def _recall(planted: list[tuple[Planted, Placement]], hits: list[Hit], seed: int, floor: float) -> ControlResult:
+    for record, placement in planted:
+        record.found = any(_finds(hit, record, placement) for hit in hits)
+    found = sum(record.found for record, _ in planted)
+    return ControlResult(seed=seed, planted=[record for record, _ in planted], found=found,
+                         recall=round(found / len(planted), 4), floor=floor)
+
+
+def _finds(hit: Hit, record: Planted, placement: Placement) -> bool:
+    if (hit.corpus, hit.entry_id, hit.side) != (record.corpus, record.entry_id, record.side):
+        return False
+    if hit.against_id is not None:
+        return hit.against_id == placement.file
+    return hit.file == placement.file and hit.line is not None and \
+        placement.first_line <= hit.line <= placement.last_line
+
+
+def _copy_bundle(bundle: Path, root: Path) -> None:
+    """A copy of the bundle's files (hard links where the filesystem allows); what cannot be copied is
+    left out (the check of the bundle itself already reports it)."""
+    def link_or_copy(source: str, destination: str) -> None:
+        if not os.path.isfile(source) or os.path.islink(source):
+            return
+        try:
+            os.link(source, destination)
+        except OSError:
+            shutil.copy2(source, destination)
+
+    with contextlib.suppress(shutil.Error):  # unreadable files: reported by the check of the bundle itself
+        shutil.copytree(bundle, root, symlinks=True, copy_function=link_or_copy,
+                        ignore=shutil.ignore_patterns(*SKIPPED_DIRECTORIES))
+
+
+def _appendable(root: Path, suffixes: set[str], parses: Callable[[Path, int], bool], limit: int) -> list[Path]:
+    """The copy's own source files (symbolic links never followed) that a literal can be appended to."""
+    found = []
+    for path, _relative in walk_bundle(root, []):
+        if path.suffix.lower() in suffixes and parses(path, limit):
+            found.append(path)
+            if len(found) >= _MAX_APPEND_CANDIDATES:
+                break
+    return found

@@ -1,0 +1,232 @@
+"""Reading bytes as text: limits, encodings, text in blocks, JSON string literals, text inside binaries.
+
+Everything streams in blocks of a mebibyte, so a file's size never decides the memory used.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO
+
+BLOCK = 1 << 20
+HEAD = 1 << 16
+MIN_BINARY_RUN = 8
+
+
+class TooLarge(Exception):
+    """More bytes than the limit allows were read."""
+
+
+class PrefixedReader(io.RawIOBase):
+    """A readable stream: bytes already read (``prefix``), then the rest of ``rest``."""
+
+    def __init__(self, prefix: bytes, rest: IO[bytes] | io.RawIOBase | None) -> None:
+        self._pending = memoryview(prefix)
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def _more(self, size: int) -> bytes:
+        return (self._rest.read(size) or b"") if self._rest is not None else b""
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self._pending:
+            size = min(len(buffer), len(self._pending))
+            buffer[:size] = self._pending[:size]
+            self._pending = self._pending[size:]
+            return size
+        data = self._more(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+class LimitedReader(PrefixedReader):
+    """A readable stream that fails with `TooLarge` past ``limit`` bytes and keeps its first bytes (``head``)
+    to tell what it holds."""
+
+    def __init__(self, raw: IO[bytes], limit: int, shared: ByteBudget | None = None) -> None:
+        self._raw = raw
+        self._limit = limit
+        self._shared = shared
+        self.count = 0
+        parts: list[bytes] = []
+        while (got := sum(map(len, parts))) < HEAD and (data := self._more(HEAD - got)):
+            parts.append(data)
+        self.head = b"".join(parts)
+        super().__init__(self.head, None)
+
+    def _more(self, size: int) -> bytes:
+        data = self._raw.read(size) or b""
+        self.count += len(data)
+        if self._shared is not None:
+            self._shared.spend(len(data))
+        if self.count > self._limit:
+            raise TooLarge(f"more than {self._limit:,} bytes")
+        return data
+
+    @property
+    def head_is_all(self) -> bool:
+        return len(self.head) < HEAD
+
+
+class ByteBudget:
+    """Decompressed bytes left for one archive (a guard against archive bombs)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.spent = 0
+
+    def spend(self, count: int) -> None:
+        self.spent += count
+        if self.spent > self.limit:
+            raise TooLarge(f"more than {self.limit:,} bytes decompressed from one archive")
+
+
+@dataclass
+class Sniffed:
+    """What the first bytes say: text in ``encoding``, or binary; ``note`` explains anything unusual."""
+
+    encoding: str | None
+    note: str | None = None
+    guessed: bool = False
+
+
+def sniff(head: bytes, complete: bool) -> Sniffed:
+    """Text or binary, and which encoding, from a file's first bytes (``complete``: that is all of it)."""
+    for bom, name in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"),
+                      (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+                      (codecs.BOM_UTF16_BE, "utf-16")):
+        if head.startswith(bom):
+            return Sniffed(name)
+    if b"\0" in head:
+        half = max(1, len(head) // 2)
+        even, odd = head[0::2].count(0) / half, head[1::2].count(0) / half
+        if odd > 0.4 and even < 0.05:
+            return Sniffed("utf-16-le", "UTF-16 without a byte-order mark", guessed=True)
+        if even > 0.4 and odd < 0.05:
+            return Sniffed("utf-16-be", "UTF-16 without a byte-order mark", guessed=True)
+        return Sniffed(None)
+    for cut in range(4 if not complete else 1):
+        try:
+            head[:len(head) - cut].decode("utf-8")
+            return Sniffed("utf-8")
+        except UnicodeDecodeError:
+            continue
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(head).best()
+    if best is None:
+        return Sniffed(None, "not UTF-8 and no known encoding fits")
+    return Sniffed(best.encoding, f"not UTF-8: read as {best.encoding} (detected)", guessed=True)
+
+
+class TextBlocks:
+    """``(first line, text)`` blocks of a text stream, cut at line ends (an overlong line at a space).
+
+    ``replaced`` counts characters that could not be decoded (replaced by U+FFFD).
+    """
+
+    def __init__(self, stream: IO[bytes] | io.RawIOBase, encoding: str) -> None:
+        self._stream = stream
+        self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        self.replaced = 0
+
+    def decoded(self) -> Iterator[str]:
+        """The decoded text in blocks cut anywhere."""
+        while True:
+            data = self._stream.read(BLOCK)
+            text = self._decoder.decode(data or b"", final=not data)
+            self.replaced += text.count("\ufffd")
+            if text:
+                yield text
+            if not data:
+                return
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        line, pending = 1, ""
+        for text in self.decoded():
+            pending += text
+            cut = pending.rfind("\n")
+            if cut < 0:
+                if len(pending) < BLOCK:
+                    continue
+                cut = max(pending.rfind(" ", 0, BLOCK), BLOCK // 2)
+                yield line, pending[:cut]
+                pending = pending[cut:]
+                continue
+            yield line, pending[:cut]
+            line += pending.count("\n", 0, cut) + 1
+            pending = pending[cut + 1:]
+        if pending:
+            yield line, pending
+
+
+_JSON_STRING_BODY = re.compile(r'(?:[^"\\\n]|\\.)*"')
+_LINE_BREAKS = str.maketrans({"\n": "\t", "\r": "\t", "\u2028": "\t", "\u2029": "\t"})
+
+
+def json_strings(blocks: TextBlocks) -> Iterator[tuple[int, str]]:
+    """Every string literal (keys too) of JSON or JSON-lines text, decoded, with its line.
+
+    A lexer rather than a parser: malformed JSON still yields its strings, and a single-line document of
+    any size streams.
+    """
+    line, buffer = 1, ""
+    for text in blocks.decoded():
+        buffer += text
+        position = 0
+        while True:
+            quote = buffer.find('"', position)
+            if quote < 0:
+                line += buffer.count("\n", position)
+                buffer = ""
+                break
+            line += buffer.count("\n", position, quote)
+            match = _JSON_STRING_BODY.match(buffer, quote + 1)
+            if match is None:
+                if "\n" in buffer[quote:] or len(buffer) - quote > BLOCK:  # not a string: skip the quote
+                    position = quote + 1
+                    continue
+                buffer = buffer[quote:]  # the literal goes on in the next block
+                break
+            literal = buffer[quote:match.end()]
+            yield line, decode_json_string(literal) if "\\" in literal else literal[1:-1]
+            position = match.end()
+    if buffer.strip():
+        yield line, buffer.translate(_LINE_BREAKS)
+
+
+def decode_json_string(literal: str) -> str:
+    """A JSON string literal's text, its escaped line ends turned into tabs (so lines stay right)."""
+    try:
+        value = json.loads(literal)
+    except ValueError:
+        return literal[1:-1]
+    return value.translate(_LINE_BREAKS) if isinstance(value, str) else literal[1:-1]
+
+
+_BINARY_RUN = re.compile(rb"(?:[\t\n\r\x20-\x7e]|[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
+                         rb"|[\xf0-\xf4][\x80-\xbf]{3}){%d,}" % MIN_BINARY_RUN)
+
+
+def binary_runs(stream: IO[bytes] | io.RawIOBase) -> Iterator[tuple[int, str]]:
+    """``(byte offset, text)`` of every run of at least 8 bytes of printable ASCII or UTF-8 in a binary."""
+    offset, carry = 0, b""
+    while True:
+        data = stream.read(BLOCK)
+        block = carry + (data or b"")
+        carry = b""
+        for match in _BINARY_RUN.finditer(block):
+            if data and match.end() == len(block) and match.end() - match.start() < BLOCK:
+                carry = block[match.start():]  # the run may go on in the next block
+                break
+            yield offset + match.start(), match.group().decode("utf-8", "replace").translate(_LINE_BREAKS)
+        if not data:
+            return
+        offset += len(block) - len(carry)

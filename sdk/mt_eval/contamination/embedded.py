@@ -1,0 +1,66 @@
+"""Text hidden one step deeper: base64 runs inside text or string literals, decoded (and decompressed when
+they hold gzip, zlib, bzip2 or xz data) — the usual way to embed a data file in source code.
+
+A run of at least 64 base64 characters is decoded; the result is kept when it is text (UTF-8, nearly all
+printable), and read at the line where the run starts. Decoding and decompression are bounded.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bz2
+import lzma
+import re
+import zlib
+from collections.abc import Iterable, Iterator
+
+MIN_RUN = 64
+MAX_DECODED = 16 << 20
+_BASE64_RUN = re.compile("[A-Za-z0-9+/]{" + str(MIN_RUN) + ",}={0,2}")
+_BREAKS = str.maketrans({"\n": "\t", "\r": "\t"})
+
+
+def with_embedded(pieces: Iterable[tuple[int, str]], found: list[int]) -> Iterator[tuple[int, str]]:
+    """``pieces``, each followed by the text decoded from the base64 runs in it; ``found`` counts them."""
+    for line, text in pieces:
+        yield line, text
+        if len(text) < MIN_RUN:
+            continue
+        for match in _BASE64_RUN.finditer(text):
+            decoded = decode_run(match.group())
+            if decoded is not None:
+                found[0] += 1
+                yield line + text.count("\n", 0, match.start()), decoded.translate(_BREAKS)
+
+
+def decode_run(run: str) -> str | None:
+    """The text a base64 run stands for, or None when it is not text (an image, a hash, random bytes)."""
+    try:
+        raw = base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    data = _decompressed(raw)
+    if data is None:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(c.isprintable() or c in "\n\r\t" for c in text[:4096])
+    return text if text and printable >= 0.95 * min(len(text), 4096) else None
+
+
+def _decompressed(data: bytes) -> bytes | None:
+    try:
+        if data[:2] == b"\x1f\x8b":
+            return zlib.decompressobj(31).decompress(data, MAX_DECODED)
+        if data[:1] == b"\x78" and data[1:2] in (b"\x01", b"\x5e", b"\x9c", b"\xda"):
+            return zlib.decompressobj().decompress(data, MAX_DECODED)
+        if data[:3] == b"BZh":
+            return bz2.BZ2Decompressor().decompress(data, MAX_DECODED)
+        if data[:6] == b"\xfd7zXZ\x00":
+            return lzma.LZMADecompressor().decompress(data, MAX_DECODED)
+    except (zlib.error, OSError, EOFError, lzma.LZMAError):
+        return None
+    return data

@@ -1,0 +1,223 @@
+"""The n-gram index of the corpus texts, and looking a stream of words up in it.
+
+Every corpus text (a source or a reference) is normalised into words; identical texts share one *unit*.
+A unit of ``ngram`` or more words contributes each of its n-grams, hashed to 64 bits, to a sorted array
+of keys whose postings say which unit has that n-gram and at which word. A shorter unit (``min_words``
+up to ``ngram - 1`` words) is one key of its own length: it can only match whole.
+
+Looking up a stream hashes its n-grams the same way (numpy, one pass per n-gram length), drops most
+misses with a bit filter, and binary-searches the keys for the rest; n-grams shared by more than
+``common_ngram`` units are left out of the lookup. The corpus is tokenised in batches, so building the
+index never holds more than a batch of words as Python strings.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+
+from mt_eval.contamination.corpora import CorpusTexts
+from mt_eval.contamination.normalize import MARK_CODES, PIECE, Vocabulary, joined_items
+from mt_eval.contamination.settings import CheckSettings
+
+_MAX_GRAM = 64
+_HASH_RNG = np.random.default_rng(0x6D7465)
+_MULTIPLIERS = _HASH_RNG.integers(0, 2**64, size=_MAX_GRAM, dtype=np.uint64, endpoint=False) | np.uint64(1)
+_LENGTH_SALT = _HASH_RNG.integers(0, 2**64, size=_MAX_GRAM + 1, dtype=np.uint64, endpoint=False)
+_WHOLE_TEXT_BASE = np.uint64(0x9E3779B97F4A7C15)
+_BATCH_TEXTS = 20_000
+
+
+def gram_hashes(values: np.ndarray, length: int) -> np.ndarray:
+    """64-bit hashes of every run of ``length`` consecutive token values (wrapping arithmetic)."""
+    count = len(values) - length + 1
+    if count <= 0:
+        return np.zeros(0, np.uint64)
+    hashes = np.full(count, _LENGTH_SALT[length], dtype=np.uint64)
+    term = np.empty(count, np.uint64)
+    for j in range(length):
+        np.multiply(values[j:j + count], _MULTIPLIERS[j], out=term)
+        hashes += term
+    return hashes
+
+
+def all_known(ids: np.ndarray, length: int) -> np.ndarray:
+    """For every window of ``length`` ids, whether none is unknown (negative)."""
+    if len(ids) < length:
+        return np.zeros(0, bool)
+    unknown = np.concatenate(([0], np.cumsum(ids < 0)))
+    known: np.ndarray = (unknown[length:] - unknown[:-length]) == 0
+    return known
+
+
+class BitFilter:
+    """A set of 64-bit hashes as bits: no false negatives, a few per cent false positives."""
+
+    def __init__(self, hashes: np.ndarray) -> None:
+        bits = max(16, int(np.ceil(np.log2(max(1, len(hashes)) * 32))))
+        self._shift = np.uint64(64 - bits)
+        self._bits = np.zeros((1 << bits) >> 3, np.uint8)
+        slots = hashes >> self._shift
+        np.bitwise_or.at(self._bits, slots >> np.uint64(3), (1 << (slots & np.uint64(7))).astype(np.uint8))
+
+    def may_contain(self, hashes: np.ndarray) -> np.ndarray:
+        slots = hashes >> self._shift
+        bits: np.ndarray = (self._bits[slots >> np.uint64(3)] >> (slots & np.uint64(7)).astype(np.uint8)) & 1
+        return bits.astype(bool)
+
+
+class CorpusIndex:
+    """Units (distinct normalised texts), which corpus texts each stands for, and their n-gram keys."""
+
+    def __init__(self, corpora: Sequence[CorpusTexts], settings: CheckSettings) -> None:
+        self.settings = settings
+        self.corpora = list(corpora)
+        self.lookup = Vocabulary()
+        self.texts = [(number, entry_id, side) for number, corpus in enumerate(self.corpora)
+                      for entry_id, side, _text in corpus.texts]
+        tokens, lengths = self._tokenize_corpora()
+        vocabulary = max(1, self.lookup.words)
+        self.values = np.random.default_rng(0x766F63).integers(0, 2**64, size=vocabulary, dtype=np.uint64)
+        self._build_units(tokens, lengths)
+        self._index_long_units()
+        self._index_short_units()
+
+    def _tokenize_corpora(self) -> tuple[np.ndarray, np.ndarray]:
+        """All corpus texts' word ids, concatenated, and each text's length in words."""
+        lookup = self.lookup
+        token_parts, length_parts = [], []
+        texts = (text for corpus in self.corpora for _id, _side, text in corpus.texts)
+        while batch := list(itertools.islice(texts, _BATCH_TEXTS)):
+            found = joined_items(batch)
+            for word in dict.fromkeys(found):
+                lookup.add(word)
+            codes = np.fromiter(map(lookup.__getitem__, found), dtype=np.int32, count=len(found))
+            is_word = codes >= 0
+            text_of_item = np.cumsum(codes == MARK_CODES[PIECE])
+            token_parts.append(codes[is_word])
+            length_parts.append(np.bincount(text_of_item[is_word], minlength=len(batch)))
+        if not token_parts:
+            return np.zeros(0, np.int32), np.zeros(0, np.int64)
+        return np.concatenate(token_parts), np.concatenate(length_parts).astype(np.int64)
+
+    def _build_units(self, tokens: np.ndarray, lengths: np.ndarray) -> None:
+        """Identical texts (by a hash of all their words) become one unit; short texts are left out."""
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+        long_enough = lengths >= self.settings.min_words
+        self.too_short = int((~long_enough).sum())
+        checked = np.flatnonzero(long_enough)
+        whole = np.zeros(len(lengths), np.uint64)
+        if len(tokens):
+            powers = np.cumprod(np.full(int(lengths.max()) + 1, _WHOLE_TEXT_BASE, np.uint64))
+            weighted = self.values[tokens]
+            weighted *= powers[np.arange(len(tokens)) - np.repeat(starts, lengths)]
+            nonempty = lengths > 0
+            whole[nonempty] = np.add.reduceat(weighted, starts[nonempty])
+            del weighted
+            whole += _LENGTH_SALT[np.minimum(lengths, _MAX_GRAM)] * lengths.astype(np.uint64)
+        _keys, first, inverse = np.unique(whole[checked], return_index=True, return_inverse=True)
+        unit_texts = checked[first]
+        self.lengths = lengths[unit_texts]
+        self.starts = np.concatenate(([0], np.cumsum(self.lengths)[:-1])).astype(np.int64)
+        self.tokens = tokens[np.repeat(starts[unit_texts] - self.starts, self.lengths) +
+                             np.arange(int(self.lengths.sum()))] if len(unit_texts) else np.zeros(0, np.int32)
+        order = np.argsort(inverse, kind="stable")
+        self.owner_texts = checked[order]  # texts grouped by unit
+        self.owner_first = np.concatenate(([0], np.cumsum(np.bincount(inverse, minlength=len(unit_texts)))))
+        self.max_length = int(self.lengths.max()) if len(self.lengths) else 0
+
+    @property
+    def units(self) -> int:
+        return len(self.lengths)
+
+    def owners(self, unit: int) -> list[tuple[int, str, str]]:
+        """``(corpus number, entry id, side)`` of every corpus text the unit stands for."""
+        texts = self.owner_texts[self.owner_first[unit]:self.owner_first[unit + 1]]
+        return [self.texts[t] for t in texts.tolist()]
+
+    def unit_ids(self, unit: int) -> np.ndarray:
+        start = int(self.starts[unit])
+        return self.tokens[start:start + int(self.lengths[unit])]
+
+    def _index_long_units(self) -> None:
+        n = self.settings.ngram
+        gram_counts = np.maximum(self.lengths - n + 1, 0)
+        unit_of = np.repeat(np.arange(self.units, dtype=np.int32), gram_counts)
+        post_pos = np.arange(len(unit_of), dtype=np.int32)
+        post_pos -= np.repeat((np.cumsum(gram_counts) - gram_counts).astype(np.int32), gram_counts)
+        hashes = gram_hashes(self.values[self.tokens], n)
+        hashes = hashes[self.starts[unit_of] + post_pos] if len(unit_of) else np.zeros(0, np.uint64)
+        order = np.argsort(hashes)
+        hashes = hashes[order]
+        post_unit, post_pos = unit_of[order], post_pos[order]
+        del order, unit_of
+        new_key = np.ones(len(hashes), bool)
+        new_key[1:] = hashes[1:] != hashes[:-1]
+        firsts = np.flatnonzero(new_key)
+        counts = np.diff(np.append(firsts, len(hashes)))
+        keys = hashes[firsts]
+        del hashes, new_key
+        common = counts > self.settings.common_ngram
+        common_postings = np.repeat(common, counts)
+        self.common_grams = int(common.sum())
+        self.common_per_unit = np.bincount(post_unit[common_postings], minlength=self.units)
+        rare_per_unit = np.bincount(post_unit[~common_postings], minlength=self.units)
+        self.keys = keys[~common]
+        self.key_first = np.concatenate(([0], np.cumsum(counts[~common]))).astype(np.int64)
+        self.post_unit = post_unit[~common_postings]
+        self.post_pos = post_pos[~common_postings]
+        self.filter = BitFilter(self.keys)
+        self.need_cover = np.array([self.settings.required_cover(length) for length in range(self.max_length + 1)],
+                                   dtype=np.int64)[self.lengths]
+        self.uncheckable = int(((self.lengths >= n) & (rare_per_unit == 0)).sum())
+
+    def _index_short_units(self) -> None:
+        """Units under ``ngram`` words: one key each, looked up by their own length."""
+        self.short: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for length in range(self.settings.min_words, self.settings.ngram):
+            units = np.flatnonzero(self.lengths == length)
+            if not len(units):
+                continue
+            values = self.values[self.tokens[self.starts[units][:, None] + np.arange(length)]]
+            hashes = np.full(len(units), _LENGTH_SALT[length], dtype=np.uint64)
+            for j in range(length):
+                hashes += values[:, j] * _MULTIPLIERS[j]
+            order = np.argsort(hashes, kind="stable")
+            self.short[length] = (hashes[order], units[order].astype(np.int32))
+
+    def long_matches(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(stream position, unit, position in unit)`` of every rare n-gram of ``ids`` found in the index."""
+        n = self.settings.ngram
+        hashes = gram_hashes(self.values[np.maximum(ids, 0)], n)
+        if not len(hashes) or not len(self.keys):
+            return _no_matches()
+        positions = np.flatnonzero(self.filter.may_contain(hashes) & all_known(ids, n))
+        hashes = hashes[positions]
+        slot = np.minimum(np.searchsorted(self.keys, hashes), len(self.keys) - 1)
+        found = self.keys[slot] == hashes
+        positions, slot = positions[found], slot[found]
+        counts = self.key_first[slot + 1] - self.key_first[slot]
+        total = int(counts.sum())
+        offsets = np.repeat(self.key_first[slot] - np.cumsum(counts) + counts, counts) + np.arange(total)
+        return np.repeat(positions, counts), self.post_unit[offsets], self.post_pos[offsets]
+
+    def short_matches(self, ids: np.ndarray) -> list[tuple[int, int]]:
+        """``(stream position, unit)`` of every short unit found whole in ``ids`` (hash and words equal)."""
+        found: list[tuple[int, int]] = []
+        values = self.values[np.maximum(ids, 0)]
+        for length, (keys, units) in self.short.items():
+            hashes = gram_hashes(values, length)
+            if not len(hashes):
+                continue
+            slot = np.minimum(np.searchsorted(keys, hashes), len(keys) - 1)
+            for position in np.flatnonzero((keys[slot] == hashes) & all_known(ids, length)).tolist():
+                unit = int(units[slot[position]])
+                if np.array_equal(ids[position:position + length], self.unit_ids(unit)):
+                    found.append((position, unit))
+        return found
+
+
+def _no_matches() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)

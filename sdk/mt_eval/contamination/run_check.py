@@ -1,0 +1,92 @@
+"""The check as part of ``mt-eval run`` and ``mt-eval validate --corpus``.
+
+``mt-eval run`` checks the evaluated bundle against the run's corpus by default, before translating: on
+a plugin of a few megabytes it takes well under a second, and a card without a check cannot pass the
+"verified-clean" policy. ``--no-contamination-check`` skips it (for bundles of model weights, say); the
+card then records "not-run" and why. The result is kept in the run directory (``contamination.json``)
+so that ``--resume`` reuses it: a resume requires the same code and corpus anyway.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import msgspec
+
+from mt_eval.contamination.record import ContaminationRecord, not_run, record_of
+from mt_eval.problems import Problem
+
+RESULT_FILE = "contamination.json"
+
+
+class _Saved(msgspec.Struct, kw_only=True):
+    code_sha256: str
+    corpus_sha256: str
+    record: ContaminationRecord
+
+
+def check_for_run(method_dir: Path, corpus: Any, run_dir: Path, *, code_sha256: str, enabled: bool, reuse: bool,
+                  quiet: bool, stream: TextIO | None = None) -> ContaminationRecord:
+    """The record for the run card: the check of the bundle against the run's ``corpus`` (a
+    `mt_eval.corpus.Corpus`, all of it, as the run read it), or not-run. With ``reuse`` (a resumed run),
+    the result saved in the run directory for the same code and corpus."""
+    corpus_sha256 = corpus.sha256
+    stream = stream or sys.stderr
+    if not enabled:
+        return not_run("skipped with --no-contamination-check")
+    saved_path = run_dir / RESULT_FILE
+    try:
+        saved = msgspec.json.decode(saved_path.read_bytes(), type=_Saved)
+        if reuse and (saved.code_sha256, saved.corpus_sha256) == (code_sha256, corpus_sha256):
+            return saved.record
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    from mt_eval.contamination.cli import progress_printer
+    from mt_eval.contamination.corpora import CorpusUnreadable, texts_of
+    from mt_eval.contamination.engine import CheckError, check_bundle
+
+    try:
+        record = record_of(check_bundle(method_dir, [texts_of(corpus)], progress=None if quiet else progress_printer(
+            "contamination check: ")))
+    except (CheckError, CorpusUnreadable) as exc:
+        record = not_run(f"the check could not run: {exc}")
+    except Exception as exc:  # a failure of the check must not cost the evaluation; the card says what happened
+        record = not_run(f"the check failed: {type(exc).__name__}: {exc}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    saved_path.write_bytes(msgspec.json.encode(_Saved(code_sha256=code_sha256, corpus_sha256=corpus_sha256,
+                                                      record=record)))
+    if not quiet:
+        stream.write(summary_line(record) + "\n")
+    return record
+
+
+def summary_line(record: ContaminationRecord) -> str:
+    """``contamination check: clean (planted control 20 of 20, recall 1.00 ≥ floor 0.90, seed 12345)``"""
+    if record.status == "clean":
+        found = sum(p.found for p in record.planted)
+        return (f"contamination check: clean (planted control {found} of {len(record.planted)}, recall "
+                f"{record.recall:.2f} ≥ floor {record.recall_floor:.2f}, seed {record.seed})")
+    if record.status == "contaminated":
+        first = record.hits[0]
+        return (f"contamination check: CONTAMINATED, {record.hits_total} hit{'s' if record.hits_total != 1 else ''} "
+                f"(first: {first.where} {first.entry_id} {first.side}, {first.kind}; "
+                "mt-eval contamination --method DIR --corpus FILE lists them all)")
+    return f"contamination check: {record.status}: {'; '.join(record.reasons)}"
+
+
+def validation_problems(record: ContaminationRecord, plugin: str) -> list[Problem]:
+    """``mt-eval validate --corpus``: contaminated is an error, unverified or not run a warning."""
+    if record.status == "clean":
+        return []
+    if record.status == "contaminated":
+        shown = "; ".join(f"{h.where} has {h.corpus} {h.entry_id} ({h.side}, {h.kind})" for h in record.hits[:5])
+        more = f" and {record.hits_total - 5} more" if record.hits_total > 5 else ""
+        return [Problem(file=plugin, path="$", code="contamination",
+                        message=f"the bundle contains evaluation data: {shown}{more}",
+                        hint="remove the corpus's texts from the plugin (glossaries, prompts, examples, tests); "
+                             "mt-eval contamination --method DIR --corpus FILE lists every hit")]
+    return [Problem(file=plugin, path="$", code="contamination", severity="warning",
+                    message=f"contamination check {record.status}: {'; '.join(record.reasons)}",
+                    hint="mt-eval contamination --method DIR --corpus FILE shows what could not be checked")]

@@ -1,0 +1,181 @@
+"""What counts as a hit, the planted control that proves "clean", and corpus against corpus."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mt_eval.contamination import matching
+from mt_eval.contamination.engine import CheckError, check_bundle, check_corpora
+from mt_eval.contamination.settings import CheckSettings
+
+REPO = Path(__file__).parent.parent
+DEMO = REPO / "examples" / "data" / "eng-spa-demo.json"
+FIXTURES = Path(__file__).parent / "fixtures" / "contamination"
+LONG = ("When the autumn storms arrive the fishermen of the northern coast pull their wooden boats far up "
+        "onto the stony beach and wait")
+
+
+def write_corpus(path: Path, rows: list[dict[str, str]]) -> Path:
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    rows = [{"id": "long", "source": LONG, "reference": "Cuando llegan las tormentas de otoño los pescadores"},
+            {"id": "short", "source": "Close the window, please.", "reference": "Cierra la ventana, por favor."}]
+    rows += [{"id": f"n{i}", "source": f"Sentence number {i} talks about topic {i * 7} and nothing else at all.",
+              "reference": f"La frase {i} habla del tema {i * 7}."} for i in range(40)]
+    return write_corpus(tmp_path / "test.jsonl", rows)
+
+
+def bundle_with(tmp_path: Path, files: dict[str, str]) -> Path:
+    directory = tmp_path / "bundle"
+    for name, text in files.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(text, encoding="utf-8")
+    return directory
+
+
+def kinds(report) -> dict[tuple[str, str], str]:
+    return {(h.entry_id, h.side): h.kind for h in report.hits}
+
+
+def test_exact_near_duplicate_and_long_ngram_hits(tmp_path, corpus):
+    words = LONG.split()
+    near = " ".join(words[:9] + words[10:])  # one word dropped from the middle
+    partial = " ".join(words[3:17])  # 14 words of 23: a long shared run, not a near-duplicate
+    bundle = bundle_with(tmp_path, {"a.txt": f"x\n{LONG}\n", "b.txt": f"\n\n{near}\n", "c.txt": f"{partial}\n"})
+    report = check_bundle(bundle, [corpus], CheckSettings(plant=0))
+    by_file = {h.file: h for h in report.hits}
+    assert by_file["a.txt"].kind == "exact" and by_file["a.txt"].line == 2 and by_file["a.txt"].coverage == 1.0
+    assert by_file["b.txt"].kind == "near-duplicate" and by_file["b.txt"].line == 3
+    assert by_file["b.txt"].coverage == pytest.approx(22 / 23, abs=1e-3) and by_file["b.txt"].longest_run == 13
+    assert by_file["c.txt"].kind == "long-ngram" and by_file["c.txt"].longest_run == 14
+    assert all((h.entry_id, h.side, h.entry_words) == ("long", "source", 23) for h in report.hits)
+    assert report.status == "contaminated" and report.control is None
+
+
+def test_thresholds_are_configurable(tmp_path, corpus):
+    words = LONG.split()
+    bundle = bundle_with(tmp_path, {"b.txt": " ".join(words[:9] + words[10:]), "c.txt": " ".join(words[3:17])})
+    strict = check_bundle(bundle, [corpus], CheckSettings(plant=0, near_duplicate=1.0, long_ngram=15))
+    assert strict.hits == []
+    loose = check_bundle(bundle, [corpus], CheckSettings(plant=0, long_ngram=9))
+    assert sorted(h.kind for h in loose.hits) == ["long-ngram", "near-duplicate"]
+
+
+def test_short_entries_count_only_when_they_stand_alone(tmp_path, corpus):
+    bundle = bundle_with(tmp_path, {
+        "inside.txt": "please close the window please now\n",  # inside a longer sentence: not a hit
+        "alone.py": "TIP = 'CLOSE THE WINDOW PLEASE'\n",  # a whole string: a hit
+        "cell.tsv": "x\tclose the window please\ty\n"})
+    report = check_bundle(bundle, [corpus], CheckSettings(plant=0))
+    assert {(h.file, h.entry_id) for h in report.hits} == {("alone.py", "short"), ("cell.tsv", "short")}
+
+
+def test_entries_under_min_words_are_not_checked_and_counted(tmp_path):
+    corpus = write_corpus(tmp_path / "c.jsonl", [{"id": "1", "source": "Yes.", "reference": "Sí."},
+                                                 {"id": "2", "source": "Thank you.", "reference": "Gracias."}])
+    report = check_bundle(bundle_with(tmp_path, {"a.txt": "Yes.\nThank you.\n"}), [corpus], CheckSettings(plant=0))
+    assert report.hits == [] and report.texts_too_short == 4
+    assert report.status == "unverified" and "no corpus text is long enough" in " ".join(report.reasons)
+
+
+def test_several_corpora_and_text_shared_by_several_entries(tmp_path, corpus):
+    other = write_corpus(tmp_path / "other.jsonl", [{"id": "o1", "source": LONG.upper(), "reference": "x y z w v"}])
+    report = check_bundle(bundle_with(tmp_path, {"a.txt": LONG}), [corpus, other], CheckSettings(plant=0))
+    assert {(h.corpus, h.entry_id) for h in report.hits} == {("test.jsonl", "long"), ("other.jsonl", "o1")}
+
+
+def test_a_text_split_across_chunks_is_still_found(tmp_path, corpus, monkeypatch):
+    monkeypatch.setattr(matching, "CHUNK_CHARS", 64)
+    lines = [f"filler line {i} with some words" for i in range(30)]
+    words = LONG.split()
+    lines[12:12] = [" ".join(words[:7]), " ".join(words[7:14]), " ".join(words[14:])]
+    report = check_bundle(bundle_with(tmp_path, {"a.txt": "\n".join(lines)}), [corpus], CheckSettings(plant=0))
+    assert [(h.line, h.kind) for h in report.hits] == [(13, "exact")]
+
+
+def test_the_planted_control_proves_clean(tmp_path, corpus):
+    bundle = bundle_with(tmp_path, {"pipeline.py": "X = 'nothing of the corpus'\n", "lib.js": "export const a = 1;\n"})
+    report = check_bundle(bundle, [corpus], CheckSettings(plant=30, seed=7))
+    control = report.control
+    assert report.status == "clean" and report.hits == [] and report.reasons == []
+    assert control is not None and control.seed == 7 and len(control.planted) == 30
+    assert control.found == 30 and control.recall == 1.0 and control.verified
+    assert {p.carrier for p in control.planted} >= {"python string", "json glossary", "zip member", "tsv glossary"}
+    assert any("split across lines" in p.perturbations for p in control.planted)
+    assert any(p.file in ("pipeline.py", "lib.js") for p in control.planted)  # appended to the bundle's own code
+    assert (bundle / "pipeline.py").read_text() == "X = 'nothing of the corpus'\n"  # the bundle is untouched
+    assert sorted(bundle.iterdir()) == [bundle / "lib.js", bundle / "pipeline.py"]
+    again = check_bundle(bundle, [corpus], CheckSettings(plant=30, seed=7)).control
+    assert again is not None and [(p.entry_id, p.side, p.file, p.line) for p in again.planted] == \
+        [(p.entry_id, p.side, p.file, p.line) for p in control.planted]
+
+
+def test_a_blind_check_is_unverified_not_clean(tmp_path, corpus):
+    # every n-gram "common": entries of five words or more can no longer be found, and the control shows it
+    report = check_bundle(bundle_with(tmp_path, {"a.txt": "hello"}), [corpus], CheckSettings(common_ngram=0))
+    assert report.hits == [] and report.status == "unverified"
+    assert report.control is not None and report.control.recall is not None and report.control.recall < 0.9
+    assert "below the floor" in report.reasons[0]
+    assert report.texts_uncheckable > 0
+
+
+def test_without_the_control_the_verdict_is_at_best_unverified(tmp_path, corpus):
+    report = check_bundle(bundle_with(tmp_path, {"a.txt": "hello"}), [corpus], CheckSettings(plant=0))
+    assert report.status == "unverified" and report.reasons == ["the planted control was not run"]
+
+
+def test_corpus_against_corpus(tmp_path, corpus):
+    dev = write_corpus(tmp_path / "dev.jsonl", [
+        {"id": "d1", "source": "Nothing shared here at all, really nothing.", "reference": "Nada."},
+        {"id": "d2", "source": "Something else entirely different from the rest.", "reference": LONG.lower()}])
+    report = check_corpora(dev, [corpus])
+    [hit] = report.hits
+    assert (hit.file, hit.against_id, hit.against_side, hit.entry_id, hit.side, hit.kind) == \
+        ("dev.jsonl", "d2", "reference", "long", "source", "exact")
+    assert hit.where == "dev.jsonl entry d2 (reference)"
+    clean = check_corpora(write_corpus(tmp_path / "dev2.jsonl", [{"id": "d1", "source": "Nothing shared here."}]),
+                          [corpus], CheckSettings(seed=3))
+    assert clean.status == "clean" and clean.control is not None and clean.control.recall == 1.0
+
+
+def test_the_example_plugins_contaminated_and_clean():
+    caught = check_bundle(FIXTURES / "memorizer-eng-spa", [DEMO])
+    assert caught.status == "contaminated"
+    assert {(h.file, h.line, h.entry_id, h.side) for h in caught.hits} == {
+        ("glossary.tsv", 3, "demo-10", "source"), ("glossary.tsv", 3, "demo-10", "reference"),
+        ("glossary.tsv", 5, "demo-15", "source"), ("glossary.tsv", 5, "demo-15", "reference"),
+        ("prompt.txt", 3, "demo-18", "source"), ("prompt.txt", 5, "demo-18", "reference"),
+        ("pipeline.py", 6, "demo-12", "source"), ("pipeline.py", 6, "demo-12", "reference")}
+    clean = check_bundle(FIXTURES / "careful-eng-spa", [DEMO])
+    assert clean.status == "clean" and clean.control is not None and clean.control.recall == 1.0
+
+
+def test_bad_input_is_a_clear_error(tmp_path, corpus):
+    with pytest.raises(CheckError, match="is not a directory"):
+        check_bundle(tmp_path / "missing", [corpus])
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    with pytest.raises(CheckError, match="invalid JSON at line 1"):
+        check_bundle(bundle_with(tmp_path, {"a.txt": "x"}), [broken])
+    with pytest.raises(CheckError, match="no corpus given"):
+        check_bundle(tmp_path / "bundle", [])
+    with pytest.raises(ValueError, match="standalone_below"):
+        CheckSettings(min_words=9, standalone_below=8)
+
+
+def test_every_gold_field_of_the_corpus_is_checked(tmp_path):
+    corpus = tmp_path / "gold.json"
+    corpus.write_text(json.dumps({"dataset": {"name": "g", "gold_fields": ["post_edit"]}, "entries": [
+        {"id": "g1", "source": "Nothing in the bundle says this sentence.", "reference": "Una referencia.",
+         "post_edit": "The post-edited answer hides in the bundle's prompt file."}]}), encoding="utf-8")
+    prompt = "Example:\nthe post edited answer hides in the bundle's prompt file\n"
+    bundle = bundle_with(tmp_path, {"prompt.txt": prompt})
+    [hit] = check_bundle(bundle, [corpus], CheckSettings(plant=0)).hits
+    assert (hit.file, hit.line, hit.entry_id, hit.side, hit.kind) == ("prompt.txt", 2, "g1", "reference", "exact")
