@@ -39,7 +39,8 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                   "  mt-eval run --demo --sandbox --out runs/demo-sandboxed --force\n"
                   "  mt-eval run --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json "
                   "--official --gateway-policy examples/coached-llm-eng-spa/gateway-policy.json\n"
-                  "  mt-eval run --demo --policy my-policy.json --latency-sample 20 --out runs/demo --force\n"
+                  "  mt-eval run --demo --policy examples/policies/no-abstention.json --latency-sample 20 "
+                  "--out runs/demo --force\n"
                   "\nexit status: 0 the run completed and its headline passed the gate, 1 the run could not start or "
                   "continue,\n  2 usage, 5 the run completed but the gate withheld its headline (mt-eval gate CARD "
                   "says why),\n  130 interrupted")

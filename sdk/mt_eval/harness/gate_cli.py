@@ -24,7 +24,7 @@ shipped defaults, and are printed with the verdict."""
 EPILOG = """\
 examples (after nox -s demo, or mt-eval run --demo --out runs/demo):
   mt-eval gate runs/demo/card.json
-  mt-eval gate runs/*/card.json --policy gate-policy.json
+  mt-eval gate runs/*/card.json --policy examples/policies/no-abstention.json
   mt-eval gate runs/demo/card.json --json
 
 A policy file names only what it changes, e.g. {"min_scored": 200, "max_abstention_rate": 0.05};
