@@ -243,3 +243,13 @@ def test_run_exit_status_interplay_is_documented_in_help(capsys):
     out = capsys.readouterr().out
     assert "the shipped default policy:" in out and "scored entries: at least 30" in out
     assert "exit status: 0 every card passes, 1 a card fails the gate" in out
+
+
+def test_the_example_policy_is_valid_and_the_demo_passes_it(tmp_path: Path, capsys):
+    example = Path(__file__).parent.parent / "examples" / "policies" / "no-abstention.json"
+    resolved = load_policy(example)
+    assert resolved.policy.name == "no-abstention" and resolved.policy.max_abstention_rate == 0.0
+    assert "max_abstention_rate" not in resolved.inherited and "min_scored" in resolved.inherited
+    assert main(["run", "--demo", "--out", str(tmp_path / "demo"), "--quiet", "--resamples", "50",
+                 "--policy", str(example)]) == 0
+    assert "(gate passed, policy no-abstention)" in capsys.readouterr().err
