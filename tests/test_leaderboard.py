@@ -183,6 +183,8 @@ def test_the_static_site_has_an_index_a_page_per_card_and_the_json(cards, tmp_pa
         assert f'href="cards/{name}"' in index
     detail = (site / "cards" / pages[0]).read_text()
     assert 'href="../index.html"' in detail and "content sha256" in detail and "s0000" in detail
+    assert "<dt>canaries passed</dt><dd>2/2</dd>" in detail and "<dt>negative controls violated</dt><dd>0/2</dd>" in \
+        detail and "passed (policy default, as the run applied it)" in detail
 
 
 def test_serve_renders_the_live_store_on_loopback(cards, tmp_path: Path, db: str):
