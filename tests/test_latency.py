@@ -104,3 +104,15 @@ def test_the_card_records_the_hardware_label_and_the_environment_digest(tmp_path
     assert environment.gpus is not None and environment.digest is not None and len(environment.digest) == 64
     assert environment.hardware == hardware_label(environment.cpu_model, environment.cpu_count,
                                                   environment.memory_gib, environment.gpus)
+
+
+def test_a_latency_call_that_times_out_ends_the_latency_calls(tmp_path: Path):
+    record = tmp_path / "calls.jsonl"
+    corpus = family_corpus(tmp_path / "corpus.json", scored=4)
+    code, card = run(tmp_path / "run", corpus, *LENIENT, *honest(sleep_s=0.5, record=str(record)), "--timeout",
+                     "0.1", "--retries", "0")
+    assert card is not None and card.latency.cold_s is None
+    assert card.latency.cold_failed == "timed out after 0.1 s"
+    assert card.latency.stopped == "call 1 of 16 timed out after 0.1 s; no further latency call was made"  # 1+3+4×3
+    calls = [json.loads(line) for line in record.read_text().splitlines()]
+    assert len(calls[0]) == 1 and len(calls[1]) > 1  # one latency call, then the scored run's batches

@@ -12,7 +12,8 @@ thrown away (they are never scored entries):
 
 What a method says about itself (``latency_s`` in its results) is kept apart, as ``self_reported``: a method
 that claims 0.5 s cannot move the measured figures. A call that fails, times out or abstains is not timed
-(it says nothing about how fast a translation is); ``hot_failed`` counts those. ``--latency-sample 0``
+(it says nothing about how fast a translation is); ``hot_failed`` counts those. A call that times out ends
+the latency calls (``stopped`` says which): a method that hangs would hang every one. ``--latency-sample 0``
 makes no latency call at all (for a paid API, say): the card then has no cold or hot figure.
 """
 
@@ -57,6 +58,7 @@ class Measured(msgspec.Struct, kw_only=True):
     hot_s: list[float] = msgspec.field(default_factory=list)
     hot_failed: int = 0
     sample_ids: list[str] = msgspec.field(default_factory=list)
+    stopped: str | None = None  # why the latency calls stopped early (a call timed out)
 
 
 class SelfReported(msgspec.Struct, kw_only=True):
@@ -83,6 +85,7 @@ class LatencyFacts(msgspec.Struct, kw_only=True):
     hot_failed: int | None = None  # calls that failed, timed out or abstained (not timed)
     hot_mean_s: float | None = None
     hot_calls_s: list[float] | None = None  # every timed call, in order: the figures above are recomputable
+    stopped: str | None = None  # why the latency calls stopped early (a call timed out: none was made after it)
     sample_ids: list[str] | None = None
     self_reported: SelfReported | None = None
 
@@ -102,17 +105,19 @@ async def measure(method: Any, entries: Sequence[dict[str, Any]], config: Any, p
     sample = view(sample_of(entries, plan))
     if not sample:
         return measured
-    elapsed, error = await _timed_call(method, sample[0], config, timeout_s)
-    measured.first_call_s, measured.first_call_error = elapsed, error
-    for index in range(plan.warmup):
-        await _timed_call(method, sample[index % len(sample)], config, timeout_s)
-    for _ in range(plan.repetitions):
-        for entry in sample:
-            elapsed, error = await _timed_call(method, entry, config, timeout_s)
+    timed = [sample[0]] + [sample[i % len(sample)] for i in range(plan.warmup)] + sample * plan.repetitions
+    for index, entry in enumerate(timed):
+        elapsed, error = await _timed_call(method, entry, config, timeout_s)
+        if index == 0:
+            measured.first_call_s, measured.first_call_error = elapsed, error
+        elif index > plan.warmup:  # the warm-up calls are not timed
             if error is None:
                 measured.hot_s.append(elapsed)
             else:
                 measured.hot_failed += 1
+        if error is not None and error.startswith("timed out"):  # a method that hangs would hang every call
+            measured.stopped = f"call {index + 1} of {len(timed)} {error}; no further latency call was made"
+            break
     return measured
 
 
@@ -175,7 +180,7 @@ def latency_facts(measured: Measured | None, load_s: float, results: Sequence[An
         hot_entries=len(measured.sample_ids), hot_p50_s=p50, hot_p95_s=p95, measured_by="harness",
         load_s=round(load_s, 6), first_call_s=_rounded(first), cold_failed=measured.first_call_error,
         repetitions=measured.repetitions, hot_calls=len(hot), hot_failed=measured.hot_failed,
-        hot_mean_s=_rounded(statistics.fmean(hot)) if hot else None, hot_calls_s=hot,
+        hot_mean_s=_rounded(statistics.fmean(hot)) if hot else None, hot_calls_s=hot, stopped=measured.stopped,
         sample_ids=measured.sample_ids, self_reported=self_reported(results))
 
 
@@ -207,6 +212,8 @@ def latency_line(facts: LatencyFacts) -> str:
     if facts.hot_p50_s is not None and facts.hot_p95_s is not None:
         parts.append(f"hot p50 {seconds(facts.hot_p50_s)}, p95 {seconds(facts.hot_p95_s)} over {facts.hot_calls} "
                      f"timed calls")
+    if facts.stopped:
+        parts.append(f"stopped: {facts.stopped}")
     reported = facts.self_reported
     if reported is not None and reported.p50_s is not None:
         parts.append(f"self-reported p50 {seconds(reported.p50_s)} (not used)")

@@ -131,6 +131,10 @@ def run_evaluation(args: argparse.Namespace) -> tuple[Path, bool]:
             write_json(out / "run.json", state)
 
         latency = (rules.latency, entries, measured)
+        if not args.quiet and rules.latency.sample:
+            plan = rules.latency
+            print(f"latency: 1 cold, {plan.warmup} warm-up and {plan.sample} × {plan.repetitions} timed one-entry "
+                  "calls before the run (never scored; --latency-sample 0 makes none)", file=sys.stderr)
     try:
         outcome = anyio.run(_execute_and_close, loaded, remaining, config, settings, log, on_result, fair, hidden,
                             latency)
