@@ -109,7 +109,7 @@ def test_the_card_records_the_hardware_label_and_the_environment_digest(tmp_path
 def test_a_latency_call_that_times_out_ends_the_latency_calls(tmp_path: Path):
     record = tmp_path / "calls.jsonl"
     corpus = family_corpus(tmp_path / "corpus.json", scored=4)
-    code, card = run(tmp_path / "run", corpus, *LENIENT, *honest(sleep_s=0.5, record=str(record)), "--timeout",
+    _, card = run(tmp_path / "run", corpus, *LENIENT, *honest(sleep_s=0.5, record=str(record)), "--timeout",
                      "0.1", "--retries", "0")
     assert card is not None and card.latency.cold_s is None
     assert card.latency.cold_failed == "timed out after 0.1 s"
