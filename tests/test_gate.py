@@ -199,8 +199,10 @@ def test_a_corpus_without_the_families_the_policy_needs_is_named_before_the_run(
 def test_a_translation_only_run_has_no_headline_to_gate(tmp_path: Path, capsys):
     corpus = tmp_path / "plain.jsonl"
     corpus.write_text("".join(json.dumps({"id": str(i), "source": f"Text {i}."}) + "\n" for i in range(3)))
-    code, card = run(tmp_path / "run", corpus, "--pair", "eng>spa")
-    assert code == 0 and card is not None and card.gate is None and card.metrics is None
+    code = main(["run", "--method", str(SCRIPTED), "--corpus", str(corpus), "--pair", "eng>spa", "--out",
+                 str(tmp_path / "run")])
+    card = msgspec.json.decode((tmp_path / "run" / "card.json").read_bytes(), type=RunCard)
+    assert code == 0 and card.gate is None and card.metrics is None
     assert "no headline: translation only" in capsys.readouterr().err
     assert main(["gate", str(tmp_path / "run" / "card.json")]) == 1
 
@@ -250,6 +252,7 @@ def test_the_example_policy_is_valid_and_the_demo_passes_it(tmp_path: Path, caps
     resolved = load_policy(example)
     assert resolved.policy.name == "no-abstention" and resolved.policy.max_abstention_rate == 0.0
     assert "max_abstention_rate" not in resolved.inherited and "min_scored" in resolved.inherited
-    assert main(["run", "--demo", "--out", str(tmp_path / "demo"), "--quiet", "--resamples", "50",
-                 "--policy", str(example)]) == 0
+    assert main(["run", "--demo", "--out", str(tmp_path / "demo"), "--resamples", "50", "--policy", str(example)]) == 0
     assert "(gate passed, policy no-abstention)" in capsys.readouterr().err
+    assert main(["run", "--demo", "--out", str(tmp_path / "quiet"), "--resamples", "50", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""  # --quiet: nothing to say about a gate that passed

@@ -113,12 +113,15 @@ class RunRules:
         return card
 
 
-def print_gate(card: RunCard, card_path: Path, stream: TextIO) -> None:
-    """The families and whether the headline passed the gate (and, when not, why, and how to see more)."""
+def print_gate(card: RunCard, card_path: Path, stream: TextIO, *, quiet: bool = False) -> None:
+    """The families and whether the headline passed the gate (and, when not, why, and how to see more);
+    ``quiet``: only a gate that withheld the headline."""
     from mt_eval.harness.gate import headline
 
     families, gate = card.families, card.gate
-    if families is not None:
+    if quiet and (gate is None or gate.passed):
+        return
+    if families is not None and not quiet:
         stream.write(f"  families: {families.scored} scored, canaries {families.canary_pass_rate} passed, "
                      f"negative controls {families.negative_violation_rate} violated, "
                      f"abstained on {families.abstention_rate} of the scored\n")
@@ -131,4 +134,5 @@ def print_gate(card: RunCard, card_path: Path, stream: TextIO) -> None:
     stream.write(f"headline withheld: the gate failed (policy {gate.policy}):\n")
     for failure in gate.failures:
         stream.write(f"  ✗ {failure}\n")
-    stream.write(f"  (the scores above are not a headline; mt-eval gate {card_path} shows every rule)\n")
+    stream.write(f"  (the card keeps every figure, none of them a headline; mt-eval gate {card_path} shows every "
+                 "rule)\n")

@@ -154,7 +154,7 @@ def run_evaluation(args: argparse.Namespace) -> tuple[Path, bool]:
     manager.hook.run_finished(run_id=state.run_id, card=run_card)
     if not args.quiet:
         _print_summary(run_card, out, sys.stderr)
-    print_gate(run_card, card_path, sys.stderr)
+    print_gate(run_card, card_path, sys.stderr, quiet=args.quiet)
     return card_path, run_card.gate is not None and not run_card.gate.passed
 
 
