@@ -17,7 +17,8 @@ from mt_eval.sandbox import SandboxUnavailable, find_tool
 
 PROBE = Path(__file__).parent / "fixtures" / "probe"
 GATEWAY_DEPENDENCY = {"id": "llm", "kind": "model", "license": "proprietary", "access": "gateway",
-                      "substitutable": True}
+                      "source": "config.base_url", "substitutable": True, "redistributable": False,
+                      "transferable": False}
 
 
 def isolation_reason() -> str | None:

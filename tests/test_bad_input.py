@@ -14,7 +14,8 @@ BASE: dict[str, Any] = {"name": "Echo", "entry_point": "pipeline:EchoMethod", "d
 
 
 def dep(**fields: Any) -> dict[str, Any]:
-    return {"id": "d", "kind": "data", "license": "MIT", "access": "bundled", **fields}
+    return {"id": "d", "kind": "data", "license": "MIT", "access": "bundled", "source": "d.tsv",
+            "redistributable": True, "transferable": True, **fields}
 
 
 # (case id, manifest, extra files, JSON path, message fragment, hint fragment)
@@ -45,14 +46,26 @@ CASES: list[tuple[str, Any, dict[str, str], str, str, str]] = [
     ("bad-kind", {**BASE, "dependencies": [dep(kind="dataset")]}, {}, "$.dependencies[0].kind",
      "is not a valid dependency kind", 'did you mean "data"?'),
     ("mirrored-without-pin", {**BASE, "dependencies": [dep(access="mirrored")]}, {}, "$.dependencies[0].pin",
-     'a "mirrored" dependency needs "pin"', "exact version, checksum or commit"),
+     'a "mirrored" dependency needs "pin"', "exact version, commit or sha256:HEX"),
+    ("missing-source", {**BASE, "dependencies": [{"id": "d", "kind": "data", "license": "MIT", "access": "bundled",
+                                                  "redistributable": True, "transferable": True}]}, {},
+     "$.dependencies[0].source", 'required field "source" is missing', "a URL, a package"),
+    ("missing-flags", {**BASE, "dependencies": [{"id": "d", "kind": "data", "license": "MIT", "access": "bundled",
+                                                 "source": "d.tsv"}]}, {},
+     "$.dependencies[0].redistributable", 'required field "redistributable" is missing', 'true or false'),
+    ("non-commercial-redistributable", {**BASE, "dependencies": [dep(license="CC-BY-NC-4.0")]}, {},
+     "$.dependencies[0].redistributable", 'contradicts licence "CC-BY-NC-4.0": a non-commercial licence',
+     "set redistributable to false"),
+    ("bad-sha256-pin", {**BASE, "dependencies": [dep(access="mirrored", pin="sha256:abc")]}, {},
+     "$.dependencies[0].pin", '"sha256:abc" is not a SHA-256 pin', "64 hex digits"),
     ("invalid-spdx", {**BASE, "dependencies": [dep(license="Apache2")]}, {}, "$.dependencies[0].license",
      '"Apache2" is not a valid SPDX licence expression', 'did you mean "Apache-2.0"'),
     ("broken-spdx-expression", {**BASE, "dependencies": [dep(license="MIT OR")]}, {}, "$.dependencies[0].license",
-     "OR requires two or more licenses", "SPDX licence expression"),
-    ("gateway-without-substitutable", {**BASE, "dependencies": [dep(access="gateway")]}, {},
+     "OR needs a licence on each side", "SPDX licence expression"),
+    ("gateway-without-substitutable", {**BASE, "dependencies": [dep(access="gateway", redistributable=False,
+                                                                    transferable=False)]}, {},
      "$.dependencies[0].substitutable", 'a "gateway" dependency needs "substitutable"', "true if any equivalent"),
-    ("redistributable-without-licence", {**BASE, "dependencies": [dep(license="none", redistributable=True)]}, {},
+    ("redistributable-without-licence", {**BASE, "dependencies": [dep(license="none", transferable=False)]}, {},
      "$.dependencies[0].redistributable", '"redistributable": true contradicts licence "none"', ""),
     ("duplicate-dependency-id", {**BASE, "dependencies": [dep(), dep()]}, {}, "$.dependencies[1].id",
      'dependency id "d" is already used by $.dependencies[0]', "its own id"),
@@ -92,7 +105,7 @@ CASES: list[tuple[str, Any, dict[str, str], str, str, str]] = [
      {"pipeline.py": "from mt_eval.hookspecs import hookimpl\n\n@hookimpl\ndef register_method(register):\n"
                      "    pass\n\nclass EchoMethod:\n    async def translate(self, entries, config):\n"
                      "        return []\n"},
-     "$", "unknown hook 'register_method'", "mt_eval.hookspecs"),
+     "$", 'unknown hook "register_method"', 'did you mean "register_metrics"?'),
     ("node-entry-missing", {"name": "Echo", "node_entry": "translate.js", "dependencies": []}, {},
      "$.node_entry", '"translate.js" does not exist in the plugin directory', ""),
     ("node-entry-not-js", {"name": "Echo", "node_entry": "translate.py", "dependencies": []}, {},

@@ -162,7 +162,7 @@ async def test_invalid_utf8_fails_only_its_request():
     method = guest("invalid-utf8")
     try:
         bad = await method.translate(entries("bad"), CONFIG)
-        assert bad[0]["error"].startswith("guest invalid-utf8 sent a malformed result: ")
+        assert bad[0]["error"] == "guest invalid-utf8 returned an unusable result: not valid UTF-8 (byte 0xff)"
         assert "UTF-8" in bad[0]["error"]
         assert (await method.translate(entries("good"), CONFIG))[0]["predicted"] == "doog"
     finally:

@@ -43,7 +43,8 @@ def test_the_run_evaluates_the_pairs_plugin_and_the_card_says_so(tmp_path: Path,
         "plugin_directory": ".champollion/methods/rot13",
         "languages": "eng>fra",
         "settings": {"model": "m-2", "temperature": 0.5, "batchSize": 1},
-        "method_fingerprint": method_fingerprint("champollion-rot13", "eng", "fra", "m-2", 0.5),
+        "method_fingerprint": method_fingerprint("champollion-rot13", card["method"]["code_sha256"], "eng", "fra",
+                                                 "m-2", 0.5),
     }
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from mt_eval.champollion import jsonfmt, languages, locales, lockfile, placeholders
 from mt_eval.champollion.config import decode_config
+from mt_eval.code_hash import code_sha256
 
 VECTORS = Path(__file__).parent.parent / "bridge" / "vectors" / "champollion"
 
@@ -86,17 +87,31 @@ def test_hash_text(case):
 
 @pytest.mark.parametrize("case", cases("hashing.json", "fingerprints"), ids=lambda c: c["input"])
 def test_method_fingerprint(case):
-    args = (case["methodId"], case["sourceLanguage"], case["targetLanguage"], case["model"], case["temperature"])
+    args = (case["methodId"], case["codeSha256"], case["sourceLanguage"], case["targetLanguage"], case["model"],
+            case["temperature"])
     assert lockfile.fingerprint_input(*args) == case["input"]
     assert lockfile.method_fingerprint(*args) == case["fingerprint"]
+
+
+@pytest.mark.parametrize("case", cases("hashing.json", "codeHashes"), ids=lambda c: c["name"])
+def test_code_hash(tmp_path: Path, case):
+    root = tmp_path / "plugin"
+    root.mkdir()
+    for relative, text in case["files"].items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    for relative, target in case.get("links", {}).items():
+        (root / relative).symlink_to(target)
+    assert code_sha256(root) == case["sha256"]
 
 
 @pytest.mark.parametrize("case", cases("config.json", "cases"), ids=lambda c: c["text"][:40])
 def test_config_problems(case):
     value, problems = decode_config(case["text"].encode(), file="champollion.config.json")
-    assert [[p.path, p.severity, p.code] for p in problems] == case["problems"]
+    assert [[p.path, p.severity, p.code, p.message, p.hint] for p in problems] == case["problems"]
     valid = value is not None and not any(p.severity == "error" for p in problems)
     assert valid is case["valid"]
+    assert (value.source_locale() if valid else None) == case["inputLocale"]
 
 
 def test_the_language_table_maps_each_code_one_way_only():

@@ -113,7 +113,8 @@ def test_translate_reports_entries_the_method_dropped(make_plugin):
     code = "class EchoMethod:\n    async def translate(self, entries, config):\n        return []\n"
     shown = run("translate", str(make_plugin(files={"pipeline.py": code})), "--pair", "eng>spa", "hi")
     assert shown.returncode == 1
-    assert "returned no result for entry 1" in shown.stderr
+    assert shown.stdout == "[error] plugin-0 returned no result for this entry\n"
+    assert "plugin-0: 1 of 1 entry failed" in shown.stderr
 
 
 def test_translate_reports_a_method_that_raises_or_returns_junk(make_plugin):
@@ -125,4 +126,4 @@ def test_translate_reports_a_method_that_raises_or_returns_junk(make_plugin):
     junk = "class EchoMethod:\n    async def translate(self, entries, config):\n        return [{'id': 1}]\n"
     shown = run("translate", str(make_plugin(files={"pipeline.py": junk})), "--pair", "eng>spa", "hi")
     assert shown.returncode == 1
-    assert "returned malformed results: Expected `str`, got `int` - at `$[0].id`" in shown.stderr
+    assert "returned results whose id matches no entry (a result's id is its entry's id, a string): 1" in shown.stderr

@@ -13,25 +13,35 @@ from mt_eval.validate import validate_plugin
 
 
 def make(**fields) -> Dependency:
-    return Dependency(**{"id": "d", "kind": "data", "license": "MIT", "access": "bundled", **fields})
+    return Dependency(**{"id": "d", "kind": "data", "license": "MIT", "access": "bundled", "source": "d.tsv",
+                         "redistributable": True, "transferable": True, **fields})
 
 
+# The full access × licence × flag matrix is bridge/vectors/contract/dependency-matrix.json
+# (tests/test_contract_vectors.py); these are the rules the issue names, spelled out.
 @pytest.mark.parametrize(("fields", "expected", "reason"), [
-    ({}, "S", "bundled, MIT lets it travel with the method"),
-    ({"license": "CC0-1.0", "redistributable": True}, "S", "lets it travel"),
-    ({"license": "proprietary", "transferable": True}, "S", "lets it travel"),
-    ({"license": "CC-BY-NC-4.0"}, "X", "does not let others redistribute it"),
-    ({"license": "MIT", "redistributable": False}, "X", "does not let others redistribute it"),
-    ({"license": "proprietary"}, "X", "does not let others redistribute it"),
-    ({"license": "none"}, "X", "bundled without a licence"),
+    ({}, "S", "bundled, MIT lets it be redistributed and transferred with the method"),
+    ({"transferable": False}, "X", "bundled, but not transferable"),
+    ({"redistributable": False}, "X", "bundled, but not redistributable"),
+    ({"license": "proprietary", "redistributable": False, "transferable": True}, "X", "but not redistributable"),
+    ({"license": "CC-BY-NC-4.0", "redistributable": False}, "X", "bundled, but not redistributable"),
+    ({"license": "none", "redistributable": False, "transferable": False}, "X", "bundled without a licence"),
     ({"access": "mirrored", "pin": "1.0", "license": "GPL-2.0-or-later"}, "O", "mirrored, open licence"),
     ({"access": "mirrored", "pin": "1.0", "license": "AGPL-3.0-only"}, "O", "mirrored, open licence"),
     ({"access": "mirrored", "pin": "1.0", "license": "CC-BY-SA-4.0"}, "O", "mirrored, open licence"),
-    ({"access": "mirrored", "pin": "1.0", "license": "proprietary"}, "X", "is not an open licence"),
-    ({"access": "mirrored", "pin": "1.0", "license": "CC-BY-NC-4.0"}, "X", "is not an open licence"),
-    ({"access": "gateway", "substitutable": True, "license": "proprietary"}, "A1", "gateway, substitutable"),
-    ({"access": "gateway", "substitutable": False, "license": "proprietary"}, "A2", "gateway, not substitutable"),
-    ({"access": "external-api", "substitutable": True, "license": "none"}, "A2", "external API"),
+    ({"access": "mirrored", "pin": "1.0", "license": "MIT", "redistributable": False}, "X",
+     "mirrored, but not redistributable: no one else can obtain the pinned copy"),
+    ({"access": "mirrored", "pin": "1.0", "license": "proprietary", "redistributable": False}, "X",
+     "is not an open licence"),
+    ({"access": "mirrored", "pin": "1.0", "license": "CC-BY-NC-4.0", "redistributable": False}, "X",
+     "is not an open licence"),
+    ({"access": "gateway", "substitutable": True, "license": "proprietary", "redistributable": False}, "A1",
+     "gateway, substitutable"),
+    ({"access": "gateway", "substitutable": False, "license": "proprietary", "redistributable": False}, "A2",
+     "gateway, not substitutable"),
+    ({"access": "external-api", "substitutable": True, "license": "none", "redistributable": False,
+      "transferable": False}, "A2", "external API"),
+    ({"access": "external-api", "license": "MIT"}, "A2", "external API"),
 ])
 def test_each_dependency_contributes_its_class(fields, expected, reason):
     derivation = derive([make(**fields)])
@@ -39,6 +49,22 @@ def test_each_dependency_contributes_its_class(fields, expected, reason):
     assert contribution.dependency_class == expected
     assert reason in contribution.reason
     assert derivation.dependency_class == expected
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"license": "proprietary", "redistributable": True}, '"redistributable": true contradicts licence "proprietary"'),
+    ({"license": "CC-BY-NC-4.0"}, "a non-commercial licence does not let everyone redistribute it"),
+    ({"license": "CC-BY-ND-4.0", "access": "mirrored", "pin": "1"}, "a no-derivatives licence does not let"),
+    ({"license": "none", "redistributable": False}, '"transferable": true contradicts licence "none"'),
+    ({"access": "gateway", "license": "proprietary", "redistributable": False}, 'needs "substitutable"'),
+])
+def test_licence_contradictions_and_missing_fields_are_errors(fields, message):
+    with pytest.raises(ValueError, match=message):
+        make(**fields)
+
+
+def test_a_non_commercial_service_reached_through_a_gateway_is_no_contradiction():
+    assert derive([make(access="gateway", license="CC-BY-NC-4.0", substitutable=True)]).dependency_class == "A1"
 
 
 def test_method_class_is_the_most_restrictive():

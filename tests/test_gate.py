@@ -19,7 +19,8 @@ from mt_eval.harness.verify import verify_card
 from rigor_support import SCRIPTED, edit_card, family_corpus, honest, run
 
 LLM = {"id": "llm", "kind": "model", "license": "proprietary", "access": "gateway",
-       "source": "any OpenAI-compatible endpoint", "substitutable": True}
+       "source": "any OpenAI-compatible endpoint", "substitutable": True, "redistributable": False,
+       "transferable": False}
 
 
 def failed_rules(card: RunCard) -> list[str]:

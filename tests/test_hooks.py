@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import inspect
+import json
+import os
 import re
+import subprocess
+import sys
 import types
 from pathlib import Path
 
-import pluggy
 import pytest
 
+from gate_policies import LENIENT
 from mt_eval import hookspecs
 from mt_eval.hookspecs import hookimpl
 from mt_eval.plugins import (
+    ExtensionError,
     RegistrationError,
     enable_extension,
     make_plugin_manager,
-    registered_methods,
     registered_metrics,
 )
 
@@ -39,18 +43,22 @@ def test_every_hook_is_documented_in_the_readme_and_tested_here():
     readme = README.read_text(encoding="utf-8")
     this_test = inspect.getsource(test_every_hook_is_documented_in_the_readme_and_tested_here)
     other_tests = Path(__file__).read_text(encoding="utf-8").replace(this_test, "")
-    assert hook_names() == ["entry_completed", "register_methods", "register_metrics", "run_finished",
-                            "run_started"]
+    assert hook_names() == ["entry_completed", "register_metrics", "run_finished", "run_started"]
     for name in hook_names():
         assert re.search(rf"^\| `{name}\(", readme, re.M), f"{name} is not in the README's hook table"
         assert f"hook.{name}(" in other_tests or f"{name}=" in other_tests, f"{name} has no test"
 
 
-def test_register_methods_collects_factories_from_every_extension():
+def test_register_metrics_collects_scorers_from_every_extension():
     manager = make_plugin_manager()
-    enable_extension(manager, extension("ext_a", register_methods=lambda register: register("a", dict)))
-    enable_extension(manager, extension("ext_b", register_methods=lambda register: register("b", list)))
-    assert registered_methods(manager) == {"a": dict, "b": list}
+    enable_extension(manager, extension("ext_a", register_metrics=lambda register: register("a", len)))
+    enable_extension(manager, extension("ext_b", register_metrics=lambda register: register("b", max)))
+    assert registered_metrics(manager) == {"a": len, "b": max}
+
+
+def test_no_hook_provides_methods():
+    """Every method is a plugin directory: its method.json declares the dependencies that class it."""
+    assert not [name for name in hook_names() if "method" in name]
 
 
 def test_register_metrics_and_duplicates_name_both_plugins():
@@ -65,10 +73,10 @@ def test_register_metrics_and_duplicates_name_both_plugins():
 
 def test_registering_something_unusable_is_an_error():
     manager = make_plugin_manager()
-    enable_extension(manager, extension("bad", register_methods=lambda register: register("x", 42)))
-    with pytest.raises(RegistrationError, match="plugin 'bad', hook 'register_methods': method 'x' must be "
+    enable_extension(manager, extension("bad", register_metrics=lambda register: register("x", 42)))
+    with pytest.raises(RegistrationError, match="plugin 'bad', hook 'register_metrics': metric 'x' must be "
                                                 "callable, got int"):
-        registered_methods(manager)
+        registered_metrics(manager)
 
 
 def test_run_lifecycle_hooks_are_called_in_order():
@@ -86,18 +94,21 @@ def test_run_lifecycle_hooks_are_called_in_order():
     assert calls == [("started", ("r1", "m")), ("entry", {"id": "1"}), ("finished", {"ok": True})]
 
 
-def test_misspelled_hook_fails_loudly_and_is_not_left_registered():
+def test_misspelled_hook_is_a_problem_with_the_fix_and_is_not_left_registered():
     manager = make_plugin_manager()
-    module = extension("typo", register_model=lambda register: None)
-    with pytest.raises(pluggy.PluginValidationError, match="unknown hook 'register_model' in plugin"):
+    module = extension("typo", register_metric=lambda register: None)
+    with pytest.raises(ExtensionError) as caught:
         enable_extension(manager, module)
+    [problem] = caught.value.problems
+    assert problem.message == 'unknown hook "register_metric"'
+    assert problem.hint.startswith('did you mean "register_metrics"? hooks are: entry_completed, register_metrics')
     assert not manager.is_registered(module)
 
 
 def test_wrong_hook_signature_names_the_plugin_and_hook():
     manager = make_plugin_manager()
-    with pytest.raises(pluggy.PluginValidationError, match="register_methods"):
-        enable_extension(manager, extension("sig", register_methods=lambda register, extra: None))
+    with pytest.raises(ExtensionError, match="register_metrics"):
+        enable_extension(manager, extension("sig", register_metrics=lambda register, extra: None))
 
 
 def test_extensions_are_enabled_by_name_and_never_by_import():
@@ -105,3 +116,60 @@ def test_extensions_are_enabled_by_name_and_never_by_import():
     assert manager.get_plugins() == set()
     module = enable_extension(manager, "json")  # any importable module with no hooks
     assert manager.is_registered(module)
+
+
+def run_cli(tmp_path: Path, *args: str, env_path: Path | None = None) -> subprocess.CompletedProcess[str]:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "1", "source": "Hello.", "reference": "Hola."}) + "\n")
+    env = {**os.environ, "PYTHONPATH": str(env_path or tmp_path)}
+    return subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--corpus", str(corpus), "--pair", "eng>spa",
+                           "--out", str(tmp_path / "run"), "--resamples", "20", "--quiet", *LENIENT, *args],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_a_misspelled_hook_in_an_extension_is_reported_like_a_plugin_problem(tmp_path: Path, make_plugin):
+    (tmp_path / "my_ext.py").write_text("from mt_eval.hookspecs import hookimpl\n\n@hookimpl\n"
+                                        "def run_finshed(run_id, card):\n    pass\n")
+    done = run_cli(tmp_path, "--method", str(make_plugin()), "--extension", "my_ext")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "cannot enable extension my_ext" in done.stderr
+    assert f'error: {tmp_path / "my_ext.py"}: unknown hook "run_finshed"' in done.stderr
+    assert 'fix: did you mean "run_finished"?' in done.stderr
+
+
+def test_an_extension_that_cannot_be_imported_is_one_clear_line(tmp_path: Path, make_plugin):
+    done = run_cli(tmp_path, "--method", str(make_plugin()), "--extension", "no_such_extension_xyz")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "error: no_such_extension_xyz: no module named 'no_such_extension_xyz'" in done.stderr
+    (tmp_path / "raising_ext.py").write_text("raise RuntimeError('half-written')\n")
+    done = run_cli(tmp_path, "--method", str(make_plugin()), "--extension", "raising_ext")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "error: raising_ext: RuntimeError: half-written" in done.stderr
+
+
+HOOKED = '''
+from pathlib import Path
+from mt_eval.hookspecs import hookimpl
+
+class EchoMethod:
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": e["source"]} for e in entries]
+
+@hookimpl
+def entry_completed(run_id, result):
+    Path(__file__).with_name("seen.txt").write_text(result.id)
+'''
+
+
+def test_a_plugins_own_hooks_run_in_process_and_are_reported_under_isolate(tmp_path: Path, make_plugin):
+    plugin = make_plugin(files={"pipeline.py": HOOKED})
+    done = run_cli(tmp_path, "--method", str(plugin))
+    assert done.returncode == 0, done.stderr
+    assert (plugin / "seen.txt").read_text() == "1"
+    (plugin / "seen.txt").unlink()
+    done = run_cli(tmp_path, "--method", str(plugin), "--isolate", "--force")
+    assert done.returncode == 0, done.stderr
+    assert not (plugin / "seen.txt").exists()
+    assert (f"warning: --isolate: the hooks in {plugin / 'pipeline.py'} (entry_completed) do not run: the plugin's "
+            "code runs only in its own process") in done.stderr

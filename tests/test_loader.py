@@ -12,7 +12,7 @@ import pytest
 from mt_eval.bridge.method import BridgeMethod
 from mt_eval.loader import PluginLoadError, load_method
 from mt_eval.manifest import kebab_case
-from mt_eval.plugins import make_plugin_manager, registered_methods
+from mt_eval.plugins import make_plugin_manager, registered_metrics
 from mt_eval.records import RunConfig
 
 CONFIG = RunConfig(source_lang="eng", target_lang="spa")
@@ -162,11 +162,11 @@ async def test_isolate_runs_a_python_plugin_in_its_own_process(make_plugin):
 def test_loaded_module_can_implement_hooks(make_plugin):
     code = ("from mt_eval.hookspecs import hookimpl\n\n"
             "class EchoMethod:\n    async def translate(self, entries, config):\n        return []\n\n"
-            "@hookimpl\ndef register_methods(register):\n    register('echo-variant', EchoMethod)\n")
+            "@hookimpl\ndef register_metrics(register):\n    register('length', lambda h, r: 1.0)\n")
     manager = make_plugin_manager()
     loaded = load_method(make_plugin(files={"pipeline.py": code}), plugin_manager=manager)
     assert manager.is_registered(loaded.module)
-    assert list(registered_methods(manager)) == ["echo-variant"]
+    assert list(registered_metrics(manager)) == ["length"]
     load_method(loaded.directory, plugin_manager=manager)  # loading again does not register twice
     assert len(manager.get_plugins()) == 1
 

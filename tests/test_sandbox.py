@@ -227,9 +227,10 @@ def test_an_unsandboxed_run_says_why_it_is_not_eligible(tmp_path: Path):
 
 
 @pytest.mark.parametrize(("dependency", "declared", "flag", "network"), [
-    ({"id": "api", "kind": "service", "license": "proprietary", "access": "external-api", "substitutable": False},
-     "A2", ["external dependency"], "host"),
-    ({"id": "weights", "kind": "model", "license": "none", "access": "bundled"}, "X", [], "none"),
+    ({"id": "api", "kind": "service", "license": "proprietary", "access": "external-api", "source": "https://api.example",
+      "substitutable": False, "redistributable": False, "transferable": False}, "A2", ["external dependency"], "host"),
+    ({"id": "weights", "kind": "model", "license": "none", "access": "bundled", "source": "weights.bin",
+      "redistributable": False, "transferable": False}, "X", [], "none"),
 ])
 def test_a2_is_flagged_and_x_is_never_eligible(tmp_path: Path, dependency, declared, flag, network):
     plugin = probe_plugin(tmp_path, "python", dependency_class=declared, dependencies=[dependency])

@@ -13,10 +13,12 @@ from mt_eval.manifest import Dependency
 from mt_eval.scan import scan_plugin
 from mt_eval.validate import validate_plugin
 
-GATEWAY = {"id": "llm", "kind": "model", "license": "proprietary", "access": "gateway", "substitutable": True}
+GATEWAY = {"id": "llm", "kind": "model", "license": "proprietary", "access": "gateway", "source": "config.base_url",
+           "substitutable": True, "redistributable": False, "transferable": False}
 SOFTWARE = {"id": "apertium", "kind": "software", "license": "GPL-2.0-or-later", "access": "mirrored",
-            "pin": "3.8.3", "redistributable": True}
-MIRRORED = {"id": "weights", "kind": "model", "license": "Apache-2.0", "access": "mirrored", "pin": "sha256:ab"}
+            "source": "deb:apertium", "pin": "3.8.3", "redistributable": True, "transferable": True}
+MIRRORED = {"id": "weights", "kind": "model", "license": "Apache-2.0", "access": "mirrored", "source": "weights.bin",
+            "pin": "sha256:" + "ab" * 32, "redistributable": True, "transferable": True}
 
 PYTHON_CASES = [
     ("import socket", "network", "imports socket"),
@@ -120,7 +122,7 @@ def test_declared_dependencies_cover_their_findings_by_kind_and_by_name(make_plu
              "dl.py": "from huggingface_hub import snapshot_download\n", "vendor/lib/x.py": "eval('1')\n",
              "bad.py": "exec('1')\n"}
     vendored = {"id": "lib", "kind": "software", "license": "MIT", "access": "bundled", "source": "vendor/lib",
-                "redistributable": True}
+                "redistributable": True, "transferable": True}
     other_software = {**SOFTWARE, "id": "lttoolbox"}
     deps = [Dependency(**d) for d in (GATEWAY, other_software, SOFTWARE, MIRRORED, vendored)]
     report = scan_plugin(plugin(make_plugin, files), deps)

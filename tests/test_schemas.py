@@ -68,6 +68,7 @@ def test_result_needs_a_prediction_or_an_error():
     assert result_problem(result) is None
     assert result.usage.prompt_tokens == 0
     assert msgspec.json.decode(msgspec.json.encode(result)) == {
-        "id": "1", "predicted": None, "latency_s": 0.0, "usage": {"prompt_tokens": 0, "completion_tokens": 0},
-        "error": "timeout", "tool_calls": [], "tool_call_count": 0, "metadata": {}, "abstained": False,
-        "abstain_reason": None}
+        "id": "1", "predicted": None, "latency_s": 0.0,
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": None},
+        "error": "timeout", "tool_calls": [], "tool_call_count": 0, "metadata": {}, "raw_predicted": None,
+        "cached": None, "abstained": False, "abstain_reason": None}

@@ -1,26 +1,45 @@
 /// <reference types="node" />
 // Types for mt-eval-bridge (Node >= 20; uses @types/node for Buffer, AbortSignal and process types).
+// The contract's shapes (RunConfig, TranslationResult, MethodCard, Manifest, ...) are generated from the schemas.
 
-/** A problem with a plugin's method.json, located by file and JSON path. */
-export class ManifestError extends Error {
-  readonly file: string;
-  readonly path: string;
-  readonly hint: string | undefined;
-  constructor(file: string, path: string, message: string, hint?: string);
+import type {
+  Capabilities, CorpusEntry, Dependency, Manifest, MethodCard, PluginReport, Problem, RunConfig,
+  TranslationResult as ResultFields, Usage,
+} from './lib/generated/contract.js';
+
+export type { Capabilities, CorpusEntry, Dependency, Manifest, MethodCard, PluginReport, Problem, RunConfig, Usage };
+
+/** A problem in a user's file: where (file + JSON path), what, and how to fix it. */
+export type FileProblem = Problem;
+
+/** A file or plugin has errors; problems lists every one (and the warnings). */
+export class ProblemsError extends Error {
+  readonly problems: Problem[];
+  constructor(problems: Problem[], summary?: string);
 }
 
-/** What a method plugin's method.json declares, as the Node side needs it. */
+/** A plugin cannot be loaded: every problem, as the Python SDK's PluginLoadError lists them. */
+export class ManifestError extends Error {
+  readonly problems: Problem[];
+  /** File, JSON path and fix of the first error. */
+  readonly file: string | null;
+  readonly path: string;
+  readonly hint: string | null;
+  constructor(problems: Problem[], summary: string);
+}
+
+/** What a method plugin's files declare, checked as the Python SDK checks them. */
 export interface MethodManifest {
   /** Absolute path of the plugin directory. */
   directory: string;
   /** Absolute path of method.json. */
   file: string;
-  /** The parsed manifest, as written. */
-  manifest: Record<string, unknown>;
+  /** method.json, decoded, with the schema's defaults filled in. */
+  manifest: Required<Manifest>;
   name: string;
   /** method_id, or the directory name in kebab-case for a seed-era manifest. */
   methodId: string;
-  /** How the method runs: its translate.js in-process, its Python entry, or a bridge command. */
+  /** How the method runs from Node: its translate.js in-process, its Python entry, or a bridge command. */
   runtime: 'node' | 'python' | 'command';
   /** Absolute path of the Node entry, when there is one. */
   nodeEntry: string | null;
@@ -29,12 +48,29 @@ export interface MethodManifest {
   /** argv of a bridge guest program, when declared. */
   command: string[] | null;
   supportedPairs: string[];
+  /** The card the plugin's files give (method.json, then method_card.json). */
+  card: MethodCard;
+  cardFile: string;
+  cardData: Record<string, unknown> | null;
+  /** Warnings about the files (errors are thrown as ManifestError). */
+  warnings: Problem[];
   /** What the method answers (method.json "implements"; default ["translate"]). */
   implements: Array<'translate' | 'decide'>;
 }
 
-/** Read a plugin directory's method.json (also accepts the method.json path itself). */
+/** Read and check a plugin directory's files (also accepts the method.json path itself); throws ManifestError. */
 export function readMethodManifest(pathToPlugin: string): MethodManifest;
+
+/** The files-only report of `mt-eval validate --no-import`, problem for problem the same as Python's. */
+export function validatePluginFiles(pathToPlugin: string): PluginReport;
+
+/** A licence string checked as the Python SDK checks it (SPDX expression, "proprietary" or "none"). */
+export function checkLicence(text: string): {
+  ok: boolean; normalized?: string; isOpen: boolean; restriction: string | null; message?: string; hint?: string;
+};
+
+/** The SHA-256 of a plugin directory's files, as the run card's code_sha256 and the lock file's fingerprint use it. */
+export function codeSha256(directory: string): string;
 
 /** The kebab-case form of a name ("My Method v2" → "my-method-v2"), as the Python SDK computes it. */
 export function kebabCase(text: string): string;
@@ -136,53 +172,28 @@ export function errorResponse(id: RequestId | null | undefined, code: number, me
 
 // ---- records (lib/results.js) --------------------------------------------------------------------
 
-/** How a method is asked to run (bridge/schemas/run-config.schema.json). */
-export interface RunConfig {
-  source_lang: string;
-  target_lang: string;
-  model?: string | null;
-  base_url?: string | null;
-  temperature?: number | null;
-  max_tokens?: number | null;
-  batch_size?: number;
-  concurrency?: number;
-  timeout_s?: number;
-  seed?: number | null;
-  params?: Record<string, unknown>;
-}
-
-/** One segment to translate; extra corpus fields pass through untouched. */
-export interface CorpusEntry {
-  id: string;
-  source: string;
-  reference?: string | null;
-  [field: string]: unknown;
-}
-
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-}
-
-/** A result in its full shape (bridge/schemas/translation-result.schema.json). */
-export interface TranslationResult {
-  id: string;
-  predicted: string | null;
-  latency_s: number;
-  usage: Usage;
-  error: string | null;
-  tool_calls: Record<string, unknown>[];
-  tool_call_count: number;
-  metadata: Record<string, unknown>;
-}
+/** A result in its full shape (bridge/schemas/translation-result.schema.json): every field present. */
+export type TranslationResult = Required<Omit<ResultFields, 'usage'>> & { usage: Required<Usage> };
 
 /** What a method may return for an entry: only id is required. */
 export type PartialTranslationResult = { id: string } & Partial<Omit<TranslationResult, 'id' | 'usage'>> & {
   usage?: Partial<Usage>;
+  [extra: string]: unknown;
 };
 
+/** What was changed to accept a method's results (null as absent, extras into metadata, ...), counted. */
+export class ResultNotes {
+  readonly counts: Record<string, number>;
+  add(note: string, count?: number): void;
+  merge(counts: Record<string, number> | null | undefined): void;
+  readonly size: number;
+  /** "3 × \"latency_s\": null treated as absent; ..." */
+  summary(): string;
+}
+
+/** The RunConfig fields a method may leave out, with their schema defaults. */
 export const RUN_CONFIG_DEFAULTS: Readonly<Required<Omit<RunConfig, 'source_lang' | 'target_lang'>>>;
-/** A RunConfig with defaults filled in, or a string saying what is wrong with it. */
+/** A RunConfig checked against its schema with defaults filled in, or a string saying what is wrong with it. */
 export function completeRunConfig(config: unknown): Required<RunConfig> | string;
 /** A decide() config (a RunConfig whose language pair may be null) with defaults, or what is wrong with it. */
 export function completeDecisionConfig(config: unknown): DecisionConfig | string;
@@ -275,32 +286,29 @@ export function matchDecisions(
 ): DecisionResult[];
 /** A per-entry failure in the full result shape. */
 export function errorResult(id: string, message: string, latencyS?: number): TranslationResult;
-/** Check a result (which has a string id) and fill defaults: {result} or {problem}. */
-export function normalizeResult(raw: PartialTranslationResult, defaultLatencyS?: number):
-  { result: TranslationResult; problem?: undefined } | { result?: undefined; problem: string };
+/** One returned item: {result} (usable), {id, problem} (unusable, and why), or null (no string id). */
+export function normalizeResult(raw: unknown, options?: { notes?: ResultNotes; defaultLatencyS?: number }):
+  { result: TranslationResult } | { id: string; problem: string } | null;
 /**
- * One result per entry, in entry order; missing, duplicated or malformed results become per-entry
- * errors, and results with unknown ids go to onUnknown.
+ * One result per entry, in entry order, from what `label` returned for them: missing, duplicated or unusable
+ * results become per-entry errors; items whose id matches no entry go to onUnknown.
  */
+export function resultsFor(
+  entries: readonly { id: string }[],
+  returned: unknown,
+  options?: { label?: string; notes?: ResultNotes; elapsedS?: number; onUnknown?: (raw: unknown) => void },
+): TranslationResult[];
+/** resultsFor for a guest's answer (label "the guest" unless source says otherwise). */
 export function matchResults(
   entries: readonly { id: string }[],
   results: readonly unknown[],
-  options?: { onUnknown?: (raw: unknown) => void; source?: string },
+  options?: { onUnknown?: (raw: unknown) => void; source?: string; notes?: ResultNotes },
 ): TranslationResult[];
 
 // ---- guest (lib/guest.js, bin/mt-eval-guest.js) --------------------------------------------------
 
-export interface Capabilities {
-  /** Entries per translate request; null for no limit. */
-  max_batch: number | null;
-  /** translate requests processed at once. */
-  max_concurrency: number;
-  cancel: boolean;
-  progress: boolean;
-}
-
-/** What the Node guest declares: no batch limit, 8 concurrent requests, cancel, no progress. */
-export const GUEST_CAPABILITIES: Readonly<Capabilities>;
+/** What the Node guest declares: the protocol's defaults, with 8 concurrent requests and cancel. */
+export const GUEST_CAPABILITIES: Readonly<Required<Capabilities>>;
 
 /** What a translate.js module exports (or holds in its default export): translate, decide, or both. */
 export interface TranslationMethodModule {
@@ -448,8 +456,10 @@ export interface Guest {
    * rules become question errors. A guest that does not implement decide fails every row.
    */
   decide(rows: readonly DecisionRow[], config?: Partial<DecisionConfig>): Promise<DecisionResult[]>;
-  /** The method's card, asked of the guest. */
+  /** The method's card, asked of the guest (only what the method itself reports). */
   methodCard(): Promise<Record<string, unknown> | null>;
+  /** What was changed to accept the guest's results, for the life of this host. */
+  readonly resultNotes: ResultNotes;
   /**
    * shutdown request → end stdin → SIGTERM → SIGKILL to the process group, each step waiting at
    * most closeStepMs. Resolves once nothing the guest started is running; never rejects.
@@ -474,15 +484,6 @@ export function startGuest(command: readonly string[], options?: StartGuestOptio
 // ---- champollion (lib/champollion/) --------------------------------------------------------------
 
 /** A problem in a file, located by JSON path, as the Python SDK reports it. */
-export interface FileProblem {
-  file: string;
-  /** e.g. '$.pairs["en:es"].temperature' */
-  path: string;
-  message: string;
-  hint?: string;
-  severity: 'error' | 'warning';
-  code: string;
-}
 
 /** One pair of a champollion config, with its settings (unset ones are null; batchSize defaults to 16). */
 export interface ChampollionPair {
@@ -511,7 +512,7 @@ export interface ChampollionConfig {
 }
 
 /** The config has errors; problems lists them all (and the warnings). */
-export class ChampollionConfigError extends Error {
+export class ChampollionConfigError extends ProblemsError {
   readonly problems: FileProblem[];
 }
 
@@ -586,7 +587,12 @@ export interface MethodPlugin {
   implements: Array<'translate' | 'decide'>;
   /** One checked decision per row (decide plugins); batched like translate(). */
   decide(rows: readonly DecisionRow[], config?: Partial<DecisionConfig>): Promise<DecisionResult[]>;
-  methodCard(): Promise<Record<string, unknown> | null>;
+  /**
+   * The merged card: method.json, method_card.json, then what the method reports when it runs (methodCard() of
+   * translate.js, or the card the guest sent at initialize). Rejects with ManifestError when it contradicts
+   * method.json or is not a valid card.
+   */
+  methodCard(): Promise<MethodCard>;
   /** close() of translate.js, or stop the guest; idempotent. */
   close(): Promise<void>;
 }

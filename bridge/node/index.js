@@ -1,11 +1,16 @@
 // mt-eval-bridge: the Node side of the mt-eval SDK. No runtime dependencies.
 export { ManifestError, kebabCase, readMethodManifest } from './lib/manifest.js';
+export { codeSha256 } from './lib/code-hash.js';
+export { checkLicence } from './lib/contract/licences.js';
+export { validatePluginFiles } from './lib/contract/plugin.js';
+export { ProblemsError } from './lib/contract/words.js';
 export {
   BridgeError, DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, PROTOCOL_VERSION, SUPPORTED_VERSIONS,
   classify, decodeUtf8, encode, errorResponse, notification, readMessageId, request, resultResponse,
 } from './lib/protocol.js';
 export {
-  RUN_CONFIG_DEFAULTS, completeDecisionConfig, completeRunConfig, errorResult, matchResults, normalizeResult,
+  RUN_CONFIG_DEFAULTS, ResultNotes, completeDecisionConfig, completeRunConfig, errorResult, matchResults,
+  normalizeResult, resultsFor,
 } from './lib/results.js';
 export {
   DEFAULT_TOLERANCE, NOUL_OPTIONS, QUESTION_TYPES, checkAnswer, checkDecision, decisionError, distributionProblem,

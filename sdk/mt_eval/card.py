@@ -13,41 +13,45 @@ source may repeat them but not contradict them. The merged card is validated as 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Literal
 
 import msgspec
 
 from mt_eval.dependency_classes import DependencyClass
+from mt_eval.field_words import SET_BY, described
 from mt_eval.manifest import LanguagePair, Manifest, MethodClass, MethodId
 from mt_eval.problems import Finding, Problem
 from mt_eval.strict import StrictStruct, decode_value
 
 Paradigm = Literal["rule-based", "statistical", "neural-nmt", "llm", "hybrid", "human", "unknown"]
-IDENTITY_FIELDS = ("method_id", "class", "dependency_class")
 CARD_FILE = "method_card.json"
+MANIFEST = "method.json"
+Url = Annotated[str, msgspec.Meta(extra_json_schema={"format": "uri"})]
 RUNTIME_SOURCE = "method_card()"
 
 
 class MethodCard(StrictStruct, kw_only=True):
     """``method_card.json`` and the card in every run: the public description of a method."""
 
-    method_id: MethodId
+    method_id: Annotated[MethodId, described(set_by=MANIFEST)]
     name: Annotated[str, msgspec.Meta(min_length=1)]
-    method_class: Annotated[MethodClass, msgspec.Meta(extra={"what": "method class"})] = msgspec.field(name="class")
+    method_class: Annotated[MethodClass, described(what="method class", set_by=MANIFEST)] = msgspec.field(
+        name="class")
     version: str | None = None
     description: str | None = None
     author: str | None = None
-    paradigm: Annotated[Paradigm, msgspec.Meta(extra={"what": "paradigm"})] = "unknown"
+    paradigm: Annotated[Paradigm, described(what="paradigm")] = "unknown"
     supported_pairs: list[LanguagePair] = msgspec.field(default_factory=list)
-    dependency_class: Annotated[DependencyClass, msgspec.Meta(extra={"what": "dependency class"})] | None = None
+    dependency_class: Annotated[DependencyClass, described(what="dependency class", set_by=MANIFEST)] | None = None
     tools_used: list[str] = msgspec.field(default_factory=list)
     open_source: bool | None = None
-    open_source_url: str | None = None
+    open_source_url: Url | None = None
     prompt_published: bool | None = None
     license: Annotated[str, msgspec.Meta(
         description="The method's own licence: SPDX expression, \"proprietary\" or \"none\".")] | None = None
-    homepage: str | None = None
+    homepage: Url | None = None
     citation: str | None = None
 
     def findings(self) -> Iterator[Finding]:
@@ -57,7 +61,7 @@ class MethodCard(StrictStruct, kw_only=True):
             licence = check_licence(self.license)
             if not licence.ok:
                 yield Finding(("license",), licence.message or "invalid licence", licence.hint, code="licence")
-        for field in ("open_source_url", "homepage"):
+        for field in url_fields():
             url = getattr(self, field)
             if url is not None and not url.startswith(("https://", "http://")):
                 yield Finding((field,), f'"{url}" is not a web address', "give an http:// or https:// URL",
@@ -67,19 +71,50 @@ class MethodCard(StrictStruct, kw_only=True):
                           "add the public address of the code", severity="warning", code="missing")
 
 
+def _marked(t: Any, key: str, value: str) -> bool:
+    """Whether a field's type carries the schema keyword ``key: value`` (through Optional)."""
+    import msgspec.inspect as mi
+
+    if isinstance(t, mi.Metadata):
+        return (t.extra_json_schema or {}).get(key) == value or _marked(t.type, key, value)
+    return isinstance(t, mi.UnionType) and any(_marked(member, key, value) for member in t.types)
+
+
+@functools.cache
+def url_fields() -> tuple[str, ...]:
+    """Card fields that hold a web address (``"format": "uri"`` in the schema)."""
+    import msgspec.inspect as mi
+
+    info = mi.type_info(MethodCard)
+    assert isinstance(info, mi.StructType)
+    return tuple(f.name for f in info.fields if _marked(f.type, "format", "uri"))
+
+
+@functools.cache
+def identity_fields() -> tuple[str, ...]:
+    """Card fields only ``method.json`` sets (marked ``x-set-by`` in the schema): method_id, class, dependency_class."""
+    import msgspec.inspect as mi
+
+    info = mi.type_info(MethodCard)
+    assert isinstance(info, mi.StructType)
+    return tuple(f.encode_name for f in info.fields if _marked(f.type, SET_BY, MANIFEST))
+
+
+@functools.cache
+def manifest_card_fields() -> tuple[str, ...]:
+    """The card fields ``method.json`` supplies: those both Structs define."""
+    manifest = set(Manifest.__struct_encode_fields__)
+    return tuple(name for name in MethodCard.__struct_encode_fields__ if name in manifest)
+
+
 def card_from_manifest(manifest: Manifest, method_id: str) -> dict[str, Any]:
     """The card fields that ``method.json`` supplies (the lowest-precedence source)."""
-    derived = manifest.derivation().dependency_class
-    fields: dict[str, Any] = {
-        "method_id": method_id,
-        "name": manifest.name,
-        "class": manifest.method_class,
-        "version": manifest.version,
-        "description": manifest.description,
-        "author": manifest.author,
-        "supported_pairs": list(manifest.supported_pairs),
-        "dependency_class": derived or manifest.dependency_class,
-    }
+    written = msgspec.to_builtins(manifest)
+    fields: dict[str, Any] = {name: written.get(name) for name in manifest_card_fields()}
+    fields["method_id"] = method_id
+    fields["class"] = manifest.method_class
+    fields["supported_pairs"] = list(manifest.supported_pairs)
+    fields["dependency_class"] = manifest.derivation().dependency_class or manifest.dependency_class
     return {k: v for k, v in fields.items() if v is not None}
 
 
@@ -105,7 +140,7 @@ def merge_card(
             problems.append(Problem(file=source, path="$", message=f"a method card must be an object, got "
                                     f"{type(data).__name__}", hint="return or write a JSON object", code="type"))
             continue
-        for key in IDENTITY_FIELDS:
+        for key in identity_fields():
             if key in data and key in base and data[key] != base[key]:
                 problems.append(Problem(
                     file=source, path=f"$.{key}",
@@ -114,7 +149,7 @@ def merge_card(
                     hint=f'remove "{key}" here or make it match; {manifest_file} is where it is set',
                     code="card-conflict"))
         for key, value in data.items():
-            if key in IDENTITY_FIELDS and key in base:
+            if key in identity_fields() and key in base:
                 continue
             merged[key] = value
             origin[key] = source
@@ -124,3 +159,6 @@ def merge_card(
         problems.append(msgspec.structs.replace(problem, file=origin.get(top, manifest_file)))
     errors = any(p.severity == "error" for p in problems)
     return (None if errors else card), problems
+
+
+IDENTITY_FIELDS: tuple[str, ...] = identity_fields()  # method_id, class, dependency_class

@@ -1,23 +1,25 @@
 """Dependency classes: what a method needs from the outside world, from S (self-contained) to X (closed).
 
 Each dependency contributes one class; the method's class is the most restrictive (S < O < A1 < A2 < X).
+The README's "Dependency classes" table states every rule with the spec's wording; in short:
 
 =============  ==========================================================  ======
 access         condition                                                   class
 =============  ==========================================================  ======
-bundled        licence lets it travel with the method: ``redistributable``  S
-               or ``transferable`` is true, or neither is given and the
-               licence is open
-bundled        licence ``none``, or not redistributable nor transferable    X
-mirrored       open licence (copyleft included), pinned                     O
-mirrored       licence not open (``proprietary``, ``none``, NC/ND, ...)      X
-gateway        ``substitutable: true`` (any equivalent endpoint will do)    A1
+bundled        ``redistributable`` and ``transferable`` both true           S
+bundled        licence ``none``, or not redistributable, or not transferable X
+mirrored       open licence (copyleft included) and ``redistributable``     O
+mirrored       licence not open, or ``redistributable: false``              X
+gateway        ``substitutable: true``                                      A1
 gateway        ``substitutable: false``                                     A2
-external-api   always                                                       A2
+external-api   always (whatever ``substitutable`` says)                     A2
 =============  ==========================================================  ======
 
-"Open" is decided by `mt_eval.licenses`. ``"dependencies": []`` is a statement that there are none
-(class S); a manifest without the list has an *undeclared* class.
+"Open" is decided by `mt_eval.licenses`. A dependency with a rule violation (a licence that contradicts
+``redistributable``, a mirrored one without a pin, …) contributes nothing until it is fixed: the manifest
+reports the violation instead. ``"dependencies": []`` is a statement that there are none (class S); a
+manifest without the list has an *undeclared* class. ``bridge/vectors/contract/dependency-matrix.json``
+pins every access × licence × flag combination for both runtimes.
 """
 
 from __future__ import annotations
@@ -77,22 +79,22 @@ def contribution(index: int, dep: Dependency) -> Contribution:
     """Classify one dependency according to the table in this module's docstring."""
     from mt_eval.licenses import NONE, check_licence
 
-    licence = check_licence(dep.license)
     cls: DependencyClass
     if dep.access == "bundled":
-        travels = dep.redistributable is True or dep.transferable is True or (
-            dep.redistributable is None and dep.transferable is None and licence.is_open)
+        missing = [flag for flag in ("redistributable", "transferable") if not getattr(dep, flag)]
         if dep.license == NONE:
             cls, reason = "X", "bundled without a licence"
-        elif travels:
-            cls, reason = "S", f"bundled, {dep.license} lets it travel with the method"
+        elif not missing:
+            cls, reason = "S", f"bundled, {dep.license} lets it be redistributed and transferred with the method"
         else:
-            cls, reason = "X", f"bundled, but {dep.license} does not let others redistribute it"
+            cls, reason = "X", f"bundled, but not {' nor '.join(missing)}: others cannot receive it with the method"
     elif dep.access == "mirrored":
-        if licence.is_open:
-            cls, reason = "O", f"mirrored, open licence {dep.license}"
-        else:
+        if not check_licence(dep.license).is_open:
             cls, reason = "X", f"mirrored, but {dep.license} is not an open licence"
+        elif not dep.redistributable:
+            cls, reason = "X", "mirrored, but not redistributable: no one else can obtain the pinned copy"
+        else:
+            cls, reason = "O", f"mirrored, open licence {dep.license}"
     elif dep.access == "gateway":
         if dep.substitutable:
             cls, reason = "A1", "gateway, substitutable"

@@ -1,7 +1,9 @@
-"""Extension points. Hooks are synchronous and only register things; the async work stays in ``translate``.
+"""Extension points. Hooks are synchronous and observe or register things; the async work stays in ``translate``.
 
 Implement them in a loaded method plugin's entry module or in an extension module enabled explicitly
-(`mt_eval.plugins.enable_extension`, ``mt-eval --extension MODULE``), decorated with ``@hookimpl``.
+(`mt_eval.plugins.enable_extension`, ``mt-eval run --extension MODULE``), decorated with ``@hookimpl``.
+There is deliberately no hook that provides methods: a method is a plugin directory whose method.json
+declares its dependencies and class (see the README's Hooks section).
 """
 
 from __future__ import annotations
@@ -13,11 +15,6 @@ import pluggy
 
 hookspec = pluggy.HookspecMarker("mt_eval")
 hookimpl = pluggy.HookimplMarker("mt_eval")
-
-
-@hookspec
-def register_methods(register: Callable[..., None]) -> None:
-    """Call ``register(method_id, factory)`` for each method provided; ``factory()`` returns the method."""
 
 
 @hookspec

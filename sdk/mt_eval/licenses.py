@@ -1,9 +1,20 @@
-"""Licence expressions: SPDX (checked with the `license-expression` library), `proprietary` or `none`.
+"""Licence expressions: SPDX (``MIT``, ``GPL-2.0-or-later WITH Classpath-exception-2.0``,
+``Apache-2.0 OR MIT``), ``proprietary`` or ``none``.
 
-Whether a licence is *open* comes from the ScanCode LicenseDB categories that ship with
-`license-expression`: Permissive, Copyleft, Copyleft Limited and Public Domain licences are
-open; Source-available, Free Restricted, Proprietary Free, Commercial and the rest are not.
-In an expression, ``A AND B`` is open when both are, ``A OR B`` when either is (you may choose).
+The licence table — every SPDX licence and exception id, their aliases (``GPL-2.0+``), whether a licence is
+*open* and whether it is non-commercial or no-derivatives — comes from the ScanCode LicenseDB that ships
+with `license-expression`. ``mt-eval schemas`` writes it to ``bridge/node/lib/generated/licences.json``
+(`licence_table_document`), and both runtimes read that one file, so they accept the same licences.
+The expression grammar is small and written out in both runtimes (here and in
+``bridge/node/lib/contract/licences.js``) so that both word every problem the same way;
+``bridge/vectors/contract/licences.json`` pins it, and a test checks it against `license-expression`'s
+own parser.
+
+Open: ScanCode files the licence as Permissive, Copyleft, Copyleft Limited or Public Domain. In an
+expression, ``A AND B`` is open when both are, ``A OR B`` when either is (you may choose); a licence
+``WITH`` an exception is as open as the licence. A restriction (non-commercial, no-derivatives) holds for
+``A AND B`` when either has it and for ``A OR B`` when both do. ``LicenseRef-…`` names a licence outside
+the SPDX list: accepted, never open.
 """
 
 from __future__ import annotations
@@ -13,12 +24,15 @@ import json
 import re
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 PROPRIETARY = "proprietary"
 NONE = "none"
 OPEN_CATEGORIES = frozenset({"Permissive", "Copyleft", "Copyleft Limited", "Public Domain"})
+RESTRICTIONS = {"n": "non-commercial", "d": "no-derivatives"}
+_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+_LICENSE_REF = re.compile(r"^LicenseRef-[A-Za-z0-9.\-]+$")
+_OPERATORS = ("AND", "OR", "WITH")
 
 
 @dataclass(frozen=True)
@@ -28,91 +42,224 @@ class LicenceCheck:
     ok: bool
     normalized: str | None = None
     is_open: bool = False
+    restriction: str | None = None  # "non-commercial", "no-derivatives", or both joined by ", "
     message: str | None = None
     hint: str | None = None
 
 
-@cache
-def _licensing() -> Any:
+@dataclass(frozen=True)
+class _Table:
+    licences: dict[str, str]  # lower-case id or alias → canonical id
+    exceptions: dict[str, str]  # lower-case exception id → canonical id
+    flags: dict[str, str]  # canonical id → "o" (open), "n" (non-commercial), "d" (no-derivatives)
+    all_ids: tuple[str, ...]  # every id, licences and exceptions, sorted (for "did you mean")
+
+
+def licence_table_document() -> dict[str, Any]:
+    """The licence table as ``mt-eval schemas`` writes it, built from `license-expression`'s data."""
+    import license_expression
     from license_expression import get_spdx_licensing
 
-    return get_spdx_licensing()
-
-
-@cache
-def _categories() -> dict[str, str]:
-    """SPDX key (lower case) → ScanCode category, including each licence's other SPDX keys."""
-    import license_expression
-
-    index = Path(license_expression.__file__).parent / "data" / "scancode-licensedb-index.json"
+    index = json.loads((_package_data(license_expression) / "scancode-licensedb-index.json").read_text("utf-8"))
     categories: dict[str, str] = {}
-    for entry in json.loads(index.read_text(encoding="utf-8")):
-        category = entry.get("category") or ""
+    for entry in index:
         for key in [entry.get("spdx_license_key"), *(entry.get("other_spdx_license_keys") or [])]:
             if key:
-                categories.setdefault(key.lower(), category)
-    return categories
+                categories.setdefault(key.lower(), entry.get("category") or "")
+    licences: dict[str, list[str]] = {}
+    exceptions: list[str] = []
+    for key, symbol in sorted(get_spdx_licensing().known_symbols.items()):
+        if symbol.is_exception:
+            exceptions.append(symbol.key)
+            continue
+        flags = "o" if categories.get(key.lower()) in OPEN_CATEGORIES else ""
+        flags += "".join(letter for letter, token in (("n", "NC"), ("d", "ND"))
+                         if re.search(rf"(^|-){token}(-|$)", symbol.key, re.IGNORECASE))
+        licences[symbol.key] = [flags, *(a for a in symbol.aliases if not re.search(r"\s", a))]
+    from importlib.metadata import version
+
+    return {"description": "SPDX licence and exception ids with their aliases and flags (o: open, n: "
+                           "non-commercial, d: no-derivatives), from the ScanCode LicenseDB of license-expression. "
+                           "Generated by `mt-eval schemas`; do not edit.",
+            "source": f"license-expression {version('license-expression')}",
+            "licences": licences, "exceptions": exceptions}
+
+
+def _package_data(module: Any) -> Any:
+    from pathlib import Path
+
+    return Path(module.__file__).parent / "data"
 
 
 @cache
-def _known_keys() -> list[str]:
-    symbols = _licensing().known_symbols
-    return sorted({str(key) for key in symbols})
+def _table() -> _Table:
+    from mt_eval.node_package import generated_file
+
+    document = json.loads(generated_file("licences.json").read_text(encoding="utf-8"))
+    licences: dict[str, str] = {}
+    flags: dict[str, str] = {}
+    for key, (flag, *_aliases) in document["licences"].items():
+        flags[key] = flag
+        licences[key.lower()] = key
+    for key, (_flag, *aliases) in document["licences"].items():
+        for alias in aliases:
+            licences.setdefault(alias.lower(), key)
+    exceptions = {key.lower(): key for key in document["exceptions"]}
+    return _Table(licences, exceptions, flags, tuple(sorted([*document["licences"], *document["exceptions"]])))
 
 
-def _is_open(expression: Any) -> bool:
-    from license_expression import AND, OR, LicenseSymbol, LicenseWithExceptionSymbol
-
-    if isinstance(expression, LicenseWithExceptionSymbol):
-        return _is_open(expression.license_symbol)
-    if isinstance(expression, LicenseSymbol):
-        return _categories().get(expression.key.lower()) in OPEN_CATEGORIES
-    if isinstance(expression, AND):
-        return all(_is_open(arg) for arg in expression.args)
-    if isinstance(expression, OR):
-        return any(_is_open(arg) for arg in expression.args)
-    return False
+class _Invalid(Exception):
+    def __init__(self, reason: str, hint: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.hint = hint
 
 
 def check_licence(text: str) -> LicenceCheck:
     """Check a dependency or method licence: an SPDX expression, ``proprietary`` or ``none``."""
     if text in (PROPRIETARY, NONE):
-        return LicenceCheck(ok=True, normalized=text, is_open=False)
+        return LicenceCheck(ok=True, normalized=text)
     if text.strip().lower() in (PROPRIETARY, NONE):
-        return LicenceCheck(
-            ok=False,
-            message=f'licence "{text}" must be written exactly "{text.strip().lower()}"',
-            hint=f'write "{text.strip().lower()}"',
-        )
-    from license_expression import ExpressionError
-
-    licensing = _licensing()
-    try:
-        parsed = licensing.parse(text, validate=True, strict=True)
-    except ExpressionError as exc:
-        return LicenceCheck(ok=False, message=_unknown_message(text, str(exc)), hint=_licence_hint(text))
-    if parsed is None:
+        word = text.strip().lower()
+        return LicenceCheck(ok=False, message=f'licence "{text}" must be written exactly "{word}"',
+                            hint=f'write "{word}"')
+    tokens = _TOKEN.findall(text)
+    if not tokens:
         return LicenceCheck(ok=False, message="licence is empty", hint=_generic_hint())
-    normalized = str(parsed)
-    return LicenceCheck(ok=True, normalized=normalized, is_open=_is_open(parsed))
+    try:
+        tree = _Parser(tokens).parse()
+    except _Invalid as exc:
+        return LicenceCheck(ok=False, message=f"{_quoted(text)} is not a valid SPDX licence expression: {exc.reason}",
+                            hint=exc.hint or _generic_hint())
+    return LicenceCheck(ok=True, normalized=_render(tree, top=True), is_open=_is_open(tree),
+                        restriction=_restriction(tree))
 
 
-def _unknown_message(text: str, error: str) -> str:
-    error = error.rstrip(".")
-    if error.startswith("Unknown license key(s)"):
-        unknown = error.partition(":")[2].strip()
-        return f'"{text}" is not a valid SPDX licence expression: unknown licence identifier {unknown}'
-    return f'"{text}" is not a valid SPDX licence expression: {error}'
+def _quoted(text: str) -> str:
+    from mt_eval.js_text import js_string
+
+    return js_string(text)
 
 
-def _licence_hint(text: str) -> str:
-    tokens = [t for t in text.replace("(", " ").replace(")", " ").split() if t.upper() not in ("AND", "OR", "WITH")]
-    keys = _known_keys()
-    lower = {k.lower(): k for k in keys}
+# A parsed expression: ("licence", id, exception-or-None) | ("AND"|"OR", [parts]).
+Node = tuple[Any, ...]
+
+
+class _Parser:
+    """expression := and-list (OR and-list)* ; and-list := term (AND term)* ;
+    term := "(" expression ")" | licence [WITH exception]"""
+
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self.at = 0
+        unknown = [t for t in tokens if t not in "()" and t.upper() not in _OPERATORS and not self._known(t)]
+        if unknown:
+            names = ", ".join(dict.fromkeys(unknown))
+            plural = "s" if len(dict.fromkeys(unknown)) > 1 else ""
+            raise _Invalid(f"unknown licence identifier{plural} {names}", _licence_hint(unknown))
+
+    @staticmethod
+    def _known(token: str) -> bool:
+        table = _table()
+        return token.lower() in table.licences or token.lower() in table.exceptions or bool(
+            _LICENSE_REF.match(token))
+
+    def peek(self) -> str | None:
+        return self.tokens[self.at] if self.at < len(self.tokens) else None
+
+    def parse(self) -> Node:
+        tree = self.expression()
+        token = self.peek()
+        if token == ")":
+            raise _Invalid("unbalanced parentheses: a ) without its (")
+        if token is not None:
+            raise _Invalid(f'two licences in a row ("{self.tokens[self.at - 1]} {token}"): join them with AND or OR')
+        return tree
+
+    def expression(self) -> Node:
+        return self._joined("OR", self.and_list)
+
+    def and_list(self) -> Node:
+        return self._joined("AND", self.term)
+
+    def _joined(self, operator: str, part: Any) -> Node:
+        parts = [part()]
+        while (self.peek() or "").upper() == operator:
+            self.at += 1
+            if self.peek() in (None, ")") or (self.peek() or "").upper() in _OPERATORS:
+                raise _Invalid(f"{operator} needs a licence on each side")
+            parts.append(part())
+        return parts[0] if len(parts) == 1 else (operator, parts)
+
+    def term(self) -> Node:
+        token = self.peek()
+        if token is None:
+            raise _Invalid("unbalanced parentheses: a ( without its )")
+        if token == ")":
+            raise _Invalid("empty parentheses")
+        if token.upper() in ("AND", "OR"):
+            raise _Invalid(f"{token.upper()} needs a licence on each side")
+        if token.upper() == "WITH":
+            raise _Invalid("WITH needs a licence before it and an exception after it, e.g. "
+                           '"GPL-2.0-only WITH Classpath-exception-2.0"')
+        self.at += 1
+        if token == "(":
+            inner = self.expression()
+            if self.peek() != ")":
+                raise _Invalid("unbalanced parentheses: a ( without its )")
+            self.at += 1
+            return inner
+        table = _table()
+        if token.lower() not in table.licences and not _LICENSE_REF.match(token):
+            raise _Invalid(f'"{token}" is a licence exception: write it after WITH, e.g. "GPL-2.0-only WITH {token}"')
+        licence = table.licences.get(token.lower(), token)
+        exception = None
+        if (self.peek() or "").upper() == "WITH":
+            self.at += 1
+            following = self.peek()
+            if following is None or following.lower() not in table.exceptions:
+                raise _Invalid("WITH needs a licence exception after it, e.g. \"WITH Classpath-exception-2.0\"")
+            exception = table.exceptions[following.lower()]
+            self.at += 1
+        return ("licence", licence, exception)
+
+
+def _render(node: Node, *, top: bool = False) -> str:
+    if node[0] == "licence":
+        return str(node[1]) + (f" WITH {node[2]}" if node[2] else "")
+    text = f" {node[0]} ".join(_render(part) for part in node[1])
+    return text if top else f"({text})"
+
+
+def _flags(node: Node) -> str:
+    return _table().flags.get(str(node[1]), "")
+
+
+def _is_open(node: Node) -> bool:
+    if node[0] == "licence":
+        return "o" in _flags(node)
+    results = [_is_open(part) for part in node[1]]
+    return all(results) if node[0] == "AND" else any(results)
+
+
+def _restriction_letters(node: Node) -> str:
+    if node[0] == "licence":
+        return "".join(letter for letter in RESTRICTIONS if letter in _flags(node))
+    parts = [_restriction_letters(part) for part in node[1]]
+    if node[0] == "AND":
+        return "".join(letter for letter in RESTRICTIONS if any(letter in p for p in parts))
+    return "".join(letter for letter in RESTRICTIONS if all(letter in p for p in parts))
+
+
+def _restriction(node: Node) -> str | None:
+    letters = _restriction_letters(node)
+    return ", ".join(RESTRICTIONS[letter] for letter in letters) or None
+
+
+def _licence_hint(unknown: list[str]) -> str:
+    lower = {key.lower(): key for key in _table().all_ids}
     suggestions: list[str] = []
-    for token in tokens:
-        if token.lower() in lower:
-            continue
+    for token in dict.fromkeys(unknown):
         variants = [re.sub(r"v(\d)(\.\d)?", lambda m: f"-{m[1]}{m[2] or '.0'}", token.lower()), token.lower()]
         for variant in dict.fromkeys(variants):
             close = difflib.get_close_matches(variant, list(lower), n=3, cutoff=0.6)

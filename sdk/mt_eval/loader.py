@@ -25,6 +25,8 @@ from mt_eval.strict import decode_json_file, parse_json
 if TYPE_CHECKING:
     import pluggy
 
+    from mt_eval.bridge.connection import HostOptions
+    from mt_eval.bridge.method import BridgeMethod
     from mt_eval.dependency_classes import Derivation
     from mt_eval.sandbox import Sandbox
 
@@ -139,25 +141,33 @@ def _entry_file_problems(source: PluginSource) -> list[Problem]:
     return problems
 
 
-def bridge_method(source: PluginSource, *, isolate: bool = False, sandbox: Sandbox | None = None) -> object:
+def command_argv(source: PluginSource) -> list[str]:
+    """The plugin's ``command``, with a program shipped in the plugin directory given by its full path."""
+    assert source.manifest.command is not None
+    command = list(source.manifest.command)
+    program = source.directory / command[0]
+    if "/" in command[0] and not Path(command[0]).is_absolute() and program.is_file():
+        command[0] = str(program.absolute())
+    return command
+
+
+def bridge_method(source: PluginSource, *, isolate: bool = False, sandbox: Sandbox | None = None,
+                  options: HostOptions | None = None) -> BridgeMethod:
     """The plugin as a guest process behind the bridge (its Node entry, its command, or ``mt-eval serve``),
     inside ``sandbox`` when one is given (`mt_eval.sandbox`)."""
     from mt_eval.bridge.method import BridgeMethod
     from mt_eval.bridge.runtimes import node_command, python_command
 
+    cwd: Path | None = None
     if source.runtime == "python" or (isolate and source.manifest.entry_point):
-        command, cwd = python_command(source.directory, isolated=sandbox is not None), None
+        command = python_command(source.directory, isolated=sandbox is not None)
     elif source.runtime == "node":
-        command, cwd = node_command(source.directory), None
+        command = node_command(source.directory)
     else:
-        assert source.manifest.command is not None
-        command, cwd = list(source.manifest.command), source.directory
-        program = source.directory / command[0]
-        if "/" in command[0] and not Path(command[0]).is_absolute() and program.is_file():
-            command[0] = str(program.absolute())  # a program shipped in the plugin directory
+        command, cwd = command_argv(source), source.directory
     if sandbox is not None:
         command, cwd = sandbox.wrap(command, str(Path(cwd).resolve()) if cwd else None), None
-    return BridgeMethod(command, cwd=cwd, label=source.method_id)
+    return BridgeMethod(command, cwd=cwd, label=source.method_id, options=options)
 
 
 def build_method(source: PluginSource, *, isolate: bool = False, sandbox: Sandbox | None = None
@@ -212,13 +222,16 @@ def _constructor_arguments(factory: Any, source: PluginSource) -> tuple[dict[str
     return kwargs, missing
 
 
-def method_card_of(source: PluginSource, method: object | None) -> tuple[MethodCard | None, list[Problem]]:
-    """Merge the plugin's card from method.json, method_card.json and the method's ``method_card()``."""
-    sources: dict[str, Any] = {source.card_file: source.card_data}
+def method_card_of(source: PluginSource, method: object | None, *, card_file: tuple[str, Any] | None = None
+                   ) -> tuple[MethodCard | None, list[Problem]]:
+    """Merge the plugin's card: method.json, then method_card.json (or ``card_file``, a ``(name, parsed)`` card
+    given instead, e.g. ``--method-card``), then what the method reports at run time — its ``method_card()``, or
+    the card a guest sent at initialize (a bridge method's ``method_card()`` once it has started)."""
+    sources: dict[str, Any] = dict([card_file]) if card_file is not None else {source.card_file: source.card_data}
     problems: list[Problem] = []
     runtime_card = getattr(method, "method_card", None)
     if callable(runtime_card):
-        label = f"{source.manifest.entry_point} method_card()"
+        label = str(getattr(method, "card_label", None) or f"{source.manifest.entry_point} method_card()")
         try:
             sources[label] = runtime_card()
         except Exception as exc:
@@ -230,8 +243,10 @@ def method_card_of(source: PluginSource, method: object | None) -> tuple[MethodC
 
 
 def register_hooks(module: ModuleType, method_id: str, plugin_manager: pluggy.PluginManager) -> list[Problem]:
-    """Register the plugin's module so it can implement hooks; misspelled hooks are errors."""
+    """Register the plugin's module so it can implement hooks; a misspelled hook is a problem in its file."""
     import pluggy
+
+    from mt_eval.plugins import hook_problems
 
     if plugin_manager.is_registered(module):
         return []
@@ -242,9 +257,19 @@ def register_hooks(module: ModuleType, method_id: str, plugin_manager: pluggy.Pl
     except (pluggy.PluginValidationError, ValueError) as exc:
         if plugin_manager.is_registered(module):
             plugin_manager.unregister(module)
-        return [Problem(file=str(getattr(module, "__file__", name)), path="$", message=str(exc), code="hook",
-                        hint="hook implementations must match a hook in mt_eval.hookspecs (see the README)")]
+        return hook_problems(exc, str(getattr(module, "__file__", name)))
     return []
+
+
+def entry_module_file(source: PluginSource) -> Path | None:
+    """The file of the plugin's Python entry module (its package's ``__init__.py`` for a package), if any."""
+    if not source.manifest.entry_point:
+        return None
+    relative = Path(*source.manifest.entry_point.partition(":")[0].split("."))
+    for candidate in (source.directory / relative.with_suffix(".py"), source.directory / relative / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def load_method(path: str | Path, *, plugin_manager: pluggy.PluginManager | None = None,

@@ -9,17 +9,19 @@ Defaults for a seed-era manifest that has only ``name`` and ``entry_point``:
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterator
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 from mt_eval.decisions.records import QUESTION_TYPES, QuestionType
 from mt_eval.dependency_classes import CLASS_ORDER, DependencyClass, Derivation, derive
+from mt_eval.field_words import described, kebab_case
 from mt_eval.problems import Finding
 from mt_eval.strict import StrictStruct
+
+__all__ = ["Dependency", "LanguagePair", "Manifest", "MethodClass", "MethodId", "kebab_case"]
 
 MethodClass = Literal["raw-llm", "coached-llm", "pipeline", "custom-plugin", "api", "human"]
 Request = Literal["translate", "decide"]
@@ -29,58 +31,40 @@ Access = Literal["bundled", "mirrored", "gateway", "external-api"]
 KEBAB = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 PAIR = r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*>[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$"
 _ENTRY_POINT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
+_SHA256_PIN = re.compile(r"sha256:[0-9a-fA-F]{64}")
 
-
-def kebab_case(text: str) -> str:
-    """A best-effort kebab-case form of ``text`` ("My Método v2" → "my-metodo-v2").
-
-    `bridge/vectors/method-ids.json` pins this down for every implementation.
-    """
-    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    text = re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", text)
-    return "-".join(re.findall(r"[a-z0-9]+", text.lower()))
-
-
-MethodId = Annotated[
-    str,
-    msgspec.Meta(
-        pattern=KEBAB,
-        description="Stable identifier: lowercase letters and digits in words joined by hyphens.",
-        extra={"pattern_means": "kebab-case", "hint": "use lowercase words joined by hyphens",
-               "suggest": kebab_case},
-    ),
-]
-LanguagePair = Annotated[
-    str,
-    msgspec.Meta(
-        pattern=PAIR,
-        description='A source>target language pair in ISO 639 codes, e.g. "eng>spa".',
-        extra={"pattern_means": 'a "source>target" language pair',
-               "hint": 'write the pair as "source>target" with ISO 639 codes, e.g. "eng>spa"',
-               "suggest": lambda v: re.sub(r"\s*(?:->|→|:|-|>|/|_)\s*", ">", v.strip().lower(), count=1)},
-    ),
-]
+MethodId = Annotated[str, described(
+    pattern=KEBAB, description="Stable identifier: lowercase letters and digits in words joined by hyphens.",
+    pattern_means="kebab-case", hint="use lowercase words joined by hyphens", suggest="kebab-case")]
+LanguagePair = Annotated[str, described(
+    pattern=PAIR, description='A source>target language pair in ISO 639 codes, e.g. "eng>spa".',
+    pattern_means='a "source>target" language pair',
+    hint='write the pair as "source>target" with ISO 639 codes, e.g. "eng>spa"', suggest="language-pair")]
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 
 
 class Dependency(StrictStruct, kw_only=True):
-    """One thing a method needs that is not its own code."""
+    """One thing a method needs that is not its own code (the rules: `mt_eval.dependency_classes`)."""
 
     id: Annotated[str, msgspec.Meta(min_length=1, description="Short name, unique within the manifest.")]
-    kind: Annotated[DependencyKind, msgspec.Meta(extra={"what": "dependency kind"})]
+    kind: Annotated[DependencyKind, described(what="dependency kind")]
     license: Annotated[str, msgspec.Meta(
         min_length=1, description='SPDX licence expression, "proprietary", or "none" when there is no licence.')]
-    access: Annotated[Access, msgspec.Meta(
+    access: Annotated[Access, described(
+        what="access",
         description="How a run reaches it: bundled in the plugin, mirrored (a pinned copy), through a "
-                    "gateway (an endpoint any equivalent provider can serve), or an external API.",
-        extra={"what": "access"})]
-    source: Annotated[str, msgspec.Meta(description="Where it comes from (URL, package name, ...).")] | None = None
+                    "gateway (an endpoint any equivalent provider can serve), or an external API.")]
+    source: Annotated[str, msgspec.Meta(
+        min_length=1, description="Where it comes from: a URL, a package (deb:NAME, pypi:NAME, npm:NAME) or a "
+                                  "path in the plugin directory.")]
+    redistributable: Annotated[bool, msgspec.Meta(
+        description="Does its licence let anyone redistribute it (publish a copy)?")]
+    transferable: Annotated[bool, msgspec.Meta(
+        description="Does its licence let it be handed over with the method (e.g. to an evaluator)?")]
     pin: Annotated[str, msgspec.Meta(
-        description="Exact version, checksum or commit of a mirrored artifact.")] | None = None
+        min_length=1, description="mirrored: the exact version, commit, or sha256:HEX of the copy.")] | None = None
     substitutable: Annotated[bool, msgspec.Meta(
-        description="gateway / external-api: can an equivalent service stand in for it?")] | None = None
-    redistributable: bool | None = None
-    transferable: bool | None = None
+        description="gateway: can any equivalent endpoint serve it? (an external-api is A2 either way)")] | None = None
     notes: str | None = None
 
     def findings(self) -> Iterator[Finding]:
@@ -91,23 +75,39 @@ class Dependency(StrictStruct, kw_only=True):
             yield Finding(("license",), licence.message or "invalid licence", licence.hint, code="licence")
         if self.access == "mirrored" and not self.pin:
             yield Finding(("pin",), 'a "mirrored" dependency needs "pin"',
-                          'add "pin": the exact version, checksum or commit of the copy you mirror',
+                          'add "pin": the exact version, commit or sha256:HEX of the copy you mirror',
                           code="missing-pin")
-        if self.access in ("gateway", "external-api") and self.substitutable is None:
-            yield Finding(("substitutable",), f'a "{self.access}" dependency needs "substitutable"',
+        if self.pin and self.pin.startswith("sha256:") and not _SHA256_PIN.fullmatch(self.pin):
+            yield Finding(("pin",), f'"{self.pin}" is not a SHA-256 pin',
+                          'write "sha256:" and the 64 hex digits of the artifact\'s SHA-256', code="pin-format")
+        if self.access == "gateway" and self.substitutable is None:
+            yield Finding(("substitutable",), 'a "gateway" dependency needs "substitutable"',
                           'add "substitutable": true if any equivalent endpoint can serve it, else false',
                           code="missing-substitutable")
-        if self.redistributable is True and self.license in (NONE, PROPRIETARY):
-            yield Finding(("redistributable",),
-                          f'"redistributable": true contradicts licence "{self.license}"',
+        if self.redistributable and self.license in (NONE, PROPRIETARY):
+            yield Finding(("redistributable",), f'"redistributable": true contradicts licence "{self.license}"',
                           "give the SPDX licence that allows redistribution, or set redistributable to false",
+                          code="contradiction")
+        elif self.redistributable and licence.restriction and self.access in ("bundled", "mirrored"):
+            yield Finding(("redistributable",),
+                          f'"redistributable": true contradicts licence "{self.license}": a '
+                          f"{licence.restriction} licence does not let everyone redistribute it, which a "
+                          f'"{self.access}" dependency relies on',
+                          "set redistributable to false (the dependency then contributes X), or use a licence "
+                          "that allows redistribution", code="contradiction")
+        if self.transferable and self.license == NONE:
+            yield Finding(("transferable",), '"transferable": true contradicts licence "none"',
+                          "give the licence that allows handing it over, or set transferable to false",
                           code="contradiction")
         if self.pin and self.access != "mirrored":
             yield Finding(("pin",), f'"pin" has no effect on a "{self.access}" dependency',
                           'remove "pin", or set "access": "mirrored"', severity="warning", code="unused")
+        if self.substitutable is not None and self.access in ("bundled", "mirrored"):
+            yield Finding(("substitutable",), f'"substitutable" has no effect on a "{self.access}" dependency',
+                          'remove "substitutable"', severity="warning", code="unused")
 
 
-AnsweredType = Annotated[QuestionType, msgspec.Meta(extra={"what": "question type"})]
+AnsweredType = Annotated[QuestionType, described(what="question type")]
 
 
 class DecideSpec(StrictStruct, kw_only=True):
@@ -133,7 +133,7 @@ class Manifest(StrictStruct, kw_only=True):
     schema: str | None = msgspec.field(default=None, name="$schema")
     name: Annotated[str, msgspec.Meta(min_length=1, description="What people call the method.")]
     method_id: MethodId | None = None
-    method_class: Annotated[MethodClass, msgspec.Meta(extra={"what": "method class"})] = msgspec.field(
+    method_class: Annotated[MethodClass, described(what="method class")] = msgspec.field(
         default="custom-plugin", name="class")
     version: str | None = None
     description: str | None = None
@@ -146,15 +146,17 @@ class Manifest(StrictStruct, kw_only=True):
         min_length=1, description="Any other runtime: the argv of a program that speaks the bridge protocol.")
     ] | None = None
     supported_pairs: list[LanguagePair] = msgspec.field(default_factory=list)
-    implements: Annotated[list[Annotated[Request, msgspec.Meta(extra={"what": "request"})]], msgspec.Meta(
+    implements: Annotated[list[Annotated[Request, described(what="request")]], msgspec.Meta(
         min_length=1, description='What the method answers: "translate" (translate(entries, config)), "decide" '
-                                  '(decide(rows, config)) or both. Default: ["translate"].')] = msgspec.field(
-        default_factory=lambda: ["translate"])
+                                  '(decide(rows, config)) or both. Default: ["translate"].',
+        extra_json_schema={"default": ["translate"]})] = msgspec.field(default_factory=lambda: ["translate"])
     decide: Annotated[DecideSpec, msgspec.Meta(
         description='A decision method\'s question types and input limit (with "decide" in implements).')
     ] | None = None
-    dependency_class: Annotated[DependencyClass, msgspec.Meta(extra={"what": "dependency class"})] | None = None
+    dependency_class: Annotated[DependencyClass, described(what="dependency class")] | None = None
     dependencies: list[Dependency] | None = None
+    metadata: Annotated[dict[str, Any], msgspec.Meta(
+        description="Anything else about the method, kept as written (not part of the card).")] | None = None
 
     def derivation(self) -> Derivation:
         return derive(self.dependencies)

@@ -1,24 +1,37 @@
 """The pluggy manager: explicit extensions, and the registries their hooks fill.
 
 Nothing is enabled by importing it or by installing a package: an extension is a module named on
-purpose (`enable_extension`), and a method plugin's entry module is registered when it is loaded.
+purpose (`enable_extension`, ``mt-eval run --extension MODULE``), and a method plugin's entry module is
+registered when it is loaded in this process. A hook that does not match a hook specification — a
+misspelled name, a wrong signature — is a `Problem` naming the file, the hook and the fix, never a traceback.
+
+Methods are not provided through hooks: every method is a plugin directory whose method.json declares its
+dependencies and class, which is what makes a run card comparable (see the README's Hooks section).
 """
 
 from __future__ import annotations
 
+import ast
+import difflib
 import importlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pluggy
 
 from mt_eval import hookspecs
+from mt_eval.problems import Problem, ProblemsError
 
 PROJECT = "mt_eval"
 
 
 class RegistrationError(ValueError):
     """A hook registered something twice or something that is not usable."""
+
+
+class ExtensionError(ProblemsError):
+    """An extension module cannot be enabled; ``problems`` says why, with the fix."""
 
 
 def make_plugin_manager() -> pluggy.PluginManager:
@@ -28,18 +41,74 @@ def make_plugin_manager() -> pluggy.PluginManager:
     return manager
 
 
+def hook_names() -> list[str]:
+    """Every hook an extension or a plugin may implement."""
+    return sorted(name for name in dir(hookspecs) if hasattr(getattr(hookspecs, name), f"{PROJECT}_spec"))
+
+
+def hook_problems(exc: Exception, file: str) -> list[Problem]:
+    """A pluggy validation error (or a failed import) as problems located in ``file``."""
+    text = str(exc)
+    unknown = text.partition("unknown hook '")[2].partition("'")[0] if "unknown hook '" in text else None
+    known = ", ".join(hook_names())
+    if unknown:
+        close = difflib.get_close_matches(unknown, hook_names(), n=1, cutoff=0.6)
+        return [Problem(file=file, path="$", code="hook", message=f'unknown hook "{unknown}"',
+                        hint=(f'did you mean "{close[0]}"? ' if close else "") + f"hooks are: {known} "
+                             "(mt_eval.hookspecs)")]
+    if isinstance(exc, pluggy.PluginValidationError):
+        return [Problem(file=file, path="$", code="hook", message=text.splitlines()[0],
+                        hint=f"implement the hook with the arguments its specification names ({known}; see "
+                             "mt_eval.hookspecs)")]
+    return [Problem(file=file, path="$", code="extension", message=f"{type(exc).__name__}: {exc}",
+                    hint="fix the module, or leave out --extension")]
+
+
 def enable_extension(manager: pluggy.PluginManager, extension: str | object) -> object:
-    """Enable an extension given as a module object or dotted module name; misspelled hooks fail here."""
-    module = importlib.import_module(extension) if isinstance(extension, str) else extension
-    if not manager.is_registered(module):
-        name = extension if isinstance(extension, str) else getattr(module, "__name__", None)
-        manager.register(module, name=name)
+    """Enable an extension given as a module object or dotted module name.
+
+    Raises `ExtensionError` when the module cannot be imported or a hook in it does not match a specification.
+    """
+    name = extension if isinstance(extension, str) else getattr(extension, "__name__", None)
+    module: object
+    if isinstance(extension, str):
+        try:
+            module = importlib.import_module(extension)
+        except ModuleNotFoundError as exc:
+            problem = Problem(file=extension, path="$", code="extension", message=f"no module named {exc.name!r}",
+                              hint="give the dotted name of an importable module (on PYTHONPATH, or installed)")
+            raise ExtensionError([problem], summary=f"cannot enable extension {extension}") from exc
+        except Exception as exc:
+            raise ExtensionError(hook_problems(exc, extension), summary=f"cannot enable extension {extension}"
+                                 ) from exc
+    else:
+        module = extension
+    file = str(getattr(module, "__file__", None) or name)
     try:
+        if not manager.is_registered(module):
+            manager.register(module, name=name)
         manager.check_pending()
-    except pluggy.PluginValidationError:
-        manager.unregister(module)
-        raise
+    except (pluggy.PluginValidationError, ValueError) as exc:
+        if manager.is_registered(module):
+            manager.unregister(module)
+        raise ExtensionError(hook_problems(exc, file), summary=f"cannot enable extension {name}") from exc
     return module
+
+
+def declared_hooks(path: Path) -> list[str]:
+    """The functions of a Python file decorated as hook implementations, found without running it."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return []
+
+    def is_hookimpl(decorator: ast.expr) -> bool:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        return (isinstance(target, ast.Name) and target.id == "hookimpl") or (
+            isinstance(target, ast.Attribute) and target.attr == "hookimpl")
+
+    return [node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and any(is_hookimpl(d) for d in node.decorator_list)]
 
 
 def _collect(hook: Any, kind: str) -> dict[str, Any]:
@@ -62,11 +131,6 @@ def _collect(hook: Any, kind: str) -> dict[str, Any]:
 
         impl.function(register=register)
     return registered
-
-
-def registered_methods(manager: pluggy.PluginManager) -> dict[str, Callable[[], Any]]:
-    """method_id → factory, from every ``register_methods`` implementation."""
-    return _collect(manager.hook.register_methods, "method")
 
 
 def registered_metrics(manager: pluggy.PluginManager) -> dict[str, Callable[..., Any]]:

@@ -10,13 +10,13 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from mt_eval.field_words import described
 from mt_eval.strict import StrictStruct
 
-LanguageCode = Annotated[str, msgspec.Meta(
+LanguageCode = Annotated[str, described(
     pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$",
     description='ISO 639 language code, optionally with subtags, e.g. "eng", "es", "pt-BR".',
-    extra={"pattern_means": "a language code", "hint": 'use an ISO 639 code such as "eng" or "es"'},
-)]
+    pattern_means="a language code", hint='use an ISO 639 code such as "eng" or "es"')]
 NonNegative = Annotated[float, msgspec.Meta(ge=0)]
 
 
@@ -40,13 +40,16 @@ class Usage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     prompt_tokens: Annotated[int, msgspec.Meta(ge=0)] = 0
     completion_tokens: Annotated[int, msgspec.Meta(ge=0)] = 0
+    total_tokens: Annotated[int, msgspec.Meta(
+        ge=0, description="As an OpenAI-compatible response reports it (may include more than prompt and "
+                          "completion); null when not reported.")] | None = None
 
 
 class TranslationResult(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """One result per entry, matched to it by ``id``. ``error`` is set when the entry failed.
 
-    It carries no ``__post_init__`` rule so that hosts can decode thousands per second; `result_problem`
-    states the one cross-field rule, and every place that accepts results from a method applies it.
+    What a method returns becomes results in one place, `mt_eval.results`, which also applies the one
+    cross-field rule (`result_problem`) and accepts results written for the upstream harness.
     """
 
     id: Annotated[str, msgspec.Meta(min_length=1)]
@@ -57,6 +60,11 @@ class TranslationResult(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     tool_calls: list[dict[str, Any]] = msgspec.field(default_factory=list)
     tool_call_count: Annotated[int, msgspec.Meta(ge=0)] = 0
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    raw_predicted: Annotated[str, msgspec.Meta(
+        description="The method's output before its own post-processing (kept as the upstream harness does).")
+    ] | None = None
+    cached: Annotated[bool, msgspec.Meta(
+        description="Whether the method served this result from its cache.")] | None = None
     abstained: Annotated[bool, msgspec.Meta(
         description="The method declines to translate this entry (an unsupported pair, an empty or garbage "
                     "source, a missing resource); abstain_reason says why. Not an error.")] = False
@@ -78,35 +86,6 @@ def result_problem(result: TranslationResult) -> str | None:
     if result.tool_call_count < len(result.tool_calls):
         return f"tool_call_count is {result.tool_call_count} but {len(result.tool_calls)} tool calls are listed"
     return None
-
-
-def pair_results(entries: list[dict[str, Any]], results: list[TranslationResult], label: str
-                 ) -> tuple[list[TranslationResult], list[str]]:
-    """One result per entry, in entry order, and the ids of results that match no entry.
-
-    An entry with no result, with several, or with an unusable one gets an error result instead.
-    """
-    by_id: dict[str, TranslationResult] = {}
-    repeated: dict[str, int] = {}
-    for result in results:
-        if result.id in by_id:
-            repeated[result.id] = repeated.get(result.id, 1) + 1
-        else:
-            by_id[result.id] = result
-    out: list[TranslationResult] = []
-    for entry in entries:
-        entry_id = str(entry["id"])
-        found = by_id.pop(entry_id, None)
-        if found is None:
-            out.append(TranslationResult(id=entry_id, error=f"{label} returned no result for this entry"))
-        elif entry_id in repeated:
-            out.append(TranslationResult(id=entry_id, error=f"{label} returned {repeated[entry_id]} results for "
-                                         "this entry"))
-        elif (problem := result_problem(found)) is not None:
-            out.append(TranslationResult(id=entry_id, error=f"{label} returned an unusable result: {problem}"))
-        else:
-            out.append(found)
-    return out, list(by_id)
 
 
 class RunConfig(StrictStruct, kw_only=True, omit_defaults=False):

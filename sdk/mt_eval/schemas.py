@@ -1,7 +1,10 @@
-"""JSON Schemas generated from the msgspec Structs, checked in under ``bridge/schemas/``.
+"""JSON Schemas generated from the msgspec Structs, checked in under ``bridge/schemas/``, and the Node
+package's copy of them.
 
-The Structs are the source of truth; `mt-eval schemas --out bridge/schemas` regenerates the files and
-`mt-eval schemas --check bridge/schemas` (run by the tests) fails when they have drifted.
+The Structs are the source of truth. `mt-eval schemas bridge/schemas` regenerates the schema files and,
+in the Node package beside them (``bridge/node/lib/generated/``), what the Node side validates with
+(`mt_eval.node_contract`); `mt-eval schemas --check bridge/schemas` (run by the tests) fails when any of
+them has drifted.
 """
 
 from __future__ import annotations
@@ -11,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import msgspec.inspect as mi
+
+from mt_eval import field_words
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 ID_BASE = "https://mt-eval.dev/schemas/"
@@ -20,6 +26,7 @@ def schema_types() -> dict[str, Any]:
     """Schema file stem → Struct."""
     from mt_eval.bridge.messages import ErrorObject, InitializeResult
     from mt_eval.card import MethodCard
+    from mt_eval.champollion.config import ChampollionConfigFile
     from mt_eval.decisions.card import DecisionCard
     from mt_eval.decisions.grading_card import GradingCard
     from mt_eval.decisions.records import DecisionCase, DecisionConfig, DecisionResult, DecisionRow
@@ -29,6 +36,7 @@ def schema_types() -> dict[str, Any]:
     from mt_eval.harness.runcard import RunCard
     from mt_eval.manifest import Dependency, Manifest
     from mt_eval.records import CorpusEntry, RunConfig, TranslationResult
+    from mt_eval.validate import ValidateReport
 
     return {
         "method": Manifest,
@@ -42,6 +50,8 @@ def schema_types() -> dict[str, Any]:
         "freeze": FreezeManifest,
         "bridge-initialize-result": InitializeResult,
         "bridge-error": ErrorObject,
+        "champollion-config": ChampollionConfigFile,
+        "validate-report": ValidateReport,
         "decision-row": DecisionRow,
         "decision-case": DecisionCase,
         "decision-result": DecisionResult,
@@ -52,33 +62,84 @@ def schema_types() -> dict[str, Any]:
     }
 
 
+def schema_document(stem: str, type_: Any) -> dict[str, Any]:
+    """The schema of one Struct, with the ``x-unknown-fields`` keyword on Structs that warn about them."""
+    from mt_eval.strict import unknown_fields_are
+
+    body = msgspec.json.schema(type_)
+    structs = {t.cls.__name__: t.cls for t in _struct_types(mi.type_info(type_))}
+    for name, definition in body.get("$defs", {}).items():
+        cls = structs.get(name)
+        if cls is not None and unknown_fields_are(cls) == "warning":
+            definition[field_words.UNKNOWN_FIELDS] = "warning"
+    return {"$schema": DRAFT, "$id": f"{ID_BASE}{stem}.schema.json", "title": type_.__name__, **body}
+
+
+def _struct_types(t: mi.Type, seen: set[type[Any]] | None = None) -> list[mi.StructType]:
+    seen = set() if seen is None else seen
+    found: list[mi.StructType] = []
+    if isinstance(t, mi.StructType):
+        if t.cls in seen:
+            return found
+        seen.add(t.cls)
+        found.append(t)
+        for field in t.fields:
+            found += _struct_types(field.type, seen)
+    elif isinstance(t, mi.Metadata):
+        found += _struct_types(t.type, seen)
+    elif isinstance(t, mi.UnionType):
+        for member in t.types:
+            found += _struct_types(member, seen)
+    elif isinstance(t, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType):
+        found += _struct_types(t.item_type, seen)
+    elif isinstance(t, mi.DictType):
+        found += _struct_types(t.value_type, seen)
+    return found
+
+
 def render_schema(stem: str, type_: Any) -> str:
     """The schema document for one Struct, as the exact text written to disk."""
-    body = msgspec.json.schema(type_)
-    doc = {"$schema": DRAFT, "$id": f"{ID_BASE}{stem}.schema.json", "title": type_.__name__, **body}
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(schema_document(stem, type_), indent=2, ensure_ascii=False) + "\n"
 
 
-def write_schemas(directory: Path) -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
+def node_directory(schemas: Path) -> Path:
+    """The Node package beside a schema directory (``bridge/schemas`` → ``bridge/node``)."""
+    return schemas.resolve().parent / "node"
+
+
+def expected_files(directory: Path, node: Path | None) -> dict[Path, str]:
+    """Every generated file and its text: the schemas, and the Node package's files when ``node`` is given."""
+    files = {directory / f"{stem}.schema.json": render_schema(stem, t) for stem, t in schema_types().items()}
+    if node is not None:
+        from mt_eval.node_contract import node_files
+
+        documents = {stem: schema_document(stem, t) for stem, t in schema_types().items()}
+        files.update({node / relative: text for relative, text in node_files(documents).items()})
+    return files
+
+
+def write_schemas(directory: Path, node: Path | None = None) -> list[Path]:
     written = []
-    for stem, type_ in schema_types().items():
-        path = directory / f"{stem}.schema.json"
-        path.write_text(render_schema(stem, type_), encoding="utf-8")
+    for path, text in expected_files(directory, node).items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
 
 
-def drifted_schemas(directory: Path) -> list[str]:
-    """Schema files that are missing, stale, or no longer generated."""
-    expected = {f"{stem}.schema.json": render_schema(stem, t) for stem, t in schema_types().items()}
+def drifted_schemas(directory: Path, node: Path | None = None) -> list[str]:
+    """Generated files that are missing, stale, or (schemas) no longer generated."""
+    from mt_eval.node_contract import LICENCES, same_licence_source
+
+    expected = expected_files(directory, node)
     drift = []
-    for name, text in expected.items():
-        path = directory / name
+    for path, text in expected.items():
         if not path.is_file():
             drift.append(f"{path}: missing")
         elif path.read_text(encoding="utf-8") != text:
+            if path.name == LICENCES and not same_licence_source(path, text):
+                continue  # written from another license-expression release: regenerate to update it
             drift.append(f"{path}: differs from the Struct it is generated from")
     drift.extend(f"{p}: not generated from any Struct" for p in sorted(directory.glob("*.schema.json"))
-                 if p.name not in expected)
+                 if p not in expected)
     return drift

@@ -16,26 +16,36 @@ from __future__ import annotations
 
 import contextvars
 import difflib
-import json
 import operator
 import re
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 import msgspec.inspect as mi
 
-from mt_eval.problems import Finding, Problem, ProblemsError, json_path, problems_at
+from mt_eval import field_words as words
+from mt_eval.js_text import js_number, js_string
+from mt_eval.json_input import parse_json
+from mt_eval.problems import Finding, Problem, ProblemsError, Severity, json_path, problems_at
 
 T = TypeVar("T")
+
+__all__ = ["StrictStruct", "decode_json", "decode_json_file", "decode_value", "parse_json", "read_json_file",
+           "value_in_words"]
 
 _RANGE_TESTS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
 _rules_deferred = contextvars.ContextVar("_rules_deferred", default=False)
 
 
 class StrictStruct(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
-    """Base for user-facing Structs: unknown fields are errors and cross-field rules always run."""
+    """Base for user-facing Structs: unknown fields are errors and cross-field rules always run.
+
+    A subclass declared with ``forbid_unknown_fields=False`` accepts unknown fields; with the class
+    attribute ``unknown_fields_are = "warning"`` each one is reported as a warning.
+    """
 
     def findings(self) -> Iterator[Finding]:
         """Cross-field rule violations of this object (not of the objects it contains)."""
@@ -70,69 +80,6 @@ def decode_json_file(path: Path, type_: type[T]) -> tuple[T | None, list[Problem
         reason = exc.strerror or str(exc)
         return None, [Problem(file=str(path), path="$", message=f"cannot read file: {reason}", code="io")]
     return decode_json(raw, type_, file=str(path))
-
-
-def parse_json(raw: bytes, *, file: str) -> tuple[Any, list[Problem]]:
-    """Parse JSON text; problems name the line and column, invalid UTF-8 and duplicate keys."""
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        return None, [
-            Problem(
-                file=file,
-                path="$",
-                message=f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at line {line} (offset {exc.start})",
-                hint="save the file as UTF-8",
-                code="encoding",
-            )
-        ]
-    duplicates: list[str] = []
-
-    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                duplicates.append(key)
-            out[key] = value
-        return out
-
-    try:
-        value = json.loads(text, object_pairs_hook=pairs_hook)
-    except json.JSONDecodeError as exc:
-        return None, [
-            Problem(
-                file=file,
-                path="$",
-                message=f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-                hint=_syntax_hint(exc),
-                code="syntax",
-            )
-        ]
-    problems = [
-        Problem(
-            file=file,
-            path="$",
-            message=f'key "{key}" appears more than once in an object',
-            hint="keep one of them; JSON readers silently drop all but the last",
-            code="duplicate-key",
-        )
-        for key in dict.fromkeys(duplicates)
-    ]
-    return value, problems
-
-
-def _syntax_hint(exc: json.JSONDecodeError) -> str:
-    before = exc.doc[: exc.pos].rstrip()
-    if exc.msg.startswith("Expecting property name") and before.endswith(","):
-        return "remove the trailing comma before the closing brace"
-    if exc.msg.startswith("Expecting value") and before.endswith(","):
-        return "remove the trailing comma before the closing bracket"
-    if exc.msg.startswith("Expecting ',' delimiter"):
-        return "add a comma between the two items"
-    if "double quotes" in exc.msg:
-        return "JSON needs double quotes around keys and strings"
-    return "fix the JSON syntax at that position"
 
 
 def decode_json(raw: bytes, type_: type[T], *, file: str) -> tuple[T | None, list[Problem]]:
@@ -184,7 +131,7 @@ def _describe(t: mi.Type) -> str:
     if isinstance(t, mi.StructType | mi.DictType):
         return "an object"
     if isinstance(t, mi.LiteralType):
-        return "one of " + ", ".join(json.dumps(v) for v in t.values)
+        return "one of " + ", ".join(_js_value(v) for v in t.values)
     if isinstance(t, mi.UnionType):
         return " or ".join(_describe(x) for x in t.types if not isinstance(x, mi.NoneType))
     return "a value"
@@ -195,17 +142,17 @@ def _plural(noun: str) -> str:
             "true or false": "booleans"}.get(noun, noun)
 
 
-def _got(value: Any) -> str:
+def value_in_words(value: Any) -> str:
     """The actual JSON value in words."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
-        return f"the number {value}"
+        return f"the number {js_number(value)}"
     if isinstance(value, str):
         shown = value if len(value) <= 40 else value[:37] + "..."
-        return f"the string {json.dumps(shown)}"
+        return f"the string {js_string(shown)}"
     if isinstance(value, list):
         return "an array"
     return "an object"
@@ -257,8 +204,10 @@ class _Walker:
         self.run_rules(value, at)
         return value
 
-    def add(self, at: tuple[str | int, ...], message: str, hint: str | None = None, code: str = "invalid") -> None:
-        self.problems.append(Problem(file=self.file, path=json_path(at), message=message, hint=hint, code=code))
+    def add(self, at: tuple[str | int, ...], message: str, hint: str | None = None, code: str = "invalid",
+            severity: Severity = "error") -> None:
+        self.problems.append(Problem(file=self.file, path=json_path(at), message=message, hint=hint, code=code,
+                                     severity=severity))
 
     def check(self, value: Any, t: mi.Type, at: tuple[str | int, ...], meta: mi.Metadata | None = None) -> bool:
         """Record every type problem in ``value``; True when there is none."""
@@ -293,38 +242,40 @@ class _Walker:
         expected = _describe(t)
         hint = _meta_hint(meta)
         if isinstance(value, str) and expected.startswith("an array of strings"):
-            hint = f"wrap it in brackets: [{json.dumps(value)}]"
+            hint = f"wrap it in brackets: [{js_string(value)}]"
         elif isinstance(value, str) and expected in ("true or false", "an integer", "a number"):
             hint = f"write the value without quotes: {value}" if _bare_ok(value, t) else hint
             if expected == "true or false" and not _bare_ok(value, t):
                 hint = "write true or false, without quotes"
-        self.add(at, f"expected {expected}, got {_got(value)}", hint, code="type")
+        self.add(at, f"expected {expected}, got {value_in_words(value)}", hint, code="type")
         return False
 
     def _check_literal(self, value: Any, t: mi.LiteralType, at: tuple[str | int, ...],
                        meta: mi.Metadata | None) -> bool:
         if value in t.values:
             return True
-        allowed = ", ".join(json.dumps(v) for v in t.values)
+        allowed = ", ".join(_js_value(v) for v in t.values)
         hint = f"use one of {allowed}"
         if isinstance(value, str):
             close = difflib.get_close_matches(value, [str(v) for v in t.values], n=1, cutoff=0.6)
             if close:
                 hint = f'did you mean "{close[0]}"? Allowed: {allowed}'
-        what = (meta.extra or {}).get("what", "value") if meta is not None else "value"
-        self.add(at, f"{_got(value)} is not a valid {what}", hint, code="enum")
+        what = _word(meta, words.WHAT) or "value"
+        self.add(at, f"{value_in_words(value)} is not a valid {what}", hint, code="enum")
         return False
 
     def _check_struct(self, value: dict[str, Any], t: mi.StructType, at: tuple[str | int, ...]) -> bool:
         fields = {f.encode_name: f for f in t.fields}
         ok = True
+        unknown = unknown_fields_are(t.cls)
         for key in value:
-            if key not in fields and t.forbid_unknown_fields:
+            if key not in fields and unknown != "allowed":
                 close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
-                hint = (f'did you mean "{close[0]}"?' if close else "remove it") + \
+                hint = (f'did you mean "{close[0]}"?' if close else "remove it.") + \
                     " Known fields: " + ", ".join(fields)
-                self.add((*at, key), f'unknown field "{key}"', hint, code="unknown-field")
-                ok = False
+                self.add((*at, key), f'unknown field "{key}"', hint, code="unknown-field",
+                         severity="warning" if unknown == "warning" else "error")
+                ok = ok and unknown == "warning"
         for name, field in fields.items():
             if name in value:
                 ok = self.check(value[name], field.type, (*at, name)) and ok
@@ -351,16 +302,15 @@ class _Walker:
             return False
         if not self._check_length(value, t, at, "character"):
             return False
-        if t.pattern is not None and re.search(t.pattern, value) is None:
-            extra = meta.extra or {} if meta is not None else {}
-            message = f"{json.dumps(value)} is not {extra.get('pattern_means', f'matching {t.pattern}')}"
+        if t.pattern is not None and _js_pattern(t.pattern).search(value) is None:
+            means = _word(meta, words.PATTERN_MEANS) or f"matching {t.pattern}"
             hint = _meta_hint(meta)
-            suggest = extra.get("suggest")
-            if callable(suggest):
+            suggest = words.SUGGESTIONS.get(_word(meta, words.SUGGEST) or "")
+            if suggest is not None:
                 suggestion = suggest(value)
                 if suggestion:
                     hint = (hint + "; " if hint else "") + f'for example "{suggestion}"'
-            self.add(at, message, hint, code="pattern")
+            self.add(at, f"{js_string(value)} is not {means}", hint, code="pattern")
             return False
         return True
 
@@ -368,7 +318,7 @@ class _Walker:
         for attr, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
             bound = getattr(t, attr)
             if bound is not None and not _RANGE_TESTS[sign](value, bound):
-                self.add(at, f"must be {sign} {bound}, got {value}", code="range")
+                self.add(at, f"must be {sign} {js_number(bound)}, got {js_number(value)}", code="range")
                 return False
         return True
 
@@ -392,15 +342,33 @@ def _encode_name(cls: type[msgspec.Struct], field: str) -> str:
     return names[field]
 
 
+def unknown_fields_are(cls: type[Any]) -> str:
+    """``"error"``, ``"warning"`` or ``"allowed"``: what an unknown field of a Struct of ``cls`` is."""
+    if cls.__struct_config__.forbid_unknown_fields:
+        return "error"
+    return "warning" if getattr(cls, "unknown_fields_are", None) == "warning" else "allowed"
+
+
+def _word(meta: mi.Metadata | None, key: str) -> str | None:
+    value = (meta.extra_json_schema or {}).get(key) if meta is not None else None
+    return str(value) if value is not None else None
+
+
 def _meta_hint(meta: mi.Metadata | None) -> str | None:
-    if meta is None:
-        return None
-    extra = meta.extra or {}
-    hint = extra.get("hint")
-    if hint:
-        return str(hint)
-    description = (meta.extra_json_schema or {}).get("description")
-    return str(description) if description else None
+    return _word(meta, words.HINT) or _word(meta, "description")
+
+
+@cache
+def _js_pattern(pattern: str) -> re.Pattern[str]:
+    """A schema pattern as JavaScript applies it: a final ``$`` matches only at the very end."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
+    return re.compile(pattern)
+
+
+def _js_value(value: Any) -> str:
+    return js_string(value) if isinstance(value, str) else js_number(value) if isinstance(value, int | float) \
+        else "null" if value is None else str(value).lower()
 
 
 def _meta_suffix(t: mi.Type) -> str:
@@ -409,8 +377,5 @@ def _meta_suffix(t: mi.Type) -> str:
 
 
 def _bare_ok(value: str, t: mi.Type) -> bool:
-    try:
-        parsed = json.loads(value)
-    except ValueError:
-        return False
-    return _matches(parsed, t)
+    parsed, problems = parse_json(value.encode("utf-8", "surrogatepass"), file="")
+    return not problems and _matches(parsed, t)

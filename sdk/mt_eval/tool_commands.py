@@ -12,9 +12,12 @@ from pathlib import Path
 
 def add_validate(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Check method plugin directories: method.json, method_card.json, a static scan of the "
-                          "code against the declared dependencies, and the entry point, imported (or started) "
-                          "inside the sandbox. Every problem is reported with its file, JSON path or line, and a "
-                          "fix. Exit status 0 when all plugins are valid, 1 otherwise.")
+                          "code against the declared dependencies, and every entry point they declare, started "
+                          "inside the sandbox: the Python entry imported and built, the Node entry loaded through "
+                          "the Node guest, a command started for the bridge handshake, and a plugin with both a "
+                          "Python and a Node entry translating a few probe sentences with both (a difference is a "
+                          "warning). Every problem is reported with its file, JSON path or line, and a fix. Exit "
+                          "status 0 when all plugins are valid, 1 otherwise.")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = ("examples:\n  mt-eval validate examples/lexicon-eng-spa\n"
                      "  mt-eval validate --json --strict examples/*-eng-spa\n"
@@ -24,13 +27,16 @@ def add_validate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print a JSON report instead of text")
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     parser.add_argument("--no-import", dest="run_code", action="store_false",
-                          help="check the files only; do not import or construct the method")
+                        help="check the files only; do not import, start or run the method")
     parser.add_argument("--no-sandbox", dest="sandbox", action="store_false",
                         help="import the entry point on this host instead of in the sandbox (only for code you "
                              "trust; the default confines it, so validating runs nothing on the host)")
     parser.add_argument("--no-scan", dest="scan", action="store_false",
                         help="skip the static scan of the plugin's code (network, downloads, programs, dynamic "
                              "code, files outside the plugin) against its declared dependencies")
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                        help="seconds a guest (Node entry, command) gets to start and to translate the probes "
+                             "(default 10)")
     parser.add_argument("--corpus", action="append", default=[], metavar="FILE",
                         help="also run the contamination check against this evaluation corpus (repeatable): "
                              "contaminated is an error, unverified a warning")
@@ -40,7 +46,8 @@ def run_validate(args: argparse.Namespace) -> int:
     from mt_eval.validate_cli import run_validate as report
 
     return report([Path(p) for p in args.plugins], as_json=args.json, strict=args.strict, run_code=args.run_code,
-                  scan=args.scan, sandbox=args.sandbox, corpora=[Path(c) for c in args.corpus])
+                  scan=args.scan, sandbox=args.sandbox, corpora=[Path(c) for c in args.corpus],
+                  timeout_s=args.timeout)
 
 
 def add_translate(parser: argparse.ArgumentParser) -> None:
@@ -96,22 +103,34 @@ def run_bridge(args: argparse.Namespace) -> int:
 
 
 def add_schemas(parser: argparse.ArgumentParser) -> None:
-    parser.description = "Generate the JSON Schemas of method.json, method cards, entries, results and RunConfig."
+    parser.description = ("Generate the JSON Schemas of method.json, method cards, entries, results, RunConfig, run "
+                          "cards, bridge messages and champollion.config.json from the SDK's types, and what the Node "
+                          "package validates with (NODE/lib/generated/: the schemas, the licence table, TypeScript "
+                          "types).")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = ("examples:\n  mt-eval schemas bridge/schemas            regenerate after changing a Struct\n"
+                     "  mt-eval schemas --check bridge/schemas    exit 1 if anything generated is stale")
     parser.add_argument("directory", metavar="DIR", help="where the *.schema.json files live")
+    parser.add_argument("--node", metavar="NODE", help="the Node package (default: DIR/../node, when it exists)")
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the files are stale")
 
 
 def run_schemas(args: argparse.Namespace) -> int:
-    from mt_eval.schemas import drifted_schemas, write_schemas
+    from mt_eval.schemas import drifted_schemas, node_directory, write_schemas
 
     directory = Path(args.directory)
+    node = Path(args.node) if args.node else node_directory(directory)
+    node_or_none = node if (node / "package.json").is_file() else None
+    if args.node and node_or_none is None:
+        print(f"mt-eval schemas: --node {node}: no package.json there", file=sys.stderr)
+        return 2
     if args.check:
-        drift = drifted_schemas(directory)
+        drift = drifted_schemas(directory, node_or_none)
         for line in drift:
             print(line, file=sys.stderr)
         if drift:
             print(f"regenerate with: mt-eval schemas {directory}", file=sys.stderr)
         return 1 if drift else 0
-    for path in write_schemas(directory):
+    for path in write_schemas(directory, node_or_none):
         print(f"wrote {path}")
     return 0

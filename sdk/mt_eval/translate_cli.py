@@ -11,7 +11,8 @@ import msgspec
 
 from mt_eval.loader import PluginLoadError, load_method
 from mt_eval.plugin_import import describe_exception
-from mt_eval.records import RunConfig, TranslationResult, result_problem
+from mt_eval.records import RunConfig
+from mt_eval.results import ResultNotes, results_for
 
 
 def run_translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool,
@@ -58,27 +59,23 @@ def run_translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_js
     except Exception as exc:
         print(f"{loaded.method_id}.translate raised {describe_exception(exc, loaded.directory)}", file=sys.stderr)
         return 1
-    try:
-        results = msgspec.convert(raw, list[TranslationResult])
-    except msgspec.ValidationError as exc:
-        print(f"{loaded.method_id} returned malformed results: {exc}", file=sys.stderr)
-        return 1
-    for result in results:
-        problem = result_problem(result)
-        if problem:
-            print(f"{loaded.method_id} returned an unusable result for entry {result.id}: {problem}", file=sys.stderr)
-            return 1
-    missing = [e["id"] for e in entries if e["id"] not in {r.id for r in results}]
-    if missing:
-        print(f"{loaded.method_id} returned no result for entr{'y' if len(missing) == 1 else 'ies'} "
-              f"{', '.join(missing)}", file=sys.stderr)
-    failed = len(missing)
+    notes = ResultNotes()
+    results, unknown = results_for(entries, raw, label=loaded.method_id, notes=notes)
+    if notes:
+        print(f"{loaded.method_id}: results accepted after changes: {notes.summary()}", file=sys.stderr)
+    if unknown:
+        print(f"{loaded.method_id} returned results whose id matches no entry (a result's id is its entry's id, a "
+              f"string): {', '.join(msgspec.json.encode(i).decode() for i in unknown[:5])}", file=sys.stderr)
+    failed = 0
     for result in results:
         failed += result.error is not None
         if as_json:
             sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
         else:
             print(result.predicted if result.error is None else f"[error] {result.error}")
+    if failed:
+        print(f"{loaded.method_id}: {failed} of {len(results)} entr{'y' if len(results) == 1 else 'ies'} failed",
+              file=sys.stderr)
     return 1 if failed else 0
 
 

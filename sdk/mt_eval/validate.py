@@ -15,7 +15,8 @@ from mt_eval.scan import ScanReport
 
 
 class PluginReport(msgspec.Struct, kw_only=True):
-    """What `validate_plugin` found out about one plugin directory."""
+    """What `validate_plugin` found out about one plugin directory (``mt-eval validate --json``, and the Node
+    package's validatePluginFiles)."""
 
     directory: str
     method_id: str | None = None
@@ -42,11 +43,21 @@ class PluginReport(msgspec.Struct, kw_only=True):
         return not self.errors and not (strict and self.warnings)
 
 
-def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = True, sandbox: bool = False
-                    ) -> PluginReport:
-    """Check a plugin's files, scan its code (unless ``scan`` is false: `mt_eval.scan`) and, unless
-    ``run_code`` is false, import and build its Python method — inside the sandbox with ``sandbox``, where a
-    Node entry or a command is started too (`mt_eval.sandbox.import_check`)."""
+class ValidateReport(msgspec.Struct, kw_only=True):
+    """``mt-eval validate --json``: whether every plugin passed (warnings count under ``strict``), and each report."""
+
+    ok: bool
+    strict: bool
+    plugins: list[PluginReport]
+
+
+def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = True, sandbox: bool = False,
+                    timeout_s: float = 10.0) -> PluginReport:
+    """Check a plugin's files, scan its code (unless ``scan`` is false: `mt_eval.scan`) and, unless ``run_code``
+    is false, start every entry point it declares — inside the sandbox with ``sandbox``
+    (`mt_eval.sandbox.import_check`): build its Python method, load its Node entry through the Node guest, start
+    its command (each guest gets ``timeout_s`` to answer), and compare the two entries of a plugin that has both
+    (`mt_eval.entry_checks`)."""
     from mt_eval.plugins import make_plugin_manager
 
     source, problems = read_plugin(path)
@@ -73,7 +84,7 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
     if run_code and sandbox and not entry_problem:
         from mt_eval.sandbox.import_check import sandboxed_import
 
-        report.import_sandbox, found = sandboxed_import(source)
+        report.import_sandbox, found = sandboxed_import(source, timeout_s=timeout_s)
         problems.extend(p for p in found if p not in problems)
         return report
     if run_code and source.runtime == "python" and not any(p.path == "$.entry_point" for p in problems):
@@ -83,6 +94,13 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
             problems.extend(register_hooks(module, source.method_id, make_plugin_manager()))
     _card, more = method_card_of(source, method)
     problems.extend(p for p in more if p not in problems)
+    if run_code and not any(p.severity == "error" and p.file in (source.manifest_file, source.card_file)
+                            for p in problems):  # the files are sound: start the other entry points too
+        from mt_eval.entry_checks import check_entry_points
+
+        seen = {(p.file, p.severity) for p in problems}  # a syntax error the scan located already is not repeated
+        problems.extend(p for p in check_entry_points(source, method, timeout_s=timeout_s)
+                        if (p.file, p.severity) not in seen)
     return report
 
 

@@ -9,12 +9,13 @@ from typing import Any
 
 import msgspec
 
-from mt_eval.validate import PluginReport, describe_class, validate_plugin
+from mt_eval.validate import PluginReport, ValidateReport, describe_class, validate_plugin
 
 
 def run_validate(plugins: Sequence[Path], *, as_json: bool, strict: bool, run_code: bool, scan: bool = True,
-                 sandbox: bool = True, corpora: Sequence[Path] = ()) -> int:
-    reports = [validate_plugin(path, run_code=run_code, scan=scan, sandbox=sandbox) for path in plugins]
+                 sandbox: bool = True, corpora: Sequence[Path] = (), timeout_s: float = 10.0) -> int:
+    reports = [validate_plugin(path, run_code=run_code, scan=scan, sandbox=sandbox, timeout_s=timeout_s)
+               for path in plugins]
     if corpora:
         from mt_eval.contamination.validation import check_reports
 
@@ -25,7 +26,7 @@ def run_validate(plugins: Sequence[Path], *, as_json: bool, strict: bool, run_co
             return 1
     ok = all(r.passed(strict=strict) for r in reports)
     if as_json:
-        document = {"ok": ok, "strict": strict, "plugins": reports}
+        document = ValidateReport(ok=ok, strict=strict, plugins=reports)
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(document), indent=2).decode() + "\n")
     else:
         _print_reports(reports, strict=strict)

@@ -1,6 +1,7 @@
 // Typed decisions on the Node side: the options of a question, and the answer rules every host applies to
 // what a method's decide() returned. The rules (and their wording) are the Python SDK's
 // (mt_eval.decisions.answers); bridge/vectors/decisions/answers.json pins them for both runtimes.
+import { defaults, schema } from './contract/schema.js';
 import { isPlainObject } from './protocol.js';
 import { describe as describeValue } from './results.js';
 
@@ -8,8 +9,30 @@ export const QUESTION_TYPES = Object.freeze(['noul', 'choice', 'score']);
 export const NOUL_OPTIONS = Object.freeze(['true', 'false']);
 export const DEFAULT_TOLERANCE = 1e-3;
 
-const RESULT_KEYS = new Set(['id', 'answers', 'latency_s', 'usage', 'error', 'metadata']);
-const ANSWER_KEYS = new Set(['probabilities', 'expected', 'error']);
+// The fields of a decision result, an answer and usage, from the generated schema (decision-result).
+let shapes = null;
+function decisionShapes() {
+  if (shapes) return shapes;
+  const { $defs } = schema('decision-result');
+  const fields = (name) => new Set(Object.keys($defs[name].properties));
+  shapes = {
+    result: fields('DecisionResult'), answer: fields('QuestionAnswer'), usage: fields('Usage'),
+    defaults: defaults($defs.DecisionResult), usageDefaults: defaults($defs.Usage),
+  };
+  return shapes;
+}
+
+// A decision result for row `id` with every field, in the schema's order, at its default (usage's too).
+function emptyDecision(id, latencyS = 0) {
+  const { result, defaults: fallback, usageDefaults } = decisionShapes();
+  const given = { id, answers: {}, latency_s: latencyS, usage: { ...usageDefaults } };
+  const out = {};
+  for (const name of result) {
+    const value = name in given ? given[name] : fallback[name];
+    out[name] = Array.isArray(value) ? [...value] : value !== null && typeof value === 'object' ? { ...value } : value;
+  }
+  return out;
+}
 
 /** A number as both runtimes print it in labels and messages: at most six decimals, no trailing zeros. */
 export function numberText(value) {
@@ -82,7 +105,7 @@ export function expectedValue(question, probabilities) {
 export function checkAnswer(question, raw, tolerance = DEFAULT_TOLERANCE) {
   if (raw === undefined || raw === null) return { error: 'no answer for this question' };
   if (!isPlainObject(raw)) return { error: 'an answer must be an object: {"probabilities": {...}} or {"error": "..."}' };
-  const unknown = Object.keys(raw).filter((key) => !ANSWER_KEYS.has(key));
+  const unknown = Object.keys(raw).filter((key) => !decisionShapes().answer.has(key));
   if (unknown.length) {
     return { error: `unknown field ${quoted(unknown)} in the answer (an answer has "probabilities", "expected" and "error")` };
   }
@@ -114,7 +137,7 @@ export function checkAnswer(question, raw, tolerance = DEFAULT_TOLERANCE) {
 
 // The result's own fields, or the first that is malformed.
 function envelope(id, raw) {
-  const result = { id, answers: {}, latency_s: 0, usage: { prompt_tokens: 0, completion_tokens: 0 }, error: null, metadata: {} };
+  const result = emptyDecision(id);
   const { latency_s: latency, usage, error, metadata } = raw;
   if (latency !== undefined && latency !== null) {
     if (!(isNumber(latency) && Number.isFinite(latency) && latency >= 0)) {
@@ -125,7 +148,8 @@ function envelope(id, raw) {
   if (usage !== undefined && usage !== null) {
     if (!isPlainObject(usage)) return { result, problem: `"usage" must be an object, got ${describe(usage)}` };
     for (const [key, count] of Object.entries(usage)) {
-      if (key !== 'prompt_tokens' && key !== 'completion_tokens') return { result, problem: `unknown field "usage.${key}"` };
+      if (!decisionShapes().usage.has(key)) return { result, problem: `unknown field "usage.${key}"` };
+      if (count === null) continue; // null counts as absent
       if (!(Number.isInteger(count) && count >= 0)) {
         return { result, problem: `"usage.${key}" must be an integer >= 0, got ${describe(count)}` };
       }
@@ -145,7 +169,7 @@ function envelope(id, raw) {
 
 /** A decision result in its checked form: every question of the row answered or failed, with reasons. */
 export function checkDecision(row, raw, tolerance = DEFAULT_TOLERANCE) {
-  const unknown = Object.keys(raw).filter((key) => !RESULT_KEYS.has(key));
+  const unknown = Object.keys(raw).filter((key) => !decisionShapes().result.has(key));
   if (unknown.length) {
     return decisionError(row.id, `unknown field ${quoted(unknown)} in the result (put extra data in "metadata")`);
   }
@@ -167,9 +191,7 @@ export function checkDecision(row, raw, tolerance = DEFAULT_TOLERANCE) {
 
 /** A failed row in the full result shape. */
 export function decisionError(id, message, latencyS = 0) {
-  return {
-    id, answers: {}, latency_s: latencyS, usage: { prompt_tokens: 0, completion_tokens: 0 }, error: message, metadata: {},
-  };
+  return { ...emptyDecision(id, latencyS), error: message };
 }
 
 /** Why rows cannot be sent to decide() (null when they can): ids, states and questions as the protocol needs. */

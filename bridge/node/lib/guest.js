@@ -4,18 +4,22 @@
 // them works too.
 import { readFileSync } from 'node:fs';
 
+import { defaults, schema } from './contract/schema.js';
 import { loadMethod, resolveMethod } from './method-module.js';
 import {
   DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, encode,
   errorResponse, isPlainObject, isValidId, resultResponse,
 } from './protocol.js';
 import { rowsProblem } from './decisions.js';
-import { compactResult, completeDecisionConfig, completeRunConfig, describe, errorResult, normalizeResult } from './results.js';
+import { completeDecisionConfig, completeRunConfig, describe, translateAnswer } from './results.js';
 
 
 export { loadMethod, resolveMethod };
 
-export const GUEST_CAPABILITIES = Object.freeze({ max_batch: null, max_concurrency: 8, cancel: true, progress: false });
+/** What this guest declares at initialize: the protocol's defaults, except that it runs 8 calls at once and can cancel. */
+export const GUEST_CAPABILITIES = Object.freeze({
+  ...defaults(schema('bridge-initialize-result').$defs.Capabilities), max_concurrency: 8, cancel: true,
+});
 
 /**
  * Send console output and stray process.stdout writes to stderr, so stdout carries protocol lines
@@ -233,7 +237,7 @@ export class GuestServer {
     }
     if (params.config !== undefined && params.config !== null) {
       const config = completeDecisionConfig(params.config); // the language pair is checked by translate
-      if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, `params.${config}`);
+      if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, config);
       this.defaultConfig = config;
     }
     let done;
@@ -297,7 +301,7 @@ export class GuestServer {
     const raw = params.config ?? this.defaultConfig;
     if (raw === null) return fail(ErrorCode.INVALID_PARAMS, 'params.config is missing and initialize gave none');
     const config = completeRunConfig(raw);
-    if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, `params.${config}`);
+    if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, config);
     return this.enqueue('translate', id, params.entries, config, fail);
   }
 
@@ -305,7 +309,7 @@ export class GuestServer {
     const problem = rowsProblem(params.rows, 'params.rows');
     if (problem) return fail(ErrorCode.INVALID_PARAMS, problem);
     const config = completeDecisionConfig(params.config ?? this.defaultConfig ?? {});
-    if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, `params.${config}`);
+    if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, config);
     return this.enqueue('decide', id, params.rows, config, fail);
   }
 
@@ -362,22 +366,16 @@ export class GuestServer {
       this.log(`${kind} failed: ${error?.stack ?? error}`);
       return errorResponse(id, ErrorCode.METHOD_FAILED, failureMessage(error), { type: error?.name ?? typeof error });
     }
+    const onDropped = (item) => this.log(`dropped a result without a string "id": ${describe(item)}`);
+    if (kind === 'translate') return resultResponse(id, translateAnswer(value, job.entries, latency, { onDropped }));
     if (!Array.isArray(value)) {
-      return errorResponse(id, ErrorCode.METHOD_FAILED,
-        `${kind} returned ${describe(value)}, expected a list with one result per ${kind === 'translate' ? 'entry' : 'row'}`,
+      return errorResponse(id, ErrorCode.METHOD_FAILED, `decide returned ${describe(value)}, expected a list with one result per row`,
         { type: 'TypeError' });
     }
     const results = [];
     for (const item of value) {
-      if (!isPlainObject(item) || typeof item.id !== 'string' || item.id === '') {
-        this.log(`dropped a result without a string "id": ${describe(item)}`);
-      } else if (kind === 'decide') {
-        results.push(item.latency_s === undefined ? { ...item, latency_s: latency } : item);
-      } else {
-        const { result, problem } = normalizeResult(item, latency);
-        results.push(compactResult(result
-          ?? errorResult(item.id, `the method returned a malformed result: ${problem}`, latency)));
-      }
+      if (!isPlainObject(item) || typeof item.id !== 'string' || item.id === '') onDropped(item);
+      else results.push(item.latency_s === undefined ? { ...item, latency_s: latency } : item);
     }
     return resultResponse(id, { results });
   }

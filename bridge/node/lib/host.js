@@ -4,10 +4,11 @@
 import { readFileSync } from 'node:fs';
 
 import { Connection } from './connection.js';
+import { compile, defaults, schema } from './contract/schema.js';
 import { BridgeError, DEFAULT_MAX_LINE_BYTES, ErrorCode, PROTOCOL_VERSION, encode, isPlainObject, request } from './protocol.js';
 import { methodView } from './gold.js';
 import { DEFAULT_TOLERANCE, decisionError, matchDecisions, rowsProblem } from './decisions.js';
-import { describe, errorResult, matchResults } from './results.js';
+import { ResultNotes, describe, errorResult, matchResults } from './results.js';
 
 // The requests that carry a batch: the params key of the batch, how a failed item looks, and how results
 // come back (checked and in item order).
@@ -80,23 +81,24 @@ function fieldNames(name, value) {
   return [...value];
 }
 
-/** The capabilities a guest declared, with the protocol's defaults for what it left out. */
+/**
+ * The capabilities a guest declared, with the protocol's defaults (bridge-initialize-result schema) for what it
+ * left out; a value that does not fit (counts are positive integers) is warned about and replaced by its default.
+ */
 function completeCapabilities(declared, logger) {
   const caps = isPlainObject(declared) ? declared : {};
-  const count = (name, fallback) => {
+  const { document, definition } = capabilitySchema();
+  const out = defaults(definition);
+  for (const [name, node] of Object.entries(definition.properties)) {
     const value = caps[name];
-    if (value === undefined || value === null) return fallback;
-    if (Number.isInteger(value) && value > 0) return value;
-    logger.warn(`the guest declared capabilities.${name} = ${describe(value)}; using ${fallback ?? 'null'}`);
-    return fallback;
-  };
-  return {
-    max_batch: count('max_batch', null),
-    max_concurrency: count('max_concurrency', 1),
-    cancel: caps.cancel === true,
-    progress: caps.progress === true,
-  };
+    if (value === undefined || value === null) continue;
+    if (compile(document, node)(value) && (typeof value !== 'number' || value > 0)) out[name] = value;
+    else logger?.warn(`the guest declared capabilities.${name} = ${describe(value)}; using ${out[name] ?? 'null'}`);
+  }
+  return out;
 }
+
+const capabilitySchema = () => ({ document: schema('bridge-initialize-result'), definition: schema('bridge-initialize-result').$defs.Capabilities });
 
 /** Limits how many batches are in flight; the limit follows the guest's current capabilities. */
 class Slots {
@@ -200,6 +202,8 @@ export class Guest {
     this.info = null;
     /** How many times the guest was restarted. */
     this.restarts = 0;
+    /** What was changed to accept the guest's results (lib/results.js), for the whole life of this host. */
+    this.resultNotes = new ResultNotes();
   }
 
   /** The pid of the current guest process (also its process group id). */
@@ -387,7 +391,9 @@ export class Guest {
       if (!isPlainObject(result) || !Array.isArray(result.results)) {
         return fail(`the guest answered ${kind} without a "results" list (got ${describe(result?.results)})`);
       }
+      if (kind === 'translate') this.resultNotes.merge(result.normalised);
       return match(batch.entries, result.results, {
+        notes: this.resultNotes,
         tolerance: this.#options.tolerance,
         onUnknown: (raw) => logger.warn(`dropped a guest result with an unknown id: ${describe(raw?.id ?? raw)}`),
       });

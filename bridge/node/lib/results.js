@@ -1,48 +1,21 @@
-// The records translate exchanges: RunConfig defaults, the full result shape
-// (bridge/schemas/translation-result.schema.json) and matching results to entries by id.
+// What a method returns, turned into results: the one place the Node guest, the Node host and
+// loadMethodPlugin's in-process methods use — the twin of mt_eval/results.py, driven by the same generated
+// schema (translation-result) and held to it by bridge/vectors/contract/results.json:
+//
+// - each entry of a call gets exactly one result, in entry order, matched by its string id; predicted must
+//   be a string (or null when error says why, or when the method abstains with an abstain_reason) — scoring
+//   depends on both, so neither is guessed;
+// - results written for the upstream harness are accepted: null counts as absent, usage.total_tokens,
+//   raw_predicted and cached are kept, usage counts that are not whole numbers are rounded, other fields move
+//   into metadata (other usage fields into metadata.usage); ResultNotes counts each kind of change;
+// - text that is not valid Unicode (a lone surrogate) fails its entry;
+// - a result without latency_s gets the call's time divided among the call's entries.
+import { compile, defaults, root } from './contract/schema.js';
+import { decodeValue } from './contract/decode.js';
+import { got } from './contract/words.js';
 import { isPlainObject } from './protocol.js';
 
-export const RUN_CONFIG_DEFAULTS = Object.freeze({
-  model: null,
-  base_url: null,
-  temperature: null,
-  max_tokens: null,
-  batch_size: 16,
-  concurrency: 8,
-  timeout_s: 120.0,
-  seed: null,
-  params: {},
-});
-
-const LANGUAGE_CODE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
-
-/** A RunConfig with its defaults filled in, or a string saying what is wrong with it. */
-export function completeRunConfig(config) {
-  if (!isPlainObject(config)) return `config must be a RunConfig object, got ${describe(config)}`;
-  for (const key of ['source_lang', 'target_lang']) {
-    if (typeof config[key] !== 'string' || !LANGUAGE_CODE.test(config[key])) {
-      return `config.${key} must be a language code such as "eng", got ${describe(config[key])}`;
-    }
-  }
-  return { ...RUN_CONFIG_DEFAULTS, params: {}, ...config };
-}
-
-/** A decide() config: a RunConfig whose language pair is optional (null, or a language code). */
-export function completeDecisionConfig(config) {
-  if (!isPlainObject(config)) return `config must be a RunConfig object, got ${describe(config)}`;
-  for (const key of ['source_lang', 'target_lang']) {
-    const value = config[key];
-    if (value !== undefined && value !== null && !(typeof value === 'string' && LANGUAGE_CODE.test(value))) {
-      return `config.${key} must be a language code such as "eng" or null, got ${describe(value)}`;
-    }
-  }
-  return { ...RUN_CONFIG_DEFAULTS, source_lang: null, target_lang: null, params: {}, ...config };
-}
-
-const RESULT_KEYS = new Set(['id', 'predicted', 'latency_s', 'usage', 'error', 'tool_calls',
-  'tool_call_count', 'metadata', 'abstained', 'abstain_reason']);
-const USAGE_KEYS = new Set(['prompt_tokens', 'completion_tokens']);
-
+/** A value in a few words, for protocol messages ("nothing", "a list", "\"text\""). */
 export function describe(value) {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
@@ -52,156 +25,270 @@ export function describe(value) {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
-const isCount = (value) => Number.isInteger(value) && value >= 0;
-
-/** A per-entry failure in the full result shape. */
-export function errorResult(id, message, latencyS = 0) {
-  return {
-    id,
-    predicted: null,
-    latency_s: latencyS,
-    usage: { prompt_tokens: 0, completion_tokens: 0 },
-    error: message,
-    tool_calls: [],
-    tool_call_count: 0,
-    metadata: {},
-    abstained: false,
-    abstain_reason: null,
+let contract = null;
+function resultContract() {
+  if (contract) return contract;
+  const { document, definition } = root('translation-result');
+  const usage = document.$defs.Usage;
+  const base = defaults(definition);
+  const template = {};
+  for (const name of Object.keys(definition.properties)) {
+    template[name] = name === 'usage' ? defaults(usage) : name in base ? base[name] : null;
+  }
+  contract = {
+    fields: new Set(Object.keys(definition.properties)),
+    order: Object.keys(definition.properties),
+    usageFields: new Set(Object.keys(usage.properties)),
+    template,
+    fits: compile(document, { $ref: document.$ref }),
   };
+  return contract;
 }
 
-/**
- * Check a result object (which must already carry a string id) and fill the schema defaults.
- * Returns {result}, or {problem} naming the first field that does not fit the schema, or why the
- * result is unusable (neither predicted nor error; fewer tool calls counted than listed).
- */
-export function normalizeResult(raw, defaultLatencyS = 0) {
-  const fast = typicalResult(raw, defaultLatencyS);
-  if (fast !== null) return { result: fast };
-  for (const key of Object.keys(raw)) {
-    if (!RESULT_KEYS.has(key)) return { problem: `unknown field "${key}" (put extra data in "metadata")` };
-  }
-  const usage = raw.usage ?? {};
-  const checks = [
-    ['predicted', raw.predicted === undefined || raw.predicted === null || typeof raw.predicted === 'string',
-      'a string or null'],
-    ['latency_s', raw.latency_s === undefined || (Number.isFinite(raw.latency_s) && raw.latency_s >= 0),
-      'a number >= 0'],
-    ['usage', isPlainObject(usage), 'an object'],
-    ['error', raw.error === undefined || raw.error === null || typeof raw.error === 'string', 'a string or null'],
-    ['tool_calls', raw.tool_calls === undefined
-      || (Array.isArray(raw.tool_calls) && raw.tool_calls.every(isPlainObject)), 'a list of objects'],
-    ['tool_call_count', raw.tool_call_count === undefined || isCount(raw.tool_call_count), 'an integer >= 0'],
-    ['metadata', raw.metadata === undefined || isPlainObject(raw.metadata), 'an object'],
-    ['abstained', raw.abstained === undefined || typeof raw.abstained === 'boolean', 'true or false'],
-    ['abstain_reason', raw.abstain_reason === undefined || raw.abstain_reason === null
-      || (typeof raw.abstain_reason === 'string' && raw.abstain_reason.length > 0), 'a non-empty string or null'],
-  ];
-  for (const [key, ok, expected] of checks) {
-    if (!ok) return { problem: `"${key}" must be ${expected}, got ${describe(raw[key])}` };
-  }
-  for (const key of Object.keys(usage)) {
-    if (!USAGE_KEYS.has(key)) return { problem: `unknown field "usage.${key}"` };
-    if (!isCount(usage[key])) return { problem: `"usage.${key}" must be an integer >= 0, got ${describe(usage[key])}` };
-  }
-  if (raw.abstained === true) {
-    if ((raw.abstain_reason ?? null) === null) return { problem: 'an abstained result needs "abstain_reason" saying why' };
-    if ((raw.predicted ?? null) !== null || (raw.error ?? null) !== null) {
-      return { problem: 'an abstained result has neither "predicted" nor "error"' };
-    }
-  } else if ((raw.abstain_reason ?? null) !== null) {
-    return { problem: '"abstain_reason" is given but "abstained" is not true' };
-  } else if ((raw.predicted ?? null) === null && (raw.error ?? null) === null) {
-    return { problem: 'a result needs "predicted" or, when the entry failed, "error"' };
-  }
-  const toolCalls = raw.tool_calls ?? [];
-  if ((raw.tool_call_count ?? 0) < toolCalls.length) {
-    return { problem: `"tool_call_count" is ${raw.tool_call_count ?? 0} but ${toolCalls.length} tool calls are listed` };
-  }
-  return {
-    result: {
-      id: raw.id,
-      predicted: raw.predicted ?? null,
-      latency_s: raw.latency_s ?? defaultLatencyS,
-      usage: { prompt_tokens: usage.prompt_tokens ?? 0, completion_tokens: usage.completion_tokens ?? 0 },
-      error: raw.error ?? null,
-      tool_calls: toolCalls,
-      tool_call_count: raw.tool_call_count ?? 0,
-      metadata: raw.metadata ?? {},
-      abstained: raw.abstained ?? false,
-      abstain_reason: raw.abstain_reason ?? null,
-    },
-  };
-}
+// A fresh copy of a default value (defaults are primitives, [], {} or an object of primitives).
+const fresh = (value) => (Array.isArray(value) ? [] : value !== null && typeof value === 'object' ? { ...value } : value);
 
-/**
- * A result as it goes on the wire: fields at their schema default are left out (the host fills
- * them back in), which keeps large batches small.
- */
-export function compactResult(result) {
-  const out = { id: result.id };
-  if (result.predicted !== null) out.predicted = result.predicted;
-  if (result.latency_s !== 0) out.latency_s = result.latency_s;
-  if (result.usage.prompt_tokens !== 0 || result.usage.completion_tokens !== 0) out.usage = result.usage;
-  if (result.error !== null) out.error = result.error;
-  if (result.tool_calls.length !== 0) out.tool_calls = result.tool_calls;
-  if (result.tool_call_count !== 0) out.tool_call_count = result.tool_call_count;
-  if (result.abstained) {
-    out.abstained = true;
-    out.abstain_reason = result.abstain_reason;
-  }
-  for (const key in result.metadata) { // eslint-disable-line no-unreachable-loop
-    out.metadata = result.metadata;
-    break;
+/** A result with every field: the schema's defaults, then `fields` (a nested object's defaults too). */
+function fullResult(fields) {
+  const { template } = resultContract();
+  const out = {};
+  for (const name in template) {
+    const given = fields[name];
+    const fallback = template[name];
+    if (given === undefined || given === null) out[name] = fresh(fallback);
+    else out[name] = isPlainObject(given) && isPlainObject(fallback) && Object.keys(fallback).length ? { ...fallback, ...given } : given;
   }
   return out;
 }
 
-// The common case — {id, predicted} plus optional well-formed latency, usage and error — checked
-// without building anything, so large batches stay cheap. Anything else takes the full check.
-function typicalResult(raw, defaultLatencyS) {
-  let keys = 0;
-  for (const key in raw) {
-    if (key !== 'id' && key !== 'predicted' && key !== 'latency_s' && key !== 'error') return null;
-    keys++;
+/** A per-entry failure in the full result shape. */
+export function errorResult(id, message, latencyS = 0) {
+  return fullResult({ id, error: message, latency_s: latencyS });
+}
+
+/** What was changed to accept a method's results, and for how many (reported once per run). */
+export class ResultNotes {
+  constructor() {
+    this.counts = {};
   }
-  const { predicted, latency_s: latency, error } = raw;
-  if (typeof predicted !== 'string' && !(predicted == null && typeof error === 'string')) return null;
-  if (error != null && typeof error !== 'string') return null;
-  if (latency !== undefined && !(typeof latency === 'number' && latency >= 0 && latency !== Infinity)) return null;
-  return keys === 0 ? null : {
-    id: raw.id,
-    predicted: predicted ?? null,
-    latency_s: latency ?? defaultLatencyS,
-    usage: { prompt_tokens: 0, completion_tokens: 0 },
-    error: error ?? null,
-    tool_calls: [],
-    tool_call_count: 0,
-    metadata: {},
-    abstained: false,
-    abstain_reason: null,
-  };
+
+  add(note, count = 1) {
+    this.counts[note] = (this.counts[note] ?? 0) + count;
+  }
+
+  merge(counts) {
+    if (!isPlainObject(counts)) return;
+    for (const [note, count] of Object.entries(counts)) if (Number.isInteger(count) && count > 0) this.add(note, count);
+  }
+
+  get size() {
+    return Object.keys(this.counts).length;
+  }
+
+  summary() {
+    return Object.entries(this.counts).map(([note, count]) => `${count} × ${note}`).join('; ');
+  }
+}
+
+function upstreamFields(raw, notes) {
+  const { fields, usageFields } = resultContract();
+  const out = {};
+  const moved = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (value === null || value === undefined) {
+      if (key !== 'predicted' && key !== 'error') notes.add(`"${key}": null treated as absent`);
+    } else if (key === 'usage' && isPlainObject(value)) {
+      const usage = {};
+      for (const [name, count] of Object.entries(value)) {
+        if (count === null || count === undefined) {
+          notes.add(`"usage.${name}": null treated as absent`);
+        } else if (!usageFields.has(name)) {
+          (moved.usage ??= {})[name] = count;
+          notes.add(`unknown field "usage.${name}" moved into metadata.usage`);
+        } else if (typeof count === 'number' && Number.isFinite(count) && !Number.isInteger(count)) {
+          usage[name] = Math.floor(count + 0.5);
+          notes.add(`"usage.${name}" not a whole number, rounded`);
+        } else {
+          usage[name] = count;
+        }
+      }
+      out.usage = usage;
+    } else if (fields.has(key)) {
+      out[key] = value;
+    } else {
+      moved[key] = value;
+      notes.add(`unknown field "${key}" moved into metadata`);
+    }
+  }
+  if (Object.keys(moved).length) {
+    const metadata = out.metadata ?? {};
+    if (isPlainObject(metadata)) out.metadata = { ...moved, ...metadata };
+  }
+  return out;
+}
+
+const wellFormed = (value) => (typeof value === 'string' ? value.isWellFormed()
+  : Array.isArray(value) ? value.every(wellFormed)
+    : value !== null && typeof value === 'object' ? Object.entries(value).every(([k, v]) => k.isWellFormed() && wellFormed(v)) : true);
+
+// Why a result (full, or its given fields with the rest at their defaults) is unusable; null when it is fine.
+function resultProblem(result) {
+  const predicted = result.predicted ?? null;
+  const error = result.error ?? null;
+  const calls = result.tool_calls ?? [];
+  const reason = result.abstain_reason ?? null;
+  if (result.abstained === true) { // the method declines the entry: a reason, and neither a prediction nor an error
+    if (!reason) return 'an abstained result needs "abstain_reason" saying why';
+    if (predicted !== null || error !== null) return 'an abstained result has neither "predicted" nor "error"';
+  } else if (reason !== null) {
+    return '"abstain_reason" is given but "abstained" is not true';
+  } else if (predicted === null && error === null) {
+    return 'a result needs "predicted" or, when the entry failed, "error"';
+  }
+  if ((result.tool_call_count ?? 0) < calls.length) {
+    return `tool_call_count is ${result.tool_call_count ?? 0} but ${calls.length} tool calls are listed`;
+  }
+  const bad = resultContract().order.find((field) => !wellFormed(result[field]));
+  return bad === undefined ? null : `"${bad}" holds text that is not valid Unicode (a lone surrogate)`;
 }
 
 /**
- * One result per entry, in entry order. Entries with no result or several get a per-entry error,
- * as do malformed results; results whose id matches no entry are passed to onUnknown and dropped.
+ * One returned item → {result} (a usable full result), {id, problem} (why the result for `id` is unusable),
+ * or null when the item has no string id.
  */
-export function matchResults(entries, results, { onUnknown = () => {}, source = 'the guest' } = {}) {
-  const byId = new Map(entries.map((entry) => [entry.id, []]));
-  for (const raw of results) {
-    const id = isPlainObject(raw) ? raw.id : undefined;
-    const bucket = typeof id === 'string' ? byId.get(id) : undefined;
-    if (bucket) bucket.push(raw);
-    else onUnknown(raw);
+export function normalizeResult(raw, { notes = new ResultNotes(), defaultLatencyS = 0 } = {}) {
+  if (!isPlainObject(raw) || typeof raw.id !== 'string' || raw.id === '') return null;
+  let fields = raw;
+  if (!resultContract().fits(raw)) {
+    fields = upstreamFields(raw, notes);
+    const { value, problems } = decodeValue(fields, 'translation-result', { file: 'result' });
+    if (value === null) {
+      const first = problems.find((p) => p.severity === 'error');
+      return { id: raw.id, problem: `${first.path}: ${first.message}` };
+    }
+  }
+  const result = fullResult(fields);
+  const problem = resultProblem(result);
+  if (problem !== null) return { id: raw.id, problem };
+  if (raw.latency_s === undefined || raw.latency_s === null) result.latency_s = defaultLatencyS;
+  return { result };
+}
+
+/**
+ * One result per entry, in entry order, from what `label` (e.g. "the method") returned for them.
+ * Results whose id matches no entry (and items without a string id) go to onUnknown.
+ */
+export function resultsFor(entries, returned, { label = 'the method', notes = new ResultNotes(), elapsedS = 0, onUnknown = () => {} } = {}) {
+  const share = entries.length ? elapsedS / entries.length : 0;
+  if (!Array.isArray(returned)) {
+    const error = `${label} returned ${got(returned)}, not a list of results`;
+    return entries.map((entry) => errorResult(entry.id, error, share));
+  }
+  const found = new Map(entries.map((entry) => [entry.id, []]));
+  for (const item of returned) {
+    const outcome = normalizeResult(item, { notes, defaultLatencyS: share });
+    const id = outcome?.result?.id ?? outcome?.id;
+    if (outcome === null || !found.has(id)) onUnknown(item);
+    else found.get(id).push(outcome);
   }
   return entries.map((entry) => {
-    const found = byId.get(entry.id);
-    if (found.length === 0) return errorResult(entry.id, `${source} returned no result for this entry`);
-    if (found.length > 1) {
-      return errorResult(entry.id, `${source} returned ${found.length} results for this entry`);
-    }
-    const { result, problem } = normalizeResult(found[0]);
-    return result ?? errorResult(entry.id, `${source} returned a malformed result: ${problem}`);
+    const mine = found.get(entry.id);
+    if (mine.length === 0) return errorResult(entry.id, `${label} returned no result for this entry`, share);
+    if (mine.length > 1) return errorResult(entry.id, `${label} returned ${mine.length} results for this entry`, share);
+    return mine[0].result ?? errorResult(entry.id, `${label} returned an unusable result: ${mine[0].problem}`, share);
   });
 }
+
+/** resultsFor for a guest's answer: {onUnknown, source (the label, default "the guest"), notes}. */
+export function matchResults(entries, results, { onUnknown = () => {}, source = 'the guest', notes } = {}) {
+  return resultsFor(entries, results, { label: source, notes, onUnknown });
+}
+
+/** What the Node guest answers a translate request with: compact results and, when any, what was changed. */
+export function translateAnswer(returned, entries, latencyS, { onDropped = () => {} } = {}) {
+  const notes = new ResultNotes();
+  if (!Array.isArray(returned)) {
+    const error = `the method returned ${got(returned)}, not a list of results`;
+    return { results: entries.map((entry) => compactResult(errorResult(entry.id, error))) };
+  }
+  const results = [];
+  const { fits } = resultContract();
+  for (const item of returned) {
+    const problem = isPlainObject(item) && typeof item.id === 'string' && item.id !== '' && fits(item) ? resultProblem(item) : undefined;
+    if (problem === null) { // the usual case: already in the schema's shape, compacted as it is
+      results.push(compactFields(item, latencyS));
+      continue;
+    }
+    const outcome = normalizeResult(item, { notes, defaultLatencyS: latencyS });
+    if (outcome === null) { // the host reports its entry as missing a result
+      onDropped(item);
+      continue;
+    }
+    results.push(compactResult(outcome.result ?? errorResult(outcome.id, `the method returned an unusable result: ${outcome.problem}`, latencyS)));
+  }
+  return notes.size ? { results, normalised: notes.counts } : { results };
+}
+
+const atDefault = (value, fallback) => {
+  if (fallback === null || typeof fallback !== 'object') return value === fallback;
+  if (Array.isArray(fallback)) return Array.isArray(value) && value.length === 0;
+  if (!isPlainObject(value)) return false;
+  const keys = Object.keys(fallback);
+  return Object.keys(value).length === keys.length && keys.every((key) => atDefault(value[key], fallback[key]));
+};
+
+// compactResult of a result given as fields in the schema's shape, with latencyS when it has no latency_s.
+function compactFields(fields, latencyS) {
+  const { template } = resultContract();
+  const out = { id: fields.id };
+  for (const name in fields) {
+    const value = fields[name];
+    if (name === 'id' || value === null || atDefault(value, template[name])) continue;
+    out[name] = isPlainObject(value) && Object.keys(template[name]).length
+      ? Object.fromEntries(Object.entries(value).filter(([k, v]) => v !== template[name][k])) : value;
+  }
+  if ((fields.latency_s ?? null) === null && latencyS !== 0) out.latency_s = latencyS;
+  return out;
+}
+
+/** A result as it goes on the wire: fields at their schema default are left out (hosts fill them back in). */
+export function compactResult(result) {
+  const { template } = resultContract();
+  const out = { id: result.id };
+  for (const [name, fallback] of Object.entries(template)) {
+    const value = result[name];
+    if (name === 'id' || atDefault(value, fallback)) continue;
+    const nested = isPlainObject(value) && isPlainObject(fallback) && Object.keys(fallback).length;
+    out[name] = nested ? Object.fromEntries(Object.entries(value).filter(([k, v]) => !(k in fallback) || v !== fallback[k])) : value;
+  }
+  return out;
+}
+
+/** The RunConfig fields a method may leave out, with their defaults (from the run-config schema). */
+export const RUN_CONFIG_DEFAULTS = Object.freeze(defaults(root('run-config').definition));
+
+const configFits = new Map();
+// A config checked against the schema `stem` with its defaults filled in, or a string saying what is wrong.
+function completeConfig(config, stem) {
+  if (!isPlainObject(config)) return `invalid config: expected an object, got ${got(config)}`;
+  if (!configFits.has(stem)) {
+    const { document, definition } = root(stem);
+    configFits.set(stem, { fits: compile(document, { $ref: document.$ref }), fallback: defaults(definition) });
+  }
+  const { fits, fallback } = configFits.get(stem);
+  if (fits(config)) { // the usual case, without building problems
+    const out = {};
+    for (const name in fallback) out[name] = fresh(fallback[name]);
+    return Object.assign(out, config);
+  }
+  const { value, problems } = decodeValue(config, stem, { file: 'config' });
+  if (value !== null) return value;
+  const first = problems.find((p) => p.severity === 'error');
+  return `invalid config: ${first.path}: ${first.message}`;
+}
+
+/** A RunConfig checked against its schema with the defaults filled in, or a string saying what is wrong. */
+export const completeRunConfig = (config) => completeConfig(config, 'run-config');
+
+/** A decide() config (decision-config: a RunConfig whose language pair is optional), as completeRunConfig. */
+export const completeDecisionConfig = (config) => completeConfig(config, 'decision-config');

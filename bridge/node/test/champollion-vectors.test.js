@@ -1,10 +1,12 @@
 // The Node side passes the shared champollion vectors (bridge/vectors/champollion/), as the Python side does.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 
-import { decodeConfig } from '../lib/champollion/config.js';
+import { decodeConfig, sourceLocale } from '../lib/champollion/config.js';
+import { codeSha256 } from '../lib/code-hash.js';
 import { formatJson, parseOrdered } from '../lib/champollion/json.js';
 import {
   LanguageError, PLURALS_CLDR_VERSION, PLURAL_ORDER, languageCandidates, normalizeLocale, pairLanguages, pluralCategories,
@@ -67,20 +69,33 @@ test('locale files: layout with plurals, and fill', () => {
   }
 });
 
-test('hashes and method fingerprints', () => {
-  const { texts, fingerprints } = vectors('hashing.json');
+test('hashes, method fingerprints and plugin code hashes', () => {
+  const { texts, fingerprints, codeHashes } = vectors('hashing.json');
   for (const c of texts) assert.equal(hashText(c.text), c.hash);
   for (const c of fingerprints) {
-    const args = [c.methodId, c.sourceLanguage, c.targetLanguage, c.model, c.temperature];
+    const args = [c.methodId, c.codeSha256, c.sourceLanguage, c.targetLanguage, c.model, c.temperature];
     assert.equal(fingerprintInput(...args), c.input);
     assert.equal(methodFingerprint(...args), c.fingerprint);
+  }
+  const scratch = mkdtempSync(join(tmpdir(), 'mt-eval-code-hash-'));
+  for (const [i, c] of codeHashes.entries()) {
+    const root = join(scratch, String(i));
+    mkdirSync(root);
+    for (const [relative, text] of Object.entries(c.files)) {
+      mkdirSync(dirname(join(root, relative)), { recursive: true });
+      writeFileSync(join(root, relative), text);
+    }
+    for (const [relative, target] of Object.entries(c.links ?? {})) symlinkSync(target, join(root, relative));
+    assert.equal(codeSha256(root), c.sha256, c.name);
   }
 });
 
 test('config: the same problems at the same paths, in the same order', () => {
   for (const c of vectors('config.json').cases) {
     const [value, problems] = decodeConfig(c.text, 'champollion.config.json');
-    assert.deepEqual(problems.map((p) => [p.path, p.severity, p.code]), c.problems, c.text);
-    assert.equal(value !== null && !problems.some((p) => p.severity === 'error'), c.valid, c.text);
+    assert.deepEqual(problems.map((p) => [p.path, p.severity, p.code, p.message, p.hint]), c.problems, c.text);
+    const valid = value !== null && !problems.some((p) => p.severity === 'error');
+    assert.equal(valid, c.valid, c.text);
+    assert.equal(valid ? sourceLocale(value) : null, c.inputLocale, c.text);
   }
 });

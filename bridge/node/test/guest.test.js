@@ -187,7 +187,8 @@ describe('translate requests and results', () => {
     assert.equal(init.result.card, null);
     const ids = ['full', 'bare', 'bad-type', 'extra', 'bad-usage'];
     driver.translate(1, ids.map((id) => ({ id, source: 's' })));
-    const results = Object.fromEntries((await driver.next()).result.results.map((r) => [r.id, r]));
+    const answer = await driver.next();
+    const results = Object.fromEntries(answer.result.results.map((r) => [r.id, r]));
     assert.deepEqual(Object.keys(results), ids);
     assert.deepEqual(results.full, { id: 'full', predicted: 'p', latency_s: 1.5,
       usage: { prompt_tokens: 3, completion_tokens: 4 }, tool_calls: [{ name: 'lookup' }],
@@ -195,20 +196,20 @@ describe('translate requests and results', () => {
     const { latency_s: latency, ...bare } = results.bare;
     assert.deepEqual(bare, { id: 'bare', predicted: 'q' });
     assert.ok(latency >= 0 && latency < 1);
-    assert.match(results['bad-type'].error, /malformed result: "predicted" must be a string or null, got 7/);
-    assert.match(results.extra.error, /unknown field "score" \(put extra data in "metadata"\)/);
-    assert.match(results['bad-usage'].error, /"usage.prompt_tokens" must be an integer >= 0, got -1/);
+    assert.equal(results['bad-type'].error, 'the method returned an unusable result: $.predicted: expected a string, got the number 7');
+    assert.deepEqual(results.extra, { id: 'extra', predicted: 'r', latency_s: results.extra.latency_s, metadata: { score: 0.5 } });
+    assert.equal(results['bad-usage'].error, 'the method returned an unusable result: $.usage.prompt_tokens: must be >= 0, got -1');
+    assert.deepEqual(answer.result.normalised, { 'unknown field "score" moved into metadata': 1 });
     await driver.close();
     assert.match(driver.stderr, /dropped a result without a string "id"/);
   });
 
-  test('a non-list return or a thrown non-Error is -32007', async () => {
+  test('a non-list return fails each entry; a thrown non-Error is -32007', async () => {
     const driver = guest(['--module', shapes]);
     await driver.initialize();
     driver.translate(1, [{ id: 'a', source: 'not-a-list' }]);
     const notList = await driver.next();
-    assert.equal(notList.error.code, -32007);
-    assert.match(notList.error.message, /translate returned an object, expected a list/);
+    assert.deepEqual(notList.result.results, [{ id: 'a', error: 'the method returned an object, not a list of results' }]);
     driver.translate(2, [{ id: 'a', source: 'throw-string' }]);
     const thrown = await driver.next();
     assert.equal(thrown.error.code, -32007);
@@ -231,7 +232,9 @@ describe('translate requests and results', () => {
     await driver.initialize(null);
     const cases = [
       [{ entries: [{ id: 'a', source: 'x' }] }, -32602, /params.config is missing/],
-      [{ entries: [{ id: 'a', source: 'x' }], config: { source_lang: 'English', target_lang: 'spa' } }, -32602, /config.source_lang must be a language code/],
+      [{ entries: [{ id: 'a', source: 'x' }], config: { source_lang: 'English', target_lang: 'spa' } }, -32602,
+        /^invalid config: \$\.source_lang: "English" is not a language code$/],
+      [{ entries: [{ id: 'a', source: 'x' }], config: { ...CONFIG, batchsize: 4 } }, -32602, /^invalid config: \$\.batchsize: unknown field "batchsize"$/],
       [{ entries: [{ id: 'a' }], config: CONFIG }, -32602, /entries\[0\].source must be a string/],
       [{ entries: [{ id: 'a', source: 'x' }, { id: 'a', source: 'y' }], config: CONFIG }, -32602, /"a" appears twice/],
       [{ entries: 'abc', config: CONFIG }, -32602, /must be a list of entries/],

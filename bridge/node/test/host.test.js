@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 
 import { GuestStartError, startGuest } from '../index.js';
+import { fieldNames } from '../lib/contract/schema.js';
 import { CONFIG, isRunning, nodeGuestCommand, recordingLogger, repo, testGuest, waitFor } from './helpers/guests.js';
 
 const misbehaving = (mode) => [process.execPath, testGuest('misbehaving.js'), mode];
@@ -58,10 +59,8 @@ describe('host with the Node guest on the reverse fixture', () => {
     failed(results[1], /^asked to fail$/);
     ok(results[2], 'spa:dlröw\n🙂 olléH');
     for (const result of results) {
-      assert.deepEqual(Object.keys(result),
-        ['id', 'predicted', 'latency_s', 'usage', 'error', 'tool_calls', 'tool_call_count', 'metadata',
-          'abstained', 'abstain_reason']);
-      assert.deepEqual(result.usage, { prompt_tokens: 0, completion_tokens: 0 });
+      assert.deepEqual(Object.keys(result), fieldNames('translation-result'));
+      assert.deepEqual(result.usage, { prompt_tokens: 0, completion_tokens: 0, total_tokens: null });
       assert.ok(result.latency_s >= 0);
     }
     assert.deepEqual(await guest.translate([]), []);
@@ -226,7 +225,7 @@ describe('host failure semantics', () => {
     failed(results[1], /returned 2 results for this entry/);
     failed(results[2], /returned no result for this entry/);
     failed(results[3], /returned no result for this entry/);
-    failed(results[4], /malformed result: "predicted" must be a string or null, got 42/);
+    failed(results[4], /unusable result: \$\.predicted: expected a string, got the number 42/);
     ok(results[5], 'spa:doog');
     const log = guest.logText();
     assert.match(log, /dropped a guest result with an unknown id: "zzz"/);

@@ -72,7 +72,7 @@ test('missing directory, missing manifest and wrong shapes are explained', () =>
   rejects(plugin({ name: 'x', method_id: 'My Method', node_entry: 't.js' }), '$.method_id',
     /"My Method" is not kebab-case\n {4}fix: .*"my-method"/);
   rejects(plugin({ name: 'x' }), '$', /no entry point/);
-  rejects(plugin({ name: 'x', command: [] }), '$.command', /non-empty array/);
+  rejects(plugin({ name: 'x', command: [] }), '$.command', /\$\.command: needs at least 1 item/);
 });
 
 test('node entries must be JavaScript files inside the plugin directory', () => {

@@ -6,6 +6,7 @@ import {
   ErrorCode, LineSplitter, PROTOCOL_VERSION, classify, completeRunConfig, decodeUtf8, errorResponse, matchResults,
   normalizeResult, readMessageId,
 } from '../index.js';
+import { compactResult, translateAnswer } from '../lib/results.js';
 
 function split(chunks, maxLineBytes = 64) {
   const events = [];
@@ -82,22 +83,19 @@ test('constants and builders follow PROTOCOL.md', () => {
 });
 
 describe('results', () => {
-  test('normalizeResult fills defaults and names the first bad field', () => {
-    assert.deepEqual(normalizeResult({ id: 'a', error: 'failed' }, 0.25).result, { id: 'a', predicted: null,
-      latency_s: 0.25, usage: { prompt_tokens: 0, completion_tokens: 0 }, error: 'failed', tool_calls: [],
-      tool_call_count: 0, metadata: {}, abstained: false, abstain_reason: null });
-    assert.deepEqual(normalizeResult({ id: 'a', abstained: true, abstain_reason: 'empty source' }).result.abstained, true);
-    assert.match(normalizeResult({ id: 'a', abstained: true }).problem, /needs "abstain_reason"/);
-    assert.match(normalizeResult({ id: 'a', abstained: true, abstain_reason: 'x', predicted: 'y' }).problem,
-      /neither "predicted" nor "error"/);
-    assert.match(normalizeResult({ id: 'a', abstained: 'yes', abstain_reason: 'x' }).problem, /"abstained" must be true or false/);
-    assert.match(normalizeResult({ id: 'a' }).problem, /a result needs "predicted" or, when the entry failed, "error"/);
-    assert.match(normalizeResult({ id: 'a', predicted: 'x', tool_calls: [{}, {}], tool_call_count: 1 }).problem,
-      /"tool_call_count" is 1 but 2 tool calls are listed/);
-    assert.match(normalizeResult({ id: 'a', latency_s: -1 }).problem, /"latency_s" must be a number >= 0/);
-    assert.match(normalizeResult({ id: 'a', tool_calls: ['x'] }).problem, /"tool_calls" must be a list of objects/);
-    assert.match(normalizeResult({ id: 'a', metadata: [] }).problem, /"metadata" must be an object, got a list/);
-    assert.match(normalizeResult({ id: 'a', usage: { cost: 1 } }).problem, /unknown field "usage.cost"/);
+  test('normalizeResult fills defaults and names the first bad field (bridge/vectors/contract/results.json has the rest)', () => {
+    assert.deepEqual(normalizeResult({ id: 'a', error: 'failed' }, { defaultLatencyS: 0.25 }).result, { id: 'a', predicted: null,
+      latency_s: 0.25, usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: null }, error: 'failed', tool_calls: [],
+      tool_call_count: 0, metadata: {}, raw_predicted: null, cached: null, abstained: false, abstain_reason: null });
+    assert.equal(normalizeResult({ id: 'a' }).problem, 'a result needs "predicted" or, when the entry failed, "error"');
+    assert.equal(normalizeResult({ id: 'a', abstained: true, abstain_reason: 'empty source' }).result.abstained, true);
+    assert.equal(normalizeResult({ id: 'a', abstained: true }).problem, 'an abstained result needs "abstain_reason" saying why');
+    assert.equal(normalizeResult({ id: 'a', predicted: 'x', tool_calls: [{}, {}], tool_call_count: 1 }).problem,
+      'tool_call_count is 1 but 2 tool calls are listed');
+    assert.equal(normalizeResult({ id: 'a', latency_s: -1 }).problem, '$.latency_s: must be >= 0, got -1');
+    assert.equal(normalizeResult({ id: 'a', tool_calls: ['x'] }).problem, '$.tool_calls[0]: expected an object, got the string "x"');
+    assert.equal(normalizeResult({ id: 'a', metadata: [] }).problem, '$.metadata: expected an object, got an array');
+    assert.equal(normalizeResult({ id: 7, predicted: 'x' }), null);
   });
 
   test('matchResults gives one result per entry in entry order', () => {
@@ -109,14 +107,25 @@ describe('results', () => {
       ['a', null, 'the guest returned 2 results for this entry'],
       ['b', null, 'the guest returned no result for this entry'],
       ['c', 'C', null],
-      ['d', null, 'the guest returned a malformed result: a result needs "predicted" or, when the entry failed, "error"'],
+      ['d', null, 'the guest returned an unusable result: a result needs "predicted" or, when the entry failed, "error"'],
     ]);
     assert.deepEqual(unknown, [{ id: 'x' }]);
   });
 
-  test('completeRunConfig checks the language pair and fills defaults', () => {
+  test('the guest\'s quick path for results already in shape answers as the full path would', () => {
+    const items = [
+      { id: 'a', predicted: 'x' }, { id: 'b', predicted: 'y', latency_s: 0.5, usage: { prompt_tokens: 3 } },
+      { id: 'c', error: 'failed', metadata: {}, tool_calls: [] }, { id: 'd', predicted: 'z', usage: { prompt_tokens: 0, completion_tokens: 2 } },
+      { id: 'e', predicted: 'w', cached: true, raw_predicted: ' w', tool_calls: [{ n: 1 }], tool_call_count: 1 },
+    ];
+    const entries = items.map((item) => ({ id: item.id }));
+    const slow = items.map((item) => compactResult(normalizeResult(item, { defaultLatencyS: 0.25 }).result));
+    assert.deepEqual(translateAnswer(items, entries, 0.25), { results: slow });
+  });
+
+  test('completeRunConfig checks the config against its schema and fills defaults', () => {
     assert.equal(completeRunConfig({ source_lang: 'eng', target_lang: 'pt-BR' }).batch_size, 16);
-    assert.match(completeRunConfig({ source_lang: 'eng' }), /config.target_lang must be a language code/);
-    assert.match(completeRunConfig(null), /config must be a RunConfig object, got null/);
+    assert.equal(completeRunConfig({ source_lang: 'eng' }), 'invalid config: $.target_lang: required field "target_lang" is missing');
+    assert.equal(completeRunConfig(null), 'invalid config: expected an object, got null');
   });
 });

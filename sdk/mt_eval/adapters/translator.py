@@ -146,7 +146,11 @@ class ProcessTranslator:
 
 
 def result_dict(entry_id: str, outcome: TextResult) -> dict[str, Any]:
-    """A result in the shape of `mt_eval.records.TranslationResult`."""
+    """A result in the shape of `mt_eval.records.TranslationResult`, built as `mt_eval.results` builds them."""
+    import msgspec
+
+    from mt_eval.results import error_result
+
     if outcome.error is not None:
-        return {"id": entry_id, "predicted": None, "error": outcome.error, "latency_s": outcome.latency_s}
+        return msgspec.to_builtins(error_result(entry_id, outcome.error, outcome.latency_s))  # type: ignore[no-any-return]
     return {"id": entry_id, "predicted": outcome.text, "latency_s": outcome.latency_s}

@@ -21,7 +21,9 @@ import msgspec
 from mt_eval import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
-from mt_eval.records import RunConfig, TranslationResult, result_problem
+from mt_eval.records import RunConfig
+from mt_eval.results import ResultNotes, compact, error_result, normalise_returned
+from mt_eval.strict import value_in_words
 
 MAX_CONCURRENCY = 8
 
@@ -190,13 +192,13 @@ class GuestServer:
         }))
 
     async def translate(self, request_id: int | str, params: Any) -> None:
-        await self._answer(request_id, params, _translate_params, self.method.translate, normalize_results)
+        await self._answer(request_id, params, _translate_params, self.method.translate, translate_answer)
 
     async def decide(self, request_id: int | str, params: Any) -> None:
-        await self._answer(request_id, params, _decide_params, self.method.decide, decision_results)
+        await self._answer(request_id, params, _decide_params, self.method.decide, decision_answer)
 
     async def _answer(self, request_id: int | str, params: Any, parse: Callable[[Any], tuple[list[Any], Any]],
-                      call: Callable[..., Any], normalize: Callable[[Any, list[Any], float], list[Any]]) -> None:
+                      call: Callable[..., Any], answer: Callable[[Any, list[Any], float], dict[str, Any]]) -> None:
         """Run one translate or decide request: check its params, call the method, send its results."""
         try:
             items, config = parse(params)
@@ -216,7 +218,7 @@ class GuestServer:
                                    {"type": type(exc).__name__}))
             return
         try:
-            line = m.result_line(request_id, {"results": normalize(raw, items, elapsed)})
+            line = m.result_line(request_id, answer(raw, items, elapsed))
         except (TypeError, ValueError, msgspec.EncodeError) as exc:
             line = m.error_line(request_id, m.METHOD_FAILED, f"the results cannot be sent as JSON: {exc}",
                                 {"type": type(exc).__name__})
@@ -234,8 +236,19 @@ def _translate_params(params: Any) -> tuple[list[dict[str, Any]], RunConfig]:
     try:
         config = msgspec.convert(params.get("config"), RunConfig)
     except msgspec.ValidationError as exc:
-        raise ValueError(f"invalid config: {exc}") from exc
+        raise ValueError(config_problem(params.get("config"))) from exc
     return entries, config
+
+
+def config_problem(config: Any, kind: type[RunConfig] = RunConfig) -> str:
+    """Why a RunConfig is refused, in the words the Node guest uses too: ``invalid config: $.path: message``."""
+    from mt_eval.strict import decode_value
+
+    if not isinstance(config, dict):
+        return f"invalid config: expected an object, got {value_in_words(config)}"
+    _value, problems = decode_value(config, kind, file="config")
+    first = next((p for p in problems if p.severity == "error"), None)
+    return f"invalid config: {first.path}: {first.message}" if first else "invalid config"
 
 
 def _decide_params(params: Any) -> tuple[list[dict[str, Any]], Any]:
@@ -251,8 +264,13 @@ def _decide_params(params: Any) -> tuple[list[dict[str, Any]], Any]:
     try:
         config = msgspec.convert(params.get("config") or {}, DecisionConfig)
     except msgspec.ValidationError as exc:
-        raise ValueError(f"invalid config: {exc}") from exc
+        raise ValueError(config_problem(params.get("config"), DecisionConfig)) from exc
     return rows, config
+
+
+def decision_answer(raw: Any, rows: list[dict[str, Any]], elapsed: float) -> dict[str, Any]:
+    """The result of a decide request."""
+    return {"results": decision_results(raw, rows, elapsed)}
 
 
 def decision_results(raw: Any, rows: list[dict[str, Any]], elapsed: float) -> list[Any]:
@@ -270,34 +288,17 @@ def decision_results(raw: Any, rows: list[dict[str, Any]], elapsed: float) -> li
     return out
 
 
-def normalize_results(raw: Any, entries: list[dict[str, Any]], elapsed: float) -> list[Any]:
-    """Results in the full protocol shape; a malformed result becomes an error for its entry."""
+def translate_answer(raw: Any, entries: list[dict[str, Any]], elapsed: float) -> dict[str, Any]:
+    """The result of a translate request: the method's results in the protocol's compact shape (`mt_eval.results`
+    normalises them; an item without a string id is left out, so the host reports its entry as missing one),
+    and ``normalised``, what had to be changed to accept them, when anything had."""
+    notes = ResultNotes()
     if not isinstance(raw, list):
-        return [compact(TranslationResult(id=e["id"], error=f"method returned {type(raw).__name__}, "
-                                          "not a list of results")) for e in entries]
-    share = elapsed / max(1, len(raw))
-    out = []
-    for item in raw:
-        try:
-            result = msgspec.convert(item, TranslationResult)
-            problem = result_problem(result)
-        except msgspec.ValidationError as exc:
-            problem = str(exc)
-        if problem is not None:
-            entry_id = item.get("id") if isinstance(item, dict) else None
-            if not isinstance(entry_id, str):
-                continue  # the host reports the entry as missing a result
-            result = TranslationResult(id=entry_id, error=f"method returned an invalid result: {problem}")
-        if not (isinstance(item, dict) and "latency_s" in item):
-            result.latency_s = share
-        out.append(compact(result))
-    return out
-
-
-_DEFAULTS = msgspec.to_builtins(TranslationResult(id="-"))
-
-
-def compact(result: TranslationResult) -> dict[str, Any]:
-    """A result as it goes on the wire: fields at their default are left out (hosts fill them in)."""
-    return {key: value for key, value in msgspec.to_builtins(result).items()
-            if key == "id" or value != _DEFAULTS[key]}
+        error = f"the method returned {value_in_words(raw)}, not a list of results"
+        return {"results": [compact(error_result(str(e["id"]), error)) for e in entries]}
+    share = elapsed / max(1, len(entries))
+    answer: dict[str, Any] = {"results": [compact(r) for r in normalise_returned(raw, notes=notes,
+                                                                                default_latency_s=share)]}
+    if notes:
+        answer["normalised"] = notes.counts
+    return answer

@@ -9,6 +9,7 @@ request, within a crash-loop budget (`HostOptions.restart_budget` restarts per `
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections import deque
@@ -18,19 +19,32 @@ from typing import Any
 
 import msgspec
 
+from mt_eval import results
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.lines import id_in
 from mt_eval.gold import method_view
-from mt_eval.records import TranslationResult, pair_results
+from mt_eval.records import TranslationResult
+from mt_eval.results import ResultNotes, parse_returned, results_for, unusable
 
 log = logging.getLogger("mt_eval.bridge")
-_results_decoder = msgspec.json.Decoder(dict[str, list[TranslationResult]])
+
+
+class _Translated(msgspec.Struct):
+    """A translate answer in the usual shape, decoded in one step (anything else takes `mt_eval.results`)."""
+
+    results: list[TranslationResult]
+    normalised: dict[str, int] | None = None
+
+
+_results_decoder = msgspec.json.Decoder(_Translated)
+_answer_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_items_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 _raw_results_decoder = msgspec.json.Decoder(dict[str, list[msgspec.Raw]])
 
 
 def error_result(entry_id: str, error: str) -> dict[str, Any]:
-    return msgspec.to_builtins(TranslationResult(id=entry_id, error=error))  # type: ignore[no-any-return]
+    return msgspec.to_builtins(results.error_result(entry_id, error))  # type: ignore[no-any-return]
 
 
 def per_entry_error(exc: m.BridgeError) -> str:
@@ -61,13 +75,19 @@ class BridgeMethod:
         self._slots: asyncio.Semaphore | None = None
         self._card: dict[str, Any] | None = None
         self._last_failure: m.BridgeError | None = None
+        self.result_notes = ResultNotes()  # what was changed to accept the results (`mt_eval.results`)
 
     @property
     def info(self) -> m.InitializeResult | None:
         return self._connection.info if self._connection is not None else None
 
+    @property
+    def card_label(self) -> str:
+        """Where the card `method_card` returns comes from, for problems found in it."""
+        return f"the card guest {self._label()} sent at initialize"
+
     def method_card(self) -> dict[str, Any]:
-        """The card the guest sent at its handshake (empty before the guest has started)."""
+        """The card the guest sent at its handshake (empty before the guest has started: see `start`)."""
         return dict(self._card or {})
 
     async def start(self, config: Any = None) -> m.InitializeResult:
@@ -155,26 +175,32 @@ class BridgeMethod:
                 if exc.code == m.TIMEOUT and not connection.info.capabilities.cancel:
                     await connection.aclose()  # it cannot be told to stop: a hung guest is replaced
                 return [kind.fail(str(e["id"]), per_entry_error(exc)) for e in batch]
-        return kind.match(batch, raw, self._label())
+        return kind.match(batch, raw, self._label(), self.result_notes)
 
     async def aclose(self) -> None:
         if self._connection is not None:
             await self._connection.aclose()
 
 
-def match_results(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str) -> list[dict[str, Any]]:
-    """One result per entry, in entry order; missing, duplicate and malformed results become entry errors."""
+def match_results(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str,
+                  notes: ResultNotes | None = None) -> list[dict[str, Any]]:
+    """One result per entry, in entry order (`mt_eval.results`); what the guest changed to accept its method's
+    results, and what this host changed to accept the guest's, is counted in ``notes``."""
+    notes = notes if notes is not None else ResultNotes()
     try:
-        results: list[TranslationResult] = _results_decoder.decode(raw)["results"]
-    except (msgspec.ValidationError, msgspec.DecodeError, KeyError):
-        results = _decode_each(raw, label)
-    paired, unknown = pair_results(batch, results, f"guest {label}")
+        decoded = _results_decoder.decode(raw)
+        returned: Any = decoded.results
+        notes.merge(decoded.normalised)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        returned = _each_result(raw, label, notes)
+    paired, unknown = results_for(batch, returned, label=f"guest {label}", notes=notes)
     if unknown:
         log.warning("guest %s returned results for unknown ids %s; dropped", label, unknown[:5])
     return msgspec.to_builtins(paired)  # type: ignore[no-any-return]
 
 
-def match_decisions(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str) -> list[dict[str, Any]]:
+def match_decisions(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str, _notes: ResultNotes | None = None
+                    ) -> list[dict[str, Any]]:
     """One result per row, in row order, as the guest sent it; missing and repeated results become row errors."""
     try:
         items = _raw_results_decoder.decode(raw)["results"]
@@ -199,22 +225,33 @@ def match_decisions(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str) -
     return out
 
 
-def _decode_each(raw: msgspec.Raw, label: str) -> list[TranslationResult]:
+def _each_result(raw: msgspec.Raw, label: str, notes: ResultNotes) -> list[Any]:
+    """The results of an answer that does not decode in one step, item by item: an item that is not even JSON
+    (invalid UTF-8, say) fails its own entry — when its id can be read — and no other."""
     try:
-        items = _raw_results_decoder.decode(raw)["results"]
-    except (msgspec.ValidationError, msgspec.DecodeError, KeyError) as exc:
+        body = _answer_decoder.decode(raw)
+        items = _items_decoder.decode(body["results"]) if "results" in body else None
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         log.warning("guest %s sent a translate result without a results list: %s", label, exc)
         return []
-    decoded: list[TranslationResult] = []
+    if items is None:
+        log.warning("guest %s sent a translate result without a results list", label)
+        return []
+    if "normalised" in body:
+        with contextlib.suppress(ValueError):
+            notes.merge(parse_returned(bytes(body["normalised"])))
+    returned: list[Any] = []
     for item in items:
         try:
-            decoded.append(msgspec.json.decode(item, type=TranslationResult))
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            returned.append(parse_returned(bytes(item)))
+        except ValueError as exc:
             entry_id = id_in(bytes(item))
-            log.warning("guest %s sent a malformed result for %r: %s", label, entry_id, exc)
+            why = (f"not valid UTF-8 (byte 0x{exc.object[exc.start]:02x})" if isinstance(exc, UnicodeDecodeError)
+                   else f"not valid JSON: {exc}")
+            log.warning("guest %s sent a result for %r that is %s", label, entry_id, why)
             if isinstance(entry_id, str):
-                decoded.append(TranslationResult(id=entry_id, error=f"guest {label} sent a malformed result: {exc}"))
-    return decoded
+                returned.append(unusable(entry_id, why))
+    return returned
 
 
 @dataclass(frozen=True)
@@ -223,7 +260,7 @@ class RequestKind:
 
     request: str
     key: str
-    match: Callable[[list[dict[str, Any]], msgspec.Raw, str], list[dict[str, Any]]]
+    match: Callable[[list[dict[str, Any]], msgspec.Raw, str, ResultNotes], list[dict[str, Any]]]
     fail: Callable[[str, str], dict[str, Any]]
 
 

@@ -14,10 +14,9 @@ def node_guest_script() -> Path:
     override = os.environ.get("MT_EVAL_NODE_GUEST")
     if override:
         return Path(override)
-    packaged = Path(__file__).parent / "node" / Path(*GUEST_SCRIPT)
-    if packaged.is_file():
-        return packaged
-    return Path(__file__).resolve().parents[3] / "bridge" / "node" / Path(*GUEST_SCRIPT)
+    from mt_eval.node_package import node_package_file
+
+    return node_package_file(*GUEST_SCRIPT)
 
 
 def node_command(directory: Path) -> list[str]:

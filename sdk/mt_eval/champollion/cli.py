@@ -81,23 +81,16 @@ def _open(method: PairMethod, opened: list[LoadedMethod]) -> Translate:
     import msgspec
 
     from mt_eval.loader import load_method
-    from mt_eval.records import RunConfig, TranslationResult, pair_results
+    from mt_eval.records import RunConfig
+    from mt_eval.results import ResultNotes, results_for
 
     loaded = load_method(method.directory, needs="translate")
     opened.append(loaded)
+    notes = ResultNotes()
 
     async def translate(entries: list[dict[str, Any]], run_config: dict[str, Any]) -> list[dict[str, Any]]:
         raw = await loaded.method.translate([dict(e) for e in entries], msgspec.convert(run_config, RunConfig))
-        results = []
-        for item in raw if isinstance(raw, list) else []:
-            try:
-                results.append(item if isinstance(item, TranslationResult)
-                               else msgspec.convert(item, TranslationResult))
-            except msgspec.ValidationError as exc:
-                if isinstance(item, dict) and isinstance(item.get("id"), str):
-                    results.append(TranslationResult(id=item["id"], error=f"the method returned an invalid result: "
-                                                                          f"{exc}"))
-        paired, _unknown = pair_results(entries, results, "the method")
+        paired, _unknown = results_for(entries, raw, label="the method", notes=notes)
         return [{"id": r.id, "predicted": r.predicted, "error": r.error} for r in paired]
 
     return translate

@@ -12,43 +12,46 @@
       }
     }
 
-Pair keys are ``src:tgt``, ``src->tgt`` or ``src→tgt``; every pair translates from ``inputLocale``. Per pair:
+Pair keys are ``src:tgt``, ``src->tgt`` or ``src→tgt``; every pair translates from ``inputLocale``, which may be
+left out when every pair names the same source locale (``{"version": 3, "pairs": {"en:crk": {...}}}``). Per pair:
 ``methodPlugin`` (required: a plugin name under ``.champollion/methods/``, or a relative path), ``model``,
 ``temperature``, ``batchSize`` (default 16) and ``sourceLanguage``/``targetLanguage`` (the method's language
 codes, when the built-in mapping does not fit). Unknown fields are warnings; bad JSON and wrong types are
-errors located by their JSON path. The Node side (``lib/champollion/config.js``) reports the same problems
-at the same paths (`bridge/vectors/champollion/config.json`).
+errors located by their JSON path. The Node side (``lib/champollion/config.js``) checks the same file with the
+generated schema ``bridge/schemas/champollion-config.schema.json`` and these rules, and reports the same
+problems at the same paths (`bridge/vectors/champollion/config.json`).
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, ClassVar
 
 import msgspec
 
 from mt_eval.champollion.jsonfmt import js_string
 from mt_eval.champollion.languages import LOCALE_PATTERN, normalize_locale
-from mt_eval.problems import Finding, Problem, ProblemsError, json_path
+from mt_eval.field_words import described
+from mt_eval.problems import Finding, Problem, ProblemsError
 from mt_eval.records import LanguageCode
-from mt_eval.strict import StrictStruct, decode_value, parse_json
+from mt_eval.strict import StrictStruct, decode_json
 
 CONFIG_FILE = "champollion.config.json"
 CONFIG_VERSION = 3
 
-LocaleCode = Annotated[str, msgspec.Meta(
-    pattern=LOCALE_PATTERN,
-    extra={"pattern_means": "a locale code", "hint": 'use a locale code such as "en", "es" or "pt-BR"'})]
+LocaleCode = Annotated[str, described(
+    pattern=LOCALE_PATTERN, pattern_means="a locale code", hint='use a locale code such as "en", "es" or "pt-BR"')]
 _PAIR_SEPARATORS = ("->", "→", ":")
 _LOCALE = re.compile(LOCALE_PATTERN)
 
 
-class PairSettings(StrictStruct, rename="camel", forbid_unknown_fields=False):
+class PairSettings(StrictStruct, rename="camel", forbid_unknown_fields=False, kw_only=True):
     """How one language pair is translated."""
+
+    unknown_fields_are: ClassVar[str] = "warning"
 
     method_plugin: Annotated[str, msgspec.Meta(min_length=1)]
     model: str | None = None
@@ -58,14 +61,25 @@ class PairSettings(StrictStruct, rename="camel", forbid_unknown_fields=False):
     target_language: LanguageCode | None = None
 
 
-class ConfigFile(StrictStruct, rename="camel", forbid_unknown_fields=False):
-    """The file as written."""
+class ChampollionConfigFile(StrictStruct, rename="camel", forbid_unknown_fields=False, kw_only=True):
+    """``champollion.config.json`` as written (version 3)."""
+
+    unknown_fields_are: ClassVar[str] = "warning"
 
     version: int
-    input_locale: LocaleCode
+    input_locale: Annotated[LocaleCode, msgspec.Meta(
+        description="The locale every pair translates from; by default the source locale of the pair keys.")
+    ] | None = None
     pairs: dict[str, PairSettings]
     locales_dir: Annotated[str, msgspec.Meta(min_length=1)] = "locales"
     schema: str | None = msgspec.field(default=None, name="$schema")
+
+    def source_locale(self) -> str | None:
+        """``inputLocale``, or the source locale every pair key names (None when there is none, or several)."""
+        if self.input_locale is not None:
+            return self.input_locale
+        sources = [parsed[0] for key in self.pairs if (parsed := split_pair_key(key)) is not None]
+        return sources[0] if sources and len({normalize_locale(s) for s in sources}) == 1 else None
 
     def findings(self) -> Iterator[Finding]:
         if self.version != CONFIG_VERSION:
@@ -75,6 +89,18 @@ class ConfigFile(StrictStruct, rename="camel", forbid_unknown_fields=False):
         if not self.pairs:
             yield Finding(("pairs",), "no pairs: nothing will be translated", 'add one, e.g. "en:es": '
                           '{"methodPlugin": "my-method"}', severity="warning", code="empty")
+        input_locale = self.source_locale()
+        if input_locale is None:
+            sources = list(dict.fromkeys(p[0] for key in self.pairs if (p := split_pair_key(key)) is not None))
+            if len(sources) > 1:
+                yield Finding(("inputLocale",), f"no inputLocale, and the pairs translate from {', '.join(sources)}",
+                              'add "inputLocale": the locale every pair translates from', code="input-locale")
+                return
+            if not self.pairs:
+                yield Finding(("inputLocale",), "no inputLocale, and no pair key to take it from",
+                              'add "inputLocale": the locale of your source strings, e.g. "en"',
+                              code="input-locale")
+                return
         seen: dict[tuple[str, str], str] = {}
         for key in self.pairs:
             parsed = split_pair_key(key)
@@ -83,9 +109,10 @@ class ConfigFile(StrictStruct, rename="camel", forbid_unknown_fields=False):
                               'write it as "src:tgt" (also "src->tgt" or "src→tgt"), e.g. "en:es"', code="pair-key")
                 continue
             source, target = (normalize_locale(p) for p in parsed)
-            if source != normalize_locale(self.input_locale):
-                yield Finding(("pairs", key), f"translates from {parsed[0]}, but inputLocale is {self.input_locale}",
-                              f'every pair starts from the input locale: "{self.input_locale}:{parsed[1]}"',
+            assert input_locale is not None  # a valid pair key gives one when inputLocale is absent
+            if source != normalize_locale(input_locale):
+                yield Finding(("pairs", key), f"translates from {parsed[0]}, but inputLocale is {input_locale}",
+                              f'every pair starts from the input locale: "{input_locale}:{parsed[1]}"',
                               code="pair-source")
             elif target == source:
                 yield Finding(("pairs", key), "source and target locales are the same",
@@ -148,14 +175,9 @@ def config_path(path: str | Path | None) -> Path:
     return chosen / CONFIG_FILE if chosen.is_dir() else chosen
 
 
-def decode_config(raw: bytes, *, file: str) -> tuple[ConfigFile | None, list[Problem]]:
+def decode_config(raw: bytes, *, file: str) -> tuple[ChampollionConfigFile | None, list[Problem]]:
     """Parse and check a config's text: every problem at once (unknown fields are warnings)."""
-    data, problems = parse_json(raw, file=file)
-    if data is None:
-        return None, problems
-    data = _as_javascript_numbers(data)
-    value, more = decode_value(data, ConfigFile, file=file)
-    return value, problems + more + _unknown_fields(data, file)
+    return decode_json(raw, ChampollionConfigFile, file=file)
 
 
 def read_config(path: str | Path | None = None) -> ChampollionConfig:
@@ -174,38 +196,8 @@ def read_config(path: str | Path | None = None) -> ChampollionConfig:
     for key, settings in value.pairs.items():
         source, target = split_pair_key(key) or ("", "")
         pairs.append(Pair(key=key, source=source, target=target, settings=settings))
-    return ChampollionConfig(file=file.absolute(), input_locale=value.input_locale,
+    input_locale = value.source_locale()
+    assert input_locale is not None  # a rule reports a config it cannot be derived for
+    return ChampollionConfig(file=file.absolute(), input_locale=input_locale,
                              locales_dir=file.absolute().parent / value.locales_dir, pairs=pairs,
                              warnings=[p for p in problems if p.severity == "warning"])
-
-
-def _as_javascript_numbers(data: Any) -> Any:
-    """JSON numbers as JavaScript reads them: ``3.0`` is the integer 3 (so both sides accept it)."""
-    if isinstance(data, float) and data.is_integer() and abs(data) <= 2**53:
-        return int(data)
-    if isinstance(data, dict):
-        return {key: _as_javascript_numbers(value) for key, value in data.items()}
-    if isinstance(data, list):
-        return [_as_javascript_numbers(value) for value in data]
-    return data
-
-
-def _unknown_fields(data: Any, file: str) -> list[Problem]:
-    problems: list[Problem] = []
-
-    def check(value: Any, struct: type[msgspec.Struct], at: tuple[str | int, ...]) -> None:
-        if not isinstance(value, dict):
-            return
-        known = list(struct.__struct_encode_fields__)
-        for key in value:
-            if key not in known:
-                close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-                hint = (f'did you mean "{close[0]}"?' if close else "remove it.") + " Known fields: " + ", ".join(known)
-                problems.append(Problem(file=file, path=json_path((*at, key)), message=f'unknown field "{key}"',
-                                        hint=hint, severity="warning", code="unknown-field"))
-
-    check(data, ConfigFile, ())
-    if isinstance(data, dict) and isinstance(data.get("pairs"), dict):
-        for key, pair in data["pairs"].items():
-            check(pair, PairSettings, ("pairs", key))
-    return problems

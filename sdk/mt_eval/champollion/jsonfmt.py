@@ -9,12 +9,11 @@ escaped, and numbers as ECMAScript prints them (``1.0`` → ``1``, ``1e-7`` → 
 from __future__ import annotations
 
 import json
-import math
-import re
 from typing import Any
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-_SAFE_INTEGER = 2**53
+from mt_eval.js_text import SAFE_INTEGER, js_number, js_string
+
+__all__ = ["format_json", "js_number", "js_string", "parse_json_text", "utf16_key"]
 
 
 def parse_json_text(text: str) -> Any:
@@ -24,44 +23,7 @@ def parse_json_text(text: str) -> Any:
 
 def _parse_int(text: str) -> int | float:
     value = int(text)
-    return value if abs(value) <= _SAFE_INTEGER else float(text)
-
-
-def js_number(value: float) -> str:
-    """A number as ECMAScript's Number::toString (and so JSON.stringify) writes it."""
-    if isinstance(value, int) and abs(value) <= _SAFE_INTEGER:
-        return str(value)
-    number = float(value)
-    if not math.isfinite(number):
-        return "null"
-    if number == 0:
-        return "0"
-    mantissa, _, exponent = repr(abs(number)).partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    fraction = fraction.rstrip("0")
-    digits = whole + fraction
-    significant = digits.lstrip("0")
-    # abs(number) == 0.<significant> × 10^n
-    n = len(significant) + int(exponent or 0) - len(fraction)
-    s = significant.rstrip("0")
-    k = len(s)
-    sign = "-" if number < 0 else ""
-    if k <= n <= 21:
-        text = s + "0" * (n - k)
-    elif 0 < n <= 21:
-        text = s[:n] + "." + s[n:]
-    elif -6 < n <= 0:
-        text = "0." + "0" * -n + s
-    else:
-        e = n - 1
-        text = (s if k == 1 else s[0] + "." + s[1:]) + "e" + ("+" if e >= 0 else "-") + str(abs(e))
-    return sign + text
-
-
-def js_string(text: str) -> str:
-    """A string literal as JSON.stringify writes it."""
-    out = json.dumps(text, ensure_ascii=False)
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+    return value if abs(value) <= SAFE_INTEGER else float(text)
 
 
 def format_json(value: Any) -> str:

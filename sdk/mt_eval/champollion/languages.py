@@ -26,11 +26,9 @@ class LanguageError(ValueError):
 
 def table_path() -> Path:
     """``languages.json``: in the packaged Node files, or in the source tree."""
-    relative = Path("node", "lib", "champollion", "languages.json")
-    packaged = Path(__file__).parent.parent / "bridge" / relative
-    if packaged.is_file():
-        return packaged
-    return Path(__file__).resolve().parents[3] / "bridge" / relative
+    from mt_eval.node_package import node_package_file
+
+    return node_package_file("lib", "champollion", "languages.json")
 
 
 @functools.cache

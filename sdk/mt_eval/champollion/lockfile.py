@@ -1,7 +1,8 @@
 """The lock file, ``<localesDir>/.champollion-lock.json``: what produced each target string.
 
 For every target file (named relative to the locales directory) and key, the lock records the hash of
-the source text the value was translated from and the fingerprint of the method that translated it, as
+the source text the value was translated from and the fingerprint of the method (its id, its code and its
+settings) that translated it, as
 ``"SOURCE METHOD"`` (``-`` for the method of a value that was already there when the key was first seen:
 it is kept, and translated again only when its source changes). A key is sent again when its source hash
 or the method fingerprint differs, or when its value is missing from the target file::
@@ -32,17 +33,19 @@ def hash_text(text: str) -> str:
     return hashlib.sha256(_SURROGATE.sub("\ufffd", text).encode("utf-8")).hexdigest()[:16]
 
 
-def fingerprint_input(method_id: str, source_lang: str, target_lang: str, model: str | None,
+def fingerprint_input(method_id: str, code_sha256: str, source_lang: str, target_lang: str, model: str | None,
                       temperature: float | None) -> str:
-    """What identifies the method and the settings that shape its output (not the batch size): a compact
-    JSON array ``[method_id, "src>tgt", model, temperature as text]``."""
-    parts = [method_id, f"{source_lang}>{target_lang}", model, None if temperature is None else js_number(temperature)]
+    """What identifies the method — its id and its code (`mt_eval.code_hash`) — and the settings that shape its
+    output (not the batch size): a compact JSON array ``[method_id, code_sha256, "src>tgt", model, temperature
+    as text]``. Editing the plugin's code changes it, so what the method translated is sent again."""
+    parts = [method_id, code_sha256, f"{source_lang}>{target_lang}", model,
+             None if temperature is None else js_number(temperature)]
     return "[" + ",".join("null" if p is None else js_string(p) for p in parts) + "]"
 
 
-def method_fingerprint(method_id: str, source_lang: str, target_lang: str, model: str | None,
+def method_fingerprint(method_id: str, code_sha256: str, source_lang: str, target_lang: str, model: str | None,
                        temperature: float | None) -> str:
-    return hash_text(fingerprint_input(method_id, source_lang, target_lang, model, temperature))
+    return hash_text(fingerprint_input(method_id, code_sha256, source_lang, target_lang, model, temperature))
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from mt_eval.champollion.lockfile import LOCK_FILE, Lock, LockEntry, hash_text, 
 from mt_eval.champollion.placeholders import PlaceholderError, Protected, has_words, keep_edges, protect, restore
 from mt_eval.champollion.plan import FilePlan, plan_file
 from mt_eval.champollion.plugins import resolve_plugin
+from mt_eval.code_hash import code_sha256
 
 # (entries, run config fields) → one result dict per entry ({"id", "predicted"} or {"id", "error"})
 Translate = Callable[[list[dict[str, Any]], dict[str, Any]], Awaitable[list[dict[str, Any]]]]
@@ -69,7 +70,8 @@ def pair_method(config: ChampollionConfig, pair: Pair) -> PairMethod:
         run_config["model"] = s.model
     if s.temperature is not None:
         run_config["temperature"] = s.temperature
-    fingerprint = method_fingerprint(source.method_id, source_lang, target_lang, s.model, s.temperature)
+    fingerprint = method_fingerprint(source.method_id, code_sha256(directory), source_lang, target_lang, s.model,
+                                     s.temperature)
     return PairMethod(pair, directory, source.method_id, run_config, fingerprint)
 
 

@@ -20,6 +20,7 @@ from mt_eval.records import Usage
 DEFAULT_TOLERANCE = 1e-3
 _RESULT_FIELDS = frozenset(DecisionResult.__struct_encode_fields__)
 _ANSWER_FIELDS = frozenset(QuestionAnswer.__struct_encode_fields__)
+_USAGE_FIELDS = frozenset(Usage.__struct_encode_fields__)
 
 
 def _quoted(names: Sequence[str]) -> str:
@@ -151,11 +152,11 @@ def _envelope(row_id: str, raw: Mapping[str, Any]) -> tuple[DecisionResult, str 
         if not isinstance(usage, Mapping):
             return result, f'"usage" must be an object, got {describe(usage)}'
         for key, count in usage.items():
-            if key not in ("prompt_tokens", "completion_tokens"):
+            if key not in _USAGE_FIELDS:
                 return result, f'unknown field "usage.{key}"'
-            if not (isinstance(count, int) and not isinstance(count, bool) and count >= 0):
+            if count is not None and not (isinstance(count, int) and not isinstance(count, bool) and count >= 0):
                 return result, f'"usage.{key}" must be an integer >= 0, got {describe(count)}'
-        result.usage = Usage(**usage)
+        result.usage = Usage(**{key: count for key, count in usage.items() if count is not None})
     if error is not None and not isinstance(error, str):
         return result, f'"error" must be a string or null, got {describe(error)}'
     result.error = error

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from mt_eval.field_words import described
 from mt_eval.problems import Finding
 from mt_eval.records import LanguageCode, NonNegative, RunConfig, Usage
 from mt_eval.strict import StrictStruct
@@ -57,14 +58,14 @@ class ScoreLevel(StrictStruct, kw_only=True):
 class Question(StrictStruct, kw_only=True):
     """A typed question: ``noul`` (true or false), ``choice`` (one of ``options``) or ``score`` (``levels``)."""
 
-    type: Annotated[QuestionType, msgspec.Meta(extra={"what": "question type"})]
+    type: Annotated[QuestionType, described(what="question type")]
     instructions: Annotated[str, msgspec.Meta(min_length=1, description="What is asked, in words.")]
     options: Annotated[list[Name], msgspec.Meta(
         description="choice: the option names, in order.")] | None = None
-    levels: Annotated[list[ScoreLevel], msgspec.Meta(
+    levels: Annotated[list[ScoreLevel], described(
         description="score: the rubric's levels, lowest value first.",
-        extra={"hint": 'a rubric is ordered: list its levels lowest first, e.g. [{"value": 0, "description": '
-                       '"..."}, {"value": 1, "description": "..."}]'})] | None = None
+        hint='a rubric is ordered: list its levels lowest first, e.g. [{"value": 0, "description": "..."}, '
+             '{"value": 1, "description": "..."}]')] | None = None
     criteria: Annotated[dict[str, str], msgspec.Meta(
         description='noul: what counts as "true" and "false"; choice: a description per option.')] | None = None
 

@@ -15,6 +15,7 @@ from typing import Annotated
 import msgspec
 
 from mt_eval.decisions.records import Question, ScoreLevel, score_findings
+from mt_eval.field_words import described
 from mt_eval.problems import Finding, ProblemsError
 from mt_eval.strict import StrictStruct, decode_json_file
 
@@ -24,13 +25,13 @@ DEFAULT_RUBRIC = Path(__file__).parent / "rubrics" / "adequacy-0-4.json"
 class Rubric(StrictStruct, kw_only=True):
     """A grading rubric: what is asked and its ordered levels."""
 
-    name: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", description="The question's name.",
-                                      extra={"pattern_means": "a name (letters, digits, - and _)"})]
+    name: Annotated[str, described(pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", description="The question's name.",
+                                   pattern_means="a name (letters, digits, - and _)")]
     instructions: Annotated[str, msgspec.Meta(min_length=1)]
-    levels: Annotated[list[ScoreLevel], msgspec.Meta(
+    levels: Annotated[list[ScoreLevel], described(
         description="The levels, lowest value first.",
-        extra={"hint": 'a rubric is ordered: list its levels lowest first, e.g. [{"value": 0, "description": '
-                       '"..."}, {"value": 1, "description": "..."}]'})]
+        hint='a rubric is ordered: list its levels lowest first, e.g. [{"value": 0, "description": "..."}, '
+             '{"value": 1, "description": "..."}]')]
     version: str | None = None
     description: str | None = None
 

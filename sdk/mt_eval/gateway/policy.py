@@ -25,12 +25,13 @@ from typing import Annotated
 
 import msgspec
 
+from mt_eval.field_words import described
 from mt_eval.problems import Finding
 from mt_eval.strict import StrictStruct, read_json_file
 
 _UNPINNED = re.compile(r"(^|[-_.:/])latest$|:latest$", re.I)
-Url = Annotated[str, msgspec.Meta(pattern=r"^https?://", description="An OpenAI-compatible base URL, e.g. "
-                                  "https://api.openai.com/v1", extra={"pattern_means": "an http(s) URL"})]
+Url = Annotated[str, described(pattern=r"^https?://", description="An OpenAI-compatible base URL, e.g. "
+                                "https://api.openai.com/v1", pattern_means="an http(s) URL")]
 
 
 class ModelRoute(StrictStruct, kw_only=True):

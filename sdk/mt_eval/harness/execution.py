@@ -18,7 +18,8 @@ from typing import Any
 import anyio
 import msgspec
 
-from mt_eval.records import TranslationResult, pair_results
+from mt_eval.records import TranslationResult
+from mt_eval.results import ResultNotes, error_result, results_for
 
 _decode_result = msgspec.json.Decoder(TranslationResult).decode
 _encode = msgspec.json.Encoder().encode
@@ -49,6 +50,7 @@ class Outcome:
     completed: int = 0
     retries_used: int = 0
     timing: Timing = field(default_factory=Timing)
+    notes: ResultNotes = field(default_factory=ResultNotes)  # what was changed to accept the method's results
 
 
 class ResultsLog:
@@ -108,7 +110,7 @@ async def execute(method: Any, entries: list[dict[str, Any]], config: Any, setti
             batch = queue.popleft()
             busy += 1
             try:
-                results = await _translate_batch(method, batch, config, settings, outcome.timing)
+                results = await _translate_batch(method, batch, config, settings, outcome.timing, outcome.notes)
             finally:
                 busy -= 1
                 wake.set()
@@ -138,39 +140,21 @@ async def execute(method: Any, entries: list[dict[str, Any]], config: Any, setti
 
 
 async def _translate_batch(method: Any, batch: list[dict[str, Any]], config: Any, settings: RunSettings,
-                           timing: Timing) -> list[TranslationResult]:
+                           timing: Timing, notes: ResultNotes) -> list[TranslationResult]:
     limit = settings.timeout_s * len(batch)
     started = time.perf_counter()
     try:
         with anyio.fail_after(limit):
             raw = await method.translate([dict(e) for e in batch], config)
-        results, error = _as_results(raw), None
+        error = None
     except TimeoutError:
-        results, error = [], f"timed out after {limit:g} s ({settings.timeout_s:g} s per entry)"
+        raw, error = None, f"timed out after {limit:g} s ({settings.timeout_s:g} s per entry)"
     except Exception as exc:
-        results, error = [], f"method raised {type(exc).__name__}: {exc}"
+        raw, error = None, f"method raised {type(exc).__name__}: {exc}"
     elapsed = time.perf_counter() - started
     if timing.first_call_s is None:
         timing.first_call_s = elapsed
     if error is not None:
-        return [TranslationResult(id=str(e["id"]), error=error, latency_s=elapsed) for e in batch]
-    paired, _unknown = pair_results(batch, results, "the method")
-    share = elapsed / len(batch)
-    for result in paired:
-        if result.latency_s == 0.0:
-            result.latency_s = share
+        return [error_result(str(e["id"]), error, elapsed) for e in batch]
+    paired, _unknown = results_for(batch, raw, label="the method", notes=notes, elapsed_s=elapsed)
     return paired
-
-
-def _as_results(raw: Any) -> list[TranslationResult]:
-    if not isinstance(raw, list):
-        return []
-    out = []
-    for item in raw:
-        try:
-            out.append(item if isinstance(item, TranslationResult) else msgspec.convert(item, TranslationResult))
-        except msgspec.ValidationError as exc:
-            entry_id = item.get("id") if isinstance(item, dict) else None
-            if isinstance(entry_id, str):
-                out.append(TranslationResult(id=entry_id, error=f"the method returned an invalid result: {exc}"))
-    return out

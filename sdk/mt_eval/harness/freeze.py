@@ -153,7 +153,8 @@ def label_digests(entries: list[dict[str, Any]]) -> LabelsFreeze:
 
 def sdk_facts() -> SdkFreeze:
     import mt_eval
-    from mt_eval.harness.runcard import code_sha256, git_state
+    from mt_eval.code_hash import code_sha256
+    from mt_eval.harness.runcard import git_state
 
     package = Path(mt_eval.__file__).parent
     commit, dirty = git_state(package)
@@ -176,7 +177,7 @@ def build_manifest(*, method_dir: Path, method_id: str, corpus: Any, entries: li
                    corpus_license: str | None = None) -> FreezeManifest:
     """The manifest of a run with these inputs; ``frozen`` when nothing is missing. Paths are written relative
     to ``relative_to`` (the manifest's directory) when given."""
-    from mt_eval.harness.runcard import code_sha256
+    from mt_eval.code_hash import code_sha256
 
     dataset = corpus.dataset if isinstance(getattr(corpus, "dataset", None), dict) else {}
     source = corpus_source or next((str(dataset[k]) for k in ("source", "url", "homepage") if dataset.get(k)), None)
@@ -265,7 +266,7 @@ def validate_freeze(path: str | Path, *, check_files: bool = True) -> tuple[Free
 
 def _file_problems(path: Path, manifest: FreezeManifest) -> list[Problem]:
     """Digests recomputed from the files the manifest names (paths relative to the manifest's directory)."""
-    from mt_eval.harness.runcard import code_sha256
+    from mt_eval.code_hash import code_sha256
     from mt_eval.loader import read_plugin
 
     file = str(path)

@@ -59,6 +59,7 @@ class Measured(msgspec.Struct, kw_only=True):
     hot_failed: int = 0
     sample_ids: list[str] = msgspec.field(default_factory=list)
     stopped: str | None = None  # why the latency calls stopped early (a call timed out)
+    start_s: float = 0.0  # a guest's start, before the first call (part of the cold latency)
 
 
 class SelfReported(msgspec.Struct, kw_only=True):
@@ -172,6 +173,7 @@ def latency_facts(measured: Measured | None, load_s: float, results: Sequence[An
     """The card's latency record from the harness's measurement (None: no latency call was made) and what the
     run's ``results`` report about themselves."""
     measured = measured or Measured()
+    load_s += measured.start_s  # loading the method, and starting it when it is a guest
     hot = [round(value, 6) for value in measured.hot_s]  # the card's figures come from the values it lists
     p50, p95 = percentiles(hot)
     first = measured.first_call_s if measured.first_call_error is None else None

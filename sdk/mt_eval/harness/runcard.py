@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from mt_eval.code_hash import code_sha256
 from mt_eval.contamination.record import ContaminationRecord
 from mt_eval.eligibility import Eligibility
 from mt_eval.gateway.audit import GatewayFacts
@@ -22,12 +23,13 @@ from mt_eval.harness.freeze import FreezeReference
 from mt_eval.harness.gate import GateFacts
 from mt_eval.harness.latency import LatencyFacts
 from mt_eval.harness.scoring import Scores
+from mt_eval.pins import PinCheck
 from mt_eval.records import TranslationResult
 from mt_eval.sandbox.policy import SandboxFacts
 from mt_eval.scan.findings import ScanReport
 
 CARD_VERSION = "run-card/1"
-_SKIP_PARTS = {"__pycache__", ".git", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+__all__ = ["RunCard", "code_sha256", "git_state", "seal"]
 
 
 class DependencyContribution(msgspec.Struct, kw_only=True):
@@ -125,6 +127,7 @@ class Covariates(msgspec.Struct, kw_only=True):
 class UsageTotals(msgspec.Struct, kw_only=True):
     prompt_tokens: int
     completion_tokens: int
+    total_tokens: int | None = None  # the sum of the results' usage.total_tokens; null when none reports it
 
 
 class RunCard(msgspec.Struct, kw_only=True):
@@ -152,6 +155,10 @@ class RunCard(msgspec.Struct, kw_only=True):
     gateway: GatewayFacts | None = None
     eligibility: Eligibility | None = None
     contamination: ContaminationRecord | None = None  # mt_eval.contamination.run_check
+    # How the method's results were accepted (mt_eval.results), and its pins as checked before the run.
+    cached: int | None = None  # results the method served from its cache; null when it does not say
+    normalised: dict[str, int] = msgspec.field(default_factory=dict)  # what was changed to accept results: count
+    pins: list[PinCheck] = msgspec.field(default_factory=list)  # each mirrored dependency's pin, as checked
     # Measurement rigor; absent from older cards. The corpus families and their rates
     # (mt_eval.harness.families), the headline gate's verdict (mt_eval.harness.gate) and the freeze
     # manifest the run was held to (mt_eval.harness.freeze).
@@ -171,16 +178,6 @@ def seal(card: Sealable) -> Sealable:
     body.pop("content_sha256", None)
     card.content_sha256 = hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()  # type: ignore[attr-defined]
     return card
-
-
-def code_sha256(directory: Path) -> str:
-    """SHA-256 over the plugin's files (relative path and content of each, in sorted order)."""
-    digest = hashlib.sha256()
-    root = directory.resolve()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and not _SKIP_PARTS & set(p.parts)):
-        digest.update(str(path.relative_to(root)).encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()
 
 
 def git_state(directory: Path) -> tuple[str | None, bool | None]:

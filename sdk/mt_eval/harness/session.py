@@ -30,12 +30,15 @@ from mt_eval.harness.execution import Outcome, ResultsLog, RunSettings, execute
 from mt_eval.harness.fairness import FairnessError, FairRun, describe_outcome
 from mt_eval.harness.fairness import prepare as prepare_fairness
 from mt_eval.harness.latency import LatencyPlan, Measured, latency_facts, latency_line, measure
+from mt_eval.harness.method_contract import card_file, checked_pins, merged_card, say_isolated_hooks_do_not_run
 from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.run_directory import RunError, differences, open_run_directory, write_json
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
 from mt_eval.manifest import Manifest
+from mt_eval.pins import PinCheck
 from mt_eval.records import RunConfig, TranslationResult
+from mt_eval.results import ResultNotes, totals
 
 
 class RunState(msgspec.Struct, kw_only=True):
@@ -56,6 +59,7 @@ class RunState(msgspec.Struct, kw_only=True):
     sessions: int = 1
     first_call_s: float | None = None
     load_s: float = 0.0
+    normalised: dict[str, int] = msgspec.field(default_factory=dict)  # of every session so far
     latency: Measured | None = None  # the harness's latency calls (made once, by the first session)
 
 
@@ -91,7 +95,10 @@ def run_evaluation(args: argparse.Namespace) -> tuple[Path, bool]:
         loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate, needs="translate",
                              sandbox=fair.sandbox)
         load_s = time.perf_counter() - started
-        card = _method_card(loaded, args.method_card)
+        if args.isolate:
+            say_isolated_hooks_do_not_run(loaded)
+        pins = checked_pins(loaded)
+        given_card = card_file(args.method_card)
         config = fair.adjust_config(run_config(args, corpus, loaded.manifest))
         selection = settle_run_corpus(args, spec, corpus, config.pair)
     except BaseException:
@@ -136,16 +143,23 @@ def run_evaluation(args: argparse.Namespace) -> tuple[Path, bool]:
             print(f"latency: 1 cold, {plan.warmup} warm-up and {plan.sample} × {plan.repetitions} timed one-entry "
                   "calls before the run (never scored; --latency-sample 0 makes none)", file=sys.stderr)
     try:
-        outcome = anyio.run(_execute_and_close, loaded, remaining, config, settings, log, on_result, fair, hidden,
-                            latency)
+        outcome, card = anyio.run(_execute_and_close, loaded, given_card, remaining, config, settings, log,
+                                  on_result, fair, hidden, latency)
     finally:
         log.close()
         progress.close()
+    if state.first_call_s is None and outcome.timing.first_call_s is not None:
+        state.first_call_s = outcome.timing.first_call_s
+    notes = ResultNotes()
+    notes.merge(state.normalised)
+    notes.merge(outcome.notes.counts)
+    state.normalised = notes.counts
+    write_json(out / "run.json", state)
     results = ResultsLog.read(log_path)
     ordered = [results[e["id"]] for e in entries if e["id"] in results]
     scores = _scores(entries, ordered, args, manager)
     draft = _build_card(state, loaded, card, corpus, selection, config, settings, outcome.retries_used, scores,
-                        ordered, args, fair)
+                        ordered, args, fair, pins)
     draft.contamination = contamination
     run_card = rc.seal(rules.finish_card(draft, entries, results, scored=corpus.references))
     card_path = out / "card.json"
@@ -158,57 +172,50 @@ def run_evaluation(args: argparse.Namespace) -> tuple[Path, bool]:
     return card_path, run_card.gate is not None and not run_card.gate.passed
 
 
-async def _execute_and_close(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig,
-                             settings: RunSettings, log: ResultsLog, on_result: Any, fair: FairRun,
+async def _execute_and_close(loaded: LoadedMethod, given_card: tuple[str, Any] | None, entries: list[dict[str, Any]],
+                             config: RunConfig, settings: RunSettings, log: ResultsLog, on_result: Any, fair: FairRun,
                              hidden: frozenset[str], latency: tuple[LatencyPlan, list[dict[str, Any]], Any] | None
-                             ) -> Any:
-    """The latency calls (``latency``: the plan, the run's entries and where the measurement goes), then the
-    scored run, each pair's entries in calls of their own; the method is closed at the end. The method is
-    handed each entry without its ``hidden`` fields (`mt_eval.gold.method_view`)."""
+                             ) -> tuple[Any, dict[str, Any]]:
+    """Start the method (a guest sends its card at initialize) and merge its card; make the latency calls
+    (``latency``: the plan, the run's entries and where the measurement goes); translate, each pair's entries in
+    calls of their own; close. The method is handed each entry without its ``hidden`` fields."""
 
     def view(group: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return method_view(group, hidden)
 
     try:
         async with fair.running(loaded.method_id):
+            started = time.perf_counter()
+            card = await merged_card(loaded, given_card, config)
+            start_s = time.perf_counter() - started  # a guest starts here: part of the cold latency
             if latency is not None:
                 plan, run_entries, measured = latency
-                measured(await measure(loaded.method, run_entries, config, plan, settings.timeout_s, view))
+                host_notes = getattr(loaded.method, "result_notes", None)
+                before = dict(host_notes.counts) if isinstance(host_notes, ResultNotes) else None
+                facts = await measure(loaded.method, run_entries, config, plan, settings.timeout_s, view)
+                if isinstance(host_notes, ResultNotes) and before is not None:
+                    host_notes.counts = before  # the latency calls' results are thrown away, their notes too
+                facts.start_s = round(start_s, 6)
+                measured(facts)
             outcome = Outcome()
             for group_config, group in by_pair(entries, config):  # negative controls of another pair
                 done = await execute(loaded.method, view(group), group_config, settings, log, on_result)
                 outcome.completed += done.completed
                 outcome.retries_used += done.retries_used
+                outcome.notes.merge(done.notes.counts)
+                if outcome.timing.first_call_s is None:
+                    outcome.timing = done.timing
             if entries:
                 await fair.replay_with_substitute(loaded.method, view(scored_entries(entries)), config, config.seed)
-            return outcome
+            host_notes = getattr(loaded.method, "result_notes", None)  # a guest's results, accepted by the host
+            if isinstance(host_notes, ResultNotes):
+                outcome.notes.merge(host_notes.counts)
+            return outcome, card
     finally:
         close = getattr(loaded.method, "aclose", None)
         if close is not None:
             with anyio.CancelScope(shield=True):
                 await close()
-
-
-def _method_card(loaded: LoadedMethod, card_path: str | None) -> dict[str, Any]:
-    if card_path is None:
-        return msgspec.to_builtins(loaded.card)  # type: ignore[no-any-return]
-    from mt_eval.card import merge_card
-    from mt_eval.strict import parse_json
-
-    path = Path(card_path)
-    try:
-        data, problems = parse_json(path.read_bytes(), file=str(path))
-    except OSError as exc:
-        raise RunError(f"--method-card {path}: cannot read it: {exc.strerror or exc}") from exc
-    sources: dict[str, Any] = {str(path): data}
-    runtime = getattr(loaded.method, "method_card", None)
-    if callable(runtime):
-        sources["method_card()"] = runtime()
-    merged, more = merge_card(loaded.manifest, loaded.method_id, sources, manifest_file=loaded.source.manifest_file)
-    errors = [p for p in problems + more if p.severity == "error"]
-    if merged is None or errors:
-        raise RunError("the method card is not valid:\n" + "\n".join(p.render() for p in errors))
-    return msgspec.to_builtins(merged)  # type: ignore[no-any-return]
 
 
 def run_config(args: argparse.Namespace, corpus: Corpus, manifest: Manifest) -> RunConfig:
@@ -280,12 +287,14 @@ def _hypothesis(result: TranslationResult) -> str:
 
 def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, selection: Selection,
                 config: RunConfig, settings: RunSettings, retries_used: int, scores: Scores | None,
-                results: list[TranslationResult], args: argparse.Namespace, fair: FairRun) -> rc.RunCard:
+                results: list[TranslationResult], args: argparse.Namespace, fair: FairRun,
+                pins: list[PinCheck]) -> rc.RunCard:
     from mt_eval.harness.covariates import run_covariates
 
     derivation = loaded.source.derivation
     commit, dirty = rc.git_state(loaded.directory)
     covariates = run_covariates(loaded.manifest, config)
+    usage = totals(results)
     return rc.RunCard(
         run_id=state.run_id, started_at=state.started_at, finished_at=now(), sessions=state.sessions,
         sdk_version=__version__,
@@ -312,12 +321,13 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
         environment=environment(node=loaded.source.runtime == "node"),
         metrics=scores,
         latency=latency_facts(state.latency, state.load_s, results),
-        usage=rc.UsageTotals(prompt_tokens=sum(r.usage.prompt_tokens for r in results),
-                             completion_tokens=sum(r.usage.completion_tokens for r in results)),
+        usage=rc.UsageTotals(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
+                             total_tokens=usage["total_tokens"]),
         errors=sum(r.error is not None for r in results),
         results=card_results(corpus, results),
         selection=None if selection.facts is None else msgspec.convert(selection.facts, rc.SelectionFacts),
         **fair.card_fields(results, complete=len(results) == len(selection.entries)),
+        cached=usage["cached"], normalised=dict(state.normalised), pins=pins,
     )
 
 
@@ -352,5 +362,9 @@ def _print_summary(card: rc.RunCard, out: Path, stream: Any) -> None:
     else:
         lines.append("  not scored: not every entry has a result")
     lines += describe_outcome(card.eligibility, card.sandbox)
+    if card.normalised:
+        notes = ResultNotes()
+        notes.merge(card.normalised)
+        lines.append(f"  warning: results accepted after changes (the upstream harness's shape): {notes.summary()}")
     lines.append("  " + latency_line(card.latency))
     stream.write("\n".join(lines) + "\n")

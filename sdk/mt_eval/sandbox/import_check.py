@@ -2,13 +2,13 @@
 directory read-only, a private /tmp), so validating an untrusted plugin executes nothing on the host.
 
 A Python entry is imported by ``mt-eval validate --json --no-scan --no-sandbox`` run inside the sandbox, whose
-problems come back as they are; a Node entry or a command is started as a bridge guest there and must
-answer ``initialize`` (its card is checked like any other).
+problems come back as they are (its other entry points are started there too); a Node entry or a command is
+started as a bridge guest there by `mt_eval.entry_checks` and must answer ``initialize`` (its card is checked
+like any other).
 """
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 from typing import TYPE_CHECKING
@@ -34,7 +34,7 @@ class _Document(msgspec.Struct):
     plugins: list[_Report]
 
 
-def sandboxed_import(source: PluginSource) -> tuple[str | None, list[Problem]]:
+def sandboxed_import(source: PluginSource, *, timeout_s: float = 10.0) -> tuple[str | None, list[Problem]]:
     """Import (or start) the plugin's entry in the sandbox: the sandbox tool used, and the problems found."""
     try:
         sandbox = plugin_sandbox(source, network="none")
@@ -43,14 +43,16 @@ def sandboxed_import(source: PluginSource) -> tuple[str | None, list[Problem]]:
                               message=f"the plugin's code was not run: {exc}")]
     tool = f"{sandbox.tool.name} {sandbox.tool.version}"
     if source.runtime == "python":
-        return tool, _python_import(source, sandbox)
-    return tool, asyncio.run(_guest_start(source, sandbox))
+        return tool, _python_import(source, sandbox, timeout_s)
+    from mt_eval.entry_checks import check_entry_points
+
+    return tool, check_entry_points(source, None, timeout_s=timeout_s, sandbox=sandbox)
 
 
-def _python_import(source: PluginSource, sandbox: object) -> list[Problem]:
+def _python_import(source: PluginSource, sandbox: object, timeout_s: float) -> list[Problem]:
     inside = str(source.directory.resolve())
     argv = sandbox.wrap([sys.executable, "-I", "-m", "mt_eval.cli", "validate", "--json", "--no-scan",  # type: ignore[attr-defined]
-                         "--no-sandbox", inside])
+                         "--no-sandbox", "--timeout", str(timeout_s), inside])
     try:
         done = subprocess.run(argv, capture_output=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
         report = msgspec.json.decode(done.stdout, type=_Document).plugins[0]
@@ -66,24 +68,3 @@ def _python_import(source: PluginSource, sandbox: object) -> list[Problem]:
     shown = str(source.directory)
     return [msgspec.structs.replace(p, file=p.file.replace(inside, shown, 1), message=p.message.replace(inside, shown))
             for p in report.problems]
-
-
-async def _guest_start(source: PluginSource, sandbox: object) -> list[Problem]:
-    from mt_eval.bridge.messages import BridgeError
-    from mt_eval.bridge.method import BridgeMethod, per_entry_error
-    from mt_eval.loader import bridge_method, method_card_of
-
-    method = bridge_method(source, sandbox=sandbox)  # type: ignore[arg-type]
-    assert isinstance(method, BridgeMethod)
-    field = "$.node_entry" if source.runtime == "node" else "$.command"
-    try:
-        await method.start()
-    except BridgeError as exc:
-        return [Problem(file=source.manifest_file, path=field, code="entry-point",
-                        message=f"the method did not start in the sandbox: {per_entry_error(exc)}",
-                        hint="fix the error its stderr shows (a guest reads its plugin directory read-only, has "
-                             "no network and writes only to /tmp)")]
-    finally:
-        await method.aclose()
-    _card, problems = method_card_of(source, method)
-    return problems

@@ -1,5 +1,5 @@
 // The lock file, <localesDir>/.champollion-lock.json: per target file and key, "SOURCE METHOD" — the
-// hash of the source text a value was translated from and the fingerprint of the method (and settings)
+// hash of the source text a value was translated from and the fingerprint of the method (its code, its settings)
 // that translated it ("-" for a value that was there before the key was first seen: kept, and sent
 // again only when its source changes). As mt_eval.champollion.lockfile; hashes are the first 16 hex
 // digits of SHA-256 over UTF-8 (bridge/vectors/champollion/hashing.json).
@@ -16,14 +16,17 @@ export function hashText(text) {
   return createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex').slice(0, 16);
 }
 
-/** What identifies a method and the settings that shape its output: [id, "src>tgt", model, temperature]. */
-export function fingerprintInput(methodId, sourceLang, targetLang, model, temperature) {
-  return JSON.stringify([methodId, `${sourceLang}>${targetLang}`, model ?? null,
+/**
+ * What identifies a method — its id and its code (../code-hash.js) — and the settings that shape its output:
+ * [id, codeSha256, "src>tgt", model, temperature]. Editing the plugin's code changes it.
+ */
+export function fingerprintInput(methodId, codeSha256, sourceLang, targetLang, model, temperature) {
+  return JSON.stringify([methodId, codeSha256, `${sourceLang}>${targetLang}`, model ?? null,
     temperature === null || temperature === undefined ? null : String(temperature)]);
 }
 
-export function methodFingerprint(methodId, sourceLang, targetLang, model, temperature) {
-  return hashText(fingerprintInput(methodId, sourceLang, targetLang, model, temperature));
+export function methodFingerprint(methodId, codeSha256, sourceLang, targetLang, model, temperature) {
+  return hashText(fingerprintInput(methodId, codeSha256, sourceLang, targetLang, model, temperature));
 }
 
 /** The lock file cannot be read; the message names it and how to recover. */

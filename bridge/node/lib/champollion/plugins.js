@@ -11,9 +11,10 @@ import { basename, isAbsolute, join, resolve } from 'node:path';
 import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
 import { methodView } from '../gold.js';
 import { startGuest } from '../host.js';
-import { kebabCase, readMethodManifest } from '../manifest.js';
+import { mergeCard } from '../contract/plugin.js';
+import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
 import { loadMethod, resolveMethod } from '../method-module.js';
-import { completeDecisionConfig, completeRunConfig, errorResult, matchResults } from '../results.js';
+import { ResultNotes, completeDecisionConfig, completeRunConfig, errorResult, matchResults, resultsFor } from '../results.js';
 import { byCodeUnits } from './json.js';
 
 export const METHODS_DIR = '.champollion/methods';
@@ -112,6 +113,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   let inProcess = null;
   let guest = null;
   let closed = false;
+  const resultNotes = new ResultNotes();
 
   const start = async (config) => {
     if (manifest.runtime === 'node') {
@@ -142,10 +144,12 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
       // translate() never hands the method the gold (lib/gold.js); decision rows go as they are.
       const handed = kind === 'translate' ? methodView(items, options.goldFields) : items.map((item) => ({ ...item }));
       const results = await method[kind](handed, config, { signal: new AbortController().signal });
+      const elapsedS = (performance.now() - started) / 1000;
+      if (kind === 'translate') return resultsFor(items, results, { label: 'the method', notes: resultNotes, elapsedS });
       if (!Array.isArray(results)) return items.map((item) => fail(item.id, 'the method did not return a list of results'));
-      const share = (performance.now() - started) / 1000 / Math.max(1, items.length);
+      const share = elapsedS / Math.max(1, items.length);
       // A decision without its own latency gets its share of the call's time, as the guests give it.
-      const timed = kind === 'decide' ? results.map((r) => (isTimed(r) ? r : { ...r, latency_s: share })) : results;
+      const timed = results.map((r) => (isTimed(r) ? r : { ...r, latency_s: share }));
       return match(items, timed, { source: 'the method' });
     } catch (error) {
       return items.map((item) => fail(item.id, failureText(error)));
@@ -195,15 +199,28 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
       if (typeof decisionConfig === 'string') throw new TypeError(decisionConfig);
       return runAll('decide', rows, decisionConfig);
     },
-    /** The method's runtime card (methodCard() of translate.js, or the guest's), or null. */
+    /**
+     * The method card, merged as the Python SDK merges it: method.json, method_card.json, then what the method
+     * reports when it runs (methodCard() of translate.js, or the card the guest sent at initialize). Throws
+     * ManifestError when the method's own card contradicts method.json or is not a valid card.
+     */
     async methodCard() {
+      let runtime;
+      let label;
       if (manifest.runtime === 'node') {
         inProcess ??= loadMethod(resolveMethod({ directory }));
         const method = await inProcess;
-        return method.methodCard ? (await method.methodCard()) ?? null : null;
+        runtime = method.methodCard ? (await method.methodCard()) ?? null : null;
+        label = `${manifest.manifest.node_entry} methodCard()`;
+      } else {
+        await start(null);
+        runtime = (await guest).info?.card ?? null;
+        label = `the card guest ${manifest.methodId} sent at initialize`;
       }
-      await start(null);
-      return (await guest).methodCard();
+      const { card, problems } = mergeCard(manifest.manifest, manifest.methodId, [[manifest.cardFile, manifest.cardData], [label, runtime]],
+        { manifestFile: manifest.file });
+      if (card === null) throw new ManifestError(problems, `the method card of ${directory} is not valid`);
+      return card;
     },
     /** Release the method: close() of translate.js, or stop the guest process. */
     async close() {

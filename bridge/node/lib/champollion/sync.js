@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
+import { codeSha256 } from '../code-hash.js';
 import { readMethodManifest } from '../manifest.js';
 import { formatJson } from './json.js';
 import { LanguageError, pairLanguages, sameLocale } from './languages.js';
@@ -41,7 +42,7 @@ export function pairMethod(config, pair) {
   if (pair.temperature !== null) runConfig.temperature = pair.temperature;
   return {
     pair, directory, methodId: manifest.methodId, runConfig,
-    fingerprint: methodFingerprint(manifest.methodId, sourceLang, targetLang, pair.model, pair.temperature),
+    fingerprint: methodFingerprint(manifest.methodId, codeSha256(directory), sourceLang, targetLang, pair.model, pair.temperature),
     languages: `${sourceLang}>${targetLang}`,
   };
 }

@@ -1,0 +1,240 @@
+// Problems and their words, as the Python SDK writes them (mt_eval/problems.py, mt_eval/strict.py,
+// mt_eval/field_words.py): where a problem is (file + JSON path) and how it is printed, what a value is, what a
+// schema node expects, the named suggestions a schema's x-suggest refers to, and "did you mean" suggestions
+// exactly as Python's difflib.get_close_matches makes them (the Ratcliff/Obershelp ratio of SequenceMatcher,
+// with its autojunk rule), so both runtimes suggest the same names.
+
+export const WHAT = 'x-what';
+export const PATTERN_MEANS = 'x-pattern-means';
+export const HINT = 'x-hint';
+export const SUGGEST = 'x-suggest';
+export const SET_BY = 'x-set-by';
+export const UNKNOWN_FIELDS = 'x-unknown-fields';
+
+/** A best-effort kebab-case form of text ("My Método v2" → "my-metodo-v2"); bridge/vectors/method-ids.json. */
+export function kebabCase(text) {
+  const ascii = String(text).normalize('NFKD').replace(/[^\x00-\x7f]/g, '');
+  const split = ascii.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+  return (split.match(/[a-z0-9]+/g) ?? []).join('-');
+}
+
+/** "eng-spa", "ENG:spa", "eng -> spa" → "eng>spa". */
+export function languagePair(text) {
+  return text.trim().toLowerCase().replace(/\s*(?:->|→|:|-|>|\/|_)\s*/, '>');
+}
+
+export const SUGGESTIONS = Object.freeze({ 'kebab-case': kebabCase, 'language-pair': languagePair });
+
+/** A string literal as JSON.stringify writes it (lone surrogates escaped, as Python's js_string does). */
+export const jsString = (text) => JSON.stringify(text);
+
+/** A literal value as the Python side quotes it in a list of choices. */
+export const jsValue = (value) => (value === null ? 'null' : typeof value === 'string' ? jsString(value) : String(value));
+
+const isObject = (value) => value instanceof Map || (value !== null && typeof value === 'object' && !Array.isArray(value));
+
+/** The actual JSON value in words. */
+export function got(value) {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'number') return `the number ${Number.isFinite(value) ? String(value) : 'null'}`;
+  if (typeof value === 'string') {
+    const points = [...value];
+    return `the string ${jsString(points.length <= 40 ? value : `${points.slice(0, 37).join('')}...`)}`;
+  }
+  if (Array.isArray(value)) return 'an array';
+  return isObject(value) ? 'an object' : 'a value';
+}
+
+const PLURALS = {
+  'a string': 'strings', 'an integer': 'integers', 'a number': 'numbers', 'an object': 'objects', 'true or false': 'booleans',
+};
+
+/** What a schema node expects, in words ("an array of strings", "one of \"a\", \"b\""). */
+export function describe(node) {
+  if ('$ref' in node) return 'an object';
+  if ('anyOf' in node) return node.anyOf.filter((member) => member.type !== 'null').map(describe).join(' or ');
+  if ('enum' in node) return `one of ${node.enum.map(jsValue).join(', ')}`;
+  switch (node.type) {
+    case 'string': return 'a string';
+    case 'boolean': return 'true or false';
+    case 'integer': return 'an integer';
+    case 'number': return 'a number';
+    case 'null': return 'null';
+    case 'array': {
+      const item = describe(node.items ?? {});
+      return `an array of ${PLURALS[item] ?? item}`;
+    }
+    case 'object': return 'an object';
+    default: return 'a value';
+  }
+}
+
+/** Whether value has the JSON shape of a schema node (constraints aside). */
+export function matches(value, node) {
+  if ('$ref' in node) return isObject(value);
+  if ('anyOf' in node) return node.anyOf.some((member) => matches(value, member));
+  if ('enum' in node) return node.enum.includes(value);
+  switch (node.type) {
+    case 'string': return typeof value === 'string';
+    case 'boolean': return typeof value === 'boolean';
+    case 'integer': return Number.isSafeInteger(value);
+    case 'number': return typeof value === 'number';
+    case 'null': return value === null;
+    case 'array': return Array.isArray(value);
+    case 'object': return isObject(value);
+    default: return true;
+  }
+}
+
+/** The fix a node suggests for a wrong value: its x-hint, else its description. */
+export const nodeHint = (node) => node?.[HINT] ?? node?.description ?? undefined;
+
+// ---- problems: where, what, and how to fix it ----------------------------------------------------
+
+const IDENTIFIER = /^[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*$/u;
+
+/** ("a", 2, "en:es") → $.a[2]["en:es"], as the Python SDK writes JSON paths. */
+export function jsonPath(parts) {
+  return parts.reduce((out, part) => (typeof part === 'number' ? `${out}[${part}]`
+    : IDENTIFIER.test(part) ? `${out}.${part}` : `${out}[${JSON.stringify(part)}]`), '$');
+}
+
+/** A problem as one or two lines: "error: FILE PATH: message" and "    fix: hint". */
+export function renderProblem({ file, path, message, hint, severity }) {
+  return `${severity}: ${path === '$' ? file : `${file} ${path}`}: ${message}${hint ? `\n    fix: ${hint}` : ''}`;
+}
+
+export const errorsOf = (problems) => problems.filter((p) => p.severity === 'error');
+
+/** A problem object as mt_eval.problems.Problem has it. */
+export const makeProblem = (file, path, message, { hint = null, severity = 'error', code = 'invalid' } = {}) => ({
+  file, path, message, hint, severity, code,
+});
+
+/** A file or plugin has errors; problems lists every one (and the warnings). */
+export class ProblemsError extends Error {
+  constructor(problems, summary) {
+    const errors = errorsOf(problems);
+    super([summary ?? `${errors.length} problem${errors.length !== 1 ? 's' : ''} found`, ...errors.map(renderProblem)].join('\n'));
+    this.name = 'ProblemsError';
+    this.problems = problems;
+  }
+}
+
+// ---- did you mean: Python's difflib.get_close_matches ---------------------------------------------
+
+function b2jOf(b) {
+  const b2j = new Map();
+  b.forEach((item, i) => {
+    if (!b2j.has(item)) b2j.set(item, []);
+    b2j.get(item).push(i);
+  });
+  const popular = new Set();
+  if (b.length >= 200) {
+    const ntest = Math.floor(b.length / 100) + 1;
+    for (const [item, indices] of b2j) if (indices.length > ntest) popular.add(item);
+    for (const item of popular) b2j.delete(item);
+  }
+  return { b2j, popular };
+}
+
+function longestMatch(a, b, b2j, isJunk, alo, ahi, blo, bhi) {
+  let [besti, bestj, bestsize] = [alo, blo, 0];
+  let j2len = new Map();
+  for (let i = alo; i < ahi; i++) {
+    const next = new Map();
+    for (const j of b2j.get(a[i]) ?? []) {
+      if (j < blo) continue;
+      if (j >= bhi) break;
+      const k = (j2len.get(j - 1) ?? 0) + 1;
+      next.set(j, k);
+      if (k > bestsize) [besti, bestj, bestsize] = [i - k + 1, j - k + 1, k];
+    }
+    j2len = next;
+  }
+  for (const junk of [false, true]) {
+    while (besti > alo && bestj > blo && isJunk(b[bestj - 1]) === junk && a[besti - 1] === b[bestj - 1]) {
+      besti--; bestj--; bestsize++;
+    }
+    while (besti + bestsize < ahi && bestj + bestsize < bhi && isJunk(b[bestj + bestsize]) === junk
+      && a[besti + bestsize] === b[bestj + bestsize]) bestsize++;
+  }
+  return [besti, bestj, bestsize];
+}
+
+/** SequenceMatcher(None, a, b) with a, b strings: ratio() and its two cheaper upper bounds. */
+class SequenceMatcher {
+  constructor(b) {
+    this.b = Array.from(b);
+    ({ b2j: this.b2j, popular: this.popular } = b2jOf(this.b));
+    this.fullBCount = null;
+  }
+
+  setA(a) {
+    this.a = Array.from(a);
+  }
+
+  realQuickRatio() {
+    const [la, lb] = [this.a.length, this.b.length];
+    return ratio(Math.min(la, lb), la + lb);
+  }
+
+  quickRatio() {
+    if (this.fullBCount === null) {
+      this.fullBCount = new Map();
+      for (const item of this.b) this.fullBCount.set(item, (this.fullBCount.get(item) ?? 0) + 1);
+    }
+    const avail = new Map();
+    let matches = 0;
+    for (const item of this.a) {
+      const left = avail.has(item) ? avail.get(item) : (this.fullBCount.get(item) ?? 0);
+      avail.set(item, left - 1);
+      if (left > 0) matches++;
+    }
+    return ratio(matches, this.a.length + this.b.length);
+  }
+
+  ratio() {
+    const { a, b, b2j } = this;
+    const isJunk = () => false; // no junk function; popular elements are left out of b2j, not junk
+    const queue = [[0, a.length, 0, b.length]];
+    const blocks = [];
+    while (queue.length) {
+      const [alo, ahi, blo, bhi] = queue.pop();
+      const [i, j, k] = longestMatch(a, b, b2j, isJunk, alo, ahi, blo, bhi);
+      if (k) {
+        blocks.push([i, j, k]);
+        if (alo < i && blo < j) queue.push([alo, i, blo, j]);
+        if (i + k < ahi && j + k < bhi) queue.push([i + k, ahi, j + k, bhi]);
+      }
+    }
+    const matches = blocks.reduce((sum, [, , size]) => sum + size, 0);
+    return ratio(matches, a.length + b.length);
+  }
+}
+
+const ratio = (matches, length) => (length ? (2.0 * matches) / length : 1.0);
+
+/** difflib.get_close_matches(word, possibilities, n, cutoff): best first, ties by the larger string. */
+export function getCloseMatches(word, possibilities, n = 3, cutoff = 0.6) {
+  const matcher = new SequenceMatcher(word);
+  const found = [];
+  for (const candidate of possibilities) {
+    matcher.setA(candidate);
+    if (matcher.realQuickRatio() >= cutoff && matcher.quickRatio() >= cutoff) {
+      const score = matcher.ratio();
+      if (score >= cutoff) found.push([score, candidate]);
+    }
+  }
+  const byCodePoints = (x, y) => {
+    const [p, q] = [Array.from(x), Array.from(y)];
+    for (let i = 0; i < Math.min(p.length, q.length); i++) {
+      const diff = p[i].codePointAt(0) - q[i].codePointAt(0);
+      if (diff) return diff;
+    }
+    return p.length - q.length;
+  };
+  found.sort(([s1, x1], [s2, x2]) => (s2 - s1) || byCodePoints(x2, x1));
+  return found.slice(0, n).map(([, candidate]) => candidate);
+}

@@ -1,0 +1,205 @@
+// Reading a user's JSON file as the Python SDK does (mt_eval/json_input.py): objects become Maps in written
+// order (JSON.parse moves integer-like keys such as "404" to the front), syntax errors carry Python's
+// wording, line and column, invalid UTF-8 names its byte, and a repeated key is reported. Both runtimes
+// therefore report the same problems for the same file.
+
+/** A JSON syntax error, located by line and column (1-based, in characters). */
+export class JsonSyntaxError extends SyntaxError {
+  constructor(detail, text, position) {
+    const before = text.slice(0, position);
+    const line = before.split('\n').length;
+    const column = [...before.slice(before.lastIndexOf('\n') + 1)].length + 1;
+    super(`invalid JSON at line ${line}, column ${column}: ${detail}`);
+    this.name = 'JsonSyntaxError';
+    this.detail = detail;
+    this.line = line;
+    this.column = column;
+    this.hint = syntaxHint(detail, before);
+  }
+}
+
+// The fix Python's reader suggests for each kind of syntax error.
+function syntaxHint(detail, before) {
+  const trimmed = before.trimEnd();
+  if (detail.startsWith('Expecting property name') && trimmed.endsWith(',')) return 'remove the trailing comma before the closing brace';
+  if (detail.startsWith('Expecting value') && trimmed.endsWith(',')) return 'remove the trailing comma before the closing bracket';
+  if (detail.startsWith("Expecting ',' delimiter")) return 'add a comma between the two items';
+  if (detail.includes('double quotes')) return 'JSON needs double quotes around keys and strings';
+  return 'fix the JSON syntax at that position';
+}
+
+const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+const WHITESPACE = /[ \t\n\r]*/y;
+const LITERALS = [['true', true], ['false', false], ['null', null], ['NaN', NaN], ['Infinity', Infinity],
+  ['-Infinity', -Infinity]];
+const ESCAPES = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+
+/**
+ * Parse JSON text (a leading BOM is skipped); objects become Maps in written order. A repeated key
+ * keeps its first place and takes the last value (as JSON.parse and Python do); onDuplicate(key, path)
+ * hears of each repetition.
+ */
+export function parseOrdered(text, { onDuplicate } = {}) {
+  const source = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  let at = 0;
+  const fail = (message, position = at) => { throw new JsonSyntaxError(message, source, position); };
+  const skip = () => {
+    WHITESPACE.lastIndex = at;
+    WHITESPACE.exec(source);
+    at = WHITESPACE.lastIndex;
+  };
+  const string = () => {
+    const start = at;
+    let out = '';
+    at++;
+    for (;;) {
+      const code = source.charCodeAt(at);
+      if (Number.isNaN(code)) fail('Unterminated string starting at', start);
+      if (code === 0x22) break;
+      if (code < 0x20) fail('Invalid control character at');
+      if (code !== 0x5c) {
+        out += source[at++];
+        continue;
+      }
+      const escape = source[at + 1];
+      if (escape === undefined) fail('Unterminated string starting at', start);
+      if (escape === 'u') {
+        const hex = source.slice(at + 2, at + 6);
+        if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail('Invalid \\uXXXX escape', at + 1);
+        out += String.fromCharCode(parseInt(hex, 16));
+        at += 6;
+      } else if (escape in ESCAPES) {
+        out += ESCAPES[escape];
+        at += 2;
+      } else {
+        fail('Invalid \\escape');
+      }
+    }
+    at++;
+    return out;
+  };
+  const value = (path) => {
+    const char = source[at];
+    if (char === '{') return object(path);
+    if (char === '[') return array(path);
+    if (char === '"') return string();
+    for (const [word, result] of LITERALS) {
+      if (source.startsWith(word, at)) {
+        at += word.length;
+        return result;
+      }
+    }
+    NUMBER.lastIndex = at;
+    const found = NUMBER.exec(source);
+    if (!found) fail('Expecting value');
+    at = NUMBER.lastIndex;
+    return Number(found[0]);
+  };
+  const object = (path) => {
+    const out = new Map();
+    const repeated = []; // reported once the object is complete, inner objects first (as Python does)
+    const done = () => {
+      for (const key of repeated) onDuplicate?.(key, path);
+      return out;
+    };
+    at++;
+    skip();
+    if (source[at] === '}') {
+      at++;
+      return out;
+    }
+    for (;;) {
+      if (source[at] !== '"') fail('Expecting property name enclosed in double quotes');
+      const key = string();
+      skip();
+      if (source[at] !== ':') fail("Expecting ':' delimiter");
+      at++;
+      skip();
+      const item = value([...path, key]);
+      if (out.has(key)) repeated.push(key);
+      out.set(key, item);
+      skip();
+      if (source[at] === '}') { at++; return done(); }
+      if (source[at] !== ',') fail("Expecting ',' delimiter");
+      at++;
+      skip();
+    }
+  };
+  const array = (path) => {
+    const out = [];
+    at++;
+    skip();
+    if (source[at] === ']') {
+      at++;
+      return out;
+    }
+    for (;;) {
+      out.push(value([...path, out.length]));
+      skip();
+      if (source[at] === ']') { at++; return out; }
+      if (source[at] !== ',') fail("Expecting ',' delimiter");
+      at++;
+      skip();
+    }
+  };
+  skip();
+  const result = value([]);
+  skip();
+  if (at < source.length) fail('Extra data');
+  return result;
+}
+
+/** Offset of the first byte that is not part of valid UTF-8 (as Python's decoder reports it), or -1. */
+function invalidUtf8Offset(bytes) {
+  for (let i = 0; i < bytes.length;) {
+    const lead = bytes[i];
+    let size;
+    let min;
+    if (lead < 0x80) { i++; continue; }
+    if (lead >= 0xc2 && lead <= 0xdf) [size, min] = [2, 0x80];
+    else if (lead >= 0xe0 && lead <= 0xef) [size, min] = [3, 0x800];
+    else if (lead >= 0xf0 && lead <= 0xf4) [size, min] = [4, 0x10000];
+    else return i;
+    let code = lead & (0xff >> (size + 1));
+    for (let k = 1; k < size; k++) {
+      const next = bytes[i + k];
+      if (next === undefined || (next & 0xc0) !== 0x80) return i;
+      code = (code << 6) | (next & 0x3f);
+    }
+    if (code < min || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return i;
+    i += size;
+  }
+  return -1;
+}
+
+const problem = (file, message, hint, code) => ({ file, path: '$', message, hint, severity: 'error', code });
+
+/**
+ * Parse a file's bytes as mt_eval.json_input.parse_json does: [value (Maps for objects) or null, problems].
+ * Problems: invalid UTF-8 (its byte and line), a syntax error (line, column, fix), repeated keys.
+ */
+export function parseJsonBytes(bytes, file) {
+  const bad = invalidUtf8Offset(bytes);
+  if (bad !== -1) {
+    const line = bytes.subarray(0, bad).reduce((count, byte) => count + (byte === 0x0a), 1);
+    return [null, [problem(file, `not valid UTF-8: byte 0x${bytes[bad].toString(16).padStart(2, '0')} at line ${line} (offset ${bad})`,
+      'save the file as UTF-8', 'encoding')]];
+  }
+  const duplicates = [];
+  let value;
+  try {
+    value = parseOrdered(Buffer.from(bytes).toString('utf8'), { onDuplicate: (key) => { if (!duplicates.includes(key)) duplicates.push(key); } });
+  } catch (error) {
+    if (!(error instanceof JsonSyntaxError)) throw error;
+    return [null, [problem(file, error.message, error.hint, 'syntax')]];
+  }
+  return [value, duplicates.map((key) => problem(file, `key "${key}" appears more than once in an object`,
+    'keep one of them; JSON readers silently drop all but the last', 'duplicate-key'))];
+}
+
+/** Maps to plain objects, recursively (for callers that want ordinary JSON values). */
+export function toPlain(value) {
+  if (value instanceof Map) return Object.fromEntries([...value].map(([key, item]) => [key, toPlain(item)]));
+  if (Array.isArray(value)) return value.map(toPlain);
+  return value;
+}

@@ -1,0 +1,197 @@
+"""`mt-eval validate`'s checks of every entry point a plugin declares, by starting it (unless ``--no-import``):
+
+- the Python entry is imported and built in this process (`mt_eval.loader.build_method`);
+- the Node entry is loaded through the Node guest, over the bridge: a syntax error is reported with its
+  file:line, a missing ``translate`` export with the fix, and the card the guest sends is merged;
+- a ``command`` is started and must complete the bridge handshake within a short timeout;
+- a plugin with both a Python and a Node entry translates a few probe sentences with both, and a difference
+  is a warning (the two are meant to behave the same).
+
+Guests are driven through the host's public API (`BridgeMethod`), so what the host says about a guest that
+cannot start is what validate says too; by default they run inside the sandbox validate confines plugin code to
+(`mt_eval.sandbox.import_check`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from mt_eval.bridge.connection import HostOptions
+from mt_eval.bridge.messages import BridgeError
+from mt_eval.loader import PluginSource, method_card_of
+from mt_eval.problems import Problem
+
+if TYPE_CHECKING:
+    from mt_eval.sandbox import Sandbox
+
+PROBES = ("Good morning, my friend.", "The cat sleeps on the red sofa.", "Thank you very much!",
+          "Where is the train station?", "I have two books and three pens.")
+_LOCATION = re.compile(r"(?:file://)?(/[^\s:()'\"]+\.[cm]?js):(\d+)")
+_STDIN_LOCATION = re.compile(r"^\[stdin\]:(\d+)$", re.M)
+_ERROR_LINE = re.compile(r"\b(\w*Error: [^\n]*)")
+
+
+def check_entry_points(source: PluginSource, python_method: object | None, *, timeout_s: float,
+                       sandbox: Sandbox | None = None) -> list[Problem]:
+    """Start the Node entry and the command a plugin declares (inside ``sandbox`` when given), and compare its two
+    entries when it has both and ``python_method`` is built."""
+    if not (source.manifest.node_entry or source.manifest.command):
+        return []
+    return anyio.run(_check, source, python_method, timeout_s, sandbox)
+
+
+def _guest(command: list[str], cwd: Path | None, sandbox: Sandbox | None, options: HostOptions,
+           label: str) -> Any:
+    from mt_eval.bridge.method import BridgeMethod
+
+    if sandbox is not None:
+        command, cwd = sandbox.wrap(command, str(cwd.resolve()) if cwd else None), None
+    return BridgeMethod(command, cwd=cwd, options=options, label=label)
+
+
+async def _check(source: PluginSource, python_method: object | None, timeout_s: float,
+                 sandbox: Sandbox | None) -> list[Problem]:
+    from mt_eval.bridge.runtimes import node_command
+
+    problems: list[Problem] = []
+    options = HostOptions(start_timeout_s=timeout_s, request_timeout_s=timeout_s, hard_timeout_s=timeout_s * 2,
+                          restart_budget=0)
+    config = _probe_config(source)
+    if source.manifest.node_entry:
+        guest = _guest(node_command(source.directory), None, sandbox, options, source.method_id)
+        try:
+            await guest.start(config)
+        except BridgeError as exc:
+            problems.extend(_node_start_problems(source, exc, sandboxed=sandbox is not None))
+        else:
+            _card, found = method_card_of(source, guest)
+            problems.extend(p for p in found if p.file == guest.card_label)
+            if python_method is not None:
+                problems.extend(await _parity(source, python_method, guest, config))
+        finally:
+            await guest.aclose()
+    if source.manifest.command:
+        problems.extend(await _command_problems(source, options, config, sandbox))
+    return problems
+
+
+def _probe_config(source: PluginSource) -> dict[str, Any]:
+    pair = source.manifest.supported_pairs[0] if source.manifest.supported_pairs else "eng>spa"
+    source_lang, _, target_lang = pair.partition(">")
+    return {"source_lang": source_lang, "target_lang": target_lang}
+
+
+def _node_start_problems(source: PluginSource, exc: BridgeError, *, sandboxed: bool) -> list[Problem]:
+    entry = source.manifest.node_entry
+    assert entry is not None
+    file = str(source.directory / entry)
+    data = exc.data if isinstance(exc.data, dict) else {}
+    said = f"{exc.message}\n{data.get('stderr_tail') or ''}"
+    if "does not export translate" in said:
+        return [Problem(file=file, path="$", code="entry-point", message=f"{entry} does not export translate",
+                        hint="write `export async function translate(entries, config) { ... }` (or module.exports = "
+                             "{ translate } in a CommonJS file)")]
+    if "SyntaxError" in said:
+        said_location = _LOCATION.search(said)
+        line, detail = (said_location[2], None) if said_location else _syntax_location(source.directory / entry)
+        detail = detail or (found[1] if (found := _ERROR_LINE.search(said)) else "SyntaxError")
+        return [Problem(file=f"{file}:{line}" if line else file, path="$", code="entry-point", message=detail,
+                        hint=f"fix the syntax of {entry} at that line" if line else f"fix the syntax of {entry}")]
+    if "cannot start guest" in exc.message:
+        return [Problem(file=file, path="$", severity="warning", code="entry-point",
+                        message=f"could not load {entry} through the Node guest: {exc.message}",
+                        hint="install Node.js 20 or later (or set MT_EVAL_NODE to its path) to check the Node entry")]
+    from mt_eval.bridge.method import per_entry_error
+
+    confined = (" (in the sandbox a guest reads its plugin directory read-only, has no network and writes only to "
+                "/tmp)") if sandboxed else ""
+    return [Problem(file=file, path="$", code="entry-point", message=f"loading {entry} failed: {per_entry_error(exc)}",
+                    hint=f"the guest's own words are above{confined}; `node -e \"import('./{entry}')\"` in the plugin "
+                         "directory shows the full error")]
+
+
+def _syntax_location(file: Path) -> tuple[str | None, str | None]:
+    """The line and the message of a syntax error, from ``node --check`` parsing the file as the guest loads it."""
+    node = os.environ.get("MT_EVAL_NODE") or "node"
+    kinds = {".mjs": ["module"], ".cjs": ["commonjs"]}.get(file.suffix) or _package_types(file)
+    for kind in kinds:
+        try:
+            done = subprocess.run([node, "--check", f"--input-type={kind}"], input=file.read_bytes(),
+                                  capture_output=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            break
+        said = done.stderr.decode(errors="replace")
+        found = _STDIN_LOCATION.search(said)
+        if done.returncode != 0 and found:
+            message = _ERROR_LINE.search(said)
+            return found[1], message[1] if message else None
+    return None, None
+
+
+def _package_types(file: Path) -> list[str]:
+    """How Node reads a .js file: the nearest package.json's "type" (else as either, ES module first)."""
+    import json
+
+    for folder in file.resolve().parents:
+        package = folder / "package.json"
+        if package.is_file():
+            try:
+                kind = json.loads(package.read_text(encoding="utf-8")).get("type")
+            except (OSError, ValueError):
+                kind = None
+            return ["module"] if kind == "module" else ["commonjs"] if kind == "commonjs" else ["module", "commonjs"]
+    return ["module", "commonjs"]
+
+
+async def _command_problems(source: PluginSource, options: HostOptions, config: dict[str, Any],
+                            sandbox: Sandbox | None) -> list[Problem]:
+    from mt_eval.bridge.method import per_entry_error
+    from mt_eval.loader import command_argv
+
+    guest = _guest(command_argv(source), source.directory, sandbox, options, source.method_id)
+    try:
+        await guest.start(config)
+    except BridgeError as exc:
+        return [Problem(file=source.manifest_file, path="$.command", code="entry-point",
+                        message=f"the program did not complete the bridge handshake: {per_entry_error(exc)}",
+                        hint="make it answer initialize (bridge/PROTOCOL.md); `mt-eval bridge check -- "
+                             f"{' '.join(source.manifest.command or [])}` runs the full conformance check")]
+    else:
+        _card, found = method_card_of(source, guest)
+        return [p for p in found if p.file == guest.card_label]
+    finally:
+        await guest.aclose()
+
+
+async def _parity(source: PluginSource, python_method: Any, node: Any, config: dict[str, Any]) -> list[Problem]:
+    """Translate the probes with both entries; each probe they translate differently is a warning."""
+    from mt_eval.records import RunConfig
+    from mt_eval.results import ResultNotes, results_for
+
+    entries = [{"id": str(i), "source": text} for i, text in enumerate(PROBES)]
+    try:
+        with anyio.fail_after(node.options.request_timeout_s):
+            raw = await python_method.translate([dict(e) for e in entries], RunConfig(**config))
+    except Exception as exc:
+        raw = [{"id": e["id"], "error": f"{type(exc).__name__}: {exc}"} for e in entries]
+    python, _ = results_for(entries, raw, label="pipeline.py", notes=ResultNotes())
+    node_results = await node.translate(entries, config)
+    problems = []
+    for entry, py, js in zip(entries, python, node_results, strict=True):
+        if py.error is not None and js["error"] is not None:
+            continue  # neither could translate it here (a service it needs, say): nothing to compare
+        if (py.predicted, py.error is None) != (js["predicted"], js["error"] is None):
+            said = [f'"{r}"' if r is not None else f"error: {e}" for r, e in
+                    ((py.predicted, py.error), (js["predicted"], js["error"]))]
+            problems.append(Problem(
+                file=source.manifest_file, path="$", severity="warning", code="parity",
+                message=f'the Python and Node entries translate "{entry["source"]}" differently: {said[0]} '
+                        f"({source.manifest.entry_point}) and {said[1]} ({source.manifest.node_entry})",
+                hint="a plugin with both entries should behave the same in both; fix the one that differs"))
+    return problems

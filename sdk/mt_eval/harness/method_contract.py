@@ -1,0 +1,76 @@
+"""What ``mt-eval run`` checks of a loaded method before it translates: its pins (`mt_eval.pins`), its card —
+merged from the plugin's files (or ``--method-card``) and what the method reports when it runs, a guest's card
+arriving with its answer to ``initialize`` — and, under ``--isolate``, hooks that cannot run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from mt_eval.harness.run_directory import RunError
+from mt_eval.pins import PinCheck, check_pins, refusals
+
+if TYPE_CHECKING:
+    from mt_eval.loader import LoadedMethod
+    from mt_eval.records import RunConfig
+
+
+def checked_pins(loaded: LoadedMethod) -> list[PinCheck]:
+    """Every pin the run can check; a mismatch or a missing artifact refuses the run."""
+    pins = check_pins(loaded.source)
+    if refused := refusals(pins):
+        raise RunError(f"{loaded.method_id}: pinned dependencies differ from what this run would use:\n"
+                       + "\n".join(f"  {check.problem()}" for check in refused))
+    return pins
+
+
+def say_isolated_hooks_do_not_run(loaded: LoadedMethod) -> None:
+    """Under --isolate the plugin's code runs only in its own process, so hooks in it cannot run here: say so."""
+    from mt_eval.loader import entry_module_file
+    from mt_eval.plugins import declared_hooks
+
+    file = entry_module_file(loaded.source)
+    hooks = declared_hooks(file) if file is not None else []
+    if hooks:
+        print(f"mt-eval run: warning: --isolate: the hooks in {file} ({', '.join(hooks)}) do not run: the plugin's "
+              "code runs only in its own process. Run without --isolate to run them, or move them into a module "
+              "given with --extension", file=sys.stderr)
+
+
+def card_file(card_path: str | None) -> tuple[str, Any] | None:
+    """``--method-card``: the card to use instead of the plugin's method_card.json, read now."""
+    if card_path is None:
+        return None
+    from mt_eval.strict import parse_json
+
+    path = Path(card_path)
+    try:
+        data, problems = parse_json(path.read_bytes(), file=str(path))
+    except OSError as exc:
+        raise RunError(f"--method-card {path}: cannot read it: {exc.strerror or exc}") from exc
+    if data is None:
+        raise RunError("the method card is not valid:\n" + "\n".join(p.render() for p in problems))
+    return str(path), data
+
+
+async def merged_card(loaded: LoadedMethod, given: tuple[str, Any] | None, config: RunConfig) -> dict[str, Any]:
+    """The run's method card: the plugin's files (or --method-card) and what the method reports when it runs; a
+    guest is started first, so that the card it sends at initialize is part of it."""
+    from mt_eval.bridge.messages import BridgeError
+    from mt_eval.bridge.method import per_entry_error
+    from mt_eval.loader import method_card_of
+
+    start = getattr(loaded.method, "start", None)
+    if callable(start):
+        try:
+            await start(config)
+        except BridgeError as exc:
+            raise RunError(f"{loaded.method_id}: the method's process could not start: {per_entry_error(exc)}") from exc
+    card, problems = method_card_of(loaded.source, loaded.method, card_file=given)
+    errors = [p for p in problems if p.severity == "error"]
+    if card is None or errors:
+        raise RunError("the method card is not valid:\n" + "\n".join(p.render() for p in errors))
+    return msgspec.to_builtins(card)  # type: ignore[no-any-return]

@@ -1,0 +1,51 @@
+"""Values written as JavaScript writes them, so both runtimes produce the same text.
+
+Problem messages (`mt_eval.strict`) and champollion's files (`mt_eval.champollion.jsonfmt`) quote values
+the way ``JSON.stringify`` and ``Number.prototype.toString`` do; the Node side prints the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+SAFE_INTEGER = 2**53
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def js_number(value: float) -> str:
+    """A number as ECMAScript's Number::toString (and so JSON.stringify) writes it."""
+    if isinstance(value, int) and abs(value) <= SAFE_INTEGER:
+        return str(value)
+    number = float(value)
+    if not math.isfinite(number):
+        return "null"
+    if number == 0:
+        return "0"
+    mantissa, _, exponent = repr(abs(number)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    fraction = fraction.rstrip("0")
+    digits = whole + fraction
+    significant = digits.lstrip("0")
+    # abs(number) == 0.<significant> × 10^n
+    n = len(significant) + int(exponent or 0) - len(fraction)
+    s = significant.rstrip("0")
+    k = len(s)
+    sign = "-" if number < 0 else ""
+    if k <= n <= 21:
+        text = s + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = s[:n] + "." + s[n:]
+    elif -6 < n <= 0:
+        text = "0." + "0" * -n + s
+    else:
+        e = n - 1
+        text = (s if k == 1 else s[0] + "." + s[1:]) + "e" + ("+" if e >= 0 else "-") + str(abs(e))
+    return sign + text
+
+
+def js_string(text: str) -> str:
+    """A string literal as JSON.stringify writes it."""
+    out = json.dumps(text, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)

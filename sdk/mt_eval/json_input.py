@@ -1,0 +1,86 @@
+"""Reading a user's JSON file: syntax errors with line and column, invalid UTF-8, duplicate keys.
+
+Numbers are read as JavaScript reads them (``3.0`` is the integer 3; integers beyond 2^53 are doubles), so
+a document means the same to the Python and the Node validators.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mt_eval.js_text import SAFE_INTEGER
+from mt_eval.problems import Problem
+
+
+def js_int(text: str) -> int | float:
+    value = int(text)
+    return value if abs(value) <= SAFE_INTEGER else float(text)
+
+
+def js_float(text: str) -> int | float:
+    value = float(text)
+    return int(value) if value.is_integer() and abs(value) <= SAFE_INTEGER else value
+
+
+def parse_json(raw: bytes, *, file: str) -> tuple[Any, list[Problem]]:
+    """Parse JSON text; problems name the line and column, invalid UTF-8 and duplicate keys."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return None, [
+            Problem(
+                file=file,
+                path="$",
+                message=f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at line {line} (offset {exc.start})",
+                hint="save the file as UTF-8",
+                code="encoding",
+            )
+        ]
+    duplicates: list[str] = []
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                duplicates.append(key)
+            out[key] = value
+        return out
+
+    try:
+        value = json.loads(text, object_pairs_hook=pairs_hook, parse_int=js_int, parse_float=js_float)
+    except json.JSONDecodeError as exc:
+        return None, [
+            Problem(
+                file=file,
+                path="$",
+                message=f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+                hint=_syntax_hint(exc),
+                code="syntax",
+            )
+        ]
+    problems = [
+        Problem(
+            file=file,
+            path="$",
+            message=f'key "{key}" appears more than once in an object',
+            hint="keep one of them; JSON readers silently drop all but the last",
+            code="duplicate-key",
+        )
+        for key in dict.fromkeys(duplicates)
+    ]
+    return value, problems
+
+
+def _syntax_hint(exc: json.JSONDecodeError) -> str:
+    before = exc.doc[: exc.pos].rstrip()
+    if exc.msg.startswith("Expecting property name") and before.endswith(","):
+        return "remove the trailing comma before the closing brace"
+    if exc.msg.startswith("Expecting value") and before.endswith(","):
+        return "remove the trailing comma before the closing bracket"
+    if exc.msg.startswith("Expecting ',' delimiter"):
+        return "add a comma between the two items"
+    if "double quotes" in exc.msg:
+        return "JSON needs double quotes around keys and strings"
+    return "fix the JSON syntax at that position"

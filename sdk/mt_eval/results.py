@@ -1,0 +1,251 @@
+"""What a method returns, turned into results: the one place every path uses.
+
+The harness's in-process path (`mt_eval.harness.execution`), the bridge host (`mt_eval.bridge.method`), the
+Python guest (`mt_eval.bridge.guest`), the translator-program adapters, ``mt-eval translate`` and
+``mt-eval locales`` all go through here; the Node side (``bridge/node/lib/results.js``) does the same from
+the same schema, and ``bridge/vectors/contract/results.json`` holds both to it.
+
+- Each entry of a call gets exactly one result, in entry order. A result is matched to its entry by
+  ``id`` — a string, and the id of an entry of that call — and nothing else; an entry with no result, or
+  with several, gets an error result instead. ``predicted`` must be a string (or null when ``error``
+  says why the entry failed). Scoring depends on both, so neither is ever guessed.
+- Results written for the upstream harness are accepted: a null field counts as absent,
+  ``usage.total_tokens``, ``raw_predicted`` and ``cached`` are kept (the run card carries them), usage
+  counts that are not whole numbers are rounded, and any other field moves into ``metadata`` (other
+  usage fields into ``metadata.usage``). `ResultNotes` counts each kind of change, so a run reports them
+  once, not once per entry.
+- Text that is not valid Unicode (a lone surrogate) fails its entry: it could not be written or sent.
+- A result without ``latency_s`` gets the call's time divided among the call's entries.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import msgspec
+
+from mt_eval.records import TranslationResult, Usage, result_problem
+
+_FIELDS = frozenset(TranslationResult.__struct_encode_fields__)
+_USAGE_FIELDS = frozenset(Usage.__struct_encode_fields__)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_DEFAULTS = msgspec.to_builtins(TranslationResult(id="-"))
+
+
+class ResultNotes:
+    """What was changed to accept a method's results, and for how many results (reported once per run)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def add(self, note: str, count: int = 1) -> None:
+        self.counts[note] = self.counts.get(note, 0) + count
+
+    def merge(self, counts: Mapping[str, int] | None) -> None:
+        for note, count in (counts or {}).items():
+            if isinstance(note, str) and isinstance(count, int) and count > 0:
+                self.add(note, count)
+
+    def __bool__(self) -> bool:
+        return bool(self.counts)
+
+    def summary(self) -> str:
+        """One line: ``12 × "latency_s": null treated as absent; 3 × unknown field "x" moved into metadata``."""
+        return "; ".join(f"{count} × {note}" for note, count in self.counts.items())
+
+
+class _Unusable(msgspec.Struct, frozen=True):
+    entry_id: str
+    problem: str
+
+
+def unusable(entry_id: str, problem: str) -> Any:
+    """A returned item known only by its id, for a reason found before it could be read (e.g. invalid UTF-8)."""
+    return _Unusable(entry_id, problem)
+
+
+def error_result(entry_id: str, error: str, latency_s: float = 0.0) -> TranslationResult:
+    return TranslationResult(id=entry_id, error=error, latency_s=latency_s)
+
+
+def compact(result: TranslationResult) -> dict[str, Any]:
+    """A result as it goes on the wire: fields at their default are left out, in ``usage`` too (hosts fill them
+    back in)."""
+    out: dict[str, Any] = {}
+    for key, value in msgspec.to_builtins(result).items():
+        default = _DEFAULTS[key]
+        if key == "id" or value != default:
+            if isinstance(value, dict) and default:
+                value = {k: v for k, v in value.items() if k not in default or v != default[k]}
+            out[key] = value
+    return out
+
+
+def _upstream_fields(item: dict[str, Any], notes: ResultNotes) -> dict[str, Any]:
+    """The result with null fields dropped, fractional counts rounded and unknown fields moved into metadata."""
+    out: dict[str, Any] = {}
+    moved: dict[str, Any] = {}
+    for key, value in item.items():
+        if value is None:
+            if key not in ("predicted", "error"):
+                notes.add(f'"{key}": null treated as absent')
+        elif key == "usage" and isinstance(value, dict):
+            out["usage"] = _usage(value, moved, notes)
+        elif key in _FIELDS:
+            out[key] = value
+        else:
+            moved[key] = value
+            notes.add(f'unknown field "{key}" moved into metadata')
+    if moved:
+        metadata = out.get("metadata", {})
+        if isinstance(metadata, dict):
+            out["metadata"] = {**moved, **metadata}
+    return out
+
+
+def _usage(value: dict[str, Any], moved: dict[str, Any], notes: ResultNotes) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, count in value.items():
+        if count is None:
+            notes.add(f'"usage.{key}": null treated as absent')
+        elif key not in _USAGE_FIELDS:
+            moved.setdefault("usage", {})[key] = count
+            notes.add(f'unknown field "usage.{key}" moved into metadata.usage')
+        elif isinstance(count, float) and math.isfinite(count) and not count.is_integer():
+            out[key] = math.floor(count + 0.5)
+            notes.add(f'"usage.{key}" not a whole number, rounded')
+        else:
+            out[key] = int(count) if isinstance(count, float) and math.isfinite(count) else count
+    return out
+
+
+def _invalid_text(result: TranslationResult) -> str | None:
+    """The first field, in schema order, holding text that is not valid Unicode (a lone surrogate)."""
+    for field in TranslationResult.__struct_fields__:
+        value = getattr(result, field)
+        if isinstance(value, str):
+            bad = _LONE_SURROGATE.search(value) is not None
+        elif isinstance(value, dict | list) and value:
+            try:
+                msgspec.json.encode(value)
+                bad = False
+            except UnicodeEncodeError:
+                bad = True
+        else:
+            bad = False
+        if bad:
+            return f'"{field}" holds text that is not valid Unicode (a lone surrogate)'
+    return None
+
+
+def normalise_result(item: Any, *, notes: ResultNotes, default_latency_s: float = 0.0
+                     ) -> TranslationResult | tuple[str, str] | None:
+    """One returned item → a usable result, ``(id, why it is unusable)``, or None when it has no string id.
+
+    ``item`` is what a method returned (a dict), or a `TranslationResult` a host decoded from a guest's answer.
+    """
+    if isinstance(item, TranslationResult):
+        problem = result_problem(item)
+        return item if problem is None else (item.id, problem)
+    if isinstance(item, _Unusable):
+        return item.entry_id, item.problem
+    if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not item["id"]:
+        return None
+    entry_id: str = item["id"]
+    try:
+        result = msgspec.convert(item, TranslationResult)
+    except msgspec.ValidationError:
+        from mt_eval.strict import decode_value
+
+        fields = _upstream_fields(item, notes)
+        decoded, problems = decode_value(fields, TranslationResult, file="result")
+        if decoded is None:
+            first = next(p for p in problems if p.severity == "error")
+            return entry_id, f"{first.path}: {first.message}"
+        result = decoded
+    problem = result_problem(result) or _invalid_text(result)
+    if problem is not None:
+        return entry_id, problem
+    if item.get("latency_s") is None:
+        result.latency_s = default_latency_s
+    return result
+
+
+def results_for(entries: list[dict[str, Any]], returned: Any, *, label: str, notes: ResultNotes,
+                elapsed_s: float = 0.0) -> tuple[list[TranslationResult], list[Any]]:
+    """One result per entry, in entry order, from what ``label`` (e.g. "the method") returned for them;
+    and the ids of returned results that match no entry (or the items that have no string id)."""
+    share = elapsed_s / len(entries) if entries else 0.0
+    if not isinstance(returned, list):
+        from mt_eval.strict import value_in_words
+
+        error = f"{label} returned {value_in_words(returned)}, not a list of results"
+        return [error_result(str(e["id"]), error, share) for e in entries], []
+    wanted = {str(e["id"]) for e in entries}
+    found: dict[str, list[TranslationResult | str]] = {}
+    unknown: list[Any] = []
+    for item in returned:
+        outcome = normalise_result(item, notes=notes, default_latency_s=share)
+        if outcome is None:
+            unknown.append(item.get("id") if isinstance(item, dict) else item)
+            continue
+        entry_id = outcome.id if isinstance(outcome, TranslationResult) else outcome[0]
+        if entry_id not in wanted:
+            unknown.append(entry_id)
+            continue
+        found.setdefault(entry_id, []).append(outcome if isinstance(outcome, TranslationResult) else outcome[1])
+    out: list[TranslationResult] = []
+    for entry in entries:
+        entry_id = str(entry["id"])
+        mine = found.get(entry_id, [])
+        if not mine:
+            out.append(error_result(entry_id, f"{label} returned no result for this entry", share))
+        elif len(mine) > 1:
+            out.append(error_result(entry_id, f"{label} returned {len(mine)} results for this entry", share))
+        elif isinstance(mine[0], str):
+            out.append(error_result(entry_id, f"{label} returned an unusable result: {mine[0]}", share))
+        else:
+            out.append(mine[0])
+    return out, unknown
+
+
+def normalise_returned(returned: Any, *, notes: ResultNotes, default_latency_s: float = 0.0
+                       ) -> list[TranslationResult]:
+    """What a guest sends back: each item with a string id as a usable result or an error result for it."""
+    if not isinstance(returned, list):
+        return []
+    out = []
+    for item in returned:
+        outcome = normalise_result(item, notes=notes, default_latency_s=default_latency_s)
+        if isinstance(outcome, TranslationResult):
+            out.append(outcome)
+        elif outcome is not None:
+            out.append(error_result(outcome[0], f"the method returned an unusable result: {outcome[1]}",
+                                    default_latency_s))
+    return out
+
+
+def parse_returned(raw: bytes) -> Any:
+    """A guest's JSON as JavaScript reads it (lone surrogate escapes kept, so they fail their entry only)."""
+    from mt_eval.json_input import js_float, js_int
+
+    return json.loads(raw, parse_int=js_int, parse_float=js_float)
+
+
+def totals(results: Iterable[TranslationResult]) -> dict[str, Any]:
+    """Usage totals and the cached count of a run's results (None where no result reports it)."""
+    prompt = completion = 0
+    total: int | None = None
+    cached: int | None = None
+    for r in results:
+        prompt += r.usage.prompt_tokens
+        completion += r.usage.completion_tokens
+        if r.usage.total_tokens is not None:
+            total = (total or 0) + r.usage.total_tokens
+        if r.cached is not None:
+            cached = (cached or 0) + int(r.cached)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total, "cached": cached}

@@ -1,0 +1,121 @@
+"""What methods return, through `mt-eval run`, in every runtime: upstream-harness results are accepted and the
+changes reported once per run; a lone surrogate fails its entry only; ids and predictions stay strict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from gate_policies import LENIENT
+from mt_eval.cli import main
+from mt_eval.harness.execution import ResultsLog
+from mt_eval.harness.runcard import RunCard
+
+UPSTREAM_PY = '''
+class Upstream:
+    async def translate(self, entries, config):
+        out = []
+        for i, e in enumerate(entries):
+            out.append({"id": e["id"], "predicted": e["source"].upper(), "raw_predicted": " " + e["source"],
+                        "cached": i % 2 == 0, "latency_s": None, "model": "gpt-x",
+                        "usage": None if i == 0 else {"prompt_tokens": 10.0, "completion_tokens": 2.5,
+                                                      "total_tokens": 13, "prompt_tokens_details": {"cached": 1}}})
+        return out
+'''
+UPSTREAM_JS = '''
+export async function translate(entries) {
+  return entries.map((e, i) => ({ id: e.id, predicted: e.source.toUpperCase(), raw_predicted: ` ${e.source}`,
+    cached: i % 2 === 0, latency_s: null, model: 'gpt-x',
+    usage: i === 0 ? null
+      : { prompt_tokens: 10, completion_tokens: 2.5, total_tokens: 13, prompt_tokens_details: { cached: 1 } } }));
+}
+'''
+SURROGATE_PY = '''
+class Surrogate:
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": "bad \\ud800 text" if e["source"].endswith("2.") else e["source"]}
+                for e in entries]
+'''
+SURROGATE_JS = '''
+export async function translate(entries) {
+  return entries.map((e) => ({ id: e.id, predicted: e.source.endsWith('2.') ? 'bad \\ud800 text' : e.source }));
+}
+'''
+EXPECTED_NOTES = {
+    '"latency_s": null treated as absent': 3,
+    'unknown field "model" moved into metadata': 3,
+    '"usage": null treated as absent': 1,
+    '"usage.completion_tokens" not a whole number, rounded': 2,
+    'unknown field "usage.prompt_tokens_details" moved into metadata.usage': 2,
+}
+
+
+def corpus(tmp_path: Path, n: int = 3) -> Path:
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps({"id": f"e{i}", "source": f"Sentence {i}.", "reference": f"Frase {i}."})
+                            + "\n" for i in range(n)))
+    return path
+
+
+def plugin(tmp_path: Path, name: str, *, python: str | None = None, node: str | None = None) -> Path:
+    directory = tmp_path / name
+    directory.mkdir()
+    manifest = {"name": name, "dependencies": [], "dependency_class": "S", "supported_pairs": ["eng>spa"]}
+    if python:
+        manifest["entry_point"] = f"pipeline:{python.split('class ')[1].split(':')[0]}"
+        (directory / "pipeline.py").write_text(python)
+    if node:
+        manifest["node_entry"] = "translate.js"
+        (directory / "translate.js").write_text(node)
+    (directory / "method.json").write_text(json.dumps(manifest))
+    return directory
+
+
+def run_card(tmp_path: Path, directory: Path, *extra: str) -> RunCard:
+    main(["run", "--method", str(directory), "--corpus", str(corpus(tmp_path)), "--out", str(tmp_path / "run"),
+          "--resamples", "50", "--retries", "0", *LENIENT, *extra])
+    return msgspec.json.decode((tmp_path / "run" / "card.json").read_bytes(), type=RunCard)
+
+
+@pytest.mark.parametrize("runtime", ["python", "python --isolate", "node"])
+def test_upstream_results_are_accepted_and_reported_once(tmp_path: Path, runtime: str, capsys):
+    code = {"node": UPSTREAM_JS} if runtime == "node" else {"python": UPSTREAM_PY}
+    directory = plugin(tmp_path, "upstream", **code)
+    card = run_card(tmp_path, directory, *(["--isolate"] if "isolate" in runtime else []))
+    assert card.errors == 0
+    assert [r.predicted for r in card.results] == ["SENTENCE 0.", "SENTENCE 1.", "SENTENCE 2."]
+    assert [r.raw_predicted for r in card.results] == [" Sentence 0.", " Sentence 1.", " Sentence 2."]
+    assert [r.cached for r in card.results] == [True, False, True] and card.cached == 2
+    assert card.usage.prompt_tokens == 20 and card.usage.completion_tokens == 6 and card.usage.total_tokens == 26
+    assert card.results[1].metadata == {"model": "gpt-x", "usage": {"prompt_tokens_details": {"cached": 1}}}
+    assert all(r.latency_s > 0 for r in card.results)  # latency_s: null → the call's time, shared
+    assert card.normalised == EXPECTED_NOTES
+    stderr = capsys.readouterr().err
+    assert stderr.count("results accepted after changes") == 1
+    assert '3 × "latency_s": null treated as absent' in stderr
+
+
+@pytest.mark.parametrize("runtime", ["python", "python --isolate", "node"])
+def test_a_lone_surrogate_fails_its_entry_and_nothing_else(tmp_path: Path, runtime: str):
+    directory = plugin(tmp_path, "surrogate",
+                       **({"node": SURROGATE_JS} if runtime == "node" else {"python": SURROGATE_PY}))
+    card = run_card(tmp_path, directory, *(["--isolate"] if "isolate" in runtime else []))
+    assert [r.predicted for r in card.results] == ["Sentence 0.", "Sentence 1.", None]
+    assert card.results[2].error.endswith('"predicted" holds text that is not valid Unicode (a lone surrogate)')
+    assert len(ResultsLog.read(tmp_path / "run" / "results.jsonl")) == 3  # the log stays readable
+
+
+def test_ids_and_predictions_stay_strict(tmp_path: Path):
+    code = ('class Strict:\n    async def translate(self, entries, config):\n'
+            '        return [{"id": 0, "predicted": "x"}, {"id": "e1", "predicted": 42},'
+            ' {"id": "e2", "predicted": "ok", "latency_s": "fast"}]\n')
+    card = run_card(tmp_path, plugin(tmp_path, "strict", python=code))
+    assert [r.error for r in card.results] == [
+        "the method returned no result for this entry",
+        "the method returned an unusable result: $.predicted: expected a string, got the number 42",
+        "the method returned an unusable result: $.latency_s: expected a number, got the string \"fast\"",
+    ]
+    assert card.normalised == {}

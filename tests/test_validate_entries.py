@@ -1,0 +1,105 @@
+"""`mt-eval validate` checks every entry point a plugin declares by starting it: translate.js through the Node
+guest, a command through the bridge handshake, and both entries of a two-runtime plugin against each other."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from mt_eval.validate import validate_plugin
+
+REVERSE = Path(__file__).parent / "fixtures" / "reverse"
+GOOD_JS = ("export async function translate(entries) {\n"
+           "  return entries.map((e) => ({ id: e.id, predicted: e.source }));\n}\n")
+
+
+def node_plugin(tmp_path: Path, code: str, *, card: str | None = None, package: dict | None = None) -> Path:
+    directory = tmp_path / "node-plugin"
+    directory.mkdir()
+    (directory / "method.json").write_text(json.dumps({"name": "N", "node_entry": "translate.js", "dependencies": [],
+                                                       "dependency_class": "S"}))
+    card_code = f"export function methodCard() {{ return {card}; }}\n" if card else ""
+    (directory / "translate.js").write_text(code + card_code)
+    if package is not None:
+        (directory / "package.json").write_text(json.dumps(package))
+    return directory
+
+
+def command_plugin(tmp_path: Path, command: list[str]) -> Path:
+    directory = tmp_path / "command-plugin"
+    directory.mkdir()
+    (directory / "method.json").write_text(json.dumps({"name": "C", "command": command, "dependencies": [],
+                                                       "dependency_class": "S"}))
+    return directory
+
+
+def errors(report) -> list[tuple[str, str]]:
+    return [(p.file, p.message) for p in report.errors]
+
+
+def test_a_syntax_error_in_translate_js_is_reported_with_file_and_line(tmp_path: Path):
+    broken = "export async function translate(entries) {\n  return entries.map((e) => ({ id: e.id });\n}\n"
+    directory = node_plugin(tmp_path, broken)
+    report = validate_plugin(directory, scan=False)
+    assert errors(report) == [(f"{directory / 'translate.js'}:2", "SyntaxError: missing ) after argument list")]
+    assert report.errors[0].hint == "fix the syntax of translate.js at that line"
+    assert validate_plugin(directory, run_code=False, scan=False).passed()  # --no-import runs nothing
+    # with the static scan, the same line is reported once (the scan found it first)
+    assert [p.file for p in validate_plugin(directory).errors] == [f"{directory / 'translate.js'}:2"]
+
+
+def test_a_commonjs_syntax_error_is_located_too(tmp_path: Path):
+    directory = node_plugin(tmp_path, "const x = ;\nmodule.exports = { translate: async () => [] };\n",
+                            package={"type": "commonjs"})
+    assert errors(validate_plugin(directory, scan=False)) == [(f"{directory / 'translate.js'}:1",
+                                                               "SyntaxError: Unexpected token ';'")]
+
+
+def test_a_missing_translate_export_is_reported_with_the_fix(tmp_path: Path):
+    report = validate_plugin(node_plugin(tmp_path, "export function translat(entries) { return []; }\n"))
+    [problem] = report.errors
+    assert problem.message == "translate.js does not export translate"
+    assert "export async function translate(entries, config)" in (problem.hint or "")
+
+
+def test_the_card_a_node_method_reports_is_checked(tmp_path: Path):
+    report = validate_plugin(node_plugin(tmp_path, GOOD_JS, card='{ class: "human" }'))
+    [problem] = report.errors
+    assert problem.file == "the card guest node-plugin sent at initialize"
+    assert problem.message.startswith('says "human" but')
+
+
+def test_a_command_must_complete_the_bridge_handshake(tmp_path: Path):
+    silent = command_plugin(tmp_path, [sys.executable, "-c", "import time; time.sleep(30)"])
+    report = validate_plugin(silent, timeout_s=1)
+    [problem] = report.errors
+    assert problem.path == "$.command"
+    assert "did not complete the bridge handshake" in problem.message and "within 1 s" in problem.message
+    assert "mt-eval bridge check --" in (problem.hint or "")
+
+
+def test_a_command_that_speaks_the_bridge_passes(tmp_path: Path):
+    served = shutil.copytree(REVERSE, tmp_path / "reverse")
+    directory = command_plugin(tmp_path, [sys.executable, "-m", "mt_eval.cli", "serve", str(served)])
+    report = validate_plugin(directory)
+    assert report.passed(strict=True), [p.render() for p in report.problems]
+
+
+def test_both_entries_translate_the_probes_alike(tmp_path: Path):
+    report = validate_plugin(shutil.copytree(REVERSE, tmp_path / "reverse"))
+    assert report.passed(strict=True), [p.render() for p in report.problems]
+
+
+def test_entries_that_differ_are_warned_about(tmp_path: Path):
+    directory = Path(shutil.copytree(REVERSE, tmp_path / "reverse"))
+    code = (directory / "translate.js").read_text()
+    (directory / "translate.js").write_text(code.replace("[...source].reverse().join('')",
+                                                         "[...source].reverse().join('').toUpperCase()"))
+    report = validate_plugin(directory)
+    assert report.passed() and not report.passed(strict=True)
+    assert len(report.warnings) == 5
+    assert report.warnings[0].message == (
+        'the Python and Node entries translate "Good morning, my friend." differently: '
+        '"spa:.dneirf ym ,gninrom dooG" (pipeline:ReverseMethod) and "spa:.DNEIRF YM ,GNINROM DOOG" (translate.js)')
