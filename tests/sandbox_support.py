@@ -59,7 +59,7 @@ def run_card(root: Path, *args: str, out: str = "run") -> tuple[int, RunCard | N
     code = main(["run", "--out", str(root / out), "--quiet", "--resamples", "50", "--retries", "0", *LENIENT,
                  "--latency-sample", "0", *args])
     card_path = root / out / "card.json"
-    if code != 0 or not card_path.exists():
+    if code not in (0, 3, 4) or not card_path.exists():  # complete, partial or failed runs write their card
         return code, None
     return code, msgspec.json.decode(card_path.read_bytes(), type=RunCard)
 

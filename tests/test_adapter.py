@@ -125,6 +125,36 @@ async def test_a_crash_fails_only_the_record_that_caused_it_with_the_stderr_tail
             assert (predicted, error) == (expected(text), None)
 
 
+async def test_a_stray_or_missing_line_fails_only_its_own_entry_never_shifting_the_others():
+    translator = translator_for()  # LINES: aligned by a marker after each record
+    try:
+        texts = ["one", "!warn two", "three", "!skip four", "five", "six\n!warn seven", "eight"]
+        for _ in range(2):  # in one call (pipelined), then one text per call at once
+            outcomes = await texts_through(translator, texts) if _ == 0 else [
+                (r.text, r.error) for rs in await asyncio.gather(*(translator.translate_texts([t]) for t in texts))
+                for r in rs]
+            assert [text for text, _ in outcomes] == [expected("one"), None, expected("three"), None,
+                                                      expected("five"), None, expected("eight")]
+            assert outcomes[1][1] == ("record_translator.py: the program wrote 2 lines for it instead of one "
+                                      "('warning: low confidence', 'T:!WARN TWO')")
+            assert outcomes[3][1] == "record_translator.py: the program wrote no answer for it"
+            assert "2 lines" in (outcomes[5][1] or "")
+        assert translator.runners[0].restarts == 0
+    finally:
+        await translator.aclose()
+
+
+async def test_without_markers_a_stray_line_would_shift_every_later_answer():
+    """Why LINES is aligned: the same program under an unaligned line framing answers the wrong texts."""
+    unaligned = Framing("line", b"\n", per_line=True, aligned=False)
+    translator = translator_for(framing=unaligned)
+    try:
+        outcomes = await texts_through(translator, ["!warn one", "two", "three"])
+        assert [text for text, _ in outcomes] == ["warning: low confidence", expected("!warn one"), expected("two")]
+    finally:
+        await translator.aclose()
+
+
 async def test_a_stuck_program_is_killed_and_only_the_stuck_record_times_out():
     translator = translator_for("--null", framing=NULL_FLUSH,
                                    options=ProcessOptions(timeout_s=0.5, shutdown_grace_s=0.5))

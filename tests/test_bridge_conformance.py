@@ -60,7 +60,8 @@ async def test_a_silent_guest_times_out_instead_of_hanging(tmp_path: Path):
     script.write_text("import time\ntime.sleep(60)\n")
     [handshake] = [v for v in VECTORS if v["name"] == "handshake"]
     outcome = await run_vector(handshake, [sys.executable, str(script)], step_timeout_s=0.5)
-    assert outcome.failure == "step 2 (expect): nothing within 0.5 s"
+    assert outcome.failure == "step 2 (expect): nothing within 0.5 s (the guest did not answer initialize)"
+    assert outcome.initialize_unanswered
 
 
 @pytest.mark.parametrize(("pattern", "actual", "problem"), [
@@ -89,3 +90,23 @@ def test_check_command_reports_and_exits(tmp_path: Path):
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 1
     assert "FAIL  handshake" in bad.stdout
+
+
+def test_check_stops_after_the_first_unanswered_initialize(tmp_path: Path):
+    """A guest that never answers initialize costs one step timeout, not one per transcript (~3 minutes)."""
+    import subprocess
+    import time
+
+    silent = tmp_path / "silent.py"
+    silent.write_text("import sys, time\nsys.stderr.write('warming up forever\\n')\nsys.stderr.flush()\n"
+                      "time.sleep(600)\n")
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--", sys.executable, str(silent)],
+                          capture_output=True, text=True, timeout=120)
+    assert time.monotonic() - started < 30
+    assert done.returncode == 1
+    assert done.stdout.count("FAIL") == 1
+    assert "nothing within 10 s (the guest did not answer initialize)" in done.stdout
+    assert "warming up forever" in done.stdout
+    assert (f"conformance: stopped: the guest does not answer initialize, so the other {len(VECTORS) - 1} "
+            "transcripts were not run") in done.stdout

@@ -84,17 +84,18 @@ async def test_many_requests_in_flight_share_one_guest():
         await method.aclose()
 
 
-async def test_crash_mid_batch_keeps_completed_results_and_restarts_lazily():
+async def test_crash_mid_batch_keeps_completed_results_and_resends_the_lost_entries_alone():
     method = guest("crash-mid-batch")  # max_batch 2: four entries are two requests; the second crashes
     try:
         results = await method.translate(entries("aa", "bb", "cc", "dd"), CONFIG)
-        assert [r["predicted"] for r in results[:2]] == ["aa", "bb"]
-        for r in results[2:]:
-            assert "exited with code 3" in r["error"]
-            assert "fatal: the model ran out of memory" in r["error"]
+        # cc and dd are sent again, each alone, to a fresh guest: it answers cc, and crashes on dd (its second
+        # request again), which therefore fails alone with the exit code and the stderr tail
+        assert [r["predicted"] for r in results] == ["aa", "bb", "cc", None]
+        assert "exited with code 3" in results[3]["error"]
+        assert "fatal: the model ran out of memory" in results[3]["error"]
         again = await method.translate(entries("ee"), CONFIG)
         assert again[0]["predicted"] == "ee"
-        assert method.restarts == 1
+        assert method.restarts == 2
     finally:
         await method.aclose()
 
@@ -151,9 +152,8 @@ async def test_a_line_over_the_limit_fails_only_its_request():
     method = guest("oversized", max_line_bytes=4096)
     try:
         results = await method.translate(entries("small", "big one", "tiny", "fine"), CONFIG)
-        assert [r["predicted"] for r in results[:2]] == [None, None]
-        assert "over the 4096-byte limit" in results[0]["error"]
-        assert [r["predicted"] for r in results[2:]] == ["ynit", "enif"]
+        assert [r["predicted"] for r in results] == ["llams", None, "ynit", "enif"]  # the request was split
+        assert "over the 4096-byte limit" in results[1]["error"]
     finally:
         await method.aclose()
 
@@ -271,6 +271,7 @@ def test_no_guest_outlives_the_test_session():
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if "misbehaving.py" in cmdline or ("mt_eval.cli serve" in cmdline and "fixtures" in cmdline):
+        mine = str(HERE) in cmdline  # other checkouts on the machine may be running their own tests
+        if mine and ("misbehaving.py" in cmdline or ("mt_eval.cli serve" in cmdline and "fixtures" in cmdline)):
             leftovers.append(cmdline)
     assert leftovers == []

@@ -120,7 +120,8 @@ def test_dry_run_adopted_values_locale_filter_and_force(tmp_path: Path, run):
     run(project, "--locale", "es")
     assert project.json("locales/es/a.json") == {"a": "Uno (by hand)", "b": "spa: Gjb"}
     assert not (tmp_path / "locales" / "fr").exists()
-    run(project, "--locale", "es", "--force")
+    status, _, err = run(project, "--locale", "es", "--force")
+    assert status == 0, err
     assert project.json("locales/es/a.json") == {"a": "spa: Bar", "b": "spa: Gjb"}
     status, _, err = run(project, "--locale", "de")
     assert status == 1
@@ -192,3 +193,22 @@ def test_config_and_plugin_errors_stop_before_anything_runs(tmp_path: Path, run)
     status, _, err = run(project)
     assert status == 0
     assert 'warning: ' in err and '$.localDir: unknown field "localDir"' in err and 'did you mean "localesDir"?' in err
+
+
+def test_a_raising_call_fails_only_its_key_and_a_plugin_that_cannot_start_stops_at_once(tmp_path: Path, run):
+    project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse", "batchSize": 8}}),
+                           {"locales/en/a.json": {"one": "One", "bad": "!raise now", "two": "Two"}})
+    status, out, _ = run(project)
+    assert status == 1  # a key failed
+    assert project.json("locales/es/a.json") == {"one": "spa:enO", "two": "spa:owT"}  # the batch was split
+    assert "bad: method raised RuntimeError: asked to raise; left out of the file" in out
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "method.json").write_text('{"name": "Broken", "node_entry": "translate.mjs", "dependencies": []}')
+    (broken / "translate.mjs").write_text("export const translate = ;\n")
+    project.write("champollion.config.json", pairs_config({"en:es": {"methodPlugin": "./broken"}}))
+    status, out, err = run(project, "--force")
+    assert status == 1 and out == ""
+    assert err.startswith(f"mt-eval locales: pair en:es: broken ({broken}) cannot start: guest broken failed to "
+                          "start: cannot load the method: translate.mjs:1: SyntaxError: Unexpected token ';'")
+    assert err.count("cannot start") == 1

@@ -240,7 +240,7 @@ def test_run_exit_status_interplay_is_documented_in_help(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--help"])
     out = capsys.readouterr().out
-    assert "5 the run completed but the gate withheld its headline" in out
+    assert "5 complete but the gate withheld the headline" in out
     with pytest.raises(SystemExit):
         main(["gate", "--help"])
     out = capsys.readouterr().out
@@ -257,3 +257,18 @@ def test_the_example_policy_is_valid_and_the_demo_passes_it(tmp_path: Path, caps
     assert "(gate passed, policy no-abstention)" in capsys.readouterr().err
     assert main(["run", "--demo", "--out", str(tmp_path / "quiet"), "--resamples", "50", "--quiet"]) == 0
     assert capsys.readouterr().err == ""  # --quiet: nothing to say about a gate that passed
+
+
+def test_the_runs_own_status_comes_before_the_gate_and_a_refusal_is_no_failure(tmp_path: Path):
+    no_canaries = family_corpus(tmp_path / "no-canaries.json", canaries=0)
+    code, card = run(tmp_path / "partial", no_canaries, *honest(fail=["s00"]))
+    assert code == 3 and card is not None and card.status == "partial"  # partial, though the gate failed too
+    assert card.gate is not None and not card.gate.passed
+    code, card = run(tmp_path / "tolerated", no_canaries, *honest(fail=["s00"]), "--max-errors", "1")
+    assert code == 5 and card is not None  # within --max-errors: the run completed, its headline is withheld
+    corpus = family_corpus(tmp_path / "corpus.json")
+    code, card = run(tmp_path / "refused", corpus, *honest(abstain=[], fail=["n0", "n1"]))
+    assert code == 0 and card is not None and card.status == "complete"
+    assert card.errors == 2 and card.failures == []  # a negative control's error is the refusal it asks for
+    assert card.families is not None and [n.outcome for n in card.families.negatives] == ["refused", "refused"]
+    assert verify_card(tmp_path / "refused" / "card.json").ok

@@ -76,7 +76,7 @@ def test_a_model_off_the_allowlist_and_a_direct_call_are_refused(tmp_path: Path,
     policy = write_policy(tmp_path, standin.base_url)
     code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path, 2)), "--sandbox",
                           "--gateway-policy", str(policy), *actions("chat:gpt-unlisted"))
-    assert code == 0 and card is not None and standin.requests == []  # nothing reached the upstream
+    assert code == 4 and card is not None and standin.requests == []  # all refused; nothing reached the upstream
     assert all('model "gpt-unlisted" is not on this gateway\'s allowlist' in (r.error or "") for r in card.results)
     assert card.gateway is not None and card.gateway.refused == 4  # the run's 2 entries, and the replay's 2
     assert any(a.kind == "gateway" and a.count == 4 for a in card.sandbox.denied)  # type: ignore[union-attr]
@@ -85,7 +85,7 @@ def test_a_model_off_the_allowlist_and_a_direct_call_are_refused(tmp_path: Path,
     code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path, 2)), "--sandbox",
                           "--gateway-policy", str(policy), "--param", f"url={standin.base_url}", *actions("chat:"),
                           out="direct")
-    assert code == 0 and card is not None and len(standin.requests) == direct  # nothing got past the sandbox
+    assert code == 4 and card is not None and len(standin.requests) == direct  # nothing got past the sandbox
     assert all("refused" in (r.error or "").lower() for r in card.results)
     assert [a.kind for a in card.sandbox.denied] == ["network"]  # type: ignore[union-attr]
 

@@ -104,5 +104,5 @@ def test_a_runtime_card_that_contradicts_method_json_refuses_the_run(tmp_path: P
         assert f'error: {source} $.class: says "human" but' in err
         assert f'error: {source} $.paradigm: the string "telepathy" is not a valid paradigm' in err
     else:  # the Python guest refuses to serve a method whose card is invalid, and says why on stderr
-        assert "the method's process could not start" in err
+        assert "mt-eval run: carded cannot start: guest carded failed to start" in err
         assert 'pipeline:Carded method_card() $.class: says "human" but' in err

@@ -409,6 +409,11 @@ export interface StartGuestOptions {
   batchSize?: number;
   /** How long each shutdown step waits, in ms (default 2 000). */
   closeStepMs?: number;
+  /**
+   * How long a guest may take to answer the cancel of a timed-out request, in ms (default 2 000); one
+   * that does not is not reading its input (its event loop is blocked) and is killed and replaced.
+   */
+  cancelGraceMs?: number;
   /** Sent with initialize, and used by translate() and decide() when given no config. */
   config?: RunConfig | null;
   /** Entry fields the guest must not see, besides reference and references (always removed). */
@@ -567,6 +572,11 @@ export interface LoadMethodPluginOptions {
   logger?: Logger;
   /** Entry fields the method must not see, besides reference and references (always removed). */
   goldFields?: readonly string[];
+  /**
+   * false: do not end the process when an in-process translate.js blocks the event loop for longer
+   * than a batch may take (config.timeout_s per entry); by default a message is written and it ends.
+   */
+  watchdog?: boolean;
 }
 
 /** A method plugin loaded from Node, whatever its runtime. */
@@ -579,10 +589,16 @@ export interface MethodPlugin {
   manifest: MethodManifest;
   /**
    * One full result per entry, in entry order, in batches of config.batch_size (config.concurrency
-   * at once). A failing method gives per-entry errors; rejects for an invalid config, or when a
-   * guest cannot be started.
+   * at once). A failing method gives per-entry errors — a call that throws or runs past
+   * config.timeout_s per entry is split until the entries it fails on are found; rejects for an
+   * invalid config, or when the plugin cannot start.
    */
   translate(entries: readonly CorpusEntry[], config?: RunConfig): Promise<TranslationResult[]>;
+  /**
+   * Load translate.js, or start the guest, now. Rejects with the reason and the fix (file:line for a
+   * syntax error) when the plugin cannot start; so does every later call, at once.
+   */
+  start(config?: RunConfig): Promise<void>;
   /** What the plugin's method.json says it implements. */
   implements: Array<'translate' | 'decide'>;
   /** One checked decision per row (decide plugins); batched like translate(). */
@@ -673,4 +689,27 @@ export function translateLocales(configPathOrDir?: string, options?: {
   onWarning?: (problem: FileProblem) => void;
   mtEval?: string | readonly string[];
   logger?: Logger;
+  /** How the holder of the project's lock names itself to other processes (default "translateLocales"). */
+  command?: string;
+  /** Seconds to wait for another run of the project (Infinity: no limit); default: refuse at once. */
+  wait?: number | null;
+  onWait?: (busy: ProjectBusyError) => void;
 }): Promise<LocalesReport>;
+
+/** Another process (Node or Python) is translating the project; holder names it. */
+export class ProjectBusyError extends Error {
+  holder: { pid?: number; started_at?: string; command?: string; host?: string };
+}
+
+/**
+ * Hold a champollion project (its locales directory) until release(), as translateLocales does;
+ * the same lock as Python's `mt-eval locales`. Rejects with ProjectBusyError when another holds it.
+ */
+export function acquireProjectLock(localesDir: string, options?: {
+  command?: string;
+  waitS?: number | null;
+  onWait?: (busy: ProjectBusyError) => void;
+}): Promise<{ release(): Promise<void> }>;
+
+/** The method module could not be loaded; the message names file:line and the fix. */
+export class MethodLoadError extends Error {}

@@ -18,6 +18,7 @@ export {
 } from './lib/decisions.js';
 export { GUEST_CAPABILITIES, GuestServer, serveProcess } from './lib/guest.js';
 export { REQUESTS, loadMethod, resolveMethod } from './lib/method-module.js';
+export { MethodLoadError } from './lib/load-errors.js';
 export { GuestStartError, startGuest } from './lib/host.js';
 export { GOLD_FIELDS, methodView } from './lib/gold.js';
 // champollion: the same method plugins translate an app's locale files (lib/champollion/).
@@ -28,3 +29,4 @@ export {
   PlaceholderError, protect as protectPlaceholders, restore as restorePlaceholders,
 } from './lib/champollion/placeholders.js';
 export { resolvePair, translateLocales } from './lib/champollion/sync.js';
+export { ProjectBusyError, acquireProjectLock } from './lib/champollion/project-lock.js';

@@ -50,6 +50,16 @@ def parse_json(raw: bytes, *, file: str) -> tuple[Any, list[Problem]]:
 
     try:
         value = json.loads(text, object_pairs_hook=pairs_hook, parse_int=js_int, parse_float=js_float)
+    except RecursionError:
+        return None, [
+            Problem(
+                file=file,
+                path="$",
+                message=f"arrays and objects nested {_nesting_depth(text):,} levels deep: too deep to read",
+                hint="this file is a small object of fields; regenerate it, or check what wrote it",
+                code="syntax",
+            )
+        ]
     except json.JSONDecodeError as exc:
         return None, [
             Problem(
@@ -84,3 +94,25 @@ def _syntax_hint(exc: json.JSONDecodeError) -> str:
     if "double quotes" in exc.msg:
         return "JSON needs double quotes around keys and strings"
     return "fix the JSON syntax at that position"
+
+
+def _nesting_depth(text: str) -> int:
+    """How deep arrays and objects nest in ``text`` (brackets inside strings are not counted)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from mt_eval.card import CARD_FILE, MethodCard, merge_card
 from mt_eval.manifest import Manifest, kebab_case
-from mt_eval.plugin_import import EntryPointError, describe_exception, import_entry_module, resolve_class
+from mt_eval.plugin_import import (
+    EntryPointError,
+    describe_exception,
+    describe_exit,
+    import_entry_module,
+    resolve_class,
+)
 from mt_eval.problems import Problem, ProblemsError
 from mt_eval.protocol import TranslationMethod, protocol_deviations
 from mt_eval.strict import decode_json_file, parse_json
@@ -197,6 +203,9 @@ def build_method(source: PluginSource, *, isolate: bool = False, sandbox: Sandbo
                                       "`directory`, to constructors that name them", "constructor")]
     try:
         method = factory(**kwargs)
+    except SystemExit as exc:
+        return None, module, [problem(f"{class_name}() {describe_exit(exc, source.directory)}",
+                                      "a method must not end the process: raise an exception instead", "constructor")]
     except Exception as exc:
         return None, module, [problem(f"{class_name}() failed: {describe_exception(exc, source.directory)}",
                                       f"fix {class_name}.__init__", "constructor")]

@@ -141,10 +141,14 @@ def import_entry_module(directory: Path, module: str, method_id: str) -> ModuleT
     try:
         return importlib.import_module(f"{package}.{module}")
     except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt | SystemExit):
+        if isinstance(exc, KeyboardInterrupt):
             raise
         for name in set(sys.modules) - before:  # forget the half-imported modules
             sys.modules.pop(name, None)
+        if isinstance(exc, SystemExit):
+            raise EntryPointError(f'importing "{module}" {describe_exit(exc, directory)}',
+                                  "a plugin must not end the process: remove the sys.exit() call, or raise an "
+                                  "exception") from None
         raise EntryPointError(f'importing "{module}" failed: {describe_exception(exc, directory)}',
                               f"fix the error in {target.name} (run `python {target}` to see the full traceback)"
                               ) from exc
@@ -182,13 +186,23 @@ def resolve_class(module: ModuleType, name: str, entry_point: str) -> object:
 
 def describe_exception(exc: BaseException, directory: Path) -> str:
     """``Type: message (file:line)`` for the innermost frame inside the plugin directory."""
-    directory = directory.resolve()
-    where = ""
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if frame.filename and Path(frame.filename).resolve().is_relative_to(directory):
-            where = f" ({Path(frame.filename).name}:{frame.lineno})"
-            break
+    where = _where(exc, directory)
     if isinstance(exc, SyntaxError) and exc.filename:
         where = f" ({Path(exc.filename).name}:{exc.lineno})"
         return f"SyntaxError: {exc.msg}{where}"
     return f"{type(exc).__name__}: {exc}{where}"
+
+
+def describe_exit(exc: SystemExit, directory: Path | None = None) -> str:
+    """``called sys.exit(3) (pipeline.py:22)``: where plugin code tried to end the process."""
+    code = "" if exc.code is None else repr(exc.code)
+    return f"called sys.exit({code}){_where(exc, directory)}"
+
+
+def _where(exc: BaseException, directory: Path | None) -> str:
+    """`` (file:line)`` of the innermost frame inside ``directory`` (any frame without one), or ""."""
+    resolved = directory.resolve() if directory is not None else None
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename and (resolved is None or Path(frame.filename).resolve().is_relative_to(resolved)):
+            return f" ({Path(frame.filename).name}:{frame.lineno})"
+    return ""

@@ -10,6 +10,9 @@ start with a marker misbehave:
   !big      writes 4 KiB without a terminator, then hangs
   !exit0    exits with status 0 at once
   !slow     sleeps 0.2 s before answering
+  !warn     writes an extra answer, "warning: low confidence", before its own (as a program printing a
+            warning on stdout does)
+  !skip     writes no answer at all
 
 ``--child`` starts a long ``sleep`` in the program's process group (to check that nothing is left behind);
 ``--die-at-start`` writes a message to stderr and exits with status 2 before reading anything.
@@ -23,7 +26,7 @@ import time
 from collections.abc import Iterator
 
 
-def answer(record: bytes, state: dict[str, bool]) -> bytes:
+def answer(record: bytes, state: dict[str, bool]) -> bytes | None:
     if record.startswith(b"!crash"):
         sys.stderr.write("crashing on purpose\n")
         sys.stderr.flush()
@@ -36,6 +39,8 @@ def answer(record: bytes, state: dict[str, bool]) -> bytes:
         time.sleep(3600)
     if record.startswith(b"!exit0"):
         sys.exit(0)
+    if record.startswith(b"!skip"):
+        return None
     if record.startswith(b"!slow"):
         time.sleep(0.2)
     if record.startswith(b"!taint"):
@@ -74,12 +79,19 @@ def main() -> None:
         parts = data.split(terminator)
         if parts and parts[-1] == b"":
             parts.pop()
-        out.write(b"".join(answer(part, state) + terminator for part in parts))
+        out.write(b"".join(framed(part, state, terminator) for part in parts))
         out.flush()
         return
     for record in records(terminator):
-        out.write(answer(record, state) + terminator)
+        out.write(framed(record, state, terminator))
         out.flush()
+
+
+def framed(record: bytes, state: dict[str, bool], terminator: bytes) -> bytes:
+    """What the program writes for one record: its answer (or none), after a warning for "!warn"."""
+    text = answer(record, state)
+    warning = b"warning: low confidence" + terminator if record.startswith(b"!warn") else b""
+    return warning + (b"" if text is None else text + terminator)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,17 @@
 // JSON-RPC over one guest process, host side: request ids, per-request timeouts reset by
 // progress, and the failure rules of the protocol (a bad line fails only the request it answers;
-// the guest's death fails every pending request at once).
+// the guest's death fails every pending request at once). A request that times out is cancelled, and
+// a guest must answer it within cancelGraceMs: one that does not is not reading its input (its event
+// loop is blocked) and is stopped, as is a guest that cannot cancel at all. Every failure says whether
+// the request was `alone` in flight, and so certainly the one the guest failed on.
 import { GuestProcess } from './child.js';
 import {
   BridgeError, ErrorCode, classify, decodeUtf8, encode, errorResponse, isPlainObject, notification, readMessageId,
   request,
 } from './protocol.js';
+
+// The requests that carry a method's work (and say whether a guest is doing any).
+const BATCHED = new Set(['translate', 'decide']);
 
 const LOG_LEVELS = { debug: 'debug', info: 'info', warning: 'warn', warn: 'warn', error: 'error' };
 
@@ -27,16 +33,21 @@ const seconds = (ms) => `${Number((ms / 1000).toFixed(3))} s`;
 export class Connection {
   /**
    * @param {string[]} command
-   * @param {object} options cwd, env, maxLineBytes, logger ({debug, info, warn, error}), onDeath(error)
+   * @param {object} options cwd, env, maxLineBytes, cancelGraceMs, logger ({debug, info, warn, error}),
+   *   onDeath(error)
    */
-  constructor(command, { cwd, env, maxLineBytes, logger, onDeath }) {
+  constructor(command, { cwd, env, maxLineBytes, cancelGraceMs = 2_000, logger, onDeath }) {
     this.logger = logger;
     this.maxLineBytes = maxLineBytes;
+    this.cancelGraceMs = cancelGraceMs;
     this.pending = new Map();
     this.timedOut = new Set(); // ids given up on: a late answer is expected, not suspicious
+    this.cancelling = new Map(); // cancelled id → the timer that stops a guest which never answers it
     this.nextId = 1;
     this.closing = false;
     this.deathError = null;
+    this.stopReason = null;
+    this.completed = 0; // translate and decide requests answered: a guest that did work is not crash-looping
     this.onDeath = onDeath;
     this.process = new GuestProcess(command, {
       cwd,
@@ -51,7 +62,7 @@ export class Connection {
   }
 
   get alive() {
-    return this.process.alive;
+    return this.process.alive && this.stopReason === null;
   }
 
   stderrTail() {
@@ -62,7 +73,46 @@ export class Connection {
    * Send a request; resolves with its result or rejects with a BridgeError. timeoutMs restarts on
    * every progress notification for this request; hardTimeoutMs does not.
    */
-  request(method, params, { timeoutMs = Infinity, hardTimeoutMs = Infinity, cancelOnTimeout = false } = {}) {
+  async request(method, params, { timeoutMs = Infinity, hardTimeoutMs = Infinity, cancelOnTimeout = false } = {}) {
+    // A guest that has not answered a cancel yet may be stuck: nothing new is sent until that is known.
+    if (this.cancelling.size) await new Promise((resolve) => this.#settledWaiters.push(resolve));
+    if (this.deathError) {
+      throw new BridgeError(this.deathError.code, this.deathError.message, { ...this.deathError.data, unsent: true });
+    }
+    const result = await this.#request(method, params, { timeoutMs, hardTimeoutMs, cancelOnTimeout });
+    if (BATCHED.has(method)) this.completed++;
+    return result;
+  }
+
+  #settledWaiters = [];
+
+  #cancelSettled(id) {
+    if (id === undefined) {
+      for (const timer of this.cancelling.values()) clearTimeout(timer);
+      this.cancelling.clear();
+    } else {
+      clearTimeout(this.cancelling.get(id));
+      this.cancelling.delete(id);
+    }
+    if (this.cancelling.size === 0) for (const wake of this.#settledWaiters.splice(0)) wake();
+  }
+
+  /** Translate and decide requests in flight. */
+  get inFlight() {
+    let count = 0;
+    for (const pending of this.pending.values()) if (BATCHED.has(pending.method)) count++;
+    return count;
+  }
+
+  /** Kill the guest's process group now; pending requests fail with "the guest was stopped: reason". */
+  stop(reason) {
+    if (!this.process.alive || this.stopReason) return;
+    this.stopReason = reason;
+    this.logger.warn(`stopping the guest (pid ${this.pid}): ${reason}`);
+    this.process.signalGroup('SIGKILL');
+  }
+
+  #request(method, params, { timeoutMs, hardTimeoutMs, cancelOnTimeout }) {
     if (this.deathError) return Promise.reject(this.deathError);
     const id = this.nextId++;
     const line = encode(request(id, method, params));
@@ -75,9 +125,19 @@ export class Connection {
       const expire = (ms, hard) => () => {
         this.timedOut.add(id);
         if (this.timedOut.size > 1000) this.timedOut.delete(this.timedOut.values().next().value);
+        const alone = this.inFlight <= 1;
         this.#settle(id, new BridgeError(ErrorCode.TIMEOUT,
-          `timed out after ${seconds(ms)}${hard ? ' (hard limit)' : ' without a response'}`));
-        if (cancelOnTimeout) this.notify('cancel', { id });
+          `timed out after ${seconds(ms)}${hard ? ' (hard limit)' : ' without a response'}`, { alone }));
+        if (method === 'initialize' || method === 'shutdown') return;
+        if (!cancelOnTimeout) {
+          this.stop(`it cannot cancel, and request ${id} timed out`);
+          return;
+        }
+        this.notify('cancel', { id });
+        const timer = setTimeout(() => this.stop(`it did not answer the cancel of request ${id} within `
+          + `${seconds(this.cancelGraceMs)} (is its event loop blocked?)`), this.cancelGraceMs);
+        timer.unref?.();
+        this.cancelling.set(id, timer);
       };
       if (Number.isFinite(timeoutMs)) pending.idle = setTimeout(expire(timeoutMs, false), timeoutMs);
       if (Number.isFinite(hardTimeoutMs)) pending.hard = setTimeout(expire(hardTimeoutMs, true), hardTimeoutMs);
@@ -166,6 +226,7 @@ export class Connection {
         ? new BridgeError(error.code, typeof error.message === 'string' ? error.message : 'error', error.data)
         : new BridgeError(ErrorCode.INTERNAL_ERROR, `malformed error from the guest: ${excerpt(JSON.stringify(error))}`);
     }
+    if (this.cancelling.has(id)) this.#cancelSettled(id); // it answered: it is still reading its input
     if (this.#settle(id, failure, result)) return;
     if (this.timedOut.delete(id)) this.logger.debug(`dropped the late answer to timed-out request ${id}`);
     else this.logger.warn(`dropped a guest response for unknown request id ${JSON.stringify(id)}`);
@@ -186,12 +247,14 @@ export class Connection {
   }
 
   #death(info) {
-    const what = this.closing && !info.error ? 'the guest was closed' : describeExit(info);
+    let what = this.closing && !info.error ? 'the guest was closed' : describeExit(info);
+    if (this.stopReason && !this.closing) what = `the guest was stopped: ${this.stopReason}`;
     const tail = this.process.stderrTail();
     this.deathError = new BridgeError(ErrorCode.GUEST_EXITED, what,
-      { exit_code: info.code, signal: info.signal, stderr_tail: tail });
-    if (!this.closing) this.logger.warn(`${describeExit(info)} (pid ${this.pid})`);
+      { exit_code: info.code, signal: info.signal, stderr_tail: tail, alone: this.inFlight <= 1 });
+    if (!this.closing && !this.stopReason) this.logger.warn(`${describeExit(info)} (pid ${this.pid})`);
     for (const id of [...this.pending.keys()]) this.#settle(id, this.deathError);
+    this.#cancelSettled();
     this.onDeath?.(this.deathError, info);
   }
 }

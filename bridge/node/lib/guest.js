@@ -256,7 +256,7 @@ export class GuestServer {
       }));
     } catch (error) {
       this.loadFailed = true;
-      this.log(`cannot load the method: ${error?.stack ?? error}`);
+      this.log(`cannot load the method: ${error?.message ?? error}`);
       fail(ErrorCode.INTERNAL_ERROR, `cannot load the method: ${error?.message ?? error}`,
         { type: error?.name ?? typeof error });
     } finally {

@@ -1,6 +1,10 @@
 // The Node host: start a guest, translate through it in batches, restart it when it dies (within
 // a crash-loop budget), and close it leaving nothing behind. Guest failures never reject
-// translate(): the affected entries get per-entry error results.
+// translate(): the affected entries get per-entry error results, and the entries a failure belongs to
+// are found (as mt_eval.bridge.method does): a request the method failed, or whose answer was too large
+// or unreadable, is split in halves down to single entries; after the guest crashed, hung or was stopped
+// with several entries in flight, each is sent again alone, one at a time. A guest that completed work
+// before it died is not crash-looping: its restart costs nothing from the budget.
 import { readFileSync } from 'node:fs';
 
 import { Connection } from './connection.js';
@@ -67,6 +71,7 @@ function completeOptions(options) {
     batchSize: positive('batchSize', options.batchSize, Infinity),
     tolerance: positive('tolerance', options.tolerance, DEFAULT_TOLERANCE),
     closeStepMs: positive('closeStepMs', options.closeStepMs, 2_000),
+    cancelGraceMs: positive('cancelGraceMs', options.cancelGraceMs, 2_000),
     config: options.config ?? null,
     goldFields: fieldNames('goldFields', options.goldFields),
     logger: completeLogger(options.logger),
@@ -134,6 +139,39 @@ class Slots {
   }
 }
 
+/**
+ * Work passes through shared() together, except work that must be alone(): that waits until nothing
+ * else is in flight and keeps the rest out until it is done (as mt_eval.child_process.SoloGate).
+ */
+class SoloGate {
+  #active = 0;
+  #solo = null;
+  #idle = [];
+
+  async shared(work) {
+    while (this.#solo) await this.#solo;
+    this.#active++;
+    try {
+      return await work();
+    } finally {
+      if (--this.#active === 0) for (const wake of this.#idle.splice(0)) wake();
+    }
+  }
+
+  async alone(work) {
+    while (this.#solo) await this.#solo;
+    let release;
+    this.#solo = new Promise((resolve) => { release = resolve; });
+    try {
+      while (this.#active > 0) await new Promise((resolve) => this.#idle.push(resolve));
+      return await work();
+    } finally {
+      this.#solo = null;
+      release();
+    }
+  }
+}
+
 /** The last few stderr lines on one line, for a per-entry error. */
 function compactTail(tail, { lines = 5, chars = 1000 } = {}) {
   const last = tail.split('\n').filter((line) => line.trim()).slice(-lines).join(' / ');
@@ -188,6 +226,7 @@ export class Guest {
   #options;
   #connection = null;
   #slots = new Slots(1);
+  #gate = new SoloGate();
   #restartTimes = [];
   #restarting = null;
   #lastDeath = null;
@@ -223,9 +262,9 @@ export class Guest {
 
   /** Spawn and initialize; on any failure the process is stopped and GuestStartError thrown. */
   async start() {
-    const { cwd, env, maxLineBytes, logger, startTimeoutMs, closeStepMs } = this.#options;
+    const { cwd, env, maxLineBytes, logger, startTimeoutMs, closeStepMs, cancelGraceMs } = this.#options;
     const connection = new Connection(this.#command, {
-      cwd, env, maxLineBytes, logger,
+      cwd, env, maxLineBytes, logger, cancelGraceMs,
       onDeath: (error) => this.#died(connection, error),
     });
     this.#connection = connection;
@@ -284,11 +323,12 @@ export class Guest {
     const { restarts, windowMs } = this.#options.restartBudget;
     const now = Date.now();
     this.#restartTimes = this.#restartTimes.filter((time) => now - time < windowMs);
-    if (this.#restartTimes.length >= restarts) {
+    const productive = (this.#connection?.completed ?? 0) > 0; // it did work before it died: no crash loop
+    if (!productive && this.#restartTimes.length >= restarts) {
       throw new Error(`the guest's crash-loop budget is exhausted (${restarts} restarts within `
         + `${windowMs / 1000} s); it last failed: ${this.#lastDeath}`);
     }
-    this.#restartTimes.push(now);
+    if (!productive) this.#restartTimes.push(now);
     this.restarts++;
     this.#options.logger.warn(`restarting the guest (restart ${this.restarts}) after: ${this.#lastDeath}`);
     try {
@@ -366,40 +406,72 @@ export class Guest {
     return batches;
   }
 
-  async #runBatch(kind, batch, config) {
-    const { key, fail: failed, match } = BATCHED[kind];
+  async #runBatch(kind, batch, config, { alone = false, tries = 3 } = {}) {
+    const { fail: failed, match } = BATCHED[kind];
     const fail = (message) => batch.entries.map((entry) => failed(entry.id, message));
     if (batch.error) return fail(batch.error);
+    const send = () => this.#send(kind, batch, config);
+    const { result, error } = await (alone ? this.#gate.alone(send) : this.#gate.shared(send));
+    if (error?.data?.unsent && tries > 1) return this.#runBatch(kind, batch, config, { alone, tries: tries - 1 });
+    if (error === undefined) {
+      return match(batch.entries, result.results, {
+        notes: this.resultNotes,
+        tolerance: this.#options.tolerance,
+        onUnknown: (raw) => this.#options.logger.warn(`dropped a guest result with an unknown id: ${describe(raw?.id ?? raw)}`),
+      });
+    }
+    if (!(error instanceof BridgeError)) return fail(error.message ?? String(error));
+    if (error.code === ErrorCode.GUEST_EXITED || error.code === ErrorCode.TIMEOUT) {
+      if (alone || (error.data?.alone && batch.entries.length === 1)) return fail(failureText(error));
+      // The guest crashed, hung or was stopped with these entries in flight: send each alone to find
+      // the one it fails on.
+      const results = [];
+      for (const entry of batch.entries) results.push(...await this.#runBatch(kind, { entries: [entry] }, config, { alone: true }));
+      return results;
+    }
+    if (batch.entries.length > 1 && error.code !== ErrorCode.CANCELLED) {
+      const middle = Math.floor(batch.entries.length / 2);
+      return [...await this.#runBatch(kind, { entries: batch.entries.slice(0, middle) }, config, { alone }),
+        ...await this.#runBatch(kind, { entries: batch.entries.slice(middle) }, config, { alone })];
+    }
+    return fail(failureText(error));
+  }
+
+  // One request for a batch: {result} with a results list, or {error}.
+  async #send(kind, batch, config) {
     await this.#slots.acquire();
     try {
-      if (this.#closing) return fail('the guest was closed before this request was sent');
+      if (this.#closing) return { error: new Error('the guest was closed before this request was sent') };
       let connection;
       try {
         connection = await this.#ready();
       } catch (error) {
-        return fail(error.message);
+        return { error };
       }
-      const { requestTimeoutMs, hardTimeoutMs, logger } = this.#options;
+      const { hardTimeoutMs } = this.#options;
       let result;
       try {
-        result = await connection.request(kind, { [key]: batch.entries, config }, {
-          timeoutMs: requestTimeoutMs, hardTimeoutMs, cancelOnTimeout: this.capabilities.cancel,
+        result = await connection.request(kind, { [BATCHED[kind].key]: batch.entries, config }, {
+          timeoutMs: this.#timeoutMs(config, batch.entries.length), hardTimeoutMs, cancelOnTimeout: this.capabilities.cancel,
         });
       } catch (error) {
-        return fail(failureText(error));
+        return { error };
       }
       if (!isPlainObject(result) || !Array.isArray(result.results)) {
-        return fail(`the guest answered ${kind} without a "results" list (got ${describe(result?.results)})`);
+        return { error: new Error(`the guest answered ${kind} without a "results" list (got ${describe(result?.results)})`) };
       }
       if (kind === 'translate') this.resultNotes.merge(result.normalised);
-      return match(batch.entries, result.results, {
-        notes: this.resultNotes,
-        tolerance: this.#options.tolerance,
-        onUnknown: (raw) => logger.warn(`dropped a guest result with an unknown id: ${describe(raw?.id ?? raw)}`),
-      });
+      return { result };
     } finally {
       this.#slots.release();
     }
+  }
+
+  // A request's deadline: the RunConfig's timeout_s per entry, else requestTimeoutMs.
+  #timeoutMs(config, entries) {
+    const perEntry = config?.timeout_s;
+    if (typeof perEntry === 'number' && perEntry > 0) return perEntry * 1000 * Math.max(1, entries);
+    return this.#options.requestTimeoutMs;
   }
 
   /** The method's card (object or null), asked of the guest. */

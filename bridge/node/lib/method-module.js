@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { basename, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { explainLoadError } from './load-errors.js';
 import { kebabCase, readMethodManifest } from './manifest.js';
 import { isPlainObject } from './protocol.js';
 
@@ -33,18 +34,26 @@ export function resolveMethod({ directory, module }) {
 const exportsAny = (api) => Object.keys(REQUESTS).some((request) => typeof api?.[request] === 'function');
 
 /**
- * Import the method's module and check it exports what it implements (target.implements, from method.json;
- * for a bare module, whichever of translate and decide it exports).
+ * Import the method's module (an ES module, or CommonJS where Node reads the file as CommonJS) and check it
+ * exports what it implements (target.implements, from method.json; for a bare module, whichever of
+ * translate and decide it exports). A module that does not load is a MethodLoadError with its place and fix.
  */
 export async function loadMethod(target) {
-  const loaded = await import(pathToFileURL(target.file).href);
+  let loaded;
+  try {
+    loaded = await import(pathToFileURL(target.file).href);
+  } catch (error) {
+    throw explainLoadError(error, target.file);
+  }
   const api = exportsAny(loaded) ? loaded : isPlainObject(loaded.default) && exportsAny(loaded.default) ? loaded.default : loaded;
   const implemented = target.implements ?? Object.keys(REQUESTS).filter((request) => typeof api[request] === 'function');
   const requests = implemented.length ? implemented : ['translate'];
   for (const request of requests) {
     if (typeof api[request] !== 'function') {
-      throw new TypeError(`${target.file} does not export ${request}: `
-        + `write \`export async function ${request}(${REQUESTS[request]}, config) { ... }\``);
+      const found = Object.keys(loaded).filter((key) => key !== 'default');
+      throw new TypeError(`${target.file} does not export ${request}${found.length ? ` (it exports ${found.join(', ')})` : ''}`
+        + `\n  fix: write \`export async function ${request}(${REQUESTS[request]}, config) { ... }\` in an ES module, `
+        + `or \`module.exports = { ${request} }\` in a CommonJS one`);
     }
   }
   return {

@@ -11,12 +11,28 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 from collections.abc import Mapping, Sequence
 
 from mt_eval.adapters.framing import Framing
 from mt_eval.adapters.record_process import ProcessOptions, RecordFailure, program_log
-from mt_eval.process_group import StderrTail, exit_status, reap_group, signal_group
+from mt_eval.child_process import ChildProcess, exit_status, wait_event
+
+
+class _OneRun(ChildProcess):
+    """The program run once: its whole output, and an event set when it has ended."""
+
+    def __init__(self, command: Sequence[str], options: ProcessOptions, **kwargs: object) -> None:
+        super().__init__(command, logger=program_log, tail_bytes=options.stderr_tail_bytes,
+                         tail_lines=options.stderr_tail_lines, grace_s=options.shutdown_grace_s,
+                         **kwargs)  # type: ignore[arg-type]
+        self.output = bytearray()
+        self.ended = asyncio.Event()
+
+    def on_output(self, data: bytes) -> None:
+        self.output += data
+
+    def on_gone(self, status: str) -> None:
+        self.ended.set()
 
 
 async def run_once(command: Sequence[str], records: list[bytes], framing: Framing, *,
@@ -24,49 +40,34 @@ async def run_once(command: Sequence[str], records: list[bytes], framing: Framin
                    options: ProcessOptions | None = None, label: str | None = None) -> list[bytes]:
     """Run the program once over ``records``; one answer per record, or `RecordFailure` for the batch."""
     options = options or ProcessOptions()
-    label = label or os.path.basename(command[0])
+    child = _OneRun(command, options, cwd=cwd, env=env, label=label)
+    label = child.label
     try:
-        process = await asyncio.create_subprocess_exec(
-            *command, cwd=cwd, env=env, start_new_session=True, stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        await child.spawn()
     except OSError as exc:
         raise RecordFailure("unavailable", f"cannot start {label} ({command[0]}): {exc.strerror or exc}") from exc
-    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-    stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
-    tail = StderrTail(program_log, label, max_bytes=options.stderr_tail_bytes, max_lines=options.stderr_tail_lines)
-
-    async def write() -> None:
-        try:
-            stdin.write(b"".join(record + framing.terminator for record in records))
-            await stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # it exited early; its exit status says why
-        finally:
-            stdin.close()
-
-    async def drain_stderr() -> None:
-        while chunk := await stderr.read(65536):
-            tail.feed(chunk)
-
     allowance = options.timeout_s * max(1, len(records))
     try:
-        _, output, _, code = await asyncio.wait_for(
-            asyncio.gather(write(), stdout.read(), drain_stderr(), process.wait()), allowance)
-    except TimeoutError:
-        signal_group(process.pid, signal.SIGKILL)
-        await process.wait()
-        raise RecordFailure("timeout", f"{label} did not finish {len(records)} record(s) within {allowance:g} s",
-                            stderr_tail=tail.tail(), alone=len(records) == 1) from None
+        child.write(b"".join(record + framing.terminator for record in records))
+        child.close_stdin()
+        ended = await wait_event(child.ended, allowance)
+        if not ended:
+            child.kill()
     finally:
-        await reap_group(process.pid, options.shutdown_grace_s)  # whatever it started and left behind
-    if code != 0:
-        raise RecordFailure("exited", f"{label} {exit_status(code)}", stderr_tail=tail.tail(),
-                            alone=len(records) == 1)
+        await child.aclose()  # and whatever it started and left behind
+    alone = len(records) == 1
+    if not ended:
+        raise RecordFailure("timeout", f"{label} did not finish {len(records)} record(s) within {allowance:g} s",
+                            stderr_tail=child.stderr_tail(), alone=alone)
+    if child.exit_code != 0:
+        raise RecordFailure("exited", f"{label} {exit_status(child.exit_code)}", stderr_tail=child.stderr_tail(),
+                            alone=alone)
+    output = bytes(child.output)
     answers = framing.split_output(output, len(records))
     if answers is None:
         found = len(output.split(framing.terminator))
         raise RecordFailure("mismatch", f"{label} gave about {found} answers for {len(records)} record(s) "
-                            f"({framing.name} framing)", stderr_tail=tail.tail(), alone=len(records) == 1)
+                            f"({framing.name} framing)", stderr_tail=child.stderr_tail(), alone=alone)
     return answers
 
 

@@ -9,10 +9,22 @@ terminator, in order. Two framings cover most programs:
 - `LINES`: one line a record, for line-oriented programs that flush after every line. A source that
   contains newlines is sent as several records, one per line, and the answers are joined with ``\\n``,
   so it survives the round trip line for line.
+
+A persistent program's answers are matched to records in order, so an ``aligned`` framing proves which
+record each answer belongs to: after every record it sends a *marker* record, ``⟦NONCE:SEQ⟧``, which the
+program echoes (translated or not, such tokens pass through translators, as champollion's placeholder
+sentinels do). The answers between two markers belong to one record; one answer is the translation, and
+any other count — a warning printed on stdout, a line skipped — fails that record alone, never shifting a
+translation onto the next one. `LINES` is aligned: a line program can print anything on its stdout.
+`NULL_FLUSH` is not: in null-flush mode the NUL is a flush command, answered exactly once per record.
+A program that does not pass markers through times out; run it with one process per batch
+(``persistent=False``), where answers are counted over the whole output instead.
 """
 
 from __future__ import annotations
 
+import random
+import re
 from dataclasses import dataclass
 
 
@@ -22,11 +34,13 @@ class FramingError(ValueError):
 
 @dataclass(frozen=True)
 class Framing:
-    """Records end with ``terminator`` in both directions; ``per_line`` sends each line of a text as a record."""
+    """Records end with ``terminator`` in both directions; ``per_line`` sends each line of a text as a record;
+    ``aligned`` sends a marker after each record to a persistent program (see the module docstring)."""
 
     name: str
     terminator: bytes
     per_line: bool = False
+    aligned: bool = True
 
     def __post_init__(self) -> None:
         if not self.terminator:
@@ -65,5 +79,24 @@ class Framing:
         return parts if len(parts) == expected else None
 
 
-NULL_FLUSH = Framing("null-flush", b"\0")
+class Markers:
+    """The marker records of one program: ``⟦NONCE:SEQ⟧``, recognised even when the program re-spaced or
+    re-cased them, as long as its digits survive."""
+
+    def __init__(self, nonce: int | None = None) -> None:
+        self.nonce = nonce if nonce is not None else random.randrange(100_000, 1_000_000)
+        self._pattern = re.compile(rb"%d\D{0,3}?(\d{1,12})" % self.nonce)
+
+    def marker(self, seq: int) -> bytes:
+        return f"\u27e6{self.nonce}:{seq}\u27e7".encode()
+
+    def seq_in(self, answer: bytes) -> int | None:
+        """The sequence number of the marker ``answer`` echoes, or None when it is an answer."""
+        if len(answer) > 64:
+            return None
+        found = self._pattern.search(answer)
+        return int(found.group(1)) if found else None
+
+
+NULL_FLUSH = Framing("null-flush", b"\0", aligned=False)
 LINES = Framing("line", b"\n", per_line=True)

@@ -2,9 +2,11 @@
 
 Records are written as soon as they are submitted, so many can be in flight: the program works on one
 while the next ones wait in its stdin pipe, and every program of a shell pipeline is busy at once.
-Answers come back in order and are matched to records first in, first out. Like the bridge host, it runs
-on asyncio's subprocess protocol: answers resolve their futures in the event loop's I/O callback, and
-there is no reader task to own, so any number of tasks can share one program.
+Answers come back in order. Under an aligned framing (`mt_eval.adapters.framing`) a marker follows each
+record, and the answers between two markers belong to one record: exactly one is its translation, any
+other count fails that record (``mismatch``) and no other. It is a `mt_eval.child_process.ChildProcess`,
+like the bridge host's guests: answers resolve their futures in the event loop's I/O callback, and any
+number of tasks can share one program.
 
 A record that fails raises `RecordFailure`, whose ``kind`` says what happened:
 
@@ -14,6 +16,7 @@ A record that fails raises `RecordFailure`, whose ``kind`` says what happened:
   the record was the only one in flight, and so certainly the one the program failed on;
 - ``interrupted``: the program was killed because of another record; this one may simply be sent again;
 - ``oversized``: an answer grew beyond ``max_record_bytes`` without its terminator;
+- ``mismatch``: the program wrote no answer, or several, for this record;
 - ``unavailable``: the program cannot be started (or keeps failing: see `mt_eval.adapters.stage`).
 """
 
@@ -22,13 +25,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from mt_eval.process_group import ChildPipes, StderrTail, close_group, exit_status, last_lines, signal_group
+from mt_eval.adapters.framing import Framing, Markers
+from mt_eval.child_process import ChildProcess, LazyTimer, last_lines
 
 log = logging.getLogger("mt_eval.adapters")
 program_log = logging.getLogger("mt_eval.adapters.program")
@@ -65,14 +68,17 @@ class RecordFailure(Exception):
 
 
 class _Waiter:
-    __slots__ = ("future", "mark")
+    __slots__ = ("answers", "count", "future", "mark", "seq")
 
-    def __init__(self, future: asyncio.Future[bytes], mark: int) -> None:
+    def __init__(self, future: asyncio.Future[bytes], mark: int, seq: int) -> None:
         self.future = future
         self.mark = mark  # how much stderr had arrived when the record was written
+        self.seq = seq  # its marker's number (aligned framings)
+        self.count = 0  # answers received before its marker
+        self.answers: list[bytes] = []  # the first two of them
 
 
-class RecordProcess:
+class RecordProcess(ChildProcess):
     """A running program answering records in order. `start`, then `submit` and await, then `aclose`.
 
     ``restart_when`` (optional) is called with what the program wrote to stderr while it handled a record;
@@ -81,89 +87,54 @@ class RecordProcess:
     meaningful when one record is in flight at a time.
     """
 
-    def __init__(self, command: Sequence[str], terminator: bytes, *, cwd: str | os.PathLike[str] | None = None,
+    def __init__(self, command: Sequence[str], framing: Framing, *, cwd: str | os.PathLike[str] | None = None,
                  env: Mapping[str, str] | None = None, options: ProcessOptions | None = None,
                  label: str | None = None, restart_when: Callable[[str], bool] | None = None) -> None:
-        if not command:
-            raise ValueError("a translator program needs at least the program to run")
-        self.command = list(command)
-        self.terminator = terminator
-        self.cwd = cwd
-        self.env = dict(env) if env is not None else None
         self.options = options or ProcessOptions()
-        self.label = label or os.path.basename(self.command[0])
+        super().__init__(command, cwd=cwd, env=env, label=label, logger=program_log,
+                         tail_bytes=self.options.stderr_tail_bytes, tail_lines=self.options.stderr_tail_lines,
+                         grace_s=self.options.shutdown_grace_s)
+        self.framing = framing
+        self.terminator = framing.terminator
+        self.markers = Markers() if framing.aligned else None
         self.restart_when = restart_when
-        self.exit_code: int | None = None
         self.retiring = False
         self.stray_answers = 0
-        self._stderr = StderrTail(program_log, self.label, max_bytes=self.options.stderr_tail_bytes,
-                                  max_lines=self.options.stderr_tail_lines)
-        self._transport: asyncio.SubprocessTransport | None = None
-        self._stdin: asyncio.WriteTransport | None = None
+        self.answered = 0  # records answered: a program that did work is not crash-looping
         self._fifo: deque[_Waiter] = deque()
+        self._seq = 0
         self._unsettled = 0
         self._buffer = bytearray()
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer = LazyTimer(self._time_out)
         self._head_since = 0.0  # when the oldest record in flight became the oldest
         self._idle = asyncio.Event()
         self._idle.set()
-        self._exited = asyncio.Event()
-        self._stdout_closed = False
-        self._gone_timer: asyncio.TimerHandle | None = None
-        self._gone = False
-        self._closing = False
 
     # ---- lifecycle -------------------------------------------------------------------------------
 
     @property
-    def pid(self) -> int | None:
-        return self._transport.get_pid() if self._transport is not None else None
-
-    @property
     def alive(self) -> bool:
         """Running and taking records."""
-        return self._transport is not None and not (self._gone or self._closing or self.retiring)
+        return self.running and not self.retiring
 
     @property
     def in_flight(self) -> int:
         return len(self._fifo) + self._unsettled
 
-    def stderr_tail(self) -> str:
-        return self._stderr.tail()
-
     async def start(self) -> None:
         """Start the program in its own process group; raises `RecordFailure` ("unavailable")."""
-        loop = asyncio.get_running_loop()
         try:
-            transport, _ = await loop.subprocess_exec(
-                lambda: ChildPipes(self), *self.command, cwd=self.cwd, env=self.env, start_new_session=True,
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            await self.spawn()
         except OSError as exc:
             raise RecordFailure("unavailable", f"cannot start {self.label} ({self.command[0]}): "
                                 f"{exc.strerror or exc}") from exc
-        self._transport = transport
-        self._stdin = transport.get_pipe_transport(0)  # type: ignore[assignment]
 
     async def drained(self) -> None:
         """Wait until no record is in flight."""
         await self._idle.wait()
 
-    async def aclose(self) -> None:
-        """Close stdin (the program finishes what is in flight), then SIGTERM and SIGKILL its group."""
-        if self._transport is None or self._closing:
-            return
-        self._closing = True
-        try:
-            await close_group(self.pid, self._close_stdin, self._exited, self.options.shutdown_grace_s)
-        finally:
-            if not self._exited.is_set():
-                signal_group(self.pid, signal.SIGKILL)
-            self._fail_all("interrupted", f"{self.label} was shut down")
-            self._transport.close()
-
-    def _close_stdin(self) -> None:
-        if self._stdin is not None:
-            self._stdin.close()
+    def on_closed(self) -> None:
+        self._fail_all("interrupted", f"{self.label} was shut down")
 
     # ---- records ---------------------------------------------------------------------------------
 
@@ -172,27 +143,20 @@ class RecordProcess:
         if not self.alive or self._stdin is None or self._stdin.is_closing():
             raise RecordFailure("exited", f"{self.label} is not running", stderr_tail=self.stderr_tail())
         loop = asyncio.get_running_loop()
-        waiter = _Waiter(loop.create_future(), self._stderr.total)
+        self._seq += 1
+        waiter = _Waiter(loop.create_future(), self._stderr.total, self._seq)
         self._fifo.append(waiter)
         self._idle.clear()
         if len(self._fifo) == 1:
             self._head_since = loop.time()
-            if self._timer is None:
-                self._timer = loop.call_at(self._head_since + self.options.timeout_s, self._time_out)
-        self._stdin.write(record + self.terminator)
+            self._timer.ensure(self._head_since + self.options.timeout_s)
+        data = record + self.terminator
+        if self.markers is not None:
+            data += self.markers.marker(self._seq) + self.terminator
+        self.write(data)
         return waiter.future
 
-    def on_started(self, transport: asyncio.SubprocessTransport) -> None:
-        self._transport = transport
-
-    def on_stderr(self, data: bytes) -> None:
-        self._stderr.feed(data)
-
-    def on_stdout_closed(self) -> None:
-        self._stdout_closed = True
-        self._check_gone()
-
-    def on_stdout(self, data: bytes) -> None:
+    def on_output(self, data: bytes) -> None:
         if self._gone:  # killed: whatever it still wrote answers nothing
             return
         buffer = self._buffer
@@ -200,21 +164,59 @@ class RecordProcess:
         size = len(self.terminator)
         start = 0
         while (end := buffer.find(self.terminator, start)) >= 0:
-            self._answer(bytes(buffer[start:end]))
+            answer = bytes(buffer[start:end])
+            if self.markers is None:
+                self._answer(answer)
+            else:
+                self._aligned(answer)
             start = end + size
         if start:
             del buffer[:start]
         if len(buffer) > self.options.max_record_bytes and not self._gone:
             self._kill("oversized", f"{self.label} sent an answer over {self.options.max_record_bytes} bytes")
 
+    def _aligned(self, answer: bytes) -> None:
+        """An answer under an aligned framing: a record's answer, or a marker closing the records up to it."""
+        assert self.markers is not None
+        seq = self.markers.seq_in(answer)
+        if seq is None:
+            if self._fifo:
+                waiter = self._fifo[0]
+                waiter.count += 1
+                if len(waiter.answers) < 2:
+                    waiter.answers.append(answer)
+            elif not self._closing:
+                self._stray(answer)
+            return
+        while self._fifo and self._fifo[0].seq <= seq:
+            waiter = self._fifo[0]
+            if waiter.seq == seq and waiter.count == 1:
+                self._answer(waiter.answers[0])
+                continue
+            self._fifo.popleft()
+            self._head_since = asyncio.get_running_loop().time()
+            if waiter.seq < seq:
+                why = "its answer and the next record's cannot be told apart (the program lost a marker line)"
+            elif waiter.count == 0:
+                why = "the program wrote no answer for it"
+            else:
+                shown = ", ".join(repr(a.decode("utf-8", "replace")[:80]) for a in waiter.answers)
+                why = f"the program wrote {waiter.count} lines for it instead of one ({shown}"
+                why += ", …)" if waiter.count > 2 else ")"
+            _fail(waiter.future, RecordFailure("mismatch", f"{self.label}: {why}", stderr_tail=self.stderr_tail()))
+            self._check_idle()
+
+    def _stray(self, answer: bytes) -> None:
+        self.stray_answers += 1
+        log.warning("%s: dropped an answer that matches no record: %r", self.label, answer[:120])
+
     def _answer(self, data: bytes) -> None:
         if not self._fifo:
-            if self._closing:  # many null-flush programs flush once more when their input ends
-                return
-            self.stray_answers += 1
-            log.warning("%s: dropped an answer that matches no record: %r", self.label, data[:120])
+            if not self._closing:  # many null-flush programs flush once more when their input ends
+                self._stray(data)
             return
         waiter = self._fifo.popleft()
+        self.answered += 1
         self._head_since = asyncio.get_running_loop().time()  # the next record's clock starts now
         if self.restart_when is None:
             _resolve(waiter.future, data)
@@ -237,14 +239,12 @@ class RecordProcess:
             self._idle.set()
 
     def _time_out(self) -> None:
-        """One timer per process, re-armed lazily: it only acts when the oldest record is overdue."""
-        self._timer = None
+        """The lazily re-armed timer: it only acts when the oldest record is overdue."""
         if not self._fifo or self._gone:
             return
-        loop = asyncio.get_running_loop()
         due = self._head_since + self.options.timeout_s
-        if loop.time() < due - 1e-3:
-            self._timer = loop.call_at(due, self._time_out)
+        if asyncio.get_running_loop().time() < due - 1e-3:
+            self._timer.ensure(due)
             return
         self._kill("timeout", f"{self.label} gave no answer within {self.options.timeout_s:g} s")
 
@@ -252,37 +252,16 @@ class RecordProcess:
         """The program is stuck: the oldest record fails with ``kind``, the others are interrupted."""
         if self._fifo:
             _fail(self._fifo.popleft().future, RecordFailure(kind, message, stderr_tail=self.stderr_tail()))
-        self._gone = True
-        signal_group(self.pid, signal.SIGKILL)
+        self.kill()
         self._fail_all("interrupted", f"{self.label} was restarted ({message})")
 
     # ---- the program going away ----------------------------------------------------------------
 
-    def on_exit(self) -> None:
-        if self._transport is not None:
-            self.exit_code = self._transport.get_returncode()
-        self._exited.set()
-        self._check_gone()
-
-    def _check_gone(self) -> None:
-        if self._exited.is_set() and self._stdout_closed:
-            self._declare_gone()
-        elif self._gone_timer is None and not self._gone:
-            self._gone_timer = asyncio.get_running_loop().call_later(0.5, self._declare_gone)
-
-    def _declare_gone(self) -> None:
-        if self._gone_timer is not None:
-            self._gone_timer.cancel()
-        if self._gone:
-            return
-        self._gone = True
-        if not self._closing:
-            self._fail_all("exited", f"{self.label} {exit_status(self.exit_code)}")
+    def on_gone(self, status: str) -> None:
+        self._fail_all("exited", f"{self.label} {status}")
 
     def _fail_all(self, kind: FailureKind, message: str) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._timer.cancel()
         alone = len(self._fifo) == 1
         tail = self.stderr_tail()
         while self._fifo:

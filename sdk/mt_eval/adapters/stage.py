@@ -8,7 +8,7 @@
 - a record interrupted by another record's failure is simply sent again;
 - a program that died is restarted on the next record, within a crash-loop budget
   (`ProcessOptions.restart_budget` restarts per `restart_window_s`); planned restarts (``restart_when``)
-  do not count.
+  do not count, and neither does a restart after a program that answered records before it failed.
 
 Many tasks may share a runner: the order in which records are written is the order of their answers.
 """
@@ -19,11 +19,12 @@ import asyncio
 import logging
 import os
 import re
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from mt_eval.adapters.framing import Framing
 from mt_eval.adapters.record_process import ProcessOptions, RecordFailure, RecordProcess
+from mt_eval.child_process import RestartBudget, SoloGate
 
 log = logging.getLogger("mt_eval.adapters")
 
@@ -59,10 +60,10 @@ class Stage:
 class StageRunner:
     """Keeps one program of ``stage`` running and sends it records (see the module docstring)."""
 
-    def __init__(self, stage: Stage, terminator: bytes, *, cwd: str | os.PathLike[str] | None = None,
+    def __init__(self, stage: Stage, framing: Framing, *, cwd: str | os.PathLike[str] | None = None,
                  env: Mapping[str, str] | None = None, options: ProcessOptions | None = None) -> None:
         self.stage = stage
-        self.terminator = terminator
+        self.framing = framing
         self.cwd = cwd
         self.env = {**(env or os.environ), **stage.env} if stage.env else env
         self.options = options or ProcessOptions()
@@ -72,10 +73,10 @@ class StageRunner:
         self._isolated = stage.lockstep or self._pattern is not None
         self._process: RecordProcess | None = None
         self._started = False
-        self._failures: deque[float] = deque()
+        self._budget = RestartBudget(self.options.restart_budget, self.options.restart_window_s)
         self._last_failure: RecordFailure | None = None
         self._start_lock = asyncio.Lock()
-        self._exclusive = asyncio.Lock()
+        self._gate = SoloGate()
         self._closing: set[asyncio.Task[None]] = set()
 
     @property
@@ -104,19 +105,17 @@ class StageRunner:
                     raise
 
     async def _ask_shared(self, record: bytes) -> bytes:
-        while self._exclusive.locked():  # a record is being sent alone: wait until it has its answer
-            async with self._exclusive:
-                pass
-        process = await self._current()
-        return await process.submit(record)
+        async with self._gate.shared():
+            process = await self._current()
+            return await process.submit(record)
 
     async def _ask_alone(self, record: bytes) -> bytes:
-        async with self._exclusive:
+        async with self._gate.alone():
             while True:
                 process = await self._current()
                 if process.in_flight == 0:
                     break
-                await process.drained()
+                await process.drained()  # a retiring process still answers what it has
             return await process.submit(record)
 
     async def _current(self) -> RecordProcess:
@@ -133,11 +132,11 @@ class StageRunner:
                 if process.retiring:
                     self.renewals += 1
                 else:
-                    self._count_restart()
+                    self._count_restart(productive=process.answered > 0)
             elif self._started:
                 self._count_restart()  # the last start failed, or the budget ran out
             self._started = True
-            fresh = RecordProcess(self.stage.command, self.terminator, cwd=self.cwd, env=self.env,
+            fresh = RecordProcess(self.stage.command, self.framing, cwd=self.cwd, env=self.env,
                                   options=self.options, label=self.stage.name, restart_when=self._restart_when)
             try:
                 await fresh.start()
@@ -150,15 +149,11 @@ class StageRunner:
     def _restart_when(self, stderr: str) -> bool:
         return self._pattern is not None and self._pattern.search(stderr) is not None
 
-    def _count_restart(self) -> None:
-        now = asyncio.get_running_loop().time()
-        while self._failures and self._failures[0] < now - self.options.restart_window_s:
-            self._failures.popleft()
-        if len(self._failures) >= self.options.restart_budget:
+    def _count_restart(self, *, productive: bool = False) -> None:
+        if not self._budget.allow(productive=productive):
             last = self._last_failure.entry_error() if self._last_failure is not None else "unknown"
-            raise RecordFailure("unavailable", f"{self.stage.name} keeps failing: {self.options.restart_budget} "
-                                f"restarts within {self.options.restart_window_s:g} s; last failure: {last}")
-        self._failures.append(now)
+            raise RecordFailure("unavailable", f"{self.stage.name} keeps failing: {self._budget.describe()}; "
+                                f"last failure: {last}")
         self.restarts += 1
         log.warning("restarting %s (restart %d)", self.stage.name, self.restarts)
 

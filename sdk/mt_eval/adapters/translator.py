@@ -59,7 +59,7 @@ class ProcessTranslator:
         self.cwd = cwd
         self.env = env
         self.options = options or ProcessOptions()
-        self._replicas = [[StageRunner(stage, framing.terminator, cwd=cwd, env=env, options=self.options)
+        self._replicas = [[StageRunner(stage, framing, cwd=cwd, env=env, options=self.options)
                            for stage in self.stages] for _ in range(self.processes)] if persistent else []
         self._load = [0] * len(self._replicas)
         self._batch_slots = asyncio.Semaphore(self.processes)

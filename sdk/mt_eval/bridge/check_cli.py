@@ -18,7 +18,7 @@ def run_check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -
         return 2
     print(f"checking `{' '.join(command)}` against {len(loaded)} transcripts from {directory}")
     failed = skipped = 0
-    for vector in loaded:
+    for number, vector in enumerate(loaded, start=1):
         outcome = asyncio.run(run_vector(vector, command, cwd=cwd))
         if outcome.skipped:
             skipped += 1
@@ -31,6 +31,12 @@ def run_check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -
         print(f"  FAIL  {outcome.name}: {outcome.description}\n        {outcome.failure}")
         if outcome.stderr_tail:
             print("        guest stderr: " + outcome.stderr_tail.replace("\n", "\n                      "))
+        if outcome.initialize_unanswered:
+            rest = len(loaded) - number
+            print(f"conformance: stopped: the guest does not answer initialize, so the other {rest} transcripts "
+                  "were not run (each would wait as long). Fix: answer initialize as soon as the method is "
+                  "loaded (bridge/PROTOCOL.md, \"Lifecycle\"); check what the guest writes to stderr")
+            return 1
     skips = f", {skipped} not applicable" if skipped else ""
     print(f"conformance: {len(loaded) - failed - skipped} passed, {failed} failed{skips}")
     return 1 if failed else 0

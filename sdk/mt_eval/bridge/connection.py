@@ -1,9 +1,15 @@
-"""One guest process: spawn, handshake, requests in flight, and a shutdown that leaves nothing behind.
+"""One guest process: handshake, requests in flight, deadlines, and a guest that stops answering.
 
-The connection is driven by asyncio's subprocess protocol callbacks rather than reader tasks: bytes are
-split into lines and responses resolve their futures inside the event loop's I/O callback. That keeps a
-round trip to a single loop wake-up, and the connection has no background task to own, so it can be
-started in one task and closed in another (the harness's workers share one guest).
+A `GuestConnection` is a `mt_eval.child_process.ChildProcess`: bytes are split into lines and responses
+resolve their futures inside the event loop's I/O callback, which keeps a round trip to a single loop
+wake-up, and there is no background task to own, so it can be started in one task and closed in another
+(the harness's workers share one guest).
+
+A request that times out, or whose caller gives up, is cancelled. A guest must answer a cancelled
+request (with the ``cancelled`` error, or its late result) within ``cancel_grace_s``: one that does not
+is not reading its input — its event loop is blocked — and is killed, so that it can be replaced. A
+guest that cannot cancel is killed as soon as a request times out. Every failure says whether the
+request was ``alone`` in flight: only then is it certainly the request the guest failed on.
 """
 
 from __future__ import annotations
@@ -13,8 +19,7 @@ import contextlib
 import itertools
 import logging
 import os
-import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,11 +28,12 @@ import msgspec
 from mt_eval import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
-from mt_eval.process_group import ChildPipes, StderrTail, close_group, exit_status, signal_group
+from mt_eval.child_process import ChildProcess, LazyTimer
 
 log = logging.getLogger("mt_eval.bridge")
 guest_log = logging.getLogger("mt_eval.bridge.guest")
 _LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+_BATCH_REQUESTS = frozenset({"translate", "decide"})  # the requests that carry a method's work
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,7 @@ class HostOptions:
     start_timeout_s: float = 30.0
     request_timeout_s: float = 120.0
     hard_timeout_s: float = 600.0
+    cancel_grace_s: float = 2.0
     max_line_bytes: int = m.DEFAULT_MAX_LINE_BYTES
     shutdown_grace_s: float = 2.0
     stderr_tail_bytes: int = 64 * 1024
@@ -58,59 +65,41 @@ class _Pending:
         self.hard_deadline = now + hard_s
 
 
-class GuestConnection:
+class GuestConnection(ChildProcess):
     """A running guest speaking ``mt-eval-bridge/1``. Use `start`, then `request`, then `aclose`."""
 
     def __init__(self, command: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
                  env: Mapping[str, str] | None = None, options: HostOptions | None = None,
                  label: str | None = None) -> None:
-        if not command:
-            raise ValueError("a guest command needs at least the program to run")
-        self.command = list(command)
-        self.cwd = cwd
-        self.env = dict(env) if env is not None else None
         self.options = options or HostOptions()
-        self.label = label or os.path.basename(self.command[0])
+        super().__init__(command, cwd=cwd, env=env, label=label, logger=guest_log,
+                         tail_bytes=self.options.stderr_tail_bytes, tail_lines=self.options.stderr_tail_lines,
+                         grace_s=self.options.shutdown_grace_s)
         self.info: m.InitializeResult | None = None
-        self.exit_code: int | None = None
         self.junk_lines = 0
+        self.completed = 0  # translate/decide requests answered: a guest that did work is not crash-looping
         self._ids = itertools.count(1)
         self._pending: dict[int | str, _Pending] = {}
+        self._cancelling: dict[int | str, float] = {}  # cancelled request → when its answer is overdue
+        self._cancels_answered = asyncio.Event()  # set while no cancel waits for its answer
+        self._cancels_answered.set()
         self._lines = LineSplitter(self.options.max_line_bytes)
-        self._stderr = StderrTail(guest_log, self.label, max_bytes=self.options.stderr_tail_bytes,
-                                  max_lines=self.options.stderr_tail_lines)
-        self._transport: asyncio.SubprocessTransport | None = None
-        self._stdin: asyncio.WriteTransport | None = None
-        self._sweep: asyncio.TimerHandle | None = None
-        self._stdout_closed = False
-        self._exited = asyncio.Event()
-        self._gone_timer: asyncio.TimerHandle | None = None
-        self._gone = False
-        self._closing = False
-        self.on_gone: Callable[[GuestConnection], None] | None = None
-
-    # ---- lifecycle -------------------------------------------------------------------------------
-
-    @property
-    def pid(self) -> int | None:
-        return self._transport.get_pid() if self._transport is not None else None
+        self._timer = LazyTimer(self._sweep)
+        self._stopped_because: str | None = None
 
     @property
     def alive(self) -> bool:
-        return self._transport is not None and not self._gone and not self._closing
+        return self.running
+
+    # ---- lifecycle -------------------------------------------------------------------------------
 
     async def start(self, config: Any = None) -> m.InitializeResult:
         """Spawn the guest and complete the handshake within the start timeout."""
-        loop = asyncio.get_running_loop()
         try:
-            transport, _ = await loop.subprocess_exec(
-                lambda: ChildPipes(self), *self.command, cwd=self.cwd, env=self.env, start_new_session=True,
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            await self.spawn()
         except OSError as exc:
             raise m.BridgeError(m.GUEST_EXITED, f"cannot start guest {self.command[0]!r}: {exc.strerror or exc}"
                                 ) from exc
-        self._transport = transport
-        self._stdin = transport.get_pipe_transport(0)  # type: ignore[assignment]
         params = {"protocol_versions": list(m.SUPPORTED_VERSIONS),
                   "host": {"name": "mt-eval", "version": __version__}, "config": config}
         timeout = self.options.start_timeout_s
@@ -129,106 +118,127 @@ class GuestConnection:
             return m.BridgeError(exc.code, f"guest {self.label} speaks {', '.join(supported or ['?'])}; this host "
                                  f"speaks {', '.join(m.SUPPORTED_VERSIONS)}: upgrade the older side", exc.data)
         if isinstance(exc, m.BridgeError) and exc.code == m.TIMEOUT:
-            message = f"guest {self.label} did not answer initialize within {self.options.start_timeout_s:g} s"
+            message = (f"guest {self.label} did not answer initialize within {self.options.start_timeout_s:g} s "
+                       "(a guest answers initialize as soon as its method is loaded; see its stderr)")
         elif isinstance(exc, m.BridgeError):
             message = f"guest {self.label} failed to start: {exc.message}"
         else:
             message = f"guest {self.label} sent an invalid initialize result: {exc}"
         return m.BridgeError(exc.code if isinstance(exc, m.BridgeError) else m.INTERNAL_ERROR, message,
-                             {"exit_code": self.exit_code, "stderr_tail": self.stderr_tail()})
+                             {"exit_code": self.exit_code, "stderr_tail": self.stderr_tail(), "start": True})
 
     async def aclose(self) -> None:
         """Shut the guest down, escalating: shutdown → close stdin → SIGTERM → SIGKILL (process group)."""
         if self._transport is None or self._closing:
             return
-        grace = self.options.shutdown_grace_s
-        try:
-            if self.alive and self.info is not None:
-                with contextlib.suppress(m.BridgeError):
-                    await self.request("shutdown", {}, timeout_s=grace, hard_timeout_s=grace)
-            self._closing = True
-            await close_group(self.pid, self._close_stdin, self._exited, grace)
-        finally:
-            self._closing = True
-            if not self._exited.is_set():
-                signal_group(self.pid, signal.SIGKILL)
-            self._fail_all(m.GUEST_EXITED, f"guest {self.label} was shut down")
-            self._transport.close()
+        if self.alive and self.info is not None:
+            grace = self.options.shutdown_grace_s
+            with contextlib.suppress(m.BridgeError):
+                await self.request("shutdown", {}, timeout_s=grace, hard_timeout_s=grace)
+        await super().aclose()
 
-    def _close_stdin(self) -> None:
-        if self._stdin is not None:
-            self._stdin.close()
+    def on_closed(self) -> None:
+        self._timer.cancel()
+        self._cancel_settled()
+        self._fail_all(m.GUEST_EXITED, f"guest {self.label} was shut down")
+
+    def stop(self, reason: str) -> None:
+        """Kill the guest now (its group, SIGKILL) and fail every request in flight with ``reason``."""
+        if self._gone or self._closing:
+            return
+        self._stopped_because = reason
+        log.warning("stopping guest %s: %s", self.label, reason)
+        self.kill()
+        self._cancel_settled()
+        self._fail_all(m.GUEST_EXITED, f"guest {self.label} was stopped: {reason}")
 
     # ---- requests ------------------------------------------------------------------------------
 
     async def request(self, method: str, params: Any, *, timeout_s: float | None = None,
                       hard_timeout_s: float | None = None) -> msgspec.Raw:
         """Send a request and wait for its result; failures raise `BridgeError` with a reserved code."""
-        if not self.alive:
+        if self._cancelling:  # a guest that has not answered a cancel yet may be stuck: wait until it is known
+            await self._cancels_answered.wait()
+        if not self.alive:  # (not sent: the caller may send it to the guest's successor)
             raise m.BridgeError(m.GUEST_EXITED, f"guest {self.label} is not running",
-                                {"exit_code": self.exit_code, "stderr_tail": self.stderr_tail()})
+                                {**self._failure_data(False), "unsent": True})
         loop = asyncio.get_running_loop()
         request_id = next(self._ids)
         timeout = timeout_s if timeout_s is not None else self.options.request_timeout_s
         hard = hard_timeout_s if hard_timeout_s is not None else self.options.hard_timeout_s
         pending = _Pending(loop.create_future(), method, timeout, hard, loop.time())
         self._pending[request_id] = pending
-        due = min(pending.deadline, pending.hard_deadline)
-        if self._sweep is None or due < self._sweep.when():
-            self._schedule_sweep(due)
-        self._write(m.request_line(request_id, method, params))
+        self._timer.ensure(min(pending.deadline, pending.hard_deadline))
+        self.write(m.request_line(request_id, method, params))
         try:
-            return await pending.future
+            result = await pending.future
         except asyncio.CancelledError:
             if request_id in self._pending and self.alive:
-                self._write(m.notification_line("cancel", {"id": request_id}))
+                self._cancel(request_id)
             raise
         finally:
             self._pending.pop(request_id, None)
+        if method in _BATCH_REQUESTS:
+            self.completed += 1
+        return result
 
-    def _write(self, data: bytes) -> None:
-        if self._stdin is not None and not self._stdin.is_closing():
-            self._stdin.write(data)
+    def _cancel(self, request_id: int | str) -> None:
+        """Tell the guest to stop a request; it must answer within the grace, or it is stopped."""
+        if self.info is not None and not self.info.capabilities.cancel:
+            self.stop(f"it cannot cancel, and request {request_id} was given up")
+            return
+        self.write(m.notification_line("cancel", {"id": request_id}))
+        due = asyncio.get_running_loop().time() + self.options.cancel_grace_s
+        self._cancelling[request_id] = due
+        self._cancels_answered.clear()
+        self._timer.ensure(due)
 
-    def _schedule_sweep(self, when: float) -> None:
-        """One timer serves every request: it fires at the earliest deadline and re-arms itself."""
-        if self._sweep is not None:
-            self._sweep.cancel()
-        self._sweep = asyncio.get_running_loop().call_at(when, self._sweep_timeouts)
+    def _cancel_settled(self, request_id: int | str | None = None) -> None:
+        if request_id is None:
+            self._cancelling.clear()
+        else:
+            self._cancelling.pop(request_id, None)
+        if not self._cancelling:
+            self._cancels_answered.set()
 
-    def _sweep_timeouts(self) -> None:
-        self._sweep = None
-        now = asyncio.get_running_loop().time()
+    def _sweep(self) -> None:
+        """The one timer's callback: time out overdue requests, stop a guest that ignores a cancel."""
+        now = asyncio.get_running_loop().time() + 1e-3
         earliest = None
         for request_id, pending in list(self._pending.items()):
             if pending.future.done():
                 continue
             due = min(pending.deadline, pending.hard_deadline)
-            if due <= now + 1e-3:
+            if due <= now:
                 self._time_out(request_id, pending)
             elif earliest is None or due < earliest:
                 earliest = due
-        if earliest is not None:
-            self._schedule_sweep(earliest)
+        for request_id, due in list(self._cancelling.items()):
+            if due <= now:
+                self.stop(f"it did not answer the cancel of request {request_id} within "
+                          f"{self.options.cancel_grace_s:g} s (is its event loop blocked?)")
+                return
+            if earliest is None or due < earliest:
+                earliest = due
+        if earliest is not None and self.alive:
+            self._timer.ensure(earliest)
 
     def _time_out(self, request_id: int | str, pending: _Pending) -> None:
         hard = pending.hard_deadline <= pending.deadline
         reason = (f"hit the hard cap of {pending.hard_s:g} s" if hard
                   else f"got no answer or progress within {pending.timeout_s:g} s")
-        pending.future.set_exception(m.BridgeError(m.TIMEOUT, f"{pending.method} request {reason}"))
-        if self.alive:
-            self._write(m.notification_line("cancel", {"id": request_id}))
+        alone = self._in_flight() == 1
+        pending.future.set_exception(m.BridgeError(m.TIMEOUT, f"{pending.method} request {reason}",
+                                                   {"alone": alone}))
+        if self.alive and pending.method != "initialize":
+            self._cancel(request_id)
+
+    def _in_flight(self) -> int:
+        return sum(1 for p in self._pending.values() if not p.future.done() and p.method in _BATCH_REQUESTS)
 
     # ---- incoming ------------------------------------------------------------------------------
 
-    def on_started(self, transport: asyncio.SubprocessTransport) -> None:
-        self._transport = transport
-
-    def on_stdout_closed(self) -> None:
-        self._stdout_closed = True
-        self._check_gone()
-
-    def on_stdout(self, data: bytes) -> None:
+    def on_output(self, data: bytes) -> None:
         for line in self._lines.feed(data):
             if isinstance(line, Oversized):
                 self._fail_line(line.head, m.MESSAGE_TOO_LARGE,
@@ -247,6 +257,8 @@ class GuestConnection:
             if message.id is None:
                 self._on_notification(message.method, message.params)
             return
+        if self._cancelling and message.id is not None:
+            self._cancel_settled(message.id)  # answered: the guest is still reading its input
         pending = self._pending.get(message.id) if message.id is not None else None
         if pending is None or pending.future.done():
             log.debug("%s: dropped a response to unknown or finished request %r", self.label, message.id)
@@ -278,48 +290,18 @@ class GuestConnection:
             level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
             guest_log.log(level, "%s: %s", self.label, params.get("message"))
 
-    def on_stderr(self, data: bytes) -> None:
-        self._stderr.feed(data)
-
-    def stderr_tail(self) -> str:
-        """The last lines the guest wrote to stderr (bounded in bytes and lines)."""
-        return self._stderr.tail()
-
     # ---- the guest going away ------------------------------------------------------------------
 
-    def on_exit(self) -> None:
-        assert self._transport is not None
-        self.exit_code = self._transport.get_returncode()
-        self._exited.set()
-        self._check_gone()
-
-    def _check_gone(self) -> None:
-        """Fail everything once the guest has exited and its stdout is drained (or soon after either)."""
-        if self._gone:
-            return
-        if self._exited.is_set() and self._stdout_closed:
-            self._declare_gone()
-        elif self._gone_timer is None:
-            self._gone_timer = asyncio.get_running_loop().call_later(0.5, self._declare_gone)
-
-    def _declare_gone(self) -> None:
-        if self._gone:
-            return
-        self._gone = True
-        if self._gone_timer is not None:
-            self._gone_timer.cancel()
-        if self._closing:
-            return
-        status = self._exit_status()
+    def on_gone(self, status: str) -> None:
+        self._timer.cancel()
+        self._cancel_settled()
         self._fail_all(m.GUEST_EXITED, f"guest {self.label} {status}")
-        if self.on_gone is not None:
-            self.on_gone(self)
 
-    def _exit_status(self) -> str:
-        return exit_status(self.exit_code)
+    def _failure_data(self, alone: bool) -> dict[str, Any]:
+        return {"exit_code": self.exit_code, "stderr_tail": self.stderr_tail(), "alone": alone}
 
     def _fail_all(self, code: int, message: str) -> None:
-        data = {"exit_code": self.exit_code, "stderr_tail": self.stderr_tail()}
+        data = self._failure_data(self._in_flight() <= 1)
         for pending in list(self._pending.values()):
             if not pending.future.done():
                 pending.future.set_exception(m.BridgeError(code, message, data))
@@ -328,4 +310,3 @@ class GuestConnection:
 def node_executable() -> str:
     """The ``node`` to run Node guests with (``MT_EVAL_NODE`` overrides)."""
     return os.environ.get("MT_EVAL_NODE") or "node"
-

@@ -2,8 +2,17 @@
 
 Batches are split to the guest's ``max_batch`` and at most ``max_concurrency`` requests are in flight,
 however many callers share the method. A failed request never raises out of ``translate``: its entries
-get per-entry errors and every other entry keeps its result. A guest that died is restarted on the next
-request, within a crash-loop budget (`HostOptions.restart_budget` restarts per `restart_window_s`).
+get per-entry errors and every other entry keeps its result. The entries a failure belongs to are found:
+
+- a request the method failed (it raised), or whose answer was too large or unreadable, is split in
+  halves and sent again, down to single entries, so only the entries that fail get the error;
+- after the guest crashed, hung or was stopped with several entries in flight, each of them is sent again
+  alone, one at a time, so the entry the guest fails on is found and fails alone.
+
+A guest that died is restarted on the next request, within a crash-loop budget (`HostOptions.restart_budget`
+restarts per `restart_window_s`; a guest that completed work before it died is not crash-looping and costs
+nothing). A guest that never started — its method does not load, it exits or does not answer initialize —
+is not retried: every later call fails at once with the same reason (`start` raises it).
 """
 
 from __future__ import annotations
@@ -12,7 +21,6 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +31,7 @@ from mt_eval import results
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.lines import id_in
+from mt_eval.child_process import RestartBudget, SoloGate
 from mt_eval.gold import method_view
 from mt_eval.records import TranslationResult
 from mt_eval.results import ResultNotes, parse_returned, results_for, unusable
@@ -41,6 +50,7 @@ _results_decoder = msgspec.json.Decoder(_Translated)
 _answer_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _items_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 _raw_results_decoder = msgspec.json.Decoder(dict[str, list[msgspec.Raw]])
+_GUEST_LOST = (m.GUEST_EXITED, m.TIMEOUT)  # the guest crashed, hung or was stopped
 
 
 def error_result(entry_id: str, error: str) -> dict[str, Any]:
@@ -60,6 +70,8 @@ def per_entry_error(exc: m.BridgeError) -> str:
 class BridgeMethod:
     """Runs ``command`` as a guest and translates through it (see the module docstring)."""
 
+    enforces_deadlines = True  # every request has a deadline: callers need no timeout of their own
+
     def __init__(self, command: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
                  env: Mapping[str, str] | None = None, options: HostOptions | None = None,
                  label: str | None = None) -> None:
@@ -70,11 +82,14 @@ class BridgeMethod:
         self.label = label
         self.restarts = 0
         self._connection: GuestConnection | None = None
-        self._starts: deque[float] = deque()
+        self._budget = RestartBudget(self.options.restart_budget, self.options.restart_window_s)
+        self._gate = SoloGate()
         self._start_lock: asyncio.Lock | None = None
         self._slots: asyncio.Semaphore | None = None
         self._card: dict[str, Any] | None = None
         self._last_failure: m.BridgeError | None = None
+        self._start_failure: m.BridgeError | None = None
+        self._started_once = False
         self.result_notes = ResultNotes()  # what was changed to accept the results (`mt_eval.results`)
 
     @property
@@ -91,7 +106,7 @@ class BridgeMethod:
         return dict(self._card or {})
 
     async def start(self, config: Any = None) -> m.InitializeResult:
-        """Start the guest now rather than on the first translate call."""
+        """Start the guest now rather than on the first translate call; raises `BridgeError` when it cannot."""
         connection = await self._ensure(_builtins(config))
         assert connection.info is not None
         return connection.info
@@ -104,18 +119,16 @@ class BridgeMethod:
         async with self._start_lock:
             if self._connection is not None and self._connection.alive:
                 return self._connection
-            loop = asyncio.get_running_loop()
-            while self._starts and self._starts[0] < loop.time() - self.options.restart_window_s:
-                self._starts.popleft()
+            if self._start_failure is not None:
+                raise self._start_failure  # it never started: starting it again fails the same way
             if self._connection is not None:  # a restart
-                if len(self._starts) > self.options.restart_budget:
+                if not self._budget.allow(productive=self._connection.completed > 0):
                     last = per_entry_error(self._last_failure) if self._last_failure else "unknown"
                     raise m.BridgeError(m.GUEST_EXITED, f"guest {self._label()} keeps failing: crash-loop budget "
                                         f"of {self.options.restart_budget} restarts per "
                                         f"{self.options.restart_window_s:g} s exhausted; last failure: {last}")
                 self.restarts += 1
                 log.warning("restarting guest %s (restart %d)", self._label(), self.restarts)
-            self._starts.append(loop.time())
             connection = GuestConnection(self.command, cwd=self.cwd, env=self.env, options=self.options,
                                          label=self.label)
             self._connection = connection
@@ -123,7 +136,10 @@ class BridgeMethod:
                 info = await connection.start(config)
             except m.BridgeError as exc:
                 self._last_failure = exc
+                if not self._started_once:
+                    self._start_failure = exc
                 raise
+            self._started_once = True
             self._card = info.card
             self._slots = asyncio.Semaphore(max(1, info.capabilities.max_concurrency))
             return connection
@@ -161,21 +177,49 @@ class BridgeMethod:
         done = await asyncio.gather(*(self._run_batch(kind, batch, config) for batch in batches))
         return [result for batch in done for result in batch]
 
-    async def _run_batch(self, kind: RequestKind, batch: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
+    async def _run_batch(self, kind: RequestKind, batch: list[dict[str, Any]], config: Any, *, alone: bool = False,
+                         tries: int = 3) -> list[dict[str, Any]]:
         try:
             connection = await self._ensure(config)
         except m.BridgeError as exc:
             return [kind.fail(str(e["id"]), per_entry_error(exc)) for e in batch]
-        assert self._slots is not None and connection.info is not None
-        async with self._slots:
-            try:
-                raw = await connection.request(kind.request, {kind.key: batch, "config": config})
-            except m.BridgeError as exc:
-                self._last_failure = exc
-                if exc.code == m.TIMEOUT and not connection.info.capabilities.cancel:
-                    await connection.aclose()  # it cannot be told to stop: a hung guest is replaced
-                return [kind.fail(str(e["id"]), per_entry_error(exc)) for e in batch]
+        assert self._slots is not None
+        try:
+            async with self._gate.alone() if alone else self._gate.shared(), self._slots:
+                raw = await connection.request(kind.request, {kind.key: batch, "config": config},
+                                               timeout_s=self._timeout_for(config, len(batch)))
+        except m.BridgeError as exc:
+            if isinstance(exc.data, dict) and exc.data.get("unsent") and tries > 1:  # the guest had just died
+                return await self._run_batch(kind, batch, config, alone=alone, tries=tries - 1)
+            self._last_failure = exc
+            return await self._after_failure(kind, batch, config, exc, alone)
         return kind.match(batch, raw, self._label(), self.result_notes)
+
+    def _timeout_for(self, config: Any, entries: int) -> float:
+        """A request's deadline: the config's ``timeout_s`` per entry, else the host's request timeout."""
+        per_entry = config.get("timeout_s") if isinstance(config, Mapping) else None
+        if isinstance(per_entry, int | float) and per_entry > 0:
+            return float(per_entry) * max(1, entries)
+        return self.options.request_timeout_s
+
+    async def _after_failure(self, kind: RequestKind, batch: list[dict[str, Any]], config: Any, exc: m.BridgeError,
+                             alone: bool) -> list[dict[str, Any]]:
+        """A request failed as a whole: find the entries the failure belongs to (see the module docstring)."""
+        data = exc.data if isinstance(exc.data, dict) else {}
+        if exc.code in _GUEST_LOST:
+            if alone or (data.get("alone") and len(batch) == 1):
+                return [kind.fail(str(e["id"]), per_entry_error(exc)) for e in batch]
+            log.info("guest %s %s with %d entries in flight; sending each alone", self._label(), exc.message,
+                     len(batch))
+            results: list[dict[str, Any]] = []
+            for entry in batch:
+                results += await self._run_batch(kind, [entry], config, alone=True)
+            return results
+        if len(batch) > 1 and exc.code != m.CANCELLED:
+            middle = len(batch) // 2
+            return (await self._run_batch(kind, batch[:middle], config, alone=alone)
+                    + await self._run_batch(kind, batch[middle:], config, alone=alone))
+        return [kind.fail(str(e["id"]), per_entry_error(exc)) for e in batch]
 
     async def aclose(self) -> None:
         if self._connection is not None:

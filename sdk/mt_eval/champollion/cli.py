@@ -1,14 +1,20 @@
 """``mt-eval locales``: translate a champollion project's locale files with the methods its config names.
 
 The Node command ``mt-eval-locales`` (package mt-eval-bridge) takes the same options and writes the same
-files; see the README's champollion section.
+files; see the README's champollion section. Both hold the project's lock (`mt_eval.locks.ProjectLock`)
+while they write, so two runs of either never overlap; ``--dry-run`` writes nothing and takes no lock.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from mt_eval.locks import Busy, ProjectLock
+from mt_eval.loop_watchdog import LoopWatchdog, find_blocked
 
 if TYPE_CHECKING:
     from mt_eval.champollion.sync import PairMethod, Translate
@@ -21,7 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "(the lock file records what produced each value); placeholders are kept exactly.")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = ("examples:\n  mt-eval locales --config examples/champollion-project\n"
-                     "  mt-eval locales --dry-run --locale es\n  mt-eval locales --json --quiet > report.json")
+                     "  mt-eval locales --config examples/champollion-project --dry-run --locale es\n"
+                     "  mt-eval locales --config examples/champollion-project --wait 300   # if another run holds it\n"
+                     "  mt-eval locales --config examples/champollion-project --json --quiet > report.json\n"
+                     "\nOne process at a time writes a project (this command or the Node mt-eval-locales): a second "
+                     "one refuses\nat once, naming the first, or waits with --wait. Exit status 1 when a key failed, "
+                     "a plugin cannot\nstart, or the project is in use.")
     parser.add_argument("--config", metavar="PATH", help="champollion.config.json, or the directory holding it "
                                                          "(default: ./champollion.config.json)")
     parser.add_argument("--locale", action="append", default=[], metavar="LOCALE",
@@ -30,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="translate every key again, whatever the lock file says")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
+    parser.add_argument("--wait", nargs="?", type=float, const=float("inf"), metavar="SECONDS",
+                        help="when another process is translating this project, wait for it (at most SECONDS) "
+                             "instead of refusing at once")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,39 +72,94 @@ def run(args: argparse.Namespace) -> int:
 
     async def main() -> Any:
         try:
-            return await sync_locales(config, methods, lambda m: _open(m, opened), dry_run=args.dry_run,
-                                      force=args.force, progress=progress)
+            limit = max(max((m.run_config.get("timeout_s", 120.0) * int(m.run_config["batch_size"]) for m in methods),
+                            default=0.0), 0.5)
+            with LoopWatchdog(limit, hard_message="mt-eval locales: a method blocked the event loop and could not "
+                              "be interrupted; the locales finished before are saved", hard_exit_code=1):
+                return await sync_locales(config, methods, lambda m: _open(m, opened), dry_run=args.dry_run,
+                                          force=args.force, progress=progress)
         finally:
             progress.close()
             for loaded in opened:
                 close = getattr(loaded.method, "aclose", None)
                 if close is not None:
-                    await close()
+                    with anyio.CancelScope(shield=True):
+                        await close()
 
     try:
-        report = anyio.run(main)
-    except (ValueError, OSError) as exc:
+        with _project_lock(config.locales_dir, args):
+            report = anyio.run(main)
+    except Busy as exc:
+        print(f"mt-eval locales: {exc}. Wait for it to finish, or give --wait to wait", file=sys.stderr)
+        return 1
+    except (ValueError, OSError, MethodCannotStart) as exc:
         print(f"mt-eval locales: {exc}", file=sys.stderr)
+        return 1
+    except BaseException as error:
+        blocked = find_blocked(error)
+        if blocked is None:
+            raise
+        print(f"mt-eval locales: a method {blocked} inside translate() (a synchronous call in an async method: "
+              "time.sleep, a blocking HTTP client, a long loop) and was stopped; the locales finished before are "
+              "saved. Fix: await asynchronous I/O in translate(), or run blocking code with "
+              "`await asyncio.to_thread(...)`", file=sys.stderr)
         return 1
     sys.stdout.write(render_json(report) if args.json else render_text(report))
     return 0 if report.ok else 1
 
 
-def _open(method: PairMethod, opened: list[LoadedMethod]) -> Translate:
-    """The pair's plugin as a translate function (Python in-process; Node and commands through the bridge)."""
+class MethodCannotStart(Exception):
+    """A pair's method plugin cannot start; the message says which, why, and how to fix it."""
+
+
+def _project_lock(locales_dir: Path, args: argparse.Namespace) -> contextlib.AbstractContextManager[Any]:
+    """The project's lock (nothing for a dry run, which writes nothing)."""
+    if args.dry_run:
+        return contextlib.nullcontext()
+    return ProjectLock(locales_dir, command="mt-eval locales").acquire(
+        wait_s=args.wait, on_wait=lambda busy: print(f"mt-eval locales: {busy}; waiting for it (--wait)",
+                                                     file=sys.stderr))
+
+
+async def _open(method: PairMethod, opened: list[LoadedMethod]) -> Translate:
+    """The pair's plugin as a translate function (Python in-process; Node and commands through the bridge),
+    started now: one that cannot start raises `MethodCannotStart`. A call that raises or times out (the
+    RunConfig's ``timeout_s`` per entry) is split until the entries it fails on are found."""
     import msgspec
 
-    from mt_eval.loader import load_method
-    from mt_eval.records import RunConfig
-    from mt_eval.results import ResultNotes, results_for
+    from mt_eval.isolation import guarded_translate, split_on_failure
+    from mt_eval.loader import PluginLoadError, load_method
+    from mt_eval.records import RunConfig, TranslationResult
+    from mt_eval.results import ResultNotes, error_result, results_for
 
-    loaded = load_method(method.directory, needs="translate")
+    where = f"pair {method.pair.key}: {method.method_id} ({method.directory})"
+    try:
+        loaded = load_method(method.directory, needs="translate")
+    except PluginLoadError as exc:
+        raise MethodCannotStart(f"{where} cannot be loaded: {exc}") from None
     opened.append(loaded)
+    start = getattr(loaded.method, "start", None)
+    if start is not None:
+        from mt_eval.bridge import messages as m
+        from mt_eval.harness.running import start_failure
+
+        try:
+            await start(method.run_config)
+        except m.BridgeError as exc:
+            raise MethodCannotStart(start_failure(loaded, exc, name=where)) from None
+    own_deadlines = getattr(loaded.method, "enforces_deadlines", False)  # a guest: its host times requests out
     notes = ResultNotes()
 
-    async def translate(entries: list[dict[str, Any]], run_config: dict[str, Any]) -> list[dict[str, Any]]:
-        raw = await loaded.method.translate([dict(e) for e in entries], msgspec.convert(run_config, RunConfig))
+    async def call(entries: list[dict[str, Any]], config: RunConfig) -> list[TranslationResult]:
+        raw = await guarded_translate(loaded.method, [dict(e) for e in entries], config,
+                                      timeout_s=None if own_deadlines else config.timeout_s, directory=loaded.directory)
         paired, _unknown = results_for(entries, raw, label="the method", notes=notes)
+        return paired
+
+    async def translate(entries: list[dict[str, Any]], run_config: dict[str, Any]) -> list[dict[str, Any]]:
+        config = msgspec.convert(run_config, RunConfig)
+        paired = await split_on_failure(lambda part: call(part, config), entries,
+                                        lambda entry, message: error_result(str(entry["id"]), message))
         return [{"id": r.id, "predicted": r.predicted, "error": r.error} for r in paired]
 
     return translate

@@ -111,9 +111,11 @@ class SyncReport:
 
 
 async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
-                       open_method: Callable[[PairMethod], Translate], *, dry_run: bool = False, force: bool = False,
+                       open_method: Callable[[PairMethod], Awaitable[Translate]], *, dry_run: bool = False,
+                       force: bool = False,
                        progress: Progress | None = None) -> SyncReport:
-    """Bring every pair's target files up to date; ``open_method`` is called only for a pair with work."""
+    """Bring every pair's target files up to date; ``open_method`` is awaited only for a pair with work, and
+    when it raises (the method cannot start) so does this, once, at once: locales done before are saved."""
     files = find_locale_files(config.locales_dir, config.input_locale)
     lock_path = config.locales_dir / LOCK_FILE
     lock = read_lock(lock_path)
@@ -134,13 +136,9 @@ async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
         outcomes: dict[str, tuple[str | None, str | None]] = {
             text: (text, None) for text, protected in texts.items() if not has_words(protected)}
         if sendable and not dry_run:
-            try:
-                translate = open_method(method)
-            except Exception as exc:
-                outcomes.update({text: (None, f"the method cannot be loaded: {exc}") for text in sendable})
-            else:
-                batches = [sendable[i:i + batch_size] for i in range(0, len(sendable), batch_size)]
-                await _run_batches(batches, translate, texts, method.run_config, outcomes, locale, progress)
+            translate = await open_method(method)
+            batches = [sendable[i:i + batch_size] for i in range(0, len(sendable), batch_size)]
+            await _run_batches(batches, translate, texts, method.run_config, outcomes, locale, progress)
         for plan in plans:
             locale_report.files.append(_finish_file(plan, outcomes, texts, lock, method.fingerprint, dry_run))
         _drop_stale_files(lock, files, locale, plans)

@@ -74,6 +74,7 @@ def _scoring_arguments(group: argparse._ArgumentGroup, *, seed: bool = True) -> 
 def decide_command(args: argparse.Namespace) -> int:
     from mt_eval.decisions.corpus import DecisionCorpusError
     from mt_eval.harness.run_directory import RunError
+    from mt_eval.locks import Busy
     from mt_eval.problems import ProblemsError
 
     try:
@@ -85,6 +86,10 @@ def decide_command(args: argparse.Namespace) -> int:
     except DecisionCorpusError as exc:
         print(f"mt-eval decide: {exc}", file=sys.stderr)
         return 1
+    except Busy as exc:
+        print(f"mt-eval decide: {exc}. Wait for it to finish (or stop it), or give --wait to wait; a run directory "
+              "is used by one process at a time", file=sys.stderr)
+        return 75
     except (RunError, ProblemsError, ValueError) as exc:
         print(f"mt-eval decide: {exc}", file=sys.stderr)
         return 1

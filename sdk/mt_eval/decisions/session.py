@@ -30,7 +30,7 @@ from mt_eval.harness.commands import method_params
 from mt_eval.harness.environment import environment
 from mt_eval.harness.latency import reported_latency_facts
 from mt_eval.harness.progress import RunProgress
-from mt_eval.harness.run_directory import RunError, differences, open_run_directory, write_json
+from mt_eval.harness.run_directory import RunError, differences, hold_run_directory, open_run_directory, write_json
 from mt_eval.harness.session import RunState, new_run_id, now
 from mt_eval.loader import LoadedMethod, load_method
 
@@ -65,34 +65,35 @@ def decide_run(args: argparse.Namespace) -> Path:
                               question_types=tuple(spec.question_types) if spec else QUESTION_TYPES)
     config = decision_config(args)
     out = Path(args.out) if args.out else Path("runs") / "decisions" / f"{loaded.method_id}__{_slug(corpus.name)}"
-    state = _open(out, args, loaded, corpus, config, settings, load_s)
-    log_path = out / "results.jsonl"
-    done = DecisionLog.read(log_path)
-    remaining = [row for row in corpus.rows if row.id not in done]
-    progress = RunProgress(len(corpus.rows), len(done), label=f"{loaded.method_id} deciding", quiet=args.quiet)
-    log = DecisionLog(log_path)
+    with hold_run_directory(out, command="mt-eval decide run", wait_s=args.wait, prog="mt-eval decide"):
+        state = _open(out, args, loaded, corpus, config, settings, load_s)
+        log_path = out / "results.jsonl"
+        done = DecisionLog.read(log_path)
+        remaining = [row for row in corpus.rows if row.id not in done]
+        progress = RunProgress(len(corpus.rows), len(done), label=f"{loaded.method_id} deciding", quiet=args.quiet)
+        log = DecisionLog(log_path)
 
-    def on_results(results: list[DecisionResult]) -> None:
-        log.append(results)
-        for result in results:
-            progress.advance(result.error is not None or any(a.error for a in result.answers.values()))
+        def on_results(results: list[DecisionResult]) -> None:
+            log.append(results)
+            for result in results:
+                progress.advance(result.error is not None or any(a.error for a in result.answers.values()))
 
-    try:
-        timing = anyio.run(_decide_and_close, loaded, remaining, config, settings, on_results)
-    finally:
-        log.close()
-        progress.close()
-    if state.first_call_s is None and timing.first_call_s is not None:
-        state.first_call_s = timing.first_call_s
-        write_json(out / "run.json", state)
-    recorded = DecisionLog.read(log_path)
-    results = [recorded[row.id] for row in corpus.rows if row.id in recorded]
-    card = rc.seal(build_card(state, loaded, corpus, config, settings, check, results, args))
-    card_path = out / "card.json"
-    write_json(card_path, card)
-    if not args.quiet:
-        print_summary(card, sys.stderr)
-    return card_path
+        try:
+            timing = anyio.run(_decide_and_close, loaded, remaining, config, settings, on_results)
+        finally:
+            log.close()
+            progress.close()
+        if state.first_call_s is None and timing.first_call_s is not None:
+            state.first_call_s = timing.first_call_s
+            write_json(out / "run.json", state)
+        recorded = DecisionLog.read(log_path)
+        results = [recorded[row.id] for row in corpus.rows if row.id in recorded]
+        card = rc.seal(build_card(state, loaded, corpus, config, settings, check, results, args))
+        card_path = out / "card.json"
+        write_json(card_path, card)
+        if not args.quiet:
+            print_summary(card, sys.stderr)
+        return card_path
 
 
 async def _decide_and_close(loaded: LoadedMethod, rows: list[Any], config: DecisionConfig, settings: DecideSettings,

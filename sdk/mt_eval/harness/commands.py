@@ -7,7 +7,8 @@ when a command runs.
 
 A run lives in a directory (``--out``): ``run.json`` (what is being run, written first), ``results.jsonl``
 (one line per finished entry, appended as they complete) and ``card.json`` (written at the end).
-``--resume`` continues an interrupted run with the same method code, corpus and settings.
+``--resume`` continues an interrupted run with the same method code, corpus and settings. One process at a
+time uses a run directory; the exit statuses are listed in `mt_eval.harness.outcome`.
 """
 
 from __future__ import annotations
@@ -39,11 +40,14 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                   "  mt-eval run --demo --sandbox --out runs/demo-sandboxed --force\n"
                   "  mt-eval run --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json "
                   "--official --gateway-policy examples/coached-llm-eng-spa/gateway-policy.json\n"
+                  "  mt-eval run --demo --out runs/demo --force --max-errors 2%\n"
                   "  mt-eval run --demo --policy examples/policies/no-abstention.json --latency-sample 20 "
                   "--out runs/demo --force\n"
-                  "\nexit status: 0 the run completed and its headline passed the gate, 1 the run could not start or "
-                  "continue,\n  2 usage, 5 the run completed but the gate withheld its headline (mt-eval gate CARD "
-                  "says why),\n  130 interrupted")
+                  "\nexit status: 0 complete (failures within --max-errors) and the headline passed the gate, 1 the "
+                  "run could not\n  start or continue, 2 usage, 3 partial (more failed entries than --max-errors), "
+                  "4 failed (no entry\n  translated, no scores), 5 complete but the gate withheld the headline "
+                  "(mt-eval gate CARD says why),\n  75 the run directory is in use by another process (see --wait), "
+                  "130 interrupted")
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
     what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")
@@ -60,6 +64,9 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     how = run.add_argument_group("how to run")
     add_call_arguments(how, "entry", "entries")
     add_retry_arguments(how)
+    how.add_argument("--max-errors", default="0", metavar="N|P%",
+                     help="failed entries tolerated for exit status 0: a count (5) or a share of the corpus (2%%); "
+                          "default 0 (a negative control's refusal is not a failure)")
     how.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
     add_model_arguments(run.add_argument_group("passed to the method (RunConfig)"))
@@ -94,10 +101,13 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
 
 
 def add_run_directory_arguments(group: argparse._ArgumentGroup, default: str) -> None:
-    """--out, --resume and --force (see `mt_eval.harness.run_directory`)."""
+    """--out, --resume, --force and --wait (see `mt_eval.harness.run_directory`)."""
     group.add_argument("--out", metavar="DIR", help=f"run directory (default: {default})")
     group.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
     group.add_argument("--force", action="store_true", help="start over even if --out holds results")
+    group.add_argument("--wait", nargs="?", type=float, const=float("inf"), metavar="SECONDS",
+                       help="when another process is using --out, wait for it (at most SECONDS) instead of "
+                            "refusing at once")
 
 
 def add_call_arguments(group: argparse._ArgumentGroup, item: str, items: str) -> None:
@@ -187,22 +197,28 @@ def run_command(args: argparse.Namespace) -> int:
     if not args.method or not (args.corpus or args.source_file or args.reference_file):
         args.print_run_help()
         return 2
+    from mt_eval.harness.outcome import EXIT_BUSY, EXIT_ERROR, EXIT_INTERRUPTED
     from mt_eval.harness.run_directory import RunError
-    from mt_eval.harness.run_rules import EXIT_GATE_FAILED, RulesError
+    from mt_eval.harness.run_rules import RulesError
     from mt_eval.harness.session import run_evaluation
+    from mt_eval.locks import Busy
     from mt_eval.problems import ProblemsError
 
     try:
-        card_path, withheld = run_evaluation(args)
-    except (RunError, RulesError, ProblemsError, ValueError) as exc:
+        report = run_evaluation(args)
+    except Busy as exc:
+        print(f"mt-eval run: {exc}. Wait for it to finish (or stop it), or give --wait to wait; a run directory "
+              "is used by one process at a time", file=sys.stderr)
+        return EXIT_BUSY
+    except (RunError, RulesError, ProblemsError, ValueError, OSError) as exc:
         print(f"mt-eval run: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_ERROR
     except KeyboardInterrupt:
         print("\nmt-eval run: interrupted; finished entries are saved. Continue with the same command and "
               "--resume.", file=sys.stderr)
-        return 130
-    print(f"run card: {card_path}")
-    return EXIT_GATE_FAILED if withheld else 0
+        return EXIT_INTERRUPTED
+    print(f"run card: {report.card_path}")
+    return report.exit_code
 
 
 def add_compare_arguments(compare: argparse.ArgumentParser) -> None:

@@ -1,9 +1,13 @@
 """Running a method over corpus entries: bounded concurrency, batches, timeouts, retries, nothing lost.
 
 Workers (``concurrency`` of them) take batches of ``batch_size`` entries from one queue. A batch gets
-``timeout_s`` per entry; a method that raises or times out fails only that batch's entries. Failed
-entries are retried (``retries`` times each) while the run's retry budget lasts. Every final result is
-appended to the results log as it completes, so an interrupted run can be resumed.
+``timeout_s`` per entry. A call that raises, times out or calls ``sys.exit()`` is sent again in halves,
+down to single entries (`mt_eval.isolation`), so only the entries it fails on fail. Failed entries are
+retried (``retries`` times each) while the run's retry budget lasts. Every final result is appended to
+the results log as it completes, so an interrupted run can be resumed.
+
+A method that enforces its own deadlines (a bridge guest: ``enforces_deadlines``) is given a generous
+backstop instead, so that its host, which finds the entry a guest fails on, is never cut short.
 """
 
 from __future__ import annotations
@@ -16,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import msgspec
 
+from mt_eval.harness.results_log import ResultsLog
+from mt_eval.isolation import guarded_translate, split_on_failure
 from mt_eval.records import TranslationResult
 from mt_eval.results import ResultNotes, error_result, results_for
 
-_decode_result = msgspec.json.Decoder(TranslationResult).decode
-_encode = msgspec.json.Encoder().encode
+__all__ = ["Outcome", "ResultsLog", "RunSettings", "Timing", "execute"]
 
 
 @dataclass(frozen=True)
@@ -53,44 +57,12 @@ class Outcome:
     notes: ResultNotes = field(default_factory=ResultNotes)  # what was changed to accept the method's results
 
 
-class ResultsLog:
-    """``results.jsonl``: one final result per line, appended as entries complete."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._file = path.open("ab")
-
-    @staticmethod
-    def read(path: Path) -> dict[str, TranslationResult]:
-        """Results already recorded; a torn last line (a crash mid-write) is ignored."""
-        found: dict[str, TranslationResult] = {}
-        if not path.exists():
-            return found
-        lines = path.read_bytes().split(b"\n")
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                result = _decode_result(line)
-            except msgspec.DecodeError:
-                if number >= len(lines) - 1:
-                    continue  # torn final line
-                raise ValueError(f"{path}:{number}: not a result line; the log is damaged") from None
-            found[result.id] = result
-        return found
-
-    def append(self, results: list[TranslationResult]) -> None:
-        self._file.write(b"".join(_encode(r) + b"\n" for r in results))
-        self._file.flush()
-
-    def close(self) -> None:
-        self._file.close()
-
-
 async def execute(method: Any, entries: list[dict[str, Any]], config: Any, settings: RunSettings, log: ResultsLog,
-                  on_result: Callable[[TranslationResult], None]) -> Outcome:
-    """Translate ``entries`` with ``method``; every final result goes to ``log`` and ``on_result``."""
-    outcome = Outcome()
+                  on_result: Callable[[TranslationResult], None], *, directory: Path | None = None,
+                  outcome: Outcome | None = None) -> Outcome:
+    """Translate ``entries`` with ``method``; every final result goes to ``log`` and ``on_result``. Counts add
+    up in ``outcome`` when one is given (a run carried on by another method keeps its first part's)."""
+    outcome = outcome if outcome is not None else Outcome()
     budget = settings.budget_for(len(entries))
     attempts: dict[str, int] = {}
     queue: deque[list[dict[str, Any]]] = deque(
@@ -110,7 +82,7 @@ async def execute(method: Any, entries: list[dict[str, Any]], config: Any, setti
             batch = queue.popleft()
             busy += 1
             try:
-                results = await _translate_batch(method, batch, config, settings, outcome.timing, outcome.notes)
+                results = await _translate_batch(method, batch, config, settings, outcome, directory)
             finally:
                 busy -= 1
                 wake.set()
@@ -140,21 +112,27 @@ async def execute(method: Any, entries: list[dict[str, Any]], config: Any, setti
 
 
 async def _translate_batch(method: Any, batch: list[dict[str, Any]], config: Any, settings: RunSettings,
-                           timing: Timing, notes: ResultNotes) -> list[TranslationResult]:
-    limit = settings.timeout_s * len(batch)
-    started = time.perf_counter()
-    try:
-        with anyio.fail_after(limit):
-            raw = await method.translate([dict(e) for e in batch], config)
-        error = None
-    except TimeoutError:
-        raw, error = None, f"timed out after {limit:g} s ({settings.timeout_s:g} s per entry)"
-    except Exception as exc:
-        raw, error = None, f"method raised {type(exc).__name__}: {exc}"
-    elapsed = time.perf_counter() - started
-    if timing.first_call_s is None:
-        timing.first_call_s = elapsed
-    if error is not None:
-        return [error_result(str(e["id"]), error, elapsed) for e in batch]
-    paired, _unknown = results_for(batch, raw, label="the method", notes=notes, elapsed_s=elapsed)
-    return paired
+                           outcome: Outcome, directory: Path | None) -> list[TranslationResult]:
+    backstop_s = None
+    if getattr(method, "enforces_deadlines", False):  # the host times requests out and isolates entries itself
+        backstop_s = settings.timeout_s * len(batch) * 4 + 900.0  # against a host that never would
+    timing = outcome.timing
+    elapsed = 0.0
+
+    async def call(part: list[dict[str, Any]]) -> list[TranslationResult]:
+        nonlocal elapsed
+        started = time.perf_counter()
+        try:
+            raw = await guarded_translate(method, [dict(e) for e in part], config, timeout_s=settings.timeout_s,
+                                          directory=directory, backstop_s=backstop_s)
+        finally:
+            elapsed = time.perf_counter() - started
+            if timing.first_call_s is None:
+                timing.first_call_s = elapsed
+        paired, _unknown = results_for(part, raw, label="the method", notes=outcome.notes, elapsed_s=elapsed)
+        return paired
+
+    def failed(entry: dict[str, Any], message: str) -> TranslationResult:
+        return error_result(str(entry["id"]), message, elapsed)
+
+    return await split_on_failure(call, batch, failed)

@@ -118,7 +118,7 @@ def _run_inputs(args: argparse.Namespace) -> dict[str, Any]:
     from mt_eval.harness.corpus import read_run_corpus, settle_run_corpus
     from mt_eval.harness.execution import RunSettings
     from mt_eval.harness.latency import LatencyPlan
-    from mt_eval.harness.session import run_config
+    from mt_eval.harness.run_config import run_config
     from mt_eval.loader import PluginLoadError, read_plugin
 
     source, problems = read_plugin(args.method)

@@ -2,7 +2,8 @@
 ``card.json`` written at the end. Shared by ``mt-eval run`` and ``mt-eval decide run``.
 
 A run continues (``--resume``) only with the same inputs; an earlier run is never overwritten unless
-``--force`` is given.
+``--force`` is given. One process at a time uses a run directory: `hold_run_directory` takes its lock
+(`mt_eval.locks.RunDirectoryLock`) for as long as the run uses it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
+
+from mt_eval.locks import RunDirectoryLock
 
 State = TypeVar("State", bound=msgspec.Struct)
 # the last two: the LLM gateway's log and the sandbox's denied attempts (mt_eval.harness.fairness)
@@ -28,6 +31,14 @@ def write_json(path: Path, value: Any) -> None:
     temporary = path.with_suffix(path.suffix + ".tmp")
     temporary.write_bytes(msgspec.json.format(msgspec.json.encode(value), indent=2) + b"\n")
     temporary.replace(path)
+
+
+def hold_run_directory(out: Path, *, command: str, wait_s: float | None, prog: str) -> RunDirectoryLock:
+    """Take the run directory's lock (``with hold_run_directory(...):``); raises `mt_eval.locks.Busy` when
+    another process holds it and ``wait_s`` (None: do not wait) passes first."""
+    lock = RunDirectoryLock(out, command=command)
+    return lock.acquire(wait_s=wait_s, on_wait=lambda busy: print(f"{prog}: {busy}; waiting for it (--wait)",
+                                                                   file=sys.stderr))
 
 
 def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
@@ -51,7 +62,7 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
     else:
         if resume:
             print(f"{command}: nothing to resume in {out}; starting a new run", file=sys.stderr)
-        for name in FILES:
+        for name in FILES:  # (the lock file stays: another process may be waiting on it)
             (out / name).unlink(missing_ok=True)
         state = fresh
     out.mkdir(parents=True, exist_ok=True)

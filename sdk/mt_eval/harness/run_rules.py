@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
-from mt_eval.harness.latency import LatencyPlan
+from mt_eval.harness.latency import LatencyPlan, Measured
 from mt_eval.harness.policy import PolicyError, ResolvedPolicy, load_policy
 
 if TYPE_CHECKING:
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from mt_eval.loader import LoadedMethod
     from mt_eval.records import RunConfig, TranslationResult
 
-EXIT_GATE_FAILED = 5  # the run completed, but its headline is withheld by the gate
 
 
 class RulesError(Exception):
@@ -97,6 +97,33 @@ class RunRules:
         self.freeze_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
         self.freeze_status = manifest.status
 
+    def latency_calls(self, entries: list[dict[str, Any]], config: RunConfig, timeout_s: float,
+                      view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+                      save: Callable[[Measured], None], *, quiet: bool) -> Callable[[Any, float], Awaitable[None]]:
+        """What runs just before the method's entries (`mt_eval.harness.running.Around.before`): the latency
+        calls of ``self.latency``, their measurement handed to ``save``. Whatever a guest's host noted while
+        accepting their results is forgotten: the results are thrown away."""
+        from mt_eval.harness.latency import measure
+        from mt_eval.results import ResultNotes
+
+        plan = self.latency
+        if not quiet and plan.sample:
+            import sys
+
+            print(f"latency: 1 cold, {plan.warmup} warm-up and {plan.sample} × {plan.repetitions} timed one-entry "
+                  "calls before the run (never scored; --latency-sample 0 makes none)", file=sys.stderr)
+
+        async def before(method: Any, start_s: float) -> None:
+            notes = getattr(method, "result_notes", None)
+            kept = dict(notes.counts) if isinstance(notes, ResultNotes) else None
+            measured = await measure(method, entries, config, plan, timeout_s, view)
+            if isinstance(notes, ResultNotes) and kept is not None:
+                notes.counts = kept
+            measured.start_s = round(start_s, 6)
+            save(measured)
+
+        return before
+
     def finish_card(self, card: RunCard, entries: list[dict[str, Any]], results: dict[str, TranslationResult],
                     *, scored: bool = True) -> RunCard:
         """The card with its family record, its freeze reference and the gate's verdict (none for a
@@ -111,28 +138,3 @@ class RunRules:
                                           status=self.freeze_status or "frozen")
         card.gate = apply_gate(card, self.policy) if scored else None
         return card
-
-
-def print_gate(card: RunCard, card_path: Path, stream: TextIO, *, quiet: bool = False) -> None:
-    """The families and whether the headline passed the gate (and, when not, why, and how to see more);
-    ``quiet``: only a gate that withheld the headline."""
-    from mt_eval.harness.gate import headline
-
-    families, gate = card.families, card.gate
-    if quiet and (gate is None or gate.passed):
-        return
-    if families is not None and not quiet:
-        stream.write(f"  families: {families.scored} scored, canaries {families.canary_pass_rate} passed, "
-                     f"negative controls {families.negative_violation_rate} violated, "
-                     f"abstained on {families.abstention_rate} of the scored\n")
-    if gate is None:
-        stream.write("  no headline: translation only (the gate judges runs that are scored)\n")
-        return
-    if gate.passed:
-        stream.write(f"headline: {headline(card)} (gate passed, policy {gate.policy})\n")
-        return
-    stream.write(f"headline withheld: the gate failed (policy {gate.policy}):\n")
-    for failure in gate.failures:
-        stream.write(f"  ✗ {failure}\n")
-    stream.write(f"  (the card keeps every figure, none of them a headline; mt-eval gate {card_path} shows every "
-                 "rule)\n")

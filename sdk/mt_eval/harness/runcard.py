@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -130,6 +130,17 @@ class UsageTotals(msgspec.Struct, kw_only=True):
     total_tokens: int | None = None  # the sum of the results' usage.total_tokens; null when none reports it
 
 
+Status = Literal["complete", "partial", "failed"]
+
+
+class Failure(msgspec.Struct, kw_only=True):
+    """One distinct error message of a run: how many entries carry it, and the first of them."""
+
+    message: str
+    count: int
+    example_id: str
+
+
 class RunCard(msgspec.Struct, kw_only=True):
     """A finished (or resumed-to-completion) run of one method on one corpus."""
 
@@ -147,6 +158,9 @@ class RunCard(msgspec.Struct, kw_only=True):
     latency: LatencyFacts
     usage: UsageTotals
     errors: int
+    # how the run ended (absent from older cards: unknown). A failed run has no metrics.
+    status: Status | None = None
+    failures: list[Failure] | None = None
     results: list[CardResult]
     selection: SelectionFacts | None = None  # None: the whole corpus ran
     # Fair by construction (mt_eval.harness.fairness); absent on older cards, null when not done.

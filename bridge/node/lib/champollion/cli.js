@@ -5,6 +5,7 @@ import { progressLine, renderJson, renderText, reportOk } from './report.js';
 import { translateLocales } from './sync.js';
 
 export const USAGE = `usage: mt-eval-locales [--config PATH] [--locale LOCALE]... [--dry-run] [--force] [--json] [--quiet]
+                       [--wait [SECONDS]]
 
 Translate the input locale's JSON files into every target locale of a champollion config, with the
 method plugin each pair names. Only missing or changed keys are sent (the lock file records what
@@ -17,12 +18,14 @@ options:
   --force            translate every key again, whatever the lock file says
   --json             print the report as JSON
   --quiet            no progress output
+  --wait [SECONDS]   when another process (mt-eval-locales or mt-eval locales) is translating this project,
+                     wait for it (at most SECONDS) instead of refusing at once
 
 Python plugins run through \`mt-eval serve\`: $MT_EVAL names the mt-eval command (default: mt-eval on PATH).`;
 
 /** Parse argv; throws Error with a usage message. */
 export function parseArguments(argv) {
-  const options = { config: undefined, locales: [], dryRun: false, force: false, json: false, quiet: false, help: false };
+  const options = { config: undefined, locales: [], dryRun: false, force: false, json: false, quiet: false, help: false, wait: null };
   const flags = { '--dry-run': 'dryRun', '--force': 'force', '--json': 'json', '--quiet': 'quiet', '-h': 'help', '--help': 'help' };
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
@@ -30,6 +33,11 @@ export function parseArguments(argv) {
     if (arg.startsWith('--') && arg.includes('=')) [arg, value] = [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)];
     if (flags[arg] && value === undefined) {
       options[flags[arg]] = true;
+    } else if (arg === '--wait') {
+      if (value === undefined && /^\d+(\.\d+)?$/.test(argv[i + 1] ?? '')) value = argv[++i];
+      const seconds = value === undefined ? Infinity : Number(value);
+      if (!(seconds >= 0)) throw new Error(`--wait ${value}: give a number of seconds`);
+      options.wait = seconds;
     } else if (arg === '--config' || arg === '--locale') {
       if (value === undefined) {
         if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
@@ -82,9 +90,12 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
     report = await translateLocales(options.config, {
       locales: options.locales, dryRun: options.dryRun, force: options.force, progress, mtEval: env.MT_EVAL,
       onWarning: (problem) => stderr.write(`${renderProblem(problem)}\n`),
+      command: 'mt-eval-locales', wait: options.wait,
+      onWait: (busy) => stderr.write(`mt-eval-locales: ${busy.message}; waiting for it (--wait)\n`),
     });
   } catch (error) {
-    stderr.write(`mt-eval-locales: ${error.message}\n`);
+    const hint = error.name === 'ProjectBusyError' ? '. Wait for it to finish, or give --wait to wait' : '';
+    stderr.write(`mt-eval-locales: ${error.message}${hint}\n`);
     return 1;
   } finally {
     progress.close();

@@ -4,10 +4,15 @@
 // anything else is a name looked up in <base>/.champollion/methods/*/method.json by manifest name,
 // method_id or directory name. An unknown or ambiguous name is an error listing the plugins found.
 // loadMethodPlugin runs the plugin's translate.js in this process when it has one, otherwise its Python
-// entry through the bridge (`mt-eval serve DIR`), or its declared bridge command.
+// entry through the bridge (`mt-eval serve DIR`), or its declared bridge command. In this process, a call
+// gets the config's timeout_s per item and one that throws or times out is split until the items it fails
+// on are found; a translate.js that blocks the event loop for longer than a batch may take ends the
+// process with a message (nothing else can stop it). A plugin that cannot start (its translate.js does not
+// load, its guest does not answer initialize) fails at start(), and every later call, at once.
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 
+import { callIsolating } from '../calls.js';
 import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
 import { methodView } from '../gold.js';
 import { startGuest } from '../host.js';
@@ -15,6 +20,7 @@ import { mergeCard } from '../contract/plugin.js';
 import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
 import { loadMethod, resolveMethod } from '../method-module.js';
 import { ResultNotes, completeDecisionConfig, completeRunConfig, errorResult, matchResults, resultsFor } from '../results.js';
+import { LoopWatchdog } from '../watchdog.js';
 import { byCodeUnits } from './json.js';
 
 export const METHODS_DIR = '.champollion/methods';
@@ -97,27 +103,29 @@ function bridgeCommand(manifest, options) {
 
 const isTimed = (result) => result === null || typeof result !== 'object' || result.latency_s !== undefined;
 
-const failureText = (error) => `the method failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
-
 /**
  * Load a method plugin by name (under <baseDir>/.champollion/methods) or path. Nothing runs until the
  * first translate(): then translate.js is imported, or the guest process started.
  * options: baseDir, config (the RunConfig translate() and decide() use when given none, e.g.
  * resolvePair(...).runConfig), mtEval (the command serving Python plugins), guest (startGuest options),
  * tolerance (for decide()'s probability sums), logger, goldFields (entry fields translate() must not hand
- * the method besides reference and references: they are removed, as lib/gold.js says).
+ * the method besides reference and references: they are removed, as lib/gold.js says), watchdog (false: do
+ * not end the process when an in-process translate.js blocks the event loop).
  */
 export async function loadMethodPlugin(nameOrPath, options = {}) {
   const directory = resolveMethodPlugin(nameOrPath, { baseDir: options.baseDir ?? process.cwd() });
   const manifest = readMethodManifest(directory);
   let inProcess = null;
   let guest = null;
+  let watchdog = null;
   let closed = false;
   const resultNotes = new ResultNotes();
 
+  // Load translate.js or start the guest once; a failure is kept, so every later call fails alike at once.
   const start = async (config) => {
     if (manifest.runtime === 'node') {
       inProcess ??= loadMethod(resolveMethod({ directory }));
+      await inProcess;
       return;
     }
     if (!guest) {
@@ -125,7 +133,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
       guest = startGuest(command, {
         logger: options.logger, tolerance: options.tolerance, goldFields: options.goldFields, ...options.guest, cwd, config,
       });
-      guest.catch(() => { guest = null; }); // a later call tries again
+      guest.catch(() => {}); // kept: a guest that did not start is not started again
     }
     await guest;
   };
@@ -139,20 +147,30 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     if (manifest.runtime !== 'node') return (await guest)[kind](items, config);
     const method = await inProcess;
     const { fail, match } = KINDS[kind];
+    if (options.watchdog !== false) {
+      watchdog ??= new LoopWatchdog(`mt-eval-bridge: the method ${manifest.methodId} (${directory}) blocked the `
+        + 'event loop for {seconds} s in a call of the method: a synchronous loop or call in an async function. '
+        + 'Nothing else could stop it, so the process ends; what was saved stays saved. Fix: make its translate() '
+        + 'or decide() asynchronous (await its I/O; move long computations to a worker thread).');
+    }
+    const disarm = watchdog?.arm(config.timeout_s * 1000 * Math.max(items.length, config.batch_size));
     try {
-      const started = performance.now();
       // translate() never hands the method the gold (lib/gold.js); decision rows go as they are.
-      const handed = kind === 'translate' ? methodView(items, options.goldFields) : items.map((item) => ({ ...item }));
-      const results = await method[kind](handed, config, { signal: new AbortController().signal });
-      const elapsedS = (performance.now() - started) / 1000;
-      if (kind === 'translate') return resultsFor(items, results, { label: 'the method', notes: resultNotes, elapsedS });
-      if (!Array.isArray(results)) return items.map((item) => fail(item.id, 'the method did not return a list of results'));
-      const share = elapsedS / Math.max(1, items.length);
-      // A decision without its own latency gets its share of the call's time, as the guests give it.
-      const timed = results.map((r) => (isTimed(r) ? r : { ...r, latency_s: share }));
-      return match(items, timed, { source: 'the method' });
-    } catch (error) {
-      return items.map((item) => fail(item.id, failureText(error)));
+      const hand = (batch) => (kind === 'translate' ? methodView(batch, options.goldFields) : batch.map((item) => ({ ...item })));
+      return await callIsolating((batch, { signal }) => method[kind](hand(batch), config, { signal }), items, {
+        timeoutS: config.timeout_s,
+        unit: kind === 'decide' ? 'row' : 'entry',
+        fail,
+        match: (batch, results, seconds) => {
+          if (kind === 'translate') return resultsFor(batch, results, { label: 'the method', notes: resultNotes, elapsedS: seconds });
+          // A decision without its own latency gets its share of the call's time, as the guests give it.
+          const share = seconds / Math.max(1, batch.length);
+          const timed = results.map((r) => (isTimed(r) ? r : { ...r, latency_s: share }));
+          return match(batch, timed, { source: 'the method' });
+        },
+      });
+    } finally {
+      disarm?.();
     }
   };
 
@@ -200,6 +218,16 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
       return runAll('decide', rows, decisionConfig);
     },
     /**
+     * Load translate.js, or start the guest, now: rejects (MethodLoadError, GuestStartError) with the
+     * reason and the fix when the plugin cannot start, and so will every later call.
+     */
+    async start(config = options.config) {
+      if (closed) throw new Error('the method plugin is closed');
+      const runConfig = config === null || config === undefined ? null : completeRunConfig(config);
+      if (typeof runConfig === 'string') throw new TypeError(runConfig);
+      await start(runConfig);
+    },
+    /**
      * The method card, merged as the Python SDK merges it: method.json, method_card.json, then what the method
      * reports when it runs (methodCard() of translate.js, or the card the guest sent at initialize). Throws
      * ManifestError when the method's own card contradicts method.json or is not a valid card.
@@ -226,6 +254,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     async close() {
       if (closed) return;
       closed = true;
+      watchdog?.close();
       if (inProcess) {
         const method = await inProcess.catch(() => null);
         await method?.close?.();

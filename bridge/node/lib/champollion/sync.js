@@ -16,6 +16,7 @@ import { hasWords, keepEdges, PlaceholderError, protect, restore } from './place
 import { planFile } from './plan.js';
 import { readChampollionConfig, splitPairKey } from './config.js';
 import { loadMethodPlugin, resolveMethodPlugin } from './plugins.js';
+import { acquireProjectLock } from './project-lock.js';
 
 /** Batches of one locale in flight at once. */
 export const BATCHES_IN_FLIGHT = 4;
@@ -58,9 +59,11 @@ export function resolvePair(config, key) {
 /**
  * Read a config and bring its locales up to date (what mt-eval-locales does). options: locales (target
  * locales to do; default all), dryRun, force, progress(locale, done, total), onWarning(problem),
- * mtEval (the command serving Python plugins), logger. Resolves to the report; rejects with
- * ChampollionConfigError, MethodPluginNotFoundError, LanguageError or ManifestError before anything
- * is sent.
+ * mtEval (the command serving Python plugins), logger, command (how the holder of the project's lock
+ * names itself), wait (seconds to wait for another run of the project; Infinity: no limit; default: do
+ * not wait), onWait(busy). Resolves to the report; rejects with ChampollionConfigError,
+ * MethodPluginNotFoundError, LanguageError or ManifestError before anything is sent, and with
+ * ProjectBusyError when another process (Node or Python) holds the project. A dry run takes no lock.
  */
 export async function translateLocales(configPathOrDir, options = {}) {
   const config = readChampollionConfig(configPathOrDir);
@@ -76,12 +79,22 @@ export async function translateLocales(configPathOrDir, options = {}) {
   const open = async (method) => {
     const plugin = await loadMethodPlugin(method.directory, { mtEval: options.mtEval, logger: options.logger });
     opened.push(plugin);
+    try {
+      await plugin.start(method.runConfig);
+    } catch (error) {
+      throw new Error(`pair ${method.pair.key}: ${method.methodId} (${method.directory}) cannot start: ${error.message}`,
+        { cause: error });
+    }
     return (entries, runConfig) => plugin.translate(entries, runConfig);
   };
+  const lock = options.dryRun ? null : await acquireProjectLock(config.localesDir, {
+    command: options.command ?? 'translateLocales', waitS: options.wait ?? null, onWait: options.onWait,
+  });
   try {
     return await syncLocales(config, methods, open, options);
   } finally {
     await Promise.all(opened.map((plugin) => plugin.close()));
+    await lock?.release();
   }
 }
 
@@ -93,7 +106,9 @@ function writeAtomic(path, text) {
 
 /**
  * Bring every pair's target files up to date. openMethod(pairMethod) is awaited only for a pair with
- * texts to send and returns translate(entries, runConfig) → results ({id, predicted} or {id, error}).
+ * texts to send and returns translate(entries, runConfig) → results ({id, predicted} or {id, error});
+ * when it rejects (the method cannot start), so does syncLocales, once, at once: locales done before
+ * are saved, nothing is sent for the others.
  * Returns the report ({dryRun, locales: [...]}) that report.js renders.
  */
 export async function syncLocales(config, methods, openMethod, { dryRun = false, force = false, progress } = {}) {
@@ -123,27 +138,20 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
     localeReport.calls = Math.ceil(sendable.length / size);
     const outcomes = new Map([...texts].filter(([, p]) => !hasWords(p)).map(([text]) => [text, { text }]));
     if (sendable.length && !dryRun) {
-      let translate = null;
-      try {
-        translate = await openMethod(method);
-      } catch (error) {
-        for (const text of sendable) outcomes.set(text, { error: `the method cannot be loaded: ${error.message}` });
-      }
-      if (translate) {
-        const batches = [];
-        for (let i = 0; i < sendable.length; i += size) batches.push(sendable.slice(i, i + size));
-        let next = 0;
-        let done = 0;
-        const worker = async () => {
-          while (next < batches.length) {
-            const batch = batches[next++];
-            for (const [text, outcome] of await translateBatch(translate, batch, texts, method.runConfig)) outcomes.set(text, outcome);
-            done += batch.length;
-            progress?.(locale, done, sendable.length);
-          }
-        };
-        await Promise.all(Array.from({ length: Math.min(BATCHES_IN_FLIGHT, batches.length) }, worker));
-      }
+      const translate = await openMethod(method);
+      const batches = [];
+      for (let i = 0; i < sendable.length; i += size) batches.push(sendable.slice(i, i + size));
+      let next = 0;
+      let done = 0;
+      const worker = async () => {
+        while (next < batches.length) {
+          const batch = batches[next++];
+          for (const [text, outcome] of await translateBatch(translate, batch, texts, method.runConfig)) outcomes.set(text, outcome);
+          done += batch.length;
+          progress?.(locale, done, sendable.length);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(BATCHES_IN_FLIGHT, batches.length) }, worker));
     }
     for (const plan of plans) localeReport.files.push(finishFile(plan, outcomes, texts, lock, method.fingerprint, dryRun));
     dropStaleFiles(lock, files, locale, plans);

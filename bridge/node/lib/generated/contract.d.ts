@@ -410,11 +410,11 @@ export interface ErrorObject {
   [extra: string]: unknown;
 }
 
+/** One distinct error message of a run: how many entries carry it, and the first of them. */
 export interface Failure {
   message: string;
   count: number;
   example_id: string;
-  question?: string | null;
   [extra: string]: unknown;
 }
 
@@ -943,6 +943,8 @@ export interface RunCard {
   latency: LatencyFacts;
   usage: UsageTotals;
   errors: number;
+  status?: "complete" | "failed" | "partial" | null;
+  failures?: Failure[] | null;
   results: CardResult[];
   selection?: SelectionFacts | null;
   static_scan?: ScanReport | null;

@@ -1,0 +1,56 @@
+// Calling an in-process method so that one bad item fails alone (as mt_eval.isolation does in Python): a
+// call that throws or runs past its deadline (timeout_s per item) is sent again in halves, down to single
+// items, so only the items the method fails on get the error.
+
+/** A call failed as a whole; its message is what the items carry. */
+class CallFailed extends Error {}
+
+const TIMED_OUT = Symbol('timed out');
+
+const failureText = (error) => `the method failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
+
+/**
+ * invoke(items, {signal}) within timeoutS per item (null: no deadline); resolves to what match(items,
+ * results, seconds) makes of its results, or rejects with CallFailed. The signal aborts at the deadline.
+ */
+async function guardedCall(invoke, items, { timeoutS, match, unit = 'entry' }) {
+  const controller = new AbortController();
+  let timer;
+  const deadline = timeoutS ? new Promise((resolve) => {
+    timer = setTimeout(resolve, timeoutS * 1000 * items.length, TIMED_OUT);
+  }) : null;
+  const started = performance.now();
+  let outcome;
+  try {
+    const call = invoke(items, { signal: controller.signal });
+    outcome = await (deadline ? Promise.race([call, deadline]) : call);
+  } catch (error) {
+    throw new CallFailed(failureText(error));
+  } finally {
+    clearTimeout(timer);
+  }
+  if (outcome === TIMED_OUT) {
+    controller.abort();
+    const limit = timeoutS * items.length;
+    throw new CallFailed(`timed out after ${Number(limit.toFixed(3))} s (${timeoutS} s per ${unit})`);
+  }
+  if (!Array.isArray(outcome)) throw new CallFailed('the method did not return a list of results');
+  return match(items, outcome, (performance.now() - started) / 1000);
+}
+
+/**
+ * One result per item, in item order, from invoke(items, {signal}) → the method's results; a failed call is
+ * split until the failing items are found, each getting fail(id, message). options: timeoutS, match, fail,
+ * unit (what an item is called in a timeout message: "entry", "row").
+ */
+export async function callIsolating(invoke, items, options) {
+  try {
+    return await guardedCall(invoke, items, options);
+  } catch (error) {
+    if (!(error instanceof CallFailed)) throw error;
+    if (items.length === 1) return [options.fail(items[0].id, error.message)];
+  }
+  const middle = Math.floor(items.length / 2);
+  return [...await callIsolating(invoke, items.slice(0, middle), options),
+    ...await callIsolating(invoke, items.slice(middle), options)];
+}

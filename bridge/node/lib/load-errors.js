@@ -1,0 +1,109 @@
+// Why a method module did not load, in one message with the file:line and the fix.
+//
+// Node reports a syntax error in an ES module without its place (the place is only printed when the
+// error reaches the top level), so for one the import is repeated in a child `node`, whose fatal error
+// names file:line and shows the line: nothing runs there, since a module graph with a syntax error is
+// never evaluated. A CommonJS file in a `"type": "module"` package, or an ES module in a
+// `"type": "commonjs"` one, is a file Node cannot load as it is: the fix says which rename makes it load.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, extname, join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** The method's module could not be loaded; the message says where and how to fix it. */
+export class MethodLoadError extends Error {
+  constructor(message, { cause } = {}) {
+    super(message, cause ? { cause } : undefined);
+    this.name = 'MethodLoadError';
+  }
+}
+
+/** The package.json that decides how Node reads `file`, and its "type" ("commonjs" when absent). */
+export function packageScope(file) {
+  for (let directory = dirname(file); ; directory = dirname(directory)) {
+    const manifest = join(directory, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        const type = JSON.parse(readFileSync(manifest, 'utf8')).type;
+        return { manifest, type: type === 'module' ? 'module' : 'commonjs' };
+      } catch {
+        return { manifest, type: 'commonjs' };
+      }
+    }
+    if (dirname(directory) === directory) return { manifest: null, type: 'commonjs' };
+  }
+}
+
+const shown = (path, base) => {
+  const local = path.startsWith('file:') ? fileURLToPath(path) : path;
+  const near = relative(base, local);
+  return near && !near.startsWith('..') ? near : local;
+};
+
+// "file:line" and the offending line with its caret, from the top of a stack or a fatal error's output.
+function arrow(text, base) {
+  const lines = text.split('\n');
+  const at = lines.findIndex((line) => /^(file:\/\/|\/|[A-Za-z]:\\).*:\d+$/.test(line));
+  if (at === -1) return null;
+  const [, where, line] = lines[at].match(/^(.*):(\d+)$/);
+  const code = lines[at + 1] ?? '';
+  const caret = /^\s*\^+\s*$/.test(lines[at + 2] ?? '') ? lines[at + 2] : '';
+  return { where: `${shown(where, base)}:${line}`, excerpt: caret ? `\n    ${code}\n    ${caret}` : '' };
+}
+
+// The file and line of the first stack frame in a file ({file, where: "translate.js:3"}), or null.
+function firstFrame(error, base) {
+  const found = String(error?.stack ?? '').match(/\((file:\/\/[^)]+?|\/[^)]+?):(\d+):\d+\)|at (file:\/\/\S+?|\/\S+?):(\d+):\d+/);
+  if (!found) return null;
+  const path = found[1] ?? found[3];
+  const file = path.startsWith('file:') ? fileURLToPath(path) : path;
+  return { file, where: `${shown(path, base)}:${found[2] ?? found[4]}` };
+}
+
+function syntaxPlace(error, file, base) {
+  const inStack = arrow(String(error.stack ?? ''), base);
+  if (inStack) return inStack;
+  const child = spawnSync(process.execPath, ['--no-warnings', '-e', 'import(process.argv[1]).catch((e) => { throw e; })',
+    pathToFileURL(file).href], { encoding: 'utf8', timeout: 10_000 });
+  return arrow(child.stderr ?? '', base);
+}
+
+/** A MethodLoadError for `error`, thrown while importing the method module `file`. */
+export function explainLoadError(error, file) {
+  const base = dirname(file);
+  const name = basename(file);
+  const scope = packageScope(file);
+  const message = String(error?.message ?? error).split('\n')[0];
+  if (error instanceof SyntaxError) {
+    const place = syntaxPlace(error, file, base);
+    const where = place ? `${place.where}: ` : '';
+    let text = `${where}SyntaxError: ${message}${place?.excerpt ?? ''}`;
+    if (/Cannot use import statement|Unexpected token 'export'/.test(message) && scope.type === 'commonjs') {
+      text += `\n  fix: ${name} is an ES module, but Node reads it as CommonJS`
+        + `${scope.manifest ? ` (${scope.manifest} has no "type": "module")` : ''}: rename it to `
+        + `${basename(name, extname(name))}.mjs (and node_entry in method.json), or add "type": "module" to the `
+        + 'package.json';
+    } else {
+      text += '\n  fix: correct the syntax there (`node --check FILE` checks a file)';
+    }
+    return new MethodLoadError(text, { cause: error });
+  }
+  if (error instanceof ReferenceError && /(require|module|exports) is not defined in ES module scope/.test(message)) {
+    const frame = firstFrame(error, base);
+    const culprit = frame?.file ?? file; // the entry, or a module it loads
+    const own = packageScope(culprit);
+    const entry = culprit === file ? ' (and node_entry in method.json)' : '';
+    return new MethodLoadError(`${frame ? `${frame.where}: ` : ''}${basename(culprit)} is CommonJS (it uses require or `
+      + `module.exports), but Node loads it as an ES module because ${own.manifest ?? 'its package.json'} has "type": `
+      + `"module"\n  fix: rename it to ${basename(culprit, extname(culprit))}.cjs${entry}, or write it as an ES module `
+      + '(import ... from, export ...)', { cause: error });
+  }
+  if (error?.code === 'ERR_MODULE_NOT_FOUND' || error?.code === 'MODULE_NOT_FOUND') {
+    return new MethodLoadError(`${message}\n  fix: install the package the plugin needs, or correct the import path`,
+      { cause: error });
+  }
+  const where = firstFrame(error, base)?.where;
+  const type = error instanceof Error ? error.name : 'thrown';
+  return new MethodLoadError(`${where ? `${where}: ` : ''}${type}: ${message}\n  fix: ${name} threw while it `
+    + 'was being loaded; fix the code that runs at load time', { cause: error });
+}

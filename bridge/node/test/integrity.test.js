@@ -1,0 +1,179 @@
+// The Node host against misbehaving methods (issue cases 10.2–10.5, 10.9, 10.12): each entry keeps its
+// own result, every failure is visible, nothing hangs. The reverse fixture (tests/fixtures/reverse) raises,
+// exits, blocks its event loop or hangs on the sources that ask it to, the same in Python and JavaScript;
+// it runs here as a Node guest, as a Python guest (`mt-eval serve`), and in this process (loadMethodPlugin).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+
+import { loadMethodPlugin, MethodLoadError, startGuest } from '../index.js';
+import { main } from '../lib/champollion/cli.js';
+import { captureStream, makeProject } from './helpers/champollion.js';
+import { isRunning, nodePackage, pythonGuest, recordingLogger, repo } from './helpers/guests.js';
+
+const MISBEHAVING = join(repo, 'tests', 'fixtures', 'reverse');
+const entries = (...sources) => sources.map((source, i) => ({ id: `e${i}`, source }));
+const config = (timeoutS = 30) => ({ source_lang: 'eng', target_lang: 'spa', timeout_s: timeoutS });
+const reversed = (source) => `spa:${[...source].reverse().join('')}`;
+const expected = (sources, failing) => sources.map((s, i) => (failing.includes(i) ? null : reversed(s)));
+const python = pythonGuest();
+const mtEval = python.command?.[0];
+
+const guests = {
+  node: { command: [process.execPath, join(nodePackage, 'bin', 'mt-eval-guest.js'), MISBEHAVING] },
+  python: python.skip ? { skip: python.skip } : { command: [mtEval, 'serve', MISBEHAVING] },
+};
+const started = [];
+
+async function start(runtime, options = {}) {
+  const { logger } = recordingLogger();
+  const guest = await startGuest(guests[runtime].command, {
+    config: config(), cwd: repo, logger, closeStepMs: 300, cancelGraceMs: 300, ...options,
+  });
+  started.push(guest);
+  return guest;
+}
+
+after(async () => {
+  await Promise.all(started.map((guest) => guest.close()));
+});
+
+for (const runtime of ['node', 'python']) {
+  describe(`the Node host with the ${runtime} guest`, { skip: guests[runtime].skip }, () => {
+    test('an entry that raises fails alone: the request is split until it is found (10.2)', async () => {
+      const guest = await start(runtime);
+      const sources = ['one', 'two', 'three', '!raise', 'five', 'six'];
+      const results = await guest.translate(entries(...sources));
+      assert.deepEqual(results.map((r) => r.predicted), expected(sources, [3]));
+      assert.match(results[3].error, /asked to raise/);
+      assert.equal(guest.restarts, 0);
+      await guest.close();
+    });
+
+    test('a guest that exits mid-batch is restarted; only the culprit fails, again and again (10.3)', async () => {
+      const guest = await start(runtime);
+      for (let round = 0; round < 4; round++) {
+        const sources = ['one', 'two', '!exit', 'four'];
+        const results = await guest.translate(entries(...sources));
+        assert.deepEqual(results.map((r) => r.predicted), expected(sources, [2]));
+        if (runtime === 'node') assert.match(results[2].error, /exited with code 3[\s\S]*exiting on purpose/);
+        else assert.match(results[2].error, /called sys\.exit\(3\) \(pipeline\.py:30\)/);
+      }
+      if (runtime === 'node') assert.ok(guest.restarts >= 4, `restarts: ${guest.restarts}`);
+      await guest.close();
+    });
+
+    test('a guest whose event loop is blocked is killed and replaced; later entries are kept (10.4)', async () => {
+      const guest = await start(runtime);
+      const firstPid = guest.pid;
+      const began = Date.now();
+      const sources = ['one', '!block 60', 'three'];
+      const results = await guest.translate(entries(...sources), config(0.5));
+      assert.ok(Date.now() - began < 15_000, `took ${Date.now() - began} ms`);
+      assert.deepEqual(results.map((r) => r.predicted), expected(sources, [1]));
+      assert.match(results[1].error, /timed out after 0\.5 s/);
+      assert.equal(isRunning(firstPid), false);
+      assert.deepEqual((await guest.translate(entries('later'))).map((r) => r.predicted), [reversed('later')]);
+      await guest.close();
+    });
+  });
+}
+
+describe('loadMethodPlugin runs translate.js in this process', () => {
+  test('a call that throws is split until the entry that throws is found (10.2)', async () => {
+    const plugin = await loadMethodPlugin(MISBEHAVING);
+    const sources = ['one', 'two', '!raise', 'four', 'five'];
+    const results = await plugin.translate(entries(...sources), { ...config(), batch_size: 8 });
+    assert.deepEqual(results.map((r) => r.predicted), expected(sources, [2]));
+    assert.equal(results[2].error, 'the method failed: Error: asked to raise');
+    await plugin.close();
+  });
+
+  test('timeout_s applies: a call that never resolves fails its entry, not the run (10.12)', async () => {
+    const plugin = await loadMethodPlugin(MISBEHAVING);
+    const began = Date.now();
+    const sources = ['one', '!hang', 'three'];
+    const results = await plugin.translate(entries(...sources), { ...config(0.3), batch_size: 3 });
+    assert.ok(Date.now() - began < 5000, `took ${Date.now() - began} ms`);
+    assert.deepEqual(results.map((r) => r.predicted), expected(sources, [1]));
+    assert.equal(results[1].error, 'timed out after 0.3 s (0.3 s per entry)');
+    await plugin.close();
+  });
+
+  test('a translate.js blocking the event loop ends the process with the fix instead of hanging (10.5)', async () => {
+    const script = `import { loadMethodPlugin } from ${JSON.stringify(join(nodePackage, 'index.js'))};
+      const plugin = await loadMethodPlugin(${JSON.stringify(MISBEHAVING)});
+      await plugin.translate([{ id: 'a', source: '!block 60' }], { source_lang: 'eng', target_lang: 'spa', timeout_s: 0.3, batch_size: 1 });
+      console.log('not reached');`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let stdout = '';
+    child.stderr.on('data', (chunk) => { stderr += chunk; });
+    child.stdout.on('data', (chunk) => { stdout += chunk; });
+    const began = Date.now();
+    const [code, signal] = await new Promise((resolve) => child.on('exit', (...args) => resolve(args)));
+    assert.ok(Date.now() - began < 20_000, `took ${Date.now() - began} ms`);
+    assert.equal(signal, 'SIGKILL', `exit ${code}`);
+    assert.equal(stdout, '');
+    assert.match(stderr, /the method reverse \(.*reverse\) blocked the event loop for \d+\.\d s in a call of the method/);
+    assert.match(stderr, /Fix: make its translate\(\) or decide\(\) asynchronous/);
+  });
+});
+
+describe('a plugin that cannot start fails once, at once, with the fix (10.9)', () => {
+  const plugin = (files, { entry = 'translate.js', type } = {}) => {
+    const directory = mkdtempSync(join(tmpdir(), 'integrity-plugin-'));
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(directory, name), text);
+    writeFileSync(join(directory, 'method.json'), JSON.stringify({ name: 'P', node_entry: entry, dependencies: [] }));
+    if (type) writeFileSync(join(directory, 'package.json'), JSON.stringify({ type }));
+    return directory;
+  };
+  const cjs = "const s = require('./s.cjs');\nmodule.exports = { async translate(e) { return e.map((x) => ({ id: x.id, predicted: 'cjs' + s })); } };\n";
+
+  test('a syntax error names file:line and shows the line; later calls fail alike without a retry', async () => {
+    const loaded = await loadMethodPlugin(plugin({ 'translate.js': 'export async function translate(e) {\n  return [\n    1 +;\n}\n' },
+      { type: 'module' }));
+    const error = await loaded.start(config()).catch((e) => e);
+    assert.ok(error instanceof MethodLoadError);
+    assert.match(error.message, /^translate\.js:3: SyntaxError: Unexpected token ';'\n {4}\s*1 \+;\n/);
+    assert.match(error.message, /fix: correct the syntax there/);
+    await assert.rejects(loaded.translate(entries('a'), config()), (e) => e.message === error.message);
+    await loaded.close();
+  });
+
+  test('CommonJS in a "type": "module" package is explained; .cjs and untyped packages load either', async () => {
+    const wrong = await loadMethodPlugin(plugin({ 'translate.js': cjs, 's.cjs': "module.exports = '!';\n" }, { type: 'module' }));
+    await assert.rejects(wrong.start(config()), /translate\.js:1: translate\.js is CommonJS[\s\S]*rename it to translate\.cjs \(and node_entry in method\.json\)/);
+    for (const [files, options] of [
+      [{ 'translate.cjs': cjs, 's.cjs': "module.exports = '!';\n" }, { entry: 'translate.cjs', type: 'module' }],
+      [{ 'translate.js': cjs, 's.cjs': "module.exports = '!';\n" }, {}],
+      [{ 'translate.mjs': 'export async function translate(e) { return e.map((x) => ({ id: x.id, predicted: "cjs!" })); }\n' }, { entry: 'translate.mjs' }],
+    ]) {
+      const loaded = await loadMethodPlugin(plugin(files, options));
+      assert.deepEqual((await loaded.translate(entries('a'), config())).map((r) => r.predicted), ['cjs!']);
+      await loaded.close();
+    }
+  });
+
+  test('mt-eval-locales stops at once with the reason, instead of an error per key', async (t) => {
+    const project = makeProject({
+      config: { version: 3, inputLocale: 'en', localesDir: 'locales', pairs: { 'en:es': { methodPlugin: './broken' } } },
+      files: { 'locales/en/a.json': { one: 'One', two: 'Two', three: 'Three' } },
+      plugins: [],
+    });
+    t.after(project.cleanup);
+    mkdirSync(join(project.root, 'broken'));
+    project.write('broken/method.json', { name: 'Broken', node_entry: 'translate.mjs', dependencies: [] });
+    project.write('broken/translate.mjs', 'export const translate = ;\n');
+    const stdout = captureStream();
+    const stderr = captureStream();
+    const status = await main(['--config', project.root, '--quiet'], { stdout, stderr, env: process.env });
+    assert.equal(status, 1);
+    assert.match(stderr.text(), /^mt-eval-locales: pair en:es: broken \(.*broken\) cannot start: translate\.mjs:1: SyntaxError/);
+    assert.equal(stderr.text().split('cannot start').length, 2);
+    assert.equal(stdout.text(), '');
+  });
+});

@@ -1,0 +1,344 @@
+"""The one child-process core of the bridge host and the translator-program adapters.
+
+`ChildProcess` is a child in its own process group, driven from the event loop's I/O callbacks (no
+reader task to own, so one task may start it and another close it): it is spawned with
+``start_new_session=True`` (its pid is its process group id, and one signal reaches every program it
+started), stderr is drained continuously into a bounded tail, its end is detected once, and `aclose`
+escalates close stdin → SIGTERM → SIGKILL to the whole group, then ends whatever it left behind.
+
+`LazyTimer` is the single loop timer a child's deadlines share, `RestartBudget` the crash-loop budget
+its owner restarts it within, and `SoloGate` how work is sent to it alone after a failure. A bridge guest
+(`mt_eval.bridge.connection.GuestConnection`), a persistent translator program
+(`mt_eval.adapters.record_process.RecordProcess`) and a program run once per batch
+(`mt_eval.adapters.batch_process`) are the kinds of child.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+
+
+class StderrTail:
+    """Keeps the last bytes a child wrote to stderr and forwards complete lines to a logger at INFO."""
+
+    def __init__(self, logger: logging.Logger, label: str, *, max_bytes: int = 64 * 1024, max_lines: int = 40
+                 ) -> None:
+        self.logger = logger
+        self.label = label
+        self.max_bytes = max_bytes
+        self.max_lines = max_lines
+        self.total = 0  # bytes received so far: a mark for `since`
+        self._data = bytearray()
+        self._partial = b""
+
+    def feed(self, data: bytes) -> None:
+        self._data += data
+        self.total += len(data)
+        if len(self._data) > 2 * self.max_bytes:
+            del self._data[:-self.max_bytes]
+        if self.logger.isEnabledFor(logging.INFO):
+            lines = (self._partial + data).split(b"\n")
+            self._partial = lines.pop()[-4096:]
+            for line in lines:
+                self.logger.info("%s: %s", self.label, line.decode("utf-8", "replace"))
+
+    def tail(self) -> str:
+        """The last lines (bounded in bytes and in lines)."""
+        text = bytes(self._data[-self.max_bytes:]).decode("utf-8", "replace")
+        return "\n".join(text.splitlines()[-self.max_lines:])
+
+    def since(self, mark: int) -> str:
+        """What arrived after ``mark`` (an earlier value of `total`), as far as the kept bytes reach back."""
+        kept = min(self.total - mark, len(self._data))
+        return bytes(self._data[len(self._data) - kept:]).decode("utf-8", "replace") if kept > 0 else ""
+
+
+def last_lines(text: str, count: int = 5) -> str:
+    """The last ``count`` non-blank lines of ``text`` joined with " / " (for one-line error messages)."""
+    return " / ".join([line for line in text.splitlines() if line.strip()][-count:])
+
+
+def signal_group(pid: int | None, sig: int) -> bool:
+    """Signal the process group ``pid`` leads; False when nothing is left in it (or it is not ours)."""
+    if pid is None:
+        return False
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+async def wait_event(event: asyncio.Event, seconds: float) -> bool:
+    """Wait for ``event`` at most ``seconds``; True when it was set."""
+    try:
+        await asyncio.wait_for(event.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
+async def reap_group(pid: int | None, grace: float) -> None:
+    """Processes the child started may outlive it in its group: SIGTERM them, SIGKILL after ``grace``."""
+    if not signal_group(pid, signal.SIGTERM):
+        return
+    loop = asyncio.get_running_loop()
+    until = loop.time() + grace
+    while loop.time() < until:
+        await asyncio.sleep(0.02)
+        if not signal_group(pid, 0):  # signal 0 only asks whether the group still exists
+            return
+    signal_group(pid, signal.SIGKILL)
+
+
+def exit_status(code: int | None) -> str:
+    """How a child ended, in words: "exited with code 2", "was killed by SIGKILL", "closed its stdout"."""
+    if code is None:
+        return "closed its stdout"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+class LazyTimer:
+    """One loop timer serving any number of deadlines: `ensure` arms it for the earliest; the callback
+    decides what is due and calls `ensure` again for the next, so moving a deadline later costs nothing."""
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self._callback = callback
+        self._handle: asyncio.TimerHandle | None = None
+
+    def ensure(self, when: float) -> None:
+        """Fire no later than ``when`` (loop time)."""
+        if self._handle is not None:
+            if self._handle.when() <= when:
+                return
+            self._handle.cancel()
+        self._handle = asyncio.get_running_loop().call_at(when, self._fire)
+
+    def cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _fire(self) -> None:
+        self._handle = None
+        self._callback()
+
+
+class RestartBudget:
+    """Unplanned restarts allowed: at most ``restarts`` within any ``window_s`` seconds.
+
+    Only a restart after a child that completed no work is charged: a child that answered something and
+    then failed (on one bad record, say) is not in a crash loop, and the record it failed on fails alone.
+    """
+
+    def __init__(self, restarts: int, window_s: float) -> None:
+        self.restarts = restarts
+        self.window_s = window_s
+        self._charged: deque[float] = deque()
+
+    def allow(self, *, productive: bool = False) -> bool:
+        """Whether one more restart is allowed now; charges it unless the child it replaces was productive."""
+        if productive:
+            return True
+        now = asyncio.get_running_loop().time()
+        while self._charged and self._charged[0] < now - self.window_s:
+            self._charged.popleft()
+        if len(self._charged) >= self.restarts:
+            return False
+        self._charged.append(now)
+        return True
+
+    def describe(self) -> str:
+        return f"{self.restarts} restarts within {self.window_s:g} s"
+
+
+class SoloGate:
+    """Work passes through `shared` together, except work that must be `alone` with a child: that waits
+    until nothing else is in flight and keeps the rest out until it is done. After a child failed with
+    several things in flight, sending each of them alone tells the one it fails on from the others."""
+
+    def __init__(self) -> None:
+        self._solo = asyncio.Lock()
+        self._active = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    @asynccontextmanager
+    async def shared(self) -> AsyncIterator[None]:
+        while self._solo.locked():  # something is being sent alone: wait until it is done
+            async with self._solo:
+                pass
+        self._active += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._active -= 1
+            if self._active == 0:
+                self._idle.set()
+
+    @asynccontextmanager
+    async def alone(self) -> AsyncIterator[None]:
+        async with self._solo:
+            await self._idle.wait()
+            yield
+
+
+class ChildProcess(asyncio.SubprocessProtocol):
+    """A child in its own process group (see the module docstring). `spawn`, `write`, then `aclose`.
+
+    Subclasses implement `on_output` (stdout bytes, in the I/O callback), `on_gone` (the child ended by
+    itself: it exited and its stdout is drained, or half a second after either — a grandchild may hold
+    stdout open) and `on_closed` (after `aclose` or `kill`: fail whatever is still waiting).
+    """
+
+    GONE_GRACE_S = 0.5
+
+    def __init__(self, command: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
+                 env: Mapping[str, str] | None = None, label: str | None = None,
+                 logger: logging.Logger | None = None, tail_bytes: int = 64 * 1024, tail_lines: int = 40,
+                 grace_s: float = 2.0) -> None:
+        if not command:
+            raise ValueError("a child process needs at least the program to run")
+        self.command = list(command)
+        self.cwd = cwd
+        self.env = dict(env) if env is not None else None
+        self.label = label or os.path.basename(self.command[0])
+        self.grace_s = grace_s
+        self.exit_code: int | None = None
+        self._stderr = StderrTail(logger or logging.getLogger("mt_eval.child"), self.label, max_bytes=tail_bytes,
+                                  max_lines=tail_lines)
+        self._transport: asyncio.SubprocessTransport | None = None
+        self._stdin: asyncio.WriteTransport | None = None
+        self._exited = asyncio.Event()
+        self._stdout_closed = False
+        self._gone_timer: asyncio.TimerHandle | None = None
+        self._gone = False
+        self._closing = False
+
+    # ---- life cycle ------------------------------------------------------------------------------
+
+    async def spawn(self) -> None:
+        """Start the child; raises `OSError` when the program cannot be run."""
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.subprocess_exec(
+            lambda: self, *self.command, cwd=self.cwd, env=self.env, start_new_session=True,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        self._transport = transport
+        self._stdin = transport.get_pipe_transport(0)  # type: ignore[assignment]
+
+    @property
+    def pid(self) -> int | None:
+        return self._transport.get_pid() if self._transport is not None else None
+
+    @property
+    def running(self) -> bool:
+        """Started, not gone and not being closed."""
+        return self._transport is not None and not self._gone and not self._closing
+
+    @property
+    def exited(self) -> bool:
+        return self._exited.is_set()
+
+    def stderr_tail(self) -> str:
+        """The last lines the child wrote to stderr (bounded in bytes and lines)."""
+        return self._stderr.tail()
+
+    def write(self, data: bytes) -> bool:
+        """Write to the child's stdin; False when it can no longer be written."""
+        if self._stdin is None or self._stdin.is_closing():
+            return False
+        self._stdin.write(data)
+        return True
+
+    def close_stdin(self) -> None:
+        if self._stdin is not None:
+            self._stdin.close()
+
+    def kill(self) -> None:
+        """End the child now: SIGKILL to its group. It is gone at once; `on_gone` is not called."""
+        self._gone = True
+        if self._gone_timer is not None:
+            self._gone_timer.cancel()
+        signal_group(self.pid, signal.SIGKILL)
+
+    async def aclose(self) -> None:
+        """Close stdin, then SIGTERM and SIGKILL the group, ``grace_s`` apart, until the child has exited;
+        then end whatever it left behind in its group, and call `on_closed`."""
+        if self._transport is None or self._closing:
+            return
+        self._closing = True
+        try:
+            self.close_stdin()
+            if not await wait_event(self._exited, self.grace_s):
+                signal_group(self.pid, signal.SIGTERM)
+                if not await wait_event(self._exited, self.grace_s):
+                    signal_group(self.pid, signal.SIGKILL)
+                    await wait_event(self._exited, self.grace_s)
+            await reap_group(self.pid, self.grace_s)
+        finally:
+            if not self._exited.is_set():
+                signal_group(self.pid, signal.SIGKILL)
+            self.on_closed()
+            self._transport.close()
+
+    # ---- what subclasses implement ---------------------------------------------------------------
+
+    def on_output(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def on_gone(self, status: str) -> None:
+        """The child ended by itself; ``status`` says how ("exited with code 3")."""
+
+    def on_closed(self) -> None:
+        """`aclose` finished: fail whatever still waits for the child."""
+
+    # ---- asyncio.SubprocessProtocol --------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == 1:
+            self.on_output(data)
+        else:
+            self._stderr.feed(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self._stdout_closed = True
+            self._check_gone()
+
+    def process_exited(self) -> None:
+        if self._transport is not None:
+            self.exit_code = self._transport.get_returncode()
+        self._exited.set()
+        self._check_gone()
+
+    def _check_gone(self) -> None:
+        if self._gone:
+            return
+        if self._exited.is_set() and self._stdout_closed:
+            self._declare_gone()
+        elif self._gone_timer is None:
+            self._gone_timer = asyncio.get_running_loop().call_later(self.GONE_GRACE_S, self._declare_gone)
+
+    def _declare_gone(self) -> None:
+        if self._gone_timer is not None:
+            self._gone_timer.cancel()
+        if self._gone:
+            return
+        self._gone = True
+        if not self._closing:
+            self.on_gone(exit_status(self.exit_code))

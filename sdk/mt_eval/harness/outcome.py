@@ -1,0 +1,121 @@
+"""How a run ended: its status, the distinct failures, and the exit status of ``mt-eval run``.
+
+=====  =========================================================================================
+ 0     complete: every entry was translated (or the failures are within ``--max-errors``), and the
+       headline passed the gate (or, translation only, there is none to gate)
+ 1     the run could not start or continue: bad arguments or inputs, a method that cannot load or
+       start; the message says what and how to fix it
+ 2     usage error (unknown option, missing ``--method``/``--corpus``)
+ 3     partial: some entries failed, more than ``--max-errors`` allows
+ 4     failed: no entry was translated; the card has no scores
+ 5     complete, but the gate withheld the headline (`mt_eval.harness.gate`; ``mt-eval gate CARD`` says
+       why): the card keeps every figure. A partial or failed run keeps its own status, 3 or 4
+ 75    busy: another process is using the run directory (``--wait`` waits for it)
+ 130   interrupted (Ctrl-C); finished entries are saved, ``--resume`` continues
+=====  =========================================================================================
+
+A negative control's error is the refusal it asks for (`mt_eval.corpus.families`): it is not counted as a
+failure here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import TextIO
+
+from mt_eval.harness.runcard import Failure, Status
+from mt_eval.records import TranslationResult
+
+EXIT_COMPLETE = 0
+EXIT_ERROR = 1
+EXIT_PARTIAL = 3
+EXIT_FAILED = 4
+EXIT_GATE_FAILED = 5
+EXIT_BUSY = 75
+EXIT_INTERRUPTED = 130
+
+@dataclass(frozen=True)
+class MaxErrors:
+    """``--max-errors N`` (entries) or ``--max-errors P%`` (share of the corpus) tolerated for exit status 0."""
+
+    count: int | None = None
+    percent: float | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> MaxErrors:
+        """``"5"`` or ``"2.5%"``; raises `ValueError` with the fix."""
+        found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(%?)\s*", text)
+        if not found or (not found.group(2) and "." in found.group(1)):
+            raise ValueError(f"--max-errors {text!r}: give a number of entries (5) or a share of the corpus (2.5%)")
+        if found.group(2):
+            percent = float(found.group(1))
+            if percent > 100:
+                raise ValueError(f"--max-errors {text!r}: a share is at most 100%")
+            return cls(percent=percent)
+        return cls(count=int(found.group(1)))
+
+    def tolerates(self, errors: int, entries: int) -> bool:
+        if self.percent is not None:
+            return entries > 0 and errors * 100 <= self.percent * entries
+        return errors <= (self.count or 0)
+
+    def __str__(self) -> str:
+        return f"{self.percent:g}%" if self.percent is not None else str(self.count or 0)
+
+
+def status_of(results: list[TranslationResult]) -> Status:
+    errors = sum(r.error is not None for r in results)
+    if errors == 0:
+        return "complete"
+    return "failed" if errors == len(results) else "partial"
+
+
+def failures_of(results: list[TranslationResult]) -> list[Failure]:
+    """The distinct error messages, most frequent first, each with its count and its first entry."""
+    counts: Counter[str] = Counter()
+    first: dict[str, str] = {}
+    for result in results:
+        if result.error is not None:
+            counts[result.error] += 1
+            first.setdefault(result.error, result.id)
+    order = {message: index for index, message in enumerate(first)}
+    return [Failure(message=message, count=count, example_id=first[message])
+            for message, count in sorted(counts.items(), key=lambda item: (-item[1], order[item[0]]))]
+
+
+def exit_status(status: Status, errors: int, entries: int, max_errors: MaxErrors) -> int:
+    if status == "failed":
+        return EXIT_FAILED
+    if status == "partial" and not max_errors.tolerates(errors, entries):
+        return EXIT_PARTIAL
+    return EXIT_COMPLETE
+
+
+def print_failures(failures: list[Failure], errors: int, entries: int, stream: TextIO, *, shown: int = 10) -> None:
+    """``3 of 12 entries failed (2 distinct errors):`` and one line per message: count, message, example id."""
+    if not failures:
+        return
+    distinct = f"{len(failures)} distinct error{'s' if len(failures) != 1 else ''}"
+    lines = [f"{errors} of {entries} entries failed ({distinct}):"]
+    width = len(str(failures[0].count))
+    for failure in failures[:shown]:
+        message = failure.message if len(failure.message) <= 300 else failure.message[:297] + "..."
+        lines.append(f"  {failure.count:>{width}} × {message}  (e.g. {failure.example_id})")
+    if len(failures) > shown:
+        rest = sum(f.count for f in failures[shown:])
+        lines.append(f"  … and {len(failures) - shown} more distinct errors on {rest} entries (the run card lists "
+                     "them all)")
+    stream.write("\n".join(lines) + "\n")
+
+
+def verdict(status: Status, code: int, errors: int, entries: int, max_errors: MaxErrors) -> str:
+    """The last line of a run: its status and what the exit status means."""
+    if status == "complete":
+        return "status: complete"
+    if status == "failed":
+        return f"status: failed: none of the {entries} entries was translated; no scores (exit status {code})"
+    within = "within" if code == EXIT_COMPLETE else "over"
+    return (f"status: partial: {errors} of {entries} entries failed, {within} --max-errors {max_errors} "
+            f"(exit status {code})")

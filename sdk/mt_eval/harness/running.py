@@ -1,0 +1,168 @@
+"""Running a loaded method over the entries still to do, from its start to its ``aclose()``.
+
+- A method running as a guest is started first: a guest that cannot start (its ``translate.js`` does not
+  load, it exits or never answers initialize) fails the run once, at once, with the guest's own words and
+  the fix — never as the same error on every entry.
+- An in-process method runs under a `mt_eval.loop_watchdog.LoopWatchdog`. One that blocks the event loop
+  (a synchronous call inside ``async translate``) for longer than a whole batch may take is interrupted;
+  the run then carries on with the method in a guest process of its own (as ``--isolate`` does), where a
+  call that blocks is timed out and killed like any other, and the card says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from mt_eval.corpus.families import by_pair
+from mt_eval.harness.execution import Outcome, ResultsLog, RunSettings, execute
+from mt_eval.harness.outcome import EXIT_FAILED
+from mt_eval.loader import LoadedMethod
+from mt_eval.loop_watchdog import LoopWatchdog, find_blocked
+from mt_eval.records import RunConfig, TranslationResult
+from mt_eval.results import ResultNotes
+
+
+class StartFailed(Exception):
+    """The method cannot start (or go on); the message has the reason, the guest's stderr and the fix."""
+
+
+@dataclass
+class Translated:
+    """What running the method gave: the outcome, the method that finished the run, and how it ran."""
+
+    outcome: Outcome
+    loaded: LoadedMethod
+    moved_to_guest: str | None = None  # why the method was moved into its own process mid-run
+    begun: Any = None  # what `Around.begin` gave
+
+
+@dataclass(frozen=True)
+class Around:
+    """What else runs with the method: ``running(label)`` around it (a gateway, a sandbox's watch),
+    ``begin(loaded)`` once it has started (its card, which a guest sends at initialize: the value is kept in
+    `Translated.begun`), ``before(method, start_s)`` just before its entries, watched like them (the latency
+    calls; ``start_s``: how long a guest took to start), and ``finish(method)`` once every entry is done (a
+    substitution replay). ``view`` is each group of entries as the method is handed it (without the gold
+    and family fields)."""
+
+    running: Callable[[str], AbstractAsyncContextManager[Any]] | None = None
+    begin: Callable[[LoadedMethod], Awaitable[Any]] | None = None
+    before: Callable[[Any, float], Awaitable[None]] | None = None
+    finish: Callable[[Any], Awaitable[None]] | None = None
+    view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
+    can_move: bool = True  # whether a method that blocks the event loop may carry on in a guest
+
+
+def run_method(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig, settings: RunSettings,
+               log: ResultsLog, on_result: Callable[[TranslationResult], None], *,
+               isolated: Callable[[], LoadedMethod], resume_hint: str, around: Around | None = None) -> Translated:
+    """Translate ``entries``; ``isolated()`` loads the same method in a guest process of its own."""
+    around = around or Around()
+    watchdog_message = (f"mt-eval run: {loaded.method_id} blocked the event loop and could not be interrupted; "
+                        f"finished entries are saved. Run it in its own process: {resume_hint} --isolate")
+    outcome = Outcome()
+    ran = Translated(outcome, loaded)
+    try:
+        anyio.run(_start_execute_close, ran, entries, config, settings, log, on_result, around, watchdog_message)
+        return ran
+    except BaseException as error:
+        blocked = find_blocked(error)
+        if blocked is None:
+            raise
+    reason = (f"{loaded.method_id} blocked the event loop for {blocked.seconds:.1f} s inside translate() (a "
+              "synchronous call in an async method: time.sleep, a blocking HTTP client, a long loop)")
+    fix = "Fix: await asynchronous I/O in translate(), or run blocking code with `await asyncio.to_thread(...)`"
+    if not around.can_move:
+        raise StartFailed(f"{reason}; finished entries are saved. {fix}, or run it in its own process: "
+                          f"{resume_hint} --isolate")
+    print(f"mt-eval run: {reason}; carrying on with it in its own process, as with --isolate. {fix}",
+          file=sys.stderr)
+    moved = Translated(outcome, isolated(), moved_to_guest=reason, begun=ran.begun)
+    remaining = [entry for entry in entries if not log.holds(str(entry["id"]))]
+    anyio.run(_start_execute_close, moved, remaining, config, settings, log, on_result, around, watchdog_message)
+    return moved
+
+
+async def _start_execute_close(ran: Translated, entries: list[dict[str, Any]], config: RunConfig,
+                               settings: RunSettings, log: ResultsLog, on_result: Any, around: Around,
+                               watchdog_message: str) -> None:
+    running = around.running(ran.loaded.method_id) if around.running else contextlib.nullcontext()
+    async with running:
+        await _execute_and_close(ran, entries, config, settings, log, on_result, around, watchdog_message)
+
+
+async def _execute_and_close(ran: Translated, entries: list[dict[str, Any]], config: RunConfig,
+                             settings: RunSettings, log: ResultsLog, on_result: Any, around: Around,
+                             watchdog_message: str) -> None:
+    loaded, outcome = ran.loaded, ran.outcome
+    method = loaded.method
+    try:
+        start_s = await _start(loaded, config) if entries or around.begin else 0.0
+        if around.begin is not None:
+            ran.begun = await around.begin(loaded)
+        first_call = outcome.timing.first_call_s
+
+        async def translate() -> None:
+            if around.before is not None:
+                await around.before(method, start_s)
+            for group_config, group in by_pair(entries, config):  # negative controls of another pair: their own
+                await execute(method, around.view(group) if around.view else group, group_config, settings, log,
+                              on_result, directory=loaded.directory, outcome=outcome)
+
+        if getattr(method, "enforces_deadlines", False):
+            await translate()
+        else:
+            limit = max(settings.timeout_s * settings.batch_size, 0.5)
+            with LoopWatchdog(limit, hard_limit_s=max(5.0, limit), hard_message=watchdog_message,
+                              hard_exit_code=EXIT_FAILED):
+                await translate()
+        if first_call is None and outcome.timing.first_call_s is not None:
+            outcome.timing.first_call_s += start_s  # a guest's cold start is part of its first call
+        if around.finish is not None:
+            await around.finish(method)
+        host_notes = getattr(method, "result_notes", None)  # a guest's results, as its host accepted them
+        if isinstance(host_notes, ResultNotes):
+            outcome.notes.merge(host_notes.counts)
+    finally:
+        close = getattr(method, "aclose", None)
+        if close is not None:
+            with anyio.CancelScope(shield=True):
+                await close()
+
+
+async def _start(loaded: LoadedMethod, config: RunConfig) -> float:
+    """Start a guest now, so that a guest that cannot start fails the run once; seconds it took."""
+    start = getattr(loaded.method, "start", None)
+    if start is None:
+        return 0.0
+    from mt_eval.bridge import messages as m
+
+    started = time.perf_counter()
+    try:
+        await start(config)
+    except m.BridgeError as exc:
+        raise StartFailed(start_failure(loaded, exc)) from None
+    return time.perf_counter() - started
+
+
+def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) -> str:
+    """``METHOD cannot start: REASON`` with the guest's last stderr lines (those the reason does not already
+    say) and what to do about it."""
+    data = exc.data if isinstance(exc.data, dict) else {}
+    lines = [line for line in str(data.get("stderr_tail") or "").splitlines() if line.strip()]
+    tail = [line for line in lines if line.strip().split(": ", 1)[-1] not in exc.message][-12:]
+    text = f"{name or loaded.method_id} cannot start: {exc.message}"
+    if tail:
+        text += "\n  guest stderr (last lines):\n    " + "\n    ".join(tail)
+    entry = loaded.manifest.node_entry or loaded.manifest.entry_point or " ".join(loaded.manifest.command or [])
+    text += (f"\n  fix: make {entry} load and answer initialize (try `mt-eval translate {loaded.directory} "
+             "\"Hello.\"`, and `mt-eval bridge check` for a command)")
+    return text

@@ -1,0 +1,110 @@
+"""Noticing an event loop that synchronous code has blocked, and getting it back.
+
+A method's ``translate`` is ``async``; one that makes a synchronous call inside it (an HTTP client
+without ``await``, ``time.sleep``, a long CPU loop) stops the whole event loop, so no timeout can fire
+and the run would hang for as long as that call does — forever, for a server that never answers.
+
+`LoopWatchdog` runs a heartbeat in the loop and a thread that watches it. When the loop has not turned
+for ``limit_s`` seconds, the thread sends the main thread a signal whose handler raises `LoopBlocked`
+right where the blocking code is (a blocking system call is interrupted; pure Python stops at its next
+instruction). If even that does not bring the loop back within ``hard_limit_s`` more — code blocked in
+a C extension that never returns to Python — the watchdog writes ``hard_message`` to stderr and ends
+the process with ``hard_exit_code``: whatever was already saved stays saved, and nothing hangs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import threading
+import time
+from types import FrameType, TracebackType
+
+HEARTBEAT_S = 0.05
+
+
+class LoopBlocked(BaseException):
+    """The event loop was blocked for ``seconds``; raised in the code that blocked it."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the event loop was blocked for {seconds:.1f} s")
+        self.seconds = seconds
+
+
+class LoopWatchdog:
+    """Use as ``with LoopWatchdog(...):`` inside a coroutine running in the main thread."""
+
+    def __init__(self, limit_s: float, *, hard_limit_s: float = 10.0, hard_message: str = "",
+                 hard_exit_code: int = 1) -> None:
+        self.limit_s = limit_s
+        self.hard_limit_s = hard_limit_s
+        self.hard_message = hard_message
+        self.hard_exit_code = hard_exit_code
+        self.blocked_for = 0.0
+        self._beat = time.monotonic()
+        self._stop = threading.Event()
+        self._fired = False
+        self._handle: asyncio.TimerHandle | None = None
+        self._thread: threading.Thread | None = None
+        self._previous: signal._HANDLER = None
+        self._armed = False
+
+    def __enter__(self) -> LoopWatchdog:
+        loop = asyncio.get_running_loop()
+        self._beat = time.monotonic()
+        self._heartbeat(loop)
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGUSR1, self._interrupt)
+            self._armed = True
+        self._thread = threading.Thread(target=self._watch, name="mt-eval loop watchdog", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self._stop.set()
+        if self._handle is not None:
+            self._handle.cancel()
+        if self._thread is not None:
+            self._thread.join()
+        if self._armed:
+            signal.signal(signal.SIGUSR1, self._previous)
+
+    def _heartbeat(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._beat = time.monotonic()
+        self._handle = loop.call_later(HEARTBEAT_S, self._heartbeat, loop)
+
+    def _watch(self) -> None:
+        main = threading.main_thread().ident
+        while not self._stop.wait(HEARTBEAT_S):
+            blocked = time.monotonic() - self._beat
+            if blocked < self.limit_s:
+                self._fired = False
+                continue
+            if not self._fired:
+                self._fired = True
+                self.blocked_for = blocked
+                if self._armed and main is not None:
+                    signal.pthread_kill(main, signal.SIGUSR1)
+            elif blocked >= self.limit_s + self.hard_limit_s:
+                sys.stderr.write(self.hard_message + "\n")
+                sys.stderr.flush()
+                os._exit(self.hard_exit_code)
+
+    def _interrupt(self, signum: int, frame: FrameType | None) -> None:
+        if self._fired and not self._stop.is_set():
+            raise LoopBlocked(self.blocked_for)
+
+
+def find_blocked(error: BaseException) -> LoopBlocked | None:
+    """The `LoopBlocked` in ``error``, which a task group may have wrapped in exception groups."""
+    if isinstance(error, LoopBlocked):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            found = find_blocked(inner)
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,88 @@
+"""The Python host finds the entry a guest fails on (issue cases 10.2–10.4), with either guest runtime.
+
+The reverse fixture (tests/fixtures/reverse) raises, exits its process, blocks its event loop or hangs on
+the sources that ask it to, identically in Python (`mt-eval serve`) and Node (translate.js).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from mt_eval.bridge.connection import HostOptions
+from mt_eval.bridge.method import BridgeMethod
+from mt_eval.bridge.runtimes import node_command, python_command
+
+REVERSE = Path(__file__).parent / "fixtures" / "reverse"
+OPTIONS = HostOptions(start_timeout_s=20, shutdown_grace_s=0.5, cancel_grace_s=0.5)
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+
+
+@pytest.fixture(params=[pytest.param("python"), pytest.param("node", marks=needs_node)])
+async def guest(request: pytest.FixtureRequest) -> AsyncIterator[BridgeMethod]:
+    """The reverse fixture as a guest of either runtime (``guest.runtime`` says which), closed afterwards."""
+    command = node_command(REVERSE) if request.param == "node" else python_command(REVERSE)
+    method = BridgeMethod(command, options=OPTIONS, label=f"reverse-{request.param}")
+    method.runtime = request.param  # type: ignore[attr-defined]
+    await method.start(config())
+    yield method
+    await method.aclose()
+
+
+def entries(*sources: str) -> list[dict[str, str]]:
+    return [{"id": f"e{i}", "source": s} for i, s in enumerate(sources)]
+
+
+def config(timeout_s: float = 30.0) -> dict[str, object]:
+    return {"source_lang": "eng", "target_lang": "spa", "timeout_s": timeout_s}
+
+
+def expected(sources: list[str], failing: int) -> list[str | None]:
+    return [None if i == failing else f"spa:{s[::-1]}" for i, s in enumerate(sources)]
+
+
+async def test_an_entry_that_raises_fails_alone_not_its_batch_mates(guest: BridgeMethod):
+    sources = ["one", "two", "!raise", "four", "five"]
+    results = await guest.translate(entries(*sources), config())
+    assert [r["predicted"] for r in results] == expected(sources, 2)
+    assert "asked to raise" in results[2]["error"]
+    assert guest.restarts == 0
+
+
+async def test_a_guest_that_exits_mid_batch_is_restarted_and_only_the_culprit_fails(guest: BridgeMethod):
+    sources = ["one", "two", "!exit", "four", "five", "six"]
+    results = await guest.translate(entries(*sources), config())
+    assert [r["predicted"] for r in results] == expected(sources, 2)
+    if guest.runtime == "node":  # type: ignore[attr-defined]  # process.exit ends the guest; it is restarted
+        assert "exited with code 3" in results[2]["error"] and "exiting on purpose" in results[2]["error"]
+    else:  # mt-eval serve catches sys.exit: the guest goes on, the call fails as a raise does
+        assert results[2]["error"] == ("the method called sys.exit(3) (pipeline.py:30): a method must not end the "
+                                       "process; raise an exception instead")
+    # more culprits later in the run: the guest did work before each crash, so no crash-loop budget is spent
+    # and the run never degrades into errors
+    for _ in range(4):
+        again = await guest.translate(entries("seven", "!exit", "nine"), config())
+        assert [r["predicted"] for r in again] == ["spa:neves", None, "spa:enin"]
+    assert guest.restarts >= (5 if guest.runtime == "node" else 0)  # type: ignore[attr-defined]
+
+
+async def test_a_guest_whose_event_loop_is_blocked_is_killed_and_replaced(guest: BridgeMethod):
+    started = time.monotonic()
+    sources = ["one", "!block 30", "three"]
+    results = await guest.translate(entries(*sources), config(timeout_s=0.5))
+    assert time.monotonic() - started < 10  # not the 30 s the method blocks for
+    assert [r["predicted"] for r in results] == expected(sources, 1)
+    assert "got no answer or progress within 0.5 s" in results[1]["error"]
+    assert (await guest.translate(entries("later"), config()))[0]["predicted"] == "spa:retal"
+    assert guest.restarts >= 1
+
+
+async def test_a_hanging_entry_times_out_alone(guest: BridgeMethod):
+    sources = ["one", "!hang", "three"]
+    results = await guest.translate(entries(*sources), config(timeout_s=0.4))
+    assert [r["predicted"] for r in results] == expected(sources, 1)
+    assert "got no answer or progress within 0.4 s" in results[1]["error"]
