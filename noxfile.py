@@ -18,7 +18,8 @@ ROOT = Path(__file__).parent
 NODE_PACKAGE = ROOT / "bridge" / "node"
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 # Every Python version the package claims, from its classifiers (pyproject.toml is the one list).
-PYTHONS = [c.rsplit(" :: ", 1)[1] for c in PROJECT["classifiers"] if c.startswith("Programming Language :: Python :: 3.")]
+PYTHONS = [c.rsplit(" :: ", 1)[1] for c in PROJECT["classifiers"]
+           if c.startswith("Programming Language :: Python :: 3.")]
 # The linters' versions are pinned, so a new release never fails a build that passed yesterday.
 RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
@@ -95,6 +96,7 @@ def demo(session: nox.Session) -> None:
     board.mkdir(parents=True, exist_ok=True)
     store = str(board / "demo.db")
     session.run("mt-eval", "verify", "runs/demo/card.json")
+    session.run("mt-eval", "gate", "runs/demo/card.json", "runs/demo-rules/card.json")
     session.run("mt-eval", "publish", "runs/demo/card.json", "runs/demo-rules/card.json", "--db", store, "--no-input")
     session.run("mt-eval", "leaderboard", "--db", store)
     session.run("mt-eval", "leaderboard", "--db", store, "--out", str(board / "site"), "--title",
