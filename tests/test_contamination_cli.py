@@ -13,7 +13,7 @@ import pytest
 
 from gate_policies import LENIENT
 from mt_eval.cli import main
-from mt_eval.contamination.cli import EPILOG
+from mt_eval.cli.contamination import EPILOG
 from mt_eval.contamination.policy import require_clean
 from mt_eval.contamination.record import ContaminationRecord
 from mt_eval.harness.runcard import RunCard

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mt_eval.cli import main
-from mt_eval.corpus.commands import SHOW_EXAMPLES
+from mt_eval.cli.corpus import SHOW_EXAMPLES
 
 REPO = Path(__file__).parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "corpora"

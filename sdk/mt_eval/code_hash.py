@@ -5,12 +5,14 @@ vendored directories use it, and champollion's lock file folds it into the metho
 the method re-sends what it translated. Files under ``__pycache__``, ``.git``, ``node_modules`` and the tool
 caches are left out; a symlinked folder is not entered (a symlinked file counts, with its target's content).
 The Node side (``bridge/node/lib/code-hash.js``) computes the same hash; ``bridge/vectors/champollion/
-hashing.json`` holds both to it.
+hashing.json`` holds both to it. `git_state` is the other half of what identifies the code: the commit of
+the repository holding it, and whether it has changes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import subprocess
 from pathlib import Path
 
 SKIPPED = frozenset({"__pycache__", ".git", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
@@ -25,3 +27,17 @@ def code_sha256(directory: Path) -> str:
         digest.update("/".join(path.relative_to(root).parts).encode("utf-8", "surrogateescape") + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def git_state(directory: Path) -> tuple[str | None, bool | None]:
+    """The commit of the repository holding ``directory`` and whether that directory has changes."""
+    try:
+        commit = subprocess.run(["git", "-C", str(directory), "rev-parse", "HEAD"], capture_output=True,
+                                text=True, timeout=10)
+        if commit.returncode != 0:
+            return None, None
+        status = subprocess.run(["git", "-C", str(directory), "status", "--porcelain", "--", "."],
+                                capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None, None
+    return commit.stdout.strip(), bool(status.stdout.strip())

@@ -35,10 +35,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from mt_eval.errors import ExpectedError
+
 POLL_S = 0.1
 
 
-class Busy(Exception):
+class Busy(ExpectedError):
     """Another process holds the lock; ``holder`` is what it says about itself (may be empty)."""
 
     def __init__(self, what: str, holder: dict[str, Any]) -> None:

@@ -11,6 +11,8 @@ from typing import Literal
 
 import msgspec
 
+from mt_eval.errors import ExpectedError
+
 Severity = Literal["error", "warning"]
 
 
@@ -75,7 +77,7 @@ def problems_at(file: str, base: Sequence[str | int], findings: Iterable[Finding
     ]
 
 
-class ProblemsError(ValueError):
+class ProblemsError(ExpectedError, ValueError):
     """Raised when a file or plugin has errors; carries every problem, not just the first."""
 
     def __init__(self, problems: Sequence[Problem], summary: str | None = None) -> None:

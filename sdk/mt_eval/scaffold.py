@@ -4,14 +4,14 @@ The template is rendered into a staging directory beside the destination, its fi
 (`mt_eval.validate`, strict) and only then moved into place: refused answers or an invalid result leave
 nothing behind. Its hooks check the answers (``pre_gen_project``), keep the chosen runtime's files and
 record the answers in ``.mt-eval-answers.json`` (``post_gen_project``). Nothing heavy is imported until
-the command runs, so ``mt-eval --help`` stays fast.
+it runs.
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
-    import argparse
+    from collections.abc import Sequence
     from pathlib import Path
     from typing import Any
 
@@ -21,53 +21,8 @@ TEMPLATE_NAME = "method-plugin"
 YES = ("true", "yes", "y", "on", "1")
 NO = ("false", "no", "n", "off", "0")
 
-DESCRIPTION = """\
-Create a method plugin that validates and runs out of the box: method.json with its dependencies and
-dependency class, method_card.json, pipeline.py and/or translate.js (decide.js for a decision method), a
-README, the plugin's own tests and a sample corpus. Asks its questions interactively unless --no-input is
-given."""
-EPILOG = """\
-questions (--set KEY=VALUE answers one; interactively, it becomes the proposed default):
-  method_kind         translation | decision (decide(rows, config): noul, choice and score questions with
-                      probabilities, e.g. a grader; generated self-contained, a word-overlap judge)
-  method_name         what people call the method (default: from DIR)
-  method_id           kebab-case identifier (default: DIR's name)
-  runtime             python | node | both (both: identical pipeline.py and translate.js)
-  dependency_profile  self-contained      a bundled CC0 glossary                         class S
-                      open-artifact       a mirrored open-licence glossary, sha256-pinned class O
-                      llm-gateway         any OpenAI-compatible chat endpoint            class A1
-                      external-api        a LibreTranslate-compatible external API       class A2
-  method_class        pipeline | raw-llm | coached-llm | custom-plugin | api | human
-  description, author, method_license (SPDX), open_source (true/false), open_source_url
-
-examples:
-  mt-eval new my-method
-  mt-eval new plugins/my-llm --no-input --set runtime=both --set dependency_profile=llm-gateway
-  mt-eval new my-judge --no-input --set method_kind=decision --set runtime=both
-  mt-eval new my-method --answers my-method/.mt-eval-answers.json --no-input --force   (regenerate)
-"""
-
-
 class AnswerError(Exception):
     """An answer from --set or --answers cannot be used; the message says which and why."""
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The arguments of ``mt-eval new``."""
-    import argparse
-
-    parser.description, parser.epilog = DESCRIPTION, EPILOG
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("directory", nargs="?", metavar="DIR",
-                        help="where to create the plugin (default: ./METHOD_ID); must not exist or be empty")
-    parser.add_argument("--no-input", action="store_true",
-                        help="ask nothing: use --set, --answers and the template's defaults")
-    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
-                        help="answer one question (repeatable), e.g. --set runtime=node")
-    parser.add_argument("--answers", metavar="FILE",
-                        help="answers from a JSON file, e.g. a plugin's .mt-eval-answers.json (--set wins)")
-    parser.add_argument("--force", action="store_true",
-                        help="write into an existing DIR: files the template writes are replaced, others kept")
 
 
 def template_directory() -> Path:
@@ -166,8 +121,11 @@ def render(template: Path, staging: Path, answers: dict[str, str | bool], *, no_
     return Path(project), dict(context["cookiecutter"])
 
 
-def run_new(args: argparse.Namespace) -> int:
-    """``mt-eval new``: exit 0 when the plugin was created, 2 for unusable answers, 1 when it failed."""
+def new_plugin(directory: Path | None, *, settings: Sequence[str] = (), answers_file: str | None = None,
+               no_input: bool = False, force: bool = False) -> int:
+    """Create a plugin in ``directory`` (None: ./METHOD_ID) with the answers given as ``KEY=VALUE`` ``settings``,
+    in ``answers_file`` and (unless ``no_input``) asked for; the exit status: 0 when the plugin was created, 2 for
+    unusable answers, 1 when it failed."""
     import shutil
     import sys
     import tempfile
@@ -180,26 +138,26 @@ def run_new(args: argparse.Namespace) -> int:
     template = template_directory()
     if not (template / "cookiecutter.json").is_file():
         return fail(f"the plugin template is missing ({template}): reinstall mt-eval-sdk", 1)
-    destination = Path(args.directory) if args.directory else None
-    if destination is not None and (problem := _occupied(destination, force=args.force)):
+    destination = directory
+    if destination is not None and (problem := _occupied(destination, force=force)):
         return fail(problem)
     try:
         questions = template_questions(template)
         answers: dict[str, str | bool] = dict(answers_from_directory(destination)) if destination else {}
-        if args.answers:
-            answers.update(read_answers(args.answers, questions))
-        answers.update(parse_settings(args.settings, questions))
+        if answers_file:
+            answers.update(read_answers(answers_file, questions))
+        answers.update(parse_settings(list(settings), questions))
     except AnswerError as exc:
         return fail(str(exc))
     parent = (destination.parent if destination is not None else Path.cwd()).absolute()
     existing = next(p for p in (parent, *parent.parents) if p.is_dir())  # nothing is created before it is needed
     staging = Path(tempfile.mkdtemp(prefix=".mt-eval-new-", dir=existing))
     try:
-        generated, answered = _render_reporting_errors(template, staging, answers, no_input=args.no_input)
+        generated, answered = _render_reporting_errors(template, staging, answers, no_input=no_input)
         if generated is None:
             return 2
         target = destination if destination is not None else Path(answered["method_id"])
-        if destination is None and (problem := _occupied(target, force=args.force)):
+        if destination is None and (problem := _occupied(target, force=force)):
             return fail(problem)
         report = _validated(generated, target)
         if report is None:

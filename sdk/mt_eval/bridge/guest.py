@@ -1,4 +1,4 @@
-"""``mt-eval serve DIR``: serve a Python method plugin over stdin/stdout as a bridge guest.
+"""The Python guest: a method served over stdin/stdout as a bridge guest (``mt-eval serve DIR``).
 
 Stdout is diverted at the file-descriptor level before the plugin is imported: the protocol keeps a
 private duplicate of fd 1, and fd 1 itself is pointed at stderr, so a ``print()`` anywhere in a method
@@ -13,7 +13,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -47,18 +46,9 @@ def runtime_card(method: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def serve(directory: Path) -> int:
-    """Load the plugin and serve it until stdin closes; the exit status for the process."""
-    from mt_eval.loader import PluginLoadError, load_method
-
-    protocol_fd = divert_stdout()
-    try:
-        loaded = load_method(directory)
-    except PluginLoadError as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    server = GuestServer(loaded.method, name=loaded.manifest.name, method_id=loaded.method_id,
-                         card=runtime_card(loaded.method), implements=loaded.manifest.implements)
+def serve_method(method: Any, protocol_fd: int, *, name: str, method_id: str, implements: Sequence[str]) -> int:
+    """Serve ``method`` on ``protocol_fd`` (see `divert_stdout`) and stdin until stdin closes; the exit status."""
+    server = GuestServer(method, name=name, method_id=method_id, card=runtime_card(method), implements=implements)
     try:
         asyncio.run(server.run(protocol_fd))
     except KeyboardInterrupt:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mt_eval.champollion.jsonfmt import js_string, utf16_key
+from mt_eval.errors import ExpectedError
 from mt_eval.manifest import kebab_case
 
 METHODS_DIR = Path(".champollion", "methods")
@@ -35,7 +36,7 @@ class FoundPlugin:
         return f"{js_string(self.name or '')} (method_id {self.method_id}) in {where}"
 
 
-class PluginNotFoundError(LookupError):
+class PluginNotFoundError(ExpectedError, LookupError):
     """``methodPlugin`` names no plugin; the message lists the plugins that exist."""
 
     def __init__(self, message: str, available: list[FoundPlugin]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mt_eval.contamination.report import ControlResult, Hit, Report
 
 _HEADLINE = {"clean": "CLEAN", "contaminated": "CONTAMINATED", "unverified": "UNVERIFIED", "not-run": "NOT RUN"}
@@ -73,3 +75,19 @@ def human_size(count: int) -> str:
     if count < 1000:
         return f"{count} bytes"
     return f"{count / 1e3:,.1f} kB" if count < 1_000_000 else f"{count / 1e6:,.1f} MB"
+
+
+def progress_printer(prefix: str = "contamination: ") -> Callable[[str], None]:
+    """Progress lines on stderr: each step, and how much was read at most every two seconds."""
+    import sys
+    import time
+
+    last = [0.0]
+
+    def progress(message: str) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 2.0 or not message.startswith("read "):
+            last[0] = now
+            print(f"{prefix}{message}", file=sys.stderr, flush=True)
+
+    return progress

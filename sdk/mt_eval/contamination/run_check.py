@@ -43,9 +43,9 @@ def check_for_run(method_dir: Path, corpus: Any, run_dir: Path, *, code_sha256: 
             return saved.record
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         pass
-    from mt_eval.contamination.cli import progress_printer
     from mt_eval.contamination.corpora import CorpusUnreadable, texts_of
     from mt_eval.contamination.engine import CheckError, check_bundle
+    from mt_eval.contamination.render import progress_printer
 
     try:
         record = record_of(check_bundle(method_dir, [texts_of(corpus)], progress=None if quiet else progress_printer(

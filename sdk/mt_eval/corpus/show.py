@@ -3,53 +3,15 @@ rows, sha256, and anything doubtful — exactly as ``mt-eval run`` would read it
 
 from __future__ import annotations
 
-import argparse
-import sys
 from typing import Any
 
 import msgspec
 
-from mt_eval.corpus.arguments import selection_from_args, spec_from_args
 from mt_eval.corpus.describe import alias_note, family_counts, id_origin, layout, reading_facts, references_note
-from mt_eval.corpus.doubts import find_doubts, settle_doubts
 from mt_eval.corpus.model import Corpus, CorpusError, listing
-from mt_eval.corpus.reader import load_corpus
-from mt_eval.corpus.selection import Selection, select
+from mt_eval.corpus.selection import Selection
 
 TEXT_WIDTH = 48
-
-
-def run_show(args: argparse.Namespace) -> int:
-    try:
-        spec = spec_from_args(args, path=args.file)
-    except ValueError as exc:
-        print(f"mt-eval corpus show: {exc}", file=sys.stderr)
-        return 2
-    if spec is None:
-        args.print_show_help()
-        return 2
-    try:
-        corpus = load_corpus(spec)
-    except CorpusError as exc:
-        print(f"mt-eval corpus show: {exc}", file=sys.stderr)
-        return 1
-    pair = args.pair or corpus.pair
-    refused: CorpusError | None = None
-    try:
-        settle_doubts(corpus, find_doubts(corpus, pair), spec.accept)
-    except CorpusError as exc:
-        refused = exc
-    try:
-        selection = select(corpus, selection_from_args(args))
-    except CorpusError as exc:
-        print(f"mt-eval corpus show: {exc}", file=sys.stderr)
-        return 1
-    report = build_report(corpus, selection, pair, refused, rows=args.rows)
-    if args.json:
-        sys.stdout.write(msgspec.json.format(msgspec.json.encode(report), indent=2).decode() + "\n")
-    else:
-        sys.stdout.write(render_text(corpus, report))
-    return 1 if refused is not None else 0
 
 
 def build_report(corpus: Corpus, selection: Selection, pair: str | None, refused: CorpusError | None, *,

@@ -9,7 +9,6 @@ each entry's expected score and distribution, the run-level mean with a bootstra
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import secrets
 import sys
@@ -27,19 +26,20 @@ from mt_eval.decisions.execution import DecideSettings, decide_rows
 from mt_eval.decisions.labels import quality_against
 from mt_eval.decisions.metrics import CONFIDENCE, MetricValue, resample_counts
 from mt_eval.decisions.records import DecisionResult
+from mt_eval.decisions.request import GradeRequest
 from mt_eval.decisions.rubric import Rubric, read_rubric
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.runcard import RunCard
 from mt_eval.harness.session import new_run_id, now
 
 
-def load_run(args: argparse.Namespace) -> tuple[RunCard, bytes, dict[str, dict[str, Any]]]:
+def load_run(request: GradeRequest) -> tuple[RunCard, bytes, dict[str, dict[str, Any]]]:
     """The run card and its corpus's entries by id (the corpus must be the one the run used)."""
     from mt_eval.corpus.reader import load_corpus
     from mt_eval.harness.corpus import card_corpus_spec
 
-    card, raw = read_run_card(args.card)
-    spec = card_corpus_spec(card, args.card, args.corpus)  # read as the run read it (columns, parallel files)
+    card, raw = read_run_card(request.card)
+    spec = card_corpus_spec(card, request.card, request.corpus)  # read as the run read it (columns, parallel files)
     corpus_path = spec.main_path
     try:
         corpus = load_corpus(spec)
@@ -51,8 +51,9 @@ def load_run(args: argparse.Namespace) -> tuple[RunCard, bytes, dict[str, dict[s
     return card, raw, {str(e["id"]): e for e in corpus.entries}
 
 
-def graded_run(args: argparse.Namespace, card: RunCard, raw: bytes) -> gc.GradedRun:
-    return gc.GradedRun(run_id=card.run_id, card_path=str(args.card), card_file_sha256=hashlib.sha256(raw).hexdigest(),
+def graded_run(request: GradeRequest, card: RunCard, raw: bytes) -> gc.GradedRun:
+    return gc.GradedRun(run_id=card.run_id, card_path=str(request.card),
+                        card_file_sha256=hashlib.sha256(raw).hexdigest(),
                         card_content_sha256=card.content_sha256, corpus_name=card.corpus.name,
                         corpus_sha256=card.corpus.sha256, entries=card.corpus.entries)
 
@@ -62,26 +63,29 @@ def choose_seed(seed: int | None) -> int:
     return seed if seed is not None else secrets.randbelow(2**31)
 
 
-def grade_with_method(args: argparse.Namespace) -> Path:
+def grade_with_method(request: GradeRequest) -> Path:
     """Grade a run card with a decision method; the path of the grading card."""
     from mt_eval.decisions.session import decision_config
     from mt_eval.loader import load_method
 
     started_at = now()
-    card, raw, entries = load_run(args)
-    rubric, rubric_sha = read_rubric(args.rubric)
-    blinded = blind(card, entries, rubric, seed=choose_seed(args.seed), with_reference=not args.no_reference)
-    loaded = load_method(args.grader, isolate=args.isolate, needs="decide")
+    card, raw, entries = load_run(request)
+    rubric, rubric_sha = read_rubric(request.rubric)
+    blinded = blind(card, entries, rubric, seed=choose_seed(request.seed), with_reference=request.with_reference)
+    assert request.grader is not None
+    loaded = load_method(request.grader, isolate=request.isolate, needs="decide")
     manifest = loaded.manifest
     types = manifest.decide.question_types if manifest.decide else ["noul", "choice", "score"]
     if "score" not in types:
         raise GradingError(f"{loaded.method_id} cannot grade on a rubric: it does not answer score questions "
                            f"(method.json $.decide.question_types: {', '.join(types)})")
     source_lang, _, target_lang = card.corpus.pair.partition(">")
-    args.source_lang, args.target_lang = source_lang or None, target_lang or None
-    config = decision_config(args)
-    settings = DecideSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
-                              tolerance=args.tolerance, max_input_chars=manifest.decide.max_input_chars
+    calls = request.calls
+    config = decision_config(request.settings, source_lang=source_lang or None, target_lang=target_lang or None,
+                             batch_size=calls.batch_size, concurrency=calls.concurrency, timeout_s=calls.timeout_s,
+                             seed=request.seed)
+    settings = DecideSettings(batch_size=calls.batch_size, concurrency=calls.concurrency, timeout_s=calls.timeout_s,
+                              tolerance=calls.tolerance, max_input_chars=manifest.decide.max_input_chars
                               if manifest.decide else None)
     collected: dict[str, DecisionResult] = {}
     by_item = {item.item_id: item for item in blinded.items}
@@ -93,8 +97,8 @@ def grade_with_method(args: argparse.Namespace) -> Path:
     anyio.run(_decide_and_close, loaded.method, blinded, config, settings, on_results)
     grades = {item.entry_id: collected[item.item_id] for item in blinded.items}
     facts = method_facts(loaded)
-    out = finish(args, started_at, card, raw, rubric, rubric_sha, blinded, grades, grader=facts,
-                 grader_config=msgspec.to_builtins(config), tolerance=args.tolerance)
+    out = finish(request, started_at, card, raw, rubric, rubric_sha, blinded, grades, grader=facts,
+                 grader_config=msgspec.to_builtins(config), tolerance=calls.tolerance)
     return out
 
 
@@ -121,7 +125,7 @@ def method_facts(loaded: Any) -> rc.MethodFacts:
         git_dirty=dirty, guest_restarts=getattr(loaded.method, "restarts", None))
 
 
-def finish(args: argparse.Namespace, started_at: str, card: RunCard, raw: bytes, rubric: Rubric, rubric_sha: str,
+def finish(request: GradeRequest, started_at: str, card: RunCard, raw: bytes, rubric: Rubric, rubric_sha: str,
            blinded: Blinded, grades: dict[str, DecisionResult], *, grader: rc.MethodFacts | None = None,
            human: gc.HumanGraders | None = None, grader_config: dict[str, Any] | None = None,
            tolerance: float) -> Path:
@@ -147,12 +151,12 @@ def finish(args: argparse.Namespace, started_at: str, card: RunCard, raw: bytes,
         level = max(levels, key=lambda label: (distribution[label], -levels.index(label)))
         entries.append(gc.GradedEntry(entry_id=entry_id, item=items[entry_id], expected=answer.expected,
                                       distribution=distribution, level=level))
-    summary = summarize(entries, levels, args.resamples, blinded.seed)
-    quality = quality_against(args.labels, entries, rubric, args.ece_bins, args.resamples, blinded.seed) \
-        if getattr(args, "labels", None) else None
+    summary = summarize(entries, levels, request.resamples, blinded.seed)
+    quality = quality_against(request.labels, entries, rubric, request.ece_bins, request.resamples, blinded.seed) \
+        if request.labels is not None else None
     grading = gc.GradingCard(
         grading_id=new_run_id(),
-        started_at=started_at, finished_at=now(), sdk_version=__version__, run=graded_run(args, card, raw),
+        started_at=started_at, finished_at=now(), sdk_version=__version__, run=graded_run(request, card, raw),
         grader=grader, human_graders=human, grader_config=grader_config, rubric=rubric, rubric_sha256=rubric_sha,
         question=rubric.name, blinding=gc.Blinding(seed=blinded.seed, sent=[f for f in SENT_FIELDS if f != "reference"
                                                                             or blinded.with_reference],
@@ -160,14 +164,14 @@ def finish(args: argparse.Namespace, started_at: str, card: RunCard, raw: bytes,
                                                    identity_strings_checked=len(blinded.identity)),
         tolerance=tolerance, entries=entries, summary=summary, quality=quality)
     grading = rc.seal(grading)
-    out = Path(args.out) if args.out else Path(args.card).resolve().parent / "grading" / (
+    out = request.out or request.card.resolve().parent / "grading" / (
         grader.method_id if grader is not None else "human")
     out.mkdir(parents=True, exist_ok=True)
     path = out / "grading-card.json"
     temporary = path.with_suffix(".json.tmp")
     temporary.write_bytes(msgspec.json.format(msgspec.json.encode(grading), indent=2) + b"\n")
     temporary.replace(path)
-    if not args.quiet:
+    if not request.quiet:
         from mt_eval.decisions.summary import grading_lines
 
         sys.stderr.write("\n".join(grading_lines(grading)) + "\n")

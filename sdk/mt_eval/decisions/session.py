@@ -7,7 +7,6 @@ it disagrees nothing is run or reported. Then the method decides every row (resu
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections import Counter
@@ -23,13 +22,14 @@ from mt_eval.decisions.corpus import DecisionCorpus, read_decision_corpus
 from mt_eval.decisions.execution import DecideSettings, DecisionLog, decide_rows
 from mt_eval.decisions.metrics import GROUPS, Judged, score_decisions
 from mt_eval.decisions.records import QUESTION_TYPES, DecisionConfig, DecisionResult
+from mt_eval.decisions.request import DecideRequest
 from mt_eval.decisions.selfcheck import SelfCheck, describe_self_check, run_self_check
 from mt_eval.decisions.summary import print_summary
 from mt_eval.harness import runcard as rc
-from mt_eval.harness.commands import method_params
 from mt_eval.harness.environment import environment
 from mt_eval.harness.latency import reported_latency_facts
 from mt_eval.harness.progress import RunProgress
+from mt_eval.harness.request import MethodSettings
 from mt_eval.harness.run_directory import RunError, differences, hold_run_directory, open_run_directory, write_json
 from mt_eval.harness.session import RunState, new_run_id, now
 from mt_eval.loader import LoadedMethod, load_method
@@ -46,31 +46,35 @@ class SelfCheckFailed(RunError):
     """The scorer disagrees with the closed forms on the Uniform baseline: nothing is reported."""
 
 
-def decide_run(args: argparse.Namespace) -> Path:
-    """Run (or resume) the decision run ``args`` describe; the path of its decision card."""
-    corpus = read_decision_corpus(args.corpus, tolerance=args.tolerance)
-    check = run_self_check(corpus, args.ece_bins)
-    if not args.quiet or not check.passed:
+def decide_run(request: DecideRequest) -> Path:
+    """Run (or resume) the decision run ``request`` describes; the path of its decision card."""
+    calls = request.calls
+    corpus = read_decision_corpus(request.corpus, tolerance=calls.tolerance)
+    check = run_self_check(corpus, request.ece_bins)
+    if not request.quiet or not check.passed:
         print(describe_self_check(check), file=sys.stderr)
     if check.reason is None and not check.passed:
         raise SelfCheckFailed("the scorer disagrees with the closed forms on the Uniform baseline (above): refusing "
                               "to run or report; nothing was written")
     started = time.perf_counter()
-    loaded = load_method(args.method, isolate=args.isolate, needs="decide")
+    loaded = load_method(request.method, isolate=request.isolate, needs="decide")
     load_s = time.perf_counter() - started
     manifest = loaded.manifest
     spec = manifest.decide
-    settings = DecideSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
-                              tolerance=args.tolerance, max_input_chars=spec.max_input_chars if spec else None,
+    settings = DecideSettings(batch_size=calls.batch_size, concurrency=calls.concurrency, timeout_s=calls.timeout_s,
+                              tolerance=calls.tolerance, max_input_chars=spec.max_input_chars if spec else None,
                               question_types=tuple(spec.question_types) if spec else QUESTION_TYPES)
-    config = decision_config(args)
-    out = Path(args.out) if args.out else Path("runs") / "decisions" / f"{loaded.method_id}__{_slug(corpus.name)}"
-    with hold_run_directory(out, command="mt-eval decide run", wait_s=args.wait, prog="mt-eval decide"):
-        state = _open(out, args, loaded, corpus, config, settings, load_s)
+    config = decision_config(request.settings, source_lang=request.source_lang, target_lang=request.target_lang,
+                             batch_size=calls.batch_size, concurrency=calls.concurrency, timeout_s=calls.timeout_s,
+                             seed=request.seed)
+    out = request.directory.out or Path("runs") / "decisions" / f"{loaded.method_id}__{_slug(corpus.name)}"
+    with hold_run_directory(out, command="mt-eval decide run", wait_s=request.directory.wait_s,
+                            prog="mt-eval decide"):
+        state = _open(out, request, loaded, corpus, config, settings, load_s)
         log_path = out / "results.jsonl"
         done = DecisionLog.read(log_path)
         remaining = [row for row in corpus.rows if row.id not in done]
-        progress = RunProgress(len(corpus.rows), len(done), label=f"{loaded.method_id} deciding", quiet=args.quiet)
+        progress = RunProgress(len(corpus.rows), len(done), label=f"{loaded.method_id} deciding", quiet=request.quiet)
         log = DecisionLog(log_path)
 
         def on_results(results: list[DecisionResult]) -> None:
@@ -88,10 +92,10 @@ def decide_run(args: argparse.Namespace) -> Path:
             write_json(out / "run.json", state)
         recorded = DecisionLog.read(log_path)
         results = [recorded[row.id] for row in corpus.rows if row.id in recorded]
-        card = rc.seal(build_card(state, loaded, corpus, config, settings, check, results, args))
+        card = rc.seal(build_card(state, loaded, corpus, config, settings, check, results, request))
         card_path = out / "card.json"
         write_json(card_path, card)
-        if not args.quiet:
+        if not request.quiet:
             print_summary(card, sys.stderr)
         return card_path
 
@@ -107,19 +111,21 @@ async def _decide_and_close(loaded: LoadedMethod, rows: list[Any], config: Decis
                 await close()
 
 
-def decision_config(args: argparse.Namespace) -> DecisionConfig:
-    """The config the method is given: model settings, batch size, concurrency, timeout, seed and --param."""
-    fields = {"source_lang": args.source_lang, "target_lang": args.target_lang, "model": args.model,
-              "base_url": args.base_url, "temperature": args.temperature, "max_tokens": args.max_tokens,
-              "batch_size": args.batch_size, "concurrency": args.concurrency, "timeout_s": args.timeout,
-              "seed": args.seed, "params": method_params(args.param)}
+def decision_config(given: MethodSettings, *, source_lang: str | None, target_lang: str | None, batch_size: int,
+                    concurrency: int, timeout_s: float, seed: int | None) -> DecisionConfig:
+    """The config the method is given: the languages, model settings, batch size, concurrency, timeout, seed and
+    --param."""
+    fields = {"source_lang": source_lang, "target_lang": target_lang, "model": given.model,
+              "base_url": given.base_url, "temperature": given.temperature, "max_tokens": given.max_tokens,
+              "batch_size": batch_size, "concurrency": concurrency, "timeout_s": timeout_s,
+              "seed": seed, "params": given.params}
     try:
         return msgspec.convert({k: v for k, v in fields.items() if v is not None}, DecisionConfig)
     except msgspec.ValidationError as exc:
         raise RunError(f"invalid configuration: {exc}") from exc
 
 
-def _open(out: Path, args: argparse.Namespace, loaded: LoadedMethod, corpus: DecisionCorpus, config: DecisionConfig,
+def _open(out: Path, request: DecideRequest, loaded: LoadedMethod, corpus: DecisionCorpus, config: DecisionConfig,
           settings: DecideSettings, load_s: float) -> DecideState:
     fresh = DecideState(run_id=new_run_id(), started_at=now(), method_dir=str(loaded.directory.resolve()),
                         code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
@@ -132,7 +138,8 @@ def _open(out: Path, args: argparse.Namespace, loaded: LoadedMethod, corpus: Dec
                             ("the configuration", state.config, now.config),
                             ("the settings", state.settings, now.settings)])
 
-    return open_run_directory(out, fresh, resume=args.resume, force=args.force, changes=changes,
+    return open_run_directory(out, fresh, resume=request.directory.resume, force=request.directory.force,
+                              changes=changes,
                               command="mt-eval decide run")
 
 
@@ -166,11 +173,12 @@ def judged_answers(corpus: DecisionCorpus, results: list[DecisionResult]
 
 
 def build_card(state: DecideState, loaded: LoadedMethod, corpus: DecisionCorpus, config: DecisionConfig,
-               settings: DecideSettings, check: SelfCheck, results: list[DecisionResult], args: argparse.Namespace
+               settings: DecideSettings, check: SelfCheck, results: list[DecisionResult], request: DecideRequest
                ) -> dc.DecisionCard:
     judged, coverage = judged_answers(corpus, results)
     provenance = dc.Provenance(run_id=state.run_id, results_sha256=dc.results_sha256(results))
-    metrics = (score_decisions(judged, len(corpus.rows), bins=args.ece_bins, resamples=args.resamples, seed=args.seed)
+    metrics = (score_decisions(judged, len(corpus.rows), bins=request.ece_bins, resamples=request.resamples,
+                               seed=request.seed)
                if judged and len(results) == len(corpus.rows) else None)
     derivation = loaded.source.derivation
     commit, dirty = rc.git_state(loaded.directory)
@@ -183,7 +191,7 @@ def build_card(state: DecideState, loaded: LoadedMethod, corpus: DecisionCorpus,
             contributions=[rc.DependencyContribution(path=c.path, id=c.dependency_id,
                                                      dependency_class=c.dependency_class, reason=c.reason)
                            for c in derivation.contributions],
-            runtime="python (isolated)" if args.isolate else loaded.source.runtime, code_sha256=state.code_sha256,
+            runtime="python (isolated)" if request.isolate else loaded.source.runtime, code_sha256=state.code_sha256,
             git_commit=commit, git_dirty=dirty, guest_restarts=getattr(loaded.method, "restarts", None)),
         corpus=dc.DecisionCorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
                                       rows=len(corpus.rows), questions=corpus.questions_by_type(),

@@ -13,7 +13,6 @@ comment``; a grader writes a level's label in the question's column. JSONL sheet
 
 from __future__ import annotations
 
-import argparse
 import csv
 import hashlib
 import io
@@ -29,6 +28,7 @@ from mt_eval.decisions.blinding import Blinded, GradingError, blind
 from mt_eval.decisions.corpus import gold_distribution
 from mt_eval.decisions.grading import choose_seed, finish, load_run
 from mt_eval.decisions.records import DecisionResult, Question, number_text
+from mt_eval.decisions.request import GradeRequest
 from mt_eval.decisions.rubric import Rubric, read_rubric
 from mt_eval.harness.session import now
 
@@ -48,16 +48,17 @@ class GradingKey(msgspec.Struct, kw_only=True):
     items: dict[str, str]
 
 
-def export_sheets(args: argparse.Namespace) -> Path:
+def export_sheets(request: GradeRequest) -> Path:
     """Write the sheets, the rubric and the key for people to grade a run; the output directory."""
-    card, _raw, entries = load_run(args)
-    rubric, rubric_sha = read_rubric(args.rubric)
-    blinded = blind(card, entries, rubric, seed=choose_seed(args.seed), with_reference=not args.no_reference)
-    out = Path(args.out)
+    card, _raw, entries = load_run(request)
+    rubric, rubric_sha = read_rubric(request.rubric)
+    blinded = blind(card, entries, rubric, seed=choose_seed(request.seed), with_reference=request.with_reference)
+    assert request.out is not None
+    out = request.out
     out.mkdir(parents=True, exist_ok=True)
     columns = ["item", "source_lang", "target_lang", "source", "candidate"]
     columns += ["reference"] if blinded.with_reference else []
-    if args.format in ("csv", "both"):
+    if request.format in ("csv", "both"):
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=[*columns, rubric.name, "comment"], lineterminator="\n")
         writer.writeheader()
@@ -65,12 +66,12 @@ def export_sheets(args: argparse.Namespace) -> Path:
             writer.writerow({"item": item.item_id, **{c: item.case.state.get(c, "") for c in columns[1:]},
                              rubric.name: "", "comment": ""})
         (out / "sheet.csv").write_text(buffer.getvalue(), encoding="utf-8")
-    if args.format in ("jsonl", "both"):
+    if request.format in ("jsonl", "both"):
         question = msgspec.to_builtins(rubric.question())
         lines = [json.dumps({"item": item.item_id, "state": item.case.state, "question": {rubric.name: question},
                              "answer": None}, ensure_ascii=False) for item in blinded.items]
         (out / "sheet.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (out / "rubric.md").write_text(rubric_text(rubric, args.format), encoding="utf-8")
+    (out / "rubric.md").write_text(rubric_text(rubric, request.format), encoding="utf-8")
     key = GradingKey(run_id=card.run_id, card_content_sha256=card.content_sha256, rubric=rubric,
                      rubric_sha256=rubric_sha, seed=blinded.seed, with_reference=blinded.with_reference,
                      items={item.item_id: item.entry_id for item in blinded.items})
@@ -150,24 +151,25 @@ def _answers_in(path: Path, question: Question, name: str, items: dict[str, str]
     return found, problems
 
 
-def import_sheets(args: argparse.Namespace) -> Path:
+def import_sheets(request: GradeRequest) -> Path:
     """Map filled sheets back to the run's entries and write the grading card; its path."""
     started_at = now()
-    key = read_key(args.key)
-    card, raw, entries = load_run(args)
+    assert request.key is not None
+    key = read_key(request.key)
+    card, raw, entries = load_run(request)
     if key.card_content_sha256 != card.content_sha256:
-        raise GradingError(f"{args.key} was written for run {key.run_id}, not for {args.card} (run {card.run_id})")
+        raise GradingError(f"{request.key} was written for run {key.run_id}, not for {request.card} (run "
+                           f"{card.run_id})")
     rubric = key.rubric
     blinded = blind(card, entries, rubric, seed=key.seed, with_reference=key.with_reference)
     if {item.item_id: item.entry_id for item in blinded.items} != key.items:
-        raise GradingError(f"the run's entries no longer match {args.key}: the card or its corpus changed since "
+        raise GradingError(f"the run's entries no longer match {request.key}: the card or its corpus changed since "
                            "the sheets were exported")
     question = rubric.question()
     totals: dict[str, list[list[float]]] = {}
     sheets: list[gc.Sheet] = []
     problems: list[str] = []
-    for sheet in args.sheet:
-        path = Path(sheet)
+    for path in request.sheets:
         answers, found = _answers_in(path, question, rubric.name, key.items)
         problems.extend(found)
         for item, distribution in answers.items():
@@ -178,7 +180,7 @@ def import_sheets(args: argparse.Namespace) -> Path:
     if problems:
         raise GradingError("the sheets cannot be imported:\n  " + "\n  ".join(problems))
     grades = {key.items[item]: _averaged(item, question, rubric.name, given) for item, given in totals.items()}
-    return finish(args, started_at, card, raw, rubric, key.rubric_sha256, Blinded(
+    return finish(request, started_at, card, raw, rubric, key.rubric_sha256, Blinded(
         items=blinded.items, not_graded=blinded.not_graded, identity=blinded.identity, seed=key.seed,
         with_reference=key.with_reference, controls=blinded.controls), grades, human=gc.HumanGraders(sheets=sheets),
         tolerance=1e-3)

@@ -14,15 +14,14 @@ labels match.
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from mt_eval.errors import ExpectedError
 from mt_eval.harness.runcard import RunCard
 
 TYPE_CHECKING = False
@@ -30,29 +29,8 @@ if TYPE_CHECKING:
     from mt_eval.corpus.reader import CorpusSpec
 
 
-class CompareError(Exception):
-    pass
-
-
-def run_compare(args: argparse.Namespace) -> int:
-    from mt_eval.corpus.arguments import spec_from_args
-    from mt_eval.harness.compare_checks import check_allowed
-
-    try:
-        report = compare_cards(Path(args.baseline), Path(args.candidate), corpus=spec_from_args(args),
-                               bootstrap=args.bootstrap, trials=args.trials, seed=args.seed,
-                               extensions=getattr(args, "extension", []),
-                               allow_diff=check_allowed(getattr(args, "allow_diff", [])))
-    except (CompareError, ValueError) as exc:
-        print(f"mt-eval compare: {exc}", file=sys.stderr)
-        return 1
-    if args.json:
-        sys.stdout.write(msgspec.json.format(msgspec.json.encode(report), indent=2).decode() + "\n")
-        return 0
-    from mt_eval.harness.compare_report import render
-
-    print(render(report))
-    return 0
+class CompareError(ExpectedError):
+    """The two cards cannot be compared; the message says why and what to do."""
 
 
 def _verified_card(path: Path, corpus: CorpusSpec | None, extensions: Sequence[str]

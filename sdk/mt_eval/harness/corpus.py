@@ -8,17 +8,15 @@ read the way the card records.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any, cast
 
-from mt_eval.corpus.arguments import selection_from_args, spec_from_args
 from mt_eval.corpus.describe import summary_line
 from mt_eval.corpus.doubts import find_doubts, settle_doubts
 from mt_eval.corpus.model import Corpus, CorpusError
 from mt_eval.corpus.reader import CorpusSpec, load_corpus, read_corpus
-from mt_eval.corpus.selection import Selection, select
+from mt_eval.corpus.selection import Selection, SelectionRequest, select
 from mt_eval.harness.runcard import CardResult, RunCard
 from mt_eval.records import TranslationResult
 
@@ -26,21 +24,19 @@ __all__ = ["Corpus", "CorpusError", "CorpusSpec", "card_corpus_spec", "card_resu
            "read_run_corpus", "settle_run_corpus", "write_predictions"]
 
 
-def read_run_corpus(args: argparse.Namespace) -> tuple[CorpusSpec, Corpus]:
-    """The corpus ``--corpus`` or ``--source-file``/``--reference-file`` name, read and checked."""
-    spec = spec_from_args(args)
-    if spec is None:
-        raise ValueError("no corpus: give --corpus FILE, or --source-file SRC [--reference-file REF]")
-    return spec, load_corpus(spec)
+def read_run_corpus(spec: CorpusSpec) -> Corpus:
+    """The corpus of a run (``--corpus``, or ``--source-file``/``--reference-file``), read and checked once."""
+    return load_corpus(spec)
 
 
-def settle_run_corpus(args: argparse.Namespace, spec: CorpusSpec, corpus: Corpus, pair: str) -> Selection:
+def settle_run_corpus(spec: CorpusSpec, corpus: Corpus, pair: str, request: SelectionRequest, *, quiet: bool
+                      ) -> Selection:
     """Refuse a doubtful corpus (now that the pair is known), say how it is read, and select the entries."""
     settle_doubts(corpus, find_doubts(corpus, pair), spec.accept)
-    selection = select(corpus, selection_from_args(args))
+    selection = select(corpus, request)
     for warning in corpus.warnings:
         print(f"warning: corpus {corpus.path}: {warning}", file=sys.stderr)
-    if not args.quiet:
+    if not quiet:
         print(summary_line(corpus, len(selection.entries)), file=sys.stderr)
     return selection
 

@@ -11,7 +11,6 @@ reaches its model only through a gateway the run starts on a Unix socket, given 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import random
 import shutil
@@ -34,6 +33,10 @@ from mt_eval.sandbox.denials import DenialLog
 from mt_eval.sandbox.isolation import GATEWAY_SOCKET
 from mt_eval.sandbox.policy import DeniedAttempt
 from mt_eval.scan import ScanReport, scan_plugin, scan_problems
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mt_eval.harness.request import RunRequest
 
 GATEWAY_LOG = "gateway.jsonl"
 DENIED_LOG = "sandbox-denied.jsonl"
@@ -182,12 +185,12 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def prepare(args: argparse.Namespace) -> FairRun:
-    """Scan the plugin and set up its sandbox and gateway as ``args`` ask; raises `FairnessError`."""
-    source, _problems = read_plugin(args.method)
-    official = bool(getattr(args, "official", False))
-    fair = FairRun(source=source, official=official,
-                   substitution_sample=getattr(args, "substitution_sample", 5))
+def prepare(request: RunRequest) -> FairRun:
+    """Scan the plugin and set up its sandbox and gateway as ``request`` asks; raises `FairnessError`."""
+    source, _problems = read_plugin(request.method)
+    asked = request.fairness
+    official = asked.official
+    fair = FairRun(source=source, official=official, substitution_sample=asked.substitution_sample)
     if source is None:
         return fair  # loading the plugin reports what is wrong with its files
     fair.scan = scan_plugin(source.directory, source.manifest.dependencies)
@@ -201,15 +204,15 @@ def prepare(args: argparse.Namespace) -> FairRun:
                                                                   declared=source.manifest.dependencies is not None))
             raise FairnessError(f"an official run needs a clean static scan; it found {fair.scan.errors} error(s):\n"
                                 f"{listing}")
-    sandboxed = official or bool(getattr(args, "sandbox", False))
+    sandboxed = official or asked.sandbox
     fair.network = network_for_class(dependency_class)
-    _prepare_gateway(fair, args, sandboxed)
+    _prepare_gateway(fair, request, sandboxed)
     if sandboxed:
         if fair.network == "gateway" and fair.policy is None:
             raise FairnessError("an A1 method reaches its model only through the LLM gateway in a sandboxed run: "
                                 "give --gateway-policy FILE (see `mt-eval gateway --help`)")
         try:
-            fair.sandbox = plugin_sandbox(source, network=fair.network, extra_read_only=args.sandbox_ro,
+            fair.sandbox = plugin_sandbox(source, network=fair.network, extra_read_only=asked.sandbox_ro,
                                           gateway_directory=fair._gateway_directory)
         except SandboxUnavailable as exc:
             fair.close_unused()
@@ -218,14 +221,14 @@ def prepare(args: argparse.Namespace) -> FairRun:
     return fair
 
 
-def _prepare_gateway(fair: FairRun, args: argparse.Namespace, sandboxed: bool) -> None:
+def _prepare_gateway(fair: FairRun, request: RunRequest, sandboxed: bool) -> None:
     from mt_eval.gateway.policy import read_policy
     from mt_eval.problems import ProblemsError
 
-    path = getattr(args, "gateway_policy", None)
+    path = request.fairness.gateway_policy
     if path is None:
         return
-    if args.base_url:
+    if request.settings.base_url:
         raise FairnessError("--base-url and --gateway-policy exclude each other: with a gateway the method reaches "
                             "its model at the URL the run gives it")
     try:
@@ -233,7 +236,7 @@ def _prepare_gateway(fair: FairRun, args: argparse.Namespace, sandboxed: bool) -
     except ProblemsError as exc:
         raise FairnessError(str(exc)) from exc
     fair.policy_path = Path(path)
-    fair.model = args.model or fair.policy.models[0].id
+    fair.model = request.settings.model or fair.policy.models[0].id
     if fair.policy.route(fair.model) is None:
         raise FairnessError(f"--model {fair.model} is not on the gateway policy's allowlist "
                             f"({', '.join(r.id for r in fair.policy.models)})")

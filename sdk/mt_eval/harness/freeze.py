@@ -153,8 +153,7 @@ def label_digests(entries: list[dict[str, Any]]) -> LabelsFreeze:
 
 def sdk_facts() -> SdkFreeze:
     from mt_eval._version import __version__
-    from mt_eval.code_hash import code_sha256
-    from mt_eval.harness.runcard import git_state
+    from mt_eval.code_hash import code_sha256, git_state
     from mt_eval.resources import PACKAGE
 
     commit, dirty = git_state(PACKAGE)

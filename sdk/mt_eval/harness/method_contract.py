@@ -40,7 +40,7 @@ def say_isolated_hooks_do_not_run(loaded: LoadedMethod) -> None:
               "given with --extension", file=sys.stderr)
 
 
-def card_file(card_path: str | None) -> tuple[str, Any] | None:
+def card_file(card_path: str | Path | None) -> tuple[str, Any] | None:
     """``--method-card``: the card to use instead of the plugin's method_card.json, read now."""
     if card_path is None:
         return None

@@ -1,22 +1,23 @@
-"""The RunConfig of a run from its command-line arguments (``mt-eval run`` and ``mt-eval freeze init``)."""
+"""The RunConfig a run gives its method, from its request (``mt-eval run`` and ``mt-eval freeze init``), and
+what a run would use, read without running the method (what ``freeze init`` freezes)."""
 
 from __future__ import annotations
 
-import argparse
+from typing import Any
 
 import msgspec
 
 from mt_eval.corpus.model import Corpus
-from mt_eval.harness.commands import method_params
+from mt_eval.harness.request import RunRequest
 from mt_eval.harness.run_directory import RunError
 from mt_eval.manifest import Manifest
 from mt_eval.records import RunConfig
 
 
-def run_config(args: argparse.Namespace, corpus: Corpus, manifest: Manifest) -> RunConfig:
-    """The RunConfig of ``mt-eval run`` (and ``mt-eval freeze init``) from its arguments."""
+def run_config(request: RunRequest, corpus: Corpus, manifest: Manifest) -> RunConfig:
+    """The RunConfig of the run ``request`` asks for, on ``corpus``, for the method ``manifest`` describes."""
     supported = manifest.supported_pairs
-    pair = args.pair or corpus.pair or (supported[0] if supported else None)
+    pair = request.pair or corpus.pair or (supported[0] if supported else None)
     if not pair or ">" not in pair:
         raise RunError("no language pair: the corpus does not name one and the method supports any; "
                        "give --pair SRC>TGT, e.g. --pair eng>spa")
@@ -24,11 +25,31 @@ def run_config(args: argparse.Namespace, corpus: Corpus, manifest: Manifest) -> 
         raise RunError(f"{manifest.method_id or manifest.name} supports {', '.join(supported)}, not {pair}; choose "
                        "one with --pair or use a corpus in a supported pair")
     source, _, target = pair.partition(">")
-    fields = {"source_lang": source, "target_lang": target, "model": args.model, "base_url": args.base_url,
-              "temperature": args.temperature, "max_tokens": args.max_tokens, "batch_size": args.batch_size,
-              "concurrency": args.concurrency, "timeout_s": args.timeout, "seed": args.seed,
-              "params": method_params(args.param)}
+    given, calls = request.settings, request.calls
+    fields = {"source_lang": source, "target_lang": target, "model": given.model, "base_url": given.base_url,
+              "temperature": given.temperature, "max_tokens": given.max_tokens, "batch_size": calls.batch_size,
+              "concurrency": calls.concurrency, "timeout_s": calls.timeout_s, "seed": request.seed,
+              "params": given.params}
     try:
         return msgspec.convert({k: v for k, v in fields.items() if v is not None}, RunConfig)
     except msgspec.ValidationError as exc:
         raise RunError(f"invalid run configuration: {exc}") from exc
+
+
+def run_inputs(request: RunRequest) -> dict[str, Any]:
+    """What ``mt-eval run`` would use for ``request`` (`build_manifest`'s inputs), read without running the
+    method's code."""
+    from mt_eval.harness.corpus import read_run_corpus, settle_run_corpus
+    from mt_eval.harness.run_config import run_config
+    from mt_eval.loader import PluginLoadError, read_plugin
+
+    source, problems = read_plugin(request.method)
+    errors = [p for p in problems if p.severity == "error"]
+    if source is None or errors:
+        raise PluginLoadError(errors, summary=f"{request.method} is not a valid method plugin")
+    corpus = read_run_corpus(request.corpus)
+    config = run_config(request, corpus, source.manifest)
+    selection = settle_run_corpus(request.corpus, corpus, config.pair, request.selection, quiet=True)
+    return {"method_dir": source.directory, "method_id": source.method_id, "corpus": corpus,
+            "entries": selection.entries, "selection": selection.facts, "config": config, "settings": request.calls,
+            "plan": request.latency}

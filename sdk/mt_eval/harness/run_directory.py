@@ -15,14 +15,16 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from mt_eval.locks import RunDirectoryLock
+from mt_eval.errors import ExpectedError
+from mt_eval.harness.outcome import EXIT_BUSY
+from mt_eval.locks import Busy, RunDirectoryLock
 
 State = TypeVar("State", bound=msgspec.Struct)
 # the last two: the LLM gateway's log and the sandbox's denied attempts (mt_eval.harness.fairness)
 FILES = ("results.jsonl", "card.json", "run.json", "predictions.txt", "gateway.jsonl", "sandbox-denied.jsonl")
 
 
-class RunError(Exception):
+class RunError(ExpectedError):
     """A run cannot start or continue; the message says why and how to fix it."""
 
 
@@ -37,8 +39,14 @@ def hold_run_directory(out: Path, *, command: str, wait_s: float | None, prog: s
     """Take the run directory's lock (``with hold_run_directory(...):``); raises `mt_eval.locks.Busy` when
     another process holds it and ``wait_s`` (None: do not wait) passes first."""
     lock = RunDirectoryLock(out, command=command)
-    return lock.acquire(wait_s=wait_s, on_wait=lambda busy: print(f"{prog}: {busy}; waiting for it (--wait)",
-                                                                   file=sys.stderr))
+    try:
+        return lock.acquire(wait_s=wait_s, on_wait=lambda busy: print(f"{prog}: {busy}; waiting for it (--wait)",
+                                                                       file=sys.stderr))
+    except Busy as busy:
+        busy.exit_status = EXIT_BUSY
+        busy.fix = ("Wait for it to finish (or stop it), or give --wait to wait; a run directory is used by one "
+                    "process at a time")
+        raise
 
 
 def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,

@@ -6,24 +6,25 @@ gets its family record and the gate's verdict at the end.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mt_eval.errors import ExpectedError
 from mt_eval.harness.latency import LatencyPlan, Measured
 from mt_eval.harness.policy import PolicyError, ResolvedPolicy, load_policy
 
 if TYPE_CHECKING:
+    from mt_eval.harness.request import RunRequest
     from mt_eval.harness.runcard import RunCard
     from mt_eval.loader import LoadedMethod
     from mt_eval.records import RunConfig, TranslationResult
 
 
 
-class RulesError(Exception):
+class RulesError(ExpectedError):
     """The run cannot start under its rules; the message says why and how to fix it."""
 
 
@@ -36,18 +37,12 @@ class RunRules:
     freeze_status: str | None = None
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace) -> RunRules:
+    def from_request(cls, request: RunRequest) -> RunRules:
         try:
-            policy = load_policy(getattr(args, "policy", None))
+            policy = load_policy(request.policy)
         except PolicyError as exc:
             raise RulesError(str(exc)) from None
-        try:
-            plan = LatencyPlan(warmup=args.latency_warmup, sample=args.latency_sample,
-                               repetitions=args.latency_repetitions)
-        except ValueError as exc:
-            raise RulesError(str(exc)) from None
-        freeze = getattr(args, "freeze", None)
-        return cls(policy=policy, latency=plan, freeze_path=Path(freeze) if freeze else None)
+        return cls(policy=policy, latency=request.latency, freeze_path=request.freeze)
 
     def warn_missing_families(self, corpus: Any, entries: list[dict[str, Any]]) -> None:
         """Warn, naming the file and field, when the run's entries lack the families the policy needs (the

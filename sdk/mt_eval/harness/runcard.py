@@ -7,13 +7,11 @@ canonical JSON (sorted keys, no whitespace) with ``content_sha256`` itself left 
 from __future__ import annotations
 
 import hashlib
-import subprocess
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import msgspec
 
-from mt_eval.code_hash import code_sha256
+from mt_eval.code_hash import code_sha256, git_state
 from mt_eval.contamination.record import ContaminationRecord
 from mt_eval.eligibility import Eligibility
 from mt_eval.gateway.audit import GatewayFacts
@@ -192,17 +190,3 @@ def seal(card: Sealable) -> Sealable:
     body.pop("content_sha256", None)
     card.content_sha256 = hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()  # type: ignore[attr-defined]
     return card
-
-
-def git_state(directory: Path) -> tuple[str | None, bool | None]:
-    """The commit of the repository holding ``directory`` and whether that directory has changes."""
-    try:
-        commit = subprocess.run(["git", "-C", str(directory), "rev-parse", "HEAD"], capture_output=True,
-                                text=True, timeout=10)
-        if commit.returncode != 0:
-            return None, None
-        status = subprocess.run(["git", "-C", str(directory), "status", "--porcelain", "--", "."],
-                                capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None, None
-    return commit.stdout.strip(), bool(status.stdout.strip())

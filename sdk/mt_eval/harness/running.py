@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -26,12 +25,9 @@ from mt_eval.harness.execution import Outcome, ResultsLog, RunSettings, execute
 from mt_eval.harness.outcome import EXIT_FAILED
 from mt_eval.loader import LoadedMethod
 from mt_eval.loop_watchdog import LoopWatchdog, find_blocked
+from mt_eval.method_start import StartFailed, start_method
 from mt_eval.records import RunConfig, TranslationResult
 from mt_eval.results import ResultNotes
-
-
-class StartFailed(Exception):
-    """The method cannot start (or go on); the message has the reason, the guest's stderr and the fix."""
 
 
 @dataclass
@@ -105,7 +101,7 @@ async def _execute_and_close(ran: Translated, entries: list[dict[str, Any]], con
     loaded, outcome = ran.loaded, ran.outcome
     method = loaded.method
     try:
-        start_s = await _start(loaded, config) if entries or around.begin else 0.0
+        start_s = await start_method(loaded, config) if entries or around.begin else 0.0
         if around.begin is not None:
             ran.begun = await around.begin(loaded)
         first_call = outcome.timing.first_call_s
@@ -136,33 +132,3 @@ async def _execute_and_close(ran: Translated, entries: list[dict[str, Any]], con
         if close is not None:
             with anyio.CancelScope(shield=True):
                 await close()
-
-
-async def _start(loaded: LoadedMethod, config: RunConfig) -> float:
-    """Start a guest now, so that a guest that cannot start fails the run once; seconds it took."""
-    start = getattr(loaded.method, "start", None)
-    if start is None:
-        return 0.0
-    from mt_eval.bridge import messages as m
-
-    started = time.perf_counter()
-    try:
-        await start(config)
-    except m.BridgeError as exc:
-        raise StartFailed(start_failure(loaded, exc)) from None
-    return time.perf_counter() - started
-
-
-def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) -> str:
-    """``METHOD cannot start: REASON`` with the guest's last stderr lines (those the reason does not already
-    say) and what to do about it."""
-    data = exc.data if isinstance(exc.data, dict) else {}
-    lines = [line for line in str(data.get("stderr_tail") or "").splitlines() if line.strip()]
-    tail = [line for line in lines if line.strip().split(": ", 1)[-1] not in exc.message][-12:]
-    text = f"{name or loaded.method_id} cannot start: {exc.message}"
-    if tail:
-        text += "\n  guest stderr (last lines):\n    " + "\n    ".join(tail)
-    entry = loaded.manifest.node_entry or loaded.manifest.entry_point or " ".join(loaded.manifest.command or [])
-    text += (f"\n  fix: make {entry} load and answer initialize (try `mt-eval translate {loaded.directory} "
-             "\"Hello.\"`, and `mt-eval bridge check` for a command)")
-    return text

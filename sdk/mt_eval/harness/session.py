@@ -7,7 +7,6 @@ repairs a torn results log before appending to it, and appends only what no one 
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import sys
 import time
@@ -19,11 +18,9 @@ import msgspec
 
 from mt_eval._version import __version__
 from mt_eval.contamination.run_check import check_for_run
-from mt_eval.corpus.arguments import selection_from_args
 from mt_eval.corpus.describe import reading_facts
 from mt_eval.corpus.families import FAMILY_FIELDS, family_of, scored_entries
 from mt_eval.corpus.model import Corpus
-from mt_eval.corpus.reader import CorpusSpec
 from mt_eval.corpus.selection import Selection
 from mt_eval.gold import corpus_gold_fields, method_view
 from mt_eval.harness import outcome as oc
@@ -36,14 +33,16 @@ from mt_eval.harness.fairness import prepare as prepare_fairness
 from mt_eval.harness.latency import Measured, latency_facts
 from mt_eval.harness.method_contract import card_file, checked_pins, merged_card, say_isolated_hooks_do_not_run
 from mt_eval.harness.progress import RunProgress
+from mt_eval.harness.request import RunRequest
 from mt_eval.harness.results_log import ResultsLog, read_results, repair
 from mt_eval.harness.run_config import run_config
 from mt_eval.harness.run_directory import RunError, differences, hold_run_directory, open_run_directory, write_json
 from mt_eval.harness.run_rules import RunRules
 from mt_eval.harness.run_summary import print_gate, print_summary
-from mt_eval.harness.running import Around, StartFailed, run_method
+from mt_eval.harness.running import Around, run_method
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
+from mt_eval.method_start import StartFailed
 from mt_eval.pins import PinCheck
 from mt_eval.records import RunConfig, TranslationResult
 from mt_eval.results import ResultNotes, totals
@@ -87,70 +86,69 @@ class RunReport(msgspec.Struct, kw_only=True):
     exit_code: int
 
 
-def run_evaluation(args: argparse.Namespace) -> RunReport:
-    """Run (or resume) the evaluation ``args`` describe; raises `RunError`, `mt_eval.locks.Busy`, ..."""
+def run_evaluation(request: RunRequest) -> RunReport:
+    """Run (or resume) the evaluation ``request`` describes; raises `RunError`, `mt_eval.locks.Busy`, ..."""
     from mt_eval.plugins import enable_extension, make_plugin_manager
 
+    rules = RunRules.from_request(request)
+    spec = request.corpus
     try:
-        max_errors = oc.MaxErrors.parse(args.max_errors)
-    except ValueError as exc:
-        raise RunError(str(exc)) from None
-    rules = RunRules.from_args(args)
-    try:
-        spec, corpus = read_run_corpus(args)
+        corpus = read_run_corpus(spec)
     except RecursionError:
-        raise RunError(f"{args.corpus}: arrays or objects nested too deeply to read; a corpus is a list of flat "
+        raise RunError(f"{spec.main_path}: arrays or objects nested too deeply to read; a corpus is a list of flat "
                        "entries") from None
+    if request.champollion is not None and (problem := request.champollion.corpus_pair_problem(corpus.pair)):
+        raise RunError(problem)
     try:
         hidden = corpus_gold_fields(corpus.dataset) | FAMILY_FIELDS  # what a method is never handed
     except ValueError as exc:
         raise RunError(f"{corpus.path}: {exc}") from exc
     manager = make_plugin_manager()
-    for extension in args.extension:
+    for extension in request.extensions:
         enable_extension(manager, extension)
     try:
-        fair = prepare_fairness(args)
+        fair = prepare_fairness(request)
     except FairnessError as exc:
         raise RunError(str(exc)) from exc
     started = time.perf_counter()
     try:
-        loaded = load_method(args.method, plugin_manager=manager, isolate=args.isolate, needs="translate",
+        loaded = load_method(request.method, plugin_manager=manager, isolate=request.isolate, needs="translate",
                              sandbox=fair.sandbox)
         load_s = time.perf_counter() - started
-        if args.isolate:
+        if request.isolate:
             say_isolated_hooks_do_not_run(loaded)
         pins = checked_pins(loaded)
-        given_card = card_file(args.method_card)
-        config = fair.adjust_config(run_config(args, corpus, loaded.manifest))
-        selection = settle_run_corpus(args, spec, corpus, config.pair)
+        given_card = card_file(request.method_card)
+        config = fair.adjust_config(run_config(request, corpus, loaded.manifest))
+        selection = settle_run_corpus(spec, corpus, config.pair, request.selection, quiet=request.quiet)
         rules.warn_missing_families(corpus, selection.entries)
-        settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
-                               retries=args.retries, retry_budget=args.retry_budget)
+        settings = request.calls
         rules.check_freeze(loaded, corpus, selection.entries, selection.facts, config, settings)
-        out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
-        lock = hold_run_directory(out, command=_command_line(), wait_s=getattr(args, "wait", None), prog="mt-eval run")
+        out = request.directory.out or Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
+        lock = hold_run_directory(out, command=request.command_line(), wait_s=request.directory.wait_s,
+                                  prog="mt-eval run")
     except BaseException:
         fair.close_unused()
         raise
     with lock:
         try:
-            state = _open_run_directory(out, args, loaded, spec, corpus, config, settings, load_s, fair.state())
+            state = _open_run_directory(out, request, loaded, corpus, config, load_s, fair.state())
             contamination = check_for_run(loaded.directory, corpus, out, code_sha256=state.code_sha256,
-                                          enabled=getattr(args, "contamination_check", True), reuse=args.resume,
-                                          quiet=args.quiet)
+                                          enabled=request.fairness.contamination_check,
+                                          reuse=request.directory.resume, quiet=request.quiet)
         except BaseException:
             fair.close_unused()
             raise
         fair.out = out
-        run = _Run(args, out, state, loaded, given_card, pins, corpus, selection, config, settings, manager, fair,
-                   hidden, contamination, rules)
-        return _run_locked(run, max_errors)
+        run = _Run(request, out, state, loaded, given_card, pins, corpus, selection, config, settings, manager,
+                   fair, hidden, contamination, rules)
+        return _run_locked(run)
 
 
 class _Run(NamedTuple):
     """Everything settled before translating starts."""
 
-    args: argparse.Namespace
+    request: RunRequest
     out: Path
     state: RunState
     loaded: LoadedMethod
@@ -167,8 +165,8 @@ class _Run(NamedTuple):
     rules: RunRules
 
 
-def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
-    args, out, state, loaded, config, manager, fair = run.args, run.out, run.state, run.loaded, run.config, \
+def _run_locked(run: _Run) -> RunReport:
+    request, out, state, loaded, config, manager, fair = run.request, run.out, run.state, run.loaded, run.config, \
         run.manager, run.fair
     entries = run.selection.entries
     log_path = out / "results.jsonl"
@@ -176,7 +174,7 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
         print(f"mt-eval run: {note}", file=sys.stderr)
     done = read_results(log_path)
     remaining = [e for e in entries if e["id"] not in done]
-    progress = RunProgress(len(entries), len(done), label=loaded.method_id, quiet=args.quiet)
+    progress = RunProgress(len(entries), len(done), label=loaded.method_id, quiet=request.quiet)
     log = ResultsLog(log_path, known=set(done))
 
     def on_result(result: TranslationResult) -> None:
@@ -195,7 +193,7 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
     before = None
     if state.latency is None and remaining:  # measured once, by the run's first session, over its fixed sample
         before = run.rules.latency_calls(entries, config, run.settings.timeout_s, view, save_latency,
-                                         quiet=args.quiet)
+                                         quiet=request.quiet)
 
     async def card_of(started: LoadedMethod) -> dict[str, Any]:
         return await merged_card(started, run.given_card, config)
@@ -208,9 +206,9 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
     manager.hook.run_started(run_id=state.run_id, method_id=loaded.method_id, config=config)
     try:
         ran = run_method(loaded, remaining, config, run.settings, log, on_result, around=around,
-                         isolated=lambda: load_method(args.method, plugin_manager=manager, isolate=True,
+                         isolated=lambda: load_method(request.method, plugin_manager=manager, isolate=True,
                                                       needs="translate"),
-                         resume_hint=_command_line(drop=("--force", "--resume"), add=("--resume",)))
+                         resume_hint=request.command_line(drop=("--force", "--resume"), add=("--resume",)))
     except StartFailed as exc:
         raise RunError(str(exc)) from None
     except KeyboardInterrupt:
@@ -234,12 +232,12 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
     refusals = {str(e["id"]) for e in entries if family_of(e) == "negative"}  # a control's error is a refusal
     counted = [r for r in ordered if r.id not in refusals]
     status = oc.status_of(counted)
-    scores = _scores(entries, ordered, args, manager) if status != "failed" else None
-    runtime = _runtime(loaded, args, fair)
+    scores = _scores(entries, ordered, request, manager) if status != "failed" else None
+    runtime = _runtime(loaded, request, fair)
     if ran.moved_to_guest:
         runtime = "python (isolated): it blocked the event loop in-process"
     draft = _build_card(state, loaded, card, run.corpus, run.selection, config, run.settings, outcome.retries_used,
-                        scores, ordered, args, fair, run.pins, status, runtime)
+                        scores, ordered, request, fair, run.pins, status, runtime)
     draft.contamination = run.contamination
     draft.failures = oc.failures_of(counted)
     run_card = rc.seal(run.rules.finish_card(draft, entries, results, scored=run.corpus.references))
@@ -248,15 +246,15 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
     write_predictions(out / "predictions.txt", entries, results)
     manager.hook.run_finished(run_id=state.run_id, card=run_card)
     errors = sum(r.error is not None for r in counted)
-    code = oc.exit_status(status, errors, len(counted), max_errors)
+    code = oc.exit_status(status, errors, len(counted), request.max_errors)
     if code == oc.EXIT_COMPLETE and run_card.gate is not None and not run_card.gate.passed:
         code = oc.EXIT_GATE_FAILED  # the run completed; its headline is withheld
-    if not args.quiet:
+    if not request.quiet:
         print_summary(run_card, out, sys.stderr)
     oc.print_failures(run_card.failures or [], errors, len(counted), sys.stderr)
     if status != "complete":
-        print(oc.verdict(status, code, errors, len(counted), max_errors), file=sys.stderr)
-    print_gate(run_card, card_path, sys.stderr, quiet=args.quiet)
+        print(oc.verdict(status, code, errors, len(counted), request.max_errors), file=sys.stderr)
+    print_gate(run_card, card_path, sys.stderr, quiet=request.quiet)
     return RunReport(card_path=card_path, status=status, exit_code=code)
 
 
@@ -268,25 +266,13 @@ def _print_failures_so_far(log_path: Path, entries: int) -> None:
     oc.print_failures(oc.failures_of(done), sum(r.error is not None for r in done), entries, sys.stderr)
 
 
-def _command_line(drop: tuple[str, ...] = (), add: tuple[str, ...] = ()) -> str:
-    """How this run was started (``mt-eval run --method ...``), for a lock's holder and for hints; ``drop``
-    and ``add`` options."""
-    import shlex
-
-    words = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("mt-eval", "cli.py", "__main__.py")) else []
-    if not words or words[0] != "run":
-        words = ["run"]
-    return shlex.join(["mt-eval", *[w for w in words if w not in drop], *add])
-
-
-def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMethod, spec: CorpusSpec,
-                        corpus: Corpus, config: RunConfig, settings: RunSettings, load_s: float,
-                        fairness: dict[str, Any]) -> RunState:
+def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, corpus: Corpus, config: RunConfig,
+                        load_s: float, fairness: dict[str, Any]) -> RunState:
     fresh = RunState(run_id=new_run_id(), started_at=now(), method_dir=str(loaded.directory.resolve()),
                      code_sha256=rc.code_sha256(loaded.directory), corpus_path=str(corpus.path.resolve()),
                      corpus_sha256=corpus.sha256, config=msgspec.to_builtins(config),
-                     settings=msgspec.to_builtins(settings), limit=args.limit,
-                     selection=selection_from_args(args).filters(), reading=spec.reading(), load_s=round(load_s, 6),
+                     settings=msgspec.to_builtins(request.calls), limit=request.selection.limit,
+                     selection=request.selection.filters(), reading=request.corpus.reading(), load_s=round(load_s, 6),
                      fairness=fairness)
 
     def changes(state: RunState, now: RunState) -> list[str]:
@@ -298,10 +284,11 @@ def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMetho
                             ("how the corpus is read (--columns, --accept-doubt)", state.reading, now.reading),
                             ("the sandbox, --official or the gateway policy", state.fairness, now.fairness)])
 
-    return open_run_directory(out, fresh, resume=args.resume, force=args.force, changes=changes, command="mt-eval run")
+    return open_run_directory(out, fresh, resume=request.directory.resume, force=request.directory.force,
+                              changes=changes, command="mt-eval run")
 
 
-def _scores(entries: list[dict[str, Any]], results: list[TranslationResult], args: argparse.Namespace,
+def _scores(entries: list[dict[str, Any]], results: list[TranslationResult], request: RunRequest,
             manager: Any) -> Scores | None:
     """The metrics over the scored entries (canaries and negative controls are not scored); None when not
     every entry has a result or the scored entries have no references. An entry that failed or was abstained
@@ -313,7 +300,7 @@ def _scores(entries: list[dict[str, Any]], results: list[TranslationResult], arg
     references = [e["reference"] for e in scored]
     hypotheses = [r.predicted if r.error is None and r.predicted is not None else ""
                   for r in (by_id[str(e["id"])] for e in scored)]
-    scores = score(hypotheses, [references], resamples=args.resamples, seed=args.seed)
+    scores = score(hypotheses, [references], resamples=request.resamples, seed=request.seed)
     from mt_eval.plugins import registered_metrics
 
     for name, scorer in registered_metrics(manager).items():
@@ -324,7 +311,7 @@ def _scores(entries: list[dict[str, Any]], results: list[TranslationResult], arg
 
 def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, selection: Selection,
                 config: RunConfig, settings: RunSettings, retries_used: int, scores: Scores | None,
-                results: list[TranslationResult], args: argparse.Namespace, fair: FairRun,
+                results: list[TranslationResult], request: RunRequest, fair: FairRun,
                 pins: list[PinCheck], status: rc.Status, runtime: str) -> rc.RunCard:
     from mt_eval.harness.covariates import run_covariates
 
@@ -344,7 +331,7 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
             runtime=runtime,
             code_sha256=state.code_sha256, git_commit=commit, git_dirty=dirty,
             guest_restarts=getattr(loaded.method, "restarts", None),
-            champollion=getattr(args, "champollion_source", None)),
+            champollion=request.champollion.record if request.champollion is not None else None),
         corpus=rc.CorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
                               entries=len(corpus.entries), pair=config.pair, license=corpus.license,
                               reading=msgspec.convert(reading_facts(corpus), rc.CorpusReading)),
@@ -376,7 +363,7 @@ def _slug(text: str) -> str:
     return kebab_case(text) or "corpus"
 
 
-def _runtime(loaded: LoadedMethod, args: argparse.Namespace, fair: FairRun) -> str:
+def _runtime(loaded: LoadedMethod, request: RunRequest, fair: FairRun) -> str:
     if fair.sandbox is not None:
         return f"{loaded.source.runtime} (sandboxed: {fair.sandbox.tool.name})"
-    return "python (isolated)" if args.isolate else loaded.source.runtime
+    return "python (isolated)" if request.isolate else loaded.source.runtime

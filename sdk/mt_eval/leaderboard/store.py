@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
+from mt_eval.errors import ExpectedError
 from mt_eval.leaderboard.migrations import MIGRATIONS, SchemaError, current_version, lock, migrate
 
 ENVIRONMENT_VARIABLE = "MT_EVAL_DB"
@@ -37,7 +38,7 @@ cards = sa.table(
 COLUMNS = tuple(c.name for c in cards.columns if c.name != "id")
 
 
-class StoreError(Exception):
+class StoreError(ExpectedError):
     """The store cannot be opened or written; the message says which store, why, and what to do."""
 
 

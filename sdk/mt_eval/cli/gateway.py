@@ -8,6 +8,8 @@ import signal
 import sys
 from pathlib import Path
 
+INTERRUPTED = ""  # stopped before it served: nothing to say
+
 EPILOG = """\
 examples:
   mt-eval gateway --policy examples/coached-llm-eng-spa/gateway-policy.json --check
@@ -42,13 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mt_eval.gateway.policy import read_policy
-    from mt_eval.problems import ProblemsError
 
-    try:
-        policy = read_policy(Path(args.policy))
-    except ProblemsError as exc:
-        print(f"mt-eval gateway: {exc}", file=sys.stderr)
-        return 1
+    policy = read_policy(Path(args.policy))  # ProblemsError: one line, exit status 1
     models = ", ".join(r.id for r in policy.models)
     if args.check:
         print(f"{args.policy}: valid; models: {models}; token budget: {policy.token_budget or 'none'}")
@@ -58,10 +55,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"mt-eval gateway: --listen {args.listen!r}: write it as HOST:PORT, e.g. 127.0.0.1:8787",
               file=sys.stderr)
         return 2
-    try:
-        return asyncio.run(_serve(args, policy, host, int(port or 0)))
-    except KeyboardInterrupt:
-        return 130
+    return asyncio.run(_serve(args, policy, host, int(port or 0)))
 
 
 async def _serve(args: argparse.Namespace, policy: object, host: str, port: int) -> int:

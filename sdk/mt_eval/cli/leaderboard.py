@@ -51,19 +51,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mt_eval.errors import UsageError
     from mt_eval.leaderboard.board import Conditions, build_board
-    from mt_eval.leaderboard.store import StoreError, open_store
+    from mt_eval.leaderboard.store import open_store
 
     unknown = [c for c in args.classes if c not in _classes()]
     if unknown:
-        print(f"mt-eval leaderboard: --class {unknown[0]}: not a class; choose from {', '.join(_classes())}",
-              file=sys.stderr)
-        return 2
-    try:
-        store = open_store(args.db, create=args.action == "serve")
-    except StoreError as exc:
-        print(f"mt-eval leaderboard: {exc}", file=sys.stderr)
-        return 1
+        raise UsageError(f"--class {unknown[0]}: not a class; choose from {', '.join(_classes())}")
+    store = open_store(args.db, create=args.action == "serve")  # StoreError: one line, exit status 1
     conditions = Conditions(max_hot_p95_s=args.max_p95, hardware=args.hardware)
     filters = {"pair": args.pair, "corpus": args.corpus, "class": args.classes}
 
@@ -72,15 +67,11 @@ def run(args: argparse.Namespace) -> int:
         return build_board(rows, conditions, filters)
 
     with store:
-        try:
-            if args.action == "serve":
-                return _serve(store, build, args)
-            board = build()
-            if args.out:
-                return _site(board, store, Path(args.out), args)
-        except StoreError as exc:
-            print(f"mt-eval leaderboard: {exc}", file=sys.stderr)
-            return 1
+        if args.action == "serve":
+            return _serve(store, build, args)
+        board = build()
+        if args.out:
+            return _site(board, store, Path(args.out), args)
     if args.format == "json":
         import msgspec
 
@@ -106,13 +97,13 @@ def _classes() -> list[str]:
 
 
 def _site(board: dict[str, Any], store: Any, out: Path, args: argparse.Namespace) -> int:
+    from mt_eval.errors import ExpectedError
     from mt_eval.leaderboard.site import write_site
 
     try:
         pages = write_site(board, store, out, title=args.title, quiet=args.quiet)
     except OSError as exc:
-        print(f"mt-eval leaderboard: cannot write the site to {out}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+        raise ExpectedError(f"cannot write the site to {out}: {exc.strerror or exc}") from exc
     index = (out / "index.html").resolve()
     print(f"wrote {index} ({board['cards']} run cards, {pages} detail pages); open {index.as_uri()}")
     return 0

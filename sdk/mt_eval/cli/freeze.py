@@ -13,6 +13,13 @@ from typing import Any
 
 import msgspec
 
+TYPE_CHECKING = False  # see mt_eval/__init__.py
+if TYPE_CHECKING:
+    from mt_eval.harness.request import RunRequest
+
+PROG = "mt-eval freeze init"
+EXPECTED = (ValueError,)
+
 DESCRIPTION = """\
 Freeze everything a scored run depends on before it runs: the SDK (commit and code SHA-256), the method's
 code SHA-256, the corpus SHA-256 with its source and licence, label digests, the pair and model settings,
@@ -31,9 +38,9 @@ when the file cannot be read."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from mt_eval.corpus.arguments import add_corpus_arguments
-    from mt_eval.harness.commands import (
+    from mt_eval.cli.arguments import (
         add_call_arguments,
+        add_corpus_arguments,
         add_latency_arguments,
         add_model_arguments,
         add_retry_arguments,
@@ -76,7 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    action = getattr(args, "freeze_action", None)
+    action = args.freeze_action
     if action == "init":
         return _init(args)
     if action == "validate":
@@ -88,22 +95,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
+    from mt_eval.errors import ExpectedError
     from mt_eval.harness.freeze import build_manifest, missing_digests
-    from mt_eval.harness.run_directory import RunError
-    from mt_eval.problems import ProblemsError
+    from mt_eval.harness.run_config import run_inputs
 
     out = Path(args.out)
     if out.exists() and not args.force:
-        print(f"mt-eval freeze init: {out} exists: give --force to replace it, or another --out", file=sys.stderr)
-        return 1
-    try:
-        inputs = _run_inputs(args)
-        manifest = build_manifest(**inputs, created_at=datetime.datetime.now(datetime.UTC).isoformat(
-            timespec="seconds"), relative_to=out.parent, corpus_source=args.corpus_source,
-                                  corpus_license=args.corpus_license)
-    except (ProblemsError, ValueError, RunError) as exc:
-        print(f"mt-eval freeze init: {exc}", file=sys.stderr)
-        return 1
+        raise ExpectedError(f"{out} exists: give --force to replace it, or another --out")
+    inputs = run_inputs(_run_request(args))
+    manifest = build_manifest(**inputs, created_at=datetime.datetime.now(datetime.UTC).isoformat(
+        timespec="seconds"), relative_to=out.parent, corpus_source=args.corpus_source,
+                              corpus_license=args.corpus_license)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(msgspec.json.format(msgspec.json.encode(manifest), indent=2) + b"\n")
     print(f"wrote {out}: status {manifest.status}")
@@ -113,28 +115,25 @@ def _init(args: argparse.Namespace) -> int:
     return 0 if manifest.status == "frozen" else 1
 
 
-def _run_inputs(args: argparse.Namespace) -> dict[str, Any]:
-    """What ``mt-eval run`` with these options would use, read without running the method's code."""
-    from mt_eval.harness.corpus import read_run_corpus, settle_run_corpus
+def _run_request(args: argparse.Namespace) -> RunRequest:
+    """The run ``mt-eval run`` would make with these options (what the manifest freezes)."""
+    from mt_eval.cli.arguments import corpus_spec, method_params, selection_request
     from mt_eval.harness.execution import RunSettings
     from mt_eval.harness.latency import LatencyPlan
-    from mt_eval.harness.run_config import run_config
-    from mt_eval.loader import PluginLoadError, read_plugin
+    from mt_eval.harness.request import MethodSettings, RunRequest
 
-    source, problems = read_plugin(args.method)
-    errors = [p for p in problems if p.severity == "error"]
-    if source is None or errors:
-        raise PluginLoadError(errors, summary=f"{args.method} is not a valid method plugin")
-    spec, corpus = read_run_corpus(args)
-    config = run_config(args, corpus, source.manifest)
-    args.quiet = True
-    selection = settle_run_corpus(args, spec, corpus, config.pair)
-    return {"method_dir": source.directory, "method_id": source.method_id, "corpus": corpus,
-            "entries": selection.entries, "selection": selection.facts, "config": config,
-            "settings": RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
-                                    retries=args.retries, retry_budget=args.retry_budget),
-            "plan": LatencyPlan(warmup=args.latency_warmup, sample=args.latency_sample,
-                                repetitions=args.latency_repetitions)}
+    spec = corpus_spec(args)
+    if spec is None:
+        raise ValueError("no corpus: give --corpus FILE, or --source-file SRC [--reference-file REF]")
+    return RunRequest(
+        method=Path(args.method), corpus=spec, selection=selection_request(args), pair=args.pair,
+        settings=MethodSettings(model=args.model, base_url=args.base_url, temperature=args.temperature,
+                                max_tokens=args.max_tokens, params=method_params(args.param)),
+        seed=args.seed, calls=RunSettings(batch_size=args.batch_size, concurrency=args.concurrency,
+                                          timeout_s=args.timeout, retries=args.retries,
+                                          retry_budget=args.retry_budget),
+        latency=LatencyPlan(warmup=args.latency_warmup, sample=args.latency_sample,
+                            repetitions=args.latency_repetitions), quiet=True)
 
 
 def _validate(path: Path, *, as_json: bool) -> int:

@@ -1,6 +1,7 @@
-"""``mt-eval contamination``: its arguments, and running it.
+"""``mt-eval contamination``: check that a method's bundle (or a corpus) holds no text of the evaluation corpus.
 
-`mt_eval.cli` imports this module only when the command runs; the engine is imported after parsing.
+Its options come from one table of flags and `CheckSettings` fields (`OPTIONS`), so an error names the flag to
+change; the engine (`mt_eval.contamination`) is imported when the command runs.
 """
 
 from __future__ import annotations
@@ -11,7 +12,15 @@ import re
 import sys
 from typing import Any
 
+from mt_eval.errors import ExpectedError
+
 EXIT_CLEAN, EXIT_CONTAMINATED, EXIT_CANNOT_RUN, EXIT_UNVERIFIED = 0, 1, 2, 3
+
+
+class CannotCheck(ExpectedError):
+    """The check could not run (a corpus or the bundle cannot be read, a bad setting): exit status 2."""
+
+    exit_status = EXIT_CANNOT_RUN
 
 EPILOG = """\
 examples:
@@ -65,8 +74,8 @@ OPTIONS: dict[str, list[tuple[str, str, Any, str, str]]] = {
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     import textwrap
 
+    from mt_eval.cli.arguments import add_corpus_arguments
     from mt_eval.contamination.settings import CheckSettings
-    from mt_eval.corpus.arguments import add_corpus_arguments
 
     d = CheckSettings()
     parser.description = textwrap.fill(
@@ -125,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
 
     from mt_eval.contamination.corpora import CorpusUnreadable, load_corpus
     from mt_eval.contamination.engine import CheckError, check_bundle, check_corpora
-    from mt_eval.contamination.render import render
+    from mt_eval.contamination.render import progress_printer, render
 
     progress = None if args.quiet else progress_printer()
     try:
@@ -137,8 +146,7 @@ def run(args: argparse.Namespace) -> int:
             [against] = [load_corpus(spec) for spec in corpus_specs(args, [args.against])]
             report = check_corpora(against, corpora, settings, progress)
     except (CheckError, CorpusUnreadable, ValueError) as exc:
-        print(f"mt-eval contamination: {exc}", file=sys.stderr)
-        return EXIT_CANNOT_RUN
+        raise CannotCheck(str(exc)) from exc
     document = msgspec.json.format(msgspec.json.encode(report), indent=2)
     if args.report:
         with open(args.report, "wb") as out:
@@ -157,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
 def corpus_specs(args: argparse.Namespace, paths: list[str | None]) -> list[Any]:
     """A `CorpusSpec` for each path (None: the parallel text of --source-file, if given); --columns only
     for .tsv files. ValueError says what is wrong."""
-    from mt_eval.corpus.arguments import spec_from_args
+    from mt_eval.cli.arguments import corpus_spec
 
     specs = []
     for path in paths:
@@ -166,22 +174,7 @@ def corpus_specs(args: argparse.Namespace, paths: list[str | None]) -> list[Any]
         tsv = path is None or path.lower().endswith((".tsv", ".tsv.gz"))
         one = argparse.Namespace(**{**vars(args), "corpus": None, "columns": args.columns if tsv else None,
                                     **({"source_file": None, "reference_file": None} if path is not None else {})})
-        spec = spec_from_args(one, path)
+        spec = corpus_spec(one, path)
         if spec is not None:
             specs.append(spec)
     return specs
-
-
-def progress_printer(prefix: str = "contamination: ") -> Any:
-    """Progress lines on stderr: each step, and how much was read at most every two seconds."""
-    import time
-
-    last = [0.0]
-
-    def progress(message: str) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 2.0 or not message.startswith("read "):
-            last[0] = now
-            print(f"{prefix}{message}", file=sys.stderr, flush=True)
-
-    return progress

@@ -1,7 +1,8 @@
-"""``mt-eval translate``: try a method plugin on a few sentences."""
+"""``mt-eval translate DIR TEXT…``: try a method plugin on a few sentences."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
@@ -15,8 +16,26 @@ from mt_eval.records import RunConfig
 from mt_eval.results import ResultNotes, results_for
 
 
-def run_translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool,
-                  file: Path | None = None) -> int:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Load a method plugin and translate the sentences given as arguments, or one sentence "
+                    "per line of standard input.")
+    parser.add_argument("plugin", metavar="DIR", help="plugin directory")
+    parser.add_argument("texts", nargs="*", metavar="TEXT", help="sentences (default: lines of stdin)")
+    parser.add_argument("--pair", metavar="SRC>TGT",
+                           help="language pair, e.g. eng>spa (default: the method's first supported pair)")
+    parser.add_argument("--file", "-f", metavar="FILE",
+                        help="read the sentences from FILE: one per line, or the sources of a .json, .jsonl or .tsv "
+                             "corpus (read as mt-eval run reads it)")
+    parser.add_argument("--json", action="store_true", help="print one JSON result per line")
+
+
+def run(args: argparse.Namespace) -> int:
+    return translate(Path(args.plugin), args.texts, pair=args.pair, as_json=args.json,
+                     file=Path(args.file) if args.file else None)
+
+
+def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool, file: Path | None = None
+              ) -> int:
     try:
         loaded = load_method(plugin, needs="translate")
     except PluginLoadError as exc:

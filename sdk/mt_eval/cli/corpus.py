@@ -1,10 +1,10 @@
-"""``mt-eval corpus show``'s arguments (imported for ``--help``, so only argparse); `show` does the work."""
+"""``mt-eval corpus show``: how mt-eval reads a corpus, exactly as ``mt-eval run`` would (`mt_eval.corpus.show`)."""
 
 from __future__ import annotations
 
 import argparse
 
-from mt_eval.corpus.arguments import CORPUS_HELP, add_corpus_arguments
+from mt_eval.cli.arguments import CORPUS_HELP, add_corpus_arguments
 
 SHOW_EXAMPLES = """\
 examples:
@@ -34,10 +34,47 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(print_corpus_help=parser.print_help)
 
 
+PROG = "mt-eval corpus show"
+
+
 def run(args: argparse.Namespace) -> int:
     if args.corpus_command != "show":
         args.print_corpus_help()
         return 2
-    from mt_eval.corpus.show import run_show
+    return show(args)
 
-    return run_show(args)
+
+def show(args: argparse.Namespace) -> int:
+    import sys
+
+    import msgspec
+
+    from mt_eval.cli.arguments import corpus_spec, selection_request
+    from mt_eval.corpus.doubts import find_doubts, settle_doubts
+    from mt_eval.corpus.model import CorpusError
+    from mt_eval.corpus.reader import load_corpus
+    from mt_eval.corpus.selection import select
+    from mt_eval.corpus.show import build_report, render_text
+    from mt_eval.errors import UsageError
+
+    try:
+        spec = corpus_spec(args, path=args.file)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    if spec is None:
+        args.print_show_help()
+        return 2
+    corpus = load_corpus(spec)  # CorpusError: one line, exit status 1
+    pair = args.pair or corpus.pair
+    refused: CorpusError | None = None
+    try:
+        settle_doubts(corpus, find_doubts(corpus, pair), spec.accept)
+    except CorpusError as exc:
+        refused = exc
+    selection = select(corpus, selection_request(args))
+    report = build_report(corpus, selection, pair, refused, rows=args.rows)
+    if args.json:
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(report), indent=2).decode() + "\n")
+    else:
+        sys.stdout.write(render_text(corpus, report))
+    return 1 if refused is not None else 0

@@ -13,12 +13,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mt_eval.locks import Busy, ProjectLock
-from mt_eval.loop_watchdog import LoopWatchdog, find_blocked
-
 if TYPE_CHECKING:
-    from mt_eval.champollion.sync import PairMethod, Translate
     from mt_eval.loader import LoadedMethod
+
+EXPECTED = (ValueError, LookupError, OSError)  # an unreadable config, an unknown locale, a plugin not found
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,22 +49,21 @@ def run(args: argparse.Namespace) -> int:
 
     from mt_eval.champollion.config import read_config
     from mt_eval.champollion.languages import same_locale
+    from mt_eval.champollion.methods import open_pair_method
     from mt_eval.champollion.report import render_json, render_text
     from mt_eval.champollion.sync import pair_method, sync_locales
+    from mt_eval.locks import Busy
+    from mt_eval.loop_watchdog import LoopWatchdog, find_blocked
 
-    try:
-        config = read_config(args.config)
-        for warning in config.warnings:
-            print(warning.render(), file=sys.stderr)
-        unknown = [wanted for wanted in args.locale if not any(same_locale(wanted, p.target) for p in config.pairs)]
-        if unknown:
-            raise ValueError(f"--locale {', '.join(unknown)}: not a target locale of {config.file} (its targets: "
-                             f"{', '.join(p.target for p in config.pairs)})")
-        pairs = [p for p in config.pairs if not args.locale or any(same_locale(w, p.target) for w in args.locale)]
-        methods = [pair_method(config, pair) for pair in pairs]
-    except (ValueError, LookupError, OSError) as exc:
-        print(f"mt-eval locales: {exc}", file=sys.stderr)
-        return 1
+    config = read_config(args.config)
+    for warning in config.warnings:
+        print(warning.render(), file=sys.stderr)
+    unknown = [wanted for wanted in args.locale if not any(same_locale(wanted, p.target) for p in config.pairs)]
+    if unknown:
+        raise ValueError(f"--locale {', '.join(unknown)}: not a target locale of {config.file} (its targets: "
+                         f"{', '.join(p.target for p in config.pairs)})")
+    pairs = [p for p in config.pairs if not args.locale or any(same_locale(w, p.target) for w in args.locale)]
+    methods = [pair_method(config, pair) for pair in pairs]
     opened: list[LoadedMethod] = []
     progress = _Progress(sys.stderr, quiet=args.quiet)
 
@@ -76,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
                             default=0.0), 0.5)
             with LoopWatchdog(limit, hard_message="mt-eval locales: a method blocked the event loop and could not "
                               "be interrupted; the locales finished before are saved", hard_exit_code=1):
-                return await sync_locales(config, methods, lambda m: _open(m, opened), dry_run=args.dry_run,
+                return await sync_locales(config, methods, lambda m: open_pair_method(m, opened), dry_run=args.dry_run,
                                           force=args.force, progress=progress)
         finally:
             progress.close()
@@ -89,12 +86,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         with _project_lock(config.locales_dir, args):
             report = anyio.run(main)
-    except Busy as exc:
-        print(f"mt-eval locales: {exc}. Wait for it to finish, or give --wait to wait", file=sys.stderr)
-        return 1
-    except (ValueError, OSError, MethodCannotStart) as exc:
-        print(f"mt-eval locales: {exc}", file=sys.stderr)
-        return 1
+    except Busy as busy:
+        busy.fix = "Wait for it to finish, or give --wait to wait"  # exit status 1, as for any project it cannot write
+        raise
     except BaseException as error:
         blocked = find_blocked(error)
         if blocked is None:
@@ -108,61 +102,15 @@ def run(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-class MethodCannotStart(Exception):
-    """A pair's method plugin cannot start; the message says which, why, and how to fix it."""
-
-
 def _project_lock(locales_dir: Path, args: argparse.Namespace) -> contextlib.AbstractContextManager[Any]:
     """The project's lock (nothing for a dry run, which writes nothing)."""
+    from mt_eval.locks import ProjectLock
+
     if args.dry_run:
         return contextlib.nullcontext()
     return ProjectLock(locales_dir, command="mt-eval locales").acquire(
         wait_s=args.wait, on_wait=lambda busy: print(f"mt-eval locales: {busy}; waiting for it (--wait)",
                                                      file=sys.stderr))
-
-
-async def _open(method: PairMethod, opened: list[LoadedMethod]) -> Translate:
-    """The pair's plugin as a translate function (Python in-process; Node and commands through the bridge),
-    started now: one that cannot start raises `MethodCannotStart`. A call that raises or times out (the
-    RunConfig's ``timeout_s`` per entry) is split until the entries it fails on are found."""
-    import msgspec
-
-    from mt_eval.isolation import guarded_translate, split_on_failure
-    from mt_eval.loader import PluginLoadError, load_method
-    from mt_eval.records import RunConfig, TranslationResult
-    from mt_eval.results import ResultNotes, error_result, results_for
-
-    where = f"pair {method.pair.key}: {method.method_id} ({method.directory})"
-    try:
-        loaded = load_method(method.directory, needs="translate")
-    except PluginLoadError as exc:
-        raise MethodCannotStart(f"{where} cannot be loaded: {exc}") from None
-    opened.append(loaded)
-    start = getattr(loaded.method, "start", None)
-    if start is not None:
-        from mt_eval.bridge import messages as m
-        from mt_eval.harness.running import start_failure
-
-        try:
-            await start(method.run_config)
-        except m.BridgeError as exc:
-            raise MethodCannotStart(start_failure(loaded, exc, name=where)) from None
-    own_deadlines = getattr(loaded.method, "enforces_deadlines", False)  # a guest: its host times requests out
-    notes = ResultNotes()
-
-    async def call(entries: list[dict[str, Any]], config: RunConfig) -> list[TranslationResult]:
-        raw = await guarded_translate(loaded.method, [dict(e) for e in entries], config,
-                                      timeout_s=None if own_deadlines else config.timeout_s, directory=loaded.directory)
-        paired, _unknown = results_for(entries, raw, label="the method", notes=notes)
-        return paired
-
-    async def translate(entries: list[dict[str, Any]], run_config: dict[str, Any]) -> list[dict[str, Any]]:
-        config = msgspec.convert(run_config, RunConfig)
-        paired = await split_on_failure(lambda part: call(part, config), entries,
-                                        lambda entry, message: error_result(str(entry["id"]), message))
-        return [{"id": r.id, "predicted": r.predicted, "error": r.error} for r in paired]
-
-    return translate
 
 
 class _Progress:

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
-
-import msgspec
 
 DESCRIPTION = """\
 Apply the headline gate to run cards. A card has a headline only when it re-verifies, its canaries pass,
@@ -41,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.epilog = EPILOG + "\n\nthe shipped default policy:\n  " + "\n  ".join(describe(shipped_policy()))
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    from mt_eval.corpus.arguments import add_corpus_arguments
+    from mt_eval.cli.arguments import add_corpus_arguments
 
     parser.add_argument("cards", nargs="+", metavar="CARD", help="run card(s) (card.json in a run directory)")
     parser.add_argument("--policy", metavar="FILE", help="gate policy (default: the shipped one, shown below)")
@@ -53,15 +50,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mt_eval.corpus.arguments import spec_from_args
+    from mt_eval.cli.arguments import corpus_spec
+    from mt_eval.errors import UsageError
     from mt_eval.harness.policy import PolicyError, load_policy
 
     try:
         resolved = load_policy(args.policy)
-        corpus = spec_from_args(args)
+        corpus = corpus_spec(args)
     except (PolicyError, ValueError) as exc:
-        print(f"mt-eval gate: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from exc
     verdicts = [judge(Path(card), resolved, corpus=corpus, extensions=args.extension) for card in args.cards]
     if args.json:
         print(json.dumps(verdicts, indent=2, ensure_ascii=False))
@@ -78,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
 def judge(path: Path, resolved: Any, *, corpus: Any = None, extensions: list[str] | tuple[str, ...] = ()
           ) -> dict[str, Any]:
     """The verdict on one card as a JSON-ready dict: ``passed``, the gate, the headline (or None), problems."""
+    import msgspec
+
     from mt_eval.harness.gate import GateCheck, apply_gate, headline
     from mt_eval.harness.verify import verify_card
 

@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mt_eval.bridge.conformance import load_vectors, run_vector, vectors_directory
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = "Tools for bridge guests."
+    bridge_commands = parser.add_subparsers(dest="bridge_command", metavar="COMMAND", required=True)
+    check = bridge_commands.add_parser(
+        "check", help="run the conformance transcripts against a guest command",
+        description="Start COMMAND once per conformance transcript and check every answer. Put the guest's "
+                    "command after --, e.g.: mt-eval bridge check -- node my-guest.js")
+    check.add_argument("guest", nargs="+", metavar="COMMAND", help="the guest program and its arguments")
+    check.add_argument("--vectors", metavar="DIR", help="transcripts to run (default: the bundled ones)")
+    check.add_argument("--cwd", metavar="DIR", help="working directory for the guest")
 
 
-def run_check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> int:
+def run(args: argparse.Namespace) -> int:
+    return check(args.guest, vectors=args.vectors, cwd=args.cwd)
+
+
+def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> int:
+    from mt_eval.bridge.conformance import load_vectors, run_vector, vectors_directory
+
     directory = Path(vectors) if vectors else vectors_directory()
     loaded = load_vectors(directory)
     if not loaded:

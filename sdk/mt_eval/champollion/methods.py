@@ -1,0 +1,59 @@
+"""A champollion pair's method plugin as the translate function `mt_eval.champollion.sync` calls.
+
+The plugin runs in this process (a Python entry) or through the bridge (a Node entry or a command), started
+before the first string is sent: one that cannot load or start raises `MethodCannotStart`, naming the pair. A
+call that raises or times out (the pair's ``timeout_s`` per entry) is split until the entries it fails on are
+found, so one bad string fails alone.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mt_eval.errors import ExpectedError
+
+if TYPE_CHECKING:
+    from mt_eval.champollion.sync import PairMethod, Translate
+    from mt_eval.loader import LoadedMethod
+
+
+class MethodCannotStart(ExpectedError):
+    """A pair's method plugin cannot start; the message says which, why, and how to fix it."""
+
+
+async def open_pair_method(method: PairMethod, opened: list[LoadedMethod]) -> Translate:
+    """The pair's plugin as a translate function, started now (appended to ``opened``, which the caller closes)."""
+    import msgspec
+
+    from mt_eval.isolation import guarded_translate, split_on_failure
+    from mt_eval.loader import PluginLoadError, load_method
+    from mt_eval.method_start import StartFailed, start_method
+    from mt_eval.records import RunConfig, TranslationResult
+    from mt_eval.results import ResultNotes, error_result, results_for
+
+    where = f"pair {method.pair.key}: {method.method_id} ({method.directory})"
+    try:
+        loaded = load_method(method.directory, needs="translate")
+    except PluginLoadError as exc:
+        raise MethodCannotStart(f"{where} cannot be loaded: {exc}") from None
+    opened.append(loaded)
+    try:
+        await start_method(loaded, method.run_config, name=where)
+    except StartFailed as exc:
+        raise MethodCannotStart(str(exc)) from None
+    own_deadlines = getattr(loaded.method, "enforces_deadlines", False)  # a guest: its host times requests out
+    notes = ResultNotes()
+
+    async def call(entries: list[dict[str, Any]], config: RunConfig) -> list[TranslationResult]:
+        raw = await guarded_translate(loaded.method, [dict(e) for e in entries], config,
+                                      timeout_s=None if own_deadlines else config.timeout_s, directory=loaded.directory)
+        paired, _unknown = results_for(entries, raw, label="the method", notes=notes)
+        return paired
+
+    async def translate(entries: list[dict[str, Any]], run_config: dict[str, Any]) -> list[dict[str, Any]]:
+        config = msgspec.convert(run_config, RunConfig)
+        paired = await split_on_failure(lambda part: call(part, config), entries,
+                                        lambda entry, message: error_result(str(entry["id"]), message))
+        return [{"id": r.id, "predicted": r.predicted, "error": r.error} for r in paired]
+
+    return translate

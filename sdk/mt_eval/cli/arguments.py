@@ -1,0 +1,156 @@
+"""Flags several commands share, and how they become typed values (`CorpusSpec`, `SelectionRequest`, …).
+
+Only argparse at import time: every ``--help`` imports this module; the types are imported when a command runs.
+The corpus flags are shared by ``run``, ``compare``, ``verify``, ``gate``, ``corpus show``, ``contamination`` and
+``freeze init``; the run-directory, call and model flags by ``run``, ``freeze init``, ``decide run`` and ``grade``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+TYPE_CHECKING = False  # see mt_eval/__init__.py
+if TYPE_CHECKING:
+    from mt_eval.corpus.reader import CorpusSpec
+    from mt_eval.corpus.selection import SelectionRequest
+
+CORPUS_HELP = "corpus file: .json, .jsonl or .tsv (source<TAB>reference), optionally .gz"
+
+
+def add_corpus_arguments(parser: argparse.ArgumentParser, *, file_flag: bool = True, selection: bool = True,
+                         title: str = "the corpus") -> None:
+    """``--corpus`` (unless the command takes the file as an argument), parallel text, how to read it and,
+    with ``selection``, which entries to run."""
+    group = parser.add_argument_group(title)
+    if file_flag:
+        group.add_argument("--corpus", metavar="FILE", help=CORPUS_HELP)
+    group.add_argument("--source-file", metavar="SRC", type=Path,
+                       help="parallel text instead of --corpus: one source sentence per line")
+    group.add_argument("--reference-file", metavar="REF", type=Path,
+                       help="the references of --source-file, line by line (optional: without it, translate only)")
+    group.add_argument("--columns", metavar="NAMES",
+                       help="a .tsv corpus's columns, comma-separated, instead of its header or the "
+                            "source,reference convention, e.g. id,source,reference")
+    group.add_argument("--accept-doubt", action="append", default=[], metavar="CODE",
+                       help="read the corpus although this doubt was detected (repeatable; the refusal names it)")
+    if selection:
+        chosen = parser.add_argument_group("which entries (default: all)")
+        chosen.add_argument("--ids", action="append", default=[], metavar="LIST",
+                            help="ids and inclusive ranges in corpus order, comma-separated (e.g. 3,7,10..20; "
+                                 "A.. to the end, ..B from the start), or @FILE with one id per line")
+        chosen.add_argument("--segment", action="append", default=[], metavar="NAME",
+                            help="entries whose segment field is NAME (repeatable)")
+        chosen.add_argument("--limit", type=int, metavar="N", help="only the first N entries (after --ids/--segment)")
+
+
+def corpus_spec(args: argparse.Namespace, path: str | None = None) -> CorpusSpec | None:
+    """The corpus the arguments name (None when they name none); ValueError says what is wrong."""
+    from mt_eval.corpus.doubts import DOUBTS
+    from mt_eval.corpus.reader import CorpusSpec
+
+    path = path if path is not None else getattr(args, "corpus", None)
+    source_file = getattr(args, "source_file", None)
+    reference_file = getattr(args, "reference_file", None)
+    if path is None and source_file is None and reference_file is None:
+        return None
+    if path is not None and source_file is not None:
+        raise ValueError("give --corpus FILE or --source-file SRC [--reference-file REF], not both")
+    unknown = [code for code in args.accept_doubt if code not in DOUBTS]
+    if unknown:
+        raise ValueError(f"--accept-doubt {unknown[0]}: no such doubt; the codes are {', '.join(DOUBTS)}")
+    columns = None
+    if getattr(args, "columns", None):
+        columns = [name.strip() for name in args.columns.split(",")]
+    return CorpusSpec(path=Path(path) if path is not None else None, source_file=source_file,
+                      reference_file=reference_file, columns=columns, accept=list(args.accept_doubt))
+
+
+def selection_request(args: argparse.Namespace) -> SelectionRequest:
+    """Which entries the arguments select (--ids, --segment, --limit)."""
+    from mt_eval.corpus.selection import SelectionRequest
+
+    return SelectionRequest(ids=list(getattr(args, "ids", []) or []),
+                            segments=list(getattr(args, "segment", []) or []), limit=getattr(args, "limit", None))
+
+
+def add_run_directory_arguments(group: argparse._ArgumentGroup, default: str) -> None:
+    """--out, --resume, --force and --wait (see `mt_eval.harness.run_directory`)."""
+    group.add_argument("--out", metavar="DIR", help=f"run directory (default: {default})")
+    group.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
+    group.add_argument("--force", action="store_true", help="start over even if --out holds results")
+    group.add_argument("--wait", nargs="?", type=float, const=float("inf"), metavar="SECONDS",
+                       help="when another process is using --out, wait for it (at most SECONDS) instead of "
+                            "refusing at once")
+
+
+def add_call_arguments(group: argparse._ArgumentGroup, item: str, items: str) -> None:
+    """How a method is called: --batch-size ``items`` per call, --concurrency calls, --timeout per ``item``."""
+    group.add_argument("--batch-size", type=positive_int, default=8, metavar="N", help=f"{items} per call (default 8)")
+    group.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="calls in flight (default 8)")
+    group.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
+                       help=f"seconds per {item} (default 120)")
+
+
+def add_retry_arguments(group: argparse._ArgumentGroup) -> None:
+    """--retries per failed entry within a run-wide --retry-budget (``run`` and ``freeze init``)."""
+    group.add_argument("--retries", type=int, default=1, metavar="N", help="retries per failed entry (default 1)")
+    group.add_argument("--retry-budget", type=int, metavar="N", help="retries for the whole run "
+                                                                     "(default: 10%% of entries, at least 10)")
+
+
+def add_latency_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the harness measures latency (``run`` and ``freeze init``; `mt_eval.harness.latency`)."""
+    from mt_eval.harness.latency import DEFAULT_REPETITIONS, DEFAULT_SAMPLE, DEFAULT_WARMUP
+
+    latency = parser.add_argument_group(
+        "latency (measured by the harness in extra one-entry calls before the scored run; never scored)")
+    latency.add_argument("--latency-warmup", type=int, default=DEFAULT_WARMUP, metavar="N",
+                         help=f"untimed warm-up calls after the cold call (default {DEFAULT_WARMUP})")
+    latency.add_argument("--latency-sample", type=int, default=DEFAULT_SAMPLE, metavar="N",
+                         help=f"scored entries timed one call each at concurrency 1 (default {DEFAULT_SAMPLE}; 0: "
+                              "no latency calls at all, no latency figures)")
+    latency.add_argument("--latency-repetitions", type=int, default=DEFAULT_REPETITIONS, metavar="N",
+                         help=f"times the sample is timed (default {DEFAULT_REPETITIONS})")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number above 0."""
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def add_model_arguments(group: argparse._ArgumentGroup) -> None:
+    """The options a method receives in its config: model settings and --param (also for decide and grade)."""
+    group.add_argument("--model", help="model name")
+    group.add_argument("--base-url", help="OpenAI-compatible (or decision-engine) endpoint")
+    group.add_argument("--temperature", type=float)
+    group.add_argument("--max-tokens", type=int)
+    group.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                       help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
+
+
+def method_params(items: list[str]) -> dict[str, object]:
+    """``--param KEY=VALUE`` options → config.params; a VALUE that parses as JSON is that JSON value."""
+    import json
+
+    params: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--param {item!r}: write it as KEY=VALUE")
+        try:
+            params[key] = json.loads(value)
+        except ValueError:
+            params[key] = value
+    return params

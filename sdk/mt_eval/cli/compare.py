@@ -1,0 +1,52 @@
+"""``mt-eval compare A.json B.json``: paired significance tests between two runs of the same corpus."""
+
+from __future__ import annotations
+
+import argparse
+
+from mt_eval.cli.arguments import add_corpus_arguments
+
+EXPECTED = (ValueError,)
+
+
+def add_arguments(compare: argparse.ArgumentParser) -> None:
+    compare.description = ("Compare two runs on the same corpus with sacrebleu's paired bootstrap resampling and "
+                           "paired approximate randomization. A is the baseline.")
+    compare.add_argument("baseline", metavar="A.json", help="run card of the baseline")
+    compare.add_argument("candidate", metavar="B.json", help="run card of the system compared with it")
+    add_corpus_arguments(compare, selection=False, title="the corpus (default: the one both cards record, read "
+                                                         "as they record)")
+    compare.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (1000)")
+    compare.add_argument("--trials", type=int, default=10000, metavar="N", help="randomization trials (10000)")
+    compare.add_argument("--seed", type=int, default=12345, help="seed for both tests")
+    compare.add_argument("--allow-diff", action="append", default=[], metavar="NAME",
+                         help="accept that this covariate differs between the cards (repeatable): model, "
+                              "temperature, tool_permissions, environment, retry_budget, max_tokens, seed, batch_size, "
+                              "concurrency, timeout_s, retries_per_entry; hardware compares latencies across "
+                              "hardware labels")
+    compare.add_argument("--json", action="store_true", help="print JSON")
+    compare.add_argument("--extension", action="append", default=[], metavar="MODULE",
+                         help="enable an extension whose metrics the cards carry, to verify them (repeatable)")
+
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+    from pathlib import Path
+
+    import msgspec
+
+    from mt_eval.cli.arguments import corpus_spec
+    from mt_eval.harness.compare import compare_cards
+    from mt_eval.harness.compare_checks import check_allowed
+
+    report = compare_cards(Path(args.baseline), Path(args.candidate), corpus=corpus_spec(args),
+                           bootstrap=args.bootstrap, trials=args.trials, seed=args.seed, extensions=args.extension,
+                           allow_diff=check_allowed(args.allow_diff))
+    if args.json:
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(report), indent=2).decode() + "\n")
+        return 0
+    from mt_eval.harness.compare_report import render
+
+    print(render(report))
+    return 0

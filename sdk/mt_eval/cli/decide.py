@@ -1,0 +1,139 @@
+"""``mt-eval decide run`` and ``mt-eval decide check``: typed decisions, scored.
+
+The arguments of ``decide run`` become one `mt_eval.decisions.request.DecideRequest`."""
+
+from __future__ import annotations
+
+import argparse
+
+from mt_eval.cli.arguments import (
+    add_call_arguments,
+    add_model_arguments,
+    add_run_directory_arguments,
+    positive_float,
+    positive_int,
+)
+
+TYPE_CHECKING = False  # see mt_eval/__init__.py
+if TYPE_CHECKING:
+    from mt_eval.decisions.request import Calls, DecideRequest
+    from mt_eval.harness.request import MethodSettings
+
+PROG = "mt-eval decide"
+INTERRUPTED = "\nmt-eval decide: interrupted; finished rows are saved. Continue with the same command and --resume."
+EXPECTED = (ValueError,)
+
+
+
+DECIDE_EPILOG = """\
+examples:
+  mt-eval decide check --corpus examples/data/adequacy-decisions.jsonl
+  mt-eval decide run --method examples/rules-grader --corpus examples/data/adequacy-decisions.jsonl
+  mt-eval decide run --method examples/rules-grader --corpus examples/data/adequacy-decisions.jsonl \\
+      --out runs/judge1 --resume --tolerance 0.01 --resamples 2000
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Typed decisions: run a decision method over a corpus of noul, choice and score questions "
+                          "with gold answers, and score it (accuracy, KL, Brier, ECE; expected-value error for score "
+                          "questions) with case-level bootstrap intervals. The scorer is first checked on the "
+                          "Uniform baseline against closed forms.")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = DECIDE_EPILOG
+    sub = parser.add_subparsers(dest="decide_command", metavar="COMMAND", required=True)
+    run = sub.add_parser("run", help="decide every row of a corpus with a method and write a decision card",
+                         description="Decide every row of a typed-decision corpus with a method plugin, score the "
+                                     "answers against the gold and write a decision card. Results are saved as they "
+                                     "complete; an interrupted run continues with --resume.",
+                         epilog=DECIDE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    what = run.add_argument_group("what to run")
+    what.add_argument("--method", metavar="DIR", required=True, help="decision method plugin directory")
+    what.add_argument("--corpus", metavar="FILE", required=True,
+                      help="typed-decision corpus: .jsonl, a JSON array, or a JSON object with rows")
+    what.add_argument("--isolate", action="store_true", help="run a Python method in its own process")
+    add_run_directory_arguments(run.add_argument_group("where results go"), "runs/decisions/METHOD__CORPUS")
+    how = run.add_argument_group("how to run")
+    add_call_arguments(how, "row", "rows")
+    how.add_argument("--tolerance", type=positive_float, default=1e-3, metavar="T",
+                     help="how far from 1 a distribution may sum (default 0.001); never renormalised")
+    scoring = run.add_argument_group("scoring")
+    scoring_arguments(scoring)
+    model = run.add_argument_group("passed to the method (its config)")
+    add_model_arguments(model)
+    model.add_argument("--source-lang", metavar="CODE", help="language of the sources, when it matters")
+    model.add_argument("--target-lang", metavar="CODE", help="language of the candidates, when it matters")
+    run.add_argument("--quiet", action="store_true", help="no progress or summary output")
+    check = sub.add_parser("check", help="check the scorer on the Uniform baseline against closed forms",
+                           description="Score the Uniform baseline (every option equally likely) on a corpus with "
+                                       "the metric engine and compare every metric with its closed form. Exit 0 "
+                                       "when they agree, 1 when they do not.",
+                           epilog=DECIDE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    check.add_argument("--corpus", metavar="FILE", required=True, help="typed-decision corpus with gold answers")
+    check.add_argument("--ece-bins", type=positive_int, default=10, metavar="B", help="ECE bins (default 10)")
+    check.add_argument("--json", action="store_true", help="print the check as JSON")
+
+
+def scoring_arguments(group: argparse._ArgumentGroup, *, seed: bool = True) -> None:
+    group.add_argument("--resamples", type=int, default=1000, metavar="N",
+                       help="bootstrap resamples (default 1000; 0: no intervals)")
+    if seed:
+        group.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
+    group.add_argument("--ece-bins", type=positive_int, default=10, metavar="B",
+                       help="equal-width confidence bins of the ECE (default 10)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.decide_command == "check":
+        return _check(args)
+    from mt_eval.decisions.session import decide_run
+
+    card = decide_run(decide_request(args))
+    print(f"decision card: {card}")
+    return 0
+
+
+def decide_request(args: argparse.Namespace) -> DecideRequest:
+    from pathlib import Path
+
+    from mt_eval.decisions.request import DecideRequest
+    from mt_eval.harness.request import RunDirectory
+
+    return DecideRequest(
+        method=Path(args.method), corpus=Path(args.corpus), isolate=args.isolate,
+        directory=RunDirectory(out=Path(args.out) if args.out else None, resume=args.resume, force=args.force,
+                               wait_s=args.wait),
+        calls=calls(args), settings=method_settings(args), source_lang=args.source_lang,
+        target_lang=args.target_lang, resamples=args.resamples, seed=args.seed, ece_bins=args.ece_bins,
+        quiet=args.quiet)
+
+
+def calls(args: argparse.Namespace) -> Calls:
+    """--batch-size, --concurrency, --timeout and --tolerance (decide run and grade)."""
+    from mt_eval.decisions.request import Calls
+
+    return Calls(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
+                 tolerance=args.tolerance)
+
+
+def method_settings(args: argparse.Namespace) -> MethodSettings:
+    """--model, --base-url, --temperature, --max-tokens and --param (decide run and grade)."""
+    from mt_eval.cli.arguments import method_params
+    from mt_eval.harness.request import MethodSettings
+
+    return MethodSettings(model=args.model, base_url=args.base_url, temperature=args.temperature,
+                          max_tokens=args.max_tokens, params=method_params(args.param))
+
+
+def _check(args: argparse.Namespace) -> int:
+    import msgspec
+
+    from mt_eval.decisions.corpus import read_decision_corpus
+    from mt_eval.decisions.selfcheck import describe_self_check, run_self_check
+
+    check = run_self_check(read_decision_corpus(args.corpus), args.ece_bins)
+    if args.json:
+        print(msgspec.json.format(msgspec.json.encode(check), indent=2).decode())
+    else:
+        print(describe_self_check(check))
+    return 0 if check.passed else 1

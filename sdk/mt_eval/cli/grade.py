@@ -1,0 +1,104 @@
+"""``mt-eval grade CARD --grader DIR``, ``grade export`` and ``grade import``: grade a translation run blind.
+
+The arguments become one `mt_eval.decisions.request.GradeRequest`."""
+
+from __future__ import annotations
+
+import argparse
+
+from mt_eval.cli.arguments import add_call_arguments, add_model_arguments, positive_float
+from mt_eval.cli.decide import scoring_arguments
+
+PROG = "mt-eval grade"
+INTERRUPTED = "\nmt-eval grade: interrupted; no grading card was written"
+EXPECTED = (ValueError,)
+
+
+GRADE_EPILOG = """\
+examples:
+  mt-eval run --demo --out runs/demo --force
+  mt-eval grade runs/demo/card.json --grader examples/rules-grader
+  mt-eval grade runs/demo/card.json --grader examples/rules-grader --labels examples/data/demo-adequacy-labels.jsonl
+  mt-eval grade runs/demo/card.json --grader examples/rules-grader --no-reference --seed 7 --out runs/demo/blind
+  mt-eval grade export runs/demo/card.json --out runs/demo/sheets --format both
+  mt-eval grade import runs/demo/card.json --key runs/demo/sheets/key.json --sheet runs/demo/sheets/sheet.csv
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Grade a translation run blind: its entries become shuffled, anonymous score questions from "
+                          "a rubric (default: 0–4 adequacy); the method's identity, route and model are never shown to "
+                          "the grader. `grade CARD --grader DIR` uses a decision method; `grade export` and `grade "
+                          "import` do the same with sheets for people. Writes a grading card.")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = GRADE_EPILOG
+    parser.add_argument("words", nargs="+", metavar="[export|import] CARD",
+                        help="the run card to grade, after `export` or `import` for sheets")
+    parser.add_argument("--grader", metavar="DIR", help="decision method plugin that grades (grade CARD)")
+    parser.add_argument("--rubric", metavar="FILE", help="rubric JSON: name, instructions, ordered levels "
+                                                         "(default: 0–4 adequacy)")
+    parser.add_argument("--seed", type=int, help="shuffle seed (default: a fresh one; recorded in the card)")
+    parser.add_argument("--no-reference", action="store_true", help="do not show the reference translation")
+    parser.add_argument("--corpus", metavar="FILE", help="the run's corpus, if it moved (checked by sha256)")
+    parser.add_argument("--labels", metavar="FILE",
+                        help="human labels to judge the grader against: a grading card from `grade import`, or "
+                             'JSONL {"id": ENTRY, "label": LEVEL}')
+    parser.add_argument("--out", metavar="DIR", help="where the grading card (or, for export, the sheets) go "
+                                                     "(default: RUN_DIR/grading/GRADER)")
+    sheets = parser.add_argument_group("sheets for people (export, import)")
+    sheets.add_argument("--format", choices=["csv", "jsonl", "both"], default="both", help="sheet format (export)")
+    sheets.add_argument("--key", metavar="FILE", help="key.json written by export (import)")
+    sheets.add_argument("--sheet", action="append", default=[], metavar="FILE",
+                        help="a filled sheet, .csv or .jsonl (import; repeatable: answers are averaged per item)")
+    how = parser.add_argument_group("how the grader runs")
+    add_call_arguments(how, "item", "items")
+    how.add_argument("--tolerance", type=positive_float, default=1e-3, metavar="T",
+                     help="how far from 1 a distribution may sum (default 0.001)")
+    how.add_argument("--isolate", action="store_true", help="run a Python grader in its own process")
+    add_model_arguments(how)
+    scoring_arguments(parser.add_argument_group("scoring (the bootstrap uses the shuffle seed)"), seed=False)
+    parser.add_argument("--quiet", action="store_true", help="print only the card's path")
+    parser.set_defaults(print_grade_help=parser.print_usage)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from mt_eval.cli.decide import calls, method_settings
+    from mt_eval.decisions.request import GradeRequest
+    from mt_eval.errors import UsageError
+
+    words = list(args.words)
+    mode = words.pop(0) if words[0] in ("export", "import") and len(words) > 1 else "grade"
+    if len(words) != 1:
+        raise UsageError("give one run card: `mt-eval grade CARD --grader DIR`, `mt-eval grade export CARD --out "
+                         "DIR` or `mt-eval grade import CARD --key KEY --sheet FILE`")
+    needed = {"grade": (args.grader, "--grader DIR"), "export": (args.out, "--out DIR"), "import": (args.key,
+                                                                                                  "--key FILE")}
+    given, option = needed[mode]
+    if not given or (mode == "import" and not args.sheet):
+        missing = option if given is None or mode != "import" or args.key is None else "--sheet FILE"
+        raise UsageError(f"{mode} needs {missing}")
+    request = GradeRequest(
+        card=Path(words[0]), grader=Path(args.grader) if args.grader else None,
+        rubric=Path(args.rubric) if args.rubric else None, seed=args.seed, with_reference=not args.no_reference,
+        corpus=Path(args.corpus) if args.corpus else None, labels=Path(args.labels) if args.labels else None,
+        out=Path(args.out) if args.out else None, format=args.format, key=Path(args.key) if args.key else None,
+        sheets=tuple(Path(sheet) for sheet in args.sheet), calls=calls(args), isolate=args.isolate,
+        settings=method_settings(args), resamples=args.resamples, ece_bins=args.ece_bins, quiet=args.quiet)
+    if mode == "export":
+        from mt_eval.decisions.sheets import export_sheets
+
+        out = export_sheets(request)
+        print(f"sheets: {out} (send the sheet and rubric.md to the graders; keep key.json)")
+        return 0
+    if mode == "import":
+        from mt_eval.decisions.sheets import import_sheets
+
+        path = import_sheets(request)
+    else:
+        from mt_eval.decisions.grading import grade_with_method
+
+        path = grade_with_method(request)
+    print(f"grading card: {path}")
+    return 0

@@ -1,0 +1,56 @@
+"""``mt-eval new [DIR]``: a method plugin from the template (`mt_eval.scaffold`), validated before it is placed."""
+
+from __future__ import annotations
+
+import argparse
+
+DESCRIPTION = """\
+Create a method plugin that validates and runs out of the box: method.json with its dependencies and
+dependency class, method_card.json, pipeline.py and/or translate.js (decide.js for a decision method), a
+README, the plugin's own tests and a sample corpus. Asks its questions interactively unless --no-input is
+given."""
+EPILOG = """\
+questions (--set KEY=VALUE answers one; interactively, it becomes the proposed default):
+  method_kind         translation | decision (decide(rows, config): noul, choice and score questions with
+                      probabilities, e.g. a grader; generated self-contained, a word-overlap judge)
+  method_name         what people call the method (default: from DIR)
+  method_id           kebab-case identifier (default: DIR's name)
+  runtime             python | node | both (both: identical pipeline.py and translate.js)
+  dependency_profile  self-contained      a bundled CC0 glossary                         class S
+                      open-artifact       a mirrored open-licence glossary, sha256-pinned class O
+                      llm-gateway         any OpenAI-compatible chat endpoint            class A1
+                      external-api        a LibreTranslate-compatible external API       class A2
+  method_class        pipeline | raw-llm | coached-llm | custom-plugin | api | human
+  description, author, method_license (SPDX), open_source (true/false), open_source_url
+
+examples:
+  mt-eval new my-method
+  mt-eval new plugins/my-llm --no-input --set runtime=both --set dependency_profile=llm-gateway
+  mt-eval new my-judge --no-input --set method_kind=decision --set runtime=both
+  mt-eval new my-method --answers my-method/.mt-eval-answers.json --no-input --force   (regenerate)
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description, parser.epilog = DESCRIPTION, EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("directory", nargs="?", metavar="DIR",
+                        help="where to create the plugin (default: ./METHOD_ID); must not exist or be empty")
+    parser.add_argument("--no-input", action="store_true",
+                        help="ask nothing: use --set, --answers and the template's defaults")
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                        help="answer one question (repeatable), e.g. --set runtime=node")
+    parser.add_argument("--answers", metavar="FILE",
+                        help="answers from a JSON file, e.g. a plugin's .mt-eval-answers.json (--set wins)")
+    parser.add_argument("--force", action="store_true",
+                        help="write into an existing DIR: files the template writes are replaced, others kept")
+
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from mt_eval.scaffold import new_plugin
+
+    return new_plugin(Path(args.directory) if args.directory else None, settings=args.settings,
+                      answers_file=args.answers, no_input=args.no_input, force=args.force)

@@ -1,0 +1,175 @@
+"""``mt-eval run``: evaluate a method on a corpus and write a run card.
+
+A run lives in a directory (``--out``): ``run.json`` (what is being run, written first), ``results.jsonl``
+(one line per finished entry, appended as they complete) and ``card.json`` (written at the end).
+``--resume`` continues an interrupted run with the same method code, corpus and settings. One process at a
+time uses a run directory; the exit statuses are listed in `mt_eval.harness.outcome`.
+
+The arguments become one `mt_eval.harness.request.RunRequest`, the only thing the harness is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from mt_eval.cli.arguments import (
+    add_call_arguments,
+    add_corpus_arguments,
+    add_latency_arguments,
+    add_model_arguments,
+    add_retry_arguments,
+    add_run_directory_arguments,
+)
+
+TYPE_CHECKING = False  # see mt_eval/__init__.py
+if TYPE_CHECKING:
+    from mt_eval.harness.request import RunRequest
+
+INTERRUPTED = "\nmt-eval run: interrupted; finished entries are saved. Continue with the same command and --resume."
+EXPECTED = (ValueError, OSError)  # unreadable files, bad values: the message says which
+
+
+def add_arguments(run: argparse.ArgumentParser) -> None:
+    run.description = ("Translate a corpus with a method plugin, score it with sacrebleu (chrF++, BLEU, TER with "
+                       "95% bootstrap intervals) and write a run card. Results are saved as they complete; "
+                       "an interrupted run continues with --resume.")
+    run.formatter_class = argparse.RawDescriptionHelpFormatter
+    run.epilog = ("examples:\n  mt-eval run --demo\n"
+                  "  mt-eval run --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json\n"
+                  "  mt-eval run --method my-method --corpus dev.jsonl --pair 'eng>spa' --out runs/try1 --resume\n"
+                  "  mt-eval run --method my-method --corpus dev.tsv --ids 1..50 --out runs/first50\n"
+                  "  mt-eval run --method my-method --source-file devtest.eng_Latn --reference-file devtest.spa_Latn "
+                  "--pair 'eng>spa'\n"
+                  "  mt-eval run --champollion-config app/champollion.config.json --pair en:es --corpus dev.json\n"
+                  "  mt-eval run --demo --sandbox --out runs/demo-sandboxed --force\n"
+                  "  mt-eval run --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json "
+                  "--official --gateway-policy examples/coached-llm-eng-spa/gateway-policy.json\n"
+                  "  mt-eval run --demo --out runs/demo --force --max-errors 2%\n"
+                  "  mt-eval run --demo --policy examples/policies/no-abstention.json --latency-sample 20 "
+                  "--out runs/demo --force\n"
+                  "\nexit status: 0 complete (failures within --max-errors) and the headline passed the gate, 1 the "
+                  "run could not\n  start or continue, 2 usage, 3 partial (more failed entries than --max-errors), "
+                  "4 failed (no entry\n  translated, no scores), 5 complete but the gate withheld the headline "
+                  "(mt-eval gate CARD says why),\n  75 the run directory is in use by another process (see --wait), "
+                  "130 interrupted")
+    what = run.add_argument_group("what to run")
+    what.add_argument("--method", metavar="DIR", help="method plugin directory")
+    what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")
+    what.add_argument("--pair", metavar="SRC>TGT", help="language pair (default: the corpus's, else the "
+                                                        "method's first supported pair); with "
+                                                        "--champollion-config, the config's pair, e.g. en:es")
+    what.add_argument("--champollion-config", metavar="PATH",
+                      help="evaluate the method plugin a champollion.config.json names for --pair (its model, "
+                           "temperature and batchSize apply; the run card records the config and pair)")
+    what.add_argument("--demo", action="store_true", help="run the bundled example method on the bundled corpus")
+    what.add_argument("--isolate", action="store_true", help="run a Python method in its own process")
+    add_corpus_arguments(run)
+    add_run_directory_arguments(run.add_argument_group("where results go"), "runs/METHOD__CORPUS")
+    how = run.add_argument_group("how to run")
+    add_call_arguments(how, "entry", "entries")
+    add_retry_arguments(how)
+    how.add_argument("--max-errors", default="0", metavar="N|P%",
+                     help="failed entries tolerated for exit status 0: a count (5) or a share of the corpus (2%%); "
+                          "default 0 (a negative control's refusal is not a failure)")
+    how.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
+    add_model_arguments(run.add_argument_group("passed to the method (RunConfig)"))
+    fair = run.add_argument_group("fair by construction (see the README)")
+    fair.add_argument("--sandbox", action="store_true",
+                      help="run the method as a bridge guest in the sandbox (bubblewrap): no network but what its "
+                           "class allows, its plugin read-only, a private /tmp; fails if this host cannot isolate")
+    fair.add_argument("--official", action="store_true",
+                      help="a run meant for publishing: always sandboxed, refused if the static scan finds an "
+                           "undeclared dependency; an A1 method needs --gateway-policy with a second model")
+    fair.add_argument("--sandbox-ro", action="append", default=[], metavar="PATH",
+                      help="also expose PATH read-only in the sandbox, e.g. a mirrored artifact (repeatable; "
+                           "recorded in the card)")
+    fair.add_argument("--gateway-policy", metavar="FILE",
+                      help="serve the LLM gateway for this run with this policy (allowlisted pinned models, token "
+                           "budget); the method gets its URL as base_url and --model must be allowlisted")
+    fair.add_argument("--substitution-sample", type=int, default=5, metavar="N",
+                      help="entries an A1 run replays with the policy's second model (default 5)")
+    fair.add_argument("--contamination-check", action=argparse.BooleanOptionalAction, default=True,
+                      help="check the method's bundle for the corpus's texts before translating and record the "
+                           "result in the run card (default: on; --no-contamination-check records not-run)")
+    add_latency_arguments(run)
+    held = run.add_argument_group("what the run is held to")
+    held.add_argument("--policy", metavar="FILE", help="headline gate policy (default: the shipped one; mt-eval gate "
+                                                        "--help lists its thresholds)")
+    held.add_argument("--freeze", metavar="FILE", help="refuse to run unless everything matches this frozen manifest "
+                                                        "(mt-eval freeze init writes one)")
+    run.add_argument("--extension", action="append", default=[], metavar="MODULE",
+                     help="enable an extension module implementing mt-eval hooks (repeatable)")
+    run.add_argument("--quiet", action="store_true", help="no progress output")
+    run.set_defaults(print_run_help=run.print_help)
+
+
+def run(args: argparse.Namespace) -> int:
+    request = run_request(args)
+    if request is None:
+        args.print_run_help()
+        return 2
+    from mt_eval.harness.session import run_evaluation
+
+    report = run_evaluation(request)
+    print(f"run card: {report.card_path}")
+    return report.exit_code
+
+
+def run_request(args: argparse.Namespace) -> RunRequest | None:
+    """The run the arguments ask for; None when they name no method or no corpus (a usage error)."""
+    from pathlib import Path
+
+    from mt_eval.cli.arguments import corpus_spec, method_params, selection_request
+    from mt_eval.harness.execution import RunSettings
+    from mt_eval.harness.latency import LatencyPlan
+    from mt_eval.harness.outcome import MaxErrors
+    from mt_eval.harness.request import Fairness, MethodSettings, RunDirectory, RunRequest
+
+    method, corpus, pair = args.method, args.corpus, args.pair
+    model, temperature, batch_size = args.model, args.temperature, args.batch_size
+    if args.demo:
+        from mt_eval.resources import demo_corpus, demo_method
+
+        method = method or str(demo_method())
+        corpus = corpus or str(demo_corpus())
+    selected = None
+    if args.champollion_config:
+        if method:
+            raise ValueError("give --method or --champollion-config, not both: the config names the method")
+        from mt_eval.champollion.evaluate import champollion_selection
+
+        selected = champollion_selection(args.champollion_config, pair)
+        method, pair, batch_size = str(selected.method), selected.languages, selected.batch_size
+        model = selected.model if selected.model is not None else model
+        temperature = selected.temperature if selected.temperature is not None else temperature
+    spec = corpus_spec(args, corpus)
+    if not method or spec is None:
+        return None
+    return RunRequest(
+        method=Path(method), corpus=spec, selection=selection_request(args),
+        method_card=Path(args.method_card) if args.method_card else None, pair=pair, champollion=selected,
+        settings=MethodSettings(model=model, base_url=args.base_url, temperature=temperature,
+                                max_tokens=args.max_tokens, params=method_params(args.param)),
+        seed=args.seed,
+        calls=RunSettings(batch_size=batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
+                          retries=args.retries, retry_budget=args.retry_budget),
+        max_errors=MaxErrors.parse(args.max_errors), resamples=args.resamples, isolate=args.isolate,
+        fairness=Fairness(sandbox=args.sandbox, official=args.official, sandbox_ro=tuple(args.sandbox_ro),
+                          gateway_policy=Path(args.gateway_policy) if args.gateway_policy else None,
+                          substitution_sample=args.substitution_sample,
+                          contamination_check=args.contamination_check),
+        latency=LatencyPlan(warmup=args.latency_warmup, sample=args.latency_sample,
+                            repetitions=args.latency_repetitions),
+        policy=Path(args.policy) if args.policy else None, freeze=Path(args.freeze) if args.freeze else None,
+        extensions=tuple(args.extension),
+        directory=RunDirectory(out=Path(args.out) if args.out else None, resume=args.resume, force=args.force,
+                               wait_s=args.wait),
+        quiet=args.quiet, command=command_words())
+
+
+def command_words() -> tuple[str, ...]:
+    """The words after ``mt-eval`` that started this run (``run`` alone when it was started from Python)."""
+    words = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("mt-eval", "cli.py", "__main__.py")) else []
+    return tuple(words) if words and words[0] == "run" else ("run",)

@@ -1,0 +1,42 @@
+"""``mt-eval schemas DIR``: write (or ``--check``) the JSON Schemas generated from the SDK's types, and what the
+Node package validates with."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Generate the JSON Schemas of method.json, method cards, entries, results, RunConfig, run "
+                          "cards, bridge messages and champollion.config.json from the SDK's types, and what the Node "
+                          "package validates with (NODE/lib/generated/: the schemas, the licence table, TypeScript "
+                          "types).")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = ("examples:\n  mt-eval schemas bridge/schemas            regenerate after changing a Struct\n"
+                     "  mt-eval schemas --check bridge/schemas    exit 1 if anything generated is stale")
+    parser.add_argument("directory", metavar="DIR", help="where the *.schema.json files live")
+    parser.add_argument("--node", metavar="NODE", help="the Node package (default: DIR/../node, when it exists)")
+    parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the files are stale")
+
+
+def run(args: argparse.Namespace) -> int:
+    from mt_eval.schemas import drifted_schemas, node_directory, write_schemas
+
+    directory = Path(args.directory)
+    node = Path(args.node) if args.node else node_directory(directory)
+    node_or_none = node if (node / "package.json").is_file() else None
+    if args.node and node_or_none is None:
+        print(f"mt-eval schemas: --node {node}: no package.json there", file=sys.stderr)
+        return 2
+    if args.check:
+        drift = drifted_schemas(directory, node_or_none)
+        for line in drift:
+            print(line, file=sys.stderr)
+        if drift:
+            print(f"regenerate with: mt-eval schemas {directory}", file=sys.stderr)
+        return 1 if drift else 0
+    for path in write_schemas(directory, node_or_none):
+        print(f"wrote {path}")
+    return 0

@@ -1,0 +1,33 @@
+"""``mt-eval serve DIR``: serve a Python method plugin over stdin/stdout as a bridge guest.
+
+Stdout is diverted at the file-descriptor level before the plugin is imported (`mt_eval.bridge.guest`), so a
+``print()`` anywhere in a method lands in the host's logs instead of corrupting the protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Serve a Python method plugin as a bridge guest (protocol mt-eval-bridge/1, see "
+                    "bridge/PROTOCOL.md). Protocol lines go to stdout; anything the method prints goes to "
+                    "stderr. Exits when stdin closes.")
+    parser.add_argument("plugin", metavar="DIR", help="plugin directory")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the plugin and serve it until stdin closes; the exit status for the process."""
+    from mt_eval.bridge.guest import divert_stdout, serve_method
+    from mt_eval.loader import PluginLoadError, load_method
+
+    protocol_fd = divert_stdout()
+    try:
+        loaded = load_method(Path(args.plugin))
+    except PluginLoadError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    return serve_method(loaded.method, protocol_fd, name=loaded.manifest.name, method_id=loaded.method_id,
+                        implements=loaded.manifest.implements)

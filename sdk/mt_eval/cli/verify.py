@@ -1,0 +1,47 @@
+"""``mt-eval verify CARD…``: recompute every figure of a run card from its results and its corpus."""
+
+from __future__ import annotations
+
+import argparse
+
+from mt_eval.cli.arguments import add_corpus_arguments
+
+
+def add_arguments(verify: argparse.ArgumentParser) -> None:
+    verify.description = ("Re-verify run cards: the card's version and content_sha256, its schema and tallies, the "
+                          "corpus file's sha256, and every metric recomputed from the card's predictions and the "
+                          "corpus's references (the card's own resamples and seed). Each mismatch is reported "
+                          "with its JSON path. Exit status 0 when every card verifies, 1 otherwise.")
+    verify.formatter_class = argparse.RawDescriptionHelpFormatter
+    verify.epilog = ("examples (after nox -s demo, or mt-eval run --demo --out runs/demo):\n"
+                     "  mt-eval verify runs/demo/card.json\n"
+                     "  mt-eval verify runs/demo/card.json --corpus examples/data/eng-spa-demo.json\n"
+                     "  mt-eval verify runs/*/card.json --json")
+    verify.add_argument("cards", nargs="+", metavar="CARD", help="run card(s) (card.json in a run directory)")
+    add_corpus_arguments(verify, selection=False, title="the corpus (default: the files the card records, as "
+                                                        "written or beside the card, read as it records)")
+    verify.add_argument("--extension", action="append", default=[], metavar="MODULE",
+                        help="enable an extension so that the metrics it registers are recomputed too (repeatable)")
+    verify.add_argument("--json", action="store_true", help="print a JSON report")
+    verify.add_argument("--quiet", action="store_true", help="print only the cards that do not verify")
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from mt_eval.cli.arguments import corpus_spec
+    from mt_eval.errors import UsageError
+    from mt_eval.harness.verify import as_json, render, verify_card
+
+    try:
+        corpus = corpus_spec(args)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    reports = [verify_card(card, corpus=corpus, extensions=args.extension) for card in args.cards]
+    if args.json:
+        print(json.dumps([as_json(r) for r in reports], indent=2, ensure_ascii=False))
+    else:
+        for report in reports:
+            if not (args.quiet and report.ok):
+                print(render(report))
+    return 0 if all(r.ok for r in reports) else 1

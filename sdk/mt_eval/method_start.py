@@ -1,0 +1,50 @@
+"""Starting a loaded method before its first call, so that one that cannot start fails once, at once.
+
+A method running as a bridge guest is started (spawned, handshake) by `start_method`; a guest that cannot start
+— its ``translate.js`` does not load, it exits or never answers initialize — raises `StartFailed`, whose message
+is `start_failure`'s: the reason, the guest's last stderr lines and the fix. An in-process method has nothing to
+start. ``mt-eval run`` and ``mt-eval locales`` both start their methods this way.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from mt_eval.errors import ExpectedError
+from mt_eval.loader import LoadedMethod
+
+
+class StartFailed(ExpectedError):
+    """The method cannot start (or go on); the message has the reason, the guest's stderr and the fix."""
+
+
+async def start_method(loaded: LoadedMethod, config: Any, *, name: str | None = None) -> float:
+    """Start a guest now (nothing to do in-process); the seconds it took. Raises `StartFailed`, naming the method
+    ``name`` (default: its method_id)."""
+    start = getattr(loaded.method, "start", None)
+    if start is None:
+        return 0.0
+    from mt_eval.bridge import messages as m
+
+    started = time.perf_counter()
+    try:
+        await start(config)
+    except m.BridgeError as exc:
+        raise StartFailed(start_failure(loaded, exc, name=name)) from None
+    return time.perf_counter() - started
+
+
+def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) -> str:
+    """``METHOD cannot start: REASON`` with the guest's last stderr lines (those the reason does not already
+    say) and what to do about it."""
+    data = exc.data if isinstance(exc.data, dict) else {}
+    lines = [line for line in str(data.get("stderr_tail") or "").splitlines() if line.strip()]
+    tail = [line for line in lines if line.strip().split(": ", 1)[-1] not in exc.message][-12:]
+    text = f"{name or loaded.method_id} cannot start: {exc.message}"
+    if tail:
+        text += "\n  guest stderr (last lines):\n    " + "\n    ".join(tail)
+    entry = loaded.manifest.node_entry or loaded.manifest.entry_point or " ".join(loaded.manifest.command or [])
+    text += (f"\n  fix: make {entry} load and answer initialize (try `mt-eval translate {loaded.directory} "
+             "\"Hello.\"`, and `mt-eval bridge check` for a command)")
+    return text
