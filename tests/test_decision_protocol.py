@@ -17,7 +17,7 @@ from mt_eval.decisions.answers import match_results
 from mt_eval.decisions.records import DecisionConfig, DecisionRow
 from mt_eval.loader import PluginLoadError, load_method
 from mt_eval.manifest import Manifest
-from mt_eval.protocol import protocol_deviations
+from mt_eval.method_protocol import protocol_deviations
 from mt_eval.strict import decode_value
 from mt_eval.validate import validate_plugin
 

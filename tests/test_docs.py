@@ -8,11 +8,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from mt_eval.card import MethodCard
 from mt_eval.cli import build_parser
 from mt_eval.harness.freeze import FreezeManifest
 from mt_eval.harness.policy import GatePolicy
 from mt_eval.manifest import Dependency, Manifest
+from mt_eval.method_card import MethodCard
 
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
 

@@ -15,14 +15,14 @@ import pytest
 
 from gate_policies import LENIENT
 from mt_eval import hookspecs
-from mt_eval.hookspecs import hookimpl
-from mt_eval.plugins import (
+from mt_eval.extensions import (
     ExtensionError,
     RegistrationError,
     enable_extension,
     make_plugin_manager,
     registered_metrics,
 )
+from mt_eval.hookspecs import hookimpl
 
 README = Path(__file__).parent.parent / "README.md"
 

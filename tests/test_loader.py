@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from mt_eval.bridge.method import BridgeMethod
+from mt_eval.extensions import make_plugin_manager, registered_metrics
 from mt_eval.loader import PluginLoadError, load_method
 from mt_eval.manifest import kebab_case
-from mt_eval.plugins import make_plugin_manager, registered_metrics
 from mt_eval.records import RunConfig
 
 CONFIG = RunConfig(source_lang="eng", target_lang="spa")

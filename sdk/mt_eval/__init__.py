@@ -15,12 +15,12 @@ _EXPORTS = {
     "LoadedMethod": "mt_eval.loader",
     "PluginLoadError": "mt_eval.loader",
     "validate_plugin": "mt_eval.validate",
-    "TranslationMethod": "mt_eval.protocol",
-    "DecisionMethod": "mt_eval.protocol",
+    "TranslationMethod": "mt_eval.method_protocol",
+    "DecisionMethod": "mt_eval.method_protocol",
     "DecisionConfig": "mt_eval.decisions.records",
     "Manifest": "mt_eval.manifest",
     "Dependency": "mt_eval.manifest",
-    "MethodCard": "mt_eval.card",
+    "MethodCard": "mt_eval.method_card",
     "CorpusEntry": "mt_eval.records",
     "TranslationResult": "mt_eval.records",
     "Usage": "mt_eval.records",
@@ -28,21 +28,21 @@ _EXPORTS = {
     "Problem": "mt_eval.problems",
     "ProblemsError": "mt_eval.problems",
     "hookimpl": "mt_eval.hookspecs",
-    "make_plugin_manager": "mt_eval.plugins",
-    "enable_extension": "mt_eval.plugins",
+    "make_plugin_manager": "mt_eval.extensions",
+    "enable_extension": "mt_eval.extensions",
 }
 
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
-    from mt_eval.card import MethodCard
     from mt_eval.decisions.records import DecisionConfig
+    from mt_eval.extensions import enable_extension, make_plugin_manager
     from mt_eval.hookspecs import hookimpl
     from mt_eval.loader import LoadedMethod, PluginLoadError, load_method
     from mt_eval.manifest import Dependency, Manifest
-    from mt_eval.plugins import enable_extension, make_plugin_manager
+    from mt_eval.method_card import MethodCard
+    from mt_eval.method_protocol import DecisionMethod, TranslationMethod
     from mt_eval.problems import Problem, ProblemsError
-    from mt_eval.protocol import DecisionMethod, TranslationMethod
     from mt_eval.records import CorpusEntry, RunConfig, TranslationResult, Usage
     from mt_eval.validate import validate_plugin
 

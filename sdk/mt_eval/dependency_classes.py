@@ -25,12 +25,32 @@ pins every access × licence × flag combination for both runtimes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 import msgspec
 
-if TYPE_CHECKING:
-    from mt_eval.manifest import Dependency
+
+class Dependency(Protocol):
+    """What the derivation reads of a dependency (`mt_eval.manifest.Dependency` has it; the rules need nothing
+    else, so they do not depend on the manifest)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def access(self) -> str: ...
+
+    @property
+    def license(self) -> str: ...
+
+    @property
+    def redistributable(self) -> bool: ...
+
+    @property
+    def transferable(self) -> bool: ...
+
+    @property
+    def substitutable(self) -> bool | None: ...
 
 DependencyClass = Literal["S", "O", "A1", "A2", "X"]
 CLASS_ORDER: tuple[DependencyClass, ...] = ("S", "O", "A1", "A2", "X")

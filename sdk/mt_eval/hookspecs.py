@@ -1,7 +1,7 @@
 """Extension points. Hooks are synchronous and observe or register things; the async work stays in ``translate``.
 
 Implement them in a loaded method plugin's entry module or in an extension module enabled explicitly
-(`mt_eval.plugins.enable_extension`, ``mt-eval run --extension MODULE``), decorated with ``@hookimpl``.
+(`mt_eval.extensions.enable_extension`, ``mt-eval run --extension MODULE``), decorated with ``@hookimpl``.
 There is deliberately no hook that provides methods: a method is a plugin directory whose method.json
 declares its dependencies and class (see the README's Hooks section).
 """

@@ -2,7 +2,7 @@
 
 ``load_method(path)`` reads and validates ``method.json``, imports the Python entry point in isolation
 (`mt_eval.plugin_import`), builds the method (passing ``manifest`` and ``directory`` when its
-constructor accepts them), checks it against `TranslationMethod`, merges its card (`mt_eval.card`),
+constructor accepts them), checks it against `TranslationMethod`, merges its card (`mt_eval.method_card`),
 and registers its module with a pluggy manager when one is given. Every problem is collected; a
 `PluginLoadError` carries them all.
 """
@@ -13,10 +13,11 @@ import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from mt_eval.card import CARD_FILE, MethodCard, merge_card
 from mt_eval.manifest import Manifest, kebab_case
+from mt_eval.method_card import CARD_FILE, MethodCard, merge_card
+from mt_eval.method_protocol import TranslationMethod, protocol_deviations
 from mt_eval.plugin_import import (
     EntryPointError,
     describe_exception,
@@ -25,7 +26,6 @@ from mt_eval.plugin_import import (
     resolve_class,
 )
 from mt_eval.problems import Problem, ProblemsError
-from mt_eval.protocol import TranslationMethod, protocol_deviations
 from mt_eval.strict import decode_json_file, parse_json
 
 if TYPE_CHECKING:
@@ -34,10 +34,15 @@ if TYPE_CHECKING:
     from mt_eval.bridge.connection import HostOptions
     from mt_eval.bridge.method import BridgeMethod
     from mt_eval.dependency_classes import Derivation
-    from mt_eval.sandbox import Sandbox
 
 MANIFEST_FILE = "method.json"
 Runtime = Literal["python", "node", "command"]
+
+
+class Confinement(Protocol):
+    """What runs a guest confined (`mt_eval.sandbox.Sandbox`): the command line that runs ``command`` inside it."""
+
+    def wrap(self, command: list[str], cwd: str | None = None) -> list[str]: ...
 
 
 class PluginLoadError(ProblemsError):
@@ -157,7 +162,7 @@ def command_argv(source: PluginSource) -> list[str]:
     return command
 
 
-def bridge_method(source: PluginSource, *, isolate: bool = False, sandbox: Sandbox | None = None,
+def bridge_method(source: PluginSource, *, isolate: bool = False, sandbox: Confinement | None = None,
                   options: HostOptions | None = None) -> BridgeMethod:
     """The plugin as a guest process behind the bridge (its Node entry, its command, or ``mt-eval serve``),
     inside ``sandbox`` when one is given (`mt_eval.sandbox`)."""
@@ -176,7 +181,7 @@ def bridge_method(source: PluginSource, *, isolate: bool = False, sandbox: Sandb
     return BridgeMethod(command, cwd=cwd, label=source.method_id, options=options)
 
 
-def build_method(source: PluginSource, *, isolate: bool = False, sandbox: Sandbox | None = None
+def build_method(source: PluginSource, *, isolate: bool = False, sandbox: Confinement | None = None
                  ) -> tuple[object | None, ModuleType | None, list[Problem]]:
     """Construct the method: in-process for a Python entry, else through the bridge. Never raises for plugin
     faults; ``isolate`` runs even a Python entry in its own process, ``sandbox`` confines that process."""
@@ -255,7 +260,7 @@ def register_hooks(module: ModuleType, method_id: str, plugin_manager: pluggy.Pl
     """Register the plugin's module so it can implement hooks; a misspelled hook is a problem in its file."""
     import pluggy
 
-    from mt_eval.plugins import hook_problems
+    from mt_eval.extensions import hook_problems
 
     if plugin_manager.is_registered(module):
         return []
@@ -282,7 +287,7 @@ def entry_module_file(source: PluginSource) -> Path | None:
 
 
 def load_method(path: str | Path, *, plugin_manager: pluggy.PluginManager | None = None,
-                isolate: bool = False, needs: str | None = None, sandbox: Sandbox | None = None
+                isolate: bool = False, needs: str | None = None, sandbox: Confinement | None = None
                 ) -> LoadedMethod:
     """Load the method plugin in directory ``path``; raise `PluginLoadError` listing every problem.
 

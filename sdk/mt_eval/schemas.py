@@ -25,7 +25,6 @@ ID_BASE = "https://mt-eval.dev/schemas/"
 def schema_types() -> dict[str, Any]:
     """Schema file stem → Struct."""
     from mt_eval.bridge.messages import ErrorObject, InitializeResult
-    from mt_eval.card import MethodCard
     from mt_eval.champollion.config import ChampollionConfigFile
     from mt_eval.decisions.card import DecisionCard
     from mt_eval.decisions.grading_card import GradingCard
@@ -35,6 +34,7 @@ def schema_types() -> dict[str, Any]:
     from mt_eval.harness.policy import GatePolicy
     from mt_eval.harness.runcard import RunCard
     from mt_eval.manifest import Dependency, Manifest
+    from mt_eval.method_card import MethodCard
     from mt_eval.records import CorpusEntry, RunConfig, TranslationResult
     from mt_eval.validate import ValidateReport
 

@@ -1,4 +1,4 @@
-// Calling an in-process method so that one bad item fails alone (as mt_eval.isolation does in Python): a
+// Calling an in-process method so that one bad item fails alone (as mt_eval.guarded_calls does in Python): a
 // call that throws or runs past its deadline (timeout_s per item) is sent again in halves, down to single
 // items, so only the items the method fails on get the error.
 

@@ -25,7 +25,7 @@ async def open_pair_method(method: PairMethod, opened: list[LoadedMethod]) -> Tr
     """The pair's plugin as a translate function, started now (appended to ``opened``, which the caller closes)."""
     import msgspec
 
-    from mt_eval.isolation import guarded_translate, split_on_failure
+    from mt_eval.guarded_calls import guarded_translate, split_on_failure
     from mt_eval.loader import PluginLoadError, load_method
     from mt_eval.method_start import StartFailed, start_method
     from mt_eval.records import RunConfig, TranslationResult

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"mt-eval publish: {exc}; nothing was published", file=sys.stderr)
         return 1
-    from mt_eval.harness.progress import RunProgress
+    from mt_eval.progress import RunProgress
 
     failed = 0
     prepared: list[Prepared] = []

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     reports = [validate_plugin(Path(path), run_code=args.run_code, scan=args.scan, sandbox=args.sandbox,
                                timeout_s=args.timeout) for path in args.plugins]
     if args.corpus:
-        from mt_eval.contamination.validation import check_reports
+        from mt_eval.validate.contamination import check_reports
 
         check_reports(reports, [Path(c) for c in args.corpus])  # ValueError: a corpus cannot be read
     strict = args.strict

@@ -28,11 +28,11 @@ from mt_eval.decisions.summary import print_summary
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.environment import environment
 from mt_eval.harness.latency import reported_latency_facts
-from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.request import MethodSettings
 from mt_eval.harness.run_directory import RunError, differences, hold_run_directory, open_run_directory, write_json
 from mt_eval.harness.session import RunState, new_run_id, now
 from mt_eval.loader import LoadedMethod, load_method
+from mt_eval.progress import RunProgress
 
 
 class DecideState(RunState, kw_only=True):

@@ -2,7 +2,7 @@
 
 Workers (``concurrency`` of them) take batches of ``batch_size`` entries from one queue. A batch gets
 ``timeout_s`` per entry. A call that raises, times out or calls ``sys.exit()`` is sent again in halves,
-down to single entries (`mt_eval.isolation`), so only the entries it fails on fail. Failed entries are
+down to single entries (`mt_eval.guarded_calls`), so only the entries it fails on fail. Failed entries are
 retried (``retries`` times each) while the run's retry budget lasts. Every final result is appended to
 the results log as it completes, so an interrupted run can be resumed.
 
@@ -21,8 +21,8 @@ from typing import Any
 
 import anyio
 
+from mt_eval.guarded_calls import guarded_translate, split_on_failure
 from mt_eval.harness.results_log import ResultsLog
-from mt_eval.isolation import guarded_translate, split_on_failure
 from mt_eval.records import TranslationResult
 from mt_eval.results import ResultNotes, error_result, results_for
 

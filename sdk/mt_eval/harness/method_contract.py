@@ -29,8 +29,8 @@ def checked_pins(loaded: LoadedMethod) -> list[PinCheck]:
 
 def say_isolated_hooks_do_not_run(loaded: LoadedMethod) -> None:
     """Under --isolate the plugin's code runs only in its own process, so hooks in it cannot run here: say so."""
+    from mt_eval.extensions import declared_hooks
     from mt_eval.loader import entry_module_file
-    from mt_eval.plugins import declared_hooks
 
     file = entry_module_file(loaded.source)
     hooks = declared_hooks(file) if file is not None else []

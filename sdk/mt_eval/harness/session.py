@@ -32,7 +32,6 @@ from mt_eval.harness.fairness import FairnessError, FairRun
 from mt_eval.harness.fairness import prepare as prepare_fairness
 from mt_eval.harness.latency import Measured, latency_facts
 from mt_eval.harness.method_contract import card_file, checked_pins, merged_card, say_isolated_hooks_do_not_run
-from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.request import RunRequest
 from mt_eval.harness.results_log import ResultsLog, read_results, repair
 from mt_eval.harness.run_config import run_config
@@ -44,6 +43,7 @@ from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
 from mt_eval.method_start import StartFailed
 from mt_eval.pins import PinCheck
+from mt_eval.progress import RunProgress
 from mt_eval.records import RunConfig, TranslationResult
 from mt_eval.results import ResultNotes, totals
 
@@ -88,7 +88,7 @@ class RunReport(msgspec.Struct, kw_only=True):
 
 def run_evaluation(request: RunRequest) -> RunReport:
     """Run (or resume) the evaluation ``request`` describes; raises `RunError`, `mt_eval.locks.Busy`, ..."""
-    from mt_eval.plugins import enable_extension, make_plugin_manager
+    from mt_eval.extensions import enable_extension, make_plugin_manager
 
     rules = RunRules.from_request(request)
     spec = request.corpus
@@ -301,7 +301,7 @@ def _scores(entries: list[dict[str, Any]], results: list[TranslationResult], req
     hypotheses = [r.predicted if r.error is None and r.predicted is not None else ""
                   for r in (by_id[str(e["id"])] for e in scored)]
     scores = score(hypotheses, [references], resamples=request.resamples, seed=request.seed)
-    from mt_eval.plugins import registered_metrics
+    from mt_eval.extensions import registered_metrics
 
     for name, scorer in registered_metrics(manager).items():
         scores.metrics.append(MetricScore(name=name, score=round(float(scorer(hypotheses, references)), 4),

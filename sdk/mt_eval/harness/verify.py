@@ -169,7 +169,7 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
                        "the card does not have the run-card shape; use the card the run wrote", code="schema")
         result.check("schema", False, message)
         return
-    from mt_eval.card import MethodCard
+    from mt_eval.method_card import MethodCard
     from mt_eval.strict import decode_value
 
     bad = []
@@ -341,7 +341,7 @@ def _compare_metric(result: Verification, where: str, stated: Any, again: Any) -
 def _extension_metrics(extensions: Sequence[str]) -> dict[str, Any]:
     if not extensions:
         return {}
-    from mt_eval.plugins import enable_extension, make_plugin_manager, registered_metrics
+    from mt_eval.extensions import enable_extension, make_plugin_manager, registered_metrics
 
     manager = make_plugin_manager()
     for extension in extensions:

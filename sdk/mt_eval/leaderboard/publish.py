@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from mt_eval.card import CARD_FILE, IDENTITY_FIELDS, MethodCard
+from mt_eval.method_card import CARD_FILE, IDENTITY_FIELDS, MethodCard
 
 
 class PublishError(Exception):

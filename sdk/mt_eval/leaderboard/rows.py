@@ -17,7 +17,7 @@ import msgspec
 from mt_eval.corpus.model import entry_key
 from mt_eval.harness.runcard import RunCard
 
-# The card fields method.json supplies (`mt_eval.card.card_from_manifest`): a run card whose method card has
+# The card fields method.json supplies (`mt_eval.method_card.card_from_manifest`): a run card whose method card has
 # nothing else was run without a method card.
 MANIFEST_FIELDS = frozenset({"method_id", "name", "class", "version", "description", "author", "supported_pairs",
                              "dependency_class"})

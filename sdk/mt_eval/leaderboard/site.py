@@ -22,7 +22,7 @@ def board_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
 
 def write_site(board: dict[str, Any], store: Any, out: Path, *, title: str, quiet: bool = False) -> int:
     """Write the site; the number of detail pages written."""
-    from mt_eval.harness.progress import RunProgress
+    from mt_eval.progress import RunProgress
 
     cards_dir = out / CARDS_DIR
     cards_dir.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, get_args
 
-from mt_eval.card import Paradigm
+from mt_eval.method_card import Paradigm
 
 Ask = Callable[[str], str]
 Say = Callable[[str], None]

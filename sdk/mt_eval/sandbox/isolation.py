@@ -143,7 +143,9 @@ class Sandbox:
         if self.tool.name == "unshare":
             from mt_eval.sandbox.unshare import unshare_command
 
-            return unshare_command(self, inner, workdir)
+            return unshare_command(self.tool.path, self.view, network=self.policy.network,
+                                   environment=self.environment, gateway_directory=self.gateway_directory,
+                                   command=inner, workdir=workdir)
         return [self.tool.path, *self._bwrap_arguments(workdir), "--", *inner]
 
     def _bwrap_arguments(self, workdir: str) -> list[str]:

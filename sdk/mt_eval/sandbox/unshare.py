@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mt_eval.sandbox.isolation import Sandbox
+    from mt_eval.sandbox.view import FileSystemView
 
 NAMESPACE_FLAGS = ["--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child", "--ipc", "--uts",
                    "--cgroup"]
@@ -41,13 +41,15 @@ def _mount_point() -> str:
     return root
 
 
-def unshare_command(sandbox: Sandbox, command: list[str], workdir: str) -> list[str]:
+def unshare_command(program: str, view: FileSystemView, *, network: str, environment: dict[str, str],
+                    gateway_directory: Path | None, command: list[str], workdir: str) -> list[str]:
+    """``command`` confined by util-linux ``unshare`` (``program``) and ``confine.py``: the ``view`` of the file
+    system, the ``network`` of the sandbox's policy, its ``environment`` and its gateway socket's directory."""
     root = _mount_point()
-    spec = {"root": root, "read_only": sandbox.view.read_only, "symlinks": sandbox.view.symlinks,
-            "locked": sandbox.view.locked, "network": sandbox.policy.network, "workdir": workdir,
-            "env": sandbox.environment,
-            "gateway": str(sandbox.gateway_directory) if sandbox.gateway_directory else None}
-    network = [] if sandbox.policy.network == "host" else ["--net"]
+    spec = {"root": root, "read_only": view.read_only, "symlinks": view.symlinks, "locked": view.locked,
+            "network": network, "workdir": workdir, "env": environment,
+            "gateway": str(gateway_directory) if gateway_directory else None}
+    flags = [] if network == "host" else ["--net"]
     confine = str(Path(__file__).with_name("confine.py"))
-    return [sandbox.tool.path, *NAMESPACE_FLAGS, *network, "--", sys.executable, "-I", "-S", confine,
-            json.dumps(spec), "--", *command]
+    return [program, *NAMESPACE_FLAGS, *flags, "--", sys.executable, "-I", "-S", confine, json.dumps(spec), "--",
+            *command]

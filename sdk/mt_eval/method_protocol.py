@@ -5,7 +5,7 @@ returning one result dict per entry (see `mt_eval.records`), or — when its met
 in ``implements`` — an ``async def decide(rows, config)`` returning one result dict per row (see
 `mt_eval.decisions.records`), or both. Optional members:
 
-- ``method_card()`` → dict: card fields known only at run time (see `mt_eval.card`);
+- ``method_card()`` → dict: card fields known only at run time (see `mt_eval.method_card`);
 - ``async aclose()``: release resources (processes, connections) when the host is done.
 """
 

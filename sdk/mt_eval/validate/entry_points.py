@@ -9,7 +9,7 @@
 
 Guests are driven through the host's public API (`BridgeMethod`), so what the host says about a guest that
 cannot start is what validate says too; by default they run inside the sandbox validate confines plugin code to
-(`mt_eval.sandbox.import_check`).
+(`mt_eval.validate.in_sandbox`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ directory read-only, a private /tmp), so validating an untrusted plugin executes
 
 A Python entry is imported by ``mt-eval validate --json --no-scan --no-sandbox`` run inside the sandbox, whose
 problems come back as they are (its other entry points are started there too); a Node entry or a command is
-started as a bridge guest there by `mt_eval.entry_checks` and must answer ``initialize`` (its card is checked
+started as a bridge guest there by `mt_eval.validate.entry_points` and must answer ``initialize`` (its card is checked
 like any other).
 """
 
@@ -44,7 +44,7 @@ def sandboxed_import(source: PluginSource, *, timeout_s: float = 10.0) -> tuple[
     tool = f"{sandbox.tool.name} {sandbox.tool.version}"
     if source.runtime == "python":
         return tool, _python_import(source, sandbox, timeout_s)
-    from mt_eval.entry_checks import check_entry_points
+    from mt_eval.validate.entry_points import check_entry_points
 
     return tool, check_entry_points(source, None, timeout_s=timeout_s, sandbox=sandbox)
 

@@ -55,10 +55,10 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
                     timeout_s: float = 10.0) -> PluginReport:
     """Check a plugin's files, scan its code (unless ``scan`` is false: `mt_eval.scan`) and, unless ``run_code``
     is false, start every entry point it declares — inside the sandbox with ``sandbox``
-    (`mt_eval.sandbox.import_check`): build its Python method, load its Node entry through the Node guest, start
+    (`mt_eval.validate.in_sandbox`): build its Python method, load its Node entry through the Node guest, start
     its command (each guest gets ``timeout_s`` to answer), and compare the two entries of a plugin that has both
-    (`mt_eval.entry_checks`)."""
-    from mt_eval.plugins import make_plugin_manager
+    (`mt_eval.validate.entry_points`)."""
+    from mt_eval.extensions import make_plugin_manager
 
     source, problems = read_plugin(path)
     report = PluginReport(directory=str(path), problems=problems)
@@ -82,7 +82,7 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
     entry_problem = any(p.path in ("$.entry_point", "$.node_entry", "$.command") and p.severity == "error"
                         for p in problems)
     if run_code and sandbox and not entry_problem:
-        from mt_eval.sandbox.import_check import sandboxed_import
+        from mt_eval.validate.in_sandbox import sandboxed_import
 
         report.import_sandbox, found = sandboxed_import(source, timeout_s=timeout_s)
         problems.extend(p for p in found if p not in problems)
@@ -96,7 +96,7 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
     problems.extend(p for p in more if p not in problems)
     if run_code and not any(p.severity == "error" and p.file in (source.manifest_file, source.card_file)
                             for p in problems):  # the files are sound: start the other entry points too
-        from mt_eval.entry_checks import check_entry_points
+        from mt_eval.validate.entry_points import check_entry_points
 
         seen = {(p.file, p.severity) for p in problems}  # a syntax error the scan located already is not repeated
         problems.extend(p for p in check_entry_points(source, method, timeout_s=timeout_s)
