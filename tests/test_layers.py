@@ -3,8 +3,8 @@
 Each module belongs to the component named by the longest entry of `LAYERS` that is the module or a package
 above it; the layers are listed lowest first. An import — at the top of a module or inside a function — may
 go to its own component, to a lower layer, or to another component of its own layer as long as the
-components of a layer import each other without a cycle. Imports under ``if TYPE_CHECKING:`` are annotations
-only: they are not followed (mypy checks them). The import graph is grimp's, the engine of import-linter.
+components of a layer import each other without a cycle. Imports under ``if TYPE_CHECKING:`` count too: an
+annotation that needs a higher layer is a dependency on it. The import graph is grimp's (import-linter's engine).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ LAYERS: dict[str, list[str]] = {
     "foundation": ["mt_eval._version", "mt_eval.errors", "mt_eval.lazy", "mt_eval.problems", "mt_eval.js_text",
                    "mt_eval.json_input", "mt_eval.field_words", "mt_eval.strict", "mt_eval.resources",
                    "mt_eval.licenses", "mt_eval.code_hash", "mt_eval.locks", "mt_eval.child_process",
-                   "mt_eval.loop_watchdog", "mt_eval.progress"],
+                   "mt_eval.loop_watchdog", "mt_eval.progress", "mt_eval.concurrency"],
     # the formats: what a method, its plugin, a corpus and a result are, and the rules they follow
     "contract": ["mt_eval.records", "mt_eval.decisions.records", "mt_eval.results", "mt_eval.manifest",
                  "mt_eval.dependency_classes", "mt_eval.method_card", "mt_eval.method_protocol", "mt_eval.hookspecs",
@@ -59,8 +59,8 @@ def component_of(module: str) -> str | None:
 
 
 def import_edges() -> list[tuple[str, str, int]]:
-    """(importer, imported, line) for every import between modules of mt_eval, TYPE_CHECKING ones left out."""
-    graph = grimp.build_graph("mt_eval", exclude_type_checking_imports=True, cache_dir=None)
+    """(importer, imported, line) for every import between modules of mt_eval, TYPE_CHECKING ones included."""
+    graph = grimp.build_graph("mt_eval", cache_dir=None)
     edges = []
     for importer in graph.modules:
         for imported in graph.find_modules_directly_imported_by(importer):

@@ -23,6 +23,8 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 
+import anyio
+
 
 class StderrTail:
     """Keeps the last bytes a child wrote to stderr and forwards complete lines to a logger at INFO."""
@@ -77,11 +79,9 @@ def signal_group(pid: int | None, sig: int) -> bool:
 
 async def wait_event(event: asyncio.Event, seconds: float) -> bool:
     """Wait for ``event`` at most ``seconds``; True when it was set."""
-    try:
-        await asyncio.wait_for(event.wait(), seconds)
-    except TimeoutError:
-        return False
-    return True
+    with anyio.move_on_after(seconds):
+        await event.wait()
+    return event.is_set()
 
 
 async def reap_group(pid: int | None, grace: float) -> None:
@@ -91,7 +91,7 @@ async def reap_group(pid: int | None, grace: float) -> None:
     loop = asyncio.get_running_loop()
     until = loop.time() + grace
     while loop.time() < until:
-        await asyncio.sleep(0.02)
+        await anyio.sleep(0.02)
         if not signal_group(pid, 0):  # signal 0 only asks whether the group still exists
             return
     signal_group(pid, signal.SIGKILL)

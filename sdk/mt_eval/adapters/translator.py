@@ -28,6 +28,7 @@ from mt_eval.adapters.batch_process import run_batch
 from mt_eval.adapters.framing import LINES, Framing, FramingError
 from mt_eval.adapters.record_process import ProcessOptions, RecordFailure
 from mt_eval.adapters.stage import Stage, StageRunner
+from mt_eval.concurrency import all_of
 
 
 class TextResult(NamedTuple):
@@ -99,7 +100,7 @@ class ProcessTranslator:
                 if len(records) == 1:
                     answers = [await answer(records[0])]
                 else:
-                    answers = list(await asyncio.gather(*(answer(record) for record in records)))
+                    answers = await all_of(answer, records)
             except FramingError as exc:
                 return TextResult(None, str(exc), time.perf_counter() - started)
             except RecordFailure as failure:
@@ -107,7 +108,7 @@ class ProcessTranslator:
             return TextResult(self.framing.join(answers), None, time.perf_counter() - started)
 
         try:
-            return list(await asyncio.gather(*(one(text) for text in texts)))
+            return await all_of(one, texts)
         finally:
             self._load[index] -= len(texts)
 
@@ -142,7 +143,7 @@ class ProcessTranslator:
 
     async def aclose(self) -> None:
         """Stop every program (closing stdin first, so each finishes what it has)."""
-        await asyncio.gather(*(runner.aclose() for runner in self.runners))
+        await all_of(lambda runner: runner.aclose(), self.runners)
 
 
 def result_dict(entry_id: str, outcome: TextResult) -> dict[str, Any]:

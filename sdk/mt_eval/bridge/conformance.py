@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 STEP_TIMEOUT_S = 10.0
 _TYPES: dict[str, Any] = {
     "$string": lambda v: isinstance(v, str),
@@ -107,34 +109,44 @@ async def run_vector(vector: Mapping[str, Any], command: Sequence[str], *, cwd: 
         outcome.failure = f"cannot start {command[0]!r}: {exc.strerror or exc}"
         return outcome
     stderr = bytearray()
-    drain = asyncio.create_task(_drain(process.stderr, stderr))
-    last_sent = None
-    try:
-        for number, step in enumerate(vector["steps"], start=1):
-            if isinstance(step.get("send"), dict):
-                last_sent = step["send"].get("method")
-            failure = await asyncio.wait_for(_step(process, step, outcome), step_timeout_s)
-            if outcome.skipped is None and isinstance(outcome.last, dict) and \
-                    isinstance(outcome.last.get("result"), dict) and "protocol_version" in outcome.last["result"]:
-                outcome.skipped = not_applicable(vector, outcome.last["result"])
-                if outcome.skipped:
-                    break
-            if failure:
-                outcome.failure = f"step {number} {_describe(step)}: {failure}"
-                break
-    except TimeoutError:
-        outcome.failure = f"step {number} {_describe(step)}: nothing within {step_timeout_s:g} s"
-        if last_sent == "initialize" and "expect" in step:
-            outcome.initialize_unanswered = True
-            outcome.failure += " (the guest did not answer initialize)"
-    finally:
-        if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-        await process.wait()
-        drain.cancel()
-        outcome.stderr_tail = "\n".join(bytes(stderr[-4000:]).decode("utf-8", "replace").splitlines()[-10:])
+    async with anyio.create_task_group() as drain:
+        drain.start_soon(_drain, process.stderr, stderr)
+        try:
+            await _steps(vector, process, outcome, step_timeout_s)
+        finally:
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
+            drain.cancel_scope.cancel()
+    outcome.stderr_tail = "\n".join(bytes(stderr[-4000:]).decode("utf-8", "replace").splitlines()[-10:])
     return outcome
+
+
+async def _steps(vector: Mapping[str, Any], process: asyncio.subprocess.Process, outcome: VectorOutcome,
+                 step_timeout_s: float) -> None:
+    """Each step of the transcript in turn, each within ``step_timeout_s``; the first failure ends it."""
+    last_sent = None
+    for number, step in enumerate(vector["steps"], start=1):
+        if isinstance(step.get("send"), dict):
+            last_sent = step["send"].get("method")
+        try:
+            with anyio.fail_after(step_timeout_s):
+                failure = await _step(process, step, outcome)
+        except TimeoutError:
+            outcome.failure = f"step {number} {_describe(step)}: nothing within {step_timeout_s:g} s"
+            if last_sent == "initialize" and "expect" in step:
+                outcome.initialize_unanswered = True
+                outcome.failure += " (the guest did not answer initialize)"
+            return
+        if outcome.skipped is None and isinstance(outcome.last, dict) and \
+                isinstance(outcome.last.get("result"), dict) and "protocol_version" in outcome.last["result"]:
+            outcome.skipped = not_applicable(vector, outcome.last["result"])
+            if outcome.skipped:
+                return
+        if failure:
+            outcome.failure = f"step {number} {_describe(step)}: {failure}"
+            return
 
 
 async def _drain(stream: asyncio.StreamReader | None, into: bytearray) -> None:

@@ -32,6 +32,7 @@ from mt_eval.bridge import messages as m
 from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.lines import id_in
 from mt_eval.child_process import RestartBudget, SoloGate
+from mt_eval.concurrency import all_of
 from mt_eval.gold import method_view
 from mt_eval.records import TranslationResult
 from mt_eval.results import ResultNotes, parse_returned, results_for, unusable
@@ -174,7 +175,7 @@ class BridgeMethod:
         batches = [items[i:i + size] for i in range(0, len(items), size)]
         if len(batches) == 1:
             return await self._run_batch(kind, batches[0], config)
-        done = await asyncio.gather(*(self._run_batch(kind, batch, config) for batch in batches))
+        done = await all_of(lambda batch: self._run_batch(kind, batch, config), batches)
         return [result for batch in done for result in batch]
 
     async def _run_batch(self, kind: RequestKind, batch: list[dict[str, Any]], config: Any, *, alone: bool = False,

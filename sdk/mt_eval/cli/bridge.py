@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +25,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> int:
+    from functools import partial
+
+    import anyio
+
     from mt_eval.bridge.conformance import load_vectors, run_vector, vectors_directory
 
     directory = Path(vectors) if vectors else vectors_directory()
@@ -36,7 +39,7 @@ def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> in
     print(f"checking `{' '.join(command)}` against {len(loaded)} transcripts from {directory}")
     failed = skipped = 0
     for number, vector in enumerate(loaded, start=1):
-        outcome = asyncio.run(run_vector(vector, command, cwd=cwd))
+        outcome = anyio.run(partial(run_vector, vector, command, cwd=cwd))
         if outcome.skipped:
             skipped += 1
             print(f"  skip  {outcome.name}: {outcome.skipped}")

@@ -77,7 +77,8 @@ def judge(path: Path, resolved: Any, *, corpus: Any = None, extensions: list[str
     """The verdict on one card as a JSON-ready dict: ``passed``, the gate, the headline (or None), problems."""
     import msgspec
 
-    from mt_eval.harness.gate import GateCheck, apply_gate, headline
+    from mt_eval.harness.gate import apply_gate, headline
+    from mt_eval.harness.runcard import GateCheck
     from mt_eval.harness.verify import verify_card
 
     verification = verify_card(path, corpus=corpus, extensions=extensions)

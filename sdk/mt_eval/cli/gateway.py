@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import signal
 import sys
 from pathlib import Path
@@ -55,10 +54,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"mt-eval gateway: --listen {args.listen!r}: write it as HOST:PORT, e.g. 127.0.0.1:8787",
               file=sys.stderr)
         return 2
-    return asyncio.run(_serve(args, policy, host, int(port or 0)))
+    import anyio
+
+    return anyio.run(_serve, args, policy, host, int(port or 0))
 
 
 async def _serve(args: argparse.Namespace, policy: object, host: str, port: int) -> int:
+    import anyio
+
     from mt_eval.gateway.audit import AuditLog
     from mt_eval.gateway.server import Gateway
 
@@ -70,13 +73,11 @@ async def _serve(args: argparse.Namespace, policy: object, host: str, port: int)
         log.close()
         print(f"mt-eval gateway: cannot listen on {args.unix or args.listen}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    print(f"mt-eval gateway: serving {url} (models: {', '.join(r.id for r in gateway.policy.models)}); "
-          f"log: {args.log}; stop with Ctrl-C", file=sys.stderr, flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        print(f"mt-eval gateway: serving {url} (models: {', '.join(r.id for r in gateway.policy.models)}); "
+              f"log: {args.log}; stop with Ctrl-C", file=sys.stderr, flush=True)
+        async for _signal in signals:
+            break
     await gateway.close()
     facts = log.facts(Path(args.policy), gateway.policy.token_budget)
     print(f"mt-eval gateway: stopped; {facts.requests} requests ({facts.refused} refused), {facts.tokens} tokens; "

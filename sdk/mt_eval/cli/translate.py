@@ -3,17 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-
-import msgspec
-
-from mt_eval.loader import PluginLoadError, load_method
-from mt_eval.plugin_import import describe_exception
-from mt_eval.records import RunConfig
-from mt_eval.results import ResultNotes, results_for
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +28,13 @@ def run(args: argparse.Namespace) -> int:
 
 def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool, file: Path | None = None
               ) -> int:
+    import msgspec
+
+    from mt_eval.loader import PluginLoadError, load_method
+    from mt_eval.plugin_import import describe_exception
+    from mt_eval.records import RunConfig
+    from mt_eval.results import ResultNotes, results_for
+
     try:
         loaded = load_method(plugin, needs="translate")
     except PluginLoadError as exc:
@@ -73,8 +72,10 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
             if callable(close):  # programs the method started end with the command
                 await close()
 
+    import anyio
+
     try:
-        raw = asyncio.run(translate_then_close())
+        raw = anyio.run(translate_then_close)
     except Exception as exc:
         print(f"{loaded.method_id}.translate raised {describe_exception(exc, loaded.directory)}", file=sys.stderr)
         return 1

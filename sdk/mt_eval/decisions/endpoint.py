@@ -5,12 +5,13 @@ failing with a message that names the status and the server's own explanation.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
+
+import anyio
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 MAX_BACKOFF_S = 8.0
@@ -32,13 +33,13 @@ class JsonEndpoint:
         """The endpoint's JSON object answer to ``body``; `EndpointError` once retrying cannot help."""
         delay = self.backoff_s
         for attempt in range(self.retries + 1):
-            answer, failure, transient, wait_s = await asyncio.to_thread(self._exchange, body)
+            answer, failure, transient, wait_s = await anyio.to_thread.run_sync(self._exchange, body)
             if failure is None:
                 return answer
             if not transient or attempt == self.retries:
                 tries = f" (after {attempt + 1} attempts)" if attempt else ""
                 raise EndpointError(failure + tries)
-            await asyncio.sleep(wait_s if wait_s is not None else delay)
+            await anyio.sleep(wait_s if wait_s is not None else delay)
             delay = min(delay * 2, MAX_BACKOFF_S)
         raise AssertionError("unreachable")
 

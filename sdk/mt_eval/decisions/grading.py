@@ -29,6 +29,7 @@ from mt_eval.decisions.records import DecisionResult
 from mt_eval.decisions.request import GradeRequest
 from mt_eval.decisions.rubric import Rubric, read_rubric
 from mt_eval.harness import runcard as rc
+from mt_eval.harness.method_contract import method_facts
 from mt_eval.harness.runcard import RunCard
 from mt_eval.harness.session import new_run_id, now
 
@@ -94,35 +95,31 @@ def grade_with_method(request: GradeRequest) -> Path:
         for result in results:
             collected[result.id] = refuse_leaks(result, by_item[result.id], blinded.identity)
 
-    anyio.run(_decide_and_close, loaded.method, blinded, config, settings, on_results)
+    card_of_grader = anyio.run(_decide_and_close, loaded, blinded, config, settings, on_results)
     grades = {item.entry_id: collected[item.item_id] for item in blinded.items}
-    facts = method_facts(loaded)
+    facts = method_facts(loaded, card_of_grader, runtime=loaded.source.runtime,
+                         code_sha256=rc.code_sha256(loaded.directory))
     out = finish(request, started_at, card, raw, rubric, rubric_sha, blinded, grades, grader=facts,
                  grader_config=msgspec.to_builtins(config), tolerance=calls.tolerance)
     return out
 
 
-async def _decide_and_close(method: Any, blinded: Blinded, config: Any, settings: DecideSettings, on_results: Any
-                            ) -> None:
+async def _decide_and_close(loaded: Any, blinded: Blinded, config: Any, settings: DecideSettings, on_results: Any
+                            ) -> dict[str, Any]:
+    """Grade the blinded items, then close the grader; the method card it ran under (a guest is started first,
+    so that the card it sends at initialize is part of it)."""
+    from mt_eval.harness.method_contract import merged_card
+
+    method = loaded.method
     try:
+        card = await merged_card(loaded, None, config)
         await decide_rows(method, [item.case for item in blinded.items], config, settings, on_results)
+        return card
     finally:
         close = getattr(method, "aclose", None)
         if close is not None:
             with anyio.CancelScope(shield=True):
                 await close()
-
-
-def method_facts(loaded: Any) -> rc.MethodFacts:
-    derivation = loaded.source.derivation
-    commit, dirty = rc.git_state(loaded.directory)
-    return rc.MethodFacts(
-        method_id=loaded.method_id, name=loaded.manifest.name, method_class=loaded.manifest.method_class,
-        card=msgspec.to_builtins(loaded.card), dependency_class=derivation.dependency_class,
-        contributions=[rc.DependencyContribution(path=c.path, id=c.dependency_id, dependency_class=c.dependency_class,
-                                                 reason=c.reason) for c in derivation.contributions],
-        runtime=loaded.source.runtime, code_sha256=rc.code_sha256(loaded.directory), git_commit=commit,
-        git_dirty=dirty, guest_restarts=getattr(loaded.method, "restarts", None))
 
 
 def finish(request: GradeRequest, started_at: str, card: RunCard, raw: bytes, rubric: Rubric, rubric_sha: str,

@@ -28,6 +28,7 @@ from mt_eval.decisions.summary import print_summary
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.environment import environment
 from mt_eval.harness.latency import reported_latency_facts
+from mt_eval.harness.method_contract import merged_card, method_facts
 from mt_eval.harness.request import MethodSettings
 from mt_eval.harness.run_directory import RunError, differences, hold_run_directory, open_run_directory, write_json
 from mt_eval.harness.session import RunState, new_run_id, now
@@ -83,7 +84,7 @@ def decide_run(request: DecideRequest) -> Path:
                 progress.advance(result.error is not None or any(a.error for a in result.answers.values()))
 
         try:
-            timing = anyio.run(_decide_and_close, loaded, remaining, config, settings, on_results)
+            timing, method_card = anyio.run(_decide_and_close, loaded, remaining, config, settings, on_results)
         finally:
             log.close()
             progress.close()
@@ -92,7 +93,7 @@ def decide_run(request: DecideRequest) -> Path:
             write_json(out / "run.json", state)
         recorded = DecisionLog.read(log_path)
         results = [recorded[row.id] for row in corpus.rows if row.id in recorded]
-        card = rc.seal(build_card(state, loaded, corpus, config, settings, check, results, request))
+        card = rc.seal(build_card(state, loaded, method_card, corpus, config, settings, check, results, request))
         card_path = out / "card.json"
         write_json(card_path, card)
         if not request.quiet:
@@ -101,9 +102,17 @@ def decide_run(request: DecideRequest) -> Path:
 
 
 async def _decide_and_close(loaded: LoadedMethod, rows: list[Any], config: DecisionConfig, settings: DecideSettings,
-                            on_results: Any) -> Any:
+                            on_results: Any) -> tuple[Any, dict[str, Any]]:
+    """Decide ``rows``, then close the method; the timing and the method card it ran under (a guest is started
+    first, so that the card it sends at initialize is part of it; the cold call includes that start)."""
     try:
-        return await decide_rows(loaded.method, rows, config, settings, on_results)
+        started = time.perf_counter()
+        card = await merged_card(loaded, None, config)
+        start_s = time.perf_counter() - started
+        timing = await decide_rows(loaded.method, rows, config, settings, on_results)
+        if timing.first_call_s is not None:
+            timing.first_call_s += start_s
+        return timing, card
     finally:
         close = getattr(loaded.method, "aclose", None)
         if close is not None:
@@ -172,7 +181,8 @@ def judged_answers(corpus: DecisionCorpus, results: list[DecisionResult]
     return judged, coverage
 
 
-def build_card(state: DecideState, loaded: LoadedMethod, corpus: DecisionCorpus, config: DecisionConfig,
+def build_card(state: DecideState, loaded: LoadedMethod, method_card: dict[str, Any], corpus: DecisionCorpus,
+               config: DecisionConfig,
                settings: DecideSettings, check: SelfCheck, results: list[DecisionResult], request: DecideRequest
                ) -> dc.DecisionCard:
     judged, coverage = judged_answers(corpus, results)
@@ -180,19 +190,11 @@ def build_card(state: DecideState, loaded: LoadedMethod, corpus: DecisionCorpus,
     metrics = (score_decisions(judged, len(corpus.rows), bins=request.ece_bins, resamples=request.resamples,
                                seed=request.seed)
                if judged and len(results) == len(corpus.rows) else None)
-    derivation = loaded.source.derivation
-    commit, dirty = rc.git_state(loaded.directory)
     return dc.DecisionCard(
         run_id=state.run_id, started_at=state.started_at, finished_at=now(), sessions=state.sessions,
         sdk_version=__version__,
-        method=rc.MethodFacts(
-            method_id=loaded.method_id, name=loaded.manifest.name, method_class=loaded.manifest.method_class,
-            card=msgspec.to_builtins(loaded.card), dependency_class=derivation.dependency_class,
-            contributions=[rc.DependencyContribution(path=c.path, id=c.dependency_id,
-                                                     dependency_class=c.dependency_class, reason=c.reason)
-                           for c in derivation.contributions],
-            runtime="python (isolated)" if request.isolate else loaded.source.runtime, code_sha256=state.code_sha256,
-            git_commit=commit, git_dirty=dirty, guest_restarts=getattr(loaded.method, "restarts", None)),
+        method=method_facts(loaded, method_card, code_sha256=state.code_sha256,
+                            runtime="python (isolated)" if request.isolate else loaded.source.runtime),
         corpus=dc.DecisionCorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
                                       rows=len(corpus.rows), questions=corpus.questions_by_type(),
                                       gold_questions=corpus.gold_questions, license=corpus.license),

@@ -20,11 +20,13 @@ timeouts and refused connections, ``Retry-After`` honoured.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from typing import Any
 
+import anyio
+
+from mt_eval.concurrency import all_of
 from mt_eval.decisions.endpoint import EndpointError, JsonEndpoint
 from mt_eval.decisions.records import number_text
 
@@ -119,13 +121,13 @@ class SystemOneMethod:
         params = getattr(config, "params", None) or {}
         endpoint = JsonEndpoint(endpoint_url(base_url), headers={"Authorization": f"Bearer {key}"} if key else {},
                                 timeout_s=getattr(config, "timeout_s", 120.0), retries=int(params.get("retries", 3)))
-        slots = asyncio.Semaphore(max(1, getattr(config, "concurrency", 8)))
+        slots = anyio.Semaphore(max(1, getattr(config, "concurrency", 8)))
 
         async def one(row: dict[str, Any]) -> dict[str, Any]:
             async with slots:
                 return await self.decide_row(endpoint, model, row)
 
-        return list(await asyncio.gather(*(one(row) for row in rows)))
+        return await all_of(one, rows)
 
     async def decide_row(self, endpoint: JsonEndpoint, model: str, row: dict[str, Any]) -> dict[str, Any]:
         questions: dict[str, Any] = {}

@@ -12,19 +12,20 @@ method what it asked for and what it may use: 403 ``model_not_allowed``, 403 ``t
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import hashlib
 import os
 import socket
-import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import anyio
 import msgspec
 from aiohttp import web
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from mt_eval.gateway.audit import AuditLog
 from mt_eval.gateway.policy import GatewayPolicy
@@ -206,25 +207,30 @@ class Gateway:
 
 
 class GatewayThread:
-    """A gateway served from its own thread and event loop, so nothing done on the harness's loop (an
-    in-process method that blocks it, scoring, hooks) can stall the method's own model calls."""
+    """A gateway served from its own thread and event loop (an anyio blocking portal), so nothing done on the
+    harness's loop (an in-process method that blocks it, scoring, hooks) can stall the method's own model calls."""
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="mt-eval-gateway", daemon=True)
+        self._portal: contextlib.AbstractContextManager[BlockingPortal] | None = None
+        self._running: BlockingPortal | None = None
 
     def start(self, **where: Any) -> str:
         """Start serving (``where``: as `Gateway.start`); returns its URL."""
-        self._thread.start()
-        return asyncio.run_coroutine_threadsafe(self.gateway.start(**where), self._loop).result(timeout=30)
+        self._portal = start_blocking_portal(name="mt-eval-gateway")
+        self._running = self._portal.__enter__()
+
+        async def start() -> str:
+            with anyio.fail_after(30):
+                return await self.gateway.start(**where)
+
+        return self._running.call(start)
 
     def stop(self) -> None:
-        if not self._thread.is_alive():
+        if self._running is None or self._portal is None:
             return
+        running, portal, self._running, self._portal = self._running, self._portal, None, None
         try:
-            asyncio.run_coroutine_threadsafe(self.gateway.close(), self._loop).result(timeout=30)
+            running.call(self.gateway.close)
         finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(30)
-            self._loop.close()
+            portal.__exit__(None, None, None)

@@ -27,31 +27,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from mt_eval.harness.policy import GatePolicy, ResolvedPolicy, percent, thresholds
+from mt_eval.harness.runcard import GateCheck, GateFacts, RunCard
 
 if TYPE_CHECKING:
     from mt_eval.harness.families import FamilyFacts, Ratio
-    from mt_eval.harness.runcard import RunCard
-    from mt_eval.harness.verify import Verification
-
-
-class GateCheck(msgspec.Struct, kw_only=True):
-    rule: str
-    passed: bool
-    figure: str  # what the card says
-    threshold: str  # what the policy asks
-    details: list[str] = msgspec.field(default_factory=list)  # why the rule failed, one line each
-    notes: list[str] = msgspec.field(default_factory=list)  # what the figure is made of (e.g. each covariate)
-
-
-class GateFacts(msgspec.Struct, kw_only=True):
-    """The gate's verdict as a card records it: the policy (name, SHA-256 and thresholds) and every rule."""
-
-    passed: bool
-    policy: str
-    failures: list[str] = msgspec.field(default_factory=list)  # one line per rule that failed
-    policy_sha256: str | None = None
-    thresholds: dict[str, Any] | None = None
-    checks: list[GateCheck] = msgspec.field(default_factory=list)
+    from mt_eval.harness.verification import Verification
 
 
 def apply_gate(card: RunCard, resolved: ResolvedPolicy, *, data: dict[str, Any] | None = None,

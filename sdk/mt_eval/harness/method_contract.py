@@ -1,6 +1,8 @@
-"""What ``mt-eval run`` checks of a loaded method before it translates: its pins (`mt_eval.pins`), its card —
-merged from the plugin's files (or ``--method-card``) and what the method reports when it runs, a guest's card
-arriving with its answer to ``initialize`` — and, under ``--isolate``, hooks that cannot run."""
+"""What a run checks of a loaded method before it calls it, and what its card says of the method: its pins
+(`mt_eval.pins`), the method card it runs under — merged from the plugin's files (or ``--method-card``) and what
+the method reports when it runs, a guest's card arriving with its answer to ``initialize`` — under ``--isolate``
+the hooks that cannot run, and the card's ``method`` record. ``mt-eval run``, ``decide run`` and ``grade`` all
+take the card and the record from here, so every runtime gets the same card."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from mt_eval.harness.run_directory import RunError
 from mt_eval.pins import PinCheck, check_pins, refusals
 
 if TYPE_CHECKING:
+    from mt_eval.harness.runcard import MethodFacts
     from mt_eval.loader import LoadedMethod
     from mt_eval.records import RunConfig
 
@@ -74,3 +77,21 @@ async def merged_card(loaded: LoadedMethod, given: tuple[str, Any] | None, confi
     if card is None or errors:
         raise RunError("the method card is not valid:\n" + "\n".join(p.render() for p in errors))
     return msgspec.to_builtins(card)  # type: ignore[no-any-return]
+
+
+def method_facts(loaded: LoadedMethod, card: dict[str, Any], *, runtime: str, code_sha256: str,
+                 champollion: dict[str, Any] | None = None) -> MethodFacts:
+    """The card's ``method`` record: identity, the merged method card, the derived class with each contribution,
+    how it ran, its code's hash and git state, and how often its guest restarted."""
+    from mt_eval.code_hash import git_state
+    from mt_eval.harness.runcard import DependencyContribution, MethodFacts
+
+    derivation = loaded.source.derivation
+    commit, dirty = git_state(loaded.directory)
+    return MethodFacts(
+        method_id=loaded.method_id, name=loaded.manifest.name, method_class=loaded.manifest.method_class, card=card,
+        dependency_class=derivation.dependency_class,
+        contributions=[DependencyContribution(path=c.path, id=c.dependency_id, dependency_class=c.dependency_class,
+                                              reason=c.reason) for c in derivation.contributions],
+        runtime=runtime, code_sha256=code_sha256, git_commit=commit, git_dirty=dirty,
+        guest_restarts=getattr(loaded.method, "restarts", None), champollion=champollion)

@@ -18,7 +18,6 @@ from mt_eval.gateway.audit import GatewayFacts
 from mt_eval.harness.environment import Environment
 from mt_eval.harness.families import FamilyFacts
 from mt_eval.harness.freeze import FreezeReference
-from mt_eval.harness.gate import GateFacts
 from mt_eval.harness.latency import LatencyFacts
 from mt_eval.harness.scoring import Scores
 from mt_eval.pins import PinCheck
@@ -137,6 +136,26 @@ class Failure(msgspec.Struct, kw_only=True):
     message: str
     count: int
     example_id: str
+
+
+class GateCheck(msgspec.Struct, kw_only=True):
+    rule: str
+    passed: bool
+    figure: str  # what the card says
+    threshold: str  # what the policy asks
+    details: list[str] = msgspec.field(default_factory=list)  # why the rule failed, one line each
+    notes: list[str] = msgspec.field(default_factory=list)  # what the figure is made of (e.g. each covariate)
+
+
+class GateFacts(msgspec.Struct, kw_only=True):
+    """The gate's verdict as a card records it: the policy (name, SHA-256 and thresholds) and every rule."""
+
+    passed: bool
+    policy: str
+    failures: list[str] = msgspec.field(default_factory=list)  # one line per rule that failed
+    policy_sha256: str | None = None
+    thresholds: dict[str, Any] | None = None
+    checks: list[GateCheck] = msgspec.field(default_factory=list)
 
 
 class RunCard(msgspec.Struct, kw_only=True):

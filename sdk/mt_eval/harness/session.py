@@ -31,7 +31,13 @@ from mt_eval.harness.execution import RunSettings
 from mt_eval.harness.fairness import FairnessError, FairRun
 from mt_eval.harness.fairness import prepare as prepare_fairness
 from mt_eval.harness.latency import Measured, latency_facts
-from mt_eval.harness.method_contract import card_file, checked_pins, merged_card, say_isolated_hooks_do_not_run
+from mt_eval.harness.method_contract import (
+    card_file,
+    checked_pins,
+    merged_card,
+    method_facts,
+    say_isolated_hooks_do_not_run,
+)
 from mt_eval.harness.request import RunRequest
 from mt_eval.harness.results_log import ResultsLog, read_results, repair
 from mt_eval.harness.run_config import run_config
@@ -315,23 +321,13 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
                 pins: list[PinCheck], status: rc.Status, runtime: str) -> rc.RunCard:
     from mt_eval.harness.covariates import run_covariates
 
-    derivation = loaded.source.derivation
-    commit, dirty = rc.git_state(loaded.directory)
     covariates = run_covariates(loaded.manifest, config)
     usage = totals(results)
     return rc.RunCard(
         run_id=state.run_id, started_at=state.started_at, finished_at=now(), sessions=state.sessions,
         sdk_version=__version__,
-        method=rc.MethodFacts(
-            method_id=loaded.method_id, name=loaded.manifest.name, method_class=loaded.manifest.method_class,
-            card=card, dependency_class=derivation.dependency_class,
-            contributions=[rc.DependencyContribution(path=c.path, id=c.dependency_id,
-                                                     dependency_class=c.dependency_class, reason=c.reason)
-                           for c in derivation.contributions],
-            runtime=runtime,
-            code_sha256=state.code_sha256, git_commit=commit, git_dirty=dirty,
-            guest_restarts=getattr(loaded.method, "restarts", None),
-            champollion=request.champollion.record if request.champollion is not None else None),
+        method=method_facts(loaded, card, runtime=runtime, code_sha256=state.code_sha256,
+                            champollion=request.champollion.record if request.champollion is not None else None),
         corpus=rc.CorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
                               entries=len(corpus.entries), pair=config.pair, license=corpus.license,
                               reading=msgspec.convert(reading_facts(corpus), rc.CorpusReading)),

@@ -19,7 +19,7 @@ import msgspec
 
 if TYPE_CHECKING:
     from mt_eval.harness.runcard import RunCard
-    from mt_eval.harness.verify import Verification
+    from mt_eval.harness.verification import Verification
 
 TOLERANCE_S = 2e-6  # latencies are stored rounded to the microsecond
 
