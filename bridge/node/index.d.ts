@@ -437,8 +437,8 @@ export interface InitializeResult {
   [field: string]: unknown;
 }
 
-/** A running guest, as startGuest returns it. */
-export interface Guest {
+/** A guest process as the host sees it (startGuest returns one): translate and decide through it, close it. */
+export interface HostedGuest {
   /** The latest initialize result (it changes when the guest is restarted). */
   readonly info: InitializeResult;
   /** The declared capabilities with the protocol's defaults filled in. */
@@ -484,7 +484,7 @@ export class GuestStartError extends Error {
  * when it cannot be spawned, refuses initialize, exits first, or does not answer in time (the
  * process is stopped first); rejects with TypeError for invalid arguments.
  */
-export function startGuest(command: readonly string[], options?: StartGuestOptions): Promise<Guest>;
+export function startGuest(command: readonly string[], options?: StartGuestOptions): Promise<HostedGuest>;
 
 // ---- champollion (lib/champollion/) --------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // mt-eval-guest: serve a Node method (translate and/or decide) over mt-eval-bridge/1 on stdin/stdout.
-import { serveProcess } from '../lib/guest.js';
+import { serveProcess } from '../lib/guest-process.js';
 
 const USAGE = `usage: mt-eval-guest DIR              serve the plugin in DIR (its method.json names node_entry)
        mt-eval-guest --module FILE.js   serve a module exporting translate(entries, config) and/or

@@ -1,9 +1,7 @@
-// The Node guest: serves a translate.js method over mt-eval-bridge/1 on stdin/stdout.
+// The Node guest: serves a translate.js method over mt-eval-bridge/1 (on stdin/stdout: guest-process.js).
 // The method module exports `translate(entries, config)` and/or `decide(rows, config)` (async; what its
 // method.json "implements") and optionally `name`, `methodCard()` and `close()`; a default export holding
 // them works too.
-import { readFileSync } from 'node:fs';
-
 import { defaults, schema } from './contract/schema.js';
 import { loadMethod, resolveMethod } from './method-module.js';
 import {
@@ -12,6 +10,7 @@ import {
 } from './protocol.js';
 import { rowsProblem } from './decisions.js';
 import { completeDecisionConfig, completeRunConfig, describe, translateAnswer } from './results.js';
+import { cancellation, entriesProblem, failureMessage, guestVersion, idKey } from './guest-requests.js';
 
 
 export { loadMethod, resolveMethod };
@@ -20,71 +19,6 @@ export { loadMethod, resolveMethod };
 export const GUEST_CAPABILITIES = Object.freeze({
   ...defaults(schema('bridge-initialize-result').$defs.Capabilities), max_concurrency: 8, cancel: true,
 });
-
-/**
- * Send console output and stray process.stdout writes to stderr, so stdout carries protocol lines
- * only. Returns a writer for the real stdout.
- */
-export function divertStdout() {
-  const stdout = process.stdout;
-  const protocolWrite = stdout.write.bind(stdout);
-  const stderrWrite = process.stderr.write.bind(process.stderr);
-  stdout.write = (chunk, encoding, callback) => stderrWrite(chunk, encoding, callback);
-  const toStderr = new console.Console({ stdout: process.stderr, stderr: process.stderr });
-  for (const key of Object.keys(console)) {
-    if (key !== 'Console' && typeof toStderr[key] === 'function') console[key] = toStderr[key];
-  }
-  return protocolWrite;
-}
-
-function guestVersion() {
-  try {
-    return JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
-  } catch {
-    return '0.0.0';
-  }
-}
-
-// "TypeError: message", as the Python guest words a raised exception, with its cause when it has one
-// (fetch() throws "fetch failed" and says why only in its cause: "getaddrinfo EAI_AGAIN example.com").
-function failureMessage(error) {
-  if (!(error instanceof Error)) return `thrown: ${describe(error)}`;
-  const cause = error.cause instanceof Error ? ` (cause: ${error.cause.message})` : '';
-  return `${error.name}: ${error.message}${cause}`;
-}
-
-const idKey = (id) => (typeof id === 'string' ? `s${id}` : `n${id}`);
-
-function entriesProblem(entries) {
-  if (!Array.isArray(entries)) return `params.entries must be a list of entries, got ${describe(entries)}`;
-  const seen = new Set();
-  for (const [i, entry] of entries.entries()) {
-    if (!isPlainObject(entry)) return `params.entries[${i}] must be an object, got ${describe(entry)}`;
-    if (typeof entry.id !== 'string' || entry.id === '') {
-      return `params.entries[${i}].id must be a non-empty string, got ${describe(entry.id)}`;
-    }
-    if (typeof entry.source !== 'string') {
-      return `params.entries[${i}].source must be a string, got ${describe(entry.source)}`;
-    }
-    if (seen.has(entry.id)) return `params.entries[${i}].id "${entry.id}" appears twice in the request`;
-    seen.add(entry.id);
-  }
-  return null;
-}
-
-// The third argument of translate: {signal}, an AbortSignal created only if the method reads it
-// (creating one per request is a measurable share of a small request's cost).
-function cancellation(job) {
-  return {
-    get signal() {
-      if (job.controller === null) {
-        job.controller = new AbortController();
-        if (job.cancelled) job.controller.abort();
-      }
-      return job.controller.signal;
-    },
-  };
-}
 
 /** The protocol state machine of one guest process. */
 export class GuestServer {
@@ -381,54 +315,3 @@ export class GuestServer {
   }
 }
 
-/**
- * A line writer that gathers the lines produced in one turn of the event loop into a single
- * write (one system call instead of one per response). A write with a callback flushes at once.
- */
-function coalesce(writeOut) {
-  let lines = [];
-  let scheduled = false;
-  const flush = () => {
-    scheduled = false;
-    if (lines.length === 0) return;
-    const data = lines.length === 1 ? lines[0] : lines.join('');
-    lines = [];
-    writeOut(data);
-  };
-  return (line, callback) => {
-    if (line) lines.push(line);
-    if (callback) {
-      flush();
-      writeOut('', callback);
-    } else if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
-  };
-}
-
-/**
- * Serve a method on process stdin/stdout until stdin closes, then exit.
- * `target` is {directory} or {module}, as for resolveMethod.
- */
-export function serveProcess(target, { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = {}) {
-  const resolved = resolveMethod(target);
-  const write = coalesce(divertStdout());
-  const log = (text) => process.stderr.write(`mt-eval-guest: ${text}\n`);
-  const server = new GuestServer({
-    load: () => loading,
-    write,
-    log,
-    maxLineBytes,
-    exit: (code) => write('', () => process.exit(code)),
-  });
-  process.stdin.on('data', (chunk) => server.push(chunk));
-  process.stdin.on('end', () => server.end());
-  process.stdin.on('error', () => server.end());
-  process.stdout.on('error', () => process.exit(1)); // the host stopped reading: nobody to answer
-  process.on('unhandledRejection', (reason) => log(`unhandled rejection in the method: ${reason?.stack ?? reason}`));
-  // Import while the host's initialize is on its way; a failure is reported when it arrives.
-  const loading = loadMethod(resolved);
-  loading.catch(() => {});
-  return server;
-}

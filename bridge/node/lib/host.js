@@ -8,11 +8,13 @@
 import { readFileSync } from 'node:fs';
 
 import { Connection } from './connection.js';
-import { compile, defaults, schema } from './contract/schema.js';
-import { BridgeError, DEFAULT_MAX_LINE_BYTES, ErrorCode, PROTOCOL_VERSION, encode, isPlainObject, request } from './protocol.js';
+import { BridgeError, ErrorCode, PROTOCOL_VERSION, encode, isPlainObject, request } from './protocol.js';
 import { methodView } from './gold.js';
-import { DEFAULT_TOLERANCE, decisionError, matchDecisions, rowsProblem } from './decisions.js';
+import { decisionError, matchDecisions, rowsProblem } from './decisions.js';
 import { ResultNotes, describe, errorResult, matchResults } from './results.js';
+import { compactTail, failureText, formatTail } from './host-failures.js';
+import { SoloGate, Slots } from './host-gates.js';
+import { completeCapabilities, completeOptions } from './host-options.js';
 
 // The requests that carry a batch: the params key of the batch, how a failed item looks, and how results
 // come back (checked and in item order).
@@ -34,181 +36,6 @@ export class GuestStartError extends Error {
   }
 }
 
-const noop = () => {};
-const defaultLogger = {
-  debug: noop,
-  info: noop,
-  warn: (message) => process.stderr.write(`mt-eval-bridge: ${message}\n`),
-  error: (message) => process.stderr.write(`mt-eval-bridge: ${message}\n`),
-};
-
-function completeLogger(logger) {
-  if (!logger) return defaultLogger;
-  const level = (name) => (typeof logger[name] === 'function' ? (message) => logger[name](message) : noop);
-  return { debug: level('debug'), info: level('info'), warn: level('warn'), error: level('error') };
-}
-
-function positive(name, value, fallback) {
-  if (value === undefined || value === null) return fallback;
-  if (!(typeof value === 'number' && value > 0)) throw new TypeError(`options.${name} must be a positive number, got ${describe(value)}`);
-  return value;
-}
-
-function completeOptions(options) {
-  if (!isPlainObject(options)) throw new TypeError(`options must be an object, got ${describe(options)}`);
-  const budget = options.restartBudget ?? {};
-  return {
-    cwd: options.cwd,
-    env: options.env,
-    startTimeoutMs: positive('startTimeoutMs', options.startTimeoutMs, 30_000),
-    requestTimeoutMs: positive('requestTimeoutMs', options.requestTimeoutMs, 120_000),
-    hardTimeoutMs: positive('hardTimeoutMs', options.hardTimeoutMs, 600_000),
-    maxLineBytes: positive('maxLineBytes', options.maxLineBytes, DEFAULT_MAX_LINE_BYTES),
-    restartBudget: {
-      restarts: budget.restarts ?? 3,
-      windowMs: positive('restartBudget.windowMs', budget.windowMs, 60_000),
-    },
-    batchSize: positive('batchSize', options.batchSize, Infinity),
-    tolerance: positive('tolerance', options.tolerance, DEFAULT_TOLERANCE),
-    closeStepMs: positive('closeStepMs', options.closeStepMs, 2_000),
-    cancelGraceMs: positive('cancelGraceMs', options.cancelGraceMs, 2_000),
-    config: options.config ?? null,
-    goldFields: fieldNames('goldFields', options.goldFields),
-    logger: completeLogger(options.logger),
-  };
-}
-
-function fieldNames(name, value) {
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value) || !value.every((field) => typeof field === 'string' && field !== '')) {
-    throw new TypeError(`options.${name} must be a list of entry field names, got ${describe(value)}`);
-  }
-  return [...value];
-}
-
-/**
- * The capabilities a guest declared, with the protocol's defaults (bridge-initialize-result schema) for what it
- * left out; a value that does not fit (counts are positive integers) is warned about and replaced by its default.
- */
-function completeCapabilities(declared, logger) {
-  const caps = isPlainObject(declared) ? declared : {};
-  const { document, definition } = capabilitySchema();
-  const out = defaults(definition);
-  for (const [name, node] of Object.entries(definition.properties)) {
-    const value = caps[name];
-    if (value === undefined || value === null) continue;
-    if (compile(document, node)(value) && (typeof value !== 'number' || value > 0)) out[name] = value;
-    else logger?.warn(`the guest declared capabilities.${name} = ${describe(value)}; using ${out[name] ?? 'null'}`);
-  }
-  return out;
-}
-
-const capabilitySchema = () => ({ document: schema('bridge-initialize-result'), definition: schema('bridge-initialize-result').$defs.Capabilities });
-
-/** Limits how many batches are in flight; the limit follows the guest's current capabilities. */
-class Slots {
-  constructor(limit) {
-    this.limit = limit;
-    this.used = 0;
-    this.waiting = [];
-  }
-
-  acquire() {
-    if (this.used < this.limit) {
-      this.used++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-
-  release() {
-    this.used--;
-    this.#wake();
-  }
-
-  setLimit(limit) {
-    this.limit = limit;
-    this.#wake();
-  }
-
-  #wake() {
-    while (this.used < this.limit && this.waiting.length) {
-      this.used++;
-      this.waiting.shift()();
-    }
-  }
-}
-
-/**
- * Work passes through shared() together, except work that must be alone(): that waits until nothing
- * else is in flight and keeps the rest out until it is done (as mt_eval.child_process.SoloGate).
- */
-class SoloGate {
-  #active = 0;
-  #solo = null;
-  #idle = [];
-
-  async shared(work) {
-    while (this.#solo) await this.#solo;
-    this.#active++;
-    try {
-      return await work();
-    } finally {
-      if (--this.#active === 0) for (const wake of this.#idle.splice(0)) wake();
-    }
-  }
-
-  async alone(work) {
-    while (this.#solo) await this.#solo;
-    let release;
-    this.#solo = new Promise((resolve) => { release = resolve; });
-    try {
-      while (this.#active > 0) await new Promise((resolve) => this.#idle.push(resolve));
-      return await work();
-    } finally {
-      this.#solo = null;
-      release();
-    }
-  }
-}
-
-/** The last few stderr lines on one line, for a per-entry error. */
-function compactTail(tail, { lines = 5, chars = 1000 } = {}) {
-  const last = tail.split('\n').filter((line) => line.trim()).slice(-lines).join(' / ');
-  if (!last) return '';
-  return ` | stderr: ${last.length > chars ? `...${last.slice(-chars)}` : last}`;
-}
-
-/** The last lines of a stderr tail, indented, for an error message. */
-function formatTail(tail, { lines = 20, chars = 4000 } = {}) {
-  let text = tail.trimEnd();
-  if (!text) return '';
-  text = text.split('\n').slice(-lines).join('\n');
-  if (text.length > chars) text = `...${text.slice(-chars)}`;
-  return `\n  guest stderr (last lines):\n    ${text.split('\n').join('\n    ')}`;
-}
-
-/** Why a whole request failed, as the error text of each of its entries. */
-function failureText(error) {
-  if (!(error instanceof BridgeError)) return `the host failed: ${error?.message ?? error}`;
-  switch (error.code) {
-    case ErrorCode.GUEST_EXITED:
-      return `${error.message}${compactTail(error.data?.stderr_tail ?? '')}`;
-    case ErrorCode.TIMEOUT:
-    case ErrorCode.MESSAGE_TOO_LARGE:
-      return error.message;
-    case ErrorCode.METHOD_FAILED: {
-      const type = error.data?.type;
-      const named = typeof type === 'string' && !error.message.startsWith(type);
-      return `the method failed: ${named ? `${type}: ` : ''}${error.message}`;
-    }
-    case ErrorCode.CANCELLED:
-      return 'cancelled';
-    default:
-      return `the guest answered error ${error.code}: ${error.message}`;
-  }
-}
-
 function checkEntries(entries) {
   if (!Array.isArray(entries)) throw new TypeError(`entries must be an array, got ${describe(entries)}`);
   const seen = new Set();
@@ -221,7 +48,8 @@ function checkEntries(entries) {
   });
 }
 
-export class Guest {
+/** A guest process as the host sees it: started, sent batches, restarted, closed (startGuest returns one). */
+export class HostedGuest {
   #command;
   #options;
   #connection = null;
@@ -506,7 +334,7 @@ export async function startGuest(command, options = {}) {
   if (!Array.isArray(command) || command.length === 0 || !command.every((part) => typeof part === 'string')) {
     throw new TypeError('command must be a non-empty array of strings, e.g. ["mt-eval", "serve", "my-plugin"]');
   }
-  const guest = new Guest([...command], completeOptions(options));
+  const guest = new HostedGuest([...command], completeOptions(options));
   await guest.start();
   return guest;
 }

@@ -1,0 +1,73 @@
+// A guest on this process's stdin and stdout: stdout is diverted so that only protocol lines reach it (console
+// output and stray writes go to stderr), the lines of one turn of the event loop are written together, and the
+// process exits once stdin has closed and every request is answered.
+import { DEFAULT_MAX_LINE_BYTES } from './protocol.js';
+import { GuestServer, loadMethod, resolveMethod } from './guest.js';
+
+/**
+ * Send console output and stray process.stdout writes to stderr, so stdout carries protocol lines
+ * only. Returns a writer for the real stdout.
+ */
+export function divertStdout() {
+  const stdout = process.stdout;
+  const protocolWrite = stdout.write.bind(stdout);
+  const stderrWrite = process.stderr.write.bind(process.stderr);
+  stdout.write = (chunk, encoding, callback) => stderrWrite(chunk, encoding, callback);
+  const toStderr = new console.Console({ stdout: process.stderr, stderr: process.stderr });
+  for (const key of Object.keys(console)) {
+    if (key !== 'Console' && typeof toStderr[key] === 'function') console[key] = toStderr[key];
+  }
+  return protocolWrite;
+}
+
+/**
+ * A line writer that gathers the lines produced in one turn of the event loop into a single
+ * write (one system call instead of one per response). A write with a callback flushes at once.
+ */
+function coalesce(writeOut) {
+  let lines = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (lines.length === 0) return;
+    const data = lines.length === 1 ? lines[0] : lines.join('');
+    lines = [];
+    writeOut(data);
+  };
+  return (line, callback) => {
+    if (line) lines.push(line);
+    if (callback) {
+      flush();
+      writeOut('', callback);
+    } else if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+}
+
+/**
+ * Serve a method on process stdin/stdout until stdin closes, then exit.
+ * `target` is {directory} or {module}, as for resolveMethod.
+ */
+export function serveProcess(target, { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = {}) {
+  const resolved = resolveMethod(target);
+  const write = coalesce(divertStdout());
+  const log = (text) => process.stderr.write(`mt-eval-guest: ${text}\n`);
+  const server = new GuestServer({
+    load: () => loading,
+    write,
+    log,
+    maxLineBytes,
+    exit: (code) => write('', () => process.exit(code)),
+  });
+  process.stdin.on('data', (chunk) => server.push(chunk));
+  process.stdin.on('end', () => server.end());
+  process.stdin.on('error', () => server.end());
+  process.stdout.on('error', () => process.exit(1)); // the host stopped reading: nobody to answer
+  process.on('unhandledRejection', (reason) => log(`unhandled rejection in the method: ${reason?.stack ?? reason}`));
+  // Import while the host's initialize is on its way; a failure is reported when it arrives.
+  const loading = loadMethod(resolved);
+  loading.catch(() => {});
+  return server;
+}

@@ -1,0 +1,55 @@
+// What the Node guest says about a request and its method: its own version, a thrown error in the words the
+// Python guest uses, what is wrong with a request's entries, and the AbortSignal a method may read.
+import { readFileSync } from 'node:fs';
+
+import { isPlainObject } from './protocol.js';
+import { describe } from './results.js';
+
+export function guestVersion() {
+  try {
+    return JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+// "TypeError: message", as the Python guest words a raised exception, with its cause when it has one
+// (fetch() throws "fetch failed" and says why only in its cause: "getaddrinfo EAI_AGAIN example.com").
+export function failureMessage(error) {
+  if (!(error instanceof Error)) return `thrown: ${describe(error)}`;
+  const cause = error.cause instanceof Error ? ` (cause: ${error.cause.message})` : '';
+  return `${error.name}: ${error.message}${cause}`;
+}
+
+export const idKey = (id) => (typeof id === 'string' ? `s${id}` : `n${id}`);
+
+export function entriesProblem(entries) {
+  if (!Array.isArray(entries)) return `params.entries must be a list of entries, got ${describe(entries)}`;
+  const seen = new Set();
+  for (const [i, entry] of entries.entries()) {
+    if (!isPlainObject(entry)) return `params.entries[${i}] must be an object, got ${describe(entry)}`;
+    if (typeof entry.id !== 'string' || entry.id === '') {
+      return `params.entries[${i}].id must be a non-empty string, got ${describe(entry.id)}`;
+    }
+    if (typeof entry.source !== 'string') {
+      return `params.entries[${i}].source must be a string, got ${describe(entry.source)}`;
+    }
+    if (seen.has(entry.id)) return `params.entries[${i}].id "${entry.id}" appears twice in the request`;
+    seen.add(entry.id);
+  }
+  return null;
+}
+
+// The third argument of translate: {signal}, an AbortSignal created only if the method reads it
+// (creating one per request is a measurable share of a small request's cost).
+export function cancellation(job) {
+  return {
+    get signal() {
+      if (job.controller === null) {
+        job.controller = new AbortController();
+        if (job.cancelled) job.controller.abort();
+      }
+      return job.controller.signal;
+    },
+  };
+}
