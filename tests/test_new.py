@@ -1,13 +1,11 @@
 """``mt-eval new``: every runtime × dependency profile (with the method class varied across them) renders a
 plugin that validates with the intended class, passes its own tests, translates through the loader (the
-Node runtime through the bridge) and behaves identically in both runtimes; refused answers write nothing."""
+Node runtime through the bridge) and behaves identically in both runtimes."""
 
 from __future__ import annotations
 
 import ast
 import hashlib
-import io
-import itertools
 import json
 import re
 import shutil
@@ -15,7 +13,6 @@ import subprocess
 import sys
 import threading
 import time
-import zipfile
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -29,31 +26,19 @@ from mt_eval.cli import main
 from mt_eval.loader import load_method
 from mt_eval.manifest import KEBAB
 from mt_eval.records import RunConfig
-from mt_eval.scaffold import template_directory
-
-REPO = Path(__file__).parent.parent
-TEMPLATE = REPO / "templates" / "method-plugin"
-QUESTIONS = json.loads((TEMPLATE / "cookiecutter.json").read_text(encoding="utf-8"))
-RUNTIMES = QUESTIONS["runtime"]
-PROFILES = QUESTIONS["dependency_profile"]
-CLASSES = QUESTIONS["method_class"]
-INTENDED_CLASS = {"self-contained": "S", "open-artifact": "O", "llm-gateway": "A1", "external-api": "A2"}
-# Every runtime × every profile; the six method classes take turns, so each appears twice.
-MATRIX = [(runtime, profile, CLASSES[i % len(CLASSES)])
-          for i, (runtime, profile) in enumerate(itertools.product(RUNTIMES, PROFILES))]
-CORPUS = [json.loads(line) for line in (TEMPLATE / "{{cookiecutter.method_id}}" / "sample" / "corpus.jsonl")
-          .read_text(encoding="utf-8").splitlines() if line.strip()]
-REFERENCES = {entry["source"]: entry["reference"] for entry in CORPUS}
-GLOSSARY_OUTPUT = ["Buenas noches, mi amigo!", "El gato bebe agua.", "Gracias por el libro."]
-
-
-def combo_id(combo: tuple[str, str, str]) -> str:
-    return "-".join(combo)
-
-
-def new(*args: str) -> int:
-    return main(["new", *args])
-
+from new_plugins import (
+    CLASSES,
+    CORPUS,
+    GLOSSARY_OUTPUT,
+    INTENDED_CLASS,
+    MATRIX,
+    QUESTIONS,
+    REFERENCES,
+    REPO,
+    TEMPLATE,
+    combo_id,
+    new,
+)
 
 # --- one generated plugin per combination, shared by the tests below --------------------------------------
 
@@ -307,246 +292,3 @@ def test_the_pinned_checksum_is_the_sample_glossarys():
 def test_the_hook_checks_ids_with_the_sdks_rule():
     hook = (TEMPLATE / "hooks" / "pre_gen_project.py").read_text(encoding="utf-8")
     assert f'KEBAB = r"{KEBAB}"' in hook
-
-
-# --- the command line -------------------------------------------------------------------------------------
-
-def test_a_bad_id_is_refused_by_the_pre_gen_hook_with_the_fix(tmp_path, capfd):
-    target = tmp_path / "not" / "yet" / "there"
-    assert new(str(target), "--no-input", "--set", "method_id=My_Method") == 2
-    err = capfd.readouterr().err
-    assert 'error: method_id: "My_Method" is not kebab-case' in err and 'e.g. "my-method"' in err
-    assert "nothing was written" in err
-    assert list(tmp_path.iterdir()) == []  # no plugin, no staging directory
-
-
-def test_the_pre_gen_hook_reports_every_problem_at_once(tmp_path, capfd):
-    assert new(str(tmp_path / "p"), "--no-input", "--set", "method_name= ", "--set", "open_source=true",
-               "--set", "open_source_url=example.org") == 2
-    err = capfd.readouterr().err
-    assert "error: method_name: empty" in err
-    assert 'error: open_source_url: "example.org" is not a web address' in err
-
-
-def test_an_answer_the_sdk_rejects_leaves_nothing_behind(tmp_path, capsys):
-    assert new(str(tmp_path / "p"), "--no-input", "--set", "method_license=Apache 2") == 1
-    err = capsys.readouterr().err
-    assert "does not validate" in err and f"{tmp_path / 'p'}/method_card.json $.license" in err
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_an_existing_directory_is_refused_unless_forced(tmp_path, capsys):
-    target = tmp_path / "taken"
-    target.mkdir()
-    (target / "notes.txt").write_text("mine", encoding="utf-8")
-    assert new(str(target), "--no-input") == 2
-    assert f"mt-eval new: {target} already exists: choose a new directory, or add --force" in capsys.readouterr().err
-    assert sorted(p.name for p in target.iterdir()) == ["notes.txt"]
-    assert new(str(target), "--no-input", "--force") == 0
-    assert (target / "notes.txt").read_text(encoding="utf-8") == "mine"
-    assert (target / "method.json").is_file()
-    file = tmp_path / "a-file"
-    file.write_text("x", encoding="utf-8")
-    assert new(str(file), "--no-input", "--force") == 2
-    assert "is not a directory" in capsys.readouterr().err
-
-
-def test_an_empty_existing_directory_is_used_and_missing_parents_are_made(tmp_path):
-    (tmp_path / "empty").mkdir()
-    assert new(str(tmp_path / "empty"), "--no-input") == 0
-    assert json.loads((tmp_path / "empty" / "method.json").read_text(encoding="utf-8"))["method_id"] == "empty"
-    assert new(str(tmp_path / "plugins" / "deep" / "glossary_v2"), "--no-input") == 0
-    manifest = json.loads((tmp_path / "plugins" / "deep" / "glossary_v2" / "method.json").read_text(encoding="utf-8"))
-    assert (manifest["name"], manifest["method_id"]) == ("Glossary V2", "glossary-v2")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "plugins"]  # no staging directory left
-
-
-@pytest.mark.parametrize(("setting", "message"), [
-    ("colour=blue", '--set colour=blue: no question "colour"; the questions are method_kind, method_name, method_id'),
-    ("runtime=rust", "--set runtime=rust: runtime is one of python, node, both; not \"rust\""),
-    ("open_source=maybe", '--set open_source=maybe: open_source is true or false, not "maybe"'),
-    ("runtime", '--set "runtime": write KEY=VALUE, e.g. --set runtime=node'),
-    ("__family=chat", '--set __family=chat: no question "__family"'),
-    ("description={{ nope }}", "Unable to render variable 'description': 'nope' is undefined"),
-])
-def test_bad_set_options_are_explained(tmp_path, capsys, setting, message):
-    assert new(str(tmp_path / "p"), "--no-input", "--set", setting) == 2
-    assert f"mt-eval new: {message}" in capsys.readouterr().err
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_bad_answers_files_are_explained(tmp_path, capsys):
-    broken = tmp_path / "broken.json"
-    broken.write_text("{not json", encoding="utf-8")
-    assert new(str(tmp_path / "p"), "--no-input", "--answers", str(broken)) == 2
-    assert f"--answers {broken}: cannot read it as JSON" in capsys.readouterr().err
-    unknown = tmp_path / "unknown.json"
-    unknown.write_text(json.dumps({"answers": {"runtime": "node", "flavour": "x"}}), encoding="utf-8")
-    assert new(str(tmp_path / "p"), "--no-input", "--answers", str(unknown)) == 2
-    assert f'--answers {unknown}: no question "flavour"' in capsys.readouterr().err
-
-
-def test_without_a_directory_the_plugin_is_named_by_its_id(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    assert new("--no-input", "--set", "method_name=Quick Check", "--set", "runtime=node") == 0
-    out = capsys.readouterr().out
-    assert (tmp_path / "quick-check" / "translate.js").is_file()
-    assert not (tmp_path / "quick-check" / "pipeline.py").exists()
-    assert "cd quick-check" in out and "node --test" in out and "mt-eval validate ." in out
-    assert "pytest" not in out
-    assert new("--no-input", "--set", "method_name=Quick Check") == 2  # now it exists
-    assert "already exists" in capsys.readouterr().err
-
-
-def test_interactive_prompts_ask_every_question(tmp_path, monkeypatch, capsys):
-    # kind (default: translation), name, id (default), runtime 2=node, profile 4=external-api, class 5=api,
-    # description, author, licence, open_source, url
-    answers = "\nRemote API\n\n2\n4\n5\nCalls a service.\n\nMIT\nn\n\n"
-    monkeypatch.setattr(sys, "stdin", io.StringIO(answers))
-    assert new(str(tmp_path / "remote")) == 0
-    manifest = json.loads((tmp_path / "remote" / "method.json").read_text(encoding="utf-8"))
-    assert (manifest["name"], manifest["method_id"], manifest["class"]) == ("Remote API", "remote", "api")
-    assert (manifest["node_entry"], manifest["dependency_class"], manifest["description"]) == (
-        "translate.js", "A2", "Calls a service.")
-    assert "entry_point" not in manifest and "author" not in manifest
-    assert "config.params[\"api_url\"]" in capsys.readouterr().out
-
-
-def test_help_lists_every_question_and_choice(capsys):
-    with pytest.raises(SystemExit):
-        main(["new", "--help"])
-    text = capsys.readouterr().out
-    for key, value in QUESTIONS.items():
-        if not key.startswith("_"):
-            assert key in text
-            for choice in value if isinstance(value, list) else []:
-                assert choice in text
-
-
-def test_the_command_line_does_not_import_cookiecutter_until_new_runs():
-    code = ("import sys, mt_eval.cli as c; c.build_parser(); "
-            "print(sorted({'cookiecutter', 'jinja2'} & set(sys.modules)))")
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert run.stdout.strip() == "[]"
-
-
-def test_the_wheel_ships_the_template_and_the_packaged_copy_is_used(tmp_path):
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "--no-build-isolation",
-                            "-q", "-w", str(tmp_path / "dist")], capture_output=True, text=True, timeout=180)
-    assert built.returncode == 0, built.stderr
-    wheel = next((tmp_path / "dist").glob("*.whl"))
-    with zipfile.ZipFile(wheel) as archive:
-        names = archive.namelist()
-        archive.extractall(tmp_path / "site")
-    shipped = {n.removeprefix("mt_eval/templates/") for n in names if n.startswith("mt_eval/templates/")}
-    in_tree = {str(p.relative_to(TEMPLATE.parent)) for p in TEMPLATE.rglob("*") if p.is_file()}
-    assert in_tree <= shipped
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tmp_path / "site")], check=True, timeout=120)
-    code = ("import sys; from mt_eval import scaffold, cli; print(scaffold.template_directory()); "
-            "sys.exit(cli.main(['new', sys.argv[1], '--no-input']))")
-    run = subprocess.run([sys.executable, "-c", code, str(tmp_path / "made")], capture_output=True, text=True,
-                         timeout=60, env={"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"})
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines()[0] == str(tmp_path / "site" / "mt_eval" / "templates" / "method-plugin")
-    assert (tmp_path / "made" / "method.json").is_file()
-    assert not list((tmp_path / "made").rglob("__pycache__"))  # compiled template files are not copied
-
-
-def test_the_template_also_works_with_plain_cookiecutter(tmp_path):
-    argv = [sys.executable, "-m", "cookiecutter", "--no-input", str(TEMPLATE), "-o", str(tmp_path / "out"),
-            "runtime=node", "dependency_profile=open-artifact", "method_id=plain"]
-    run = subprocess.run(argv, capture_output=True, text=True, timeout=60,
-                         env={"HOME": str(tmp_path), "TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"})
-    assert run.returncode == 0, run.stderr
-    assert main(["validate", "--strict", str(tmp_path / "out" / "plain")]) == 0
-    assert sorted(p.name for p in (tmp_path / "out" / "plain").iterdir()) == [
-        ".gitignore", ".mt-eval-answers.json", "README.md", "glossary.tsv", "method.json", "method_card.json",
-        "package.json", "sample", "tests", "translate.js"]
-
-
-def test_the_source_tree_template_is_used_in_a_checkout():
-    assert template_directory() == TEMPLATE.resolve()
-
-
-def test_the_tests_talk_to_loopback_only():
-    for file in [Path(__file__), *TEMPLATE.rglob("*test*")]:
-        if file.is_file():
-            addresses = set(re.findall(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b", file.read_text(encoding="utf-8")))
-            assert addresses <= {"127.0.0.1"}, file
-
-
-# --- a decision method ------------------------------------------------------------------------------------
-
-DECISION_RUNTIMES = ["python", "node", "both"]
-
-
-@pytest.fixture(scope="module")
-def judges(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("judges")
-    made = {}
-    for runtime in DECISION_RUNTIMES:
-        directory = root / f"judge-{runtime}"
-        assert new(str(directory), "--no-input", "--set", "method_kind=decision", "--set", f"runtime={runtime}") == 0
-        made[runtime] = directory
-    return made
-
-
-def judge_rows(directory: Path) -> list[dict[str, Any]]:
-    lines = (directory / "sample" / "decisions.jsonl").read_text(encoding="utf-8").splitlines()
-    return [{k: v for k, v in json.loads(line).items() if k != "gold"} for line in lines if line.strip()]
-
-
-@pytest.mark.parametrize("runtime", DECISION_RUNTIMES)
-def test_a_decision_method_validates_and_passes_its_own_tests(judges, runtime, capsys):
-    directory = judges[runtime]
-    capsys.readouterr()
-    assert main(["validate", "--strict", "--json", str(directory)]) == 0
-    report = json.loads(capsys.readouterr().out)["plugins"][0]
-    assert (report["derived_class"], report["problems"]) == ("S", [])
-    manifest = json.loads((directory / "method.json").read_text(encoding="utf-8"))
-    assert manifest["implements"] == ["decide"] and manifest["dependencies"] == []
-    assert manifest.get("node_entry") == ("decide.js" if runtime != "python" else None)
-    assert not (directory / "sample" / "corpus.jsonl").exists() and not (directory / "glossary.tsv").exists()
-    if runtime != "node":
-        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=directory,
-                             capture_output=True, text=True, timeout=120)
-        assert run.returncode == 0 and "5 passed" in run.stdout, run.stdout + run.stderr
-    if runtime != "python":
-        run = subprocess.run(["node", "--test"], cwd=directory, capture_output=True, text=True, timeout=120)
-        assert run.returncode == 0 and "# pass 5" in run.stdout, run.stdout + run.stderr
-
-
-@pytest.mark.parametrize("runtime", DECISION_RUNTIMES)
-def test_a_decision_method_runs_decide_on_its_sample(judges, runtime, tmp_path, capsys):
-    directory = judges[runtime]
-    assert main(["decide", "run", "--method", str(directory), "--corpus", str(directory / "sample" / "decisions.jsonl"),
-                 "--out", str(tmp_path / "run"), "--quiet", "--resamples", "50"]) == 0
-    card = json.loads((tmp_path / "run" / "card.json").read_text(encoding="utf-8"))
-    assert card["errors"] == 0 and card["failures"] == [] and card["metrics"]["groups"]["overall"]["questions"] == 10
-
-
-async def test_decide_py_and_decide_js_behave_identically(judges):
-    from mt_eval.decisions.records import DecisionConfig
-
-    directory = judges["both"]
-    questions = judge_rows(directory)[0]["questions"]
-    rows = [*judge_rows(directory),
-            {"id": "x1", "state": {"source": "one two", "candidate": "uno"}, "questions": questions},
-            {"id": "x2", "state": {"source": "Ünïcode!", "candidate": "ÜNÏCODE", "reference": "ünïcode"},
-             "questions": questions},
-            {"id": "x3", "state": {}, "questions": questions}]
-    python = await load_method(directory).method.decide(rows, DecisionConfig())
-    node = BridgeMethod(node_command(directory), label="node")
-    try:
-        from_node = await node.decide(rows, DecisionConfig())
-    finally:
-        await node.aclose()
-    strip = [[{k: v for k, v in r.items() if k != "latency_s"} for r in results] for results in (python, from_node)]
-    assert strip[0] == strip[1]
-
-
-def test_a_decision_method_is_generated_self_contained_only(tmp_path, capfd):
-    assert new(str(tmp_path / "j"), "--no-input", "--set", "method_kind=decision",
-               "--set", "dependency_profile=external-api") == 2
-    assert "a decision method is generated self-contained" in capfd.readouterr().err
-    assert not (tmp_path / "j").exists()

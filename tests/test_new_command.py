@@ -1,0 +1,164 @@
+"""``mt-eval new`` on the command line: refused answers write nothing and say why, existing directories,
+prompts, ``--help``, lazy imports, the template in the source tree and with plain cookiecutter."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mt_eval.cli import main
+from mt_eval.scaffold import template_directory
+from new_plugins import (
+    QUESTIONS,
+    TEMPLATE,
+    new,
+)
+
+# --- the command line -------------------------------------------------------------------------------------
+
+def test_a_bad_id_is_refused_by_the_pre_gen_hook_with_the_fix(tmp_path, capfd):
+    target = tmp_path / "not" / "yet" / "there"
+    assert new(str(target), "--no-input", "--set", "method_id=My_Method") == 2
+    err = capfd.readouterr().err
+    assert 'error: method_id: "My_Method" is not kebab-case' in err and 'e.g. "my-method"' in err
+    assert "nothing was written" in err
+    assert list(tmp_path.iterdir()) == []  # no plugin, no staging directory
+
+
+def test_the_pre_gen_hook_reports_every_problem_at_once(tmp_path, capfd):
+    assert new(str(tmp_path / "p"), "--no-input", "--set", "method_name= ", "--set", "open_source=true",
+               "--set", "open_source_url=example.org") == 2
+    err = capfd.readouterr().err
+    assert "error: method_name: empty" in err
+    assert 'error: open_source_url: "example.org" is not a web address' in err
+
+
+def test_an_answer_the_sdk_rejects_leaves_nothing_behind(tmp_path, capsys):
+    assert new(str(tmp_path / "p"), "--no-input", "--set", "method_license=Apache 2") == 1
+    err = capsys.readouterr().err
+    assert "does not validate" in err and f"{tmp_path / 'p'}/method_card.json $.license" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_existing_directory_is_refused_unless_forced(tmp_path, capsys):
+    target = tmp_path / "taken"
+    target.mkdir()
+    (target / "notes.txt").write_text("mine", encoding="utf-8")
+    assert new(str(target), "--no-input") == 2
+    assert f"mt-eval new: {target} already exists: choose a new directory, or add --force" in capsys.readouterr().err
+    assert sorted(p.name for p in target.iterdir()) == ["notes.txt"]
+    assert new(str(target), "--no-input", "--force") == 0
+    assert (target / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert (target / "method.json").is_file()
+    file = tmp_path / "a-file"
+    file.write_text("x", encoding="utf-8")
+    assert new(str(file), "--no-input", "--force") == 2
+    assert "is not a directory" in capsys.readouterr().err
+
+
+def test_an_empty_existing_directory_is_used_and_missing_parents_are_made(tmp_path):
+    (tmp_path / "empty").mkdir()
+    assert new(str(tmp_path / "empty"), "--no-input") == 0
+    assert json.loads((tmp_path / "empty" / "method.json").read_text(encoding="utf-8"))["method_id"] == "empty"
+    assert new(str(tmp_path / "plugins" / "deep" / "glossary_v2"), "--no-input") == 0
+    manifest = json.loads((tmp_path / "plugins" / "deep" / "glossary_v2" / "method.json").read_text(encoding="utf-8"))
+    assert (manifest["name"], manifest["method_id"]) == ("Glossary V2", "glossary-v2")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "plugins"]  # no staging directory left
+
+
+@pytest.mark.parametrize(("setting", "message"), [
+    ("colour=blue", '--set colour=blue: no question "colour"; the questions are method_kind, method_name, method_id'),
+    ("runtime=rust", "--set runtime=rust: runtime is one of python, node, both; not \"rust\""),
+    ("open_source=maybe", '--set open_source=maybe: open_source is true or false, not "maybe"'),
+    ("runtime", '--set "runtime": write KEY=VALUE, e.g. --set runtime=node'),
+    ("__family=chat", '--set __family=chat: no question "__family"'),
+    ("description={{ nope }}", "Unable to render variable 'description': 'nope' is undefined"),
+])
+def test_bad_set_options_are_explained(tmp_path, capsys, setting, message):
+    assert new(str(tmp_path / "p"), "--no-input", "--set", setting) == 2
+    assert f"mt-eval new: {message}" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_answers_files_are_explained(tmp_path, capsys):
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    assert new(str(tmp_path / "p"), "--no-input", "--answers", str(broken)) == 2
+    assert f"--answers {broken}: cannot read it as JSON" in capsys.readouterr().err
+    unknown = tmp_path / "unknown.json"
+    unknown.write_text(json.dumps({"answers": {"runtime": "node", "flavour": "x"}}), encoding="utf-8")
+    assert new(str(tmp_path / "p"), "--no-input", "--answers", str(unknown)) == 2
+    assert f'--answers {unknown}: no question "flavour"' in capsys.readouterr().err
+
+
+def test_without_a_directory_the_plugin_is_named_by_its_id(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert new("--no-input", "--set", "method_name=Quick Check", "--set", "runtime=node") == 0
+    out = capsys.readouterr().out
+    assert (tmp_path / "quick-check" / "translate.js").is_file()
+    assert not (tmp_path / "quick-check" / "pipeline.py").exists()
+    assert "cd quick-check" in out and "node --test" in out and "mt-eval validate ." in out
+    assert "pytest" not in out
+    assert new("--no-input", "--set", "method_name=Quick Check") == 2  # now it exists
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_interactive_prompts_ask_every_question(tmp_path, monkeypatch, capsys):
+    # kind (default: translation), name, id (default), runtime 2=node, profile 4=external-api, class 5=api,
+    # description, author, licence, open_source, url
+    answers = "\nRemote API\n\n2\n4\n5\nCalls a service.\n\nMIT\nn\n\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(answers))
+    assert new(str(tmp_path / "remote")) == 0
+    manifest = json.loads((tmp_path / "remote" / "method.json").read_text(encoding="utf-8"))
+    assert (manifest["name"], manifest["method_id"], manifest["class"]) == ("Remote API", "remote", "api")
+    assert (manifest["node_entry"], manifest["dependency_class"], manifest["description"]) == (
+        "translate.js", "A2", "Calls a service.")
+    assert "entry_point" not in manifest and "author" not in manifest
+    assert "config.params[\"api_url\"]" in capsys.readouterr().out
+
+
+def test_help_lists_every_question_and_choice(capsys):
+    with pytest.raises(SystemExit):
+        main(["new", "--help"])
+    text = capsys.readouterr().out
+    for key, value in QUESTIONS.items():
+        if not key.startswith("_"):
+            assert key in text
+            for choice in value if isinstance(value, list) else []:
+                assert choice in text
+
+
+def test_the_command_line_does_not_import_cookiecutter_until_new_runs():
+    code = ("import sys, mt_eval.cli as c; c.build_parser(); "
+            "print(sorted({'cookiecutter', 'jinja2'} & set(sys.modules)))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert run.stdout.strip() == "[]"
+
+
+def test_the_template_also_works_with_plain_cookiecutter(tmp_path):
+    argv = [sys.executable, "-m", "cookiecutter", "--no-input", str(TEMPLATE), "-o", str(tmp_path / "out"),
+            "runtime=node", "dependency_profile=open-artifact", "method_id=plain"]
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                         env={"HOME": str(tmp_path), "TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0, run.stderr
+    assert main(["validate", "--strict", str(tmp_path / "out" / "plain")]) == 0
+    assert sorted(p.name for p in (tmp_path / "out" / "plain").iterdir()) == [
+        ".gitignore", ".mt-eval-answers.json", "README.md", "glossary.tsv", "method.json", "method_card.json",
+        "package.json", "sample", "tests", "translate.js"]
+
+
+def test_the_source_tree_template_is_used_in_a_checkout():
+    assert template_directory() == TEMPLATE.resolve()
+
+
+def test_the_tests_talk_to_loopback_only():
+    for file in [*Path(__file__).parent.glob("test_new*.py"), *TEMPLATE.rglob("*test*")]:
+        if file.is_file():
+            addresses = set(re.findall(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b", file.read_text(encoding="utf-8")))
+            assert addresses <= {"127.0.0.1"}, file
