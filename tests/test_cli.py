@@ -127,3 +127,11 @@ def test_translate_reports_a_method_that_raises_or_returns_junk(make_plugin):
     shown = run("translate", str(make_plugin(files={"pipeline.py": junk})), "--pair", "eng>spa", "hi")
     assert shown.returncode == 1
     assert "returned results whose id matches no entry (a result's id is its entry's id, a string): 1" in shown.stderr
+
+
+def test_the_readme_lists_the_exit_statuses_of_every_command():
+    from mt_eval.cli import COMMANDS
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    table = readme.split("| command | exit statuses |", 1)[1].split("\n\n", 1)[0]
+    assert [line.split("`")[1] for line in table.splitlines() if line.startswith("| `")] == list(COMMANDS)

@@ -1,0 +1,105 @@
+"""The command-line package: one module per command, one table, one error policy in ``main``."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import mt_eval.cli as cli
+from mt_eval.errors import ExpectedError, UsageError
+from mt_eval.harness.run_directory import RunError
+from mt_eval.locks import Busy
+
+
+def fake_command(monkeypatch: pytest.MonkeyPatch, raises: BaseException, **attributes: object) -> None:
+    """`mt-eval run` replaced by a command whose ``run`` raises ``raises``."""
+    module = types.ModuleType("mt_eval.cli.run")
+    module.add_arguments = lambda parser: None  # type: ignore[attr-defined]
+
+    def run(args: object) -> int:
+        raise raises
+
+    module.run = run  # type: ignore[attr-defined]
+    for name, value in attributes.items():
+        setattr(module, name, value)
+    monkeypatch.setattr(cli, "command_module", lambda name: module)
+
+
+@pytest.mark.parametrize(("error", "line", "status"), [
+    (ExpectedError("the corpus has no entries"), "mt-eval run: the corpus has no entries", 1),
+    (UsageError("give --method DIR"), "mt-eval run: give --method DIR", 2),
+    (RunError("cannot resume runs/x: the corpus changed"), "mt-eval run: cannot resume runs/x: the corpus changed", 1),
+])
+def test_an_expected_error_is_one_line_with_its_exit_status(monkeypatch, capsys, error, line, status):
+    fake_command(monkeypatch, error)
+    assert cli.main(["run"]) == status
+    assert capsys.readouterr().err == line + "\n"
+
+
+def test_a_busy_run_directory_says_the_fix_and_exits_75(monkeypatch, capsys):
+    from mt_eval.harness.run_directory import hold_run_directory
+
+    busy = Busy("run directory runs/x", {"pid": 42, "command": "mt-eval run"})
+
+    def acquire(self: object, **options: object) -> None:
+        raise busy
+
+    monkeypatch.setattr("mt_eval.harness.run_directory.RunDirectoryLock.acquire", acquire)
+    with pytest.raises(Busy) as caught:
+        hold_run_directory(Path("runs/x"), command="mt-eval run", wait_s=None, prog="mt-eval run")
+    fake_command(monkeypatch, caught.value)
+    assert cli.main(["run"]) == 75
+    assert capsys.readouterr().err == ("mt-eval run: run directory runs/x is in use by pid 42 (mt-eval run). Wait for "
+                                       "it to finish (or stop it), or give --wait to wait; a run directory is used "
+                                       "by one process at a time\n")
+
+
+def test_a_library_error_the_command_expects_is_one_line(monkeypatch, capsys):
+    fake_command(monkeypatch, ValueError("--param x: write it as KEY=VALUE"), EXPECTED=(ValueError,))
+    assert cli.main(["run"]) == 1
+    assert capsys.readouterr().err == "mt-eval run: --param x: write it as KEY=VALUE\n"
+
+
+def test_a_bug_shows_its_traceback(monkeypatch):
+    fake_command(monkeypatch, ValueError("a bug"))  # not expected by this command: it propagates
+    with pytest.raises(ValueError, match="a bug"):
+        cli.main(["run"])
+
+
+def test_ctrl_c_says_what_was_kept_and_exits_130(monkeypatch, capsys):
+    fake_command(monkeypatch, KeyboardInterrupt(), INTERRUPTED="mt-eval run: interrupted; finished entries are saved")
+    assert cli.main(["run"]) == 130
+    assert capsys.readouterr().err == "mt-eval run: interrupted; finished entries are saved\n"
+
+
+def test_a_command_named_prog_speaks_with_its_name(monkeypatch, capsys):
+    fake_command(monkeypatch, ExpectedError("cannot read dev.tsv"), PROG="mt-eval corpus show")
+    assert cli.main(["run"]) == 1
+    assert capsys.readouterr().err == "mt-eval corpus show: cannot read dev.tsv\n"
+
+
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
+def test_each_command_is_one_module_with_its_arguments_and_run(name):
+    module = importlib.import_module(f"mt_eval.cli.{name}")
+    assert callable(module.add_arguments) and callable(module.run)
+    assert all(isinstance(e, type) and issubclass(e, BaseException) for e in getattr(module, "EXPECTED", ()))
+
+
+def test_help_imports_no_command_and_a_command_imports_only_its_own_module():
+    code = ("import sys, mt_eval.cli as c; c.build_parser(sys.argv[1:]); "
+            "print(sorted(m for m in sys.modules if m.startswith('mt_eval.cli.')))")
+    top = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert top.stdout.strip() == "[]"
+    run = subprocess.run([sys.executable, "-c", code, "run"], capture_output=True, text=True, check=True, timeout=60)
+    assert run.stdout.strip() == "['mt_eval.cli.arguments', 'mt_eval.cli.run']"
+    heavy = ("import sys, mt_eval.cli as c; c.build_parser(sys.argv[1:]); "
+             "print(sorted({'mt_eval.harness.session', 'mt_eval.loader', 'msgspec', 'anyio'} & set(sys.modules)))")
+    for name in cli.COMMANDS:
+        parsed = subprocess.run([sys.executable, "-c", heavy, name], capture_output=True, text=True, check=True,
+                                timeout=60)
+        assert parsed.stdout.strip() in ("[]", "['msgspec']"), (name, parsed.stdout)  # the work comes when it runs
