@@ -29,7 +29,6 @@ Paradigm = Literal["rule-based", "statistical", "neural-nmt", "llm", "hybrid", "
 CARD_FILE = "method_card.json"
 MANIFEST = "method.json"
 Url = Annotated[str, msgspec.Meta(extra_json_schema={"format": "uri"})]
-RUNTIME_SOURCE = "method_card()"
 
 
 class MethodCard(StrictStruct, kw_only=True):

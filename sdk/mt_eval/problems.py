@@ -85,7 +85,3 @@ class ProblemsError(ExpectedError, ValueError):
         errors = [p for p in self.problems if p.severity == "error"]
         head = summary or f"{len(errors)} problem{'s' if len(errors) != 1 else ''} found"
         super().__init__("\n".join([head, *(p.render() for p in errors)]))
-
-
-def errors_only(problems: Iterable[Problem]) -> list[Problem]:
-    return [p for p in problems if p.severity == "error"]

@@ -224,14 +224,3 @@ def _check(pattern: Any, message: Any) -> str | None:
     if isinstance(message, _Junk):
         return f"stdout line is not JSON: {message!r}"
     return mismatch(pattern, message)
-
-
-async def run_all(command: Sequence[str], vectors: Sequence[Mapping[str, Any]], *, cwd: str | None = None,
-                  env: Mapping[str, str] | None = None) -> list[VectorOutcome]:
-    """Run the transcripts in turn; stop after one whose initialize got no answer (the rest would wait too)."""
-    outcomes = []
-    for vector in vectors:
-        outcomes.append(await run_vector(vector, command, cwd=cwd, env=env))
-        if outcomes[-1].initialize_unanswered:
-            break
-    return outcomes

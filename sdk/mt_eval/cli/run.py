@@ -171,5 +171,5 @@ def run_request(args: argparse.Namespace) -> RunRequest | None:
 
 def command_words() -> tuple[str, ...]:
     """The words after ``mt-eval`` that started this run (``run`` alone when it was started from Python)."""
-    words = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("mt-eval", "cli.py", "__main__.py")) else []
+    words = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("mt-eval", "__main__.py")) else []
     return tuple(words) if words and words[0] == "run" else ("run",)

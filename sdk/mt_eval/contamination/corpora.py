@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SIDES = ("source", "reference")
-
 
 @dataclass
 class CorpusTexts:

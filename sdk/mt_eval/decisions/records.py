@@ -136,11 +136,6 @@ def score_findings(levels: list[ScoreLevel] | None, kind: str = 'a "score" quest
                           "label", code="duplicate")
 
 
-def question_problem(question: Question) -> str | None:
-    """The first rule a question breaks, in words (None when it is valid)."""
-    return next((f.message for f in question.findings() if f.severity == "error"), None)
-
-
 class DecisionRow(StrictStruct, kw_only=True):
     """One case to decide: its state and the questions asked about it."""
 
