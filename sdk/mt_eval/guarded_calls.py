@@ -12,11 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
 from mt_eval.plugin_import import describe_exit
+
+if TYPE_CHECKING:
+    from mt_eval.method_protocol import TranslationMethod
+    from mt_eval.records import RunConfig
 
 Entry = TypeVar("Entry")
 Result = TypeVar("Result")
@@ -30,10 +34,12 @@ class CallFailed(Exception):
         self.message = message
 
 
-async def guarded_translate(method: Any, entries: list[dict[str, Any]], config: Any, *, timeout_s: float | None,
-                            directory: Path | None = None, backstop_s: float | None = None) -> Any:
+async def guarded_translate(method: TranslationMethod, entries: list[dict[str, Any]], config: RunConfig, *,
+                            timeout_s: float | None, directory: Path | None = None,
+                            backstop_s: float | None = None) -> object:
     """``method.translate(entries, config)`` within ``timeout_s`` per entry (or ``backstop_s`` in all, for a
-    method that times itself out); raises `CallFailed`."""
+    method that times itself out); raises `CallFailed`. What the method returned is unchecked: `mt_eval.results`
+    makes results of it."""
     limit = backstop_s if backstop_s is not None else timeout_s * len(entries) if timeout_s is not None else None
     try:
         with anyio.move_on_after(limit) as scope:

@@ -17,14 +17,17 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from mt_eval.guarded_calls import guarded_translate, split_on_failure
 from mt_eval.harness.results_log import ResultsLog
-from mt_eval.records import TranslationResult
+from mt_eval.records import RunConfig, TranslationResult
 from mt_eval.results import ResultNotes, error_result, results_for
+
+if TYPE_CHECKING:
+    from mt_eval.method_protocol import TranslationMethod
 
 __all__ = ["Outcome", "ResultsLog", "RunSettings", "Timing", "execute"]
 
@@ -57,8 +60,8 @@ class Outcome:
     notes: ResultNotes = field(default_factory=ResultNotes)  # what was changed to accept the method's results
 
 
-async def execute(method: Any, entries: list[dict[str, Any]], config: Any, settings: RunSettings, log: ResultsLog,
-                  on_result: Callable[[TranslationResult], None], *, directory: Path | None = None,
+async def execute(method: TranslationMethod, entries: list[dict[str, Any]], config: RunConfig, settings: RunSettings,
+                  log: ResultsLog, on_result: Callable[[TranslationResult], None], *, directory: Path | None = None,
                   outcome: Outcome | None = None) -> Outcome:
     """Translate ``entries`` with ``method``; every final result goes to ``log`` and ``on_result``. Counts add
     up in ``outcome`` when one is given (a run carried on by another method keeps its first part's)."""
@@ -111,8 +114,8 @@ async def execute(method: Any, entries: list[dict[str, Any]], config: Any, setti
     return outcome
 
 
-async def _translate_batch(method: Any, batch: list[dict[str, Any]], config: Any, settings: RunSettings,
-                           outcome: Outcome, directory: Path | None) -> list[TranslationResult]:
+async def _translate_batch(method: TranslationMethod, batch: list[dict[str, Any]], config: RunConfig,
+                           settings: RunSettings, outcome: Outcome, directory: Path | None) -> list[TranslationResult]:
     backstop_s = None
     if getattr(method, "enforces_deadlines", False):  # the host times requests out and isolates entries itself
         backstop_s = settings.timeout_s * len(batch) * 4 + 900.0  # against a host that never would

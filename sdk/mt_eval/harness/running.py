@@ -25,9 +25,12 @@ from mt_eval.harness.execution import Outcome, ResultsLog, RunSettings, execute
 from mt_eval.harness.outcome import EXIT_FAILED
 from mt_eval.loader import LoadedMethod
 from mt_eval.loop_watchdog import LoopWatchdog, find_blocked
+from mt_eval.method_protocol import TranslationMethod
 from mt_eval.method_start import StartFailed, start_method
 from mt_eval.records import RunConfig, TranslationResult
 from mt_eval.results import ResultNotes
+
+OnResult = Callable[[TranslationResult], None]  # called with every final result as it is logged
 
 
 @dataclass
@@ -51,14 +54,14 @@ class Around:
 
     running: Callable[[str], AbstractAsyncContextManager[Any]] | None = None
     begin: Callable[[LoadedMethod], Awaitable[Any]] | None = None
-    before: Callable[[Any, float], Awaitable[None]] | None = None
-    finish: Callable[[Any], Awaitable[None]] | None = None
+    before: Callable[[TranslationMethod, float], Awaitable[None]] | None = None
+    finish: Callable[[TranslationMethod], Awaitable[None]] | None = None
     view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
     can_move: bool = True  # whether a method that blocks the event loop may carry on in a guest
 
 
 def run_method(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig, settings: RunSettings,
-               log: ResultsLog, on_result: Callable[[TranslationResult], None], *,
+               log: ResultsLog, on_result: OnResult, *,
                isolated: Callable[[], LoadedMethod], resume_hint: str, around: Around | None = None) -> Translated:
     """Translate ``entries``; ``isolated()`` loads the same method in a guest process of its own."""
     around = around or Around()
@@ -88,7 +91,7 @@ def run_method(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunC
 
 
 async def _start_execute_close(ran: Translated, entries: list[dict[str, Any]], config: RunConfig,
-                               settings: RunSettings, log: ResultsLog, on_result: Any, around: Around,
+                               settings: RunSettings, log: ResultsLog, on_result: OnResult, around: Around,
                                watchdog_message: str) -> None:
     running = around.running(ran.loaded.method_id) if around.running else contextlib.nullcontext()
     async with running:
@@ -96,7 +99,7 @@ async def _start_execute_close(ran: Translated, entries: list[dict[str, Any]], c
 
 
 async def _execute_and_close(ran: Translated, entries: list[dict[str, Any]], config: RunConfig,
-                             settings: RunSettings, log: ResultsLog, on_result: Any, around: Around,
+                             settings: RunSettings, log: ResultsLog, on_result: OnResult, around: Around,
                              watchdog_message: str) -> None:
     loaded, outcome = ran.loaded, ran.outcome
     method = loaded.method
