@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -217,3 +218,24 @@ def test_protocol_check_reports_every_deviation_at_once(make_plugin):
         "EchoMethod.method_card must be a method returning a dict, not a dict",
         "EchoMethod.aclose must be `async def aclose(self)`",
     ]
+
+
+@pytest.mark.parametrize(("text", "line", "column", "message"), [
+    ('{"name": "x",\n}', 2, 1, "Expecting property name enclosed in double quotes"),
+    ('{"a": 1, }', 1, 10, "Expecting property name enclosed in double quotes"),
+    ("[1, 2,\n\t]", 2, 2, "Expecting value"),
+])
+def test_a_trailing_comma_is_reported_the_same_on_every_python(text, line, column, message):
+    from mt_eval.json_input import same_on_every_python
+
+    comma = text.rindex(",")
+    kind = "object" if text.startswith("{") else "array"
+    newer = json.JSONDecodeError(f"Illegal trailing comma before end of {kind}", text, comma)  # Python 3.13's
+    for error in (newer, same_on_every_python(newer)):
+        found = same_on_every_python(error)
+        assert (found.lineno, found.colno, found.msg) == (line, column, message)
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:  # this Python's own error agrees
+        found = same_on_every_python(exc)
+        assert (found.lineno, found.colno, found.msg) == (line, column, message)

@@ -60,7 +60,8 @@ def parse_json(raw: bytes, *, file: str) -> tuple[Any, list[Problem]]:
                 code="syntax",
             )
         ]
-    except json.JSONDecodeError as exc:
+    except json.JSONDecodeError as error:
+        exc = same_on_every_python(error)
         return None, [
             Problem(
                 file=file,
@@ -81,6 +82,19 @@ def parse_json(raw: bytes, *, file: str) -> tuple[Any, list[Problem]]:
         for key in dict.fromkeys(duplicates)
     ]
     return value, problems
+
+
+def same_on_every_python(exc: json.JSONDecodeError) -> json.JSONDecodeError:
+    """The error as Python 3.11 and 3.12 (and the Node side, ``lib/json-text.js``) report it. Python 3.13 names a
+    trailing comma itself, at the comma ("Illegal trailing comma before end of object"); earlier versions, and the
+    shared test vectors, report what the closing brace or bracket after it should have been, at that character."""
+    if not exc.msg.startswith("Illegal trailing comma before end of "):
+        return exc
+    closing = exc.pos + 1
+    while closing < len(exc.doc) and exc.doc[closing] in " \t\n\r":
+        closing += 1
+    expected = "Expecting property name enclosed in double quotes" if exc.msg.endswith("object") else "Expecting value"
+    return json.JSONDecodeError(expected, exc.doc, closing)
 
 
 def _syntax_hint(exc: json.JSONDecodeError) -> str:

@@ -15,6 +15,7 @@ import msgspec
 
 from mt_eval.corpus.files import FileText, display_name, split_lines
 from mt_eval.corpus.model import ALIASES, Corpus, CorpusError, CorpusFile
+from mt_eval.json_input import same_on_every_python
 from mt_eval.problems import Problem
 
 _decode = msgspec.json.Decoder().decode
@@ -28,9 +29,10 @@ def read_json(file: FileText) -> Corpus:
     except msgspec.DecodeError:
         try:
             data = json.loads(file.text)
-        except json.JSONDecodeError as exc:
+        except json.JSONDecodeError as error:
+            exc = same_on_every_python(error)
             raise CorpusError.single(file.path, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-                                     code="syntax") from exc
+                                     code="syntax") from error
     corpus = Corpus(path=file.path, name=display_name(file.path), sha256=file.sha256, entries=[], format="json",
                     files=[CorpusFile(role="corpus", path=file.path, sha256=file.sha256)])
     if isinstance(data, list):
@@ -61,7 +63,8 @@ def read_jsonl(file: FileText) -> Corpus:
                 continue
             try:
                 entries.append(json.loads(line))  # what msgspec refuses and json accepts (NaN)
-            except json.JSONDecodeError as exc:
+            except json.JSONDecodeError as error:
+                exc = same_on_every_python(error)
                 problems.append(Problem(file=str(file.path), path=f"line {number}", code="syntax",
                                         message=f"invalid JSON at column {exc.colno}: {exc.msg}",
                                         hint="one JSON object per line"))
