@@ -61,13 +61,13 @@ def parse_json(raw: bytes, *, file: str) -> tuple[Any, list[Problem]]:
             )
         ]
     except json.JSONDecodeError as error:
-        exc = same_on_every_python(error)
+        syntax = same_on_every_python(error)
         return None, [
             Problem(
                 file=file,
                 path="$",
-                message=f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-                hint=_syntax_hint(exc),
+                message=f"invalid JSON at line {syntax.lineno}, column {syntax.colno}: {syntax.msg}",
+                hint=_syntax_hint(syntax),
                 code="syntax",
             )
         ]
