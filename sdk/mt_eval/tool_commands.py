@@ -9,6 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from mt_eval.pairs import pair_argument
+
 
 def add_validate(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Check method plugin directories: method.json, method_card.json, a static scan of the "
@@ -55,8 +57,9 @@ def add_translate(parser: argparse.ArgumentParser) -> None:
                     "per line of standard input.")
     parser.add_argument("plugin", metavar="DIR", help="plugin directory")
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="sentences (default: lines of stdin)")
-    parser.add_argument("--pair", metavar="SRC>TGT",
-                           help="language pair, e.g. eng>spa (default: the method's first supported pair)")
+    parser.add_argument("--pair", type=pair_argument, metavar="'SRC>TGT'",
+                        help="language pair, quoted ('eng>spa') or as eng:spa (default: the method's first "
+                             "supported pair)")
     parser.add_argument("--file", "-f", metavar="FILE",
                         help="read the sentences from FILE: one per line, or the sources of a .json, .jsonl or .tsv "
                              "corpus (read as mt-eval run reads it)")

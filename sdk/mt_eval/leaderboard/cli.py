@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mt_eval.pairs import pair_argument
+
 DESCRIPTION = """\
 Show the leaderboard of the published run cards. Rows are ranked only against rows of the same corpus
 (sha256 and entries) scored with the same metric signatures; overlapping 95% intervals are ties. Across
@@ -36,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="DIR", help="write the static site: index.html, cards/*.html and "
                                                      "leaderboard.json")
     chosen = parser.add_argument_group("which rows")
-    chosen.add_argument("--pair", action="append", default=[], metavar="SRC>TGT", help="only this pair (repeatable)")
+    chosen.add_argument("--pair", action="append", default=[], type=pair_argument, metavar="'SRC>TGT'",
+                        help="only this pair, quoted ('eng>spa') or as eng:spa (repeatable)")
     chosen.add_argument("--corpus", action="append", default=[], metavar="NAME",
                         help="only this corpus: its name or a sha256 prefix (repeatable)")
     chosen.add_argument("--class", dest="classes", action="append", default=[], metavar="CLASS",
