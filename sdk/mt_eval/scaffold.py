@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from mt_eval.validate import PluginReport
 
 TEMPLATE_NAME = "method-plugin"
+ANSWERS_FILE = ".mt-eval-answers.json"  # the answers and the SHA-256 of each file as generated
 YES = ("true", "yes", "y", "on", "1")
 NO = ("false", "no", "n", "off", "0")
 
@@ -67,7 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--answers", metavar="FILE",
                         help="answers from a JSON file, e.g. a plugin's .mt-eval-answers.json (--set wins)")
     parser.add_argument("--force", action="store_true",
-                        help="write into an existing DIR: files the template writes are replaced, others kept")
+                        help="write into an existing DIR: files the template writes are replaced, others kept; a file "
+                             "you changed since it was generated is named and kept as NAME.orig (asked first, unless "
+                             "--no-input)")
 
 
 def template_directory() -> Path:
@@ -159,9 +162,11 @@ def render(template: Path, staging: Path, answers: dict[str, str | bool], *, no_
     from cookiecutter.generate import generate_context, generate_files  # type: ignore[import-untyped]
     from cookiecutter.prompt import prompt_for_config  # type: ignore[import-untyped]
 
+    from mt_eval.scaffold_answers import ask_questions
+
     context = generate_context(context_file=str(template / "cookiecutter.json"), extra_context=answers)
     context["_cookiecutter"] = {k: v for k, v in context["cookiecutter"].items() if not k.startswith("_")}
-    context["cookiecutter"].update(prompt_for_config(context, no_input))
+    context["cookiecutter"].update(prompt_for_config(context, True) if no_input else ask_questions(context))
     context["cookiecutter"].update(_template=str(template), _output_dir=str(staging), _repo_dir=str(template),
                                    _checkout=None)
     with _QuietAndContained(staging):
@@ -207,7 +212,10 @@ def run_new(args: argparse.Namespace) -> int:
         report = _validated(generated, target)
         if report is None:
             return 1
-        _place(generated, target)
+        changed = changed_by_user(generated, target)
+        if changed and not _may_replace(changed, target, ask=not args.no_input):
+            return fail("nothing was written: your changed files are as they were", 1)
+        _place(generated, target, backups=changed)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     print(next_steps(target, answered, report))
@@ -215,7 +223,9 @@ def run_new(args: argparse.Namespace) -> int:
 
 
 def next_steps(target: Path, answers: dict[str, Any], report: PluginReport) -> str:
-    """What was created and the commands to run next."""
+    """What was created and the commands to run next, exactly as they work here (``mt-eval`` and ``python``
+    by their full paths when they are not the ones on PATH)."""
+    import importlib.util
     import os
     import shlex
 
@@ -223,21 +233,46 @@ def next_steps(target: Path, answers: dict[str, Any], report: PluginReport) -> s
 
     relative = os.path.relpath(target)
     where = str(target) if relative.startswith("..") else relative
+    mt_eval, python = commands_here()
     lines = [f"Created {where}: {answers['method_name']} ({report.method_id}, class {report.method_class}, "
              f"runtime {answers['runtime']}), {describe_class(report)}", "", "Next:", f"  cd {shlex.quote(where)}",
-             "  mt-eval validate ."]
+             f"  {mt_eval} validate ."]
     if answers["runtime"] in ("python", "both"):
-        lines.append("  python -m pytest tests")
+        if importlib.util.find_spec("pytest") is None:
+            lines.append(f"  {python} -m pip install pytest     # once: the test runner, beside the SDK")
+        lines.append(f"  {python} -m pytest tests" + ("       # pipeline.py, and its parity with translate.js"
+                                                      if answers["runtime"] == "both" else ""))
     if answers["runtime"] in ("node", "both"):
         lines.append("  node --test")
     if answers["__family"] == "glossary":
-        lines.append('  mt-eval translate . "Good morning, my friend!"')
+        lines.append(f'  {mt_eval} translate . "Good morning, my friend!"')
+        lines.append(f"  {mt_eval} run --method . --corpus sample/corpus.jsonl   # scores and a run card, in ../runs/")
     elif answers["__family"] == "decision":
-        lines.append("  mt-eval decide run --method . --corpus sample/decisions.jsonl")
+        lines.append(f"  {mt_eval} decide run --method . --corpus sample/decisions.jsonl")
     else:
         lines.append("  # a run needs " + ("config.base_url and config.model" if answers["__family"] == "chat"
                                            else 'config.params["api_url"]') + ": see README.md")
     return "\n".join(lines)
+
+
+def commands_here() -> tuple[str, str]:
+    """How to run this ``mt-eval`` and its Python from anywhere: their names when PATH finds these very
+    programs, else their full paths."""
+    import os
+    import shlex
+    import shutil
+    import sys
+
+    script = os.path.abspath(sys.argv[0]) if sys.argv and os.path.basename(sys.argv[0]) == "mt-eval" else None
+    on_path = shutil.which("mt-eval")
+    if script is None:
+        mt_eval = "mt-eval" if on_path else f"{shlex.quote(sys.executable)} -m mt_eval.cli"
+    else:
+        mt_eval = "mt-eval" if on_path and os.path.samefile(on_path, script) else shlex.quote(script)
+    found = shutil.which("python")
+    python = "python" if found and os.path.abspath(found) == os.path.abspath(sys.executable) else shlex.quote(
+        sys.executable)
+    return mt_eval, python
 
 
 def _occupied(directory: Path, *, force: bool) -> str | None:
@@ -288,11 +323,58 @@ def _validated(generated: Path, target: Path) -> PluginReport | None:
     return None
 
 
-def _place(generated: Path, target: Path) -> None:
-    """Move the rendered plugin to ``target``, or copy it over an existing directory's files."""
+def changed_by_user(generated: Path, target: Path) -> list[str]:
+    """The files of an existing ``target`` the template would replace with other content and that the user
+    changed since ``mt-eval new`` wrote them (its ``.mt-eval-answers.json`` records their SHA-256; a file it
+    does not record counts as changed)."""
+    import hashlib
+    import json
+
+    if not target.is_dir():
+        return []
+    try:
+        recorded = json.loads((target / ANSWERS_FILE).read_text(encoding="utf-8")).get("files") or {}
+    except (OSError, ValueError, AttributeError):
+        recorded = {}
+    changed = []
+    for new in sorted(generated.rglob("*")):
+        relative = new.relative_to(generated).as_posix()
+        old = target / relative
+        if not new.is_file() or relative == ANSWERS_FILE or not old.is_file():
+            continue
+        content = old.read_bytes()
+        if content != new.read_bytes() and recorded.get(relative) != hashlib.sha256(content).hexdigest():
+            changed.append(relative)
+    return changed
+
+
+def _may_replace(changed: list[str], target: Path, *, ask: bool) -> bool:
+    """Say which changed files would be replaced (each kept as NAME.orig); ask unless ``ask`` is false."""
+    import sys
+
+    listing = "\n".join(f"  {name}  (yours is kept as {name}.orig)" for name in changed)
+    print(f"mt-eval new: {len(changed)} file(s) in {target} differ from what the template writes and were changed "
+          f"since it wrote them:\n{listing}", file=sys.stderr)
+    if not ask:
+        return True
+    from rich.prompt import Confirm
+
+    return Confirm.ask("Replace them (your versions are kept as .orig files)?", default=False)
+
+
+def _place(generated: Path, target: Path, *, backups: list[str]) -> None:
+    """Move the rendered plugin to ``target``, or copy it over an existing directory's files (keeping the
+    user's version of each file in ``backups`` as ``NAME.orig``)."""
     import shutil
 
     if target.exists():
+        for name in backups:
+            kept = target / f"{name}.orig"
+            counter = 1
+            while kept.exists():
+                kept = target / f"{name}.{counter}.orig"
+                counter += 1
+            (target / name).replace(kept)
         shutil.copytree(generated, target, dirs_exist_ok=True)
     else:
         target.parent.mkdir(parents=True, exist_ok=True)
