@@ -105,13 +105,18 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from mt_eval.usage_errors import unknown_arguments, unknown_command
+
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(arguments)
+    first = next((word for word in arguments if not word.startswith("-")), None)
+    if first is not None and first not in COMMANDS:
+        unknown_command(parser, first)
     args, extra = parser.parse_known_args(arguments)
     if extra and args.command == "translate" and not any(e.startswith("-") for e in extra):
         args.texts += extra  # sentences given after an option
     elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        unknown_arguments(parser, arguments, extra)
     if args.command is None:
         parser.print_help()
         return 2

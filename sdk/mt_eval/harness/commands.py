@@ -18,6 +18,7 @@ import os
 import sys
 
 from mt_eval.corpus.arguments import add_corpus_arguments
+from mt_eval.pairs import PairError, parse_pair
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))), "examples")
@@ -47,9 +48,10 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
     what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")
-    what.add_argument("--pair", metavar="SRC>TGT", help="language pair (default: the corpus's, else the "
-                                                        "method's first supported pair); with "
-                                                        "--champollion-config, the config's pair, e.g. en:es")
+    what.add_argument("--pair", metavar="'SRC>TGT'",
+                      help="language pair, quoted ('eng>spa') or as eng:spa or eng-spa (default: the corpus's, else "
+                           "the method's first supported pair; a --pair the corpus's pair contradicts needs "
+                           "--accept-doubt pair-mismatch); with --champollion-config, the config's pair, e.g. en:es")
     what.add_argument("--champollion-config", metavar="PATH",
                       help="evaluate the method plugin a champollion.config.json names for --pair (its model, "
                            "temperature and batchSize apply; the run card records the config and pair)")
@@ -89,7 +91,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--extension", action="append", default=[], metavar="MODULE",
                      help="enable an extension module implementing mt-eval hooks (repeatable)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
-    run.set_defaults(print_run_help=run.print_help)
+    run.set_defaults(print_run_usage=run.print_usage)
 
 
 def add_run_directory_arguments(group: argparse._ArgumentGroup, default: str) -> None:
@@ -156,7 +158,7 @@ def run_command(args: argparse.Namespace) -> int:
     if args.demo:
         args.method = args.method or DEMO_METHOD
         args.corpus = args.corpus or DEMO_CORPUS
-    if args.champollion_config:
+    if args.champollion_config:  # --pair names one of the config's pairs, as written there (en:es)
         from mt_eval.champollion.evaluate import apply_champollion_config
 
         try:
@@ -164,8 +166,21 @@ def run_command(args: argparse.Namespace) -> int:
         except (ValueError, LookupError, OSError) as exc:
             print(f"mt-eval run: {exc}", file=sys.stderr)
             return 1
-    if not args.method or not (args.corpus or args.source_file or args.reference_file):
-        args.print_run_help()
+    elif args.pair is not None:
+        try:
+            args.pair = parse_pair(args.pair)
+        except PairError as exc:
+            args.print_run_usage(sys.stderr)
+            print(f"mt-eval run: error: argument --pair: {exc}", file=sys.stderr)
+            return 2
+    missing = [what for what, given in (
+        ("--method DIR (a method plugin directory)", args.method),
+        ("--corpus FILE (or --source-file SRC --reference-file REF)", args.corpus or args.source_file
+         or args.reference_file)) if not given]
+    if missing:
+        args.print_run_usage(sys.stderr)
+        print(f"mt-eval run: give {' and '.join(missing)}; or try the bundled example with --demo. `mt-eval run "
+              "--help` lists every option, with examples.", file=sys.stderr)
         return 2
     from mt_eval.harness.outcome import EXIT_BUSY, EXIT_ERROR, EXIT_INTERRUPTED
     from mt_eval.harness.run_directory import RunError
@@ -186,7 +201,6 @@ def run_command(args: argparse.Namespace) -> int:
         print("\nmt-eval run: interrupted; finished entries are saved. Continue with the same command and "
               "--resume.", file=sys.stderr)
         return EXIT_INTERRUPTED
-    print(f"run card: {report.card_path}")
     return report.exit_code
 
 

@@ -21,6 +21,7 @@ from mt_eval import __version__
 from mt_eval.contamination.run_check import check_for_run
 from mt_eval.corpus.arguments import selection_from_args
 from mt_eval.corpus.describe import reading_facts
+from mt_eval.corpus.doubts import refuse_pair_mismatch
 from mt_eval.corpus.model import Corpus
 from mt_eval.corpus.reader import CorpusSpec
 from mt_eval.corpus.selection import Selection
@@ -30,15 +31,24 @@ from mt_eval.harness import runcard as rc
 from mt_eval.harness.commands import method_params
 from mt_eval.harness.corpus import card_results, read_run_corpus, settle_run_corpus, write_predictions
 from mt_eval.harness.execution import RunSettings
-from mt_eval.harness.fairness import FairnessError, FairRun, describe_outcome
+from mt_eval.harness.fairness import FairnessError, FairRun
 from mt_eval.harness.fairness import prepare as prepare_fairness
 from mt_eval.harness.method_contract import card_file, checked_pins, merged_card, say_isolated_hooks_do_not_run
 from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.results_log import ResultsLog, read_results, repair
-from mt_eval.harness.run_directory import RunError, differences, hold_run_directory, open_run_directory, write_json
+from mt_eval.harness.run_directory import (
+    RunError,
+    differences,
+    hold_run_directory,
+    open_run_directory,
+    run_directory,
+    write_json,
+)
 from mt_eval.harness.running import Around, StartFailed, run_method
 from mt_eval.harness.scoring import MetricScore, Scores, score
+from mt_eval.harness.summary import print_summary
 from mt_eval.loader import LoadedMethod, load_method
+from mt_eval.pairs import quoted, supported_form
 from mt_eval.pins import PinCheck
 from mt_eval.records import RunConfig, TranslationResult
 from mt_eval.results import ResultNotes, totals
@@ -118,7 +128,7 @@ def run_evaluation(args: argparse.Namespace) -> RunReport:
         selection = settle_run_corpus(args, spec, corpus, config.pair)
         settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                                retries=args.retries, retry_budget=args.retry_budget)
-        out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
+        out = run_directory(args.out, loaded.directory, f"{loaded.method_id}__{_slug(corpus.name)}")
         lock = hold_run_directory(out, command=_command_line(), wait_s=getattr(args, "wait", None), prog="mt-eval run")
     except BaseException:
         fair.close_unused()
@@ -223,8 +233,7 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
     write_predictions(out / "predictions.txt", entries, results)
     manager.hook.run_finished(run_id=state.run_id, card=run_card)
     code = oc.exit_status(status, run_card.errors, len(ordered), max_errors)
-    if not args.quiet:
-        _print_summary(run_card, out, sys.stderr)
+    print_summary(run_card, out, sys.stdout)  # the result: on standard output, --quiet or not
     oc.print_failures(run_card.failures or [], run_card.errors, len(ordered), sys.stderr)
     if status != "complete":
         print(oc.verdict(status, code, run_card.errors, len(ordered), max_errors), file=sys.stderr)
@@ -253,13 +262,17 @@ def _command_line(drop: tuple[str, ...] = (), add: tuple[str, ...] = ()) -> str:
 def _run_config(args: argparse.Namespace, corpus: Corpus, loaded: LoadedMethod) -> RunConfig:
     supported = loaded.manifest.supported_pairs
     pair = args.pair or corpus.pair or (supported[0] if supported else None)
-    if not pair or ">" not in pair:
-        raise RunError("no language pair: the corpus does not name one and the method supports any; "
-                       "give --pair SRC>TGT, e.g. --pair eng>spa")
-    if supported and pair not in supported:
-        raise RunError(f"{loaded.method_id} supports {', '.join(supported)}, not {pair}; choose one with --pair "
-                       "or use a corpus in a supported pair")
-    source, _, target = pair.partition(">")
+    if not pair:
+        raise RunError("no language pair: the corpus does not declare one and the method lists no supported_pairs; "
+                       "give one, e.g. --pair 'eng>spa' (or --pair eng:spa)")
+    refuse_pair_mismatch(corpus, pair, args.accept_doubt)
+    method_pair = supported_form(pair, supported)
+    if method_pair is None:
+        raise RunError(f"{loaded.method_id} supports {quoted(supported)}, not '{pair}': choose one with --pair "
+                       f"(e.g. --pair '{supported[0]}') or use a corpus in a supported pair")
+    if method_pair != pair and not args.quiet:
+        print(f"pair '{pair}' is {loaded.method_id}'s '{method_pair}'", file=sys.stderr)
+    source, _, target = method_pair.partition(">")
     fields = {"source_lang": source, "target_lang": target, "model": args.model, "base_url": args.base_url,
               "temperature": args.temperature, "max_tokens": args.max_tokens, "batch_size": args.batch_size,
               "concurrency": args.concurrency, "timeout_s": args.timeout, "seed": args.seed,
@@ -361,35 +374,3 @@ def _runtime(loaded: LoadedMethod, args: argparse.Namespace, fair: FairRun) -> s
     if fair.sandbox is not None:
         return f"{loaded.source.runtime} (sandboxed: {fair.sandbox.tool.name})"
     return "python (isolated)" if args.isolate else loaded.source.runtime
-
-
-def _print_summary(card: rc.RunCard, out: Path, stream: Any) -> None:
-    entries = f"{card.corpus.entries} entries"
-    if card.selection is not None:
-        entries = f"{card.selection.entries_selected} of {card.corpus.entries} entries (a selection)"
-    head = (f"{card.method.method_id} on {card.corpus.name} ({card.corpus.pair}): {entries}, "
-            f"{card.errors} error{'s' if card.errors != 1 else ''}")
-    lines = [head]
-    if card.status == "failed":
-        lines.append("  no scores: no entry was translated")
-    elif card.metrics is not None:
-        parts = []
-        for m in card.metrics.metrics:
-            ci = f" [{m.ci_low:.2f}, {m.ci_high:.2f}]" if m.ci_low is not None and m.ci_high is not None else ""
-            parts.append(f"{m.name} {m.score:.2f}{ci}")
-        lines.append("  " + "   ".join(parts))
-    elif card.corpus.reading is not None and not card.corpus.reading.references:
-        lines.append(f"  not scored: the corpus has no references (translation only); the predictions are in "
-                     f"{out / 'predictions.txt'}")
-    else:
-        lines.append("  not scored: not every entry has a result")
-    lines += describe_outcome(card.eligibility, card.sandbox)
-    if card.normalised:
-        notes = ResultNotes()
-        notes.merge(card.normalised)
-        lines.append(f"  warning: results accepted after changes (the upstream harness's shape): {notes.summary()}")
-    lat = card.latency
-    if lat.cold_s is not None and lat.hot_p50_s is not None and lat.hot_p95_s is not None:
-        lines.append(f"  latency: cold {lat.cold_s:.3f} s; hot p50 {lat.hot_p50_s * 1000:.1f} ms, "
-                     f"p95 {lat.hot_p95_s * 1000:.1f} ms")
-    stream.write("\n".join(lines) + "\n")
