@@ -45,7 +45,7 @@ examples:
   mt-eval new my-method
   mt-eval new plugins/my-llm --no-input --set runtime=both --set dependency_profile=llm-gateway
   mt-eval new my-judge --no-input --set method_kind=decision --set runtime=both
-  mt-eval new my-method --answers my-method/.mt-eval-answers.json --no-input --force   (regenerate)
+  mt-eval new my-method --answers my-method/.mt-eval-answers.json --no-input --force   # regenerate
 """
 
 

@@ -17,7 +17,7 @@ def innermost_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> ar
             break
         if word.startswith("-"):
             continue
-        choices = _subcommands(current)
+        choices = subcommands(current)
         if word not in choices:
             continue
         current = choices[word]
@@ -45,13 +45,14 @@ def unknown_arguments(parser: argparse.ArgumentParser, argv: Sequence[str], extr
 
 def unknown_command(parser: argparse.ArgumentParser, word: str) -> NoReturn:
     """Exit 2 naming the closest command to ``word``."""
-    names = list(_subcommands(parser))
+    names = list(subcommands(parser))
     close = difflib.get_close_matches(word, names, n=1, cutoff=0.5)
     suggestion = f"; did you mean {close[0]}?" if close else ""
     parser.error(f"unknown command '{word}'{suggestion} (the commands: {', '.join(names)})")
 
 
-def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The subcommands of ``parser`` by name (none: {})."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             return dict(action.choices)

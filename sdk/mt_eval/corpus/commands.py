@@ -18,6 +18,7 @@ examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog, parser.formatter_class = SHOW_EXAMPLES, argparse.RawDescriptionHelpFormatter
     commands = parser.add_subparsers(dest="corpus_command", metavar="COMMAND")
     show = commands.add_parser(
         "show", help="how mt-eval reads a corpus: format, columns and roles, ids, entries, first rows, sha256",

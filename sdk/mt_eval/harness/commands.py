@@ -32,7 +32,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                        "an interrupted run continues with --resume.")
     run.formatter_class = argparse.RawDescriptionHelpFormatter
     run.epilog = ("examples:\n  mt-eval run --demo\n"
-                  "  mt-eval run --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json\n"
+                  "  mt-eval run --method examples/rules-eng-spa --corpus examples/data/eng-spa-demo.json\n"
                   "  mt-eval run --method my-method --corpus dev.jsonl --pair 'eng>spa' --out runs/try1 --resume\n"
                   "  mt-eval run --method my-method --corpus dev.tsv --ids 1..50 --out runs/first50\n"
                   "  mt-eval run --method my-method --source-file devtest.eng_Latn --reference-file devtest.spa_Latn "
@@ -156,6 +156,11 @@ def method_params(items: list[str]) -> dict[str, object]:
 
 def run_command(args: argparse.Namespace) -> int:
     if args.demo:
+        if not os.path.isdir(DEMO_METHOD) and not args.method:
+            print("mt-eval run: --demo runs the example method of the mt-eval repository (examples/lexicon-eng-spa), "
+                  "which this installation does not have: run it from a checkout of the repository, or give "
+                  "--method DIR and --corpus FILE", file=sys.stderr)
+            return 2
         args.method = args.method or DEMO_METHOD
         args.corpus = args.corpus or DEMO_CORPUS
     if args.champollion_config:  # --pair names one of the config's pairs, as written there (en:es)
@@ -207,6 +212,10 @@ def run_command(args: argparse.Namespace) -> int:
 def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
     compare.description = ("Compare two runs on the same corpus with sacrebleu's paired bootstrap resampling and "
                            "paired approximate randomization. A is the baseline.")
+    compare.formatter_class = argparse.RawDescriptionHelpFormatter
+    compare.epilog = ("examples (after nox -s demo, which writes runs/demo and runs/demo-rules):\n"
+                      "  mt-eval compare runs/demo/card.json runs/demo-rules/card.json\n"
+                      "  mt-eval compare runs/demo/card.json runs/demo-rules/card.json --json --trials 2000")
     compare.add_argument("baseline", metavar="A.json", help="run card of the baseline")
     compare.add_argument("candidate", metavar="B.json", help="run card of the system compared with it")
     add_corpus_arguments(compare, selection=False, title="the corpus (default: the one both cards record, read "

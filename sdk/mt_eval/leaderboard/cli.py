@@ -18,8 +18,8 @@ EPILOG = """\
 examples:
   mt-eval leaderboard
   mt-eval leaderboard --pair 'eng>spa' --class pipeline --format json
-  mt-eval leaderboard --out site                 then open site/index.html
-  mt-eval leaderboard serve --port 8765          then open http://127.0.0.1:8765/
+  mt-eval leaderboard --out site                 # then open site/index.html
+  mt-eval leaderboard serve --port 8765          # then open http://127.0.0.1:8765/
   mt-eval leaderboard --db team-board.db --max-p95 0.5 --out public
 
 The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data directory (PostgreSQL:

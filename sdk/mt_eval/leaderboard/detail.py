@@ -6,6 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from mt_eval.durations import format_duration
 from mt_eval.leaderboard.html import badges, headline_text, number, open_source, page, prize_cell, settings_text
 
 RESULTS_SHOWN = 2000  # entries listed on the page; the card itself holds them all
@@ -56,11 +57,13 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
         eligibility[field] = _unknown(card, field)
     covariates = {k: _text(v) for k, v in card.get("covariates", {}).items()}
     environment = {k: _text(v) for k, v in card.get("environment", {}).items()}
-    latency = {k: _text(v) for k, v in card.get("latency", {}).items()}
+    latency = {k.removesuffix("_s"): _text(format_duration(v) if k.endswith("_s") else v)
+               for k, v in card.get("latency", {}).items()}
     results = card.get("results", [])
     entries = "".join(
         f"<tr><td><code>{escape(r['id'])}</code></td><td>{escape(r.get('predicted') or '')}</td>"
-        f"<td class=no>{escape(r.get('error') or '')}</td><td class=n>{number(r.get('latency_s'), 3)}</td></tr>"
+        f"<td class=no>{escape(r.get('error') or '')}</td>"
+        f"<td class=n>{escape(format_duration(r.get('latency_s')))}</td></tr>"
         for r in results[:RESULTS_SHOWN])
     more = f"<p class=muted>first {RESULTS_SHOWN} of {len(results)} entries</p>" if len(results) > RESULTS_SHOWN else ""
     body = (f'<p><a href="{escape(back)}">← leaderboard</a></p>'
@@ -77,7 +80,7 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
             f"<h2>Run</h2>{_dl(_run(card))}"
             f"<h3>Covariates</h3>{_dl(covariates)}<h3>Latency</h3>{_dl(latency)}"
             f"<h3>Environment</h3>{_dl(environment)}"
-            f"<h2>Entries</h2>{more}<table><thead><tr><th>id</th><th>prediction</th><th>error</th><th>latency s</th>"
+            f"<h2>Entries</h2>{more}<table><thead><tr><th>id</th><th>prediction</th><th>error</th><th>latency</th>"
             f"</tr></thead><tbody>{entries}</tbody></table>")
     return page(f"{row['method_name']} — {corpus['name']}", body)
 
