@@ -27,7 +27,6 @@ from mt_eval.bridge.method import BridgeMethod
 from mt_eval.bridge.runtimes import node_command
 from mt_eval.cli import main
 from mt_eval.loader import load_method
-from mt_eval.manifest import KEBAB
 from mt_eval.records import RunConfig
 from mt_eval.scaffold import template_directory
 
