@@ -33,7 +33,8 @@ def parse_pair(text: str) -> str:
             source, _, target = value.partition(separator)
             return _joined(source.strip(), target.strip(), text)
     if value.count("-") == 1:
-        return _joined(*value.split("-"), text)
+        source, _, target = value.partition("-")
+        return _joined(source, target, text)
     lower = re.compile(r"[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")  # with subtags, the language itself is lowercase
     halves = [(value[:i], value[i + 1:]) for i, c in enumerate(value) if c == "-"]
     fitting = [(s, t) for s, t in halves if lower.fullmatch(s) and lower.fullmatch(t)]
