@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from mt_eval.validate import PluginReport
 
 TEMPLATE_NAME = "method-plugin"
-ANSWERS_FILE = ".mt-eval-answers.json"  # the answers and the SHA-256 of each file as generated
 YES = ("true", "yes", "y", "on", "1")
 NO = ("false", "no", "n", "off", "0")
 
@@ -181,6 +180,8 @@ def run_new(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
+    from mt_eval.scaffold_files import changed_by_user, may_replace, occupied, place
+
     def fail(message: str, status: int = 2) -> int:
         print(f"mt-eval new: {message}", file=sys.stderr)
         return status
@@ -189,7 +190,7 @@ def run_new(args: argparse.Namespace) -> int:
     if not (template / "cookiecutter.json").is_file():
         return fail(f"the plugin template is missing ({template}): reinstall mt-eval-sdk", 1)
     destination = Path(args.directory) if args.directory else None
-    if destination is not None and (problem := _occupied(destination, force=args.force)):
+    if destination is not None and (problem := occupied(destination, force=args.force)):
         return fail(problem)
     try:
         questions = template_questions(template)
@@ -207,15 +208,15 @@ def run_new(args: argparse.Namespace) -> int:
         if generated is None:
             return 2
         target = destination if destination is not None else Path(answered["method_id"])
-        if destination is None and (problem := _occupied(target, force=args.force)):
+        if destination is None and (problem := occupied(target, force=args.force)):
             return fail(problem)
         report = _validated(generated, target)
         if report is None:
             return 1
         changed = changed_by_user(generated, target)
-        if changed and not _may_replace(changed, target, ask=not args.no_input):
+        if changed and not may_replace(changed, target, ask=not args.no_input):
             return fail("nothing was written: your changed files are as they were", 1)
-        _place(generated, target, backups=changed)
+        place(generated, target, backups=changed)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     print(next_steps(target, answered, report))
@@ -275,14 +276,6 @@ def commands_here() -> tuple[str, str]:
     return mt_eval, python
 
 
-def _occupied(directory: Path, *, force: bool) -> str | None:
-    if directory.exists() and not directory.is_dir():
-        return f"{directory} exists and is not a directory"
-    if not force and directory.is_dir() and any(directory.iterdir()):
-        return f"{directory} already exists: choose a new directory, or add --force to write into it"
-    return None
-
-
 def _render_reporting_errors(template: Path, staging: Path, answers: dict[str, str | bool], *, no_input: bool
                              ) -> tuple[Path | None, dict[str, Any]]:
     import sys
@@ -321,64 +314,6 @@ def _validated(generated: Path, target: Path) -> PluginReport | None:
     for problem in report.problems:
         print("  " + problem.render().replace(str(generated), str(target)), file=sys.stderr)
     return None
-
-
-def changed_by_user(generated: Path, target: Path) -> list[str]:
-    """The files of an existing ``target`` the template would replace with other content and that the user
-    changed since ``mt-eval new`` wrote them (its ``.mt-eval-answers.json`` records their SHA-256; a file it
-    does not record counts as changed)."""
-    import hashlib
-    import json
-
-    if not target.is_dir():
-        return []
-    try:
-        recorded = json.loads((target / ANSWERS_FILE).read_text(encoding="utf-8")).get("files") or {}
-    except (OSError, ValueError, AttributeError):
-        recorded = {}
-    changed = []
-    for new in sorted(generated.rglob("*")):
-        relative = new.relative_to(generated).as_posix()
-        old = target / relative
-        if not new.is_file() or relative == ANSWERS_FILE or not old.is_file():
-            continue
-        content = old.read_bytes()
-        if content != new.read_bytes() and recorded.get(relative) != hashlib.sha256(content).hexdigest():
-            changed.append(relative)
-    return changed
-
-
-def _may_replace(changed: list[str], target: Path, *, ask: bool) -> bool:
-    """Say which changed files would be replaced (each kept as NAME.orig); ask unless ``ask`` is false."""
-    import sys
-
-    listing = "\n".join(f"  {name}  (yours is kept as {name}.orig)" for name in changed)
-    print(f"mt-eval new: {len(changed)} file(s) in {target} differ from what the template writes and were changed "
-          f"since it wrote them:\n{listing}", file=sys.stderr)
-    if not ask:
-        return True
-    from rich.prompt import Confirm
-
-    return Confirm.ask("Replace them (your versions are kept as .orig files)?", default=False)
-
-
-def _place(generated: Path, target: Path, *, backups: list[str]) -> None:
-    """Move the rendered plugin to ``target``, or copy it over an existing directory's files (keeping the
-    user's version of each file in ``backups`` as ``NAME.orig``)."""
-    import shutil
-
-    if target.exists():
-        for name in backups:
-            kept = target / f"{name}.orig"
-            counter = 1
-            while kept.exists():
-                kept = target / f"{name}.{counter}.orig"
-                counter += 1
-            (target / name).replace(kept)
-        shutil.copytree(generated, target, dirs_exist_ok=True)
-    else:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(generated, target)
 
 
 class _QuietAndContained:
