@@ -551,3 +551,94 @@ def test_a_decision_method_is_generated_self_contained_only(tmp_path, capfd):
                "--set", "dependency_profile=external-api") == 2
     assert "a decision method is generated self-contained" in capfd.readouterr().err
     assert not (tmp_path / "j").exists()
+
+
+# --- the first hour: next steps as printed, the parity test, answers checked, changed files kept ---------------
+
+def test_the_printed_next_steps_work_as_printed(tmp_path):
+    script = Path(sys.executable).parent / "mt-eval"
+    if not script.is_file():
+        pytest.skip("mt-eval is not installed beside this Python")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TMPDIR": str(tmp_path)}  # no mt-eval on PATH
+    made = subprocess.run([str(script), "new", "first", "--no-input", "--set", "runtime=both"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert made.returncode == 0, made.stderr
+    steps = made.stdout.split("Next:\n", 1)[1].splitlines()
+    assert steps[0] == "  cd first" and f"  {script} validate ." in steps
+    assert any(line.startswith(f"  {Path(sys.executable).parent}/python") and " -m pytest tests" in line
+               for line in steps)
+    done = subprocess.run(["bash", "-e", "-c", "\n".join(steps)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "6 passed" in done.stdout and "# fail 0" in done.stdout  # pytest (with the parity test), node --test
+    assert "Buenos días, mi amigo!" in done.stdout and "chrF++" in done.stdout
+    assert (tmp_path / "runs" / "first__corpus" / "card.json").is_file() and not (tmp_path / "first" / "runs").exists()
+
+
+def test_the_parity_test_fails_when_translate_js_drifts(generated, tmp_path):
+    directory = tmp_path / "drifted"
+    shutil.copytree(plugin(generated, ("both", "self-contained", CLASSES[8 % len(CLASSES)])), directory)
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_parity.py"],
+                              cwd=directory, capture_output=True, text=True, timeout=120)
+    assert run().returncode == 0
+    code = (directory / "translate.js").read_text(encoding="utf-8")
+    assert "return head.toUpperCase() + rest.join('');" in code
+    (directory / "translate.js").write_text(code.replace("return head.toUpperCase() + rest.join('');",
+                                                         "return head + rest.join('');"), encoding="utf-8")
+    failed = run()
+    assert failed.returncode == 1
+    assert "pipeline.py and translate.js disagree:" in failed.stdout
+    assert 'pipeline.py {"id": "s1", "predicted": "Buenas noches, mi amigo!", "error": null}' in failed.stdout
+    assert 'translate.js {"id": "s1", "predicted": "buenas noches, mi amigo!", "error": null}' in failed.stdout
+
+
+def test_a_both_plugin_of_every_profile_has_a_parity_test_and_the_others_none(generated):
+    for (runtime, profile, _), (directory, _) in generated.items():
+        assert (directory / "tests" / "test_parity.py").exists() == (runtime == "both"), (runtime, profile)
+        assert (directory / "tests" / "node_side.py").exists() == (runtime == "both")
+        for test_file in (directory / "tests").glob("test_*.py"):
+            assert "pip install mt-eval-sdk" not in test_file.read_text(encoding="utf-8")
+        readme = (directory / "README.md").read_text(encoding="utf-8")
+        if runtime != "node":
+            assert "nox -s build" in readme and "mt_eval_sdk-*.whl" in readme and "python -m pytest tests" in readme
+
+
+def test_each_interactive_answer_is_checked_as_it_is_given(tmp_path, monkeypatch, capsys):
+    # kind, name, a bad id then a good one, runtime, profile, class, description, author, licence,
+    # open_source=yes, a bad address then a good one
+    answers = "\nRemote API\nRemote_API\nremote-api\n2\n4\n5\nCalls a service.\n\nMIT\ny\nexample.org\nhttps://e.org/x\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(answers))
+    assert new(str(tmp_path / "remote")) == 0
+    err = capsys.readouterr().err
+    assert ('error: method_id: "Remote_API" is not kebab-case: use lowercase letters and digits in words joined by '
+            'hyphens, e.g. "remote-api"; answer again') in err
+    assert 'error: open_source_url: "example.org" is not a web address: give an https:// URL; answer again' in err
+    manifest = json.loads((tmp_path / "remote" / "method.json").read_text(encoding="utf-8"))
+    assert (manifest["name"], manifest["method_id"], manifest["class"]) == ("Remote API", "remote-api", "api")
+    card = json.loads((tmp_path / "remote" / "method_card.json").read_text(encoding="utf-8"))
+    assert card["open_source_url"] == "https://e.org/x"
+
+
+def test_force_never_replaces_a_changed_file_silently(tmp_path, monkeypatch, capsys):
+    target = tmp_path / "mine"
+    assert new(str(target), "--no-input") == 0
+    recorded = json.loads((target / ".mt-eval-answers.json").read_text(encoding="utf-8"))["files"]
+    assert recorded["pipeline.py"] == hashlib.sha256((target / "pipeline.py").read_bytes()).hexdigest()
+    (target / "pipeline.py").write_text((target / "pipeline.py").read_text(encoding="utf-8") + "# my change\n",
+                                        encoding="utf-8")
+    regenerate = [str(target), "--answers", str(target / ".mt-eval-answers.json"), "--force"]
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n" * 11 + "n\n"))  # every default, then: do not replace
+    assert new(*regenerate) == 1
+    err = capsys.readouterr().err
+    assert "1 file(s) in" in err and "pipeline.py  (yours is kept as pipeline.py.orig)" in err
+    assert "nothing was written" in err
+    assert (target / "pipeline.py").read_text(encoding="utf-8").endswith("# my change\n")
+    assert not (target / "pipeline.py.orig").exists()
+    assert new(*regenerate, "--no-input") == 0  # without questions: replaced, and yours kept
+    assert "pipeline.py  (yours is kept as pipeline.py.orig)" in capsys.readouterr().err
+    assert (target / "pipeline.py.orig").read_text(encoding="utf-8").endswith("# my change\n")
+    assert not (target / "pipeline.py").read_text(encoding="utf-8").endswith("# my change\n")
+    assert new(*regenerate, "--no-input") == 0  # unchanged since: replaced without a word
+    assert "yours is kept" not in capsys.readouterr().err

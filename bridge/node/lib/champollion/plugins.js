@@ -89,9 +89,8 @@ export function resolveMethodPlugin(value, { baseDir = process.cwd() } = {}) {
 
 /** A Python plugin's guest could not be started because the mt-eval command is missing: said once, with the fix. */
 function mtEvalNotFound(error, command, manifest) {
-  const given = process.env.MT_EVAL;
-  const what = given ? `MT_EVAL is ${JSON.stringify(given)}, which cannot be run (${error.spawnError})`
-    : `the mt-eval command is not on PATH (${error.spawnError})`;
+  const what = command[0] === 'mt-eval' ? `the mt-eval command is not on PATH (${error.spawnError})`
+    : `MT_EVAL is ${JSON.stringify(command[0])}, which cannot be run (${error.spawnError})`;
   const message = `${what}: the Python method plugin ${manifest.methodId} runs through \`mt-eval serve\`. Install the `
     + 'mt-eval SDK (in a checkout of its repository, `nox -s demo` installs it into .venv; elsewhere '
     + '`pip install mt_eval_sdk-VERSION-py3-none-any.whl`, built by `nox -s build`), then point Node at it with the '
