@@ -162,12 +162,12 @@ def test_a_run_from_inside_the_plugin_resumes(clone, my_method):
 def test_an_own_corpus_with_a_quoted_pair(clone, my_method):
     command = without_comments(block_after("evaluate on a corpus of your own, kept outside"))[0]
     assert command == ".venv/bin/mt-eval run --method my-method --corpus dev.tsv --pair 'eng>spa'"
-    sample = [json.loads(line) for line in (clone / "my-method" / "sample" / "corpus.jsonl").read_text(
-        encoding="utf-8").splitlines() if line.strip()]
-    (clone / "dev.tsv").write_text("".join(f"{e['source']}\t{e['reference']}\n" for e in sample), encoding="utf-8")
+    entries = json.loads((clone / "examples" / "data" / "eng-spa-demo.json").read_text(encoding="utf-8"))["entries"]
+    (clone / "dev.tsv").write_text("".join(f"{e['source']}\t{e['reference']}\n" for e in entries[:12]),
+                                   encoding="utf-8")  # a corpus of the user's own, outside the plugin
     done = sh(command, clone)
     assert done.returncode == 0, shown(done)
-    assert done.stdout.startswith("my-method on dev (eng>spa): 5 entries, 0 errors")
+    assert done.stdout.startswith("my-method on dev (eng>spa): 12 entries, 0 errors")
     assert "run card     runs/my-method__dev/card.json" in done.stdout
     assert "contamination check: clean" in done.stderr
     unquoted = sh(command.replace("'eng>spa'", "eng>spa"), clone, env=ENV)
@@ -202,8 +202,9 @@ def test_the_recipe_validates_translates_and_runs(clone, wrapper):
 
 def test_the_recipe_run_from_inside_its_directory(clone, wrapper):
     done = sh("cd my-wrapper && ../.venv/bin/mt-eval run --method . --corpus ../examples/data/eng-spa-demo.json "
-              "--quiet", clone)
+              "--force --quiet", clone)  # the same run directory as from the repository's root: ../runs/…
     assert done.returncode == 0, shown(done)
+    assert "run card     ../runs/my-wrapper__eng-spa-demo/card.json" in done.stdout
     assert not (wrapper / "runs").exists()
 
 
@@ -233,7 +234,7 @@ def test_a_plain_program_declared_as_command_is_refused_at_once(clone, wrapper):
               "--no-contamination-check", clone)
     assert time.monotonic() - started < 20, "refused after the start timeout, not at once"
     assert done.returncode == 1, shown(done)
-    assert "plain is not a bridge guest" in done.stderr and "ProcessTranslator" in done.stderr
+    assert "my-wrapper is not a bridge guest" in done.stderr and "ProcessTranslator" in done.stderr
 
 
 # ---- 4. an app, from Node ---------------------------------------------------------------------------
