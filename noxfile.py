@@ -90,6 +90,7 @@ def demo(session: nox.Session) -> None:
     board.mkdir(parents=True, exist_ok=True)
     store = "runs/leaderboard/demo.db"
     run("verify", "runs/demo/card.json")
+    run("gate", "runs/demo/card.json", "runs/demo-rules/card.json")
     run("publish", "runs/demo/card.json", "runs/demo-rules/card.json", "--db", store, "--no-input")
     run("leaderboard", "--db", store)
     run("leaderboard", "--db", store, "--out", "runs/leaderboard/site", "--title", "mt-eval demo leaderboard")

@@ -27,6 +27,8 @@ examples (from the repository's root, after nox -s demo, which writes runs/demo 
   mt-eval compare runs/demo/card.json runs/demo-rules/card.json   # paired significance tests
   mt-eval corpus show examples/data/eng-spa-demo.json # how a corpus file is read: columns, ids, entries
   mt-eval verify runs/demo/card.json                  # recompute a card's metrics and check its hashes
+  mt-eval gate runs/demo/card.json                    # does the card's headline pass the gate? (exit 1: no)
+  mt-eval freeze init --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json --out runs/f.json
   mt-eval publish runs/demo/card.json --db runs/board.db --no-input   # add it to a leaderboard store
   mt-eval leaderboard --db runs/board.db --out runs/site               # the leaderboard as a static site
   mt-eval serve examples/lexicon-eng-spa < /dev/null  # a Python plugin as a bridge guest on stdin/stdout
@@ -51,6 +53,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "mt_eval.corpus.commands:add_arguments", "mt_eval.corpus.commands:run"),
     "verify": ("re-verify run cards: content hash, schema, corpus sha256, every metric recomputed",
                "mt_eval.harness.commands:add_verify_arguments", "mt_eval.harness.commands:verify_command"),
+    "gate": ("apply the headline gate to run cards: canaries, negative controls, denominator, covariates",
+             "mt_eval.harness.gate_cli:add_arguments", "mt_eval.harness.gate_cli:run"),
+    "freeze": ("freeze a run's inputs before it runs (init), check a manifest (validate), print one (show)",
+               "mt_eval.harness.freeze_cli:add_arguments", "mt_eval.harness.freeze_cli:run"),
     "publish": ("verify run cards and publish them to the leaderboard store (SQLite or PostgreSQL)",
                 "mt_eval.leaderboard.publish:add_arguments", "mt_eval.leaderboard.publish:run"),
     "leaderboard": ("show the leaderboard (table, JSON, HTML), write it as a static site, or serve it",

@@ -1,5 +1,6 @@
-"""How ``mt-eval run`` ends on the terminal: the result — what ran, the scores, eligibility, latency, and where
-the run card and the predictions are — goes to standard output, also under ``--quiet``; progress, logs,
+"""What ``mt-eval run`` prints at its end: what ran and its scores, eligibility, latency, and where the run
+card and predictions are (`print_summary`), then the families and whether the headline passed the gate
+(`print_gate`). This is the run's result: it goes to standard output, also under ``--quiet``; progress, logs,
 warnings and the failures go to standard error, so ``mt-eval run ... > result.txt`` keeps only the result."""
 
 from __future__ import annotations
@@ -8,14 +9,14 @@ import os
 from pathlib import Path
 from typing import TextIO
 
-from mt_eval.durations import format_duration
-from mt_eval.harness import runcard as rc
 from mt_eval.harness.fairness import describe_outcome
+from mt_eval.harness.latency import latency_line
+from mt_eval.harness.runcard import RunCard
 from mt_eval.results import ResultNotes
 
 
-def summary_lines(card: rc.RunCard, out: Path) -> list[str]:
-    """The result of a run in words, one line each."""
+def summary_lines(card: RunCard, out: Path) -> list[str]:
+    """The run's result in words, one line each: what ran, the scores, eligibility, latency, the files."""
     entries = f"{card.corpus.entries} entries"
     if card.selection is not None:
         entries = f"{card.selection.entries_selected} of {card.corpus.entries} entries (a selection)"
@@ -38,26 +39,13 @@ def summary_lines(card: rc.RunCard, out: Path) -> list[str]:
         notes = ResultNotes()
         notes.merge(card.normalised)
         lines.append(f"  warning: results accepted after changes (the upstream harness's shape): {notes.summary()}")
-    latency = latency_line(card.latency)
-    if latency:
-        lines.append(f"  {latency}")
+    lines.append("  " + latency_line(card.latency))
     lines.append(f"  run card     {_shown(out / 'card.json')}")
     lines.append(f"  predictions  {_shown(out / 'predictions.txt')} (one line per entry, in corpus order)")
     return lines
 
 
-def latency_line(latency: rc.LatencyFacts) -> str:
-    """``latency: cold 16.4 ms (first call, with loading); hot p50 20 µs, p95 45 µs per entry``, or ""."""
-    if latency.cold_s is None:
-        return ""
-    line = f"latency: cold {format_duration(latency.cold_s)} (first call, with loading)"
-    if latency.hot_p50_s is not None and latency.hot_p95_s is not None:
-        line += (f"; hot p50 {format_duration(latency.hot_p50_s)}, p95 {format_duration(latency.hot_p95_s)} per "
-                 f"entry ({latency.hot_entries} after {latency.warmup_entries} warm-up)")
-    return line
-
-
-def print_summary(card: rc.RunCard, out: Path, stream: TextIO) -> None:
+def print_summary(card: RunCard, out: Path, stream: TextIO) -> None:
     stream.write("\n".join(summary_lines(card, out)) + "\n")
     stream.flush()
 
@@ -66,3 +54,26 @@ def _shown(path: Path) -> str:
     """A path as short as it is clear: relative to the working directory unless that climbs far."""
     relative = os.path.relpath(path)
     return str(path.resolve()) if relative.startswith(os.path.join(os.pardir, os.pardir)) else relative
+
+
+def print_gate(card: RunCard, card_path: Path, stream: TextIO, *, quiet: bool = False) -> None:
+    """The families and whether the headline passed the gate (and, when not, why, and how to see more);
+    ``quiet`` leaves out the families line, never the headline: it is the result."""
+    from mt_eval.harness.gate import headline
+
+    families, gate = card.families, card.gate
+    if families is not None and not quiet:
+        stream.write(f"  families: {families.scored} scored, canaries {families.canary_pass_rate} passed, "
+                     f"negative controls {families.negative_violation_rate} violated, "
+                     f"abstained on {families.abstention_rate} of the scored\n")
+    if gate is None:
+        stream.write("  no headline: translation only (the gate judges runs that are scored)\n")
+        return
+    if gate.passed:
+        stream.write(f"headline: {headline(card)} (gate passed, policy {gate.policy})\n")
+        return
+    stream.write(f"headline withheld: the gate failed (policy {gate.policy}):\n")
+    for failure in gate.failures:
+        stream.write(f"  ✗ {failure}\n")
+    stream.write(f"  (the card keeps every figure, none of them a headline; mt-eval gate {card_path} shows every "
+                 "rule)\n")
