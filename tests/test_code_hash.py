@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from gate_policies import LENIENT
 from mt_eval.code_hash import code_sha256, hashed_files
 
 REPO = Path(__file__).parent.parent
@@ -60,13 +61,13 @@ def test_the_methods_code_and_data_change_the_hash(plugin, relative):
 
 
 def test_a_run_from_inside_the_plugin_goes_beside_it_and_resumes(plugin):
-    first = mt_eval("run", "--method", ".", "--corpus", "sample/corpus.jsonl", cwd=plugin)
+    first = mt_eval("run", "--method", ".", "--corpus", "sample/corpus.jsonl", *LENIENT, cwd=plugin)
     assert first.returncode == 0, first.stderr
     run = plugin.parent / "runs" / "lexicon-eng-spa__corpus"
     assert (run / "card.json").is_file() and not (plugin / "runs").exists()
     assert f"run card     {Path('..') / 'runs' / 'lexicon-eng-spa__corpus' / 'card.json'}" in first.stdout
     (plugin / ".pipeline.py.swp").write_text("an editor's swap file", encoding="utf-8")
-    again = mt_eval("run", "--method", ".", "--corpus", "sample/corpus.jsonl", "--resume", cwd=plugin)
+    again = mt_eval("run", "--method", ".", "--corpus", "sample/corpus.jsonl", "--resume", *LENIENT, cwd=plugin)
     assert again.returncode == 0, again.stderr
     assert "the method's code changed" not in again.stderr
     card = json.loads((run / "card.json").read_text(encoding="utf-8"))
@@ -86,7 +87,7 @@ def test_an_out_inside_the_plugin_is_refused_with_one_outside(plugin):
 
 
 def test_the_sample_corpus_inside_the_plugin_is_explained(plugin):
-    done = mt_eval("run", "--method", ".", "--corpus", "sample/corpus.jsonl", cwd=plugin)
+    done = mt_eval("run", "--method", ".", "--corpus", "sample/corpus.jsonl", *LENIENT, cwd=plugin)
     assert done.returncode == 0, done.stderr
     assert "contamination check: CONTAMINATED" in done.stderr
     assert ("the corpus sample/corpus.jsonl is inside the method's directory, so the method's bundle holds its "

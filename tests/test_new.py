@@ -567,9 +567,11 @@ def test_the_printed_next_steps_work_as_printed(tmp_path):
     assert steps[0] == "  cd first" and f"  {script} validate ." in steps
     assert any(line.startswith(f"  {Path(sys.executable).parent}/python") and " -m pytest tests" in line
                for line in steps)
+    assert steps[-1].endswith("# scores and a run card, in ../runs/; exit 5: too few entries for a headline")
     done = subprocess.run(["bash", "-e", "-c", "\n".join(steps)], cwd=tmp_path, capture_output=True, text=True,
                           timeout=600, env=env)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 5, done.stdout + done.stderr  # every step but the last exits 0 (bash -e)
+    assert "headline withheld: the gate failed" in done.stdout and "5 scored entries" in done.stdout
     assert "6 passed" in done.stdout and "# fail 0" in done.stdout  # pytest (with the parity test), node --test
     assert "Buenos días, mi amigo!" in done.stdout and "chrF++" in done.stdout
     assert (tmp_path / "runs" / "first__corpus" / "card.json").is_file() and not (tmp_path / "first" / "runs").exists()

@@ -28,14 +28,16 @@ def test_the_result_goes_to_stdout_and_the_rest_to_stderr(tmp_path):
     done = mt_eval("run", "--demo", "--out", str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr
     out = done.stdout.splitlines()
-    assert out[0] == "lexicon-eng-spa on eng-spa-demo (eng>spa): 30 entries, 0 errors"
+    assert out[0] == "lexicon-eng-spa on eng-spa-demo (eng>spa): 36 entries, 0 errors"
     assert out[1].startswith("  chrF++ ") and "BLEU" in out[1] and "TER" in out[1]
-    assert any(line.startswith("  latency: cold ") for line in out)
+    assert any(line.startswith("  latency (measured by the harness): cold ") for line in out)
+    assert any(line.startswith("headline: chrF++ ") for line in out)
+    assert out[-2].startswith("  run card     ") and out[-1].startswith("  predictions  ")  # the files come last
     assert f"  run card     {tmp_path / 'run' / 'card.json'}" in out or any(
         line.startswith("  run card     ") and line.endswith("card.json") for line in out)
     assert any(line.startswith("  predictions  ") for line in out)
-    assert "contamination check" not in done.stdout and "30/30" not in done.stdout
-    assert "contamination check: clean" in done.stderr and "lexicon-eng-spa: 30/30 in " in done.stderr
+    assert "contamination check" not in done.stdout and "36/36" not in done.stdout
+    assert "contamination check: clean" in done.stderr and "lexicon-eng-spa: 36/36 in " in done.stderr
     assert "corpus eng-spa-demo.json: JSON" in done.stderr
 
 
@@ -48,9 +50,9 @@ def test_quiet_hides_progress_not_the_result(tmp_path):
 
 def test_figures_have_units_that_fit(tmp_path):
     done = mt_eval("run", "--demo", "--out", str(tmp_path / "run"), "--quiet")
-    latency = next(line for line in done.stdout.splitlines() if "latency:" in line)
+    latency = next(line for line in done.stdout.splitlines() if line.startswith("  latency ("))
     assert " 0.0 ms" not in latency and "0.000" not in latency
-    assert "hot p50 " in latency and "per entry" in latency
+    assert "hot p50 " in latency and "timed calls" in latency
     card = json.loads((tmp_path / "run" / "card.json").read_text(encoding="utf-8"))
     assert format_duration(card["latency"]["hot_p50_s"]) in latency
 

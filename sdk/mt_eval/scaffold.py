@@ -247,7 +247,8 @@ def next_steps(target: Path, answers: dict[str, Any], report: PluginReport) -> s
         lines.append("  node --test")
     if answers["__family"] == "glossary":
         lines.append(f'  {mt_eval} translate . "Good morning, my friend!"')
-        lines.append(f"  {mt_eval} run --method . --corpus sample/corpus.jsonl   # scores and a run card, in ../runs/")
+        lines.append(f"  {mt_eval} run --method . --corpus sample/corpus.jsonl   # scores and a run card, in ../runs/; "
+                     "exit 5: too few entries for a headline")
     elif answers["__family"] == "decision":
         lines.append(f"  {mt_eval} decide run --method . --corpus sample/decisions.jsonl")
     else:

@@ -1,6 +1,6 @@
-"""What ``mt-eval run`` prints at its end: what ran and its scores, eligibility, latency, and where the run
-card and predictions are (`print_summary`), then the families and whether the headline passed the gate
-(`print_gate`). This is the run's result: it goes to standard output, also under ``--quiet``; progress, logs,
+"""What ``mt-eval run`` prints at its end (`print_summary`): what ran and its scores, eligibility and latency
+(`summary_lines`), the families and whether the headline passed the gate (`print_gate`), and last where the run
+card and predictions are. This is the run's result: it goes to standard output, also under ``--quiet``; progress, logs,
 warnings and the failures go to standard error, so ``mt-eval run ... > result.txt`` keeps only the result."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from mt_eval.harness.runcard import RunCard
 from mt_eval.results import ResultNotes
 
 
-def summary_lines(card: RunCard, out: Path) -> list[str]:
-    """The run's result in words, one line each: what ran, the scores, eligibility, latency, the files."""
+def summary_lines(card: RunCard) -> list[str]:
+    """The run's result in words, one line each: what ran, the scores, eligibility, latency."""
     entries = f"{card.corpus.entries} entries"
     if card.selection is not None:
         entries = f"{card.selection.entries_selected} of {card.corpus.entries} entries (a selection)"
@@ -40,13 +40,15 @@ def summary_lines(card: RunCard, out: Path) -> list[str]:
         notes.merge(card.normalised)
         lines.append(f"  warning: results accepted after changes (the upstream harness's shape): {notes.summary()}")
     lines.append("  " + latency_line(card.latency))
-    lines.append(f"  run card     {_shown(out / 'card.json')}")
-    lines.append(f"  predictions  {_shown(out / 'predictions.txt')} (one line per entry, in corpus order)")
     return lines
 
 
-def print_summary(card: RunCard, out: Path, stream: TextIO) -> None:
-    stream.write("\n".join(summary_lines(card, out)) + "\n")
+def print_summary(card: RunCard, out: Path, stream: TextIO, *, quiet: bool = False) -> None:
+    """The whole result: `summary_lines`, `print_gate`, then the run card's and the predictions' paths."""
+    stream.write("\n".join(summary_lines(card)) + "\n")
+    print_gate(card, out / "card.json", stream, quiet=quiet)
+    stream.write(f"  run card     {_shown(out / 'card.json')}\n"
+                 f"  predictions  {_shown(out / 'predictions.txt')} (one line per entry, in corpus order)\n")
     stream.flush()
 
 

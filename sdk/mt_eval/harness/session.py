@@ -47,7 +47,7 @@ from mt_eval.harness.run_directory import (
     write_json,
 )
 from mt_eval.harness.run_rules import RunRules
-from mt_eval.harness.run_summary import print_gate, print_summary
+from mt_eval.harness.run_summary import print_summary
 from mt_eval.harness.running import Around, StartFailed, run_method
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
@@ -258,11 +258,10 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
     code = oc.exit_status(status, errors, len(counted), max_errors)
     if code == oc.EXIT_COMPLETE and run_card.gate is not None and not run_card.gate.passed:
         code = oc.EXIT_GATE_FAILED  # the run completed; its headline is withheld
-    print_summary(run_card, out, sys.stdout)  # the result: on standard output, --quiet or not
+    print_summary(run_card, out, sys.stdout, quiet=args.quiet)  # the result: on standard output, --quiet or not
     oc.print_failures(run_card.failures or [], errors, len(counted), sys.stderr)
     if status != "complete":
         print(oc.verdict(status, code, errors, len(counted), max_errors), file=sys.stderr)
-    print_gate(run_card, card_path, sys.stdout, quiet=args.quiet)
     return RunReport(card_path=card_path, status=status, exit_code=code)
 
 

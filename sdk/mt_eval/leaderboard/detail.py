@@ -58,8 +58,7 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
     eligibility["gate"] = _gate(card)
     covariates = {k: _text(v) for k, v in card.get("covariates", {}).items()}
     environment = {k: _text(v) for k, v in card.get("environment", {}).items()}
-    latency = {k.removesuffix("_s"): _text(format_duration(v) if k.endswith("_s") else v)
-               for k, v in card.get("latency", {}).items()}
+    latency = {k.removesuffix("_s"): _latency_text(k, v) for k, v in card.get("latency", {}).items()}
     results = card.get("results", [])
     entries = "".join(
         f"<tr><td><code>{escape(r['id'])}</code></td><td>{escape(r.get('predicted') or '')}</td>"
@@ -133,3 +132,12 @@ def _run(card: dict[str, Any]) -> dict[str, str]:
             "finished": _text(card["finished_at"]), "sessions": _text(card["sessions"]),
             "sdk": _text(card["sdk_version"]), "errors": _text(card["errors"]),
             "content sha256": f"<code>{escape(card['content_sha256'])}</code>"}
+
+
+def _latency_text(key: str, value: Any) -> str:
+    """A latency field for a person: durations in fitting units, each timed call of a list too."""
+    if key.endswith("_s") and isinstance(value, (int, float)):
+        return _text(format_duration(value))
+    if key.endswith("_s") and isinstance(value, list):
+        return _text(", ".join(format_duration(v) if isinstance(v, (int, float)) else str(v) for v in value))
+    return _text(value)
