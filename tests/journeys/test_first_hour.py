@@ -120,6 +120,18 @@ def test_the_demo_ends_by_saying_where_things_are_and_what_to_run_next(clone, fi
     assert "  .venv/bin/mt-eval new my-method" in tail
     assert "  .venv/bin/mt-eval run --method my-method --corpus my-method/sample/corpus.jsonl" in tail
     assert "hot p50 0.0 ms" not in first_command.stdout and "chrF++" in first_command.stdout
+    assert "headline: chrF++ " in first_command.stdout and "(gate passed, policy default)" in first_command.stdout
+
+
+def test_the_demo_rows_are_eligible_where_the_host_can_sandbox(clone, first_command, mt_eval):
+    probe = sh(".venv/bin/python -c 'from mt_eval.sandbox.isolation import find_tool; find_tool()'", clone)
+    if probe.returncode != 0:
+        assert "the demo runs unconfined, so its rows are not eligible" in first_command.stdout + first_command.stderr
+        return
+    for card in ("runs/demo/card.json", "runs/demo-rules/card.json"):
+        eligibility = json.loads((clone / card).read_text(encoding="utf-8"))["eligibility"]
+        assert eligibility["eligible"] is True, (card, eligibility)
+    assert "not eligible" not in first_command.stdout
 
 
 # ---- 2. a method of one's own ----------------------------------------------------------------------------
@@ -144,8 +156,10 @@ def test_its_printed_next_steps_work_as_printed(clone, my_method):
     steps = my_method.stdout.split("Next:\n", 1)[1].splitlines()
     assert steps[0] == "  cd my-method"
     assert any(" -m pip install pytest" in step for step in steps), "pytest is not in .venv: the steps install it"
+    assert steps[-1].endswith("exit 5: too few entries for a headline")
     done = sh("\n".join(steps), clone)
-    assert done.returncode == 0, shown(done)
+    assert done.returncode == 5, shown(done)  # bash -e: every step before the last exited 0
+    assert "headline withheld: the gate failed" in done.stdout and "5 scored entries" in done.stdout
     assert re.search(r"\b5 passed\b", done.stdout), done.stdout
     assert "Buenos días, mi amigo!" in done.stdout
     assert "chrF++" in done.stdout and "run card     ../runs/my-method__corpus/card.json" in done.stdout
@@ -155,7 +169,7 @@ def test_its_printed_next_steps_work_as_printed(clone, my_method):
 
 def test_a_run_from_inside_the_plugin_resumes(clone, my_method):
     done = sh("cd my-method && ../.venv/bin/mt-eval run --method . --corpus sample/corpus.jsonl --resume", clone)
-    assert done.returncode == 0, shown(done)
+    assert done.returncode == 5, shown(done)  # complete; the sample is too small for a headline
     assert "code changed" not in done.stderr
 
 
@@ -166,8 +180,10 @@ def test_an_own_corpus_with_a_quoted_pair(clone, my_method):
     (clone / "dev.tsv").write_text("".join(f"{e['source']}\t{e['reference']}\n" for e in entries[:12]),
                                    encoding="utf-8")  # a corpus of the user's own, outside the plugin
     done = sh(command, clone)
-    assert done.returncode == 0, shown(done)
+    assert done.returncode == 5, shown(done)  # complete, with scores; no headline without canaries and controls
     assert done.stdout.startswith("my-method on dev (eng>spa): 12 entries, 0 errors")
+    assert "headline withheld: the gate failed" in done.stdout
+    assert 'mark entries "family": "canary"' in done.stderr
     assert "run card     runs/my-method__dev/card.json" in done.stdout
     assert "contamination check: clean" in done.stderr
     unquoted = sh(command.replace("'eng>spa'", "eng>spa"), clone, env=ENV)
@@ -197,7 +213,8 @@ def test_the_recipe_validates_translates_and_runs(clone, wrapper):
     assert done.returncode == 0, shown(done)
     assert "1 of 1 plugin valid" in done.stdout and "dependency class S" in done.stdout
     assert "Buenos días, mi amigo!" in done.stdout
-    assert "my-wrapper on eng-spa-demo (eng>spa): 30 entries, 0 errors" in done.stdout
+    assert "my-wrapper on eng-spa-demo (eng>spa): 36 entries, 0 errors" in done.stdout
+    assert "(gate passed, policy default)" in done.stdout  # canaries pass, negative controls are declined
 
 
 def test_the_recipe_run_from_inside_its_directory(clone, wrapper):
