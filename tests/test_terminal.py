@@ -127,3 +127,17 @@ def test_demo_needs_the_repositorys_examples(tmp_path, monkeypatch):
 
     assert main(["run", "--demo"]) == 2
 
+
+
+@pytest.mark.parametrize(("name", "text", "says"), [
+    ("dev.csv", "Hello,Hola\n", "unsupported format: use .json, .jsonl or .tsv"),
+    ("dev.tsv", "Hello there.\tHola.\nGood night.    Buenas noches.\n",
+     "line 2 seems to separate its columns with spaces: TSV columns are separated by one TAB"),
+])
+def test_a_corpus_mt_eval_cannot_read_is_refused_with_what_to_do(tmp_path, name, text, says):
+    corpus = tmp_path / name
+    corpus.write_text(text, encoding="utf-8")
+    done = mt_eval("run", "--method", LEXICON, "--corpus", str(corpus), "--out", str(tmp_path / "run"))
+    assert done.returncode == 1, done.stderr
+    assert says in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == "" and not (tmp_path / "run").exists()

@@ -3,12 +3,18 @@ that pipeline.py gets go in, its results come out, as champollion's Node side wo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import msgspec
+
+from mt_eval.loader import load_method
+from mt_eval.records import RunConfig
 
 PLUGIN = Path(__file__).resolve().parent.parent
 NODE_ENTRY = json.loads((PLUGIN / "method.json").read_text(encoding="utf-8"))["node_entry"]
@@ -47,3 +53,28 @@ def differences(python: list[dict[str, Any]], node: list[dict[str, Any]], fields
     if len(python) != len(node):
         lines.append(f"  pipeline.py returned {len(python)} results, {NODE_ENTRY} {len(node)}")
     return "\n".join(lines)
+
+
+def sample_and(probes: list[str]) -> list[dict[str, Any]]:
+    """The sample corpus's entries (without their references), then ``probes`` as entries of their own."""
+    lines = (PLUGIN / "sample" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    corpus = [json.loads(line) for line in lines if line.strip()]
+    return [*({"id": e["id"], "source": e["source"]} for e in corpus),
+            *({"id": f"probe-{i}", "source": text} for i, text in enumerate(probes, start=1))]
+
+
+def assert_same_translations(entries: list[dict[str, Any]], config: RunConfig, fields: tuple[str, ...],
+                             requests: list[dict[str, Any]] | None = None) -> None:
+    """pipeline.py and the Node entry translate ``entries`` alike in ``fields`` (and, given the stand-in's
+    ``requests``, send it the same requests)."""
+    if requests is not None:
+        requests.clear()
+    python = asyncio.run(load_method(PLUGIN).method.translate([dict(e) for e in entries], config))
+    from_python = sorted(requests or [], key=repr)
+    if requests is not None:
+        requests.clear()
+    node = node_call("translate", entries, msgspec.to_builtins(config))
+    disagreement = differences(python, node, fields)
+    where = "" if requests is None else f" ({config})"
+    assert not disagreement, f"pipeline.py and translate.js disagree{where}:\n{disagreement}"
+    assert sorted(requests or [], key=repr) == from_python, "the two runtimes send different requests"

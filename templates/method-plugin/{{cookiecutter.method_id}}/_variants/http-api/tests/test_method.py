@@ -39,7 +39,7 @@ def test_the_sample_corpus_through_the_api(api):
     assert [r["predicted"] for r in results] == [entry["reference"] for entry in CORPUS]
     assert all("error" not in r and r["latency_s"] >= 0 for r in results)
     first = next(r for r in requests if r["body"]["q"] == CORPUS[0]["source"])
-    assert first == {"path": "/translate",
+    assert first == {"path": "/translate", "authorization": None,  # no key given, none sent
                      "body": {"q": CORPUS[0]["source"], "source": "eng", "target": "spa", "format": "text"}}
 
 
