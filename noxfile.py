@@ -1,4 +1,4 @@
-"""Every development task: `nox` runs tests, lint, typecheck and node; `nox -l` lists them all."""
+"""Every development task: `nox` runs tests, lint, typecheck, node and journeys; `nox -l` lists them all."""
 
 from __future__ import annotations
 
