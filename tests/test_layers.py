@@ -23,11 +23,13 @@ LAYERS: dict[str, list[str]] = {
     "foundation": ["mt_eval._version", "mt_eval.errors", "mt_eval.lazy", "mt_eval.problems", "mt_eval.js_text",
                    "mt_eval.json_input", "mt_eval.field_words", "mt_eval.strict", "mt_eval.resources",
                    "mt_eval.licenses", "mt_eval.code_hash", "mt_eval.locks", "mt_eval.child_process",
-                   "mt_eval.loop_watchdog", "mt_eval.progress", "mt_eval.concurrency"],
+                   "mt_eval.loop_watchdog", "mt_eval.progress", "mt_eval.concurrency", "mt_eval.durations",
+                   "mt_eval.process_state"],
     # the formats: what a method, its plugin, a corpus and a result are, and the rules they follow
     "contract": ["mt_eval.records", "mt_eval.decisions.records", "mt_eval.results", "mt_eval.manifest",
                  "mt_eval.dependency_classes", "mt_eval.method_card", "mt_eval.method_protocol", "mt_eval.hookspecs",
-                 "mt_eval.extensions", "mt_eval.gold", "mt_eval.corpus", "mt_eval.node_contract"],
+                 "mt_eval.extensions", "mt_eval.gold", "mt_eval.corpus", "mt_eval.node_contract", "mt_eval.pairs",
+                 "mt_eval.champollion.languages"],
     # running a method wherever it lives: in this process, behind the bridge, as a translator program
     "runtime": ["mt_eval.plugin_import", "mt_eval.guarded_calls", "mt_eval.bridge", "mt_eval.adapters",
                 "mt_eval.loader", "mt_eval.pins", "mt_eval.method_start"],
@@ -36,7 +38,8 @@ LAYERS: dict[str, list[str]] = {
                    "mt_eval.contamination"],
     # what the commands do
     "workflows": ["mt_eval.validate", "mt_eval.champollion", "mt_eval.harness", "mt_eval.decisions",
-                  "mt_eval.leaderboard", "mt_eval.scaffold", "mt_eval.schemas"],
+                  "mt_eval.leaderboard", "mt_eval.scaffold", "mt_eval.scaffold_answers", "mt_eval.scaffold_files",
+                  "mt_eval.schemas"],
     # the command line: arguments → typed requests → workflows; output and exit statuses
     "cli": ["mt_eval.cli"],
     # the package's public names, exported lazily

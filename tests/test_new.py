@@ -24,7 +24,6 @@ from mt_eval.bridge.method import BridgeMethod
 from mt_eval.bridge.runtimes import node_command
 from mt_eval.cli import main
 from mt_eval.loader import load_method
-from mt_eval.manifest import KEBAB
 from mt_eval.records import RunConfig
 from new_plugins import (
     CLASSES,
@@ -289,6 +288,36 @@ def test_the_pinned_checksum_is_the_sample_glossarys():
     assert QUESTIONS["__glossary_sha256"] == hashlib.sha256(glossary.read_bytes()).hexdigest()
 
 
-def test_the_hook_checks_ids_with_the_sdks_rule():
+def test_the_hook_checks_answers_with_the_sdks_rules():
     hook = (TEMPLATE / "hooks" / "pre_gen_project.py").read_text(encoding="utf-8")
-    assert f'KEBAB = r"{KEBAB}"' in hook
+    assert "from mt_eval.scaffold_answers import answer_problems" in hook
+    assert "KEBAB" not in hook and "re.match" not in hook  # no second copy of a rule
+
+
+def test_the_parity_test_fails_when_translate_js_drifts(generated, tmp_path):
+    directory = tmp_path / "drifted"
+    shutil.copytree(plugin(generated, ("both", "self-contained", CLASSES[8 % len(CLASSES)])), directory)
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_parity.py"],
+                              cwd=directory, capture_output=True, text=True, timeout=120)
+    assert run().returncode == 0
+    code = (directory / "translate.js").read_text(encoding="utf-8")
+    assert "return head.toUpperCase() + rest.join('');" in code
+    (directory / "translate.js").write_text(code.replace("return head.toUpperCase() + rest.join('');",
+                                                         "return head + rest.join('');"), encoding="utf-8")
+    failed = run()
+    assert failed.returncode == 1
+    assert "pipeline.py and translate.js disagree:" in failed.stdout
+    assert 'pipeline.py {"id": "s1", "predicted": "Buenas noches, mi amigo!", "error": null}' in failed.stdout
+    assert 'translate.js {"id": "s1", "predicted": "buenas noches, mi amigo!", "error": null}' in failed.stdout
+
+
+def test_a_both_plugin_of_every_profile_has_a_parity_test_and_the_others_none(generated):
+    for (runtime, profile, _), (directory, _) in generated.items():
+        assert (directory / "tests" / "test_parity.py").exists() == (runtime == "both"), (runtime, profile)
+        assert (directory / "tests" / "node_side.py").exists() == (runtime == "both")
+        for test_file in (directory / "tests").glob("test_*.py"):
+            assert "pip install mt-eval-sdk" not in test_file.read_text(encoding="utf-8")
+        readme = (directory / "README.md").read_text(encoding="utf-8")
+        if runtime != "node":
+            assert "nox -s build" in readme and "mt_eval_sdk-*.whl" in readme and "python -m pytest tests" in readme

@@ -3,6 +3,7 @@ prompts, ``--help``, lazy imports, the template in the source tree and with plai
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -103,7 +104,7 @@ def test_without_a_directory_the_plugin_is_named_by_its_id(tmp_path, monkeypatch
     out = capsys.readouterr().out
     assert (tmp_path / "quick-check" / "translate.js").is_file()
     assert not (tmp_path / "quick-check" / "pipeline.py").exists()
-    assert "cd quick-check" in out and "node --test" in out and "mt-eval validate ." in out
+    assert "cd quick-check" in out and "node --test" in out and " validate ." in out
     assert "pytest" not in out
     assert new("--no-input", "--set", "method_name=Quick Check") == 2  # now it exists
     assert "already exists" in capsys.readouterr().err
@@ -162,3 +163,67 @@ def test_the_tests_talk_to_loopback_only():
         if file.is_file():
             addresses = set(re.findall(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b", file.read_text(encoding="utf-8")))
             assert addresses <= {"127.0.0.1"}, file
+
+
+# --- the first hour: next steps as printed, answers checked as given, changed files kept -------------------
+
+def test_the_printed_next_steps_work_as_printed(tmp_path):
+    script = Path(sys.executable).parent / "mt-eval"
+    if not script.is_file():
+        pytest.skip("mt-eval is not installed beside this Python")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TMPDIR": str(tmp_path)}  # no mt-eval on PATH
+    made = subprocess.run([str(script), "new", "first", "--no-input", "--set", "runtime=both"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert made.returncode == 0, made.stderr
+    steps = made.stdout.split("Next:\n", 1)[1].splitlines()
+    assert steps[0] == "  cd first" and f"  {script} validate ." in steps
+    assert any(line.startswith(f"  {Path(sys.executable).parent}/python") and " -m pytest tests" in line
+               for line in steps)
+    assert steps[-1].endswith("# scores and a run card, in ../runs/; exit 5: too few entries for a headline")
+    done = subprocess.run(["bash", "-e", "-c", "\n".join(steps)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600, env=env)
+    assert done.returncode == 5, done.stdout + done.stderr  # every step but the last exits 0 (bash -e)
+    assert "headline withheld: the gate failed" in done.stdout and "5 scored entries" in done.stdout
+    assert "6 passed" in done.stdout and "# fail 0" in done.stdout  # pytest (with the parity test), node --test
+    assert "Buenos días, mi amigo!" in done.stdout and "chrF++" in done.stdout
+    assert (tmp_path / "runs" / "first__corpus" / "card.json").is_file() and not (tmp_path / "first" / "runs").exists()
+
+
+def test_each_interactive_answer_is_checked_as_it_is_given(tmp_path, monkeypatch, capsys):
+    # kind, name, a bad id then a good one, runtime, profile, class, description, author, licence,
+    # open_source=yes, a bad address then a good one
+    answers = "\nRemote API\nRemote_API\nremote-api\n2\n4\n5\nCalls a service.\n\nMIT\ny\nexample.org\nhttps://e.org/x\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(answers))
+    assert new(str(tmp_path / "remote")) == 0
+    err = capsys.readouterr().err
+    assert ('error: method_id: "Remote_API" is not kebab-case: use lowercase letters and digits in words joined by '
+            'hyphens, e.g. "remote-api"; answer again') in err
+    assert 'error: open_source_url: "example.org" is not a web address: give an https:// URL; answer again' in err
+    manifest = json.loads((tmp_path / "remote" / "method.json").read_text(encoding="utf-8"))
+    assert (manifest["name"], manifest["method_id"], manifest["class"]) == ("Remote API", "remote-api", "api")
+    card = json.loads((tmp_path / "remote" / "method_card.json").read_text(encoding="utf-8"))
+    assert card["open_source_url"] == "https://e.org/x"
+
+
+def test_force_never_replaces_a_changed_file_silently(tmp_path, monkeypatch, capsys):
+    target = tmp_path / "mine"
+    assert new(str(target), "--no-input") == 0
+    recorded = json.loads((target / ".mt-eval-answers.json").read_text(encoding="utf-8"))["files"]
+    assert recorded["pipeline.py"] == hashlib.sha256((target / "pipeline.py").read_bytes()).hexdigest()
+    (target / "pipeline.py").write_text((target / "pipeline.py").read_text(encoding="utf-8") + "# my change\n",
+                                        encoding="utf-8")
+    regenerate = [str(target), "--answers", str(target / ".mt-eval-answers.json"), "--force"]
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n" * 11 + "n\n"))  # every default, then: do not replace
+    assert new(*regenerate) == 1
+    err = capsys.readouterr().err
+    assert "1 file(s) in" in err and "pipeline.py  (yours is kept as pipeline.py.orig)" in err
+    assert "nothing was written" in err
+    assert (target / "pipeline.py").read_text(encoding="utf-8").endswith("# my change\n")
+    assert not (target / "pipeline.py.orig").exists()
+    assert new(*regenerate, "--no-input") == 0  # without questions: replaced, and yours kept
+    assert "pipeline.py  (yours is kept as pipeline.py.orig)" in capsys.readouterr().err
+    assert (target / "pipeline.py.orig").read_text(encoding="utf-8").endswith("# my change\n")
+    assert not (target / "pipeline.py").read_text(encoding="utf-8").endswith("# my change\n")
+    assert new(*regenerate, "--no-input") == 0  # unchanged since: replaced without a word
+    assert "yours is kept" not in capsys.readouterr().err

@@ -50,7 +50,7 @@ def champollion_selection(config_path: str | Path, pair_key: str | None) -> Cham
         try:
             pair = config.pair(pair_key)
         except KeyError as exc:
-            raise ValueError(f"--pair {pair_key}: {exc.args[0]}") from None
+            raise ValueError(f"--pair '{pair_key}': {exc.args[0]}") from None
     elif len(config.pairs) == 1:
         pair = config.pairs[0]
     else:

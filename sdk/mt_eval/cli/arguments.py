@@ -15,6 +15,22 @@ if TYPE_CHECKING:
     from mt_eval.corpus.reader import CorpusSpec
     from mt_eval.corpus.selection import SelectionRequest
 
+def with_examples(parser: argparse.ArgumentParser, *lines: str) -> None:
+    """An ``examples:`` block under the options, one command a line, as it is pasted."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = "examples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def pair_argument(text: str) -> str:
+    """An argparse ``type``: a pair in any accepted spelling (`mt_eval.pairs`), as ``source>target``."""
+    from mt_eval.pairs import PairError, parse_pair
+
+    try:
+        return parse_pair(text)
+    except PairError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 CORPUS_HELP = "corpus file: .json, .jsonl or .tsv (source<TAB>reference), optionally .gz"
 
 

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from mt_eval.cli.arguments import with_examples
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = "Tools for bridge guests."
@@ -18,6 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check.add_argument("guest", nargs="+", metavar="COMMAND", help="the guest program and its arguments")
     check.add_argument("--vectors", metavar="DIR", help="transcripts to run (default: the bundled ones)")
     check.add_argument("--cwd", metavar="DIR", help="working directory for the guest")
+    for each in (parser, check):
+        with_examples(each, "mt-eval bridge check -- mt-eval serve examples/lexicon-eng-spa",
+                      "mt-eval bridge check -- node bridge/node/bin/mt-eval-guest.js examples/termbase-eng-spa",
+                      "mt-eval bridge check --cwd my-guest -- ./my-guest --serve   # a guest in any language")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,6 +46,11 @@ def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> in
     failed = skipped = 0
     for number, vector in enumerate(loaded, start=1):
         outcome = anyio.run(partial(run_vector, vector, command, cwd=cwd))
+        if outcome.not_started:
+            where = f" (in {cwd})" if cwd else ""
+            print(f"mt-eval bridge check: {outcome.failure}{where}: give the guest's command after --, as you would "
+                  "run it, e.g. mt-eval bridge check -- node my-guest.js", file=sys.stderr)
+            return 1
         if outcome.skipped:
             skipped += 1
             print(f"  skip  {outcome.name}: {outcome.skipped}")

@@ -12,6 +12,10 @@ EXPECTED = (ValueError,)
 def add_arguments(compare: argparse.ArgumentParser) -> None:
     compare.description = ("Compare two runs on the same corpus with sacrebleu's paired bootstrap resampling and "
                            "paired approximate randomization. A is the baseline.")
+    compare.formatter_class = argparse.RawDescriptionHelpFormatter
+    compare.epilog = ("examples (after nox -s demo, which writes runs/demo and runs/demo-rules):\n"
+                      "  mt-eval compare runs/demo/card.json runs/demo-rules/card.json\n"
+                      "  mt-eval compare runs/demo/card.json runs/demo-rules/card.json --json --trials 2000")
     compare.add_argument("baseline", metavar="A.json", help="run card of the baseline")
     compare.add_argument("candidate", metavar="B.json", help="run card of the system compared with it")
     add_corpus_arguments(compare, selection=False, title="the corpus (default: the one both cards record, read "

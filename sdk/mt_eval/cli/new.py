@@ -27,7 +27,7 @@ examples:
   mt-eval new my-method
   mt-eval new plugins/my-llm --no-input --set runtime=both --set dependency_profile=llm-gateway
   mt-eval new my-judge --no-input --set method_kind=decision --set runtime=both
-  mt-eval new my-method --answers my-method/.mt-eval-answers.json --no-input --force   (regenerate)
+  mt-eval new my-method --answers my-method/.mt-eval-answers.json --no-input --force   # regenerate
 """
 
 
@@ -43,8 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--answers", metavar="FILE",
                         help="answers from a JSON file, e.g. a plugin's .mt-eval-answers.json (--set wins)")
     parser.add_argument("--force", action="store_true",
-                        help="write into an existing DIR: files the template writes are replaced, others kept")
-
+                        help="write into an existing DIR: files the template writes are replaced, others kept; a file "
+                             "you changed since it was generated is named and kept as NAME.orig (asked first, unless "
+                             "--no-input)")
 
 
 def run(args: argparse.Namespace) -> int:

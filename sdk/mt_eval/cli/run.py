@@ -36,7 +36,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                        "an interrupted run continues with --resume.")
     run.formatter_class = argparse.RawDescriptionHelpFormatter
     run.epilog = ("examples:\n  mt-eval run --demo\n"
-                  "  mt-eval run --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json\n"
+                  "  mt-eval run --method examples/rules-eng-spa --corpus examples/data/eng-spa-demo.json\n"
                   "  mt-eval run --method my-method --corpus dev.jsonl --pair 'eng>spa' --out runs/try1 --resume\n"
                   "  mt-eval run --method my-method --corpus dev.tsv --ids 1..50 --out runs/first50\n"
                   "  mt-eval run --method my-method --source-file devtest.eng_Latn --reference-file devtest.spa_Latn "
@@ -56,9 +56,10 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
     what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")
-    what.add_argument("--pair", metavar="SRC>TGT", help="language pair (default: the corpus's, else the "
-                                                        "method's first supported pair); with "
-                                                        "--champollion-config, the config's pair, e.g. en:es")
+    what.add_argument("--pair", metavar="'SRC>TGT'",
+                      help="language pair, quoted ('eng>spa') or as eng:spa or eng-spa (default: the corpus's, else "
+                           "the method's first supported pair; a --pair the corpus's pair contradicts needs "
+                           "--accept-doubt pair-mismatch); with --champollion-config, the config's pair, e.g. en:es")
     what.add_argument("--champollion-config", metavar="PATH",
                       help="evaluate the method plugin a champollion.config.json names for --pair (its model, "
                            "temperature and batchSize apply; the run card records the config and pair)")
@@ -102,23 +103,35 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--extension", action="append", default=[], metavar="MODULE",
                      help="enable an extension module implementing mt-eval hooks (repeatable)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
-    run.set_defaults(print_run_help=run.print_help)
+    run.set_defaults(print_run_usage=run.print_usage)
 
 
 def run(args: argparse.Namespace) -> int:
-    request = run_request(args)
+    from mt_eval.pairs import PairError
+
+    try:
+        request = run_request(args)
+    except PairError as exc:  # --pair in no spelling mt_eval.pairs reads
+        args.print_run_usage(sys.stderr)
+        print(f"mt-eval run: error: argument --pair: {exc}", file=sys.stderr)
+        return 2
     if request is None:
-        args.print_run_help()
+        missing = [what for what, given in (
+            ("--method DIR (a method plugin directory)", args.method or args.demo or args.champollion_config),
+            ("--corpus FILE (or --source-file SRC --reference-file REF)", args.corpus or args.source_file
+             or args.reference_file or args.demo)) if not given]
+        args.print_run_usage(sys.stderr)
+        print(f"mt-eval run: give {' and '.join(missing)}; or try the bundled example with --demo. `mt-eval run "
+              "--help` lists every option, with examples.", file=sys.stderr)
         return 2
     from mt_eval.harness.session import run_evaluation
 
-    report = run_evaluation(request)
-    print(f"run card: {report.card_path}")
-    return report.exit_code
+    return run_evaluation(request).exit_code
 
 
 def run_request(args: argparse.Namespace) -> RunRequest | None:
-    """The run the arguments ask for; None when they name no method or no corpus (a usage error)."""
+    """The run the arguments ask for; None when they name no method or no corpus (a usage error). A ``--pair``
+    in no spelling `mt_eval.pairs` reads raises `mt_eval.pairs.PairError`."""
     from pathlib import Path
 
     from mt_eval.cli.arguments import corpus_spec, method_params, selection_request
@@ -132,6 +145,11 @@ def run_request(args: argparse.Namespace) -> RunRequest | None:
     if args.demo:
         from mt_eval.resources import demo_corpus, demo_method
 
+        if not method and not demo_method().is_dir():
+            from mt_eval.errors import UsageError
+
+            raise UsageError(f"--demo runs the bundled example method, which this installation is missing "
+                             f"({demo_method()}): reinstall mt-eval-sdk, or give --method DIR and --corpus FILE")
         method = method or str(demo_method())
         corpus = corpus or str(demo_corpus())
     selected = None
@@ -144,6 +162,10 @@ def run_request(args: argparse.Namespace) -> RunRequest | None:
         method, pair, batch_size = str(selected.method), selected.languages, selected.batch_size
         model = selected.model if selected.model is not None else model
         temperature = selected.temperature if selected.temperature is not None else temperature
+    elif pair is not None:  # with --champollion-config, --pair names one of the config's pairs, as written there
+        from mt_eval.pairs import parse_pair
+
+        pair = parse_pair(pair)
     spec = corpus_spec(args, corpus)
     if not method or spec is None:
         return None

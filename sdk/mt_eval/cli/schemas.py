@@ -14,8 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "package validates with (NODE/lib/generated/: the schemas, the licence table, TypeScript "
                           "types).")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = ("examples:\n  mt-eval schemas bridge/schemas            regenerate after changing a Struct\n"
-                     "  mt-eval schemas --check bridge/schemas    exit 1 if anything generated is stale")
+    parser.epilog = ("examples:\n  mt-eval schemas bridge/schemas            # regenerate after changing a Struct\n"
+                     "  mt-eval schemas --check bridge/schemas    # exit 1 if anything generated is stale")
     parser.add_argument("directory", metavar="DIR", help="where the *.schema.json files live")
     parser.add_argument("--node", metavar="NODE", help="the Node package (default: DIR/../node, when it exists)")
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the files are stale")

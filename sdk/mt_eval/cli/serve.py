@@ -7,8 +7,11 @@ Stdout is diverted at the file-descriptor level before the plugin is imported (`
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
+
+from mt_eval.cli.arguments import with_examples
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,6 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     "bridge/PROTOCOL.md). Protocol lines go to stdout; anything the method prints goes to "
                     "stderr. Exits when stdin closes.")
     parser.add_argument("plugin", metavar="DIR", help="plugin directory")
+    with_examples(parser, "mt-eval serve examples/lexicon-eng-spa < /dev/null   # loads the plugin, then ends",
+                  "mt-eval serve examples/lexicon-eng-spa < requests.jsonl > answers.jsonl   # one request a line",
+                  "mt-eval bridge check -- mt-eval serve examples/lexicon-eng-spa   # what a host does with it")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,5 +35,9 @@ def run(args: argparse.Namespace) -> int:
     except PluginLoadError as exc:
         print(exc, file=sys.stderr)
         return 1
+    if os.isatty(0):
+        print(f"mt-eval serve: serving {loaded.method_id} as a bridge guest (mt-eval-bridge/1, bridge/PROTOCOL.md): "
+              "type JSON-RPC requests, one per line, starting with initialize; Ctrl-D ends. A host (mt-eval run, "
+              "Node's loadMethodPlugin) normally starts this command itself.", file=sys.stderr)
     return serve_method(loaded.method, protocol_fd, name=loaded.manifest.name, method_id=loaded.method_id,
                         implements=loaded.manifest.implements)

@@ -7,18 +7,25 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from mt_eval.cli.arguments import pair_argument, with_examples
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Load a method plugin and translate the sentences given as arguments, or one sentence "
                     "per line of standard input.")
     parser.add_argument("plugin", metavar="DIR", help="plugin directory")
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="sentences (default: lines of stdin)")
-    parser.add_argument("--pair", metavar="SRC>TGT",
-                           help="language pair, e.g. eng>spa (default: the method's first supported pair)")
+    parser.add_argument("--pair", type=pair_argument, metavar="'SRC>TGT'",
+                        help="language pair, quoted ('eng>spa') or as eng:spa (default: the method's first "
+                             "supported pair)")
     parser.add_argument("--file", "-f", metavar="FILE",
                         help="read the sentences from FILE: one per line, or the sources of a .json, .jsonl or .tsv "
                              "corpus (read as mt-eval run reads it)")
     parser.add_argument("--json", action="store_true", help="print one JSON result per line")
+    with_examples(parser, 'mt-eval translate examples/lexicon-eng-spa "Good morning, my friend."',
+                  "mt-eval translate examples/lexicon-eng-spa --file examples/lexicon-eng-spa/sample.txt",
+                  "echo 'The cat drinks water.' | mt-eval translate examples/lexicon-eng-spa --pair eng:spa --json",
+                  "mt-eval translate examples/apertium-eng-spa --pair 'spa>eng' \"Buenos días.\"   # needs apertium")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,6 +38,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     import msgspec
 
     from mt_eval.loader import PluginLoadError, load_method
+    from mt_eval.pairs import quoted, supported_form
     from mt_eval.plugin_import import describe_exception
     from mt_eval.records import RunConfig
     from mt_eval.results import ResultNotes, results_for
@@ -40,19 +48,23 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     except PluginLoadError as exc:
         print(exc, file=sys.stderr)
         return 1
-    pair = pair or (loaded.manifest.supported_pairs[0] if loaded.manifest.supported_pairs else None)
+    supported = loaded.manifest.supported_pairs
+    pair = pair or (supported[0] if supported else None)
     if pair is None:
-        print(f"{loaded.method_id} declares no supported pair: give one with --pair SRC>TGT, e.g. --pair eng>spa",
+        print(f"{loaded.method_id} declares no supported pair: give one, e.g. --pair 'eng>spa' (or --pair eng:spa)",
               file=sys.stderr)
         return 2
-    if ">" not in pair:
-        print(f'--pair "{pair}" is not a pair: write it as SRC>TGT, e.g. --pair "eng>spa"', file=sys.stderr)
+    method_pair = supported_form(pair, supported)
+    if method_pair is None:
+        print(f"{loaded.method_id} supports {quoted(supported)}, not '{pair}': choose one with --pair, e.g. "
+              f"--pair '{supported[0]}'", file=sys.stderr)
         return 2
+    pair = method_pair
     source_lang, _, target_lang = pair.partition(">")
     try:
         config = RunConfig(source_lang=source_lang, target_lang=target_lang)
     except msgspec.ValidationError as exc:
-        print(f"--pair {pair}: {exc}", file=sys.stderr)
+        print(f"--pair '{pair}': {exc}", file=sys.stderr)
         return 2
     if file is not None:
         try:

@@ -30,7 +30,14 @@ from mt_eval.harness.environment import environment
 from mt_eval.harness.latency import reported_latency_facts
 from mt_eval.harness.method_contract import merged_card, method_facts
 from mt_eval.harness.request import MethodSettings
-from mt_eval.harness.run_directory import RunError, differences, hold_run_directory, open_run_directory, write_json
+from mt_eval.harness.run_directory import (
+    RunError,
+    differences,
+    hold_run_directory,
+    open_run_directory,
+    run_directory,
+    write_json,
+)
 from mt_eval.harness.session import RunState, new_run_id, now
 from mt_eval.loader import LoadedMethod, load_method
 from mt_eval.progress import RunProgress
@@ -68,7 +75,8 @@ def decide_run(request: DecideRequest) -> Path:
     config = decision_config(request.settings, source_lang=request.source_lang, target_lang=request.target_lang,
                              batch_size=calls.batch_size, concurrency=calls.concurrency, timeout_s=calls.timeout_s,
                              seed=request.seed)
-    out = request.directory.out or Path("runs") / "decisions" / f"{loaded.method_id}__{_slug(corpus.name)}"
+    out = run_directory(request.directory.out, loaded.directory, "decisions",
+                        f"{loaded.method_id}__{_slug(corpus.name)}")
     with hold_run_directory(out, command="mt-eval decide run", wait_s=request.directory.wait_s,
                             prog="mt-eval decide"):
         state = _open(out, request, loaded, corpus, config, settings, load_s)

@@ -41,9 +41,16 @@ from mt_eval.harness.method_contract import (
 from mt_eval.harness.request import RunRequest
 from mt_eval.harness.results_log import ResultsLog, read_results, repair
 from mt_eval.harness.run_config import run_config
-from mt_eval.harness.run_directory import RunError, differences, hold_run_directory, open_run_directory, write_json
+from mt_eval.harness.run_directory import (
+    RunError,
+    differences,
+    hold_run_directory,
+    open_run_directory,
+    run_directory,
+    write_json,
+)
 from mt_eval.harness.run_rules import RunRules
-from mt_eval.harness.run_summary import print_gate, print_summary
+from mt_eval.harness.run_summary import print_summary
 from mt_eval.harness.running import Around, run_method
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
@@ -130,7 +137,7 @@ def run_evaluation(request: RunRequest) -> RunReport:
         rules.warn_missing_families(corpus, selection.entries)
         settings = request.calls
         rules.check_freeze(loaded, corpus, selection.entries, selection.facts, config, settings)
-        out = request.directory.out or Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
+        out = run_directory(request.directory.out, loaded.directory, f"{loaded.method_id}__{_slug(corpus.name)}")
         lock = hold_run_directory(out, command=request.command_line(), wait_s=request.directory.wait_s,
                                   prog="mt-eval run")
     except BaseException:
@@ -255,12 +262,10 @@ def _run_locked(run: _Run) -> RunReport:
     code = oc.exit_status(status, errors, len(counted), request.max_errors)
     if code == oc.EXIT_COMPLETE and run_card.gate is not None and not run_card.gate.passed:
         code = oc.EXIT_GATE_FAILED  # the run completed; its headline is withheld
-    if not request.quiet:
-        print_summary(run_card, out, sys.stderr)
+    print_summary(run_card, out, sys.stdout, quiet=request.quiet)  # the result: on standard output, --quiet or not
     oc.print_failures(run_card.failures or [], errors, len(counted), sys.stderr)
     if status != "complete":
         print(oc.verdict(status, code, errors, len(counted), request.max_errors), file=sys.stderr)
-    print_gate(run_card, card_path, sys.stderr, quiet=request.quiet)
     return RunReport(card_path=card_path, status=status, exit_code=code)
 
 
