@@ -217,7 +217,7 @@ class GatewayThread:
 
     def start(self, **where: Any) -> str:
         """Start serving (``where``: as `Gateway.start`); returns its URL."""
-        self._portal = start_blocking_portal(name="mt-eval-gateway")
+        self._portal = start_blocking_portal()
         self._running = self._portal.__enter__()
 
         async def start() -> str:

@@ -141,9 +141,10 @@ def _paired_tests(hypotheses: list[list[str]], references: list[list[str]], metr
         base, other = bs_results[scored][0], bs_results[scored][1]
         _, low, high = paired_difference(metrics[name], list(hypotheses[0]), list(hypotheses[1]), references,
                                          resamples=bootstrap, seed=seed)
-        rows.append({"metric": name, "a": round(base.score, 4), "b": round(other.score, 4),
-                     "delta": round(other.score - base.score, 4), "delta_ci_low": low, "delta_ci_high": high,
-                     "p_bootstrap": other.p_value, "p_randomization": ar_results[scored][1].p_value,
+        a, b = float(base.score), float(other.score)  # older sacrebleu releases give numpy scalars
+        rows.append({"metric": name, "a": round(a, 4), "b": round(b, 4), "delta": round(b - a, 4),
+                     "delta_ci_low": low, "delta_ci_high": high, "p_bootstrap": float(other.p_value),
+                     "p_randomization": float(ar_results[scored][1].p_value),
                      "bootstrap_resamples": bootstrap, "randomization_trials": trials, "seed": seed})
     return rows
 
