@@ -16,9 +16,9 @@ import { completeDecisionConfig, completeRunConfig, describe, translateAnswer } 
 
 export { loadMethod, resolveMethod };
 
-/** What this guest declares at initialize: the protocol's defaults, except that it runs 8 calls at once and can cancel. */
+/** What this guest declares at initialize: the protocol's defaults, except that it runs 64 calls at once and can cancel. */
 export const GUEST_CAPABILITIES = Object.freeze({
-  ...defaults(schema('bridge-initialize-result').$defs.Capabilities), max_concurrency: 8, cancel: true,
+  ...defaults(schema('bridge-initialize-result').$defs.Capabilities), max_concurrency: 64, cancel: true,
 });
 
 /**
@@ -72,18 +72,27 @@ function entriesProblem(entries) {
   return null;
 }
 
-// The third argument of translate: {signal}, an AbortSignal created only if the method reads it
-// (creating one per request is a measurable share of a small request's cost).
-function cancellation(job) {
-  return {
-    get signal() {
-      if (job.controller === null) {
-        job.controller = new AbortController();
-        if (job.cancelled) job.controller.abort();
-      }
-      return job.controller.signal;
-    },
-  };
+// A translate or decide request being worked on, or waiting its turn. It is also the third argument of the
+// method's call, {signal}: the AbortSignal is created only if the method reads it (creating one per request is
+// a measurable share of a small request's cost).
+class Job {
+  constructor(kind, id, key, entries, config) {
+    this.kind = kind;
+    this.id = id;
+    this.key = key;
+    this.entries = entries;
+    this.config = config;
+    this.controller = null;
+    this.cancelled = false;
+  }
+
+  get signal() {
+    if (this.controller === null) {
+      this.controller = new AbortController();
+      if (this.cancelled) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
 }
 
 /** The protocol state machine of one guest process. */
@@ -113,6 +122,7 @@ export class GuestServer {
     this.jobs = new Map(); // idKey → translate job not yet answered
     this.queue = [];
     this.defaultConfig = null;
+    this.onDropped = (item) => this.log(`dropped a result without a string "id": ${describe(item)}`);
     this.splitter = new LineSplitter({
       maxLineBytes,
       onLine: (line) => this.handleLine(line),
@@ -142,7 +152,8 @@ export class GuestServer {
       line = encode(errorResponse(message.id, ErrorCode.INTERNAL_ERROR,
         `the response cannot be encoded as JSON: ${error.message}`));
     }
-    if (Buffer.byteLength(line) - 1 > this.maxLineBytes) {
+    // (a string of n UTF-16 units is at most 3n bytes of UTF-8: only a long one needs counting)
+    if (line.length * 3 > this.maxLineBytes && Buffer.byteLength(line) - 1 > this.maxLineBytes) {
       line = encode(errorResponse(message.id, ErrorCode.MESSAGE_TOO_LARGE,
         `message too large: the response is over the ${this.maxLineBytes}-byte limit`));
     }
@@ -171,11 +182,11 @@ export class GuestServer {
       this.send(errorResponse(null, ErrorCode.PARSE_ERROR, 'parse error: the line is not valid UTF-8'));
       return;
     }
-    if (text.trim() === '') return;
     let message;
     try {
       message = JSON.parse(text);
     } catch (error) {
+      if (text.trim() === '') return; // a blank line (it never parses) is skipped
       this.send(errorResponse(null, ErrorCode.PARSE_ERROR, `parse error: ${error.message}`));
       return;
     }
@@ -184,10 +195,14 @@ export class GuestServer {
       if (message.method === 'cancel' && isPlainObject(message.params)) this.cancel(message.params.id);
     } else if (kind === 'request') {
       this.unanswered++;
-      this.dispatch(message).catch((error) => {
-        this.log(`internal error: ${error?.stack ?? error}`);
-        this.answer(message.id, errorResponse(message.id, ErrorCode.INTERNAL_ERROR, `internal error: ${error?.message}`));
-      });
+      let pending;
+      try {
+        pending = this.dispatch(message);
+      } catch (error) {
+        this.internalError(message.id, error);
+        return;
+      }
+      pending?.catch((error) => this.internalError(message.id, error));
     } else {
       const id = isPlainObject(message) && isValidId(message.id) ? message.id : null;
       this.send(errorResponse(id, ErrorCode.INVALID_REQUEST,
@@ -195,31 +210,45 @@ export class GuestServer {
     }
   }
 
-  async dispatch({ id, method, params = {} }) {
-    const fail = (code, text, data) => this.answer(id, errorResponse(id, code, text, data));
-    if (!isPlainObject(params)) return fail(ErrorCode.INVALID_PARAMS, `params must be an object, got ${describe(params)}`);
-    if (method === 'initialize') return this.initialize(id, params, fail);
-    if (this.initializing) await this.initializing;
+  internalError(id, error) {
+    this.log(`internal error: ${error?.stack ?? error}`);
+    this.answer(id, errorResponse(id, ErrorCode.INTERNAL_ERROR, `internal error: ${error?.message}`));
+  }
+
+  fail(id, code, text, data) {
+    this.answer(id, errorResponse(id, code, text, data));
+  }
+
+  // Answers the request, or returns a promise of doing so: a translate or decide request is enqueued at once,
+  // without a promise of its own, as soon as the guest is initialized (the path every call takes).
+  dispatch({ id, method, params = {} }) {
+    if (!isPlainObject(params)) return this.fail(id, ErrorCode.INVALID_PARAMS, `params must be an object, got ${describe(params)}`);
+    if (method === 'initialize') return this.initialize(id, params, (...why) => this.fail(id, ...why));
+    if (this.initializing) return this.initializing.then(() => this.dispatchInitialized(id, method, params));
+    return this.dispatchInitialized(id, method, params);
+  }
+
+  dispatchInitialized(id, method, params) {
     if (!this.initialized) {
-      return fail(ErrorCode.NOT_INITIALIZED, this.loadFailed ? 'not initialized: the method failed to load'
+      return this.fail(id, ErrorCode.NOT_INITIALIZED, this.loadFailed ? 'not initialized: the method failed to load'
         : `not initialized: send "initialize" before "${method}"`);
     }
     if (this.shuttingDown && method !== 'shutdown') {
-      return fail(ErrorCode.INVALID_REQUEST, 'the guest is shutting down: no new requests');
+      return this.fail(id, ErrorCode.INVALID_REQUEST, 'the guest is shutting down: no new requests');
     }
     switch (method) {
       case 'translate':
       case 'decide':
         if (!this.method.implements.includes(method)) {
-          return fail(ErrorCode.METHOD_NOT_FOUND,
+          return this.fail(id, ErrorCode.METHOD_NOT_FOUND,
             `this method does not implement ${method} (it implements ${this.method.implements.join(', ')})`);
         }
-        return method === 'translate' ? this.translate(id, params, fail) : this.decide(id, params, fail);
-      case 'method_card': return this.methodCard(id, fail);
+        return method === 'translate' ? this.translate(id, params) : this.decide(id, params);
+      case 'method_card': return this.methodCard(id, (...why) => this.fail(id, ...why));
       case 'shutdown':
         this.shuttingDown = true;
         return this.answer(id, resultResponse(id, null));
-      default: return fail(ErrorCode.METHOD_NOT_FOUND, `method not found: "${method}"`);
+      default: return this.fail(id, ErrorCode.METHOD_NOT_FOUND, `method not found: "${method}"`);
     }
   }
 
@@ -295,30 +324,30 @@ export class GuestServer {
     return this.answer(id, resultResponse(id, { card: card ?? null }));
   }
 
-  translate(id, params, fail) {
+  translate(id, params) {
     const problem = entriesProblem(params.entries);
-    if (problem) return fail(ErrorCode.INVALID_PARAMS, problem);
+    if (problem) return this.fail(id, ErrorCode.INVALID_PARAMS, problem);
     const raw = params.config ?? this.defaultConfig;
-    if (raw === null) return fail(ErrorCode.INVALID_PARAMS, 'params.config is missing and initialize gave none');
+    if (raw === null) return this.fail(id, ErrorCode.INVALID_PARAMS, 'params.config is missing and initialize gave none');
     const config = completeRunConfig(raw);
-    if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, config);
-    return this.enqueue('translate', id, params.entries, config, fail);
+    if (typeof config === 'string') return this.fail(id, ErrorCode.INVALID_PARAMS, config);
+    return this.enqueue('translate', id, params.entries, config);
   }
 
-  decide(id, params, fail) {
+  decide(id, params) {
     const problem = rowsProblem(params.rows, 'params.rows');
-    if (problem) return fail(ErrorCode.INVALID_PARAMS, problem);
+    if (problem) return this.fail(id, ErrorCode.INVALID_PARAMS, problem);
     const config = completeDecisionConfig(params.config ?? this.defaultConfig ?? {});
-    if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, config);
-    return this.enqueue('decide', id, params.rows, config, fail);
+    if (typeof config === 'string') return this.fail(id, ErrorCode.INVALID_PARAMS, config);
+    return this.enqueue('decide', id, params.rows, config);
   }
 
-  enqueue(kind, id, items, config, fail) {
+  enqueue(kind, id, items, config) {
     const key = idKey(id);
     if (this.jobs.has(key)) {
-      return fail(ErrorCode.INVALID_REQUEST, `request id ${JSON.stringify(id)} is already in flight`);
+      return this.fail(id, ErrorCode.INVALID_REQUEST, `request id ${JSON.stringify(id)} is already in flight`);
     }
-    const job = { kind, id, key, entries: items, config, controller: null, cancelled: false };
+    const job = new Job(kind, id, key, items, config);
     this.jobs.set(key, job);
     if (this.active < GUEST_CAPABILITIES.max_concurrency) this.run(job);
     else this.queue.push(job);
@@ -340,18 +369,20 @@ export class GuestServer {
   async run(job) {
     this.active++;
     const started = performance.now();
-    let outcome;
+    let value;
+    let failed = false;
     try {
-      outcome = { value: await this.method[job.kind](job.entries, job.config, cancellation(job)) };
+      value = await this.method[job.kind](job.entries, job.config, job);
     } catch (error) {
-      outcome = { error };
+      failed = true;
+      value = error;
     }
     this.active--;
     // A cancelled job was answered already; its slot frees only now that the method returned.
     if (this.jobs.get(job.key) === job) {
       this.jobs.delete(job.key);
       const latency = job.entries.length ? (performance.now() - started) / 1000 / job.entries.length : 0;
-      this.answer(job.id, this.respond(job, outcome, latency));
+      this.answer(job.id, this.respond(job, value, failed, latency));
     }
     const next = this.queue.shift();
     if (next) this.run(next);
@@ -360,13 +391,15 @@ export class GuestServer {
   // The response to a translate or decide job: results in the full protocol shape (translate: checked and
   // compacted; decide: as the method gave them, for the host checks every answer against its question), each
   // with its share of the call's time when the method reported none.
-  respond(job, { value, error }, latency) {
+  // (`failed`: the method threw `value`)
+  respond(job, value, failed, latency) {
     const { kind, id } = job;
-    if (error !== undefined) {
+    if (failed) {
+      const error = value;
       this.log(`${kind} failed: ${error?.stack ?? error}`);
       return errorResponse(id, ErrorCode.METHOD_FAILED, failureMessage(error), { type: error?.name ?? typeof error });
     }
-    const onDropped = (item) => this.log(`dropped a result without a string "id": ${describe(item)}`);
+    const onDropped = this.onDropped;
     if (kind === 'translate') return resultResponse(id, translateAnswer(value, job.entries, latency, { onDropped }));
     if (!Array.isArray(value)) {
       return errorResponse(id, ErrorCode.METHOD_FAILED, `decide returned ${describe(value)}, expected a list with one result per row`,

@@ -258,17 +258,35 @@ export function compactResult(result) {
 /** The RunConfig fields a method may leave out, with their defaults (from the run-config schema). */
 export const RUN_CONFIG_DEFAULTS = Object.freeze(defaults(root('run-config').definition));
 
+// Whether two parsed JSON values are equal.
+function sameJson(a, b) {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((item, i) => sameJson(item, b[i]));
+  if (Array.isArray(b)) return false;
+  let count = 0;
+  for (const key in a) {
+    if (!Object.hasOwn(b, key) || !sameJson(a[key], b[key])) return false;
+    count++;
+  }
+  for (const key in b) if (--count < 0) return false;
+  return true;
+}
+
 const configFits = new Map();
-// A config checked against the schema `stem` with its defaults filled in, or a string saying what is wrong.
+// A config checked against the schema `stem` with its defaults filled in, or a string saying what is wrong. The
+// calls of a run all carry the same config: one equal to the last that fitted (a private copy, which no method can
+// change) is not checked again.
 function completeConfig(config, stem) {
   if (!isPlainObject(config)) return `invalid config: expected an object, got ${got(config)}`;
   if (!configFits.has(stem)) {
     const { document, definition } = root(stem);
-    configFits.set(stem, { fits: compile(document, { $ref: document.$ref }), fallback: defaults(definition) });
+    configFits.set(stem, { fits: compile(document, { $ref: document.$ref }), fallback: defaults(definition), last: null });
   }
-  const { fits, fallback } = configFits.get(stem);
-  if (fits(config)) { // the usual case, without building problems
-    const out = {};
+  const known = configFits.get(stem);
+  const { fallback } = known;
+  if ((known.last !== null && sameJson(config, known.last)) || (known.fits(config) && (known.last = structuredClone(config)))) {
+    const out = {}; // the usual case, without building problems
     for (const name in fallback) out[name] = fresh(fallback[name]);
     return Object.assign(out, config);
   }

@@ -40,16 +40,16 @@ export async function translate(entries, config, { signal } = {}) {
 `;
 
 describe('requests in flight', () => {
-  test('up to 8 translate calls run at once; the rest wait their turn', async () => {
+  test('up to 64 translate calls run at once (an async runtime takes many); the rest wait their turn', async () => {
     const driver = guest(['--module', moduleFile('sleepy.js', SLEEPY)]);
-    assert.equal((await driver.initialize()).result.capabilities.max_concurrency, 8);
+    assert.equal((await driver.initialize()).result.capabilities.max_concurrency, 64);
     const began = Date.now();
-    for (let i = 0; i < 12; i++) driver.translate(i, [{ id: `e${i}`, source: '300' }]);
-    const answers = await driver.collect(12);
+    for (let i = 0; i < 68; i++) driver.translate(i, [{ id: `e${i}`, source: '300' }]);
+    const answers = await driver.collect(68);
     const elapsed = Date.now() - began;
     const peaks = [...answers.values()].map((m) => m.result.results[0].metadata.peak);
-    assert.equal(Math.max(...peaks), 8);
-    assert.ok(elapsed >= 550, `12 calls of 300 ms, 8 at a time, took only ${elapsed} ms`);
+    assert.equal(Math.max(...peaks), 64);
+    assert.ok(elapsed >= 550, `68 calls of 300 ms, 64 at a time, took only ${elapsed} ms`);
     assert.deepEqual(await driver.close(), { code: 0, signal: null });
   });
 
@@ -71,11 +71,11 @@ describe('requests in flight', () => {
   test('cancel of a queued request answers it without running it', async () => {
     const driver = guest(['--module', moduleFile('sleepy-queue.js', SLEEPY)]);
     await driver.initialize();
-    for (let i = 0; i < 9; i++) driver.translate(i, [{ id: `e${i}`, source: '300' }]);
-    driver.send({ jsonrpc: '2.0', method: 'cancel', params: { id: 8 } });
+    for (let i = 0; i < 65; i++) driver.translate(i, [{ id: `e${i}`, source: '300' }]);
+    driver.send({ jsonrpc: '2.0', method: 'cancel', params: { id: 64 } });
     assert.deepEqual((await driver.next()).error?.code, -32001);
-    const answers = await driver.collect(8);
-    assert.deepEqual([...answers.keys()].sort(), [0, 1, 2, 3, 4, 5, 6, 7]);
+    const answers = await driver.collect(64);
+    assert.deepEqual([...answers.keys()].sort((a, b) => a - b), [...Array(64).keys()]);
     assert.ok([...answers.values()].every((m) => m.result.results[0].predicted === 'done'));
     await driver.close();
   });

@@ -33,7 +33,7 @@ from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.lines import id_in
 from mt_eval.child_process import RestartBudget, SoloGate
 from mt_eval.gold import method_view
-from mt_eval.records import TranslationResult
+from mt_eval.records import TranslationResult, result_problem
 from mt_eval.results import ResultNotes, parse_returned, results_for, unusable
 
 log = logging.getLogger("mt_eval.bridge")
@@ -162,32 +162,51 @@ class BridgeMethod:
         config = _builtins(config)
         if not items:
             return []
-        try:
-            connection = await self._ensure(config)
-        except m.BridgeError as exc:
-            return [kind.fail(str(item["id"]), per_entry_error(exc)) for item in items]
+        connection = self._connection
+        if connection is None or not connection.alive:
+            try:
+                connection = await self._ensure(config)
+            except m.BridgeError as exc:
+                return [kind.fail(str(item["id"]), per_entry_error(exc)) for item in items]
         assert connection.info is not None
         if kind.request not in connection.info.implements:
             return [kind.fail(str(item["id"]), f"guest {self._label()} does not implement {kind.request} (it "
                               f"implements {', '.join(connection.info.implements)})") for item in items]
         size = connection.info.capabilities.max_batch or len(items)
+        if len(items) <= size:
+            return await self._run_batch(kind, items, config)
         batches = [items[i:i + size] for i in range(0, len(items), size)]
-        if len(batches) == 1:
-            return await self._run_batch(kind, batches[0], config)
         done = await asyncio.gather(*(self._run_batch(kind, batch, config) for batch in batches))
         return [result for batch in done for result in batch]
 
     async def _run_batch(self, kind: RequestKind, batch: list[dict[str, Any]], config: Any, *, alone: bool = False,
                          tries: int = 3) -> list[dict[str, Any]]:
+        connection = self._connection
+        if connection is None or not connection.alive:
+            try:
+                connection = await self._ensure(config)
+            except m.BridgeError as exc:
+                return [kind.fail(str(e["id"]), per_entry_error(exc)) for e in batch]
+        slots = self._slots
+        assert slots is not None
+        params = {kind.key: batch, "config": config}
+        timeout_s = self._timeout_for(config, len(batch))
         try:
-            connection = await self._ensure(config)
-        except m.BridgeError as exc:
-            return [kind.fail(str(e["id"]), per_entry_error(exc)) for e in batch]
-        assert self._slots is not None
-        try:
-            async with self._gate.alone() if alone else self._gate.shared(), self._slots:
-                raw = await connection.request(kind.request, {kind.key: batch, "config": config},
-                                               timeout_s=self._timeout_for(config, len(batch)))
+            if alone:
+                async with self._gate.alone(), slots:
+                    raw = await connection.request(kind.request, params, timeout_s=timeout_s)
+            else:  # the hot path: no context managers, and no await before the request while a slot is free
+                gate = self._gate
+                if not gate.try_enter_shared():
+                    await gate.enter_shared()
+                try:
+                    await slots.acquire()
+                    try:
+                        raw = await connection.request(kind.request, params, timeout_s=timeout_s)
+                    finally:
+                        slots.release()
+                finally:
+                    gate.leave_shared()
         except m.BridgeError as exc:
             if isinstance(exc.data, dict) and exc.data.get("unsent") and tries > 1:  # the guest had just died
                 return await self._run_batch(kind, batch, config, alone=alone, tries=tries - 1)
@@ -197,7 +216,7 @@ class BridgeMethod:
 
     def _timeout_for(self, config: Any, entries: int) -> float:
         """A request's deadline: the config's ``timeout_s`` per entry, else the host's request timeout."""
-        per_entry = config.get("timeout_s") if isinstance(config, Mapping) else None
+        per_entry = config.get("timeout_s") if type(config) is dict or isinstance(config, Mapping) else None
         if isinstance(per_entry, int | float) and per_entry > 0:
             return float(per_entry) * max(1, entries)
         return self.options.request_timeout_s
@@ -234,13 +253,27 @@ def match_results(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str,
     try:
         decoded = _results_decoder.decode(raw)
         returned: Any = decoded.results
-        notes.merge(decoded.normalised)
+        if decoded.normalised:
+            notes.merge(decoded.normalised)
     except (msgspec.ValidationError, msgspec.DecodeError):
         returned = _each_result(raw, label, notes)
+    else:
+        if _one_each_in_order(batch, returned):  # the usual answer: what `results_for` would return, as it is
+            return msgspec.to_builtins(returned)  # type: ignore[no-any-return]
     paired, unknown = results_for(batch, returned, label=f"guest {label}", notes=notes)
     if unknown:
         log.warning("guest %s returned results for unknown ids %s; dropped", label, unknown[:5])
     return msgspec.to_builtins(paired)  # type: ignore[no-any-return]
+
+
+def _one_each_in_order(batch: list[dict[str, Any]], returned: list[TranslationResult]) -> bool:
+    """Whether the guest answered every entry once, in entry order, with a usable result (entry ids unique)."""
+    if len(returned) != len(batch):
+        return False
+    for entry, result in zip(batch, returned):  # noqa: B905 (same lengths)
+        if result.id != entry["id"] or result_problem(result) is not None:
+            return False
+    return len(batch) == 1 or len({entry["id"] for entry in batch}) == len(batch)
 
 
 def match_decisions(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str, _notes: ResultNotes | None = None
@@ -313,6 +346,6 @@ DECIDE = RequestKind("decide", "rows", match_decisions, lambda row_id, error: {"
 
 
 def _builtins(config: Any) -> Any:
-    if config is None or isinstance(config, Mapping):
+    if config is None or type(config) is dict or isinstance(config, Mapping):
         return config
     return msgspec.to_builtins(config)
