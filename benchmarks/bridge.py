@@ -148,69 +148,87 @@ class BarePipe:
 
 
 async def concurrently(call: Any, calls: list[Any]) -> float:
-    """Seconds for ``calls`` made by 64 workers, each awaiting its calls one after another."""
+    """Calls per second when ``calls`` are made by 64 workers, each awaiting its calls one after another."""
     async def worker(share: list[Any]) -> None:
         for argument in share:
             await call(argument)
 
     started = time.perf_counter()
     await asyncio.gather(*(worker(calls[k::IN_FLIGHT]) for k in range(IN_FLIGHT)))
-    return time.perf_counter() - started
+    return len(calls) / (time.perf_counter() - started)
 
 
-async def p50(call: Any, calls: list[Any]) -> float:
-    for argument in calls[:200]:  # warm up
-        await call(argument)
+async def round_trips(call: Any, calls: list[Any]) -> list[float]:
     times = []
     for argument in calls:
         started = time.perf_counter()
         await call(argument)
         times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return times
 
 
-async def connection_figures(plugin: Path, sequential: int, in_flight: int, batches: int) -> dict[str, float]:
-    """`GuestConnection` directly: the wire and the guest runner, nothing above them."""
+async def python_host_samples(echo: Path, plugin: Path, blocks: int, calls: int, flight: int, batches: int
+                              ) -> dict[str, list[float]]:
+    """Every Python-host figure, in alternating blocks: the bare pipe, `GuestConnection` (the wire and the guest
+    runner, nothing above them) and the public path (``load_method(plugin).method.translate``) are all running,
+    and each block measures each of them once, so a burst of load on the machine shifts them all."""
+    pipe = BarePipe(echo)
     connection = GuestConnection(node_command(plugin), label="echo")
-    await connection.start(CONFIG)
-    try:
-        async def call(entries: list[dict[str, str]]) -> Any:
-            return await connection.request("translate", {"entries": entries, "config": CONFIG})
-
-        batch = [decode(request(i, 100))["params"]["entries"] for i in range(batches)]
-        return {"p50": await p50(call, one_entry_calls(sequential)),
-                "in_flight_s": await concurrently(call, one_entry_calls(in_flight)),
-                "batched_s": await concurrently(call, batch)}
-    finally:
-        await connection.aclose()
-
-
-async def public_figures(plugin: Path, sequential: int, in_flight: int) -> dict[str, float]:
-    """The public path: ``load_method(plugin).method.translate``, one entry per call."""
     method: Any = load_method(plugin).method
+    await connection.start(CONFIG)
     await method.start(CONFIG)
+
+    async def wire(entries: list[dict[str, str]]) -> Any:
+        return await connection.request("translate", {"entries": entries, "config": CONFIG})
+
+    async def public(entries: list[dict[str, str]]) -> Any:
+        return await method.translate(entries, CONFIG)
+
+    one_entry = one_entry_calls(max(calls, flight))
+    hundred = [decode(request(i, 100))["params"]["entries"] for i in range(batches)]
+    samples: dict[str, list[float]] = {}
+
+    def add(key: str, values: float | list[float]) -> None:
+        samples.setdefault(key, []).extend(values if isinstance(values, list) else [values])
+
     try:
-        async def call(entries: list[dict[str, str]]) -> Any:
-            return await method.translate(entries, CONFIG)
-
-        return {"p50": await p50(call, one_entry_calls(sequential)),
-                "in_flight_s": await concurrently(call, one_entry_calls(in_flight))}
+        pipe.round_trips(200)
+        await round_trips(wire, one_entry[:200])
+        await round_trips(public, one_entry[:200])
+        for _ in range(blocks * 2):
+            add("pipe rtt", pipe.round_trips(calls))
+            add("connection rtt", await round_trips(wire, one_entry[:calls]))
+            add("public rtt", await round_trips(public, one_entry[:calls]))
+        for _ in range(blocks):
+            add("pipe pipelined", flight / pipe.pipelined([request(i, 1) for i in range(flight)]))
+            add("pipe in flight", flight / pipe.in_flight([request(i, 1) for i in range(flight)]))
+            add("connection in flight", await concurrently(wire, one_entry[:flight]))
+            add("public in flight", await concurrently(public, one_entry[:flight]))
+            add("pipe batched", batches * 100 / pipe.pipelined([request(i, 100) for i in range(batches)]))
+            add("connection batched", batches * 100 / (batches / await concurrently(wire, hundred)))
     finally:
+        pipe.close()
+        await connection.aclose()
         await method.aclose()
+    return samples
 
 
-def node_host_figures(plugin: Path, sequential: int) -> dict[str, float]:
-    """Node host → Python guest and Node → bare Python echo, one round (``bridge_node_host.mjs``)."""
+def node_host_samples(plugin: Path, blocks: int, calls: int) -> dict[str, list[float]]:
+    """Node host → Python guest against Node ↔ a bare Python echo, in alternating blocks (``bridge_node_host.mjs``)."""
     script = Path(__file__).with_name("bridge_node_host.mjs")
-    done = subprocess.run([NODE, str(script), "--python", sys.executable, "--plugin", str(plugin), "--calls",
-                           str(sequential)], capture_output=True, text=True, check=True)
+    done = subprocess.run([NODE, str(script), "--python", sys.executable, "--plugin", str(plugin), "--blocks",
+                           str(blocks), "--calls", str(calls)], capture_output=True, text=True, check=True)
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
-def spawn_figures(plugin: Path, runs: int) -> tuple[float, float]:
-    async def ready() -> float:
+def spawn_figures(plugin: Path, runs: int) -> dict[str, float]:
+    """Median seconds from spawn to initialize answered: the guest as the SDK starts it (it names the checked
+    plugin's module), as ``mt-eval-guest DIR`` starts it (checking the plugin's files), and ``node -e 0``."""
+    commands = {"sdk": load_method(plugin).method.command, "directory": node_command(plugin)}
+
+    async def ready(command: list[str]) -> float:
         started = time.perf_counter()
-        connection = GuestConnection(node_command(plugin))
+        connection = GuestConnection(command)
         await connection.start(CONFIG)
         elapsed = time.perf_counter() - started
         await connection.aclose()
@@ -221,11 +239,12 @@ def spawn_figures(plugin: Path, runs: int) -> tuple[float, float]:
         subprocess.run([NODE, "-e", "0"], check=True)
         return time.perf_counter() - started
 
-    guest_times, node_times = [], []
+    times: dict[str, list[float]] = {"node": [], "sdk": [], "directory": []}
     for _ in range(runs):
-        node_times.append(node_zero())
-        guest_times.append(asyncio.run(ready()))
-    return statistics.median(guest_times), statistics.median(node_times)
+        times["node"].append(node_zero())
+        for name, command in commands.items():
+            times[name].append(asyncio.run(ready(command)))
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def make_plugins(work: Path) -> tuple[Path, Path, Path]:
@@ -247,53 +266,37 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer iterations")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args()
-    sequential, in_flight, batches, spawns, rounds = ((2000, 10000, 200, 15, 3) if args.quick
-                                                      else (5000, 30000, 500, 30, 5))
+    blocks, calls, flight, batches, spawns = (5, 500, 5000, 150, 15) if args.quick else (9, 500, 8000, 300, 30)
     with tempfile.TemporaryDirectory() as scratch:
         echo, node_plugin, python_plugin = make_plugins(Path(scratch))
-        sides: dict[str, list[dict[str, float]]] = {"pipe": [], "connection": [], "public": [], "node host": []}
-        for _ in range(rounds):  # every side once per round, so a burst of load shifts them all
-            pipe = BarePipe(echo)
-            pipe.round_trips(200)
-            sides["pipe"].append({
-                "p50": statistics.median(pipe.round_trips(sequential)),
-                "pipelined_s": pipe.pipelined([request(i, 1) for i in range(in_flight)]),
-                "in_flight_s": pipe.in_flight([request(i, 1) for i in range(in_flight)]),
-                "batched_s": pipe.pipelined([request(i, 100) for i in range(batches)])})
-            pipe.close()
-            sides["connection"].append(asyncio.run(connection_figures(node_plugin, sequential, in_flight, batches)))
-            sides["public"].append(asyncio.run(public_figures(node_plugin, sequential, in_flight)))
-            if shutil.which(NODE):
-                sides["node host"].append(node_host_figures(python_plugin, sequential))
-        base, conn, public, node = ({key: statistics.median(r[key] for r in runs) for key in runs[0]}
-                                    for runs in sides.values())
-        guest_ready, node_zero = spawn_figures(node_plugin, spawns)
-
-    def rate(seconds: float) -> float:
-        return in_flight / seconds
+        py = asyncio.run(python_host_samples(echo, node_plugin, blocks, calls, flight, batches))
+        node = node_host_samples(python_plugin, blocks * 2, calls) if shutil.which(NODE) else {}
+        spawn = spawn_figures(node_plugin, spawns)
+    m = {key: statistics.median(values) for key, values in {**py, **node}.items()}
 
     name = "bridge"
     figures = [
-        Figure(name, "connection: sequential p50", ours=f"{conn['p50'] * 1e6:.1f} µs",
-               baseline=f"{base['p50'] * 1e6:.1f} µs", value=conn["p50"] * 1e6, target=at_most(120, " µs")),
-        ratio_figure(name, "connection: 64 in flight", rate(conn["in_flight_s"]), rate(base["pipelined_s"]),
-                     "req/s", at_least(0.25), digits=0, note="baseline: pipelined (all written at once)"),
-        ratio_figure(name, "connection: batched (100/request)", batches * 100 / conn["batched_s"],
-                     batches * 100 / base["batched_s"], "entries/s", at_least(0.5), digits=0),
-        ratio_figure(name, "guest spawn → ready vs node -e 0", guest_ready, node_zero, "ms", at_most(1.3),
-                     scale=1e3),
-        ratio_figure(name, "public path: 64 in flight, 1-entry calls", rate(public["in_flight_s"]),
-                     rate(base["in_flight_s"]), "req/s", at_least(0.3), digits=0,
+        Figure(name, "connection: sequential p50", ours=f"{m['connection rtt'] * 1e6:.1f} µs",
+               baseline=f"{m['pipe rtt'] * 1e6:.1f} µs", value=m["connection rtt"] * 1e6, target=at_most(120, "µs")),
+        ratio_figure(name, "connection: 64 in flight", m["connection in flight"], m["pipe pipelined"], "req/s",
+                     at_least(0.25), digits=0, note="baseline: pipelined (all written at once, replies counted)"),
+        ratio_figure(name, "connection: batched (100/request)", m["connection batched"], m["pipe batched"],
+                     "entries/s", at_least(0.5), digits=0),
+        ratio_figure(name, "guest spawn → ready vs node -e 0", spawn["sdk"], spawn["node"], "ms", at_most(1.3),
+                     scale=1e3, note=f"mt-eval-guest DIR (the plugin's files checked by the guest): "
+                     f"{spawn['directory'] * 1e3:.1f} ms = {spawn['directory'] / spawn['node']:.2f}x"),
+        ratio_figure(name, "public path: 64 in flight, 1-entry calls", m["public in flight"], m["pipe in flight"],
+                     "req/s", at_least(0.3), digits=0,
                      note="baseline: 64 in flight, every reply decoded with msgspec"),
-        ratio_figure(name, "public path: sequential p50, Python → Node", public["p50"], base["p50"], "µs",
+        ratio_figure(name, "public path: sequential p50, Python → Node", m["public rtt"], m["pipe rtt"], "µs",
                      at_most(1.3), scale=1e6),
     ]
     if node:
-        figures.append(ratio_figure(name, "public path: sequential p50, Node → Python", node["public_p50"],
-                                    node["pipe_p50"], "µs", at_most(1.3), scale=1e6,
+        figures.append(ratio_figure(name, "public path: sequential p50, Node → Python", m["public rtt node"],
+                                    m["pipe rtt node"], "µs", at_most(1.3), scale=1e6,
                                     note="startGuest(mt-eval serve) vs Node ↔ a bare Python msgspec echo"))
-    print(f"medians of {rounds} alternating rounds; {sequential:,} sequential calls, {in_flight:,} calls with 64 in "
-          f"flight, {batches} batches of 100 per round")
+    print(f"medians over alternating blocks: {blocks * 2} of {calls:,} sequential calls, {blocks} of {flight:,} calls "
+          f"with 64 in flight and {batches} requests of 100 entries, per side")
     missed = report(figures)
     return missed if args.check else 0
 

@@ -1,9 +1,10 @@
-// One round of the Node host → Python guest figures of benchmarks/bridge.py, printed as JSON:
+// The Node host → Python guest figures of benchmarks/bridge.py, every round trip's seconds printed as JSON:
 // - pipe_p50: Node writes a 1-entry translate request into a bare Python echo (msgspec, blocking reads and
 //   writes) and waits for its reply line;
 // - public_p50: the Node host's public path, startGuest(["python", "-m", "mt_eval.cli", "serve", PLUGIN])
 //   then guest.translate([entry], config), one call after another.
-// Usage: node benchmarks/bridge_node_host.mjs --python PYTHON --plugin DIR --calls N
+// Both run at once and are measured in alternating blocks of N calls.
+// Usage: node benchmarks/bridge_node_host.mjs --python PYTHON --plugin DIR --blocks B --calls N
 import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
 
@@ -23,23 +24,25 @@ for line in sys.stdin.buffer:
 const CONFIG = { source_lang: 'eng', target_lang: 'spa' };
 const WARM_UP = 200;
 
-const { values } = parseArgs({ options: { python: { type: 'string' }, plugin: { type: 'string' }, calls: { type: 'string' } } });
-const calls = Number(values.calls ?? 2000);
+const { values } = parseArgs({
+  options: { python: { type: 'string' }, plugin: { type: 'string' }, blocks: { type: 'string' }, calls: { type: 'string' } },
+});
+const blocks = Number(values.blocks ?? 6);
+const calls = Number(values.calls ?? 300);
 const entry = (i) => ({ id: String(i), source: `Sentence number ${i} to translate.` });
-const median = (times) => times.sort((a, b) => a - b)[Math.floor(times.length / 2)];
 
-async function timed(call) {
-  for (let i = 0; i < WARM_UP; i++) await call(i);
+async function roundTrips(call, count) {
   const times = [];
-  for (let i = 0; i < calls; i++) {
+  for (let i = 0; i < count; i++) {
     const started = process.hrtime.bigint();
     await call(i);
     times.push(Number(process.hrtime.bigint() - started) / 1e9);
   }
-  return median(times);
+  return times;
 }
 
-async function barePipe() {
+// The bare pipe: a Python echo process, one request line written, its reply line awaited.
+function barePipe() {
   const child = spawn(values.python, ['-c', PYTHON_ECHO], { stdio: ['pipe', 'pipe', 'inherit'] });
   let waiting = null;
   let buffered = '';
@@ -57,21 +60,23 @@ async function barePipe() {
     waiting = resolve;
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: i, method: 'translate', params: { entries: [entry(i)], config: CONFIG } })}\n`);
   });
-  const p50 = await timed(call);
-  child.stdin.end();
-  await new Promise((resolve) => child.on('exit', resolve));
-  return p50;
+  const close = () => new Promise((resolve) => { child.on('exit', resolve); child.stdin.end(); });
+  return { call, close };
 }
 
-async function publicPath() {
-  const guest = await startGuest([values.python, '-m', 'mt_eval.cli', 'serve', values.plugin], { config: CONFIG });
-  try {
-    return await timed((i) => guest.translate([entry(i)], CONFIG));
-  } finally {
-    await guest.close();
+const pipe = barePipe();
+const guest = await startGuest([values.python, '-m', 'mt_eval.cli', 'serve', values.plugin], { config: CONFIG });
+const ours = (i) => guest.translate([entry(i)], CONFIG);
+const samples = { 'pipe rtt node': [], 'public rtt node': [] };
+try {
+  await roundTrips(pipe.call, WARM_UP);
+  await roundTrips(ours, WARM_UP);
+  for (let block = 0; block < blocks; block++) { // alternating, so a burst of load shifts both
+    samples['pipe rtt node'].push(...await roundTrips(pipe.call, calls));
+    samples['public rtt node'].push(...await roundTrips(ours, calls));
   }
+} finally {
+  await guest.close();
+  await pipe.close();
 }
-
-const pipe = await barePipe();
-const ours = await publicPath();
-process.stdout.write(`${JSON.stringify({ pipe_p50: pipe, public_p50: ours })}\n`);
+process.stdout.write(`${JSON.stringify(samples)}\n`);

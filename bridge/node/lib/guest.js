@@ -5,16 +5,12 @@
 import { readFileSync } from 'node:fs';
 
 import { defaults, schema } from './contract/schema.js';
-import { loadMethod, resolveMethod } from './method-module.js';
+import { loadMethod } from './method-load.js';
 import {
-  DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, encode,
+  DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, describe, encode,
   errorResponse, isPlainObject, isValidId, resultResponse,
 } from './protocol.js';
-import { rowsProblem } from './decisions.js';
-import { completeDecisionConfig, completeRunConfig, describe, translateAnswer } from './results.js';
 
-
-export { loadMethod, resolveMethod };
 
 /** What this guest declares at initialize: the protocol's defaults, except that it runs 64 calls at once and can cancel. */
 export const GUEST_CAPABILITIES = Object.freeze({
@@ -95,6 +91,15 @@ class Job {
   }
 }
 
+// What turns a method's answers into results and completes configs (./results.js, with the contract's decoder) is
+// loaded once initialize is answered, while the host prepares its first request; the rules of decisions
+// (./decisions.js) when a method that implements decide is loaded. A guest is ready sooner without them.
+let resultRules = null;
+let decisionRules = null;
+let resultsLoading = null;
+const loadResults = () => (resultsLoading ??= import('./results.js').then((module) => { resultRules = module; }));
+const loadDecisions = () => import('./decisions.js').then((module) => { decisionRules = module; });
+
 /** The protocol state machine of one guest process. */
 export class GuestServer {
   /**
@@ -121,6 +126,7 @@ export class GuestServer {
     this.active = 0; // translate calls running in the method (cancelled ones included)
     this.jobs = new Map(); // idKey → translate job not yet answered
     this.queue = [];
+    this.held = null; // lines waiting for the rules a request needs (hold)
     this.defaultConfig = null;
     this.onDropped = (item) => this.log(`dropped a result without a string "id": ${describe(item)}`);
     this.splitter = new LineSplitter({
@@ -167,7 +173,7 @@ export class GuestServer {
   }
 
   maybeExit() {
-    if (!this.inputEnded || this.unanswered > 0 || this.exiting) return;
+    if (!this.inputEnded || this.unanswered > 0 || this.held !== null || this.exiting) return;
     this.exiting = true;
     const close = this.method?.close;
     Promise.resolve()
@@ -177,6 +183,10 @@ export class GuestServer {
   }
 
   handleLine(bytes) {
+    if (this.held !== null) { // (a copy: the splitter's line may share memory with its input)
+      this.held.push(Buffer.from(bytes));
+      return;
+    }
     const text = decodeUtf8(bytes);
     if (text === null) {
       this.send(errorResponse(null, ErrorCode.PARSE_ERROR, 'parse error: the line is not valid UTF-8'));
@@ -265,14 +275,16 @@ export class GuestServer {
         { supported: [...SUPPORTED_VERSIONS] });
     }
     if (params.config !== undefined && params.config !== null) {
-      const config = completeDecisionConfig(params.config); // the language pair is checked by translate
-      if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, config);
-      this.defaultConfig = config;
+      if (!isPlainObject(params.config)) {
+        return fail(ErrorCode.INVALID_PARAMS, `invalid config: expected an object, got ${describe(params.config)}`);
+      }
+      this.defaultConfig = params.config; // checked, with its defaults filled in, by the requests that use it
     }
     let done;
     this.initializing = new Promise((resolveInit) => { done = resolveInit; });
     try {
       this.method = await this.load();
+      if (this.method.implements.includes('decide')) await loadDecisions();
       const card = await this.card();
       this.initialized = true;
       this.answer(id, resultResponse(id, {
@@ -283,6 +295,7 @@ export class GuestServer {
         guest: { name: 'mt-eval-guest', version: guestVersion(), runtime: `node ${process.version}` },
         implements: [...this.method.implements],
       }));
+      setImmediate(loadResults); // after the answer is written (./results.js: see loadResults)
     } catch (error) {
       this.loadFailed = true;
       this.log(`cannot load the method: ${error?.message ?? error}`);
@@ -325,21 +338,48 @@ export class GuestServer {
   }
 
   translate(id, params) {
+    if (resultRules === null) return this.hold({ id, method: 'translate', params });
     const problem = entriesProblem(params.entries);
     if (problem) return this.fail(id, ErrorCode.INVALID_PARAMS, problem);
     const raw = params.config ?? this.defaultConfig;
     if (raw === null) return this.fail(id, ErrorCode.INVALID_PARAMS, 'params.config is missing and initialize gave none');
-    const config = completeRunConfig(raw);
+    const config = resultRules.completeRunConfig(raw);
     if (typeof config === 'string') return this.fail(id, ErrorCode.INVALID_PARAMS, config);
     return this.enqueue('translate', id, params.entries, config);
   }
 
   decide(id, params) {
-    const problem = rowsProblem(params.rows, 'params.rows');
+    if (decisionRules === null || resultRules === null) return this.hold({ id, method: 'decide', params });
+    const problem = decisionRules.rowsProblem(params.rows, 'params.rows');
     if (problem) return this.fail(id, ErrorCode.INVALID_PARAMS, problem);
-    const config = completeDecisionConfig(params.config ?? this.defaultConfig ?? {});
+    const config = resultRules.completeDecisionConfig(params.config ?? this.defaultConfig ?? {});
     if (typeof config === 'string') return this.fail(id, ErrorCode.INVALID_PARAMS, config);
     return this.enqueue('decide', id, params.rows, config);
+  }
+
+  // A request that came before the rules it needs were loaded (see loadResults): it and every line after it wait,
+  // in order, until they are — so a cancel that follows it still finds it.
+  hold(request) {
+    this.held = [request];
+    Promise.all([loadResults(), loadDecisions()]).then(() => this.release(), (error) => {
+      this.log(`cannot load the guest's rules: ${error?.stack ?? error}`);
+      process.exit(1);
+    });
+  }
+
+  release() {
+    const [request, ...lines] = this.held;
+    this.held = null;
+    try {
+      this.dispatchInitialized(request.id, request.method, request.params);
+    } catch (error) {
+      this.internalError(request.id, error);
+    }
+    for (const line of lines) {
+      if (this.held === null) this.handleLine(line);
+      else this.held.push(line);
+    }
+    this.maybeExit();
   }
 
   enqueue(kind, id, items, config) {
@@ -400,7 +440,7 @@ export class GuestServer {
       return errorResponse(id, ErrorCode.METHOD_FAILED, failureMessage(error), { type: error?.name ?? typeof error });
     }
     const onDropped = this.onDropped;
-    if (kind === 'translate') return resultResponse(id, translateAnswer(value, job.entries, latency, { onDropped }));
+    if (kind === 'translate') return resultResponse(id, resultRules.translateAnswer(value, job.entries, latency, { onDropped }));
     if (!Array.isArray(value)) {
       return errorResponse(id, ErrorCode.METHOD_FAILED, `decide returned ${describe(value)}, expected a list with one result per row`,
         { type: 'TypeError' });
@@ -441,11 +481,10 @@ function coalesce(writeOut) {
 }
 
 /**
- * Serve a method on process stdin/stdout until stdin closes, then exit.
- * `target` is {directory} or {module}, as for resolveMethod.
+ * Serve a method on process stdin/stdout until stdin closes, then exit. `resolved` is what resolveMethod (or
+ * moduleTarget) returns: the module, its name, method id and what it implements.
  */
-export function serveProcess(target, { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = {}) {
-  const resolved = resolveMethod(target);
+export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = {}) {
   const write = coalesce(divertStdout());
   const log = (text) => process.stderr.write(`mt-eval-guest: ${text}\n`);
   const server = new GuestServer({

@@ -309,6 +309,27 @@ describe('loading the method', () => {
     await driver.close();
   });
 
+  test('a host that checked the plugin names the module, its name, id and requests; the files are not read', async () => {
+    const directory = join(scratch, 'named');
+    mkdirSync(directory);
+    writeFileSync(join(directory, 'method.json'), '{ this is not read }');
+    const main = join(directory, 'main.js');
+    writeFileSync(main, 'export async function translate(entries) { return entries.map((e) => ({ id: e.id, predicted: "ok" })); }\n'
+      + 'export async function decide(rows) { return rows.map((r) => ({ id: r.id, answers: {} })); }\n');
+    const driver = guest(['--module', main, '--name', 'Named Method', '--method-id', 'named-method', '--implements', 'translate']);
+    const { result } = await driver.initialize();
+    assert.deepEqual(result.method, { name: 'Named Method', method_id: 'named-method' });
+    assert.deepEqual(result.implements, ['translate']);
+    driver.translate(1, [{ id: 'a', source: 'x' }]);
+    assert.equal((await driver.next()).result.results[0].predicted, 'ok');
+    await driver.close();
+    const bare = guest(['--module', main, '--name', 'Named Method']);
+    const named = (await bare.initialize()).result;
+    assert.deepEqual(named.method, { name: 'Named Method', method_id: 'named-method' });
+    assert.deepEqual(named.implements, ['translate', 'decide']);
+    await bare.close();
+  });
+
   test('command-line mistakes exit 2 with a message', () => {
     const run = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', input: '' });
     const python = join(scratch, 'python-only');
@@ -323,6 +344,9 @@ describe('loading the method', () => {
       [[join(scratch, 'missing-dir')], /no such directory/],
       [['--module', join(scratch, 'missing.js')], /missing.js: no such file/],
       [[python], /no "node_entry": this plugin does not run on Node\n\s+fix: serve it with `mt-eval serve DIR`/],
+      [[reverseFixture, '--name', 'X'], /--name goes with --module \(a plugin directory names its method\)/],
+      [['--module', join(nodePackage, 'index.js'), '--implements', 'translate,judge'],
+        /--implements: "judge" is not one of translate, decide/],
     ]) {
       const result = run(...args);
       assert.equal(result.status, 2, `${args.join(' ')}: exit ${result.status}`);

@@ -20,9 +20,10 @@ import msgspec
 
 from mt_eval import __version__
 from mt_eval.bridge import messages as m
+from mt_eval.bridge.eager import start_eagerly
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
 from mt_eval.records import RunConfig
-from mt_eval.results import ResultNotes, compact, error_result, normalise_returned
+from mt_eval.results import ResultNotes, compact, compact_returned, error_result
 from mt_eval.strict import value_in_words
 
 MAX_CONCURRENCY = 8
@@ -96,6 +97,9 @@ class GuestServer:
         self._tasks: dict[int | str, asyncio.Task[None]] = {}
         self._slots = asyncio.Semaphore(MAX_CONCURRENCY)
         self._out: asyncio.WriteTransport | None = None
+        self._outgoing: list[bytes] = []  # answers not written yet (`send`)
+        self._reading = False  # in on_data: its answers go out when the chunk is done
+        self._flush_due = False
 
     async def run(self, protocol_fd: int) -> None:
         loop = asyncio.get_running_loop()
@@ -113,20 +117,36 @@ class GuestServer:
             except Exception as exc:
                 print(f"mt-eval serve: the method's aclose() failed: {exc!r}", file=sys.stderr)
         reader.close()
+        self._flush()
         self._out.close()
 
     def send(self, line: bytes) -> None:
-        if self._out is not None and not self._out.is_closing():
-            self._out.write(line)
+        """Answers go out together: those of the requests read in one chunk when it is done, the others at the end
+        of the loop's turn (one system call, and one wake-up of the host, for many answers)."""
+        self._outgoing.append(line)
+        if not self._reading and not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_due = False
+        lines, self._outgoing = self._outgoing, []
+        if lines and self._out is not None and not self._out.is_closing():
+            self._out.write(lines[0] if len(lines) == 1 else b"".join(lines))
 
     def on_data(self, data: bytes) -> None:
-        for line in self._lines.feed(data):
-            if isinstance(line, Oversized):
-                limit = self._lines.max_bytes
-                self.send(m.error_line(id_in(line.head), m.MESSAGE_TOO_LARGE,
-                                       f"request of {line.length} bytes is over the {limit}-byte limit"))
-            elif line.strip():
-                self.on_line(line)
+        self._reading = True
+        try:
+            for line in self._lines.feed(data):
+                if isinstance(line, Oversized):
+                    limit = self._lines.max_bytes
+                    self.send(m.error_line(id_in(line.head), m.MESSAGE_TOO_LARGE,
+                                           f"request of {line.length} bytes is over the {limit}-byte limit"))
+                elif line.strip():
+                    self.on_line(line)
+        finally:
+            self._reading = False
+            self._flush()
 
     def on_line(self, line: bytes) -> None:
         try:
@@ -158,9 +178,11 @@ class GuestServer:
             self.send(m.error_line(request_id, m.NOT_INITIALIZED, "send initialize first"))
         elif method in ("translate", "decide") and method in self.implements:
             work = self.translate if method == "translate" else self.decide
-            task = asyncio.get_running_loop().create_task(work(request_id, params))
-            self._tasks[request_id] = task
-            task.add_done_callback(lambda _: self._tasks.pop(request_id, None))
+            # Run at once: a method that answers without waiting is answered in this turn of the loop.
+            task = start_eagerly(work(request_id, params))
+            if task is not None:
+                self._tasks[request_id] = task
+                task.add_done_callback(lambda _: self._tasks.pop(request_id, None))
         elif method in ("translate", "decide"):
             self.send(m.error_line(request_id, m.METHOD_NOT_FOUND, f"this method does not implement {method} "
                                    f"(it implements {', '.join(self.implements)})"))
@@ -239,11 +261,30 @@ def _translate_params(params: Any) -> tuple[list[dict[str, Any]], RunConfig]:
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or \
                 not isinstance(entry.get("source"), str):
             raise ValueError(f"entries[{i}] needs a string id and a string source")
+    return entries, _run_config(params.get("config"))
+
+
+_last_config: dict[bytes, RunConfig] = {}  # the last config a translate request carried (as JSON) → its RunConfig
+
+
+def _run_config(given: Any) -> RunConfig:
+    """The RunConfig of a translate request. The requests of a run all carry the same config, so one equal to the
+    last (as JSON: ``1`` and ``true`` differ) is not checked again; each request still gets a RunConfig of its own,
+    with its own ``params``."""
     try:
-        config = msgspec.convert(params.get("config"), RunConfig)
+        key = msgspec.json.encode(given)
+    except (TypeError, msgspec.EncodeError):
+        key = b""
+    known = _last_config.get(key)
+    if known is not None and type(given) is dict:
+        return msgspec.structs.replace(known, params=given.get("params", {}))
+    try:
+        config = msgspec.convert(given, RunConfig)
     except msgspec.ValidationError as exc:
-        raise ValueError(config_problem(params.get("config"))) from exc
-    return entries, config
+        raise ValueError(config_problem(given)) from exc
+    _last_config.clear()
+    _last_config[key] = msgspec.convert(given, RunConfig)  # a copy of its own: the method may change `config`
+    return config
 
 
 def config_problem(config: Any, kind: type[RunConfig] = RunConfig) -> str:
@@ -303,8 +344,7 @@ def translate_answer(raw: Any, entries: list[dict[str, Any]], elapsed: float) ->
         error = f"the method returned {value_in_words(raw)}, not a list of results"
         return {"results": [compact(error_result(str(e["id"]), error)) for e in entries]}
     share = elapsed / max(1, len(entries))
-    answer: dict[str, Any] = {"results": [compact(r) for r in normalise_returned(raw, notes=notes,
-                                                                                default_latency_s=share)]}
+    answer: dict[str, Any] = {"results": msgspec.Raw(compact_returned(raw, notes=notes, default_latency_s=share))}
     if notes:
         answer["normalised"] = notes.counts
     return answer
