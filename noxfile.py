@@ -74,6 +74,7 @@ def demo(session: nox.Session) -> None:
     board.mkdir(parents=True, exist_ok=True)
     store = str(board / "demo.db")
     session.run("mt-eval", "verify", "runs/demo/card.json")
+    session.run("mt-eval", "gate", "runs/demo/card.json", "runs/demo-rules/card.json")
     session.run("mt-eval", "publish", "runs/demo/card.json", "runs/demo-rules/card.json", "--db", store, "--no-input")
     session.run("mt-eval", "leaderboard", "--db", store)
     session.run("mt-eval", "leaderboard", "--db", store, "--out", str(board / "site"), "--title",

@@ -26,6 +26,8 @@ examples:
   mt-eval compare runs/a/card.json runs/b/card.json
   mt-eval corpus show dev.tsv                   how a corpus file is read: columns, ids, entries, sha256
   mt-eval verify runs/demo/card.json            recompute a card's metrics and check its hashes
+  mt-eval gate runs/demo/card.json              does the card's headline pass the gate? (exit 1: no)
+  mt-eval freeze init --method DIR --corpus FILE   fix a run's inputs; then: mt-eval run ... --freeze freeze.json
   mt-eval publish runs/demo/card.json           verify a run card and add it to the leaderboard store
   mt-eval leaderboard --out site                the leaderboard as a static site (or: leaderboard serve)
   mt-eval serve examples/lexicon-eng-spa        serve a Python plugin as a bridge guest on stdio
@@ -50,6 +52,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "mt_eval.corpus.commands:add_arguments", "mt_eval.corpus.commands:run"),
     "verify": ("re-verify run cards: content hash, schema, corpus sha256, every metric recomputed",
                "mt_eval.harness.commands:add_verify_arguments", "mt_eval.harness.commands:verify_command"),
+    "gate": ("apply the headline gate to run cards: canaries, negative controls, denominator, covariates",
+             "mt_eval.harness.gate_cli:add_arguments", "mt_eval.harness.gate_cli:run"),
+    "freeze": ("freeze a run's inputs before it runs (init), check a manifest (validate), print one (show)",
+               "mt_eval.harness.freeze_cli:add_arguments", "mt_eval.harness.freeze_cli:run"),
     "publish": ("verify run cards and publish them to the leaderboard store (SQLite or PostgreSQL)",
                 "mt_eval.leaderboard.publish:add_arguments", "mt_eval.leaderboard.publish:run"),
     "leaderboard": ("show the leaderboard (table, JSON, HTML), write it as a static site, or serve it",

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mt_eval.corpus.families import scored_entries
 from mt_eval.corpus.model import Corpus, CorpusError, plural
 from mt_eval.corpus.scripts import dominant_script, expected_scripts, script_shares
 from mt_eval.corpus.tsv import SPACED_COLUMNS
@@ -121,7 +122,7 @@ def _column_doubts(corpus: Corpus) -> list[Doubt]:
 
 
 def _content_doubts(corpus: Corpus) -> list[Doubt]:
-    entries = corpus.entries
+    entries = scored_entries(corpus.entries)  # canaries and negative controls are written on purpose
     doubts = []
     if len(entries) >= 3:
         first = entries[0]["source"]
@@ -152,7 +153,7 @@ def _content_doubts(corpus: Corpus) -> list[Doubt]:
 
 
 def _script_doubts(corpus: Corpus, source_lang: str, target_lang: str) -> list[Doubt]:
-    chosen = sample(corpus.entries)
+    chosen = sample(scored_entries(corpus.entries))
     found: dict[str, tuple[str, str, set[str]]] = {}
     sides = [("source", source_lang)] + ([("reference", target_lang)] if corpus.references else [])
     for role, language in sides:

@@ -41,9 +41,13 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                   "  mt-eval run --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json "
                   "--official --gateway-policy examples/coached-llm-eng-spa/gateway-policy.json\n"
                   "  mt-eval run --demo --out runs/demo --force --max-errors 2%\n"
-                  "\nexit status: 0 complete (failures within --max-errors), 1 the run could not start or continue, "
-                  "2 usage,\n  3 partial (more failed entries than --max-errors), 4 failed (no entry translated, no "
-                  "scores),\n  75 the run directory is in use by another process (see --wait), 130 interrupted")
+                  "  mt-eval run --demo --policy examples/policies/no-abstention.json --latency-sample 20 "
+                  "--out runs/demo --force\n"
+                  "\nexit status: 0 complete (failures within --max-errors) and the headline passed the gate, 1 the "
+                  "run could not\n  start or continue, 2 usage, 3 partial (more failed entries than --max-errors), "
+                  "4 failed (no entry\n  translated, no scores), 5 complete but the gate withheld the headline "
+                  "(mt-eval gate CARD says why),\n  75 the run directory is in use by another process (see --wait), "
+                  "130 interrupted")
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
     what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")
@@ -59,12 +63,10 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     add_run_directory_arguments(run.add_argument_group("where results go"), "runs/METHOD__CORPUS")
     how = run.add_argument_group("how to run")
     add_call_arguments(how, "entry", "entries")
-    how.add_argument("--retries", type=int, default=1, metavar="N", help="retries per failed entry (default 1)")
-    how.add_argument("--retry-budget", type=int, metavar="N", help="retries for the whole run "
-                                                                   "(default: 10%% of entries, at least 10)")
+    add_retry_arguments(how)
     how.add_argument("--max-errors", default="0", metavar="N|P%",
                      help="failed entries tolerated for exit status 0: a count (5) or a share of the corpus (2%%); "
-                          "default 0")
+                          "default 0 (a negative control's refusal is not a failure)")
     how.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
     add_model_arguments(run.add_argument_group("passed to the method (RunConfig)"))
@@ -86,6 +88,12 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     fair.add_argument("--contamination-check", action=argparse.BooleanOptionalAction, default=True,
                       help="check the method's bundle for the corpus's texts before translating and record the "
                            "result in the run card (default: on; --no-contamination-check records not-run)")
+    add_latency_arguments(run)
+    held = run.add_argument_group("what the run is held to")
+    held.add_argument("--policy", metavar="FILE", help="headline gate policy (default: the shipped one; mt-eval gate "
+                                                        "--help lists its thresholds)")
+    held.add_argument("--freeze", metavar="FILE", help="refuse to run unless everything matches this frozen manifest "
+                                                        "(mt-eval freeze init writes one)")
     run.add_argument("--extension", action="append", default=[], metavar="MODULE",
                      help="enable an extension module implementing mt-eval hooks (repeatable)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
@@ -108,6 +116,28 @@ def add_call_arguments(group: argparse._ArgumentGroup, item: str, items: str) ->
     group.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="calls in flight (default 8)")
     group.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
                        help=f"seconds per {item} (default 120)")
+
+
+def add_retry_arguments(group: argparse._ArgumentGroup) -> None:
+    """--retries per failed entry within a run-wide --retry-budget (``run`` and ``freeze init``)."""
+    group.add_argument("--retries", type=int, default=1, metavar="N", help="retries per failed entry (default 1)")
+    group.add_argument("--retry-budget", type=int, metavar="N", help="retries for the whole run "
+                                                                     "(default: 10%% of entries, at least 10)")
+
+
+def add_latency_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the harness measures latency (``run`` and ``freeze init``; `mt_eval.harness.latency`)."""
+    from mt_eval.harness.latency import DEFAULT_REPETITIONS, DEFAULT_SAMPLE, DEFAULT_WARMUP
+
+    latency = parser.add_argument_group(
+        "latency (measured by the harness in extra one-entry calls before the scored run; never scored)")
+    latency.add_argument("--latency-warmup", type=int, default=DEFAULT_WARMUP, metavar="N",
+                         help=f"untimed warm-up calls after the cold call (default {DEFAULT_WARMUP})")
+    latency.add_argument("--latency-sample", type=int, default=DEFAULT_SAMPLE, metavar="N",
+                         help=f"scored entries timed one call each at concurrency 1 (default {DEFAULT_SAMPLE}; 0: "
+                              "no latency calls at all, no latency figures)")
+    latency.add_argument("--latency-repetitions", type=int, default=DEFAULT_REPETITIONS, metavar="N",
+                         help=f"times the sample is timed (default {DEFAULT_REPETITIONS})")
 
 
 def positive_int(text: str) -> int:
@@ -169,6 +199,7 @@ def run_command(args: argparse.Namespace) -> int:
         return 2
     from mt_eval.harness.outcome import EXIT_BUSY, EXIT_ERROR, EXIT_INTERRUPTED
     from mt_eval.harness.run_directory import RunError
+    from mt_eval.harness.run_rules import RulesError
     from mt_eval.harness.session import run_evaluation
     from mt_eval.locks import Busy
     from mt_eval.problems import ProblemsError
@@ -179,7 +210,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"mt-eval run: {exc}. Wait for it to finish (or stop it), or give --wait to wait; a run directory "
               "is used by one process at a time", file=sys.stderr)
         return EXIT_BUSY
-    except (RunError, ProblemsError, ValueError, OSError) as exc:
+    except (RunError, RulesError, ProblemsError, ValueError, OSError) as exc:
         print(f"mt-eval run: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
@@ -200,6 +231,11 @@ def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
     compare.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (1000)")
     compare.add_argument("--trials", type=int, default=10000, metavar="N", help="randomization trials (10000)")
     compare.add_argument("--seed", type=int, default=12345, help="seed for both tests")
+    compare.add_argument("--allow-diff", action="append", default=[], metavar="NAME",
+                         help="accept that this covariate differs between the cards (repeatable): model, "
+                              "temperature, tool_permissions, environment, retry_budget, max_tokens, seed, batch_size, "
+                              "concurrency, timeout_s, retries_per_entry; hardware compares latencies across "
+                              "hardware labels")
     compare.add_argument("--json", action="store_true", help="print JSON")
     compare.add_argument("--extension", action="append", default=[], metavar="MODULE",
                          help="enable an extension whose metrics the cards carry, to verify them (repeatable)")

@@ -10,8 +10,11 @@ A card verifies when all of these hold, each checked and reported on its own:
 5. the corpus — the files the card records, or the ones given, read the way the card records it was read —
    has the card's ``corpus.sha256``; the card's selection, applied again, has its ``subset_sha256``; and
    every result's id is one of the selected entries;
-6. every metric recomputed from the card's predictions and the corpus's references, with the card's own
-   bootstrap resamples and seed, equals the card's score, interval and sacrebleu signature.
+6. every metric recomputed from the card's predictions and the corpus's references (over the scored
+   entries: canaries and negative controls are not scored), with the card's own bootstrap resamples and
+   seed, equals the card's score, interval and sacrebleu signature;
+7. the family, latency and gate records agree with the card's results and its corpus
+   (`mt_eval.harness.verify_records`).
 
 References never come from the card: only the corpus file holds them. Metrics registered by extensions are
 recomputed when the same extensions are enabled (``--extension``); otherwise they are reported as not
@@ -150,6 +153,9 @@ def verify_card(path: str | Path, *, corpus: CorpusSpec | str | Path | None = No
     if source is None:
         return result
     _recompute(result, result.card, source, extensions)
+    from mt_eval.harness.verify_records import check_records
+
+    check_records(result, result.card, source)
     return result
 
 
@@ -205,7 +211,9 @@ def _check_tallies(result: Verification, card: RunCard) -> None:
     elif len(card.results) > ran:
         expected[where] = (ran, f"{len(card.results)} (more than the entries)")
     if card.metrics is not None:
-        expected["$.metrics.segments"] = (card.metrics.segments, len(card.results))
+        controls = set() if card.families is None else {c.id for c in card.families.canaries} | {
+            n.id for n in card.families.negatives}
+        expected["$.metrics.segments"] = (card.metrics.segments, sum(str(r.id) not in controls for r in card.results))
     wrong = [(where, stated, actual) for where, (stated, actual) in expected.items() if stated != actual]
     for where, stated, actual in wrong:
         result.problem(where, f"the card says {stated}, its results say {actual}")
@@ -266,11 +274,12 @@ def _recompute(result: Verification, card: RunCard, source: Any, extensions: Seq
     if card.metrics is None:
         result.check("metrics", True, "the card has no metrics to recompute")
         return
+    from mt_eval.corpus.families import scored_entries
     from mt_eval.corpus.model import entry_key
     from mt_eval.harness.scoring import MetricScore, make_metrics, score
 
     ran = {entry_key(r.id): r for r in card.results}
-    entries = [e for e in source.entries if e["id"] in ran]  # the order the harness scored them in
+    entries = [e for e in scored_entries(source.entries) if e["id"] in ran]  # the order the harness scored them in
     missing = [e["id"] for e in entries if not isinstance(e.get("reference"), str)]
     if missing:
         result.check("metrics", False, f"{len(missing)} entries have no reference")

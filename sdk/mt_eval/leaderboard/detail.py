@@ -52,8 +52,9 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
                             f" — {escape(c['reason'])}</li>" for c in method.get("contributions", []))
     scores = _scores(metrics)
     eligibility = {"prize": prize_cell(row), "flags": _text(row.get("flags"))}
-    for field in ("status", "eligibility", "sandbox", "gate", "contamination"):
+    for field in ("status", "eligibility", "sandbox", "contamination"):
         eligibility[field] = _unknown(card, field)
+    eligibility["gate"] = _gate(card)
     covariates = {k: _text(v) for k, v in card.get("covariates", {}).items()}
     environment = {k: _text(v) for k, v in card.get("environment", {}).items()}
     latency = {k: _text(v) for k, v in card.get("latency", {}).items()}
@@ -72,7 +73,7 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
             f"<h2>Eligibility</h2>{_dl(eligibility)}"
             f"<h2>Method</h2>{_dl(about)}<h3>Dependencies</h3><ul>{contributions or '<li>none declared</li>'}</ul>"
             f"<h3>What the harness recorded</h3>{_dl(harness)}"
-            f"<h2>Scores</h2>{scores or '<p>no metrics</p>'}"
+            f"<h2>Scores</h2>{scores or '<p>no metrics</p>'}{_families(card)}"
             f"<h2>Corpus</h2>{_dl({k: _text(v) for k, v in corpus.items()})}"
             f"<h2>Run</h2>{_dl(_run(card))}"
             f"<h3>Covariates</h3>{_dl(covariates)}<h3>Latency</h3>{_dl(latency)}"
@@ -97,6 +98,31 @@ def _scores(metrics: dict[str, Any] | None) -> str:
     return ("<table><thead><tr><th>metric</th><th>score</th><th>95% interval</th><th>signature</th></tr></thead>"
             f"<tbody>{rows}</tbody></table><p class=muted>{metrics['segments']} segments · "
             f"{metrics['bootstrap_resamples']} bootstrap resamples · seed {metrics['bootstrap_seed']}</p>")
+
+
+def _ratio(value: Any) -> str:
+    return f"{value['numerator']}/{value['denominator']}" if isinstance(value, dict) else "—"
+
+
+def _families(card: dict[str, Any]) -> str:
+    """Each family's figure as numerator/denominator (older cards record none)."""
+    families = card.get("families")
+    if not isinstance(families, dict):
+        return '<h3>Families</h3><p class="unk">unknown (not recorded by this run)</p>'
+    return "<h3>Families</h3>" + _dl({
+        "entries": _text(f"{families.get('scored')} scored, {families.get('canary')} canaries, "
+                         f"{families.get('negative')} negative controls"),
+        "canaries passed": _text(_ratio(families.get("canary_pass_rate"))),
+        "negative controls violated": _text(_ratio(families.get("negative_violation_rate"))),
+        "scored entries abstained on": _text(_ratio(families.get("abstention_rate")))})
+
+
+def _gate(card: dict[str, Any]) -> str:
+    gate = card.get("gate")
+    if not isinstance(gate, dict):
+        return _unknown(card, "gate")
+    verdict = "passed" if gate.get("passed") else "failed: " + "; ".join(str(f) for f in gate.get("failures", []))
+    return escape(f"{verdict} (policy {gate.get('policy')}, as the run applied it)")
 
 
 def _run(card: dict[str, Any]) -> dict[str, str]:
