@@ -215,16 +215,18 @@ class SoloGate:
 
 
 class _DirectReader(asyncio.Protocol):
-    """The child's stdout, handed to `ChildProcess.on_output` in the I/O callback that read it: the subprocess
-    transport would hand it over one turn of the loop later, which is one more turn per round trip. The end of
-    the stream still goes through the transport's own protocol, so it knows the pipe closed."""
+    """The child's stdout (or stderr), handed over in the I/O callback that read it: the subprocess transport
+    would hand it over one turn of the loop later, which is one more turn per round trip. Both streams are read
+    this way, so what a child wrote to stderr before an answer is known when the answer is. The end of a stream
+    still goes through the transport's own protocol, so it knows the pipe closed."""
 
-    def __init__(self, child: ChildProcess, original: asyncio.BaseProtocol) -> None:
+    def __init__(self, child: ChildProcess, fd: int, original: asyncio.BaseProtocol) -> None:
         self.child = child
+        self.fd = fd
         self.original = original
 
     def data_received(self, data: bytes) -> None:
-        self.child.on_output(data)
+        self.child.pipe_data_received(self.fd, data)
 
     def eof_received(self) -> bool | None:
         return self.original.eof_received() if isinstance(self.original, asyncio.Protocol) else None
@@ -278,9 +280,10 @@ class ChildProcess(asyncio.SubprocessProtocol):
         self._transport = transport
         self._stdin = transport.get_pipe_transport(0)  # type: ignore[assignment]
         self._loop = loop
-        stdout = transport.get_pipe_transport(1)
-        if stdout is not None:
-            stdout.set_protocol(_DirectReader(self, stdout.get_protocol()))
+        for fd in (1, 2):
+            pipe = transport.get_pipe_transport(fd)
+            if pipe is not None:
+                pipe.set_protocol(_DirectReader(self, fd, pipe.get_protocol()))
 
     @property
     def pid(self) -> int | None:
