@@ -282,9 +282,10 @@ def main() -> int:
                      at_least(0.25), digits=0, note="baseline: pipelined (all written at once, replies counted)"),
         ratio_figure(name, "connection: batched (100/request)", m["connection batched"], m["pipe batched"],
                      "entries/s", at_least(0.5), digits=0),
-        ratio_figure(name, "guest spawn → ready vs node -e 0", spawn["sdk"], spawn["node"], "ms", at_most(1.3),
-                     scale=1e3, note=f"mt-eval-guest DIR (the plugin's files checked by the guest): "
-                     f"{spawn['directory'] * 1e3:.1f} ms = {spawn['directory'] / spawn['node']:.2f}x"),
+        ratio_figure(name, "guest spawn → ready vs node -e 0", spawn["directory"], spawn["node"], "ms",
+                     at_most(1.3), scale=1e3, note=f"mt-eval-guest DIR (the plugin's files checked by the guest); "
+                     f"as the SDK starts it (--module, files checked by the host): {spawn['sdk'] * 1e3:.1f} ms = "
+                     f"{spawn['sdk'] / spawn['node']:.2f}x"),
         ratio_figure(name, "public path: 64 in flight, 1-entry calls", m["public in flight"], m["pipe in flight"],
                      "req/s", at_least(0.3), digits=0,
                      note="baseline: 64 in flight, every reply decoded with msgspec"),

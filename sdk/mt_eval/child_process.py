@@ -174,16 +174,13 @@ class SoloGate:
     def __init__(self) -> None:
         self._solo = asyncio.Lock()
         self._active = 0
-        self._idle = asyncio.Event()
-        self._idle.set()
+        self._idle: asyncio.Future[None] | None = None  # what work sent alone waits on until nothing is in flight
 
     def try_enter_shared(self) -> bool:
         """Enter at once, unless something is being sent alone (then `enter_shared`)."""
-        if self._solo.locked():
+        if self._solo._locked:  # (Lock.locked(), without the call)
             return False
         self._active += 1
-        if self._active == 1:
-            self._idle.clear()
         return True
 
     async def enter_shared(self) -> None:
@@ -191,13 +188,11 @@ class SoloGate:
             async with self._solo:
                 pass
         self._active += 1
-        if self._active == 1:
-            self._idle.clear()
 
     def leave_shared(self) -> None:
         self._active -= 1
-        if self._active == 0:
-            self._idle.set()
+        if not self._active and self._idle is not None and not self._idle.done():
+            self._idle.set_result(None)
 
     @asynccontextmanager
     async def shared(self) -> AsyncIterator[None]:
@@ -210,7 +205,12 @@ class SoloGate:
     @asynccontextmanager
     async def alone(self) -> AsyncIterator[None]:
         async with self._solo:
-            await self._idle.wait()
+            while self._active:
+                self._idle = asyncio.get_running_loop().create_future()
+                try:
+                    await self._idle
+                finally:
+                    self._idle = None
             yield
 
 
@@ -307,7 +307,9 @@ class ChildProcess(asyncio.SubprocessProtocol):
 
         The first write in a turn of the event loop goes out at once; the others made in the same turn go out
         together when it ends, in one system call: many callers each sending a small request cost the child
-        one wake-up, not one each, and a lone request waits for nothing."""
+        one wake-up, not one each, and a lone request waits for nothing. In the turn after the child's output
+        was read — when the callers it answered send their next requests — every write is held back until the
+        turn ends, so a caller sending one request after another costs the loop no extra turn."""
         stdin = self._stdin
         if stdin is None or stdin.is_closing():
             return False
@@ -376,6 +378,9 @@ class ChildProcess(asyncio.SubprocessProtocol):
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd == 1:
             self.on_output(data)
+            if self._outgoing is None:  # what the callers woken by this output write goes out as this turn ends
+                self._outgoing = []
+                self._loop.call_soon(self._flush)  # type: ignore[union-attr]
         else:
             self._stderr.feed(data)
 

@@ -31,8 +31,9 @@ from mt_eval import results
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.lines import id_in
+from mt_eval.bridge.slots import Slots
 from mt_eval.child_process import RestartBudget, SoloGate
-from mt_eval.gold import method_view
+from mt_eval.gold import GOLD_FIELDS, method_view
 from mt_eval.records import TranslationResult, result_problem
 from mt_eval.results import ResultNotes, parse_returned, results_for, unusable
 
@@ -85,7 +86,8 @@ class BridgeMethod:
         self._budget = RestartBudget(self.options.restart_budget, self.options.restart_window_s)
         self._gate = SoloGate()
         self._start_lock: asyncio.Lock | None = None
-        self._slots: asyncio.Semaphore | None = None
+        self._slots: Slots | None = None
+        self._name = label or os.path.basename(self.command[0])
         self._card: dict[str, Any] | None = None
         self._last_failure: m.BridgeError | None = None
         self._start_failure: m.BridgeError | None = None
@@ -141,15 +143,15 @@ class BridgeMethod:
                 raise
             self._started_once = True
             self._card = info.card
-            self._slots = asyncio.Semaphore(max(1, info.capabilities.max_concurrency))
+            self._slots = Slots(max(1, info.capabilities.max_concurrency))
             return connection
 
     def _label(self) -> str:
-        return self.label or os.path.basename(self.command[0])
+        return self._name
 
     async def translate(self, entries: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
         # A guest never receives the gold (mt_eval.gold); decision rows go as they are.
-        return await self._request_all(TRANSLATE, method_view(entries), config)
+        return await self._request_all(TRANSLATE, _without_gold(entries), config)
 
     async def decide(self, rows: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
         """One result per row, in row order. Answers are passed on as the guest gave them: the caller checks them
@@ -193,18 +195,23 @@ class BridgeMethod:
         timeout_s = self._timeout_for(config, len(batch))
         try:
             if alone:
-                async with self._gate.alone(), slots:
-                    raw = await connection.request(kind.request, params, timeout_s=timeout_s)
+                async with self._gate.alone():
+                    await slots.take()
+                    try:
+                        raw = await connection.request(kind.request, params, timeout_s=timeout_s)
+                    finally:
+                        slots.give()
             else:  # the hot path: no context managers, and no await before the request while a slot is free
                 gate = self._gate
                 if not gate.try_enter_shared():
                     await gate.enter_shared()
                 try:
-                    await slots.acquire()
+                    if not slots.try_take():
+                        await slots.take()
                     try:
                         raw = await connection.request(kind.request, params, timeout_s=timeout_s)
                     finally:
-                        slots.release()
+                        slots.give()
                 finally:
                     gate.leave_shared()
         except m.BridgeError as exc:
@@ -212,11 +219,13 @@ class BridgeMethod:
                 return await self._run_batch(kind, batch, config, alone=alone, tries=tries - 1)
             self._last_failure = exc
             return await self._after_failure(kind, batch, config, exc, alone)
-        return kind.match(batch, raw, self._label(), self.result_notes)
+        return kind.match(batch, raw, self._name, self.result_notes)
 
     def _timeout_for(self, config: Any, entries: int) -> float:
         """A request's deadline: the config's ``timeout_s`` per entry, else the host's request timeout."""
         per_entry = config.get("timeout_s") if type(config) is dict or isinstance(config, Mapping) else None
+        if per_entry is None:
+            return self.options.request_timeout_s
         if isinstance(per_entry, int | float) and per_entry > 0:
             return float(per_entry) * max(1, entries)
         return self.options.request_timeout_s
@@ -343,6 +352,17 @@ class RequestKind:
 
 TRANSLATE = RequestKind("translate", "entries", match_results, error_result)
 DECIDE = RequestKind("decide", "rows", match_decisions, lambda row_id, error: {"id": row_id, "error": error})
+
+
+def _without_gold(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries as they are sent: themselves when they carry no gold (they are only encoded, never handed to
+    code in this process), else copies without it."""
+    if type(entries) is not list:
+        return method_view(entries)
+    for entry in entries:
+        if not GOLD_FIELDS.isdisjoint(entry):
+            return method_view(entries)
+    return entries
 
 
 def _builtins(config: Any) -> Any:
