@@ -317,7 +317,8 @@ def _scores(entries: list[dict[str, Any]], results: list[TranslationResult], arg
     references = [e["reference"] for e in scored]
     hypotheses = [r.predicted if r.error is None and r.predicted is not None else ""
                   for r in (by_id[str(e["id"])] for e in scored)]
-    scores = score(hypotheses, [references], resamples=args.resamples, seed=args.seed)
+    scores = score(hypotheses, [references], resamples=args.resamples, seed=args.seed,
+                   bootstrap=getattr(args, "bootstrap", "fast"))
     from mt_eval.plugins import registered_metrics
 
     for name, scorer in registered_metrics(manager).items():

@@ -311,7 +311,7 @@ def _recompute(result: Verification, card: RunCard, source: Any, extensions: Seq
     hypotheses = [ran[e["id"]].predicted or "" if ran[e["id"]].error is None else "" for e in entries]
     references = [e["reference"] for e in entries]
     recomputed = score(hypotheses, [references], resamples=card.metrics.bootstrap_resamples,
-                       seed=card.metrics.bootstrap_seed)
+                       seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
     scorers = _extension_metrics(extensions)
     for name, scorer in scorers.items():
         recomputed.metrics.append(MetricScore(name=name, score=round(float(scorer(hypotheses, references)), 4),

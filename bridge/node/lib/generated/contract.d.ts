@@ -1055,6 +1055,7 @@ export interface Scores {
   bootstrap_resamples: number;
   bootstrap_seed: number;
   confidence?: number;
+  bootstrap?: "fast" | "upstream";
   [extra: string]: unknown;
 }
 
