@@ -129,13 +129,19 @@ def report(figures: Sequence[Figure]) -> int:
     there is one. Returns 1 when a figure missed its target, else 0 (for ``--check``)."""
     print(table(figures))
     print(load_text())
+    return record(figures)
+
+
+def record(figures: Sequence[Figure]) -> int:
+    """Append the figures to the run's report file when there is one, printing nothing (for a benchmark that
+    prints its own lines). Returns 1 when a figure missed its target, else 0."""
     path = os.environ.get(REPORT_ENV)
     if path:
         with open(path, "a", encoding="utf-8") as file:
             for figure in figures:
-                record = asdict(figure)
-                record["target"] = asdict(figure.target) if figure.target else None
-                file.write(json.dumps(record, ensure_ascii=False) + "\n")
+                line = asdict(figure)
+                line["target"] = asdict(figure.target) if figure.target else None
+                file.write(json.dumps(line, ensure_ascii=False) + "\n")
     return 1 if any(figure.met is False for figure in figures) else 0
 
 

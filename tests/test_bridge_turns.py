@@ -139,3 +139,15 @@ def test_entries_without_gold_are_sent_as_they_are_and_gold_never_leaves():
     assert sent == [{"id": "1", "source": "a"}, {"id": "2", "source": "b"}]
     assert with_gold[1]["reference"] == "B"  # the caller's entries are left alone
     assert _without_gold(tuple(plain)) == plain  # type: ignore[arg-type]
+
+
+def test_a_guest_checks_a_config_once_and_hands_each_request_a_copy_of_its_own():
+    from mt_eval.bridge.guest import _run_config
+
+    first = _run_config({"source_lang": "eng", "target_lang": "spa", "params": {"k": 1}})
+    first.params["k"] = 2  # a method changing its config…
+    first.temperature = 1.0
+    second = _run_config({"source_lang": "eng", "target_lang": "spa", "params": {"k": 1}})
+    assert second is not first and second.params == {"k": 1} and second.temperature is None  # …changes no other
+    with pytest.raises(ValueError, match="temperature"):
+        _run_config({"source_lang": "eng", "target_lang": "spa", "temperature": 9})

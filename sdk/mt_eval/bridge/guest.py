@@ -8,6 +8,7 @@ private duplicate of fd 1, and fd 1 itself is pointed at stderr, so a ``print()`
 from __future__ import annotations
 
 import asyncio
+import copy
 import io
 import os
 import sys
@@ -22,6 +23,7 @@ from mt_eval import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.eager import start_eagerly
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
+from mt_eval.bridge.slots import Slots
 from mt_eval.records import RunConfig
 from mt_eval.results import ResultNotes, compact, compact_returned, error_result
 from mt_eval.strict import value_in_words
@@ -95,7 +97,7 @@ class GuestServer:
         self.closed = asyncio.Event()
         self._lines = LineSplitter(max_line_bytes)
         self._tasks: dict[int | str, asyncio.Task[None]] = {}
-        self._slots = asyncio.Semaphore(MAX_CONCURRENCY)
+        self._slots = Slots(MAX_CONCURRENCY)
         self._out: asyncio.WriteTransport | None = None
         self._outgoing: list[bytes] = []  # answers not written yet (`send`)
         self._reading = False  # in on_data: its answers go out when the chunk is done
@@ -228,10 +230,14 @@ class GuestServer:
             self.send(m.error_line(request_id, m.INVALID_PARAMS, str(exc)))
             return
         try:
-            async with self._slots:
+            if not self._slots.try_take():
+                await self._slots.take()
+            try:
                 started = time.perf_counter()
                 raw = await call(items, config)
                 elapsed = time.perf_counter() - started
+            finally:
+                self._slots.give()
         except asyncio.CancelledError:
             self.send(m.error_line(request_id, m.CANCELLED, "cancelled"))
             return
@@ -276,8 +282,10 @@ def _run_config(given: Any) -> RunConfig:
     except (TypeError, msgspec.EncodeError):
         key = b""
     known = _last_config.get(key)
-    if known is not None and type(given) is dict:
-        return msgspec.structs.replace(known, params=given.get("params", {}))
+    if known is not None and type(given) is dict:  # checked when it was first seen: a copy, not checked again
+        config = copy.copy(known)
+        config.params = given.get("params", {})
+        return config
     try:
         config = msgspec.convert(given, RunConfig)
     except msgspec.ValidationError as exc:

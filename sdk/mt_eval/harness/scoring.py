@@ -14,6 +14,7 @@ score a resample from its summed segment statistics; ``upstream`` is slower (n Ã
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 from collections.abc import Iterator, Sequence
@@ -86,8 +87,12 @@ def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, res
         import multiprocessing
 
         context = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
-        with context.Pool(min(len(jobs), os.cpu_count() or 1)) as pool:
-            results = pool.starmap(_score_metric, jobs)
+        gc.freeze()  # a forked scorer's garbage collector then leaves the parent's objects (and their pages) alone
+        try:
+            with context.Pool(min(len(jobs), os.cpu_count() or 1)) as pool:
+                results = pool.starmap(_score_metric, jobs)
+        finally:
+            gc.unfreeze()
     else:
         results = [_score_metric(*job) for job in jobs]
     return Scores(headline=next(iter(chosen)), metrics=results, segments=len(hyps), bootstrap_resamples=resamples,
