@@ -166,10 +166,9 @@ class BridgeMethod:
             return []
         connection = self._connection
         if connection is None or not connection.alive:
-            try:
-                connection = await self._ensure(config)
-            except m.BridgeError as exc:
-                return [kind.fail(str(item["id"]), per_entry_error(exc)) for item in items]
+            connection = await self._connected(kind, items, config)
+            if isinstance(connection, list):
+                return connection
         assert connection.info is not None
         if kind.request not in connection.info.implements:
             return [kind.fail(str(item["id"]), f"guest {self._label()} does not implement {kind.request} (it "
@@ -185,10 +184,9 @@ class BridgeMethod:
                          tries: int = 3) -> list[dict[str, Any]]:
         connection = self._connection
         if connection is None or not connection.alive:
-            try:
-                connection = await self._ensure(config)
-            except m.BridgeError as exc:
-                return [kind.fail(str(e["id"]), per_entry_error(exc)) for e in batch]
+            connection = await self._connected(kind, batch, config)
+            if isinstance(connection, list):
+                return connection
         slots = self._slots
         assert slots is not None
         params = {kind.key: batch, "config": config}
@@ -220,6 +218,14 @@ class BridgeMethod:
             self._last_failure = exc
             return await self._after_failure(kind, batch, config, exc, alone)
         return kind.match(batch, raw, self._name, self.result_notes)
+
+    async def _connected(self, kind: RequestKind, items: list[dict[str, Any]], config: Any
+                         ) -> GuestConnection | list[dict[str, Any]]:
+        """The guest, started (or restarted) now; when it cannot be, each item's failure instead."""
+        try:
+            return await self._ensure(config)
+        except m.BridgeError as exc:
+            return [kind.fail(str(item["id"]), per_entry_error(exc)) for item in items]
 
     def _timeout_for(self, config: Any, entries: int) -> float:
         """A request's deadline: the config's ``timeout_s`` per entry, else the host's request timeout."""
