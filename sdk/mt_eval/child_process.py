@@ -178,7 +178,7 @@ class SoloGate:
 
     def try_enter_shared(self) -> bool:
         """Enter at once, unless something is being sent alone (then `enter_shared`)."""
-        if self._solo._locked:  # (Lock.locked(), without the call)
+        if self._solo._locked:  # type: ignore[attr-defined]  # (Lock.locked(), without the call)
             return False
         self._active += 1
         return True

@@ -166,9 +166,10 @@ class BridgeMethod:
             return []
         connection = self._connection
         if connection is None or not connection.alive:
-            connection = await self._connected(kind, items, config)
-            if isinstance(connection, list):
-                return connection
+            started = await self._connected(kind, items, config)
+            if isinstance(started, list):
+                return started
+            connection = started
         assert connection.info is not None
         if kind.request not in connection.info.implements:
             return [kind.fail(str(item["id"]), f"guest {self._label()} does not implement {kind.request} (it "
@@ -184,9 +185,10 @@ class BridgeMethod:
                          tries: int = 3) -> list[dict[str, Any]]:
         connection = self._connection
         if connection is None or not connection.alive:
-            connection = await self._connected(kind, batch, config)
-            if isinstance(connection, list):
-                return connection
+            started = await self._connected(kind, batch, config)
+            if isinstance(started, list):
+                return started
+            connection = started
         slots = self._slots
         assert slots is not None
         params = {kind.key: batch, "config": config}
