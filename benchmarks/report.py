@@ -76,7 +76,7 @@ class Figure:
 
     def shown_value(self) -> str:
         unit = self.target.unit if self.target else "x"
-        return f"{self.value:.2f}{unit}" if unit == "x" else f"{self.value:,.3g} {unit}".strip()
+        return f"{self.value:.2f}{unit}" if unit == "x" else f"{self.value:,.3g} {unit.strip()}".strip()
 
     def verdict(self) -> str:
         return "" if self.met is None else "met" if self.met else "MISSED"
