@@ -118,11 +118,15 @@ def segment_statistics(metric: Any, hypotheses: list[str], references: list[list
     """Each segment's sufficient statistics (a segments × statistics array), extracted in chunks."""
     import numpy as np
 
-    return np.concatenate([
-        np.asarray(metric._extract_corpus_statistics(hypotheses[start:start + STATS_CHUNK],
-                                                     [stream[start:start + STATS_CHUNK] for stream in references]),
-                   dtype=np.float64)
-        for start in range(0, len(hypotheses), STATS_CHUNK)])
+    stats = None  # filled chunk by chunk: never the chunks and their concatenation at once
+    for start in range(0, len(hypotheses), STATS_CHUNK):
+        chunk = np.asarray(metric._extract_corpus_statistics(
+            hypotheses[start:start + STATS_CHUNK], [stream[start:start + STATS_CHUNK] for stream in references]),
+            dtype=np.float64)
+        if stats is None:
+            stats = np.empty((len(hypotheses), chunk.shape[1]))
+        stats[start:start + len(chunk)] = chunk
+    return stats
 
 
 def paired_difference(metric: Any, baseline: list[str], candidate: list[str], references: list[list[str]], *,
