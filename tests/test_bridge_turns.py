@@ -151,3 +151,25 @@ def test_a_guest_checks_a_config_once_and_hands_each_request_a_copy_of_its_own()
     assert second is not first and second.params == {"k": 1} and second.temperature is None  # …changes no other
     with pytest.raises(ValueError, match="temperature"):
         _run_config({"source_lang": "eng", "target_lang": "spa", "temperature": 9})
+
+
+async def test_both_guests_advertise_64_calls_at_once(tmp_path):
+    import sys
+    from pathlib import Path
+
+    from mt_eval.bridge.connection import GuestConnection
+    from mt_eval.bridge.runtimes import node_command, python_command
+
+    plugin = tmp_path / "echo"
+    plugin.mkdir()
+    (plugin / "pipeline.py").write_text("class Echo:\n    async def translate(self, entries, config):\n"
+                                        "        return [{'id': e['id'], 'predicted': e['source']} for e in entries]\n")
+    (plugin / "translate.js").write_text("export async function translate(entries) {\n"
+                                         "  return entries.map((e) => ({ id: e.id, predicted: e.source }));\n}\n")
+    (plugin / "method.json").write_text('{"name": "Echo", "entry_point": "pipeline:Echo", "node_entry": "translate.js",'
+                                        ' "dependencies": []}')
+    for command in (python_command(Path(plugin)), node_command(Path(plugin))):
+        connection = GuestConnection(command)
+        info = await connection.start({"source_lang": "eng", "target_lang": "spa"})
+        await connection.aclose()
+        assert info.capabilities.max_concurrency == 64, (command, sys.executable)
