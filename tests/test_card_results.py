@@ -101,3 +101,23 @@ def test_the_reference_is_sealed_into_the_card(tmp_path: Path, corpus: Path):
     result = verify_card(card_path)
     assert "$.content_sha256" in [p.path for p in result.errors]
     assert msgspec.json.decode(json.dumps(data).encode(), type=rc.RunCard).results == []
+
+
+def test_a_referenced_card_is_published_with_the_results_of_its_log(tmp_path: Path, corpus: Path, capsys):
+    from mt_eval.leaderboard.store import open_store
+
+    assert run(tmp_path / "run", corpus, *honest(), "--embed-results", "never")[0] == 0
+    method_card = tmp_path / "method-card.json"
+    method_card.write_text(json.dumps({"description": "Copies or translates by a script.", "paradigm": "rule-based",
+                                       "open_source": True}))
+    db = str(tmp_path / "board.db")
+    card = str(tmp_path / "run" / "card.json")
+    assert main(["publish", card, "--db", db, "--no-input", "--method-card", str(method_card)]) == 0, \
+        capsys.readouterr().err
+    with open_store(db) as store:
+        [row] = store.rows()
+    assert row["entries_run"] == 34
+    (tmp_path / "run" / "results.jsonl").unlink()
+    assert main(["publish", card, "--db", str(tmp_path / "other.db"), "--no-input", "--method-card",
+                 str(method_card)]) == 1
+    assert "keep results.jsonl beside card.json" in capsys.readouterr().err
