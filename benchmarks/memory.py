@@ -105,7 +105,7 @@ def main() -> int:
         root = Path(scratch)
         small_wall, small_peak = measured_run(plugin, make_corpus(root, 100_000), root / "run-100k")
         figures = [Figure("memory", "100,000 entries: peak PSS, process tree", ours=f"{small_peak:,.0f} MiB",
-                          value=small_peak, note=f"wall {small_wall:.1f} s")]
+                          value=small_peak, unit=" MiB", note=f"wall {small_wall:.1f} s")]
         if not args.quick:
             big_wall, big_peak = measured_run(plugin, make_corpus(root, 1_000_000), root / "run-1m")
             card = json.loads((root / "run-1m" / "card.json").read_text())

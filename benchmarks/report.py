@@ -67,6 +67,7 @@ class Figure:
     baseline: str = ""
     peer: str = ""
     note: str = ""
+    unit: str = "x"  # of ``value`` when there is no target (a target states its own)
     load: float = field(default_factory=lambda: os.getloadavg()[0])
     measured_at: float = field(default_factory=time.time)
 
@@ -75,8 +76,11 @@ class Figure:
         return None if self.target is None else self.target.met_by(self.value)
 
     def shown_value(self) -> str:
-        unit = self.target.unit if self.target else "x"
-        return f"{self.value:.2f}{unit}" if unit == "x" else f"{self.value:,.3g} {unit.strip()}".strip()
+        unit = self.target.unit if self.target else self.unit
+        if unit == "x":
+            return f"{self.value:.2f}x"
+        shown = f"{self.value:,.0f}" if abs(self.value) >= 1000 else f"{self.value:,.3g}"
+        return f"{shown} {unit.strip()}".strip()
 
     def verdict(self) -> str:
         return "" if self.met is None else "met" if self.met else "MISSED"
