@@ -130,7 +130,7 @@ def upstream(session: nox.Session) -> None:
 
 def _mcp_peer(session: nox.Session, env: dict[str, str]) -> None:
     session.install(*MCP_PACKAGES)
-    prefix = Path(session.create_tmp()) / "mcp-node"
+    prefix = Path(session.create_tmp()).resolve() / "mcp-node"
     prefix.mkdir(exist_ok=True)
     session.run("npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--silent", *MCP_NPM,
                 external=True)
@@ -139,7 +139,7 @@ def _mcp_peer(session: nox.Session, env: dict[str, str]) -> None:
 
 def _upstream_harness(session: nox.Session, env: dict[str, str]) -> None:
     """The upstream harness in a virtual environment of its own: its command is also called mt-eval."""
-    venv = Path(session.create_tmp()) / "upstream-harness"
+    venv = Path(session.create_tmp()).resolve() / "upstream-harness"
     if not (venv / "bin" / "mt-eval").exists():
         session.run("python", "-m", "venv", str(venv))
         session.run(str(venv / "bin" / "python"), "-m", "pip", "install", "-q", UPSTREAM_HARNESS, external=True)

@@ -69,6 +69,7 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=3000, help="one-entry calls per side per round")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args()
+    args.mcp_prefix = args.mcp_prefix.resolve()
     if not (args.mcp_prefix / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
         sys.exit(f"{args.mcp_prefix}: no node_modules/@modelcontextprotocol/sdk; run `npm install --prefix "
                  f"{args.mcp_prefix} @modelcontextprotocol/sdk zod` first (or use `nox -s mcp`)")
