@@ -150,10 +150,10 @@ def test_an_abstention_reaches_the_card_through_the_bridge_from_node(tmp_path: P
 
 def test_the_demo_corpus_runs_every_family_and_passes_the_default_gate(tmp_path: Path, capsys):
     assert main(["run", "--demo", "--out", str(tmp_path / "demo"), "--resamples", "100"]) == 0
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert "36 entries; 30 scored, 3 canaries, 3 negative controls" in err
-    assert "families: 30 scored, canaries 3/3 (100.0%) passed, negative controls 0/3 (0.0%) violated" in err
-    assert "headline: chrF++ 69.09" in err and "(gate passed, policy default)" in err
+    assert "families: 30 scored, canaries 3/3 (100.0%) passed, negative controls 0/3 (0.0%) violated" in out
+    assert "headline: chrF++ 69.09" in out and "(gate passed, policy default)" in out
     card = json.loads((tmp_path / "demo" / "card.json").read_text())
     negatives = {n["id"]: n["detail"] for n in card["families"]["negatives"]}
     assert negatives["negative-03"] == "unsupported pair eng>deu: the glossary is eng>spa"

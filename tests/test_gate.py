@@ -80,9 +80,9 @@ def test_each_rule_fails_on_its_own(tmp_path: Path, corpus_shape: dict, method_p
     assert code == 5 and card is not None  # the run completed; the gate withheld its headline
     assert failed_rules(card) == [rule]
     assert card.gate is not None and any(says in f for f in card.gate.failures), card.gate.failures
-    err = capsys.readouterr().err
-    assert "headline withheld: the gate failed (policy default):" in err and says in err
-    assert f"mt-eval gate {tmp_path / 'run' / 'card.json'} shows every rule" in err
+    out = capsys.readouterr().out  # the gate's verdict is part of the result: standard output
+    assert "headline withheld: the gate failed (policy default):" in out and says in out
+    assert f"mt-eval gate {tmp_path / 'run' / 'card.json'} shows every rule" in out
     assert main(["gate", str(tmp_path / "run" / "card.json")]) == 1
     out = capsys.readouterr().out
     assert "headline gate FAILED" in out and "no headline: 1 rule failed" in out and "headline: chrF++" not in out
@@ -204,7 +204,7 @@ def test_a_translation_only_run_has_no_headline_to_gate(tmp_path: Path, capsys):
                  str(tmp_path / "run")])
     card = msgspec.json.decode((tmp_path / "run" / "card.json").read_bytes(), type=RunCard)
     assert code == 0 and card.gate is None and card.metrics is None
-    assert "no headline: translation only" in capsys.readouterr().err
+    assert "no headline: translation only" in capsys.readouterr().out
     assert main(["gate", str(tmp_path / "run" / "card.json")]) == 1
 
 
@@ -254,9 +254,11 @@ def test_the_example_policy_is_valid_and_the_demo_passes_it(tmp_path: Path, caps
     assert resolved.policy.name == "no-abstention" and resolved.policy.max_abstention_rate == 0.0
     assert "max_abstention_rate" not in resolved.inherited and "min_scored" in resolved.inherited
     assert main(["run", "--demo", "--out", str(tmp_path / "demo"), "--resamples", "50", "--policy", str(example)]) == 0
-    assert "(gate passed, policy no-abstention)" in capsys.readouterr().err
+    assert "(gate passed, policy no-abstention)" in capsys.readouterr().out
     assert main(["run", "--demo", "--out", str(tmp_path / "quiet"), "--resamples", "50", "--quiet"]) == 0
-    assert capsys.readouterr().err == ""  # --quiet: nothing to say about a gate that passed
+    quiet = capsys.readouterr()
+    assert quiet.err == ""  # --quiet: no progress, nothing to warn about
+    assert "(gate passed, policy default)" in quiet.out and "families:" not in quiet.out  # the result stays
 
 
 def test_the_runs_own_status_comes_before_the_gate_and_a_refusal_is_no_failure(tmp_path: Path):

@@ -152,10 +152,14 @@ def test_extra_entry_fields_reach_the_method_untouched_but_never_the_reference(t
 
 def test_usage_errors_are_explained(tmp_path: Path, capsys):
     assert main(["run"]) == 2
-    assert "--method DIR" in capsys.readouterr().out
+    assert "mt-eval run: give --method DIR (a method plugin directory) and --corpus FILE" in capsys.readouterr().err
     assert main(["run", "--method", str(REPO / "examples" / "lexicon-eng-spa"), "--corpus",
                  str(corpus(tmp_path)), "--pair", "eng>fra", "--out", str(tmp_path / "x")]) == 1
-    assert "lexicon-eng-spa supports eng>spa, not eng>fra" in capsys.readouterr().err
+    assert "the corpus declares the pair 'eng>spa', but --pair says 'eng>fra'" in capsys.readouterr().err
+    assert main(["run", "--method", str(REPO / "examples" / "lexicon-eng-spa"), "--corpus",
+                 str(corpus(tmp_path)), "--pair", "eng:fra", "--accept-doubt", "pair-mismatch",
+                 "--out", str(tmp_path / "x")]) == 1
+    assert "lexicon-eng-spa supports 'eng>spa', not 'eng>fra': choose one with --pair" in capsys.readouterr().err
     assert main(["run", "--demo", "--corpus", str(tmp_path / "missing.json")]) == 1
     assert "cannot read corpus" in capsys.readouterr().err
 

@@ -30,7 +30,14 @@ from mt_eval.harness.commands import method_params
 from mt_eval.harness.environment import environment
 from mt_eval.harness.latency import reported_latency_facts
 from mt_eval.harness.progress import RunProgress
-from mt_eval.harness.run_directory import RunError, differences, hold_run_directory, open_run_directory, write_json
+from mt_eval.harness.run_directory import (
+    RunError,
+    differences,
+    hold_run_directory,
+    open_run_directory,
+    run_directory,
+    write_json,
+)
 from mt_eval.harness.session import RunState, new_run_id, now
 from mt_eval.loader import LoadedMethod, load_method
 
@@ -64,7 +71,7 @@ def decide_run(args: argparse.Namespace) -> Path:
                               tolerance=args.tolerance, max_input_chars=spec.max_input_chars if spec else None,
                               question_types=tuple(spec.question_types) if spec else QUESTION_TYPES)
     config = decision_config(args)
-    out = Path(args.out) if args.out else Path("runs") / "decisions" / f"{loaded.method_id}__{_slug(corpus.name)}"
+    out = run_directory(args.out, loaded.directory, "decisions", f"{loaded.method_id}__{_slug(corpus.name)}")
     with hold_run_directory(out, command="mt-eval decide run", wait_s=args.wait, prog="mt-eval decide"):
         state = _open(out, args, loaded, corpus, config, settings, load_s)
         log_path = out / "results.jsonl"

@@ -18,6 +18,7 @@ import os
 import sys
 
 from mt_eval.corpus.arguments import add_corpus_arguments
+from mt_eval.pairs import PairError, parse_pair
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))), "examples")
@@ -31,7 +32,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                        "an interrupted run continues with --resume.")
     run.formatter_class = argparse.RawDescriptionHelpFormatter
     run.epilog = ("examples:\n  mt-eval run --demo\n"
-                  "  mt-eval run --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json\n"
+                  "  mt-eval run --method examples/rules-eng-spa --corpus examples/data/eng-spa-demo.json\n"
                   "  mt-eval run --method my-method --corpus dev.jsonl --pair 'eng>spa' --out runs/try1 --resume\n"
                   "  mt-eval run --method my-method --corpus dev.tsv --ids 1..50 --out runs/first50\n"
                   "  mt-eval run --method my-method --source-file devtest.eng_Latn --reference-file devtest.spa_Latn "
@@ -51,9 +52,10 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
     what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")
-    what.add_argument("--pair", metavar="SRC>TGT", help="language pair (default: the corpus's, else the "
-                                                        "method's first supported pair); with "
-                                                        "--champollion-config, the config's pair, e.g. en:es")
+    what.add_argument("--pair", metavar="'SRC>TGT'",
+                      help="language pair, quoted ('eng>spa') or as eng:spa or eng-spa (default: the corpus's, else "
+                           "the method's first supported pair; a --pair the corpus's pair contradicts needs "
+                           "--accept-doubt pair-mismatch); with --champollion-config, the config's pair, e.g. en:es")
     what.add_argument("--champollion-config", metavar="PATH",
                       help="evaluate the method plugin a champollion.config.json names for --pair (its model, "
                            "temperature and batchSize apply; the run card records the config and pair)")
@@ -103,7 +105,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--extension", action="append", default=[], metavar="MODULE",
                      help="enable an extension module implementing mt-eval hooks (repeatable)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
-    run.set_defaults(print_run_help=run.print_help)
+    run.set_defaults(print_run_usage=run.print_usage)
 
 
 def add_run_directory_arguments(group: argparse._ArgumentGroup, default: str) -> None:
@@ -190,9 +192,14 @@ def method_params(items: list[str]) -> dict[str, object]:
 
 def run_command(args: argparse.Namespace) -> int:
     if args.demo:
+        if not os.path.isdir(DEMO_METHOD) and not args.method:
+            print("mt-eval run: --demo runs the example method of the mt-eval repository (examples/lexicon-eng-spa), "
+                  "which this installation does not have: run it from a checkout of the repository, or give "
+                  "--method DIR and --corpus FILE", file=sys.stderr)
+            return 2
         args.method = args.method or DEMO_METHOD
         args.corpus = args.corpus or DEMO_CORPUS
-    if args.champollion_config:
+    if args.champollion_config:  # --pair names one of the config's pairs, as written there (en:es)
         from mt_eval.champollion.evaluate import apply_champollion_config
 
         try:
@@ -200,8 +207,21 @@ def run_command(args: argparse.Namespace) -> int:
         except (ValueError, LookupError, OSError) as exc:
             print(f"mt-eval run: {exc}", file=sys.stderr)
             return 1
-    if not args.method or not (args.corpus or args.source_file or args.reference_file):
-        args.print_run_help()
+    elif args.pair is not None:
+        try:
+            args.pair = parse_pair(args.pair)
+        except PairError as exc:
+            args.print_run_usage(sys.stderr)
+            print(f"mt-eval run: error: argument --pair: {exc}", file=sys.stderr)
+            return 2
+    missing = [what for what, given in (
+        ("--method DIR (a method plugin directory)", args.method),
+        ("--corpus FILE (or --source-file SRC --reference-file REF)", args.corpus or args.source_file
+         or args.reference_file)) if not given]
+    if missing:
+        args.print_run_usage(sys.stderr)
+        print(f"mt-eval run: give {' and '.join(missing)}; or try the bundled example with --demo. `mt-eval run "
+              "--help` lists every option, with examples.", file=sys.stderr)
         return 2
     from mt_eval.harness.outcome import EXIT_BUSY, EXIT_ERROR, EXIT_INTERRUPTED
     from mt_eval.harness.run_directory import RunError
@@ -223,13 +243,16 @@ def run_command(args: argparse.Namespace) -> int:
         print("\nmt-eval run: interrupted; finished entries are saved. Continue with the same command and "
               "--resume.", file=sys.stderr)
         return EXIT_INTERRUPTED
-    print(f"run card: {report.card_path}")
     return report.exit_code
 
 
 def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
     compare.description = ("Compare two runs on the same corpus with sacrebleu's paired bootstrap resampling and "
                            "paired approximate randomization. A is the baseline.")
+    compare.formatter_class = argparse.RawDescriptionHelpFormatter
+    compare.epilog = ("examples (after nox -s demo, which writes runs/demo and runs/demo-rules):\n"
+                      "  mt-eval compare runs/demo/card.json runs/demo-rules/card.json\n"
+                      "  mt-eval compare runs/demo/card.json runs/demo-rules/card.json --json --trials 2000")
     compare.add_argument("baseline", metavar="A.json", help="run card of the baseline")
     compare.add_argument("candidate", metavar="B.json", help="run card of the system compared with it")
     add_corpus_arguments(compare, selection=False, title="the corpus (default: the one both cards record, read "

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mt_eval.durations import format_duration
+
 
 def render(report: dict[str, Any]) -> str:
     methods = report["methods"]
@@ -46,18 +48,13 @@ def _outputs(outputs: dict[str, Any]) -> str:
     return text
 
 
-def _seconds(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.3f} s" if value >= 1 else f"{value * 1000:.2f} ms"
-
-
 def _latency(latency: dict[str, Any]) -> str:
     if not latency["compared"]:
         return f"latency: not compared: {latency['reason']}"
     a, b = latency["a"], latency["b"]
     same = latency["hardware"]["a"] == latency["hardware"]["b"]
     where = latency["hardware"]["a"] if same else "different hardware, allowed"
-    return (f"latency ({where}): cold A {_seconds(a['cold_s'])}, B {_seconds(b['cold_s'])}; hot p50 A "
-            f"{_seconds(a['hot_p50_s'])}, B {_seconds(b['hot_p50_s'])}; hot p95 A {_seconds(a['hot_p95_s'])}, B "
-            f"{_seconds(b['hot_p95_s'])}")
+    shown = {key: (format_duration(a[key]), format_duration(b[key])) for key in ("cold_s", "hot_p50_s", "hot_p95_s")}
+    return (f"latency ({where}): cold A {shown['cold_s'][0]}, B {shown['cold_s'][1]}; hot p50 A "
+            f"{shown['hot_p50_s'][0]}, B {shown['hot_p50_s'][1]}; hot p95 A {shown['hot_p95_s'][0]}, B "
+            f"{shown['hot_p95_s'][1]}")

@@ -49,8 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     what = init.add_argument_group("what to freeze")
     what.add_argument("--method", metavar="DIR", required=True, help="method plugin directory")
-    what.add_argument("--pair", metavar="SRC>TGT", help="language pair (default: the corpus's, else the method's "
-                                                        "first supported pair)")
+    what.add_argument("--pair", metavar="'SRC>TGT'", help="language pair, quoted ('eng>spa') or as eng:spa "
+                                                          "(default: the corpus's, else the method's first "
+                                                          "supported pair)")
     what.add_argument("--corpus-source", metavar="TEXT", help="where the corpus comes from (default: its dataset's "
                                                               "source, url or homepage)")
     what.add_argument("--corpus-license", metavar="SPDX", help="the corpus's licence (default: its dataset's)")
@@ -66,11 +67,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     validate = actions.add_parser("validate", help="check a manifest: every problem at once (fail-closed)",
                                   description="Check a freeze manifest: unknown fields, missing digests of a "
                                               "frozen manifest, and digests that no longer match the method's "
-                                              "files or the corpus, all at once.")
+                                              "files or the corpus, all at once.",
+                                  epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     validate.add_argument("manifest", metavar="FILE")
     validate.add_argument("--json", action="store_true", help="print a JSON report")
     show = actions.add_parser("show", help="print a manifest and the run command it holds",
-                              description="Print a freeze manifest and the `mt-eval run` command that matches it.")
+                              description="Print a freeze manifest and the `mt-eval run` command that matches it.",
+                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     show.add_argument("manifest", metavar="FILE")
     parser.set_defaults(print_freeze_help=parser.print_help)
 

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import msgspec
 
 from mt_eval.corpus.families import scored_entries
+from mt_eval.durations import format_duration
 
 DEFAULT_WARMUP = 3
 DEFAULT_SAMPLE = 10
@@ -197,10 +198,8 @@ def reported_latency_facts(first_call_s: float | None, load_s: float, per_entry_
 
 
 def seconds(value: float) -> str:
-    """``1.234 s``, ``12.3 ms`` or ``45 µs``."""
-    if value >= 1:
-        return f"{value:.3f} s"
-    return f"{value * 1000:.1f} ms" if value >= 0.001 else f"{value * 1_000_000:.0f} µs"
+    """``2.50 s``, ``12.3 ms`` or ``45 µs`` (`mt_eval.durations`)."""
+    return format_duration(value)
 
 
 def latency_line(facts: LatencyFacts) -> str:

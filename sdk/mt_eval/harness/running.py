@@ -162,6 +162,8 @@ def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) ->
     text = f"{name or loaded.method_id} cannot start: {exc.message}"
     if tail:
         text += "\n  guest stderr (last lines):\n    " + "\n    ".join(tail)
+    if data.get("not_a_guest"):
+        return text  # the message says what it is and how to wrap it
     entry = loaded.manifest.node_entry or loaded.manifest.entry_point or " ".join(loaded.manifest.command or [])
     text += (f"\n  fix: make {entry} load and answer initialize (try `mt-eval translate {loaded.directory} "
              "\"Hello.\"`, and `mt-eval bridge check` for a command)")

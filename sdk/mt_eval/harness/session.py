@@ -39,9 +39,16 @@ from mt_eval.harness.method_contract import card_file, checked_pins, merged_card
 from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.results_log import ResultsLog, read_results, repair
 from mt_eval.harness.run_config import run_config
-from mt_eval.harness.run_directory import RunError, differences, hold_run_directory, open_run_directory, write_json
+from mt_eval.harness.run_directory import (
+    RunError,
+    differences,
+    hold_run_directory,
+    open_run_directory,
+    run_directory,
+    write_json,
+)
 from mt_eval.harness.run_rules import RunRules
-from mt_eval.harness.run_summary import print_gate, print_summary
+from mt_eval.harness.run_summary import print_summary
 from mt_eval.harness.running import Around, StartFailed, run_method
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
@@ -128,7 +135,7 @@ def run_evaluation(args: argparse.Namespace) -> RunReport:
         settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                                retries=args.retries, retry_budget=args.retry_budget)
         rules.check_freeze(loaded, corpus, selection.entries, selection.facts, config, settings)
-        out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
+        out = run_directory(args.out, loaded.directory, f"{loaded.method_id}__{_slug(corpus.name)}")
         lock = hold_run_directory(out, command=_command_line(), wait_s=getattr(args, "wait", None), prog="mt-eval run")
     except BaseException:
         fair.close_unused()
@@ -255,12 +262,10 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
     code = oc.exit_status(status, errors, len(counted), max_errors)
     if code == oc.EXIT_COMPLETE and run_card.gate is not None and not run_card.gate.passed:
         code = oc.EXIT_GATE_FAILED  # the run completed; its headline is withheld
-    if not args.quiet:
-        print_summary(run_card, out, sys.stderr)
+    print_summary(run_card, out, sys.stdout, quiet=args.quiet)  # the result: on standard output, --quiet or not
     oc.print_failures(run_card.failures or [], errors, len(counted), sys.stderr)
     if status != "complete":
         print(oc.verdict(status, code, errors, len(counted), max_errors), file=sys.stderr)
-    print_gate(run_card, card_path, sys.stderr, quiet=args.quiet)
     return RunReport(card_path=card_path, status=status, exit_code=code)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from mt_eval.durations import format_duration
 from mt_eval.leaderboard.html import badges, headline_text, number, open_source, page, prize_cell, settings_text
 
 RESULTS_SHOWN = 2000  # entries listed on the page; the card itself holds them all
@@ -57,11 +58,12 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
     eligibility["gate"] = _gate(card)
     covariates = {k: _text(v) for k, v in card.get("covariates", {}).items()}
     environment = {k: _text(v) for k, v in card.get("environment", {}).items()}
-    latency = {k: _text(v) for k, v in card.get("latency", {}).items()}
+    latency = {k.removesuffix("_s"): _latency_text(k, v) for k, v in card.get("latency", {}).items()}
     results = card.get("results", [])
     entries = "".join(
         f"<tr><td><code>{escape(r['id'])}</code></td><td>{escape(r.get('predicted') or '')}</td>"
-        f"<td class=no>{escape(r.get('error') or '')}</td><td class=n>{number(r.get('latency_s'), 3)}</td></tr>"
+        f"<td class=no>{escape(r.get('error') or '')}</td>"
+        f"<td class=n>{escape(format_duration(r.get('latency_s')))}</td></tr>"
         for r in results[:RESULTS_SHOWN])
     more = f"<p class=muted>first {RESULTS_SHOWN} of {len(results)} entries</p>" if len(results) > RESULTS_SHOWN else ""
     body = (f'<p><a href="{escape(back)}">← leaderboard</a></p>'
@@ -78,7 +80,7 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
             f"<h2>Run</h2>{_dl(_run(card))}"
             f"<h3>Covariates</h3>{_dl(covariates)}<h3>Latency</h3>{_dl(latency)}"
             f"<h3>Environment</h3>{_dl(environment)}"
-            f"<h2>Entries</h2>{more}<table><thead><tr><th>id</th><th>prediction</th><th>error</th><th>latency s</th>"
+            f"<h2>Entries</h2>{more}<table><thead><tr><th>id</th><th>prediction</th><th>error</th><th>latency</th>"
             f"</tr></thead><tbody>{entries}</tbody></table>")
     return page(f"{row['method_name']} — {corpus['name']}", body)
 
@@ -130,3 +132,12 @@ def _run(card: dict[str, Any]) -> dict[str, str]:
             "finished": _text(card["finished_at"]), "sessions": _text(card["sessions"]),
             "sdk": _text(card["sdk_version"]), "errors": _text(card["errors"]),
             "content sha256": f"<code>{escape(card['content_sha256'])}</code>"}
+
+
+def _latency_text(key: str, value: Any) -> str:
+    """A latency field for a person: durations in fitting units, each timed call of a list too."""
+    if key.endswith("_s") and isinstance(value, (int, float)):
+        return _text(format_duration(value))
+    if key.endswith("_s") and isinstance(value, list):
+        return _text(", ".join(format_duration(v) if isinstance(v, (int, float)) else str(v) for v in value))
+    return _text(value)

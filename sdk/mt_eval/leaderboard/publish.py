@@ -35,11 +35,10 @@ method card (nothing beyond method.json) uses method_card.json beside the run ca
 asked for description, paradigm, tools used, open source and its address, and licence, and the answers are
 written to method_card.json beside the run card (--no-input: fail instead, listing what is missing)."""
 EPILOG = """\
-examples (after nox -s demo, or mt-eval run --demo --out runs/demo):
-  mt-eval publish runs/demo/card.json
-  mt-eval publish runs/demo/card.json --db team-board.db
-  mt-eval publish runs/demo/card.json --method-card examples/lexicon-eng-spa/method_card.json --no-input
-  mt-eval publish runs/*/card.json --db team-board.db --json
+examples (after nox -s demo, which writes runs/demo and runs/demo-rules):
+  mt-eval publish runs/demo/card.json                        # into the default store
+  mt-eval publish runs/demo-rules/card.json --method-card examples/rules-eng-spa/method_card.json --no-input
+  mt-eval publish runs/*/card.json --db team-board.db --json # every run, into another store
 
 The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data directory. A team or public
 board lives in PostgreSQL: --db postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE."""
