@@ -166,8 +166,7 @@ class BridgeMethod:
             return []
         connection = self._connection
         if connection is None or not connection.alive:
-            started = await self._connected(kind, items, config)
-            if isinstance(started, list):
+            if isinstance(started := await self._connected(kind, items, config), list):
                 return started
             connection = started
         assert connection.info is not None
@@ -185,8 +184,7 @@ class BridgeMethod:
                          tries: int = 3) -> list[dict[str, Any]]:
         connection = self._connection
         if connection is None or not connection.alive:
-            started = await self._connected(kind, batch, config)
-            if isinstance(started, list):
+            if isinstance(started := await self._connected(kind, batch, config), list):
                 return started
             connection = started
         slots = self._slots
