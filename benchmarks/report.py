@@ -154,7 +154,8 @@ def read(path: Path) -> list[Figure]:
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             record = json.loads(line)
-            target = Target(**record.pop("target")) if record.get("target") else None
+            given = record.pop("target", None)
+            target = Target(**given) if given else None
             figures.append(Figure(**record, target=target))
     return figures
 
