@@ -10,7 +10,8 @@ import pytest
 
 from mt_eval.bridge.method import _without_gold
 from mt_eval.bridge.slots import Slots
-from mt_eval.child_process import ChildProcess, SoloGate
+from mt_eval.child_policy import SoloGate
+from mt_eval.child_process import ChildProcess
 
 
 class _Cat(ChildProcess):
@@ -142,15 +143,15 @@ def test_entries_without_gold_are_sent_as_they_are_and_gold_never_leaves():
 
 
 def test_a_guest_checks_a_config_once_and_hands_each_request_a_copy_of_its_own():
-    from mt_eval.bridge.guest import _run_config
+    from mt_eval.bridge.guest_requests import run_config
 
-    first = _run_config({"source_lang": "eng", "target_lang": "spa", "params": {"k": 1}})
+    first = run_config({"source_lang": "eng", "target_lang": "spa", "params": {"k": 1}})
     first.params["k"] = 2  # a method changing its config…
     first.temperature = 1.0
-    second = _run_config({"source_lang": "eng", "target_lang": "spa", "params": {"k": 1}})
+    second = run_config({"source_lang": "eng", "target_lang": "spa", "params": {"k": 1}})
     assert second is not first and second.params == {"k": 1} and second.temperature is None  # …changes no other
     with pytest.raises(ValueError, match="temperature"):
-        _run_config({"source_lang": "eng", "target_lang": "spa", "temperature": 9})
+        run_config({"source_lang": "eng", "target_lang": "spa", "temperature": 9})
 
 
 async def test_both_guests_advertise_64_calls_at_once(tmp_path):

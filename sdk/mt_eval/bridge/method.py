@@ -32,7 +32,7 @@ from mt_eval.bridge import messages as m
 from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.lines import id_in
 from mt_eval.bridge.slots import Slots
-from mt_eval.child_process import RestartBudget, SoloGate
+from mt_eval.child_policy import RestartBudget, SoloGate
 from mt_eval.gold import GOLD_FIELDS, method_view
 from mt_eval.records import TranslationResult, result_problem
 from mt_eval.results import ResultNotes, parse_returned, results_for, unusable
