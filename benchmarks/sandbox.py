@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 import aiohttp
+from report import Figure, at_least, at_most, record
 
 from mt_eval.bridge.method import BridgeMethod
 from mt_eval.loader import bridge_method, read_plugin
@@ -157,6 +158,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         direct, through = gateway_figures(Path(scratch), 1000, rounds, args.upstream_ms)
         instant_direct, instant_through = gateway_figures(Path(scratch), 1000, rounds, 0)
+    figures = [Figure("sandbox", name, ours=ours.strip(), baseline=base.strip(), value=float(ratio[:-3]),
+                      target=at_most(150, " ms")) for name, ours, base, ratio, _target, _met in rows]
+    figures.append(Figure("sandbox", f"gateway req/s, upstream {args.upstream_ms:g} ms",
+                          ours=f"{1000 / through:,.0f} req/s", baseline=f"{1000 / direct:,.0f} req/s direct",
+                          value=direct / through, target=at_least(0.7),
+                          note=f"instant upstream: {instant_direct / instant_through:.2f}x"))
+    record(figures)
     rows.append((f"gateway req/s, upstream {args.upstream_ms:g} ms", f"{1000 / through:10.0f}",
                  f"{1000 / direct:10.0f}", f"{direct / through:.2f}x", ">= 0.7x", direct / through >= 0.7))
     info = (("gateway req/s, instant upstream", f"{1000 / instant_through:10.0f}", f"{1000 / instant_direct:10.0f}",

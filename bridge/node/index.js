@@ -17,8 +17,7 @@ export {
   expectedValue, matchDecisions, numberText, optionsOf, rowsProblem,
 } from './lib/decisions.js';
 export { GUEST_CAPABILITIES, GuestServer } from './lib/guest.js';
-export { serveProcess } from './lib/guest-process.js';
-export { REQUESTS, loadMethod, resolveMethod } from './lib/method-module.js';
+export { REQUESTS, loadMethod, moduleTarget, resolveMethod, serveProcess } from './lib/method-module.js';
 export { MethodLoadError } from './lib/load-errors.js';
 export { GuestStartError, startGuest } from './lib/host.js';
 export { GOLD_FIELDS, methodView } from './lib/gold.js';

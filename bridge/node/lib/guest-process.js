@@ -2,7 +2,8 @@
 // output and stray writes go to stderr), the lines of one turn of the event loop are written together, and the
 // process exits once stdin has closed and every request is answered.
 import { DEFAULT_MAX_LINE_BYTES } from './protocol.js';
-import { GuestServer, loadMethod, resolveMethod } from './guest.js';
+import { GuestServer } from './guest.js';
+import { loadMethod } from './method-load.js';
 
 /**
  * Send console output and stray process.stdout writes to stderr, so stdout carries protocol lines
@@ -47,11 +48,10 @@ function coalesce(writeOut) {
 }
 
 /**
- * Serve a method on process stdin/stdout until stdin closes, then exit.
- * `target` is {directory} or {module}, as for resolveMethod.
+ * Serve a method on process stdin/stdout until stdin closes, then exit. `resolved` is what resolveMethod (or
+ * moduleTarget) returns: the module, its name, method id and what it implements.
  */
-export function serveProcess(target, { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = {}) {
-  const resolved = resolveMethod(target);
+export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = {}) {
   const write = coalesce(divertStdout());
   const log = (text) => process.stderr.write(`mt-eval-guest: ${text}\n`);
   const server = new GuestServer({

@@ -1,9 +1,8 @@
 // What the Node guest says about a request and its method: its own version, a thrown error in the words the
-// Python guest uses, what is wrong with a request's entries, and the AbortSignal a method may read.
+// Python guest uses, what is wrong with a request's entries, and a request being worked on (Job).
 import { readFileSync } from 'node:fs';
 
-import { isPlainObject } from './protocol.js';
-import { describe } from './results.js';
+import { describe, isPlainObject } from './protocol.js';
 
 export function guestVersion() {
   try {
@@ -40,16 +39,25 @@ export function entriesProblem(entries) {
   return null;
 }
 
-// The third argument of translate: {signal}, an AbortSignal created only if the method reads it
-// (creating one per request is a measurable share of a small request's cost).
-export function cancellation(job) {
-  return {
-    get signal() {
-      if (job.controller === null) {
-        job.controller = new AbortController();
-        if (job.cancelled) job.controller.abort();
-      }
-      return job.controller.signal;
-    },
-  };
+// A translate or decide request being worked on, or waiting its turn. It is also the third argument of the
+// method's call, {signal}: the AbortSignal is created only if the method reads it (creating one per request is
+// a measurable share of a small request's cost).
+export class Job {
+  constructor(kind, id, key, entries, config) {
+    this.kind = kind;
+    this.id = id;
+    this.key = key;
+    this.entries = entries;
+    this.config = config;
+    this.controller = null;
+    this.cancelled = false;
+  }
+
+  get signal() {
+    if (this.controller === null) {
+      this.controller = new AbortController();
+      if (this.cancelled) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
 }

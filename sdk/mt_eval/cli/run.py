@@ -75,6 +75,12 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                           "default 0 (a negative control's refusal is not a failure)")
     how.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
+    how.add_argument("--bootstrap", choices=("fast", "upstream"), default="fast",
+                     help="how resamples are drawn: fast (default), or upstream, the upstream harness's draws "
+                          "exactly (its intervals, for comparing with cards it produced; slower)")
+    how.add_argument("--embed-results", choices=("auto", "always", "never"), default="auto",
+                     help="whether the card lists every result or references results.jsonl by its SHA-256 (verify "
+                          "and compare read it next to the card); auto: listed up to 100,000 results")
     add_model_arguments(run.add_argument_group("passed to the method (RunConfig)"))
     fair = run.add_argument_group("fair by construction (see the README)")
     fair.add_argument("--sandbox", action="store_true",
@@ -177,7 +183,8 @@ def run_request(args: argparse.Namespace) -> RunRequest | None:
         seed=args.seed,
         calls=RunSettings(batch_size=batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                           retries=args.retries, retry_budget=args.retry_budget),
-        max_errors=MaxErrors.parse(args.max_errors), resamples=args.resamples, isolate=args.isolate,
+        max_errors=MaxErrors.parse(args.max_errors), resamples=args.resamples, bootstrap=args.bootstrap,
+        embed_results=args.embed_results, isolate=args.isolate,
         fairness=Fairness(sandbox=args.sandbox, official=args.official, sandbox_ro=tuple(args.sandbox_ro),
                           gateway_policy=Path(args.gateway_policy) if args.gateway_policy else None,
                           substitution_sample=args.substitution_sample,

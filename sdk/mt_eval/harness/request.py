@@ -8,7 +8,7 @@ freeze what a run would use.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -65,6 +65,8 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
     calls: RunSettings = msgspec.field(default_factory=RunSettings)
     max_errors: MaxErrors = msgspec.field(default_factory=MaxErrors)
     resamples: int = 1000
+    bootstrap: Literal["fast", "upstream"] = "fast"  # how resamples are drawn (upstream: the upstream harness's draws)
+    embed_results: Literal["auto", "always", "never"] = "auto"  # the card lists its results, or references the log
     isolate: bool = False
     fairness: Fairness = msgspec.field(default_factory=Fairness)
     latency: LatencyPlan = msgspec.field(default_factory=LatencyPlan)
