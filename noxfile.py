@@ -85,7 +85,7 @@ def demo(session: nox.Session) -> None:
 @nox.session
 def benchmarks(session: nox.Session) -> None:
     """Run the benchmarks under benchmarks/ and print their ratios."""
-    session.install("-e", ".")
+    session.install("-e", ".", "aiohttp>=3.9")  # aiohttp: the gateway benchmark's client and upstream
     session.run("python", "benchmarks/startup.py")
     session.run("python", "benchmarks/bridge.py", *session.posargs)
     session.run("python", "benchmarks/harness.py", *session.posargs)

@@ -58,8 +58,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"mt-eval gateway: --listen {args.listen!r}: write it as HOST:PORT, e.g. 127.0.0.1:8787",
               file=sys.stderr)
         return 2
+    from mt_eval.gateway.server import new_event_loop
+
     try:
-        return asyncio.run(_serve(args, policy, host, int(port or 0)))
+        with asyncio.Runner(loop_factory=new_event_loop) as runner:
+            return runner.run(_serve(args, policy, host, int(port or 0)))
     except KeyboardInterrupt:
         return 130
 
