@@ -44,12 +44,19 @@ class PublishError(Exception):
     """A card cannot be published; the message says why and how to fix it."""
 
 
+class MethodCardMissing(PublishError):
+    """The run has no method card, and asking for one was not allowed."""
+
+
 @dataclass
 class Prepared:
+    """A verified card, ready for the store: its record, and what the report of its outcome says of it."""
+
     path: Path
     record: dict[str, Any]
-    row: Any
     card_source: str
+    what: str  # "METHOD on CORPUS (PAIR): METRIC SCORE [LOW, HIGH], n=N"
+    hidden: bool  # class X: stored, never shown
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,6 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when every card was published, 1 when any was refused or could not be read."""
+    from mt_eval.harness.progress import RunProgress
+    from mt_eval.leaderboard.bulk import Options, publish_cards
     from mt_eval.leaderboard.store import StoreError, open_store
 
     try:
@@ -75,37 +84,39 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"mt-eval publish: {exc}; nothing was published", file=sys.stderr)
         return 1
-    failed = 0
-    prepared: list[Prepared] = []
-    from mt_eval.harness.progress import RunProgress
 
-    progress = RunProgress(len(args.cards), label="verifying", quiet=args.json or len(args.cards) < 20)
+    def refused(item: Any) -> None:
+        print(f"mt-eval publish: {item.path}: {item.error}", file=sys.stderr)
+
+    shown: list[RunProgress] = []
+
+    def progress() -> RunProgress:
+        shown.append(RunProgress(len(args.cards), label="verifying", quiet=args.json or len(args.cards) < 20))
+        return shown[0]
+
+    options = Options(method_card=args.method_card, corpus=args.corpus, extensions=args.extension,
+                      no_input=args.no_input)
     with store:
-        for name in args.cards:
-            try:
-                prepared.append(prepare(Path(name), method_card=args.method_card, corpus=args.corpus,
-                                        extensions=args.extension, no_input=args.no_input))
-            except PublishError as exc:
-                failed += 1
-                print(f"mt-eval publish: {name}: {exc}", file=sys.stderr)
-            progress.advance(False)
-        progress.close()
-        if not prepared:
-            return 1
         try:
-            outcomes = store.publish([p.record for p in prepared], now())
-        except StoreError as exc:
-            print(f"mt-eval publish: {exc}; nothing was published", file=sys.stderr)
-            return 1
-    reports = [report(p, o) for p, o in zip(prepared, outcomes, strict=True)]
+            result = publish_cards(store, [Path(name) for name in args.cards], options, progress=progress,
+                                   on_refused=refused)
+        finally:
+            for bar in shown:
+                bar.close()
+    reports = [report(c.prepared, c.outcome) for c in result.cards if c.prepared and c.outcome]
     if args.json:
         print(msgspec.json.format(msgspec.json.encode(reports), indent=2).decode())
     else:
         for line in reports:
             print(line["message"], file=sys.stdout if line["status"] == "published" else sys.stderr)
-        print(f"store: {store.where}")
-    refused = sum(o.status != "published" for o in outcomes)
-    return 1 if failed or refused else 0
+        if reports:
+            print(f"store: {store.where}")
+    if result.store_error is not None:
+        kept = f"the {result.stored} cards stored before it are kept" if result.stored else "nothing was published"
+        print(f"mt-eval publish: {result.store_error}; {kept}", file=sys.stderr)
+        return 1
+    failed = any(c.error is not None or c.outcome is None or c.outcome.status != "published" for c in result.cards)
+    return 1 if failed else 0
 
 
 def now() -> str:
@@ -115,22 +126,36 @@ def now() -> str:
 def prepare(path: Path, *, method_card: str | None = None, corpus: str | None = None,
             extensions: list[str] | tuple[str, ...] = (), no_input: bool = False, ask: Any = None) -> Prepared:
     """Verify the card and build its store record; `PublishError` when it cannot be published."""
-    from mt_eval.harness.verify import render, verify_card
+    from mt_eval.harness.verify import verify_card
+
+    raw = read_card_file(path)
+    verification = verify_card(path, corpus=corpus, extensions=extensions, raw=raw)
+    return complete(path, verification, method_card=method_card, no_input=no_input, ask=ask)
+
+
+def complete(path: Path, verification: Any, *, method_card: str | None = None, no_input: bool = False,
+             ask: Any = None) -> Prepared:
+    """The store record of a verified card, with the method card settled; `PublishError` when the card did
+    not verify or its method card cannot be settled."""
+    from mt_eval.harness.verify import render
     from mt_eval.leaderboard.rows import build_record, build_row
 
-    raw = _read(path)
-    verification = verify_card(path, corpus=corpus, extensions=extensions, raw=raw)
     if not verification.ok or verification.card is None or verification.data is None:
         raise PublishError("it does not verify, so it cannot be published:\n"
                            + render(verification, verbose=False).split("\n", 1)[-1])
     card = verification.card
     shown, source = settle_method_card(path, dict(card.method.card), method_card, no_input=no_input, ask=ask)
     row = build_row(verification.data, card, shown, source, verification.corpus_entries)
-    canonical = msgspec.json.encode(verification.data, order="sorted")
-    return Prepared(path, build_record(row, card.content_sha256, canonical), row, source)
+    what = f"{row.method_id} on {row.corpus_name} ({row.pair})"
+    if row.headline is not None:
+        h = row.headline
+        interval = "" if h.ci_low is None else f" [{h.ci_low:.2f}, {h.ci_high:.2f}]"
+        what += f": {h.metric} {h.score:.2f}{interval}, n={h.denominator}"
+    return Prepared(path, build_record(row, card.content_sha256, verification.canonical), source, what,
+                    row.dependency_class == "X")
 
 
-def _read(path: Path) -> bytes:
+def read_card_file(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except OSError as exc:
@@ -145,16 +170,18 @@ def settle_method_card(card_path: Path, recorded: dict[str, Any], given: str | N
     card, source = recorded, "run card"
     if given is not None:
         card, source = overlay(card, Path(given)), f"--method-card {given}"
-    beside = card_path.parent / CARD_FILE
-    if not has_method_card(card) and beside.is_file():
-        card, source = overlay(card, beside), str(beside)
     if has_method_card(card):
         return card, source
+    beside = card_path.parent / CARD_FILE
+    if beside.is_file():
+        card, source = overlay(card, beside), str(beside)
+        if has_method_card(card):
+            return card, source
     missing = missing_card_fields(card) or ["paradigm"]
     if no_input:
-        raise PublishError(f"its method card lacks {', '.join(missing)}: give --method-card FILE stating them, add "
-                           "them to the plugin's method_card.json and run again, or publish without --no-input to "
-                           "be asked")
+        raise MethodCardMissing(f"its method card lacks {', '.join(missing)}: give --method-card FILE stating them, "
+                                "add them to the plugin's method_card.json and run again, or publish without "
+                                "--no-input to be asked")
     from mt_eval.leaderboard.wizard import WizardAborted, run_wizard
 
     try:
@@ -205,15 +232,9 @@ def _write_atomically(path: Path, content: bytes) -> None:
 
 def report(prepared: Prepared, outcome: Any) -> dict[str, Any]:
     """A line (and its JSON form) saying what happened to one card."""
-    row = prepared.row
-    what = f"{row.method_id} on {row.corpus_name} ({row.pair})"
-    if row.headline is not None:
-        h = row.headline
-        interval = "" if h.ci_low is None else f" [{h.ci_low:.2f}, {h.ci_high:.2f}]"
-        what += f": {h.metric} {h.score:.2f}{interval}, n={h.denominator}"
     if outcome.status == "published":
-        message = f"published #{outcome.id} {what}"
-        if row.dependency_class == "X":
+        message = f"published #{outcome.id} {prepared.what}"
+        if prepared.hidden:
             message += " — stored, but class X methods never appear on the leaderboard"
     elif outcome.status == "duplicate":
         message = f"refused {prepared.path}: already published as #{outcome.id} on {outcome.published_at}"

@@ -146,10 +146,16 @@ class Store:
                     fresh_runs[run] = sha
                     pending.append(("published", sha))
             ids: dict[str, int] = {}
-            if fresh:
-                inserted = connection.execute(sa.insert(cards).returning(cards.c.content_sha256, cards.c.id),
-                                              list(fresh.values()))
-                ids = {row.content_sha256: row.id for row in inserted}
+            if fresh:  # one plain executemany (a prepared statement, re-run per row), then the new ids by hash
+                mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+                connection.exec_driver_sql(f"INSERT INTO cards ({', '.join(COLUMNS)}) VALUES "
+                                           f"({', '.join([mark] * len(COLUMNS))})",
+                                           [tuple(record[c] for c in COLUMNS) for record in fresh.values()])
+                shas = list(fresh)
+                for start in range(0, len(shas), CHUNK):
+                    found = connection.execute(sa.select(cards.c.content_sha256, cards.c.id)
+                                               .where(cards.c.content_sha256.in_(shas[start:start + CHUNK])))
+                    ids.update((sha, id_) for sha, id_ in found)
             outcomes = []
             for record, (status, found) in zip(records, pending, strict=True):
                 if isinstance(found, str):  # published now, or a repeat of a card published now
