@@ -58,6 +58,7 @@ def check_corpus(result: Verification, card: RunCard, given: CorpusSpec | str | 
     from mt_eval.corpus.model import CorpusError, entry_key
     from mt_eval.corpus.reader import load_corpus
     from mt_eval.corpus.selection import request_from_facts, select
+
     try:
         spec, key = corpora.spec(card, result.path, given)
         path = spec.main_path

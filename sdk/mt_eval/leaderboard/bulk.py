@@ -6,8 +6,9 @@ recomputed), settling its method card and building its row — is independent of
 `mt_eval.leaderboard.preparers`), each reading every corpus once for all its cards (`CorpusCache`), while
 this process stores the chunks already prepared, in order, one transaction each: preparing overlaps storing,
 and the store has one writer. Fewer cards are prepared here. A card whose method card must be asked for (the
-wizard) is prepared here, where the terminal is, and stored last. A store error stops the publish; what was
-stored before it stays.
+wizard) is prepared here, where the terminal is, and stored last. A card that cannot be published is
+reported and the others go on, unless ``fail_fast`` asks to stop at the first one. A store error, Ctrl-C or
+a stop keeps what was stored before it, and leaves no worker process behind.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ class Published:
 class BulkResult:
     cards: list[Published] = field(default_factory=list)
     store_error: StoreError | None = None  # the store failed: the batches before it are stored, no others
+    interrupted: bool = False  # Ctrl-C: the batches before it are stored, no others
+    stopped_at: Published | None = None  # ``fail_fast``: the first card not published; none after it stored
 
     @property
     def stored(self) -> int:
@@ -60,6 +63,7 @@ class Options:
     extensions: Sequence[str] = ()
     no_input: bool = False
     ask: Any = None
+    fail_fast: bool = False  # stop at the first card that cannot be published (the ones before it stay)
     recompute: bool = True  # step 6 of verification; False only to time the rest on its own
     workers: int | None = None  # processes preparing cards (default: one per core, from PARALLEL_FROM cards)
 
@@ -82,36 +86,59 @@ def publish_cards(store: Store, paths: Sequence[Path], options: Options | None =
         if shown is not None:
             shown.advance(error is not None)
 
-    with _prepared(paths, options, store, batch) as chunks:
-        shown = progress() if progress is not None else None
-        done = 0
-        for chunk in chunks:
-            items, done = result.cards[done:done + len(chunk)], done + len(chunk)
-            for item, (prepared, error) in zip(items, chunk, strict=True):
-                if isinstance(error, MethodCardMissing) and not options.no_input:
-                    asked.append(item)
-                else:
+    try:
+        with _prepared(paths, options, store, batch) as chunks:
+            shown = progress() if progress is not None else None
+            done = 0
+            for chunk in chunks:
+                items, done = result.cards[done:done + len(chunk)], done + len(chunk)
+                stop = None
+                for index, (item, (prepared, error)) in enumerate(zip(items, chunk, strict=True)):
+                    if isinstance(error, MethodCardMissing) and not options.no_input:
+                        asked.append(item)
+                        continue
                     settle(item, prepared, error)
-            result.store_error = _store(store, items)
-            if result.store_error is not None:
-                return result
-    corpora = CorpusCache()
-    for item in asked:
-        settle(item, *_prepare(item.path, options, corpora, interactive=True))
-    result.store_error = _store(store, asked)
+                    if error is not None and options.fail_fast:
+                        stop, items = item, items[:index]
+                        break
+                if not _stored_all(result, store, items, options, stop):
+                    return result
+        corpora = CorpusCache()
+        stop = None
+        for index, item in enumerate(asked):
+            settle(item, *_prepare(item.path, options, corpora, interactive=True))
+            if item.error is not None and options.fail_fast:
+                stop, asked = item, asked[:index]
+                break
+        _stored_all(result, store, asked, options, stop)
+    except KeyboardInterrupt:  # the workers are ended by now; the transactions committed before it stay
+        result.interrupted = True
     return result
 
 
-def _store(store: Store, items: Sequence[Published]) -> StoreError | None:
-    """Store the prepared ones of ``items`` in one transaction; each gets its outcome."""
+def _stored_all(result: BulkResult, store: Store, items: Sequence[Published], options: Options,
+                stop: Published | None) -> bool:
+    """Store ``items`` (those before ``stop``, the first card refused before the store, with ``fail_fast``);
+    False when publishing must stop here: a store error, or a card refused with ``fail_fast``."""
+    result.store_error = _store(store, items, stop_at_refusal=options.fail_fast)
+    if options.fail_fast:
+        result.stopped_at = next((item for item in items if item.prepared is not None and (
+            item.outcome is None or item.outcome.status != "published")), stop)
+    return result.store_error is None and result.stopped_at is None
+
+
+def _store(store: Store, items: Sequence[Published], *, stop_at_refusal: bool = False) -> StoreError | None:
+    """Store the prepared ones of ``items`` in one transaction; each gets its outcome (with
+    ``stop_at_refusal``, those up to the first refused by the store)."""
     ready = [item for item in items if item.prepared is not None and item.outcome is None]
     if not ready:
         return None
     try:
-        outcomes = store.publish([item.prepared.record for item in ready if item.prepared is not None], now())
+        outcomes = store.publish([item.prepared.record for item in ready if item.prepared is not None], now(),
+                                 stop_at_refusal=stop_at_refusal)
     except StoreError as exc:
         return exc
-    for item, outcome in zip(ready, outcomes, strict=True):
+    for item, outcome in zip(ready, outcomes, strict=False):
         item.outcome = outcome
         if item.prepared is not None:
             item.prepared.record = {}  # stored: what is left is what the report says

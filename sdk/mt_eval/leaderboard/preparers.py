@@ -1,11 +1,12 @@
 """Worker processes that prepare chunks of cards for the store while this process stores the chunks before.
 
-Worker ``i`` of ``n`` prepares chunks ``i``, ``i + n``, ``i + 2n`` … and puts each on its own queue; `results`
-takes them in chunk order, so the cards come back in the order given. Nothing but the queues joins the
+Worker ``i`` of ``n`` prepares chunks ``i``, ``i + n``, ``i + 2n`` … and sends each down its own pipe; `results`
+takes them in chunk order, so the cards come back in the order given. Nothing but the pipes joins the
 processes: this process runs no helper thread (a thread here would have to share Python's lock with the
-database driver, which takes and gives it back for every row it writes). Workers are forked where that is
-safe (Linux, and before any thread of ours runs: nothing to copy half-way), else spawned. A worker that
-dies is an error naming its exit code; leaving the ``with`` block ends every worker.
+database driver, which takes and gives it back for every row it writes). Each pipe's writing end is held by
+its worker alone, so a worker that dies, even half-way through sending, ends its pipe: that is an error
+naming its exit code, never a wait. Workers are forked where that is safe (Linux, and before any thread of
+ours runs: nothing to copy half-way), else spawned. Leaving the ``with`` block ends every worker.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import multiprocessing
 import queue
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
@@ -36,10 +38,12 @@ class Preparers(Generic[Item, Result]):
                  setup: Callable[[], Any], workers: int) -> None:
         context: Any = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
         self._chunks = chunks
-        self._queues = [context.Queue() for _ in range(workers)]
-        self._processes = [context.Process(target=_work, args=(index, workers, chunks, prepare, setup, q),
+        pipes = [context.Pipe(duplex=False) for _ in range(workers)]
+        self._readers = [reader for reader, _ in pipes]
+        self._writers = [writer for _, writer in pipes]
+        self._processes = [context.Process(target=_work, args=(index, workers, chunks, prepare, setup, self._writers),
                                            name=f"mt-eval-publish-{index}", daemon=True)
-                           for index, q in enumerate(self._queues)]
+                           for index in range(workers)]
 
     def __enter__(self) -> Preparers[Item, Result]:
         gc.freeze()  # a forked worker's collections then leave the pages it shares with us alone
@@ -48,6 +52,8 @@ class Preparers(Generic[Item, Result]):
                 process.start()
         finally:
             gc.unfreeze()
+            for writer in self._writers:  # each worker holds its own: a dead worker's pipe ends
+                writer.close()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -56,37 +62,51 @@ class Preparers(Generic[Item, Result]):
                 process.terminate()
         for process in self._processes:
             process.join(5)
-        for q in self._queues:
-            q.close()
-            q.cancel_join_thread()
+            if process.is_alive():  # stuck where SIGTERM cannot end it
+                process.kill()
+                process.join()
+        for reader in self._readers:
+            reader.close()
 
     def results(self) -> Iterator[Result]:
         """Each chunk's result, in chunk order."""
         workers = len(self._processes)
         for number in range(len(self._chunks)):
             index = number % workers
-            while True:
-                try:
-                    kind, value = self._queues[index].get(timeout=_POLL_S)
-                    break
-                except queue.Empty:
-                    process = self._processes[index]
-                    if not process.is_alive():
-                        raise WorkerFailed(f"a publishing worker ended unexpectedly (exit code {process.exitcode})") \
-                            from None
+            reader, process = self._readers[index], self._processes[index]
+            try:
+                while not reader.poll(_POLL_S):
+                    if not process.is_alive() and not reader.poll(0):
+                        raise EOFError
+                kind, value = reader.recv()
+            except (EOFError, OSError):
+                process.join(5)
+                raise WorkerFailed(f"a publishing worker ended unexpectedly (exit code {process.exitcode})") from None
             if kind == "failed":
                 raise WorkerFailed(f"a publishing worker failed:\n{value}")
             yield value
 
 
 def _work(index: int, workers: int, chunks: Sequence[Sequence[Any]], prepare: Callable[..., Any],
-          setup: Callable[[], Any], results: Any) -> None:
+          setup: Callable[[], Any], writers: Sequence[Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it ends the workers
+    for other, writer in enumerate(writers):
+        if other != index:
+            writer.close()
+    outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()  # sent by a thread: the next chunk is prepared meanwhile
+    sender = threading.Thread(target=_send, args=(outbox, writers[index]), daemon=True)
+    sender.start()
     try:
         state = setup()
         for number in range(index, len(chunks), workers):
-            results.put(("done", prepare(chunks[number], state)))
+            outbox.put(("done", prepare(chunks[number], state)))
     except BaseException:  # reported to the parent, which stops
-        results.put(("failed", traceback.format_exc()))
-    results.close()
-    results.join_thread()
+        outbox.put(("failed", traceback.format_exc()))
+    outbox.put(None)
+    sender.join()
+
+
+def _send(outbox: queue.SimpleQueue[Any], pipe: Any) -> None:
+    while (message := outbox.get()) is not None:
+        pipe.send(message)
+    pipe.close()

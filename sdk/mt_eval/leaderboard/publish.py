@@ -35,6 +35,11 @@ examples (after nox -s demo, or mt-eval run --demo --out runs/demo):
   mt-eval publish runs/demo/card.json --db team-board.db
   mt-eval publish runs/demo/card.json --method-card examples/lexicon-eng-spa/method_card.json --no-input
   mt-eval publish runs/*/card.json --db team-board.db --json
+  mt-eval publish runs/*/card.json --db team-board.db --fail-fast
+
+Many cards are verified by one process per core while those verified are stored, in the order given, with
+progress on stderr. A card that cannot be published is reported with its path and the others go on
+(--fail-fast: stop at it). Ctrl-C, a store error or a stop keeps the cards stored before it.
 
 The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data directory. A team or public
 board lives in PostgreSQL: --db postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE."""
@@ -70,11 +75,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--extension", action="append", default=[], metavar="MODULE",
                         help="enable an extension so that the metrics it registers are verified (repeatable)")
     parser.add_argument("--no-input", action="store_true", help="never ask: fail listing missing method-card fields")
+    parser.add_argument("--fail-fast", action="store_true", help="stop at the first card that cannot be published "
+                                                                  "(default: report it and publish the others)")
     parser.add_argument("--json", action="store_true", help="print the outcome of each card as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Exit 0 when every card was published, 1 when any was refused or could not be read."""
+    """Exit 0 when every card was published, 1 when any was refused or could not be read, 130 on Ctrl-C."""
     from mt_eval.harness.progress import RunProgress
     from mt_eval.leaderboard.bulk import Options, publish_cards
     from mt_eval.leaderboard.store import StoreError, open_store
@@ -95,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         return shown[0]
 
     options = Options(method_card=args.method_card, corpus=args.corpus, extensions=args.extension,
-                      no_input=args.no_input)
+                      no_input=args.no_input, fail_fast=args.fail_fast)
     with store:
         try:
             result = publish_cards(store, [Path(name) for name in args.cards], options, progress=progress,
@@ -111,9 +118,18 @@ def run(args: argparse.Namespace) -> int:
             print(line["message"], file=sys.stdout if line["status"] == "published" else sys.stderr)
         if reports:
             print(f"store: {store.where}")
+    kept = f"the {result.stored} cards stored before it are kept" if result.stored else "nothing was published"
+    left = sum(1 for c in result.cards if c.error is None and c.outcome is None)
+    again = f"; {left} cards were not tried: run the same command again (the stored ones are refused as duplicates)"
+    if result.interrupted:
+        print(f"mt-eval publish: interrupted; {kept}{again if left else ''}", file=sys.stderr)
+        return 130
     if result.store_error is not None:
-        kept = f"the {result.stored} cards stored before it are kept" if result.stored else "nothing was published"
         print(f"mt-eval publish: {result.store_error}; {kept}", file=sys.stderr)
+        return 1
+    if result.stopped_at is not None:
+        print(f"mt-eval publish: stopped at {result.stopped_at.path} (--fail-fast); {kept}{again if left else ''}",
+              file=sys.stderr)
         return 1
     failed = any(c.error is not None or c.outcome is None or c.outcome.status != "published" for c in result.cards)
     return 1 if failed else 0

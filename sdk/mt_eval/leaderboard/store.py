@@ -125,9 +125,11 @@ class Store:
         except sa.exc.DBAPIError as exc:  # nothing of the transaction is kept
             raise StoreError(f"cannot {doing} the leaderboard store {self.where}: {_reason(exc)}") from exc
 
-    def publish(self, records: Sequence[dict[str, Any]], published_at: str) -> list[Outcome]:
+    def publish(self, records: Sequence[dict[str, Any]], published_at: str, *, stop_at_refusal: bool = False
+                ) -> list[Outcome]:
         """Store ``records`` (column → value, one per card) in one transaction, each unless a card with the same
-        content hash or run id is already stored. One outcome per record, in order."""
+        content hash or run id is already stored. One outcome per record, in order; with ``stop_at_refusal``,
+        the records after the first refused one are neither stored nor given an outcome."""
         with self.writing() as connection:
             stored = self._existing(connection, [r["content_sha256"] for r in records], [r["run_id"] for r in records])
             by_sha = {row.content_sha256: row for row in stored}
@@ -145,6 +147,8 @@ class Store:
                     fresh[sha] = {**record, "published_at": published_at}
                     fresh_runs[run] = sha
                     pending.append(("published", sha))
+                if stop_at_refusal and pending[-1][0] != "published":
+                    break
             ids: dict[str, int] = {}
             if fresh:  # one plain executemany (a prepared statement, re-run per row), then the new ids by hash
                 mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
@@ -157,7 +161,7 @@ class Store:
                                                .where(cards.c.content_sha256.in_(shas[start:start + CHUNK])))
                     ids.update((sha, id_) for sha, id_ in found)
             outcomes = []
-            for record, (status, found) in zip(records, pending, strict=True):
+            for record, (status, found) in zip(records, pending, strict=False):
                 if isinstance(found, str):  # published now, or a repeat of a card published now
                     outcomes.append(Outcome(record["content_sha256"], record["run_id"], status, ids[found],
                                             published_at))
