@@ -1,17 +1,20 @@
-"""Every development task: `nox` runs tests, lint, typecheck and node; `nox -l` lists them all."""
+"""Every development task: `nox` runs tests, lint, typecheck, node and journeys; `nox -l` lists them all."""
 
 from __future__ import annotations
 
-import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["tests", "lint", "typecheck", "node"]
+nox.options.sessions = ["tests", "lint", "typecheck", "node", "journeys"]
 nox.options.error_on_missing_interpreters = True
 
 ROOT = Path(__file__).parent
 NODE_PACKAGE = ROOT / "bridge" / "node"
+DIST = ROOT / "dist"
+USER_VENV = ROOT / ".venv"  # the environment the README's first command creates; `mt-eval` is installed there
 
 
 @nox.session
@@ -55,31 +58,95 @@ def schemas(session: nox.Session) -> None:
     session.run("mt-eval", "schemas", "bridge/schemas")
 
 
-@nox.session
+def user_venv_bin(session: nox.Session) -> Path:
+    """``.venv/bin`` with the SDK installed (editable), so ``.venv/bin/mt-eval`` works after the session."""
+    python = USER_VENV / "bin" / "python"
+    if not python.exists():
+        session.run(sys.executable, "-m", "venv", str(USER_VENV), external=True)
+    session.run(str(python), "-m", "pip", "install", "-q", "-e", str(ROOT), external=True)
+    return USER_VENV / "bin"
+
+
+@nox.session(venv_backend="none")
 def demo(session: nox.Session) -> None:
-    """Validate the examples, evaluate two on the bundled corpus, publish the runs and write the leaderboard site."""
-    session.install("-e", ".")
+    """Install mt-eval into .venv, validate the examples, evaluate two, publish them and write the leaderboard."""
+    mt_eval = str(user_venv_bin(session) / "mt-eval")
+
+    def run(*args: str) -> None:
+        session.run(mt_eval, *args, external=True)
+
     examples = sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "examples").glob("*/method.json"))
-    confine = [] if shutil.which("bwrap") else ["--no-sandbox"]
-    if confine:
-        session.log("bubblewrap (bwrap) is not installed: the bundled examples are imported on this host")
-    session.run("mt-eval", "validate", *confine, *examples)
-    session.run("mt-eval", "translate", "examples/lexicon-eng-spa", "--file", "examples/lexicon-eng-spa/sample.txt")
-    session.run("mt-eval", "run", "--demo", "--out", "runs/demo", "--force")
-    session.run("mt-eval", "run", "--method", "examples/rules-eng-spa", "--corpus", "examples/data/eng-spa-demo.json",
-                "--out", "runs/demo-rules", "--force", "--quiet")
+    why_not = sandbox_unavailable(USER_VENV / "bin" / "python")
+    if why_not:
+        session.log(f"the demo runs unconfined, so its rows are not eligible for a prize: {why_not}")
+    confine = ["--no-sandbox"] if why_not else []  # validate confines by default
+    sandbox = [] if why_not else ["--sandbox"]     # a run does not: sandboxed, its rows are eligible
+    run("validate", *confine, *examples)
+    run("translate", "examples/lexicon-eng-spa", "--file", "examples/lexicon-eng-spa/sample.txt")
+    run("run", "--demo", "--out", "runs/demo", "--force", *sandbox)
+    run("run", "--method", "examples/rules-eng-spa", "--corpus", "examples/data/eng-spa-demo.json",
+        "--out", "runs/demo-rules", "--force", "--quiet", *sandbox)
     board = ROOT / "runs" / "leaderboard"  # a throwaway store for the demo, remade each time
     for stale in board.glob("demo.db*"):
         stale.unlink()
     board.mkdir(parents=True, exist_ok=True)
-    store = str(board / "demo.db")
-    session.run("mt-eval", "verify", "runs/demo/card.json")
-    session.run("mt-eval", "publish", "runs/demo/card.json", "runs/demo-rules/card.json", "--db", store, "--no-input")
-    session.run("mt-eval", "leaderboard", "--db", store)
-    session.run("mt-eval", "leaderboard", "--db", store, "--out", str(board / "site"), "--title",
-                "mt-eval demo leaderboard")
-    session.log(f"leaderboard: open {(board / 'site' / 'index.html').as_uri()}, or serve it live with "
-                f"`mt-eval leaderboard serve --db {store}`")
+    store = "runs/leaderboard/demo.db"
+    run("verify", "runs/demo/card.json")
+    run("gate", "runs/demo/card.json", "runs/demo-rules/card.json")
+    run("publish", "runs/demo/card.json", "runs/demo-rules/card.json", "--db", store, "--no-input")
+    run("leaderboard", "--db", store)
+    run("leaderboard", "--db", store, "--out", "runs/leaderboard/site", "--title", "mt-eval demo leaderboard")
+    print(DEMO_NEXT.format(site=(board / "site" / "index.html").as_uri(), store=store), flush=True)
+
+
+def sandbox_unavailable(python: Path) -> str:
+    """Why this host cannot confine a method (bubblewrap missing or not allowed), or "" when it can."""
+    probe = "from mt_eval.sandbox.isolation import find_tool\nfind_tool()"
+    done = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, check=False)
+    if done.returncode == 0:
+        return ""
+    lines = done.stderr.strip().splitlines()
+    return lines[-1].split(": ", 1)[-1] if lines else f"exit status {done.returncode}"
+
+
+DEMO_NEXT = """
+What the demo wrote:
+  run cards      runs/demo/card.json, runs/demo-rules/card.json (scores, covariates, every entry's result)
+  predictions    runs/demo/predictions.txt (one line per corpus entry), results in runs/demo/results.jsonl
+  leaderboard    {site}
+                 (live: .venv/bin/mt-eval leaderboard serve --db {store})
+
+mt-eval is installed in .venv: run it as .venv/bin/mt-eval, or `. .venv/bin/activate` and then mt-eval.
+Next, your own method and corpus:
+  .venv/bin/mt-eval new my-method                                  # a method plugin: answer its questions
+  .venv/bin/mt-eval run --method my-method --corpus my-method/sample/corpus.jsonl   # 5 entries: no headline, exit 5
+  .venv/bin/mt-eval run --method my-method --corpus dev.tsv --pair 'eng>spa'   # your corpus (TSV: source<TAB>reference)
+Each run writes runs/METHOD__CORPUS/: card.json, predictions.txt, results.jsonl (--out DIR to choose).
+The README's "The first hour" walks through a new method, a wrapped translator program and an app."""
+
+
+@nox.session
+def build(session: nox.Session) -> None:
+    """Build the SDK wheel and the Node package tarball into dist/ (installable without any registry)."""
+    for stale in [*DIST.glob("mt_eval_sdk-*.whl"), *DIST.glob("mt-eval-bridge-*.tgz")]:
+        stale.unlink()
+    DIST.mkdir(exist_ok=True)
+    session.run("python", "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", str(DIST), str(ROOT))
+    session.run("npm", "pack", "--silent", "--pack-destination", str(DIST), str(NODE_PACKAGE), external=True)
+    wheel = next(DIST.glob("mt_eval_sdk-*.whl")).relative_to(ROOT)
+    tarball = next(DIST.glob("mt-eval-bridge-*.tgz")).relative_to(ROOT)
+    print(f"""
+{wheel}   the SDK and the mt-eval command:  pip install {ROOT / wheel}
+{tarball}   the Node package (mt-eval-bridge, mt-eval-locales), in an app:  npm install {ROOT / tarball}""",
+          flush=True)
+
+
+@nox.session
+def journeys(session: nox.Session) -> None:
+    """Follow the README's first hour from a fresh copy: the first command, a new method, a wrapped program, an app."""
+    session.install("pytest")
+    session.run("pytest", "-c", str(ROOT / "tests" / "journeys" / "pytest.ini"), str(ROOT / "tests" / "journeys"),
+                *session.posargs)
 
 
 @nox.session

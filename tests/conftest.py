@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+collect_ignore = ["journeys"]  # the README's journeys: nox -s journeys runs them, from a fresh copy
 REPO = Path(__file__).parent.parent
 
 GOOD_METHOD = '''

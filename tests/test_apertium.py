@@ -30,11 +30,12 @@ MISSING = apertium_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
 DEMO_ENTRIES = json.loads(DEMO.read_text(encoding="utf-8"))["entries"]
+TRANSLATED = [e for e in DEMO_ENTRIES if e.get("family") != "negative"]  # the scored entries and the canaries
 TRICKY = [
     "Line one\nline two.", "Two\n\nparagraphs here", "CRLF\r\nline\r\n\r\nend", "tab\there", "Tilde ~ here",
     '"Quoted," she said. \'Single\' too!', "Unknown words: flibbertigibbet zorgle.",
     "Brackets [like this] and <tags> and {braces} and back\\slash and a/b and @user and $5 and ^caret.",
-    "", " ", "\n", "\n\n\n", "trailing space ", " leading", "Multiple   spaces   here.", "NUL\0inside",
+    " ", "\n", "\n\n\n", "trailing space ", " leading", "Multiple   spaces   here.", "NUL\0inside",
     "The U.S.A. is big. Dr. Smith arrived at 5 p.m. yesterday.", "Is it 3.14 or 2,718?", "Email me at a@b.com!",
     "C:\\path\\to\\file", "¿Qué?", "emoji 🙂 and ZWJ 👩‍💻 text", "Ellipsis... and -- dashes — and «guillemets».",
     # "included" makes apertium-tagger 3.8 change its state; the next text must not notice
@@ -49,8 +50,8 @@ TRICKY = [
     "System Library, need not be included in conveying the object code work.",
     "The quick brown fox jumps over the lazy dog. " * 40,
 ]
-ENG = [e["source"] for e in DEMO_ENTRIES] + TRICKY
-SPA = [e["reference"] for e in DEMO_ENTRIES] + ["Hola\nmundo.", "¿Dónde está la biblioteca?", "Él incluyó la casa."]
+ENG = [e["source"] for e in TRANSLATED] + TRICKY
+SPA = [e["reference"] for e in TRANSLATED] + ["Hola\nmundo.", "¿Dónde está la biblioteca?", "Él incluyó la casa."]
 
 
 def apertium(mode: str, text: str, *flags: str) -> str:
@@ -92,6 +93,23 @@ async def test_eng_spa_predictions_equal_apertium_on_each_text(eng_spa: list[str
     assert await predictions(ENG, config()) == eng_spa
 
 
+async def test_an_empty_or_wordless_source_and_an_unsupported_pair_are_abstained_on():
+    method = load_method(EXAMPLE).method
+    entries = [{"id": "empty", "source": ""}, {"id": "garbled", "source": "\ufffd\ufffd\u0007 \ufffd"},
+               {"id": "spaces", "source": "  "}, {"id": "word", "source": "Hello."}]
+    try:
+        results = await method.translate(entries, config())
+        german = await method.translate([{"id": "de", "source": "Hello."}], config("eng", "deu"))
+    finally:
+        await method.aclose()  # type: ignore[attr-defined]
+    assert [(r["id"], r.get("abstained", False)) for r in results] == [
+        ("empty", True), ("garbled", True), ("spaces", False), ("word", False)]
+    assert results[0]["abstain_reason"] == "the source is empty, or has no letter or digit: nothing to translate"
+    assert results[2]["predicted"] == "  " and results[3]["predicted"] == "Hola."
+    assert german == [{"id": "de", "abstained": True, "abstain_reason": "unsupported pair eng>deu: this method "
+                                                                         "translates eng>spa and spa>eng"}]
+
+
 async def test_the_order_and_batching_of_texts_change_nothing(eng_spa: list[str]):
     order = list(range(len(ENG)))
     random.Random(7).shuffle(order)
@@ -115,7 +133,11 @@ def test_mt_eval_run_over_the_demo_corpus_predicts_what_apertium_prints(tmp_path
     assert code == 0
     card = json.loads((out / "card.json").read_text(encoding="utf-8"))
     assert card["errors"] == 0 and card["method"]["dependency_class"] == "O"
-    assert [r["predicted"] for r in card["results"]] == eng_spa[:len(DEMO_ENTRIES)]
+    translated = {e["id"] for e in TRANSLATED}
+    assert [r["predicted"] for r in card["results"] if r["id"] in translated] == eng_spa[:len(TRANSLATED)]
+    assert [(n["id"], n["outcome"]) for n in card["families"]["negatives"]] == [
+        ("negative-01", "abstained"), ("negative-02", "abstained"), ("negative-03", "abstained")]
+    assert card["gate"]["passed"] is True
     assert card["metrics"]["metrics"][0]["name"] == "chrF++" and card["metrics"]["metrics"][0]["score"] > 30
 
 
@@ -137,11 +159,12 @@ async def test_a_pin_that_differs_from_the_installed_package_is_refused(tmp_path
                                "the pinned version, or review the new one and update the pin")
 
 
-async def test_other_pairs_and_a_missing_data_directory_fail_each_entry(tmp_path: Path):
+async def test_other_pairs_are_abstained_on_and_a_missing_data_directory_fails_each_entry(tmp_path: Path):
     method = load_method(EXAMPLE).method
     entries = [{"id": "1", "source": "Hello."}, {"id": "2", "source": "Bye."}]
     wrong_pair = await method.translate(entries, config("eng", "fra"))
-    assert [r["error"] for r in wrong_pair] == ["this method translates eng>spa and spa>eng, not eng>fra"] * 2
+    assert [r["abstain_reason"] for r in wrong_pair] == [
+        "unsupported pair eng>fra: this method translates eng>spa and spa>eng"] * 2
     no_data = await method.translate(entries, config(apertium_datadir=str(tmp_path)))
     assert no_data[0]["error"].startswith(f"no Apertium mode {tmp_path}/modes/eng-spa.mode: install")
 

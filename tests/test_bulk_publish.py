@@ -140,7 +140,7 @@ def test_progress_is_shown_while_many_cards_are_published(cards, tmp_path: Path,
     paths = many(cards, tmp_path, 70)
     assert main(["publish", *map(str, paths), "--db", str(tmp_path / "board.db"), "--no-input"]) == 0
     err = capsys.readouterr().err
-    assert "verifying: 70/70 (" in err and "0 errors)" in err
+    assert "verifying: 70/70" in err and "0 errors" in err
 
 
 def test_one_bad_card_is_named_and_the_others_are_published(cards, tmp_path: Path, store_url: str, capsys):

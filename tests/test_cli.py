@@ -97,10 +97,10 @@ def test_translate_explains_bad_usage(make_plugin, tmp_path: Path):
     lexicon = str(REPO / "examples" / "lexicon-eng-spa")
     bad_pair = run("translate", lexicon, "--pair", "English", "x")
     assert bad_pair.returncode == 2
-    assert '--pair "English" is not a pair: write it as SRC>TGT' in bad_pair.stderr
+    assert "'English' is not a language pair: write source and target, e.g. --pair 'eng>spa'" in bad_pair.stderr
     no_pair = run("translate", str(make_plugin()), "x")
     assert no_pair.returncode == 2
-    assert "declares no supported pair: give one with --pair SRC>TGT" in no_pair.stderr
+    assert "declares no supported pair: give one, e.g. --pair 'eng>spa' (or --pair eng:spa)" in no_pair.stderr
     missing_file = run("translate", lexicon, "--file", str(tmp_path / "nope.txt"))
     assert missing_file.returncode == 2
     assert "cannot read it" in missing_file.stderr

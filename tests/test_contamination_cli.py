@@ -11,6 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from gate_policies import LENIENT
 from mt_eval.cli import main
 from mt_eval.contamination.cli import EPILOG
 from mt_eval.contamination.policy import require_clean
@@ -38,7 +39,7 @@ def test_a_contaminated_plugin_is_caught_with_file_line_and_entry():
         in lines
     assert '  prompt.txt:5  demo-18 reference  exact, 6 of 6 words: "ellos comen pan y beben agua"' in lines
     assert "planted control: not run (the check has hits)" in lines
-    assert "contamination: indexing 60 texts of 1 corpus file" in shown.stderr
+    assert "contamination: indexing 69 texts of 1 corpus file" in shown.stderr  # canaries and controls too
 
 
 def test_a_clean_plugin_shows_its_planted_control_recall(tmp_path):
@@ -133,7 +134,7 @@ def test_validate_strict_fails_an_unverified_check(tmp_path):
 
 def run_card(tmp_path: Path, *args: str, out: str = "run") -> RunCard:
     assert main(["run", "--out", str(tmp_path / out), "--quiet", "--resamples", "100", "--corpus", str(DEMO),
-                 *args]) == 0
+                 *LENIENT, *args]) == 0
     return msgspec.json.decode((tmp_path / out / "card.json").read_bytes(), type=RunCard)
 
 
@@ -151,13 +152,14 @@ def test_run_records_the_check_in_the_card(tmp_path, capsys):
 
 def test_run_prints_the_verdict_and_resume_reuses_it(tmp_path, capsys):
     out = tmp_path / "run"
-    assert main(["run", "--method", str(CAREFUL), "--corpus", str(DEMO), "--out", str(out), "--resamples", "50"]) == 0
+    assert main(["run", "--method", str(CAREFUL), "--corpus", str(DEMO), "--out", str(out), "--resamples", "50",
+                 *LENIENT]) == 0
     assert "contamination check: clean (planted control 20 of 20, recall 1.00" in capsys.readouterr().err
     saved = json.loads((out / "contamination.json").read_text())
     saved["record"]["reasons"] = ["kept from the first session"]
     (out / "contamination.json").write_text(json.dumps(saved))
     assert main(["run", "--method", str(CAREFUL), "--corpus", str(DEMO), "--out", str(out), "--resume",
-                 "--quiet"]) == 0
+                 "--quiet", *LENIENT]) == 0
     card = msgspec.json.decode((out / "card.json").read_bytes(), type=RunCard)
     assert card.contamination is not None and card.contamination.reasons == ["kept from the first session"]
 

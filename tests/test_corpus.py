@@ -32,7 +32,8 @@ def refusal(path: Path, **options) -> CorpusError:
 def test_upstream_shape_with_dataset_pair_and_licence():
     corpus = read_corpus(DEMO)
     assert (corpus.name, corpus.pair, corpus.license) == ("eng-spa-demo", "eng>spa", "CC0-1.0")
-    assert len(corpus.entries) == 30 and corpus.has_references
+    assert len(corpus.entries) == 36 and corpus.has_references  # every scored entry has one
+    assert sum(isinstance(e.get("reference"), str) for e in corpus.entries) == 33  # negative controls have none
     assert corpus.sha256 == hashlib.sha256(DEMO.read_bytes()).hexdigest()
 
 

@@ -10,6 +10,8 @@ import pytest
 
 from mt_eval.card import MethodCard
 from mt_eval.cli import build_parser
+from mt_eval.harness.freeze import FreezeManifest
+from mt_eval.harness.policy import GatePolicy
 from mt_eval.manifest import Dependency, Manifest
 
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
@@ -19,7 +21,8 @@ def encoded_fields(struct: type[msgspec.Struct]) -> list[str]:
     return list(struct.__struct_encode_fields__)
 
 
-@pytest.mark.parametrize("struct", [Manifest, Dependency, MethodCard], ids=lambda s: s.__name__)
+@pytest.mark.parametrize("struct", [Manifest, Dependency, MethodCard, GatePolicy, FreezeManifest],
+                         ids=lambda s: s.__name__)
 def test_every_field_is_in_the_readme(struct):
     prose = re.sub(r"```.*?```", "", README, flags=re.S)
     in_code = {word for span in re.findall(r"`([^`]+)`", prose) for word in re.findall(r"[$\w]+", span)}

@@ -40,7 +40,8 @@ def random_texts(count: int, seed: int = 5) -> list[str]:
 
 
 def comparable(results: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    return [(r["id"], r.get("predicted"), r.get("error"), r.get("metadata") or {}) for r in results]
+    return [(r["id"], r.get("predicted"), r.get("error"), r.get("metadata") or {}, r.get("abstained") or False,
+             r.get("abstain_reason")) for r in results]
 
 
 def entries_of(texts: list[str]) -> list[dict[str, Any]]:

@@ -32,9 +32,10 @@ def test_mt_eval_run_over_the_demo_corpus(example: Path, tmp_path: Path, monkeyp
     endpoint: contextlib.AbstractContextManager[StandIn | None] = contextlib.nullcontext()
     if any(d["access"] == "gateway" for d in manifest["dependencies"]):
         monkeypatch.setenv("no_proxy", "127.0.0.1")
-        endpoint = StandIn({e["source"]: e["reference"] for e in ENTRIES})
+        endpoint = StandIn({e["source"]: e["reference"] for e in ENTRIES if "reference" in e})
     with endpoint as server:
-        model = ["--base-url", server.base_url, "--model", "stand-in"] if server is not None else []
+        # a served model's covariates: the gate requires the model and the temperature
+        model = ["--base-url", server.base_url, "--model", "stand-in", "--temperature", "0"] if server else []
         code = main(["run", "--method", str(example), "--corpus", str(DEMO), "--out", str(tmp_path / "run"),
                      "--quiet", "--resamples", "100", "--concurrency", "8", "--batch-size", "4", *model])
     assert code == 0
@@ -45,3 +46,6 @@ def test_mt_eval_run_over_the_demo_corpus(example: Path, tmp_path: Path, monkeyp
     assert card["method"]["dependency_class"] == manifest["dependency_class"]
     chrf = card["metrics"]["metrics"][0]
     assert chrf["name"] == "chrF++" and chrf["ci_low"] <= chrf["score"] <= chrf["ci_high"]
+    assert card["families"]["canary_pass_rate"] == {"numerator": 3, "denominator": 3}
+    assert [n["outcome"] for n in card["families"]["negatives"]] == ["abstained"] * 3
+    assert card["gate"]["passed"] is True, card["gate"]["failures"]  # every example passes the default gate

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from gate_policies import LENIENT_POLICY
 from mt_eval.cli import main
 from mt_eval.leaderboard.board import Conditions, build_board
 from mt_eval.leaderboard.publish import prepare
@@ -21,14 +22,16 @@ from mt_eval.leaderboard.synthetic import CardFactory, write_card, write_corpus
 
 GOOD = {"status": "complete", "eligibility": {"eligible": True, "reasons": [], "flags": []},
         "sandbox": {"tool": "bubblewrap", "version": "0.8.0", "denied": [],
-                    "policy": {"network": "none", "network_meaning": "no network", "plugin": "/p", "read_only": []}},
-        "gate": {"passed": True, "policy": "default", "failures": []}}
+                    "policy": {"network": "none", "network_meaning": "no network", "plugin": "/p", "read_only": []}}}
 
 
-def publish_all(db: str, cards: list[dict], tmp_path: Path) -> None:
+def publish_all(db: str, cards: list[dict], tmp_path: Path, policy: Path | None = None) -> None:
+    from mt_eval.harness.policy import load_policy
+
     paths = [write_card(card, tmp_path / "cards" / f"{i}.json") for i, card in enumerate(cards)]
     with open_store(db) as store:
-        outcomes = store.publish([prepare(p, no_input=True).record for p in paths], "2026-01-01T00:00:00+00:00")
+        outcomes = store.publish([prepare(p, no_input=True, policy=load_policy(policy)).record for p in paths],
+                                 "2026-01-01T00:00:00+00:00")
     assert all(o.status == "published" for o in outcomes)
 
 
@@ -61,7 +64,6 @@ def test_class_x_never_appears_and_a2_is_flagged_and_never_prize_eligible(cards,
 def test_eligibility_absent_from_the_card_is_unknown_and_each_fact_can_rule_a_row_out(cards, tmp_path: Path, db: str):
     publish_all(db, [
         cards.card("unknown-facts", variant=1),
-        cards.card("failed-gate", variant=2, extra={**GOOD, "gate": {"passed": False, "policy": "d", "failures": []}}),
         cards.card("ruled-out", variant=3, extra={**GOOD, "eligibility": {"eligible": False,
                                                                           "reasons": ["undeclared network access"],
                                                                           "flags": ["network"]}}),
@@ -72,10 +74,9 @@ def test_eligibility_absent_from_the_card_is_unknown_and_each_fact_can_rule_a_ro
     rows = rows_by_method(board_of(db, max_hot_p95_s=1.0))
     unknown = rows["unknown-facts"]
     assert unknown["prize"]["eligible"] is None
-    assert set(unknown["prize"]["reasons"]) == {"eligibility not recorded", "run status not recorded",
-                                                "gate not recorded"}
+    assert set(unknown["prize"]["reasons"]) == {"eligibility not recorded", "run status not recorded"}
     assert unknown["eligibility"]["sandbox"] is None and unknown["eligibility"]["sandboxed"] is None
-    assert rows["failed-gate"]["prize"] == {"eligible": False, "reasons": ["headline gate failed"]}
+    assert unknown["eligibility"]["gate_passed"] is True  # publishing applied the gate (a failing card is refused)
     assert rows["ruled-out"]["prize"]["reasons"] == ["undeclared network access"]
     assert rows["ruled-out"]["flags"] == ["network"]
     assert rows["partial"]["prize"]["reasons"] == ["run partial"]
@@ -91,11 +92,11 @@ def test_rows_are_ranked_only_with_the_same_corpus_and_entries_and_overlaps_are_
     cards = [first.card("best", quality=1.0), first.card("close", quality=0.97), first.card("worst", quality=0.0),
              second.card("best", quality=0.5)]
     truncated = first.card("short", quality=0.8, limit=10)
-    publish_all(db, [*cards, truncated], tmp_path)
+    publish_all(db, [*cards, truncated], tmp_path, policy=LENIENT_POLICY)  # ten scored entries: under the default
     board = board_of(db)
     assert [(g["corpus_name"], g["subset"], len(g["rows"])) for g in board["groups"]] == [
         ("first", False, 3), ("first", True, 1), ("second", False, 1)]
-    assert board["groups"][1]["denominator"] == 10 and board["groups"][1]["corpus_size"] == 30
+    assert board["groups"][1]["denominator"] == 10 and board["groups"][1]["corpus_size"] == 34
     ranked = {r["method_id"]: r for r in board["groups"][0]["rows"]}
     assert ranked["best"]["rank"] == ranked["close"]["rank"] == 1
     assert ranked["best"]["ties"] == ranked["close"]["ties"] == 1 and ranked["worst"]["rank"] == 3
@@ -182,6 +183,8 @@ def test_the_static_site_has_an_index_a_page_per_card_and_the_json(cards, tmp_pa
         assert f'href="cards/{name}"' in index
     detail = (site / "cards" / pages[0]).read_text()
     assert 'href="../index.html"' in detail and "content sha256" in detail and "s0000" in detail
+    assert "<dt>canaries passed</dt><dd>2/2</dd>" in detail and "<dt>negative controls violated</dt><dd>0/2</dd>" in \
+        detail and "passed (policy default, as the run applied it)" in detail
 
 
 def test_serve_renders_the_live_store_on_loopback(cards, tmp_path: Path, db: str):
@@ -216,10 +219,10 @@ def test_the_ranking_key_changes_with_the_metric_signatures_not_with_extension_m
     from mt_eval.leaderboard.rows import ranking_key
 
     card = msgspec.convert(cards.card("alpha"), RunCard)
-    key = ranking_key(card, 20)
+    key = ranking_key(card, 34)
     assert card.metrics is not None
     card.metrics.metrics.append(MetricScore(name="chars", score=1.0, signature="extension:chars"))
-    assert ranking_key(card, 20) == key
+    assert ranking_key(card, 34) == key
     card.metrics.metrics[1].signature = card.metrics.metrics[1].signature.replace("version:", "version:9")
-    assert ranking_key(card, 20) != key
-    assert ranking_key(msgspec.convert(cards.card("alpha"), RunCard), 21) != key  # not the whole corpus
+    assert ranking_key(card, 34) != key
+    assert ranking_key(msgspec.convert(cards.card("alpha"), RunCard), 35) != key  # not the whole corpus

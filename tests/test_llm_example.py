@@ -19,7 +19,8 @@ from mt_eval.records import RunConfig
 REPO = Path(__file__).parent.parent
 EXAMPLE = REPO / "examples" / "coached-llm-eng-spa"
 DEMO = REPO / "examples" / "data" / "eng-spa-demo.json"
-ENTRIES = json.loads(DEMO.read_text(encoding="utf-8"))["entries"]
+ALL_ENTRIES = json.loads(DEMO.read_text(encoding="utf-8"))["entries"]
+ENTRIES = [e for e in ALL_ENTRIES if e.get("family") != "negative"]  # those with a reference
 ANSWERS = {e["source"]: e["reference"] for e in ENTRIES} | {e["reference"]: e["source"] for e in ENTRIES}
 FEW_SHOT = [json.loads(line) for line in (EXAMPLE / "examples.jsonl").read_text(encoding="utf-8").splitlines()]
 
@@ -111,7 +112,16 @@ def test_configuration_problems_fail_each_entry_with_the_fix():
         'config.base_url "ftp://x" is not an http:// or https:// address'
     assert translate(entries, base_url="http://127.0.0.1:9/v1")[0]["error"].startswith("config.model is not set")
     wrong = translate(entries, base_url="http://127.0.0.1:9/v1", model="m", target_lang="fra")
-    assert wrong[0]["error"] == "this method translates eng>spa and spa>eng, not eng>fra"
+    assert wrong[0] == {"id": "1", "abstained": True,
+                        "abstain_reason": "unsupported pair eng>fra: this method translates eng>spa and spa>eng"}
+
+
+def test_an_empty_or_wordless_source_is_abstained_on_without_asking_the_model():
+    entries = [{"id": "e", "source": ""}, {"id": "g", "source": "\ufffd\u0007 \ufffd"}]
+    with StandIn(ANSWERS) as server:
+        results = translate(entries, base_url=server.base_url, model="m")
+    assert [r["abstained"] for r in results] == [True, True] and server.requests == []
+    assert results[0]["abstain_reason"] == "the source has no letter or digit: nothing to translate"
 
 
 def test_mt_eval_run_against_the_loopback_endpoint(tmp_path: Path):
@@ -123,6 +133,9 @@ def test_mt_eval_run_against_the_loopback_endpoint(tmp_path: Path):
     card = json.loads((tmp_path / "run" / "card.json").read_text(encoding="utf-8"))
     assert card["errors"] == 0 and card["method"]["dependency_class"] == "A1"
     assert card["method"]["class"] == "coached-llm" and card["covariates"]["model"] == "stand-in"
-    assert card["metrics"]["metrics"][0]["score"] == 100.0
-    assert card["usage"]["completion_tokens"] == 7 * len(ENTRIES)
-    assert len(server.requests) == len(ENTRIES) + 2
+    assert card["metrics"]["metrics"][0]["score"] == 100.0 and card["gate"]["passed"] is True
+    assert card["usage"]["completion_tokens"] == 7 * len(ENTRIES)  # the latency calls' results are not kept
+    latency = card["latency"]
+    extra = 1 + latency["warmup_entries"] + latency["hot_entries"] * latency["repetitions"]
+    assert (extra, latency["hot_calls"]) == (34, 30)
+    assert len(server.requests) == len(ENTRIES) + 2 + extra  # negative controls never reach the model

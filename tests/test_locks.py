@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from champollion_project import make_project, pairs_config
+from gate_policies import LENIENT
 from mt_eval.harness.results_log import read_results
 
 HERE = Path(__file__).parent
@@ -39,7 +40,8 @@ def corpus(tmp_path: Path, n: int) -> Path:
 def run_command(tmp_path: Path, n: int, *extra: str, sleep_s: float = 0.05) -> list[str]:
     return [sys.executable, "-m", "mt_eval.cli", "run", "--method", str(SCRIPTED), "--corpus",
             str(corpus(tmp_path, n)), "--pair", "eng>spa", "--out", str(tmp_path / "run"), "--batch-size", "1",
-            "--concurrency", "2", "--resamples", "100", "--param", f"sleep_s={sleep_s}", *extra]
+            "--concurrency", "2", "--resamples", "100", "--param", f"sleep_s={sleep_s}", *LENIENT,
+            "--latency-sample", "0", *extra]
 
 
 def start(command: list[str], **kwargs: object) -> subprocess.Popen[str]:

@@ -27,7 +27,6 @@ from mt_eval.bridge.method import BridgeMethod
 from mt_eval.bridge.runtimes import node_command
 from mt_eval.cli import main
 from mt_eval.loader import load_method
-from mt_eval.manifest import KEBAB
 from mt_eval.records import RunConfig
 from mt_eval.scaffold import template_directory
 
@@ -304,9 +303,10 @@ def test_the_pinned_checksum_is_the_sample_glossarys():
     assert QUESTIONS["__glossary_sha256"] == hashlib.sha256(glossary.read_bytes()).hexdigest()
 
 
-def test_the_hook_checks_ids_with_the_sdks_rule():
+def test_the_hook_checks_answers_with_the_sdks_rules():
     hook = (TEMPLATE / "hooks" / "pre_gen_project.py").read_text(encoding="utf-8")
-    assert f'KEBAB = r"{KEBAB}"' in hook
+    assert "from mt_eval.scaffold_answers import answer_problems" in hook
+    assert "KEBAB" not in hook and "re.match" not in hook  # no second copy of a rule
 
 
 # --- the command line -------------------------------------------------------------------------------------
@@ -392,7 +392,7 @@ def test_without_a_directory_the_plugin_is_named_by_its_id(tmp_path, monkeypatch
     out = capsys.readouterr().out
     assert (tmp_path / "quick-check" / "translate.js").is_file()
     assert not (tmp_path / "quick-check" / "pipeline.py").exists()
-    assert "cd quick-check" in out and "node --test" in out and "mt-eval validate ." in out
+    assert "cd quick-check" in out and "node --test" in out and " validate ." in out
     assert "pytest" not in out
     assert new("--no-input", "--set", "method_name=Quick Check") == 2  # now it exists
     assert "already exists" in capsys.readouterr().err
@@ -510,7 +510,8 @@ def test_a_decision_method_validates_and_passes_its_own_tests(judges, runtime, c
     if runtime != "node":
         run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=directory,
                              capture_output=True, text=True, timeout=120)
-        assert run.returncode == 0 and "5 passed" in run.stdout, run.stdout + run.stderr
+        passed = "6 passed" if runtime == "both" else "5 passed"  # both: and the parity test
+        assert run.returncode == 0 and passed in run.stdout, run.stdout + run.stderr
     if runtime != "python":
         run = subprocess.run(["node", "--test"], cwd=directory, capture_output=True, text=True, timeout=120)
         assert run.returncode == 0 and "# pass 5" in run.stdout, run.stdout + run.stderr
@@ -550,3 +551,96 @@ def test_a_decision_method_is_generated_self_contained_only(tmp_path, capfd):
                "--set", "dependency_profile=external-api") == 2
     assert "a decision method is generated self-contained" in capfd.readouterr().err
     assert not (tmp_path / "j").exists()
+
+
+# --- the first hour: next steps as printed, the parity test, answers checked, changed files kept ---------------
+
+def test_the_printed_next_steps_work_as_printed(tmp_path):
+    script = Path(sys.executable).parent / "mt-eval"
+    if not script.is_file():
+        pytest.skip("mt-eval is not installed beside this Python")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TMPDIR": str(tmp_path)}  # no mt-eval on PATH
+    made = subprocess.run([str(script), "new", "first", "--no-input", "--set", "runtime=both"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert made.returncode == 0, made.stderr
+    steps = made.stdout.split("Next:\n", 1)[1].splitlines()
+    assert steps[0] == "  cd first" and f"  {script} validate ." in steps
+    assert any(line.startswith(f"  {Path(sys.executable).parent}/python") and " -m pytest tests" in line
+               for line in steps)
+    assert steps[-1].endswith("# scores and a run card, in ../runs/; exit 5: too few entries for a headline")
+    done = subprocess.run(["bash", "-e", "-c", "\n".join(steps)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600, env=env)
+    assert done.returncode == 5, done.stdout + done.stderr  # every step but the last exits 0 (bash -e)
+    assert "headline withheld: the gate failed" in done.stdout and "5 scored entries" in done.stdout
+    assert "6 passed" in done.stdout and "# fail 0" in done.stdout  # pytest (with the parity test), node --test
+    assert "Buenos días, mi amigo!" in done.stdout and "chrF++" in done.stdout
+    assert (tmp_path / "runs" / "first__corpus" / "card.json").is_file() and not (tmp_path / "first" / "runs").exists()
+
+
+def test_the_parity_test_fails_when_translate_js_drifts(generated, tmp_path):
+    directory = tmp_path / "drifted"
+    shutil.copytree(plugin(generated, ("both", "self-contained", CLASSES[8 % len(CLASSES)])), directory)
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_parity.py"],
+                              cwd=directory, capture_output=True, text=True, timeout=120)
+    assert run().returncode == 0
+    code = (directory / "translate.js").read_text(encoding="utf-8")
+    assert "return head.toUpperCase() + rest.join('');" in code
+    (directory / "translate.js").write_text(code.replace("return head.toUpperCase() + rest.join('');",
+                                                         "return head + rest.join('');"), encoding="utf-8")
+    failed = run()
+    assert failed.returncode == 1
+    assert "pipeline.py and translate.js disagree:" in failed.stdout
+    assert 'pipeline.py {"id": "s1", "predicted": "Buenas noches, mi amigo!", "error": null}' in failed.stdout
+    assert 'translate.js {"id": "s1", "predicted": "buenas noches, mi amigo!", "error": null}' in failed.stdout
+
+
+def test_a_both_plugin_of_every_profile_has_a_parity_test_and_the_others_none(generated):
+    for (runtime, profile, _), (directory, _) in generated.items():
+        assert (directory / "tests" / "test_parity.py").exists() == (runtime == "both"), (runtime, profile)
+        assert (directory / "tests" / "node_side.py").exists() == (runtime == "both")
+        for test_file in (directory / "tests").glob("test_*.py"):
+            assert "pip install mt-eval-sdk" not in test_file.read_text(encoding="utf-8")
+        readme = (directory / "README.md").read_text(encoding="utf-8")
+        if runtime != "node":
+            assert "nox -s build" in readme and "mt_eval_sdk-*.whl" in readme and "python -m pytest tests" in readme
+
+
+def test_each_interactive_answer_is_checked_as_it_is_given(tmp_path, monkeypatch, capsys):
+    # kind, name, a bad id then a good one, runtime, profile, class, description, author, licence,
+    # open_source=yes, a bad address then a good one
+    answers = "\nRemote API\nRemote_API\nremote-api\n2\n4\n5\nCalls a service.\n\nMIT\ny\nexample.org\nhttps://e.org/x\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(answers))
+    assert new(str(tmp_path / "remote")) == 0
+    err = capsys.readouterr().err
+    assert ('error: method_id: "Remote_API" is not kebab-case: use lowercase letters and digits in words joined by '
+            'hyphens, e.g. "remote-api"; answer again') in err
+    assert 'error: open_source_url: "example.org" is not a web address: give an https:// URL; answer again' in err
+    manifest = json.loads((tmp_path / "remote" / "method.json").read_text(encoding="utf-8"))
+    assert (manifest["name"], manifest["method_id"], manifest["class"]) == ("Remote API", "remote-api", "api")
+    card = json.loads((tmp_path / "remote" / "method_card.json").read_text(encoding="utf-8"))
+    assert card["open_source_url"] == "https://e.org/x"
+
+
+def test_force_never_replaces_a_changed_file_silently(tmp_path, monkeypatch, capsys):
+    target = tmp_path / "mine"
+    assert new(str(target), "--no-input") == 0
+    recorded = json.loads((target / ".mt-eval-answers.json").read_text(encoding="utf-8"))["files"]
+    assert recorded["pipeline.py"] == hashlib.sha256((target / "pipeline.py").read_bytes()).hexdigest()
+    (target / "pipeline.py").write_text((target / "pipeline.py").read_text(encoding="utf-8") + "# my change\n",
+                                        encoding="utf-8")
+    regenerate = [str(target), "--answers", str(target / ".mt-eval-answers.json"), "--force"]
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n" * 11 + "n\n"))  # every default, then: do not replace
+    assert new(*regenerate) == 1
+    err = capsys.readouterr().err
+    assert "1 file(s) in" in err and "pipeline.py  (yours is kept as pipeline.py.orig)" in err
+    assert "nothing was written" in err
+    assert (target / "pipeline.py").read_text(encoding="utf-8").endswith("# my change\n")
+    assert not (target / "pipeline.py.orig").exists()
+    assert new(*regenerate, "--no-input") == 0  # without questions: replaced, and yours kept
+    assert "pipeline.py  (yours is kept as pipeline.py.orig)" in capsys.readouterr().err
+    assert (target / "pipeline.py.orig").read_text(encoding="utf-8").endswith("# my change\n")
+    assert not (target / "pipeline.py").read_text(encoding="utf-8").endswith("# my change\n")
+    assert new(*regenerate, "--no-input") == 0  # unchanged since: replaced without a word
+    assert "yours is kept" not in capsys.readouterr().err

@@ -35,7 +35,7 @@ def test_a_card_with_its_method_card_is_published_once(cards, tmp_path: Path, db
     card = write_card(cards.card("alpha", quality=0.6), tmp_path / "run" / "card.json")
     assert publish(str(card), "--db", db, "--no-input") == 0
     out = capsys.readouterr().out
-    assert "published #1 alpha on synthetic (eng>spa): chrF++" in out and "n=20" in out and db in out
+    assert "published #1 alpha on synthetic (eng>spa): chrF++" in out and "n=30" in out and db in out
     assert publish(str(card), "--db", db) == 1
     assert "already published as #1" in capsys.readouterr().err
     [row] = stored(db)
@@ -144,6 +144,26 @@ def test_class_x_cards_are_stored_but_the_publisher_is_told_they_never_appear(ca
     card = write_card(cards.card("hidden", dependency_class="X"), tmp_path / "run" / "card.json")
     assert publish(str(card), "--db", db) == 0
     assert "class X methods never appear on the leaderboard" in capsys.readouterr().out
+
+
+def test_a_card_that_fails_the_gate_is_refused_and_a_policy_can_admit_it(tmp_path: Path, db: str, capsys):
+    from mt_eval.leaderboard.synthetic import CardFactory, write_corpus
+
+    few = CardFactory(write_corpus(tmp_path / "few.json", entries=12, canaries=0), resamples=50)
+    card = write_card(few.card("small", quality=0.7), tmp_path / "run" / "card.json")
+    assert publish(str(card), "--db", db, "--no-input") == 1
+    err = capsys.readouterr().err
+    assert "its headline does not pass the gate (policy default), so it cannot be published" in err
+    assert "scored: 12 scored entries: a headline needs at least 30" in err and "canaries: 0 canaries ran" in err
+    assert f"mt-eval gate {card}" in err and stored(db) == []
+    policy = tmp_path / "small-corpora.json"
+    policy.write_text(json.dumps({"min_scored": 10, "min_canaries": 0}))
+    assert publish(str(card), "--db", db, "--no-input", "--policy", str(policy)) == 0
+    [row] = stored(db)
+    assert row["eligibility"]["gate_passed"] is True
+    policy.write_text(json.dumps({"min_scored": "ten"}))
+    assert publish(str(card), "--db", db, "--no-input", "--policy", str(policy)) == 1
+    assert f"{policy} $.min_scored" in capsys.readouterr().err
 
 
 def test_a_real_run_publishes(tmp_path: Path, db: str, capsys):

@@ -15,6 +15,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from gate_policies import LENIENT as LENIENT_POLICY_ARGS
 from mt_eval.cli import main
 from mt_eval.harness.runcard import RunCard
 
@@ -22,6 +23,9 @@ HERE = Path(__file__).parent
 REPO = HERE.parent
 SCRIPTED = HERE / "fixtures" / "methods"
 REVERSE = HERE / "fixtures" / "reverse"
+# These tests are about the run's mechanics on tiny corpora without families: a lenient gate, and no extra
+# latency calls (their scripted methods count calls). The gate and latency have tests of their own.
+LENIENT = [*LENIENT_POLICY_ARGS, "--latency-sample", "0"]
 
 
 def corpus(tmp_path: Path, n: int = 12, **extra: object) -> Path:
@@ -33,8 +37,9 @@ def corpus(tmp_path: Path, n: int = 12, **extra: object) -> Path:
     return path
 
 
-def run(tmp_path: Path, *args: str, out: str = "run") -> tuple[int, RunCard | None]:
-    code = main(["run", "--out", str(tmp_path / out), "--quiet", "--resamples", "200", *args])
+def run(tmp_path: Path, *args: str, out: str = "run", lenient: bool = True) -> tuple[int, RunCard | None]:
+    code = main(["run", "--out", str(tmp_path / out), "--quiet", "--resamples", "200", *(LENIENT if lenient else []),
+                 *args])
     card_path = tmp_path / out / "card.json"
     card = msgspec.json.decode(card_path.read_bytes(), type=RunCard) if code in (0, 3, 4) else None
     return code, card
@@ -45,21 +50,25 @@ def params(**values: object) -> list[str]:
 
 
 def test_demo_run_writes_a_complete_valid_card(tmp_path: Path):
-    code, card = run(tmp_path, "--demo")
+    code, card = run(tmp_path, "--demo", lenient=False)
     assert code == 0 and card is not None
     assert card.method.method_id == "lexicon-eng-spa"
     assert card.method.dependency_class == "S"
     assert card.method.contributions[0].dependency_class == "S"
     assert len(card.method.code_sha256) == 64
-    assert card.corpus.entries == 30 and card.corpus.pair == "eng>spa" and card.corpus.license == "CC0-1.0"
+    assert card.corpus.entries == 36 and card.corpus.pair == "eng>spa" and card.corpus.license == "CC0-1.0"
+    assert card.metrics is not None and card.metrics.segments == 30  # the scored entries only
     assert card.metrics is not None and card.metrics.headline == "chrF++"
     assert [m.name for m in card.metrics.metrics] == ["chrF++", "BLEU", "TER"]
     for metric in card.metrics.metrics:
         assert metric.ci_low <= metric.score <= metric.ci_high
         assert "version:" in metric.signature
     assert card.environment.cpu_count >= 1 and card.environment.hardware
-    assert card.latency.cold_s is not None and card.latency.hot_entries == 20
-    assert len(card.results) == 30 and card.errors == 0
+    assert card.latency.cold_s is not None and card.latency.hot_entries == 10 and card.latency.hot_calls == 30
+    assert card.latency.measured_by == "harness" and card.latency.self_reported is not None
+    assert len(card.results) == 36 and card.errors == 0
+    assert card.families is not None and str(card.families.canary_pass_rate) == "3/3 (100.0%)"
+    assert card.gate is not None and card.gate.passed and card.gate.policy == "default"
     body = msgspec.to_builtins(card)
     sealed = body.pop("content_sha256")
     assert sealed == hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()
@@ -143,10 +152,14 @@ def test_extra_entry_fields_reach_the_method_untouched_but_never_the_reference(t
 
 def test_usage_errors_are_explained(tmp_path: Path, capsys):
     assert main(["run"]) == 2
-    assert "--method DIR" in capsys.readouterr().out
+    assert "mt-eval run: give --method DIR (a method plugin directory) and --corpus FILE" in capsys.readouterr().err
     assert main(["run", "--method", str(REPO / "examples" / "lexicon-eng-spa"), "--corpus",
                  str(corpus(tmp_path)), "--pair", "eng>fra", "--out", str(tmp_path / "x")]) == 1
-    assert "lexicon-eng-spa supports eng>spa, not eng>fra" in capsys.readouterr().err
+    assert "the corpus declares the pair 'eng>spa', but --pair says 'eng>fra'" in capsys.readouterr().err
+    assert main(["run", "--method", str(REPO / "examples" / "lexicon-eng-spa"), "--corpus",
+                 str(corpus(tmp_path)), "--pair", "eng:fra", "--accept-doubt", "pair-mismatch",
+                 "--out", str(tmp_path / "x")]) == 1
+    assert "lexicon-eng-spa supports 'eng>spa', not 'eng>fra': choose one with --pair" in capsys.readouterr().err
     assert main(["run", "--demo", "--corpus", str(tmp_path / "missing.json")]) == 1
     assert "cannot read corpus" in capsys.readouterr().err
 
@@ -170,7 +183,7 @@ def test_resume_refuses_changed_inputs(tmp_path: Path, capsys):
 def test_interrupted_run_resumes_to_the_same_metrics(tmp_path: Path):
     path = corpus(tmp_path, 30)
     slow = ["--method", str(SCRIPTED), "--corpus", str(path), "--batch-size", "1", "--concurrency", "2",
-            "--resamples", "200", *params(sleep_s=0.05)]
+            "--resamples", "200", *LENIENT, *params(sleep_s=0.05)]
     out = tmp_path / "interrupted"
     command = [sys.executable, "-m", "mt_eval.cli", "run", "--out", str(out), *slow]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -251,10 +264,12 @@ def test_compare_two_runs_of_the_same_corpus(tmp_path: Path, capsys):
     capsys.readouterr()
     assert main(["compare", str(tmp_path / "copy" / "card.json"), str(tmp_path / "lexicon" / "card.json"),
                  "--trials", "2000", "--bootstrap", "300", "--json"]) == 0
-    rows = {row["metric"]: row for row in json.loads(capsys.readouterr().out)}
+    report = json.loads(capsys.readouterr().out)
+    rows = {row["metric"]: row for row in report["rows"]}
     assert set(rows) == {"chrF++", "BLEU", "TER"}
     assert rows["chrF++"]["delta"] > 20 and rows["chrF++"]["p_randomization"] < 0.01
     assert rows["chrF++"]["p_bootstrap"] < 0.01
+    assert 0 < rows["chrF++"]["delta_ci_low"] < rows["chrF++"]["delta"] < rows["chrF++"]["delta_ci_high"]
     assert main(["compare", str(tmp_path / "copy" / "card.json"), str(tmp_path / "lexicon" / "card.json")]) == 0
     assert "significant at 0.05" in capsys.readouterr().out
     assert run(tmp_path, "--method", str(SCRIPTED), "--corpus", str(corpus(tmp_path)), out="other")[0] == 0

@@ -71,4 +71,4 @@ def test_result_needs_a_prediction_or_an_error():
         "id": "1", "predicted": None, "latency_s": 0.0,
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": None},
         "error": "timeout", "tool_calls": [], "tool_call_count": 0, "metadata": {}, "raw_predicted": None,
-        "cached": None}
+        "cached": None, "abstained": False, "abstain_reason": None}

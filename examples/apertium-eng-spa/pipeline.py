@@ -58,6 +58,12 @@ def pin_problems(pins: dict[str, str]) -> list[str] | None:
     return problems
 
 
+def _nothing_to_translate(source: str) -> bool:
+    """Empty, or symbols and control characters without a letter or digit. Whitespace alone is translated
+    (Apertium passes it through), as is any text with a word in it."""
+    return source == "" or (not source.isspace() and not any(c.isalnum() for c in source))
+
+
 class ApertiumMethod:
     """eng>spa and spa>eng with Apertium (see the module docstring)."""
 
@@ -92,10 +98,18 @@ class ApertiumMethod:
         started = time.perf_counter()
         params = dict(config.params or {})
         mode = MODES.get((config.source_lang, config.target_lang))
+        if mode is None:  # a pair Apertium has no mode for here is declined, not attempted
+            reason = (f"unsupported pair {config.source_lang}>{config.target_lang}: this method translates eng>spa "
+                      "and spa>eng")
+            return [{"id": e["id"], "abstained": True, "abstain_reason": reason} for e in entries]
+        wordless = [e for e in entries if _nothing_to_translate(str(e["source"]))]
+        if wordless:  # nothing for the analyser to analyse: declined, the others translated
+            declined = {e["id"]: {"id": e["id"], "abstained": True, "abstain_reason": "the source is empty, or has "
+                                  "no letter or digit: nothing to translate"} for e in wordless}
+            rest = [e for e in entries if e["id"] not in declined]
+            by_id = {r["id"]: r for r in (await self.translate(rest, config) if rest else [])}
+            return [declined.get(e["id"]) or by_id[e["id"]] for e in entries]
         try:
-            if mode is None:
-                raise ModeError(f"this method translates eng>spa and spa>eng, not {config.source_lang}>"
-                                f"{config.target_lang}")
             if params.get("check_pins", True) and (problem := self._check_pins()):
                 raise ModeError(problem)
             translator = self.translator(mode, params, config.timeout_s)

@@ -101,8 +101,16 @@ def config_problem(config: Any) -> str | None:
         return f'config.base_url "{config.base_url}" is not an http:// or https:// address'
     if not config.model:
         return "config.model is not set: give the name of a model the endpoint serves (--model)"
+    return None
+
+
+def abstention(source: str, config: Any) -> str | None:
+    """Why the method declines an entry without asking the model: a pair it has no prompt for, or a source
+    with no letter or digit (empty, or only symbols and control characters: a model would only invent)."""
     if (config.source_lang, config.target_lang) not in (("eng", "spa"), ("spa", "eng")):
-        return f"this method translates eng>spa and spa>eng, not {config.source_lang}>{config.target_lang}"
+        return f"unsupported pair {config.source_lang}>{config.target_lang}: this method translates eng>spa and spa>eng"
+    if not any(character.isalnum() for character in source):
+        return "the source has no letter or digit: nothing to translate"
     return None
 
 
@@ -171,6 +179,9 @@ class CoachedLLMMethod:
         limit = asyncio.Semaphore(config.concurrency)
 
         async def one(entry: dict[str, Any]) -> dict[str, Any]:
+            reason = abstention(str(entry["source"]), config)
+            if reason is not None:
+                return {"id": entry["id"], "abstained": True, "abstain_reason": reason}
             async with limit:
                 return await self.translate_one(entry, config)
 

@@ -1,7 +1,8 @@
 """A glossary method: longest-match phrase lookup in a bundled English→Spanish glossary.
 
 It is a baseline, not a translator: words that are not in the glossary are kept as they are.
-Capitalisation of the first letter and all punctuation survive the lookup.
+Capitalisation of the first letter and all punctuation survive the lookup. It abstains (``abstained: true``
+with the reason) on a pair other than English→Spanish and on a source without a word.
 """
 
 from __future__ import annotations
@@ -58,10 +59,24 @@ class LexiconMethod:
         return "".join(out)
 
     async def translate(self, entries: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
+        pair = f"{_setting(config, 'source_lang') or 'eng'}>{_setting(config, 'target_lang') or 'spa'}"
         results = []
         for entry in entries:
             started = time.perf_counter()
+            if pair != "eng>spa":  # the glossary is English→Spanish: any other pair is declined, not guessed
+                results.append({"id": entry["id"], "abstained": True,
+                                "abstain_reason": f"unsupported pair {pair}: the glossary is eng>spa"})
+                continue
+            if not any(token[0].isalnum() for token in TOKEN.findall(entry["source"])):
+                results.append({"id": entry["id"], "abstained": True,
+                                "abstain_reason": "no word in the source (empty, or only symbols and control "
+                                                  "characters): nothing to look up"})
+                continue
             predicted = self.translate_text(entry["source"])
             results.append({"id": entry["id"], "predicted": predicted,
                             "latency_s": time.perf_counter() - started})
         return results
+
+
+def _setting(config: Any, name: str) -> Any:
+    return config.get(name) if isinstance(config, dict) else getattr(config, name, None)

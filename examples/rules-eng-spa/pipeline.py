@@ -225,6 +225,21 @@ class RulesTranslator:
         return entry.target
 
 
+def abstention(source: str, config: Any) -> str | None:
+    """Why the method declines an entry: a pair other than English→Spanish (a config without languages means
+    eng>spa), or a source without a word."""
+    pair = f"{_setting(config, 'source_lang') or 'eng'}>{_setting(config, 'target_lang') or 'spa'}"
+    if pair != "eng>spa":
+        return f"unsupported pair {pair}: this method translates eng>spa only"
+    if WORD.search(source) is None:
+        return "the source has no word to translate (it is empty, or only symbols and control characters)"
+    return None
+
+
+def _setting(config: Any, name: str) -> Any:
+    return config.get(name) if isinstance(config, dict) else getattr(config, name, None)
+
+
 class RulesMethod:
     """The method: the lexicon is read once; entries are translated one by one."""
 
@@ -236,6 +251,11 @@ class RulesMethod:
         results = []
         for entry in entries:
             started = time.perf_counter()
+            reason = abstention(entry["source"], config)
+            if reason is not None:
+                results.append({"id": entry["id"], "abstained": True, "abstain_reason": reason,
+                                "latency_s": time.perf_counter() - started})
+                continue
             predicted, unknown = self.translator.translate(entry["source"])
             results.append({"id": entry["id"], "predicted": predicted, "latency_s": time.perf_counter() - started,
                             "metadata": {"unknown_words": unknown}})

@@ -204,9 +204,26 @@ export class RulesTranslator {
 
 const translator = new RulesTranslator(parseLexicon(readFileSync(new URL('./lexicon.tsv', import.meta.url), 'utf8')));
 
-export async function translate(entries) {
+/**
+ * Why the method declines an entry: a pair other than English→Spanish (a config without languages means
+ * eng>spa), or a source without a word.
+ */
+export function abstention(source, config) {
+  const pair = `${config?.source_lang || 'eng'}>${config?.target_lang || 'spa'}`;
+  if (pair !== 'eng>spa') return `unsupported pair ${pair}: this method translates eng>spa only`;
+  if (source.match(WORD) === null) {
+    return 'the source has no word to translate (it is empty, or only symbols and control characters)';
+  }
+  return null;
+}
+
+export async function translate(entries, config) {
   return entries.map((entry) => {
     const started = performance.now();
+    const reason = abstention(entry.source, config);
+    if (reason !== null) {
+      return { id: entry.id, abstained: true, abstain_reason: reason, latency_s: (performance.now() - started) / 1000 };
+    }
     const [predicted, unknown] = translator.translate(entry.source);
     return { id: entry.id, predicted, latency_s: (performance.now() - started) / 1000, metadata: { unknown_words: unknown } };
   });

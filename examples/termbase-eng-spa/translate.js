@@ -9,6 +9,8 @@
 //    capital first letter stays capital. Words the termbase does not know are kept.
 // 3. Put the protected spans back exactly as they were.
 //
+// It abstains (abstained: true, with the reason) on a pair other than eng>spa and on a source without a word.
+//
 // config.params.terms, an object {"source phrase": "target"}, adds or overrides entries for one run
 // ("=" protects). Each result's metadata lists the termbase entries applied and counts protected spans.
 import { readFileSync } from 'node:fs';
@@ -148,8 +150,13 @@ export async function translate(entries, config) {
   } catch (error) {
     return entries.map((entry) => ({ id: entry.id, predicted: null, error: error.message }));
   }
+  const pair = `${config?.source_lang || 'eng'}>${config?.target_lang || 'spa'}`; // no languages given: eng>spa
   return entries.map((entry) => {
     const started = performance.now();
+    const reason = pair !== 'eng>spa' ? `unsupported pair ${pair}: the termbase is eng>spa`
+      : entry.source.match(WORD) === null ? 'the source has no word (empty, or only symbols and control characters)'
+        : null;
+    if (reason !== null) return { id: entry.id, abstained: true, abstain_reason: reason };
     const applied = [];
     const { text, protected: count } = termbase.translate(entry.source, applied);
     return {

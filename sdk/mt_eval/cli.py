@@ -18,26 +18,29 @@ if TYPE_CHECKING:
 
 DESCRIPTION = "Build, validate and evaluate machine-translation method plugins."
 EPILOG = """\
-examples:
-  mt-eval run --demo                            evaluate the example method on the example corpus
-  mt-eval new my-method                         start a method plugin from the template
-  mt-eval validate examples/lexicon-eng-spa     check a plugin and show its dependency class
+examples (from the repository's root, after nox -s demo, which writes runs/demo and runs/demo-rules):
+  mt-eval run --demo --out runs/demo --force          # evaluate the example method on the example corpus
+  mt-eval new my-method                               # start a method plugin: it asks its questions
+  mt-eval validate examples/lexicon-eng-spa           # check a plugin and show its dependency class
   mt-eval translate examples/lexicon-eng-spa "Good morning, my friend."
-  mt-eval compare runs/a/card.json runs/b/card.json
-  mt-eval corpus show dev.tsv                   how a corpus file is read: columns, ids, entries, sha256
-  mt-eval verify runs/demo/card.json            recompute a card's metrics and check its hashes
-  mt-eval publish runs/demo/card.json           verify a run card and add it to the leaderboard store
-  mt-eval leaderboard --out site                the leaderboard as a static site (or: leaderboard serve)
-  mt-eval serve examples/lexicon-eng-spa        serve a Python plugin as a bridge guest on stdio
-  mt-eval bridge check -- ./my-guest --flag     prove a guest program speaks the bridge protocol
-  mt-eval schemas --check bridge/schemas        fail if the JSON Schemas drifted from the code
-  mt-eval locales --config examples/champollion-project   translate a champollion project's locales
-  mt-eval contamination --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json
-  mt-eval gateway --policy examples/coached-llm-eng-spa/gateway-policy.json   the LLM gateway (A1 methods)
+  mt-eval run --method examples/rules-eng-spa --corpus examples/data/eng-spa-demo.json --out runs/rules
+  mt-eval compare runs/demo/card.json runs/demo-rules/card.json   # paired significance tests
+  mt-eval corpus show examples/data/eng-spa-demo.json # how a corpus file is read: columns, ids, entries
+  mt-eval verify runs/demo/card.json                  # recompute a card's metrics and check its hashes
+  mt-eval gate runs/demo/card.json                    # does the card's headline pass the gate? (exit 1: no)
+  mt-eval freeze init --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json --out runs/f.json
+  mt-eval publish runs/demo/card.json --db runs/board.db --no-input   # add it to a leaderboard store
+  mt-eval leaderboard --db runs/board.db --out runs/site               # the leaderboard as a static site
+  mt-eval serve examples/lexicon-eng-spa < /dev/null  # a Python plugin as a bridge guest on stdin/stdout
+  mt-eval bridge check -- mt-eval serve examples/lexicon-eng-spa   # a guest speaks the bridge protocol
+  mt-eval schemas --check bridge/schemas              # fail if the JSON Schemas drifted from the code
+  mt-eval locales --config examples/champollion-project --dry-run   # what a champollion project needs
+  mt-eval contamination --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json
+  mt-eval gateway --policy examples/coached-llm-eng-spa/gateway-policy.json --check   # the LLM gateway
   mt-eval decide run --method examples/rules-grader --corpus examples/data/adequacy-decisions.jsonl
-  mt-eval grade runs/lexicon-eng-spa__eng-spa-demo/card.json --grader examples/rules-grader
+  mt-eval grade runs/demo/card.json --grader examples/rules-grader
 
-Run `mt-eval COMMAND --help` for a command's options.
+Run `mt-eval COMMAND --help` for a command's options and examples.
 """
 
 # name → (one-line help, "module:function" adding its arguments, "module:function" running it)
@@ -50,6 +53,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "mt_eval.corpus.commands:add_arguments", "mt_eval.corpus.commands:run"),
     "verify": ("re-verify run cards: content hash, schema, corpus sha256, every metric recomputed",
                "mt_eval.harness.commands:add_verify_arguments", "mt_eval.harness.commands:verify_command"),
+    "gate": ("apply the headline gate to run cards: canaries, negative controls, denominator, covariates",
+             "mt_eval.harness.gate_cli:add_arguments", "mt_eval.harness.gate_cli:run"),
+    "freeze": ("freeze a run's inputs before it runs (init), check a manifest (validate), print one (show)",
+               "mt_eval.harness.freeze_cli:add_arguments", "mt_eval.harness.freeze_cli:run"),
     "publish": ("verify run cards and publish them to the leaderboard store (SQLite or PostgreSQL)",
                 "mt_eval.leaderboard.publish:add_arguments", "mt_eval.leaderboard.publish:run"),
     "leaderboard": ("show the leaderboard (table, JSON, HTML), write it as a static site, or serve it",
@@ -105,13 +112,18 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from mt_eval.usage_errors import unknown_arguments, unknown_command
+
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(arguments)
+    first = next((word for word in arguments if not word.startswith("-")), None)
+    if first is not None and first not in COMMANDS:
+        unknown_command(parser, first)
     args, extra = parser.parse_known_args(arguments)
     if extra and args.command == "translate" and not any(e.startswith("-") for e in extra):
         args.texts += extra  # sentences given after an option
     elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        unknown_arguments(parser, arguments, extra)
     if args.command is None:
         parser.print_help()
         return 2
@@ -120,6 +132,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of our output went away (`| head`): stop quietly, as other tools do
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -22,6 +22,9 @@ Entry = TypeVar("Entry")
 Result = TypeVar("Result")
 
 
+REPORT_GRACE_S = 1.0
+
+
 class CallFailed(Exception):
     """A call failed as a whole; ``message`` is the one-line error its entries carry."""
 
@@ -35,8 +38,11 @@ async def guarded_translate(method: Any, entries: list[dict[str, Any]], config: 
     """``method.translate(entries, config)`` within ``timeout_s`` per entry (or ``backstop_s`` in all, for a
     method that times itself out); raises `CallFailed`."""
     limit = backstop_s if backstop_s is not None else timeout_s * len(entries) if timeout_s is not None else None
+    # past the limit, a moment more: a method that enforces the same timeout itself (the process adapters do)
+    # reports its own, more precise error instead of this generic one
+    grace = min(REPORT_GRACE_S, limit / 2) if backstop_s is None and limit is not None else 0.0
     try:
-        with anyio.move_on_after(limit) as scope:
+        with anyio.move_on_after(None if limit is None else limit + grace) as scope:
             return await method.translate(entries, config)
     except SystemExit as exc:
         raise CallFailed(f"the method {describe_exit(exc, directory)}: a method must not end the process; raise "

@@ -222,7 +222,9 @@ def _constructor_arguments(factory: Any, source: PluginSource) -> tuple[dict[str
         parameters = inspect.signature(factory).parameters
     except (TypeError, ValueError):
         return {}, []
-    offered = {"manifest": source.manifest, "directory": source.directory}
+    # the directory as an absolute path: a program or file the method finds through it must not depend on the
+    # working directory (a run started inside the plugin, with --method ., included)
+    offered = {"manifest": source.manifest, "directory": source.directory.resolve()}
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
     kwargs = {name: value for name, value in offered.items() if takes_any or name in parameters}
     missing = [name for name, p in parameters.items()

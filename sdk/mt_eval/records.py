@@ -6,7 +6,7 @@ they are guaranteed to have. A method returns one result dict per entry, shaped 
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -26,6 +26,13 @@ class CorpusEntry(msgspec.Struct, kw_only=True):
     id: Annotated[str, msgspec.Meta(min_length=1)]
     source: str
     reference: str | None = None
+    family: Annotated[Literal["scored", "canary", "negative"], msgspec.Meta(
+        description="scored (the default) entries make the metrics; a canary must pass its pass_rule; a negative "
+                    "control must be refused or abstained on. The method never sees this field.")] | None = None
+    pass_rule: Annotated[str, msgspec.Meta(
+        description='A canary\'s pass rule: "exact" or "chrf>=N" (N from 0 to 100).')] | None = None
+    pair: Annotated[str, msgspec.Meta(
+        description='A negative control translated in another pair than the run\'s, e.g. "eng>deu".')] | None = None
 
 
 class Usage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -58,11 +65,23 @@ class TranslationResult(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     ] | None = None
     cached: Annotated[bool, msgspec.Meta(
         description="Whether the method served this result from its cache.")] | None = None
+    abstained: Annotated[bool, msgspec.Meta(
+        description="The method declines to translate this entry (an unsupported pair, an empty or garbage "
+                    "source, a missing resource); abstain_reason says why. Not an error.")] = False
+    abstain_reason: Annotated[str, msgspec.Meta(
+        min_length=1, description="Why the method abstained (required when abstained is true).")] | None = None
 
 
 def result_problem(result: TranslationResult) -> str | None:
     """Why a result is unusable (None when it is fine)."""
-    if result.predicted is None and result.error is None:
+    if result.abstained:
+        if not result.abstain_reason:
+            return 'an abstained result needs "abstain_reason" saying why'
+        if result.predicted is not None or result.error is not None:
+            return 'an abstained result has neither "predicted" nor "error"'
+    elif result.abstain_reason is not None:
+        return '"abstain_reason" is given but "abstained" is not true'
+    elif result.predicted is None and result.error is None:
         return 'a result needs "predicted" or, when the entry failed, "error"'
     if result.tool_call_count < len(result.tool_calls):
         return f"tool_call_count is {result.tool_call_count} but {len(result.tool_calls)} tool calls are listed"

@@ -44,7 +44,7 @@ examples:
   mt-eval new my-method
   mt-eval new plugins/my-llm --no-input --set runtime=both --set dependency_profile=llm-gateway
   mt-eval new my-judge --no-input --set method_kind=decision --set runtime=both
-  mt-eval new my-method --answers my-method/.mt-eval-answers.json --no-input --force   (regenerate)
+  mt-eval new my-method --answers my-method/.mt-eval-answers.json --no-input --force   # regenerate
 """
 
 
@@ -67,7 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--answers", metavar="FILE",
                         help="answers from a JSON file, e.g. a plugin's .mt-eval-answers.json (--set wins)")
     parser.add_argument("--force", action="store_true",
-                        help="write into an existing DIR: files the template writes are replaced, others kept")
+                        help="write into an existing DIR: files the template writes are replaced, others kept; a file "
+                             "you changed since it was generated is named and kept as NAME.orig (asked first, unless "
+                             "--no-input)")
 
 
 def template_directory() -> Path:
@@ -159,9 +161,11 @@ def render(template: Path, staging: Path, answers: dict[str, str | bool], *, no_
     from cookiecutter.generate import generate_context, generate_files  # type: ignore[import-untyped]
     from cookiecutter.prompt import prompt_for_config  # type: ignore[import-untyped]
 
+    from mt_eval.scaffold_answers import ask_questions
+
     context = generate_context(context_file=str(template / "cookiecutter.json"), extra_context=answers)
     context["_cookiecutter"] = {k: v for k, v in context["cookiecutter"].items() if not k.startswith("_")}
-    context["cookiecutter"].update(prompt_for_config(context, no_input))
+    context["cookiecutter"].update(prompt_for_config(context, True) if no_input else ask_questions(context))
     context["cookiecutter"].update(_template=str(template), _output_dir=str(staging), _repo_dir=str(template),
                                    _checkout=None)
     with _QuietAndContained(staging):
@@ -176,6 +180,8 @@ def run_new(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
+    from mt_eval.scaffold_files import changed_by_user, may_replace, occupied, place
+
     def fail(message: str, status: int = 2) -> int:
         print(f"mt-eval new: {message}", file=sys.stderr)
         return status
@@ -184,7 +190,7 @@ def run_new(args: argparse.Namespace) -> int:
     if not (template / "cookiecutter.json").is_file():
         return fail(f"the plugin template is missing ({template}): reinstall mt-eval-sdk", 1)
     destination = Path(args.directory) if args.directory else None
-    if destination is not None and (problem := _occupied(destination, force=args.force)):
+    if destination is not None and (problem := occupied(destination, force=args.force)):
         return fail(problem)
     try:
         questions = template_questions(template)
@@ -202,12 +208,15 @@ def run_new(args: argparse.Namespace) -> int:
         if generated is None:
             return 2
         target = destination if destination is not None else Path(answered["method_id"])
-        if destination is None and (problem := _occupied(target, force=args.force)):
+        if destination is None and (problem := occupied(target, force=args.force)):
             return fail(problem)
         report = _validated(generated, target)
         if report is None:
             return 1
-        _place(generated, target)
+        changed = changed_by_user(generated, target)
+        if changed and not may_replace(changed, target, ask=not args.no_input):
+            return fail("nothing was written: your changed files are as they were", 1)
+        place(generated, target, backups=changed)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     print(next_steps(target, answered, report))
@@ -215,7 +224,9 @@ def run_new(args: argparse.Namespace) -> int:
 
 
 def next_steps(target: Path, answers: dict[str, Any], report: PluginReport) -> str:
-    """What was created and the commands to run next."""
+    """What was created and the commands to run next, exactly as they work here (``mt-eval`` and ``python``
+    by their full paths when they are not the ones on PATH)."""
+    import importlib.util
     import os
     import shlex
 
@@ -223,29 +234,47 @@ def next_steps(target: Path, answers: dict[str, Any], report: PluginReport) -> s
 
     relative = os.path.relpath(target)
     where = str(target) if relative.startswith("..") else relative
+    mt_eval, python = commands_here()
     lines = [f"Created {where}: {answers['method_name']} ({report.method_id}, class {report.method_class}, "
              f"runtime {answers['runtime']}), {describe_class(report)}", "", "Next:", f"  cd {shlex.quote(where)}",
-             "  mt-eval validate ."]
+             f"  {mt_eval} validate ."]
     if answers["runtime"] in ("python", "both"):
-        lines.append("  python -m pytest tests")
+        if importlib.util.find_spec("pytest") is None:
+            lines.append(f"  {python} -m pip install pytest     # once: the test runner, beside the SDK")
+        lines.append(f"  {python} -m pytest tests" + ("       # pipeline.py, and its parity with translate.js"
+                                                      if answers["runtime"] == "both" else ""))
     if answers["runtime"] in ("node", "both"):
         lines.append("  node --test")
     if answers["__family"] == "glossary":
-        lines.append('  mt-eval translate . "Good morning, my friend!"')
+        lines.append(f'  {mt_eval} translate . "Good morning, my friend!"')
+        lines.append(f"  {mt_eval} run --method . --corpus sample/corpus.jsonl   # scores and a run card, in ../runs/; "
+                     "exit 5: too few entries for a headline")
     elif answers["__family"] == "decision":
-        lines.append("  mt-eval decide run --method . --corpus sample/decisions.jsonl")
+        lines.append(f"  {mt_eval} decide run --method . --corpus sample/decisions.jsonl")
     else:
         lines.append("  # a run needs " + ("config.base_url and config.model" if answers["__family"] == "chat"
                                            else 'config.params["api_url"]') + ": see README.md")
     return "\n".join(lines)
 
 
-def _occupied(directory: Path, *, force: bool) -> str | None:
-    if directory.exists() and not directory.is_dir():
-        return f"{directory} exists and is not a directory"
-    if not force and directory.is_dir() and any(directory.iterdir()):
-        return f"{directory} already exists: choose a new directory, or add --force to write into it"
-    return None
+def commands_here() -> tuple[str, str]:
+    """How to run this ``mt-eval`` and its Python from anywhere: their names when PATH finds these very
+    programs, else their full paths."""
+    import os
+    import shlex
+    import shutil
+    import sys
+
+    script = os.path.abspath(sys.argv[0]) if sys.argv and os.path.basename(sys.argv[0]) == "mt-eval" else None
+    on_path = shutil.which("mt-eval")
+    if script is None:
+        mt_eval = "mt-eval" if on_path else f"{shlex.quote(sys.executable)} -m mt_eval.cli"
+    else:
+        mt_eval = "mt-eval" if on_path and os.path.samefile(on_path, script) else shlex.quote(script)
+    found = shutil.which("python")
+    python = "python" if found and os.path.abspath(found) == os.path.abspath(sys.executable) else shlex.quote(
+        sys.executable)
+    return mt_eval, python
 
 
 def _render_reporting_errors(template: Path, staging: Path, answers: dict[str, str | bool], *, no_input: bool
@@ -286,17 +315,6 @@ def _validated(generated: Path, target: Path) -> PluginReport | None:
     for problem in report.problems:
         print("  " + problem.render().replace(str(generated), str(target)), file=sys.stderr)
     return None
-
-
-def _place(generated: Path, target: Path) -> None:
-    """Move the rendered plugin to ``target``, or copy it over an existing directory's files."""
-    import shutil
-
-    if target.exists():
-        shutil.copytree(generated, target, dirs_exist_ok=True)
-    else:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(generated, target)
 
 
 class _QuietAndContained:

@@ -31,6 +31,8 @@ def schema_types() -> dict[str, Any]:
     from mt_eval.decisions.grading_card import GradingCard
     from mt_eval.decisions.records import DecisionCase, DecisionConfig, DecisionResult, DecisionRow
     from mt_eval.decisions.rubric import Rubric
+    from mt_eval.harness.freeze import FreezeManifest
+    from mt_eval.harness.policy import GatePolicy
     from mt_eval.harness.runcard import RunCard
     from mt_eval.manifest import Dependency, Manifest
     from mt_eval.records import CorpusEntry, RunConfig, TranslationResult
@@ -44,6 +46,8 @@ def schema_types() -> dict[str, Any]:
         "translation-result": TranslationResult,
         "run-config": RunConfig,
         "run-card": RunCard,
+        "gate-policy": GatePolicy,
+        "freeze": FreezeManifest,
         "bridge-initialize-result": InitializeResult,
         "bridge-error": ErrorObject,
         "champollion-config": ChampollionConfigFile,

@@ -9,6 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from mt_eval.pairs import pair_argument
+
 
 def add_validate(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Check method plugin directories: method.json, method_card.json, a static scan of the "
@@ -55,12 +57,23 @@ def add_translate(parser: argparse.ArgumentParser) -> None:
                     "per line of standard input.")
     parser.add_argument("plugin", metavar="DIR", help="plugin directory")
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="sentences (default: lines of stdin)")
-    parser.add_argument("--pair", metavar="SRC>TGT",
-                           help="language pair, e.g. eng>spa (default: the method's first supported pair)")
+    parser.add_argument("--pair", type=pair_argument, metavar="'SRC>TGT'",
+                        help="language pair, quoted ('eng>spa') or as eng:spa (default: the method's first "
+                             "supported pair)")
     parser.add_argument("--file", "-f", metavar="FILE",
                         help="read the sentences from FILE: one per line, or the sources of a .json, .jsonl or .tsv "
                              "corpus (read as mt-eval run reads it)")
     parser.add_argument("--json", action="store_true", help="print one JSON result per line")
+    with_examples(parser, 'mt-eval translate examples/lexicon-eng-spa "Good morning, my friend."',
+                  "mt-eval translate examples/lexicon-eng-spa --file examples/lexicon-eng-spa/sample.txt",
+                  "echo 'The cat drinks water.' | mt-eval translate examples/lexicon-eng-spa --pair eng:spa --json",
+                  "mt-eval translate examples/apertium-eng-spa --pair 'spa>eng' \"Buenos días.\"   # needs apertium")
+
+
+def with_examples(parser: argparse.ArgumentParser, *lines: str) -> None:
+    """An ``examples:`` block under the options, one command a line, as it is pasted."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = "examples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
 def run_translate(args: argparse.Namespace) -> int:
@@ -75,6 +88,9 @@ def add_serve(parser: argparse.ArgumentParser) -> None:
                     "bridge/PROTOCOL.md). Protocol lines go to stdout; anything the method prints goes to "
                     "stderr. Exits when stdin closes.")
     parser.add_argument("plugin", metavar="DIR", help="plugin directory")
+    with_examples(parser, "mt-eval serve examples/lexicon-eng-spa < /dev/null   # loads the plugin, then ends",
+                  "mt-eval serve examples/lexicon-eng-spa < requests.jsonl > answers.jsonl   # one request a line",
+                  "mt-eval bridge check -- mt-eval serve examples/lexicon-eng-spa   # what a host does with it")
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -93,7 +109,10 @@ def add_bridge(parser: argparse.ArgumentParser) -> None:
     check.add_argument("guest", nargs="+", metavar="COMMAND", help="the guest program and its arguments")
     check.add_argument("--vectors", metavar="DIR", help="transcripts to run (default: the bundled ones)")
     check.add_argument("--cwd", metavar="DIR", help="working directory for the guest")
-
+    for each in (parser, check):
+        with_examples(each, "mt-eval bridge check -- mt-eval serve examples/lexicon-eng-spa",
+                      "mt-eval bridge check -- node bridge/node/bin/mt-eval-guest.js examples/termbase-eng-spa",
+                      "mt-eval bridge check --cwd my-guest -- ./my-guest --serve   # a guest in any language")
 
 
 def run_bridge(args: argparse.Namespace) -> int:
@@ -108,8 +127,8 @@ def add_schemas(parser: argparse.ArgumentParser) -> None:
                           "package validates with (NODE/lib/generated/: the schemas, the licence table, TypeScript "
                           "types).")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = ("examples:\n  mt-eval schemas bridge/schemas            regenerate after changing a Struct\n"
-                     "  mt-eval schemas --check bridge/schemas    exit 1 if anything generated is stale")
+    parser.epilog = ("examples:\n  mt-eval schemas bridge/schemas            # regenerate after changing a Struct\n"
+                     "  mt-eval schemas --check bridge/schemas    # exit 1 if anything generated is stale")
     parser.add_argument("directory", metavar="DIR", help="where the *.schema.json files live")
     parser.add_argument("--node", metavar="NODE", help="the Node package (default: DIR/../node, when it exists)")
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the files are stale")

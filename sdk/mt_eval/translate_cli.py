@@ -10,6 +10,7 @@ from pathlib import Path
 import msgspec
 
 from mt_eval.loader import PluginLoadError, load_method
+from mt_eval.pairs import quoted, supported_form
 from mt_eval.plugin_import import describe_exception
 from mt_eval.records import RunConfig
 from mt_eval.results import ResultNotes, results_for
@@ -22,19 +23,23 @@ def run_translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_js
     except PluginLoadError as exc:
         print(exc, file=sys.stderr)
         return 1
-    pair = pair or (loaded.manifest.supported_pairs[0] if loaded.manifest.supported_pairs else None)
+    supported = loaded.manifest.supported_pairs
+    pair = pair or (supported[0] if supported else None)
     if pair is None:
-        print(f"{loaded.method_id} declares no supported pair: give one with --pair SRC>TGT, e.g. --pair eng>spa",
+        print(f"{loaded.method_id} declares no supported pair: give one, e.g. --pair 'eng>spa' (or --pair eng:spa)",
               file=sys.stderr)
         return 2
-    if ">" not in pair:
-        print(f'--pair "{pair}" is not a pair: write it as SRC>TGT, e.g. --pair "eng>spa"', file=sys.stderr)
+    method_pair = supported_form(pair, supported)
+    if method_pair is None:
+        print(f"{loaded.method_id} supports {quoted(supported)}, not '{pair}': choose one with --pair, e.g. "
+              f"--pair '{supported[0]}'", file=sys.stderr)
         return 2
+    pair = method_pair
     source_lang, _, target_lang = pair.partition(">")
     try:
         config = RunConfig(source_lang=source_lang, target_lang=target_lang)
     except msgspec.ValidationError as exc:
-        print(f"--pair {pair}: {exc}", file=sys.stderr)
+        print(f"--pair '{pair}': {exc}", file=sys.stderr)
         return 2
     if file is not None:
         try:

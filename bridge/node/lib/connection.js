@@ -252,7 +252,8 @@ export class Connection {
     const tail = this.process.stderrTail();
     this.deathError = new BridgeError(ErrorCode.GUEST_EXITED, what,
       { exit_code: info.code, signal: info.signal, stderr_tail: tail, alone: this.inFlight <= 1 });
-    if (!this.closing && !this.stopReason) this.logger.warn(`${describeExit(info)} (pid ${this.pid})`);
+    // A program that could not be started at all is reported once, by whoever started it.
+    if (!this.closing && !this.stopReason && !info.error) this.logger.warn(`${describeExit(info)} (pid ${this.pid})`);
     for (const id of [...this.pending.keys()]) this.#settle(id, this.deathError);
     this.#cancelSettled();
     this.onDeath?.(this.deathError, info);

@@ -25,12 +25,13 @@ const HOST_VERSION = JSON.parse(readFileSync(new URL('../package.json', import.m
 
 /** startGuest could not bring the guest up; the message says why and quotes its stderr. */
 export class GuestStartError extends Error {
-  constructor(message, { stderrTail = '', exitCode = null, signal = null, cause } = {}) {
+  constructor(message, { stderrTail = '', exitCode = null, signal = null, spawnError = null, cause } = {}) {
     super(message, cause ? { cause } : undefined);
     this.name = 'GuestStartError';
     this.stderrTail = stderrTail;
     this.exitCode = exitCode;
     this.signal = signal;
+    this.spawnError = spawnError; // the code of a program that could not be started at all: ENOENT, EACCES
   }
 }
 
@@ -299,7 +300,8 @@ export class Guest {
     const tail = connection.stderrTail();
     const info = connection.process.exitInfo;
     return new GuestStartError(`guest \`${argv}\` ${why}${formatTail(tail)}`,
-      { stderrTail: tail, exitCode: info?.code ?? null, signal: info?.signal ?? null, cause: error });
+      { stderrTail: tail, exitCode: info?.code ?? null, signal: info?.signal ?? null,
+        spawnError: connection.process.spawnError?.code ?? null, cause: error });
   }
 
   #died(connection, error) {

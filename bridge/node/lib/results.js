@@ -3,7 +3,8 @@
 // schema (translation-result) and held to it by bridge/vectors/contract/results.json:
 //
 // - each entry of a call gets exactly one result, in entry order, matched by its string id; predicted must
-//   be a string (or null when error says why) — scoring depends on both, so neither is guessed;
+//   be a string (or null when error says why, or when the method abstains with an abstain_reason) — scoring
+//   depends on both, so neither is guessed;
 // - results written for the upstream harness are accepted: null counts as absent, usage.total_tokens,
 //   raw_predicted and cached are kept, usage counts that are not whole numbers are rounded, other fields move
 //   into metadata (other usage fields into metadata.usage); ResultNotes counts each kind of change;
@@ -135,7 +136,15 @@ function resultProblem(result) {
   const predicted = result.predicted ?? null;
   const error = result.error ?? null;
   const calls = result.tool_calls ?? [];
-  if (predicted === null && error === null) return 'a result needs "predicted" or, when the entry failed, "error"';
+  const reason = result.abstain_reason ?? null;
+  if (result.abstained === true) { // the method declines the entry: a reason, and neither a prediction nor an error
+    if (!reason) return 'an abstained result needs "abstain_reason" saying why';
+    if (predicted !== null || error !== null) return 'an abstained result has neither "predicted" nor "error"';
+  } else if (reason !== null) {
+    return '"abstain_reason" is given but "abstained" is not true';
+  } else if (predicted === null && error === null) {
+    return 'a result needs "predicted" or, when the entry failed, "error"';
+  }
   if ((result.tool_call_count ?? 0) < calls.length) {
     return `tool_call_count is ${result.tool_call_count ?? 0} but ${calls.length} tool calls are listed`;
   }

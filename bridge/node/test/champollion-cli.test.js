@@ -159,3 +159,24 @@ test('the bin script runs, and rejects unknown options', () => {
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /unrecognized argument --nope/);
 });
+
+test('a Python plugin without mt-eval to serve it: said once, with how to point Node at it', (t) => {
+  const project = makeProject({ config: config({ 'en:fr': { methodPlugin: 'rot13' } }), plugins: ['rot13'],
+    files: { 'locales/en.json': '{"hello": "Hello"}\n' } });
+  t.after(() => project.cleanup());
+  const bin = join(nodePackage, 'bin', 'mt-eval-locales.js');
+  const env = { ...process.env, PATH: '/nonexistent-bin' };
+  delete env.MT_EVAL;
+  const missing = spawnSync(process.execPath, [bin, '--config', project.root, '--quiet'], { encoding: 'utf8', env });
+  assert.equal(missing.status, 1);
+  const lines = missing.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, missing.stderr);
+  assert.match(lines[0], /^mt-eval-locales: pair en:fr: champollion-rot13 \(.*\) cannot start: the mt-eval command is not on PATH \(ENOENT\): the Python method plugin champollion-rot13 runs through `mt-eval serve`/);
+  assert.match(lines[0], /point Node at it with the environment variable MT_EVAL \(MT_EVAL=\/path\/to\/mt-eval\/\.venv\/bin\/mt-eval npx mt-eval-locales\)/);
+  const wrong = spawnSync(process.execPath, [bin, '--config', project.root, '--quiet'],
+    { encoding: 'utf8', env: { ...env, MT_EVAL: '/nonexistent/mt-eval' } });
+  assert.equal(wrong.status, 1);
+  assert.equal(wrong.stderr.trim().split('\n').length, 1, wrong.stderr);
+  assert.match(wrong.stderr, /MT_EVAL is "\/nonexistent\/mt-eval", which cannot be run \(ENOENT\)/);
+  assert.equal(existsSync(join(project.root, 'locales', 'fr.json')), false);
+});

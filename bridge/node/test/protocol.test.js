@@ -86,8 +86,10 @@ describe('results', () => {
   test('normalizeResult fills defaults and names the first bad field (bridge/vectors/contract/results.json has the rest)', () => {
     assert.deepEqual(normalizeResult({ id: 'a', error: 'failed' }, { defaultLatencyS: 0.25 }).result, { id: 'a', predicted: null,
       latency_s: 0.25, usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: null }, error: 'failed', tool_calls: [],
-      tool_call_count: 0, metadata: {}, raw_predicted: null, cached: null });
+      tool_call_count: 0, metadata: {}, raw_predicted: null, cached: null, abstained: false, abstain_reason: null });
     assert.equal(normalizeResult({ id: 'a' }).problem, 'a result needs "predicted" or, when the entry failed, "error"');
+    assert.equal(normalizeResult({ id: 'a', abstained: true, abstain_reason: 'empty source' }).result.abstained, true);
+    assert.equal(normalizeResult({ id: 'a', abstained: true }).problem, 'an abstained result needs "abstain_reason" saying why');
     assert.equal(normalizeResult({ id: 'a', predicted: 'x', tool_calls: [{}, {}], tool_call_count: 1 }).problem,
       'tool_call_count is 1 but 2 tool calls are listed');
     assert.equal(normalizeResult({ id: 'a', latency_s: -1 }).problem, '$.latency_s: must be >= 0, got -1');

@@ -23,7 +23,17 @@ test('unknown words, spacing and capitals are kept, and counted', async () => {
   const result = await one('  Zebras are green, I said.  ');
   assert.equal(result.predicted, '  Zebras son verde, yo said.  ');
   assert.deepEqual(result.metadata, { unknown_words: 2 });
-  assert.equal((await one('')).predicted, '');
+});
+
+test('an empty or wordless source and another pair are abstained on, with the reason', async () => {
+  for (const source of ['', ' \u0007\ufffd ', '!!! ...']) {
+    const result = await one(source);
+    assert.equal(result.abstained, true);
+    assert.equal(result.predicted, undefined);
+    assert.match(result.abstain_reason, /no word to translate/);
+  }
+  const [german] = await translate([{ id: 'x', source: 'Good morning.' }], { source_lang: 'eng', target_lang: 'deu' });
+  assert.deepEqual([german.abstained, german.abstain_reason], [true, 'unsupported pair eng>deu: this method translates eng>spa only']);
 });
 
 test('Spanish plurals and agreement', () => {

@@ -26,7 +26,16 @@ test('a phrase never spans punctuation or a protected span, and newlines survive
   assert.equal((await one('good, morning')).predicted, 'good, morning');
   assert.equal((await one('thank {x} you')).predicted, 'thank {x} you');
   assert.equal((await one('The cat\nthe dog\n\n')).predicted, 'El gato\nel perro\n\n');
-  assert.equal((await one('')).predicted, '');
+});
+
+test('an empty or wordless source and another pair are abstained on, with the reason', async () => {
+  for (const source of ['', '\ufffd\ufffd\u0007 \ufffd']) {
+    const result = await one(source);
+    assert.deepEqual([result.abstained, result.predicted], [true, undefined]);
+    assert.match(result.abstain_reason, /the source has no word/);
+  }
+  const german = await one('Good morning.', { ...CONFIG, target_lang: 'deu' });
+  assert.deepEqual([german.abstained, german.abstain_reason], [true, 'unsupported pair eng>deu: the termbase is eng>spa']);
 });
 
 test('params.terms adds or overrides entries for one run, and is checked', async () => {

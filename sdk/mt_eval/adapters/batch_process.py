@@ -2,7 +2,7 @@
 
 `run_batch` starts the program, writes every record of the batch (each followed by the framing's
 terminator), closes stdin, and splits the whole output into one answer per record. When the program
-fails on a batch — it exits with an error, runs past its allowance (``timeout_s`` per record), or gives
+fails on a batch — it exits with an error, runs past its allowance (the timeout per record), or gives
 the wrong number of answers — the batch is split in halves and each half runs again, down to single
 records, so only the records the program really fails on fail, each with the program's stderr tail.
 """
@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from mt_eval.adapters.framing import Framing
-from mt_eval.adapters.record_process import ProcessOptions, RecordFailure, program_log
+from mt_eval.adapters.record_process import DEFAULT_TIMEOUT_S, ProcessOptions, RecordFailure, program_log
 from mt_eval.child_process import ChildProcess, exit_status, wait_event
 
 
@@ -37,16 +37,18 @@ class _OneRun(ChildProcess):
 
 async def run_once(command: Sequence[str], records: list[bytes], framing: Framing, *,
                    cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
-                   options: ProcessOptions | None = None, label: str | None = None) -> list[bytes]:
+                   options: ProcessOptions | None = None, label: str | None = None,
+                   timeout_s: float | None = None) -> list[bytes]:
     """Run the program once over ``records``; one answer per record, or `RecordFailure` for the batch."""
     options = options or ProcessOptions()
+    per_record = timeout_s or options.timeout_s or DEFAULT_TIMEOUT_S
     child = _OneRun(command, options, cwd=cwd, env=env, label=label)
     label = child.label
     try:
         await child.spawn()
     except OSError as exc:
         raise RecordFailure("unavailable", f"cannot start {label} ({command[0]}): {exc.strerror or exc}") from exc
-    allowance = options.timeout_s * max(1, len(records))
+    allowance = per_record * max(1, len(records))
     try:
         child.write(b"".join(record + framing.terminator for record in records))
         child.close_stdin()
@@ -73,18 +75,19 @@ async def run_once(command: Sequence[str], records: list[bytes], framing: Framin
 
 async def run_batch(command: Sequence[str], records: list[bytes], framing: Framing, *,
                     cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
-                    options: ProcessOptions | None = None, label: str | None = None
-                    ) -> list[bytes | RecordFailure]:
+                    options: ProcessOptions | None = None, label: str | None = None,
+                    timeout_s: float | None = None) -> list[bytes | RecordFailure]:
     """An answer or a `RecordFailure` per record; a failing batch is halved until the failure is found."""
     if not records:
         return []
     try:
-        return list(await run_once(command, records, framing, cwd=cwd, env=env, options=options, label=label))
+        return list(await run_once(command, records, framing, cwd=cwd, env=env, options=options, label=label,
+                                   timeout_s=timeout_s))
     except RecordFailure as failure:
         if failure.kind == "unavailable" or len(records) == 1:
             return [failure] * len(records)
     middle = len(records) // 2
     halves = [records[:middle], records[middle:]]
-    first, second = [await run_batch(command, half, framing, cwd=cwd, env=env, options=options, label=label)
-                     for half in halves]
+    first, second = [await run_batch(command, half, framing, cwd=cwd, env=env, options=options, label=label,
+                                     timeout_s=timeout_s) for half in halves]
     return first + second

@@ -10,8 +10,9 @@ number of tasks can share one program.
 
 A record that fails raises `RecordFailure`, whose ``kind`` says what happened:
 
-- ``timeout``: the oldest record got no answer within ``timeout_s`` of becoming the oldest; the program is
-  stuck on it and is killed (with its whole process group);
+- ``timeout``: the oldest record got no answer within its timeout of becoming the oldest; the program is
+  stuck on it and is killed (with its whole process group) — and when it has written nothing at all, the
+  message says it probably buffers its output, and how to stop that;
 - ``exited``: the program exited, or closed its stdout, with records in flight; ``alone`` tells whether
   the record was the only one in flight, and so certainly the one the program failed on;
 - ``interrupted``: the program was killed because of another record; this one may simply be sent again;
@@ -32,6 +33,7 @@ from typing import Literal
 
 from mt_eval.adapters.framing import Framing, Markers
 from mt_eval.child_process import ChildProcess, LazyTimer, last_lines
+from mt_eval.process_state import group_reads_stdin
 
 log = logging.getLogger("mt_eval.adapters")
 program_log = logging.getLogger("mt_eval.adapters.program")
@@ -39,11 +41,21 @@ program_log = logging.getLogger("mt_eval.adapters.program")
 FailureKind = Literal["timeout", "exited", "interrupted", "oversized", "unavailable", "mismatch"]
 
 
+DEFAULT_TIMEOUT_S = 30.0
+QUIET_WARNING_S = 5.0  # a program silent this long after its first record, waiting for input, is warned about
+
+
 @dataclass(frozen=True)
 class ProcessOptions:
-    """Limits of a translator program; every value has a safe default."""
+    """Limits of a translator program; every value has a safe default.
 
-    timeout_s: float = 30.0  # per record, counted from when it becomes the oldest one in flight
+    ``timeout_s``: seconds per record, counted from when it becomes the oldest one in flight. Left ``None``, a
+    call with a run's config (``ProcessTranslator.translate(entries, config)``) uses the run's own per-entry
+    timeout (``RunConfig.timeout_s``: ``mt-eval run --timeout``), so the harness and the program agree; a call
+    without one (``translate_texts``) uses 30 s.
+    """
+
+    timeout_s: float | None = None
     max_record_bytes: int = 16 * 1024 * 1024
     shutdown_grace_s: float = 2.0
     stderr_tail_bytes: int = 64 * 1024
@@ -68,10 +80,11 @@ class RecordFailure(Exception):
 
 
 class _Waiter:
-    __slots__ = ("answers", "count", "future", "mark", "seq")
+    __slots__ = ("answers", "count", "future", "mark", "seq", "timeout_s")
 
-    def __init__(self, future: asyncio.Future[bytes], mark: int, seq: int) -> None:
+    def __init__(self, future: asyncio.Future[bytes], mark: int, seq: int, timeout_s: float) -> None:
         self.future = future
+        self.timeout_s = timeout_s
         self.mark = mark  # how much stderr had arrived when the record was written
         self.seq = seq  # its marker's number (aligned framings)
         self.count = 0  # answers received before its marker
@@ -101,6 +114,8 @@ class RecordProcess(ChildProcess):
         self.retiring = False
         self.stray_answers = 0
         self.answered = 0  # records answered: a program that did work is not crash-looping
+        self.output_bytes = 0  # all it wrote on stdout: none at all, with records waiting, suggests buffering
+        self._quiet_check: asyncio.TimerHandle | None = None
         self._fifo: deque[_Waiter] = deque()
         self._seq = 0
         self._unsettled = 0
@@ -138,18 +153,22 @@ class RecordProcess(ChildProcess):
 
     # ---- records ---------------------------------------------------------------------------------
 
-    def submit(self, record: bytes) -> asyncio.Future[bytes]:
-        """Write ``record`` now (records are answered in the order written); the future gets its answer."""
+    def submit(self, record: bytes, timeout_s: float | None = None) -> asyncio.Future[bytes]:
+        """Write ``record`` now (records are answered in the order written); the future gets its answer, or
+        fails when none comes within ``timeout_s`` (default: the options', else 30 s) of its turn."""
         if not self.alive or self._stdin is None or self._stdin.is_closing():
             raise RecordFailure("exited", f"{self.label} is not running", stderr_tail=self.stderr_tail())
         loop = asyncio.get_running_loop()
         self._seq += 1
-        waiter = _Waiter(loop.create_future(), self._stderr.total, self._seq)
+        timeout = timeout_s or self.options.timeout_s or DEFAULT_TIMEOUT_S
+        waiter = _Waiter(loop.create_future(), self._stderr.total, self._seq, timeout)
         self._fifo.append(waiter)
         self._idle.clear()
         if len(self._fifo) == 1:
             self._head_since = loop.time()
-            self._timer.ensure(self._head_since + self.options.timeout_s)
+            self._timer.ensure(self._head_since + timeout)
+        if self._quiet_check is None and self.output_bytes == 0:
+            self._quiet_check = loop.call_later(QUIET_WARNING_S, self._warn_if_silent)
         data = record + self.terminator
         if self.markers is not None:
             data += self.markers.marker(self._seq) + self.terminator
@@ -157,6 +176,7 @@ class RecordProcess(ChildProcess):
         return waiter.future
 
     def on_output(self, data: bytes) -> None:
+        self.output_bytes += len(data)
         if self._gone:  # killed: whatever it still wrote answers nothing
             return
         buffer = self._buffer
@@ -194,7 +214,7 @@ class RecordProcess(ChildProcess):
                 self._answer(waiter.answers[0])
                 continue
             self._fifo.popleft()
-            self._head_since = asyncio.get_running_loop().time()
+            self._next_head()
             if waiter.seq < seq:
                 why = "its answer and the next record's cannot be told apart (the program lost a marker line)"
             elif waiter.count == 0:
@@ -205,6 +225,12 @@ class RecordProcess(ChildProcess):
                 why += ", …)" if waiter.count > 2 else ")"
             _fail(waiter.future, RecordFailure("mismatch", f"{self.label}: {why}", stderr_tail=self.stderr_tail()))
             self._check_idle()
+
+    def _warn_if_silent(self) -> None:
+        """Early word, long before a timeout, of a program that took its records and wrote nothing."""
+        if self._fifo and not self._gone and self.output_bytes == 0 and group_reads_stdin(self.pid):
+            log.warning("%s has read its input and written nothing for %g s%s", self.label, QUIET_WARNING_S,
+                        buffering_hint(self.label, self.pid))
 
     def _stray(self, answer: bytes) -> None:
         self.stray_answers += 1
@@ -217,7 +243,7 @@ class RecordProcess(ChildProcess):
             return
         waiter = self._fifo.popleft()
         self.answered += 1
-        self._head_since = asyncio.get_running_loop().time()  # the next record's clock starts now
+        self._next_head()
         if self.restart_when is None:
             _resolve(waiter.future, data)
             self._check_idle()
@@ -234,6 +260,12 @@ class RecordProcess(ChildProcess):
         _resolve(waiter.future, data)
         self._check_idle()
 
+    def _next_head(self) -> None:
+        """The next record's clock starts now (its own timeout may be shorter than the one the timer serves)."""
+        self._head_since = asyncio.get_running_loop().time()
+        if self._fifo:
+            self._timer.ensure(self._head_since + self._fifo[0].timeout_s)
+
     def _check_idle(self) -> None:
         if not self._fifo and not self._unsettled:
             self._idle.set()
@@ -242,11 +274,17 @@ class RecordProcess(ChildProcess):
         """The lazily re-armed timer: it only acts when the oldest record is overdue."""
         if not self._fifo or self._gone:
             return
-        due = self._head_since + self.options.timeout_s
+        timeout = self._fifo[0].timeout_s
+        due = self._head_since + timeout
         if asyncio.get_running_loop().time() < due - 1e-3:
             self._timer.ensure(due)
             return
-        self._kill("timeout", f"{self.label} gave no answer within {self.options.timeout_s:g} s")
+        message = f"{self.label} gave no answer within {timeout:g} s"
+        if self.output_bytes == 0:
+            message += buffering_hint(self.label, self.pid)
+        if self._quiet_check is not None:
+            self._quiet_check.cancel()
+        self._kill("timeout", message)
 
     def _kill(self, kind: FailureKind, message: str) -> None:
         """The program is stuck: the oldest record fails with ``kind``, the others are interrupted."""
@@ -262,11 +300,21 @@ class RecordProcess(ChildProcess):
 
     def _fail_all(self, kind: FailureKind, message: str) -> None:
         self._timer.cancel()
+        if self._quiet_check is not None:
+            self._quiet_check.cancel()
         alone = len(self._fifo) == 1
         tail = self.stderr_tail()
         while self._fifo:
             _fail(self._fifo.popleft().future, RecordFailure(kind, message, stderr_tail=tail, alone=alone))
         self._check_idle()
+
+
+def buffering_hint(label: str, pid: int | None) -> str:
+    """Why a program that wrote nothing on its stdout probably did, and the fixes (a clause to append)."""
+    waits = ", and waits for more input" if group_reads_stdin(pid) else ""
+    return (f" and wrote nothing at all{waits}: it buffers its output (as programs writing to a pipe do). Fix: "
+            f"stdbuf -oL {label} …, its own unbuffered flag (python3 -u, --unbuffered), or persistent=False; README: "
+            "\"Wrapping a translator program\"")
 
 
 def _resolve(future: asyncio.Future[bytes], data: bytes) -> None:

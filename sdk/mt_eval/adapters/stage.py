@@ -87,13 +87,14 @@ class StageRunner:
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
-    async def ask(self, record: bytes) -> bytes:
-        """The program's answer to ``record``; raises `RecordFailure` when the record itself fails."""
+    async def ask(self, record: bytes, timeout_s: float | None = None) -> bytes:
+        """The program's answer to ``record`` (within ``timeout_s`` of its turn: see `ProcessOptions`); raises
+        `RecordFailure` when the record itself fails."""
         alone = self._isolated
         interruptions = 0
         while True:
             try:
-                return await (self._ask_alone(record) if alone else self._ask_shared(record))
+                return await (self._ask_alone(record, timeout_s) if alone else self._ask_shared(record, timeout_s))
             except RecordFailure as failure:
                 if failure.kind in ("exited", "timeout", "oversized"):
                     self._last_failure = failure
@@ -104,19 +105,19 @@ class StageRunner:
                 else:
                     raise
 
-    async def _ask_shared(self, record: bytes) -> bytes:
+    async def _ask_shared(self, record: bytes, timeout_s: float | None) -> bytes:
         async with self._gate.shared():
             process = await self._current()
-            return await process.submit(record)
+            return await process.submit(record, timeout_s)
 
-    async def _ask_alone(self, record: bytes) -> bytes:
+    async def _ask_alone(self, record: bytes, timeout_s: float | None) -> bytes:
         async with self._gate.alone():
             while True:
                 process = await self._current()
                 if process.in_flight == 0:
                     break
                 await process.drained()  # a retiring process still answers what it has
-            return await process.submit(record)
+            return await process.submit(record, timeout_s)
 
     async def _current(self) -> RecordProcess:
         process = self._process

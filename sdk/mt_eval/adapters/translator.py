@@ -70,26 +70,29 @@ class ProcessTranslator:
         return [runner for replica in self._replicas for runner in replica]
 
     async def translate(self, entries: list[dict[str, Any]], config: Any = None) -> list[dict[str, Any]]:
-        """One result dict per entry: ``predicted`` from the entry's ``source``, or ``error``."""
-        outcomes = await self.translate_texts([str(entry["source"]) for entry in entries])
+        """One result dict per entry: ``predicted`` from the entry's ``source``, or ``error``. Each record has
+        the run's timeout per entry (``config.timeout_s``, ``mt-eval run --timeout``) unless the options set one."""
+        timeout_s = self.options.timeout_s or getattr(config, "timeout_s", None)
+        outcomes = await self.translate_texts([str(entry["source"]) for entry in entries], timeout_s=timeout_s)
         return [result_dict(str(entry["id"]), outcome) for entry, outcome in zip(entries, outcomes, strict=True)]
 
-    async def translate_texts(self, texts: Sequence[str]) -> list[TextResult]:
-        """One `TextResult` per text, in order; this never raises for what a program does."""
+    async def translate_texts(self, texts: Sequence[str], *, timeout_s: float | None = None) -> list[TextResult]:
+        """One `TextResult` per text, in order; this never raises for what a program does. ``timeout_s`` per
+        record (default: `ProcessOptions.timeout_s`, else 30 s)."""
         if not texts:
             return []
         if self.persistent:
-            return await self._through_pipeline(texts)
-        return await self._in_one_process(texts)
+            return await self._through_pipeline(texts, timeout_s)
+        return await self._in_one_process(texts, timeout_s)
 
-    async def _through_pipeline(self, texts: Sequence[str]) -> list[TextResult]:
+    async def _through_pipeline(self, texts: Sequence[str], timeout_s: float | None) -> list[TextResult]:
         index = min(range(len(self._replicas)), key=self._load.__getitem__)
         replica = self._replicas[index]
         self._load[index] += len(texts)
 
         async def answer(record: bytes) -> bytes:
             for runner in replica:
-                record = await runner.ask(record)
+                record = await runner.ask(record, timeout_s)
             return record
 
         async def one(text: str) -> TextResult:
@@ -111,7 +114,7 @@ class ProcessTranslator:
         finally:
             self._load[index] -= len(texts)
 
-    async def _in_one_process(self, texts: Sequence[str]) -> list[TextResult]:
+    async def _in_one_process(self, texts: Sequence[str], timeout_s: float | None) -> list[TextResult]:
         framed: list[list[bytes] | FramingError] = []
         for text in texts:
             try:
@@ -123,7 +126,7 @@ class ProcessTranslator:
         async with self._batch_slots:
             stage = self.stages[0]
             answers = await run_batch(stage.command, records, self.framing, cwd=self.cwd, env=self.env,
-                                      options=self.options, label=stage.name)
+                                      options=self.options, label=stage.name, timeout_s=timeout_s)
         share = (time.perf_counter() - started) / len(texts)
         results: list[TextResult] = []
         position = 0

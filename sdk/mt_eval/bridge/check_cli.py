@@ -20,6 +20,11 @@ def run_check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -
     failed = skipped = 0
     for number, vector in enumerate(loaded, start=1):
         outcome = asyncio.run(run_vector(vector, command, cwd=cwd))
+        if outcome.not_started:
+            where = f" (in {cwd})" if cwd else ""
+            print(f"mt-eval bridge check: {outcome.failure}{where}: give the guest's command after --, as you would "
+                  "run it, e.g. mt-eval bridge check -- node my-guest.js", file=sys.stderr)
+            return 1
         if outcome.skipped:
             skipped += 1
             print(f"  skip  {outcome.name}: {outcome.skipped}")

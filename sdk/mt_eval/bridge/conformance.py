@@ -89,6 +89,7 @@ class VectorOutcome:
     skipped_lines: list[str] = field(default_factory=list)
     last: Any = None  # the last protocol line read
     initialize_unanswered: bool = False  # the guest never answered initialize: every other transcript would wait
+    not_started: bool = False  # the program could not be started at all: no other transcript can run either
 
     @property
     def passed(self) -> bool:
@@ -106,6 +107,7 @@ async def run_vector(vector: Mapping[str, Any], command: Sequence[str], *, cwd: 
             limit=64 * 1024 * 1024)
     except OSError as exc:
         outcome.failure = f"cannot start {command[0]!r}: {exc.strerror or exc}"
+        outcome.not_started = True
         return outcome
     stderr = bytearray()
     drain = asyncio.create_task(_drain(process.stderr, stderr))

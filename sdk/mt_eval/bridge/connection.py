@@ -28,6 +28,7 @@ import msgspec
 from mt_eval import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
+from mt_eval.bridge.not_a_guest import watch_handshake
 from mt_eval.child_process import ChildProcess, LazyTimer
 
 log = logging.getLogger("mt_eval.bridge")
@@ -77,6 +78,7 @@ class GuestConnection(ChildProcess):
                          grace_s=self.options.shutdown_grace_s)
         self.info: m.InitializeResult | None = None
         self.junk_lines = 0
+        self.first_junk: bytes | None = None  # the first stdout line that was not a message (not_a_guest.py)
         self.completed = 0  # translate/decide requests answered: a guest that did work is not crash-looping
         self._ids = itertools.count(1)
         self._pending: dict[int | str, _Pending] = {}
@@ -103,14 +105,23 @@ class GuestConnection(ChildProcess):
         params = {"protocol_versions": list(m.SUPPORTED_VERSIONS),
                   "host": {"name": "mt-eval", "version": __version__}, "config": config}
         timeout = self.options.start_timeout_s
+        watch = asyncio.ensure_future(watch_handshake(self, self._not_a_guest))  # a plain program fails at once
         try:
             raw = await self.request("initialize", params, timeout_s=timeout, hard_timeout_s=timeout)
             info = msgspec.json.decode(raw, type=m.InitializeResult)
         except (m.BridgeError, msgspec.ValidationError, msgspec.DecodeError) as exc:
             await self.aclose()
             raise self._start_error(exc) from exc
+        finally:
+            watch.cancel()
         self.info = info
         return info
+
+    def _not_a_guest(self, message: str) -> None:
+        """Fail the pending initialize: the guest is a plain text program (`mt_eval.bridge.not_a_guest`)."""
+        for pending in self._pending.values():
+            if pending.method == "initialize" and not pending.future.done():
+                pending.future.set_exception(m.BridgeError(m.INVALID_REQUEST, message, {"not_a_guest": True}))
 
     def _start_error(self, exc: Exception) -> m.BridgeError:
         if isinstance(exc, m.BridgeError) and exc.code == m.UNSUPPORTED_VERSION:
@@ -120,12 +131,16 @@ class GuestConnection(ChildProcess):
         if isinstance(exc, m.BridgeError) and exc.code == m.TIMEOUT:
             message = (f"guest {self.label} did not answer initialize within {self.options.start_timeout_s:g} s "
                        "(a guest answers initialize as soon as its method is loaded; see its stderr)")
+        elif isinstance(exc, m.BridgeError) and isinstance(exc.data, dict) and exc.data.get("not_a_guest"):
+            message = exc.message
         elif isinstance(exc, m.BridgeError):
             message = f"guest {self.label} failed to start: {exc.message}"
         else:
             message = f"guest {self.label} sent an invalid initialize result: {exc}"
-        return m.BridgeError(exc.code if isinstance(exc, m.BridgeError) else m.INTERNAL_ERROR, message,
-                             {"exit_code": self.exit_code, "stderr_tail": self.stderr_tail(), "start": True})
+        data = {"exit_code": self.exit_code, "stderr_tail": self.stderr_tail(), "start": True}
+        if isinstance(exc, m.BridgeError) and isinstance(exc.data, dict) and exc.data.get("not_a_guest"):
+            data["not_a_guest"] = True
+        return m.BridgeError(exc.code if isinstance(exc, m.BridgeError) else m.INTERNAL_ERROR, message, data)
 
     async def aclose(self) -> None:
         """Shut the guest down, escalating: shutdown → close stdin → SIGTERM → SIGKILL (process group)."""
@@ -279,6 +294,8 @@ class GuestConnection(ChildProcess):
             pending.future.set_exception(m.BridgeError(code, message))
             return
         self.junk_lines += 1
+        if self.first_junk is None:
+            self.first_junk = head[:200]
         log.warning("%s: skipped stdout line (%s): %r", self.label, message, head[:120])
 
     def _on_notification(self, method: str, params: Any) -> None:

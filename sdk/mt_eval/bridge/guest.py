@@ -3,6 +3,10 @@
 Stdout is diverted at the file-descriptor level before the plugin is imported: the protocol keeps a
 private duplicate of fd 1, and fd 1 itself is pointed at stderr, so a ``print()`` anywhere in a method
 (or in a C extension writing to fd 1) lands in the host's logs instead of corrupting the protocol.
+
+A host talks to it over pipes, and it exits when its stdin closes, abandoning what is in flight (nobody is
+left to read it). Run by hand, files work too: ``mt-eval serve DIR < requests.jsonl > answers.jsonl``
+answers every request before it exits, and on a terminal it says what it expects.
 """
 
 from __future__ import annotations
@@ -10,11 +14,12 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -59,11 +64,49 @@ def serve(directory: Path) -> int:
         return 1
     server = GuestServer(loaded.method, name=loaded.manifest.name, method_id=loaded.method_id,
                          card=runtime_card(loaded.method), implements=loaded.manifest.implements)
+    if os.isatty(0):
+        print(f"mt-eval serve: serving {loaded.method_id} as a bridge guest (mt-eval-bridge/1, bridge/PROTOCOL.md): "
+              "type JSON-RPC requests, one per line, starting with initialize; Ctrl-D ends. A host (mt-eval run, "
+              "Node's loadMethodPlugin) normally starts this command itself.", file=sys.stderr)
     try:
         asyncio.run(server.run(protocol_fd))
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def _streams(fd: int) -> bool:
+    """Whether ``fd`` is a stream the event loop can wait on — a pipe, a socket or a terminal — rather than a
+    file (or a device such as /dev/null), which is read or written directly."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
+class _Output(Protocol):
+    def write(self, data: bytes) -> None: ...
+    def is_closing(self) -> bool: ...
+    def close(self) -> None: ...
+
+
+class _FileOutput:
+    """The protocol's output when it is a regular file (``> answers.jsonl``): each line written at once."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            os.close(self.fd)
 
 
 class _StdinProtocol(asyncio.Protocol):
@@ -95,16 +138,26 @@ class GuestServer:
         self._lines = LineSplitter(max_line_bytes)
         self._tasks: dict[int | str, asyncio.Task[None]] = {}
         self._slots = asyncio.Semaphore(MAX_CONCURRENCY)
-        self._out: asyncio.WriteTransport | None = None
+        self._out: _Output | None = None
 
-    async def run(self, protocol_fd: int) -> None:
+    async def run(self, protocol_fd: int, input_fd: int = 0) -> None:
         loop = asyncio.get_running_loop()
-        self._out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(protocol_fd, "wb", buffering=0))
-        reader, _ = await loop.connect_read_pipe(lambda: _StdinProtocol(self), os.fdopen(0, "rb", buffering=0))
+        from_host = _streams(input_fd) and _streams(protocol_fd)
+        if _streams(protocol_fd):
+            self._out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(protocol_fd, "wb", buffering=0))
+        else:
+            self._out = _FileOutput(protocol_fd)
+        reader: asyncio.BaseTransport | asyncio.Task[None]
+        if _streams(input_fd):
+            reader, _ = await loop.connect_read_pipe(lambda: _StdinProtocol(self), os.fdopen(input_fd, "rb",
+                                                                                            buffering=0))
+        else:
+            reader = loop.create_task(self._read_file(input_fd))
         await self.closed.wait()
-        for task in list(self._tasks.values()):  # stdin closed: nobody will read the answers
-            task.cancel()
-        if self._tasks:
+        if from_host:
+            for task in list(self._tasks.values()):  # a host closed stdin: nobody will read the answers
+                task.cancel()
+        if self._tasks:  # requests from a file, or answers into one: each is answered before the end
             await asyncio.gather(*self._tasks.values(), return_exceptions=True)
         close = getattr(self.method, "aclose", None)
         if callable(close):  # the method's own processes and connections end with the guest
@@ -112,8 +165,18 @@ class GuestServer:
                 await close()
             except Exception as exc:
                 print(f"mt-eval serve: the method's aclose() failed: {exc!r}", file=sys.stderr)
-        reader.close()
+        if isinstance(reader, asyncio.Task):
+            reader.cancel()
+        else:
+            reader.close()
         self._out.close()
+
+    async def _read_file(self, fd: int) -> None:
+        """Requests from a regular file: read to its end, then the input is closed."""
+        while chunk := os.read(fd, 1 << 16):
+            self.on_data(chunk)
+            await asyncio.sleep(0)
+        self.closed.set()
 
     def send(self, line: bytes) -> None:
         if self._out is not None and not self._out.is_closing():

@@ -160,8 +160,8 @@ class ChampollionConfig:
         return self.file.parent
 
     def pair(self, key: str) -> Pair:
-        """The pair written ``key`` (any separator); KeyError listing the pairs when there is none."""
-        wanted = split_pair_key(key)
+        """The pair written ``key`` (any separator, ``>`` too); KeyError listing the pairs when there is none."""
+        wanted = split_pair_key(key) or split_pair_key(key.replace(">", ":", 1))
         for pair in self.pairs:
             if pair.key == key or (wanted is not None and (normalize_locale(pair.source), normalize_locale(
                     pair.target)) == (normalize_locale(wanted[0]), normalize_locale(wanted[1]))):

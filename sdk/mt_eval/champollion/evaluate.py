@@ -26,7 +26,7 @@ def apply_champollion_config(args: argparse.Namespace) -> None:
         try:
             pair = config.pair(args.pair)
         except KeyError as exc:
-            raise ValueError(f"--pair {args.pair}: {exc.args[0]}") from None
+            raise ValueError(f"--pair '{args.pair}': {exc.args[0]}") from None
     elif len(config.pairs) == 1:
         pair = config.pairs[0]
     else:

@@ -17,7 +17,7 @@ EPILOG = """\
 examples:
   mt-eval contamination --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json
   mt-eval contamination --method my-method --corpus test.json --corpus test2.tsv --json > report.json
-  mt-eval contamination --against dev.jsonl --corpus test.json     a development set against the test set
+  mt-eval contamination --against dev.jsonl --corpus test.json     # a development set against the test set
   mt-eval contamination --method my-method --corpus test.json --near-duplicate 0.7 --plant 50 --seed 7
 
 exit status: 0 clean; 1 contaminated; 3 unverified (no hits, but the planted control's recall is under the

@@ -9,6 +9,7 @@ so that ``--resume`` reuses it: a resume requires the same code and corpus anywa
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -58,21 +59,30 @@ def check_for_run(method_dir: Path, corpus: Any, run_dir: Path, *, code_sha256: 
     saved_path.write_bytes(msgspec.json.encode(_Saved(code_sha256=code_sha256, corpus_sha256=corpus_sha256,
                                                       record=record)))
     if not quiet:
-        stream.write(summary_line(record) + "\n")
+        stream.write(summary_line(record, method_dir, corpus.path) + "\n")
     return record
 
 
-def summary_line(record: ContaminationRecord) -> str:
-    """``contamination check: clean (planted control 20 of 20, recall 1.00 ≥ floor 0.90, seed 12345)``"""
+def summary_line(record: ContaminationRecord, method_dir: Path | None = None, corpus_path: Path | None = None) -> str:
+    """``contamination check: clean (planted control 20 of 20, recall 1.00 ≥ floor 0.90, seed 12345)``; for a
+    contaminated bundle, the command listing every hit, and why when the corpus file lies inside the plugin."""
     if record.status == "clean":
         found = sum(p.found for p in record.planted)
         return (f"contamination check: clean (planted control {found} of {len(record.planted)}, recall "
                 f"{record.recall:.2f} ≥ floor {record.recall_floor:.2f}, seed {record.seed})")
     if record.status == "contaminated":
         first = record.hits[0]
-        return (f"contamination check: CONTAMINATED, {record.hits_total} hit{'s' if record.hits_total != 1 else ''} "
-                f"(first: {first.where} {first.entry_id} {first.side}, {first.kind}; "
-                "mt-eval contamination --method DIR --corpus FILE lists them all)")
+        listing = "mt-eval contamination --method DIR --corpus FILE"
+        if method_dir is not None and corpus_path is not None:
+            listing = shlex.join(["mt-eval", "contamination", "--method", str(method_dir), "--corpus",
+                                  str(corpus_path)])
+        line = (f"contamination check: CONTAMINATED, {record.hits_total} hit{'s' if record.hits_total != 1 else ''} "
+                f"(first: {first.where} {first.entry_id} {first.side}, {first.kind}; {listing} lists them all)")
+        if method_dir is not None and corpus_path is not None and corpus_path.resolve().is_relative_to(
+                method_dir.resolve()):
+            line += (f"\n  the corpus {corpus_path} is inside the method's directory, so the method's bundle holds "
+                     "its texts: fine for a first try, but evaluate on a corpus kept outside the plugin")
+        return line
     return f"contamination check: {record.status}: {'; '.join(record.reasons)}"
 
 

@@ -3,14 +3,18 @@
 - at least one entry;
 - every entry has an id (a string, or an integer — kept as such in the card), unique by its text;
 - every entry has a source text that is not blank (parallel text, built from lines, is not checked here:
-  its empty lines are segments too);
-- either every entry has a reference or none has: a reference-free corpus is translated, not scored.
+  its empty lines are segments too), except a negative control, whose source may be empty;
+- either every scored entry has a reference or none has: a reference-free corpus is translated, not scored;
+- the families (``family``, ``pass_rule``, ``pair``: `mt_eval.corpus.families`) are well formed: a canary has
+  a pass rule and a reference, only a negative control names its own pair.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from mt_eval.corpus.families import check_families, family_of, has_families
 from mt_eval.corpus.model import Corpus, CorpusError, listing, plural
 from mt_eval.corpus.tsv import SPACED_COLUMNS
 from mt_eval.problems import Problem
@@ -28,11 +32,17 @@ def check_corpus(corpus: Corpus, *, empty_hint: str | None = None) -> None:
         problems = _entry_problems(corpus)
         if problems:
             raise CorpusError(problems, summary=f"corpus {corpus.path} has {plural(len(problems), 'problem')}")
-    references = [e.get("reference") for e in corpus.entries]  # strings or None: checked above
-    with_reference = len(references) - references.count(None)
-    if 0 < with_reference < len(corpus.entries):
-        raise CorpusError([_some_references(corpus, with_reference)])
-    corpus.references = with_reference == len(corpus.entries)
+    scored: Sequence[int] = range(len(corpus.entries))
+    if has_families(corpus.entries):
+        problems = check_families(corpus.entries, file=str(corpus.path), where=corpus.where)
+        if problems:
+            raise CorpusError(problems, summary=f"corpus {corpus.path}: {plural(len(problems), 'problem')} with its "
+                                                "families")
+        scored = [i for i, e in enumerate(corpus.entries) if family_of(e) == "scored"]
+    with_reference = sum(corpus.entries[i].get("reference") is not None for i in scored)  # strings: checked above
+    if 0 < with_reference < len(scored):
+        raise CorpusError([_some_references(corpus, list(scored), with_reference)])
+    corpus.references = 0 < with_reference == len(scored)
 
 
 def _clean(entries: list[Any], check_ids: bool) -> bool:
@@ -85,7 +95,8 @@ def _entry_problems(corpus: Corpus) -> list[Problem]:
             else:
                 seen[entry_id] = i
         source = entry.get("source")
-        if type(source) is not str or not source.strip():
+        if (type(source) is not str or not source.strip()) and not (type(source) is str and
+                                                                     entry.get("family") == "negative"):
             problems.append(Problem(file=file, path=f"{where(i)}.source", code="missing",
                                     message="missing source text" if source is None or type(source) is str
                                     else f"source must be a string, got {_type_name(source)}"))
@@ -101,11 +112,11 @@ def _entry_problems(corpus: Corpus) -> list[Problem]:
     return problems
 
 
-def _some_references(corpus: Corpus, with_reference: int) -> Problem:
-    """Some but not all entries have a reference: name the minority's places."""
-    total = len(corpus.entries)
+def _some_references(corpus: Corpus, scored: list[int], with_reference: int) -> Problem:
+    """Some but not all scored entries have a reference: name the minority's places."""
+    total = len(scored)
     lacking = with_reference >= total - with_reference
-    odd = [i for i, e in enumerate(corpus.entries) if isinstance(e.get("reference"), str) != lacking]
+    odd = [i for i in scored if isinstance(corpus.entries[i].get("reference"), str) != lacking]
     if corpus.lines is not None:
         numbers = [corpus.lines[i] for i in odd]
         place = ("line " if len(numbers) == 1 else "lines ") + listing(numbers)
@@ -113,8 +124,9 @@ def _some_references(corpus: Corpus, with_reference: int) -> Problem:
         place = listing([corpus.where(i) for i in odd])
     verb = "has" if len(odd) == 1 else "have"
     what = f"{verb} no reference" if lacking else f"{verb} a reference"
-    message = (f"{plural(len(odd), 'entry', 'entries')} of {total:,} {what} ({place}): either every entry "
-               "has a reference or none has")
+    kind = "" if total == len(corpus.entries) else " scored"
+    message = (f"{plural(len(odd), 'entry', 'entries')} of {total:,}{kind} {what} ({place}): either every{kind} "
+               "entry has a reference or none has")
     hint = "add the missing references, or remove them all to translate without scoring"
     spaced = [corpus.lines[i] for i in odd
               if corpus.lines is not None and SPACED_COLUMNS.search(corpus.entries[i]["source"])]

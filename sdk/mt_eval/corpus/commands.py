@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from mt_eval.corpus.arguments import CORPUS_HELP, add_corpus_arguments
+from mt_eval.pairs import pair_argument
 
 SHOW_EXAMPLES = """\
 examples:
@@ -17,6 +18,7 @@ examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog, parser.formatter_class = SHOW_EXAMPLES, argparse.RawDescriptionHelpFormatter
     commands = parser.add_subparsers(dest="corpus_command", metavar="COMMAND")
     show = commands.add_parser(
         "show", help="how mt-eval reads a corpus: format, columns and roles, ids, entries, first rows, sha256",
@@ -26,8 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         epilog=SHOW_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     show.add_argument("file", nargs="?", metavar="FILE", help=CORPUS_HELP)
     add_corpus_arguments(show, file_flag=False)
-    show.add_argument("--pair", metavar="SRC>TGT", help="the language pair, for the script check (default: the "
-                                                        "corpus's own)")
+    show.add_argument("--pair", type=pair_argument, metavar="'SRC>TGT'",
+                      help="the language pair, for the script check: quoted ('eng>spa') or as eng:spa (default: the "
+                           "corpus's own)")
     show.add_argument("--rows", type=int, default=5, metavar="N", help="entries to print (default 5)")
     show.add_argument("--json", action="store_true", help="print JSON")
     show.set_defaults(print_show_help=show.print_help)

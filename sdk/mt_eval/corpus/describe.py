@@ -55,9 +55,24 @@ def alias_note(corpus: Corpus) -> str | None:
 
 
 def references_note(corpus: Corpus) -> str:
+    if corpus.references and family_counts(corpus.entries) is not None:
+        return "every scored entry and every canary has one (negative controls need none)"
     if corpus.references:
         return "every entry has one (scored)"
     return "none: translation only, nothing is scored"
+
+
+def family_counts(entries: list[dict[str, Any]]) -> str | None:
+    """``30 scored, 3 canaries, 3 negative controls`` (None when no entry names a family)."""
+    from mt_eval.corpus.families import FAMILIES, family_of, has_families
+
+    if not has_families(entries):
+        return None
+    counts = dict.fromkeys(FAMILIES, 0)
+    for entry in entries:
+        counts[family_of(entry)] += 1
+    return (f"{counts['scored']:,} scored, {plural(counts['canary'], 'canary', 'canaries')}, "
+            f"{plural(counts['negative'], 'negative control')}")
 
 
 def summary_line(corpus: Corpus, selected: int | None = None) -> str:
@@ -75,6 +90,9 @@ def summary_line(corpus: Corpus, selected: int | None = None) -> str:
     if selected is not None and selected != len(corpus.entries):
         count = f"{selected:,} of {count} selected"
     parts.append(count)
+    families = family_counts(corpus.entries)
+    if families is not None:
+        parts.append(families)
     if not corpus.references:
         parts.append("no references: translation only, not scored")
     return f"corpus {corpus.path.name}: " + "; ".join(parts)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mt_eval.corpus.families import scored_entries
 from mt_eval.corpus.model import Corpus, CorpusError, plural
 from mt_eval.corpus.scripts import dominant_script, expected_scripts, script_shares
 from mt_eval.corpus.tsv import SPACED_COLUMNS
@@ -25,6 +26,7 @@ DOUBTS = {
     "same-source-everywhere": "every entry has the same source text",
     "reference-equals-source": "every reference is identical to its source",
     "script-mismatch": "sources or references not in the script of the pair's language",
+    "pair-mismatch": "--pair names other languages than the pair the corpus declares",
 }
 SAMPLE = 500
 _ID_LIKE = re.compile(r"[A-Za-z0-9_.:/#@+-]{1,64}")
@@ -43,10 +45,31 @@ class Doubt:
 def find_doubts(corpus: Corpus, pair: str | None = None) -> list[Doubt]:
     """Everything doubtful about how ``corpus`` was read (``pair``, ``SRC>TGT``, enables the script check)."""
     doubts = [*_column_doubts(corpus), *_content_doubts(corpus)]
+    mismatch = pair_doubt(corpus, pair)
+    if mismatch is not None:
+        doubts.append(mismatch)
     if pair and ">" in pair:
         source_lang, _, target_lang = pair.partition(">")
         doubts.extend(_script_doubts(corpus, source_lang, target_lang))
     return doubts
+
+
+def pair_doubt(corpus: Corpus, pair: str | None) -> Doubt | None:
+    """A ``pair`` (from ``--pair``) in other languages than the one the corpus declares: a refusing doubt."""
+    from mt_eval.pairs import same_languages
+
+    if not pair or not corpus.pair or same_languages(pair, corpus.pair):
+        return None
+    return Doubt("pair-mismatch", f"the corpus declares the pair '{corpus.pair}', but --pair says '{pair}'",
+                 f"leave out --pair to use '{corpus.pair}', or correct --pair")
+
+
+def refuse_pair_mismatch(corpus: Corpus, pair: str, accepted: list[str]) -> None:
+    """Raise CorpusError at once when ``pair`` contradicts the corpus's pair and the doubt is not accepted
+    (accepted, it is recorded when the corpus's doubts are settled)."""
+    doubt = pair_doubt(corpus, pair)
+    if doubt is not None and doubt.code not in accepted:
+        settle_doubts(corpus, [doubt], accepted)
 
 
 def settle_doubts(corpus: Corpus, doubts: list[Doubt], accepted: list[str]) -> None:
@@ -121,7 +144,7 @@ def _column_doubts(corpus: Corpus) -> list[Doubt]:
 
 
 def _content_doubts(corpus: Corpus) -> list[Doubt]:
-    entries = corpus.entries
+    entries = scored_entries(corpus.entries)  # canaries and negative controls are written on purpose
     doubts = []
     if len(entries) >= 3:
         first = entries[0]["source"]
@@ -152,7 +175,7 @@ def _content_doubts(corpus: Corpus) -> list[Doubt]:
 
 
 def _script_doubts(corpus: Corpus, source_lang: str, target_lang: str) -> list[Doubt]:
-    chosen = sample(corpus.entries)
+    chosen = sample(scored_entries(corpus.entries))
     found: dict[str, tuple[str, str, set[str]]] = {}
     sides = [("source", source_lang)] + ([("reference", target_lang)] if corpus.references else [])
     for role, language in sides:
@@ -174,7 +197,7 @@ def _script_doubts(corpus: Corpus, source_lang: str, target_lang: str) -> list[D
         described += ": the source and reference look swapped"
         hint = "swap the columns (e.g. --columns reference,source) or the files"
     else:
-        hint = (f"check the pair {source_lang}>{target_lang} (give the right one with --pair) and which column "
+        hint = (f"check the pair '{source_lang}>{target_lang}' (give the right one with --pair) and which column "
                 "holds which language")
     return [Doubt("script-mismatch", described, hint)]
 

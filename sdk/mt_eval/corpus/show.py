@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from mt_eval.corpus.arguments import selection_from_args, spec_from_args
-from mt_eval.corpus.describe import alias_note, id_origin, layout, reading_facts, references_note
+from mt_eval.corpus.describe import alias_note, family_counts, id_origin, layout, reading_facts, references_note
 from mt_eval.corpus.doubts import find_doubts, settle_doubts
 from mt_eval.corpus.model import Corpus, CorpusError, listing
 from mt_eval.corpus.reader import load_corpus
@@ -64,7 +64,8 @@ def build_report(corpus: Corpus, selection: Selection, pair: str | None, refused
         "file": str(corpus.path), "name": corpus.name, "format": corpus.format, "layout": layout(corpus),
         "columns": columns, "columns_from": corpus.columns_from, "header_line": corpus.header_line,
         "ids_from": corpus.ids_from, "aliases": facts["aliases"], "comment_lines": corpus.comment_lines,
-        "entries": len(corpus.entries), "references": corpus.references, "sha256": corpus.sha256,
+        "entries": len(corpus.entries), "families": family_counts(corpus.entries), "references": corpus.references,
+        "sha256": corpus.sha256,
         "files": facts["files"], "pair": pair, "warnings": corpus.warnings,
         "refused": [] if refused is None else [{"message": p.message, "hint": p.hint} for p in refused.problems],
         "selection": selection.facts, "first": first,
@@ -96,7 +97,7 @@ def render_text(corpus: Corpus, report: dict[str, Any]) -> str:
         fact("comments", f"line{'s' if len(corpus.comment_lines) > 1 else ''} "
                          f"{listing(corpus.comment_lines)} (skipped)")
     fact("references", references_note(corpus))
-    fact("entries", f"{report['entries']:,}")
+    fact("entries", f"{report['entries']:,}" + (f" ({report['families']})" if report.get("families") else ""))
     if report["pair"]:
         fact("pair", report["pair"])
     fact("sha256", report["sha256"] + (" (over both files' sha256)" if len(report["files"]) > 1 else ""))

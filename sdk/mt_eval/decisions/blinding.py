@@ -13,12 +13,13 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from mt_eval.corpus.families import family_of
 from mt_eval.decisions.records import DecisionCase, DecisionResult
 from mt_eval.decisions.rubric import Rubric
 from mt_eval.harness.runcard import RunCard
@@ -50,6 +51,7 @@ class Blinded:
     identity: list[str]
     seed: int
     with_reference: bool
+    controls: set[str] = field(default_factory=set)  # canaries and negative controls: not part of the evaluation
 
 
 def read_run_card(path: str | Path) -> tuple[RunCard, bytes]:
@@ -84,8 +86,12 @@ def blind(card: RunCard, entries: dict[str, dict[str, Any]], rubric: Rubric, *, 
     question = rubric.question()
     items: list[tuple[str, DecisionCase]] = []
     not_graded: dict[str, str] = {}
+    controls: set[str] = set()
     for result in card.results:
         result_id = str(result.id)  # a card keeps integer ids as integers; entries are keyed by their text
+        if result_id in entries and family_of(entries[result_id]) != "scored":
+            controls.add(result_id)  # only the scored entries are graded, as only they are scored
+            continue
         if result.error is not None or result.predicted is None:
             not_graded[result_id] = f"the translation failed: {result.error or 'no prediction'}"
             continue
@@ -103,7 +109,7 @@ def blind(card: RunCard, entries: dict[str, dict[str, Any]], rubric: Rubric, *, 
                     case=DecisionCase(id=f"item-{n:0{width}d}", state=case.state, questions=case.questions))
                for n, (entry_id, case) in enumerate(items, start=1)]
     return Blinded(items=blinded, not_graded=not_graded, identity=identity_strings(card), seed=seed,
-                   with_reference=with_reference)
+                   with_reference=with_reference, controls=controls)
 
 
 def _strings(value: Any) -> Iterable[str]:

@@ -15,7 +15,9 @@ import msgspec
 from mt_eval.decisions.metrics import DecisionMetrics
 from mt_eval.decisions.records import DecisionResult
 from mt_eval.decisions.selfcheck import SelfCheck
-from mt_eval.harness.runcard import Environment, LatencyFacts, MethodFacts, UsageTotals
+from mt_eval.harness.environment import Environment
+from mt_eval.harness.latency import LatencyFacts
+from mt_eval.harness.runcard import MethodFacts, UsageTotals
 
 CARD_VERSION = "decision-card/1"
 

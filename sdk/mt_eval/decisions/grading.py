@@ -131,6 +131,8 @@ def finish(args: argparse.Namespace, started_at: str, card: RunCard, raw: bytes,
     entries: list[gc.GradedEntry] = []
     for result in card.results:
         entry_id = str(result.id)
+        if entry_id in blinded.controls:
+            continue
         if entry_id in blinded.not_graded:
             entries.append(gc.GradedEntry(entry_id=entry_id, item=None, error=blinded.not_graded[entry_id]))
             continue

@@ -27,8 +27,17 @@ from mt_eval.decisions.selfcheck import SelfCheck, describe_self_check, run_self
 from mt_eval.decisions.summary import print_summary
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.commands import method_params
+from mt_eval.harness.environment import environment
+from mt_eval.harness.latency import reported_latency_facts
 from mt_eval.harness.progress import RunProgress
-from mt_eval.harness.run_directory import RunError, differences, hold_run_directory, open_run_directory, write_json
+from mt_eval.harness.run_directory import (
+    RunError,
+    differences,
+    hold_run_directory,
+    open_run_directory,
+    run_directory,
+    write_json,
+)
 from mt_eval.harness.session import RunState, new_run_id, now
 from mt_eval.loader import LoadedMethod, load_method
 
@@ -62,7 +71,7 @@ def decide_run(args: argparse.Namespace) -> Path:
                               tolerance=args.tolerance, max_input_chars=spec.max_input_chars if spec else None,
                               question_types=tuple(spec.question_types) if spec else QUESTION_TYPES)
     config = decision_config(args)
-    out = Path(args.out) if args.out else Path("runs") / "decisions" / f"{loaded.method_id}__{_slug(corpus.name)}"
+    out = run_directory(args.out, loaded.directory, "decisions", f"{loaded.method_id}__{_slug(corpus.name)}")
     with hold_run_directory(out, command="mt-eval decide run", wait_s=args.wait, prog="mt-eval decide"):
         state = _open(out, args, loaded, corpus, config, settings, load_s)
         log_path = out / "results.jsonl"
@@ -194,8 +203,8 @@ def build_card(state: DecideState, loaded: LoadedMethod, corpus: DecisionCorpus,
         self_check=check, self_check_produced_by=dc.Provenance(run_id=state.run_id, results_sha256=corpus.sha256),
         metrics=metrics, metrics_produced_by=provenance if metrics is not None else None,
         coverage=coverage, rows_over_limit=sum(1 for r in results if r.error and "max_input_chars" in r.error),
-        failures=failure_summary(results), environment=rc.environment(),
-        latency=rc.latency_facts(state.first_call_s, state.load_s, [r.latency_s for r in results], 10),
+        failures=failure_summary(results), environment=environment(),
+        latency=reported_latency_facts(state.first_call_s, state.load_s, [r.latency_s for r in results], 10),
         usage=rc.UsageTotals(prompt_tokens=sum(r.usage.prompt_tokens for r in results),
                              completion_tokens=sum(r.usage.completion_tokens for r in results)),
         errors=sum(r.error is not None for r in results), results=results)

@@ -180,7 +180,8 @@ def import_sheets(args: argparse.Namespace) -> Path:
     grades = {key.items[item]: _averaged(item, question, rubric.name, given) for item, given in totals.items()}
     return finish(args, started_at, card, raw, rubric, key.rubric_sha256, Blinded(
         items=blinded.items, not_graded=blinded.not_graded, identity=blinded.identity, seed=key.seed,
-        with_reference=key.with_reference), grades, human=gc.HumanGraders(sheets=sheets), tolerance=1e-3)
+        with_reference=key.with_reference, controls=blinded.controls), grades, human=gc.HumanGraders(sheets=sheets),
+        tolerance=1e-3)
 
 
 def _averaged(item: str, question: Question, name: str, given: list[list[float]]) -> DecisionResult:

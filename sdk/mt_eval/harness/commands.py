@@ -18,6 +18,7 @@ import os
 import sys
 
 from mt_eval.corpus.arguments import add_corpus_arguments
+from mt_eval.pairs import PairError, parse_pair
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))), "examples")
@@ -31,7 +32,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                        "an interrupted run continues with --resume.")
     run.formatter_class = argparse.RawDescriptionHelpFormatter
     run.epilog = ("examples:\n  mt-eval run --demo\n"
-                  "  mt-eval run --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json\n"
+                  "  mt-eval run --method examples/rules-eng-spa --corpus examples/data/eng-spa-demo.json\n"
                   "  mt-eval run --method my-method --corpus dev.jsonl --pair 'eng>spa' --out runs/try1 --resume\n"
                   "  mt-eval run --method my-method --corpus dev.tsv --ids 1..50 --out runs/first50\n"
                   "  mt-eval run --method my-method --source-file devtest.eng_Latn --reference-file devtest.spa_Latn "
@@ -41,15 +42,20 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                   "  mt-eval run --method examples/coached-llm-eng-spa --corpus examples/data/eng-spa-demo.json "
                   "--official --gateway-policy examples/coached-llm-eng-spa/gateway-policy.json\n"
                   "  mt-eval run --demo --out runs/demo --force --max-errors 2%\n"
-                  "\nexit status: 0 complete (failures within --max-errors), 1 the run could not start or continue, "
-                  "2 usage,\n  3 partial (more failed entries than --max-errors), 4 failed (no entry translated, no "
-                  "scores),\n  75 the run directory is in use by another process (see --wait), 130 interrupted")
+                  "  mt-eval run --demo --policy examples/policies/no-abstention.json --latency-sample 20 "
+                  "--out runs/demo --force\n"
+                  "\nexit status: 0 complete (failures within --max-errors) and the headline passed the gate, 1 the "
+                  "run could not\n  start or continue, 2 usage, 3 partial (more failed entries than --max-errors), "
+                  "4 failed (no entry\n  translated, no scores), 5 complete but the gate withheld the headline "
+                  "(mt-eval gate CARD says why),\n  75 the run directory is in use by another process (see --wait), "
+                  "130 interrupted")
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
     what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")
-    what.add_argument("--pair", metavar="SRC>TGT", help="language pair (default: the corpus's, else the "
-                                                        "method's first supported pair); with "
-                                                        "--champollion-config, the config's pair, e.g. en:es")
+    what.add_argument("--pair", metavar="'SRC>TGT'",
+                      help="language pair, quoted ('eng>spa') or as eng:spa or eng-spa (default: the corpus's, else "
+                           "the method's first supported pair; a --pair the corpus's pair contradicts needs "
+                           "--accept-doubt pair-mismatch); with --champollion-config, the config's pair, e.g. en:es")
     what.add_argument("--champollion-config", metavar="PATH",
                       help="evaluate the method plugin a champollion.config.json names for --pair (its model, "
                            "temperature and batchSize apply; the run card records the config and pair)")
@@ -59,12 +65,10 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     add_run_directory_arguments(run.add_argument_group("where results go"), "runs/METHOD__CORPUS")
     how = run.add_argument_group("how to run")
     add_call_arguments(how, "entry", "entries")
-    how.add_argument("--retries", type=int, default=1, metavar="N", help="retries per failed entry (default 1)")
-    how.add_argument("--retry-budget", type=int, metavar="N", help="retries for the whole run "
-                                                                   "(default: 10%% of entries, at least 10)")
+    add_retry_arguments(how)
     how.add_argument("--max-errors", default="0", metavar="N|P%",
                      help="failed entries tolerated for exit status 0: a count (5) or a share of the corpus (2%%); "
-                          "default 0")
+                          "default 0 (a negative control's refusal is not a failure)")
     how.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
     add_model_arguments(run.add_argument_group("passed to the method (RunConfig)"))
@@ -86,10 +90,16 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     fair.add_argument("--contamination-check", action=argparse.BooleanOptionalAction, default=True,
                       help="check the method's bundle for the corpus's texts before translating and record the "
                            "result in the run card (default: on; --no-contamination-check records not-run)")
+    add_latency_arguments(run)
+    held = run.add_argument_group("what the run is held to")
+    held.add_argument("--policy", metavar="FILE", help="headline gate policy (default: the shipped one; mt-eval gate "
+                                                        "--help lists its thresholds)")
+    held.add_argument("--freeze", metavar="FILE", help="refuse to run unless everything matches this frozen manifest "
+                                                        "(mt-eval freeze init writes one)")
     run.add_argument("--extension", action="append", default=[], metavar="MODULE",
                      help="enable an extension module implementing mt-eval hooks (repeatable)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
-    run.set_defaults(print_run_help=run.print_help)
+    run.set_defaults(print_run_usage=run.print_usage)
 
 
 def add_run_directory_arguments(group: argparse._ArgumentGroup, default: str) -> None:
@@ -108,6 +118,28 @@ def add_call_arguments(group: argparse._ArgumentGroup, item: str, items: str) ->
     group.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="calls in flight (default 8)")
     group.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
                        help=f"seconds per {item} (default 120)")
+
+
+def add_retry_arguments(group: argparse._ArgumentGroup) -> None:
+    """--retries per failed entry within a run-wide --retry-budget (``run`` and ``freeze init``)."""
+    group.add_argument("--retries", type=int, default=1, metavar="N", help="retries per failed entry (default 1)")
+    group.add_argument("--retry-budget", type=int, metavar="N", help="retries for the whole run "
+                                                                     "(default: 10%% of entries, at least 10)")
+
+
+def add_latency_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the harness measures latency (``run`` and ``freeze init``; `mt_eval.harness.latency`)."""
+    from mt_eval.harness.latency import DEFAULT_REPETITIONS, DEFAULT_SAMPLE, DEFAULT_WARMUP
+
+    latency = parser.add_argument_group(
+        "latency (measured by the harness in extra one-entry calls before the scored run; never scored)")
+    latency.add_argument("--latency-warmup", type=int, default=DEFAULT_WARMUP, metavar="N",
+                         help=f"untimed warm-up calls after the cold call (default {DEFAULT_WARMUP})")
+    latency.add_argument("--latency-sample", type=int, default=DEFAULT_SAMPLE, metavar="N",
+                         help=f"scored entries timed one call each at concurrency 1 (default {DEFAULT_SAMPLE}; 0: "
+                              "no latency calls at all, no latency figures)")
+    latency.add_argument("--latency-repetitions", type=int, default=DEFAULT_REPETITIONS, metavar="N",
+                         help=f"times the sample is timed (default {DEFAULT_REPETITIONS})")
 
 
 def positive_int(text: str) -> int:
@@ -154,9 +186,14 @@ def method_params(items: list[str]) -> dict[str, object]:
 
 def run_command(args: argparse.Namespace) -> int:
     if args.demo:
+        if not os.path.isdir(DEMO_METHOD) and not args.method:
+            print("mt-eval run: --demo runs the example method of the mt-eval repository (examples/lexicon-eng-spa), "
+                  "which this installation does not have: run it from a checkout of the repository, or give "
+                  "--method DIR and --corpus FILE", file=sys.stderr)
+            return 2
         args.method = args.method or DEMO_METHOD
         args.corpus = args.corpus or DEMO_CORPUS
-    if args.champollion_config:
+    if args.champollion_config:  # --pair names one of the config's pairs, as written there (en:es)
         from mt_eval.champollion.evaluate import apply_champollion_config
 
         try:
@@ -164,11 +201,25 @@ def run_command(args: argparse.Namespace) -> int:
         except (ValueError, LookupError, OSError) as exc:
             print(f"mt-eval run: {exc}", file=sys.stderr)
             return 1
-    if not args.method or not (args.corpus or args.source_file or args.reference_file):
-        args.print_run_help()
+    elif args.pair is not None:
+        try:
+            args.pair = parse_pair(args.pair)
+        except PairError as exc:
+            args.print_run_usage(sys.stderr)
+            print(f"mt-eval run: error: argument --pair: {exc}", file=sys.stderr)
+            return 2
+    missing = [what for what, given in (
+        ("--method DIR (a method plugin directory)", args.method),
+        ("--corpus FILE (or --source-file SRC --reference-file REF)", args.corpus or args.source_file
+         or args.reference_file)) if not given]
+    if missing:
+        args.print_run_usage(sys.stderr)
+        print(f"mt-eval run: give {' and '.join(missing)}; or try the bundled example with --demo. `mt-eval run "
+              "--help` lists every option, with examples.", file=sys.stderr)
         return 2
     from mt_eval.harness.outcome import EXIT_BUSY, EXIT_ERROR, EXIT_INTERRUPTED
     from mt_eval.harness.run_directory import RunError
+    from mt_eval.harness.run_rules import RulesError
     from mt_eval.harness.session import run_evaluation
     from mt_eval.locks import Busy
     from mt_eval.problems import ProblemsError
@@ -179,20 +230,23 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"mt-eval run: {exc}. Wait for it to finish (or stop it), or give --wait to wait; a run directory "
               "is used by one process at a time", file=sys.stderr)
         return EXIT_BUSY
-    except (RunError, ProblemsError, ValueError, OSError) as exc:
+    except (RunError, RulesError, ProblemsError, ValueError, OSError) as exc:
         print(f"mt-eval run: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("\nmt-eval run: interrupted; finished entries are saved. Continue with the same command and "
               "--resume.", file=sys.stderr)
         return EXIT_INTERRUPTED
-    print(f"run card: {report.card_path}")
     return report.exit_code
 
 
 def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
     compare.description = ("Compare two runs on the same corpus with sacrebleu's paired bootstrap resampling and "
                            "paired approximate randomization. A is the baseline.")
+    compare.formatter_class = argparse.RawDescriptionHelpFormatter
+    compare.epilog = ("examples (after nox -s demo, which writes runs/demo and runs/demo-rules):\n"
+                      "  mt-eval compare runs/demo/card.json runs/demo-rules/card.json\n"
+                      "  mt-eval compare runs/demo/card.json runs/demo-rules/card.json --json --trials 2000")
     compare.add_argument("baseline", metavar="A.json", help="run card of the baseline")
     compare.add_argument("candidate", metavar="B.json", help="run card of the system compared with it")
     add_corpus_arguments(compare, selection=False, title="the corpus (default: the one both cards record, read "
@@ -200,6 +254,11 @@ def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
     compare.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (1000)")
     compare.add_argument("--trials", type=int, default=10000, metavar="N", help="randomization trials (10000)")
     compare.add_argument("--seed", type=int, default=12345, help="seed for both tests")
+    compare.add_argument("--allow-diff", action="append", default=[], metavar="NAME",
+                         help="accept that this covariate differs between the cards (repeatable): model, "
+                              "temperature, tool_permissions, environment, retry_budget, max_tokens, seed, batch_size, "
+                              "concurrency, timeout_s, retries_per_entry; hardware compares latencies across "
+                              "hardware labels")
     compare.add_argument("--json", action="store_true", help="print JSON")
     compare.add_argument("--extension", action="append", default=[], metavar="MODULE",
                          help="enable an extension whose metrics the cards carry, to verify them (repeatable)")

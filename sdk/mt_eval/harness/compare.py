@@ -3,8 +3,13 @@
 Both cards must verify (`mt_eval.harness.verify`: content hash, schema, corpus, metrics recomputed), come
 from the same corpus (same sha256) and the same selection of it (same subset sha256). The references are
 read from the corpus the cards name, the way the cards record it was read (or from ``--corpus`` or
-``--source-file``/``--reference-file``), and the cards' selection is applied again. sacrebleu's paired
-bootstrap resampling and paired approximate randomization give a p-value per metric.
+``--source-file``/``--reference-file``), and the cards' selection is applied again; a truncated card is never
+compared with a full one. The cards' covariates must be the same (`mt_eval.harness.compare_checks`;
+``--allow-diff NAME`` accepts a named difference). Over the scored entries, sacrebleu's paired bootstrap
+resampling and paired approximate randomization give a p-value per metric, and a case-level bootstrap gives a
+95% interval of the difference B − A. The report also counts the entries whose outputs differ (for two runs
+of the same method: its repeat-run stability) and puts the measured latencies side by side when the hardware
+labels match.
 """
 
 from __future__ import annotations
@@ -31,44 +36,49 @@ class CompareError(Exception):
 
 def run_compare(args: argparse.Namespace) -> int:
     from mt_eval.corpus.arguments import spec_from_args
+    from mt_eval.harness.compare_checks import check_allowed
 
     try:
-        rows = compare_cards(Path(args.baseline), Path(args.candidate), corpus=spec_from_args(args),
-                             bootstrap=args.bootstrap, trials=args.trials, seed=args.seed,
-                             extensions=getattr(args, "extension", []))
+        report = compare_cards(Path(args.baseline), Path(args.candidate), corpus=spec_from_args(args),
+                               bootstrap=args.bootstrap, trials=args.trials, seed=args.seed,
+                               extensions=getattr(args, "extension", []),
+                               allow_diff=check_allowed(getattr(args, "allow_diff", [])))
     except (CompareError, ValueError) as exc:
         print(f"mt-eval compare: {exc}", file=sys.stderr)
         return 1
     if args.json:
-        sys.stdout.write(msgspec.json.format(msgspec.json.encode(rows), indent=2).decode() + "\n")
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(report), indent=2).decode() + "\n")
         return 0
-    print(f"{'metric':8} {'A':>8} {'B':>8} {'B-A':>8} {'p (bootstrap)':>14} {'p (random.)':>12}")
-    for row in rows:
-        verdict = "significant" if row["p_randomization"] < 0.05 else "not significant"
-        print(f"{row['metric']:8} {row['a']:8.2f} {row['b']:8.2f} {row['delta']:+8.2f} "
-              f"{row['p_bootstrap']:14.4f} {row['p_randomization']:12.4f}  {verdict} at 0.05")
+    from mt_eval.harness.compare_report import render
+
+    print(render(report))
     return 0
 
 
-def _verified_card(path: Path, corpus: CorpusSpec | None, extensions: Sequence[str]) -> RunCard:
+def _verified_card(path: Path, corpus: CorpusSpec | None, extensions: Sequence[str]
+                   ) -> tuple[RunCard, dict[str, Any] | None]:
     from mt_eval.harness.verify import render, verify_card
 
     verification = verify_card(path, corpus=corpus, extensions=extensions)
     if not verification.ok or verification.card is None:
         raise CompareError(f"{path} does not verify, so it cannot be compared:\n"
                            + render(verification, verbose=False).split("\n", 1)[-1])
-    return verification.card
+    return verification.card, verification.data
 
 
 def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None, bootstrap: int, trials: int,
-                  seed: int, extensions: Sequence[str] = ()) -> list[dict[str, Any]]:
+                  seed: int, extensions: Sequence[str] = (), allow_diff: Sequence[str] = ()) -> dict[str, Any]:
+    """The comparison report (`mt_eval.harness.compare_report` renders it); `CompareError` says why not."""
+    from mt_eval.corpus.families import scored_entries
     from mt_eval.corpus.model import CorpusError
     from mt_eval.corpus.reader import load_corpus
     from mt_eval.corpus.selection import request_from_facts, select
+    from mt_eval.harness.compare_checks import covariate_differences, latency_comparison, output_differences
     from mt_eval.harness.corpus import card_corpus_spec
     from mt_eval.harness.scoring import make_metrics
 
-    a, b = _verified_card(baseline, corpus, extensions), _verified_card(candidate, corpus, extensions)
+    (a, a_data), (b, b_data) = (_verified_card(baseline, corpus, extensions),
+                                _verified_card(candidate, corpus, extensions))
     if a.corpus.sha256 != b.corpus.sha256:
         raise CompareError(f"the cards come from different corpora ({a.corpus.name} {a.corpus.sha256[:12]} vs "
                            f"{b.corpus.name} {b.corpus.sha256[:12]}); paired tests need the same entries")
@@ -88,9 +98,25 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
         raise CompareError(f"{spec.main_path} is not the corpus the cards were run on (sha256 differs)")
     if not source.references:
         raise CompareError(f"{spec.main_path} has no references: a translation-only run cannot be compared")
-    hypotheses = [_hypotheses(card, chosen, name) for card, name in ((a, baseline), (b, candidate))]
-    references = [[e["reference"] for e in chosen]]
-    return _paired_tests(hypotheses, references, make_metrics(), bootstrap, trials, seed)
+    differences = covariate_differences(a, a_data, b, b_data)
+    refused = [d for d in differences if d.name not in allow_diff]
+    if refused:
+        raise CompareError("the cards' covariates differ or are missing, so their scores are not comparable:\n  "
+                           + "\n  ".join(str(d) for d in refused)
+                           + f"\naccept a difference you mean to compare with --allow-diff NAME (e.g. --allow-diff "
+                             f"{refused[0].name})")
+    scored = scored_entries(chosen)
+    hypotheses = [_hypotheses(card, scored, name) for card, name in ((a, baseline), (b, candidate))]
+    references = [[e["reference"] for e in scored]]
+    return {"a": str(baseline), "b": str(candidate),
+            "rows": _paired_tests(hypotheses, references, make_metrics(), bootstrap, trials, seed),
+            "allowed_differences": [{"name": d.name, "a": d.a, "b": d.b} for d in differences],
+            "outputs": output_differences(a, b, chosen), "latency": latency_comparison(a, b, list(allow_diff)),
+            "methods": {"a": _method(a), "b": _method(b)}}
+
+
+def _method(card: RunCard) -> dict[str, Any]:
+    return {"method_id": card.method.method_id, "code_sha256": card.method.code_sha256, "run_id": card.run_id}
 
 
 def _part(card: RunCard) -> str:
@@ -112,7 +138,11 @@ def _hypotheses(card: RunCard, entries: list[dict[str, Any]], name: Path) -> lis
 
 def _paired_tests(hypotheses: list[list[str]], references: list[list[str]], metrics: dict[str, Any],
                   bootstrap: int, trials: int, seed: int) -> list[dict[str, Any]]:
+    if list(hypotheses[0]) == list(hypotheses[1]):
+        return _identical(hypotheses[0], references, metrics, bootstrap, trials, seed)
     from sacrebleu.significance import PairedTest
+
+    from mt_eval.harness.scoring import paired_difference
 
     previous = os.environ.get("SACREBLEU_SEED")
     os.environ["SACREBLEU_SEED"] = str(seed)
@@ -131,8 +161,23 @@ def _paired_tests(hypotheses: list[list[str]], references: list[list[str]], metr
     scored_names = [key for key in bs if key != "System"]  # sacrebleu keys results by its score names
     for name, scored in zip(metrics, scored_names, strict=True):
         base, other = bs_results[scored][0], bs_results[scored][1]
+        _, low, high = paired_difference(metrics[name], list(hypotheses[0]), list(hypotheses[1]), references,
+                                         resamples=bootstrap, seed=seed)
         rows.append({"metric": name, "a": round(base.score, 4), "b": round(other.score, 4),
-                     "delta": round(other.score - base.score, 4), "p_bootstrap": other.p_value,
-                     "p_randomization": ar_results[scored][1].p_value, "bootstrap_resamples": bootstrap,
-                     "randomization_trials": trials, "seed": seed})
+                     "delta": round(other.score - base.score, 4), "delta_ci_low": low, "delta_ci_high": high,
+                     "p_bootstrap": other.p_value, "p_randomization": ar_results[scored][1].p_value,
+                     "bootstrap_resamples": bootstrap, "randomization_trials": trials, "seed": seed})
+    return rows
+
+
+def _identical(hypotheses: list[str], references: list[list[str]], metrics: dict[str, Any], bootstrap: int,
+               trials: int, seed: int) -> list[dict[str, Any]]:
+    """Two runs with the same outputs on every scored entry: a difference of 0, p = 1 (sacrebleu counts only
+    resamples whose difference exceeds the observed one, and would give 1/(n+1) here)."""
+    rows = []
+    for name, metric in metrics.items():
+        value = round(float(metric.corpus_score(hypotheses, references).score), 4)
+        rows.append({"metric": name, "a": value, "b": value, "delta": 0.0, "delta_ci_low": 0.0, "delta_ci_high": 0.0,
+                     "p_bootstrap": 1.0, "p_randomization": 1.0, "bootstrap_resamples": bootstrap,
+                     "randomization_trials": trials, "seed": seed, "identical": True})
     return rows

@@ -36,7 +36,6 @@ class RunSettings:
     timeout_s: float = 120.0
     retries: int = 1
     retry_budget: int | None = None
-    warmup_entries: int = 10
 
     def budget_for(self, entries: int) -> int:
         """Total retries a run may spend: given, or 10% of the entries (at least 10)."""

@@ -1,15 +1,21 @@
 """How a run ended: its status, the distinct failures, and the exit status of ``mt-eval run``.
 
 =====  =========================================================================================
- 0     complete: every entry was translated (or the failures are within ``--max-errors``)
+ 0     complete: every entry was translated (or the failures are within ``--max-errors``), and the
+       headline passed the gate (or, translation only, there is none to gate)
  1     the run could not start or continue: bad arguments or inputs, a method that cannot load or
        start; the message says what and how to fix it
  2     usage error (unknown option, missing ``--method``/``--corpus``)
  3     partial: some entries failed, more than ``--max-errors`` allows
  4     failed: no entry was translated; the card has no scores
+ 5     complete, but the gate withheld the headline (`mt_eval.harness.gate`; ``mt-eval gate CARD`` says
+       why): the card keeps every figure. A partial or failed run keeps its own status, 3 or 4
  75    busy: another process is using the run directory (``--wait`` waits for it)
  130   interrupted (Ctrl-C); finished entries are saved, ``--resume`` continues
 =====  =========================================================================================
+
+A negative control's error is the refusal it asks for (`mt_eval.corpus.families`): it is not counted as a
+failure here.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ EXIT_COMPLETE = 0
 EXIT_ERROR = 1
 EXIT_PARTIAL = 3
 EXIT_FAILED = 4
+EXIT_GATE_FAILED = 5
 EXIT_BUSY = 75
 EXIT_INTERRUPTED = 130
 

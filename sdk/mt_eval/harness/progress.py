@@ -1,10 +1,13 @@
-"""Progress of a run: a rich bar on a terminal (done/total, rate, ETA, errors), plain lines elsewhere."""
+"""Progress of a run: a rich bar on a terminal (done/total, rate, ETA, errors), plain lines elsewhere — one
+every ``interval_s`` and one at the end with the time it took."""
 
 from __future__ import annotations
 
 import sys
 import time
 from typing import Any, TextIO
+
+from mt_eval.durations import format_duration
 
 
 class RunProgress:
@@ -21,7 +24,7 @@ class RunProgress:
         self.interval_s = interval_s
         self.label = label
         self._started = time.monotonic()
-        self._last_line = 0.0
+        self._last_line = self._started
         self._bar: Any = None
         self._task: Any = None
         if not quiet and self.stream.isatty():
@@ -43,16 +46,31 @@ class RunProgress:
         now = time.monotonic()
         rate = (self.done - self._resumed_from) / max(now - self._started, 1e-9)
         if self._bar is not None:
-            errors = f"{self.errors} error{'s' if self.errors != 1 else ''}" if self.errors else ""
-            self._bar.update(self._task, completed=self.done, rate=f"{rate:,.1f}/s", errors=errors)
-        elif now - self._last_line >= self.interval_s or self.done == self.total:
+            self._bar.update(self._task, completed=self.done, rate=_rate(rate),
+                             errors=_errors(self.errors) if self.errors else "")
+        elif self.done == self.total:
+            self._line(f"{self.done}/{self.total} in {format_duration(now - self._started)} ({_rate(rate)}), "
+                       f"{_errors(self.errors)}")
+        elif now - self._last_line >= self.interval_s:
             self._last_line = now
             left = (self.total - self.done) / rate if rate > 0 else 0.0
-            self.stream.write(f"{self.label}: {self.done}/{self.total} ({rate:,.1f}/s, ETA {left:,.0f} s, "
-                              f"{self.errors} errors)\n")
-            self.stream.flush()
+            self._line(f"{self.done}/{self.total} ({_rate(rate)}, about {format_duration(left)} left, "
+                       f"{_errors(self.errors)})")
+
+    def _line(self, text: str) -> None:
+        self.stream.write(f"{self.label}: {text}\n")
+        self.stream.flush()
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.stop()
             self._bar = None
+
+
+def _rate(per_second: float) -> str:
+    """``134/s``, ``4.5/s``, ``0.25/s``: three significant figures at most."""
+    return f"{per_second:,.0f}/s" if per_second >= 100 else f"{per_second:.3g}/s"
+
+
+def _errors(count: int) -> str:
+    return f"{count} error{'s' if count != 1 else ''}"

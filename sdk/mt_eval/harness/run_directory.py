@@ -33,6 +33,27 @@ def write_json(path: Path, value: Any) -> None:
     temporary.replace(path)
 
 
+def run_directory(out: str | None, plugin: Path, *default: str) -> Path:
+    """``--out``, or ``runs/<default…>`` in the working directory — beside the plugin instead when the working
+    directory is inside it. A run directory never lies in the method's directory: its results would become
+    part of the method (its code hash, the contamination check, what is shipped with it), so an ``--out``
+    there is refused with one outside to use instead."""
+    import os
+
+    home = plugin.resolve()
+    if out:
+        if Path(out).resolve().is_relative_to(home):
+            outside = os.path.relpath(home.parent / "runs" / Path(out).name)
+            raise RunError(f"--out {out} is inside the method's directory {home}: its results would become part of "
+                           f"the method (its code hash, the contamination check, what is shipped with it); write "
+                           f"them outside it, e.g. --out {outside}")
+        return Path(out)
+    base = Path("runs")
+    if Path.cwd().resolve().is_relative_to(home):
+        base = Path(os.path.relpath(home.parent / "runs"))
+    return base.joinpath(*default)
+
+
 def hold_run_directory(out: Path, *, command: str, wait_s: float | None, prog: str) -> RunDirectoryLock:
     """Take the run directory's lock (``with hold_run_directory(...):``); raises `mt_eval.locks.Busy` when
     another process holds it and ``wait_s`` (None: do not wait) passes first."""

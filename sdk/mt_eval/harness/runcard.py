@@ -7,9 +7,6 @@ canonical JSON (sorted keys, no whitespace) with ``content_sha256`` itself left 
 from __future__ import annotations
 
 import hashlib
-import os
-import platform
-import statistics
 import subprocess
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -20,6 +17,11 @@ from mt_eval.code_hash import code_sha256
 from mt_eval.contamination.record import ContaminationRecord
 from mt_eval.eligibility import Eligibility
 from mt_eval.gateway.audit import GatewayFacts
+from mt_eval.harness.environment import Environment
+from mt_eval.harness.families import FamilyFacts
+from mt_eval.harness.freeze import FreezeReference
+from mt_eval.harness.gate import GateFacts
+from mt_eval.harness.latency import LatencyFacts
 from mt_eval.harness.scoring import Scores
 from mt_eval.pins import PinCheck
 from mt_eval.records import TranslationResult
@@ -27,7 +29,7 @@ from mt_eval.sandbox.policy import SandboxFacts
 from mt_eval.scan.findings import ScanReport
 
 CARD_VERSION = "run-card/1"
-__all__ = ["RunCard", "code_sha256", "environment", "git_state", "latency_facts", "seal"]
+__all__ = ["RunCard", "code_sha256", "git_state", "seal"]
 
 
 class DependencyContribution(msgspec.Struct, kw_only=True):
@@ -116,24 +118,10 @@ class Covariates(msgspec.Struct, kw_only=True):
     retries_per_entry: int
     retry_budget: int
     retries_used: int
-
-
-class Environment(msgspec.Struct, kw_only=True):
-    python: str
-    os: str
-    machine: str
-    cpu_model: str
-    cpu_count: int
-    memory_gib: float | None
-    hardware: str
-
-
-class LatencyFacts(msgspec.Struct, kw_only=True):
-    cold_s: float | None
-    warmup_entries: int
-    hot_entries: int
-    hot_p50_s: float | None
-    hot_p95_s: float | None
+    # absent from older cards (mt_eval.harness.covariates): what the method may reach at run time (its
+    # gateway and external-API dependencies; [] for none), and the covariates that do not apply, with why
+    tool_permissions: list[str] | None = None
+    not_applicable: dict[str, str] | None = None
 
 
 class UsageTotals(msgspec.Struct, kw_only=True):
@@ -185,6 +173,12 @@ class RunCard(msgspec.Struct, kw_only=True):
     cached: int | None = None  # results the method served from its cache; null when it does not say
     normalised: dict[str, int] = msgspec.field(default_factory=dict)  # what was changed to accept results: count
     pins: list[PinCheck] = msgspec.field(default_factory=list)  # each mirrored dependency's pin, as checked
+    # Measurement rigor; absent from older cards. The corpus families and their rates
+    # (mt_eval.harness.families), the headline gate's verdict (mt_eval.harness.gate) and the freeze
+    # manifest the run was held to (mt_eval.harness.freeze).
+    families: FamilyFacts | None = None
+    gate: GateFacts | None = None
+    freeze: FreezeReference | None = None
     content_sha256: str = ""
 
 
@@ -212,46 +206,3 @@ def git_state(directory: Path) -> tuple[str | None, bool | None]:
     except (OSError, subprocess.TimeoutExpired):
         return None, None
     return commit.stdout.strip(), bool(status.stdout.strip())
-
-
-def environment() -> Environment:
-    cpu = _cpu_model()
-    count = os.cpu_count() or 1
-    memory = _memory_gib()
-    label = f"{cpu} ×{count}" + (f", {memory:g} GiB" if memory else "")
-    return Environment(python=platform.python_version(), os=f"{platform.system()} {platform.release()}",
-                       machine=platform.machine(), cpu_model=cpu, cpu_count=count, memory_gib=memory,
-                       hardware=label)
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
-def _memory_gib() -> float | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                return round(int(line.split()[1]) / 1024 / 1024, 1)
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def latency_facts(first_call_s: float | None, load_s: float, per_entry_s: list[float], warmup: int) -> LatencyFacts:
-    """Cold: the first call including the method's load. Hot: entries after the warm-up, p50 and p95."""
-    hot = per_entry_s[warmup:]
-    p50 = p95 = None
-    if hot:
-        p50 = statistics.median(hot)
-        p95 = statistics.quantiles(hot, n=20, method="inclusive")[18] if len(hot) > 1 else hot[0]
-    cold = None if first_call_s is None else round(first_call_s + load_s, 6)
-    return LatencyFacts(cold_s=cold, warmup_entries=warmup, hot_entries=len(hot),
-                        hot_p50_s=None if p50 is None else round(p50, 6),
-                        hot_p95_s=None if p95 is None else round(p95, 6))

@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from mt_eval.corpus.families import by_pair
 from mt_eval.harness.execution import Outcome, ResultsLog, RunSettings, execute
 from mt_eval.harness.outcome import EXIT_FAILED
 from mt_eval.loader import LoadedMethod
@@ -47,11 +48,16 @@ class Translated:
 class Around:
     """What else runs with the method: ``running(label)`` around it (a gateway, a sandbox's watch),
     ``begin(loaded)`` once it has started (its card, which a guest sends at initialize: the value is kept in
-    `Translated.begun`), and ``finish(method)`` once every entry is done (a substitution replay)."""
+    `Translated.begun`), ``before(method, start_s)`` just before its entries, watched like them (the latency
+    calls; ``start_s``: how long a guest took to start), and ``finish(method)`` once every entry is done (a
+    substitution replay). ``view`` is each group of entries as the method is handed it (without the gold
+    and family fields)."""
 
     running: Callable[[str], AbstractAsyncContextManager[Any]] | None = None
     begin: Callable[[LoadedMethod], Awaitable[Any]] | None = None
+    before: Callable[[Any, float], Awaitable[None]] | None = None
     finish: Callable[[Any], Awaitable[None]] | None = None
+    view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
     can_move: bool = True  # whether a method that blocks the event loop may carry on in a guest
 
 
@@ -103,15 +109,21 @@ async def _execute_and_close(ran: Translated, entries: list[dict[str, Any]], con
         if around.begin is not None:
             ran.begun = await around.begin(loaded)
         first_call = outcome.timing.first_call_s
+
+        async def translate() -> None:
+            if around.before is not None:
+                await around.before(method, start_s)
+            for group_config, group in by_pair(entries, config):  # negative controls of another pair: their own
+                await execute(method, around.view(group) if around.view else group, group_config, settings, log,
+                              on_result, directory=loaded.directory, outcome=outcome)
+
         if getattr(method, "enforces_deadlines", False):
-            await execute(method, entries, config, settings, log, on_result, directory=loaded.directory,
-                          outcome=outcome)
+            await translate()
         else:
             limit = max(settings.timeout_s * settings.batch_size, 0.5)
             with LoopWatchdog(limit, hard_limit_s=max(5.0, limit), hard_message=watchdog_message,
                               hard_exit_code=EXIT_FAILED):
-                await execute(method, entries, config, settings, log, on_result, directory=loaded.directory,
-                              outcome=outcome)
+                await translate()
         if first_call is None and outcome.timing.first_call_s is not None:
             outcome.timing.first_call_s += start_s  # a guest's cold start is part of its first call
         if around.finish is not None:
@@ -150,6 +162,8 @@ def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) ->
     text = f"{name or loaded.method_id} cannot start: {exc.message}"
     if tail:
         text += "\n  guest stderr (last lines):\n    " + "\n    ".join(tail)
+    if data.get("not_a_guest"):
+        return text  # the message says what it is and how to wrap it
     entry = loaded.manifest.node_entry or loaded.manifest.entry_point or " ".join(loaded.manifest.command or [])
     text += (f"\n  fix: make {entry} load and answer initialize (try `mt-eval translate {loaded.directory} "
              "\"Hello.\"`, and `mt-eval bridge check` for a command)")

@@ -83,11 +83,7 @@ def _score_metric(name: str, metric: Any, hypotheses: list[str], references: lis
                   seed: tuple[int, int]) -> MetricScore:
     import numpy as np
 
-    stats = np.concatenate([
-        np.asarray(metric._extract_corpus_statistics(hypotheses[start:start + STATS_CHUNK],
-                                                     [stream[start:start + STATS_CHUNK] for stream in references]),
-                   dtype=np.float64)
-        for start in range(0, len(hypotheses), STATS_CHUNK)])
+    stats = segment_statistics(metric, hypotheses, references)
     total = metric._compute_score_from_stats(stats.sum(axis=0)).score
     low = high = None
     if resamples > 0:
@@ -96,7 +92,47 @@ def _score_metric(name: str, metric: Any, hypotheses: list[str], references: lis
                        ci_low=low, ci_high=high, higher_is_better=name != "TER")
 
 
+def segment_statistics(metric: Any, hypotheses: list[str], references: list[list[str]]) -> Any:
+    """Each segment's sufficient statistics (a segments × statistics array), extracted in chunks."""
+    import numpy as np
+
+    return np.concatenate([
+        np.asarray(metric._extract_corpus_statistics(hypotheses[start:start + STATS_CHUNK],
+                                                     [stream[start:start + STATS_CHUNK] for stream in references]),
+                   dtype=np.float64)
+        for start in range(0, len(hypotheses), STATS_CHUNK)])
+
+
+def paired_difference(metric: Any, baseline: list[str], candidate: list[str], references: list[list[str]], *,
+                      resamples: int, seed: int) -> tuple[float, float | None, float | None]:
+    """The corpus score of ``candidate`` minus ``baseline``, with a 95% case-level bootstrap interval: cases
+    (segments) are resampled with replacement, the same resample for both systems, and each score comes from
+    the resample's summed segment statistics."""
+    import numpy as np
+
+    stats_a = segment_statistics(metric, baseline, references)
+    stats_b = segment_statistics(metric, candidate, references)
+    score_of = metric._compute_score_from_stats
+    delta = score_of(stats_b.sum(axis=0)).score - score_of(stats_a.sum(axis=0)).score
+    if resamples <= 0:
+        return round(float(delta), 4), None, None
+    both = np.concatenate([stats_a, stats_b], axis=1)  # one resample of the cases serves both systems
+    width = stats_a.shape[1]
+
+    def difference(summed: Any) -> float:
+        return float(score_of(summed[width:]).score - score_of(summed[:width]).score)
+
+    low, high = _percentile_interval(both, resamples, np.random.default_rng(seed), difference)
+    return round(float(delta), 4), low, high
+
+
 def _interval(metric: Any, stats: Any, resamples: int, rng: Any) -> tuple[float, float]:
+    return _percentile_interval(stats, resamples, rng, lambda summed: metric._compute_score_from_stats(summed).score)
+
+
+def _percentile_interval(stats: Any, resamples: int, rng: Any, value_of: Any) -> tuple[float, float]:
+    """The 95% percentile interval of ``value_of(counts @ stats)`` over multinomial resamples of the segments,
+    drawn in chunks so memory stays bounded."""
     import numpy as np
 
     segments = stats.shape[0]
@@ -106,7 +142,7 @@ def _interval(metric: Any, stats: Any, resamples: int, rng: Any) -> tuple[float,
     for start in range(0, resamples, chunk):
         counts = rng.multinomial(segments, uniform, size=min(chunk, resamples - start))
         for summed in counts.astype(np.float64) @ stats:
-            values.append(metric._compute_score_from_stats(summed).score)
+            values.append(value_of(summed))
     tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(values, [tail, 100 - tail])
     return round(float(low), 4), round(float(high), 4)

@@ -21,21 +21,33 @@ from mt_eval import __version__
 from mt_eval.contamination.run_check import check_for_run
 from mt_eval.corpus.arguments import selection_from_args
 from mt_eval.corpus.describe import reading_facts
+from mt_eval.corpus.families import FAMILY_FIELDS, family_of, scored_entries
 from mt_eval.corpus.model import Corpus
 from mt_eval.corpus.reader import CorpusSpec
 from mt_eval.corpus.selection import Selection
 from mt_eval.gold import corpus_gold_fields, method_view
 from mt_eval.harness import outcome as oc
 from mt_eval.harness import runcard as rc
-from mt_eval.harness.commands import method_params
 from mt_eval.harness.corpus import card_results, read_run_corpus, settle_run_corpus, write_predictions
+from mt_eval.harness.environment import environment
 from mt_eval.harness.execution import RunSettings
-from mt_eval.harness.fairness import FairnessError, FairRun, describe_outcome
+from mt_eval.harness.fairness import FairnessError, FairRun
 from mt_eval.harness.fairness import prepare as prepare_fairness
+from mt_eval.harness.latency import Measured, latency_facts
 from mt_eval.harness.method_contract import card_file, checked_pins, merged_card, say_isolated_hooks_do_not_run
 from mt_eval.harness.progress import RunProgress
 from mt_eval.harness.results_log import ResultsLog, read_results, repair
-from mt_eval.harness.run_directory import RunError, differences, hold_run_directory, open_run_directory, write_json
+from mt_eval.harness.run_config import run_config
+from mt_eval.harness.run_directory import (
+    RunError,
+    differences,
+    hold_run_directory,
+    open_run_directory,
+    run_directory,
+    write_json,
+)
+from mt_eval.harness.run_rules import RunRules
+from mt_eval.harness.run_summary import print_summary
 from mt_eval.harness.running import Around, StartFailed, run_method
 from mt_eval.harness.scoring import MetricScore, Scores, score
 from mt_eval.loader import LoadedMethod, load_method
@@ -63,6 +75,7 @@ class RunState(msgspec.Struct, kw_only=True):
     first_call_s: float | None = None
     load_s: float = 0.0
     normalised: dict[str, int] = msgspec.field(default_factory=dict)  # of every session so far
+    latency: Measured | None = None  # the harness's latency calls (made once, by the first session)
 
 
 def now() -> str:
@@ -89,13 +102,14 @@ def run_evaluation(args: argparse.Namespace) -> RunReport:
         max_errors = oc.MaxErrors.parse(args.max_errors)
     except ValueError as exc:
         raise RunError(str(exc)) from None
+    rules = RunRules.from_args(args)
     try:
         spec, corpus = read_run_corpus(args)
     except RecursionError:
         raise RunError(f"{args.corpus}: arrays or objects nested too deeply to read; a corpus is a list of flat "
                        "entries") from None
     try:
-        gold = corpus_gold_fields(corpus.dataset)
+        hidden = corpus_gold_fields(corpus.dataset) | FAMILY_FIELDS  # what a method is never handed
     except ValueError as exc:
         raise RunError(f"{corpus.path}: {exc}") from exc
     manager = make_plugin_manager()
@@ -114,11 +128,13 @@ def run_evaluation(args: argparse.Namespace) -> RunReport:
             say_isolated_hooks_do_not_run(loaded)
         pins = checked_pins(loaded)
         given_card = card_file(args.method_card)
-        config = fair.adjust_config(_run_config(args, corpus, loaded))
+        config = fair.adjust_config(run_config(args, corpus, loaded.manifest))
         selection = settle_run_corpus(args, spec, corpus, config.pair)
+        rules.warn_missing_families(corpus, selection.entries)
         settings = RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                                retries=args.retries, retry_budget=args.retry_budget)
-        out = Path(args.out) if args.out else Path("runs") / f"{loaded.method_id}__{_slug(corpus.name)}"
+        rules.check_freeze(loaded, corpus, selection.entries, selection.facts, config, settings)
+        out = run_directory(args.out, loaded.directory, f"{loaded.method_id}__{_slug(corpus.name)}")
         lock = hold_run_directory(out, command=_command_line(), wait_s=getattr(args, "wait", None), prog="mt-eval run")
     except BaseException:
         fair.close_unused()
@@ -134,7 +150,7 @@ def run_evaluation(args: argparse.Namespace) -> RunReport:
             raise
         fair.out = out
         run = _Run(args, out, state, loaded, given_card, pins, corpus, selection, config, settings, manager, fair,
-                   gold, contamination)
+                   hidden, contamination, rules)
         return _run_locked(run, max_errors)
 
 
@@ -153,8 +169,9 @@ class _Run(NamedTuple):
     settings: RunSettings
     manager: Any
     fair: FairRun
-    gold: Any
+    hidden: frozenset[str]  # the gold and family fields
     contamination: Any
+    rules: RunRules
 
 
 def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
@@ -165,7 +182,7 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
     for note in repair(log_path):
         print(f"mt-eval run: {note}", file=sys.stderr)
     done = read_results(log_path)
-    remaining = method_view((e for e in entries if e["id"] not in done), run.gold)
+    remaining = [e for e in entries if e["id"] not in done]
     progress = RunProgress(len(entries), len(done), label=loaded.method_id, quiet=args.quiet)
     log = ResultsLog(log_path, known=set(done))
 
@@ -173,7 +190,19 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
         progress.advance(result.error is not None)
         manager.hook.entry_completed(run_id=state.run_id, result=result)
 
-    sample_from = method_view(entries, run.gold)
+    def view(group: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return method_view(group, run.hidden)
+
+    sample_from = view(scored_entries(entries))
+
+    def save_latency(measured: Measured) -> None:
+        state.latency = measured
+        write_json(out / "run.json", state)
+
+    before = None
+    if state.latency is None and remaining:  # measured once, by the run's first session, over its fixed sample
+        before = run.rules.latency_calls(entries, config, run.settings.timeout_s, view, save_latency,
+                                         quiet=args.quiet)
 
     async def card_of(started: LoadedMethod) -> dict[str, Any]:
         return await merged_card(started, run.given_card, config)
@@ -181,7 +210,7 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
     async def replay(method: Any) -> None:
         await fair.replay_with_substitute(method, sample_from, config, config.seed)
 
-    around = Around(running=fair.running, begin=card_of, finish=replay,
+    around = Around(running=fair.running, begin=card_of, before=before, finish=replay, view=view,
                     can_move=fair.policy is None and fair.sandbox is None)
     manager.hook.run_started(run_id=state.run_id, method_id=loaded.method_id, config=config)
     try:
@@ -209,25 +238,30 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
     write_json(out / "run.json", state)
     results = read_results(log_path)
     ordered = [results[e["id"]] for e in entries if e["id"] in results]
-    status = oc.status_of(ordered)
-    scores = _scores(run.corpus, entries, ordered, args, manager) if status != "failed" else None
+    refusals = {str(e["id"]) for e in entries if family_of(e) == "negative"}  # a control's error is a refusal
+    counted = [r for r in ordered if r.id not in refusals]
+    status = oc.status_of(counted)
+    scores = _scores(entries, ordered, args, manager) if status != "failed" else None
     runtime = _runtime(loaded, args, fair)
     if ran.moved_to_guest:
         runtime = "python (isolated): it blocked the event loop in-process"
-    run_card = _build_card(state, loaded, card, run.corpus, run.selection, config, run.settings,
-                           outcome.retries_used, scores, ordered, args, fair, run.pins, status, runtime)
-    run_card.contamination = run.contamination
-    run_card = rc.seal(run_card)
+    draft = _build_card(state, loaded, card, run.corpus, run.selection, config, run.settings, outcome.retries_used,
+                        scores, ordered, args, fair, run.pins, status, runtime)
+    draft.contamination = run.contamination
+    draft.failures = oc.failures_of(counted)
+    run_card = rc.seal(run.rules.finish_card(draft, entries, results, scored=run.corpus.references))
     card_path = out / "card.json"
     write_json(card_path, run_card)
     write_predictions(out / "predictions.txt", entries, results)
     manager.hook.run_finished(run_id=state.run_id, card=run_card)
-    code = oc.exit_status(status, run_card.errors, len(ordered), max_errors)
-    if not args.quiet:
-        _print_summary(run_card, out, sys.stderr)
-    oc.print_failures(run_card.failures or [], run_card.errors, len(ordered), sys.stderr)
+    errors = sum(r.error is not None for r in counted)
+    code = oc.exit_status(status, errors, len(counted), max_errors)
+    if code == oc.EXIT_COMPLETE and run_card.gate is not None and not run_card.gate.passed:
+        code = oc.EXIT_GATE_FAILED  # the run completed; its headline is withheld
+    print_summary(run_card, out, sys.stdout, quiet=args.quiet)  # the result: on standard output, --quiet or not
+    oc.print_failures(run_card.failures or [], errors, len(counted), sys.stderr)
     if status != "complete":
-        print(oc.verdict(status, code, run_card.errors, len(ordered), max_errors), file=sys.stderr)
+        print(oc.verdict(status, code, errors, len(counted), max_errors), file=sys.stderr)
     return RunReport(card_path=card_path, status=status, exit_code=code)
 
 
@@ -248,26 +282,6 @@ def _command_line(drop: tuple[str, ...] = (), add: tuple[str, ...] = ()) -> str:
     if not words or words[0] != "run":
         words = ["run"]
     return shlex.join(["mt-eval", *[w for w in words if w not in drop], *add])
-
-
-def _run_config(args: argparse.Namespace, corpus: Corpus, loaded: LoadedMethod) -> RunConfig:
-    supported = loaded.manifest.supported_pairs
-    pair = args.pair or corpus.pair or (supported[0] if supported else None)
-    if not pair or ">" not in pair:
-        raise RunError("no language pair: the corpus does not name one and the method supports any; "
-                       "give --pair SRC>TGT, e.g. --pair eng>spa")
-    if supported and pair not in supported:
-        raise RunError(f"{loaded.method_id} supports {', '.join(supported)}, not {pair}; choose one with --pair "
-                       "or use a corpus in a supported pair")
-    source, _, target = pair.partition(">")
-    fields = {"source_lang": source, "target_lang": target, "model": args.model, "base_url": args.base_url,
-              "temperature": args.temperature, "max_tokens": args.max_tokens, "batch_size": args.batch_size,
-              "concurrency": args.concurrency, "timeout_s": args.timeout, "seed": args.seed,
-              "params": method_params(args.param)}
-    try:
-        return msgspec.convert({k: v for k, v in fields.items() if v is not None}, RunConfig)
-    except msgspec.ValidationError as exc:
-        raise RunError(f"invalid run configuration: {exc}") from exc
 
 
 def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMethod, spec: CorpusSpec,
@@ -292,12 +306,18 @@ def _open_run_directory(out: Path, args: argparse.Namespace, loaded: LoadedMetho
     return open_run_directory(out, fresh, resume=args.resume, force=args.force, changes=changes, command="mt-eval run")
 
 
-def _scores(corpus: Corpus, entries: list[dict[str, Any]], results: list[TranslationResult],
-            args: argparse.Namespace, manager: Any) -> Scores | None:
-    if len(results) != len(entries) or not corpus.references or not results:
+def _scores(entries: list[dict[str, Any]], results: list[TranslationResult], args: argparse.Namespace,
+            manager: Any) -> Scores | None:
+    """The metrics over the scored entries (canaries and negative controls are not scored); None when not
+    every entry has a result or the scored entries have no references. An entry that failed or was abstained
+    on scores as an empty translation."""
+    scored = scored_entries(entries)
+    if len(results) != len(entries) or not scored or any(not isinstance(e.get("reference"), str) for e in scored):
         return None
-    references = [e["reference"] for e in entries]
-    hypotheses = [r.predicted if r.error is None and r.predicted is not None else "" for r in results]
+    by_id = {r.id: r for r in results}
+    references = [e["reference"] for e in scored]
+    hypotheses = [r.predicted if r.error is None and r.predicted is not None else ""
+                  for r in (by_id[str(e["id"])] for e in scored)]
     scores = score(hypotheses, [references], resamples=args.resamples, seed=args.seed)
     from mt_eval.plugins import registered_metrics
 
@@ -311,10 +331,12 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
                 config: RunConfig, settings: RunSettings, retries_used: int, scores: Scores | None,
                 results: list[TranslationResult], args: argparse.Namespace, fair: FairRun,
                 pins: list[PinCheck], status: rc.Status, runtime: str) -> rc.RunCard:
+    from mt_eval.harness.covariates import run_covariates
+
     derivation = loaded.source.derivation
     commit, dirty = rc.git_state(loaded.directory)
+    covariates = run_covariates(loaded.manifest, config)
     usage = totals(results)
-    latencies = [r.latency_s for r in results]
     return rc.RunCard(
         run_id=state.run_id, started_at=state.started_at, finished_at=now(), sessions=state.sessions,
         sdk_version=__version__,
@@ -331,14 +353,16 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
         corpus=rc.CorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
                               entries=len(corpus.entries), pair=config.pair, license=corpus.license,
                               reading=msgspec.convert(reading_facts(corpus), rc.CorpusReading)),
-        covariates=rc.Covariates(model=config.model, temperature=config.temperature, max_tokens=config.max_tokens,
-                                 seed=config.seed, batch_size=settings.batch_size, concurrency=settings.concurrency,
-                                 timeout_s=settings.timeout_s, retries_per_entry=settings.retries,
-                                 retry_budget=settings.budget_for(len(selection.entries)),
-                                 retries_used=retries_used),
-        environment=rc.environment(),
+        covariates=rc.Covariates(model=covariates.model, temperature=config.temperature,
+                                 max_tokens=config.max_tokens, seed=config.seed, batch_size=settings.batch_size,
+                                 concurrency=settings.concurrency, timeout_s=settings.timeout_s,
+                                 retries_per_entry=settings.retries,
+                                 retry_budget=settings.budget_for(len(selection.entries)), retries_used=retries_used,
+                                 tool_permissions=covariates.tool_permissions,
+                                 not_applicable=covariates.not_applicable),
+        environment=environment(node=loaded.source.runtime == "node"),
         metrics=scores,
-        latency=rc.latency_facts(state.first_call_s, state.load_s, latencies, settings.warmup_entries),
+        latency=latency_facts(state.latency, state.load_s, results),
         usage=rc.UsageTotals(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
                              total_tokens=usage["total_tokens"]),
         errors=sum(r.error is not None for r in results),
@@ -361,35 +385,3 @@ def _runtime(loaded: LoadedMethod, args: argparse.Namespace, fair: FairRun) -> s
     if fair.sandbox is not None:
         return f"{loaded.source.runtime} (sandboxed: {fair.sandbox.tool.name})"
     return "python (isolated)" if args.isolate else loaded.source.runtime
-
-
-def _print_summary(card: rc.RunCard, out: Path, stream: Any) -> None:
-    entries = f"{card.corpus.entries} entries"
-    if card.selection is not None:
-        entries = f"{card.selection.entries_selected} of {card.corpus.entries} entries (a selection)"
-    head = (f"{card.method.method_id} on {card.corpus.name} ({card.corpus.pair}): {entries}, "
-            f"{card.errors} error{'s' if card.errors != 1 else ''}")
-    lines = [head]
-    if card.status == "failed":
-        lines.append("  no scores: no entry was translated")
-    elif card.metrics is not None:
-        parts = []
-        for m in card.metrics.metrics:
-            ci = f" [{m.ci_low:.2f}, {m.ci_high:.2f}]" if m.ci_low is not None and m.ci_high is not None else ""
-            parts.append(f"{m.name} {m.score:.2f}{ci}")
-        lines.append("  " + "   ".join(parts))
-    elif card.corpus.reading is not None and not card.corpus.reading.references:
-        lines.append(f"  not scored: the corpus has no references (translation only); the predictions are in "
-                     f"{out / 'predictions.txt'}")
-    else:
-        lines.append("  not scored: not every entry has a result")
-    lines += describe_outcome(card.eligibility, card.sandbox)
-    if card.normalised:
-        notes = ResultNotes()
-        notes.merge(card.normalised)
-        lines.append(f"  warning: results accepted after changes (the upstream harness's shape): {notes.summary()}")
-    lat = card.latency
-    if lat.cold_s is not None and lat.hot_p50_s is not None and lat.hot_p95_s is not None:
-        lines.append(f"  latency: cold {lat.cold_s:.3f} s; hot p50 {lat.hot_p50_s * 1000:.1f} ms, "
-                     f"p95 {lat.hot_p95_s * 1000:.1f} ms")
-    stream.write("\n".join(lines) + "\n")

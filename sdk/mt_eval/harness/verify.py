@@ -10,14 +10,17 @@ A card verifies when all of these hold, each checked and reported on its own:
 5. the corpus — the files the card records, or the ones given, read the way the card records it was read —
    has the card's ``corpus.sha256``; the card's selection, applied again, has its ``subset_sha256``; and
    every result's id is one of the selected entries;
-6. every metric recomputed from the card's predictions and the corpus's references, with the card's own
-   bootstrap resamples and seed, equals the card's score, interval and sacrebleu signature.
+6. every metric recomputed from the card's predictions and the corpus's references (over the scored
+   entries: canaries and negative controls are not scored), with the card's own bootstrap resamples and
+   seed, equals the card's score, interval and sacrebleu signature;
+7. the family, latency and gate records agree with the card's results and its corpus
+   (`mt_eval.harness.verify_records`).
 
 References never come from the card: only the corpus file holds them. Metrics registered by extensions are
 recomputed when the same extensions are enabled (``--extension``); otherwise they are reported as not
 recomputed. `compare`, publishing and the headline gate call `verify_card` and refuse what does not verify.
 
-`verify_card` is `check_card` (steps 1–5) then `recompute_metrics` (step 6). Checking many cards (``mt-eval
+`verify_card` is `check_card` (steps 1–5), `recompute_metrics` (step 6) and `check_records` (step 7). Checking many cards (``mt-eval
 publish`` of a directory of runs) shares a `CorpusCache`, so each corpus file is read and hashed once.
 """
 
@@ -168,6 +171,7 @@ def verify_card(path: str | Path, *, corpus: CorpusSpec | str | Path | None = No
     """Every check of the module docstring; a `Verification` listing each check and each mismatch."""
     result = check_card(path, corpus=corpus, raw=raw, corpora=corpora)
     recompute_metrics(result, extensions)
+    check_records(result)
     return result
 
 
@@ -180,6 +184,14 @@ def check_card(path: str | Path, *, corpus: CorpusSpec | str | Path | None = Non
     if result.card is not None:
         result.source = check_corpus(result, result.card, corpus, corpora or CorpusCache())
     return result
+
+
+def check_records(result: Verification) -> None:
+    """Step 7, for a card whose corpus checked out (`check_card`); nothing otherwise."""
+    if result.card is not None and result.source is not None:
+        from mt_eval.harness.verify_records import check_records as check
+
+        check(result, result.card, result.source)
 
 
 def recompute_metrics(result: Verification, extensions: Sequence[str] = ()) -> None:
@@ -245,7 +257,9 @@ def _check_tallies(result: Verification, card: RunCard) -> None:
     elif len(card.results) > ran:
         expected[where] = (ran, f"{len(card.results)} (more than the entries)")
     if card.metrics is not None:
-        expected["$.metrics.segments"] = (card.metrics.segments, len(card.results))
+        controls = set() if card.families is None else {c.id for c in card.families.canaries} | {
+            n.id for n in card.families.negatives}
+        expected["$.metrics.segments"] = (card.metrics.segments, sum(str(r.id) not in controls for r in card.results))
     wrong = [(where, stated, actual) for where, (stated, actual) in expected.items() if stated != actual]
     for where, stated, actual in wrong:
         result.problem(where, f"the card says {stated}, its results say {actual}")
@@ -258,11 +272,12 @@ def _recompute(result: Verification, card: RunCard, source: Any, extensions: Seq
     if card.metrics is None:
         result.check("metrics", True, "the card has no metrics to recompute")
         return
+    from mt_eval.corpus.families import scored_entries
     from mt_eval.corpus.model import entry_key
     from mt_eval.harness.scoring import MetricScore, make_metrics, score
 
     ran = {entry_key(r.id): r for r in card.results}
-    entries = [e for e in source.entries if e["id"] in ran]  # the order the harness scored them in
+    entries = [e for e in scored_entries(source.entries) if e["id"] in ran]  # the order the harness scored them in
     missing = [e["id"] for e in entries if not isinstance(e.get("reference"), str)]
     if missing:
         result.check("metrics", False, f"{len(missing)} entries have no reference")

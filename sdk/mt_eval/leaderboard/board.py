@@ -110,11 +110,12 @@ def _group(members: list[dict[str, Any]]) -> dict[str, Any]:
         rows.append(row)
     first = rows[0]
     headline = first["headline"]
+    entries = first.get("entries_run") or headline["denominator"]  # rows stored before entries_run: the denominator
     return {"ranking_key": first["ranking_key"], "pair": first["pair"], "corpus_name": first["corpus_name"],
             "corpus_sha256": first["corpus_sha256"], "metric": headline["metric"],
             "higher_is_better": headline["higher_is_better"], "signature": first["signatures"].get(headline["metric"]),
-            "denominator": headline["denominator"], "corpus_size": first["corpus_size"],
-            "subset": first["corpus_size"] != headline["denominator"], "rows": rows}
+            "denominator": headline["denominator"], "corpus_size": first["corpus_size"], "entries_run": entries,
+            "subset": first["corpus_size"] != entries, "rows": rows}
 
 
 def corpus_label(group: dict[str, Any]) -> str:

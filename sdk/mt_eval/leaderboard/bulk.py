@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mt_eval.harness.verify import check_card, verify_card
+from mt_eval.harness.verify import check_card, check_records, verify_card
 from mt_eval.harness.verify_corpus import CorpusCache
 from mt_eval.leaderboard.preparers import Preparers
 from mt_eval.leaderboard.publish import MethodCardMissing, Prepared, PublishError, complete, now, read_card_file
@@ -63,6 +63,7 @@ class Options:
     extensions: Sequence[str] = ()
     no_input: bool = False
     ask: Any = None
+    policy: Any = None  # the headline gate's `ResolvedPolicy` (None: the shipped one)
     fail_fast: bool = False  # stop at the first card that cannot be published (the ones before it stay)
     recompute: bool = True  # step 6 of verification; False only to time the rest on its own
     workers: int | None = None  # processes preparing cards (default: one per core, from PARALLEL_FROM cards)
@@ -155,8 +156,9 @@ def _prepare(path: Path, options: Options, corpora: CorpusCache, *, interactive:
                                        corpora=corpora)
         else:
             verification = check_card(path, corpus=options.corpus, raw=raw, corpora=corpora)
+            check_records(verification)
         return complete(path, verification, method_card=options.method_card,
-                        no_input=options.no_input or not interactive, ask=options.ask), None
+                        no_input=options.no_input or not interactive, ask=options.ask, policy=options.policy), None
     except PublishError as exc:
         return None, exc
 

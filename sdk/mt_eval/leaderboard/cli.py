@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mt_eval.pairs import pair_argument
+
 DESCRIPTION = """\
 Show the leaderboard of the published run cards. Rows are ranked only against rows of the same corpus
 (sha256 and entries) scored with the same metric signatures; overlapping 95% intervals are ties. Across
@@ -16,8 +18,8 @@ EPILOG = """\
 examples:
   mt-eval leaderboard
   mt-eval leaderboard --pair 'eng>spa' --class pipeline --format json
-  mt-eval leaderboard --out site                 then open site/index.html
-  mt-eval leaderboard serve --port 8765          then open http://127.0.0.1:8765/
+  mt-eval leaderboard --out site                 # then open site/index.html
+  mt-eval leaderboard serve --port 8765          # then open http://127.0.0.1:8765/
   mt-eval leaderboard --db team-board.db --max-p95 0.5 --out public
 
 The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data directory (PostgreSQL:
@@ -36,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="DIR", help="write the static site: index.html, cards/*.html and "
                                                      "leaderboard.json")
     chosen = parser.add_argument_group("which rows")
-    chosen.add_argument("--pair", action="append", default=[], metavar="SRC>TGT", help="only this pair (repeatable)")
+    chosen.add_argument("--pair", action="append", default=[], type=pair_argument, metavar="'SRC>TGT'",
+                        help="only this pair, quoted ('eng>spa') or as eng:spa (repeatable)")
     chosen.add_argument("--corpus", action="append", default=[], metavar="NAME",
                         help="only this corpus: its name or a sha256 prefix (repeatable)")
     chosen.add_argument("--class", dest="classes", action="append", default=[], metavar="CLASS",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from mt_eval.durations import format_duration
 from mt_eval.leaderboard.html import badges, headline_text, number, open_source, page, prize_cell, settings_text
 
 RESULTS_SHOWN = 2000  # entries listed on the page; the card itself holds them all
@@ -52,15 +53,17 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
                             f" — {escape(c['reason'])}</li>" for c in method.get("contributions", []))
     scores = _scores(metrics)
     eligibility = {"prize": prize_cell(row), "flags": _text(row.get("flags"))}
-    for field in ("status", "eligibility", "sandbox", "gate", "contamination"):
+    for field in ("status", "eligibility", "sandbox", "contamination"):
         eligibility[field] = _unknown(card, field)
+    eligibility["gate"] = _gate(card)
     covariates = {k: _text(v) for k, v in card.get("covariates", {}).items()}
     environment = {k: _text(v) for k, v in card.get("environment", {}).items()}
-    latency = {k: _text(v) for k, v in card.get("latency", {}).items()}
+    latency = {k.removesuffix("_s"): _latency_text(k, v) for k, v in card.get("latency", {}).items()}
     results = card.get("results", [])
     entries = "".join(
         f"<tr><td><code>{escape(r['id'])}</code></td><td>{escape(r.get('predicted') or '')}</td>"
-        f"<td class=no>{escape(r.get('error') or '')}</td><td class=n>{number(r.get('latency_s'), 3)}</td></tr>"
+        f"<td class=no>{escape(r.get('error') or '')}</td>"
+        f"<td class=n>{escape(format_duration(r.get('latency_s')))}</td></tr>"
         for r in results[:RESULTS_SHOWN])
     more = f"<p class=muted>first {RESULTS_SHOWN} of {len(results)} entries</p>" if len(results) > RESULTS_SHOWN else ""
     body = (f'<p><a href="{escape(back)}">← leaderboard</a></p>'
@@ -72,12 +75,12 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
             f"<h2>Eligibility</h2>{_dl(eligibility)}"
             f"<h2>Method</h2>{_dl(about)}<h3>Dependencies</h3><ul>{contributions or '<li>none declared</li>'}</ul>"
             f"<h3>What the harness recorded</h3>{_dl(harness)}"
-            f"<h2>Scores</h2>{scores or '<p>no metrics</p>'}"
+            f"<h2>Scores</h2>{scores or '<p>no metrics</p>'}{_families(card)}"
             f"<h2>Corpus</h2>{_dl({k: _text(v) for k, v in corpus.items()})}"
             f"<h2>Run</h2>{_dl(_run(card))}"
             f"<h3>Covariates</h3>{_dl(covariates)}<h3>Latency</h3>{_dl(latency)}"
             f"<h3>Environment</h3>{_dl(environment)}"
-            f"<h2>Entries</h2>{more}<table><thead><tr><th>id</th><th>prediction</th><th>error</th><th>latency s</th>"
+            f"<h2>Entries</h2>{more}<table><thead><tr><th>id</th><th>prediction</th><th>error</th><th>latency</th>"
             f"</tr></thead><tbody>{entries}</tbody></table>")
     return page(f"{row['method_name']} — {corpus['name']}", body)
 
@@ -99,8 +102,42 @@ def _scores(metrics: dict[str, Any] | None) -> str:
             f"{metrics['bootstrap_resamples']} bootstrap resamples · seed {metrics['bootstrap_seed']}</p>")
 
 
+def _ratio(value: Any) -> str:
+    return f"{value['numerator']}/{value['denominator']}" if isinstance(value, dict) else "—"
+
+
+def _families(card: dict[str, Any]) -> str:
+    """Each family's figure as numerator/denominator (older cards record none)."""
+    families = card.get("families")
+    if not isinstance(families, dict):
+        return '<h3>Families</h3><p class="unk">unknown (not recorded by this run)</p>'
+    return "<h3>Families</h3>" + _dl({
+        "entries": _text(f"{families.get('scored')} scored, {families.get('canary')} canaries, "
+                         f"{families.get('negative')} negative controls"),
+        "canaries passed": _text(_ratio(families.get("canary_pass_rate"))),
+        "negative controls violated": _text(_ratio(families.get("negative_violation_rate"))),
+        "scored entries abstained on": _text(_ratio(families.get("abstention_rate")))})
+
+
+def _gate(card: dict[str, Any]) -> str:
+    gate = card.get("gate")
+    if not isinstance(gate, dict):
+        return _unknown(card, "gate")
+    verdict = "passed" if gate.get("passed") else "failed: " + "; ".join(str(f) for f in gate.get("failures", []))
+    return escape(f"{verdict} (policy {gate.get('policy')}, as the run applied it)")
+
+
 def _run(card: dict[str, Any]) -> dict[str, str]:
     return {"run id": _text(card["run_id"]), "started": _text(card["started_at"]),
             "finished": _text(card["finished_at"]), "sessions": _text(card["sessions"]),
             "sdk": _text(card["sdk_version"]), "errors": _text(card["errors"]),
             "content sha256": f"<code>{escape(card['content_sha256'])}</code>"}
+
+
+def _latency_text(key: str, value: Any) -> str:
+    """A latency field for a person: durations in fitting units, each timed call of a list too."""
+    if key.endswith("_s") and isinstance(value, (int, float)):
+        return _text(format_duration(value))
+    if key.endswith("_s") and isinstance(value, list):
+        return _text(", ".join(format_duration(v) if isinstance(v, (int, float)) else str(v) for v in value))
+    return _text(value)

@@ -105,8 +105,8 @@ HEAD = ('<thead><tr><th data-sort="rank" data-numeric>Rank</th><th data-sort="na
 
 
 def group_html(group: dict[str, Any], prefix: str) -> str:
-    subset = (f" · {group['denominator']} of {group['corpus_size']} entries (part of the corpus)"
-              if group["subset"] else f" · {group['denominator']} entries")
+    subset = (f" · {group['entries_run']} of {group['corpus_size']} entries (part of the corpus), "
+              f"{group['denominator']} scored" if group["subset"] else f" · {group['denominator']} scored entries")
     order = "higher is better" if group["higher_is_better"] else "lower is better"
     return (f'<section class="group" data-pair="{escape(group["pair"])}" data-corpus="{escape(group["corpus_name"])}">'
             f'<h2>{escape(group["corpus_name"])} <span class="b">{escape(group["pair"])}'

@@ -6,6 +6,10 @@ beside the run card when there is one; otherwise the wizard asks for the card's 
 and ``--no-input`` fails instead, listing the missing fields. The identity fields (method_id, class,
 dependency_class) come from the run and may not be contradicted.
 
+A card that does not pass the headline gate (`mt_eval.harness.gate`, under ``--policy FILE`` or the shipped
+policy; the card's own recorded verdict is not trusted) is refused, with the rules it fails: a row exists
+to show a headline, and such a card has none. The row records the gate's verdict under the board's policy.
+
 The store is opened before anything is asked or written, so an unreachable database fails first.
 """
 
@@ -24,17 +28,17 @@ from mt_eval.card import CARD_FILE, IDENTITY_FIELDS, MethodCard
 
 DESCRIPTION = """\
 Publish run cards to the leaderboard store. Each card is verified first (mt-eval verify: content hash,
-schema, corpus sha256, every metric recomputed); a card that does not verify, or is already published,
-is refused. The board shows the method card the run recorded, with --method-card laid over it. A run
-without a method card (nothing beyond method.json) uses method_card.json beside the run card, else you are
+schema, corpus sha256, every metric recomputed) and its headline gated (mt-eval gate, under --policy or
+the shipped policy); a card that does not verify, fails the gate, or is already published, is refused.
+The board shows the method card the run recorded, with --method-card laid over it. A run without a
+method card (nothing beyond method.json) uses method_card.json beside the run card, else you are
 asked for description, paradigm, tools used, open source and its address, and licence, and the answers are
 written to method_card.json beside the run card (--no-input: fail instead, listing what is missing)."""
 EPILOG = """\
-examples (after nox -s demo, or mt-eval run --demo --out runs/demo):
-  mt-eval publish runs/demo/card.json
-  mt-eval publish runs/demo/card.json --db team-board.db
-  mt-eval publish runs/demo/card.json --method-card examples/lexicon-eng-spa/method_card.json --no-input
-  mt-eval publish runs/*/card.json --db team-board.db --json
+examples (after nox -s demo, which writes runs/demo and runs/demo-rules):
+  mt-eval publish runs/demo/card.json                        # into the default store
+  mt-eval publish runs/demo-rules/card.json --method-card examples/rules-eng-spa/method_card.json --no-input
+  mt-eval publish runs/*/card.json --db team-board.db --json # every run, into another store
   mt-eval publish runs/*/card.json --db team-board.db --fail-fast
 
 Many cards are verified by one process per core while those verified are stored, in the order given, with
@@ -72,6 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", metavar="URL", help="store: sqlite:///PATH, postgresql://USER@HOST/DB or a file path "
                                                     "(default: $MT_EVAL_DB, else the user data directory)")
     parser.add_argument("--corpus", metavar="FILE", help="corpus to verify against (default: the card's path)")
+    parser.add_argument("--policy", metavar="FILE", help="headline gate policy (default: the shipped one; see "
+                                                        "mt-eval gate --help)")
     parser.add_argument("--extension", action="append", default=[], metavar="MODULE",
                         help="enable an extension so that the metrics it registers are verified (repeatable)")
     parser.add_argument("--no-input", action="store_true", help="never ask: fail listing missing method-card fields")
@@ -82,10 +88,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when every card was published, 1 when any was refused or could not be read, 130 on Ctrl-C."""
+    from mt_eval.harness.policy import PolicyError, load_policy
     from mt_eval.harness.progress import RunProgress
     from mt_eval.leaderboard.bulk import Options, publish_cards
     from mt_eval.leaderboard.store import StoreError, open_store
 
+    try:
+        policy = load_policy(args.policy)
+    except PolicyError as exc:
+        print(f"mt-eval publish: {exc}; nothing was published", file=sys.stderr)
+        return 1
     try:
         store = open_store(args.db)
     except StoreError as exc:
@@ -102,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         return shown[0]
 
     options = Options(method_card=args.method_card, corpus=args.corpus, extensions=args.extension,
-                      no_input=args.no_input, fail_fast=args.fail_fast)
+                      no_input=args.no_input, fail_fast=args.fail_fast, policy=policy)
     with store:
         try:
             result = publish_cards(store, [Path(name) for name in args.cards], options, progress=progress,
@@ -140,19 +152,24 @@ def now() -> str:
 
 
 def prepare(path: Path, *, method_card: str | None = None, corpus: str | None = None,
-            extensions: list[str] | tuple[str, ...] = (), no_input: bool = False, ask: Any = None) -> Prepared:
-    """Verify the card and build its store record; `PublishError` when it cannot be published."""
+            extensions: list[str] | tuple[str, ...] = (), no_input: bool = False, ask: Any = None,
+            policy: Any = None) -> Prepared:
+    """Verify and gate the card (``policy``: a `ResolvedPolicy`, the shipped one when None) and build its store
+    record; `PublishError` when it cannot be published."""
     from mt_eval.harness.verify import verify_card
 
     raw = read_card_file(path)
     verification = verify_card(path, corpus=corpus, extensions=extensions, raw=raw)
-    return complete(path, verification, method_card=method_card, no_input=no_input, ask=ask)
+    return complete(path, verification, method_card=method_card, no_input=no_input, ask=ask, policy=policy)
 
 
 def complete(path: Path, verification: Any, *, method_card: str | None = None, no_input: bool = False,
-             ask: Any = None) -> Prepared:
-    """The store record of a verified card, with the method card settled; `PublishError` when the card did
-    not verify or its method card cannot be settled."""
+             ask: Any = None, policy: Any = None) -> Prepared:
+    """The store record of a verified card that passes the gate (``policy``: a `ResolvedPolicy`, the shipped
+    one when None), with the method card settled; `PublishError` when the card did not verify, fails the
+    gate, or its method card cannot be settled."""
+    from mt_eval.harness.gate import apply_gate
+    from mt_eval.harness.policy import shipped_policy
     from mt_eval.harness.verify import render
     from mt_eval.leaderboard.rows import build_record, build_row
 
@@ -160,8 +177,13 @@ def complete(path: Path, verification: Any, *, method_card: str | None = None, n
         raise PublishError("it does not verify, so it cannot be published:\n"
                            + render(verification, verbose=False).split("\n", 1)[-1])
     card = verification.card
+    gate = apply_gate(card, policy or shipped_policy(), data=verification.data, verification=verification)
+    if not gate.passed:
+        raise PublishError(f"its headline does not pass the gate (policy {gate.policy}), so it cannot be published "
+                           f"(mt-eval gate {path} shows every rule):\n  " + "\n  ".join(gate.failures))
     shown, source = settle_method_card(path, dict(card.method.card), method_card, no_input=no_input, ask=ask)
     row = build_row(verification.data, card, shown, source, verification.corpus_entries)
+    row.eligibility.gate_passed = True  # under the board's policy, just applied (the card's own verdict aside)
     what = f"{row.method_id} on {row.corpus_name} ({row.pair})"
     if row.headline is not None:
         h = row.headline

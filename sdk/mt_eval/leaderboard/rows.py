@@ -67,13 +67,14 @@ class Row(msgspec.Struct, kw_only=True):
     pair: str
     corpus_name: str
     corpus_sha256: str
-    corpus_size: int | None  # entries in the corpus file; more than the denominator when the run was truncated
+    corpus_size: int | None  # entries in the corpus file; more than the run's entries when it was truncated
     headline: Headline | None
     signatures: dict[str, str]
     eligibility: Eligibility
     hardware: str
     hot_p95_s: float | None
     ranking_key: str
+    entries_run: int | None = None  # entries the run has results for (the denominator counts scored ones only)
 
 
 def has_method_card(card: dict[str, Any]) -> bool:
@@ -120,7 +121,7 @@ def build_row(data: dict[str, Any], card: RunCard, method_card: dict[str, Any], 
         corpus_sha256=card.corpus.sha256, corpus_size=corpus_size, headline=headline,
         signatures={m.name: m.signature for m in card.metrics.metrics} if card.metrics else {},
         eligibility=eligibility(data), hardware=card.environment.hardware, hot_p95_s=card.latency.hot_p95_s,
-        ranking_key=ranking_key(card, corpus_size))
+        ranking_key=ranking_key(card, corpus_size), entries_run=len(card.results))
 
 
 def native_settings(card: RunCard) -> dict[str, Any]:

@@ -18,7 +18,13 @@ from typing import Any
 import msgspec
 
 from mt_eval import __version__
+from mt_eval.corpus.families import family_of, scored_entries
 from mt_eval.harness import runcard as rc
+from mt_eval.harness.environment import Environment
+from mt_eval.harness.families import tally
+from mt_eval.harness.gate import apply_gate
+from mt_eval.harness.latency import LatencyFacts
+from mt_eval.harness.policy import shipped_policy
 from mt_eval.harness.scoring import Scores, score
 from mt_eval.harness.verify import canonical_sha256
 
@@ -26,12 +32,16 @@ WORDS = ("el gato duerme en la casa grande", "mi amiga lee un libro nuevo", "hoy
          "los niños juegan en el parque", "gracias por la comida tan rica", "la tienda abre a las nueve")
 
 
-def write_corpus(path: Path, *, entries: int = 20, name: str | None = None, pair: tuple[str, str] = ("eng", "spa"),
-                 seed: int = 1) -> Path:
-    """A corpus file of ``entries`` sentences with references."""
+def write_corpus(path: Path, *, entries: int = 30, name: str | None = None, pair: tuple[str, str] = ("eng", "spa"),
+                 seed: int = 1, canaries: int = 2, negatives: int = 2) -> Path:
+    """A corpus file of ``entries`` scored sentences with references, then ``canaries`` canaries (exact match)
+    and ``negatives`` negative controls (empty sources)."""
     rng = random.Random(seed)
-    rows = [{"id": f"s{i:04d}", "source": f"sentence {i} {rng.random():.6f}",
-             "reference": f"{rng.choice(WORDS)} {i}"} for i in range(entries)]
+    rows: list[dict[str, Any]] = [{"id": f"s{i:04d}", "source": f"sentence {i} {rng.random():.6f}",
+                                   "reference": f"{rng.choice(WORDS)} {i}"} for i in range(entries)]
+    rows += [{"id": f"c{i:02d}", "family": "canary", "pass_rule": "exact", "source": f"canary {i}",
+              "reference": f"canario {i}"} for i in range(canaries)]
+    rows += [{"id": f"n{i:02d}", "family": "negative", "source": ""} for i in range(negatives)]
     path.write_text(json.dumps({"dataset": {"name": name or path.stem, "license": "CC0-1.0"},
                                 "language_pair": {"source": pair[0], "target": pair[1]}, "entries": rows},
                                ensure_ascii=False, indent=1), encoding="utf-8")
@@ -50,10 +60,11 @@ class CardFactory:
         self._scores: dict[tuple[str, ...], Scores] = {}
 
     def predictions(self, quality: float, variant: int = 0) -> list[str]:
-        """References, with a share ``1 - quality`` of them degraded (last words dropped, order reversed)."""
+        """The scored entries' references, with a share ``1 - quality`` of them degraded (last words dropped,
+        order reversed)."""
         rng = random.Random(f"{quality}:{variant}")
         out = []
-        for entry in self.corpus.entries:
+        for entry in scored_entries(self.corpus.entries):
             reference = entry["reference"]
             if rng.random() < quality:
                 out.append(reference)
@@ -65,7 +76,7 @@ class CardFactory:
     def scores(self, predictions: list[str]) -> Scores:
         key = tuple(predictions)
         if key not in self._scores:
-            references = [e["reference"] for e in self.corpus.entries][: len(predictions)]
+            references = [e["reference"] for e in scored_entries(self.corpus.entries)][: len(predictions)]
             self._scores[key] = score(predictions, [references], resamples=self.resamples, seed=self.seed)
         return msgspec.convert(msgspec.to_builtins(self._scores[key]), Scores)
 
@@ -76,9 +87,24 @@ class CardFactory:
         """A sealed card (as parsed JSON). ``method_card`` fields are laid over a small method card (``bare``: one
         with only what method.json gives, as a run without a method card has); ``extra`` adds top-level fields
         (``status``, ``eligibility``, ``sandbox``, ``gate``, ...); ``limit`` runs only the first entries."""
-        predicted = self.predictions(quality, variant)[:limit]
-        results = [rc.CardResult(id=e["id"], predicted=p, latency_s=0.001)
-                   for e, p in zip(self.corpus.entries, predicted, strict=False)]
+        selection = None
+        entries = self.corpus.entries
+        if limit is not None:  # as mt-eval run --limit N records it
+            from mt_eval.corpus.selection import SelectionRequest, select
+
+            chosen = select(self.corpus, SelectionRequest(limit=limit))
+            entries, selection = chosen.entries, msgspec.convert(chosen.facts, rc.SelectionFacts)
+        predicted = iter(self.predictions(quality, variant))
+        results = []
+        for entry in entries:  # scored entries as predicted, canaries passed, negative controls abstained on
+            family = family_of(entry)
+            if family == "negative":
+                results.append(rc.CardResult(id=entry["id"], abstained=True, abstain_reason="empty source",
+                                             latency_s=0.001))
+            else:
+                text = entry["reference"] if family == "canary" else next(predicted)
+                results.append(rc.CardResult(id=entry["id"], predicted=text, latency_s=0.001))
+        scored = [r.predicted or "" for r, e in zip(results, entries, strict=True) if family_of(e) == "scored"]
         card_fields = {"method_id": method_id, "name": method_id.replace("-", " ").title(), "class": method_class,
                        **({"dependency_class": dependency_class} if dependency_class else {}),
                        **({} if bare else {"description": f"Synthetic method {method_id}.", "paradigm": "rule-based",
@@ -92,16 +118,21 @@ class CardFactory:
                                   card=card_fields, dependency_class=dependency_class, contributions=[],
                                   runtime="python", code_sha256=hashlib.sha256(method_id.encode()).hexdigest()),
             corpus=rc.CorpusFacts(name=self.corpus.name, path=str(self.corpus.path), sha256=self.corpus.sha256,
-                                  entries=len(results), pair=self.corpus.pair or "eng>spa"),
+                                  entries=len(self.corpus.entries), pair=self.corpus.pair or "eng>spa"),
             covariates=rc.Covariates(model=None, temperature=None, max_tokens=None, seed=self.seed, batch_size=8,
                                      concurrency=8, timeout_s=120.0, retries_per_entry=1, retry_budget=10,
-                                     retries_used=0),
-            environment=rc.Environment(python="3", os="Linux", machine="x86_64", cpu_model="synthetic CPU",
-                                       cpu_count=2, memory_gib=24.0, hardware="synthetic CPU ×2, 24 GiB"),
-            metrics=self.scores(predicted),
-            latency=rc.LatencyFacts(cold_s=0.05, warmup_entries=0, hot_entries=len(results), hot_p50_s=0.001,
-                                    hot_p95_s=hot_p95_s),
-            usage=rc.UsageTotals(prompt_tokens=0, completion_tokens=0), errors=0, results=results)
+                                     retries_used=0, tool_permissions=[],
+                                     not_applicable={"model": "method.json lists no model dependency",
+                                                     "temperature": "method.json lists no model dependency"}),
+            environment=Environment(python="3", os="Linux", machine="x86_64", cpu_model="synthetic CPU",
+                                    cpu_count=2, memory_gib=24.0, hardware="synthetic CPU ×2, 24 GiB, no GPU", gpus=[],
+                                    digest=hashlib.sha256(b"synthetic environment").hexdigest()),
+            metrics=self.scores(scored),
+            latency=LatencyFacts(cold_s=0.05, warmup_entries=0, hot_entries=len(results), hot_p50_s=0.001,
+                                 hot_p95_s=hot_p95_s),
+            usage=rc.UsageTotals(prompt_tokens=0, completion_tokens=0), errors=0, results=results, selection=selection)
+        card.families = tally(entries, {str(r.id): r for r in results})
+        card.gate = apply_gate(card, shipped_policy())
         data: dict[str, Any] = msgspec.to_builtins(card)
         for key in ("static_scan", "sandbox", "gateway", "eligibility"):  # absent unless given, as on an older card
             data.pop(key, None)

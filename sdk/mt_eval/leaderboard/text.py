@@ -38,8 +38,8 @@ def render_text(board: dict[str, Any], console: Any = None) -> None:
     if not board["groups"] and not board["unranked"]:
         console.print("No run cards match (publish one with: mt-eval publish runs/NAME/card.json).")
     for group in board["groups"]:
-        size = (f"{group['denominator']} of {group['corpus_size']} entries, part of the corpus" if group["subset"]
-                else f"{group['denominator']} entries")
+        size = (f"{group['entries_run']} of {group['corpus_size']} entries, part of the corpus, "
+                f"{group['denominator']} scored" if group["subset"] else f"{group['denominator']} scored entries")
         table = Table(title=f"{group['corpus_name']} ({group['pair']}) — sha256 {group['corpus_sha256'][:12]}, {size}",
                       caption=f"{group['metric']}: {group['signature']}", title_justify="left")
         for column, justify in (("rank", "right"), ("method", "left"), (f"{group['metric']} [95% CI]", "right"),

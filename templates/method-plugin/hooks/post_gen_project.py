@@ -7,6 +7,7 @@ what one profile adds); the chosen ones are moved into place and the rest is rem
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -42,9 +43,12 @@ def reformat_json(path: Path) -> None:
 
 
 def record_answers(plugin: Path, answers: dict[str, object]) -> None:
-    """Write the answers so the plugin can be regenerated: ``mt-eval new DIR --answers FILE``."""
+    """Write the answers so the plugin can be regenerated (``mt-eval new DIR --answers FILE``), and the SHA-256
+    of each file as generated, so a regeneration can tell the files the user changed since."""
     public = {key: value for key, value in answers.items() if not key.startswith("_")}
-    document = {"template": "method-plugin", "answers": public}
+    files = {path.relative_to(plugin).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+             for path in sorted(plugin.rglob("*")) if path.is_file() and path.name != ANSWERS_FILE}
+    document = {"template": "method-plugin", "answers": public, "files": files}
     (plugin / ANSWERS_FILE).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
@@ -56,6 +60,10 @@ def main() -> None:
         move_into(variants / "http", plugin)
     if (variants / ANSWERS["dependency_profile"]).is_dir():
         move_into(variants / ANSWERS["dependency_profile"], plugin)
+    if ANSWERS["runtime"] == "both":  # the parity tests: pipeline.py against the Node entry
+        move_into(variants / "both", plugin)
+    else:
+        (plugin / "tests" / "test_parity.py").unlink()
     shutil.rmtree(variants)
     if ANSWERS["__family"] == "decision":  # a decision method's sample is decisions.jsonl
         (plugin / "sample" / "corpus.jsonl").unlink()

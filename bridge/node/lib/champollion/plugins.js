@@ -15,7 +15,7 @@ import { basename, isAbsolute, join, resolve } from 'node:path';
 import { callIsolating } from '../calls.js';
 import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
 import { methodView } from '../gold.js';
-import { startGuest } from '../host.js';
+import { GuestStartError, startGuest } from '../host.js';
 import { mergeCard } from '../contract/plugin.js';
 import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
 import { loadMethod, resolveMethod } from '../method-module.js';
@@ -87,6 +87,18 @@ export function resolveMethodPlugin(value, { baseDir = process.cwd() } = {}) {
   throw new MethodPluginNotFoundError(`methodPlugin ${JSON.stringify(value)} names no plugin in ${root}. Available plugins:\n${listing}`, available);
 }
 
+/** A Python plugin's guest could not be started because the mt-eval command is missing: said once, with the fix. */
+function mtEvalNotFound(error, command, manifest) {
+  const what = command[0] === 'mt-eval' ? `the mt-eval command is not on PATH (${error.spawnError})`
+    : `MT_EVAL is ${JSON.stringify(command[0])}, which cannot be run (${error.spawnError})`;
+  const message = `${what}: the Python method plugin ${manifest.methodId} runs through \`mt-eval serve\`. Install the `
+    + 'mt-eval SDK (in a checkout of its repository, `nox -s demo` installs it into .venv; elsewhere '
+    + '`pip install mt_eval_sdk-VERSION-py3-none-any.whl`, built by `nox -s build`), then point Node at it with the '
+    + 'environment variable MT_EVAL (MT_EVAL=/path/to/mt-eval/.venv/bin/mt-eval npx mt-eval-locales) or put mt-eval '
+    + `on PATH; tried: ${command.join(' ')}`;
+  return new GuestStartError(message, { spawnError: error.spawnError, cause: error });
+}
+
 /** The argv that serves a Python plugin: options.mtEval (string or argv), $MT_EVAL, or `mt-eval` on PATH. */
 function pythonCommand(directory, mtEval) {
   const base = mtEval ?? process.env.MT_EVAL ?? 'mt-eval';
@@ -132,6 +144,8 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
       const { command, cwd } = bridgeCommand(manifest, options);
       guest = startGuest(command, {
         logger: options.logger, tolerance: options.tolerance, goldFields: options.goldFields, ...options.guest, cwd, config,
+      }).catch((error) => {
+        throw manifest.runtime === 'python' && error.spawnError ? mtEvalNotFound(error, command, manifest) : error;
       });
       guest.catch(() => {}); // kept: a guest that did not start is not started again
     }

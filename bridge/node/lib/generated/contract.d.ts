@@ -9,6 +9,22 @@ export interface Blinding {
   [extra: string]: unknown;
 }
 
+export interface BudgetsFreeze {
+  batch_size: number;
+  concurrency: number;
+  retries: number;
+  retry_budget: number;
+  timeout_s: number;
+}
+
+export interface CanaryOutcome {
+  id: string;
+  rule: string;
+  passed: boolean;
+  detail: string;
+  [extra: string]: unknown;
+}
+
 export interface Capabilities {
   max_batch?: number | null;
   max_concurrency?: number;
@@ -35,6 +51,10 @@ export interface CardResult {
   raw_predicted?: string | null;
   /** Whether the method served this result from its cache. */
   cached?: boolean | null;
+  /** The method declines to translate this entry (an unsupported pair, an empty or garbage source, a missing resource); abstain_reason says why. Not an error. */
+  abstained?: boolean;
+  /** Why the method abstained (required when abstained is true). */
+  abstain_reason?: string | null;
 }
 
 /** `champollion.config.json` as written (version 3). */
@@ -75,6 +95,14 @@ export interface CheckSettings {
   max_archive_depth?: number;
 }
 
+export interface ConfigFreeze {
+  model: string | null;
+  temperature: number | null;
+  max_tokens: number | null;
+  seed: number | null;
+  params: Record<string, unknown>;
+}
+
 /**
  * `status` is "clean" (no hits, and the planted control's `recall` reached `recall_floor`),
  * "contaminated" (`hits_total` hits; the first 50 in `hits`), "unverified" (no hits, but `reasons`
@@ -101,6 +129,12 @@ export interface CorpusEntry {
   id: string;
   source: string;
   reference?: string | null;
+  /** scored (the default) entries make the metrics; a canary must pass its pass_rule; a negative control must be refused or abstained on. The method never sees this field. */
+  family?: "canary" | "negative" | "scored" | null;
+  /** A canary's pass rule: "exact" or "chrf>=N" (N from 0 to 100). */
+  pass_rule?: string | null;
+  /** A negative control translated in another pair than the run's, e.g. "eng>deu". */
+  pair?: string | null;
   [extra: string]: unknown;
 }
 
@@ -121,6 +155,19 @@ export interface CorpusFileFacts {
   sha256: string;
   lines?: number | null;
   [extra: string]: unknown;
+}
+
+export interface CorpusFreeze {
+  path: string;
+  name: string;
+  sha256: string | null;
+  source: string | null;
+  license: string | null;
+  pair: string;
+  entries_in_corpus: number;
+  entries_selected: number;
+  subset_sha256: string | null;
+  selection?: Record<string, unknown> | null;
 }
 
 /** How the corpus file was read, so that anyone can read it the same way again. */
@@ -158,6 +205,8 @@ export interface Covariates {
   retries_per_entry: number;
   retry_budget: number;
   retries_used: number;
+  tool_permissions?: string[] | null;
+  not_applicable?: Record<string, string> | null;
   [extra: string]: unknown;
 }
 
@@ -349,6 +398,8 @@ export interface Environment {
   cpu_count: number;
   memory_gib: number | null;
   hardware: string;
+  gpus?: string[] | null;
+  digest?: string | null;
   [extra: string]: unknown;
 }
 
@@ -367,6 +418,20 @@ export interface Failure {
   [extra: string]: unknown;
 }
 
+/** The card's family record: entries of each family in the run and every rate as numerator/denominator. */
+export interface FamilyFacts {
+  scored: number;
+  canary: number;
+  negative: number;
+  canary_pass_rate: Ratio;
+  negative_violation_rate: Ratio;
+  abstention_rate: Ratio;
+  scored_errors: Ratio;
+  canaries: CanaryOutcome[];
+  negatives: NegativeOutcome[];
+  [extra: string]: unknown;
+}
+
 /**
  * Something about a file that is not a hit: it could not be read, was not followed, was read another
  * way than asked. `effect` "unverified" means the check could not see all of it, so the verdict
@@ -377,6 +442,72 @@ export interface Finding {
   kind: string;
   message: string;
   effect?: "info" | "unverified";
+}
+
+/** `freeze.json`: see the module docstring. */
+export interface FreezeManifest {
+  "$schema"?: string | null;
+  freeze_version: "freeze/1";
+  status: "draft" | "frozen";
+  created_at: string;
+  sdk: SdkFreeze;
+  method: MethodFreeze;
+  corpus: CorpusFreeze;
+  labels: LabelsFreeze;
+  config: ConfigFreeze;
+  budgets: BudgetsFreeze;
+  latency: LatencyFreeze;
+  hardware: HardwareFreeze;
+}
+
+/** What a run card records of the manifest it was held to. */
+export interface FreezeReference {
+  path: string;
+  sha256: string;
+  status: string;
+  [extra: string]: unknown;
+}
+
+export interface GateCheck {
+  rule: string;
+  passed: boolean;
+  figure: string;
+  threshold: string;
+  details?: string[];
+  notes?: string[];
+  [extra: string]: unknown;
+}
+
+/** The gate's verdict as a card records it: the policy (name, SHA-256 and thresholds) and every rule. */
+export interface GateFacts {
+  passed: boolean;
+  policy: string;
+  failures?: string[];
+  policy_sha256?: string | null;
+  thresholds?: Record<string, unknown> | null;
+  checks?: GateCheck[];
+  [extra: string]: unknown;
+}
+
+/** The thresholds of the headline gate (`mt_eval.harness.gate`). */
+export interface GatePolicy {
+  "$schema"?: string | null;
+  name: string;
+  description?: string | null;
+  /** Canary entries the run must have: a corpus without them has nothing proving the harness, the method's loading and the formats work. */
+  min_canaries: number;
+  /** Share of canaries that must pass their rule. */
+  min_canary_pass_rate: number;
+  /** Negative-control entries the run must have. */
+  min_negatives: number;
+  /** Share of negative controls the method may translate instead of refusing or abstaining. */
+  max_negative_violation_rate: number;
+  /** Scored entries the headline needs (its denominator). */
+  min_scored: number;
+  /** Share of scored entries the method may abstain on; null: no limit. */
+  max_abstention_rate?: number | null;
+  /** Covariates the card must record, each with a value or as not applicable. */
+  required_covariates: ("environment" | "model" | "retry_budget" | "temperature" | "tool_permissions")[];
 }
 
 /** The card's `gateway`. */
@@ -463,6 +594,14 @@ export interface GroupMetrics {
   [extra: string]: unknown;
 }
 
+export interface HardwareFreeze {
+  label: string;
+  cpu_model: string;
+  cpu_count: number;
+  memory_gib: number | null;
+  gpus: string[];
+}
+
 /**
  * A corpus text found in the bundle (or in the other corpus).
  *
@@ -511,13 +650,38 @@ export interface LabelSource {
   [extra: string]: unknown;
 }
 
+export interface LabelsFreeze {
+  references_sha256: string | null;
+  families_sha256: string | null;
+}
+
 export interface LatencyFacts {
   cold_s: number | null;
   warmup_entries: number;
   hot_entries: number;
   hot_p50_s: number | null;
   hot_p95_s: number | null;
+  measured_by?: "harness" | null;
+  load_s?: number | null;
+  first_call_s?: number | null;
+  cold_failed?: string | null;
+  repetitions?: number | null;
+  hot_calls?: number | null;
+  hot_failed?: number | null;
+  hot_mean_s?: number | null;
+  hot_calls_s?: number[] | null;
+  stopped?: string | null;
+  sample_ids?: string[] | null;
+  self_reported?: SelfReported | null;
   [extra: string]: unknown;
+}
+
+export interface LatencyFreeze {
+  cold: string;
+  hot: string;
+  warmup_calls: number;
+  hot_sample: number;
+  repetitions: number;
 }
 
 /** `method.json`: what a method is called, how it runs, and what it depends on. */
@@ -585,6 +749,12 @@ export interface MethodFacts {
   [extra: string]: unknown;
 }
 
+export interface MethodFreeze {
+  path: string;
+  method_id: string;
+  code_sha256: string | null;
+}
+
 export interface MethodIdentity {
   name: string;
   method_id: string;
@@ -606,6 +776,13 @@ export interface MetricValue {
   value: number | null;
   ci_low?: number | null;
   ci_high?: number | null;
+  [extra: string]: unknown;
+}
+
+export interface NegativeOutcome {
+  id: string;
+  outcome: "abstained" | "no result" | "refused" | "violated";
+  detail: string;
   [extra: string]: unknown;
 }
 
@@ -723,6 +900,13 @@ export interface QuestionAnswer {
   error?: string | null;
 }
 
+/** A figure as numerator/denominator; `rate` is None when the denominator is 0. */
+export interface Ratio {
+  numerator: number;
+  denominator: number;
+  [extra: string]: unknown;
+}
+
 export interface ReliabilityBin {
   low: number;
   high: number;
@@ -771,6 +955,9 @@ export interface RunCard {
   cached?: number | null;
   normalised?: Record<string, number>;
   pins?: PinCheck[];
+  families?: FamilyFacts | null;
+  gate?: GateFacts | null;
+  freeze?: FreezeReference | null;
   content_sha256?: string;
   [extra: string]: unknown;
 }
@@ -857,6 +1044,13 @@ export interface Scores {
   [extra: string]: unknown;
 }
 
+export interface SdkFreeze {
+  version: string;
+  commit: string | null;
+  dirty: boolean | null;
+  code_sha256: string | null;
+}
+
 /** The part of the corpus a run covered (`--ids`, `--segment`, `--limit`). */
 export interface SelectionFacts {
   ids?: (string | number)[] | null;
@@ -877,6 +1071,14 @@ export interface SelfCheck {
   tolerance?: number;
   checks?: Check[];
   reason?: string | null;
+  [extra: string]: unknown;
+}
+
+/** The methods' own `latency_s` over the scored run's results: reported, never used as the latency. */
+export interface SelfReported {
+  results: number;
+  p50_s: number | null;
+  p95_s: number | null;
   [extra: string]: unknown;
 }
 
@@ -916,6 +1118,10 @@ export interface TranslationResult {
   raw_predicted?: string | null;
   /** Whether the method served this result from its cache. */
   cached?: boolean | null;
+  /** The method declines to translate this entry (an unsupported pair, an empty or garbage source, a missing resource); abstain_reason says why. Not an error. */
+  abstained?: boolean;
+  /** Why the method abstained (required when abstained is true). */
+  abstain_reason?: string | null;
 }
 
 /** Tokens a method spent on one entry (zeros for methods without a model). */

@@ -1,4 +1,5 @@
-"""This plugin's own tests: ``python -m pytest tests`` (needs the mt-eval SDK: ``pip install mt-eval-sdk``)."""
+"""This plugin's own tests: ``python -m pytest tests``, with the mt-eval SDK and pytest installed (README.md,
+"Tests", says how)."""
 
 from __future__ import annotations
 

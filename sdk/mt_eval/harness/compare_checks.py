@@ -1,0 +1,105 @@
+"""What ``mt-eval compare`` checks before comparing two cards, and what it reports beside the paired tests.
+
+- **Covariates** (`mt_eval.harness.covariates`): the gate's five and the run settings must be equal and
+  recorded in both cards; each difference (or covariate missing from either card) refuses the comparison
+  unless ``--allow-diff NAME`` names it, and allowed differences are printed with the result.
+- **Latency** is compared only between cards measured by the harness on the same hardware label; across
+  labels it is left out, with the reason, unless ``--allow-diff hardware``.
+- **Outputs**: how many entries have a different outcome in the two runs (a different prediction, or one
+  translated where the other failed or abstained), per family — for two runs of the same method, the
+  repeat-run stability.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mt_eval.harness.covariates import SETTINGS, covariate_states
+from mt_eval.harness.policy import COVARIATES
+
+if TYPE_CHECKING:
+    from mt_eval.harness.runcard import RunCard
+
+HARDWARE = "hardware"
+NAMES = (*COVARIATES, *SETTINGS, HARDWARE)
+
+
+@dataclass(frozen=True)
+class Difference:
+    name: str
+    a: str
+    b: str
+
+    def __str__(self) -> str:
+        return f"{self.name}: A {self.a}, B {self.b}"
+
+
+def check_allowed(names: list[str]) -> list[str]:
+    """``--allow-diff`` values, each a known name; raises `ValueError` naming the known ones."""
+    unknown = [n for n in names if n not in NAMES]
+    if unknown:
+        raise ValueError(f"--allow-diff {', '.join(unknown)}: not a covariate; give one of {', '.join(NAMES)}")
+    return names
+
+
+def covariate_differences(a: RunCard, a_data: dict[str, Any] | None, b: RunCard, b_data: dict[str, Any] | None
+                          ) -> list[Difference]:
+    """Every covariate that differs between the cards or is missing from either."""
+    states_a, states_b = covariate_states(a, a_data), covariate_states(b, b_data)
+    out = []
+    for name in (*COVARIATES, *SETTINGS):
+        one, other = states_a[name], states_b[name]
+        if not one.present or not other.present or one.value != other.value:
+            out.append(Difference(name, one.shown, other.shown))
+    return out
+
+
+def latency_comparison(a: RunCard, b: RunCard, allowed: list[str]) -> dict[str, Any]:
+    """The two cards' measured latencies side by side, or why they are not compared."""
+    labels = {"a": a.environment.hardware, "b": b.environment.hardware}
+    report: dict[str, Any] = {"compared": False, "hardware": labels, "reason": None}
+    self_reported = [name for name, card in (("A", a), ("B", b)) if card.latency.measured_by != "harness"]
+    if self_reported:
+        report["reason"] = (f"{' and '.join(self_reported)}'s latency is what the method reported about itself (a "
+                            "card from an older mt-eval): only latencies the harness measured are compared")
+    elif labels["a"] != labels["b"] and HARDWARE not in allowed:
+        report["reason"] = (f"the hardware differs (A: {labels['a']}; B: {labels['b']}): latencies are compared "
+                            "only on the same hardware label (--allow-diff hardware compares them anyway)")
+    else:
+        report["compared"] = True
+        for name, card in (("a", a), ("b", b)):
+            report[name] = {"cold_s": card.latency.cold_s, "hot_p50_s": card.latency.hot_p50_s,
+                            "hot_p95_s": card.latency.hot_p95_s, "hot_calls": card.latency.hot_calls}
+    return report
+
+
+def _outcome(result: Any) -> tuple[str, str | None]:
+    if result is None:
+        return ("missing", None)
+    if result.error is not None:
+        return ("failed", None)
+    if result.abstained:
+        return ("abstained", None)
+    return ("translated", result.predicted)
+
+
+def output_differences(a: RunCard, b: RunCard, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many of the entries have a different outcome in the two cards, in all and per family."""
+    from mt_eval.corpus.families import FAMILIES, family_of
+
+    by_a = {str(r.id): r for r in a.results}
+    by_b = {str(r.id): r for r in b.results}
+    counts = {family: {"differ": 0, "of": 0} for family in FAMILIES}
+    examples: list[str] = []
+    for entry in entries:
+        key = str(entry["id"])
+        family = counts[family_of(entry)]
+        family["of"] += 1
+        if _outcome(by_a.get(key)) != _outcome(by_b.get(key)):
+            family["differ"] += 1
+            if len(examples) < 10:
+                examples.append(key)
+    total = {"differ": sum(c["differ"] for c in counts.values()), "of": sum(c["of"] for c in counts.values())}
+    same_method = a.method.code_sha256 == b.method.code_sha256
+    return {"all": total, **counts, "examples": examples, "same_method_code": same_method}

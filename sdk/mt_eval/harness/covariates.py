@@ -1,0 +1,118 @@
+"""The covariates a figure depends on: each recorded with a value, recorded as not applicable, or missing.
+
+The headline gate requires a policy's covariates; ``mt-eval compare`` refuses two cards whose covariates
+differ unless ``--allow-diff FIELD`` names each difference. What ``method.json`` declares decides what
+applies:
+
+- ``model`` (the model or route id): applies when a dependency is ``kind: model``. A served model (``gateway``
+  or ``external-api``) is named by the run (``--model``); a bundled or mirrored one by its dependency id and
+  pin. Without a model dependency it is not applicable — unless the run names a model anyway;
+- ``temperature``: applies when a model is served (the run sets how it samples); otherwise not applicable;
+- ``tool_permissions``: what the method may reach while it runs — its ``gateway`` and ``external-api``
+  dependencies (``[]``: nothing). A manifest that does not list its dependencies leaves it missing;
+- ``environment``: the sandbox the run was confined in (tool, version, network) and the software
+  environment's digest (`mt_eval.harness.environment`); either one records it;
+- ``retry_budget``: always recorded by the harness.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from mt_eval.harness.runcard import RunCard
+    from mt_eval.manifest import Manifest
+    from mt_eval.records import RunConfig
+
+SERVED = ("gateway", "external-api")
+# Covariates compare checks besides the gate's five (all recorded by every card of this SDK).
+SETTINGS = ("max_tokens", "seed", "batch_size", "concurrency", "timeout_s", "retries_per_entry")
+
+
+@dataclass(frozen=True)
+class RunCovariates:
+    """What the harness records about a run's covariates beyond the settings it was given."""
+
+    model: str | None
+    tool_permissions: list[str] | None
+    not_applicable: dict[str, str]
+
+
+def run_covariates(manifest: Manifest, config: RunConfig) -> RunCovariates:
+    """The model id, tool permissions and not-applicable covariates of a run of a method with ``manifest``."""
+    dependencies = manifest.dependencies
+    if dependencies is None:
+        return RunCovariates(model=config.model, tool_permissions=None, not_applicable={})
+    models = [d for d in dependencies if d.kind == "model"]
+    served = [d for d in models if d.access in SERVED]
+    tools = [f"{d.id} ({d.access})" for d in dependencies if d.access in SERVED]
+    not_applicable: dict[str, str] = {}
+    model = config.model
+    if not models:
+        if model is None:
+            not_applicable["model"] = "method.json lists no model dependency"
+    elif model is None and not served:
+        model = ", ".join(d.id + (f"@{d.pin}" if d.pin else "") for d in models)
+    if not served and config.temperature is None:
+        not_applicable["temperature"] = ("method.json lists no model dependency" if not models else
+                                         "no served model: its model dependencies are bundled or mirrored")
+    return RunCovariates(model=model, tool_permissions=sorted(tools), not_applicable=not_applicable)
+
+
+@dataclass(frozen=True)
+class CovariateState:
+    name: str
+    status: Literal["recorded", "not applicable", "missing"]
+    value: Any  # what is compared: the value, or the reason it does not apply
+    shown: str
+
+    @property
+    def present(self) -> bool:
+        return self.status != "missing"
+
+
+def _state(name: str, value: Any, not_applicable: dict[str, str], why_missing: str, *, compared: Any = None
+           ) -> CovariateState:
+    """``compared``: what two cards must share (default: the value shown)."""
+    if value is not None:
+        shown = ("none" if value == [] else ", ".join(value)) if isinstance(value, list) else str(value)
+        return CovariateState(name, "recorded", value if compared is None else compared, shown)
+    if name in not_applicable:
+        return CovariateState(name, "not applicable", ("n/a", not_applicable[name]),
+                              f"not applicable ({not_applicable[name]})")
+    return CovariateState(name, "missing", None, f"missing: {why_missing}")
+
+
+def covariate_states(card: RunCard, data: dict[str, Any] | None = None) -> dict[str, CovariateState]:
+    """Every covariate of a card: the gate's five, then the settings compare also checks. ``data`` is the
+    card as parsed (for fields other parts of the SDK write, such as ``sandbox``)."""
+    c = card.covariates
+    older = c.not_applicable is None  # a card written before covariates were recorded this way
+    not_applicable = c.not_applicable or {}
+    run_default = "not given to the run" if not older else "not recorded (an older card: run the evaluation again)"
+    sandbox = (data or {}).get("sandbox")
+    parts: list[str] = []
+    if isinstance(sandbox, dict):
+        policy: dict[str, Any] = sandbox["policy"] if isinstance(sandbox.get("policy"), dict) else {}
+        network = f" (network {policy['network']})" if policy.get("network") else ""
+        parts.append(f"sandbox {sandbox.get('tool')} {sandbox.get('version')}{network}")
+    if card.environment.digest:
+        parts.append(f"digest {card.environment.digest[:16]}…")
+    environment = "; ".join(parts) or None
+    states = {
+        "model": _state("model", c.model, not_applicable, "the method has a model dependency; give --model"
+                        if not older else run_default),
+        "temperature": _state("temperature", c.temperature, not_applicable, "the method's model is served; give "
+                              "--temperature" if not older else run_default),
+        "tool_permissions": _state("tool_permissions", c.tool_permissions, not_applicable,
+                                   "method.json does not list its dependencies (add \"dependencies\")"
+                                   if not older else run_default),
+        "environment": _state("environment", environment, not_applicable, "no sandbox and no environment digest"
+                              if not older else run_default, compared=(sandbox, card.environment.digest)),
+        "retry_budget": _state("retry_budget", c.retry_budget, not_applicable, run_default),
+    }
+    for name in SETTINGS:  # settings every card records; None means the run did not set it
+        value = getattr(c, name)
+        states[name] = CovariateState(name, "recorded", value, "not set" if value is None else str(value))
+    return states

@@ -1,0 +1,114 @@
+"""What a run's results say about each corpus family (`mt_eval.corpus.families`): the card's record.
+
+- a canary passes when its result's prediction satisfies its own pass rule; one that fails, errs, abstains
+  or has no result does not pass;
+- a negative control holds when its result abstains (``abstained: true`` with an ``abstain_reason``) or
+  fails with an ``error`` (a refusal); a prediction — any prediction, even an empty one — violates it;
+- the abstention rate counts the scored entries the method abstained on.
+
+Every figure is a count over a stated denominator (`Ratio`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import msgspec
+
+from mt_eval.corpus.families import FAMILIES, PassRule, family_of, quoted
+from mt_eval.records import TranslationResult
+
+
+class Ratio(msgspec.Struct, kw_only=True):
+    """A figure as numerator/denominator; ``rate`` is None when the denominator is 0."""
+
+    numerator: int
+    denominator: int
+
+    @property
+    def rate(self) -> float | None:
+        return None if self.denominator == 0 else self.numerator / self.denominator
+
+    def __str__(self) -> str:
+        rate = self.rate
+        return f"{self.numerator}/{self.denominator}" + ("" if rate is None else f" ({rate * 100:.1f}%)")
+
+
+class CanaryOutcome(msgspec.Struct, kw_only=True):
+    id: str
+    rule: str
+    passed: bool
+    detail: str
+
+
+class NegativeOutcome(msgspec.Struct, kw_only=True):
+    id: str
+    outcome: Literal["abstained", "refused", "violated", "no result"]
+    detail: str
+
+
+class FamilyFacts(msgspec.Struct, kw_only=True):
+    """The card's family record: entries of each family in the run and every rate as numerator/denominator."""
+
+    scored: int
+    canary: int
+    negative: int
+    canary_pass_rate: Ratio  # canaries that passed their rule / canaries
+    negative_violation_rate: Ratio  # negative controls translated / negative controls
+    abstention_rate: Ratio  # scored entries abstained on / scored entries
+    scored_errors: Ratio  # scored entries that failed / scored entries
+    canaries: list[CanaryOutcome]
+    negatives: list[NegativeOutcome]
+
+
+def tally(entries: list[dict[str, Any]], results: Mapping[str, TranslationResult]) -> FamilyFacts:
+    """The family record of a run of ``entries`` (in corpus order) with ``results`` by entry id."""
+    counts = dict.fromkeys(FAMILIES, 0)
+    canaries: list[CanaryOutcome] = []
+    negatives: list[NegativeOutcome] = []
+    abstained = failed = 0
+    for entry in entries:
+        family = family_of(entry)
+        counts[family] += 1
+        result = results.get(str(entry["id"]))
+        if family == "canary":
+            canaries.append(_canary(entry, result))
+        elif family == "negative":
+            negatives.append(_negative(entry, result))
+        elif result is not None:
+            abstained += result.abstained
+            failed += result.error is not None
+    passed = sum(c.passed for c in canaries)
+    violated = sum(n.outcome == "violated" for n in negatives)
+    return FamilyFacts(scored=counts["scored"], canary=counts["canary"], negative=counts["negative"],
+                       canary_pass_rate=Ratio(numerator=passed, denominator=len(canaries)),
+                       negative_violation_rate=Ratio(numerator=violated, denominator=len(negatives)),
+                       abstention_rate=Ratio(numerator=abstained, denominator=counts["scored"]),
+                       scored_errors=Ratio(numerator=failed, denominator=counts["scored"]),
+                       canaries=canaries, negatives=negatives)
+
+
+def _canary(entry: dict[str, Any], result: TranslationResult | None) -> CanaryOutcome:
+    rule_text = str(entry.get("pass_rule") or "")
+    outcome = CanaryOutcome(id=str(entry["id"]), rule=rule_text, passed=False, detail="")
+    if result is None:
+        outcome.detail = "no result"
+    elif result.error is not None:
+        outcome.detail = f"failed: {result.error[:120]}"
+    elif result.abstained:
+        outcome.detail = f"abstained: {(result.abstain_reason or '')[:120]}"
+    else:
+        outcome.passed, outcome.detail = PassRule(rule_text).judge(result.predicted or "", str(entry["reference"]))
+    return outcome
+
+
+def _negative(entry: dict[str, Any], result: TranslationResult | None) -> NegativeOutcome:
+    entry_id = str(entry["id"])
+    if result is None:
+        return NegativeOutcome(id=entry_id, outcome="no result", detail="the run has no result for it")
+    if result.abstained:
+        return NegativeOutcome(id=entry_id, outcome="abstained", detail=(result.abstain_reason or "")[:160])
+    if result.error is not None:
+        return NegativeOutcome(id=entry_id, outcome="refused", detail=result.error[:160])
+    return NegativeOutcome(id=entry_id, outcome="violated", detail=f"translated as {quoted(result.predicted or '')}")

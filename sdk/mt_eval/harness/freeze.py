@@ -1,0 +1,355 @@
+"""The freeze manifest: everything a scored run depends on, fixed before it runs.
+
+``mt-eval freeze init`` writes one from the inputs a run would use: the SDK (version, git commit, SHA-256
+of its code), the method (id, SHA-256 of its files), the corpus (SHA-256 with its source and licence, the
+selection's own SHA-256), label digests (references; families and pass rules), the pair and model settings,
+the budgets (batch size, concurrency, retries, retry budget, timeout), the latency definition (cold, hot,
+untimed warm-ups, sample, repetitions) and the hardware label. ``status`` is ``frozen`` only when every
+digest is there (and the corpus's source and licence); otherwise ``draft``, with what is missing listed.
+
+``validate_freeze`` is fail-closed: it lists every unknown field, every missing digest of a frozen manifest
+and every digest that no longer matches its file, at once. ``mt-eval run --freeze FILE`` refuses to run a
+manifest that does not validate, and refuses a run whose inputs differ from it, naming each difference
+(`differences`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from mt_eval.problems import Problem
+from mt_eval.strict import StrictStruct
+
+FREEZE_VERSION = "freeze/1"
+COLD_DEFINITION = "the method's load (and a guest's start) plus its first call, one entry, timed by the harness"
+HOT_DEFINITION = ("after the untimed warm-up calls, each entry of the sample (the first scored entries in corpus "
+                  "order) in a call of its own at concurrency 1, timed by the harness, the sample repeated")
+Digest = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$", extra={"pattern_means": "a SHA-256 in hex"})]
+Whole = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class _Part(StrictStruct, kw_only=True, omit_defaults=False):
+    """A section of the manifest (every field written, null included, so a reader sees what is missing)."""
+
+
+class SdkFreeze(_Part, kw_only=True):
+    version: str
+    commit: str | None  # null when mt-eval does not run from a git checkout (an installed release)
+    dirty: bool | None
+    code_sha256: Digest | None
+
+
+class MethodFreeze(_Part, kw_only=True):
+    path: str
+    method_id: str
+    code_sha256: Digest | None
+
+
+class CorpusFreeze(_Part, kw_only=True):
+    path: str
+    name: str
+    sha256: Digest | None
+    source: str | None
+    license: str | None
+    pair: str
+    entries_in_corpus: Whole
+    entries_selected: Whole
+    subset_sha256: Digest | None  # the selected entries' own digest (equal runs select equal entries)
+    selection: dict[str, Any] | None = None  # --ids, --segment and --limit as the card's selection records them
+
+    @property
+    def selection_options(self) -> list[str]:
+        """The ``mt-eval run`` options that select the same entries."""
+        if not self.selection:
+            return []
+        from mt_eval.corpus.selection import request_from_facts
+
+        request = request_from_facts(self.selection)
+        words = [word for ids in request.ids for word in ("--ids", ids)]
+        words += [word for segment in request.segments for word in ("--segment", segment)]
+        return words + (["--limit", str(request.limit)] if request.limit is not None else [])
+
+
+class LabelsFreeze(_Part, kw_only=True):
+    references_sha256: Digest | None  # ids and references of the selected entries, in order
+    families_sha256: Digest | None  # ids, families and pass rules of the selected entries, in order
+
+
+class ConfigFreeze(_Part, kw_only=True):
+    model: str | None
+    temperature: float | None
+    max_tokens: int | None
+    seed: int | None
+    params: dict[str, Any]
+
+
+class BudgetsFreeze(_Part, kw_only=True):
+    batch_size: Annotated[int, msgspec.Meta(ge=1)]
+    concurrency: Annotated[int, msgspec.Meta(ge=1)]
+    retries: Whole
+    retry_budget: Whole
+    timeout_s: Annotated[float, msgspec.Meta(gt=0)]
+
+
+class LatencyFreeze(_Part, kw_only=True):
+    cold: str
+    hot: str
+    warmup_calls: Whole
+    hot_sample: Whole
+    repetitions: Whole
+
+
+class HardwareFreeze(_Part, kw_only=True):
+    label: str
+    cpu_model: str
+    cpu_count: Annotated[int, msgspec.Meta(ge=1)]
+    memory_gib: float | None
+    gpus: list[str]
+
+
+class FreezeManifest(_Part, kw_only=True):
+    """``freeze.json``: see the module docstring."""
+
+    schema: str | None = msgspec.field(default=None, name="$schema")
+    freeze_version: Literal["freeze/1"]
+    status: Literal["draft", "frozen"]
+    created_at: str
+    sdk: SdkFreeze
+    method: MethodFreeze
+    corpus: CorpusFreeze
+    labels: LabelsFreeze
+    config: ConfigFreeze
+    budgets: BudgetsFreeze
+    latency: LatencyFreeze
+    hardware: HardwareFreeze
+
+
+class FreezeReference(msgspec.Struct, kw_only=True):
+    """What a run card records of the manifest it was held to."""
+
+    path: str
+    sha256: str  # of the manifest file's bytes
+    status: str
+
+
+def _lines_sha256(rows: list[list[Any]]) -> str:
+    digest = hashlib.sha256()
+    for row in rows:
+        digest.update(msgspec.json.encode(row) + b"\n")
+    return digest.hexdigest()
+
+
+def label_digests(entries: list[dict[str, Any]]) -> LabelsFreeze:
+    from mt_eval.corpus.families import family_of
+
+    references = [[str(e["id"]), e.get("reference")] for e in entries]
+    families = [[str(e["id"]), family_of(e), e.get("pass_rule")] for e in entries]
+    return LabelsFreeze(references_sha256=_lines_sha256(references), families_sha256=_lines_sha256(families))
+
+
+def sdk_facts() -> SdkFreeze:
+    import mt_eval
+    from mt_eval.code_hash import code_sha256
+    from mt_eval.harness.runcard import git_state
+
+    package = Path(mt_eval.__file__).parent
+    commit, dirty = git_state(package)
+    return SdkFreeze(version=mt_eval.__version__, commit=commit, dirty=dirty, code_sha256=code_sha256(package))
+
+
+def hardware_facts() -> HardwareFreeze:
+    import os
+
+    from mt_eval.harness.environment import cpu_model, gpu_models, hardware_label, memory_gib
+
+    cpu, count, memory, gpus = cpu_model(), os.cpu_count() or 1, memory_gib(), gpu_models()
+    return HardwareFreeze(label=hardware_label(cpu, count, memory, gpus), cpu_model=cpu, cpu_count=count,
+                          memory_gib=memory, gpus=gpus)
+
+
+def build_manifest(*, method_dir: Path, method_id: str, corpus: Any, entries: list[dict[str, Any]],
+                   selection: dict[str, Any] | None, config: Any, settings: Any, plan: Any, created_at: str,
+                   relative_to: Path | None = None, corpus_source: str | None = None,
+                   corpus_license: str | None = None) -> FreezeManifest:
+    """The manifest of a run with these inputs; ``frozen`` when nothing is missing. Paths are written relative
+    to ``relative_to`` (the manifest's directory) when given."""
+    from mt_eval.code_hash import code_sha256
+
+    dataset = corpus.dataset if isinstance(getattr(corpus, "dataset", None), dict) else {}
+    source = corpus_source or next((str(dataset[k]) for k in ("source", "url", "homepage") if dataset.get(k)), None)
+    manifest = FreezeManifest(
+        freeze_version="freeze/1", status="draft", created_at=created_at, sdk=sdk_facts(),
+        method=MethodFreeze(path=_relative(method_dir, relative_to), method_id=method_id,
+                            code_sha256=code_sha256(method_dir)),
+        corpus=CorpusFreeze(path=_relative(Path(corpus.path), relative_to), name=corpus.name, sha256=corpus.sha256,
+                            source=source, license=corpus_license or corpus.license, pair=config.pair,
+                            entries_in_corpus=len(entries) if selection is None else selection["entries_in_corpus"],
+                            entries_selected=len(entries),
+                            subset_sha256=None if selection is None else selection["subset_sha256"],
+                            selection=None if selection is None else {
+                                key: selection.get(key) for key in ("ids", "ranges", "segment", "limit")}),
+        labels=label_digests(entries),
+        config=ConfigFreeze(model=config.model, temperature=config.temperature, max_tokens=config.max_tokens,
+                            seed=config.seed, params=dict(config.params)),
+        budgets=BudgetsFreeze(batch_size=settings.batch_size, concurrency=settings.concurrency,
+                              retries=settings.retries, retry_budget=settings.budget_for(len(entries)),
+                              timeout_s=settings.timeout_s),
+        latency=LatencyFreeze(cold=COLD_DEFINITION, hot=HOT_DEFINITION, warmup_calls=plan.warmup,
+                              hot_sample=plan.sample, repetitions=plan.repetitions),
+        hardware=hardware_facts())
+    if not missing_digests(manifest):
+        manifest.status = "frozen"
+    return manifest
+
+
+def _relative(path: Path, base: Path | None) -> str:
+    if base is None:
+        return str(path)
+    import os
+
+    try:
+        return os.path.relpath(path.resolve(), base.resolve())
+    except ValueError:  # another drive (Windows)
+        return str(path.resolve())
+
+
+def missing_digests(manifest: FreezeManifest) -> list[tuple[str, str]]:
+    """``(JSON path, why)`` for each digest (and the corpus's source and licence) a frozen manifest needs."""
+    required = {"$.sdk.code_sha256": manifest.sdk.code_sha256, "$.method.code_sha256": manifest.method.code_sha256,
+                "$.corpus.sha256": manifest.corpus.sha256, "$.corpus.source": manifest.corpus.source,
+                "$.corpus.license": manifest.corpus.license,
+                "$.labels.references_sha256": manifest.labels.references_sha256,
+                "$.labels.families_sha256": manifest.labels.families_sha256}
+    if manifest.corpus.entries_selected != manifest.corpus.entries_in_corpus:
+        required["$.corpus.subset_sha256"] = manifest.corpus.subset_sha256
+    hints = {"$.corpus.source": "say where the corpus comes from: a \"source\" in its dataset, or freeze init "
+                                "--corpus-source TEXT",
+             "$.corpus.license": "give the corpus's licence: \"license\" in its dataset, or freeze init "
+                                 "--corpus-license SPDX"}
+    return [(path, hints.get(path, "recompute it with mt-eval freeze init")) for path, value in required.items()
+            if not value]
+
+
+def validate_freeze(path: str | Path, *, check_files: bool = True) -> tuple[FreezeManifest | None, list[Problem]]:
+    """The manifest in ``path`` and every problem with it (module docstring); fail-closed."""
+    from mt_eval.strict import decode_json_file
+
+    path = Path(path)
+    manifest, problems = decode_json_file(path, FreezeManifest)
+    if manifest is None:
+        return None, problems
+    file = str(path)
+    if manifest.status == "frozen":
+        problems += [Problem(file=file, path=where, code="missing", message="missing: a frozen manifest needs it",
+                             hint=hint) for where, hint in missing_digests(manifest)]
+    from mt_eval.harness.environment import hardware_label
+
+    hw = manifest.hardware
+    label = hardware_label(hw.cpu_model, hw.cpu_count, hw.memory_gib, hw.gpus)
+    if hw.label != label:
+        problems.append(Problem(file=file, path="$.hardware.label", code="inconsistent",
+                                message=f"{hw.label!r} is not the label of the hardware it lists ({label!r})",
+                                hint="write the label mt-eval freeze init derives, or run freeze init again"))
+    for where, stated, defined in (("$.latency.cold", manifest.latency.cold, COLD_DEFINITION),
+                                   ("$.latency.hot", manifest.latency.hot, HOT_DEFINITION)):
+        if stated != defined:
+            problems.append(Problem(file=file, path=where, code="inconsistent",
+                                    message="not the latency this SDK measures", hint=f"write {defined!r}"))
+    if check_files:
+        problems += _file_problems(path, manifest)
+    return manifest, problems
+
+
+def _file_problems(path: Path, manifest: FreezeManifest) -> list[Problem]:
+    """Digests recomputed from the files the manifest names (paths relative to the manifest's directory)."""
+    from mt_eval.code_hash import code_sha256
+    from mt_eval.loader import read_plugin
+
+    file = str(path)
+    problems: list[Problem] = []
+    method_dir = _beside(path, manifest.method.path)
+    source, _ = read_plugin(method_dir)
+    if source is None:
+        problems.append(Problem(file=file, path="$.method.path", code="missing-file",
+                                message=f"{method_dir} is not a method plugin directory",
+                                hint="give the method's directory, relative to the manifest or absolute"))
+    else:
+        if source.method_id != manifest.method.method_id:
+            problems.append(Problem(file=file, path="$.method.method_id", code="inconsistent",
+                                    message=f"the plugin in {method_dir} is {source.method_id!r}"))
+        actual = code_sha256(method_dir)
+        if manifest.method.code_sha256 and actual != manifest.method.code_sha256:
+            problems.append(Problem(file=file, path="$.method.code_sha256", code="inconsistent",
+                                    message=f"the method's files hash to {actual[:16]}…, not "
+                                            f"{manifest.method.code_sha256[:16]}…: they changed since the freeze",
+                                    hint="restore the frozen code, or freeze again"))
+    corpus_path = _beside(path, manifest.corpus.path)
+    try:
+        actual_corpus = hashlib.sha256(corpus_path.read_bytes()).hexdigest()
+    except OSError as exc:
+        problems.append(Problem(file=file, path="$.corpus.path", code="missing-file",
+                                message=f"cannot read {corpus_path}: {exc.strerror or exc}"))
+    else:
+        if manifest.corpus.sha256 and actual_corpus != manifest.corpus.sha256:
+            problems.append(Problem(file=file, path="$.corpus.sha256", code="inconsistent",
+                                    message=f"{corpus_path} hashes to {actual_corpus[:16]}…, not "
+                                            f"{manifest.corpus.sha256[:16]}…: the corpus changed since the freeze",
+                                    hint="restore the frozen corpus, or freeze again"))
+    return problems
+
+
+def _beside(manifest_path: Path, recorded: str) -> Path:
+    path = Path(recorded)
+    return path if path.is_absolute() else manifest_path.parent / path
+
+
+# The run option that changes each frozen setting, for the message refusing a run that differs.
+OPTIONS = {"config.model": "--model", "config.temperature": "--temperature", "config.max_tokens": "--max-tokens",
+           "config.seed": "--seed", "corpus.pair": "--pair", "budgets.batch_size": "--batch-size",
+           "budgets.concurrency": "--concurrency", "budgets.retries": "--retries",
+           "budgets.retry_budget": "--retry-budget", "budgets.timeout_s": "--timeout",
+           "latency.warmup_calls": "--latency-warmup", "latency.hot_sample": "--latency-sample",
+           "latency.repetitions": "--latency-repetitions", "corpus.selection.limit": "--limit"}
+_NOT_COMPARED = {"$schema", "status", "created_at", "method.path", "corpus.path", "sdk.dirty"}
+
+
+def differences(frozen: FreezeManifest, actual: FreezeManifest) -> list[str]:
+    """One line per item in which the run (``actual``) differs from the frozen manifest."""
+    lines = []
+    for key, want, got in _leaves(msgspec.to_builtins(frozen), msgspec.to_builtins(actual)):
+        if key in _NOT_COMPARED or want == got:
+            continue
+        option = OPTIONS.get(key)
+        fix = f" (give {option} {_as_option(want)})" if option and want is not None else ""
+        if key.startswith("config.params.") and want is not None:
+            fix = f" (give --param {_as_option(key.removeprefix('config.params.') + '=' + _json(want))})"
+        lines.append(f"{key}: the freeze says {_shown(want)}, this run has {_shown(got)}{fix}")
+    return lines
+
+
+def _leaves(a: Any, b: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for key in dict.fromkeys([*a, *b]):
+            out += _leaves(a.get(key), b.get(key), f"{prefix}.{key}" if prefix else key)
+        return out
+    return [(prefix, a, b)]
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value):
+        return value[:16] + "…"
+    return "null" if value is None else repr(value) if isinstance(value, str) else str(value)
+
+
+def _json(value: Any) -> str:
+    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
+
+
+def _as_option(value: Any) -> str:
+    text = str(value)
+    return f"'{text}'" if any(c in text for c in " >|&;<\"{}") else text

@@ -1,0 +1,206 @@
+"""``mt-eval freeze init|validate|show``: write, check and read a freeze manifest (`mt_eval.harness.freeze`)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+DESCRIPTION = """\
+Freeze everything a scored run depends on before it runs: the SDK (commit and code SHA-256), the method's
+code SHA-256, the corpus SHA-256 with its source and licence, label digests, the pair and model settings,
+the budgets, the latency definition and the hardware label. `mt-eval run --freeze FILE` then refuses to run
+when anything differs, naming each difference."""
+EPILOG = """\
+examples:
+  mt-eval freeze init --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json --out freeze.json
+  mt-eval freeze validate freeze.json
+  mt-eval freeze show freeze.json
+  mt-eval run --method examples/lexicon-eng-spa --corpus examples/data/eng-spa-demo.json --freeze freeze.json
+
+exit status: init 0 when the manifest is frozen, 1 when it is a draft (it is written, listing what is
+missing) or cannot be made; validate 0 when the manifest is valid and frozen, 1 otherwise; show 0, or 1
+when the file cannot be read."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from mt_eval.corpus.arguments import add_corpus_arguments
+    from mt_eval.harness.commands import (
+        add_call_arguments,
+        add_latency_arguments,
+        add_model_arguments,
+        add_retry_arguments,
+    )
+
+    parser.description, parser.epilog = DESCRIPTION, EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    actions = parser.add_subparsers(dest="freeze_action", metavar="ACTION")
+    init = actions.add_parser("init", help="write a freeze manifest from the inputs a run would use",
+                              description="Write a freeze manifest from the inputs `mt-eval run` would use with the "
+                                          "same options. Its status is frozen when every digest is there, else "
+                                          "draft (what is missing is listed).",
+                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    what = init.add_argument_group("what to freeze")
+    what.add_argument("--method", metavar="DIR", required=True, help="method plugin directory")
+    what.add_argument("--pair", metavar="'SRC>TGT'", help="language pair, quoted ('eng>spa') or as eng:spa "
+                                                          "(default: the corpus's, else the method's first "
+                                                          "supported pair)")
+    what.add_argument("--corpus-source", metavar="TEXT", help="where the corpus comes from (default: its dataset's "
+                                                              "source, url or homepage)")
+    what.add_argument("--corpus-license", metavar="SPDX", help="the corpus's licence (default: its dataset's)")
+    add_corpus_arguments(init)
+    how = init.add_argument_group("how the run will run")
+    add_call_arguments(how, "entry", "entries")
+    add_retry_arguments(how)
+    how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
+    add_model_arguments(init.add_argument_group("passed to the method (RunConfig)"))
+    add_latency_arguments(init)
+    init.add_argument("--out", metavar="FILE", default="freeze.json", help="where to write it (default freeze.json)")
+    init.add_argument("--force", action="store_true", help="replace an existing manifest")
+    validate = actions.add_parser("validate", help="check a manifest: every problem at once (fail-closed)",
+                                  description="Check a freeze manifest: unknown fields, missing digests of a "
+                                              "frozen manifest, and digests that no longer match the method's "
+                                              "files or the corpus, all at once.",
+                                  epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    validate.add_argument("manifest", metavar="FILE")
+    validate.add_argument("--json", action="store_true", help="print a JSON report")
+    show = actions.add_parser("show", help="print a manifest and the run command it holds",
+                              description="Print a freeze manifest and the `mt-eval run` command that matches it.",
+                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    show.add_argument("manifest", metavar="FILE")
+    parser.set_defaults(print_freeze_help=parser.print_help)
+
+
+def run(args: argparse.Namespace) -> int:
+    action = getattr(args, "freeze_action", None)
+    if action == "init":
+        return _init(args)
+    if action == "validate":
+        return _validate(Path(args.manifest), as_json=args.json)
+    if action == "show":
+        return _show(Path(args.manifest))
+    args.print_freeze_help()
+    return 2
+
+
+def _init(args: argparse.Namespace) -> int:
+    from mt_eval.harness.freeze import build_manifest, missing_digests
+    from mt_eval.harness.run_directory import RunError
+    from mt_eval.problems import ProblemsError
+
+    out = Path(args.out)
+    if out.exists() and not args.force:
+        print(f"mt-eval freeze init: {out} exists: give --force to replace it, or another --out", file=sys.stderr)
+        return 1
+    try:
+        inputs = _run_inputs(args)
+        manifest = build_manifest(**inputs, created_at=datetime.datetime.now(datetime.UTC).isoformat(
+            timespec="seconds"), relative_to=out.parent, corpus_source=args.corpus_source,
+                                  corpus_license=args.corpus_license)
+    except (ProblemsError, ValueError, RunError) as exc:
+        print(f"mt-eval freeze init: {exc}", file=sys.stderr)
+        return 1
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(msgspec.json.format(msgspec.json.encode(manifest), indent=2) + b"\n")
+    print(f"wrote {out}: status {manifest.status}")
+    missing = missing_digests(manifest)
+    for where, hint in missing:
+        print(f"  missing {where}: {hint}")
+    return 0 if manifest.status == "frozen" else 1
+
+
+def _run_inputs(args: argparse.Namespace) -> dict[str, Any]:
+    """What ``mt-eval run`` with these options would use, read without running the method's code."""
+    from mt_eval.harness.corpus import read_run_corpus, settle_run_corpus
+    from mt_eval.harness.execution import RunSettings
+    from mt_eval.harness.latency import LatencyPlan
+    from mt_eval.harness.run_config import run_config
+    from mt_eval.loader import PluginLoadError, read_plugin
+
+    source, problems = read_plugin(args.method)
+    errors = [p for p in problems if p.severity == "error"]
+    if source is None or errors:
+        raise PluginLoadError(errors, summary=f"{args.method} is not a valid method plugin")
+    spec, corpus = read_run_corpus(args)
+    config = run_config(args, corpus, source.manifest)
+    args.quiet = True
+    selection = settle_run_corpus(args, spec, corpus, config.pair)
+    return {"method_dir": source.directory, "method_id": source.method_id, "corpus": corpus,
+            "entries": selection.entries, "selection": selection.facts, "config": config,
+            "settings": RunSettings(batch_size=args.batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
+                                    retries=args.retries, retry_budget=args.retry_budget),
+            "plan": LatencyPlan(warmup=args.latency_warmup, sample=args.latency_sample,
+                                repetitions=args.latency_repetitions)}
+
+
+def _validate(path: Path, *, as_json: bool) -> int:
+    from mt_eval.harness.freeze import validate_freeze
+
+    manifest, problems = validate_freeze(path)
+    errors = [p for p in problems if p.severity == "error"]
+    frozen = manifest is not None and manifest.status == "frozen"
+    if as_json:
+        print(json.dumps({"manifest": str(path), "valid": not errors, "status": None if manifest is None else
+                          manifest.status, "problems": msgspec.to_builtins(problems)}, indent=2, ensure_ascii=False))
+    elif errors:
+        print(f"{path}: not valid ({len(errors)} problem{'s' if len(errors) != 1 else ''})")
+        for problem in errors:
+            print("  " + problem.render().replace("\n", "\n  "))
+    elif not frozen:
+        print(f"{path}: valid, but a draft, not frozen: run mt-eval freeze init again once every digest can be made")
+    else:
+        print(f"{path}: valid and frozen")
+    return 0 if not errors and frozen else 1
+
+
+def _show(path: Path) -> int:
+    from mt_eval.harness.freeze import validate_freeze
+
+    manifest, problems = validate_freeze(path, check_files=False)
+    if manifest is None:
+        print(f"mt-eval freeze show: {path} is not a freeze manifest:", file=sys.stderr)
+        for problem in problems:
+            print("  " + problem.render(), file=sys.stderr)
+        return 1
+    data = msgspec.to_builtins(manifest)
+    print(f"{path}: {manifest.freeze_version}, status {manifest.status}, created {manifest.created_at}")
+    for section in ("sdk", "method", "corpus", "labels", "config", "budgets", "latency", "hardware"):
+        print(f"{section}:")
+        for key, value in data[section].items():
+            print(f"  {key}: {_shown(value)}")
+    print("run it with:\n  " + run_command(path, manifest))
+    return 0
+
+
+def _shown(value: Any) -> str:
+    return "null" if value is None else json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+
+
+def run_command(path: Path, manifest: Any) -> str:
+    """The ``mt-eval run`` command line that matches the manifest (paths relative to the working directory)."""
+    def here(recorded: str) -> str:
+        located = Path(recorded) if Path(recorded).is_absolute() else path.parent / recorded
+        return os.path.relpath(located)
+
+    words = ["mt-eval", "run", "--method", here(manifest.method.path), "--corpus", here(manifest.corpus.path),
+             "--pair", manifest.corpus.pair]
+    words += manifest.corpus.selection_options
+    config, budgets, latency = manifest.config, manifest.budgets, manifest.latency
+    for option, value in (("--model", config.model), ("--temperature", config.temperature),
+                          ("--max-tokens", config.max_tokens), ("--seed", config.seed),
+                          ("--batch-size", budgets.batch_size), ("--concurrency", budgets.concurrency),
+                          ("--retries", budgets.retries), ("--retry-budget", budgets.retry_budget),
+                          ("--timeout", budgets.timeout_s), ("--latency-warmup", latency.warmup_calls),
+                          ("--latency-sample", latency.hot_sample), ("--latency-repetitions", latency.repetitions)):
+        if value is not None:
+            words += [option, f"{value:g}" if isinstance(value, float) else str(value)]
+    for key, value in config.params.items():
+        words += ["--param", f"{key}={value if isinstance(value, str) else json.dumps(value)}"]
+    return shlex.join([*words, "--freeze", str(path)])

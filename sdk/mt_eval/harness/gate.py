@@ -1,0 +1,196 @@
+"""The headline gate: a run has a headline only when its canaries pass, its controls hold, its scored
+denominator means something and its covariates are recorded. Fail-closed: what is not known fails.
+
+Each rule is checked and reported on its own, with the card's figure and the policy's threshold
+(`mt_eval.harness.policy`):
+
+- **verified** (``mt-eval gate``, compare and publishing; the run that writes a card computes its own
+  figures): the card re-verifies (`mt_eval.harness.verify`);
+- **canaries**: at least ``min_canaries`` canary entries ran, and the share that passed their own rule is at
+  least ``min_canary_pass_rate``;
+- **negatives**: at least ``min_negatives`` negative controls ran, and the share translated instead of
+  refused or abstained on is at most ``max_negative_violation_rate``;
+- **scored**: the card has metrics over at least ``min_scored`` scored entries (a denominator of 1 says
+  nothing);
+- **abstention**: the share of scored entries abstained on is at most ``max_abstention_rate`` (when set);
+- **covariates**: every covariate in ``required_covariates`` is recorded, with a value or as not applicable
+  (`mt_eval.harness.covariates`).
+
+A card written by an older mt-eval lacks the families and covariate records: its gate fails, naming the
+missing field.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from mt_eval.harness.policy import GatePolicy, ResolvedPolicy, percent, thresholds
+
+if TYPE_CHECKING:
+    from mt_eval.harness.families import FamilyFacts, Ratio
+    from mt_eval.harness.runcard import RunCard
+    from mt_eval.harness.verify import Verification
+
+
+class GateCheck(msgspec.Struct, kw_only=True):
+    rule: str
+    passed: bool
+    figure: str  # what the card says
+    threshold: str  # what the policy asks
+    details: list[str] = msgspec.field(default_factory=list)  # why the rule failed, one line each
+    notes: list[str] = msgspec.field(default_factory=list)  # what the figure is made of (e.g. each covariate)
+
+
+class GateFacts(msgspec.Struct, kw_only=True):
+    """The gate's verdict as a card records it: the policy (name, SHA-256 and thresholds) and every rule."""
+
+    passed: bool
+    policy: str
+    failures: list[str] = msgspec.field(default_factory=list)  # one line per rule that failed
+    policy_sha256: str | None = None
+    thresholds: dict[str, Any] | None = None
+    checks: list[GateCheck] = msgspec.field(default_factory=list)
+
+
+def apply_gate(card: RunCard, resolved: ResolvedPolicy, *, data: dict[str, Any] | None = None,
+               verification: Verification | None = None) -> GateFacts:
+    """The gate's verdict on ``card`` under ``resolved``; ``verification`` adds the "verified" rule."""
+    policy = resolved.policy
+    checks: list[GateCheck] = []
+    if verification is not None:
+        problems = [p.render().splitlines()[0] for p in verification.errors]
+        checks.append(GateCheck(rule="verified", passed=verification.ok,
+                                figure="the card re-verifies" if verification.ok else f"does not verify "
+                                f"({len(problems)} problem{'s' if len(problems) != 1 else ''})",
+                                threshold="content hash, corpus and every metric re-verify", details=problems[:10]))
+    families = card.families
+    checks.append(_canaries(card, families, policy))
+    checks.append(_negatives(card, families, policy))
+    checks.append(_scored(card, policy))
+    checks.append(_abstention(families, policy))
+    checks.append(_covariates(card, data, policy))
+    failures = [f"{c.rule}: {c.details[0] if c.details else c.figure}" for c in checks if not c.passed]
+    return GateFacts(passed=not failures, policy=policy.name, failures=failures, policy_sha256=resolved.sha256,
+                     thresholds=thresholds(policy), checks=checks)
+
+
+def _no_families(card: RunCard) -> str:
+    return ("the card records no corpus families ($.families): it was written by an older mt-eval; run the "
+            "evaluation again with this one")
+
+
+def _canaries(card: RunCard, families: FamilyFacts | None, policy: GatePolicy) -> GateCheck:
+    wanted = f"at least {policy.min_canaries}, pass rate at least {percent(policy.min_canary_pass_rate)}"
+    ratio = None if families is None else families.canary_pass_rate
+    failing = [] if families is None or ratio is None or ratio.rate is None or ratio.rate >= \
+        policy.min_canary_pass_rate else [f"canary {c.id} failed ({c.rule}): {c.detail}"
+                                          for c in families.canaries if not c.passed]
+    return _family_check(card, "canaries", "canary", None if families is None else families.canary,
+                         policy.min_canaries, ratio, "passed", wanted, failing,
+                         ' and a "pass_rule" ("exact" or "chrf>=N")')
+
+
+def _negatives(card: RunCard, families: FamilyFacts | None, policy: GatePolicy) -> GateCheck:
+    wanted = f"at least {policy.min_negatives}, violation rate at most {percent(policy.max_negative_violation_rate)}"
+    ratio = None if families is None else families.negative_violation_rate
+    failing = [] if families is None or ratio is None or ratio.rate is None or ratio.rate <= \
+        policy.max_negative_violation_rate else [f"negative control {n.id} was {n.detail}"
+                                                 for n in families.negatives if n.outcome == "violated"]
+    return _family_check(card, "negatives", "negative", None if families is None else families.negative,
+                         policy.min_negatives, ratio, "violated", wanted, failing,
+                         " (input the method must refuse or abstain on)")
+
+
+def _family_check(card: RunCard, rule: str, family: str, ran: int | None, least: int, ratio: Ratio | None,
+                  verb: str, wanted: str, failing: list[str], how: str) -> GateCheck:
+    """A family's rule: at least ``least`` of its entries ran (a card without families has none on record),
+    and none of ``failing`` (its rate is within the policy's)."""
+    if ran is None or ratio is None:
+        required = least > 0
+        return GateCheck(rule=rule, passed=not required, figure="not recorded", threshold=wanted,
+                         details=[_no_families(card)] if required else [])
+    details = [] if ran >= least else [
+        f"{ran} {rule.replace('negatives', 'negative controls')} ran; the policy needs at least {least}: mark them in "
+        f"{card.corpus.path} with \"family\": \"{family}\"{how}"]
+    details += failing
+    return GateCheck(rule=rule, passed=not details, figure=f"{ratio} {verb}", threshold=wanted, details=details)
+
+
+def _scored(card: RunCard, policy: GatePolicy) -> GateCheck:
+    wanted = f"at least {policy.min_scored} scored entries"
+    if card.metrics is None:
+        why = ("no scored entry was translated" if getattr(card, "status", None) == "failed" else
+               "the card has no metrics: the scored entries have no references, or not every entry has a result")
+        return GateCheck(rule="scored", passed=False, figure="no metrics", threshold=wanted, details=[why])
+    n = card.metrics.segments
+    details = [] if n >= policy.min_scored else [f"{n} scored entr{'y' if n == 1 else 'ies'}: a headline needs at "
+                                                 f"least {policy.min_scored} (the policy's min_scored)"]
+    return GateCheck(rule="scored", passed=not details, figure=f"{n} scored entries", threshold=wanted,
+                     details=details)
+
+
+def _abstention(families: FamilyFacts | None, policy: GatePolicy) -> GateCheck:
+    limit = policy.max_abstention_rate
+    wanted = "no limit" if limit is None else f"at most {percent(limit)}"
+    if families is None:
+        passed = limit is None
+        return GateCheck(rule="abstention", passed=passed, figure="not recorded", threshold=wanted,
+                         details=[] if passed else ["the card records no abstentions ($.families)"])
+    ratio = families.abstention_rate
+    rate = ratio.rate
+    details = ([f"the method abstained on {ratio} of the scored entries"]
+               if limit is not None and rate is not None and rate > limit else [])
+    return GateCheck(rule="abstention", passed=not details, figure=f"{ratio} abstained", threshold=wanted,
+                     details=details)
+
+
+def _covariates(card: RunCard, data: dict[str, Any] | None, policy: GatePolicy) -> GateCheck:
+    from mt_eval.harness.covariates import covariate_states
+
+    states = covariate_states(card, data)
+    required = [states[name] for name in policy.required_covariates]
+    missing = [f"{s.name} {s.shown}" for s in required if not s.present]
+    figure = f"{len(required) - len(missing)} of {len(required)} recorded"
+    wanted = "recorded, or not applicable: " + (", ".join(policy.required_covariates) or "none")
+    return GateCheck(rule="covariates", passed=not missing, figure=figure, threshold=wanted, details=missing,
+                     notes=[f"{s.name}: {s.shown}" for s in required if s.present])
+
+
+def headline(card: RunCard) -> str | None:
+    """``chrF++ 45.67 [40.12, 51.03] over 30 scored entries``, or None without metrics."""
+    if card.metrics is None:
+        return None
+    chosen = next((m for m in card.metrics.metrics if m.name == card.metrics.headline), None)
+    if chosen is None:
+        return None
+    low, high = chosen.ci_low, chosen.ci_high
+    interval = "" if low is None or high is None else f" [{low:.2f}, {high:.2f}]"
+    return f"{chosen.name} {chosen.score:.2f}{interval} over {card.metrics.segments} scored entries"
+
+
+def recheck(card: RunCard, data: dict[str, Any]) -> list[tuple[str, str]]:
+    """The card's recorded gate re-applied with the thresholds it records: ``(JSON path, what differs)`` for
+    each disagreement (`mt_eval.harness.verify` reports them)."""
+    gate = card.gate
+    if gate is None:
+        return []
+    if gate.thresholds is None:  # written by another tool: nothing to re-apply (mt-eval gate judges the card)
+        return []
+    try:
+        policy = msgspec.convert({"name": gate.policy, **gate.thresholds}, GatePolicy)
+    except (msgspec.ValidationError, ValueError) as exc:
+        return [("$.gate.thresholds", f"not a policy: {exc}")]
+    again = apply_gate(card, ResolvedPolicy(policy, "the card"), data=data)
+    wrong = []
+    if again.policy_sha256 != gate.policy_sha256:
+        wrong.append(("$.gate.policy_sha256", f"the card says {gate.policy_sha256}, its thresholds hash to "
+                                              f"{again.policy_sha256}"))
+    if again.passed != gate.passed:
+        wrong.append(("$.gate.passed", f"the card says {'passed' if gate.passed else 'failed'}, its own figures "
+                                       f"{'pass' if again.passed else 'fail'}"
+                      + (f" ({'; '.join(again.failures)})" if again.failures else "")))
+    elif again.failures != gate.failures:
+        wrong.append(("$.gate.failures", "the failures the card lists differ from its own figures'"))
+    return wrong

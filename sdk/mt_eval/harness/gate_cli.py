@@ -1,0 +1,122 @@
+"""``mt-eval gate CARD… [--policy FILE]``: does a run card's headline pass the gate? Fail-closed.
+
+Each card is re-verified first (`mt_eval.harness.verify`); then every rule of `mt_eval.harness.gate` is
+applied under the policy (`mt_eval.harness.policy`), whose thresholds are echoed. Exit status 0 when every
+card passes; 1 when any fails, does not verify or cannot be read — a card that cannot be judged has no
+headline; 2 when the policy file cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+DESCRIPTION = """\
+Apply the headline gate to run cards. A card has a headline only when it re-verifies, its canaries pass,
+its negative controls hold, its scored denominator reaches the minimum and its covariates are recorded;
+otherwise there is no headline and the exit status is 1. Thresholds come from --policy FILE over the
+shipped defaults, and are printed with the verdict."""
+EPILOG = """\
+examples (after nox -s demo, or mt-eval run --demo --out runs/demo):
+  mt-eval gate runs/demo/card.json
+  mt-eval gate runs/*/card.json --policy examples/policies/no-abstention.json
+  mt-eval gate runs/demo/card.json --json
+
+A policy file names only what it changes, e.g. {"min_scored": 200, "max_abstention_rate": 0.05};
+its fields: min_canaries, min_canary_pass_rate, min_negatives, max_negative_violation_rate, min_scored,
+max_abstention_rate (null: no limit), required_covariates (model, temperature, tool_permissions,
+environment, retry_budget). Rates are fractions (0.95 means 95%).
+
+exit status: 0 every card passes, 1 a card fails the gate (or does not verify), 2 the policy is not valid"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from mt_eval.harness.policy import describe, shipped_policy
+
+    parser.description = DESCRIPTION
+    parser.epilog = EPILOG + "\n\nthe shipped default policy:\n  " + "\n  ".join(describe(shipped_policy()))
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    from mt_eval.corpus.arguments import add_corpus_arguments
+
+    parser.add_argument("cards", nargs="+", metavar="CARD", help="run card(s) (card.json in a run directory)")
+    parser.add_argument("--policy", metavar="FILE", help="gate policy (default: the shipped one, shown below)")
+    add_corpus_arguments(parser, selection=False, title="the corpus the cards are re-verified against (default: the "
+                                                        "files each card records)")
+    parser.add_argument("--extension", action="append", default=[], metavar="MODULE",
+                        help="enable an extension whose metrics the cards carry, to verify them (repeatable)")
+    parser.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from mt_eval.corpus.arguments import spec_from_args
+    from mt_eval.harness.policy import PolicyError, load_policy
+
+    try:
+        resolved = load_policy(args.policy)
+        corpus = spec_from_args(args)
+    except (PolicyError, ValueError) as exc:
+        print(f"mt-eval gate: {exc}", file=sys.stderr)
+        return 2
+    verdicts = [judge(Path(card), resolved, corpus=corpus, extensions=args.extension) for card in args.cards]
+    if args.json:
+        print(json.dumps(verdicts, indent=2, ensure_ascii=False))
+    else:
+        from mt_eval.harness.policy import describe
+
+        print(f"policy {resolved.policy.name} ({resolved.source}):")
+        print("\n".join(f"  {line}" for line in describe(resolved)))
+        for verdict in verdicts:
+            print(render(verdict))
+    return 0 if all(v["passed"] for v in verdicts) else 1
+
+
+def judge(path: Path, resolved: Any, *, corpus: Any = None, extensions: list[str] | tuple[str, ...] = ()
+          ) -> dict[str, Any]:
+    """The verdict on one card as a JSON-ready dict: ``passed``, the gate, the headline (or None), problems."""
+    from mt_eval.harness.gate import GateCheck, apply_gate, headline
+    from mt_eval.harness.verify import verify_card
+
+    verification = verify_card(path, corpus=corpus, extensions=extensions)
+    card = verification.card
+    if card is None:
+        problems = [p.render() for p in verification.errors] or ["it is not a run card"]
+        check = GateCheck(rule="verified", passed=False, figure="cannot be read as a run card",
+                          threshold="the card re-verifies", details=problems)
+        return {"card": str(path), "passed": False, "policy": resolved.policy.name, "headline": None,
+                "checks": [msgspec.to_builtins(check)], "failures": [f"verified: {problems[0]}"], "recorded": None}
+    gate = apply_gate(card, resolved, data=verification.data, verification=verification)
+    recorded = None if card.gate is None else {"passed": card.gate.passed, "policy": card.gate.policy}
+    return {"card": str(path), "passed": gate.passed, "policy": gate.policy, "policy_sha256": gate.policy_sha256,
+            "headline": headline(card) if gate.passed else None, "checks": msgspec.to_builtins(gate.checks),
+            "failures": gate.failures, "recorded": recorded}
+
+
+def render(verdict: dict[str, Any]) -> str:
+    marks = {True: "✓", False: "✗"}
+    word = "passed" if verdict["passed"] else "FAILED"
+    lines = [f"{verdict['card']}: headline gate {word}"]
+    width = max((len(c["rule"]) for c in verdict["checks"]), default=0)
+    figures = max((len(c["figure"]) for c in verdict["checks"]), default=0)
+    for check in verdict["checks"]:
+        lines.append(f"  {marks[check['passed']]} {check['rule']:<{width}}  {check['figure']:<{figures}}  policy: "
+                     f"{check['threshold']}")
+        for detail in check["details"][:10]:
+            lines.append(f"      ✗ {detail}")
+        if len(check["details"]) > 10:
+            lines.append(f"      … and {len(check['details']) - 10} more")
+        lines += [f"      {note}" for note in check.get("notes", [])]
+    if verdict["passed"]:
+        lines.append(f"  headline: {verdict['headline']}")
+    else:
+        count = len(verdict["failures"])
+        lines.append(f"  no headline: {count} rule{'s' if count != 1 else ''} failed")
+    recorded = verdict.get("recorded")
+    if recorded is not None and recorded["passed"] != verdict["passed"]:
+        lines.append(f"  (the run's own gate, under policy {recorded['policy']}, "
+                     f"{'passed' if recorded['passed'] else 'failed'})")
+    return "\n".join(lines)

@@ -1,0 +1,135 @@
+"""The headline gate's policy: its thresholds, read from a file, with the shipped defaults filling the rest.
+
+The shipped defaults are ``policies/default.json`` beside this module (every canary passes, no negative
+control is translated, at least 30 scored entries, every covariate recorded). A policy file (``--policy
+FILE``) names only what it changes; every other threshold is the shipped one, and the output says which
+came from where. Unknown fields, wrong types and rates outside 0–1 are errors naming the file and field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from mt_eval.problems import Problem, ProblemsError
+from mt_eval.strict import StrictStruct
+
+COVARIATES = ("model", "temperature", "tool_permissions", "environment", "retry_budget")
+Covariate = Literal["model", "temperature", "tool_permissions", "environment", "retry_budget"]
+Rate = Annotated[float, msgspec.Meta(ge=0, le=1, extra={"hint": "a rate is a fraction: 0.95 means 95%"})]
+Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class GatePolicy(StrictStruct, kw_only=True):
+    """The thresholds of the headline gate (`mt_eval.harness.gate`)."""
+
+    schema: str | None = msgspec.field(default=None, name="$schema")
+    name: str
+    description: str | None = None
+    min_canaries: Annotated[Count, msgspec.Meta(
+        description="Canary entries the run must have: a corpus without them has nothing proving the harness, "
+                    "the method's loading and the formats work.")]
+    min_canary_pass_rate: Annotated[Rate, msgspec.Meta(description="Share of canaries that must pass their rule.")]
+    min_negatives: Annotated[Count, msgspec.Meta(description="Negative-control entries the run must have.")]
+    max_negative_violation_rate: Annotated[Rate, msgspec.Meta(
+        description="Share of negative controls the method may translate instead of refusing or abstaining.")]
+    min_scored: Annotated[int, msgspec.Meta(ge=1, description="Scored entries the headline needs (its denominator).")]
+    max_abstention_rate: Annotated[Rate, msgspec.Meta(
+        description="Share of scored entries the method may abstain on; null: no limit.")] | None = None
+    required_covariates: Annotated[list[Covariate], msgspec.Meta(
+        description="Covariates the card must record, each with a value or as not applicable.")]
+
+
+@dataclass(frozen=True)
+class ResolvedPolicy:
+    """A policy with every threshold settled: from ``source``, or the shipped default for ``inherited``."""
+
+    policy: GatePolicy
+    source: str  # "shipped default" or the policy file's path
+    inherited: tuple[str, ...] = field(default=())  # thresholds the file left to the shipped default
+
+    @property
+    def sha256(self) -> str:
+        """SHA-256 of the thresholds (canonical JSON), so a card says exactly which policy judged it."""
+        return hashlib.sha256(msgspec.json.encode(thresholds(self.policy), order="sorted")).hexdigest()
+
+
+class PolicyError(ProblemsError):
+    """A policy file that cannot be used; ``problems`` name the file and field."""
+
+
+def thresholds(policy: GatePolicy) -> dict[str, Any]:
+    """The policy's thresholds (its name, description and ``$schema`` left out)."""
+    data: dict[str, Any] = msgspec.to_builtins(policy)
+    for key in ("$schema", "name", "description"):
+        data.pop(key, None)
+    data.setdefault("max_abstention_rate", None)
+    return data
+
+
+def _shipped_data() -> dict[str, Any]:
+    text = resources.files("mt_eval.harness").joinpath("policies/default.json").read_bytes()
+    data: dict[str, Any] = msgspec.json.decode(text)
+    return data
+
+
+def shipped_policy() -> ResolvedPolicy:
+    return ResolvedPolicy(msgspec.convert(_shipped_data(), GatePolicy), "shipped default")
+
+
+def load_policy(path: str | Path | None) -> ResolvedPolicy:
+    """The policy in ``path`` over the shipped defaults (the shipped policy when ``path`` is None)."""
+    if path is None:
+        return shipped_policy()
+    from mt_eval.strict import decode_value, parse_json
+
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise PolicyError([Problem(file=str(path), path="$", code="io", message=f"cannot read the policy: "
+                                   f"{exc.strerror or exc}", hint="give a policy file with --policy FILE")],
+                          summary=f"cannot read the gate policy {path}") from exc
+    data, problems = parse_json(raw, file=str(path))
+    if data is not None and not isinstance(data, dict):
+        problems.append(Problem(file=str(path), path="$", code="shape", message="a policy is a JSON object",
+                                hint='e.g. {"min_scored": 100}'))
+    errors = [p for p in problems if p.severity == "error"]
+    if errors:
+        raise PolicyError(errors, summary=f"the gate policy {path} is not valid")
+    shipped = _shipped_data()
+    inherited = tuple(key for key in shipped if key not in data and key not in ("name", "description"))
+    merged = {**shipped, "name": path.stem, "description": None, **data}
+    policy, problems = decode_value(merged, GatePolicy, file=str(path))
+    errors = [p for p in problems if p.severity == "error"]
+    if policy is None or errors:
+        raise PolicyError(errors, summary=f"the gate policy {path} is not valid")
+    return ResolvedPolicy(policy, str(path), inherited)
+
+
+def percent(rate: float) -> str:
+    return f"{rate * 100:.4g}%"
+
+
+def describe(resolved: ResolvedPolicy) -> list[str]:
+    """The thresholds as lines of text, each marked when it is the shipped default a policy file left alone."""
+    p = resolved.policy
+    default = " (shipped default)" if resolved.source != "shipped default" else ""
+
+    def mark(*keys: str) -> str:
+        return default if any(k in resolved.inherited for k in keys) else ""
+
+    abstention = "no limit" if p.max_abstention_rate is None else f"at most {percent(p.max_abstention_rate)}"
+    covariates = ", ".join(p.required_covariates) or "none required"
+    return [f"canaries: at least {p.min_canaries}, pass rate at least {percent(p.min_canary_pass_rate)}"
+            + mark("min_canaries", "min_canary_pass_rate"),
+            f"negative controls: at least {p.min_negatives}, violation rate at most "
+            f"{percent(p.max_negative_violation_rate)}" + mark("min_negatives", "max_negative_violation_rate"),
+            f"scored entries: at least {p.min_scored}" + mark("min_scored"),
+            f"abstention on scored entries: {abstention}" + mark("max_abstention_rate"),
+            f"covariates recorded: {covariates}" + mark("required_covariates")]

@@ -1,0 +1,140 @@
+"""What ``mt-eval run`` holds a run to: its corpus families, its freeze manifest, its latency plan and the
+headline gate. Each is settled before the method translates anything (a bad policy, a freeze that does not
+validate or does not match, a corpus whose families are malformed: the run refuses at once), and the card
+gets its family record and the gate's verdict at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mt_eval.harness.latency import LatencyPlan, Measured
+from mt_eval.harness.policy import PolicyError, ResolvedPolicy, load_policy
+
+if TYPE_CHECKING:
+    from mt_eval.harness.runcard import RunCard
+    from mt_eval.loader import LoadedMethod
+    from mt_eval.records import RunConfig, TranslationResult
+
+
+
+class RulesError(Exception):
+    """The run cannot start under its rules; the message says why and how to fix it."""
+
+
+@dataclass
+class RunRules:
+    policy: ResolvedPolicy
+    latency: LatencyPlan
+    freeze_path: Path | None = None
+    freeze_sha256: str | None = None
+    freeze_status: str | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> RunRules:
+        try:
+            policy = load_policy(getattr(args, "policy", None))
+        except PolicyError as exc:
+            raise RulesError(str(exc)) from None
+        try:
+            plan = LatencyPlan(warmup=args.latency_warmup, sample=args.latency_sample,
+                               repetitions=args.latency_repetitions)
+        except ValueError as exc:
+            raise RulesError(str(exc)) from None
+        freeze = getattr(args, "freeze", None)
+        return cls(policy=policy, latency=plan, freeze_path=Path(freeze) if freeze else None)
+
+    def warn_missing_families(self, corpus: Any, entries: list[dict[str, Any]]) -> None:
+        """Warn, naming the file and field, when the run's entries lack the families the policy needs (the
+        gate will withhold the headline). Malformed families were refused when the corpus was read."""
+        import sys
+
+        from mt_eval.corpus.families import FAMILIES, family_of
+
+        counts = dict.fromkeys(FAMILIES, 0)
+        for entry in entries:
+            counts[family_of(entry)] += 1
+        policy = self.policy.policy
+        for family, least in (("canary", policy.min_canaries), ("negative", policy.min_negatives)):
+            if counts[family] < least:
+                print(f"warning: corpus {corpus.path} $.entries[*].family: {counts[family]} {family} "
+                      f"entr{'y' if counts[family] == 1 else 'ies'}; the gate policy {policy.name} needs at least "
+                      f"{least}, so the headline will be withheld (mark entries \"family\": \"{family}\", or give "
+                      "--policy FILE)", file=sys.stderr)
+
+    def check_freeze(self, loaded: LoadedMethod, corpus: Any, entries: list[dict[str, Any]],
+                     selection: dict[str, Any] | None, config: RunConfig, settings: Any) -> None:
+        """With ``--freeze FILE``: refuse a manifest that does not validate or is not frozen, and a run that
+        differs from it, naming every difference. ``selection``: the card's selection record (None: the whole
+        corpus runs)."""
+        if self.freeze_path is None:
+            return
+        from mt_eval.harness.freeze import build_manifest, differences, validate_freeze
+
+        path = self.freeze_path
+        manifest, problems = validate_freeze(path)
+        errors = [p for p in problems if p.severity == "error"]
+        if manifest is None or errors:
+            raise RulesError(f"--freeze {path} does not validate ({len(errors)} problem"
+                             f"{'s' if len(errors) != 1 else ''}); nothing was run:\n"
+                             + "\n".join(p.render() for p in errors))
+        if manifest.status != "frozen":
+            raise RulesError(f"--freeze {path}: its status is {manifest.status!r}; only a frozen manifest can hold a "
+                             "run (mt-eval freeze validate lists what is missing)")
+        actual = build_manifest(method_dir=loaded.directory, method_id=loaded.method_id, corpus=corpus,
+                                entries=entries, selection=selection, config=config, settings=settings,
+                                plan=self.latency, created_at=manifest.created_at)
+        different = differences(manifest, actual)
+        if different:
+            raise RulesError(f"this run differs from the frozen manifest {path} in {len(different)} item"
+                             f"{'s' if len(different) != 1 else ''}; nothing was run:\n  "
+                             + "\n  ".join(different))
+        self.freeze_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
+        self.freeze_status = manifest.status
+
+    def latency_calls(self, entries: list[dict[str, Any]], config: RunConfig, timeout_s: float,
+                      view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+                      save: Callable[[Measured], None], *, quiet: bool) -> Callable[[Any, float], Awaitable[None]]:
+        """What runs just before the method's entries (`mt_eval.harness.running.Around.before`): the latency
+        calls of ``self.latency``, their measurement handed to ``save``. Whatever a guest's host noted while
+        accepting their results is forgotten: the results are thrown away."""
+        from mt_eval.harness.latency import measure
+        from mt_eval.results import ResultNotes
+
+        plan = self.latency
+        if not quiet and plan.sample:
+            import sys
+
+            print(f"latency: 1 cold, {plan.warmup} warm-up and {plan.sample} × {plan.repetitions} timed one-entry "
+                  "calls before the run (never scored; --latency-sample 0 makes none)", file=sys.stderr)
+
+        async def before(method: Any, start_s: float) -> None:
+            notes = getattr(method, "result_notes", None)
+            kept = dict(notes.counts) if isinstance(notes, ResultNotes) else None
+            measured = await measure(method, entries, config, plan, timeout_s, view)
+            if isinstance(notes, ResultNotes) and kept is not None:
+                notes.counts = kept
+            measured.start_s = round(start_s, 6)
+            save(measured)
+
+        return before
+
+    def finish_card(self, card: RunCard, entries: list[dict[str, Any]], results: dict[str, TranslationResult],
+                    *, scored: bool = True) -> RunCard:
+        """The card with its family record, its freeze reference and the gate's verdict (none for a
+        translation-only run, ``scored`` False: it has no headline to gate)."""
+        from mt_eval.harness.families import tally
+        from mt_eval.harness.freeze import FreezeReference
+        from mt_eval.harness.gate import apply_gate
+
+        card.families = tally(entries, results)
+        if self.freeze_path is not None and self.freeze_sha256 is not None:
+            card.freeze = FreezeReference(path=str(self.freeze_path), sha256=self.freeze_sha256,
+                                          status=self.freeze_status or "frozen")
+        card.gate = apply_gate(card, self.policy) if scored else None
+        return card

@@ -1,0 +1,81 @@
+"""What ``mt-eval run`` prints at its end (`print_summary`): what ran and its scores, eligibility and latency
+(`summary_lines`), the families and whether the headline passed the gate (`print_gate`), and last where the run
+card and predictions are. This is the run's result: it goes to standard output, also under ``--quiet``; progress, logs,
+warnings and the failures go to standard error, so ``mt-eval run ... > result.txt`` keeps only the result."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TextIO
+
+from mt_eval.harness.fairness import describe_outcome
+from mt_eval.harness.latency import latency_line
+from mt_eval.harness.runcard import RunCard
+from mt_eval.results import ResultNotes
+
+
+def summary_lines(card: RunCard) -> list[str]:
+    """The run's result in words, one line each: what ran, the scores, eligibility, latency."""
+    entries = f"{card.corpus.entries} entries"
+    if card.selection is not None:
+        entries = f"{card.selection.entries_selected} of {card.corpus.entries} entries (a selection)"
+    lines = [f"{card.method.method_id} on {card.corpus.name} ({card.corpus.pair}): {entries}, "
+             f"{card.errors} error{'s' if card.errors != 1 else ''}"]
+    if card.status == "failed":
+        lines.append("  no scores: no entry was translated")
+    elif card.metrics is not None:
+        parts = []
+        for m in card.metrics.metrics:
+            ci = f" [{m.ci_low:.2f}, {m.ci_high:.2f}]" if m.ci_low is not None and m.ci_high is not None else ""
+            parts.append(f"{m.name} {m.score:.2f}{ci}")
+        lines.append("  " + "   ".join(parts))
+    elif card.corpus.reading is not None and not card.corpus.reading.references:
+        lines.append("  not scored: the corpus has no references (translation only)")
+    else:
+        lines.append("  not scored: not every entry has a result")
+    lines += describe_outcome(card.eligibility, card.sandbox)
+    if card.normalised:
+        notes = ResultNotes()
+        notes.merge(card.normalised)
+        lines.append(f"  warning: results accepted after changes (the upstream harness's shape): {notes.summary()}")
+    lines.append("  " + latency_line(card.latency))
+    return lines
+
+
+def print_summary(card: RunCard, out: Path, stream: TextIO, *, quiet: bool = False) -> None:
+    """The whole result: `summary_lines`, `print_gate`, then the run card's and the predictions' paths."""
+    stream.write("\n".join(summary_lines(card)) + "\n")
+    print_gate(card, out / "card.json", stream, quiet=quiet)
+    stream.write(f"  run card     {_shown(out / 'card.json')}\n"
+                 f"  predictions  {_shown(out / 'predictions.txt')} (one line per entry, in corpus order)\n")
+    stream.flush()
+
+
+def _shown(path: Path) -> str:
+    """A path as short as it is clear: relative to the working directory unless that climbs far."""
+    relative = os.path.relpath(path)
+    return str(path.resolve()) if relative.startswith(os.path.join(os.pardir, os.pardir)) else relative
+
+
+def print_gate(card: RunCard, card_path: Path, stream: TextIO, *, quiet: bool = False) -> None:
+    """The families and whether the headline passed the gate (and, when not, why, and how to see more);
+    ``quiet`` leaves out the families line, never the headline: it is the result."""
+    from mt_eval.harness.gate import headline
+
+    families, gate = card.families, card.gate
+    if families is not None and not quiet:
+        stream.write(f"  families: {families.scored} scored, canaries {families.canary_pass_rate} passed, "
+                     f"negative controls {families.negative_violation_rate} violated, "
+                     f"abstained on {families.abstention_rate} of the scored\n")
+    if gate is None:
+        stream.write("  no headline: translation only (the gate judges runs that are scored)\n")
+        return
+    if gate.passed:
+        stream.write(f"headline: {headline(card)} (gate passed, policy {gate.policy})\n")
+        return
+    stream.write(f"headline withheld: the gate failed (policy {gate.policy}):\n")
+    for failure in gate.failures:
+        stream.write(f"  ✗ {failure}\n")
+    stream.write(f"  (the card keeps every figure, none of them a headline; mt-eval gate {card_path} shows every "
+                 "rule)\n")

@@ -1,0 +1,109 @@
+"""Re-verifying a card's measurement records against its own results and its corpus file (`mt-eval verify`).
+
+- **families**: the family record recomputed from the corpus file's families and pass rules and the card's
+  results (canaries judged again, negative controls classified again, every ratio counted again);
+- **latency**: the hot figures recomputed from the timed calls the card lists, the sample being the first
+  scored entries of the run, cold being load plus first call, and the self-reported figures recomputed from
+  the results' own ``latency_s``;
+- **gate**: the recorded verdict re-applied with the thresholds it records (`mt_eval.harness.gate.recheck`).
+
+A card without one of these records (an older card) gets no line for it: `mt-eval gate` is where a missing
+record fails.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+if TYPE_CHECKING:
+    from mt_eval.harness.runcard import RunCard
+    from mt_eval.harness.verify import Verification
+
+TOLERANCE_S = 2e-6  # latencies are stored rounded to the microsecond
+
+
+def run_entries(card: RunCard, source: Any) -> list[dict[str, Any]]:
+    """The corpus entries the run covered, in corpus order: its selection applied again, or the whole corpus
+    (a run that stopped early counts its entries without a result too)."""
+    if card.selection is None:
+        return list(source.entries)
+    from mt_eval.corpus.selection import request_from_facts, select
+
+    return list(select(source, request_from_facts(msgspec.to_builtins(card.selection))).entries)
+
+
+def check_records(result: Verification, card: RunCard, source: Any) -> None:
+    entries = run_entries(card, source)
+    if card.families is not None:
+        _families(result, card, entries)
+    if card.latency.measured_by == "harness" and card.latency.hot_calls_s is not None:
+        _latency(result, card, entries)
+    if card.gate is not None and card.gate.thresholds is None:
+        result.check("gate", None, "the recorded verdict has no thresholds to re-apply (mt-eval gate judges the card)")
+    elif card.gate is not None and result.data is not None:
+        from mt_eval.harness.gate import recheck
+
+        wrong = recheck(card, result.data)
+        for where, message in wrong:
+            result.problem(where, message, "the verdict must follow from the card's own figures", code="gate")
+        result.check("gate", not wrong, f"{'passed' if card.gate.passed else 'failed'} under policy "
+                                        f"{card.gate.policy}, as its figures say" if not wrong else "disagrees")
+
+
+def _families(result: Verification, card: RunCard, entries: list[dict[str, Any]]) -> None:
+    from mt_eval.harness.families import tally
+
+    results = {str(r.id): r for r in card.results}
+    stated, again = msgspec.to_builtins(card.families), msgspec.to_builtins(tally(entries, results))
+    wrong = [key for key in again if stated.get(key) != again[key]]
+    for key in wrong:
+        result.problem(f"$.families.{key}", f"the card says {_short(stated.get(key))}, the corpus's families and "
+                                            f"the card's results say {_short(again[key])}", code="families")
+    families = card.families
+    assert families is not None
+    result.check("families", not wrong, f"{families.scored} scored, canaries {families.canary_pass_rate} passed, "
+                                        f"negative controls {families.negative_violation_rate} violated"
+                 if not wrong else ", ".join(wrong) + " disagree")
+
+
+def _short(value: Any) -> str:
+    text = msgspec.json.encode(value).decode()
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _latency(result: Verification, card: RunCard, entries: list[dict[str, Any]]) -> None:
+    import statistics
+
+    from mt_eval.corpus.families import scored_entries
+    from mt_eval.harness.latency import percentiles, self_reported
+
+    latency = card.latency
+    hot = latency.hot_calls_s or []
+    p50, p95 = percentiles(hot)
+    sample = [str(e["id"]) for e in scored_entries(entries)][: len(latency.sample_ids or [])]
+    expected: dict[str, tuple[Any, Any]] = {
+        "hot_p50_s": (latency.hot_p50_s, p50), "hot_p95_s": (latency.hot_p95_s, p95),
+        "hot_calls": (latency.hot_calls, len(hot)),
+        "hot_mean_s": (latency.hot_mean_s, round(statistics.fmean(hot), 6) if hot else None),
+        "hot_entries": (latency.hot_entries, len(latency.sample_ids or [])),
+        "sample_ids": (latency.sample_ids, sample),
+        "self_reported": (msgspec.to_builtins(latency.self_reported),
+                          msgspec.to_builtins(self_reported(card.results))),
+    }
+    if latency.cold_s is not None and latency.load_s is not None and latency.first_call_s is not None:
+        expected["cold_s"] = (latency.cold_s, round(latency.load_s + latency.first_call_s, 6))
+    wrong = [key for key, (stated, actual) in expected.items() if not _same(stated, actual)]
+    for key in wrong:
+        stated, actual = expected[key]
+        result.problem(f"$.latency.{key}", f"the card says {_short(stated)}, recomputed {_short(actual)}",
+                       code="latency")
+    shown = "no hot calls" if p50 is None else f"hot p50 {p50 * 1000:.2f} ms over {len(hot)} timed calls"
+    result.check("latency", not wrong, shown if not wrong else ", ".join(wrong) + " disagree")
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= TOLERANCE_S
+    return bool(a == b)

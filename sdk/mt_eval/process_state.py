@@ -1,0 +1,63 @@
+"""What a child's processes are doing, read from ``/proc`` (Linux; elsewhere nothing is known): whether one of
+them is blocked reading its standard input — it has taken everything it was sent and waits for more.
+
+That tells apart two silences: a program working on what it was sent (busy, or waiting on something else),
+and a program that read it and answered nothing — a plain text filter that buffers its output, or one that
+answers only at the end of its input. Both the adapters (`mt_eval.adapters`) and the bridge host's start
+(`mt_eval.bridge.not_a_guest`) use it to say which, early and precisely.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+
+# the read(2) system call's number, as /proc/PID/syscall shows it, on the architectures Linux runs on
+READ_SYSCALL = {"x86_64": 0, "aarch64": 63, "riscv64": 63, "i386": 3, "i686": 3, "armv7l": 3, "ppc64le": 3,
+                "s390x": 3}
+
+
+def group_members(group: int) -> list[int]:
+    """The processes of process group ``group`` (a child started in its own session leads one)."""
+    members = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and int(fields[2]) == group:
+            members.append(int(name))
+    return members
+
+
+def reads_stdin(pid: int, *, single_threaded: bool = False) -> bool:
+    """Whether process ``pid`` is blocked in read() on its standard input (``single_threaded``: and has one
+    thread only, so that no other thread of it can be working)."""
+    number = READ_SYSCALL.get(platform.machine())
+    if number is None:
+        return False
+    try:
+        if single_threaded:
+            with open(f"/proc/{pid}/status", encoding="utf-8") as status:
+                threads = next((line.split()[1] for line in status if line.startswith("Threads:")), "0")
+            if threads != "1":
+                return False
+        with open(f"/proc/{pid}/syscall", encoding="ascii") as syscall:
+            fields = syscall.read().split()
+    except (OSError, StopIteration, UnicodeDecodeError):
+        return False
+    return len(fields) > 1 and fields[0] == str(number) and int(fields[1], 16) == 0
+
+
+def group_reads_stdin(group: int | None, *, single_threaded: bool = False) -> bool:
+    """Whether some process of group ``group`` is blocked reading its standard input (see `reads_stdin`)."""
+    if group is None:
+        return False
+    return any(reads_stdin(pid, single_threaded=single_threaded) for pid in group_members(group))

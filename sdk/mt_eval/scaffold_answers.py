@@ -1,0 +1,112 @@
+"""The answers of ``mt-eval new``: the rules each one must meet, and asking the questions one at a time.
+
+One set of rules serves both places that check answers: the template's pre-generation hook
+(``templates/method-plugin/hooks/pre_gen_project.py``) checks every answer at once (``--no-input``, ``--set``,
+``--answers``), and `ask_questions` checks each answer as it is given and asks again with the reason, so a bad
+id never discards the answers before it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from mt_eval.manifest import KEBAB
+
+
+def suggest_id(text: str) -> str:
+    return "-".join(re.findall(r"[a-z0-9]+", text.lower())) or "my-method"
+
+
+def answer_problems(answers: Mapping[str, Any], questions: Mapping[str, Any]) -> list[str]:
+    """Every problem of a whole set of answers, as ``key: what is wrong and the fix``."""
+    return [f"{key}: {problem}" for key in questions if not key.startswith("_")
+            for problem in key_problems(key, answers, questions)]
+
+
+def key_problems(key: str, answers: Mapping[str, Any], questions: Mapping[str, Any]) -> list[str]:
+    """What is wrong with the answer to ``key``, judged with the answers given so far."""
+    value, default = answers.get(key), questions.get(key)
+    found = []
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            found.append(f"expected true or false, got {json.dumps(value)}")
+        return found
+    if isinstance(default, list):
+        if value not in default:
+            found.append(f"{json.dumps(value)} is not one of {', '.join(default)}")
+    elif not isinstance(value, str):
+        return [f"expected text, got {json.dumps(value)}"]
+    elif any(ord(c) < 32 for c in value):
+        found.append(f"{json.dumps(value)} contains control characters (line breaks, tabs): remove them")
+    found += _rule(key, value, answers)
+    return found
+
+
+def _rule(key: str, value: Any, answers: Mapping[str, Any]) -> list[str]:
+    """The rule particular to one question."""
+    if key == "method_name" and isinstance(value, str) and not value.strip():
+        return ["empty: give the name people will call the method by"]
+    if key == "method_id" and isinstance(value, str) and not re.match(KEBAB, value):
+        return [f'"{value}" is not kebab-case: use lowercase letters and digits in words joined by hyphens, e.g. '
+                f'"{suggest_id(value)}"']
+    if key == "method_license" and isinstance(value, str) and not value.strip():
+        return ['empty: give an SPDX licence such as "Apache-2.0", or "proprietary"']
+    if key == "dependency_profile" and answers.get("method_kind") == "decision" and value != "self-contained":
+        return [f"a decision method is generated self-contained (a word-overlap judge, class S), not {value}: answer "
+                "dependency_profile=self-contained and add what your judge needs to method.json (an LLM judge: see "
+                "the SDK's llm-logprob-grader example)"]
+    if key == "open_source_url" and isinstance(value, str):
+        if value and not value.startswith(("https://", "http://")):
+            return [f'"{value}" is not a web address: give an https:// URL']
+        if answers.get("open_source") is True and not value:
+            return ["required when open_source is true: give the public address of the code"]
+    return []
+
+
+def ask_questions(context: dict[str, Any]) -> dict[str, Any]:
+    """Ask the template's questions one at a time (cookiecutter's prompts, its defaults and ``--set`` values
+    as proposals), checking each answer at once and asking again with the reason; the answers, rendered."""
+    from cookiecutter.environment import StrictEnvironment  # type: ignore[import-untyped]
+    from cookiecutter.prompt import (  # type: ignore[import-untyped]
+        prompt_choice_for_config,
+        read_user_variable,
+        read_user_yes_no,
+        render_variable,
+    )
+
+    questions = context["cookiecutter"]
+    prompts = questions.pop("__prompts__", {})
+    env = StrictEnvironment(context=context)
+    visible = [key for key in questions if not key.startswith("_")]
+    answers: dict[str, Any] = {}
+    for key, raw in questions.items():
+        if key.startswith("__"):
+            answers[key] = render_variable(env, raw, answers)
+            continue
+        if key.startswith("_"):
+            answers[key] = raw
+            continue
+        prefix = f"  [dim][{visible.index(key) + 1}/{len(visible)}][/] "
+        while True:
+            if isinstance(raw, list):
+                value = prompt_choice_for_config(answers, env, key, raw, False, prompts, prefix)
+            elif isinstance(raw, bool):
+                value = read_user_yes_no(key, raw, prompts, prefix)
+            else:
+                value = read_user_variable(key, render_variable(env, raw, answers), prompts, prefix)
+            problems = key_problems(key, {**answers, key: value}, _kinds(questions))
+            if not problems:
+                break
+            for problem in problems:
+                print(f"  error: {key}: {problem}; answer again", file=sys.stderr)
+        answers[key] = value
+    return answers
+
+
+def _kinds(questions: Mapping[str, Any]) -> dict[str, Any]:
+    """Each question's kind as the rules read it: a list of choices, a bool, or text (``""``)."""
+    return {key: raw if isinstance(raw, (list, bool)) else "" for key, raw in questions.items()}

@@ -1,0 +1,76 @@
+"""Where ``mt-eval new`` puts a generated plugin: a new directory, or an existing one (``--force``) without
+losing the user's work — the files it would replace that the user changed since it generated them are named,
+asked about, and kept as ``NAME.orig``. ``.mt-eval-answers.json`` records the SHA-256 of each generated file,
+which is how a changed file is told from one the template wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ANSWERS_FILE = ".mt-eval-answers.json"  # the answers and the SHA-256 of each file as generated
+
+
+def occupied(directory: Path, *, force: bool) -> str | None:
+    if directory.exists() and not directory.is_dir():
+        return f"{directory} exists and is not a directory"
+    if not force and directory.is_dir() and any(directory.iterdir()):
+        return f"{directory} already exists: choose a new directory, or add --force to write into it"
+    return None
+
+
+def changed_by_user(generated: Path, target: Path) -> list[str]:
+    """The files of an existing ``target`` the template would replace with other content and that the user
+    changed since ``mt-eval new`` wrote them (its ``.mt-eval-answers.json`` records their SHA-256; a file it
+    does not record counts as changed)."""
+    import hashlib
+    import json
+
+    if not target.is_dir():
+        return []
+    try:
+        recorded = json.loads((target / ANSWERS_FILE).read_text(encoding="utf-8")).get("files") or {}
+    except (OSError, ValueError, AttributeError):
+        recorded = {}
+    changed = []
+    for new in sorted(generated.rglob("*")):
+        relative = new.relative_to(generated).as_posix()
+        old = target / relative
+        if not new.is_file() or relative == ANSWERS_FILE or not old.is_file():
+            continue
+        content = old.read_bytes()
+        if content != new.read_bytes() and recorded.get(relative) != hashlib.sha256(content).hexdigest():
+            changed.append(relative)
+    return changed
+
+
+def may_replace(changed: list[str], target: Path, *, ask: bool) -> bool:
+    """Say which changed files would be replaced (each kept as NAME.orig); ask unless ``ask`` is false."""
+    import sys
+
+    listing = "\n".join(f"  {name}  (yours is kept as {name}.orig)" for name in changed)
+    print(f"mt-eval new: {len(changed)} file(s) in {target} differ from what the template writes and were changed "
+          f"since it wrote them:\n{listing}", file=sys.stderr)
+    if not ask:
+        return True
+    from rich.prompt import Confirm
+
+    return Confirm.ask("Replace them (your versions are kept as .orig files)?", default=False)
+
+
+def place(generated: Path, target: Path, *, backups: list[str]) -> None:
+    """Move the rendered plugin to ``target``, or copy it over an existing directory's files (keeping the
+    user's version of each file in ``backups`` as ``NAME.orig``)."""
+    import shutil
+
+    if target.exists():
+        for name in backups:
+            kept = target / f"{name}.orig"
+            counter = 1
+            while kept.exists():
+                kept = target / f"{name}.{counter}.orig"
+                counter += 1
+            (target / name).replace(kept)
+        shutil.copytree(generated, target, dirs_exist_ok=True)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(generated, target)

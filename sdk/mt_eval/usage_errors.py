@@ -1,0 +1,59 @@
+"""Usage errors that point at the fix: the usage of the (sub)command that was meant, and the closest real
+command or option to what was typed (``--metod`` → ``--method``)."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+from collections.abc import Sequence
+from typing import NoReturn
+
+
+def innermost_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser of the deepest subcommand named in ``argv`` (``mt-eval leaderboard serve`` → serve's)."""
+    current = parser
+    for word in argv:
+        if word == "--":
+            break
+        if word.startswith("-"):
+            continue
+        choices = subcommands(current)
+        if word not in choices:
+            continue
+        current = choices[word]
+    return current
+
+
+def unknown_arguments(parser: argparse.ArgumentParser, argv: Sequence[str], extra: Sequence[str]) -> NoReturn:
+    """Exit 2 with the usage of the subcommand ``argv`` names, the words it did not recognise and, for a
+    misspelled option, the closest one it has."""
+    chosen = innermost_parser(parser, argv)
+    options = sorted({o for action in chosen._actions for o in action.option_strings if o.startswith("--")})
+    hints = []
+    for word in extra:
+        if word.startswith("-"):
+            typed = word.split("=", 1)[0]
+            close = difflib.get_close_matches(typed, options, n=1, cutoff=0.6)
+            if close:
+                hints.append(f"{typed}: did you mean {close[0]}?")
+    message = f"unrecognized arguments: {' '.join(extra)}"
+    if hints:
+        message += "\n  " + "\n  ".join(hints)
+    message += f"\n  `{chosen.prog} --help` lists its options"
+    chosen.error(message)
+
+
+def unknown_command(parser: argparse.ArgumentParser, word: str) -> NoReturn:
+    """Exit 2 naming the closest command to ``word``."""
+    names = list(subcommands(parser))
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.5)
+    suggestion = f"; did you mean {close[0]}?" if close else ""
+    parser.error(f"unknown command '{word}'{suggestion} (the commands: {', '.join(names)})")
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The subcommands of ``parser`` by name (none: {})."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}

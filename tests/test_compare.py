@@ -1,0 +1,107 @@
+"""`mt-eval compare`: covariates that differ are refused unless named with --allow-diff, latencies only on one
+hardware label, a truncated card never against a full one, how many outputs differ, and a case-level bootstrap
+interval of the score difference."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gate_policies import LENIENT
+from mt_eval.cli import main
+from rigor_support import edit_card, family_corpus, honest, run
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    return family_corpus(tmp_path / "corpus.json")
+
+
+def compare(a: Path, b: Path, *args: str) -> int:
+    return main(["compare", str(a), str(b), "--bootstrap", "200", "--trials", "500", *args])
+
+
+def test_two_runs_of_the_same_method_repeat_run_stability(tmp_path: Path, corpus: Path, capsys):
+    assert run(tmp_path / "a", corpus, *honest())[0] == 0
+    assert run(tmp_path / "b", corpus, *honest())[0] == 0
+    capsys.readouterr()
+    assert compare(tmp_path / "a" / "card.json", tmp_path / "b" / "card.json", "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["outputs"]["all"] == {"differ": 0, "of": 34} and report["outputs"]["same_method_code"] is True
+    assert {row["metric"]: (row["delta"], row["p_randomization"]) for row in report["rows"]} == {
+        "chrF++": (0.0, 1.0), "BLEU": (0.0, 1.0), "TER": (0.0, 1.0)}  # identical outputs: nothing to test
+    assert report["latency"]["compared"] is True and report["allowed_differences"] == []
+    assert compare(tmp_path / "a" / "card.json", tmp_path / "b" / "card.json") == 0
+    out = capsys.readouterr().out
+    assert "outputs that differ: 0 of 34 entries (0 of 30 scored, 0 of 2 canaries, 0 of 2 negative controls)" in out
+    assert "two runs of the same method code: repeat-run stability" in out and "not significant" in out
+
+
+def test_outputs_that_differ_and_the_interval_of_the_difference(tmp_path: Path, corpus: Path, capsys):
+    sources = {f"Sentence number {i}.": f"Frase número {i}." for i in range(30)}
+    assert run(tmp_path / "copy", corpus, *honest())[0] == 0
+    better = {**sources, "Canary 0.": "Canario 0.", "Canary 1.": "Canario 1."}
+    assert run(tmp_path / "good", corpus, *honest(translate=better))[0] == 0
+    capsys.readouterr()
+    assert compare(tmp_path / "copy" / "card.json", tmp_path / "good" / "card.json", "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    chrf = next(row for row in report["rows"] if row["metric"] == "chrF++")
+    assert chrf["delta"] > 50 and 0 < chrf["delta_ci_low"] <= chrf["delta"] <= chrf["delta_ci_high"]
+    assert report["outputs"]["scored"] == {"differ": 30, "of": 30} and report["outputs"]["canary"]["differ"] == 0
+    assert report["outputs"]["all"]["differ"] == 30 and len(report["outputs"]["examples"]) == 10
+
+
+def test_covariates_that_differ_are_refused_unless_named(tmp_path: Path, corpus: Path, capsys):
+    assert run(tmp_path / "a", corpus, *honest())[0] == 0
+    assert run(tmp_path / "b", corpus, *honest(), "--batch-size", "4", "--timeout", "60")[0] == 0
+    a, b = tmp_path / "a" / "card.json", tmp_path / "b" / "card.json"
+    capsys.readouterr()
+    assert compare(a, b) == 1
+    err = capsys.readouterr().err
+    assert "the cards' covariates differ or are missing, so their scores are not comparable:" in err
+    assert "batch_size: A 8, B 4" in err and "timeout_s: A 120.0, B 60.0" in err
+    assert "--allow-diff batch_size" in err
+    assert compare(a, b, "--allow-diff", "batch_size") == 1
+    assert "batch_size" not in capsys.readouterr().err.split("comparable:")[1].split("accept")[0]
+    assert compare(a, b, "--allow-diff", "batch_size", "--allow-diff", "timeout_s") == 0
+    out = capsys.readouterr().out
+    assert "covariates that differ (allowed with --allow-diff): batch_size: A 8, B 4; timeout_s: A 120.0, B 60.0" in out
+    assert compare(a, b, "--allow-diff", "gpu") == 1
+    assert "--allow-diff gpu: not a covariate; give one of model, temperature" in capsys.readouterr().err
+    def older(data: dict) -> None:  # as an mt-eval before covariate records wrote it
+        for key in ("tool_permissions", "not_applicable"):
+            data["covariates"].pop(key)
+        data.pop("gate")
+
+    assert compare(edit_card(a, older, name="older.json"), a) == 1
+    err = capsys.readouterr().err
+    assert "tool_permissions: A missing: not recorded (an older card: run the evaluation again), B none" in err
+    assert "model: A missing: not recorded (an older card" in err
+
+
+def test_latencies_are_compared_only_on_the_same_hardware(tmp_path: Path, corpus: Path, capsys):
+    assert run(tmp_path / "a", corpus, *honest())[0] == 0
+    a = tmp_path / "a" / "card.json"
+    elsewhere = edit_card(a, lambda d: d["environment"].update(hardware="Big Box ×64, 512 GiB, GPU: NVIDIA H100"))
+    capsys.readouterr()
+    assert compare(a, elsewhere, "--json") == 0  # the scores are compared, the latencies are not
+    latency = json.loads(capsys.readouterr().out)["latency"]
+    assert latency["compared"] is False and "the hardware differs" in latency["reason"]
+    assert compare(a, elsewhere) == 0
+    assert "latency: not compared: the hardware differs (A: " in capsys.readouterr().out
+    assert compare(a, elsewhere, "--allow-diff", "hardware") == 0
+    assert "latency (different hardware, allowed): cold A " in capsys.readouterr().out
+
+
+def test_a_truncated_card_is_never_compared_with_a_full_one(tmp_path: Path, corpus: Path, capsys):
+    assert run(tmp_path / "full", corpus, *honest())[0] == 0
+    code, card = run(tmp_path / "part", corpus, *honest(), "--limit", "31", *LENIENT)
+    assert code == 0 and card is not None and card.selection is not None
+    assert (card.selection.entries_selected, card.selection.entries_in_corpus, card.selection.limit) == (31, 34, 31)
+    assert len(card.selection.subset_sha256) == 64
+    capsys.readouterr()
+    assert compare(tmp_path / "full" / "card.json", tmp_path / "part" / "card.json") == 1
+    assert "the cards ran different parts of the corpus (the whole corpus, 34 entries vs 31 of 34 entries)" in \
+        capsys.readouterr().err

@@ -1,0 +1,156 @@
+"""Freeze manifests: `mt-eval freeze init|validate|show`, fail-closed validation that lists every problem at
+once, and `mt-eval run --freeze` refusing a run that differs, naming each difference."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mt_eval.cli import main
+from rigor_support import SCRIPTED, family_corpus, honest, run
+
+
+@pytest.fixture
+def plugin(tmp_path: Path) -> Path:
+    copy = tmp_path / "method"
+    shutil.copytree(SCRIPTED, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    return family_corpus(tmp_path / "corpus.json")
+
+
+def init(tmp_path: Path, plugin: Path, corpus: Path, *more: str, out: str = "freeze.json") -> int:
+    return main(["freeze", "init", "--method", str(plugin), "--corpus", str(corpus), "--out", str(tmp_path / out),
+                 *honest(), *more])
+
+
+def test_init_validate_show_and_a_run_held_to_the_manifest(tmp_path: Path, plugin: Path, corpus: Path, capsys,
+                                                           monkeypatch: pytest.MonkeyPatch):
+    assert init(tmp_path, plugin, corpus, "--batch-size", "4") == 0
+    assert f"wrote {tmp_path / 'freeze.json'}: status frozen" in capsys.readouterr().out
+    manifest = json.loads((tmp_path / "freeze.json").read_text())
+    assert manifest["status"] == "frozen" and manifest["freeze_version"] == "freeze/1"
+    assert manifest["method"] == {"path": "method", "method_id": "scripted",
+                                  "code_sha256": manifest["method"]["code_sha256"]}
+    assert manifest["corpus"]["source"] == "written for tests" and manifest["corpus"]["license"] == "CC0-1.0"
+    assert manifest["budgets"] == {"batch_size": 4, "concurrency": 8, "retries": 1, "retry_budget": 10,
+                                   "timeout_s": 120.0}
+    assert (manifest["latency"]["warmup_calls"], manifest["latency"]["hot_sample"],
+            manifest["latency"]["repetitions"]) == (3, 10, 3)
+    assert manifest["hardware"]["label"] and len(manifest["sdk"]["code_sha256"]) == 64
+    assert len(manifest["labels"]["references_sha256"]) == 64 and len(manifest["labels"]["families_sha256"]) == 64
+    assert main(["freeze", "validate", str(tmp_path / "freeze.json")]) == 0
+    assert "valid and frozen" in capsys.readouterr().out
+    monkeypatch.chdir(tmp_path)
+    assert main(["freeze", "show", "freeze.json"]) == 0
+    shown = capsys.readouterr().out
+    assert "status frozen" in shown and "  batch_size: 4" in shown
+    command = shown.split("run it with:\n  ", 1)[1].strip()
+    words = shlex.split(command)
+    assert words[:6] == ["mt-eval", "run", "--method", "method", "--corpus", "corpus.json"]
+    assert words[-2:] == ["--freeze", "freeze.json"]
+    assert main([*words[1:], "--out", str(tmp_path / "run"), "--quiet", "--resamples", "50"]) == 0
+    card = json.loads((tmp_path / "run" / "card.json").read_text())
+    assert card["freeze"]["status"] == "frozen" and len(card["freeze"]["sha256"]) == 64
+
+
+def test_a_run_that_differs_from_the_frozen_manifest_is_refused_naming_each_difference(
+        tmp_path: Path, plugin: Path, corpus: Path, capsys):
+    assert init(tmp_path, plugin, corpus) == 0
+    capsys.readouterr()
+    freeze = str(tmp_path / "freeze.json")
+    code, card = run(tmp_path / "run", corpus, *honest(), "--freeze", freeze, "--batch-size", "2",
+                     "--latency-repetitions", "5", "--limit", "20", "--model", "m-2", method=plugin)
+    err = capsys.readouterr().err
+    assert code == 1 and card is None and not (tmp_path / "run" / "results.jsonl").exists()
+    assert f"this run differs from the frozen manifest {freeze} in " in err and "nothing was run" in err
+    for difference in ["budgets.batch_size: the freeze says 8, this run has 2 (give --batch-size 8)",
+                       "latency.repetitions: the freeze says 3, this run has 5 (give --latency-repetitions 3)",
+                       "corpus.entries_selected: the freeze says 34, this run has 20",
+                       "config.model: the freeze says null, this run has 'm-2'"]:
+        assert difference in err, err
+    (plugin / "behaviours.py").write_text((plugin / "behaviours.py").read_text() + "\n# changed after the freeze\n")
+    code, _ = run(tmp_path / "run", corpus, *honest(), "--freeze", freeze, method=plugin)
+    err = capsys.readouterr().err
+    assert code == 1 and f"--freeze {freeze} does not validate" in err
+    assert "$.method.code_sha256: the method's files hash to" in err and "they changed since the freeze" in err
+
+
+def test_validate_lists_every_missing_or_inconsistent_item_at_once(tmp_path: Path, plugin: Path, corpus: Path,
+                                                                   capsys):
+    assert init(tmp_path, plugin, corpus) == 0
+    path = tmp_path / "freeze.json"
+    manifest = json.loads(path.read_text())
+    manifest["labels"]["families_sha256"] = None
+    manifest["corpus"]["license"] = None
+    manifest["hardware"]["label"] = "a faster machine"
+    manifest["latency"]["hot"] = "whatever the method reports"
+    manifest["budgets"]["retries_per_entry"] = 3
+    path.write_text(json.dumps(manifest))
+    corpus.write_text(corpus.read_text().replace("Sentence number 1.", "Sentence number one."))
+    capsys.readouterr()
+    assert main(["freeze", "validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    for where in ['$.budgets.retries_per_entry: unknown field "retries_per_entry"']:
+        assert where in out
+    assert main(["freeze", "validate", str(path), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["valid"] is False and [p["path"] for p in report["problems"]] == ["$.budgets.retries_per_entry"]
+    del manifest["budgets"]["retries_per_entry"]
+    path.write_text(json.dumps(manifest))
+    assert main(["freeze", "validate", str(path), "--json"]) == 1
+    found = {p["path"]: p["message"] for p in json.loads(capsys.readouterr().out)["problems"]}
+    assert set(found) == {"$.labels.families_sha256", "$.corpus.license", "$.hardware.label", "$.latency.hot",
+                          "$.corpus.sha256"}
+    assert found["$.corpus.license"] == "missing: a frozen manifest needs it"
+    assert "the corpus changed since the freeze" in found["$.corpus.sha256"]
+
+
+def test_a_manifest_that_cannot_be_complete_is_a_draft(tmp_path: Path, plugin: Path, capsys):
+    corpus = family_corpus(tmp_path / "anonymous.json", dataset={"source": None, "license": None})
+    assert init(tmp_path, plugin, corpus) == 1
+    out = capsys.readouterr().out
+    assert "status draft" in out and "missing $.corpus.source: say where the corpus comes from" in out
+    assert "missing $.corpus.license" in out
+    assert main(["freeze", "validate", str(tmp_path / "freeze.json")]) == 1
+    assert "valid, but a draft, not frozen" in capsys.readouterr().out
+    code, _ = run(tmp_path / "run", corpus, "--freeze", str(tmp_path / "freeze.json"), method=plugin)
+    assert code == 1 and "only a frozen manifest can hold a run" in capsys.readouterr().err
+    assert init(tmp_path, plugin, corpus, "--corpus-source", "our team", "--corpus-license", "CC-BY-4.0",
+                out="given.json") == 0
+    assert json.loads((tmp_path / "given.json").read_text())["corpus"]["license"] == "CC-BY-4.0"
+    assert init(tmp_path, plugin, corpus, out="given.json") == 1
+    assert "exists: give --force" in capsys.readouterr().err
+
+
+def test_a_selection_is_frozen_and_shown_as_the_options_that_select_it(tmp_path: Path, plugin: Path, corpus: Path,
+                                                                       capsys):
+    assert init(tmp_path, plugin, corpus, "--ids", "s02..s09", "--limit", "5") == 0
+    manifest = json.loads((tmp_path / "freeze.json").read_text())
+    assert manifest["corpus"]["entries_selected"] == 5 and manifest["corpus"]["entries_in_corpus"] == 34
+    assert len(manifest["corpus"]["subset_sha256"]) == 64
+    capsys.readouterr()
+    assert main(["freeze", "show", str(tmp_path / "freeze.json")]) == 0
+    assert "--ids s02..s09 --limit 5" in capsys.readouterr().out
+    code, _ = run(tmp_path / "run", corpus, *honest(), "--ids", "s02..s09", "--limit", "6", "--freeze",
+                  str(tmp_path / "freeze.json"), method=plugin)
+    err = capsys.readouterr().err
+    assert code == 1 and "corpus.selection.limit: the freeze says 5, this run has 6 (give --limit 5)" in err
+
+
+def test_bad_manifest_files_are_named(tmp_path: Path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"freeze_version": "freeze/2"}')
+    assert main(["freeze", "validate", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad} $.freeze_version" in out and f"{bad} $.sdk" in out
+    assert main(["freeze", "show", str(tmp_path / "missing.json")]) == 1
+    assert "is not a freeze manifest" in capsys.readouterr().err
+    assert main(["freeze"]) == 2

@@ -1,0 +1,143 @@
+"""What the terminal shows, command by command: the result on stdout and the rest on stderr, --quiet hiding
+progress but not the result, usage errors with the subcommand's usage and a suggestion, ``mt-eval serve`` with
+files, durations in units that fit, and output cut short by ``| head`` without a traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mt_eval.durations import format_duration
+
+REPO = Path(__file__).parent.parent
+LEXICON = str(REPO / "examples" / "lexicon-eng-spa")
+DEMO = str(REPO / "examples" / "data" / "eng-spa-demo.json")
+MT_EVAL = [sys.executable, "-m", "mt_eval.cli"]
+
+
+def mt_eval(*args: str, cwd: Path | None = None, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*MT_EVAL, *args], cwd=cwd, capture_output=True, text=True, timeout=180,
+                          **kwargs)  # type: ignore[call-overload]
+
+
+def test_the_result_goes_to_stdout_and_the_rest_to_stderr(tmp_path):
+    done = mt_eval("run", "--demo", "--out", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert out[0] == "lexicon-eng-spa on eng-spa-demo (eng>spa): 36 entries, 0 errors"
+    assert out[1].startswith("  chrF++ ") and "BLEU" in out[1] and "TER" in out[1]
+    assert any(line.startswith("  latency (measured by the harness): cold ") for line in out)
+    assert any(line.startswith("headline: chrF++ ") for line in out)
+    assert out[-2].startswith("  run card     ") and out[-1].startswith("  predictions  ")  # the files come last
+    assert f"  run card     {tmp_path / 'run' / 'card.json'}" in out or any(
+        line.startswith("  run card     ") and line.endswith("card.json") for line in out)
+    assert any(line.startswith("  predictions  ") for line in out)
+    assert "contamination check" not in done.stdout and "36/36" not in done.stdout
+    assert "contamination check: clean" in done.stderr and "lexicon-eng-spa: 36/36 in " in done.stderr
+    assert "corpus eng-spa-demo.json: JSON" in done.stderr
+
+
+def test_quiet_hides_progress_not_the_result(tmp_path):
+    done = mt_eval("run", "--demo", "--out", str(tmp_path / "run"), "--quiet")
+    assert done.returncode == 0
+    assert "chrF++ " in done.stdout and "run card" in done.stdout
+    assert done.stderr == ""
+
+
+def test_figures_have_units_that_fit(tmp_path):
+    done = mt_eval("run", "--demo", "--out", str(tmp_path / "run"), "--quiet")
+    latency = next(line for line in done.stdout.splitlines() if line.startswith("  latency ("))
+    assert " 0.0 ms" not in latency and "0.000" not in latency
+    assert "hot p50 " in latency and "timed calls" in latency
+    card = json.loads((tmp_path / "run" / "card.json").read_text(encoding="utf-8"))
+    assert format_duration(card["latency"]["hot_p50_s"]) in latency
+
+
+@pytest.mark.parametrize(("seconds", "shown"), [
+    (None, "—"), (0, "< 1 µs"), (2e-7, "< 1 µs"), (1e-6, "1 µs"), (2e-5, "20 µs"), (0.000999, "999 µs"),
+    (0.0016384, "1.64 ms"), (0.0164, "16.4 ms"), (0.1234, "123 ms"), (0.99999, "1.00 s"), (2.5, "2.50 s"),
+    (12.345, "12.3 s"), (125.4, "2 min 05 s"), (7300, "2 h 01 min")])
+def test_durations_read_in_the_unit_that_fits(seconds, shown):
+    assert format_duration(seconds) == shown
+
+
+def test_run_without_arguments_says_what_to_give():
+    done = mt_eval("run")
+    assert done.returncode == 2
+    assert done.stderr.startswith("usage: mt-eval run")
+    assert ("mt-eval run: give --method DIR (a method plugin directory) and --corpus FILE (or --source-file SRC "
+            "--reference-file REF); or try the bundled example with --demo") in done.stderr
+    only_method = mt_eval("run", "--method", LEXICON)
+    assert only_method.returncode == 2 and "mt-eval run: give --corpus FILE" in only_method.stderr
+
+
+@pytest.mark.parametrize(("argv", "usage", "hint"), [
+    (["run", "--metod", "x"], "usage: mt-eval run", "--metod: did you mean --method?"),
+    (["run", "--demo", "--quite"], "usage: mt-eval run", "--quite: did you mean --quiet?"),
+    (["validate", "--strcit", LEXICON], "usage: mt-eval validate", "--strcit: did you mean --strict?"),
+    (["corpus", "show", DEMO, "--rwos", "2"], "usage: mt-eval corpus show", "--rwos: did you mean --rows?"),
+    (["rn", "--demo"], "usage: mt-eval ", "unknown command 'rn'; did you mean run?"),
+])
+def test_a_misspelling_shows_that_commands_usage_and_the_closest_option(argv, usage, hint):
+    done = mt_eval(*argv)
+    assert done.returncode == 2
+    assert done.stderr.startswith(usage), done.stderr
+    assert hint in done.stderr
+
+
+def test_help_says_percent_once():
+    assert "95% bootstrap" in mt_eval("run", "--help").stdout and "%%" not in mt_eval("run", "--help").stdout
+
+
+def test_serve_answers_into_a_file(tmp_path):
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol_versions":["mt-eval-bridge/1"]}}\n'
+        '{"jsonrpc":"2.0","id":2,"method":"translate","params":{"entries":[{"id":"a","source":"Good night."}],'
+        '"config":{"source_lang":"eng","target_lang":"spa"}}}\n', encoding="utf-8")
+    with requests.open("rb") as given, (tmp_path / "answers.jsonl").open("wb") as answers:
+        done = subprocess.run([*MT_EVAL, "serve", LEXICON], stdin=given, stdout=answers, stderr=subprocess.PIPE,
+                              timeout=60)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    lines = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [line["id"] for line in lines] == [1, 2]
+    assert lines[1]["result"]["results"][0]["predicted"] == "Buenas noches."
+    with (tmp_path / "nothing.jsonl").open("wb") as nothing:
+        empty = subprocess.run([*MT_EVAL, "serve", LEXICON], stdin=subprocess.DEVNULL, stdout=nothing,
+                               stderr=subprocess.PIPE, timeout=60)
+    assert empty.returncode == 0 and empty.stderr == b""
+
+
+def test_output_cut_short_ends_quietly(tmp_path):
+    done = subprocess.run(f"{' '.join(MT_EVAL)} run --demo --out {tmp_path / 'run'} --quiet | head -1", shell=True,
+                          capture_output=True, text=True, timeout=180)
+    assert done.stdout.startswith("lexicon-eng-spa on eng-spa-demo")
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def test_demo_needs_the_repositorys_examples(tmp_path, monkeypatch):
+    from mt_eval.harness import commands
+
+    monkeypatch.setattr(commands, "DEMO_METHOD", str(tmp_path / "no-examples" / "lexicon-eng-spa"))
+    from mt_eval.cli import main
+
+    assert main(["run", "--demo"]) == 2
+
+
+
+@pytest.mark.parametrize(("name", "text", "says"), [
+    ("dev.csv", "Hello,Hola\n", "unsupported format: use .json, .jsonl or .tsv"),
+    ("dev.tsv", "Hello there.\tHola.\nGood night.    Buenas noches.\n",
+     "line 2 seems to separate its columns with spaces: TSV columns are separated by one TAB"),
+])
+def test_a_corpus_mt_eval_cannot_read_is_refused_with_what_to_do(tmp_path, name, text, says):
+    corpus = tmp_path / name
+    corpus.write_text(text, encoding="utf-8")
+    done = mt_eval("run", "--method", LEXICON, "--corpus", str(corpus), "--out", str(tmp_path / "run"))
+    assert done.returncode == 1, done.stderr
+    assert says in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == "" and not (tmp_path / "run").exists()
