@@ -20,8 +20,9 @@ References never come from the card: only the corpus file holds them. Metrics re
 recomputed when the same extensions are enabled (``--extension``); otherwise they are reported as not
 recomputed. `compare`, publishing and the headline gate call `verify_card` and refuse what does not verify.
 
-`verify_card` is `check_card` (steps 1–5), `recompute_metrics` (step 6) and `check_records` (step 7). Checking many cards (``mt-eval
-publish`` of a directory of runs) shares a `CorpusCache`, so each corpus file is read and hashed once.
+`verify_card` is `check_card` (steps 1–5), `recompute_metrics` (step 6) and `check_records` (step 7).
+Checking many cards (``mt-eval publish`` of a directory of runs) shares a `CorpusCache`, so each corpus
+file is read and hashed once.
 """
 
 from __future__ import annotations
