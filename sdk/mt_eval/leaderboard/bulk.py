@@ -13,6 +13,7 @@ a stop keeps what was stored before it, and leaves no worker process behind.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -71,11 +72,17 @@ class Options:
 
 def publish_cards(store: Store, paths: Sequence[Path], options: Options | None = None, *,
                   progress: Callable[[], Any] | None = None, on_refused: Callable[[Published], None] | None = None,
-                  batch: int = BATCH) -> BulkResult:
-    """Prepare and store ``paths``. ``progress()`` makes the progress display (once the workers have started:
-    it may run a thread, which a forked worker must not inherit); its ``advance(failed)`` is called as each
-    card is prepared. ``on_refused`` hears of each card refused before the store."""
+                  batch: int | None = None) -> BulkResult:
+    """Prepare and store ``paths``, ``batch`` cards a transaction (default: a quarter of them, at most
+    `BATCH`). ``progress()`` makes the progress display (once the workers have started: it may run a thread,
+    which a forked worker must not inherit); its ``advance(failed)`` is called as each card is prepared.
+    ``on_refused`` hears of each card refused before the store."""
+    batch = batch or max(1, min(BATCH, len(paths) // 4))
     options = options or Options()
+    if options.policy is None:  # resolved once, not once a card
+        from mt_eval.harness.policy import shipped_policy
+
+        options = dataclasses.replace(options, policy=shipped_policy())
     result = BulkResult([Published(path) for path in paths])
     asked: list[Published] = []  # cards whose method card the wizard must ask for, here
     shown: Any = None
@@ -90,7 +97,7 @@ def publish_cards(store: Store, paths: Sequence[Path], options: Options | None =
     try:
         with _prepared(paths, options, store, batch) as chunks:
             shown = progress() if progress is not None else None
-            done = 0
+            done, ready = 0, []
             for chunk in chunks:
                 items, done = result.cards[done:done + len(chunk)], done + len(chunk)
                 stop = None
@@ -102,8 +109,11 @@ def publish_cards(store: Store, paths: Sequence[Path], options: Options | None =
                     if error is not None and options.fail_fast:
                         stop, items = item, items[:index]
                         break
-                if not _stored_all(result, store, items, options, stop):
-                    return result
+                ready += items
+                if stop is not None or len(ready) >= batch or done == len(paths):
+                    if not _stored_all(result, store, ready, options, stop):
+                        return result
+                    ready = []
         corpora = CorpusCache()
         stop = None
         for index, item in enumerate(asked):

@@ -34,6 +34,9 @@ cards = sa.table(
         "id", "content_sha256", "run_id", "published_at", "finished_at", "method_id", "method_class",
         "dependency_class", "pair", "corpus_name", "corpus_sha256", "ranking_key", "headline_score", "row_json",
         "card_json")))
+# The write-ahead log is copied into the database (and synced) once it holds this many pages: SQLite's
+# default of 1,000 (4 MiB) would do it on nearly every commit of a bulk publish, whose rows hold whole cards.
+WAL_CHECKPOINT_PAGES = 16_384
 COLUMNS = tuple(c.name for c in cards.columns if c.name != "id")
 
 
@@ -285,6 +288,7 @@ def _engine(url: sa.URL) -> sa.Engine:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")
         cursor.close()
 
