@@ -29,6 +29,21 @@ def many(cards: CardFactory, root: Path, count: int, prefix: str = "", **options
                                   **options), root / f"run-{i:03d}" / "card.json") for i in range(count)]
 
 
+def second_store_write_raises(monkeypatch, error: BaseException) -> list[int]:
+    """Make the store's second transaction raise ``error``; the sizes of the transactions tried."""
+    calls: list[int] = []
+    real = Store.publish
+
+    def publish(self: Store, records, published_at, **kwargs):
+        calls.append(len(records))
+        if len(calls) == 2:
+            raise error
+        return real(self, records, published_at, **kwargs)
+
+    monkeypatch.setattr(Store, "publish", publish)
+    return calls
+
+
 def test_many_cards_are_published_by_workers_in_the_order_given(cards, tmp_path: Path, store_url: str, capsys):
     paths = many(cards, tmp_path, 70)
     tampered = json.loads(paths[5].read_text())
@@ -73,20 +88,11 @@ def test_a_card_that_needs_the_wizard_is_asked_for_here_among_many(cards, tmp_pa
 
 def test_a_store_error_stops_the_publish_and_keeps_what_was_stored(cards, tmp_path: Path, monkeypatch, capsys):
     paths = many(cards, tmp_path, 80)
-    calls = []
-    real = Store.publish
-
-    def failing(self: Store, records, published_at, **kwargs):
-        calls.append(len(records))
-        if len(calls) == 2:
-            raise StoreError("cannot write to the leaderboard store: disk I/O error")
-        return real(self, records, published_at, **kwargs)
-
-    monkeypatch.setattr(Store, "publish", failing)
+    calls = second_store_write_raises(monkeypatch, StoreError("cannot write to the leaderboard store: disk I/O error"))
     db = str(tmp_path / "board.db")
     assert main(["publish", *map(str, paths), "--db", db, "--no-input"]) == 1
     err = capsys.readouterr().err
-    monkeypatch.setattr(Store, "publish", real)
+    monkeypatch.undo()
     with open_store(db) as store:
         kept = store.count()
     assert kept == calls[0] > 0 and f"disk I/O error; the {kept} cards stored before it are kept" in err
@@ -177,21 +183,12 @@ def test_ctrl_c_keeps_the_cards_stored_and_ends_every_worker(cards, tmp_path: Pa
     import multiprocessing
 
     paths = many(cards, tmp_path, 80)
-    calls = []
-    real = Store.publish
-
-    def interrupted(self: Store, records, published_at, **kwargs):
-        calls.append(len(records))
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(self, records, published_at, **kwargs)
-
-    monkeypatch.setattr(Store, "publish", interrupted)
+    calls = second_store_write_raises(monkeypatch, KeyboardInterrupt())
     db = str(tmp_path / "board.db")
     assert main(["publish", *map(str, paths), "--db", db, "--no-input"]) == 130
     assert multiprocessing.active_children() == []
     err = capsys.readouterr().err
-    monkeypatch.setattr(Store, "publish", real)
+    monkeypatch.undo()
     with open_store(db) as store:
         kept = store.count()
     assert kept == calls[0] > 0 and f"interrupted; the {kept} cards stored before it are kept" in err
