@@ -39,7 +39,7 @@ examples (after nox -s demo, which writes runs/demo and runs/demo-rules):
   mt-eval publish runs/demo/card.json                        # into the default store
   mt-eval publish runs/demo-rules/card.json --method-card examples/rules-eng-spa/method_card.json --no-input
   mt-eval publish runs/*/card.json --db team-board.db --json # every run, into another store
-  mt-eval publish runs/*/card.json --db team-board.db --fail-fast
+  mt-eval publish runs/*/card.json --db new-board.db --fail-fast  # stop at the first card refused
 
 Many cards are verified by one process per core while those verified are stored, in the order given, with
 progress on stderr. A card that cannot be published is reported with its path and the others go on
@@ -132,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"store: {store.where}")
     kept = f"the {result.stored} cards stored before it are kept" if result.stored else "nothing was published"
     left = sum(1 for c in result.cards if c.error is None and c.outcome is None)
-    again = f"; {left} cards were not tried: run the same command again (the stored ones are refused as duplicates)"
+    again = (f"; {left} card{' was' if left == 1 else 's were'} not tried: run the same command again (the stored "
+             "ones are refused as duplicates)")
     if result.interrupted:
         print(f"mt-eval publish: interrupted; {kept}{again if left else ''}", file=sys.stderr)
         return 130
