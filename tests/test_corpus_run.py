@@ -39,7 +39,8 @@ def test_a_two_column_tsv_is_source_then_reference_and_scored(capsys, tmp_path: 
     assert reading is not None and (reading.columns, reading.columns_from) == (["source", "reference"], "convention")
 
 
-def test_a_reference_free_corpus_is_translated_not_scored(capsys, tmp_path: Path):
+def test_a_reference_free_corpus_is_translated_not_scored(capsys, tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # paths are shown relative to the working directory when that is clearer
     code, card, err = run(capsys, tmp_path, "--corpus", str(FIXTURES / "reference-free.tsv"))
     assert code == 0 and card is not None
     assert card.metrics is None and card.errors == 0 and len(card.results) == 3
@@ -48,7 +49,7 @@ def test_a_reference_free_corpus_is_translated_not_scored(capsys, tmp_path: Path
     assert predictions.read_text(encoding="utf-8").splitlines() == (FIXTURES / "reference-free.tsv").read_text(
         encoding="utf-8").splitlines()
     assert "not scored: the corpus has no references (translation only)" in err
-    assert f"  predictions  {predictions} (one line per entry, in corpus order)" in err
+    assert f"  predictions  {Path('run') / 'predictions.txt'} (one line per entry, in corpus order)" in err
     assert "no references: translation only, not scored" in err
 
 
