@@ -149,17 +149,64 @@ def journeys(session: nox.Session) -> None:
                 *session.posargs)
 
 
+UPSTREAM_HARNESS = "mt-eval-harness==0.4.0"  # the upstream harness the `upstream` benchmark times beside ours
+MCP_PACKAGES = ("mcp",)  # the MCP Python SDK; its Node SDK comes from npm (MCP_NPM)
+MCP_NPM = ("@modelcontextprotocol/sdk", "zod")
+
+
 @nox.session
 def benchmarks(session: nox.Session) -> None:
-    """Run the benchmarks under benchmarks/ and print their ratios."""
+    """Run every benchmark and print one table of each figure against its target (`-- --peers`: MCP, upstream)."""
     session.install("-e", ".", "aiohttp>=3.9")  # aiohttp: the gateway benchmark's client and upstream
-    session.run("python", "benchmarks/startup.py")
-    session.run("python", "benchmarks/bridge.py", *session.posargs)
-    session.run("python", "benchmarks/harness.py", *session.posargs)
-    session.run("python", "benchmarks/corpus.py")
-    session.run("python", "benchmarks/new_plugin.py")
-    session.run("python", "benchmarks/adapter.py")
-    session.run("python", "benchmarks/contamination.py")
-    session.run("python", "benchmarks/leaderboard.py")
-    session.run("python", "benchmarks/sandbox.py", *session.posargs)
-    session.run("python", "benchmarks/decisions.py")
+    peers = "--peers" in session.posargs
+    posargs = [arg for arg in session.posargs if arg != "--peers"]
+    figures = Path(session.create_tmp()) / "figures.jsonl"
+    figures.unlink(missing_ok=True)
+    env = {"MT_EVAL_BENCHMARK_REPORT": str(figures)}
+    session.run("python", "benchmarks/startup.py", env=env)
+    session.run("python", "benchmarks/bridge.py", *posargs, env=env)
+    session.run("python", "benchmarks/harness.py", *posargs, env=env)
+    session.run("python", "benchmarks/memory.py", *posargs, env=env)
+    session.run("python", "benchmarks/corpus.py", env=env)
+    session.run("python", "benchmarks/new_plugin.py", env=env)
+    session.run("python", "benchmarks/adapter.py", env=env)
+    session.run("python", "benchmarks/contamination.py", env=env)
+    session.run("python", "benchmarks/leaderboard.py", env=env)
+    session.run("python", "benchmarks/sandbox.py", *posargs, env=env)
+    session.run("python", "benchmarks/decisions.py", env=env)
+    if peers:
+        _mcp_peer(session, env)
+        _upstream_harness(session, env)
+    session.run("python", "benchmarks/report.py", str(figures))
+
+
+@nox.session
+def mcp(session: nox.Session) -> None:
+    """Benchmark the bridge's public path beside the MCP SDKs (Python mcp ⇄ Node @modelcontextprotocol/sdk)."""
+    session.install("-e", ".")
+    _mcp_peer(session, {})
+
+
+@nox.session
+def upstream(session: nox.Session) -> None:
+    """Time the upstream harness (from the package index) beside mt-eval run; scores and intervals must agree."""
+    session.install("-e", ".")
+    _upstream_harness(session, {})
+
+
+def _mcp_peer(session: nox.Session, env: dict[str, str]) -> None:
+    session.install(*MCP_PACKAGES)
+    prefix = Path(session.create_tmp()).resolve() / "mcp-node"
+    prefix.mkdir(exist_ok=True)
+    session.run("npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--silent", *MCP_NPM,
+                external=True)
+    session.run("python", "benchmarks/mcp_peer.py", "--mcp-prefix", str(prefix), env=env)
+
+
+def _upstream_harness(session: nox.Session, env: dict[str, str]) -> None:
+    """The upstream harness in a virtual environment of its own: its command is also called mt-eval."""
+    venv = Path(session.create_tmp()).resolve() / "upstream-harness"
+    if not (venv / "bin" / "mt-eval").exists():
+        session.run("python", "-m", "venv", str(venv))
+        session.run(str(venv / "bin" / "python"), "-m", "pip", "install", "-q", UPSTREAM_HARNESS, external=True)
+    session.run("python", "benchmarks/upstream.py", "--upstream", str(venv / "bin" / "mt-eval"), env=env)

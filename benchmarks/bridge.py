@@ -1,13 +1,25 @@
-"""Bridge performance: the Python host ↔ Node guest against a bare pipe, measured in the same run.
+"""Bridge performance, both directions, against bare pipes measured in the same run.
 
-Baseline: Python writes msgspec-encoded JSON-RPC lines straight into a minimal Node echo process and
-reads its replies (no host, no guest runner). Figures (targets from the bridge issue):
+Baselines (no host, no guest runner, no asyncio):
 
-- sequential round trip of a 1-entry translate request, p50 (≤ 120 µs);
-- 64 requests in flight, requests/s as a ratio of the pipelined baseline (≥ 0.25×);
-- batched entries/s (batches of 100) as a ratio of the baseline echoing the same batches (≥ 0.5×);
-- guest spawn → initialize answered, against ``node -e 0`` (≤ 1.3×).
+- Python → Node: Python writes msgspec-encoded JSON-RPC lines straight into a minimal Node echo process with
+  blocking reads and writes. "pipelined": every request written at once by a thread, replies counted as
+  lines; "64 in flight": at most 64 requests outstanding, each reply decoded with msgspec — what a
+  hand-written client keeping 64 in flight does.
+- Node → Python: Node writes JSON lines into a minimal Python echo (msgspec decode and encode, blocking
+  reads and writes) and waits for each reply (``benchmarks/bridge_node_host.mjs``).
 
+Figures and targets:
+
+- the connection (`GuestConnection`, Python host → Node guest): sequential p50 of a 1-entry translate request
+  (≤ 120 µs); 64 requests in flight as a share of the pipelined baseline (≥ 0.25×); entries/s in batches of
+  100 as a share of the baseline echoing the same batches (≥ 0.5×); guest spawn → initialize answered,
+  against ``node -e 0`` (≤ 1.3×);
+- the public path (``load_method(dir).method.translate``, what the harness and users call), one-entry calls:
+  64 in flight against the 64-in-flight baseline (≥ 0.3×); sequential p50 against the bare pipe's p50
+  (≤ 1.3×), Python host → Node method and Node host (``startGuest``) → Python method (``mt-eval serve``).
+
+Each round measures every side once, alternating; each figure is the median over rounds.
 Run: ``python benchmarks/bridge.py`` (``--quick`` for a short run, ``--check`` to exit 1 on a miss).
 """
 
@@ -15,7 +27,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -23,15 +37,19 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
+from report import Figure, at_least, at_most, ratio_figure, report
 
 from mt_eval.bridge.connection import GuestConnection
 from mt_eval.bridge.runtimes import node_command
+from mt_eval.loader import load_method
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = os.environ.get("MT_EVAL_NODE") or "node"
 CONFIG = {"source_lang": "eng", "target_lang": "spa"}
+IN_FLIGHT = 64
 NODE_ECHO = r"""
 let buffer = '';
 process.stdin.setEncoding('utf8');
@@ -53,13 +71,23 @@ export async function translate(entries) {
   return entries.map((e) => ({ id: e.id, predicted: e.source }));
 }
 """
+PYTHON_ECHO_METHOD = '''
+class Echo:
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": e["source"]} for e in entries]
+'''
 encode = msgspec.json.Encoder().encode
+decode = msgspec.json.Decoder().decode
 
 
 def request(request_id: int, size: int) -> bytes:
     entries = [{"id": f"{request_id}-{i}", "source": f"Sentence number {i} to translate."} for i in range(size)]
     return encode({"jsonrpc": "2.0", "id": request_id, "method": "translate",
                    "params": {"entries": entries, "config": CONFIG}}) + b"\n"
+
+
+def one_entry_calls(count: int) -> list[list[dict[str, str]]]:
+    return [[{"id": str(i), "source": f"Sentence number {i} to translate."}] for i in range(count)]
 
 
 class BarePipe:
@@ -70,7 +98,6 @@ class BarePipe:
                                         bufsize=0)
         assert self.process.stdin is not None and self.process.stdout is not None
         self.stdin, self.stdout = self.process.stdin, self.process.stdout
-        self.buffer = b""
 
     def read_lines(self, count: int) -> None:
         seen = 0
@@ -96,47 +123,112 @@ class BarePipe:
         writer.join()
         return time.perf_counter() - started
 
+    def in_flight(self, lines: list[bytes], window: int = IN_FLIGHT) -> float:
+        """Seconds for ``lines`` with at most ``window`` outstanding, every reply decoded."""
+        started = time.perf_counter()
+        stdin, stdout = self.stdin.fileno(), self.stdout.fileno()
+        sent = min(window, len(lines))
+        os.write(stdin, b"".join(lines[:sent]))
+        answered, rest = 0, b""
+        while answered < len(lines):
+            replies = (rest + os.read(stdout, 1 << 20)).split(b"\n")
+            rest = replies.pop()
+            for reply in replies:
+                decode(reply)
+            answered += len(replies)
+            more = min(len(replies), len(lines) - sent)
+            if more:
+                os.write(stdin, b"".join(lines[sent:sent + more]))
+                sent += more
+        return time.perf_counter() - started
+
     def close(self) -> None:
         self.stdin.close()
         self.process.wait()
 
 
-async def host_figures(plugin: Path, sequential: int, in_flight_total: int, batches: int) -> dict[str, float]:
-    connection = GuestConnection(node_command(plugin), label="echo")
-    await connection.start(CONFIG)
-    try:
-        params = [{"entries": [{"id": str(i), "source": f"Sentence number {i} to translate."}], "config": CONFIG}
-                  for i in range(sequential)]
-        for p in params[:200]:  # warm up
-            await connection.request("translate", p)
-        times = []
-        for p in params:
-            started = time.perf_counter()
-            await connection.request("translate", p)
-            times.append(time.perf_counter() - started)
+async def concurrently(call: Any, calls: list[Any]) -> float:
+    """Calls per second when ``calls`` are made by 64 workers, each awaiting its calls one after another."""
+    async def worker(share: list[Any]) -> None:
+        for argument in share:
+            await call(argument)
 
-        async def with_64_in_flight(all_params: list[dict[str, object]]) -> float:
-            async def worker(share: list[dict[str, object]]) -> None:
-                for p in share:
-                    await connection.request("translate", p)
-
-            started = time.perf_counter()
-            await asyncio.gather(*(worker(all_params[k::64]) for k in range(64)))
-            return time.perf_counter() - started
-
-        flight = [{"entries": [{"id": str(i), "source": f"Sentence number {i} to translate."}], "config": CONFIG}
-                  for i in range(in_flight_total)]
-        in_flight = await with_64_in_flight(flight)
-        batched = await with_64_in_flight([msgspec.json.decode(request(i, 100))["params"] for i in range(batches)])
-    finally:
-        await connection.aclose()
-    return {"p50": statistics.median(times), "in_flight_s": in_flight, "batched_s": batched}
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(calls[k::IN_FLIGHT]) for k in range(IN_FLIGHT)))
+    return len(calls) / (time.perf_counter() - started)
 
 
-def spawn_figures(plugin: Path, runs: int) -> tuple[float, float]:
-    async def ready() -> float:
+async def round_trips(call: Any, calls: list[Any]) -> list[float]:
+    times = []
+    for argument in calls:
         started = time.perf_counter()
-        connection = GuestConnection(node_command(plugin))
+        await call(argument)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+async def python_host_samples(echo: Path, plugin: Path, blocks: int, calls: int, flight: int, batches: int
+                              ) -> dict[str, list[float]]:
+    """Every Python-host figure, in alternating blocks: the bare pipe, `GuestConnection` (the wire and the guest
+    runner, nothing above them) and the public path (``load_method(plugin).method.translate``) are all running,
+    and each block measures each of them once, so a burst of load on the machine shifts them all."""
+    pipe = BarePipe(echo)
+    connection = GuestConnection(node_command(plugin), label="echo")
+    method: Any = load_method(plugin).method
+    await connection.start(CONFIG)
+    await method.start(CONFIG)
+
+    async def wire(entries: list[dict[str, str]]) -> Any:
+        return await connection.request("translate", {"entries": entries, "config": CONFIG})
+
+    async def public(entries: list[dict[str, str]]) -> Any:
+        return await method.translate(entries, CONFIG)
+
+    one_entry = one_entry_calls(max(calls, flight))
+    hundred = [decode(request(i, 100))["params"]["entries"] for i in range(batches)]
+    samples: dict[str, list[float]] = {}
+
+    def add(key: str, values: float | list[float]) -> None:
+        samples.setdefault(key, []).extend(values if isinstance(values, list) else [values])
+
+    try:
+        pipe.round_trips(200)
+        await round_trips(wire, one_entry[:200])
+        await round_trips(public, one_entry[:200])
+        for _ in range(blocks * 2):
+            add("pipe rtt", pipe.round_trips(calls))
+            add("connection rtt", await round_trips(wire, one_entry[:calls]))
+            add("public rtt", await round_trips(public, one_entry[:calls]))
+        for _ in range(blocks):
+            add("pipe pipelined", flight / pipe.pipelined([request(i, 1) for i in range(flight)]))
+            add("pipe in flight", flight / pipe.in_flight([request(i, 1) for i in range(flight)]))
+            add("connection in flight", await concurrently(wire, one_entry[:flight]))
+            add("public in flight", await concurrently(public, one_entry[:flight]))
+            add("pipe batched", batches * 100 / pipe.pipelined([request(i, 100) for i in range(batches)]))
+            add("connection batched", batches * 100 / (batches / await concurrently(wire, hundred)))
+    finally:
+        pipe.close()
+        await connection.aclose()
+        await method.aclose()
+    return samples
+
+
+def node_host_samples(plugin: Path, blocks: int, calls: int) -> dict[str, list[float]]:
+    """Node host → Python guest against Node ↔ a bare Python echo, in alternating blocks (``bridge_node_host.mjs``)."""
+    script = Path(__file__).with_name("bridge_node_host.mjs")
+    done = subprocess.run([NODE, str(script), "--python", sys.executable, "--plugin", str(plugin), "--blocks",
+                           str(blocks), "--calls", str(calls)], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def spawn_figures(plugin: Path, runs: int) -> dict[str, float]:
+    """Median seconds from spawn to initialize answered: the guest as the SDK starts it (it names the checked
+    plugin's module), as ``mt-eval-guest DIR`` starts it (checking the plugin's files), and ``node -e 0``."""
+    commands = {"sdk": load_method(plugin).method.command, "directory": node_command(plugin)}
+
+    async def ready(command: list[str]) -> float:
+        started = time.perf_counter()
+        connection = GuestConnection(command)
         await connection.start(CONFIG)
         elapsed = time.perf_counter() - started
         await connection.aclose()
@@ -147,11 +239,26 @@ def spawn_figures(plugin: Path, runs: int) -> tuple[float, float]:
         subprocess.run([NODE, "-e", "0"], check=True)
         return time.perf_counter() - started
 
-    guest_times, node_times = [], []
+    times: dict[str, list[float]] = {"node": [], "sdk": [], "directory": []}
     for _ in range(runs):
-        node_times.append(node_zero())
-        guest_times.append(asyncio.run(ready()))
-    return statistics.median(guest_times), statistics.median(node_times)
+        times["node"].append(node_zero())
+        for name, command in commands.items():
+            times[name].append(asyncio.run(ready(command)))
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def make_plugins(work: Path) -> tuple[Path, Path, Path]:
+    echo = work / "echo.js"
+    echo.write_text(NODE_ECHO)
+    node_plugin = work / "echo-method"
+    node_plugin.mkdir()
+    (node_plugin / "translate.js").write_text(ECHO_METHOD)
+    (node_plugin / "method.json").write_text('{"name": "Echo", "node_entry": "translate.js", "dependencies": []}')
+    python_plugin = work / "echo-python"
+    python_plugin.mkdir()
+    (python_plugin / "pipeline.py").write_text(PYTHON_ECHO_METHOD)
+    (python_plugin / "method.json").write_text('{"name": "Echo", "entry_point": "pipeline:Echo", "dependencies": []}')
+    return echo, node_plugin, python_plugin
 
 
 def main() -> int:
@@ -159,50 +266,40 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer iterations")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args()
-    sequential, in_flight_total, batches, spawns, rounds = ((2000, 10000, 200, 15, 3) if args.quick
-                                                            else (5000, 30000, 500, 30, 5))
-
+    blocks, calls, flight, batches, spawns = (5, 500, 5000, 150, 15) if args.quick else (9, 500, 8000, 300, 30)
     with tempfile.TemporaryDirectory() as scratch:
-        work = Path(scratch)
-        echo = work / "echo.js"
-        echo.write_text(NODE_ECHO)
-        plugin = work / "echo-method"
-        plugin.mkdir()
-        (plugin / "translate.js").write_text(ECHO_METHOD)
-        (plugin / "method.json").write_text('{"name": "Echo", "node_entry": "translate.js", "dependencies": []}')
+        echo, node_plugin, python_plugin = make_plugins(Path(scratch))
+        py = asyncio.run(python_host_samples(echo, node_plugin, blocks, calls, flight, batches))
+        node = node_host_samples(python_plugin, blocks * 2, calls) if shutil.which(NODE) else {}
+        spawn = spawn_figures(node_plugin, spawns)
+    m = {key: statistics.median(values) for key, values in {**py, **node}.items()}
 
-        # Baseline and host are measured in alternating rounds; each figure is the median over rounds,
-        # so a burst of load on the machine shifts both sides rather than one.
-        base_rounds: list[tuple[float, float, float]] = []
-        our_rounds: list[dict[str, float]] = []
-        for _ in range(rounds):
-            pipe = BarePipe(echo)
-            pipe.round_trips(200)
-            base_rounds.append((statistics.median(pipe.round_trips(sequential)),
-                                pipe.pipelined([request(i, 1) for i in range(in_flight_total)]),
-                                pipe.pipelined([request(i, 100) for i in range(batches)])))
-            pipe.close()
-            our_rounds.append(asyncio.run(host_figures(plugin, sequential, in_flight_total, batches)))
-        base_p50, base_flight, base_batched = (statistics.median(r[i] for r in base_rounds) for i in range(3))
-        ours = {key: statistics.median(r[key] for r in our_rounds) for key in our_rounds[0]}
-        guest_ready, node_zero = spawn_figures(plugin, spawns)
-
-    rows = [
-        ("sequential round trip p50", f"{ours['p50'] * 1e6:8.1f} µs", f"{base_p50 * 1e6:8.1f} µs",
-         f"{ours['p50'] * 1e6:.0f} µs", "<= 120 µs", ours["p50"] <= 120e-6),
-        ("64 in flight, requests/s", f"{in_flight_total / ours['in_flight_s']:10.0f}",
-         f"{in_flight_total / base_flight:10.0f}", f"{base_flight / ours['in_flight_s']:.2f}x", ">= 0.25x",
-         base_flight / ours["in_flight_s"] >= 0.25),
-        ("batched entries/s (100/batch)", f"{batches * 100 / ours['batched_s']:10.0f}",
-         f"{batches * 100 / base_batched:10.0f}", f"{base_batched / ours['batched_s']:.2f}x", ">= 0.5x",
-         base_batched / ours["batched_s"] >= 0.5),
-        ("spawn -> ready vs node -e 0", f"{guest_ready * 1e3:8.1f} ms", f"{node_zero * 1e3:8.1f} ms",
-         f"{guest_ready / node_zero:.2f}x", "<= 1.3x", guest_ready / node_zero <= 1.3),
+    name = "bridge"
+    figures = [
+        Figure(name, "connection: sequential p50", ours=f"{m['connection rtt'] * 1e6:.1f} µs",
+               baseline=f"{m['pipe rtt'] * 1e6:.1f} µs", value=m["connection rtt"] * 1e6, target=at_most(120, "µs")),
+        ratio_figure(name, "connection: 64 in flight", m["connection in flight"], m["pipe pipelined"], "req/s",
+                     at_least(0.25), digits=0, note="baseline: pipelined (all written at once, replies counted)"),
+        ratio_figure(name, "connection: batched (100/request)", m["connection batched"], m["pipe batched"],
+                     "entries/s", at_least(0.5), digits=0),
+        ratio_figure(name, "guest spawn → ready vs node -e 0", spawn["directory"], spawn["node"], "ms",
+                     at_most(1.3), scale=1e3, note=f"mt-eval-guest DIR (the plugin's files checked by the guest); "
+                     f"as the SDK starts it (--module, files checked by the host): {spawn['sdk'] * 1e3:.1f} ms = "
+                     f"{spawn['sdk'] / spawn['node']:.2f}x"),
+        ratio_figure(name, "public path: 64 in flight, 1-entry calls", m["public in flight"], m["pipe in flight"],
+                     "req/s", at_least(0.3), digits=0,
+                     note="baseline: 64 in flight, every reply decoded with msgspec"),
+        ratio_figure(name, "public path: sequential p50, Python → Node", m["public rtt"], m["pipe rtt"], "µs",
+                     at_most(1.3), scale=1e6),
     ]
-    print(f"{'figure':32} {'host+guest':>14} {'baseline':>14} {'ratio':>9}  target")
-    for name, ours_text, base_text, ratio, target, met in rows:
-        print(f"{name:32} {ours_text:>14} {base_text:>14} {ratio:>9}  {target} {'met' if met else 'MISSED'}")
-    return 1 if args.check and not all(row[-1] for row in rows) else 0
+    if node:
+        figures.append(ratio_figure(name, "public path: sequential p50, Node → Python", m["public rtt node"],
+                                    m["pipe rtt node"], "µs", at_most(1.3), scale=1e6,
+                                    note="startGuest(mt-eval serve) vs Node ↔ a bare Python msgspec echo"))
+    print(f"medians over alternating blocks: {blocks * 2} of {calls:,} sequential calls, {blocks} of {flight:,} calls "
+          f"with 64 in flight and {batches} requests of 100 entries, per side")
+    missed = report(figures)
+    return missed if args.check else 0
 
 
 if __name__ == "__main__":

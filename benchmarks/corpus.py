@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from report import at_most, ratio_figure, record
+
 WORDS = ["the", "a", "cat", "dog", "sat", "on", "mat", "with", "house", "big", "small", "red", "blue", "green",
          "river", "city", "street", "night", "morning", "friend", "book", "school", "teacher", "water", "bread"]
 TARGET = 3.0
@@ -94,6 +96,7 @@ def main() -> int:
             ratio = reader / bare
             print(f"  {label:<48} {reader:6.3f} s vs bare parse {bare:6.3f} s = {ratio:4.2f}x "
                   f"(target <= {TARGET:g}x: {'met' if ratio <= TARGET else 'MISSED'})")
+            record([ratio_figure("corpus", f"reading: {label}", reader, bare, "s", at_most(TARGET), digits=3)])
     return 0
 
 

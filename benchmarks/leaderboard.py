@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import msgspec
+from report import Figure, at_least, at_most, record
 
 TARGET_RATIO = 0.5
 TARGET_PAGE_BYTES = 1024 * 1024
@@ -203,6 +204,10 @@ def main() -> int:
           f"{page_bytes / 1024 / 1024:.2f} MiB for {count:,} rows")
     print(f"page weight for 1,000 rows   : {thousand_bytes / 1024:7.0f} KiB  (target ≤ 1024 KiB: "
           f"{'met' if thousand_bytes <= TARGET_PAGE_BYTES else 'MISSED'})")
+    record([Figure("leaderboard", "publish rate vs bare executemany", ours=f"{count / storing:,.0f} cards/s",
+                   baseline=f"{count / baseline:,.0f} rows/s", value=ratio, target=at_least(TARGET_RATIO)),
+            Figure("leaderboard", "page weight, 1,000 rows", ours=f"{thousand_bytes / 1024:,.0f} KiB",
+                   value=thousand_bytes / 1024, target=at_most(TARGET_PAGE_BYTES / 1024, " KiB"))])
     missed = ratio < TARGET_RATIO or thousand_bytes > TARGET_PAGE_BYTES
     return 1 if args.check and missed else 0
 

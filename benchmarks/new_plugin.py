@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from report import Figure, below, record
+
 TARGET_SECONDS = 1.0
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "method-plugin"
 
@@ -73,6 +75,9 @@ def main() -> int:
     verdict = "met" if generation < TARGET_SECONDS else "MISSED"
     print(f"{'one plugin':<{width}} : {generation * 1000:8.1f} ms, {generation / baseline:.2f}x the cookiecutter "
           f"import  (target < {TARGET_SECONDS * 1000:.0f} ms: {verdict})")
+    record([Figure("new_plugin", "mt-eval new DIR --no-input", ours=f"{generation * 1000:.1f} ms",
+                   baseline=f"{baseline * 1000:.1f} ms (cookiecutter import)", value=generation,
+                   target=below(TARGET_SECONDS, " s"))])
     return 1 if args.check and generation >= TARGET_SECONDS else 0
 
 

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from report import at_most, ratio_figure, record
+
 TARGET_RATIO = 3.0
 
 
@@ -44,6 +46,8 @@ def main() -> int:
     print(f"mt-eval --help : {cli_median * 1000:7.1f} ms (median of {args.runs}; {' '.join(cli)})")
     verdict = "met" if ratio <= TARGET_RATIO else "MISSED"
     print(f"ratio          : {ratio:7.2f}x  (target <= {TARGET_RATIO:.0f}x: {verdict})")
+    record([ratio_figure("startup", "mt-eval --help vs python -c pass", cli_median, base_median, "ms",
+                         at_most(TARGET_RATIO), scale=1e3)])
     return 1 if args.check and ratio > TARGET_RATIO else 0
 
 

@@ -350,6 +350,12 @@ export interface LoadedMethod {
 
 /** Find the module to serve; throws ManifestError (or Error) with a fix when it cannot run on Node. */
 export function resolveMethod(target: MethodTarget): ResolvedMethod;
+/**
+ * A module file to serve, named by a host that has checked its plugin's files (they are not read): the name
+ * (default: the file's base name), the method id (default: the name in kebab-case) and what it implements
+ * (default: what it exports).
+ */
+export function moduleTarget(module: string, naming?: { name?: string; methodId?: string; implements?: Array<'translate' | 'decide'> }): ResolvedMethod;
 /** Import the module and check it exports what it implements. */
 export function loadMethod(target: ResolvedMethod): Promise<LoadedMethod>;
 
@@ -373,7 +379,7 @@ export class GuestServer {
  * Serve a method on this process's stdin/stdout until stdin closes, then exit (what
  * `mt-eval-guest` does). Console output and stray stdout writes are sent to stderr.
  */
-export function serveProcess(target: MethodTarget, options?: { maxLineBytes?: number }): GuestServer;
+export function serveProcess(target: MethodTarget | ResolvedMethod, options?: { maxLineBytes?: number }): GuestServer;
 
 // ---- gold (lib/gold.js) --------------------------------------------------------------------------
 

@@ -16,8 +16,8 @@ export {
   DEFAULT_TOLERANCE, NOUL_OPTIONS, QUESTION_TYPES, checkAnswer, checkDecision, decisionError, distributionProblem,
   expectedValue, matchDecisions, numberText, optionsOf, rowsProblem,
 } from './lib/decisions.js';
-export { GUEST_CAPABILITIES, GuestServer, serveProcess } from './lib/guest.js';
-export { REQUESTS, loadMethod, resolveMethod } from './lib/method-module.js';
+export { GUEST_CAPABILITIES, GuestServer } from './lib/guest.js';
+export { REQUESTS, loadMethod, moduleTarget, resolveMethod, serveProcess } from './lib/method-module.js';
 export { MethodLoadError } from './lib/load-errors.js';
 export { GuestStartError, startGuest } from './lib/host.js';
 export { GOLD_FIELDS, methodView } from './lib/gold.js';

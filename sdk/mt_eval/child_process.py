@@ -6,8 +6,8 @@ reader task to own, so one task may start it and another close it): it is spawne
 started), stderr is drained continuously into a bounded tail, its end is detected once, and `aclose`
 escalates close stdin → SIGTERM → SIGKILL to the whole group, then ends whatever it left behind.
 
-`LazyTimer` is the single loop timer a child's deadlines share, `RestartBudget` the crash-loop budget
-its owner restarts it within, and `SoloGate` how work is sent to it alone after a failure. A bridge guest
+`LazyTimer` is the single loop timer a child's deadlines share (the crash-loop budget its owner restarts it
+within and how work is sent to it alone after a failure are in `mt_eval.child_policy`). A bridge guest
 (`mt_eval.bridge.connection.GuestConnection`), a persistent translator program
 (`mt_eval.adapters.record_process.RecordProcess`) and a program run once per batch
 (`mt_eval.adapters.batch_process`) are the kinds of child.
@@ -19,9 +19,7 @@ import asyncio
 import logging
 import os
 import signal
-from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping, Sequence
 
 
 class StderrTail:
@@ -135,64 +133,25 @@ class LazyTimer:
         self._callback()
 
 
-class RestartBudget:
-    """Unplanned restarts allowed: at most ``restarts`` within any ``window_s`` seconds.
+class _DirectReader(asyncio.Protocol):
+    """The child's stdout (or stderr), handed over in the I/O callback that read it: the subprocess transport
+    would hand it over one turn of the loop later, which is one more turn per round trip. Both streams are read
+    this way, so what a child wrote to stderr before an answer is known when the answer is. The end of a stream
+    still goes through the transport's own protocol, so it knows the pipe closed."""
 
-    Only a restart after a child that completed no work is charged: a child that answered something and
-    then failed (on one bad record, say) is not in a crash loop, and the record it failed on fails alone.
-    """
+    def __init__(self, child: ChildProcess, fd: int, original: asyncio.BaseProtocol) -> None:
+        self.child = child
+        self.fd = fd
+        self.original = original
 
-    def __init__(self, restarts: int, window_s: float) -> None:
-        self.restarts = restarts
-        self.window_s = window_s
-        self._charged: deque[float] = deque()
+    def data_received(self, data: bytes) -> None:
+        self.child.pipe_data_received(self.fd, data)
 
-    def allow(self, *, productive: bool = False) -> bool:
-        """Whether one more restart is allowed now; charges it unless the child it replaces was productive."""
-        if productive:
-            return True
-        now = asyncio.get_running_loop().time()
-        while self._charged and self._charged[0] < now - self.window_s:
-            self._charged.popleft()
-        if len(self._charged) >= self.restarts:
-            return False
-        self._charged.append(now)
-        return True
+    def eof_received(self) -> bool | None:
+        return self.original.eof_received() if isinstance(self.original, asyncio.Protocol) else None
 
-    def describe(self) -> str:
-        return f"{self.restarts} restarts within {self.window_s:g} s"
-
-
-class SoloGate:
-    """Work passes through `shared` together, except work that must be `alone` with a child: that waits
-    until nothing else is in flight and keeps the rest out until it is done. After a child failed with
-    several things in flight, sending each of them alone tells the one it fails on from the others."""
-
-    def __init__(self) -> None:
-        self._solo = asyncio.Lock()
-        self._active = 0
-        self._idle = asyncio.Event()
-        self._idle.set()
-
-    @asynccontextmanager
-    async def shared(self) -> AsyncIterator[None]:
-        while self._solo.locked():  # something is being sent alone: wait until it is done
-            async with self._solo:
-                pass
-        self._active += 1
-        self._idle.clear()
-        try:
-            yield
-        finally:
-            self._active -= 1
-            if self._active == 0:
-                self._idle.set()
-
-    @asynccontextmanager
-    async def alone(self) -> AsyncIterator[None]:
-        async with self._solo:
-            await self._idle.wait()
-            yield
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.original.connection_lost(exc)
 
 
 class ChildProcess(asyncio.SubprocessProtocol):
@@ -221,6 +180,8 @@ class ChildProcess(asyncio.SubprocessProtocol):
                                   max_lines=tail_lines)
         self._transport: asyncio.SubprocessTransport | None = None
         self._stdin: asyncio.WriteTransport | None = None
+        self._outgoing: list[bytes] | None = None  # held back in this turn of the loop (`write`); None: none written
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._exited = asyncio.Event()
         self._stdout_closed = False
         self._gone_timer: asyncio.TimerHandle | None = None
@@ -237,6 +198,11 @@ class ChildProcess(asyncio.SubprocessProtocol):
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         self._transport = transport
         self._stdin = transport.get_pipe_transport(0)  # type: ignore[assignment]
+        self._loop = loop
+        for fd in (1, 2):
+            pipe = transport.get_pipe_transport(fd)
+            if pipe is not None:
+                pipe.set_protocol(_DirectReader(self, fd, pipe.get_protocol()))
 
     @property
     def pid(self) -> int | None:
@@ -256,14 +222,33 @@ class ChildProcess(asyncio.SubprocessProtocol):
         return self._stderr.tail()
 
     def write(self, data: bytes) -> bool:
-        """Write to the child's stdin; False when it can no longer be written."""
-        if self._stdin is None or self._stdin.is_closing():
+        """Write to the child's stdin; False when it can no longer be written.
+
+        The first write in a turn of the event loop goes out at once; the others made in the same turn go out
+        together when it ends, in one system call: many callers each sending a small request cost the child
+        one wake-up, not one each, and a lone request waits for nothing. In the turn after the child's output
+        was read — when the callers it answered send their next requests — every write is held back until the
+        turn ends, so a caller sending one request after another costs the loop no extra turn."""
+        stdin = self._stdin
+        if stdin is None or stdin.is_closing():
             return False
-        self._stdin.write(data)
+        if self._outgoing is None:
+            stdin.write(data)
+            self._outgoing = []
+            self._loop.call_soon(self._flush)  # type: ignore[union-attr]
+        else:
+            self._outgoing.append(data)
         return True
+
+    def _flush(self) -> None:
+        """The end of a turn in which something was written: send what was held back."""
+        chunks, self._outgoing = self._outgoing, None
+        if chunks and self._stdin is not None and not self._stdin.is_closing():
+            self._stdin.write(chunks[0] if len(chunks) == 1 else b"".join(chunks))
 
     def close_stdin(self) -> None:
         if self._stdin is not None:
+            self._flush()
             self._stdin.close()
 
     def kill(self) -> None:
@@ -312,6 +297,9 @@ class ChildProcess(asyncio.SubprocessProtocol):
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd == 1:
             self.on_output(data)
+            if self._outgoing is None:  # what the callers woken by this output write goes out as this turn ends
+                self._outgoing = []
+                self._loop.call_soon(self._flush)  # type: ignore[union-attr]
         else:
             self._stderr.feed(data)
 

@@ -168,7 +168,9 @@ def bridge_method(source: PluginSource, *, isolate: bool = False, sandbox: Sandb
     if source.runtime == "python" or (isolate and source.manifest.entry_point):
         command = python_command(source.directory, isolated=sandbox is not None)
     elif source.runtime == "node":
-        command = node_command(source.directory)
+        manifest = source.manifest
+        command = node_command(source.directory, entry=manifest.node_entry, name=manifest.name,
+                               method_id=source.method_id, implements=manifest.implements)
     else:
         command, cwd = command_argv(source), source.directory
     if sandbox is not None:

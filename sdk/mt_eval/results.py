@@ -34,6 +34,8 @@ _FIELDS = frozenset(TranslationResult.__struct_encode_fields__)
 _USAGE_FIELDS = frozenset(Usage.__struct_encode_fields__)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _DEFAULTS = msgspec.to_builtins(TranslationResult(id="-"))
+_encode = msgspec.json.Encoder().encode
+_to_result = msgspec.convert
 
 
 class ResultNotes:
@@ -226,6 +228,48 @@ def normalise_returned(returned: Any, *, notes: ResultNotes, default_latency_s: 
         elif outcome is not None:
             out.append(error_result(outcome[0], f"the method returned an unusable result: {outcome[1]}",
                                     default_latency_s))
+    return out
+
+
+def compact_returned(returned: list[Any], *, notes: ResultNotes, default_latency_s: float = 0.0) -> bytes:
+    """What a guest sends for the results a method returned: the JSON list of `normalise_returned`'s results, each
+    `compact`. Results the method returned in the protocol's shape already (dicts of TranslationResult's fields)
+    are compacted as they are — their text is checked by encoding it — so only unusual ones take the long way."""
+    quick = _compact_as_given(returned, default_latency_s)
+    if quick is not None:
+        try:
+            return _encode(quick)
+        except UnicodeEncodeError:
+            pass  # text that is not valid Unicode: the long way names the field and fails the entry
+    return _encode([compact(result) for result in
+                    normalise_returned(returned, notes=notes, default_latency_s=default_latency_s)])
+
+
+def _compact_as_given(returned: list[Any], default_latency_s: float) -> list[dict[str, Any]] | None:
+    """`compact` of each result, straight from the dicts the method returned, or None when one is not a dict of
+    TranslationResult's fields with their types and no cross-field problem (the long way then applies)."""
+    out = []
+    for item in returned:
+        if type(item) is not dict:
+            return None
+        try:
+            result = _to_result(item, TranslationResult)
+        except msgspec.ValidationError:
+            return None
+        if result_problem(result) is not None:
+            return None
+        wire: dict[str, Any] = {}
+        for key, value in item.items():
+            default = _DEFAULTS[key]
+            if key == "id" or value != default:
+                if type(value) is dict and default:
+                    value = {k: v for k, v in value.items() if k not in default or v != default[k]}
+                    if not value:
+                        continue
+                wire[key] = value
+        if "latency_s" not in item and default_latency_s:
+            wire["latency_s"] = default_latency_s
+        out.append(wire)
     return out
 
 

@@ -1,13 +1,20 @@
 #!/usr/bin/env node
 // mt-eval-guest: serve a Node method (translate and/or decide) over mt-eval-bridge/1 on stdin/stdout.
-import { serveProcess } from '../lib/guest.js';
+import { serveResolved } from '../lib/guest.js';
+import { REQUESTS, moduleTarget } from '../lib/method-load.js';
 
 const USAGE = `usage: mt-eval-guest DIR              serve the plugin in DIR (its method.json names node_entry)
        mt-eval-guest --module FILE.js   serve a module exporting translate(entries, config) and/or
                                         decide(rows, config)
 
 Speaks mt-eval-bridge/1 (JSON-RPC 2.0, one message per line) on stdin/stdout; logs go to stderr.
-Options: --max-line-bytes N   longest accepted request line (default 16 MiB)`;
+Options: --max-line-bytes N   longest accepted request line (default 16 MiB)
+With --module, a host that has checked the plugin's files names the method (the plugin's files are not read):
+         --name NAME          the method's name (default: the file's base name)
+         --method-id ID       its method id (default: the kebab-case of the name)
+         --implements LIST    translate, decide or translate,decide (default: what the module exports)`;
+
+const VALUED = ['--module', '--max-line-bytes', '--name', '--method-id', '--implements'];
 
 function parse(argv) {
   const options = {};
@@ -15,11 +22,11 @@ function parse(argv) {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '-h' || arg === '--help') return { help: true };
-    if (arg === '--module' || arg === '--max-line-bytes') {
+    const at = arg.indexOf('=');
+    if (VALUED.includes(arg)) {
       if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
       options[arg] = argv[++i];
-    } else if (arg.startsWith('--module=') || arg.startsWith('--max-line-bytes=')) {
-      const at = arg.indexOf('=');
+    } else if (at > 0 && VALUED.includes(arg.slice(0, at))) {
       options[arg.slice(0, at)] = arg.slice(at + 1);
     } else if (arg.startsWith('-') && arg !== '-') {
       throw new Error(`unknown option ${arg}`);
@@ -31,12 +38,25 @@ function parse(argv) {
   if (module ? rest.length !== 0 : rest.length !== 1) {
     throw new Error('give either a plugin directory or --module FILE.js');
   }
+  const naming = ['--name', '--method-id', '--implements'].filter((name) => options[name] !== undefined);
+  if (!module && naming.length) throw new Error(`${naming[0]} goes with --module (a plugin directory names its method)`);
+  const requests = options['--implements']?.split(',').map((request) => request.trim());
+  const unknown = requests?.find((request) => !Object.hasOwn(REQUESTS, request));
+  if (unknown !== undefined) throw new Error(`--implements: "${unknown}" is not one of ${Object.keys(REQUESTS).join(', ')}`);
   const limit = options['--max-line-bytes'];
   const maxLineBytes = limit === undefined ? undefined : Number(limit);
   if (limit !== undefined && !(Number.isInteger(maxLineBytes) && maxLineBytes > 0)) {
     throw new Error(`--max-line-bytes must be a positive integer, got ${limit}`);
   }
-  return { target: module ? { module } : { directory: rest[0] }, maxLineBytes };
+  const named = { name: options['--name'], methodId: options['--method-id'], implements: requests };
+  return { module, directory: rest[0], naming: named, maxLineBytes };
+}
+
+// A plugin directory's files are checked as Python checks them (./lib/method-module.js, loaded only for it).
+async function resolve({ module, directory, naming }) {
+  if (module) return moduleTarget(module, naming);
+  const { resolveMethod } = await import('../lib/method-module.js');
+  return resolveMethod({ directory });
 }
 
 let parsed;
@@ -50,7 +70,7 @@ if (parsed.help) {
   process.stdout.write(`${USAGE}\n`);
 } else {
   try {
-    serveProcess(parsed.target, { maxLineBytes: parsed.maxLineBytes });
+    serveResolved(await resolve(parsed), { maxLineBytes: parsed.maxLineBytes });
   } catch (error) {
     process.stderr.write(`mt-eval-guest: ${error.message}\n`);
     process.exit(2);

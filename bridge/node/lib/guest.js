@@ -5,20 +5,16 @@
 import { readFileSync } from 'node:fs';
 
 import { defaults, schema } from './contract/schema.js';
-import { loadMethod, resolveMethod } from './method-module.js';
+import { loadMethod } from './method-load.js';
 import {
-  DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, encode,
+  DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, describe, encode,
   errorResponse, isPlainObject, isValidId, resultResponse,
 } from './protocol.js';
-import { rowsProblem } from './decisions.js';
-import { completeDecisionConfig, completeRunConfig, describe, translateAnswer } from './results.js';
 
 
-export { loadMethod, resolveMethod };
-
-/** What this guest declares at initialize: the protocol's defaults, except that it runs 8 calls at once and can cancel. */
+/** What this guest declares at initialize: the protocol's defaults, except that it runs 64 calls at once and can cancel. */
 export const GUEST_CAPABILITIES = Object.freeze({
-  ...defaults(schema('bridge-initialize-result').$defs.Capabilities), max_concurrency: 8, cancel: true,
+  ...defaults(schema('bridge-initialize-result').$defs.Capabilities), max_concurrency: 64, cancel: true,
 });
 
 /**
@@ -72,19 +68,37 @@ function entriesProblem(entries) {
   return null;
 }
 
-// The third argument of translate: {signal}, an AbortSignal created only if the method reads it
-// (creating one per request is a measurable share of a small request's cost).
-function cancellation(job) {
-  return {
-    get signal() {
-      if (job.controller === null) {
-        job.controller = new AbortController();
-        if (job.cancelled) job.controller.abort();
-      }
-      return job.controller.signal;
-    },
-  };
+// A translate or decide request being worked on, or waiting its turn. It is also the third argument of the
+// method's call, {signal}: the AbortSignal is created only if the method reads it (creating one per request is
+// a measurable share of a small request's cost).
+class Job {
+  constructor(kind, id, key, entries, config) {
+    this.kind = kind;
+    this.id = id;
+    this.key = key;
+    this.entries = entries;
+    this.config = config;
+    this.controller = null;
+    this.cancelled = false;
+  }
+
+  get signal() {
+    if (this.controller === null) {
+      this.controller = new AbortController();
+      if (this.cancelled) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
 }
+
+// What turns a method's answers into results and completes configs (./results.js, with the contract's decoder) is
+// loaded once initialize is answered, while the host prepares its first request; the rules of decisions
+// (./decisions.js) when a method that implements decide is loaded. A guest is ready sooner without them.
+let resultRules = null;
+let decisionRules = null;
+let resultsLoading = null;
+const loadResults = () => (resultsLoading ??= import('./results.js').then((module) => { resultRules = module; }));
+const loadDecisions = () => import('./decisions.js').then((module) => { decisionRules = module; });
 
 /** The protocol state machine of one guest process. */
 export class GuestServer {
@@ -112,7 +126,9 @@ export class GuestServer {
     this.active = 0; // translate calls running in the method (cancelled ones included)
     this.jobs = new Map(); // idKey → translate job not yet answered
     this.queue = [];
+    this.held = null; // lines waiting for the rules a request needs (hold)
     this.defaultConfig = null;
+    this.onDropped = (item) => this.log(`dropped a result without a string "id": ${describe(item)}`);
     this.splitter = new LineSplitter({
       maxLineBytes,
       onLine: (line) => this.handleLine(line),
@@ -142,7 +158,8 @@ export class GuestServer {
       line = encode(errorResponse(message.id, ErrorCode.INTERNAL_ERROR,
         `the response cannot be encoded as JSON: ${error.message}`));
     }
-    if (Buffer.byteLength(line) - 1 > this.maxLineBytes) {
+    // (a string of n UTF-16 units is at most 3n bytes of UTF-8: only a long one needs counting)
+    if (line.length * 3 > this.maxLineBytes && Buffer.byteLength(line) - 1 > this.maxLineBytes) {
       line = encode(errorResponse(message.id, ErrorCode.MESSAGE_TOO_LARGE,
         `message too large: the response is over the ${this.maxLineBytes}-byte limit`));
     }
@@ -156,7 +173,7 @@ export class GuestServer {
   }
 
   maybeExit() {
-    if (!this.inputEnded || this.unanswered > 0 || this.exiting) return;
+    if (!this.inputEnded || this.unanswered > 0 || this.held !== null || this.exiting) return;
     this.exiting = true;
     const close = this.method?.close;
     Promise.resolve()
@@ -166,16 +183,20 @@ export class GuestServer {
   }
 
   handleLine(bytes) {
+    if (this.held !== null) { // (a copy: the splitter's line may share memory with its input)
+      this.held.push(Buffer.from(bytes));
+      return;
+    }
     const text = decodeUtf8(bytes);
     if (text === null) {
       this.send(errorResponse(null, ErrorCode.PARSE_ERROR, 'parse error: the line is not valid UTF-8'));
       return;
     }
-    if (text.trim() === '') return;
     let message;
     try {
       message = JSON.parse(text);
     } catch (error) {
+      if (text.trim() === '') return; // a blank line (it never parses) is skipped
       this.send(errorResponse(null, ErrorCode.PARSE_ERROR, `parse error: ${error.message}`));
       return;
     }
@@ -184,10 +205,14 @@ export class GuestServer {
       if (message.method === 'cancel' && isPlainObject(message.params)) this.cancel(message.params.id);
     } else if (kind === 'request') {
       this.unanswered++;
-      this.dispatch(message).catch((error) => {
-        this.log(`internal error: ${error?.stack ?? error}`);
-        this.answer(message.id, errorResponse(message.id, ErrorCode.INTERNAL_ERROR, `internal error: ${error?.message}`));
-      });
+      let pending;
+      try {
+        pending = this.dispatch(message);
+      } catch (error) {
+        this.internalError(message.id, error);
+        return;
+      }
+      pending?.catch((error) => this.internalError(message.id, error));
     } else {
       const id = isPlainObject(message) && isValidId(message.id) ? message.id : null;
       this.send(errorResponse(id, ErrorCode.INVALID_REQUEST,
@@ -195,31 +220,45 @@ export class GuestServer {
     }
   }
 
-  async dispatch({ id, method, params = {} }) {
-    const fail = (code, text, data) => this.answer(id, errorResponse(id, code, text, data));
-    if (!isPlainObject(params)) return fail(ErrorCode.INVALID_PARAMS, `params must be an object, got ${describe(params)}`);
-    if (method === 'initialize') return this.initialize(id, params, fail);
-    if (this.initializing) await this.initializing;
+  internalError(id, error) {
+    this.log(`internal error: ${error?.stack ?? error}`);
+    this.answer(id, errorResponse(id, ErrorCode.INTERNAL_ERROR, `internal error: ${error?.message}`));
+  }
+
+  fail(id, code, text, data) {
+    this.answer(id, errorResponse(id, code, text, data));
+  }
+
+  // Answers the request, or returns a promise of doing so: a translate or decide request is enqueued at once,
+  // without a promise of its own, as soon as the guest is initialized (the path every call takes).
+  dispatch({ id, method, params = {} }) {
+    if (!isPlainObject(params)) return this.fail(id, ErrorCode.INVALID_PARAMS, `params must be an object, got ${describe(params)}`);
+    if (method === 'initialize') return this.initialize(id, params, (...why) => this.fail(id, ...why));
+    if (this.initializing) return this.initializing.then(() => this.dispatchInitialized(id, method, params));
+    return this.dispatchInitialized(id, method, params);
+  }
+
+  dispatchInitialized(id, method, params) {
     if (!this.initialized) {
-      return fail(ErrorCode.NOT_INITIALIZED, this.loadFailed ? 'not initialized: the method failed to load'
+      return this.fail(id, ErrorCode.NOT_INITIALIZED, this.loadFailed ? 'not initialized: the method failed to load'
         : `not initialized: send "initialize" before "${method}"`);
     }
     if (this.shuttingDown && method !== 'shutdown') {
-      return fail(ErrorCode.INVALID_REQUEST, 'the guest is shutting down: no new requests');
+      return this.fail(id, ErrorCode.INVALID_REQUEST, 'the guest is shutting down: no new requests');
     }
     switch (method) {
       case 'translate':
       case 'decide':
         if (!this.method.implements.includes(method)) {
-          return fail(ErrorCode.METHOD_NOT_FOUND,
+          return this.fail(id, ErrorCode.METHOD_NOT_FOUND,
             `this method does not implement ${method} (it implements ${this.method.implements.join(', ')})`);
         }
-        return method === 'translate' ? this.translate(id, params, fail) : this.decide(id, params, fail);
-      case 'method_card': return this.methodCard(id, fail);
+        return method === 'translate' ? this.translate(id, params) : this.decide(id, params);
+      case 'method_card': return this.methodCard(id, (...why) => this.fail(id, ...why));
       case 'shutdown':
         this.shuttingDown = true;
         return this.answer(id, resultResponse(id, null));
-      default: return fail(ErrorCode.METHOD_NOT_FOUND, `method not found: "${method}"`);
+      default: return this.fail(id, ErrorCode.METHOD_NOT_FOUND, `method not found: "${method}"`);
     }
   }
 
@@ -236,14 +275,16 @@ export class GuestServer {
         { supported: [...SUPPORTED_VERSIONS] });
     }
     if (params.config !== undefined && params.config !== null) {
-      const config = completeDecisionConfig(params.config); // the language pair is checked by translate
-      if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, config);
-      this.defaultConfig = config;
+      if (!isPlainObject(params.config)) {
+        return fail(ErrorCode.INVALID_PARAMS, `invalid config: expected an object, got ${describe(params.config)}`);
+      }
+      this.defaultConfig = params.config; // checked, with its defaults filled in, by the requests that use it
     }
     let done;
     this.initializing = new Promise((resolveInit) => { done = resolveInit; });
     try {
       this.method = await this.load();
+      if (this.method.implements.includes('decide')) await loadDecisions();
       const card = await this.card();
       this.initialized = true;
       this.answer(id, resultResponse(id, {
@@ -254,6 +295,7 @@ export class GuestServer {
         guest: { name: 'mt-eval-guest', version: guestVersion(), runtime: `node ${process.version}` },
         implements: [...this.method.implements],
       }));
+      setImmediate(loadResults); // after the answer is written (./results.js: see loadResults)
     } catch (error) {
       this.loadFailed = true;
       this.log(`cannot load the method: ${error?.message ?? error}`);
@@ -295,30 +337,57 @@ export class GuestServer {
     return this.answer(id, resultResponse(id, { card: card ?? null }));
   }
 
-  translate(id, params, fail) {
+  translate(id, params) {
+    if (resultRules === null) return this.hold({ id, method: 'translate', params });
     const problem = entriesProblem(params.entries);
-    if (problem) return fail(ErrorCode.INVALID_PARAMS, problem);
+    if (problem) return this.fail(id, ErrorCode.INVALID_PARAMS, problem);
     const raw = params.config ?? this.defaultConfig;
-    if (raw === null) return fail(ErrorCode.INVALID_PARAMS, 'params.config is missing and initialize gave none');
-    const config = completeRunConfig(raw);
-    if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, config);
-    return this.enqueue('translate', id, params.entries, config, fail);
+    if (raw === null) return this.fail(id, ErrorCode.INVALID_PARAMS, 'params.config is missing and initialize gave none');
+    const config = resultRules.completeRunConfig(raw);
+    if (typeof config === 'string') return this.fail(id, ErrorCode.INVALID_PARAMS, config);
+    return this.enqueue('translate', id, params.entries, config);
   }
 
-  decide(id, params, fail) {
-    const problem = rowsProblem(params.rows, 'params.rows');
-    if (problem) return fail(ErrorCode.INVALID_PARAMS, problem);
-    const config = completeDecisionConfig(params.config ?? this.defaultConfig ?? {});
-    if (typeof config === 'string') return fail(ErrorCode.INVALID_PARAMS, config);
-    return this.enqueue('decide', id, params.rows, config, fail);
+  decide(id, params) {
+    if (decisionRules === null || resultRules === null) return this.hold({ id, method: 'decide', params });
+    const problem = decisionRules.rowsProblem(params.rows, 'params.rows');
+    if (problem) return this.fail(id, ErrorCode.INVALID_PARAMS, problem);
+    const config = resultRules.completeDecisionConfig(params.config ?? this.defaultConfig ?? {});
+    if (typeof config === 'string') return this.fail(id, ErrorCode.INVALID_PARAMS, config);
+    return this.enqueue('decide', id, params.rows, config);
   }
 
-  enqueue(kind, id, items, config, fail) {
+  // A request that came before the rules it needs were loaded (see loadResults): it and every line after it wait,
+  // in order, until they are — so a cancel that follows it still finds it.
+  hold(request) {
+    this.held = [request];
+    Promise.all([loadResults(), loadDecisions()]).then(() => this.release(), (error) => {
+      this.log(`cannot load the guest's rules: ${error?.stack ?? error}`);
+      process.exit(1);
+    });
+  }
+
+  release() {
+    const [request, ...lines] = this.held;
+    this.held = null;
+    try {
+      this.dispatchInitialized(request.id, request.method, request.params);
+    } catch (error) {
+      this.internalError(request.id, error);
+    }
+    for (const line of lines) {
+      if (this.held === null) this.handleLine(line);
+      else this.held.push(line);
+    }
+    this.maybeExit();
+  }
+
+  enqueue(kind, id, items, config) {
     const key = idKey(id);
     if (this.jobs.has(key)) {
-      return fail(ErrorCode.INVALID_REQUEST, `request id ${JSON.stringify(id)} is already in flight`);
+      return this.fail(id, ErrorCode.INVALID_REQUEST, `request id ${JSON.stringify(id)} is already in flight`);
     }
-    const job = { kind, id, key, entries: items, config, controller: null, cancelled: false };
+    const job = new Job(kind, id, key, items, config);
     this.jobs.set(key, job);
     if (this.active < GUEST_CAPABILITIES.max_concurrency) this.run(job);
     else this.queue.push(job);
@@ -340,18 +409,20 @@ export class GuestServer {
   async run(job) {
     this.active++;
     const started = performance.now();
-    let outcome;
+    let value;
+    let failed = false;
     try {
-      outcome = { value: await this.method[job.kind](job.entries, job.config, cancellation(job)) };
+      value = await this.method[job.kind](job.entries, job.config, job);
     } catch (error) {
-      outcome = { error };
+      failed = true;
+      value = error;
     }
     this.active--;
     // A cancelled job was answered already; its slot frees only now that the method returned.
     if (this.jobs.get(job.key) === job) {
       this.jobs.delete(job.key);
       const latency = job.entries.length ? (performance.now() - started) / 1000 / job.entries.length : 0;
-      this.answer(job.id, this.respond(job, outcome, latency));
+      this.answer(job.id, this.respond(job, value, failed, latency));
     }
     const next = this.queue.shift();
     if (next) this.run(next);
@@ -360,14 +431,16 @@ export class GuestServer {
   // The response to a translate or decide job: results in the full protocol shape (translate: checked and
   // compacted; decide: as the method gave them, for the host checks every answer against its question), each
   // with its share of the call's time when the method reported none.
-  respond(job, { value, error }, latency) {
+  // (`failed`: the method threw `value`)
+  respond(job, value, failed, latency) {
     const { kind, id } = job;
-    if (error !== undefined) {
+    if (failed) {
+      const error = value;
       this.log(`${kind} failed: ${error?.stack ?? error}`);
       return errorResponse(id, ErrorCode.METHOD_FAILED, failureMessage(error), { type: error?.name ?? typeof error });
     }
-    const onDropped = (item) => this.log(`dropped a result without a string "id": ${describe(item)}`);
-    if (kind === 'translate') return resultResponse(id, translateAnswer(value, job.entries, latency, { onDropped }));
+    const onDropped = this.onDropped;
+    if (kind === 'translate') return resultResponse(id, resultRules.translateAnswer(value, job.entries, latency, { onDropped }));
     if (!Array.isArray(value)) {
       return errorResponse(id, ErrorCode.METHOD_FAILED, `decide returned ${describe(value)}, expected a list with one result per row`,
         { type: 'TypeError' });
@@ -408,11 +481,10 @@ function coalesce(writeOut) {
 }
 
 /**
- * Serve a method on process stdin/stdout until stdin closes, then exit.
- * `target` is {directory} or {module}, as for resolveMethod.
+ * Serve a method on process stdin/stdout until stdin closes, then exit. `resolved` is what resolveMethod (or
+ * moduleTarget) returns: the module, its name, method id and what it implements.
  */
-export function serveProcess(target, { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = {}) {
-  const resolved = resolveMethod(target);
+export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = {}) {
   const write = coalesce(divertStdout());
   const log = (text) => process.stderr.write(`mt-eval-guest: ${text}\n`);
   const server = new GuestServer({

@@ -144,6 +144,16 @@ export function decodeUtf8(bytes) {
   return isUtf8(bytes) ? bytes.toString('utf8') : null;
 }
 
+/** A value in a few words, for protocol messages ("nothing", "a list", "\"text\""). */
+export function describe(value) {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'an object';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
 export function isPlainObject(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

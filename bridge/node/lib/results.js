@@ -13,17 +13,9 @@
 import { compile, defaults, root } from './contract/schema.js';
 import { decodeValue } from './contract/decode.js';
 import { got } from './contract/words.js';
-import { isPlainObject } from './protocol.js';
+import { describe, isPlainObject } from './protocol.js';
 
-/** A value in a few words, for protocol messages ("nothing", "a list", "\"text\""). */
-export function describe(value) {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'an object';
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
+export { describe };
 
 let contract = null;
 function resultContract() {
@@ -35,12 +27,16 @@ function resultContract() {
   for (const name of Object.keys(definition.properties)) {
     template[name] = name === 'usage' ? defaults(usage) : name in base ? base[name] : null;
   }
+  const cache = new Map();
   contract = {
     fields: new Set(Object.keys(definition.properties)),
     order: Object.keys(definition.properties),
     usageFields: new Set(Object.keys(usage.properties)),
     template,
-    fits: compile(document, { $ref: document.$ref }),
+    fits: compile(document, { $ref: document.$ref }, cache),
+    // each field's own predicate: a result is checked field by field over the fields it has
+    fieldFits: new Map(Object.entries(definition.properties).map(([name, node]) => [name, compile(document, node, cache)])),
+    required: definition.required ?? [],
   };
   return contract;
 }
@@ -133,6 +129,14 @@ const wellFormed = (value) => (typeof value === 'string' ? value.isWellFormed()
 
 // Why a result (full, or its given fields with the rest at their defaults) is unusable; null when it is fine.
 function resultProblem(result) {
+  const problem = crossFieldProblem(result);
+  if (problem !== null) return problem;
+  const bad = resultContract().order.find((field) => !wellFormed(result[field]));
+  return bad === undefined ? null : `"${bad}" holds text that is not valid Unicode (a lone surrogate)`;
+}
+
+// The rule across fields (mt_eval.records.result_problem).
+function crossFieldProblem(result) {
   const predicted = result.predicted ?? null;
   const error = result.error ?? null;
   const calls = result.tool_calls ?? [];
@@ -148,8 +152,7 @@ function resultProblem(result) {
   if ((result.tool_call_count ?? 0) < calls.length) {
     return `tool_call_count is ${result.tool_call_count ?? 0} but ${calls.length} tool calls are listed`;
   }
-  const bad = resultContract().order.find((field) => !wellFormed(result[field]));
-  return bad === undefined ? null : `"${bad}" holds text that is not valid Unicode (a lone surrogate)`;
+  return null;
 }
 
 /**
@@ -212,11 +215,10 @@ export function translateAnswer(returned, entries, latencyS, { onDropped = () =>
     return { results: entries.map((entry) => compactResult(errorResult(entry.id, error))) };
   }
   const results = [];
-  const { fits } = resultContract();
   for (const item of returned) {
-    const problem = isPlainObject(item) && typeof item.id === 'string' && item.id !== '' && fits(item) ? resultProblem(item) : undefined;
-    if (problem === null) { // the usual case: already in the schema's shape, compacted as it is
-      results.push(compactFields(item, latencyS));
+    const compacted = isPlainObject(item) && typeof item.id === 'string' && item.id !== '' ? compactAsGiven(item, latencyS) : null;
+    if (compacted !== null) { // the usual case: already in the schema's shape, compacted as it is
+      results.push(compacted);
       continue;
     }
     const outcome = normalizeResult(item, { notes, defaultLatencyS: latencyS });
@@ -237,16 +239,22 @@ const atDefault = (value, fallback) => {
   return Object.keys(value).length === keys.length && keys.every((key) => atDefault(value[key], fallback[key]));
 };
 
-// compactResult of a result given as fields in the schema's shape, with latencyS when it has no latency_s.
-function compactFields(fields, latencyS) {
-  const { template } = resultContract();
+// compactResult of a result given as fields in the schema's shape (each field it has fits its schema and holds
+// valid Unicode, and the rule across fields holds), with latencyS when it has no latency_s; null when it is not —
+// then normalizeResult takes it the long way. One pass over the fields the result has.
+function compactAsGiven(fields, latencyS) {
+  const { template, fieldFits, required } = resultContract();
+  for (const name of required) if (!Object.hasOwn(fields, name)) return null;
   const out = { id: fields.id };
   for (const name in fields) {
     const value = fields[name];
+    const fits = fieldFits.get(name);
+    if (fits === undefined || !Object.hasOwn(fields, name) || !fits(value) || !wellFormed(value)) return null;
     if (name === 'id' || value === null || atDefault(value, template[name])) continue;
     out[name] = isPlainObject(value) && Object.keys(template[name]).length
       ? Object.fromEntries(Object.entries(value).filter(([k, v]) => v !== template[name][k])) : value;
   }
+  if (crossFieldProblem(fields) !== null) return null;
   if ((fields.latency_s ?? null) === null && latencyS !== 0) out.latency_s = latencyS;
   return out;
 }
@@ -267,17 +275,35 @@ export function compactResult(result) {
 /** The RunConfig fields a method may leave out, with their defaults (from the run-config schema). */
 export const RUN_CONFIG_DEFAULTS = Object.freeze(defaults(root('run-config').definition));
 
+// Whether two parsed JSON values are equal.
+function sameJson(a, b) {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((item, i) => sameJson(item, b[i]));
+  if (Array.isArray(b)) return false;
+  let count = 0;
+  for (const key in a) {
+    if (!Object.hasOwn(b, key) || !sameJson(a[key], b[key])) return false;
+    count++;
+  }
+  for (const key in b) if (--count < 0) return false;
+  return true;
+}
+
 const configFits = new Map();
-// A config checked against the schema `stem` with its defaults filled in, or a string saying what is wrong.
+// A config checked against the schema `stem` with its defaults filled in, or a string saying what is wrong. The
+// calls of a run all carry the same config: one equal to the last that fitted (a private copy, which no method can
+// change) is not checked again.
 function completeConfig(config, stem) {
   if (!isPlainObject(config)) return `invalid config: expected an object, got ${got(config)}`;
   if (!configFits.has(stem)) {
     const { document, definition } = root(stem);
-    configFits.set(stem, { fits: compile(document, { $ref: document.$ref }), fallback: defaults(definition) });
+    configFits.set(stem, { fits: compile(document, { $ref: document.$ref }), fallback: defaults(definition), last: null });
   }
-  const { fits, fallback } = configFits.get(stem);
-  if (fits(config)) { // the usual case, without building problems
-    const out = {};
+  const known = configFits.get(stem);
+  const { fallback } = known;
+  if ((known.last !== null && sameJson(config, known.last)) || (known.fits(config) && (known.last = structuredClone(config)))) {
+    const out = {}; // the usual case, without building problems
     for (const name in fallback) out[name] = fresh(fallback[name]);
     return Object.assign(out, config);
   }

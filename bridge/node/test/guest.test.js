@@ -40,16 +40,16 @@ export async function translate(entries, config, { signal } = {}) {
 `;
 
 describe('requests in flight', () => {
-  test('up to 8 translate calls run at once; the rest wait their turn', async () => {
+  test('up to 64 translate calls run at once (an async runtime takes many); the rest wait their turn', async () => {
     const driver = guest(['--module', moduleFile('sleepy.js', SLEEPY)]);
-    assert.equal((await driver.initialize()).result.capabilities.max_concurrency, 8);
+    assert.equal((await driver.initialize()).result.capabilities.max_concurrency, 64);
     const began = Date.now();
-    for (let i = 0; i < 12; i++) driver.translate(i, [{ id: `e${i}`, source: '300' }]);
-    const answers = await driver.collect(12);
+    for (let i = 0; i < 68; i++) driver.translate(i, [{ id: `e${i}`, source: '300' }]);
+    const answers = await driver.collect(68);
     const elapsed = Date.now() - began;
     const peaks = [...answers.values()].map((m) => m.result.results[0].metadata.peak);
-    assert.equal(Math.max(...peaks), 8);
-    assert.ok(elapsed >= 550, `12 calls of 300 ms, 8 at a time, took only ${elapsed} ms`);
+    assert.equal(Math.max(...peaks), 64);
+    assert.ok(elapsed >= 550, `68 calls of 300 ms, 64 at a time, took only ${elapsed} ms`);
     assert.deepEqual(await driver.close(), { code: 0, signal: null });
   });
 
@@ -71,11 +71,11 @@ describe('requests in flight', () => {
   test('cancel of a queued request answers it without running it', async () => {
     const driver = guest(['--module', moduleFile('sleepy-queue.js', SLEEPY)]);
     await driver.initialize();
-    for (let i = 0; i < 9; i++) driver.translate(i, [{ id: `e${i}`, source: '300' }]);
-    driver.send({ jsonrpc: '2.0', method: 'cancel', params: { id: 8 } });
+    for (let i = 0; i < 65; i++) driver.translate(i, [{ id: `e${i}`, source: '300' }]);
+    driver.send({ jsonrpc: '2.0', method: 'cancel', params: { id: 64 } });
     assert.deepEqual((await driver.next()).error?.code, -32001);
-    const answers = await driver.collect(8);
-    assert.deepEqual([...answers.keys()].sort(), [0, 1, 2, 3, 4, 5, 6, 7]);
+    const answers = await driver.collect(64);
+    assert.deepEqual([...answers.keys()].sort((a, b) => a - b), [...Array(64).keys()]);
     assert.ok([...answers.values()].every((m) => m.result.results[0].predicted === 'done'));
     await driver.close();
   });
@@ -309,6 +309,27 @@ describe('loading the method', () => {
     await driver.close();
   });
 
+  test('a host that checked the plugin names the module, its name, id and requests; the files are not read', async () => {
+    const directory = join(scratch, 'named');
+    mkdirSync(directory);
+    writeFileSync(join(directory, 'method.json'), '{ this is not read }');
+    const main = join(directory, 'main.js');
+    writeFileSync(main, 'export async function translate(entries) { return entries.map((e) => ({ id: e.id, predicted: "ok" })); }\n'
+      + 'export async function decide(rows) { return rows.map((r) => ({ id: r.id, answers: {} })); }\n');
+    const driver = guest(['--module', main, '--name', 'Named Method', '--method-id', 'named-method', '--implements', 'translate']);
+    const { result } = await driver.initialize();
+    assert.deepEqual(result.method, { name: 'Named Method', method_id: 'named-method' });
+    assert.deepEqual(result.implements, ['translate']);
+    driver.translate(1, [{ id: 'a', source: 'x' }]);
+    assert.equal((await driver.next()).result.results[0].predicted, 'ok');
+    await driver.close();
+    const bare = guest(['--module', main, '--name', 'Named Method']);
+    const named = (await bare.initialize()).result;
+    assert.deepEqual(named.method, { name: 'Named Method', method_id: 'named-method' });
+    assert.deepEqual(named.implements, ['translate', 'decide']);
+    await bare.close();
+  });
+
   test('command-line mistakes exit 2 with a message', () => {
     const run = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', input: '' });
     const python = join(scratch, 'python-only');
@@ -323,6 +344,9 @@ describe('loading the method', () => {
       [[join(scratch, 'missing-dir')], /no such directory/],
       [['--module', join(scratch, 'missing.js')], /missing.js: no such file/],
       [[python], /no "node_entry": this plugin does not run on Node\n\s+fix: serve it with `mt-eval serve DIR`/],
+      [[reverseFixture, '--name', 'X'], /--name goes with --module \(a plugin directory names its method\)/],
+      [['--module', join(nodePackage, 'index.js'), '--implements', 'translate,judge'],
+        /--implements: "judge" is not one of translate, decide/],
     ]) {
       const result = run(...args);
       assert.equal(result.status, 2, `${args.join(' ')}: exit ${result.status}`);

@@ -247,9 +247,10 @@ class RecordProcess(ChildProcess):
         if self.restart_when is None:
             _resolve(waiter.future, data)
             self._check_idle()
-        else:  # the stderr of this loop turn is read before the check runs
+        else:  # the check runs two turns of the loop later: stderr written with the answer has been read by then
             self._unsettled += 1
-            asyncio.get_running_loop().call_soon(self._settle, waiter, data)
+            loop = asyncio.get_running_loop()
+            loop.call_soon(loop.call_soon, self._settle, waiter, data)
 
     def _settle(self, waiter: _Waiter, data: bytes) -> None:
         self._unsettled -= 1

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from mt_eval.adapters.framing import Framing
 from mt_eval.adapters.record_process import ProcessOptions, RecordFailure, RecordProcess
-from mt_eval.child_process import RestartBudget, SoloGate
+from mt_eval.child_policy import RestartBudget, SoloGate
 
 log = logging.getLogger("mt_eval.adapters")
 

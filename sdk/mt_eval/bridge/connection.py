@@ -174,10 +174,11 @@ class GuestConnection(ChildProcess):
         """Send a request and wait for its result; failures raise `BridgeError` with a reserved code."""
         if self._cancelling:  # a guest that has not answered a cancel yet may be stuck: wait until it is known
             await self._cancels_answered.wait()
-        if not self.alive:  # (not sent: the caller may send it to the guest's successor)
+        if not self.running:  # (not sent: the caller may send it to the guest's successor)
             raise m.BridgeError(m.GUEST_EXITED, f"guest {self.label} is not running",
                                 {**self._failure_data(False), "unsent": True})
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        assert loop is not None  # set when the guest was spawned
         request_id = next(self._ids)
         timeout = timeout_s if timeout_s is not None else self.options.request_timeout_s
         hard = hard_timeout_s if hard_timeout_s is not None else self.options.hard_timeout_s

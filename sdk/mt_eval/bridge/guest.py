@@ -25,12 +25,14 @@ import msgspec
 
 from mt_eval import __version__
 from mt_eval.bridge import messages as m
+from mt_eval.bridge.eager import start_eagerly
+from mt_eval.bridge.guest_requests import decide_params, decision_answer, translate_answer, translate_params
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
-from mt_eval.records import RunConfig
-from mt_eval.results import ResultNotes, compact, error_result, normalise_returned
-from mt_eval.strict import value_in_words
+from mt_eval.bridge.slots import Slots
 
-MAX_CONCURRENCY = 8
+# Calls run at once: an asyncio method overlaps its calls while it awaits, as a Node method does (its guest takes
+# 64); a caller in the same process is not limited at all.
+MAX_CONCURRENCY = 64
 
 
 def divert_stdout() -> int:
@@ -137,8 +139,11 @@ class GuestServer:
         self.closed = asyncio.Event()
         self._lines = LineSplitter(max_line_bytes)
         self._tasks: dict[int | str, asyncio.Task[None]] = {}
-        self._slots = asyncio.Semaphore(MAX_CONCURRENCY)
+        self._slots = Slots(MAX_CONCURRENCY)
         self._out: _Output | None = None
+        self._outgoing: list[bytes] = []  # answers not written yet (`send`)
+        self._reading = False  # in on_data: its answers go out when the chunk is done
+        self._flush_due = False
 
     async def run(self, protocol_fd: int, input_fd: int = 0) -> None:
         loop = asyncio.get_running_loop()
@@ -169,6 +174,7 @@ class GuestServer:
             reader.cancel()
         else:
             reader.close()
+        self._flush()
         self._out.close()
 
     async def _read_file(self, fd: int) -> None:
@@ -179,17 +185,32 @@ class GuestServer:
         self.closed.set()
 
     def send(self, line: bytes) -> None:
-        if self._out is not None and not self._out.is_closing():
-            self._out.write(line)
+        """Answers go out together: those of the requests read in one chunk when it is done, the others at the end
+        of the loop's turn (one system call, and one wake-up of the host, for many answers)."""
+        self._outgoing.append(line)
+        if not self._reading and not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_due = False
+        lines, self._outgoing = self._outgoing, []
+        if lines and self._out is not None and not self._out.is_closing():
+            self._out.write(lines[0] if len(lines) == 1 else b"".join(lines))
 
     def on_data(self, data: bytes) -> None:
-        for line in self._lines.feed(data):
-            if isinstance(line, Oversized):
-                limit = self._lines.max_bytes
-                self.send(m.error_line(id_in(line.head), m.MESSAGE_TOO_LARGE,
-                                       f"request of {line.length} bytes is over the {limit}-byte limit"))
-            elif line.strip():
-                self.on_line(line)
+        self._reading = True
+        try:
+            for line in self._lines.feed(data):
+                if isinstance(line, Oversized):
+                    limit = self._lines.max_bytes
+                    self.send(m.error_line(id_in(line.head), m.MESSAGE_TOO_LARGE,
+                                           f"request of {line.length} bytes is over the {limit}-byte limit"))
+                elif line.strip():
+                    self.on_line(line)
+        finally:
+            self._reading = False
+            self._flush()
 
     def on_line(self, line: bytes) -> None:
         try:
@@ -221,9 +242,11 @@ class GuestServer:
             self.send(m.error_line(request_id, m.NOT_INITIALIZED, "send initialize first"))
         elif method in ("translate", "decide") and method in self.implements:
             work = self.translate if method == "translate" else self.decide
-            task = asyncio.get_running_loop().create_task(work(request_id, params))
-            self._tasks[request_id] = task
-            task.add_done_callback(lambda _: self._tasks.pop(request_id, None))
+            # Run at once: a method that answers without waiting is answered in this turn of the loop.
+            task = start_eagerly(work(request_id, params))
+            if task is not None:
+                self._tasks[request_id] = task
+                task.add_done_callback(lambda _: self._tasks.pop(request_id, None))
         elif method in ("translate", "decide"):
             self.send(m.error_line(request_id, m.METHOD_NOT_FOUND, f"this method does not implement {method} "
                                    f"(it implements {', '.join(self.implements)})"))
@@ -255,10 +278,10 @@ class GuestServer:
         }))
 
     async def translate(self, request_id: int | str, params: Any) -> None:
-        await self._answer(request_id, params, _translate_params, self.method.translate, translate_answer)
+        await self._answer(request_id, params, translate_params, self.method.translate, translate_answer)
 
     async def decide(self, request_id: int | str, params: Any) -> None:
-        await self._answer(request_id, params, _decide_params, self.method.decide, decision_answer)
+        await self._answer(request_id, params, decide_params, self.method.decide, decision_answer)
 
     async def _answer(self, request_id: int | str, params: Any, parse: Callable[[Any], tuple[list[Any], Any]],
                       call: Callable[..., Any], answer: Callable[[Any, list[Any], float], dict[str, Any]]) -> None:
@@ -269,10 +292,14 @@ class GuestServer:
             self.send(m.error_line(request_id, m.INVALID_PARAMS, str(exc)))
             return
         try:
-            async with self._slots:
+            if not self._slots.try_take():
+                await self._slots.take()
+            try:
                 started = time.perf_counter()
                 raw = await call(items, config)
                 elapsed = time.perf_counter() - started
+            finally:
+                self._slots.give()
         except asyncio.CancelledError:
             self.send(m.error_line(request_id, m.CANCELLED, "cancelled"))
             return
@@ -293,81 +320,3 @@ class GuestServer:
                                 {"type": type(exc).__name__})
         self.send(line)
 
-
-def _translate_params(params: Any) -> tuple[list[dict[str, Any]], RunConfig]:
-    if not isinstance(params, dict) or not isinstance(params.get("entries"), list):
-        raise ValueError("translate needs params.entries, a list of entries")
-    entries = params["entries"]
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or \
-                not isinstance(entry.get("source"), str):
-            raise ValueError(f"entries[{i}] needs a string id and a string source")
-    try:
-        config = msgspec.convert(params.get("config"), RunConfig)
-    except msgspec.ValidationError as exc:
-        raise ValueError(config_problem(params.get("config"))) from exc
-    return entries, config
-
-
-def config_problem(config: Any, kind: type[RunConfig] = RunConfig) -> str:
-    """Why a RunConfig is refused, in the words the Node guest uses too: ``invalid config: $.path: message``."""
-    from mt_eval.strict import decode_value
-
-    if not isinstance(config, dict):
-        return f"invalid config: expected an object, got {value_in_words(config)}"
-    _value, problems = decode_value(config, kind, file="config")
-    first = next((p for p in problems if p.severity == "error"), None)
-    return f"invalid config: {first.path}: {first.message}" if first else "invalid config"
-
-
-def _decide_params(params: Any) -> tuple[list[dict[str, Any]], Any]:
-    from mt_eval.decisions.records import DecisionConfig
-
-    if not isinstance(params, dict) or not isinstance(params.get("rows"), list):
-        raise ValueError("decide needs params.rows, a list of rows")
-    rows = params["rows"]
-    for i, row in enumerate(rows):
-        if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not row["id"] or \
-                not isinstance(row.get("state"), dict) or not isinstance(row.get("questions"), dict):
-            raise ValueError(f"rows[{i}] needs a non-empty string id, a state object and a questions object")
-    try:
-        config = msgspec.convert(params.get("config") or {}, DecisionConfig)
-    except msgspec.ValidationError as exc:
-        raise ValueError(config_problem(params.get("config"), DecisionConfig)) from exc
-    return rows, config
-
-
-def decision_answer(raw: Any, rows: list[dict[str, Any]], elapsed: float) -> dict[str, Any]:
-    """The result of a decide request."""
-    return {"results": decision_results(raw, rows, elapsed)}
-
-
-def decision_results(raw: Any, rows: list[dict[str, Any]], elapsed: float) -> list[Any]:
-    """The method's decisions as they go on the wire: passed through (the host checks every answer against the
-    questions), with each row's share of the call's time when the method gave none."""
-    if not isinstance(raw, list):
-        return [{"id": row["id"], "error": f"decide returned {type(raw).__name__}, not a list of results"}
-                for row in rows]
-    share = elapsed / max(1, len(raw))
-    out = []
-    for item in raw:
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-            continue  # the host reports the row as missing a result
-        out.append(item if "latency_s" in item else {**item, "latency_s": share})
-    return out
-
-
-def translate_answer(raw: Any, entries: list[dict[str, Any]], elapsed: float) -> dict[str, Any]:
-    """The result of a translate request: the method's results in the protocol's compact shape (`mt_eval.results`
-    normalises them; an item without a string id is left out, so the host reports its entry as missing one),
-    and ``normalised``, what had to be changed to accept them, when anything had."""
-    notes = ResultNotes()
-    if not isinstance(raw, list):
-        error = f"the method returned {value_in_words(raw)}, not a list of results"
-        return {"results": [compact(error_result(str(e["id"]), error)) for e in entries]}
-    share = elapsed / max(1, len(entries))
-    answer: dict[str, Any] = {"results": [compact(r) for r in normalise_returned(raw, notes=notes,
-                                                                                default_latency_s=share)]}
-    if notes:
-        answer["normalised"] = notes.counts
-    return answer

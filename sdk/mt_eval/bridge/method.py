@@ -31,9 +31,10 @@ from mt_eval import results
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.lines import id_in
-from mt_eval.child_process import RestartBudget, SoloGate
-from mt_eval.gold import method_view
-from mt_eval.records import TranslationResult
+from mt_eval.bridge.slots import Slots
+from mt_eval.child_policy import RestartBudget, SoloGate
+from mt_eval.gold import GOLD_FIELDS, method_view
+from mt_eval.records import TranslationResult, result_problem
 from mt_eval.results import ResultNotes, parse_returned, results_for, unusable
 
 log = logging.getLogger("mt_eval.bridge")
@@ -85,7 +86,8 @@ class BridgeMethod:
         self._budget = RestartBudget(self.options.restart_budget, self.options.restart_window_s)
         self._gate = SoloGate()
         self._start_lock: asyncio.Lock | None = None
-        self._slots: asyncio.Semaphore | None = None
+        self._slots: Slots | None = None
+        self._name = label or os.path.basename(self.command[0])
         self._card: dict[str, Any] | None = None
         self._last_failure: m.BridgeError | None = None
         self._start_failure: m.BridgeError | None = None
@@ -141,15 +143,15 @@ class BridgeMethod:
                 raise
             self._started_once = True
             self._card = info.card
-            self._slots = asyncio.Semaphore(max(1, info.capabilities.max_concurrency))
+            self._slots = Slots(max(1, info.capabilities.max_concurrency))
             return connection
 
     def _label(self) -> str:
-        return self.label or os.path.basename(self.command[0])
+        return self._name
 
     async def translate(self, entries: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
         # A guest never receives the gold (mt_eval.gold); decision rows go as they are.
-        return await self._request_all(TRANSLATE, method_view(entries), config)
+        return await self._request_all(TRANSLATE, _without_gold(entries), config)
 
     async def decide(self, rows: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
         """One result per row, in row order. Answers are passed on as the guest gave them: the caller checks them
@@ -162,42 +164,74 @@ class BridgeMethod:
         config = _builtins(config)
         if not items:
             return []
-        try:
-            connection = await self._ensure(config)
-        except m.BridgeError as exc:
-            return [kind.fail(str(item["id"]), per_entry_error(exc)) for item in items]
+        connection = self._connection
+        if connection is None or not connection.alive:
+            if isinstance(started := await self._connected(kind, items, config), list):
+                return started
+            connection = started
         assert connection.info is not None
         if kind.request not in connection.info.implements:
             return [kind.fail(str(item["id"]), f"guest {self._label()} does not implement {kind.request} (it "
                               f"implements {', '.join(connection.info.implements)})") for item in items]
         size = connection.info.capabilities.max_batch or len(items)
+        if len(items) <= size:
+            return await self._run_batch(kind, items, config)
         batches = [items[i:i + size] for i in range(0, len(items), size)]
-        if len(batches) == 1:
-            return await self._run_batch(kind, batches[0], config)
         done = await asyncio.gather(*(self._run_batch(kind, batch, config) for batch in batches))
         return [result for batch in done for result in batch]
 
     async def _run_batch(self, kind: RequestKind, batch: list[dict[str, Any]], config: Any, *, alone: bool = False,
                          tries: int = 3) -> list[dict[str, Any]]:
+        connection = self._connection
+        if connection is None or not connection.alive:
+            if isinstance(started := await self._connected(kind, batch, config), list):
+                return started
+            connection = started
+        slots = self._slots
+        assert slots is not None
+        params = {kind.key: batch, "config": config}
+        timeout_s = self._timeout_for(config, len(batch))
         try:
-            connection = await self._ensure(config)
-        except m.BridgeError as exc:
-            return [kind.fail(str(e["id"]), per_entry_error(exc)) for e in batch]
-        assert self._slots is not None
-        try:
-            async with self._gate.alone() if alone else self._gate.shared(), self._slots:
-                raw = await connection.request(kind.request, {kind.key: batch, "config": config},
-                                               timeout_s=self._timeout_for(config, len(batch)))
+            if alone:
+                async with self._gate.alone():
+                    await slots.take()
+                    try:
+                        raw = await connection.request(kind.request, params, timeout_s=timeout_s)
+                    finally:
+                        slots.give()
+            else:  # the hot path: no context managers, and no await before the request while a slot is free
+                gate = self._gate
+                if not gate.try_enter_shared():
+                    await gate.enter_shared()
+                try:
+                    if not slots.try_take():
+                        await slots.take()
+                    try:
+                        raw = await connection.request(kind.request, params, timeout_s=timeout_s)
+                    finally:
+                        slots.give()
+                finally:
+                    gate.leave_shared()
         except m.BridgeError as exc:
             if isinstance(exc.data, dict) and exc.data.get("unsent") and tries > 1:  # the guest had just died
                 return await self._run_batch(kind, batch, config, alone=alone, tries=tries - 1)
             self._last_failure = exc
             return await self._after_failure(kind, batch, config, exc, alone)
-        return kind.match(batch, raw, self._label(), self.result_notes)
+        return kind.match(batch, raw, self._name, self.result_notes)
+
+    async def _connected(self, kind: RequestKind, items: list[dict[str, Any]], config: Any
+                         ) -> GuestConnection | list[dict[str, Any]]:
+        """The guest, started (or restarted) now; when it cannot be, each item's failure instead."""
+        try:
+            return await self._ensure(config)
+        except m.BridgeError as exc:
+            return [kind.fail(str(item["id"]), per_entry_error(exc)) for item in items]
 
     def _timeout_for(self, config: Any, entries: int) -> float:
         """A request's deadline: the config's ``timeout_s`` per entry, else the host's request timeout."""
-        per_entry = config.get("timeout_s") if isinstance(config, Mapping) else None
+        per_entry = config.get("timeout_s") if type(config) is dict or isinstance(config, Mapping) else None
+        if per_entry is None:
+            return self.options.request_timeout_s
         if isinstance(per_entry, int | float) and per_entry > 0:
             return float(per_entry) * max(1, entries)
         return self.options.request_timeout_s
@@ -234,13 +268,27 @@ def match_results(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str,
     try:
         decoded = _results_decoder.decode(raw)
         returned: Any = decoded.results
-        notes.merge(decoded.normalised)
+        if decoded.normalised:
+            notes.merge(decoded.normalised)
     except (msgspec.ValidationError, msgspec.DecodeError):
         returned = _each_result(raw, label, notes)
+    else:
+        if _one_each_in_order(batch, returned):  # the usual answer: what `results_for` would return, as it is
+            return msgspec.to_builtins(returned)  # type: ignore[no-any-return]
     paired, unknown = results_for(batch, returned, label=f"guest {label}", notes=notes)
     if unknown:
         log.warning("guest %s returned results for unknown ids %s; dropped", label, unknown[:5])
     return msgspec.to_builtins(paired)  # type: ignore[no-any-return]
+
+
+def _one_each_in_order(batch: list[dict[str, Any]], returned: list[TranslationResult]) -> bool:
+    """Whether the guest answered every entry once, in entry order, with a usable result (entry ids unique)."""
+    if len(returned) != len(batch):
+        return False
+    for entry, result in zip(batch, returned):  # noqa: B905 (same lengths)
+        if result.id != entry["id"] or result_problem(result) is not None:
+            return False
+    return len(batch) == 1 or len({entry["id"] for entry in batch}) == len(batch)
 
 
 def match_decisions(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str, _notes: ResultNotes | None = None
@@ -312,7 +360,18 @@ TRANSLATE = RequestKind("translate", "entries", match_results, error_result)
 DECIDE = RequestKind("decide", "rows", match_decisions, lambda row_id, error: {"id": row_id, "error": error})
 
 
+def _without_gold(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries as they are sent: themselves when they carry no gold (they are only encoded, never handed to
+    code in this process), else copies without it."""
+    if type(entries) is not list:
+        return method_view(entries)
+    for entry in entries:
+        if not GOLD_FIELDS.isdisjoint(entry):
+            return method_view(entries)
+    return entries
+
+
 def _builtins(config: Any) -> Any:
-    if config is None or isinstance(config, Mapping):
+    if config is None or type(config) is dict or isinstance(config, Mapping):
         return config
     return msgspec.to_builtins(config)

@@ -71,6 +71,12 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
                           "default 0 (a negative control's refusal is not a failure)")
     how.add_argument("--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
+    how.add_argument("--bootstrap", choices=("fast", "upstream"), default="fast",
+                     help="how resamples are drawn: fast (default), or upstream, the upstream harness's draws "
+                          "exactly (its intervals, for comparing with cards it produced; slower)")
+    how.add_argument("--embed-results", choices=("auto", "always", "never"), default="auto",
+                     help="whether the card lists every result or references results.jsonl by its SHA-256 (verify "
+                          "and compare read it next to the card); auto: listed up to 100,000 results")
     add_model_arguments(run.add_argument_group("passed to the method (RunConfig)"))
     fair = run.add_argument_group("fair by construction (see the README)")
     fair.add_argument("--sandbox", action="store_true",

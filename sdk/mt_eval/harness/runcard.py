@@ -107,6 +107,20 @@ class CardResult(TranslationResult, kw_only=True):
     id: str | int  # type: ignore[assignment]
 
 
+class ResultsLogReference(msgspec.Struct, kw_only=True):
+    """Where the results of a card that does not embed them are: its run's ``results.jsonl``, by SHA-256.
+
+    A card of many results (over `EMBED_UP_TO`, or ``mt-eval run --embed-results never``) lists none itself;
+    its content hash covers this reference, so the card and the log it names verify as one."""
+
+    file: str  # next to the card, as the run wrote it: "results.jsonl"
+    sha256: str  # of the log's bytes when the card was sealed
+    results: int  # results in the log (one per entry; the card's tallies count them)
+
+
+EMBED_UP_TO = 100_000  # results a card embeds by default; a larger run's card references its log
+
+
 class Covariates(msgspec.Struct, kw_only=True):
     model: str | None
     temperature: float | None
@@ -179,6 +193,8 @@ class RunCard(msgspec.Struct, kw_only=True):
     families: FamilyFacts | None = None
     gate: GateFacts | None = None
     freeze: FreezeReference | None = None
+    # Results referenced rather than embedded (`results` is then empty); absent or null: `results` holds them.
+    results_log: ResultsLogReference | None = None
     content_sha256: str = ""
 
 

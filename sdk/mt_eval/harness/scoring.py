@@ -4,13 +4,21 @@ Intervals come from per-segment sufficient statistics: sacrebleu extracts each s
 a resample is a vector of multinomial counts over the segments, and its score is computed from the
 weighted sum of statistics (``counts @ stats``) — never by re-running ``corpus_score`` per resample.
 Resamples are drawn in chunks, so memory stays bounded for any corpus size.
+
+Two ways of drawing resamples (``mt-eval run --bootstrap``): ``fast`` (the default: numpy multinomial counts,
+a seed of its own per metric, numpy's percentiles) and ``upstream``, the upstream harness's draws exactly —
+``random.Random(seed)`` per metric, each resample ``randint(0, n - 1)`` n times, the interval the sorted
+values at ``int(B × 0.025)`` and ``int(B × 0.975) - 1`` — for teams comparing against cards it produced. Both
+score a resample from its summed segment statistics; ``upstream`` is slower (n × B Python draws per metric).
 """
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Sequence
-from typing import Any
+import random
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
 
 import msgspec
 
@@ -20,6 +28,9 @@ DEFAULT_SEED = 12345
 _CHUNK_CELLS = 4_000_000  # resamples × segments drawn at once
 STATS_CHUNK = 5_000  # segments whose statistics sacrebleu extracts at once (its reference caches grow with them)
 PARALLEL_FROM = 500  # segments from which each metric is scored in its own process
+Bootstrap = Literal["fast", "upstream"]
+BOOTSTRAPS: tuple[Bootstrap, ...] = ("fast", "upstream")
+UPSTREAM_ALPHA = 0.05  # the upstream harness's interval: 1 - alpha
 
 
 class MetricScore(msgspec.Struct, kw_only=True):
@@ -40,6 +51,7 @@ class Scores(msgspec.Struct, kw_only=True):
     bootstrap_resamples: int
     bootstrap_seed: int
     confidence: float = CONFIDENCE
+    bootstrap: Bootstrap = "fast"  # how resamples were drawn (module docstring); absent from older cards: fast
 
 
 def make_metrics() -> dict[str, Any]:
@@ -52,13 +64,16 @@ def make_metrics() -> dict[str, Any]:
 
 
 def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, resamples: int = DEFAULT_RESAMPLES,
-          seed: int = DEFAULT_SEED, metrics: dict[str, Any] | None = None) -> Scores:
+          seed: int = DEFAULT_SEED, metrics: dict[str, Any] | None = None, bootstrap: Bootstrap = "fast") -> Scores:
     """Corpus scores with intervals. ``references`` holds one or more reference streams, each parallel to
     ``hypotheses``; a failed entry should be passed as an empty hypothesis.
 
     Large corpora are scored with one process per metric (statistics are extracted in chunks, so memory
-    stays bounded); each metric's resamples use their own seed derived from ``seed``.
+    stays bounded); with the ``fast`` bootstrap each metric's resamples use their own seed derived from ``seed``,
+    with ``upstream`` every metric draws from ``random.Random(seed)`` as the upstream harness does.
     """
+    if bootstrap not in BOOTSTRAPS:
+        raise ValueError(f"bootstrap must be one of {', '.join(BOOTSTRAPS)}, not {bootstrap!r}")
     if not hypotheses:
         raise ValueError("nothing to score: no hypotheses")
     for stream in references:
@@ -66,27 +81,34 @@ def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, res
             raise ValueError(f"{len(hypotheses)} hypotheses but a reference stream of {len(stream)}")
     chosen = metrics or make_metrics()
     hyps, refs = list(hypotheses), [list(stream) for stream in references]
-    jobs = [(name, metric, hyps, refs, resamples, (seed, index)) for index, (name, metric) in enumerate(chosen.items())]
+    jobs = [(name, metric, hyps, refs, resamples, (seed, index), bootstrap)
+            for index, (name, metric) in enumerate(chosen.items())]
     if len(hyps) >= PARALLEL_FROM and (os.cpu_count() or 1) > 1 and len(jobs) > 1:
         import multiprocessing
 
         context = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
-        with context.Pool(min(len(jobs), os.cpu_count() or 1)) as pool:
-            results = pool.starmap(_score_metric, jobs)
+        gc.freeze()  # a forked scorer's garbage collector then leaves the parent's objects (and their pages) alone
+        try:
+            with context.Pool(min(len(jobs), os.cpu_count() or 1)) as pool:
+                results = pool.starmap(_score_metric, jobs)
+        finally:
+            gc.unfreeze()
     else:
         results = [_score_metric(*job) for job in jobs]
     return Scores(headline=next(iter(chosen)), metrics=results, segments=len(hyps), bootstrap_resamples=resamples,
-                  bootstrap_seed=seed)
+                  bootstrap_seed=seed, bootstrap=bootstrap)
 
 
 def _score_metric(name: str, metric: Any, hypotheses: list[str], references: list[list[str]], resamples: int,
-                  seed: tuple[int, int]) -> MetricScore:
+                  seed: tuple[int, int], bootstrap: Bootstrap = "fast") -> MetricScore:
     import numpy as np
 
     stats = segment_statistics(metric, hypotheses, references)
     total = metric._compute_score_from_stats(stats.sum(axis=0)).score
     low = high = None
-    if resamples > 0:
+    if resamples > 0 and bootstrap == "upstream":
+        low, high = upstream_interval(metric, stats, resamples, seed[0])
+    elif resamples > 0:
         low, high = _interval(metric, stats, resamples, np.random.default_rng(list(seed)))
     return MetricScore(name=name, score=round(float(total), 4), signature=str(metric.get_signature()),
                        ci_low=low, ci_high=high, higher_is_better=name != "TER")
@@ -96,11 +118,15 @@ def segment_statistics(metric: Any, hypotheses: list[str], references: list[list
     """Each segment's sufficient statistics (a segments × statistics array), extracted in chunks."""
     import numpy as np
 
-    return np.concatenate([
-        np.asarray(metric._extract_corpus_statistics(hypotheses[start:start + STATS_CHUNK],
-                                                     [stream[start:start + STATS_CHUNK] for stream in references]),
-                   dtype=np.float64)
-        for start in range(0, len(hypotheses), STATS_CHUNK)])
+    stats = None  # filled chunk by chunk: never the chunks and their concatenation at once
+    for start in range(0, len(hypotheses), STATS_CHUNK):
+        chunk = np.asarray(metric._extract_corpus_statistics(
+            hypotheses[start:start + STATS_CHUNK], [stream[start:start + STATS_CHUNK] for stream in references]),
+            dtype=np.float64)
+        if stats is None:
+            stats = np.empty((len(hypotheses), chunk.shape[1]))
+        stats[start:start + len(chunk)] = chunk
+    return stats
 
 
 def paired_difference(metric: Any, baseline: list[str], candidate: list[str], references: list[list[str]], *,
@@ -146,3 +172,26 @@ def _percentile_interval(stats: Any, resamples: int, rng: Any, value_of: Any) ->
     tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(values, [tail, 100 - tail])
     return round(float(low), 4), round(float(high), 4)
+
+
+def upstream_draws(segments: int, resamples: int, seed: int) -> Iterator[list[int]]:
+    """The upstream harness's resamples, each a list of ``segments`` indices: ``random.Random(seed)``, then
+    ``randint(0, segments - 1)`` for every place of every resample, in order."""
+    rng = random.Random(seed)
+    last = segments - 1
+    for _ in range(resamples):
+        yield [rng.randint(0, last) for _ in range(segments)]
+
+
+def upstream_interval(metric: Any, stats: Any, resamples: int, seed: int) -> tuple[float, float]:
+    """The interval the upstream harness reports: its draws (`upstream_draws`), each resample scored from its
+    summed segment statistics, the sorted scores read at its two positions, rounded to 4 places."""
+    import numpy as np
+
+    segments = stats.shape[0]
+    values = sorted(metric._compute_score_from_stats(
+        np.bincount(indices, minlength=segments).astype(np.float64) @ stats).score
+        for indices in upstream_draws(segments, resamples, seed))
+    low = max(0, min(int(resamples * (UPSTREAM_ALPHA / 2)), resamples - 1))
+    high = max(0, min(int(resamples * (1 - UPSTREAM_ALPHA / 2)) - 1, resamples - 1))
+    return round(float(values[low]), 4), round(float(values[high]), 4)

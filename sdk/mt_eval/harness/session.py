@@ -28,6 +28,7 @@ from mt_eval.corpus.selection import Selection
 from mt_eval.gold import corpus_gold_fields, method_view
 from mt_eval.harness import outcome as oc
 from mt_eval.harness import runcard as rc
+from mt_eval.harness.card_results import embeds_results, log_reference
 from mt_eval.harness.corpus import card_results, read_run_corpus, settle_run_corpus, write_predictions
 from mt_eval.harness.environment import environment
 from mt_eval.harness.execution import RunSettings
@@ -245,8 +246,11 @@ def _run_locked(run: _Run, max_errors: oc.MaxErrors) -> RunReport:
     runtime = _runtime(loaded, args, fair)
     if ran.moved_to_guest:
         runtime = "python (isolated): it blocked the event loop in-process"
+    referenced = None  # the card lists its results, or references the log (mt_eval.harness.card_results)
+    if not embeds_results(getattr(args, "embed_results", "auto"), len(ordered)):
+        referenced = log_reference(log_path, len(ordered))
     draft = _build_card(state, loaded, card, run.corpus, run.selection, config, run.settings, outcome.retries_used,
-                        scores, ordered, args, fair, run.pins, status, runtime)
+                        scores, ordered, args, fair, run.pins, status, runtime, referenced)
     draft.contamination = run.contamination
     draft.failures = oc.failures_of(counted)
     run_card = rc.seal(run.rules.finish_card(draft, entries, results, scored=run.corpus.references))
@@ -318,7 +322,8 @@ def _scores(entries: list[dict[str, Any]], results: list[TranslationResult], arg
     references = [e["reference"] for e in scored]
     hypotheses = [r.predicted if r.error is None and r.predicted is not None else ""
                   for r in (by_id[str(e["id"])] for e in scored)]
-    scores = score(hypotheses, [references], resamples=args.resamples, seed=args.seed)
+    scores = score(hypotheses, [references], resamples=args.resamples, seed=args.seed,
+                   bootstrap=getattr(args, "bootstrap", "fast"))
     from mt_eval.plugins import registered_metrics
 
     for name, scorer in registered_metrics(manager).items():
@@ -330,7 +335,8 @@ def _scores(entries: list[dict[str, Any]], results: list[TranslationResult], arg
 def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, selection: Selection,
                 config: RunConfig, settings: RunSettings, retries_used: int, scores: Scores | None,
                 results: list[TranslationResult], args: argparse.Namespace, fair: FairRun,
-                pins: list[PinCheck], status: rc.Status, runtime: str) -> rc.RunCard:
+                pins: list[PinCheck], status: rc.Status, runtime: str,
+                referenced: rc.ResultsLogReference | None = None) -> rc.RunCard:
     from mt_eval.harness.covariates import run_covariates
 
     derivation = loaded.source.derivation
@@ -368,7 +374,7 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
         errors=sum(r.error is not None for r in results),
         status=status,
         failures=oc.failures_of(results),
-        results=card_results(corpus, results),
+        results=card_results(corpus, results) if referenced is None else [], results_log=referenced,
         selection=None if selection.facts is None else msgspec.convert(selection.facts, rc.SelectionFacts),
         **fair.card_fields(results, complete=len(results) == len(selection.entries)),
         cached=usage["cached"], normalised=dict(state.normalised), pins=pins,

@@ -6,7 +6,9 @@ A card verifies when all of these hold, each checked and reported on its own:
 2. ``content_sha256`` is the SHA-256 of the card's canonical JSON without that field (nothing was edited
    after the card was sealed);
 3. it has the shape of `RunCard` (the schema), and its method card is a valid `MethodCard`;
-4. its own tallies add up: one result per id, ``errors``, ``usage`` totals, ``corpus.entries``;
+4. its own tallies add up: one result per id, ``errors``, ``usage`` totals, ``corpus.entries`` (a card that
+   references its results rather than listing them — ``results_log`` — is read with the ``results.jsonl``
+   next to it, which must hash to what the card sealed: `mt_eval.harness.card_results`);
 5. the corpus — the files the card records, or the ones given, read the way the card records it was read —
    has the card's ``corpus.sha256``; the card's selection, applied again, has its ``subset_sha256``; and
    every result's id is one of the selected entries;
@@ -162,9 +164,29 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
                        f"{digest[:16]}…: it was changed after the run sealed it", "use the card the run wrote; "
                        "an edited card cannot be published or compared", code="tampered")
     _decode(result, data)
+    if result.card is not None and result.card.results_log is not None:
+        _read_referenced_results(result, result.card, Path(path))
     if result.card is not None:
         _check_tallies(result, result.card)
     return result
+
+
+def _read_referenced_results(result: Verification, card: RunCard, path: Path) -> None:
+    """A card that references its log (`mt_eval.harness.card_results`): its results are read from the log, which
+    must be the one the card sealed; without them the card cannot be checked further."""
+    from mt_eval.harness.card_results import LogMismatch, results_from_log
+
+    reference = card.results_log
+    assert reference is not None
+    try:
+        card.results = results_from_log(path, reference)
+    except LogMismatch as exc:
+        result.problem("$.results_log", str(exc), exc.hint, code=exc.code)
+        result.check("results log", False, str(exc))
+        result.card = None
+        return
+    result.check("results log", True, f"{reference.file}, {reference.results:,} results, sha256 "
+                 f"{reference.sha256[:16]}…")
 
 
 def verify_card(path: str | Path, *, corpus: CorpusSpec | str | Path | None = None, extensions: Sequence[str] = (),
@@ -288,7 +310,7 @@ def _recompute(result: Verification, card: RunCard, source: Any, extensions: Seq
     hypotheses = [ran[e["id"]].predicted or "" if ran[e["id"]].error is None else "" for e in entries]
     references = [e["reference"] for e in entries]
     recomputed = score(hypotheses, [references], resamples=card.metrics.bootstrap_resamples,
-                       seed=card.metrics.bootstrap_seed)
+                       seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
     scorers = _extension_metrics(extensions)
     for name, scorer in scorers.items():
         recomputed.metrics.append(MetricScore(name=name, score=round(float(scorer(hypotheses, references)), 4),

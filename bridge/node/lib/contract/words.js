@@ -93,11 +93,14 @@ export const nodeHint = (node) => node?.[HINT] ?? node?.description ?? undefined
 // ---- problems: where, what, and how to fix it ----------------------------------------------------
 
 const IDENTIFIER = /^[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*$/u;
+// (an ASCII name is tested without the Unicode classes, whose first use costs a guest's start-up a millisecond)
+const ASCII_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const isIdentifier = (part) => ASCII_IDENTIFIER.test(part) || IDENTIFIER.test(part);
 
 /** ("a", 2, "en:es") → $.a[2]["en:es"], as the Python SDK writes JSON paths. */
 export function jsonPath(parts) {
   return parts.reduce((out, part) => (typeof part === 'number' ? `${out}[${part}]`
-    : IDENTIFIER.test(part) ? `${out}.${part}` : `${out}[${JSON.stringify(part)}]`), '$');
+    : isIdentifier(part) ? `${out}.${part}` : `${out}[${JSON.stringify(part)}]`), '$');
 }
 
 /** A problem as one or two lines: "error: FILE PATH: message" and "    fix: hint". */

@@ -916,6 +916,19 @@ export interface ReliabilityBin {
   [extra: string]: unknown;
 }
 
+/**
+ * Where the results of a card that does not embed them are: its run's `results.jsonl`, by SHA-256.
+ *
+ * A card of many results (over `EMBED_UP_TO`, or `mt-eval run --embed-results never`) lists none itself;
+ * its content hash covers this reference, so the card and the log it names verify as one.
+ */
+export interface ResultsLogReference {
+  file: string;
+  sha256: string;
+  results: number;
+  [extra: string]: unknown;
+}
+
 /** A grading rubric: what is asked and its ordered levels. */
 export interface Rubric {
   /** The question's name. */
@@ -958,6 +971,7 @@ export interface RunCard {
   families?: FamilyFacts | null;
   gate?: GateFacts | null;
   freeze?: FreezeReference | null;
+  results_log?: ResultsLogReference | null;
   content_sha256?: string;
   [extra: string]: unknown;
 }
@@ -1041,6 +1055,7 @@ export interface Scores {
   bootstrap_resamples: number;
   bootstrap_seed: number;
   confidence?: number;
+  bootstrap?: "fast" | "upstream";
   [extra: string]: unknown;
 }
 

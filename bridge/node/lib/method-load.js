@@ -1,0 +1,61 @@
+// Importing the method module a Node guest serves and checking it exports what it implements — translate(entries,
+// config) and/or decide(rows, config), and optionally name, methodCard() and close(); a default export holding them
+// works too. Nothing here reads a plugin's files: a host that has checked them names the module (`moduleTarget`), and
+// ./method-module.js resolves a plugin directory, checking its files first.
+import { existsSync } from 'node:fs';
+import { basename, extname, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import { kebabCase } from './contract/words.js';
+import { isPlainObject } from './protocol.js';
+
+/** The requests a method can implement, and what each is given. */
+export const REQUESTS = Object.freeze({ translate: 'entries', decide: 'rows' });
+
+/**
+ * A module file to serve: {file, name, methodId, implements}. Without a name it is the file's base name, without a
+ * method id the kebab-case of the name, and without implements whatever the module exports.
+ */
+export function moduleTarget(module, { name, methodId, implements: requests } = {}) {
+  const file = resolve(module);
+  if (!existsSync(file)) throw new Error(`${file}: no such file`);
+  const stem = name ?? basename(file, extname(file));
+  return { file, name: stem, methodId: methodId ?? kebabCase(stem), implements: requests ?? null };
+}
+
+const exportsAny = (api) => Object.keys(REQUESTS).some((request) => typeof api?.[request] === 'function');
+
+/**
+ * Import the method's module (an ES module, or CommonJS where Node reads the file as CommonJS) and check it
+ * exports what it implements (target.implements, from method.json; for a bare module, whichever of
+ * translate and decide it exports). A module that does not load is a MethodLoadError with its place and fix.
+ */
+export async function loadMethod(target) {
+  let loaded;
+  try {
+    loaded = await import(pathToFileURL(target.file).href);
+  } catch (error) {
+    const { explainLoadError } = await import('./load-errors.js'); // (only a module that fails to load needs it)
+    throw explainLoadError(error, target.file);
+  }
+  const api = exportsAny(loaded) ? loaded : isPlainObject(loaded.default) && exportsAny(loaded.default) ? loaded.default : loaded;
+  const implemented = target.implements ?? Object.keys(REQUESTS).filter((request) => typeof api[request] === 'function');
+  const requests = implemented.length ? implemented : ['translate'];
+  for (const request of requests) {
+    if (typeof api[request] !== 'function') {
+      const found = Object.keys(loaded).filter((key) => key !== 'default');
+      throw new TypeError(`${target.file} does not export ${request}${found.length ? ` (it exports ${found.join(', ')})` : ''}`
+        + `\n  fix: write \`export async function ${request}(${REQUESTS[request]}, config) { ... }\` in an ES module, `
+        + `or \`module.exports = { ${request} }\` in a CommonJS one`);
+    }
+  }
+  return {
+    translate: requests.includes('translate') ? api.translate : null,
+    decide: requests.includes('decide') ? api.decide : null,
+    implements: requests,
+    methodCard: typeof api.methodCard === 'function' ? api.methodCard : null,
+    close: typeof api.close === 'function' ? api.close : null,
+    name: typeof api.name === 'string' && api.name !== '' ? api.name : target.name,
+    methodId: target.methodId,
+  };
+}

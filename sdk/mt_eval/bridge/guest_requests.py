@@ -1,0 +1,112 @@
+"""What a Python guest (`mt_eval.bridge.guest`) checks in a translate or decide request, and the answer it sends:
+the params, the RunConfig (a run's repeated config checked once), and the results in the protocol's shape."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import msgspec
+
+from mt_eval.records import RunConfig
+from mt_eval.results import ResultNotes, compact, compact_returned, error_result
+from mt_eval.strict import value_in_words
+
+
+def translate_params(params: Any) -> tuple[list[dict[str, Any]], RunConfig]:
+    if not isinstance(params, dict) or not isinstance(params.get("entries"), list):
+        raise ValueError("translate needs params.entries, a list of entries")
+    entries = params["entries"]
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or \
+                not isinstance(entry.get("source"), str):
+            raise ValueError(f"entries[{i}] needs a string id and a string source")
+    return entries, run_config(params.get("config"))
+
+
+_last_config: dict[bytes, RunConfig] = {}  # the last config a translate request carried (as JSON) → its RunConfig
+
+
+def run_config(given: Any) -> RunConfig:
+    """The RunConfig of a translate request. The requests of a run all carry the same config, so one equal to the
+    last (as JSON: ``1`` and ``true`` differ) is not checked again; each request still gets a RunConfig of its own,
+    with its own ``params``."""
+    try:
+        key = msgspec.json.encode(given)
+    except (TypeError, msgspec.EncodeError):
+        key = b""
+    known = _last_config.get(key)
+    if known is not None and type(given) is dict:  # checked when it was first seen: a copy, not checked again
+        config = copy.copy(known)
+        config.params = given.get("params", {})
+        return config
+    try:
+        config = msgspec.convert(given, RunConfig)
+    except msgspec.ValidationError as exc:
+        raise ValueError(config_problem(given)) from exc
+    _last_config.clear()
+    _last_config[key] = msgspec.convert(given, RunConfig)  # a copy of its own: the method may change `config`
+    return config
+
+
+def config_problem(config: Any, kind: type[RunConfig] = RunConfig) -> str:
+    """Why a RunConfig is refused, in the words the Node guest uses too: ``invalid config: $.path: message``."""
+    from mt_eval.strict import decode_value
+
+    if not isinstance(config, dict):
+        return f"invalid config: expected an object, got {value_in_words(config)}"
+    _value, problems = decode_value(config, kind, file="config")
+    first = next((p for p in problems if p.severity == "error"), None)
+    return f"invalid config: {first.path}: {first.message}" if first else "invalid config"
+
+
+def decide_params(params: Any) -> tuple[list[dict[str, Any]], Any]:
+    from mt_eval.decisions.records import DecisionConfig
+
+    if not isinstance(params, dict) or not isinstance(params.get("rows"), list):
+        raise ValueError("decide needs params.rows, a list of rows")
+    rows = params["rows"]
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not row["id"] or \
+                not isinstance(row.get("state"), dict) or not isinstance(row.get("questions"), dict):
+            raise ValueError(f"rows[{i}] needs a non-empty string id, a state object and a questions object")
+    try:
+        config = msgspec.convert(params.get("config") or {}, DecisionConfig)
+    except msgspec.ValidationError as exc:
+        raise ValueError(config_problem(params.get("config"), DecisionConfig)) from exc
+    return rows, config
+
+
+def decision_answer(raw: Any, rows: list[dict[str, Any]], elapsed: float) -> dict[str, Any]:
+    """The result of a decide request."""
+    return {"results": decision_results(raw, rows, elapsed)}
+
+
+def decision_results(raw: Any, rows: list[dict[str, Any]], elapsed: float) -> list[Any]:
+    """The method's decisions as they go on the wire: passed through (the host checks every answer against the
+    questions), with each row's share of the call's time when the method gave none."""
+    if not isinstance(raw, list):
+        return [{"id": row["id"], "error": f"decide returned {type(raw).__name__}, not a list of results"}
+                for row in rows]
+    share = elapsed / max(1, len(raw))
+    out = []
+    for item in raw:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue  # the host reports the row as missing a result
+        out.append(item if "latency_s" in item else {**item, "latency_s": share})
+    return out
+
+
+def translate_answer(raw: Any, entries: list[dict[str, Any]], elapsed: float) -> dict[str, Any]:
+    """The result of a translate request: the method's results in the protocol's compact shape (`mt_eval.results`
+    normalises them; an item without a string id is left out, so the host reports its entry as missing one),
+    and ``normalised``, what had to be changed to accept them, when anything had."""
+    notes = ResultNotes()
+    if not isinstance(raw, list):
+        error = f"the method returned {value_in_words(raw)}, not a list of results"
+        return {"results": [compact(error_result(str(e["id"]), error)) for e in entries]}
+    share = elapsed / max(1, len(entries))
+    answer: dict[str, Any] = {"results": msgspec.Raw(compact_returned(raw, notes=notes, default_latency_s=share))}
+    if notes:
+        answer["normalised"] = notes.counts
+    return answer

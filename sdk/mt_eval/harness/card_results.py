@@ -1,0 +1,82 @@
+"""What a run card holds of its results: every result (the default up to `EMBED_UP_TO`), or a reference to the
+run's ``results.jsonl`` by SHA-256 (``mt-eval run --embed-results``).
+
+A card that references its log stays small however many entries ran — a million results would make a card of
+hundreds of megabytes, and building it most of a run's memory. Its content hash covers the reference, so a card
+and its log verify together: `results_from_log` reads the log next to the card, checks its hash, and gives the
+results the card would have listed, for ``verify``, ``compare``, ``gate`` and ``publish``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import msgspec
+
+from mt_eval.harness.runcard import EMBED_UP_TO, CardResult, ResultsLogReference
+
+EMBED_CHOICES = ("auto", "always", "never")
+
+
+def embeds_results(choice: str, results: int) -> bool:
+    """Whether the card lists its results: ``always``, ``never``, or ``auto`` (up to `EMBED_UP_TO`)."""
+    if choice not in EMBED_CHOICES:
+        raise ValueError(f"--embed-results must be one of {', '.join(EMBED_CHOICES)}, not {choice!r}")
+    return choice == "always" or (choice == "auto" and results <= EMBED_UP_TO)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while chunk := file.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def log_reference(log: Path, results: int) -> ResultsLogReference:
+    """The reference a card holds to the run's log ``log`` (written next to the card)."""
+    return ResultsLogReference(file=log.name, sha256=file_sha256(log), results=results)
+
+
+class LogMismatch(ValueError):
+    """The log a card references is missing, changed or unreadable; ``hint`` says what to do."""
+
+    def __init__(self, message: str, hint: str, code: str) -> None:
+        super().__init__(message)
+        self.hint = hint
+        self.code = code
+
+
+_decode_results = msgspec.json.Decoder(CardResult).decode
+
+
+def results_from_log(card_path: Path, reference: ResultsLogReference) -> list[CardResult]:
+    """The results of a card that references its log, read from the log next to ``card_path``; raises
+    `LogMismatch` when the log is missing, is not the one the card sealed, or does not hold its results."""
+    log = card_path.parent / reference.file
+    if Path(reference.file).name != reference.file:
+        raise LogMismatch(f"the card references its results as {reference.file!r}, which is not a file next to it",
+                          "use the card the run wrote", "tampered")
+    if not log.is_file():
+        raise LogMismatch(f"the card's results are in {reference.file} next to it, and {log} does not exist",
+                          "keep results.jsonl beside card.json (copy the run directory whole), or run again with "
+                          "--embed-results always for a card that holds its results", "missing-log")
+    digest = file_sha256(log)
+    if digest != reference.sha256:
+        raise LogMismatch(f"{log} hashes to {digest[:16]}…, but the card sealed {reference.sha256[:16]}…: the log "
+                          "changed after the run (a later --resume, or an edit)", "verify the card the run wrote "
+                          "last, together with its own log", "tampered")
+    results = []
+    with log.open("rb") as file:
+        for number, line in enumerate(file, 1):
+            if line.strip():
+                try:
+                    results.append(_decode_results(line))
+                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                    raise LogMismatch(f"{log}: line {number} is not a result ({exc})", "use the log the run wrote",
+                                      "tampered") from exc
+    if len(results) != reference.results:
+        raise LogMismatch(f"{log} holds {len(results)} results, the card says {reference.results}",
+                          "use the log the run wrote", "tampered")
+    return results

@@ -1,0 +1,63 @@
+"""``mt-eval run --bootstrap upstream``: the upstream harness's interval draws, reproduced exactly.
+
+``fixtures/upstream-bootstrap.json`` holds what ``compute_all_cis`` of the upstream package (mt-eval-harness
+0.4.0, 200 resamples, seed 12345) reported for 40 entries; the optional ``nox -s upstream`` session checks the
+same against the installed package on the benchmark's 1,000 entries."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from mt_eval.harness.scoring import score, upstream_draws
+from mt_eval.harness.verify import verify_card
+from rigor_support import edit_card, family_corpus, honest, run
+
+FIXTURE = Path(__file__).parent / "fixtures" / "upstream-bootstrap.json"
+
+
+def test_the_upstream_intervals_are_reproduced_to_the_last_place():
+    stored = json.loads(FIXTURE.read_text())
+    hypotheses = [e["predicted"] for e in stored["entries"]]
+    references = [e["reference"] for e in stored["entries"]]
+    scores = score(hypotheses, [references], resamples=stored["n_bootstrap"], seed=stored["seed"],
+                   bootstrap="upstream")
+    ours = {m.name: (m.score, m.ci_low, m.ci_high) for m in scores.metrics}
+    for name, key in (("chrF++", "corpus_chrf"), ("BLEU", "corpus_bleu")):
+        theirs = stored["intervals"][key]
+        assert ours[name] == (theirs["score"], theirs["ci_lower"], theirs["ci_upper"]), name
+    fast = {m.name: (m.ci_low, m.ci_high) for m in score(hypotheses, [references], resamples=200).metrics}
+    assert fast["BLEU"] != ours["BLEU"][1:]  # the default draws differ: only the scheme makes them equal
+    assert scores.bootstrap == "upstream"
+
+
+def test_the_draws_are_the_upstream_random_sequence():
+    rng = random.Random(99)
+    expected = [[rng.randint(0, 4) for _ in range(5)] for _ in range(3)]
+    assert list(upstream_draws(5, 3, 99)) == expected
+
+
+def test_an_unknown_bootstrap_is_refused():
+    with pytest.raises(ValueError, match="fast, upstream"):
+        score(["a"], [["a"]], bootstrap="other")  # type: ignore[arg-type]
+
+
+def test_a_card_records_the_upstream_bootstrap_and_verifies_with_it(tmp_path: Path):
+    corpus = family_corpus(tmp_path / "corpus.json")
+    code, card = run(tmp_path / "run", corpus, *honest(), "--bootstrap", "upstream")
+    assert code == 0 and card is not None and card.metrics is not None
+    assert card.metrics.bootstrap == "upstream"
+    card_path = tmp_path / "run" / "card.json"
+    assert verify_card(card_path).ok
+    fast = run(tmp_path / "fast", corpus, *honest())[1]
+    assert fast is not None and fast.metrics is not None and fast.metrics.bootstrap == "fast"
+
+    def claim_fast(data: dict) -> None:
+        data["metrics"]["bootstrap"] = "fast"
+
+    relabelled = verify_card(edit_card(card_path, claim_fast, reseal=True))
+    assert not relabelled.ok  # the intervals are recomputed with the draws the card names
+    assert any("ci_" in p.path for p in relabelled.errors)

@@ -1,0 +1,123 @@
+"""What a run card holds of its results: every result up to 100,000 (or ``--embed-results always``), else a
+reference to ``results.jsonl`` by SHA-256 — and ``verify``, ``compare`` and ``gate`` work the same from the card
+and its log."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from mt_eval.cli import main
+from mt_eval.harness import runcard as rc
+from mt_eval.harness.card_results import embeds_results, file_sha256
+from mt_eval.harness.verify import verify_card
+from rigor_support import family_corpus, honest, run
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    return family_corpus(tmp_path / "corpus.json")
+
+
+def test_auto_embeds_up_to_the_limit_and_the_choices_are_checked():
+    assert embeds_results("auto", rc.EMBED_UP_TO) and not embeds_results("auto", rc.EMBED_UP_TO + 1)
+    assert embeds_results("always", 10 ** 7) and not embeds_results("never", 1)
+    with pytest.raises(ValueError, match="auto, always, never"):
+        embeds_results("sometimes", 1)
+
+
+def test_a_card_that_references_its_log_holds_its_hash_and_no_results(tmp_path: Path, corpus: Path):
+    code, card = run(tmp_path / "run", corpus, *honest(), "--embed-results", "never")
+    assert code == 0 and card is not None
+    log = tmp_path / "run" / "results.jsonl"
+    assert card.results == [] and card.results_log == rc.ResultsLogReference(
+        file="results.jsonl", sha256=file_sha256(log), results=34)
+    assert card.errors == 0 and card.metrics is not None and card.status == "complete"
+    embedded = run(tmp_path / "embedded", corpus, *honest())[1]
+    assert embedded is not None and embedded.results_log is None and len(embedded.results) == 34
+    assert [(m.name, m.score, m.ci_low, m.ci_high) for m in card.metrics.metrics] == [
+        (m.name, m.score, m.ci_low, m.ci_high) for m in embedded.metrics.metrics]  # type: ignore[union-attr]
+
+
+def test_verify_reads_the_results_from_the_log_the_card_sealed(tmp_path: Path, corpus: Path, capsys):
+    assert run(tmp_path / "run", corpus, *honest(), "--embed-results", "never")[0] == 0
+    card_path = tmp_path / "run" / "card.json"
+    result = verify_card(card_path)
+    assert result.ok, result.problems
+    assert "results log" in [c.name for c in result.checks] and len(result.card.results) == 34  # type: ignore[union-attr]
+    assert main(["verify", str(card_path)]) == 0
+    assert "results.jsonl, 34 results" in capsys.readouterr().out
+
+
+def test_a_changed_or_missing_log_is_named_with_its_fix(tmp_path: Path, corpus: Path, capsys):
+    assert run(tmp_path / "run", corpus, *honest(), "--embed-results", "never")[0] == 0
+    card_path, log = tmp_path / "run" / "card.json", tmp_path / "run" / "results.jsonl"
+    lines = log.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["predicted"] = "something else"
+    log.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    result = verify_card(card_path)
+    assert not result.ok and [p.path for p in result.errors] == ["$.results_log"]
+    assert "changed after the run" in result.errors[0].message
+    log.unlink()
+    result = verify_card(card_path)
+    assert not result.ok and result.errors[0].code == "missing-log"
+    assert "keep results.jsonl beside card.json" in (result.errors[0].hint or "")
+    assert main(["verify", str(card_path)]) == 1
+    assert "does not exist" in capsys.readouterr().out
+
+
+def test_a_card_copied_with_its_log_verifies_elsewhere_and_without_it_does_not(tmp_path: Path, corpus: Path):
+    assert run(tmp_path / "run", corpus, *honest(), "--embed-results", "never")[0] == 0
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    shutil.copy(tmp_path / "run" / "card.json", moved / "card.json")
+    assert not verify_card(moved / "card.json", corpus=corpus).ok
+    shutil.copy(tmp_path / "run" / "results.jsonl", moved / "results.jsonl")
+    assert verify_card(moved / "card.json", corpus=corpus).ok
+
+
+def test_compare_and_gate_work_from_a_referenced_card(tmp_path: Path, corpus: Path, capsys):
+    assert run(tmp_path / "a", corpus, *honest(), "--embed-results", "never")[0] == 0
+    assert run(tmp_path / "b", corpus, *honest())[0] == 0
+    capsys.readouterr()
+    a, b = tmp_path / "a" / "card.json", tmp_path / "b" / "card.json"
+    assert main(["compare", str(a), str(b), "--bootstrap", "200", "--trials", "500", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["outputs"]["all"] == {"differ": 0, "of": 34}
+    assert main(["gate", str(a), str(b)]) == 0
+
+
+def test_the_reference_is_sealed_into_the_card(tmp_path: Path, corpus: Path):
+    assert run(tmp_path / "run", corpus, *honest(), "--embed-results", "never")[0] == 0
+    card_path = tmp_path / "run" / "card.json"
+    data = json.loads(card_path.read_text())
+    data["results_log"]["sha256"] = "0" * 64  # pointed at another log, hash left as sealed
+    card_path.write_text(json.dumps(data))
+    result = verify_card(card_path)
+    assert "$.content_sha256" in [p.path for p in result.errors]
+    assert msgspec.json.decode(json.dumps(data).encode(), type=rc.RunCard).results == []
+
+
+def test_a_referenced_card_is_published_with_the_results_of_its_log(tmp_path: Path, corpus: Path, capsys):
+    from mt_eval.leaderboard.store import open_store
+
+    assert run(tmp_path / "run", corpus, *honest(), "--embed-results", "never")[0] == 0
+    method_card = tmp_path / "method-card.json"
+    method_card.write_text(json.dumps({"description": "Copies or translates by a script.", "paradigm": "rule-based",
+                                       "open_source": True}))
+    db = str(tmp_path / "board.db")
+    card = str(tmp_path / "run" / "card.json")
+    assert main(["publish", card, "--db", db, "--no-input", "--method-card", str(method_card)]) == 0, \
+        capsys.readouterr().err
+    with open_store(db) as store:
+        [row] = store.rows()
+    assert row["entries_run"] == 34
+    (tmp_path / "run" / "results.jsonl").unlink()
+    assert main(["publish", card, "--db", str(tmp_path / "other.db"), "--no-input", "--method-card",
+                 str(method_card)]) == 1
+    assert "keep results.jsonl beside card.json" in capsys.readouterr().err
