@@ -179,7 +179,7 @@ MCP_NPM = ("@modelcontextprotocol/sdk", "zod")
 @nox.session
 def benchmarks(session: nox.Session) -> None:
     """Run every benchmark and print one table of each figure against its target (`-- --peers`: MCP, upstream)."""
-    session.install("-e", ".")
+    session.install("-e", ".", "aiohttp>=3.9")  # aiohttp: the gateway benchmark's client and upstream
     peers = "--peers" in session.posargs
     posargs = [arg for arg in session.posargs if arg != "--peers"]
     figures = Path(session.create_tmp()) / "figures.jsonl"

@@ -1,15 +1,21 @@
 """Publishing 10,000 run cards and rendering the board, against a bare ``executemany`` of the same rows.
 
 Synthetic but genuine cards (`mt_eval.leaderboard.synthetic`: real corpus files, scores from the harness's
-scorer, sealed) are read as publishing reads them (format, content hash, schema, tallies) and their rows
-built; then the store publishes them in batches of 1,000 (duplicate checks by content hash and run id, one
-transaction per batch). The baseline, interleaved with it in the same run on the same schema, inserts the
-identical rows with one DB-API ``executemany``. Reading the cards is reported on its own and together with
-storing; recomputing the metrics (the rest of `mt-eval verify`, once per card, independent of the store) is
-timed on a sample. Then the board is built and rendered from the store, and the
-weight of the page for 1,000 rows is measured.
+scorer, sealed) are written to card files. **Publishing** is timed end to end as ``mt-eval publish`` does it
+for many cards (`mt_eval.leaderboard.bulk.publish_cards`): read each card file; check its format, content
+hash, schema (the `RunCard` and `MethodCard` types) and tallies; check it against its corpus (sha256, and
+every result id in it; each corpus read once); re-verify its family, latency and gate records; apply the
+headline gate under the shipped policy; settle the method card; build the row; store the rows in batches of
+1,000, one transaction each, duplicates refused by content hash and run id. Everything but the
+recomputation of the metrics, which is timed on its own below. The baseline, interleaved with it in the
+same run, inserts the identical rows into the same schema with one DB-API ``executemany``.
 
-Targets: publish rate ≥ 0.5× the executemany rate; the page for 1,000 rows ≤ 1 MiB.
+Recomputing the metrics (sacrebleu over each card's predictions, with its 200 bootstrap resamples) is the
+rest of `mt-eval verify`: it is timed per card in this process and in bulk (``mt-eval publish`` of many
+cards: a pool of worker processes), on a sample. Then the board is built and rendered from the store, and
+the weight of the page for 1,000 rows is measured.
+
+Targets: publish rate (end to end, as above) ≥ 0.5× the executemany rate; the page for 1,000 rows ≤ 1 MiB.
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ TARGET_PAGE_BYTES = 1024 * 1024
 BATCH = 1000
 
 
-def build_cards(directory: Path, count: int, entries: int) -> tuple[list[bytes], dict[str, int]]:
+def build_cards(directory: Path, count: int, entries: int) -> list[Path]:
+    """``count`` sealed cards on four corpus files, each written to its own card file."""
     from mt_eval.leaderboard.synthetic import CardFactory, write_corpus
 
     rng = random.Random(7)
@@ -40,40 +47,50 @@ def build_cards(directory: Path, count: int, entries: int) -> tuple[list[bytes],
                                           pair=("eng", "spa") if i % 2 == 0 else ("eng", "fra")), resamples=200)
                  for i in range(4)]
     classes = [("pipeline", "S"), ("raw-llm", "A1"), ("coached-llm", "A1"), ("api", "A2"), ("custom-plugin", "O")]
-    cards = []
+    (directory / "cards").mkdir()
+    paths = []
     for index in range(count):
         factory = factories[index % len(factories)]
         method_class, dependency = classes[rng.randrange(len(classes))]
         card = factory.card(f"method-{index // len(factories):05d}", quality=rng.choice([0.2, 0.4, 0.6, 0.8, 1.0]),
                             variant=rng.randrange(6), method_class=method_class, dependency_class=dependency,
                             run_id=f"bench-{index:06d}")
-        cards.append(msgspec.json.encode(card))
-    sizes = {str(f.corpus.path): len(f.corpus.entries) for f in factories}
-    return cards, sizes
+        path = directory / "cards" / f"card-{index:05d}.json"
+        path.write_bytes(msgspec.json.encode(card))
+        paths.append(path)
+    return paths
 
 
-def read_cards(cards: list[bytes], sizes: dict[str, int]) -> tuple[float, list[dict[str, object]]]:
-    """Each card read as publishing reads it (format, content hash, schema, tallies) and its row built;
-    (seconds, the store records)."""
-    from mt_eval.harness.verify import read_card
-    from mt_eval.leaderboard.rows import build_record, build_row
+def publish(paths: list[Path], db: str, *, recompute: bool = False) -> tuple[float, list[dict[str, object]]]:
+    """Seconds to publish ``paths`` into a new store as `mt-eval publish` does; the records stored."""
+    from mt_eval.leaderboard.bulk import Options, publish_cards
+    from mt_eval.leaderboard.store import open_store
 
-    def record(raw: bytes) -> dict[str, object]:
-        checked = read_card("card.json", raw)
-        if not checked.ok or checked.card is None or checked.data is None:
-            raise SystemExit(f"a synthetic card does not verify: {checked.problems}")
-        card = checked.card
-        row = build_row(checked.data, card, card.method.card, "run card", sizes[card.corpus.path])
-        return build_record(row, card.content_sha256, msgspec.json.encode(checked.data, order="sorted"))
-
-    record(cards[0])  # first-use imports are not what is measured (nor in the baseline)
+    open_store(db).close()  # the schema, made outside the timing (as for the baseline)
     started = time.perf_counter()
-    records = [record(raw) for raw in cards]
-    return time.perf_counter() - started, records
+    with open_store(db) as store:  # opened and closed inside the timing, as `mt-eval publish` does
+        result = publish_cards(store, paths, Options(no_input=True, recompute=recompute))
+    elapsed = time.perf_counter() - started
+    refused = [c for c in result.cards if c.outcome is None or c.outcome.status != "published"]
+    if refused or result.store_error:
+        raise SystemExit(f"a synthetic card was not published: {refused[0].error if refused else result.store_error}")
+    return elapsed, stored_rows(db)
 
 
-def store_publish(records: list[dict[str, object]], db: str) -> float:
-    """The store's publish: duplicate checks and inserts, one transaction per 1,000 cards."""
+def stored_rows(db: str) -> list[dict[str, object]]:
+    """The rows a store holds (for the baseline to insert the very same)."""
+    from mt_eval.leaderboard.store import COLUMNS
+
+    connection = sqlite3.connect(db)
+    try:
+        return [dict(zip(COLUMNS, row, strict=True))
+                for row in connection.execute(f"SELECT {', '.join(COLUMNS)} FROM cards ORDER BY id")]
+    finally:
+        connection.close()
+
+
+def store_alone(records: list[dict[str, object]], db: str) -> float:
+    """The store's share: duplicate checks and inserts of rows already built, one transaction per 1,000."""
     from mt_eval.leaderboard.publish import now
     from mt_eval.leaderboard.store import open_store
 
@@ -86,19 +103,19 @@ def store_publish(records: list[dict[str, object]], db: str) -> float:
 
 
 def bare_executemany(records: list[dict[str, object]], db: str) -> float:
-    """The same rows into the same schema with one DB-API executemany in one transaction."""
+    """The same rows into the same schema with one DB-API executemany in one transaction (connecting and
+    closing included, as for publishing)."""
     from mt_eval.leaderboard.store import COLUMNS, open_store
 
     open_store(db).close()  # the same schema, indexes and constraints
-    rows = [tuple(record.get(column, "2026-01-01T00:00:00+00:00") for column in COLUMNS) for record in records]
-    connection = sqlite3.connect(db)
+    rows = [tuple(record[column] for column in COLUMNS) for record in records]
     started = time.perf_counter()
+    connection = sqlite3.connect(db)
     connection.executemany(f"INSERT INTO cards ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
                            rows)
     connection.commit()
-    elapsed = time.perf_counter() - started
     connection.close()
-    return elapsed
+    return time.perf_counter() - started
 
 
 def render(db: str) -> tuple[float, float, int, int]:
@@ -119,51 +136,69 @@ def render(db: str) -> tuple[float, float, int, int]:
     return built, rendered, len(page.encode()), len(thousand.encode())
 
 
-def recompute_sample(cards: list[bytes], directory: Path, sample: int) -> float:
-    """Seconds per card for the whole of `mt-eval verify` (metrics recomputed) over ``sample`` cards."""
-    from mt_eval.harness.verify import verify_card
+def recompute_sample(paths: list[Path], directory: Path, sample: int) -> tuple[float, float]:
+    """Seconds per card for the metrics' recomputation: one card after another in this process (the rest of
+    `mt-eval verify`), and within a bulk publish of ``sample`` cards with its pool of worker processes (start
+    included), less that publish without recomputation."""
+    from mt_eval.harness.verify import check_card, verify_card
 
-    chosen = cards[:: max(1, len(cards) // sample)][:sample]
+    chosen = paths[:: max(1, len(paths) // sample)][:sample]
+    few = chosen[:50]
     started = time.perf_counter()
-    for raw in chosen:
-        assert verify_card(directory / "card.json", raw=raw).ok
-    return (time.perf_counter() - started) / len(chosen)
+    for path in few:
+        assert verify_card(path).ok
+    whole = time.perf_counter() - started
+    started = time.perf_counter()
+    for path in few:
+        assert check_card(path).ok
+    sequential = (whole - (time.perf_counter() - started)) / len(few)
+    bulk, _ = publish(chosen, str(directory / "recomputed.db"), recompute=True)
+    rest, _ = publish(chosen, str(directory / "not-recomputed.db"))
+    return sequential, (bulk - rest) / len(chosen)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cards", type=int, default=10_000, help="cards to publish (default 10,000)")
-    parser.add_argument("--entries", type=int, default=20, help="entries per card (default 20)")
-    parser.add_argument("--repeat", type=int, default=3, help="interleaved repetitions, medians (default 3)")
+    parser.add_argument("--entries", type=int, default=30, help="scored entries per card (default 30, the fewest the "
+                        "shipped gate policy allows a headline; each card also has 2 canaries and 2 negative controls)")
+    parser.add_argument("--repeat", type=int, default=5, help="interleaved repetitions, medians (default 5)")
+    parser.add_argument("--sample", type=int, default=400, help="cards whose metrics are recomputed (default 400)")
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mt-eval-bench-board-") as scratch:
         directory = Path(scratch)
         started = time.perf_counter()
-        cards, sizes = build_cards(directory, args.cards, args.entries)
-        print(f"built {len(cards):,} synthetic cards ({sum(map(len, cards)) / len(cards) / 1024:.1f} KiB each) in "
+        paths = build_cards(directory, args.cards, args.entries)
+        size = sum(p.stat().st_size for p in paths) / len(paths)
+        print(f"built {len(paths):,} synthetic card files ({size / 1024:.1f} KiB each) in "
               f"{time.perf_counter() - started:.1f} s")
-        reading, records = read_cards(cards, sizes)
-        stored, bare = [], []
-        for attempt in range(args.repeat):  # interleaved, so both see the same load
-            stored.append(store_publish(records, str(directory / f"published-{attempt}.db")))
+        _, records = publish(paths, str(directory / "warm-up.db"))  # first reads of the files; imports
+        load_before = os.getloadavg()
+        published, bare, stored = [], [], []
+        for attempt in range(args.repeat):  # interleaved, so all see the same load
+            published.append(publish(paths, str(directory / f"published-{attempt}.db"))[0])
             bare.append(bare_executemany(records, str(directory / f"baseline-{attempt}.db")))
-        storing, baseline = statistics.median(stored), statistics.median(bare)
+            stored.append(store_alone(records, str(directory / f"stored-{attempt}.db")))
+        publishing, baseline, storing = (statistics.median(x) for x in (published, bare, stored))
+        ratio = statistics.median(b / p for b, p in zip(bare, published, strict=True))  # paired: same load
         built, rendered, page_bytes, thousand_bytes = render(str(directory / "published-0.db"))
-        per_card = recompute_sample(cards, directory, 50)
-    count = len(cards)
-    ratio = baseline / storing
+        sequential, bulk = recompute_sample(paths, directory, args.sample)
+    count = len(paths)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"load average: {load} ({os.cpu_count()} cores); medians of {args.repeat} interleaved runs")
+    print(f"load average: {load} (before the timed runs: {', '.join(f'{x:.2f}' for x in load_before)}); "
+          f"{os.cpu_count()} cores; medians of {args.repeat} interleaved runs (the ratio: of each run's ratio)")
     print(f"bare executemany, same rows  : {baseline:7.2f} s  {count / baseline:9,.0f} rows/s")
-    print(f"store publish, 1,000 a batch : {storing:7.2f} s  {count / storing:9,.0f} cards/s")
+    print(f"mt-eval publish, end to end  : {publishing:7.2f} s  {count / publishing:9,.0f} cards/s  (read the file; "
+          "format, content hash, schema, tallies, corpus sha256 and ids, records, gate; row; store, 1,000 a "
+          "transaction; all but recomputing the metrics)")
     print(f"publish rate / executemany   : {ratio:.2f}x  (target ≥ {TARGET_RATIO}x: "
           f"{'met' if ratio >= TARGET_RATIO else 'MISSED'})")
-    whole = reading + storing
-    print(f"reading cards and their rows : {reading:7.2f} s  (hash, schema, tallies); reading + storing "
-          f"{count / whole:,.0f} cards/s = {baseline / whole:.2f}x the executemany")
-    print(f"metrics recomputed per card  : {per_card * 1000:7.1f} ms (the rest of verification, outside the store; "
-          f"{count * per_card:,.0f} s for {count:,} cards)")
+    print(f"  the store alone            : {storing:7.2f} s  = {baseline / storing:.2f}x the executemany (rows "
+          "already built)")
+    print(f"metrics recomputed per card  : {sequential * 1000:7.1f} ms one after another, {bulk * 1000:.1f} ms in a "
+          f"bulk publish ({os.cpu_count()} worker processes; {count * bulk:,.0f} s for {count:,} cards): not in the "
+          "ratio above")
     print(f"board from the store         : {built:7.2f} s for {count:,} rows ({built / baseline:.2f}x the executemany)")
     print(f"page rendered                : {rendered:7.2f} s ({rendered / baseline:.2f}x the executemany), "
           f"{page_bytes / 1024 / 1024:.2f} MiB for {count:,} rows")

@@ -54,9 +54,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"mt-eval gateway: --listen {args.listen!r}: write it as HOST:PORT, e.g. 127.0.0.1:8787",
               file=sys.stderr)
         return 2
-    import anyio
+    import asyncio
 
-    return anyio.run(_serve, args, policy, host, int(port or 0))
+    from mt_eval.gateway.server import new_event_loop
+
+    try:
+        with asyncio.Runner(loop_factory=new_event_loop) as runner:  # the gateway's loop (uvloop where installed)
+            status: int = runner.run(_serve(args, policy, host, int(port or 0)))
+            return status
+    except KeyboardInterrupt:
+        return 130
 
 
 async def _serve(args: argparse.Namespace, policy: object, host: str, port: int) -> int:

@@ -1,11 +1,12 @@
 """``mt-eval publish CARD…``: verify run cards, gate their headlines, settle the method cards they are shown with,
-and store them (`mt_eval.leaderboard.publish`, `mt_eval.leaderboard.store`)."""
+and store them (`mt_eval.leaderboard.bulk`, `mt_eval.leaderboard.publish`, `mt_eval.leaderboard.store`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 DESCRIPTION = """\
 Publish run cards to the leaderboard store. Each card is verified first (mt-eval verify: content hash,
@@ -20,6 +21,11 @@ examples (after nox -s demo, which writes runs/demo and runs/demo-rules):
   mt-eval publish runs/demo/card.json                        # into the default store
   mt-eval publish runs/demo-rules/card.json --method-card examples/rules-eng-spa/method_card.json --no-input
   mt-eval publish runs/*/card.json --db team-board.db --json # every run, into another store
+  mt-eval publish runs/*/card.json --db new-board.db --fail-fast  # stop at the first card refused
+
+Many cards are verified by one process per core while those verified are stored, in the order given, with
+progress on stderr. A card that cannot be published is reported with its path and the others go on
+(--fail-fast: stop at it). Ctrl-C, a store error or a stop keeps the cards stored before it.
 
 The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data directory. A team or public
 board lives in PostgreSQL: --db postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE."""
@@ -38,16 +44,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--extension", action="append", default=[], metavar="MODULE",
                         help="enable an extension so that the metrics it registers are verified (repeatable)")
     parser.add_argument("--no-input", action="store_true", help="never ask: fail listing missing method-card fields")
+    parser.add_argument("--fail-fast", action="store_true", help="stop at the first card that cannot be published "
+                                                                  "(default: report it and publish the others)")
     parser.add_argument("--json", action="store_true", help="print the outcome of each card as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Exit 0 when every card was published, 1 when any was refused or could not be read."""
+    """Exit 0 when every card was published, 1 when any was refused or could not be read, 130 on Ctrl-C."""
     import msgspec
 
     from mt_eval.harness.policy import PolicyError, load_policy
-    from mt_eval.leaderboard.publish import Prepared, PublishError, now, prepare, report
+    from mt_eval.leaderboard.bulk import Options, publish_cards
+    from mt_eval.leaderboard.publish import report
     from mt_eval.leaderboard.store import StoreError, open_store
+    from mt_eval.progress import RunProgress
 
     try:
         policy = load_policy(args.policy)
@@ -59,35 +69,46 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"mt-eval publish: {exc}; nothing was published", file=sys.stderr)
         return 1
-    from mt_eval.progress import RunProgress
 
-    failed = 0
-    prepared: list[Prepared] = []
+    def refused(item: Any) -> None:
+        print(f"mt-eval publish: {item.path}: {item.error}", file=sys.stderr)
 
-    progress = RunProgress(len(args.cards), label="verifying", quiet=args.json or len(args.cards) < 20)
+    shown: list[RunProgress] = []
+
+    def progress() -> RunProgress:
+        shown.append(RunProgress(len(args.cards), label="verifying", quiet=args.json or len(args.cards) < 20))
+        return shown[0]
+
+    options = Options(method_card=args.method_card, corpus=args.corpus, extensions=args.extension,
+                      no_input=args.no_input, fail_fast=args.fail_fast, policy=policy)
     with store:
-        for name in args.cards:
-            try:
-                prepared.append(prepare(Path(name), method_card=args.method_card, corpus=args.corpus,
-                                        extensions=args.extension, no_input=args.no_input, policy=policy))
-            except PublishError as exc:
-                failed += 1
-                print(f"mt-eval publish: {name}: {exc}", file=sys.stderr)
-            progress.advance(False)
-        progress.close()
-        if not prepared:
-            return 1
         try:
-            outcomes = store.publish([p.record for p in prepared], now())
-        except StoreError as exc:
-            print(f"mt-eval publish: {exc}; nothing was published", file=sys.stderr)
-            return 1
-    reports = [report(p, o) for p, o in zip(prepared, outcomes, strict=True)]
+            result = publish_cards(store, [Path(name) for name in args.cards], options, progress=progress,
+                                   on_refused=refused)
+        finally:
+            for bar in shown:
+                bar.close()
+    reports = [report(c.prepared, c.outcome) for c in result.cards if c.prepared and c.outcome]
     if args.json:
         print(msgspec.json.format(msgspec.json.encode(reports), indent=2).decode())
     else:
         for line in reports:
             print(line["message"], file=sys.stdout if line["status"] == "published" else sys.stderr)
-        print(f"store: {store.where}")
-    refused = sum(o.status != "published" for o in outcomes)
-    return 1 if failed or refused else 0
+        if reports:
+            print(f"store: {store.where}")
+    kept = f"the {result.stored} cards stored before it are kept" if result.stored else "nothing was published"
+    left = sum(1 for c in result.cards if c.error is None and c.outcome is None)
+    again = (f"; {left} card{' was' if left == 1 else 's were'} not tried: run the same command again (the stored "
+             "ones are refused as duplicates)")
+    if result.interrupted:
+        print(f"mt-eval publish: interrupted; {kept}{again if left else ''}", file=sys.stderr)
+        return 130
+    if result.store_error is not None:
+        print(f"mt-eval publish: {result.store_error}; {kept}", file=sys.stderr)
+        return 1
+    if result.stopped_at is not None:
+        print(f"mt-eval publish: stopped at {result.stopped_at.path} (--fail-fast); {kept}{again if left else ''}",
+              file=sys.stderr)
+        return 1
+    failed = any(c.error is not None or c.outcome is None or c.outcome.status != "published" for c in result.cards)
+    return 1 if failed else 0

@@ -1,7 +1,8 @@
 """The LLM gateway (``mt-eval gateway``): the only way out of an A1 method's sandbox.
 
-`GatewayPolicy` (the allowlist of pinned models, upstreams and token budget), `Gateway` (the aiohttp proxy),
-`AuditLog` (the JSON-lines log and its summary for the run card).
+`GatewayPolicy` (the allowlist of pinned models, upstreams and token budget), `Gateway` (the proxy, in
+`server`; its HTTP ends in `http` and `upstream`, one forwarded request in `relay`), `AuditLog` (the
+JSON-lines log and its summary for the run card).
 """
 
 from __future__ import annotations

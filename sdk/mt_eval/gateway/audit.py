@@ -5,6 +5,10 @@ A line: ``time``, ``seq``, ``path``, ``model``, ``status``, ``refused`` (why the
 ``request_sha256``/``response_sha256`` and their byte counts, ``prompt_tokens``, ``completion_tokens``,
 ``latency_s`` (and the bodies themselves when the policy sets ``log_bodies``). Reopening an existing log
 continues it: a resumed run keeps one log and one token budget.
+
+The totals are counted as each record is written, so the budget holds at once; the lines themselves are
+gathered and written together (`flush`) — the gateway flushes once per turn of its event loop, so a burst
+of answers costs one write, and nothing waits longer than that turn.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ class AuditLog:
                     continue  # a torn last line
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file = path.open("ab")
+        self._pending: list[bytes] = []
 
     @property
     def tokens(self) -> int:
@@ -65,15 +70,29 @@ class AuditLog:
         self.completion_tokens += int(record.get("completion_tokens") or 0)
 
     def write(self, record: dict[str, Any]) -> None:
+        """Count the record now; its line is written at the next `flush` (or `close`)."""
         record = {"time": round(time.time(), 3), "seq": self.requests + 1, **record}
         self._count(record)
-        self._file.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
-        self._file.flush()
+        self._pending.append(msgspec.json.encode(record) + b"\n")
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._pending)
+
+    def flush(self) -> None:
+        if self._pending:
+            lines, self._pending = b"".join(self._pending), []
+            self._file.write(lines)
+            self._file.flush()
 
     def close(self) -> None:
-        self._file.close()
+        if not self._file.closed:
+            self.flush()
+            self._file.close()
 
     def facts(self, policy_path: Path | None, token_budget: int | None) -> GatewayFacts:
+        if not self._file.closed:
+            self.flush()
         policy_sha = hashlib.sha256(policy_path.read_bytes()).hexdigest() if policy_path else ""
         return GatewayFacts(log=self.path.name, log_sha256=hashlib.sha256(self.path.read_bytes()).hexdigest(),
                             requests=self.requests, refused=self.refused, tokens=self.tokens,

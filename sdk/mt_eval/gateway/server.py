@@ -1,57 +1,90 @@
 """The LLM gateway: an OpenAI-compatible proxy that forwards only allowlisted, pinned models, within a
 token budget, and logs every exchange (`mt_eval.gateway.audit`).
 
-Built on aiohttp, whose one package serves both ends (an asyncio HTTP server with a C parser, and a
-pooled client for the upstream), so the gateway runs inside the harness's own event loop beside the
-bridge host, on a Unix socket (a sandbox's only way out) or a TCP port (``mt-eval gateway``).
+It reads of each request only what its rules need — the ``model`` and ``stream`` fields of the JSON body —
+and passes the body on as it came (rewritten only for a route's ``upstream_model``); of each answer it reads
+only the token usage. Both HTTP ends are lean asyncio protocols driven by callbacks (`mt_eval.gateway.http`
+for the method's side, `mt_eval.gateway.upstream` for kept-alive, pooled upstream connections,
+`mt_eval.gateway.relay` in between), on uvloop where it is installed, so a request costs the gateway a few
+tens of microseconds. It serves a Unix socket (a sandbox's only way out) or a TCP port, from a thread of
+the harness (`GatewayThread`) or on its own (``mt-eval gateway``). Log lines are written once per turn of
+the event loop, together.
 
 A refusal is an HTTP error in OpenAI's shape — ``{"error": {"message", "type", "code"}}`` — that tells the
-method what it asked for and what it may use: 403 ``model_not_allowed``, 403 ``token_budget_exhausted``,
-404 for paths that are not model endpoints, 502 when the upstream cannot be reached.
+method what it asked for and what it may use: 400 ``model_missing``, 403 ``model_not_allowed``, 403
+``token_budget_exhausted``, 404 for what is not a model endpoint, 502 ``upstream_unreachable`` when the
+upstream cannot be reached or breaks off, 504 ``upstream_timeout`` when it does not answer within the
+policy's ``timeout_s``.
 """
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import hashlib
 import os
 import socket
+import threading
 import time
+from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import aiohttp
-import anyio
 import msgspec
-from aiohttp import web
-from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from mt_eval._version import __version__
 from mt_eval.gateway.audit import AuditLog
-from mt_eval.gateway.policy import GatewayPolicy
+from mt_eval.gateway.http import HttpServer, Request, ServerConnection, error_body
+from mt_eval.gateway.policy import GatewayPolicy, ModelRoute
+from mt_eval.gateway.relay import JSON, Relay, usage_of
+from mt_eval.gateway.upstream import Origin, UpstreamPool, split_url
 
-MAX_BODY = 32 * 1024 * 1024
-FORWARDED_HEADERS = ("Content-Type", "Accept", "OpenAI-Organization", "OpenAI-Project")
+__all__ = ["Gateway", "GatewayThread", "new_event_loop", "usage_of"]
+
+FORWARDED_HEADERS = (b"content-type", b"accept", b"openai-organization", b"openai-project")
+CONCURRENCY = 256  # upstream exchanges at once; more wait their turn
 
 
-def _error(status: int, message: str, code: str, kind: str = "invalid_request_error") -> web.Response:
-    return web.json_response({"error": {"message": message, "type": kind, "code": code}}, status=status)
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """uvloop's event loop where it is installed (it halves what the loop itself costs a request), else
+    asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
 
 
-def usage_of(body: bytes, *, event_stream: bool = False) -> tuple[int, int]:
-    """(prompt, completion) tokens reported in a response body: JSON, or the last usage of an SSE stream."""
-    prompt = completion = 0
-    chunks = [body] if not event_stream else \
-        [line[5:].strip() for line in body.splitlines() if line.startswith(b"data:") and b'"usage"' in line]
-    for chunk in chunks:
+class _Ask(msgspec.Struct):
+    """What the gateway reads of a request body (everything else is skipped unread)."""
+
+    model: Any = None
+    stream: Any = None
+
+
+_ask_decoder = msgspec.json.Decoder(_Ask)
+
+
+class _Route:
+    """Where one allowlisted model is served, and the part of the request head that is the same for every
+    request to it."""
+
+    def __init__(self, route: ModelRoute, policy: GatewayPolicy, environ: Mapping[str, str]) -> None:
+        base_url, key_variable = policy.upstream(route)
+        self.origin: Origin | None = None
+        self.prefix = ""
+        self.problem: str | None = None
         try:
-            usage = msgspec.json.decode(chunk).get("usage")
-        except (msgspec.DecodeError, AttributeError):
-            continue
-        if isinstance(usage, dict):
-            prompt = int(usage.get("prompt_tokens") or usage.get("input_tokens") or prompt)
-            completion = int(usage.get("completion_tokens") or usage.get("output_tokens") or completion)
-    return prompt, completion
+            self.origin, self.prefix = split_url(base_url)
+        except ValueError:
+            self.problem = f"the policy's base_url for {route.id} ({base_url!r}) is not an http(s) URL"
+            return
+        key = environ.get(key_variable) if key_variable else None
+        self.fixed = (b"Host: %s\r\nUser-Agent: mt-eval-gateway/%s\r\nAccept-Encoding: identity\r\n"
+                      % (self.origin.host_header, __version__.encode()))
+        if key:
+            self.fixed += b"Authorization: Bearer %s\r\n" % key.encode("latin-1")
+        self.rename = route.upstream_model
 
 
 class Gateway:
@@ -60,177 +93,166 @@ class Gateway:
     def __init__(self, policy: GatewayPolicy, log: AuditLog, *, environ: Mapping[str, str] | None = None) -> None:
         self.policy = policy
         self.log = log
-        self.environ = dict(os.environ if environ is None else environ)
+        environ = os.environ if environ is None else environ
         self.allowed = ", ".join(r.id for r in policy.models)
-        self._runner: web.AppRunner | None = None
-        self._client: aiohttp.ClientSession | None = None
+        self._routes = {r.id: _Route(r, policy, environ) for r in policy.models}
+        self._models_body = msgspec.json.encode({"object": "list", "data": [
+            {"id": r.id, "object": "model", "owned_by": "gateway"} for r in policy.models]})
+        self._server = HttpServer(self.handle)
+        self._pool = UpstreamPool()
+        self._flush_scheduled = False
+        self._deadlines: dict[Relay, float] = {}  # relays in flight, and when their time is up
+        self._waiting: deque[tuple[Relay, Origin, bytes]] = deque()  # beyond CONCURRENCY, in order
+        self._active: set[Relay] = set()  # sent upstream
+        self._watch: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.url: str | None = None
-
-    def application(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY)
-        app.router.add_get("/v1/models", self.models)
-        app.router.add_post("/v1/{endpoint:.+}", self.forward)
-        app.router.add_route("*", "/{anything:.*}", self.not_found)
-        return app
 
     async def start(self, *, unix: Path | None = None, host: str = "127.0.0.1", port: int = 0,
                     sock: socket.socket | None = None) -> str:
         """Listen on the Unix socket ``unix``, on the listening socket ``sock``, else on ``host:port``; returns
         the base URL (``…/v1``, or ``unix:PATH``)."""
-        self._client = aiohttp.ClientSession(
-            timeout=aiohttp.ClientTimeout(total=self.policy.timeout_s),
-            connector=aiohttp.TCPConnector(limit=256, ttl_dns_cache=300), auto_decompress=True)
-        self._runner = web.AppRunner(self.application(), access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site: web.BaseSite
+        self._loop = asyncio.get_running_loop()
+        self._watch = self._loop.call_later(self._tick, self._expire)
         if unix is not None:
-            site = web.UnixSite(self._runner, str(unix))
-            await site.start()
+            await self._server.listen(unix=str(unix))
             os.chmod(unix, 0o666)  # the sandbox's user may differ from ours
             self.url = f"unix:{unix}"
-        elif sock is not None:
-            site = web.SockSite(self._runner, sock)
-            await site.start()
-            bound = sock.getsockname()
-            self.url = f"http://{bound[0]}:{bound[1]}/v1"
         else:
-            site = web.TCPSite(self._runner, host, port)
-            await site.start()
-            bound = self._runner.addresses[0]
+            bound = await self._server.listen(sock=sock, host=host, port=port)
             self.url = f"http://{bound[0]}:{bound[1]}/v1"
         return self.url
 
     async def close(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        if self._watch is not None:
+            self._watch.cancel()
+        await self._server.close()
+        for relay in list(self._deadlines):
+            relay.gone()
+        self._pool.close()
         self.log.close()
 
-    async def models(self, request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": r.id, "object": "model", "owned_by": "gateway"}
-                                                             for r in self.policy.models]})
+    @property
+    def _tick(self) -> float:
+        return min(1.0, self.policy.timeout_s / 4)
 
-    async def not_found(self, request: web.Request) -> web.Response:
-        return _error(404, f"{request.method} {request.path} is not a model endpoint of this gateway (it serves "
-                      "POST /v1/chat/completions, /v1/completions, /v1/embeddings, /v1/responses and GET "
-                      "/v1/models)", "not_found")
+    def _expire(self) -> None:
+        """End the relays whose time is up: one timer for all of them costs less than one per request."""
+        assert self._loop is not None
+        now = self._loop.time()
+        for relay, deadline in list(self._deadlines.items()):
+            if deadline <= now:
+                relay.expire()
+        self._watch = self._loop.call_later(self._tick, self._expire)
 
-    def refuse(self, request: web.Request, body: bytes, model: str | None, status: int, message: str, code: str,
-               started: float) -> web.Response:
-        response = _error(status, message, code)
-        self.log.write({"path": request.path, "model": model, "status": status, "refused": message,
-                        "request_sha256": hashlib.sha256(body).hexdigest(), "request_bytes": len(body),
-                        "response_sha256": hashlib.sha256(response.body).hexdigest(),  # type: ignore[arg-type]
-                        "response_bytes": len(response.body), "prompt_tokens": 0,  # type: ignore[arg-type]
-                        "completion_tokens": 0, "latency_s": round(time.perf_counter() - started, 6)})
-        return response
+    # -- requests ---------------------------------------------------------------------------------------
+    def handle(self, request: Request, client: ServerConnection) -> None:
+        if request.method == "POST" and request.path.startswith("/v1/") and len(request.path) > 4:
+            self.forward(request, client)
+        elif request.method == "GET" and request.path.rstrip("/") == "/v1/models":
+            client.respond(200, JSON, self._models_body)
+        else:
+            client.respond(404, JSON, error_body(
+                f"{request.method} {request.path} is not a model endpoint of this gateway (it serves POST "
+                "/v1/chat/completions, /v1/completions, /v1/embeddings, /v1/responses and GET /v1/models)",
+                "not_found"))
 
-    async def forward(self, request: web.Request) -> web.StreamResponse:
+    def refuse(self, request: Request, client: ServerConnection, model: str | None, status: int, message: str,
+               code: str, started: float) -> None:
+        body = error_body(message, code)
+        client.respond(status, JSON, body)
+        self._write({"path": request.path, "model": model, "status": status, "refused": message,
+                     "request_sha256": hashlib.sha256(request.body).hexdigest(), "request_bytes": len(request.body),
+                     "response_sha256": hashlib.sha256(body).hexdigest(), "response_bytes": len(body),
+                     "prompt_tokens": 0, "completion_tokens": 0, "latency_s": round(time.perf_counter() - started, 6)})
+
+    def forward(self, request: Request, client: ServerConnection) -> None:
         started = time.perf_counter()
-        body = await request.read()
+        body = request.body
         try:
-            payload = msgspec.json.decode(body)
-        except msgspec.DecodeError:
-            payload = None
-        model = payload.get("model") if isinstance(payload, dict) else None
+            ask = _ask_decoder.decode(body)
+        except msgspec.DecodeError:  # not JSON, or not an object
+            ask = _Ask()
+        model = ask.model
         if not isinstance(model, str):
-            return self.refuse(request, body, None, 400, 'the request has no "model": name one of the allowed '
+            return self.refuse(request, client, None, 400, 'the request has no "model": name one of the allowed '
                                f"models ({self.allowed})", "model_missing", started)
-        route = self.policy.route(model)
+        route = self._routes.get(model)
         if route is None:
-            return self.refuse(request, body, model, 403, f'model "{model}" is not on this gateway\'s allowlist; '
+            return self.refuse(request, client, model, 403, f'model "{model}" is not on this gateway\'s allowlist; '
                                f"allowed: {self.allowed}", "model_not_allowed", started)
         budget = self.policy.token_budget
         if budget is not None and self.log.tokens >= budget:
-            return self.refuse(request, body, model, 403, f"the run's token budget of {budget} is spent "
+            return self.refuse(request, client, model, 403, f"the run's token budget of {budget} is spent "
                                f"({self.log.tokens} tokens used)", "token_budget_exhausted", started)
-        base_url, key_variable = self.policy.upstream(route)
-        headers = {name: request.headers[name] for name in FORWARDED_HEADERS if name in request.headers}
-        headers["Accept-Encoding"] = "identity"
-        if key_variable and self.environ.get(key_variable):
-            headers["Authorization"] = f"Bearer {self.environ[key_variable]}"
-        upstream_body = body
-        if route.upstream_model and isinstance(payload, dict):
-            upstream_body = msgspec.json.encode({**payload, "model": route.upstream_model})
-        stream = isinstance(payload, dict) and payload.get("stream") is True
-        return await self._relay(request, f"{base_url}/{request.match_info['endpoint']}", headers, upstream_body,
-                                 body, model, stream, started)
+        if route.origin is None:
+            return self.refuse(request, client, model, 502, str(route.problem), "upstream_unreachable", started)
+        sent = body
+        if route.rename:
+            sent = msgspec.json.encode({**msgspec.json.decode(body), "model": route.rename})
+        target = route.prefix.rstrip("/") + request.path[3:] + (f"?{request.query}" if request.query else "")
+        head = b"POST %s HTTP/1.1\r\n%sContent-Length: %d\r\n" % (target.encode("latin-1"), route.fixed, len(sent))
+        headers = request.headers
+        if b"content-type" not in headers:
+            head += b"Content-Type: application/json\r\n"  # what the body was just read as
+        for name in FORWARDED_HEADERS:
+            if name in headers:
+                head += b"%s: %s\r\n" % (name, headers[name])
+        record = {"path": request.path, "model": model, "refused": None, "stream": ask.stream is True,
+                  "request_sha256": hashlib.sha256(body).hexdigest(), "request_bytes": len(body)}
+        relay = Relay(self, client, record, body, started)
+        assert self._loop is not None
+        self._deadlines[relay] = self._loop.time() + self.policy.timeout_s
+        if len(self._active) < CONCURRENCY:
+            self._active.add(relay)
+            self._pool.send(route.origin, head + b"\r\n" + sent, relay)
+        else:
+            self._waiting.append((relay, route.origin, head + b"\r\n" + sent))
 
-    async def _relay(self, request: web.Request, url: str, headers: dict[str, str], upstream_body: bytes,
-                     body: bytes, model: str, stream: bool, started: float) -> web.StreamResponse:
-        assert self._client is not None
-        response_hash = hashlib.sha256()
-        received = bytearray()
-        record: dict[str, Any] = {"path": request.path, "model": model, "refused": None, "stream": stream,
-                                  "request_sha256": hashlib.sha256(body).hexdigest(), "request_bytes": len(body)}
-        out: web.StreamResponse | None = None
-        content_type = "application/json"
-        try:
-            async with self._client.post(url, data=upstream_body, headers=headers) as upstream:
-                record["status"] = upstream.status
-                content_type = upstream.headers.get("Content-Type", "application/json")
-                if stream:
-                    out = web.StreamResponse(status=upstream.status, headers={"Content-Type": content_type})
-                    await out.prepare(request)
-                    async for chunk in upstream.content.iter_any():
-                        response_hash.update(chunk)
-                        received += chunk
-                        await out.write(chunk)
-                    await out.write_eof()
-                else:
-                    data = await upstream.read()
-                    response_hash.update(data)
-                    received += data
-                    out = web.Response(body=data, status=upstream.status, headers={"Content-Type": content_type})
-        except (aiohttp.ClientError, TimeoutError, ConnectionError) as exc:
-            message = f"the upstream serving {model} cannot be reached: {type(exc).__name__}: {exc}"
-            record["error"] = message
-            if out is None or not out.prepared:  # nothing sent yet: the method gets a clear error
-                out = _error(502, message, "upstream_unreachable", "api_error")
-                record["status"] = 502
-                response_hash.update(out.body)  # type: ignore[arg-type]
-        event_stream = content_type.startswith("text/event-stream")
-        prompt, completion = usage_of(bytes(received), event_stream=event_stream) if record["status"] < 400 \
-            else (0, 0)
-        record.update(response_sha256=response_hash.hexdigest(), response_bytes=len(received),
-                      prompt_tokens=prompt, completion_tokens=completion,
-                      latency_s=round(time.perf_counter() - started, 6))
-        if self.policy.log_bodies:
-            record.update(request_body=body.decode("utf-8", "replace"),
-                          response_body=bytes(received).decode("utf-8", "replace"))
+    def finished(self, relay: Relay) -> None:
+        """A relay has ended: log it, and let a waiting one go."""
+        self._deadlines.pop(relay, None)
+        self._active.discard(relay)
+        self._write(relay.record)
+        while self._waiting and len(self._active) < CONCURRENCY:
+            waiting, origin, message = self._waiting.popleft()
+            if not waiting.over:
+                self._active.add(waiting)
+                self._pool.send(origin, message, waiting)
+
+    def _write(self, record: dict[str, Any]) -> None:
+        """Log a record; the lines of one turn of the event loop are written together after it."""
         self.log.write(record)
-        assert out is not None
-        return out
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            assert self._loop is not None
+            self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        self.log.flush()
 
 
 class GatewayThread:
-    """A gateway served from its own thread and event loop (an anyio blocking portal), so nothing done on the
-    harness's loop (an in-process method that blocks it, scoring, hooks) can stall the method's own model calls."""
+    """A gateway served from its own thread and event loop, so nothing done on the harness's loop (an
+    in-process method that blocks it, scoring, hooks) can stall the method's own model calls."""
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
-        self._portal: contextlib.AbstractContextManager[BlockingPortal] | None = None
-        self._running: BlockingPortal | None = None
+        self._loop = new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="mt-eval-gateway", daemon=True)
 
     def start(self, **where: Any) -> str:
         """Start serving (``where``: as `Gateway.start`); returns its URL."""
-        self._portal = start_blocking_portal()
-        self._running = self._portal.__enter__()
-
-        async def start() -> str:
-            with anyio.fail_after(30):
-                return await self.gateway.start(**where)
-
-        return self._running.call(start)
+        self._thread.start()
+        return asyncio.run_coroutine_threadsafe(self.gateway.start(**where), self._loop).result(timeout=30)
 
     def stop(self) -> None:
-        if self._running is None or self._portal is None:
+        if not self._thread.is_alive():
             return
-        running, portal, self._running, self._portal = self._running, self._portal, None, None
         try:
-            running.call(self.gateway.close)
+            asyncio.run_coroutine_threadsafe(self.gateway.close(), self._loop).result(timeout=30)
         finally:
-            portal.__exit__(None, None, None)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(30)
+            self._loop.close()

@@ -33,6 +33,9 @@ class Verification:
     data: dict[str, Any] | None = None
     card: RunCard | None = None
     corpus_entries: int | None = None  # entries in the corpus file (a truncated run has fewer results)
+    canonical: bytes | None = None  # the card's canonical JSON (sorted keys, compact), content_sha256 included
+    source: Any = None  # the corpus its results were checked against (step 5), for `recompute_metrics`
+    keys: list[str] = field(default_factory=list, repr=False)  # the results' ids as text, in order
 
     @property
     def ok(self) -> bool:

@@ -21,6 +21,10 @@ A card verifies when all of these hold, each checked and reported on its own:
 References never come from the card: only the corpus file holds them. Metrics registered by extensions are
 recomputed when the same extensions are enabled (``--extension``); otherwise they are reported as not
 recomputed. `compare`, publishing and the headline gate call `verify_card` and refuse what does not verify.
+
+`verify_card` is `check_card` (steps 1–5), `recompute_metrics` (step 6) and `check_records` (step 7).
+Checking many cards (``mt-eval publish`` of a directory of runs) shares a `CorpusCache`, so each corpus
+file is read and hashed once.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import msgspec
 
 from mt_eval.harness.runcard import CARD_VERSION, RunCard
 from mt_eval.harness.verification import Verification
+from mt_eval.harness.verify_corpus import CorpusCache
 from mt_eval.problems import Problem
 
 TYPE_CHECKING = False
@@ -42,12 +47,28 @@ if TYPE_CHECKING:
     from mt_eval.corpus.reader import CorpusSpec
 
 TOLERANCE = 1e-4  # scores are stored rounded to 4 decimals
+HASH_FIELD = "content_sha256"
 
 
 def canonical_sha256(data: dict[str, Any]) -> str:
     """The content hash of a parsed card: SHA-256 of its canonical JSON without ``content_sha256``."""
-    body = {key: value for key, value in data.items() if key != "content_sha256"}
+    body = {key: value for key, value in data.items() if key != HASH_FIELD}
     return hashlib.sha256(msgspec.json.encode(body, order="sorted")).hexdigest()
+
+
+def canonical_json(data: dict[str, Any]) -> tuple[str, bytes]:
+    """(`canonical_sha256` of a parsed card, its canonical JSON with the ``content_sha256`` it states), from
+    one encoding: the top-level keys that sort before the hash field and those after it are encoded apart,
+    and the field is set between them."""
+    lower = {key: value for key, value in data.items() if key < HASH_FIELD}
+    upper = {key: value for key, value in data.items() if key > HASH_FIELD}
+    low, high = msgspec.json.encode(lower, order="sorted"), msgspec.json.encode(upper, order="sorted")
+    body = low[:-1] + b"," + high[1:] if lower and upper else low if lower else high
+    digest = hashlib.sha256(body).hexdigest()
+    if HASH_FIELD not in data:
+        return digest, body
+    field = b'"' + HASH_FIELD.encode() + b'":' + msgspec.json.encode(data[HASH_FIELD], order="sorted")
+    return digest, low[:-1] + (b"," if lower else b"") + field + (b"," + high[1:] if upper else b"}")
 
 
 def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
@@ -86,8 +107,8 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
         result.check("format", False, f"{version} (expected {CARD_VERSION})")
         return result
     result.check("format", True, CARD_VERSION)
-    digest = canonical_sha256(data)
-    stated = data.get("content_sha256")
+    digest, result.canonical = canonical_json(data)
+    stated = data.get(HASH_FIELD)
     if stated == digest:
         result.check("content hash", True, digest[:16] + "…")
     else:
@@ -122,19 +143,37 @@ def _read_referenced_results(result: Verification, card: RunCard, path: Path) ->
 
 
 def verify_card(path: str | Path, *, corpus: CorpusSpec | str | Path | None = None, extensions: Sequence[str] = (),
-                raw: bytes | None = None) -> Verification:
+                raw: bytes | None = None, corpora: CorpusCache | None = None) -> Verification:
     """Every check of the module docstring; a `Verification` listing each check and each mismatch."""
-    result = read_card(path, raw)
-    if result.card is None:
-        return result
-    source = _corpus(result, result.card, corpus)
-    if source is None:
-        return result
-    _recompute(result, result.card, source, extensions)
-    from mt_eval.harness.verify_records import check_records
-
-    check_records(result, result.card, source)
+    result = check_card(path, corpus=corpus, raw=raw, corpora=corpora)
+    recompute_metrics(result, extensions)
+    check_records(result)
     return result
+
+
+def check_card(path: str | Path, *, corpus: CorpusSpec | str | Path | None = None, raw: bytes | None = None,
+               corpora: CorpusCache | None = None) -> Verification:
+    """Steps 1–5: the card itself, then the corpus its results name."""
+    from mt_eval.harness.verify_corpus import check_corpus
+
+    result = read_card(path, raw)
+    if result.card is not None:
+        result.source = check_corpus(result, result.card, corpus, corpora or CorpusCache())
+    return result
+
+
+def check_records(result: Verification) -> None:
+    """Step 7, for a card whose corpus checked out (`check_card`); nothing otherwise."""
+    if result.card is not None and result.source is not None:
+        from mt_eval.harness.verify_records import check_records as check
+
+        check(result, result.card, result.source)
+
+
+def recompute_metrics(result: Verification, extensions: Sequence[str] = ()) -> None:
+    """Step 6, for a card whose corpus checked out (`check_card`); nothing otherwise."""
+    if result.card is not None and result.source is not None:
+        _recompute(result, result.card, result.source, extensions)
 
 
 def _decode(result: Verification, data: dict[str, Any]) -> None:
@@ -166,6 +205,12 @@ def _check_tallies(result: Verification, card: RunCard) -> None:
 
     repeated: list[str] = []
     keys = [entry_key(r.id) for r in card.results]  # 7 and "7" are one id
+    errors = sum(r.error is not None for r in card.results)
+    prompt = completion = 0
+    for usage in [r.usage for r in card.results]:
+        prompt += usage.prompt_tokens
+        completion += usage.completion_tokens
+    result.keys = keys
     if len(set(keys)) != len(keys):
         from collections import Counter
 
@@ -174,10 +219,9 @@ def _check_tallies(result: Verification, card: RunCard) -> None:
         result.problem("$.results", f"{len(repeated)} ids have more than one result (e.g. {repeated[0]!r})",
                        code="duplicate")
     expected: dict[str, tuple[object, object]] = {
-        "$.errors": (card.errors, sum(r.error is not None for r in card.results)),
-        "$.usage.prompt_tokens": (card.usage.prompt_tokens, sum(r.usage.prompt_tokens for r in card.results)),
-        "$.usage.completion_tokens": (card.usage.completion_tokens,
-                                      sum(r.usage.completion_tokens for r in card.results)),
+        "$.errors": (card.errors, errors),
+        "$.usage.prompt_tokens": (card.usage.prompt_tokens, prompt),
+        "$.usage.completion_tokens": (card.usage.completion_tokens, completion),
     }
     stopped = getattr(card, "status", None) in ("partial", "failed")  # a run stopped early has fewer results
     where, ran = "$.corpus.entries", card.corpus.entries
@@ -198,54 +242,6 @@ def _check_tallies(result: Verification, card: RunCard) -> None:
     result.check("tallies", not wrong and not repeated,
                  f"{len(card.results)} results, {card.errors} errors" if not wrong else
                  ", ".join(where.removeprefix("$.") for where, _, _ in wrong) + " disagree with the results")
-
-
-def _corpus(result: Verification, card: RunCard, given: CorpusSpec | str | Path | None) -> Any:
-    """The entries the card's results cover: the corpus read as the card records, its selection applied."""
-    from mt_eval.corpus.model import CorpusError, entry_key
-    from mt_eval.corpus.reader import load_corpus
-    from mt_eval.corpus.selection import request_from_facts, select
-    from mt_eval.harness.corpus import card_corpus_spec
-
-    try:
-        spec = card_corpus_spec(card, result.path, given)
-        path = spec.main_path
-        source = load_corpus(spec)
-        chosen = None if card.selection is None else select(source, request_from_facts(
-            msgspec.to_builtins(card.selection)))
-    except (CorpusError, ValueError) as exc:
-        first = exc.problems[0].message if isinstance(exc, CorpusError) and exc.problems else str(exc)
-        result.check("corpus", None, first)
-        result.problem("$.corpus.path", f"cannot read the corpus: {first}",
-                       "give the corpus with --corpus FILE (or --source-file and --reference-file)", code="corpus")
-        return None
-    result.corpus_entries = len(source.entries)
-    if source.sha256 != card.corpus.sha256:
-        result.check("corpus", False, f"{path}: sha256 differs")
-        result.problem("$.corpus.sha256", f"{path} has sha256 {source.sha256[:16]}… but the card was run on "
-                       f"{card.corpus.sha256[:16]}…", "give the exact corpus file the run used with --corpus FILE",
-                       code="corpus-hash")
-        return None
-    entries = source.entries
-    if chosen is not None and card.selection is not None:
-        stated, again = card.selection.subset_sha256, (chosen.facts or {}).get("subset_sha256")
-        if stated != again:
-            result.check("corpus", False, f"{path}: the selection's subset sha256 differs")
-            result.problem("$.selection.subset_sha256", f"the card says {stated[:16]}… but its selection of {path} "
-                           f"hashes to {str(again)[:16]}…", "the selection does not reproduce: use the card the run "
-                           "wrote", code="subset-hash")
-            return None
-        entries = chosen.entries
-    by_id = {e["id"] for e in entries}
-    unknown = [r.id for r in card.results if entry_key(r.id) not in by_id]
-    if unknown:
-        result.check("corpus", False, f"{path}: {len(unknown)} result ids are not in it")
-        result.problem("$.results", f"{len(unknown)} results name ids that are not in {path} (e.g. {unknown[0]!r})",
-                       code="unknown-id")
-        return None
-    part = "" if len(card.results) == len(source.entries) else f" ({len(card.results)} of its entries)"
-    result.check("corpus", True, f"{path} (sha256 matches){part}")
-    return source
 
 
 def _recompute(result: Verification, card: RunCard, source: Any, extensions: Sequence[str]) -> None:

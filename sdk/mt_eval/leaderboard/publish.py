@@ -30,12 +30,19 @@ class PublishError(Exception):
     """A card cannot be published; the message says why and how to fix it."""
 
 
+class MethodCardMissing(PublishError):
+    """The run has no method card, and asking for one was not allowed."""
+
+
 @dataclass
 class Prepared:
+    """A verified card, ready for the store: its record, and what the report of its outcome says of it."""
+
     path: Path
     record: dict[str, Any]
-    row: Any
     card_source: str
+    what: str  # "METHOD on CORPUS (PAIR): METRIC SCORE [LOW, HIGH], n=N"
+    hidden: bool  # class X: stored, never shown
 
 
 def now() -> str:
@@ -47,13 +54,23 @@ def prepare(path: Path, *, method_card: str | None = None, corpus: str | None = 
             policy: Any = None) -> Prepared:
     """Verify and gate the card (``policy``: a `ResolvedPolicy`, the shipped one when None) and build its store
     record; `PublishError` when it cannot be published."""
+    from mt_eval.harness.verify import verify_card
+
+    raw = read_card_file(path)
+    verification = verify_card(path, corpus=corpus, extensions=extensions, raw=raw)
+    return complete(path, verification, method_card=method_card, no_input=no_input, ask=ask, policy=policy)
+
+
+def complete(path: Path, verification: Any, *, method_card: str | None = None, no_input: bool = False,
+             ask: Any = None, policy: Any = None) -> Prepared:
+    """The store record of a verified card that passes the gate (``policy``: a `ResolvedPolicy`, the shipped
+    one when None), with the method card settled; `PublishError` when the card did not verify, fails the
+    gate, or its method card cannot be settled."""
     from mt_eval.harness.gate import apply_gate
     from mt_eval.harness.policy import shipped_policy
-    from mt_eval.harness.verify import render, verify_card
+    from mt_eval.harness.verify import render
     from mt_eval.leaderboard.rows import build_record, build_row
 
-    raw = _read(path)
-    verification = verify_card(path, corpus=corpus, extensions=extensions, raw=raw)
     if not verification.ok or verification.card is None or verification.data is None:
         raise PublishError("it does not verify, so it cannot be published:\n"
                            + render(verification, verbose=False).split("\n", 1)[-1])
@@ -65,11 +82,16 @@ def prepare(path: Path, *, method_card: str | None = None, corpus: str | None = 
     shown, source = settle_method_card(path, dict(card.method.card), method_card, no_input=no_input, ask=ask)
     row = build_row(verification.data, card, shown, source, verification.corpus_entries)
     row.eligibility.gate_passed = True  # under the board's policy, just applied (the card's own verdict aside)
-    canonical = msgspec.json.encode(verification.data, order="sorted")
-    return Prepared(path, build_record(row, card.content_sha256, canonical), row, source)
+    what = f"{row.method_id} on {row.corpus_name} ({row.pair})"
+    if row.headline is not None:
+        h = row.headline
+        interval = "" if h.ci_low is None else f" [{h.ci_low:.2f}, {h.ci_high:.2f}]"
+        what += f": {h.metric} {h.score:.2f}{interval}, n={h.denominator}"
+    return Prepared(path, build_record(row, card.content_sha256, verification.canonical), source, what,
+                    row.dependency_class == "X")
 
 
-def _read(path: Path) -> bytes:
+def read_card_file(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except OSError as exc:
@@ -84,16 +106,18 @@ def settle_method_card(card_path: Path, recorded: dict[str, Any], given: str | N
     card, source = recorded, "run card"
     if given is not None:
         card, source = overlay(card, Path(given)), f"--method-card {given}"
-    beside = card_path.parent / CARD_FILE
-    if not has_method_card(card) and beside.is_file():
-        card, source = overlay(card, beside), str(beside)
     if has_method_card(card):
         return card, source
+    beside = card_path.parent / CARD_FILE
+    if beside.is_file():
+        card, source = overlay(card, beside), str(beside)
+        if has_method_card(card):
+            return card, source
     missing = missing_card_fields(card) or ["paradigm"]
     if no_input:
-        raise PublishError(f"its method card lacks {', '.join(missing)}: give --method-card FILE stating them, add "
-                           "them to the plugin's method_card.json and run again, or publish without --no-input to "
-                           "be asked")
+        raise MethodCardMissing(f"its method card lacks {', '.join(missing)}: give --method-card FILE stating them, "
+                                "add them to the plugin's method_card.json and run again, or publish without "
+                                "--no-input to be asked")
     from mt_eval.leaderboard.wizard import WizardAborted, run_wizard
 
     try:
@@ -144,15 +168,9 @@ def _write_atomically(path: Path, content: bytes) -> None:
 
 def report(prepared: Prepared, outcome: Any) -> dict[str, Any]:
     """A line (and its JSON form) saying what happened to one card."""
-    row = prepared.row
-    what = f"{row.method_id} on {row.corpus_name} ({row.pair})"
-    if row.headline is not None:
-        h = row.headline
-        interval = "" if h.ci_low is None else f" [{h.ci_low:.2f}, {h.ci_high:.2f}]"
-        what += f": {h.metric} {h.score:.2f}{interval}, n={h.denominator}"
     if outcome.status == "published":
-        message = f"published #{outcome.id} {what}"
-        if row.dependency_class == "X":
+        message = f"published #{outcome.id} {prepared.what}"
+        if prepared.hidden:
             message += " — stored, but class X methods never appear on the leaderboard"
     elif outcome.status == "duplicate":
         message = f"refused {prepared.path}: already published as #{outcome.id} on {outcome.published_at}"

@@ -126,11 +126,14 @@ def build_row(data: dict[str, Any], card: RunCard, method_card: dict[str, Any], 
 
 def native_settings(card: RunCard) -> dict[str, Any]:
     """What the harness recorded about how the method ran, whatever its card says."""
-    called = sorted({str(call.get("name") or call.get("tool") or (call.get("function") or {}).get("name") or "?")
-                     for result in card.results for call in result.tool_calls})
+    called: set[str] = set()
+    count = 0
+    for result in card.results:
+        count += result.tool_call_count
+        for call in result.tool_calls:
+            called.add(str(call.get("name") or call.get("tool") or (call.get("function") or {}).get("name") or "?"))
     return {"model": card.covariates.model, "temperature": card.covariates.temperature,
-            "version": card.method.card.get("version"), "tools_called": called,
-            "tool_calls": sum(r.tool_call_count for r in card.results)}
+            "version": card.method.card.get("version"), "tools_called": sorted(called), "tool_calls": count}
 
 
 def eligibility(data: dict[str, Any]) -> Eligibility:

@@ -35,6 +35,9 @@ cards = sa.table(
         "id", "content_sha256", "run_id", "published_at", "finished_at", "method_id", "method_class",
         "dependency_class", "pair", "corpus_name", "corpus_sha256", "ranking_key", "headline_score", "row_json",
         "card_json")))
+# The write-ahead log is copied into the database (and synced) once it holds this many pages: SQLite's
+# default of 1,000 (4 MiB) would do it on nearly every commit of a bulk publish, whose rows hold whole cards.
+WAL_CHECKPOINT_PAGES = 16_384
 COLUMNS = tuple(c.name for c in cards.columns if c.name != "id")
 
 
@@ -126,9 +129,11 @@ class Store:
         except sa.exc.DBAPIError as exc:  # nothing of the transaction is kept
             raise StoreError(f"cannot {doing} the leaderboard store {self.where}: {_reason(exc)}") from exc
 
-    def publish(self, records: Sequence[dict[str, Any]], published_at: str) -> list[Outcome]:
+    def publish(self, records: Sequence[dict[str, Any]], published_at: str, *, stop_at_refusal: bool = False
+                ) -> list[Outcome]:
         """Store ``records`` (column → value, one per card) in one transaction, each unless a card with the same
-        content hash or run id is already stored. One outcome per record, in order."""
+        content hash or run id is already stored. One outcome per record, in order; with ``stop_at_refusal``,
+        the records after the first refused one are neither stored nor given an outcome."""
         with self.writing() as connection:
             stored = self._existing(connection, [r["content_sha256"] for r in records], [r["run_id"] for r in records])
             by_sha = {row.content_sha256: row for row in stored}
@@ -146,13 +151,21 @@ class Store:
                     fresh[sha] = {**record, "published_at": published_at}
                     fresh_runs[run] = sha
                     pending.append(("published", sha))
+                if stop_at_refusal and pending[-1][0] != "published":
+                    break
             ids: dict[str, int] = {}
-            if fresh:
-                inserted = connection.execute(sa.insert(cards).returning(cards.c.content_sha256, cards.c.id),
-                                              list(fresh.values()))
-                ids = {row.content_sha256: row.id for row in inserted}
+            if fresh:  # one plain executemany (a prepared statement, re-run per row), then the new ids by hash
+                mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+                connection.exec_driver_sql(f"INSERT INTO cards ({', '.join(COLUMNS)}) VALUES "
+                                           f"({', '.join([mark] * len(COLUMNS))})",
+                                           [tuple(record[c] for c in COLUMNS) for record in fresh.values()])
+                shas = list(fresh)
+                for start in range(0, len(shas), CHUNK):
+                    found = connection.execute(sa.select(cards.c.content_sha256, cards.c.id)
+                                               .where(cards.c.content_sha256.in_(shas[start:start + CHUNK])))
+                    ids.update((sha, id_) for sha, id_ in found)
             outcomes = []
-            for record, (status, found) in zip(records, pending, strict=True):
+            for record, (status, found) in zip(records, pending, strict=False):
                 if isinstance(found, str):  # published now, or a repeat of a card published now
                     outcomes.append(Outcome(record["content_sha256"], record["run_id"], status, ids[found],
                                             published_at))
@@ -276,6 +289,7 @@ def _engine(url: sa.URL) -> sa.Engine:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")
         cursor.close()
 

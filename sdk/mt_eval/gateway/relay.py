@@ -1,0 +1,166 @@
+"""One forwarded request: the upstream's answer relayed to the method as it arrives, then its log record
+completed (`Relay`), and the token usage read from an answer (`usage_of`).
+
+A relay is an upstream `Exchange` and a `Listener` of the method's connection at once, so it hears both
+ends: the answer's head, body and end or failure from the upstream; a slow reader (pause the upstream), or
+a client gone, from the method. A non-streamed answer is sent whole once complete; a streamed one (the
+request said ``"stream": true``) is passed on piece by piece. Either way the gateway's log gets the SHA-256
+of the body the method received and the usage the upstream reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
+
+from mt_eval.gateway.http import ServerConnection, error_body
+from mt_eval.gateway.upstream import Exchange, UpstreamError
+
+if TYPE_CHECKING:
+    from mt_eval.gateway.policy import GatewayPolicy
+
+
+class Gateway(Protocol):
+    """What a relay needs of the gateway it works for (`mt_eval.gateway.server.Gateway`): its policy, and to be
+    told when it is done."""
+
+    policy: GatewayPolicy
+
+    def finished(self, relay: Relay) -> None: ...
+
+JSON = b"application/json"
+
+
+class _Answer(msgspec.Struct):
+    """What the gateway reads of an answer (the rest is skipped unread)."""
+
+    usage: Any = None
+
+
+_answer_decoder = msgspec.json.Decoder(_Answer)
+
+
+def _tokens(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def usage_of(body: bytes, *, event_stream: bool = False) -> tuple[int, int]:
+    """(prompt, completion) tokens reported in a response body: JSON, or the last usage of an SSE stream."""
+    prompt = completion = 0
+    chunks = [body] if not event_stream else \
+        [line[5:].strip() for line in body.splitlines() if line.startswith(b"data:") and b'"usage"' in line]
+    for chunk in chunks:
+        try:
+            usage = _answer_decoder.decode(chunk).usage
+        except msgspec.DecodeError:
+            continue
+        if isinstance(usage, dict):
+            prompt = _tokens(usage.get("prompt_tokens") or usage.get("input_tokens")) or prompt
+            completion = _tokens(usage.get("completion_tokens") or usage.get("output_tokens")) or completion
+    return prompt, completion
+
+
+class Relay(Exchange):
+    """See the module docstring. ``record`` is the log record so far; ``body`` the request as the method
+    sent it."""
+
+    def __init__(self, gateway: Gateway, client: ServerConnection, record: dict[str, Any], body: bytes,
+                 started: float) -> None:
+        self.gateway = gateway
+        self.client = client
+        self.record = record
+        self.body = body
+        self.started = started
+        self.stream: bool = record["stream"]
+        self.status = 0
+        self.content_type = JSON
+        self.received: list[bytes] = []
+        self.digest = hashlib.sha256() if self.stream else None
+        client.listener = self
+
+    # -- from the upstream ------------------------------------------------------------------------------
+    def on_head(self, status: int, headers: dict[bytes, bytes]) -> None:
+        self.status = status
+        self.content_type = headers.get(b"content-type", JSON)
+        if self.stream:
+            self.client.start_stream(status, self.content_type)
+
+    def on_body(self, data: bytes) -> None:
+        self.received.append(data)
+        if self.digest is not None:
+            self.digest.update(data)
+            self.client.write_chunk(data)
+            if self.client.writing_paused:
+                self.pause()
+
+    def on_done(self) -> None:
+        if self.over:
+            return
+        self.over = True
+        received = self.received
+        data = received[0] if len(received) == 1 else b"".join(received)
+        if self.stream:
+            self.client.end_stream()
+        else:
+            self.client.respond(self.status, self.content_type, data)
+        self._log(data, self.status)
+
+    def on_failed(self, error: OSError) -> None:
+        """The upstream cannot be reached, broke off, or ran out of time: the method gets a clear error
+        unless its answer had begun, which is then cut short."""
+        if self.over:
+            return
+        self.over = True
+        model, timeout = self.record["model"], isinstance(error, TimeoutError)
+        policy = self.gateway.policy
+        if timeout:
+            message = f"the upstream serving {model} did not answer within {policy.timeout_s:g} s (the policy's " \
+                      "timeout_s)"
+        elif isinstance(error, UpstreamError):
+            message = f"the upstream serving {model} broke off: {error}"
+        else:
+            message = f"the upstream serving {model} cannot be reached: {type(error).__name__}: {error}"
+        self.record["error"] = message
+        data = b"".join(self.received)
+        status = self.status
+        if self.client.started:
+            self.client.break_off()
+        else:
+            status, code = (504, "upstream_timeout") if timeout else (502, "upstream_unreachable")
+            data = error_body(message, code, "api_error")
+            self.client.respond(status, JSON, data)
+        self._log(data, status)
+
+    def expire(self) -> None:
+        """Its time is up (the policy's ``timeout_s``)."""
+        if not self.over:
+            self.on_failed(TimeoutError())
+            self.abort()
+
+    # -- from the method's connection -------------------------------------------------------------------
+    def gone(self) -> None:
+        if self.over:
+            return
+        self.abort()
+        self.record["error"] = "the method closed the connection before the answer was complete"
+        self._log(b"".join(self.received), self.status or None)
+
+    # -- the log ----------------------------------------------------------------------------------------
+    def _log(self, data: bytes, status: int | None) -> None:
+        record = self.record
+        record["status"] = status
+        if self.digest is not None and status == self.status:
+            digest = self.digest.hexdigest()  # streamed: hashed piece by piece
+        else:
+            digest = hashlib.sha256(data).hexdigest()
+        prompt, completion = usage_of(data, event_stream=self.content_type.startswith(b"text/event-stream")) \
+            if status is not None and status < 400 else (0, 0)
+        record.update(response_sha256=digest, response_bytes=len(data), prompt_tokens=prompt,
+                      completion_tokens=completion, latency_s=round(time.perf_counter() - self.started, 6))
+        if self.gateway.policy.log_bodies:
+            record.update(request_body=self.body.decode("utf-8", "replace"),
+                          response_body=data.decode("utf-8", "replace"))
+        self.gateway.finished(self)

@@ -1,0 +1,103 @@
+"""Step 5 of re-verifying a run card (`mt_eval.harness.verify`): the corpus its results name.
+
+The corpus is read the way the card records it was read, its selection applied again; its sha256, the
+selection's subset sha256 and every result id are checked. `CorpusCache` keeps what was read for the next
+card, so checking many cards on a few corpora (``mt-eval publish`` of a directory of runs) reads and hashes
+each corpus once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+if TYPE_CHECKING:
+    from mt_eval.corpus.reader import CorpusSpec
+    from mt_eval.harness.runcard import RunCard
+    from mt_eval.harness.verification import Verification
+
+
+class CorpusCache:
+    """Corpora read (and selections applied) once for many cards: by how they are read, with the error a
+    corpus gave, if any."""
+
+    def __init__(self) -> None:
+        self._read: dict[str, Any] = {}
+
+    def spec(self, card: RunCard, card_path: str, given: Any) -> tuple[CorpusSpec, str]:
+        """(`card_corpus_spec` of the card, a key naming it), made once per recorded corpus: a card's own
+        directory counts only when a recorded path does not exist as written."""
+        reading = card.corpus.reading
+        recorded = (card.corpus.path, *(f.path for f in reading.files)) if reading is not None else \
+            (card.corpus.path,)
+        here = self.get(f"exists:{recorded}", lambda: all(Path(p).exists() for p in recorded))
+        key = repr((recorded, None if here else str(Path(card_path).parent), repr(reading), repr(given)))
+        from mt_eval.harness.corpus import card_corpus_spec
+
+        spec: CorpusSpec = self.get(f"spec:{key}", lambda: card_corpus_spec(card, card_path, given))
+        return spec, key
+
+    def get(self, key: str, read: Any) -> Any:
+        """``read()``'s value (or raised error) for ``key``, computed once."""
+        if key not in self._read:
+            try:
+                self._read[key] = (read(), None)
+            except (ValueError, OSError) as exc:
+                self._read[key] = (None, exc)
+        value, error = self._read[key]
+        if error is not None:
+            raise error
+        return value
+
+
+def check_corpus(result: Verification, card: RunCard, given: CorpusSpec | str | Path | None,
+                 corpora: CorpusCache) -> Any:
+    """The entries the card's results cover: the corpus read as the card records, its selection applied."""
+    from mt_eval.corpus.model import CorpusError, entry_key
+    from mt_eval.corpus.reader import load_corpus
+    from mt_eval.corpus.selection import request_from_facts, select
+
+    try:
+        spec, key = corpora.spec(card, result.path, given)
+        path = spec.main_path
+        source = corpora.get(key, lambda: load_corpus(spec))
+        facts = None if card.selection is None else msgspec.to_builtins(card.selection)
+        chosen = None if facts is None else corpora.get(repr((key, facts)), lambda: select(
+            source, request_from_facts(facts)))
+    except (CorpusError, ValueError) as exc:
+        first = exc.problems[0].message if isinstance(exc, CorpusError) and exc.problems else str(exc)
+        result.check("corpus", None, first)
+        result.problem("$.corpus.path", f"cannot read the corpus: {first}",
+                       "give the corpus with --corpus FILE (or --source-file and --reference-file)", code="corpus")
+        return None
+    result.corpus_entries = len(source.entries)
+    if source.sha256 != card.corpus.sha256:
+        result.check("corpus", False, f"{path}: sha256 differs")
+        result.problem("$.corpus.sha256", f"{path} has sha256 {source.sha256[:16]}… but the card was run on "
+                       f"{card.corpus.sha256[:16]}…", "give the exact corpus file the run used with --corpus FILE",
+                       code="corpus-hash")
+        return None
+    entries = source.entries
+    if chosen is not None and card.selection is not None:
+        stated, again = card.selection.subset_sha256, (chosen.facts or {}).get("subset_sha256")
+        if stated != again:
+            result.check("corpus", False, f"{path}: the selection's subset sha256 differs")
+            result.problem("$.selection.subset_sha256", f"the card says {stated[:16]}… but its selection of {path} "
+                           f"hashes to {str(again)[:16]}…", "the selection does not reproduce: use the card the run "
+                           "wrote", code="subset-hash")
+            return None
+        entries = chosen.entries
+    by_id = corpora.get(repr((key, facts, "ids")), lambda: frozenset(e["id"] for e in entries))
+    keys = result.keys or [entry_key(r.id) for r in card.results]
+    unknown = [] if by_id.issuperset(keys) else [r.id for r, k in zip(card.results, keys, strict=True)
+                                                 if k not in by_id]
+    if unknown:
+        result.check("corpus", False, f"{path}: {len(unknown)} result ids are not in it")
+        result.problem("$.results", f"{len(unknown)} results name ids that are not in {path} (e.g. {unknown[0]!r})",
+                       code="unknown-id")
+        return None
+    part = "" if len(card.results) == len(source.entries) else f" ({len(card.results)} of its entries)"
+    result.check("corpus", True, f"{path} (sha256 matches){part}")
+    return source

@@ -1,0 +1,201 @@
+"""Publishing many run cards at once (``mt-eval publish runs/*/card.json``), using every core.
+
+Preparing a card — reading it, verifying it (format, content hash, schema, tallies, corpus; then its metrics
+recomputed), settling its method card and building its row — is independent of every other card. From
+`PARALLEL_FROM` cards on, chunks of `CHUNK` cards are prepared by worker processes (one per core,
+`mt_eval.leaderboard.preparers`), each reading every corpus once for all its cards (`CorpusCache`), while
+this process stores the chunks already prepared, in order, one transaction each: preparing overlaps storing,
+and the store has one writer. Fewer cards are prepared here. A card whose method card must be asked for (the
+wizard) is prepared here, where the terminal is, and stored last. A card that cannot be published is
+reported and the others go on, unless ``fail_fast`` asks to stop at the first one. A store error, Ctrl-C or
+a stop keeps what was stored before it, and leaves no worker process behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mt_eval.harness.verify import check_card, check_records, verify_card
+from mt_eval.harness.verify_corpus import CorpusCache
+from mt_eval.leaderboard.preparers import Preparers
+from mt_eval.leaderboard.publish import MethodCardMissing, Prepared, PublishError, complete, now, read_card_file
+from mt_eval.leaderboard.store import Outcome, Store, StoreError
+
+BATCH = 1000
+PARALLEL_FROM = 64  # cards from which they are prepared by a pool of processes
+CHUNK = 250  # cards a worker prepares at a time (and stored in one transaction)
+
+
+@dataclass
+class Published:
+    """What became of one card: refused before the store (``error``), or the store's ``outcome``."""
+
+    path: Path
+    prepared: Prepared | None = None
+    error: str | None = None
+    outcome: Outcome | None = None
+
+
+@dataclass
+class BulkResult:
+    cards: list[Published] = field(default_factory=list)
+    store_error: StoreError | None = None  # the store failed: the batches before it are stored, no others
+    interrupted: bool = False  # Ctrl-C: the batches before it are stored, no others
+    stopped_at: Published | None = None  # ``fail_fast``: the first card not published; none after it stored
+
+    @property
+    def stored(self) -> int:
+        return sum(1 for c in self.cards if c.outcome is not None and c.outcome.status == "published")
+
+
+@dataclass
+class Options:
+    """How the cards are verified and shown (as `mt-eval publish`'s flags say)."""
+
+    method_card: str | None = None
+    corpus: str | None = None
+    extensions: Sequence[str] = ()
+    no_input: bool = False
+    ask: Any = None
+    policy: Any = None  # the headline gate's `ResolvedPolicy` (None: the shipped one)
+    fail_fast: bool = False  # stop at the first card that cannot be published (the ones before it stay)
+    recompute: bool = True  # step 6 of verification; False only to time the rest on its own
+    workers: int | None = None  # processes preparing cards (default: one per core, from PARALLEL_FROM cards)
+
+
+def publish_cards(store: Store, paths: Sequence[Path], options: Options | None = None, *,
+                  progress: Callable[[], Any] | None = None, on_refused: Callable[[Published], None] | None = None,
+                  batch: int | None = None) -> BulkResult:
+    """Prepare and store ``paths``, ``batch`` cards a transaction (default: a quarter of them, at most
+    `BATCH`). ``progress()`` makes the progress display (once the workers have started: it may run a thread,
+    which a forked worker must not inherit); its ``advance(failed)`` is called as each card is prepared.
+    ``on_refused`` hears of each card refused before the store."""
+    batch = batch or max(1, min(BATCH, len(paths) // 4))
+    options = options or Options()
+    if options.policy is None:  # resolved once, not once a card
+        from mt_eval.harness.policy import shipped_policy
+
+        options = dataclasses.replace(options, policy=shipped_policy())
+    result = BulkResult([Published(path) for path in paths])
+    asked: list[Published] = []  # cards whose method card the wizard must ask for, here
+    shown: Any = None
+
+    def settle(item: Published, prepared: Prepared | None, error: PublishError | None) -> None:
+        item.prepared, item.error = prepared, None if error is None else str(error)
+        if error is not None and on_refused is not None:
+            on_refused(item)
+        if shown is not None:
+            shown.advance(error is not None)
+
+    try:
+        with _prepared(paths, options, store, batch) as chunks:
+            shown = progress() if progress is not None else None
+            done, ready = 0, []
+            for chunk in chunks:
+                items, done = result.cards[done:done + len(chunk)], done + len(chunk)
+                stop = None
+                for index, (item, (prepared, error)) in enumerate(zip(items, chunk, strict=True)):
+                    if isinstance(error, MethodCardMissing) and not options.no_input:
+                        asked.append(item)
+                        continue
+                    settle(item, prepared, error)
+                    if error is not None and options.fail_fast:
+                        stop, items = item, items[:index]
+                        break
+                ready += items
+                if stop is not None or len(ready) >= batch or done == len(paths):
+                    if not _stored_all(result, store, ready, options, stop):
+                        return result
+                    ready = []
+        corpora = CorpusCache()
+        stop = None
+        for index, item in enumerate(asked):
+            settle(item, *_prepare(item.path, options, corpora, interactive=True))
+            if item.error is not None and options.fail_fast:
+                stop, asked = item, asked[:index]
+                break
+        _stored_all(result, store, asked, options, stop)
+    except KeyboardInterrupt:  # the workers are ended by now; the transactions committed before it stay
+        result.interrupted = True
+    return result
+
+
+def _stored_all(result: BulkResult, store: Store, items: Sequence[Published], options: Options,
+                stop: Published | None) -> bool:
+    """Store ``items`` (those before ``stop``, the first card refused before the store, with ``fail_fast``);
+    False when publishing must stop here: a store error, or a card refused with ``fail_fast``."""
+    result.store_error = _store(store, items, stop_at_refusal=options.fail_fast)
+    if options.fail_fast:
+        result.stopped_at = next((item for item in items if item.prepared is not None and (
+            item.outcome is None or item.outcome.status != "published")), stop)
+    return result.store_error is None and result.stopped_at is None
+
+
+def _store(store: Store, items: Sequence[Published], *, stop_at_refusal: bool = False) -> StoreError | None:
+    """Store the prepared ones of ``items`` in one transaction; each gets its outcome (with
+    ``stop_at_refusal``, those up to the first refused by the store)."""
+    ready = [item for item in items if item.prepared is not None and item.outcome is None]
+    if not ready:
+        return None
+    try:
+        outcomes = store.publish([item.prepared.record for item in ready if item.prepared is not None], now(),
+                                 stop_at_refusal=stop_at_refusal)
+    except StoreError as exc:
+        return exc
+    for item, outcome in zip(ready, outcomes, strict=False):
+        item.outcome = outcome
+        if item.prepared is not None:
+            item.prepared.record = {}  # stored: what is left is what the report says
+    return None
+
+
+def _prepare(path: Path, options: Options, corpora: CorpusCache, *, interactive: bool
+             ) -> tuple[Prepared | None, PublishError | None]:
+    """One card made ready for the store, or why it cannot be published."""
+    try:
+        raw = read_card_file(path)
+        if options.recompute:
+            verification = verify_card(path, corpus=options.corpus, extensions=options.extensions, raw=raw,
+                                       corpora=corpora)
+        else:
+            verification = check_card(path, corpus=options.corpus, raw=raw, corpora=corpora)
+            check_records(verification)
+        return complete(path, verification, method_card=options.method_card,
+                        no_input=options.no_input or not interactive, ask=options.ask, policy=options.policy), None
+    except PublishError as exc:
+        return None, exc
+
+
+Chunk = list[tuple[Prepared | None, PublishError | None]]
+
+
+def _prepare_chunk(paths: Sequence[Path], state: tuple[Options, CorpusCache]) -> Chunk:
+    """A chunk of cards prepared without asking (a card that needs the wizard comes back for it)."""
+    options, corpora = state
+    return [_prepare(path, options, corpora, interactive=False) for path in paths]
+
+
+def _worker_state(options: Options) -> tuple[Options, CorpusCache]:
+    return options, CorpusCache()
+
+
+@contextmanager
+def _prepared(paths: Sequence[Path], options: Options, store: Store, batch: int) -> Iterator[Iterator[Chunk]]:
+    """The cards prepared, chunk by chunk in order: by worker processes when there are many, else here."""
+    workers = options.workers or os.cpu_count() or 1
+    if len(paths) < PARALLEL_FROM or workers < 2:
+        state = (options, CorpusCache())
+        yield (_prepare_chunk(paths[start:start + batch], state) for start in range(0, len(paths), batch))
+        return
+    size = max(1, min(CHUNK, len(paths) // (workers * 4)))  # several chunks a worker, so none waits long
+    chunks = [paths[start:start + size] for start in range(0, len(paths), size)]
+    store.engine.dispose()  # no database connection crosses a fork
+    with Preparers(chunks, _prepare_chunk, functools.partial(_worker_state, options), workers) as preparers:
+        yield preparers.results()

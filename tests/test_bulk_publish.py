@@ -1,0 +1,266 @@
+"""Publishing many cards at once: prepared by worker processes while this process stores them, in the
+order given, each refused card named, a card that needs the wizard asked for here, a store error that keeps
+what was stored, a failing worker that is an error and not a hang; and the shared parts (each corpus read
+once, the canonical JSON hashed being the one stored)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from mt_eval.cli import main
+from mt_eval.harness import verify
+from mt_eval.leaderboard import bulk
+from mt_eval.leaderboard.bulk import Options, publish_cards
+from mt_eval.leaderboard.preparers import WorkerFailed
+from mt_eval.leaderboard.store import Store, StoreError, open_store
+from mt_eval.leaderboard.synthetic import CardFactory, write_card, write_corpus
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="worker processes are forked on Linux")
+
+
+def many(cards: CardFactory, root: Path, count: int, prefix: str = "", **options: object) -> list[Path]:
+    return [write_card(cards.card(f"{prefix}m-{i:03d}", quality=(i % 5) / 5, run_id=f"{prefix}run-{i:03d}",
+                                  **options), root / f"run-{i:03d}" / "card.json") for i in range(count)]
+
+
+def second_store_write_raises(monkeypatch, error: BaseException) -> list[int]:
+    """Make the store's second transaction raise ``error``; the sizes of the transactions tried."""
+    calls: list[int] = []
+    real = Store.publish
+
+    def publish(self: Store, records, published_at, **kwargs):
+        calls.append(len(records))
+        if len(calls) == 2:
+            raise error
+        return real(self, records, published_at, **kwargs)
+
+    monkeypatch.setattr(Store, "publish", publish)
+    return calls
+
+
+def test_many_cards_are_published_by_workers_in_the_order_given(cards, tmp_path: Path, store_url: str, capsys):
+    paths = many(cards, tmp_path, 70)
+    tampered = json.loads(paths[5].read_text())
+    tampered["results"][0]["predicted"] = "edited"
+    paths[5].write_text(json.dumps(tampered))
+    given = [*paths[:40], paths[3], tmp_path / "absent" / "card.json", *paths[40:]]
+    assert main(["publish", *map(str, given), "--db", store_url, "--json", "--no-input"]) == 1
+    captured = capsys.readouterr()
+    reports = json.loads(captured.out)
+    assert [r["card"] for r in reports] == [str(p) for p in given if p.parent.name not in ("run-005", "absent")]
+    published = [r for r in reports if r["status"] == "published"]
+    assert len(published) == 69 and [r["id"] for r in published] == sorted(r["id"] for r in published)
+    [again] = [r for r in reports if r["status"] == "duplicate"]
+    assert again["card"] == str(paths[3]) and "already published as" in again["message"]
+    assert f"{paths[5]}: it does not verify" in captured.err and "$.content_sha256" in captured.err
+    assert "absent/card.json: cannot read it" in captured.err
+    with open_store(store_url) as store:
+        assert store.count() == 69
+
+
+def test_a_card_that_needs_the_wizard_is_asked_for_here_among_many(cards, tmp_path: Path):
+    paths = many(cards, tmp_path, 66)
+    bare = write_card(cards.card("bare-one", bare=True, run_id="bare-run"), tmp_path / "bare" / "card.json")
+    answers = iter(["", "A lexicon lookup.", "rule-based", "glossary", "no", ""])
+    asked = []
+
+    def ask(prompt: str) -> str:
+        asked.append(prompt)
+        answer = next(answers, None)
+        if answer is None:
+            raise EOFError
+        return answer
+
+    with open_store(str(tmp_path / "board.db")) as store:
+        result = publish_cards(store, [*paths[:30], bare, *paths[30:]], Options(ask=ask, workers=2))
+    assert result.store_error is None and result.stored == 67 and asked
+    [card] = [c for c in result.cards if c.path == bare]
+    assert card.outcome is not None and card.outcome.status == "published"
+    assert card.prepared is not None and card.prepared.card_source.startswith("wizard")
+    assert (tmp_path / "bare" / "method_card.json").is_file()
+
+
+def test_a_store_error_stops_the_publish_and_keeps_what_was_stored(cards, tmp_path: Path, monkeypatch, capsys):
+    paths = many(cards, tmp_path, 80)
+    calls = second_store_write_raises(monkeypatch, StoreError("cannot write to the leaderboard store: disk I/O error"))
+    db = str(tmp_path / "board.db")
+    assert main(["publish", *map(str, paths), "--db", db, "--no-input"]) == 1
+    err = capsys.readouterr().err
+    monkeypatch.undo()
+    with open_store(db) as store:
+        kept = store.count()
+    assert kept == calls[0] > 0 and f"disk I/O error; the {kept} cards stored before it are kept" in err
+
+
+@pytest.mark.parametrize("failure", ["raises", "dies"])
+def test_a_failing_worker_is_an_error_not_a_hang(cards, tmp_path: Path, monkeypatch, failure: str):
+    paths = many(cards, tmp_path, 70)
+    real = bulk._prepare
+
+    def broken(path: Path, *args, **kwargs):
+        if path == paths[50]:
+            if failure == "dies":
+                os._exit(3)
+            raise RuntimeError("a bug in preparing")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(bulk, "_prepare", broken)
+    expected = "exit code 3" if failure == "dies" else "RuntimeError: a bug in preparing"
+    with open_store(str(tmp_path / "board.db")) as store, pytest.raises(WorkerFailed, match=expected):
+        publish_cards(store, paths, Options(no_input=True, workers=2))
+
+
+def test_each_corpus_is_read_once_for_many_cards(tmp_path: Path, monkeypatch):
+    from mt_eval.corpus import reader
+
+    first = CardFactory(write_corpus(tmp_path / "first.json", seed=1), resamples=20)
+    second = CardFactory(write_corpus(tmp_path / "second.json", seed=2), resamples=20)
+    paths = many(first, tmp_path / "a", 12) + many(second, tmp_path / "b", 12, prefix="b-")
+    read = []
+    real = reader.load_corpus
+    monkeypatch.setattr(reader, "load_corpus", lambda spec: read.append(spec.main_path) or real(spec))
+    with open_store(str(tmp_path / "board.db")) as store:
+        result = publish_cards(store, paths, Options(no_input=True, workers=1))
+    assert result.stored == 24 and sorted(read) == [tmp_path / "first.json", tmp_path / "second.json"]
+
+
+def test_the_canonical_json_hashed_is_the_sorted_encoding_that_is_stored():
+    keys = ["card_version", "content_sha256", "contamination", "corpus", "content", "content_sha256a", "Z", "é",
+            "contént", "~", "\U0001f600", "con"]
+    values = [1, "x", None, 1.5, {"b": [1, {"z": 2, "y": None}], "a": "é"}]
+    rng = random.Random(7)
+    for _ in range(2000):
+        data = {key: rng.choice(values) for key in rng.sample(keys, rng.randint(0, len(keys)))}
+        digest, canonical = verify.canonical_json(data)
+        assert digest == verify.canonical_sha256(data)
+        assert canonical == msgspec.json.encode(data, order="sorted")
+
+
+def test_progress_is_shown_while_many_cards_are_published(cards, tmp_path: Path, capsys):
+    paths = many(cards, tmp_path, 70)
+    assert main(["publish", *map(str, paths), "--db", str(tmp_path / "board.db"), "--no-input"]) == 0
+    err = capsys.readouterr().err
+    assert "verifying: 70/70" in err and "0 errors" in err
+
+
+def test_one_bad_card_is_named_and_the_others_are_published(cards, tmp_path: Path, store_url: str, capsys):
+    paths = many(cards, tmp_path, 70)
+    paths[20].write_text("{ not json")
+    assert main(["publish", *map(str, paths), "--db", store_url, "--no-input"]) == 1
+    err = capsys.readouterr().err
+    assert f"mt-eval publish: {paths[20]}: it does not verify" in err and "stopped" not in err
+    with open_store(store_url) as store:
+        assert store.count() == 69
+
+
+@pytest.mark.parametrize("bad", ["tampered", "duplicate"])
+def test_fail_fast_stops_at_the_first_card_not_published_and_keeps_those_before(cards, tmp_path: Path, capsys,
+                                                                                bad: str):
+    paths = many(cards, tmp_path, 90)
+    if bad == "tampered":
+        data = json.loads(paths[45].read_text())
+        data["results"][0]["predicted"] = "edited"
+        paths[45].write_text(json.dumps(data))
+        given, stop = paths, paths[45]
+    else:
+        given, stop = [*paths[:45], paths[3], *paths[45:]], paths[3]
+    db = str(tmp_path / "board.db")
+    assert main(["publish", *map(str, given), "--db", db, "--no-input", "--fail-fast"]) == 1
+    err = capsys.readouterr().err
+    assert f"stopped at {stop} (--fail-fast); the 45 cards stored before it are kept" in err
+    assert "cards were not tried: run the same command again" in err
+    with open_store(db) as store:
+        assert sorted(r["run_id"] for r in store.rows()) == [f"run-{i:03d}" for i in range(45)]
+
+
+def test_ctrl_c_keeps_the_cards_stored_and_ends_every_worker(cards, tmp_path: Path, monkeypatch, capsys):
+    import multiprocessing
+
+    paths = many(cards, tmp_path, 80)
+    calls = second_store_write_raises(monkeypatch, KeyboardInterrupt())
+    db = str(tmp_path / "board.db")
+    assert main(["publish", *map(str, paths), "--db", db, "--no-input"]) == 130
+    assert multiprocessing.active_children() == []
+    err = capsys.readouterr().err
+    monkeypatch.undo()
+    with open_store(db) as store:
+        kept = store.count()
+    assert kept == calls[0] > 0 and f"interrupted; the {kept} cards stored before it are kept" in err
+    assert f"{80 - kept} cards were not tried" in err
+
+
+def test_ctrl_c_at_the_terminal_ends_the_workers_and_keeps_what_was_stored(tmp_path: Path):
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    from mt_eval.leaderboard.synthetic import CardFactory, write_corpus
+
+    slow = CardFactory(write_corpus(tmp_path / "corpus.json", entries=60), resamples=1000)
+    paths = many(slow, tmp_path, 400)
+    db = tmp_path / "board.db"
+    marker = uuid.uuid4().hex
+    process = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "publish", *map(str, paths), "--db", str(db),
+                                "--no-input"], env={**os.environ, "MT_EVAL_TEST_MARKER": marker},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline, stored = time.monotonic() + 120, 0
+    while stored == 0 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+        try:
+            with sqlite3.connect(db) as connection:
+                stored = connection.execute("SELECT count(*) FROM cards").fetchone()[0]
+        except sqlite3.Error:
+            pass
+    os.killpg(process.pid, signal.SIGINT)  # as a terminal does: to the whole process group
+    _, err = process.communicate(timeout=60)
+    with sqlite3.connect(db) as connection:
+        kept = connection.execute("SELECT count(*) FROM cards").fetchone()[0]
+    assert process.returncode == 130, err.decode()
+    assert 0 < kept < len(paths) and f"interrupted; the {kept} cards stored before it are kept" in err.decode()
+    assert "Traceback" not in err.decode()
+    time.sleep(0.5)
+    left = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "environ").read_bytes():
+                left.append(entry.name)
+        except OSError:
+            continue
+    assert left == []
+
+
+def test_many_cards_give_the_same_results_as_one_at_a_time(cards, tmp_path: Path, capsys):
+    import sqlite3
+
+    from mt_eval.leaderboard.store import COLUMNS
+
+    paths = many(cards, tmp_path, 70)
+    data = json.loads(paths[9].read_text())
+    data["results"][0]["predicted"] = "edited"
+    paths[9].write_text(json.dumps(data))
+    given = [*paths[:30], paths[2], *paths[30:]]
+    together, apart = str(tmp_path / "together.db"), str(tmp_path / "apart.db")
+    assert main(["publish", *map(str, given), "--db", together, "--no-input", "--json"]) == 1
+    reports = json.loads(capsys.readouterr().out)
+    one_by_one = []
+    for path in given:
+        main(["publish", str(path), "--db", apart, "--no-input", "--json"])
+        one_by_one += json.loads(capsys.readouterr().out or "[]")
+
+    def rows(db: str) -> list[tuple]:
+        columns = ", ".join(c for c in COLUMNS if c != "published_at")
+        with sqlite3.connect(db) as connection:
+            return connection.execute(f"SELECT id, {columns} FROM cards ORDER BY id").fetchall()
+
+    assert len(rows(together)) == 69 and rows(together) == rows(apart)
+    assert [{k: v for k, v in r.items() if k != "message"} for r in reports] == [
+        {k: v for k, v in r.items() if k != "message"} for r in one_by_one]
