@@ -117,9 +117,11 @@ async def test_a_connection_the_upstream_dropped_while_idle_is_retried_on_a_fres
     """The first connection answers once, kept alive, then closes without answering the next request."""
     answered = 0
     body = json.dumps(ANSWER).encode()
+    writers: list[asyncio.StreamWriter] = []
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         nonlocal answered
+        writers.append(writer)
         first = answered == 0
         while True:
             head = await reader.readuntil(b"\r\n\r\n")
@@ -142,6 +144,8 @@ async def test_a_connection_the_upstream_dropped_while_idle_is_retried_on_a_fres
             async with client.post(f"{url}/chat/completions", json=ASK) as response:
                 assert response.status == 200 and await response.json() == ANSWER
     server.close()
+    for writer in writers:  # the second connection still waits for a request: closing the server leaves it open
+        writer.close()
     assert answered == 2
 
 
