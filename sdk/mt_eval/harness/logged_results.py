@@ -22,17 +22,14 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from mt_eval.harness.results_log import IdOnly
 from mt_eval.records import TranslationResult
 
 _CHUNK = 4_096  # results decoded at once
 _SPAN = 8 << 20  # bytes read in one go for a chunk whose results lie close together in the log
 
 
-class _IdOnly(msgspec.Struct):
-    id: str
-
-
-_decode_id = msgspec.json.Decoder(_IdOnly).decode
+_decode_id = msgspec.json.Decoder(IdOnly).decode
 _decode_result = msgspec.json.Decoder(TranslationResult).decode
 
 
