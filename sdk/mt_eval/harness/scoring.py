@@ -22,10 +22,12 @@ from typing import Any, Literal
 
 import msgspec
 
+from mt_eval.process_memory import return_freed_memory
+
 CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
-_CHUNK_CELLS = 2_000_000  # resamples × segments drawn at once
+_CHUNK_CELLS = 1_000_000  # resamples × segments drawn at once
 _COUNT_STATISTICS = ("CHRF", "BLEU")  # metrics whose segment statistics are whole counts
 _SUM_BLOCK = 65_536  # segments whose float32 statistics are summed at once
 _EXACT_IN_FLOAT32 = 2**23  # whole-number sums below it are exact in float32, whatever the order of the additions
@@ -113,7 +115,7 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
         global _forked_jobs
         _forked_jobs = jobs[:workers]  # a forked scorer finds its job here: only its number is sent (no texts)
         gc.collect()
-        _return_freed_memory()  # what the run freed is not copied into every scorer's count
+        return_freed_memory()  # what the run freed is not copied into every scorer's count
         gc.freeze()  # a forked scorer's garbage collector then leaves the parent's objects (and their pages) alone
         try:
             with multiprocessing.get_context("fork").Pool(workers) as pool:
@@ -132,21 +134,6 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
 _forked_jobs: list[tuple[Any, ...]] = []
 
 
-def _return_freed_memory() -> None:
-    """Give memory freed to the C allocator back to the system (glibc's ``malloc_trim``; elsewhere nothing)."""
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return
-    try:
-        trim = ctypes.CDLL(name).malloc_trim
-    except (OSError, AttributeError):
-        return
-    trim(0)
-
-
 def _score_forked_job(number: int) -> MetricScore:
     return _score_metric(*_forked_jobs[number], release=True)
 
@@ -160,7 +147,7 @@ def _score_metric(name: str, metric: Any, segments: SegmentSource, count: int, r
     stats = statistics_of(metric, segments(), count)
     if release:
         gc.collect()
-        _return_freed_memory()
+        return_freed_memory()
     total = metric._compute_score_from_stats(stats.sum(axis=0, dtype=np.float64)).score
     low = high = None
     if resamples > 0 and bootstrap == "upstream":
