@@ -204,12 +204,13 @@ def _check_tallies(result: Verification, card: RunCard) -> None:
     from mt_eval.corpus.model import entry_key
 
     repeated: list[str] = []
-    keys = [entry_key(r.id) for r in card.results]  # 7 and "7" are one id
-    errors = sum(r.error is not None for r in card.results)
-    prompt = completion = 0
-    for usage in [r.usage for r in card.results]:
-        prompt += usage.prompt_tokens
-        completion += usage.completion_tokens
+    keys: list[str] = []  # 7 and "7" are one id
+    errors = prompt = completion = 0
+    for r in card.results:  # one pass over the results for every tally
+        keys.append(entry_key(r.id))
+        errors += r.error is not None
+        prompt += r.usage.prompt_tokens
+        completion += r.usage.completion_tokens
     result.keys = keys
     if len(set(keys)) != len(keys):
         from collections import Counter
@@ -235,7 +236,7 @@ def _check_tallies(result: Verification, card: RunCard) -> None:
     if card.metrics is not None:
         controls = set() if card.families is None else {c.id for c in card.families.canaries} | {
             n.id for n in card.families.negatives}
-        expected["$.metrics.segments"] = (card.metrics.segments, sum(str(r.id) not in controls for r in card.results))
+        expected["$.metrics.segments"] = (card.metrics.segments, sum(key not in controls for key in keys))
     wrong = [(where, stated, actual) for where, (stated, actual) in expected.items() if stated != actual]
     for where, stated, actual in wrong:
         result.problem(where, f"the card says {stated}, its results say {actual}")
