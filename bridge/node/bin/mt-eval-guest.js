@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // mt-eval-guest: serve a Node method (translate and/or decide) over mt-eval-bridge/1 on stdin/stdout.
+import { pluginFiles, recall, remember } from '../lib/checked-plugins.js';
 import { REQUESTS, moduleTarget } from '../lib/method-load.js';
 
 const USAGE = `usage: mt-eval-guest DIR              serve the plugin in DIR (its method.json names node_entry)
@@ -51,12 +52,17 @@ function parse(argv) {
   return { module, directory: rest[0], naming: named, maxLineBytes };
 }
 
-// A plugin directory's files are checked as Python checks them (./lib/method-module.js, loaded only for it). The
-// guest's modules and those are loaded together, in one pass of the module loader.
+// A plugin directory's files are checked as Python checks them (./lib/method-module.js, loaded only for it), unless
+// these very files passed the checks before (./lib/checked-plugins.js). The guest's modules and the checks load
+// together, in one pass of the module loader.
 async function start({ module, directory, naming, maxLineBytes }) {
-  const [{ serveResolved }, { resolveMethod }] = await Promise.all([import('../lib/guest-process.js'),
-    module ? {} : import('../lib/method-module.js')]);
-  serveResolved(module ? moduleTarget(module, naming) : resolveMethod({ directory }), { maxLineBytes });
+  const remembered = module ? null : recall(directory);
+  const files = module || remembered ? null : pluginFiles(directory);
+  const [{ serveResolved }, checks] = await Promise.all([import('../lib/guest-process.js'),
+    module || remembered ? null : import('../lib/method-module.js')]);
+  const target = module ? moduleTarget(module, naming) : remembered ?? checks.resolveMethod({ directory });
+  serveResolved(target, { maxLineBytes });
+  if (checks) remember(files, target);
 }
 
 let parsed;
