@@ -19,21 +19,23 @@ from collections.abc import Coroutine
 from typing import Any
 
 
-def start_eagerly(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None] | None:
-    """Run ``coro`` now, up to its first suspension; return the task that carries on from there, or None when it
-    finished without suspending (an exception it raised before suspending propagates to the caller)."""
+def start_eagerly(coro: Coroutine[Any, Any, None], loop: asyncio.AbstractEventLoop | None = None
+                  ) -> asyncio.Task[None] | None:
+    """Run ``coro`` now, up to its first suspension, on ``loop`` (the running loop: given, it need not be looked
+    up); return the task that carries on from there, or None when it finished without suspending (an exception it
+    raised before suspending propagates to the caller)."""
+    loop = loop or asyncio.get_running_loop()
     if sys.version_info >= (3, 12):
-        task = asyncio.Task(coro, eager_start=True)  # type: ignore[call-arg,unused-ignore]
+        task = asyncio.Task(coro, loop=loop, eager_start=True)  # type: ignore[call-arg,unused-ignore]
     else:
-        task = _start_now_on_311(coro)
+        task = _start_now_on_311(coro, loop)
     if task.done():
         task.result()  # (raises what the coroutine raised)
         return None
     return task
 
 
-def _start_now_on_311(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-    loop = asyncio.get_running_loop()
+def _start_now_on_311(coro: Coroutine[Any, Any, None], loop: asyncio.AbstractEventLoop) -> asyncio.Task[None]:
     ready = getattr(loop, "_ready", None)
     if ready is None or loop.get_task_factory() is not None or asyncio.current_task(loop) is not None:
         return loop.create_task(coro)
