@@ -116,7 +116,8 @@ export class Connection {
     if (this.deathError) return Promise.reject(this.deathError);
     const id = this.nextId++;
     const line = encode(request(id, method, params));
-    if (Buffer.byteLength(line) - 1 > this.maxLineBytes) {
+    // (a string of n UTF-16 units is at most 3n bytes of UTF-8: only a long one needs counting)
+    if (line.length * 3 > this.maxLineBytes + 1 && Buffer.byteLength(line) - 1 > this.maxLineBytes) {
       return Promise.reject(new BridgeError(ErrorCode.MESSAGE_TOO_LARGE,
         `the ${method} request is over the ${this.maxLineBytes}-byte line limit`));
     }
