@@ -5,7 +5,7 @@
 // of the directory and of the entry file, and a stamp of this package's own files. It is used only while every one
 // of these is unchanged; otherwise the files are checked as usual (and remembered again). A cache that cannot be
 // read or written costs nothing but the check.
-import { mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 
@@ -65,6 +65,22 @@ function entryFile(files) {
   return statSync(file).isFile() ? file : null;
 }
 
+// At most KEPT records (plugin directories come and go, temporary ones especially): the least recently written go.
+const KEPT = 256;
+function prune(directory) {
+  const names = readdirSync(directory);
+  if (names.length <= KEPT) return;
+  const records = names.map((name) => {
+    const file = join(directory, name);
+    try {
+      return { file, written: statSync(file).mtimeMs };
+    } catch {
+      return null; // removed meanwhile
+    }
+  }).filter(Boolean).sort((a, b) => a.written - b.written);
+  for (const { file } of records.slice(0, records.length - KEPT)) rmSync(file, { force: true });
+}
+
 /** What resolveMethod returned for plugin `path` when its files, as they are now, were last checked; else null. */
 export function recall(path) {
   try {
@@ -91,6 +107,7 @@ export function remember(files, target) {
     const partial = `${file}.${process.pid}.tmp`;
     writeFileSync(partial, JSON.stringify({ checker: checkerStamp(), files, target }));
     renameSync(partial, file); // whole or not at all, whoever reads it meanwhile
+    prune(directory);
   } catch {
     // a read-only or full cache: the next start checks the files again
   }

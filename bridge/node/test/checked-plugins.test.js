@@ -2,7 +2,9 @@
 // same files it skips the checks, and any change to the files is checked again.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -112,5 +114,21 @@ describe('plugins whose files were checked', () => {
     writeFileSync(cache, 'not a directory');
     const directory = plugin();
     assert.equal(start(directory, cache).answer.method.name, 'Echo');
+  });
+
+  test('at most 256 plugins are remembered: the least recently checked are forgotten', () => {
+    const cache = join(scratch, 'cache-full');
+    const records = join(cache, 'mt-eval', 'checked-plugins');
+    mkdirSync(records, { recursive: true });
+    for (let i = 0; i < 260; i++) {
+      writeFileSync(join(records, `old-${i}.json`), '{}');
+      utimesSync(join(records, `old-${i}.json`), 1_000_000 + i, 1_000_000 + i);
+    }
+    const directory = plugin();
+    assert.equal(start(directory, cache).status, 0);
+    const kept = readdirSync(records);
+    assert.equal(kept.length, 256);
+    assert.ok(!kept.includes('old-0.json') && kept.includes('old-259.json'));
+    assert.equal(kept.filter((name) => !name.startsWith('old-')).length, 1); // the plugin just checked is kept
   });
 });
