@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 // mt-eval-guest: serve a Node method (translate and/or decide) over mt-eval-bridge/1 on stdin/stdout.
-import { pluginFiles, recall, remember } from '../lib/checked-plugins.js';
 import { REQUESTS, moduleTarget } from '../lib/method-load.js';
 
 const USAGE = `usage: mt-eval-guest DIR              serve the plugin in DIR (its method.json names node_entry)
@@ -53,14 +52,20 @@ function parse(argv) {
 }
 
 // A plugin directory's files are checked as Python checks them (./lib/method-module.js, loaded only for it), unless
-// these very files passed the checks before (./lib/checked-plugins.js). The guest's modules and the checks load
-// together, in one pass of the module loader.
+// these very files passed the checks before (./lib/checked-plugins.js). The guest's own modules load meanwhile.
 async function start({ module, directory, naming, maxLineBytes }) {
-  const remembered = module ? null : recall(directory);
-  const files = module || remembered ? null : pluginFiles(directory);
-  const [{ serveResolved }, checks] = await Promise.all([import('../lib/guest-process.js'),
-    module || remembered ? null : import('../lib/method-module.js')]);
-  const target = module ? moduleTarget(module, naming) : remembered ?? checks.resolveMethod({ directory });
+  const serving = import('../lib/guest-process.js');
+  serving.catch(() => {}); // (awaited below: a failure is reported there)
+  if (module) {
+    const { serveResolved } = await serving;
+    serveResolved(moduleTarget(module, naming), { maxLineBytes });
+    return;
+  }
+  const { pluginFiles, recall, remember } = await import('../lib/checked-plugins.js');
+  const remembered = recall(directory);
+  const files = remembered ? null : pluginFiles(directory);
+  const [{ serveResolved }, checks] = await Promise.all([serving, remembered ? null : import('../lib/method-module.js')]);
+  const target = remembered ?? checks.resolveMethod({ directory });
   serveResolved(target, { maxLineBytes });
   if (checks) remember(files, target);
 }
