@@ -75,9 +75,10 @@ def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, res
     """Corpus scores with intervals. ``references`` holds one or more reference streams, each parallel to
     ``hypotheses``; a failed entry should be passed as an empty hypothesis.
 
-    Large corpora are scored with one process per metric (statistics are extracted in chunks, so memory
-    stays bounded); with the ``fast`` bootstrap each metric's resamples use their own seed derived from ``seed``,
-    with ``upstream`` every metric draws from ``random.Random(seed)`` as the upstream harness does.
+    Large corpora are scored in parallel: a forked process per metric but the last, which this process scores
+    meanwhile (statistics are extracted in chunks, so memory stays bounded); with the ``fast`` bootstrap each
+    metric's resamples use their own seed derived from ``seed``, with ``upstream`` every metric draws from
+    ``random.Random(seed)`` as the upstream harness does.
     """
     for stream in references:
         if len(stream) != len(hypotheses):
@@ -105,18 +106,20 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
     chosen = metrics or make_metrics()
     jobs = [(name, metric, segments, count, resamples, (seed, index), bootstrap)
             for index, (name, metric) in enumerate(chosen.items())]
-    if count >= PARALLEL_FROM and (os.cpu_count() or 1) > 1 and len(jobs) > 1:
+    workers = min(len(jobs), os.cpu_count() or 1) - 1  # forked scorers; this process scores the rest meanwhile
+    if count >= PARALLEL_FROM and workers > 0 and hasattr(os, "fork"):
         import multiprocessing
 
         global _forked_jobs
-        context = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
-        _forked_jobs = jobs  # a forked scorer finds its job here: only its number is sent (texts are never pickled)
+        _forked_jobs = jobs[:workers]  # a forked scorer finds its job here: only its number is sent (no texts)
         gc.collect()
         _return_freed_memory()  # what the run freed is not copied into every scorer's count
         gc.freeze()  # a forked scorer's garbage collector then leaves the parent's objects (and their pages) alone
         try:
-            with context.Pool(min(len(jobs), os.cpu_count() or 1), maxtasksperchild=1) as pool:
-                results = pool.map(_score_forked_job, range(len(jobs)), chunksize=1)
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                forked = pool.map_async(_score_forked_job, range(workers), chunksize=1)
+                here = [_score_metric(*job, release=True) for job in jobs[workers:]]
+                results = forked.get() + here
         finally:
             gc.unfreeze()
             _forked_jobs = []
