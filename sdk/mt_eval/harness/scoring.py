@@ -130,7 +130,10 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
         return_freed_memory()  # what the run freed is not copied into every scorer's count
         gc.freeze()  # a forked scorer's garbage collector then leaves the parent's objects (and their pages) alone
         try:
-            with multiprocessing.get_context("forkserver" if fresh else "fork").Pool(workers) as pool:
+            context = multiprocessing.get_context("forkserver" if fresh else "fork")
+            if fresh:  # the scorers import what scoring needs, never the program that started them (its __main__)
+                context.set_forkserver_preload([__name__])
+            with context.Pool(workers) as pool:
                 scoring = (pool.map_async(_score_sent_job, _forked_jobs, chunksize=1) if fresh else
                            pool.map_async(_score_forked_job, range(workers), chunksize=1))
                 here = [_score_metric(*job, release=True) for job in jobs[workers:]]
