@@ -33,8 +33,6 @@ _SUM_BLOCK = 65_536  # segments whose float32 statistics are summed at once
 _EXACT_IN_FLOAT32 = 2**23  # whole-number sums below it are exact in float32, whatever the order of the additions
 STATS_CHUNK = 5_000  # segments whose statistics sacrebleu extracts at once (its reference caches grow with them)
 PARALLEL_FROM = 500  # segments from which each metric is scored in its own process
-FRESH_SCORERS_FROM = 250_000  # segments from which scorer processes start fresh (a fork of a process that has run
-# a million entries copies the pages its allocator reuses, and counts them twice); below it, a fork starts faster
 Bootstrap = Literal["fast", "upstream"]
 BOOTSTRAPS: tuple[Bootstrap, ...] = ("fast", "upstream")
 UPSTREAM_ALPHA = 0.05  # the upstream harness's interval: 1 - alpha
@@ -124,20 +122,15 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
         import multiprocessing
 
         global _forked_jobs
-        fresh = count >= FRESH_SCORERS_FROM and "forkserver" in multiprocessing.get_all_start_methods()
         _forked_jobs = jobs[:workers]  # a forked scorer finds its job here: only its number is sent (no texts)
         gc.collect()
         return_freed_memory()  # what the run freed is not copied into every scorer's count
         gc.freeze()  # a forked scorer's garbage collector then leaves the parent's objects (and their pages) alone
         try:
-            context = multiprocessing.get_context("forkserver" if fresh else "fork")
-            if fresh:  # the scorers import what scoring needs, never the program that started them (its __main__)
-                context.set_forkserver_preload([__name__])
-            with context.Pool(workers) as pool:
-                scoring = (pool.map_async(_score_sent_job, _forked_jobs, chunksize=1) if fresh else
-                           pool.map_async(_score_forked_job, range(workers), chunksize=1))
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                forked = pool.map_async(_score_forked_job, range(workers), chunksize=1)
                 here = [_score_metric(*job, release=True) for job in jobs[workers:]]
-                results = scoring.get() + here
+                results = forked.get() + here
         finally:
             gc.unfreeze()
             _forked_jobs = []
@@ -152,10 +145,6 @@ _forked_jobs: list[tuple[Any, ...]] = []
 
 def _score_forked_job(number: int) -> MetricScore:
     return _score_metric(*_forked_jobs[number], release=True)
-
-
-def _score_sent_job(job: tuple[Any, ...]) -> MetricScore:
-    return _score_metric(*job, release=True)
 
 
 def _score_metric(name: str, metric: Any, segments: SegmentSource, count: int, resamples: int,
