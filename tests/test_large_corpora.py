@@ -294,3 +294,15 @@ def test_the_log_folds_the_ids_it_wrote_and_still_never_appends_one_twice(tmp_pa
     log.close()
     assert [json.loads(line)["id"] for line in path.read_text().splitlines()] == ["a", "bb", "c", "d"]
     assert "not recording 3 entries (a, d, old) again" in caplog.text
+
+
+@pytest.mark.parametrize("long", [False, True])
+def test_scores_from_worker_processes_are_the_scores_from_this_process(monkeypatch, long: bool):
+    hypotheses = [f"the cat {i % 9} sat on the mat {i}" for i in range(600)]
+    references = [f"the cat sat {i % 7} on a mat" for i in range(600)]
+    if long:  # a count beyond 2 bytes: that metric's statistics are extracted again in this process
+        hypotheses[5] = references[5] = "x" * 70_000
+    monkeypatch.setattr("mt_eval.harness.scoring.PARALLEL_FROM", 500)
+    shared = score(hypotheses, [references], resamples=40)
+    monkeypatch.setattr("mt_eval.harness.scoring.PARALLEL_FROM", 10**9)
+    assert shared == score(hypotheses, [references], resamples=40)
