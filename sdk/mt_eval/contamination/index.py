@@ -9,16 +9,18 @@ Looking up a stream hashes its n-grams the same way (numpy, one pass per n-gram 
 misses with a bit filter, and binary-searches the keys for the rest; n-grams shared by more than
 ``common_ngram`` units are left out of the lookup. The corpus is tokenised in batches, so building the
 index never holds more than a batch of words as Python strings.
+
+One index covers one part of the corpora (`parts`): the texts of a run of consecutive entries. Every
+part's index shares one `Lexicon`, so word ids and hashes agree across parts.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable
 
 import numpy as np
 
-from mt_eval.contamination.corpora import CorpusTexts
+from mt_eval.contamination.corpora import PartTexts
 from mt_eval.contamination.normalize import MARK_CODES, PIECE, Vocabulary, joined_items
 from mt_eval.contamination.settings import CheckSettings
 
@@ -27,7 +29,6 @@ _HASH_RNG = np.random.default_rng(0x6D7465)
 _MULTIPLIERS = _HASH_RNG.integers(0, 2**64, size=_MAX_GRAM, dtype=np.uint64, endpoint=False) | np.uint64(1)
 _LENGTH_SALT = _HASH_RNG.integers(0, 2**64, size=_MAX_GRAM + 1, dtype=np.uint64, endpoint=False)
 _WHOLE_TEXT_BASE = np.uint64(0x9E3779B97F4A7C15)
-_BATCH_TEXTS = 20_000
 
 
 def gram_hashes(values: np.ndarray, length: int) -> np.ndarray:
@@ -68,32 +69,54 @@ class BitFilter:
         return bits.astype(bool)
 
 
+class Lexicon:
+    """The words of the corpus texts (a `Vocabulary`) and each word's random 64-bit value. Shared by every
+    part of an index built in parts: a word has the same id and value in each, so a text hashes alike in
+    every part and a part's units sort as they would in one index of everything."""
+
+    def __init__(self) -> None:
+        self.lookup = Vocabulary()
+        self.values = np.zeros(0, np.uint64)
+        self._generator = np.random.default_rng(0x766F63)
+
+    def add(self, found: list[str]) -> np.ndarray:
+        """The codes of ``found`` (words and marks), adding new words."""
+        lookup = self.lookup
+        for word in dict.fromkeys(found):
+            lookup.add(word)
+        missing = max(1, lookup.words) - len(self.values)
+        if missing > 0:  # drawn in order, so the values do not depend on how the words arrived in batches
+            self.values = np.concatenate((self.values, self._generator.integers(
+                0, 2**64, size=missing, dtype=np.uint64)))
+        return np.fromiter(map(lookup.__getitem__, found), dtype=np.int32, count=len(found))
+
+
 class CorpusIndex:
     """Units (distinct normalised texts), which corpus texts each stands for, and their n-gram keys."""
 
-    def __init__(self, corpora: Sequence[CorpusTexts], settings: CheckSettings) -> None:
+    def __init__(self, part: PartTexts, settings: CheckSettings, lexicon: Lexicon | None = None) -> None:
         self.settings = settings
-        self.corpora = list(corpora)
-        self.lookup = Vocabulary()
-        self.texts = [(number, entry_id, side) for number, corpus in enumerate(self.corpora)
-                      for entry_id, side, _text in corpus.texts]
-        tokens, lengths = self._tokenize_corpora()
-        vocabulary = max(1, self.lookup.words)
-        self.values = np.random.default_rng(0x766F63).integers(0, 2**64, size=vocabulary, dtype=np.uint64)
+        self.part = part
+        self.corpora = part.corpora
+        self.lexicon = lexicon or Lexicon()
+        self.lookup = self.lexicon.lookup
+        tokens, lengths = self._tokenize(part.batches())
+        self.texts = len(lengths)
         self._build_units(tokens, lengths)
+        del tokens, lengths
         self._index_long_units()
         self._index_short_units()
 
-    def _tokenize_corpora(self) -> tuple[np.ndarray, np.ndarray]:
-        """All corpus texts' word ids, concatenated, and each text's length in words."""
-        lookup = self.lookup
+    @property
+    def values(self) -> np.ndarray:
+        """The 64-bit value of every word id (of the shared lexicon: it only grows)."""
+        return self.lexicon.values
+
+    def _tokenize(self, batches: Iterable[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+        """All the part's texts' word ids, concatenated, and each text's length in words."""
         token_parts, length_parts = [], []
-        texts = (text for corpus in self.corpora for _id, _side, text in corpus.texts)
-        while batch := list(itertools.islice(texts, _BATCH_TEXTS)):
-            found = joined_items(batch)
-            for word in dict.fromkeys(found):
-                lookup.add(word)
-            codes = np.fromiter(map(lookup.__getitem__, found), dtype=np.int32, count=len(found))
+        for batch in batches:
+            codes = self.lexicon.add(joined_items(batch))
             is_word = codes >= 0
             text_of_item = np.cumsum(codes == MARK_CODES[PIECE])
             token_parts.append(codes[is_word])
@@ -117,7 +140,7 @@ class CorpusIndex:
             whole[nonempty] = np.add.reduceat(weighted, starts[nonempty])
             del weighted
             whole += _LENGTH_SALT[np.minimum(lengths, _MAX_GRAM)] * lengths.astype(np.uint64)
-        _keys, first, inverse = np.unique(whole[checked], return_index=True, return_inverse=True)
+        self.unit_keys, first, inverse = np.unique(whole[checked], return_index=True, return_inverse=True)
         unit_texts = checked[first]
         self.lengths = lengths[unit_texts]
         self.starts = np.concatenate(([0], np.cumsum(self.lengths)[:-1])).astype(np.int64)
@@ -135,7 +158,7 @@ class CorpusIndex:
     def owners(self, unit: int) -> list[tuple[int, str, str]]:
         """``(corpus number, entry id, side)`` of every corpus text the unit stands for."""
         texts = self.owner_texts[self.owner_first[unit]:self.owner_first[unit + 1]]
-        return [self.texts[t] for t in texts.tolist()]
+        return [self.part.owner(t) for t in texts.tolist()]
 
     def unit_ids(self, unit: int) -> np.ndarray:
         start = int(self.starts[unit])

@@ -77,6 +77,11 @@ class Matcher:
 
     def scan(self, document: Document) -> list[Hit]:
         """Every hit in ``document``: at most one per unit and place, the best kind kept."""
+        return [hit for _start, _key, hit in self.located(document)]
+
+    def located(self, document: Document) -> list[tuple[int, int, Hit]]:
+        """`scan`'s hits, each with the word it starts at and its unit's key (`CorpusIndex.unit_keys`): what
+        merging the hits of several parts of an index orders by."""
         best: dict[int, list[Match]] = {}
         carry, offset = empty_stream(), 0
         for pieces in _chunks(document.pieces):
@@ -90,7 +95,8 @@ class Matcher:
             offset += len(stream) - keep
             carry = stream.tail(keep)
         found = sorted((match for matches in best.values() for match in matches), key=lambda m: (m.start, m.unit))
-        return [hit for match in found for hit in self._hits(document, match)]
+        keys = self.index.unit_keys
+        return [(match.start, int(keys[match.unit]), hit) for match in found for hit in self._hits(document, match)]
 
     def matches(self, stream: TokenStream) -> Iterator[Match]:
         """Matches in one tokenised chunk (positions relative to the chunk)."""
