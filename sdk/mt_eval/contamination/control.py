@@ -8,9 +8,10 @@ hits may say "clean" (`CheckSettings.recall_floor`). The copy is deleted afterwa
 written to (files are hard-linked where possible, and a file that gets a text appended is replaced by a
 new file first).
 
-Corpora indexed in several parts (`parts`: larger than `parts.PART_ENTRIES` entries) are sampled from,
-and the copy checked against, one part: the last one indexed, still in memory. The control then measures
-the recall of exactly what the check did for that part's texts, at the cost of one part's index.
+Corpora indexed in several parts (`parts`: more than `parts.PART_ENTRIES` entries) are sampled from, and
+the copy checked against, one part: the last one indexed, still in memory (another when the last has too
+few texts long enough to plant). The control then measures the recall of exactly what the check did for
+that part's texts, at the cost of one part's index.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ part's index shares one `Lexicon`, so word ids and hashes agree across parts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -29,6 +29,7 @@ _HASH_RNG = np.random.default_rng(0x6D7465)
 _MULTIPLIERS = _HASH_RNG.integers(0, 2**64, size=_MAX_GRAM, dtype=np.uint64, endpoint=False) | np.uint64(1)
 _LENGTH_SALT = _HASH_RNG.integers(0, 2**64, size=_MAX_GRAM + 1, dtype=np.uint64, endpoint=False)
 _WHOLE_TEXT_BASE = np.uint64(0x9E3779B97F4A7C15)
+_CHUNK_WORDS = 1 << 18
 
 
 def gram_hashes(values: np.ndarray, length: int) -> np.ndarray:
@@ -60,8 +61,9 @@ class BitFilter:
         bits = max(16, int(np.ceil(np.log2(max(1, len(hashes)) * 32))))
         self._shift = np.uint64(64 - bits)
         self._bits = np.zeros((1 << bits) >> 3, np.uint8)
-        slots = hashes >> self._shift
-        np.bitwise_or.at(self._bits, slots >> np.uint64(3), (1 << (slots & np.uint64(7))).astype(np.uint8))
+        for start in range(0, len(hashes), _CHUNK_WORDS):
+            slots = hashes[start:start + _CHUNK_WORDS] >> self._shift
+            np.bitwise_or.at(self._bits, slots >> np.uint64(3), (1 << (slots & np.uint64(7))).astype(np.uint8))
 
     def may_contain(self, hashes: np.ndarray) -> np.ndarray:
         slots = hashes >> self._shift
@@ -134,18 +136,23 @@ class CorpusIndex:
         whole = np.zeros(len(lengths), np.uint64)
         if len(tokens):
             powers = np.cumprod(np.full(int(lengths.max()) + 1, _WHOLE_TEXT_BASE, np.uint64))
-            weighted = self.values[tokens]
-            weighted *= powers[np.arange(len(tokens)) - np.repeat(starts, lengths)]
-            nonempty = lengths > 0
-            whole[nonempty] = np.add.reduceat(weighted, starts[nonempty])
-            del weighted
+            for head, stop, offset, words in _runs(starts, lengths):
+                weighted = self.values[tokens[offset:offset + words]]
+                weighted *= powers[np.arange(words) - np.repeat(starts[head:stop] - offset, lengths[head:stop])]
+                nonempty = lengths[head:stop] > 0
+                if nonempty.any():
+                    whole[head:stop][nonempty] = np.add.reduceat(weighted, (starts[head:stop] - offset)[nonempty])
             whole += _LENGTH_SALT[np.minimum(lengths, _MAX_GRAM)] * lengths.astype(np.uint64)
         self.unit_keys, first, inverse = np.unique(whole[checked], return_index=True, return_inverse=True)
+        del whole
         unit_texts = checked[first]
         self.lengths = lengths[unit_texts]
         self.starts = np.concatenate(([0], np.cumsum(self.lengths)[:-1])).astype(np.int64)
-        self.tokens = tokens[np.repeat(starts[unit_texts] - self.starts, self.lengths) +
-                             np.arange(int(self.lengths.sum()))] if len(unit_texts) else np.zeros(0, np.int32)
+        self.tokens = np.empty(int(self.lengths.sum()), np.int32)
+        for first, stop, offset, words in _runs(self.starts, self.lengths):
+            sources = starts[unit_texts[first:stop]] - (self.starts[first:stop] - offset)
+            self.tokens[offset:offset + words] = tokens[np.repeat(sources, self.lengths[first:stop]) +
+                                                        np.arange(words)]
         order = np.argsort(inverse, kind="stable")
         self.owner_texts = checked[order]  # texts grouped by unit
         self.owner_first = np.concatenate(([0], np.cumsum(np.bincount(inverse, minlength=len(unit_texts)))))
@@ -167,30 +174,43 @@ class CorpusIndex:
     def _index_long_units(self) -> None:
         n = self.settings.ngram
         gram_counts = np.maximum(self.lengths - n + 1, 0)
+        gram_starts = np.cumsum(gram_counts) - gram_counts
         unit_of = np.repeat(np.arange(self.units, dtype=np.int32), gram_counts)
         post_pos = np.arange(len(unit_of), dtype=np.int32)
-        post_pos -= np.repeat((np.cumsum(gram_counts) - gram_counts).astype(np.int32), gram_counts)
-        hashes = gram_hashes(self.values[self.tokens], n)
-        hashes = hashes[self.starts[unit_of] + post_pos] if len(unit_of) else np.zeros(0, np.uint64)
+        post_pos -= np.repeat(gram_starts.astype(np.int32), gram_counts)
+        hashes = np.empty(len(unit_of), np.uint64)
+        for first, stop, offset, words in _runs(self.starts, self.lengths):
+            grams = slice(int(gram_starts[first]), int(gram_starts[stop - 1] + gram_counts[stop - 1]))
+            if grams.stop > grams.start:
+                chunk = gram_hashes(self.values[self.tokens[offset:offset + words]], n)
+                hashes[grams] = chunk[self.starts[unit_of[grams]] - offset + post_pos[grams]]
         order = np.argsort(hashes)
         hashes = hashes[order]
-        post_unit, post_pos = unit_of[order], post_pos[order]
-        del order, unit_of
+        post_unit = unit_of[order]
+        del unit_of
+        post_pos = post_pos[order]
+        del order
         new_key = np.ones(len(hashes), bool)
         new_key[1:] = hashes[1:] != hashes[:-1]
         firsts = np.flatnonzero(new_key)
-        counts = np.diff(np.append(firsts, len(hashes)))
+        del new_key
         keys = hashes[firsts]
-        del hashes, new_key
+        del hashes
+        key_first = np.append(firsts, len(post_unit))
+        del firsts
+        counts = np.diff(key_first)
         common = counts > self.settings.common_ngram
-        common_postings = np.repeat(common, counts)
         self.common_grams = int(common.sum())
-        self.common_per_unit = np.bincount(post_unit[common_postings], minlength=self.units)
-        rare_per_unit = np.bincount(post_unit[~common_postings], minlength=self.units)
-        self.keys = keys[~common]
-        self.key_first = np.concatenate(([0], np.cumsum(counts[~common]))).astype(np.int64)
-        self.post_unit = post_unit[~common_postings]
-        self.post_pos = post_pos[~common_postings]
+        if self.common_grams:
+            common_postings = np.repeat(common, counts)
+            self.common_per_unit = np.bincount(post_unit[common_postings], minlength=self.units)
+            keys, key_first = keys[~common], np.concatenate(([0], np.cumsum(counts[~common])))
+            post_unit, post_pos = post_unit[~common_postings], post_pos[~common_postings]
+        else:
+            self.common_per_unit = np.zeros(self.units, np.int64)
+        rare_per_unit = np.bincount(post_unit, minlength=self.units)
+        self.keys, self.key_first = keys, key_first.astype(np.int64)
+        self.post_unit, self.post_pos = post_unit, post_pos
         self.filter = BitFilter(self.keys)
         self.need_cover = np.array([self.settings.required_cover(length) for length in range(self.max_length + 1)],
                                    dtype=np.int64)[self.lengths]
@@ -240,6 +260,18 @@ class CorpusIndex:
                 if np.array_equal(ids[position:position + length], self.unit_ids(unit)):
                     found.append((position, unit))
         return found
+
+
+def _runs(starts: np.ndarray, lengths: np.ndarray) -> Iterator[tuple[int, int, int, int]]:
+    """Consecutive texts (or units) stored one after another, a few at a time: ``(first, stop, offset,
+    words)`` of each run of about `_CHUNK_WORDS` words, so that work on their words needs little memory."""
+    first, count = 0, len(lengths)
+    while first < count:
+        stop = max(first + 1, int(np.searchsorted(starts, starts[first] + _CHUNK_WORDS, side="left")))
+        stop = min(stop, count)
+        offset = int(starts[first])
+        yield first, stop, offset, int(starts[stop - 1] + lengths[stop - 1]) - offset
+        first = stop
 
 
 def _no_matches() -> tuple[np.ndarray, np.ndarray, np.ndarray]:

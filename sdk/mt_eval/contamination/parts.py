@@ -5,10 +5,10 @@ Corpora of up to `PART_ENTRIES` entries in all (nearly every corpus) are one par
 the check then works exactly as with a single index. Larger ones are cut into parts of about equal size;
 each part is indexed in turn during one pass over the entries, the documents are checked against it, and
 it is dropped before the next is built, so the memory the check needs follows the part size, not the
-corpus (the documents — the bundle's files — are read once per part). The last part built is kept for the
-planted control. All parts share one `Lexicon`, so the same text has the same key in every part, and
-the merged hits come in the order a single index would give them: by document, place and unit, then
-entry.
+corpus (the documents — the bundle's files — are read once per part). The last part built is kept for
+the planted control (`CorpusParts.control_index`). All parts share one `Lexicon`, so the same text has
+the same key in every part, and the merged hits come in the order a single index would give them: by
+document, place and unit, then entry.
 
 Where parts differ from one index over everything: an n-gram is too common to look up
 (`CheckSettings.common_ngram`) by its count within its part, and ``texts_uncheckable`` adds up the
@@ -18,7 +18,7 @@ parts' counts (a text repeated in two parts is counted in each).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from mt_eval.contamination.corpora import CorpusTexts, EntryStream, PartTexts
 from mt_eval.contamination.index import CorpusIndex, Lexicon
@@ -39,7 +39,6 @@ class Totals:
     too_short: int = 0
     uncheckable: int = 0
     units: int = 0
-    complete: bool = field(default=False, repr=False)
 
 
 class CorpusParts:
@@ -52,8 +51,9 @@ class CorpusParts:
         count = max(1, -(-self.entries // PART_ENTRIES))
         self.sizes = [self.entries * (k + 1) // count - self.entries * k // count for k in range(count)]
         self.lexicon = Lexicon()
-        self.last: CorpusIndex | None = None
         self.totals = Totals(texts=[0] * len(self.corpora))
+        self.plantable: list[int] = []  # per part, after a pass: how many texts the control could plant
+        self._kept: tuple[int, CorpusIndex] | None = None  # the part built last
 
     def __len__(self) -> int:
         return len(self.sizes)
@@ -61,41 +61,57 @@ class CorpusParts:
     def indexes(self, progress: Progress | None = None) -> Iterator[CorpusIndex]:
         """Each part's index in turn, built from one pass over the entries; drop each before asking for the
         next. A single part is built once and given again on later passes."""
-        if len(self.sizes) == 1 and self.last is not None:
-            yield self.last
+        if len(self.sizes) == 1 and self._kept is not None:
+            yield self._kept[1]
             return
         say = progress or (lambda _message: None)
         stream = EntryStream(self.corpora)
-        totals = Totals(texts=[0] * len(self.corpora))
-        first = 0
-        for number, size in enumerate(self.sizes):
+        totals, plantable = Totals(texts=[0] * len(self.corpora)), []
+        for number in range(len(self.sizes)):
             if len(self.sizes) > 1:
+                first = sum(self.sizes[:number])
                 say(f"indexing part {number + 1} of {len(self.sizes)}: entries {first + 1:,} to "
-                    f"{first + size:,} of {self.entries:,}")
-            self.last = None  # the previous part goes before the next is built
-            last = number == len(self.sizes) - 1
-            index = CorpusIndex(PartTexts(self.corpora, stream.take(None if last else size)), self.settings,
-                                self.lexicon)
+                    f"{first + self.sizes[number]:,} of {self.entries:,}")
+            index = self._build(number, stream)
             totals.texts = [a + b for a, b in zip(totals.texts, index.part.texts_per_corpus().tolist(), strict=True)]
             totals.too_short += index.too_short
             totals.uncheckable += index.uncheckable
             totals.units += index.units
+            plantable.append(len(index.owner_texts))
             if len(self.sizes) == 1:
                 files = len(self.corpora)
                 say(f"indexing {index.texts:,} texts of {files} corpus file{'s' if files > 1 else ''}")
-            self.last, first = index, first + size
             del index
-            yield self.last
-        totals.complete = True
-        self.totals = totals
+            yield self._kept[1]  # type: ignore[index]
+        self.totals, self.plantable = totals, plantable
 
     def control_index(self) -> CorpusIndex:
-        """The index the planted control uses: the last part (built by a pass of `indexes`)."""
-        if self.last is None:
+        """The index the planted control uses: the last part, still in memory after a pass — unless it has
+        fewer texts to plant than another part (a corpus ending in short entries, say): then the part with
+        the most, built again."""
+        if not self.plantable:
             for _index in self.indexes():
                 pass
-        assert self.last is not None
-        return self.last
+        wanted = min(self.settings.plant, max(self.plantable))
+        number = len(self.sizes) - 1
+        if self.plantable[number] < wanted:
+            number = self.plantable.index(max(self.plantable))
+        if self._kept is None or self._kept[0] != number:
+            stream = EntryStream(self.corpora)
+            for _skipped in stream.take(sum(self.sizes[:number])):
+                pass
+            self._build(number, stream)
+        assert self._kept is not None
+        return self._kept[1]
+
+    def _build(self, number: int, stream: EntryStream) -> CorpusIndex:
+        """Index part ``number`` from the next entries of ``stream`` (the last part: all that are left)."""
+        self._kept = None  # the part built before goes first
+        last = number == len(self.sizes) - 1
+        index = CorpusIndex(PartTexts(self.corpora, stream.take(None if last else self.sizes[number])),
+                            self.settings, self.lexicon)
+        self._kept = (number, index)
+        return index
 
 
 def scan_parts(indexes: Iterable[CorpusIndex], documents: Callable[[], Iterable[Document]]) -> list[Hit]:
@@ -109,6 +125,6 @@ def scan_parts(indexes: Iterable[CorpusIndex], documents: Callable[[], Iterable[
             found.extend(((number, start, key, part, order), hit)
                          for order, (start, key, hit) in enumerate(matcher.located(document)))
         del index, matcher
-        part += 1
+        part += 1  # noqa: SIM113 (see above)
     found.sort(key=lambda keyed: keyed[0])
     return [hit for _key, hit in found]
