@@ -149,9 +149,9 @@ class CorpusIndex:
         self.lengths = lengths[unit_texts]
         self.starts = np.concatenate(([0], np.cumsum(self.lengths)[:-1])).astype(np.int64)
         self.tokens = np.empty(int(self.lengths.sum()), np.int32)
-        for first, stop, offset, words in _runs(self.starts, self.lengths):
-            sources = starts[unit_texts[first:stop]] - (self.starts[first:stop] - offset)
-            self.tokens[offset:offset + words] = tokens[np.repeat(sources, self.lengths[first:stop]) +
+        for head, stop, offset, words in _runs(self.starts, self.lengths):
+            sources = starts[unit_texts[head:stop]] - (self.starts[head:stop] - offset)
+            self.tokens[offset:offset + words] = tokens[np.repeat(sources, self.lengths[head:stop]) +
                                                         np.arange(words)]
         order = np.argsort(inverse, kind="stable")
         self.owner_texts = checked[order]  # texts grouped by unit
@@ -179,8 +179,8 @@ class CorpusIndex:
         post_pos = np.arange(len(unit_of), dtype=np.int32)
         post_pos -= np.repeat(gram_starts.astype(np.int32), gram_counts)
         hashes = np.empty(len(unit_of), np.uint64)
-        for first, stop, offset, words in _runs(self.starts, self.lengths):
-            grams = slice(int(gram_starts[first]), int(gram_starts[stop - 1] + gram_counts[stop - 1]))
+        for head, stop, offset, words in _runs(self.starts, self.lengths):
+            grams = slice(int(gram_starts[head]), int(gram_starts[stop - 1] + gram_counts[stop - 1]))
             if grams.stop > grams.start:
                 chunk = gram_hashes(self.values[self.tokens[offset:offset + words]], n)
                 hashes[grams] = chunk[self.starts[unit_of[grams]] - offset + post_pos[grams]]
