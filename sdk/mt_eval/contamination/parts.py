@@ -11,8 +11,10 @@ the same key in every part, and the merged hits come in the order a single index
 document, place and unit, then entry.
 
 Where parts differ from one index over everything: an n-gram is too common to look up
-(`CheckSettings.common_ngram`) by its count within its part, and ``texts_uncheckable`` adds up the
-parts' counts (a text repeated in two parts is counted in each).
+(`CheckSettings.common_ngram`) by its count within its part; ``texts_uncheckable`` adds up the parts'
+counts (a text repeated in two parts is counted in each); and a document of more than a mebibyte is read
+in chunks that carry over as many words as the part's longest text needs (`matching.Matcher`), so a
+partial match across a chunk's edge may be aligned within a narrower window.
 """
 
 from __future__ import annotations
