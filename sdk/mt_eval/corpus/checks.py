@@ -16,6 +16,7 @@ from typing import Any
 
 from mt_eval.corpus.families import check_families, family_of, has_families
 from mt_eval.corpus.model import Corpus, CorpusError, listing, plural
+from mt_eval.corpus.on_disk import BLOCK, EntriesOnDisk
 from mt_eval.corpus.tsv import SPACED_COLUMNS
 from mt_eval.problems import Problem
 
@@ -32,21 +33,40 @@ def check_corpus(corpus: Corpus, *, empty_hint: str | None = None) -> None:
         problems = _entry_problems(corpus)
         if problems:
             raise CorpusError(problems, summary=f"corpus {corpus.path} has {plural(len(problems), 'problem')}")
-    scored: Sequence[int] = range(len(corpus.entries))
-    if has_families(corpus.entries):
+    families = has_families(corpus.entries)
+    if families:
         problems = check_families(corpus.entries, file=str(corpus.path), where=corpus.where)
         if problems:
             raise CorpusError(problems, summary=f"corpus {corpus.path}: {plural(len(problems), 'problem')} with its "
                                                 "families")
-        scored = [i for i, e in enumerate(corpus.entries) if family_of(e) == "scored"]
-    with_reference = sum(corpus.entries[i].get("reference") is not None for i in scored)  # strings: checked above
-    if 0 < with_reference < len(scored):
-        raise CorpusError([_some_references(corpus, list(scored), with_reference)])
-    corpus.references = 0 < with_reference == len(scored)
+    scored = with_reference = 0
+    for entry in corpus.entries:
+        if not families or family_of(entry) == "scored":
+            scored += 1
+            with_reference += entry.get("reference") is not None  # strings: checked above
+    if 0 < with_reference < scored:
+        raise CorpusError([_some_references(corpus, families, with_reference)])
+    corpus.references = 0 < with_reference == scored
 
 
-def _clean(entries: list[Any], check_ids: bool) -> bool:
-    """True when every rule holds, checked at C speed; otherwise `_entry_problems` finds what is wrong."""
+def _clean(entries: Sequence[Any], check_ids: bool) -> bool:
+    """True when every rule holds, checked at C speed; otherwise `_entry_problems` finds what is wrong.
+    Entries on disk are checked a block at a time, their ids across blocks."""
+    if not isinstance(entries, EntriesOnDisk):
+        return _clean_list(entries, check_ids)
+    seen: set[Any] = set()
+    for block in entries.blocks(BLOCK * 16):
+        if not _clean_list(block, check_ids):
+            return False
+        if check_ids:
+            before = len(seen)
+            seen.update(e["id"] for e in block)
+            if len(seen) != before + len(block):
+                return False
+    return True
+
+
+def _clean_list(entries: Sequence[Any], check_ids: bool) -> bool:
     if set(map(type, entries)) != {dict}:
         return False
     if check_ids:
@@ -112,11 +132,13 @@ def _entry_problems(corpus: Corpus) -> list[Problem]:
     return problems
 
 
-def _some_references(corpus: Corpus, scored: list[int], with_reference: int) -> Problem:
+def _some_references(corpus: Corpus, families: bool, with_reference: int) -> Problem:
     """Some but not all scored entries have a reference: name the minority's places."""
+    scored = [i for i, e in enumerate(corpus.entries) if not families or family_of(e) == "scored"]
     total = len(scored)
     lacking = with_reference >= total - with_reference
-    odd = [i for i in scored if isinstance(corpus.entries[i].get("reference"), str) != lacking]
+    odd = [i for i, e in enumerate(corpus.entries) if (not families or family_of(e) == "scored")
+           and isinstance(e.get("reference"), str) != lacking]
     if corpus.lines is not None:
         numbers = [corpus.lines[i] for i in odd]
         place = ("line " if len(numbers) == 1 else "lines ") + listing(numbers)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from mt_eval.corpus.model import FORMAT_NAMES, Corpus, listing, plural
@@ -62,7 +63,7 @@ def references_note(corpus: Corpus) -> str:
     return "none: translation only, nothing is scored"
 
 
-def family_counts(entries: list[dict[str, Any]]) -> str | None:
+def family_counts(entries: Sequence[dict[str, Any]]) -> str | None:
     """``30 scored, 3 canaries, 3 negative controls`` (None when no entry names a family)."""
     from mt_eval.corpus.families import FAMILIES, family_of, has_families
 

@@ -9,11 +9,13 @@ same for any corpus size.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mt_eval.corpus.families import scored_entries
 from mt_eval.corpus.model import Corpus, CorpusError, plural
+from mt_eval.corpus.on_disk import EntriesOnDisk
 from mt_eval.corpus.scripts import dominant_script, expected_scripts, script_shares
 from mt_eval.corpus.tsv import SPACED_COLUMNS
 from mt_eval.problems import Problem
@@ -88,12 +90,15 @@ def settle_doubts(corpus: Corpus, doubts: list[Doubt], accepted: list[str]) -> N
             corpus.warnings.append(f"{doubt.message}; {doubt.hint}")
 
 
-def sample(entries: list[dict[str, Any]], size: int = SAMPLE) -> list[dict[str, Any]]:
+def sample(entries: Sequence[dict[str, Any]], size: int = SAMPLE) -> Sequence[dict[str, Any]]:
     """At most ``size`` entries spread evenly over the corpus."""
     if len(entries) <= size:
         return entries
     step = len(entries) / size
-    return [entries[int(i * step)] for i in range(size)]
+    positions = [int(i * step) for i in range(size)]
+    if isinstance(entries, EntriesOnDisk):
+        return list(entries.take(positions))
+    return [entries[position] for position in positions]
 
 
 def _column_doubts(corpus: Corpus) -> list[Doubt]:
@@ -158,18 +163,21 @@ def _content_doubts(corpus: Corpus) -> list[Doubt]:
                 "src_lang,tgt_lang,source,reference)" if corpus.format == "tsv" else
                 "check which field holds the source"))
     if corpus.references:
-        filled = [e for e in entries if e["source"] or e["reference"]]
-        same = sum(e["source"] == e["reference"] for e in filled)
-        if same == len(filled) and same >= 2:
+        filled = same = 0
+        for entry in entries:
+            if entry["source"] or entry["reference"]:
+                filled += 1
+                same += entry["source"] == entry["reference"]
+        if same == filled and same >= 2:
             doubts.append(Doubt(
                 "reference-equals-source",
-                f"every reference is identical to its source ({same:,} of {len(filled):,}): the reference column "
+                f"every reference is identical to its source ({same:,} of {filled:,}): the reference column "
                 "seems to repeat the source, and any score would be meaningless",
                 "check which column or field holds the reference"))
-        elif same >= 2 and same * 5 >= len(filled):
+        elif same >= 2 and same * 5 >= filled:
             doubts.append(Doubt(
                 "reference-equals-source",
-                f"{same:,} of {len(filled):,} references ({same / len(filled):.0%}) are identical to their source",
+                f"{same:,} of {filled:,} references ({same / filled:.0%}) are identical to their source",
                 "scores will count these as perfect copies", refuse=False))
     return doubts
 

@@ -17,11 +17,12 @@ What a run's results say about each family is `mt_eval.harness.families`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
+from mt_eval.corpus.on_disk import kept
 from mt_eval.problems import Problem
 
 FAMILIES = ("scored", "canary", "negative")
@@ -41,13 +42,15 @@ def pair_of(entry: Mapping[str, Any]) -> str | None:
     return pair if isinstance(pair, str) and family_of(entry) == "negative" else None
 
 
-def by_pair(entries: list[dict[str, Any]], config: Any) -> list[tuple[Any, list[dict[str, Any]]]]:
+def by_pair(entries: Sequence[dict[str, Any]], config: Any) -> list[tuple[Any, Sequence[dict[str, Any]]]]:
     """The entries in groups to translate, each with its RunConfig: the run's pair first, then each pair a
-    negative control names, in corpus order."""
+    negative control names, in corpus order. (Entries of one pair come back as they were given.)"""
+    if not any(pair_of(entry) for entry in entries):
+        return [(config, entries)] if entries else []
     groups: dict[str | None, list[dict[str, Any]]] = {None: []}
     for entry in entries:
         groups.setdefault(pair_of(entry), []).append(entry)
-    out = []
+    out: list[tuple[Any, Sequence[dict[str, Any]]]] = []
     for pair, members in groups.items():
         if not members:
             continue
@@ -59,8 +62,9 @@ def by_pair(entries: list[dict[str, Any]], config: Any) -> list[tuple[Any, list[
     return out
 
 
-def scored_entries(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [e for e in entries if family_of(e) == "scored"]
+def scored_entries(entries: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
+    """The scored entries, in order (entries on disk stay on disk: `mt_eval.corpus.on_disk.kept`)."""
+    return kept(entries, lambda entry: family_of(entry) == "scored")
 
 
 def has_families(entries: Iterable[Any]) -> bool:
@@ -94,7 +98,7 @@ def quoted(text: str, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
-def check_families(entries: list[Any], *, file: str, where: Any = None) -> list[Problem]:
+def check_families(entries: Sequence[Any], *, file: str, where: Any = None) -> list[Problem]:
     """Problems with the entries' ``family`` and ``pass_rule`` fields, each located (``where(i)`` names entry
     i's place, by default ``$.entries[i]``)."""
     place = where or (lambda i: f"$.entries[{i}]")

@@ -8,17 +8,24 @@ line numbers (JSONL) or positions from 1 (a JSON list).
 
 from __future__ import annotations
 
+import hashlib
 import json
+from array import array
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import msgspec
+import numpy as np
 
 from mt_eval.corpus.files import FileText, display_name, split_lines
 from mt_eval.corpus.model import ALIASES, Corpus, CorpusError, CorpusFile
+from mt_eval.corpus.on_disk import ON_DISK_FROM, EntriesOnDisk
 from mt_eval.json_input import same_on_every_python
 from mt_eval.problems import Problem
 
 _decode = msgspec.json.Decoder().decode
+_READ_BLOCK = 16 << 20
 _UPSTREAM_EXAMPLE = ('e.g. {"language_pair": {"source": "eng", "target": "spa"}, '
                      '"entries": [{"id": "1", "source": "...", "reference": "..."}]}')
 
@@ -81,6 +88,84 @@ def read_jsonl(file: FileText) -> Corpus:
     return corpus
 
 
+def read_jsonl_on_disk(path: Path) -> Corpus | None:
+    """A plain JSONL corpus whose entries stay on disk (`mt_eval.corpus.on_disk`), or None when the file is
+    not one to read this way (compressed, small, UTF-16, a line msgspec does not read): `read_jsonl` then reads
+    it, and says what is wrong with it if anything is."""
+    if path.name.lower().endswith(".gz") or not path.is_file() or path.stat().st_size < max(ON_DISK_FROM, 1):
+        return None
+    digest = hashlib.sha256()
+    offsets, lengths, numbers = array("q"), array("q"), array("q")
+    number = 0
+    at = 0  # the file offset of ``pending``
+    pending = b""
+    with path.open("rb") as file:
+        while block := file.read(_READ_BLOCK):
+            if at == 0 and not pending and block[:2] in (b"\xff\xfe", b"\xfe\xff"):
+                return None  # UTF-16: read in memory
+            digest.update(block)
+            data = pending + block
+            start = 3 if at == 0 and data.startswith(b"\xef\xbb\xbf") else 0
+            while (end := data.find(b"\n", start)) >= 0:
+                number += 1
+                if not _entry_line(data, start, end, at, offsets, lengths, numbers, number):
+                    return None
+                start = end + 1
+            at += start
+            pending = data[start:]
+    if pending:
+        number += 1
+        if not _entry_line(pending, 0, len(pending), at, offsets, lengths, numbers, number):
+            return None
+    sha256 = digest.hexdigest()
+    entries = EntriesOnDisk(path, np.frombuffer(offsets, np.int64), np.frombuffer(lengths, np.int64),
+                            np.frombuffer(numbers, np.int64), lambda entry, _number: entry)
+    corpus = Corpus(path=path, name=display_name(path), sha256=sha256, entries=entries,
+                    format="jsonl", lines=entries.numbers,  # type: ignore[arg-type]
+                    files=[CorpusFile(role="corpus", path=path, sha256=sha256)])
+    _read_fields(corpus, "line numbers")  # notes the aliases and whether ids are line numbers
+    entries.fix = entry_fixer(implicit_ids=corpus.ids_from == "line numbers", text_ids=False)
+    return corpus
+
+
+def _entry_line(data: bytes, start: int, end: int, at: int, offsets: array[int], lengths: array[int],
+                numbers: array[int], number: int) -> bool:
+    """Note the line ``data[start:end]`` (file offset ``at + start``) when it is an entry; False when msgspec
+    cannot read it (the in-memory reader then says what is wrong)."""
+    line = data[start:end]
+    if not line.strip():
+        return True
+    try:
+        _decode(line)
+    except msgspec.DecodeError:
+        return False
+    offsets.append(at + start)
+    lengths.append(end - start)
+    numbers.append(number)
+    return True
+
+
+def entry_fixer(*, implicit_ids: bool, text_ids: bool) -> Callable[[Any, int], Any]:
+    """What makes a decoded line of an on-disk corpus the entry the in-memory reader makes: its field aliases
+    renamed (`_read_fields`; ambiguous ones were refused), its id its line number when no entry has one, and
+    (``text_ids``, once the checks have noted the integer ids) an integer id its text."""
+
+    def fix(entry: Any, number: int) -> Any:
+        if type(entry) is dict:
+            for role, names in ALIASES.items():
+                if entry.get(role) is None:
+                    present = [name for name in names if name in entry]
+                    if len(present) == 1:
+                        entry[role] = entry.pop(present[0])
+            if implicit_ids:
+                entry["id"] = str(number)
+            elif text_ids and type(entry.get("id")) is int:
+                entry["id"] = str(entry["id"])
+        return entry
+
+    return fix
+
+
 def _read_fields(corpus: Corpus, implicit_ids: str) -> None:
     """Apply field aliases; give ids when no entry has one."""
     problems: list[Problem] = []
@@ -105,7 +190,7 @@ def _read_fields(corpus: Corpus, implicit_ids: str) -> None:
     if problems:
         raise CorpusError(problems, summary=f"corpus {corpus.path} has ambiguous fields")
     if not any_id and corpus.entries:
-        numbers = corpus.lines or range(1, len(corpus.entries) + 1)
+        numbers = corpus.lines if corpus.lines is not None else range(1, len(corpus.entries) + 1)
         for entry, number in zip(corpus.entries, numbers, strict=True):
             if type(entry) is dict:
                 entry["id"] = str(number)

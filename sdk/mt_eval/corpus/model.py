@@ -7,6 +7,7 @@ An integer id keeps its type in `Corpus.given_ids`, so the run card can list it 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,7 @@ class Corpus:
     path: Path
     name: str
     sha256: str
-    entries: list[dict[str, Any]]
+    entries: Sequence[dict[str, Any]]  # a list, or `mt_eval.corpus.on_disk.EntriesOnDisk` for a large JSONL file
     format: str = "json"  # json | jsonl | tsv | parallel
     source_lang: str | None = None
     target_lang: str | None = None

@@ -13,8 +13,9 @@ from typing import Any
 from mt_eval.corpus.checks import check_corpus
 from mt_eval.corpus.doubts import find_doubts, settle_doubts
 from mt_eval.corpus.files import corpus_format, read_file
-from mt_eval.corpus.jsonfile import read_json, read_jsonl
+from mt_eval.corpus.jsonfile import entry_fixer, read_json, read_jsonl, read_jsonl_on_disk
 from mt_eval.corpus.model import Corpus, CorpusError
+from mt_eval.corpus.on_disk import EntriesOnDisk
 from mt_eval.corpus.parallel import read_parallel
 from mt_eval.corpus.tsv import read_tsv
 
@@ -63,14 +64,18 @@ def load_corpus(spec: CorpusSpec) -> Corpus:
         return read_parallel(spec.source_file, spec.reference_file)  # built from lines: nothing else to check
     path = spec.main_path
     kind = corpus_format(path)
-    file = read_file(path)
-    if kind == "tsv":
-        corpus = read_tsv(file, columns=spec.columns)
-    elif kind == "jsonl":
-        corpus = read_jsonl(file)
-    else:
-        corpus = read_json(file)
+    corpus = read_jsonl_on_disk(path) if kind == "jsonl" else None  # a large one: its entries stay on disk
+    if corpus is None:
+        file = read_file(path)
+        if kind == "tsv":
+            corpus = read_tsv(file, columns=spec.columns)
+        elif kind == "jsonl":
+            corpus = read_jsonl(file)
+        else:
+            corpus = read_json(file)
     check_corpus(corpus, empty_hint=_empty_hint(corpus))
+    if isinstance(corpus.entries, EntriesOnDisk):  # the checks noted the integer ids: from now on, ids are text
+        corpus.entries.fix = entry_fixer(implicit_ids=corpus.ids_from == "line numbers", text_ids=True)
     return corpus
 
 

@@ -10,6 +10,7 @@ The entries keep their corpus order. A selection is recorded with the SHA-256 of
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import msgspec
 
 from mt_eval.corpus.model import Corpus, CorpusError, entry_key, listing, plural
+from mt_eval.corpus.on_disk import EntriesOnDisk, kept
 
 _encode_sorted = msgspec.json.Encoder(order="sorted").encode
 
@@ -41,7 +43,7 @@ class SelectionRequest:
 class Selection:
     """The entries to run; ``facts`` (for the run card) is None when they are the whole corpus."""
 
-    entries: list[dict[str, Any]]
+    entries: Sequence[dict[str, Any]]
     facts: dict[str, Any] | None = None
 
     @property
@@ -70,7 +72,8 @@ def select(corpus: Corpus, request: SelectionRequest) -> Selection:
                 else:
                     keep.add(position[item])
                     ids.append(item)
-        entries = [e for i, e in enumerate(entries) if i in keep]
+        entries = (entries.take(sorted(keep)) if isinstance(entries, EntriesOnDisk)
+                   else [e for i, e in enumerate(entries) if i in keep])
     if request.segments:
         entries = _by_segment(corpus, entries, request.segments)
     if request.limit is not None:
@@ -93,7 +96,7 @@ def select(corpus: Corpus, request: SelectionRequest) -> Selection:
     return Selection(entries, facts)
 
 
-def subset_sha256(corpus: Corpus, entries: list[dict[str, Any]]) -> str:
+def subset_sha256(corpus: Corpus, entries: Sequence[dict[str, Any]]) -> str:
     """SHA-256 over the entries as canonical JSON (sorted keys, ids as the file gave them), one per line."""
     digest = hashlib.sha256()
     for entry in entries:
@@ -131,7 +134,7 @@ def _id_items(corpus_path: Path, value: str, position: dict[str, int]) -> list[s
     return items
 
 
-def _range(corpus_path: Path, item: str, position: dict[str, int], entries: list[dict[str, Any]]
+def _range(corpus_path: Path, item: str, position: dict[str, int], entries: Sequence[dict[str, Any]]
            ) -> tuple[int, int]:
     start, _, end = item.partition("..")
     for bound in (start, end):
@@ -147,7 +150,7 @@ def _range(corpus_path: Path, item: str, position: dict[str, int], entries: list
     return first, last
 
 
-def _by_segment(corpus: Corpus, entries: list[dict[str, Any]], segments: list[str]) -> list[dict[str, Any]]:
+def _by_segment(corpus: Corpus, entries: Sequence[dict[str, Any]], segments: list[str]) -> Sequence[dict[str, Any]]:
     present = {str(e["segment"]) for e in corpus.entries if e.get("segment") is not None}
     if not present:
         raise CorpusError.single(corpus.path, "--segment: no entry has a segment field", code="selection",
@@ -158,4 +161,4 @@ def _by_segment(corpus: Corpus, entries: list[dict[str, Any]], segments: list[st
                                  hint=f"the corpus has {plural(len(present), 'segment')}: "
                                       f"{listing(sorted(present))}")
     wanted = set(segments)
-    return [e for e in entries if e.get("segment") is not None and str(e["segment"]) in wanted]
+    return kept(entries, lambda e: e.get("segment") is not None and str(e["segment"]) in wanted)

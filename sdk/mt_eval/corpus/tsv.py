@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mt_eval.corpus.files import FileText, display_name, split_lines
 from mt_eval.corpus.model import ROLE_OF_NAME, Column, Corpus, CorpusError, CorpusFile, listing
@@ -121,9 +121,9 @@ def _fill(corpus: Corpus, rows: list[tuple[int, str]]) -> None:
     keys = [c.key for c in corpus.columns]
     corpus.ids_from = "field" if "id" in keys else "line numbers"
     if keys in (["source", "reference"], ["source"]):
-        wide = _fill_source_reference(corpus.entries, corpus.lines, rows, len(keys))
+        wide = _fill_source_reference(cast("list[dict[str, Any]]", corpus.entries), corpus.lines, rows, len(keys))
     else:
-        wide = _fill_columns(corpus.entries, corpus.lines, rows, keys)
+        wide = _fill_columns(cast("list[dict[str, Any]]", corpus.entries), corpus.lines, rows, keys)
     if wide:
         raise CorpusError(_wide_rows(corpus, wide), summary=f"corpus {corpus.path} has rows with too many columns")
 

@@ -103,7 +103,7 @@ def _part(card: RunCard) -> str:
     return f"{card.selection.entries_selected} of {card.selection.entries_in_corpus} entries"
 
 
-def _hypotheses(card: RunCard, entries: list[dict[str, Any]], name: Path) -> list[str]:
+def _hypotheses(card: RunCard, entries: Sequence[dict[str, Any]], name: Path) -> list[str]:
     from mt_eval.corpus.model import entry_key
 
     by_id = {entry_key(r.id): r for r in card.results}

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -84,7 +85,7 @@ def _outcome(result: Any) -> tuple[str, str | None]:
     return ("translated", result.predicted)
 
 
-def output_differences(a: RunCard, b: RunCard, entries: list[dict[str, Any]]) -> dict[str, Any]:
+def output_differences(a: RunCard, b: RunCard, entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """How many of the entries have a different outcome in the two cards, in all and per family."""
     from mt_eval.corpus.families import FAMILIES, family_of
 

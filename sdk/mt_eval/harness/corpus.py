@@ -9,6 +9,7 @@ read the way the card records.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -17,6 +18,7 @@ from mt_eval.corpus.doubts import find_doubts, settle_doubts
 from mt_eval.corpus.model import Corpus, CorpusError
 from mt_eval.corpus.reader import CorpusSpec, load_corpus, read_corpus
 from mt_eval.corpus.selection import Selection, SelectionRequest, select
+from mt_eval.harness.logged_results import LoggedResults, pairs
 from mt_eval.harness.runcard import CardResult, RunCard
 from mt_eval.records import TranslationResult
 
@@ -55,18 +57,22 @@ def card_results(corpus: Corpus, results: list[TranslationResult]) -> list[CardR
     return out
 
 
-def write_predictions(path: Path, entries: list[dict[str, Any]], results: dict[str, TranslationResult]) -> None:
+def write_predictions(path: Path, entries: Sequence[dict[str, Any]],
+                      results: Mapping[str, TranslationResult] | LoggedResults) -> None:
     """One prediction per line in corpus order, the shape parallel-text tools read. A failed entry is an empty
     line; line breaks inside a prediction become spaces (the card and results.jsonl keep them)."""
-    lines = []
-    for entry in entries:
-        result = results.get(entry["id"])
-        text = "" if result is None or result.error is not None or result.predicted is None else result.predicted
-        if "\n" in text or "\r" in text:
-            text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
-        lines.append(text + "\n")
     temporary = path.with_suffix(".tmp")
-    temporary.write_text("".join(lines), encoding="utf-8")
+    with temporary.open("w", encoding="utf-8") as file:
+        lines = []
+        for _entry, result in pairs(entries, results):
+            text = "" if result is None or result.error is not None or result.predicted is None else result.predicted
+            if "\n" in text or "\r" in text:
+                text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+            lines.append(text + "\n")
+            if len(lines) == 4_096:
+                file.write("".join(lines))
+                lines.clear()
+        file.write("".join(lines))
     temporary.replace(path)
 
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from mt_eval.corpus.on_disk import in_blocks
 from mt_eval.guarded_calls import guarded_translate, split_on_failure
 from mt_eval.harness.results_log import ResultsLog
 from mt_eval.records import RunConfig, TranslationResult
@@ -60,29 +61,40 @@ class Outcome:
     notes: ResultNotes = field(default_factory=ResultNotes)  # what was changed to accept the method's results
 
 
-async def execute(method: TranslationMethod, entries: list[dict[str, Any]], config: RunConfig, settings: RunSettings,
-                  log: ResultsLog, on_result: Callable[[TranslationResult], None], *, directory: Path | None = None,
-                  outcome: Outcome | None = None) -> Outcome:
-    """Translate ``entries`` with ``method``; every final result goes to ``log`` and ``on_result``. Counts add
-    up in ``outcome`` when one is given (a run carried on by another method keeps its first part's)."""
+async def execute(method: TranslationMethod, entries: Sequence[dict[str, Any]], config: RunConfig,
+                  settings: RunSettings, log: ResultsLog, on_result: Callable[[TranslationResult], None], *,
+                  directory: Path | None = None, outcome: Outcome | None = None,
+                  view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None) -> Outcome:
+    """Translate ``entries`` with ``method``, each batch as ``view`` shows it (when given); every final result
+    goes to ``log`` and ``on_result``. Counts add up in ``outcome`` when one is given (a run carried on by
+    another method keeps its first part's). Batches are read as workers take them (entries on disk stay there
+    until their turn); entries to retry queue up behind them."""
     outcome = outcome if outcome is not None else Outcome()
     budget = settings.budget_for(len(entries))
     attempts: dict[str, int] = {}
-    queue: deque[list[dict[str, Any]]] = deque(
-        entries[i:i + settings.batch_size] for i in range(0, len(entries), settings.batch_size))
-    by_id = {str(e["id"]): e for e in entries}
+    batches: Iterator[list[dict[str, Any]]] | None = in_blocks(entries, settings.batch_size)
+    retries: deque[list[dict[str, Any]]] = deque()
     busy = 0
     wake = anyio.Event()
+
+    def next_batch() -> list[dict[str, Any]] | None:
+        nonlocal batches
+        if batches is not None:
+            batch = next(batches, None)
+            if batch is not None:
+                return view(batch) if view is not None else batch
+            batches = None
+        return retries.popleft() if retries else None
 
     async def worker() -> None:
         nonlocal busy, budget, wake
         while True:
-            if not queue:
+            batch = next_batch()
+            if batch is None:
                 if busy == 0:
                     return
                 await wake.wait()  # a batch in flight may come back with entries to retry
                 continue
-            batch = queue.popleft()
             busy += 1
             try:
                 results = await _translate_batch(method, batch, config, settings, outcome, directory)
@@ -97,11 +109,11 @@ async def execute(method: TranslationMethod, entries: list[dict[str, Any]], conf
                     attempts[result.id] = tries + 1
                     budget -= 1
                     outcome.retries_used += 1
-                    retry.append(by_id.get(result.id, entry))
+                    retry.append(entry)
                 else:
                     final.append(result)
             if retry:
-                queue.append(retry)
+                retries.append(retry)
             if final:
                 log.append(final)
                 outcome.completed += len(final)
@@ -109,7 +121,7 @@ async def execute(method: TranslationMethod, entries: list[dict[str, Any]], conf
                     on_result(result)
 
     async with anyio.create_task_group() as group:
-        for _ in range(max(1, min(settings.concurrency, len(queue)))):
+        for _ in range(max(1, min(settings.concurrency, -(-len(entries) // max(1, settings.batch_size))))):
             group.start_soon(worker)
     return outcome
 

@@ -16,7 +16,7 @@ import random
 import shutil
 import socket
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,13 +122,18 @@ class FairRun:
                     for attempt in self.denials.attempts:
                         log.write(msgspec.json.encode(attempt) + b"\n")
 
-    async def replay_with_substitute(self, method: Any, entries: list[dict[str, Any]], config: RunConfig,
-                                     seed: int | None) -> None:
-        """An A1 claim tested: a sample of entries translated again with the policy's second model."""
+    async def replay_with_substitute(self, method: Any, scored: Callable[[], Sequence[dict[str, Any]]],
+                                     config: RunConfig, seed: int | None,
+                                     view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
+        """An A1 claim tested: a sample of the ``scored()`` entries (as ``view`` hands them to the method)
+        translated again with the policy's second model."""
         model = self.policy.substitute_model if self.policy is not None else None
-        if model is None or self.network != "gateway" or not entries:
+        if model is None or self.network != "gateway":
             return
-        sample = random.Random(seed).sample(entries, min(self.substitution_sample, len(entries)))
+        entries = scored()
+        if not entries:
+            return
+        sample = view(random.Random(seed).sample(entries, min(self.substitution_sample, len(entries))))
         try:
             raw = await method.translate(sample, msgspec.structs.replace(config, model=model))
             errors = [str(r.get("error")) for r in raw if r.get("error")] if isinstance(raw, list) else ["no results"]
@@ -139,7 +144,7 @@ class FairRun:
         self.substitution = Substitution(model=model, entries=[str(e["id"]) for e in sample], completed=completed,
                                          failed=len(sample) - completed, example_error=errors[0] if errors else None)
 
-    def card_fields(self, results: list[TranslationResult], complete: bool) -> dict[str, Any]:
+    def card_fields(self, results: Iterable[TranslationResult], complete: bool) -> dict[str, Any]:
         """The card's static_scan, sandbox, gateway and eligibility."""
         gateway = self._gateway_facts()
         denied = self._denied(results)
@@ -160,7 +165,7 @@ class FairRun:
         log.close()
         return log.facts(self.policy_path, self.policy.token_budget)
 
-    def _denied(self, results: list[TranslationResult]) -> list[DeniedAttempt]:
+    def _denied(self, results: Iterable[TranslationResult]) -> list[DeniedAttempt]:
         if self.sandbox is None or self.out is None:
             return []
         seen = DenialLog()

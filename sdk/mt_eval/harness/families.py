@@ -11,13 +11,17 @@ Every figure is a count over a stated denominator (`Ratio`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
 from mt_eval.corpus.families import FAMILIES, PassRule, family_of, quoted
+from mt_eval.harness.logged_results import pairs
 from mt_eval.records import TranslationResult
+
+if TYPE_CHECKING:
+    from mt_eval.harness.logged_results import LoggedResults
 
 
 class Ratio(msgspec.Struct, kw_only=True):
@@ -62,16 +66,16 @@ class FamilyFacts(msgspec.Struct, kw_only=True):
     negatives: list[NegativeOutcome]
 
 
-def tally(entries: list[dict[str, Any]], results: Mapping[str, TranslationResult]) -> FamilyFacts:
+def tally(entries: Sequence[Mapping[str, Any]], results: Mapping[str, TranslationResult] | LoggedResults
+          ) -> FamilyFacts:
     """The family record of a run of ``entries`` (in corpus order) with ``results`` by entry id."""
     counts = dict.fromkeys(FAMILIES, 0)
     canaries: list[CanaryOutcome] = []
     negatives: list[NegativeOutcome] = []
     abstained = failed = 0
-    for entry in entries:
+    for entry, result in pairs(entries, results):
         family = family_of(entry)
         counts[family] += 1
-        result = results.get(str(entry["id"]))
         if family == "canary":
             canaries.append(_canary(entry, result))
         elif family == "negative":
@@ -89,7 +93,7 @@ def tally(entries: list[dict[str, Any]], results: Mapping[str, TranslationResult
                        canaries=canaries, negatives=negatives)
 
 
-def _canary(entry: dict[str, Any], result: TranslationResult | None) -> CanaryOutcome:
+def _canary(entry: Mapping[str, Any], result: TranslationResult | None) -> CanaryOutcome:
     rule_text = str(entry.get("pass_rule") or "")
     outcome = CanaryOutcome(id=str(entry["id"]), rule=rule_text, passed=False, detail="")
     if result is None:
@@ -103,7 +107,7 @@ def _canary(entry: dict[str, Any], result: TranslationResult | None) -> CanaryOu
     return outcome
 
 
-def _negative(entry: dict[str, Any], result: TranslationResult | None) -> NegativeOutcome:
+def _negative(entry: Mapping[str, Any], result: TranslationResult | None) -> NegativeOutcome:
     entry_id = str(entry["id"])
     if result is None:
         return NegativeOutcome(id=entry_id, outcome="no result", detail="the run has no result for it")

@@ -16,6 +16,7 @@ manifest that does not validate, and refuses a run whose inputs differ from it, 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -136,19 +137,15 @@ class FreezeReference(msgspec.Struct, kw_only=True):
     status: str
 
 
-def _lines_sha256(rows: list[list[Any]]) -> str:
-    digest = hashlib.sha256()
-    for row in rows:
-        digest.update(msgspec.json.encode(row) + b"\n")
-    return digest.hexdigest()
-
-
-def label_digests(entries: list[dict[str, Any]]) -> LabelsFreeze:
+def label_digests(entries: Sequence[dict[str, Any]]) -> LabelsFreeze:
+    """The digests of the entries' references and families, in one pass (entries on disk are read once)."""
     from mt_eval.corpus.families import family_of
 
-    references = [[str(e["id"]), e.get("reference")] for e in entries]
-    families = [[str(e["id"]), family_of(e), e.get("pass_rule")] for e in entries]
-    return LabelsFreeze(references_sha256=_lines_sha256(references), families_sha256=_lines_sha256(families))
+    references, families = hashlib.sha256(), hashlib.sha256()
+    for e in entries:
+        references.update(msgspec.json.encode([str(e["id"]), e.get("reference")]) + b"\n")
+        families.update(msgspec.json.encode([str(e["id"]), family_of(e), e.get("pass_rule")]) + b"\n")
+    return LabelsFreeze(references_sha256=references.hexdigest(), families_sha256=families.hexdigest())
 
 
 def sdk_facts() -> SdkFreeze:
@@ -170,7 +167,7 @@ def hardware_facts() -> HardwareFreeze:
                           memory_gib=memory, gpus=gpus)
 
 
-def build_manifest(*, method_dir: Path, method_id: str, corpus: Any, entries: list[dict[str, Any]],
+def build_manifest(*, method_dir: Path, method_id: str, corpus: Any, entries: Sequence[dict[str, Any]],
                    selection: dict[str, Any] | None, config: Any, settings: Any, plan: Any, created_at: str,
                    relative_to: Path | None = None, corpus_source: str | None = None,
                    corpus_license: str | None = None) -> FreezeManifest:

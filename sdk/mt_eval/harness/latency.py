@@ -19,15 +19,16 @@ makes no latency call at all (for a paid API, say): the card then has no cold or
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgspec
 
-from mt_eval.corpus.families import scored_entries
+from mt_eval.corpus.families import family_of
 from mt_eval.durations import format_duration
 
 DEFAULT_WARMUP = 3
@@ -94,7 +95,7 @@ class LatencyFacts(msgspec.Struct, kw_only=True):
 
 def sample_of(entries: Sequence[dict[str, Any]], plan: LatencyPlan) -> list[dict[str, Any]]:
     """The fixed hot sample: the first ``plan.sample`` scored entries, in corpus order."""
-    return scored_entries(entries)[: plan.sample]
+    return list(itertools.islice((e for e in entries if family_of(e) == "scored"), plan.sample))
 
 
 async def measure(method: Any, entries: Sequence[dict[str, Any]], config: Any, plan: LatencyPlan,
@@ -163,14 +164,14 @@ def percentiles(values: Sequence[float]) -> tuple[float | None, float | None]:
     return _rounded(statistics.median(values)), _rounded(_p95(list(values)))
 
 
-def self_reported(results: Sequence[Any]) -> SelfReported:
+def self_reported(results: Iterable[Any]) -> SelfReported:
     """The ``latency_s`` the method reported on the results that carry a translation (its own claim)."""
     latencies = [r.latency_s for r in results if r.predicted is not None and r.error is None]
     p50, p95 = percentiles(latencies)
     return SelfReported(results=len(latencies), p50_s=p50, p95_s=p95)
 
 
-def latency_facts(measured: Measured | None, load_s: float, results: Sequence[Any]) -> LatencyFacts:
+def latency_facts(measured: Measured | None, load_s: float, results: Iterable[Any]) -> LatencyFacts:
     """The card's latency record from the harness's measurement (None: no latency call was made) and what the
     run's ``results`` report about themselves."""
     measured = measured or Measured()

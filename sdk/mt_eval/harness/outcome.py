@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -65,14 +66,14 @@ class MaxErrors:
         return f"{self.percent:g}%" if self.percent is not None else str(self.count or 0)
 
 
-def status_of(results: list[TranslationResult]) -> Status:
+def status_of(results: Collection[TranslationResult]) -> Status:
     errors = sum(r.error is not None for r in results)
     if errors == 0:
         return "complete"
     return "failed" if errors == len(results) else "partial"
 
 
-def failures_of(results: list[TranslationResult]) -> list[Failure]:
+def failures_of(results: Iterable[TranslationResult]) -> list[Failure]:
     """The distinct error messages, most frequent first, each with its count and its first entry."""
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}

@@ -155,3 +155,4 @@ class ResultsLog:
 
     def close(self) -> None:
         self._file.close()
+        self._written = set()  # a million ids are most of a finished run's memory: the log is read back instead

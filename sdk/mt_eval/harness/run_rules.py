@@ -7,7 +7,7 @@ gets its family record and the gate's verdict at the end.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +17,7 @@ from mt_eval.harness.latency import LatencyPlan, Measured
 from mt_eval.harness.policy import PolicyError, ResolvedPolicy, load_policy
 
 if TYPE_CHECKING:
+    from mt_eval.harness.logged_results import LoggedResults
     from mt_eval.harness.request import RunRequest
     from mt_eval.harness.runcard import RunCard
     from mt_eval.loader import LoadedMethod
@@ -44,7 +45,7 @@ class RunRules:
             raise RulesError(str(exc)) from None
         return cls(policy=policy, latency=request.latency, freeze_path=request.freeze)
 
-    def warn_missing_families(self, corpus: Any, entries: list[dict[str, Any]]) -> None:
+    def warn_missing_families(self, corpus: Any, entries: Sequence[dict[str, Any]]) -> None:
         """Warn, naming the file and field, when the run's entries lack the families the policy needs (the
         gate will withhold the headline). Malformed families were refused when the corpus was read."""
         import sys
@@ -62,7 +63,7 @@ class RunRules:
                       f"{least}, so the headline will be withheld (mark entries \"family\": \"{family}\", or give "
                       "--policy FILE)", file=sys.stderr)
 
-    def check_freeze(self, loaded: LoadedMethod, corpus: Any, entries: list[dict[str, Any]],
+    def check_freeze(self, loaded: LoadedMethod, corpus: Any, entries: Sequence[dict[str, Any]],
                      selection: dict[str, Any] | None, config: RunConfig, settings: Any) -> None:
         """With ``--freeze FILE``: refuse a manifest that does not validate or is not frozen, and a run that
         differs from it, naming every difference. ``selection``: the card's selection record (None: the whole
@@ -92,7 +93,7 @@ class RunRules:
         self.freeze_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
         self.freeze_status = manifest.status
 
-    def latency_calls(self, entries: list[dict[str, Any]], config: RunConfig, timeout_s: float,
+    def latency_calls(self, entries: Sequence[dict[str, Any]], config: RunConfig, timeout_s: float,
                       view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
                       save: Callable[[Measured], None], *, quiet: bool) -> Callable[[Any, float], Awaitable[None]]:
         """What runs just before the method's entries (`mt_eval.harness.running.Around.before`): the latency
@@ -119,8 +120,8 @@ class RunRules:
 
         return before
 
-    def finish_card(self, card: RunCard, entries: list[dict[str, Any]], results: dict[str, TranslationResult],
-                    *, scored: bool = True) -> RunCard:
+    def finish_card(self, card: RunCard, entries: Sequence[dict[str, Any]],
+                    results: Mapping[str, TranslationResult] | LoggedResults, *, scored: bool = True) -> RunCard:
         """The card with its family record, its freeze reference and the gate's verdict (none for a
         translation-only run, ``scored`` False: it has no headline to gate)."""
         from mt_eval.harness.families import tally

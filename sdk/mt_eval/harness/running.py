@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 
 from mt_eval.corpus.families import by_pair
+from mt_eval.corpus.on_disk import kept
 from mt_eval.harness.execution import Outcome, ResultsLog, RunSettings, execute
 from mt_eval.harness.outcome import EXIT_FAILED
 from mt_eval.loader import LoadedMethod
@@ -60,7 +61,7 @@ class Around:
     can_move: bool = True  # whether a method that blocks the event loop may carry on in a guest
 
 
-def run_method(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunConfig, settings: RunSettings,
+def run_method(loaded: LoadedMethod, entries: Sequence[dict[str, Any]], config: RunConfig, settings: RunSettings,
                log: ResultsLog, on_result: OnResult, *,
                isolated: Callable[[], LoadedMethod], resume_hint: str, around: Around | None = None) -> Translated:
     """Translate ``entries``; ``isolated()`` loads the same method in a guest process of its own."""
@@ -85,12 +86,12 @@ def run_method(loaded: LoadedMethod, entries: list[dict[str, Any]], config: RunC
     print(f"mt-eval run: {reason}; carrying on with it in its own process, as with --isolate. {fix}",
           file=sys.stderr)
     moved = Translated(outcome, isolated(), moved_to_guest=reason, begun=ran.begun)
-    remaining = [entry for entry in entries if not log.holds(str(entry["id"]))]
+    remaining = kept(entries, lambda entry: not log.holds(str(entry["id"])))
     anyio.run(_start_execute_close, moved, remaining, config, settings, log, on_result, around, watchdog_message)
     return moved
 
 
-async def _start_execute_close(ran: Translated, entries: list[dict[str, Any]], config: RunConfig,
+async def _start_execute_close(ran: Translated, entries: Sequence[dict[str, Any]], config: RunConfig,
                                settings: RunSettings, log: ResultsLog, on_result: OnResult, around: Around,
                                watchdog_message: str) -> None:
     running = around.running(ran.loaded.method_id) if around.running else contextlib.nullcontext()
@@ -98,7 +99,7 @@ async def _start_execute_close(ran: Translated, entries: list[dict[str, Any]], c
         await _execute_and_close(ran, entries, config, settings, log, on_result, around, watchdog_message)
 
 
-async def _execute_and_close(ran: Translated, entries: list[dict[str, Any]], config: RunConfig,
+async def _execute_and_close(ran: Translated, entries: Sequence[dict[str, Any]], config: RunConfig,
                              settings: RunSettings, log: ResultsLog, on_result: OnResult, around: Around,
                              watchdog_message: str) -> None:
     loaded, outcome = ran.loaded, ran.outcome
@@ -113,8 +114,8 @@ async def _execute_and_close(ran: Translated, entries: list[dict[str, Any]], con
             if around.before is not None:
                 await around.before(method, start_s)
             for group_config, group in by_pair(entries, config):  # negative controls of another pair: their own
-                await execute(method, around.view(group) if around.view else group, group_config, settings, log,
-                              on_result, directory=loaded.directory, outcome=outcome)
+                await execute(method, group, group_config, settings, log, on_result, directory=loaded.directory,
+                              outcome=outcome, view=around.view)
 
         if getattr(method, "enforces_deadlines", False):
             await translate()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import gc
 import os
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -25,7 +25,10 @@ import msgspec
 CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
-_CHUNK_CELLS = 4_000_000  # resamples × segments drawn at once
+_CHUNK_CELLS = 2_000_000  # resamples × segments drawn at once
+_COUNT_STATISTICS = ("CHRF", "BLEU")  # metrics whose segment statistics are whole counts
+_SUM_BLOCK = 65_536  # segments whose float32 statistics are summed at once
+_EXACT_IN_FLOAT32 = 2**23  # whole-number sums below it are exact in float32, whatever the order of the additions
 STATS_CHUNK = 5_000  # segments whose statistics sacrebleu extracts at once (its reference caches grow with them)
 PARALLEL_FROM = 500  # segments from which each metric is scored in its own process
 Bootstrap = Literal["fast", "upstream"]
@@ -63,6 +66,10 @@ def make_metrics() -> dict[str, Any]:
     return {"chrF++": CHRF(word_order=2), "BLEU": BLEU(), "TER": TER()}
 
 
+Segments = Iterator[tuple[list[str], list[list[str]]]]  # (hypotheses, reference streams) chunk by chunk
+SegmentSource = Callable[[], Segments]  # a fresh pass over the segments each time it is called
+
+
 def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, resamples: int = DEFAULT_RESAMPLES,
           seed: int = DEFAULT_SEED, metrics: dict[str, Any] | None = None, bootstrap: Bootstrap = "fast") -> Scores:
     """Corpus scores with intervals. ``references`` holds one or more reference streams, each parallel to
@@ -72,39 +79,64 @@ def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, res
     stays bounded); with the ``fast`` bootstrap each metric's resamples use their own seed derived from ``seed``,
     with ``upstream`` every metric draws from ``random.Random(seed)`` as the upstream harness does.
     """
-    if bootstrap not in BOOTSTRAPS:
-        raise ValueError(f"bootstrap must be one of {', '.join(BOOTSTRAPS)}, not {bootstrap!r}")
-    if not hypotheses:
-        raise ValueError("nothing to score: no hypotheses")
     for stream in references:
         if len(stream) != len(hypotheses):
             raise ValueError(f"{len(hypotheses)} hypotheses but a reference stream of {len(stream)}")
-    chosen = metrics or make_metrics()
     hyps, refs = list(hypotheses), [list(stream) for stream in references]
-    jobs = [(name, metric, hyps, refs, resamples, (seed, index), bootstrap)
+    return score_segments(lambda: in_chunks(hyps, refs), len(hyps), resamples=resamples, seed=seed, metrics=metrics,
+                          bootstrap=bootstrap)
+
+
+def in_chunks(hypotheses: list[str], references: list[list[str]]) -> Segments:
+    """Lists of segments as a `SegmentSource` reads them: `STATS_CHUNK` at a time."""
+    for start in range(0, len(hypotheses), STATS_CHUNK):
+        yield hypotheses[start:start + STATS_CHUNK], [stream[start:start + STATS_CHUNK] for stream in references]
+
+
+def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFAULT_RESAMPLES,
+                   seed: int = DEFAULT_SEED, metrics: dict[str, Any] | None = None,
+                   bootstrap: Bootstrap = "fast") -> Scores:
+    """`score` over ``count`` segments that ``segments()`` reads chunk by chunk (a run's results and references
+    read from disk): no process holds more than a chunk of texts, and each metric only its statistics."""
+    if bootstrap not in BOOTSTRAPS:
+        raise ValueError(f"bootstrap must be one of {', '.join(BOOTSTRAPS)}, not {bootstrap!r}")
+    if count <= 0:
+        raise ValueError("nothing to score: no hypotheses")
+    chosen = metrics or make_metrics()
+    jobs = [(name, metric, segments, count, resamples, (seed, index), bootstrap)
             for index, (name, metric) in enumerate(chosen.items())]
-    if len(hyps) >= PARALLEL_FROM and (os.cpu_count() or 1) > 1 and len(jobs) > 1:
+    if count >= PARALLEL_FROM and (os.cpu_count() or 1) > 1 and len(jobs) > 1:
         import multiprocessing
 
+        global _forked_jobs
         context = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
+        _forked_jobs = jobs  # a forked scorer finds its job here: only its number is sent (texts are never pickled)
         gc.freeze()  # a forked scorer's garbage collector then leaves the parent's objects (and their pages) alone
         try:
-            with context.Pool(min(len(jobs), os.cpu_count() or 1)) as pool:
-                results = pool.starmap(_score_metric, jobs)
+            with context.Pool(min(len(jobs), os.cpu_count() or 1), maxtasksperchild=1) as pool:
+                results = pool.map(_score_forked_job, range(len(jobs)), chunksize=1)
         finally:
             gc.unfreeze()
+            _forked_jobs = []
     else:
         results = [_score_metric(*job) for job in jobs]
-    return Scores(headline=next(iter(chosen)), metrics=results, segments=len(hyps), bootstrap_resamples=resamples,
+    return Scores(headline=next(iter(chosen)), metrics=results, segments=count, bootstrap_resamples=resamples,
                   bootstrap_seed=seed, bootstrap=bootstrap)
 
 
-def _score_metric(name: str, metric: Any, hypotheses: list[str], references: list[list[str]], resamples: int,
+_forked_jobs: list[tuple[Any, ...]] = []
+
+
+def _score_forked_job(number: int) -> MetricScore:
+    return _score_metric(*_forked_jobs[number])
+
+
+def _score_metric(name: str, metric: Any, segments: SegmentSource, count: int, resamples: int,
                   seed: tuple[int, int], bootstrap: Bootstrap = "fast") -> MetricScore:
     import numpy as np
 
-    stats = segment_statistics(metric, hypotheses, references)
-    total = metric._compute_score_from_stats(stats.sum(axis=0)).score
+    stats = statistics_of(metric, segments(), count)
+    total = metric._compute_score_from_stats(stats.sum(axis=0, dtype=np.float64)).score
     low = high = None
     if resamples > 0 and bootstrap == "upstream":
         low, high = upstream_interval(metric, stats, resamples, seed[0])
@@ -116,16 +148,32 @@ def _score_metric(name: str, metric: Any, hypotheses: list[str], references: lis
 
 def segment_statistics(metric: Any, hypotheses: list[str], references: list[list[str]]) -> Any:
     """Each segment's sufficient statistics (a segments × statistics array), extracted in chunks."""
+    return statistics_of(metric, in_chunks(hypotheses, references), len(hypotheses))
+
+
+def statistics_of(metric: Any, segments: Segments, count: int) -> Any:
+    """The statistics of ``count`` segments read chunk by chunk. chrF's and BLEU's are whole counts: kept as
+    uint16 while they fit (2 bytes a statistic), as float32 beyond (exact up to 2**24); others (TER's averaged
+    reference lengths) as float64. Sums are taken in float64."""
     import numpy as np
 
+    counts = type(metric).__name__ in _COUNT_STATISTICS
     stats = None  # filled chunk by chunk: never the chunks and their concatenation at once
-    for start in range(0, len(hypotheses), STATS_CHUNK):
-        chunk = np.asarray(metric._extract_corpus_statistics(
-            hypotheses[start:start + STATS_CHUNK], [stream[start:start + STATS_CHUNK] for stream in references]),
-            dtype=np.float64)
+    filled = 0
+    for hypotheses, references in segments:
+        if not hypotheses:
+            continue
+        chunk = np.asarray(metric._extract_corpus_statistics(hypotheses, references), dtype=np.float64)
         if stats is None:
-            stats = np.empty((len(hypotheses), chunk.shape[1]))
-        stats[start:start + len(chunk)] = chunk
+            stats = np.empty((count, chunk.shape[1]), np.uint16 if counts else np.float64)
+        if stats.dtype == np.uint16 and chunk.max(initial=0) > np.iinfo(np.uint16).max:
+            stats = stats.astype(np.float32)  # a segment too long for 2 bytes a count
+        if filled + len(chunk) > count:
+            raise ValueError(f"more than the {count} segments announced")
+        stats[filled:filled + len(chunk)] = chunk
+        filled += len(chunk)
+    if stats is None or filled != count:
+        raise ValueError(f"{filled} segments read, {count} announced")
     return stats
 
 
@@ -139,7 +187,8 @@ def paired_difference(metric: Any, baseline: list[str], candidate: list[str], re
     stats_a = segment_statistics(metric, baseline, references)
     stats_b = segment_statistics(metric, candidate, references)
     score_of = metric._compute_score_from_stats
-    delta = score_of(stats_b.sum(axis=0)).score - score_of(stats_a.sum(axis=0)).score
+    delta = (score_of(stats_b.sum(axis=0, dtype=np.float64)).score
+             - score_of(stats_a.sum(axis=0, dtype=np.float64)).score)
     if resamples <= 0:
         return round(float(delta), 4), None, None
     both = np.concatenate([stats_a, stats_b], axis=1)  # one resample of the cases serves both systems
@@ -167,11 +216,30 @@ def _percentile_interval(stats: Any, resamples: int, rng: Any, value_of: Any) ->
     values: list[float] = []
     for start in range(0, resamples, chunk):
         counts = rng.multinomial(segments, uniform, size=min(chunk, resamples - start))
-        for summed in counts.astype(np.float64) @ stats:
+        for summed in weighted_sums(counts, stats):
             values.append(value_of(summed))
     tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(values, [tail, 100 - tail])
     return round(float(low), 4), round(float(high), 4)
+
+
+def weighted_sums(counts: Any, stats: Any) -> Any:
+    """``counts @ stats`` in float64, exactly. Whole-count statistics (uint16, float32) are summed a block of
+    segments at a time in float32 — exact while a block's sums of whole numbers stay below 2**23, which is
+    checked: a block beyond it is summed again in float64 — rather than widened to float64 whole."""
+    import numpy as np
+
+    if stats.dtype == np.float64:
+        return counts.astype(np.float64) @ stats
+    weights = counts.astype(np.float32)
+    summed = np.zeros((counts.shape[0], stats.shape[1]))
+    for start in range(0, stats.shape[0], _SUM_BLOCK):
+        block = slice(start, start + _SUM_BLOCK)
+        part = np.dot(weights[:, block], stats[block].astype(np.float32, copy=False))
+        if part.max(initial=0) >= _EXACT_IN_FLOAT32:
+            part = counts[:, block].astype(np.float64) @ stats[block].astype(np.float64)
+        summed += part
+    return summed
 
 
 def upstream_draws(segments: int, resamples: int, seed: int) -> Iterator[list[int]]:
@@ -190,7 +258,7 @@ def upstream_interval(metric: Any, stats: Any, resamples: int, seed: int) -> tup
 
     segments = stats.shape[0]
     values = sorted(metric._compute_score_from_stats(
-        np.bincount(indices, minlength=segments).astype(np.float64) @ stats).score
+        weighted_sums(np.bincount(indices, minlength=segments)[None, :], stats)[0]).score
         for indices in upstream_draws(segments, resamples, seed))
     low = max(0, min(int(resamples * (UPSTREAM_ALPHA / 2)), resamples - 1))
     high = max(0, min(int(resamples * (1 - UPSTREAM_ALPHA / 2)) - 1, resamples - 1))

@@ -11,6 +11,7 @@ import datetime
 import sys
 import time
 import uuid
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -21,6 +22,7 @@ from mt_eval.contamination.run_check import check_for_run
 from mt_eval.corpus.describe import reading_facts
 from mt_eval.corpus.families import FAMILY_FIELDS, family_of, scored_entries
 from mt_eval.corpus.model import Corpus
+from mt_eval.corpus.on_disk import kept
 from mt_eval.corpus.selection import Selection
 from mt_eval.gold import corpus_gold_fields, method_view
 from mt_eval.harness import outcome as oc
@@ -32,6 +34,7 @@ from mt_eval.harness.execution import RunSettings
 from mt_eval.harness.fairness import FairnessError, FairRun
 from mt_eval.harness.fairness import prepare as prepare_fairness
 from mt_eval.harness.latency import Measured, latency_facts
+from mt_eval.harness.logged_results import LoggedResults
 from mt_eval.harness.method_contract import (
     card_file,
     checked_pins,
@@ -53,7 +56,7 @@ from mt_eval.harness.run_directory import (
 from mt_eval.harness.run_rules import RunRules
 from mt_eval.harness.run_summary import print_summary
 from mt_eval.harness.running import Around, run_method
-from mt_eval.harness.scoring import MetricScore, Scores, score
+from mt_eval.harness.scoring import STATS_CHUNK, MetricScore, Scores, score_segments
 from mt_eval.loader import LoadedMethod, load_method
 from mt_eval.method_start import StartFailed
 from mt_eval.pins import PinCheck
@@ -187,7 +190,7 @@ def _run_locked(run: _Run) -> RunReport:
     for note in repair(log_path):
         print(f"mt-eval run: {note}", file=sys.stderr)
     done = read_results(log_path)
-    remaining = [e for e in entries if e["id"] not in done]
+    remaining = kept(entries, lambda entry: entry["id"] not in done) if done else entries
     progress = RunProgress(len(entries), len(done), label=loaded.method_id, quiet=request.quiet)
     log = ResultsLog(log_path, known=set(done))
 
@@ -198,7 +201,6 @@ def _run_locked(run: _Run) -> RunReport:
     def view(group: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return method_view(group, run.hidden)
 
-    sample_from = view(scored_entries(entries))
 
     def save_latency(measured: Measured) -> None:
         state.latency = measured
@@ -213,7 +215,7 @@ def _run_locked(run: _Run) -> RunReport:
         return await merged_card(started, run.given_card, config)
 
     async def replay(method: Any) -> None:
-        await fair.replay_with_substitute(method, sample_from, config, config.seed)
+        await fair.replay_with_substitute(method, lambda: scored_entries(entries), config, config.seed, view)
 
     around = Around(running=fair.running, begin=card_of, before=before, finish=replay, view=view,
                     can_move=fair.policy is None and fair.sandbox is None)
@@ -241,20 +243,19 @@ def _run_locked(run: _Run) -> RunReport:
     notes.merge(outcome.notes.counts)
     state.normalised = notes.counts
     write_json(out / "run.json", state)
-    results = read_results(log_path)
-    ordered = [results[e["id"]] for e in entries if e["id"] in results]
+    results = LoggedResults(log_path, entries)  # in corpus order, read from the log pass by pass
     refusals = {str(e["id"]) for e in entries if family_of(e) == "negative"}  # a control's error is a refusal
-    counted = [r for r in ordered if r.id not in refusals]
+    counted = results.excluding(refusals)
     status = oc.status_of(counted)
-    scores = _scores(entries, ordered, request, manager) if status != "failed" else None
+    scores = _scores(entries, results, request, manager) if status != "failed" else None
     runtime = _runtime(loaded, request, fair)
     if ran.moved_to_guest:
         runtime = "python (isolated): it blocked the event loop in-process"
     referenced = None  # the card lists its results, or references the log (mt_eval.harness.card_results)
-    if not embeds_results(request.embed_results, len(ordered)):
-        referenced = log_reference(log_path, len(ordered))
+    if not embeds_results(request.embed_results, len(results)):
+        referenced = log_reference(log_path, len(results))
     draft = _build_card(state, loaded, card, run.corpus, run.selection, config, run.settings, outcome.retries_used,
-                        scores, ordered, request, fair, run.pins, status, runtime, referenced)
+                        scores, results, request, fair, run.pins, status, runtime, referenced)
     draft.contamination = run.contamination
     draft.failures = oc.failures_of(counted)
     run_card = rc.seal(run.rules.finish_card(draft, entries, results, scored=run.corpus.references))
@@ -303,31 +304,54 @@ def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, co
                               changes=changes, command="mt-eval run")
 
 
-def _scores(entries: list[dict[str, Any]], results: list[TranslationResult], request: RunRequest,
+def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: RunRequest,
             manager: Any) -> Scores | None:
     """The metrics over the scored entries (canaries and negative controls are not scored); None when not
     every entry has a result or the scored entries have no references. An entry that failed or was abstained
-    on scores as an empty translation."""
-    scored = scored_entries(entries)
-    if len(results) != len(entries) or not scored or any(not isinstance(e.get("reference"), str) for e in scored):
+    on scores as an empty translation. The scorers read the results and references a chunk at a time."""
+    if len(results) != len(entries):
         return None
-    by_id = {r.id: r for r in results}
-    references = [e["reference"] for e in scored]
-    hypotheses = [r.predicted if r.error is None and r.predicted is not None else ""
-                  for r in (by_id[str(e["id"])] for e in scored)]
-    scores = score(hypotheses, [references], resamples=request.resamples, seed=request.seed,
-                   bootstrap=request.bootstrap)
+    scored = 0
+    for entry in entries:
+        if family_of(entry) == "scored":
+            if not isinstance(entry.get("reference"), str):
+                return None
+            scored += 1
+    if not scored:
+        return None
+
+    def segments() -> Iterator[tuple[list[str], list[list[str]]]]:
+        hypotheses: list[str] = []
+        references: list[str] = []
+        for entry, result in results.aligned():
+            if family_of(entry) != "scored":
+                continue
+            ok = result is not None and result.error is None and result.predicted is not None
+            hypotheses.append(result.predicted if ok else "")  # type: ignore[union-attr,arg-type]
+            references.append(entry["reference"])
+            if len(hypotheses) == STATS_CHUNK:
+                yield hypotheses, [references]
+                hypotheses, references = [], []
+        if hypotheses:
+            yield hypotheses, [references]
+
+    scores = score_segments(segments, scored, resamples=request.resamples, seed=request.seed,
+                            bootstrap=request.bootstrap)
     from mt_eval.extensions import registered_metrics
 
-    for name, scorer in registered_metrics(manager).items():
-        scores.metrics.append(MetricScore(name=name, score=round(float(scorer(hypotheses, references)), 4),
-                                          signature=f"extension:{name}"))
+    extensions = registered_metrics(manager)
+    if extensions:
+        hypotheses = [text for chunk, _ in segments() for text in chunk]
+        references = [text for _, streams in segments() for text in streams[0]]
+        for name, scorer in extensions.items():
+            scores.metrics.append(MetricScore(name=name, score=round(float(scorer(hypotheses, references)), 4),
+                                              signature=f"extension:{name}"))
     return scores
 
 
 def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], corpus: Corpus, selection: Selection,
                 config: RunConfig, settings: RunSettings, retries_used: int, scores: Scores | None,
-                results: list[TranslationResult], request: RunRequest, fair: FairRun,
+                results: LoggedResults, request: RunRequest, fair: FairRun,
                 pins: list[PinCheck], status: rc.Status, runtime: str,
                 referenced: rc.ResultsLogReference | None = None) -> rc.RunCard:
     from mt_eval.harness.covariates import run_covariates
@@ -357,7 +381,7 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
         errors=sum(r.error is not None for r in results),
         status=status,
         failures=oc.failures_of(results),
-        results=card_results(corpus, results) if referenced is None else [], results_log=referenced,
+        results=card_results(corpus, list(results)) if referenced is None else [], results_log=referenced,
         selection=None if selection.facts is None else msgspec.convert(selection.facts, rc.SelectionFacts),
         **fair.card_fields(results, complete=len(results) == len(selection.entries)),
         cached=usage["cached"], normalised=dict(state.normalised), pins=pins,

@@ -1,0 +1,178 @@
+"""A run's results read back from ``results.jsonl`` in corpus order, a chunk at a time.
+
+Once every entry is done, ``mt-eval run`` makes the card, the gate's verdict, the scores and
+``predictions.txt`` from passes over the results in corpus order. A million results held as objects would
+be most of a run's memory, so `LoggedResults` keeps only where each entry's result is in the log (byte
+offset and length: 12 bytes an entry) and decodes a chunk of results at a time when a pass reads them.
+
+An entry's result is found by the hash of its id: the log's ids are hashed once, the entries' ids once,
+and the two sorted arrays are matched (numpy). Ids are unique in a corpus; should two of them ever share a
+hash, the ids themselves are matched instead. Every result read is checked against its entry's id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from mt_eval.records import TranslationResult
+
+_CHUNK = 4_096  # results decoded at once
+_SPAN = 8 << 20  # bytes read in one go for a chunk whose results lie close together in the log
+
+
+class _IdOnly(msgspec.Struct):
+    id: str
+
+
+_decode_id = msgspec.json.Decoder(_IdOnly).decode
+_decode_result = msgspec.json.Decoder(TranslationResult).decode
+
+
+class LoggedResults:
+    """The results ``log`` holds for ``entries`` (a sequence of corpus entries, in corpus order): iterate it for
+    the results in corpus order (entries without a result are skipped), ``len`` for how many there are,
+    `aligned` for each entry with its result (or None), ``get(id)`` for one."""
+
+    def __init__(self, log: Path, entries: Sequence[Mapping[str, Any]]) -> None:
+        self.path = log
+        self._entries = entries
+        entry_keys = np.fromiter((hash(str(entry["id"])) for entry in entries), np.int64, count=len(entries))
+        log_keys, offsets, lengths = _scan_log(log)
+        order = np.argsort(log_keys, kind="stable")  # the first record of an id comes first among its equals
+        sorted_keys = log_keys[order]
+        unique = np.ones(len(sorted_keys), bool)
+        unique[1:] = sorted_keys[1:] != sorted_keys[:-1]
+        sorted_keys, order = sorted_keys[unique], order[unique]
+        self._hashes = entry_keys
+        if len(np.unique(entry_keys)) != len(entry_keys):
+            ids = [str(entry["id"]) for entry in entries]  # two ids share a hash: match the ids themselves
+            entry_keys, sorted_keys, order = _exact_keys(ids, log)
+        if len(sorted_keys):
+            slot = np.minimum(np.searchsorted(sorted_keys, entry_keys), len(sorted_keys) - 1)
+            found = sorted_keys[slot] == entry_keys
+            record = order[slot]
+            self._offset = np.where(found, offsets[record], -1)
+            self._length = np.where(found, lengths[record], 0)
+        else:  # an empty log
+            found = np.zeros(len(entry_keys), bool)
+            self._offset = np.full(len(entry_keys), -1, np.int64)
+            self._length = np.zeros(len(entry_keys), np.int64)
+        self._present = np.flatnonzero(found)
+
+    def __len__(self) -> int:
+        return len(self._present)
+
+    def __iter__(self) -> Iterator[TranslationResult]:
+        for _index, result in self._read(self._present):
+            yield result
+
+    def aligned(self) -> Iterator[tuple[Mapping[str, Any], TranslationResult | None]]:
+        """Every entry, in corpus order, with its result (None when the log holds none)."""
+        entries = iter(self._entries)
+        position = 0
+        for index, result in self._read(self._present):
+            while position < index:
+                yield next(entries), None
+                position += 1
+            entry = next(entries)
+            if str(entry["id"]) != result.id:
+                raise ValueError(f"{self.path}: the result of entry {entry['id']!r} reads as {result.id!r}; the log "
+                                 "changed while it was read")
+            yield entry, result
+            position += 1
+        for entry in entries:
+            yield entry, None
+
+    def excluding(self, ids: Iterable[str]) -> LoggedResults:
+        """The same results without those of ``ids`` (a run's negative controls, whose errors are refusals)."""
+        leave_out = set(ids)
+        view = object.__new__(LoggedResults)
+        view.__dict__.update(self.__dict__)
+        if leave_out:
+            hashes = np.fromiter((hash(entry_id) for entry_id in leave_out), np.int64, count=len(leave_out))
+            candidates = self._present[np.isin(self._hashes[self._present], hashes)]
+            dropped = [index for index in candidates.tolist() if str(self._entries[index]["id"]) in leave_out]
+            view._present = np.setdiff1d(self._present, np.array(dropped, np.int64), assume_unique=True)
+        return view
+
+    def get(self, entry_id: str, default: TranslationResult | None = None) -> TranslationResult | None:
+        for index in np.flatnonzero(self._hashes == hash(entry_id)).tolist():
+            if self._offset[index] >= 0:
+                for _index, result in self._read(np.array([index])):
+                    if result.id == entry_id:
+                        return result
+        return default
+
+    def __contains__(self, entry_id: object) -> bool:
+        return isinstance(entry_id, str) and self.get(entry_id) is not None
+
+    def _read(self, indices: np.ndarray) -> Iterator[tuple[int, TranslationResult]]:
+        """``(entry index, result)`` for ``indices`` (entries with a result, ascending), a chunk at a time."""
+        descriptor = os.open(self.path, os.O_RDONLY)
+        try:
+            for start in range(0, len(indices), _CHUNK):
+                chunk = indices[start:start + _CHUNK]
+                offsets, lengths = self._offset[chunk], self._length[chunk]
+                low, high = int(offsets.min()), int((offsets + lengths).max())
+                if high - low <= _SPAN:
+                    data = os.pread(descriptor, high - low, low)
+                    lines = [data[offset - low:offset - low + length]
+                             for offset, length in zip(offsets.tolist(), lengths.tolist(), strict=True)]
+                else:
+                    lines = [os.pread(descriptor, length, offset)
+                             for offset, length in zip(offsets.tolist(), lengths.tolist(), strict=True)]
+                for index, line in zip(chunk.tolist(), lines, strict=True):
+                    yield index, _decode_result(line)
+        finally:
+            os.close(descriptor)
+
+
+def pairs(entries: Iterable[Mapping[str, Any]], results: Mapping[str, TranslationResult] | LoggedResults
+          ) -> Iterator[tuple[Mapping[str, Any], TranslationResult | None]]:
+    """Each entry with its result (or None): read in one pass from a `LoggedResults`, looked up in a mapping."""
+    if isinstance(results, LoggedResults):
+        return results.aligned()
+    return ((entry, results.get(str(entry["id"]))) for entry in entries)
+
+
+def _scan_log(log: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The hash of each record's id, its offset and its length; lines that are not results are skipped
+    (the log was repaired before the run appended to it)."""
+    keys, offsets, lengths = array("q"), array("q"), array("q")
+    offset = 0
+    with log.open("rb") as file:
+        for line in file:
+            try:
+                record = _decode_id(line)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                pass
+            else:
+                keys.append(hash(record.id))
+                offsets.append(offset)
+                lengths.append(len(line))
+            offset += len(line)
+    return (np.frombuffer(keys, np.int64), np.frombuffer(offsets, np.int64), np.frombuffer(lengths, np.int64))
+
+
+def _exact_keys(ids: list[str], log: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Keys that are positions in ``ids`` rather than hashes (for a corpus two of whose ids share a hash)."""
+    position = {entry_id: number for number, entry_id in enumerate(ids)}
+    keys = array("q")
+    with log.open("rb") as file:
+        for line in file:
+            with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+                keys.append(position.get(_decode_id(line).id, -1))
+    log_keys = np.frombuffer(keys, np.int64)
+    order = np.argsort(log_keys, kind="stable")
+    sorted_keys = log_keys[order]
+    unique = np.ones(len(sorted_keys), bool)
+    unique[1:] = sorted_keys[1:] != sorted_keys[:-1]
+    return np.arange(len(ids), dtype=np.int64), sorted_keys[unique], order[unique]
