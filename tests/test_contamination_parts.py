@@ -194,3 +194,22 @@ def test_a_last_part_of_short_entries_leaves_the_control_to_another_part(tmp_pat
     assert record.status == "clean" and len(record.planted) == 14 and record.recall == 1.0
     assert corpus.entries.passes == 2  # the check, then the part with the most texts to plant, built again
     assert all(int(p.entry_id) < 53 for p in record.planted)
+
+
+def test_a_corpus_kept_on_disk_is_checked_in_parts_as_one_in_memory(tmp_path, monkeypatch):
+    from mt_eval.corpus.on_disk import EntriesOnDisk
+
+    path = write(tmp_path / "corpus.jsonl", rows(60))
+    in_memory = read_corpus(path)
+    monkeypatch.setattr("mt_eval.corpus.jsonfile.ON_DISK_FROM", 0)
+    on_disk = read_corpus(path)
+    assert isinstance(on_disk.entries, EntriesOnDisk) and not isinstance(in_memory.entries, EntriesOnDisk)
+    for bundle in (contaminated(tmp_path / "dirty"), bundle_with(tmp_path / "clean", {"a.txt": "hello\n"})):
+        one = check_for_run(bundle, in_memory, tmp_path / "one", code_sha256="x", enabled=True, reuse=False,
+                            quiet=True)
+        monkeypatch.setattr(parts, "PART_ENTRIES", 7)
+        parted = check_for_run(bundle, on_disk, tmp_path / "parts", code_sha256="x", enabled=True, reuse=False,
+                               quiet=True)
+        monkeypatch.setattr(parts, "PART_ENTRIES", 1000)
+        assert parted.status == one.status
+        assert msgspec.to_builtins(parted.hits) == msgspec.to_builtins(one.hits)

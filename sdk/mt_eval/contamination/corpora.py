@@ -13,9 +13,10 @@ for the entries of the part being checked only.
 
 from __future__ import annotations
 
+import collections
 import itertools
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
@@ -37,14 +38,17 @@ class CorpusTexts:
     entries: Sequence[dict[str, Any]]
     gold: list[str]
 
-    def texts(self, entry: dict[str, Any]) -> list[tuple[int, str]]:
-        """``(side, text)`` of one entry: its source, then each gold text (`SOURCE`, `REFERENCE`)."""
-        found = [(SOURCE, entry["source"])] if isinstance(entry.get("source"), str) else []
+    def texts(self, entry: Mapping[str, Any]) -> tuple[bool, list[str]]:
+        """Whether ``entry`` has a source, and its texts: the source first, then each gold text."""
+        source = entry.get("source")
+        found = [source] if isinstance(source, str) else []
         for field in self.gold:
             value = entry.get(field)
-            values = value if isinstance(value, list) else [value]
-            found.extend((REFERENCE, text) for text in values if isinstance(text, str))
-        return found
+            if isinstance(value, str):
+                found.append(value)
+            elif isinstance(value, list):
+                found.extend(text for text in value if isinstance(text, str))
+        return isinstance(source, str), found
 
 
 class CorpusUnreadable(Exception):
@@ -80,15 +84,31 @@ def texts_of(corpus: Any) -> CorpusTexts:
 
 
 class EntryStream:
-    """One pass over the entries of several corpora, in order: ``(corpus number, position, entry)``."""
+    """One pass over the entries of several corpora, in order, taken a number of entries at a time."""
 
     def __init__(self, corpora: Sequence[CorpusTexts]) -> None:
-        self._entries = ((number, position, entry) for number, corpus in enumerate(corpora)
-                         for position, entry in enumerate(corpus.entries))
+        self._corpora = corpora
+        self._corpus, self._position = 0, 0
+        self._entries: Iterator[Mapping[str, Any]] = iter(corpora[0].entries) if corpora else iter(())
 
-    def take(self, count: int | None) -> Iterator[tuple[int, int, dict[str, Any]]]:
-        """The next ``count`` entries (None: all that are left)."""
-        return itertools.islice(self._entries, count)
+    def take(self, count: int | None) -> Iterator[tuple[int, int, Iterator[Mapping[str, Any]]]]:
+        """The next ``count`` entries (None: all that are left), as runs within one corpus: ``(corpus number,
+        position of the run's first entry, its entries)``; read each run to its end before the next."""
+        while self._corpus < len(self._corpora) and (count is None or count > 0):
+            left = len(self._corpora[self._corpus].entries) - self._position
+            size = left if count is None else min(count, left)
+            yield self._corpus, self._position, itertools.islice(self._entries, size)
+            self._position += size
+            count = None if count is None else count - size
+            if self._position >= len(self._corpora[self._corpus].entries):
+                self._corpus, self._position = self._corpus + 1, 0
+                if self._corpus < len(self._corpora):
+                    self._entries = iter(self._corpora[self._corpus].entries)
+
+    def skip(self, count: int) -> None:
+        """Read past the next ``count`` entries."""
+        for _corpus, _first, entries in self.take(count):
+            collections.deque(entries, maxlen=0)
 
 
 class PartTexts:
@@ -96,9 +116,10 @@ class PartTexts:
     are read (complete once `batches` is exhausted): ``text_entry`` (the entry's number in the part),
     ``text_side``, and per entry its ``entry_ids``, ``entry_corpus`` and ``entry_position``."""
 
-    def __init__(self, corpora: Sequence[CorpusTexts], entries: Iterator[tuple[int, int, dict[str, Any]]]) -> None:
+    def __init__(self, corpora: Sequence[CorpusTexts],
+                 runs: Iterator[tuple[int, int, Iterator[Mapping[str, Any]]]]) -> None:
         self.corpora = list(corpora)
-        self._entries = entries
+        self._runs = runs
         self.entry_ids: list[str] = []
         self.entry_corpus = np.zeros(0, np.int32)
         self.entry_position = np.zeros(0, np.int64)
@@ -107,26 +128,36 @@ class PartTexts:
 
     def batches(self) -> Iterator[list[str]]:
         """The texts, ``BATCH_TEXTS`` at a time."""
-        corpus_of, position_of = array("i"), array("q")
-        entry_of, side_of = array("i"), array("b")
+        counts, sourced = array("i"), array("b")  # per entry: texts, and whether the first is its source
+        runs: list[tuple[int, int, int]] = []
         ids, batch = self.entry_ids, []
-        for number, (corpus, position, entry) in enumerate(self._entries):
-            ids.append(str(entry["id"]))
-            corpus_of.append(corpus)
-            position_of.append(position)
-            for side, text in self.corpora[corpus].texts(entry):
-                entry_of.append(number)
-                side_of.append(side)
-                batch.append(text)
-            if len(batch) >= BATCH_TEXTS:
-                yield batch
-                batch = []
+        for corpus, first, entries in self._runs:
+            texts, before = self.corpora[corpus].texts, len(ids)
+            for entry in entries:
+                ids.append(str(entry["id"]))
+                has_source, found = texts(entry)
+                counts.append(len(found))
+                sourced.append(has_source)
+                batch += found
+                if len(batch) >= BATCH_TEXTS:
+                    yield batch
+                    batch = []
+            runs.append((corpus, first, len(ids) - before))
         if batch:
             yield batch
-        self.entry_corpus = np.frombuffer(corpus_of, np.int32).copy()
-        self.entry_position = np.frombuffer(position_of, np.int64).copy()
-        self.text_entry = np.frombuffer(entry_of, np.int32).copy()
-        self.text_side = np.frombuffer(side_of, np.int8).copy()
+        self._settle(runs, np.frombuffer(counts, np.int32), np.frombuffer(sourced, np.int8).astype(bool))
+
+    def _settle(self, runs: list[tuple[int, int, int]], counts: np.ndarray, sourced: np.ndarray) -> None:
+        """The owner arrays, from each run of entries and each entry's count of texts."""
+        sizes = np.array([size for _corpus, _first, size in runs], np.int64)
+        self.entry_corpus = np.repeat(np.array([corpus for corpus, _first, _size in runs], np.int32), sizes)
+        run_starts = np.cumsum(sizes) - sizes
+        self.entry_position = (np.arange(len(counts), dtype=np.int64) - np.repeat(run_starts, sizes) +
+                               np.repeat(np.array([first for _corpus, first, _size in runs], np.int64), sizes))
+        self.text_entry = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+        self.text_side = np.full(len(self.text_entry), REFERENCE, np.int8)
+        firsts = np.cumsum(counts, dtype=np.int64) - counts
+        self.text_side[firsts[sourced]] = SOURCE
 
     def owner(self, text: int) -> tuple[int, str, str]:
         """``(corpus number, entry id, side)`` of text number ``text``."""
@@ -138,7 +169,7 @@ class PartTexts:
         entry = int(self.text_entry[number])
         corpus = self.corpora[int(self.entry_corpus[entry])]
         slot = number - int(np.searchsorted(self.text_entry, entry))
-        return corpus.texts(corpus.entries[int(self.entry_position[entry])])[slot][1]
+        return corpus.texts(corpus.entries[int(self.entry_position[entry])])[1][slot]
 
     def texts_per_corpus(self) -> np.ndarray:
         """How many texts each corpus has in this part."""

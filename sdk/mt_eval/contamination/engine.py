@@ -100,11 +100,11 @@ def corpus_documents(corpus: CorpusTexts) -> Iterator[Document]:
 def _side_pieces(corpus: CorpusTexts, side: int, positions: array[int]) -> Iterator[tuple[int, str]]:
     number = 0
     for position, entry in enumerate(corpus.entries):
-        for text_side, text in corpus.texts(entry):
-            if text_side == side:
-                positions.append(position)
-                yield number, text.replace("\n", "\t")
-                number += 1
+        has_source, found = corpus.texts(entry)
+        for text in (found[:has_source] if side == SOURCE else found[has_source:]):
+            positions.append(position)
+            yield number, text.replace("\n", "\t")
+            number += 1
 
 
 def build_index(corpora: Sequence[str | Path | CorpusTexts], settings: CheckSettings | None = None,

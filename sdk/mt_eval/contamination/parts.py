@@ -100,8 +100,7 @@ class CorpusParts:
             number = self.plantable.index(max(self.plantable))
         if self._kept is None or self._kept[0] != number:
             stream = EntryStream(self.corpora)
-            for _skipped in stream.take(sum(self.sizes[:number])):
-                pass
+            stream.skip(sum(self.sizes[:number]))
             self._build(number, stream)
         assert self._kept is not None
         return self._kept[1]
