@@ -30,15 +30,16 @@ SAMPLE_S = 0.05
 
 
 def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants, whichever thread forked them (a process pool forks from its own thread)."""
     found, waiting = [], [pid]
     while waiting:
         current = waiting.pop()
         found.append(current)
-        try:
-            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
-        except OSError:
-            continue
-        waiting += [int(child) for child in children]
+        for children in Path(f"/proc/{current}/task").glob("*/children"):
+            try:
+                waiting += [int(child) for child in children.read_text().split()]
+            except OSError:
+                continue
     return found
 
 

@@ -220,6 +220,16 @@ def test_logged_results_come_back_in_corpus_order(tmp_path: Path):
     assert [r.id for r in results] == ["e0", "e2", "e4", "e5"]  # excluding leaves the original whole
 
 
+def test_logged_results_match_ids_themselves_when_two_ids_share_a_hash(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr("mt_eval.harness.logged_results.hash", lambda text: len(text), raising=False)
+    entries = [{"id": i, "source": "s"} for i in ("a", "b", "cc", "dd")]  # "a" and "b" share a "hash"
+    log = write_log(tmp_path / "results.jsonl", [result("dd", "4"), result("b", "2"), result("a", "1")])
+    results = LoggedResults(log, entries)
+    assert [(e["id"], r.predicted if r else None) for e, r in results.aligned()] == [
+        ("a", "1"), ("b", "2"), ("cc", None), ("dd", "4")]
+    assert results.get("b").predicted == "2" and [r.id for r in results.excluding({"a"})] == ["b", "dd"]  # type: ignore[union-attr]
+
+
 def test_logged_results_of_an_empty_log(tmp_path: Path):
     log = tmp_path / "results.jsonl"
     log.write_bytes(b"")

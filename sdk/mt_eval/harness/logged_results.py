@@ -46,11 +46,7 @@ class LoggedResults:
         self._entries = entries
         entry_keys = np.fromiter((hash(str(entry["id"])) for entry in entries), np.int64, count=len(entries))
         log_keys, offsets, lengths = _scan_log(log)
-        order = np.argsort(log_keys, kind="stable")  # the first record of an id comes first among its equals
-        sorted_keys = log_keys[order]
-        unique = np.ones(len(sorted_keys), bool)
-        unique[1:] = sorted_keys[1:] != sorted_keys[:-1]
-        sorted_keys, order = sorted_keys[unique], order[unique]
+        sorted_keys, order = _first_of_each(log_keys)
         self._hashes = entry_keys
         if len(np.unique(entry_keys)) != len(entry_keys):
             ids = [str(entry["id"]) for entry in entries]  # two ids share a hash: match the ids themselves
@@ -170,9 +166,13 @@ def _exact_keys(ids: list[str], log: Path) -> tuple[np.ndarray, np.ndarray, np.n
         for line in file:
             with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
                 keys.append(position.get(_decode_id(line).id, -1))
-    log_keys = np.frombuffer(keys, np.int64)
-    order = np.argsort(log_keys, kind="stable")
-    sorted_keys = log_keys[order]
-    unique = np.ones(len(sorted_keys), bool)
-    unique[1:] = sorted_keys[1:] != sorted_keys[:-1]
-    return np.arange(len(ids), dtype=np.int64), sorted_keys[unique], order[unique]
+    return (np.arange(len(ids), dtype=np.int64), *_first_of_each(np.frombuffer(keys, np.int64)))
+
+
+def _first_of_each(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``keys``, sorted, and where each first occurs (an entry recorded twice keeps its first)."""
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    first = np.ones(len(sorted_keys), bool)
+    first[1:] = sorted_keys[1:] != sorted_keys[:-1]
+    return sorted_keys[first], order[first]

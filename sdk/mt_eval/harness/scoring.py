@@ -111,6 +111,8 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
         global _forked_jobs
         context = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
         _forked_jobs = jobs  # a forked scorer finds its job here: only its number is sent (texts are never pickled)
+        gc.collect()
+        _return_freed_memory()  # what the run freed is not copied into every scorer's count
         gc.freeze()  # a forked scorer's garbage collector then leaves the parent's objects (and their pages) alone
         try:
             with context.Pool(min(len(jobs), os.cpu_count() or 1), maxtasksperchild=1) as pool:
@@ -127,15 +129,35 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
 _forked_jobs: list[tuple[Any, ...]] = []
 
 
+def _return_freed_memory() -> None:
+    """Give memory freed to the C allocator back to the system (glibc's ``malloc_trim``; elsewhere nothing)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return
+    try:
+        trim = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
+
+
 def _score_forked_job(number: int) -> MetricScore:
-    return _score_metric(*_forked_jobs[number])
+    return _score_metric(*_forked_jobs[number], release=True)
 
 
 def _score_metric(name: str, metric: Any, segments: SegmentSource, count: int, resamples: int,
-                  seed: tuple[int, int], bootstrap: Bootstrap = "fast") -> MetricScore:
+                  seed: tuple[int, int], bootstrap: Bootstrap = "fast", *, release: bool = False) -> MetricScore:
+    """One metric's score and interval; ``release``: give back what reading the segments took before resampling
+    (a forked scorer's memory is then its statistics)."""
     import numpy as np
 
     stats = statistics_of(metric, segments(), count)
+    if release:
+        gc.collect()
+        _return_freed_memory()
     total = metric._compute_score_from_stats(stats.sum(axis=0, dtype=np.float64)).score
     low = high = None
     if resamples > 0 and bootstrap == "upstream":
