@@ -278,3 +278,19 @@ def test_resampled_sums_are_exact_however_large():
     for stats in (rng.integers(0, 60_000, (200_000, 4)).astype(np.uint16),
                   rng.integers(0, 3_000_000, (200_000, 4)).astype(np.float32)):  # beyond float32's exact sums
         assert np.array_equal(weighted_sums(counts, stats), counts.astype(np.float64) @ stats.astype(np.float64))
+
+
+def test_the_log_folds_the_ids_it_wrote_and_still_never_appends_one_twice(tmp_path: Path, monkeypatch, caplog):
+    from mt_eval.harness.results_log import ResultsLog
+
+    monkeypatch.setattr(ResultsLog, "FOLD_AFTER", 2)
+    monkeypatch.setattr("mt_eval.harness.results_log.hash", lambda text: len(text), raising=False)  # shared
+    path = tmp_path / "results.jsonl"
+    log = ResultsLog(path, known={"old"})
+    log.append([result("a"), result("bb"), result("c")])  # "a" and "bb" folded into hashes; "c" is recent
+    assert log.holds("a") and log.holds("bb") and log.holds("c") and log.holds("old")
+    assert not log.holds("d") and not log.holds("ee")  # their "hash" is one a written id has: the log says no
+    log.append([result("d"), result("a"), result("d"), result("old")])
+    log.close()
+    assert [json.loads(line)["id"] for line in path.read_text().splitlines()] == ["a", "bb", "c", "d"]
+    assert "not recording 3 entries (a, d, old) again" in caplog.text

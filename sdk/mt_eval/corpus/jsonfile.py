@@ -118,8 +118,8 @@ def read_jsonl_on_disk(path: Path) -> Corpus | None:
         if not _entry_line(pending, 0, len(pending), at, offsets, lengths, numbers, number):
             return None
     sha256 = digest.hexdigest()
-    entries = EntriesOnDisk(path, np.frombuffer(offsets, np.int64), np.frombuffer(lengths, np.int64),
-                            np.frombuffer(numbers, np.int64), lambda entry, _number: entry)
+    entries = EntriesOnDisk(path, np.frombuffer(offsets, np.int64), np.frombuffer(lengths, np.int64).astype(np.int32),
+                            np.frombuffer(numbers, np.int64).astype(np.int32), lambda entry, _number: entry)
     corpus = Corpus(path=path, name=display_name(path), sha256=sha256, entries=entries,
                     format="jsonl", lines=entries.numbers,  # type: ignore[arg-type]
                     files=[CorpusFile(role="corpus", path=path, sha256=sha256)])

@@ -22,17 +22,14 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from mt_eval.harness.results_log import IdOnly
 from mt_eval.records import TranslationResult
 
 _CHUNK = 4_096  # results decoded at once
 _SPAN = 8 << 20  # bytes read in one go for a chunk whose results lie close together in the log
 
 
-class _IdOnly(msgspec.Struct):
-    id: str
-
-
-_decode_id = msgspec.json.Decoder(_IdOnly).decode
+_decode_id = msgspec.json.Decoder(IdOnly).decode
 _decode_result = msgspec.json.Decoder(TranslationResult).decode
 
 
@@ -44,10 +41,9 @@ class LoggedResults:
     def __init__(self, log: Path, entries: Sequence[Mapping[str, Any]]) -> None:
         self.path = log
         self._entries = entries
-        entry_keys = np.fromiter((hash(str(entry["id"])) for entry in entries), np.int64, count=len(entries))
+        entry_keys = _id_hashes(entries)
         log_keys, offsets, lengths = _scan_log(log)
         sorted_keys, order = _first_of_each(log_keys)
-        self._hashes = entry_keys
         if len(np.unique(entry_keys)) != len(entry_keys):
             ids = [str(entry["id"]) for entry in entries]  # two ids share a hash: match the ids themselves
             entry_keys, sorted_keys, order = _exact_keys(ids, log)
@@ -56,12 +52,13 @@ class LoggedResults:
             found = sorted_keys[slot] == entry_keys
             record = order[slot]
             self._offset = np.where(found, offsets[record], -1)
-            self._length = np.where(found, lengths[record], 0)
+            self._length = np.where(found, lengths[record], 0).astype(np.int32)
         else:  # an empty log
             found = np.zeros(len(entry_keys), bool)
             self._offset = np.full(len(entry_keys), -1, np.int64)
-            self._length = np.zeros(len(entry_keys), np.int64)
+            self._length = np.zeros(len(entry_keys), np.int32)
         self._present = np.flatnonzero(found)
+        self._hashes: np.ndarray | None = None  # the entries' id hashes, when `excluding` or `get` needs them
 
     def __len__(self) -> int:
         return len(self._present)
@@ -94,18 +91,23 @@ class LoggedResults:
         view.__dict__.update(self.__dict__)
         if leave_out:
             hashes = np.fromiter((hash(entry_id) for entry_id in leave_out), np.int64, count=len(leave_out))
-            candidates = self._present[np.isin(self._hashes[self._present], hashes)]
+            candidates = self._present[np.isin(self._entry_hashes()[self._present], hashes)]
             dropped = [index for index in candidates.tolist() if str(self._entries[index]["id"]) in leave_out]
             view._present = np.setdiff1d(self._present, np.array(dropped, np.int64), assume_unique=True)
         return view
 
     def get(self, entry_id: str, default: TranslationResult | None = None) -> TranslationResult | None:
-        for index in np.flatnonzero(self._hashes == hash(entry_id)).tolist():
+        for index in np.flatnonzero(self._entry_hashes() == hash(entry_id)).tolist():
             if self._offset[index] >= 0:
                 for _index, result in self._read(np.array([index])):
                     if result.id == entry_id:
                         return result
         return default
+
+    def _entry_hashes(self) -> np.ndarray:
+        if self._hashes is None:
+            self._hashes = _id_hashes(self._entries)
+        return self._hashes
 
     def __contains__(self, entry_id: object) -> bool:
         return isinstance(entry_id, str) and self.get(entry_id) is not None
@@ -137,6 +139,10 @@ def pairs(entries: Iterable[Mapping[str, Any]], results: Mapping[str, Translatio
     if isinstance(results, LoggedResults):
         return results.aligned()
     return ((entry, results.get(str(entry["id"]))) for entry in entries)
+
+
+def _id_hashes(entries: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    return np.fromiter((hash(str(entry["id"])) for entry in entries), np.int64, count=len(entries))
 
 
 def _scan_log(log: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

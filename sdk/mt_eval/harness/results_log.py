@@ -11,12 +11,14 @@ A result for an entry the log already holds is never appended.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
+import numpy as np
 
 from mt_eval.records import TranslationResult
 
@@ -130,11 +132,19 @@ def _ids(ids: list[str]) -> str:
 
 
 class ResultsLog:
-    """The log of one run, open for appending; ``known`` are the ids it already holds."""
+    """The log of one run, open for appending; ``known`` are the ids it already holds.
+
+    The ids written lately are kept as text; every `FOLD_AFTER` of them are folded into a sorted array of their
+    hashes (8 bytes an id, not a string and a set slot: a million ids would be most of a run's memory). An id
+    whose hash is found there is confirmed by reading the log, so a hash shared by two ids loses nothing."""
+
+    FOLD_AFTER = 65_536
 
     def __init__(self, path: Path, known: set[str] | None = None) -> None:
         self.path = path
-        self._written = set(known or ())
+        self._known = set(known or ())
+        self._recent: set[str] = set()
+        self._folded = np.zeros(0, np.int64)  # hashes of older ids written by this run, sorted
         self._file = path.open("ab")
 
     @staticmethod
@@ -143,16 +153,50 @@ class ResultsLog:
         return read_results(path)
 
     def holds(self, entry_id: str) -> bool:
-        return entry_id in self._written
+        if entry_id in self._known or entry_id in self._recent:
+            return True
+        key = hash(entry_id)
+        slot = int(np.searchsorted(self._folded, key))
+        return slot < len(self._folded) and self._folded[slot] == key and self._logged(entry_id)
 
     def append(self, results: list[TranslationResult]) -> None:
-        fresh = [r for r in results if r.id not in self._written]
-        if len(fresh) != len(results):
-            log.warning("%s: not recording %s again", self.path, _ids([r.id for r in results if r.id in self._written]))
-        self._written.update(r.id for r in fresh)
+        fresh: list[TranslationResult] = []
+        again: list[str] = []
+        batch: set[str] = set()
+        for result in results:
+            if result.id in batch or self.holds(result.id):
+                again.append(result.id)
+            else:
+                fresh.append(result)
+                batch.add(result.id)
+        if again:
+            log.warning("%s: not recording %s again", self.path, _ids(again))
         self._file.write(b"".join(_encode(r) + b"\n" for r in fresh))
         self._file.flush()
+        self._recent.update(r.id for r in fresh)
+        if len(self._recent) >= self.FOLD_AFTER:
+            hashes = np.fromiter((hash(entry_id) for entry_id in self._recent), np.int64, count=len(self._recent))
+            self._folded = np.union1d(self._folded, hashes)
+            self._recent.clear()
+
+    def _logged(self, entry_id: str) -> bool:
+        """Whether the log holds a result for ``entry_id`` (read from the file: rare, on a hash found)."""
+        self._file.flush()
+        with self.path.open("rb") as file:
+            for line in file:
+                with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+                    if _decode_id(line).id == entry_id:
+                        return True
+        return False
 
     def close(self) -> None:
         self._file.close()
-        self._written = set()  # a million ids are most of a finished run's memory: the log is read back instead
+
+
+class IdOnly(msgspec.Struct):
+    """A logged result read for its id alone."""
+
+    id: str
+
+
+_decode_id = msgspec.json.Decoder(IdOnly).decode

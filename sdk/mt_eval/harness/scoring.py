@@ -22,10 +22,12 @@ from typing import Any, Literal
 
 import msgspec
 
+from mt_eval.process_memory import return_freed_memory
+
 CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
-_CHUNK_CELLS = 2_000_000  # resamples × segments drawn at once
+_CHUNK_CELLS = 1_000_000  # resamples × segments drawn at once
 _COUNT_STATISTICS = ("CHRF", "BLEU")  # metrics whose segment statistics are whole counts
 _SUM_BLOCK = 65_536  # segments whose float32 statistics are summed at once
 _EXACT_IN_FLOAT32 = 2**23  # whole-number sums below it are exact in float32, whatever the order of the additions
@@ -75,9 +77,10 @@ def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, res
     """Corpus scores with intervals. ``references`` holds one or more reference streams, each parallel to
     ``hypotheses``; a failed entry should be passed as an empty hypothesis.
 
-    Large corpora are scored with one process per metric (statistics are extracted in chunks, so memory
-    stays bounded); with the ``fast`` bootstrap each metric's resamples use their own seed derived from ``seed``,
-    with ``upstream`` every metric draws from ``random.Random(seed)`` as the upstream harness does.
+    Large corpora are scored in parallel: a forked process per metric but the last, which this process scores
+    meanwhile (statistics are extracted in chunks, so memory stays bounded); with the ``fast`` bootstrap each
+    metric's resamples use their own seed derived from ``seed``, with ``upstream`` every metric draws from
+    ``random.Random(seed)`` as the upstream harness does.
     """
     for stream in references:
         if len(stream) != len(hypotheses):
@@ -105,18 +108,20 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
     chosen = metrics or make_metrics()
     jobs = [(name, metric, segments, count, resamples, (seed, index), bootstrap)
             for index, (name, metric) in enumerate(chosen.items())]
-    if count >= PARALLEL_FROM and (os.cpu_count() or 1) > 1 and len(jobs) > 1:
+    workers = min(len(jobs), os.cpu_count() or 1) - 1  # forked scorers; this process scores the rest meanwhile
+    if count >= PARALLEL_FROM and workers > 0 and hasattr(os, "fork"):
         import multiprocessing
 
         global _forked_jobs
-        context = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
-        _forked_jobs = jobs  # a forked scorer finds its job here: only its number is sent (texts are never pickled)
+        _forked_jobs = jobs[:workers]  # a forked scorer finds its job here: only its number is sent (no texts)
         gc.collect()
-        _return_freed_memory()  # what the run freed is not copied into every scorer's count
+        return_freed_memory()  # what the run freed is not copied into every scorer's count
         gc.freeze()  # a forked scorer's garbage collector then leaves the parent's objects (and their pages) alone
         try:
-            with context.Pool(min(len(jobs), os.cpu_count() or 1), maxtasksperchild=1) as pool:
-                results = pool.map(_score_forked_job, range(len(jobs)), chunksize=1)
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                forked = pool.map_async(_score_forked_job, range(workers), chunksize=1)
+                here = [_score_metric(*job, release=True) for job in jobs[workers:]]
+                results = forked.get() + here
         finally:
             gc.unfreeze()
             _forked_jobs = []
@@ -127,21 +132,6 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
 
 
 _forked_jobs: list[tuple[Any, ...]] = []
-
-
-def _return_freed_memory() -> None:
-    """Give memory freed to the C allocator back to the system (glibc's ``malloc_trim``; elsewhere nothing)."""
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return
-    try:
-        trim = ctypes.CDLL(name).malloc_trim
-    except (OSError, AttributeError):
-        return
-    trim(0)
 
 
 def _score_forked_job(number: int) -> MetricScore:
@@ -157,7 +147,7 @@ def _score_metric(name: str, metric: Any, segments: SegmentSource, count: int, r
     stats = statistics_of(metric, segments(), count)
     if release:
         gc.collect()
-        _return_freed_memory()
+        return_freed_memory()
     total = metric._compute_score_from_stats(stats.sum(axis=0, dtype=np.float64)).score
     low = high = None
     if resamples > 0 and bootstrap == "upstream":

@@ -60,6 +60,7 @@ from mt_eval.harness.scoring import STATS_CHUNK, MetricScore, Scores, score_segm
 from mt_eval.loader import LoadedMethod, load_method
 from mt_eval.method_start import StartFailed
 from mt_eval.pins import PinCheck
+from mt_eval.process_memory import large_buffers_mapped
 from mt_eval.progress import RunProgress
 from mt_eval.records import RunConfig, TranslationResult
 from mt_eval.results import ResultNotes, totals
@@ -107,6 +108,7 @@ def run_evaluation(request: RunRequest) -> RunReport:
     """Run (or resume) the evaluation ``request`` describes; raises `RunError`, `mt_eval.locks.Busy`, ..."""
     from mt_eval.extensions import enable_extension, make_plugin_manager
 
+    large_buffers_mapped()  # a million entries' blocks and arrays, freed, leave no holes for the scorers to count
     rules = RunRules.from_request(request)
     spec = request.corpus
     try:
