@@ -165,3 +165,16 @@ def test_the_initialize_result_schema_says_what_a_guest_implements():
     result = schema["$defs"]["InitializeResult"]
     assert result["properties"]["implements"] == {"type": "array", "items": {"type": "string"}}
     assert "implements" not in result["required"]  # a guest that does not say implements translate
+
+
+async def test_a_running_guest_that_only_decides_fails_translate_entries_with_the_reason(make_plugin):
+    judge = make_plugin({"name": "Judge", "entry_point": "pipeline:Judge", "implements": ["decide"],
+                         "dependency_class": "S", "dependencies": []}, files={"pipeline.py": JUDGE})
+    method = BridgeMethod(python_command(judge), label="judge")
+    try:
+        await method.start()  # running: a translate call takes the path of a call to a running guest
+        results = await method.translate([{"id": "a", "source": "x"}], {"source_lang": "eng", "target_lang": "spa"})
+    finally:
+        await method.aclose()
+    assert [(r["id"], r["predicted"], r["error"]) for r in results] == [
+        ("a", None, "guest judge does not implement translate (it implements decide)")]

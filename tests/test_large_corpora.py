@@ -294,3 +294,18 @@ def test_the_log_folds_the_ids_it_wrote_and_still_never_appends_one_twice(tmp_pa
     log.close()
     assert [json.loads(line)["id"] for line in path.read_text().splitlines()] == ["a", "bb", "c", "d"]
     assert "not recording 3 entries (a, d, old) again" in caplog.text
+
+
+def test_scorers_started_fresh_score_what_forked_ones_do(tmp_path: Path, monkeypatch):
+    data = [{"id": f"e{i}", "source": f"the cat {i % 9} sat on the mat {i}", "reference": f"the cat sat {i % 7}"}
+            for i in range(600)]
+    path = write_jsonl(tmp_path / "corpus.jsonl", data)
+    code, forked = run(tmp_path, path, "forked")
+    monkeypatch.setattr("mt_eval.corpus.jsonfile.ON_DISK_FROM", 0)
+    monkeypatch.setattr("mt_eval.harness.scoring.FRESH_SCORERS_FROM", 500)  # entries on disk, sent to a scorer
+    code_fresh, fresh = run(tmp_path, path, "fresh")
+    assert code == code_fresh == 0 and fresh.metrics == forked.metrics
+    hypotheses, references = [e["source"] for e in data], [e["reference"] for e in data]
+    sent = score(hypotheses, [references], resamples=30)  # lists sent to a scorer started fresh
+    monkeypatch.setattr("mt_eval.harness.scoring.PARALLEL_FROM", 10**9)
+    assert sent == score(hypotheses, [references], resamples=30)  # every metric in this process

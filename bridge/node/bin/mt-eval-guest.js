@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 // mt-eval-guest: serve a Node method (translate and/or decide) over mt-eval-bridge/1 on stdin/stdout.
-import { serveResolved } from '../lib/guest-process.js';
 import { REQUESTS, moduleTarget } from '../lib/method-load.js';
 
 const USAGE = `usage: mt-eval-guest DIR              serve the plugin in DIR (its method.json names node_entry)
@@ -52,11 +51,23 @@ function parse(argv) {
   return { module, directory: rest[0], naming: named, maxLineBytes };
 }
 
-// A plugin directory's files are checked as Python checks them (./lib/method-module.js, loaded only for it).
-async function resolve({ module, directory, naming }) {
-  if (module) return moduleTarget(module, naming);
-  const { resolveMethod } = await import('../lib/method-module.js');
-  return resolveMethod({ directory });
+// A plugin directory's files are checked as Python checks them (./lib/method-module.js, loaded only for it), unless
+// these very files passed the checks before (./lib/checked-plugins.js). The guest's own modules load meanwhile.
+async function start({ module, directory, naming, maxLineBytes }) {
+  const serving = import('../lib/guest-process.js');
+  serving.catch(() => {}); // (awaited below: a failure is reported there)
+  if (module) {
+    const { serveResolved } = await serving;
+    serveResolved(moduleTarget(module, naming), { maxLineBytes });
+    return;
+  }
+  const { pluginFiles, recall, remember } = await import('../lib/checked-plugins.js');
+  const remembered = recall(directory);
+  const files = remembered ? null : pluginFiles(directory);
+  const [{ serveResolved }, checks] = await Promise.all([serving, remembered ? null : import('../lib/method-module.js')]);
+  const target = remembered ?? checks.resolveMethod({ directory });
+  serveResolved(target, { maxLineBytes });
+  if (checks) remember(files, target);
 }
 
 let parsed;
@@ -70,7 +81,7 @@ if (parsed.help) {
   process.stdout.write(`${USAGE}\n`);
 } else {
   try {
-    serveResolved(await resolve(parsed), { maxLineBytes: parsed.maxLineBytes });
+    await start(parsed);
   } catch (error) {
     process.stderr.write(`mt-eval-guest: ${error.message}\n`);
     process.exit(2);

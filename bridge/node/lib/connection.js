@@ -5,6 +5,7 @@
 // loop is blocked) and is stopped, as is a guest that cannot cancel at all. Every failure says whether
 // the request was `alone` in flight, and so certainly the one the guest failed on.
 import { GuestProcess } from './child.js';
+import { LazyTimer } from './lazy-timer.js';
 import {
   BridgeError, ErrorCode, classify, decodeUtf8, encode, errorResponse, isPlainObject, notification, readMessageId,
   request,
@@ -41,6 +42,7 @@ export class Connection {
     this.maxLineBytes = maxLineBytes;
     this.cancelGraceMs = cancelGraceMs;
     this.pending = new Map();
+    this.deadlines = new LazyTimer(() => this.#expireDue()); // the requests' deadlines, on one timer
     this.timedOut = new Set(); // ids given up on: a late answer is expected, not suspicious
     this.cancelling = new Map(); // cancelled id → the timer that stops a guest which never answers it
     this.nextId = 1;
@@ -116,13 +118,15 @@ export class Connection {
     if (this.deathError) return Promise.reject(this.deathError);
     const id = this.nextId++;
     const line = encode(request(id, method, params));
-    if (Buffer.byteLength(line) - 1 > this.maxLineBytes) {
+    // (a string of n UTF-16 units is at most 3n bytes of UTF-8: only a long one needs counting)
+    if (line.length * 3 > this.maxLineBytes + 1 && Buffer.byteLength(line) - 1 > this.maxLineBytes) {
       return Promise.reject(new BridgeError(ErrorCode.MESSAGE_TOO_LARGE,
         `the ${method} request is over the ${this.maxLineBytes}-byte line limit`));
     }
     return new Promise((resolve, reject) => {
       const pending = { id, method, resolve, reject };
-      const expire = (ms, hard) => () => {
+      const expire = (hard) => {
+        const ms = hard ? hardTimeoutMs : timeoutMs;
         this.timedOut.add(id);
         if (this.timedOut.size > 1000) this.timedOut.delete(this.timedOut.values().next().value);
         const alone = this.inFlight <= 1;
@@ -139,11 +143,26 @@ export class Connection {
         timer.unref?.();
         this.cancelling.set(id, timer);
       };
-      if (Number.isFinite(timeoutMs)) pending.idle = setTimeout(expire(timeoutMs, false), timeoutMs);
-      if (Number.isFinite(hardTimeoutMs)) pending.hard = setTimeout(expire(hardTimeoutMs, true), hardTimeoutMs);
+      const now = performance.now();
+      Object.assign(pending, { expire, idleMs: timeoutMs, idleAt: now + timeoutMs, hardAt: now + hardTimeoutMs });
+      this.deadlines.ensure(Math.min(pending.idleAt, pending.hardAt));
       this.pending.set(id, pending);
       this.process.write(line);
     });
+  }
+
+  // The deadlines' timer fired: every request past a deadline times out (the earlier of its two first), and the timer
+  // is armed again for the next.
+  #expireDue() {
+    const now = performance.now();
+    let next = Infinity;
+    for (const pending of [...this.pending.values()]) {
+      const due = Math.min(pending.idleAt, pending.hardAt);
+      if (this.pending.get(pending.id) !== pending) continue; // settled meanwhile
+      if (due <= now) pending.expire(pending.hardAt <= pending.idleAt);
+      else next = Math.min(next, due);
+    }
+    if (this.pending.size) this.deadlines.ensure(next);
   }
 
   notify(method, params) {
@@ -172,8 +191,7 @@ export class Connection {
     const pending = this.pending.get(id);
     if (!pending) return false;
     this.pending.delete(id);
-    clearTimeout(pending.idle);
-    clearTimeout(pending.hard);
+    if (this.pending.size === 0) this.deadlines.idle();
     if (error) pending.reject(error);
     else pending.resolve(result);
     return true;
@@ -236,7 +254,7 @@ export class Connection {
     const p = isPlainObject(params) ? params : {};
     if (method === 'progress') {
       const pending = this.pending.get(p.id);
-      pending?.idle?.refresh();
+      if (pending) pending.idleAt = performance.now() + pending.idleMs; // (the timer finds it moved when it fires)
       this.logger.debug(`guest progress on request ${JSON.stringify(p.id)}: ${p.done}/${p.total}${p.message ? ` ${p.message}` : ''}`);
     } else if (method === 'log') {
       const level = LOG_LEVELS[p.level] ?? 'info';
@@ -255,6 +273,7 @@ export class Connection {
     // A program that could not be started at all is reported once, by whoever started it.
     if (!this.closing && !this.stopReason && !info.error) this.logger.warn(`${describeExit(info)} (pid ${this.pid})`);
     for (const id of [...this.pending.keys()]) this.#settle(id, this.deathError);
+    this.deadlines.cancel();
     this.#cancelSettled();
     this.onDeath?.(this.deathError, info);
   }

@@ -214,6 +214,10 @@ export class HostedGuest {
     const cap = this.capabilities.max_batch ?? Infinity;
     const size = Math.min(cap, this.#options.batchSize);
     const limit = this.#options.maxLineBytes;
+    if (entries.length > 0 && entries.length <= size) { // the usual call: all of it in one request, if that fits
+      const whole = encode(request(Number.MAX_SAFE_INTEGER, kind, { [BATCHED[kind].key]: entries, config }));
+      if (whole.length * 3 + 1 <= limit || Buffer.byteLength(whole) + 1 <= limit) return [{ entries }];
+    }
     const overhead = Buffer.byteLength(encode(request(Number.MAX_SAFE_INTEGER, kind, { [BATCHED[kind].key]: [], config })));
     const batches = [];
     let current = { entries: [], bytes: overhead };

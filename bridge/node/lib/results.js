@@ -127,11 +127,12 @@ const wellFormed = (value) => (typeof value === 'string' ? value.isWellFormed()
   : Array.isArray(value) ? value.every(wellFormed)
     : value !== null && typeof value === 'object' ? Object.entries(value).every(([k, v]) => k.isWellFormed() && wellFormed(v)) : true);
 
-// Why a result (full, or its given fields with the rest at their defaults) is unusable; null when it is fine.
-function resultProblem(result) {
+// Why a result (full, or its given fields with the rest at their defaults) is unusable; null when it is fine. Only
+// the fields in `given` (what the method returned; the defaults are well-formed) are searched for broken text.
+function resultProblem(result, given = result) {
   const problem = crossFieldProblem(result);
   if (problem !== null) return problem;
-  const bad = resultContract().order.find((field) => !wellFormed(result[field]));
+  const bad = resultContract().order.find((field) => Object.hasOwn(given, field) && !wellFormed(result[field]));
   return bad === undefined ? null : `"${bad}" holds text that is not valid Unicode (a lone surrogate)`;
 }
 
@@ -171,7 +172,7 @@ export function normalizeResult(raw, { notes = new ResultNotes(), defaultLatency
     }
   }
   const result = fullResult(fields);
-  const problem = resultProblem(result);
+  const problem = resultProblem(result, fields);
   if (problem !== null) return { id: raw.id, problem };
   if (raw.latency_s === undefined || raw.latency_s === null) result.latency_s = defaultLatencyS;
   return { result };
@@ -186,6 +187,12 @@ export function resultsFor(entries, returned, { label = 'the method', notes = ne
   if (!Array.isArray(returned)) {
     const error = `${label} returned ${got(returned)}, not a list of results`;
     return entries.map((entry) => errorResult(entry.id, error, share));
+  }
+  const [only] = returned;
+  if (entries.length === 1 && returned.length === 1 && isPlainObject(only) && typeof only.id === 'string'
+    && only.id !== '' && only.id === entries[0].id) { // one result for the one entry: nothing to match
+    const outcome = normalizeResult(only, { notes, defaultLatencyS: share });
+    return [outcome.result ?? errorResult(only.id, `${label} returned an unusable result: ${outcome.problem}`, share)];
   }
   const found = new Map(entries.map((entry) => [entry.id, []]));
   for (const item of returned) {

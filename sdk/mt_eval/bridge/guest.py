@@ -137,9 +137,10 @@ class GuestServer:
         self._outgoing: list[bytes] = []  # answers not written yet (`send`)
         self._reading = False  # in on_data: its answers go out when the chunk is done
         self._flush_due = False
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop serving: `run` sets it
 
     async def run(self, protocol_fd: int, input_fd: int = 0) -> None:
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         from_host = _streams(input_fd) and _streams(protocol_fd)
         if _streams(protocol_fd):
             self._out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(protocol_fd, "wb", buffering=0))
@@ -183,7 +184,7 @@ class GuestServer:
         self._outgoing.append(line)
         if not self._reading and not self._flush_due:
             self._flush_due = True
-            asyncio.get_running_loop().call_soon(self._flush)
+            (self._loop or asyncio.get_running_loop()).call_soon(self._flush)
 
     def _flush(self) -> None:
         self._flush_due = False
@@ -236,7 +237,7 @@ class GuestServer:
         elif method in ("translate", "decide") and method in self.implements:
             work = self.translate if method == "translate" else self.decide
             # Run at once: a method that answers without waiting is answered in this turn of the loop.
-            task = start_eagerly(work(request_id, params))
+            task = start_eagerly(work(request_id, params), self._loop)
             if task is not None:
                 self._tasks[request_id] = task
                 task.add_done_callback(lambda _: self._tasks.pop(request_id, None))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from array import array
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -119,12 +119,12 @@ def read_jsonl_on_disk(path: Path) -> Corpus | None:
             return None
     sha256 = digest.hexdigest()
     entries = EntriesOnDisk(path, np.frombuffer(offsets, np.int64), np.frombuffer(lengths, np.int64).astype(np.int32),
-                            np.frombuffer(numbers, np.int64).astype(np.int32), lambda entry, _number: entry)
+                            np.frombuffer(numbers, np.int64).astype(np.int32), EntryFixer(aliases=False))
     corpus = Corpus(path=path, name=display_name(path), sha256=sha256, entries=entries,
                     format="jsonl", lines=entries.numbers,  # type: ignore[arg-type]
                     files=[CorpusFile(role="corpus", path=path, sha256=sha256)])
     _read_fields(corpus, "line numbers")  # notes the aliases and whether ids are line numbers
-    entries.fix = entry_fixer(implicit_ids=corpus.ids_from == "line numbers", text_ids=False)
+    entries.fix = EntryFixer(implicit_ids=corpus.ids_from == "line numbers")
     return corpus
 
 
@@ -145,25 +145,30 @@ def _entry_line(data: bytes, start: int, end: int, at: int, offsets: array[int],
     return True
 
 
-def entry_fixer(*, implicit_ids: bool, text_ids: bool) -> Callable[[Any, int], Any]:
-    """What makes a decoded line of an on-disk corpus the entry the in-memory reader makes: its field aliases
-    renamed (`_read_fields`; ambiguous ones were refused), its id its line number when no entry has one, and
-    (``text_ids``, once the checks have noted the integer ids) an integer id its text."""
+@dataclass(frozen=True)
+class EntryFixer:
+    """What makes a decoded line of an on-disk corpus the entry the in-memory reader makes (`EntriesOnDisk.fix`):
+    its field ``aliases`` renamed (`_read_fields`; ambiguous ones were refused), its id its line number when
+    ``implicit_ids`` (no entry has one), and, once the checks have noted the integer ids, an integer id its text
+    (``text_ids``). A class rather than a closure, so that entries on disk can be sent to a scorer process."""
 
-    def fix(entry: Any, number: int) -> Any:
+    aliases: bool = True
+    implicit_ids: bool = False
+    text_ids: bool = False
+
+    def __call__(self, entry: Any, number: int) -> Any:
         if type(entry) is dict:
-            for role, names in ALIASES.items():
-                if entry.get(role) is None:
-                    present = [name for name in names if name in entry]
-                    if len(present) == 1:
-                        entry[role] = entry.pop(present[0])
-            if implicit_ids:
+            if self.aliases:
+                for role, names in ALIASES.items():
+                    if entry.get(role) is None:
+                        present = [name for name in names if name in entry]
+                        if len(present) == 1:
+                            entry[role] = entry.pop(present[0])
+            if self.implicit_ids:
                 entry["id"] = str(number)
-            elif text_ids and type(entry.get("id")) is int:
+            elif self.text_ids and type(entry.get("id")) is int:
                 entry["id"] = str(entry["id"])
         return entry
-
-    return fix
 
 
 def _read_fields(corpus: Corpus, implicit_ids: str) -> None:

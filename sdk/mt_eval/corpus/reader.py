@@ -13,7 +13,7 @@ from typing import Any
 from mt_eval.corpus.checks import check_corpus
 from mt_eval.corpus.doubts import find_doubts, settle_doubts
 from mt_eval.corpus.files import corpus_format, read_file
-from mt_eval.corpus.jsonfile import entry_fixer, read_json, read_jsonl, read_jsonl_on_disk
+from mt_eval.corpus.jsonfile import EntryFixer, read_json, read_jsonl, read_jsonl_on_disk
 from mt_eval.corpus.model import Corpus, CorpusError
 from mt_eval.corpus.on_disk import EntriesOnDisk
 from mt_eval.corpus.parallel import read_parallel
@@ -75,7 +75,7 @@ def load_corpus(spec: CorpusSpec) -> Corpus:
             corpus = read_json(file)
     check_corpus(corpus, empty_hint=_empty_hint(corpus))
     if isinstance(corpus.entries, EntriesOnDisk):  # the checks noted the integer ids: from now on, ids are text
-        corpus.entries.fix = entry_fixer(implicit_ids=corpus.ids_from == "line numbers", text_ids=True)
+        corpus.entries.fix = EntryFixer(implicit_ids=corpus.ids_from == "line numbers", text_ids=True)
     return corpus
 
 

@@ -133,6 +133,33 @@ class LoggedResults:
             os.close(descriptor)
 
 
+class ScoredSegments:
+    """The scored entries' hypotheses and references of a run, chunk by chunk in corpus order (a
+    `mt_eval.harness.scoring.SegmentSource`): a failed or abstained entry is an empty hypothesis. A class
+    rather than a closure, so that a scorer process can be sent it."""
+
+    def __init__(self, results: LoggedResults, chunk: int) -> None:
+        self.results = results
+        self.chunk = chunk
+
+    def __call__(self) -> Iterator[tuple[list[str], list[list[str]]]]:
+        from mt_eval.corpus.families import family_of
+
+        hypotheses: list[str] = []
+        references: list[str] = []
+        for entry, result in self.results.aligned():
+            if family_of(entry) != "scored":
+                continue
+            ok = result is not None and result.error is None and result.predicted is not None
+            hypotheses.append(result.predicted if ok else "")  # type: ignore[union-attr,arg-type]
+            references.append(entry["reference"])
+            if len(hypotheses) == self.chunk:
+                yield hypotheses, [references]
+                hypotheses, references = [], []
+        if hypotheses:
+            yield hypotheses, [references]
+
+
 def pairs(entries: Iterable[Mapping[str, Any]], results: Mapping[str, TranslationResult] | LoggedResults
           ) -> Iterator[tuple[Mapping[str, Any], TranslationResult | None]]:
     """Each entry with its result (or None): read in one pass from a `LoggedResults`, looked up in a mapping."""

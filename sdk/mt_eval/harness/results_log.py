@@ -138,7 +138,7 @@ class ResultsLog:
     hashes (8 bytes an id, not a string and a set slot: a million ids would be most of a run's memory). An id
     whose hash is found there is confirmed by reading the log, so a hash shared by two ids loses nothing."""
 
-    FOLD_AFTER = 65_536
+    FOLD_AFTER = 4_096  # few strings live long, so few memory pools are held by them
 
     def __init__(self, path: Path, known: set[str] | None = None) -> None:
         self.path = path
@@ -191,6 +191,7 @@ class ResultsLog:
 
     def close(self) -> None:
         self._file.close()
+        self._recent, self._folded = set(), np.zeros(0, np.int64)  # the finished run reads the log back instead
 
 
 class IdOnly(msgspec.Struct):

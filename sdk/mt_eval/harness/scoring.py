@@ -33,6 +33,8 @@ _SUM_BLOCK = 65_536  # segments whose float32 statistics are summed at once
 _EXACT_IN_FLOAT32 = 2**23  # whole-number sums below it are exact in float32, whatever the order of the additions
 STATS_CHUNK = 5_000  # segments whose statistics sacrebleu extracts at once (its reference caches grow with them)
 PARALLEL_FROM = 500  # segments from which each metric is scored in its own process
+FRESH_SCORERS_FROM = 250_000  # segments from which scorer processes start fresh (a fork of a process that has run
+# a million entries copies the pages its allocator reuses, and counts them twice); below it, a fork starts faster
 Bootstrap = Literal["fast", "upstream"]
 BOOTSTRAPS: tuple[Bootstrap, ...] = ("fast", "upstream")
 UPSTREAM_ALPHA = 0.05  # the upstream harness's interval: 1 - alpha
@@ -86,12 +88,21 @@ def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, res
         if len(stream) != len(hypotheses):
             raise ValueError(f"{len(hypotheses)} hypotheses but a reference stream of {len(stream)}")
     hyps, refs = list(hypotheses), [list(stream) for stream in references]
-    return score_segments(lambda: in_chunks(hyps, refs), len(hyps), resamples=resamples, seed=seed, metrics=metrics,
+    return score_segments(ListedSegments(hyps, refs), len(hyps), resamples=resamples, seed=seed, metrics=metrics,
                           bootstrap=bootstrap)
 
 
+class ListedSegments:
+    """Lists of segments as a `SegmentSource`: `STATS_CHUNK` at a time."""
+
+    def __init__(self, hypotheses: list[str], references: list[list[str]]) -> None:
+        self.hypotheses, self.references = hypotheses, references
+
+    def __call__(self) -> Segments:
+        return in_chunks(self.hypotheses, self.references)
+
+
 def in_chunks(hypotheses: list[str], references: list[list[str]]) -> Segments:
-    """Lists of segments as a `SegmentSource` reads them: `STATS_CHUNK` at a time."""
     for start in range(0, len(hypotheses), STATS_CHUNK):
         yield hypotheses[start:start + STATS_CHUNK], [stream[start:start + STATS_CHUNK] for stream in references]
 
@@ -108,20 +119,25 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
     chosen = metrics or make_metrics()
     jobs = [(name, metric, segments, count, resamples, (seed, index), bootstrap)
             for index, (name, metric) in enumerate(chosen.items())]
-    workers = min(len(jobs), os.cpu_count() or 1) - 1  # forked scorers; this process scores the rest meanwhile
+    workers = min(len(jobs), os.cpu_count() or 1) - 1  # scorer processes; this process scores the rest meanwhile
     if count >= PARALLEL_FROM and workers > 0 and hasattr(os, "fork"):
         import multiprocessing
 
         global _forked_jobs
+        fresh = count >= FRESH_SCORERS_FROM and "forkserver" in multiprocessing.get_all_start_methods()
         _forked_jobs = jobs[:workers]  # a forked scorer finds its job here: only its number is sent (no texts)
         gc.collect()
         return_freed_memory()  # what the run freed is not copied into every scorer's count
         gc.freeze()  # a forked scorer's garbage collector then leaves the parent's objects (and their pages) alone
         try:
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
-                forked = pool.map_async(_score_forked_job, range(workers), chunksize=1)
+            context = multiprocessing.get_context("forkserver" if fresh else "fork")
+            if fresh:  # the scorers import what scoring needs, never the program that started them (its __main__)
+                context.set_forkserver_preload([__name__])
+            with context.Pool(workers) as pool:
+                scoring = (pool.map_async(_score_sent_job, _forked_jobs, chunksize=1) if fresh else
+                           pool.map_async(_score_forked_job, range(workers), chunksize=1))
                 here = [_score_metric(*job, release=True) for job in jobs[workers:]]
-                results = forked.get() + here
+                results = scoring.get() + here
         finally:
             gc.unfreeze()
             _forked_jobs = []
@@ -136,6 +152,10 @@ _forked_jobs: list[tuple[Any, ...]] = []
 
 def _score_forked_job(number: int) -> MetricScore:
     return _score_metric(*_forked_jobs[number], release=True)
+
+
+def _score_sent_job(job: tuple[Any, ...]) -> MetricScore:
+    return _score_metric(*job, release=True)
 
 
 def _score_metric(name: str, metric: Any, segments: SegmentSource, count: int, resamples: int,

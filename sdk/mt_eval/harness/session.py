@@ -11,7 +11,7 @@ import datetime
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -34,7 +34,7 @@ from mt_eval.harness.execution import RunSettings
 from mt_eval.harness.fairness import FairnessError, FairRun
 from mt_eval.harness.fairness import prepare as prepare_fairness
 from mt_eval.harness.latency import Measured, latency_facts
-from mt_eval.harness.logged_results import LoggedResults
+from mt_eval.harness.logged_results import LoggedResults, ScoredSegments
 from mt_eval.harness.method_contract import (
     card_file,
     checked_pins,
@@ -322,21 +322,7 @@ def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: 
     if not scored:
         return None
 
-    def segments() -> Iterator[tuple[list[str], list[list[str]]]]:
-        hypotheses: list[str] = []
-        references: list[str] = []
-        for entry, result in results.aligned():
-            if family_of(entry) != "scored":
-                continue
-            ok = result is not None and result.error is None and result.predicted is not None
-            hypotheses.append(result.predicted if ok else "")  # type: ignore[union-attr,arg-type]
-            references.append(entry["reference"])
-            if len(hypotheses) == STATS_CHUNK:
-                yield hypotheses, [references]
-                hypotheses, references = [], []
-        if hypotheses:
-            yield hypotheses, [references]
-
+    segments = ScoredSegments(results, STATS_CHUNK)
     scores = score_segments(segments, scored, resamples=request.resamples, seed=request.seed,
                             bootstrap=request.bootstrap)
     from mt_eval.extensions import registered_metrics

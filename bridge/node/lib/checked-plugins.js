@@ -1,0 +1,114 @@
+// What `mt-eval-guest DIR` remembers of the plugins whose files it checked (./method-module.js resolveMethod), so
+// that a guest started again on the same, unchanged files — a host restarting it, one run after another — starts
+// without checking them again. One small file per plugin directory, under $XDG_CACHE_HOME (else ~/.cache), in
+// mt-eval/checked-plugins/, holds the bytes of method.json and method_card.json as they were checked, the real paths
+// of the directory and of the entry file, and a stamp of this package's own files. It is used only while every one
+// of these is unchanged; otherwise the files are checked as usual (and remembered again). A cache that cannot be
+// read or written costs nothing but the check.
+import { mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+
+const MANIFEST_FILE = 'method.json';
+const CARD_FILE = 'method_card.json';
+const PACKAGE = new URL('..', import.meta.url);
+// The package's files that check a plugin: any change to them and what was remembered no longer counts.
+const CHECKER_FILES = ['package.json', 'lib/manifest.js', 'lib/method-module.js', 'lib/json-text.js'];
+const CHECKER_DIRECTORIES = ['lib/contract', 'lib/generated'];
+
+function cacheDirectory() {
+  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  return join(base, 'mt-eval', 'checked-plugins');
+}
+
+// FNV-1a of the plugin's path: a file name only (the record holds the path itself, so a collision is a miss).
+function fileNameFor(path) {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < path.length; i++) hash = Math.imul(hash ^ path.charCodeAt(i), 0x01000193) >>> 0;
+  return `${hash.toString(16).padStart(8, '0')}.json`;
+}
+
+function checkerStamp() {
+  const files = [...CHECKER_FILES];
+  for (const directory of CHECKER_DIRECTORIES) {
+    for (const name of readdirSync(new URL(directory, PACKAGE))) files.push(`${directory}/${name}`);
+  }
+  return files.sort().map((file) => {
+    const stat = statSync(new URL(file, PACKAGE));
+    return `${file}:${stat.size}:${stat.mtimeMs}`;
+  }).join(',');
+}
+
+// The plugin's files as the checks read them — bytes (latin1 keeps every byte) and the directory's real path; null
+// when they cannot be read so.
+export function pluginFiles(path) {
+  try {
+    const given = resolve(path);
+    const directory = basename(given) === MANIFEST_FILE ? dirname(given) : given;
+    let card = null;
+    try {
+      card = readFileSync(join(directory, CARD_FILE), 'latin1');
+    } catch (error) {
+      if (error.code !== 'ENOENT') return null;
+    }
+    const manifest = readFileSync(join(directory, MANIFEST_FILE), 'latin1');
+    return { given, directory, real: realpathSync(directory), manifest, card };
+  } catch {
+    return null;
+  }
+}
+
+// The real path of the entry file the manifest names (the target's `file`), or null when it is not a file.
+function entryFile(files) {
+  const entry = JSON.parse(Buffer.from(files.manifest, 'latin1').toString('utf8')).node_entry;
+  const file = realpathSync(join(files.directory, entry));
+  return statSync(file).isFile() ? file : null;
+}
+
+// At most KEPT records (plugin directories come and go, temporary ones especially): the least recently written go.
+const KEPT = 256;
+function prune(directory) {
+  const names = readdirSync(directory);
+  if (names.length <= KEPT) return;
+  const records = names.map((name) => {
+    const file = join(directory, name);
+    try {
+      return { file, written: statSync(file).mtimeMs };
+    } catch {
+      return null; // removed meanwhile
+    }
+  }).filter(Boolean).sort((a, b) => a.written - b.written);
+  for (const { file } of records.slice(0, records.length - KEPT)) rmSync(file, { force: true });
+}
+
+/** What resolveMethod returned for plugin `path` when its files, as they are now, were last checked; else null. */
+export function recall(path) {
+  try {
+    const files = pluginFiles(path);
+    if (files === null) return null;
+    const record = JSON.parse(readFileSync(join(cacheDirectory(), fileNameFor(files.given)), 'utf8'));
+    if (record.checker !== checkerStamp() || JSON.stringify(record.files) !== JSON.stringify(files)) return null;
+    return entryFile(files) === record.target.file ? record.target : null;
+  } catch {
+    return null; // nothing remembered, or the files changed meanwhile: they are checked
+  }
+}
+
+/**
+ * Remember that the plugin whose files were `files` (pluginFiles, read before they were checked) passed the checks
+ * with `target` (what resolveMethod returned). Never throws.
+ */
+export function remember(files, target) {
+  try {
+    if (files === null || entryFile(files) !== target.file) return;
+    const directory = cacheDirectory();
+    mkdirSync(directory, { recursive: true });
+    const file = join(directory, fileNameFor(files.given));
+    const partial = `${file}.${process.pid}.tmp`;
+    writeFileSync(partial, JSON.stringify({ checker: checkerStamp(), files, target }));
+    renameSync(partial, file); // whole or not at all, whoever reads it meanwhile
+    prune(directory);
+  } catch {
+    // a read-only or full cache: the next start checks the files again
+  }
+}

@@ -1,0 +1,43 @@
+// One timer serving any number of deadlines, as mt_eval.child_process.LazyTimer: ensure(at) arms it to fire no later
+// than `at` (performance.now() milliseconds); its callback finds what is due and calls ensure again for the next. A
+// deadline moved later costs nothing, and a request that comes and goes neither creates nor clears a timer: while
+// nothing waits (idle), the armed timer stays, but no longer keeps the process alive.
+const LONGEST = 2 ** 31 - 1; // setTimeout's longest delay (longer ones fire at once)
+
+export class LazyTimer {
+  #callback;
+  #timer = null;
+  #at = Infinity;
+
+  constructor(callback) {
+    this.#callback = callback;
+  }
+
+  ensure(at) {
+    if (!Number.isFinite(at)) return;
+    if (this.#timer !== null && this.#at <= at) {
+      this.#timer.ref();
+      return;
+    }
+    clearTimeout(this.#timer);
+    this.#at = at;
+    this.#timer = setTimeout(() => this.#fire(), Math.min(LONGEST, Math.max(1, Math.ceil(at - performance.now()))));
+  }
+
+  /** Nothing waits for now: the timer may fire, but does not keep the process alive. */
+  idle() {
+    this.#timer?.unref();
+  }
+
+  cancel() {
+    clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#at = Infinity;
+  }
+
+  #fire() {
+    this.#timer = null;
+    this.#at = Infinity;
+    this.#callback();
+  }
+}
