@@ -296,16 +296,13 @@ def test_the_log_folds_the_ids_it_wrote_and_still_never_appends_one_twice(tmp_pa
     assert "not recording 3 entries (a, d, old) again" in caplog.text
 
 
-def test_scorers_started_fresh_score_what_forked_ones_do(tmp_path: Path, monkeypatch):
-    data = [{"id": f"e{i}", "source": f"the cat {i % 9} sat on the mat {i}", "reference": f"the cat sat {i % 7}"}
-            for i in range(600)]
-    path = write_jsonl(tmp_path / "corpus.jsonl", data)
-    code, forked = run(tmp_path, path, "forked")
-    monkeypatch.setattr("mt_eval.corpus.jsonfile.ON_DISK_FROM", 0)
-    monkeypatch.setattr("mt_eval.harness.scoring.FRESH_SCORERS_FROM", 500)  # entries on disk, sent to a scorer
-    code_fresh, fresh = run(tmp_path, path, "fresh")
-    assert code == code_fresh == 0 and fresh.metrics == forked.metrics
-    hypotheses, references = [e["source"] for e in data], [e["reference"] for e in data]
-    sent = score(hypotheses, [references], resamples=30)  # lists sent to a scorer started fresh
+@pytest.mark.parametrize("long", [False, True])
+def test_scores_from_worker_processes_are_the_scores_from_this_process(monkeypatch, long: bool):
+    hypotheses = [f"the cat {i % 9} sat on the mat {i}" for i in range(600)]
+    references = [f"the cat sat {i % 7} on a mat" for i in range(600)]
+    if long:  # a count beyond 2 bytes: that metric's statistics are extracted again in this process
+        hypotheses[5] = references[5] = "x" * 70_000
+    monkeypatch.setattr("mt_eval.harness.scoring.PARALLEL_FROM", 500)
+    shared = score(hypotheses, [references], resamples=40)
     monkeypatch.setattr("mt_eval.harness.scoring.PARALLEL_FROM", 10**9)
-    assert sent == score(hypotheses, [references], resamples=30)  # every metric in this process
+    assert shared == score(hypotheses, [references], resamples=40)

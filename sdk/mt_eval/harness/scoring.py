@@ -33,8 +33,6 @@ _SUM_BLOCK = 65_536  # segments whose float32 statistics are summed at once
 _EXACT_IN_FLOAT32 = 2**23  # whole-number sums below it are exact in float32, whatever the order of the additions
 STATS_CHUNK = 5_000  # segments whose statistics sacrebleu extracts at once (its reference caches grow with them)
 PARALLEL_FROM = 500  # segments from which each metric is scored in its own process
-FRESH_SCORERS_FROM = 250_000  # segments from which scorer processes start fresh (a fork of a process that has run
-# a million entries copies the pages its allocator reuses, and counts them twice); below it, a fork starts faster
 Bootstrap = Literal["fast", "upstream"]
 BOOTSTRAPS: tuple[Bootstrap, ...] = ("fast", "upstream")
 UPSTREAM_ALPHA = 0.05  # the upstream harness's interval: 1 - alpha
@@ -119,55 +117,26 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
     chosen = metrics or make_metrics()
     jobs = [(name, metric, segments, count, resamples, (seed, index), bootstrap)
             for index, (name, metric) in enumerate(chosen.items())]
-    workers = min(len(jobs), os.cpu_count() or 1) - 1  # scorer processes; this process scores the rest meanwhile
-    if count >= PARALLEL_FROM and workers > 0 and hasattr(os, "fork"):
-        import multiprocessing
-
-        global _forked_jobs
-        fresh = count >= FRESH_SCORERS_FROM and "forkserver" in multiprocessing.get_all_start_methods()
-        _forked_jobs = jobs[:workers]  # a forked scorer finds its job here: only its number is sent (no texts)
-        gc.collect()
-        return_freed_memory()  # what the run freed is not copied into every scorer's count
-        gc.freeze()  # a forked scorer's garbage collector then leaves the parent's objects (and their pages) alone
-        try:
-            context = multiprocessing.get_context("forkserver" if fresh else "fork")
-            if fresh:  # the scorers import what scoring needs, never the program that started them (its __main__)
-                context.set_forkserver_preload([__name__])
-            with context.Pool(workers) as pool:
-                scoring = (pool.map_async(_score_sent_job, _forked_jobs, chunksize=1) if fresh else
-                           pool.map_async(_score_forked_job, range(workers), chunksize=1))
-                here = [_score_metric(*job, release=True) for job in jobs[workers:]]
-                results = scoring.get() + here
-        finally:
-            gc.unfreeze()
-            _forked_jobs = []
+    workers = min(len(jobs), os.cpu_count() or 1)
+    if count >= PARALLEL_FROM and workers > 1 and hasattr(os, "fork"):
+        results = score_in_processes(jobs, count, workers)
     else:
         results = [_score_metric(*job) for job in jobs]
     return Scores(headline=next(iter(chosen)), metrics=results, segments=count, bootstrap_resamples=resamples,
                   bootstrap_seed=seed, bootstrap=bootstrap)
 
 
-_forked_jobs: list[tuple[Any, ...]] = []
-
-
-def _score_forked_job(number: int) -> MetricScore:
-    return _score_metric(*_forked_jobs[number], release=True)
-
-
-def _score_sent_job(job: tuple[Any, ...]) -> MetricScore:
-    return _score_metric(*job, release=True)
-
-
 def _score_metric(name: str, metric: Any, segments: SegmentSource, count: int, resamples: int,
-                  seed: tuple[int, int], bootstrap: Bootstrap = "fast", *, release: bool = False) -> MetricScore:
-    """One metric's score and interval; ``release``: give back what reading the segments took before resampling
-    (a forked scorer's memory is then its statistics)."""
+                  seed: tuple[int, int], bootstrap: Bootstrap = "fast") -> MetricScore:
+    """One metric's score and interval, in this process."""
+    return scored(name, metric, statistics_of(metric, segments(), count), resamples, seed, bootstrap)
+
+
+def scored(name: str, metric: Any, stats: Any, resamples: int, seed: tuple[int, int],
+           bootstrap: Bootstrap = "fast") -> MetricScore:
+    """A metric's score from its segments' statistics, with its interval."""
     import numpy as np
 
-    stats = statistics_of(metric, segments(), count)
-    if release:
-        gc.collect()
-        return_freed_memory()
     total = metric._compute_score_from_stats(stats.sum(axis=0, dtype=np.float64)).score
     low = high = None
     if resamples > 0 and bootstrap == "upstream":
@@ -183,14 +152,27 @@ def segment_statistics(metric: Any, hypotheses: list[str], references: list[list
     return statistics_of(metric, in_chunks(hypotheses, references), len(hypotheses))
 
 
-def statistics_of(metric: Any, segments: Segments, count: int) -> Any:
+class CountsTooLarge(ValueError):
+    """A segment's count does not fit the 2 bytes of the array given to `statistics_of`."""
+
+
+def statistics_width(metric: Any) -> tuple[int, Any]:
+    """How many statistics ``metric`` has per segment, and the dtype `statistics_of` keeps them in."""
+    import numpy as np
+
+    width = len(metric._extract_corpus_statistics(["a"], [["a"]])[0])
+    return width, np.uint16 if type(metric).__name__ in _COUNT_STATISTICS else np.float64
+
+
+def statistics_of(metric: Any, segments: Segments, count: int, out: Any = None) -> Any:
     """The statistics of ``count`` segments read chunk by chunk. chrF's and BLEU's are whole counts: kept as
     uint16 while they fit (2 bytes a statistic), as float32 beyond (exact up to 2**24); others (TER's averaged
-    reference lengths) as float64. Sums are taken in float64."""
+    reference lengths) as float64. Sums are taken in float64. ``out``: the array to fill (`statistics_width`);
+    `CountsTooLarge` when a count does not fit it."""
     import numpy as np
 
     counts = type(metric).__name__ in _COUNT_STATISTICS
-    stats = None  # filled chunk by chunk: never the chunks and their concatenation at once
+    stats = out  # filled chunk by chunk: never the chunks and their concatenation at once
     filled = 0
     for hypotheses, references in segments:
         if not hypotheses:
@@ -199,6 +181,8 @@ def statistics_of(metric: Any, segments: Segments, count: int) -> Any:
         if stats is None:
             stats = np.empty((count, chunk.shape[1]), np.uint16 if counts else np.float64)
         if stats.dtype == np.uint16 and chunk.max(initial=0) > np.iinfo(np.uint16).max:
+            if out is not None:
+                raise CountsTooLarge(f"a count of {chunk.max():.0f} does not fit 2 bytes")
             stats = stats.astype(np.float32)  # a segment too long for 2 bytes a count
         if filled + len(chunk) > count:
             raise ValueError(f"more than the {count} segments announced")
@@ -295,3 +279,66 @@ def upstream_interval(metric: Any, stats: Any, resamples: int, seed: int) -> tup
     low = max(0, min(int(resamples * (UPSTREAM_ALPHA / 2)), resamples - 1))
     high = max(0, min(int(resamples * (1 - UPSTREAM_ALPHA / 2)) - 1, resamples - 1))
     return round(float(values[low]), 4), round(float(values[high]), 4)
+
+
+# Scoring a large corpus in worker processes, in two rounds that share each metric's statistics. Round one: a
+# worker per metric (forked, ``workers`` at a time) reads the segments and writes the metric's per-segment
+# statistics into an array of memory shared with this process. Round two: workers forked afresh compute each
+# metric's score and interval from its shared array. A worker ends with its metric, so what reading the texts
+# took never stays for resampling, and the statistics exist once however many processes read them. A count too
+# large for the shared array's 2 bytes has its metric's statistics extracted again here, as float32.
+
+_jobs: list[tuple[Any, ...]] = []  # what a forked worker finds (only a job's number is sent: never texts)
+_statistics: list[Any] = []
+
+
+def score_in_processes(jobs: list[tuple[Any, ...]], count: int, workers: int) -> list[MetricScore]:
+    """The `MetricScore` of each job (``name, metric, segments, count, resamples, seed, bootstrap``)."""
+    import multiprocessing
+
+    global _jobs, _statistics
+    _jobs = jobs
+    _statistics = [_shared_array(count, job[1]) for job in jobs]
+    gc.collect()
+    return_freed_memory()  # what this process freed is not counted again in every worker
+    gc.freeze()  # a worker's garbage collector then leaves this process's objects (and their pages) alone
+    context = multiprocessing.get_context("fork")
+    try:
+        with context.Pool(workers, maxtasksperchild=1) as pool:
+            fitted = pool.map(_extract, range(len(jobs)), chunksize=1)
+        for number, fits in enumerate(fitted):
+            if not fits:
+                _name, metric, segments, *_rest = jobs[number]
+                _statistics[number] = statistics_of(metric, segments(), count)
+        with context.Pool(workers, maxtasksperchild=1) as pool:
+            return pool.map(_resample, range(len(jobs)), chunksize=1)
+    finally:
+        gc.unfreeze()
+        _jobs, _statistics = [], []
+
+
+def _shared_array(count: int, metric: Any) -> Any:
+    import mmap
+
+    import numpy as np
+
+    width, dtype = statistics_width(metric)
+    size = count * width * np.dtype(dtype).itemsize
+    memory = mmap.mmap(-1, max(size, 1))  # anonymous and shared: what a worker writes, this process reads
+    return np.frombuffer(memory, dtype, count=count * width).reshape(count, width)
+
+
+def _extract(number: int) -> bool:
+    """Round one: job ``number``'s statistics into its shared array; False when a count does not fit."""
+    _name, metric, segments, count, *_rest = _jobs[number]
+    try:
+        statistics_of(metric, segments(), count, out=_statistics[number])
+    except CountsTooLarge:
+        return False
+    return True
+
+
+def _resample(number: int) -> MetricScore:
+    """Round two: job ``number``'s score and interval from its statistics."""
+    name, metric, _segments, _count, resamples, seed, bootstrap = _jobs[number]
+    return scored(name, metric, _statistics[number], resamples, seed, bootstrap)
