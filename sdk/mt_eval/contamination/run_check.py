@@ -9,7 +9,6 @@ so that ``--resume`` reuses it: a resume requires the same code and corpus anywa
 
 from __future__ import annotations
 
-import ctypes
 import shlex
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ import msgspec
 
 from mt_eval.contamination.record import ContaminationRecord, not_run, record_of
 from mt_eval.problems import Problem
+from mt_eval.process_memory import return_freed_memory
 
 RESULT_FILE = "contamination.json"
 
@@ -56,25 +56,13 @@ def check_for_run(method_dir: Path, corpus: Any, run_dir: Path, *, code_sha256: 
         record = not_run(f"the check could not run: {exc}")
     except Exception as exc:  # a failure of the check must not cost the evaluation; the card says what happened
         record = not_run(f"the check failed: {type(exc).__name__}: {exc}")
-    _return_freed_memory()
+    return_freed_memory()  # the index's buffers: the run that follows (and its forked scorers) need not carry them
     run_dir.mkdir(parents=True, exist_ok=True)
     saved_path.write_bytes(msgspec.json.encode(_Saved(code_sha256=code_sha256, corpus_sha256=corpus_sha256,
                                                       record=record)))
     if not quiet:
         stream.write(summary_line(record, method_dir, corpus.path) + "\n")
     return record
-
-
-def _return_freed_memory() -> None:
-    """Hand the pages the check's index freed back to the system: the C library keeps freed buffers of a few
-    megabytes for reuse, and the run that follows — and the scorers it forks — would otherwise carry
-    them (about 90 MiB after a check against a large corpus). Only where the C library can (glibc)."""
-    try:
-        trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
-    except (OSError, TypeError):  # no C library to ask (Windows takes no None)
-        return
-    if trim is not None:
-        trim(0)
 
 
 def summary_line(record: ContaminationRecord, method_dir: Path | None = None, corpus_path: Path | None = None) -> str:

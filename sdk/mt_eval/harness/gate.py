@@ -35,24 +35,9 @@ if TYPE_CHECKING:
 
 
 def apply_gate(card: RunCard, resolved: ResolvedPolicy, *, data: dict[str, Any] | None = None,
-               verification: Verification | None = None, memo: dict[str, list[GateCheck]] | None = None
-               ) -> GateFacts:
-    """The gate's verdict on ``card`` under ``resolved``; ``verification`` adds the "verified" rule.
-
-    The rules' checks depend only on the card and the thresholds, so ``memo`` (the verification's
-    ``gate_rules`` by default) keeps them by the thresholds' sha256: re-checking a card's recorded verdict and
-    then judging it under a policy of the same thresholds (publishing) applies the rules once."""
+               verification: Verification | None = None) -> GateFacts:
+    """The gate's verdict on ``card`` under ``resolved``; ``verification`` adds the "verified" rule."""
     policy = resolved.policy
-    sha256 = resolved.sha256
-    if memo is None and verification is not None and verification.card is card:
-        memo = verification.gate_rules
-    rules = None if memo is None else memo.get(sha256)
-    if rules is None:
-        families = card.families
-        rules = [_canaries(card, families, policy), _negatives(card, families, policy), _scored(card, policy),
-                 _abstention(families, policy), _covariates(card, data, policy)]
-        if memo is not None:
-            memo[sha256] = rules
     checks: list[GateCheck] = []
     if verification is not None:
         problems = [p.render().splitlines()[0] for p in verification.errors]
@@ -60,9 +45,14 @@ def apply_gate(card: RunCard, resolved: ResolvedPolicy, *, data: dict[str, Any] 
                                 figure="the card re-verifies" if verification.ok else f"does not verify "
                                 f"({len(problems)} problem{'s' if len(problems) != 1 else ''})",
                                 threshold="content hash, corpus and every metric re-verify", details=problems[:10]))
-    checks += rules
+    families = card.families
+    checks.append(_canaries(card, families, policy))
+    checks.append(_negatives(card, families, policy))
+    checks.append(_scored(card, policy))
+    checks.append(_abstention(families, policy))
+    checks.append(_covariates(card, data, policy))
     failures = [f"{c.rule}: {c.details[0] if c.details else c.figure}" for c in checks if not c.passed]
-    return GateFacts(passed=not failures, policy=policy.name, failures=failures, policy_sha256=sha256,
+    return GateFacts(passed=not failures, policy=policy.name, failures=failures, policy_sha256=resolved.sha256,
                      thresholds=thresholds(policy), checks=checks)
 
 
@@ -160,10 +150,9 @@ def headline(card: RunCard) -> str | None:
     return f"{chosen.name} {chosen.score:.2f}{interval} over {card.metrics.segments} scored entries"
 
 
-def recheck(card: RunCard, data: dict[str, Any], memo: dict[str, list[GateCheck]] | None = None
-            ) -> list[tuple[str, str]]:
+def recheck(card: RunCard, data: dict[str, Any]) -> list[tuple[str, str]]:
     """The card's recorded gate re-applied with the thresholds it records: ``(JSON path, what differs)`` for
-    each disagreement (`mt_eval.harness.verify` reports them). ``memo``: as for `apply_gate`."""
+    each disagreement (`mt_eval.harness.verify` reports them)."""
     gate = card.gate
     if gate is None:
         return []
@@ -173,7 +162,7 @@ def recheck(card: RunCard, data: dict[str, Any], memo: dict[str, list[GateCheck]
         policy = msgspec.convert({"name": gate.policy, **gate.thresholds}, GatePolicy)
     except (msgspec.ValidationError, ValueError) as exc:
         return [("$.gate.thresholds", f"not a policy: {exc}")]
-    again = apply_gate(card, ResolvedPolicy(policy, "the card"), data=data, memo=memo)
+    again = apply_gate(card, ResolvedPolicy(policy, "the card"), data=data)
     wrong = []
     if again.policy_sha256 != gate.policy_sha256:
         wrong.append(("$.gate.policy_sha256", f"the card says {gate.policy_sha256}, its thresholds hash to "

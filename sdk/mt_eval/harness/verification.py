@@ -11,7 +11,7 @@ from mt_eval.problems import Problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from mt_eval.harness.runcard import GateCheck, RunCard
+    from mt_eval.harness.runcard import RunCard
 
 
 @dataclass
@@ -36,8 +36,6 @@ class Verification:
     canonical: bytes | None = None  # the card's canonical JSON (sorted keys, compact), content_sha256 included
     source: Any = None  # the corpus its results were checked against (step 5), for `recompute_metrics`
     keys: list[str] = field(default_factory=list, repr=False)  # the results' ids as text, in order
-    # the headline gate's rule checks on ``card``, by the thresholds' sha256 (`mt_eval.harness.gate.apply_gate`)
-    gate_rules: dict[str, list[GateCheck]] = field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:

@@ -45,7 +45,7 @@ def check_records(result: Verification, card: RunCard, source: Any) -> None:
     elif card.gate is not None and result.data is not None:
         from mt_eval.harness.gate import recheck
 
-        wrong = recheck(card, result.data, result.gate_rules)
+        wrong = recheck(card, result.data)
         for where, message in wrong:
             result.problem(where, message, "the verdict must follow from the card's own figures", code="gate")
         result.check("gate", not wrong, f"{'passed' if card.gate.passed else 'failed'} under policy "
