@@ -59,6 +59,20 @@ def test_exact_near_duplicate_and_long_ngram_hits(tmp_path, corpus):
     assert report.status == "contaminated" and report.control is None
 
 
+@pytest.mark.parametrize(("entry", "found"), [
+    ("the teacher sat with a small friend friend near the blue school", "friend near the blue school"),
+    ("every morning the old night night watchman walks around the small harbour town", "the old night watchman"),
+])
+def test_a_dropped_copy_of_a_doubled_word_leaves_a_near_duplicate(tmp_path, entry, found):
+    corpus = write_corpus(tmp_path / "c.jsonl", [{"id": "d", "source": entry, "reference": "Nada que ver."}])
+    words = entry.split()
+    doubled = next(i for i in range(len(words) - 1) if words[i] == words[i + 1])
+    dropped = " ".join(words[:doubled] + words[doubled + 1:])
+    [hit] = check_bundle(bundle_with(tmp_path, {"a.txt": dropped + "\n"}), [corpus], CheckSettings(plant=0)).hits
+    assert (hit.entry_id, hit.kind, hit.coverage) == ("d", "near-duplicate", round(1 - 1 / len(words), 4))
+    assert found in hit.matched and hit.matched == " ".join(dropped.split())
+
+
 def test_thresholds_are_configurable(tmp_path, corpus):
     words = LONG.split()
     bundle = bundle_with(tmp_path, {"b.txt": " ".join(words[:9] + words[10:]), "c.txt": " ".join(words[3:17])})

@@ -7,6 +7,11 @@ the file and lines where it was planted. The recall on the planted texts decides
 hits may say "clean" (`CheckSettings.recall_floor`). The copy is deleted afterwards; the bundle is never
 written to (files are hard-linked where possible, and a file that gets a text appended is replaced by a
 new file first).
+
+Corpora indexed in several parts (`parts`: more than `parts.PART_ENTRIES` entries) are sampled from, and
+the copy checked against, one part: the last one indexed, still in memory (another when the last has too
+few texts long enough to plant). The control then measures the recall of exactly what the check did for
+that part's texts, at the cost of one part's index.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+import numpy as np
 
 from mt_eval.contamination.bundle_walk import SKIPPED_DIRECTORIES, walk_bundle
 from mt_eval.contamination.carriers import (
@@ -37,11 +44,11 @@ _MAX_APPEND_CANDIDATES = 20
 
 
 def sample_texts(index: CorpusIndex, count: int, rng: random.Random) -> list[tuple[int, str, str, str]]:
-    """``(corpus, entry id, side, text)`` of ``count`` corpus texts the check is meant to find."""
-    indexed = set(index.owner_texts.tolist())
-    texts = (text for corpus in index.corpora for _id, _side, text in corpus.texts)
-    eligible = [(*index.texts[number][:3], text) for number, text in enumerate(texts) if number in indexed]
-    return rng.sample(eligible, min(count, len(eligible)))
+    """``(corpus, entry id, side, text)`` of ``count`` texts of the index's part the check is meant to find
+    (those the index holds), drawn in the order of the corpus; only the drawn texts are read back."""
+    eligible = np.sort(index.owner_texts)
+    drawn = eligible[rng.sample(range(len(eligible)), min(count, len(eligible)))].tolist()
+    return [(*index.part.owner(number), index.part.text(number)) for number in drawn]
 
 
 def bundle_control(bundle: Path, index: CorpusIndex, scan: ScanBundle) -> ControlResult:

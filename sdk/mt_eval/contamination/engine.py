@@ -1,17 +1,20 @@
-"""The contamination check from end to end: read the corpora, index them, read the bundle (or the other
-corpus), find hits, run the planted control when there are none, and add it all up to a verdict."""
+"""The contamination check from end to end: read the corpora, index them (part by part: `parts`), read
+the bundle (or the other corpus), find hits, run the planted control when there are none, and add it all
+up to a verdict."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from mt_eval.contamination.control import bundle_control, corpus_control
-from mt_eval.contamination.corpora import CorpusTexts, load_corpus
+from mt_eval.contamination.corpora import REFERENCE, SIDES, SOURCE, CorpusTexts, EntryIds, load_corpus
 from mt_eval.contamination.extract import BundleReader
 from mt_eval.contamination.index import CorpusIndex
 from mt_eval.contamination.matching import Document, Matcher
+from mt_eval.contamination.parts import CorpusParts, scan_parts
 from mt_eval.contamination.render import human_size
 from mt_eval.contamination.report import ControlResult, CorpusSummary, Finding, Hit, Report, verdict
 from mt_eval.contamination.settings import CheckSettings
@@ -24,23 +27,25 @@ class CheckError(Exception):
 
 
 def check_bundle(bundle: str | Path, corpora: Sequence[str | Path | CorpusTexts], settings: CheckSettings | None = None,
-                 progress: Progress | None = None, index: CorpusIndex | None = None) -> Report:
-    """Check a method's bundle (a directory) against one or more corpora (or an index built from them by
-    `build_index`, to check several bundles against the same corpora)."""
+                 progress: Progress | None = None, index: CorpusParts | None = None) -> Report:
+    """Check a method's bundle (a directory) against one or more corpora (or the parts `build_index` made of
+    them, to check several bundles against the same corpora)."""
     settings = index.settings if index is not None else settings or CheckSettings()
     bundle = Path(bundle)
     if not bundle.is_dir():
         raise CheckError(f"{bundle} is not a directory: give the method plugin's directory")
     started = time.perf_counter()
-    index = index or build_index(corpora, settings, progress)
+    parts = index or build_index(corpora, settings, progress)
     say = progress or (lambda _message: None)
-    hits, findings, files, size = scan_bundle(bundle, index, lambda f, b: say(f"read {f:,} files, {human_size(b)}"))
+    hits, findings, files, size = scan_bundle(bundle, parts.indexes(progress), settings,
+                                              lambda f, b: say(f"read {f:,} files, {human_size(b)}"))
     control = None
     if not hits and settings.plant:
-        say(f"planted control: {min(settings.plant, index.units)} corpus texts into a copy of the bundle")
-        control = bundle_control(bundle, index, lambda root: scan_bundle(
-            root, index, lambda f, b: say(f"read {f:,} files of the copy, {human_size(b)}"))[0])
-    return _report(str(bundle), "bundle", index, hits, findings, control, files, size, started)
+        control_index = parts.control_index()
+        say(f"planted control: {min(settings.plant, control_index.units)} corpus texts into a copy of the bundle")
+        control = bundle_control(bundle, control_index, lambda root: scan_bundle(
+            root, [control_index], settings, lambda f, b: say(f"read {f:,} files of the copy, {human_size(b)}"))[0])
+    return _report(str(bundle), "bundle", parts, hits, findings, control, files, size, started)
 
 
 def check_corpora(against: str | Path | CorpusTexts, corpora: Sequence[str | Path | CorpusTexts],
@@ -49,55 +54,68 @@ def check_corpora(against: str | Path | CorpusTexts, corpora: Sequence[str | Pat
     """Check whether corpus ``against`` (e.g. a development set) holds texts of ``corpora`` (e.g. a test set)."""
     settings = settings or CheckSettings()
     started = time.perf_counter()
-    index = build_index(corpora, settings, progress)
+    parts = build_index(corpora, settings, progress)
     other = against if isinstance(against, CorpusTexts) else _load(against)
-    matcher = Matcher(index)
-    hits = [hit for document in corpus_documents(other) for hit in matcher.scan(document)]
+    hits = scan_parts(parts.indexes(progress), lambda: corpus_documents(other))
     control = None
     if not hits and settings.plant:
+        control_index = parts.control_index()
+
         def scan_texts(extra: Sequence[tuple[str, str]]) -> list[Hit]:
             labels = [label for label, _text in extra]
             pieces = [(number, text.replace("\n", "\t")) for number, (_label, text) in enumerate(extra)]
-            return Matcher(index).scan(Document(other.name, pieces, locator="entry", entry_ids=labels,
-                                                side="source"))
+            return Matcher(control_index).scan(Document(other.name, pieces, locator="entry", entry_ids=labels,
+                                                        side="source"))
 
-        control = corpus_control(index, scan_texts)
+        control = corpus_control(control_index, scan_texts)
     size = other.path.stat().st_size if other.path.exists() else 0
-    return _report(str(other.path), "corpus", index, hits, [], control, 1, size, started)
+    return _report(str(other.path), "corpus", parts, hits, [], control, 1, size, started)
 
 
-def scan_bundle(root: Path, index: CorpusIndex, progress: Callable[[int, int], None] | None = None
-                ) -> tuple[list[Hit], list[Finding], int, int]:
-    """Hits and findings of one pass over a bundle directory, and how many files and bytes it read."""
-    reader = BundleReader(root, index.settings, progress)
-    matcher = Matcher(index)
-    hits = [hit for document in reader.documents() for hit in matcher.scan(document)]
-    return hits, reader.findings, reader.files, reader.bytes
+def scan_bundle(root: Path, indexes: Iterable[CorpusIndex], settings: CheckSettings,
+                progress: Callable[[int, int], None] | None = None) -> tuple[list[Hit], list[Finding], int, int]:
+    """Hits (against each index in turn, merged) and findings of a bundle directory, and how many files and
+    bytes it holds. The bundle is read once per index; the findings and counts are those of the first read."""
+    readers: list[BundleReader] = []
+
+    def documents() -> Iterator[Document]:
+        readers.append(BundleReader(root, settings, progress))
+        return readers[-1].documents()
+
+    hits = scan_parts(indexes, documents)
+    if not readers:
+        return hits, [], 0, 0
+    return hits, readers[0].findings, readers[0].files, readers[0].bytes
 
 
-def corpus_documents(corpus: CorpusTexts) -> list[Document]:
-    """A corpus as two documents, its sources and its references, one piece per entry."""
-    documents = []
-    for side in ("source", "reference"):
-        texts = [(entry_id, text) for entry_id, text_side, text in corpus.texts if text_side == side]
-        pieces = [(number, text.replace("\n", "\t")) for number, (_id, text) in enumerate(texts)]
-        documents.append(Document(corpus.name, pieces, locator="entry", entry_ids=[i for i, _t in texts],
-                                  side=side))
-    return documents
+def corpus_documents(corpus: CorpusTexts) -> Iterator[Document]:
+    """A corpus as two documents, its sources and its references, one piece per text; each is read from the
+    corpus's entries as it is scanned, and an entry's id is read back only for a hit."""
+    for side in (SOURCE, REFERENCE):
+        positions = array("q")
+        yield Document(corpus.name, _side_pieces(corpus, side, positions), locator="entry",
+                       entry_ids=EntryIds(corpus, positions), side=SIDES[side])  # type: ignore[arg-type]
+
+
+def _side_pieces(corpus: CorpusTexts, side: int, positions: array[int]) -> Iterator[tuple[int, str]]:
+    number = 0
+    for position, entry in enumerate(corpus.entries):
+        has_source, found = corpus.texts(entry)
+        for text in (found[:has_source] if side == SOURCE else found[has_source:]):
+            positions.append(position)
+            yield number, text.replace("\n", "\t")
+            number += 1
 
 
 def build_index(corpora: Sequence[str | Path | CorpusTexts], settings: CheckSettings | None = None,
-                progress: Progress | None = None) -> CorpusIndex:
-    """Read the corpora (files, or texts already read: `corpora.texts_of`) and index their texts
-    (`CheckError` when one cannot be read)."""
+                progress: Progress | None = None) -> CorpusParts:
+    """Read the corpora (files, or corpora already read: `corpora.texts_of`) and plan their index, built
+    part by part as they are checked against (`CheckError` when one cannot be read)."""
     settings = settings or CheckSettings()
     if not corpora:
         raise CheckError("no corpus given: name at least one with --corpus FILE")
     loaded = [corpus if isinstance(corpus, CorpusTexts) else _load(corpus) for corpus in corpora]
-    if progress:
-        progress(f"indexing {sum(len(c.texts) for c in loaded):,} texts of {len(loaded)} corpus "
-                 f"file{'s' if len(loaded) > 1 else ''}")
-    return CorpusIndex(loaded, settings)
+    return CorpusParts(loaded, settings)
 
 
 def _load(path: str | Path) -> CorpusTexts:
@@ -109,13 +127,13 @@ def _load(path: str | Path) -> CorpusTexts:
         raise CheckError(str(exc)) from exc
 
 
-def _report(target: str, mode: str, index: CorpusIndex, hits: list[Hit], findings: list[Finding],
+def _report(target: str, mode: str, parts: CorpusParts, hits: list[Hit], findings: list[Finding],
             control: ControlResult | None, files: int, size: int, started: float) -> Report:
-    checkable = index.units - index.uncheckable
-    status, reasons = verdict(hits, findings, control, checkable)
+    totals = parts.totals
+    status, reasons = verdict(hits, findings, control, totals.units - totals.uncheckable)
     return Report(status=status, reasons=reasons, target=target, mode=mode,  # type: ignore[arg-type]
-                  corpora=[CorpusSummary(path=str(c.path), name=c.name, sha256=c.sha256, entries=c.entries,
-                                         texts=len(c.texts)) for c in index.corpora],
-                  settings=index.settings, files=files, bytes=size, texts_too_short=index.too_short,
-                  texts_uncheckable=index.uncheckable, hits=hits, findings=findings, control=control,
+                  corpora=[CorpusSummary(path=str(c.path), name=c.name, sha256=c.sha256, entries=len(c.entries),
+                                         texts=texts) for c, texts in zip(parts.corpora, totals.texts, strict=True)],
+                  settings=parts.settings, files=files, bytes=size, texts_too_short=totals.too_short,
+                  texts_uncheckable=totals.uncheckable, hits=hits, findings=findings, control=control,
                   seconds=round(time.perf_counter() - started, 3))

@@ -9,16 +9,18 @@ Looking up a stream hashes its n-grams the same way (numpy, one pass per n-gram 
 misses with a bit filter, and binary-searches the keys for the rest; n-grams shared by more than
 ``common_ngram`` units are left out of the lookup. The corpus is tokenised in batches, so building the
 index never holds more than a batch of words as Python strings.
+
+One index covers one part of the corpora (`parts`): the texts of a run of consecutive entries. Every
+part's index shares one `Lexicon`, so word ids and hashes agree across parts.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from mt_eval.contamination.corpora import CorpusTexts
+from mt_eval.contamination.corpora import PartTexts
 from mt_eval.contamination.normalize import MARK_CODES, PIECE, Vocabulary, joined_items
 from mt_eval.contamination.settings import CheckSettings
 
@@ -27,7 +29,7 @@ _HASH_RNG = np.random.default_rng(0x6D7465)
 _MULTIPLIERS = _HASH_RNG.integers(0, 2**64, size=_MAX_GRAM, dtype=np.uint64, endpoint=False) | np.uint64(1)
 _LENGTH_SALT = _HASH_RNG.integers(0, 2**64, size=_MAX_GRAM + 1, dtype=np.uint64, endpoint=False)
 _WHOLE_TEXT_BASE = np.uint64(0x9E3779B97F4A7C15)
-_BATCH_TEXTS = 20_000
+_CHUNK_WORDS = 1 << 18
 
 
 def gram_hashes(values: np.ndarray, length: int) -> np.ndarray:
@@ -59,8 +61,9 @@ class BitFilter:
         bits = max(16, int(np.ceil(np.log2(max(1, len(hashes)) * 32))))
         self._shift = np.uint64(64 - bits)
         self._bits = np.zeros((1 << bits) >> 3, np.uint8)
-        slots = hashes >> self._shift
-        np.bitwise_or.at(self._bits, slots >> np.uint64(3), (1 << (slots & np.uint64(7))).astype(np.uint8))
+        for start in range(0, len(hashes), _CHUNK_WORDS):
+            slots = hashes[start:start + _CHUNK_WORDS] >> self._shift
+            np.bitwise_or.at(self._bits, slots >> np.uint64(3), (1 << (slots & np.uint64(7))).astype(np.uint8))
 
     def may_contain(self, hashes: np.ndarray) -> np.ndarray:
         slots = hashes >> self._shift
@@ -68,32 +71,54 @@ class BitFilter:
         return bits.astype(bool)
 
 
+class Lexicon:
+    """The words of the corpus texts (a `Vocabulary`) and each word's random 64-bit value. Shared by every
+    part of an index built in parts: a word has the same id and value in each, so a text hashes alike in
+    every part and a part's units sort as they would in one index of everything."""
+
+    def __init__(self) -> None:
+        self.lookup = Vocabulary()
+        self.values = np.zeros(0, np.uint64)
+        self._generator = np.random.default_rng(0x766F63)
+
+    def add(self, found: list[str]) -> np.ndarray:
+        """The codes of ``found`` (words and marks), adding new words."""
+        lookup = self.lookup
+        for word in dict.fromkeys(found):
+            lookup.add(word)
+        missing = max(1, lookup.words) - len(self.values)
+        if missing > 0:  # drawn in order, so the values do not depend on how the words arrived in batches
+            self.values = np.concatenate((self.values, self._generator.integers(
+                0, 2**64, size=missing, dtype=np.uint64)))
+        return np.fromiter(map(lookup.__getitem__, found), dtype=np.int32, count=len(found))
+
+
 class CorpusIndex:
     """Units (distinct normalised texts), which corpus texts each stands for, and their n-gram keys."""
 
-    def __init__(self, corpora: Sequence[CorpusTexts], settings: CheckSettings) -> None:
+    def __init__(self, part: PartTexts, settings: CheckSettings, lexicon: Lexicon | None = None) -> None:
         self.settings = settings
-        self.corpora = list(corpora)
-        self.lookup = Vocabulary()
-        self.texts = [(number, entry_id, side) for number, corpus in enumerate(self.corpora)
-                      for entry_id, side, _text in corpus.texts]
-        tokens, lengths = self._tokenize_corpora()
-        vocabulary = max(1, self.lookup.words)
-        self.values = np.random.default_rng(0x766F63).integers(0, 2**64, size=vocabulary, dtype=np.uint64)
+        self.part = part
+        self.corpora = part.corpora
+        self.lexicon = lexicon or Lexicon()
+        self.lookup = self.lexicon.lookup
+        tokens, lengths = self._tokenize(part.batches())
+        self.texts = len(lengths)
         self._build_units(tokens, lengths)
+        del tokens, lengths
         self._index_long_units()
         self._index_short_units()
 
-    def _tokenize_corpora(self) -> tuple[np.ndarray, np.ndarray]:
-        """All corpus texts' word ids, concatenated, and each text's length in words."""
-        lookup = self.lookup
+    @property
+    def values(self) -> np.ndarray:
+        """The 64-bit value of every word id (of the shared lexicon: it only grows)."""
+        return self.lexicon.values
+
+    def _tokenize(self, batches: Iterable[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+        """All the part's texts' word ids, concatenated, and each text's length in words."""
         token_parts, length_parts = [], []
-        texts = (text for corpus in self.corpora for _id, _side, text in corpus.texts)
-        while batch := list(itertools.islice(texts, _BATCH_TEXTS)):
-            found = joined_items(batch)
-            for word in dict.fromkeys(found):
-                lookup.add(word)
-            codes = np.fromiter(map(lookup.__getitem__, found), dtype=np.int32, count=len(found))
+        for batch in batches:
+            codes = self.lexicon.add(joined_items(batch))
             is_word = codes >= 0
             text_of_item = np.cumsum(codes == MARK_CODES[PIECE])
             token_parts.append(codes[is_word])
@@ -111,18 +136,23 @@ class CorpusIndex:
         whole = np.zeros(len(lengths), np.uint64)
         if len(tokens):
             powers = np.cumprod(np.full(int(lengths.max()) + 1, _WHOLE_TEXT_BASE, np.uint64))
-            weighted = self.values[tokens]
-            weighted *= powers[np.arange(len(tokens)) - np.repeat(starts, lengths)]
-            nonempty = lengths > 0
-            whole[nonempty] = np.add.reduceat(weighted, starts[nonempty])
-            del weighted
+            for head, stop, offset, words in _runs(starts, lengths):
+                weighted = self.values[tokens[offset:offset + words]]
+                weighted *= powers[np.arange(words) - np.repeat(starts[head:stop] - offset, lengths[head:stop])]
+                nonempty = lengths[head:stop] > 0
+                if nonempty.any():
+                    whole[head:stop][nonempty] = np.add.reduceat(weighted, (starts[head:stop] - offset)[nonempty])
             whole += _LENGTH_SALT[np.minimum(lengths, _MAX_GRAM)] * lengths.astype(np.uint64)
-        _keys, first, inverse = np.unique(whole[checked], return_index=True, return_inverse=True)
+        self.unit_keys, first, inverse = np.unique(whole[checked], return_index=True, return_inverse=True)
+        del whole
         unit_texts = checked[first]
         self.lengths = lengths[unit_texts]
         self.starts = np.concatenate(([0], np.cumsum(self.lengths)[:-1])).astype(np.int64)
-        self.tokens = tokens[np.repeat(starts[unit_texts] - self.starts, self.lengths) +
-                             np.arange(int(self.lengths.sum()))] if len(unit_texts) else np.zeros(0, np.int32)
+        self.tokens = np.empty(int(self.lengths.sum()), np.int32)
+        for head, stop, offset, words in _runs(self.starts, self.lengths):
+            sources = starts[unit_texts[head:stop]] - (self.starts[head:stop] - offset)
+            self.tokens[offset:offset + words] = tokens[np.repeat(sources, self.lengths[head:stop]) +
+                                                        np.arange(words)]
         order = np.argsort(inverse, kind="stable")
         self.owner_texts = checked[order]  # texts grouped by unit
         self.owner_first = np.concatenate(([0], np.cumsum(np.bincount(inverse, minlength=len(unit_texts)))))
@@ -135,7 +165,7 @@ class CorpusIndex:
     def owners(self, unit: int) -> list[tuple[int, str, str]]:
         """``(corpus number, entry id, side)`` of every corpus text the unit stands for."""
         texts = self.owner_texts[self.owner_first[unit]:self.owner_first[unit + 1]]
-        return [self.texts[t] for t in texts.tolist()]
+        return [self.part.owner(t) for t in texts.tolist()]
 
     def unit_ids(self, unit: int) -> np.ndarray:
         start = int(self.starts[unit])
@@ -144,30 +174,43 @@ class CorpusIndex:
     def _index_long_units(self) -> None:
         n = self.settings.ngram
         gram_counts = np.maximum(self.lengths - n + 1, 0)
+        gram_starts = np.cumsum(gram_counts) - gram_counts
         unit_of = np.repeat(np.arange(self.units, dtype=np.int32), gram_counts)
         post_pos = np.arange(len(unit_of), dtype=np.int32)
-        post_pos -= np.repeat((np.cumsum(gram_counts) - gram_counts).astype(np.int32), gram_counts)
-        hashes = gram_hashes(self.values[self.tokens], n)
-        hashes = hashes[self.starts[unit_of] + post_pos] if len(unit_of) else np.zeros(0, np.uint64)
+        post_pos -= np.repeat(gram_starts.astype(np.int32), gram_counts)
+        hashes = np.empty(len(unit_of), np.uint64)
+        for head, stop, offset, words in _runs(self.starts, self.lengths):
+            grams = slice(int(gram_starts[head]), int(gram_starts[stop - 1] + gram_counts[stop - 1]))
+            if grams.stop > grams.start:
+                chunk = gram_hashes(self.values[self.tokens[offset:offset + words]], n)
+                hashes[grams] = chunk[self.starts[unit_of[grams]] - offset + post_pos[grams]]
         order = np.argsort(hashes)
         hashes = hashes[order]
-        post_unit, post_pos = unit_of[order], post_pos[order]
-        del order, unit_of
+        post_unit = unit_of[order]
+        del unit_of
+        post_pos = post_pos[order]
+        del order
         new_key = np.ones(len(hashes), bool)
         new_key[1:] = hashes[1:] != hashes[:-1]
         firsts = np.flatnonzero(new_key)
-        counts = np.diff(np.append(firsts, len(hashes)))
+        del new_key
         keys = hashes[firsts]
-        del hashes, new_key
+        del hashes
+        key_first = np.append(firsts, len(post_unit))
+        del firsts
+        counts = np.diff(key_first)
         common = counts > self.settings.common_ngram
-        common_postings = np.repeat(common, counts)
         self.common_grams = int(common.sum())
-        self.common_per_unit = np.bincount(post_unit[common_postings], minlength=self.units)
-        rare_per_unit = np.bincount(post_unit[~common_postings], minlength=self.units)
-        self.keys = keys[~common]
-        self.key_first = np.concatenate(([0], np.cumsum(counts[~common]))).astype(np.int64)
-        self.post_unit = post_unit[~common_postings]
-        self.post_pos = post_pos[~common_postings]
+        if self.common_grams:
+            common_postings = np.repeat(common, counts)
+            self.common_per_unit = np.bincount(post_unit[common_postings], minlength=self.units)
+            keys, key_first = keys[~common], np.concatenate(([0], np.cumsum(counts[~common])))
+            post_unit, post_pos = post_unit[~common_postings], post_pos[~common_postings]
+        else:
+            self.common_per_unit = np.zeros(self.units, np.int64)
+        rare_per_unit = np.bincount(post_unit, minlength=self.units)
+        self.keys, self.key_first = keys, key_first.astype(np.int64)
+        self.post_unit, self.post_pos = post_unit, post_pos
         self.filter = BitFilter(self.keys)
         self.need_cover = np.array([self.settings.required_cover(length) for length in range(self.max_length + 1)],
                                    dtype=np.int64)[self.lengths]
@@ -217,6 +260,18 @@ class CorpusIndex:
                 if np.array_equal(ids[position:position + length], self.unit_ids(unit)):
                     found.append((position, unit))
         return found
+
+
+def _runs(starts: np.ndarray, lengths: np.ndarray) -> Iterator[tuple[int, int, int, int]]:
+    """Consecutive texts (or units) stored one after another, a few at a time: ``(first, stop, offset,
+    words)`` of each run of about `_CHUNK_WORDS` words, so that work on their words needs little memory."""
+    first, count = 0, len(lengths)
+    while first < count:
+        stop = max(first + 1, int(np.searchsorted(starts, starts[first] + _CHUNK_WORDS, side="left")))
+        stop = min(stop, count)
+        offset = int(starts[first])
+        yield first, stop, offset, int(starts[stop - 1] + lengths[stop - 1]) - offset
+        first = stop
 
 
 def _no_matches() -> tuple[np.ndarray, np.ndarray, np.ndarray]:

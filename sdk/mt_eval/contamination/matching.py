@@ -77,6 +77,11 @@ class Matcher:
 
     def scan(self, document: Document) -> list[Hit]:
         """Every hit in ``document``: at most one per unit and place, the best kind kept."""
+        return [hit for _start, _key, hit in self.located(document)]
+
+    def located(self, document: Document) -> list[tuple[int, int, Hit]]:
+        """`scan`'s hits, each with the word it starts at and its unit's key (`CorpusIndex.unit_keys`): what
+        merging the hits of several parts of an index orders by."""
         best: dict[int, list[Match]] = {}
         carry, offset = empty_stream(), 0
         for pieces in _chunks(document.pieces):
@@ -90,7 +95,8 @@ class Matcher:
             offset += len(stream) - keep
             carry = stream.tail(keep)
         found = sorted((match for matches in best.values() for match in matches), key=lambda m: (m.start, m.unit))
-        return [hit for match in found for hit in self._hits(document, match)]
+        keys = self.index.unit_keys
+        return [(match.start, int(keys[match.unit]), hit) for match in found for hit in self._hits(document, match)]
 
     def matches(self, stream: TokenStream) -> Iterator[Match]:
         """Matches in one tokenised chunk (positions relative to the chunk)."""
@@ -143,14 +149,15 @@ class Matcher:
             return
         n = settings.ngram
         low, high = max(0, int(positions[0]) - length), min(len(stream), int(positions[-1]) + n + length)
-        blocks = SequenceMatcher(None, unit_ids.tolist(), stream.ids[low:high].tolist(),
-                                 autojunk=False).get_matching_blocks()
+        unit_words, window = unit_ids.tolist(), stream.ids[low:high].tolist()
+        blocks = SequenceMatcher(None, unit_words, window, autojunk=False).get_matching_blocks()
         longest = max(blocks, key=lambda b: b.size)
-        runs = [b for b in blocks if b.size >= n]
-        coverage = round(sum(b.size for b in runs) / length, 4)
+        runs = [b for b in _rebalanced([(b.a, b.b, b.size) for b in blocks[:-1]], unit_words, window, n)
+                if b[2] >= n]
+        coverage = round(sum(size for _a, _b, size in runs) / length, 4)
         kind: HitKind
         if length >= settings.standalone_below and coverage >= settings.near_duplicate:
-            kind, start, stop = "near-duplicate", low + runs[0].b, low + runs[-1].b + runs[-1].size
+            kind, start, stop = "near-duplicate", low + runs[0][1], low + runs[-1][1] + runs[-1][2]
         elif longest.size >= settings.long_ngram:
             kind, start, stop = "long-ngram", low + longest.b, low + longest.b + longest.size
         else:
@@ -185,6 +192,30 @@ def _covered(cluster: np.ndarray, offsets: np.ndarray, n: int, clusters: int) ->
     same = cluster[1:] == cluster[:-1]
     span[:-1][same] = np.minimum(n, offsets[1:][same] - offsets[:-1][same])
     return np.bincount(cluster, weights=span, minlength=clusters).astype(np.int64)
+
+
+def _rebalanced(blocks: list[tuple[int, int, int]], unit: list[int], window: list[int], n: int
+                ) -> list[tuple[int, int, int]]:
+    """Matching blocks ``(unit position, window position, size)``, with a block too short to count (under
+    ``n`` words) lengthened from its neighbour where the words at their boundary allow it: the greedy
+    alignment gives a repeated word to the longer block ("… friend friend blue …" against "… friend blue
+    …"), which could leave the rest of the entry in a run too short to count toward its coverage."""
+    blocks = list(blocks)
+    for k in range(len(blocks) - 1):
+        (a1, b1, s1), (a2, b2, s2) = blocks[k], blocks[k + 1]
+        if s2 < n <= s1:  # the second one borrows the end of the first
+            need = n - s2
+            if a2 - need >= a1 and b2 - need >= b1 and unit[a2 - need:a2] == window[b2 - need:b2]:
+                kept = min(s1, a2 - need - a1, b2 - need - b1)
+                if kept >= n:
+                    blocks[k], blocks[k + 1] = (a1, b1, kept), (a2 - need, b2 - need, n)
+        elif s1 < n <= s2:  # the first one borrows the start of the second
+            need = n - s1
+            if a1 + n <= len(unit) and b1 + n <= len(window) and unit[a1 + s1:a1 + n] == window[b1 + s1:b1 + n]:
+                cut = max(0, a1 + n - a2, b1 + n - b2)
+                if s2 - cut >= n:
+                    blocks[k], blocks[k + 1] = (a1, b1, n), (a2 + cut, b2 + cut, s2 - cut)
+    return blocks
 
 
 def _stands_alone(stream: TokenStream, start: int, stop: int) -> bool:

@@ -18,6 +18,7 @@ import msgspec
 
 from mt_eval.contamination.record import ContaminationRecord, not_run, record_of
 from mt_eval.problems import Problem
+from mt_eval.process_memory import return_freed_memory
 
 RESULT_FILE = "contamination.json"
 
@@ -55,6 +56,7 @@ def check_for_run(method_dir: Path, corpus: Any, run_dir: Path, *, code_sha256: 
         record = not_run(f"the check could not run: {exc}")
     except Exception as exc:  # a failure of the check must not cost the evaluation; the card says what happened
         record = not_run(f"the check failed: {type(exc).__name__}: {exc}")
+    return_freed_memory()  # the index's buffers: the run that follows (and its forked scorers) need not carry them
     run_dir.mkdir(parents=True, exist_ok=True)
     saved_path.write_bytes(msgspec.json.encode(_Saved(code_sha256=code_sha256, corpus_sha256=corpus_sha256,
                                                       record=record)))
