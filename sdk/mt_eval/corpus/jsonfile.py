@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import numpy as np
 
 from mt_eval.corpus.files import FileText, display_name, split_lines
 from mt_eval.corpus.model import ALIASES, Corpus, CorpusError, CorpusFile
@@ -117,6 +116,8 @@ def read_jsonl_on_disk(path: Path) -> Corpus | None:
         number += 1
         if not _entry_line(pending, 0, len(pending), at, offsets, lengths, numbers, number):
             return None
+    import numpy as np  # (imported here: only a large corpus needs it)
+
     sha256 = digest.hexdigest()
     entries = EntriesOnDisk(path, np.frombuffer(offsets, np.int64), np.frombuffer(lengths, np.int64).astype(np.int32),
                             np.frombuffer(numbers, np.int64).astype(np.int32), EntryFixer(aliases=False))

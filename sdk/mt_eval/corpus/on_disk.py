@@ -17,10 +17,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import msgspec
-import numpy as np
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _bytes_from_environment(name: str, default: int) -> int:
@@ -59,7 +61,7 @@ class EntriesOnDisk(Sequence[dict[str, Any]]):
 
     def __getitem__(self, index: int | slice) -> dict[str, Any] | EntriesOnDisk:
         if isinstance(index, slice):
-            return self.take(np.arange(len(self))[index])
+            return self.take(range(len(self))[index])
         position = range(len(self))[index]  # IndexError, and negative indices, as a list has them
         with self.path.open("rb") as file:
             file.seek(int(self.offsets[position]))
@@ -93,13 +95,17 @@ class EntriesOnDisk(Sequence[dict[str, Any]]):
         finally:
             os.close(descriptor)
 
-    def take(self, positions: Sequence[int] | np.ndarray) -> EntriesOnDisk:
+    def take(self, positions: Sequence[int] | range | np.ndarray) -> EntriesOnDisk:
         """The entries at ``positions`` (ascending, for corpus order)."""
+        import numpy as np  # (imported here: reading a corpus needs numpy only once it is large)
+
         chosen = np.asarray(positions, dtype=np.int64)
         return EntriesOnDisk(self.path, self.offsets[chosen], self.lengths[chosen], self.numbers[chosen], self.fix)
 
     def where(self, keep: Callable[[dict[str, Any]], bool]) -> EntriesOnDisk:
         """The entries ``keep`` is true of, in order (one pass over the file)."""
+        import numpy as np
+
         mask = np.fromiter((bool(keep(entry)) for entry in self), bool, count=len(self))
         return self.take(np.flatnonzero(mask))
 

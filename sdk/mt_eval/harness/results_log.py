@@ -16,9 +16,9 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
-import numpy as np
 
 from mt_eval.records import TranslationResult
 
@@ -144,7 +144,7 @@ class ResultsLog:
         self.path = path
         self._known = set(known or ())
         self._recent: set[str] = set()
-        self._folded = np.zeros(0, np.int64)  # hashes of older ids written by this run, sorted
+        self._folded: Any = ()  # hashes of older ids written by this run, sorted (numpy, from the first fold)
         self._file = path.open("ab")
 
     @staticmethod
@@ -155,6 +155,10 @@ class ResultsLog:
     def holds(self, entry_id: str) -> bool:
         if entry_id in self._known or entry_id in self._recent:
             return True
+        if not len(self._folded):
+            return False
+        import numpy as np
+
         key = hash(entry_id)
         slot = int(np.searchsorted(self._folded, key))
         return slot < len(self._folded) and self._folded[slot] == key and self._logged(entry_id)
@@ -175,8 +179,10 @@ class ResultsLog:
         self._file.flush()
         self._recent.update(r.id for r in fresh)
         if len(self._recent) >= self.FOLD_AFTER:
+            import numpy as np
+
             hashes = np.fromiter((hash(entry_id) for entry_id in self._recent), np.int64, count=len(self._recent))
-            self._folded = np.union1d(self._folded, hashes)
+            self._folded = np.union1d(self._folded, hashes) if len(self._folded) else np.unique(hashes)
             self._recent.clear()
 
     def _logged(self, entry_id: str) -> bool:
@@ -191,7 +197,7 @@ class ResultsLog:
 
     def close(self) -> None:
         self._file.close()
-        self._recent, self._folded = set(), np.zeros(0, np.int64)  # the finished run reads the log back instead
+        self._recent, self._folded = set(), ()  # the finished run reads the log back instead
 
 
 class IdOnly(msgspec.Struct):
