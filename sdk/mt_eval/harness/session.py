@@ -203,7 +203,6 @@ def _run_locked(run: _Run) -> RunReport:
     def view(group: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return method_view(group, run.hidden)
 
-
     def save_latency(measured: Measured) -> None:
         state.latency = measured
         write_json(out / "run.json", state)
@@ -368,7 +367,6 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
                              total_tokens=usage["total_tokens"]),
         errors=sum(r.error is not None for r in results),
         status=status,
-        failures=oc.failures_of(results),
         results=card_results(corpus, list(results)) if referenced is None else [], results_log=referenced,
         selection=None if selection.facts is None else msgspec.convert(selection.facts, rc.SelectionFacts),
         **fair.card_fields(results, complete=len(results) == len(selection.entries)),
