@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 
 import { CONFIG, LineDriver, nodeGuestCommand, nodePackage, reverseFixture } from './helpers/guests.js';
+import { defaults, schema } from '../lib/contract/schema.js';
+import { GUEST_CAPABILITIES } from '../lib/guest.js';
 
 const bin = join(nodePackage, 'bin', 'mt-eval-guest.js');
 const scratch = mkdtempSync(join(tmpdir(), 'mt-eval-guest-test-'));
@@ -40,6 +42,11 @@ export async function translate(entries, config, { signal } = {}) {
 `;
 
 describe('requests in flight', () => {
+  test('the guest declares every capability of the protocol: the defaults, but 64 calls at once and cancel', () => {
+    const protocol = defaults(schema('bridge-initialize-result').$defs.Capabilities);
+    assert.deepEqual(GUEST_CAPABILITIES, { ...protocol, max_concurrency: 64, cancel: true });
+  });
+
   test('up to 64 translate calls run at once (an async runtime takes many); the rest wait their turn', async () => {
     const driver = guest(['--module', moduleFile('sleepy.js', SLEEPY)]);
     assert.equal((await driver.initialize()).result.capabilities.max_concurrency, 64);
