@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { basename, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { kebabCase } from './contract/words.js';
+import { kebabCase } from './contract/kebab-case.js';
 import { isPlainObject } from './protocol.js';
 
 /** The requests a method can implement, and what each is given. */

@@ -4,6 +4,8 @@
 // exactly as Python's difflib.get_close_matches makes them (the Ratcliff/Obershelp ratio of SequenceMatcher,
 // with its autojunk rule), so both runtimes suggest the same names.
 
+import { kebabCase } from './kebab-case.js';
+
 export const WHAT = 'x-what';
 export const PATTERN_MEANS = 'x-pattern-means';
 export const HINT = 'x-hint';
@@ -11,12 +13,7 @@ export const SUGGEST = 'x-suggest';
 export const SET_BY = 'x-set-by';
 export const UNKNOWN_FIELDS = 'x-unknown-fields';
 
-/** A best-effort kebab-case form of text ("My Método v2" → "my-metodo-v2"); bridge/vectors/method-ids.json. */
-export function kebabCase(text) {
-  const ascii = String(text).normalize('NFKD').replace(/[^\x00-\x7f]/g, '');
-  const split = ascii.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
-  return (split.match(/[a-z0-9]+/g) ?? []).join('-');
-}
+export { kebabCase };
 
 /** "eng-spa", "ENG:spa", "eng -> spa" → "eng>spa". */
 export function languagePair(text) {
