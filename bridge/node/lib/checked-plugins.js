@@ -1,17 +1,20 @@
 // What `mt-eval-guest DIR` remembers of the plugins whose files it checked (./method-module.js resolveMethod), so
 // that a guest started again on the same, unchanged files — a host restarting it, one run after another — starts
 // without checking them again. One small file per plugin directory, under $XDG_CACHE_HOME (else ~/.cache), in
-// mt-eval/checked-plugins/, holds the bytes of method.json and method_card.json as they were checked, the real paths
+// mt-eval/checked-plugins/, holds the text of method.json and method_card.json as they were checked, the real paths
 // of the directory and of the entry file, and a stamp of this package's own files. It is used only while every one
 // of these is unchanged; otherwise the files are checked as usual (and remembered again). A cache that cannot be
 // read or written costs nothing but the check.
-import { mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const MANIFEST_FILE = 'method.json';
 const CARD_FILE = 'method_card.json';
-const PACKAGE = new URL('..', import.meta.url);
+const PACKAGE = fileURLToPath(new URL('..', import.meta.url));
 // The package's files that check a plugin: any change to them and what was remembered no longer counts.
 const CHECKER_FILES = ['package.json', 'lib/manifest.js', 'lib/method-module.js', 'lib/json-text.js'];
 const CHECKER_DIRECTORIES = ['lib/contract', 'lib/generated'];
@@ -31,27 +34,31 @@ function fileNameFor(path) {
 function checkerStamp() {
   const files = [...CHECKER_FILES];
   for (const directory of CHECKER_DIRECTORIES) {
-    for (const name of readdirSync(new URL(directory, PACKAGE))) files.push(`${directory}/${name}`);
+    for (const name of readdirSync(join(PACKAGE, directory))) files.push(`${directory}/${name}`);
   }
   return files.sort().map((file) => {
-    const stat = statSync(new URL(file, PACKAGE));
+    const stat = statSync(join(PACKAGE, file));
     return `${file}:${stat.size}:${stat.mtimeMs}`;
   }).join(',');
 }
 
-// The plugin's files as the checks read them — bytes (latin1 keeps every byte) and the directory's real path; null
-// when they cannot be read so.
+// A file's text; it stands for the file's bytes unless it holds U+FFFD, which stands for any bytes that are not UTF-8
+// (such a file is not remembered: it is checked every time).
+function text(file) {
+  const read = readFileSync(file, 'utf8');
+  if (read.includes('\uFFFD')) throw new Error(`${file}: U+FFFD`);
+  return read;
+}
+
+// The plugin's files as the checks read them — their text and the directory's real path; null when they cannot be
+// read so.
 export function pluginFiles(path) {
   try {
     const given = resolve(path);
     const directory = basename(given) === MANIFEST_FILE ? dirname(given) : given;
-    let card = null;
-    try {
-      card = readFileSync(join(directory, CARD_FILE), 'latin1');
-    } catch (error) {
-      if (error.code !== 'ENOENT') return null;
-    }
-    const manifest = readFileSync(join(directory, MANIFEST_FILE), 'latin1');
+    const cardFile = join(directory, CARD_FILE);
+    const card = existsSync(cardFile) ? text(cardFile) : null; // (one that cannot be read throws: null)
+    const manifest = text(join(directory, MANIFEST_FILE));
     return { given, directory, real: realpathSync(directory), manifest, card };
   } catch {
     return null;
@@ -60,7 +67,7 @@ export function pluginFiles(path) {
 
 // The real path of the entry file the manifest names (the target's `file`), or null when it is not a file.
 function entryFile(files) {
-  const entry = JSON.parse(Buffer.from(files.manifest, 'latin1').toString('utf8')).node_entry;
+  const entry = JSON.parse(files.manifest).node_entry;
   const file = realpathSync(join(files.directory, entry));
   return statSync(file).isFile() ? file : null;
 }

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import {
-  chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync,
+  chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,6 +84,21 @@ describe('plugins whose files were checked', () => {
     const missing = start(directory, cache);
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /translate\.js" does not exist/);
+  });
+
+  test('files holding U+FFFD are checked every time: bytes that are not UTF-8 never pass for what was checked', () => {
+    const cache = join(scratch, 'cache-replacement');
+    const directory = plugin({ name: 'Echo \uFFFD', node_entry: 'translate.js', dependencies: [] });
+    assert.equal(start(directory, cache).answer.method.name, 'Echo \uFFFD');
+    assert.equal(existsSync(join(cache, 'mt-eval', 'checked-plugins')), false, 'nothing remembered');
+    // The same text with a byte that is not UTF-8 where U+FFFD was (they read alike as UTF-8) is refused.
+    const manifest = join(directory, 'method.json');
+    const bytes = readFileSync(manifest);
+    const at = bytes.indexOf(Buffer.from('\uFFFD'));
+    writeFileSync(manifest, Buffer.concat([bytes.subarray(0, at), Buffer.from([0xff]), bytes.subarray(at + 3)]));
+    const refused = start(directory, cache);
+    assert.equal(refused.status, 2);
+    assert.match(refused.stderr, /not valid UTF-8/);
   });
 
   test('an entry file whose link now points elsewhere is checked again', () => {
