@@ -8,7 +8,6 @@
 import {
   existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync,
 } from 'node:fs';
-import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,8 +18,16 @@ const PACKAGE = fileURLToPath(new URL('..', import.meta.url));
 const CHECKER_FILES = ['package.json', 'lib/manifest.js', 'lib/method-module.js', 'lib/json-text.js'];
 const CHECKER_DIRECTORIES = ['lib/contract', 'lib/generated'];
 
+// The home directory as os.homedir() finds it: $HOME when set (os.homedir() returns it then too), so that node:os
+// loads only when it is not. Throws when there is none: nothing is remembered then.
+function home() {
+  const found = process.env.HOME || process.getBuiltinModule?.('node:os').homedir();
+  if (!found) throw new Error('no home directory');
+  return found;
+}
+
 function cacheDirectory() {
-  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  const base = process.env.XDG_CACHE_HOME || join(home(), '.cache');
   return join(base, 'mt-eval', 'checked-plugins');
 }
 

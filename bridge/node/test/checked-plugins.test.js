@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import {
-  chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync,
+  chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,9 +29,10 @@ function plugin(manifest = { name: 'Echo', node_entry: 'translate.js', dependenc
 }
 
 // Start the guest on `directory` with its cache in `cache`: {status, answer (the initialize result), stderr}.
-function start(directory, cache) {
-  const done = spawnSync(process.execPath, [bin, directory], {
-    input: INITIALIZE, encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: cache },
+// `guest` is another copy of mt-eval-guest.js; `env` replaces XDG_CACHE_HOME with other variables.
+function start(directory, cache, { guest = bin, env = { XDG_CACHE_HOME: cache } } = {}) {
+  const done = spawnSync(process.execPath, [guest, directory], {
+    input: INITIALIZE, encoding: 'utf8', env: { ...process.env, ...env },
   });
   const line = done.stdout.split('\n')[0];
   return { status: done.status, answer: line ? JSON.parse(line).result : null, stderr: done.stderr };
@@ -113,6 +114,36 @@ describe('plugins whose files were checked', () => {
     const escaped = start(directory, cache);
     assert.equal(escaped.status, 2);
     assert.match(escaped.stderr, /resolves outside the plugin directory/);
+  });
+
+  test('a change to the package that checks plugins makes it check them again', () => {
+    const cache = join(scratch, 'cache-checker');
+    const copy = join(scratch, 'package-copy');
+    for (const part of ['bin', 'lib', 'package.json']) cpSync(join(nodePackage, part), join(copy, part), { recursive: true });
+    const guest = join(copy, 'bin', 'mt-eval-guest.js');
+    const directory = plugin();
+    assert.equal(start(directory, cache, { guest }).answer.method.name, 'Echo');
+    const records = join(cache, 'mt-eval', 'checked-plugins');
+    const [name] = readdirSync(records);
+    const record = JSON.parse(readFileSync(join(records, name), 'utf8'));
+    writeFileSync(join(records, name), JSON.stringify({ ...record, target: { ...record.target, name: 'Remembered' } }));
+    assert.equal(start(directory, cache, { guest }).answer.method.name, 'Remembered');
+    for (const file of ['lib/manifest.js', 'lib/contract/plugin.js', 'lib/generated/contract.json']) {
+      writeFileSync(join(records, name), JSON.stringify({ ...record, target: { ...record.target, name: 'Remembered' } }));
+      const later = new Date(Date.now() + 60_000);
+      utimesSync(join(copy, file), later, later);
+      assert.equal(start(directory, cache, { guest }).answer.method.name, 'Echo', `${file} changed`);
+    }
+  });
+
+  test('without XDG_CACHE_HOME, what was checked is remembered under $HOME/.cache', () => {
+    const home = join(scratch, 'home');
+    mkdirSync(home);
+    const directory = plugin();
+    const env = { HOME: home, XDG_CACHE_HOME: '' };
+    assert.equal(start(directory, null, { env }).answer.method.name, 'Echo');
+    assert.equal(readdirSync(join(home, '.cache', 'mt-eval', 'checked-plugins')).length, 1);
+    assert.equal(start(directory, null, { env }).status, 0);
   });
 
   test('a cache that cannot be written costs only the check', { skip: process.getuid?.() === 0 && 'root writes anywhere' }, () => {
