@@ -2,6 +2,15 @@
 // mt-eval-guest: serve a Node method (translate and/or decide) over mt-eval-bridge/1 on stdin/stdout.
 import { REQUESTS, moduleTarget } from '../lib/method-load.js';
 
+// Where Node keeps a compile cache (module.enableCompileCache: Node 22.1 and later), the guest's modules and the
+// method's are compiled once rather than at every start; elsewhere this does nothing. NODE_DISABLE_COMPILE_CACHE=1
+// turns it off, NODE_COMPILE_CACHE=DIR moves it.
+try {
+  process.getBuiltinModule?.('node:module').enableCompileCache?.();
+} catch {
+  // (a cache that cannot be used costs only the compilation)
+}
+
 const USAGE = `usage: mt-eval-guest DIR              serve the plugin in DIR (its method.json names node_entry)
        mt-eval-guest --module FILE.js   serve a module exporting translate(entries, config) and/or
                                         decide(rows, config)

@@ -284,6 +284,20 @@ describe('loading the method', () => {
     assert.match(driver.stderr, /close\(\) was called/);
   });
 
+  test('where Node keeps a compile cache the guest turns it on; a cache that fails costs nothing', async () => {
+    const file = moduleFile('cached.js', 'export async function translate(entries) { return []; }\n');
+    const withModule = (enable) => `data:text/javascript,${encodeURIComponent(`const builtin = process.getBuiltinModule;
+      process.getBuiltinModule = (name) => (name === 'node:module' ? { enableCompileCache: ${enable} } : builtin(name));`)}`;
+    for (const [enable, said] of [["() => process.stderr.write('compile cache on\\n')", /compile cache on/],
+      ["() => { throw new Error('no cache here'); }", /^(?![\s\S]*no cache here)/]]) {
+      const driver = new LineDriver([process.execPath, '--import', withModule(enable), bin, '--module', file]);
+      drivers.push(driver);
+      assert.equal((await driver.initialize()).result.method.name, 'cached');
+      assert.deepEqual(await driver.close(), { code: 0, signal: null });
+      assert.match(driver.stderr, said);
+    }
+  });
+
   test('a module without translate fails initialize with -32603, then exits 1', async () => {
     const driver = guest(['--module', moduleFile('empty.js', 'export const name = "nothing";\n')]);
     const init = await driver.initialize();
