@@ -66,16 +66,17 @@ export function pluginFiles(path) {
     const cardFile = join(directory, CARD_FILE);
     const card = existsSync(cardFile) ? text(cardFile) : null; // (one that cannot be read throws: null)
     const manifest = text(join(directory, MANIFEST_FILE));
-    return { given, directory, real: realpathSync(directory), manifest, card };
+    return { given, directory, real: realpathSync.native(directory), manifest, card };
   } catch {
     return null;
   }
 }
 
-// The real path of the entry file the manifest names (the target's `file`), or null when it is not a file.
+// The real path of the entry file the manifest names (the target's `file`), or null when it is not a file. (Real paths
+// here come from one system call each; one that the checks would spell otherwise is only a miss.)
 function entryFile(files) {
   const entry = JSON.parse(files.manifest).node_entry;
-  const file = realpathSync(join(files.directory, entry));
+  const file = realpathSync.native(join(files.directory, entry));
   return statSync(file).isFile() ? file : null;
 }
 
