@@ -1,6 +1,8 @@
 """What the Node package validates with, generated from the schemas (``bridge/node/lib/generated/``).
 
 - ``contract.json``: every schema of ``bridge/schemas/`` in one file, read by ``lib/contract/schema.js``;
+- ``defaults.json``: the defaults those schemas declare, by schema and definition — small, so that a starting guest
+  learns its capabilities' defaults without reading every schema;
 - ``licences.json``: the licence table (`mt_eval.licenses.licence_table_document`), read by both runtimes;
 - ``contract.d.ts``: TypeScript types of the same definitions, re-exported by ``index.d.ts``.
 
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 CONTRACT = "contract.json"
+DEFAULTS = "defaults.json"
 LICENCES = "licences.json"
 TYPES = "contract.d.ts"
 GENERATED = Path("lib", "generated")
@@ -29,9 +32,22 @@ def node_files(documents: dict[str, dict[str, Any]]) -> dict[Path, str]:
     contract = {"description": _NOTICE, "schemas": documents}
     return {
         GENERATED / CONTRACT: json.dumps(contract, separators=(",", ":"), ensure_ascii=False) + "\n",  # compact
+        GENERATED / DEFAULTS: json.dumps(declared_defaults(documents), indent=1, ensure_ascii=False) + "\n",
         GENERATED / LICENCES: _licence_text(licence_table_document()),
         GENERATED / TYPES: typescript(documents),
     }
+
+
+def declared_defaults(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Schema → definition → the default of each of its properties that has one (definitions without any left out)."""
+    out: dict[str, Any] = {"description": _NOTICE, "defaults": {}}
+    for stem, document in documents.items():
+        for name, definition in document.get("$defs", {}).items():
+            properties = definition.get("properties", {})
+            found = {key: node["default"] for key, node in properties.items() if "default" in node}
+            if found:
+                out["defaults"].setdefault(stem, {})[name] = found
+    return out
 
 
 def _licence_text(document: dict[str, Any]) -> str:

@@ -2,18 +2,17 @@
 // The method module exports `translate(entries, config)` and/or `decide(rows, config)` (async; what its
 // method.json "implements") and optionally `name`, `methodCard()` and `close()`; a default export holding
 // them works too.
+import { declaredDefaults } from './contract/schema.js';
 import {
   DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, describe, encode,
   errorResponse, isPlainObject, isValidId, resultResponse,
 } from './protocol.js';
 import { Job, entriesProblem, failureMessage, guestVersion, idKey } from './guest-requests.js';
 
-/**
- * What this guest declares at initialize: the protocol's defaults (bridge-initialize-result's Capabilities, which a
- * test holds this to), except that it runs 64 calls at once and can cancel. Written out rather than read from the
- * schemas, which a guest would otherwise parse before it could answer.
- */
-export const GUEST_CAPABILITIES = Object.freeze({ max_batch: null, max_concurrency: 64, cancel: true, progress: false });
+/** What this guest declares at initialize: the protocol's defaults, except that it runs 64 calls at once and can cancel. */
+export const GUEST_CAPABILITIES = Object.freeze({
+  ...declaredDefaults('bridge-initialize-result', 'Capabilities'), max_concurrency: 64, cancel: true,
+});
 
 // What turns a method's answers into results and completes configs (./results.js, with the contract's decoder) is
 // loaded once initialize is answered, while the host prepares its first request; the rules of decisions

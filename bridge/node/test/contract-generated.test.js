@@ -7,6 +7,7 @@ import { join, relative } from 'node:path';
 import { test } from 'node:test';
 
 import { nodePackage, repo } from './helpers/guests.js';
+import { declaredDefaults, defaults } from '../lib/contract/schema.js';
 
 const schemaDir = join(repo, 'bridge', 'schemas');
 const generated = JSON.parse(readFileSync(join(nodePackage, 'lib', 'generated', 'contract.json'), 'utf8')).schemas;
@@ -20,6 +21,21 @@ test('lib/generated/contract.json holds exactly the schemas of bridge/schemas', 
     assert.deepEqual(generated[stem], JSON.parse(readFileSync(join(schemaDir, name), 'utf8')),
       `lib/generated/contract.json differs from bridge/schemas/${name}: run \`mt-eval schemas bridge/schemas\``);
   }
+});
+
+test('lib/generated/defaults.json holds exactly the defaults the schemas declare', () => {
+  const declared = JSON.parse(readFileSync(join(nodePackage, 'lib', 'generated', 'defaults.json'), 'utf8')).defaults;
+  const expected = {};
+  for (const [stem, document] of Object.entries(generated)) {
+    for (const [name, definition] of Object.entries(document.$defs ?? {})) {
+      const found = defaults(definition);
+      if (Object.keys(found).length) (expected[stem] ??= {})[name] = found;
+    }
+  }
+  assert.deepEqual(declared, expected, 'lib/generated/defaults.json is stale: run `mt-eval schemas bridge/schemas`');
+  assert.deepEqual(declaredDefaults('bridge-initialize-result', 'Capabilities'),
+    defaults(generated['bridge-initialize-result'].$defs.Capabilities));
+  assert.throws(() => declaredDefaults('bridge-initialize-result', 'Nothing'), /no defaults of "Nothing"/);
 });
 
 // Every hand-written JavaScript file of the package (the generated folder and the tests aside).

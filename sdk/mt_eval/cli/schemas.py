@@ -11,8 +11,8 @@ from pathlib import Path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Generate the JSON Schemas of method.json, method cards, entries, results, RunConfig, run "
                           "cards, bridge messages and champollion.config.json from the SDK's types, and what the Node "
-                          "package validates with (NODE/lib/generated/: the schemas, the licence table, TypeScript "
-                          "types).")
+                          "package validates with (NODE/lib/generated/: the schemas, their defaults, the licence "
+                          "table, TypeScript types).")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = ("examples:\n  mt-eval schemas bridge/schemas            # regenerate after changing a Struct\n"
                      "  mt-eval schemas --check bridge/schemas    # exit 1 if anything generated is stale")
