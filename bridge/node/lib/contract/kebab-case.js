@@ -1,5 +1,5 @@
-// A method id made from a name, on its own so that a guest starting on a bare module (method-load.js) does not load
-// the rest of the contract's words to make one.
+// A method id made from a name, on its own so that a starting guest (method-load.js) does not load the rest of the
+// contract's words to make one.
 
 /** A best-effort kebab-case form of text ("My Método v2" → "my-metodo-v2"); bridge/vectors/method-ids.json. */
 export function kebabCase(text) {
