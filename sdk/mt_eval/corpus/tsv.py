@@ -160,8 +160,11 @@ def _fill_columns(entries: list[dict[str, Any]], lines: list[int], rows: list[tu
         if len(cells) > width:
             wide.append((number, len(cells)))
             continue
-        entry = {} if ids_given else {"id": str(number)}
-        entry.update(zip(keys, cells, strict=False))
+        if ids_given:
+            entry = dict(zip(keys, cells, strict=False))
+        else:
+            entry = {"id": str(number)}
+            entry.update(zip(keys, cells, strict=False))
         if reference is not None and reference < len(cells) and not cells[reference]:
             del entry["reference"]
         entries.append(entry)
