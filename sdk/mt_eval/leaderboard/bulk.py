@@ -26,7 +26,7 @@ from mt_eval.harness.verify import check_card, check_records, verify_card
 from mt_eval.harness.verify_corpus import CorpusCache
 from mt_eval.leaderboard.preparers import Preparers
 from mt_eval.leaderboard.publish import MethodCardMissing, Prepared, PublishError, complete, now, read_card_file
-from mt_eval.leaderboard.store import Outcome, Store, StoreError
+from mt_eval.leaderboard.store import COLUMNS, Outcome, Store, StoreError
 
 BATCH = 1000
 PARALLEL_FROM = 64  # cards from which they are prepared by a pool of processes
@@ -182,6 +182,34 @@ def _prepare_chunk(paths: Sequence[Path], state: tuple[Options, CorpusCache]) ->
     return [_prepare(path, options, corpora, interactive=False) for path in paths]
 
 
+RECORD_COLUMNS = tuple(column for column in COLUMNS if column != "published_at")  # the store adds that one
+# A card prepared in a worker as it crosses to this process: its record's values in `RECORD_COLUMNS` order (the JSON
+# columns as bytes), its method card's source, what the report says of it and whether it is hidden; or None and
+# why it cannot be published. Plain values pickle and unpickle in a few microseconds; a `Prepared` (a dataclass
+# holding a path and a dict of text) took several times that on each side.
+Sent = tuple[tuple[Any, ...] | None, Any, Any, bool]
+
+
+def _prepare_to_send(paths: Sequence[Path], state: tuple[Options, CorpusCache]) -> list[Sent]:
+    """A chunk prepared in a worker, in the form that crosses to this process (`_received`)."""
+    sent: list[Sent] = []
+    for prepared, error in _prepare_chunk(paths, state):
+        if prepared is None:
+            sent.append((None, error, None, False))
+        else:
+            record = prepared.record
+            sent.append((tuple([record[column] for column in RECORD_COLUMNS]), prepared.card_source, prepared.what,
+                         prepared.hidden))
+    return sent
+
+
+def _received(paths: Sequence[Path], sent: list[Sent]) -> Chunk:
+    """A chunk as `_prepare_to_send` sent it, made `Prepared` again."""
+    return [(None, source) if values is None else
+            (Prepared(path, dict(zip(RECORD_COLUMNS, values, strict=True)), source, what, hidden), None)
+            for path, (values, source, what, hidden) in zip(paths, sent, strict=True)]
+
+
 def _worker_state(options: Options) -> tuple[Options, CorpusCache]:
     return options, CorpusCache()
 
@@ -197,5 +225,5 @@ def _prepared(paths: Sequence[Path], options: Options, store: Store, batch: int)
     size = max(1, min(CHUNK, len(paths) // (workers * 4)))  # several chunks a worker, so none waits long
     chunks = [paths[start:start + size] for start in range(0, len(paths), size)]
     store.engine.dispose()  # no database connection crosses a fork
-    with Preparers(chunks, _prepare_chunk, functools.partial(_worker_state, options), workers) as preparers:
-        yield preparers.results()
+    with Preparers(chunks, _prepare_to_send, functools.partial(_worker_state, options), workers) as preparers:
+        yield (_received(chunk, sent) for chunk, sent in zip(chunks, preparers.results(), strict=False))

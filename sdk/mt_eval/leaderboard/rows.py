@@ -163,9 +163,11 @@ def _text(value: Any) -> str | None:
 
 
 def build_record(row: Row, content_sha256: str, card_json: bytes) -> dict[str, Any]:
-    """The store's columns for a row (``published_at`` is added by the store)."""
+    """The store's columns for a row (``published_at`` is added by the store). The JSON columns are the
+    encoders' UTF-8 bytes, made text by the store as it writes them (`mt_eval.leaderboard.store.Store.publish`):
+    a record prepared in a worker process crosses to the store as bytes, not decoded and encoded again."""
     return {"content_sha256": content_sha256, "run_id": row.run_id, "finished_at": row.finished_at,
             "method_id": row.method_id, "method_class": row.method_class, "dependency_class": row.dependency_class,
             "pair": row.pair, "corpus_name": row.corpus_name, "corpus_sha256": row.corpus_sha256,
             "ranking_key": row.ranking_key, "headline_score": row.headline.score if row.headline else None,
-            "row_json": msgspec.json.encode(row).decode(), "card_json": card_json.decode()}
+            "row_json": msgspec.json.encode(row), "card_json": card_json}
