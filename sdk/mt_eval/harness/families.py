@@ -12,6 +12,7 @@ Every figure is a count over a stated denominator (`Ratio`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
@@ -72,19 +73,21 @@ def tally(entries: Sequence[Mapping[str, Any]], results: Mapping[str, Translatio
     counts = dict.fromkeys(FAMILIES, 0)
     canaries: list[CanaryOutcome] = []
     negatives: list[NegativeOutcome] = []
-    abstained = failed = 0
-    for entry, result in _pairs(entries, results):
-        family = entry.get("family") or "scored"  # `family_of`, inlined: this runs for each entry of each card
-        if not isinstance(family, str):
-            family = "scored"
+    scored: list[TranslationResult | None] = []
+    for entry, result in _pairs(entries, results):  # this runs for each entry of each card published: kept lean
+        family = entry.get("family")
+        if not family or family == "scored" or not isinstance(family, str):  # `family_of`, inlined
+            scored.append(result)
+            continue
         counts[family] += 1
         if family == "canary":
             canaries.append(_canary(entry, result))
         elif family == "negative":
             negatives.append(_negative(entry, result))
-        elif result is not None:
-            abstained += result.abstained
-            failed += result.error is not None
+    counts["scored"] = len(scored)
+    ran = [result for result in scored if result is not None]
+    abstained = sum(map(attrgetter("abstained"), ran))
+    failed = len(ran) - list(map(attrgetter("error"), ran)).count(None)
     passed = sum(c.passed for c in canaries)
     violated = sum(n.outcome == "violated" for n in negatives)
     return FamilyFacts(scored=counts["scored"], canary=counts["canary"], negative=counts["negative"],
