@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from mt_eval.harness.covariates import covariate_states
 from mt_eval.harness.policy import GatePolicy, ResolvedPolicy, percent, thresholds
 from mt_eval.harness.runcard import GateCheck, GateFacts, RunCard
 
@@ -138,9 +139,7 @@ def _abstention(families: FamilyFacts | None, policy: GatePolicy) -> GateCheck:
 
 
 def _covariates(card: RunCard, data: dict[str, Any] | None, policy: GatePolicy) -> GateCheck:
-    from mt_eval.harness.covariates import covariate_states
-
-    states = covariate_states(card, data)
+    states = covariate_states(card, data, settings=False)
     required = [states[name] for name in policy.required_covariates]
     missing = [f"{s.name} {s.shown}" for s in required if not s.present]
     figure = f"{len(required) - len(missing)} of {len(required)} recorded"

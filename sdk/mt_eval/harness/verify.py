@@ -208,12 +208,10 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
 
 
 def _check_tallies(result: Verification, card: RunCard) -> None:
-    from mt_eval.corpus.model import entry_key
-
     results = card.results  # each tally a loop in C (`map`), not a Python step per result
     repeated: list[str] = []
     ids = list(map(attrgetter("id"), results))
-    keys: list[str] = ids if set(map(type, ids)) <= {str} else list(map(entry_key, ids))  # 7 and "7" are one id
+    keys: list[str] = ids if set(map(type, ids)) <= {str} else _keys(ids)  # 7 and "7" are one id
     errors = len(results) - list(map(attrgetter("error"), results)).count(None)
     usages = list(map(attrgetter("usage"), results))
     prompt = sum(map(attrgetter("prompt_tokens"), usages))
@@ -250,6 +248,12 @@ def _check_tallies(result: Verification, card: RunCard) -> None:
     result.check("tallies", not wrong and not repeated,
                  f"{len(card.results)} results, {card.errors} errors" if not wrong else
                  ", ".join(where.removeprefix("$.") for where, _, _ in wrong) + " disagree with the results")
+
+
+def _keys(ids: list[Any]) -> list[str]:
+    from mt_eval.corpus.model import entry_key
+
+    return list(map(entry_key, ids))
 
 
 def _recompute(result: Verification, card: RunCard, source: Any, extensions: Sequence[str]) -> None:

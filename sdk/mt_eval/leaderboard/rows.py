@@ -10,6 +10,7 @@ the board says so; it is never guessed.
 from __future__ import annotations
 
 import hashlib
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -79,7 +80,7 @@ class Row(msgspec.Struct, kw_only=True):
 
 def has_method_card(card: dict[str, Any]) -> bool:
     """Whether a run's card says more than method.json does (a method_card.json, method_card() or a file)."""
-    return any(key not in MANIFEST_FIELDS for key in card)
+    return not MANIFEST_FIELDS.issuperset(card)
 
 
 def missing_card_fields(card: dict[str, Any]) -> list[str]:
@@ -127,9 +128,8 @@ def build_row(data: dict[str, Any], card: RunCard, method_card: dict[str, Any], 
 def native_settings(card: RunCard) -> dict[str, Any]:
     """What the harness recorded about how the method ran, whatever its card says."""
     called: set[str] = set()
-    count = 0
-    for result in card.results:
-        count += result.tool_call_count
+    count = sum(map(attrgetter("tool_call_count"), card.results))
+    for result in filter(attrgetter("tool_calls"), card.results):  # (most call no tool: passed over in C)
         for call in result.tool_calls:
             called.add(str(call.get("name") or call.get("tool") or (call.get("function") or {}).get("name") or "?"))
     return {"model": card.covariates.model, "temperature": card.covariates.temperature,
