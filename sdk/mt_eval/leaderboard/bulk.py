@@ -36,7 +36,8 @@ BATCH = 1000
 # ~0.2 ms a card, and the pool gained nothing below a few hundred cards on 2 cores, less when they were busy.
 PARALLEL_FROM = 8
 PARALLEL_FROM_UNSCORED = 512  # cards from which a pool prepares them when the metrics are not recomputed
-CHUNK = 250  # cards a worker prepares at a time (and stored in one transaction)
+CHUNK = 64  # cards a worker prepares and sends at a time: ~1 MiB for cards of 30 entries, one pipe buffer (smaller
+# messages cost this process less to read than 4 MiB ones, which it copied more and faulted in page by page)
 
 
 @dataclass
