@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from operator import attrgetter
 from collections.abc import Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 

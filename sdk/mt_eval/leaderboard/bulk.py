@@ -5,11 +5,11 @@ recomputed), settling its method card and building its row — is independent of
 there is enough of that work for a pool of processes to pay (`pooled`), chunks of `CHUNK` cards are prepared
 by worker processes (one per core this process may use, `mt_eval.leaderboard.preparers`), each reading every
 corpus once for all its cards (`CorpusCache`), while this process stores the chunks already prepared, in
-order, one transaction each: preparing overlaps storing, and the store has one writer. Otherwise the cards
-are prepared here, with the same functions, and give the same rows and the same refusals. A card whose method card must be asked for (the
-wizard) is prepared here, where the terminal is, and stored last. A card that cannot be published is
-reported and the others go on, unless ``fail_fast`` asks to stop at the first one. A store error, Ctrl-C or
-a stop keeps what was stored before it, and leaves no worker process behind.
+order, one transaction a batch: preparing overlaps storing, and the store has one writer. Otherwise the
+cards are prepared here, with the same functions, and give the same rows and the same refusals. A card whose
+method card must be asked for (the wizard) is prepared here, where the terminal is, and stored last. A card
+that cannot be published is reported and the others go on, unless ``fail_fast`` asks to stop at the first
+one. A store error, Ctrl-C or a stop keeps what was stored before it, and leaves no worker process behind.
 """
 
 from __future__ import annotations
