@@ -19,6 +19,10 @@ Figures and targets:
   64 in flight against the 64-in-flight baseline (≥ 0.3×); sequential p50 against the bare pipe's p50
   (≤ 1.3×), Python host → Node method and Node host (``startGuest``) → Python method (``mt-eval serve``).
 
+The Python host's figures are measured on the loop mt-eval runs methods on (`mt_eval.event_loop`: uvloop where
+installed), then again on asyncio's own loop, which a caller's ``asyncio.run`` gives, shown beside them; a Python
+guest (``mt-eval serve``) runs on the same choice of loop.
+
 Each round measures every side once, alternating; each figure is the median over rounds.
 Run: ``python benchmarks/bridge.py`` (``--quick`` for a short run, ``--check`` to exit 1 on a miss).
 """
@@ -42,6 +46,7 @@ from typing import Any
 import msgspec
 from report import Figure, at_least, at_most, ratio_figure, report
 
+from mt_eval import event_loop
 from mt_eval.bridge.connection import GuestConnection
 from mt_eval.bridge.runtimes import node_command
 from mt_eval.loader import load_method
@@ -269,10 +274,16 @@ def main() -> int:
     blocks, calls, flight, batches, spawns = (5, 500, 5000, 150, 15) if args.quick else (9, 500, 8000, 300, 30)
     with tempfile.TemporaryDirectory() as scratch:
         echo, node_plugin, python_plugin = make_plugins(Path(scratch))
-        py = asyncio.run(python_host_samples(echo, node_plugin, blocks, calls, flight, batches))
+        with asyncio.Runner(loop_factory=event_loop.new_event_loop) as runner:  # the loop mt-eval runs methods on
+            py = runner.run(python_host_samples(echo, node_plugin, blocks, calls, flight, batches))
+        plain = asyncio.run(python_host_samples(echo, node_plugin, blocks, calls, flight, batches))
         node = node_host_samples(python_plugin, blocks * 2, calls) if shutil.which(NODE) else {}
         spawn = spawn_figures(node_plugin, spawns)
     m = {key: statistics.median(values) for key, values in {**py, **node}.items()}
+    on_asyncio = {key: statistics.median(values) for key, values in plain.items()}
+    loop_name = "uvloop" if event_loop.use_uvloop() else "asyncio's loop"
+    asyncio_note = (f"on asyncio's own loop (a caller's asyncio.run): {on_asyncio['public rtt'] * 1e6:.1f} µs = "
+                    f"{on_asyncio['public rtt'] / on_asyncio['pipe rtt']:.2f}x")
 
     name = "bridge"
     figures = [
@@ -288,9 +299,11 @@ def main() -> int:
                      f"{spawn['sdk'] / spawn['node']:.2f}x"),
         ratio_figure(name, "public path: 64 in flight, 1-entry calls", m["public in flight"], m["pipe in flight"],
                      "req/s", at_least(0.3), digits=0,
-                     note="baseline: 64 in flight, every reply decoded with msgspec"),
+                     note=f"baseline: 64 in flight, every reply decoded with msgspec; host on {loop_name}, the loop "
+                     f"mt-eval runs methods on; on asyncio's own loop: "
+                     f"{on_asyncio['public in flight'] / on_asyncio['pipe in flight']:.2f}x"),
         ratio_figure(name, "public path: sequential p50, Python → Node", m["public rtt"], m["pipe rtt"], "µs",
-                     at_most(1.3), scale=1e6),
+                     at_most(1.3), scale=1e6, note=f"host on {loop_name}; {asyncio_note}"),
     ]
     if node:
         figures.append(ratio_figure(name, "public path: sequential p50, Node → Python", m["public rtt node"],

@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import anyio
 import pytest
 
 from mt_eval.bridge.method import _without_gold
 from mt_eval.bridge.slots import Slots
 from mt_eval.child_policy import SoloGate
-from mt_eval.child_process import ChildProcess
+from mt_eval.child_process import WRITE_GROUP, ChildProcess
 
 
 class _Cat(ChildProcess):
@@ -21,8 +22,12 @@ class _Cat(ChildProcess):
         super().__init__(["cat"], label="cat")
         self.waiting: asyncio.Future[bytes] | None = None
         self.writes: list[bytes] = []
+        self.output = bytearray()  # everything it echoed
+        self.echoed = asyncio.Event()  # set on each output chunk
 
     def on_output(self, data: bytes) -> None:
+        self.output += data
+        self.echoed.set()
         if self.waiting is not None and not self.waiting.done():
             self.waiting.set_result(data)
 
@@ -59,6 +64,27 @@ async def test_requests_written_in_the_turn_after_an_answer_go_out_in_one_write(
             received += await asyncio.wait_for(child.waiting, 5)
             child.waiting = loop.create_future()
         assert child.writes == [b"first\n", b"second\nthird\n"]
+    finally:
+        await child.aclose()
+
+
+async def test_many_writes_held_in_one_turn_go_out_in_groups_the_child_can_start_on():
+    child = _Cat()
+    await child.spawn()
+    try:
+        child.write(b"0\n")  # the first write of a turn goes at once; the others are held
+        lines = [f"{i}\n".encode() for i in range(1, 2 * WRITE_GROUP + 4)]
+        for line in lines:
+            child.write(line)
+        # every full group left as soon as it was complete, before the turn ended; the rest waits for the end
+        assert child.writes == [b"0\n", b"".join(lines[:WRITE_GROUP]), b"".join(lines[WRITE_GROUP:2 * WRITE_GROUP])]
+        expected = b"0\n" + b"".join(lines)
+        with anyio.fail_after(5):
+            while len(child.output) < len(expected):
+                child.echoed.clear()
+                await child.echoed.wait()
+        assert child.output == expected  # nothing lost, nothing reordered
+        assert child.writes[-1] == b"".join(lines[2 * WRITE_GROUP:])
     finally:
         await child.aclose()
 

@@ -20,9 +20,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-import anyio
 import msgspec
 
+from mt_eval import event_loop
 from mt_eval._version import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.eager import start_eagerly
@@ -58,7 +58,7 @@ def serve_method(method: Any, protocol_fd: int, *, name: str, method_id: str, im
     """Serve ``method`` on ``protocol_fd`` (see `divert_stdout`) and stdin until stdin closes; the exit status."""
     server = GuestServer(method, name=name, method_id=method_id, card=runtime_card(method), implements=implements)
     try:
-        anyio.run(server.run, protocol_fd)
+        event_loop.run(server.run, protocol_fd)
     except KeyboardInterrupt:
         return 130
     return 0

@@ -84,10 +84,10 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
             if callable(close):  # programs the method started end with the command
                 await close()
 
-    import anyio
+    from mt_eval import event_loop
 
     try:
-        raw = anyio.run(translate_then_close)
+        raw = event_loop.run(translate_then_close)
     except Exception as exc:
         print(f"{loaded.method_id}.translate raised {describe_exception(exc, loaded.directory)}", file=sys.stderr)
         return 1

@@ -19,6 +19,7 @@ import anyio
 import msgspec
 import numpy as np
 
+from mt_eval import event_loop
 from mt_eval._version import __version__
 from mt_eval.decisions import grading_card as gc
 from mt_eval.decisions.blinding import SENT_FIELDS, WITHHELD, Blinded, GradingError, blind, read_run_card, refuse_leaks
@@ -95,7 +96,7 @@ def grade_with_method(request: GradeRequest) -> Path:
         for result in results:
             collected[result.id] = refuse_leaks(result, by_item[result.id], blinded.identity)
 
-    card_of_grader = anyio.run(_decide_and_close, loaded, blinded, config, settings, on_results)
+    card_of_grader = event_loop.run(_decide_and_close, loaded, blinded, config, settings, on_results)
     grades = {item.entry_id: collected[item.item_id] for item in blinded.items}
     facts = method_facts(loaded, card_of_grader, runtime=loaded.source.runtime,
                          code_sha256=rc.code_sha256(loaded.directory))

@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import msgspec
 
+from mt_eval import event_loop
 from mt_eval._version import __version__
 from mt_eval.decisions import card as dc
 from mt_eval.decisions.corpus import DecisionCorpus, read_decision_corpus
@@ -92,7 +93,7 @@ def decide_run(request: DecideRequest) -> Path:
                 progress.advance(result.error is not None or any(a.error for a in result.answers.values()))
 
         try:
-            timing, method_card = anyio.run(_decide_and_close, loaded, remaining, config, settings, on_results)
+            timing, method_card = event_loop.run(_decide_and_close, loaded, remaining, config, settings, on_results)
         finally:
             log.close()
             progress.close()

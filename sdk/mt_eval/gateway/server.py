@@ -5,10 +5,10 @@ It reads of each request only what its rules need — the ``model`` and ``stream
 and passes the body on as it came (rewritten only for a route's ``upstream_model``); of each answer it reads
 only the token usage. Both HTTP ends are lean asyncio protocols driven by callbacks (`mt_eval.gateway.http`
 for the method's side, `mt_eval.gateway.upstream` for kept-alive, pooled upstream connections,
-`mt_eval.gateway.relay` in between), on uvloop where it is installed, so a request costs the gateway a few
-tens of microseconds. It serves a Unix socket (a sandbox's only way out) or a TCP port, from a thread of
-the harness (`GatewayThread`) or on its own (``mt-eval gateway``). Log lines are written once per turn of
-the event loop, together.
+`mt_eval.gateway.relay` in between), on uvloop where it is installed (`mt_eval.event_loop`), so a request
+costs the gateway a few tens of microseconds. It serves a Unix socket (a sandbox's only way out) or a TCP
+port, from a thread of the harness (`GatewayThread`) or on its own (``mt-eval gateway``). Log lines are
+written once per turn of the event loop, together.
 
 A refusal is an HTTP error in OpenAI's shape — ``{"error": {"message", "type", "code"}}`` — that tells the
 method what it asked for and what it may use: 400 ``model_missing``, 403 ``model_not_allowed``, 403
@@ -33,6 +33,7 @@ from typing import Any
 import msgspec
 
 from mt_eval._version import __version__
+from mt_eval.event_loop import new_event_loop
 from mt_eval.gateway.audit import AuditLog
 from mt_eval.gateway.http import HttpServer, Request, ServerConnection, error_body
 from mt_eval.gateway.policy import GatewayPolicy, ModelRoute
@@ -43,16 +44,6 @@ __all__ = ["Gateway", "GatewayThread", "new_event_loop", "usage_of"]
 
 FORWARDED_HEADERS = (b"content-type", b"accept", b"openai-organization", b"openai-project")
 CONCURRENCY = 256  # upstream exchanges at once; more wait their turn
-
-
-def new_event_loop() -> asyncio.AbstractEventLoop:
-    """uvloop's event loop where it is installed (it halves what the loop itself costs a request), else
-    asyncio's."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.new_event_loop()
-    return uvloop.new_event_loop()
 
 
 class _Ask(msgspec.Struct):

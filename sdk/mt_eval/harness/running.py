@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 
+from mt_eval import event_loop
 from mt_eval.corpus.families import by_pair
 from mt_eval.corpus.on_disk import kept
 from mt_eval.harness.execution import Outcome, ResultsLog, RunSettings, execute
@@ -71,7 +72,7 @@ def run_method(loaded: LoadedMethod, entries: Sequence[dict[str, Any]], config: 
     outcome = Outcome()
     ran = Translated(outcome, loaded)
     try:
-        anyio.run(_start_execute_close, ran, entries, config, settings, log, on_result, around, watchdog_message)
+        event_loop.run(_start_execute_close, ran, entries, config, settings, log, on_result, around, watchdog_message)
         return ran
     except BaseException as error:
         blocked = find_blocked(error)
@@ -87,7 +88,7 @@ def run_method(loaded: LoadedMethod, entries: Sequence[dict[str, Any]], config: 
           file=sys.stderr)
     moved = Translated(outcome, isolated(), moved_to_guest=reason, begun=ran.begun)
     remaining = kept(entries, lambda entry: not log.holds(str(entry["id"])))
-    anyio.run(_start_execute_close, moved, remaining, config, settings, log, on_result, around, watchdog_message)
+    event_loop.run(_start_execute_close, moved, remaining, config, settings, log, on_result, around, watchdog_message)
     return moved
 
 

@@ -1,0 +1,86 @@
+"""The event loop methods run on: uvloop where it is installed, asyncio's own with MT_EVAL_EVENT_LOOP=asyncio —
+in-process (`mt-eval translate`, `mt-eval run`) and in a Python guest (`mt-eval serve`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mt_eval import event_loop
+from mt_eval.errors import UsageError
+from mt_eval.loader import load_method
+
+pytest.importorskip("uvloop")
+
+LOOP_REPORTER = '''
+import asyncio
+
+
+class LoopReporter:
+    async def translate(self, entries, config):
+        loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
+        return [{"id": e["id"], "predicted": loop} for e in entries]
+'''
+MANIFEST = {"name": "Loop reporter", "entry_point": "pipeline:LoopReporter", "dependency_class": "S",
+            "dependencies": [], "supported_pairs": ["eng>spa"]}
+
+
+@pytest.fixture
+def reporter(make_plugin) -> Path:
+    return make_plugin(MANIFEST, {"pipeline.py": LOOP_REPORTER})
+
+
+async def _loop_module() -> str:
+    return type(asyncio.get_running_loop()).__module__.split(".")[0]
+
+
+def test_methods_run_on_uvloop_unless_asyncio_is_asked_for(monkeypatch):
+    monkeypatch.delenv(event_loop.CHOICE_VARIABLE, raising=False)
+    assert event_loop.use_uvloop() and event_loop.run(_loop_module) == "uvloop"
+    monkeypatch.setenv(event_loop.CHOICE_VARIABLE, "asyncio")
+    assert not event_loop.use_uvloop() and event_loop.run(_loop_module) == "asyncio"
+    monkeypatch.setenv(event_loop.CHOICE_VARIABLE, " UVLOOP ")
+    loop = event_loop.new_event_loop()
+    try:
+        assert type(loop).__module__.startswith("uvloop")
+    finally:
+        loop.close()
+
+
+def test_an_unknown_loop_is_refused_with_the_choices(monkeypatch):
+    monkeypatch.setenv(event_loop.CHOICE_VARIABLE, "trio")
+    with pytest.raises(UsageError, match=r"MT_EVAL_EVENT_LOOP='trio'.*use uvloop or asyncio"):
+        event_loop.use_uvloop()
+
+
+@pytest.mark.parametrize(("choice", "expected"), [(None, "uvloop"), ("asyncio", "asyncio")])
+def test_the_cli_and_a_python_guest_run_the_method_on_the_chosen_loop(reporter, monkeypatch, choice, expected):
+    env = {k: v for k, v in os.environ.items() if k != event_loop.CHOICE_VARIABLE}
+    if choice:
+        env[event_loop.CHOICE_VARIABLE] = choice
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", str(reporter), "hello", "--json"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[0])["predicted"] == expected
+    # the same plugin in a guest process of its own (`mt-eval serve`), hosted from this test's asyncio loop
+    if choice:
+        monkeypatch.setenv(event_loop.CHOICE_VARIABLE, choice)
+    else:
+        monkeypatch.delenv(event_loop.CHOICE_VARIABLE, raising=False)
+
+    async def through_a_guest() -> str:
+        method = load_method(reporter, isolate=True).method
+        try:
+            results = await method.translate([{"id": "1", "source": "hello"}], {"source_lang": "eng",
+                                                                                "target_lang": "spa"})
+        finally:
+            await method.aclose()
+        return str(results[0]["predicted"])
+
+    assert asyncio.run(through_a_guest()) == expected
