@@ -6,10 +6,10 @@ line is in the file (offset and length) and its line number, 20 bytes an entry. 
 iterating reads the file in blocks. Every entry read is made what the reader made it in memory (its field
 aliases renamed, its id as text) by the same function, `EntriesOnDisk.fix`.
 
-``MT_EVAL_ON_DISK_FROM`` (bytes) sets the size from which a corpus stays on disk (0: every plain JSONL corpus). The
-default, 32 MiB (some 200,000 entries), keeps a smaller corpus in memory: its entries cost about 100 MiB per 100,000 there,
-and reading it takes one pass over the file instead of one per check (about 1.2x the bare parse against 4x;
-``benchmarks/corpus.py``).
+``MT_EVAL_ON_DISK_FROM`` (bytes) sets the size from which a corpus stays on disk (0: every plain JSONL
+corpus). The default, 32 MiB (some 200,000 entries), keeps a smaller corpus in memory: its entries cost about
+100 MiB per 100,000 there, and reading it takes one pass over the file instead of one per check (about 1.2x
+the bare parse against 4x; ``benchmarks/corpus.py``).
 
 A selection (``--ids``, ``--segment``, ``--limit``) or a filter (`EntriesOnDisk.where`) is another
 `EntriesOnDisk` over some of the lines. Entries read are fresh dicts each time: changing one changes nothing.
