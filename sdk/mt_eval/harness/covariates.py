@@ -84,9 +84,11 @@ def _state(name: str, value: Any, not_applicable: dict[str, str], why_missing: s
     return CovariateState(name, "missing", None, f"missing: {why_missing}")
 
 
-def covariate_states(card: RunCard, data: dict[str, Any] | None = None) -> dict[str, CovariateState]:
-    """Every covariate of a card: the gate's five, then the settings compare also checks. ``data`` is the
-    card as parsed (for fields other parts of the SDK write, such as ``sandbox``)."""
+def covariate_states(card: RunCard, data: dict[str, Any] | None = None, *, settings: bool = True
+                     ) -> dict[str, CovariateState]:
+    """Every covariate of a card: the gate's five, then (unless ``settings`` is False: the gate needs only its
+    five) the settings compare also checks. ``data`` is the card as parsed (for fields other parts of the SDK
+    write, such as ``sandbox``)."""
     c = card.covariates
     older = c.not_applicable is None  # a card written before covariates were recorded this way
     not_applicable = c.not_applicable or {}
@@ -112,7 +114,7 @@ def covariate_states(card: RunCard, data: dict[str, Any] | None = None) -> dict[
                               if not older else run_default, compared=(sandbox, card.environment.digest)),
         "retry_budget": _state("retry_budget", c.retry_budget, not_applicable, run_default),
     }
-    for name in SETTINGS:  # settings every card records; None means the run did not set it
+    for name in SETTINGS if settings else ():  # settings every card records; None means the run did not set it
         value = getattr(c, name)
         states[name] = CovariateState(name, "recorded", value, "not set" if value is None else str(value))
     return states

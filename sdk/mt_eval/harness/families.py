@@ -11,12 +11,13 @@ Every figure is a count over a stated denominator (`Ratio`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from mt_eval.corpus.families import FAMILIES, PassRule, family_of, quoted
+from mt_eval.corpus.families import FAMILIES, PassRule, quoted
 from mt_eval.harness.logged_results import pairs
 from mt_eval.records import TranslationResult
 
@@ -72,17 +73,21 @@ def tally(entries: Sequence[Mapping[str, Any]], results: Mapping[str, Translatio
     counts = dict.fromkeys(FAMILIES, 0)
     canaries: list[CanaryOutcome] = []
     negatives: list[NegativeOutcome] = []
-    abstained = failed = 0
-    for entry, result in pairs(entries, results):
-        family = family_of(entry)
+    scored: list[TranslationResult | None] = []
+    for entry, result in _pairs(entries, results):  # this runs for each entry of each card published: kept lean
+        family = entry.get("family")
+        if not family or family == "scored" or not isinstance(family, str):  # `family_of`, inlined
+            scored.append(result)
+            continue
         counts[family] += 1
         if family == "canary":
             canaries.append(_canary(entry, result))
         elif family == "negative":
             negatives.append(_negative(entry, result))
-        elif result is not None:
-            abstained += result.abstained
-            failed += result.error is not None
+    counts["scored"] = len(scored)
+    ran = [result for result in scored if result is not None]
+    abstained = sum(map(attrgetter("abstained"), ran))
+    failed = len(ran) - list(map(attrgetter("error"), ran)).count(None)
     passed = sum(c.passed for c in canaries)
     violated = sum(n.outcome == "violated" for n in negatives)
     return FamilyFacts(scored=counts["scored"], canary=counts["canary"], negative=counts["negative"],
@@ -91,6 +96,13 @@ def tally(entries: Sequence[Mapping[str, Any]], results: Mapping[str, Translatio
                        abstention_rate=Ratio(numerator=abstained, denominator=counts["scored"]),
                        scored_errors=Ratio(numerator=failed, denominator=counts["scored"]),
                        canaries=canaries, negatives=negatives)
+
+
+def _pairs(entries: Sequence[Mapping[str, Any]], results: Mapping[str, TranslationResult] | LoggedResults
+           ) -> Iterable[tuple[Mapping[str, Any], TranslationResult | None]]:
+    if isinstance(results, Mapping):  # `pairs`, without a generator's step per entry
+        return zip(entries, map(results.get, [str(entry["id"]) for entry in entries]), strict=True)
+    return pairs(entries, results)
 
 
 def _canary(entry: Mapping[str, Any], result: TranslationResult | None) -> CanaryOutcome:

@@ -22,10 +22,12 @@ missing field.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from mt_eval.harness.covariates import covariate_states
 from mt_eval.harness.policy import GatePolicy, ResolvedPolicy, percent, thresholds
 from mt_eval.harness.runcard import GateCheck, GateFacts, RunCard
 
@@ -137,9 +139,7 @@ def _abstention(families: FamilyFacts | None, policy: GatePolicy) -> GateCheck:
 
 
 def _covariates(card: RunCard, data: dict[str, Any] | None, policy: GatePolicy) -> GateCheck:
-    from mt_eval.harness.covariates import covariate_states
-
-    states = covariate_states(card, data)
+    states = covariate_states(card, data, settings=False)
     required = [states[name] for name in policy.required_covariates]
     missing = [f"{s.name} {s.shown}" for s in required if not s.present]
     figure = f"{len(required) - len(missing)} of {len(required)} recorded"
@@ -169,11 +169,10 @@ def recheck(card: RunCard, data: dict[str, Any], memo: dict[str, list[GateCheck]
         return []
     if gate.thresholds is None:  # written by another tool: nothing to re-apply (mt-eval gate judges the card)
         return []
-    try:
-        policy = msgspec.convert({"name": gate.policy, **gate.thresholds}, GatePolicy)
-    except (msgspec.ValidationError, ValueError) as exc:
-        return [("$.gate.thresholds", f"not a policy: {exc}")]
-    again = apply_gate(card, ResolvedPolicy(policy, "the card"), data=data, memo=memo)
+    recorded = _recorded_policy(gate.policy, msgspec.json.encode(gate.thresholds))
+    if isinstance(recorded, str):
+        return [("$.gate.thresholds", f"not a policy: {recorded}")]
+    again = apply_gate(card, recorded, data=data, memo=memo)
     wrong = []
     if again.policy_sha256 != gate.policy_sha256:
         wrong.append(("$.gate.policy_sha256", f"the card says {gate.policy_sha256}, its thresholds hash to "
@@ -185,3 +184,14 @@ def recheck(card: RunCard, data: dict[str, Any], memo: dict[str, list[GateCheck]
     elif again.failures != gate.failures:
         wrong.append(("$.gate.failures", "the failures the card lists differ from its own figures'"))
     return wrong
+
+
+@functools.lru_cache(maxsize=64)
+def _recorded_policy(name: str, thresholds_json: bytes) -> ResolvedPolicy | str:
+    """The policy a card's gate records (its name and thresholds), or why it is not one; made once for the many
+    cards of a bulk publish that record the same."""
+    try:
+        return ResolvedPolicy(msgspec.convert({"name": name, **msgspec.json.decode(thresholds_json)}, GatePolicy),
+                              "the card")
+    except (msgspec.ValidationError, ValueError) as exc:
+        return str(exc)

@@ -8,6 +8,7 @@ came from where. Unknown fields, wrong types and rates outside 0–1 are errors 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -53,9 +54,10 @@ class ResolvedPolicy:
     source: str  # "shipped default" or the policy file's path
     inherited: tuple[str, ...] = field(default=())  # thresholds the file left to the shipped default
 
-    @property
+    @functools.cached_property
     def sha256(self) -> str:
-        """SHA-256 of the thresholds (canonical JSON), so a card says exactly which policy judged it."""
+        """SHA-256 of the thresholds (canonical JSON), so a card says exactly which policy judged it (worked
+        out once: publishing asks for it once a card)."""
         return hashlib.sha256(msgspec.json.encode(thresholds(self.policy), order="sorted")).hexdigest()
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -58,17 +59,23 @@ def canonical_sha256(data: dict[str, Any]) -> str:
 
 def canonical_json(data: dict[str, Any]) -> tuple[str, bytes]:
     """(`canonical_sha256` of a parsed card, its canonical JSON with the ``content_sha256`` it states), from
-    one encoding: the top-level keys that sort before the hash field and those after it are encoded apart,
-    and the field is set between them."""
-    lower = {key: value for key, value in data.items() if key < HASH_FIELD}
-    upper = {key: value for key, value in data.items() if key > HASH_FIELD}
-    low, high = msgspec.json.encode(lower, order="sorted"), msgspec.json.encode(upper, order="sorted")
-    body = low[:-1] + b"," + high[1:] if lower and upper else low if lower else high
-    digest = hashlib.sha256(body).hexdigest()
+    one encoding: the hash is taken over that encoding less the hash field, which sits right after the
+    top-level keys that sort before it (encoded again on their own to find where: a few small fields)."""
+    whole = msgspec.json.encode(data, order="sorted")
     if HASH_FIELD not in data:
-        return digest, body
-    field = b'"' + HASH_FIELD.encode() + b'":' + msgspec.json.encode(data[HASH_FIELD], order="sorted")
-    return digest, low[:-1] + (b"," if lower else b"") + field + (b"," + high[1:] if upper else b"}")
+        return hashlib.sha256(whole).hexdigest(), whole
+    lower = {key: value for key, value in data.items() if key < HASH_FIELD}
+    field = len(HASH_FIELD) + 3 + len(msgspec.json.encode(data[HASH_FIELD], order="sorted"))  # "…":value
+    start = len(msgspec.json.encode(lower, order="sorted")) if lower else 1  # where the field begins
+    end = start + field
+    if lower:  # drop the comma before the field
+        start -= 1
+    elif end < len(whole) - 1:  # drop the comma after it
+        end += 1
+    view = memoryview(whole)
+    digest = hashlib.sha256(view[:start])
+    digest.update(view[end:])
+    return digest.hexdigest(), whole
 
 
 def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
@@ -201,16 +208,14 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
 
 
 def _check_tallies(result: Verification, card: RunCard) -> None:
-    from mt_eval.corpus.model import entry_key
-
+    results = card.results  # each tally a loop in C (`map`), not a Python step per result
     repeated: list[str] = []
-    keys: list[str] = []  # 7 and "7" are one id
-    errors = prompt = completion = 0
-    for r in card.results:  # one pass over the results for every tally
-        keys.append(entry_key(r.id))
-        errors += r.error is not None
-        prompt += r.usage.prompt_tokens
-        completion += r.usage.completion_tokens
+    ids = list(map(attrgetter("id"), results))
+    keys: list[str] = ids if set(map(type, ids)) <= {str} else _keys(ids)  # 7 and "7" are one id
+    errors = len(results) - list(map(attrgetter("error"), results)).count(None)
+    usages = list(map(attrgetter("usage"), results))
+    prompt = sum(map(attrgetter("prompt_tokens"), usages))
+    completion = sum(map(attrgetter("completion_tokens"), usages))
     result.keys = keys
     if len(set(keys)) != len(keys):
         from collections import Counter
@@ -236,13 +241,19 @@ def _check_tallies(result: Verification, card: RunCard) -> None:
     if card.metrics is not None:
         controls = set() if card.families is None else {c.id for c in card.families.canaries} | {
             n.id for n in card.families.negatives}
-        expected["$.metrics.segments"] = (card.metrics.segments, sum(key not in controls for key in keys))
+        expected["$.metrics.segments"] = (card.metrics.segments, len(keys) - sum(map(controls.__contains__, keys)))
     wrong = [(where, stated, actual) for where, (stated, actual) in expected.items() if stated != actual]
     for where, stated, actual in wrong:
         result.problem(where, f"the card says {stated}, its results say {actual}")
     result.check("tallies", not wrong and not repeated,
                  f"{len(card.results)} results, {card.errors} errors" if not wrong else
                  ", ".join(where.removeprefix("$.") for where, _, _ in wrong) + " disagree with the results")
+
+
+def _keys(ids: list[Any]) -> list[str]:
+    from mt_eval.corpus.model import entry_key
+
+    return list(map(entry_key, ids))
 
 
 def _recompute(result: Verification, card: RunCard, source: Any, extensions: Sequence[str]) -> None:

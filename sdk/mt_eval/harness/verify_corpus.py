@@ -34,9 +34,7 @@ class CorpusCache:
             (card.corpus.path,)
         here = self.get(f"exists:{recorded}", lambda: all(Path(p).exists() for p in recorded))
         key = repr((recorded, None if here else str(Path(card_path).parent), repr(reading), repr(given)))
-        from mt_eval.harness.corpus import card_corpus_spec
-
-        spec: CorpusSpec = self.get(f"spec:{key}", lambda: card_corpus_spec(card, card_path, given))
+        spec: CorpusSpec = self.get(f"spec:{key}", lambda: _card_corpus_spec(card, card_path, given))
         return spec, key
 
     def get(self, key: str, read: Any) -> Any:
@@ -55,17 +53,14 @@ class CorpusCache:
 def check_corpus(result: Verification, card: RunCard, given: CorpusSpec | str | Path | None,
                  corpora: CorpusCache) -> Any:
     """The entries the card's results cover: the corpus read as the card records, its selection applied."""
-    from mt_eval.corpus.model import CorpusError, entry_key
-    from mt_eval.corpus.reader import load_corpus
-    from mt_eval.corpus.selection import request_from_facts, select
+    from mt_eval.corpus.model import CorpusError, entry_key  # (the modules read on a cache miss are imported then)
 
     try:
         spec, key = corpora.spec(card, result.path, given)
         path = spec.main_path
-        source = corpora.get(key, lambda: load_corpus(spec))
+        source = corpora.get(key, lambda: _load_corpus(spec))
         facts = None if card.selection is None else msgspec.to_builtins(card.selection)
-        chosen = None if facts is None else corpora.get(repr((key, facts)), lambda: select(
-            source, request_from_facts(facts)))
+        chosen = None if facts is None else corpora.get(repr((key, facts)), lambda: _select(source, facts))
     except (CorpusError, ValueError) as exc:
         first = exc.problems[0].message if isinstance(exc, CorpusError) and exc.problems else str(exc)
         result.check("corpus", None, first)
@@ -101,3 +96,21 @@ def check_corpus(result: Verification, card: RunCard, given: CorpusSpec | str | 
     part = "" if len(card.results) == len(source.entries) else f" ({len(card.results)} of its entries)"
     result.check("corpus", True, f"{path} (sha256 matches){part}")
     return source
+
+
+def _card_corpus_spec(card: RunCard, card_path: str, given: Any) -> CorpusSpec:
+    from mt_eval.harness.corpus import card_corpus_spec
+
+    return card_corpus_spec(card, card_path, given)
+
+
+def _load_corpus(spec: CorpusSpec) -> Any:
+    from mt_eval.corpus.reader import load_corpus
+
+    return load_corpus(spec)
+
+
+def _select(source: Any, facts: dict[str, Any]) -> Any:
+    from mt_eval.corpus.selection import request_from_facts, select
+
+    return select(source, request_from_facts(facts))

@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from mt_eval.harness.families import tally
+from mt_eval.harness.gate import recheck
+
 if TYPE_CHECKING:
     from mt_eval.harness.runcard import RunCard
     from mt_eval.harness.verification import Verification
@@ -43,8 +46,6 @@ def check_records(result: Verification, card: RunCard, source: Any) -> None:
     if card.gate is not None and card.gate.thresholds is None:
         result.check("gate", None, "the recorded verdict has no thresholds to re-apply (mt-eval gate judges the card)")
     elif card.gate is not None and result.data is not None:
-        from mt_eval.harness.gate import recheck
-
         wrong = recheck(card, result.data, result.gate_rules)
         for where, message in wrong:
             result.problem(where, message, "the verdict must follow from the card's own figures", code="gate")
@@ -53,14 +54,15 @@ def check_records(result: Verification, card: RunCard, source: Any) -> None:
 
 
 def _families(result: Verification, card: RunCard, entries: list[dict[str, Any]]) -> None:
-    from mt_eval.harness.families import tally
-
-    results = {str(r.id): r for r in card.results}
-    stated, again = msgspec.to_builtins(card.families), msgspec.to_builtins(tally(entries, results))
-    wrong = [key for key in again if stated.get(key) != again[key]]
-    for key in wrong:
-        result.problem(f"$.families.{key}", f"the card says {_short(stated.get(key))}, the corpus's families and "
-                                            f"the card's results say {_short(again[key])}", code="families")
+    keys = result.keys if len(result.keys) == len(card.results) else [str(r.id) for r in card.results]
+    recounted = tally(entries, dict(zip(keys, card.results, strict=True)))
+    wrong: list[str] = []
+    if recounted != card.families:  # else (the common case) nothing to compare field by field
+        stated, again = msgspec.to_builtins(card.families), msgspec.to_builtins(recounted)
+        wrong = [key for key in again if stated.get(key) != again[key]]
+        for key in wrong:
+            result.problem(f"$.families.{key}", f"the card says {_short(stated.get(key))}, the corpus's families "
+                                                f"and the card's results say {_short(again[key])}", code="families")
     families = card.families
     assert families is not None
     result.check("families", not wrong, f"{families.scored} scored, canaries {families.canary_pass_rate} passed, "

@@ -1,14 +1,15 @@
 """Publishing many run cards at once (``mt-eval publish runs/*/card.json``), using every core.
 
 Preparing a card — reading it, verifying it (format, content hash, schema, tallies, corpus; then its metrics
-recomputed), settling its method card and building its row — is independent of every other card. From
-`PARALLEL_FROM` cards on, chunks of `CHUNK` cards are prepared by worker processes (one per core,
-`mt_eval.leaderboard.preparers`), each reading every corpus once for all its cards (`CorpusCache`), while
-this process stores the chunks already prepared, in order, one transaction each: preparing overlaps storing,
-and the store has one writer. Fewer cards are prepared here. A card whose method card must be asked for (the
-wizard) is prepared here, where the terminal is, and stored last. A card that cannot be published is
-reported and the others go on, unless ``fail_fast`` asks to stop at the first one. A store error, Ctrl-C or
-a stop keeps what was stored before it, and leaves no worker process behind.
+recomputed), settling its method card and building its row — is independent of every other card. When
+there is enough of that work for a pool of processes to pay (`pooled`), chunks of `CHUNK` cards are prepared
+by worker processes (one per core this process may use, `mt_eval.leaderboard.preparers`), each reading every
+corpus once for all its cards (`CorpusCache`), while this process stores the chunks already prepared, in
+order, one transaction a batch: preparing overlaps storing, and the store has one writer. Otherwise the
+cards are prepared here, with the same functions, and give the same rows and the same refusals. A card whose
+method card must be asked for (the wizard) is prepared here, where the terminal is, and stored last. A card
+that cannot be published is reported and the others go on, unless ``fail_fast`` asks to stop at the first
+one. A store error, Ctrl-C or a stop keeps what was stored before it, and leaves no worker process behind.
 """
 
 from __future__ import annotations
@@ -26,11 +27,17 @@ from mt_eval.harness.verify import check_card, check_records, verify_card
 from mt_eval.harness.verify_corpus import CorpusCache
 from mt_eval.leaderboard.preparers import Preparers
 from mt_eval.leaderboard.publish import MethodCardMissing, Prepared, PublishError, complete, now, read_card_file
-from mt_eval.leaderboard.store import Outcome, Store, StoreError
+from mt_eval.leaderboard.store import COLUMNS, Outcome, Store, StoreError
 
 BATCH = 1000
-PARALLEL_FROM = 64  # cards from which they are prepared by a pool of processes
-CHUNK = 250  # cards a worker prepares at a time (and stored in one transaction)
+# Cards from which a pool of processes prepares them. Starting and ending two forked workers takes ~20 ms, and
+# each card sent back costs this process a little (measured with benchmarks/leaderboard.py's cards: 30 entries,
+# 14 KiB). Recomputing a card's metrics takes ~12 ms, so the pool pays from a few cards; the other checks take
+# ~0.2 ms a card, and the pool gained nothing below a few hundred cards on 2 cores, less when they were busy.
+PARALLEL_FROM = 8
+PARALLEL_FROM_UNSCORED = 512  # cards from which a pool prepares them when the metrics are not recomputed
+CHUNK = 64  # cards a worker prepares and sends at a time: ~1 MiB for cards of 30 entries, one pipe buffer (smaller
+# messages cost this process less to read than 4 MiB ones, which it copied more and faulted in page by page)
 
 
 @dataclass
@@ -67,7 +74,7 @@ class Options:
     policy: Any = None  # the headline gate's `ResolvedPolicy` (None: the shipped one)
     fail_fast: bool = False  # stop at the first card that cannot be published (the ones before it stay)
     recompute: bool = True  # step 6 of verification; False only to time the rest on its own
-    workers: int | None = None  # processes preparing cards (default: one per core, from PARALLEL_FROM cards)
+    workers: int | None = None  # processes preparing cards (default: one per core this process may use)
 
 
 def publish_cards(store: Store, paths: Sequence[Path], options: Options | None = None, *,
@@ -182,6 +189,47 @@ def _prepare_chunk(paths: Sequence[Path], state: tuple[Options, CorpusCache]) ->
     return [_prepare(path, options, corpora, interactive=False) for path in paths]
 
 
+RECORD_COLUMNS = tuple(column for column in COLUMNS if column != "published_at")  # the store adds that one
+# A card prepared in a worker as it crosses to this process: its record's values in `RECORD_COLUMNS` order (the JSON
+# columns as bytes), its method card's source, what the report says of it and whether it is hidden; or None and
+# why it cannot be published. Plain values pickle and unpickle in a few microseconds; a `Prepared` (a dataclass
+# holding a path and a dict of text) took several times that on each side.
+Sent = tuple[tuple[Any, ...] | None, Any, Any, bool]
+
+
+def _prepare_to_send(paths: Sequence[Path], state: tuple[Options, CorpusCache]) -> list[Sent]:
+    """A chunk prepared in a worker, in the form that crosses to this process (`_received`)."""
+    sent: list[Sent] = []
+    for prepared, error in _prepare_chunk(paths, state):
+        if prepared is None:
+            sent.append((None, error, None, False))
+        else:
+            record = prepared.record
+            sent.append((tuple([record[column] for column in RECORD_COLUMNS]), prepared.card_source, prepared.what,
+                         prepared.hidden))
+    return sent
+
+
+def _received(paths: Sequence[Path], sent: list[Sent]) -> Chunk:
+    """A chunk as `_prepare_to_send` sent it, made `Prepared` again."""
+    return [(None, source) if values is None else
+            (Prepared(path, dict(zip(RECORD_COLUMNS, values, strict=True)), source, what, hidden), None)
+            for path, (values, source, what, hidden) in zip(paths, sent, strict=True)]
+
+
+def pooled(cards: int, recompute: bool, workers: int) -> bool:
+    """Whether ``cards`` are prepared by a pool of ``workers`` processes (see `PARALLEL_FROM`) rather than here."""
+    return workers >= 2 and cards >= (PARALLEL_FROM if recompute else PARALLEL_FROM_UNSCORED)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (a container or ``taskset`` may allow fewer than the machine has)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def _worker_state(options: Options) -> tuple[Options, CorpusCache]:
     return options, CorpusCache()
 
@@ -189,13 +237,13 @@ def _worker_state(options: Options) -> tuple[Options, CorpusCache]:
 @contextmanager
 def _prepared(paths: Sequence[Path], options: Options, store: Store, batch: int) -> Iterator[Iterator[Chunk]]:
     """The cards prepared, chunk by chunk in order: by worker processes when there are many, else here."""
-    workers = options.workers or os.cpu_count() or 1
-    if len(paths) < PARALLEL_FROM or workers < 2:
+    workers = options.workers or usable_cores()
+    if not pooled(len(paths), options.recompute, workers):
         state = (options, CorpusCache())
         yield (_prepare_chunk(paths[start:start + batch], state) for start in range(0, len(paths), batch))
         return
     size = max(1, min(CHUNK, len(paths) // (workers * 4)))  # several chunks a worker, so none waits long
     chunks = [paths[start:start + size] for start in range(0, len(paths), size)]
     store.engine.dispose()  # no database connection crosses a fork
-    with Preparers(chunks, _prepare_chunk, functools.partial(_worker_state, options), workers) as preparers:
-        yield preparers.results()
+    with Preparers(chunks, _prepare_to_send, functools.partial(_worker_state, options), workers) as preparers:
+        yield (_received(chunk, sent) for chunk, sent in zip(chunks, preparers.results(), strict=False))

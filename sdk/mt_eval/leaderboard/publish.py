@@ -23,6 +23,10 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.harness.gate import apply_gate
+from mt_eval.harness.policy import shipped_policy
+from mt_eval.harness.verify import render
+from mt_eval.leaderboard.rows import build_record, build_row, has_method_card, missing_card_fields
 from mt_eval.method_card import CARD_FILE, IDENTITY_FIELDS, MethodCard
 
 
@@ -66,11 +70,6 @@ def complete(path: Path, verification: Any, *, method_card: str | None = None, n
     """The store record of a verified card that passes the gate (``policy``: a `ResolvedPolicy`, the shipped
     one when None), with the method card settled; `PublishError` when the card did not verify, fails the
     gate, or its method card cannot be settled."""
-    from mt_eval.harness.gate import apply_gate
-    from mt_eval.harness.policy import shipped_policy
-    from mt_eval.harness.verify import render
-    from mt_eval.leaderboard.rows import build_record, build_row
-
     if not verification.ok or verification.card is None or verification.data is None:
         raise PublishError("it does not verify, so it cannot be published:\n"
                            + render(verification, verbose=False).split("\n", 1)[-1])
@@ -101,8 +100,6 @@ def read_card_file(path: Path) -> bytes:
 def settle_method_card(card_path: Path, recorded: dict[str, Any], given: str | None, *, no_input: bool,
                        ask: Any = None) -> tuple[dict[str, Any], str]:
     """The method card the row shows and where it came from (see the module docstring)."""
-    from mt_eval.leaderboard.rows import has_method_card, missing_card_fields
-
     card, source = recorded, "run card"
     if given is not None:
         card, source = overlay(card, Path(given)), f"--method-card {given}"

@@ -10,6 +10,7 @@ the board says so; it is never guessed.
 from __future__ import annotations
 
 import hashlib
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -79,7 +80,7 @@ class Row(msgspec.Struct, kw_only=True):
 
 def has_method_card(card: dict[str, Any]) -> bool:
     """Whether a run's card says more than method.json does (a method_card.json, method_card() or a file)."""
-    return any(key not in MANIFEST_FIELDS for key in card)
+    return not MANIFEST_FIELDS.issuperset(card)
 
 
 def missing_card_fields(card: dict[str, Any]) -> list[str]:
@@ -127,9 +128,8 @@ def build_row(data: dict[str, Any], card: RunCard, method_card: dict[str, Any], 
 def native_settings(card: RunCard) -> dict[str, Any]:
     """What the harness recorded about how the method ran, whatever its card says."""
     called: set[str] = set()
-    count = 0
-    for result in card.results:
-        count += result.tool_call_count
+    count = sum(map(attrgetter("tool_call_count"), card.results))
+    for result in filter(attrgetter("tool_calls"), card.results):  # (most call no tool: passed over in C)
         for call in result.tool_calls:
             called.add(str(call.get("name") or call.get("tool") or (call.get("function") or {}).get("name") or "?"))
     return {"model": card.covariates.model, "temperature": card.covariates.temperature,
@@ -163,9 +163,11 @@ def _text(value: Any) -> str | None:
 
 
 def build_record(row: Row, content_sha256: str, card_json: bytes) -> dict[str, Any]:
-    """The store's columns for a row (``published_at`` is added by the store)."""
+    """The store's columns for a row (``published_at`` is added by the store). The JSON columns are the
+    encoders' UTF-8 bytes, made text by the store as it writes them (`mt_eval.leaderboard.store.Store.publish`):
+    a record prepared in a worker process crosses to the store as bytes, not decoded and encoded again."""
     return {"content_sha256": content_sha256, "run_id": row.run_id, "finished_at": row.finished_at,
             "method_id": row.method_id, "method_class": row.method_class, "dependency_class": row.dependency_class,
             "pair": row.pair, "corpus_name": row.corpus_name, "corpus_sha256": row.corpus_sha256,
             "ranking_key": row.ranking_key, "headline_score": row.headline.score if row.headline else None,
-            "row_json": msgspec.json.encode(row).decode(), "card_json": card_json.decode()}
+            "row_json": msgspec.json.encode(row), "card_json": card_json}

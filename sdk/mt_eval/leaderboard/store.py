@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +39,7 @@ cards = sa.table(
 # default of 1,000 (4 MiB) would do it on nearly every commit of a bulk publish, whose rows hold whole cards.
 WAL_CHECKPOINT_PAGES = 16_384
 COLUMNS = tuple(c.name for c in cards.columns if c.name != "id")
+JSON_COLUMNS = frozenset({"row_json", "card_json"})  # a record may hold these as UTF-8 bytes
 
 
 class StoreError(ExpectedError):
@@ -131,9 +132,10 @@ class Store:
 
     def publish(self, records: Sequence[dict[str, Any]], published_at: str, *, stop_at_refusal: bool = False
                 ) -> list[Outcome]:
-        """Store ``records`` (column → value, one per card) in one transaction, each unless a card with the same
-        content hash or run id is already stored. One outcome per record, in order; with ``stop_at_refusal``,
-        the records after the first refused one are neither stored nor given an outcome."""
+        """Store ``records`` (column → value, one per card; a JSON column may be its UTF-8 bytes) in one
+        transaction, each unless a card with the same content hash or run id is already stored. One outcome per
+        record, in order; with ``stop_at_refusal``, the records after the first refused one are neither stored
+        nor given an outcome."""
         with self.writing() as connection:
             stored = self._existing(connection, [r["content_sha256"] for r in records], [r["run_id"] for r in records])
             by_sha = {row.content_sha256: row for row in stored}
@@ -154,11 +156,8 @@ class Store:
                 if stop_at_refusal and pending[-1][0] != "published":
                     break
             ids: dict[str, int] = {}
-            if fresh:  # one plain executemany (a prepared statement, re-run per row), then the new ids by hash
-                mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
-                connection.exec_driver_sql(f"INSERT INTO cards ({', '.join(COLUMNS)}) VALUES "
-                                           f"({', '.join([mark] * len(COLUMNS))})",
-                                           [tuple(record[c] for c in COLUMNS) for record in fresh.values()])
+            if fresh:  # inserted, then the new ids by hash
+                _insert(connection, fresh.values())
                 shas = list(fresh)
                 for start in range(0, len(shas), CHUNK):
                     found = connection.execute(sa.select(cards.c.content_sha256, cards.c.id)
@@ -225,6 +224,23 @@ class Store:
     def count(self) -> int:
         with self.reading() as connection:
             return int(connection.execute(sa.select(sa.func.count()).select_from(cards)).scalar() or 0)
+
+
+def _insert(connection: sa.Connection, records: Iterable[dict[str, Any]]) -> None:
+    """One plain executemany (a prepared statement, re-run per row). SQLite's text is UTF-8, so it is given a
+    JSON column held as UTF-8 bytes cast to text: stored as it is, not decoded here for the driver to encode
+    it again. Other databases are given text."""
+    if connection.dialect.name == "sqlite":
+        marks = ["CAST(? AS TEXT)" if column in JSON_COLUMNS else "?" for column in COLUMNS]
+        rows = [tuple([record[column] for column in COLUMNS]) for record in records]
+    else:
+        marks = ["%s" if connection.dialect.paramstyle != "qmark" else "?"] * len(COLUMNS)
+        rows = [tuple([_text(record[column]) for column in COLUMNS]) for record in records]
+    connection.exec_driver_sql(f"INSERT INTO cards ({', '.join(COLUMNS)}) VALUES ({', '.join(marks)})", rows)
+
+
+def _text(value: Any) -> Any:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def _reason(exc: sa.exc.DBAPIError) -> str:
