@@ -220,6 +220,39 @@ def test_logged_results_come_back_in_corpus_order(tmp_path: Path):
     assert [r.id for r in results] == ["e0", "e2", "e4", "e5"]  # excluding leaves the original whole
 
 
+def test_the_family_tally_of_many_results_counts_each_once_from_the_log_as_from_a_dict(tmp_path: Path):
+    from mt_eval.harness.families import tally
+
+    count = 10_001  # more than two chunks of scored results, with canaries and negatives among them
+    entries: list[dict[str, object]] = []
+    for i in range(count):
+        entry: dict[str, object] = {"id": f"e{i}", "source": "s"}
+        if i % 997 == 0:
+            entry.update(family="canary", pass_rule="exact", reference="x")
+        elif i % 991 == 0:
+            entry["family"] = "negative"
+        entries.append(entry)
+    logged = []
+    for i in range(count):
+        if i % 7 == 3:
+            continue  # no result
+        if i % 11 == 5:
+            logged.append(result(f"e{i}", error="boom"))
+        elif i % 13 == 6:
+            logged.append(TranslationResult(id=f"e{i}", abstained=True))
+        else:
+            logged.append(result(f"e{i}"))
+    facts = tally(entries, LoggedResults(write_log(tmp_path / "results.jsonl", logged), entries))
+    assert facts == tally(entries, {r.id: r for r in logged})
+    by_id = {r.id: r for r in logged}
+    scored = [by_id.get(str(e["id"])) for e in entries if "family" not in e]
+    assert facts.scored == len(scored)
+    assert facts.scored_errors.numerator == sum(1 for r in scored if r is not None and r.error is not None)
+    assert facts.abstention_rate.numerator == sum(1 for r in scored if r is not None and r.abstained)
+    assert facts.canary == sum(1 for e in entries if e.get("family") == "canary") > 0
+    assert facts.negative == sum(1 for e in entries if e.get("family") == "negative") > 0
+
+
 def test_logged_results_match_ids_themselves_when_two_ids_share_a_hash(tmp_path: Path, monkeypatch):
     monkeypatch.setattr("mt_eval.harness.logged_results.hash", lambda text: len(text), raising=False)
     entries = [{"id": i, "source": "s"} for i in ("a", "b", "cc", "dd")]  # "a" and "b" share a "hash"
