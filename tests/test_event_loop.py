@@ -53,10 +53,16 @@ def test_methods_run_on_uvloop_unless_asyncio_is_asked_for(monkeypatch):
         loop.close()
 
 
-def test_an_unknown_loop_is_refused_with_the_choices(monkeypatch):
+def test_an_unknown_loop_is_refused_with_the_choices(monkeypatch, reporter):
     monkeypatch.setenv(event_loop.CHOICE_VARIABLE, "trio")
     with pytest.raises(UsageError, match=r"MT_EVAL_EVENT_LOOP='trio'.*use uvloop or asyncio"):
         event_loop.use_uvloop()
+    # the command line names it before any work, as the user's mistake (not the method's)
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", str(reporter), "hello"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == ("mt-eval translate: MT_EVAL_EVENT_LOOP='trio' is not an event loop mt-eval "
+                                   "knows: use uvloop or asyncio")
 
 
 @pytest.mark.parametrize(("choice", "expected"), [(None, "uvloop"), ("asyncio", "asyncio")])

@@ -9,14 +9,14 @@ that waits): on uvloop it costs a sequential request about half as much as on as
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Awaitable, Callable
-from typing import TypeVar, TypeVarTuple
-
-import anyio
+from typing import TYPE_CHECKING, TypeVar, TypeVarTuple
 
 from mt_eval.errors import UsageError
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
 Args = TypeVarTuple("Args")
@@ -25,13 +25,19 @@ CHOICE_VARIABLE = "MT_EVAL_EVENT_LOOP"
 CHOICES = ("uvloop", "asyncio")
 
 
-def use_uvloop() -> bool:
-    """Whether to run on uvloop: it is installed and ``MT_EVAL_EVENT_LOOP`` does not say ``asyncio``."""
+def chosen() -> str:
+    """The loop ``MT_EVAL_EVENT_LOOP`` asks for (``uvloop`` when unset); `UsageError` for one mt-eval does not know.
+    Cheap (nothing is imported): the command line checks it before any work."""
     choice = os.environ.get(CHOICE_VARIABLE, "").strip().lower() or "uvloop"
     if choice not in CHOICES:
         raise UsageError(f"{CHOICE_VARIABLE}={os.environ[CHOICE_VARIABLE]!r} is not an event loop mt-eval knows: "
                          f"use {' or '.join(CHOICES)}")
-    if choice == "asyncio":
+    return choice
+
+
+def use_uvloop() -> bool:
+    """Whether to run on uvloop: it is installed and ``MT_EVAL_EVENT_LOOP`` does not say ``asyncio``."""
+    if chosen() == "asyncio":
         return False
     try:
         import uvloop  # noqa: F401
@@ -42,6 +48,8 @@ def use_uvloop() -> bool:
 
 def run(func: Callable[[*Args], Awaitable[T]], *args: *Args) -> T:
     """``anyio.run(func, *args)`` on the loop this module chooses."""
+    import anyio
+
     return anyio.run(func, *args, backend_options={"use_uvloop": use_uvloop()})
 
 
@@ -51,4 +59,6 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
         import uvloop
 
         return uvloop.new_event_loop()
+    import asyncio
+
     return asyncio.new_event_loop()

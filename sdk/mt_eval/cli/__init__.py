@@ -103,6 +103,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``mt-eval`` with ``argv`` (default: the process's arguments); the exit status."""
+    from mt_eval import event_loop
     from mt_eval.cli.usage_errors import unknown_arguments, unknown_command
     from mt_eval.errors import ExpectedError
 
@@ -123,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     prog = getattr(command, "PROG", f"mt-eval {args.command}")
     expected: tuple[type[BaseException], ...] = getattr(command, "EXPECTED", ())
     try:
+        event_loop.chosen()  # a loop mt-eval does not know is named before any work, not after it
         return command.run(args)  # type: ignore[no-any-return]
     except KeyboardInterrupt:
         if message := getattr(command, "INTERRUPTED", "interrupted"):
