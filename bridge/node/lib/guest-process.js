@@ -1,8 +1,10 @@
 // A guest on this process's stdin and stdout: stdout is diverted so that only protocol lines reach it (console
-// output and stray writes go to stderr), the lines of one turn of the event loop are written together, and the
-// process exits once stdin has closed and every request is answered.
+// output and stray writes go to stderr), the lines of one turn of the event loop are written together, after
+// which stdin is polled for a moment if nothing is left in flight (input-poll.js), and the process exits once
+// stdin has closed and every request is answered.
 import { DEFAULT_MAX_LINE_BYTES } from './protocol.js';
 import { GuestServer } from './guest.js';
+import { inputPoller, pollNanoseconds } from './input-poll.js';
 import { loadMethod } from './method-load.js';
 
 /**
@@ -24,8 +26,9 @@ export function divertStdout() {
 /**
  * A line writer that gathers the lines produced in one turn of the event loop into a single
  * write (one system call instead of one per response). A write with a callback flushes at once.
+ * `afterWrite` runs after each write of gathered lines.
  */
-function coalesce(writeOut) {
+function coalesce(writeOut, afterWrite = () => {}) {
   let lines = [];
   let scheduled = false;
   const flush = () => {
@@ -34,6 +37,7 @@ function coalesce(writeOut) {
     const data = lines.length === 1 ? lines[0] : lines.join('');
     lines = [];
     writeOut(data);
+    afterWrite();
   };
   return (line, callback) => {
     if (line) lines.push(line);
@@ -52,8 +56,21 @@ function coalesce(writeOut) {
  * moduleTarget) returns: the module, its name, method id and what it implements.
  */
 export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = {}) {
-  const write = coalesce(divertStdout());
   const log = (text) => process.stderr.write(`mt-eval-guest: ${text}\n`);
+  let poller;
+  try {
+    poller = inputPoller(0, pollNanoseconds());
+  } catch (error) {
+    log(error.message);
+    process.exit(2);
+  }
+  let inputEnded = false;
+  const pollInput = () => { // the next request of a caller waiting on this answer, read as it arrives
+    if (inputEnded || server.unanswered > 0) return;
+    const chunk = poller.poll();
+    if (chunk !== null) server.push(chunk);
+  };
+  const write = coalesce(divertStdout(), poller ? pollInput : undefined);
   const server = new GuestServer({
     load: () => loading,
     write,
@@ -62,8 +79,8 @@ export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES 
     exit: (code) => write('', () => process.exit(code)),
   });
   process.stdin.on('data', (chunk) => server.push(chunk));
-  process.stdin.on('end', () => server.end());
-  process.stdin.on('error', () => server.end());
+  process.stdin.on('end', () => { inputEnded = true; server.end(); });
+  process.stdin.on('error', () => { inputEnded = true; server.end(); });
   process.stdout.on('error', () => process.exit(1)); // the host stopped reading: nobody to answer
   process.on('unhandledRejection', (reason) => log(`unhandled rejection in the method: ${reason?.stack ?? reason}`));
   // Import while the host's initialize is on its way; a failure is reported when it arrives.

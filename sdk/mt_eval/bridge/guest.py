@@ -27,6 +27,7 @@ from mt_eval._version import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.eager import start_eagerly
 from mt_eval.bridge.guest_requests import decide_params, decision_answer, translate_answer, translate_params
+from mt_eval.bridge.input_poll import can_poll, poll_input, poll_seconds
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
 from mt_eval.bridge.slots import Slots
 
@@ -138,6 +139,9 @@ class GuestServer:
         self._reading = False  # in on_data: its answers go out when the chunk is done
         self._flush_due = False
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop serving: `run` sets it
+        self._poll_seconds = poll_seconds()  # after answering everything, the input is polled (`input_poll`)
+        self._poll_fd: int | None = None  # the host's pipe, once `run` knows it can be polled
+        self._poll_due = False
 
     async def run(self, protocol_fd: int, input_fd: int = 0) -> None:
         loop = self._loop = asyncio.get_running_loop()
@@ -150,6 +154,8 @@ class GuestServer:
         if _streams(input_fd):
             reader, _ = await loop.connect_read_pipe(lambda: _StdinProtocol(self), os.fdopen(input_fd, "rb",
                                                                                             buffering=0))
+            if from_host and self._poll_seconds and can_poll(input_fd):
+                self._poll_fd = input_fd
         else:
             reader = loop.create_task(self._read_file(input_fd))
         await self.closed.wait()
@@ -164,6 +170,7 @@ class GuestServer:
                 await close()
             except Exception as exc:
                 print(f"mt-eval serve: the method's aclose() failed: {exc!r}", file=sys.stderr)
+        self._poll_fd = None
         if isinstance(reader, asyncio.Task):
             reader.cancel()
         else:
@@ -191,6 +198,19 @@ class GuestServer:
         lines, self._outgoing = self._outgoing, []
         if lines and self._out is not None and not self._out.is_closing():
             self._out.write(lines[0] if len(lines) == 1 else b"".join(lines))
+            if self._poll_fd is not None and not self._poll_due:
+                self._poll_due = True  # at the end of this turn, when the tasks that just answered are done
+                (self._loop or asyncio.get_running_loop()).call_soon(self._poll)
+
+    def _poll(self) -> None:
+        """With nothing in flight, read the host's next request as it arrives instead of sleeping until the kernel
+        wakes the loop for it (`mt_eval.bridge.input_poll`)."""
+        self._poll_due = False
+        if self._poll_fd is None or self.closed.is_set() or not all(t.done() for t in self._tasks.values()):
+            return
+        data = poll_input(self._poll_fd, self._poll_seconds)
+        if data:
+            self.on_data(data)
 
     def on_data(self, data: bytes) -> None:
         self._reading = True

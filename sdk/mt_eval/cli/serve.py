@@ -27,8 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Load the plugin and serve it until stdin closes; the exit status for the process."""
     from mt_eval.bridge.guest import divert_stdout, serve_method
+    from mt_eval.bridge.input_poll import poll_seconds
     from mt_eval.loader import PluginLoadError, load_method
 
+    poll_seconds()  # an unusable MT_EVAL_GUEST_POLL_US is named before the plugin loads
     protocol_fd = divert_stdout()
     try:
         loaded = load_method(Path(args.plugin))

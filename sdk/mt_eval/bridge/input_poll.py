@@ -1,0 +1,58 @@
+"""A guest polls its input for a moment after it answers, before it goes back to sleep in the event loop.
+
+A caller that makes one call after another sends its next request a few microseconds after it reads an answer.
+A guest that is asleep by then is woken by the kernel, and on a virtual machine with an idle CPU that wake-up
+costs tens of microseconds, more than the rest of the round trip (``benchmarks/bridge.py``). So a guest with
+nothing left in flight reads its input without blocking for up to ``MT_EVAL_GUEST_POLL_US`` microseconds (200
+by default, 0 turns it off) and takes a request that arrives meanwhile at once. The Node guest does the same
+(``bridge/node/lib/input-poll.js``). The cost is that CPU time, spent only when the guest has just answered
+everything it was asked.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+
+from mt_eval.errors import UsageError
+
+VARIABLE = "MT_EVAL_GUEST_POLL_US"
+DEFAULT_MICROSECONDS = 200
+MAX_MICROSECONDS = 10_000
+
+
+def poll_seconds(environ: Mapping[str, str] = os.environ) -> float:
+    """How long a guest polls its input after answering everything, from ``MT_EVAL_GUEST_POLL_US``;
+    `UsageError` for a value that is not a whole number of microseconds from 0 to 10,000."""
+    given = environ.get(VARIABLE, "").strip()
+    if not given:
+        return DEFAULT_MICROSECONDS / 1e6
+    if not given.isdigit() or int(given) > MAX_MICROSECONDS:
+        raise UsageError(f"{VARIABLE}={environ[VARIABLE]!r} is not a number of microseconds from 0 to "
+                         f"{MAX_MICROSECONDS:,}: it is how long a guest polls its input after answering "
+                         f"(default {DEFAULT_MICROSECONDS}; 0 turns polling off)")
+    return int(given) / 1e6
+
+
+def can_poll(fd: int) -> bool:
+    """Whether ``fd`` can be polled: reading it when it is empty fails at once instead of waiting."""
+    try:
+        return not os.get_blocking(fd)
+    except OSError:
+        return False
+
+
+def poll_input(fd: int, seconds: float) -> bytes:
+    """What arrives on the non-blocking ``fd`` within ``seconds``: b"" when nothing did, and at the end of the
+    input or on an error, which the event loop's own reading then finds and reports."""
+    clock, read = time.perf_counter, os.read
+    deadline = clock() + seconds
+    while True:
+        try:
+            return read(fd, 1 << 16)
+        except BlockingIOError:
+            if clock() >= deadline:
+                return b""
+        except OSError:
+            return b""
