@@ -313,6 +313,40 @@ def test_resampled_sums_are_exact_however_large():
         assert np.array_equal(weighted_sums(counts, stats), counts.astype(np.float64) @ stats.astype(np.float64))
 
 
+@pytest.mark.parametrize("segments", [3, 257, 5_000])
+@pytest.mark.parametrize("dtype", ["uint16", "float64"])
+def test_resamples_summed_many_at_once_are_each_resample_summed_alone(monkeypatch, segments: int, dtype: str):
+    import numpy as np
+
+    from mt_eval.harness import scoring
+
+    monkeypatch.setattr(scoring, "_CHUNK_CELLS", 3 * segments)  # 3 resamples drawn at a time, 7 kept: groups of 6
+    monkeypatch.setattr(scoring, "_KEPT_CELLS", 7 * segments)
+    monkeypatch.setattr(scoring, "_KEPT_RESAMPLES", 7)
+    stats = np.random.default_rng(1).integers(0, 60_000, (segments, 5)).astype(dtype)
+    expected = np.random.default_rng(2).multinomial(segments, np.full(segments, 1 / segments), size=41)
+    summed = list(scoring.resampled_sums(stats, 41, np.random.default_rng(2)))
+    assert np.array_equal(np.array(summed), expected.astype(np.float64) @ stats.astype(np.float64))
+
+
+def test_a_resample_drawing_a_segment_over_255_times_is_summed_as_drawn_in_its_place(monkeypatch):
+    import numpy as np
+
+    from mt_eval.harness import scoring
+
+    rows = [np.array([[2, 0, 298]]), np.array([[100, 100, 100]]), np.array([[0, 300, 0]]), np.array([[1, 1, 298]])]
+
+    class Drawn:  # the resamples of a 300-segment corpus in which one segment is drawn 300 or 298 times
+        def multinomial(self, n, pvals, size):
+            return rows.pop(0)
+
+    monkeypatch.setattr(scoring, "_CHUNK_CELLS", 1)
+    stats = np.arange(3 * 2, dtype=np.uint16).reshape(3, 2)
+    summed = np.array(list(scoring.resampled_sums(stats, 4, Drawn())))
+    expected = np.array([[2, 0, 298], [100, 100, 100], [0, 300, 0], [1, 1, 298]]) @ stats.astype(np.float64)
+    assert np.array_equal(summed, expected)
+
+
 def test_the_log_folds_the_ids_it_wrote_and_still_never_appends_one_twice(tmp_path: Path, monkeypatch, caplog):
     from mt_eval.harness.results_log import ResultsLog
 
@@ -327,6 +361,26 @@ def test_the_log_folds_the_ids_it_wrote_and_still_never_appends_one_twice(tmp_pa
     log.close()
     assert [json.loads(line)["id"] for line in path.read_text().splitlines()] == ["a", "bb", "c", "d"]
     assert "not recording 3 entries (a, d, old) again" in caplog.text
+
+
+def test_ids_folded_over_many_folds_are_all_held_and_no_others(tmp_path: Path, monkeypatch):
+    import random
+
+    import numpy as np
+
+    from mt_eval.harness.results_log import ResultsLog
+
+    monkeypatch.setattr(ResultsLog, "FOLD_AFTER", 64)
+    ids = [f"entry-{i}" for i in range(10_000)]
+    random.Random(3).shuffle(ids)
+    log = ResultsLog(tmp_path / "results.jsonl")
+    for start in range(0, len(ids), 37):
+        log.append([result(entry_id) for entry_id in ids[start:start + 37]])
+    folded = log._folded
+    assert len(folded) >= 9_900 and bool(np.all(folded[:-1] <= folded[1:]))  # one sorted array of their hashes
+    assert all(log.holds(entry_id) for entry_id in ids[::50])  # (each found hash is confirmed by reading the log)
+    assert not any(log.holds(f"other-{i}") for i in range(2_000))
+    log.close()
 
 
 @pytest.mark.parametrize("long", [False, True])

@@ -181,8 +181,12 @@ class ResultsLog:
         if len(self._recent) >= self.FOLD_AFTER:
             import numpy as np
 
-            hashes = np.fromiter((hash(entry_id) for entry_id in self._recent), np.int64, count=len(self._recent))
-            self._folded = np.union1d(self._folded, hashes) if len(self._folded) else np.unique(hashes)
+            hashes = np.sort(np.fromiter((hash(entry_id) for entry_id in self._recent), np.int64,
+                                         count=len(self._recent)))
+            # merged into the sorted array in one pass (sorting the whole array again at every fold made a
+            # million-entry run spend most of a minute here); a hash two ids share is kept twice, which is harmless
+            self._folded = (np.insert(self._folded, np.searchsorted(self._folded, hashes), hashes)
+                            if len(self._folded) else hashes)
             self._recent.clear()
 
     def _logged(self, entry_id: str) -> bool:

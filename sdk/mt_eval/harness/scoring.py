@@ -27,7 +27,9 @@ from mt_eval.process_memory import return_freed_memory
 CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
-_CHUNK_CELLS = 1_000_000  # resamples × segments drawn at once
+_CHUNK_CELLS = 1_000_000  # resamples × segments drawn at once (8 bytes a count)
+_KEPT_CELLS = 8_000_000  # resamples × segments kept (a byte a count) and summed in one pass over the statistics,
+_KEPT_RESAMPLES = 32  # at most this many (their counts are converted to float32 a block of segments at a time)
 _COUNT_STATISTICS = ("CHRF", "BLEU")  # metrics whose segment statistics are whole counts
 _SUM_BLOCK = 65_536  # segments whose float32 statistics are summed at once
 _EXACT_IN_FLOAT32 = 2**23  # whole-number sums below it are exact in float32, whatever the order of the additions
@@ -226,32 +228,57 @@ def _percentile_interval(stats: Any, resamples: int, rng: Any, value_of: Any) ->
     drawn in chunks so memory stays bounded."""
     import numpy as np
 
-    segments = stats.shape[0]
-    chunk = max(1, _CHUNK_CELLS // segments)
-    uniform = np.full(segments, 1.0 / segments)
-    values: list[float] = []
-    for start in range(0, resamples, chunk):
-        counts = rng.multinomial(segments, uniform, size=min(chunk, resamples - start))
-        for summed in weighted_sums(counts, stats):
-            values.append(value_of(summed))
+    values = [value_of(summed) for summed in resampled_sums(stats, resamples, rng)]
     tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(values, [tail, 100 - tail])
     return round(float(low), 4), round(float(high), 4)
 
 
-def weighted_sums(counts: Any, stats: Any) -> Any:
-    """``counts @ stats`` in float64, exactly. Whole-count statistics (uint16, float32) are summed a block of
-    segments at a time in float32 — exact while a block's sums of whole numbers stay below 2**23, which is
-    checked: a block beyond it is summed again in float64 — rather than widened to float64 whole."""
+def resampled_sums(stats: Any, resamples: int, rng: Any) -> Iterator[Any]:
+    """``counts @ stats`` for each of ``resamples`` multinomial resamples of the segments, in the order drawn.
+    Counts are drawn a few resamples at a time and kept as bytes (a segment is drawn more than 255 times only
+    in a tiny corpus: such counts are summed as drawn) until `_KEPT_CELLS` of them are summed together, so one
+    pass over the statistics serves many resamples — one pass per resample made a million segments' intervals
+    cost as much as their statistics. How they are grouped changes nothing: the draws and the sums are exact."""
     import numpy as np
 
-    if stats.dtype == np.float64:
-        return counts.astype(np.float64) @ stats
-    weights = counts.astype(np.float32)
+    segments = stats.shape[0]
+    uniform = np.full(segments, 1.0 / segments)
+    drawn_at_once = max(1, _CHUNK_CELLS // segments)
+    kept_at_once = max(drawn_at_once, min(_KEPT_RESAMPLES, _KEPT_CELLS // segments))
+    kept = np.empty((min(resamples, kept_at_once), segments), np.uint8)
+    filled = 0
+    for start in range(0, resamples, drawn_at_once):
+        counts = rng.multinomial(segments, uniform, size=min(drawn_at_once, resamples - start))
+        too_many = counts.max() > 255
+        if filled and (too_many or filled + len(counts) > len(kept)):
+            yield from weighted_sums(kept[:filled], stats)
+            filled = 0
+        if too_many:
+            yield from weighted_sums(counts, stats)
+            continue
+        kept[filled:filled + len(counts)] = counts
+        filled += len(counts)
+    if filled:
+        yield from weighted_sums(kept[:filled], stats)
+
+
+def weighted_sums(counts: Any, stats: Any) -> Any:
+    """``counts @ stats`` in float64, exactly, a block of segments at a time (the counts are converted a block
+    at a time too). Whole-count statistics (uint16, float32) are summed in float32 — exact while a block's sums
+    of whole numbers stay below 2**23, which is checked: a block beyond it is summed again in float64 — rather
+    than widened to float64 whole."""
+    import numpy as np
+
     summed = np.zeros((counts.shape[0], stats.shape[1]))
+    if stats.dtype == np.float64:
+        for start in range(0, stats.shape[0], _SUM_BLOCK):
+            block = slice(start, start + _SUM_BLOCK)
+            summed += counts[:, block].astype(np.float64) @ stats[block]
+        return summed
     for start in range(0, stats.shape[0], _SUM_BLOCK):
         block = slice(start, start + _SUM_BLOCK)
-        part = np.dot(weights[:, block], stats[block].astype(np.float32, copy=False))
+        part = np.dot(counts[:, block].astype(np.float32), stats[block].astype(np.float32, copy=False))
         if part.max(initial=0) >= _EXACT_IN_FLOAT32:
             part = counts[:, block].astype(np.float64) @ stats[block].astype(np.float64)
         summed += part
