@@ -39,7 +39,7 @@ def can_poll(fd: int) -> bool:
     """Whether ``fd`` can be polled: reading it when it is empty fails at once instead of waiting."""
     try:
         return not os.get_blocking(fd)
-    except OSError:
+    except (OSError, AttributeError):  # (no os.get_blocking on Windows before Python 3.12)
         return False
 
 
