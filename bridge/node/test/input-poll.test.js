@@ -89,7 +89,8 @@ describe('the guest', () => {
     };
     const polling = await cpuOver(guest('10000'), 10); // 10 pauses, each with 10 ms of polling
     const off = await cpuOver(guest('0'), 10);
-    assert.ok(polling >= 40_000, `10 polls of 10 ms cost only ${polling} µs of CPU`);
+    // (at least 2 ms of each 10 ms poll: a busy machine may run the polling guest only part of the time)
+    assert.ok(polling >= 20_000, `10 polls of 10 ms cost only ${polling} µs of CPU`);
     assert.ok(polling <= 250_000, `polling went on past its time: ${polling} µs of CPU over 10 pauses of 30 ms`);
     assert.ok(off < polling / 2, `without polling the guest spent ${off} µs of CPU, with it ${polling} µs`);
   });

@@ -28,8 +28,8 @@ CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
 _CHUNK_CELLS = 1_000_000  # resamples × segments drawn at once (8 bytes a count)
-_KEPT_CELLS = 8_000_000  # resamples × segments kept (a byte a count) and summed in one pass over the statistics,
-_KEPT_RESAMPLES = 32  # at most this many (their counts are converted to float32 a block of segments at a time)
+_KEPT_CELLS = 8_000_000  # resamples × segments kept (a byte a count) to be summed in one pass over the statistics
+_KEPT_RESAMPLES = 32  # resamples summed in one pass at most (their counts made float32 a block of segments at a time)
 _COUNT_STATISTICS = ("CHRF", "BLEU")  # metrics whose segment statistics are whole counts
 _SUM_BLOCK = 65_536  # segments whose float32 statistics are summed at once
 _EXACT_IN_FLOAT32 = 2**23  # whole-number sums below it are exact in float32, whatever the order of the additions
@@ -237,9 +237,10 @@ def _percentile_interval(stats: Any, resamples: int, rng: Any, value_of: Any) ->
 def resampled_sums(stats: Any, resamples: int, rng: Any) -> Iterator[Any]:
     """``counts @ stats`` for each of ``resamples`` multinomial resamples of the segments, in the order drawn.
     Counts are drawn a few resamples at a time and kept as bytes (a segment is drawn more than 255 times only
-    in a tiny corpus: such counts are summed as drawn) until `_KEPT_CELLS` of them are summed together, so one
-    pass over the statistics serves many resamples — one pass per resample made a million segments' intervals
-    cost as much as their statistics. How they are grouped changes nothing: the draws and the sums are exact."""
+    in a tiny corpus: such counts are summed as drawn) until up to `_KEPT_RESAMPLES` resamples (`_KEPT_CELLS`
+    counts) are summed together, so one pass over the statistics serves many resamples — one pass per resample
+    made a million segments' intervals cost as much as their statistics. How they are grouped changes nothing:
+    the draws and the sums are exact."""
     import numpy as np
 
     segments = stats.shape[0]
