@@ -1,0 +1,232 @@
+/// <reference types="node" />
+// The types of mt-eval-bridge's champollion (lib/champollion/); index.d.ts exports them all.
+
+import type { CorpusEntry, MethodCard, RunConfig } from '../generated/contract.js';
+import type { DecisionConfig, DecisionResult, DecisionRow } from './decisions.js';
+import type { Logger, StartGuestOptions } from './host.js';
+import type { FileProblem, MethodManifest, ProblemsError } from './plugin-files.js';
+import type { TranslationResult } from './records.js';
+
+/** One pair of a champollion config, with its settings (unset ones are null; batchSize defaults to 16). */
+export interface ChampollionPair {
+  /** The key as written: "en:es", "en->es" or "en→es". */
+  key: string;
+  source: string;
+  target: string;
+  methodPlugin: string;
+  model: string | null;
+  temperature: number | null;
+  batchSize: number;
+  /** The method's language codes, when the built-in locale mapping does not fit. */
+  sourceLanguage: string | null;
+  targetLanguage: string | null;
+}
+
+/** A valid champollion.config.json (version 3), paths made absolute. */
+export interface ChampollionConfig {
+  file: string;
+  directory: string;
+  inputLocale: string;
+  localesDir: string;
+  pairs: ChampollionPair[];
+  /** Unknown fields and other warnings. */
+  warnings: FileProblem[];
+}
+
+/** The config has errors; problems lists them all (and the warnings). */
+export class ChampollionConfigError extends ProblemsError {
+  readonly problems: FileProblem[];
+}
+
+/** Read champollion.config.json (the file, or a directory holding it; default ./champollion.config.json). */
+export function readChampollionConfig(path?: string): ChampollionConfig;
+
+/** No language pair of a method fits the locales; the message says what was tried. */
+export class LanguageError extends Error {}
+
+/**
+ * [source_lang, target_lang] for a locale pair: the first of the method's supportedPairs that fits the
+ * locales' ISO 639-3/639-1 forms (most specific first), or the ISO 639-3 forms for a method that
+ * supports any pair. Overrides are used as given.
+ */
+export function pairLanguages(sourceLocale: string, targetLocale: string, supportedPairs: readonly string[],
+  overrides?: { sourceLanguage?: string | null; targetLanguage?: string | null }): [string, string];
+
+/** A plugin directory found under .champollion/methods. */
+export interface FoundMethodPlugin {
+  directory: string;
+  name: string | null;
+  methodId: string | null;
+  /** Why it cannot be used (its method.json is unreadable), or null. */
+  problem: string | null;
+}
+
+/** methodPlugin names no plugin (or several); the message lists the plugins available. */
+export class MethodPluginNotFoundError extends Error {
+  readonly available: FoundMethodPlugin[];
+}
+
+/** Every <baseDir>/.champollion/methods/* directory holding a method.json, in name order. */
+export function findMethodPlugins(baseDir?: string): FoundMethodPlugin[];
+
+/**
+ * The plugin directory a methodPlugin value names: a path (with a slash, or starting with ".")
+ * relative to baseDir, or a name, method_id or directory name under <baseDir>/.champollion/methods.
+ */
+export function resolveMethodPlugin(value: string, options?: { baseDir?: string }): string;
+
+export interface LoadMethodPluginOptions {
+  /** Where relative paths and .champollion/methods are resolved (default: process.cwd()). */
+  baseDir?: string;
+  /** The RunConfig translate() uses when given none, e.g. resolvePair(config, "en:es").runConfig. */
+  config?: RunConfig;
+  /** The command serving Python plugins: a path or an argv (default: $MT_EVAL, else `mt-eval`). */
+  mtEval?: string | readonly string[];
+  /** startGuest options for a plugin that runs out of process. */
+  guest?: StartGuestOptions;
+  /** How far from 1 decide()'s distributions may sum (default 1e-3). */
+  tolerance?: number;
+  logger?: Logger;
+  /** Entry fields the method must not see, besides reference and references (always removed). */
+  goldFields?: readonly string[];
+  /**
+   * false: do not end the process when an in-process translate.js blocks the event loop for longer
+   * than a batch may take (config.timeout_s per entry); by default a message is written and it ends.
+   */
+  watchdog?: boolean;
+}
+
+/** A method plugin loaded from Node, whatever its runtime. */
+export interface MethodPlugin {
+  name: string;
+  methodId: string;
+  directory: string;
+  /** node: translate.js in this process; python: `mt-eval serve`; command: its bridge command. */
+  runtime: 'node' | 'python' | 'command';
+  manifest: MethodManifest;
+  /**
+   * One full result per entry, in entry order, in batches of config.batch_size (config.concurrency
+   * at once). A failing method gives per-entry errors — a call that throws or runs past
+   * config.timeout_s per entry is split until the entries it fails on are found; rejects for an
+   * invalid config, or when the plugin cannot start.
+   */
+  translate(entries: readonly CorpusEntry[], config?: RunConfig): Promise<TranslationResult[]>;
+  /**
+   * Load translate.js, or start the guest, now. Rejects with the reason and the fix (file:line for a
+   * syntax error) when the plugin cannot start; so does every later call, at once.
+   */
+  start(config?: RunConfig): Promise<void>;
+  /** What the plugin's method.json says it implements. */
+  implements: Array<'translate' | 'decide'>;
+  /** One checked decision per row (decide plugins); batched like translate(). */
+  decide(rows: readonly DecisionRow[], config?: Partial<DecisionConfig>): Promise<DecisionResult[]>;
+  /**
+   * The merged card: method.json, method_card.json, then what the method reports when it runs (methodCard() of
+   * translate.js, or the card the guest sent at initialize). Rejects with ManifestError when it contradicts
+   * method.json or is not a valid card.
+   */
+  methodCard(): Promise<MethodCard>;
+  /** close() of translate.js, or stop the guest; idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Load a method plugin by name or path. translate.js runs in-process; a Python entry runs through
+ * `mt-eval serve`; a command through the bridge. Nothing runs before the first translate().
+ */
+export function loadMethodPlugin(nameOrPath: string, options?: LoadMethodPluginOptions): Promise<MethodPlugin>;
+
+export class PlaceholderError extends Error {}
+
+/** Placeholders ({{name}}, {count}, %s, HTML tags, …) swapped for sentinels ⟦0⟧, ⟦1⟧ … in order. */
+export function protectPlaceholders(text: string): { text: string; placeholders: string[] };
+
+/** Put placeholders back; throws PlaceholderError unless each sentinel appears exactly once. */
+export function restorePlaceholders(translated: string, placeholders: readonly string[]): string;
+
+/** A config pair with its plugin found and its RunConfig worked out. */
+export interface ResolvedPair {
+  pair: ChampollionPair;
+  directory: string;
+  methodId: string;
+  /** source_lang, target_lang, batch_size, and model/temperature when the pair sets them. */
+  runConfig: RunConfig;
+  /** Hash of the method id, language codes, model and temperature (the lock file records it). */
+  fingerprint: string;
+  /** "src>tgt" in the method's language codes. */
+  languages: string;
+}
+
+/** The pair written key (any separator) of a config, resolved; throws for an unknown pair or plugin. */
+export function resolvePair(config: ChampollionConfig, key: string): ResolvedPair;
+
+export interface LocaleFileReport {
+  /** The target file, relative to the locales directory, e.g. "es/common.json". */
+  file: string;
+  /** Keys sent (or to send): [key, "new" | "source changed" | "method changed" | "forced"]. */
+  due: [string, string][];
+  upToDate: number;
+  /** Values present but unknown to the lock file: kept and recorded. */
+  adopted: string[];
+  removed: string[];
+  translated: string[];
+  /** Keys whose text had nothing to translate (only placeholders, digits, punctuation). */
+  copied: string[];
+  /** [key, why]; the previous value is kept. */
+  failed: [string, string][];
+  written: boolean;
+  /** The file could not be read (it is left as it was). */
+  error: string | null;
+}
+
+export interface LocalesReport {
+  dryRun: boolean;
+  locales: {
+    locale: string;
+    pair: string;
+    method: string;
+    languages: string;
+    /** Distinct source texts sent (or that would be). */
+    sent: number;
+    calls: number;
+    files: LocaleFileReport[];
+  }[];
+}
+
+/**
+ * Bring a champollion project's target locale files up to date, as `mt-eval-locales` does: only keys
+ * missing or changed since the lock file recorded them are sent; placeholders are protected; a failed
+ * key keeps its previous value.
+ */
+export function translateLocales(configPathOrDir?: string, options?: {
+  locales?: readonly string[];
+  dryRun?: boolean;
+  force?: boolean;
+  progress?: (locale: string, done: number, total: number) => void;
+  onWarning?: (problem: FileProblem) => void;
+  mtEval?: string | readonly string[];
+  logger?: Logger;
+  /** How the holder of the project's lock names itself to other processes (default "translateLocales"). */
+  command?: string;
+  /** Seconds to wait for another run of the project (Infinity: no limit); default: refuse at once. */
+  wait?: number | null;
+  onWait?: (busy: ProjectBusyError) => void;
+}): Promise<LocalesReport>;
+
+/** Another process (Node or Python) is translating the project; holder names it. */
+export class ProjectBusyError extends Error {
+  holder: { pid?: number; started_at?: string; command?: string; host?: string };
+}
+
+/**
+ * Hold a champollion project (its locales directory) until release(), as translateLocales does;
+ * the same lock as Python's `mt-eval locales`. Rejects with ProjectBusyError when another holds it.
+ */
+export function acquireProjectLock(localesDir: string, options?: {
+  command?: string;
+  waitS?: number | null;
+  onWait?: (busy: ProjectBusyError) => void;
+}): Promise<{ release(): Promise<void> }>;
+
+/** The method module could not be loaded; the message names file:line and the fix. */
+export class MethodLoadError extends Error {}
