@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 
+from mt_eval import child_spawn
+
 # Writes held back in one turn of the loop that go out together (`ChildProcess.write`): with 64 one-entry requests
 # in flight, groups of 8 let the child answer the first while the host sends the rest (1.5x the requests per
 # second of one write per turn; benchmarks/bridge.py), and cost it one wake-up per group rather than per request.
@@ -198,9 +200,13 @@ class ChildProcess(asyncio.SubprocessProtocol):
     async def spawn(self) -> None:
         """Start the child; raises `OSError` when the program cannot be run."""
         loop = asyncio.get_running_loop()
-        transport, _ = await loop.subprocess_exec(
-            lambda: self, *self.command, cwd=self.cwd, env=self.env, start_new_session=True,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        transport: asyncio.SubprocessTransport
+        if child_spawn.usable(loop):  # uvloop: started with Popen, not by forking this interpreter
+            transport = await child_spawn.spawn(loop, self, self.command, cwd=self.cwd, env=self.env)
+        else:
+            transport, _ = await loop.subprocess_exec(
+                lambda: self, *self.command, cwd=self.cwd, env=self.env, start_new_session=True,
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         self._transport = transport
         self._stdin = transport.get_pipe_transport(0)  # type: ignore[assignment]
         self._loop = loop

@@ -106,9 +106,16 @@ class StageRunner:
                     raise
 
     async def _ask_shared(self, record: bytes, timeout_s: float | None) -> bytes:
-        async with self._gate.shared():
-            process = await self._current()
+        gate = self._gate
+        if not gate.try_enter_shared():  # (the gate's hot path: one check while nothing is sent alone)
+            await gate.enter_shared()
+        try:
+            process = self._process
+            if process is None or not process.alive:
+                process = await self._current()
             return await process.submit(record, timeout_s)
+        finally:
+            gate.leave_shared()
 
     async def _ask_alone(self, record: bytes, timeout_s: float | None) -> bytes:
         async with self._gate.alone():

@@ -1,0 +1,178 @@
+"""Children started with Popen and watched through a pidfd (`mt_eval.child_spawn`), on asyncio's loop and on
+uvloop's: the same callbacks as the loop's own subprocess transport, exit codes and signals as it reports them,
+nothing left behind (no zombie, no open descriptor), and the loop's own transport where pidfds do not work."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from mt_eval import child_spawn
+from mt_eval.child_process import ChildProcess
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux" or not child_spawn._pidfds_work(),
+                                reason="pidfds are a Linux feature (5.3 and later)")
+
+
+def run(loop_name: str, coroutine):
+    if loop_name == "uvloop":
+        uvloop = pytest.importorskip("uvloop")
+        return uvloop.run(coroutine)
+    return asyncio.run(coroutine)
+
+
+class Recorder(ChildProcess):
+    """A child that keeps what it wrote and the order of its callbacks."""
+
+    def __init__(self, command, **kwargs) -> None:
+        super().__init__(command, **kwargs)
+        self.out = bytearray()
+        self.events: list[str] = []
+
+    def on_output(self, data: bytes) -> None:
+        self.out += data
+
+    def on_gone(self, status: str) -> None:
+        self.events.append(f"gone: {status}")
+
+    def process_exited(self) -> None:
+        self.events.append("exited")
+        super().process_exited()
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        self.events.append(f"pipe {fd} closed")
+        super().pipe_connection_lost(fd, exc)
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def gone(pid: int) -> bool:
+    """No such process, not even a zombie waiting to be reaped."""
+    return not Path(f"/proc/{pid}").exists()
+
+
+@pytest.mark.parametrize("loop_name", ["asyncio", "uvloop"])
+def test_a_child_is_started_with_popen_and_answers_through_the_loop(loop_name):
+    async def scenario():
+        child = Recorder(["cat"])
+        await child.spawn()
+        assert isinstance(child._transport, child_spawn.PopenTransport)
+        child.write(b"hello\n")
+        child.close_stdin()
+        await asyncio.wait_for(child._exited.wait(), 10)
+        await asyncio.sleep(0.05)
+        await child.aclose()
+        return child
+
+    child = run(loop_name, scenario())
+    assert bytes(child.out) == b"hello\n"
+    assert child.exit_code == 0
+    assert "exited" in child.events and "pipe 1 closed" in child.events
+    assert gone(child.pid)
+
+
+@pytest.mark.parametrize("loop_name", ["asyncio", "uvloop"])
+def test_exit_codes_and_signals_are_reported_as_the_loops_own_transport_reports_them(loop_name):
+    async def scenario():
+        exited = Recorder(["sh", "-c", "echo oops >&2; exit 3"])
+        await exited.spawn()
+        await asyncio.wait_for(exited._exited.wait(), 10)
+        await asyncio.sleep(0.05)
+        killed = Recorder(["sleep", "30"])
+        await killed.spawn()
+        killed._transport.kill()
+        await asyncio.wait_for(killed._exited.wait(), 10)
+        await asyncio.sleep(0.05)
+        return exited, killed
+
+    exited, killed = run(loop_name, scenario())
+    assert exited.exit_code == 3 and "gone: exited with code 3" in exited.events
+    assert "oops" in exited.stderr_tail()
+    assert killed.exit_code == -signal.SIGKILL and "gone: was killed by SIGKILL" in killed.events
+    assert gone(exited.pid) and gone(killed.pid)
+
+
+@pytest.mark.parametrize("loop_name", ["asyncio", "uvloop"])
+def test_the_child_leads_its_own_process_group_in_the_given_directory_and_environment(loop_name, tmp_path):
+    async def scenario():
+        child = Recorder(["sh", "-c", 'echo "$(ps -o pgid= -p $$ | tr -d " ") $PWD $GREETING"'], cwd=tmp_path,
+                         env={**os.environ, "GREETING": "hola"})
+        await child.spawn()
+        await asyncio.wait_for(child._exited.wait(), 10)
+        await asyncio.sleep(0.05)
+        await child.aclose()
+        return child
+
+    child = run(loop_name, scenario())
+    pgid, directory, greeting = bytes(child.out).decode().split()
+    assert int(pgid) == child.pid and Path(directory) == tmp_path and greeting == "hola"
+
+
+@pytest.mark.parametrize("loop_name", ["asyncio", "uvloop"])
+def test_a_program_that_cannot_be_started_raises_and_leaves_nothing_open(loop_name, tmp_path):
+    async def scenario():
+        warm = Recorder(["true"])  # a loop opens a descriptor or two of its own on first use
+        await warm.spawn()
+        await warm.aclose()
+        before = open_fds()
+        for command in (["/no/such/program"], [str(tmp_path)]):
+            with pytest.raises(OSError):
+                await Recorder(command).spawn()
+        return before, open_fds()
+
+    before, after = run(loop_name, scenario())
+    assert after == before
+
+
+@pytest.mark.parametrize("loop_name", ["asyncio", "uvloop"])
+def test_closing_kills_a_running_child_and_reaps_it_and_no_descriptor_is_left_open(loop_name):
+    async def scenario():
+        warm = Recorder(["true"])  # a loop opens a descriptor or two of its own on first use
+        await warm.spawn()
+        await warm.aclose()
+        before = open_fds()
+        pids = []
+        for _ in range(20):
+            child = Recorder(["sleep", "30"], grace_s=0.2)
+            await child.spawn()
+            pids.append(child.pid)
+            await child.aclose()  # stdin closed, SIGTERM to the group, and so on
+        closed = Recorder(["sleep", "30"])
+        await closed.spawn()
+        closed._transport.close()  # the transport alone: it kills what still runs, as the loop's own does
+        for _ in range(200):
+            if closed.exited:
+                break
+            await asyncio.sleep(0.01)
+        pids.append(closed.pid)
+        return before, open_fds(), pids, closed
+
+    before, after, pids, closed = run(loop_name, scenario())
+    assert after == before
+    assert closed.exit_code == -signal.SIGKILL
+    assert all(gone(pid) for pid in pids)
+
+
+def test_without_pidfds_the_loops_own_transport_starts_the_child(monkeypatch):
+    monkeypatch.setattr(child_spawn, "usable", lambda loop: False)
+
+    async def scenario():
+        child = Recorder(["sh", "-c", "cat; exit 5"])
+        await child.spawn()
+        assert not isinstance(child._transport, child_spawn.PopenTransport)
+        child.write(b"still works\n")
+        child.close_stdin()
+        await asyncio.wait_for(child._exited.wait(), 10)
+        await asyncio.sleep(0.05)
+        await child.aclose()
+        return child
+
+    child = asyncio.run(scenario())
+    assert bytes(child.out) == b"still works\n" and child.exit_code == 5
