@@ -49,6 +49,24 @@ class Recorder(ChildProcess):
         super().pipe_connection_lost(fd, exc)
 
 
+async def finished(child: Recorder) -> None:
+    """Wait until the child has exited and its last output has been read."""
+    await asyncio.wait_for(child._exited.wait(), 10)
+    await asyncio.sleep(0.05)
+
+
+async def echoed(command: list[str], text: bytes, *, by_popen: bool) -> Recorder:
+    """``command`` (which copies its stdin) given ``text``, run to its end; ``by_popen``: which transport it has."""
+    child = Recorder(command)
+    await child.spawn()
+    assert isinstance(child._transport, child_spawn.PopenTransport) == by_popen
+    child.write(text)
+    child.close_stdin()
+    await finished(child)
+    await child.aclose()
+    return child
+
+
 def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
@@ -60,18 +78,7 @@ def gone(pid: int) -> bool:
 
 @pytest.mark.parametrize("loop_name", ["asyncio", "uvloop"])
 def test_a_child_is_started_with_popen_and_answers_through_the_loop(loop_name):
-    async def scenario():
-        child = Recorder(["cat"])
-        await child.spawn()
-        assert isinstance(child._transport, child_spawn.PopenTransport)
-        child.write(b"hello\n")
-        child.close_stdin()
-        await asyncio.wait_for(child._exited.wait(), 10)
-        await asyncio.sleep(0.05)
-        await child.aclose()
-        return child
-
-    child = run(loop_name, scenario())
+    child = run(loop_name, echoed(["cat"], b"hello\n", by_popen=True))
     assert bytes(child.out) == b"hello\n"
     assert child.exit_code == 0
     assert "exited" in child.events and "pipe 1 closed" in child.events
@@ -83,13 +90,11 @@ def test_exit_codes_and_signals_are_reported_as_the_loops_own_transport_reports_
     async def scenario():
         exited = Recorder(["sh", "-c", "echo oops >&2; exit 3"])
         await exited.spawn()
-        await asyncio.wait_for(exited._exited.wait(), 10)
-        await asyncio.sleep(0.05)
+        await finished(exited)
         killed = Recorder(["sleep", "30"])
         await killed.spawn()
         killed._transport.kill()
-        await asyncio.wait_for(killed._exited.wait(), 10)
-        await asyncio.sleep(0.05)
+        await finished(killed)
         return exited, killed
 
     exited, killed = run(loop_name, scenario())
@@ -105,8 +110,7 @@ def test_the_child_leads_its_own_process_group_in_the_given_directory_and_enviro
         child = Recorder(["sh", "-c", 'echo "$(ps -o pgid= -p $$ | tr -d " ") $PWD $GREETING"'], cwd=tmp_path,
                          env={**os.environ, "GREETING": "hola"})
         await child.spawn()
-        await asyncio.wait_for(child._exited.wait(), 10)
-        await asyncio.sleep(0.05)
+        await finished(child)
         await child.aclose()
         return child
 
@@ -163,16 +167,5 @@ def test_closing_kills_a_running_child_and_reaps_it_and_no_descriptor_is_left_op
 def test_without_pidfds_the_loops_own_transport_starts_the_child(monkeypatch):
     monkeypatch.setattr(child_spawn, "usable", lambda loop: False)
 
-    async def scenario():
-        child = Recorder(["sh", "-c", "cat; exit 5"])
-        await child.spawn()
-        assert not isinstance(child._transport, child_spawn.PopenTransport)
-        child.write(b"still works\n")
-        child.close_stdin()
-        await asyncio.wait_for(child._exited.wait(), 10)
-        await asyncio.sleep(0.05)
-        await child.aclose()
-        return child
-
-    child = asyncio.run(scenario())
+    child = asyncio.run(echoed(["sh", "-c", "cat; exit 5"], b"still works\n", by_popen=False))
     assert bytes(child.out) == b"still works\n" and child.exit_code == 5
