@@ -23,6 +23,7 @@ from mt_eval.harness.logged_results import LoggedResults
 from mt_eval.harness.runcard import RunCard
 from mt_eval.harness.scoring import score, score_segments, segment_statistics
 from mt_eval.records import TranslationResult
+from result_logs import result, write_log
 
 HERE = Path(__file__).parent
 COPYING = str(HERE / "fixtures" / "methods")  # translates by copying the source
@@ -195,15 +196,6 @@ def test_a_card_of_a_large_run_references_its_log_and_verifies(tmp_path: Path, o
     assert main(["verify", str(tmp_path / "run" / "card.json")]) == 0
 
 
-def result(entry_id: str, predicted: str | None = "x", error: str | None = None) -> TranslationResult:
-    return TranslationResult(id=entry_id, predicted=None if error else predicted, error=error)
-
-
-def write_log(path: Path, results: list[TranslationResult], tail: bytes = b"") -> Path:
-    path.write_bytes(b"".join(msgspec.json.encode(r) + b"\n" for r in results) + tail)
-    return path
-
-
 def test_logged_results_come_back_in_corpus_order(tmp_path: Path):
     entries = [{"id": f"e{i}", "source": "s"} for i in range(6)]
     log = write_log(tmp_path / "results.jsonl",
@@ -347,42 +339,6 @@ def test_a_resample_drawing_a_segment_over_255_times_is_summed_as_drawn_in_its_p
     assert np.array_equal(summed, expected)
 
 
-def test_the_log_folds_the_ids_it_wrote_and_still_never_appends_one_twice(tmp_path: Path, monkeypatch, caplog):
-    from mt_eval.harness.results_log import ResultsLog
-
-    monkeypatch.setattr(ResultsLog, "FOLD_AFTER", 2)
-    monkeypatch.setattr("mt_eval.harness.results_log.hash", lambda text: len(text), raising=False)  # shared
-    path = tmp_path / "results.jsonl"
-    log = ResultsLog(path, known={"old"})
-    log.append([result("a"), result("bb"), result("c")])  # "a" and "bb" folded into hashes; "c" is recent
-    assert log.holds("a") and log.holds("bb") and log.holds("c") and log.holds("old")
-    assert not log.holds("d") and not log.holds("ee")  # their "hash" is one a written id has: the log says no
-    log.append([result("d"), result("a"), result("d"), result("old")])
-    log.close()
-    assert [json.loads(line)["id"] for line in path.read_text().splitlines()] == ["a", "bb", "c", "d"]
-    assert "not recording 3 entries (a, d, old) again" in caplog.text
-
-
-def test_ids_folded_over_many_folds_are_all_held_and_no_others(tmp_path: Path, monkeypatch):
-    import random
-
-    import numpy as np
-
-    from mt_eval.harness.results_log import ResultsLog
-
-    monkeypatch.setattr(ResultsLog, "FOLD_AFTER", 64)
-    ids = [f"entry-{i}" for i in range(10_000)]
-    random.Random(3).shuffle(ids)
-    log = ResultsLog(tmp_path / "results.jsonl")
-    for start in range(0, len(ids), 37):
-        log.append([result(entry_id) for entry_id in ids[start:start + 37]])
-    folded = log._folded
-    assert len(folded) >= 9_900 and bool(np.all(folded[:-1] <= folded[1:]))  # one sorted array of their hashes
-    assert all(log.holds(entry_id) for entry_id in ids[::50])  # (each found hash is confirmed by reading the log)
-    assert not any(log.holds(f"other-{i}") for i in range(2_000))
-    log.close()
-
-
 @pytest.mark.parametrize("long", [False, True])
 def test_scores_from_worker_processes_are_the_scores_from_this_process(monkeypatch, long: bool):
     hypotheses = [f"the cat {i % 9} sat on the mat {i}" for i in range(600)]
@@ -393,3 +349,5 @@ def test_scores_from_worker_processes_are_the_scores_from_this_process(monkeypat
     shared = score(hypotheses, [references], resamples=40)
     monkeypatch.setattr("mt_eval.harness.scoring.PARALLEL_FROM", 10**9)
     assert shared == score(hypotheses, [references], resamples=40)
+
+

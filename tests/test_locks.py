@@ -262,9 +262,10 @@ def test_the_log_never_appends_an_entry_it_holds(tmp_path: Path, caplog):
     from mt_eval.records import TranslationResult
 
     path = tmp_path / "results.jsonl"
+    path.write_text('{"id": "a", "predicted": "first"}\n')  # what a resumed run finds
     log = ResultsLog(path, known={"a"})
     log.append([TranslationResult(id="a", predicted="again"), TranslationResult(id="b", predicted="new")])
     log.append([TranslationResult(id="b", predicted="twice")])
     log.close()
-    assert [json.loads(line)["id"] for line in path.read_text().splitlines()] == ["b"]
+    assert [json.loads(line)["id"] for line in path.read_text().splitlines()] == ["a", "b"]
     assert "not recording 1 entry (a) again" in caplog.text and "not recording 1 entry (b) again" in caplog.text

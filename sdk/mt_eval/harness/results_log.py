@@ -14,12 +14,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from mt_eval.corpus.on_disk import kept
 from mt_eval.records import TranslationResult
 
 log = logging.getLogger("mt_eval.harness")
@@ -29,9 +31,11 @@ _encode = msgspec.json.Encoder().encode
 
 @dataclass
 class LogScan:
-    """What a log holds: each entry's first result, and what is wrong with the rest of it."""
+    """What a log holds: each entry's first result (or only the ids: `logged_ids`), and what is wrong with the
+    rest of it."""
 
     results: dict[str, TranslationResult] = field(default_factory=dict)
+    ids: set[str] = field(default_factory=set)
     duplicates: list[str] = field(default_factory=list)  # ids recorded more than once (the first is kept)
     damaged: list[int] = field(default_factory=list)  # numbers of lines before the end that are not results
     torn_bytes: int = 0  # bytes after the last complete line that are not a result (a torn write)
@@ -43,49 +47,60 @@ class LogScan:
         return bool(self.damaged or self.duplicates)
 
 
-def scan(path: Path) -> LogScan:
-    """Read ``path`` (a missing file is an empty log) without changing it."""
+def scan(path: Path, *, keep_results: bool = True) -> LogScan:
+    """Read ``path`` (a missing file is an empty log) without changing it, a line at a time; with
+    ``keep_results`` false only the ids are kept (a million results would be most of a run's memory)."""
     found = LogScan()
     if not path.exists():
         return found
-    data = path.read_bytes()
     offset = 0
     number = 0
     damaged_since: int | None = None  # first damaged line not yet followed by a good one
-    while offset < len(data):
-        end = data.find(b"\n", offset)
-        line = data[offset:] if end < 0 else data[offset:end]
-        number += 1
-        next_offset = len(data) if end < 0 else end + 1
-        if line.strip(b" \t\r"):
-            try:
-                result = _decode_result(line)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                if damaged_since is None:
-                    damaged_since = number
-                found.damaged.append(number)
-            else:
-                if damaged_since is not None:
-                    damaged_since = None  # the damage is followed by good records: it is not a torn tail
-                if result.id in found.results:
-                    found.duplicates.append(result.id)
+    with path.open("rb") as file:
+        for raw in file:
+            number += 1
+            next_offset = offset + len(raw)
+            terminated = raw.endswith(b"\n")
+            line = raw[:-1] if terminated else raw
+            if line.strip(b" \t\r"):
+                try:
+                    result = _decode_result(line)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    if damaged_since is None:
+                        damaged_since = number
+                    found.damaged.append(number)
                 else:
-                    found.results[result.id] = result
-                found.good_end = next_offset
-                found.unterminated = end < 0
-        offset = next_offset
+                    if damaged_since is not None:
+                        damaged_since = None  # the damage is followed by good records: it is not a torn tail
+                    if result.id in found.ids:
+                        found.duplicates.append(result.id)
+                    else:
+                        found.ids.add(result.id)
+                        if keep_results:
+                            found.results[result.id] = result
+                    found.good_end = next_offset
+                    found.unterminated = not terminated
+            offset = next_offset
     if damaged_since is not None:  # everything after the last good record is a torn tail
         found.damaged = [n for n in found.damaged if n < damaged_since]
-        found.torn_bytes = len(data) - found.good_end
-    elif found.good_end < len(data):
-        found.torn_bytes = len(data) - found.good_end  # blank bytes after the last record
+        found.torn_bytes = offset - found.good_end
+    elif found.good_end < offset:
+        found.torn_bytes = offset - found.good_end  # blank bytes after the last record
     return found
 
 
 def read_results(path: Path) -> dict[str, TranslationResult]:
     """Each entry's result, for readers: a torn tail is skipped, an entry recorded twice keeps its first
     result (with a warning naming the ids), a damaged line before the end is an error."""
-    found = scan(path)
+    return _checked(path, scan(path)).results
+
+
+def logged_ids(path: Path) -> set[str]:
+    """The ids `read_results` would give results for, without holding the results (what resuming needs)."""
+    return _checked(path, scan(path, keep_results=False)).ids
+
+
+def _checked(path: Path, found: LogScan) -> LogScan:
     if found.damaged:
         lines = ", ".join(str(n) for n in found.damaged[:10])
         raise ValueError(f"{path}: line {lines} {'is' if len(found.damaged) == 1 else 'are'} not a result; the log "
@@ -93,7 +108,7 @@ def read_results(path: Path) -> dict[str, TranslationResult]:
     if found.duplicates:
         log.warning("%s records %s more than once; the first result of each is used", path,
                     _ids(found.duplicates))
-    return found.results
+    return found
 
 
 def repair(path: Path) -> list[str]:
@@ -132,19 +147,22 @@ def _ids(ids: list[str]) -> str:
 
 
 class ResultsLog:
-    """The log of one run, open for appending; ``known`` are the ids it already holds.
+    """The log of one run, open for appending; ``known`` are ids its file already holds (a resumed run's, read with
+    `logged_ids`: a folded id is confirmed by the file).
 
-    The ids written lately are kept as text; every `FOLD_AFTER` of them are folded into a sorted array of their
-    hashes (8 bytes an id, not a string and a set slot: a million ids would be most of a run's memory). An id
-    whose hash is found there is confirmed by reading the log, so a hash shared by two ids loses nothing."""
+    The ids written lately are kept as text; every `FOLD_AFTER` of them, and the known ones at once, are folded
+    into a sorted array of their hashes (8 bytes an id, not a string and a set slot: a million ids would be most
+    of a run's memory). An id whose hash is found there is confirmed by reading the log, so a hash shared by two
+    ids loses nothing; `unlogged` confirms any number of them in one reading."""
 
     FOLD_AFTER = 4_096  # few strings live long, so few memory pools are held by them
 
-    def __init__(self, path: Path, known: set[str] | None = None) -> None:
+    def __init__(self, path: Path, known: Collection[str] = ()) -> None:
         self.path = path
-        self._known = set(known or ())
         self._recent: set[str] = set()
-        self._folded: Any = ()  # hashes of older ids written by this run, sorted (numpy, from the first fold)
+        self._folded: Any = ()  # hashes of older ids, sorted (numpy, from the first fold)
+        if known:
+            self._fold(known)
         self._file = path.open("ab")
 
     @staticmethod
@@ -153,7 +171,7 @@ class ResultsLog:
         return read_results(path)
 
     def holds(self, entry_id: str) -> bool:
-        if entry_id in self._known or entry_id in self._recent:
+        if entry_id in self._recent:
             return True
         if not len(self._folded):
             return False
@@ -161,7 +179,17 @@ class ResultsLog:
 
         key = hash(entry_id)
         slot = int(np.searchsorted(self._folded, key))
-        return slot < len(self._folded) and self._folded[slot] == key and self._logged(entry_id)
+        return slot < len(self._folded) and self._folded[slot] == key and bool(self._logged_among({entry_id}))
+
+    def unlogged(self, entries: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
+        """The entries the log holds no result for, in order (`holds` for each, with one reading of the log for
+        all the ids whose hash is folded, however many: not one reading each)."""
+        if not self._recent and not len(self._folded):  # nothing logged: all of them, as they are (even on disk)
+            return entries
+        maybe = self._maybe_folded([str(entry["id"]) for entry in entries])
+        logged = self._logged_among(maybe) if maybe else set()
+        recent = self._recent
+        return kept(entries, lambda entry: (key := str(entry["id"])) not in recent and key not in logged)
 
     def append(self, results: list[TranslationResult]) -> None:
         fresh: list[TranslationResult] = []
@@ -179,25 +207,42 @@ class ResultsLog:
         self._file.flush()
         self._recent.update(r.id for r in fresh)
         if len(self._recent) >= self.FOLD_AFTER:
-            import numpy as np
-
-            hashes = np.sort(np.fromiter((hash(entry_id) for entry_id in self._recent), np.int64,
-                                         count=len(self._recent)))
-            # merged into the sorted array in one pass (sorting the whole array again at every fold made a
-            # million-entry run spend most of a minute here); a hash two ids share is kept twice, which is harmless
-            self._folded = (np.insert(self._folded, np.searchsorted(self._folded, hashes), hashes)
-                            if len(self._folded) else hashes)
+            self._fold(self._recent)
             self._recent.clear()
 
-    def _logged(self, entry_id: str) -> bool:
-        """Whether the log holds a result for ``entry_id`` (read from the file: rare, on a hash found)."""
+    def _fold(self, ids: Collection[str]) -> None:
+        """Fold ``ids`` into the sorted array of hashes."""
+        import numpy as np
+
+        hashes = np.sort(np.fromiter((hash(entry_id) for entry_id in ids), np.int64, count=len(ids)))
+        # merged into the sorted array in one pass (sorting the whole array again at every fold made a
+        # million-entry run spend most of a minute here); a hash two ids share is kept twice, which is harmless
+        self._folded = (np.insert(self._folded, np.searchsorted(self._folded, hashes), hashes)
+                        if len(self._folded) else hashes)
+
+    def _maybe_folded(self, ids: list[str]) -> set[str]:
+        """Those of ``ids`` whose hash is folded: held by the log, unless two ids share the hash."""
+        if not len(self._folded) or not ids:
+            return set()
+        import numpy as np
+
+        hashes = np.fromiter((hash(entry_id) for entry_id in ids), np.int64, count=len(ids))
+        slot = np.minimum(np.searchsorted(self._folded, hashes), len(self._folded) - 1)
+        return {ids[index] for index in np.flatnonzero(self._folded[slot] == hashes).tolist()}
+
+    def _logged_among(self, candidates: set[str]) -> set[str]:
+        """Those of ``candidates`` the log holds a result for, read from the file in one pass."""
         self._file.flush()
+        found: set[str] = set()
         with self.path.open("rb") as file:
             for line in file:
                 with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
-                    if _decode_id(line).id == entry_id:
-                        return True
-        return False
+                    entry_id = _decode_id(line).id
+                    if entry_id in candidates:
+                        found.add(entry_id)
+                        if len(found) == len(candidates):
+                            break
+        return found
 
     def close(self) -> None:
         self._file.close()

@@ -22,7 +22,6 @@ import anyio
 
 from mt_eval import event_loop
 from mt_eval.corpus.families import by_pair
-from mt_eval.corpus.on_disk import kept
 from mt_eval.harness.execution import Outcome, ResultsLog, RunSettings, execute
 from mt_eval.harness.outcome import EXIT_FAILED
 from mt_eval.loader import LoadedMethod
@@ -87,7 +86,7 @@ def run_method(loaded: LoadedMethod, entries: Sequence[dict[str, Any]], config: 
     print(f"mt-eval run: {reason}; carrying on with it in its own process, as with --isolate. {fix}",
           file=sys.stderr)
     moved = Translated(outcome, isolated(), moved_to_guest=reason, begun=ran.begun)
-    remaining = kept(entries, lambda entry: not log.holds(str(entry["id"])))
+    remaining = log.unlogged(entries)  # (one reading of the log, not one for each entry it holds)
     event_loop.run(_start_execute_close, moved, remaining, config, settings, log, on_result, around, watchdog_message)
     return moved
 

@@ -22,7 +22,6 @@ from mt_eval.contamination.run_check import check_for_run
 from mt_eval.corpus.describe import reading_facts
 from mt_eval.corpus.families import FAMILY_FIELDS, family_of, scored_entries
 from mt_eval.corpus.model import Corpus
-from mt_eval.corpus.on_disk import kept
 from mt_eval.corpus.selection import Selection
 from mt_eval.gold import corpus_gold_fields, method_view
 from mt_eval.harness import outcome as oc
@@ -43,7 +42,7 @@ from mt_eval.harness.method_contract import (
     say_isolated_hooks_do_not_run,
 )
 from mt_eval.harness.request import RunRequest
-from mt_eval.harness.results_log import ResultsLog, read_results, repair
+from mt_eval.harness.results_log import ResultsLog, logged_ids, read_results, repair
 from mt_eval.harness.run_config import run_config
 from mt_eval.harness.run_directory import (
     RunError,
@@ -191,10 +190,9 @@ def _run_locked(run: _Run) -> RunReport:
     log_path = out / "results.jsonl"
     for note in repair(log_path):
         print(f"mt-eval run: {note}", file=sys.stderr)
-    done = read_results(log_path)
-    remaining = kept(entries, lambda entry: entry["id"] not in done) if done else entries
-    progress = RunProgress(len(entries), len(done), label=loaded.method_id, quiet=request.quiet)
-    log = ResultsLog(log_path, known=set(done))
+    log = ResultsLog(log_path, known=logged_ids(log_path))  # (the ids alone: a resumed run holds no results)
+    remaining = log.unlogged(entries)
+    progress = RunProgress(len(entries), len(entries) - len(remaining), label=loaded.method_id, quiet=request.quiet)
 
     def on_result(result: TranslationResult) -> None:
         progress.advance(result.error is not None)
