@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 from mt_eval import child_spawn
 from mt_eval.child_process import ChildProcess
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux" or not child_spawn._pidfds_work(),
+pytestmark = pytest.mark.skipif(not child_spawn.usable(),
                                 reason="pidfds are a Linux feature (5.3 and later)")
 
 
@@ -165,7 +164,7 @@ def test_closing_kills_a_running_child_and_reaps_it_and_no_descriptor_is_left_op
 
 
 def test_without_pidfds_the_loops_own_transport_starts_the_child(monkeypatch):
-    monkeypatch.setattr(child_spawn, "usable", lambda loop: False)
+    monkeypatch.setattr(child_spawn, "usable", lambda: False)
 
     child = asyncio.run(echoed(["sh", "-c", "cat; exit 5"], b"still works\n", by_popen=False))
     assert bytes(child.out) == b"still works\n" and child.exit_code == 5

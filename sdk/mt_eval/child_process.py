@@ -201,7 +201,7 @@ class ChildProcess(asyncio.SubprocessProtocol):
         """Start the child; raises `OSError` when the program cannot be run."""
         loop = asyncio.get_running_loop()
         transport: asyncio.SubprocessTransport
-        if child_spawn.usable(loop):  # uvloop: started with Popen, not by forking this interpreter
+        if child_spawn.usable():  # Popen and a pidfd, on any loop (uvloop's own spawning forks this interpreter)
             transport = await child_spawn.spawn(loop, self, self.command, cwd=self.cwd, env=self.env)
         else:
             transport, _ = await loop.subprocess_exec(

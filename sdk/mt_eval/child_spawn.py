@@ -1,14 +1,14 @@
-"""Starting a child without copying the interpreter: `subprocess.Popen` on a loop that would fork it.
+"""Starting a child without copying the interpreter: `subprocess.Popen`, watched through a pidfd, on any loop.
 
 uvloop — the loop mt-eval runs methods on (`mt_eval.event_loop`) — starts children with libuv, which forks the
 whole interpreter before the program replaces it: the parent copies its page tables and then takes a fault for
-each page it writes while the child still shares it. Starting a translator program cost about 2.5 ms more CPU
-that way than with the ``vfork`` that `subprocess.Popen` uses (asyncio's own loop starts children with Popen
-already), and a bigger parent costs more. So on such a loop, on Linux with pidfds (5.3 and later), a child is
-started with Popen and wired to the loop by hand: its pipes through ``connect_read_pipe`` and
+each page it writes while the child still shares it. Starting a program cost about 2.5 ms more CPU that way than
+with the ``vfork`` that `subprocess.Popen` uses, and a bigger parent costs more. asyncio's own loop uses Popen
+but watches each child from a thread of its own. So on Linux with pidfds (5.3 and later), on either loop, a
+child is started with Popen and wired to the loop by hand: its pipes through ``connect_read_pipe`` and
 ``connect_write_pipe``, its end through a pidfd that becomes readable when it exits (no thread, no SIGCHLD
 handler). `PopenTransport` is the `asyncio.SubprocessTransport` the rest of `mt_eval.child_process` sees, with
-the same callbacks in the same order as the loop's own transport; elsewhere `usable` says no and the loop's own
+the same callbacks as the loop's own transport; elsewhere `usable` says no and the loop's own
 ``subprocess_exec`` starts the child.
 """
 
@@ -24,13 +24,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 
-def usable(loop: asyncio.AbstractEventLoop) -> bool:
-    """Whether `spawn` should start children on ``loop``: on a system where a pidfd can watch a child."""
-    return _pidfds_work()
-
-
 @functools.cache
-def _pidfds_work() -> bool:
+def usable() -> bool:
+    """Whether `spawn` starts children here (on any loop): a system where a pidfd can watch a child."""
     if sys.platform != "linux" or not hasattr(os, "pidfd_open"):
         return False
     try:
