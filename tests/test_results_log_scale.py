@@ -121,3 +121,23 @@ def test_a_resumed_run_reads_the_ids_of_its_log_not_its_results(tmp_path: Path, 
     for read in (logged_ids, read_results):
         with pytest.raises(ValueError, match=r"line 2 is not a result; the log is damaged"):
             read(damaged)
+
+
+def test_a_reader_may_hold_only_the_results_it_needs_and_still_sees_every_id(tmp_path: Path, caplog):
+    from mt_eval.harness.results_log import read_results
+
+    path = write_log(tmp_path / "results.jsonl", [result("e0"), result("e1", error="boom"), result("e2"),
+                                                  result("e3", error="boom"), result("e1", error="again")])
+    failed = read_results(path, keep=lambda r: r.error is not None)  # what a stopped run prints its failures from
+    assert [(r.id, r.error) for r in failed.values()] == [("e1", "boom"), ("e3", "boom")]  # e1's first result
+    assert "records 1 entry (e1) more than once" in caplog.text
+
+
+def test_a_stopped_run_prints_its_failures_so_far_from_the_failed_results(tmp_path: Path, capsys):
+    from mt_eval.harness.session import _print_failures_so_far
+
+    path = write_log(tmp_path / "results.jsonl", [result("e0"), result("e1", error="boom"), result("e2"),
+                                                  result("e3", error="boom"), result("e4", error="bang")])
+    _print_failures_so_far(path, 10)
+    assert capsys.readouterr().err.splitlines() == ["3 of 10 entries failed (2 distinct errors):",
+                                                    "  2 × boom  (e.g. e1)", "  1 × bang  (e.g. e4)"]

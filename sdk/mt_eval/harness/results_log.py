@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,9 +47,17 @@ class LogScan:
         return bool(self.damaged or self.duplicates)
 
 
-def scan(path: Path, *, keep_results: bool = True) -> LogScan:
-    """Read ``path`` (a missing file is an empty log) without changing it, a line at a time; with
-    ``keep_results`` false only the ids are kept (a million results would be most of a run's memory)."""
+def _every(result: TranslationResult) -> bool:
+    return True
+
+
+def _none(result: TranslationResult) -> bool:
+    return False
+
+
+def scan(path: Path, *, keep: Callable[[TranslationResult], bool] = _every) -> LogScan:
+    """Read ``path`` (a missing file is an empty log) without changing it, a line at a time. Every id is kept,
+    but only the results ``keep`` is true of (a million results would be most of a run's memory)."""
     found = LogScan()
     if not path.exists():
         return found
@@ -76,7 +84,7 @@ def scan(path: Path, *, keep_results: bool = True) -> LogScan:
                         found.duplicates.append(result.id)
                     else:
                         found.ids.add(result.id)
-                        if keep_results:
+                        if keep(result):
                             found.results[result.id] = result
                     found.good_end = next_offset
                     found.unterminated = not terminated
@@ -89,15 +97,15 @@ def scan(path: Path, *, keep_results: bool = True) -> LogScan:
     return found
 
 
-def read_results(path: Path) -> dict[str, TranslationResult]:
-    """Each entry's result, for readers: a torn tail is skipped, an entry recorded twice keeps its first
-    result (with a warning naming the ids), a damaged line before the end is an error."""
-    return _checked(path, scan(path)).results
+def read_results(path: Path, keep: Callable[[TranslationResult], bool] = _every) -> dict[str, TranslationResult]:
+    """Each entry's result (those ``keep`` is true of), for readers: a torn tail is skipped, an entry recorded
+    twice keeps its first result (with a warning naming the ids), a damaged line before the end is an error."""
+    return _checked(path, scan(path, keep=keep)).results
 
 
 def logged_ids(path: Path) -> set[str]:
     """The ids `read_results` would give results for, without holding the results (what resuming needs)."""
-    return _checked(path, scan(path, keep_results=False)).ids
+    return _checked(path, scan(path, keep=_none)).ids
 
 
 def _checked(path: Path, found: LogScan) -> LogScan:
