@@ -121,3 +121,31 @@ def test_a_referenced_card_is_published_with_the_results_of_its_log(tmp_path: Pa
     assert main(["publish", card, "--db", str(tmp_path / "other.db"), "--no-input", "--method-card",
                  str(method_card)]) == 1
     assert "keep results.jsonl beside card.json" in capsys.readouterr().err
+
+
+def test_a_referenced_card_is_scored_again_from_its_log_and_a_changed_score_is_caught(tmp_path: Path,
+                                                                                     corpus: Path):
+    """The scorers read a referenced card's log a chunk at a time, as the run scored it (not lists copied into
+    every scorer process); the recomputed figures are the embedded card's, and a resealed score is caught."""
+    from rigor_support import edit_card
+
+    assert run(tmp_path / "run", corpus, *honest(), "--embed-results", "never")[0] == 0
+    card_path = tmp_path / "run" / "card.json"
+    verified = verify_card(card_path)
+    assert verified.ok and {c.name for c in verified.checks} >= {"chrF++", "BLEU", "TER"}
+
+    def claim_more(data: dict) -> None:
+        data["metrics"]["metrics"][0]["score"] += 1.5
+
+    changed = verify_card(edit_card(card_path, claim_more))  # written beside it, next to the same log
+    assert not changed.ok
+    assert [p.path for p in changed.errors] == ["$.metrics.metrics[0].score"]
+    assert "recomputed" in changed.errors[0].message
+
+
+def test_a_referenced_card_of_part_of_its_corpus_is_scored_from_the_entries_it_ran(tmp_path: Path, corpus: Path):
+    code, card = run(tmp_path / "run", corpus, *honest(), "--embed-results", "never", "--limit", "20")
+    assert code in (0, 5) and card is not None and card.selection is not None and card.metrics is not None
+    assert card.results_log is not None and card.results_log.results < 34
+    verified = verify_card(tmp_path / "run" / "card.json")
+    assert verified.ok, verified.problems

@@ -135,12 +135,14 @@ class LoggedResults:
 
 class ScoredSegments:
     """The scored entries' hypotheses and references of a run, chunk by chunk in corpus order (a
-    `mt_eval.harness.scoring.SegmentSource`): a failed or abstained entry is an empty hypothesis. A class
-    rather than a closure, so that a scorer process can be sent it."""
+    `mt_eval.harness.scoring.SegmentSource`): a failed or abstained entry is an empty hypothesis, and so is an
+    entry without a result, unless ``skip_missing`` leaves it out (verifying a card whose run covered part of
+    its corpus). A class rather than a closure, so that a scorer process can be sent it."""
 
-    def __init__(self, results: LoggedResults, chunk: int) -> None:
+    def __init__(self, results: LoggedResults, chunk: int, *, skip_missing: bool = False) -> None:
         self.results = results
         self.chunk = chunk
+        self.skip_missing = skip_missing
 
     def __call__(self) -> Iterator[tuple[list[str], list[list[str]]]]:
         from mt_eval.corpus.families import family_of
@@ -148,7 +150,7 @@ class ScoredSegments:
         hypotheses: list[str] = []
         references: list[str] = []
         for entry, result in self.results.aligned():
-            if family_of(entry) != "scored":
+            if family_of(entry) != "scored" or (result is None and self.skip_missing):
                 continue
             ok = result is not None and result.error is None and result.predicted is not None
             hypotheses.append(result.predicted if ok else "")  # type: ignore[union-attr,arg-type]

@@ -264,18 +264,20 @@ def _recompute(result: Verification, card: RunCard, source: Any, extensions: Seq
     from mt_eval.corpus.model import entry_key
     from mt_eval.harness.scoring import MetricScore, make_metrics, score
 
-    ran = {entry_key(r.id): r for r in card.results}
-    entries = [e for e in scored_entries(source.entries) if e["id"] in ran]  # the order the harness scored them in
-    missing = [e["id"] for e in entries if not isinstance(e.get("reference"), str)]
-    if missing:
-        result.check("metrics", False, f"{len(missing)} entries have no reference")
-        result.problem("$.metrics", f"the card has metrics but {len(missing)} of its entries have no reference in "
-                       f"the corpus (e.g. {missing[0]!r})", code="no-reference")
-        return
-    hypotheses = [ran[e["id"]].predicted or "" if ran[e["id"]].error is None else "" for e in entries]
-    references = [e["reference"] for e in entries]
-    recomputed = score(hypotheses, [references], resamples=card.metrics.bootstrap_resamples,
-                       seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
+    scored = scored_entries(source.entries)  # the order the harness scored them in
+    if card.results_log is not None:  # scored from the log a chunk at a time, as the run scored it
+        recomputed, hypotheses, references = _scores_from_log(result, card, scored, extensions)
+        if recomputed is None:
+            return
+    else:
+        ran = {entry_key(r.id): r for r in card.results}
+        entries = [e for e in scored if e["id"] in ran]
+        if not _references_present(result, [e["id"] for e in entries if not isinstance(e.get("reference"), str)]):
+            return
+        hypotheses = [ran[e["id"]].predicted or "" if ran[e["id"]].error is None else "" for e in entries]
+        references = [e["reference"] for e in entries]
+        recomputed = score(hypotheses, [references], resamples=card.metrics.bootstrap_resamples,
+                           seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
     scorers = _extension_metrics(extensions)
     for name, scorer in scorers.items():
         recomputed.metrics.append(MetricScore(name=name, score=round(float(scorer(hypotheses, references)), 4),
@@ -302,6 +304,44 @@ def _recompute(result: Verification, card: RunCard, source: Any, extensions: Seq
             result.problem("$.metrics.metrics", f"the card lacks {name}, which every run computes", code="missing")
     if card.metrics.headline not in {m.name for m in card.metrics.metrics}:
         result.problem("$.metrics.headline", f"the headline {card.metrics.headline!r} is not one of the metrics")
+
+
+def _references_present(result: Verification, missing: list[Any]) -> bool:
+    """Whether no scored entry with a result lacks a reference (``missing``: the ids of those that do); the
+    problem is reported when one does."""
+    if missing:
+        result.check("metrics", False, f"{len(missing)} entries have no reference")
+        result.problem("$.metrics", f"the card has metrics but {len(missing)} of its entries have no reference in "
+                       f"the corpus (e.g. {missing[0]!r})", code="no-reference")
+    return not missing
+
+
+def _scores_from_log(result: Verification, card: RunCard, scored: Any, extensions: Sequence[str]
+                     ) -> tuple[Any, list[str], list[str]]:
+    """The metrics of a card that references its log (checked by now: step 4), read from the log a chunk at a
+    time, as the run scored them: the scorer processes read the log and the corpus themselves rather than
+    copying this process's lists. The hypotheses and references as lists only for extensions' metrics."""
+    from mt_eval.harness.logged_results import LoggedResults, ScoredSegments
+    from mt_eval.harness.scoring import STATS_CHUNK, score_segments
+
+    assert card.metrics is not None and card.results_log is not None
+    logged = LoggedResults(Path(result.path).parent / card.results_log.file, scored)
+    count, missing = 0, []
+    for entry, found in logged.aligned():  # one pass; no entry kept
+        if found is not None:
+            count += 1
+            if not isinstance(entry.get("reference"), str):
+                missing.append(entry["id"])
+    if not _references_present(result, missing):
+        return None, [], []
+    segments = ScoredSegments(logged, STATS_CHUNK, skip_missing=True)
+    recomputed = score_segments(segments, count, resamples=card.metrics.bootstrap_resamples,
+                                seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
+    if not extensions:
+        return recomputed, [], []
+    hypotheses = [text for chunk, _ in segments() for text in chunk]
+    references = [text for _, streams in segments() for text in streams[0]]
+    return recomputed, hypotheses, references
 
 
 def _compare_metric(result: Verification, where: str, stated: Any, again: Any) -> None:
