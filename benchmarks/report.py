@@ -170,7 +170,7 @@ def main() -> int:
         return 1
     figures = read(args.file)
     missed = [f for f in figures if f.met is False]
-    print(f"\nEvery figure ({len(figures)}; {len(figures) - len(missed)} of "
+    print(f"\nEvery figure ({len(figures)}; {sum(f.met is True for f in figures)} of "
           f"{sum(f.met is not None for f in figures)} targets met), each measured against its baseline in the same "
           "run; load = the 1-minute load average when it was measured:")
     print(table(figures, with_benchmark=True))
