@@ -145,7 +145,8 @@ def test_a_truncated_run_verifies_over_its_own_entries(tmp_path: Path):
     assert "5 of its entries" in next(c.detail for c in result.checks if c.name == "corpus")
 
 
-def test_extension_metrics_are_recomputed_when_the_extension_is_enabled(tmp_path: Path, monkeypatch):
+@pytest.mark.parametrize("embed", ["always", "never"])  # results in the card, or scored again from its log
+def test_extension_metrics_are_recomputed_when_the_extension_is_enabled(tmp_path: Path, monkeypatch, embed: str):
     (tmp_path / "length_metric.py").write_text(
         "from mt_eval.hookspecs import hookimpl\n\n"
         "@hookimpl\ndef register_metrics(register):\n"
@@ -153,7 +154,8 @@ def test_extension_metrics_are_recomputed_when_the_extension_is_enabled(tmp_path
     monkeypatch.syspath_prepend(str(tmp_path))
     corpus = write_corpus(tmp_path / "corpus.json")
     assert main(["run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(tmp_path / "run"),
-                 "--quiet", "--resamples", "50", "--extension", "length_metric", *LENIENT]) == 0
+                 "--quiet", "--resamples", "50", "--extension", "length_metric", "--embed-results", embed,
+                 *LENIENT]) == 0
     card = tmp_path / "run" / "card.json"
     without = verify_card(card)
     assert without.ok and [p.code for p in without.problems] == ["not-recomputed"]

@@ -161,6 +161,12 @@ class ScoredSegments:
         if hypotheses:
             yield hypotheses, [references]
 
+    def listed(self) -> tuple[list[str], list[str]]:
+        """Every hypothesis and every reference, as two lists (for extensions' metrics, which take lists)."""
+        hypotheses = [text for chunk, _ in self() for text in chunk]
+        references = [text for _, streams in self() for text in streams[0]]
+        return hypotheses, references
+
 
 def pairs(entries: Iterable[Mapping[str, Any]], results: Mapping[str, TranslationResult] | LoggedResults
           ) -> Iterator[tuple[Mapping[str, Any], TranslationResult | None]]:

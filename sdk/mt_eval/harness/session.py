@@ -326,8 +326,7 @@ def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: 
 
     extensions = registered_metrics(manager)
     if extensions:
-        hypotheses = [text for chunk, _ in segments() for text in chunk]
-        references = [text for _, streams in segments() for text in streams[0]]
+        hypotheses, references = segments.listed()
         for name, scorer in extensions.items():
             scores.metrics.append(MetricScore(name=name, score=round(float(scorer(hypotheses, references)), 4),
                                               signature=f"extension:{name}"))

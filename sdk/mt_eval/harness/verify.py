@@ -339,9 +339,7 @@ def _scores_from_log(result: Verification, card: RunCard, scored: Any, extension
                                 seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
     if not extensions:
         return recomputed, [], []
-    hypotheses = [text for chunk, _ in segments() for text in chunk]
-    references = [text for _, streams in segments() for text in streams[0]]
-    return recomputed, hypotheses, references
+    return recomputed, *segments.listed()
 
 
 def _compare_metric(result: Verification, where: str, stated: Any, again: Any) -> None:
