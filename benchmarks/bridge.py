@@ -23,7 +23,9 @@ The Python host's figures are measured on the loop mt-eval runs methods on (`mt_
 installed), then again on asyncio's own loop, which a caller's ``asyncio.run`` gives, shown beside them; a Python
 guest (``mt-eval serve``) runs on the same choice of loop.
 
-Each round measures every side once, alternating; each figure is the median over rounds.
+Each round measures every side once, alternating; each figure is the median over rounds. Sequential round trips
+are timed with every process of both pairs on one CPU (`one_cpu`: unpinned, where the scheduler happened to
+place each pair decided the figure); the figures with many requests in flight use every CPU.
 Run: ``python benchmarks/bridge.py`` (``--quick`` for a short run, ``--check`` to exit 1 on a miss).
 """
 
@@ -44,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from one_cpu import one_cpu
 from report import Figure, at_least, at_most, ratio_figure, report
 
 from mt_eval import event_loop
@@ -197,13 +200,14 @@ async def python_host_samples(echo: Path, plugin: Path, blocks: int, calls: int,
         samples.setdefault(key, []).extend(values if isinstance(values, list) else [values])
 
     try:
-        pipe.round_trips(200)
-        await round_trips(wire, one_entry[:200])
-        await round_trips(public, one_entry[:200])
-        for _ in range(blocks * 2):
-            add("pipe rtt", pipe.round_trips(calls))
-            add("connection rtt", await round_trips(wire, one_entry[:calls]))
-            add("public rtt", await round_trips(public, one_entry[:calls]))
+        with one_cpu():  # every process of both pairs on one CPU while round trips are timed (one_cpu.py)
+            pipe.round_trips(200)
+            await round_trips(wire, one_entry[:200])
+            await round_trips(public, one_entry[:200])
+            for _ in range(blocks * 2):
+                add("pipe rtt", pipe.round_trips(calls))
+                add("connection rtt", await round_trips(wire, one_entry[:calls]))
+                add("public rtt", await round_trips(public, one_entry[:calls]))
         for _ in range(blocks):
             add("pipe pipelined", flight / pipe.pipelined([request(i, 1) for i in range(flight)]))
             add("pipe in flight", flight / pipe.in_flight([request(i, 1) for i in range(flight)]))
@@ -221,8 +225,9 @@ async def python_host_samples(echo: Path, plugin: Path, blocks: int, calls: int,
 def node_host_samples(plugin: Path, blocks: int, calls: int) -> dict[str, list[float]]:
     """Node host → Python guest against Node ↔ a bare Python echo, in alternating blocks (``bridge_node_host.mjs``)."""
     script = Path(__file__).with_name("bridge_node_host.mjs")
-    done = subprocess.run([NODE, str(script), "--python", sys.executable, "--plugin", str(plugin), "--blocks",
-                           str(blocks), "--calls", str(calls)], capture_output=True, text=True, check=True)
+    with one_cpu():  # it times round trips only: Node and both Python processes on one CPU (one_cpu.py)
+        done = subprocess.run([NODE, str(script), "--python", sys.executable, "--plugin", str(plugin), "--blocks",
+                               str(blocks), "--calls", str(calls)], capture_output=True, text=True, check=True)
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
