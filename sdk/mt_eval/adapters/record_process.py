@@ -158,7 +158,8 @@ class RecordProcess(ChildProcess):
         fails when none comes within ``timeout_s`` (default: the options', else 30 s) of its turn."""
         if not self.alive or self._stdin is None or self._stdin.is_closing():
             raise RecordFailure("exited", f"{self.label} is not running", stderr_tail=self.stderr_tail())
-        loop = asyncio.get_running_loop()
+        loop = self._loop  # (set when it was spawned; asking asyncio for it costs a getpid() call on Python 3.11)
+        assert loop is not None
         self._seq += 1
         timeout = timeout_s or self.options.timeout_s or DEFAULT_TIMEOUT_S
         waiter = _Waiter(loop.create_future(), self._stderr.total, self._seq, timeout)
@@ -249,7 +250,8 @@ class RecordProcess(ChildProcess):
             self._check_idle()
         else:  # the check runs two turns of the loop later: stderr written with the answer has been read by then
             self._unsettled += 1
-            loop = asyncio.get_running_loop()
+            loop = self._loop
+            assert loop is not None
             loop.call_soon(loop.call_soon, self._settle, waiter, data)
 
     def _settle(self, waiter: _Waiter, data: bytes) -> None:
@@ -263,7 +265,9 @@ class RecordProcess(ChildProcess):
 
     def _next_head(self) -> None:
         """The next record's clock starts now (its own timeout may be shorter than the one the timer serves)."""
-        self._head_since = asyncio.get_running_loop().time()
+        loop = self._loop
+        assert loop is not None
+        self._head_since = loop.time()
         if self._fifo:
             self._timer.ensure(self._head_since + self._fifo[0].timeout_s)
 
@@ -277,7 +281,7 @@ class RecordProcess(ChildProcess):
             return
         timeout = self._fifo[0].timeout_s
         due = self._head_since + timeout
-        if asyncio.get_running_loop().time() < due - 1e-3:
+        if self._loop is not None and self._loop.time() < due - 1e-3:
             self._timer.ensure(due)
             return
         message = f"{self.label} gave no answer within {timeout:g} s"
