@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import time
 import zlib
 from typing import NamedTuple
 from urllib.parse import urlsplit
@@ -248,7 +249,7 @@ class UpstreamPool:
         idle = self._idle.get(origin)
         if not idle:
             return None
-        cutoff = asyncio.get_running_loop().time() - IDLE_KEEP_S
+        cutoff = time.monotonic() - IDLE_KEEP_S  # (not the loop's clock: asking for the loop is a getpid() on 3.11)
         while idle:
             connection = idle.pop()
             if not connection.closed and connection.idle_since >= cutoff:
@@ -275,7 +276,7 @@ class UpstreamPool:
         if len(idle) >= IDLE_MAX:
             connection.abort()
             return
-        connection.idle_since = asyncio.get_running_loop().time()
+        connection.idle_since = time.monotonic()
         idle.append(connection)
 
     def forget(self, connection: UpstreamConnection) -> None:
