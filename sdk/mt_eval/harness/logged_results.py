@@ -163,8 +163,11 @@ class ScoredSegments:
 
     def listed(self) -> tuple[list[str], list[str]]:
         """Every hypothesis and every reference, as two lists (for extensions' metrics, which take lists)."""
-        hypotheses = [text for chunk, _ in self() for text in chunk]
-        references = [text for _, streams in self() for text in streams[0]]
+        hypotheses: list[str] = []
+        references: list[str] = []
+        for chunk, streams in self():  # one reading of the log for both
+            hypotheses += chunk
+            references += streams[0]
         return hypotheses, references
 
 
