@@ -8,7 +8,7 @@ import { GuestProcess } from './child.js';
 import { LazyTimer } from './lazy-timer.js';
 import {
   BridgeError, ErrorCode, classify, decodeUtf8, encode, errorResponse, isPlainObject, notification, readMessageId,
-  request,
+  requestLine,
 } from './protocol.js';
 
 // The requests that carry a method's work (and say whether a guest is doing any).
@@ -72,8 +72,9 @@ export class Connection {
   }
 
   /**
-   * Send a request; resolves with its result or rejects with a BridgeError. timeoutMs restarts on
-   * every progress notification for this request; hardTimeoutMs does not.
+   * Send a request; resolves with its result or rejects with a BridgeError. params may be EncodedParams (JSON text
+   * the caller already made). timeoutMs restarts on every progress notification for this request; hardTimeoutMs
+   * does not.
    */
   async request(method, params, { timeoutMs = Infinity, hardTimeoutMs = Infinity, cancelOnTimeout = false } = {}) {
     // A guest that has not answered a cancel yet may be stuck: nothing new is sent until that is known.
@@ -117,7 +118,7 @@ export class Connection {
   #request(method, params, { timeoutMs, hardTimeoutMs, cancelOnTimeout }) {
     if (this.deathError) return Promise.reject(this.deathError);
     const id = this.nextId++;
-    const line = encode(request(id, method, params));
+    const line = requestLine(id, method, params);
     // (a string of n UTF-16 units is at most 3n bytes of UTF-8: only a long one needs counting)
     if (line.length * 3 > this.maxLineBytes + 1 && Buffer.byteLength(line) - 1 > this.maxLineBytes) {
       return Promise.reject(new BridgeError(ErrorCode.MESSAGE_TOO_LARGE,

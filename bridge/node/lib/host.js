@@ -8,7 +8,9 @@
 import { readFileSync } from 'node:fs';
 
 import { Connection } from './connection.js';
-import { BridgeError, ErrorCode, PROTOCOL_VERSION, encode, isPlainObject, request } from './protocol.js';
+import {
+  BridgeError, EncodedParams, ErrorCode, PROTOCOL_VERSION, encode, isPlainObject, request, requestLine,
+} from './protocol.js';
 import { methodView } from './gold.js';
 import { decisionError, matchDecisions, rowsProblem } from './decisions.js';
 import { ResultNotes, describe, errorResult, matchResults } from './results.js';
@@ -22,6 +24,10 @@ const BATCHED = {
   translate: { key: 'entries', fail: errorResult, match: matchResults },
   decide: { key: 'rows', fail: decisionError, match: matchDecisions },
 };
+// The bytes of a request line around its params, at the longest id (without the "\n").
+for (const [kind, batched] of Object.entries(BATCHED)) {
+  batched.envelope = requestLine(Number.MAX_SAFE_INTEGER, kind, new EncodedParams('')).length - 1;
+}
 
 const HOST_VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -215,8 +221,12 @@ export class HostedGuest {
     const size = Math.min(cap, this.#options.batchSize);
     const limit = this.#options.maxLineBytes;
     if (entries.length > 0 && entries.length <= size) { // the usual call: all of it in one request, if that fits
-      const whole = encode(request(Number.MAX_SAFE_INTEGER, kind, { [BATCHED[kind].key]: entries, config }));
-      if (whole.length * 3 + 1 <= limit || Buffer.byteLength(whole) + 1 <= limit) return [{ entries }];
+      // (encoded once: the request is sent with this text)
+      const params = JSON.stringify({ [BATCHED[kind].key]: entries, config });
+      const envelope = BATCHED[kind].envelope;
+      if (params.length * 3 + envelope <= limit || Buffer.byteLength(params) + envelope <= limit) {
+        return [{ entries, params: new EncodedParams(params) }];
+      }
     }
     const overhead = Buffer.byteLength(encode(request(Number.MAX_SAFE_INTEGER, kind, { [BATCHED[kind].key]: [], config })));
     const batches = [];
@@ -285,7 +295,7 @@ export class HostedGuest {
       const { hardTimeoutMs } = this.#options;
       let result;
       try {
-        result = await connection.request(kind, { [BATCHED[kind].key]: batch.entries, config }, {
+        result = await connection.request(kind, batch.params ?? { [BATCHED[kind].key]: batch.entries, config }, {
           timeoutMs: this.#timeoutMs(config, batch.entries.length), hardTimeoutMs, cancelOnTimeout: this.capabilities.cancel,
         });
       } catch (error) {

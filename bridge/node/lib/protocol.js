@@ -182,6 +182,19 @@ export function request(id, method, params = {}) {
   return { jsonrpc: '2.0', id, method, params };
 }
 
+/** Params already encoded as JSON text: a request line is built around them instead of encoding them again. */
+export class EncodedParams {
+  constructor(text) {
+    this.text = text;
+  }
+}
+
+/** The line of request `id`: `encode(request(id, method, params))`, with EncodedParams taken as they are. */
+export function requestLine(id, method, params) {
+  if (!(params instanceof EncodedParams)) return encode(request(id, method, params));
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":${JSON.stringify(method)},"params":${params.text}}\n`;
+}
+
 export function notification(method, params = {}) {
   return { jsonrpc: '2.0', method, params };
 }

@@ -214,6 +214,20 @@ describe('host failure semantics', () => {
     await closeAndCheck(guest);
   });
 
+  test('a batch whose request line is at the line limit goes in one request; one byte over, it is split', async () => {
+    const batch = [{ id: 'a', source: 'é'.repeat(3_000) }, { id: 'b', source: 'x' }];
+    // The host counts the request line at the longest id it may be sent with, less its "\n".
+    const envelope = '{"jsonrpc":"2.0","id":9007199254740991,"method":"translate","params":}'.length;
+    const exact = envelope + Buffer.byteLength(JSON.stringify({ entries: batch, config: CONFIG }));
+    for (const [maxLineBytes, perRequest] of [[exact, '2'], [exact - 1, '1']]) {
+      const guest = await start(misbehaving('sizes'), { maxLineBytes });
+      const results = await guest.translate(batch);
+      assert.deepEqual(results.map((r) => [r.id, r.predicted, r.error]), [['a', perRequest, null], ['b', perRequest, null]],
+        `maxLineBytes ${maxLineBytes}`);
+      await closeAndCheck(guest);
+    }
+  });
+
   test('a line that is not UTF-8 fails only the request it answers', async () => {
     const guest = await start(misbehaving('bad-utf8'));
     const results = await guest.translate(entries('ab', 'bad', 'cd'));
