@@ -149,3 +149,36 @@ def test_a_referenced_card_of_part_of_its_corpus_is_scored_from_the_entries_it_r
     assert card.results_log is not None and card.results_log.results < 34
     verified = verify_card(tmp_path / "run" / "card.json")
     assert verified.ok, verified.problems
+
+
+def test_a_referenced_cards_results_are_read_from_its_log_when_a_pass_needs_them(tmp_path: Path, corpus: Path):
+    """Checking a card of a million results holds no million objects: only where each result's line is."""
+    from mt_eval.harness.card_results import ResultsOnDisk, in_blocks
+
+    assert run(tmp_path / "run", corpus, *honest(), "--embed-results", "never")[0] == 0
+    verified = verify_card(tmp_path / "run" / "card.json")
+    results = verified.card.results  # type: ignore[union-attr]
+    assert isinstance(results, ResultsOnDisk) and len(results) == 34
+    logged = [msgspec.json.decode(line, type=rc.CardResult)
+              for line in (tmp_path / "run" / "results.jsonl").read_bytes().splitlines() if line.strip()]
+    assert list(results) == logged
+    assert results[0] == logged[0] and results[-1] == logged[-1] and results[3:6] == logged[3:6]
+    with pytest.raises(IndexError):
+        results[34]
+    assert [len(block) for block in results.blocks(10)] == [10, 10, 10, 4]
+    assert [list(block) for block in in_blocks(logged)] == [logged]  # embedded results: one block
+
+
+@pytest.mark.parametrize(("where", "change"), [
+    ("$.errors", lambda data: data.update(errors=data["errors"] + 1)),
+    ("$.families.canary_pass_rate", lambda data: data["families"]["canary_pass_rate"].update(numerator=0)),
+])
+def test_a_referenced_cards_tallies_and_families_are_counted_again_from_its_log(tmp_path: Path, corpus: Path,
+                                                                               where: str, change):
+    from rigor_support import edit_card
+
+    assert run(tmp_path / "run", corpus, *honest(), "--embed-results", "never")[0] == 0
+    card = msgspec.json.decode((tmp_path / "run" / "card.json").read_bytes(), type=rc.RunCard)
+    assert card.families is not None and card.families.canary_pass_rate.numerator > 0
+    changed = verify_card(edit_card(tmp_path / "run" / "card.json", change))
+    assert where in [p.path for p in changed.errors], changed.problems

@@ -82,21 +82,9 @@ class EntriesOnDisk(Sequence[dict[str, Any]]):
     def blocks(self, size: int = BLOCK) -> Iterator[list[dict[str, Any]]]:
         """The entries in order, ``size`` at a time (the lines of a block are read together when close)."""
         fix = self.fix
-        descriptor = os.open(self.path, os.O_RDONLY)
-        try:
-            for start in range(0, len(self), size):
-                offsets = self.offsets[start:start + size].tolist()
-                lengths = self.lengths[start:start + size].tolist()
-                numbers = self.numbers[start:start + size].tolist()
-                low, high = offsets[0], max(o + n for o, n in zip(offsets, lengths, strict=True))
-                if high - low <= _SPAN:
-                    data = os.pread(descriptor, high - low, low)
-                    lines = [data[o - low:o - low + n] for o, n in zip(offsets, lengths, strict=True)]
-                else:
-                    lines = [os.pread(descriptor, n, o) for o, n in zip(offsets, lengths, strict=True)]
-                yield [fix(_decode(line), number) for line, number in zip(lines, numbers, strict=True)]
-        finally:
-            os.close(descriptor)
+        for start, lines in read_lines(self.path, self.offsets, self.lengths, size):
+            numbers = self.numbers[start:start + len(lines)].tolist()
+            yield [fix(_decode(line), number) for line, number in zip(lines, numbers, strict=True)]
 
     def take(self, positions: Sequence[int] | range | np.ndarray) -> EntriesOnDisk:
         """The entries at ``positions`` (ascending, for corpus order)."""
@@ -111,6 +99,25 @@ class EntriesOnDisk(Sequence[dict[str, Any]]):
 
         mask = np.fromiter((bool(keep(entry)) for entry in self), bool, count=len(self))
         return self.take(np.flatnonzero(mask))
+
+
+def read_lines(path: Path, offsets: np.ndarray, lengths: np.ndarray, size: int, *, span: int = _SPAN
+               ) -> Iterator[tuple[int, list[bytes]]]:
+    """The lines of ``path`` at ``offsets`` (``lengths`` bytes each), ``size`` at a time with the position of the
+    first: the lines of a block are read in one go when they lie within ``span`` bytes."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        for start in range(0, len(offsets), size):
+            where = offsets[start:start + size].tolist()
+            sizes = lengths[start:start + size].tolist()
+            low, high = min(where), max(o + n for o, n in zip(where, sizes, strict=True))
+            if high - low <= span:
+                data = os.pread(descriptor, high - low, low)
+                yield start, [data[o - low:o - low + n] for o, n in zip(where, sizes, strict=True)]
+            else:
+                yield start, [os.pread(descriptor, n, o) for o, n in zip(where, sizes, strict=True)]
+    finally:
+        os.close(descriptor)
 
 
 def kept(entries: Sequence[dict[str, Any]], keep: Callable[[dict[str, Any]], bool]) -> Sequence[dict[str, Any]]:

@@ -4,17 +4,25 @@ run's ``results.jsonl`` by SHA-256 (``mt-eval run --embed-results``).
 A card that references its log stays small however many entries ran — a million results would make a card of
 hundreds of megabytes, and building it most of a run's memory. Its content hash covers the reference, so a card
 and its log verify together: `results_from_log` reads the log next to the card, checks its hash, and gives the
-results the card would have listed, for ``verify``, ``compare``, ``gate`` and ``publish``.
+results the card would have listed, for ``verify``, ``compare``, ``gate`` and ``publish``: read from the log
+when a pass needs them (`ResultsOnDisk`), so that checking a card of a million results holds no million objects.
 """
 
 from __future__ import annotations
 
 import hashlib
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, overload
 
 import msgspec
 
+from mt_eval.corpus.on_disk import read_lines
 from mt_eval.harness.runcard import EMBED_UP_TO, CardResult, ResultsLogReference
+
+if TYPE_CHECKING:
+    import numpy as np
 
 EMBED_CHOICES = ("auto", "always", "never")
 
@@ -51,8 +59,8 @@ class LogMismatch(ValueError):
 _decode_results = msgspec.json.Decoder(CardResult).decode
 
 
-def results_from_log(card_path: Path, reference: ResultsLogReference) -> list[CardResult]:
-    """The results of a card that references its log, read from the log next to ``card_path``; raises
+def results_from_log(card_path: Path, reference: ResultsLogReference) -> ResultsOnDisk:
+    """The results of a card that references its log, in the log next to ``card_path`` (`ResultsOnDisk`); raises
     `LogMismatch` when the log is missing, is not the one the card sealed, or does not hold its results."""
     log = card_path.parent / reference.file
     if Path(reference.file).name != reference.file:
@@ -67,16 +75,64 @@ def results_from_log(card_path: Path, reference: ResultsLogReference) -> list[Ca
         raise LogMismatch(f"{log} hashes to {digest[:16]}…, but the card sealed {reference.sha256[:16]}…: the log "
                           "changed after the run (a later --resume, or an edit)", "verify the card the run wrote "
                           "last, together with its own log", "tampered")
-    results = []
-    with log.open("rb") as file:
+    offsets, lengths = array("q"), array("q")
+    offset = 0
+    with log.open("rb") as file:  # every line checked to be a result; only where each one is kept
         for number, line in enumerate(file, 1):
             if line.strip():
                 try:
-                    results.append(_decode_results(line))
+                    _decode_results(line)
                 except (msgspec.DecodeError, msgspec.ValidationError) as exc:
                     raise LogMismatch(f"{log}: line {number} is not a result ({exc})", "use the log the run wrote",
                                       "tampered") from exc
-    if len(results) != reference.results:
-        raise LogMismatch(f"{log} holds {len(results)} results, the card says {reference.results}",
+                offsets.append(offset)
+                lengths.append(len(line))
+            offset += len(line)
+    if len(offsets) != reference.results:
+        raise LogMismatch(f"{log} holds {len(offsets)} results, the card says {reference.results}",
                           "use the log the run wrote", "tampered")
-    return results
+    import numpy as np  # (imported here: a run that embeds its results never needs it)
+
+    return ResultsOnDisk(log, np.frombuffer(offsets, np.int64), np.frombuffer(lengths, np.int64))
+
+
+class ResultsOnDisk(Sequence[CardResult]):
+    """The results in a card's log, in the log's order, read from it when a pass needs them: 16 bytes a result
+    held (where its line is), where a million results decoded would take most of a gigabyte. Each pass decodes
+    them again, a block at a time (`blocks`)."""
+
+    def __init__(self, log: Path, offsets: np.ndarray, lengths: np.ndarray) -> None:
+        self.path = log
+        self._offsets = offsets
+        self._lengths = lengths
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    @overload
+    def __getitem__(self, index: int) -> CardResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[CardResult]: ...
+
+    def __getitem__(self, index: int | slice) -> CardResult | list[CardResult]:
+        if isinstance(index, slice):
+            return [self[position] for position in range(len(self))[index]]
+        position = range(len(self))[index]  # IndexError, and negative indices, as a list has them
+        with self.path.open("rb") as file:
+            file.seek(int(self._offsets[position]))
+            return _decode_results(file.read(int(self._lengths[position])))
+
+    def __iter__(self) -> Iterator[CardResult]:
+        for block in self.blocks():
+            yield from block
+
+    def blocks(self, size: int = 4_096) -> Iterator[list[CardResult]]:
+        """The results in order, ``size`` at a time."""
+        for _start, lines in read_lines(self.path, self._offsets, self._lengths, size):
+            yield list(map(_decode_results, lines))
+
+
+def in_blocks(results: Sequence[CardResult]) -> Iterable[Sequence[CardResult]]:
+    """A card's results as blocks for a pass over them: read a block at a time from its log, or all at once."""
+    return results.blocks() if isinstance(results, ResultsOnDisk) else [results]

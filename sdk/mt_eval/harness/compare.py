@@ -106,12 +106,13 @@ def _part(card: RunCard) -> str:
 def _hypotheses(card: RunCard, entries: Sequence[dict[str, Any]], name: Path) -> list[str]:
     from mt_eval.corpus.model import entry_key
 
-    by_id = {entry_key(r.id): r for r in card.results}
+    # Each result's hypothesis (a failed entry's is empty) rather than the result: a million results are big.
+    by_id = {entry_key(r.id): r.predicted or "" if r.error is None else "" for r in card.results}
     missing = [e["id"] for e in entries if e["id"] not in by_id]
     if missing:
         raise CompareError(f"{name} has no result for {len(missing)} entries (e.g. {missing[0]}): "
                            "finish the run with --resume first")
-    return [by_id[e["id"]].predicted or "" if by_id[e["id"]].error is None else "" for e in entries]
+    return [by_id[e["id"]] for e in entries]
 
 
 def _paired_tests(hypotheses: list[list[str]], references: list[list[str]], metrics: dict[str, Any],

@@ -89,15 +89,16 @@ def output_differences(a: RunCard, b: RunCard, entries: Sequence[dict[str, Any]]
     """How many of the entries have a different outcome in the two cards, in all and per family."""
     from mt_eval.corpus.families import FAMILIES, family_of
 
-    by_a = {str(r.id): r for r in a.results}
-    by_b = {str(r.id): r for r in b.results}
+    by_a = {str(r.id): _outcome(r) for r in a.results}  # (outcomes, not results: a million of those are big)
+    by_b = {str(r.id): _outcome(r) for r in b.results}
+    missing = _outcome(None)
     counts = {family: {"differ": 0, "of": 0} for family in FAMILIES}
     examples: list[str] = []
     for entry in entries:
         key = str(entry["id"])
         family = counts[family_of(entry)]
         family["of"] += 1
-        if _outcome(by_a.get(key)) != _outcome(by_b.get(key)):
+        if by_a.get(key, missing) != by_b.get(key, missing):
             family["differ"] += 1
             if len(examples) < 10:
                 examples.append(key)

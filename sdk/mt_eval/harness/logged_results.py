@@ -13,7 +13,6 @@ hash, the ids themselves are matched instead. Every result read is checked again
 from __future__ import annotations
 
 import contextlib
-import os
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from mt_eval.corpus.on_disk import read_lines
 from mt_eval.harness.results_log import IdOnly
 from mt_eval.records import TranslationResult
 
@@ -114,23 +114,9 @@ class LoggedResults:
 
     def _read(self, indices: np.ndarray) -> Iterator[tuple[int, TranslationResult]]:
         """``(entry index, result)`` for ``indices`` (entries with a result, ascending), a chunk at a time."""
-        descriptor = os.open(self.path, os.O_RDONLY)
-        try:
-            for start in range(0, len(indices), _CHUNK):
-                chunk = indices[start:start + _CHUNK]
-                offsets, lengths = self._offset[chunk], self._length[chunk]
-                low, high = int(offsets.min()), int((offsets + lengths).max())
-                if high - low <= _SPAN:
-                    data = os.pread(descriptor, high - low, low)
-                    lines = [data[offset - low:offset - low + length]
-                             for offset, length in zip(offsets.tolist(), lengths.tolist(), strict=True)]
-                else:
-                    lines = [os.pread(descriptor, length, offset)
-                             for offset, length in zip(offsets.tolist(), lengths.tolist(), strict=True)]
-                for index, line in zip(chunk.tolist(), lines, strict=True):
-                    yield index, _decode_result(line)
-        finally:
-            os.close(descriptor)
+        for start, lines in read_lines(self.path, self._offset[indices], self._length[indices], _CHUNK, span=_SPAN):
+            for index, line in zip(indices[start:start + len(lines)].tolist(), lines, strict=True):
+                yield index, _decode_result(line)
 
 
 class ScoredSegments:

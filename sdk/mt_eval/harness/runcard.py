@@ -7,6 +7,7 @@ canonical JSON (sorted keys, no whitespace) with ``content_sha256`` itself left 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
 import msgspec
@@ -192,7 +193,8 @@ class RunCard(msgspec.Struct, kw_only=True):
     # how the run ended (absent from older cards: unknown). A failed run has no metrics.
     status: Status | None = None
     failures: list[Failure] | None = None
-    results: list[CardResult]
+    # (decoded as a list; a card that references its log has them read from it: `card_results.ResultsOnDisk`)
+    results: Sequence[CardResult]
     selection: SelectionFacts | None = None  # None: the whole corpus ran
     # Fair by construction (mt_eval.harness.fairness); absent on older cards, null when not done.
     static_scan: ScanReport | None = None

@@ -208,14 +208,18 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
 
 
 def _check_tallies(result: Verification, card: RunCard) -> None:
-    results = card.results  # each tally a loop in C (`map`), not a Python step per result
+    from mt_eval.harness.card_results import in_blocks
+
     repeated: list[str] = []
-    ids = list(map(attrgetter("id"), results))
+    ids: list[Any] = []
+    errors = prompt = completion = 0
+    for results in in_blocks(card.results):  # (one pass over a log); each tally a loop in C (`map`)
+        ids += map(attrgetter("id"), results)
+        errors += len(results) - list(map(attrgetter("error"), results)).count(None)
+        usages = list(map(attrgetter("usage"), results))
+        prompt += sum(map(attrgetter("prompt_tokens"), usages))
+        completion += sum(map(attrgetter("completion_tokens"), usages))
     keys: list[str] = ids if set(map(type, ids)) <= {str} else _keys(ids)  # 7 and "7" are one id
-    errors = len(results) - list(map(attrgetter("error"), results)).count(None)
-    usages = list(map(attrgetter("usage"), results))
-    prompt = sum(map(attrgetter("prompt_tokens"), usages))
-    completion = sum(map(attrgetter("completion_tokens"), usages))
     result.keys = keys
     if len(set(keys)) != len(keys):
         from collections import Counter

@@ -13,6 +13,8 @@ record fails.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -27,14 +29,14 @@ if TYPE_CHECKING:
 TOLERANCE_S = 2e-6  # latencies are stored rounded to the microsecond
 
 
-def run_entries(card: RunCard, source: Any) -> list[dict[str, Any]]:
+def run_entries(card: RunCard, source: Any) -> Sequence[dict[str, Any]]:
     """The corpus entries the run covered, in corpus order: its selection applied again, or the whole corpus
-    (a run that stopped early counts its entries without a result too)."""
+    (a run that stopped early counts its entries without a result too). Entries on disk stay there."""
     if card.selection is None:
-        return list(source.entries)
+        return source.entries  # type: ignore[no-any-return]
     from mt_eval.corpus.selection import request_from_facts, select
 
-    return list(select(source, request_from_facts(msgspec.to_builtins(card.selection))).entries)
+    return select(source, request_from_facts(msgspec.to_builtins(card.selection))).entries
 
 
 def check_records(result: Verification, card: RunCard, source: Any) -> None:
@@ -53,9 +55,16 @@ def check_records(result: Verification, card: RunCard, source: Any) -> None:
                                         f"{card.gate.policy}, as its figures say" if not wrong else "disagrees")
 
 
-def _families(result: Verification, card: RunCard, entries: list[dict[str, Any]]) -> None:
-    keys = result.keys if len(result.keys) == len(card.results) else [str(r.id) for r in card.results]
-    recounted = tally(entries, dict(zip(keys, card.results, strict=True)))
+def _families(result: Verification, card: RunCard, entries: Sequence[dict[str, Any]]) -> None:
+    from mt_eval.harness.card_results import ResultsOnDisk
+
+    if isinstance(card.results, ResultsOnDisk):  # results read from the log as the run read them, not held
+        from mt_eval.harness.logged_results import LoggedResults
+
+        recounted = tally(entries, LoggedResults(card.results.path, entries))
+    else:
+        keys = result.keys if len(result.keys) == len(card.results) else [str(r.id) for r in card.results]
+        recounted = tally(entries, dict(zip(keys, card.results, strict=True)))
     wrong: list[str] = []
     if recounted != card.families:  # else (the common case) nothing to compare field by field
         stated, again = msgspec.to_builtins(card.families), msgspec.to_builtins(recounted)
@@ -75,16 +84,17 @@ def _short(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _latency(result: Verification, card: RunCard, entries: list[dict[str, Any]]) -> None:
+def _latency(result: Verification, card: RunCard, entries: Sequence[dict[str, Any]]) -> None:
     import statistics
 
-    from mt_eval.corpus.families import scored_entries
+    from mt_eval.corpus.families import family_of
     from mt_eval.harness.latency import percentiles, self_reported
 
     latency = card.latency
     hot = latency.hot_calls_s or []
     p50, p95 = percentiles(hot)
-    sample = [str(e["id"]) for e in scored_entries(entries)][: len(latency.sample_ids or [])]
+    scored = (str(e["id"]) for e in entries if family_of(e) == "scored")  # the first few: read no further
+    sample = list(islice(scored, len(latency.sample_ids or [])))
     expected: dict[str, tuple[Any, Any]] = {
         "hot_p50_s": (latency.hot_p50_s, p50), "hot_p95_s": (latency.hot_p95_s, p95),
         "hot_calls": (latency.hot_calls, len(hot)),
