@@ -125,7 +125,8 @@ def test_wait_waits_for_the_holder_then_continues(tmp_path: Path):
     assert card["sessions"] == 2 and card["status"] == "complete"
     assert sorted(logged_ids(tmp_path)) == sorted(f"e{i}" for i in range(30))
     (tmp_path / "run" / "results.jsonl").unlink()
-    holder2 = start([*run_command(tmp_path, 30), "--force"])
+    # (slow enough to hold the directory while the next command starts, on a busy machine too)
+    holder2 = start([*run_command(tmp_path, 30, sleep_s=0.3), "--force"])
     wait_for_lines(tmp_path / "run" / "results.jsonl", 2)  # it holds the directory
     bounded = subprocess.run([*run_command(tmp_path, 30), "--resume", "--wait", "0.3"], capture_output=True,
                              text=True, timeout=60)
