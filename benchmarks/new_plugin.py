@@ -2,12 +2,15 @@
 
 Target: under 1 s per plugin. Baselines measured in the same run: `python -c pass`, importing cookiecutter
 (`python -c "import cookiecutter.main"`) and a plain copy of the template directory. Prints medians over
-interleaved runs; `--check` exits 1 when the target is missed.
+interleaved runs, then the slowest of every runtime and dependency profile generated once each (the same
+target); `--check` exits 1 when a target is missed.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import itertools
 import shutil
 import statistics
 import subprocess
@@ -21,6 +24,8 @@ from report import Figure, below, record
 
 TARGET_SECONDS = 1.0
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "method-plugin"
+RUNTIMES = ("python", "node", "both")
+PROFILES = ("self-contained", "open-artifact", "llm-gateway", "external-api")
 
 
 def wall_time(action: Callable[[], object]) -> float:
@@ -46,10 +51,10 @@ def main() -> int:
         def run(argv: list[str]) -> Callable[[], object]:
             return lambda: subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
 
-        def generate() -> None:
+        def generate(runtime: str = args.runtime, profile: str = args.profile) -> None:
             target = Path(scratch) / f"plugin-{next(counter)}"
-            subprocess.run([*mt_eval, "new", str(target), "--no-input", "--set", f"runtime={args.runtime}",
-                            "--set", f"dependency_profile={args.profile}"], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run([*mt_eval, "new", str(target), "--no-input", "--set", f"runtime={runtime}",
+                            "--set", f"dependency_profile={profile}"], check=True, stdout=subprocess.DEVNULL)
 
         def copy() -> None:
             shutil.copytree(TEMPLATE, Path(scratch) / f"copy-{next(counter)}")
@@ -66,6 +71,8 @@ def main() -> int:
         for _ in range(args.runs):
             for name, action in measured.items():
                 times[name].append(wall_time(action))
+        each = {(runtime, profile): wall_time(functools.partial(generate, runtime, profile))
+                for runtime, profile in itertools.product(RUNTIMES, PROFILES)}
     medians = {name: statistics.median(values) for name, values in times.items()}
     width = max(map(len, medians))
     for name, seconds in medians.items():
@@ -75,10 +82,17 @@ def main() -> int:
     verdict = "met" if generation < TARGET_SECONDS else "MISSED"
     print(f"{'one plugin':<{width}} : {generation * 1000:8.1f} ms, {generation / baseline:.2f}x the cookiecutter "
           f"import  (target < {TARGET_SECONDS * 1000:.0f} ms: {verdict})")
+    (slow_runtime, slow_profile), slowest = max(each.items(), key=lambda item: item[1])
+    verdict = "met" if slowest < TARGET_SECONDS else "MISSED"
+    print(f"{'slowest combination':<{width}} : {slowest * 1000:8.1f} ms ({slow_runtime}, {slow_profile}; each of "
+          f"{len(each)} generated once)  (target < {TARGET_SECONDS * 1000:.0f} ms: {verdict})")
     record([Figure("new_plugin", "mt-eval new DIR --no-input", ours=f"{generation * 1000:.1f} ms",
                    baseline=f"{baseline * 1000:.1f} ms (cookiecutter import)", value=generation,
-                   target=below(TARGET_SECONDS, " s"))])
-    return 1 if args.check and generation >= TARGET_SECONDS else 0
+                   target=below(TARGET_SECONDS, " s")),
+            Figure("new_plugin", f"mt-eval new, slowest of {len(each)} combinations", ours=f"{slowest * 1000:.1f} ms",
+                   value=slowest, target=below(TARGET_SECONDS, " s"),
+                   note=f"{slow_runtime}, {slow_profile}; every runtime and dependency profile, generated once each")])
+    return 1 if args.check and max(generation, slowest) >= TARGET_SECONDS else 0
 
 
 if __name__ == "__main__":

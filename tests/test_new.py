@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -42,23 +41,22 @@ from new_plugins import (
 # --- one generated plugin per combination, shared by the tests below --------------------------------------
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, str], tuple[Path, float]]:
-    """Each combination rendered once with ``mt-eval new --no-input``: its directory and generation time."""
+def generated(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, str], Path]:
+    """Each combination rendered once with ``mt-eval new --no-input``: its directory. (How fast: the figure of
+    ``benchmarks/new_plugin.py``.)"""
     root = tmp_path_factory.mktemp("generated")
     plugins = {}
     for runtime, profile, method_class in MATRIX:
         directory = root / f"{runtime}-{profile}-{method_class}"
-        started = time.perf_counter()
         status = new(str(directory), "--no-input", "--set", f"runtime={runtime}",
                      "--set", f"dependency_profile={profile}", "--set", f"method_class={method_class}")
-        elapsed = time.perf_counter() - started
         assert status == 0, f"mt-eval new failed for {runtime}/{profile}/{method_class}"
-        plugins[(runtime, profile, method_class)] = (directory, elapsed)
+        plugins[(runtime, profile, method_class)] = directory
     return plugins
 
 
-def plugin(generated: dict[tuple[str, str, str], tuple[Path, float]], combo: tuple[str, str, str]) -> Path:
-    return generated[combo][0]
+def plugin(generated: dict[tuple[str, str, str], Path], combo: tuple[str, str, str]) -> Path:
+    return generated[combo]
 
 
 class StandIn(BaseHTTPRequestHandler):
@@ -124,11 +122,6 @@ def comparable(results: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 
 # --- the matrix -------------------------------------------------------------------------------------------
-
-def test_every_combination_generates_in_under_a_second(generated):
-    times = {combo_id(combo): round(elapsed, 3) for combo, (_, elapsed) in generated.items()}
-    assert max(times.values()) < 1.0, times
-
 
 @pytest.mark.parametrize("combo", MATRIX, ids=combo_id)
 def test_mt_eval_validate_passes_with_the_intended_class(generated, combo, capsys):
@@ -232,7 +225,7 @@ def test_a_copied_plugin_needs_nothing_from_this_repository(generated, tmp_path)
         if file.is_file():
             text = file.read_text(encoding="utf-8")
             assert str(REPO) not in text and "templates/method-plugin" not in text and "_variants" not in text, file
-    for plugin_dir in {p for p, _ in generated.values()}:
+    for plugin_dir in set(generated.values()):
         for script in plugin_dir.rglob("*.js"):
             code = script.read_text(encoding="utf-8")
             specifiers = re.findall(r"^import .*?from '([^']+)';$", code, re.M | re.S)
@@ -313,7 +306,7 @@ def test_the_parity_test_fails_when_translate_js_drifts(generated, tmp_path):
 
 
 def test_a_both_plugin_of_every_profile_has_a_parity_test_and_the_others_none(generated):
-    for (runtime, profile, _), (directory, _) in generated.items():
+    for (runtime, profile, _), directory in generated.items():
         assert (directory / "tests" / "test_parity.py").exists() == (runtime == "both"), (runtime, profile)
         assert (directory / "tests" / "node_side.py").exists() == (runtime == "both")
         for test_file in (directory / "tests").glob("test_*.py"):
