@@ -33,6 +33,10 @@ def test_two_runs_of_the_same_method_repeat_run_stability(tmp_path: Path, corpus
     assert {row["metric"]: (row["delta"], row["p_randomization"]) for row in report["rows"]} == {
         "chrF++": (0.0, 1.0), "BLEU": (0.0, 1.0), "TER": (0.0, 1.0)}  # identical outputs: nothing to test
     assert report["latency"]["compared"] is True and report["allowed_differences"] == []
+    card = json.loads((tmp_path / "a" / "card.json").read_text())  # the scores: the verified card's own
+    stated = {m["name"]: m["score"] for m in card["metrics"]["metrics"]}
+    assert {row["metric"]: (row["a"], row["b"]) for row in report["rows"]} == {
+        name: (stated[name], stated[name]) for name in ("chrF++", "BLEU", "TER")}
     assert compare(tmp_path / "a" / "card.json", tmp_path / "b" / "card.json") == 0
     out = capsys.readouterr().out
     assert "outputs that differ: 0 of 34 entries (0 of 30 scored, 0 of 2 canaries, 0 of 2 negative controls)" in out

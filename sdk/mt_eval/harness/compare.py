@@ -87,7 +87,7 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     hypotheses = [_hypotheses(card, scored, name) for card, name in ((a, baseline), (b, candidate))]
     references = [[e["reference"] for e in scored]]
     return {"a": str(baseline), "b": str(candidate),
-            "rows": _paired_tests(hypotheses, references, make_metrics(), bootstrap, trials, seed),
+            "rows": _paired_tests(hypotheses, references, make_metrics(), bootstrap, trials, seed, verified=a),
             "allowed_differences": [{"name": d.name, "a": d.a, "b": d.b} for d in differences],
             "outputs": output_differences(a, b, chosen), "latency": latency_comparison(a, b, list(allow_diff)),
             "methods": {"a": _method(a), "b": _method(b)}}
@@ -116,9 +116,9 @@ def _hypotheses(card: RunCard, entries: Sequence[dict[str, Any]], name: Path) ->
 
 
 def _paired_tests(hypotheses: list[list[str]], references: list[list[str]], metrics: dict[str, Any],
-                  bootstrap: int, trials: int, seed: int) -> list[dict[str, Any]]:
+                  bootstrap: int, trials: int, seed: int, *, verified: RunCard | None = None) -> list[dict[str, Any]]:
     if list(hypotheses[0]) == list(hypotheses[1]):
-        return _identical(hypotheses[0], references, metrics, bootstrap, trials, seed)
+        return _identical(hypotheses[0], references, metrics, bootstrap, trials, seed, verified)
     from sacrebleu.significance import PairedTest
 
     from mt_eval.harness.scoring import paired_difference
@@ -151,12 +151,16 @@ def _paired_tests(hypotheses: list[list[str]], references: list[list[str]], metr
 
 
 def _identical(hypotheses: list[str], references: list[list[str]], metrics: dict[str, Any], bootstrap: int,
-               trials: int, seed: int) -> list[dict[str, Any]]:
+               trials: int, seed: int, verified: RunCard | None = None) -> list[dict[str, Any]]:
     """Two runs with the same outputs on every scored entry: a difference of 0, p = 1 (sacrebleu counts only
-    resamples whose difference exceeds the observed one, and would give 1/(n+1) here)."""
+    resamples whose difference exceeds the observed one, and would give 1/(n+1) here). The scores are those of
+    the ``verified`` card, which its verification recomputed from these outputs (sacrebleu's corpus score would
+    hold the n-grams of every reference: gigabytes for a million entries)."""
+    stated = {} if verified is None or verified.metrics is None else {
+        m.name: m.score for m in verified.metrics.metrics}
     rows = []
     for name, metric in metrics.items():
-        value = round(float(metric.corpus_score(hypotheses, references).score), 4)
+        value = stated[name] if name in stated else round(float(metric.corpus_score(hypotheses, references).score), 4)
         rows.append({"metric": name, "a": value, "b": value, "delta": 0.0, "delta_ci_low": 0.0, "delta_ci_high": 0.0,
                      "p_bootstrap": 1.0, "p_randomization": 1.0, "bootstrap_resamples": bootstrap,
                      "randomization_trials": trials, "seed": seed, "identical": True})
