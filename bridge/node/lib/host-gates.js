@@ -9,11 +9,15 @@ export class Slots {
     this.waiting = [];
   }
 
+  /** Take a slot if one is free now; false if not (then await acquire()). */
+  tryAcquire() {
+    if (this.used >= this.limit) return false;
+    this.used++;
+    return true;
+  }
+
   acquire() {
-    if (this.used < this.limit) {
-      this.used++;
-      return Promise.resolve();
-    }
+    if (this.tryAcquire()) return Promise.resolve();
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 

@@ -211,6 +211,7 @@ export class HostedGuest {
 
   async #request(kind, items, config) {
     const batches = this.#batches(kind, items, config);
+    if (batches.length === 1) return this.#runBatch(kind, batches[0], config); // the usual call
     const parts = await Promise.all(batches.map((batch) => this.#runBatch(kind, batch, config)));
     return parts.flat();
   }
@@ -283,14 +284,16 @@ export class HostedGuest {
 
   // One request for a batch: {result} with a results list, or {error}.
   async #send(kind, batch, config) {
-    await this.#slots.acquire();
+    if (!this.#slots.tryAcquire()) await this.#slots.acquire();
     try {
       if (this.#closing) return { error: new Error('the guest was closed before this request was sent') };
-      let connection;
-      try {
-        connection = await this.#ready();
-      } catch (error) {
-        return { error };
+      let connection = this.#restarting ? null : this.#connection;
+      if (!connection?.alive) {
+        try {
+          connection = await this.#ready();
+        } catch (error) {
+          return { error };
+        }
       }
       const { hardTimeoutMs } = this.#options;
       let result;
