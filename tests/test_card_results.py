@@ -182,3 +182,24 @@ def test_a_referenced_cards_tallies_and_families_are_counted_again_from_its_log(
     assert card.families is not None and card.families.canary_pass_rate.numerator > 0
     changed = verify_card(edit_card(tmp_path / "run" / "card.json", change))
     assert where in [p.path for p in changed.errors], changed.problems
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda lines: [lines[0], "not a result", *lines[1:]], "line 2 is not a result"),
+    (lambda lines: lines[1:], "holds 33 results, the card says 34"),
+])
+def test_a_log_resealed_into_its_card_must_still_hold_the_cards_results(tmp_path: Path, corpus: Path, edit,
+                                                                         message: str):
+    """A log whose hash the card was made to state still has to be every result the card counts."""
+    from rigor_support import edit_card
+
+    assert run(tmp_path / "run", corpus, *honest(), "--embed-results", "never")[0] == 0
+    log = tmp_path / "run" / "results.jsonl"
+    log.write_text("\n".join(edit(log.read_text().splitlines())) + "\n")
+
+    def reseal(data: dict) -> None:
+        data["results_log"]["sha256"] = file_sha256(log)
+
+    result = verify_card(edit_card(tmp_path / "run" / "card.json", reseal))
+    assert not result.ok and [(p.path, p.code) for p in result.errors] == [("$.results_log", "tampered")]
+    assert message in result.errors[0].message
