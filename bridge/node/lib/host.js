@@ -146,8 +146,8 @@ export class HostedGuest {
     this.#cleanups.add(cleanup);
   }
 
-  /** The live connection, restarting the guest first if it died (within the budget). */
-  async #ready() {
+  /** The live connection, or the promise of it once the guest, which died, is restarted (within the budget). */
+  #ready() {
     // While a restart runs, the new process is alive but not yet initialized: wait for it.
     if (this.#restarting) return this.#restarting;
     if (this.#connection?.alive) return this.#connection;
@@ -287,10 +287,10 @@ export class HostedGuest {
     if (!this.#slots.tryAcquire()) await this.#slots.acquire();
     try {
       if (this.#closing) return { error: new Error('the guest was closed before this request was sent') };
-      let connection = this.#restarting ? null : this.#connection;
-      if (!connection?.alive) {
+      let connection = this.#ready();
+      if (connection instanceof Promise) { // (a live one is used without waiting a turn)
         try {
-          connection = await this.#ready();
+          connection = await connection;
         } catch (error) {
           return { error };
         }
