@@ -5,10 +5,12 @@ read its request (as an eager task does), so a method that does not wait is answ
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
 from mt_eval.bridge.guest import GuestServer
 from mt_eval.bridge.method import BridgeMethod
@@ -75,25 +77,39 @@ def _request(request_id: int, source: str) -> bytes:
         "entries": [{"id": "a", "source": source}], "config": {"source_lang": "eng", "target_lang": "spa"}}}) + b"\n"
 
 
-async def test_a_method_starts_in_the_turn_that_read_its_request_inside_its_own_task():
+def _run_on(loop_name: str, coroutine: Any) -> Any:
+    if loop_name == "uvloop":
+        uvloop = pytest.importorskip("uvloop")
+        return uvloop.run(coroutine)
+    return asyncio.run(coroutine)
+
+
+def _initialize() -> bytes:
+    return b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocol_versions":["mt-eval-bridge/1"]}}\n'
+
+
+def _in_a_callback(chunk: bytes, server: GuestServer, then: Any = None) -> Any:
+    """A future set once ``server`` has read ``chunk`` as the stdin pipe's callback does (outside any task), with
+    what ``then()`` saw right after it."""
+    loop = asyncio.get_running_loop()
+    read = loop.create_future()
+
+    def on_input() -> None:
+        server.on_data(chunk)
+        read.set_result(then() if then is not None else None)
+
+    loop.call_soon(on_input)
+    return read
+
+
+async def _starts_in_the_turn_that_read_it() -> None:
     method = _Recorder()
     server = GuestServer(method, name="recorder", method_id="recorder", card=None)
     out = server._out = _Written()
-    loop = asyncio.get_running_loop()
-    answered_in_turn: list[int] = []
-    started_in_turn: list[str] = []
-    read = loop.create_future()
-
-    def on_input() -> None:  # as the stdin pipe's callback runs: outside any task
-        server.on_data(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocol_versions":'
-                       b'["mt-eval-bridge/1"]}}\n' + _request(1, "now") + _request(2, "wait"))
-        answered_in_turn.append(len(out.lines))
-        started_in_turn.extend(name for name, _ in method.tasks)
-        read.set_result(None)
-
-    loop.call_soon(on_input)
-    await read
-    assert answered_in_turn == [2]  # initialize and the request that did not wait, before the callback returned
+    answered_in_turn, started_in_turn = await _in_a_callback(
+        _initialize() + _request(1, "now") + _request(2, "wait"), server,
+        lambda: (len(out.lines), [name for name, _ in method.tasks]))
+    assert answered_in_turn == 2  # initialize and the request that did not wait, before the callback returned
     assert started_in_turn == ["start", "start"]  # the one that waits started too
     assert all(task is not None for _, task in method.tasks)
     started_waiting = method.tasks[1][1]
@@ -103,3 +119,49 @@ async def test_a_method_starts_in_the_turn_that_read_its_request_inside_its_own_
     answers = [msgspec.json.decode(line) for line in out.lines]
     assert [(a["id"], a["result"]["results"][0]["predicted"]) for a in answers[1:]] == [(1, "now"), (2, "wait")]
     assert server._tasks == {}
+
+
+@pytest.mark.parametrize("loop_name", ["asyncio", "uvloop"])
+def test_a_method_starts_in_the_turn_that_read_its_request_inside_its_own_task(loop_name):
+    _run_on(loop_name, _starts_in_the_turn_that_read_it())
+
+
+_STEP: contextvars.ContextVar[str] = contextvars.ContextVar("step", default="unset")
+
+
+class _Waiter:
+    """Sets a context variable, then waits (for ever, unless cancelled); notes what it saw."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    async def translate(self, entries: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
+        _STEP.set(entries[0]["source"])
+        try:
+            await asyncio.sleep(0 if entries[0]["source"] == "brief" else 3600)
+        except asyncio.CancelledError:
+            self.seen.append("cancelled")
+            raise
+        self.seen.append(_STEP.get())
+        return [{"id": e["id"], "predicted": e["source"]} for e in entries]
+
+
+async def _cancelled_before_its_task_stepped() -> None:
+    method = _Waiter()
+    server = GuestServer(method, name="waiter", method_id="waiter", card=None)
+    out = server._out = _Written()
+    cancel = b'{"jsonrpc":"2.0","method":"cancel","params":{"id":1}}\n'
+    await _in_a_callback(_initialize() + _request(1, "long") + cancel + _request(2, "brief"), server)
+    for _ in range(10):
+        await asyncio.sleep(0)
+    answers = {a["id"]: a for a in (msgspec.json.decode(line) for line in out.lines)}
+    assert answers[1]["error"]["message"] == "cancelled"  # the method itself saw the cancellation
+    assert answers[2]["result"]["results"][0]["predicted"] == "brief"
+    assert method.seen == ["cancelled", "brief"]  # what it set before waiting was still set after it
+    assert _STEP.get() == "unset"  # and only in its own task's context
+    assert server._tasks == {}
+
+
+@pytest.mark.parametrize("loop_name", ["asyncio", "uvloop"])
+def test_a_request_cancelled_in_the_turn_that_started_it_is_answered_cancelled(loop_name):
+    _run_on(loop_name, _cancelled_before_its_task_stepped())

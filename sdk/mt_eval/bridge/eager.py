@@ -5,17 +5,20 @@ loop that read it: no task step is scheduled, and the loop does not go round onc
 A coroutine that does suspend carries on as the same task.
 
 Python 3.11 has no eager tasks, and a coroutine stepped by hand outside a task breaks a method that asks for its
-task (anyio's cancel scopes and task groups, ``asyncio.timeout``). There the task is created as usual and its
-first step, which ``create_task`` put last in the loop's ready queue, is taken out of the queue and run at once:
-the coroutine runs inside its own task from its first line, as with ``eager_start``. Where that cannot be done
-safely (a task factory, another task running, a loop of another kind) the task simply starts on the next turn.
+task (anyio's cancel scopes and task groups, ``asyncio.timeout``). There the task is made first, around a
+`_Rest` of the coroutine, and entered as the loop enters a task it steps; the coroutine's first step then runs
+at once, inside that task, as with ``eager_start``. The task's own first step, on the loop's next turn, takes
+over from where the coroutine stopped: it waits on what the coroutine waits on (or ends, when the coroutine
+already did). This works on any loop (uvloop's too). Where it cannot be done safely (a task factory, another task
+running) the task simply starts on the next turn.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import sys
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Generator
 from typing import Any
 
 
@@ -27,23 +30,68 @@ def start_eagerly(coro: Coroutine[Any, Any, None], loop: asyncio.AbstractEventLo
     loop = loop or asyncio.get_running_loop()
     if sys.version_info >= (3, 12):
         task = asyncio.Task(coro, loop=loop, eager_start=True)  # type: ignore[call-arg,unused-ignore]
-    else:
-        task = _start_now_on_311(coro, loop)
-    if task.done():
-        task.result()  # (raises what the coroutine raised)
-        return None
-    return task
-
-
-def _start_now_on_311(coro: Coroutine[Any, Any, None], loop: asyncio.AbstractEventLoop) -> asyncio.Task[None]:
-    ready = getattr(loop, "_ready", None)
-    if ready is None or loop.get_task_factory() is not None or asyncio.current_task(loop) is not None:
+        if task.done():
+            task.result()  # (raises what the coroutine raised)
+            return None
+        return task
+    if loop.get_task_factory() is not None or asyncio.current_task(loop) is not None:
         return loop.create_task(coro)
-    queued = len(ready)
-    task = loop.create_task(coro)
-    if len(ready) == queued + 1:
-        first_step = ready[-1]
-        if getattr(first_step._callback, "__self__", None) is task and not first_step.cancelled():
-            ready.pop()
-            first_step._run()  # the task's own step, in its context: it enters the task, as the loop would
+    return _start_now_on_311(coro, loop)
+
+
+class _Rest(Coroutine[Any, Any, None]):
+    """What is left of a coroutine after its first step was run by hand: the task's first step gets what the
+    coroutine yielded then (the future it waits on), and every later step goes to the coroutine itself."""
+
+    def __init__(self, coro: Coroutine[Any, Any, None]) -> None:
+        self.coro = coro
+        self.first: Any = None  # what the coroutine's first step yielded
+        self.finished = False  # the first step ended the coroutine
+        self.taken = False  # the task took over
+
+    def send(self, value: Any) -> Any:
+        if self.taken:
+            return self.coro.send(value)
+        self.taken = True
+        if self.finished:
+            raise StopIteration
+        return self.first
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        if not self.taken and asyncio.isfuture(self.first) and _is_cancellation(typ if val is None else val):
+            self.first.cancel()  # cancelled before the task's first step: what the coroutine waits on is let go,
+            # as the task does with what it waits on
+        self.taken = True
+        if self.finished:  # nothing left to run
+            raise typ if val is None else val
+        return self.coro.throw(typ) if val is None and tb is None else self.coro.throw(typ, val, tb)
+
+    def close(self) -> None:
+        self.coro.close()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        raise TypeError("a _Rest is stepped by its task only")
+
+
+def _start_now_on_311(coro: Coroutine[Any, Any, None], loop: asyncio.AbstractEventLoop) -> asyncio.Task[None] | None:
+    rest = _Rest(coro)
+    context = contextvars.copy_context()
+    task: asyncio.Task[None] = loop.create_task(rest, context=context)
+    asyncio.tasks._enter_task(loop, task)
+    try:
+        rest.first = context.run(coro.send, None)
+    except StopIteration:
+        rest.finished = True
+        return None
+    except BaseException:
+        rest.finished = True
+        raise
+    finally:
+        asyncio.tasks._leave_task(loop, task)
     return task
+
+
+def _is_cancellation(exc: Any) -> bool:
+    """Whether ``exc`` (as ``throw`` is given it: an instance, or a class) is a cancellation."""
+    return isinstance(exc, asyncio.CancelledError) or (isinstance(exc, type) and
+                                                       issubclass(exc, asyncio.CancelledError))
