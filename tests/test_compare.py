@@ -109,3 +109,31 @@ def test_a_truncated_card_is_never_compared_with_a_full_one(tmp_path: Path, corp
     assert compare(tmp_path / "full" / "card.json", tmp_path / "part" / "card.json") == 1
     assert "the cards ran different parts of the corpus (the whole corpus, 34 entries vs 31 of 34 entries)" in \
         capsys.readouterr().err
+
+
+def test_the_p_values_are_sacrebleus_paired_tests_on_the_two_runs(tmp_path: Path, corpus: Path, capsys, monkeypatch):
+    half = {f"Sentence number {i}.": f"Frase número {i}." for i in range(0, 30, 2)}
+    assert run(tmp_path / "copy", corpus, *honest(), "--embed-results", "never")[0] == 0  # read from its log
+    _, card = run(tmp_path / "half", corpus, *honest(translate=half))
+    capsys.readouterr()
+    assert compare(tmp_path / "copy" / "card.json", tmp_path / "half" / "card.json", "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["outputs"]["scored"] == {"differ": 15, "of": 30}
+    from sacrebleu.significance import PairedTest
+
+    from mt_eval.harness.scoring import make_metrics
+
+    assert card is not None
+    scored = [r for r in card.results if r.id.startswith("s")]
+    copied = [f"Sentence number {int(r.id[1:])}." for r in scored]
+    references = [[f"Frase número {int(r.id[1:])}." for r in scored]]
+    systems = [("A", copied), ("B", [r.predicted or "" for r in scored])]
+    monkeypatch.setenv("SACREBLEU_SEED", "12345")
+    _, bs = PairedTest(systems, make_metrics(), references, test_type="bs", n_samples=200)()
+    _, ar = PairedTest(systems, make_metrics(), references, test_type="ar", n_samples=500)()
+    keys = [key for key in bs if key != "System"]
+    expected = {name: (round(bs[key][0].score, 4), round(bs[key][1].score, 4), bs[key][1].p_value,
+                       ar[key][1].p_value) for name, key in zip(make_metrics(), keys, strict=True)}
+    assert {row["metric"]: (row["a"], row["b"], row["p_bootstrap"], row["p_randomization"])
+            for row in report["rows"]} == expected
+    assert all(row["delta_ci_low"] <= row["delta"] <= row["delta_ci_high"] for row in report["rows"])

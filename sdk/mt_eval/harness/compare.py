@@ -7,15 +7,17 @@ read from the corpus the cards name, the way the cards record it was read (or fr
 compared with a full one. The cards' covariates must be the same (`mt_eval.harness.compare_checks`;
 ``--allow-diff NAME`` accepts a named difference). Over the scored entries, sacrebleu's paired bootstrap
 resampling and paired approximate randomization give a p-value per metric, and a case-level bootstrap gives a
-95% interval of the difference B − A. The report also counts the entries whose outputs differ (for two runs
-of the same method: its repeat-run stability) and puts the measured latencies side by side when the hardware
-labels match.
+95% interval of the difference B − A, all from each run's segment statistics (`mt_eval.harness.paired_tests`).
+The report also counts the entries whose outputs differ (for two runs of the same method: its repeat-run
+stability) and puts the measured latencies side by side when the hardware labels match.
+
+Both cards' results are walked in corpus order, side by side, one chunk of each log at a time: no result,
+outcome or hypothesis of a million-entry run is held.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +49,12 @@ def _verified_card(path: Path, corpus: CorpusSpec | None, extensions: Sequence[s
 def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None, bootstrap: int, trials: int,
                   seed: int, extensions: Sequence[str] = (), allow_diff: Sequence[str] = ()) -> dict[str, Any]:
     """The comparison report (`mt_eval.harness.compare_report` renders it); `CompareError` says why not."""
-    from mt_eval.corpus.families import scored_entries
     from mt_eval.corpus.model import CorpusError
     from mt_eval.corpus.reader import load_corpus
     from mt_eval.corpus.selection import request_from_facts, select
     from mt_eval.harness.compare_checks import covariate_differences, latency_comparison, output_differences
     from mt_eval.harness.corpus import card_corpus_spec
+    from mt_eval.harness.logged_results import in_corpus_order
     from mt_eval.harness.scoring import make_metrics
 
     (a, a_data), (b, b_data) = (_verified_card(baseline, corpus, extensions),
@@ -83,14 +85,56 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
                            + "\n  ".join(str(d) for d in refused)
                            + f"\naccept a difference you mean to compare with --allow-diff NAME (e.g. --allow-diff "
                              f"{refused[0].name})")
-    scored = scored_entries(chosen)
-    hypotheses = [_hypotheses(card, scored, name) for card, name in ((a, baseline), (b, candidate))]
-    references = [[e["reference"] for e in scored]]
-    return {"a": str(baseline), "b": str(candidate),
-            "rows": _paired_tests(hypotheses, references, make_metrics(), bootstrap, trials, seed, verified=a),
+    both = [in_corpus_order(card.results, chosen) for card in (a, b)]
+    walk = _Walk()
+    outputs = output_differences(a, b, walk.both(*both))
+    for name, (missing, first) in zip((baseline, candidate), walk.missing, strict=True):
+        if missing:
+            raise CompareError(f"{name} has no result for {missing} entries (e.g. {first}): finish the run with "
+                               "--resume first")
+    if not walk.scored:
+        raise CompareError("the cards have no scored entries to compare (every entry is a canary or a negative "
+                           "control)")
+    metrics = make_metrics()
+    stated = {} if a.metrics is None else {m.name: m.score for m in a.metrics.metrics}
+    rows = (_identical(metrics, bootstrap, trials, seed, stated) if walk.identical and set(metrics) <= set(stated)
+            else _paired_tests(both, walk.scored, metrics, bootstrap, trials, seed))
+    return {"a": str(baseline), "b": str(candidate), "rows": rows,
             "allowed_differences": [{"name": d.name, "a": d.a, "b": d.b} for d in differences],
-            "outputs": output_differences(a, b, chosen), "latency": latency_comparison(a, b, list(allow_diff)),
+            "outputs": outputs, "latency": latency_comparison(a, b, list(allow_diff)),
             "methods": {"a": _method(a), "b": _method(b)}}
+
+
+class _Walk:
+    """One pass over both cards' results in corpus order (`both`), noting what the tests need on the way: how
+    many entries are scored, whether the two runs' hypotheses are the same on every one, and each card's scored
+    entries without a result (how many, and the first)."""
+
+    def __init__(self) -> None:
+        self.scored = 0
+        self.identical = True
+        self.missing: list[tuple[int, Any]] = [(0, None), (0, None)]
+
+    def both(self, a: Any, b: Any) -> Iterator[tuple[Mapping[str, Any], Any, Any]]:
+        from mt_eval.corpus.families import family_of
+
+        for (entry, in_a), (_, in_b) in zip(a.aligned(), b.aligned(), strict=True):
+            if family_of(entry) == "scored":
+                self.scored += 1
+                for side, result in enumerate((in_a, in_b)):
+                    if result is None:
+                        count, first = self.missing[side]
+                        self.missing[side] = (count + 1, entry["id"] if first is None else first)
+                if self.identical and _hypothesis(in_a) != _hypothesis(in_b):
+                    self.identical = False
+            yield entry, in_a, in_b
+
+
+def _hypothesis(result: Any) -> str | None:
+    """What a result is scored as (a failed or abstained entry: an empty hypothesis); None without a result."""
+    if result is None:
+        return None
+    return result.predicted or "" if result.error is None else ""
 
 
 def _method(card: RunCard) -> dict[str, Any]:
@@ -103,65 +147,36 @@ def _part(card: RunCard) -> str:
     return f"{card.selection.entries_selected} of {card.selection.entries_in_corpus} entries"
 
 
-def _hypotheses(card: RunCard, entries: Sequence[dict[str, Any]], name: Path) -> list[str]:
-    from mt_eval.corpus.model import entry_key
+def _paired_tests(both: list[Any], count: int, metrics: dict[str, Any], bootstrap: int, trials: int, seed: int
+                  ) -> list[dict[str, Any]]:
+    """sacrebleu's paired bootstrap and approximate randomization, and the case-level interval of B − A, for each
+    metric, from the segments' statistics (`mt_eval.harness.paired_tests`): extracted once per card and metric, in
+    worker processes for a large corpus, each reading the card's results (its log) and the corpus itself."""
+    from mt_eval.harness.logged_results import ScoredSegments
+    from mt_eval.harness.paired_tests import paired_tests
+    from mt_eval.harness.scoring import STATS_CHUNK, SegmentSource, extract_statistics, paired_difference
 
-    # Each result's hypothesis (a failed entry's is empty) rather than the result: a million results are big.
-    by_id = {entry_key(r.id): r.predicted or "" if r.error is None else "" for r in card.results}
-    missing = [e["id"] for e in entries if e["id"] not in by_id]
-    if missing:
-        raise CompareError(f"{name} has no result for {len(missing)} entries (e.g. {missing[0]}): "
-                           "finish the run with --resume first")
-    return [by_id[e["id"]] for e in entries]
-
-
-def _paired_tests(hypotheses: list[list[str]], references: list[list[str]], metrics: dict[str, Any],
-                  bootstrap: int, trials: int, seed: int, *, verified: RunCard | None = None) -> list[dict[str, Any]]:
-    if list(hypotheses[0]) == list(hypotheses[1]):
-        return _identical(hypotheses[0], references, metrics, bootstrap, trials, seed, verified)
-    from sacrebleu.significance import PairedTest
-
-    from mt_eval.harness.scoring import paired_difference
-
-    previous = os.environ.get("SACREBLEU_SEED")
-    os.environ["SACREBLEU_SEED"] = str(seed)
-    try:
-        systems: list[tuple[str, Sequence[str]]] = [("A", hypotheses[0]), ("B", hypotheses[1])]
-        _, bs = PairedTest(systems, metrics, references, test_type="bs", n_samples=bootstrap)()
-        _, ar = PairedTest(systems, metrics, references, test_type="ar", n_samples=trials)()
-    finally:
-        if previous is None:
-            os.environ.pop("SACREBLEU_SEED", None)
-        else:
-            os.environ["SACREBLEU_SEED"] = previous
+    sources: list[tuple[Any, SegmentSource]] = [(metric, ScoredSegments(results, STATS_CHUNK)) for results in both
+                                                for metric in metrics.values()]
+    statistics = extract_statistics(sources, count)
     rows: list[dict[str, Any]] = []
-    bs_results: dict[str, list[Any]] = dict(bs)
-    ar_results: dict[str, list[Any]] = dict(ar)
-    scored_names = [key for key in bs if key != "System"]  # sacrebleu keys results by its score names
-    for name, scored in zip(metrics, scored_names, strict=True):
-        base, other = bs_results[scored][0], bs_results[scored][1]
-        _, low, high = paired_difference(metrics[name], list(hypotheses[0]), list(hypotheses[1]), references,
-                                         resamples=bootstrap, seed=seed)
-        a, b = float(base.score), float(other.score)  # older sacrebleu releases give numpy scalars
+    for index, (name, metric) in enumerate(metrics.items()):
+        stats_a, stats_b = statistics[index], statistics[len(metrics) + index]
+        tests = paired_tests(metric, stats_a, stats_b, resamples=bootstrap, trials=trials, seed=seed)
+        _, low, high = paired_difference(metric, stats_a, stats_b, resamples=bootstrap, seed=seed)
+        a, b = float(tests.a), float(tests.b)
         rows.append({"metric": name, "a": round(a, 4), "b": round(b, 4), "delta": round(b - a, 4),
-                     "delta_ci_low": low, "delta_ci_high": high, "p_bootstrap": float(other.p_value),
-                     "p_randomization": float(ar_results[scored][1].p_value),
-                     "bootstrap_resamples": bootstrap, "randomization_trials": trials, "seed": seed})
+                     "delta_ci_low": low, "delta_ci_high": high, "p_bootstrap": tests.p_bootstrap,
+                     "p_randomization": tests.p_randomization, "bootstrap_resamples": bootstrap,
+                     "randomization_trials": trials, "seed": seed})
     return rows
 
 
-def _identical(hypotheses: list[str], references: list[list[str]], metrics: dict[str, Any], bootstrap: int,
-               trials: int, seed: int, verified: RunCard | None = None) -> list[dict[str, Any]]:
+def _identical(metrics: dict[str, Any], bootstrap: int, trials: int, seed: int, stated: dict[str, float]
+               ) -> list[dict[str, Any]]:
     """Two runs with the same outputs on every scored entry: a difference of 0, p = 1 (sacrebleu counts only
-    resamples whose difference exceeds the observed one, and would give 1/(n+1) here). The scores are those of
-    the ``verified`` card, which its verification recomputed from these outputs (sacrebleu's corpus score would
-    hold the n-grams of every reference: gigabytes for a million entries)."""
-    stated = {} if verified is None or verified.metrics is None else {
-        m.name: m.score for m in verified.metrics.metrics}
-    rows = []
-    for name, metric in metrics.items():
-        value = stated[name] if name in stated else round(float(metric.corpus_score(hypotheses, references).score), 4)
-        rows.append({"metric": name, "a": value, "b": value, "delta": 0.0, "delta_ci_low": 0.0, "delta_ci_high": 0.0,
-                     "p_bootstrap": 1.0, "p_randomization": 1.0, "bootstrap_resamples": bootstrap,
-                     "randomization_trials": trials, "seed": seed, "identical": True})
-    return rows
+    resamples whose difference exceeds the observed one, and would give 1/(n+1) here). The scores are those
+    ``stated`` by the baseline card, which its verification recomputed from these outputs."""
+    return [{"metric": name, "a": stated[name], "b": stated[name], "delta": 0.0, "delta_ci_low": 0.0,
+             "delta_ci_high": 0.0, "p_bootstrap": 1.0, "p_randomization": 1.0, "bootstrap_resamples": bootstrap,
+             "randomization_trials": trials, "seed": seed, "identical": True} for name in metrics]

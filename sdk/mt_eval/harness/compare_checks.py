@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -85,23 +85,20 @@ def _outcome(result: Any) -> tuple[str, str | None]:
     return ("translated", result.predicted)
 
 
-def output_differences(a: RunCard, b: RunCard, entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """How many of the entries have a different outcome in the two cards, in all and per family."""
+def output_differences(a: RunCard, b: RunCard, both: Iterable[tuple[Mapping[str, Any], Any, Any]]) -> dict[str, Any]:
+    """How many of the entries have a different outcome in the two cards, in all and per family: ``both`` gives
+    each entry, in corpus order, with its result in A and in B (None where a card has none)."""
     from mt_eval.corpus.families import FAMILIES, family_of
 
-    by_a = {str(r.id): _outcome(r) for r in a.results}  # (outcomes, not results: a million of those are big)
-    by_b = {str(r.id): _outcome(r) for r in b.results}
-    missing = _outcome(None)
     counts = {family: {"differ": 0, "of": 0} for family in FAMILIES}
     examples: list[str] = []
-    for entry in entries:
-        key = str(entry["id"])
+    for entry, in_a, in_b in both:
         family = counts[family_of(entry)]
         family["of"] += 1
-        if by_a.get(key, missing) != by_b.get(key, missing):
+        if _outcome(in_a) != _outcome(in_b):
             family["differ"] += 1
             if len(examples) < 10:
-                examples.append(key)
+                examples.append(str(entry["id"]))
     total = {"differ": sum(c["differ"] for c in counts.values()), "of": sum(c["of"] for c in counts.values())}
     same_method = a.method.code_sha256 == b.method.code_sha256
     return {"all": total, **counts, "examples": examples, "same_method_code": same_method}

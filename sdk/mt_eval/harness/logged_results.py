@@ -125,7 +125,7 @@ class ScoredSegments:
     entry without a result, unless ``skip_missing`` leaves it out (verifying a card whose run covered part of
     its corpus). A class rather than a closure, so that a scorer process can be sent it."""
 
-    def __init__(self, results: LoggedResults, chunk: int, *, skip_missing: bool = False) -> None:
+    def __init__(self, results: LoggedResults | ListedResults, chunk: int, *, skip_missing: bool = False) -> None:
         self.results = results
         self.chunk = chunk
         self.skip_missing = skip_missing
@@ -155,6 +155,29 @@ class ScoredSegments:
             hypotheses += chunk
             references += streams[0]
         return hypotheses, references
+
+
+class ListedResults:
+    """Results held in memory (a card that embeds them) matched to ``entries`` by id, read as `LoggedResults`
+    reads a log: `aligned` gives each entry, in corpus order, with its result (or None)."""
+
+    def __init__(self, results: Iterable[TranslationResult], entries: Sequence[Mapping[str, Any]]) -> None:
+        self._by_id = {str(result.id): result for result in results}
+        self._entries = entries
+
+    def aligned(self) -> Iterator[tuple[Mapping[str, Any], TranslationResult | None]]:
+        return ((entry, self._by_id.get(str(entry["id"]))) for entry in self._entries)
+
+
+def in_corpus_order(results: Sequence[TranslationResult], entries: Sequence[Mapping[str, Any]]
+                    ) -> LoggedResults | ListedResults:
+    """A card's results matched to ``entries``: read from its log a chunk at a time when the card references
+    one (`mt_eval.harness.card_results.ResultsOnDisk`), else looked up in the card's own list."""
+    from mt_eval.harness.card_results import ResultsOnDisk
+
+    if isinstance(results, ResultsOnDisk):
+        return LoggedResults(results.path, entries)
+    return ListedResults(results, entries)
 
 
 def pairs(entries: Iterable[Mapping[str, Any]], results: Mapping[str, TranslationResult] | LoggedResults

@@ -195,15 +195,13 @@ def statistics_of(metric: Any, segments: Segments, count: int, out: Any = None) 
     return stats
 
 
-def paired_difference(metric: Any, baseline: list[str], candidate: list[str], references: list[list[str]], *,
-                      resamples: int, seed: int) -> tuple[float, float | None, float | None]:
-    """The corpus score of ``candidate`` minus ``baseline``, with a 95% case-level bootstrap interval: cases
-    (segments) are resampled with replacement, the same resample for both systems, and each score comes from
-    the resample's summed segment statistics."""
+def paired_difference(metric: Any, stats_a: Any, stats_b: Any, *, resamples: int, seed: int
+                      ) -> tuple[float, float | None, float | None]:
+    """The corpus score of B minus A's, from their segments' statistics (`statistics_of`), with a 95% case-level
+    bootstrap interval: cases (segments) are resampled with replacement, the same resample for both systems, and
+    each score comes from the resample's summed segment statistics."""
     import numpy as np
 
-    stats_a = segment_statistics(metric, baseline, references)
-    stats_b = segment_statistics(metric, candidate, references)
     score_of = metric._compute_score_from_stats
     delta = (score_of(stats_b.sum(axis=0, dtype=np.float64)).score
              - score_of(stats_a.sum(axis=0, dtype=np.float64)).score)
@@ -317,6 +315,7 @@ def upstream_interval(metric: Any, stats: Any, resamples: int, seed: int) -> tup
 # large for the shared array's 2 bytes has its metric's statistics extracted again here, as float32.
 
 _jobs: list[tuple[Any, ...]] = []  # what a forked worker finds (only a job's number is sent: never texts)
+_sources: list[tuple[Any, SegmentSource]] = []
 _statistics: list[Any] = []
 
 
@@ -326,23 +325,49 @@ def score_in_processes(jobs: list[tuple[Any, ...]], count: int, workers: int) ->
 
     global _jobs, _statistics
     _jobs = jobs
-    _statistics = [_shared_array(count, job[1]) for job in jobs]
+    try:
+        _statistics = statistics_in_processes([(job[1], job[2]) for job in jobs], count, workers)
+        gc.freeze()  # (as in `statistics_in_processes`)
+        try:
+            with multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=1) as pool:
+                return pool.map(_resample, range(len(jobs)), chunksize=1)
+        finally:
+            gc.unfreeze()
+    finally:
+        _jobs, _statistics = [], []
+
+
+def statistics_in_processes(sources: list[tuple[Any, SegmentSource]], count: int, workers: int) -> list[Any]:
+    """The statistics of each ``(metric, segments)`` over ``count`` segments, extracted by forked workers
+    (``workers`` at a time) into arrays of memory shared with this process (round one, above)."""
+    import multiprocessing
+
+    global _sources, _statistics
+    _sources = sources
+    _statistics = shared = [_shared_array(count, metric) for metric, _ in sources]  # what a forked worker finds
     gc.collect()
     return_freed_memory()  # what this process freed is not counted again in every worker
     gc.freeze()  # a worker's garbage collector then leaves this process's objects (and their pages) alone
-    context = multiprocessing.get_context("fork")
     try:
-        with context.Pool(workers, maxtasksperchild=1) as pool:
-            fitted = pool.map(_extract, range(len(jobs)), chunksize=1)
-        for number, fits in enumerate(fitted):
-            if not fits:
-                _name, metric, segments, *_rest = jobs[number]
-                _statistics[number] = statistics_of(metric, segments(), count)
-        with context.Pool(workers, maxtasksperchild=1) as pool:
-            return pool.map(_resample, range(len(jobs)), chunksize=1)
+        with multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=1) as pool:
+            fitted = pool.map(_extract, range(len(sources)), chunksize=1)
     finally:
         gc.unfreeze()
-        _jobs, _statistics = [], []
+        _sources, _statistics = [], []
+    for number, fits in enumerate(fitted):
+        if not fits:
+            metric, segments = sources[number]
+            shared[number] = statistics_of(metric, segments(), count)
+    return shared
+
+
+def extract_statistics(sources: list[tuple[Any, SegmentSource]], count: int) -> list[Any]:
+    """The statistics of each ``(metric, segments)`` over ``count`` segments: in worker processes from
+    `PARALLEL_FROM` segments (where processes can be forked), else here."""
+    workers = min(len(sources), os.cpu_count() or 1)
+    if count >= PARALLEL_FROM and workers > 1 and hasattr(os, "fork"):
+        return statistics_in_processes(sources, count, workers)
+    return [statistics_of(metric, segments(), count) for metric, segments in sources]
 
 
 def _shared_array(count: int, metric: Any) -> Any:
@@ -357,10 +382,10 @@ def _shared_array(count: int, metric: Any) -> Any:
 
 
 def _extract(number: int) -> bool:
-    """Round one: job ``number``'s statistics into its shared array; False when a count does not fit."""
-    _name, metric, segments, count, *_rest = _jobs[number]
+    """Round one: source ``number``'s statistics into its shared array; False when a count does not fit."""
+    metric, segments = _sources[number]
     try:
-        statistics_of(metric, segments(), count, out=_statistics[number])
+        statistics_of(metric, segments(), len(_statistics[number]), out=_statistics[number])
     except CountsTooLarge:
         return False
     return True

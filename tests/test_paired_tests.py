@@ -1,0 +1,87 @@
+"""`mt_eval.harness.paired_tests`: sacrebleu's paired bootstrap and approximate randomization from segment
+statistics — the same p-values as sacrebleu's own `PairedTest`, however the draws are split, in memory that
+does not grow with the resamples."""
+
+from __future__ import annotations
+
+import random
+import tracemalloc
+
+import numpy as np
+import pytest
+from sacrebleu.significance import PairedTest
+
+from mt_eval.harness import paired_tests as module
+from mt_eval.harness.paired_tests import paired_tests
+from mt_eval.harness.scoring import make_metrics, segment_statistics
+
+WORDS = ["the", "a", "cat", "dog", "sat", "on", "mat", "house", "big", "small", "red", "blue", "runs", "slowly"]
+
+
+def _systems(segments: int, seed: int) -> tuple[list[str], list[str], list[str]]:
+    rng = random.Random(seed)
+
+    def sentence() -> str:
+        return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12)))
+
+    references = [sentence() for _ in range(segments)]
+    a = [r if rng.random() < 0.5 else sentence() for r in references]
+    b = [r if rng.random() < 0.6 else sentence() for r in references]
+    return a, b, references
+
+
+def _sacrebleu(a: list[str], b: list[str], references: list[str], resamples: int, trials: int, monkeypatch
+               ) -> dict[str, tuple[float, float, float, float]]:
+    monkeypatch.setenv("SACREBLEU_SEED", "12345")
+    _, bs = PairedTest([("A", a), ("B", b)], make_metrics(), [references], test_type="bs", n_samples=resamples)()
+    _, ar = PairedTest([("A", a), ("B", b)], make_metrics(), [references], test_type="ar", n_samples=trials)()
+    keys = [key for key in bs if key != "System"]
+    return {name: (bs[key][0].score, bs[key][1].score, bs[key][1].p_value, ar[key][1].p_value)
+            for name, key in zip(make_metrics(), keys, strict=True)}
+
+
+@pytest.mark.parametrize("segments", [1, 37, 300])
+@pytest.mark.parametrize("split", ["at once", "a few rows at a time"])
+def test_the_p_values_are_sacrebleus_own(segments: int, split: str, monkeypatch):
+    a, b, references = _systems(segments, seed=segments)
+    expected = _sacrebleu(a, b, references, 200, 1000, monkeypatch)
+    if split != "at once":  # resamples drawn 50 at a time; trials' flips 32 at a time (a multiple of 32 is needed)
+        monkeypatch.setattr(module, "_CELLS", 50 * segments)
+    for name, metric in make_metrics().items():
+        stats_a = segment_statistics(metric, a, [references])
+        stats_b = segment_statistics(metric, b, [references])
+        got = paired_tests(metric, stats_a, stats_b, resamples=200, trials=1000, seed=12345)
+        assert (got.a, got.b, got.p_bootstrap, got.p_randomization) == expected[name], name
+
+
+def test_a_clear_difference_is_significant_and_none_is_not():
+    metric = make_metrics()["BLEU"]
+    a, _, references = _systems(200, seed=1)
+    stats_ref = segment_statistics(metric, references, [references])
+    stats_a = segment_statistics(metric, a, [references])
+    clear = paired_tests(metric, stats_a, stats_ref, resamples=300, trials=300, seed=1)
+    assert clear.b == pytest.approx(100) and clear.a < 80
+    assert clear.p_bootstrap < 0.01 and clear.p_randomization < 0.01
+    same = paired_tests(metric, stats_a, stats_a.copy(), resamples=300, trials=300, seed=1)
+    # no resample or trial differs more than the observed 0: sacrebleu's 1/(n + 1), the least it gives (compare
+    # reports two runs with the same outputs as such, p = 1, without testing them)
+    assert same.a == same.b and same.p_bootstrap == same.p_randomization == 1 / 301
+
+
+def test_memory_stays_flat_for_a_large_corpus():
+    """Two hundred thousand segments: sacrebleu's draws alone would take 1.6 GB (a thousand resamples of 8-byte
+    indices), its gathered statistics several times that. Here, a few resamples at a time."""
+    rng = np.random.default_rng(0)
+    segments = 200_000
+    metric = make_metrics()["chrF++"]
+    width = len(metric._extract_corpus_statistics(["a"], [["a"]])[0])
+    stats_a = rng.integers(0, 30, size=(segments, width)).astype(np.uint16)
+    stats_b = np.minimum(stats_a + rng.integers(0, 2, size=(segments, width)).astype(np.uint16), 40)
+    tracemalloc.start()
+    try:
+        result = paired_tests(metric, stats_a, stats_b, resamples=100, trials=96, seed=3)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 80 * 2**20, f"peak {peak / 2**20:.0f} MiB"
+    assert 0 < result.p_bootstrap <= 1 and 0 < result.p_randomization <= 1
