@@ -29,6 +29,9 @@ from mt_eval.harness.runcard import RunCard
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mt_eval.corpus.reader import CorpusSpec
+    from mt_eval.harness.logged_results import ListedResults, LoggedResults
+
+    InOrder = LoggedResults | ListedResults  # a card's results, read in corpus order
 
 
 class CompareError(ExpectedError):
@@ -54,7 +57,6 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     from mt_eval.corpus.selection import request_from_facts, select
     from mt_eval.harness.compare_checks import covariate_differences, latency_comparison, output_differences
     from mt_eval.harness.corpus import card_corpus_spec
-    from mt_eval.harness.logged_results import in_corpus_order
     from mt_eval.harness.scoring import make_metrics
 
     (a, a_data), (b, b_data) = (_verified_card(baseline, corpus, extensions),
@@ -105,6 +107,17 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
             "methods": {"a": _method(a), "b": _method(b)}}
 
 
+def in_corpus_order(results: Sequence[Any], entries: Sequence[dict[str, Any]]) -> InOrder:
+    """A card's results matched to ``entries``, with ``aligned()``: read from its log a chunk at a time when the
+    card references one (`mt_eval.harness.card_results.ResultsOnDisk`), else looked up in the card's own list."""
+    from mt_eval.harness.card_results import ResultsOnDisk
+    from mt_eval.harness.logged_results import ListedResults, LoggedResults
+
+    if isinstance(results, ResultsOnDisk):
+        return LoggedResults(results.path, entries)
+    return ListedResults(results, entries)
+
+
 class _Walk:
     """One pass over both cards' results in corpus order (`both`), noting what the tests need on the way: how
     many entries are scored, whether the two runs' hypotheses are the same on every one, and each card's scored
@@ -115,7 +128,7 @@ class _Walk:
         self.identical = True
         self.missing: list[tuple[int, Any]] = [(0, None), (0, None)]
 
-    def both(self, a: Any, b: Any) -> Iterator[tuple[Mapping[str, Any], Any, Any]]:
+    def both(self, a: InOrder, b: InOrder) -> Iterator[tuple[Mapping[str, Any], Any, Any]]:
         from mt_eval.corpus.families import family_of
 
         for (entry, in_a), (_, in_b) in zip(a.aligned(), b.aligned(), strict=True):
@@ -147,7 +160,7 @@ def _part(card: RunCard) -> str:
     return f"{card.selection.entries_selected} of {card.selection.entries_in_corpus} entries"
 
 
-def _paired_tests(both: list[Any], count: int, metrics: dict[str, Any], bootstrap: int, trials: int, seed: int
+def _paired_tests(both: list[InOrder], count: int, metrics: dict[str, Any], bootstrap: int, trials: int, seed: int
                   ) -> list[dict[str, Any]]:
     """sacrebleu's paired bootstrap and approximate randomization, and the case-level interval of B − A, for each
     metric, from the segments' statistics (`mt_eval.harness.paired_tests`): extracted once per card and metric, in

@@ -169,17 +169,6 @@ class ListedResults:
         return ((entry, self._by_id.get(str(entry["id"]))) for entry in self._entries)
 
 
-def in_corpus_order(results: Sequence[TranslationResult], entries: Sequence[Mapping[str, Any]]
-                    ) -> LoggedResults | ListedResults:
-    """A card's results matched to ``entries``: read from its log a chunk at a time when the card references
-    one (`mt_eval.harness.card_results.ResultsOnDisk`), else looked up in the card's own list."""
-    from mt_eval.harness.card_results import ResultsOnDisk
-
-    if isinstance(results, ResultsOnDisk):
-        return LoggedResults(results.path, entries)
-    return ListedResults(results, entries)
-
-
 def pairs(entries: Iterable[Mapping[str, Any]], results: Mapping[str, TranslationResult] | LoggedResults
           ) -> Iterator[tuple[Mapping[str, Any], TranslationResult | None]]:
     """Each entry with its result (or None): read in one pass from a `LoggedResults`, looked up in a mapping."""
