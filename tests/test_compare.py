@@ -137,3 +137,11 @@ def test_the_p_values_are_sacrebleus_paired_tests_on_the_two_runs(tmp_path: Path
     assert {row["metric"]: (row["a"], row["b"], row["p_bootstrap"], row["p_randomization"])
             for row in report["rows"]} == expected
     assert all(row["delta_ci_low"] <= row["delta"] <= row["delta_ci_high"] for row in report["rows"])
+
+
+@pytest.mark.parametrize("flag", ["--bootstrap", "--trials"])
+def test_resamples_and_trials_are_at_least_one(flag: str, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["compare", "a.json", "b.json", flag, "0"])
+    assert stopped.value.code == 2
+    assert f"argument {flag}: must be at least 1, got 0" in capsys.readouterr().err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from mt_eval.cli.arguments import add_corpus_arguments
+from mt_eval.cli.arguments import add_corpus_arguments, positive_int
 
 EXPECTED = (ValueError,)
 
@@ -20,8 +20,10 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
     compare.add_argument("candidate", metavar="B.json", help="run card of the system compared with it")
     add_corpus_arguments(compare, selection=False, title="the corpus (default: the one both cards record, read "
                                                          "as they record)")
-    compare.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (1000)")
-    compare.add_argument("--trials", type=int, default=10000, metavar="N", help="randomization trials (10000)")
+    compare.add_argument("--bootstrap", type=positive_int, default=1000, metavar="N",
+                         help="bootstrap resamples (1000)")
+    compare.add_argument("--trials", type=positive_int, default=10000, metavar="N",
+                         help="randomization trials (10000)")
     compare.add_argument("--seed", type=int, default=12345, help="seed for both tests")
     compare.add_argument("--allow-diff", action="append", default=[], metavar="NAME",
                          help="accept that this covariate differs between the cards (repeatable): model, "
