@@ -85,3 +85,19 @@ def test_memory_stays_flat_for_a_large_corpus():
         tracemalloc.stop()
     assert peak < 80 * 2**20, f"peak {peak / 2**20:.0f} MiB"
     assert 0 < result.p_bootstrap <= 1 and 0 < result.p_randomization <= 1
+
+
+def test_the_interval_of_the_difference_is_taken_over_the_bootstraps_own_resamples():
+    metric = make_metrics()["chrF++"]
+    a, b, references = _systems(60, seed=4)
+    stats_a, stats_b = segment_statistics(metric, a, [references]), segment_statistics(metric, b, [references])
+    got = paired_tests(metric, stats_a, stats_b, resamples=300, trials=64, seed=9)
+    # as sacrebleu draws and sums them: all resamples at once, each one's float32 statistics gathered and summed
+    draws = np.random.default_rng(9).choice(60, size=(300, 60), replace=True)
+    scored = [[metric._compute_score_from_stats(stats.astype(np.float32)[row].sum(0)).score for row in draws]
+              for stats in (stats_a, stats_b)]
+    low, high = np.percentile(np.array(scored[1]) - np.array(scored[0]), [2.5, 97.5])
+    assert (got.low, got.high) == (round(float(low), 4), round(float(high), 4))
+    assert got.low <= got.b - got.a <= got.high
+    same = paired_tests(metric, stats_a, stats_a.copy(), resamples=50, trials=32, seed=9)
+    assert same.low == same.high == 0

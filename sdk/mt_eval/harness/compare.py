@@ -162,12 +162,13 @@ def _part(card: RunCard) -> str:
 
 def _paired_tests(both: list[InOrder], count: int, metrics: dict[str, Any], bootstrap: int, trials: int, seed: int
                   ) -> list[dict[str, Any]]:
-    """sacrebleu's paired bootstrap and approximate randomization, and the case-level interval of B − A, for each
-    metric, from the segments' statistics (`mt_eval.harness.paired_tests`): extracted once per card and metric, in
-    worker processes for a large corpus, each reading the card's results (its log) and the corpus itself."""
+    """sacrebleu's paired bootstrap and approximate randomization, and the case-level interval of B − A over the
+    bootstrap's resamples, for each metric, from the segments' statistics (`mt_eval.harness.paired_tests`):
+    extracted once per card and metric, in worker processes for a large corpus, each reading the card's results
+    (its log) and the corpus itself."""
     from mt_eval.harness.logged_results import ScoredSegments
     from mt_eval.harness.paired_tests import paired_tests
-    from mt_eval.harness.scoring import STATS_CHUNK, SegmentSource, extract_statistics, paired_difference
+    from mt_eval.harness.scoring import STATS_CHUNK, SegmentSource, extract_statistics
 
     sources: list[tuple[Any, SegmentSource]] = [(metric, ScoredSegments(results, STATS_CHUNK)) for results in both
                                                 for metric in metrics.values()]
@@ -176,10 +177,9 @@ def _paired_tests(both: list[InOrder], count: int, metrics: dict[str, Any], boot
     for index, (name, metric) in enumerate(metrics.items()):
         stats_a, stats_b = statistics[index], statistics[len(metrics) + index]
         tests = paired_tests(metric, stats_a, stats_b, resamples=bootstrap, trials=trials, seed=seed)
-        _, low, high = paired_difference(metric, stats_a, stats_b, resamples=bootstrap, seed=seed)
         a, b = float(tests.a), float(tests.b)
         rows.append({"metric": name, "a": round(a, 4), "b": round(b, 4), "delta": round(b - a, 4),
-                     "delta_ci_low": low, "delta_ci_high": high, "p_bootstrap": tests.p_bootstrap,
+                     "delta_ci_low": tests.low, "delta_ci_high": tests.high, "p_bootstrap": tests.p_bootstrap,
                      "p_randomization": tests.p_randomization, "bootstrap_resamples": bootstrap,
                      "randomization_trials": trials, "seed": seed})
     return rows

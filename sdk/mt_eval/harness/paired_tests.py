@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mt_eval.harness.scoring import weighted_sums
+from mt_eval.harness.scoring import CONFIDENCE, weighted_sums
 
 _CELLS = 1_000_000  # resamples × segments drawn at once (8 bytes a draw, and 8 a count)
 _KEPT = 32  # resamples whose counts are summed in one pass over the statistics
@@ -28,13 +28,15 @@ _FLIPS = 32  # the trials' coin flips are drawn a multiple of this many trials a
 
 @dataclass(frozen=True)
 class PairedResult:
-    """Both systems' corpus scores and the two p-values (the chance of a difference at least as large as the one
-    observed, were the systems the same)."""
+    """Both systems' corpus scores, the two p-values (the chance of a difference at least as large as the one
+    observed, were the systems the same), and the 95% interval of B − A over the bootstrap's resamples."""
 
     a: float
     b: float
     p_bootstrap: float
     p_randomization: float
+    low: float
+    high: float
 
 
 def paired_tests(metric: Any, stats_a: Any, stats_b: Any, *, resamples: int, trials: int, seed: int | None
@@ -46,9 +48,13 @@ def paired_tests(metric: Any, stats_a: Any, stats_b: Any, *, resamples: int, tri
     score_a = metric._compute_score_from_stats(_totals(stats_a, kinds)).score
     score_b = metric._compute_score_from_stats(_totals(stats_b, kinds)).score
     observed = abs(score_a - score_b)
-    return PairedResult(a=score_a, b=score_b,
-                        p_bootstrap=_bootstrap_p(metric, stats_a, stats_b, resamples, seed, observed),
-                        p_randomization=_randomization_p(metric, stats_a, stats_b, trials, seed, observed, kinds))
+    differences = _bootstrap(metric, stats_a, stats_b, resamples, seed)
+    absolute = np.abs(differences)
+    tail = (1 - CONFIDENCE) / 2 * 100
+    low, high = np.percentile(differences, [tail, 100 - tail])
+    return PairedResult(a=score_a, b=score_b, p_bootstrap=_p_value(absolute - absolute.mean(), observed),
+                        p_randomization=_randomization_p(metric, stats_a, stats_b, trials, seed, observed, kinds),
+                        low=round(float(low), 4), high=round(float(high), 4))
 
 
 def _column_types(metric: Any) -> list[type]:
@@ -67,18 +73,17 @@ def _p_value(samples: Any, observed: float) -> float:
     return (int(np.sum(samples > observed)) + 1) / (len(samples) + 1)
 
 
-def _bootstrap_p(metric: Any, stats_a: Any, stats_b: Any, resamples: int, seed: int | None, observed: float
-                 ) -> float:
-    """``_paired_bs_test``: the same resample of the segments for both systems; the p-value of the observed
-    difference against the resamples' absolute differences, centred on their mean."""
+def _bootstrap(metric: Any, stats_a: Any, stats_b: Any, resamples: int, seed: int | None) -> Any:
+    """``_paired_bs_test``'s resamples: the same resample of the segments for both systems; each resample's
+    score of B less A's (its p-value compares the observed difference with their absolute values, centred on
+    their mean)."""
     scores_a: list[Any] = []
     scores_b: list[Any] = []
     for counts in _resample_counts(np.random.default_rng(seed), stats_a.shape[0], resamples):
         for scores, stats in ((scores_a, stats_a), (scores_b, stats_b)):
             sums = weighted_sums(counts, stats).astype(np.float32)  # sacrebleu sums float32 statistics
             scores += [metric._compute_score_from_stats(row).score for row in sums]
-    differences = np.abs(np.array(scores_b) - np.array(scores_a))
-    return _p_value(differences - differences.mean(), observed)
+    return np.array(scores_b) - np.array(scores_a)
 
 
 def _resample_counts(rng: Any, segments: int, resamples: int) -> Iterator[Any]:

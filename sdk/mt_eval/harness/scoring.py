@@ -195,28 +195,6 @@ def statistics_of(metric: Any, segments: Segments, count: int, out: Any = None) 
     return stats
 
 
-def paired_difference(metric: Any, stats_a: Any, stats_b: Any, *, resamples: int, seed: int
-                      ) -> tuple[float, float | None, float | None]:
-    """The corpus score of B minus A's, from their segments' statistics (`statistics_of`), with a 95% case-level
-    bootstrap interval: cases (segments) are resampled with replacement, the same resample for both systems, and
-    each score comes from the resample's summed segment statistics."""
-    import numpy as np
-
-    score_of = metric._compute_score_from_stats
-    delta = (score_of(stats_b.sum(axis=0, dtype=np.float64)).score
-             - score_of(stats_a.sum(axis=0, dtype=np.float64)).score)
-    if resamples <= 0:
-        return round(float(delta), 4), None, None
-    both = np.concatenate([stats_a, stats_b], axis=1)  # one resample of the cases serves both systems
-    width = stats_a.shape[1]
-
-    def difference(summed: Any) -> float:
-        return float(score_of(summed[width:]).score - score_of(summed[:width]).score)
-
-    low, high = _percentile_interval(both, resamples, np.random.default_rng(seed), difference)
-    return round(float(delta), 4), low, high
-
-
 def _interval(metric: Any, stats: Any, resamples: int, rng: Any) -> tuple[float, float]:
     return _percentile_interval(stats, resamples, rng, lambda summed: metric._compute_score_from_stats(summed).score)
 
