@@ -101,3 +101,17 @@ def test_the_interval_of_the_difference_is_taken_over_the_bootstraps_own_resampl
     assert got.low <= got.b - got.a <= got.high
     same = paired_tests(metric, stats_a, stats_a.copy(), resamples=50, trials=32, seed=9)
     assert same.low == same.high == 0
+
+
+@pytest.mark.parametrize("largest", [40, 65_535])
+def test_swapped_statistics_are_summed_exactly(largest: int, monkeypatch):
+    """Small counts are multiplied in float32 (exact); counts whose sums pass 2**24 in float64."""
+    monkeypatch.setattr(module, "_BLOCK", 1000)
+    rng = np.random.default_rng(largest)
+    stats_a = rng.integers(largest // 2, largest, size=(2500, 5)).astype(np.uint16)  # A − B mostly large
+    stats_b = rng.integers(0, largest // 2, size=(2500, 5)).astype(np.uint16)
+    flips = rng.integers(2, size=(40, 2500), dtype=bool)
+    exact = flips.astype(np.int64) @ (stats_a.astype(np.int64) - stats_b.astype(np.int64))
+    assert np.array_equal(module._flipped_difference(flips, stats_a, stats_b), exact.astype(np.float64))
+    floats = module._flipped_difference(flips, stats_a.astype(np.float64), stats_b.astype(np.float64))
+    assert np.array_equal(floats, exact.astype(np.float64))

@@ -23,6 +23,8 @@ from mt_eval.harness.scoring import CONFIDENCE, weighted_sums
 
 _CELLS = 1_000_000  # resamples × segments drawn at once (8 bytes a draw, and 8 a count)
 _KEPT = 32  # resamples whose counts are summed in one pass over the statistics
+_BLOCK = 65_536  # segments whose statistics are multiplied at once
+_EXACT_IN_FLOAT32 = 2**24  # whole numbers up to it are exact in float32
 _FLIPS = 32  # the trials' coin flips are drawn a multiple of this many trials at a time (numpy's bit buffer)
 
 
@@ -126,8 +128,27 @@ def _randomization_p(metric: Any, stats_a: Any, stats_b: Any, trials: int, seed:
         flips = rng.integers(2, size=(min(at_once, trials - start), segments), dtype=bool)
         # A trial's pseudo-A takes A's statistics where its coin came up and B's elsewhere: B's total, plus A's
         # flipped segments, less B's; its pseudo-B is the rest.
-        moved = weighted_sums(flips, stats_a) - weighted_sums(flips, stats_b)
+        moved = _flipped_difference(flips, stats_a, stats_b)
         for row in moved:
             scores_a.append(metric._aggregate_and_compute((total_b + row).astype(dtype)[None, :]).score)
             scores_b.append(metric._aggregate_and_compute((total_a - row).astype(dtype)[None, :]).score)
     return _p_value(np.abs(np.array(scores_a) - np.array(scores_b)), observed)
+
+
+def _flipped_difference(flips: Any, stats_a: Any, stats_b: Any) -> Any:
+    """``flips @ (stats_a − stats_b)``, exactly, a block of segments at a time. Whole-count statistics are
+    multiplied in float32 where that is exact: every partial sum is then a whole number no larger than the
+    block's sum of absolute differences, which must stay below 2**24; a block beyond it, and statistics that are
+    not whole counts, are multiplied in float64."""
+    summed = np.zeros((flips.shape[0], stats_a.shape[1]))
+    counts = stats_a.dtype != np.float64 and stats_b.dtype != np.float64
+    for start in range(0, stats_a.shape[0], _BLOCK):
+        block = slice(start, start + _BLOCK)
+        if counts:
+            difference = stats_a[block].astype(np.float32) - stats_b[block].astype(np.float32)
+            if np.abs(difference).sum(axis=0, dtype=np.float64).max(initial=0) < _EXACT_IN_FLOAT32:
+                summed += flips[:, block].astype(np.float32) @ difference
+                continue
+        summed += flips[:, block].astype(np.float64) @ (stats_a[block].astype(np.float64)
+                                                        - stats_b[block].astype(np.float64))
+    return summed
