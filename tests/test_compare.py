@@ -117,8 +117,18 @@ def test_the_p_values_are_sacrebleus_paired_tests_on_the_two_runs(tmp_path: Path
     _, card = run(tmp_path / "half", corpus, *honest(translate=half))
     capsys.readouterr()
     assert compare(tmp_path / "copy" / "card.json", tmp_path / "half" / "card.json", "--json") == 0
-    report = json.loads(capsys.readouterr().out)
+    shown = capsys.readouterr()
+    report = json.loads(shown.out)
     assert report["outputs"]["scored"] == {"differ": 15, "of": 30}
+    steps = [line.split("]: ", 1)[1] for line in shown.err.splitlines()]  # each step on stderr as it starts
+    assert steps == [f"verifying A, {tmp_path / 'copy' / 'card.json'} (its metrics are recomputed)",
+                     f"verifying B, {tmp_path / 'half' / 'card.json'}", "reading both runs' results in corpus order",
+                     "segment statistics of 30 scored entries, both runs, 3 metrics",
+                     *(f"{name}: paired bootstrap (200 resamples) and approximate randomization (500 trials)"
+                       for name in ("chrF++", "BLEU", "TER"))]
+    assert shown.err.startswith("mt-eval compare [0.")
+    assert compare(tmp_path / "copy" / "card.json", tmp_path / "half" / "card.json", "--quiet") == 0
+    assert capsys.readouterr().err == ""
     from sacrebleu.significance import PairedTest
 
     from mt_eval.harness.scoring import make_metrics

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from mt_eval.cli.arguments import add_corpus_arguments, positive_int
 
@@ -31,9 +32,29 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
                               "concurrency, timeout_s, retries_per_entry; hardware compares latencies across "
                               "hardware labels")
     compare.add_argument("--json", action="store_true", help="print JSON")
+    compare.add_argument("--quiet", action="store_true", help="no progress lines on stderr (each step as it starts, "
+                                                               "with the time so far)")
     compare.add_argument("--extension", action="append", default=[], metavar="MODULE",
                          help="enable an extension whose metrics the cards carry, to verify them (repeatable)")
 
+
+
+def _stages(quiet: bool) -> Callable[[str], None]:
+    """What prints each step of a comparison to stderr as it starts, with the time since the first."""
+    import sys
+    import time
+
+    from mt_eval.durations import format_duration
+
+    started = time.monotonic()
+
+    def stage(what: str) -> None:
+        if not quiet:
+            elapsed = time.monotonic() - started
+            print(f"mt-eval compare [{f'{elapsed:.1f} s' if elapsed < 60 else format_duration(elapsed)}]: {what}",
+                  file=sys.stderr, flush=True)
+
+    return stage
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     report = compare_cards(Path(args.baseline), Path(args.candidate), corpus=corpus_spec(args),
                            bootstrap=args.bootstrap, trials=args.trials, seed=args.seed, extensions=args.extension,
-                           allow_diff=check_allowed(args.allow_diff))
+                           allow_diff=check_allowed(args.allow_diff), stage=_stages(args.quiet))
     if args.json:
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(report), indent=2).decode() + "\n")
         return 0

@@ -17,7 +17,7 @@ outcome or hypothesis of a million-entry run is held.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +50,10 @@ def _verified_card(path: Path, corpus: CorpusSpec | None, extensions: Sequence[s
 
 
 def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None, bootstrap: int, trials: int,
-                  seed: int, extensions: Sequence[str] = (), allow_diff: Sequence[str] = ()) -> dict[str, Any]:
-    """The comparison report (`mt_eval.harness.compare_report` renders it); `CompareError` says why not."""
+                  seed: int, extensions: Sequence[str] = (), allow_diff: Sequence[str] = (),
+                  stage: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+    """The comparison report (`mt_eval.harness.compare_report` renders it); `CompareError` says why not.
+    ``stage(what)`` hears of each step as it starts (a million-entry pair takes minutes)."""
     from mt_eval.corpus.model import CorpusError
     from mt_eval.corpus.reader import load_corpus
     from mt_eval.corpus.selection import request_from_facts, select
@@ -59,8 +61,10 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     from mt_eval.harness.corpus import card_corpus_spec
     from mt_eval.harness.scoring import make_metrics
 
-    (a, a_data), (b, b_data) = (_verified_card(baseline, corpus, extensions),
-                                _verified_card(candidate, corpus, extensions))
+    stage(f"verifying A, {baseline} (its metrics are recomputed)")
+    a, a_data = _verified_card(baseline, corpus, extensions)
+    stage(f"verifying B, {candidate}")
+    b, b_data = _verified_card(candidate, corpus, extensions)
     if a.corpus.sha256 != b.corpus.sha256:
         raise CompareError(f"the cards come from different corpora ({a.corpus.name} {a.corpus.sha256[:12]} vs "
                            f"{b.corpus.name} {b.corpus.sha256[:12]}); paired tests need the same entries")
@@ -87,6 +91,7 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
                            + "\n  ".join(str(d) for d in refused)
                            + f"\naccept a difference you mean to compare with --allow-diff NAME (e.g. --allow-diff "
                              f"{refused[0].name})")
+    stage("reading both runs' results in corpus order")
     both = [in_corpus_order(card.results, chosen) for card in (a, b)]
     walk = _Walk()
     outputs = output_differences(a, b, walk.both(*both))
@@ -100,7 +105,7 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     metrics = make_metrics()
     stated = {} if a.metrics is None else {m.name: m.score for m in a.metrics.metrics}
     rows = (_identical(metrics, bootstrap, trials, seed, stated) if walk.identical and set(metrics) <= set(stated)
-            else _paired_tests(both, walk.scored, metrics, bootstrap, trials, seed))
+            else _paired_tests(both, walk.scored, metrics, bootstrap, trials, seed, stage))
     return {"a": str(baseline), "b": str(candidate), "rows": rows,
             "allowed_differences": [{"name": d.name, "a": d.a, "b": d.b} for d in differences],
             "outputs": outputs, "latency": latency_comparison(a, b, list(allow_diff)),
@@ -160,8 +165,8 @@ def _part(card: RunCard) -> str:
     return f"{card.selection.entries_selected} of {card.selection.entries_in_corpus} entries"
 
 
-def _paired_tests(both: list[InOrder], count: int, metrics: dict[str, Any], bootstrap: int, trials: int, seed: int
-                  ) -> list[dict[str, Any]]:
+def _paired_tests(both: list[InOrder], count: int, metrics: dict[str, Any], bootstrap: int, trials: int, seed: int,
+                  stage: Callable[[str], None]) -> list[dict[str, Any]]:
     """sacrebleu's paired bootstrap and approximate randomization, and the case-level interval of B − A over the
     bootstrap's resamples, for each metric, from the segments' statistics (`mt_eval.harness.paired_tests`):
     extracted once per card and metric, in worker processes for a large corpus, each reading the card's results
@@ -172,10 +177,12 @@ def _paired_tests(both: list[InOrder], count: int, metrics: dict[str, Any], boot
 
     sources: list[tuple[Any, SegmentSource]] = [(metric, ScoredSegments(results, STATS_CHUNK)) for results in both
                                                 for metric in metrics.values()]
+    stage(f"segment statistics of {count:,} scored entries, both runs, {len(metrics)} metrics")
     statistics = extract_statistics(sources, count)
     rows: list[dict[str, Any]] = []
     for index, (name, metric) in enumerate(metrics.items()):
         stats_a, stats_b = statistics[index], statistics[len(metrics) + index]
+        stage(f"{name}: paired bootstrap ({bootstrap:,} resamples) and approximate randomization ({trials:,} trials)")
         tests = paired_tests(metric, stats_a, stats_b, resamples=bootstrap, trials=trials, seed=seed)
         a, b = float(tests.a), float(tests.b)
         rows.append({"metric": name, "a": round(a, 4), "b": round(b, 4), "delta": round(b - a, 4),
