@@ -155,3 +155,25 @@ def test_resamples_and_trials_are_at_least_one(flag: str, capsys):
         main(["compare", "a.json", "b.json", flag, "0"])
     assert stopped.value.code == 2
     assert f"argument {flag}: must be at least 1, got 0" in capsys.readouterr().err
+
+
+def test_two_methods_confined_alike_share_their_environment(tmp_path: Path, corpus: Path):
+    """The sandbox record names the method's own directory, the paths mounted for its files and how many names were
+    locked in them: two methods in the same sandbox differ there, and their environments are still the same."""
+    from mt_eval.harness.compare_checks import covariate_differences
+    from mt_eval.harness.covariates import covariate_states
+
+    _, card = run(tmp_path / "a", corpus, *honest())
+    assert card is not None
+
+    def sandbox(plugin: str, *, network: str = "none", locked: int = 269) -> dict:
+        return {"sandbox": {"tool": "bubblewrap", "version": "0.8.0", "denied": [], "policy": {
+            "network": network, "plugin": plugin, "read_only": ["/usr", plugin], "locked_names": locked,
+            "namespaces": ["user", "network"], "capabilities": "none"}}}
+
+    lexicon, rules = sandbox("/plugins/lexicon"), sandbox("/plugins/rules", locked=236)
+    assert covariate_differences(card, lexicon, card, rules) == []
+    states = covariate_states(card, lexicon)
+    assert states["environment"].shown.startswith("sandbox bubblewrap 0.8.0 (network none)")
+    online = sandbox("/plugins/rules", network="gateway")
+    assert [d.name for d in covariate_differences(card, lexicon, card, online)] == ["environment"]

@@ -84,6 +84,23 @@ def _state(name: str, value: Any, not_applicable: dict[str, str], why_missing: s
     return CovariateState(name, "missing", None, f"missing: {why_missing}")
 
 
+# What a sandbox record says of the method rather than of its confinement: the plugin's directory, the paths
+# mounted for its runtime and its files, how many names were locked in them (two methods in one environment differ
+# there), and what the method tried.
+_THE_METHODS_OWN = frozenset({"plugin", "read_only", "locked_names"})
+
+
+def confinement(sandbox: Any) -> Any:
+    """A card's ``sandbox`` record as two cards confined alike share it: the tool, its version and the policy,
+    without what is the method's own (`_THE_METHODS_OWN`) or what the method did."""
+    if not isinstance(sandbox, dict):
+        return sandbox
+    policy = sandbox.get("policy")
+    if isinstance(policy, dict):
+        policy = {key: value for key, value in policy.items() if key not in _THE_METHODS_OWN}
+    return {"tool": sandbox.get("tool"), "version": sandbox.get("version"), "policy": policy}
+
+
 def covariate_states(card: RunCard, data: dict[str, Any] | None = None, *, settings: bool = True
                      ) -> dict[str, CovariateState]:
     """Every covariate of a card: the gate's five, then (unless ``settings`` is False: the gate needs only its
@@ -111,7 +128,8 @@ def covariate_states(card: RunCard, data: dict[str, Any] | None = None, *, setti
                                    "method.json does not list its dependencies (add \"dependencies\")"
                                    if not older else run_default),
         "environment": _state("environment", environment, not_applicable, "no sandbox and no environment digest"
-                              if not older else run_default, compared=(sandbox, card.environment.digest)),
+                              if not older else run_default,
+                              compared=(confinement(sandbox), card.environment.digest)),
         "retry_budget": _state("retry_budget", c.retry_budget, not_applicable, run_default),
     }
     for name in SETTINGS if settings else ():  # settings every card records; None means the run did not set it
