@@ -113,6 +113,9 @@ async def _starts_in_the_turn_that_read_it() -> None:
     assert started_in_turn == ["start", "start"]  # the one that waits started too
     assert all(task is not None for _, task in method.tasks)
     started_waiting = method.tasks[1][1]
+    assert server._tasks == {2: started_waiting}
+    assert "GuestServer.translate()" in repr(started_waiting)  # named, and its stack shown, as its own coroutine
+    assert [frame.f_code.co_name for frame in started_waiting.get_stack()] == ["translate"]
     for _ in range(10):  # the waiting one is answered a few turns later
         await asyncio.sleep(0)
     assert method.tasks[2] == ("after waiting", started_waiting)  # the same task carried on after waiting

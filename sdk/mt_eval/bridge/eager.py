@@ -48,6 +48,8 @@ class _Rest(Coroutine[Any, Any, None]):
         self.first: Any = None  # what the coroutine's first step yielded
         self.finished = False  # the first step ended the coroutine
         self.taken = False  # the task took over
+        self.__name__ = getattr(coro, "__name__", type(coro).__name__)
+        self.__qualname__ = getattr(coro, "__qualname__", self.__name__)
 
     def send(self, value: Any) -> Any:
         if self.taken:
@@ -68,6 +70,24 @@ class _Rest(Coroutine[Any, Any, None]):
 
     def close(self) -> None:
         self.coro.close()
+
+    # What asyncio reads of a task's coroutine to name it and show its stack (``repr(task)``, ``task.get_stack()``,
+    # "Task was destroyed but it is pending!"): the coroutine's own.
+    @property
+    def cr_code(self) -> Any:
+        return getattr(self.coro, "cr_code", None)
+
+    @property
+    def cr_frame(self) -> Any:
+        return getattr(self.coro, "cr_frame", None)
+
+    @property
+    def cr_running(self) -> bool:
+        return bool(getattr(self.coro, "cr_running", False))
+
+    @property
+    def cr_await(self) -> Any:
+        return getattr(self.coro, "cr_await", None)
 
     def __await__(self) -> Generator[Any, None, None]:
         raise TypeError("a _Rest is stepped by its task only")
