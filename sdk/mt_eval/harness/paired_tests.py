@@ -19,12 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from mt_eval.harness.scoring import CONFIDENCE, weighted_sums
+from mt_eval.harness.scoring import CONFIDENCE, kept_counts, weighted_sums
 
 _CELLS = 1_000_000  # resamples × segments drawn at once (8 bytes a draw, and 8 a count)
-_KEPT = 32  # resamples whose counts are summed in one pass over the statistics
-_BLOCK = 65_536  # segments whose statistics are multiplied at once
-_EXACT_IN_FLOAT32 = 2**24  # whole numbers up to it are exact in float32
 _FLIPS = 32  # the trials' coin flips are drawn a multiple of this many trials at a time (numpy's bit buffer)
 
 
@@ -89,28 +86,18 @@ def _bootstrap(metric: Any, stats_a: Any, stats_b: Any, resamples: int, seed: in
 
 
 def _resample_counts(rng: Any, segments: int, resamples: int) -> Iterator[Any]:
-    """How many times each segment is drawn in each resample (resamples × segments), up to `_KEPT` resamples at a
-    time, from ``rng.choice(segments, size=(resamples, segments))`` drawn a few rows at a time. Counts are kept as
-    bytes: a count above 255 (a tiny corpus) sends its rows on as drawn."""
+    """How many times each segment is drawn in each resample (resamples × segments), in batches
+    (`scoring.kept_counts`), from ``rng.choice(segments, size=(resamples, segments))`` drawn a few rows at a time."""
     drawn_at_once = max(1, _CELLS // segments)
-    kept = np.empty((min(resamples, max(drawn_at_once, _KEPT)), segments), np.uint8)
-    filled = 0
-    for start in range(0, resamples, drawn_at_once):
-        rows = min(drawn_at_once, resamples - start)
-        drawn = rng.choice(segments, size=(rows, segments), replace=True)
-        drawn += (np.arange(rows) * segments)[:, None]  # each row its own range of bins
-        counts = np.bincount(drawn.ravel(), minlength=rows * segments).reshape(rows, segments)
-        too_many = counts.max() > 255
-        if filled and (too_many or filled + rows > len(kept)):
-            yield kept[:filled]
-            filled = 0
-        if too_many:
-            yield counts
-            continue
-        kept[filled:filled + rows] = counts
-        filled += rows
-    if filled:
-        yield kept[:filled]
+
+    def drawn() -> Iterator[Any]:
+        for start in range(0, resamples, drawn_at_once):
+            rows = min(drawn_at_once, resamples - start)
+            indices = rng.choice(segments, size=(rows, segments), replace=True)
+            indices += (np.arange(rows) * segments)[:, None]  # each row its own range of bins
+            yield np.bincount(indices.ravel(), minlength=rows * segments).reshape(rows, segments)
+
+    return kept_counts(drawn(), segments, resamples, drawn_at_once)
 
 
 def _randomization_p(metric: Any, stats_a: Any, stats_b: Any, trials: int, seed: int | None, observed: float,
@@ -128,27 +115,9 @@ def _randomization_p(metric: Any, stats_a: Any, stats_b: Any, trials: int, seed:
         flips = rng.integers(2, size=(min(at_once, trials - start), segments), dtype=bool)
         # A trial's pseudo-A takes A's statistics where its coin came up and B's elsewhere: B's total, plus A's
         # flipped segments, less B's; its pseudo-B is the rest.
-        moved = _flipped_difference(flips, stats_a, stats_b)
+        moved = weighted_sums(flips, stats_a, minus=stats_b)
         for row in moved:
             scores_a.append(metric._aggregate_and_compute((total_b + row).astype(dtype)[None, :]).score)
             scores_b.append(metric._aggregate_and_compute((total_a - row).astype(dtype)[None, :]).score)
     return _p_value(np.abs(np.array(scores_a) - np.array(scores_b)), observed)
 
-
-def _flipped_difference(flips: Any, stats_a: Any, stats_b: Any) -> Any:
-    """``flips @ (stats_a − stats_b)``, exactly, a block of segments at a time. Whole-count statistics are
-    multiplied in float32 where that is exact: every partial sum is then a whole number no larger than the
-    block's sum of absolute differences, which must stay below 2**24; a block beyond it, and statistics that are
-    not whole counts, are multiplied in float64."""
-    summed = np.zeros((flips.shape[0], stats_a.shape[1]))
-    counts = stats_a.dtype != np.float64 and stats_b.dtype != np.float64
-    for start in range(0, stats_a.shape[0], _BLOCK):
-        block = slice(start, start + _BLOCK)
-        if counts:
-            difference = stats_a[block].astype(np.float32) - stats_b[block].astype(np.float32)
-            if np.abs(difference).sum(axis=0, dtype=np.float64).max(initial=0) < _EXACT_IN_FLOAT32:
-                summed += flips[:, block].astype(np.float32) @ difference
-                continue
-        summed += flips[:, block].astype(np.float64) @ (stats_a[block].astype(np.float64)
-                                                        - stats_b[block].astype(np.float64))
-    return summed

@@ -211,55 +211,79 @@ def _percentile_interval(stats: Any, resamples: int, rng: Any, value_of: Any) ->
 
 
 def resampled_sums(stats: Any, resamples: int, rng: Any) -> Iterator[Any]:
-    """``counts @ stats`` for each of ``resamples`` multinomial resamples of the segments, in the order drawn.
-    Counts are drawn a few resamples at a time and kept as bytes (a segment is drawn more than 255 times only
-    in a tiny corpus: such counts are summed as drawn) until up to `_KEPT_RESAMPLES` resamples (`_KEPT_CELLS`
-    counts) are summed together, so one pass over the statistics serves many resamples — one pass per resample
-    made a million segments' intervals cost as much as their statistics. How they are grouped changes nothing:
-    the draws and the sums are exact."""
+    """``counts @ stats`` for each of ``resamples`` multinomial resamples of the segments, in the order drawn,
+    summed many resamples to a pass over the statistics (`kept_counts`) — one pass per resample made a million
+    segments' intervals cost as much as their statistics. How they are grouped changes nothing: the draws and
+    the sums are exact."""
     import numpy as np
 
     segments = stats.shape[0]
     uniform = np.full(segments, 1.0 / segments)
     drawn_at_once = max(1, _CHUNK_CELLS // segments)
+    drawn = (rng.multinomial(segments, uniform, size=min(drawn_at_once, resamples - start))
+             for start in range(0, resamples, drawn_at_once))
+    for counts in kept_counts(drawn, segments, resamples, drawn_at_once):
+        yield from weighted_sums(counts, stats)
+
+
+def kept_counts(drawn: Iterator[Any], segments: int, resamples: int, drawn_at_once: int) -> Iterator[Any]:
+    """The resamples' counts (resamples × segments, ``drawn_at_once`` rows at a time from ``drawn``, taken only
+    as needed) in batches of up to `_KEPT_RESAMPLES` resamples (`_KEPT_CELLS` counts), kept as bytes. A segment
+    is drawn more than 255 times only in a tiny corpus: such rows go on as drawn."""
+    import numpy as np
+
     kept_at_once = max(drawn_at_once, min(_KEPT_RESAMPLES, _KEPT_CELLS // segments))
     kept = np.empty((min(resamples, kept_at_once), segments), np.uint8)
     filled = 0
-    for start in range(0, resamples, drawn_at_once):
-        counts = rng.multinomial(segments, uniform, size=min(drawn_at_once, resamples - start))
+    for counts in drawn:
         too_many = counts.max() > 255
         if filled and (too_many or filled + len(counts) > len(kept)):
-            yield from weighted_sums(kept[:filled], stats)
+            yield kept[:filled]
             filled = 0
         if too_many:
-            yield from weighted_sums(counts, stats)
+            yield counts
             continue
         kept[filled:filled + len(counts)] = counts
         filled += len(counts)
     if filled:
-        yield from weighted_sums(kept[:filled], stats)
+        yield kept[:filled]
 
 
-def weighted_sums(counts: Any, stats: Any) -> Any:
-    """``counts @ stats`` in float64, exactly, a block of segments at a time (the counts are converted a block
-    at a time too). Whole-count statistics (uint16, float32) are summed in float32 — exact while a block's sums
-    of whole numbers stay below 2**23, which is checked: a block beyond it is summed again in float64 — rather
-    than widened to float64 whole."""
+def weighted_sums(counts: Any, stats: Any, minus: Any = None) -> Any:
+    """``counts @ stats`` (``counts @ (stats − minus)`` given ``minus``) in float64, exactly, a block of segments at
+    a time (the counts are converted a block at a time too). Whole-count statistics (uint16, float32) are summed
+    in float32 where that is exact — every partial sum a whole number below 2**23, which is checked: by the
+    block's sums for non-negative counts and statistics, by its weights times its absolute differences for a
+    difference — and a block beyond it again in float64, rather than widened to float64 whole."""
     import numpy as np
 
     summed = np.zeros((counts.shape[0], stats.shape[1]))
-    if stats.dtype == np.float64:
-        for start in range(0, stats.shape[0], _SUM_BLOCK):
-            block = slice(start, start + _SUM_BLOCK)
-            summed += counts[:, block].astype(np.float64) @ stats[block]
-        return summed
+    whole = stats.dtype != np.float64 and (minus is None or minus.dtype != np.float64)
     for start in range(0, stats.shape[0], _SUM_BLOCK):
         block = slice(start, start + _SUM_BLOCK)
-        part = np.dot(counts[:, block].astype(np.float32), stats[block].astype(np.float32, copy=False))
-        if part.max(initial=0) >= _EXACT_IN_FLOAT32:
-            part = counts[:, block].astype(np.float64) @ stats[block].astype(np.float64)
-        summed += part
+        if whole:
+            part = _exact_in_float32(counts[:, block], stats[block], None if minus is None else minus[block])
+            if part is not None:
+                summed += part
+                continue
+        values = stats[block].astype(np.float64)
+        if minus is not None:
+            values = values - minus[block].astype(np.float64)
+        summed += counts[:, block].astype(np.float64) @ values
     return summed
+
+
+def _exact_in_float32(counts: Any, stats: Any, minus: Any) -> Any:
+    """A block's ``counts @ stats`` (less ``minus``) in float32, or None where float32 would not be exact."""
+    import numpy as np
+
+    weights = counts.astype(np.float32)
+    if minus is None:
+        part = np.dot(weights, stats.astype(np.float32, copy=False))
+        return part if part.max(initial=0) < _EXACT_IN_FLOAT32 else None
+    values = stats.astype(np.float32) - minus.astype(np.float32)
+    bound = np.abs(values).sum(axis=0, dtype=np.float64).max(initial=0) * weights.max(initial=0)
+    return np.dot(weights, values) if bound < _EXACT_IN_FLOAT32 else None
 
 
 def upstream_draws(segments: int, resamples: int, seed: int) -> Iterator[list[int]]:
