@@ -20,6 +20,7 @@ from mt_eval.leaderboard.bulk import Options, publish_cards
 from mt_eval.leaderboard.preparers import WorkerFailed
 from mt_eval.leaderboard.store import Store, StoreError, open_store
 from mt_eval.leaderboard.synthetic import CardFactory, write_card, write_corpus
+from process_support import marked_environment, processes_marked
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="worker processes are forked on Linux")
 
@@ -201,16 +202,15 @@ def test_ctrl_c_at_the_terminal_ends_the_workers_and_keeps_what_was_stored(tmp_p
     import subprocess
     import sys
     import time
-    import uuid
 
     from mt_eval.leaderboard.synthetic import CardFactory, write_corpus
 
     slow = CardFactory(write_corpus(tmp_path / "corpus.json", entries=60), resamples=1000)
     paths = many(slow, tmp_path, 400)
     db = tmp_path / "board.db"
-    marker = uuid.uuid4().hex
+    marker, environment = marked_environment()
     process = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "publish", *map(str, paths), "--db", str(db),
-                                "--no-input"], env={**os.environ, "MT_EVAL_TEST_MARKER": marker},
+                                "--no-input"], env=environment,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     deadline, stored = time.monotonic() + 120, 0
     while stored == 0 and time.monotonic() < deadline and process.poll() is None:
@@ -228,14 +228,7 @@ def test_ctrl_c_at_the_terminal_ends_the_workers_and_keeps_what_was_stored(tmp_p
     assert 0 < kept < len(paths) and f"interrupted; the {kept} cards stored before it are kept" in err.decode()
     assert "Traceback" not in err.decode()
     time.sleep(0.5)
-    left = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and marker.encode() in (entry / "environ").read_bytes():
-                left.append(entry.name)
-        except OSError:
-            continue
-    assert left == []
+    assert processes_marked(marker) == []
 
 
 def test_many_cards_give_the_same_results_as_one_at_a_time(cards, tmp_path: Path, capsys):

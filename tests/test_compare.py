@@ -177,3 +177,34 @@ def test_two_methods_confined_alike_share_their_environment(tmp_path: Path, corp
     assert states["environment"].shown.startswith("sandbox bubblewrap 0.8.0 (network none)")
     online = sandbox("/plugins/rules", network="gateway")
     assert [d.name for d in covariate_differences(card, lexicon, card, online)] == ["environment"]
+
+
+def test_ctrl_c_ends_compare_and_its_workers(tmp_path: Path):
+    """Ctrl-C at the terminal while the statistics are extracted in worker processes: exit 130, no traceback,
+    and no process of the comparison left."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from process_support import marked_environment, processes_marked
+
+    many = family_corpus(tmp_path / "many.json", scored=3000)
+    half = {f"Sentence number {i}.": f"Frase número {i}." for i in range(0, 3000, 2)}
+    assert run(tmp_path / "copy", many, *honest(), *LENIENT)[0] == 0
+    assert run(tmp_path / "half", many, *honest(translate=half), *LENIENT)[0] == 0
+    marker, environment = marked_environment()
+    process = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "compare", str(tmp_path / "copy" / "card.json"),
+                                str(tmp_path / "half" / "card.json")], env=environment, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    assert process.stderr is not None
+    seen = ""
+    while "segment statistics" not in seen and process.poll() is None:
+        seen += process.stderr.readline()
+    os.killpg(process.pid, signal.SIGINT)  # as a terminal does: to the whole process group
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, seen + err
+    assert "Traceback" not in err
+    time.sleep(0.5)
+    assert processes_marked(marker) == []
