@@ -121,9 +121,11 @@ def test_the_p_values_are_sacrebleus_paired_tests_on_the_two_runs(tmp_path: Path
     report = json.loads(shown.out)
     assert report["outputs"]["scored"] == {"differ": 15, "of": 30}
     steps = [line.split("]: ", 1)[1] for line in shown.err.splitlines()]  # each step on stderr as it starts
-    assert steps == [f"verifying A, {tmp_path / 'copy' / 'card.json'} (its metrics are recomputed)",
+    assert steps == [f"verifying A, {tmp_path / 'copy' / 'card.json'} (its metrics are recomputed below, from the "
+                     "statistics the tests use)",
                      f"verifying B, {tmp_path / 'half' / 'card.json'}", "reading both runs' results in corpus order",
                      "segment statistics of 30 scored entries, both runs, 3 metrics",
+                     "recomputing both cards' metrics from them, with each card's own bootstrap",
                      *(f"{name}: paired bootstrap (200 resamples) and approximate randomization (500 trials)"
                        for name in ("chrF++", "BLEU", "TER"))]
     assert shown.err.startswith("mt-eval compare [0.")
@@ -208,3 +210,59 @@ def test_ctrl_c_ends_compare_and_its_workers(tmp_path: Path):
     assert "Traceback" not in err
     time.sleep(0.5)
     assert processes_marked(marker) == []
+
+
+@pytest.mark.parametrize("outputs", ["same", "different"])
+def test_large_cards_are_verified_from_the_statistics_the_tests_use(tmp_path: Path, outputs: str, capsys):
+    """From 500 scored entries each card's statistics are extracted once, in worker processes, and serve both to
+    recompute its metrics (as `mt-eval verify` does, with the card's own bootstrap: here a seed and a draw scheme
+    apart) and to test; two runs with the same outputs have one extraction. An interval altered and resealed is
+    refused on either side, named as `mt-eval verify` names it."""
+    from mt_eval.harness.verify import verify_card
+
+    many = family_corpus(tmp_path / "many.json", scored=600)
+    half = {} if outputs == "same" else {f"Sentence number {i}.": f"Frase número {i}." for i in range(0, 600, 2)}
+    assert run(tmp_path / "a", many, *honest(), *LENIENT, "--embed-results", "never")[0] == 0
+    assert run(tmp_path / "b", many, *honest(**({"translate": half} if half else {})), *LENIENT, "--seed", "7",
+               "--bootstrap", "upstream")[0] == 0
+    a, b = tmp_path / "a" / "card.json", tmp_path / "b" / "card.json"
+    capsys.readouterr()
+    assert compare(a, b, "--json", "--allow-diff", "seed") == 0
+    shown = capsys.readouterr()
+    which = "A's run (B's outputs are the same)" if outputs == "same" else "both runs"
+    assert f"segment statistics of 600 scored entries, {which}, 3 metrics" in shown.err
+    assert json.loads(shown.out)["outputs"]["scored"]["differ"] == (0 if outputs == "same" else 300)
+
+    def widen(data: dict) -> None:
+        data["metrics"]["metrics"][1]["ci_high"] = round(data["metrics"]["metrics"][1]["ci_high"] + 0.5, 4)
+
+    for side, card in enumerate((a, b)):
+        edited = edit_card(card, widen)  # resealed: only recomputing the metrics tells
+        assert [p.path for p in verify_card(edited).errors] == ["$.metrics.metrics[1].ci_high"]
+        pair = (edited, b) if side == 0 else (a, edited)
+        assert compare(*pair, "--allow-diff", "seed") == 1
+        err = capsys.readouterr().err
+        assert f"{edited} does not verify, so it cannot be compared" in err
+        assert "$.metrics.metrics[1].ci_high" in err and "BLEU ci_high: the card says" in err
+
+
+def test_extension_metrics_are_recomputed_by_compare(tmp_path: Path, corpus: Path, monkeypatch, capsys):
+    (tmp_path / "length_metric.py").write_text(
+        "from mt_eval.hookspecs import hookimpl\n\n"
+        "@hookimpl\ndef register_metrics(register):\n"
+        "    register('chars', lambda hyps, refs: sum(map(len, hyps)) / len(hyps))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    better = {f"Sentence number {i}.": f"Frase número {i}." for i in range(30)}
+    assert run(tmp_path / "a", corpus, *honest(), "--extension", "length_metric", "--embed-results", "never")[0] == 0
+    assert run(tmp_path / "b", corpus, *honest(translate=better), *LENIENT, "--extension", "length_metric")[0] == 0
+    a, b = tmp_path / "a" / "card.json", tmp_path / "b" / "card.json"
+    assert compare(a, b, "--extension", "length_metric") == 0
+
+    def change(data: dict) -> None:
+        data["metrics"]["metrics"][-1]["score"] = 1.0
+
+    edited = edit_card(b, change)
+    capsys.readouterr()
+    assert compare(a, edited, "--extension", "length_metric") == 1
+    assert "$.metrics.metrics[3].score" in capsys.readouterr().err
+    assert compare(a, edited) == 0  # not recomputed without its extension: a warning, as from `mt-eval verify`

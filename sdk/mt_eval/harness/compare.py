@@ -12,7 +12,9 @@ The report also counts the entries whose outputs differ (for two runs of the sam
 stability) and puts the measured latencies side by side when the hardware labels match.
 
 Both cards' results are walked in corpus order, side by side, one chunk of each log at a time: no result,
-outcome or hypothesis of a million-entry run is held.
+outcome or hypothesis of a million-entry run is held. Each card's segment statistics are extracted once (once
+in all when the two runs' outputs are the same), for both uses: recomputing the card's metrics, the step of
+verification that needs them (`mt_eval.harness.verify_metrics`), and the tests.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mt_eval.corpus.reader import CorpusSpec
     from mt_eval.harness.logged_results import ListedResults, LoggedResults
+    from mt_eval.harness.verification import Verification
 
     InOrder = LoggedResults | ListedResults  # a card's results, read in corpus order
 
@@ -38,15 +41,25 @@ class CompareError(ExpectedError):
     """The two cards cannot be compared; the message says why and what to do."""
 
 
-def _verified_card(path: Path, corpus: CorpusSpec | None, extensions: Sequence[str]
-                   ) -> tuple[RunCard, dict[str, Any] | None]:
-    from mt_eval.harness.verify import render, verify_card
+def _checked_card(path: Path, corpus: CorpusSpec | None) -> Verification:
+    """Every step of `mt-eval verify` but recomputing the metrics (steps 1–5 and 7 of `mt_eval.harness.verify`),
+    which `_verify_scores` does from the statistics the tests use; `CompareError` when a step fails."""
+    from mt_eval.harness.verify import check_card, check_records
 
-    verification = verify_card(path, corpus=corpus, extensions=extensions)
+    verification = check_card(path, corpus=corpus)
+    check_records(verification)
+    _refuse_unverified(path, verification)
+    # What the checks kept that comparing does not need: a million ids, the corpus, the canonical JSON.
+    verification.keys, verification.source, verification.canonical = [], None, None
+    return verification
+
+
+def _refuse_unverified(path: Path, verification: Verification) -> None:
+    from mt_eval.harness.verify import render
+
     if not verification.ok or verification.card is None:
         raise CompareError(f"{path} does not verify, so it cannot be compared:\n"
                            + render(verification, verbose=False).split("\n", 1)[-1])
-    return verification.card, verification.data
 
 
 def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None, bootstrap: int, trials: int,
@@ -61,10 +74,12 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     from mt_eval.harness.corpus import card_corpus_spec
     from mt_eval.harness.scoring import make_metrics
 
-    stage(f"verifying A, {baseline} (its metrics are recomputed)")
-    a, a_data = _verified_card(baseline, corpus, extensions)
+    stage(f"verifying A, {baseline} (its metrics are recomputed below, from the statistics the tests use)")
+    checked = [_checked_card(baseline, corpus)]
     stage(f"verifying B, {candidate}")
-    b, b_data = _verified_card(candidate, corpus, extensions)
+    checked.append(_checked_card(candidate, corpus))
+    a, b = (verification.card for verification in checked)
+    assert a is not None and b is not None
     if a.corpus.sha256 != b.corpus.sha256:
         raise CompareError(f"the cards come from different corpora ({a.corpus.name} {a.corpus.sha256[:12]} vs "
                            f"{b.corpus.name} {b.corpus.sha256[:12]}); paired tests need the same entries")
@@ -84,7 +99,7 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
         raise CompareError(f"{spec.main_path} is not the corpus the cards were run on (sha256 differs)")
     if not source.references:
         raise CompareError(f"{spec.main_path} has no references: a translation-only run cannot be compared")
-    differences = covariate_differences(a, a_data, b, b_data)
+    differences = covariate_differences(a, checked[0].data, b, checked[1].data)
     refused = [d for d in differences if d.name not in allow_diff]
     if refused:
         raise CompareError("the cards' covariates differ or are missing, so their scores are not comparable:\n  "
@@ -103,9 +118,12 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
         raise CompareError("the cards have no scored entries to compare (every entry is a canary or a negative "
                            "control)")
     metrics = make_metrics()
+    statistics = _statistics(both, walk, metrics, stage)
+    stage("recomputing both cards' metrics from them, with each card's own bootstrap")
+    _verify_scores([baseline, candidate], checked, both, statistics, metrics, walk.scored, extensions)
     stated = {} if a.metrics is None else {m.name: m.score for m in a.metrics.metrics}
     rows = (_identical(metrics, bootstrap, trials, seed, stated) if walk.identical and set(metrics) <= set(stated)
-            else _paired_tests(both, walk.scored, metrics, bootstrap, trials, seed, stage))
+            else _paired_tests(statistics, metrics, bootstrap, trials, seed, stage))
     return {"a": str(baseline), "b": str(candidate), "rows": rows,
             "allowed_differences": [{"name": d.name, "a": d.a, "b": d.b} for d in differences],
             "outputs": outputs, "latency": latency_comparison(a, b, list(allow_diff)),
@@ -141,11 +159,16 @@ class _Walk:
                 self.scored += 1
                 for side, result in enumerate((in_a, in_b)):
                     if result is None:
-                        count, first = self.missing[side]
-                        self.missing[side] = (count + 1, entry["id"] if first is None else first)
+                        self.missing[side] = _counted(self.missing[side], entry["id"])
                 if self.identical and _hypothesis(in_a) != _hypothesis(in_b):
                     self.identical = False
             yield entry, in_a, in_b
+
+
+def _counted(tally: tuple[int, Any], key: Any) -> tuple[int, Any]:
+    """(how many, the first) with one more: ``key``."""
+    count, first = tally
+    return count + 1, key if first is None else first
 
 
 def _hypothesis(result: Any) -> str | None:
@@ -165,23 +188,65 @@ def _part(card: RunCard) -> str:
     return f"{card.selection.entries_selected} of {card.selection.entries_in_corpus} entries"
 
 
-def _paired_tests(both: list[InOrder], count: int, metrics: dict[str, Any], bootstrap: int, trials: int, seed: int,
+def _statistics(both: list[InOrder], walk: _Walk, metrics: dict[str, Any], stage: Callable[[str], None]
+                ) -> list[list[Any]]:
+    """Each card's segment statistics for each metric (A's, then B's), extracted once for the cards' metrics and
+    the tests, in worker processes for a large corpus, each reading the card's results (its log) and the corpus
+    itself. Two runs with the same outputs have the same statistics: A's are extracted, and serve for B."""
+    from mt_eval.harness.logged_results import ScoredSegments
+    from mt_eval.harness.scorer_processes import extract_statistics
+    from mt_eval.harness.scoring import STATS_CHUNK, SegmentSource
+
+    runs = both[:1] if walk.identical else both
+    sources: list[tuple[Any, SegmentSource]] = [(metric, ScoredSegments(results, STATS_CHUNK)) for results in runs
+                                                for metric in metrics.values()]
+    which = "A's run (B's outputs are the same)" if walk.identical else "both runs"
+    stage(f"segment statistics of {walk.scored:,} scored entries, {which}, {len(metrics)} metrics")
+    extracted = extract_statistics(sources, walk.scored)
+    by_run = [extracted[start:start + len(metrics)] for start in range(0, len(extracted), len(metrics))]
+    return by_run * 2 if walk.identical else by_run
+
+
+def _verify_scores(paths: list[Path], checked: list[Verification], both: list[InOrder], statistics: list[list[Any]],
+                   metrics: dict[str, Any], count: int, extensions: Sequence[str]) -> None:
+    """Step 6 of verification for each card, from ``statistics``: its metrics recomputed with its own bootstrap
+    resamples, seed and draws (in worker processes for a large corpus) must be what it states, as `mt-eval verify`
+    recomputes them from the card alone; `CompareError` when they are not. ``metrics``: those that extracted
+    ``statistics`` (`make_metrics`, in its order: a metric's seed is its place there)."""
+    from mt_eval.harness.logged_results import ScoredSegments
+    from mt_eval.harness.scorer_processes import Scoring, score_statistics
+    from mt_eval.harness.scoring import STATS_CHUNK, Scores
+    from mt_eval.harness.verify_metrics import check_scores
+
+    stating = [(path, verification, results, stats) for path, verification, results, stats
+               in zip(paths, checked, both, statistics, strict=True)
+               if verification.card is not None and verification.card.metrics is not None]
+    jobs: list[Scoring] = []
+    for _, verification, _, stats in stating:
+        stated = verification.card.metrics  # type: ignore[union-attr]
+        assert stated is not None
+        jobs += [(name, metric, stats[number], stated.bootstrap_resamples, (stated.bootstrap_seed, number),
+                  stated.bootstrap) for number, (name, metric) in enumerate(metrics.items())]
+    recomputed = iter(score_statistics(jobs, count))
+    for path, verification, results, _ in stating:
+        card = verification.card
+        assert card is not None and card.metrics is not None
+        scores = Scores(headline=next(iter(metrics)), metrics=[next(recomputed) for _ in metrics], segments=count,
+                        bootstrap_resamples=card.metrics.bootstrap_resamples,
+                        bootstrap_seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
+        check_scores(verification, card, scores, extensions, ScoredSegments(results, STATS_CHUNK).listed)
+        _refuse_unverified(path, verification)
+
+
+def _paired_tests(statistics: list[list[Any]], metrics: dict[str, Any], bootstrap: int, trials: int, seed: int,
                   stage: Callable[[str], None]) -> list[dict[str, Any]]:
     """sacrebleu's paired bootstrap and approximate randomization, and the case-level interval of B − A over the
-    bootstrap's resamples, for each metric, from the segments' statistics (`mt_eval.harness.paired_tests`):
-    extracted once per card and metric, in worker processes for a large corpus, each reading the card's results
-    (its log) and the corpus itself."""
-    from mt_eval.harness.logged_results import ScoredSegments
+    bootstrap's resamples, for each metric, from the segments' statistics (`mt_eval.harness.paired_tests`)."""
     from mt_eval.harness.paired_tests import paired_tests
-    from mt_eval.harness.scoring import STATS_CHUNK, SegmentSource, extract_statistics
 
-    sources: list[tuple[Any, SegmentSource]] = [(metric, ScoredSegments(results, STATS_CHUNK)) for results in both
-                                                for metric in metrics.values()]
-    stage(f"segment statistics of {count:,} scored entries, both runs, {len(metrics)} metrics")
-    statistics = extract_statistics(sources, count)
     rows: list[dict[str, Any]] = []
     for index, (name, metric) in enumerate(metrics.items()):
-        stats_a, stats_b = statistics[index], statistics[len(metrics) + index]
+        stats_a, stats_b = statistics[0][index], statistics[1][index]
         stage(f"{name}: paired bootstrap ({bootstrap:,} resamples) and approximate randomization ({trials:,} trials)")
         tests = paired_tests(metric, stats_a, stats_b, resamples=bootstrap, trials=trials, seed=seed)
         a, b = float(tests.a), float(tests.b)

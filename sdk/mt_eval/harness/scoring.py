@@ -14,15 +14,12 @@ score a resample from its summed segment statistics; ``upstream`` is slower (n Ã
 
 from __future__ import annotations
 
-import gc
 import os
 import random
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 import msgspec
-
-from mt_eval.process_memory import return_freed_memory
 
 CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 1000
@@ -121,6 +118,8 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
             for index, (name, metric) in enumerate(chosen.items())]
     workers = min(len(jobs), os.cpu_count() or 1)
     if count >= PARALLEL_FROM and workers > 1 and hasattr(os, "fork"):
+        from mt_eval.harness.scorer_processes import score_in_processes
+
         results = score_in_processes(jobs, count, workers)
     else:
         results = [_score_metric(*job) for job in jobs]
@@ -307,93 +306,3 @@ def upstream_interval(metric: Any, stats: Any, resamples: int, seed: int) -> tup
     low = max(0, min(int(resamples * (UPSTREAM_ALPHA / 2)), resamples - 1))
     high = max(0, min(int(resamples * (1 - UPSTREAM_ALPHA / 2)) - 1, resamples - 1))
     return round(float(values[low]), 4), round(float(values[high]), 4)
-
-
-# Scoring a large corpus in worker processes, in two rounds that share each metric's statistics. Round one: a
-# worker per metric (forked, ``workers`` at a time) reads the segments and writes the metric's per-segment
-# statistics into an array of memory shared with this process. Round two: workers forked afresh compute each
-# metric's score and interval from its shared array. A worker ends with its metric, so what reading the texts
-# took never stays for resampling, and the statistics exist once however many processes read them. A count too
-# large for the shared array's 2 bytes has its metric's statistics extracted again here, as float32.
-
-_jobs: list[tuple[Any, ...]] = []  # what a forked worker finds (only a job's number is sent: never texts)
-_sources: list[tuple[Any, SegmentSource]] = []
-_statistics: list[Any] = []
-
-
-def score_in_processes(jobs: list[tuple[Any, ...]], count: int, workers: int) -> list[MetricScore]:
-    """The `MetricScore` of each job (``name, metric, segments, count, resamples, seed, bootstrap``)."""
-    import multiprocessing
-
-    global _jobs, _statistics
-    _jobs = jobs
-    try:
-        _statistics = statistics_in_processes([(job[1], job[2]) for job in jobs], count, workers)
-        gc.freeze()  # (as in `statistics_in_processes`)
-        try:
-            with multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=1) as pool:
-                return pool.map(_resample, range(len(jobs)), chunksize=1)
-        finally:
-            gc.unfreeze()
-    finally:
-        _jobs, _statistics = [], []
-
-
-def statistics_in_processes(sources: list[tuple[Any, SegmentSource]], count: int, workers: int) -> list[Any]:
-    """The statistics of each ``(metric, segments)`` over ``count`` segments, extracted by forked workers
-    (``workers`` at a time) into arrays of memory shared with this process (round one, above)."""
-    import multiprocessing
-
-    global _sources, _statistics
-    _sources = sources
-    _statistics = shared = [_shared_array(count, metric) for metric, _ in sources]  # what a forked worker finds
-    gc.collect()
-    return_freed_memory()  # what this process freed is not counted again in every worker
-    gc.freeze()  # a worker's garbage collector then leaves this process's objects (and their pages) alone
-    try:
-        with multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=1) as pool:
-            fitted = pool.map(_extract, range(len(sources)), chunksize=1)
-    finally:
-        gc.unfreeze()
-        _sources, _statistics = [], []
-    for number, fits in enumerate(fitted):
-        if not fits:
-            metric, segments = sources[number]
-            shared[number] = statistics_of(metric, segments(), count)
-    return shared
-
-
-def extract_statistics(sources: list[tuple[Any, SegmentSource]], count: int) -> list[Any]:
-    """The statistics of each ``(metric, segments)`` over ``count`` segments: in worker processes from
-    `PARALLEL_FROM` segments (where processes can be forked), else here."""
-    workers = min(len(sources), os.cpu_count() or 1)
-    if count >= PARALLEL_FROM and workers > 1 and hasattr(os, "fork"):
-        return statistics_in_processes(sources, count, workers)
-    return [statistics_of(metric, segments(), count) for metric, segments in sources]
-
-
-def _shared_array(count: int, metric: Any) -> Any:
-    import mmap
-
-    import numpy as np
-
-    width, dtype = statistics_width(metric)
-    size = count * width * np.dtype(dtype).itemsize
-    memory = mmap.mmap(-1, max(size, 1))  # anonymous and shared: what a worker writes, this process reads
-    return np.frombuffer(memory, dtype, count=count * width).reshape(count, width)
-
-
-def _extract(number: int) -> bool:
-    """Round one: source ``number``'s statistics into its shared array; False when a count does not fit."""
-    metric, segments = _sources[number]
-    try:
-        statistics_of(metric, segments(), len(_statistics[number]), out=_statistics[number])
-    except CountsTooLarge:
-        return False
-    return True
-
-
-def _resample(number: int) -> MetricScore:
-    """Round two: job ``number``'s score and interval from its statistics."""
-    name, metric, _segments, _count, resamples, seed, bootstrap = _jobs[number]
-    return scored(name, metric, _statistics[number], resamples, seed, bootstrap)

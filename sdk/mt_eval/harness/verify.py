@@ -47,7 +47,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from mt_eval.corpus.reader import CorpusSpec
 
-TOLERANCE = 1e-4  # scores are stored rounded to 4 decimals
 HASH_FIELD = "content_sha256"
 
 
@@ -180,7 +179,9 @@ def check_records(result: Verification) -> None:
 def recompute_metrics(result: Verification, extensions: Sequence[str] = ()) -> None:
     """Step 6, for a card whose corpus checked out (`check_card`); nothing otherwise."""
     if result.card is not None and result.source is not None:
-        _recompute(result, result.card, result.source, extensions)
+        from mt_eval.harness.verify_metrics import recompute_metrics as recompute
+
+        recompute(result, result.card, result.source, extensions)
 
 
 def _decode(result: Verification, data: dict[str, Any]) -> None:
@@ -258,123 +259,6 @@ def _keys(ids: list[Any]) -> list[str]:
     from mt_eval.corpus.model import entry_key
 
     return list(map(entry_key, ids))
-
-
-def _recompute(result: Verification, card: RunCard, source: Any, extensions: Sequence[str]) -> None:
-    if card.metrics is None:
-        result.check("metrics", True, "the card has no metrics to recompute")
-        return
-    from mt_eval.corpus.families import scored_entries
-    from mt_eval.corpus.model import entry_key
-    from mt_eval.harness.scoring import MetricScore, make_metrics, score
-
-    scored = scored_entries(source.entries)  # the order the harness scored them in
-    if card.results_log is not None:  # scored from the log a chunk at a time, as the run scored it
-        recomputed, hypotheses, references = _scores_from_log(result, card, scored, extensions)
-        if recomputed is None:
-            return
-    else:
-        ran = {entry_key(r.id): r for r in card.results}
-        entries = [e for e in scored if e["id"] in ran]
-        if not _references_present(result, [e["id"] for e in entries if not isinstance(e.get("reference"), str)]):
-            return
-        hypotheses = [ran[e["id"]].predicted or "" if ran[e["id"]].error is None else "" for e in entries]
-        references = [e["reference"] for e in entries]
-        recomputed = score(hypotheses, [references], resamples=card.metrics.bootstrap_resamples,
-                           seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
-    scorers = _extension_metrics(extensions)
-    for name, scorer in scorers.items():
-        recomputed.metrics.append(MetricScore(name=name, score=round(float(scorer(hypotheses, references)), 4),
-                                              signature=f"extension:{name}"))
-    fresh = {m.name: m for m in recomputed.metrics}
-    builtin = set(make_metrics())
-    for index, stated in enumerate(card.metrics.metrics):
-        where = f"$.metrics.metrics[{index}]"
-        again = fresh.pop(stated.name, None)
-        if again is None:
-            if stated.signature.startswith("extension:"):
-                result.check(stated.name, None, "not recomputed: enable the extension that registers it with "
-                                                "--extension MODULE")
-                result.problem(where, f"{stated.name} comes from an extension and was not recomputed",
-                               "give --extension MODULE to recompute it", code="not-recomputed", severity="warning")
-            else:
-                result.check(stated.name, False, "no such metric")
-                result.problem(where, f"{stated.name!r} is not a metric this SDK computes", code="unknown-metric")
-            continue
-        _compare_metric(result, where, stated, again)
-    for name in fresh:
-        if name in builtin:
-            result.check(name, False, "missing from the card")
-            result.problem("$.metrics.metrics", f"the card lacks {name}, which every run computes", code="missing")
-    if card.metrics.headline not in {m.name for m in card.metrics.metrics}:
-        result.problem("$.metrics.headline", f"the headline {card.metrics.headline!r} is not one of the metrics")
-
-
-def _references_present(result: Verification, missing: list[Any]) -> bool:
-    """Whether no scored entry with a result lacks a reference (``missing``: the ids of those that do); the
-    problem is reported when one does."""
-    if missing:
-        result.check("metrics", False, f"{len(missing)} entries have no reference")
-        result.problem("$.metrics", f"the card has metrics but {len(missing)} of its entries have no reference in "
-                       f"the corpus (e.g. {missing[0]!r})", code="no-reference")
-    return not missing
-
-
-def _scores_from_log(result: Verification, card: RunCard, scored: Any, extensions: Sequence[str]
-                     ) -> tuple[Any, list[str], list[str]]:
-    """The metrics of a card that references its log (checked by now: step 4), read from the log a chunk at a
-    time, as the run scored them: the scorer processes read the log and the corpus themselves rather than
-    copying this process's lists. The hypotheses and references as lists only for extensions' metrics."""
-    from mt_eval.harness.logged_results import LoggedResults, ScoredSegments
-    from mt_eval.harness.scoring import STATS_CHUNK, score_segments
-
-    assert card.metrics is not None and card.results_log is not None
-    logged = LoggedResults(Path(result.path).parent / card.results_log.file, scored)
-    count, missing = 0, []
-    for entry, found in logged.aligned():  # one pass; no entry kept
-        if found is not None:
-            count += 1
-            if not isinstance(entry.get("reference"), str):
-                missing.append(entry["id"])
-    if not _references_present(result, missing):
-        return None, [], []
-    segments = ScoredSegments(logged, STATS_CHUNK, skip_missing=True)
-    recomputed = score_segments(segments, count, resamples=card.metrics.bootstrap_resamples,
-                                seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
-    if not extensions:
-        return recomputed, [], []
-    return recomputed, *segments.listed()
-
-
-def _compare_metric(result: Verification, where: str, stated: Any, again: Any) -> None:
-    def differs(a: float | None, b: float | None) -> bool:
-        return (a is None) != (b is None) or (a is not None and b is not None and abs(a - b) > TOLERANCE)
-
-    wrong = []
-    for attribute in ("score", "ci_low", "ci_high"):
-        if differs(getattr(stated, attribute), getattr(again, attribute)):
-            wrong.append(attribute)
-            result.problem(f"{where}.{attribute}", f"{stated.name} {attribute}: the card says "
-                           f"{getattr(stated, attribute)}, recomputed {getattr(again, attribute)}")
-    if stated.signature != again.signature:
-        wrong.append("signature")
-        result.problem(f"{where}.signature", f"{stated.name} signature: the card says {stated.signature!r}, "
-                       f"recomputed {again.signature!r}", "a different sacrebleu version or setting scored it; "
-                       "verify with the versions the card names", code="signature")
-    interval = "" if again.ci_low is None else f" [{again.ci_low:.2f}, {again.ci_high:.2f}]"
-    result.check(stated.name, not wrong, f"{again.score:.2f}{interval} recomputed" if not wrong else
-                 f"differs: {', '.join(wrong)}")
-
-
-def _extension_metrics(extensions: Sequence[str]) -> dict[str, Any]:
-    if not extensions:
-        return {}
-    from mt_eval.extensions import enable_extension, make_plugin_manager, registered_metrics
-
-    manager = make_plugin_manager()
-    for extension in extensions:
-        enable_extension(manager, extension)
-    return registered_metrics(manager)
 
 
 def render(verification: Verification, *, verbose: bool = True) -> str:

@@ -1,0 +1,117 @@
+"""Scoring a large corpus in worker processes (`mt_eval.harness.scoring` decides when), in two rounds that share
+each metric's statistics.
+
+Round one: a worker per metric (forked, ``workers`` at a time) reads the segments and writes the metric's
+per-segment statistics into an array of memory shared with this process. Round two: workers forked afresh
+compute each metric's score and interval from its shared array. A worker ends with its metric, so what reading
+the texts took never stays for resampling, and the statistics exist once however many processes read them. A
+count too large for the shared array's 2 bytes has its metric's statistics extracted again here, as float32.
+Only a job's number is sent to a worker: it finds the job (never texts) in this module's globals, as forked.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from typing import Any
+
+from mt_eval.harness import scoring
+from mt_eval.harness.scoring import CountsTooLarge, MetricScore, SegmentSource, scored, statistics_of, statistics_width
+from mt_eval.process_memory import return_freed_memory
+
+# A scoring job from statistics: (name, metric, statistics, resamples, seed, bootstrap), as `scoring.scored` takes.
+Scoring = tuple[str, Any, Any, int, tuple[int, int], Any]
+
+_sources: list[tuple[Any, SegmentSource]] = []  # what a forked worker finds
+_statistics: list[Any] = []
+_scoring: list[Scoring] = []
+
+
+def score_in_processes(jobs: list[tuple[Any, ...]], count: int, workers: int) -> list[MetricScore]:
+    """The `MetricScore` of each job (``name, metric, segments, count, resamples, seed, bootstrap``)."""
+    statistics = statistics_in_processes([(job[1], job[2]) for job in jobs], count, workers)
+    return _scored_in_processes([(name, metric, stats, resamples, seed, bootstrap) for stats, (
+        name, metric, _segments, _count, resamples, seed, bootstrap) in zip(statistics, jobs, strict=True)], workers)
+
+
+def score_statistics(jobs: list[Scoring], count: int) -> list[MetricScore]:
+    """The `MetricScore` of each job, its statistics already extracted (over ``count`` segments): in worker
+    processes from `scoring.PARALLEL_FROM` segments (where processes can be forked), else here."""
+    workers = min(len(jobs), os.cpu_count() or 1)
+    if count >= scoring.PARALLEL_FROM and workers > 1 and hasattr(os, "fork"):
+        return _scored_in_processes(jobs, workers)
+    return [scored(*job) for job in jobs]
+
+
+def statistics_in_processes(sources: list[tuple[Any, SegmentSource]], count: int, workers: int) -> list[Any]:
+    """The statistics of each ``(metric, segments)`` over ``count`` segments, extracted by forked workers
+    (``workers`` at a time) into arrays of memory shared with this process (round one)."""
+    import multiprocessing
+
+    global _sources, _statistics
+    _sources = sources
+    _statistics = shared = [_shared_array(count, metric) for metric, _ in sources]  # what a forked worker finds
+    gc.collect()
+    return_freed_memory()  # what this process freed is not counted again in every worker
+    gc.freeze()  # a worker's garbage collector then leaves this process's objects (and their pages) alone
+    try:
+        with multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=1) as pool:
+            fitted = pool.map(_extract, range(len(sources)), chunksize=1)
+    finally:
+        gc.unfreeze()
+        _sources, _statistics = [], []
+    for number, fits in enumerate(fitted):
+        if not fits:
+            metric, segments = sources[number]
+            shared[number] = statistics_of(metric, segments(), count)
+    return shared
+
+
+def extract_statistics(sources: list[tuple[Any, SegmentSource]], count: int) -> list[Any]:
+    """The statistics of each ``(metric, segments)`` over ``count`` segments: in worker processes from
+    `scoring.PARALLEL_FROM` segments (where processes can be forked), else here."""
+    workers = min(len(sources), os.cpu_count() or 1)
+    if count >= scoring.PARALLEL_FROM and workers > 1 and hasattr(os, "fork"):
+        return statistics_in_processes(sources, count, workers)
+    return [statistics_of(metric, segments(), count) for metric, segments in sources]
+
+
+def _scored_in_processes(jobs: list[Scoring], workers: int) -> list[MetricScore]:
+    """Round two: each job's score and interval, by workers forked afresh."""
+    import multiprocessing
+
+    global _scoring
+    _scoring = jobs
+    gc.freeze()  # (as in `statistics_in_processes`)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=1) as pool:
+            return pool.map(_score, range(len(jobs)), chunksize=1)
+    finally:
+        gc.unfreeze()
+        _scoring = []
+
+
+def _shared_array(count: int, metric: Any) -> Any:
+    import mmap
+
+    import numpy as np
+
+    width, dtype = statistics_width(metric)
+    size = count * width * np.dtype(dtype).itemsize
+    memory = mmap.mmap(-1, max(size, 1))  # anonymous and shared: what a worker writes, this process reads
+    return np.frombuffer(memory, dtype, count=count * width).reshape(count, width)
+
+
+def _extract(number: int) -> bool:
+    """Round one: source ``number``'s statistics into its shared array; False when a count does not fit."""
+    metric, segments = _sources[number]
+    try:
+        statistics_of(metric, segments(), len(_statistics[number]), out=_statistics[number])
+    except CountsTooLarge:
+        return False
+    return True
+
+
+def _score(number: int) -> MetricScore:
+    """Round two: job ``number``'s score and interval from its statistics."""
+    return scored(*_scoring[number])

@@ -1,0 +1,152 @@
+"""Step 6 of re-verifying a run card (`mt_eval.harness.verify`): every metric recomputed from the card's
+predictions and the corpus's references, over the scored entries with a result, with the card's own bootstrap
+resamples, seed and draws, must equal the card's score, interval and sacrebleu signature.
+
+`recompute_metrics` scores the card as the run did (from its log a chunk at a time when it references one).
+`check_scores` compares scores recomputed elsewhere with the card: ``mt-eval compare`` recomputes both cards'
+from the very statistics its paired tests use, so each is extracted once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mt_eval.harness.runcard import RunCard
+    from mt_eval.harness.scoring import Scores
+    from mt_eval.harness.verification import Verification
+
+TOLERANCE = 1e-4  # scores are stored rounded to 4 decimals
+Listed = Callable[[], tuple[list[str], list[str]]]  # every hypothesis and reference, for extensions' metrics
+
+
+def recompute_metrics(result: Verification, card: RunCard, source: Any, extensions: Sequence[str]) -> None:
+    """Step 6 for a card whose corpus (``source``) checked out."""
+    if card.metrics is None:
+        result.check("metrics", True, "the card has no metrics to recompute")
+        return
+    from mt_eval.corpus.families import scored_entries
+    from mt_eval.corpus.model import entry_key
+    from mt_eval.harness.scoring import score
+
+    scored = scored_entries(source.entries)  # the order the harness scored them in
+    if card.results_log is not None:  # scored from the log a chunk at a time, as the run scored it
+        recomputed, listed = _scores_from_log(result, card, scored)
+        if recomputed is None:
+            return
+    else:
+        ran = {entry_key(r.id): r for r in card.results}
+        entries = [e for e in scored if e["id"] in ran]
+        if not references_present(result, [e["id"] for e in entries if not isinstance(e.get("reference"), str)]):
+            return
+        hypotheses = [ran[e["id"]].predicted or "" if ran[e["id"]].error is None else "" for e in entries]
+        references = [e["reference"] for e in entries]
+        recomputed = score(hypotheses, [references], resamples=card.metrics.bootstrap_resamples,
+                           seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
+
+        def listed() -> tuple[list[str], list[str]]:
+            return hypotheses, references
+    check_scores(result, card, recomputed, extensions, listed)
+
+
+def check_scores(result: Verification, card: RunCard, recomputed: Scores, extensions: Sequence[str],
+                 listed: Listed) -> None:
+    """Each metric the card states against ``recomputed`` (the SDK's own metrics, with the card's bootstrap
+    settings), and the metrics of ``extensions`` computed from ``listed()``."""
+    from mt_eval.harness.scoring import MetricScore, make_metrics
+
+    assert card.metrics is not None
+    scorers = _extension_metrics(extensions)
+    fresh = {m.name: m for m in recomputed.metrics}
+    if scorers:
+        hypotheses, references = listed()
+        for name, scorer in scorers.items():
+            fresh[name] = MetricScore(name=name, score=round(float(scorer(hypotheses, references)), 4),
+                                      signature=f"extension:{name}")
+    builtin = set(make_metrics())
+    for index, stated in enumerate(card.metrics.metrics):
+        where = f"$.metrics.metrics[{index}]"
+        again = fresh.pop(stated.name, None)
+        if again is None:
+            if stated.signature.startswith("extension:"):
+                result.check(stated.name, None, "not recomputed: enable the extension that registers it with "
+                                                "--extension MODULE")
+                result.problem(where, f"{stated.name} comes from an extension and was not recomputed",
+                               "give --extension MODULE to recompute it", code="not-recomputed", severity="warning")
+            else:
+                result.check(stated.name, False, "no such metric")
+                result.problem(where, f"{stated.name!r} is not a metric this SDK computes", code="unknown-metric")
+            continue
+        _compare_metric(result, where, stated, again)
+    for name in fresh:
+        if name in builtin:
+            result.check(name, False, "missing from the card")
+            result.problem("$.metrics.metrics", f"the card lacks {name}, which every run computes", code="missing")
+    if card.metrics.headline not in {m.name for m in card.metrics.metrics}:
+        result.problem("$.metrics.headline", f"the headline {card.metrics.headline!r} is not one of the metrics")
+
+
+def references_present(result: Verification, missing: list[Any]) -> bool:
+    """Whether no scored entry with a result lacks a reference (``missing``: the ids of those that do); the
+    problem is reported when one does."""
+    if missing:
+        result.check("metrics", False, f"{len(missing)} entries have no reference")
+        result.problem("$.metrics", f"the card has metrics but {len(missing)} of its entries have no reference in "
+                       f"the corpus (e.g. {missing[0]!r})", code="no-reference")
+    return not missing
+
+
+def _scores_from_log(result: Verification, card: RunCard, scored: Any) -> tuple[Any, Listed]:
+    """The metrics of a card that references its log (checked by now: step 4), read from the log a chunk at a
+    time, as the run scored them: the scorer processes read the log and the corpus themselves rather than
+    copying this process's lists. The hypotheses and references as lists only when asked (extensions' metrics)."""
+    from mt_eval.harness.logged_results import LoggedResults, ScoredSegments
+    from mt_eval.harness.scoring import STATS_CHUNK, score_segments
+
+    assert card.metrics is not None and card.results_log is not None
+    logged = LoggedResults(Path(result.path).parent / card.results_log.file, scored)
+    count, missing = 0, []
+    for entry, found in logged.aligned():  # one pass; no entry kept
+        if found is not None:
+            count += 1
+            if not isinstance(entry.get("reference"), str):
+                missing.append(entry["id"])
+    segments = ScoredSegments(logged, STATS_CHUNK, skip_missing=True)
+    if not references_present(result, missing):
+        return None, segments.listed
+    recomputed = score_segments(segments, count, resamples=card.metrics.bootstrap_resamples,
+                                seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
+    return recomputed, segments.listed
+
+
+def _compare_metric(result: Verification, where: str, stated: Any, again: Any) -> None:
+    def differs(a: float | None, b: float | None) -> bool:
+        return (a is None) != (b is None) or (a is not None and b is not None and abs(a - b) > TOLERANCE)
+
+    wrong = []
+    for attribute in ("score", "ci_low", "ci_high"):
+        if differs(getattr(stated, attribute), getattr(again, attribute)):
+            wrong.append(attribute)
+            result.problem(f"{where}.{attribute}", f"{stated.name} {attribute}: the card says "
+                           f"{getattr(stated, attribute)}, recomputed {getattr(again, attribute)}")
+    if stated.signature != again.signature:
+        wrong.append("signature")
+        result.problem(f"{where}.signature", f"{stated.name} signature: the card says {stated.signature!r}, "
+                       f"recomputed {again.signature!r}", "a different sacrebleu version or setting scored it; "
+                       "verify with the versions the card names", code="signature")
+    interval = "" if again.ci_low is None else f" [{again.ci_low:.2f}, {again.ci_high:.2f}]"
+    result.check(stated.name, not wrong, f"{again.score:.2f}{interval} recomputed" if not wrong else
+                 f"differs: {', '.join(wrong)}")
+
+
+def _extension_metrics(extensions: Sequence[str]) -> dict[str, Any]:
+    if not extensions:
+        return {}
+    from mt_eval.extensions import enable_extension, make_plugin_manager, registered_metrics
+
+    manager = make_plugin_manager()
+    for extension in extensions:
+        enable_extension(manager, extension)
+    return registered_metrics(manager)
