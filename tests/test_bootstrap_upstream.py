@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mt_eval.harness.scoring import score, upstream_draws
+from mt_eval.harness.metric_statistics import upstream_draws
+from mt_eval.harness.scoring import score
 from mt_eval.harness.verify import verify_card
 from rigor_support import edit_card, family_corpus, honest, run
 

@@ -296,7 +296,7 @@ def test_segment_statistics_are_kept_small_and_exact(long: bool):
 def test_resampled_sums_are_exact_however_large():
     import numpy as np
 
-    from mt_eval.harness.scoring import weighted_sums
+    from mt_eval.harness.metric_statistics import weighted_sums
 
     rng = np.random.default_rng(5)
     counts = rng.multinomial(200_000, np.full(200_000, 1 / 200_000), size=3)
@@ -310,21 +310,22 @@ def test_resampled_sums_are_exact_however_large():
 def test_resamples_summed_many_at_once_are_each_resample_summed_alone(monkeypatch, segments: int, dtype: str):
     import numpy as np
 
-    from mt_eval.harness import scoring
+    from mt_eval.harness import metric_statistics
 
-    monkeypatch.setattr(scoring, "_CHUNK_CELLS", 3 * segments)  # 3 resamples drawn at a time, 7 kept: groups of 6
-    monkeypatch.setattr(scoring, "_KEPT_CELLS", 7 * segments)
-    monkeypatch.setattr(scoring, "_KEPT_RESAMPLES", 7)
+    # 3 resamples drawn at a time, 7 kept: groups of 6
+    monkeypatch.setattr(metric_statistics, "_CHUNK_CELLS", 3 * segments)
+    monkeypatch.setattr(metric_statistics, "_KEPT_CELLS", 7 * segments)
+    monkeypatch.setattr(metric_statistics, "_KEPT_RESAMPLES", 7)
     stats = np.random.default_rng(1).integers(0, 60_000, (segments, 5)).astype(dtype)
     expected = np.random.default_rng(2).multinomial(segments, np.full(segments, 1 / segments), size=41)
-    summed = list(scoring.resampled_sums(stats, 41, np.random.default_rng(2)))
+    summed = list(metric_statistics.resampled_sums(stats, 41, np.random.default_rng(2)))
     assert np.array_equal(np.array(summed), expected.astype(np.float64) @ stats.astype(np.float64))
 
 
 def test_a_resample_drawing_a_segment_over_255_times_is_summed_as_drawn_in_its_place(monkeypatch):
     import numpy as np
 
-    from mt_eval.harness import scoring
+    from mt_eval.harness import metric_statistics
 
     rows = [np.array([[2, 0, 298]]), np.array([[100, 100, 100]]), np.array([[0, 300, 0]]), np.array([[1, 1, 298]])]
 
@@ -332,9 +333,9 @@ def test_a_resample_drawing_a_segment_over_255_times_is_summed_as_drawn_in_its_p
         def multinomial(self, n, pvals, size):
             return rows.pop(0)
 
-    monkeypatch.setattr(scoring, "_CHUNK_CELLS", 1)
+    monkeypatch.setattr(metric_statistics, "_CHUNK_CELLS", 1)
     stats = np.arange(3 * 2, dtype=np.uint16).reshape(3, 2)
-    summed = np.array(list(scoring.resampled_sums(stats, 4, Drawn())))
+    summed = np.array(list(metric_statistics.resampled_sums(stats, 4, Drawn())))
     expected = np.array([[2, 0, 298], [100, 100, 100], [0, 300, 0], [1, 1, 298]]) @ stats.astype(np.float64)
     assert np.array_equal(summed, expected)
 
@@ -345,9 +346,9 @@ def test_scores_from_worker_processes_are_the_scores_from_this_process(monkeypat
     references = [f"the cat sat {i % 7} on a mat" for i in range(600)]
     if long:  # a count beyond 2 bytes: that metric's statistics are extracted again in this process
         hypotheses[5] = references[5] = "x" * 70_000
-    monkeypatch.setattr("mt_eval.harness.scoring.PARALLEL_FROM", 500)
+    monkeypatch.setattr("mt_eval.harness.scorer_processes.PARALLEL_FROM", 500)
     shared = score(hypotheses, [references], resamples=40)
-    monkeypatch.setattr("mt_eval.harness.scoring.PARALLEL_FROM", 10**9)
+    monkeypatch.setattr("mt_eval.harness.scorer_processes.PARALLEL_FROM", 10**9)
     assert shared == score(hypotheses, [references], resamples=40)
 
 

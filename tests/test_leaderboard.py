@@ -220,8 +220,8 @@ def test_serve_renders_the_live_store_on_loopback(cards, tmp_path: Path, db: str
 def test_the_ranking_key_changes_with_the_metric_signatures_not_with_extension_metrics(cards):
     import msgspec
 
+    from mt_eval.harness.metric_statistics import MetricScore
     from mt_eval.harness.runcard import RunCard
-    from mt_eval.harness.scoring import MetricScore
     from mt_eval.leaderboard.rows import ranking_key
 
     card = msgspec.convert(cards.card("alpha"), RunCard)

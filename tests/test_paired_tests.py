@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from sacrebleu.significance import PairedTest
 
+from mt_eval.harness import metric_statistics
 from mt_eval.harness import paired_tests as module
-from mt_eval.harness import scoring
 from mt_eval.harness.paired_tests import paired_tests
 from mt_eval.harness.scoring import make_metrics, segment_statistics
 
@@ -108,12 +108,12 @@ def test_the_interval_of_the_difference_is_taken_over_the_bootstraps_own_resampl
 def test_swapped_statistics_are_summed_exactly(largest: int, monkeypatch):
     """A trial's swapped statistics, ``flips @ (A − B)``: small counts are multiplied in float32 (exact), counts
     whose sums pass 2**23 in float64."""
-    monkeypatch.setattr(scoring, "_SUM_BLOCK", 1000)
+    monkeypatch.setattr(metric_statistics, "_SUM_BLOCK", 1000)
     rng = np.random.default_rng(largest)
     stats_a = rng.integers(largest // 2, largest, size=(2500, 5)).astype(np.uint16)  # A − B mostly large
     stats_b = rng.integers(0, largest // 2, size=(2500, 5)).astype(np.uint16)
     flips = rng.integers(2, size=(40, 2500), dtype=bool)
     exact = (flips.astype(np.int64) @ (stats_a.astype(np.int64) - stats_b.astype(np.int64))).astype(np.float64)
-    assert np.array_equal(scoring.weighted_sums(flips, stats_a, minus=stats_b), exact)
-    floats = scoring.weighted_sums(flips, stats_a.astype(np.float64), minus=stats_b.astype(np.float64))
+    assert np.array_equal(metric_statistics.weighted_sums(flips, stats_a, minus=stats_b), exact)
+    floats = metric_statistics.weighted_sums(flips, stats_a.astype(np.float64), minus=stats_b.astype(np.float64))
     assert np.array_equal(floats, exact)

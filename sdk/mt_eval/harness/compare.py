@@ -194,8 +194,9 @@ def _statistics(both: list[InOrder], walk: _Walk, metrics: dict[str, Any], stage
     the tests, in worker processes for a large corpus, each reading the card's results (its log) and the corpus
     itself. Two runs with the same outputs have the same statistics: A's are extracted, and serve for B."""
     from mt_eval.harness.logged_results import ScoredSegments
+    from mt_eval.harness.metric_statistics import SegmentSource
     from mt_eval.harness.scorer_processes import extract_statistics
-    from mt_eval.harness.scoring import STATS_CHUNK, SegmentSource
+    from mt_eval.harness.scoring import STATS_CHUNK
 
     runs = both[:1] if walk.identical else both
     sources: list[tuple[Any, SegmentSource]] = [(metric, ScoredSegments(results, STATS_CHUNK)) for results in runs

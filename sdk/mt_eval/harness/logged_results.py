@@ -121,7 +121,7 @@ class LoggedResults:
 
 class ScoredSegments:
     """The scored entries' hypotheses and references of a run, chunk by chunk in corpus order (a
-    `mt_eval.harness.scoring.SegmentSource`): a failed or abstained entry is an empty hypothesis, and so is an
+    `mt_eval.harness.metric_statistics.SegmentSource`): a failed or abstained entry is an empty hypothesis, and so is an
     entry without a result, unless ``skip_missing`` leaves it out (verifying a card whose run covered part of
     its corpus). A class rather than a closure, so that a scorer process can be sent it."""
 

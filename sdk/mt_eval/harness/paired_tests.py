@@ -5,7 +5,7 @@
 statistics at once: for a million segments that is gigabytes of indices and tens of gigabytes of gathered
 statistics. Here the same draws are made a few resamples at a time (numpy's generator gives the same numbers
 however the draws are split, when a split of the trials' coin flips falls on a multiple of 32 rows), each
-resample's statistics are summed from its counts (``counts @ stats``, exactly: `scoring.weighted_sums`), and
+resample's statistics are summed from its counts (``counts @ stats``, exactly: `metric_statistics.weighted_sums`), and
 each score is computed from those sums with the types sacrebleu gives them (float32 for the bootstrap, the
 statistics' own for randomization). The p-values are sacrebleu's wherever its own float32 sums
 are exact (every resample's totals below 2**24); beyond that, sacrebleu's sums round and these do not.
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mt_eval.harness.scoring import CONFIDENCE, kept_counts, weighted_sums
+from mt_eval.harness.metric_statistics import CONFIDENCE, kept_counts, weighted_sums
 
 _CELLS = 1_000_000  # resamples × segments drawn at once (8 bytes a draw, and 8 a count)
 _FLIPS = 32  # the trials' coin flips are drawn a multiple of this many trials at a time (numpy's bit buffer)
@@ -41,7 +41,7 @@ class PairedResult:
 def paired_tests(metric: Any, stats_a: Any, stats_b: Any, *, resamples: int, trials: int, seed: int | None
                  ) -> PairedResult:
     """sacrebleu's paired bootstrap (``resamples``) and approximate randomization (``trials``) of ``metric``
-    between A (the baseline) and B, from their segments × statistics arrays (`scoring.statistics_of`), with
+    between A (the baseline) and B, from their segments × statistics arrays (`metric_statistics.statistics_of`), with
     ``seed`` as sacrebleu's ``SACREBLEU_SEED`` (None: unseeded)."""
     kinds = _column_types(metric)
     score_a = metric._compute_score_from_stats(_totals(stats_a, kinds)).score
@@ -87,7 +87,8 @@ def _bootstrap(metric: Any, stats_a: Any, stats_b: Any, resamples: int, seed: in
 
 def _resample_counts(rng: Any, segments: int, resamples: int) -> Iterator[Any]:
     """How many times each segment is drawn in each resample (resamples × segments), in batches
-    (`scoring.kept_counts`), from ``rng.choice(segments, size=(resamples, segments))`` drawn a few rows at a time."""
+    (`metric_statistics.kept_counts`), from ``rng.choice(segments, size=(resamples, segments))`` drawn a few rows
+    at a time."""
     drawn_at_once = max(1, _CELLS // segments)
 
     def drawn() -> Iterator[Any]:

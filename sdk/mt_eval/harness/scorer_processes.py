@@ -1,5 +1,5 @@
-"""Scoring a large corpus in worker processes (`mt_eval.harness.scoring` decides when), in two rounds that share
-each metric's statistics.
+"""Scoring a large corpus in worker processes (from `PARALLEL_FROM` segments: `parallel`), in two rounds that
+share each metric's statistics.
 
 Round one: a worker per metric (forked, ``workers`` at a time) reads the segments and writes the metric's
 per-segment statistics into an array of memory shared with this process. Round two: workers forked afresh
@@ -15,16 +15,31 @@ import gc
 import os
 from typing import Any
 
-from mt_eval.harness import scoring
-from mt_eval.harness.scoring import CountsTooLarge, MetricScore, SegmentSource, scored, statistics_of, statistics_width
+from mt_eval.harness.metric_statistics import (
+    CountsTooLarge,
+    MetricScore,
+    SegmentSource,
+    scored,
+    statistics_of,
+    statistics_width,
+)
 from mt_eval.process_memory import return_freed_memory
 
-# A scoring job from statistics: (name, metric, statistics, resamples, seed, bootstrap), as `scoring.scored` takes.
+PARALLEL_FROM = 500  # segments from which each metric is scored in its own process
+
+# A scoring job from statistics: (name, metric, statistics, resamples, seed, bootstrap), as `scored` takes.
 Scoring = tuple[str, Any, Any, int, tuple[int, int], Any]
 
 _sources: list[tuple[Any, SegmentSource]] = []  # what a forked worker finds
 _statistics: list[Any] = []
 _scoring: list[Scoring] = []
+
+
+def parallel(jobs: int, count: int) -> int:
+    """How many worker processes take ``jobs`` over ``count`` segments: 0 (all of it in this process) below
+    `PARALLEL_FROM` segments, for a single job, or where processes cannot be forked."""
+    workers = min(jobs, os.cpu_count() or 1)
+    return workers if count >= PARALLEL_FROM and workers > 1 and hasattr(os, "fork") else 0
 
 
 def score_in_processes(jobs: list[tuple[Any, ...]], count: int, workers: int) -> list[MetricScore]:
@@ -36,11 +51,9 @@ def score_in_processes(jobs: list[tuple[Any, ...]], count: int, workers: int) ->
 
 def score_statistics(jobs: list[Scoring], count: int) -> list[MetricScore]:
     """The `MetricScore` of each job, its statistics already extracted (over ``count`` segments): in worker
-    processes from `scoring.PARALLEL_FROM` segments (where processes can be forked), else here."""
-    workers = min(len(jobs), os.cpu_count() or 1)
-    if count >= scoring.PARALLEL_FROM and workers > 1 and hasattr(os, "fork"):
-        return _scored_in_processes(jobs, workers)
-    return [scored(*job) for job in jobs]
+    processes when `parallel` says so, else here."""
+    workers = parallel(len(jobs), count)
+    return _scored_in_processes(jobs, workers) if workers else [scored(*job) for job in jobs]
 
 
 def statistics_in_processes(sources: list[tuple[Any, SegmentSource]], count: int, workers: int) -> list[Any]:
@@ -68,10 +81,10 @@ def statistics_in_processes(sources: list[tuple[Any, SegmentSource]], count: int
 
 
 def extract_statistics(sources: list[tuple[Any, SegmentSource]], count: int) -> list[Any]:
-    """The statistics of each ``(metric, segments)`` over ``count`` segments: in worker processes from
-    `scoring.PARALLEL_FROM` segments (where processes can be forked), else here."""
-    workers = min(len(sources), os.cpu_count() or 1)
-    if count >= scoring.PARALLEL_FROM and workers > 1 and hasattr(os, "fork"):
+    """The statistics of each ``(metric, segments)`` over ``count`` segments: in worker processes when
+    `parallel` says so, else here."""
+    workers = parallel(len(sources), count)
+    if workers:
         return statistics_in_processes(sources, count, workers)
     return [statistics_of(metric, segments(), count) for metric, segments in sources]
 

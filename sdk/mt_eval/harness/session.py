@@ -41,6 +41,7 @@ from mt_eval.harness.method_contract import (
     method_facts,
     say_isolated_hooks_do_not_run,
 )
+from mt_eval.harness.metric_statistics import MetricScore
 from mt_eval.harness.request import RunRequest
 from mt_eval.harness.results_log import ResultsLog, logged_ids, read_results, repair
 from mt_eval.harness.run_config import run_config
@@ -55,7 +56,7 @@ from mt_eval.harness.run_directory import (
 from mt_eval.harness.run_rules import RunRules
 from mt_eval.harness.run_summary import print_summary
 from mt_eval.harness.running import Around, run_method
-from mt_eval.harness.scoring import STATS_CHUNK, MetricScore, Scores, score_segments
+from mt_eval.harness.scoring import STATS_CHUNK, Scores, score_segments
 from mt_eval.loader import LoadedMethod, load_method
 from mt_eval.method_start import StartFailed
 from mt_eval.pins import PinCheck

@@ -55,7 +55,8 @@ def check_scores(result: Verification, card: RunCard, recomputed: Scores, extens
                  listed: Listed) -> None:
     """Each metric the card states against ``recomputed`` (the SDK's own metrics, with the card's bootstrap
     settings), and the metrics of ``extensions`` computed from ``listed()``."""
-    from mt_eval.harness.scoring import MetricScore, make_metrics
+    from mt_eval.harness.metric_statistics import MetricScore
+    from mt_eval.harness.scoring import make_metrics
 
     assert card.metrics is not None
     scorers = _extension_metrics(extensions)
