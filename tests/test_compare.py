@@ -266,3 +266,22 @@ def test_extension_metrics_are_recomputed_by_compare(tmp_path: Path, corpus: Pat
     assert compare(a, edited, "--extension", "length_metric") == 1
     assert "$.metrics.metrics[3].score" in capsys.readouterr().err
     assert compare(a, edited) == 0  # not recomputed without its extension: a warning, as from `mt-eval verify`
+
+
+@pytest.mark.parametrize("seed", [None, "7"])
+def test_two_runs_with_the_same_outputs_and_draws_have_each_interval_drawn_once(tmp_path: Path, corpus: Path,
+                                                                               monkeypatch, seed: str | None):
+    from mt_eval.harness import scorer_processes
+
+    assert run(tmp_path / "a", corpus, *honest())[0] == 0
+    assert run(tmp_path / "b", corpus, *honest(), *(("--seed", seed) if seed else ()))[0] == 0
+    drawn: list[int] = []
+    score_statistics = scorer_processes.score_statistics
+
+    def counted(jobs, count):
+        drawn.append(len(jobs))
+        return score_statistics(jobs, count)
+
+    monkeypatch.setattr(scorer_processes, "score_statistics", counted)
+    assert compare(tmp_path / "a" / "card.json", tmp_path / "b" / "card.json", "--allow-diff", "seed") == 0
+    assert drawn == [3 if seed is None else 6]  # one interval per metric, for both cards, unless their seeds differ

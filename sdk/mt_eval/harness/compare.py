@@ -213,7 +213,8 @@ def _verify_scores(paths: list[Path], checked: list[Verification], both: list[In
     """Step 6 of verification for each card, from ``statistics``: its metrics recomputed with its own bootstrap
     resamples, seed and draws (in worker processes for a large corpus) must be what it states, as `mt-eval verify`
     recomputes them from the card alone; `CompareError` when they are not. ``metrics``: those that extracted
-    ``statistics`` (`make_metrics`, in its order: a metric's seed is its place there)."""
+    ``statistics`` (`make_metrics`, in its order: a metric's seed is its place there). Two cards with the same
+    statistics (the same outputs) and the same bootstrap settings have each interval drawn once, for both."""
     from mt_eval.harness.logged_results import ScoredSegments
     from mt_eval.harness.scorer_processes import Scoring, score_statistics
     from mt_eval.harness.scoring import STATS_CHUNK, Scores
@@ -222,17 +223,22 @@ def _verify_scores(paths: list[Path], checked: list[Verification], both: list[In
     stating = [(path, verification, results, stats) for path, verification, results, stats
                in zip(paths, checked, both, statistics, strict=True)
                if verification.card is not None and verification.card.metrics is not None]
-    jobs: list[Scoring] = []
+    jobs: dict[tuple[Any, ...], Scoring] = {}  # by what decides the score: the statistics and the draws
+    keys: list[list[tuple[Any, ...]]] = []  # each card's jobs, in the order of ``metrics``
     for _, verification, _, stats in stating:
         stated = verification.card.metrics  # type: ignore[union-attr]
         assert stated is not None
-        jobs += [(name, metric, stats[number], stated.bootstrap_resamples, (stated.bootstrap_seed, number),
-                  stated.bootstrap) for number, (name, metric) in enumerate(metrics.items())]
-    recomputed = iter(score_statistics(jobs, count))
-    for path, verification, results, _ in stating:
+        keys.append([])
+        for number, (name, metric) in enumerate(metrics.items()):
+            seed = (stated.bootstrap_seed, number)
+            key = (id(stats[number]), stated.bootstrap_resamples, seed, stated.bootstrap)
+            jobs.setdefault(key, (name, metric, stats[number], stated.bootstrap_resamples, seed, stated.bootstrap))
+            keys[-1].append(key)
+    recomputed = dict(zip(jobs, score_statistics(list(jobs.values()), count), strict=True))
+    for (path, verification, results, _), card_keys in zip(stating, keys, strict=True):
         card = verification.card
         assert card is not None and card.metrics is not None
-        scores = Scores(headline=next(iter(metrics)), metrics=[next(recomputed) for _ in metrics], segments=count,
+        scores = Scores(headline=next(iter(metrics)), metrics=[recomputed[key] for key in card_keys], segments=count,
                         bootstrap_resamples=card.metrics.bootstrap_resamples,
                         bootstrap_seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
         check_scores(verification, card, scores, extensions, ScoredSegments(results, STATS_CHUNK).listed)
