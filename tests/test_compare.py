@@ -285,3 +285,19 @@ def test_two_runs_with_the_same_outputs_and_draws_have_each_interval_drawn_once(
     monkeypatch.setattr(scorer_processes, "score_statistics", counted)
     assert compare(tmp_path / "a" / "card.json", tmp_path / "b" / "card.json", "--allow-diff", "seed") == 0
     assert drawn == [3 if seed is None else 6]  # one interval per metric, for both cards, unless their seeds differ
+
+
+def test_a_card_whose_records_disagree_with_its_results_is_refused(tmp_path: Path, corpus: Path, capsys):
+    """The family record recounted from the results (a step of `mt-eval verify` that `compare` runs itself,
+    beside recomputing the metrics): altered and resealed, it is refused, named as `verify` names it."""
+    assert run(tmp_path / "a", corpus, *honest())[0] == 0
+    assert run(tmp_path / "b", corpus, *honest(), "--embed-results", "never")[0] == 0
+
+    def change(data: dict) -> None:
+        data["families"]["canary_pass_rate"]["numerator"] = 0
+
+    edited = edit_card(tmp_path / "b" / "card.json", change)
+    capsys.readouterr()
+    assert compare(tmp_path / "a" / "card.json", edited) == 1
+    err = capsys.readouterr().err
+    assert f"{edited} does not verify, so it cannot be compared" in err and "$.families.canary_pass_rate" in err
