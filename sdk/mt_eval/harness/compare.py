@@ -217,16 +217,16 @@ def _verify_scores(paths: list[Path], checked: list[Verification], both: list[In
     statistics (the same outputs) and the same bootstrap settings have each interval drawn once, for both."""
     from mt_eval.harness.logged_results import ScoredSegments
     from mt_eval.harness.scorer_processes import Scoring, score_statistics
-    from mt_eval.harness.scoring import STATS_CHUNK, Scores
+    from mt_eval.harness.scoring import STATS_CHUNK
     from mt_eval.harness.verify_metrics import check_scores
 
-    stating = [(path, verification, results, stats) for path, verification, results, stats
+    stating = [(path, verification, verification.card, results, stats) for path, verification, results, stats
                in zip(paths, checked, both, statistics, strict=True)
                if verification.card is not None and verification.card.metrics is not None]
     jobs: dict[tuple[Any, ...], Scoring] = {}  # by what decides the score: the statistics and the draws
     keys: list[list[tuple[Any, ...]]] = []  # each card's jobs, in the order of ``metrics``
-    for _, verification, _, stats in stating:
-        stated = verification.card.metrics  # type: ignore[union-attr]
+    for _, _, card, _, stats in stating:
+        stated = card.metrics
         assert stated is not None
         keys.append([])
         for number, (name, metric) in enumerate(metrics.items()):
@@ -235,13 +235,9 @@ def _verify_scores(paths: list[Path], checked: list[Verification], both: list[In
             jobs.setdefault(key, (name, metric, stats[number], stated.bootstrap_resamples, seed, stated.bootstrap))
             keys[-1].append(key)
     recomputed = dict(zip(jobs, score_statistics(list(jobs.values()), count), strict=True))
-    for (path, verification, results, _), card_keys in zip(stating, keys, strict=True):
-        card = verification.card
-        assert card is not None and card.metrics is not None
-        scores = Scores(headline=next(iter(metrics)), metrics=[recomputed[key] for key in card_keys], segments=count,
-                        bootstrap_resamples=card.metrics.bootstrap_resamples,
-                        bootstrap_seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
-        check_scores(verification, card, scores, extensions, ScoredSegments(results, STATS_CHUNK).listed)
+    for (path, verification, card, results, _), card_keys in zip(stating, keys, strict=True):
+        check_scores(verification, card, [recomputed[key] for key in card_keys], extensions,
+                     ScoredSegments(results, STATS_CHUNK).listed)
         _refuse_unverified(path, verification)
 
 

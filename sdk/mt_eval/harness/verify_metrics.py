@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mt_eval.harness.metric_statistics import MetricScore
     from mt_eval.harness.runcard import RunCard
-    from mt_eval.harness.scoring import Scores
     from mt_eval.harness.verification import Verification
 
 TOLERANCE = 1e-4  # scores are stored rounded to 4 decimals
@@ -39,7 +39,7 @@ def recompute_metrics(result: Verification, card: RunCard, source: Any, extensio
     else:
         ran = {entry_key(r.id): r for r in card.results}
         entries = [e for e in scored if e["id"] in ran]
-        if not references_present(result, [e["id"] for e in entries if not isinstance(e.get("reference"), str)]):
+        if not _references_present(result, [e["id"] for e in entries if not isinstance(e.get("reference"), str)]):
             return
         hypotheses = [ran[e["id"]].predicted or "" if ran[e["id"]].error is None else "" for e in entries]
         references = [e["reference"] for e in entries]
@@ -48,10 +48,10 @@ def recompute_metrics(result: Verification, card: RunCard, source: Any, extensio
 
         def listed() -> tuple[list[str], list[str]]:
             return hypotheses, references
-    check_scores(result, card, recomputed, extensions, listed)
+    check_scores(result, card, recomputed.metrics, extensions, listed)
 
 
-def check_scores(result: Verification, card: RunCard, recomputed: Scores, extensions: Sequence[str],
+def check_scores(result: Verification, card: RunCard, recomputed: Sequence[MetricScore], extensions: Sequence[str],
                  listed: Listed) -> None:
     """Each metric the card states against ``recomputed`` (the SDK's own metrics, with the card's bootstrap
     settings), and the metrics of ``extensions`` computed from ``listed()``."""
@@ -60,7 +60,7 @@ def check_scores(result: Verification, card: RunCard, recomputed: Scores, extens
 
     assert card.metrics is not None
     scorers = _extension_metrics(extensions)
-    fresh = {m.name: m for m in recomputed.metrics}
+    fresh = {m.name: m for m in recomputed}
     if scorers:
         hypotheses, references = listed()
         for name, scorer in scorers.items():
@@ -89,7 +89,7 @@ def check_scores(result: Verification, card: RunCard, recomputed: Scores, extens
         result.problem("$.metrics.headline", f"the headline {card.metrics.headline!r} is not one of the metrics")
 
 
-def references_present(result: Verification, missing: list[Any]) -> bool:
+def _references_present(result: Verification, missing: list[Any]) -> bool:
     """Whether no scored entry with a result lacks a reference (``missing``: the ids of those that do); the
     problem is reported when one does."""
     if missing:
@@ -115,7 +115,7 @@ def _scores_from_log(result: Verification, card: RunCard, scored: Any) -> tuple[
             if not isinstance(entry.get("reference"), str):
                 missing.append(entry["id"])
     segments = ScoredSegments(logged, STATS_CHUNK, skip_missing=True)
-    if not references_present(result, missing):
+    if not _references_present(result, missing):
         return None, segments.listed
     recomputed = score_segments(segments, count, resamples=card.metrics.bootstrap_resamples,
                                 seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
