@@ -11,6 +11,7 @@ import pytest
 
 from gate_policies import LENIENT
 from mt_eval.cli import main
+from mt_eval.harness.outcome import EXIT_FAILED
 from rigor_support import edit_card, family_corpus, honest, run
 
 
@@ -301,3 +302,22 @@ def test_a_card_whose_records_disagree_with_its_results_is_refused(tmp_path: Pat
     assert compare(tmp_path / "a" / "card.json", edited) == 1
     err = capsys.readouterr().err
     assert f"{edited} does not verify, so it cannot be compared" in err and "$.families.canary_pass_rate" in err
+
+
+def test_a_run_that_failed_on_every_entry_is_compared_without_metrics_to_recompute(tmp_path: Path, corpus: Path,
+                                                                                     capsys):
+    """A run whose every entry failed has no metrics on its card (status failed, no headline): it is still
+    compared, scoring as empty translations, and only the other card's metrics are recomputed and checked."""
+    ids = [f"s{i:02d}" for i in range(30)] + ["c0", "c1", "n0", "n1"]
+    code, failed = run(tmp_path / "failed", corpus, *honest(fail=ids), *LENIENT)
+    assert code == EXIT_FAILED and failed is not None and failed.metrics is None and failed.status == "failed"
+    assert run(tmp_path / "copy", corpus, *honest())[0] == 0
+    capsys.readouterr()
+    assert compare(tmp_path / "failed" / "card.json", tmp_path / "copy" / "card.json", "--json") == 0
+    shown = capsys.readouterr()
+    steps = [line.split("]: ", 1)[1] for line in shown.err.splitlines()]
+    assert "recomputing B's metrics from them, with its card's own bootstrap" in steps
+    assert not any("both cards' metrics" in step for step in steps)
+    report = json.loads(shown.out)
+    chrf = next(row for row in report["rows"] if row["metric"] == "chrF++")
+    assert chrf["a"] == 0.0 and chrf["delta"] == chrf["b"] > 20  # A's empty outputs against B's copied sources

@@ -119,7 +119,11 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
                            "control)")
     metrics = make_metrics()
     statistics = _statistics(both, walk, metrics, stage)
-    stage("recomputing both cards' metrics from them, with each card's own bootstrap")
+    stating = [name for name, card in (("A", a), ("B", b)) if card.metrics is not None]
+    if stating:
+        cards = "both cards'" if len(stating) == 2 else f"{stating[0]}'s"
+        stage(f"recomputing {cards} metrics from them, with {'each' if len(stating) == 2 else 'its'} card's own "
+              "bootstrap")
     _verify_scores([baseline, candidate], checked, both, statistics, metrics, walk.scored, extensions)
     stated = {} if a.metrics is None else {m.name: m.score for m in a.metrics.metrics}
     rows = (_identical(metrics, bootstrap, trials, seed, stated) if walk.identical and set(metrics) <= set(stated)
