@@ -316,7 +316,7 @@ def test_a_run_that_failed_on_every_entry_is_compared_without_metrics_to_recompu
     assert compare(tmp_path / "failed" / "card.json", tmp_path / "copy" / "card.json", "--json") == 0
     shown = capsys.readouterr()
     steps = [line.split("]: ", 1)[1] for line in shown.err.splitlines()]
-    assert "recomputing B's metrics from them, with its card's own bootstrap" in steps
+    assert "recomputing B's metrics from them, with its own bootstrap" in steps
     assert not any("both cards' metrics" in step for step in steps)
     report = json.loads(shown.out)
     chrf = next(row for row in report["rows"] if row["metric"] == "chrF++")

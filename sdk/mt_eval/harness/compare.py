@@ -119,12 +119,7 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
                            "control)")
     metrics = make_metrics()
     statistics = _statistics(both, walk, metrics, stage)
-    stating = [name for name, card in (("A", a), ("B", b)) if card.metrics is not None]
-    if stating:
-        cards = "both cards'" if len(stating) == 2 else f"{stating[0]}'s"
-        stage(f"recomputing {cards} metrics from them, with {'each' if len(stating) == 2 else 'its'} card's own "
-              "bootstrap")
-    _verify_scores([baseline, candidate], checked, both, statistics, metrics, walk.scored, extensions)
+    _verify_scores([baseline, candidate], checked, both, statistics, metrics, walk.scored, extensions, stage)
     stated = {} if a.metrics is None else {m.name: m.score for m in a.metrics.metrics}
     rows = (_identical(metrics, bootstrap, trials, seed, stated) if walk.identical and set(metrics) <= set(stated)
             else _paired_tests(statistics, metrics, bootstrap, trials, seed, stage))
@@ -213,7 +208,8 @@ def _statistics(both: list[InOrder], walk: _Walk, metrics: dict[str, Any], stage
 
 
 def _verify_scores(paths: list[Path], checked: list[Verification], both: list[InOrder], statistics: list[list[Any]],
-                   metrics: dict[str, Any], count: int, extensions: Sequence[str]) -> None:
+                   metrics: dict[str, Any], count: int, extensions: Sequence[str], stage: Callable[[str], None]
+                   ) -> None:
     """Step 6 of verification for each card, from ``statistics``: its metrics recomputed with its own bootstrap
     resamples, seed and draws (in worker processes for a large corpus) must be what it states, as `mt-eval verify`
     recomputes them from the card alone; `CompareError` when they are not. ``metrics``: those that extracted
@@ -227,6 +223,10 @@ def _verify_scores(paths: list[Path], checked: list[Verification], both: list[In
     stating = [(path, verification, verification.card, results, stats) for path, verification, results, stats
                in zip(paths, checked, both, statistics, strict=True)
                if verification.card is not None and verification.card.metrics is not None]
+    if len(stating) == 2:
+        stage("recomputing both cards' metrics from them, with each card's own bootstrap")
+    elif stating:  # the other card states none (a run that failed on every entry)
+        stage(f"recomputing {'A' if stating[0][0] == paths[0] else 'B'}'s metrics from them, with its own bootstrap")
     jobs: dict[tuple[Any, ...], Scoring] = {}  # by what decides the score: the statistics and the draws
     keys: list[list[tuple[Any, ...]]] = []  # each card's jobs, in the order of ``metrics``
     for _, _, card, _, stats in stating:
