@@ -280,9 +280,14 @@ export class GuestServer {
     return this.enqueue('decide', id, params.rows, config);
   }
 
-  // A request that came before the rules it needs were loaded (see loadResults): it and every line after it wait,
-  // in order, until they are — so a cancel that follows it still finds it.
+  // A request that came before the rules it needs were loaded (see loadResults): it and every request or line after
+  // it wait, in order, until they are — so a cancel that follows it still finds it. (Requests that came while
+  // initialize was being answered are dispatched one after another once it is: the second one waits too.)
   hold(request) {
+    if (this.held !== null) {
+      this.held.push(request);
+      return;
+    }
     this.held = [request];
     Promise.all([loadResults(), loadDecisions()]).then(() => this.release(), (error) => {
       this.log(`cannot load the guest's rules: ${error?.stack ?? error}`);
@@ -291,16 +296,18 @@ export class GuestServer {
   }
 
   release() {
-    const [request, ...lines] = this.held;
+    const waiting = this.held;
     this.held = null;
-    try {
-      this.dispatchInitialized(request.id, request.method, request.params);
-    } catch (error) {
-      this.internalError(request.id, error);
-    }
-    for (const line of lines) {
-      if (this.held === null) this.handleLine(line);
-      else this.held.push(line);
+    for (const item of waiting) {
+      if (this.held !== null) this.held.push(item);
+      else if (Buffer.isBuffer(item)) this.handleLine(item);
+      else {
+        try {
+          this.dispatchInitialized(item.id, item.method, item.params);
+        } catch (error) {
+          this.internalError(item.id, error);
+        }
+      }
     }
     this.maybeExit();
   }

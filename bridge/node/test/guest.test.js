@@ -108,6 +108,19 @@ describe('requests in flight', () => {
     assert.equal((await driver.next()).result.results[0].predicted, 'spa:ba');
     await driver.close();
   });
+
+  test('every request sent before initialize is answered is served after it, in order, with what follows', async () => {
+    const driver = guest([reverseFixture]);
+    driver.send({ jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocol_versions: ['mt-eval-bridge/1'], host: { name: 't', version: '1' }, config: CONFIG } });
+    for (const [id, source] of [[2, 'ab'], [3, 'cd'], [4, 'ef']]) driver.translate(id, [{ id: 'a', source }]);
+    driver.sendRaw('{"jsonrpc": "2.0", "id": 5, "method": "method_card", "params": {}}\n');
+    const answers = await driver.collect(5);
+    assert.deepEqual([2, 3, 4].map((id) => answers.get(id).result.results[0].predicted), ['spa:ba', 'spa:dc', 'spa:fe']);
+    assert.ok(answers.get(5).result, JSON.stringify(answers.get(5)));
+    await driver.close();
+    assert.doesNotMatch(driver.stderr, /unhandled|TypeError/);
+  });
 });
 
 describe('the wire', () => {
