@@ -115,9 +115,8 @@ describe('requests in flight', () => {
       params: { protocol_versions: ['mt-eval-bridge/1'], host: { name: 't', version: '1' }, config: CONFIG } });
     for (const [id, source] of [[2, 'ab'], [3, 'cd'], [4, 'ef']]) driver.translate(id, [{ id: 'a', source }]);
     driver.sendRaw('{"jsonrpc": "2.0", "id": 5, "method": "method_card", "params": {}}\n');
-    const answers = await driver.collect(5);
-    assert.deepEqual([2, 3, 4].map((id) => answers.get(id).result.results[0].predicted), ['spa:ba', 'spa:dc', 'spa:fe']);
-    assert.ok(answers.get(5).result, JSON.stringify(answers.get(5)));
+    const answers = await driver.collect(5); // (answers may come in any order)
+    assert.deepEqual([2, 3, 4, 5].map((id) => answers.get(id).result.results?.[0].predicted ?? 'card'), ['spa:ba', 'spa:dc', 'spa:fe', 'card']);
     await driver.close();
     assert.doesNotMatch(driver.stderr, /unhandled|TypeError/);
   });
