@@ -51,6 +51,7 @@ export class GuestServer {
     this.queue = [];
     this.held = null; // lines waiting for the rules a request needs (hold)
     this.defaultConfig = null;
+    this.sharedLatency = false; // the host reads a translate answer's latency_s (initialize's shared_latency)
     this.onDropped = (item) => this.log(`dropped a result without a string "id": ${describe(item)}`);
     this.splitter = new LineSplitter({
       maxLineBytes,
@@ -203,6 +204,7 @@ export class GuestServer {
       }
       this.defaultConfig = params.config; // checked, with its defaults filled in, by the requests that use it
     }
+    this.sharedLatency = params.shared_latency === true;
     let done;
     this.initializing = new Promise((resolveInit) => { done = resolveInit; });
     try {
@@ -370,7 +372,9 @@ export class GuestServer {
       return errorResponse(id, ErrorCode.METHOD_FAILED, failureMessage(error), { type: error?.name ?? typeof error });
     }
     const onDropped = this.onDropped;
-    if (kind === 'translate') return resultResponse(id, resultRules.translateAnswer(value, job.entries, latency, { onDropped }));
+    if (kind === 'translate') {
+      return resultResponse(id, resultRules.translateAnswer(value, job.entries, latency, { onDropped, shared: this.sharedLatency }));
+    }
     if (!Array.isArray(value)) {
       return errorResponse(id, ErrorCode.METHOD_FAILED, `decide returned ${describe(value)}, expected a list with one result per row`,
         { type: 'TypeError' });

@@ -109,6 +109,7 @@ export class HostedGuest {
         protocol_versions: [PROTOCOL_VERSION],
         host: { name: 'mt-eval-bridge', version: HOST_VERSION },
         config: this.#options.config,
+        shared_latency: true, // (results.js: matchResults)
       }, { timeoutMs: startTimeoutMs, hardTimeoutMs: startTimeoutMs });
       if (!isPlainObject(result) || result.protocol_version !== PROTOCOL_VERSION) {
         throw new Error(`the guest answered initialize with protocol_version ${describe(result?.protocol_version)}, `
@@ -260,6 +261,7 @@ export class HostedGuest {
     if (error?.data?.unsent && tries > 1) return this.#runBatch(kind, batch, config, { alone, tries: tries - 1 });
     if (error === undefined) {
       return match(batch.entries, result.results, {
+        latencyS: result.latency_s,
         notes: this.resultNotes,
         tolerance: this.#options.tolerance,
         onUnknown: (raw) => this.#options.logger.warn(`dropped a guest result with an unknown id: ${describe(raw?.id ?? raw)}`),

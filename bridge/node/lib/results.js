@@ -209,34 +209,56 @@ export function resultsFor(entries, returned, { label = 'the method', notes = ne
   });
 }
 
-/** resultsFor for a guest's answer: {onUnknown, source (the label, default "the guest"), notes}. */
-export function matchResults(entries, results, { onUnknown = () => {}, source = 'the guest', notes } = {}) {
-  return resultsFor(entries, results, { label: source, notes, onUnknown });
+/**
+ * resultsFor for a guest's answer: {onUnknown, source (the label, default "the guest"), notes, latencyS (the
+ * answer's latency_s: the latency of each result at 0, its default)}.
+ */
+export function matchResults(entries, results, { onUnknown = () => {}, source = 'the guest', notes, latencyS } = {}) {
+  const given = shareOf(latencyS) ? results.map((item) => withLatency(item, latencyS)) : results;
+  return resultsFor(entries, given, { label: source, notes, onUnknown });
 }
 
-/** What the Node guest answers a translate request with: compact results and, when any, what was changed. */
-export function translateAnswer(returned, entries, latencyS, { onDropped = () => {} } = {}) {
+// An answer's latency_s, when it is one: a finite number above 0.
+const shareOf = (latencyS) => typeof latencyS === 'number' && Number.isFinite(latencyS) && latencyS > 0;
+
+const withLatency = (item, latencyS) => (isPlainObject(item) && (item.latency_s ?? 0) === 0 ? { ...item, latency_s: latencyS } : item);
+
+/**
+ * What the Node guest answers a translate request with: compact results and, when any, what was changed. Each
+ * result without a latency of its own gets latencyS, its share of the call's time; with `shared` (a host that
+ * asked for it at initialize) that share is sent once, as the answer's latency_s, instead of in every result.
+ */
+export function translateAnswer(returned, entries, latencyS, { onDropped = () => {}, shared = false } = {}) {
   const notes = new ResultNotes();
   if (!Array.isArray(returned)) {
     const error = `the method returned ${got(returned)}, not a list of results`;
     return { results: entries.map((entry) => compactResult(errorResult(entry.id, error))) };
   }
+  // Shared by several results only (for one it saves nothing). A host gives the answer's latency_s to every
+  // result at 0 (left out, as a default is): a result that states 0 itself keeps it only when each result carries
+  // its own.
+  const once = shared && latencyS !== 0 && returned.length > 1 && !returned.some(statesZeroLatency);
+  const share = once ? 0 : latencyS;
   const results = [];
   for (const item of returned) {
-    const compacted = isPlainObject(item) && typeof item.id === 'string' && item.id !== '' ? compactAsGiven(item, latencyS) : null;
+    const compacted = isPlainObject(item) && typeof item.id === 'string' && item.id !== '' ? compactAsGiven(item, share) : null;
     if (compacted !== null) { // the usual case: already in the schema's shape, compacted as it is
       results.push(compacted);
       continue;
     }
-    const outcome = normalizeResult(item, { notes, defaultLatencyS: latencyS });
+    const outcome = normalizeResult(item, { notes, defaultLatencyS: share });
     if (outcome === null) { // the host reports its entry as missing a result
       onDropped(item);
       continue;
     }
-    results.push(compactResult(outcome.result ?? errorResult(outcome.id, `the method returned an unusable result: ${outcome.problem}`, latencyS)));
+    results.push(compactResult(outcome.result ?? errorResult(outcome.id, `the method returned an unusable result: ${outcome.problem}`, share)));
   }
-  return notes.size ? { results, normalised: notes.counts } : { results };
+  const answer = notes.size ? { results, normalised: notes.counts } : { results };
+  if (once) answer.latency_s = latencyS;
+  return answer;
 }
+
+const statesZeroLatency = (item) => isPlainObject(item) && item.latency_s === 0;
 
 const atDefault = (value, fallback) => {
   if (fallback === null || typeof fallback !== 'object') return value === fallback;

@@ -103,7 +103,8 @@ class GuestConnection(ChildProcess):
             raise m.BridgeError(m.GUEST_EXITED, f"cannot start guest {self.command[0]!r}: {exc.strerror or exc}"
                                 ) from exc
         params = {"protocol_versions": list(m.SUPPORTED_VERSIONS),
-                  "host": {"name": "mt-eval", "version": __version__}, "config": config}
+                  "host": {"name": "mt-eval", "version": __version__}, "config": config,
+                  "shared_latency": True}  # (`mt_eval.bridge.answers` reads it)
         timeout = self.options.start_timeout_s
         watch = asyncio.ensure_future(watch_handshake(self, self._not_a_guest))  # a plain program fails at once
         try:

@@ -130,6 +130,7 @@ class GuestServer:
         self.card = card
         self.implements = list(dict.fromkeys(implements))
         self.initialized = False
+        self.shared_latency = False  # the host reads a translate answer's latency_s (initialize's shared_latency)
         self.closed = asyncio.Event()
         self._lines = LineSplitter(max_line_bytes)
         self._tasks: dict[int | str, asyncio.Task[None]] = {}
@@ -282,6 +283,7 @@ class GuestServer:
                                    f"none of {offered} is supported", {"supported": list(m.SUPPORTED_VERSIONS)}))
             return
         self.initialized = True
+        self.shared_latency = params.get("shared_latency") is True
         self.send(m.result_line(request_id, {
             "protocol_version": chosen, "method": self.identity, "card": self.card,
             "capabilities": {"max_batch": None, "max_concurrency": MAX_CONCURRENCY, "cancel": True,
@@ -292,7 +294,10 @@ class GuestServer:
         }))
 
     async def translate(self, request_id: int | str, params: Any) -> None:
-        await self._answer(request_id, params, translate_params, self.method.translate, translate_answer)
+        await self._answer(request_id, params, translate_params, self.method.translate, self._translate_answer)
+
+    def _translate_answer(self, raw: Any, items: list[Any], elapsed: float) -> dict[str, Any]:
+        return translate_answer(raw, items, elapsed, shared=self.shared_latency)
 
     async def decide(self, request_id: int | str, params: Any) -> None:
         await self._answer(request_id, params, decide_params, self.method.decide, decision_answer)

@@ -97,16 +97,33 @@ def decision_results(raw: Any, rows: list[dict[str, Any]], elapsed: float) -> li
     return out
 
 
-def translate_answer(raw: Any, entries: list[dict[str, Any]], elapsed: float) -> dict[str, Any]:
+def translate_answer(raw: Any, entries: list[dict[str, Any]], elapsed: float, *, shared: bool = False
+                     ) -> dict[str, Any]:
     """The result of a translate request: the method's results in the protocol's compact shape (`mt_eval.results`
     normalises them; an item without a string id is left out, so the host reports its entry as missing one),
-    and ``normalised``, what had to be changed to accept them, when anything had."""
+    and ``normalised``, what had to be changed to accept them, when anything had. Each result without a latency of
+    its own gets its share of the call's time; with ``shared`` (a host that asked for it at initialize) the share
+    is sent once, as the answer's ``latency_s``, instead of in every result."""
     notes = ResultNotes()
     if not isinstance(raw, list):
         error = f"the method returned {value_in_words(raw)}, not a list of results"
         return {"results": [compact(error_result(str(e["id"]), error)) for e in entries]}
     share = elapsed / max(1, len(entries))
-    answer: dict[str, Any] = {"results": msgspec.Raw(compact_returned(raw, notes=notes, default_latency_s=share))}
+    # Shared by several results only (for one it saves nothing). A host gives the answer's latency_s to every
+    # result at 0 (left out, as a default is): a result that states 0 itself keeps it only when each result
+    # carries its own.
+    once = shared and share != 0 and len(raw) > 1 and not any(map(_states_zero_latency, raw))
+    answer: dict[str, Any] = {"results": msgspec.Raw(compact_returned(raw, notes=notes,
+                                                                      default_latency_s=0.0 if once else share))}
     if notes:
         answer["normalised"] = notes.counts
+    if once:
+        answer["latency_s"] = share
     return answer
+
+
+def _states_zero_latency(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return False
+    latency = item.get("latency_s")
+    return type(latency) in (int, float) and latency == 0

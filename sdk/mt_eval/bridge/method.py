@@ -18,7 +18,6 @@ is not retried: every later call fails at once with the same reason (`start` rai
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -29,29 +28,15 @@ import msgspec
 
 from mt_eval import results
 from mt_eval.bridge import messages as m
+from mt_eval.bridge.answers import match_decisions, match_results
 from mt_eval.bridge.connection import GuestConnection, HostOptions
-from mt_eval.bridge.lines import id_in
 from mt_eval.bridge.slots import Slots
 from mt_eval.child_policy import RestartBudget, SoloGate
 from mt_eval.concurrency import all_of
 from mt_eval.gold import GOLD_FIELDS, method_view
-from mt_eval.records import TranslationResult, result_problem
-from mt_eval.results import ResultNotes, parse_returned, results_for, unusable
+from mt_eval.results import ResultNotes
 
 log = logging.getLogger("mt_eval.bridge")
-
-
-class _Translated(msgspec.Struct):
-    """A translate answer in the usual shape, decoded in one step (anything else takes `mt_eval.results`)."""
-
-    results: list[TranslationResult]
-    normalised: dict[str, int] | None = None
-
-
-_results_decoder = msgspec.json.Decoder(_Translated)
-_answer_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_items_decoder = msgspec.json.Decoder(list[msgspec.Raw])
-_raw_results_decoder = msgspec.json.Decoder(dict[str, list[msgspec.Raw]])
 _GUEST_LOST = (m.GUEST_EXITED, m.TIMEOUT)  # the guest crashed, hung or was stopped
 
 
@@ -266,92 +251,6 @@ class BridgeMethod:
     async def aclose(self) -> None:
         if self._connection is not None:
             await self._connection.aclose()
-
-
-def match_results(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str,
-                  notes: ResultNotes | None = None) -> list[dict[str, Any]]:
-    """One result per entry, in entry order (`mt_eval.results`); what the guest changed to accept its method's
-    results, and what this host changed to accept the guest's, is counted in ``notes``."""
-    notes = notes if notes is not None else ResultNotes()
-    try:
-        decoded = _results_decoder.decode(raw)
-        returned: Any = decoded.results
-        if decoded.normalised:
-            notes.merge(decoded.normalised)
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        returned = _each_result(raw, label, notes)
-    else:
-        if _one_each_in_order(batch, returned):  # the usual answer: what `results_for` would return, as it is
-            return msgspec.to_builtins(returned)  # type: ignore[no-any-return]
-    paired, unknown = results_for(batch, returned, label=f"guest {label}", notes=notes)
-    if unknown:
-        log.warning("guest %s returned results for unknown ids %s; dropped", label, unknown[:5])
-    return msgspec.to_builtins(paired)  # type: ignore[no-any-return]
-
-
-def _one_each_in_order(batch: list[dict[str, Any]], returned: list[TranslationResult]) -> bool:
-    """Whether the guest answered every entry once, in entry order, with a usable result (entry ids unique)."""
-    if len(returned) != len(batch):
-        return False
-    for entry, result in zip(batch, returned):  # noqa: B905 (same lengths)
-        if result.id != entry["id"] or result_problem(result) is not None:
-            return False
-    return len(batch) == 1 or len({entry["id"] for entry in batch}) == len(batch)
-
-
-def match_decisions(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str, _notes: ResultNotes | None = None
-                    ) -> list[dict[str, Any]]:
-    """One result per row, in row order, as the guest sent it; missing and repeated results become row errors."""
-    try:
-        items = _raw_results_decoder.decode(raw)["results"]
-    except (msgspec.ValidationError, msgspec.DecodeError, KeyError) as exc:
-        log.warning("guest %s sent a decide result without a results list: %s", label, exc)
-        items = []
-    found: dict[str, list[Any]] = {str(row["id"]): [] for row in batch}
-    for item in items:
-        decoded = msgspec.json.decode(item)
-        item_id = decoded.get("id") if isinstance(decoded, dict) else None
-        if isinstance(item_id, str) and item_id in found:
-            found[item_id].append(decoded)
-        else:
-            log.warning("guest %s returned a decision for an unknown row %r; dropped", label, item_id)
-    out = []
-    for row_id, given in found.items():
-        if len(given) == 1:
-            out.append(given[0])
-        else:
-            what = "no result" if not given else f"{len(given)} results"
-            out.append({"id": row_id, "error": f"guest {label} returned {what} for this row"})
-    return out
-
-
-def _each_result(raw: msgspec.Raw, label: str, notes: ResultNotes) -> list[Any]:
-    """The results of an answer that does not decode in one step, item by item: an item that is not even JSON
-    (invalid UTF-8, say) fails its own entry — when its id can be read — and no other."""
-    try:
-        body = _answer_decoder.decode(raw)
-        items = _items_decoder.decode(body["results"]) if "results" in body else None
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        log.warning("guest %s sent a translate result without a results list: %s", label, exc)
-        return []
-    if items is None:
-        log.warning("guest %s sent a translate result without a results list", label)
-        return []
-    if "normalised" in body:
-        with contextlib.suppress(ValueError):
-            notes.merge(parse_returned(bytes(body["normalised"])))
-    returned: list[Any] = []
-    for item in items:
-        try:
-            returned.append(parse_returned(bytes(item)))
-        except ValueError as exc:
-            entry_id = id_in(bytes(item))
-            why = (f"not valid UTF-8 (byte 0x{exc.object[exc.start]:02x})" if isinstance(exc, UnicodeDecodeError)
-                   else f"not valid JSON: {exc}")
-            log.warning("guest %s sent a result for %r that is %s", label, entry_id, why)
-            if isinstance(entry_id, str):
-                returned.append(unusable(entry_id, why))
-    return returned
 
 
 @dataclass(frozen=True)

@@ -102,9 +102,12 @@ export function resultsFor(
   returned: unknown,
   options?: { label?: string; notes?: ResultNotes; elapsedS?: number; onUnknown?: (raw: unknown) => void },
 ): TranslationResult[];
-/** resultsFor for a guest's answer (label "the guest" unless source says otherwise). */
+/**
+ * resultsFor for a guest's answer (label "the guest" unless source says otherwise); latencyS, the answer's
+ * latency_s, is the latency of each result at 0 (its default).
+ */
 export function matchResults(
   entries: readonly { id: string }[],
   results: readonly unknown[],
-  options?: { onUnknown?: (raw: unknown) => void; source?: string; notes?: ResultNotes },
+  options?: { onUnknown?: (raw: unknown) => void; source?: string; notes?: ResultNotes; latencyS?: number },
 ): TranslationResult[];
