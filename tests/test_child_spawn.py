@@ -163,6 +163,58 @@ def test_closing_kills_a_running_child_and_reaps_it_and_no_descriptor_is_left_op
     assert all(gone(pid) for pid in pids)
 
 
+def running_with(marker: str) -> list[int]:
+    """The processes whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes() and not gone(int(entry.name)):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.parametrize("loop_name", ["asyncio", "uvloop"])
+def test_a_start_cancelled_at_any_point_raises_cancelled_and_leaves_nothing_behind(loop_name):
+    """However far the pipes were wired when its caller was cancelled: no error in place of the cancellation, no
+    child left running, no descriptor left open, and no callback from a child its caller gave up."""
+    marker = "31.41592"
+
+    async def scenario():
+        warm = Recorder(["true"])  # a loop opens a descriptor or two of its own on first use
+        await warm.spawn()
+        await warm.aclose()
+        before = open_fds()
+        outcomes, children = [], []
+        for turns in range(8):
+            child = Recorder(["sleep", marker])
+            children.append(child)
+            starting = asyncio.ensure_future(child.spawn())
+            for _ in range(turns):
+                await asyncio.sleep(0)
+            starting.cancel()
+            try:
+                await starting
+                outcomes.append("started")
+                await child.aclose()
+            except asyncio.CancelledError:
+                outcomes.append("cancelled")
+        for _ in range(100):
+            await asyncio.sleep(0.02)  # (a pipe's transport closes its descriptor a turn after it is closed)
+            if not running_with(marker):
+                break
+        return before, open_fds(), outcomes, children
+
+    before, after, outcomes, children = run(loop_name, scenario())
+    assert set(outcomes) <= {"cancelled", "started"} and outcomes[0] == "cancelled"
+    assert running_with(marker) == []
+    assert after == before
+    given_up = [child for child, outcome in zip(children, outcomes, strict=True) if outcome == "cancelled"]
+    assert [child.events for child in given_up] == [[] for _ in given_up]
+
+
 def test_without_pidfds_the_loops_own_transport_starts_the_child(monkeypatch):
     monkeypatch.setattr(child_spawn, "usable", lambda: False)
 

@@ -41,10 +41,11 @@ async def spawn(loop: asyncio.AbstractEventLoop, protocol: asyncio.SubprocessPro
     """Start ``command`` in its own session with its three standard streams piped to ``protocol``, as
     ``loop.subprocess_exec(..., start_new_session=True)`` does; `OSError` when it cannot be started."""
     transport = PopenTransport(loop, protocol, _popen(command, cwd, env))
+    wiring = asyncio.ensure_future(transport.connect())
     try:
-        await transport.connect()
-    except BaseException:
-        transport.close()
+        await asyncio.shield(wiring)
+    except BaseException:  # cancelled, or the wiring failed: the child is ended once no pipe is being wired
+        transport.abandon(wiring)
         raise
     return transport
 
@@ -88,6 +89,7 @@ class PopenTransport(asyncio.SubprocessTransport):
         self._pidfd: int | None = None
         self._returncode: int | None = None
         self._closed = False
+        self._abandoned = False
         self._lost = False
 
     async def connect(self) -> None:
@@ -99,6 +101,8 @@ class PopenTransport(asyncio.SubprocessTransport):
             transport, _ = await connect(functools.partial(_PipeProtocol, self, fd), pipe)
             self._pipes[fd] = transport
             self._open_pipes += 1
+        if self._abandoned:  # given up meanwhile: `abandon` ends it now that no pipe is half wired
+            return
         self._pidfd = os.pidfd_open(popen.pid)
         loop.add_reader(self._pidfd, self._exited)  # (readable at once if it has ended already)
         self.protocol.connection_made(self)
@@ -157,6 +161,22 @@ class PopenTransport(asyncio.SubprocessTransport):
     def is_closing(self) -> bool:
         return self._closed
 
+    def abandon(self, wiring: asyncio.Future[None]) -> None:
+        """End a child whose start was given up (cancelled, or its wiring failed): closed at once when its pipes
+        are no longer being wired, else as soon as they are. A pipe the loop is taking over must not be closed
+        meanwhile: the loop may already own (and close) its descriptor."""
+        self._abandoned = True  # `connect` does not tell the protocol
+        self.protocol = asyncio.SubprocessProtocol()  # nor does anything else: its caller has gone
+        if wiring.done():
+            self._end(wiring)
+        else:
+            wiring.add_done_callback(self._end)
+
+    def _end(self, wiring: asyncio.Future[None]) -> None:
+        if not wiring.cancelled():
+            wiring.exception()  # (retrieved: the caller was told already)
+        self.close()
+
     def close(self) -> None:
         """Close the pipes; a child still running is killed (as the loop's own transport does) and reaped when
         it has ended."""
@@ -168,7 +188,8 @@ class PopenTransport(asyncio.SubprocessTransport):
         wired = [transport.get_extra_info("pipe") for transport in self._pipes.values()]
         for pipe in (self.popen.stdin, self.popen.stdout, self.popen.stderr):  # those never wired (a failed start)
             if pipe is not None and not any(pipe is other for other in wired):
-                pipe.close()
+                with contextlib.suppress(OSError):  # (one a failed wiring left closed already)
+                    pipe.close()
         if self._returncode is None and self.popen.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 self.popen.kill()

@@ -113,6 +113,9 @@ class GuestConnection(ChildProcess):
         except (m.BridgeError, msgspec.ValidationError, msgspec.DecodeError) as exc:
             await self.aclose()
             raise self._start_error(exc) from exc
+        except BaseException:  # cancelled during the handshake: the guest does not outlive its start
+            await self.aclose()  # (its cleanup kills the group even when this await is cancelled too)
+            raise
         finally:
             watch.cancel()
         self.info = info

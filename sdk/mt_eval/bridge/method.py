@@ -127,6 +127,9 @@ class BridgeMethod:
                 if not self._started_once:
                     self._start_failure = exc
                 raise
+            except BaseException:  # its start was cancelled (the guest is gone): the next call starts one afresh
+                self._connection = None
+                raise
             self._started_once = True
             self._card = info.card
             self._slots = Slots(max(1, info.capabilities.max_concurrency))
