@@ -99,6 +99,31 @@ class _FileOutput:
             os.close(self.fd)
 
 
+class _FileInput:
+    """Requests from a regular file (``< requests.jsonl``), a chunk a turn of the loop, read in a callback as a
+    pipe's data is: each request then starts as it would from a host (in the turn that read it, in its own task),
+    so a ``cancel`` that follows it finds it. At the end of the file the input is closed."""
+
+    def __init__(self, server: GuestServer, fd: int, loop: asyncio.AbstractEventLoop) -> None:
+        self.server, self.fd, self.loop = server, fd, loop
+        self.handle = loop.call_soon(self._read)
+
+    def _read(self) -> None:
+        try:
+            chunk = os.read(self.fd, 1 << 16)
+        except OSError as exc:
+            print(f"mt-eval serve: cannot read the requests: {exc.strerror or exc}", file=sys.stderr)
+            chunk = b""
+        if not chunk:
+            self.server.closed.set()
+            return
+        self.server.on_data(chunk)
+        self.handle = self.loop.call_soon(self._read)
+
+    def close(self) -> None:
+        self.handle.cancel()
+
+
 class _StdinProtocol(asyncio.Protocol):
     def __init__(self, server: GuestServer) -> None:
         self.server = server
@@ -131,6 +156,7 @@ class GuestServer:
         self.implements = list(dict.fromkeys(implements))
         self.initialized = False
         self.shared_latency = False  # the host reads a translate answer's latency_s (initialize's shared_latency)
+        self.shutting_down = False
         self.closed = asyncio.Event()
         self._lines = LineSplitter(max_line_bytes)
         self._tasks: dict[int | str, asyncio.Task[None]] = {}
@@ -151,14 +177,14 @@ class GuestServer:
             self._out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(protocol_fd, "wb", buffering=0))
         else:
             self._out = _FileOutput(protocol_fd)
-        reader: asyncio.BaseTransport | asyncio.Task[None]
+        reader: asyncio.BaseTransport | _FileInput
         if _streams(input_fd):
             reader, _ = await loop.connect_read_pipe(lambda: _StdinProtocol(self), os.fdopen(input_fd, "rb",
                                                                                             buffering=0))
             if from_host and self._poll_seconds and can_poll(input_fd):
                 self._poll_fd = input_fd
         else:
-            reader = loop.create_task(self._read_file(input_fd))
+            reader = _FileInput(self, input_fd, loop)
         await self.closed.wait()
         if from_host:
             for task in list(self._tasks.values()):  # a host closed stdin: nobody will read the answers
@@ -172,19 +198,9 @@ class GuestServer:
             except Exception as exc:
                 print(f"mt-eval serve: the method's aclose() failed: {exc!r}", file=sys.stderr)
         self._poll_fd = None
-        if isinstance(reader, asyncio.Task):
-            reader.cancel()
-        else:
-            reader.close()
+        reader.close()
         self._flush()
         self._out.close()
-
-    async def _read_file(self, fd: int) -> None:
-        """Requests from a regular file: read to its end, then the input is closed."""
-        while chunk := os.read(fd, 1 << 16):
-            self.on_data(chunk)
-            await asyncio.sleep(0)
-        self.closed.set()
 
     def send(self, line: bytes) -> None:
         """Answers go out together: those of the requests read in one chunk when it is done, the others at the end
@@ -251,10 +267,17 @@ class GuestServer:
                 task.cancel()
 
     def on_request(self, request_id: int | str, method: str, params: Any) -> None:
-        if method == "initialize":
+        if method == "initialize" and not self.initialized:
             self.initialize(request_id, params)
         elif not self.initialized:
             self.send(m.error_line(request_id, m.NOT_INITIALIZED, "send initialize first"))
+        elif method == "initialize":
+            self.send(m.error_line(request_id, m.INVALID_REQUEST, "already initialized"))
+        elif self.shutting_down and method != "shutdown":
+            self.send(m.error_line(request_id, m.INVALID_REQUEST, "the guest is shutting down: no new requests"))
+        elif method in ("translate", "decide") and request_id in self._tasks:
+            given = msgspec.json.encode(request_id).decode()
+            self.send(m.error_line(request_id, m.INVALID_REQUEST, f"request id {given} is already in flight"))
         elif method in ("translate", "decide") and method in self.implements:
             work = self.translate if method == "translate" else self.decide
             # Run at once: a method that answers without waiting is answered in this turn of the loop.
@@ -267,7 +290,8 @@ class GuestServer:
                                    f"(it implements {', '.join(self.implements)})"))
         elif method == "method_card":
             self.send(m.result_line(request_id, {"card": self.card}))
-        elif method == "shutdown":
+        elif method == "shutdown":  # what is in flight is finished; nothing new is started
+            self.shutting_down = True
             self.send(m.result_line(request_id, None))
         else:
             self.send(m.error_line(request_id, m.METHOD_NOT_FOUND, f"unknown method {method!r}"))

@@ -1,0 +1,144 @@
+"""The Python guest (`mt-eval serve`) through a request's life, as the Node guest: requests read from a file
+start as they would from a host, a cancel finds the request before it, a second initialize and anything after
+shutdown are refused, an id already in flight is refused; and a host whose start is cancelled leaves no guest
+behind and starts afresh on its next call."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mt_eval import event_loop
+from mt_eval.bridge import messages as m
+from mt_eval.bridge.connection import HostOptions
+from mt_eval.bridge.method import BridgeMethod
+
+CONFIG = {"source_lang": "eng", "target_lang": "spa"}
+SLOW_METHOD = """
+import asyncio, os, time
+
+time.sleep(float(os.environ.get("SLOW_IMPORT_S", "0")))
+
+class Method:
+    async def translate(self, entries, config):
+        await asyncio.sleep(float(entries[0]["source"]) if entries[0]["source"][:1].isdigit() else 0)
+        return [{"id": e["id"], "predicted": e["source"][::-1]} for e in entries]
+"""
+
+
+@pytest.fixture
+def plugin(tmp_path: Path) -> Path:
+    directory = tmp_path / "slow"
+    directory.mkdir()
+    (directory / "pipeline.py").write_text(SLOW_METHOD)
+    (directory / "method.json").write_text(json.dumps({"name": "Slow", "entry_point": "pipeline:Method",
+                                                       "dependencies": []}))
+    return directory
+
+
+def initialize(request_id: Any = 0) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize",
+            "params": {"protocol_versions": ["mt-eval-bridge/1"], "config": CONFIG}}
+
+
+def translate(request_id: Any, source: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "translate",
+            "params": {"entries": [{"id": "e", "source": source}], "config": CONFIG}}
+
+
+def served(plugin: Path, tmp_path: Path, *messages: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every answer `mt-eval serve` gives to ``messages`` read from a file, in the order given."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text("".join(json.dumps(message) + "\n" for message in messages))
+    with requests.open("rb") as given:
+        done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "serve", str(plugin)], stdin=given,
+                              capture_output=True, timeout=60, check=True)
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def by_id(answers: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    found = {answer["id"]: answer for answer in answers}
+    assert len(found) == len(answers), answers
+    return found
+
+
+def test_a_cancel_read_from_a_file_finds_the_request_before_it(plugin, tmp_path):
+    answers = by_id(served(plugin, tmp_path, initialize(), translate(1, "0.5"),
+                           {"jsonrpc": "2.0", "method": "cancel", "params": {"id": 1}}, translate(2, "ab")))
+    assert answers[1]["error"]["code"] == m.CANCELLED
+    assert answers[2]["result"]["results"][0]["predicted"] == "ba"
+
+
+def test_after_shutdown_what_is_in_flight_finishes_and_nothing_new_starts(plugin, tmp_path):
+    answers = by_id(served(plugin, tmp_path, initialize(), translate(1, "0.2"),
+                           {"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": {}}, translate(3, "ab"),
+                           {"jsonrpc": "2.0", "id": 4, "method": "method_card", "params": {}}))
+    assert answers[1]["result"]["results"][0]["predicted"] == "2.0"
+    assert answers[2]["result"] is None
+    for late in (3, 4):
+        assert answers[late]["error"] == {"code": m.INVALID_REQUEST,
+                                          "message": "the guest is shutting down: no new requests"}
+
+
+def test_a_second_initialize_and_an_id_already_in_flight_are_refused(plugin, tmp_path):
+    answers = served(plugin, tmp_path, initialize(), initialize("again"), translate("dup", "0.2"),
+                     translate("dup", "ab"), translate("after", "cd"))
+    assert by_id(answers[:2])["again"]["error"] == {"code": m.INVALID_REQUEST, "message": "already initialized"}
+    duplicates = [answer for answer in answers if answer["id"] == "dup"]
+    assert [answer.get("error") for answer in duplicates] == [
+        {"code": m.INVALID_REQUEST, "message": 'request id "dup" is already in flight'}, None]
+    assert duplicates[1]["result"]["results"][0]["predicted"] == "2.0"  # the first one, served
+    assert by_id([a for a in answers if a["id"] == "after"])["after"]["result"]["results"][0]["predicted"] == "dc"
+
+
+def _guests_of(plugin: Path) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if str(plugin).encode() in cmdline and b"serve" in cmdline and state not in ("Z", "X"):
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("turns", [0, 3, 30])
+def test_a_start_cancelled_leaves_no_guest_and_the_next_call_starts_one(plugin, monkeypatch, turns):
+    """Cancelled while its guest is started (``turns`` loop turns in: spawning, or waiting for initialize), the
+    first call raises CancelledError, no guest is left running, and the next call is served."""
+    monkeypatch.setenv("SLOW_IMPORT_S", "0.3")
+    method = BridgeMethod([sys.executable, "-m", "mt_eval.cli", "serve", str(plugin)],
+                          options=HostOptions(start_timeout_s=20, shutdown_grace_s=1), label="slow")
+
+    async def scenario() -> tuple[list[int], list[dict[str, Any]], list[int]]:
+        first = asyncio.ensure_future(method.translate([{"id": "a", "source": "xy"}], CONFIG))
+        for _ in range(turns):
+            await asyncio.sleep(0.01 if turns > 3 else 0)
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if not _guests_of(plugin):
+                break
+        left = _guests_of(plugin)
+        try:
+            results = await method.translate([{"id": "b", "source": "ab"}], CONFIG)
+        finally:
+            await method.aclose()
+        return left, results, _guests_of(plugin)
+
+    left, results, after = event_loop.run(scenario)
+    assert left == []
+    assert results[0]["predicted"] == "ba" and results[0]["error"] is None
+    assert after == []
+    assert method.restarts == 0
