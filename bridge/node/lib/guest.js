@@ -40,7 +40,7 @@ export class GuestServer {
     this.maxLineBytes = maxLineBytes;
     this.method = null;
     this.loadFailed = false;
-    this.initializing = null; // promise while initialize is being answered
+    this.initializing = false; // while initialize is being answered
     this.initialized = false;
     this.shuttingDown = false;
     this.inputEnded = false;
@@ -49,7 +49,7 @@ export class GuestServer {
     this.active = 0; // translate calls running in the method (cancelled ones included)
     this.jobs = new Map(); // idKey → translate job not yet answered
     this.queue = [];
-    this.held = null; // lines waiting for the rules a request needs (hold)
+    this.held = null; // the lines read from initialize on, until the guest is ready for them (release)
     this.defaultConfig = null;
     this.sharedLatency = false; // the host reads a translate answer's latency_s (initialize's shared_latency)
     this.onDropped = (item) => this.log(`dropped a result without a string "id": ${describe(item)}`);
@@ -158,7 +158,6 @@ export class GuestServer {
   dispatch({ id, method, params = {} }) {
     if (!isPlainObject(params)) return this.fail(id, ErrorCode.INVALID_PARAMS, `params must be an object, got ${describe(params)}`);
     if (method === 'initialize') return this.initialize(id, params, (...why) => this.fail(id, ...why));
-    if (this.initializing) return this.initializing.then(() => this.dispatchInitialized(id, method, params));
     return this.dispatchInitialized(id, method, params);
   }
 
@@ -205,8 +204,8 @@ export class GuestServer {
       this.defaultConfig = params.config; // checked, with its defaults filled in, by the requests that use it
     }
     this.sharedLatency = params.shared_latency === true;
-    let done;
-    this.initializing = new Promise((resolveInit) => { done = resolveInit; });
+    this.initializing = true;
+    this.held = []; // what comes next waits, in order, until the method is loaded and the rules with it
     try {
       this.method = await this.load();
       if (this.method.implements.includes('decide')) await loadDecisions();
@@ -220,16 +219,18 @@ export class GuestServer {
         guest: { name: 'mt-eval-guest', version: guestVersion(), runtime: `node ${process.version}` },
         implements: [...this.method.implements],
       }));
-      setImmediate(loadResults); // after the answer is written (./results.js: see loadResults)
+      setImmediate(() => loadResults().then(() => this.release(), (error) => { // after the answer is written
+        this.log(`cannot load the guest's rules: ${error?.stack ?? error}`);
+        process.exit(1);
+      }));
     } catch (error) {
       this.loadFailed = true;
       this.log(`cannot load the method: ${error?.message ?? error}`);
       fail(ErrorCode.INTERNAL_ERROR, `cannot load the method: ${error?.message ?? error}`,
         { type: error?.name ?? typeof error });
+      this.release(); // (each request that waited is told the method failed to load)
     } finally {
-      // Requests that arrived meanwhile proceed only once initialize is answered.
-      this.initializing = null;
-      done();
+      this.initializing = false;
     }
   }
 
@@ -263,7 +264,6 @@ export class GuestServer {
   }
 
   translate(id, params) {
-    if (resultRules === null) return this.hold({ id, method: 'translate', params });
     const problem = entriesProblem(params.entries);
     if (problem) return this.fail(id, ErrorCode.INVALID_PARAMS, problem);
     const raw = params.config ?? this.defaultConfig;
@@ -274,7 +274,6 @@ export class GuestServer {
   }
 
   decide(id, params) {
-    if (decisionRules === null || resultRules === null) return this.hold({ id, method: 'decide', params });
     const problem = decisionRules.rowsProblem(params.rows, 'params.rows');
     if (problem) return this.fail(id, ErrorCode.INVALID_PARAMS, problem);
     const config = resultRules.completeDecisionConfig(params.config ?? this.defaultConfig ?? {});
@@ -282,34 +281,14 @@ export class GuestServer {
     return this.enqueue('decide', id, params.rows, config);
   }
 
-  // A request that came before the rules it needs were loaded (see loadResults): it and every request or line after
-  // it wait, in order, until they are — so a cancel that follows it still finds it. (Requests that came while
-  // initialize was being answered are dispatched one after another once it is: the second one waits too.)
-  hold(request) {
-    if (this.held !== null) {
-      this.held.push(request);
-      return;
-    }
-    this.held = [request];
-    Promise.all([loadResults(), loadDecisions()]).then(() => this.release(), (error) => {
-      this.log(`cannot load the guest's rules: ${error?.stack ?? error}`);
-      process.exit(1);
-    });
-  }
-
+  // The guest is ready: the lines read since initialize are handled, in the order read — so a request never
+  // overtakes one before it (a shutdown the translate requests sent before it), and a cancel finds its request.
   release() {
     const waiting = this.held;
     this.held = null;
-    for (const item of waiting) {
-      if (this.held !== null) this.held.push(item);
-      else if (Buffer.isBuffer(item)) this.handleLine(item);
-      else {
-        try {
-          this.dispatchInitialized(item.id, item.method, item.params);
-        } catch (error) {
-          this.internalError(item.id, error);
-        }
-      }
+    for (const line of waiting) {
+      if (this.held === null) this.handleLine(line);
+      else this.held.push(line);
     }
     this.maybeExit();
   }

@@ -96,30 +96,6 @@ describe('requests in flight', () => {
     assert.equal(answer.result.results[0].predicted, 'spa:003 peels!');
     assert.deepEqual(await driver.exited, { code: 0, signal: null });
   });
-
-  test('a request sent before initialize is answered is served after it', async () => {
-    const driver = guest([reverseFixture]);
-    driver.send({ jsonrpc: '2.0', id: 1, method: 'initialize',
-      params: { protocol_versions: ['mt-eval-bridge/0', 'mt-eval-bridge/1'], host: { name: 't', version: '1' }, config: CONFIG } });
-    driver.translate(2, [{ id: 'a', source: 'ab' }]);
-    const first = await driver.next();
-    assert.equal(first.id, 1);
-    assert.equal(first.result.protocol_version, 'mt-eval-bridge/1');
-    assert.equal((await driver.next()).result.results[0].predicted, 'spa:ba');
-    await driver.close();
-  });
-
-  test('every request sent before initialize is answered is served after it, in order, with what follows', async () => {
-    const driver = guest([reverseFixture]);
-    driver.send({ jsonrpc: '2.0', id: 1, method: 'initialize',
-      params: { protocol_versions: ['mt-eval-bridge/1'], host: { name: 't', version: '1' }, config: CONFIG } });
-    for (const [id, source] of [[2, 'ab'], [3, 'cd'], [4, 'ef']]) driver.translate(id, [{ id: 'a', source }]);
-    driver.sendRaw('{"jsonrpc": "2.0", "id": 5, "method": "method_card", "params": {}}\n');
-    const answers = await driver.collect(5); // (answers may come in any order)
-    assert.deepEqual([2, 3, 4, 5].map((id) => answers.get(id).result.results?.[0].predicted ?? 'card'), ['spa:ba', 'spa:dc', 'spa:fe', 'card']);
-    await driver.close();
-    assert.doesNotMatch(driver.stderr, /unhandled|TypeError/);
-  });
 });
 
 describe('the wire', () => {
