@@ -1,7 +1,7 @@
 """The Python guest (`mt-eval serve`) through a request's life, as the Node guest: requests read from a file
 start as they would from a host, a cancel finds the request before it, a second initialize and anything after
-shutdown are refused, an id already in flight is refused; and a host whose start is cancelled leaves no guest
-behind and starts afresh on its next call."""
+shutdown are refused, an id already in flight is refused, a request without a config takes initialize's; and a
+host whose start is cancelled leaves no guest behind and starts afresh on its next call."""
 
 from __future__ import annotations
 
@@ -95,6 +95,23 @@ def test_a_second_initialize_and_an_id_already_in_flight_are_refused(plugin, tmp
         {"code": m.INVALID_REQUEST, "message": 'request id "dup" is already in flight'}, None]
     assert duplicates[1]["result"]["results"][0]["predicted"] == "2.0"  # the first one, served
     assert by_id([a for a in answers if a["id"] == "after"])["after"]["result"]["results"][0]["predicted"] == "dc"
+
+
+def test_a_translate_without_a_config_takes_initializes(plugin, tmp_path):
+    bare = {"jsonrpc": "2.0", "id": 1, "method": "translate", "params": {"entries": [{"id": "e", "source": "ab"}]}}
+    with_config = by_id(served(plugin, tmp_path, initialize(), bare))
+    assert with_config[1]["result"]["results"][0]["predicted"] == "ba"
+    without = initialize()
+    del without["params"]["config"]
+    refused = by_id(served(plugin, tmp_path, without, bare))
+    assert refused[1]["error"] == {"code": m.INVALID_PARAMS,
+                                   "message": "params.config is missing and initialize gave none"}
+    not_a_config = initialize()
+    not_a_config["params"]["config"] = "eng-spa"
+    answers = by_id(served(plugin, tmp_path, not_a_config, bare))
+    assert answers[0]["error"]["code"] == m.INVALID_PARAMS
+    assert answers[0]["error"]["message"].startswith("invalid config: expected an object")
+    assert answers[1]["error"]["code"] == m.NOT_INITIALIZED
 
 
 def _guests_of(plugin: Path) -> list[int]:

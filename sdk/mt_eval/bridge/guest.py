@@ -30,6 +30,7 @@ from mt_eval.bridge.guest_requests import decide_params, decision_answer, transl
 from mt_eval.bridge.input_poll import can_poll, poll_input, poll_seconds
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
 from mt_eval.bridge.slots import Slots
+from mt_eval.strict import value_in_words
 
 # Calls run at once: an asyncio method overlaps its calls while it awaits, as a Node method does (its guest takes
 # 64); a caller in the same process is not limited at all.
@@ -157,6 +158,7 @@ class GuestServer:
         self.initialized = False
         self.shared_latency = False  # the host reads a translate answer's latency_s (initialize's shared_latency)
         self.shutting_down = False
+        self.default_config: dict[str, Any] | None = None  # initialize's config, for requests that give none
         self.closed = asyncio.Event()
         self._lines = LineSplitter(max_line_bytes)
         self._tasks: dict[int | str, asyncio.Task[None]] = {}
@@ -306,6 +308,12 @@ class GuestServer:
             self.send(m.error_line(request_id, m.UNSUPPORTED_VERSION,
                                    f"none of {offered} is supported", {"supported": list(m.SUPPORTED_VERSIONS)}))
             return
+        config = params.get("config")
+        if config is not None and not isinstance(config, dict):
+            self.send(m.error_line(request_id, m.INVALID_PARAMS,
+                                   f"invalid config: expected an object, got {value_in_words(config)}"))
+            return
+        self.default_config = config  # checked, with its defaults filled in, by the requests that use it
         self.initialized = True
         self.shared_latency = params.get("shared_latency") is True
         self.send(m.result_line(request_id, {
@@ -318,13 +326,15 @@ class GuestServer:
         }))
 
     async def translate(self, request_id: int | str, params: Any) -> None:
-        await self._answer(request_id, params, translate_params, self.method.translate, self._translate_answer)
+        await self._answer(request_id, params, lambda given: translate_params(given, self.default_config),
+                           self.method.translate, self._translate_answer)
 
     def _translate_answer(self, raw: Any, items: list[Any], elapsed: float) -> dict[str, Any]:
         return translate_answer(raw, items, elapsed, shared=self.shared_latency)
 
     async def decide(self, request_id: int | str, params: Any) -> None:
-        await self._answer(request_id, params, decide_params, self.method.decide, decision_answer)
+        await self._answer(request_id, params, lambda given: decide_params(given, self.default_config),
+                           self.method.decide, decision_answer)
 
     async def _answer(self, request_id: int | str, params: Any, parse: Callable[[Any], tuple[list[Any], Any]],
                       call: Callable[..., Any], answer: Callable[[Any, list[Any], float], dict[str, Any]]) -> None:

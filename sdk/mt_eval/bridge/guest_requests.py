@@ -13,7 +13,10 @@ from mt_eval.results import ResultNotes, compact, compact_returned, error_result
 from mt_eval.strict import value_in_words
 
 
-def translate_params(params: Any) -> tuple[list[dict[str, Any]], RunConfig]:
+def translate_params(params: Any, default_config: dict[str, Any] | None = None
+                     ) -> tuple[list[dict[str, Any]], RunConfig]:
+    """The entries and RunConfig of a translate request; ``default_config``, initialize's, stands for a config the
+    request leaves out."""
     if not isinstance(params, dict) or not isinstance(params.get("entries"), list):
         raise ValueError("translate needs params.entries, a list of entries")
     entries = params["entries"]
@@ -21,7 +24,12 @@ def translate_params(params: Any) -> tuple[list[dict[str, Any]], RunConfig]:
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or \
                 not isinstance(entry.get("source"), str):
             raise ValueError(f"entries[{i}] needs a string id and a string source")
-    return entries, run_config(params.get("config"))
+    config = params.get("config")
+    if config is None:
+        config = default_config
+        if config is None:
+            raise ValueError("params.config is missing and initialize gave none")
+    return entries, run_config(config)
 
 
 _last_config: dict[bytes, RunConfig] = {}  # the last config a translate request carried (as JSON) → its RunConfig
@@ -60,7 +68,8 @@ def config_problem(config: Any, kind: type[RunConfig] = RunConfig) -> str:
     return f"invalid config: {first.path}: {first.message}" if first else "invalid config"
 
 
-def decide_params(params: Any) -> tuple[list[dict[str, Any]], Any]:
+def decide_params(params: Any, default_config: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], Any]:
+    """The rows and DecisionConfig of a decide request (initialize's config when it leaves one out, else none)."""
     from mt_eval.decisions.records import DecisionConfig
 
     if not isinstance(params, dict) or not isinstance(params.get("rows"), list):
@@ -70,10 +79,12 @@ def decide_params(params: Any) -> tuple[list[dict[str, Any]], Any]:
         if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not row["id"] or \
                 not isinstance(row.get("state"), dict) or not isinstance(row.get("questions"), dict):
             raise ValueError(f"rows[{i}] needs a non-empty string id, a state object and a questions object")
+    given = params.get("config")
+    given = (default_config or {}) if given is None else given
     try:
-        config = msgspec.convert(params.get("config") or {}, DecisionConfig)
+        config = msgspec.convert(given, DecisionConfig)
     except msgspec.ValidationError as exc:
-        raise ValueError(config_problem(params.get("config"), DecisionConfig)) from exc
+        raise ValueError(config_problem(given, DecisionConfig)) from exc
     return rows, config
 
 
