@@ -66,6 +66,16 @@ def serve_method(method: Any, protocol_fd: int, *, name: str, method_id: str, im
     return 0
 
 
+def _request_id(line: bytes) -> int | str | None:
+    """The id of a message that is not a valid request, when it has a valid one (to answer it with)."""
+    try:
+        message = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return None
+    given = message.get("id") if isinstance(message, dict) else None
+    return given if isinstance(given, str) or (isinstance(given, int) and not isinstance(given, bool)) else None
+
+
 def _streams(fd: int) -> bool:
     """Whether ``fd`` is a stream the event loop can wait on — a pipe, a socket or a terminal — rather than a
     file (or a device such as /dev/null), which is read or written directly."""
@@ -247,20 +257,23 @@ class GuestServer:
 
     def on_line(self, line: bytes) -> None:
         try:
-            message = m.decode_incoming(line)
-        except msgspec.ValidationError:
-            self.send(m.error_line(None, m.INVALID_REQUEST, "expected a JSON-RPC 2.0 request object"))
+            message = m.decode_request(line)
+        except msgspec.ValidationError:  # (a message that is not an object, or a field of the wrong type)
+            self.send(m.error_line(_request_id(line), m.INVALID_REQUEST, "expected a JSON-RPC 2.0 request object"))
             return
         except msgspec.DecodeError as exc:
             self.send(m.error_line(None, m.PARSE_ERROR, f"not valid JSON: {exc}"))
             return
-        if message.jsonrpc != "2.0" or message.method is None:
-            self.send(m.error_line(message.id, m.INVALID_REQUEST, 'expected "jsonrpc": "2.0" and a "method"'))
+        request_id = None if message.id is msgspec.UNSET else message.id
+        if message.jsonrpc != "2.0" or message.method is None or message.id is None:
+            self.send(m.error_line(request_id, m.INVALID_REQUEST,
+                                   'expected "jsonrpc": "2.0", a "method" and an integer or string "id" (none in a '
+                                   "notification)"))
             return
-        if message.id is None:
+        if request_id is None:
             self.on_notification(message.method, message.params)
             return
-        self.on_request(message.id, message.method, message.params)
+        self.on_request(request_id, message.method, message.params)
 
     def on_notification(self, method: str, params: Any) -> None:
         if method == "cancel" and isinstance(params, dict):

@@ -8,6 +8,7 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.js_text import js_string
 from mt_eval.records import RunConfig
 from mt_eval.results import ResultNotes, compact, compact_returned, error_result
 from mt_eval.strict import value_in_words
@@ -20,16 +21,34 @@ def translate_params(params: Any, default_config: dict[str, Any] | None = None
     if not isinstance(params, dict) or not isinstance(params.get("entries"), list):
         raise ValueError("translate needs params.entries, a list of entries")
     entries = params["entries"]
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or \
-                not isinstance(entry.get("source"), str):
-            raise ValueError(f"entries[{i}] needs a string id and a string source")
+    problem = entries_problem(entries)
+    if problem:
+        raise ValueError(problem)
     config = params.get("config")
     if config is None:
         config = default_config
         if config is None:
             raise ValueError("params.config is missing and initialize gave none")
     return entries, run_config(config)
+
+
+def entries_problem(entries: list[Any]) -> str | None:
+    """What is wrong with a translate request's entries (each an object with a non-empty string id, unique in the
+    request, and a string source), in the words of the Node guest; None when nothing is."""
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            return f"params.entries[{i}] must be an object, got {value_in_words(entry)}"
+        entry_id = entry.get("id")
+        if not isinstance(entry_id, str) or not entry_id:
+            return f"params.entries[{i}].id must be a non-empty string, got {value_in_words(entry_id)}"
+        if not isinstance(entry.get("source"), str):
+            return f"params.entries[{i}].source must be a string, got {value_in_words(entry.get('source'))}"
+        if i and entry_id in seen:
+            return f"params.entries[{i}].id {js_string(entry_id)} appears twice in the request"
+        if len(entries) > 1:
+            seen.add(entry_id)
+    return None
 
 
 _last_config: dict[bytes, RunConfig] = {}  # the last config a translate request carried (as JSON) → its RunConfig

@@ -42,6 +42,16 @@ class Incoming(msgspec.Struct, omit_defaults=True):
     error: ErrorObject | None = None
 
 
+class Request(msgspec.Struct):
+    """A message read by a guest: a request when it has an ``id`` (an integer or a string), a notification when it
+    has none; ``"id": null`` is neither (JSON-RPC 2.0 discourages it; both reference guests refuse it)."""
+
+    jsonrpc: str = ""
+    id: int | str | msgspec.UnsetType | None = msgspec.UNSET
+    method: str | None = None
+    params: Any = None
+
+
 class Capabilities(msgspec.Struct, kw_only=True):
     max_batch: int | None = None
     max_concurrency: int = 1
@@ -109,3 +119,4 @@ def error_line(request_id: int | str | None, code: int, message: str, data: Any 
 
 _encode = msgspec.json.Encoder().encode
 decode_incoming = msgspec.json.Decoder(Incoming).decode
+decode_request = msgspec.json.Decoder(Request).decode

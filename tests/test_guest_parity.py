@@ -1,0 +1,80 @@
+"""Both reference guests, the Python one (`mt-eval serve`) and the Node one (`mt-eval-guest`), answer the same
+lines alike: each malformed request gets the same error code with the same id, and each sound one a result."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mt_eval.bridge import messages as m
+from mt_eval.bridge.runtimes import node_command
+
+REVERSE = Path(__file__).parent / "fixtures" / "reverse"
+CONFIG = {"source_lang": "eng", "target_lang": "spa"}
+INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+              "params": {"protocol_versions": ["mt-eval-bridge/1"], "config": CONFIG}}
+pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+
+
+def translate(entries: Any, **params: Any) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "translate", "params": {"entries": entries, **params}})
+
+
+CASES = {
+    "entries not a list": (translate({}), [(1, m.INVALID_PARAMS)]),
+    "an entry twice": (translate([{"id": "a", "source": "x"}, {"id": "a", "source": "y"}]), [(1, m.INVALID_PARAMS)]),
+    "an empty entry id": (translate([{"id": "", "source": "x"}]), [(1, m.INVALID_PARAMS)]),
+    "an entry id that is a number": (translate([{"id": 7, "source": "x"}]), [(1, m.INVALID_PARAMS)]),
+    "a source that is a number": (translate([{"id": "a", "source": 5}]), [(1, m.INVALID_PARAMS)]),
+    "an entry that is not an object": (translate(["a"]), [(1, m.INVALID_PARAMS)]),
+    "a config of the wrong type": (translate([{"id": "a", "source": "x"}], config={"source_lang": 5}),
+                                   [(1, m.INVALID_PARAMS)]),
+    "params that are a list": ('{"jsonrpc": "2.0", "id": 1, "method": "translate", "params": [1]}',
+                               [(1, m.INVALID_PARAMS)]),
+    "an unknown method": ('{"jsonrpc": "2.0", "id": 1, "method": "frobnicate", "params": {}}',
+                          [(1, m.METHOD_NOT_FOUND)]),
+    "an unknown notification": ('{"jsonrpc": "2.0", "method": "frobnicate", "params": {}}', []),
+    "a cancel of nothing": ('{"jsonrpc": "2.0", "method": "cancel", "params": {"id": 99}}', []),
+    "an id that is a fraction": ('{"jsonrpc": "2.0", "id": 1.5, "method": "method_card", "params": {}}',
+                                 [(None, m.INVALID_REQUEST)]),
+    "an id that is a boolean": ('{"jsonrpc": "2.0", "id": true, "method": "method_card", "params": {}}',
+                                [(None, m.INVALID_REQUEST)]),
+    "an id that is null": ('{"jsonrpc": "2.0", "id": null, "method": "method_card", "params": {}}',
+                           [(None, m.INVALID_REQUEST)]),
+    "a method that is a number": ('{"jsonrpc": "2.0", "id": 1, "method": 5, "params": {}}',
+                                  [(1, m.INVALID_REQUEST)]),
+    "JSON-RPC 1.0": ('{"jsonrpc": "1.0", "id": 1, "method": "method_card", "params": {}}',
+                     [(1, m.INVALID_REQUEST)]),
+    "a batch array": ('[{"jsonrpc": "2.0", "id": 1, "method": "method_card", "params": {}}]',
+                      [(None, m.INVALID_REQUEST)]),
+    "a number": ("42", [(None, m.INVALID_REQUEST)]),
+    "half a message": ('{"jsonrpc":', [(None, m.PARSE_ERROR)]),
+    "a blank line": ("   ", []),
+    "a response": ('{"jsonrpc": "2.0", "id": 1, "result": {}}', [(1, m.INVALID_REQUEST)]),
+    "a sound request with extra entry fields": (translate([{"id": "a", "source": "ab", "domain": "x"}], config=CONFIG),
+                                                [(1, "result")]),
+    "no params": ('{"jsonrpc": "2.0", "id": 1, "method": "method_card"}', [(1, "result")]),
+    "a string id": ('{"jsonrpc": "2.0", "id": "x", "method": "method_card", "params": {}}', [("x", "result")]),
+}
+
+
+def answers(command: list[str], line: str) -> list[tuple[Any, Any]]:
+    done = subprocess.run(command, input=(json.dumps(INITIALIZE) + "\n" + line + "\n").encode(),
+                          capture_output=True, timeout=60, check=True)
+    replies = [json.loads(reply) for reply in done.stdout.splitlines()]
+    assert replies[0]["id"] == 0 and "result" in replies[0]
+    return [(reply["id"], reply["error"]["code"] if "error" in reply else "result") for reply in replies[1:]]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_both_guests_answer_alike(case):
+    line, expected = CASES[case]
+    python = answers([sys.executable, "-m", "mt_eval.cli", "serve", str(REVERSE)], line)
+    node = answers(node_command(REVERSE), line)
+    assert python == node == expected
