@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from mt_eval.decisions.records import rows_problem
 from mt_eval.dependency_classes import derive
 from mt_eval.licenses import check_licence
 from mt_eval.loader import PluginLoadError, load_method
@@ -89,3 +90,8 @@ def test_results(case: dict[str, Any]) -> None:
     assert msgspec.to_builtins(results) == case["results"]
     assert len(unknown) == case["unknown"]
     assert notes.counts == case["notes"]
+
+
+@pytest.mark.parametrize("case", cases("decision-rows.json"), ids=lambda c: c["name"])
+def test_decision_rows(case: dict[str, Any]) -> None:
+    assert rows_problem(case["rows"]) == case["problem"]

@@ -1,5 +1,6 @@
 """Both reference guests, the Python one (`mt-eval serve`) and the Node one (`mt-eval-guest`), answer the same
-lines alike: each malformed request gets the same error code with the same id, and each sound one a result."""
+lines alike: each malformed request gets the same error code with the same id, and each sound one a result;
+decision rows are refused with the same words."""
 
 from __future__ import annotations
 
@@ -78,3 +79,38 @@ def test_both_guests_answer_alike(case):
     python = answers([sys.executable, "-m", "mt_eval.cli", "serve", str(REVERSE)], line)
     node = answers(node_command(REVERSE), line)
     assert python == node == expected
+
+
+NOUL = {"type": "noul", "instructions": "?"}
+DECIDE_CASES = {
+    "a sound row": ([{"id": "a", "state": {}, "questions": {"q": NOUL}}], None),
+    "rows not a list": ({}, "params.rows must be a list of rows, got an object"),
+    "a row twice": ([{"id": "a", "state": {}, "questions": {"q": NOUL}}] * 2, 'params.rows[1].id: "a" appears twice'),
+    "a choice with an option twice": (
+        [{"id": "a", "state": {}, "questions": {"q": {"type": "choice", "instructions": "?", "options": ["x", "x"]}}}],
+        'params.rows[0].questions.q.options: "x" is listed 2 times'),
+    "a rubric out of order": (
+        [{"id": "a", "state": {}, "questions": {"q": {"type": "score", "instructions": "?",
+                                                       "levels": [{"value": 2}, {"value": 1}]}}}],
+        "params.rows[0].questions.q.levels[1].value: the rubric is not in order: level 1 has value 1, not more than "
+        "level 0's 2"),
+    "a question without instructions": ([{"id": "a", "state": {}, "questions": {"q": {"type": "noul"}}}],
+                                        'params.rows[0].questions.q.instructions: required field "instructions" is '
+                                        "missing"),
+}
+
+
+@pytest.mark.parametrize("case", DECIDE_CASES)
+def test_both_guests_check_decision_rows_alike(case):
+    rows, problem = DECIDE_CASES[case]
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "decide", "params": {"rows": rows}})
+    replies = []
+    for command in ([sys.executable, "-m", "mt_eval.cli", "serve", str(REVERSE)], node_command(REVERSE)):
+        done = subprocess.run(command, input=(json.dumps(INITIALIZE) + "\n" + line + "\n").encode(),
+                              capture_output=True, timeout=60, check=True)
+        replies.append(json.loads(done.stdout.splitlines()[-1]))
+    for reply in replies:
+        if problem is None:
+            assert reply["result"]["results"][0]["id"] == "a"
+        else:
+            assert reply["error"] == {"code": m.INVALID_PARAMS, "message": problem}

@@ -2,8 +2,11 @@
 // what a method's decide() returned. The rules (and their wording) are the Python SDK's
 // (mt_eval.decisions.answers); bridge/vectors/decisions/answers.json pins them for both runtimes.
 import { defaults, schema } from './contract/schema.js';
+import { numberText, rowsProblem } from './decision-rows.js';
 import { isPlainObject } from './protocol.js';
 import { describe as describeValue } from './results.js';
+
+export { numberText, rowsProblem };
 
 export const QUESTION_TYPES = Object.freeze(['noul', 'choice', 'score']);
 export const NOUL_OPTIONS = Object.freeze(['true', 'false']);
@@ -34,11 +37,6 @@ function emptyDecision(id, latencyS = 0) {
   return out;
 }
 
-/** A number as both runtimes print it in labels and messages: at most six decimals, no trailing zeros. */
-export function numberText(value) {
-  const text = value.toFixed(6).replace(/0+$/, '').replace(/\.$/, '');
-  return text === '-0' || text === '' ? '0' : text;
-}
 
 /** The names a result gives probabilities for, in order (score: each level's label, or its value). */
 export function optionsOf(question) {
@@ -192,43 +190,6 @@ export function checkDecision(row, raw, tolerance = DEFAULT_TOLERANCE) {
 /** A failed row in the full result shape. */
 export function decisionError(id, message, latencyS = 0) {
   return { ...emptyDecision(id, latencyS), error: message };
-}
-
-/** Why rows cannot be sent to decide() (null when they can): ids, states and questions as the protocol needs. */
-export function rowsProblem(rows, where = 'rows') {
-  if (!Array.isArray(rows)) return `${where} must be a list of rows, got ${describeValue(rows)}`;
-  const seen = new Set();
-  for (const [i, row] of rows.entries()) {
-    if (!isPlainObject(row)) return `${where}[${i}] must be an object, got ${describeValue(row)}`;
-    if (typeof row.id !== 'string' || row.id === '') return `${where}[${i}].id must be a non-empty string, got ${describeValue(row.id)}`;
-    if (seen.has(row.id)) return `${where}[${i}].id "${row.id}" appears twice`;
-    seen.add(row.id);
-    if (!isPlainObject(row.state)) return `${where}[${i}].state must be an object, got ${describeValue(row.state)}`;
-    if (!isPlainObject(row.questions) || Object.keys(row.questions).length === 0) {
-      return `${where}[${i}].questions must be an object with at least one question`;
-    }
-    for (const [name, question] of Object.entries(row.questions)) {
-      const problem = questionShapeProblem(question);
-      if (problem) return `${where}[${i}].questions["${name}"]: ${problem}`;
-    }
-  }
-  return null;
-}
-
-function questionShapeProblem(question) {
-  if (!isPlainObject(question)) return `a question must be an object, got ${describeValue(question)}`;
-  if (!QUESTION_TYPES.includes(question.type)) {
-    return `${describeValue(question.type)} is not a valid question type (the types are ${quoted(QUESTION_TYPES)})`;
-  }
-  if (question.type === 'choice' && !(Array.isArray(question.options) && question.options.length >= 2
-      && question.options.every((o) => typeof o === 'string' && o !== ''))) {
-    return 'a "choice" question needs "options": at least two names';
-  }
-  if (question.type === 'score' && !(Array.isArray(question.levels) && question.levels.length >= 2
-      && question.levels.every((l) => isPlainObject(l) && isNumber(l.value)))) {
-    return 'a "score" question needs "levels": an ordered list of at least two {"value": number}';
-  }
-  return null;
 }
 
 /**

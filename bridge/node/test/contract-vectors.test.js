@@ -1,6 +1,7 @@
 // The Node side passes the shared contract vectors (bridge/vectors/contract/), as the Python side does: the same
 // plugin is valid or invalid, with the same class and the same problems, word for word; the same licences
-// are accepted; every dependency profile gets the class the spec's table gives.
+// are accepted; every dependency profile gets the class the spec's table gives; the same decision rows are refused,
+// with the same first problem.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { derive } from '../lib/contract/rules.js';
 import { checkLicence } from '../lib/contract/licences.js';
 import { validatePluginFiles } from '../lib/contract/plugin.js';
 import { ManifestError, readMethodManifest } from '../lib/manifest.js';
+import { rowsProblem } from '../lib/decision-rows.js';
 import { ResultNotes, resultsFor } from '../lib/results.js';
 import { repo } from './helpers/guests.js';
 
@@ -84,3 +86,9 @@ test('results: what a method returned becomes the same results, with the same no
     assert.deepEqual(notes.counts, c.notes, c.name);
   }
 });
+
+for (const c of vectors('decision-rows.json')) {
+  test(`decision rows: ${c.name}`, () => {
+    assert.equal(rowsProblem(c.rows), c.problem);
+  });
+}

@@ -38,13 +38,14 @@ test('results are paired with rows by id', () => {
   assert.deepEqual(unknown, [{ id: 'zz' }]);
 });
 
-test('rows are checked before they are sent', () => {
+test('rows are checked before they are sent (bridge/vectors/contract/decision-rows.json has the rest)', () => {
   assert.equal(rowsProblem([{ id: 'r', state: {}, questions: { q: { type: 'rating', instructions: '?' } } }]),
-    'rows[0].questions["q"]: "rating" is not a valid question type (the types are "noul", "choice", "score")');
-  assert.equal(rowsProblem([{ id: 'r', state: {}, questions: {} }]), 'rows[0].questions must be an object with at least one question');
-  assert.equal(rowsProblem([{ id: 'r', state: 'x', questions: {} }]), 'rows[0].state must be an object, got "x"');
-  assert.match(rowsProblem([{ id: 'r', state: {}, questions: { q: { type: 'score', instructions: '?', levels: { 0: 'bad' } } } }]),
-    /needs "levels": an ordered list/);
+    'rows[0].questions.q.type: the string "rating" is not a valid question type');
+  assert.equal(rowsProblem([{ id: 'r', state: {}, questions: {} }]), 'rows[0].questions: a row needs at least one question');
+  assert.equal(rowsProblem([{ id: 'r', state: 'x', questions: {} }], 'params.rows'),
+    'params.rows[0].state: expected an object, got the string "x"');
+  assert.equal(rowsProblem([{ id: 'r', state: {}, questions: { q: { type: 'score', instructions: '?', levels: { 0: 'bad' } } } }]),
+    'rows[0].questions.q.levels: expected an array of objects, got an object');
 });
 
 test('options of each type, and numbers as labels print them', () => {

@@ -89,15 +89,14 @@ def config_problem(config: Any, kind: type[RunConfig] = RunConfig) -> str:
 
 def decide_params(params: Any, default_config: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], Any]:
     """The rows and DecisionConfig of a decide request (initialize's config when it leaves one out, else none)."""
-    from mt_eval.decisions.records import DecisionConfig
+    from mt_eval.decisions.records import DecisionConfig, rows_problem
 
-    if not isinstance(params, dict) or not isinstance(params.get("rows"), list):
-        raise ValueError("decide needs params.rows, a list of rows")
-    rows = params["rows"]
-    for i, row in enumerate(rows):
-        if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not row["id"] or \
-                not isinstance(row.get("state"), dict) or not isinstance(row.get("questions"), dict):
-            raise ValueError(f"rows[{i}] needs a non-empty string id, a state object and a questions object")
+    if not isinstance(params, dict):
+        raise ValueError("decide needs params, an object")
+    rows = params.get("rows")
+    problem = rows_problem(rows, "params.rows")
+    if problem or not isinstance(rows, list):
+        raise ValueError(problem)
     given = params.get("config")
     given = (default_config or {}) if given is None else given
     try:

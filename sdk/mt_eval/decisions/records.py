@@ -206,3 +206,22 @@ class DecisionConfig(RunConfig, kw_only=True):
     @property
     def pair(self) -> str:
         return f"{self.source_lang}>{self.target_lang}" if self.source_lang and self.target_lang else ""
+
+
+def rows_problem(rows: Any, where: str = "rows") -> str | None:
+    """Why ``rows`` cannot be sent to ``decide`` (None when they can): each a `DecisionRow` as its schema and rules
+    say, ids unique; in the words of the Node side's ``rowsProblem`` (bridge/node/lib/decision-rows.js)."""
+    from mt_eval.strict import decode_value, value_in_words
+
+    if not isinstance(rows, list):
+        return f"{where} must be a list of rows, got {value_in_words(rows)}"
+    seen: set[str] = set()
+    for i, row in enumerate(rows):
+        _value, problems = decode_value(row, DecisionRow, file=where)
+        first = next((p for p in problems if p.severity == "error"), None)
+        if first is not None:
+            return f"{where}[{i}]{first.path.removeprefix('$')}: {first.message}"
+        if row["id"] in seen:
+            return f'{where}[{i}].id: "{row["id"]}" appears twice'
+        seen.add(row["id"])
+    return None
