@@ -3,6 +3,7 @@
 // Question in mt_eval/decisions/records.py, word for word (bridge/vectors/contract/decision-rows.json pins both).
 import { decodeValue } from './contract/decode.js';
 import { registerRules } from './contract/rules.js';
+import { compile, root } from './contract/schema.js';
 import { got } from './contract/words.js';
 
 export const MAX_CHOICE_OPTIONS = 255;
@@ -99,13 +100,25 @@ function rowRules(row) {
 registerRules('Question', questionRules);
 registerRules('DecisionRow', rowRules);
 
+let fitsSchema = null;
+// Whether a row fits its schema and rules: the usual row, checked by the compiled schema (the decoder walks only
+// a row that does not, to word its first problem).
+function fits(row) {
+  if (fitsSchema === null) {
+    const { document } = root('decision-row');
+    fitsSchema = compile(document, { $ref: document.$ref });
+  }
+  return fitsSchema(row) && rowRules(row).length === 0
+    && Object.values(row.questions).every((question) => questionRules(question).length === 0);
+}
+
 /** Why rows cannot be sent to decide() (null when they can): each row as its schema and rules say, ids unique. */
 export function rowsProblem(rows, where = 'rows') {
   if (!Array.isArray(rows)) return `${where} must be a list of rows, got ${got(rows)}`;
   const seen = new Set();
   for (const [i, row] of rows.entries()) {
-    const { problems } = decodeValue(row, 'decision-row', { file: where });
-    const first = problems.find((problem) => problem.severity === 'error');
+    const first = fits(row) ? undefined
+      : decodeValue(row, 'decision-row', { file: where }).problems.find((problem) => problem.severity === 'error');
     if (first) return `${where}[${i}]${first.path === '$' ? '' : first.path.slice(1)}: ${first.message}`;
     if (seen.has(row.id)) return `${where}[${i}].id: "${row.id}" appears twice`;
     seen.add(row.id);
