@@ -16,7 +16,8 @@ import msgspec
 
 from mt_eval.bridge.lines import id_in
 from mt_eval.records import TranslationResult, result_problem
-from mt_eval.results import ResultNotes, parse_returned, results_for, unusable
+from mt_eval.results import ResultNotes, error_result, parse_returned, results_for, unusable
+from mt_eval.strict import value_in_words
 
 log = logging.getLogger("mt_eval.bridge")
 
@@ -49,6 +50,8 @@ def match_results(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str,
             _share_latency(returned, decoded.latency_s)
     except (msgspec.ValidationError, msgspec.DecodeError):
         returned = _each_result(raw, label, notes)
+        if isinstance(returned, str):  # no results list: every entry fails with the reason
+            return [msgspec.to_builtins(error_result(str(entry["id"]), returned)) for entry in batch]
     else:
         if _one_each_in_order(batch, returned):  # the usual answer: what `results_for` would return, as it is
             return msgspec.to_builtins(returned)  # type: ignore[no-any-return]
@@ -94,18 +97,19 @@ def match_decisions(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str, _
     return out
 
 
-def _each_result(raw: msgspec.Raw, label: str, notes: ResultNotes) -> list[Any]:
+def _each_result(raw: msgspec.Raw, label: str, notes: ResultNotes) -> list[Any] | str:
     """The results of an answer that does not decode in one step, item by item: an item that is not even JSON
-    (invalid UTF-8, say) fails its own entry — when its id can be read — and no other."""
+    (invalid UTF-8, say) fails its own entry — when its id can be read — and no other. An answer without a
+    results list gives the reason instead."""
     try:
         body = _answer_decoder.decode(raw)
         items = _items_decoder.decode(body["results"]) if "results" in body else None
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        log.warning("guest %s sent a translate result without a results list: %s", label, exc)
-        return []
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        items = None
     if items is None:
-        log.warning("guest %s sent a translate result without a results list", label)
-        return []
+        why = f'guest {label} answered translate without a "results" list (got {_got(raw, "results")})'
+        log.warning("%s", why)
+        return why
     if "normalised" in body:
         with contextlib.suppress(ValueError):
             notes.merge(parse_returned(bytes(body["normalised"])))
@@ -127,6 +131,17 @@ def _each_result(raw: msgspec.Raw, label: str, notes: ResultNotes) -> list[Any]:
     if shared is not None:
         _share_latency(returned, shared)
     return returned
+
+
+def _got(raw: msgspec.Raw, key: str) -> str:
+    """What an answer holds under ``key``, in words ("nothing" when the answer is not an object or lacks it)."""
+    try:
+        answer = parse_returned(bytes(raw))
+    except ValueError:
+        return "a line that is not JSON"
+    if not isinstance(answer, dict) or key not in answer:
+        return "nothing"
+    return value_in_words(answer[key])
 
 
 def _share_latency(returned: list[Any], latency_s: Any) -> None:

@@ -270,7 +270,10 @@ class GuestConnection(ChildProcess):
     def _on_line(self, line: bytes) -> None:
         try:
             message = m.decode_incoming(line)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except msgspec.ValidationError as exc:  # JSON, but not a message of the protocol
+            self._fail_line(line[:256], m.PARSE_ERROR, f"guest sent a message that is not JSON-RPC 2.0 ({exc})")
+            return
+        except msgspec.DecodeError:
             self._fail_line(line[:256], m.PARSE_ERROR, "guest sent a line that is not valid JSON (or not UTF-8)")
             return
         if message.method is not None:
