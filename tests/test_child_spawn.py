@@ -13,6 +13,7 @@ import pytest
 
 from mt_eval import child_spawn
 from mt_eval.child_process import ChildProcess
+from process_support import marked_environment, processes_marked
 
 pytestmark = pytest.mark.skipif(not child_spawn.usable(),
                                 reason="pidfds are a Linux feature (5.3 and later)")
@@ -163,24 +164,11 @@ def test_closing_kills_a_running_child_and_reaps_it_and_no_descriptor_is_left_op
     assert all(gone(pid) for pid in pids)
 
 
-def running_with(marker: str) -> list[int]:
-    """The processes whose command line holds ``marker``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes() and not gone(int(entry.name)):
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 @pytest.mark.parametrize("loop_name", ["asyncio", "uvloop"])
 def test_a_start_cancelled_at_any_point_raises_cancelled_and_leaves_nothing_behind(loop_name):
     """However far the pipes were wired when its caller was cancelled: no error in place of the cancellation, no
     child left running, no descriptor left open, and no callback from a child its caller gave up."""
-    marker = "31.41592"
+    marker, env = marked_environment()
 
     async def scenario():
         warm = Recorder(["true"])  # a loop opens a descriptor or two of its own on first use
@@ -189,7 +177,7 @@ def test_a_start_cancelled_at_any_point_raises_cancelled_and_leaves_nothing_behi
         before = open_fds()
         outcomes, children = [], []
         for turns in range(8):
-            child = Recorder(["sleep", marker])
+            child = Recorder(["sleep", "30"], env=env)
             children.append(child)
             starting = asyncio.ensure_future(child.spawn())
             for _ in range(turns):
@@ -203,13 +191,13 @@ def test_a_start_cancelled_at_any_point_raises_cancelled_and_leaves_nothing_behi
                 outcomes.append("cancelled")
         for _ in range(100):
             await asyncio.sleep(0.02)  # (a pipe's transport closes its descriptor a turn after it is closed)
-            if not running_with(marker):
+            if not processes_marked(marker):
                 break
         return before, open_fds(), outcomes, children
 
     before, after, outcomes, children = run(loop_name, scenario())
     assert set(outcomes) <= {"cancelled", "started"} and outcomes[0] == "cancelled"
-    assert running_with(marker) == []
+    assert processes_marked(marker) == []
     assert after == before
     given_up = [child for child, outcome in zip(children, outcomes, strict=True) if outcome == "cancelled"]
     assert [child.events for child in given_up] == [[] for _ in given_up]

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from guest_lines import by_id, guest_replies
 from mt_eval import event_loop
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.connection import HostOptions
 from mt_eval.bridge.method import BridgeMethod
+from mt_eval.bridge.runtimes import python_command
+from process_support import marked_environment, processes_marked
 
 CONFIG = {"source_lang": "eng", "target_lang": "spa"}
 SLOW_METHOD = """
@@ -54,18 +55,7 @@ def translate(request_id: Any, source: str) -> dict[str, Any]:
 
 def served(plugin: Path, tmp_path: Path, *messages: dict[str, Any]) -> list[dict[str, Any]]:
     """Every answer `mt-eval serve` gives to ``messages`` read from a file, in the order given."""
-    requests = tmp_path / "requests.jsonl"
-    requests.write_text("".join(json.dumps(message) + "\n" for message in messages))
-    with requests.open("rb") as given:
-        done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "serve", str(plugin)], stdin=given,
-                              capture_output=True, timeout=60, check=True)
-    return [json.loads(line) for line in done.stdout.splitlines()]
-
-
-def by_id(answers: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
-    found = {answer["id"]: answer for answer in answers}
-    assert len(found) == len(answers), answers
-    return found
+    return guest_replies(python_command(plugin), list(messages), tmp_path)
 
 
 def test_a_cancel_read_from_a_file_finds_the_request_before_it(plugin, tmp_path):
@@ -114,29 +104,16 @@ def test_a_translate_without_a_config_takes_initializes(plugin, tmp_path):
     assert answers[1]["error"]["code"] == m.NOT_INITIALIZED
 
 
-def _guests_of(plugin: Path) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if str(plugin).encode() in cmdline and b"serve" in cmdline and state not in ("Z", "X"):
-                found.append(int(entry.name))
-    return found
-
-
 @pytest.mark.parametrize("turns", [0, 3, 30])
 def test_a_start_cancelled_leaves_no_guest_and_the_next_call_starts_one(plugin, monkeypatch, turns):
     """Cancelled while its guest is started (``turns`` loop turns in: spawning, or waiting for initialize), the
     first call raises CancelledError, no guest is left running, and the next call is served."""
     monkeypatch.setenv("SLOW_IMPORT_S", "0.3")
-    method = BridgeMethod([sys.executable, "-m", "mt_eval.cli", "serve", str(plugin)],
-                          options=HostOptions(start_timeout_s=20, shutdown_grace_s=1), label="slow")
+    marker, env = marked_environment()
+    method = BridgeMethod(python_command(plugin), env=env, options=HostOptions(start_timeout_s=20, shutdown_grace_s=1),
+                          label="slow")
 
-    async def scenario() -> tuple[list[int], list[dict[str, Any]], list[int]]:
+    async def scenario() -> tuple[list[str], list[dict[str, Any]], list[str]]:
         first = asyncio.ensure_future(method.translate([{"id": "a", "source": "xy"}], CONFIG))
         for _ in range(turns):
             await asyncio.sleep(0.01 if turns > 3 else 0)
@@ -145,14 +122,14 @@ def test_a_start_cancelled_leaves_no_guest_and_the_next_call_starts_one(plugin, 
             await first
         for _ in range(100):
             await asyncio.sleep(0.02)
-            if not _guests_of(plugin):
+            if not processes_marked(marker):
                 break
-        left = _guests_of(plugin)
+        left = processes_marked(marker)
         try:
             results = await method.translate([{"id": "b", "source": "ab"}], CONFIG)
         finally:
             await method.aclose()
-        return left, results, _guests_of(plugin)
+        return left, results, processes_marked(marker)
 
     left, results, after = event_loop.run(scenario)
     assert left == []

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from guest_lines import guest_replies
 from mt_eval.bridge import messages as m
-from mt_eval.bridge.runtimes import node_command
+from mt_eval.bridge.runtimes import node_command, python_command
 
 REVERSE = Path(__file__).parent / "fixtures" / "reverse"
 CONFIG = {"source_lang": "eng", "target_lang": "spa"}
@@ -65,19 +64,20 @@ CASES = {
 }
 
 
-def answers(command: list[str], line: str) -> list[tuple[Any, Any]]:
-    done = subprocess.run(command, input=(json.dumps(INITIALIZE) + "\n" + line + "\n").encode(),
-                          capture_output=True, timeout=60, check=True)
-    replies = [json.loads(reply) for reply in done.stdout.splitlines()]
+def answers(command: list[str], line: str, scratch: Path) -> list[tuple[Any, Any]]:
+    """What the guest answers ``line`` with, after initialize: each reply's id and error code (or "result")."""
+    replies = guest_replies(command, [INITIALIZE, line], scratch)
     assert replies[0]["id"] == 0 and "result" in replies[0]
     return [(reply["id"], reply["error"]["code"] if "error" in reply else "result") for reply in replies[1:]]
 
 
+GUESTS = (python_command(REVERSE), node_command(REVERSE))
+
+
 @pytest.mark.parametrize("case", CASES)
-def test_both_guests_answer_alike(case):
+def test_both_guests_answer_alike(case, tmp_path):
     line, expected = CASES[case]
-    python = answers([sys.executable, "-m", "mt_eval.cli", "serve", str(REVERSE)], line)
-    node = answers(node_command(REVERSE), line)
+    python, node = (answers(command, line, tmp_path) for command in GUESTS)
     assert python == node == expected
 
 
@@ -101,15 +101,11 @@ DECIDE_CASES = {
 
 
 @pytest.mark.parametrize("case", DECIDE_CASES)
-def test_both_guests_check_decision_rows_alike(case):
+def test_both_guests_check_decision_rows_alike(case, tmp_path):
     rows, problem = DECIDE_CASES[case]
-    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "decide", "params": {"rows": rows}})
-    replies = []
-    for command in ([sys.executable, "-m", "mt_eval.cli", "serve", str(REVERSE)], node_command(REVERSE)):
-        done = subprocess.run(command, input=(json.dumps(INITIALIZE) + "\n" + line + "\n").encode(),
-                              capture_output=True, timeout=60, check=True)
-        replies.append(json.loads(done.stdout.splitlines()[-1]))
-    for reply in replies:
+    request = {"jsonrpc": "2.0", "id": 1, "method": "decide", "params": {"rows": rows}}
+    for command in GUESTS:
+        reply = guest_replies(command, [INITIALIZE, request], tmp_path)[-1]
         if problem is None:
             assert reply["result"]["results"][0]["id"] == "a"
         else:

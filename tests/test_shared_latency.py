@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,11 @@ from typing import Any
 import msgspec
 import pytest
 
+from guest_lines import by_id, guest_replies
 from mt_eval.bridge.answers import match_results
 from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.method import BridgeMethod
-from mt_eval.bridge.runtimes import node_command
+from mt_eval.bridge.runtimes import node_command, python_command
 from mt_eval.results import ResultNotes
 
 CONFIG = {"source_lang": "eng", "target_lang": "spa"}
@@ -65,9 +65,7 @@ def plugin(tmp_path: Path, runtime: str) -> Path:
 
 
 def command(directory: Path, runtime: str) -> list[str]:
-    if runtime == "python":
-        return [sys.executable, "-m", "mt_eval.cli", "serve", str(directory)]
-    return node_command(directory)
+    return python_command(directory) if runtime == "python" else node_command(directory)
 
 
 RUNTIMES = ["python", pytest.param("node", marks=pytest.mark.skipif(NODE is None, reason="node is not installed"))]
@@ -80,12 +78,7 @@ def answers(tmp_path: Path, runtime: str, initialize: dict[str, Any], *sources: 
     lines += [{"jsonrpc": "2.0", "id": n, "method": "translate", "params": {
         "entries": [{"id": f"e{i}", "source": s} for i, s in enumerate(batch)], "config": CONFIG}}
         for n, batch in enumerate(sources, 1)]
-    requests = tmp_path / "requests.jsonl"
-    requests.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    with requests.open("rb") as given:
-        done = subprocess.run(command(plugin(tmp_path, runtime), runtime), stdin=given, capture_output=True,
-                              timeout=60, check=True)
-    replies = {reply["id"]: reply for reply in map(json.loads, done.stdout.splitlines())}
+    replies = by_id(guest_replies(command(plugin(tmp_path, runtime), runtime), lines, tmp_path))
     return [replies[n]["result"] for n in range(1, len(sources) + 1)]
 
 
