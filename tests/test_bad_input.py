@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -239,3 +241,31 @@ def test_a_trailing_comma_is_reported_the_same_on_every_python(text, line, colum
     except json.JSONDecodeError as exc:  # this Python's own error agrees
         found = same_on_every_python(exc)
         assert (found.lineno, found.colno, found.msg) == (line, column, message)
+
+
+@pytest.mark.parametrize(("text", "message", "hint"), [
+    ("", "line 1, column 1: Expecting value", "the file is empty"),
+    ('{"name": "x",', "line 1, column 14: Expecting property name", "it looks cut off"),
+    ('{"paradigm": 5', "line 1, column 15: Expecting ',' delimiter", "it looks cut off"),
+    ('{"a": "bc', "line 1, column 7: Unterminated string", "has no closing double quote: the file looks cut off"),
+    ('{"a": 1,}', "line 1, column 9: Expecting property name", "remove the trailing comma before the closing brace"),
+    ('{"a": "b\tc"}', "line 1, column 9: Invalid control character", r"as \t or \n"),
+    ('{"a": 1} {"a": 2}', "line 1, column 10: Extra data", "remove what follows the end of the JSON document"),
+])
+def test_a_cut_off_or_empty_file_is_named_as_such(text, message, hint):
+    from mt_eval.json_input import parse_json
+
+    _, problems = parse_json(text.encode(), file="card.json")
+    assert problems[0].message.startswith(f"invalid JSON at {message}")
+    assert not problems[0].message.endswith(" at")  # Python's "… starting at" has its position in front
+    assert hint in problems[0].hint
+
+
+def test_verify_names_a_truncated_card(tmp_path: Path):
+    card = tmp_path / "card.json"
+    card.write_text('{"card_version": "1", "results": [{"id": "1", "predicted": "Hola"')
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "verify", str(card)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode != 0
+    assert "looks cut off" in done.stdout + done.stderr
+    assert "trailing comma" not in done.stdout + done.stderr

@@ -7,6 +7,7 @@ a document means the same to the Python and the Node validators.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from mt_eval.js_text import SAFE_INTEGER
@@ -66,7 +67,7 @@ def parse_json(raw: bytes, *, file: str) -> tuple[Any, list[Problem]]:
             Problem(
                 file=file,
                 path="$",
-                message=f"invalid JSON at line {syntax.lineno}, column {syntax.colno}: {syntax.msg}",
+                message=f"invalid JSON at line {syntax.lineno}, column {syntax.colno}: {syntax_detail(syntax.msg)}",
                 hint=_syntax_hint(syntax),
                 code="syntax",
             )
@@ -97,16 +98,35 @@ def same_on_every_python(exc: json.JSONDecodeError) -> json.JSONDecodeError:
     return json.JSONDecodeError(expected, exc.doc, closing)
 
 
+def syntax_detail(message: str) -> str:
+    """Python's wording of a syntax error without its dangling "at" ("Unterminated string starting at"): the
+    position precedes it ("invalid JSON at line 3, column 9: Unterminated string")."""
+    return re.sub(r" (?:starting )?at$", "", message)
+
+
 def _syntax_hint(exc: json.JSONDecodeError) -> str:
-    before = exc.doc[: exc.pos].rstrip()
-    if exc.msg.startswith("Expecting property name") and before.endswith(","):
+    """The likely fix. A file cut off (the error at its very end) is named as such, whatever the parser expected
+    there, and a trailing comma only when a closing brace or bracket follows it."""
+    doc, pos = exc.doc, exc.pos
+    if not doc.strip():
+        return "the file is empty: it must hold a JSON document"
+    if exc.msg.startswith("Unterminated string"):  # (the scanner reached the end of the file inside the string)
+        return "the string that starts here has no closing double quote: the file looks cut off"
+    if pos >= len(doc.rstrip()):
+        return "the file ends before its JSON does: it looks cut off (an object or list is not closed)"
+    before = doc[:pos].rstrip()
+    if exc.msg.startswith("Expecting property name") and before.endswith(",") and doc[pos] == "}":
         return "remove the trailing comma before the closing brace"
-    if exc.msg.startswith("Expecting value") and before.endswith(","):
+    if exc.msg.startswith("Expecting value") and before.endswith(",") and doc[pos] == "]":
         return "remove the trailing comma before the closing bracket"
     if exc.msg.startswith("Expecting ',' delimiter"):
         return "add a comma between the two items"
     if "double quotes" in exc.msg:
         return "JSON needs double quotes around keys and strings"
+    if exc.msg.startswith("Invalid control character"):
+        return r"write a tab or line break inside a string as \t or \n"
+    if exc.msg.startswith("Extra data"):
+        return "remove what follows the end of the JSON document (a file holds one document)"
     return "fix the JSON syntax at that position"
 
 

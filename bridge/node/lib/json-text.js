@@ -9,22 +9,28 @@ export class JsonSyntaxError extends SyntaxError {
     const before = text.slice(0, position);
     const line = before.split('\n').length;
     const column = [...before.slice(before.lastIndexOf('\n') + 1)].length + 1;
-    super(`invalid JSON at line ${line}, column ${column}: ${detail}`);
+    super(`invalid JSON at line ${line}, column ${column}: ${detail.replace(/ (?:starting )?at$/, '')}`);
     this.name = 'JsonSyntaxError';
     this.detail = detail;
     this.line = line;
     this.column = column;
-    this.hint = syntaxHint(detail, before);
+    this.hint = syntaxHint(detail, text, position);
   }
 }
 
-// The fix Python's reader suggests for each kind of syntax error.
-function syntaxHint(detail, before) {
-  const trimmed = before.trimEnd();
-  if (detail.startsWith('Expecting property name') && trimmed.endsWith(',')) return 'remove the trailing comma before the closing brace';
-  if (detail.startsWith('Expecting value') && trimmed.endsWith(',')) return 'remove the trailing comma before the closing bracket';
+// The fix Python's reader suggests for each kind of syntax error (mt_eval/json_input.py, `_syntax_hint`): a file
+// cut off (the error at its very end) is named as such, a trailing comma only when a closing brace or bracket follows.
+function syntaxHint(detail, text, position) {
+  if (text.trim() === '') return 'the file is empty: it must hold a JSON document';
+  if (detail.startsWith('Unterminated string')) return 'the string that starts here has no closing double quote: the file looks cut off';
+  if (position >= text.trimEnd().length) return 'the file ends before its JSON does: it looks cut off (an object or list is not closed)';
+  const trimmed = text.slice(0, position).trimEnd();
+  if (detail.startsWith('Expecting property name') && trimmed.endsWith(',') && text[position] === '}') return 'remove the trailing comma before the closing brace';
+  if (detail.startsWith('Expecting value') && trimmed.endsWith(',') && text[position] === ']') return 'remove the trailing comma before the closing bracket';
   if (detail.startsWith("Expecting ',' delimiter")) return 'add a comma between the two items';
   if (detail.includes('double quotes')) return 'JSON needs double quotes around keys and strings';
+  if (detail.startsWith('Invalid control character')) return 'write a tab or line break inside a string as \\t or \\n';
+  if (detail.startsWith('Extra data')) return 'remove what follows the end of the JSON document (a file holds one document)';
   return 'fix the JSON syntax at that position';
 }
 
