@@ -107,6 +107,30 @@ def test_translate_explains_bad_usage(make_plugin, tmp_path: Path):
     broken = run("translate", str(tmp_path / "nowhere"), "x")
     assert broken.returncode == 1
     assert "no such directory" in broken.stderr
+    corpus = tmp_path / "dev.tsv"
+    corpus.write_text("Hello.\tHola.\n", encoding="utf-8")
+    for command in ("translate", "validate"):
+        shown = run(command, str(corpus), *(["x"] if command == "translate" else []))
+        assert shown.returncode == 1
+        assert f"{corpus}: a file, not a directory" in shown.stdout + shown.stderr
+
+
+def test_translate_says_which_sentence_is_not_utf8_and_shows_a_declined_one(tmp_path: Path):
+    lexicon = str(REPO / "examples" / "lexicon-eng-spa")
+    piped = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", lexicon], input=b"ok\ncaf\xe9\n",
+                           capture_output=True, timeout=60)
+    assert piped.returncode == 2
+    assert b"standard input: line 2 is not valid UTF-8 (byte 0xe9)" in piped.stderr
+    latin1 = tmp_path / "in.txt"
+    latin1.write_bytes(b"Hello\n\xff\xfe bad\n")
+    from_file = run("translate", lexicon, "--file", str(latin1))
+    assert from_file.returncode == 2
+    assert f"--file {latin1}: line 2 is not valid UTF-8 (byte 0xff)" in from_file.stderr
+    declined = run("translate", lexicon, "???", "Good morning.")
+    assert declined.returncode == 0, declined.stderr
+    assert declined.stdout.splitlines() == [
+        "[declined] no word in the source (empty, or only symbols and control characters): nothing to look up",
+        "Buenos días."]
 
 
 def test_translate_reports_entries_the_method_dropped(make_plugin):

@@ -112,7 +112,8 @@ def read_plugin(path: str | Path) -> tuple[PluginSource | None, list[Problem]]:
     directory = plugin_directory(path)
     manifest_path = directory / MANIFEST_FILE
     if not directory.is_dir():
-        return None, [Problem(file=str(directory), path="$", message="no such directory",
+        return None, [Problem(file=str(directory), path="$",
+                              message="a file, not a directory" if directory.exists() else "no such directory",
                               hint="give the path of a method plugin directory (the folder holding method.json)",
                               code="io")]
     if not manifest_path.is_file():

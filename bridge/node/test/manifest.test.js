@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
@@ -66,6 +66,9 @@ test('invalid JSON names the line and column', () => {
 test('missing directory, missing manifest and wrong shapes are explained', () => {
   rejects(join(tmpdir(), 'no-such-plugin-dir-xyz'), '$', /no such directory/);
   const empty = mkdtempSync(join(tmpdir(), 'mt-eval-node-'));
+  writeFileSync(join(empty, 'corpus.tsv'), 'Hello.\tHola.\n');
+  rejects(join(empty, 'corpus.tsv'), '$', /a file, not a directory/);
+  rmSync(join(empty, 'corpus.tsv'));
   rejects(empty, '$', /missing: this is not a method plugin/);
   rejects(plugin('[1]'), '$', /expected an object, got an array/);
   rejects(plugin({ node_entry: 'translate.js' }), '$.name', /required field "name" is missing/);

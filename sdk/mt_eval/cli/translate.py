@@ -12,7 +12,10 @@ from mt_eval.cli.arguments import pair_argument, with_examples
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Load a method plugin and translate the sentences given as arguments, or one sentence "
-                    "per line of standard input.")
+                          "per line of standard input (UTF-8). Each translation is printed on a line of its own, "
+                          "[error] … or [declined] … in its place when the method failed on it or declined it. "
+                          "Exit status: 0 when no sentence failed, 1 when one did (or the plugin cannot be loaded), "
+                          "2 for a usage error.")
     parser.add_argument("plugin", metavar="DIR", help="plugin directory")
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="sentences (default: lines of stdin)")
     parser.add_argument("--pair", type=pair_argument, metavar="'SRC>TGT'",
@@ -66,14 +69,26 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     except msgspec.ValidationError as exc:
         print(f"--pair '{pair}': {exc}", file=sys.stderr)
         return 2
+    for number, text in enumerate(texts, start=1):
+        if (position := _surrogate_at(text)) is not None:  # bytes that are not UTF-8 in an argument
+            print(f"TEXT {number} is not valid UTF-8 (at character {position + 1}): give the sentences as UTF-8",
+                  file=sys.stderr)
+            return 2
     if file is not None:
         try:
             texts = [*texts, *_file_sources(file, pair)]
-        except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: CorpusError too
-            print(f"--file {file}: cannot read it: {exc}", file=sys.stderr)
+        except OSError as exc:
+            print(f"--file {file}: cannot read it: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        except ValueError as exc:  # not UTF-8 (with its line), or a CorpusError
+            print(f"--file {file}: {exc}", file=sys.stderr)
             return 2
     elif not texts:
-        texts = [line.rstrip("\n") for line in sys.stdin if line.strip()]
+        try:
+            texts = utf8_lines(sys.stdin.buffer.read())
+        except ValueError as exc:
+            print(f"standard input: {exc}", file=sys.stderr)
+            return 2
     entries = [{"id": str(i), "source": text} for i, text in enumerate(texts, start=1)]
 
     async def translate_then_close() -> object:
@@ -104,7 +119,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
         if as_json:
             sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
         else:
-            print(result.predicted if result.error is None else f"[error] {result.error}")
+            print(_shown(result))
     if failed:
         print(f"{loaded.method_id}: {failed} of {len(results)} entr{'y' if len(results) == 1 else 'ies'} failed",
               file=sys.stderr)
@@ -121,4 +136,29 @@ def _file_sources(file: Path, pair: str) -> list[str]:
         from mt_eval.corpus.reader import read_corpus
 
         return [entry["source"] for entry in read_corpus(file, pair=pair).entries]
-    return [line for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return utf8_lines(file.read_bytes())
+
+
+def utf8_lines(data: bytes) -> list[str]:
+    """The non-blank lines of UTF-8 text; ValueError naming the line of the first byte that is not UTF-8."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ValueError(f"line {line} is not valid UTF-8 (byte 0x{data[exc.start]:02x}): save the text as UTF-8, "
+                         "e.g. iconv -f latin1 -t utf-8") from None
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def _surrogate_at(text: str) -> int | None:
+    return next((i for i, char in enumerate(text) if "\ud800" <= char <= "\udfff"), None)
+
+
+def _shown(result: object) -> str:
+    """A result as its line: the translation, or why there is none."""
+    error, predicted = getattr(result, "error", None), getattr(result, "predicted", None)
+    if error is not None:
+        return f"[error] {error}"
+    if getattr(result, "abstained", False):
+        return f"[declined] {getattr(result, 'abstain_reason', None) or 'the method declined this sentence'}"
+    return str(predicted)

@@ -119,7 +119,8 @@ export function readPlugin(path) {
   const directory = pluginDirectory(path);
   const manifestFile = join(directory, MANIFEST_FILE);
   if (!isDirectory(directory)) {
-    return { source: null, problems: [makeProblem(directory, '$', 'no such directory',
+    const what = existsSync(directory) ? 'a file, not a directory' : 'no such directory';
+    return { source: null, problems: [makeProblem(directory, '$', what,
       { hint: 'give the path of a method plugin directory (the folder holding method.json)', code: 'io' })] };
   }
   if (!isFile(manifestFile)) {
