@@ -180,6 +180,24 @@ def test_resume_refuses_changed_inputs(tmp_path: Path, capsys):
     assert "the corpus changed since the run started" in capsys.readouterr().err
 
 
+def test_a_refused_resume_names_each_setting_that_changed_and_its_values(tmp_path: Path, capsys):
+    path = corpus(tmp_path)
+    assert run(tmp_path, "--method", str(SCRIPTED), "--corpus", str(path), "--timeout", "30")[0] == 0
+    capsys.readouterr()
+    assert run(tmp_path, "--method", str(SCRIPTED), "--corpus", str(path), "--timeout", "5", "--resume")[0] == 1
+    err = capsys.readouterr().err
+    assert "the run configuration (timeout_s 30.0 → 5.0)" in err, err
+    other = tmp_path / "other-method"
+    shutil.copytree(SCRIPTED, other)
+    (other / "behaviours.py").write_text((other / "behaviours.py").read_text() + "\n# changed\n")
+    assert run(tmp_path, "--method", str(other), "--corpus", str(path), "--timeout", "30", "--resume")[0] == 1
+    assert f"the method (this run is for {SCRIPTED.resolve()}, not {other.resolve()})" in capsys.readouterr().err
+    (tmp_path / "run" / "run.json").unlink()
+    assert run(tmp_path, "--method", str(SCRIPTED), "--corpus", str(path), "--resume")[0] == 1
+    missing = "its run.json, which records the run's inputs, is missing; start over with --force"
+    assert missing in capsys.readouterr().err
+
+
 def test_interrupted_run_resumes_to_the_same_metrics(tmp_path: Path):
     path = corpus(tmp_path, 30)
     slow = ["--method", str(SCRIPTED), "--corpus", str(path), "--batch-size", "1", "--concurrency", "2",

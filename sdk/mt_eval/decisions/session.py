@@ -35,6 +35,7 @@ from mt_eval.harness.run_directory import (
     RunError,
     differences,
     hold_run_directory,
+    method_named,
     open_run_directory,
     run_directory,
     write_json,
@@ -151,7 +152,7 @@ def _open(out: Path, request: DecideRequest, loaded: LoadedMethod, corpus: Decis
                         load_s=round(load_s, 6))
 
     def changes(state: DecideState, now: DecideState) -> list[str]:
-        return differences([("the method's code", state.code_sha256, now.code_sha256),
+        return differences([(method_named(state.method_dir, now.method_dir), state.code_sha256, now.code_sha256),
                             ("the corpus", state.corpus_sha256, now.corpus_sha256),
                             ("the configuration", state.config, now.config),
                             ("the settings", state.settings, now.settings)])

@@ -85,6 +85,9 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
             raise RunError(f"cannot resume {out}: {', '.join(changed)} changed since the run started; "
                            "resume with the same inputs, or start over with --force")
         state.sessions += 1  # type: ignore[attr-defined]
+    elif (out / "results.jsonl").exists() and resume:
+        raise RunError(f"cannot resume {out}: its run.json, which records the run's inputs, is missing; start over "
+                       "with --force, or choose another --out")
     elif (out / "results.jsonl").exists() and not force:
         raise RunError(f"{out} holds an earlier run: continue it with --resume, start over with --force, "
                        "or choose another --out")
@@ -100,5 +103,32 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
 
 
 def differences(named: list[tuple[str, Any, Any]]) -> list[str]:
-    """The names of the (name, recorded, now) pairs whose values differ."""
-    return [name for name, recorded, now in named if recorded != now]
+    """What differs among the (name, recorded, now) triples: each name, with the values that changed (of an object,
+    each field that changed) as "recorded → now"; a hash is named without its values."""
+    return [name + _changed_values(recorded, now) for name, recorded, now in named if recorded != now]
+
+
+def method_named(recorded_dir: str, now_dir: str) -> str:
+    """How a change of the method's code is named: with both directories when the method is another one (a plugin
+    moved, with the same code, resumes)."""
+    if recorded_dir == now_dir:
+        return "the method's code"
+    return f"the method (this run is for {recorded_dir}, not {now_dir})"
+
+
+def _changed_values(recorded: Any, now: Any) -> str:
+    if isinstance(recorded, dict) and isinstance(now, dict):
+        keys = [key for key in dict.fromkeys([*recorded, *now]) if recorded.get(key) != now.get(key)]
+        return " (" + "; ".join(f"{key} {_shown(recorded.get(key))} → {_shown(now.get(key))}" for key in keys) + ")"
+    if _is_hash(recorded) or _is_hash(now):
+        return ""
+    return f" ({_shown(recorded)} → {_shown(now)})"
+
+
+def _is_hash(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+def _shown(value: Any) -> str:
+    text = "unset" if value is None else msgspec.json.encode(value).decode()
+    return text if len(text) <= 60 else text[:57] + "…"

@@ -49,6 +49,7 @@ from mt_eval.harness.run_directory import (
     RunError,
     differences,
     hold_run_directory,
+    method_named,
     open_run_directory,
     run_directory,
     write_json,
@@ -292,7 +293,7 @@ def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, co
                      fairness=fairness)
 
     def changes(state: RunState, now: RunState) -> list[str]:
-        return differences([("the method's code", state.code_sha256, now.code_sha256),
+        return differences([(method_named(state.method_dir, now.method_dir), state.code_sha256, now.code_sha256),
                             ("the corpus", state.corpus_sha256, now.corpus_sha256),
                             ("the run configuration", state.config, now.config),
                             ("the run settings", state.settings, now.settings), ("--limit", state.limit, now.limit),
