@@ -186,7 +186,7 @@ def test_a_refused_resume_names_each_setting_that_changed_and_its_values(tmp_pat
     capsys.readouterr()
     assert run(tmp_path, "--method", str(SCRIPTED), "--corpus", str(path), "--timeout", "5", "--resume")[0] == 1
     err = capsys.readouterr().err
-    assert "the run configuration (timeout_s 30.0 → 5.0)" in err, err
+    assert "changed since the run started (the run configuration: timeout_s 30.0 → 5.0; the run settings: " in err
     other = tmp_path / "other-method"
     shutil.copytree(SCRIPTED, other)
     (other / "behaviours.py").write_text((other / "behaviours.py").read_text() + "\n# changed\n")

@@ -151,7 +151,7 @@ def _open(out: Path, request: DecideRequest, loaded: LoadedMethod, corpus: Decis
                         corpus_sha256=corpus.sha256, config=_as_json(config), settings=_as_json(settings),
                         load_s=round(load_s, 6))
 
-    def changes(state: DecideState, now: DecideState) -> list[str]:
+    def changes(state: DecideState, now: DecideState) -> list[tuple[str, str]]:
         return differences([(method_named(state.method_dir, now.method_dir), state.code_sha256, now.code_sha256),
                             ("the corpus", state.corpus_sha256, now.corpus_sha256),
                             ("the configuration", state.config, now.config),

@@ -71,7 +71,7 @@ def hold_run_directory(out: Path, *, command: str, wait_s: float | None, prog: s
 
 
 def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
-                       changes: Callable[[State, State], list[str]], command: str) -> State:
+                       changes: Callable[[State, State], list[tuple[str, str]]], command: str) -> State:
     """The state of the run in ``out``: the recorded one when resuming (``changes`` names what differs from
     ``fresh``, which refuses the resume), else ``fresh`` in a cleared directory. ``run.json`` is (re)written."""
     state_path = out / "run.json"
@@ -82,8 +82,10 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
             raise RunError(f"{state_path} is damaged or not this kind of run ({exc}); start over with --force") from exc
         changed = changes(state, fresh)
         if changed:
-            raise RunError(f"cannot resume {out}: {', '.join(changed)} changed since the run started; "
-                           "resume with the same inputs, or start over with --force")
+            details = "; ".join(f"{name}: {detail}" for name, detail in changed if detail)
+            raise RunError(f"cannot resume {out}: {', '.join(name for name, _ in changed)} changed since the run "
+                           f"started{f' ({details})' if details else ''}; resume with the same inputs, or start over "
+                           "with --force")
         state.sessions += 1  # type: ignore[attr-defined]
     elif (out / "results.jsonl").exists() and resume:
         raise RunError(f"cannot resume {out}: its run.json, which records the run's inputs, is missing; start over "
@@ -102,10 +104,10 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
     return state
 
 
-def differences(named: list[tuple[str, Any, Any]]) -> list[str]:
-    """What differs among the (name, recorded, now) triples: each name, with the values that changed (of an object,
-    each field that changed) as "recorded → now"; a hash is named without its values."""
-    return [name + _changed_values(recorded, now) for name, recorded, now in named if recorded != now]
+def differences(named: list[tuple[str, Any, Any]]) -> list[tuple[str, str]]:
+    """What differs among the (name, recorded, now) triples: (name, the values that changed as "recorded → now",
+    of an object each field that changed; empty for a hash)."""
+    return [(name, _changed_values(recorded, now)) for name, recorded, now in named if recorded != now]
 
 
 def method_named(recorded_dir: str, now_dir: str) -> str:
@@ -119,10 +121,10 @@ def method_named(recorded_dir: str, now_dir: str) -> str:
 def _changed_values(recorded: Any, now: Any) -> str:
     if isinstance(recorded, dict) and isinstance(now, dict):
         keys = [key for key in dict.fromkeys([*recorded, *now]) if recorded.get(key) != now.get(key)]
-        return " (" + "; ".join(f"{key} {_shown(recorded.get(key))} → {_shown(now.get(key))}" for key in keys) + ")"
+        return ", ".join(f"{key} {_shown(recorded.get(key))} → {_shown(now.get(key))}" for key in keys)
     if _is_hash(recorded) or _is_hash(now):
         return ""
-    return f" ({_shown(recorded)} → {_shown(now)})"
+    return f"{_shown(recorded)} → {_shown(now)}"
 
 
 def _is_hash(value: Any) -> bool:

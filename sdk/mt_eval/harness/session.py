@@ -292,7 +292,7 @@ def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, co
                      selection=request.selection.filters(), reading=request.corpus.reading(), load_s=round(load_s, 6),
                      fairness=fairness)
 
-    def changes(state: RunState, now: RunState) -> list[str]:
+    def changes(state: RunState, now: RunState) -> list[tuple[str, str]]:
         return differences([(method_named(state.method_dir, now.method_dir), state.code_sha256, now.code_sha256),
                             ("the corpus", state.corpus_sha256, now.corpus_sha256),
                             ("the run configuration", state.config, now.config),
