@@ -176,3 +176,23 @@ def test_compare_refuses_a_card_that_does_not_verify(card_path: Path, capsys):
     assert main(["compare", str(card_path), str(edited), "--trials", "100", "--bootstrap", "50"]) == 1
     err = capsys.readouterr().err
     assert "does not verify, so it cannot be compared" in err and "$.metrics.metrics[0].score" in err
+
+
+def test_a_card_verifies_from_anywhere_when_its_corpus_path_is_relative_to_where_the_run_started(
+        tmp_path: Path, monkeypatch, capsys):
+    project = tmp_path / "project"
+    project.mkdir()
+    write_corpus(project / "corpus.json")
+    monkeypatch.chdir(project)
+    assert main(["run", "--method", str(REVERSE), "--corpus", "corpus.json", "--out", "runs/reverse", "--quiet",
+                 "--resamples", "100", *LENIENT]) == 0
+    card = project / "runs" / "reverse" / "card.json"
+    assert json.loads(card.read_text())["corpus"]["path"] == "corpus.json"
+    monkeypatch.chdir(tmp_path)  # elsewhere: the corpus is found two levels above the card
+    assert verify_card(card).ok
+    (project / "corpus.json").rename(project / "moved.json")
+    result = verify_card(card)
+    assert paths(result) == ["$.corpus.path"]
+    assert result.errors[0].message == "cannot read the corpus corpus.json: No such file or directory"
+    assert "records the corpus as corpus.json, relative to the directory the run started in" in result.errors[0].hint
+    capsys.readouterr()

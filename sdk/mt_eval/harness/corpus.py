@@ -100,7 +100,14 @@ def card_corpus_spec(card: RunCard, card_path: str | Path, given: CorpusSpec | s
 
 
 def _beside(card_path: str | Path, recorded: str) -> Path:
-    """A recorded path as written, or relative to the card's directory when only that exists."""
+    """A recorded path as written; when it does not exist there, relative to the card's directory, or to the two
+    above it (a run writes ``runs/NAME/card.json`` in the directory it started in, which the path is relative to).
+    The corpus's sha256 is checked either way."""
     path = Path(recorded)
-    beside = Path(card_path).parent / path
-    return beside if not path.exists() and not path.is_absolute() and beside.exists() else path
+    if path.exists() or path.is_absolute():
+        return path
+    card_directory = Path(card_path).parent
+    for base in (card_directory, card_directory.parent, card_directory.parent.parent):
+        if (base / path).exists():
+            return base / path
+    return path

@@ -62,10 +62,16 @@ def check_corpus(result: Verification, card: RunCard, given: CorpusSpec | str | 
         facts = None if card.selection is None else msgspec.to_builtins(card.selection)
         chosen = None if facts is None else corpora.get(repr((key, facts)), lambda: _select(source, facts))
     except (CorpusError, ValueError) as exc:
-        first = exc.problems[0].message if isinstance(exc, CorpusError) and exc.problems else str(exc)
-        result.check("corpus", None, first)
-        result.problem("$.corpus.path", f"cannot read the corpus: {first}",
-                       "give the corpus with --corpus FILE (or --source-file and --reference-file)", code="corpus")
+        problem = exc.problems[0] if isinstance(exc, CorpusError) and exc.problems else None
+        first = str(exc) if problem is None else problem.message
+        where = f" {problem.file}" if problem is not None and problem.file else ""
+        result.check("corpus", None, f"{where.strip()}: {first}" if where else first)
+        hint = "give the corpus with --corpus FILE (or --source-file and --reference-file)"
+        if given is None and not Path(card.corpus.path).is_absolute() and not Path(card.corpus.path).exists():
+            hint = (f"the card records the corpus as {card.corpus.path}, relative to the directory the run started "
+                    f"in: run this there, or {hint}")
+        result.problem("$.corpus.path", f"cannot read the corpus{where}: {first.removeprefix('cannot read corpus: ')}",
+                       hint, code="corpus")
         return None
     result.corpus_entries = len(source.entries)
     if source.sha256 != card.corpus.sha256:
