@@ -90,3 +90,11 @@ def test_pairs_from_different_sources_need_input_locale(tmp_path: Path, capsys):
     assert main(["locales", "--config", str(tmp_path), "--quiet"]) == 1
     assert "$.inputLocale: no inputLocale, and the pairs translate from en, fr" in capsys.readouterr().err
     assert pairs_config  # the helper the other tests use keeps inputLocale explicit
+
+
+def test_a_config_that_cannot_be_read_is_named_with_the_option_that_gives_it(tmp_path: Path, capsys):
+    missing = tmp_path / "nowhere" / "champollion.config.json"
+    assert main(["run", "--champollion-config", str(missing), "--corpus", str(tmp_path / "c.jsonl"), "--quiet"]) != 0
+    assert "give the path of champollion.config.json with --champollion-config" in capsys.readouterr().err
+    assert main(["locales", "--config", str(missing), "--quiet"]) == 1
+    assert "give the path of champollion.config.json with --config" in capsys.readouterr().err

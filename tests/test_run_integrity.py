@@ -180,7 +180,7 @@ def test_resume_repairs_a_log_an_older_version_appended_after_a_fragment(tmp_pat
     code, card, err = run(tmp_path, MISBEHAVING, SOURCES, "--resume")
     assert code == 0 and card is not None, err
     assert "dropped 1 damaged line(s) (line 2)" in err
-    assert "1 entry (e3) were recorded more than once" in err
+    assert "1 entry (e3) was recorded more than once" in err
     assert predictions(card) == expected(SOURCES, -1)
     assert len(log.read_text().splitlines()) == len(SOURCES)
 

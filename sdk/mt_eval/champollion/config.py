@@ -180,14 +180,15 @@ def decode_config(raw: bytes, *, file: str) -> tuple[ChampollionConfigFile | Non
     return decode_json(raw, ChampollionConfigFile, file=file)
 
 
-def read_config(path: str | Path | None = None) -> ChampollionConfig:
-    """Read a config; raise `ProblemsError` listing every error (warnings are kept on the result)."""
+def read_config(path: str | Path | None = None, *, flag: str = "--config") -> ChampollionConfig:
+    """Read a config; raise `ProblemsError` listing every error (warnings are kept on the result). ``flag`` is the
+    option that gives its path, named in the fix when it cannot be read."""
     file = config_path(path)
     try:
         raw = file.read_bytes()
     except OSError as exc:
         problem = Problem(file=str(file), path="$", message=f"cannot read file: {exc.strerror or exc}",
-                          hint="give the path of champollion.config.json with --config", code="io")
+                          hint=f"give the path of champollion.config.json with {flag}", code="io")
         raise ProblemsError([problem], summary=f"{file} is not a valid champollion config") from exc
     value, problems = decode_config(raw, file=str(file))
     if value is None or any(p.severity == "error" for p in problems):

@@ -45,7 +45,7 @@ class ChampollionSelection(msgspec.Struct, frozen=True, kw_only=True):
 def champollion_selection(config_path: str | Path, pair_key: str | None) -> ChampollionSelection:
     """The selection of the config's pair ``pair_key`` (the only pair when None); ValueError (or LookupError,
     OSError) says what is wrong and how to fix it."""
-    config = read_config(config_path)
+    config = read_config(config_path, flag="--champollion-config")
     if pair_key:
         try:
             pair = config.pair(pair_key)

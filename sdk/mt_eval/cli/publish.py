@@ -61,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         policy = load_policy(args.policy)
-    except PolicyError as exc:
-        print(f"mt-eval publish: {exc}; nothing was published", file=sys.stderr)
+    except PolicyError as exc:  # (it may end with a fix on a line of its own)
+        print(f"mt-eval publish: {exc}\nmt-eval publish: nothing was published", file=sys.stderr)
         return 1
     try:
         store = open_store(args.db)

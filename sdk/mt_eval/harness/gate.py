@@ -103,9 +103,13 @@ def _family_check(card: RunCard, rule: str, family: str, ran: int | None, least:
         required = least > 0
         return GateCheck(rule=rule, passed=not required, figure="not recorded", threshold=wanted,
                          details=[_no_families(card)] if required else [])
+    mark = f"mark them in {card.corpus.path} with \"family\": \"{family}\"{how}"
+    if card.selection is not None:  # the corpus may have them, and the selection left them out
+        mark = (f"this run is a selection ({card.selection.entries_selected} of the corpus's {card.corpus.entries} "
+                f"entries): run the whole corpus, or select its {rule.replace('negatives', 'negative controls')} too "
+                f"(or {mark})")
     details = [] if ran >= least else [
-        f"{ran} {rule.replace('negatives', 'negative controls')} ran; the policy needs at least {least}: mark them in "
-        f"{card.corpus.path} with \"family\": \"{family}\"{how}"]
+        f"{ran} {rule.replace('negatives', 'negative controls')} ran; the policy needs at least {least}: {mark}"]
     details += failing
     return GateCheck(rule=rule, passed=not details, figure=f"{ratio} {verb}", threshold=wanted, details=details)
 

@@ -131,7 +131,8 @@ def repair(path: Path) -> list[str]:
             notes.append(f"{path}: dropped {len(found.damaged)} damaged line(s) (line "
                          f"{', '.join(str(n) for n in found.damaged[:10])}); their entries are translated again")
         if found.duplicates:
-            notes.append(f"{path}: {_ids(found.duplicates)} were recorded more than once; kept the first result "
+            verb = "was" if len(set(found.duplicates)) == 1 else "were"
+            notes.append(f"{path}: {_ids(found.duplicates)} {verb} recorded more than once; kept the first result "
                          "of each")
         if found.torn_bytes:
             notes.append(f"{path}: dropped a torn last line ({found.torn_bytes} bytes, from a run that stopped "
