@@ -4,6 +4,7 @@ changes reported once per run; a lone surrogate fails its entry only; ids and pr
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import msgspec
@@ -119,3 +120,11 @@ def test_ids_and_predictions_stay_strict(tmp_path: Path):
         "the method returned an unusable result: $.latency_s: expected a number, got the string \"fast\"",
     ]
     assert card.normalised == {}
+
+
+def test_a_latency_that_is_not_a_number_is_named_nan_not_null():
+    from mt_eval.results import ResultNotes, results_for
+
+    results, _ = results_for([{"id": "a", "source": "x"}], [{"id": "a", "predicted": "A", "latency_s": math.nan}],
+                             label="the method", notes=ResultNotes())
+    assert results[0].error == "the method returned an unusable result: $.latency_s: must be >= 0, got NaN"

@@ -318,7 +318,8 @@ class _Walker:
         for attr, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
             bound = getattr(t, attr)
             if bound is not None and not _RANGE_TESTS[sign](value, bound):
-                self.add(at, f"must be {sign} {js_number(bound)}, got {js_number(value)}", code="range")
+                shown = "NaN" if value != value else js_number(value)  # (NaN has no JSON spelling: not "null")
+                self.add(at, f"must be {sign} {js_number(bound)}, got {shown}", code="range")
                 return False
         return True
 

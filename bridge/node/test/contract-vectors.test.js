@@ -92,3 +92,8 @@ for (const c of vectors('decision-rows.json')) {
     assert.equal(rowsProblem(c.rows), c.problem);
   });
 }
+
+test('results: a latency that is not a number is named NaN, as in Python, not null', () => {
+  const [result] = resultsFor([{ id: 'a', source: 'x' }], [{ id: 'a', predicted: 'A', latency_s: NaN }], { label: 'the method' });
+  assert.equal(result.error, 'the method returned an unusable result: $.latency_s: must be >= 0, got NaN');
+});

@@ -148,7 +148,8 @@ class Walker {
   checkRange(value, node, at) {
     for (const [keyword, sign, test] of RANGES) {
       if (node[keyword] !== undefined && !test(value, node[keyword])) {
-        this.add(at, `must be ${sign} ${node[keyword]}, got ${got(value).replace('the number ', '')}`, null, 'range');
+        const shown = Number.isNaN(value) ? 'NaN' : got(value).replace('the number ', ''); // (not JSON's "null")
+        this.add(at, `must be ${sign} ${node[keyword]}, got ${shown}`, null, 'range');
         return false;
       }
     }
