@@ -295,3 +295,35 @@ def test_compare_two_runs_of_the_same_corpus(tmp_path: Path, capsys):
     assert "the cards come from different corpora" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "nope.json"), str(tmp_path / "other" / "card.json")]) == 1
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_ctrl_c_while_the_method_loads_says_nothing_was_started(tmp_path: Path):
+    stuck = tmp_path / "stuck-at-import"
+    shutil.copytree(SCRIPTED, stuck, ignore=shutil.ignore_patterns("__pycache__"))
+    marker = tmp_path / "importing"
+    code = (stuck / "behaviours.py").read_text()
+    (stuck / "behaviours.py").write_text(f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\n"
+                                         f"time.sleep(60)\n{code}")
+    out = tmp_path / "never"
+    process = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "run", "--method", str(stuck), "--corpus",
+                                str(corpus(tmp_path)), "--out", str(out)], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert "interrupted before the run started: nothing was translated, and no run directory was written" in stderr
+    assert "finished entries are saved" not in stderr and "Traceback" not in stderr
+    assert not out.exists()
+
+
+def test_work_that_cannot_show_progress_says_it_is_still_going(capsys):
+    from mt_eval.progress import still_working
+
+    with still_working("still importing after {seconds} s", every_s=0.05):
+        time.sleep(0.18)
+    said = capsys.readouterr().err.splitlines()
+    assert 2 <= len(said) <= 4 and said[0] == "still importing after 0 s"
+    time.sleep(0.1)
+    assert capsys.readouterr().err == ""  # quiet once the work is done

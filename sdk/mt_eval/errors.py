@@ -23,3 +23,11 @@ class UsageError(ExpectedError):
     """The command line itself is wrong (a missing or contradictory option): exit status 2."""
 
     exit_status = 2
+
+
+class InterruptedBefore(KeyboardInterrupt):
+    """Ctrl-C before a command's work began: ``message`` says so (rather than what the command says of work kept)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

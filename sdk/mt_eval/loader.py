@@ -10,6 +10,7 @@ and registers its module with a pluggy manager when one is given. Every problem 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -26,6 +27,7 @@ from mt_eval.plugin_import import (
     resolve_class,
 )
 from mt_eval.problems import Problem, ProblemsError
+from mt_eval.progress import still_working
 from mt_eval.strict import decode_json_file, parse_json
 
 if TYPE_CHECKING:
@@ -196,33 +198,48 @@ def build_method(source: PluginSource, *, isolate: bool = False, sandbox: Confin
         return Problem(file=source.manifest_file, path="$.entry_point", message=message, hint=hint, code=code)
     assert entry_point is not None
     module_name, _, class_name = entry_point.partition(":")
-    try:
-        module = import_entry_module(source.directory, module_name, source.method_id)
-        factory = resolve_class(module, class_name, entry_point)
-    except EntryPointError as exc:
-        return None, None, [problem(str(exc), exc.hint, "entry-point")]
-    if not callable(factory):
-        return None, module, [problem(f'"{class_name}" is a {type(factory).__name__}, not a class',
-                                      "point entry_point at the method's class", "entry-point")]
-    kwargs, missing = _constructor_arguments(factory, source)
-    if missing:
-        return None, module, [problem(f"{class_name}() requires {', '.join(missing)}, which the loader cannot supply",
-                                      "give those parameters defaults; the loader passes only `manifest` and "
-                                      "`directory`, to constructors that name them", "constructor")]
-    try:
-        method = factory(**kwargs)
-    except SystemExit as exc:
-        return None, module, [problem(f"{class_name}() {describe_exit(exc, source.directory)}",
-                                      "a method must not end the process: raise an exception instead", "constructor")]
-    except Exception as exc:
-        return None, module, [problem(f"{class_name}() failed: {describe_exception(exc, source.directory)}",
-                                      f"fix {class_name}.__init__", "constructor")]
+    notice = (f"{source.method_id}: still importing and building the method after {{seconds}} s (its code in "
+              f"{source.directory}: a statement run at import or in __init__ may be waiting on something); Ctrl-C "
+              "stops it")
+    with still_working(notice):
+        method, module, failure = _construct(source, module_name, class_name, problem)
+    if failure is not None:
+        return None, module, [failure]
     deviations = protocol_deviations(method, source.manifest.implements)
     protocols = " and ".join({"translate": "TranslationMethod", "decide": "DecisionMethod"}[request]
                              for request in dict.fromkeys(source.manifest.implements))
     hint = f"see the {protocols} protocol{'s' if ' and ' in protocols else ''} in the README"
     problems = [problem(d, hint, "protocol") for d in deviations]
     return (None if deviations else method), module, problems
+
+
+def _construct(source: PluginSource, module_name: str, class_name: str,
+               problem: Callable[[str, str | None, str], Problem]) -> tuple[object | None, ModuleType | None,
+                                                                         Problem | None]:
+    """Import the entry module and build the method: (method, module, None), or the problem that stopped it."""
+    entry_point = f"{module_name}:{class_name}"
+    try:
+        module = import_entry_module(source.directory, module_name, source.method_id)
+        factory = resolve_class(module, class_name, entry_point)
+    except EntryPointError as exc:
+        return None, None, problem(str(exc), exc.hint, "entry-point")
+    if not callable(factory):
+        return None, module, problem(f'"{class_name}" is a {type(factory).__name__}, not a class',
+                                     "point entry_point at the method's class", "entry-point")
+    kwargs, missing = _constructor_arguments(factory, source)
+    if missing:
+        return None, module, problem(f"{class_name}() requires {', '.join(missing)}, which the loader cannot supply",
+                                     "give those parameters defaults; the loader passes only `manifest` and "
+                                     "`directory`, to constructors that name them", "constructor")
+    try:
+        method = factory(**kwargs)
+    except SystemExit as exc:
+        return None, module, problem(f"{class_name}() {describe_exit(exc, source.directory)}",
+                                     "a method must not end the process: raise an exception instead", "constructor")
+    except Exception as exc:
+        return None, module, problem(f"{class_name}() failed: {describe_exception(exc, source.directory)}",
+                                     f"fix {class_name}.__init__", "constructor")
+    return method, module, None
 
 
 def _constructor_arguments(factory: Any, source: PluginSource) -> tuple[dict[str, Any], list[str]]:

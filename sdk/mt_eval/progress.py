@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 from mt_eval.durations import format_duration
@@ -74,3 +76,24 @@ def _rate(per_second: float) -> str:
 
 def _errors(count: int) -> str:
     return f"{count} error{'s' if count != 1 else ''}"
+
+
+@contextmanager
+def still_working(message: str, *, every_s: float = 10.0, stream: TextIO | None = None) -> Iterator[None]:
+    """Say ``message`` (formatted with ``{seconds}``) on stderr each ``every_s`` while the block runs: work that
+    cannot show progress (importing a plugin's code) is never silent for long."""
+    import threading
+
+    done = threading.Event()
+    started = time.monotonic()
+
+    def remind() -> None:
+        while not done.wait(every_s):
+            print(message.format(seconds=f"{time.monotonic() - started:.0f}"), file=stream or sys.stderr, flush=True)
+
+    reminder = threading.Thread(target=remind, name="mt-eval-still-working", daemon=True)
+    reminder.start()
+    try:
+        yield
+    finally:
+        done.set()

@@ -126,8 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         event_loop.chosen()  # a loop mt-eval does not know is named before any work, not after it
         return command.run(args)  # type: ignore[no-any-return]
-    except KeyboardInterrupt:
-        if message := getattr(command, "INTERRUPTED", "interrupted"):
+    except KeyboardInterrupt as interrupted:  # (`InterruptedBefore` says what it stopped)
+        if message := getattr(interrupted, "message", None) or getattr(command, "INTERRUPTED", "interrupted"):
             print(message, file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader of our output went away (`| head`): stop quietly, as other tools do

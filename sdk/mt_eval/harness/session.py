@@ -23,6 +23,7 @@ from mt_eval.corpus.describe import reading_facts
 from mt_eval.corpus.families import FAMILY_FIELDS, family_of, scored_entries
 from mt_eval.corpus.model import Corpus
 from mt_eval.corpus.selection import Selection
+from mt_eval.errors import InterruptedBefore
 from mt_eval.gold import corpus_gold_fields, method_view
 from mt_eval.harness import outcome as oc
 from mt_eval.harness import runcard as rc
@@ -147,8 +148,11 @@ def run_evaluation(request: RunRequest) -> RunReport:
         out = run_directory(request.directory.out, loaded.directory, f"{loaded.method_id}__{_slug(corpus.name)}")
         lock = hold_run_directory(out, command=request.command_line(), wait_s=request.directory.wait_s,
                                   prog="mt-eval run")
-    except BaseException:
+    except BaseException as exc:
         fair.close_unused()
+        if isinstance(exc, KeyboardInterrupt):
+            raise InterruptedBefore("\nmt-eval run: interrupted before the run started: nothing "
+                                    "was translated, and no run directory was written") from exc
         raise
     with lock:
         try:
