@@ -111,6 +111,18 @@ def test_unsupported_formats_are_refused_with_what_to_do(tmp_path: Path, name: s
     assert "unsupported format: use .json, .jsonl or .tsv" in str(error) and hint in str(error)
 
 
+def test_nul_bytes_are_refused_as_utf16_without_its_mark_with_the_line_to_convert_it(tmp_path: Path):
+    for name, data, encoding in [("a.tsv", "Hi\tHola\n".encode("utf-16-le"), "utf-16le"),
+                                 ("b.tsv", "café\tcafé\n".encode("utf-16-le"), "utf-16le"),
+                                 ("c.jsonl", '{"id": "1", "source": "é"}\n'.encode("utf-16-be"), "utf-16be")]:
+        message = str(refusal(write(tmp_path, name, data)))
+        assert "holds NUL bytes (the first at line 1), which no text has: it looks like UTF-16 without its " \
+               "byte-order mark; convert it to UTF-8, e.g. iconv -f " + encoding + " -t utf-8 " + name in message
+    assert "or a binary file" in str(refusal(write(tmp_path, "d.tsv", b"Hi\tHola\nxx\x00yyyyyyyyyyyy\n")))
+    zipped = str(refusal(write(tmp_path, "e.tsv.gz", gzip.compress("Hi\n".encode("utf-16-le")))))
+    assert "zcat e.tsv.gz | iconv -f utf-16le -t utf-8 > e.utf8.tsv" in zipped
+
+
 def test_integer_ids_are_accepted_and_remembered_as_given(tmp_path: Path):
     entries = [{"id": 7, "source": "Hi there", "domain": "chat", "context": {"previous": "Yo"}},
                {"id": "x", "source": "Ok"}]

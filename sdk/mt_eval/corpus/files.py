@@ -2,8 +2,9 @@
 
 The sha256 is of the file as it is on disk (compressed, when it is ``.gz``). Text is UTF-8, or UTF-16 with
 its byte-order mark (what spreadsheets save as "Unicode text"); a byte-order mark is dropped and CRLF line
-ends become LF. Lines are split on LF only: U+2028, U+0085 and form feeds inside a sentence
-stay inside it (``str.splitlines`` would cut the sentence there and shift everything after it).
+ends become LF. A file holding NUL bytes (UTF-16 without its byte-order mark, or a binary file) is refused.
+Lines are split on LF only: U+2028, U+0085 and form feeds inside a sentence stay inside it
+(``str.splitlines`` would cut the sentence there and shift everything after it).
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ def read_file(path: Path, what: str = "corpus") -> FileText:
             raise CorpusError.single(path, f"is not a valid gzip file: {exc}", code="encoding",
                                      hint="re-download it, or remove the .gz suffix if it is not compressed") from exc
     encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"  # Excel's "Unicode text"
+    if encoding != "utf-16" and b"\0" in data:
+        raise _nul_bytes(path, data)
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -85,6 +88,24 @@ def read_file(path: Path, what: str = "corpus") -> FileText:
     if "\r" in text:
         text = text.replace("\r\n", "\n")
     return FileText(path=path, text=text, sha256=digest)
+
+
+def _nul_bytes(path: Path, data: bytes) -> CorpusError:
+    """Text holds no NUL byte; UTF-16 without its byte-order mark does (one in every other byte, for the Latin
+    script), and so does a binary file."""
+    line = data[:data.index(b"\0")].count(b"\n") + 1
+    head = data[:4096]
+    odd, even = head[1::2].count(0), head[0::2].count(0)
+    utf16 = max(odd, even) * 4 >= len(head)  # a quarter of the bytes or more, all on one side
+    kind = "UTF-16 without its byte-order mark" + ("" if utf16 else ", or a binary file")
+    encoding = "utf-16be" if utf16 and even > odd else "utf-16le"
+    name = path.name.removesuffix(".gz")
+    stem, dot, suffix = name.rpartition(".")
+    converted = f"{stem}.utf8.{suffix}" if dot and stem else f"{name}.utf8"
+    iconv = f"iconv -f {encoding} -t utf-8"
+    command = f"zcat {path.name} | {iconv}" if name != path.name else f"{iconv} {name}"
+    return CorpusError.single(path, f"holds NUL bytes (the first at line {line}), which no text has: it looks like "
+                              f"{kind}", code="encoding", hint=f"convert it to UTF-8, e.g. {command} > {converted}")
 
 
 def split_lines(text: str) -> list[str]:
