@@ -71,6 +71,9 @@ def test_the_same_entries_from_json_jsonl_and_tsv(tmp_path: Path):
     ("twoaliases.tsv", "src\toriginal\ttgt\nx\ty\tz\n", "$", 'names two source columns: "src" (column 1) and '
                                                             '"original" (column 2)'),
     ("nosourcecol.tsv", "id\treference\n1\tx\n", "$", "names no source column"),
+    ("surrogate.jsonl", '{"id": "1", "source": "Hi \\ud800 you"}\n', "line 1.source", "a lone surrogate (\\ud800)"),
+    ("surrogate.json", '{"entries": [{"id": "a", "source": "x", "reference": "y\\udc00"}]}', "$.entries[0].reference",
+     "a lone surrogate (\\udc00)"),
 ])
 def test_bad_corpora_name_the_place_and_the_problem(tmp_path: Path, name, content, path, message):
     error = refusal(write(tmp_path, name, content))
@@ -121,6 +124,13 @@ def test_nul_bytes_are_refused_as_utf16_without_its_mark_with_the_line_to_conver
     assert "or a binary file" in str(refusal(write(tmp_path, "d.tsv", b"Hi\tHola\nxx\x00yyyyyyyyyyyy\n")))
     zipped = str(refusal(write(tmp_path, "e.tsv.gz", gzip.compress("Hi\n".encode("utf-16-le")))))
     assert "zcat e.tsv.gz | iconv -f utf-16le -t utf-8 > e.utf8.tsv" in zipped
+
+
+def test_a_surrogate_pair_and_nan_still_read_where_a_lone_surrogate_is_refused(tmp_path: Path):
+    corpus = read_corpus(write(tmp_path, "p.json", '[{"id": "1", "source": "Smile \\ud83d\\ude00", "score": NaN}]'))
+    assert corpus.entries[0]["source"] == "Smile \U0001f600"
+    error = refusal(write(tmp_path, "k.jsonl", '{"id": "1", "source": "x", "m": {"\\ud800": ["a"]}}\n'))
+    assert error.problems[0].path == 'line 1.m["\\ud800"]' and "write the character itself" in str(error)
 
 
 def test_integer_ids_are_accepted_and_remembered_as_given(tmp_path: Path):

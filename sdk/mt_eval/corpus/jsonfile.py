@@ -3,15 +3,19 @@
 Field aliases — ``src``/``original``/``source_text`` for ``source``, ``target``/``translation``/``ref``/
 ``tgt``/``target_text`` for ``reference`` — are read only where the canonical field is absent; the field is
 renamed, so a reference never reaches a method under another name. When no entry has an ``id``, ids are
-line numbers (JSONL) or positions from 1 (a JSON list).
+line numbers (JSONL) or positions from 1 (a JSON list). Text holding a lone surrogate escape (``"\\ud800"``:
+Python's json reads it, but it is no character and cannot be written as UTF-8) is refused at its JSON path.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,8 @@ from mt_eval.problems import Problem
 
 _decode = msgspec.json.Decoder().decode
 _READ_BLOCK = 16 << 20
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # in the file: \ud800 to \udfff
+_SURROGATE = re.compile("[\ud800-\udfff]")  # in the text read
 _UPSTREAM_EXAMPLE = ('e.g. {"language_pair": {"source": "eng", "target": "spa"}, '
                      '"entries": [{"id": "1", "source": "...", "reference": "..."}]}')
 
@@ -34,11 +40,14 @@ def read_json(file: FileText) -> Corpus:
         data = _decode(file.text)
     except msgspec.DecodeError:
         try:
-            data = json.loads(file.text)
+            data = json.loads(file.text)  # what msgspec refuses and json accepts: NaN, and lone surrogates
         except json.JSONDecodeError as error:
             exc = same_on_every_python(error)
             raise CorpusError.single(file.path, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
                                      code="syntax") from error
+        problems = _lone_surrogates(file, data, "$", file.text)
+        if problems:
+            raise CorpusError(problems, summary=f"corpus {file.path} holds text that is not Unicode") from None
     corpus = Corpus(path=file.path, name=display_name(file.path), sha256=file.sha256, entries=[], format="json",
                     files=[CorpusFile(role="corpus", path=file.path, sha256=file.sha256)])
     if isinstance(data, list):
@@ -68,7 +77,7 @@ def read_jsonl(file: FileText) -> Corpus:
             if not line.strip():
                 continue
             try:
-                entries.append(json.loads(line))  # what msgspec refuses and json accepts (NaN)
+                entries.append(json.loads(line))  # what msgspec refuses and json accepts (NaN, lone surrogates)
             except json.JSONDecodeError as error:
                 exc = same_on_every_python(error)
                 problems.append(Problem(file=str(file.path), path=f"line {number}", code="syntax",
@@ -77,9 +86,10 @@ def read_jsonl(file: FileText) -> Corpus:
                 if len(problems) >= 50:
                     break
                 continue
+            problems.extend(_lone_surrogates(file, entries[-1], f"line {number}", line))
         lines.append(number)
     if problems:
-        raise CorpusError(problems, summary=f"corpus {file.path} has invalid lines")
+        raise CorpusError(problems[:50], summary=f"corpus {file.path} has invalid lines")
     corpus = Corpus(path=file.path, name=display_name(file.path), sha256=file.sha256, entries=entries,
                     format="jsonl", lines=lines,
                     files=[CorpusFile(role="corpus", path=file.path, sha256=file.sha256)])
@@ -201,6 +211,33 @@ def _read_fields(corpus: Corpus, implicit_ids: str) -> None:
             if type(entry) is dict:
                 entry["id"] = str(number)
         corpus.ids_from = implicit_ids
+
+
+def _lone_surrogates(file: FileText, value: Any, where: str, text: str) -> list[Problem]:
+    """Each text in ``value`` (decoded from ``text``, found at ``where``) that holds a lone surrogate: half of a
+    UTF-16 pair, which is no character. Python's json reads the escape ``\\ud800`` alone (msgspec refuses it);
+    such a text cannot be written as UTF-8, so a method's answer, the card or ``corpus show`` would fail on it."""
+    if not _SURROGATE_ESCAPE.search(text):
+        return []
+    return [Problem(file=str(file.path), path=place, code="encoding",
+                    message=f"holds a lone surrogate (\\u{ord(char):04x}): half of a UTF-16 pair, not a character, "
+                            "so the text is not valid Unicode",
+                    hint="write the character itself, or both halves of its pair (e.g. \\ud83d\\ude00), or remove "
+                         "the escape") for place, char in islice(_surrogates(value, where), 50)]
+
+
+def _surrogates(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        if found := _SURROGATE.search(value):
+            yield where, found.group()
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{where}.{key}" if key.isidentifier() else f"{where}[{json.dumps(key)}]"
+            yield from _surrogates(key, inner)
+            yield from _surrogates(item, inner)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _surrogates(item, f"{where}[{index}]")
 
 
 def _text(value: Any) -> str | None:
