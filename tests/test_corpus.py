@@ -133,6 +133,31 @@ def test_a_surrogate_pair_and_nan_still_read_where_a_lone_surrogate_is_refused(t
     assert error.problems[0].path == 'line 1.m["\\ud800"]' and "write the character itself" in str(error)
 
 
+@pytest.mark.parametrize(("content", "field", "meant"), [
+    ('[{"id": 1, "source": "Hello", "refrence": "Hola"}]', '"refrence" (first at $[0])', "reference"),
+    ('[{"id": 1, "source": "Hello"}, {"id": 2, "source": "Bye", "Reference": "Adiós"}]', '"Reference" (first at $[1])',
+     "reference"),
+    ('[{"id": 1, "source": "Hello", "reference": "Hola", "familly": "canary"}]', '"familly"', "family"),
+    ("id\tsource\trefrence\n1\tHello\tHola\n", '"refrence" (column 3 of the header on line 1)', "reference"),
+])
+def test_a_field_named_one_slip_from_a_known_one_is_a_doubt(tmp_path: Path, content: str, field: str, meant: str):
+    path = write(tmp_path, "c.tsv" if "\t" in content else "c.json", content)
+    error = str(refusal(path))
+    assert field in error and f'did you mean "{meant}"?' in error and "--accept-doubt misspelled-field" in error
+    corpus = read_corpus(path, accept=["misspelled-field"])
+    assert corpus.accepted_doubts == ["misspelled-field"] and any(field.split('"')[1] in e for e in corpus.entries)
+
+
+def test_names_of_their_own_are_not_taken_for_slips(tmp_path: Path):
+    fields = ["translator", "source_lang", "ids", "sentence", "origin", "segment", "pass_rule", "sourceid"]
+    corpus = read_corpus(write(tmp_path, "c.json", json.dumps([{"id": "1", "source": "Hi", **dict.fromkeys(fields)}])))
+    assert corpus.warnings == []
+    header = "id\tsorce\treference\n1\tx\ty\n"
+    assert 'did you mean "source"? (column 2 is "sorce")' in str(refusal(write(tmp_path, "h.tsv", header)))
+    capital = write(tmp_path, "s.json", '[{"Source": "x"}]')
+    assert 'the entry has "Source": did you mean "source"?' in str(refusal(capital))
+
+
 def test_integer_ids_are_accepted_and_remembered_as_given(tmp_path: Path):
     entries = [{"id": 7, "source": "Hi there", "domain": "chat", "context": {"previous": "Yo"}},
                {"id": "x", "source": "Ok"}]

@@ -172,6 +172,17 @@ def test_doubtful_corpora_are_refused_before_anything_runs_unless_accepted(capsy
     assert code == 1 and "--accept-doubt nope: no such doubt; the codes are first-column-ids" in err
 
 
+def test_a_misspelled_gold_field_or_a_lone_surrogate_stops_the_run_before_the_method_sees_it(capsys, tmp_path: Path):
+    code, _, err = run(capsys, tmp_path, "--corpus", str(FIXTURES / "misspelled-field.json"))
+    assert code == 1 and 'did you mean "reference"?' in err and not (tmp_path / "run" / "results.jsonl").exists()
+    code, _, err = run(capsys, tmp_path, "--corpus", str(FIXTURES / "lone-surrogate.json"))
+    assert code == 1 and "$[0].source: holds a lone surrogate (\\ud800)" in err and "predicted" not in err
+    code, card, _ = run(capsys, tmp_path, "--corpus", str(FIXTURES / "misspelled-field.json"), "--accept-doubt",
+                        "misspelled-field", "--quiet")
+    assert code == 0 and card is not None and card.metrics is None  # what was asked: "refrence" is an extra field
+    assert card.corpus.reading is not None and card.corpus.reading.accepted_doubts == ["misspelled-field"]
+
+
 def test_an_empty_corpus_is_one_line_naming_the_file_and_the_fix(capsys, tmp_path: Path):
     for name, message in [("empty.tsv", "is empty (0 bytes); a corpus needs at least one entry"),
                           ("header-only.tsv", "has no entries; the file holds only a header (line 1)"),

@@ -89,6 +89,10 @@ def test_show_of_a_refused_file_says_what_was_detected_and_how_to_override(capsy
     assert code == 0 and "TSV with the columns given by --columns: id<TAB>source<TAB>reference" in out
     code, out, _ = show(capsys, str(FIXTURES / "swapped.tsv"), "--pair", "eng>rus")
     assert code == 1 and "look swapped" in out
+    code, out, _ = show(capsys, str(FIXTURES / "misspelled-field.json"))
+    assert code == 1 and "references  none: translation only" in out and 'refrence   "Hola."' in out
+    assert 'refused: field "refrence" (first at $[0]) is not a name mt-eval reads' in out
+    assert 'fix: did you mean "reference"? rename it' in out
 
 
 @pytest.mark.parametrize(("args", "message"), [

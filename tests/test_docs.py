@@ -37,6 +37,13 @@ def test_every_subcommand_is_shown_in_the_readme():
         assert f"mt-eval {name}" in README, f"mt-eval {name} is not in the README"
 
 
+def test_the_readme_lists_every_corpus_doubt_in_order():
+    from mt_eval.corpus.doubts import DOUBTS
+
+    table = README.split("**No silent misread.**", 1)[1].split("\n\n", 2)[1]
+    assert re.findall(r"^\| `([a-z-]+)` \|", table, flags=re.M) == list(DOUBTS)
+
+
 def test_readme_starts_with_the_two_commands():
     block = README.split("```sh\n", 1)[1].split("```", 1)[0].strip().splitlines()
     assert block == [

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from mt_eval.corpus.families import check_families, family_of, has_families
-from mt_eval.corpus.model import Corpus, CorpusError, listing, plural
+from mt_eval.corpus.model import SOURCE_ALIASES, Corpus, CorpusError, listing, plural
+from mt_eval.corpus.names import misspelling_of
 from mt_eval.corpus.on_disk import BLOCK, EntriesOnDisk
 from mt_eval.corpus.tsv import SPACED_COLUMNS
 from mt_eval.problems import Problem
@@ -119,7 +120,8 @@ def _entry_problems(corpus: Corpus) -> list[Problem]:
                                                                      entry.get("family") == "negative"):
             problems.append(Problem(file=file, path=f"{where(i)}.source", code="missing",
                                     message="missing source text" if source is None or type(source) is str
-                                    else f"source must be a string, got {_type_name(source)}"))
+                                    else f"source must be a string, got {_type_name(source)}",
+                                    hint=_misspelled_source(entry) if source is None else None))
         reference = entry.get("reference")
         if reference is not None and type(reference) is not str:
             problems.append(Problem(file=file, path=f"{where(i)}.reference", code="type",
@@ -156,6 +158,15 @@ def _some_references(corpus: Corpus, families: bool, with_reference: int) -> Pro
         hint = (f"line {spaced[0]} seems to separate its columns with spaces: TSV columns are separated by one "
                 "TAB character")
     return Problem(file=str(corpus.path), path="$", message=message, hint=hint, code="references")
+
+
+def _misspelled_source(entry: dict[str, Any]) -> str | None:
+    """``the entry has "sorce": did you mean "source"?`` when a field of ``entry`` looks like a misspelled source."""
+    for name in entry:
+        meant = misspelling_of(name, ["source", *SOURCE_ALIASES])
+        if meant is not None:
+            return f'the entry has "{name}": did you mean "{meant}"?'
+    return None
 
 
 def _nested_hint(value: Any) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from mt_eval.corpus.families import scored_entries
 from mt_eval.corpus.model import Corpus, CorpusError, plural
+from mt_eval.corpus.names import misspelling_of
 from mt_eval.corpus.on_disk import EntriesOnDisk
 from mt_eval.corpus.scripts import dominant_script, expected_scripts, script_shares
 from mt_eval.corpus.tsv import SPACED_COLUMNS
@@ -29,6 +30,7 @@ DOUBTS = {
     "reference-equals-source": "every reference is identical to its source",
     "script-mismatch": "sources or references not in the script of the pair's language",
     "pair-mismatch": "--pair names other languages than the pair the corpus declares",
+    "misspelled-field": "an entry field or column named like a field mt-eval reads, but not quite (refrence)",
 }
 SAMPLE = 500
 _ID_LIKE = re.compile(r"[A-Za-z0-9_.:/#@+-]{1,64}")
@@ -46,7 +48,7 @@ class Doubt:
 
 def find_doubts(corpus: Corpus, pair: str | None = None) -> list[Doubt]:
     """Everything doubtful about how ``corpus`` was read (``pair``, ``SRC>TGT``, enables the script check)."""
-    doubts = [*_column_doubts(corpus), *_content_doubts(corpus)]
+    doubts = [*_column_doubts(corpus), *_field_doubts(corpus), *_content_doubts(corpus)]
     mismatch = pair_doubt(corpus, pair)
     if mismatch is not None:
         doubts.append(mismatch)
@@ -146,6 +148,24 @@ def _column_doubts(corpus: Corpus) -> list[Doubt]:
                 "as one source text",
                 "separate the columns with one TAB character, e.g. sed -E 's/ {2,}/\\t/' FILE"))
     return doubts
+
+
+def _field_doubts(corpus: Corpus) -> list[Doubt]:
+    """Fields (or columns) one slip away from a field mt-eval reads: ``refrence`` would be handed to the method,
+    the gold with it, and the corpus read as translation only; ``familly`` would make a canary a scored entry."""
+    found = [(name, meant, corpus.field_place(name)) for name in sorted(corpus.field_names)
+             if (meant := misspelling_of(name)) is not None]
+    if not found:
+        return []
+    tsv = corpus.columns is not None
+    names = " and ".join(f'"{name}" ({place if tsv else "first at " + place})' for name, _, place in found)
+    one = len(found) == 1
+    kind = ("column" if tsv else "field") + ("" if one else "s")
+    return [Doubt("misspelled-field",
+                  f"{kind} {names} {'is not a name' if one else 'are not names'} mt-eval reads, so the method would "
+                  f"be handed {'it' if one else 'them'} as {'an extra field' if one else 'extra fields'}",
+                  "did you mean " + " and ".join(f'"{meant}"' for _, meant, _ in found) +
+                  f"? rename {'it' if one else 'them'}")]
 
 
 def _content_doubts(corpus: Corpus) -> list[Doubt]:

@@ -183,9 +183,10 @@ class EntryFixer:
 
 
 def _read_fields(corpus: Corpus, implicit_ids: str) -> None:
-    """Apply field aliases; give ids when no entry has one."""
+    """Apply field aliases; note every field name (`Corpus.field_names`); give ids when no entry has one."""
     problems: list[Problem] = []
     any_id = False
+    note_names = corpus.field_names.update
     for i, entry in enumerate(corpus.entries):
         if type(entry) is not dict:
             continue
@@ -201,6 +202,7 @@ def _read_fields(corpus: Corpus, implicit_ids: str) -> None:
                     problems.append(Problem(file=str(corpus.path), path=corpus.where(i), code="aliases",
                                             message=f"{fields} could each be the {role}",
                                             hint=f'name the {role} field "{role}"'))
+        note_names(entry)
         if len(problems) >= 50:
             break
     if problems:

@@ -70,6 +70,7 @@ class Corpus:
     header_line: int | None = None
     comment_lines: list[int] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)  # alias field/header -> the field it was read as
+    field_names: set[str] = field(default_factory=set)  # every field an entry has, or every column's (TSV)
     files: list[CorpusFile] = field(default_factory=list)
     accepted_doubts: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -89,6 +90,15 @@ class Corpus:
         if self.lines is not None:
             return f"line {self.lines[index]}"
         return f"{self.entries_at}[{index}]"
+
+    def field_place(self, name: str) -> str:
+        """Where the field ``name`` first is: ``$[3]`` or ``line 12``, or its TSV column (``column 3 of the header
+        on line 1``)."""
+        if self.columns is not None:
+            index = next(c.index for c in self.columns if c.key == name)
+            named_by = {"header": f" of the header on line {self.header_line}", "--columns": " of --columns"}
+            return f"column {index + 1}{named_by.get(self.columns_from or '', '')}"
+        return self.where(next(i for i, e in enumerate(self.entries) if isinstance(e, dict) and name in e))
 
     def given_id(self, text: str) -> str | int:
         """The id as the file wrote it (an integer stays an integer)."""

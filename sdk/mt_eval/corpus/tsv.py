@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from mt_eval.corpus.files import FileText, display_name, split_lines
-from mt_eval.corpus.model import ROLE_OF_NAME, Column, Corpus, CorpusError, CorpusFile, listing
+from mt_eval.corpus.model import ROLE_OF_NAME, SOURCE_ALIASES, Column, Corpus, CorpusError, CorpusFile, listing
+from mt_eval.corpus.names import misspelling_of
 from mt_eval.problems import Problem
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,39}")
@@ -59,6 +60,7 @@ def read_tsv(file: FileText, *, columns: list[str] | None = None) -> Corpus:
         corpus.columns = [Column(0, "source"), Column(1, "reference"),
                           *(Column(i, f"column{i + 1}") for i in range(2, width))][:max(width, 1)]
         corpus.columns_from = "convention"
+    corpus.field_names = {c.key for c in corpus.columns}
     _fill(corpus, rows)
     return corpus
 
@@ -89,8 +91,11 @@ def named_columns(names: list[str], path: Path, origin: str) -> tuple[list[Colum
         raise CorpusError.single(path, f'{origin} names two columns "{repeated[0]}"', code="columns",
                                  hint="give every column its own name")
     if "source" not in by_role:
+        meant = [f'did you mean "{role}"? (column {i + 1} is "{name}")' for i, name in enumerate(cleaned)
+                 if (role := misspelling_of(name, ROLE_OF_NAME)) in ("source", *SOURCE_ALIASES)]
         raise CorpusError.single(path, f"{origin} names no source column (it names {', '.join(cleaned)})",
-                                 code="columns", hint="name the column holding the text to translate source")
+                                 code="columns", hint=meant[0] if meant else
+                                 "name the column holding the text to translate source")
     return columns, aliases
 
 
