@@ -74,6 +74,8 @@ def test_the_same_entries_from_json_jsonl_and_tsv(tmp_path: Path):
     ("surrogate.jsonl", '{"id": "1", "source": "Hi \\ud800 you"}\n', "line 1.source", "a lone surrogate (\\ud800)"),
     ("surrogate.json", '{"entries": [{"id": "a", "source": "x", "reference": "y\\udc00"}]}', "$.entries[0].reference",
      "a lone surrogate (\\udc00)"),
+    ("references.json", '[{"id": "a", "source": "x", "references": ["y"]}]', "$[0].references",
+     '"references" is not read: an entry is scored against its one "reference"'),
 ])
 def test_bad_corpora_name_the_place_and_the_problem(tmp_path: Path, name, content, path, message):
     error = refusal(write(tmp_path, name, content))

@@ -5,6 +5,7 @@
 - every entry has a source text that is not blank (parallel text, built from lines, is not checked here:
   its empty lines are segments too), except a negative control, whose source may be empty;
 - either every scored entry has a reference or none has: a reference-free corpus is translated, not scored;
+  one whose entries have ``references`` instead (read by no metric) is refused;
 - the families (``family``, ``pass_rule``, ``pair``: `mt_eval.corpus.families`) are well formed: a canary has
   a pass rule and a reference, only a negative control names its own pair.
 """
@@ -47,6 +48,8 @@ def check_corpus(corpus: Corpus, *, empty_hint: str | None = None) -> None:
             with_reference += entry.get("reference") is not None  # strings: checked above
     if 0 < with_reference < scored:
         raise CorpusError([_some_references(corpus, families, with_reference)])
+    if not with_reference and "references" in corpus.field_names:
+        raise CorpusError([_unread_references(corpus)])
     corpus.references = 0 < with_reference == scored
 
 
@@ -158,6 +161,19 @@ def _some_references(corpus: Corpus, families: bool, with_reference: int) -> Pro
         hint = (f"line {spaced[0]} seems to separate its columns with spaces: TSV columns are separated by one "
                 "TAB character")
     return Problem(file=str(corpus.path), path="$", message=message, hint=hint, code="references")
+
+
+def _unread_references(corpus: Corpus) -> Problem:
+    """No entry has a reference, but some have ``references``: the corpus would be translated only."""
+    place = corpus.field_place("references")
+    unread = 'is not read: an entry is scored against its one "reference", so the corpus would be translated only'
+    if corpus.columns is not None:  # TSV: a column of the header or --columns
+        path, message = "$", f'{place} is named "references", which {unread}'
+    else:
+        path, message = f"{place}.references", f'"references" {unread}'
+    return Problem(file=str(corpus.path), path=path, message=message, code="references",
+                   hint='give each entry its reference as "reference", one text ("references" beside it is hidden '
+                        "from the method, but not scored)")
 
 
 def _misspelled_source(entry: dict[str, Any]) -> str | None:
