@@ -76,6 +76,14 @@ def test_the_same_entries_from_json_jsonl_and_tsv(tmp_path: Path):
      "a lone surrogate (\\udc00)"),
     ("references.json", '[{"id": "a", "source": "x", "references": ["y"]}]', "$[0].references",
      '"references" is not read: an entry is scored against its one "reference"'),
+    ("pair.json", '{"language_pair": "english", "entries": [{"id": "a", "source": "x"}]}', "$.language_pair",
+     '"english" is not a language pair'),
+    ("pairkeys.json", '{"language_pair": {"src": "eng", "tgt": "spa"}, "entries": []}', "$.language_pair",
+     "the language pair names no source and no target language"),
+    ("dataset.json", '{"dataset": "flores", "entries": []}', "$.dataset", '"dataset" must be an object, got a string'),
+    ("topkey.json", '{"langauge_pair": "eng>spa", "entries": []}', "$.langauge_pair", "not a key of the upstream"),
+    ("gold.json", '{"gold_fields": ["pe"], "entries": []}', "$.gold_fields", 'is read only inside "dataset"'),
+    ("goldkey.json", '{"dataset": {"gold_field": ["pe"]}, "entries": []}', "$.dataset.gold_field", "is not read"),
 ])
 def test_bad_corpora_name_the_place_and_the_problem(tmp_path: Path, name, content, path, message):
     error = refusal(write(tmp_path, name, content))
@@ -158,6 +166,15 @@ def test_names_of_their_own_are_not_taken_for_slips(tmp_path: Path):
     assert 'did you mean "source"? (column 2 is "sorce")' in str(refusal(write(tmp_path, "h.tsv", header)))
     capital = write(tmp_path, "s.json", '[{"Source": "x"}]')
     assert 'the entry has "Source": did you mean "source"?' in str(refusal(capital))
+
+
+def test_upstream_json_reads_a_pair_written_as_text_and_warns_of_keys_it_ignores(tmp_path: Path):
+    entries = [{"id": "1", "source": "Hello there", "reference": "Hola"}]
+    corpus = read_corpus(write(tmp_path, "u.json", json.dumps({"language_pair": "en:es", "version": 2,
+                                                               "entries": entries})))
+    assert corpus.pair == "en>es" and corpus.warnings == [
+        'the top-level key "version" is not read (the upstream shape reads "entries", "dataset" and "language_pair"): '
+        "ignored"]
 
 
 def test_integer_ids_are_accepted_and_remembered_as_given(tmp_path: Path):

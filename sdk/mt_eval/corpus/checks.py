@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mt_eval.corpus.families import check_families, family_of, has_families
-from mt_eval.corpus.model import SOURCE_ALIASES, Corpus, CorpusError, listing, plural
+from mt_eval.corpus.model import SOURCE_ALIASES, Corpus, CorpusError, listing, plural, type_name
 from mt_eval.corpus.names import misspelling_of
 from mt_eval.corpus.on_disk import BLOCK, EntriesOnDisk
 from mt_eval.corpus.tsv import SPACED_COLUMNS
@@ -93,7 +93,7 @@ def _entry_problems(corpus: Corpus) -> list[Problem]:
     for i, entry in enumerate(corpus.entries):
         if type(entry) is not dict:
             problems.append(Problem(file=file, path=where(i), code="shape",
-                                    message=f"an entry must be an object, got {_type_name(entry)}"))
+                                    message=f"an entry must be an object, got {type_name(entry)}"))
             continue
         entry_id = entry.get("id")
         if type(entry_id) is not str:
@@ -107,7 +107,7 @@ def _entry_problems(corpus: Corpus) -> list[Problem]:
                                         hint="give every entry an id, or none (then ids are line numbers)"))
             else:
                 problems.append(Problem(file=file, path=f"{where(i)}.id", code="type",
-                                        message=f"an id must be a string or an integer, got {_type_name(entry_id)}"))
+                                        message=f"an id must be a string or an integer, got {type_name(entry_id)}"))
         if type(entry_id) is str:
             if not entry_id:
                 problems.append(Problem(file=file, path=f"{where(i)}.id", code="missing",
@@ -123,12 +123,12 @@ def _entry_problems(corpus: Corpus) -> list[Problem]:
                                                                      entry.get("family") == "negative"):
             problems.append(Problem(file=file, path=f"{where(i)}.source", code="missing",
                                     message="missing source text" if source is None or type(source) is str
-                                    else f"source must be a string, got {_type_name(source)}",
+                                    else f"source must be a string, got {type_name(source)}",
                                     hint=_misspelled_source(entry) if source is None else None))
         reference = entry.get("reference")
         if reference is not None and type(reference) is not str:
             problems.append(Problem(file=file, path=f"{where(i)}.reference", code="type",
-                                    message=f"reference must be a string, got {_type_name(reference)}",
+                                    message=f"reference must be a string, got {type_name(reference)}",
                                     hint=_nested_hint(reference)))
         if len(problems) >= MAX_PROBLEMS:
             problems.append(Problem(file=file, path="$", message=f"stopped after {MAX_PROBLEMS} problems",
@@ -190,8 +190,3 @@ def _nested_hint(value: Any) -> str | None:
         return ('an object of texts by language is not read: give the reference text itself, e.g. '
                 '{"source": "...", "reference": "..."}')
     return None
-
-
-def _type_name(value: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", float: "a number",
-            int: "an integer", type(None): "null"}.get(type(value), type(value).__name__)

@@ -22,13 +22,16 @@ from typing import Any
 import msgspec
 
 from mt_eval.corpus.files import FileText, display_name, split_lines
-from mt_eval.corpus.model import ALIASES, Corpus, CorpusError, CorpusFile
+from mt_eval.corpus.model import ALIASES, Corpus, CorpusError, CorpusFile, type_name
+from mt_eval.corpus.names import misspelling_of
 from mt_eval.corpus.on_disk import ON_DISK_FROM, EntriesOnDisk
 from mt_eval.json_input import same_on_every_python
-from mt_eval.problems import Problem
+from mt_eval.pairs import PairError, parse_pair
+from mt_eval.problems import Problem, json_path
 
 _decode = msgspec.json.Decoder().decode
 _READ_BLOCK = 16 << 20
+_UPSTREAM_KEYS = ("entries", "dataset", "language_pair")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # in the file: \ud800 to \udfff
 _SURROGATE = re.compile("[\ud800-\udfff]")  # in the text read
 _UPSTREAM_EXAMPLE = ('e.g. {"language_pair": {"source": "eng", "target": "spa"}, '
@@ -52,13 +55,8 @@ def read_json(file: FileText) -> Corpus:
                     files=[CorpusFile(role="corpus", path=file.path, sha256=file.sha256)])
     if isinstance(data, list):
         corpus.entries = data
-    elif isinstance(data, dict) and isinstance(data.get("entries"), list):
-        dataset = data["dataset"] if isinstance(data.get("dataset"), dict) else {}
-        pair = data["language_pair"] if isinstance(data.get("language_pair"), dict) else {}
-        corpus.entries, corpus.entries_at, corpus.dataset = data["entries"], "$.entries", dataset
-        corpus.name = str(dataset.get("name") or dataset.get("id") or corpus.name)
-        corpus.source_lang, corpus.target_lang = _text(pair.get("source")), _text(pair.get("target"))
-        corpus.license = _text(dataset.get("license"))
+    elif isinstance(data, dict):
+        _read_upstream(corpus, data)
     else:
         raise CorpusError.single(file.path, 'expected a list of entries, or an object with an "entries" list',
                                  hint=_UPSTREAM_EXAMPLE, code="shape")
@@ -213,6 +211,71 @@ def _read_fields(corpus: Corpus, implicit_ids: str) -> None:
             if type(entry) is dict:
                 entry["id"] = str(number)
         corpus.ids_from = implicit_ids
+
+
+def _read_upstream(corpus: Corpus, data: dict[str, Any]) -> None:
+    """The upstream shape: ``entries``, with ``dataset`` (name, licence, gold fields) and ``language_pair``
+    (``{"source": "eng", "target": "spa"}``, or a pair as ``--pair`` takes it: ``"eng>spa"``, ``"eng-spa"``).
+    A key close to one of these is refused, ``gold_fields`` outside ``dataset`` too; other keys are ignored,
+    with a warning."""
+    path = corpus.path
+    ignored = []
+    for key in data:
+        meant = misspelling_of(key, (*_UPSTREAM_KEYS, "gold_fields"))
+        if meant == "gold_fields" or key == "gold_fields":
+            raise CorpusError.single(path, f'"{key}" is read only inside "dataset": here it would mark nothing as '
+                                     "gold", where=json_path([key]), code="shape",
+                                     hint='move it: "dataset": {"gold_fields": [...]}')
+        if meant is not None:
+            raise CorpusError.single(path, f'"{key}" is not a key of the upstream shape', where=json_path([key]),
+                                     hint=f'did you mean "{meant}"?', code="shape")
+        if key not in _UPSTREAM_KEYS:
+            ignored.append(f'"{key}"')
+    entries = data.get("entries")
+    if not isinstance(entries, list):
+        raise CorpusError.single(path, 'expected a list of entries, or an object with an "entries" list'
+                                 if entries is None else f'"entries" must be a list, got {type_name(entries)}',
+                                 hint=_UPSTREAM_EXAMPLE, code="shape", where="$" if entries is None else "$.entries")
+    if ignored:
+        corpus.warnings.append(f"the top-level key{'s' if len(ignored) > 1 else ''} {', '.join(ignored)} "
+                               f"{'are' if len(ignored) > 1 else 'is'} not read (the upstream shape reads "
+                               '"entries", "dataset" and "language_pair"): ignored')
+    dataset = {} if data.get("dataset") is None else data["dataset"]
+    if not isinstance(dataset, dict):
+        raise CorpusError.single(path, f'"dataset" must be an object, got {type_name(dataset)}', where="$.dataset",
+                                 code="type", hint='e.g. "dataset": {"name": "tiny-news", "license": "CC0-1.0"}')
+    for key in dataset:
+        if key != "gold_fields" and misspelling_of(key, ["gold_fields"]):
+            raise CorpusError.single(path, f'"{key}" is not read', where=json_path(["dataset", key]), code="shape",
+                                     hint='did you mean "gold_fields"? (the fields a method must never see)')
+    corpus.entries, corpus.entries_at, corpus.dataset = entries, "$.entries", dataset
+    corpus.name = str(dataset.get("name") or dataset.get("id") or corpus.name)
+    corpus.source_lang, corpus.target_lang = _language_pair(path, data.get("language_pair"))
+    corpus.license = _text(dataset.get("license"))
+
+
+def _language_pair(path: Path, pair: Any) -> tuple[str | None, str | None]:
+    """The source and target languages ``language_pair`` names (None, None without one)."""
+    if pair is None:
+        return None, None
+    hint = 'write it as {"source": "eng", "target": "spa"}, or as "eng>spa"'
+    if isinstance(pair, str):
+        try:
+            parsed = parse_pair(pair)
+        except PairError:
+            raise CorpusError.single(path, f'"{pair}" is not a language pair', where="$.language_pair",
+                                     code="pair", hint=hint) from None
+        source, _, target = parsed.partition(">")
+        return source, target
+    if not isinstance(pair, dict):
+        raise CorpusError.single(path, f"a language pair must be an object or a string, got {type_name(pair)}",
+                                 where="$.language_pair", code="type", hint=hint)
+    languages = _text(pair.get("source")), _text(pair.get("target"))
+    missing = [side for side, code in zip(("source", "target"), languages, strict=True) if code is None]
+    if missing:
+        raise CorpusError.single(path, f"the language pair names no {' and no '.join(missing)} language",
+                                 where="$.language_pair", code="pair", hint=hint)
+    return languages
 
 
 def _lone_surrogates(file: FileText, value: Any, where: str, text: str) -> list[Problem]:

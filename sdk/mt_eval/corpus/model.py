@@ -130,6 +130,12 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count:,} {word if count == 1 else many or word + 's'}"
 
 
+def type_name(value: Any) -> str:
+    """What a JSON value is, in words: ``a list``, ``a string``, ``null``…"""
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", float: "a number",
+            int: "an integer", type(None): "null"}.get(type(value), type(value).__name__)
+
+
 def listing(items: list[Any], limit: int = 10) -> str:
     """``1, 4, 9`` or ``1, 4, 9, … and 12 more``."""
     shown = ", ".join(str(item) for item in items[:limit])
