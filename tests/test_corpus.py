@@ -177,6 +177,26 @@ def test_upstream_json_reads_a_pair_written_as_text_and_warns_of_keys_it_ignores
         "ignored"]
 
 
+@pytest.mark.parametrize(("content", "code", "said", "entries_if_accepted"), [
+    ('[\n  {\n    "id": "1",\n    "source": "Hi"\n  }\n]\n', "json-in-tsv", "looks like JSON (a list of entries)", 6),
+    ('[\n\t{\n\t\t"id": "1",\n\t\t"source": "Hi"\n\t}\n]\n', "json-in-tsv", "looks like JSON", None),  # (TABs)
+    ('# made by hand\n{"id": "1", "source": "Hi"}\n', "json-in-tsv", "line 2 looks like JSON", 1),
+    ('"id";"source";"reference"\n"1";"Hi";"Hola"\n', "csv-in-tsv", "looks like a CSV header", 2),
+    ("Source\tRefrence\nHi\tHola\n", "header-like-first-line", 'did you mean "reference"?', 2),
+    ("source\tdomain\nHi\tnews\n", "header-like-first-line", '"domain" is none of them', 2),
+])
+def test_a_tsv_whose_first_line_is_another_format_or_an_unread_header_is_a_doubt(tmp_path: Path, content, code, said,
+                                                                                  entries_if_accepted):
+    path = write(tmp_path, "c.tsv", content)
+    error = str(refusal(path))
+    assert said in error and f"--accept-doubt {code}" in error
+    if entries_if_accepted is None:  # read as TSV, it is refused, but for what it is not: "3 columns, but …"
+        assert "--accept-doubt" not in str(refusal(path, accept=[code]))
+    else:
+        corpus = read_corpus(path, accept=[code])
+        assert corpus.accepted_doubts == [code] and len(corpus.entries) == entries_if_accepted
+
+
 def test_integer_ids_are_accepted_and_remembered_as_given(tmp_path: Path):
     entries = [{"id": 7, "source": "Hi there", "domain": "chat", "context": {"previous": "Yo"}},
                {"id": "x", "source": "Ok"}]
@@ -208,6 +228,7 @@ def test_a_text_row_is_not_taken_for_a_header(tmp_path: Path):
     corpus = read_corpus(write(tmp_path, "h.tsv", "Source\tFuente\nTarget practice\tPráctica de tiro\n"))
     assert corpus.header_line is None and corpus.entries[0] == {"id": "1", "source": "Source", "reference": "Fuente"}
     single = read_corpus(write(tmp_path, "s.tsv", "source\nHello there.\n"))
+    assert read_corpus(write(tmp_path, "b.tsv", "[Applause]\t[Aplausos]\n")).entries[0]["source"] == "[Applause]"
     assert single.header_line == 1 and single.entries == [{"id": "2", "source": "Hello there."}]
 
 

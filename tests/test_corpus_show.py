@@ -104,6 +104,8 @@ def test_show_of_a_refused_file_says_what_was_detected_and_how_to_override(capsy
     (["two-column.tsv", "--ids", "9"], "--ids: no entry has the id 9"),
     (["lone-surrogate.json"], "lone-surrogate.json $[0].source: holds a lone surrogate (\\ud800)"),  # no traceback
     (["utf16-no-bom.tsv"], "iconv -f utf-16le -t utf-8 utf16-no-bom.tsv > utf16-no-bom.utf8.tsv"),
+    (["jsonl-named-tsv.tsv"], "name the file .jsonl (one entry object per line)"),
+    (["misspelled-header.tsv"], 'did you mean "reference"? correct the header'),
 ])
 def test_show_of_an_unreadable_file_is_one_clear_error(capsys, args: list[str], message: str):
     code, out, err = show(capsys, str(FIXTURES / args[0]), *args[1:])

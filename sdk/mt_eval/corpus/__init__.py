@@ -5,8 +5,8 @@
 - `jsonfile`: upstream JSON, JSON lists and JSONL, with field aliases;
 - `parallel`: two aligned plain-text files (``--source-file``/``--reference-file``);
 - `checks`: ids, sources, and references all-or-none, for every format;
-- `doubts`, `scripts`: shapes that suggest a misread, refused or warned about; `names`: field names one slip
-  from known ones;
+- `doubts`, `scripts`: shapes that suggest a misread, refused or warned about; `first_line`: those a .tsv
+  file's first line shows (JSON, CSV, a header read as an entry); `names`: field names one slip from known ones;
 - `selection`: ``--ids``, ``--segment``, ``--limit`` and the subset's sha256;
 - `reader`: `read_corpus`, the one reader every command uses; `arguments`: the shared command-line flags;
 - `show`: ``mt-eval corpus show``, how a file is read.

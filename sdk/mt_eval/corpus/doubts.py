@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from mt_eval.corpus.families import scored_entries
@@ -31,6 +32,9 @@ DOUBTS = {
     "script-mismatch": "sources or references not in the script of the pair's language",
     "pair-mismatch": "--pair names other languages than the pair the corpus declares",
     "misspelled-field": "an entry field or column named like a field mt-eval reads, but not quite (refrence)",
+    "header-like-first-line": "a .tsv whose first line looks like a header, yet would be read as an entry",
+    "json-in-tsv": "a .tsv file holding JSON or JSONL",
+    "csv-in-tsv": "a .tsv file holding CSV",
 }
 SAMPLE = 500
 _ID_LIKE = re.compile(r"[A-Za-z0-9_.:/#@+-]{1,64}")
@@ -78,18 +82,23 @@ def refuse_pair_mismatch(corpus: Corpus, pair: str, accepted: list[str]) -> None
 
 def settle_doubts(corpus: Corpus, doubts: list[Doubt], accepted: list[str]) -> None:
     """Raise CorpusError for refusing doubts not accepted; keep the rest as ``corpus.warnings``."""
-    refused = [d for d in doubts if d.refuse and d.code not in accepted]
-    if refused:
-        problems = [Problem(file=str(corpus.path), path="$", code="doubt", message=d.message,
-                            hint=f"{d.hint}; if the file is really meant this way, add --accept-doubt {d.code}")
-                    for d in refused]
-        raise CorpusError(problems, summary=f"corpus {corpus.path} is refused: it may be misread")
+    refuse_doubts(corpus.path, doubts, accepted)
     for doubt in doubts:
         if doubt.refuse:
             corpus.accepted_doubts.append(doubt.code)
             corpus.warnings.append(f"{doubt.message} (accepted with --accept-doubt {doubt.code})")
         else:
             corpus.warnings.append(f"{doubt.message}; {doubt.hint}")
+
+
+def refuse_doubts(path: Path, doubts: list[Doubt], accepted: list[str]) -> None:
+    """Raise CorpusError for the refusing doubts not accepted (`settle_doubts` records the others)."""
+    refused = [d for d in doubts if d.refuse and d.code not in accepted]
+    if refused:
+        problems = [Problem(file=str(path), path="$", code="doubt", message=d.message,
+                            hint=f"{d.hint}; if the file is really meant this way, add --accept-doubt {d.code}")
+                    for d in refused]
+        raise CorpusError(problems, summary=f"corpus {path} is refused: it may be misread")
 
 
 def sample(entries: Sequence[dict[str, Any]], size: int = SAMPLE) -> Sequence[dict[str, Any]]:

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from mt_eval.corpus.checks import check_corpus
-from mt_eval.corpus.doubts import find_doubts, settle_doubts
+from mt_eval.corpus.doubts import Doubt, find_doubts, refuse_doubts, settle_doubts
 from mt_eval.corpus.files import corpus_format, read_file
+from mt_eval.corpus.first_line import first_line_doubts
 from mt_eval.corpus.jsonfile import EntryFixer, read_json, read_jsonl, read_jsonl_on_disk
 from mt_eval.corpus.model import Corpus, CorpusError
 from mt_eval.corpus.on_disk import EntriesOnDisk
@@ -59,21 +60,26 @@ class CorpusSpec:
 
 
 def load_corpus(spec: CorpusSpec) -> Corpus:
-    """Read and check the corpus ``spec`` names (no doubt detection: see `settle_doubts`)."""
+    """Read and check the corpus ``spec`` names (doubts are found by `find_doubts` and settled by `settle_doubts`,
+    except those about a .tsv file's first line, which decide whether it can be read as TSV at all)."""
     if spec.source_file is not None:
         return read_parallel(spec.source_file, spec.reference_file)  # built from lines: nothing else to check
     path = spec.main_path
     kind = corpus_format(path)
     corpus = read_jsonl_on_disk(path) if kind == "jsonl" else None  # a large one: its entries stay on disk
+    other_format: list[Doubt] = []
     if corpus is None:
         file = read_file(path)
         if kind == "tsv":
+            other_format = first_line_doubts(file.text)  # settled first: split on TABs, such a file says nothing
+            refuse_doubts(path, other_format, spec.accept)
             corpus = read_tsv(file, columns=spec.columns)
         elif kind == "jsonl":
             corpus = read_jsonl(file)
         else:
             corpus = read_json(file)
     check_corpus(corpus, empty_hint=_empty_hint(corpus))
+    settle_doubts(corpus, other_format, spec.accept)  # (accepted: recorded)
     if isinstance(corpus.entries, EntriesOnDisk):  # the checks noted the integer ids: from now on, ids are text
         corpus.entries.fix = EntryFixer(implicit_ids=corpus.ids_from == "line numbers", text_ids=True)
     return corpus

@@ -23,7 +23,7 @@ from mt_eval.corpus.model import ROLE_OF_NAME, SOURCE_ALIASES, Column, Corpus, C
 from mt_eval.corpus.names import misspelling_of
 from mt_eval.problems import Problem
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,39}")
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,39}")
 # Columns typed with spaces instead of a TAB (not the two spaces some type after a full stop)
 SPACED_COLUMNS = re.compile(r"\S {3,}\S|[^\s.!?:;] {2}\S")
 MAX_ROW_PROBLEMS = 20
@@ -34,14 +34,14 @@ def read_tsv(file: FileText, *, columns: list[str] | None = None) -> Corpus:
     rows: list[tuple[int, str]] = []
     comments: list[int] = []
     for number, line in enumerate(split_lines(file.text), start=1):
-        if line[:1] == "#" and (len(line) == 1 or line[1] == " "):
+        if _comment(line):
             comments.append(number)
         elif line and not line.isspace():
             rows.append((number, line))
     corpus = Corpus(path=file.path, name=display_name(file.path), sha256=file.sha256, entries=[], format="tsv",
                     lines=[], comment_lines=comments,
                     files=[CorpusFile(role="corpus", path=file.path, sha256=file.sha256)])
-    header = _header(rows[0][1]) if rows else None
+    header = header_cells(rows[0][1]) if rows else None
     if header is not None:
         corpus.header_line = rows[0][0]
         rows = rows[1:]
@@ -63,6 +63,14 @@ def read_tsv(file: FileText, *, columns: list[str] | None = None) -> Corpus:
     corpus.field_names = {c.key for c in corpus.columns}
     _fill(corpus, rows)
     return corpus
+
+
+def first_row(text: str) -> tuple[int, str] | None:
+    """The first line that is neither blank nor a comment, with its number (what `read_tsv` reads first)."""
+    for number, line in enumerate(split_lines(text[:1 << 16]), start=1):  # a first row is in the first 64 KiB
+        if not _comment(line) and line and not line.isspace():
+            return number, line
+    return None
 
 
 def named_columns(names: list[str], path: Path, origin: str) -> tuple[list[Column], dict[str, str]]:
@@ -99,7 +107,7 @@ def named_columns(names: list[str], path: Path, origin: str) -> tuple[list[Colum
     return columns, aliases
 
 
-def _header(line: str) -> list[str] | None:
+def header_cells(line: str) -> list[str] | None:
     """The line's cells when they are column names: two roles at least (or a lone source column), and
     every other cell a plain name."""
     cells = line.split("\t")
@@ -107,9 +115,13 @@ def _header(line: str) -> list[str] | None:
     roles = [ROLE_OF_NAME.get(name.lower()) for name in names]
     known = sum(role is not None for role in roles)
     named = known >= 2 or (len(cells) == 1 and roles[0] == "source")
-    if named and all(role is not None or _NAME.fullmatch(name) for role, name in zip(roles, names, strict=True)):
+    if named and all(role is not None or NAME.fullmatch(name) for role, name in zip(roles, names, strict=True)):
         return cells
     return None
+
+
+def _comment(line: str) -> bool:
+    return line[:1] == "#" and (len(line) == 1 or line[1] == " ")
 
 
 def _usual_width(rows: list[tuple[int, str]]) -> int:
