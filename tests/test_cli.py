@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mt_eval import __version__
-from mt_eval.cli import main
+from mt_eval.cli import build_parser, main
 
 REPO = Path(__file__).parent.parent
 
@@ -159,3 +162,59 @@ def test_the_readme_lists_the_exit_statuses_of_every_command():
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     table = readme.split("| command | exit statuses |", 1)[1].split("\n\n", 1)[0]
     assert [line.split("`")[1] for line in table.splitlines() if line.startswith("| `")] == list(COMMANDS)
+
+
+# (command line, the option named, what it must be): each refused by argparse before any work, exit status 2
+OUT_OF_RANGE = [
+    ("run --demo --seed -1", "--seed", "at least 0, got -1"),
+    ("compare a.json b.json --seed -1", "--seed", "at least 0, got -1"),
+    ("freeze init --method m --seed -1", "--seed", "at least 0, got -1"),
+    ("decide run --method m --corpus c --seed -1", "--seed", "at least 0, got -1"),
+    ("grade card.json --seed -1", "--seed", "at least 0, got -1"),
+    ("run --demo --seed x", "--seed", "a whole number (at least 0), got 'x'"),
+    ("run --demo --timeout inf", "--timeout", "a finite number above 0, got inf"),
+    ("run --demo --timeout nan", "--timeout", "a finite number above 0, got nan"),
+    ("run --demo --timeout 0", "--timeout", "a finite number above 0, got 0"),
+    ("freeze init --method m --timeout inf", "--timeout", "a finite number above 0, got inf"),
+    ("decide run --method m --corpus c --timeout -1", "--timeout", "a finite number above 0, got -1"),
+    ("grade card.json --timeout inf", "--timeout", "a finite number above 0, got inf"),
+    ("validate m --timeout 0", "--timeout", "a finite number above 0, got 0"),
+    ("validate m --timeout -1", "--timeout", "a finite number above 0, got -1"),
+    ("run --demo --retries -1", "--retries", "at least 0, got -1"),
+    ("run --demo --retry-budget -5", "--retry-budget", "at least 0, got -5"),
+    ("freeze init --method m --retries -1", "--retries", "at least 0, got -1"),
+    ("run --demo --resamples 0", "--resamples", "at least 1, got 0"),
+    ("run --demo --resamples -1", "--resamples", "at least 1, got -1"),
+    ("decide run --method m --corpus c --resamples -1", "--resamples", "at least 0, got -1"),
+    ("run --demo --latency-repetitions 0", "--latency-repetitions", "at least 1, got 0"),
+    ("run --demo --limit 0", "--limit", "at least 1, got 0"),
+    ("run --demo --wait -1", "--wait", "0 or more seconds (or inf: no limit), got -1"),
+    ("run --demo --wait nan", "--wait", "0 or more seconds (or inf: no limit), got nan"),
+    ("locales --config c --wait -1", "--wait", "0 or more seconds (or inf: no limit), got -1"),
+    ("leaderboard --max-p95 -1", "--max-p95", "a finite number above 0, got -1"),
+    ("leaderboard serve --db x --port 99999", "--port", "from 0 to 65535, got 99999"),
+    ("leaderboard serve --db x --port -1", "--port", "from 0 to 65535, got -1"),
+]
+
+
+@pytest.mark.parametrize(("line", "option", "allowed"), OUT_OF_RANGE, ids=[case[0] for case in OUT_OF_RANGE])
+def test_a_number_out_of_range_is_refused_naming_the_option_and_the_range(line: str, option: str, allowed: str,
+                                                                           capsys, tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        main(line.split())
+    assert stopped.value.code == 2
+    assert f"error: argument {option}: must be {allowed}\n" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # nothing was run, nothing written
+
+
+def test_zero_is_kept_where_it_means_something():
+    parser = build_parser(["run"])
+    args = parser.parse_args(["run", "--demo", "--retries", "0", "--retry-budget", "0", "--latency-warmup", "0",
+                              "--latency-sample", "0", "--wait", "0"])
+    assert (args.retries, args.retry_budget, args.latency_warmup, args.latency_sample, args.wait) == (0, 0, 0, 0, 0)
+    assert parser.parse_args(["run", "--wait"]).wait == parser.parse_args(["run", "--wait", "inf"]).wait == math.inf
+    assert build_parser(["leaderboard"]).parse_args(["leaderboard", "serve", "--port", "0"]).port == 0
+    assert build_parser(["decide"]).parse_args(["decide", "run", "--method", "m", "--corpus", "c",
+                                                "--resamples", "0"]).resamples == 0
+

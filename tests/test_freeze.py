@@ -154,3 +154,18 @@ def test_bad_manifest_files_are_named(tmp_path: Path, capsys):
     assert main(["freeze", "show", str(tmp_path / "missing.json")]) == 1
     assert "is not a freeze manifest" in capsys.readouterr().err
     assert main(["freeze"]) == 2
+
+
+@pytest.mark.parametrize(("section", "field", "value", "least"), [("config", "seed", -1, 0),
+                                                                  ("latency", "repetitions", 0, 1)])
+def test_a_value_no_option_accepts_makes_a_manifest_invalid(tmp_path: Path, plugin: Path, corpus: Path, capsys,
+                                                            section: str, field: str, value: int, least: int):
+    assert init(tmp_path, plugin, corpus) == 0
+    path = tmp_path / "freeze.json"
+    manifest = json.loads(path.read_text())
+    manifest[section][field] = value
+    path.write_text(json.dumps(manifest))
+    capsys.readouterr()
+    assert main(["freeze", "validate", str(path), "--json"]) == 1
+    [problem] = json.loads(capsys.readouterr().out)["problems"]
+    assert problem["path"] == f"$.{section}.{field}" and f">= {least}" in problem["message"]

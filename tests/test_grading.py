@@ -47,7 +47,7 @@ class Recorder:
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("demo") / "run"
-    assert main(["run", "--demo", "--out", str(out), "--quiet", "--resamples", "0"]) == 0
+    assert main(["run", "--demo", "--out", str(out), "--quiet", "--resamples", "50"]) == 0
     return out / "card.json"
 
 

@@ -78,11 +78,17 @@ def test_a_latency_edited_in_a_card_does_not_verify(tmp_path: Path):
     assert "$.latency.hot_calls" in {p.path for p in verify_card(shorter).errors}
 
 
-def test_a_negative_latency_option_is_refused(tmp_path: Path, capsys):
-    code, card = run(tmp_path / "run", family_corpus(tmp_path / "c.json"), "--latency-warmup", "-1")
-    assert code == 1 and card is None and "--latency-warmup -1: give 0 or more" in capsys.readouterr().err
-    with pytest.raises(ValueError):
-        LatencyPlan(repetitions=-2)
+@pytest.mark.parametrize(("option", "value", "allowed"), [("--latency-warmup", "-1", "at least 0"),
+                                                          ("--latency-sample", "-1", "at least 0"),
+                                                          ("--latency-repetitions", "0", "at least 1")])
+def test_a_latency_option_out_of_range_is_refused_before_the_run(tmp_path: Path, capsys, option: str, value: str,
+                                                                  allowed: str):
+    with pytest.raises(SystemExit) as stopped:
+        run(tmp_path / "run", family_corpus(tmp_path / "c.json"), option, value)
+    assert stopped.value.code == 2 and not (tmp_path / "run").exists()
+    assert f"argument {option}: must be {allowed}, got {value}" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="--latency-repetitions 0: give 1 or more"):
+        LatencyPlan(repetitions=0)
 
 
 def test_the_hardware_label_names_cpu_cores_memory_and_gpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -57,7 +57,8 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, *, file_flag: bool = T
                                  "A.. to the end, ..B from the start), or @FILE with one id per line")
         chosen.add_argument("--segment", action="append", default=[], metavar="NAME",
                             help="entries whose segment field is NAME (repeatable)")
-        chosen.add_argument("--limit", type=int, metavar="N", help="only the first N entries (after --ids/--segment)")
+        chosen.add_argument("--limit", type=positive_int, metavar="N",
+                            help="only the first N entries (after --ids/--segment)")
 
 
 def corpus_spec(args: argparse.Namespace, path: str | None = None) -> CorpusSpec | None:
@@ -95,7 +96,7 @@ def add_run_directory_arguments(group: argparse._ArgumentGroup, default: str) ->
     group.add_argument("--out", metavar="DIR", help=f"run directory (default: {default})")
     group.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
     group.add_argument("--force", action="store_true", help="start over even if --out holds results")
-    group.add_argument("--wait", nargs="?", type=float, const=float("inf"), metavar="SECONDS",
+    group.add_argument("--wait", nargs="?", type=wait_seconds, const=float("inf"), metavar="SECONDS",
                        help="when another process is using --out, wait for it (at most SECONDS) instead of "
                             "refusing at once")
 
@@ -110,9 +111,16 @@ def add_call_arguments(group: argparse._ArgumentGroup, item: str, items: str) ->
 
 def add_retry_arguments(group: argparse._ArgumentGroup) -> None:
     """--retries per failed entry within a run-wide --retry-budget (``run`` and ``freeze init``)."""
-    group.add_argument("--retries", type=int, default=1, metavar="N", help="retries per failed entry (default 1)")
-    group.add_argument("--retry-budget", type=int, metavar="N", help="retries for the whole run "
-                                                                     "(default: 10%% of entries, at least 10)")
+    group.add_argument("--retries", type=non_negative_int, default=1, metavar="N",
+                       help="retries per failed entry (default 1; 0: none)")
+    group.add_argument("--retry-budget", type=non_negative_int, metavar="N",
+                       help="retries for the whole run (default: 10%% of entries, at least 10; 0: none)")
+
+
+def add_seed_argument(group: argparse._ArgumentGroup) -> None:
+    """--seed: the bootstrap's, also passed to the method (``run``, ``freeze init`` and ``decide run``)."""
+    group.add_argument("--seed", type=non_negative_int, default=12345, metavar="N",
+                       help="bootstrap seed, also passed to the method (default 12345)")
 
 
 def add_latency_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,29 +129,66 @@ def add_latency_arguments(parser: argparse.ArgumentParser) -> None:
 
     latency = parser.add_argument_group(
         "latency (measured by the harness in extra one-entry calls before the scored run; never scored)")
-    latency.add_argument("--latency-warmup", type=int, default=DEFAULT_WARMUP, metavar="N",
+    latency.add_argument("--latency-warmup", type=non_negative_int, default=DEFAULT_WARMUP, metavar="N",
                          help=f"untimed warm-up calls after the cold call (default {DEFAULT_WARMUP})")
-    latency.add_argument("--latency-sample", type=int, default=DEFAULT_SAMPLE, metavar="N",
+    latency.add_argument("--latency-sample", type=non_negative_int, default=DEFAULT_SAMPLE, metavar="N",
                          help=f"scored entries timed one call each at concurrency 1 (default {DEFAULT_SAMPLE}; 0: "
                               "no latency calls at all, no latency figures)")
-    latency.add_argument("--latency-repetitions", type=int, default=DEFAULT_REPETITIONS, metavar="N",
+    latency.add_argument("--latency-repetitions", type=positive_int, default=DEFAULT_REPETITIONS, metavar="N",
                          help=f"times the sample is timed (default {DEFAULT_REPETITIONS})")
+
+
+def whole_number(text: str, *, least: int = 0, most: int | None = None) -> int:
+    """``text`` as a whole number from ``least`` to ``most`` (no bound: None); otherwise an
+    `argparse.ArgumentTypeError` that gives the range, which argparse prints after the option's name."""
+    allowed = f"at least {least}" if most is None else f"from {least} to {most}"
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number ({allowed}), got {text!r}") from None
+    if value < least or (most is not None and value > most):
+        raise argparse.ArgumentTypeError(f"must be {allowed}, got {value}")
+    return value
 
 
 def positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+    return whole_number(text, least=1)
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: a whole number of at least 0 (where 0 means something: no retries, no warm-up)."""
+    return whole_number(text, least=0)
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free one) to 65535."""
+    return whole_number(text, least=0, most=65535)
 
 
 def positive_float(text: str) -> float:
-    """An argparse type: a number above 0."""
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    """An argparse type: a finite number above 0 (not nan, not inf)."""
+    import math
+
+    value = _number(text)
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
     return value
+
+
+def wait_seconds(text: str) -> float:
+    """An argparse type: seconds to wait, 0 or more; inf waits as long as it takes (as ``--wait`` alone does)."""
+    value = _number(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds (or inf: no limit), got {text}")
+    return value
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
 
 
 def add_model_arguments(group: argparse._ArgumentGroup) -> None:

@@ -10,6 +10,8 @@ from mt_eval.cli.arguments import (
     add_call_arguments,
     add_model_arguments,
     add_run_directory_arguments,
+    add_seed_argument,
+    non_negative_int,
     positive_float,
     positive_int,
 )
@@ -75,10 +77,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def scoring_arguments(group: argparse._ArgumentGroup, *, seed: bool = True) -> None:
-    group.add_argument("--resamples", type=int, default=1000, metavar="N",
+    group.add_argument("--resamples", type=non_negative_int, default=1000, metavar="N",
                        help="bootstrap resamples (default 1000; 0: no intervals)")
     if seed:
-        group.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
+        add_seed_argument(group)
     group.add_argument("--ece-bins", type=positive_int, default=10, metavar="B",
                        help="equal-width confidence bins of the ECE (default 10)")
 

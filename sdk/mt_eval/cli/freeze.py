@@ -44,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         add_latency_arguments,
         add_model_arguments,
         add_retry_arguments,
+        add_seed_argument,
     )
 
     parser.description, parser.epilog = DESCRIPTION, EPILOG
@@ -66,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     how = init.add_argument_group("how the run will run")
     add_call_arguments(how, "entry", "entries")
     add_retry_arguments(how)
-    how.add_argument("--seed", type=int, default=12345, help="bootstrap seed, also passed to the method")
+    add_seed_argument(how)
     add_model_arguments(init.add_argument_group("passed to the method (RunConfig)"))
     add_latency_arguments(init)
     init.add_argument("--out", metavar="FILE", default="freeze.json", help="where to write it (default freeze.json)")

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mt_eval.cli.arguments import pair_argument
+from mt_eval.cli.arguments import pair_argument, port_number, positive_float
 
 DESCRIPTION = """\
 Show the leaderboard of the published run cards. Rows are ranked only against rows of the same corpus
@@ -45,11 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     chosen.add_argument("--class", dest="classes", action="append", default=[], metavar="CLASS",
                         help="only this method class (pipeline, raw-llm, …) or dependency class (S, O, A1, A2)")
     board = parser.add_argument_group("the board's own eligibility conditions")
-    board.add_argument("--max-p95", type=float, metavar="SECONDS", help="prize-eligible only with hot p95 latency "
-                                                                         "at most this")
+    board.add_argument("--max-p95", type=positive_float, metavar="SECONDS",
+                       help="prize-eligible only with hot p95 latency at most this")
     board.add_argument("--hardware", metavar="TEXT", help="prize-eligible only on hardware whose label contains TEXT")
     parser.add_argument("--title", default="mt-eval leaderboard", help="page title")
-    parser.add_argument("--port", type=int, default=8765, help="serve: the port on 127.0.0.1 (0: any free one)")
+    parser.add_argument("--port", type=port_number, default=8765, metavar="PORT",
+                        help="serve: the port on 127.0.0.1, 0 to 65535 (default 8765; 0: any free one)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mt_eval.cli.arguments import wait_seconds
+
 if TYPE_CHECKING:
     from mt_eval.loader import LoadedMethod
 
@@ -39,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="translate every key again, whatever the lock file says")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
-    parser.add_argument("--wait", nargs="?", type=float, const=float("inf"), metavar="SECONDS",
+    parser.add_argument("--wait", nargs="?", type=wait_seconds, const=float("inf"), metavar="SECONDS",
                         help="when another process is translating this project, wait for it (at most SECONDS) "
                              "instead of refusing at once")
 

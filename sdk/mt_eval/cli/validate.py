@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mt_eval.cli.arguments import positive_float
+
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
     from mt_eval.validate import PluginReport
@@ -39,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-scan", dest="scan", action="store_false",
                         help="skip the static scan of the plugin's code (network, downloads, programs, dynamic "
                              "code, files outside the plugin) against its declared dependencies")
-    parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
+    parser.add_argument("--timeout", type=positive_float, default=10.0, metavar="S",
                         help="seconds a guest (Node entry, command) gets to start and to translate the probes "
                              "(default 10)")
     parser.add_argument("--corpus", action="append", default=[], metavar="FILE",

@@ -84,7 +84,7 @@ class ConfigFreeze(_Part, kw_only=True):
     model: str | None
     temperature: float | None
     max_tokens: int | None
-    seed: int | None
+    seed: Whole | None
     params: dict[str, Any]
 
 
@@ -101,7 +101,7 @@ class LatencyFreeze(_Part, kw_only=True):
     hot: str
     warmup_calls: Whole
     hot_sample: Whole
-    repetitions: Whole
+    repetitions: Annotated[int, msgspec.Meta(ge=1)]
 
 
 class HardwareFreeze(_Part, kw_only=True):

@@ -45,9 +45,9 @@ class LatencyPlan:
     repetitions: int = DEFAULT_REPETITIONS
 
     def __post_init__(self) -> None:
-        for name in ("warmup", "sample", "repetitions"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"--latency-{name} {getattr(self, name)}: give 0 or more")
+        for name, least in (("warmup", 0), ("sample", 0), ("repetitions", 1)):
+            if getattr(self, name) < least:
+                raise ValueError(f"--latency-{name} {getattr(self, name)}: give {least} or more")
 
 
 class Measured(msgspec.Struct, kw_only=True):
