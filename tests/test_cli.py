@@ -218,3 +218,8 @@ def test_zero_is_kept_where_it_means_something():
     assert build_parser(["decide"]).parse_args(["decide", "run", "--method", "m", "--corpus", "c",
                                                 "--resamples", "0"]).resamples == 0
 
+
+def test_a_gateway_port_out_of_range_is_refused(capsys):
+    policy = str(REPO / "examples" / "coached-llm-eng-spa" / "gateway-policy.json")
+    assert main(["gateway", "--policy", policy, "--listen", "127.0.0.1:99999"]) == 2
+    assert "--listen '127.0.0.1:99999': write it as HOST:PORT with a port from 0 to 65535" in capsys.readouterr().err

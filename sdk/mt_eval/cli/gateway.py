@@ -50,9 +50,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.policy}: valid; models: {models}; token budget: {policy.token_budget or 'none'}")
         return 0
     host, _, port = args.listen.rpartition(":")
-    if not args.unix and (not host or not port.isdigit()):
-        print(f"mt-eval gateway: --listen {args.listen!r}: write it as HOST:PORT, e.g. 127.0.0.1:8787",
-              file=sys.stderr)
+    if not args.unix and (not host or not port.isdigit() or int(port) > 65535):
+        print(f"mt-eval gateway: --listen {args.listen!r}: write it as HOST:PORT with a port from 0 to 65535, "
+              "e.g. 127.0.0.1:8787", file=sys.stderr)
         return 2
     import asyncio
 
