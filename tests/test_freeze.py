@@ -169,3 +169,19 @@ def test_a_value_no_option_accepts_makes_a_manifest_invalid(tmp_path: Path, plug
     assert main(["freeze", "validate", str(path), "--json"]) == 1
     [problem] = json.loads(capsys.readouterr().out)["problems"]
     assert problem["path"] == f"$.{section}.{field}" and f">= {least}" in problem["message"]
+
+
+@pytest.mark.parametrize(("out", "message"), [
+    ("adir", "--out {tmp}/adir is a directory: give the file to write, e.g. --out {tmp}/adir/freeze.json"),
+    ("afile/x.json", "cannot write --out {tmp}/afile/x.json: {tmp}/afile is a file, not a directory"),
+    pytest.param("/proc/x.json", "cannot write --out /proc/x.json: No such file or directory",
+                 marks=pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="Linux's /proc")),
+])
+def test_an_out_that_cannot_be_written_is_named_before_any_work(tmp_path: Path, plugin: Path, corpus: Path, capsys,
+                                                                out: str, message: str):
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "afile").write_text("mine")
+    assert init(tmp_path, plugin, corpus, "--force", out=out) == 1
+    err = capsys.readouterr().err
+    assert err == f"mt-eval freeze init: {message.format(tmp=tmp_path)}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "afile", "corpus.json", "method"]

@@ -102,16 +102,21 @@ def _init(args: argparse.Namespace) -> int:
     from mt_eval.errors import ExpectedError
     from mt_eval.harness.freeze import build_manifest, missing_digests
     from mt_eval.harness.run_config import run_inputs
+    from mt_eval.harness.run_directory import writable_file
 
     out = Path(args.out)
+    writable_file(out, "freeze.json")
     if out.exists() and not args.force:
         raise ExpectedError(f"{out} exists: give --force to replace it, or another --out")
     inputs = run_inputs(_run_request(args))
     manifest = build_manifest(**inputs, created_at=datetime.datetime.now(datetime.UTC).isoformat(
         timespec="seconds"), relative_to=out.parent, corpus_source=args.corpus_source,
                               corpus_license=args.corpus_license)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(msgspec.json.format(msgspec.json.encode(manifest), indent=2) + b"\n")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(msgspec.json.format(msgspec.json.encode(manifest), indent=2) + b"\n")
+    except OSError as exc:
+        raise ExpectedError(f"cannot write --out {out}: {exc.strerror or exc}") from None
     print(f"wrote {out}: status {manifest.status}")
     missing = missing_digests(manifest)
     for where, hint in missing:

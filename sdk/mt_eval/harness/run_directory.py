@@ -35,6 +35,57 @@ def write_json(path: Path, value: Any) -> None:
     temporary.replace(path)
 
 
+def writable_directory(out: Path, what: str, flag: str = "--out") -> None:
+    """Refuse ``out`` before any work unless it is a directory that can be written in or created (for the
+    ``what``, e.g. "the run"): a file there, a file among its parents, or a place that cannot be written is
+    named now, not as an OSError once the work is done. Nothing is left behind: directories made to find
+    out are removed."""
+    try:
+        if out.exists() and not out.is_dir():
+            raise RunError(f"{flag} {out} is a file, not a directory: give a directory for {what}")
+    except OSError as exc:
+        raise RunError(f"cannot use {flag} {out}: {exc.strerror or exc}") from None
+    _try_writing(out, flag)
+
+
+def writable_file(out: Path, name: str, flag: str = "--out") -> None:
+    """Refuse ``out`` before any work unless a file can be written there: not a directory (the message
+    suggests ``name`` in it), its directory writable or creatable (as for `writable_directory`)."""
+    try:
+        if out.is_dir():
+            raise RunError(f"{flag} {out} is a directory: give the file to write, e.g. {flag} {out / name}")
+    except OSError as exc:
+        raise RunError(f"cannot use {flag} {out}: {exc.strerror or exc}") from None
+    _try_writing(out.parent, flag, given=out)
+
+
+def _try_writing(directory: Path, flag: str, given: Path | None = None) -> None:
+    """Make ``directory`` (and its missing parents) and a nameless file in it, then remove what was made."""
+    import contextlib
+    import tempfile
+
+    made: list[Path] = []
+    verb = "use" if given is None else "write"
+    try:
+        lineage = [directory, *directory.parents]
+        first = next(i for i, path in enumerate(lineage) if path.exists())
+        if given is None:
+            verb = "create" if first else "write to"
+        if not lineage[first].is_dir():
+            raise RunError(f"cannot {verb} {flag} {given or directory}: {lineage[first]} is a file, not a directory")
+        for path in reversed(lineage[:first]):
+            path.mkdir()
+            made.append(path)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as exc:
+        raise RunError(f"cannot {verb} {flag} {given or directory}: {exc.strerror or exc}") from None
+    finally:
+        for path in reversed(made):
+            with contextlib.suppress(OSError):
+                path.rmdir()
+
+
 def run_directory(out: str | Path | None, plugin: Path, *default: str) -> Path:
     """``--out``, or ``runs/<default…>`` in the working directory — beside the plugin instead when the working
     directory is inside it. A run directory never lies in the method's directory: its results would become
