@@ -327,3 +327,22 @@ def test_work_that_cannot_show_progress_says_it_is_still_going(capsys):
     assert 2 <= len(said) <= 4 and said[0] == "still importing after 0 s"
     time.sleep(0.1)
     assert capsys.readouterr().err == ""  # quiet once the work is done
+
+
+@pytest.mark.parametrize("command", ["run", "decide run"])
+@pytest.mark.parametrize(("out", "message"), [
+    ("afile", "--out {tmp}/afile is a file, not a directory: give a directory for the {what}"),
+    ("afile/sub", "cannot create --out {tmp}/afile/sub: {tmp}/afile is a file, not a directory"),
+    pytest.param("/proc/x", "cannot create --out /proc/x: No such file or directory",
+                 marks=pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="Linux's /proc")),
+])
+def test_an_out_that_cannot_be_a_run_directory_is_named_before_the_corpus_is_read(tmp_path: Path, capsys,
+                                                                                  command: str, out: str, message: str):
+    (tmp_path / "afile").write_text("mine")
+    for force in ([], ["--force"]):
+        code = main([*command.split(), "--method", str(SCRIPTED), "--corpus", str(tmp_path / "never-read.json"),
+                     "--out", str(tmp_path / out), "--quiet", *force])
+        what = "run" if command == "run" else "decision run"
+        assert code == 1 and capsys.readouterr().err == (
+            f"mt-eval {command.split()[0]}: {message.format(tmp=tmp_path, what=what)}\n")
+    assert (tmp_path / "afile").read_text() == "mine" and [p.name for p in tmp_path.iterdir()] == ["afile"]

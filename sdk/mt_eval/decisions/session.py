@@ -38,6 +38,7 @@ from mt_eval.harness.run_directory import (
     method_named,
     open_run_directory,
     run_directory,
+    writable_directory,
     write_json,
 )
 from mt_eval.harness.session import RunState, new_run_id, now
@@ -59,6 +60,8 @@ class SelfCheckFailed(RunError):
 def decide_run(request: DecideRequest) -> Path:
     """Run (or resume) the decision run ``request`` describes; the path of its decision card."""
     calls = request.calls
+    if request.directory.out is not None:
+        writable_directory(request.directory.out, "the decision run")
     corpus = read_decision_corpus(request.corpus, tolerance=calls.tolerance)
     check = run_self_check(corpus, request.ece_bins)
     if not request.quiet or not check.passed:

@@ -53,6 +53,7 @@ from mt_eval.harness.run_directory import (
     method_named,
     open_run_directory,
     run_directory,
+    writable_directory,
     write_json,
 )
 from mt_eval.harness.run_rules import RunRules
@@ -112,6 +113,8 @@ def run_evaluation(request: RunRequest) -> RunReport:
 
     large_buffers_mapped()  # a million entries' blocks and arrays, freed, leave no holes for the scorers to count
     rules = RunRules.from_request(request)
+    if request.directory.out is not None:  # named now, not once the corpus is read and the method loaded
+        writable_directory(request.directory.out, "the run")
     spec = request.corpus
     try:
         corpus = read_run_corpus(spec)
