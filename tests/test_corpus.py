@@ -383,6 +383,10 @@ def test_a_subset_has_its_own_sha256_and_a_recorded_selection_reproduces_it(numb
     (SelectionRequest(segments=["weather"]), "--segment: no entry is in weather"),
     (SelectionRequest(limit=0), "--limit 0 selects no entries"),
     (SelectionRequest(ids=["s2"], segments=["odd"]), "the selection matches no entry"),
+    (SelectionRequest(ids=[""]), "--ids '' names no id; give ids and ranges, comma-separated, e.g. --ids 3,7,10..20"),
+    (SelectionRequest(ids=[",,"]), "--ids ',,' names no id"),
+    (SelectionRequest(ids=["3", " "]), "--ids ' ' names no id"),
+    (SelectionRequest(ids=["@/dev/null"]), "--ids @/dev/null: the file names no id; write one id per line"),
 ])
 def test_selections_that_cannot_be_made_are_refused(numbered, request_, message):
     with pytest.raises(CorpusError) as caught:

@@ -126,6 +126,12 @@ def _id_items(corpus_path: Path, value: str, position: dict[str, int]) -> list[s
         items = [value]
     else:
         items = [part.strip() for part in value.split(",") if part.strip()]
+    if not items and value.startswith("@"):
+        raise CorpusError.single(corpus_path, f"--ids {value}: the file names no id", code="selection",
+                                 hint="write one id per line")
+    if not items:
+        raise CorpusError.single(corpus_path, f"--ids {value!r} names no id", code="selection",
+                                 hint="give ids and ranges, comma-separated, e.g. --ids 3,7,10..20")
     unknown = [i for i in items if i not in position and ".." not in i]
     if unknown:
         raise CorpusError.single(corpus_path, f"--ids: no entry has the id{'s' if len(unknown) > 1 else ''} "
