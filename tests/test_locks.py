@@ -21,6 +21,8 @@ import pytest
 from champollion_project import make_project, pairs_config
 from gate_policies import LENIENT
 from mt_eval.harness.results_log import read_results
+from mt_eval.harness.run_directory import hold_run_directory
+from mt_eval.locks import Busy, RunDirectoryLock
 
 HERE = Path(__file__).parent
 REPO = HERE.parent
@@ -131,7 +133,22 @@ def test_wait_waits_for_the_holder_then_continues(tmp_path: Path):
     bounded = subprocess.run([*run_command(tmp_path, 30), "--resume", "--wait", "0.3"], capture_output=True,
                              text=True, timeout=60)
     assert bounded.returncode == 75 and "waiting for it (--wait)" in bounded.stderr
+    assert "Waited 0.3 s and it still holds it: wait for it to finish (or stop it), or give a longer --wait" in \
+        bounded.stderr and "give --wait to wait" not in bounded.stderr
     holder2.wait(60)
+
+
+@pytest.mark.parametrize(("wait_s", "fix"), [
+    (None, "Wait for it to finish (or stop it), or give --wait to wait; a run directory is used by one process at a "
+           "time"),
+    (0.2, "Waited 0.2 s and it still holds it: wait for it to finish (or stop it), or give a longer --wait; a run "
+          "directory is used by one process at a time")])
+def test_a_refusal_says_whether_it_waited(tmp_path: Path, wait_s: float | None, fix: str):
+    with RunDirectoryLock(tmp_path / "run", command="mt-eval run --first").acquire(), pytest.raises(Busy) as refused:
+        hold_run_directory(tmp_path / "run", command="mt-eval run --second", wait_s=wait_s, prog="mt-eval run")
+    assert refused.value.exit_status == 75
+    assert refused.value.one_line() == f"run directory {tmp_path / 'run'} is in use by pid {os.getpid()} " \
+                                       f"(mt-eval run --first, started {refused.value.holder['started_at']}). {fix}"
 
 
 def test_reading_and_comparing_cards_never_need_the_lock(tmp_path: Path):
@@ -247,6 +264,10 @@ def test_wait_on_a_project_waits_then_finds_nothing_left_to_send(tmp_path: Path)
     env = fixture_env(project, 2)
     holder = start(python_locales(project), env=env)
     wait_for_calls(project, 1)
+    bounded = subprocess.run(python_locales(project, "--wait", "0.2"), capture_output=True, text=True, timeout=60,
+                             env=env)
+    assert bounded.returncode == 1 and "waiting for it (--wait)" in bounded.stderr
+    assert "Waited 0.2 s and it still holds it: wait for it to finish, or give a longer --wait" in bounded.stderr
     waiting = subprocess.run(python_locales(project, "--wait", "--json"), capture_output=True, text=True,
                              timeout=60, env=env)
     assert holder.wait(60) == 0

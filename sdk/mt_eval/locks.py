@@ -43,10 +43,21 @@ POLL_S = 0.1
 class Busy(ExpectedError):
     """Another process holds the lock; ``holder`` is what it says about itself (may be empty)."""
 
+    waited_s: float | None = None  # how long it waited before giving up (--wait SECONDS); None: it did not wait
+
     def __init__(self, what: str, holder: dict[str, Any]) -> None:
         self.what = what
         self.holder = holder
         super().__init__(f"{what} is in use by {describe_holder(holder)}")
+
+    def advise(self, first: str, note: str = "") -> None:
+        """Set the fix: ``first`` (what to do about the holder, a sentence), then --wait — or, when it already
+        waited, that the holder still has it after that long and a longer --wait — then ``note``."""
+        if self.waited_s is None:
+            self.fix = f"{first}, or give --wait to wait{note}"
+        else:
+            self.fix = (f"Waited {self.waited_s:g} s and it still holds it: {first[0].lower()}{first[1:]}, or give "
+                        f"a longer --wait{note}")
 
 
 def describe_holder(holder: dict[str, Any]) -> str:
@@ -78,6 +89,7 @@ def _waiting(acquire: Callable[[], dict[str, Any] | None], what: str, wait_s: fl
             return
         busy = Busy(what, holder)
         if deadline is None or time.monotonic() >= deadline:
+            busy.waited_s = wait_s
             raise busy
         if not told and on_wait is not None:
             on_wait(busy)

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         with _project_lock(config.locales_dir, args):
             report = anyio.run(main)
     except Busy as busy:
-        busy.fix = "Wait for it to finish, or give --wait to wait"  # exit status 1, as for any project it cannot write
+        busy.advise("Wait for it to finish")  # exit status 1, as for any project it cannot write
         raise
     except BaseException as error:
         blocked = find_blocked(error)

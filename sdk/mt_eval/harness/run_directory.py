@@ -116,8 +116,7 @@ def hold_run_directory(out: Path, *, command: str, wait_s: float | None, prog: s
                                                                        file=sys.stderr))
     except Busy as busy:
         busy.exit_status = EXIT_BUSY
-        busy.fix = ("Wait for it to finish (or stop it), or give --wait to wait; a run directory is used by one "
-                    "process at a time")
+        busy.advise("Wait for it to finish (or stop it)", "; a run directory is used by one process at a time")
         raise
 
 

@@ -94,7 +94,11 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
       onWait: (busy) => stderr.write(`mt-eval-locales: ${busy.message}; waiting for it (--wait)\n`),
     });
   } catch (error) {
-    const hint = error.name === 'ProjectBusyError' ? '. Wait for it to finish, or give --wait to wait' : '';
+    let hint = '';
+    if (error.name === 'ProjectBusyError') {
+      hint = options.wait === null ? '. Wait for it to finish, or give --wait to wait'
+        : `. Waited ${options.wait} s and it still holds it: wait for it to finish, or give a longer --wait`;
+    }
     stderr.write(`mt-eval-locales: ${error.message}${hint}\n`);
     return 1;
   } finally {
