@@ -17,6 +17,7 @@ import pytest
 
 from gate_policies import LENIENT as LENIENT_POLICY_ARGS
 from mt_eval.cli import main
+from mt_eval.harness.run_directory import FILES
 from mt_eval.harness.runcard import RunCard
 
 HERE = Path(__file__).parent
@@ -172,6 +173,21 @@ def test_an_existing_run_is_never_overwritten_silently(tmp_path: Path, capsys):
     assert run(tmp_path, *args, "--force")[0] == 0
 
 
+@pytest.mark.parametrize("names", [["card.json"], ["predictions.txt", "results.jsonl"]])
+def test_run_outputs_without_their_run_json_are_never_overwritten_silently(tmp_path: Path, capsys, names: list[str]):
+    (tmp_path / "run").mkdir()
+    for name in names:
+        (tmp_path / "run" / name).write_text('{"x": 1}\n')
+    args = ["--method", str(SCRIPTED), "--corpus", str(corpus(tmp_path))]
+    held = f"{', '.join(sorted(names, key=FILES.index))} but no run.json, so there is no run to resume: start " \
+           f"over with --force (which deletes {'it' if len(names) == 1 else 'them'}), or choose another --out"
+    for resume in ([], ["--resume"]):
+        assert run(tmp_path, *args, *resume)[0] == 1
+        assert f"{tmp_path / 'run'} holds {held}" in capsys.readouterr().err
+        assert all((tmp_path / "run" / name).read_text() == '{"x": 1}\n' for name in names)
+    assert run(tmp_path, *args, "--force")[0] == 0
+
+
 def test_resume_refuses_changed_inputs(tmp_path: Path, capsys):
     path = corpus(tmp_path)
     assert run(tmp_path, "--method", str(SCRIPTED), "--corpus", str(path))[0] == 0
@@ -194,7 +210,7 @@ def test_a_refused_resume_names_each_setting_that_changed_and_its_values(tmp_pat
     assert f"the method (this run is for {SCRIPTED.resolve()}, not {other.resolve()})" in capsys.readouterr().err
     (tmp_path / "run" / "run.json").unlink()
     assert run(tmp_path, "--method", str(SCRIPTED), "--corpus", str(path), "--resume")[0] == 1
-    missing = "its run.json, which records the run's inputs, is missing; start over with --force"
+    missing = "but no run.json, so there is no run to resume: start over with --force"
     assert missing in capsys.readouterr().err
 
 

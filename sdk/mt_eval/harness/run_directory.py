@@ -125,6 +125,7 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
     """The state of the run in ``out``: the recorded one when resuming (``changes`` names what differs from
     ``fresh``, which refuses the resume), else ``fresh`` in a cleared directory. ``run.json`` is (re)written."""
     state_path = out / "run.json"
+    outputs = [name for name in FILES if name != "run.json" and (out / name).exists()]  # (run.json alone: none yet)
     if state_path.exists() and resume:
         try:
             state = msgspec.json.decode(state_path.read_bytes(), type=type(fresh))
@@ -137,12 +138,13 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
                            f"started{f' ({details})' if details else ''}; resume with the same inputs, or start over "
                            "with --force")
         state.sessions += 1  # type: ignore[attr-defined]
-    elif (out / "results.jsonl").exists() and resume:
-        raise RunError(f"cannot resume {out}: its run.json, which records the run's inputs, is missing; start over "
-                       "with --force, or choose another --out")
-    elif (out / "results.jsonl").exists() and not force:
+    elif outputs and not force and state_path.exists():
         raise RunError(f"{out} holds an earlier run: continue it with --resume, start over with --force, "
                        "or choose another --out")
+    elif outputs and not force:  # a run's outputs, or files of the user's that have their names
+        raise RunError(f"{out} holds {', '.join(outputs)} but no run.json, so there is no run to resume: start "
+                       f"over with --force (which deletes {'it' if len(outputs) == 1 else 'them'}), or choose "
+                       "another --out")
     else:
         if resume:
             print(f"{command}: nothing to resume in {out}; starting a new run", file=sys.stderr)
