@@ -194,6 +194,9 @@ OUT_OF_RANGE = [
     ("leaderboard --max-p95 -1", "--max-p95", "a finite number above 0, got -1"),
     ("leaderboard serve --db x --port 99999", "--port", "from 0 to 65535, got 99999"),
     ("leaderboard serve --db x --port -1", "--port", "from 0 to 65535, got -1"),
+    ("run --demo --substitution-sample 0", "--substitution-sample", "at least 1, got 0"),
+    ("corpus show c.json --rows -1", "--rows", "at least 0, got -1"),
+    ("contamination --method m --corpus c --show -1", "--show", "at least 0, got -1"),
 ]
 
 

@@ -74,7 +74,7 @@ OPTIONS: dict[str, list[tuple[str, str, Any, str, str]]] = {
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     import textwrap
 
-    from mt_eval.cli.arguments import add_corpus_arguments
+    from mt_eval.cli.arguments import add_corpus_arguments, non_negative_int
     from mt_eval.contamination.settings import CheckSettings
 
     d = CheckSettings()
@@ -102,7 +102,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     output = parser.add_argument_group("output")
     output.add_argument("--json", action="store_true", help="print the whole report as JSON")
     output.add_argument("--report", metavar="FILE", help="also write the JSON report to FILE")
-    output.add_argument("--show", type=int, default=20, metavar="N", help="hits listed (default 20; 0: all)")
+    output.add_argument("--show", type=non_negative_int, default=20, metavar="N",
+                        help="hits listed (default 20; 0: all)")
     output.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(print_contamination_help=parser.print_help)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from mt_eval.cli.arguments import CORPUS_HELP, add_corpus_arguments, pair_argument
+from mt_eval.cli.arguments import CORPUS_HELP, add_corpus_arguments, non_negative_int, pair_argument
 
 SHOW_EXAMPLES = """\
 examples:
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     show.add_argument("--pair", type=pair_argument, metavar="'SRC>TGT'",
                       help="the language pair, for the script check: quoted ('eng>spa') or as eng:spa (default: the "
                            "corpus's own)")
-    show.add_argument("--rows", type=int, default=5, metavar="N", help="entries to print (default 5)")
+    show.add_argument("--rows", type=non_negative_int, default=5, metavar="N", help="entries to print (default 5)")
     show.add_argument("--json", action="store_true", help="print JSON")
     show.set_defaults(print_show_help=show.print_help)
     parser.set_defaults(print_corpus_help=parser.print_help)

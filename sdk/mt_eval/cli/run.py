@@ -98,7 +98,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     fair.add_argument("--gateway-policy", metavar="FILE",
                       help="serve the LLM gateway for this run with this policy (allowlisted pinned models, token "
                            "budget); the method gets its URL as base_url and --model must be allowlisted")
-    fair.add_argument("--substitution-sample", type=int, default=5, metavar="N",
+    fair.add_argument("--substitution-sample", type=positive_int, default=5, metavar="N",
                       help="entries an A1 run replays with the policy's second model (default 5)")
     fair.add_argument("--contamination-check", action=argparse.BooleanOptionalAction, default=True,
                       help="check the method's bundle for the corpus's texts before translating and record the "
