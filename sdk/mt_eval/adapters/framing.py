@@ -27,6 +27,8 @@ import random
 import re
 from dataclasses import dataclass
 
+from mt_eval.lone_surrogates import not_valid_unicode
+
 
 class FramingError(ValueError):
     """A text cannot be sent in this framing; the message says why (it becomes the entry's error)."""
@@ -54,7 +56,7 @@ class Framing:
         try:
             encoded = [part.encode("utf-8") for part in parts]
         except UnicodeEncodeError as exc:
-            raise FramingError(f"the text is not valid Unicode ({exc.reason} at position {exc.start})") from exc
+            raise FramingError(not_valid_unicode("the text", exc.start)) from exc
         for record in encoded:
             if self.terminator in record:
                 shown = self.terminator.decode("utf-8", "backslashreplace").encode("unicode_escape").decode()

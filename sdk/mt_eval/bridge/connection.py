@@ -9,7 +9,8 @@ A request that times out, or whose caller gives up, is cancelled. A guest must a
 request (with the ``cancelled`` error, or its late result) within ``cancel_grace_s``: one that does not
 is not reading its input — its event loop is blocked — and is killed, so that it can be replaced. A
 guest that cannot cancel is killed as soon as a request times out. Every failure says whether the
-request was ``alone`` in flight: only then is it certainly the request the guest failed on.
+request was ``alone`` in flight: only then is it certainly the request the guest failed on. A request that
+cannot be encoded (text that is not valid Unicode) raises before it is sent, and leaves nothing waiting.
 """
 
 from __future__ import annotations
@@ -184,12 +185,17 @@ class GuestConnection(ChildProcess):
         loop = self._loop
         assert loop is not None  # set when the guest was spawned
         request_id = next(self._ids)
+        try:  # encoded before anything waits for it: a request that cannot be written leaves nothing behind
+            line = m.request_line(request_id, method, params)
+        except UnicodeEncodeError as exc:  # a lone surrogate (`mt_eval.lone_surrogates` says where)
+            raise m.BridgeError(m.INVALID_PARAMS, f"the {method} request holds text that is not valid Unicode "
+                                f"({exc.reason})", {"unencodable": True}) from None
         timeout = timeout_s if timeout_s is not None else self.options.request_timeout_s
         hard = hard_timeout_s if hard_timeout_s is not None else self.options.hard_timeout_s
         pending = _Pending(loop.create_future(), method, timeout, hard, loop.time())
         self._pending[request_id] = pending
         self._timer.ensure(min(pending.deadline, pending.hard_deadline))
-        self.write(m.request_line(request_id, method, params))
+        self.write(line)
         try:
             result = await pending.future
         except asyncio.CancelledError:

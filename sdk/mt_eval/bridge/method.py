@@ -7,7 +7,9 @@ get per-entry errors and every other entry keeps its result. The entries a failu
 - a request the method failed (it raised), or whose answer was too large or unreadable, is split in
   halves and sent again, down to single entries, so only the entries that fail get the error;
 - after the guest crashed, hung or was stopped with several entries in flight, each of them is sent again
-  alone, one at a time, so the entry the guest fails on is found and fails alone.
+  alone, one at a time, so the entry the guest fails on is found and fails alone;
+- an entry (or row) whose text no guest can read — a lone surrogate — fails at once with where it is, and the
+  others are sent (`mt_eval.lone_surrogates`).
 
 A guest that died is restarted on the next request, within a crash-loop budget (`HostOptions.restart_budget`
 restarts per `restart_window_s`; a guest that completed work before it died is not crash-looping and costs
@@ -34,6 +36,7 @@ from mt_eval.bridge.slots import Slots
 from mt_eval.child_policy import RestartBudget, SoloGate
 from mt_eval.concurrency import all_of
 from mt_eval.gold import GOLD_FIELDS, method_view
+from mt_eval.lone_surrogates import merged, without_unsendable
 from mt_eval.results import ResultNotes
 
 log = logging.getLogger("mt_eval.bridge")
@@ -211,9 +214,22 @@ class BridgeMethod:
         except m.BridgeError as exc:
             if isinstance(exc.data, dict) and exc.data.get("unsent") and tries > 1:  # the guest had just died
                 return await self._run_batch(kind, batch, config, alone=alone, tries=tries - 1)
+            if isinstance(exc.data, dict) and exc.data.get("unencodable"):
+                return await self._without_unsendable(kind, batch, config, exc, alone)
             self._last_failure = exc
             return await self._after_failure(kind, batch, config, exc, alone)
         return kind.match(batch, raw, self._name, self.result_notes)
+
+    async def _without_unsendable(self, kind: RequestKind, batch: list[dict[str, Any]], config: Any,
+                                  exc: m.BridgeError, alone: bool) -> list[dict[str, Any]]:
+        """The request could not be written (text that is not valid Unicode): the items that hold such text fail
+        with where it is, and the others are sent (`mt_eval.lone_surrogates`)."""
+        sendable, failed = without_unsendable(batch, config, kind.owner,
+                                              lambda item, problem: kind.fail(str(item["id"]), problem))
+        if not failed:  # nothing found to blame: the request as a whole
+            return [kind.fail(str(item["id"]), exc.message) for item in batch]
+        sent = await self._run_batch(kind, sendable, config, alone=alone) if sendable else []
+        return merged(sent, failed)
 
     async def _connected(self, kind: RequestKind, items: list[dict[str, Any]], config: Any
                          ) -> GuestConnection | list[dict[str, Any]]:
@@ -262,12 +278,13 @@ class RequestKind:
 
     request: str
     key: str
+    owner: str  # what an item is called in messages: "entry", "row"
     match: Callable[[list[dict[str, Any]], msgspec.Raw, str, ResultNotes], list[dict[str, Any]]]
     fail: Callable[[str, str], dict[str, Any]]
 
 
-TRANSLATE = RequestKind("translate", "entries", match_results, error_result)
-DECIDE = RequestKind("decide", "rows", match_decisions, lambda row_id, error: {"id": row_id, "error": error})
+TRANSLATE = RequestKind("translate", "entries", "entry", match_results, error_result)
+DECIDE = RequestKind("decide", "rows", "row", match_decisions, lambda row_id, error: {"id": row_id, "error": error})
 
 
 def _without_gold(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:

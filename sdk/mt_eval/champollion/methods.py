@@ -3,7 +3,8 @@
 The plugin runs in this process (a Python entry) or through the bridge (a Node entry or a command), started
 before the first string is sent: one that cannot load or start raises `MethodCannotStart`, naming the pair. A
 call that raises or times out (the pair's ``timeout_s`` per entry) is split until the entries it fails on are
-found, so one bad string fails alone.
+found, so one bad string fails alone; a string that is not valid Unicode fails before it is sent
+(`mt_eval.lone_surrogates`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ async def open_pair_method(method: PairMethod, opened: list[LoadedMethod]) -> Tr
 
     from mt_eval.guarded_calls import guarded_translate, split_on_failure
     from mt_eval.loader import PluginLoadError, load_method
+    from mt_eval.lone_surrogates import merged, without_unsendable
     from mt_eval.method_start import StartFailed, start_method
     from mt_eval.records import RunConfig, TranslationResult
     from mt_eval.results import ResultNotes, error_result, results_for
@@ -52,8 +54,12 @@ async def open_pair_method(method: PairMethod, opened: list[LoadedMethod]) -> Tr
 
     async def translate(entries: list[dict[str, Any]], run_config: dict[str, Any]) -> list[dict[str, Any]]:
         config = msgspec.convert(run_config, RunConfig)
-        paired = await split_on_failure(lambda part: call(part, config), entries,
-                                        lambda entry, message: error_result(str(entry["id"]), message))
-        return [{"id": r.id, "predicted": r.predicted, "error": r.error} for r in paired]
+        # text that is not valid Unicode fails its entry before the method sees it (the input is to blame)
+        sendable, failed = without_unsendable(entries, run_config, "entry", fail)
+        paired = await split_on_failure(lambda part: call(part, config), sendable, fail) if sendable else []
+        return [{"id": r.id, "predicted": r.predicted, "error": r.error} for r in merged(paired, failed)]
+
+    def fail(entry: dict[str, Any], message: str) -> TranslationResult:
+        return error_result(str(entry["id"]), message)
 
     return translate

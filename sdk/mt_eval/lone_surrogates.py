@@ -1,0 +1,97 @@
+"""Text that is not valid Unicode — a lone surrogate, which a string can hold and JSON can escape but UTF-8 cannot
+carry — found in what is about to be sent to a method, and said in the same words everywhere.
+
+A guest cannot read a request holding one (its line is not valid JSON text to a strict reader), and a program
+cannot be given one on its stdin, so the entry (or decision row) that holds it fails at once, before anything
+is sent, and the others go on. The words blame the input: ``the text is not valid Unicode (surrogates not
+allowed at position 1)`` for an entry's source, as `mt_eval.adapters` says it, and ``the entry's "note" …``,
+``the row's "state.text" …`` or ``the config's "prompt" …`` for anything else. ``bridge/node/lib/
+lone-surrogates.js`` is the twin; ``bridge/vectors/contract/lone-surrogates.json`` pins both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+def not_valid_unicode(where: str, position: int) -> str:
+    """``WHERE is not valid Unicode (surrogates not allowed at position N)``, N counted in code points."""
+    return f"{where} is not valid Unicode (surrogates not allowed at position {position})"
+
+
+def _first_lone(text: str) -> int | None:
+    """The position (in code points) of the first lone surrogate in ``text``, or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def _path_text(path: list[str | int]) -> str:
+    out = ""
+    for step in path:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else step)
+    return out
+
+
+def _found(value: Any, path: list[str | int]) -> tuple[list[str | int], int, bool] | None:
+    """Where the first lone surrogate in ``value`` is: (path, position, whether it is in a field name)."""
+    if isinstance(value, str):
+        position = _first_lone(value)
+        return None if position is None else (path, position, False)
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and (position := _first_lone(key)) is not None:
+                return path, position, True
+            if (found := _found(item, [*path, key])) is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            if (found := _found(item, [*path, index])) is not None:
+                return found
+    return None
+
+
+def problem_in(value: Any, owner: str) -> str | None:
+    """Why ``value`` (an entry, a row or a config: ``owner`` says which) cannot be sent, or None when it can."""
+    found = _found(value, [])
+    if found is None:
+        return None
+    path, position, in_name = found
+    if in_name:
+        where = f'a field name in the {owner}' + (f'\'s "{_path_text(path)}"' if path else "")
+    elif owner == "entry" and path == ["source"]:
+        where = "the text"
+    else:
+        where = f'the {owner}\'s "{_path_text(path)}"'
+    return not_valid_unicode(where, position)
+
+
+def without_unsendable(items: list[Item], config: Any, owner: str, fail: Callable[[Item, str], Result]
+                       ) -> tuple[list[Item], dict[int, Result]]:
+    """The items that can be sent, and the failure of each that cannot, by its index: every item fails when the
+    config cannot be sent."""
+    problem = problem_in(config, "config")
+    if problem is not None:
+        return [], {index: fail(item, problem) for index, item in enumerate(items)}
+    failed: dict[int, Result] = {}
+    sendable: list[Item] = []
+    for index, item in enumerate(items):
+        if (problem := problem_in(item, owner)) is None:
+            sendable.append(item)
+        else:
+            failed[index] = fail(item, problem)
+    return sendable, failed
+
+
+def merged(results: list[Result], failed: Mapping[int, Result]) -> list[Result]:
+    """The results of the items sent, with the failures of the others put back at their places."""
+    out: list[Result] = []
+    sent = iter(results)
+    for index in range(len(results) + len(failed)):
+        out.append(failed[index] if index in failed else next(sent))
+    return out
