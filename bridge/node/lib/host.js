@@ -4,7 +4,8 @@
 // are found (as mt_eval.bridge.method does): a request the method failed, or whose answer was too large
 // or unreadable, is split in halves down to single entries; after the guest crashed, hung or was stopped
 // with several entries in flight, each is sent again alone, one at a time. A guest that completed work
-// before it died is not crash-looping: its restart costs nothing from the budget.
+// before it died is not crash-looping: its restart costs nothing from the budget. An entry whose text no guest can
+// read (a lone surrogate: lib/lone-surrogates.js) fails at once and is never sent.
 import { readFileSync } from 'node:fs';
 
 import { Connection } from './connection.js';
@@ -17,12 +18,13 @@ import { ResultNotes, describe, errorResult, matchResults } from './results.js';
 import { compactTail, failureText, formatTail } from './host-failures.js';
 import { SoloGate, Slots } from './host-gates.js';
 import { completeCapabilities, completeOptions } from './host-options.js';
+import { sendingOnlyValidText } from './lone-surrogates.js';
 
 // The requests that carry a batch: the params key of the batch, how a failed item looks, and how results
 // come back (checked and in item order).
 const BATCHED = {
-  translate: { key: 'entries', fail: errorResult, match: matchResults },
-  decide: { key: 'rows', fail: decisionError, match: matchDecisions },
+  translate: { key: 'entries', owner: 'entry', fail: errorResult, match: matchResults },
+  decide: { key: 'rows', owner: 'row', fail: decisionError, match: matchDecisions },
 };
 // The bytes of a request line around its params, at the longest id (without the "\n").
 for (const [kind, batched] of Object.entries(BATCHED)) {
@@ -210,11 +212,14 @@ export class HostedGuest {
     return this.#request('decide', rows, decisionConfig);
   }
 
-  async #request(kind, items, config) {
-    const batches = this.#batches(kind, items, config);
-    if (batches.length === 1) return this.#runBatch(kind, batches[0], config); // the usual call
-    const parts = await Promise.all(batches.map((batch) => this.#runBatch(kind, batch, config)));
-    return parts.flat();
+  // Text a guest cannot read (a lone surrogate) fails its item at once; the others go in batches.
+  #request(kind, items, config) {
+    return sendingOnlyValidText(items, config, BATCHED[kind], async (sendable) => {
+      const batches = this.#batches(kind, sendable, config);
+      if (batches.length === 1) return this.#runBatch(kind, batches[0], config); // the usual call
+      const parts = await Promise.all(batches.map((batch) => this.#runBatch(kind, batch, config)));
+      return parts.flat();
+    });
   }
 
   // Consecutive slices of items, each small enough for one request line.

@@ -13,6 +13,7 @@
 import { compile, defaults, root } from './contract/schema.js';
 import { decodeValue } from './contract/decode.js';
 import { got } from './contract/words.js';
+import { wellFormed } from './lone-surrogates.js';
 import { describe, isPlainObject } from './protocol.js';
 
 export { describe };
@@ -122,10 +123,6 @@ function upstreamFields(raw, notes) {
   }
   return out;
 }
-
-const wellFormed = (value) => (typeof value === 'string' ? value.isWellFormed()
-  : Array.isArray(value) ? value.every(wellFormed)
-    : value !== null && typeof value === 'object' ? Object.entries(value).every(([k, v]) => k.isWellFormed() && wellFormed(v)) : true);
 
 // Why a result (full, or its given fields with the rest at their defaults) is unusable; null when it is fine. Only
 // the fields in `given` (what the method returned; the defaults are well-formed) are searched for broken text.

@@ -16,6 +16,7 @@ import { callIsolating } from '../calls.js';
 import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
 import { methodView } from '../gold.js';
 import { GuestStartError, startGuest } from '../host.js';
+import { sendingOnlyValidText } from '../lone-surrogates.js';
 import { mergeCard } from '../contract/plugin.js';
 import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
 import { loadMethod, resolveMethod } from '../method-module.js';
@@ -154,13 +155,13 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
 
   // translate(entries) or decide(rows): one call of the method, in this process or through its guest.
   const KINDS = {
-    translate: { fail: errorResult, match: matchResults },
-    decide: { fail: decisionError, match: (rows, results, opts) => matchDecisions(rows, results, { ...opts, tolerance: options.tolerance }) },
+    translate: { owner: 'entry', fail: errorResult, match: matchResults },
+    decide: { owner: 'row', fail: decisionError, match: (rows, results, opts) => matchDecisions(rows, results, { ...opts, tolerance: options.tolerance }) },
   };
   const runBatch = async (kind, items, config) => {
     if (manifest.runtime !== 'node') return (await guest)[kind](items, config);
     const method = await inProcess;
-    const { fail, match } = KINDS[kind];
+    const { owner, fail, match } = KINDS[kind];
     if (options.watchdog !== false) {
       watchdog ??= new LoopWatchdog(`mt-eval-bridge: the method ${manifest.methodId} (${directory}) blocked the `
         + 'event loop for {seconds} s in a call of the method: a synchronous loop or call in an async function. '
@@ -168,12 +169,14 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
         + 'or decide() asynchronous (await its I/O; move long computations to a worker thread).');
     }
     const disarm = watchdog?.arm(config.timeout_s * 1000 * Math.max(items.length, config.batch_size));
+    // translate() never hands the method the gold (lib/gold.js); decision rows go as they are.
+    const hand = (batch) => (kind === 'translate' ? methodView(batch, options.goldFields) : batch.map((item) => ({ ...item })));
+    const call = (batch, { signal }) => method[kind](hand(batch), config, { signal });
     try {
-      // translate() never hands the method the gold (lib/gold.js); decision rows go as they are.
-      const hand = (batch) => (kind === 'translate' ? methodView(batch, options.goldFields) : batch.map((item) => ({ ...item })));
-      return await callIsolating((batch, { signal }) => method[kind](hand(batch), config, { signal }), items, {
+      // Text that is not valid Unicode fails its item before the method sees it: the input is to blame, not a result.
+      return await sendingOnlyValidText(hand(items), config, KINDS[kind], (sendable) => callIsolating(call, sendable, {
         timeoutS: config.timeout_s,
-        unit: kind === 'decide' ? 'row' : 'entry',
+        unit: owner,
         fail,
         match: (batch, results, seconds) => {
           if (kind === 'translate') return resultsFor(batch, results, { label: 'the method', notes: resultNotes, elapsedS: seconds });
@@ -182,7 +185,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
           const timed = results.map((r) => (isTimed(r) ? r : { ...r, latency_s: share }));
           return match(batch, timed, { source: 'the method' });
         },
-      });
+      }));
     } finally {
       disarm?.();
     }
