@@ -275,3 +275,35 @@ def test_no_guest_outlives_the_test_session():
         if mine and ("misbehaving.py" in cmdline or ("mt_eval.cli serve" in cmdline and "fixtures" in cmdline)):
             leftovers.append(cmdline)
     assert leftovers == []
+
+async def test_an_error_without_an_id_fails_the_one_request_in_flight_at_once():
+    method = guest("null-id")
+    try:
+        started = time.monotonic()
+        results = await method.translate(entries("unreadable"), CONFIG)
+        assert results[0]["error"] == "not valid JSON: unreadable"
+        assert time.monotonic() - started < FAST.request_timeout_s / 2  # not left to the deadline
+        assert (await method.translate(entries("ok"), CONFIG))[0]["predicted"] == "ko"
+    finally:
+        await method.aclose()
+
+
+async def test_an_error_without_an_id_is_logged_when_it_cannot_be_told_which_request_it_meant(caplog):
+    method = guest("null-id")
+    await method.start(CONFIG)
+    try:
+        hung = asyncio.create_task(method.translate(entries("hang"), CONFIG))
+        await asyncio.sleep(0.1)
+        unreadable = asyncio.create_task(method.translate(entries("unreadable"), CONFIG))
+        for _ in range(100):
+            if "without a request id" in caplog.text:
+                break
+            await asyncio.sleep(0.02)
+        assert ("null-id: the guest answered error -32700 without a request id; which of the 2 requests in flight it "
+                "meant cannot be told (they wait for their deadlines): not valid JSON: unreadable") in caplog.text
+        assert not hung.done() and not unreadable.done()
+        hung.cancel()
+        unreadable.cancel()
+    finally:
+        await method.aclose()
+

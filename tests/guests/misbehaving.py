@@ -43,7 +43,7 @@ def main():
             if MODE == "no-initialize":
                 continue
             caps = {"max_batch": 2 if MODE in ("crash-mid-batch", "oversized") else None,
-                    "max_concurrency": 1, "cancel": False, "progress": MODE == "progress"}
+                    "max_concurrency": 2 if MODE == "null-id" else 1, "cancel": False, "progress": MODE == "progress"}
             send({"jsonrpc": "2.0", "id": rid, "result": {
                 "protocol_version": "mt-eval-bridge/1", "method": {"name": MODE, "method_id": MODE},
                 "card": None, "capabilities": caps, "guest": {"name": "misbehaving", "version": "0"}}})
@@ -61,7 +61,10 @@ def main():
             sys.stderr.write("fatal: cannot load weights\n")
             sys.stderr.flush()
             os._exit(4)
-        if MODE in ("hang", "ignore-sigterm", "grandchild") and any("hang" in e["source"] for e in entries):
+        if MODE in ("hang", "ignore-sigterm", "grandchild", "null-id") and any("hang" in e["source"] for e in entries):
+            continue
+        if MODE == "null-id" and any(e["source"] == "unreadable" for e in entries):  # as if the line were not JSON
+            send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "not valid JSON: unreadable"}})
             continue
         if MODE == "junk":
             OUT.write(b"Loading model... 100%\n\x00\x01 not json\n{\"half\": \n")

@@ -3,7 +3,9 @@
 // the guest's death fails every pending request at once). A request that times out is cancelled, and
 // a guest must answer it within cancelGraceMs: one that does not is not reading its input (its event
 // loop is blocked) and is stopped, as is a guest that cannot cancel at all. Every failure says whether
-// the request was `alone` in flight, and so certainly the one the guest failed on.
+// the request was `alone` in flight, and so certainly the one the guest failed on. An error without an id (a line
+// the guest could not read) fails the one request in flight, and is logged when there are several
+// (bridge/PROTOCOL.md, "An error without an id").
 import { GuestProcess } from './child.js';
 import { LazyTimer } from './lazy-timer.js';
 import {
@@ -245,10 +247,23 @@ export class Connection {
         ? new BridgeError(error.code, typeof error.message === 'string' ? error.message : 'error', error.data)
         : new BridgeError(ErrorCode.INTERNAL_ERROR, `malformed error from the guest: ${excerpt(JSON.stringify(error))}`);
     }
+    if (id === null && failure) return this.#unattributed(failure);
     if (this.cancelling.has(id)) this.#cancelSettled(id); // it answered: it is still reading its input
     if (this.#settle(id, failure, result)) return;
     if (this.timedOut.delete(id)) this.logger.debug(`dropped the late answer to timed-out request ${id}`);
     else this.logger.warn(`dropped a guest response for unknown request id ${JSON.stringify(id)}`);
+  }
+
+  // An error with "id": null: the guest could not read a line (or tell which request it was). The one request in
+  // flight fails with it; with several, none can be blamed, and they are left to their deadlines.
+  #unattributed(failure) {
+    if (this.pending.size === 1) {
+      this.#settle(this.pending.keys().next().value, failure);
+      return;
+    }
+    const which = this.pending.size ? `which of the ${this.pending.size} requests in flight it meant cannot be told `
+      + '(they wait for their deadlines)' : 'no request was in flight';
+    this.logger.warn(`the guest answered error ${failure.code} without a request id; ${which}: ${failure.message}`);
   }
 
   #notification({ method, params }) {

@@ -9,8 +9,10 @@ A request that times out, or whose caller gives up, is cancelled. A guest must a
 request (with the ``cancelled`` error, or its late result) within ``cancel_grace_s``: one that does not
 is not reading its input — its event loop is blocked — and is killed, so that it can be replaced. A
 guest that cannot cancel is killed as soon as a request times out. Every failure says whether the
-request was ``alone`` in flight: only then is it certainly the request the guest failed on. A request that
-cannot be encoded (text that is not valid Unicode) raises before it is sent, and leaves nothing waiting.
+request was ``alone`` in flight: only then is it certainly the request the guest failed on. An error without
+an id (a line the guest could not read) fails the one request in flight, and is logged when there are several
+(bridge/PROTOCOL.md, "An error without an id"). A request that cannot be encoded (text that is not valid
+Unicode) raises before it is sent, and leaves nothing waiting.
 """
 
 from __future__ import annotations
@@ -286,6 +288,9 @@ class GuestConnection(ChildProcess):
             if message.id is None:
                 self._on_notification(message.method, message.params)
             return
+        if message.id is None and message.error is not None:
+            self._unattributed(message.error)
+            return
         if self._cancelling and message.id is not None:
             self._cancel_settled(message.id)  # answered: the guest is still reading its input
         pending = self._pending.get(message.id) if message.id is not None else None
@@ -300,6 +305,18 @@ class GuestConnection(ChildProcess):
                                                        "result nor error"))
         else:
             pending.future.set_result(message.result)
+
+    def _unattributed(self, error: m.ErrorObject) -> None:
+        """An error with ``"id": null``: the guest could not read a line (or tell which request it was). The one
+        request in flight fails with it; with several, none can be blamed, and they are left to their deadlines."""
+        waiting = [pending for pending in self._pending.values() if not pending.future.done()]
+        if len(waiting) == 1:
+            waiting[0].future.set_exception(m.BridgeError(error.code, error.message, error.data))
+            return
+        which = (f"which of the {len(waiting)} requests in flight it meant cannot be told (they wait for their "
+                 "deadlines)" if waiting else "no request was in flight")
+        log.warning("%s: the guest answered error %d without a request id; %s: %s", self.label, error.code, which,
+                    error.message)
 
     def _fail_line(self, head: bytes, code: int, message: str) -> None:
         request_id = id_in(head)

@@ -191,6 +191,13 @@ const modes = {
       send({ jsonrpc: '2.0', id, error: { code: -32005, message: 'unsupported protocol version', data: { supported: ['mt-eval-bridge/9'] } } });
     },
   },
+  'null-id': { // answers "unreadable" as if its line were not JSON: an error without an id
+    capabilities: { max_concurrency: 2, cancel: true },
+    translate(id, entries, config) {
+      if (entries[0].source === 'unreadable') send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'not valid JSON: unreadable' } });
+      else if (entries[0].source !== 'slow') answer(id, { results: reversed(entries, config) });
+    },
+  },
   'closes-stdout': {
     capabilities: { max_batch: 1, max_concurrency: 2 },
     setup: keepAlive,

@@ -1,0 +1,39 @@
+// The Node host against answers that name no request: an error with "id": null (a line the guest could not read).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { startGuest } from '../index.js';
+import { CONFIG, recordingLogger, repo, testGuest, waitFor } from './helpers/guests.js';
+
+const nullId = [process.execPath, testGuest('misbehaving.js'), 'null-id'];
+
+test('an error without an id fails the one request in flight at once', async () => {
+  const { logger, text } = recordingLogger();
+  const guest = await startGuest(nullId, { config: CONFIG, cwd: repo, logger, closeStepMs: 500, requestTimeoutMs: 30_000 });
+  try {
+    const began = Date.now();
+    const [result] = await guest.translate([{ id: 'a', source: 'unreadable' }]);
+    assert.equal(result.error, 'the guest answered error -32700: not valid JSON: unreadable');
+    assert.ok(Date.now() - began < 5_000, `took ${Date.now() - began} ms`);
+    assert.equal((await guest.translate([{ id: 'b', source: 'ok' }]))[0].predicted, 'spa:ko');
+    assert.doesNotMatch(text(), /dropped/);
+  } finally {
+    await guest.close();
+  }
+});
+
+test('an error without an id, with several requests in flight, is logged with the guest\'s words', async () => {
+  const { logger, text } = recordingLogger();
+  const guest = await startGuest(nullId, { config: CONFIG, cwd: repo, logger, closeStepMs: 500, requestTimeoutMs: 30_000 });
+  try {
+    const slow = guest.translate([{ id: 'a', source: 'slow' }]);
+    const unreadable = guest.translate([{ id: 'b', source: 'unreadable' }]);
+    assert.ok(await waitFor(() => /without a request id/.test(text())), text());
+    assert.match(text(), /^warn: the guest answered error -32700 without a request id; which of the 2 requests in flight it meant cannot be told \(they wait for their deadlines\): not valid JSON: unreadable$/m);
+    await guest.close();
+    assert.match((await slow)[0].error, /closed/);
+    assert.match((await unreadable)[0].error, /closed/);
+  } finally {
+    await guest.close();
+  }
+});
