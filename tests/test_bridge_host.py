@@ -307,3 +307,10 @@ async def test_an_error_without_an_id_is_logged_when_it_cannot_be_told_which_req
     finally:
         await method.aclose()
 
+async def test_a_program_that_sends_the_request_back_is_not_a_guest():
+    started = time.monotonic()
+    with pytest.raises(m.BridgeError, match=r"^cat is not a bridge guest: it sent the initialize request back "
+                                            r"instead of answering it, as a text filter does"):
+        await GuestConnection(["cat"], label="cat", options=FAST).start(CONFIG)
+    assert time.monotonic() - started < 1  # at once, not when it is found reading for more input
+

@@ -4,8 +4,8 @@
 // a guest must answer it within cancelGraceMs: one that does not is not reading its input (its event
 // loop is blocked) and is stopped, as is a guest that cannot cancel at all. Every failure says whether
 // the request was `alone` in flight, and so certainly the one the guest failed on. An error without an id (a line
-// the guest could not read) fails the one request in flight, and is logged when there are several
-// (bridge/PROTOCOL.md, "An error without an id").
+// the guest could not read) fails the one request in flight, and is logged when there are several; a request of
+// this host's sent back fails that request (bridge/PROTOCOL.md, "An error without an id").
 import { GuestProcess } from './child.js';
 import { LazyTimer } from './lazy-timer.js';
 import {
@@ -231,10 +231,7 @@ export class Connection {
     switch (classify(message)) {
       case 'response': return this.#response(message);
       case 'notification': return this.#notification(message);
-      case 'request':
-        this.process.write(encode(errorResponse(message.id, ErrorCode.METHOD_NOT_FOUND,
-          `the host does not serve "${message.method}"`)));
-        return;
+      case 'request': return this.#guestRequest(message);
       default:
         this.logger.warn(`skipped a guest stdout line that is not a JSON-RPC 2.0 message: ${excerpt(text)}`);
     }
@@ -252,6 +249,19 @@ export class Connection {
     if (this.#settle(id, failure, result)) return;
     if (this.timedOut.delete(id)) this.logger.debug(`dropped the late answer to timed-out request ${id}`);
     else this.logger.warn(`dropped a guest response for unknown request id ${JSON.stringify(id)}`);
+  }
+
+  // A guest sends no requests: one of this host's own, sent back, fails it (the program copies its input, as cat
+  // does); any other is answered "method not found".
+  #guestRequest({ id, method }) {
+    if (this.pending.get(id)?.method === method) {
+      const what = `it sent the ${method} request back instead of answering it`;
+      this.#settle(id, new BridgeError(ErrorCode.INVALID_REQUEST, method === 'initialize'
+        ? `is not a bridge guest: ${what}, as a text filter does; a guest must speak mt-eval-bridge/1 (bridge/PROTOCOL.md)`
+        : `the guest ${what}`, { not_a_guest: method === 'initialize' }));
+      return;
+    }
+    this.process.write(encode(errorResponse(id, ErrorCode.METHOD_NOT_FOUND, `the host does not serve "${method}"`)));
   }
 
   // An error with "id": null: the guest could not read a line (or tell which request it was). The one request in

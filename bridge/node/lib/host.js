@@ -132,6 +132,7 @@ export class HostedGuest {
     let why;
     if (error.code === ErrorCode.TIMEOUT) why = `did not answer initialize within ${this.#options.startTimeoutMs / 1000} s`;
     else if (error.code === ErrorCode.GUEST_EXITED) why = `stopped before answering initialize: ${error.message}`;
+    else if (error.data?.not_a_guest) why = error.message;
     else if (error instanceof BridgeError) why = `refused initialize: ${error.message} (error ${error.code})`;
     else why = error.message;
     const tail = connection.stderrTail();

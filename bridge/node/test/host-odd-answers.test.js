@@ -1,4 +1,5 @@
-// The Node host against answers that name no request: an error with "id": null (a line the guest could not read).
+// The Node host against answers that name no request: an error with "id": null (a line the guest could not read),
+// and a program that sends the request back (cat).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
@@ -36,4 +37,15 @@ test('an error without an id, with several requests in flight, is logged with th
   } finally {
     await guest.close();
   }
+});
+
+test('a program that sends the request back is not a guest, and is told so at once', async () => {
+  const began = Date.now();
+  await assert.rejects(startGuest(['cat'], { logger: {}, closeStepMs: 500 }), (error) => {
+    assert.equal(error.name, 'GuestStartError');
+    assert.equal(error.message, 'guest `cat` is not a bridge guest: it sent the initialize request back instead of '
+      + 'answering it, as a text filter does; a guest must speak mt-eval-bridge/1 (bridge/PROTOCOL.md)');
+    return true;
+  });
+  assert.ok(Date.now() - began < 5_000);
 });

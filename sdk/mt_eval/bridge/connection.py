@@ -10,9 +10,10 @@ request (with the ``cancelled`` error, or its late result) within ``cancel_grace
 is not reading its input — its event loop is blocked — and is killed, so that it can be replaced. A
 guest that cannot cancel is killed as soon as a request times out. Every failure says whether the
 request was ``alone`` in flight: only then is it certainly the request the guest failed on. An error without
-an id (a line the guest could not read) fails the one request in flight, and is logged when there are several
-(bridge/PROTOCOL.md, "An error without an id"). A request that cannot be encoded (text that is not valid
-Unicode) raises before it is sent, and leaves nothing waiting.
+an id (a line the guest could not read) fails the one request in flight, and is logged when there are several;
+a request of this host's sent back fails that request (bridge/PROTOCOL.md, "An error without an id"). A
+request that cannot be encoded (text that is not valid Unicode) raises before it is sent, and leaves nothing
+waiting.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import msgspec
 from mt_eval._version import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
-from mt_eval.bridge.not_a_guest import watch_handshake
+from mt_eval.bridge.not_a_guest import not_a_guest_message, watch_handshake
 from mt_eval.child_process import ChildProcess, LazyTimer
 
 log = logging.getLogger("mt_eval.bridge")
@@ -287,6 +288,8 @@ class GuestConnection(ChildProcess):
         if message.method is not None:
             if message.id is None:
                 self._on_notification(message.method, message.params)
+            else:
+                self._on_request(message.id, message.method)
             return
         if message.id is None and message.error is not None:
             self._unattributed(message.error)
@@ -305,6 +308,17 @@ class GuestConnection(ChildProcess):
                                                        "result nor error"))
         else:
             pending.future.set_result(message.result)
+
+    def _on_request(self, request_id: int | str, method: str) -> None:
+        """A guest sends no requests: one of this host's own, sent back, fails it (the program copies its input)."""
+        pending = self._pending.get(request_id)
+        if pending is None or pending.method != method or pending.future.done():
+            log.debug("%s: ignored a %r request from the guest", self.label, method)
+        elif method == "initialize":
+            self._not_a_guest(not_a_guest_message(self.label, None, echoed=True))
+        else:
+            pending.future.set_exception(m.BridgeError(m.INVALID_REQUEST, f"guest {self.label} sent the {method} "
+                                                       "request back instead of answering it"))
 
     def _unattributed(self, error: m.ErrorObject) -> None:
         """An error with ``"id": null``: the guest could not read a line (or tell which request it was). The one

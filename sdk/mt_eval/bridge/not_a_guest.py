@@ -4,6 +4,8 @@ A translator program declared as ``command`` in method.json, though it knows not
 ``initialize`` request as one line of text. It shows what it is in one of two ways, and either fails the start
 within a second or two, not after the start timeout:
 
+- it sends the request back as it came (``cat``, a program that copies its input): a request where an answer
+  was due;
 - it answers with a line that is not a JSON-RPC message but carries the request's own words
   (``protocol_versions``, ``initialize`` — upper-cased, translated around, or echoed): it took the request for
   text;
@@ -34,8 +36,12 @@ def echoes_request(line: bytes) -> bool:
     return b"protocol_versions" in lower or (b"initialize" in lower and b"jsonrpc" in lower)
 
 
-def not_a_guest_message(label: str, seen: bytes | None) -> str:
-    if seen is not None:
+def not_a_guest_message(label: str, seen: bytes | None, *, echoed: bool = False) -> str:
+    """Why ``label`` is not a guest: it sent the request back (``echoed``), answered with the line ``seen``, or
+    waits for more input."""
+    if echoed:
+        what = "it sent the initialize request back instead of answering it"
+    elif seen is not None:
         shown = seen.decode("utf-8", "replace")
         shown = shown if len(shown) <= 100 else shown[:100] + "…"
         what = f"it answered the initialize request with a line of text ({shown!r})"
