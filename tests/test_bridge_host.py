@@ -276,6 +276,7 @@ def test_no_guest_outlives_the_test_session():
             leftovers.append(cmdline)
     assert leftovers == []
 
+
 async def test_an_error_without_an_id_fails_the_one_request_in_flight_at_once():
     method = guest("null-id")
     try:
@@ -307,6 +308,7 @@ async def test_an_error_without_an_id_is_logged_when_it_cannot_be_told_which_req
     finally:
         await method.aclose()
 
+
 async def test_a_program_that_sends_the_request_back_is_not_a_guest():
     started = time.monotonic()
     with pytest.raises(m.BridgeError, match=r"^cat is not a bridge guest: it sent the initialize request back "
@@ -314,3 +316,35 @@ async def test_a_program_that_sends_the_request_back_is_not_a_guest():
         await GuestConnection(["cat"], label="cat", options=FAST).start(CONFIG)
     assert time.monotonic() - started < 1  # at once, not when it is found reading for more input
 
+
+async def test_a_node_entry_without_node_says_how_to_get_it(monkeypatch):
+    from mt_eval.loader import load_method
+    from mt_eval.method_start import StartFailed, start_method
+
+    monkeypatch.delenv("MT_EVAL_NODE", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    loaded = load_method(HERE.parent / "examples" / "termbase-eng-spa", needs="translate")
+    with pytest.raises(StartFailed) as failed:
+        await start_method(loaded, CONFIG)
+    assert str(failed.value) == ("termbase-eng-spa cannot start: cannot start guest 'node': Node.js is not installed, "
+                                 "or not on PATH (No such file or directory); install Node.js 20 or later, or set "
+                                 "MT_EVAL_NODE to the path of its node")
+    monkeypatch.setenv("MT_EVAL_NODE", "/nonexistent/node")
+    loaded = load_method(HERE.parent / "examples" / "termbase-eng-spa", needs="translate")
+    results = await loaded.method.translate(entries("hello"), CONFIG)
+    assert results[0]["error"] == ("cannot start guest '/nonexistent/node' (the node MT_EVAL_NODE names): No such "
+                                   "file or directory; set MT_EVAL_NODE to the path of Node.js 20 or later, or unset "
+                                   "it to use node on PATH")
+
+
+async def test_a_command_that_cannot_be_run_is_said_to_be_so_not_to_be_made_to_answer(tmp_path: Path):
+    from mt_eval.loader import load_method
+    from mt_eval.method_start import StartFailed, start_method
+
+    (tmp_path / "method.json").write_text('{"name": "Cmd", "method_id": "cmd", "class": "custom-plugin", "command": '
+                                          '["./missing-program"], "dependency_class": "S", "dependencies": []}')
+    with pytest.raises(StartFailed) as failed:
+        await start_method(load_method(tmp_path, needs="translate"), CONFIG)
+    assert str(failed.value) == ("cmd cannot start: cannot start guest './missing-program': No such file or directory"
+                                 f"\n  fix: make \"command\" in method.json start a program that exists and may be run "
+                                 f"(a path in {tmp_path}, or a program on PATH)")

@@ -46,6 +46,11 @@ def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) ->
         text += "\n  guest stderr (last lines):\n    " + "\n    ".join(tail)
     if data.get("not_a_guest"):
         return text  # the message says what it is and how to wrap it
+    if data.get("cannot_run"):  # its program could not be started at all (a node the message says how to get)
+        if loaded.manifest.command and not loaded.manifest.node_entry:
+            text += (f"\n  fix: make \"command\" in method.json start a program that exists and may be run (a path "
+                     f"in {loaded.directory}, or a program on PATH)")
+        return text
     entry = loaded.manifest.node_entry or loaded.manifest.entry_point or " ".join(loaded.manifest.command or [])
     text += (f"\n  fix: make {entry} load and answer initialize (try `mt-eval translate {loaded.directory} "
              "\"Hello.\"`, and `mt-eval bridge check` for a command)")

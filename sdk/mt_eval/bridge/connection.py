@@ -33,6 +33,7 @@ from mt_eval._version import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
 from mt_eval.bridge.not_a_guest import not_a_guest_message, watch_handshake
+from mt_eval.bridge.runtimes import cannot_run
 from mt_eval.child_process import ChildProcess, LazyTimer
 
 log = logging.getLogger("mt_eval.bridge")
@@ -104,8 +105,7 @@ class GuestConnection(ChildProcess):
         try:
             await self.spawn()
         except OSError as exc:
-            raise m.BridgeError(m.GUEST_EXITED, f"cannot start guest {self.command[0]!r}: {exc.strerror or exc}"
-                                ) from exc
+            raise m.BridgeError(m.GUEST_EXITED, cannot_run(self.command[0], exc), {"cannot_run": True}) from exc
         params = {"protocol_versions": list(m.SUPPORTED_VERSIONS),
                   "host": {"name": "mt-eval", "version": __version__}, "config": config,
                   "shared_latency": True}  # (`mt_eval.bridge.answers` reads it)
@@ -367,8 +367,3 @@ class GuestConnection(ChildProcess):
         for pending in list(self._pending.values()):
             if not pending.future.done():
                 pending.future.set_exception(m.BridgeError(code, message, data))
-
-
-def node_executable() -> str:
-    """The ``node`` to run Node guests with (``MT_EVAL_NODE`` overrides)."""
-    return os.environ.get("MT_EVAL_NODE") or "node"

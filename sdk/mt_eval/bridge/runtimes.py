@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -20,6 +21,25 @@ def node_guest_script() -> Path:
     return node_package_file(*GUEST_SCRIPT)
 
 
+def node_executable() -> str:
+    """The ``node`` to run Node guests with (``MT_EVAL_NODE`` overrides)."""
+    return os.environ.get("MT_EVAL_NODE") or "node"
+
+
+def cannot_run(program: str, exc: OSError) -> str:
+    """Why a guest's program could not be started; for the node that runs Node entries, with how to get one."""
+    why = exc.strerror or str(exc)
+    if program != node_executable():
+        return f"cannot start guest {program!r}: {why}"
+    if os.environ.get("MT_EVAL_NODE"):
+        return (f"cannot start guest {program!r} (the node MT_EVAL_NODE names): {why}; set MT_EVAL_NODE to the "
+                "path of Node.js 20 or later, or unset it to use node on PATH")
+    if exc.errno == errno.ENOENT:
+        why = f"Node.js is not installed, or not on PATH ({why})"
+    return (f"cannot start guest {program!r}: {why}; install Node.js 20 or later, or set MT_EVAL_NODE to the path "
+            "of its node")
+
+
 def node_command(directory: Path, *, entry: str | None = None, name: str | None = None,
                  method_id: str | None = None, implements: Sequence[str] = ()) -> list[str]:
     """Run a plugin's ``node_entry`` under the Node guest runner (``MT_EVAL_NODE`` picks the node binary).
@@ -27,7 +47,7 @@ def node_command(directory: Path, *, entry: str | None = None, name: str | None 
     Given the plugin's ``entry`` (its node_entry) and what its manifest says, the host names the method itself — it
     has checked the plugin's files — and the guest serves the module without reading them again, which is most of
     what its start-up costs; without, the guest reads and checks the plugin directory as this SDK does."""
-    node, script = os.environ.get("MT_EVAL_NODE") or "node", str(node_guest_script())
+    node, script = node_executable(), str(node_guest_script())
     if entry is None:
         return [node, script, str(directory.resolve())]
     named = [*(["--name", name] if name else []), *(["--method-id", method_id] if method_id else []),

@@ -14,7 +14,6 @@ cannot start is what validate says too; by default they run inside the sandbox v
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -118,7 +117,9 @@ def _node_start_problems(source: PluginSource, exc: BridgeError, *, sandboxed: b
 
 def _syntax_location(file: Path) -> tuple[str | None, str | None]:
     """The line and the message of a syntax error, from ``node --check`` parsing the file as the guest loads it."""
-    node = os.environ.get("MT_EVAL_NODE") or "node"
+    from mt_eval.bridge.runtimes import node_executable
+
+    node = node_executable()
     kinds = {".mjs": ["module"], ".cjs": ["commonjs"]}.get(file.suffix) or _package_types(file)
     for kind in kinds:
         try:
