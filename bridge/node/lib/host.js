@@ -358,8 +358,10 @@ export class HostedGuest {
  * spawned, refuses initialize, exits, or does not answer within startTimeoutMs.
  */
 export async function startGuest(command, options = {}) {
-  if (!Array.isArray(command) || command.length === 0 || !command.every((part) => typeof part === 'string')) {
-    throw new TypeError('command must be a non-empty array of strings, e.g. ["mt-eval", "serve", "my-plugin"]');
+  if (!Array.isArray(command) || command.length === 0 || !command.every((part) => typeof part === 'string')
+    || command[0] === '') {
+    throw new TypeError('command must be a non-empty array of strings, a program first, '
+      + 'e.g. ["mt-eval", "serve", "my-plugin"]');
   }
   const guest = new HostedGuest([...command], completeOptions(options));
   await guest.start();

@@ -1,10 +1,13 @@
 // The Node host against answers that name no request: an error with "id": null (a line the guest could not read),
-// and a program that sends the request back (cat).
+// a program that sends the request back (cat); and a command with no program in it (an empty MT_EVAL too).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { startGuest } from '../index.js';
-import { CONFIG, recordingLogger, repo, testGuest, waitFor } from './helpers/guests.js';
+import { makeProject } from './helpers/champollion.js';
+import { CONFIG, nodePackage, recordingLogger, repo, testGuest, waitFor } from './helpers/guests.js';
 
 const nullId = [process.execPath, testGuest('misbehaving.js'), 'null-id'];
 
@@ -48,4 +51,21 @@ test('a program that sends the request back is not a guest, and is told so at on
     return true;
   });
   assert.ok(Date.now() - began < 5_000);
+});
+
+test('a command whose program is empty is refused before anything is spawned', async () => {
+  await assert.rejects(startGuest(['', 'serve']), /command must be a non-empty array of strings, a program first/);
+});
+
+test('MT_EVAL set but empty is as if unset: mt-eval is looked for on PATH, and the message says how to point at it', (t) => {
+  const project = makeProject({ config: { version: 3, inputLocale: 'en', pairs: { 'en:fr': { methodPlugin: 'rot13' } } },
+    plugins: ['rot13'], files: { 'locales/en.json': '{"hello": "Hello"}\n' } });
+  t.after(() => project.cleanup());
+  const env = { ...process.env, PATH: '/nonexistent-bin', MT_EVAL: '' };
+  const run = spawnSync(process.execPath, [join(nodePackage, 'bin', 'mt-eval-locales.js'), '--config', project.root, '--quiet'],
+    { encoding: 'utf8', env });
+  assert.equal(run.status, 1);
+  assert.match(run.stderr, /cannot start: the mt-eval command is not on PATH \(ENOENT\)/);
+  assert.match(run.stderr, /point Node at it with the environment variable MT_EVAL/);
+  assert.doesNotMatch(run.stderr, /cannot be empty/);
 });

@@ -100,9 +100,13 @@ function mtEvalNotFound(error, command, manifest) {
   return new GuestStartError(message, { spawnError: error.spawnError, cause: error });
 }
 
-/** The argv that serves a Python plugin: options.mtEval (string or argv), $MT_EVAL, or `mt-eval` on PATH. */
+/**
+ * The argv that serves a Python plugin: options.mtEval (string or argv), $MT_EVAL, or `mt-eval` on PATH (an empty
+ * string or argv counts as not given, as an empty variable does in a shell).
+ */
 function pythonCommand(directory, mtEval) {
-  const base = mtEval ?? process.env.MT_EVAL ?? 'mt-eval';
+  const given = (value) => (value === '' || (Array.isArray(value) && value.length === 0) ? undefined : value);
+  const base = given(mtEval) ?? given(process.env.MT_EVAL) ?? 'mt-eval';
   return [...(Array.isArray(base) ? base : [base]), 'serve', directory];
 }
 
