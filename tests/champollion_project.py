@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -52,3 +55,40 @@ def make_project(root: Path, config: dict[str, Any] | str, files: dict[str, Any]
 
 def pairs_config(pairs: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"version": 3, "inputLocale": "en", "localesDir": "locales", "pairs": pairs, **extra}
+
+
+REPO = Path(__file__).parent.parent
+NODE = shutil.which("node")
+NODE_LOCALES = REPO / "bridge" / "node" / "bin" / "mt-eval-locales.js"
+PROGS = {"node": "mt-eval-locales", "python": "mt-eval locales"}
+
+
+def locales_command(side: str, project: Project, *argv: str) -> list[str]:
+    """The command line of ``mt-eval locales`` (python) or ``mt-eval-locales`` (node) on ``project``."""
+    head = [NODE or "node", str(NODE_LOCALES)] if side == "node" else [sys.executable, "-m", "mt_eval.cli", "locales"]
+    return [*head, "--config", str(project.root), "--quiet", *argv]
+
+
+def run_locales(side: str, project: Project, *argv: str, env: dict[str, str] | None = None,
+                timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "CHAMPOLLION_FIXTURE_LOG": str(project.log),
+                   "MT_EVAL": str(Path(sys.executable).with_name("mt-eval")), **(env or {})}
+    return subprocess.run(locales_command(side, project, *argv), capture_output=True, text=True, timeout=timeout,
+                          env=environment, check=False)
+
+
+def twins(root: Path, config: dict[str, Any] | str, files: dict[str, Any] | None = None,
+          plugins: tuple[str, ...] = ("reverse",)) -> dict[str, Project]:
+    """The same project twice, under ``root/node`` and ``root/python``, for the two commands to run on."""
+    return {side: make_project(root / side, config, files, plugins) for side in ("node", "python")}
+
+
+def same_words(text: str, side: str, project: Project) -> str:
+    """``text`` as either side would have written it: the project's path and the command's name made neutral."""
+    return text.replace(str(project.root), "<project>").replace(PROGS[side], "<prog>")
+
+
+def tree(project: Project, under: str = "locales") -> dict[str, bytes]:
+    """Every file below ``under`` (by path relative to it), with its bytes."""
+    root = project.root / under
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

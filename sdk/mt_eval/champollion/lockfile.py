@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mt_eval.champollion.jsonfmt import format_json, js_number, js_string, parse_json_text, utf16_key
+from mt_eval.champollion.files import FileProblem, read_json
+from mt_eval.champollion.jsonfmt import format_json, js_number, js_string, utf16_key
 
 LOCK_FILE = ".champollion-lock.json"
 LOCK_VERSION = 1
@@ -75,10 +76,10 @@ def read_lock(path: Path) -> Lock:
     if not path.is_file():
         return Lock()
     try:
-        data = parse_json_text(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise LockError(f"{path}: cannot read the lock file ({exc}); fix it, or delete it to re-check every "
-                        "key") from exc
+        data = read_json(path)
+    except FileProblem as exc:
+        fix = f"{exc.fix}, or delete" if exc.fix else "delete"
+        raise LockError(f"{path}: cannot read the lock file: {exc.what}; {fix} it to re-check every key") from exc
     if not isinstance(data, dict) or data.get("version") != LOCK_VERSION or not isinstance(data.get("files"), dict):
         raise LockError(f"{path}: not a version {LOCK_VERSION} lock file; delete it to re-check every key")
     lock = Lock()

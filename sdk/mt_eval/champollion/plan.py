@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mt_eval.champollion.jsonfmt import parse_json_text
+from mt_eval.champollion.files import FileProblem, parse_json_file, read_bytes
 from mt_eval.champollion.locales import LocaleFiles, Slot, layout, slots, string_values
 from mt_eval.champollion.lockfile import Lock, LockEntry, hash_text
 
@@ -42,18 +42,11 @@ class FilePlan:
     error: str | None = None
 
 
-def read_tree(path: Path) -> Any:
-    """A locale file's JSON object; ValueError saying what is wrong."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
-    try:
-        tree = parse_json_text(text)
-    except ValueError as exc:
-        raise ValueError(f"{path}: invalid JSON: {exc}") from exc
+def read_tree(path: Path, raw: bytes | None = None) -> Any:
+    """A locale file's JSON object (read from ``raw`` when given); `FileProblem` saying what is wrong."""
+    tree = parse_json_file(read_bytes(path) if raw is None else raw, path)
     if not isinstance(tree, dict):
-        raise ValueError(f"{path}: expected a JSON object of translation keys")
+        raise FileProblem(path, "expected a JSON object of translation keys")
     return tree
 
 
@@ -64,9 +57,10 @@ def plan_file(files: LocaleFiles, name: str, locales_dir: Path, input_locale: st
     try:
         source = read_tree(files.source_path(locales_dir, input_locale, name))
         if plan.path.is_file():
-            plan.previous_text = plan.path.read_text(encoding="utf-8")
-            plan.previous = string_values(read_tree(plan.path))
-    except (OSError, ValueError) as exc:
+            raw = read_bytes(plan.path)
+            plan.previous = string_values(read_tree(plan.path, raw))
+            plan.previous_text = raw.decode("utf-8")
+    except FileProblem as exc:
         plan.error = str(exc)
         return plan
     plan.shape = layout(source, locale)

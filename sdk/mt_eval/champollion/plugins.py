@@ -9,10 +9,10 @@ The Node side (``lib/champollion/plugins.js``) resolves identically.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from mt_eval.champollion.files import FileProblem, read_json
 from mt_eval.champollion.jsonfmt import js_string, utf16_key
 from mt_eval.errors import ExpectedError
 from mt_eval.manifest import kebab_case
@@ -62,9 +62,9 @@ def find_plugins(base: Path) -> list[FoundPlugin]:
 
 def _read(directory: Path) -> FoundPlugin:
     try:
-        data = json.loads((directory / "method.json").read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError) as exc:
-        return FoundPlugin(directory, None, None, f"method.json cannot be read: {exc}")
+        data = read_json(directory / "method.json")
+    except FileProblem as exc:
+        return FoundPlugin(directory, None, None, f"method.json cannot be read: {exc.what}")
     if not isinstance(data, dict) or not isinstance(data.get("name"), str):
         return FoundPlugin(directory, None, None, 'method.json has no "name"')
     method_id = data.get("method_id")

@@ -4,9 +4,8 @@
 // again only when its source changes). As mt_eval.champollion.lockfile; hashes are the first 16 hex
 // digits of SHA-256 over UTF-8 (bridge/vectors/champollion/hashing.json).
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-
-import { byCodeUnits, formatJson, parseOrdered } from './json.js';
+import { FileProblem, isFile, readJson } from './files.js';
+import { byCodeUnits, formatJson } from './json.js';
 
 export const LOCK_FILE = '.champollion-lock.json';
 export const LOCK_VERSION = 1;
@@ -59,12 +58,13 @@ function entry(raw) {
 /** The lock file at path, or an empty lock when there is none. */
 export function readLock(path) {
   const lock = new Lock();
-  if (!existsSync(path)) return lock;
+  if (!isFile(path)) return lock;
   let data;
   try {
-    data = parseOrdered(readFileSync(path, 'utf8'));
+    data = readJson(path);
   } catch (error) {
-    throw new LockError(`${path}: cannot read the lock file (${error.message}); fix it, or delete it to re-check every key`);
+    if (!(error instanceof FileProblem)) throw error;
+    throw new LockError(`${path}: cannot read the lock file: ${error.what}; ${error.fix ? `${error.fix}, or delete` : 'delete'} it to re-check every key`);
   }
   if (!(data instanceof Map) || data.get('version') !== LOCK_VERSION || !(data.get('files') instanceof Map)) {
     throw new LockError(`${path}: not a version ${LOCK_VERSION} lock file; delete it to re-check every key`);

@@ -1,30 +1,17 @@
 // What a locale needs, per target file (as mt_eval.champollion.plan): keys up to date, keys due (new,
 // source changed, method changed, forced), values adopted (present but unknown to the lock: kept and
 // recorded) and keys removed (no longer in the source).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { parseOrdered } from './json.js';
+import { FileProblem, parseJsonFile, readBytes } from './files.js';
 import { layout, slots, stringValues } from './locales.js';
 import { hashText } from './lockfile.js';
 
-/** A locale file's JSON object (a Map); throws Error saying what is wrong. */
-export function readTree(path) {
-  const bytes = readFileSync(path);
-  const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-  let decoded;
-  try {
-    decoded = text.decode(bytes);
-  } catch {
-    throw new Error(`${path}: not valid UTF-8`);
-  }
-  let tree;
-  try {
-    tree = parseOrdered(decoded);
-  } catch (error) {
-    throw new Error(`${path}: ${error.message}`);
-  }
-  if (!(tree instanceof Map)) throw new Error(`${path}: expected a JSON object of translation keys`);
+/** A locale file's JSON object (a Map; read from bytes when given); throws FileProblem saying what is wrong. */
+export function readTree(path, bytes = readBytes(path)) {
+  const tree = parseJsonFile(bytes, path);
+  if (!(tree instanceof Map)) throw new FileProblem(path, 'expected a JSON object of translation keys');
   return tree;
 }
 
@@ -49,10 +36,12 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
   try {
     source = readTree(files.sourcePath(localesDir, inputLocale, name));
     if (existsSync(plan.path)) {
-      plan.previousText = readFileSync(plan.path, 'utf8');
-      plan.previous = stringValues(readTree(plan.path));
+      const bytes = readBytes(plan.path);
+      plan.previous = stringValues(readTree(plan.path, bytes));
+      plan.previousText = bytes.toString('utf8');
     }
   } catch (error) {
+    if (!(error instanceof FileProblem)) throw error;
     plan.error = error.message;
     return plan;
   }

@@ -9,7 +9,7 @@
 // on are found; a translate.js that blocks the event loop for longer than a batch may take ends the
 // process with a message (nothing else can stop it). A plugin that cannot start (its translate.js does not
 // load, its guest does not answer initialize) fails at start(), and every later call, at once.
-import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 
 import { callIsolating } from '../calls.js';
@@ -22,6 +22,7 @@ import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
 import { loadMethod, resolveMethod } from '../method-module.js';
 import { ResultNotes, completeDecisionConfig, completeRunConfig, errorResult, matchResults, resultsFor } from '../results.js';
 import { LoopWatchdog } from '../watchdog.js';
+import { FileProblem, readJson } from './files.js';
 import { byCodeUnits } from './json.js';
 
 export const METHODS_DIR = '.champollion/methods';
@@ -53,16 +54,17 @@ export function findMethodPlugins(baseDir = process.cwd()) {
       const directory = join(root, name);
       let data;
       try {
-        data = JSON.parse(readFileSync(join(directory, 'method.json'), 'utf8').replace(/^\uFEFF/, ''));
+        data = readJson(join(directory, 'method.json'));
       } catch (error) {
-        return { directory, name: null, methodId: null, problem: `method.json cannot be read: ${error.message}` };
+        if (!(error instanceof FileProblem)) throw error;
+        return { directory, name: null, methodId: null, problem: `method.json cannot be read: ${error.what}` };
       }
-      if (data === null || typeof data !== 'object' || typeof data.name !== 'string') {
+      if (!(data instanceof Map) || typeof data.get('name') !== 'string') {
         return { directory, name: null, methodId: null, problem: 'method.json has no "name"' };
       }
-      const methodId = typeof data.method_id === 'string' && data.method_id ? data.method_id
-        : kebabCase(basename(realpathSync(directory)));
-      return { directory, name: data.name, methodId, problem: null };
+      const declared = data.get('method_id');
+      const methodId = typeof declared === 'string' && declared ? declared : kebabCase(basename(realpathSync(directory)));
+      return { directory, name: data.get('name'), methodId, problem: null };
     });
 }
 

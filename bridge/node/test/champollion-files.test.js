@@ -1,0 +1,54 @@
+// A champollion project's files as mt-eval-locales reads and writes them (as Python's `mt-eval locales`):
+// JSON errors in the shared reader's words, files that cannot be written, modes kept, the locales
+// directory and the plugin directories named as they are.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { main } from '../lib/champollion/cli.js';
+import { captureStream, makeProject } from './helpers/champollion.js';
+
+const config = (pairs) => ({ version: 3, inputLocale: 'en', localesDir: 'locales', pairs });
+
+async function run(project, ...argv) {
+  const stdout = captureStream();
+  const stderr = captureStream();
+  const status = await main(['--config', project.root, '--quiet', ...argv], { stdout, stderr, env: process.env });
+  const neutral = (text) => text.replaceAll(project.root, '<project>');
+  return { status, stdout: neutral(stdout.text()), stderr: neutral(stderr.text()) };
+}
+
+test('JSON errors of locale, lock and method files: line, column and the fix, in the shared reader\'s words', async (t) => {
+  const project = makeProject({
+    config: config({ 'en:es': { methodPlugin: 'reverse' } }), plugins: ['reverse'],
+    files: { 'locales/en/a.json': '{"a": "One",}', 'locales/en/b.json': { b: 'Two' }, 'locales/es/b.json': '{"b": "x" "c"}' },
+  });
+  t.after(project.cleanup);
+  writeFileSync(join(project.root, 'locales', 'en', 'c.json'), Buffer.from('{"c": "\xff"}', 'latin1'));
+  const first = await run(project, '--json');
+  assert.equal(first.status, 1);
+  const errors = JSON.parse(first.stdout).locales[0].files.map((file) => file.error);
+  // What is wrong, then the reader's fix (whose words are the reader's to choose).
+  assert.deepEqual(errors.map((error) => error.split('; ')[0]), [
+    '<project>/locales/en/a.json: invalid JSON at line 1, column 13: Expecting property name enclosed in double quotes',
+    "<project>/locales/es/b.json: invalid JSON at line 1, column 11: Expecting ',' delimiter",
+    '<project>/locales/en/c.json: not valid UTF-8: byte 0xff at line 1 (offset 7)',
+  ]);
+  assert.ok(errors.every((error) => error.split('; ').length === 2), errors.join('\n'));
+
+  project.write('locales/.champollion-lock.json', '{"version": 1, "files": {,}}');
+  const lock = await run(project);
+  assert.equal(lock.status, 1);
+  assert.ok(lock.stderr.startsWith('mt-eval-locales: <project>/locales/.champollion-lock.json: cannot read the lock file: '
+    + 'invalid JSON at line 1, column 26: Expecting property name enclosed in double quotes; '), lock.stderr);
+  assert.ok(lock.stderr.endsWith(', or delete it to re-check every key\n'), lock.stderr);
+
+  project.write('locales/.champollion-lock.json', '{"version": 1, "files": {}}');
+  project.write('.champollion/methods/broken/method.json', "{'name': 'Broken'}");
+  project.write('champollion.config.json', config({ 'en:es': { methodPlugin: 'revers' } }));
+  const listed = await run(project);
+  assert.equal(listed.status, 1);
+  assert.ok(listed.stderr.includes('  - .champollion/methods/broken (unusable: method.json cannot be read: invalid JSON at '
+    + 'line 1, column 2: Expecting property name enclosed in double quotes)\n'), listed.stderr);
+});

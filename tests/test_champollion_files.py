@@ -1,0 +1,65 @@
+"""A champollion project's files, read and written alike by ``mt-eval locales`` and the Node ``mt-eval-locales``:
+JSON errors in the shared reader's words, files that cannot be written, modes kept, the locales directory and
+the plugin directories named as they are."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from champollion_project import NODE, pairs_config, run_locales, same_words, twins
+
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
+SIDES = ("node", "python")
+
+
+def both(projects, *argv: str) -> dict[str, tuple[int, str, str]]:
+    """Each side run on its own project: (exit status, stdout, stderr), paths and command names made neutral."""
+    out = {}
+    for side in SIDES:
+        done = run_locales(side, projects[side], *argv)
+        out[side] = (done.returncode, same_words(done.stdout, side, projects[side]),
+                     same_words(done.stderr, side, projects[side]))
+    return out
+
+
+@needs_node
+def test_json_errors_of_locale_lock_and_method_files_read_alike_with_line_column_and_fix(tmp_path: Path):
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}),
+                     {"locales/en/a.json": '{"a": "One",}', "locales/en/b.json": {"b": "Two"},
+                      "locales/es/b.json": '{"b": "x" "c"}'})
+    for project in projects.values():
+        (project.root / "locales" / "en" / "c.json").write_bytes(b'{"c": "\xff"}')
+    runs = both(projects, "--json")
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1
+    errors = [f["error"] for f in json.loads(out)["locales"][0]["files"]]
+    # What is wrong, then the reader's fix (whose words are the reader's to choose).
+    assert [error.split("; ")[0] for error in errors] == [
+        "<project>/locales/en/a.json: invalid JSON at line 1, column 13: Expecting property name enclosed in double "
+        "quotes",
+        "<project>/locales/es/b.json: invalid JSON at line 1, column 11: Expecting ',' delimiter",
+        "<project>/locales/en/c.json: not valid UTF-8: byte 0xff at line 1 (offset 7)"]
+    assert all(len(error.split("; ")) == 2 for error in errors)
+
+    for project in projects.values():
+        project.write("locales/.champollion-lock.json", '{"version": 1, "files": {,}}')
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    status, out, err = runs["python"]
+    assert (status, out) == (1, "")
+    assert err.startswith("<prog>: <project>/locales/.champollion-lock.json: cannot read the lock file: invalid JSON "
+                          "at line 1, column 26: Expecting property name enclosed in double quotes; ")
+    assert err.endswith(", or delete it to re-check every key\n")
+
+    for project in projects.values():
+        (project.root / "locales" / ".champollion-lock.json").unlink()
+        project.write(".champollion/methods/broken/method.json", "{'name': 'Broken'}")
+        project.write("champollion.config.json", pairs_config({"en:es": {"methodPlugin": "revers"}}))
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert ("  - .champollion/methods/broken (unusable: method.json cannot be read: invalid JSON at line 1, column 2: "
+            "Expecting property name enclosed in double quotes)\n") in runs["python"][2]
