@@ -63,3 +63,33 @@ def test_json_errors_of_locale_lock_and_method_files_read_alike_with_line_column
     assert runs["node"] == runs["python"]
     assert ("  - .champollion/methods/broken (unusable: method.json cannot be read: invalid JSON at line 1, column 2: "
             "Expecting property name enclosed in double quotes)\n") in runs["python"][2]
+
+
+@needs_node
+def test_a_dangling_symlink_or_a_directory_without_method_json_in_methods_is_named_as_such(tmp_path: Path):
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "apertium-eng-spa"}}),
+                     {"locales/en.json": {"a": "One"}})
+    for project in projects.values():
+        methods = project.root / ".champollion" / "methods"
+        (methods / "apertium-eng-spa").symlink_to("../../../apertium-eng-spa")  # as in a copy of the example
+        (methods / "empty").mkdir()
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    status, _, err = runs["python"]
+    assert status == 1
+    assert err == (
+        '<prog>: methodPlugin "apertium-eng-spa" names .champollion/methods/apertium-eng-spa, which cannot be used: '
+        f"a symlink to ../../../apertium-eng-spa ({tmp_path}/apertium-eng-spa), which does not exist. Fix: make it the "
+        "plugin's directory (or a symlink to it), or set methodPlugin to the plugin's path. Plugins in "
+        "<project>/.champollion/methods:\n"
+        f"  - .champollion/methods/apertium-eng-spa (unusable: a symlink to ../../../apertium-eng-spa "
+        f"({tmp_path}/apertium-eng-spa), which does not exist)\n"
+        "  - .champollion/methods/empty (unusable: a directory without method.json)\n"
+        '  - "Reverse (bridge reference method)" (method_id reverse) in .champollion/methods/reverse\n')
+    by_path = pairs_config({"en:es": {"methodPlugin": "./.champollion/methods/empty"}})
+    for project in projects.values():
+        project.write("champollion.config.json", by_path)
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert runs["python"][2] == ('<prog>: methodPlugin "./.champollion/methods/empty": '
+                                 "<project>/.champollion/methods/empty: a directory without method.json\n")

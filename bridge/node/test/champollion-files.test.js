@@ -2,8 +2,8 @@
 // JSON errors in the shared reader's words, files that cannot be written, modes kept, the locales
 // directory and the plugin directories named as they are.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 
 import { main } from '../lib/champollion/cli.js';
@@ -51,4 +51,26 @@ test('JSON errors of locale, lock and method files: line, column and the fix, in
   assert.equal(listed.status, 1);
   assert.ok(listed.stderr.includes('  - .champollion/methods/broken (unusable: method.json cannot be read: invalid JSON at '
     + 'line 1, column 2: Expecting property name enclosed in double quotes)\n'), listed.stderr);
+});
+
+test('a dangling symlink or a directory without method.json in .champollion/methods is named as such', async (t) => {
+  const project = makeProject({ config: config({ 'en:es': { methodPlugin: 'apertium-eng-spa' } }), plugins: ['reverse'],
+    files: { 'locales/en.json': { a: 'One' } } });
+  t.after(project.cleanup);
+  const methods = join(project.root, '.champollion', 'methods');
+  symlinkSync('../../../apertium-eng-spa', join(methods, 'apertium-eng-spa')); // as in a copy of the example
+  mkdirSync(join(methods, 'empty'));
+  const target = join(dirname(project.root), 'apertium-eng-spa');
+  const result = await run(project);
+  assert.equal(result.status, 1);
+  assert.equal(result.stderr, 'mt-eval-locales: methodPlugin "apertium-eng-spa" names .champollion/methods/apertium-eng-spa, '
+    + `which cannot be used: a symlink to ../../../apertium-eng-spa (${target}), which does not exist. Fix: make it the `
+    + "plugin's directory (or a symlink to it), or set methodPlugin to the plugin's path. Plugins in <project>/.champollion/methods:\n"
+    + `  - .champollion/methods/apertium-eng-spa (unusable: a symlink to ../../../apertium-eng-spa (${target}), which does not exist)\n`
+    + '  - .champollion/methods/empty (unusable: a directory without method.json)\n'
+    + '  - "Reverse (bridge reference method)" (method_id reverse) in .champollion/methods/reverse\n');
+  project.write('champollion.config.json', config({ 'en:es': { methodPlugin: './.champollion/methods/empty' } }));
+  const byPath = await run(project);
+  assert.equal(byPath.stderr, 'mt-eval-locales: methodPlugin "./.champollion/methods/empty": <project>/.champollion/methods/empty: '
+    + 'a directory without method.json\n');
 });

@@ -3,12 +3,15 @@
 A value containing a slash (or starting with ``.``) is a path, relative to the config file's directory.
 Anything else is a name, looked up in ``.champollion/methods/*/method.json`` beside the config: it matches
 a plugin's manifest ``name``, its ``method_id`` (declared, or derived from the directory name) or its
-directory name. An unknown or ambiguous name is an error listing the plugins found; nothing else is tried.
+directory name. An unknown or ambiguous name is an error listing the plugins found, and the entries that
+cannot be plugins with why (a symlink to a missing target, a directory without method.json); nothing else
+is tried.
 The Node side (``lib/champollion/plugins.js``) resolves identically.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,18 +52,32 @@ def is_path(value: str) -> bool:
 
 
 def find_plugins(base: Path) -> list[FoundPlugin]:
-    """Every ``.champollion/methods/*/`` directory holding a method.json, in name order."""
+    """Every entry of ``.champollion/methods/`` (hidden ones aside), in name order: a plugin directory, or an
+    entry that cannot be one, with why (a symlink to a missing target, no method.json, an unreadable one)."""
     root = base / METHODS_DIR
     if not root.is_dir():
         return []
-    found = []
-    for directory in sorted((p for p in root.iterdir() if (p / "method.json").is_file()),
-                            key=lambda p: utf16_key(p.name)):
-        found.append(_read(directory))
-    return found
+    entries = sorted((p for p in root.iterdir() if not p.name.startswith(".")), key=lambda p: utf16_key(p.name))
+    return [_read(entry) for entry in entries]
+
+
+def entry_problem(entry: Path) -> str | None:
+    """Why ``entry`` is not a plugin directory, before its method.json is read (None: it may be one)."""
+    if entry.is_symlink() and not entry.exists():
+        target = os.readlink(entry)
+        return f"a symlink to {target} ({os.path.normpath(entry.parent / target)}), which does not exist"
+    if not entry.exists():
+        return "no such directory"
+    if not entry.is_dir():
+        return "not a directory"
+    if not (entry / "method.json").is_file():
+        return "a directory without method.json"
+    return None
 
 
 def _read(directory: Path) -> FoundPlugin:
+    if problem := entry_problem(directory):
+        return FoundPlugin(directory, None, None, problem)
     try:
         data = read_json(directory / "method.json")
     except FileProblem as exc:
@@ -76,9 +93,8 @@ def _read(directory: Path) -> FoundPlugin:
 def resolve_plugin(value: str, base: Path) -> Path:
     """The plugin directory ``value`` names, for a config in directory ``base``."""
     if is_path(value):
-        directory = (base / value)
-        if not (directory / "method.json").is_file():
-            problem = "no such directory" if not directory.is_dir() else "it holds no method.json"
+        directory = base / value
+        if problem := entry_problem(directory):
             raise PluginNotFoundError(f"methodPlugin {js_string(value)}: {directory}: {problem}", [])
         return directory
     available = find_plugins(base)
@@ -90,5 +106,11 @@ def resolve_plugin(value: str, base: Path) -> Path:
         raise PluginNotFoundError(f"methodPlugin {js_string(value)} is ambiguous: it names {len(matches)} plugins; "
                                   f"use a path or a method_id instead. Plugins in {base / METHODS_DIR}:\n{listing}",
                                   available)
+    unusable = next((p for p in available if p.problem is not None and p.directory.name == value), None)
+    if unusable is not None:
+        raise PluginNotFoundError(
+            f"methodPlugin {js_string(value)} names {METHODS_DIR.as_posix()}/{value}, which cannot be used: "
+            f"{unusable.problem}. Fix: make it the plugin's directory (or a symlink to it), or set methodPlugin to "
+            f"the plugin's path. Plugins in {base / METHODS_DIR}:\n{listing}", available)
     raise PluginNotFoundError(f"methodPlugin {js_string(value)} names no plugin in {base / METHODS_DIR}. "
                               f"Available plugins:\n{listing}", available)

@@ -2,15 +2,16 @@
 //
 // A value with a slash (or starting with ".") is a path relative to the base directory (the config's);
 // anything else is a name looked up in <base>/.champollion/methods/*/method.json by manifest name,
-// method_id or directory name. An unknown or ambiguous name is an error listing the plugins found.
+// method_id or directory name. An unknown or ambiguous name is an error listing the plugins found, and the
+// entries that cannot be plugins with why (a symlink to a missing target, a directory without method.json).
 // loadMethodPlugin runs the plugin's translate.js in this process when it has one, otherwise its Python
 // entry through the bridge (`mt-eval serve DIR`), or its declared bridge command. In this process, a call
 // gets the config's timeout_s per item and one that throws or times out is split until the items it fails
 // on are found; a translate.js that blocks the event loop for longer than a batch may take ends the
 // process with a message (nothing else can stop it). A plugin that cannot start (its translate.js does not
 // load, its guest does not answer initialize) fails at start(), and every later call, at once.
-import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
-import { basename, isAbsolute, join, resolve } from 'node:path';
+import { existsSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 
 import { callIsolating } from '../calls.js';
 import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
@@ -22,7 +23,7 @@ import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
 import { loadMethod, resolveMethod } from '../method-module.js';
 import { ResultNotes, completeDecisionConfig, completeRunConfig, errorResult, matchResults, resultsFor } from '../results.js';
 import { LoopWatchdog } from '../watchdog.js';
-import { FileProblem, readJson } from './files.js';
+import { FileProblem, isDirectory, isFile, readJson, stats } from './files.js';
 import { byCodeUnits } from './json.js';
 
 export const METHODS_DIR = '.champollion/methods';
@@ -37,7 +38,6 @@ export class MethodPluginNotFoundError extends Error {
 }
 
 const isPath = (value) => value.includes('/') || value.includes('\\') || value.startsWith('.');
-const isDirectory = (path) => existsSync(path) && statSync(path).isDirectory();
 
 function describePlugin(plugin) {
   const where = `${METHODS_DIR}/${basename(plugin.directory)}`;
@@ -45,13 +45,30 @@ function describePlugin(plugin) {
     : `${JSON.stringify(plugin.name)} (method_id ${plugin.methodId}) in ${where}`;
 }
 
-/** Every <base>/.champollion/methods/* directory holding a method.json: {directory, name, methodId, problem}. */
+/** Why entry is not a plugin directory, before its method.json is read (null: it may be one). */
+export function entryProblem(entry) {
+  if (stats(entry, false)?.isSymbolicLink() && stats(entry) === null) {
+    const target = readlinkSync(entry);
+    return `a symlink to ${target} (${resolve(dirname(entry), target)}), which does not exist`;
+  }
+  if (stats(entry) === null) return 'no such directory';
+  if (!isDirectory(entry)) return 'not a directory';
+  if (!isFile(join(entry, 'method.json'))) return 'a directory without method.json';
+  return null;
+}
+
+/**
+ * Every entry of <base>/.champollion/methods (hidden ones aside), in name order: a plugin directory, or an
+ * entry that cannot be one, with why: {directory, name, methodId, problem}.
+ */
 export function findMethodPlugins(baseDir = process.cwd()) {
   const root = join(baseDir, METHODS_DIR);
   if (!isDirectory(root)) return [];
-  return readdirSync(root).filter((name) => existsSync(join(root, name, 'method.json'))).sort(byCodeUnits)
+  return readdirSync(root).filter((name) => !name.startsWith('.')).sort(byCodeUnits)
     .map((name) => {
       const directory = join(root, name);
+      const problem = entryProblem(directory);
+      if (problem) return { directory, name: null, methodId: null, problem };
       let data;
       try {
         data = readJson(join(directory, 'method.json'));
@@ -72,10 +89,8 @@ export function findMethodPlugins(baseDir = process.cwd()) {
 export function resolveMethodPlugin(value, { baseDir = process.cwd() } = {}) {
   if (isPath(value)) {
     const directory = resolve(baseDir, value);
-    if (!existsSync(join(directory, 'method.json'))) {
-      const problem = isDirectory(directory) ? 'it holds no method.json' : 'no such directory';
-      throw new MethodPluginNotFoundError(`methodPlugin ${JSON.stringify(value)}: ${directory}: ${problem}`, []);
-    }
+    const problem = entryProblem(directory);
+    if (problem) throw new MethodPluginNotFoundError(`methodPlugin ${JSON.stringify(value)}: ${directory}: ${problem}`, []);
     return directory;
   }
   const available = findMethodPlugins(baseDir);
@@ -86,6 +101,12 @@ export function resolveMethodPlugin(value, { baseDir = process.cwd() } = {}) {
   if (matches.length > 1) {
     throw new MethodPluginNotFoundError(`methodPlugin ${JSON.stringify(value)} is ambiguous: it names ${matches.length} plugins; `
       + `use a path or a method_id instead. Plugins in ${root}:\n${listing}`, available);
+  }
+  const unusable = available.find((p) => p.problem && basename(p.directory) === value);
+  if (unusable) {
+    throw new MethodPluginNotFoundError(`methodPlugin ${JSON.stringify(value)} names ${METHODS_DIR}/${value}, which cannot be used: `
+      + `${unusable.problem}. Fix: make it the plugin's directory (or a symlink to it), or set methodPlugin to the plugin's path. `
+      + `Plugins in ${root}:\n${listing}`, available);
   }
   throw new MethodPluginNotFoundError(`methodPlugin ${JSON.stringify(value)} names no plugin in ${root}. Available plugins:\n${listing}`, available);
 }

@@ -52,12 +52,15 @@ export class LanguageError extends Error {}
 export function pairLanguages(sourceLocale: string, targetLocale: string, supportedPairs: readonly string[],
   overrides?: { sourceLanguage?: string | null; targetLanguage?: string | null }): [string, string];
 
-/** A plugin directory found under .champollion/methods. */
+/** An entry of .champollion/methods: a plugin directory, or one that cannot be used. */
 export interface FoundMethodPlugin {
   directory: string;
   name: string | null;
   methodId: string | null;
-  /** Why it cannot be used (its method.json is unreadable), or null. */
+  /**
+   * Why it cannot be used (a symlink to a missing target, a directory without method.json, a method.json
+   * that cannot be read or has no name), or null.
+   */
   problem: string | null;
 }
 
@@ -66,7 +69,7 @@ export class MethodPluginNotFoundError extends Error {
   readonly available: FoundMethodPlugin[];
 }
 
-/** Every <baseDir>/.champollion/methods/* directory holding a method.json, in name order. */
+/** Every entry of <baseDir>/.champollion/methods (hidden ones aside), in name order, usable or not. */
 export function findMethodPlugins(baseDir?: string): FoundMethodPlugin[];
 
 /**
