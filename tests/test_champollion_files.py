@@ -93,3 +93,20 @@ def test_a_dangling_symlink_or_a_directory_without_method_json_in_methods_is_nam
     assert runs["node"] == runs["python"]
     assert runs["python"][2] == ('<prog>: methodPlugin "./.champollion/methods/empty": '
                                  "<project>/.champollion/methods/empty: a directory without method.json\n")
+
+
+@needs_node
+def test_a_locales_dir_that_is_not_a_directory_is_named_with_the_config_field_and_the_fix(tmp_path: Path):
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}, localesDir="nope"),
+                     {"locales/en.json": {"a": "One"}})
+    for argv in ((), ("--dry-run",)):
+        runs = both(projects, *argv)
+        assert runs["node"] == runs["python"]
+        assert runs["python"] == (1, "", '<prog>: localesDir <project>/nope does not exist: set "localesDir" in '
+                                         "<project>/champollion.config.json to the directory that holds the locale "
+                                         "files (en/*.json or en.json), relative to the config\n")
+    for project in projects.values():
+        project.write("nope", "a file\n")
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert runs["python"][2].startswith("<prog>: localesDir <project>/nope is not a directory: set ")

@@ -22,7 +22,7 @@ export { MethodLoadError } from './lib/load-errors.js';
 export { GuestStartError, startGuest } from './lib/host.js';
 export { GOLD_FIELDS, methodView } from './lib/gold.js';
 // champollion: the same method plugins translate an app's locale files (lib/champollion/).
-export { ChampollionConfigError, readChampollionConfig } from './lib/champollion/config.js';
+export { ChampollionConfigError, LocalesDirError, readChampollionConfig } from './lib/champollion/config.js';
 export { LanguageError, pairLanguages } from './lib/champollion/languages.js';
 export { MethodPluginNotFoundError, findMethodPlugins, loadMethodPlugin, resolveMethodPlugin } from './lib/champollion/plugins.js';
 export {

@@ -74,3 +74,17 @@ test('a dangling symlink or a directory without method.json in .champollion/meth
   assert.equal(byPath.stderr, 'mt-eval-locales: methodPlugin "./.champollion/methods/empty": <project>/.champollion/methods/empty: '
     + 'a directory without method.json\n');
 });
+
+test('a localesDir that is not a directory is named with the config field and the fix', async (t) => {
+  const project = makeProject({ config: { ...config({ 'en:es': { methodPlugin: 'reverse' } }), localesDir: 'nope' },
+    plugins: ['reverse'], files: { 'locales/en.json': { a: 'One' } } });
+  t.after(project.cleanup);
+  for (const argv of [[], ['--dry-run']]) {
+    const result = await run(project, ...argv);
+    assert.deepEqual([result.status, result.stdout, result.stderr], [1, '', 'mt-eval-locales: localesDir <project>/nope does not '
+      + 'exist: set "localesDir" in <project>/champollion.config.json to the directory that holds the locale files (en/*.json '
+      + 'or en.json), relative to the config\n']);
+  }
+  project.write('nope', 'a file\n');
+  assert.match((await run(project)).stderr, /^mt-eval-locales: localesDir <project>\/nope is not a directory: set /);
+});

@@ -24,6 +24,7 @@ problems at the same paths (`bridge/vectors/champollion/config.json`).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ import msgspec
 
 from mt_eval.champollion.jsonfmt import js_string
 from mt_eval.champollion.languages import LOCALE_PATTERN, normalize_locale
+from mt_eval.errors import ExpectedError
 from mt_eval.field_words import described
 from mt_eval.problems import Finding, Problem, ProblemsError
 from mt_eval.records import LanguageCode
@@ -145,6 +147,10 @@ class Pair:
     settings: PairSettings
 
 
+class LocalesDirError(ExpectedError):
+    """``localesDir`` names no directory; the message names it, the config and the fix."""
+
+
 @dataclass(frozen=True)
 class ChampollionConfig:
     """A valid config, with paths resolved against its file's directory."""
@@ -158,6 +164,15 @@ class ChampollionConfig:
     @property
     def directory(self) -> Path:
         return self.file.parent
+
+    def check_locales_dir(self) -> None:
+        """Raise `LocalesDirError` when ``localesDir`` is not a directory (before anything else is done there)."""
+        if self.locales_dir.is_dir():
+            return
+        what = "is not a directory" if os.path.lexists(self.locales_dir) else "does not exist"
+        raise LocalesDirError(f'localesDir {self.locales_dir} {what}: set "localesDir" in {self.file} to the directory '
+                              f"that holds the locale files ({self.input_locale}/*.json or {self.input_locale}.json), "
+                              "relative to the config")
 
     def pair(self, key: str) -> Pair:
         """The pair written ``key`` (any separator, ``>`` too); KeyError listing the pairs when there is none."""

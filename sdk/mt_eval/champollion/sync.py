@@ -116,6 +116,7 @@ async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
                        progress: Progress | None = None) -> SyncReport:
     """Bring every pair's target files up to date; ``open_method`` is awaited only for a pair with work, and
     when it raises (the method cannot start) so does this, once, at once: locales done before are saved."""
+    config.check_locales_dir()
     files = find_locale_files(config.locales_dir, config.input_locale)
     lock_path = config.locales_dir / LOCK_FILE
     lock = read_lock(lock_path)

@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise ValueError(f"--locale {', '.join(unknown)}: not a target locale of {config.file} (its targets: "
                          f"{', '.join(p.target for p in config.pairs)})")
+    config.check_locales_dir()
     pairs = [p for p in config.pairs if not args.locale or any(same_locale(w, p.target) for w in args.locale)]
     methods = [pair_method(config, pair) for pair in pairs]
     opened: list[LoadedMethod] = []

@@ -10,12 +10,30 @@ import { decodeValue } from '../contract/decode.js';
 import { ProblemsError, jsonPath, makeProblem, renderProblem } from '../contract/words.js';
 import { registerRules } from '../contract/rules.js';
 import { parseJsonBytes } from '../json-text.js';
+import { isDirectory, stats } from './files.js';
 import { LOCALE_PATTERN, normalizeLocale } from './languages.js';
 
 export { jsonPath, renderProblem };
 export const CONFIG_FILE = 'champollion.config.json';
 export const CONFIG_VERSION = 3;
 const PAIR_SEPARATORS = ['->', '→', ':'];
+
+/** localesDir names no directory; the message names it, the config and the fix. */
+export class LocalesDirError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'LocalesDirError';
+  }
+}
+
+/** Throw LocalesDirError when a config's localesDir is not a directory (before anything else is done there). */
+export function checkLocalesDir(config) {
+  const found = stats(config.localesDir, false);
+  if (found !== null && isDirectory(config.localesDir)) return;
+  const what = found === null ? 'does not exist' : 'is not a directory';
+  throw new LocalesDirError(`localesDir ${config.localesDir} ${what}: set "localesDir" in ${config.file} to the directory `
+    + `that holds the locale files (${config.inputLocale}/*.json or ${config.inputLocale}.json), relative to the config`);
+}
 
 /** The config has errors; problems lists every one (and the warnings). */
 export class ChampollionConfigError extends ProblemsError {

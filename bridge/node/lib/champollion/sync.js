@@ -14,7 +14,7 @@ import { fill, findLocaleFiles, slots } from './locales.js';
 import { LOCK_FILE, hashText, methodFingerprint, readLock } from './lockfile.js';
 import { hasWords, keepEdges, PlaceholderError, protect, restore } from './placeholders.js';
 import { planFile } from './plan.js';
-import { readChampollionConfig, splitPairKey } from './config.js';
+import { checkLocalesDir, readChampollionConfig, splitPairKey } from './config.js';
 import { loadMethodPlugin, resolveMethodPlugin } from './plugins.js';
 import { acquireProjectLock } from './project-lock.js';
 
@@ -61,7 +61,7 @@ export function resolvePair(config, key) {
  * locales to do; default all), dryRun, force, progress(locale, done, total), onWarning(problem),
  * mtEval (the command serving Python plugins), logger, command (how the holder of the project's lock
  * names itself), wait (seconds to wait for another run of the project; Infinity: no limit; default: do
- * not wait), onWait(busy). Resolves to the report; rejects with ChampollionConfigError,
+ * not wait), onWait(busy). Resolves to the report; rejects with ChampollionConfigError, LocalesDirError,
  * MethodPluginNotFoundError, LanguageError or ManifestError before anything is sent, and with
  * ProjectBusyError when another process (Node or Python) holds the project. A dry run takes no lock.
  */
@@ -74,6 +74,7 @@ export async function translateLocales(configPathOrDir, options = {}) {
     throw new Error(`--locale ${unknown.join(', ')}: not a target locale of ${config.file} (its targets: ${config.pairs.map((p) => p.target).join(', ')})`);
   }
   const pairs = config.pairs.filter((pair) => !wanted.length || wanted.some((locale) => sameLocale(locale, pair.target)));
+  checkLocalesDir(config);
   const methods = pairs.map((pair) => pairMethod(config, pair));
   const opened = [];
   const open = async (method) => {
@@ -112,6 +113,7 @@ function writeAtomic(path, text) {
  * Returns the report ({dryRun, locales: [...]}) that report.js renders.
  */
 export async function syncLocales(config, methods, openMethod, { dryRun = false, force = false, progress } = {}) {
+  checkLocalesDir(config);
   const files = findLocaleFiles(config.localesDir, config.inputLocale);
   const lockPath = join(config.localesDir, LOCK_FILE);
   const lock = readLock(lockPath);

@@ -38,6 +38,9 @@ export class ChampollionConfigError extends ProblemsError {
   readonly problems: FileProblem[];
 }
 
+/** localesDir names no directory; the message names it, the config and the fix. */
+export class LocalesDirError extends Error {}
+
 /** Read champollion.config.json (the file, or a directory holding it; default ./champollion.config.json). */
 export function readChampollionConfig(path?: string): ChampollionConfig;
 
