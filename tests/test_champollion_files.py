@@ -110,3 +110,19 @@ def test_a_locales_dir_that_is_not_a_directory_is_named_with_the_config_field_an
     runs = both(projects)
     assert runs["node"] == runs["python"]
     assert runs["python"][2].startswith("<prog>: localesDir <project>/nope is not a directory: set ")
+
+
+@needs_node
+def test_a_rewritten_target_file_and_lock_file_keep_their_mode(tmp_path: Path):
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}), {"locales/en.json": {"a": "One"}})
+    for side, project in projects.items():
+        assert run_locales(side, project).returncode == 0
+        for name in ("es.json", ".champollion-lock.json"):
+            (project.root / "locales" / name).chmod(0o600)
+        project.write("locales/en.json", {"a": "One", "b": "Two"})
+        assert run_locales(side, project).returncode == 0
+        assert project.json("locales/es.json") == {"a": "spa:enO", "b": "spa:owT"}
+        modes = {name: (project.root / "locales" / name).stat().st_mode & 0o777
+                 for name in ("es.json", ".champollion-lock.json")}
+        assert modes == {"es.json": 0o600, ".champollion-lock.json": 0o600}, side
+        assert not list((project.root / "locales").glob(".*.tmp"))

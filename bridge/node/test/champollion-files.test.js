@@ -2,7 +2,7 @@
 // JSON errors in the shared reader's words, files that cannot be written, modes kept, the locales
 // directory and the plugin directories named as they are.
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 
@@ -87,4 +87,17 @@ test('a localesDir that is not a directory is named with the config field and th
   }
   project.write('nope', 'a file\n');
   assert.match((await run(project)).stderr, /^mt-eval-locales: localesDir <project>\/nope is not a directory: set /);
+});
+
+test('a rewritten target file and lock file keep their mode', async (t) => {
+  const project = makeProject({ config: config({ 'en:es': { methodPlugin: 'reverse' } }), plugins: ['reverse'],
+    files: { 'locales/en.json': { a: 'One' } } });
+  t.after(project.cleanup);
+  assert.equal((await run(project)).status, 0);
+  const names = ['es.json', '.champollion-lock.json'];
+  for (const name of names) chmodSync(join(project.root, 'locales', name), 0o600);
+  project.write('locales/en.json', { a: 'One', b: 'Two' });
+  assert.equal((await run(project)).status, 0);
+  assert.deepEqual(project.json('locales/es.json'), { a: 'spa:enO', b: 'spa:owT' });
+  assert.deepEqual(names.map((name) => statSync(join(project.root, 'locales', name)).mode & 0o777), [0o600, 0o600]);
 });

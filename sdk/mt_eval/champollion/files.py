@@ -1,17 +1,31 @@
-"""A champollion project's files on disk, read as the Node side reads them (``lib/champollion/files.js``).
+"""A champollion project's files on disk, read and written as the Node side does (``lib/champollion/files.js``).
 
 JSON files — locale files, the lock file, a plugin's method.json — are read by the shared reader
 (`mt_eval.json_input`, Node's ``lib/json-text.js``): a syntax error names its line and column and the fix, an
-invalid byte its offset, in the same words on both sides. OS errors are worded as the C library's
-``strerror``, which the Node side reproduces.
+invalid byte its offset, in the same words on both sides. A target file is written atomically (a temporary
+file beside it, renamed over it) and keeps the mode of the file it replaces; a failed write leaves no
+temporary file. OS errors are worded as the C library's ``strerror``, which the Node side reproduces.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from mt_eval.json_input import parse_json
+
+# The fix for a write that failed, by errno.
+_WRITE_FIXES = {
+    errno.EACCES: "make its directory writable",
+    errno.EPERM: "make its directory writable",
+    errno.EROFS: "put the locales on a writable file system",
+    errno.ENOSPC: "free some disk space",
+    errno.EDQUOT: "free some disk space",
+}
 
 
 class FileProblem(ValueError):
@@ -43,3 +57,26 @@ def parse_json_file(raw: bytes, path: Path) -> Any:
 
 def read_json(path: Path) -> Any:
     return parse_json_file(read_bytes(path), path)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed over it, keeping an existing file's mode;
+    `FileProblem` when it cannot be written (no temporary file is left behind)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    created = False
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else None
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0),
+                     0o666 if mode is None else mode)
+        created = True
+        with os.fdopen(fd, "wb") as out:
+            if mode is not None:
+                os.fchmod(out.fileno(), mode)  # exactly the old mode, whatever the umask
+            out.write(text.encode("utf-8"))
+        os.replace(temporary, path)
+    except OSError as exc:
+        if created:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+        raise FileProblem(path, f"cannot write it: {exc.strerror or exc}", _WRITE_FIXES.get(exc.errno or 0)) from exc

@@ -10,13 +10,13 @@ The Node side (``lib/champollion/sync.js``) does the same, and writes the same b
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mt_eval.champollion.config import ChampollionConfig, Pair
+from mt_eval.champollion.files import write_atomic
 from mt_eval.champollion.jsonfmt import format_json, js_string
 from mt_eval.champollion.languages import LanguageError, pair_languages
 from mt_eval.champollion.locales import LocaleFiles, fill, find_locale_files, slots
@@ -153,7 +153,7 @@ async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
 def _save_lock(lock: Lock, path: Path, saved: str | None) -> str:
     text = lock.to_json()
     if text != saved:
-        _write_atomic(path, text)
+        write_atomic(path, text)
     return text
 
 
@@ -233,8 +233,7 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
                              if slot.key in entries and slot.key in values and not slot.collision}
     text = format_json(fill(plan.shape, values))
     if text != plan.previous_text:
-        plan.path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(plan.path, text)
+        write_atomic(plan.path, text)
         report.written = True
     return report
 
@@ -247,9 +246,3 @@ def _drop_stale_files(lock: Lock, files: LocaleFiles, locale: str, plans: list[F
         mine = name.startswith(prefix) if files.directory_layout else name == prefix
         if mine and name not in current:
             del lock.files[name]
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_bytes(text.encode("utf-8"))
-    temporary.replace(path)

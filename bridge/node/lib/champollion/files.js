@@ -1,9 +1,11 @@
-// A champollion project's files on disk, read as the Python side reads them (mt_eval.champollion.files).
-// JSON files — locale files, the lock file, a plugin's method.json — are read by the shared reader
-// (../json-text.js, Python's mt_eval.json_input): a syntax error names its line and column and the fix, an
-// invalid byte its offset, in the same words on both sides. OS errors are worded as the C library's
-// strerror, as Python words them.
-import { lstatSync, readFileSync, statSync } from 'node:fs';
+// A champollion project's files on disk, read and written as the Python side does
+// (mt_eval.champollion.files). JSON files — locale files, the lock file, a plugin's method.json — are read by
+// the shared reader (../json-text.js, Python's mt_eval.json_input): a syntax error names its line and column
+// and the fix, an invalid byte its offset, in the same words on both sides. A target file is written
+// atomically (a temporary file beside it, renamed over it) and keeps the mode of the file it replaces; a
+// failed write leaves no temporary file. OS errors are worded as the C library's strerror, as Python words them.
+import { closeSync, fchmodSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 
 import { parseJsonBytes } from '../json-text.js';
 
@@ -23,6 +25,15 @@ const STRERROR = {
   EMFILE: 'Too many open files',
   EBUSY: 'Device or resource busy',
   EXDEV: 'Invalid cross-device link',
+};
+
+// The fix for a write that failed, by error code.
+const WRITE_FIXES = {
+  EACCES: 'make its directory writable',
+  EPERM: 'make its directory writable',
+  EROFS: 'put the locales on a writable file system',
+  ENOSPC: 'free some disk space',
+  EDQUOT: 'free some disk space',
 };
 
 /** An OS error in the words of Python's strerror ("Permission denied"). */
@@ -72,3 +83,31 @@ export function stats(path, follow = true) {
 
 export const isFile = (path) => stats(path)?.isFile() ?? false;
 export const isDirectory = (path) => stats(path)?.isDirectory() ?? false;
+
+/**
+ * Write text to path through a temporary file renamed over it, keeping an existing file's mode; FileProblem
+ * when it cannot be written (no temporary file is left behind).
+ */
+export function writeAtomic(path, text) {
+  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  let created = false;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    const mode = isFile(path) ? statSync(path).mode & 0o7777 : null;
+    const fd = openSync(temporary, 'w', mode ?? 0o666);
+    created = true;
+    try {
+      if (mode !== null) fchmodSync(fd, mode); // exactly the old mode, whatever the umask
+      writeFileSync(fd, text);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, path);
+  } catch (error) {
+    if (created) {
+      try { unlinkSync(temporary); } catch { /* already gone */ }
+    }
+    if (!error.code) throw error;
+    throw new FileProblem(path, `cannot write it: ${strerror(error)}`, WRITE_FIXES[error.code] ?? null);
+  }
+}

@@ -3,11 +3,12 @@
 // of the pair's batchSize and restored. A text with nothing to translate is copied. A failed key keeps
 // its previous value (or stays out) and its previous lock entry. Files are written only when their
 // bytes change, the lock file likewise.
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 
 import { codeSha256 } from '../code-hash.js';
 import { readMethodManifest } from '../manifest.js';
+import { writeAtomic } from './files.js';
 import { formatJson } from './json.js';
 import { LanguageError, pairLanguages, sameLocale } from './languages.js';
 import { fill, findLocaleFiles, slots } from './locales.js';
@@ -97,12 +98,6 @@ export async function translateLocales(configPathOrDir, options = {}) {
     await Promise.all(opened.map((plugin) => plugin.close()));
     await lock?.release();
   }
-}
-
-function writeAtomic(path, text) {
-  const temporary = join(dirname(path), `.${path.split(/[\\/]/).pop()}.${process.pid}.tmp`);
-  writeFileSync(temporary, text);
-  renameSync(temporary, path);
 }
 
 /**
@@ -218,7 +213,6 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
     .map((slot) => [slot.key, entries.get(slot.key)])));
   const text = formatJson(fill(plan.shape, values));
   if (text !== plan.previousText) {
-    mkdirSync(dirname(plan.path), { recursive: true });
     writeAtomic(plan.path, text);
     report.written = true;
   }
