@@ -5,11 +5,12 @@ the plugin directories named as they are."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from champollion_project import NODE, pairs_config, run_locales, same_words, twins
+from champollion_project import NODE, make_project, pairs_config, run_locales, same_words, tree, twins
 
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
 SIDES = ("node", "python")
@@ -126,3 +127,79 @@ def test_a_rewritten_target_file_and_lock_file_keep_their_mode(tmp_path: Path):
                  for name in ("es.json", ".champollion-lock.json")}
         assert modes == {"es.json": 0o600, ".champollion-lock.json": 0o600}, side
         assert not list((project.root / "locales").glob(".*.tmp"))
+
+
+@needs_node
+def test_a_target_that_cannot_be_written_is_that_files_error_found_before_anything_is_sent(tmp_path: Path):
+    config = pairs_config({"en:es": {"methodPlugin": "reverse"}, "en:fr": {"methodPlugin": "reverse"}})
+    projects = twins(tmp_path, config,
+                     {"locales/en/common.json": {"a": "One"}, "locales/en/other.json": {"b": "Two"},
+                      "locales/es/common.json/keep": "a directory where the file goes\n",
+                      "locales/fr": "a file where the directory goes\n"})
+    runs = both(projects, "--json")
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1
+    report = json.loads(out)
+    assert [(r["locale"], r["sent"]) for r in report["locales"]] == [("es", 1), ("fr", 0)]  # nothing sent for them
+    assert {f["file"]: f["error"] for r in report["locales"] for f in r["files"]} == {
+        "es/common.json": "<project>/locales/es/common.json: cannot write it: a directory is in its place; move or "
+                          "remove that directory",
+        "es/other.json": None,
+        "fr/common.json": "<project>/locales/fr/common.json: cannot create its directory: <project>/locales/fr is not "
+                          "a directory; move or remove <project>/locales/fr",
+        "fr/other.json": "<project>/locales/fr/other.json: cannot create its directory: <project>/locales/fr is not "
+                         "a directory; move or remove <project>/locales/fr"}
+    assert tree(projects["node"]) == tree(projects["python"])
+    assert projects["python"].json("locales/es/other.json") == {"b": "spa:owT"}
+    assert list(projects["python"].json("locales/.champollion-lock.json")["files"]) == ["es/other.json"]
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert runs["python"][1].startswith("es (en:es) via reverse (eng>spa)\n  es/common.json  error: <project>/locales/"
+                                        "es/common.json: cannot write it: a directory is in its place; move or remove "
+                                        "that directory\n  es/other.json  1 up to date\n")
+
+
+def test_a_write_that_fails_is_that_files_error_its_temporary_file_removed_the_others_written(tmp_path: Path,
+                                                                                               monkeypatch, capsys):
+    from mt_eval.champollion import files
+    from mt_eval.cli import main
+
+    project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}),
+                           {"locales/en/common.json": {"a": "One"}, "locales/en/other.json": {"b": "Two"}})
+    replace = os.replace
+
+    def refuse_common(source: str | Path, target: str | Path) -> None:
+        if Path(target).name == "common.json":
+            raise PermissionError(13, "Permission denied")
+        replace(source, target)
+
+    monkeypatch.setattr(files.os, "replace", refuse_common)
+    status = main(["locales", "--config", str(project.root), "--quiet"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert (f"  es/common.json  error: {project.root}/locales/es/common.json: cannot write it: Permission denied; "
+            "make its directory writable\n") in out
+    assert project.json("locales/es/other.json") == {"b": "spa:owT"}
+    assert sorted(p.name for p in (project.root / "locales" / "es").iterdir()) == ["other.json"]  # no temporary file
+    assert list(project.json("locales/.champollion-lock.json")["files"]) == ["es/other.json"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes in a read-only directory")
+@needs_node
+def test_a_read_only_target_directory_is_found_before_anything_is_sent(tmp_path: Path):
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}),
+                     {"locales/en/common.json": {"a": "One"}, "locales/es/common.json": {}})
+    for project in projects.values():
+        (project.root / "locales" / "es").chmod(0o555)
+    try:
+        runs = both(projects, "--json")
+    finally:
+        for project in projects.values():
+            (project.root / "locales" / "es").chmod(0o755)
+    assert runs["node"] == runs["python"]
+    report = json.loads(runs["python"][1])
+    assert report["locales"][0]["sent"] == 0
+    assert report["locales"][0]["files"][0]["error"] == (
+        "<project>/locales/es/common.json: cannot write it: <project>/locales/es is not writable; make it writable "
+        "(chmod u+wx <project>/locales/es)")

@@ -2,8 +2,9 @@
 // JSON errors in the shared reader's words, files that cannot be written, modes kept, the locales
 // directory and the plugin directories named as they are.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import fs, { chmodSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import { basename, dirname, join } from 'node:path';
 import { test } from 'node:test';
 
 import { main } from '../lib/champollion/cli.js';
@@ -100,4 +101,65 @@ test('a rewritten target file and lock file keep their mode', async (t) => {
   assert.equal((await run(project)).status, 0);
   assert.deepEqual(project.json('locales/es.json'), { a: 'spa:enO', b: 'spa:owT' });
   assert.deepEqual(names.map((name) => statSync(join(project.root, 'locales', name)).mode & 0o777), [0o600, 0o600]);
+});
+
+test('a target that cannot be written is that file\'s error, found before anything is sent for it', async (t) => {
+  const project = makeProject({
+    config: config({ 'en:es': { methodPlugin: 'reverse' }, 'en:fr': { methodPlugin: 'reverse' } }), plugins: ['reverse'],
+    files: { 'locales/en/common.json': { a: 'One' }, 'locales/en/other.json': { b: 'Two' },
+      'locales/es/common.json/keep': 'a directory where the file goes\n', 'locales/fr': 'a file where the directory goes\n' },
+  });
+  t.after(project.cleanup);
+  const result = await run(project, '--json');
+  assert.equal(result.status, 1);
+  const report = JSON.parse(result.stdout);
+  assert.deepEqual(report.locales.map((locale) => [locale.locale, locale.sent]), [['es', 1], ['fr', 0]]);
+  assert.deepEqual(Object.fromEntries(report.locales.flatMap((locale) => locale.files.map((file) => [file.file, file.error]))), {
+    'es/common.json': '<project>/locales/es/common.json: cannot write it: a directory is in its place; move or remove that directory',
+    'es/other.json': null,
+    'fr/common.json': '<project>/locales/fr/common.json: cannot create its directory: <project>/locales/fr is not a directory; '
+      + 'move or remove <project>/locales/fr',
+    'fr/other.json': '<project>/locales/fr/other.json: cannot create its directory: <project>/locales/fr is not a directory; '
+      + 'move or remove <project>/locales/fr',
+  });
+  assert.deepEqual(project.json('locales/es/other.json'), { b: 'spa:owT' });
+  assert.deepEqual(Object.keys(project.json('locales/.champollion-lock.json').files), ['es/other.json']);
+});
+
+test('a write that fails is that file\'s error; its temporary file is removed and the others are written', async (t) => {
+  const project = makeProject({ config: config({ 'en:es': { methodPlugin: 'reverse' } }), plugins: ['reverse'],
+    files: { 'locales/en/common.json': { a: 'One' }, 'locales/en/other.json': { b: 'Two' } } });
+  t.after(project.cleanup);
+  const rename = fs.renameSync;
+  t.mock.method(fs, 'renameSync', (source, target) => {
+    if (basename(target) === 'common.json') throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+    return rename(source, target);
+  });
+  syncBuiltinESMExports();
+  t.after(() => { t.mock.restoreAll(); syncBuiltinESMExports(); });
+  const result = await run(project);
+  assert.equal(result.status, 1);
+  assert.ok(result.stdout.includes('  es/common.json  error: <project>/locales/es/common.json: cannot write it: Permission denied; '
+    + 'make its directory writable\n'), result.stdout);
+  assert.deepEqual(project.json('locales/es/other.json'), { b: 'spa:owT' });
+  assert.deepEqual(readdirSync(join(project.root, 'locales', 'es')), ['other.json'], 'no temporary file is left');
+  assert.deepEqual(Object.keys(project.json('locales/.champollion-lock.json').files), ['es/other.json']);
+});
+
+test('a read-only target directory is found before anything is sent', { skip: process.getuid?.() === 0 && 'root writes in a read-only directory' }, async (t) => {
+  const project = makeProject({ config: config({ 'en:es': { methodPlugin: 'reverse' } }), plugins: ['reverse'],
+    files: { 'locales/en/common.json': { a: 'One' }, 'locales/es/common.json': {} } });
+  t.after(project.cleanup);
+  const es = join(project.root, 'locales', 'es');
+  chmodSync(es, 0o555);
+  let result;
+  try {
+    result = await run(project, '--json');
+  } finally {
+    chmodSync(es, 0o755);
+  }
+  const report = JSON.parse(result.stdout);
+  assert.equal(report.locales[0].sent, 0);
+  assert.equal(report.locales[0].files[0].error, '<project>/locales/es/common.json: cannot write it: <project>/locales/es is '
+    + 'not writable; make it writable (chmod u+wx <project>/locales/es)');
 });

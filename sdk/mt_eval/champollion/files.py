@@ -4,7 +4,8 @@ JSON files — locale files, the lock file, a plugin's method.json — are read 
 (`mt_eval.json_input`, Node's ``lib/json-text.js``): a syntax error names its line and column and the fix, an
 invalid byte its offset, in the same words on both sides. A target file is written atomically (a temporary
 file beside it, renamed over it) and keeps the mode of the file it replaces; a failed write leaves no
-temporary file. OS errors are worded as the C library's ``strerror``, which the Node side reproduces.
+temporary file. `unwritable` says, before anything is translated for a file, why it could not be written.
+OS errors are worded as the C library's ``strerror``, which the Node side reproduces.
 """
 
 from __future__ import annotations
@@ -57,6 +58,22 @@ def parse_json_file(raw: bytes, path: Path) -> Any:
 
 def read_json(path: Path) -> Any:
     return parse_json_file(read_bytes(path), path)
+
+
+def unwritable(path: Path) -> FileProblem | None:
+    """Why the file at ``path`` could not be written (None: it can, as far as can be told beforehand)."""
+    if path.is_dir():
+        return FileProblem(path, "cannot write it: a directory is in its place", "move or remove that directory")
+    directory = path.parent
+    while not os.path.lexists(directory) and directory != directory.parent:
+        directory = directory.parent
+    if not directory.is_dir():
+        return FileProblem(path, f"cannot create its directory: {directory} is not a directory",
+                           f"move or remove {directory}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return FileProblem(path, f"cannot write it: {directory} is not writable",
+                           f"make it writable (chmod u+wx {directory})")
+    return None
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -4,7 +4,9 @@ A key is *due* when its value is missing from the target file (``new``), its sou
 was translated (``source changed``), the pair's method or settings changed (``method changed``) or every
 key is forced (``forced``). A value present in the target but unknown to the lock file is *adopted*: kept
 and recorded, translated again only when its source changes. Keys of the target that the source no longer
-has are *removed*. The Node side (``lib/champollion/plan.js``) plans identically.
+has are *removed*. A file with keys due that could not be written (a directory in its place, a file where its
+directory should be, a directory that is not writable) is an error at once, and none of its keys is sent. The
+Node side (``lib/champollion/plan.js``) plans identically.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mt_eval.champollion.files import FileProblem, parse_json_file, read_bytes
+from mt_eval.champollion.files import FileProblem, parse_json_file, read_bytes, unwritable
 from mt_eval.champollion.locales import LocaleFiles, Slot, layout, slots, string_values
 from mt_eval.champollion.lockfile import Lock, LockEntry, hash_text
 
@@ -91,4 +93,7 @@ def plan_file(files: LocaleFiles, name: str, locales_dir: Path, input_locale: st
         if previous is not None and entry is not None and slot.key not in plan.keep:
             plan.keep[slot.key] = entry  # still true of the previous value, kept if the translation fails
     plan.removed = [key for key in plan.previous if key not in keys]
+    if plan.due and (problem := unwritable(plan.path)) is not None:
+        plan.error = str(problem)  # said now, so that nothing is sent for a file that cannot be written
+        plan.due = []
     return plan

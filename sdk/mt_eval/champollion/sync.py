@@ -4,7 +4,8 @@ Per target locale (in config order): the due source texts of all its files, each
 key order, are protected (`placeholders`), sent in batches of the pair's ``batchSize`` and restored. A
 text with nothing to translate (only placeholders, digits, punctuation) is copied without being sent.
 A failed key keeps its previous value (or stays out of the file) and its previous lock entry, so it is
-tried again next time. A target file is written only when its bytes change; so is the lock file.
+tried again next time. A target file is written only when its bytes change; so is the lock file. A target file
+that cannot be written is an error of that file alone (the others are written), and keeps its lock entries.
 The Node side (``lib/champollion/sync.js``) does the same, and writes the same bytes.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mt_eval.champollion.config import ChampollionConfig, Pair
-from mt_eval.champollion.files import write_atomic
+from mt_eval.champollion.files import FileProblem, unwritable, write_atomic
 from mt_eval.champollion.jsonfmt import format_json, js_string
 from mt_eval.champollion.languages import LanguageError, pair_languages
 from mt_eval.champollion.locales import LocaleFiles, fill, find_locale_files, slots
@@ -137,6 +138,8 @@ async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
         outcomes: dict[str, tuple[str | None, str | None]] = {
             text: (text, None) for text, protected in texts.items() if not has_words(protected)}
         if sendable and not dry_run:
+            if (problem := unwritable(lock_path)) is not None:
+                raise problem  # what is translated could not be recorded, and would be paid for again
             translate = await open_method(method)
             batches = [sendable[i:i + batch_size] for i in range(0, len(sendable), batch_size)]
             await _run_batches(batches, translate, texts, method.run_config, outcomes, locale, progress)
@@ -229,12 +232,16 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
         values[due.slot.key] = translated
         entries[due.slot.key] = LockEntry(hash_text(due.slot.source), fingerprint)
         (report.copied if not has_words(texts[due.slot.source]) else report.translated).append(due.slot.key)
-    lock.files[plan.name] = {slot.key: entries[slot.key] for slot in slots(plan.shape)
-                             if slot.key in entries and slot.key in values and not slot.collision}
     text = format_json(fill(plan.shape, values))
     if text != plan.previous_text:
-        write_atomic(plan.path, text)
+        try:
+            write_atomic(plan.path, text)
+        except FileProblem as exc:
+            report.error = str(exc)  # its lock entries stay as they were: what it lacks is sent again next time
+            return report
         report.written = True
+    lock.files[plan.name] = {slot.key: entries[slot.key] for slot in slots(plan.shape)
+                             if slot.key in entries and slot.key in values and not slot.collision}
     return report
 
 

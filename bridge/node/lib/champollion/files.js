@@ -3,8 +3,9 @@
 // the shared reader (../json-text.js, Python's mt_eval.json_input): a syntax error names its line and column
 // and the fix, an invalid byte its offset, in the same words on both sides. A target file is written
 // atomically (a temporary file beside it, renamed over it) and keeps the mode of the file it replaces; a
-// failed write leaves no temporary file. OS errors are worded as the C library's strerror, as Python words them.
-import { closeSync, fchmodSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+// failed write leaves no temporary file. unwritable() says, before anything is translated for a file, why it
+// could not be written. OS errors are worded as the C library's strerror, as Python words them.
+import { accessSync, closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 import { parseJsonBytes } from '../json-text.js';
@@ -83,6 +84,22 @@ export function stats(path, follow = true) {
 
 export const isFile = (path) => stats(path)?.isFile() ?? false;
 export const isDirectory = (path) => stats(path)?.isDirectory() ?? false;
+
+/** Why the file at path could not be written (null: it can, as far as can be told beforehand). */
+export function unwritable(path) {
+  if (isDirectory(path)) return new FileProblem(path, 'cannot write it: a directory is in its place', 'move or remove that directory');
+  let directory = dirname(path);
+  while (stats(directory, false) === null && dirname(directory) !== directory) directory = dirname(directory);
+  if (!isDirectory(directory)) {
+    return new FileProblem(path, `cannot create its directory: ${directory} is not a directory`, `move or remove ${directory}`);
+  }
+  try {
+    accessSync(directory, constants.W_OK | constants.X_OK);
+  } catch {
+    return new FileProblem(path, `cannot write it: ${directory} is not writable`, `make it writable (chmod u+wx ${directory})`);
+  }
+  return null;
+}
 
 /**
  * Write text to path through a temporary file renamed over it, keeping an existing file's mode; FileProblem

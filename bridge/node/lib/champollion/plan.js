@@ -1,10 +1,11 @@
 // What a locale needs, per target file (as mt_eval.champollion.plan): keys up to date, keys due (new,
 // source changed, method changed, forced), values adopted (present but unknown to the lock: kept and
-// recorded) and keys removed (no longer in the source).
-import { existsSync } from 'node:fs';
+// recorded) and keys removed (no longer in the source). A file with keys due that could not be written (a
+// directory in its place, a file where its directory should be, a directory that is not writable) is an
+// error at once, and none of its keys is sent.
 import { join } from 'node:path';
 
-import { FileProblem, parseJsonFile, readBytes } from './files.js';
+import { FileProblem, isFile, parseJsonFile, readBytes, unwritable } from './files.js';
 import { layout, slots, stringValues } from './locales.js';
 import { hashText } from './lockfile.js';
 
@@ -35,7 +36,7 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
   let source;
   try {
     source = readTree(files.sourcePath(localesDir, inputLocale, name));
-    if (existsSync(plan.path)) {
+    if (isFile(plan.path)) {
       const bytes = readBytes(plan.path);
       plan.previous = stringValues(readTree(plan.path, bytes));
       plan.previousText = bytes.toString('utf8');
@@ -72,5 +73,10 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
     if (previous !== undefined && entry !== undefined && !plan.keep.has(slot.key)) plan.keep.set(slot.key, entry);
   }
   plan.removed = [...plan.previous.keys()].filter((key) => !keys.has(key));
+  const problem = plan.due.length ? unwritable(plan.path) : null;
+  if (problem) {
+    plan.error = problem.message; // said now, so that nothing is sent for a file that cannot be written
+    plan.due = [];
+  }
   return plan;
 }

@@ -2,13 +2,13 @@
 // due source texts of all its files — each once, in file and key order — are protected, sent in batches
 // of the pair's batchSize and restored. A text with nothing to translate is copied. A failed key keeps
 // its previous value (or stays out) and its previous lock entry. Files are written only when their
-// bytes change, the lock file likewise.
-import { existsSync } from 'node:fs';
+// bytes change, the lock file likewise. A target file that cannot be written is an error of that file
+// alone (the others are written), and keeps its lock entries.
 import { join } from 'node:path';
 
 import { codeSha256 } from '../code-hash.js';
 import { readMethodManifest } from '../manifest.js';
-import { writeAtomic } from './files.js';
+import { FileProblem, isFile, unwritable, writeAtomic } from './files.js';
 import { formatJson } from './json.js';
 import { LanguageError, pairLanguages, sameLocale } from './languages.js';
 import { fill, findLocaleFiles, slots } from './locales.js';
@@ -112,7 +112,7 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
   const files = findLocaleFiles(config.localesDir, config.inputLocale);
   const lockPath = join(config.localesDir, LOCK_FILE);
   const lock = readLock(lockPath);
-  let saved = existsSync(lockPath) ? lock.toJson() : null;
+  let saved = isFile(lockPath) ? lock.toJson() : null;
   const save = () => {
     const text = lock.toJson();
     if (text !== saved) writeAtomic(lockPath, text);
@@ -135,6 +135,8 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
     localeReport.calls = Math.ceil(sendable.length / size);
     const outcomes = new Map([...texts].filter(([, p]) => !hasWords(p)).map(([text]) => [text, { text }]));
     if (sendable.length && !dryRun) {
+      const problem = unwritable(lockPath);
+      if (problem) throw problem; // what is translated could not be recorded, and would be paid for again
       const translate = await openMethod(method);
       const batches = [];
       for (let i = 0; i < sendable.length; i += size) batches.push(sendable.slice(i, i + size));
@@ -208,14 +210,20 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
     entries.set(slot.key, { source: hashText(slot.source), method: fingerprint });
     (hasWords(texts.get(slot.source)) ? report.translated : report.copied).push(slot.key);
   }
+  const text = formatJson(fill(plan.shape, values));
+  if (text !== plan.previousText) {
+    try {
+      writeAtomic(plan.path, text);
+    } catch (error) {
+      if (!(error instanceof FileProblem)) throw error;
+      report.error = error.message; // its lock entries stay as they were: what it lacks is sent again next time
+      return report;
+    }
+    report.written = true;
+  }
   lock.files.set(plan.name, new Map(slots(plan.shape)
     .filter((slot) => entries.has(slot.key) && values.has(slot.key) && !slot.collision)
     .map((slot) => [slot.key, entries.get(slot.key)])));
-  const text = formatJson(fill(plan.shape, values));
-  if (text !== plan.previousText) {
-    writeAtomic(plan.path, text);
-    report.written = true;
-  }
   return report;
 }
 
