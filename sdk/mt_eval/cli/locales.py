@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mt_eval.cli.arguments import wait_seconds
+from mt_eval.errors import ExpectedError
 
 if TYPE_CHECKING:
     from mt_eval.loader import LoadedMethod
+    from mt_eval.locks import Busy
 
 EXPECTED = (ValueError, LookupError, OSError)  # an unreadable config, an unknown locale, a plugin not found
 
@@ -41,9 +44,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="translate every key again, whatever the lock file says")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
-    parser.add_argument("--wait", nargs="?", type=wait_seconds, const=float("inf"), metavar="SECONDS",
-                        help="when another process is translating this project, wait for it (at most SECONDS) "
-                             "instead of refusing at once")
+    parser.add_argument("--wait", nargs="?", const=math.inf, metavar="SECONDS",
+                        help="when another process is translating this project, wait for it (at most SECONDS, 0 or "
+                             "more; alone: as long as it takes) instead of refusing at once")
+
+
+def wait_seconds(value: str | float | None) -> float | None:
+    """``--wait``: None when not given, infinity when given alone, else its seconds (finite, 0 or more);
+    `UsageError` for anything else (as ``mt-eval-locales`` says it)."""
+    from mt_eval.errors import UsageError
+
+    if value is None or isinstance(value, float):
+        return value
+    if not re.fullmatch(r"\d+(\.\d*)?|\.\d+", value):
+        raise UsageError(f"--wait {value}: give a number of seconds, 0 or more (e.g. --wait 300), or --wait alone to "
+                         "wait as long as it takes")
+    return float(value)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from mt_eval.locks import Busy
     from mt_eval.loop_watchdog import LoopWatchdog, find_blocked
 
+    wait_s = wait_seconds(args.wait)
     config = read_config(args.config)
     for warning in config.warnings:
         print(warning.render(), file=sys.stderr)
@@ -87,11 +104,13 @@ def run(args: argparse.Namespace) -> int:
                         await close()
 
     try:
-        with _project_lock(config.locales_dir, args):
+        with _project_lock(config.locales_dir, dry_run=args.dry_run, wait_s=wait_s):
             report = anyio.run(main)
-    except Busy as busy:
-        busy.advise("Wait for it to finish")  # exit status 1, as for any project it cannot write
-        raise
+    except Busy as busy:  # exit status 1, as for any project it cannot write
+        if wait_s is None:
+            busy.fix = "Wait for it to finish, or give --wait to wait"
+            raise
+        raise StillBusy(busy, wait_s) from None
     except BaseException as error:
         blocked = find_blocked(error)
         if blocked is None:
@@ -105,15 +124,27 @@ def run(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def _project_lock(locales_dir: Path, args: argparse.Namespace) -> contextlib.AbstractContextManager[Any]:
+def _project_lock(locales_dir: Path, *, dry_run: bool, wait_s: float | None
+                  ) -> contextlib.AbstractContextManager[Any]:
     """The project's lock (nothing for a dry run, which writes nothing)."""
     from mt_eval.locks import ProjectLock
 
-    if args.dry_run:
+    if dry_run:
         return contextlib.nullcontext()
     return ProjectLock(locales_dir, command="mt-eval locales").acquire(
-        wait_s=args.wait, on_wait=lambda busy: print(f"mt-eval locales: {busy}; waiting for it (--wait)",
-                                                     file=sys.stderr))
+        wait_s=wait_s, on_wait=lambda busy: print(f"mt-eval locales: {busy}; waiting for it (--wait)",
+                                                  file=sys.stderr))
+
+
+class StillBusy(ExpectedError):
+    """Another run still holds the project once ``--wait`` has run out."""
+
+    def __init__(self, busy: Busy, waited_s: float) -> None:
+        from mt_eval.js_text import js_number
+        from mt_eval.locks import describe_holder
+
+        super().__init__(f"{busy.what} is still in use by {describe_holder(busy.holder)} after waiting "
+                         f"{js_number(waited_s)} s for it. Let it finish, then run again, or give a longer --wait")
 
 
 class _Progress:

@@ -1,6 +1,7 @@
 // mt-eval-locales: translate a champollion project's locale files with the method plugins its config
 // names — the Node twin of `mt-eval locales`, with the same options, output and files.
 import { renderProblem } from './config.js';
+import { describeHolder } from './project-lock.js';
 import { progressLine, renderJson, renderText, reportOk } from './report.js';
 import { translateLocales } from './sync.js';
 
@@ -19,9 +20,20 @@ options:
   --json             print the report as JSON
   --quiet            no progress output
   --wait [SECONDS]   when another process (mt-eval-locales or mt-eval locales) is translating this project,
-                     wait for it (at most SECONDS) instead of refusing at once
+                     wait for it (at most SECONDS, 0 or more; alone: as long as it takes) instead of refusing at once
 
 Python plugins run through \`mt-eval serve\`: $MT_EVAL names the mt-eval command (default: mt-eval on PATH).`;
+
+const NEGATIVE_NUMBER = /^-\d+$|^-\d*\.\d+$/;
+
+/** --wait's seconds: Infinity when given alone, else finite and 0 or more; throws Error for anything else. */
+function waitSeconds(value) {
+  if (value === undefined) return Infinity;
+  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(value)) {
+    throw new Error(`--wait ${value}: give a number of seconds, 0 or more (e.g. --wait 300), or --wait alone to wait as long as it takes`);
+  }
+  return Number(value);
+}
 
 /** Parse argv; throws Error with a usage message. */
 export function parseArguments(argv) {
@@ -34,10 +46,10 @@ export function parseArguments(argv) {
     if (flags[arg] && value === undefined) {
       options[flags[arg]] = true;
     } else if (arg === '--wait') {
-      if (value === undefined && /^\d+(\.\d+)?$/.test(argv[i + 1] ?? '')) value = argv[++i];
-      const seconds = value === undefined ? Infinity : Number(value);
-      if (!(seconds >= 0)) throw new Error(`--wait ${value}: give a number of seconds`);
-      options.wait = seconds;
+      // As argparse reads it: the next word is its value unless it is an option (a negative number is not).
+      const next = argv[i + 1];
+      if (value === undefined && next !== undefined && (!next.startsWith('-') || NEGATIVE_NUMBER.test(next))) value = argv[++i];
+      options.wait = waitSeconds(value);
     } else if (arg === '--config' || arg === '--locale') {
       if (value === undefined) {
         if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
@@ -71,6 +83,13 @@ function progressReporter(stream, quiet) {
   return report;
 }
 
+/** Another run holds the project: what to do about it, or (once --wait has run out) how long was waited. */
+function busyMessage(busy, waitS) {
+  if (waitS === null) return `${busy.message}. Wait for it to finish, or give --wait to wait`;
+  return `${busy.what} is still in use by ${describeHolder(busy.holder)} after waiting ${waitS} s for it. Let it finish, `
+    + 'then run again, or give a longer --wait';
+}
+
 /** Run the command; resolves to the exit status (0 done, 1 a problem, 2 a usage error). */
 export async function main(argv, { stdout = process.stdout, stderr = process.stderr, env = process.env } = {}) {
   let options;
@@ -94,12 +113,7 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
       onWait: (busy) => stderr.write(`mt-eval-locales: ${busy.message}; waiting for it (--wait)\n`),
     });
   } catch (error) {
-    let hint = '';
-    if (error.name === 'ProjectBusyError') {
-      hint = options.wait === null ? '. Wait for it to finish, or give --wait to wait'
-        : `. Waited ${options.wait} s and it still holds it: wait for it to finish, or give a longer --wait`;
-    }
-    stderr.write(`mt-eval-locales: ${error.message}${hint}\n`);
+    stderr.write(`mt-eval-locales: ${error.name === 'ProjectBusyError' ? busyMessage(error, options.wait) : error.message}\n`);
     return 1;
   } finally {
     progress.close();

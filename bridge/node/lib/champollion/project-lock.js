@@ -17,11 +17,12 @@ import { join } from 'node:path';
 
 const POLL_MS = 100;
 
-/** Another process holds the project; holder is what it says about itself (may be empty). */
+/** Another process holds the project (what: the project); holder is what it says about itself (may be empty). */
 export class ProjectBusyError extends Error {
   constructor(what, holder) {
     super(`${what} is in use by ${describeHolder(holder)}`);
     this.name = 'ProjectBusyError';
+    this.what = what;
     this.holder = holder;
   }
 }

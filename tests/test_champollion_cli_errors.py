@@ -1,0 +1,56 @@
+"""``mt-eval locales`` and the Node ``mt-eval-locales`` refuse alike: ``--wait`` values, a project still in use once
+``--wait`` has run out, and (with ``--json``) every error as a JSON report on stdout."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from champollion_project import NODE, make_project, pairs_config, run_locales, same_words, twins
+from mt_eval.cli import main
+
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
+SIDES = ("node", "python")
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "abc", "1e3", ""])
+def test_wait_takes_only_finite_seconds_zero_or_more(tmp_path: Path, capsys, value: str):
+    project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}), {"locales/en.json": {}})
+    assert main(["locales", "--config", str(project.root), "--wait", value]) == 2
+    assert capsys.readouterr().err == (f"mt-eval locales: --wait {value}: give a number of seconds, 0 or more (e.g. "
+                                       "--wait 300), or --wait alone to wait as long as it takes\n")
+
+
+@needs_node
+def test_both_sides_refuse_the_same_wait_values_in_the_same_words(tmp_path: Path):
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}), {"locales/en.json": {}})
+    for value in ("-1", "nan", "inf", "abc", "-.5"):
+        runs = {side: run_locales(side, projects[side], "--wait", value) for side in SIDES}
+        first = {side: (r.returncode, same_words(r.stderr, side, projects[side]).splitlines()[0])
+                 for side, r in runs.items()}
+        assert first["node"] == first["python"] == (2, f"<prog>: --wait {value}: give a number of seconds, 0 or more "
+                                                       "(e.g. --wait 300), or --wait alone to wait as long as it takes")
+    for value in ("0", "0.2", ".5", "3."):
+        assert all(run_locales(side, projects[side], "--wait", value).returncode == 0 for side in SIDES), value
+
+
+@needs_node
+def test_once_wait_runs_out_it_says_how_long_it_waited_and_who_still_holds_the_project(tmp_path: Path):
+    from mt_eval.locks import ProjectLock
+
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}), {"locales/en.json": {"a": "A"}})
+    holders = [ProjectLock(p.root / "locales", command="a test").acquire() for p in projects.values()]
+    try:
+        runs = {side: run_locales(side, projects[side], "--wait", "0.3") for side in SIDES}
+    finally:
+        for holder in holders:
+            holder.release()
+    for side, done in runs.items():
+        assert done.returncode == 1
+        last = same_words(done.stderr, side, projects[side]).splitlines()[-1]
+        assert last.startswith(f"<prog>: champollion project <project>/locales is still in use by pid {os.getpid()} "
+                               "(a test, started "), last
+        assert last.endswith(") after waiting 0.3 s for it. Let it finish, then run again, or give a longer --wait")
+        assert "give --wait to wait" not in done.stderr
