@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -54,3 +55,64 @@ def test_once_wait_runs_out_it_says_how_long_it_waited_and_who_still_holds_the_p
                                "(a test, started "), last
         assert last.endswith(") after waiting 0.3 s for it. Let it finish, then run again, or give a longer --wait")
         assert "give --wait to wait" not in done.stderr
+
+
+@needs_node
+def test_with_json_an_error_is_a_report_on_stdout_of_the_same_shape_on_both_sides(tmp_path: Path):
+    from mt_eval.locks import ProjectLock
+
+    good = pairs_config({"en:es": {"methodPlugin": "reverse"}})
+    projects = twins(tmp_path, good, {"locales/en.json": {"a": "A"}})
+
+    def reports() -> dict[str, dict[str, object]]:
+        out = {}
+        for side, project in projects.items():
+            done = run_locales(side, project, "--json")
+            assert done.returncode == 1, done.stderr
+            report = json.loads(same_words(done.stdout, side, project))
+            assert same_words(done.stderr, side, project).endswith(f"<prog>: {report['error']['message']}\n")
+            out[side] = report
+        return out
+
+    def rewrite(path: str, value: object) -> None:
+        for project in projects.values():
+            project.write(path, value)
+
+    rewrite("champollion.config.json", pairs_config({"en:es": {"methodPlugin": "reverse", "temperature": "warm"}}))
+    found = reports()
+    assert found["node"] == found["python"]
+    assert found["python"] == {"dryRun": False, "ok": False, "error": {"kind": "config", "message": (
+        "<project>/champollion.config.json is not a valid champollion config\nerror: <project>/champollion.config.json "
+        '$.pairs["en:es"].temperature: expected a number, got the string "warm"')}, "locales": []}
+
+    rewrite("champollion.config.json", good)
+    holders = [ProjectLock(p.root / "locales", command="a test").acquire() for p in projects.values()]
+    try:
+        found = reports()
+    finally:
+        for holder in holders:
+            holder.release()
+    assert found["node"] == found["python"]
+    assert found["python"]["error"]["kind"] == "busy"
+    assert found["python"]["error"]["message"].endswith("Wait for it to finish, or give --wait to wait")
+
+    rewrite("locales/.champollion-lock.json", "[")
+    found = reports()
+    assert found["node"] == found["python"]
+    assert found["python"]["error"]["kind"] == "project"
+    assert found["python"]["error"]["message"].startswith("<project>/locales/.champollion-lock.json: cannot read the "
+                                                          "lock file: invalid JSON at line 1, column 2")
+
+    rewrite("locales/.champollion-lock.json", '{"version": 1, "files": {}}')
+    rewrite("broken/method.json", {"name": "Broken", "node_entry": "translate.mjs", "dependencies": []})
+    rewrite("broken/translate.mjs", "export const translate = ;\n")
+    rewrite("champollion.config.json", pairs_config({"en:es": {"methodPlugin": "./broken"}}))
+    found = reports()
+    # How a plugin fails to load is worded by each runtime; what failed is the same.
+    assert found["node"]["error"]["kind"] == found["python"]["error"]["kind"] == "method"
+    assert found["python"]["error"]["message"].startswith("pair en:es: broken (<project>/broken) cannot start: ")
+
+    rewrite("champollion.config.json", good)
+    for side, project in projects.items():
+        done = run_locales(side, project, "--json")
+        assert done.returncode == 0 and json.loads(done.stdout)["error"] is None, side

@@ -51,3 +51,48 @@ test('once --wait runs out, it says how long it waited and who still holds the p
   assert.ok(last.endsWith(') after waiting 0.3 s for it. Let it finish, then run again, or give a longer --wait'), last);
   assert.doesNotMatch(result.stderr, /give --wait to wait/);
 });
+
+test('with --json, an error is a report on stdout: ok false, error {kind, message}, no locales', async (t) => {
+  const project = reverseProject();
+  t.after(project.cleanup);
+  const report = async () => {
+    const result = await run(project, '--json');
+    assert.equal(result.status, 1, result.stderr);
+    const found = JSON.parse(result.stdout);
+    assert.ok(result.stderr.endsWith(`mt-eval-locales: ${found.error.message}\n`), result.stderr);
+    return found;
+  };
+  project.write('champollion.config.json', config({ 'en:es': { methodPlugin: 'reverse', temperature: 'warm' } }));
+  assert.deepEqual(await report(), { dryRun: false, ok: false, error: { kind: 'config', message: '<project>/champollion.config.json '
+    + 'is not a valid champollion config\nerror: <project>/champollion.config.json $.pairs["en:es"].temperature: expected a number, '
+    + 'got the string "warm"' }, locales: [] });
+
+  project.write('champollion.config.json', config({ 'en:es': { methodPlugin: 'reverse' } }));
+  const holder = await acquireProjectLock(join(project.root, 'locales'), { command: 'a test' });
+  let busy;
+  try {
+    busy = await report();
+  } finally {
+    await holder.release();
+  }
+  assert.equal(busy.error.kind, 'busy');
+  assert.match(busy.error.message, /is in use by pid \d+ \(a test, .*\)\. Wait for it to finish, or give --wait to wait$/);
+
+  project.write('locales/.champollion-lock.json', '[');
+  const broken = await report();
+  assert.equal(broken.error.kind, 'project');
+  assert.match(broken.error.message, /^<project>\/locales\/\.champollion-lock\.json: cannot read the lock file: invalid JSON at line 1, column 2/);
+
+  project.write('locales/.champollion-lock.json', '{"version": 1, "files": {}}');
+  project.write('broken/method.json', { name: 'Broken', node_entry: 'translate.mjs', dependencies: [] });
+  project.write('broken/translate.mjs', 'export const translate = ;\n');
+  project.write('champollion.config.json', config({ 'en:es': { methodPlugin: './broken' } }));
+  const start = await report();
+  assert.equal(start.error.kind, 'method');
+  assert.match(start.error.message, /^pair en:es: broken \(<project>\/broken\) cannot start: /);
+
+  project.write('champollion.config.json', config({ 'en:es': { methodPlugin: 'reverse' } }));
+  const done = await run(project, '--json');
+  assert.equal(done.status, 0);
+  assert.equal(JSON.parse(done.stdout).error, null);
+});

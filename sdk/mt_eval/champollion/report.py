@@ -1,7 +1,9 @@
 """What ``mt-eval locales`` prints: a text summary per locale and file, or the same facts as JSON.
 
 Both are byte-identical to what the Node command (``mt-eval-locales``) prints for the same run, error
-messages of failed keys aside (a method's exception reads differently in each runtime).
+messages of failed keys aside (a method's exception reads differently in each runtime). With ``--json``, a run
+that stops on an error (the config, a busy project, a method that cannot start, a project file) prints a report
+too, with ``ok`` false, ``error`` {kind, message} and no locales; a finished run's ``error`` is null.
 """
 
 from __future__ import annotations
@@ -57,7 +59,13 @@ def render_json(report: SyncReport) -> str:
 
 
 def as_json(report: SyncReport) -> dict[str, Any]:
-    return {"dryRun": report.dry_run, "ok": report.ok, "locales": [_locale(r) for r in report.locales]}
+    return {"dryRun": report.dry_run, "ok": report.ok, "error": None, "locales": [_locale(r) for r in report.locales]}
+
+
+def render_error(kind: str, message: str, *, dry_run: bool) -> str:
+    """The report of a run that stopped on an error: ``kind`` (config, busy, method or project) and the message
+    printed on stderr after the command's name."""
+    return format_json({"dryRun": dry_run, "ok": False, "error": {"kind": kind, "message": message}, "locales": []})
 
 
 def _locale(report: LocaleReport) -> dict[str, Any]:

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from mt_eval.errors import ExpectedError
 
 if TYPE_CHECKING:
+    from mt_eval.champollion.config import ChampollionConfig
+    from mt_eval.champollion.sync import PairMethod, SyncReport
     from mt_eval.loader import LoadedMethod
     from mt_eval.locks import Busy
 
@@ -63,17 +65,45 @@ def wait_seconds(value: str | float | None) -> float | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import anyio
-
-    from mt_eval.champollion.config import read_config
-    from mt_eval.champollion.languages import same_locale
-    from mt_eval.champollion.methods import open_pair_method
-    from mt_eval.champollion.report import render_json, render_text
-    from mt_eval.champollion.sync import pair_method, sync_locales
+    from mt_eval.champollion.methods import MethodCannotStart
     from mt_eval.locks import Busy
-    from mt_eval.loop_watchdog import LoopWatchdog, find_blocked
 
     wait_s = wait_seconds(args.wait)
+    expected = (ExpectedError, *EXPECTED)
+    try:
+        config, methods = _chosen(args)
+    except expected as error:
+        _json_error(args, "config", error)
+        raise
+    try:
+        with _project_lock(config.locales_dir, dry_run=args.dry_run, wait_s=wait_s):
+            report = _translate(config, methods, args)
+    except Busy as busy:  # exit status 1, as for any project it cannot write
+        if wait_s is not None:
+            busy = StillBusy(busy, wait_s)
+        else:
+            busy.fix = "Wait for it to finish, or give --wait to wait"
+        _json_error(args, "busy", busy)
+        raise busy from None
+    except MethodBlocked as blocked:
+        _json_error(args, "method", blocked)
+        print(f"mt-eval locales: {blocked}", file=sys.stderr)
+        return 1
+    except expected as error:
+        _json_error(args, "method" if isinstance(error, MethodCannotStart) else "project", error)
+        raise
+    from mt_eval.champollion.report import render_json, render_text
+
+    sys.stdout.write(render_json(report) if args.json else render_text(report))
+    return 0 if report.ok else 1
+
+
+def _chosen(args: argparse.Namespace) -> tuple[ChampollionConfig, list[PairMethod]]:
+    """The config (its warnings said) and the method of each pair chosen; raises when either cannot be used."""
+    from mt_eval.champollion.config import read_config
+    from mt_eval.champollion.languages import same_locale
+    from mt_eval.champollion.sync import pair_method
+
     config = read_config(args.config)
     for warning in config.warnings:
         print(warning.render(), file=sys.stderr)
@@ -83,11 +113,21 @@ def run(args: argparse.Namespace) -> int:
                          f"{', '.join(p.target for p in config.pairs)})")
     config.check_locales_dir()
     pairs = [p for p in config.pairs if not args.locale or any(same_locale(w, p.target) for w in args.locale)]
-    methods = [pair_method(config, pair) for pair in pairs]
+    return config, [pair_method(config, pair) for pair in pairs]
+
+
+def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argparse.Namespace) -> SyncReport:
+    """Run `sync_locales` with each pair's plugin, closing them all; `MethodBlocked` when one blocked the loop."""
+    import anyio
+
+    from mt_eval.champollion.methods import open_pair_method
+    from mt_eval.champollion.sync import sync_locales
+    from mt_eval.loop_watchdog import LoopWatchdog, find_blocked
+
     opened: list[LoadedMethod] = []
     progress = _Progress(sys.stderr, quiet=args.quiet)
 
-    async def main() -> Any:
+    async def main() -> SyncReport:
         try:
             limit = max(max((m.run_config.get("timeout_s", 120.0) * int(m.run_config["batch_size"]) for m in methods),
                             default=0.0), 0.5)
@@ -104,24 +144,28 @@ def run(args: argparse.Namespace) -> int:
                         await close()
 
     try:
-        with _project_lock(config.locales_dir, dry_run=args.dry_run, wait_s=wait_s):
-            report = anyio.run(main)
-    except Busy as busy:  # exit status 1, as for any project it cannot write
-        if wait_s is None:
-            busy.fix = "Wait for it to finish, or give --wait to wait"
-            raise
-        raise StillBusy(busy, wait_s) from None
+        return anyio.run(main)
     except BaseException as error:
         blocked = find_blocked(error)
         if blocked is None:
             raise
-        print(f"mt-eval locales: a method {blocked} inside translate() (a synchronous call in an async method: "
-              "time.sleep, a blocking HTTP client, a long loop) and was stopped; the locales finished before are "
-              "saved. Fix: await asynchronous I/O in translate(), or run blocking code with "
-              "`await asyncio.to_thread(...)`", file=sys.stderr)
-        return 1
-    sys.stdout.write(render_json(report) if args.json else render_text(report))
-    return 0 if report.ok else 1
+        raise MethodBlocked(f"a method {blocked} inside translate() (a synchronous call in an async method: "
+                            "time.sleep, a blocking HTTP client, a long loop) and was stopped; the locales finished "
+                            "before are saved. Fix: await asynchronous I/O in translate(), or run blocking code with "
+                            "`await asyncio.to_thread(...)`") from None
+
+
+class MethodBlocked(Exception):
+    """A method blocked the event loop and was stopped; the message says how to fix it."""
+
+
+def _json_error(args: argparse.Namespace, kind: str, error: BaseException) -> None:
+    """With --json, the error as the report on stdout (what is printed on stderr, after the command's name)."""
+    if args.json:
+        from mt_eval.champollion.report import render_error
+
+        message = error.one_line() if isinstance(error, ExpectedError) else str(error)
+        sys.stdout.write(render_error(kind, message, dry_run=args.dry_run))
 
 
 def _project_lock(locales_dir: Path, *, dry_run: bool, wait_s: float | None

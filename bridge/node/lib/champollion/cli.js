@@ -2,7 +2,7 @@
 // names — the Node twin of `mt-eval locales`, with the same options, output and files.
 import { renderProblem } from './config.js';
 import { describeHolder } from './project-lock.js';
-import { progressLine, renderJson, renderText, reportOk } from './report.js';
+import { progressLine, renderError, renderJson, renderText, reportOk } from './report.js';
 import { translateLocales } from './sync.js';
 
 export const USAGE = `usage: mt-eval-locales [--config PATH] [--locale LOCALE]... [--dry-run] [--force] [--json] [--quiet]
@@ -113,7 +113,9 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
       onWait: (busy) => stderr.write(`mt-eval-locales: ${busy.message}; waiting for it (--wait)\n`),
     });
   } catch (error) {
-    stderr.write(`mt-eval-locales: ${error.name === 'ProjectBusyError' ? busyMessage(error, options.wait) : error.message}\n`);
+    const message = error.name === 'ProjectBusyError' ? busyMessage(error, options.wait) : error.message;
+    if (options.json) stdout.write(renderError(error.kind ?? 'project', message, { dryRun: options.dryRun }));
+    stderr.write(`mt-eval-locales: ${message}\n`);
     return 1;
   } finally {
     progress.close();

@@ -1,4 +1,6 @@
-// What mt-eval-locales prints — the same text and JSON as `mt-eval locales` (mt_eval.champollion.report).
+// What mt-eval-locales prints — the same text and JSON as `mt-eval locales` (mt_eval.champollion.report). With
+// --json, a run that stops on an error prints a report too: ok false, error {kind, message}, no locales; a
+// finished run's error is null.
 import { formatJson } from './json.js';
 
 const MARK = { new: '+', 'source changed': '~', 'method changed': '~', forced: '~' };
@@ -47,6 +49,7 @@ export function reportJson(report) {
   return {
     dryRun: report.dryRun,
     ok: reportOk(report),
+    error: null,
     locales: report.locales.map((locale) => ({
       locale: locale.locale, pair: locale.pair, method: locale.method, languages: locale.languages,
       sent: locale.sent, calls: locale.calls,
@@ -60,5 +63,11 @@ export function reportJson(report) {
 }
 
 export const renderJson = (report) => formatJson(reportJson(report));
+
+/**
+ * The report of a run that stopped on an error: kind (config, busy, method or project) and the message
+ * printed on stderr after the command's name.
+ */
+export const renderError = (kind, message, { dryRun }) => formatJson({ dryRun, ok: false, error: { kind, message }, locales: [] });
 
 export const progressLine = (locale, done, total) => `${locale}: ${done}/${total} strings translated`;

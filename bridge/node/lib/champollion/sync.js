@@ -57,6 +57,12 @@ export function resolvePair(config, key) {
   return pairMethod(config, pair);
 }
 
+/** Say what failed (error.kind: config, busy, method or project), unless something closer to it already did. */
+function failedAs(kind, error) {
+  if (error instanceof Error && error.kind === undefined) error.kind = kind;
+  return error;
+}
+
 /**
  * Read a config and bring its locales up to date (what mt-eval-locales does). options: locales (target
  * locales to do; default all), dryRun, force, progress(locale, done, total), onWarning(problem),
@@ -65,35 +71,56 @@ export function resolvePair(config, key) {
  * not wait), onWait(busy). Resolves to the report; rejects with ChampollionConfigError, LocalesDirError,
  * MethodPluginNotFoundError, LanguageError or ManifestError before anything is sent, and with
  * ProjectBusyError when another process (Node or Python) holds the project. A dry run takes no lock.
+ * The error's kind says what failed: "config" (the config or what it names), "busy" (the project is in
+ * use), "method" (a plugin cannot start) or "project" (a project file).
  */
 export async function translateLocales(configPathOrDir, options = {}) {
-  const config = readChampollionConfig(configPathOrDir);
-  for (const warning of config.warnings) options.onWarning?.(warning);
-  const wanted = options.locales ?? [];
-  const unknown = wanted.filter((locale) => !config.pairs.some((pair) => sameLocale(locale, pair.target)));
-  if (unknown.length) {
-    throw new Error(`--locale ${unknown.join(', ')}: not a target locale of ${config.file} (its targets: ${config.pairs.map((p) => p.target).join(', ')})`);
+  let config;
+  let methods;
+  try {
+    config = readChampollionConfig(configPathOrDir);
+    for (const warning of config.warnings) options.onWarning?.(warning);
+    const wanted = options.locales ?? [];
+    const unknown = wanted.filter((locale) => !config.pairs.some((pair) => sameLocale(locale, pair.target)));
+    if (unknown.length) {
+      throw new Error(`--locale ${unknown.join(', ')}: not a target locale of ${config.file} (its targets: ${config.pairs.map((p) => p.target).join(', ')})`);
+    }
+    const pairs = config.pairs.filter((pair) => !wanted.length || wanted.some((locale) => sameLocale(locale, pair.target)));
+    checkLocalesDir(config);
+    methods = pairs.map((pair) => pairMethod(config, pair));
+  } catch (error) {
+    throw failedAs('config', error);
   }
-  const pairs = config.pairs.filter((pair) => !wanted.length || wanted.some((locale) => sameLocale(locale, pair.target)));
-  checkLocalesDir(config);
-  const methods = pairs.map((pair) => pairMethod(config, pair));
   const opened = [];
   const open = async (method) => {
-    const plugin = await loadMethodPlugin(method.directory, { mtEval: options.mtEval, logger: options.logger });
-    opened.push(plugin);
     try {
-      await plugin.start(method.runConfig);
+      const plugin = await loadMethodPlugin(method.directory, { mtEval: options.mtEval, logger: options.logger });
+      opened.push(plugin);
+      try {
+        await plugin.start(method.runConfig);
+      } catch (error) {
+        throw new Error(`pair ${method.pair.key}: ${method.methodId} (${method.directory}) cannot start: ${error.message}`,
+          { cause: error });
+      }
+      return (entries, runConfig) => plugin.translate(entries, runConfig);
     } catch (error) {
-      throw new Error(`pair ${method.pair.key}: ${method.methodId} (${method.directory}) cannot start: ${error.message}`,
-        { cause: error });
+      throw failedAs('method', error);
     }
-    return (entries, runConfig) => plugin.translate(entries, runConfig);
   };
-  const lock = options.dryRun ? null : await acquireProjectLock(config.localesDir, {
-    command: options.command ?? 'translateLocales', waitS: options.wait ?? null, onWait: options.onWait,
-  });
+  let lock = null;
+  try {
+    if (!options.dryRun) {
+      lock = await acquireProjectLock(config.localesDir, {
+        command: options.command ?? 'translateLocales', waitS: options.wait ?? null, onWait: options.onWait,
+      });
+    }
+  } catch (error) {
+    throw failedAs(error.name === 'ProjectBusyError' ? 'busy' : 'project', error);
+  }
   try {
     return await syncLocales(config, methods, open, options);
+  } catch (error) {
+    throw failedAs('project', error);
   } finally {
     await Promise.all(opened.map((plugin) => plugin.close()));
     await lock?.release();

@@ -202,7 +202,8 @@ export interface LocalesReport {
 /**
  * Bring a champollion project's target locale files up to date, as `mt-eval-locales` does: only keys
  * missing or changed since the lock file recorded them are sent; placeholders are protected; a failed
- * key keeps its previous value.
+ * key keeps its previous value. A rejection's error has a kind: "config" (the config or what it names),
+ * "busy" (the project is in use), "method" (a plugin cannot start) or "project" (a project file).
  */
 export function translateLocales(configPathOrDir?: string, options?: {
   locales?: readonly string[];
