@@ -3,7 +3,8 @@
 Both are byte-identical to what the Node command (``mt-eval-locales``) prints for the same run, error
 messages of failed keys aside (a method's exception reads differently in each runtime). With ``--json``, a run
 that stops on an error (the config, a busy project, a method that cannot start, a project file) prints a report
-too, with ``ok`` false, ``error`` {kind, message} and no locales; a finished run's ``error`` is null.
+too, with ``ok`` false, ``error`` {kind, message} and no locales; a finished run's ``error`` is null, and an
+interrupted one's says what was kept (`interrupted_message`, also said on stderr).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def _counts(file: FileReport, dry_run: bool) -> str:
                  (len(file.removed), "to remove"), (len(file.failed), "failed")]
     else:
         parts = [(len(file.translated), "translated"), (len(file.copied), "copied"), (file.up_to_date, "up to date"),
-                 (len(file.adopted), "adopted"), (len(file.removed), "removed"), (len(file.failed), "failed")]
+                 (len(file.adopted), "adopted"), (len(file.removed), "removed"), (len(file.failed), "failed"),
+                 (len(file.interrupted), "not translated (interrupted)")]
     shown = [f"{count} {label}" for count, label in parts if count]
     return ", ".join(shown) or "no keys"
 
@@ -51,7 +53,27 @@ def render_text(report: SyncReport) -> str:
         lines.append("dry run: nothing was sent or written")
     elif failed:
         lines.append(f"{_plural(failed, 'problem')}: failed keys kept their previous values")
+    if report.interrupted:
+        lines.append("interrupted: what was translated is written; the rest kept its previous values")
     return "\n".join(lines) + "\n"
+
+
+def interrupted_message(report: SyncReport) -> str:
+    """What an interrupted run kept and what it did not, for stderr (and the JSON report's error)."""
+    files = [f for r in report.locales for f in r.files]
+    if not files:
+        return "interrupted before anything was sent; nothing was written"
+    kept = sum(len(f.translated) + len(f.copied) for f in files if f.error is None)
+    written = sum(f.written for f in files)
+    parts = [f"interrupted; kept {_plural(kept, 'key')} translated ({_plural(written, 'file')} written, with their "
+             "lock entries)"]
+    missing = [(r.locale, n) for r in report.locales if (n := sum(len(f.interrupted) for f in r.files))]
+    if missing:
+        parts.append("not translated: " + ", ".join(f"{_plural(n, 'key')} of {locale}" for locale, n in missing))
+    if report.not_started:
+        parts.append(f"not started: {', '.join(report.not_started)}")
+    rest = ". Run the same command again for the rest; what was kept is not sent again" if len(parts) > 1 else ""
+    return "; ".join(parts) + rest
 
 
 def render_json(report: SyncReport) -> str:
@@ -59,12 +81,13 @@ def render_json(report: SyncReport) -> str:
 
 
 def as_json(report: SyncReport) -> dict[str, Any]:
-    return {"dryRun": report.dry_run, "ok": report.ok, "error": None, "locales": [_locale(r) for r in report.locales]}
+    error = {"kind": "interrupted", "message": interrupted_message(report)} if report.interrupted else None
+    return {"dryRun": report.dry_run, "ok": report.ok, "error": error, "locales": [_locale(r) for r in report.locales]}
 
 
 def render_error(kind: str, message: str, *, dry_run: bool) -> str:
-    """The report of a run that stopped on an error: ``kind`` (config, busy, method or project) and the message
-    printed on stderr after the command's name."""
+    """The report of a run that stopped on an error: ``kind`` (config, busy, method, project, or interrupted
+    before anything was sent) and the message printed on stderr after the command's name."""
     return format_json({"dryRun": dry_run, "ok": False, "error": {"kind": kind, "message": message}, "locales": []})
 
 
@@ -76,7 +99,8 @@ def _locale(report: LocaleReport) -> dict[str, Any]:
 def _file(file: FileReport) -> dict[str, Any]:
     return {"file": file.file, "due": [{"key": k, "reason": r} for k, r in file.due], "upToDate": file.up_to_date,
             "adopted": file.adopted, "removed": file.removed, "translated": file.translated, "copied": file.copied,
-            "failed": [{"key": k, "error": e} for k, e in file.failed], "written": file.written, "error": file.error}
+            "failed": [{"key": k, "error": e} for k, e in file.failed], "interrupted": file.interrupted,
+            "written": file.written, "error": file.error}
 
 
 def progress_line(locale: str, done: int, total: int) -> str:

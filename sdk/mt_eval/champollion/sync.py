@@ -4,17 +4,22 @@ Per target locale (in config order): the due source texts of all its files, each
 key order, are protected (`placeholders`), sent in batches of the pair's ``batchSize`` and restored. A
 text with nothing to translate (only placeholders, digits, punctuation) is copied without being sent.
 A failed key keeps its previous value (or stays out of the file) and its previous lock entry, so it is
-tried again next time. A target file is written only when its bytes change; so is the lock file. A target file
-that cannot be written is an error of that file alone (the others are written), and keeps its lock entries.
+tried again next time; so does a key not translated when the run was interrupted (Ctrl-C), whose locale is
+written with what was translated before. A target file is written only when its bytes change; so is the
+lock file. A target file that cannot be written is an error of that file alone (the others are written),
+and keeps its lock entries.
 The Node side (``lib/champollion/sync.js``) does the same, and writes the same bytes.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import anyio
 
 from mt_eval.champollion.config import ChampollionConfig, Pair
 from mt_eval.champollion.files import FileProblem, unwritable, write_atomic
@@ -86,6 +91,7 @@ class FileReport:
     translated: list[str] = field(default_factory=list)
     copied: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    interrupted: list[str] = field(default_factory=list)  # due, and not translated before the run was interrupted
     written: bool = False
     error: str | None = None
 
@@ -105,25 +111,40 @@ class LocaleReport:
 class SyncReport:
     dry_run: bool
     locales: list[LocaleReport] = field(default_factory=list)
+    interrupted: bool = False
+    not_started: list[str] = field(default_factory=list)  # target locales an interruption left alone
 
     @property
     def ok(self) -> bool:
-        return all(f.error is None and not f.failed for r in self.locales for f in r.files)
+        return not self.interrupted and all(f.error is None and not f.failed and not f.interrupted
+                                            for r in self.locales for f in r.files)
+
+
+@dataclass
+class _Sent:
+    strings: int = 0
+    calls: int = 0
 
 
 async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
                        open_method: Callable[[PairMethod], Awaitable[Translate]], *, dry_run: bool = False,
-                       force: bool = False,
-                       progress: Progress | None = None) -> SyncReport:
+                       force: bool = False, progress: Progress | None = None,
+                       stop: anyio.Event | None = None) -> SyncReport:
     """Bring every pair's target files up to date; ``open_method`` is awaited only for a pair with work, and
-    when it raises (the method cannot start) so does this, once, at once: locales done before are saved."""
+    when it raises (the method cannot start) so does this, once, at once: locales done before are saved.
+    Once ``stop`` is set (Ctrl-C), nothing more is sent: the locale in progress is written with what was
+    translated (and its lock entries), the others are not started, and the report says ``interrupted``."""
     config.check_locales_dir()
     files = find_locale_files(config.locales_dir, config.input_locale)
     lock_path = config.locales_dir / LOCK_FILE
     lock = read_lock(lock_path)
     saved = lock.to_json() if lock_path.is_file() else None
     report = SyncReport(dry_run=dry_run)
-    for method in methods:
+    for index, method in enumerate(methods):
+        if stop is not None and stop.is_set():
+            report.interrupted = True
+            report.not_started = [m.pair.target for m in methods[index:]]
+            break
         locale = method.pair.target
         plans = [plan_file(files, name, config.locales_dir, config.input_locale, locale, lock, method.fingerprint,
                            force=force) for name in files.sources]
@@ -140,17 +161,48 @@ async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
         if sendable and not dry_run:
             if (problem := unwritable(lock_path)) is not None:
                 raise problem  # what is translated could not be recorded, and would be paid for again
-            translate = await open_method(method)
             batches = [sendable[i:i + batch_size] for i in range(0, len(sendable), batch_size)]
-            await _run_batches(batches, translate, texts, method.run_config, outcomes, locale, progress)
+            sent = _Sent()
+            send = functools.partial(_send, open_method, method, batches, texts, outcomes, progress, sent)
+            if await _unless_stopped(stop, send):
+                report.interrupted = True
+                report.not_started = [m.pair.target for m in methods[index + 1:]]
+                locale_report.sent, locale_report.calls = sent.strings, sent.calls
         for plan in plans:
             locale_report.files.append(_finish_file(plan, outcomes, texts, lock, method.fingerprint, dry_run))
         _drop_stale_files(lock, files, locale, plans)
         if not dry_run:  # after each locale, so an interrupted run loses no record of what it wrote
             saved = _save_lock(lock, lock_path, saved)
+        if report.interrupted:
+            break
     if not dry_run:
         _save_lock(lock, lock_path, saved)
     return report
+
+
+async def _unless_stopped(stop: anyio.Event | None, work: Callable[[], Awaitable[None]]) -> bool:
+    """Run ``work``, cancelled if ``stop`` is set first; True when ``stop`` was set (before or during it)."""
+    if stop is None:
+        await work()
+        return False
+    if stop.is_set():
+        return True
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+
+        async def stopper() -> None:
+            await stop.wait()
+            group.cancel_scope.cancel()
+
+        group.start_soon(stopper)
+        try:
+            await work()
+        except Exception as exc:  # raised as it is (a method that cannot start), not in an exception group
+            failure = exc
+        group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    return stop.is_set()
 
 
 def _save_lock(lock: Lock, path: Path, saved: str | None) -> str:
@@ -160,23 +212,29 @@ def _save_lock(lock: Lock, path: Path, saved: str | None) -> str:
     return text
 
 
+async def _send(open_method: Callable[[PairMethod], Awaitable[Translate]], method: PairMethod,
+                batches: list[list[str]], texts: dict[str, Protected],
+                outcomes: dict[str, tuple[str | None, str | None]], progress: Progress | None, sent: _Sent) -> None:
+    """Start the pair's method and translate the locale's batches with it."""
+    translate = await open_method(method)
+    await _run_batches(batches, translate, texts, method.run_config, outcomes, method.pair.target, progress, sent)
+
+
 async def _run_batches(batches: list[list[str]], translate: Translate, texts: dict[str, Protected],
                        run_config: dict[str, Any], outcomes: dict[str, tuple[str | None, str | None]], locale: str,
-                       progress: Progress | None) -> None:
-    """Translate the batches, `BATCHES_IN_FLIGHT` at a time, reporting progress after each."""
-    import anyio
-
+                       progress: Progress | None, sent: _Sent) -> None:
+    """Translate the batches, `BATCHES_IN_FLIGHT` at a time, counting each answered in ``sent`` and reporting
+    progress after it."""
     pending = iter(batches)
     total = sum(len(batch) for batch in batches)
-    done = 0
 
     async def worker() -> None:
-        nonlocal done
         for batch in pending:
             outcomes.update(await _translate_batch(translate, batch, texts, run_config))
-            done += len(batch)
+            sent.strings += len(batch)
+            sent.calls += 1
             if progress is not None:
-                progress(locale, done, total)
+                progress(locale, sent.strings, total)
 
     async with anyio.create_task_group() as group:
         for _ in range(min(BATCHES_IN_FLIGHT, len(batches))):
@@ -224,6 +282,9 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
     values = {key: text for key, text in plan.previous.items() if key in plan.keep or key in due_keys}
     entries: dict[str, LockEntry] = dict(plan.keep)
     for due in plan.due:
+        if due.slot.source not in outcomes:  # the run was interrupted before it was translated
+            report.interrupted.append(due.slot.key)
+            continue
         translated, error = outcomes[due.slot.source]
         if translated is None:
             fallback = "kept the previous value" if due.slot.key in plan.previous else "left out of the file"

@@ -2,7 +2,9 @@
 
 The Node command ``mt-eval-locales`` (package mt-eval-bridge) takes the same options and writes the same
 files; see the README's champollion section. Both hold the project's lock (`mt_eval.locks.ProjectLock`)
-while they write, so two runs of either never overlap; ``--dry-run`` writes nothing and takes no lock.
+while they write, so two runs of either never overlap; ``--dry-run`` writes nothing and takes no lock. Ctrl-C
+stops sending: what was translated is written (with its lock entries), the report and what was kept are
+printed, and the exit status is 130; a second Ctrl-C ends the process at once.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+import os
 import re
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,12 +22,17 @@ from typing import TYPE_CHECKING, Any
 from mt_eval.errors import ExpectedError
 
 if TYPE_CHECKING:
+    import anyio
+    import anyio.abc
+
     from mt_eval.champollion.config import ChampollionConfig
     from mt_eval.champollion.sync import PairMethod, SyncReport
     from mt_eval.loader import LoadedMethod
     from mt_eval.locks import Busy
 
 EXPECTED = (ValueError, LookupError, OSError)  # an unreadable config, an unknown locale, a plugin not found
+# Ctrl-C before anything was sent (one later writes what was translated and says so: `interrupted_message`).
+INTERRUPTED = "mt-eval locales: interrupted before anything was sent; nothing was written"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -92,9 +101,15 @@ def run(args: argparse.Namespace) -> int:
     except expected as error:
         _json_error(args, "method" if isinstance(error, MethodCannotStart) else "project", error)
         raise
-    from mt_eval.champollion.report import render_json, render_text
+    except KeyboardInterrupt:  # before anything was sent: `main` says INTERRUPTED
+        _json_error(args, "interrupted", INTERRUPTED.removeprefix("mt-eval locales: "))
+        raise
+    from mt_eval.champollion.report import interrupted_message, render_json, render_text
 
     sys.stdout.write(render_json(report) if args.json else render_text(report))
+    if report.interrupted:
+        print(f"mt-eval locales: {interrupted_message(report)}", file=sys.stderr)
+        return 130
     return 0 if report.ok else 1
 
 
@@ -128,20 +143,30 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
     progress = _Progress(sys.stderr, quiet=args.quiet)
 
     async def main() -> SyncReport:
-        try:
-            limit = max(max((m.run_config.get("timeout_s", 120.0) * int(m.run_config["batch_size"]) for m in methods),
-                            default=0.0), 0.5)
-            with LoopWatchdog(limit, hard_message="mt-eval locales: a method blocked the event loop and could not "
-                              "be interrupted; the locales finished before are saved", hard_exit_code=1):
-                return await sync_locales(config, methods, lambda m: open_pair_method(m, opened), dry_run=args.dry_run,
-                                          force=args.force, progress=progress)
-        finally:
-            progress.close()
-            for loaded in opened:
-                close = getattr(loaded.method, "aclose", None)
-                if close is not None:
-                    with anyio.CancelScope(shield=True):
-                        await close()
+        stop = anyio.Event()
+        failure: Exception | None = None
+        async with anyio.create_task_group() as group:
+            await group.start(_stop_on_interrupt, stop)
+            try:
+                limit = max(max((m.run_config.get("timeout_s", 120.0) * int(m.run_config["batch_size"])
+                                 for m in methods), default=0.0), 0.5)
+                with LoopWatchdog(limit, hard_message="mt-eval locales: a method blocked the event loop and could not "
+                                  "be interrupted; the locales finished before are saved", hard_exit_code=1):
+                    report = await sync_locales(config, methods, lambda m: open_pair_method(m, opened),
+                                                dry_run=args.dry_run, force=args.force, progress=progress, stop=stop)
+            except Exception as exc:  # raised as it is after the group, not in an exception group
+                failure = exc
+            finally:
+                progress.close()
+                for loaded in opened:
+                    close = getattr(loaded.method, "aclose", None)
+                    if close is not None:
+                        with anyio.CancelScope(shield=True):
+                            await close()
+                group.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        return report
 
     try:
         return anyio.run(main)
@@ -155,11 +180,24 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
                             "`await asyncio.to_thread(...)`") from None
 
 
+async def _stop_on_interrupt(stop: anyio.Event, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+    """Ctrl-C sets ``stop`` (what was translated is written, and the run ends); a second one ends the process."""
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+        task_status.started()
+        async for _ in signals:
+            if stop.is_set():
+                print("\nmt-eval locales: interrupted again: stopped at once", file=sys.stderr, flush=True)
+                os._exit(130)
+            stop.set()
+
+
 class MethodBlocked(Exception):
     """A method blocked the event loop and was stopped; the message says how to fix it."""
 
 
-def _json_error(args: argparse.Namespace, kind: str, error: BaseException) -> None:
+def _json_error(args: argparse.Namespace, kind: str, error: BaseException | str) -> None:
     """With --json, the error as the report on stdout (what is printed on stderr, after the command's name)."""
     if args.json:
         from mt_eval.champollion.report import render_error

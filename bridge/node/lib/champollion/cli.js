@@ -2,7 +2,7 @@
 // names — the Node twin of `mt-eval locales`, with the same options, output and files.
 import { renderProblem } from './config.js';
 import { describeHolder } from './project-lock.js';
-import { progressLine, renderError, renderJson, renderText, reportOk } from './report.js';
+import { interruptedMessage, progressLine, renderError, renderJson, renderText, reportOk } from './report.js';
 import { translateLocales } from './sync.js';
 
 export const USAGE = `usage: mt-eval-locales [--config PATH] [--locale LOCALE]... [--dry-run] [--force] [--json] [--quiet]
@@ -83,6 +83,8 @@ function progressReporter(stream, quiet) {
   return report;
 }
 
+const INTERRUPTED_EARLY = 'interrupted before anything was sent; nothing was written';
+
 /** Another run holds the project: what to do about it, or (once --wait has run out) how long was waited. */
 function busyMessage(busy, waitS) {
   if (waitS === null) return `${busy.message}. Wait for it to finish, or give --wait to wait`;
@@ -90,7 +92,7 @@ function busyMessage(busy, waitS) {
     + 'then run again, or give a longer --wait';
 }
 
-/** Run the command; resolves to the exit status (0 done, 1 a problem, 2 a usage error). */
+/** Run the command; resolves to the exit status (0 done, 1 a problem, 2 a usage error, 130 interrupted). */
 export async function main(argv, { stdout = process.stdout, stderr = process.stderr, env = process.env } = {}) {
   let options;
   try {
@@ -104,6 +106,17 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
     return 0;
   }
   const progress = progressReporter(stderr, options.quiet);
+  // Ctrl-C: nothing more is sent, what was translated is written and the report says so (exit status 130);
+  // a second one ends the process at once.
+  const interrupt = new AbortController();
+  const onInterrupt = () => {
+    if (interrupt.signal.aborted) {
+      stderr.write('\nmt-eval-locales: interrupted again: stopped at once\n');
+      process.exit(130);
+    }
+    interrupt.abort();
+  };
+  process.on('SIGINT', onInterrupt);
   let report;
   try {
     report = await translateLocales(options.config, {
@@ -111,15 +124,22 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
       onWarning: (problem) => stderr.write(`${renderProblem(problem)}\n`),
       command: 'mt-eval-locales', wait: options.wait,
       onWait: (busy) => stderr.write(`mt-eval-locales: ${busy.message}; waiting for it (--wait)\n`),
+      signal: interrupt.signal,
     });
   } catch (error) {
-    const message = error.name === 'ProjectBusyError' ? busyMessage(error, options.wait) : error.message;
+    const early = error.kind === 'interrupted';
+    const message = early ? INTERRUPTED_EARLY : error.name === 'ProjectBusyError' ? busyMessage(error, options.wait) : error.message;
     if (options.json) stdout.write(renderError(error.kind ?? 'project', message, { dryRun: options.dryRun }));
     stderr.write(`mt-eval-locales: ${message}\n`);
-    return 1;
+    return early ? 130 : 1;
   } finally {
     progress.close();
+    process.removeListener('SIGINT', onInterrupt);
   }
   stdout.write(options.json ? renderJson(report) : renderText(report));
+  if (report.interrupted) {
+    stderr.write(`mt-eval-locales: ${interruptedMessage(report)}\n`);
+    return 130;
+  }
   return reportOk(report) ? 0 : 1;
 }

@@ -97,14 +97,16 @@ const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 /**
  * Hold the project of localesDir until release(). Rejects with ProjectBusyError when another process
  * holds it, at once or, with waitS (seconds, Infinity for no limit), once that long has passed;
- * onWait(busy) is called once when waiting begins.
+ * onWait(busy) is called once when waiting begins, and an abort of signal ends the wait (rejecting with
+ * its reason).
  */
-export async function acquireProjectLock(localesDir, { command, waitS = null, onWait } = {}) {
+export async function acquireProjectLock(localesDir, { command, waitS = null, onWait, signal } = {}) {
   const address = projectLockAddress(localesDir);
   const info = holderInfo(command);
   const deadline = waitS === null || waitS === undefined ? null : Date.now() + waitS * 1000;
   let told = false;
   for (;;) {
+    signal?.throwIfAborted();
     let holder = {};
     for (let attempt = 0; attempt < 3; attempt++) {
       try {

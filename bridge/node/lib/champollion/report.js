@@ -1,6 +1,7 @@
 // What mt-eval-locales prints — the same text and JSON as `mt-eval locales` (mt_eval.champollion.report). With
 // --json, a run that stops on an error prints a report too: ok false, error {kind, message}, no locales; a
-// finished run's error is null.
+// finished run's error is null, and an interrupted one's says what was kept (interruptedMessage, also said on
+// stderr).
 import { formatJson } from './json.js';
 
 const MARK = { new: '+', 'source changed': '~', 'method changed': '~', forced: '~' };
@@ -12,12 +13,29 @@ function counts(file, dryRun) {
     ? [[file.due.length, 'to translate'], [file.upToDate, 'up to date'], [file.adopted.length, 'adopted'],
       [file.removed.length, 'to remove'], [file.failed.length, 'failed']]
     : [[file.translated.length, 'translated'], [file.copied.length, 'copied'], [file.upToDate, 'up to date'],
-      [file.adopted.length, 'adopted'], [file.removed.length, 'removed'], [file.failed.length, 'failed']];
+      [file.adopted.length, 'adopted'], [file.removed.length, 'removed'], [file.failed.length, 'failed'],
+      [file.interrupted.length, 'not translated (interrupted)']];
   return parts.filter(([count]) => count).map(([count, label]) => `${count} ${label}`).join(', ') || 'no keys';
 }
 
 export function reportOk(report) {
-  return report.locales.every((locale) => locale.files.every((file) => file.error === null && file.failed.length === 0));
+  return !report.interrupted && report.locales.every((locale) => locale.files.every((file) => file.error === null
+    && file.failed.length === 0 && file.interrupted.length === 0));
+}
+
+/** What an interrupted run kept and what it did not, for stderr (and the JSON report's error). */
+export function interruptedMessage(report) {
+  const files = report.locales.flatMap((locale) => locale.files);
+  if (!files.length) return 'interrupted before anything was sent; nothing was written';
+  const kept = files.filter((file) => file.error === null).reduce((sum, file) => sum + file.translated.length + file.copied.length, 0);
+  const written = files.filter((file) => file.written).length;
+  const parts = [`interrupted; kept ${plural(kept, 'key')} translated (${plural(written, 'file')} written, with their lock entries)`];
+  const missing = report.locales.map((locale) => [locale.locale, locale.files.reduce((sum, file) => sum + file.interrupted.length, 0)])
+    .filter(([, count]) => count);
+  if (missing.length) parts.push(`not translated: ${missing.map(([locale, count]) => `${plural(count, 'key')} of ${locale}`).join(', ')}`);
+  if (report.notStarted?.length) parts.push(`not started: ${report.notStarted.join(', ')}`);
+  const rest = parts.length > 1 ? '. Run the same command again for the rest; what was kept is not sent again' : '';
+  return parts.join('; ') + rest;
 }
 
 export function renderText(report) {
@@ -42,6 +60,7 @@ export function renderText(report) {
     + locale.files.reduce((n, file) => n + file.failed.length + (file.error !== null ? 1 : 0), 0), 0);
   if (report.dryRun) lines.push('dry run: nothing was sent or written');
   else if (failed) lines.push(`${plural(failed, 'problem')}: failed keys kept their previous values`);
+  if (report.interrupted) lines.push('interrupted: what was translated is written; the rest kept its previous values');
   return `${lines.join('\n')}\n`;
 }
 
@@ -49,14 +68,15 @@ export function reportJson(report) {
   return {
     dryRun: report.dryRun,
     ok: reportOk(report),
-    error: null,
+    error: report.interrupted ? { kind: 'interrupted', message: interruptedMessage(report) } : null,
     locales: report.locales.map((locale) => ({
       locale: locale.locale, pair: locale.pair, method: locale.method, languages: locale.languages,
       sent: locale.sent, calls: locale.calls,
       files: locale.files.map((file) => ({
         file: file.file, due: file.due.map(([key, reason]) => ({ key, reason })), upToDate: file.upToDate,
         adopted: file.adopted, removed: file.removed, translated: file.translated, copied: file.copied,
-        failed: file.failed.map(([key, error]) => ({ key, error })), written: file.written, error: file.error,
+        failed: file.failed.map(([key, error]) => ({ key, error })), interrupted: file.interrupted, written: file.written,
+        error: file.error,
       })),
     })),
   };
@@ -65,8 +85,8 @@ export function reportJson(report) {
 export const renderJson = (report) => formatJson(reportJson(report));
 
 /**
- * The report of a run that stopped on an error: kind (config, busy, method or project) and the message
- * printed on stderr after the command's name.
+ * The report of a run that stopped on an error: kind (config, busy, method, project, or interrupted before
+ * anything was sent) and the message printed on stderr after the command's name.
  */
 export const renderError = (kind, message, { dryRun }) => formatJson({ dryRun, ok: false, error: { kind, message }, locales: [] });
 

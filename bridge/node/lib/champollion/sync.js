@@ -1,7 +1,8 @@
 // Translating a project's locales (as mt_eval.champollion.sync, byte for byte): per target locale, the
 // due source texts of all its files — each once, in file and key order — are protected, sent in batches
 // of the pair's batchSize and restored. A text with nothing to translate is copied. A failed key keeps
-// its previous value (or stays out) and its previous lock entry. Files are written only when their
+// its previous value (or stays out) and its previous lock entry, as does a key not translated when the run
+// was interrupted (its locale is written with what was translated). Files are written only when their
 // bytes change, the lock file likewise. A target file that cannot be written is an error of that file
 // alone (the others are written), and keeps its lock entries.
 import { join } from 'node:path';
@@ -68,7 +69,9 @@ function failedAs(kind, error) {
  * locales to do; default all), dryRun, force, progress(locale, done, total), onWarning(problem),
  * mtEval (the command serving Python plugins), logger, command (how the holder of the project's lock
  * names itself), wait (seconds to wait for another run of the project; Infinity: no limit; default: do
- * not wait), onWait(busy). Resolves to the report; rejects with ChampollionConfigError, LocalesDirError,
+ * not wait), onWait(busy), signal (an AbortSignal: once aborted, nothing more is sent, what was translated
+ * is written, and the report says interrupted; while waiting for the project, the wait ends). Resolves to
+ * the report; rejects with ChampollionConfigError, LocalesDirError,
  * MethodPluginNotFoundError, LanguageError or ManifestError before anything is sent, and with
  * ProjectBusyError when another process (Node or Python) holds the project. A dry run takes no lock.
  * The error's kind says what failed: "config" (the config or what it names), "busy" (the project is in
@@ -111,11 +114,11 @@ export async function translateLocales(configPathOrDir, options = {}) {
   try {
     if (!options.dryRun) {
       lock = await acquireProjectLock(config.localesDir, {
-        command: options.command ?? 'translateLocales', waitS: options.wait ?? null, onWait: options.onWait,
+        command: options.command ?? 'translateLocales', waitS: options.wait ?? null, onWait: options.onWait, signal: options.signal,
       });
     }
   } catch (error) {
-    throw failedAs(error.name === 'ProjectBusyError' ? 'busy' : 'project', error);
+    throw failedAs({ ProjectBusyError: 'busy', AbortError: 'interrupted' }[error.name] ?? 'project', error);
   }
   try {
     return await syncLocales(config, methods, open, options);
@@ -131,10 +134,12 @@ export async function translateLocales(configPathOrDir, options = {}) {
  * Bring every pair's target files up to date. openMethod(pairMethod) is awaited only for a pair with
  * texts to send and returns translate(entries, runConfig) → results ({id, predicted} or {id, error});
  * when it rejects (the method cannot start), so does syncLocales, once, at once: locales done before
- * are saved, nothing is sent for the others.
+ * are saved, nothing is sent for the others. Once signal (an AbortSignal: Ctrl-C) is aborted, nothing
+ * more is sent: the locale in progress is written with what was translated (and its lock entries), the
+ * others are not started, and the report says interrupted (and notStarted: their target locales).
  * Returns the report ({dryRun, locales: [...]}) that report.js renders.
  */
-export async function syncLocales(config, methods, openMethod, { dryRun = false, force = false, progress } = {}) {
+export async function syncLocales(config, methods, openMethod, { dryRun = false, force = false, progress, signal } = {}) {
   checkLocalesDir(config);
   const files = findLocaleFiles(config.localesDir, config.inputLocale);
   const lockPath = join(config.localesDir, LOCK_FILE);
@@ -145,8 +150,12 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
     if (text !== saved) writeAtomic(lockPath, text);
     saved = text;
   };
-  const report = { dryRun, locales: [] };
-  for (const method of methods) {
+  const report = { dryRun, locales: [], interrupted: false, notStarted: [] };
+  for (const [index, method] of methods.entries()) {
+    if (signal?.aborted) {
+      Object.assign(report, { interrupted: true, notStarted: methods.slice(index).map((m) => m.pair.target) });
+      break;
+    }
     const locale = method.pair.target;
     const plans = files.sources.map((name) => planFile(files, name, config.localesDir, config.inputLocale, locale, lock,
       method.fingerprint, { force }));
@@ -164,27 +173,63 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
     if (sendable.length && !dryRun) {
       const problem = unwritable(lockPath);
       if (problem) throw problem; // what is translated could not be recorded, and would be paid for again
-      const translate = await openMethod(method);
       const batches = [];
       for (let i = 0; i < sendable.length; i += size) batches.push(sendable.slice(i, i + size));
-      let next = 0;
-      let done = 0;
-      const worker = async () => {
-        while (next < batches.length) {
-          const batch = batches[next++];
-          for (const [text, outcome] of await translateBatch(translate, batch, texts, method.runConfig)) outcomes.set(text, outcome);
-          done += batch.length;
-          progress?.(locale, done, sendable.length);
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(BATCHES_IN_FLIGHT, batches.length) }, worker));
+      const sent = { strings: 0, calls: 0 };
+      if (await unlessAborted(send(openMethod, method, batches, texts, outcomes, progress, sent, signal), signal)) {
+        Object.assign(report, { interrupted: true, notStarted: methods.slice(index + 1).map((m) => m.pair.target) });
+        Object.assign(localeReport, { sent: sent.strings, calls: sent.calls });
+      }
     }
     for (const plan of plans) localeReport.files.push(finishFile(plan, outcomes, texts, lock, method.fingerprint, dryRun));
     dropStaleFiles(lock, files, locale, plans);
     if (!dryRun) save(); // after each locale, so an interrupted run loses no record of what it wrote
+    if (report.interrupted) break;
   }
   if (!dryRun) save();
   return report;
+}
+
+/**
+ * Start the pair's method and translate the locale's batches, BATCHES_IN_FLIGHT at a time, counting each
+ * answered in sent and reporting progress after it; once signal is aborted, nothing more is sent or kept.
+ */
+async function send(openMethod, method, batches, texts, outcomes, progress, sent, signal) {
+  const translate = await openMethod(method);
+  const total = batches.reduce((sum, batch) => sum + batch.length, 0);
+  let next = 0;
+  const worker = async () => {
+    while (next < batches.length && !signal?.aborted) {
+      const batch = batches[next++];
+      const translated = await translateBatch(translate, batch, texts, method.runConfig);
+      if (signal?.aborted) return;
+      for (const [text, outcome] of translated) outcomes.set(text, outcome);
+      sent.strings += batch.length;
+      sent.calls += 1;
+      progress?.(method.pair.target, sent.strings, total);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(BATCHES_IN_FLIGHT, batches.length) }, worker));
+}
+
+/** Await work unless signal is aborted first; true when it was (before or during it). */
+async function unlessAborted(work, signal) {
+  if (!signal) {
+    await work;
+    return false;
+  }
+  let onAbort;
+  const aborted = new Promise((resolve) => {
+    onAbort = () => resolve(true);
+    if (signal.aborted) resolve(true);
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([work.then(() => signal.aborted), aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    work.catch(() => {}); // what it does once interrupted is not waited for
+  }
 }
 
 async function translateBatch(translate, batch, texts, runConfig) {
@@ -220,7 +265,7 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
     file: plan.name, due: plan.due.map(({ slot, reason }) => [slot.key, reason]), upToDate: plan.upToDate,
     adopted: plan.adopted, removed: plan.removed, translated: [], copied: [],
     failed: plan.collisions.map((slot) => [slot.key, `${slot.collision}; left out of the file`]),
-    written: false, error: plan.error,
+    interrupted: [], written: false, error: plan.error,
   };
   if (plan.error !== null || dryRun) return report;
   const dueKeys = new Set(plan.due.map(({ slot }) => slot.key));
@@ -228,6 +273,10 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
   const entries = new Map(plan.keep);
   for (const { slot } of plan.due) {
     const outcome = outcomes.get(slot.source);
+    if (outcome === undefined) { // the run was interrupted before it was translated
+      report.interrupted.push(slot.key);
+      continue;
+    }
     if (outcome.text === undefined) {
       const fallback = plan.previous.has(slot.key) ? 'kept the previous value' : 'left out of the file';
       report.failed.push([slot.key, `${outcome.error || 'not translated'}; ${fallback}`]);

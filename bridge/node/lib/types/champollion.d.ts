@@ -180,6 +180,8 @@ export interface LocaleFileReport {
   copied: string[];
   /** [key, why]; the previous value is kept. */
   failed: [string, string][];
+  /** Keys due that were not translated before the run was interrupted; their previous values are kept. */
+  interrupted: string[];
   written: boolean;
   /** The file could not be read (it is left as it was). */
   error: string | null;
@@ -187,6 +189,10 @@ export interface LocaleFileReport {
 
 export interface LocalesReport {
   dryRun: boolean;
+  /** The signal was aborted (Ctrl-C): the last locale is written with what was translated before. */
+  interrupted: boolean;
+  /** The target locales an interruption left alone. */
+  notStarted: string[];
   locales: {
     locale: string;
     pair: string;
@@ -203,7 +209,8 @@ export interface LocalesReport {
  * Bring a champollion project's target locale files up to date, as `mt-eval-locales` does: only keys
  * missing or changed since the lock file recorded them are sent; placeholders are protected; a failed
  * key keeps its previous value. A rejection's error has a kind: "config" (the config or what it names),
- * "busy" (the project is in use), "method" (a plugin cannot start) or "project" (a project file).
+ * "busy" (the project is in use), "method" (a plugin cannot start), "project" (a project file) or
+ * "interrupted" (the signal ended a wait for the project).
  */
 export function translateLocales(configPathOrDir?: string, options?: {
   locales?: readonly string[];
@@ -218,10 +225,16 @@ export function translateLocales(configPathOrDir?: string, options?: {
   /** Seconds to wait for another run of the project (Infinity: no limit); default: refuse at once. */
   wait?: number | null;
   onWait?: (busy: ProjectBusyError) => void;
+  /**
+   * Once aborted, nothing more is sent: the locale in progress is written with what was translated, the
+   * report says interrupted; a wait for the project ends (rejecting, kind "interrupted").
+   */
+  signal?: AbortSignal;
 }): Promise<LocalesReport>;
 
-/** Another process (Node or Python) is translating the project; holder names it. */
+/** Another process (Node or Python) is translating the project (what); holder names it. */
 export class ProjectBusyError extends Error {
+  what: string;
   holder: { pid?: number; started_at?: string; command?: string; host?: string };
 }
 
@@ -233,6 +246,8 @@ export function acquireProjectLock(localesDir: string, options?: {
   command?: string;
   waitS?: number | null;
   onWait?: (busy: ProjectBusyError) => void;
+  /** Ends a wait when aborted (rejecting with its reason). */
+  signal?: AbortSignal;
 }): Promise<{ release(): Promise<void> }>;
 
 /** The method module could not be loaded; the message names file:line and the fix. */

@@ -1,0 +1,91 @@
+// Ctrl-C in mt-eval-locales (as in Python's `mt-eval locales`): what was translated is written with its
+// lock entries, what was kept and what was not is said, the exit status is 130, and a second run sends
+// only the rest; while waiting for the project, nothing was sent.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { acquireProjectLock } from '../index.js';
+import { main } from '../lib/champollion/cli.js';
+import { captureStream, makeProject } from './helpers/champollion.js';
+import { nodePackage, waitFor } from './helpers/guests.js';
+
+const BIN = join(nodePackage, 'bin', 'mt-eval-locales.js');
+const KEPT = /^mt-eval-locales: interrupted; kept (\d+) keys translated \((\d+) files? written, with their lock entries\); not translated: (\d+) keys of es; not started: fr\. Run the same command again for the rest; what was kept is not sent again$/;
+
+function slowProject() {
+  const files = {};
+  for (const name of ['a', 'b', 'c']) {
+    files[`locales/en/${name}.json`] = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, `${name} text ${i}`]));
+  }
+  return makeProject({
+    config: { version: 3, inputLocale: 'en', pairs: { 'en:es': { methodPlugin: 'upper', batchSize: 2 }, 'en:fr': { methodPlugin: 'upper' } } },
+    files, plugins: ['upper'],
+  });
+}
+
+/** Start mt-eval-locales in its own process group; resolves {code, stdout, stderr} when it ends. */
+function launch(project, argv, env) {
+  const child = spawn(process.execPath, [BIN, '--config', project.root, '--quiet', ...argv], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => { stdout += chunk; });
+  child.stderr.on('data', (chunk) => { stderr += chunk; });
+  child.done = new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout: () => stdout, stderr: () => stderr })));
+  child.stderrText = () => stderr;
+  return child;
+}
+
+test('Ctrl-C writes what was translated, says what was kept, exits 130; a second run sends only the rest', async (t) => {
+  const project = slowProject();
+  t.after(project.cleanup);
+  const child = launch(project, ['--json'], { ...process.env, CHAMPOLLION_FIXTURE_LOG: project.log, CHAMPOLLION_FIXTURE_SLEEP: '0.3' });
+  assert.ok(await waitFor(() => project.calls().length >= 8, 30_000), 'the method was not called');
+  process.kill(-child.pid, 'SIGINT'); // as a terminal does
+  const done = await child.done;
+  assert.equal(done.code, 130, done.stderr());
+  const said = done.stderr().trimEnd().split('\n').at(-1);
+  const found = said.match(KEPT);
+  assert.ok(found, said);
+  const [kept, written, missing] = found.slice(1).map(Number);
+  assert.ok(kept >= 8 && kept + missing === 120 && written === 3, said);
+  const report = JSON.parse(done.stdout());
+  assert.equal(report.ok, false);
+  assert.deepEqual(report.error, { kind: 'interrupted', message: said.replace('mt-eval-locales: ', '') });
+  assert.deepEqual(report.locales.map((locale) => locale.locale), ['es']);
+  assert.equal(report.locales[0].files.reduce((sum, file) => sum + file.interrupted.length, 0), missing);
+  assert.equal(report.locales[0].sent, kept);
+  const lock = project.json('locales/.champollion-lock.json').files;
+  let values = 0;
+  for (const name of ['a', 'b', 'c']) {
+    const keys = Object.keys(project.json(`locales/es/${name}.json`));
+    values += keys.length;
+    assert.deepEqual(keys.sort(), Object.keys(lock[`es/${name}.json`]).sort(), 'each value written has its lock entry');
+  }
+  assert.equal(values, kept);
+
+  const calls = project.calls().length;
+  const stdout = captureStream();
+  const stderr = captureStream();
+  process.env.CHAMPOLLION_FIXTURE_LOG = project.log;
+  t.after(() => { delete process.env.CHAMPOLLION_FIXTURE_LOG; });
+  assert.equal(await main(['--config', project.root, '--quiet', '--json'], { stdout, stderr, env: process.env }), 0, stderr.text());
+  assert.equal(JSON.parse(stdout.text()).locales[0].sent, missing, 'what was kept is not sent again');
+  assert.equal(project.calls().slice(calls).filter((call) => call.target === 'spa').flatMap((call) => call.sources).length, missing);
+});
+
+test('Ctrl-C while waiting for the project: nothing was sent or written, exit status 130', async (t) => {
+  const project = slowProject();
+  t.after(project.cleanup);
+  const holder = await acquireProjectLock(join(project.root, 'locales'), { command: 'a test' });
+  t.after(() => holder.release());
+  const child = launch(project, ['--wait', '--json'], { ...process.env, CHAMPOLLION_FIXTURE_LOG: project.log });
+  assert.ok(await waitFor(() => child.stderrText().includes('waiting for it (--wait)'), 30_000), child.stderrText());
+  process.kill(-child.pid, 'SIGINT');
+  const done = await child.done;
+  assert.equal(done.code, 130, done.stderr());
+  assert.ok(done.stderr().endsWith('mt-eval-locales: interrupted before anything was sent; nothing was written\n'), done.stderr());
+  assert.deepEqual(JSON.parse(done.stdout()).error, { kind: 'interrupted', message: 'interrupted before anything was sent; nothing was written' });
+  assert.deepEqual(project.calls(), []);
+});

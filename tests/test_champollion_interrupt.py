@@ -1,0 +1,99 @@
+"""Ctrl-C in ``mt-eval locales`` and the Node ``mt-eval-locales``: what was translated is written with its lock
+entries, what was kept and what was not is said, the exit status is 130, and a second run sends only the rest."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from champollion_project import NODE, locales_command, make_project, pairs_config, run_locales
+
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
+PLUGIN = {"node": "upper", "python": "rot13"}  # slow when CHAMPOLLION_FIXTURE_SLEEP is set; log their calls
+KEPT = re.compile(r"interrupted; kept (\d+) keys translated \((\d+) files? written, with their lock entries\); not "
+                  r"translated: (\d+) keys of es; not started: fr\. Run the same command again for the rest; what was "
+                  r"kept is not sent again")
+
+
+def slow_project(root: Path, side: str):
+    files = {f"locales/en/{name}.json": {f"k{i}": f"{name} text {i}" for i in range(40)} for name in "abc"}
+    pairs = {"en:es": {"methodPlugin": PLUGIN[side], "batchSize": 2}, "en:fr": {"methodPlugin": PLUGIN[side]}}
+    return make_project(root, pairs_config(pairs), files, plugins=(PLUGIN[side],))
+
+
+def interrupted(side: str, project, *argv: str, after_calls: int) -> subprocess.CompletedProcess[str]:
+    """Run the command; once its method was called ``after_calls`` times, Ctrl-C (SIGINT to its process group)."""
+    env = {**os.environ, "CHAMPOLLION_FIXTURE_LOG": str(project.log), "CHAMPOLLION_FIXTURE_SLEEP": "0.3"}
+    process = subprocess.Popen(locales_command(side, project, *argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(project.calls()) < after_calls and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)
+        os.killpg(process.pid, signal.SIGINT)  # as a terminal does
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+@needs_node
+@pytest.mark.parametrize("side", ["node", "python"])
+def test_ctrl_c_writes_what_was_translated_says_what_was_kept_and_exits_130(tmp_path: Path, side: str):
+    project = slow_project(tmp_path, side)
+    done = interrupted(side, project, "--json", after_calls=8)
+    assert done.returncode == 130, done.stderr
+    said = done.stderr.splitlines()[-1]
+    found = KEPT.fullmatch(said.split(": ", 1)[1])
+    assert found, said
+    kept, written, missing = (int(n) for n in found.groups())
+    assert kept >= 8 and kept + missing == 120 and written == 3
+    report = json.loads(done.stdout)
+    assert report["ok"] is False and report["error"] == {"kind": "interrupted", "message": said.split(": ", 1)[1]}
+    assert [locale["locale"] for locale in report["locales"]] == ["es"]
+    assert sum(len(f["interrupted"]) for f in report["locales"][0]["files"]) == missing
+    assert report["locales"][0]["sent"] == kept
+    on_disk = {name: project.json(f"locales/es/{name}.json") for name in "abc"}
+    lock = project.json("locales/.champollion-lock.json")["files"]
+    assert sum(len(values) for values in on_disk.values()) == kept
+    assert {name: set(values) for name, values in on_disk.items()} == {
+        name: set(lock[f"es/{name}.json"]) for name in "abc"}  # each value written has its lock entry
+
+    calls = len(project.calls())
+    again = run_locales(side, project, "--json", env={"CHAMPOLLION_FIXTURE_SLEEP": "0"})
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["locales"][0]["sent"] == missing  # what was kept is not sent again
+    assert sum(len(call["sources"]) for call in project.calls()[calls:] if call["target"] == "spa") == missing
+
+
+@needs_node
+@pytest.mark.parametrize("side", ["node", "python"])
+def test_ctrl_c_while_waiting_for_the_project_says_nothing_was_sent(tmp_path: Path, side: str):
+    from mt_eval.locks import ProjectLock
+
+    project = slow_project(tmp_path, side)
+    holder = ProjectLock(project.root / "locales", command="a test").acquire()
+    try:
+        process = subprocess.Popen(locales_command(side, project, "--wait", "--json"), stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        assert process.stderr is not None
+        waiting = process.stderr.readline()
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        holder.release()
+    assert waiting.endswith("; waiting for it (--wait)\n"), waiting
+    assert process.returncode == 130, err
+    assert err.endswith(": interrupted before anything was sent; nothing was written\n")
+    assert json.loads(out)["error"] == {"kind": "interrupted",
+                                        "message": "interrupted before anything was sent; nothing was written"}
+    assert project.calls() == [] and not (project.root / "locales" / "es").exists()
