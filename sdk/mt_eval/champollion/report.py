@@ -61,6 +61,8 @@ def render_text(report: SyncReport) -> str:
 def interrupted_message(report: SyncReport) -> str:
     """What an interrupted run kept and what it did not, for stderr (and the JSON report's error)."""
     files = [f for r in report.locales for f in r.files]
+    if report.dry_run:
+        return "interrupted; a dry run sends and writes nothing"
     if not files:
         return "interrupted before anything was sent; nothing was written"
     kept = sum(len(f.translated) + len(f.copied) for f in files if f.error is None)

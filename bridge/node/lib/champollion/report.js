@@ -26,6 +26,7 @@ export function reportOk(report) {
 /** What an interrupted run kept and what it did not, for stderr (and the JSON report's error). */
 export function interruptedMessage(report) {
   const files = report.locales.flatMap((locale) => locale.files);
+  if (report.dryRun) return 'interrupted; a dry run sends and writes nothing';
   if (!files.length) return 'interrupted before anything was sent; nothing was written';
   const kept = files.filter((file) => file.error === null).reduce((sum, file) => sum + file.translated.length + file.copied.length, 0);
   const written = files.filter((file) => file.written).length;
