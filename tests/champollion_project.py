@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 FIXTURES = Path(__file__).parent / "fixtures"
 PLUGINS = {
     "upper": FIXTURES / "champollion-upper",  # translate.js only
@@ -61,6 +63,8 @@ REPO = Path(__file__).parent.parent
 NODE = shutil.which("node")
 NODE_LOCALES = REPO / "bridge" / "node" / "bin" / "mt-eval-locales.js"
 PROGS = {"node": "mt-eval-locales", "python": "mt-eval locales"}
+SIDES = tuple(PROGS)
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 
 def locales_command(side: str, project: Project, *argv: str) -> list[str]:
@@ -81,6 +85,16 @@ def twins(root: Path, config: dict[str, Any] | str, files: dict[str, Any] | None
           plugins: tuple[str, ...] = ("reverse",)) -> dict[str, Project]:
     """The same project twice, under ``root/node`` and ``root/python``, for the two commands to run on."""
     return {side: make_project(root / side, config, files, plugins) for side in ("node", "python")}
+
+
+def both(projects: dict[str, Project], *argv: str) -> dict[str, tuple[int, str, str]]:
+    """Each side run on its own project: (exit status, stdout, stderr), paths and command names made neutral."""
+    out = {}
+    for side in SIDES:
+        done = run_locales(side, projects[side], *argv)
+        out[side] = (done.returncode, same_words(done.stdout, side, projects[side]),
+                     same_words(done.stderr, side, projects[side]))
+    return out
 
 
 def same_words(text: str, side: str, project: Project) -> str:

@@ -9,11 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from champollion_project import NODE, make_project, pairs_config, run_locales, same_words, twins
+from champollion_project import both, make_project, needs_node, pairs_config, twins
 from mt_eval.cli import main
-
-needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
-SIDES = ("node", "python")
 
 
 @pytest.mark.parametrize("value", ["-1", "nan", "inf", "abc", "1e3", ""])
@@ -28,13 +25,12 @@ def test_wait_takes_only_finite_seconds_zero_or_more(tmp_path: Path, capsys, val
 def test_both_sides_refuse_the_same_wait_values_in_the_same_words(tmp_path: Path):
     projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}), {"locales/en.json": {}})
     for value in ("-1", "nan", "inf", "abc", "-.5"):
-        runs = {side: run_locales(side, projects[side], "--wait", value) for side in SIDES}
-        first = {side: (r.returncode, same_words(r.stderr, side, projects[side]).splitlines()[0])
-                 for side, r in runs.items()}
+        runs = both(projects, "--wait", value)
+        first = {side: (status, err.splitlines()[0]) for side, (status, _, err) in runs.items()}
         assert first["node"] == first["python"] == (2, f"<prog>: --wait {value}: give a number of seconds, 0 or more "
                                                        "(e.g. --wait 300), or --wait alone to wait as long as it takes")
     for value in ("0", "0.2", ".5", "3."):
-        assert all(run_locales(side, projects[side], "--wait", value).returncode == 0 for side in SIDES), value
+        assert [status for status, _, _ in both(projects, "--wait", value).values()] == [0, 0], value
 
 
 @needs_node
@@ -44,17 +40,17 @@ def test_once_wait_runs_out_it_says_how_long_it_waited_and_who_still_holds_the_p
     projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}), {"locales/en.json": {"a": "A"}})
     holders = [ProjectLock(p.root / "locales", command="a test").acquire() for p in projects.values()]
     try:
-        runs = {side: run_locales(side, projects[side], "--wait", "0.3") for side in SIDES}
+        runs = both(projects, "--wait", "0.3")
     finally:
         for holder in holders:
             holder.release()
-    for side, done in runs.items():
-        assert done.returncode == 1
-        last = same_words(done.stderr, side, projects[side]).splitlines()[-1]
+    for status, _, err in runs.values():
+        assert status == 1
+        last = err.splitlines()[-1]
         assert last.startswith(f"<prog>: champollion project <project>/locales is still in use by pid {os.getpid()} "
                                "(a test, started "), last
         assert last.endswith(") after waiting 0.3 s for it. Let it finish, then run again, or give a longer --wait")
-        assert "give --wait to wait" not in done.stderr
+        assert "give --wait to wait" not in err
 
 
 @needs_node
@@ -66,11 +62,10 @@ def test_with_json_an_error_is_a_report_on_stdout_of_the_same_shape_on_both_side
 
     def reports() -> dict[str, dict[str, object]]:
         out = {}
-        for side, project in projects.items():
-            done = run_locales(side, project, "--json")
-            assert done.returncode == 1, done.stderr
-            report = json.loads(same_words(done.stdout, side, project))
-            assert same_words(done.stderr, side, project).endswith(f"<prog>: {report['error']['message']}\n")
+        for side, (status, stdout, stderr) in both(projects, "--json").items():
+            assert status == 1, stderr
+            report = json.loads(stdout)
+            assert stderr.endswith(f"<prog>: {report['error']['message']}\n")
             out[side] = report
         return out
 
@@ -113,6 +108,5 @@ def test_with_json_an_error_is_a_report_on_stdout_of_the_same_shape_on_both_side
     assert found["python"]["error"]["message"].startswith("pair en:es: broken (<project>/broken) cannot start: ")
 
     rewrite("champollion.config.json", good)
-    for side, project in projects.items():
-        done = run_locales(side, project, "--json")
-        assert done.returncode == 0 and json.loads(done.stdout)["error"] is None, side
+    for side, (status, stdout, _) in both(projects, "--json").items():
+        assert status == 0 and json.loads(stdout)["error"] is None, side

@@ -10,20 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from champollion_project import NODE, make_project, pairs_config, run_locales, same_words, tree, twins
-
-needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
-SIDES = ("node", "python")
-
-
-def both(projects, *argv: str) -> dict[str, tuple[int, str, str]]:
-    """Each side run on its own project: (exit status, stdout, stderr), paths and command names made neutral."""
-    out = {}
-    for side in SIDES:
-        done = run_locales(side, projects[side], *argv)
-        out[side] = (done.returncode, same_words(done.stdout, side, projects[side]),
-                     same_words(done.stderr, side, projects[side]))
-    return out
+from champollion_project import both, make_project, needs_node, pairs_config, run_locales, tree, twins
 
 
 @needs_node

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from champollion_project import NODE, locales_command, make_project, pairs_config, run_locales
+from champollion_project import locales_command, make_project, needs_node, pairs_config, run_locales
 
-needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
 PLUGIN = {"node": "upper", "python": "rot13"}  # slow when CHAMPOLLION_FIXTURE_SLEEP is set; log their calls
 KEPT = re.compile(r"interrupted; kept (\d+) keys translated \((\d+) files? written, with their lock entries\); not "
                   r"translated: (\d+) keys of es; not started: fr\. Run the same command again for the rest; what was "

@@ -7,18 +7,9 @@ import { syncBuiltinESMExports } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { test } from 'node:test';
 
-import { main } from '../lib/champollion/cli.js';
-import { captureStream, makeProject } from './helpers/champollion.js';
+import { makeProject, runLocales as run } from './helpers/champollion.js';
 
 const config = (pairs) => ({ version: 3, inputLocale: 'en', localesDir: 'locales', pairs });
-
-async function run(project, ...argv) {
-  const stdout = captureStream();
-  const stderr = captureStream();
-  const status = await main(['--config', project.root, '--quiet', ...argv], { stdout, stderr, env: process.env });
-  const neutral = (text) => text.replaceAll(project.root, '<project>');
-  return { status, stdout: neutral(stdout.text()), stderr: neutral(stderr.text()) };
-}
 
 test('JSON errors of locale, lock and method files: line, column and the fix, in the shared reader\'s words', async (t) => {
   const project = makeProject({

@@ -5,18 +5,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { acquireProjectLock } from '../index.js';
-import { main } from '../lib/champollion/cli.js';
-import { captureStream, makeProject } from './helpers/champollion.js';
+import { makeProject, runLocales as run } from './helpers/champollion.js';
 
 const config = (pairs) => ({ version: 3, inputLocale: 'en', localesDir: 'locales', pairs });
-
-async function run(project, ...argv) {
-  const stdout = captureStream();
-  const stderr = captureStream();
-  const status = await main(['--config', project.root, '--quiet', ...argv], { stdout, stderr, env: process.env });
-  const neutral = (text) => text.replaceAll(project.root, '<project>');
-  return { status, stdout: neutral(stdout.text()), stderr: neutral(stderr.text()) };
-}
 
 const reverseProject = (files = { 'locales/en.json': { a: 'A' } }) => makeProject({
   config: config({ 'en:es': { methodPlugin: 'reverse' } }), plugins: ['reverse'], files,

@@ -4,6 +4,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
+import { main } from '../../lib/champollion/cli.js';
 import { repo } from './guests.js';
 
 export const fixtures = join(repo, 'tests', 'fixtures');
@@ -52,4 +53,13 @@ export function makeProject({ config, files = {}, plugins = Object.keys(PLUGINS)
 export function captureStream({ tty = false } = {}) {
   const chunks = [];
   return { isTTY: tty, write: (text) => { chunks.push(text); return true; }, text: () => chunks.join('') };
+}
+
+/** mt-eval-locales (its main, in this process) on a project: {status, stdout, stderr}, its path written <project>. */
+export async function runLocales(project, ...argv) {
+  const stdout = captureStream();
+  const stderr = captureStream();
+  const status = await main(['--config', project.root, '--quiet', ...argv], { stdout, stderr, env: process.env });
+  const neutral = (text) => text.replaceAll(project.root, '<project>');
+  return { status, stdout: neutral(stdout.text()), stderr: neutral(stderr.text()) };
 }
