@@ -74,10 +74,19 @@ def wait_seconds(value: str | float | None) -> float | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    wait_s = wait_seconds(args.wait)
+    try:
+        return _run(args, wait_s)
+    except KeyboardInterrupt:  # before anything was sent (later, the report says what was kept): `main` says so
+        _json_error(args, "interrupted", INTERRUPTED.removeprefix("mt-eval locales: "))
+        raise
+
+
+def _run(args: argparse.Namespace, wait_s: float | None) -> int:
+    """The command, each error it stops on also given as the JSON report with --json."""
     from mt_eval.champollion.methods import MethodCannotStart
     from mt_eval.locks import Busy
 
-    wait_s = wait_seconds(args.wait)
     expected = (ExpectedError, *EXPECTED)
     try:
         config, methods = _chosen(args)
@@ -100,9 +109,6 @@ def run(args: argparse.Namespace) -> int:
         return 1
     except expected as error:
         _json_error(args, "method" if isinstance(error, MethodCannotStart) else "project", error)
-        raise
-    except KeyboardInterrupt:  # before anything was sent: `main` says INTERRUPTED
-        _json_error(args, "interrupted", INTERRUPTED.removeprefix("mt-eval locales: "))
         raise
     from mt_eval.champollion.report import interrupted_message, render_json, render_text
 
