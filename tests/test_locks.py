@@ -267,7 +267,7 @@ def test_wait_on_a_project_waits_then_finds_nothing_left_to_send(tmp_path: Path)
     bounded = subprocess.run(python_locales(project, "--wait", "0.2"), capture_output=True, text=True, timeout=60,
                              env=env)
     assert bounded.returncode == 1 and "waiting for it (--wait)" in bounded.stderr
-    assert "Waited 0.2 s and it still holds it: wait for it to finish, or give a longer --wait" in bounded.stderr
+    assert "after waiting 0.2 s for it. Let it finish, then run again, or give a longer --wait" in bounded.stderr
     waiting = subprocess.run(python_locales(project, "--wait", "--json"), capture_output=True, text=True,
                              timeout=60, env=env)
     assert holder.wait(60) == 0

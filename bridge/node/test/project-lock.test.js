@@ -80,7 +80,7 @@ test('--wait waits for the holder, then finds nothing left to send; a bounded wa
   const bounded = await launch(nodeLocales(p, '--wait', '0.2'), env).done;
   assert.equal(bounded.code, 1);
   assert.match(bounded.stderr, /waiting for it \(--wait\)/);
-  assert.match(bounded.stderr, /Waited 0\.2 s and it still holds it: wait for it to finish, or give a longer --wait\n/);
+  assert.match(bounded.stderr, /after waiting 0\.2 s for it\. Let it finish, then run again, or give a longer --wait\n/);
   assert.doesNotMatch(bounded.stderr, /give --wait to wait/);
   const waiting = await launch(nodeLocales(p, '--wait', '--json'), env).done;
   assert.equal((await holder.done).code, 0);

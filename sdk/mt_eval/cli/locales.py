@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "more; alone: as long as it takes) instead of refusing at once")
 
 
-def wait_seconds(value: str | float | None) -> float | None:
+def project_wait_s(value: str | float | None) -> float | None:
     """``--wait``: None when not given, infinity when given alone, else its seconds (finite, 0 or more);
     `UsageError` for anything else (as ``mt-eval-locales`` says it)."""
     from mt_eval.errors import UsageError
@@ -74,7 +74,7 @@ def wait_seconds(value: str | float | None) -> float | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    wait_s = wait_seconds(args.wait)
+    wait_s = project_wait_s(args.wait)
     try:
         return _run(args, wait_s)
     except KeyboardInterrupt:  # before anything was sent (later, the report says what was kept): `main` says so
