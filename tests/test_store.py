@@ -117,6 +117,25 @@ def test_an_unreachable_database_is_a_clear_error_and_nothing_is_created(tmp_pat
         resolve_url("mysql://x@localhost/db")
 
 
+@pytest.mark.parametrize("db", ["sqlite:///", "sqlite://", "sqlite:///:memory:", "sqlite:///{}?mode=ro", "", " "])
+def test_a_store_that_would_keep_nothing_or_ignore_part_of_its_url_is_refused(db: str, tmp_path: Path, capsys, cards,
+                                                                               monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # an empty --db must not fall back to the default
+    monkeypatch.chdir(tmp_path)  # (where a blank --db would have named a file)
+    monkeypatch.delenv("MT_EVAL_DB", raising=False)
+    card = write_card(cards.card("alpha"), tmp_path / "run" / "card.json")
+    from mt_eval.cli import main
+
+    assert main(["publish", str(card), "--db", db.format(tmp_path / "board.db"), "--no-input"]) == 1
+    err = capsys.readouterr().err
+    assert "nothing was published" in err and "published #" not in err
+    assert ("is empty" if not db.strip() else "takes no query arguments" if "?" in db else "needs a file") in err
+    assert not (tmp_path / "board.db").exists() and not (tmp_path / "data").exists()
+    monkeypatch.setenv("MT_EVAL_DB", "sqlite://")
+    with pytest.raises(StoreError, match=r"^\$MT_EVAL_DB=sqlite://: an SQLite store needs a file"):
+        resolve_url(None)
+
+
 def test_sqlite_store_runs_in_wal_mode_under_the_user_data_directory(tmp_path: Path, monkeypatch):
     monkeypatch.delenv("MT_EVAL_DB", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
