@@ -165,6 +165,28 @@ def test_formats_filters_and_classes(cards, tmp_path: Path, db: str, capsys):
     assert "no leaderboard store" in capsys.readouterr().err
 
 
+def test_reading_refuses_what_is_not_a_store_and_creates_nothing(cards, tmp_path: Path, capsys):
+    import sqlite3
+
+    other, empty, missing = tmp_path / "other.db", tmp_path / "empty.db", tmp_path / "missing.db"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE foo (x INTEGER)")
+    empty.touch()
+    before = other.read_bytes()
+    card = write_card(cards.card("alpha"), tmp_path / "run" / "card.json")
+    for read in ([], ["--format", "json"], ["--out", str(tmp_path / "site")], ["serve", "--port", "0"]):
+        assert main(["leaderboard", "--db", str(other), *read]) == 1
+        assert "other.db: not an mt-eval leaderboard store (it has the tables foo): give the store's path, or " \
+               "publish into a new file" in capsys.readouterr().err
+        for nothing in (empty, missing):
+            assert main(["leaderboard", "--db", str(nothing), *read]) == 1
+            assert f"no leaderboard store at {nothing} yet" in capsys.readouterr().err
+    assert main(["publish", str(card), "--db", str(other), "--no-input"]) == 1
+    assert "not an mt-eval leaderboard store" in capsys.readouterr().err
+    assert other.read_bytes() == before and empty.read_bytes() == b"" and not missing.exists()
+    assert sorted(p.name for p in tmp_path.glob("*.db*")) == ["empty.db", "other.db"]
+
+
 def test_the_static_site_has_an_index_a_page_per_card_and_the_json(cards, tmp_path: Path, db: str, capsys):
     publish_all(db, [cards.card("alpha", quality=0.8, extra=GOOD), cards.card("beta", quality=0.5),
                      cards.card("secret", dependency_class="X")], tmp_path)

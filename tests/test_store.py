@@ -98,6 +98,35 @@ def test_migrating_refuses_a_version_it_does_not_know(store_url: str):
         migrate(connection, [])
 
 
+def test_a_database_of_another_application_is_neither_read_nor_made_a_store(store_url: str):
+    engine = sa.create_engine(resolve_url(store_url))
+    with engine.begin() as connection:
+        connection.execute(sa.text("CREATE TABLE foo (x INTEGER)"))
+    for create in (False, True):
+        with pytest.raises(StoreError, match=r"not an mt-eval leaderboard store \(it has the tables foo\)"):
+            open_store(store_url, create=create)
+    with engine.connect() as connection:
+        assert sa.inspect(connection).get_table_names() == ["foo"]
+        if engine.dialect.name == "sqlite":
+            assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() != "wal"
+    engine.dispose()
+
+
+def test_reading_an_empty_or_older_store_changes_nothing(store_url: str, monkeypatch):
+    from mt_eval.leaderboard import migrations
+
+    with pytest.raises(StoreError, match=r"no leaderboard store at .* yet: publish a card first"):
+        open_store(store_url, create=False)
+    if "://" not in store_url:
+        assert not Path(store_url).exists()
+    open_store(store_url).close()
+    monkeypatch.setattr(migrations, "MIGRATIONS", (*MIGRATIONS, Migration(2, "next", lambda connection: None)))
+    with pytest.raises(StoreError, match="schema version 1, older than this mt-eval reads: publishing a card"):
+        open_store(store_url, create=False)
+    with open_store(store_url) as store, store.reading() as connection:  # publishing upgrades it
+        assert connection.execute(sa.text("SELECT max(version) FROM schema_version")).scalar() == 2
+
+
 def test_an_unreachable_database_is_a_clear_error_and_nothing_is_created(tmp_path: Path, capsys, cards):
     from postgres_server import free_port
 

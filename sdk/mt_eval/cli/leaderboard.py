@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     unknown = [c for c in args.classes if c not in _classes()]
     if unknown:
         raise UsageError(f"--class {unknown[0]}: not a class; choose from {', '.join(_classes())}")
-    store = open_store(args.db, create=args.action == "serve")  # StoreError: one line, exit status 1
+    store = open_store(args.db, create=False)  # only read: StoreError, one line, exit status 1
     conditions = Conditions(max_hot_p95_s=args.max_p95, hardware=args.hardware)
     filters = {"pair": args.pair, "corpus": args.corpus, "class": args.classes}
 

@@ -1,10 +1,11 @@
 """The store's schema, built by numbered migrations recorded in the ``schema_version`` table.
 
-Opening a store applies every migration it has not yet had, in order, each recorded with its version,
+Opening a store to publish applies every migration it has not yet had, in order, each recorded with its version,
 description and time. All pending migrations run in one transaction (DDL is transactional in both SQLite
 and PostgreSQL), so a failure leaves the store as it was. Concurrent openers are serialised: SQLite by the
 write lock (``BEGIN IMMEDIATE``), PostgreSQL by a transaction-scoped advisory lock. A store written by a
-newer mt-eval (a version above the last one known here) is refused rather than misread.
+newer mt-eval (a version above the last one known here) is refused rather than misread, and so is a database
+with other tables and no ``schema_version`` (another application's): it is not made a store.
 
 A migration is a function of a connection. Each one carries its own DDL: never edit a released migration,
 add the next one.
@@ -78,20 +79,36 @@ def lock(connection: sa.Connection) -> None:
 
 
 def current_version(connection: sa.Connection) -> int:
-    if not sa.inspect(connection).has_table("schema_version"):
+    """The store's schema version: 0 for an empty database; `SchemaError` for a database with other tables
+    and no ``schema_version`` (another application's: it is not made a store)."""
+    tables = sa.inspect(connection).get_table_names()
+    if "schema_version" not in tables:
+        if tables:
+            shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
+            raise SchemaError(f"not an mt-eval leaderboard store (it has the tables {shown}): give the store's path, "
+                              "or publish into a new file")
         return 0
     return int(connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0)
 
 
-def migrate(connection: sa.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> list[int]:
-    """Apply the pending migrations inside the caller's (write) transaction; the versions applied."""
-    lock(connection)
-    _VERSIONS.create_all(connection, checkfirst=True)
-    current = current_version(connection)
-    latest = max((m.version for m in migrations), default=0)
+def pending(current: int, migrations: Sequence[Migration] | None = None) -> bool:
+    """Whether a store of schema version ``current`` has migrations to apply; `SchemaError` when it is newer
+    than the last one known here."""
+    latest = max((m.version for m in (MIGRATIONS if migrations is None else migrations)), default=0)
     if current > latest:
         raise SchemaError(f"the store's schema is version {current}, newer than this mt-eval knows ({latest}): "
                           "upgrade mt-eval-sdk to use it")
+    return current < latest
+
+
+def migrate(connection: sa.Connection, migrations: Sequence[Migration] | None = None) -> list[int]:
+    """Apply the pending migrations inside the caller's (write) transaction; the versions applied."""
+    migrations = MIGRATIONS if migrations is None else migrations
+    lock(connection)
+    current = current_version(connection)
+    if not pending(current, migrations):
+        return []
+    _VERSIONS.create_all(connection, checkfirst=True)
     applied = []
     for migration in sorted(migrations, key=lambda m: m.version):
         if migration.version <= current:

@@ -7,7 +7,8 @@ plain file path (SQLite). Without either, the store is ``leaderboard.db`` in the
 publisher, and writes take the write lock up front (``BEGIN IMMEDIATE``) with a generous busy timeout;
 PostgreSQL publishers are serialised by an advisory lock. The unique content hash and run id are the last
 line of defence: two processes publishing the same card at once store it once and tell the second why.
-Each publish is one transaction: it is stored whole or not at all.
+Each publish is one transaction: it is stored whole or not at all. Opened only to read (the board), a
+store is not created, migrated or even put in WAL mode: the database is left exactly as it was.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, Literal
 import sqlalchemy as sa
 
 from mt_eval.errors import ExpectedError
-from mt_eval.leaderboard.migrations import MIGRATIONS, SchemaError, current_version, lock, migrate
+from mt_eval.leaderboard.migrations import SchemaError, current_version, lock, migrate, pending
 
 ENVIRONMENT_VARIABLE = "MT_EVAL_DB"
 STORE_FILE = "leaderboard.db"
@@ -265,39 +266,64 @@ def _reason(exc: sa.exc.DBAPIError) -> str:
 
 
 def open_store(db: str | None = None, *, create: bool = True) -> Store:
-    """Open (and, when ``create``, create or migrate) the store; `StoreError` says why it cannot be used."""
+    """Open the store for publishing: create or migrate it when ``create``; else only to read it, changing
+    nothing. `StoreError` says why it cannot be used: there is no store there (reading), the database is
+    another application's or a newer mt-eval's, or it cannot be reached."""
     url = resolve_url(db)
     where = describe(url)
     if url.get_backend_name() == "sqlite":
-        path = Path(url.database or "")
-        if not path.exists():
-            if not create:
-                raise StoreError(f"no leaderboard store at {where} yet: publish a card first (mt-eval publish CARD), "
-                                 "or name the store with --db")
-            if path == default_path():
-                path.parent.mkdir(parents=True, exist_ok=True)
-            elif not path.parent.is_dir():
-                raise StoreError(f"cannot create the leaderboard store {where}: the directory {path.parent} does not "
-                                 "exist")
-    engine = _engine(url)
-    store = Store(engine, url)
-    try:
-        with store.reading() as connection:  # the common case: nothing to migrate, no write lock taken
-            current = current_version(connection)
-        if current != max(m.version for m in MIGRATIONS):
-            with store.writing() as connection:
-                migrate(connection)
-    except SchemaError as exc:
-        engine.dispose()
-        raise StoreError(f"{where}: {exc}") from exc
-    except StoreError as exc:
-        engine.dispose()
-        raise StoreError(re.sub(r"^cannot (write to|read)", "cannot open", str(exc))
-                         + _advice(url)) from exc.__cause__
-    except sa.exc.DBAPIError as exc:
-        engine.dispose()
-        raise StoreError(f"cannot open the leaderboard store {where}: {_reason(exc)}") from exc
+        _check_file(Path(url.database or ""), where, create=create)
+    store = Store(_engine(url), url)  # reads only: a database that is not a store is left as it was
+    with _opening(store), store.reading() as connection:  # the common case: nothing to migrate, no write lock
+        current = current_version(connection)
+        behind = pending(current)
+    if not create:
+        if behind:
+            store.close()
+            raise StoreError(_nothing_at(where) if current == 0 else f"the leaderboard store {where} has schema "
+                             f"version {current}, older than this mt-eval reads: publishing a card into it upgrades it")
+        return store
+    store.close()
+    store = Store(_engine(url, writable=True), url)
+    if behind:
+        with _opening(store), store.writing() as connection:
+            migrate(connection)
     return store
+
+
+def _check_file(path: Path, where: str, *, create: bool) -> None:
+    if path.is_dir():
+        raise StoreError(f"{where} is a directory: give the store's file, such as {path / STORE_FILE}")
+    if path.exists():
+        return
+    if not create:
+        raise StoreError(_nothing_at(where))
+    if path == default_path():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif not path.parent.is_dir():
+        raise StoreError(f"cannot create the leaderboard store {where}: the directory {path.parent} does not exist")
+
+
+def _nothing_at(where: str) -> str:
+    return (f"no leaderboard store at {where} yet: publish a card first (mt-eval publish CARD), or name the store "
+            "with --db")
+
+
+@contextmanager
+def _opening(store: Store) -> Iterator[None]:
+    """Errors while opening ``store`` as `StoreError`s naming it (and closing it)."""
+    try:
+        yield
+    except SchemaError as exc:
+        store.close()
+        raise StoreError(f"{store.where}: {exc}") from exc
+    except StoreError as exc:
+        store.close()
+        raise StoreError(re.sub(r"^cannot (write to|read)", "cannot open", str(exc))
+                         + _advice(store.url)) from exc.__cause__
+    except sa.exc.DBAPIError as exc:
+        store.close()
+        raise StoreError(f"cannot open the leaderboard store {store.where}: {_reason(exc)}") from exc
 
 
 def _advice(url: sa.URL) -> str:
@@ -306,7 +332,8 @@ def _advice(url: sa.URL) -> str:
     return ""
 
 
-def _engine(url: sa.URL) -> sa.Engine:
+def _engine(url: sa.URL, *, writable: bool = False) -> sa.Engine:
+    """An engine; a ``writable`` one puts an SQLite database in WAL mode, which stays with the file."""
     if url.get_backend_name() == "postgresql":
         try:
             return sa.create_engine(url, connect_args={"connect_timeout": 10})
@@ -319,7 +346,8 @@ def _engine(url: sa.URL) -> sa.Engine:
     def configure(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # transactions are begun below, not by the driver
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        if writable:
+            cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")
