@@ -54,9 +54,10 @@ def run(args: argparse.Namespace) -> int:
     import msgspec
 
     from mt_eval.harness.policy import PolicyError, load_policy
+    from mt_eval.leaderboard import StoreError
     from mt_eval.leaderboard.bulk import Options, publish_cards
     from mt_eval.leaderboard.publish import report
-    from mt_eval.leaderboard.store import StoreError, open_store
+    from mt_eval.leaderboard.store import open_store
     from mt_eval.progress import RunProgress
 
     try:

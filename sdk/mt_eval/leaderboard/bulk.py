@@ -25,9 +25,10 @@ from typing import Any
 
 from mt_eval.harness.verify import check_card, check_records, verify_card
 from mt_eval.harness.verify_corpus import CorpusCache
+from mt_eval.leaderboard import StoreError
 from mt_eval.leaderboard.preparers import Preparers
 from mt_eval.leaderboard.publish import MethodCardMissing, Prepared, PublishError, complete, now, read_card_file
-from mt_eval.leaderboard.store import COLUMNS, Outcome, Store, StoreError
+from mt_eval.leaderboard.store import COLUMNS, Outcome, Store
 
 BATCH = 1000
 # Cards from which a pool of processes prepares them. Starting and ending two forked workers takes ~20 ms, and

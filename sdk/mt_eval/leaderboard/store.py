@@ -1,9 +1,8 @@
 """The leaderboard store: published run cards in SQLite (the embedded default) or PostgreSQL (for a team or a
 public board), through one SQLAlchemy Core code path.
 
-``--db`` (or ``$MT_EVAL_DB``) takes a URL — ``sqlite:///path/board.db``, ``postgresql://user@host/db`` — or a
-plain file path (SQLite). Without either, the store is ``leaderboard.db`` in the user's data directory
-(platformdirs: ``~/.local/share/mt-eval`` on Linux). SQLite runs in WAL mode, so readers never wait for a
+Where the store is comes from ``--db``, ``$MT_EVAL_DB`` or the default file (`mt_eval.leaderboard.address`).
+SQLite runs in WAL mode, so readers never wait for a
 publisher, and writes take the write lock up front (``BEGIN IMMEDIATE``) with a generous busy timeout;
 PostgreSQL publishers are serialised by an advisory lock. The unique content hash and run id are the last
 line of defence: two processes publishing the same card at once store it once and tell the second why.
@@ -13,7 +12,6 @@ store is not created, migrated or even put in WAL mode: the database is left exa
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,11 +21,10 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
-from mt_eval.errors import ExpectedError
+from mt_eval.leaderboard import StoreError
+from mt_eval.leaderboard.address import STORE_FILE, default_path, describe, resolve_url
 from mt_eval.leaderboard.migrations import SchemaError, current_version, lock, migrate, pending
 
-ENVIRONMENT_VARIABLE = "MT_EVAL_DB"
-STORE_FILE = "leaderboard.db"
 BUSY_TIMEOUT_S = 60
 CHUNK = 500  # ids per IN (...) list
 
@@ -43,10 +40,6 @@ COLUMNS = tuple(c.name for c in cards.columns if c.name != "id")
 JSON_COLUMNS = frozenset({"row_json", "card_json"})  # a record may hold these as UTF-8 bytes
 
 
-class StoreError(ExpectedError):
-    """The store cannot be opened or written; the message says which store, why, and what to do."""
-
-
 Status = Literal["published", "duplicate", "conflict"]
 
 
@@ -60,53 +53,6 @@ class Outcome:
     status: Status
     id: int
     published_at: str
-
-
-def default_path() -> Path:
-    import platformdirs
-
-    return platformdirs.user_data_path("mt-eval", appauthor=False) / STORE_FILE
-
-
-def resolve_url(db: str | None) -> sa.URL:
-    """The database URL for ``--db`` (a URL or a file path), ``$MT_EVAL_DB``, or the default file. An empty
-    ``--db``, an SQLite database in memory (it would keep nothing) and SQLite query arguments are refused."""
-    if db is not None and not db.strip():
-        raise StoreError("--db is empty: give the store's file or URL (sqlite:///PATH, postgresql://USER@HOST/DB), "
-                         f"or leave --db out for ${ENVIRONMENT_VARIABLE} or the default store")
-    value = db or os.environ.get(ENVIRONMENT_VARIABLE) or str(default_path())
-    given = "--db {}" if db else f"${ENVIRONMENT_VARIABLE}={{}}"  # where the value came from, for messages
-    if "://" not in value:
-        return sa.URL.create("sqlite", database=str(Path(value).expanduser().absolute()))
-    try:
-        url = sa.make_url(value)
-    except sa.exc.ArgumentError as exc:
-        raise StoreError(f"{given.format(repr(value))} is not a database URL: write sqlite:///PATH, "
-                         "postgresql://USER@HOST/DB, or a file path") from exc
-    if url.drivername in ("postgresql", "postgres"):
-        url = url.set(drivername="postgresql+psycopg")
-    if url.get_backend_name() not in ("sqlite", "postgresql"):
-        raise StoreError(f"{given.format(url.render_as_string(hide_password=True))}: the store is SQLite or PostgreSQL "
-                         f"(sqlite:///PATH or postgresql://...), not {url.get_backend_name()}")
-    if url.get_backend_name() == "sqlite":
-        _check_sqlite_url(url, given.format(value))
-    return url
-
-
-def _check_sqlite_url(url: sa.URL, given: str) -> None:
-    if url.database in (None, "", ":memory:"):
-        raise StoreError(f"{given}: an SQLite store needs a file (without one it is in memory and keeps nothing): "
-                         "give it as sqlite:///board.db (relative), sqlite:////srv/board.db (absolute) or a path")
-    if url.query:
-        raise StoreError(f"{given}: the store takes no query arguments: give {url.set(query={}).render_as_string()} "
-                         "alone (mt-eval leaderboard only reads the store; mt-eval publish writes it)")
-
-
-def describe(url: sa.URL) -> str:
-    """The URL for messages: the file of a SQLite store, the URL without its password otherwise."""
-    if url.get_backend_name() == "sqlite":
-        return url.database or ":memory:"
-    return url.set(drivername=url.get_backend_name()).render_as_string(hide_password=True)
 
 
 class Store:

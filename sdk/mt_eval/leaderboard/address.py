@@ -1,0 +1,64 @@
+"""Where the leaderboard store is: ``--db`` (a URL or a file path), else ``$MT_EVAL_DB``, else
+``leaderboard.db`` in the user's data directory (platformdirs: ``~/.local/share/mt-eval`` on Linux); and the
+values refused: an empty ``--db``, a backend other than SQLite or PostgreSQL, an SQLite store in memory (it
+would keep nothing) and SQLite query arguments (they would be ignored).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from mt_eval.leaderboard import StoreError
+
+ENVIRONMENT_VARIABLE = "MT_EVAL_DB"
+STORE_FILE = "leaderboard.db"
+
+
+def default_path() -> Path:
+    import platformdirs
+
+    return platformdirs.user_data_path("mt-eval", appauthor=False) / STORE_FILE
+
+
+def resolve_url(db: str | None) -> sa.URL:
+    """The database URL for ``--db`` (a URL or a file path), ``$MT_EVAL_DB``, or the default file. An empty
+    ``--db``, an SQLite database in memory (it would keep nothing) and SQLite query arguments are refused."""
+    if db is not None and not db.strip():
+        raise StoreError("--db is empty: give the store's file or URL (sqlite:///PATH, postgresql://USER@HOST/DB), "
+                         f"or leave --db out for ${ENVIRONMENT_VARIABLE} or the default store")
+    value = db or os.environ.get(ENVIRONMENT_VARIABLE) or str(default_path())
+    given = "--db {}" if db else f"${ENVIRONMENT_VARIABLE}={{}}"  # where the value came from, for messages
+    if "://" not in value:
+        return sa.URL.create("sqlite", database=str(Path(value).expanduser().absolute()))
+    try:
+        url = sa.make_url(value)
+    except sa.exc.ArgumentError as exc:
+        raise StoreError(f"{given.format(repr(value))} is not a database URL: write sqlite:///PATH, "
+                         "postgresql://USER@HOST/DB, or a file path") from exc
+    if url.drivername in ("postgresql", "postgres"):
+        url = url.set(drivername="postgresql+psycopg")
+    if url.get_backend_name() not in ("sqlite", "postgresql"):
+        raise StoreError(f"{given.format(url.render_as_string(hide_password=True))}: the store is SQLite or PostgreSQL "
+                         f"(sqlite:///PATH or postgresql://...), not {url.get_backend_name()}")
+    if url.get_backend_name() == "sqlite":
+        _check_sqlite_url(url, given.format(value))
+    return url
+
+
+def _check_sqlite_url(url: sa.URL, given: str) -> None:
+    if url.database in (None, "", ":memory:"):
+        raise StoreError(f"{given}: an SQLite store needs a file (without one it is in memory and keeps nothing): "
+                         "give it as sqlite:///board.db (relative), sqlite:////srv/board.db (absolute) or a path")
+    if url.query:
+        raise StoreError(f"{given}: the store takes no query arguments: give {url.set(query={}).render_as_string()} "
+                         "alone (mt-eval leaderboard only reads the store; mt-eval publish writes it)")
+
+
+def describe(url: sa.URL) -> str:
+    """The URL for messages: the file of a SQLite store, the URL without its password otherwise."""
+    if url.get_backend_name() == "sqlite":
+        return url.database or ":memory:"
+    return url.set(drivername=url.get_backend_name()).render_as_string(hide_password=True)
