@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -209,34 +205,30 @@ def test_the_static_site_has_an_index_a_page_per_card_and_the_json(cards, tmp_pa
         detail and "passed (policy default, as the run applied it)" in detail
 
 
-def test_serve_renders_the_live_store_on_loopback(cards, tmp_path: Path, db: str):
-    publish_all(db, [cards.card("alpha", quality=0.8)], tmp_path)
-    server = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "leaderboard", "serve", "--db", db, "--port", "0"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def test_a_damaged_row_is_left_off_the_board_with_a_warning_naming_it(cards, tmp_path: Path, db: str, capsys):
+    import sqlalchemy as sa
 
-    def fetch(url: str) -> bytes:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.read()  # type: ignore[no-any-return]
+    from mt_eval.leaderboard.store import StoreError
 
-    with server:
-        try:
-            line = server.stdout.readline() if server.stdout else ""
-            url = re.search(r"http://127\.0\.0\.1:\d+/", line)
-            assert url, line + (server.stderr.read() if server.stderr else "")
-            base = url.group(0)
-            assert "Alpha" in fetch(base).decode()
-            board = json.loads(fetch(base + "leaderboard.json"))
-            key = board["groups"][0]["rows"][0]["key"]
-            assert "← leaderboard" in fetch(f"{base}cards/{key}.html").decode()
-            publish_all(db, [cards.card("beta", quality=0.3)], tmp_path / "later")
-            assert "Beta" in fetch(base).decode()  # live, not a snapshot
-            with pytest.raises(urllib.error.HTTPError) as missing:
-                fetch(base + "cards/ffffffffffffffff.html")
-            assert missing.value.code == 404
-            missing.value.close()
-        finally:
-            server.terminate()
-            server.communicate(timeout=10)
+    publish_all(db, [cards.card(name, quality=quality) for name, quality in (("alpha", 0.8), ("beta", 0.5),
+                                                                             ("gamma", 0.3))], tmp_path)
+    with open_store(db) as store, store.writing() as connection:
+        connection.execute(sa.text("UPDATE cards SET row_json = '{not json' WHERE id = 1"))
+        connection.execute(sa.text("UPDATE cards SET card_json = '[1]' WHERE id = 2"))
+        runs = dict(connection.execute(sa.text("SELECT id, run_id FROM cards")).all())
+    assert main(["leaderboard", "--db", db, "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert {r["method_id"] for r in rows_by_method(json.loads(out)).values()} == {"beta", "gamma"}
+    assert err == (f"mt-eval leaderboard: warning: left off the board: row #1 (run {runs[1]}) of the leaderboard store "
+                   f"{db} is damaged: its row_json cannot be read (JSON is malformed: object keys must be strings "
+                   "(byte 1)); delete it (DELETE FROM cards WHERE id = 1) and publish its card again\n")
+    assert main(["leaderboard", "--db", db, "--out", str(tmp_path / "site")]) == 0
+    out, err = capsys.readouterr()
+    assert "(2 run cards, 1 detail pages)" in out and "row #1" in err
+    assert f"warning: shown without its detail page: row #2 (run {runs[2]}) of the leaderboard store {db} is " \
+           "damaged: its card_json cannot be read (a JSON list, not an object)" in err
+    with open_store(db, create=False) as store, pytest.raises(StoreError, match=r"^row #1 \(run .*\) of the "):
+        store.rows()  # without on_damaged: refused, naming the row
 
 
 def test_the_ranking_key_changes_with_the_metric_signatures_not_with_extension_metrics(cards):

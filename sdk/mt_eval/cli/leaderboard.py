@@ -9,6 +9,12 @@ from typing import Any
 
 from mt_eval.cli.arguments import pair_argument, port_number, positive_float
 
+TYPE_CHECKING = False  # see mt_eval/__init__.py
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mt_eval.leaderboard.store import Damaged
+
 DESCRIPTION = """\
 Show the leaderboard of the published run cards. Rows are ranked only against rows of the same corpus
 (sha256 and entries) scored with the same metric signatures; overlapping 95% intervals are ties. Across
@@ -62,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     unknown = [c for c in args.classes if c not in _classes()]
     if unknown:
         raise UsageError(f"--class {unknown[0]}: not a class; choose from {', '.join(_classes())}")
-    store = open_store(args.db, create=False)  # only read: StoreError, one line, exit status 1
+    store = open_store(args.db, create=False, on_damaged=_warn_once())  # only read: StoreError, exit status 1
     conditions = Conditions(max_hot_p95_s=args.max_p95, hardware=args.hardware)
     filters = {"pair": args.pair, "corpus": args.corpus, "class": args.classes}
 
@@ -89,6 +95,20 @@ def run(args: argparse.Namespace) -> int:
 
         render_text(board)
     return 0
+
+
+def _warn_once() -> Callable[[Damaged], None]:
+    """Warn of each damaged row once: the board is shown without it (a row that cannot be read should not hide
+    every other one) and the warning says which row it is and how to repair it."""
+    warned: set[tuple[int, str]] = set()
+
+    def warn(damaged: Damaged) -> None:
+        if (damaged.id, damaged.column) not in warned:
+            warned.add((damaged.id, damaged.column))
+            left = "left off the board" if damaged.column == "row_json" else "shown without its detail page"
+            print(f"mt-eval leaderboard: warning: {left}: {damaged}", file=sys.stderr, flush=True)
+
+    return warn
 
 
 def _classes() -> list[str]:

@@ -41,8 +41,10 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
         def _detail(self, key: str) -> None:
             row = next((r for r in board_rows(build()) if r["key"] == key), None)
             card = store.card(key) if row is not None else None
-            if row is None or card is None:
+            if row is None:
                 self._send("no such run card on this board", "text/plain", 404)
+            elif card is None:  # damaged in the store (the server's log names it), or gone since
+                self._send("this run card cannot be read from the store", "text/plain", 500)
             else:
                 self._send(detail_page(card, row), "text/html")
 

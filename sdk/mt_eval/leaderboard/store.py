@@ -13,7 +13,7 @@ store is not created, migrated or even put in WAL mode: the database is left exa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,13 +55,31 @@ class Outcome:
     published_at: str
 
 
-class Store:
-    """An open store. Use `open_store`; close it (or use ``with``) when done."""
+@dataclass(frozen=True)
+class Damaged:
+    """A stored row whose ``column`` (``row_json``: the row shown; ``card_json``: its card) cannot be read."""
 
-    def __init__(self, engine: sa.Engine, url: sa.URL) -> None:
+    id: int
+    run_id: str
+    column: str
+    reason: str
+    where: str
+
+    def __str__(self) -> str:
+        return (f"row #{self.id} (run {self.run_id}) of the leaderboard store {self.where} is damaged: its "
+                f"{self.column} cannot be read ({self.reason}); delete it (DELETE FROM cards WHERE id = {self.id}) "
+                "and publish its card again")
+
+
+class Store:
+    """An open store. Use `open_store`; close it (or use ``with``) when done. A damaged row (`Damaged`) is a
+    `StoreError`, or, given ``on_damaged``, passed to it and left out of what is read."""
+
+    def __init__(self, engine: sa.Engine, url: sa.URL, on_damaged: Callable[[Damaged], None] | None = None) -> None:
         self.engine = engine
         self.url = url
         self.where = describe(url)
+        self.on_damaged = on_damaged
 
     def __enter__(self) -> Store:
         return self
@@ -148,9 +166,7 @@ class Store:
     def rows(self, *, pairs: Sequence[str] = (), corpora: Sequence[str] = (), classes: Sequence[str] = ()
              ) -> list[dict[str, Any]]:
         """The stored rows (``row_json`` with the store's id and publication time), filtered in the database."""
-        import msgspec
-
-        query = sa.select(cards.c.id, cards.c.published_at, cards.c.row_json).order_by(cards.c.id)
+        query = sa.select(cards.c.id, cards.c.run_id, cards.c.published_at, cards.c.row_json).order_by(cards.c.id)
         if pairs:
             query = query.where(cards.c.pair.in_(pairs))
         if corpora:
@@ -159,30 +175,46 @@ class Store:
         if classes:
             query = query.where(sa.or_(cards.c.method_class.in_(classes), cards.c.dependency_class.in_(classes)))
         with self.reading() as connection:
-            return [{**msgspec.json.decode(row.row_json), "id": row.id, "published_at": row.published_at}
-                    for row in connection.execute(query)]
+            return [{**shown, "id": row.id, "published_at": row.published_at} for row in connection.execute(query)
+                    if (shown := self._json(row, "row_json")) is not None]
 
     def card(self, content_sha256_prefix: str) -> dict[str, Any] | None:
         """The published card whose content hash starts with the prefix (at least 8 hex digits), or None."""
-        import msgspec
-
         if len(content_sha256_prefix) < 8:
             return None
-        query = sa.select(cards.c.card_json).where(cards.c.content_sha256.startswith(content_sha256_prefix)).limit(2)
+        query = sa.select(cards.c.id, cards.c.run_id, cards.c.card_json).where(
+            cards.c.content_sha256.startswith(content_sha256_prefix)).limit(2)
         with self.reading() as connection:
             found = connection.execute(query).all()
-        return msgspec.json.decode(found[0].card_json) if len(found) == 1 else None
+        return self._json(found[0], "card_json") if len(found) == 1 else None
 
     def documents(self, ids: Sequence[int]) -> Iterator[tuple[int, dict[str, Any]]]:
         """(store id, published card) for each id, read in chunks."""
-        import msgspec
-
         for start in range(0, len(ids), CHUNK):
-            query = sa.select(cards.c.id, cards.c.card_json).where(cards.c.id.in_(ids[start:start + CHUNK]))
+            query = sa.select(cards.c.id, cards.c.run_id, cards.c.card_json).where(
+                cards.c.id.in_(ids[start:start + CHUNK]))
             with self.reading() as connection:
                 found = connection.execute(query).all()
             for row in found:
-                yield row.id, msgspec.json.decode(row.card_json)
+                if (card := self._json(row, "card_json")) is not None:
+                    yield row.id, card
+
+    def _json(self, row: Any, column: str) -> dict[str, Any] | None:
+        """The JSON object in ``row``'s ``column``; None when it is damaged and ``on_damaged`` was told."""
+        import msgspec
+
+        try:
+            value = msgspec.json.decode(getattr(row, column))
+            reason = None if isinstance(value, dict) else f"a JSON {type(value).__name__}, not an object"
+        except msgspec.DecodeError as exc:
+            value, reason = None, str(exc)
+        if reason is None:
+            return value  # type: ignore[no-any-return]
+        damaged = Damaged(row.id, row.run_id, column, reason, self.where)
+        if self.on_damaged is None:
+            raise StoreError(str(damaged))
+        self.on_damaged(damaged)
+        return None
 
     def count(self) -> int:
         with self.reading() as connection:
@@ -211,15 +243,16 @@ def _reason(exc: sa.exc.DBAPIError) -> str:
     return text[0] if text else type(exc.orig).__name__
 
 
-def open_store(db: str | None = None, *, create: bool = True) -> Store:
+def open_store(db: str | None = None, *, create: bool = True, on_damaged: Callable[[Damaged], None] | None = None
+               ) -> Store:
     """Open the store for publishing: create or migrate it when ``create``; else only to read it, changing
     nothing. `StoreError` says why it cannot be used: there is no store there (reading), the database is
-    another application's or a newer mt-eval's, or it cannot be reached."""
+    another application's or a newer mt-eval's, or it cannot be reached. ``on_damaged``: see `Store`."""
     url = resolve_url(db)
     where = describe(url)
     if url.get_backend_name() == "sqlite":
         _check_file(Path(url.database or ""), where, create=create)
-    store = Store(_engine(url), url)  # reads only: a database that is not a store is left as it was
+    store = Store(_engine(url), url, on_damaged)  # reads only: a database that is not a store is left as it was
     with _opening(store), store.reading() as connection:  # the common case: nothing to migrate, no write lock
         current = current_version(connection)
         behind = pending(current)
@@ -230,7 +263,7 @@ def open_store(db: str | None = None, *, create: bool = True) -> Store:
                              f"version {current}, older than this mt-eval reads: publishing a card into it upgrades it")
         return store
     store.close()
-    store = Store(_engine(url, writable=True), url)
+    store = Store(_engine(url, writable=True), url, on_damaged)
     if behind:
         with _opening(store), store.writing() as connection:
             migrate(connection)
