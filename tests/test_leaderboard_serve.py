@@ -1,10 +1,14 @@
-"""`mt-eval leaderboard serve`: the pages rendered from the live store on loopback, and what it says when the
-store holds a damaged row."""
+"""`mt-eval leaderboard serve`: the pages rendered from the live store on loopback; HEAD served, other methods
+refused; a client that hangs up is nobody's error; a store that cannot be read, or holds a damaged row, is said
+to be; Ctrl-C exits 130."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
+import socket
+import struct
 import subprocess
 import sys
 import urllib.error
@@ -93,3 +97,57 @@ def test_a_damaged_card_is_a_500_and_one_warning_not_a_missing_page(cards, tmp_p
             assert failing(f"{base}cards/{key}.html") == (500, "this run card cannot be read from the store")
     assert server.stderr.count("warning: shown without its detail page: row #1 (run ") == 1, server.stderr
     assert "Traceback" not in server.stderr
+
+
+def request(base: str, method: str, path: str = "/") -> tuple[int, dict[str, str], bytes]:
+    host, port = base.removeprefix("http://").rstrip("/").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        connection.request(method, path)
+        response = connection.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        connection.close()
+
+
+def test_head_is_get_without_the_body_and_other_methods_are_not_allowed(cards, tmp_path: Path):
+    db = str(tmp_path / "board.db")
+    publish(db, tmp_path, cards.card("alpha", quality=0.8))
+    with served(db) as server:
+        status, got, page = request(server.base, "GET")
+        assert status == 200 and page
+        status, headers, body = request(server.base, "HEAD")
+        assert (status, body, headers["Content-Length"], headers["Content-Type"]) == (
+            200, b"", got["Content-Length"], got["Content-Type"])
+        assert request(server.base, "HEAD", "/nothing")[::2] == (404, b"")
+        for method in ("POST", "PUT", "DELETE", "OPTIONS"):
+            status, headers, body = request(server.base, method)
+            assert (status, headers["Allow"]) == (405, "GET, HEAD"), method
+            assert body.decode() == f"{method} is not allowed: this server only reads (GET, HEAD)"
+    assert server.stderr == ""
+
+
+def test_a_client_that_hangs_up_is_quiet(cards, tmp_path: Path):
+    db = str(tmp_path / "board.db")
+    publish(db, tmp_path, cards.card("alpha", quality=0.8))
+    with served(db) as server:
+        host, port = server.base.removeprefix("http://").rstrip("/").split(":")
+        for sent in [b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"] * 5 + [b"GET / HT"]:  # then reset: no answer wanted
+            with socket.create_connection((host, int(port))) as client:
+                client.sendall(sent)
+                client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        assert "Alpha" in fetch(server.base).decode()
+    assert server.stderr == ""
+
+
+def test_a_store_that_cannot_be_read_is_a_503_saying_so(cards, tmp_path: Path):
+    import sqlite3
+
+    db = str(tmp_path / "board.db")
+    publish(db, tmp_path, cards.card("alpha", quality=0.8))
+    with served(db) as server:
+        with sqlite3.connect(db) as connection:
+            connection.execute("DROP TABLE cards")
+        status, body = failing(server.base)
+        assert status == 503 and body.startswith("the leaderboard store cannot be read: cannot read the leaderboard "
+                                                 f"store {db}: no such table: cards")

@@ -1,5 +1,10 @@
 """``mt-eval leaderboard serve``: the same pages as the static site, rendered from the live store on each
-request, on a loopback address only."""
+request, on a loopback address only.
+
+GET and HEAD (the headers alone) are served; any other method is answered 405 with ``Allow: GET, HEAD``. A
+store that cannot be read is a 503 saying so (anything else going wrong is a bug: a 500, and a traceback
+printed by the server). A client that hangs up before its answer is written (a closed
+tab, a reset) is nobody's error: the request ends without a word."""
 
 from __future__ import annotations
 
@@ -10,11 +15,13 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.leaderboard import StoreError
 from mt_eval.leaderboard.detail import detail_page
 from mt_eval.leaderboard.html import index_page
 from mt_eval.leaderboard.site import board_rows
 
 DETAIL = re.compile(r"^/cards/([0-9a-f]{16})\.html$")
+ALLOWED = "GET, HEAD"
 
 
 def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, title: str,
@@ -23,6 +30,12 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "mt-eval-leaderboard"
+
+        def handle(self) -> None:
+            try:
+                super().handle()
+            except ConnectionError:  # the client hung up (reset, broken pipe): there is no one to answer
+                self.close_connection = True
 
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
@@ -35,8 +48,20 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
                     self._detail(match.group(1))
                 else:
                     self._send("not found", "text/plain", 404)
-            except Exception as exc:  # the store went away, ...: say so rather than drop the connection
+            except StoreError as exc:  # the store went away, ...: say so rather than drop the connection
                 self._send(f"the leaderboard store cannot be read: {exc}", "text/plain", 503)
+            except ConnectionError:
+                raise
+            except Exception:  # a bug: answered, and its traceback shown by the server
+                self._send("internal error (the server's output has the traceback)", "text/plain", 500)
+                raise
+
+        do_HEAD = do_GET  # `_send` leaves the body out
+
+        def refuse(self) -> None:
+            self._send(f"{self.command} is not allowed: this server only reads ({ALLOWED})", "text/plain", 405)
+
+        do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_TRACE = do_CONNECT = refuse
 
         def _detail(self, key: str) -> None:
             row = next((r for r in board_rows(build()) if r["key"] == key), None)
@@ -54,8 +79,11 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
             self.send_header("Content-Type", f"{kind}; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
+            if status == 405:
+                self.send_header("Allow", ALLOWED)
             self.end_headers()
-            self.wfile.write(body)
+            if self.command != "HEAD":
+                self.wfile.write(body)
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet: one line per request is noise here
             return
