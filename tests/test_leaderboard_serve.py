@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import signal
 import socket
 import struct
 import subprocess
@@ -138,6 +139,17 @@ def test_a_client_that_hangs_up_is_quiet(cards, tmp_path: Path):
                 client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         assert "Alpha" in fetch(server.base).decode()
     assert server.stderr == ""
+
+
+def test_ctrl_c_stops_it_with_exit_status_130(cards, tmp_path: Path):
+    db = str(tmp_path / "board.db")
+    publish(db, tmp_path, cards.card("alpha", quality=0.8))
+    with served(db) as server:
+        assert "Alpha" in fetch(server.base).decode()
+        server.process.send_signal(signal.SIGINT)
+        server.process.wait(timeout=10)
+    assert server.process.returncode == 130
+    assert server.stderr == "mt-eval leaderboard serve: stopped (Ctrl-C)\n"
 
 
 def test_a_store_that_cannot_be_read_is_a_503_saying_so(cards, tmp_path: Path):

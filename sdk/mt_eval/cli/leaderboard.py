@@ -146,8 +146,9 @@ def _serve(store: Any, build: Any, args: argparse.Namespace) -> int:
     print(f"serving the leaderboard of {store.where} on http://127.0.0.1:{port}/ (Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()
-    except KeyboardInterrupt:
-        print("stopped", file=sys.stderr)
+    except KeyboardInterrupt:  # the way it stops: 130, as for every command
+        print("mt-eval leaderboard serve: stopped (Ctrl-C)", file=sys.stderr)
+        return 130
     finally:
         server.server_close()
     return 0
