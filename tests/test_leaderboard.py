@@ -147,6 +147,8 @@ def test_formats_filters_and_classes(cards, tmp_path: Path, db: str, capsys):
     assert main(["leaderboard", "--db", db, "--format", "json", "--class", "A1"]) == 0
     board = json.loads(capsys.readouterr().out)
     assert [r["method_id"] for g in board["groups"] for r in g["rows"]] == ["beta"]
+    assert main(["leaderboard", "--db", db, "--json", "--class", "A1"]) == 0  # as other commands' --json
+    assert {**json.loads(capsys.readouterr().out), "generated_at": None} == {**board, "generated_at": None}
     assert main(["leaderboard", "--db", db, "--format", "json", "--pair", "eng>fra"]) == 0
     assert json.loads(capsys.readouterr().out)["groups"] == []
     assert main(["leaderboard", "--db", db, "--format", "json", "--corpus", "synthetic"]) == 0

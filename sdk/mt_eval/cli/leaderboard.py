@@ -41,6 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                     "(default: $MT_EVAL_DB, else the user data directory)")
     parser.add_argument("--format", choices=["table", "json", "html"], default="table",
                         help="what to print: table (default), json or html (one page)")
+    parser.add_argument("--json", dest="format", action="store_const", const="json",
+                        help="print JSON: the same as --format json (as other commands' --json)")
     parser.add_argument("--out", metavar="DIR", help="write the static site: index.html, cards/*.html and "
                                                      "leaderboard.json")
     chosen = parser.add_argument_group("which rows")
