@@ -69,6 +69,11 @@ def test_a_changed_or_missing_log_is_named_with_its_fix(tmp_path: Path, corpus: 
     assert "keep results.jsonl beside card.json" in (result.errors[0].hint or "")
     assert main(["verify", str(card_path)]) == 1
     assert "does not exist" in capsys.readouterr().out
+    log.mkdir()
+    assert main(["verify", str(card_path)]) == 1
+    assert f"{log} is a directory" in capsys.readouterr().out
+    assert main(["publish", str(card_path), "--db", str(tmp_path / "board.db"), "--no-input"]) == 1
+    assert f"{log} is a directory" in capsys.readouterr().err
 
 
 def test_a_card_copied_with_its_log_verifies_elsewhere_and_without_it_does_not(tmp_path: Path, corpus: Path):

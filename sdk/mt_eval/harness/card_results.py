@@ -67,7 +67,9 @@ def results_from_log(card_path: Path, reference: ResultsLogReference) -> Results
         raise LogMismatch(f"the card references its results as {reference.file!r}, which is not a file next to it",
                           "use the card the run wrote", "tampered")
     if not log.is_file():
-        raise LogMismatch(f"the card's results are in {reference.file} next to it, and {log} does not exist",
+        state = ("is a directory" if log.is_dir() else "is not a regular file" if log.exists()
+                 else "does not exist")
+        raise LogMismatch(f"the card's results are in {reference.file} next to it, and {log} {state}",
                           "keep results.jsonl beside card.json (copy the run directory whole), or run again with "
                           "--embed-results always for a card that holds its results", "missing-log")
     digest = file_sha256(log)
