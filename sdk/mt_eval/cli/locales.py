@@ -97,12 +97,13 @@ def _run(args: argparse.Namespace, wait_s: float | None) -> int:
         with _project_lock(config.locales_dir, dry_run=args.dry_run, wait_s=wait_s):
             report = _translate(config, methods, args)
     except Busy as busy:  # exit status 1, as for any project it cannot write
+        refusal: ExpectedError = busy
         if wait_s is not None:
-            busy = StillBusy(busy, wait_s)
+            refusal = StillBusy(busy, wait_s)
         else:
             busy.fix = "Wait for it to finish, or give --wait to wait"
-        _json_error(args, "busy", busy)
-        raise busy from None
+        _json_error(args, "busy", refusal)
+        raise refusal from None
     except MethodBlocked as blocked:
         _json_error(args, "method", blocked)
         print(f"mt-eval locales: {blocked}", file=sys.stderr)
