@@ -10,7 +10,9 @@ import pytest
 
 from mt_eval.champollion import jsonfmt, languages, locales, lockfile, placeholders
 from mt_eval.champollion.config import decode_config
+from mt_eval.champollion.plan import read_tree
 from mt_eval.code_hash import code_sha256
+from mt_eval.json_input import parse_json
 
 VECTORS = Path(__file__).parent.parent / "bridge" / "vectors" / "champollion"
 
@@ -72,9 +74,16 @@ def test_json_format(case):
     assert jsonfmt.format_json(jsonfmt.parse_json_text(case["input"])) == case["output"]
 
 
+@pytest.mark.parametrize("case", cases("json.json", "exactNumbers"), ids=lambda c: c["input"][:30])
+def test_json_exact_numbers(case):
+    value, problems = parse_json(case["input"].encode(), file="locale.json", exact_numbers=True)
+    assert problems == []
+    assert jsonfmt.format_json(value) == case["output"]
+
+
 @pytest.mark.parametrize("case", cases("locales.json", "cases"), ids=lambda c: f"{c['locale']}:{c['source'][:30]}")
 def test_layout_and_fill(case):
-    shape = locales.layout(jsonfmt.parse_json_text(case["source"]), case["locale"])
+    shape = locales.layout(read_tree(Path("en.json"), case["source"].encode()), case["locale"])
     found = [[s.key, s.source] + ([True] if s.collision else []) for s in locales.slots(shape)]
     assert found == case["slots"]
     assert jsonfmt.format_json(locales.fill(shape, case["values"])) == case["output"]

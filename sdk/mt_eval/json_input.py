@@ -1,13 +1,15 @@
 """Reading a user's JSON file: syntax errors with line and column, invalid UTF-8, duplicate keys.
 
 Numbers are read as JavaScript reads them (``3.0`` is the integer 3; integers beyond 2^53 are doubles), so
-a document means the same to the Python and the Node validators.
+a document means the same to the Python and the Node validators; or, for a file whose numbers are copied
+rather than used (champollion's locale files), as `JsonNumber`s holding each number as written.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from mt_eval.js_text import SAFE_INTEGER
@@ -24,8 +26,17 @@ def js_float(text: str) -> int | float:
     return int(value) if value.is_integer() and abs(value) <= SAFE_INTEGER else value
 
 
-def parse_json(raw: bytes, *, file: str) -> tuple[Any, list[Problem]]:
-    """Parse JSON text; problems name the line and column, invalid UTF-8 and duplicate keys."""
+@dataclass(frozen=True)
+class JsonNumber:
+    """A number exactly as the file writes it (``1.50``, ``-0``, ``12345678901234567890``): its JSON token,
+    which a writer copies as it is. Node's reader (``lib/json-text.js``) has the same class."""
+
+    text: str
+
+
+def parse_json(raw: bytes, *, file: str, exact_numbers: bool = False) -> tuple[Any, list[Problem]]:
+    """Parse JSON text; problems name the line and column, invalid UTF-8 and duplicate keys. With
+    ``exact_numbers``, each number is a `JsonNumber` (``NaN`` and ``Infinity``, not JSON, stay floats)."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -50,7 +61,9 @@ def parse_json(raw: bytes, *, file: str) -> tuple[Any, list[Problem]]:
         return out
 
     try:
-        value = json.loads(text, object_pairs_hook=pairs_hook, parse_int=js_int, parse_float=js_float)
+        number = JsonNumber if exact_numbers else None
+        value = json.loads(text, object_pairs_hook=pairs_hook, parse_int=number or js_int,
+                           parse_float=number or js_float)
     except RecursionError:
         return None, [
             Problem(

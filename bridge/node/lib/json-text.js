@@ -2,6 +2,8 @@
 // order (JSON.parse moves integer-like keys such as "404" to the front), syntax errors carry Python's
 // wording, line and column, invalid UTF-8 names its byte, and a repeated key is reported. Both runtimes
 // therefore report the same problems for the same file.
+// Numbers are doubles, or, with exactNumbers (for a file whose numbers are copied rather than used:
+// champollion's locale files), JsonNumbers holding each number as written.
 
 /** A JSON syntax error, located by line and column (1-based, in characters). */
 export class JsonSyntaxError extends SyntaxError {
@@ -41,11 +43,22 @@ const LITERALS = [['true', true], ['false', false], ['null', null], ['NaN', NaN]
 const ESCAPES = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 
 /**
+ * A number exactly as the file writes it ("1.50", "-0", "12345678901234567890"): its JSON token, which a
+ * writer copies as it is. Python's reader (mt_eval.json_input) has the same class.
+ */
+export class JsonNumber {
+  constructor(text) {
+    this.text = text;
+  }
+}
+
+/**
  * Parse JSON text (a leading BOM is skipped); objects become Maps in written order. A repeated key
  * keeps its first place and takes the last value (as JSON.parse and Python do); onDuplicate(key, path)
- * hears of each repetition.
+ * hears of each repetition. With exactNumbers, each number is a JsonNumber (NaN and Infinity, not JSON,
+ * stay numbers).
  */
-export function parseOrdered(text, { onDuplicate } = {}) {
+export function parseOrdered(text, { onDuplicate, exactNumbers = false } = {}) {
   const source = text.startsWith('\uFEFF') ? text.slice(1) : text;
   let at = 0;
   const fail = (message, position = at) => { throw new JsonSyntaxError(message, source, position); };
@@ -99,7 +112,7 @@ export function parseOrdered(text, { onDuplicate } = {}) {
     const found = NUMBER.exec(source);
     if (!found) fail('Expecting value');
     at = NUMBER.lastIndex;
-    return Number(found[0]);
+    return exactNumbers ? new JsonNumber(found[0]) : Number(found[0]);
   };
   const object = (path) => {
     const out = new Map();
@@ -183,8 +196,9 @@ const problem = (file, message, hint, code) => ({ file, path: '$', message, hint
 /**
  * Parse a file's bytes as mt_eval.json_input.parse_json does: [value (Maps for objects) or null, problems].
  * Problems: invalid UTF-8 (its byte and line), a syntax error (line, column, fix), repeated keys.
+ * exactNumbers: numbers as JsonNumbers (see parseOrdered).
  */
-export function parseJsonBytes(bytes, file) {
+export function parseJsonBytes(bytes, file, { exactNumbers = false } = {}) {
   const bad = invalidUtf8Offset(bytes);
   if (bad !== -1) {
     const line = bytes.subarray(0, bad).reduce((count, byte) => count + (byte === 0x0a), 1);
@@ -194,7 +208,9 @@ export function parseJsonBytes(bytes, file) {
   const duplicates = [];
   let value;
   try {
-    value = parseOrdered(Buffer.from(bytes).toString('utf8'), { onDuplicate: (key) => { if (!duplicates.includes(key)) duplicates.push(key); } });
+    value = parseOrdered(Buffer.from(bytes).toString('utf8'), {
+      exactNumbers, onDuplicate: (key) => { if (!duplicates.includes(key)) duplicates.push(key); },
+    });
   } catch (error) {
     if (!(error instanceof JsonSyntaxError)) throw error;
     return [null, [problem(file, error.message, error.hint, 'syntax')]];

@@ -14,6 +14,7 @@ import {
 import { fill, layout, slots } from '../lib/champollion/locales.js';
 import { fingerprintInput, hashText, methodFingerprint } from '../lib/champollion/lockfile.js';
 import { PlaceholderError, hasWords, keepEdges, protect, restore } from '../lib/champollion/placeholders.js';
+import { readTree } from '../lib/champollion/plan.js';
 import { repo } from './helpers/guests.js';
 
 const vectors = (name) => JSON.parse(readFileSync(join(repo, 'bridge', 'vectors', 'champollion', name), 'utf8'));
@@ -61,9 +62,15 @@ test('JSON: read in written order, written as JSON.stringify(value, null, 2)', (
   for (const c of vectors('json.json').cases) assert.equal(formatJson(parseOrdered(c.input)), c.output, c.input);
 });
 
+test('JSON: a locale file\'s numbers read and written exactly as written', () => {
+  for (const c of vectors('json.json').exactNumbers) {
+    assert.equal(formatJson(parseOrdered(c.input, { exactNumbers: true })), c.output, c.input);
+  }
+});
+
 test('locale files: layout with plurals, and fill', () => {
   for (const c of vectors('locales.json').cases) {
-    const shape = layout(parseOrdered(c.source), c.locale);
+    const shape = layout(readTree('en.json', Buffer.from(c.source)), c.locale);
     assert.deepEqual(slots(shape).map((s) => [s.key, s.source, ...(s.collision ? [true] : [])]), c.slots, c.source);
     assert.equal(formatJson(fill(shape, new Map(Object.entries(c.values)))), c.output, c.source);
   }

@@ -46,10 +46,11 @@ def read_bytes(path: Path) -> bytes:
         raise FileProblem(path, f"cannot read it: {exc.strerror or exc}") from exc
 
 
-def parse_json_file(raw: bytes, path: Path) -> Any:
+def parse_json_file(raw: bytes, path: Path, *, exact_numbers: bool = False) -> Any:
     """The JSON value of a file's bytes; `FileProblem` for a syntax error or invalid UTF-8. A repeated key keeps
-    its first place and its last value, as JSON.parse and Node's reader do."""
-    value, problems = parse_json(raw, file=str(path))
+    its first place and its last value, as JSON.parse and Node's reader do. With ``exact_numbers``, numbers are
+    `JsonNumber`s, as written."""
+    value, problems = parse_json(raw, file=str(path), exact_numbers=exact_numbers)
     errors = [p for p in problems if p.code != "duplicate-key"]
     if errors:
         raise FileProblem(path, errors[0].message, errors[0].hint)

@@ -3,7 +3,9 @@
 The Node side writes ``JSON.stringify(value, null, 2)`` plus a newline, and reads numbers as doubles.
 `format_json` reproduces that: key order as read, two-space indentation, non-ASCII kept, lone surrogates
 escaped, and numbers as ECMAScript prints them (``1.0`` → ``1``, ``1e-7`` → ``1e-7``, integers beyond
-2^53 rounded to a double). `bridge/vectors/champollion/json.json` pins the format for both sides.
+2^53 rounded to a double) — except a `JsonNumber` (a locale file's number, read as written), which is
+written as it was read (``1.50``, ``-0``, ``12345678901234567890``). `bridge/vectors/champollion/json.json`
+pins the format for both sides.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 from typing import Any
 
 from mt_eval.js_text import SAFE_INTEGER, js_number, js_string
+from mt_eval.json_input import JsonNumber
 
 __all__ = ["format_json", "js_number", "js_string", "parse_json_text", "utf16_key"]
 
@@ -27,7 +30,7 @@ def _parse_int(text: str) -> int | float:
 
 
 def format_json(value: Any) -> str:
-    """``JSON.stringify(value, null, 2) + "\\n"``."""
+    """``JSON.stringify(value, null, 2) + "\\n"``, a `JsonNumber` written as it was read."""
     parts: list[str] = []
     _write(value, "", parts)
     parts.append("\n")
@@ -43,6 +46,8 @@ def _write(value: Any, indent: str, out: list[str]) -> None:
         out.append("false")
     elif isinstance(value, str):
         out.append(js_string(value))
+    elif isinstance(value, JsonNumber):
+        out.append(value.text)
     elif isinstance(value, int | float):
         out.append(js_number(value))
     elif isinstance(value, dict):

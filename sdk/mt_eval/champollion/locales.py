@@ -3,7 +3,7 @@
 Two layouts are read: a directory per locale (``locales/en/common.json``, nested folders allowed; the
 targets are ``locales/es/common.json``…) or one file per locale (``locales/en.json`` → ``locales/es.json``).
 Keys are the dotted paths of string values (``nav.home``, ``list.0`` for array items). A target file has
-the source file's shape and key order; numbers, booleans and nulls are copied.
+the source file's shape and key order; numbers (as written), booleans and nulls are copied.
 
 Plurals follow i18next's JSON v4 suffixes (``_zero _one _two _few _many _other``; ``_ordinal_…`` for
 ordinals). A group is the set of keys with one base that has an ``_other`` key. The target gets the plural

@@ -45,8 +45,9 @@ class FilePlan:
 
 
 def read_tree(path: Path, raw: bytes | None = None) -> Any:
-    """A locale file's JSON object (read from ``raw`` when given); `FileProblem` saying what is wrong."""
-    tree = parse_json_file(read_bytes(path) if raw is None else raw, path)
+    """A locale file's JSON object (read from ``raw`` when given), its numbers as written (`JsonNumber`s, copied
+    to the target as they are); `FileProblem` saying what is wrong."""
+    tree = parse_json_file(read_bytes(path) if raw is None else raw, path, exact_numbers=True)
     if not isinstance(tree, dict):
         raise FileProblem(path, "expected a JSON object of translation keys")
     return tree

@@ -1,7 +1,8 @@
 // Locale files: where they are, their keys, and i18next plurals (as mt_eval.champollion.locales).
 // Layouts: a directory per locale (locales/en/**/*.json → locales/es/…) or a file per locale
 // (locales/en.json → locales/es.json). Keys are dotted paths of strings ("nav.home", "list.0"). A target
-// has the source's shape and key order. Plural groups (i18next JSON v4: key_one, key_other, …;
+// has the source's shape and key order; numbers (as written), booleans and nulls are copied. Plural groups
+// (i18next JSON v4: key_one, key_other, …;
 // key_ordinal_* for ordinals; a group needs its _other) get the target language's CLDR categories,
 // each from the same source category or else from _other; a source _zero is kept.
 import { existsSync, readdirSync, statSync } from 'node:fs';

@@ -9,9 +9,12 @@ import { FileProblem, isFile, parseJsonFile, readBytes, unwritable } from './fil
 import { layout, slots, stringValues } from './locales.js';
 import { hashText } from './lockfile.js';
 
-/** A locale file's JSON object (a Map; read from bytes when given); throws FileProblem saying what is wrong. */
+/**
+ * A locale file's JSON object (a Map; read from bytes when given), its numbers as written (JsonNumbers, copied
+ * to the target as they are); throws FileProblem saying what is wrong.
+ */
 export function readTree(path, bytes = readBytes(path)) {
-  const tree = parseJsonFile(bytes, path);
+  const tree = parseJsonFile(bytes, path, { exactNumbers: true });
   if (!(tree instanceof Map)) throw new FileProblem(path, 'expected a JSON object of translation keys');
   return tree;
 }
