@@ -1,8 +1,10 @@
 """What a source locale file's values become in the target, the same from ``mt-eval locales`` and the Node
-``mt-eval-locales``: numbers copied as written."""
+``mt-eval-locales``: numbers copied as written, and a dotted key that names two strings left out of the file
+(and the lock) as the report says."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from champollion_project import both, needs_node, pairs_config, tree, twins
@@ -36,3 +38,28 @@ def test_numbers_are_copied_exactly_as_the_source_writes_them(tmp_path: Path):
         "}",
         ""])
 
+
+@needs_node
+def test_a_dotted_key_that_names_two_strings_leaves_both_out_of_the_file_and_the_lock(tmp_path: Path):
+    projects = twins(tmp_path, CONFIG, {"locales/en.json": '{"a.b": "Dotted key", "a": {"b": "Nested key"}, '
+                                                           '"c": "Cat"}'})
+    # As an earlier version left it: the dotted key's translation written and recorded.
+    for project in projects.values():
+        project.write("locales/es.json", {"a.b": "Tono salpicado", "c": "spa:taC"})
+    runs = both(projects, "--json")
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1
+    file = json.loads(out)["locales"][0]["files"][0]
+    assert file["failed"] == [{"key": "a.b", "error": '"a.b" names 2 strings in this file (a key with dots and '
+                                                      "nested keys), so neither is translated; rename one of them"}]
+    assert tree(projects["node"]) == tree(projects["python"])
+    assert projects["python"].json("locales/es.json") == {"c": "spa:taC"}
+    assert list(projects["python"].json("locales/.champollion-lock.json")["files"]["es.json"]) == ["c"]
+
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert runs["python"][1].splitlines()[1:3] == [
+        "  es.json  1 up to date, 1 failed",
+        '    failed a.b: "a.b" names 2 strings in this file (a key with dots and nested keys), so neither is '
+        "translated; rename one of them"]

@@ -84,7 +84,7 @@ def test_json_exact_numbers(case):
 @pytest.mark.parametrize("case", cases("locales.json", "cases"), ids=lambda c: f"{c['locale']}:{c['source'][:30]}")
 def test_layout_and_fill(case):
     shape = locales.layout(read_tree(Path("en.json"), case["source"].encode()), case["locale"])
-    found = [[s.key, s.source] + ([True] if s.collision else []) for s in locales.slots(shape)]
+    found = [[s.key, s.source] + ([s.collision] if s.collision else []) for s in locales.slots(shape)]
     assert found == case["slots"]
     assert jsonfmt.format_json(locales.fill(shape, case["values"])) == case["output"]
 

@@ -2,8 +2,10 @@
 
 Two layouts are read: a directory per locale (``locales/en/common.json``, nested folders allowed; the
 targets are ``locales/es/common.json``…) or one file per locale (``locales/en.json`` → ``locales/es.json``).
-Keys are the dotted paths of string values (``nav.home``, ``list.0`` for array items). A target file has
-the source file's shape and key order; numbers (as written), booleans and nulls are copied.
+Keys are the dotted paths of string values (``nav.home``, ``list.0`` for array items); a dotted path that
+names more than one string (``{"a.b": …, "a": {"b": …}}``) is a collision, and none of those strings is
+translated. A target file has the source file's shape and key order; numbers (as written), booleans and
+nulls are copied.
 
 Plurals follow i18next's JSON v4 suffixes (``_zero _one _two _few _many _other``; ``_ordinal_…`` for
 ordinals). A group is the set of keys with one base that has an ``_other`` key. The target gets the plural
@@ -15,6 +17,7 @@ it for a count of 0 in any language). For a language not in the table the source
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +34,7 @@ class Slot:
 
     key: str
     source: str
-    collision: str | None = None  # another path of the file already has this dotted key
+    collision: str | None = None  # why it is not translated: another path of the file has this dotted key
 
 
 @dataclass(frozen=True)
@@ -64,30 +67,31 @@ def find_locale_files(locales_dir: Path, input_locale: str) -> LocaleFiles:
 
 def layout(tree: Any, target_locale: str) -> Any:
     """The target file's shape: ``tree`` with each string replaced by a `Slot` and plural groups expanded
-    to the target language's categories."""
-    seen: set[str] = set()
-    return _layout(tree, [], target_locale, seen)
+    to the target language's categories. Every slot of a dotted key that names more than one string gets
+    its `Slot.collision`: none of them is translated, as no one of them is the key."""
+    shape = _layout(tree, [], target_locale)
+    counts = Counter(slot.key for slot in slots(shape))
+    for slot in slots(shape):
+        if counts[slot.key] > 1:
+            slot.collision = _collision(slot.key, counts[slot.key])
+    return shape
+
+
+def _collision(key: str, count: int) -> str:
+    """Why the ``count`` strings whose dotted key is ``key`` are not translated."""
+    none = "neither is translated; rename one of them" if count == 2 else "none is translated; rename all but one"
+    return f"{js_string(key)} names {count} strings in this file (a key with dots and nested keys), so {none}"
 
 
 def _dotted(path: list[str]) -> str:
     return ".".join(path)
 
 
-def _slot(path: list[str], source: str, seen: set[str]) -> Slot:
-    key = _dotted(path)
-    slot = Slot(key, source)
-    if key in seen:
-        slot.collision = (f"{js_string(key)} names two strings in this file (a key with dots and nested keys); "
-                          "rename one of them")
-    seen.add(key)
-    return slot
-
-
-def _layout(node: Any, path: list[str], locale: str, seen: set[str]) -> Any:
+def _layout(node: Any, path: list[str], locale: str) -> Any:
     if isinstance(node, str):
-        return _slot(path, node, seen)
+        return Slot(_dotted(path), node)
     if isinstance(node, list):
-        return [_layout(item, [*path, str(i)], locale, seen) for i, item in enumerate(node)]
+        return [_layout(item, [*path, str(i)], locale) for i, item in enumerate(node)]
     if not isinstance(node, dict):
         return node
     groups = _plural_groups(node)
@@ -96,7 +100,7 @@ def _layout(node: Any, path: list[str], locale: str, seen: set[str]) -> Any:
     for key, value in node.items():
         group = groups.get(key)
         if group is None:
-            out[key] = _layout(value, [*path, key], locale, seen)
+            out[key] = _layout(value, [*path, key], locale)
             continue
         base, forms = group
         if base in expanded:
@@ -108,7 +112,7 @@ def _layout(node: Any, path: list[str], locale: str, seen: set[str]) -> Any:
             c for c in PLURAL_ORDER if c in wanted or (c == "zero" and "zero" in forms)]
         for category in categories:
             name = f"{base}_{category}"
-            out[name] = _slot([*path, name], forms.get(category, forms["other"]), seen)
+            out[name] = Slot(_dotted([*path, name]), forms.get(category, forms["other"]))
     return out
 
 

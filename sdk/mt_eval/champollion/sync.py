@@ -275,7 +275,7 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
                  lock: Lock, fingerprint: str, dry_run: bool) -> FileReport:
     report = FileReport(file=plan.name, due=[(d.slot.key, d.reason) for d in plan.due], up_to_date=plan.up_to_date,
                         adopted=plan.adopted, removed=plan.removed, error=plan.error)
-    report.failed = [(slot.key, f"{slot.collision}; left out of the file") for slot in plan.collisions]
+    report.failed = list({slot.key: slot.collision or "" for slot in plan.collisions}.items())  # once per key
     if plan.error is not None or dry_run:
         return report
     due_keys = {d.slot.key for d in plan.due}

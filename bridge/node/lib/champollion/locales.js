@@ -1,8 +1,9 @@
 // Locale files: where they are, their keys, and i18next plurals (as mt_eval.champollion.locales).
 // Layouts: a directory per locale (locales/en/**/*.json → locales/es/…) or a file per locale
-// (locales/en.json → locales/es.json). Keys are dotted paths of strings ("nav.home", "list.0"). A target
-// has the source's shape and key order; numbers (as written), booleans and nulls are copied. Plural groups
-// (i18next JSON v4: key_one, key_other, …;
+// (locales/en.json → locales/es.json). Keys are dotted paths of strings ("nav.home", "list.0"); a dotted path
+// naming more than one string ({"a.b": …, "a": {"b": …}}) is a collision, and none of those strings is
+// translated. A target has the source's shape and key order; numbers (as written), booleans and nulls are
+// copied. Plural groups (i18next JSON v4: key_one, key_other, …;
 // key_ordinal_* for ordinals; a group needs its _other) get the target language's CLDR categories,
 // each from the same source category or else from _other; a source _zero is kept.
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -18,7 +19,7 @@ export class Slot {
   constructor(key, source) {
     this.key = key;
     this.source = source;
-    this.collision = null;
+    this.collision = null; // why it is not translated: another path of the file has this dotted key
   }
 }
 
@@ -54,24 +55,30 @@ function localeFiles(directoryLayout, sources) {
   };
 }
 
-/** The target's shape: the source with each string a Slot and plural groups expanded for `locale`. */
+/**
+ * The target's shape: the source with each string a Slot and plural groups expanded for `locale`. Every
+ * slot of a dotted key that names more than one string gets its collision: none of them is translated, as
+ * no one of them is the key.
+ */
 export function layout(tree, targetLocale) {
-  return layoutNode(tree, [], targetLocale, new Set());
-}
-
-function slot(path, source, seen) {
-  const key = path.join('.');
-  const made = new Slot(key, source);
-  if (seen.has(key)) {
-    made.collision = `${JSON.stringify(key)} names two strings in this file (a key with dots and nested keys); rename one of them`;
+  const shape = layoutNode(tree, [], targetLocale);
+  const counts = new Map();
+  for (const { key } of slots(shape)) counts.set(key, (counts.get(key) ?? 0) + 1);
+  for (const slot of slots(shape)) {
+    if (counts.get(slot.key) > 1) slot.collision = collision(slot.key, counts.get(slot.key));
   }
-  seen.add(key);
-  return made;
+  return shape;
 }
 
-function layoutNode(node, path, locale, seen) {
-  if (typeof node === 'string') return slot(path, node, seen);
-  if (Array.isArray(node)) return node.map((item, i) => layoutNode(item, [...path, String(i)], locale, seen));
+// Why the `count` strings whose dotted key is `key` are not translated.
+function collision(key, count) {
+  const none = count === 2 ? 'neither is translated; rename one of them' : 'none is translated; rename all but one';
+  return `${JSON.stringify(key)} names ${count} strings in this file (a key with dots and nested keys), so ${none}`;
+}
+
+function layoutNode(node, path, locale) {
+  if (typeof node === 'string') return new Slot(path.join('.'), node);
+  if (Array.isArray(node)) return node.map((item, i) => layoutNode(item, [...path, String(i)], locale));
   if (!(node instanceof Map)) return node;
   const groups = pluralGroups(node);
   const out = new Map();
@@ -79,7 +86,7 @@ function layoutNode(node, path, locale, seen) {
   for (const [key, value] of node) {
     const group = groups.get(key);
     if (!group) {
-      out.set(key, layoutNode(value, [...path, key], locale, seen));
+      out.set(key, layoutNode(value, [...path, key], locale));
       continue;
     }
     const { base, forms } = group;
@@ -90,7 +97,7 @@ function layoutNode(node, path, locale, seen) {
       : PLURAL_ORDER.filter((c) => wanted.includes(c) || (c === 'zero' && forms.has('zero')));
     for (const category of categories) {
       const name = `${base}_${category}`;
-      out.set(name, slot([...path, name], forms.get(category) ?? forms.get('other'), seen));
+      out.set(name, new Slot([...path, name].join('.'), forms.get(category) ?? forms.get('other')));
     }
   }
   return out;

@@ -264,7 +264,7 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
   const report = {
     file: plan.name, due: plan.due.map(({ slot, reason }) => [slot.key, reason]), upToDate: plan.upToDate,
     adopted: plan.adopted, removed: plan.removed, translated: [], copied: [],
-    failed: plan.collisions.map((slot) => [slot.key, `${slot.collision}; left out of the file`]),
+    failed: [...new Map(plan.collisions.map((slot) => [slot.key, slot.collision]))], // once per key
     interrupted: [], written: false, error: plan.error,
   };
   if (plan.error !== null || dryRun) return report;
