@@ -1,6 +1,7 @@
 """What a source locale file's values become in the target, the same from ``mt-eval locales`` and the Node
-``mt-eval-locales``: numbers copied as written, and a dotted key that names two strings left out of the file
-(and the lock) as the report says."""
+``mt-eval-locales``: numbers copied as written, a dotted key that names two strings left out of the file (and
+the lock) as the report says, and ICU plural and select messages sent with their syntax protected, and kept
+only when the translation has the source's skeleton."""
 
 from __future__ import annotations
 
@@ -63,3 +64,31 @@ def test_a_dotted_key_that_names_two_strings_leaves_both_out_of_the_file_and_the
         "  es.json  1 up to date, 1 failed",
         '    failed a.b: "a.b" names 2 strings in this file (a key with dots and nested keys), so neither is '
         "translated; rename one of them"]
+
+
+@needs_node
+def test_an_icu_message_has_only_its_branches_translated_and_a_translation_that_breaks_it_fails(tmp_path: Path):
+    source = {"items": "{count, plural, one {# item} other {# items}}",
+              "who": "{gender, select, male {He} other {They}} left"}
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13"}}), {"locales/en.json": source},
+                     plugins=("rot13",))
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert runs["python"][0] == 0
+    assert projects["python"].calls()[0]["sources"] == ["⟦0⟧⟦1⟧ item⟦2⟧⟦3⟧ items⟦4⟧", "⟦0⟧He⟦1⟧They⟦2⟧ left"]
+    assert tree(projects["node"]) == tree(projects["python"])
+    translated = {"items": "spa: {count, plural, one {# vgrz} other {# vgrzf}}",
+                  "who": "spa: {gender, select, male {Ur} other {Gurl}} yrsg"}
+    assert projects["python"].json("locales/es.json") == translated
+
+    # "#swap" makes the method put the message's last piece of syntax first, and its first last.
+    for project in projects.values():
+        project.write("locales/en.json", {**source, "items": source["items"] + " #swap"})
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1
+    assert ('failed items: the translation "spa: ⟦4⟧⟦1⟧ vgrz⟦2⟧⟦3⟧ vgrzf⟦0⟧ #fjnc" breaks the ICU message '
+            "{count, plural, one {…} other {…}}: a } closes nothing; kept the previous value") in out
+    assert projects["python"].json("locales/es.json") == translated
+    assert tree(projects["node"]) == tree(projects["python"])

@@ -27,17 +27,20 @@ def test_protect(case):
     assert protected.text == case["protected"]
     assert list(protected.placeholders) == case["placeholders"]
     assert placeholders.has_words(protected) is case["hasWords"]
-    assert placeholders.restore(protected.text, protected.placeholders) == case["text"]
+    assert protected.icu == case.get("icu")
+    assert placeholders.restore(protected.text, protected.placeholders, protected.icu) == case["text"]
 
 
 @pytest.mark.parametrize("case", cases("placeholders.json", "restore"), ids=lambda c: c["translated"])
 def test_restore(case):
+    def run() -> str:
+        return placeholders.restore(case["translated"], tuple(case["placeholders"]), case.get("icu"))
     if "error" in case:
         with pytest.raises(placeholders.PlaceholderError) as caught:
-            placeholders.restore(case["translated"], tuple(case["placeholders"]))
+            run()
         assert str(caught.value) == case["error"]
     else:
-        assert placeholders.restore(case["translated"], tuple(case["placeholders"])) == case["restored"]
+        assert run() == case["restored"]
 
 
 @pytest.mark.parametrize("case", cases("placeholders.json", "edges"), ids=lambda c: repr(c["source"]))

@@ -19,18 +19,20 @@ import { repo } from './helpers/guests.js';
 
 const vectors = (name) => JSON.parse(readFileSync(join(repo, 'bridge', 'vectors', 'champollion', name), 'utf8'));
 
-test('placeholders: protect, restore, refusals and edge whitespace', () => {
+test('placeholders: protect, restore, refusals, ICU messages and edge whitespace', () => {
   const { protect: protectCases, restore: restoreCases, edges } = vectors('placeholders.json');
   for (const c of protectCases) {
     const p = protect(c.text);
     assert.equal(p.text, c.protected, c.text);
     assert.deepEqual(p.placeholders, c.placeholders, c.text);
     assert.equal(hasWords(p), c.hasWords, c.text);
-    assert.equal(restore(p.text, p.placeholders), c.text);
+    assert.equal(p.icu, c.icu ?? null, c.text);
+    assert.equal(restore(p.text, p.placeholders, p.icu), c.text);
   }
   for (const c of restoreCases) {
-    if (c.error) assert.throws(() => restore(c.translated, c.placeholders), (e) => e instanceof PlaceholderError && e.message === c.error);
-    else assert.equal(restore(c.translated, c.placeholders), c.restored);
+    const run = () => restore(c.translated, c.placeholders, c.icu ?? null);
+    if (c.error) assert.throws(run, (e) => e instanceof PlaceholderError && e.message === c.error, c.translated);
+    else assert.equal(run(), c.restored);
   }
   for (const c of edges) assert.equal(keepEdges(c.source, c.translated), c.kept, JSON.stringify(c.source));
 });

@@ -3,10 +3,11 @@
 ``champollion.config.json`` (version 3) names a method plugin per language pair (`config`); the plugin is
 found by name under ``.champollion/methods/`` or by path (`plugins`); locale codes become the method's
 language codes (`languages`). ``mt-eval locales`` (`cli`, `sync`) translates the input locale's JSON files
-into each target locale, protecting placeholders (`placeholders`), expanding i18next plurals (`locales`)
-and sending only what the lock file (`lockfile`) says is missing or changed. ``mt-eval run
---champollion-config`` evaluates the plugin a pair names (`evaluate`). The Node package mt-eval-bridge
-implements the same, byte for byte (`bridge/vectors/champollion/`).
+into each target locale, protecting placeholders (`placeholders`) and the syntax of ICU plural and select
+messages (`icu`), expanding i18next plurals (`locales`) and sending only what the lock file (`lockfile`)
+says is missing or changed. ``mt-eval run --champollion-config`` evaluates the plugin a pair names
+(`evaluate`). The Node package mt-eval-bridge implements the same, byte for byte
+(`bridge/vectors/champollion/`).
 
 Names are imported lazily, so importing this package for the command line stays cheap.
 """

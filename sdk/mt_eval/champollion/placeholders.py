@@ -9,6 +9,11 @@ protected too, so restoring is exact. A translation that loses, repeats or inven
 refused: the key fails rather than being written broken. The source's leading and trailing whitespace is
 kept in place of the translation's own (`keep_edges`). `bridge/vectors/champollion/placeholders.json`
 holds the cases both sides must pass.
+
+A text that holds an ICU ``plural``, ``select`` or ``selectordinal`` message (`icu`) has its syntax
+(``{count, plural, one {``, ``} other {``, ``}}``) and its arguments (``#``, ``{name}``) protected as
+placeholders, so that only the texts of its branches are translated; the translation must then read as
+an ICU message with the same skeleton (argument names, keywords, selectors), or it is refused too.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mt_eval.champollion.icu import IcuSyntaxError, Message, parse
 from mt_eval.champollion.jsonfmt import js_string
 
 # Character classes are spelled out (no \w, \d, \s) so the Node side's regular expression matches alike.
@@ -35,10 +41,12 @@ SENTINEL = re.compile(r"⟦[ \t]*([0-9]+)[ \t]*⟧")
 
 @dataclass(frozen=True)
 class Protected:
-    """A text with its placeholders replaced by ``⟦0⟧``, ``⟦1⟧`` … (in order of appearance)."""
+    """A text with its placeholders replaced by ``⟦0⟧``, ``⟦1⟧`` … (in order of appearance), and the skeleton
+    of its ICU plural, select and selectordinal messages (None: it has none)."""
 
     text: str
     placeholders: tuple[str, ...]
+    icu: str | None = None
 
 
 def protect(text: str) -> Protected:
@@ -48,15 +56,37 @@ def protect(text: str) -> Protected:
         found.append(match.group())
         return f"⟦{len(found) - 1}⟧"
 
-    return Protected(PLACEHOLDER.sub(swap, text), tuple(found))
+    message = _icu_message(text)
+    if message is None:
+        return Protected(PLACEHOLDER.sub(swap, text), tuple(found))
+    pieces = []
+    for kind, piece in message.parts:
+        if kind == "text":
+            pieces.append(PLACEHOLDER.sub(swap, piece))
+        else:
+            found.append(piece)
+            pieces.append(f"⟦{len(found) - 1}⟧")
+    return Protected("".join(pieces), tuple(found), message.skeleton)
+
+
+def _icu_message(text: str) -> Message | None:
+    """``text`` as an ICU message, when it holds a plural, select or selectordinal one and reads as ICU."""
+    if "plural" not in text and "select" not in text:
+        return None
+    try:
+        message = parse(text)
+    except IcuSyntaxError:
+        return None
+    return message if message.skeleton else None
 
 
 class PlaceholderError(ValueError):
-    """The translation lost, repeated or invented a placeholder."""
+    """The translation lost, repeated or invented a placeholder, or changed an ICU message's skeleton."""
 
 
-def restore(translated: str, placeholders: tuple[str, ...]) -> str:
-    """Put the placeholders back; raise `PlaceholderError` unless each sentinel appears exactly once."""
+def restore(translated: str, placeholders: tuple[str, ...], icu: str | None = None) -> str:
+    """Put the placeholders back; raise `PlaceholderError` unless each sentinel appears exactly once and, given
+    the source's ICU skeleton ``icu``, the result has that skeleton."""
     seen: dict[int, int] = {}
     for match in SENTINEL.finditer(translated):
         index = int(match.group(1))
@@ -71,18 +101,51 @@ def restore(translated: str, placeholders: tuple[str, ...]) -> str:
     problems.extend(f"invented placeholder ⟦{index}⟧" for index in sorted(seen))
     if problems:
         raise PlaceholderError(f"the translation {js_string(translated)} {'; '.join(problems)}")
-    return SENTINEL.sub(lambda m: placeholders[int(m.group(1))], translated)
+    restored = SENTINEL.sub(lambda m: placeholders[int(m.group(1))], translated)
+    if icu is not None:
+        try:
+            found = parse(restored).skeleton
+        except IcuSyntaxError as exc:
+            raise PlaceholderError(f"the translation {js_string(translated)} breaks the ICU message {icu}: "
+                                   f"{exc}") from None
+        if found != icu:
+            raise PlaceholderError(f"the translation {js_string(translated)} changed the ICU message {icu} into "
+                                   f"{found or 'a text without a plural, select or selectordinal message'}")
+    return restored
 
 
 def keep_edges(source: str, translated: str) -> str:
     """The translation with the source's leading and trailing whitespace instead of its own (translators
-    often drop or add a space at the edges, e.g. where a subject pronoun was dropped)."""
-    lead = re.match(r"[ \t\r\n]*", source)
-    trail = re.search(r"[ \t\r\n]*\Z", source)
+    often drop or add a space at the edges, e.g. where a subject pronoun was dropped); so too each branch of
+    an ICU message, when the translation's message has the source's skeleton."""
     core = translated.strip(" \t\r\n")
     if not core:
         return translated
-    return (lead.group() if lead else "") + core + (trail.group() if trail else "")
+    lead, trail = _edges(source)
+    return lead + _keep_branch_edges(source, core) + trail
+
+
+def _edges(text: str) -> tuple[str, str]:
+    """The leading and the trailing whitespace of ``text``."""
+    lead = re.match(r"[ \t\r\n]*", text)
+    trail = re.search(r"[ \t\r\n]*\Z", text)
+    return (lead.group() if lead else ""), (trail.group() if trail else "")
+
+
+def _keep_branch_edges(source: str, translated: str) -> str:
+    ours, theirs = _icu_message(source), _icu_message(translated)
+    if ours is None or theirs is None or ours.skeleton != theirs.skeleton:
+        return translated
+    edits = []
+    for (s_start, s_end), (start, end) in zip(ours.branches, theirs.branches, strict=True):
+        branch = translated[start:end]
+        if branch.strip(" \t\r\n"):
+            lead, trail = _edges(source[s_start:s_end])
+            old_lead, old_trail = _edges(branch)
+            edits += [(start, start + len(old_lead), lead), (end - len(old_trail), end, trail)]
+    for start, end, text in sorted(edits, reverse=True):
+        translated = translated[:start] + text + translated[end:]
+    return translated
 
 
 def has_words(protected: Protected) -> bool:

@@ -265,7 +265,8 @@ async def _translate_batch(translate: Translate, batch: list[str], texts: dict[s
             out[text] = (None, str(result.get("error") or "the method returned no translation"))
             continue
         try:
-            out[text] = (keep_edges(text, restore(result["predicted"], texts[text].placeholders)), None)
+            restored = restore(result["predicted"], texts[text].placeholders, texts[text].icu)
+            out[text] = (keep_edges(text, restored), None)
         except PlaceholderError as exc:
             out[text] = (None, str(exc))
     return out

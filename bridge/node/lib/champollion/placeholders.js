@@ -3,7 +3,11 @@
 // sentinels ⟦n⟧ (which translators, Apertium included, pass through), then restored. A translation that
 // loses, repeats or invents a sentinel is refused; the source's edge whitespace is kept. Same expressions
 // as mt_eval.champollion.placeholders; bridge/vectors/champollion/placeholders.json holds the cases
-// both sides pass.
+// both sides pass. A text that holds an ICU plural, select or selectordinal message (./icu.js) has its
+// syntax ("{count, plural, one {", "} other {", "}}") and its arguments ("#", "{name}") protected as
+// placeholders, so that only the texts of its branches are translated; the translation must then read as
+// an ICU message with the same skeleton (argument names, keywords, selectors), or it is refused too.
+import { IcuSyntaxError, parse } from './icu.js';
 
 const PLACEHOLDER = new RegExp([
   String.raw`\{\{[^{}]*\}\}`,
@@ -18,17 +22,36 @@ const PLACEHOLDER = new RegExp([
 ].join('|'), 'g');
 const SENTINEL = /⟦[ \t]*([0-9]+)[ \t]*⟧/g;
 
-/** {text, placeholders}: text with its placeholders replaced by ⟦0⟧, ⟦1⟧ … in order of appearance. */
+/**
+ * {text, placeholders, icu}: text with its placeholders replaced by ⟦0⟧, ⟦1⟧ … in order of appearance, and
+ * the skeleton of its ICU plural, select and selectordinal messages (null: it has none).
+ */
 export function protect(text) {
   const placeholders = [];
-  const protectedText = text.replace(PLACEHOLDER, (match) => {
+  const swap = (match) => {
     placeholders.push(match);
     return `⟦${placeholders.length - 1}⟧`;
-  });
-  return { text: protectedText, placeholders };
+  };
+  const message = icuMessage(text);
+  if (message === null) return { text: text.replace(PLACEHOLDER, swap), placeholders, icu: null };
+  const protectedText = message.parts.map(([kind, piece]) => (kind === 'text' ? piece.replace(PLACEHOLDER, swap) : swap(piece))).join('');
+  return { text: protectedText, placeholders, icu: message.skeleton };
 }
 
-/** The translation lost, repeated or invented a placeholder. */
+// text as an ICU message, when it holds a plural, select or selectordinal one and reads as ICU.
+function icuMessage(text) {
+  if (!text.includes('plural') && !text.includes('select')) return null;
+  let message;
+  try {
+    message = parse(text);
+  } catch (error) {
+    if (!(error instanceof IcuSyntaxError)) throw error;
+    return null;
+  }
+  return message.skeleton ? message : null;
+}
+
+/** The translation lost, repeated or invented a placeholder, or changed an ICU message's skeleton. */
 export class PlaceholderError extends Error {
   constructor(message) {
     super(message);
@@ -36,8 +59,11 @@ export class PlaceholderError extends Error {
   }
 }
 
-/** Put the placeholders back; throws PlaceholderError unless each sentinel appears exactly once. */
-export function restore(translated, placeholders) {
+/**
+ * Put the placeholders back; throws PlaceholderError unless each sentinel appears exactly once and, given the
+ * source's ICU skeleton icu, the result has that skeleton.
+ */
+export function restore(translated, placeholders, icu = null) {
   const seen = new Map();
   for (const match of translated.matchAll(SENTINEL)) {
     const index = Number(match[1]);
@@ -52,17 +78,54 @@ export function restore(translated, placeholders) {
   });
   for (const index of [...seen.keys()].sort((a, b) => a - b)) problems.push(`invented placeholder ⟦${index}⟧`);
   if (problems.length) throw new PlaceholderError(`the translation ${JSON.stringify(translated)} ${problems.join('; ')}`);
-  return translated.replace(SENTINEL, (_, index) => placeholders[Number(index)]);
+  const restored = translated.replace(SENTINEL, (_, index) => placeholders[Number(index)]);
+  if (icu !== null) {
+    let found;
+    try {
+      found = parse(restored).skeleton;
+    } catch (error) {
+      if (!(error instanceof IcuSyntaxError)) throw error;
+      throw new PlaceholderError(`the translation ${JSON.stringify(translated)} breaks the ICU message ${icu}: ${error.message}`);
+    }
+    if (found !== icu) {
+      throw new PlaceholderError(`the translation ${JSON.stringify(translated)} changed the ICU message ${icu} into `
+        + `${found || 'a text without a plural, select or selectordinal message'}`);
+    }
+  }
+  return restored;
 }
 
 /**
  * The translation with the source's leading and trailing whitespace instead of its own (translators
- * often drop or add a space at the edges, e.g. where a subject pronoun was dropped).
+ * often drop or add a space at the edges, e.g. where a subject pronoun was dropped); so too each branch of
+ * an ICU message, when the translation's message has the source's skeleton.
  */
 export function keepEdges(source, translated) {
   const core = translated.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
   if (!core) return translated;
-  return source.match(/^[ \t\r\n]*/)[0] + core + source.match(/[ \t\r\n]*$/)[0];
+  const [lead, trail] = edges(source);
+  return lead + keepBranchEdges(source, core) + trail;
+}
+
+// The leading and the trailing whitespace of text.
+const edges = (text) => [text.match(/^[ \t\r\n]*/)[0], text.match(/[ \t\r\n]*$/)[0]];
+
+function keepBranchEdges(source, translated) {
+  const ours = icuMessage(source);
+  const theirs = icuMessage(translated);
+  if (ours === null || theirs === null || ours.skeleton !== theirs.skeleton) return translated;
+  const edits = [];
+  ours.branches.forEach(([sourceStart, sourceEnd], i) => {
+    const [start, end] = theirs.branches[i];
+    const branch = translated.slice(start, end);
+    if (!/[^ \t\r\n]/.test(branch)) return;
+    const [lead, trail] = edges(source.slice(sourceStart, sourceEnd));
+    const [oldLead, oldTrail] = edges(branch);
+    edits.push([start, start + oldLead.length, lead], [end - oldTrail.length, end, trail]);
+  });
+  let out = translated;
+  for (const [start, end, text] of edits.sort((a, b) => b[0] - a[0] || b[1] - a[1])) out = out.slice(0, start) + text + out.slice(end);
+  return out;
 }
 
 /** Whether anything is left to translate once placeholders are out (a letter remains). */

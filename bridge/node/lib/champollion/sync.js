@@ -251,7 +251,8 @@ async function translateBatch(translate, batch, texts, runConfig) {
       return;
     }
     try {
-      out.set(text, { text: keepEdges(text, restore(result.predicted, texts.get(text).placeholders)) });
+      const { placeholders, icu } = texts.get(text);
+      out.set(text, { text: keepEdges(text, restore(result.predicted, placeholders, icu)) });
     } catch (error) {
       if (!(error instanceof PlaceholderError)) throw error;
       out.set(text, { error: error.message });

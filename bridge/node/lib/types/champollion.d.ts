@@ -144,11 +144,18 @@ export function loadMethodPlugin(nameOrPath: string, options?: LoadMethodPluginO
 
 export class PlaceholderError extends Error {}
 
-/** Placeholders ({{name}}, {count}, %s, HTML tags, …) swapped for sentinels ⟦0⟧, ⟦1⟧ … in order. */
-export function protectPlaceholders(text: string): { text: string; placeholders: string[] };
+/**
+ * Placeholders ({{name}}, {count}, %s, HTML tags, …) swapped for sentinels ⟦0⟧, ⟦1⟧ … in order; in a text
+ * holding an ICU plural, select or selectordinal message, its syntax, # and arguments too, and icu is its
+ * skeleton ("{count, plural, one {…} other {…}}"; null: the text has no such message).
+ */
+export function protectPlaceholders(text: string): { text: string; placeholders: string[]; icu: string | null };
 
-/** Put placeholders back; throws PlaceholderError unless each sentinel appears exactly once. */
-export function restorePlaceholders(translated: string, placeholders: readonly string[]): string;
+/**
+ * Put placeholders back; throws PlaceholderError unless each sentinel appears exactly once and, given the
+ * source's ICU skeleton icu, the result has that skeleton.
+ */
+export function restorePlaceholders(translated: string, placeholders: readonly string[], icu?: string | null): string;
 
 /** A config pair with its plugin found and its RunConfig worked out. */
 export interface ResolvedPair {
