@@ -2,7 +2,8 @@
 
 `guarded_translate` awaits a method's ``translate`` under a deadline and turns every way a call can fail
 as a whole — it raises, it runs past the deadline, it calls ``sys.exit()`` — into a `CallFailed` whose
-message is what the entries carry. `split_on_failure` sends a batch whose call failed again in halves,
+message is what the entries carry (`call_failure`: every other call of a method — the latency calls, a
+substitution replay — says it in the same words). `split_on_failure` sends a batch whose call failed again in halves,
 down to single entries, so only the entries the method fails on get the error and the others keep their
 results. The harness (`mt-eval run`) and `mt-eval locales` both call in-process methods this way; the
 bridge hosts do the same for guests (`mt_eval.bridge.method`, and ``bridge/node/lib/host.js``).
@@ -37,6 +38,20 @@ class CallFailed(Exception):
         self.message = message
 
 
+def exit_failure(exc: SystemExit, directory: Path | None = None) -> str:
+    """``the method called sys.exit(5) (pipeline.py:38): a method must not end the process; …``"""
+    return (f"the method {describe_exit(exc, directory)}: a method must not end the process; raise an exception "
+            "instead")
+
+
+def call_failure(exc: Exception | SystemExit, directory: Path | None = None) -> str:
+    """The one line a call of a method that raised or called ``sys.exit()`` gives its entries. (KeyboardInterrupt
+    and cancellation are never a call's failure: they stop the run.)"""
+    if isinstance(exc, SystemExit):
+        return exit_failure(exc, directory)
+    return f"method raised {type(exc).__name__}: {exc}"
+
+
 async def guarded_translate(method: TranslationMethod, entries: list[dict[str, Any]], config: RunConfig, *,
                             timeout_s: float | None, directory: Path | None = None,
                             backstop_s: float | None = None) -> object:
@@ -51,10 +66,9 @@ async def guarded_translate(method: TranslationMethod, entries: list[dict[str, A
         with anyio.move_on_after(None if limit is None else limit + grace) as scope:
             return await method.translate(entries, config)
     except SystemExit as exc:
-        raise CallFailed(f"the method {describe_exit(exc, directory)}: a method must not end the process; raise "
-                         "an exception instead") from None
+        raise CallFailed(call_failure(exc, directory)) from None
     except Exception as exc:
-        raise CallFailed(f"method raised {type(exc).__name__}: {exc}") from exc
+        raise CallFailed(call_failure(exc, directory)) from exc
     assert scope.cancelled_caught and limit is not None  # the block left without returning: the deadline passed
     per_entry = f" ({timeout_s:g} s per entry)" if backstop_s is None and timeout_s is not None else ""
     raise CallFailed(f"timed out after {limit:g} s{per_entry}")

@@ -270,6 +270,10 @@ def method_card_of(source: PluginSource, method: object | None, *, card_file: tu
         label = str(getattr(method, "card_label", None) or f"{source.manifest.entry_point} method_card()")
         try:
             sources[label] = runtime_card()
+        except SystemExit as exc:  # a method must not end the run
+            problems.append(Problem(file=label, path="$", code="method-card",
+                                    message=describe_exit(exc, source.directory),
+                                    hint="a method must not end the process: raise an exception instead"))
         except Exception as exc:
             problems.append(Problem(file=label, path="$", code="method-card",
                                     message=f"raised {describe_exception(exc, source.directory)}",

@@ -370,10 +370,9 @@ class GuestServer:
             self.send(m.error_line(request_id, m.CANCELLED, "cancelled"))
             return
         except SystemExit as exc:  # the guest keeps serving: the request fails, as a raise does
-            from mt_eval.plugin_import import describe_exit
+            from mt_eval.guarded_calls import exit_failure
 
-            self.send(m.error_line(request_id, m.METHOD_FAILED, f"the method {describe_exit(exc)}: a method must "
-                                   "not end the process; raise an exception instead", {"type": "SystemExit"}))
+            self.send(m.error_line(request_id, m.METHOD_FAILED, exit_failure(exc), {"type": "SystemExit"}))
             return
         except Exception as exc:
             self.send(m.error_line(request_id, m.METHOD_FAILED, f"{type(exc).__name__}: {exc}",

@@ -40,11 +40,11 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
               ) -> int:
     import msgspec
 
+    from mt_eval.guarded_calls import guarded_translate, split_on_failure
     from mt_eval.loader import PluginLoadError, load_method
     from mt_eval.pairs import quoted, supported_form
-    from mt_eval.plugin_import import describe_exception
-    from mt_eval.records import RunConfig
-    from mt_eval.results import ResultNotes, results_for
+    from mt_eval.records import RunConfig, TranslationResult
+    from mt_eval.results import ResultNotes, error_result, results_for
 
     try:
         loaded = load_method(plugin, needs="translate")
@@ -90,10 +90,22 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
             print(f"standard input: {exc}", file=sys.stderr)
             return 2
     entries = [{"id": str(i), "source": text} for i, text in enumerate(texts, start=1)]
+    notes = ResultNotes()
+    unknown: list[object] = []
 
-    async def translate_then_close() -> object:
-        try:
-            return await loaded.method.translate(entries, config)
+    async def call(part: list[dict[str, str]]) -> list[TranslationResult]:
+        raw = await guarded_translate(loaded.method, [dict(e) for e in part], config, timeout_s=None,
+                                      directory=loaded.directory)
+        paired, strays = results_for(part, raw, label=loaded.method_id, notes=notes)
+        unknown.extend(strays)
+        return paired
+
+    def failed_entry(entry: dict[str, str], message: str) -> TranslationResult:
+        return error_result(entry["id"], message)
+
+    async def translate_then_close() -> list[TranslationResult]:
+        try:  # a call that raises or calls sys.exit() fails only the sentences it fails on, as in `mt-eval run`
+            return await split_on_failure(call, entries, failed_entry)
         finally:
             close = getattr(loaded.method, "aclose", None)
             if callable(close):  # programs the method started end with the command
@@ -101,13 +113,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
 
     from mt_eval import event_loop
 
-    try:
-        raw = event_loop.run(translate_then_close)
-    except Exception as exc:
-        print(f"{loaded.method_id}.translate raised {describe_exception(exc, loaded.directory)}", file=sys.stderr)
-        return 1
-    notes = ResultNotes()
-    results, unknown = results_for(entries, raw, label=loaded.method_id, notes=notes)
+    results = event_loop.run(translate_then_close)
     if notes:
         print(f"{loaded.method_id}: results accepted after changes: {notes.summary()}", file=sys.stderr)
     if unknown:

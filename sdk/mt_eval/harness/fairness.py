@@ -26,6 +26,7 @@ import msgspec
 from mt_eval.eligibility import Eligibility, Substitution, decide
 from mt_eval.gateway.audit import AuditLog, GatewayFacts
 from mt_eval.gateway.policy import GatewayPolicy
+from mt_eval.guarded_calls import call_failure
 from mt_eval.loader import PluginSource, read_plugin
 from mt_eval.records import RunConfig, TranslationResult
 from mt_eval.sandbox import Network, Sandbox, SandboxFacts, SandboxUnavailable, network_for_class, plugin_sandbox
@@ -139,8 +140,8 @@ class FairRun:
             errors = [str(r.get("error")) for r in raw if r.get("error")] if isinstance(raw, list) else ["no results"]
             completed = sum(1 for r in raw if r.get("predicted") is not None and not r.get("error")) \
                 if isinstance(raw, list) else 0
-        except Exception as exc:
-            errors, completed = [f"{type(exc).__name__}: {exc}"], 0
+        except (Exception, SystemExit) as exc:  # sys.exit() too: a method must not end the run
+            errors, completed = [call_failure(exc)], 0
         self.substitution = Substitution(model=model, entries=[str(e["id"]) for e in sample], completed=completed,
                                          failed=len(sample) - completed, example_error=errors[0] if errors else None)
 

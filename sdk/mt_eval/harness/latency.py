@@ -12,9 +12,11 @@ thrown away (they are never scored entries):
 
 What a method says about itself (``latency_s`` in its results) is kept apart, as ``self_reported``: a method
 that claims 0.5 s cannot move the measured figures. A call that fails, times out or abstains is not timed
-(it says nothing about how fast a translation is); ``hot_failed`` counts those. A call that times out ends
-the latency calls (``stopped`` says which): a method that hangs would hang every one. ``--latency-sample 0``
-makes no latency call at all (for a paid API, say): the card then has no cold or hot figure.
+(it says nothing about how fast a translation is); ``hot_failed`` counts those. A call that raises or calls
+``sys.exit()`` fails in the words a scored entry would (`mt_eval.guarded_calls.call_failure`). A call that
+times out ends the latency calls (``stopped`` says which): a method that hangs would hang every one.
+``--latency-sample 0`` makes no latency call at all (for a paid API, say): the card then has no cold or hot
+figure.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
@@ -99,10 +102,12 @@ def sample_of(entries: Sequence[dict[str, Any]], plan: LatencyPlan) -> list[dict
 
 
 async def measure(method: Any, entries: Sequence[dict[str, Any]], config: Any, plan: LatencyPlan,
-                  timeout_s: float, view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> Measured:
+                  timeout_s: float, view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]], *,
+                  directory: Path | None = None) -> Measured:
     """Make the cold, warm-up and hot calls of the module docstring for a run of ``entries``, each entry
     handed to the method as ``view`` shows it (without its gold and family fields); nothing the calls return
-    is kept. No call at all when the sample is empty (``--latency-sample 0``, or no scored entry)."""
+    is kept. No call at all when the sample is empty (``--latency-sample 0``, or no scored entry). ``directory``:
+    the plugin's, whose file and line a failure names."""
     measured = Measured(warmup=plan.warmup, repetitions=plan.repetitions,
                         sample_ids=[str(e["id"]) for e in sample_of(entries, plan)])
     sample = view(sample_of(entries, plan))
@@ -110,7 +115,7 @@ async def measure(method: Any, entries: Sequence[dict[str, Any]], config: Any, p
         return measured
     timed = [sample[0]] + [sample[i % len(sample)] for i in range(plan.warmup)] + sample * plan.repetitions
     for index, entry in enumerate(timed):
-        elapsed, error = await _timed_call(method, entry, config, timeout_s)
+        elapsed, error = await _timed_call(method, entry, config, timeout_s, directory)
         if index == 0:
             measured.first_call_s, measured.first_call_error = elapsed, error
         elif index > plan.warmup:  # the warm-up calls are not timed
@@ -124,9 +129,12 @@ async def measure(method: Any, entries: Sequence[dict[str, Any]], config: Any, p
     return measured
 
 
-async def _timed_call(method: Any, entry: dict[str, Any], config: Any, timeout_s: float) -> tuple[float, str | None]:
+async def _timed_call(method: Any, entry: dict[str, Any], config: Any, timeout_s: float,
+                      directory: Path | None) -> tuple[float, str | None]:
     """Seconds one one-entry call took, and why it does not count (failed, timed out, abstained)."""
     import anyio
+
+    from mt_eval.guarded_calls import call_failure
 
     started = time.perf_counter()
     try:
@@ -134,8 +142,8 @@ async def _timed_call(method: Any, entry: dict[str, Any], config: Any, timeout_s
             returned = await method.translate([dict(entry)], config)
     except TimeoutError:
         return time.perf_counter() - started, f"timed out after {timeout_s:g} s"
-    except Exception as exc:
-        return time.perf_counter() - started, f"{type(exc).__name__}: {exc}"
+    except (Exception, SystemExit) as exc:  # sys.exit() too: a method must not end the run
+        return time.perf_counter() - started, call_failure(exc, directory)
     elapsed = time.perf_counter() - started
     item = returned[0] if isinstance(returned, list) and len(returned) == 1 else None
     if item is None:

@@ -95,7 +95,8 @@ class RunRules:
 
     def latency_calls(self, entries: Sequence[dict[str, Any]], config: RunConfig, timeout_s: float,
                       view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
-                      save: Callable[[Measured], None], *, quiet: bool) -> Callable[[Any, float], Awaitable[None]]:
+                      save: Callable[[Measured], None], *, quiet: bool,
+                      directory: Path | None = None) -> Callable[[Any, float], Awaitable[None]]:
         """What runs just before the method's entries (`mt_eval.harness.running.Around.before`): the latency
         calls of ``self.latency``, their measurement handed to ``save``. Whatever a guest's host noted while
         accepting their results is forgotten: the results are thrown away."""
@@ -112,7 +113,7 @@ class RunRules:
         async def before(method: Any, start_s: float) -> None:
             notes = getattr(method, "result_notes", None)
             kept = dict(notes.counts) if isinstance(notes, ResultNotes) else None
-            measured = await measure(method, entries, config, plan, timeout_s, view)
+            measured = await measure(method, entries, config, plan, timeout_s, view, directory=directory)
             if isinstance(notes, ResultNotes) and kept is not None:
                 notes.counts = kept
             measured.start_s = round(start_s, 6)

@@ -217,7 +217,7 @@ def _run_locked(run: _Run) -> RunReport:
     before = None
     if state.latency is None and remaining:  # measured once, by the run's first session, over its fixed sample
         before = run.rules.latency_calls(entries, config, run.settings.timeout_s, view, save_latency,
-                                         quiet=request.quiet)
+                                         quiet=request.quiet, directory=loaded.directory)
 
     async def card_of(started: LoadedMethod) -> dict[str, Any]:
         return await merged_card(started, run.given_card, config)
