@@ -6,16 +6,20 @@ interruption, or prints — fails only its own entries with a clear message, and
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from gate_policies import LENIENT
 from mt_eval.harness.runcard import RunCard
 
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 SOURCES = ["Hi", "EXIT", "Bye"]
 EXITS = """
 import sys
@@ -85,3 +89,77 @@ def test_translate_gives_a_sentence_whose_call_exits_the_same_error(tmp_path: Pa
     assert done.returncode == 1
     assert done.stdout.splitlines() == ["xHi", f"[error] {EXIT_ERROR}", "xBye"]
     assert "faulty: 1 of 3 entries failed" in done.stderr
+
+
+# ---- text that is not valid Unicode in what a method says ------------------------------------------
+
+RAISES_UNREADABLE = """
+class M:
+    async def translate(self, entries, config):
+        if any(e["source"] == "EXIT" for e in entries):
+            raise ValueError("cannot read " + b"caf\\xe9".decode("utf-8", "surrogateescape"))
+        return [{"id": e["id"], "predicted": "x" + e["source"]} for e in entries]
+"""
+THROWS_UNREADABLE = """
+exports.translate = async (entries) => {
+  if (entries.some((e) => e.source === 'EXIT')) throw new Error('cannot read caf\\udce9');
+  return entries.map((e) => ({ id: e.id, predicted: 'x' + e.source }));
+};
+"""
+
+
+def node_plugin(tmp_path: Path, code: str, name: str = "faulty") -> Path:
+    directory = tmp_path / name
+    directory.mkdir()
+    (directory / "method.json").write_text(json.dumps({
+        "name": name, "method_id": name, "node_entry": "translate.js", "supported_pairs": ["eng>spa"],
+        "dependency_class": "S", "dependencies": []}))
+    (directory / "translate.js").write_text(code)
+    return directory
+
+
+def test_writable_escapes_each_lone_surrogate_and_keeps_the_rest():
+    from mt_eval.lone_surrogates import writable
+
+    assert writable("caf\udce9, x\ud800 \U0001f600 é") == "caf\\udce9, x\\ud800 \U0001f600 é"
+    assert writable("fine") == "fine"
+
+
+@pytest.mark.parametrize(("runtime", "said"), [
+    pytest.param("python", "method raised ValueError", id="in-process"),
+    pytest.param("isolated", "ValueError", id="isolated"),
+    pytest.param("node", "Error", id="node", marks=needs_node),
+])
+def test_an_exception_message_that_is_not_valid_unicode_is_written_escaped(tmp_path: Path, runtime, said):
+    method = node_plugin(tmp_path, THROWS_UNREADABLE) if runtime == "node" else plugin(tmp_path, RAISES_UNREADABLE)
+    isolate = ["--isolate"] if runtime == "isolated" else []
+    done, card = run(tmp_path, method, "--batch-size", "1", "--ids", "e1,e2", *isolate)
+    assert done.returncode == 3 and card is not None, done.stderr
+    assert [r.error for r in card.results] == [f"{said}: cannot read caf\\udce9", None]
+    # (a guest's host makes the call's failure the entry's error result: the cold call failed as a result did)
+    assert card.latency.cold_failed == (f"{said}: cannot read caf\\udce9" if runtime == "python" else
+                                        "the result is an error")
+    assert "Traceback" not in done.stderr
+
+
+def test_translate_prints_such_a_message_escaped_whatever_the_encoding_of_its_output(tmp_path: Path):
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", str(plugin(tmp_path, RAISES_UNREADABLE)),
+                           "Hi", "EXIT"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONIOENCODING": "utf-8"})  # strict: a lone surrogate cannot be written
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines() == ["xHi", "[error] method raised ValueError: cannot read caf\\udce9"]
+
+
+def test_locales_reports_such_a_message_escaped(tmp_path: Path):
+    project = tmp_path / "app"
+    (project / "locales").mkdir(parents=True)
+    (project / ".champollion" / "methods").mkdir(parents=True)
+    plugin(project / ".champollion" / "methods", RAISES_UNREADABLE)
+    (project / "champollion.config.json").write_text(json.dumps({
+        "version": 3, "inputLocale": "en", "localesDir": "locales", "pairs": {"en:es": {"methodPlugin": "faulty"}}}))
+    (project / "locales" / "en.json").write_text(json.dumps({"a": "Hi", "b": "EXIT"}))
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "locales", "--config", str(project)],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    assert done.returncode == 1, done.stderr
+    assert "failed b: method raised ValueError: cannot read caf\\udce9; left out of the file" in done.stdout
+    assert json.loads((project / "locales" / "es.json").read_text()) == {"a": "xHi"}

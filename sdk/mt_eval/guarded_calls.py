@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
+from mt_eval.lone_surrogates import writable
 from mt_eval.plugin_import import describe_exit
 
 if TYPE_CHECKING:
@@ -41,15 +42,16 @@ class CallFailed(Exception):
 def exit_failure(exc: SystemExit, directory: Path | None = None) -> str:
     """``the method called sys.exit(5) (pipeline.py:38): a method must not end the process; …``"""
     return (f"the method {describe_exit(exc, directory)}: a method must not end the process; raise an exception "
-            "instead")
+            "instead")  # (`describe_exit` makes what the method gave writable)
 
 
 def call_failure(exc: Exception | SystemExit, directory: Path | None = None) -> str:
     """The one line a call of a method that raised or called ``sys.exit()`` gives its entries. (KeyboardInterrupt
-    and cancellation are never a call's failure: they stop the run.)"""
+    and cancellation are never a call's failure: they stop the run.) The message is the method's own text, made
+    writable (`mt_eval.lone_surrogates.writable`)."""
     if isinstance(exc, SystemExit):
         return exit_failure(exc, directory)
-    return f"method raised {type(exc).__name__}: {exc}"
+    return writable(f"method raised {type(exc).__name__}: {exc}")
 
 
 async def guarded_translate(method: TranslationMethod, entries: list[dict[str, Any]], config: RunConfig, *,

@@ -7,6 +7,12 @@ is sent, and the others go on. The words blame the input: ``the text is not vali
 allowed at position 1)`` for an entry's source, as `mt_eval.adapters` says it, and ``the entry's "note" …``,
 ``the row's "state.text" …`` or ``the config's "prompt" …`` for anything else. ``bridge/node/lib/
 lone-surrogates.js`` is the twin; ``bridge/vectors/contract/lone-surrogates.json`` pins both.
+
+Text a method gives back about itself — an exception's message, the last lines of its stderr — is not refused:
+it becomes an ``error``, which a results log, a run card or a guest's answer must be able to hold. `writable`
+writes each lone surrogate in it as its escape, six ASCII characters (``caf\udce9``, as ``repr`` and JSON show
+it), so nothing is lost and the text is valid Unicode; every place such text becomes an error goes through it
+(``writable`` in ``lone-surrogates.js`` for the Node guest).
 """
 
 from __future__ import annotations
@@ -16,6 +22,16 @@ from typing import Any, TypeVar
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
+
+def writable(text: str) -> str:
+    """``text`` with each lone surrogate written as its escape (``"caf\udce9"`` → ``"caf\\udce9"``): valid
+    Unicode, to be written in UTF-8 or sent as JSON. Text without one is returned as it is."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
 
 def not_valid_unicode(where: str, position: int) -> str:
     """``WHERE is not valid Unicode (surrogates not allowed at position N)``, N counted in code points."""

@@ -26,6 +26,8 @@ import traceback
 from pathlib import Path
 from types import ModuleType
 
+from mt_eval.lone_surrogates import writable
+
 
 class EntryPointError(Exception):
     """The entry point cannot be imported; the message says why and ``hint`` how to fix it."""
@@ -185,18 +187,19 @@ def resolve_class(module: ModuleType, name: str, entry_point: str) -> object:
 
 
 def describe_exception(exc: BaseException, directory: Path) -> str:
-    """``Type: message (file:line)`` for the innermost frame inside the plugin directory."""
+    """``Type: message (file:line)`` for the innermost frame inside the plugin directory (writable: a lone
+    surrogate in the message is escaped, `mt_eval.lone_surrogates.writable`)."""
     where = _where(exc, directory)
     if isinstance(exc, SyntaxError) and exc.filename:
         where = f" ({Path(exc.filename).name}:{exc.lineno})"
-        return f"SyntaxError: {exc.msg}{where}"
-    return f"{type(exc).__name__}: {exc}{where}"
+        return writable(f"SyntaxError: {exc.msg}{where}")
+    return writable(f"{type(exc).__name__}: {exc}{where}")
 
 
 def describe_exit(exc: SystemExit, directory: Path | None = None) -> str:
     """``called sys.exit(3) (pipeline.py:22)``: where plugin code tried to end the process."""
     code = "" if exc.code is None else repr(exc.code)
-    return f"called sys.exit({code}){_where(exc, directory)}"
+    return writable(f"called sys.exit({code}){_where(exc, directory)}")
 
 
 def _where(exc: BaseException, directory: Path | None) -> str:

@@ -28,6 +28,7 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.lone_surrogates import writable
 from mt_eval.records import TranslationResult, Usage, result_problem
 
 _FIELDS = frozenset(TranslationResult.__struct_encode_fields__)
@@ -71,7 +72,9 @@ def unusable(entry_id: str, problem: str) -> Any:
 
 
 def error_result(entry_id: str, error: str, latency_s: float = 0.0) -> TranslationResult:
-    return TranslationResult(id=entry_id, error=error, latency_s=latency_s)
+    """A failed entry's result; ``error`` made writable (it may quote what a method said:
+    `mt_eval.lone_surrogates.writable`)."""
+    return TranslationResult(id=entry_id, error=writable(error), latency_s=latency_s)
 
 
 def compact(result: TranslationResult) -> dict[str, Any]:

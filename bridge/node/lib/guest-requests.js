@@ -2,6 +2,7 @@
 // Python guest uses, what is wrong with a request's entries, and a request being worked on (Job).
 import { readFileSync } from 'node:fs';
 
+import { writable } from './lone-surrogates.js';
 import { describe, isPlainObject } from './protocol.js';
 
 export function guestVersion() {
@@ -13,11 +14,12 @@ export function guestVersion() {
 }
 
 // "TypeError: message", as the Python guest words a raised exception, with its cause when it has one
-// (fetch() throws "fetch failed" and says why only in its cause: "getaddrinfo EAI_AGAIN example.com").
+// (fetch() throws "fetch failed" and says why only in its cause: "getaddrinfo EAI_AGAIN example.com"); a lone
+// surrogate in it is written as its escape (writable), as the Python guest does.
 export function failureMessage(error) {
-  if (!(error instanceof Error)) return `thrown: ${describe(error)}`;
+  if (!(error instanceof Error)) return writable(`thrown: ${describe(error)}`);
   const cause = error.cause instanceof Error ? ` (cause: ${error.cause.message})` : '';
-  return `${error.name}: ${error.message}${cause}`;
+  return writable(`${error.name}: ${error.message}${cause}`);
 }
 
 export const idKey = (id) => (typeof id === 'string' ? `s${id}` : `n${id}`);

@@ -4,6 +4,8 @@
 // entry (or decision row) that holds it fails at once, before anything is sent, and the others go on; the words
 // blame the input: `the text is not valid Unicode (surrogates not allowed at position 1)` for an entry's source,
 // `the entry's "note" …`, `the row's "state.text" …` or `the config's "prompt" …` for anything else.
+// Text a method gives back about itself (a thrown error's message) is not refused but made writable: each lone
+// surrogate written as its escape, `caf\udce9`, as mt_eval.lone_surrogates.writable does.
 import { isPlainObject } from './protocol.js';
 
 /** `WHERE is not valid Unicode (surrogates not allowed at position N)`, N counted in code points, as Python does. */
@@ -62,6 +64,12 @@ function found(value, path) {
   }
   return null;
 }
+
+const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** text with each lone surrogate written as its escape (`caf\udce9`): valid Unicode, for an error message. */
+export const writable = (text) => (text.isWellFormed() ? text
+  : text.replace(LONE, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`));
 
 /** Why value (an entry, a row or a config: owner says which) cannot be sent, or null when it can. */
 export function problemIn(value, owner) {

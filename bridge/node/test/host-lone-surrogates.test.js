@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { loadMethodPlugin, startGuest } from '../index.js';
-import { problemIn } from '../lib/lone-surrogates.js';
+import { failureMessage } from '../lib/guest-requests.js';
+import { problemIn, writable } from '../lib/lone-surrogates.js';
 import { PLUGINS } from './helpers/champollion.js';
 import { CONFIG, nodeGuestCommand, pythonGuest, recordingLogger, repo } from './helpers/guests.js';
 
@@ -17,6 +18,12 @@ const TEXT = 'the text is not valid Unicode (surrogates not allowed at position 
 
 test('the problem is worded as the vectors say, as Python words it', () => {
   for (const c of vectors) assert.equal(problemIn(c.value, c.owner), c.problem, c.name);
+});
+
+test('what a method says about itself is made writable: each lone surrogate as its escape, as Python does', () => {
+  assert.equal(writable('caf\udce9, x\ud800 \u{1f600} é'), 'caf\\udce9, x\\ud800 \u{1f600} é');
+  assert.equal(writable('fine'), 'fine');
+  assert.equal(failureMessage(new Error('cannot read caf\udce9')), 'Error: cannot read caf\\udce9');
 });
 
 for (const [runtime, command, skip] of [['Python', python.command, python.skip], ['Node', nodeGuestCommand, false]]) {

@@ -30,6 +30,7 @@ from mt_eval.bridge.guest_requests import decide_params, decision_answer, transl
 from mt_eval.bridge.input_poll import can_poll, poll_input, poll_seconds
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
 from mt_eval.bridge.slots import Slots
+from mt_eval.lone_surrogates import writable
 from mt_eval.strict import value_in_words
 
 # Calls run at once: an asyncio method overlaps its calls while it awaits, as a Node method does (its guest takes
@@ -375,7 +376,7 @@ class GuestServer:
             self.send(m.error_line(request_id, m.METHOD_FAILED, exit_failure(exc), {"type": "SystemExit"}))
             return
         except Exception as exc:
-            self.send(m.error_line(request_id, m.METHOD_FAILED, f"{type(exc).__name__}: {exc}",
+            self.send(m.error_line(request_id, m.METHOD_FAILED, writable(f"{type(exc).__name__}: {exc}"),
                                    {"type": type(exc).__name__}))
             return
         try:

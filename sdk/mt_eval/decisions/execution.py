@@ -22,6 +22,7 @@ import msgspec
 from mt_eval.decisions.answers import DEFAULT_TOLERANCE, match_results
 from mt_eval.decisions.records import QUESTION_TYPES, DecisionCase, DecisionResult, DecisionRow, QuestionAnswer
 from mt_eval.guarded_calls import exit_failure
+from mt_eval.lone_surrogates import writable
 
 _decode_result = msgspec.json.Decoder(DecisionResult).decode
 _encode = msgspec.json.Encoder().encode
@@ -119,7 +120,7 @@ async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settin
     except TimeoutError:
         error = f"timed out after {limit:g} s ({settings.timeout_s:g} s per row)"
     except Exception as exc:
-        error = f"the method raised {type(exc).__name__}: {exc}"
+        error = writable(f"the method raised {type(exc).__name__}: {exc}")
     except SystemExit as exc:  # a method must not end the run: its rows fail, as for a raise
         error = exit_failure(exc)
     elapsed = time.perf_counter() - started

@@ -28,6 +28,7 @@ from mt_eval.gateway.audit import AuditLog, GatewayFacts
 from mt_eval.gateway.policy import GatewayPolicy
 from mt_eval.guarded_calls import call_failure
 from mt_eval.loader import PluginSource, read_plugin
+from mt_eval.lone_surrogates import writable
 from mt_eval.records import RunConfig, TranslationResult
 from mt_eval.sandbox import Network, Sandbox, SandboxFacts, SandboxUnavailable, network_for_class, plugin_sandbox
 from mt_eval.sandbox.denials import DenialLog
@@ -137,7 +138,8 @@ class FairRun:
         sample = view(random.Random(seed).sample(entries, min(self.substitution_sample, len(entries))))
         try:
             raw = await method.translate(sample, msgspec.structs.replace(config, model=model))
-            errors = [str(r.get("error")) for r in raw if r.get("error")] if isinstance(raw, list) else ["no results"]
+            errors = [writable(str(r.get("error"))) for r in raw if r.get("error")] if isinstance(raw, list) \
+                else ["no results"]
             completed = sum(1 for r in raw if r.get("predicted") is not None and not r.get("error")) \
                 if isinstance(raw, list) else 0
         except (Exception, SystemExit) as exc:  # sys.exit() too: a method must not end the run

@@ -24,6 +24,7 @@ import anyio
 from mt_eval.bridge.connection import HostOptions
 from mt_eval.bridge.messages import BridgeError
 from mt_eval.loader import PluginSource, method_card_of
+from mt_eval.lone_surrogates import writable
 from mt_eval.problems import Problem
 
 if TYPE_CHECKING:
@@ -180,7 +181,7 @@ async def _parity(source: PluginSource, python_method: Any, node: Any, config: d
         with anyio.fail_after(node.options.request_timeout_s):
             raw = await python_method.translate([dict(e) for e in entries], RunConfig(**config))
     except Exception as exc:
-        raw = [{"id": e["id"], "error": f"{type(exc).__name__}: {exc}"} for e in entries]
+        raw = [{"id": e["id"], "error": writable(f"{type(exc).__name__}: {exc}")} for e in entries]
     python, _ = results_for(entries, raw, label="pipeline.py", notes=ResultNotes())
     node_results = await node.translate(entries, config)
     problems = []
