@@ -141,3 +141,21 @@ def test_a_stopped_run_prints_its_failures_so_far_from_the_failed_results(tmp_pa
     _print_failures_so_far(path, 10)
     assert capsys.readouterr().err.splitlines() == ["3 of 10 entries failed (2 distinct errors):",
                                                     "  2 × boom  (e.g. e1)", "  1 × bang  (e.g. e4)"]
+
+
+def test_a_line_that_holds_an_entrys_id_but_no_usable_result_is_named_with_its_line_and_entry(tmp_path: Path):
+    from mt_eval.harness.logged_results import LoggedResults
+    from mt_eval.harness.results_log import read_results, repair
+
+    unusable = b'{"id": "e1", "predicted": "x", "latency_s": null}\n'  # what Infinity became in JSON
+    path = write_log(tmp_path / "results.jsonl", [result("e0")], tail=unusable + msgspec.json.encode(result("e2"))
+                     + b"\n")
+    entries = [{"id": f"e{i}", "source": "s"} for i in range(3)]
+    with pytest.raises(ValueError, match=r"line 2 of entry e1 is not a usable result: Expected `float`, got `null` - "
+                                         r"at `\$.latency_s`; `mt-eval run ... --resume` repairs the log"):
+        list(LoggedResults(path, entries))
+    with pytest.raises(ValueError, match=r"line 2 of entry e1 is not a result; the log is damaged"):
+        read_results(path)
+    assert repair(path) == [f"{path}: dropped 1 damaged line(s) (line 2 of entry e1); their entries are translated "
+                            "again"]
+    assert [r.id for r in LoggedResults(path, entries)] == ["e0", "e2"]

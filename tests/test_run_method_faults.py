@@ -163,3 +163,29 @@ def test_locales_reports_such_a_message_escaped(tmp_path: Path):
     assert done.returncode == 1, done.stderr
     assert "failed b: method raised ValueError: cannot read caf\\udce9; left out of the file" in done.stdout
     assert json.loads((project / "locales" / "es.json").read_text()) == {"a": "xHi"}
+
+
+# ---- a latency that is not a finite number ---------------------------------------------------------
+
+INFINITE_LATENCY = """
+class M:
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": "x" + e["source"],
+                 "latency_s": float("inf") if e["source"] == "EXIT" else 0.1} for e in entries]
+"""
+INFINITE_LATENCY_JS = """
+exports.translate = async (entries) => entries.map((e) => ({
+  id: e.id, predicted: 'x' + e.source, latency_s: e.source === 'EXIT' ? Infinity : 0.1 }));
+"""
+NOT_FINITE = "the method returned an unusable result: $.latency_s: must be a finite number, got Infinity"
+
+
+@pytest.mark.parametrize("runtime", ["python", pytest.param("node", marks=needs_node)])
+def test_an_infinite_latency_fails_its_entry_at_once_and_the_run_ends_with_its_card(tmp_path: Path, runtime):
+    method = node_plugin(tmp_path, INFINITE_LATENCY_JS) if runtime == "node" else plugin(tmp_path, INFINITE_LATENCY)
+    done, card = run(tmp_path, method, "--latency-sample", "0")
+    assert done.returncode == 3 and card is not None, done.stderr
+    assert [r.error for r in card.results] == [None, NOT_FINITE, None]
+    resumed, card = run(tmp_path, method, "--latency-sample", "0", "--resume")
+    assert resumed.returncode == 3 and card is not None and card.sessions == 2, resumed.stderr
+    assert "damaged" not in resumed.stderr

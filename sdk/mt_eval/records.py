@@ -6,6 +6,7 @@ they are guaranteed to have. A method returns one result dict per entry, shaped 
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -73,7 +74,11 @@ class TranslationResult(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
 
 
 def result_problem(result: TranslationResult) -> str | None:
-    """Why a result is unusable (None when it is fine)."""
+    """Why a result is unusable (None when it is fine): the rule across its fields, and a latency that is not a
+    finite number (the schema's ``>= 0`` lets Infinity through, and JSON would write it as null)."""
+    if not math.isfinite(result.latency_s):
+        shown = "NaN" if result.latency_s != result.latency_s else "Infinity" if result.latency_s > 0 else "-Infinity"
+        return f"$.latency_s: must be a finite number, got {shown}"
     if result.abstained:
         if not result.abstain_reason:
             return 'an abstained result needs "abstain_reason" saying why'

@@ -14,7 +14,8 @@ the same schema, and ``bridge/vectors/contract/results.json`` holds both to it.
   counts that are not whole numbers are rounded, and any other field moves into ``metadata`` (other
   usage fields into ``metadata.usage``). `ResultNotes` counts each kind of change, so a run reports them
   once, not once per entry.
-- Text that is not valid Unicode (a lone surrogate) fails its entry: it could not be written or sent.
+- Text that is not valid Unicode (a lone surrogate) fails its entry: it could not be written or sent; so does a
+  ``latency_s`` that is not a finite number (JSON would write an Infinity as null, which no reader accepts).
 - A result without ``latency_s`` gets the call's time divided among the call's entries.
 """
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextvars
 import difflib
+import math
 import operator
 import re
 from collections.abc import Iterator
@@ -318,7 +319,9 @@ class _Walker:
         for attr, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
             bound = getattr(t, attr)
             if bound is not None and not _RANGE_TESTS[sign](value, bound):
-                shown = "NaN" if value != value else js_number(value)  # (NaN has no JSON spelling: not "null")
+                # (NaN and the infinities have no JSON spelling: not "null")
+                shown = "NaN" if value != value else "Infinity" if value == math.inf else \
+                    "-Infinity" if value == -math.inf else js_number(value)
                 self.add(at, f"must be {sign} {js_number(bound)}, got {shown}", code="range")
                 return False
         return True

@@ -8,7 +8,8 @@
 // - results written for the upstream harness are accepted: null counts as absent, usage.total_tokens,
 //   raw_predicted and cached are kept, usage counts that are not whole numbers are rounded, other fields move
 //   into metadata (other usage fields into metadata.usage); ResultNotes counts each kind of change;
-// - text that is not valid Unicode (a lone surrogate) fails its entry;
+// - text that is not valid Unicode (a lone surrogate) fails its entry, and so does a latency_s that is not a
+//   finite number (an in-process method can return Infinity, which JSON would write as null);
 // - a result without latency_s gets the call's time divided among the call's entries.
 import { compile, defaults, root } from './contract/schema.js';
 import { decodeValue } from './contract/decode.js';
@@ -133,8 +134,12 @@ function resultProblem(result, given = result) {
   return bad === undefined ? null : `"${bad}" holds text that is not valid Unicode (a lone surrogate)`;
 }
 
-// The rule across fields (mt_eval.records.result_problem).
+// The rule across fields, and a latency that is not a finite number (mt_eval.records.result_problem): the schema's
+// `>= 0` lets Infinity through, and JSON would write it as null.
 function crossFieldProblem(result) {
+  if (typeof result.latency_s === 'number' && !Number.isFinite(result.latency_s)) {
+    return `$.latency_s: must be a finite number, got ${result.latency_s}`;
+  }
   const predicted = result.predicted ?? null;
   const error = result.error ?? null;
   const calls = result.tool_calls ?? [];

@@ -7,7 +7,8 @@ offset and length: 12 bytes an entry) and decodes a chunk of results at a time w
 
 An entry's result is found by the hash of its id: the log's ids are hashed once, the entries' ids once,
 and the two sorted arrays are matched (numpy). Ids are unique in a corpus; should two of them ever share a
-hash, the ids themselves are matched instead. Every result read is checked against its entry's id.
+hash, the ids themselves are matched instead. Every result read is checked against its entry's id; a line that
+holds an entry's id but not a usable result is an error naming the line and the entry (`--resume` repairs it).
 """
 
 from __future__ import annotations
@@ -116,7 +117,21 @@ class LoggedResults:
         """``(entry index, result)`` for ``indices`` (entries with a result, ascending), a chunk at a time."""
         for start, lines in read_lines(self.path, self._offset[indices], self._length[indices], _CHUNK, span=_SPAN):
             for index, line in zip(indices[start:start + len(lines)].tolist(), lines, strict=True):
-                yield index, _decode_result(line)
+                try:
+                    result = _decode_result(line)
+                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                    raise self._unusable(index, exc) from None
+                yield index, result
+
+    def _unusable(self, index: int, problem: Exception) -> ValueError:
+        """The error for the line of entry ``index`` that holds its id but not a usable result: its line number, the
+        entry's id, what is wrong, and the fix."""
+        offset = int(self._offset[index])
+        with self.path.open("rb") as file:
+            number = 1 + sum(block.count(b"\n") for block in iter(lambda: file.read(min(1 << 20, offset - file.tell())),
+                                                                     b""))
+        return ValueError(f"{self.path}: line {number} of entry {self._entries[index]['id']} is not a usable result: "
+                          f"{problem}; `mt-eval run ... --resume` repairs the log (that entry is translated again)")
 
 
 class ScoredSegments:

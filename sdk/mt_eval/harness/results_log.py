@@ -38,6 +38,7 @@ class LogScan:
     ids: set[str] = field(default_factory=set)
     duplicates: list[str] = field(default_factory=list)  # ids recorded more than once (the first is kept)
     damaged: list[int] = field(default_factory=list)  # numbers of lines before the end that are not results
+    damaged_ids: dict[int, str] = field(default_factory=dict)  # the entry's id, by line number, where one is read
     torn_bytes: int = 0  # bytes after the last complete line that are not a result (a torn write)
     good_end: int = 0  # offset just past the last complete result line
     unterminated: bool = False  # the last result is complete but its newline never reached the disk
@@ -77,6 +78,8 @@ def scan(path: Path, *, keep: Callable[[TranslationResult], bool] = _every) -> L
                     if damaged_since is None:
                         damaged_since = number
                     found.damaged.append(number)
+                    with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+                        found.damaged_ids[number] = _decode_id(line).id  # a result that cannot be used
                 else:
                     if damaged_since is not None:
                         damaged_since = None  # the damage is followed by good records: it is not a torn tail
@@ -110,9 +113,8 @@ def logged_ids(path: Path) -> set[str]:
 
 def _checked(path: Path, found: LogScan) -> LogScan:
     if found.damaged:
-        lines = ", ".join(str(n) for n in found.damaged[:10])
-        raise ValueError(f"{path}: line {lines} {'is' if len(found.damaged) == 1 else 'are'} not a result; the log "
-                         "is damaged: `mt-eval run ... --resume` repairs it (those entries are translated again)")
+        raise ValueError(f"{path}: {_damaged(found)} {'is' if len(found.damaged) == 1 else 'are'} not a result; the "
+                         "log is damaged: `mt-eval run ... --resume` repairs it (those entries are translated again)")
     if found.duplicates:
         log.warning("%s records %s more than once; the first result of each is used", path,
                     _ids(found.duplicates))
@@ -128,8 +130,8 @@ def repair(path: Path) -> list[str]:
         temporary.write_bytes(b"".join(_encode(result) + b"\n" for result in found.results.values()))
         os.replace(temporary, path)
         if found.damaged:
-            notes.append(f"{path}: dropped {len(found.damaged)} damaged line(s) (line "
-                         f"{', '.join(str(n) for n in found.damaged[:10])}); their entries are translated again")
+            notes.append(f"{path}: dropped {len(found.damaged)} damaged line(s) ({_damaged(found)}); their entries "
+                         "are translated again")
         if found.duplicates:
             verb = "was" if len(set(found.duplicates)) == 1 else "were"
             notes.append(f"{path}: {_ids(found.duplicates)} {verb} recorded more than once; kept the first result "
@@ -147,6 +149,12 @@ def repair(path: Path) -> list[str]:
         with path.open("ab") as file:
             file.write(b"\n")
     return notes
+
+
+def _damaged(found: LogScan) -> str:
+    """``line 2, line 7 of entry e5``: the first ten damaged lines, each with its entry where its id was read."""
+    return ", ".join(f"line {n}" + (f" of entry {found.damaged_ids[n]}" if n in found.damaged_ids else "")
+                     for n in found.damaged[:10])
 
 
 def _ids(ids: list[str]) -> str:

@@ -148,7 +148,8 @@ class Walker {
   checkRange(value, node, at) {
     for (const [keyword, sign, test] of RANGES) {
       if (node[keyword] !== undefined && !test(value, node[keyword])) {
-        const shown = Number.isNaN(value) ? 'NaN' : got(value).replace('the number ', ''); // (not JSON's "null")
+        // (NaN and the infinities have no JSON spelling: not "null")
+        const shown = Number.isFinite(value) ? got(value).replace('the number ', '') : String(value);
         this.add(at, `must be ${sign} ${node[keyword]}, got ${shown}`, null, 'range');
         return false;
       }
