@@ -189,3 +189,44 @@ def test_an_infinite_latency_fails_its_entry_at_once_and_the_run_ends_with_its_c
     resumed, card = run(tmp_path, method, "--latency-sample", "0", "--resume")
     assert resumed.returncode == 3 and card is not None and card.sessions == 2, resumed.stderr
     assert "damaged" not in resumed.stderr
+
+
+# ---- aclose() that raises or hangs -----------------------------------------------------------------
+
+CLOSES_BADLY = """
+import asyncio
+
+class M:
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": "x" + e["source"]} for e in entries]
+
+    async def aclose(self):
+        if config_of_close == "raise":
+            raise RuntimeError("cannot close")
+        await asyncio.sleep(100000)
+
+config_of_close = "{how}"
+"""
+
+
+@pytest.mark.parametrize(("how", "warning"), [
+    ("raise", "aclose() raised RuntimeError: cannot close (pipeline.py:10)"),
+    ("hang", "aclose() did not return within 0.5 s"),
+])
+def test_an_aclose_that_raises_or_hangs_is_one_warning_and_the_run_writes_its_card(tmp_path: Path, monkeypatch,
+                                                                                  capsys, how, warning):
+    from mt_eval.cli import main
+
+    monkeypatch.setattr("mt_eval.guarded_calls.CLOSE_TIMEOUT_S", 0.5)
+    method = plugin(tmp_path, CLOSES_BADLY.replace("{how}", how))
+    args = ["run", "--method", str(method), "--corpus", str(corpus(tmp_path)), "--pair", "eng>spa", "--out",
+            str(tmp_path / "run"), "--quiet", "--resamples", "100", *LENIENT, "--latency-sample", "2"]
+    for resume in ([], ["--resume"]):
+        assert main([*args, *resume]) == 0
+        err = capsys.readouterr().err
+        assert err.count(f"mt-eval run: warning: faulty's {warning}; carried on without it") == 1, err
+        assert (tmp_path / "run" / "card.json").is_file() and (tmp_path / "run" / "predictions.txt").is_file()
+    assert main(["translate", str(method), "Hi"]) == 0
+    shown = capsys.readouterr()
+    assert shown.out == "xHi\n"
+    assert f"mt-eval translate: warning: faulty's {warning}; carried on without it" in shown.err

@@ -7,10 +7,15 @@ substitution replay — says it in the same words). `split_on_failure` sends a b
 down to single entries, so only the entries the method fails on get the error and the others keep their
 results. The harness (`mt-eval run`) and `mt-eval locales` both call in-process methods this way; the
 bridge hosts do the same for guests (`mt_eval.bridge.method`, and ``bridge/node/lib/host.js``).
+
+`guarded_close` is the last call: ``aclose()``, shielded from cancellation and bounded (`CLOSE_TIMEOUT_S`). A
+method that raises, calls ``sys.exit()`` or hangs there costs one warning line naming it, never the work done:
+the command goes on (a run to its card). Every command that closes a method closes it this way.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -18,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from mt_eval.lone_surrogates import writable
-from mt_eval.plugin_import import describe_exit
+from mt_eval.plugin_import import describe_exception, describe_exit
 
 if TYPE_CHECKING:
     from mt_eval.method_protocol import TranslationMethod
@@ -29,6 +34,7 @@ Result = TypeVar("Result")
 
 
 REPORT_GRACE_S = 1.0
+CLOSE_TIMEOUT_S = 10.0  # a guest's own shutdown escalates to SIGKILL well within it
 
 
 class CallFailed(Exception):
@@ -87,3 +93,29 @@ async def split_on_failure(call: Callable[[list[Entry]], Awaitable[list[Result]]
     middle = len(batch) // 2
     return (await split_on_failure(call, batch[:middle], error_for)
             + await split_on_failure(call, batch[middle:], error_for))
+
+
+async def guarded_close(method: object, label: str, *, prog: str, directory: Path | None = None,
+                        timeout_s: float | None = None) -> str | None:
+    """``method.aclose()``, when it has one, shielded from cancellation and for at most ``timeout_s`` (by default
+    `CLOSE_TIMEOUT_S`). When it raises, calls ``sys.exit()`` or runs past that, one line goes to stderr —
+    ``PROG: warning: LABEL's aclose() …`` — and what it says is returned (None when the method closed)."""
+    close = getattr(method, "aclose", None)
+    if not callable(close):
+        return None
+    timeout_s = CLOSE_TIMEOUT_S if timeout_s is None else timeout_s
+    problem = None
+    with anyio.CancelScope(shield=True):
+        try:
+            with anyio.move_on_after(timeout_s) as scope:
+                await close()
+        except SystemExit as exc:
+            problem = f"aclose() {describe_exit(exc, directory)}"
+        except Exception as exc:
+            problem = f"aclose() raised {describe_exception(exc, directory)}"
+        else:
+            if scope.cancelled_caught:
+                problem = f"aclose() did not return within {timeout_s:g} s"
+    if problem is not None:
+        print(f"{prog}: warning: {label}'s {problem}; carried on without it", file=sys.stderr, flush=True)
+    return problem

@@ -186,7 +186,7 @@ def resolve_class(module: ModuleType, name: str, entry_point: str) -> object:
     raise EntryPointError(f'entry point "{entry_point}": module has no attribute "{name}"', hint)
 
 
-def describe_exception(exc: BaseException, directory: Path) -> str:
+def describe_exception(exc: BaseException, directory: Path | None) -> str:
     """``Type: message (file:line)`` for the innermost frame inside the plugin directory (writable: a lone
     surrogate in the message is escaped, `mt_eval.lone_surrogates.writable`)."""
     where = _where(exc, directory)

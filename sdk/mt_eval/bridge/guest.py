@@ -204,12 +204,10 @@ class GuestServer:
                 task.cancel()
         if self._tasks:  # requests from a file, or answers into one: each is answered before the end
             await asyncio.gather(*self._tasks.values(), return_exceptions=True)
-        close = getattr(self.method, "aclose", None)
-        if callable(close):  # the method's own processes and connections end with the guest
-            try:
-                await close()
-            except Exception as exc:
-                print(f"mt-eval serve: the method's aclose() failed: {exc!r}", file=sys.stderr)
+        # the method's own processes and connections end with the guest (a bounded wait: a warning, not a hang)
+        from mt_eval.guarded_calls import guarded_close
+
+        await guarded_close(self.method, self.identity["method_id"], prog="mt-eval serve")
         self._poll_fd = None
         reader.close()
         self._flush()

@@ -144,6 +144,7 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
 
     from mt_eval.champollion.methods import open_pair_method
     from mt_eval.champollion.sync import sync_locales
+    from mt_eval.guarded_calls import guarded_close
     from mt_eval.loop_watchdog import LoopWatchdog, find_blocked
 
     opened: list[LoadedMethod] = []
@@ -165,11 +166,9 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
                 failure = exc
             finally:
                 progress.close()
-                for loaded in opened:
-                    close = getattr(loaded.method, "aclose", None)
-                    if close is not None:
-                        with anyio.CancelScope(shield=True):
-                            await close()
+                for loaded in opened:  # (each bounded: one that fails or hangs is a warning)
+                    await guarded_close(loaded.method, loaded.method_id, prog="mt-eval locales",
+                                        directory=loaded.directory)
                 group.cancel_scope.cancel()
         if failure is not None:
             raise failure

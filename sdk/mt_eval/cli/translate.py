@@ -40,7 +40,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
               ) -> int:
     import msgspec
 
-    from mt_eval.guarded_calls import guarded_translate, split_on_failure
+    from mt_eval.guarded_calls import guarded_close, guarded_translate, split_on_failure
     from mt_eval.loader import PluginLoadError, load_method
     from mt_eval.pairs import quoted, supported_form
     from mt_eval.records import RunConfig, TranslationResult
@@ -106,10 +106,8 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     async def translate_then_close() -> list[TranslationResult]:
         try:  # a call that raises or calls sys.exit() fails only the sentences it fails on, as in `mt-eval run`
             return await split_on_failure(call, entries, failed_entry)
-        finally:
-            close = getattr(loaded.method, "aclose", None)
-            if callable(close):  # programs the method started end with the command
-                await close()
+        finally:  # programs the method started end with the command (a bounded wait: a warning, not a hang)
+            await guarded_close(loaded.method, loaded.method_id, prog="mt-eval translate", directory=loaded.directory)
 
     from mt_eval import event_loop
 

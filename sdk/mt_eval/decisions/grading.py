@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import msgspec
 import numpy as np
 
@@ -29,6 +28,7 @@ from mt_eval.decisions.metrics import CONFIDENCE, MetricValue, resample_counts
 from mt_eval.decisions.records import DecisionResult
 from mt_eval.decisions.request import GradeRequest
 from mt_eval.decisions.rubric import Rubric, read_rubric
+from mt_eval.guarded_calls import guarded_close
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.method_contract import method_facts
 from mt_eval.harness.runcard import RunCard
@@ -117,10 +117,7 @@ async def _decide_and_close(loaded: Any, blinded: Blinded, config: Any, settings
         await decide_rows(method, [item.case for item in blinded.items], config, settings, on_results)
         return card
     finally:
-        close = getattr(method, "aclose", None)
-        if close is not None:
-            with anyio.CancelScope(shield=True):
-                await close()
+        await guarded_close(method, loaded.method_id, prog="mt-eval grade", directory=loaded.directory)
 
 
 def finish(request: GradeRequest, started_at: str, card: RunCard, raw: bytes, rubric: Rubric, rubric_sha: str,

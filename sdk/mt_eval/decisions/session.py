@@ -13,7 +13,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import anyio
 import msgspec
 
 from mt_eval import event_loop
@@ -26,6 +25,7 @@ from mt_eval.decisions.records import QUESTION_TYPES, DecisionConfig, DecisionRe
 from mt_eval.decisions.request import DecideRequest
 from mt_eval.decisions.selfcheck import SelfCheck, describe_self_check, run_self_check
 from mt_eval.decisions.summary import print_summary
+from mt_eval.guarded_calls import guarded_close
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.environment import environment
 from mt_eval.harness.latency import reported_latency_facts
@@ -127,10 +127,7 @@ async def _decide_and_close(loaded: LoadedMethod, rows: list[Any], config: Decis
             timing.first_call_s += start_s
         return timing, card
     finally:
-        close = getattr(loaded.method, "aclose", None)
-        if close is not None:
-            with anyio.CancelScope(shield=True):
-                await close()
+        await guarded_close(loaded.method, loaded.method_id, prog="mt-eval decide run", directory=loaded.directory)
 
 
 def decision_config(given: MethodSettings, *, source_lang: str | None, target_lang: str | None, batch_size: int,

@@ -3,6 +3,8 @@
 - A method running as a guest is started first: a guest that cannot start (its ``translate.js`` does not
   load, it exits or never answers initialize) fails the run once, at once, with the guest's own words and
   the fix — never as the same error on every entry.
+- Its ``aclose()`` is awaited for a bounded time (`mt_eval.guarded_calls.guarded_close`): one that raises or
+  hangs is a warning line, and the run goes on to its card.
 - An in-process method runs under a `mt_eval.loop_watchdog.LoopWatchdog`. One that blocks the event loop
   (a synchronous call inside ``async translate``) for longer than a whole batch may take is interrupted;
   the run then carries on with the method in a guest process of its own (as ``--isolate`` does), where a
@@ -18,10 +20,9 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
-
 from mt_eval import event_loop
 from mt_eval.corpus.families import by_pair
+from mt_eval.guarded_calls import guarded_close
 from mt_eval.harness.execution import Outcome, ResultsLog, RunSettings, execute
 from mt_eval.harness.outcome import EXIT_FAILED
 from mt_eval.loader import LoadedMethod
@@ -131,8 +132,5 @@ async def _execute_and_close(ran: Translated, entries: Sequence[dict[str, Any]],
         host_notes = getattr(method, "result_notes", None)  # a guest's results, as its host accepted them
         if isinstance(host_notes, ResultNotes):
             outcome.notes.merge(host_notes.counts)
-    finally:
-        close = getattr(method, "aclose", None)
-        if close is not None:
-            with anyio.CancelScope(shield=True):
-                await close()
+    finally:  # a method that fails or hangs in aclose() costs a warning, not the card
+        await guarded_close(method, loaded.method_id, prog="mt-eval run", directory=loaded.directory)
