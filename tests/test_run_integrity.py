@@ -145,9 +145,12 @@ def test_a_block_that_cannot_be_interrupted_ends_the_run_with_the_fix_not_a_hang
     code, card, err = run(tmp_path, SCRIPTED, SOURCES[:2], "--batch-size", "1", "--timeout", "0.2",
                           "--param", "deaf_sleep_s=120")
     assert time.monotonic() - started < 60
-    assert code == 4 and card is None
+    assert code == 1 and card is None  # the run could not continue: not 4, which says a card was written
     assert "blocked the event loop and could not be interrupted; finished entries are saved" in err
     assert "--resume --isolate" in err
+    code, card, err = run(tmp_path, SCRIPTED, SOURCES[:2], "--batch-size", "1", "--timeout", "0.2",
+                          "--param", "deaf_sleep_s=120", "--resume", "--isolate")  # as the message says
+    assert code == 4 and card is not None, err  # every entry blocks: each failed, and the card says so
 
 
 # ---- 10.7 --resume after a crash in the middle of writing results.jsonl ----------------------------

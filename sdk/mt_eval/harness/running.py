@@ -24,7 +24,7 @@ from mt_eval import event_loop
 from mt_eval.corpus.families import by_pair
 from mt_eval.guarded_calls import guarded_close
 from mt_eval.harness.execution import Outcome, ResultsLog, RunSettings, execute
-from mt_eval.harness.outcome import EXIT_FAILED
+from mt_eval.harness.outcome import EXIT_ERROR
 from mt_eval.loader import LoadedMethod
 from mt_eval.loop_watchdog import LoopWatchdog, find_blocked
 from mt_eval.method_protocol import TranslationMethod
@@ -123,7 +123,7 @@ async def _execute_and_close(ran: Translated, entries: Sequence[dict[str, Any]],
         else:
             limit = max(settings.timeout_s * settings.batch_size, 0.5)
             with LoopWatchdog(limit, hard_limit_s=max(5.0, limit), hard_message=watchdog_message,
-                              hard_exit_code=EXIT_FAILED):
+                              hard_exit_code=EXIT_ERROR):  # the run could not continue (no card)
                 await translate()
         if first_call is None and outcome.timing.first_call_s is not None:
             outcome.timing.first_call_s += start_s  # a guest's cold start is part of its first call
