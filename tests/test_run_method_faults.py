@@ -230,3 +230,39 @@ def test_an_aclose_that_raises_or_hangs_is_one_warning_and_the_run_writes_its_ca
     shown = capsys.readouterr()
     assert shown.out == "xHi\n"
     assert f"mt-eval translate: warning: faulty's {warning}; carried on without it" in shown.err
+
+
+# ---- a method that prints ----------------------------------------------------------------------------
+
+PRINTS = """
+print("noise: import")
+
+class M:
+    def __init__(self):
+        print("noise: constructor")
+
+    async def translate(self, entries, config):
+        print("noise: translate")
+        return [{"id": e["id"], "predicted": "x" + e["source"]} for e in entries]
+
+    async def aclose(self):
+        print("noise: aclose")
+"""
+
+
+def test_what_a_method_prints_goes_to_stderr_and_standard_output_keeps_only_the_result(tmp_path: Path, capsys):
+    from mt_eval.cli import main
+
+    method = plugin(tmp_path, PRINTS)
+    assert main(["run", "--method", str(method), "--corpus", str(corpus(tmp_path)), "--pair", "eng>spa", "--out",
+                 str(tmp_path / "run"), "--quiet", "--resamples", "100", *LENIENT, "--latency-sample", "1"]) == 0
+    shown = capsys.readouterr()
+    assert "noise" not in shown.out and shown.out.startswith("faulty on corpus (eng>spa): 3 entries, 0 errors")
+    assert {line for line in shown.err.splitlines() if line.startswith("noise")} == {
+        "noise: import", "noise: constructor", "noise: translate", "noise: aclose"}
+    assert main(["translate", str(plugin(tmp_path, PRINTS, name="again")), "Hi", "Bye"]) == 0
+    shown = capsys.readouterr()
+    assert shown.out == "xHi\nxBye\n"
+    assert shown.err.count("noise: translate") == 1 and "noise: import" in shown.err
+    print("after")  # standard output is standard output again
+    assert capsys.readouterr().out == "after\n"

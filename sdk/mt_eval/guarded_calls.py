@@ -11,10 +11,16 @@ bridge hosts do the same for guests (`mt_eval.bridge.method`, and ``bridge/node/
 `guarded_close` is the last call: ``aclose()``, shielded from cancellation and bounded (`CLOSE_TIMEOUT_S`). A
 method that raises, calls ``sys.exit()`` or hangs there costs one warning line naming it, never the work done:
 the command goes on (a run to its card). Every command that closes a method closes it this way.
+
+`prints_to_stderr` is around all of a method's code that runs in this process — its import, its constructor,
+its calls and its ``aclose()``: what it prints goes to stderr, for standard output is the command's result
+(``mt-eval run … > result.txt``). Python-level writes (``sys.stdout``) only; ``mt-eval serve`` diverts fd 1
+itself (`mt_eval.bridge.guest.divert_stdout`), since there C code must not corrupt the protocol either.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -35,6 +41,11 @@ Result = TypeVar("Result")
 
 REPORT_GRACE_S = 1.0
 CLOSE_TIMEOUT_S = 10.0  # a guest's own shutdown escalates to SIGKILL well within it
+
+
+def prints_to_stderr() -> contextlib.AbstractContextManager[object]:
+    """``sys.stdout`` pointed at ``sys.stderr`` until the block ends (around a method's code, in this process)."""
+    return contextlib.redirect_stdout(sys.stderr)
 
 
 class CallFailed(Exception):

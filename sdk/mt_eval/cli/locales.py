@@ -144,7 +144,7 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
 
     from mt_eval.champollion.methods import open_pair_method
     from mt_eval.champollion.sync import sync_locales
-    from mt_eval.guarded_calls import guarded_close
+    from mt_eval.guarded_calls import guarded_close, prints_to_stderr
     from mt_eval.loop_watchdog import LoopWatchdog, find_blocked
 
     opened: list[LoadedMethod] = []
@@ -175,7 +175,8 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
         return report
 
     try:
-        return anyio.run(main)
+        with prints_to_stderr():  # what the methods print (they are loaded, called and closed in main)
+            return anyio.run(main)
     except BaseException as error:
         blocked = find_blocked(error)
         if blocked is None:

@@ -40,14 +40,15 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
               ) -> int:
     import msgspec
 
-    from mt_eval.guarded_calls import guarded_close, guarded_translate, split_on_failure
+    from mt_eval.guarded_calls import guarded_close, guarded_translate, prints_to_stderr, split_on_failure
     from mt_eval.loader import PluginLoadError, load_method
     from mt_eval.pairs import quoted, supported_form
     from mt_eval.records import RunConfig, TranslationResult
     from mt_eval.results import ResultNotes, error_result, results_for
 
     try:
-        loaded = load_method(plugin, needs="translate")
+        with prints_to_stderr():  # what the method prints is not a translation
+            loaded = load_method(plugin, needs="translate")
     except PluginLoadError as exc:
         print(exc, file=sys.stderr)
         return 1
@@ -111,7 +112,8 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
 
     from mt_eval import event_loop
 
-    results = event_loop.run(translate_then_close)
+    with prints_to_stderr():
+        results = event_loop.run(translate_then_close)
     if notes:
         print(f"{loaded.method_id}: results accepted after changes: {notes.summary()}", file=sys.stderr)
     if unknown:

@@ -28,7 +28,7 @@ from mt_eval.decisions.metrics import CONFIDENCE, MetricValue, resample_counts
 from mt_eval.decisions.records import DecisionResult
 from mt_eval.decisions.request import GradeRequest
 from mt_eval.decisions.rubric import Rubric, read_rubric
-from mt_eval.guarded_calls import guarded_close
+from mt_eval.guarded_calls import guarded_close, prints_to_stderr
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.method_contract import method_facts
 from mt_eval.harness.runcard import RunCard
@@ -75,7 +75,8 @@ def grade_with_method(request: GradeRequest) -> Path:
     rubric, rubric_sha = read_rubric(request.rubric)
     blinded = blind(card, entries, rubric, seed=choose_seed(request.seed), with_reference=request.with_reference)
     assert request.grader is not None
-    loaded = load_method(request.grader, isolate=request.isolate, needs="decide")
+    with prints_to_stderr():  # what the grader prints is not the result
+        loaded = load_method(request.grader, isolate=request.isolate, needs="decide")
     manifest = loaded.manifest
     types = manifest.decide.question_types if manifest.decide else ["noul", "choice", "score"]
     if "score" not in types:
@@ -96,7 +97,8 @@ def grade_with_method(request: GradeRequest) -> Path:
         for result in results:
             collected[result.id] = refuse_leaks(result, by_item[result.id], blinded.identity)
 
-    card_of_grader = event_loop.run(_decide_and_close, loaded, blinded, config, settings, on_results)
+    with prints_to_stderr():
+        card_of_grader = event_loop.run(_decide_and_close, loaded, blinded, config, settings, on_results)
     grades = {item.entry_id: collected[item.item_id] for item in blinded.items}
     facts = method_facts(loaded, card_of_grader, runtime=loaded.source.runtime,
                          code_sha256=rc.code_sha256(loaded.directory))

@@ -25,7 +25,7 @@ from mt_eval.decisions.records import QUESTION_TYPES, DecisionConfig, DecisionRe
 from mt_eval.decisions.request import DecideRequest
 from mt_eval.decisions.selfcheck import SelfCheck, describe_self_check, run_self_check
 from mt_eval.decisions.summary import print_summary
-from mt_eval.guarded_calls import guarded_close
+from mt_eval.guarded_calls import guarded_close, prints_to_stderr
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.environment import environment
 from mt_eval.harness.latency import reported_latency_facts
@@ -70,7 +70,8 @@ def decide_run(request: DecideRequest) -> Path:
         raise SelfCheckFailed("the scorer disagrees with the closed forms on the Uniform baseline (above): refusing "
                               "to run or report; nothing was written")
     started = time.perf_counter()
-    loaded = load_method(request.method, isolate=request.isolate, needs="decide")
+    with prints_to_stderr():  # what the method prints is not the result
+        loaded = load_method(request.method, isolate=request.isolate, needs="decide")
     load_s = time.perf_counter() - started
     manifest = loaded.manifest
     spec = manifest.decide
@@ -97,7 +98,9 @@ def decide_run(request: DecideRequest) -> Path:
                 progress.advance(result.error is not None or any(a.error for a in result.answers.values()))
 
         try:
-            timing, method_card = event_loop.run(_decide_and_close, loaded, remaining, config, settings, on_results)
+            with prints_to_stderr():
+                timing, method_card = event_loop.run(_decide_and_close, loaded, remaining, config, settings,
+                                                     on_results)
         finally:
             log.close()
             progress.close()

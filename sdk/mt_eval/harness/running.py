@@ -3,6 +3,7 @@
 - A method running as a guest is started first: a guest that cannot start (its ``translate.js`` does not
   load, it exits or never answers initialize) fails the run once, at once, with the guest's own words and
   the fix — never as the same error on every entry.
+- What it prints goes to stderr (`mt_eval.guarded_calls.prints_to_stderr`): standard output is the result.
 - Its ``aclose()`` is awaited for a bounded time (`mt_eval.guarded_calls.guarded_close`): one that raises or
   hangs is a warning line, and the run goes on to its card.
 - An in-process method runs under a `mt_eval.loop_watchdog.LoopWatchdog`. One that blocks the event loop
@@ -22,7 +23,7 @@ from typing import Any
 
 from mt_eval import event_loop
 from mt_eval.corpus.families import by_pair
-from mt_eval.guarded_calls import guarded_close
+from mt_eval.guarded_calls import guarded_close, prints_to_stderr
 from mt_eval.harness.execution import Outcome, ResultsLog, RunSettings, execute
 from mt_eval.harness.outcome import EXIT_ERROR
 from mt_eval.loader import LoadedMethod
@@ -72,7 +73,9 @@ def run_method(loaded: LoadedMethod, entries: Sequence[dict[str, Any]], config: 
     outcome = Outcome()
     ran = Translated(outcome, loaded)
     try:
-        event_loop.run(_start_execute_close, ran, entries, config, settings, log, on_result, around, watchdog_message)
+        with prints_to_stderr():  # what the method prints is not the run's result
+            event_loop.run(_start_execute_close, ran, entries, config, settings, log, on_result, around,
+                           watchdog_message)
         return ran
     except BaseException as error:
         blocked = find_blocked(error)
@@ -88,7 +91,9 @@ def run_method(loaded: LoadedMethod, entries: Sequence[dict[str, Any]], config: 
           file=sys.stderr)
     moved = Translated(outcome, isolated(), moved_to_guest=reason, begun=ran.begun)
     remaining = log.unlogged(entries)  # (one reading of the log, not one for each entry it holds)
-    event_loop.run(_start_execute_close, moved, remaining, config, settings, log, on_result, around, watchdog_message)
+    with prints_to_stderr():
+        event_loop.run(_start_execute_close, moved, remaining, config, settings, log, on_result, around,
+                       watchdog_message)
     return moved
 
 

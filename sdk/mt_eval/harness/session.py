@@ -25,6 +25,7 @@ from mt_eval.corpus.model import Corpus
 from mt_eval.corpus.selection import Selection
 from mt_eval.errors import InterruptedBefore
 from mt_eval.gold import corpus_gold_fields, method_view
+from mt_eval.guarded_calls import prints_to_stderr
 from mt_eval.harness import outcome as oc
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.card_results import embeds_results, log_reference
@@ -136,8 +137,9 @@ def run_evaluation(request: RunRequest) -> RunReport:
         raise RunError(str(exc)) from exc
     started = time.perf_counter()
     try:
-        loaded = load_method(request.method, plugin_manager=manager, isolate=request.isolate, needs="translate",
-                             sandbox=fair.sandbox)
+        with prints_to_stderr():  # the method's import and constructor: standard output is the result
+            loaded = load_method(request.method, plugin_manager=manager, isolate=request.isolate, needs="translate",
+                                 sandbox=fair.sandbox)
         load_s = time.perf_counter() - started
         if request.isolate:
             say_isolated_hooks_do_not_run(loaded)
