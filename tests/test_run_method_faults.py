@@ -1,7 +1,7 @@
 """A method that misbehaves in a way the harness must survive — it calls sys.exit() in a latency call, raises
-with text that is not valid Unicode, reports an infinite latency, fails or hangs in aclose(), blocks beyond
-interruption, or prints — fails only its own entries with a clear message, and `mt-eval run` ends with a card
-(or a clear error) that `--resume` can finish; `mt-eval translate` the same."""
+with text that is not valid Unicode, reports an infinite latency, fails or hangs in aclose(), or prints — fails
+only its own entries with a clear message, and `mt-eval run` ends with a card that `--resume` can finish;
+`mt-eval translate` the same. (A block beyond interruption: tests/test_run_integrity.py.)"""
 
 from __future__ import annotations
 
