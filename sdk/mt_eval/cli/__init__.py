@@ -5,12 +5,14 @@ the module of a subcommand — its arguments, how they become a typed request, a
 only when that subcommand is on the command line, and it imports the work itself only when it runs.
 
 A subcommand's module defines ``add_arguments(parser)`` and ``run(args) -> int`` (the exit status), and may
-define ``PROG`` (the name its messages start with), ``INTERRUPTED`` (what Ctrl-C prints) and ``EXPECTED``
-(library exceptions that, for this command, mean bad input or environment). `main` is the error policy: an
-`mt_eval.errors.ExpectedError` — or one of the command's ``EXPECTED`` — is one line, ``PROG: what is wrong
-and the fix``, and its exit status (1 unless it says otherwise); a usage error exits 2 naming the closest command or
-option (`mt_eval.cli.usage_errors`); Ctrl-C exits 130; output closed by its reader (``| head``) exits 141
-quietly; anything else is a bug and shows its traceback. The README lists each command's exit statuses.
+define ``PROG`` (the name its messages start with), ``INTERRUPTED`` (what Ctrl-C prints), ``EXPECTED``
+(library exceptions that, for this command, mean bad input or environment) and ``KEEPS_SIGNAL_DEFAULTS`` (SIGTERM
+and SIGHUP end it at once). `main` is the error policy: an `mt_eval.errors.ExpectedError` — or one of the
+command's ``EXPECTED`` — is one line, ``PROG: what is wrong and the fix``, and its exit status (1 unless it says
+otherwise); a usage error exits 2 naming the closest command or option (`mt_eval.cli.usage_errors`); Ctrl-C exits
+130, and SIGTERM (143) and SIGHUP (129) stop a command as Ctrl-C does (`mt_eval.cli.termination`); output closed by
+its reader (``| head``) exits 141 quietly; anything else is a bug and shows its traceback. The README lists each
+command's exit statuses.
 """
 
 from __future__ import annotations
@@ -103,7 +105,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``mt-eval`` with ``argv`` (default: the process's arguments); the exit status."""
+    import contextlib
+
     from mt_eval import event_loop
+    from mt_eval.cli import termination
     from mt_eval.cli.usage_errors import unknown_arguments, unknown_command
     from mt_eval.errors import ExpectedError
 
@@ -125,11 +130,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     expected: tuple[type[BaseException], ...] = getattr(command, "EXPECTED", ())
     try:
         event_loop.chosen()  # a loop mt-eval does not know is named before any work, not after it
-        return command.run(args)  # type: ignore[no-any-return]
+        stops = contextlib.nullcontext() if getattr(command, "KEEPS_SIGNAL_DEFAULTS", False) else \
+            termination.as_interrupt()
+        with stops:
+            return termination.exit_status(command.run(args))
     except KeyboardInterrupt as interrupted:  # (`InterruptedBefore` says what it stopped)
         if message := getattr(interrupted, "message", None) or getattr(command, "INTERRUPTED", "interrupted"):
-            print(message, file=sys.stderr)
-        return 130
+            print(termination.said(message), file=sys.stderr)
+        return termination.exit_status(termination.INTERRUPTED)
     except BrokenPipeError:  # the reader of our output went away (`| head`): stop quietly, as other tools do
         import os
 

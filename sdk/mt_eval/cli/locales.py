@@ -188,15 +188,18 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
 
 
 async def _stop_on_interrupt(stop: anyio.Event, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-    """Ctrl-C sets ``stop`` (what was translated is written, and the run ends); a second one ends the process."""
+    """Ctrl-C sets ``stop`` (what was translated is written, and the run ends); a second one ends the process.
+    SIGTERM and SIGHUP come as Ctrl-C (`mt_eval.cli.termination`)."""
     import anyio
+
+    from mt_eval.cli.termination import INTERRUPTED, exit_status
 
     with anyio.open_signal_receiver(signal.SIGINT) as signals:
         task_status.started()
         async for _ in signals:
             if stop.is_set():
                 print("\nmt-eval locales: interrupted again: stopped at once", file=sys.stderr, flush=True)
-                os._exit(130)
+                os._exit(exit_status(INTERRUPTED))
             stop.set()
 
 

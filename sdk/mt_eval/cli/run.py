@@ -54,7 +54,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                   "run could not\n  start or continue, 2 usage, 3 partial (more failed entries than --max-errors), "
                   "4 failed (no entry\n  translated, no scores), 5 complete but the gate withheld the headline "
                   "(mt-eval gate CARD says why),\n  75 the run directory is in use by another process (see --wait), "
-                  "130 interrupted")
+                  "130 interrupted\n  (Ctrl-C), 143 stopped by SIGTERM and 129 by SIGHUP (as by Ctrl-C)")
     what = run.add_argument_group("what to run")
     what.add_argument("--method", metavar="DIR", help="method plugin directory")
     what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from mt_eval.cli.arguments import with_examples
 
+KEEPS_SIGNAL_DEFAULTS = True  # a guest ends at once when its host sends SIGTERM (`mt_eval.cli.termination`)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Serve a Python method plugin as a bridge guest (protocol mt-eval-bridge/1, see "

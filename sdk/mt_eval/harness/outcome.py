@@ -12,6 +12,7 @@
        why): the card keeps every figure. A partial or failed run keeps its own status, 3 or 4
  75    busy: another process is using the run directory (``--wait`` waits for it)
  130   interrupted (Ctrl-C); finished entries are saved, ``--resume`` continues
+ 143   stopped by SIGTERM (129: SIGHUP), as by Ctrl-C (`mt_eval.cli.termination`)
 =====  =========================================================================================
 
 A negative control's error is the refusal it asks for (`mt_eval.corpus.families`): it is not counted as a
