@@ -78,18 +78,38 @@ export function groupHasLiveMembers(pgid) {
 
 const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
-// Process groups still running, killed if the host process exits without closing its guests.
+// Process groups still running, killed when this process ends without closing its guests: it exits (process.exit,
+// or nothing is left to do), an exception nothing catches ends it, or a signal nothing else listens for does
+// (SIGINT, SIGTERM, SIGHUP: each then ends it as it would have). A program that listens for a signal itself
+// decides what it does, and closes its guests (mt-eval-locales stops as on Ctrl-C).
 const liveGroups = new Set();
-let exitHookInstalled = false;
-function track(pgid) {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on('exit', () => {
-      for (const group of liveGroups) {
-        try { process.kill(-group, 'SIGKILL'); } catch { /* already gone */ }
-      }
-    });
+const ENDING_SIGNALS = process.platform === 'win32' ? [] : ['SIGINT', 'SIGTERM', 'SIGHUP'];
+let hooksInstalled = false;
+
+/** SIGKILL to the process group of every guest still running; synchronous, so it can run as the process ends. */
+function killLiveGroups() {
+  for (const group of liveGroups) {
+    try { process.kill(-group, 'SIGKILL'); } catch { /* already gone */ }
   }
+  liveGroups.clear();
+}
+
+function installHooks() {
+  hooksInstalled = true;
+  process.on('exit', killLiveGroups); // (an uncaught exception or rejection emits it too)
+  for (const signal of ENDING_SIGNALS) {
+    const onSignal = () => {
+      if (process.listenerCount(signal) > 1) return; // the program handles it
+      killLiveGroups();
+      process.removeListener(signal, onSignal);
+      process.kill(process.pid, signal); // ended by the signal, as without this listener
+    };
+    process.on(signal, onSignal);
+  }
+}
+
+function track(pgid) {
+  if (!hooksInstalled) installHooks();
   liveGroups.add(pgid);
 }
 

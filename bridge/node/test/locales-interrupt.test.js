@@ -1,15 +1,18 @@
 // Ctrl-C in mt-eval-locales (as in Python's `mt-eval locales`): what was translated is written with its
 // lock entries, what was kept and what was not is said, the exit status is 130, and a second run sends
-// only the rest; while waiting for the project, nothing was sent.
+// only the rest; while waiting for the project, nothing was sent. SIGTERM and SIGHUP stop it as Ctrl-C does
+// (exit status 143, 129), and a Python guest stuck in a call is ended either way.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { acquireProjectLock } from '../index.js';
 import { main } from '../lib/champollion/cli.js';
 import { captureStream, makeProject } from './helpers/champollion.js';
-import { nodePackage, waitFor } from './helpers/guests.js';
+import { nodePackage, processesMarked, pythonGuest, waitFor } from './helpers/guests.js';
 
 const BIN = join(nodePackage, 'bin', 'mt-eval-locales.js');
 const KEPT = /^mt-eval-locales: interrupted; kept (\d+) keys translated \((\d+) files? written, with their lock entries\); not translated: (\d+) keys of es; not started: fr\. Run the same command again for the rest; what was kept is not sent again$/;
@@ -89,3 +92,28 @@ test('Ctrl-C while waiting for the project: nothing was sent or written, exit st
   assert.deepEqual(JSON.parse(done.stdout()).error, { kind: 'interrupted', message: 'interrupted before anything was sent; nothing was written' });
   assert.deepEqual(project.calls(), []);
 });
+
+// A Python plugin whose translate blocks its guest's event loop for a minute (it says when it starts).
+const SLEEPY = {
+  '.champollion/methods/sleepy/method.json': { name: 'Sleepy', method_id: 'sleepy', class: 'custom-plugin', description: 'blocks',
+    entry_point: 'pipeline:Sleepy', dependency_class: 'S', dependencies: [] },
+  '.champollion/methods/sleepy/pipeline.py': 'import os, time\n\n\nclass Sleepy:\n    async def translate(self, entries, config):\n'
+    + '        open(os.environ["SLEEPY_STARTED"], "w").close()\n        time.sleep(60)\n        return []\n',
+  'locales/en/a.json': { hello: 'Hello', world: 'World' },
+};
+
+for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
+  test(`${signal} while a Python guest is stuck in a call: exit status ${status}, the guest is ended`, { skip: pythonGuest().skip }, async (t) => {
+    const project = makeProject({ config: { version: 3, inputLocale: 'en', pairs: { 'en:es': { methodPlugin: 'sleepy' } } }, files: SLEEPY, plugins: [] });
+    t.after(project.cleanup);
+    const marker = randomUUID();
+    const started = join(project.root, 'started');
+    const child = launch(project, [], { ...process.env, MT_EVAL: pythonGuest().command[0], MT_EVAL_TEST_MARKER: marker, SLEEPY_STARTED: started });
+    assert.ok(await waitFor(() => existsSync(started), 30_000), child.stderrText());
+    process.kill(child.pid, signal);
+    const done = await child.done;
+    assert.equal(done.code, status, done.stderr());
+    assert.match(done.stderr(), /mt-eval-locales: interrupted; kept 0 keys translated \(\d files? written, with their lock entries\); not translated: 2 keys of es\./);
+    assert.ok(await waitFor(() => processesMarked(marker).length === 0, 5_000), `left running: ${processesMarked(marker)}`);
+  });
+}

@@ -1,5 +1,7 @@
 // mt-eval-locales: translate a champollion project's locale files with the method plugins its config
 // names — the Node twin of `mt-eval locales`, with the same options, output and files.
+import { constants } from 'node:os';
+
 import { renderProblem } from './config.js';
 import { describeHolder } from './project-lock.js';
 import { interruptedMessage, progressLine, renderError, renderJson, renderText, reportOk } from './report.js';
@@ -92,7 +94,15 @@ function busyMessage(busy, waitS) {
     + 'then run again, or give a longer --wait';
 }
 
-/** Run the command; resolves to the exit status (0 done, 1 a problem, 2 a usage error, 130 interrupted). */
+// What stops a run as Ctrl-C does; its exit status is then 128 + the signal's number (130, 143, 129), as a shell
+// reports a process the signal ended.
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+const stoppedStatus = (signal) => 128 + constants.signals[signal];
+
+/**
+ * Run the command; resolves to the exit status (0 done, 1 a problem, 2 a usage error, 130 interrupted: 143 and 129
+ * when stopped by SIGTERM or SIGHUP).
+ */
 export async function main(argv, { stdout = process.stdout, stderr = process.stderr, env = process.env } = {}) {
   let options;
   try {
@@ -106,17 +116,19 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
     return 0;
   }
   const progress = progressReporter(stderr, options.quiet);
-  // Ctrl-C: nothing more is sent, what was translated is written and the report says so (exit status 130);
-  // a second one ends the process at once.
+  // Ctrl-C (or SIGTERM, SIGHUP): nothing more is sent, what was translated is written, the guests are closed and
+  // the report says so; a second one ends the process at once (its guests' process groups killed as it exits).
   const interrupt = new AbortController();
-  const onInterrupt = () => {
+  let stoppedBy = 'SIGINT';
+  const onInterrupt = (signal) => {
     if (interrupt.signal.aborted) {
       stderr.write('\nmt-eval-locales: interrupted again: stopped at once\n');
-      process.exit(130);
+      process.exit(stoppedStatus(stoppedBy));
     }
+    stoppedBy = signal;
     interrupt.abort();
   };
-  process.on('SIGINT', onInterrupt);
+  for (const signal of STOP_SIGNALS) process.on(signal, onInterrupt);
   let report;
   try {
     report = await translateLocales(options.config, {
@@ -131,15 +143,15 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
     const message = early ? INTERRUPTED_EARLY : error.name === 'ProjectBusyError' ? busyMessage(error, options.wait) : error.message;
     if (options.json) stdout.write(renderError(error.kind ?? 'project', message, { dryRun: options.dryRun }));
     stderr.write(`mt-eval-locales: ${message}\n`);
-    return early ? 130 : 1;
+    return early ? stoppedStatus(stoppedBy) : 1;
   } finally {
     progress.close();
-    process.removeListener('SIGINT', onInterrupt);
+    for (const signal of STOP_SIGNALS) process.removeListener(signal, onInterrupt);
   }
   stdout.write(options.json ? renderJson(report) : renderText(report));
   if (report.interrupted) {
     stderr.write(`mt-eval-locales: ${interruptedMessage(report)}\n`);
-    return 130;
+    return stoppedStatus(stoppedBy);
   }
   return reportOk(report) ? 0 : 1;
 }

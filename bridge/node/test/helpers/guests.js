@@ -1,6 +1,6 @@
 // Shared test helpers: where things are, the guest commands, and whether a process still runs.
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, readdirSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -53,6 +53,20 @@ export function isRunning(pid) {
   } catch {
     return false;
   }
+}
+
+/** The pids of the live processes whose environment holds marker (MT_EVAL_TEST_MARKER, as tests/process_support.py). */
+export function processesMarked(marker) {
+  const found = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`).includes(marker) && isRunning(name)) found.push(Number(name));
+    } catch {
+      // exited meanwhile, or not ours to read
+    }
+  }
+  return found;
 }
 
 export const CONFIG = Object.freeze({ source_lang: 'eng', target_lang: 'spa' });
