@@ -1,28 +1,66 @@
-"""What the Python host makes of a guest's answers that are not what the protocol says: every entry fails with
-the reason, in words that say what the guest sent (`mt_eval.bridge.answers`, `GuestConnection`)."""
+"""What the Python host makes of a guest's answers that are not what the protocol says, in words that say what the
+guest sent (`mt_eval.bridge.answers`, `GuestConnection`): an answer without a results list fails its request, which
+is split until the entry it concerns fails alone."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 import msgspec
 import pytest
 
-from mt_eval.bridge.answers import match_results
+from mt_eval.bridge.answers import WithoutResults, match_results
 from mt_eval.bridge.connection import HostOptions
 from mt_eval.bridge.method import BridgeMethod
 
 BATCH = [{"id": "a", "source": "x"}, {"id": "b", "source": "y"}]
+CONFIG = {"source_lang": "eng", "target_lang": "spa"}
 
 
 @pytest.mark.parametrize(("answer", "got"), [
     ({}, "nothing"), ({"results": {"a": "x"}}, "an object"), ({"results": None}, "null"),
     ({"results": "a, b"}, 'the string "a, b"'), (None, "nothing"), ([], "nothing"),
 ])
-def test_an_answer_without_a_results_list_fails_every_entry_with_what_it_held(answer, got):
-    matched = match_results(BATCH, msgspec.Raw(msgspec.json.encode(answer)), "g")
-    assert [(r["id"], r["predicted"], r["error"]) for r in matched] == [
-        (entry["id"], None, f'guest g answered translate without a "results" list (got {got})') for entry in BATCH]
+def test_an_answer_without_a_results_list_is_a_failure_of_the_request_saying_what_it_held(answer, got):
+    with pytest.raises(WithoutResults) as raised:
+        match_results(BATCH, msgspec.Raw(msgspec.json.encode(answer)), "g")
+    assert raised.value.message == f'guest g answered translate without a "results" list (got {got})'
+
+
+# Answers the request holding the source "bad" with the answer given as its argument, the others as it should.
+ANSWERS_BADLY = """
+import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    if "id" not in request:
+        continue
+    if request["method"] == "initialize":
+        out = {"protocol_version": "mt-eval-bridge/1", "method": {"name": "B", "method_id": "b"}, "capabilities": {}}
+    elif request["method"] == "shutdown":
+        out = None
+    elif any(e["source"] == "bad" for e in request["params"]["entries"]):
+        out = json.loads(sys.argv[1])
+    else:
+        out = {"results": [{"id": e["id"], "predicted": e["source"].upper()} for e in request["params"]["entries"]]}
+    print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": out}), flush=True)
+"""
+
+
+@pytest.mark.parametrize(("answer", "got"), [({}, "nothing"), (None, "nothing"), ({"results": "lots"},
+                                                                                   'the string "lots"')])
+async def test_an_answer_without_a_results_list_fails_only_the_entry_it_concerns(answer, got):
+    method = BridgeMethod([sys.executable, "-c", ANSWERS_BADLY, json.dumps(answer)], label="cmdbad",
+                          options=HostOptions(start_timeout_s=15, request_timeout_s=10, shutdown_grace_s=1))
+    sources = ["one", "two", "bad", "four", "five", "six", "seven"]
+    try:
+        results = await method.translate([{"id": f"e{i}", "source": s} for i, s in enumerate(sources)], CONFIG)
+    finally:
+        await method.aclose()
+    assert [(r["predicted"], r["error"]) for r in results] == [
+        (None, f'guest cmdbad answered translate without a "results" list (got {got})') if s == "bad" else (s.upper(),
+                                                                                                              None)
+        for s in sources]
 
 
 ERROR_WITHOUT_MESSAGE = """
@@ -46,7 +84,7 @@ async def test_an_error_without_a_message_is_named_as_such_not_as_a_line_that_is
     method = BridgeMethod([sys.executable, "-c", ERROR_WITHOUT_MESSAGE], label="e",
                           options=HostOptions(start_timeout_s=15, request_timeout_s=10, shutdown_grace_s=1))
     try:
-        results = await method.translate(BATCH[:1], {"source_lang": "eng", "target_lang": "spa"})
+        results = await method.translate(BATCH[:1], CONFIG)
     finally:
         await method.aclose()
     error = results[0]["error"]

@@ -1,6 +1,17 @@
 // What a guest's failure says in an error message: the request's failure as each entry's error, and the last
 // lines of the guest's stderr, compact (one line) or indented.
-import { BridgeError, ErrorCode } from './protocol.js';
+import { BridgeError, ErrorCode, describe } from './protocol.js';
+
+/**
+ * A guest answered a batched request without a "results" list: the request failed as a whole, and is split to
+ * find the entry it concerns, as for a line that cannot be read.
+ */
+export class WithoutResults extends BridgeError {
+  constructor(kind, result) {
+    super(ErrorCode.INTERNAL_ERROR, `the guest answered ${kind} without a "results" list (got ${describe(result?.results)})`);
+    this.name = 'WithoutResults';
+  }
+}
 
 /** The last few stderr lines on one line, for a per-entry error. */
 export function compactTail(tail, { lines = 5, chars = 1000 } = {}) {
@@ -21,6 +32,7 @@ export function formatTail(tail, { lines = 20, chars = 4000 } = {}) {
 /** Why a whole request failed, as the error text of each of its entries. */
 export function failureText(error) {
   if (!(error instanceof BridgeError)) return `the host failed: ${error?.message ?? error}`;
+  if (error instanceof WithoutResults) return error.message;
   switch (error.code) {
     case ErrorCode.GUEST_EXITED:
       return `${error.message}${compactTail(error.data?.stderr_tail ?? '')}`;

@@ -1,11 +1,11 @@
 // The Node host: start a guest, translate through it in batches, restart it when it dies (within
 // a crash-loop budget), and close it leaving nothing behind. Guest failures never reject
 // translate(): the affected entries get per-entry error results, and the entries a failure belongs to
-// are found (as mt_eval.bridge.method does): a request the method failed, or whose answer was too large
-// or unreadable, is split in halves down to single entries; after the guest crashed, hung or was stopped
-// with several entries in flight, each is sent again alone, one at a time. A guest that completed work
-// before it died is not crash-looping: its restart costs nothing from the budget. An entry whose text no guest can
-// read (a lone surrogate: lib/lone-surrogates.js) fails at once and is never sent.
+// are found (as mt_eval.bridge.method does): a request the method failed, or whose answer was too large,
+// unreadable or without a results list, is split in halves down to single entries; after the guest crashed,
+// hung or was stopped with several entries in flight, each is sent again alone, one at a time. A guest that
+// completed work before it died is not crash-looping: its restart costs nothing from the budget. An entry whose
+// text no guest can read (a lone surrogate: lib/lone-surrogates.js) fails at once and is never sent.
 import { readFileSync } from 'node:fs';
 
 import { Connection } from './connection.js';
@@ -15,7 +15,7 @@ import {
 import { methodView } from './gold.js';
 import { decisionError, matchDecisions, rowsProblem } from './decisions.js';
 import { ResultNotes, describe, errorResult, matchResults } from './results.js';
-import { compactTail, failureText, formatTail } from './host-failures.js';
+import { WithoutResults, compactTail, failureText, formatTail } from './host-failures.js';
 import { SoloGate, Slots } from './host-gates.js';
 import { completeCapabilities, completeOptions } from './host-options.js';
 import { sendingOnlyValidText } from './lone-surrogates.js';
@@ -312,9 +312,7 @@ export class HostedGuest {
       } catch (error) {
         return { error };
       }
-      if (!isPlainObject(result) || !Array.isArray(result.results)) {
-        return { error: new Error(`the guest answered ${kind} without a "results" list (got ${describe(result?.results)})`) };
-      }
+      if (!isPlainObject(result) || !Array.isArray(result.results)) return { error: new WithoutResults(kind, result) };
       if (kind === 'translate') this.resultNotes.merge(result.normalised);
       return { result };
     } finally {

@@ -1,5 +1,6 @@
 // The Node host against answers that name no request: an error with "id": null (a line the guest could not read),
-// a program that sends the request back (cat); and a command with no program in it (an empty MT_EVAL too).
+// a program that sends the request back (cat); an answer without a results list, which fails only the entry it
+// concerns; and a command with no program in it (an empty MT_EVAL too).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -41,6 +42,22 @@ test('an error without an id, with several requests in flight, is logged with th
     await guest.close();
   }
 });
+
+for (const [answer, got] of [[{}, 'nothing'], [null, 'nothing'], [{ results: 'lots' }, '"lots"']]) {
+  test(`an answer without a results list (${JSON.stringify(answer)}) fails only the entry it concerns`, async () => {
+    const guest = await startGuest([process.execPath, testGuest('misbehaving.js'), 'no-results', JSON.stringify(answer)],
+      { config: CONFIG, cwd: repo, logger: {}, closeStepMs: 500 });
+    try {
+      const sources = ['one', 'two', 'bad', 'four', 'five', 'six', 'seven'];
+      const results = await guest.translate(sources.map((source, i) => ({ id: `e${i}`, source })));
+      assert.deepEqual(results.map((r) => [r.predicted, r.error]), sources.map((source) => (source === 'bad'
+        ? [null, `the guest answered translate without a "results" list (got ${got})`]
+        : [`spa:${[...source].reverse().join('')}`, null])));
+    } finally {
+      await guest.close();
+    }
+  });
+}
 
 test('a program that sends the request back is not a guest, and is told so at once', async () => {
   const began = Date.now();

@@ -2,8 +2,9 @@
 
 The usual answer — every entry answered once, in order, in the schema's shape — is decoded in one step and taken
 as it is; anything else goes through `mt_eval.results`, item by item, so a malformed result fails its own entry
-and no other. A translate answer's ``latency_s`` (bridge/PROTOCOL.md, *Results*) is given to each result whose
-own latency is 0.
+and no other. An answer without a ``results`` list raises `WithoutResults`: the request failed as a whole, and
+the host splits it to find the entry it concerns, as for a line it could not read. A translate answer's
+``latency_s`` (bridge/PROTOCOL.md, *Results*) is given to each result whose own latency is 0.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import id_in
 from mt_eval.records import TranslationResult, result_problem
-from mt_eval.results import ResultNotes, error_result, parse_returned, results_for, unusable
+from mt_eval.results import ResultNotes, parse_returned, results_for, unusable
 from mt_eval.strict import value_in_words
 
 log = logging.getLogger("mt_eval.bridge")
@@ -36,10 +38,19 @@ _items_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 _raw_results_decoder = msgspec.json.Decoder(dict[str, list[msgspec.Raw]])
 
 
+class WithoutResults(m.BridgeError):
+    """A guest answered a batched request without a ``results`` list: the request failed as a whole."""
+
+    def __init__(self, label: str, request: str, raw: msgspec.Raw) -> None:
+        super().__init__(m.INTERNAL_ERROR, f'guest {label} answered {request} without a "results" list (got '
+                         f'{_got(raw, "results")})')
+
+
 def match_results(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str,
                   notes: ResultNotes | None = None) -> list[dict[str, Any]]:
     """One result per entry, in entry order (`mt_eval.results`); what the guest changed to accept its method's
-    results, and what this host changed to accept the guest's, is counted in ``notes``."""
+    results, and what this host changed to accept the guest's, is counted in ``notes``. `WithoutResults` when the
+    answer holds no results list."""
     notes = notes if notes is not None else ResultNotes()
     try:
         decoded = _results_decoder.decode(raw)
@@ -50,8 +61,6 @@ def match_results(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str,
             _share_latency(returned, decoded.latency_s)
     except (msgspec.ValidationError, msgspec.DecodeError):
         returned = _each_result(raw, label, notes)
-        if isinstance(returned, str):  # no results list: every entry fails with the reason
-            return [msgspec.to_builtins(error_result(str(entry["id"]), returned)) for entry in batch]
     else:
         if _one_each_in_order(batch, returned):  # the usual answer: what `results_for` would return, as it is
             return msgspec.to_builtins(returned)  # type: ignore[no-any-return]
@@ -73,12 +82,12 @@ def _one_each_in_order(batch: list[dict[str, Any]], returned: list[TranslationRe
 
 def match_decisions(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str, _notes: ResultNotes | None = None
                     ) -> list[dict[str, Any]]:
-    """One result per row, in row order, as the guest sent it; missing and repeated results become row errors."""
+    """One result per row, in row order, as the guest sent it; missing and repeated results become row errors.
+    `WithoutResults` when the answer holds no results list."""
     try:
         items = _raw_results_decoder.decode(raw)["results"]
-    except (msgspec.ValidationError, msgspec.DecodeError, KeyError) as exc:
-        log.warning("guest %s sent a decide result without a results list: %s", label, exc)
-        items = []
+    except (msgspec.ValidationError, msgspec.DecodeError, KeyError):
+        raise WithoutResults(label, "decide", raw) from None
     found: dict[str, list[Any]] = {str(row["id"]): [] for row in batch}
     for item in items:
         decoded = msgspec.json.decode(item)
@@ -97,19 +106,17 @@ def match_decisions(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str, _
     return out
 
 
-def _each_result(raw: msgspec.Raw, label: str, notes: ResultNotes) -> list[Any] | str:
+def _each_result(raw: msgspec.Raw, label: str, notes: ResultNotes) -> list[Any]:
     """The results of an answer that does not decode in one step, item by item: an item that is not even JSON
-    (invalid UTF-8, say) fails its own entry — when its id can be read — and no other. An answer without a
-    results list gives the reason instead."""
+    (invalid UTF-8, say) fails its own entry — when its id can be read — and no other. `WithoutResults` when the
+    answer holds no results list."""
     try:
         body = _answer_decoder.decode(raw)
         items = _items_decoder.decode(body["results"]) if "results" in body else None
     except (msgspec.ValidationError, msgspec.DecodeError):
         items = None
     if items is None:
-        why = f'guest {label} answered translate without a "results" list (got {_got(raw, "results")})'
-        log.warning("%s", why)
-        return why
+        raise WithoutResults(label, "translate", raw)
     if "normalised" in body:
         with contextlib.suppress(ValueError):
             notes.merge(parse_returned(bytes(body["normalised"])))

@@ -4,8 +4,8 @@ Batches are split to the guest's ``max_batch`` and at most ``max_concurrency`` r
 however many callers share the method. A failed request never raises out of ``translate``: its entries
 get per-entry errors and every other entry keeps its result. The entries a failure belongs to are found:
 
-- a request the method failed (it raised), or whose answer was too large or unreadable, is split in
-  halves and sent again, down to single entries, so only the entries that fail get the error;
+- a request the method failed (it raised), or whose answer was too large, unreadable or without a results
+  list, is split in halves and sent again, down to single entries, so only the entries that fail get the error;
 - after the guest crashed, hung or was stopped with several entries in flight, each of them is sent again
   alone, one at a time, so the entry the guest fails on is found and fails alone;
 - an entry (or row) whose text no guest can read — a lone surrogate — fails at once with where it is, and the
@@ -30,7 +30,7 @@ import msgspec
 
 from mt_eval import results
 from mt_eval.bridge import messages as m
-from mt_eval.bridge.answers import match_decisions, match_results
+from mt_eval.bridge.answers import WithoutResults, match_decisions, match_results
 from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.slots import Slots
 from mt_eval.child_policy import RestartBudget, SoloGate
@@ -218,7 +218,10 @@ class BridgeMethod:
                 return await self._without_unsendable(kind, batch, config, exc, alone)
             self._last_failure = exc
             return await self._after_failure(kind, batch, config, exc, alone)
-        return kind.match(batch, raw, self._name, self.result_notes)
+        try:
+            return kind.match(batch, raw, self._name, self.result_notes)
+        except WithoutResults as exc:
+            return await self._after_failure(kind, batch, config, exc, alone)
 
     async def _without_unsendable(self, kind: RequestKind, batch: list[dict[str, Any]], config: Any,
                                   exc: m.BridgeError, alone: bool) -> list[dict[str, Any]]:

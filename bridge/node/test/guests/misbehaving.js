@@ -105,6 +105,13 @@ const modes = {
       answer(id, { results });
     },
   },
+  'no-results': { // answers a request holding the source "bad" with the result given as the next argument (JSON)
+    capabilities: {},
+    translate(id, entries, config) {
+      if (entries.some((e) => e.source === 'bad')) send({ jsonrpc: '2.0', id, result: JSON.parse(process.argv[3]) });
+      else answer(id, { results: reversed(entries, config) });
+    },
+  },
   sizes: { // (well behaved: each translation is how many entries its request carried, so a reply stays short)
     capabilities: {},
     translate(id, entries) {
