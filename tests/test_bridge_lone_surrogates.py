@@ -1,6 +1,7 @@
 """Text that is not valid Unicode (a lone surrogate) fails its entry before anything is sent, in the words the
 shared vectors give (bridge/vectors/contract/lone-surrogates.json), whichever guest or plugin would have got it;
-the other entries go on, and nothing is left waiting."""
+the other entries go on, and nothing is left waiting. A guest writes such text from its method (an exception's
+message) as U+FFFD, so the host gets the rest of it."""
 
 from __future__ import annotations
 
@@ -72,6 +73,26 @@ async def test_a_decision_row_fails_alone():
         assert results[1]["answers"]["fluent"]["probabilities"] == {"true": 0.5, "false": 0.5}
     finally:
         await method.aclose()
+
+
+RAISING = {  # a method whose exception's message holds a lone surrogate, for the entry "bad"
+    "translate.js": "export async function translate(entries) {\n"
+                    "  if (entries.some((e) => e.source === 'bad')) throw new Error('cannot read \\ud83d here');\n"
+                    "  return entries.map((e) => ({ id: e.id, predicted: e.source }));\n}\n",
+}
+
+
+@pytest.mark.parametrize("runtime", ["node"])
+async def test_a_methods_message_holding_a_lone_surrogate_reaches_the_host(tmp_path: Path, runtime: str):
+    for name, text in RAISING.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "method.json").write_text(json.dumps({"name": "Raising", "node_entry": "translate.js"}))
+    method = BridgeMethod(node_command(tmp_path), options=FAST, label=runtime)
+    try:
+        results = await method.translate([{"id": "a", "source": "ok"}, {"id": "b", "source": "bad"}], CONFIG)
+    finally:
+        await method.aclose()
+    assert [(r["predicted"], r["error"]) for r in results] == [("ok", None), (None, "Error: cannot read \ufffd here")]
 
 
 @pytest.mark.parametrize("plugin", ["rot13", "upper"])  # in this process, and a Node entry through the bridge

@@ -8,6 +8,7 @@ import {
   errorResponse, isPlainObject, isValidId, resultResponse,
 } from './protocol.js';
 import { Job, entriesProblem, failureMessage, guestVersion, idKey } from './guest-requests.js';
+import { wellFormedJson } from './lone-surrogates.js';
 
 /** What this guest declares at initialize: the protocol's defaults, except that it runs 64 calls at once and can cancel. */
 export const GUEST_CAPABILITIES = Object.freeze({
@@ -74,10 +75,12 @@ export class GuestServer {
     this.maybeExit();
   }
 
+  // Every line written is well-formed Unicode: a lone surrogate in what a method gave (an exception's message, a
+  // decision) is written as U+FFFD, so the host can read the rest (lone-surrogates.js).
   send(message) {
     let line;
     try {
-      line = encode(message);
+      line = wellFormedJson(encode(message));
     } catch (error) {
       line = encode(errorResponse(message.id, ErrorCode.INTERNAL_ERROR,
         `the response cannot be encoded as JSON: ${error.message}`));

@@ -29,6 +29,18 @@ function firstLone(text) {
   return -1;
 }
 
+// A lone surrogate as JSON.stringify escapes it (lowercase, and only a lone one: a pair is written as it is), after an
+// even run of backslashes (an odd run makes its backslash a literal one).
+const ESCAPED_LONE = /(?<=(?:^|[^\\])(?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/g;
+
+/**
+ * JSON text as JSON.stringify wrote it, with each lone surrogate it escaped (`"\ud800"`, which no strict reader
+ * accepts) written as U+FFFD instead, so that what is around it still arrives: what a guest writes is well-formed.
+ */
+export function wellFormedJson(text) {
+  return text.includes('\\ud') ? text.replace(ESCAPED_LONE, '\ufffd') : text;
+}
+
 /** Whether every string in value (a JSON value), and every field name, is valid Unicode. */
 export function wellFormed(value) {
   if (typeof value === 'string') return value.isWellFormed();

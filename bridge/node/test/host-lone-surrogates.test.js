@@ -8,7 +8,7 @@ import { test } from 'node:test';
 
 import { loadMethodPlugin, startGuest } from '../index.js';
 import { failureMessage } from '../lib/guest-requests.js';
-import { problemIn, writable } from '../lib/lone-surrogates.js';
+import { problemIn, wellFormedJson, writable } from '../lib/lone-surrogates.js';
 import { PLUGINS } from './helpers/champollion.js';
 import { CONFIG, nodeGuestCommand, pythonGuest, recordingLogger, repo } from './helpers/guests.js';
 
@@ -24,6 +24,18 @@ test('what a method says about itself is made writable: each lone surrogate as i
   assert.equal(writable('caf\udce9, x\ud800 \u{1f600} é'), 'caf\\udce9, x\\ud800 \u{1f600} é');
   assert.equal(writable('fine'), 'fine');
   assert.equal(failureMessage(new Error('cannot read caf\udce9')), 'Error: cannot read caf\\udce9');
+});
+
+test('what a guest writes is well-formed: a lone surrogate JSON.stringify escaped becomes U+FFFD, nothing else changes', () => {
+  for (const [value, written] of [
+    [{ message: 'Error: cannot read \ud83d here' }, '{"message":"Error: cannot read \ufffd here"}'],
+    [{ ['k\udc00']: '\\\ud800', pair: '🙂' }, '{"k\ufffd":"\\\\\ufffd","pair":"🙂"}'],
+    [{ literal: '\\ud800 is six characters' }, '{"literal":"\\\\ud800 is six characters"}'],
+  ]) {
+    const text = wellFormedJson(JSON.stringify(value));
+    assert.equal(text, written);
+    assert.ok(text.isWellFormed());
+  }
 });
 
 for (const [runtime, command, skip] of [['Python', python.command, python.skip], ['Node', nodeGuestCommand, false]]) {
