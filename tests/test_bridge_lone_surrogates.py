@@ -79,15 +79,22 @@ RAISING = {  # a method whose exception's message holds a lone surrogate, for th
     "translate.js": "export async function translate(entries) {\n"
                     "  if (entries.some((e) => e.source === 'bad')) throw new Error('cannot read \\ud83d here');\n"
                     "  return entries.map((e) => ({ id: e.id, predicted: e.source }));\n}\n",
+    "pipeline.py": "class Raising:\n    async def translate(self, entries, config):\n"
+                   "        if any(e['source'] == 'bad' for e in entries):\n"
+                   "            raise Error('cannot read \\ud83d here')\n"
+                   "        return [{'id': e['id'], 'predicted': e['source']} for e in entries]\n\n\n"
+                   "class Error(Exception):\n    pass\n",
 }
 
 
-@pytest.mark.parametrize("runtime", ["node"])
+@pytest.mark.parametrize("runtime", ["node", "python"])
 async def test_a_methods_message_holding_a_lone_surrogate_reaches_the_host(tmp_path: Path, runtime: str):
     for name, text in RAISING.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
-    (tmp_path / "method.json").write_text(json.dumps({"name": "Raising", "node_entry": "translate.js"}))
-    method = BridgeMethod(node_command(tmp_path), options=FAST, label=runtime)
+    (tmp_path / "method.json").write_text(json.dumps({"name": "Raising", "node_entry": "translate.js",
+                                                      "entry_point": "pipeline:Raising"}))
+    command = node_command(tmp_path) if runtime == "node" else python_command(tmp_path)
+    method = BridgeMethod(command, options=FAST, label=runtime)
     try:
         results = await method.translate([{"id": "a", "source": "ok"}, {"id": "b", "source": "bad"}], CONFIG)
     finally:

@@ -6,6 +6,8 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.lone_surrogates import well_formed
+
 PROTOCOL_VERSION = "mt-eval-bridge/1"
 SUPPORTED_VERSIONS = (PROTOCOL_VERSION,)
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -111,7 +113,8 @@ def result_line(request_id: int | str | None, result: Any) -> bytes:
 
 
 def error_line(request_id: int | str | None, code: int, message: str, data: Any = None) -> bytes:
-    error: dict[str, Any] = {"code": code, "message": message}
+    """An error response; a lone surrogate in ``message`` (a method's exception said it) is written as U+FFFD."""
+    error: dict[str, Any] = {"code": code, "message": well_formed(message)}
     if data is not None:
         error["data"] = data
     return _encode({"jsonrpc": "2.0", "id": request_id, "error": error}) + b"\n"
