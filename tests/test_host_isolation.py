@@ -1,4 +1,5 @@
-"""The Python host finds the entry a guest fails on (issue cases 10.2–10.4), with either guest runtime.
+"""The Python host finds the entry a guest fails on (issue cases 10.2–10.4), with either guest runtime, and says
+why it restarts one.
 
 The reverse fixture (tests/fixtures/reverse) raises, exits its process, blocks its event loop or hangs on
 the sources that ask it to, identically in Python (`mt-eval serve`) and Node (translate.js).
@@ -6,6 +7,8 @@ the sources that ask it to, identically in Python (`mt-eval serve`) and Node (tr
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import shutil
 import time
 from collections.abc import AsyncIterator
@@ -86,3 +89,32 @@ async def test_a_hanging_entry_times_out_alone(guest: BridgeMethod):
     results = await guest.translate(entries(*sources), config(timeout_s=0.4))
     assert [r["predicted"] for r in results] == expected(sources, 1)
     assert "got no answer or progress within 0.4 s" in results[1]["error"]
+
+
+# Answers, then throws from a timer: the guest dies of an uncaught error with nothing in flight.
+THROWS_LATER = """export async function translate(entries) {
+  setTimeout(() => { throw new Error('uncaught, after answering'); }, 10);
+  return entries.map((e) => ({ id: e.id, predicted: e.source }));
+}
+"""
+
+
+@needs_node
+async def test_a_guest_that_dies_of_an_uncaught_async_error_is_restarted_saying_why(tmp_path: Path, caplog):
+    caplog.set_level(logging.WARNING, logger="mt_eval.bridge")
+    (tmp_path / "translate.js").write_text(THROWS_LATER)
+    (tmp_path / "method.json").write_text('{"name": "Throws later", "node_entry": "translate.js"}')
+    method = BridgeMethod(node_command(tmp_path), options=OPTIONS, label="later")
+    try:
+        for source in ("one", "two"):
+            [result] = await method.translate(entries(source), config())
+            assert result["predicted"] == source
+            for _ in range(100):  # until the guest has died
+                if not method._connection.alive:  # type: ignore[union-attr]
+                    break
+                await asyncio.sleep(0.02)
+    finally:
+        await method.aclose()
+    restarts = [r.getMessage() for r in caplog.records if r.getMessage().startswith("restarting guest later")]
+    assert restarts[0].startswith("restarting guest later (restart 1) after: guest later exited with code 1 | stderr: ")
+    assert "Error: uncaught, after answering" in restarts[0]

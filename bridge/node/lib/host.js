@@ -159,18 +159,26 @@ export class HostedGuest {
     return this.#restarting;
   }
 
+  // Why the guest process is being replaced: what stopped it (known before the process has died), else how it ended
+  // (its exit code or signal and stderr tail), or why it did not start.
+  #goneBecause() {
+    const stopped = this.#connection?.stopReason;
+    return stopped ? `the guest was stopped: ${stopped}` : this.#lastDeath;
+  }
+
   async #restart() {
     const { restarts, windowMs } = this.#options.restartBudget;
     const now = Date.now();
     this.#restartTimes = this.#restartTimes.filter((time) => now - time < windowMs);
     const productive = (this.#connection?.completed ?? 0) > 0; // it did work before it died: no crash loop
+    const why = this.#goneBecause();
     if (!productive && this.#restartTimes.length >= restarts) {
       throw new Error(`the guest's crash-loop budget is exhausted (${restarts} restarts within `
-        + `${windowMs / 1000} s); it last failed: ${this.#lastDeath}`);
+        + `${windowMs / 1000} s); it last failed: ${why}`);
     }
     if (!productive) this.#restartTimes.push(now);
     this.restarts++;
-    this.#options.logger.warn(`restarting the guest (restart ${this.restarts}) after: ${this.#lastDeath}`);
+    this.#options.logger.warn(`restarting the guest (restart ${this.restarts}) after: ${why}`);
     try {
       await this.start();
     } catch (error) {

@@ -1,6 +1,7 @@
 // The Node host against answers that name no request: an error with "id": null (a line the guest could not read),
 // a program that sends the request back (cat); an answer without a results list, which fails only the entry it
-// concerns; and a command with no program in it (an empty MT_EVAL too).
+// concerns; a restart naming what stopped the guest it replaces; and a command with no program in it (an empty
+// MT_EVAL too).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -58,6 +59,21 @@ for (const [answer, got] of [[{}, 'nothing'], [null, 'nothing'], [{ results: 'lo
     }
   });
 }
+
+test('each restart names what stopped the guest it replaces, not an earlier one', async () => {
+  const { logger, records } = recordingLogger();
+  const guest = await startGuest([process.execPath, testGuest('misbehaving.js'), 'hang-no-cancel'],
+    { config: CONFIG, cwd: repo, logger, closeStepMs: 500, requestTimeoutMs: 300 });
+  try {
+    for (const source of ['hang', 'ok', 'ok', 'hang', 'ok']) await guest.translate([{ id: 'e', source }]);
+    const said = (start) => records.filter((r) => r.message.startsWith(start)).map((r) => r.message.replace(/^.*?\): |^.*? after: /, ''));
+    const stops = said('stopping the guest');
+    assert.deepEqual(stops, ['it cannot cancel, and request 2 timed out', 'it cannot cancel, and request 4 timed out']);
+    assert.deepEqual(said('restarting the guest'), stops.map((reason) => `the guest was stopped: ${reason}`));
+  } finally {
+    await guest.close();
+  }
+});
 
 test('a program that sends the request back is not a guest, and is told so at once', async () => {
   const began = Date.now();

@@ -34,7 +34,7 @@ from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
 from mt_eval.bridge.not_a_guest import not_a_guest_message, watch_handshake
 from mt_eval.bridge.runtimes import cannot_run
-from mt_eval.child_process import ChildProcess, LazyTimer
+from mt_eval.child_process import ChildProcess, LazyTimer, exit_status, last_lines
 
 log = logging.getLogger("mt_eval.bridge")
 guest_log = logging.getLogger("mt_eval.bridge.guest")
@@ -164,6 +164,14 @@ class GuestConnection(ChildProcess):
         self._timer.cancel()
         self._cancel_settled()
         self._fail_all(m.GUEST_EXITED, f"guest {self.label} was shut down")
+
+    def gone_because(self) -> str:
+        """Why the guest no longer runs, for the log line of its restart: what stopped it, or how it ended and the
+        last lines of its stderr."""
+        if self._stopped_because is not None:
+            return f"guest {self.label} was stopped: {self._stopped_because}"
+        tail = last_lines(self.stderr_tail())
+        return f"guest {self.label} {exit_status(self.exit_code)}" + (f" | stderr: {tail}" if tail else "")
 
     def stop(self, reason: str) -> None:
         """Kill the guest now (its group, SIGKILL) and fail every request in flight with ``reason``."""

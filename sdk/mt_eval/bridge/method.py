@@ -119,7 +119,8 @@ class BridgeMethod:
                                         f"of {self.options.restart_budget} restarts per "
                                         f"{self.options.restart_window_s:g} s exhausted; last failure: {last}")
                 self.restarts += 1
-                log.warning("restarting guest %s (restart %d)", self._label(), self.restarts)
+                log.warning("restarting guest %s (restart %d) after: %s", self._label(), self.restarts,
+                            self._connection.gone_because())
             connection = GuestConnection(self.command, cwd=self.cwd, env=self.env, options=self.options,
                                          label=self.label)
             self._connection = connection

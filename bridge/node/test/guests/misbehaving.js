@@ -48,6 +48,12 @@ const modes = {
     },
   },
   hang: { capabilities: { cancel: true }, translate() {} },
+  'hang-no-cancel': { // never answers "hang", and cannot cancel: a request that times out gets it stopped
+    capabilities: { cancel: false },
+    translate(id, entries, config) {
+      if (entries[0].source !== 'hang') answer(id, { results: reversed(entries, config) });
+    },
+  },
   progress: {
     capabilities: { progress: true },
     translate(id, entries, config) {
