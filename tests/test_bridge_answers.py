@@ -1,10 +1,12 @@
 """What the Python host makes of a guest's answers that are not what the protocol says, in words that say what the
 guest sent (`mt_eval.bridge.answers`, `GuestConnection`): an answer without a results list fails its request, which
-is split until the entry it concerns fails alone."""
+is split until the entry it concerns fails alone; answers with ids no request in flight has are said once."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import sys
 
 import msgspec
@@ -90,3 +92,44 @@ async def test_an_error_without_a_message_is_named_as_such_not_as_a_line_that_is
     error = results[0]["error"]
     assert error.startswith("guest sent a message that is not JSON-RPC 2.0")
     assert "`message`" in error and "not valid JSON" not in error
+
+
+# Answers every translate with its request's id as a string; two requests at once.
+STRING_IDS = """
+import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    if "id" not in request:
+        continue
+    answer_id = request["id"]
+    if request["method"] == "initialize":
+        out = {"protocol_version": "mt-eval-bridge/1", "method": {"name": "S", "method_id": "s"},
+               "capabilities": {"max_concurrency": 2, "cancel": True}}
+    elif request["method"] == "shutdown":
+        out = None
+    else:
+        out = {"results": [{"id": e["id"], "predicted": "x"} for e in request["params"]["entries"]]}
+        answer_id = str(answer_id)
+    print(json.dumps({"jsonrpc": "2.0", "id": answer_id, "result": out}), flush=True)
+"""
+
+
+async def test_answers_with_the_id_as_a_string_are_said_once_naming_it_and_the_requests_time_out(caplog):
+    caplog.set_level(logging.DEBUG, logger="mt_eval.bridge")
+    method = BridgeMethod([sys.executable, "-c", STRING_IDS], label="s",
+                          options=HostOptions(start_timeout_s=15, request_timeout_s=1, cancel_grace_s=0.3,
+                                              shutdown_grace_s=1))
+    try:
+        await method.start(CONFIG)
+        first = method._connection
+        results = await asyncio.gather(*(method.translate([entry], {**CONFIG, "timeout_s": 0.5}) for entry in BATCH))
+    finally:
+        await method.aclose()
+    assert [r["error"] for [r] in results] == ["translate request got no answer or progress within 0.5 s"] * 2
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if "names no request in flight" in r.getMessage()]
+    assert said[:2] == [
+        ("WARNING", 's: the guest answered with id "2", which names no request in flight (request 2 is, with an '
+                    "integer id: an answer carries its request's id as it was sent); dropped (as later such answers "
+                    "are, without a warning)"),
+        ("DEBUG", 's: dropped an answer with id "3", which names no request in flight')]
+    assert first is not method._connection  # (the guest did not answer the cancels, and was replaced)

@@ -248,7 +248,23 @@ export class Connection {
     if (this.cancelling.has(id)) this.#cancelSettled(id); // it answered: it is still reading its input
     if (this.#settle(id, failure, result)) return;
     if (this.timedOut.delete(id)) this.logger.debug(`dropped the late answer to timed-out request ${id}`);
-    else this.logger.warn(`dropped a guest response for unknown request id ${JSON.stringify(id)}`);
+    else this.#unmatched(id);
+  }
+
+  #unmatchedSaid = false;
+
+  // An answer naming no request in flight: said once, with its id (a guest that answers with the wrong id does so
+  // every time, and its requests time out); later ones at debug.
+  #unmatched(id) {
+    const given = JSON.stringify(id);
+    if (this.#unmatchedSaid) {
+      this.logger.debug(`dropped an answer with id ${given}, which names no request in flight`);
+      return;
+    }
+    this.#unmatchedSaid = true;
+    const sent = typeof id === 'string' && /^\d+$/.test(id) ? Number(id) : null;
+    const hint = this.pending.has(sent) ? ` (request ${sent} is, with an integer id: an answer carries its request's id as it was sent)` : '';
+    this.logger.warn(`the guest answered with id ${given}, which names no request in flight${hint}; dropped (as later such answers are, without a warning)`);
   }
 
   // A guest sends no requests: one of this host's own, sent back, fails it (the program copies its input, as cat

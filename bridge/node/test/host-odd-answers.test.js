@@ -1,7 +1,7 @@
 // The Node host against answers that name no request: an error with "id": null (a line the guest could not read),
-// a program that sends the request back (cat); an answer without a results list, which fails only the entry it
-// concerns; a restart naming what stopped the guest it replaces; and a command with no program in it (an empty
-// MT_EVAL too).
+// an answer with an id no request in flight has (said once), a program that sends the request back (cat); an
+// answer without a results list, which fails only the entry it concerns; a restart naming what stopped the guest
+// it replaces; and a command with no program in it (an empty MT_EVAL too).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -59,6 +59,24 @@ for (const [answer, got] of [[{}, 'nothing'], [null, 'nothing'], [{ results: 'lo
     }
   });
 }
+
+test('answers with the id as a string, where an integer was sent, are said once, naming the id; the requests time out', async () => {
+  const { logger, records } = recordingLogger();
+  const guest = await startGuest([process.execPath, testGuest('misbehaving.js'), 'string-id'],
+    { config: CONFIG, cwd: repo, logger, closeStepMs: 500, requestTimeoutMs: 1_000, cancelGraceMs: 300 });
+  try {
+    const results = await Promise.all([guest.translate([{ id: 'a', source: 'x' }]), guest.translate([{ id: 'b', source: 'y' }])]);
+    assert.deepEqual(results.map(([result]) => result.error), ['timed out after 1 s without a response', 'timed out after 1 s without a response']);
+    const firstGuest = records.slice(0, records.findIndex((record) => record.message.startsWith('stopping the guest')));
+    const said = firstGuest.filter((record) => record.message.includes('names no request in flight'));
+    assert.equal(said.length, 2, JSON.stringify(records)); // one warning, one at debug level
+    assert.equal(said[0].level, 'warn');
+    assert.match(said[0].message, /^the guest answered with id "[23]", which names no request in flight \(request [23] is, with an integer id: an answer carries its request's id as it was sent\); dropped \(as later such answers are, without a warning\)$/);
+    assert.equal(said[1].level, 'debug');
+  } finally {
+    await guest.close();
+  }
+});
 
 test('each restart names what stopped the guest it replaces, not an earlier one', async () => {
   const { logger, records } = recordingLogger();

@@ -199,7 +199,7 @@ describe('host failure semantics', () => {
     assert.match(log, /not a JSON object: \[1, 2, 3\]/);
     assert.match(log, /not a JSON object: \{broken json/);
     assert.match(log, /not a JSON-RPC 2.0 message: \{"unrelated": true\}/);
-    assert.match(log, /dropped a guest response for unknown request id 9999/);
+    assert.match(log, /warn: the guest answered with id 9999, which names no request in flight; dropped/);
     assert.match(log, /warn: \[guest \d+\] a log notification/);
     await closeAndCheck(guest);
   });

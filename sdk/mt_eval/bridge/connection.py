@@ -11,9 +11,9 @@ is not reading its input — its event loop is blocked — and is killed, so tha
 guest that cannot cancel is killed as soon as a request times out. Every failure says whether the
 request was ``alone`` in flight: only then is it certainly the request the guest failed on. An error without
 an id (a line the guest could not read) fails the one request in flight, and is logged when there are several;
-a request of this host's sent back fails that request (bridge/PROTOCOL.md, "An error without an id"). A
-request that cannot be encoded (text that is not valid Unicode) raises before it is sent, and leaves nothing
-waiting.
+a request of this host's sent back fails that request (bridge/PROTOCOL.md, "An error without an id"); an answer
+whose id names no request in flight is logged once, with the id. A request that cannot be encoded (text that is
+not valid Unicode) raises before it is sent, and leaves nothing waiting.
 """
 
 from __future__ import annotations
@@ -93,6 +93,7 @@ class GuestConnection(ChildProcess):
         self._lines = LineSplitter(self.options.max_line_bytes)
         self._timer = LazyTimer(self._sweep)
         self._stopped_because: str | None = None
+        self._unmatched_said = False  # an answer to no request in flight was logged
 
     @property
     def alive(self) -> bool:
@@ -302,11 +303,15 @@ class GuestConnection(ChildProcess):
         if message.id is None and message.error is not None:
             self._unattributed(message.error)
             return
-        if self._cancelling and message.id is not None:
+        cancelled = message.id in self._cancelling
+        if cancelled:
             self._cancel_settled(message.id)  # answered: the guest is still reading its input
         pending = self._pending.get(message.id) if message.id is not None else None
         if pending is None or pending.future.done():
-            log.debug("%s: dropped a response to unknown or finished request %r", self.label, message.id)
+            if cancelled:
+                log.debug("%s: dropped the late answer to cancelled request %r", self.label, message.id)
+            else:
+                self._unmatched(message.id)
             return
         if message.error is not None:
             error = message.error
@@ -339,6 +344,20 @@ class GuestConnection(ChildProcess):
                  "deadlines)" if waiting else "no request was in flight")
         log.warning("%s: the guest answered error %d without a request id; %s: %s", self.label, error.code, which,
                     error.message)
+
+    def _unmatched(self, request_id: int | str | None) -> None:
+        """An answer naming no request in flight: said once, with its id (a guest that answers with the wrong id does
+        so every time, and its requests time out); later ones at debug."""
+        given = msgspec.json.encode(request_id).decode()
+        if self._unmatched_said:
+            log.debug("%s: dropped an answer with id %s, which names no request in flight", self.label, given)
+            return
+        self._unmatched_said = True
+        sent = int(request_id) if isinstance(request_id, str) and request_id.isdecimal() else None
+        hint = (f" (request {sent} is, with an integer id: an answer carries its request's id as it was sent)"
+                if sent in self._pending else "")
+        log.warning("%s: the guest answered with id %s, which names no request in flight%s; dropped (as later such "
+                    "answers are, without a warning)", self.label, given, hint)
 
     def _fail_line(self, head: bytes, code: int, message: str) -> None:
         request_id = id_in(head)
