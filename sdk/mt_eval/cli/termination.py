@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 from collections.abc import Iterator
 from types import FrameType
 
@@ -29,10 +30,13 @@ _received: signal.Signals | None = None
 
 @contextlib.contextmanager
 def as_interrupt() -> Iterator[None]:
-    """While inside, each of `SIGNALS` left at its default stops the command as SIGINT does."""
+    """While inside, each of `SIGNALS` left at its default stops the command as SIGINT does (in the main thread,
+    the only one a signal's handler can be set in)."""
     global _received
     _received = None
-    previous = {sig: signal.signal(sig, _interrupt) for sig in SIGNALS if signal.getsignal(sig) is signal.SIG_DFL}
+    main = threading.current_thread() is threading.main_thread()
+    previous = {sig: signal.signal(sig, _interrupt) for sig in SIGNALS
+                if main and signal.getsignal(sig) is signal.SIG_DFL}
     try:
         yield
     finally:
