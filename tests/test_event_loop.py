@@ -4,10 +4,12 @@ in-process (`mt-eval translate`, `mt-eval run`) and in a Python guest (`mt-eval 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -90,3 +92,23 @@ def test_the_cli_and_a_python_guest_run_the_method_on_the_chosen_loop(reporter, 
         return str(results[0]["predicted"])
 
     assert asyncio.run(through_a_guest()) == expected
+
+
+@pytest.mark.parametrize("choice", ["uvloop", "asyncio"])
+def test_the_loop_is_closed_without_waiting_for_ever_for_a_task_that_ignores_cancellation(monkeypatch, choice):
+    async def stubborn() -> None:
+        while True:
+            with contextlib.suppress(asyncio.CancelledError):  # (every time)
+                await asyncio.sleep(100)
+
+    async def leaves_a_task() -> str:
+        asyncio.get_running_loop().create_task(stubborn())
+        await asyncio.sleep(0)
+        return "done"
+
+    monkeypatch.setenv(event_loop.CHOICE_VARIABLE, choice)
+    started, cpu = time.monotonic(), time.process_time()
+    assert event_loop.run(leaves_a_task) == "done"
+    took = time.monotonic() - started
+    assert event_loop.SHUTDOWN_GRACE_S <= took < event_loop.SHUTDOWN_GRACE_S + 1.5
+    assert time.process_time() - cpu < 0.5

@@ -5,13 +5,18 @@ that waits): on uvloop it costs a sequential request about half as much as on as
 (``benchmarks/bridge.py``). `mt-eval run`, `mt-eval translate`, the decision sessions and a Python guest
 (`mt-eval serve`) run on it; a method that needs asyncio's own loop gets it with
 ``MT_EVAL_EVENT_LOOP=asyncio``.
+
+`run` closes the loop as ``asyncio.run`` does — it cancels the tasks left, then finishes async generators and
+the default executor — except that it waits at most ``SHUTDOWN_GRACE_S`` for each step: a task that catches
+``CancelledError`` and carries on (a method's background task, say) would otherwise hold the process up for
+ever. Such a task, and one given up on before (`abandon`), is left behind on the closed loop, never resumed.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar, TypeVarTuple
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
 from mt_eval.errors import UsageError
 
@@ -23,6 +28,9 @@ Args = TypeVarTuple("Args")
 
 CHOICE_VARIABLE = "MT_EVAL_EVENT_LOOP"
 CHOICES = ("uvloop", "asyncio")
+SHUTDOWN_GRACE_S = 2.0
+
+_abandoned: set[asyncio.Task[Any]] = set()  # held, so that nothing runs their code again (collected, it would)
 
 
 def chosen() -> str:
@@ -47,18 +55,77 @@ def use_uvloop() -> bool:
 
 
 def run(func: Callable[[*Args], Awaitable[T]], *args: *Args) -> T:
-    """``anyio.run(func, *args)`` on the loop this module chooses."""
-    import anyio
+    """``anyio.run(func, *args)`` on the loop this module chooses (anyio's asyncio backend is asyncio's own
+    `asyncio.Runner`, Ctrl-C included), closed without waiting for ever for a task that ignores cancellation."""
+    import asyncio
 
-    return anyio.run(func, *args, backend_options={"use_uvloop": use_uvloop()})
+    async def main() -> T:
+        return await func(*args)
+
+    runner = asyncio.Runner(loop_factory=_loop_factory())
+    loop = runner.get_loop()
+    try:
+        return runner.run(main())
+    finally:  # (instead of runner.close(), which would wait for every task to end)
+        _close(loop)
+
+
+def abandon(task: asyncio.Task[Any]) -> None:
+    """Leave ``task`` to itself: it ignored being cancelled, and neither the loop's shutdown nor the end of the
+    process waits for it or reports it (whatever it raises, should it ever end, is dropped)."""
+    if task.done():
+        return
+    task._log_destroy_pending = False  # type: ignore[attr-defined]  # (asyncio's flag: pending when collected)
+    task.add_done_callback(_forget)
+    _abandoned.add(task)
+
+
+def _forget(task: asyncio.Task[Any]) -> None:
+    _abandoned.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: not "Task exception was never retrieved"
+
+
+def _close(loop: asyncio.AbstractEventLoop) -> None:
+    """``asyncio.Runner.close()``, each step waiting at most ``SHUTDOWN_GRACE_S``; a task still running after
+    it is abandoned."""
+    import asyncio
+
+    try:
+        left = asyncio.all_tasks(loop)
+        for task in left:
+            task.cancel()
+        _until_done(loop, [task for task in left if task not in _abandoned], report=True)
+        _until_done(loop, [loop.create_task(loop.shutdown_asyncgens())])
+        _until_done(loop, [loop.create_task(loop.shutdown_default_executor())])
+    finally:
+        loop.close()
+
+
+def _until_done(loop: asyncio.AbstractEventLoop, tasks: list[asyncio.Task[Any]], *, report: bool = False) -> None:
+    import asyncio
+
+    if not tasks:
+        return
+    loop.run_until_complete(asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S))
+    for task in tasks:
+        if not task.done():
+            abandon(task)
+        elif report and not task.cancelled() and task.exception() is not None:  # as asyncio.run reports it
+            loop.call_exception_handler({"message": "unhandled exception during asyncio.run() shutdown",
+                                         "exception": task.exception(), "task": task})
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
     """A new loop of the kind this module chooses (for code that drives a loop itself, in a thread)."""
+    return _loop_factory()()
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
     if use_uvloop():
         import uvloop
 
-        return uvloop.new_event_loop()
+        return uvloop.new_event_loop
     import asyncio
 
-    return asyncio.new_event_loop()
+    return asyncio.new_event_loop
