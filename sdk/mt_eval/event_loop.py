@@ -9,7 +9,8 @@ that waits): on uvloop it costs a sequential request about half as much as on as
 `run` closes the loop as ``asyncio.run`` does — it cancels the tasks left, then finishes async generators and
 the default executor — except that it waits at most ``SHUTDOWN_GRACE_S`` for each step: a task that catches
 ``CancelledError`` and carries on (a method's background task, say) would otherwise hold the process up for
-ever. Such a task, and one given up on before (`abandon`), is left behind on the closed loop, never resumed.
+ever. Such a task, and a method's call that `mt_eval.deadlines` gave up on before (`abandon`), is left behind
+on the closed loop, never resumed.
 """
 
 from __future__ import annotations

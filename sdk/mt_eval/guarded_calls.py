@@ -1,6 +1,7 @@
 """Calling a method so that one bad entry fails alone.
 
-`guarded_translate` awaits a method's ``translate`` under a deadline and turns every way a call can fail
+`guarded_translate` awaits a method's ``translate`` under a deadline (`mt_eval.deadlines`: one the method cannot
+swallow by catching ``CancelledError``) and turns every way a call can fail
 as a whole — it raises, it runs past the deadline, it calls ``sys.exit()`` — into a `CallFailed` whose
 message is what the entries carry (`call_failure`: every other call of a method — the latency calls, a
 substitution replay — says it in the same words). `split_on_failure` sends a batch whose call failed again in halves,
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
+from mt_eval.deadlines import Overran, within
 from mt_eval.lone_surrogates import writable
 from mt_eval.plugin_import import describe_exception, describe_exit
 
@@ -82,15 +84,14 @@ async def guarded_translate(method: TranslationMethod, entries: list[dict[str, A
     # reports its own, more precise error instead of this generic one
     grace = min(REPORT_GRACE_S, limit / 2) if backstop_s is None and limit is not None else 0.0
     try:
-        with anyio.move_on_after(None if limit is None else limit + grace) as scope:
-            return await method.translate(entries, config)
+        return await within(None if limit is None else limit + grace, lambda: method.translate(entries, config))
+    except Overran as overran:
+        per_entry = f" ({timeout_s:g} s per entry)" if backstop_s is None and timeout_s is not None else ""
+        raise CallFailed(overran.said(f"timed out after {limit:g} s{per_entry}")) from None
     except SystemExit as exc:
         raise CallFailed(call_failure(exc, directory)) from None
     except Exception as exc:
         raise CallFailed(call_failure(exc, directory)) from exc
-    assert scope.cancelled_caught and limit is not None  # the block left without returning: the deadline passed
-    per_entry = f" ({timeout_s:g} s per entry)" if backstop_s is None and timeout_s is not None else ""
-    raise CallFailed(f"timed out after {limit:g} s{per_entry}")
 
 
 async def split_on_failure(call: Callable[[list[Entry]], Awaitable[list[Result]]], batch: list[Entry],

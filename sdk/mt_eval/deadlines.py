@@ -1,0 +1,100 @@
+"""A method's call under a deadline the method cannot swallow.
+
+anyio's cancellation is level-triggered: past a deadline it cancels the task again on every turn of the event
+loop until the task leaves the cancel scope. That ends a method that catches ``CancelledError`` once, or awaits
+again in ``finally:``, but not one that catches it every time and waits again: the loop spins cancelling it for
+ever, the task group around it waits for it for ever, and Ctrl-C, which cancels the same way, cannot end the
+run. A coroutine cannot be killed from outside its own code.
+
+`within` therefore awaits the call in an asyncio task of its own, outside every task group and cancel scope.
+Past the deadline, or when the caller is cancelled (Ctrl-C, another call that failed), that task is cancelled,
+and again every ``RECANCEL_S`` (a method that awaits in ``finally:`` stops at the second). A call that ends
+within ``CANCEL_GRACE_S`` has timed out (`Overran`). One that does not is abandoned
+(`mt_eval.event_loop.abandon`): it stays on the loop, never awaited again, and ``Overran.abandoned`` says so;
+only a method running in a process of its own (``--isolate``) can be killed.
+
+Otherwise what the call returns or raises is the caller's, ``sys.exit()`` included: it is raised again in the
+caller (raised in a task, ``SystemExit`` would go straight to the event loop and end the run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+
+from mt_eval import event_loop
+
+T = TypeVar("T")
+
+CANCEL_GRACE_S = 1.0
+RECANCEL_S = 0.1
+IGNORED_CANCELLATION = ("the method did not stop when cancelled: it catches CancelledError and carries on, so the "
+                        "call was left running; run it with --isolate so it can be killed")
+
+
+class Overran(TimeoutError):
+    """The call ran past its deadline and was cancelled; ``abandoned``: it did not stop, and is left running."""
+
+    def __init__(self, *, abandoned: bool) -> None:
+        super().__init__(IGNORED_CANCELLATION if abandoned else "the deadline passed")
+        self.abandoned = abandoned
+
+    def said(self, timed_out: str) -> str:
+        """``timed_out`` (``timed out after 2 s``), and why the call is still running when it is."""
+        return f"{timed_out}, and {IGNORED_CANCELLATION}" if self.abandoned else timed_out
+
+
+class _Exited(Exception):
+    """``sys.exit()`` in the call, carried out of its task."""
+
+    def __init__(self, exit_: SystemExit) -> None:
+        super().__init__()
+        self.exit = exit_
+
+
+async def within(seconds: float | None, call: Callable[[], Awaitable[T]]) -> T:
+    """``await call()``, for ``seconds`` at most (None: no deadline); `Overran` past them."""
+    task = asyncio.get_running_loop().create_task(_exit_kept(call))
+    ended = anyio.Event()
+    task.add_done_callback(lambda _: ended.set())
+    try:
+        with anyio.move_on_after(math.inf if seconds is None else seconds):
+            await ended.wait()
+    except asyncio.CancelledError:  # the caller is cancelled: so is the call
+        await _stop(task, ended)
+        raise
+    if not task.done():
+        raise Overran(abandoned=not await _stop(task, ended))
+    try:
+        return task.result()
+    except _Exited as exited:
+        raise exited.exit from None
+
+
+async def _exit_kept(call: Callable[[], Awaitable[T]]) -> T:
+    try:
+        return await call()
+    except SystemExit as exc:
+        raise _Exited(exc) from None
+
+
+async def _stop(task: asyncio.Task[Any], ended: anyio.Event) -> bool:
+    """Cancel ``task`` until it ends, for ``CANCEL_GRACE_S`` at most; whether it ended (if not, it is abandoned).
+    What it ended with is dropped, but for an interruption (`mt_eval.loop_watchdog.LoopBlocked`): raised. Shielded:
+    Ctrl-C meanwhile waits for the grace (it is short), and the call is either ended or abandoned."""
+    with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_S):
+        while not task.done():
+            task.cancel()
+            with anyio.move_on_after(RECANCEL_S):
+                await ended.wait()
+    if not task.done():
+        event_loop.abandon(task)
+        return False
+    error = None if task.cancelled() else task.exception()
+    if error is not None and not isinstance(error, Exception):
+        raise error
+    return True
