@@ -1,6 +1,6 @@
-"""A method that catches CancelledError cannot hold up `mt-eval run` or `mt-eval translate`: a call it will not
-let go of fails its entry at the timeout and a short grace, is abandoned, and neither the run, Ctrl-C nor the
-event loop's shutdown waits for it."""
+"""A method that catches CancelledError cannot hold up `mt-eval run`, `mt-eval translate` or `mt-eval locales`: a
+call it will not let go of fails its entry at the timeout and a short grace, is abandoned, and neither the run,
+Ctrl-C nor the event loop's shutdown waits for it."""
 
 from __future__ import annotations
 
@@ -180,6 +180,21 @@ def test_a_task_left_behind_that_swallows_cancellation_does_not_hold_up_the_end(
     translated, _ = finished([sys.executable, "-m", "mt_eval.cli", "translate", str(tmp_path / "leavesatask"),
                               "hello"], 30)
     assert translated.returncode == 0 and translated.stdout == "HELLO\n", translated.stderr
+
+
+def test_mt_eval_locales_is_not_held_up_by_a_task_left_behind_either(tmp_path: Path):
+    methods = tmp_path / "project" / ".champollion" / "methods"
+    methods.mkdir(parents=True)
+    plugin(tmp_path, "LeavesATask").rename(methods / "leaves")
+    (tmp_path / "project" / "champollion.config.json").write_text(json.dumps({
+        "version": 3, "inputLocale": "en", "localesDir": "locales", "pairs": {"en:es": {"methodPlugin": "leaves"}}}))
+    (tmp_path / "project" / "locales").mkdir()
+    (tmp_path / "project" / "locales" / "en.json").write_text(json.dumps({"greeting": "Hello"}))
+    done, took = finished([sys.executable, "-m", "mt_eval.cli", "locales", "--config", str(tmp_path / "project"),
+                           "--quiet"], 60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "project" / "locales" / "es.json").read_text()) == {"greeting": "HELLO"}
+    assert took < 30
 
 
 def interrupted(command: list[str], ready: Callable[[], bool], limit_s: float = 30) -> tuple[int, str, float]:

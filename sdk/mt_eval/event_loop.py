@@ -2,8 +2,8 @@
 
 A round trip through the bridge is mostly the event loop's own work (waking up, reading, scheduling the task
 that waits): on uvloop it costs a sequential request about half as much as on asyncio's loop
-(``benchmarks/bridge.py``). `mt-eval run`, `mt-eval translate`, the decision sessions and a Python guest
-(`mt-eval serve`) run on it; a method that needs asyncio's own loop gets it with
+(``benchmarks/bridge.py``). `mt-eval run`, `mt-eval translate`, `mt-eval locales`, the decision sessions and a
+Python guest (`mt-eval serve`) run on it; a method that needs asyncio's own loop gets it with
 ``MT_EVAL_EVENT_LOOP=asyncio``.
 
 `run` closes the loop as ``asyncio.run`` does — it cancels the tasks left, then finishes async generators and

@@ -142,6 +142,7 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
     """Run `sync_locales` with each pair's plugin, closing them all; `MethodBlocked` when one blocked the loop."""
     import anyio
 
+    from mt_eval import event_loop
     from mt_eval.champollion.methods import open_pair_method
     from mt_eval.champollion.sync import sync_locales
     from mt_eval.guarded_calls import guarded_close, prints_to_stderr
@@ -176,7 +177,7 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
 
     try:
         with prints_to_stderr():  # what the methods print (they are loaded, called and closed in main)
-            return anyio.run(main)
+            return event_loop.run(main)  # (closed without waiting for a method's task that ignores cancellation)
     except BaseException as error:
         blocked = find_blocked(error)
         if blocked is None:
