@@ -1,5 +1,5 @@
-"""A method that catches CancelledError cannot hold up `mt-eval run`, `mt-eval translate` or `mt-eval locales`: a
-call it will not let go of fails its entry at the timeout and a short grace, is abandoned, and neither the run,
+"""A method that catches CancelledError cannot hold up `mt-eval run`, `translate`, `locales` or `decide run`: a call
+it will not let go of fails its entries at the timeout and a short grace, is abandoned, and neither the run,
 Ctrl-C nor the event loop's shutdown waits for it."""
 
 from __future__ import annotations
@@ -84,6 +84,22 @@ class LeavesATask:
                 pass
 '''
 SOURCES = ["Good morning.", "BAD now", "Good night."]
+DECIDES = '''
+import asyncio
+
+
+class SwallowsDeciding:
+    """Every option equally likely, but on a row whose state says "BAD": catches every cancellation, for ever."""
+
+    async def decide(self, rows, config):
+        if any(row["state"].get("BAD") for row in rows):
+            while True:
+                try:
+                    await asyncio.sleep(100)
+                except asyncio.CancelledError:
+                    pass
+        return [{"id": row["id"], "answers": {"n": {"probabilities": {"true": 0.5, "false": 0.5}}}} for row in rows]
+'''
 
 
 def plugin(tmp_path: Path, kind: str) -> Path:
@@ -194,6 +210,28 @@ def test_mt_eval_locales_is_not_held_up_by_a_task_left_behind_either(tmp_path: P
                            "--quiet"], 60)
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "project" / "locales" / "es.json").read_text()) == {"greeting": "HELLO"}
+    assert took < 30
+
+
+def test_a_decision_method_that_swallows_cancellation_fails_its_rows_at_the_timeout(tmp_path: Path):
+    method = tmp_path / "decides"
+    method.mkdir()
+    (method / "pipeline.py").write_text(DECIDES)
+    (method / "method.json").write_text(json.dumps({
+        "name": "Decides", "entry_point": "pipeline:SwallowsDeciding", "implements": ["decide"],
+        "dependency_class": "S", "dependencies": []}))
+    corpus = tmp_path / "rows.jsonl"
+    corpus.write_text("".join(json.dumps({
+        "id": f"r{i}", "state": {"text": "x", "BAD": i == 1}, "questions": {"n": {"type": "noul", "instructions": "?"}},
+        "gold": {"n": True}}) + "\n" for i in range(3)))
+    done, took = finished([sys.executable, "-m", "mt_eval.cli", "decide", "run", "--method", str(method), "--corpus",
+                           str(corpus), "--out", str(tmp_path / "out"), "--quiet", "--resamples", "100",
+                           "--timeout", "1", "--batch-size", "1"], 60)
+    assert done.returncode == 0, done.stderr
+    results = json.loads((tmp_path / "out" / "card.json").read_text())["results"]
+    assert [r["error"] is None for r in results] == [True, False, True]
+    assert results[1]["error"].startswith("timed out after 1 s (1 s per row), and the method did not stop when "
+                                          "cancelled: it catches CancelledError")
     assert took < 30
 
 

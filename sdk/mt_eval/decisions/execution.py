@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 import msgspec
 
+from mt_eval.deadlines import Overran, within
 from mt_eval.decisions.answers import DEFAULT_TOLERANCE, match_results
 from mt_eval.decisions.records import QUESTION_TYPES, DecisionCase, DecisionResult, DecisionRow, QuestionAnswer
 from mt_eval.guarded_calls import exit_failure
@@ -115,10 +116,9 @@ async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settin
     started = time.perf_counter()
     error = None
     try:
-        with anyio.fail_after(limit):
-            raw = await method.decide(msgspec.to_builtins(rows), config)
-    except TimeoutError:
-        error = f"timed out after {limit:g} s ({settings.timeout_s:g} s per row)"
+        raw = await within(limit, lambda: method.decide(msgspec.to_builtins(rows), config))
+    except Overran as overran:
+        error = overran.said(f"timed out after {limit:g} s ({settings.timeout_s:g} s per row)")
     except Exception as exc:
         error = writable(f"the method raised {type(exc).__name__}: {exc}")
     except SystemExit as exc:  # a method must not end the run: its rows fail, as for a raise
