@@ -106,7 +106,9 @@ def add_call_arguments(group: argparse._ArgumentGroup, item: str, items: str) ->
     group.add_argument("--batch-size", type=positive_int, default=8, metavar="N", help=f"{items} per call (default 8)")
     group.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="calls in flight (default 8)")
     group.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
-                       help=f"seconds per {item} (default 120)")
+                       help=f"seconds per {item} (default 120); past it the call is cancelled, and an in-process "
+                            "method that ignores the cancellation is abandoned 1 s later (--isolate runs it where it "
+                            "can be killed)")
 
 
 def add_retry_arguments(group: argparse._ArgumentGroup) -> None:
