@@ -42,6 +42,19 @@ class Swallows:
         return translated(entries)
 
 
+class SwallowsEverything:
+    """On a BAD source, catches everything (``except BaseException``) and waits again, for ever."""
+
+    async def translate(self, entries, config):
+        if any("BAD" in e["source"] for e in entries):
+            while True:
+                try:
+                    await asyncio.sleep(100)
+                except BaseException:
+                    pass
+        return translated(entries)
+
+
 class CatchesOnce:
     """On a BAD source, catches the first cancellation, then keeps busy without blocking the loop."""
 
@@ -148,8 +161,10 @@ def logged(tmp_path: Path) -> dict[str, dict]:
     return {r["id"]: r for r in map(json.loads, lines)}
 
 
-def test_a_method_that_swallows_cancellation_fails_its_entry_at_the_timeout_and_the_run_ends(tmp_path: Path):
-    command = run_command(tmp_path, plugin(tmp_path, "Swallows"), "--timeout", "1", "--retries", "0",
+@pytest.mark.parametrize("kind", ["Swallows", "SwallowsEverything"])
+def test_a_method_that_swallows_cancellation_fails_its_entry_at_the_timeout_and_the_run_ends(tmp_path: Path,
+                                                                                              kind: str):
+    command = run_command(tmp_path, plugin(tmp_path, kind), "--timeout", "1", "--retries", "0",
                           "--latency-sample", "0")
     done, took = finished(command, 90)
     card = card_of(tmp_path)

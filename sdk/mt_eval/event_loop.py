@@ -31,7 +31,7 @@ CHOICE_VARIABLE = "MT_EVAL_EVENT_LOOP"
 CHOICES = ("uvloop", "asyncio")
 SHUTDOWN_GRACE_S = 2.0
 
-_abandoned: set[asyncio.Task[Any]] = set()  # held, so that nothing runs their code again (collected, it would)
+_abandoned: set[asyncio.Task[Any]] = set()
 
 
 def chosen() -> str:
@@ -73,18 +73,34 @@ def run(func: Callable[[*Args], Awaitable[T]], *args: *Args) -> T:
 
 def abandon(task: asyncio.Task[Any]) -> None:
     """Leave ``task`` to itself: it ignored being cancelled, and neither the loop's shutdown nor the end of the
-    process waits for it or reports it (whatever it raises, should it ever end, is dropped)."""
+    process waits for it or reports it (whatever it raises, should it ever end, is dropped).
+
+    It is also never collected, not even as the interpreter exits: collecting a coroutine runs its code once more
+    (``GeneratorExit`` is thrown into it), and one that catches ``BaseException`` and awaits again would then
+    loop for ever, with no event loop to wait on."""
     if task.done():
         return
     task._log_destroy_pending = False  # type: ignore[attr-defined]  # (asyncio's flag: pending when collected)
     task.add_done_callback(_forget)
     _abandoned.add(task)
+    _held(task, for_ever=True)
 
 
 def _forget(task: asyncio.Task[Any]) -> None:
     _abandoned.discard(task)
+    _held(task, for_ever=False)
     if not task.cancelled():
         task.exception()  # retrieved: not "Task exception was never retrieved"
+
+
+def _held(task: asyncio.Task[Any], *, for_ever: bool) -> None:
+    """One reference more to ``task`` that nothing drops (so the interpreter's exit does not collect it), or one
+    less: it ended after all."""
+    import ctypes
+
+    api = getattr(ctypes, "pythonapi", None)  # (CPython's)
+    if api is not None:
+        (api.Py_IncRef if for_ever else api.Py_DecRef)(ctypes.py_object(task))
 
 
 def _close(loop: asyncio.AbstractEventLoop) -> None:
