@@ -124,11 +124,13 @@ def _until_done(loop: asyncio.AbstractEventLoop, tasks: list[asyncio.Task[Any]],
 
     if not tasks:
         return
-    loop.run_until_complete(asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S))
-    for task in tasks:
-        if not task.done():
+    try:
+        loop.run_until_complete(asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S))
+    finally:  # (Ctrl-C meanwhile ends the wait)
+        for task in tasks:
             abandon(task)
-        elif report and not task.cancelled() and task.exception() is not None:  # as asyncio.run reports it
+    for task in tasks if report else ():
+        if task.done() and not task.cancelled() and task.exception() is not None:  # as asyncio.run reports it
             loop.call_exception_handler({"message": "unhandled exception during asyncio.run() shutdown",
                                          "exception": task.exception(), "task": task})
 
