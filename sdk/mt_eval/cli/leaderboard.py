@@ -149,7 +149,9 @@ def _serve(store: Any, build: Any, args: argparse.Namespace) -> int:
     try:
         server.serve_forever()
     except KeyboardInterrupt:  # the way it stops: 130, as for every command
-        print("mt-eval leaderboard serve: stopped (Ctrl-C)", file=sys.stderr)
+        from mt_eval.cli.termination import stopped_by
+
+        print(f"mt-eval leaderboard serve: stopped ({stopped_by()})", file=sys.stderr)
         return 130
     finally:
         server.server_close()

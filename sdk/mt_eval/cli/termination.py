@@ -70,3 +70,8 @@ def exit_status(status: int) -> int:
 def said(message: str) -> str:
     """What a command says when it was stopped, naming the signal when it was not Ctrl-C: "interrupted by SIGTERM"."""
     return message if _received is None else message.replace("interrupted", f"interrupted by {_received.name}", 1)
+
+
+def stopped_by() -> str:
+    """What stopped the command: "Ctrl-C", or the signal's name ("SIGTERM")."""
+    return "Ctrl-C" if _received is None else _received.name
