@@ -59,6 +59,8 @@ def test_a_call_that_swallows_cancellation_is_abandoned_after_the_grace_and_noth
     assert isinstance(outcome, Overran) and outcome.abandoned
     assert outcome.said("timed out after 0.2 s").startswith("timed out after 0.2 s, and the method did not stop "
                                                              "when cancelled: it catches CancelledError")
+    assert outcome.said("timed out after 0.2 s").endswith("; run it with --isolate so it can be killed")
+    assert outcome.said("timed out", "let it propagate").endswith("so the call was left running; let it propagate")
     assert 0.2 + CANCEL_GRACE_S <= took < 0.2 + CANCEL_GRACE_S + 1.5  # the loop's shutdown did not wait for it
     assert busy < 0.5  # re-cancelled ten times a second, not on every turn of the loop
 

@@ -33,7 +33,8 @@ T = TypeVar("T")
 CANCEL_GRACE_S = 1.0
 RECANCEL_S = 0.1
 IGNORED_CANCELLATION = ("the method did not stop when cancelled: it catches CancelledError and carries on, so the "
-                        "call was left running; run it with --isolate so it can be killed")
+                        "call was left running")
+ISOLATE = "run it with --isolate so it can be killed"  # (the fix where a command has --isolate)
 
 
 class Overran(TimeoutError):
@@ -43,9 +44,9 @@ class Overran(TimeoutError):
         super().__init__(IGNORED_CANCELLATION if abandoned else "the deadline passed")
         self.abandoned = abandoned
 
-    def said(self, timed_out: str) -> str:
-        """``timed_out`` (``timed out after 2 s``), and why the call is still running when it is."""
-        return f"{timed_out}, and {IGNORED_CANCELLATION}" if self.abandoned else timed_out
+    def said(self, timed_out: str, fix: str = ISOLATE) -> str:
+        """``timed_out`` (``timed out after 2 s``), and why the call is still running, and ``fix``, when it is."""
+        return f"{timed_out}, and {IGNORED_CANCELLATION}; {fix}" if self.abandoned else timed_out
 
 
 class _Exited(Exception):

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from mt_eval.deadlines import Overran, within
+from mt_eval.deadlines import ISOLATE, Overran, within
 from mt_eval.lone_surrogates import writable
 from mt_eval.plugin_import import describe_exception, describe_exit
 
@@ -75,10 +75,10 @@ def call_failure(exc: Exception | SystemExit, directory: Path | None = None) -> 
 
 async def guarded_translate(method: TranslationMethod, entries: list[dict[str, Any]], config: RunConfig, *,
                             timeout_s: float | None, directory: Path | None = None,
-                            backstop_s: float | None = None) -> object:
+                            backstop_s: float | None = None, unstoppable_fix: str = ISOLATE) -> object:
     """``method.translate(entries, config)`` within ``timeout_s`` per entry (or ``backstop_s`` in all, for a
-    method that times itself out); raises `CallFailed`. What the method returned is unchecked: `mt_eval.results`
-    makes results of it."""
+    method that times itself out); raises `CallFailed` (``unstoppable_fix`` ends the message of a call that did
+    not stop when cancelled). What the method returned is unchecked: `mt_eval.results` makes results of it."""
     limit = backstop_s if backstop_s is not None else timeout_s * len(entries) if timeout_s is not None else None
     # past the limit, a moment more: a method that enforces the same timeout itself (the process adapters do)
     # reports its own, more precise error instead of this generic one
@@ -87,7 +87,7 @@ async def guarded_translate(method: TranslationMethod, entries: list[dict[str, A
         return await within(None if limit is None else limit + grace, lambda: method.translate(entries, config))
     except Overran as overran:
         per_entry = f" ({timeout_s:g} s per entry)" if backstop_s is None and timeout_s is not None else ""
-        raise CallFailed(overran.said(f"timed out after {limit:g} s{per_entry}")) from None
+        raise CallFailed(overran.said(f"timed out after {limit:g} s{per_entry}", unstoppable_fix)) from None
     except SystemExit as exc:
         raise CallFailed(call_failure(exc, directory)) from None
     except Exception as exc:

@@ -48,7 +48,8 @@ async def open_pair_method(method: PairMethod, opened: list[LoadedMethod]) -> Tr
 
     async def call(entries: list[dict[str, Any]], config: RunConfig) -> list[TranslationResult]:
         raw = await guarded_translate(loaded.method, [dict(e) for e in entries], config,
-                                      timeout_s=None if own_deadlines else config.timeout_s, directory=loaded.directory)
+                                      timeout_s=None if own_deadlines else config.timeout_s, directory=loaded.directory,
+                                      unstoppable_fix="let CancelledError propagate out of its translate()")
         paired, _unknown = results_for(entries, raw, label="the method", notes=notes)
         return paired
 
