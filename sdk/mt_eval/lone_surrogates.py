@@ -47,15 +47,6 @@ def _first_lone(text: str) -> int | None:
     return None
 
 
-def well_formed(text: str) -> str:
-    """``text`` with each lone surrogate written as U+FFFD: what a guest writes (an exception's message) is valid
-    UTF-8, so the host reads the rest of it (``bridge/node/lib/lone-surrogates.js``'s ``wellFormedJson`` for the
-    Node guest)."""
-    if _first_lone(text) is None:
-        return text
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")  # (a pair of them is one code point)
-
-
 def _path_text(path: list[str | int]) -> str:
     out = ""
     for step in path:

@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from mt_eval.lone_surrogates import well_formed
+from mt_eval.lone_surrogates import writable
 
 PROTOCOL_VERSION = "mt-eval-bridge/1"
 SUPPORTED_VERSIONS = (PROTOCOL_VERSION,)
@@ -113,8 +113,9 @@ def result_line(request_id: int | str | None, result: Any) -> bytes:
 
 
 def error_line(request_id: int | str | None, code: int, message: str, data: Any = None) -> bytes:
-    """An error response; a lone surrogate in ``message`` (a method's exception said it) is written as U+FFFD."""
-    error: dict[str, Any] = {"code": code, "message": well_formed(message)}
+    """An error response; a lone surrogate in ``message`` (a method's exception said it) is written as its escape in
+    words (`mt_eval.lone_surrogates.writable`, as every method's message is)."""
+    error: dict[str, Any] = {"code": code, "message": writable(message)}
     if data is not None:
         error["data"] = data
     return _encode({"jsonrpc": "2.0", "id": request_id, "error": error}) + b"\n"
