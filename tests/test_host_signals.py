@@ -80,3 +80,29 @@ def test_a_signal_ends_the_guest_keeps_what_was_finished_and_exits_128_plus_its_
                                             "Continue with the same command and --resume.")
     assert left == []
     assert [json.loads(line)["id"] for line in log.splitlines()] == ["e0"]
+
+
+def test_a_worker_forked_while_sigterm_stops_the_command_is_ended_by_sigterm_at_once():
+    """A worker terminated the moment it is forked (as `Pool.terminate` does to a pool's replacement worker) ends
+    with SIGTERM: the command's handler never runs in it, so it neither lives on (its pool would wait for it for
+    ever) nor prints a KeyboardInterrupt."""
+    import multiprocessing
+
+    from mt_eval.cli.termination import as_interrupt
+
+    fork = multiprocessing.get_context("fork")
+    with as_interrupt():
+        endings = []
+        for _ in range(100):
+            worker = fork.Process(target=time.sleep, args=(30,))
+            worker.start()
+            worker.terminate()
+            worker.join(timeout=5)
+            endings.append(worker.exitcode)
+            if worker.exitcode != -signal.SIGTERM:
+                worker.kill()
+                worker.join()
+                break
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # the command's own handler stayed
+    assert endings == [-signal.SIGTERM] * 100
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set()  # nothing left held back here

@@ -52,14 +52,36 @@ def _interrupt(signum: int, _frame: FrameType | None) -> None:
     signal.raise_signal(signal.SIGINT)
 
 
+_fork_mask = threading.local()  # the forking thread's signal mask while it forks
+
+
+def _block_before_fork() -> None:
+    """Hold `SIGNALS` back across a fork while `_interrupt` handles them: one sent to a worker just forked
+    (``Pool.terminate``) then waits until `_defaults_in_child` has put the default back, and ends the worker. Without
+    this it ran `_interrupt` in the child's first Python code (another fork hook), the KeyboardInterrupt was lost
+    there, and the worker lived on, its pool waiting for it for ever."""
+    if any(signal.getsignal(sig) is _interrupt for sig in SIGNALS):
+        _fork_mask.previous = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+
+
+def _restore_after_fork() -> None:
+    previous = getattr(_fork_mask, "previous", None)
+    if previous is not None:
+        _fork_mask.previous = None
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def _defaults_in_child() -> None:
-    """A forked worker (multiprocessing) is ended by its parent's SIGTERM at once, as it always was."""
+    """A forked worker (multiprocessing) is ended by its parent's SIGTERM at once, as it always was: the defaults
+    come back before the signals held back since the fork are let through."""
     for sig in SIGNALS:
         if signal.getsignal(sig) is _interrupt:
             signal.signal(sig, signal.SIG_DFL)
+    _restore_after_fork()
 
 
-os.register_at_fork(after_in_child=_defaults_in_child)
+os.register_at_fork(before=_block_before_fork, after_in_parent=_restore_after_fork,
+                    after_in_child=_defaults_in_child)
 
 
 def exit_status(status: int) -> int:
