@@ -233,6 +233,35 @@ def test_a_damaged_row_is_left_off_the_board_with_a_warning_naming_it(cards, tmp
         store.rows()  # without on_damaged: refused, naming the row
 
 
+def test_a_row_or_card_of_the_wrong_shape_is_damaged_too(cards, tmp_path: Path, db: str, capsys):
+    """Valid JSON that is not a row (a field missing, a score that is text) or not a run card is left off with the
+    same warning, naming the field, on every output: never a traceback."""
+    import sqlalchemy as sa
+
+    publish_all(db, [cards.card(name, quality=quality) for name, quality in (("alpha", 0.8), ("beta", 0.5),
+                                                                             ("gamma", 0.3))], tmp_path)
+    with open_store(db) as store, store.writing() as connection:
+        connection.execute(sa.text("""UPDATE cards SET row_json = '{"method_id": "alpha"}' WHERE id = 1"""))
+        connection.execute(sa.text("UPDATE cards SET row_json = json_set(row_json, '$.headline.score', 'high') "
+                                   "WHERE id = 2"))
+        connection.execute(sa.text("""UPDATE cards SET card_json = '{"method": {}}' WHERE id = 3"""))
+    assert main(["leaderboard", "--db", db, "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert {r["method_id"] for r in rows_by_method(json.loads(out)).values()} == {"gamma"}
+    assert "row #1 (run " in err and "its row_json cannot be read (not a leaderboard row: Object missing required " \
+        "field `key`); delete it (DELETE FROM cards WHERE id = 1)" in err
+    assert "its row_json cannot be read (not a leaderboard row: Expected `float`, got `str` - at " \
+        "`$.headline.score`)" in err
+    assert main(["leaderboard", "--db", db, "--out", str(tmp_path / "site")]) == 0
+    out, err = capsys.readouterr()
+    assert "(1 run cards, 0 detail pages)" in out
+    assert "shown without its detail page: row #3 (run " in err and "its card_json cannot be read (not a run card: " \
+        "Object missing required field" in err
+    assert main(["leaderboard", "--db", db]) == 0
+    out, err = capsys.readouterr()
+    assert "30 scored entries" in out and "row #1 (run " in err and "row #2 (run " in err
+
+
 def test_the_ranking_key_changes_with_the_metric_signatures_not_with_extension_metrics(cards):
     import msgspec
 

@@ -206,6 +206,8 @@ class Store:
         try:
             value = msgspec.json.decode(getattr(row, column))
             reason = None if isinstance(value, dict) else f"a JSON {type(value).__name__}, not an object"
+            if reason is None:
+                reason = _not_of_its_shape(value, column)
         except msgspec.DecodeError as exc:
             value, reason = None, str(exc)
         if reason is None:
@@ -219,6 +221,22 @@ class Store:
     def count(self) -> int:
         with self.reading() as connection:
             return int(connection.execute(sa.select(sa.func.count()).select_from(cards)).scalar() or 0)
+
+
+def _not_of_its_shape(value: dict[str, Any], column: str) -> str | None:
+    """Why a stored JSON object is not what its column holds (a leaderboard row, a run card): a field missing or
+    of the wrong type. None when it is."""
+    import msgspec
+
+    from mt_eval.harness.runcard import RunCard
+    from mt_eval.leaderboard.rows import Row
+
+    shape, name = (Row, "a leaderboard row") if column == "row_json" else (RunCard, "a run card")
+    try:
+        msgspec.convert(value, shape)
+    except msgspec.ValidationError as exc:
+        return f"not {name}: {exc}"
+    return None
 
 
 def _insert(connection: sa.Connection, records: Iterable[dict[str, Any]]) -> None:
