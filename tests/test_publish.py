@@ -57,7 +57,10 @@ def test_tampered_and_foreign_version_cards_are_refused_with_the_reason(cards, t
     assert "schema version is 'run-card/2'" in capsys.readouterr().err
     assert publish(str(tmp_path / "absent.json"), "--db", db) == 1
     assert "cannot read" in capsys.readouterr().err
-    assert stored(db) == []
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("board")) == []  # no empty store left
+    assert stored(db) == []  # (made here)
+    assert publish(str(tampered), "--db", db, "--no-input") == 1
+    assert Path(db).is_file()  # a store that was there stays, though nothing was published into it
 
 
 def test_a_run_that_was_altered_after_publishing_is_refused(cards, tmp_path: Path, db: str, capsys):

@@ -82,13 +82,13 @@ def run(args: argparse.Namespace) -> int:
 
     options = Options(method_card=args.method_card, corpus=args.corpus, extensions=args.extension,
                       no_input=args.no_input, fail_fast=args.fail_fast, policy=policy)
-    with store:
-        try:
-            result = publish_cards(store, [Path(name) for name in args.cards], options, progress=progress,
-                                   on_refused=refused)
-        finally:
-            for bar in shown:
-                bar.close()
+    try:
+        result = publish_cards(store, [Path(name) for name in args.cards], options, progress=progress,
+                               on_refused=refused)
+    finally:
+        for bar in shown:
+            bar.close()
+        store.close_or_discard()  # a store this command created and stored nothing in is not left behind
     reports = [report(c.prepared, c.outcome) for c in result.cards if c.prepared and c.outcome]
     if args.json:
         print(msgspec.json.format(msgspec.json.encode(reports), indent=2).decode())

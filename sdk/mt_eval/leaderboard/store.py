@@ -79,6 +79,7 @@ class Store:
         self.engine = engine
         self.url = url
         self.where = describe(url)
+        self.new_file: Path | None = None  # the SQLite file `open_store` created for it, if it did
         self.on_damaged = on_damaged
 
     def __enter__(self) -> Store:
@@ -89,6 +90,20 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
+
+    def close_or_discard(self) -> None:
+        """Close the store; when `open_store` created its SQLite file and it holds no card, delete the file (and
+        SQLite's own files beside it): a publish that stored nothing leaves no empty store behind."""
+        empty = False
+        if self.new_file is not None:
+            try:
+                empty = self.count() == 0
+            except StoreError:  # unreadable: left as it is, for the user to see
+                empty = False
+        self.close()
+        if empty and self.new_file is not None:
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                Path(f"{self.new_file}{suffix}").unlink(missing_ok=True)
 
     @contextmanager
     def writing(self) -> Iterator[sa.Connection]:
@@ -268,8 +283,11 @@ def open_store(db: str | None = None, *, create: bool = True, on_damaged: Callab
     another application's or a newer mt-eval's, or it cannot be reached. ``on_damaged``: see `Store`."""
     url = resolve_url(db)
     where = describe(url)
+    new_file = None
     if url.get_backend_name() == "sqlite":
-        _check_file(Path(url.database or ""), where, create=create)
+        file = Path(url.database or "")
+        _check_file(file, where, create=create)
+        new_file = None if file.exists() else file
     store = Store(_engine(url), url, on_damaged)  # reads only: a database that is not a store is left as it was
     with _opening(store), store.reading() as connection:  # the common case: nothing to migrate, no write lock
         current = current_version(connection)
@@ -285,6 +303,7 @@ def open_store(db: str | None = None, *, create: bool = True, on_damaged: Callab
     if behind:
         with _opening(store), store.writing() as connection:
             migrate(connection)
+    store.new_file = new_file
     return store
 
 
