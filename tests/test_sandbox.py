@@ -152,6 +152,21 @@ def test_validate_in_the_sandbox_reports_the_same_import_problems_as_on_the_host
     assert "No module named 'missing_module_xyz'" in inside.errors[0].message
 
 
+def test_a_slow_import_in_the_sandbox_gets_the_longer_of_its_floor_and_timeout(make_plugin, monkeypatch):
+    """Importing a Python entry in the sandbox is bounded (a floor, or --timeout when longer): an import slower than
+    that is an entry-point error that says how to allow more, and the same import passes with a longer --timeout."""
+    monkeypatch.setattr("mt_eval.validate.in_sandbox.IMPORT_TIMEOUT_S", 1.0)
+    slow = make_plugin()
+    code = (slow / "pipeline.py").read_text()
+    (slow / "pipeline.py").write_text("import time\ntime.sleep(3)\n" + code)
+    report = validate_plugin(slow, scan=False, sandbox=True, timeout_s=0.25)
+    [problem] = [p for p in report.errors if p.code == "entry-point"]
+    assert problem.message == "importing the entry point in the sandbox took over 2 s"
+    assert "give a longer --timeout (the import gets it when over 1 s)" in (problem.hint or "")
+    report = validate_plugin(slow, scan=False, sandbox=True, timeout_s=6)
+    assert report.passed(), report.errors
+
+
 def test_a_host_that_cannot_isolate_refuses_to_run_and_runs_nothing(tmp_path: Path, monkeypatch, capsys):
     (tmp_path / "empty-bin").mkdir()
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # neither bwrap nor unshare can be found

@@ -21,7 +21,8 @@ from mt_eval.sandbox import SandboxUnavailable, plugin_sandbox
 if TYPE_CHECKING:
     from mt_eval.loader import PluginSource
 
-TIMEOUT_S = 120.0
+IMPORT_TIMEOUT_S = 120.0  # importing and building a Python entry in the sandbox: at least this, or --timeout
+GUEST_STEPS = 4  # steps of --timeout each after it: its other entries started, the probes, the two entries compared
 NO_SANDBOX_HINT = ("install bubblewrap (apt-get install bubblewrap); or give --no-sandbox to import it on this host "
                    "(only for code you trust), or --no-import to check its files only")
 
@@ -49,17 +50,25 @@ def sandboxed_import(source: PluginSource, *, timeout_s: float = 10.0) -> tuple[
     return tool, check_entry_points(source, None, timeout_s=timeout_s, sandbox=sandbox)
 
 
+def import_limit_s(timeout_s: float) -> float:
+    """How long the sandboxed validation of a Python entry may take: its import and constructor get
+    `IMPORT_TIMEOUT_S` or ``timeout_s`` when longer, then each of `GUEST_STEPS` gets ``timeout_s``."""
+    return max(IMPORT_TIMEOUT_S, timeout_s) + GUEST_STEPS * timeout_s
+
+
 def _python_import(source: PluginSource, sandbox: object, timeout_s: float) -> list[Problem]:
     inside = str(source.directory.resolve())
     argv = sandbox.wrap([sys.executable, "-I", "-m", "mt_eval.cli", "validate", "--json", "--no-scan",  # type: ignore[attr-defined]
                          "--no-sandbox", "--timeout", str(timeout_s), inside])
+    limit = import_limit_s(timeout_s)
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
+        done = subprocess.run(argv, capture_output=True, timeout=limit, stdin=subprocess.DEVNULL)
         report = msgspec.json.decode(done.stdout, type=_Document).plugins[0]
     except subprocess.TimeoutExpired:
         return [Problem(file=source.manifest_file, path="$.entry_point", code="entry-point",
-                        message=f"importing the entry point in the sandbox took over {TIMEOUT_S:g} s",
-                        hint="do not do long work at import time or in the constructor")]
+                        message=f"importing the entry point in the sandbox took over {limit:g} s",
+                        hint="do not do long work at import time or in the constructor; if it needs it (loading a "
+                             f"model), give a longer --timeout (the import gets it when over {IMPORT_TIMEOUT_S:g} s)")]
     except (msgspec.DecodeError, msgspec.ValidationError, IndexError):
         tail = " / ".join(done.stderr.decode("utf-8", "replace").strip().splitlines()[-5:])
         return [Problem(file=source.manifest_file, path="$.entry_point", code="entry-point",
