@@ -42,3 +42,39 @@ test('what an in-process method prints reaches stderr, and stdout is the report 
   assert.doesNotMatch(text.stdout, /upper: 2 entries|a stray write/);
   assert.match(text.stderr, /^upper: 2 entries$/m);
 });
+
+function upperProject(prefix, config = {}) {
+  const files = { 'locales/en/common.json': Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`k${i}`, `text ${i}`])) };
+  const project = makeProject({
+    config: { version: 3, inputLocale: 'en', pairs: { 'en:es': { methodPlugin: 'upper', batchSize: 2, ...config } } },
+    files, plugins: ['upper'],
+  });
+  const translate = join('.champollion', 'methods', 'upper', 'translate.js');
+  project.write(translate, project.read(translate).replace('export async function translate(entries, config) {\n',
+    `let calls = 0;\nexport async function translate(entries, config) {\n  calls += 1;\n${prefix}`));
+  return project;
+}
+
+test('process.exit() in an in-process method fails the call it was made in, not the whole command', async (t) => {
+  const project = upperProject("  if (entries.some((e) => e.source === 'text 3')) process.exit(3);\n");
+  t.after(project.cleanup);
+  const result = await run(project, '--json');
+  assert.equal(result.status, 1, result.stderr);
+  const [file] = JSON.parse(result.stdout).locales[0].files;
+  assert.deepEqual(file.translated.sort(), ['k0', 'k1', 'k2', 'k4', 'k5']);
+  assert.match(JSON.stringify(file), /the method called process\.exit\(3\): a translate\.js returns its results or throws/);
+  const written = JSON.parse(project.read(join('locales', 'es', 'common.json')));
+  assert.deepEqual(Object.keys(written).sort(), ['k0', 'k1', 'k2', 'k4', 'k5']);
+});
+
+test('an error that escapes the method\'s calls stops the run as Ctrl-C does, keeping what was translated', async (t) => {
+  const project = upperProject("  if (calls === 2) setTimeout(() => { throw new TypeError('boom in a timer'); }, 10);\n"
+    + '  if (calls >= 2) await sleep(300);\n');
+  t.after(project.cleanup);
+  const result = await run(project);
+  assert.equal(result.status, 1, result.stderr);
+  assert.match(result.stderr, /^mt-eval-locales: a method's error escaped its calls: TypeError: boom in a timer \(at .*translate\.js:\d+:\d+\)\)$/m);
+  assert.match(result.stderr, /^mt-eval-locales: stopped by that error; kept 2 keys translated \(1 file written, with their lock entries\); not translated: 4 keys of es\. Run the same command again/m);
+  assert.deepEqual(JSON.parse(project.read(join('locales', 'es', 'common.json'))), { k0: 'spa: TEXT 0', k1: 'spa: TEXT 1' });
+  assert.doesNotMatch(result.stderr, /^\s+at /m); // no Node stack
+});

@@ -3,6 +3,7 @@
 import { constants } from 'node:os';
 
 import { renderProblem } from './config.js';
+import { describeEscaped, guardInProcessMethods } from './method-guard.js';
 import { describeHolder } from './project-lock.js';
 import { interruptedMessage, progressLine, renderError, renderJson, renderText, reportOk } from './report.js';
 import { translateLocales } from './sync.js';
@@ -120,15 +121,24 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
   // the report says so; a second one ends the process at once (its guests' process groups killed as it exits).
   const interrupt = new AbortController();
   let stoppedBy = 'SIGINT';
+  // A method's error that escaped its calls stops the run the same way (exit status 1).
+  let escaped = null;
+  const guard = guardInProcessMethods((error) => {
+    if (escaped === null) stderr.write(`mt-eval-locales: a method's error escaped its calls: ${describeEscaped(error)}\n`);
+    escaped ??= error;
+    interrupt.abort();
+  });
   const onInterrupt = (signal) => {
     if (interrupt.signal.aborted) {
       stderr.write('\nmt-eval-locales: interrupted again: stopped at once\n');
-      process.exit(stoppedStatus(stoppedBy));
+      guard.exit(stoppedStatus(stoppedBy));
     }
     stoppedBy = signal;
     interrupt.abort();
   };
   for (const signal of STOP_SIGNALS) process.on(signal, onInterrupt);
+  const stopped = (message) => (escaped === null ? message : message.replace(/^interrupted/, 'stopped by that error'));
+  const stoppedWith = () => (escaped === null ? stoppedStatus(stoppedBy) : 1);
   let report;
   try {
     report = await translateLocales(options.config, {
@@ -140,18 +150,19 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
     });
   } catch (error) {
     const early = error.kind === 'interrupted';
-    const message = early ? INTERRUPTED_EARLY : error.name === 'ProjectBusyError' ? busyMessage(error, options.wait) : error.message;
+    const message = early ? stopped(INTERRUPTED_EARLY) : error.name === 'ProjectBusyError' ? busyMessage(error, options.wait) : error.message;
     if (options.json) stdout.write(renderError(error.kind ?? 'project', message, { dryRun: options.dryRun }));
     stderr.write(`mt-eval-locales: ${message}\n`);
-    return early ? stoppedStatus(stoppedBy) : 1;
+    return early ? stoppedWith() : 1;
   } finally {
     progress.close();
     for (const signal of STOP_SIGNALS) process.removeListener(signal, onInterrupt);
+    guard.release();
   }
   stdout.write(options.json ? renderJson(report) : renderText(report));
   if (report.interrupted) {
-    stderr.write(`mt-eval-locales: ${interruptedMessage(report)}\n`);
-    return stoppedStatus(stoppedBy);
+    stderr.write(`mt-eval-locales: ${stopped(interruptedMessage(report))}\n`);
+    return stoppedWith();
   }
   return reportOk(report) ? 0 : 1;
 }
