@@ -134,6 +134,9 @@ async def test_progress_resets_the_timeout_but_not_the_hard_cap():
         assert (await method.translate(entries("8"), CONFIG))[0]["predicted"] == "8"  # 0.8 s, progress each 0.1 s
         capped = await method.translate(entries("25"), CONFIG)  # 2.5 s of progress: over the hard cap
         assert "hit the hard cap of 1.5 s" in capped[0]["error"]
+        # a request whose own timeout (the config's per entry) is longer than the cap gets its timeout
+        allowed = await method.translate(entries("25"), {**CONFIG, "timeout_s": 3.0})
+        assert allowed[0].get("predicted") == "52", allowed  # (reversed)
     finally:
         await method.aclose()
 

@@ -311,11 +311,12 @@ export class HostedGuest {
           return { error };
         }
       }
-      const { hardTimeoutMs } = this.#options;
+      const timeoutMs = this.#timeoutMs(config, batch.entries.length);
+      const hardTimeoutMs = Math.max(this.#options.hardTimeoutMs, timeoutMs); // never short of the request's own timeout
       let result;
       try {
         result = await connection.request(kind, batch.params ?? { [BATCHED[kind].key]: batch.entries, config }, {
-          timeoutMs: this.#timeoutMs(config, batch.entries.length), hardTimeoutMs, cancelOnTimeout: this.capabilities.cancel,
+          timeoutMs, hardTimeoutMs, cancelOnTimeout: this.capabilities.cancel,
         });
       } catch (error) {
         return { error };

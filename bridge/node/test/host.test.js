@@ -186,6 +186,8 @@ describe('host failure semantics', () => {
     const guest = await start(misbehaving('progress'), { requestTimeoutMs: 300, hardTimeoutMs: 1500 });
     ok((await guest.translate(entries('progress 900')))[0], 'spa:009 ssergorp');
     failed((await guest.translate(entries('progress 3000')))[0], /^timed out after 1\.5 s \(hard limit\)$/);
+    // a request whose own timeout (the config's per entry) is longer than the limit gets its timeout
+    ok((await guest.translate(entries('progress 2000'), { ...CONFIG, timeout_s: 3 }))[0], 'spa:0002 ssergorp');
     await closeAndCheck(guest);
   });
 

@@ -203,7 +203,8 @@ class GuestConnection(ChildProcess):
             raise m.BridgeError(m.INVALID_PARAMS, f"the {method} request holds text that is not valid Unicode "
                                 f"({exc.reason})", {"unencodable": True}) from None
         timeout = timeout_s if timeout_s is not None else self.options.request_timeout_s
-        hard = hard_timeout_s if hard_timeout_s is not None else self.options.hard_timeout_s
+        # the hard cap never cuts a request short of its own timeout (entries × the per-entry one, say)
+        hard = hard_timeout_s if hard_timeout_s is not None else max(self.options.hard_timeout_s, timeout)
         pending = _Pending(loop.create_future(), method, timeout, hard, loop.time())
         self._pending[request_id] = pending
         self._timer.ensure(min(pending.deadline, pending.hard_deadline))
