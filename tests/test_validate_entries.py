@@ -103,3 +103,26 @@ def test_entries_that_differ_are_warned_about(tmp_path: Path):
     assert report.warnings[0].message == (
         'the Python and Node entries translate "Good morning, my friend." differently: '
         '"spa:.dneirf ym ,gninrom dooG" (pipeline:ReverseMethod) and "spa:.DNEIRF YM ,GNINROM DOOG" (translate.js)')
+
+
+def test_a_python_entry_that_ignores_cancellation_does_not_hang_the_comparison(tmp_path: Path):
+    """The Python entry's probe call gets the guest's timeout; one that catches CancelledError and carries on is
+    left behind (said so), and validate ends: it used to wait for it for ever."""
+    import time
+
+    directory = Path(shutil.copytree(REVERSE, tmp_path / "reverse"))
+    code = (directory / "pipeline.py").read_text()
+    (directory / "pipeline.py").write_text(code.replace(
+        "    async def translate(self, entries, config):\n",
+        "    async def translate(self, entries, config):\n"
+        "        while True:  # never returns, and swallows every cancellation\n"
+        "            try:\n"
+        "                await asyncio.sleep(3600)\n"
+        "            except asyncio.CancelledError:\n"
+        "                pass\n", 1))
+    started = time.monotonic()
+    report = validate_plugin(directory, timeout_s=1.0)
+    assert time.monotonic() - started < 20
+    [first, *_] = report.warnings
+    assert first.code == "parity", [p.render() for p in report.problems]
+    assert "error: timed out after 1 s, and the method did not stop when cancelled" in first.message

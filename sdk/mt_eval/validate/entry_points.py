@@ -19,8 +19,6 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from mt_eval.bridge.connection import HostOptions
 from mt_eval.bridge.messages import BridgeError
 from mt_eval.loader import PluginSource, method_card_of
@@ -43,7 +41,9 @@ def check_entry_points(source: PluginSource, python_method: object | None, *, ti
     entries when it has both and ``python_method`` is built."""
     if not (source.manifest.node_entry or source.manifest.command):
         return []
-    return anyio.run(_check, source, python_method, timeout_s, sandbox)
+    from mt_eval import event_loop
+
+    return event_loop.run(_check, source, python_method, timeout_s, sandbox)  # (its close never waits for ever)
 
 
 def _guest(command: list[str], cwd: Path | None, sandbox: Sandbox | None, options: HostOptions,
@@ -173,13 +173,17 @@ async def _command_problems(source: PluginSource, options: HostOptions, config: 
 
 async def _parity(source: PluginSource, python_method: Any, node: Any, config: dict[str, Any]) -> list[Problem]:
     """Translate the probes with both entries; each probe they translate differently is a warning."""
+    from mt_eval.deadlines import Overran, within
     from mt_eval.records import RunConfig
     from mt_eval.results import ResultNotes, results_for
 
     entries = [{"id": str(i), "source": text} for i, text in enumerate(PROBES)]
-    try:
-        with anyio.fail_after(node.options.request_timeout_s):
-            raw = await python_method.translate([dict(e) for e in entries], RunConfig(**config))
+    timeout_s = node.options.request_timeout_s
+    try:  # under a deadline the method cannot swallow (`mt_eval.deadlines`)
+        raw = await within(timeout_s, lambda: python_method.translate([dict(e) for e in entries], RunConfig(**config)))
+    except Overran as overran:
+        said = overran.said(f"timed out after {timeout_s:g} s", "let CancelledError propagate")
+        raw = [{"id": e["id"], "error": said} for e in entries]
     except Exception as exc:
         raw = [{"id": e["id"], "error": writable(f"{type(exc).__name__}: {exc}")} for e in entries]
     python, _ = results_for(entries, raw, label="pipeline.py", notes=ResultNotes())
