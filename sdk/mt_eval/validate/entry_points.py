@@ -182,8 +182,8 @@ async def _parity(source: PluginSource, python_method: Any, node: Any, config: d
     try:  # under a deadline the method cannot swallow (`mt_eval.deadlines`)
         raw = await within(timeout_s, lambda: python_method.translate([dict(e) for e in entries], RunConfig(**config)))
     except Overran as overran:
-        said = overran.said(f"timed out after {timeout_s:g} s", "let CancelledError propagate")
-        raw = [{"id": e["id"], "error": said} for e in entries]
+        timed_out = overran.said(f"timed out after {timeout_s:g} s", "let CancelledError propagate")
+        raw = [{"id": e["id"], "error": timed_out} for e in entries]
     except Exception as exc:
         raw = [{"id": e["id"], "error": writable(f"{type(exc).__name__}: {exc}")} for e in entries]
     python, _ = results_for(entries, raw, label="pipeline.py", notes=ResultNotes())
