@@ -138,6 +138,35 @@ async def test_the_token_budget_holds_and_a_reopened_log_keeps_counting(tmp_path
     assert reopened.tokens == 18 and reopened.requests == 4 and reopened.refused == 2
 
 
+HANGS_ON_THE_SUBSTITUTE = """
+import asyncio, sys
+
+class Method:
+    async def translate(self, entries, config):
+        if config.model == "SUBSTITUTE":
+            if config.params.get("on_substitute") == "exit":
+                sys.exit(7)
+            await asyncio.sleep(3600)
+        return [{"id": e["id"], "predicted": e["source"]} for e in entries]
+""".replace("SUBSTITUTE", MODELS[1])
+
+
+@pytest.mark.parametrize(("behaviour", "error"), [("hang", "timed out after 3 s (1 s per entry)"),
+                                                  ("exit", "the method called sys.exit(7)")])
+def test_a_method_that_hangs_or_exits_on_the_replay_fails_the_replay_not_the_run(
+        tmp_path: Path, standin: StandIn, make_plugin, behaviour: str, error: str):
+    plugin = make_plugin({"name": "Replay", "entry_point": "pipeline:Method", "dependency_class": "A1",
+                          "dependencies": [GATEWAY_DEPENDENCY]}, {"pipeline.py": HANGS_ON_THE_SUBSTITUTE})
+    policy = write_policy(tmp_path, standin.base_url)
+    code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path)), "--timeout",
+                          "1", "--gateway-policy", str(policy), "--param", f"on_substitute={behaviour}")
+    assert code == 0 and card is not None and [r.predicted for r in card.results] == [
+        "Sentence 0.", "Sentence 1.", "Sentence 2."]
+    substitution = card.eligibility.substitution  # type: ignore[union-attr]
+    assert substitution is not None and (substitution.completed, substitution.failed) == (0, 3)
+    assert error in (substitution.example_error or "")
+
+
 async def test_streaming_is_relayed_and_its_usage_counted_and_a_dead_upstream_is_a_clear_502(tmp_path: Path):
     async def stream(request: web.Request) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})

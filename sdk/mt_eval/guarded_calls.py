@@ -73,6 +73,15 @@ def call_failure(exc: Exception | SystemExit, directory: Path | None = None) -> 
     return writable(f"method raised {type(exc).__name__}: {exc}")
 
 
+def backstop_for(method: object, timeout_s: float, entries: int) -> float | None:
+    """The deadline of a call of ``entries`` entries to a method that enforces its own (a bridge guest's host times
+    each request out and isolates the entries it fails on): a generous backstop against a host that never would.
+    None for any other method, which `guarded_translate` gives ``timeout_s`` per entry."""
+    if not getattr(method, "enforces_deadlines", False):
+        return None
+    return timeout_s * entries * 4 + 900.0
+
+
 async def guarded_translate(method: TranslationMethod, entries: list[dict[str, Any]], config: RunConfig, *,
                             timeout_s: float | None, directory: Path | None = None,
                             backstop_s: float | None = None, unstoppable_fix: str = ISOLATE) -> object:

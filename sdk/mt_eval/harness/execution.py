@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mt_eval.corpus.on_disk import in_blocks
-from mt_eval.guarded_calls import guarded_translate, split_on_failure
+from mt_eval.guarded_calls import backstop_for, guarded_translate, split_on_failure
 from mt_eval.harness.results_log import ResultsLog
 from mt_eval.records import RunConfig, TranslationResult
 from mt_eval.results import ResultNotes, error_result, results_for
@@ -128,9 +128,7 @@ async def execute(method: TranslationMethod, entries: Sequence[dict[str, Any]], 
 
 async def _translate_batch(method: TranslationMethod, batch: list[dict[str, Any]], config: RunConfig,
                            settings: RunSettings, outcome: Outcome, directory: Path | None) -> list[TranslationResult]:
-    backstop_s = None
-    if getattr(method, "enforces_deadlines", False):  # the host times requests out and isolates entries itself
-        backstop_s = settings.timeout_s * len(batch) * 4 + 900.0  # against a host that never would
+    backstop_s = backstop_for(method, settings.timeout_s, len(batch))
     timing = outcome.timing
     elapsed = 0.0
 

@@ -26,10 +26,10 @@ import msgspec
 from mt_eval.eligibility import Eligibility, Substitution, decide
 from mt_eval.gateway.audit import AuditLog, GatewayFacts
 from mt_eval.gateway.policy import GatewayPolicy
-from mt_eval.guarded_calls import call_failure
+from mt_eval.guarded_calls import CallFailed, backstop_for, guarded_translate
 from mt_eval.loader import PluginSource, read_plugin
-from mt_eval.lone_surrogates import writable
 from mt_eval.records import RunConfig, TranslationResult
+from mt_eval.results import ResultNotes, error_result, results_for
 from mt_eval.sandbox import Network, Sandbox, SandboxFacts, SandboxUnavailable, network_for_class, plugin_sandbox
 from mt_eval.sandbox.denials import DenialLog
 from mt_eval.sandbox.isolation import GATEWAY_SOCKET
@@ -126,9 +126,11 @@ class FairRun:
 
     async def replay_with_substitute(self, method: Any, scored: Callable[[], Sequence[dict[str, Any]]],
                                      config: RunConfig, seed: int | None,
-                                     view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
+                                     view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]], *,
+                                     timeout_s: float | None = None, directory: Path | None = None) -> None:
         """An A1 claim tested: a sample of the ``scored()`` entries (as ``view`` hands them to the method)
-        translated again with the policy's second model."""
+        translated again with the policy's second model, in one call under the run's deadline (``timeout_s``
+        per entry): a method that fails, hangs or ends the process there fails the replay, not the run."""
         model = self.policy.substitute_model if self.policy is not None else None
         if model is None or self.network != "gateway":
             return
@@ -136,14 +138,16 @@ class FairRun:
         if not entries:
             return
         sample = view(random.Random(seed).sample(entries, min(self.substitution_sample, len(entries))))
+        backstop_s = None if timeout_s is None else backstop_for(method, timeout_s, len(sample))
         try:
-            raw = await method.translate(sample, msgspec.structs.replace(config, model=model))
-            errors = [writable(str(r.get("error"))) for r in raw if r.get("error")] if isinstance(raw, list) \
-                else ["no results"]
-            completed = sum(1 for r in raw if r.get("predicted") is not None and not r.get("error")) \
-                if isinstance(raw, list) else 0
-        except (Exception, SystemExit) as exc:  # sys.exit() too: a method must not end the run
-            errors, completed = [call_failure(exc)], 0
+            raw = await guarded_translate(method, sample, msgspec.structs.replace(config, model=model),
+                                          timeout_s=timeout_s, directory=directory, backstop_s=backstop_s)
+        except CallFailed as failure:
+            results = [error_result(str(e["id"]), failure.message) for e in sample]
+        else:
+            results, _unknown = results_for(sample, raw, label="the method", notes=ResultNotes())
+        errors = [r.error for r in results if r.error is not None]
+        completed = sum(1 for r in results if r.error is None and r.predicted is not None)
         self.substitution = Substitution(model=model, entries=[str(e["id"]) for e in sample], completed=completed,
                                          failed=len(sample) - completed, example_error=errors[0] if errors else None)
 

@@ -225,7 +225,8 @@ def _run_locked(run: _Run) -> RunReport:
         return await merged_card(started, run.given_card, config)
 
     async def replay(method: Any) -> None:
-        await fair.replay_with_substitute(method, lambda: scored_entries(entries), config, config.seed, view)
+        await fair.replay_with_substitute(method, lambda: scored_entries(entries), config, config.seed, view,
+                                          timeout_s=run.settings.timeout_s, directory=run.loaded.directory)
 
     around = Around(running=fair.running, begin=card_of, before=before, finish=replay, view=view,
                     can_move=fair.policy is None and fair.sandbox is None)
