@@ -266,3 +266,33 @@ def test_what_a_method_prints_goes_to_stderr_and_standard_output_keeps_only_the_
     assert shown.err.count("noise: translate") == 1 and "noise: import" in shown.err
     print("after")  # standard output is standard output again
     assert capsys.readouterr().out == "after\n"
+
+
+LOGS_ITS_CALLS_AND_HANGS = """
+import asyncio, json, os
+
+class M:
+    async def translate(self, entries, config):
+        with open(os.environ["CALLS_LOG"], "a") as log:
+            log.write(json.dumps([e["source"] for e in entries]) + "\\n")
+        if any(e["source"] == "HANG" for e in entries):
+            await asyncio.sleep(3600)
+        return [{"id": e["id"], "predicted": "x" + e["source"]} for e in entries]
+"""
+
+
+def test_a_batch_that_times_out_is_sent_again_one_entry_at_a_time(tmp_path: Path, monkeypatch):
+    # halves would wait out a deadline at every level (8 + 4 + 2 + 1 timeouts for one hanging entry); alone, each
+    # entry but the hanging one answers at once (8 + 1)
+    calls = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("CALLS_LOG", str(calls))
+    sources = ["a", "b", "c", "d", "e", "HANG", "g", "h"]
+    done = mt_eval("run", "--method", str(plugin(tmp_path, LOGS_ITS_CALLS_AND_HANGS)), "--corpus",
+                   str(corpus(tmp_path, sources)), "--pair", "eng>spa", "--out", str(tmp_path / "run"), "--quiet",
+                   "--resamples", "100", *LENIENT, "--retries", "0", "--latency-sample", "0", "--batch-size", "8",
+                   "--timeout", "0.5")
+    card = msgspec.json.decode((tmp_path / "run" / "card.json").read_bytes(), type=RunCard)
+    assert done.returncode == 3, done.stderr
+    assert [json.loads(line) for line in calls.read_text().splitlines()] == [sources, *([s] for s in sources)]
+    assert [r.predicted for r in card.results] == ["x" + s if s != "HANG" else None for s in sources]
+    assert card.results[5].error == "timed out after 0.5 s (0.5 s per entry)"

@@ -1,9 +1,15 @@
 // Calling an in-process method so that one bad item fails alone (as mt_eval.guarded_calls does in Python): a
-// call that throws or runs past its deadline (timeout_s per item) is sent again in halves, down to single
-// items, so only the items the method fails on get the error.
+// call that throws is sent again in halves, down to single items, and one that runs past its deadline
+// (timeout_s per item) one item at a time (halves would each wait out a deadline again), so only the items the
+// method fails on get the error.
 
-/** A call failed as a whole; its message is what the items carry. */
-class CallFailed extends Error {}
+/** A call failed as a whole; its message is what the items carry, timedOut whether it ran past its deadline. */
+class CallFailed extends Error {
+  constructor(message, { timedOut = false } = {}) {
+    super(message);
+    this.timedOut = timedOut;
+  }
+}
 
 const TIMED_OUT = Symbol('timed out');
 
@@ -32,7 +38,8 @@ async function guardedCall(invoke, items, { timeoutS, match, unit = 'entry' }) {
   if (outcome === TIMED_OUT) {
     controller.abort();
     const limit = timeoutS * items.length;
-    throw new CallFailed(`timed out after ${Number(limit.toFixed(3))} s (${timeoutS} s per ${unit})`);
+    throw new CallFailed(`timed out after ${Number(limit.toFixed(3))} s (${timeoutS} s per ${unit})`,
+      { timedOut: true });
   }
   if (!Array.isArray(outcome)) throw new CallFailed('the method did not return a list of results');
   return match(items, outcome, (performance.now() - started) / 1000);
@@ -49,6 +56,11 @@ export async function callIsolating(invoke, items, options) {
   } catch (error) {
     if (!(error instanceof CallFailed)) throw error;
     if (items.length === 1) return [options.fail(items[0].id, error.message)];
+    if (error.timedOut) {
+      const results = [];
+      for (const item of items) results.push(...await callIsolating(invoke, [item], options));
+      return results;
+    }
   }
   const middle = Math.floor(items.length / 2);
   return [...await callIsolating(invoke, items.slice(0, middle), options),

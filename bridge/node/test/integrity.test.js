@@ -103,6 +103,25 @@ describe('loadMethodPlugin runs translate.js in this process', () => {
     await plugin.close();
   });
 
+  test('a call that times out is sent again one entry at a time, not in halves that each wait again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mt-eval-calls-'));
+    writeFileSync(join(dir, 'method.json'), JSON.stringify({ name: 'Calls', node_entry: 'translate.js', dependency_class: 'S', dependencies: [] }));
+    writeFileSync(join(dir, 'translate.js'), `export const calls = [];
+      export async function translate(entries) {
+        calls.push(entries.map((e) => e.source));
+        if (entries.some((e) => e.source === 'HANG')) await new Promise(() => {});
+        return entries.map((e) => ({ id: e.id, predicted: e.source.toUpperCase() }));
+      }`);
+    const plugin = await loadMethodPlugin(dir);
+    const sources = ['a', 'b', 'c', 'HANG', 'e', 'f'];
+    const results = await plugin.translate(entries(...sources), { ...config(0.2), batch_size: 8 });
+    assert.deepEqual(results.map((r) => r.predicted), ['A', 'B', 'C', null, 'E', 'F']);
+    assert.equal(results[3].error, 'timed out after 0.2 s (0.2 s per entry)');
+    const { calls } = await import(join(dir, 'translate.js'));
+    assert.deepEqual(calls, [sources, ...sources.map((s) => [s])]);
+    await plugin.close();
+  });
+
   test('a translate.js blocking the event loop ends the process with the fix instead of hanging (10.5)', async () => {
     const script = `import { loadMethodPlugin } from ${JSON.stringify(join(nodePackage, 'index.js'))};
       const plugin = await loadMethodPlugin(${JSON.stringify(MISBEHAVING)});

@@ -1,8 +1,9 @@
 """Running a method over corpus entries: bounded concurrency, batches, timeouts, retries, nothing lost.
 
 Workers (``concurrency`` of them) take batches of ``batch_size`` entries from one queue. A batch gets
-``timeout_s`` per entry. A call that raises, times out or calls ``sys.exit()`` is sent again in halves,
-down to single entries (`mt_eval.guarded_calls`), so only the entries it fails on fail. Failed entries are
+``timeout_s`` per entry. A call that raises or calls ``sys.exit()`` is sent again in halves, down to single
+entries, and one that times out one entry at a time (`mt_eval.guarded_calls`), so only the entries it fails on
+fail. Failed entries are
 retried (``retries`` times each) while the run's retry budget lasts. Every final result is appended to
 the results log as it completes, so an interrupted run can be resumed.
 
