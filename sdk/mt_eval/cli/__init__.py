@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
 
 from mt_eval._version import __version__
 
@@ -101,6 +102,16 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         if name in chosen:
             command_module(name).add_arguments(sub)
     return parser
+
+
+def console_main() -> NoReturn:
+    """The ``mt-eval`` program: `main` with the process's arguments, then an exit that nothing a method left
+    running can hold up (`mt_eval.cli.leftovers`)."""
+    from mt_eval.cli.leftovers import leave
+
+    status = main()
+    command = next((word for word in sys.argv[1:] if not word.startswith("-")), None)
+    leave(status, f"mt-eval {command}" if command in COMMANDS else "mt-eval")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,93 @@
+"""A method that leaves a process or a thread running never keeps `mt-eval` from ending: the command ends its
+left processes and does not wait for its left threads, saying so, and keeps its result and exit status."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from gate_policies import LENIENT
+
+LEAVES_THINGS_RUNNING = """
+import os, subprocess, threading, time
+
+def forever():
+    while True:
+        time.sleep(0.2)
+
+class M:
+    def __init__(self):
+        if os.environ.get("LEAVE_THREAD"):
+            threading.Thread(target=forever, name="model-warmer").start()
+        if os.environ.get("LEAVE_PROCESS"):
+            child = subprocess.Popen([os.environ["PYTHON"], "-c", "import time; time.sleep(600)"])
+            with open(os.environ["CHILD_PID"], "w") as f:
+                f.write(str(child.pid))
+
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": e["source"].upper()} for e in entries]
+"""
+
+
+def _plugin(tmp_path: Path) -> Path:
+    directory = tmp_path / "leaves"
+    directory.mkdir()
+    (directory / "method.json").write_text(json.dumps({"name": "Leaves", "entry_point": "pipeline:M",
+                                                       "dependency_class": "S", "dependencies": []}))
+    (directory / "pipeline.py").write_text(textwrap.dedent(LEAVES_THINGS_RUNNING))
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"e{i}", "source": s, "reference": s.upper()}) + "\n"
+                              for i, s in enumerate(["one", "two", "three"])))
+    return directory
+
+
+def _run(tmp_path: Path, **leave: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    plugin = _plugin(tmp_path)
+    env = {**os.environ, "PYTHON": sys.executable, "CHILD_PID": str(tmp_path / "child.pid"), **leave}
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--method", str(plugin), "--corpus",
+                           str(tmp_path / "corpus.jsonl"), "--pair", "eng>spa", "--out", str(tmp_path / "run"),
+                           "--quiet", "--resamples", "100", "--latency-sample", "0", *LENIENT],
+                          capture_output=True, text=True, env=env, timeout=120)
+    return done, time.monotonic() - started
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return not stat[stat.rindex(")") + 2:].startswith("Z")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_a_process_the_method_left_running_is_ended_and_named(tmp_path: Path):
+    done, _took = _run(tmp_path, LEAVE_PROCESS="1")
+    pid = int((tmp_path / "child.pid").read_text())
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "run" / "card.json").exists()
+    assert not _alive(pid)
+    assert f"mt-eval run: warning: 1 process started in this command was still running at its end (pid {pid}: " \
+           in done.stderr and "ended it (a method stops what it starts in aclose())" in done.stderr
+
+
+def test_a_thread_the_method_left_running_does_not_hold_the_command(tmp_path: Path):
+    done, took = _run(tmp_path, LEAVE_THREAD="1")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "run" / "card.json").exists() and "predictions" in done.stderr + done.stdout
+    assert "1 thread started in this command ('model-warmer') still ran 5 s after its end; exited without " \
+           "waiting for it" in done.stderr
+    assert took < 60
+
+
+def test_a_method_that_leaves_nothing_running_ends_without_a_warning(tmp_path: Path):
+    done, _took = _run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr
