@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import NoReturn
 
 from mt_eval._version import __version__
 
@@ -27,6 +26,7 @@ TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType
+    from typing import NoReturn
 
 DESCRIPTION = "Build, validate and evaluate machine-translation method plugins."
 EPILOG = """\
@@ -107,11 +107,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 def console_main() -> NoReturn:
     """The ``mt-eval`` program: `main` with the process's arguments, then an exit that nothing a method left
     running can hold up (`mt_eval.cli.leftovers`)."""
-    from mt_eval.cli.leftovers import leave
-
     status = main()
-    command = next((word for word in sys.argv[1:] if not word.startswith("-")), None)
-    leave(status, f"mt-eval {command}" if command in COMMANDS else "mt-eval")
+    if "mt_eval.plugin_import" in sys.modules or "mt_eval.extensions" in sys.modules:  # a method's code ran here
+        from mt_eval.cli.leftovers import leave
+
+        command = next((word for word in sys.argv[1:] if not word.startswith("-")), None)
+        leave(status, f"mt-eval {command}" if command in COMMANDS else "mt-eval")
+    sys.exit(status)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,21 +7,21 @@ ever. So, once the command has its exit status (`leave`), each child process sti
 then SIGKILL after `GRACE_S`) and named in one warning line; and when Python's own shutdown is still waiting for
 a thread `GRACE_S` later, a line names the thread and the process exits without it. Nothing the command did is
 lost: its files are written and its output flushed before either happens. Only the ``mt-eval`` program does this
-(`mt_eval.cli.console_main`); ``mt_eval.cli.main`` called in a process of one's own leaves it alone.
+(`mt_eval.cli.console_main`), and only when a method's code (or an extension's) was imported into it;
+``mt_eval.cli.main`` called in a process of one's own leaves it alone.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import sys
-import threading
-import time
-from pathlib import Path
-from typing import NoReturn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 GRACE_S = 5.0
+# (only os and sys at import: every `mt-eval` pays for what this module imports, `mt-eval --help` too)
 
 
 def leave(status: int, prog: str = "mt-eval") -> NoReturn:
@@ -34,55 +34,76 @@ def leave(status: int, prog: str = "mt-eval") -> NoReturn:
               f"still running at its end ({names}); ended {'it' if len(left) == 1 else 'them'} (a method stops what "
               "it starts in aclose())", file=sys.stderr, flush=True)
         end_processes([pid for pid, _ in left])
-    watcher = threading.Thread(target=_exit_if_held, args=(status, prog), name="mt-eval exit watch", daemon=True)
-    watcher.start()
+    if _held():
+        import threading
+
+        threading.Thread(target=_exit_if_held, args=(status, prog), name="mt-eval exit watch", daemon=True).start()
     sys.exit(status)
+
+
+def _held() -> list[Any]:
+    """The threads Python's shutdown would wait for: alive, not daemons, not the main thread."""
+    threading = sys.modules.get("threading")
+    if threading is None:  # never imported: no thread was started
+        return []
+    return [t for t in threading.enumerate() if t.is_alive() and not t.daemon and t is not threading.main_thread()]
 
 
 def _exit_if_held(status: int, prog: str) -> None:
     """Runs while Python's shutdown joins the threads that are not daemons: past `GRACE_S`, exits without them."""
+    import time
+
     time.sleep(GRACE_S)
-    held = [t for t in threading.enumerate() if t.is_alive() and not t.daemon and t is not threading.main_thread()]
+    held = _held()
     if not held:
         return
     names = ", ".join(repr(t.name) for t in held)
     noun = "thread" if len(held) == 1 else "threads"
-    with contextlib.suppress(Exception):
+    try:
         sys.stdout.flush()
-    with contextlib.suppress(Exception):
         print(f"{prog}: warning: {len(held)} {noun} started in this command ({names}) still ran {GRACE_S:g} s after "
               f"its end; exited without waiting for {'it' if len(held) == 1 else 'them'} (a method stops its "
               "threads in aclose(), or makes them daemon threads)", file=sys.stderr, flush=True)
-    os._exit(status)
+    finally:
+        os._exit(status)
 
 
 def running_children() -> list[tuple[int, str]]:
     """This process's child processes that are still running (not zombies), with their command lines; the
     helpers Python's multiprocessing starts for itself, which end with this process, are left out. Empty where
     /proc cannot tell."""
-    found: list[tuple[int, str]] = []
-    try:
-        tasks = list(Path("/proc/self/task").iterdir())
-    except OSError:
-        return found
     pids: set[int] = set()
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return []
     for task in tasks:
-        with contextlib.suppress(OSError, ValueError):
-            pids.update(int(word) for word in (task / "children").read_text().split())
+        try:
+            with open(f"/proc/self/task/{task}/children") as listed:
+                pids.update(int(word) for word in listed.read().split())
+        except (OSError, ValueError):
+            continue
+    found: list[tuple[int, str]] = []
     for pid in sorted(pids):
-        with contextlib.suppress(OSError):
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            if stat[stat.rindex(")") + 2:].startswith(("Z", "X")):
-                continue
-            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-            if "multiprocessing." in command:
-                continue
-            found.append((pid, command[:80] or stat[stat.index("(") + 1:stat.rindex(")")]))
+        try:
+            with open(f"/proc/{pid}/stat") as stat_file:
+                stat = stat_file.read()
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                command = cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:  # it ended meanwhile
+            continue
+        if stat[stat.rindex(")") + 2:].startswith(("Z", "X")) or "multiprocessing." in command:
+            continue
+        found.append((pid, command[:80] or stat[stat.index("(") + 1:stat.rindex(")")]))
     return found
 
 
 def end_processes(pids: list[int]) -> None:
     """SIGTERM to each, then SIGKILL to those still there after `GRACE_S`; each is reaped."""
+    import contextlib
+    import signal
+    import time
+
     for pid in pids:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGTERM)
