@@ -139,21 +139,24 @@ async def test_the_token_budget_holds_and_a_reopened_log_keeps_counting(tmp_path
 
 
 HANGS_ON_THE_SUBSTITUTE = """
-import asyncio, sys
+import asyncio, sys, time
 
 class Method:
     async def translate(self, entries, config):
         if config.model == "SUBSTITUTE":
             if config.params.get("on_substitute") == "exit":
                 sys.exit(7)
+            if config.params.get("on_substitute") == "block":
+                time.sleep(3600)
             await asyncio.sleep(3600)
         return [{"id": e["id"], "predicted": e["source"]} for e in entries]
 """.replace("SUBSTITUTE", MODELS[1])
 
 
 @pytest.mark.parametrize(("behaviour", "error"), [("hang", "timed out after 3 s (1 s per entry)"),
-                                                  ("exit", "the method called sys.exit(7)")])
-def test_a_method_that_hangs_or_exits_on_the_replay_fails_the_replay_not_the_run(
+                                                  ("exit", "the method called sys.exit(7)"),
+                                                  ("block", "the method blocked the event loop for 3.")])
+def test_a_method_that_hangs_blocks_or_exits_on_the_replay_fails_the_replay_not_the_run(
         tmp_path: Path, standin: StandIn, make_plugin, behaviour: str, error: str):
     plugin = make_plugin({"name": "Replay", "entry_point": "pipeline:Method", "dependency_class": "A1",
                           "dependencies": [GATEWAY_DEPENDENCY]}, {"pipeline.py": HANGS_ON_THE_SUBSTITUTE})

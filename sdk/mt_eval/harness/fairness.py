@@ -16,7 +16,7 @@ import random
 import shutil
 import socket
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,10 +138,9 @@ class FairRun:
         if not entries:
             return
         sample = view(random.Random(seed).sample(entries, min(self.substitution_sample, len(entries))))
-        backstop_s = None if timeout_s is None else backstop_for(method, timeout_s, len(sample))
         try:
-            raw = await guarded_translate(method, sample, msgspec.structs.replace(config, model=model),
-                                          timeout_s=timeout_s, directory=directory, backstop_s=backstop_s)
+            raw = await _replayed(method, sample, msgspec.structs.replace(config, model=model), timeout_s,
+                                  directory)
         except CallFailed as failure:
             results = [error_result(str(e["id"]), failure.message) for e in sample]
         else:
@@ -189,6 +188,37 @@ class FairRun:
             for reason, count in log.refusals.items():
                 seen.add("gateway", reason, source="gateway", count=count)
         return seen.attempts
+
+
+async def _replayed(method: Any, sample: list[dict[str, Any]], config: RunConfig, timeout_s: float | None,
+                    directory: Path | None) -> object:
+    """The replay's call, as the run's calls are made: under ``timeout_s`` per entry, and for a method in this
+    process, with the event loop watched — one that blocks it (a synchronous call in ``translate``) is
+    interrupted, and fails the replay (`CallFailed`)."""
+    from mt_eval.harness.outcome import EXIT_ERROR
+    from mt_eval.loop_watchdog import LoopWatchdog, find_blocked
+
+    backstop_s = None if timeout_s is None else backstop_for(method, timeout_s, len(sample))
+
+    def call() -> Awaitable[object]:
+        return guarded_translate(method, sample, config, timeout_s=timeout_s, directory=directory,
+                                 backstop_s=backstop_s)
+
+    if timeout_s is None or getattr(method, "enforces_deadlines", False):
+        return await call()
+    limit = max(timeout_s * len(sample), 0.5)
+    try:
+        with LoopWatchdog(limit, hard_limit_s=max(5.0, limit), hard_exit_code=EXIT_ERROR,
+                          hard_message="mt-eval run: the method blocked the event loop in the substitution replay "
+                                       "and could not be interrupted; the results are saved (results.jsonl), the "
+                                       "card is not written"):
+            return await call()
+    except BaseException as error:
+        blocked = find_blocked(error)
+        if blocked is None:
+            raise
+        raise CallFailed(f"the method blocked the event loop for {blocked.seconds:.1f} s inside translate() (a "
+                         "synchronous call in an async method)") from None
 
 
 def _sha256(path: Path) -> str:
