@@ -13,7 +13,9 @@ holds the cases both sides must pass.
 A text that holds an ICU ``plural``, ``select`` or ``selectordinal`` message (`icu`) has its syntax
 (``{count, plural, one {``, ``} other {``, ``}}``) and its arguments (``#``, ``{name}``) protected as
 placeholders, so that only the texts of its branches are translated; the translation must then read as
-an ICU message with the same skeleton (argument names, keywords, selectors), or it is refused too.
+an ICU message with the same skeleton (argument names, keywords, selectors), or it is refused too. An
+apostrophe the translation puts right before a protected ``{``, ``}`` or ``#`` is doubled as it is restored
+(``d'{name}`` → ``d''{name}``), so that ICU shows it rather than reading it as the start of quoted text.
 """
 
 from __future__ import annotations
@@ -101,7 +103,8 @@ def restore(translated: str, placeholders: tuple[str, ...], icu: str | None = No
     problems.extend(f"invented placeholder ⟦{index}⟧" for index in sorted(seen))
     if problems:
         raise PlaceholderError(f"the translation {js_string(translated)} {'; '.join(problems)}")
-    restored = SENTINEL.sub(lambda m: placeholders[int(m.group(1))], translated)
+    restored = SENTINEL.sub(lambda m: placeholders[int(m.group(1))],
+                            translated if icu is None else _apostrophes_kept(translated, placeholders))
     if icu is not None:
         try:
             found = parse(restored).skeleton
@@ -112,6 +115,19 @@ def restore(translated: str, placeholders: tuple[str, ...], icu: str | None = No
             raise PlaceholderError(f"the translation {js_string(translated)} changed the ICU message {icu} into "
                                    f"{found or 'a text without a plural, select or selectordinal message'}")
     return restored
+
+
+# An apostrophe of the translation's text right before a sentinel: not one of a pair already, nor the first of two
+# around it (``'{literal}'``, a literal the source quoted and the translation kept)
+QUOTING_APOSTROPHE = re.compile(r"(?<!')'(?=⟦[ \t]*([0-9]+)[ \t]*⟧(?!'))")
+
+
+def _apostrophes_kept(translated: str, placeholders: tuple[str, ...]) -> str:
+    """The translation of an ICU message with each apostrophe of its text that would start quoted text once the
+    placeholder after it is back (``{``, ``}``, ``#`` or ``|``) doubled: ICU reads ``''`` as the apostrophe the
+    translator wrote (French ``d'{name}``, ``l'#``), where ``'{`` would quote the argument away."""
+    return QUOTING_APOSTROPHE.sub(
+        lambda m: "''" if placeholders[int(m.group(1))][:1] in ("{", "}", "#", "|") else "'", translated)
 
 
 def keep_edges(source: str, translated: str) -> str:

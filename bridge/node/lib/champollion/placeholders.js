@@ -6,7 +6,9 @@
 // both sides pass. A text that holds an ICU plural, select or selectordinal message (./icu.js) has its
 // syntax ("{count, plural, one {", "} other {", "}}") and its arguments ("#", "{name}") protected as
 // placeholders, so that only the texts of its branches are translated; the translation must then read as
-// an ICU message with the same skeleton (argument names, keywords, selectors), or it is refused too.
+// an ICU message with the same skeleton (argument names, keywords, selectors), or it is refused too. An
+// apostrophe the translation puts right before a protected {, } or # is doubled as it is restored (d'{name}
+// becomes d''{name}), so that ICU shows it rather than reading it as the start of quoted text.
 import { IcuSyntaxError, parse } from './icu.js';
 
 const PLACEHOLDER = new RegExp([
@@ -59,6 +61,20 @@ export class PlaceholderError extends Error {
   }
 }
 
+// An apostrophe of the translation's text right before a sentinel: not one of a pair already, nor the first of two
+// around it ('{literal}', a literal the source quoted and the translation kept)
+const QUOTING_APOSTROPHE = /(?<!')'(?=⟦[ \t]*([0-9]+)[ \t]*⟧(?!'))/g;
+
+/**
+ * The translation of an ICU message with each apostrophe of its text that would start quoted text once the
+ * placeholder after it is back ({, }, # or |) doubled: ICU reads '' as the apostrophe the translator wrote
+ * (French d'{name}, l'#), where '{ would quote the argument away.
+ */
+function apostrophesKept(translated, placeholders) {
+  return translated.replace(QUOTING_APOSTROPHE, (quote, index) => (
+    ['{', '}', '#', '|'].includes(placeholders[Number(index)].slice(0, 1)) ? "''" : quote));
+}
+
 /**
  * Put the placeholders back; throws PlaceholderError unless each sentinel appears exactly once and, given the
  * source's ICU skeleton icu, the result has that skeleton.
@@ -78,7 +94,8 @@ export function restore(translated, placeholders, icu = null) {
   });
   for (const index of [...seen.keys()].sort((a, b) => a - b)) problems.push(`invented placeholder ⟦${index}⟧`);
   if (problems.length) throw new PlaceholderError(`the translation ${JSON.stringify(translated)} ${problems.join('; ')}`);
-  const restored = translated.replace(SENTINEL, (_, index) => placeholders[Number(index)]);
+  const restored = (icu === null ? translated : apostrophesKept(translated, placeholders))
+    .replace(SENTINEL, (_, index) => placeholders[Number(index)]);
   if (icu !== null) {
     let found;
     try {
