@@ -2,12 +2,14 @@
 // mt-eval-locales: translate a champollion project's locale files (the Node twin of `mt-eval locales`).
 import { main } from '../lib/champollion/cli.js';
 import { divertStdout } from '../lib/guest-process.js';
+import { endLeftovers } from '../lib/leftovers.js';
 
 // stdout is the report's (the JSON one with --json): what a translate.js run in this process prints, with console
 // or process.stdout.write, goes to stderr.
 const { isTTY } = process.stdout;
 const write = divertStdout();
 process.exitCode = await main(process.argv.slice(2), { stdout: { isTTY, write } });
-// Done: a method that left a timer or a socket open (a call that timed out, say) does not keep the
-// process alive for long.
+// Done: a process a method started and left running is ended (../lib/leftovers.js), and a method that left a
+// timer or a socket open (a call that timed out, say) does not keep the process alive for long.
+await endLeftovers('mt-eval-locales');
 setTimeout(() => process.exit(), 1000).unref();

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { makeProject } from './helpers/champollion.js';
-import { nodePackage } from './helpers/guests.js';
+import { isRunning, nodePackage } from './helpers/guests.js';
 
 const BIN = join(nodePackage, 'bin', 'mt-eval-locales.js');
 
@@ -77,4 +77,24 @@ test('an error that escapes the method\'s calls stops the run as Ctrl-C does, ke
   assert.match(result.stderr, /^mt-eval-locales: stopped by that error; kept 2 keys translated \(1 file written, with their lock entries\); not translated: 4 keys of es\. Run the same command again/m);
   assert.deepEqual(JSON.parse(project.read(join('locales', 'es', 'common.json'))), { k0: 'spa: TEXT 0', k1: 'spa: TEXT 1' });
   assert.doesNotMatch(result.stderr, /^\s+at /m); // no Node stack
+});
+
+test('a process an in-process method started and left running is ended when the command ends, and named', async (t) => {
+  const project = makeProject({
+    config: { version: 3, inputLocale: 'en', pairs: { 'en:es': { methodPlugin: 'upper' } } },
+    files: { 'locales/en/common.json': { hello: 'Hello' } }, plugins: ['upper'],
+  });
+  t.after(project.cleanup);
+  const translate = join('.champollion', 'methods', 'upper', 'translate.js');
+  const pidFile = join(project.root, 'child.pid');
+  project.write(translate, `import { spawn } from 'node:child_process';\nimport { writeFileSync } from 'node:fs';\n${
+    project.read(translate).replace('export async function translate(entries, config) {\n',
+      'export async function translate(entries, config) {\n'
+      + `  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600000)'], { stdio: 'ignore' });\n`
+      + `  writeFileSync(${JSON.stringify(pidFile)}, String(child.pid));\n`)}`);
+  const result = await run(project);
+  assert.equal(result.status, 0, result.stderr);
+  const pid = Number(project.read('child.pid'));
+  assert.match(result.stderr, new RegExp(`mt-eval-locales: warning: 1 process started in this command was still running at its end \\(pid ${pid}: `));
+  assert.equal(isRunning(pid), false);
 });

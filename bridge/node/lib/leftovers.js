@@ -1,0 +1,75 @@
+// What a command leaves running when it is done (the Node twin of mt_eval.cli.leftovers): a child process that a
+// translate.js run in this process started and never stopped would live on with no parent once the command
+// exits. So each one still running is ended (SIGTERM, then SIGKILL after graceMs) and named in one warning line.
+// Linux only (it reads /proc); elsewhere nothing is found.
+import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** This process's running child processes (not zombies): [{ pid, command }]. */
+export function runningChildren() {
+  let tasks;
+  try {
+    tasks = readdirSync('/proc/self/task');
+  } catch {
+    return [];
+  }
+  const pids = new Set();
+  for (const task of tasks) {
+    try {
+      for (const word of readFileSync(`/proc/self/task/${task}/children`, 'utf8').split(/\s+/)) {
+        if (word) pids.add(Number(word));
+      }
+    } catch {
+      // (the thread ended meanwhile)
+    }
+  }
+  const found = [];
+  for (const pid of [...pids].sort((a, b) => a - b)) {
+    const stat = running(pid);
+    if (stat === null) continue;
+    let command = '';
+    try {
+      command = readFileSync(`/proc/${pid}/cmdline`).toString().replaceAll('\0', ' ').trim();
+    } catch {
+      continue;
+    }
+    found.push({ pid, command: command.slice(0, 80) || stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) });
+  }
+  return found;
+}
+
+/** The /proc stat line of pid while it runs; null once it ended (or is a zombie). */
+function running(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat[stat.lastIndexOf(')') + 2];
+    return state === 'Z' || state === 'X' ? null : stat;
+  } catch {
+    return null;
+  }
+}
+
+/** End the child processes still running, saying so on stderr as `${prog}: warning: …`. */
+export async function endLeftovers(prog, { stderr = process.stderr, graceMs = 5000 } = {}) {
+  const left = runningChildren();
+  if (!left.length) return;
+  const one = left.length === 1;
+  stderr.write(`${prog}: warning: ${left.length} ${one ? 'process' : 'processes'} started in this command `
+    + `${one ? 'was' : 'were'} still running at its end (${left.map((p) => `pid ${p.pid}: ${p.command}`).join(', ')}); `
+    + `ended ${one ? 'it' : 'them'} (a method stops what it starts in close())\n`);
+  const signal = (pid, name) => {
+    try {
+      process.kill(pid, name);
+    } catch {
+      // (it ended meanwhile)
+    }
+  };
+  for (const { pid } of left) signal(pid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  let waiting = left.map((p) => p.pid);
+  while (waiting.length && Date.now() < deadline) {
+    await sleep(20);
+    waiting = waiting.filter((pid) => running(pid) !== null);
+  }
+  for (const pid of waiting) signal(pid, 'SIGKILL');
+}
