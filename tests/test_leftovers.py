@@ -18,6 +18,12 @@ from gate_policies import LENIENT
 LEAVES_THINGS_RUNNING = """
 import os, subprocess, threading, time
 
+GRANDPARENT = (
+    "import subprocess, sys, time\\n"
+    "grandchild = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\\n"
+    "open(sys.argv[1], 'w').write(str(grandchild.pid))\\n"
+    "time.sleep(600)\\n")
+
 def forever():
     while True:
         time.sleep(0.2)
@@ -26,8 +32,9 @@ class M:
     def __init__(self):
         if os.environ.get("LEAVE_THREAD"):
             threading.Thread(target=forever, name="model-warmer").start()
-        if os.environ.get("LEAVE_PROCESS"):
-            child = subprocess.Popen([os.environ["PYTHON"], "-c", "import time; time.sleep(600)"])
+        if os.environ.get("LEAVE_PROCESS"):  # a child that starts a grandchild, in a process group of its own or not
+            child = subprocess.Popen([os.environ["PYTHON"], "-c", GRANDPARENT, os.environ["CHILD_PID"] + ".grand"],
+                                     start_new_session=os.environ["LEAVE_PROCESS"] == "own-group")
             with open(os.environ["CHILD_PID"], "w") as f:
                 f.write(str(child.pid))
 
@@ -68,12 +75,14 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
-def test_a_process_the_method_left_running_is_ended_and_named(tmp_path: Path):
-    done, _took = _run(tmp_path, LEAVE_PROCESS="1")
+@pytest.mark.parametrize("group", ["same-group", "own-group"])
+def test_a_process_the_method_left_running_is_ended_and_named(tmp_path: Path, group: str):
+    done, _took = _run(tmp_path, LEAVE_PROCESS=group)
     pid = int((tmp_path / "child.pid").read_text())
+    grandchild = int((tmp_path / "child.pid.grand").read_text())
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "run" / "card.json").exists()
-    assert not _alive(pid)
+    assert not _alive(pid) and not _alive(grandchild)  # it and what it started
     assert f"mt-eval run: warning: 1 process started in this command was still running at its end (pid {pid}: " \
            in done.stderr and "ended it (a method stops what it starts in aclose())" in done.stderr
 

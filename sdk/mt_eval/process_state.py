@@ -1,5 +1,7 @@
 """What a child's processes are doing, read from ``/proc`` (Linux; elsewhere nothing is known): whether one of
-them is blocked reading its standard input — it has taken everything it was sent and waits for more.
+them is blocked reading its standard input — it has taken everything it was sent and waits for more — and which
+children of this process still run, with what they started (`running_children`, `descendants`, for
+`mt_eval.cli.leftovers`).
 
 That tells apart two silences: a program working on what it was sent (busy, or waiting on something else),
 and a program that read it and answered nothing — a plain text filter that buffers its output, or one that
@@ -61,3 +63,62 @@ def group_reads_stdin(group: int | None, *, single_threaded: bool = False) -> bo
     if group is None:
         return False
     return any(reads_stdin(pid, single_threaded=single_threaded) for pid in group_members(group))
+
+
+
+def running_children() -> list[tuple[int, str]]:
+    """This process's child processes that still run (not zombies), with their command lines (or names); the
+    helpers Python's multiprocessing starts for itself, which end with this process, are left out."""
+    found: list[tuple[int, str]] = []
+    for child in sorted(_children("self")):
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as cmdline:
+                command = cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:  # it ended meanwhile
+            continue
+        stat = _stat(child)
+        if stat is None or "multiprocessing." in command:
+            continue
+        found.append((child, command[:80] or stat[stat.index("(") + 1:stat.rindex(")")]))
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes ``pid`` started, and those they started, that still run (parents before children)."""
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        children = [child for child in sorted(_children(pending.pop())) if runs(child)]
+        found += children
+        pending += children
+    return found
+
+
+def runs(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie has ended)."""
+    return _stat(pid) is not None
+
+
+def _children(pid: int | str) -> set[int]:
+    pids: set[int] = set()
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return pids
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as listed:
+                pids.update(int(word) for word in listed.read().split())
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+def _stat(pid: int) -> str | None:
+    """The /proc stat line of ``pid`` while it runs; None once it ended or is a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat_file:
+            stat = stat_file.read()
+    except OSError:
+        return None
+    return None if stat[stat.rindex(")") + 2:].startswith(("Z", "X")) else stat

@@ -1,41 +1,58 @@
 // What a command leaves running when it is done (the Node twin of mt_eval.cli.leftovers): a child process that a
 // translate.js run in this process started and never stopped would live on with no parent once the command
-// exits. So each one still running is ended (SIGTERM, then SIGKILL after graceMs) and named in one warning line.
+// exits. So each one still running, and every process it started, is ended (SIGTERM, then SIGKILL after graceMs),
+// and the children are named in one warning line.
 // Linux only (it reads /proc); elsewhere nothing is found.
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** This process's running child processes (not zombies): [{ pid, command }]. */
 export function runningChildren() {
+  const found = [];
+  for (const child of children('self')) {
+    const stat = running(child);
+    if (stat === null) continue;
+    let command = '';
+    try {
+      command = readFileSync(`/proc/${child}/cmdline`).toString().replaceAll('\0', ' ').trim();
+    } catch {
+      continue;
+    }
+    found.push({ pid: child, command: command.slice(0, 80) || stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) });
+  }
+  return found;
+}
+
+/** The processes pid started, and those they started, that still run (parents before children). */
+function descendants(pid) {
+  const found = [];
+  const pending = [pid];
+  while (pending.length) {
+    const next = children(pending.pop()).filter((child) => running(child) !== null);
+    found.push(...next);
+    pending.push(...next);
+  }
+  return found;
+}
+
+function children(pid) {
   let tasks;
   try {
-    tasks = readdirSync('/proc/self/task');
+    tasks = readdirSync(`/proc/${pid}/task`);
   } catch {
     return [];
   }
   const pids = new Set();
   for (const task of tasks) {
     try {
-      for (const word of readFileSync(`/proc/self/task/${task}/children`, 'utf8').split(/\s+/)) {
+      for (const word of readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(/\s+/)) {
         if (word) pids.add(Number(word));
       }
     } catch {
       // (the thread ended meanwhile)
     }
   }
-  const found = [];
-  for (const pid of [...pids].sort((a, b) => a - b)) {
-    const stat = running(pid);
-    if (stat === null) continue;
-    let command = '';
-    try {
-      command = readFileSync(`/proc/${pid}/cmdline`).toString().replaceAll('\0', ' ').trim();
-    } catch {
-      continue;
-    }
-    found.push({ pid, command: command.slice(0, 80) || stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) });
-  }
-  return found;
+  return [...pids].sort((a, b) => a - b);
 }
 
 /** The /proc stat line of pid while it runs; null once it ended (or is a zombie). */
@@ -64,9 +81,10 @@ export async function endLeftovers(prog, { stderr = process.stderr, graceMs = 50
       // (it ended meanwhile)
     }
   };
-  for (const { pid } of left) signal(pid, 'SIGTERM');
+  const tree = left.flatMap(({ pid }) => [pid, ...descendants(pid)]); // (read before any parent ends)
+  for (const pid of tree) signal(pid, 'SIGTERM');
   const deadline = Date.now() + graceMs;
-  let waiting = left.map((p) => p.pid);
+  let waiting = tree;
   while (waiting.length && Date.now() < deadline) {
     await sleep(20);
     waiting = waiting.filter((pid) => running(pid) !== null);

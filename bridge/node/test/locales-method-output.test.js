@@ -79,6 +79,10 @@ test('an error that escapes the method\'s calls stops the run as Ctrl-C does, ke
   assert.doesNotMatch(result.stderr, /^\s+at /m); // no Node stack
 });
 
+// A process that starts one of its own (its pid written to the file named by its argument), and waits.
+const GRANDPARENT = "const c = require('node:child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600000)'], "
+  + "{ stdio: 'ignore' }); require('node:fs').writeFileSync(process.argv[1], String(c.pid)); setTimeout(() => {}, 600000);";
+
 test('a process an in-process method started and left running is ended when the command ends, and named', async (t) => {
   const project = makeProject({
     config: { version: 3, inputLocale: 'en', pairs: { 'en:es': { methodPlugin: 'upper' } } },
@@ -87,14 +91,16 @@ test('a process an in-process method started and left running is ended when the 
   t.after(project.cleanup);
   const translate = join('.champollion', 'methods', 'upper', 'translate.js');
   const pidFile = join(project.root, 'child.pid');
-  project.write(translate, `import { spawn } from 'node:child_process';\nimport { writeFileSync } from 'node:fs';\n${
+  project.write(translate, `import { spawn } from 'node:child_process';\nimport { existsSync, writeFileSync } from 'node:fs';\n${
     project.read(translate).replace('export async function translate(entries, config) {\n',
       'export async function translate(entries, config) {\n'
-      + `  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600000)'], { stdio: 'ignore' });\n`
-      + `  writeFileSync(${JSON.stringify(pidFile)}, String(child.pid));\n`)}`);
+      + `  const child = spawn(process.execPath, ['-e', ${JSON.stringify(GRANDPARENT)}, ${JSON.stringify(`${pidFile}.grand`)}], { stdio: 'ignore' });\n`
+      + `  writeFileSync(${JSON.stringify(pidFile)}, String(child.pid));\n`
+      + `  while (!existsSync(${JSON.stringify(`${pidFile}.grand`)})) await new Promise((resolve) => setTimeout(resolve, 10));\n`)}`);
   const result = await run(project);
   assert.equal(result.status, 0, result.stderr);
   const pid = Number(project.read('child.pid'));
   assert.match(result.stderr, new RegExp(`mt-eval-locales: warning: 1 process started in this command was still running at its end \\(pid ${pid}: `));
   assert.equal(isRunning(pid), false);
+  assert.equal(isRunning(Number(project.read('child.pid.grand'))), false); // what it started ended too
 });

@@ -3,8 +3,9 @@
 A method loaded in this process may start a child process (a model server, ``subprocess.Popen``) or a thread
 that it never stops. When the command is done, a child process it left would live on with no parent, and a
 thread that is not a daemon would keep Python from exiting: the command printed its result and then hung for
-ever. So, once the command has its exit status (`leave`), each child process still running is ended (SIGTERM,
-then SIGKILL after `GRACE_S`) and named in one warning line; and when Python's own shutdown is still waiting for
+ever. So, once the command has its exit status (`leave`), each child process still running is ended with every
+process it started (SIGTERM, then SIGKILL after `GRACE_S`; read from /proc, `mt_eval.process_state`) and named in
+one warning line; and when Python's own shutdown is still waiting for
 a thread `GRACE_S` later, a line names the thread and the process exits without it. Nothing the command did is
 lost: its files are written and its output flushed before either happens. Only the ``mt-eval`` program does this
 (`mt_eval.cli.console_main`), and only when a method's code (or an extension's) was imported into it;
@@ -13,15 +14,17 @@ lost: its files are written and its output flushed before either happens. Only t
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
+import time
+from typing import NoReturn
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, NoReturn
+from mt_eval.process_state import descendants, running_children, runs
 
 GRACE_S = 5.0
-# (only os and sys at import: every `mt-eval` pays for what this module imports, `mt-eval --help` too)
 
 
 def leave(status: int, prog: str = "mt-eval") -> NoReturn:
@@ -35,24 +38,17 @@ def leave(status: int, prog: str = "mt-eval") -> NoReturn:
               "it starts in aclose())", file=sys.stderr, flush=True)
         end_processes([pid for pid, _ in left])
     if _held():
-        import threading
-
         threading.Thread(target=_exit_if_held, args=(status, prog), name="mt-eval exit watch", daemon=True).start()
     sys.exit(status)
 
 
-def _held() -> list[Any]:
+def _held() -> list[threading.Thread]:
     """The threads Python's shutdown would wait for: alive, not daemons, not the main thread."""
-    threading = sys.modules.get("threading")
-    if threading is None:  # never imported: no thread was started
-        return []
     return [t for t in threading.enumerate() if t.is_alive() and not t.daemon and t is not threading.main_thread()]
 
 
 def _exit_if_held(status: int, prog: str) -> None:
     """Runs while Python's shutdown joins the threads that are not daemons: past `GRACE_S`, exits without them."""
-    import time
-
     time.sleep(GRACE_S)
     held = _held()
     if not held:
@@ -68,58 +64,28 @@ def _exit_if_held(status: int, prog: str) -> None:
         os._exit(status)
 
 
-def running_children() -> list[tuple[int, str]]:
-    """This process's child processes that are still running (not zombies), with their command lines; the
-    helpers Python's multiprocessing starts for itself, which end with this process, are left out. Empty where
-    /proc cannot tell."""
-    pids: set[int] = set()
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return []
-    for task in tasks:
-        try:
-            with open(f"/proc/self/task/{task}/children") as listed:
-                pids.update(int(word) for word in listed.read().split())
-        except (OSError, ValueError):
-            continue
-    found: list[tuple[int, str]] = []
-    for pid in sorted(pids):
-        try:
-            with open(f"/proc/{pid}/stat") as stat_file:
-                stat = stat_file.read()
-            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-                command = cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()
-        except OSError:  # it ended meanwhile
-            continue
-        if stat[stat.rindex(")") + 2:].startswith(("Z", "X")) or "multiprocessing." in command:
-            continue
-        found.append((pid, command[:80] or stat[stat.index("(") + 1:stat.rindex(")")]))
-    return found
-
-
 def end_processes(pids: list[int]) -> None:
-    """SIGTERM to each, then SIGKILL to those still there after `GRACE_S`; each is reaped."""
-    import contextlib
-    import signal
-    import time
-
-    for pid in pids:
+    """SIGTERM to each of ``pids`` (children of this process) and to every process they started, then SIGKILL to
+    those still there after `GRACE_S`; the children are reaped."""
+    tree = [member for pid in pids for member in (pid, *descendants(pid))]  # (read before any parent ends)
+    for member in tree:
         with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)
+            os.kill(member, signal.SIGTERM)
     deadline = time.monotonic() + GRACE_S
-    waiting = set(pids)
+    waiting = set(tree)
     while waiting and time.monotonic() < deadline:
-        for pid in list(waiting):
-            try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:  # reaped elsewhere
-                done = pid
-            if done:
-                waiting.discard(pid)
+        for member in list(waiting):
+            if member in pids:
+                with contextlib.suppress(ChildProcessError):
+                    if not os.waitpid(member, os.WNOHANG)[0]:
+                        continue
+            elif runs(member):
+                continue
+            waiting.discard(member)
         if waiting:
             time.sleep(0.02)
-    for pid in waiting:
+    for member in waiting:
         with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+            os.kill(member, signal.SIGKILL)
+            if member in pids:
+                os.waitpid(member, 0)
