@@ -282,3 +282,23 @@ def test_the_runs_own_status_comes_before_the_gate_and_a_refusal_is_no_failure(t
     assert card.errors == 2 and card.failures == []  # a negative control's error is the refusal it asks for
     assert card.families is not None and [n.outcome for n in card.families.negatives] == ["refused", "refused"]
     assert verify_card(tmp_path / "refused" / "card.json").ok
+
+
+def test_a_card_scored_without_resamples_has_no_headline(tmp_path: Path, corpus: Path, monkeypatch, capsys):
+    """The CLI refuses --resamples 0, but a run requested through the Python API may ask for none: its card then
+    has no interval, and a headline is never given without one."""
+    import msgspec.structs
+
+    from mt_eval.harness import session
+
+    real = session.run_evaluation
+    monkeypatch.setattr(session, "run_evaluation",
+                        lambda request: real(msgspec.structs.replace(request, resamples=0)))
+    code, card = run(tmp_path / "no-interval", corpus, *honest())
+    assert card is not None and card.metrics is not None and card.metrics.bootstrap_resamples == 0
+    assert card.gate is not None and failed_rules(card) == ["scored"] and not card.gate.passed
+    assert code != 0 and "headline withheld: the gate failed" in capsys.readouterr().out
+    assert main(["gate", str(tmp_path / "no-interval" / "card.json")]) != 0
+    out = capsys.readouterr().out
+    assert "✗ scored" in out and "no headline: 1 rule failed" in out and "\n  headline:" not in out
+    assert "the headline metric chrF++ has no 95% interval (the card was scored with 0 bootstrap resamples)" in out

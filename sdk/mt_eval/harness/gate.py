@@ -11,7 +11,7 @@ Each rule is checked and reported on its own, with the card's figure and the pol
 - **negatives**: at least ``min_negatives`` negative controls ran, and the share translated instead of
   refused or abstained on is at most ``max_negative_violation_rate``;
 - **scored**: the card has metrics over at least ``min_scored`` scored entries (a denominator of 1 says
-  nothing);
+  nothing), and its headline metric has its 95% interval (a card scored without bootstrap resamples has none);
 - **abstention**: the share of scored entries abstained on is at most ``max_abstention_rate`` (when set);
 - **covariates**: every covariate in ``required_covariates`` is recorded, with a value or as not applicable
   (`mt_eval.harness.covariates`).
@@ -123,6 +123,11 @@ def _scored(card: RunCard, policy: GatePolicy) -> GateCheck:
     n = card.metrics.segments
     details = [] if n >= policy.min_scored else [f"{n} scored entr{'y' if n == 1 else 'ies'}: a headline needs at "
                                                  f"least {policy.min_scored} (the policy's min_scored)"]
+    chosen = next((m for m in card.metrics.metrics if m.name == card.metrics.headline), None)
+    if chosen is not None and (chosen.ci_low is None or chosen.ci_high is None):
+        details.append(f"the headline metric {chosen.name} has no 95% interval (the card was scored with "
+                       f"{card.metrics.bootstrap_resamples} bootstrap resamples): a headline is given with its "
+                       "interval, so score the run with resamples (mt-eval run --resamples N, N ≥ 1)")
     return GateCheck(rule="scored", passed=not details, figure=f"{n} scored entries", threshold=wanted,
                      details=details)
 
