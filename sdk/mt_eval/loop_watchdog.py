@@ -15,12 +15,13 @@ the process with ``hard_exit_code``: whatever was already saved stays saved, and
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 import threading
 import time
 from types import FrameType, TracebackType
+
+from mt_eval.process_exit import real_exit
 
 HEARTBEAT_S = 0.05
 
@@ -91,7 +92,7 @@ class LoopWatchdog:
             elif blocked >= self.limit_s + self.hard_limit_s:
                 sys.stderr.write(self.hard_message + "\n")
                 sys.stderr.flush()
-                os._exit(self.hard_exit_code)
+                real_exit(self.hard_exit_code)
 
     def _interrupt(self, signum: int, frame: FrameType | None) -> None:
         if self._fired and not self._stop.is_set():

@@ -27,6 +27,8 @@ from pathlib import Path
 from types import ModuleType
 
 from mt_eval.lone_surrogates import writable
+from mt_eval import process_exit
+from mt_eval.process_exit import ExitCalled, guard_process_exit
 
 
 class EntryPointError(Exception):
@@ -132,6 +134,7 @@ def import_entry_module(directory: Path, module: str, method_id: str) -> ModuleT
     directory = directory.resolve()
     target = module_file(directory, module)
     _guard(directory)
+    guard_process_exit()  # plugin code's os._exit() fails what called it instead of ending the process silently
     package = private_package(directory, method_id)
     if package not in sys.modules:
         spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
@@ -149,8 +152,8 @@ def import_entry_module(directory: Path, module: str, method_id: str) -> ModuleT
             sys.modules.pop(name, None)
         if isinstance(exc, SystemExit):
             raise EntryPointError(f'importing "{module}" {describe_exit(exc, directory)}',
-                                  "a plugin must not end the process: remove the sys.exit() call, or raise an "
-                                  "exception") from None
+                                  f"a plugin must not end the process: remove the {exit_function(exc)} call, or "
+                                  "raise an exception") from None
         raise EntryPointError(f'importing "{module}" failed: {describe_exception(exc, directory)}',
                               f"fix the error in {target.name} (run `python {target}` to see the full traceback)"
                               ) from exc
@@ -196,16 +199,23 @@ def describe_exception(exc: BaseException, directory: Path | None) -> str:
     return writable(f"{type(exc).__name__}: {exc}{where}")
 
 
+def exit_function(exc: SystemExit) -> str:
+    """``os._exit()`` or ``sys.exit()``: what plugin code called to end the process (`mt_eval.process_exit`)."""
+    return "os._exit()" if isinstance(exc, ExitCalled) else "sys.exit()"
+
+
 def describe_exit(exc: SystemExit, directory: Path | None = None) -> str:
     """``called sys.exit(3) (pipeline.py:22)``: where plugin code tried to end the process."""
     code = "" if exc.code is None else repr(exc.code)
-    return writable(f"called sys.exit({code}){_where(exc, directory)}")
+    return writable(f"called {exit_function(exc)[:-1]}{code}){_where(exc, directory)}")
 
 
 def _where(exc: BaseException, directory: Path | None) -> str:
     """`` (file:line)`` of the innermost frame inside ``directory`` (any frame without one), or ""."""
     resolved = directory.resolve() if directory is not None else None
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename == process_exit.__file__:  # (where os._exit() raised, not where it was called)
+            continue
         if frame.filename and (resolved is None or Path(frame.filename).resolve().is_relative_to(resolved)):
             return f" ({Path(frame.filename).name}:{frame.lineno})"
     return ""

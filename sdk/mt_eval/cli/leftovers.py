@@ -22,6 +22,7 @@ import threading
 import time
 from typing import NoReturn
 
+from mt_eval.process_exit import real_exit
 from mt_eval.process_state import descendants, running_children, runs
 
 GRACE_S = 5.0
@@ -61,7 +62,7 @@ def _exit_if_held(status: int, prog: str) -> None:
               f"its end; exited without waiting for {'it' if len(held) == 1 else 'them'} (a method stops its "
               "threads in aclose(), or makes them daemon threads)", file=sys.stderr, flush=True)
     finally:
-        os._exit(status)
+        real_exit(status)
 
 
 def end_processes(pids: list[int]) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
-import os
 import re
 import signal
 import sys
@@ -194,13 +193,14 @@ async def _stop_on_interrupt(stop: anyio.Event, *, task_status: anyio.abc.TaskSt
     import anyio
 
     from mt_eval.cli.termination import INTERRUPTED, exit_status
+    from mt_eval.process_exit import real_exit
 
     with anyio.open_signal_receiver(signal.SIGINT) as signals:
         task_status.started()
         async for _ in signals:
             if stop.is_set():
                 print("\nmt-eval locales: interrupted again: stopped at once", file=sys.stderr, flush=True)
-                os._exit(exit_status(INTERRUPTED))
+                real_exit(exit_status(INTERRUPTED))
             stop.set()
 
 

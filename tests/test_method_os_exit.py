@@ -1,0 +1,76 @@
+"""A method's os._exit(), which ends a process at once, fails its call or its loading as sys.exit() does
+(`mt_eval.process_exit`), in the process that imported it only."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from test_run_integrity import SOURCES, run
+
+OS_EXIT_METHOD = """\
+import os
+
+
+class EchoMethod:
+    async def translate(self, entries, config):
+        if any(entry["source"] == "!exit" for entry in entries):
+            os._exit(0)
+        return [{"id": entry["id"], "predicted": entry["source"]} for entry in entries]
+"""
+
+
+def test_os_exit_inside_translate_fails_its_entry_not_the_run_with_status_0(tmp_path: Path, make_plugin):
+    """os._exit() ends a process at once: it ended the run with status 0, no card and nothing said."""
+    plugin = make_plugin(files={"pipeline.py": OS_EXIT_METHOD})
+    sources = [*SOURCES[:4], "!exit", *SOURCES[4:]]
+    code, card, err = run(tmp_path, plugin, sources, "--retries", "0")
+    assert code == 3 and card is not None, err
+    assert card.results[4].error == ("the method called os._exit(0) (pipeline.py:7): a method must not end the "
+                                     "process; raise an exception instead")
+    assert [r.predicted for r in card.results] == [*SOURCES[:4], None, *SOURCES[4:]]
+    assert "Traceback" not in err
+
+
+def test_os_exit_while_loading_is_one_line_naming_the_file(tmp_path: Path, make_plugin):
+    plugin = make_plugin(files={"pipeline.py": "import os\nos._exit(0)\n"})
+    code, card, err = run(tmp_path, plugin, SOURCES)
+    assert code == 1 and card is None
+    assert "importing \"pipeline\" called os._exit(0) (pipeline.py:2)" in err
+    assert "fix: a plugin must not end the process: remove the os._exit() call, or raise an exception" in err
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "validate", "--no-sandbox", str(plugin)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "called os._exit(0) (pipeline.py:2)" in done.stdout + done.stderr
+
+
+def test_a_forked_child_of_the_run_still_exits_with_os_exit(tmp_path: Path, make_plugin):
+    """Only the process that imported the plugin is guarded: a child it forks (a method's own worker) ends."""
+    plugin = make_plugin(files={"pipeline.py": """\
+        import os
+
+
+        class EchoMethod:
+            async def translate(self, entries, config):
+                pid = os.fork()
+                if pid == 0:
+                    os._exit(7)
+                _, status = os.waitpid(pid, 0)
+                return [{"id": e["id"], "predicted": f"{os.waitstatus_to_exitcode(status)}"} for e in entries]
+        """})
+    code, card, err = run(tmp_path, plugin, SOURCES[:3])
+    assert code == 0 and card is not None, err
+    assert [r.predicted for r in card.results] == ["7", "7", "7"]
+
+
+def test_os_exit_in_a_python_guest_fails_the_call_and_the_guest_serves_on(tmp_path: Path, make_plugin):
+    """--isolate: the method runs in `mt-eval serve`, which answers the call with the same failure and goes on
+    (before, the guest ended and was replaced, the entries of its call sent again one at a time)."""
+    plugin = make_plugin(files={"pipeline.py": OS_EXIT_METHOD})
+    sources = [*SOURCES[:4], "!exit", *SOURCES[4:]]
+    code, card, err = run(tmp_path, plugin, sources, "--retries", "0", "--isolate")
+    assert code == 3 and card is not None, err
+    assert card.results[4].error == ("the method called os._exit(0) (pipeline.py:7): a method must not end the "
+                                     "process; raise an exception instead")
+    assert [r.predicted for r in card.results] == [*SOURCES[:4], None, *SOURCES[4:]]
+    assert "exited" not in err and "restart" not in err
