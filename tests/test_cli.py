@@ -90,10 +90,26 @@ def test_translate_sentences_from_arguments_a_file_and_stdin(tmp_path: Path):
     sentences = tmp_path / "in.txt"
     sentences.write_text("Hello world\n\nThank you\n", encoding="utf-8")
     from_file = run("translate", lexicon, "--file", str(sentences), "--json")
-    assert [json.loads(line)["predicted"] for line in from_file.stdout.splitlines()] == ["Hola mundo", "Gracias"]
+    shown_lines = [json.loads(line) for line in from_file.stdout.splitlines()]
+    assert [(r["id"], r["predicted"]) for r in shown_lines] == [("1", "Hola mundo"), ("2", ""), ("3", "Gracias")]
     piped = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", lexicon], input="the dog\n",
                            capture_output=True, text=True, timeout=60)
     assert piped.stdout == "el perro\n"
+
+
+def test_translate_prints_one_line_per_line_of_its_input_split_on_lf_only(tmp_path: Path):
+    """A blank line is printed blank (not sent), a CRLF's CR is dropped, and U+2028 or a form feed stays inside
+    its line, as the corpus reader keeps it: the output lines stay aligned with the input lines."""
+    lexicon = str(REPO / "examples" / "lexicon-eng-spa")
+    text = "Good morning,\u2028my friend.\r\nThe cat.\r\n\r\n  \nThank you.\x0cGood night.\n"
+    sentences = tmp_path / "in.txt"
+    sentences.write_bytes(text.encode())
+    for given in (["--file", str(sentences)], []):
+        done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", lexicon, *given],
+                              input=text.encode(), capture_output=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.decode().split("\n") == ["Buenos días,\u2028mi amigo.", "El gato.", "", "",
+                                                    "Gracias.\x0cBuenas noches.", ""]
 
 
 def test_translate_explains_bad_usage(make_plugin, tmp_path: Path):

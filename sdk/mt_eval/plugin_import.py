@@ -26,8 +26,8 @@ import traceback
 from pathlib import Path
 from types import ModuleType
 
-from mt_eval.lone_surrogates import writable
 from mt_eval import process_exit
+from mt_eval.lone_surrogates import writable
 from mt_eval.process_exit import ExitCalled, guard_process_exit
 
 

@@ -17,7 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "Exit status: 0 when no sentence failed, 1 when one did (or the plugin cannot be loaded), "
                           "2 for a usage error.")
     parser.add_argument("plugin", metavar="DIR", help="plugin directory")
-    parser.add_argument("texts", nargs="*", metavar="TEXT", help="sentences (default: lines of stdin)")
+    parser.add_argument("texts", nargs="*", metavar="TEXT",
+                        help="sentences (default: the lines of stdin, split on LF only; a blank line is printed "
+                             "blank, so the output has one line per line of the input)")
     parser.add_argument("--pair", type=pair_argument, metavar="'SRC>TGT'",
                         help="language pair, quoted ('eng>spa') or as eng:spa (default: the method's first "
                              "supported pair)")
@@ -90,7 +92,8 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
         except ValueError as exc:
             print(f"standard input: {exc}", file=sys.stderr)
             return 2
-    entries = [{"id": str(i), "source": text} for i, text in enumerate(texts, start=1)]
+    # A blank line is not sent: it is printed blank, so the output has one line per line of the input.
+    entries = [{"id": str(i), "source": text} for i, text in enumerate(texts, start=1) if text.strip()]
     notes = ResultNotes()
     unknown: list[object] = []
 
@@ -120,7 +123,9 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
         print(f"{loaded.method_id} returned results whose id matches no entry (a result's id is its entry's id, a "
               f"string): {', '.join(msgspec.json.encode(i).decode() for i in unknown[:5])}", file=sys.stderr)
     failed = 0
-    for result in results:
+    by_id = {result.id: result for result in results}
+    for number in range(1, len(texts) + 1):
+        result = by_id.get(str(number)) or TranslationResult(id=str(number), predicted="")  # (a blank line)
         failed += result.error is not None
         if as_json:
             sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
@@ -133,8 +138,8 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
 
 
 def _file_sources(file: Path, pair: str) -> list[str]:
-    """The sources of a corpus file (.json, .jsonl, .tsv, read as ``mt-eval run`` reads them), else the
-    non-empty lines of a text file."""
+    """The sources of a corpus file (.json, .jsonl, .tsv, read as ``mt-eval run`` reads them), else the lines
+    of a text file."""
     from mt_eval.corpus.files import FORMATS
 
     name = file.name.lower().removesuffix(".gz")
@@ -146,14 +151,19 @@ def _file_sources(file: Path, pair: str) -> list[str]:
 
 
 def utf8_lines(data: bytes) -> list[str]:
-    """The non-blank lines of UTF-8 text; ValueError naming the line of the first byte that is not UTF-8."""
+    """The lines of UTF-8 text, split on LF only (a CRLF's CR dropped; U+2028 or a form feed stays in its line,
+    as the corpus reader keeps it), blank ones included; ValueError naming the line of the first byte that is not
+    UTF-8."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ValueError(f"line {line} is not valid UTF-8 (byte 0x{data[exc.start]:02x}): save the text as UTF-8, "
                          "e.g. iconv -f latin1 -t utf-8") from None
-    return [line for line in text.splitlines() if line.strip()]
+    lines = text.split("\n")
+    if lines[-1] == "":  # (the newline that ends the last line)
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
 
 
 def _surrogate_at(text: str) -> int | None:
