@@ -152,6 +152,24 @@ def test_the_p_values_are_sacrebleus_paired_tests_on_the_two_runs(tmp_path: Path
     assert all(row["delta_ci_low"] <= row["delta"] <= row["delta_ci_high"] for row in report["rows"])
 
 
+def test_different_outputs_with_the_same_score_are_no_significant_difference(tmp_path: Path, corpus: Path, capsys):
+    """BLEU 0 against BLEU 0 (no n-gram of either run's outputs in the references): a difference of 0, p = 1,
+    where sacrebleu's count of samples beyond the observed difference gave 1/(n+1), "significant"."""
+    canaries = {f"Canary {i}.": f"Canario {i}." for i in range(2)}
+    for name, word in (("a", "zzz"), ("b", "qqq")):
+        nonsense = {**{f"Sentence number {i}.": word for i in range(30)}, **canaries}
+        assert run(tmp_path / name, corpus, *honest(translate=nonsense), *LENIENT)[1] is not None
+    capsys.readouterr()
+    compare(tmp_path / "a" / "card.json", tmp_path / "b" / "card.json", "--json")
+    report = json.loads(capsys.readouterr().out)
+    assert report["outputs"]["scored"] == {"differ": 30, "of": 30}
+    bleu = next(row for row in report["rows"] if row["metric"] == "BLEU")
+    assert (bleu["a"], bleu["b"], bleu["delta"], bleu["p_bootstrap"], bleu["p_randomization"]) == (0, 0, 0, 1, 1)
+    compare(tmp_path / "a" / "card.json", tmp_path / "b" / "card.json")
+    [line] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("BLEU")]
+    assert line.endswith("not significant at 0.05")
+
+
 @pytest.mark.parametrize("flag", ["--bootstrap", "--trials"])
 def test_resamples_and_trials_are_at_least_one(flag: str, capsys):
     with pytest.raises(SystemExit) as stopped:
