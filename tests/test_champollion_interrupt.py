@@ -27,8 +27,10 @@ def slow_project(root: Path, side: str):
     return make_project(root, pairs_config(pairs), files, plugins=(PLUGIN[side],))
 
 
-def interrupted(side: str, project, *argv: str, after_calls: int) -> subprocess.CompletedProcess[str]:
-    """Run the command; once its method was called ``after_calls`` times, Ctrl-C (SIGINT to its process group)."""
+def interrupted(side: str, project, *argv: str, after_calls: int, sig: signal.Signals = signal.SIGINT
+                ) -> subprocess.CompletedProcess[str]:
+    """Run the command; once its method was called ``after_calls`` times, Ctrl-C (SIGINT to its process group), or
+    ``sig`` sent to the command's process alone, as ``kill`` sends it."""
     env = {**os.environ, "CHAMPOLLION_FIXTURE_LOG": str(project.log), "CHAMPOLLION_FIXTURE_SLEEP": "0.3"}
     process = subprocess.Popen(locales_command(side, project, *argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, env=env, start_new_session=True)
@@ -36,7 +38,10 @@ def interrupted(side: str, project, *argv: str, after_calls: int) -> subprocess.
         deadline = time.monotonic() + 60
         while len(project.calls()) < after_calls and time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.02)
-        os.killpg(process.pid, signal.SIGINT)  # as a terminal does
+        if sig == signal.SIGINT:
+            os.killpg(process.pid, signal.SIGINT)  # as a terminal does
+        else:
+            process.send_signal(sig)
         out, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
@@ -72,6 +77,23 @@ def test_ctrl_c_writes_what_was_translated_says_what_was_kept_and_exits_130(tmp_
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["locales"][0]["sent"] == missing  # what was kept is not sent again
     assert sum(len(call["sources"]) for call in project.calls()[calls:] if call["target"] == "spa") == missing
+
+
+@needs_node
+@pytest.mark.parametrize("side", ["node", "python"])
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_stop_as_ctrl_c_does_keeping_what_was_translated(tmp_path: Path, side: str,
+                                                                          sig: signal.Signals, status: int):
+    """One SIGTERM (``kill``, ``docker stop``, a CI job cancelled) is not taken for two Ctrl-C's: the Python command
+    on uvloop heard the SIGINT it is passed on as twice, stopped at once and wrote nothing."""
+    project = slow_project(tmp_path, side)
+    done = interrupted(side, project, after_calls=8, sig=sig)
+    assert done.returncode == status, done.stderr
+    assert "interrupted again" not in done.stderr
+    found = KEPT.fullmatch(done.stderr.splitlines()[-1].split(": ", 1)[1])
+    assert found, done.stderr
+    kept = int(found.group(1))
+    assert kept >= 8 and sum(len(project.json(f"locales/es/{name}.json")) for name in "abc") == kept
 
 
 @needs_node

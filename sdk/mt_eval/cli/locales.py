@@ -15,6 +15,7 @@ import math
 import re
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 EXPECTED = (ValueError, LookupError, OSError)  # an unreadable config, an unknown locale, a plugin not found
 # Ctrl-C before anything was sent (one later writes what was translated and says so: `interrupted_message`).
 INTERRUPTED = "mt-eval locales: interrupted before anything was sent; nothing was written"
+SAME_SIGNAL_S = 0.2  # a SIGINT this soon after the one that stopped the command is that one (`_stop_on_interrupt`)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -195,12 +197,17 @@ async def _stop_on_interrupt(stop: anyio.Event, *, task_status: anyio.abc.TaskSt
     from mt_eval.cli.termination import INTERRUPTED, exit_status
     from mt_eval.process_exit import real_exit
 
+    first = 0.0
     with anyio.open_signal_receiver(signal.SIGINT) as signals:
         task_status.started()
         async for _ in signals:
-            if stop.is_set():
+            # uvloop calls the receiver twice for a SIGINT raised by another signal's handler (SIGTERM and SIGHUP
+            # come that way): within a moment of the first it is that one again, not a second Ctrl-C
+            if stop.is_set() and time.monotonic() - first >= SAME_SIGNAL_S:
                 print("\nmt-eval locales: interrupted again: stopped at once", file=sys.stderr, flush=True)
                 real_exit(exit_status(INTERRUPTED))
+            if not stop.is_set():
+                first = time.monotonic()
             stop.set()
 
 
