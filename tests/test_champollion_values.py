@@ -92,3 +92,25 @@ def test_an_icu_message_has_only_its_branches_translated_and_a_translation_that_
             "{count, plural, one {…} other {…}}: a } closes nothing; kept the previous value") in out
     assert projects["python"].json("locales/es.json") == translated
     assert tree(projects["node"]) == tree(projects["python"])
+
+
+@needs_node
+def test_an_empty_translation_or_a_closing_tag_put_before_its_opening_tag_fails_its_key(tmp_path: Path):
+    """Neither is written, nor locked as up to date: the next run sends them again (an empty value was written and
+    locked, so a method that then worked never repaired it)."""
+    source = {"save": "Save #empty", "terms": "Read the <b>terms</b> #swap", "here": "Click <0>here</0>",
+              "moved": "<b>Bold</b> and <i>italic</i>"}
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13"}}), {"locales/en.json": source},
+                     plugins=("rot13",))
+    for sent in (4, 2):  # the second run: the failed keys again, not the others
+        runs = both(projects)
+        assert runs["node"] == runs["python"]
+        status, out, _ = runs["python"]
+        assert status == 1
+        assert '    failed save: the translation "" is empty; left out of the file' in out
+        assert ('    failed terms: the translation "spa: Ernq gur ⟦1⟧grezf⟦0⟧ #fjnc" put the closing tag </b> '
+                "before its opening tag <b>; left out of the file") in out
+        assert f"sent {sent} strings in 1 call" in out
+        assert projects["python"].json("locales/es.json") == {"here": "spa: Pyvpx <0>urer</0>",
+                                                             "moved": "spa: <b>Obyq</b> naq <i>vgnyvp</i>"}
+        assert tree(projects["node"]) == tree(projects["python"])

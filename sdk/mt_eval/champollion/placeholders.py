@@ -5,8 +5,9 @@ Protected: i18next interpolation (``{{name}}``, ``{{- html}}``, ``{{count, numbe
 ``%(name)s``, ``%%``), HTML and i18next ``<Trans>`` tags (``<b>``, ``</a>``, ``<br/>``, ``<0>``) and
 character references (``&nbsp;``). Each becomes ``⟦n⟧`` (U+27E6, U+27E7), which rule-based and neural
 translators pass through untouched (Apertium does). Text that already looks like a sentinel is
-protected too, so restoring is exact. A translation that loses, repeats or invents a sentinel is
-refused: the key fails rather than being written broken. The source's leading and trailing whitespace is
+protected too, so restoring is exact. A translation that loses, repeats or invents a sentinel, or puts a
+closing tag before its opening tag, is refused: the key fails rather than being written broken. The
+source's leading and trailing whitespace is
 kept in place of the translation's own (`keep_edges`). `bridge/vectors/champollion/placeholders.json`
 holds the cases both sides must pass.
 
@@ -39,6 +40,7 @@ PLACEHOLDER = re.compile(
     r"|⟦[ \t]*[0-9]+[ \t]*⟧"                                       # text that looks like a sentinel
 )
 SENTINEL = re.compile(r"⟦[ \t]*([0-9]+)[ \t]*⟧")
+TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9_:.-]*|[0-9]+)(?:[ \t\r\n][^<>]*)?>")  # a placeholder that is a tag
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,8 @@ def restore(translated: str, placeholders: tuple[str, ...], icu: str | None = No
         elif count > 1:
             problems.append(f"repeated placeholder {placeholder} ({count} times)")
     problems.extend(f"invented placeholder ⟦{index}⟧" for index in sorted(seen))
+    if not problems:
+        problems = _tags_reversed(translated, placeholders)
     if problems:
         raise PlaceholderError(f"the translation {js_string(translated)} {'; '.join(problems)}")
     restored = SENTINEL.sub(lambda m: placeholders[int(m.group(1))],
@@ -115,6 +119,31 @@ def restore(translated: str, placeholders: tuple[str, ...], icu: str | None = No
             raise PlaceholderError(f"the translation {js_string(translated)} changed the ICU message {icu} into "
                                    f"{found or 'a text without a plural, select or selectordinal message'}")
     return restored
+
+
+def _tags_reversed(translated: str, placeholders: tuple[str, ...]) -> list[str]:
+    """A closing tag the translation puts before its opening one (``</b>…<b>``), for each pair of the source's
+    tags (an opening tag and the closing tag of its name that ends it; a tag never closed, such as ``<br>``, pairs
+    with nothing). Tags and arguments may otherwise move: word order differs between languages."""
+    where = {int(m.group(1)): m.start() for m in SENTINEL.finditer(translated)}
+    opened: list[tuple[str, int]] = []
+    problems = []
+    for index, placeholder in enumerate(placeholders):
+        tag = TAG.fullmatch(placeholder)
+        if tag is None or placeholder.endswith("/>"):
+            continue
+        name = (tag.group(2) or "").lower()
+        if not tag.group(1):
+            opened.append((name, index))
+            continue
+        names = [n for n, _ in opened]
+        if name in names:
+            depth = len(names) - 1 - names[::-1].index(name)
+            start = opened[depth][1]
+            del opened[depth:]
+            if where[index] < where[start]:
+                problems.append(f"put the closing tag {placeholder} before its opening tag {placeholders[start]}")
+    return problems
 
 
 # An apostrophe of the translation's text right before a sentinel: not one of a pair already, nor the first of two

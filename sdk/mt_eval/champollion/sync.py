@@ -14,6 +14,7 @@ The Node side (``lib/champollion/sync.js``) does the same, and writes the same b
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,7 @@ from mt_eval.lone_surrogates import writable
 Translate = Callable[[list[dict[str, Any]], dict[str, Any]], Awaitable[list[dict[str, Any]]]]
 Progress = Callable[[str, int, int], None]
 BATCHES_IN_FLIGHT = 4  # batches of one locale sent at once
+BLANK = re.compile(r"[ \t\r\n]*")  # a translation with nothing in it
 
 
 @dataclass(frozen=True)
@@ -264,6 +266,9 @@ async def _translate_batch(translate: Translate, batch: list[str], texts: dict[s
         result = by_id.get(entry["id"], {})
         if result.get("error") is not None or not isinstance(result.get("predicted"), str):
             out[text] = (None, str(result.get("error") or "the method returned no translation"))
+            continue
+        if BLANK.fullmatch(result["predicted"]):  # (a text is sent when it has words to translate: `has_words`)
+            out[text] = (None, f"the translation {js_string(result['predicted'])} is empty")
             continue
         try:
             restored = restore(result["predicted"], texts[text].placeholders, texts[text].icu)

@@ -1,7 +1,8 @@
 // Placeholders a translation must keep verbatim — i18next {{name}} and $t(key), ICU {count}, printf
 // %s / %1$d / %(name)s / %%, HTML and <Trans> tags, character references — are swapped for numbered
 // sentinels ⟦n⟧ (which translators, Apertium included, pass through), then restored. A translation that
-// loses, repeats or invents a sentinel is refused; the source's edge whitespace is kept. Same expressions
+// loses, repeats or invents a sentinel, or puts a closing tag before its opening tag, is refused; the source's
+// edge whitespace is kept. Same expressions
 // as mt_eval.champollion.placeholders; bridge/vectors/champollion/placeholders.json holds the cases
 // both sides pass. A text that holds an ICU plural, select or selectordinal message (./icu.js) has its
 // syntax ("{count, plural, one {", "} other {", "}}") and its arguments ("#", "{name}") protected as
@@ -23,6 +24,7 @@ const PLACEHOLDER = new RegExp([
   '⟦[ \\t]*[0-9]+[ \\t]*⟧',
 ].join('|'), 'g');
 const SENTINEL = /⟦[ \t]*([0-9]+)[ \t]*⟧/g;
+const TAG = /^<(\/?)([A-Za-z][A-Za-z0-9_:.-]*|[0-9]+)(?:[ \t\r\n][^<>]*)?>$/; // a placeholder that is a tag
 
 /**
  * {text, placeholders, icu}: text with its placeholders replaced by ⟦0⟧, ⟦1⟧ … in order of appearance, and
@@ -61,6 +63,34 @@ export class PlaceholderError extends Error {
   }
 }
 
+/**
+ * A closing tag the translation puts before its opening one (</b>…<b>), for each pair of the source's tags (an
+ * opening tag and the closing tag of its name that ends it; a tag never closed, such as <br>, pairs with nothing).
+ * Tags and arguments may otherwise move: word order differs between languages.
+ */
+function tagsReversed(translated, placeholders) {
+  const where = new Map([...translated.matchAll(SENTINEL)].map((m) => [Number(m[1]), m.index]));
+  const opened = [];
+  const problems = [];
+  placeholders.forEach((placeholder, index) => {
+    const tag = TAG.exec(placeholder);
+    if (tag === null || placeholder.endsWith('/>')) return;
+    const name = tag[2].toLowerCase();
+    if (!tag[1]) {
+      opened.push([name, index]);
+      return;
+    }
+    const depth = opened.map(([n]) => n).lastIndexOf(name);
+    if (depth < 0) return;
+    const start = opened[depth][1];
+    opened.length = depth;
+    if (where.get(index) < where.get(start)) {
+      problems.push(`put the closing tag ${placeholder} before its opening tag ${placeholders[start]}`);
+    }
+  });
+  return problems;
+}
+
 // An apostrophe of the translation's text right before a sentinel: not one of a pair already, nor the first of two
 // around it ('{literal}', a literal the source quoted and the translation kept)
 const QUOTING_APOSTROPHE = /(?<!')'(?=⟦[ \t]*([0-9]+)[ \t]*⟧(?!'))/g;
@@ -93,6 +123,7 @@ export function restore(translated, placeholders, icu = null) {
     else if (count > 1) problems.push(`repeated placeholder ${placeholder} (${count} times)`);
   });
   for (const index of [...seen.keys()].sort((a, b) => a - b)) problems.push(`invented placeholder ⟦${index}⟧`);
+  if (!problems.length) problems.push(...tagsReversed(translated, placeholders));
   if (problems.length) throw new PlaceholderError(`the translation ${JSON.stringify(translated)} ${problems.join('; ')}`);
   const restored = (icu === null ? translated : apostrophesKept(translated, placeholders))
     .replace(SENTINEL, (_, index) => placeholders[Number(index)]);

@@ -22,6 +22,7 @@ import { acquireProjectLock } from './project-lock.js';
 
 /** Batches of one locale in flight at once. */
 export const BATCHES_IN_FLIGHT = 4;
+const BLANK = /^[ \t\r\n]*$/; // a translation with nothing in it
 
 /**
  * A pair with its plugin resolved and its RunConfig worked out: {pair, directory, methodId, runConfig,
@@ -248,6 +249,10 @@ async function translateBatch(translate, batch, texts, runConfig) {
     const result = byId.get(entry.id) ?? {};
     if ((result.error !== null && result.error !== undefined) || typeof result.predicted !== 'string') {
       out.set(text, { error: String(result.error || 'the method returned no translation') });
+      return;
+    }
+    if (BLANK.test(result.predicted)) { // (a text is sent when it has words to translate: hasWords)
+      out.set(text, { error: `the translation ${JSON.stringify(result.predicted)} is empty` });
       return;
     }
     try {
