@@ -7,9 +7,8 @@ character references (``&nbsp;``). Each becomes ``⟦n⟧`` (U+27E6, U+27E7), wh
 translators pass through untouched (Apertium does). Text that already looks like a sentinel is
 protected too, so restoring is exact. A translation that loses, repeats or invents a sentinel, or puts a
 closing tag before its opening tag, is refused: the key fails rather than being written broken. The
-source's leading and trailing whitespace is
-kept in place of the translation's own (`keep_edges`). `bridge/vectors/champollion/placeholders.json`
-holds the cases both sides must pass.
+source's leading and trailing whitespace is kept in place of the translation's own (`keep_edges`).
+`bridge/vectors/champollion/placeholders.json` holds the cases both sides must pass.
 
 A text that holds an ICU ``plural``, ``select`` or ``selectordinal`` message (`icu`) has its syntax
 (``{count, plural, one {``, ``} other {``, ``}}``) and its arguments (``#``, ``{name}``) protected as
