@@ -17,6 +17,7 @@ from mt_eval.leaderboard.store import open_store
 from mt_eval.leaderboard.synthetic import CardFactory, write_card, write_corpus
 
 GOOD = {"status": "complete", "eligibility": {"eligible": True, "reasons": [], "flags": []},
+        "static_scan": {"findings": [], "errors": 0, "files_scanned": 1},
         "sandbox": {"tool": "bubblewrap", "version": "0.8.0", "denied": [],
                     "policy": {"network": "none", "network_meaning": "no network", "plugin": "/p", "read_only": []}}}
 
@@ -46,14 +47,19 @@ def rows_by_method(board: dict) -> dict[str, dict]:
 
 
 def test_class_x_never_appears_and_a2_is_flagged_and_never_prize_eligible(cards, tmp_path: Path, db: str):
+    never = {"eligible": False, "reasons": ["class A2 depends on an external API: the run is scored but is not "
+                                            "prize-eligible"], "flags": ["external dependency"]}
     publish_all(db, [cards.card("open-s", quality=0.8, extra=GOOD),
-                     cards.card("api-a2", quality=0.9, method_class="api", dependency_class="A2", extra=GOOD),
-                     cards.card("secret-x", quality=1.0, dependency_class="X", extra=GOOD)], tmp_path)
+                     cards.card("api-a2", quality=0.9, method_class="api", dependency_class="A2",
+                                extra={**GOOD, "eligibility": never}),
+                     cards.card("secret-x", quality=1.0, dependency_class="X",
+                                extra={**GOOD, "eligibility": {"eligible": False, "reasons": ["class X"]}})], tmp_path)
     board = board_of(db)
     rows = rows_by_method(board)
     assert set(rows) == {"open-s", "api-a2"} and board["hidden"] == {"class X": 1}
     assert rows["api-a2"]["flags"] == ["external dependency"]
-    assert rows["api-a2"]["prize"] == {"eligible": False, "reasons": ["external dependency (class A2)"]}
+    assert rows["api-a2"]["prize"] == {"eligible": False,
+                                       "reasons": ["external dependency (class A2)", *never["reasons"]]}
     assert rows["open-s"]["prize"] == {"eligible": True, "reasons": []} and rows["open-s"]["flags"] == []
 
 
@@ -65,7 +71,8 @@ def test_eligibility_absent_from_the_card_is_unknown_and_each_fact_can_rule_a_ro
                                                                           "flags": ["network"]}}),
         cards.card("partial", variant=4, extra={**GOOD, "status": "partial"}),
         cards.card("slow", variant=5, extra=GOOD, hot_p95_s=2.5),
-        cards.card("unsandboxed", variant=6, extra={**GOOD, "sandbox": None}),
+        cards.card("unsandboxed", variant=6, extra={**GOOD, "sandbox": None, "eligibility": {
+            "eligible": False, "reasons": ["the method did not run in the sandbox"]}}),
     ], tmp_path)
     rows = rows_by_method(board_of(db, max_hot_p95_s=1.0))
     unknown = rows["unknown-facts"]

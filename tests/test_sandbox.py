@@ -233,6 +233,33 @@ def test_a_clean_class_s_method_is_eligible_and_a_resume_must_keep_the_sandbox(t
     assert code == 1 and "the sandbox, --official or the gateway policy" in capsys.readouterr().err
 
 
+def test_a_card_that_says_eligible_against_its_own_facts_does_not_verify(tmp_path: Path, capsys):
+    """Resealed edits (the content hash then matches): eligibility is checked against the card's own sandbox, scan
+    and results, so a card cannot be made eligible by editing the verdict alone, and publishing refuses it."""
+    from mt_eval.harness.verify import verify_card
+    from rigor_support import edit_card
+
+    demo = Path(__file__).parent.parent / "examples" / "lexicon-eng-spa"
+    code, card = run_card(tmp_path, "--method", str(demo), "--corpus", str(small_corpus(tmp_path)), "--pair",
+                          "eng>spa", "--sandbox")
+    assert code == 0 and card is not None and card.eligibility is not None and card.eligibility.eligible
+    path = tmp_path / "run" / "card.json"
+    assert not verify_card(path).errors
+    denial = {"kind": "network", "detail": "example.org:443", "source": "stderr", "count": 2}
+    edits = {
+        "no sandbox": (lambda d: d.update(sandbox=None), "it records no sandbox ($.sandbox is null)"),
+        "denied": (lambda d: d["sandbox"]["denied"].append(denial), "its sandbox denied 2 attempts"),
+        "class X": (lambda d: d["method"].update(dependency_class="X"), "its dependency class is X"),
+        "no scan": (lambda d: d.update(static_scan=None), "it records no clean static scan ($.static_scan)"),
+    }
+    for name, (change, says) in edits.items():
+        result = verify_card(edit_card(path, change, name=f"{name}.json"))
+        assert [(p.path, p.message) for p in result.errors] == [
+            ("$.eligibility.eligible", f"the card says eligible, but {says}")], name
+    assert main(["publish", str(tmp_path / "run" / "no sandbox.json"), "--db", str(tmp_path / "board.db")]) != 0
+    assert "the card says eligible, but it records no sandbox" in capsys.readouterr().out
+
+
 def test_an_unsandboxed_run_says_why_it_is_not_eligible(tmp_path: Path):
     demo = Path(__file__).parent.parent / "examples" / "lexicon-eng-spa"
     code, card = run_card(tmp_path, "--method", str(demo), "--corpus", str(small_corpus(tmp_path)))
