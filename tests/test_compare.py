@@ -170,6 +170,24 @@ def test_different_outputs_with_the_same_score_are_no_significant_difference(tmp
     assert line.endswith("not significant at 0.05")
 
 
+def test_a_failed_run_is_refused_and_a_partial_one_is_said_to_be(tmp_path: Path, corpus: Path, capsys):
+    """A failed run has no scores (never a chrF++ of 0 that looks like a result); a partial one is compared with
+    its failed entries scored as empty translations, and the report says so."""
+    assert run(tmp_path / "a", corpus, *honest())[0] == 0
+    every = [*(f"s{i:02d}" for i in range(30)), "c0", "c1", "n0", "n1"]
+    code, _ = run(tmp_path / "failed", corpus, *honest(fail=every), *LENIENT)
+    assert code == EXIT_FAILED
+    code, _ = run(tmp_path / "partial", corpus, *honest(fail=["s03", "s07"]), *LENIENT)
+    assert code != 0 and code != EXIT_FAILED
+    capsys.readouterr()
+    assert compare(tmp_path / "a" / "card.json", tmp_path / "failed" / "card.json") == 1
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'failed' / 'card.json'} is a failed run (34 of 34 entries failed: " in err
+    assert "it has no scores to compare: fix what failed and run it again" in err
+    assert compare(tmp_path / "a" / "card.json", tmp_path / "partial" / "card.json") == 0
+    assert "note: B is a partial run: 2 entries failed, each scored as an empty translation" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("flag", ["--bootstrap", "--trials"])
 def test_resamples_and_trials_are_at_least_one(flag: str, capsys):
     with pytest.raises(SystemExit) as stopped:
@@ -320,22 +338,3 @@ def test_a_card_whose_records_disagree_with_its_results_is_refused(tmp_path: Pat
     assert compare(tmp_path / "a" / "card.json", edited) == 1
     err = capsys.readouterr().err
     assert f"{edited} does not verify, so it cannot be compared" in err and "$.families.canary_pass_rate" in err
-
-
-def test_a_run_that_failed_on_every_entry_is_compared_without_metrics_to_recompute(tmp_path: Path, corpus: Path,
-                                                                                     capsys):
-    """A run whose every entry failed has no metrics on its card (status failed, no headline): it is still
-    compared, scoring as empty translations, and only the other card's metrics are recomputed and checked."""
-    ids = [f"s{i:02d}" for i in range(30)] + ["c0", "c1", "n0", "n1"]
-    code, failed = run(tmp_path / "failed", corpus, *honest(fail=ids), *LENIENT)
-    assert code == EXIT_FAILED and failed is not None and failed.metrics is None and failed.status == "failed"
-    assert run(tmp_path / "copy", corpus, *honest())[0] == 0
-    capsys.readouterr()
-    assert compare(tmp_path / "failed" / "card.json", tmp_path / "copy" / "card.json", "--json") == 0
-    shown = capsys.readouterr()
-    steps = [line.split("]: ", 1)[1] for line in shown.err.splitlines()]
-    assert "recomputing B's metrics from them, with its own bootstrap" in steps
-    assert not any("both cards' metrics" in step for step in steps)
-    report = json.loads(shown.out)
-    chrf = next(row for row in report["rows"] if row["metric"] == "chrF++")
-    assert chrf["a"] == 0.0 and chrf["delta"] == chrf["b"] > 20  # A's empty outputs against B's copied sources

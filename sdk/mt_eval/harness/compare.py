@@ -80,6 +80,11 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     checked.append(_checked_card(candidate, corpus))
     a, b = (verification.card for verification in checked)
     assert a is not None and b is not None
+    for path, card in ((baseline, a), (candidate, b)):
+        if card.status == "failed":
+            why = f": {card.failures[0].message}" if card.failures else ""
+            raise CompareError(f"{path} is a failed run ({card.errors} of {len(card.results)} entries failed{why}); "
+                               "it has no scores to compare: fix what failed and run it again")
     if a.corpus.sha256 != b.corpus.sha256:
         raise CompareError(f"the cards come from different corpora ({a.corpus.name} {a.corpus.sha256[:12]} vs "
                            f"{b.corpus.name} {b.corpus.sha256[:12]}); paired tests need the same entries")
@@ -126,6 +131,7 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     return {"a": str(baseline), "b": str(candidate), "rows": rows,
             "allowed_differences": [{"name": d.name, "a": d.a, "b": d.b} for d in differences],
             "outputs": outputs, "latency": latency_comparison(a, b, list(allow_diff)),
+            "partial": {side: card.errors for side, card in (("a", a), ("b", b)) if card.status == "partial"},
             "methods": {"a": _method(a), "b": _method(b)}}
 
 

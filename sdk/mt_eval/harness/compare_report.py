@@ -24,6 +24,10 @@ def render(report: dict[str, Any]) -> str:
         first = report["rows"][0]
         lines.append(f"(scored entries only; intervals from {first['bootstrap_resamples']} case-level bootstrap "
                      f"resamples, seed {first['seed']})")
+    for side, errors in report.get("partial", {}).items():
+        noun = "entry" if errors == 1 else "entries"
+        lines.append(f"note: {side.upper()} is a partial run: {errors} {noun} failed, each "
+                     "scored as an empty translation")
     lines += ["", _outputs(report["outputs"])]
     allowed = report["allowed_differences"]
     if allowed:
