@@ -115,7 +115,8 @@ def test_ids_and_predictions_stay_strict(tmp_path: Path):
             ' {"id": "e2", "predicted": "ok", "latency_s": "fast"}]\n')
     card = run_card(tmp_path, plugin(tmp_path, "strict", python=code))
     assert [r.error for r in card.results] == [
-        "the method returned no result for this entry",
+        "the method returned no result for this entry, and results whose id matches no entry of the call (a result's "
+        "id is its entry's id, a string)",
         "the method returned an unusable result: $.predicted: expected a string, got the number 42",
         "the method returned an unusable result: $.latency_s: expected a number, got the string \"fast\"",
     ]

@@ -181,6 +181,11 @@ def normalise_result(item: Any, *, notes: ResultNotes, default_latency_s: float 
     return result
 
 
+# Said of an entry left without a result when the call's results include some that match no entry (an integer id, a
+# misspelled one, none at all): the likely reason, in the same words for every such entry, so they count as one error.
+STRAYS = ", and results whose id matches no entry of the call (a result's id is its entry's id, a string)"
+
+
 def results_for(entries: list[dict[str, Any]], returned: Any, *, label: str, notes: ResultNotes,
                 elapsed_s: float = 0.0) -> tuple[list[TranslationResult], list[Any]]:
     """One result per entry, in entry order, from what ``label`` (e.g. "the method") returned for them;
@@ -205,11 +210,12 @@ def results_for(entries: list[dict[str, Any]], returned: Any, *, label: str, not
             continue
         found.setdefault(entry_id, []).append(outcome if isinstance(outcome, TranslationResult) else outcome[1])
     out: list[TranslationResult] = []
+    missing = f"{label} returned no result for this entry" + (STRAYS if unknown else "")
     for entry in entries:
         entry_id = str(entry["id"])
         mine = found.get(entry_id, [])
         if not mine:
-            out.append(error_result(entry_id, f"{label} returned no result for this entry", share))
+            out.append(error_result(entry_id, missing, share))
         elif len(mine) > 1:
             out.append(error_result(entry_id, f"{label} returned {len(mine)} results for this entry", share))
         elif isinstance(mine[0], str):

@@ -180,6 +180,10 @@ export function normalizeResult(raw, { notes = new ResultNotes(), defaultLatency
   return { result };
 }
 
+// Said of an entry left without a result when the call's results include some that match no entry (an integer id, a
+// misspelled one, none at all): the likely reason, in the same words for every such entry, so they count as one error.
+const STRAYS = ", and results whose id matches no entry of the call (a result's id is its entry's id, a string)";
+
 /**
  * One result per entry, in entry order, from what `label` (e.g. "the method") returned for them.
  * Results whose id matches no entry (and items without a string id) go to onUnknown.
@@ -197,15 +201,19 @@ export function resultsFor(entries, returned, { label = 'the method', notes = ne
     return [outcome.result ?? errorResult(only.id, `${label} returned an unusable result: ${outcome.problem}`, share)];
   }
   const found = new Map(entries.map((entry) => [entry.id, []]));
+  let strays = false;
   for (const item of returned) {
     const outcome = normalizeResult(item, { notes, defaultLatencyS: share });
     const id = outcome?.result?.id ?? outcome?.id;
-    if (outcome === null || !found.has(id)) onUnknown(item);
-    else found.get(id).push(outcome);
+    if (outcome === null || !found.has(id)) {
+      strays = true;
+      onUnknown(item);
+    } else found.get(id).push(outcome);
   }
+  const missing = `${label} returned no result for this entry${strays ? STRAYS : ''}`;
   return entries.map((entry) => {
     const mine = found.get(entry.id);
-    if (mine.length === 0) return errorResult(entry.id, `${label} returned no result for this entry`, share);
+    if (mine.length === 0) return errorResult(entry.id, missing, share);
     if (mine.length > 1) return errorResult(entry.id, `${label} returned ${mine.length} results for this entry`, share);
     return mine[0].result ?? errorResult(entry.id, `${label} returned an unusable result: ${mine[0].problem}`, share);
   });

@@ -105,7 +105,7 @@ describe('results', () => {
       { onUnknown: (raw) => unknown.push(raw) });
     assert.deepEqual(matched.map((r) => [r.id, r.predicted, r.error]), [
       ['a', null, 'the guest returned 2 results for this entry'],
-      ['b', null, 'the guest returned no result for this entry'],
+      ['b', null, "the guest returned no result for this entry, and results whose id matches no entry of the call (a result's id is its entry's id, a string)"],
       ['c', 'C', null],
       ['d', null, 'the guest returned an unusable result: a result needs "predicted" or, when the entry failed, "error"'],
     ]);
