@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.corpus.duplicate_keys import keys_held, refuse_duplicate_keys
 from mt_eval.corpus.files import FileText, display_name, split_lines
 from mt_eval.corpus.model import ALIASES, Corpus, CorpusError, CorpusFile, type_name
 from mt_eval.corpus.names import misspelling_of
@@ -51,6 +52,9 @@ def read_json(file: FileText) -> Corpus:
         problems = _lone_surrogates(file, data, "$", file.text)
         if problems:
             raise CorpusError(problems, summary=f"corpus {file.path} holds text that is not Unicode") from None
+    entries = data if isinstance(data, list) else data.get("entries") if isinstance(data, dict) else None
+    around = {k: v for k, v in data.items() if k != "entries"} if isinstance(data, dict) else None
+    refuse_duplicate_keys(file.path, file.text, _top_keys(entries) + keys_held(around))
     corpus = Corpus(path=file.path, name=display_name(file.path), sha256=file.sha256, entries=[], format="json",
                     files=[CorpusFile(role="corpus", path=file.path, sha256=file.sha256)])
     if isinstance(data, list):
@@ -88,11 +92,23 @@ def read_jsonl(file: FileText) -> Corpus:
         lines.append(number)
     if problems:
         raise CorpusError(problems[:50], summary=f"corpus {file.path} has invalid lines")
+    refuse_duplicate_keys(file.path, file.text, _top_keys(entries), by_line=True)
     corpus = Corpus(path=file.path, name=display_name(file.path), sha256=file.sha256, entries=entries,
                     format="jsonl", lines=lines,
                     files=[CorpusFile(role="corpus", path=file.path, sha256=file.sha256)])
     _read_fields(corpus, "line numbers")
     return corpus
+
+
+def _top_keys(entries: Any) -> int:
+    """The keys of the entries themselves (those of objects nested in them are not counted: see
+    `mt_eval.corpus.duplicate_keys`)."""
+    if not isinstance(entries, list):
+        return 0
+    try:
+        return sum(map(len, entries))  # (in C: every entry an object, as they should be)
+    except TypeError:  # an entry that is no object (its own error later): counted as none
+        return sum(len(entry) for entry in entries if type(entry) is dict)
 
 
 def read_jsonl_on_disk(path: Path) -> Corpus | None:
