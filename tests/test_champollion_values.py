@@ -114,3 +114,23 @@ def test_an_empty_translation_or_a_closing_tag_put_before_its_opening_tag_fails_
         assert projects["python"].json("locales/es.json") == {"here": "spa: Pyvpx <0>urer</0>",
                                                              "moved": "spa: <b>Obyq</b> naq <i>vgnyvp</i>"}
         assert tree(projects["node"]) == tree(projects["python"])
+
+
+@needs_node
+def test_a_key_written_twice_in_one_object_of_the_source_fails_and_is_named(tmp_path: Path):
+    """JSON readers keep the last value: "Recipes" was dropped without a word. The key (and every key under an
+    object written twice) fails, named with its path; the other keys are translated."""
+    source = ('{"title": "Recipes", "nav": {"home": "Home", "home": "Start", "back": "Back"}, "title": "Recipe Box", '
+              '"menu": {"a": "A"}, "menu": {"b": "B"}, "list": [{"x": "One", "x": "Two"}], "ok": "Fine"}\n')
+    projects = twins(tmp_path, CONFIG, {"locales/en.json": source})
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1
+    twice = "is written more than once in one object of the source file, so it is not translated; keep one of " \
+            "them (JSON readers keep the last)"
+    failed = [line.strip() for line in out.splitlines() if line.strip().startswith("failed ")]
+    assert failed == [f'failed title: "title" {twice}', f'failed nav.home: "nav.home" {twice}',
+                      f'failed menu.b: "menu" {twice}', f'failed list.0.x: "list.0.x" {twice}']
+    assert projects["python"].json("locales/es.json") == {"nav": {"back": "spa:kcaB"}, "list": [{}], "ok": "spa:eniF"}
+    assert tree(projects["node"]) == tree(projects["python"])

@@ -196,9 +196,9 @@ const problem = (file, message, hint, code) => ({ file, path: '$', message, hint
 /**
  * Parse a file's bytes as mt_eval.json_input.parse_json does: [value (Maps for objects) or null, problems].
  * Problems: invalid UTF-8 (its byte and line), a syntax error (line, column, fix), repeated keys.
- * exactNumbers: numbers as JsonNumbers (see parseOrdered).
+ * exactNumbers: numbers as JsonNumbers (see parseOrdered); repeated (an array): each repeated key's dotted path.
  */
-export function parseJsonBytes(bytes, file, { exactNumbers = false } = {}) {
+export function parseJsonBytes(bytes, file, { exactNumbers = false, repeated = null } = {}) {
   const bad = invalidUtf8Offset(bytes);
   if (bad !== -1) {
     const line = bytes.subarray(0, bad).reduce((count, byte) => count + (byte === 0x0a), 1);
@@ -209,7 +209,12 @@ export function parseJsonBytes(bytes, file, { exactNumbers = false } = {}) {
   let value;
   try {
     value = parseOrdered(Buffer.from(bytes).toString('utf8'), {
-      exactNumbers, onDuplicate: (key) => { if (!duplicates.includes(key)) duplicates.push(key); },
+      exactNumbers,
+      onDuplicate: (key, path) => {
+        if (!duplicates.includes(key)) duplicates.push(key);
+        const dotted = [...path, key].join('.');
+        if (repeated && !repeated.includes(dotted)) repeated.push(dotted);
+      },
     });
   } catch (error) {
     if (!(error instanceof JsonSyntaxError)) throw error;

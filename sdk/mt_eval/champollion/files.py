@@ -46,15 +46,46 @@ def read_bytes(path: Path) -> bytes:
         raise FileProblem(path, f"cannot read it: {exc.strerror or exc}") from exc
 
 
-def parse_json_file(raw: bytes, path: Path, *, exact_numbers: bool = False) -> Any:
+def parse_json_file(raw: bytes, path: Path, *, exact_numbers: bool = False, repeated: list[str] | None = None
+                    ) -> Any:
     """The JSON value of a file's bytes; `FileProblem` for a syntax error or invalid UTF-8. A repeated key keeps
-    its first place and its last value, as JSON.parse and Node's reader do. With ``exact_numbers``, numbers are
-    `JsonNumber`s, as written."""
+    its first place and its last value, as JSON.parse and Node's reader do; ``repeated`` hears of its dotted path
+    (``nav.title``; array items by index). With ``exact_numbers``, numbers are `JsonNumber`s, as written."""
     value, problems = parse_json(raw, file=str(path), exact_numbers=exact_numbers)
     errors = [p for p in problems if p.code != "duplicate-key"]
     if errors:
         raise FileProblem(path, errors[0].message, errors[0].hint)
+    if repeated is not None and len(errors) < len(problems):  # (rare: the file is read again, for the paths)
+        repeated += _repeated_paths(raw)
     return value
+
+
+def _repeated_paths(raw: bytes) -> list[str]:
+    """The dotted paths of the keys written more than once in one object of the JSON text ``raw``."""
+    import json
+
+    class Marked(dict[str, Any]):
+        repeated: tuple[str, ...] = ()
+
+    def pairs(items: list[tuple[str, Any]]) -> Marked:
+        keys = [key for key, _ in items]
+        marked = Marked(items)
+        marked.repeated = tuple(key for key in dict.fromkeys(keys) if keys.count(key) > 1)
+        return marked
+
+    found: list[str] = []
+
+    def walk(node: Any, path: list[str]) -> None:
+        if isinstance(node, dict):
+            found.extend(".".join([*path, key]) for key in getattr(node, "repeated", ()))
+            for key, value in node.items():
+                walk(value, [*path, key])
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                walk(value, [*path, str(index)])
+
+    walk(json.loads(raw.decode("utf-8-sig"), object_pairs_hook=pairs), [])
+    return found
 
 
 def read_json(path: Path) -> Any:

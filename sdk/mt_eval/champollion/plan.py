@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mt_eval.champollion.files import FileProblem, parse_json_file, read_bytes, unwritable
+from mt_eval.champollion.jsonfmt import js_string
 from mt_eval.champollion.locales import LocaleFiles, Slot, layout, slots, string_values
 from mt_eval.champollion.lockfile import Lock, LockEntry, hash_text
 
@@ -44,10 +45,11 @@ class FilePlan:
     error: str | None = None
 
 
-def read_tree(path: Path, raw: bytes | None = None) -> Any:
+def read_tree(path: Path, raw: bytes | None = None, repeated: list[str] | None = None) -> Any:
     """A locale file's JSON object (read from ``raw`` when given), its numbers as written (`JsonNumber`s, copied
-    to the target as they are); `FileProblem` saying what is wrong."""
-    tree = parse_json_file(read_bytes(path) if raw is None else raw, path, exact_numbers=True)
+    to the target as they are); `FileProblem` saying what is wrong. ``repeated`` hears of each key written twice
+    in one object (its dotted path)."""
+    tree = parse_json_file(read_bytes(path) if raw is None else raw, path, exact_numbers=True, repeated=repeated)
     if not isinstance(tree, dict):
         raise FileProblem(path, "expected a JSON object of translation keys")
     return tree
@@ -57,8 +59,9 @@ def plan_file(files: LocaleFiles, name: str, locales_dir: Path, input_locale: st
               fingerprint: str, *, force: bool) -> FilePlan:
     target_name = files.target_name(locale, name)
     plan = FilePlan(name=target_name, path=locales_dir / target_name)
+    repeated: list[str] = []
     try:
-        source = read_tree(files.source_path(locales_dir, input_locale, name))
+        source = read_tree(files.source_path(locales_dir, input_locale, name), repeated=repeated)
         if plan.path.is_file():
             raw = read_bytes(plan.path)
             plan.previous = string_values(read_tree(plan.path, raw))
@@ -71,6 +74,10 @@ def plan_file(files: LocaleFiles, name: str, locales_dir: Path, input_locale: st
     keys = set()
     for slot in slots(plan.shape):
         keys.add(slot.key)
+        written_twice = next((path for path in repeated if slot.key == path or slot.key.startswith(f"{path}.")), None)
+        if written_twice is not None:
+            slot.collision = (f"{js_string(written_twice)} is written more than once in one object of the source "
+                              "file, so it is not translated; keep one of them (JSON readers keep the last)")
         if slot.collision:
             plan.collisions.append(slot)
             continue

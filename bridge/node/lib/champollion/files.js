@@ -62,11 +62,12 @@ export function readBytes(path) {
 
 /**
  * The JSON value of a file's bytes (objects as Maps, in written order); FileProblem for a syntax error or
- * invalid UTF-8. A repeated key keeps its first place and its last value, as JSON.parse and Python do.
+ * invalid UTF-8. A repeated key keeps its first place and its last value, as JSON.parse and Python do;
+ * repeated (an array) hears of its dotted path (nav.title; array items by index).
  * With exactNumbers, numbers are JsonNumbers, as written.
  */
-export function parseJsonFile(bytes, path, { exactNumbers = false } = {}) {
-  const [value, problems] = parseJsonBytes(bytes, path, { exactNumbers });
+export function parseJsonFile(bytes, path, { exactNumbers = false, repeated = null } = {}) {
+  const [value, problems] = parseJsonBytes(bytes, path, { exactNumbers, repeated });
   const errors = problems.filter((problem) => problem.code !== 'duplicate-key');
   if (errors.length) throw new FileProblem(path, errors[0].message, errors[0].hint);
   return value;

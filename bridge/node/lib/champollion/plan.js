@@ -13,8 +13,8 @@ import { hashText } from './lockfile.js';
  * A locale file's JSON object (a Map; read from bytes when given), its numbers as written (JsonNumbers, copied
  * to the target as they are); throws FileProblem saying what is wrong.
  */
-export function readTree(path, bytes = readBytes(path)) {
-  const tree = parseJsonFile(bytes, path, { exactNumbers: true });
+export function readTree(path, bytes = readBytes(path), repeated = null) {
+  const tree = parseJsonFile(bytes, path, { exactNumbers: true, repeated });
   if (!(tree instanceof Map)) throw new FileProblem(path, 'expected a JSON object of translation keys');
   return tree;
 }
@@ -37,8 +37,10 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
     error: null,
   };
   let source;
+  const repeated = [];
   try {
-    source = readTree(files.sourcePath(localesDir, inputLocale, name));
+    const sourcePath = files.sourcePath(localesDir, inputLocale, name);
+    source = readTree(sourcePath, readBytes(sourcePath), repeated);
     if (isFile(plan.path)) {
       const bytes = readBytes(plan.path);
       plan.previous = stringValues(readTree(plan.path, bytes));
@@ -54,6 +56,11 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
   const keys = new Set();
   for (const slot of slots(plan.shape)) {
     keys.add(slot.key);
+    const writtenTwice = repeated.find((path) => slot.key === path || slot.key.startsWith(`${path}.`));
+    if (writtenTwice !== undefined) {
+      slot.collision = `${JSON.stringify(writtenTwice)} is written more than once in one object of the source `
+        + 'file, so it is not translated; keep one of them (JSON readers keep the last)';
+    }
     if (slot.collision) {
       plan.collisions.push(slot);
       continue;
