@@ -134,3 +134,19 @@ def test_a_key_written_twice_in_one_object_of_the_source_fails_and_is_named(tmp_
                       f'failed menu.b: "menu" {twice}', f'failed list.0.x: "list.0.x" {twice}']
     assert projects["python"].json("locales/es.json") == {"nav": {"back": "spa:kcaB"}, "list": [{}], "ok": "spa:eniF"}
     assert tree(projects["node"]) == tree(projects["python"])
+
+
+@needs_node
+def test_both_layouts_of_the_source_locale_are_refused_rather_than_one_left_out(tmp_path: Path):
+    """locales/en.json beside locales/en/: the directory was read and the file's keys never reached a target."""
+    projects = twins(tmp_path, CONFIG, {"locales/en/common.json": {"a": "Hello"},
+                                        "locales/en.json": {"title": "Recipe Box"}})
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    status, _, err = runs["python"]
+    assert status == 1
+    assert err == ("<prog>: both <project>/locales/en/ and <project>/locales/en.json hold source strings, and only one "
+                   "layout is read: move the keys of en.json into a file in <project>/locales/en/, or remove one of "
+                   "them\n")
+    assert tree(projects["node"]) == tree(projects["python"])
+    assert not (projects["python"].root / "locales" / "es").exists()

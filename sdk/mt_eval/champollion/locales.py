@@ -53,13 +53,17 @@ class LocaleFiles:
 
 
 def find_locale_files(locales_dir: Path, input_locale: str) -> LocaleFiles:
-    """The input locale's JSON files; raise FileNotFoundError when there are none."""
+    """The input locale's JSON files; FileNotFoundError when there are none, FileExistsError when both layouts
+    hold some."""
     directory = locales_dir / input_locale
+    single = locales_dir / f"{input_locale}.json"
+    if directory.is_dir() and single.is_file():  # (one of them would be left out without a word)
+        raise FileExistsError(f"both {directory}/ and {single} hold source strings, and only one layout is read: "
+                              f"move the keys of {single.name} into a file in {directory}/, or remove one of them")
     if directory.is_dir():
         found = [p.relative_to(directory).as_posix() for p in directory.rglob("*.json")
                  if p.is_file() and not any(part.startswith(".") for part in p.relative_to(directory).parts)]
         return LocaleFiles(True, sorted(found, key=utf16_key))
-    single = locales_dir / f"{input_locale}.json"
     if single.is_file():
         return LocaleFiles(False, [single.name])
     raise FileNotFoundError(f"no source locale files: expected {directory}/*.json or {single}")

@@ -26,6 +26,12 @@ export class Slot {
 /** The input locale's files and where each target goes. */
 export function findLocaleFiles(localesDir, inputLocale) {
   const directory = join(localesDir, inputLocale);
+  const single = join(localesDir, `${inputLocale}.json`);
+  if (existsSync(directory) && statSync(directory).isDirectory() && existsSync(single) && statSync(single).isFile()) {
+    // (one of them would be left out without a word)
+    throw new Error(`both ${directory}/ and ${single} hold source strings, and only one layout is read: `
+      + `move the keys of ${inputLocale}.json into a file in ${directory}/, or remove one of them`);
+  }
   if (existsSync(directory) && statSync(directory).isDirectory()) {
     const found = [];
     const walk = (relative) => {
@@ -40,7 +46,6 @@ export function findLocaleFiles(localesDir, inputLocale) {
     walk('');
     return localeFiles(true, found.sort(byCodeUnits));
   }
-  const single = join(localesDir, `${inputLocale}.json`);
   if (existsSync(single) && statSync(single).isFile()) return localeFiles(false, [`${inputLocale}.json`]);
   throw new Error(`no source locale files: expected ${directory}/*.json or ${single}`);
 }
