@@ -96,6 +96,24 @@ def test_sigterm_and_sighup_stop_as_ctrl_c_does_keeping_what_was_translated(tmp_
     assert kept >= 8 and sum(len(project.json(f"locales/es/{name}.json")) for name in "abc") == kept
 
 
+def test_ctrl_c_while_a_method_blocks_the_event_loop_stops_at_once_keeping_what_was_translated(tmp_path: Path):
+    """Python's own SIGINT handler runs inside the blocked call and interrupts it; no call is made after it (the
+    batches waiting their turn would each block again). Before, Ctrl-C (and a second one) did nothing until the
+    loop watchdog's limit (--timeout per entry times the batch size)."""
+    files = {"locales/en/a.json": {f"k{i}": f"text {i}" + (" #block" if i == 9 else "") for i in range(20)}}
+    project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13", "batchSize": 2}}), files,
+                           plugins=("rot13",))
+    started = time.monotonic()
+    done = interrupted("python", project, after_calls=5)
+    assert time.monotonic() - started < 30 and done.returncode == 130, done.stderr
+    said = done.stderr.splitlines()[-1]
+    assert said.startswith("mt-eval locales: interrupted; kept ") and "not translated: " in said
+    kept = project.json("locales/es/a.json")
+    assert 8 <= len(kept) < 20 and "k9" not in kept and "failed" not in done.stdout
+    blocked = [call for call in project.calls() if any("#block" in source for source in call["sources"])]
+    assert len(blocked) == 1  # the blocked call was not made again in halves
+
+
 @needs_node
 @pytest.mark.parametrize("side", ["node", "python"])
 def test_ctrl_c_while_waiting_for_the_project_says_nothing_was_sent(tmp_path: Path, side: str):

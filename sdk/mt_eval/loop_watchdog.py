@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from types import FrameType, TracebackType
 
 from mt_eval.process_exit import real_exit
@@ -51,6 +52,7 @@ class LoopWatchdog:
         self._thread: threading.Thread | None = None
         self._previous: signal._HANDLER = None
         self._armed = False
+        self._error: Callable[[float], BaseException] = LoopBlocked
 
     def __enter__(self) -> LoopWatchdog:
         loop = asyncio.get_running_loop()
@@ -72,6 +74,17 @@ class LoopWatchdog:
             self._thread.join()
         if self._armed:
             signal.signal(signal.SIGUSR1, self._previous)
+
+    def hurry(self, limit_s: float, error: Callable[[float], BaseException]) -> None:
+        """From now on, a loop blocked for ``limit_s`` (or the limit given, when shorter) is interrupted with
+        ``error(seconds)`` instead of `LoopBlocked` (Ctrl-C: the blocked call fails, and the command ends)."""
+        self.limit_s = min(self.limit_s, limit_s)
+        self._error = error
+
+    def blocked_s(self) -> float:
+        """How long the loop has not turned (about 0 when it runs; from a signal handler in the main thread,
+        how long the code it interrupted has kept the loop from turning)."""
+        return max(0.0, time.monotonic() - self._beat - HEARTBEAT_S)
 
     def _heartbeat(self, loop: asyncio.AbstractEventLoop) -> None:
         self._beat = time.monotonic()
@@ -96,7 +109,7 @@ class LoopWatchdog:
 
     def _interrupt(self, signum: int, frame: FrameType | None) -> None:
         if self._fired and not self._stop.is_set():
-            raise LoopBlocked(self.blocked_for)
+            raise self._error(self.blocked_for)
 
 
 def find_blocked(error: BaseException) -> LoopBlocked | None:

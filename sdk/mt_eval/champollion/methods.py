@@ -9,6 +9,7 @@ found, so one bad string fails alone; a string that is not valid Unicode fails b
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mt_eval.errors import ExpectedError
@@ -22,8 +23,11 @@ class MethodCannotStart(ExpectedError):
     """A pair's method plugin cannot start; the message says which, why, and how to fix it."""
 
 
-async def open_pair_method(method: PairMethod, opened: list[LoadedMethod]) -> Translate:
-    """The pair's plugin as a translate function, started now (appended to ``opened``, which the caller closes)."""
+async def open_pair_method(method: PairMethod, opened: list[LoadedMethod],
+                           stopped: Callable[[], bool] = lambda: False) -> Translate:
+    """The pair's plugin as a translate function, started now (appended to ``opened``, which the caller closes).
+    Once ``stopped()`` (Ctrl-C), the method is not called again: what is left of a call fails at once (a call
+    interrupted while it blocked the event loop is not sent again in halves, each blocking it anew)."""
     import msgspec
 
     from mt_eval.guarded_calls import guarded_translate, split_on_failure
@@ -47,7 +51,7 @@ async def open_pair_method(method: PairMethod, opened: list[LoadedMethod]) -> Tr
     notes = ResultNotes()
 
     async def call(entries: list[dict[str, Any]], config: RunConfig) -> list[TranslationResult]:
-        raw = await guarded_translate(loaded.method, [dict(e) for e in entries], config,
+        raw = await guarded_translate(_UnlessStopped(loaded.method, stopped), [dict(e) for e in entries], config,
                                       timeout_s=None if own_deadlines else config.timeout_s, directory=loaded.directory,
                                       unstoppable_fix="let CancelledError propagate out of its translate()")
         paired, _unknown = results_for(entries, raw, label="the method", notes=notes)
@@ -64,3 +68,19 @@ async def open_pair_method(method: PairMethod, opened: list[LoadedMethod]) -> Tr
         return error_result(str(entry["id"]), message)
 
     return translate
+
+
+class _UnlessStopped:
+    """A method that is not called once ``stopped()``: its entries fail as not sent. Checked as the call starts
+    (in its own task, `mt_eval.deadlines`), so a call that was waiting its turn while another blocked the event
+    loop is not made either."""
+
+    def __init__(self, method: Any, stopped: Callable[[], bool]) -> None:
+        self.method, self.stopped = method, stopped
+
+    async def translate(self, entries: list[dict[str, Any]], config: Any) -> Any:
+        if self.stopped():
+            from mt_eval.champollion.sync import NOT_SENT
+
+            return [{"id": entry["id"], "error": NOT_SENT} for entry in entries]
+        return await self.method.translate(entries, config)

@@ -39,6 +39,7 @@ Translate = Callable[[list[dict[str, Any]], dict[str, Any]], Awaitable[list[dict
 Progress = Callable[[str, int, int], None]
 BATCHES_IN_FLIGHT = 4  # batches of one locale sent at once
 BLANK = re.compile(r"[ \t\r\n]*")  # a translation with nothing in it
+NOT_SENT = "not sent: interrupted"  # the error of an entry the method was not called for after Ctrl-C
 
 
 @dataclass(frozen=True)
@@ -264,6 +265,8 @@ async def _translate_batch(translate: Translate, batch: list[str], texts: dict[s
     out: dict[str, tuple[str | None, str | None]] = {}
     for entry, text in zip(entries, batch, strict=True):
         result = by_id.get(entry["id"], {})
+        if result.get("error") == NOT_SENT:  # (Ctrl-C came first: no outcome, so the key is reported interrupted)
+            continue
         if result.get("error") is not None or not isinstance(result.get("predicted"), str):
             out[text] = (None, str(result.get("error") or "the method returned no translation"))
             continue

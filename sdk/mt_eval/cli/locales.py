@@ -10,30 +10,34 @@ printed, and the exit status is 130; a second Ctrl-C ends the process at once.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import math
 import re
 import signal
 import sys
-import time
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from mt_eval.errors import ExpectedError
 
 if TYPE_CHECKING:
     import anyio
-    import anyio.abc
 
     from mt_eval.champollion.config import ChampollionConfig
     from mt_eval.champollion.sync import PairMethod, SyncReport
     from mt_eval.loader import LoadedMethod
     from mt_eval.locks import Busy
+    from mt_eval.loop_watchdog import LoopWatchdog
 
 EXPECTED = (ValueError, LookupError, OSError)  # an unreadable config, an unknown locale, a plugin not found
 # Ctrl-C before anything was sent (one later writes what was translated and says so: `interrupted_message`).
 INTERRUPTED = "mt-eval locales: interrupted before anything was sent; nothing was written"
-SAME_SIGNAL_S = 0.2  # a SIGINT this soon after the one that stopped the command is that one (`_stop_on_interrupt`)
+BLOCKED_NOW_S = 0.1  # a loop that has not turned for this long when Ctrl-C comes is blocked by a method
+BLOCKED_S = 1.0  # after Ctrl-C, a method that blocks the loop this long is interrupted
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -154,27 +158,19 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
 
     async def main() -> SyncReport:
         stop = anyio.Event()
-        failure: Exception | None = None
-        async with anyio.create_task_group() as group:
-            await group.start(_stop_on_interrupt, stop)
-            try:
-                limit = max(max((m.run_config.get("timeout_s", 120.0) * int(m.run_config["batch_size"])
-                                 for m in methods), default=0.0), 0.5)
-                with LoopWatchdog(limit, hard_message="mt-eval locales: a method blocked the event loop and could not "
-                                  "be interrupted; the locales finished before are saved", hard_exit_code=1):
-                    report = await sync_locales(config, methods, lambda m: open_pair_method(m, opened),
-                                                dry_run=args.dry_run, force=args.force, progress=progress, stop=stop)
-            except Exception as exc:  # raised as it is after the group, not in an exception group
-                failure = exc
-            finally:
-                progress.close()
-                for loaded in opened:  # (each bounded: one that fails or hangs is a warning)
-                    await guarded_close(loaded.method, loaded.method_id, prog="mt-eval locales",
-                                        directory=loaded.directory)
-                group.cancel_scope.cancel()
-        if failure is not None:
-            raise failure
-        return report
+        limit = max(max((m.run_config.get("timeout_s", 120.0) * int(m.run_config["batch_size"])
+                         for m in methods), default=0.0), 0.5)
+        watchdog = LoopWatchdog(limit, hard_message="mt-eval locales: a method blocked the event loop and could not "
+                                "be interrupted; the locales finished before are saved", hard_exit_code=1)
+        try:
+            with watchdog, _interrupts(stop, watchdog) as interrupted:
+                return await sync_locales(config, methods, lambda m: open_pair_method(m, opened, interrupted.is_set),
+                                          dry_run=args.dry_run, force=args.force, progress=progress, stop=stop)
+        finally:
+            progress.close()
+            for loaded in opened:  # (each bounded: one that fails or hangs is a warning)
+                await guarded_close(loaded.method, loaded.method_id, prog="mt-eval locales",
+                                    directory=loaded.directory)
 
     try:
         with prints_to_stderr():  # what the methods print (they are loaded, called and closed in main)
@@ -189,26 +185,41 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
                             "`await asyncio.to_thread(...)`") from None
 
 
-async def _stop_on_interrupt(stop: anyio.Event, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-    """Ctrl-C sets ``stop`` (what was translated is written, and the run ends); a second one ends the process.
-    SIGTERM and SIGHUP come as Ctrl-C (`mt_eval.cli.termination`)."""
-    import anyio
-
+@contextlib.contextmanager
+def _interrupts(stop: anyio.Event, watchdog: LoopWatchdog) -> Iterator[threading.Event]:
+    """Ctrl-C sets ``stop`` (what was translated is written, and the run ends) and the event yielded (at once:
+    no method is called after it); a second one ends the process. SIGTERM and SIGHUP come as Ctrl-C
+    (`mt_eval.cli.termination`). The handler is Python's own, not the event loop's: it also runs while a method
+    blocks the loop, and then interrupts the blocked call right there (its keys fail; those translated before
+    are written)."""
     from mt_eval.cli.termination import INTERRUPTED, exit_status
     from mt_eval.process_exit import real_exit
 
-    first = 0.0
-    with anyio.open_signal_receiver(signal.SIGINT) as signals:
-        task_status.started()
-        async for _ in signals:
-            # uvloop calls the receiver twice for a SIGINT raised by another signal's handler (SIGTERM and SIGHUP
-            # come that way): within a moment of the first it is that one again, not a second Ctrl-C
-            if stop.is_set() and time.monotonic() - first >= SAME_SIGNAL_S:
-                print("\nmt-eval locales: interrupted again: stopped at once", file=sys.stderr, flush=True)
-                real_exit(exit_status(INTERRUPTED))
-            if not stop.is_set():
-                first = time.monotonic()
-            stop.set()
+    loop = asyncio.get_running_loop()
+    interrupted = threading.Event()
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        if interrupted.is_set():
+            print("\nmt-eval locales: interrupted again: stopped at once", file=sys.stderr, flush=True)
+            real_exit(exit_status(INTERRUPTED))
+        interrupted.set()
+        loop.call_soon_threadsafe(stop.set)
+        watchdog.hurry(BLOCKED_S, Interrupted)  # a call that blocks the loop from now on is interrupted
+        if watchdog.blocked_s() >= BLOCKED_NOW_S:  # one that blocks it now, at once
+            raise Interrupted(watchdog.blocked_s())
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class Interrupted(Exception):
+    """Ctrl-C while a method blocked the event loop: raised in the method's blocked call, which fails."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"interrupted (Ctrl-C) while the method blocked the event loop ({seconds:.1f} s)")
 
 
 class MethodBlocked(Exception):
