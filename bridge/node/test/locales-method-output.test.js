@@ -79,6 +79,16 @@ test('an error that escapes the method\'s calls stops the run as Ctrl-C does, ke
   assert.doesNotMatch(result.stderr, /^\s+at /m); // no Node stack
 });
 
+test('an error that escapes the method after the last call is one warning line, and the exit status stays the run\'s', async (t) => {
+  const project = upperProject("  if (calls === 3) setTimeout(() => { throw new RangeError('boom after the run'); }, 50);\n");
+  t.after(project.cleanup);
+  const result = await run(project);
+  assert.equal(result.status, 0, result.stderr);
+  assert.match(result.stderr, /^mt-eval-locales: warning: a method's error escaped after the run: RangeError: boom after the run \(at .*translate\.js:\d+:\d+\)\)$/m);
+  assert.doesNotMatch(result.stderr, /^\s+at /m); // no Node stack
+  assert.equal(Object.keys(JSON.parse(project.read(join('locales', 'es', 'common.json')))).length, 6);
+});
+
 // A process that starts one of its own (its pid written to the file named by its argument), and waits.
 const GRANDPARENT = "const c = require('node:child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600000)'], "
   + "{ stdio: 'ignore' }); require('node:fs').writeFileSync(process.argv[1], String(c.pid)); setTimeout(() => {}, 600000);";
