@@ -126,6 +126,10 @@ def test_a_manifest_that_cannot_be_complete_is_a_draft(tmp_path: Path, plugin: P
     assert init(tmp_path, plugin, corpus, "--corpus-source", "our team", "--corpus-license", "CC-BY-4.0",
                 out="given.json") == 0
     assert json.loads((tmp_path / "given.json").read_text())["corpus"]["license"] == "CC-BY-4.0"
+    capsys.readouterr()
+    # the source and licence the freeze gives hold the run (they differed from the corpus's none, for ever)
+    code, card = run(tmp_path / "held", corpus, *honest(), "--freeze", str(tmp_path / "given.json"), method=plugin)
+    assert code == 0 and card is not None and card.freeze is not None, capsys.readouterr().err
     assert init(tmp_path, plugin, corpus, out="given.json") == 1
     assert "exists: give --force" in capsys.readouterr().err
 

@@ -82,9 +82,12 @@ class RunRules:
         if manifest.status != "frozen":
             raise RulesError(f"--freeze {path}: its status is {manifest.status!r}; only a frozen manifest can hold a "
                              "run (mt-eval freeze validate lists what is missing)")
+        # The corpus's source and licence as the freeze states them (freeze init --corpus-source/--corpus-license
+        # give them for a corpus that cannot, a TSV or JSONL file): descriptions, whereas its sha256 is compared.
         actual = build_manifest(method_dir=loaded.directory, method_id=loaded.method_id, corpus=corpus,
                                 entries=entries, selection=selection, config=config, settings=settings,
-                                plan=self.latency, created_at=manifest.created_at)
+                                plan=self.latency, created_at=manifest.created_at,
+                                corpus_source=manifest.corpus.source, corpus_license=manifest.corpus.license)
         different = differences(manifest, actual)
         if different:
             raise RulesError(f"this run differs from the frozen manifest {path} in {len(different)} item"
