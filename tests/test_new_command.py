@@ -32,6 +32,14 @@ def test_a_bad_id_is_refused_by_the_pre_gen_hook_with_the_fix(tmp_path, capfd):
     assert list(tmp_path.iterdir()) == []  # no plugin, no staging directory
 
 
+def test_an_empty_id_is_refused_before_anything_is_rendered(tmp_path, capfd):
+    """The plugin's directory is named by its id: an empty one was refused with "… directory already exists"."""
+    assert new(str(tmp_path / "p"), "--no-input", "--set", "method_id=") == 2
+    err = capfd.readouterr().err
+    assert 'mt-eval new: --set method_id=: method_id "" is not kebab-case' in err and "already exists" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_pre_gen_hook_reports_every_problem_at_once(tmp_path, capfd):
     assert new(str(tmp_path / "p"), "--no-input", "--set", "method_name= ", "--set", "open_source=true",
                "--set", "open_source_url=example.org") == 2

@@ -61,6 +61,10 @@ def checked_answer(key: str, value: object, questions: dict[str, Any], origin: s
         return str(value)
     if not isinstance(value, str):
         raise AnswerError(f"{origin}: {key} is text, not {json.dumps(value, ensure_ascii=False)}")
+    if key == "method_id" and not value:  # (the plugin's directory is named by it: nothing could be rendered)
+        from mt_eval.scaffold_answers import key_problems
+
+        raise AnswerError(f"{origin}: method_id {key_problems(key, {key: value}, questions)[0]}")
     return value
 
 
