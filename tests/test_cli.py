@@ -226,6 +226,18 @@ def test_a_number_out_of_range_is_refused_naming_the_option_and_the_range(line: 
     assert list(tmp_path.iterdir()) == []  # nothing was run, nothing written
 
 
+@pytest.mark.parametrize("command", ["run", "decide"])
+def test_resume_and_force_together_are_refused(command: str, capsys):
+    """Continue the run, or delete it: given both, the refusal of a changed run told the user to add the --force
+    they had given."""
+    argv = [command, "--demo", "--resume", "--force"] if command == "run" else [
+        command, "run", "--method", "m", "--corpus", "c", "--resume", "--force"]
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    assert "argument --force: not allowed with argument --resume" in capsys.readouterr().err
+
+
 def test_zero_is_kept_where_it_means_something():
     parser = build_parser(["run"])
     args = parser.parse_args(["run", "--demo", "--retries", "0", "--retry-budget", "0", "--latency-warmup", "0",

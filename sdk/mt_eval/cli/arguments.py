@@ -94,8 +94,10 @@ def selection_request(args: argparse.Namespace) -> SelectionRequest:
 def add_run_directory_arguments(group: argparse._ArgumentGroup, default: str) -> None:
     """--out, --resume, --force and --wait (see `mt_eval.harness.run_directory`)."""
     group.add_argument("--out", metavar="DIR", help=f"run directory (default: {default})")
-    group.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
-    group.add_argument("--force", action="store_true", help="start over even if --out holds results")
+    either = group.add_mutually_exclusive_group()  # (continue the run, or delete it: not both)
+    either.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
+    either.add_argument("--force", action="store_true", help="start over even if --out holds results (not with "
+                                                             "--resume)")
     group.add_argument("--wait", nargs="?", type=wait_seconds, const=float("inf"), metavar="SECONDS",
                        help="when another process is using --out, wait for it (at most SECONDS) instead of "
                             "refusing at once")
