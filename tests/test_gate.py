@@ -183,6 +183,8 @@ def test_the_run_refuses_a_bad_policy_file_naming_file_and_field(tmp_path: Path,
                           ('{"required_covariates": ["gpu"]}',
                            f'{policy} $.required_covariates[0]: the string "gpu" is not a valid value'),
                           ('{"min_scored": 10,}', f"{policy}: invalid JSON at line 1, column 19"),
+                          ('{"min_scored": 1e400}', f"{policy} $.min_scored: expected an integer, got the number "
+                                                    "Infinity"),  # (not "the number null")
                           ("[1]", f"{policy}: a policy is a JSON object")]:
         policy.write_text(content)
         code, card = run(tmp_path / "run", corpus, "--policy", str(policy))

@@ -149,6 +149,8 @@ def value_in_words(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):  # (1e400 reads as Infinity; NaN is no JSON number)
+        return f"the number {'NaN' if math.isnan(value) else '-Infinity' if value < 0 else 'Infinity'}"
     if isinstance(value, int | float):
         return f"the number {js_number(value)}"
     if isinstance(value, str):

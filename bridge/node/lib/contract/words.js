@@ -34,7 +34,7 @@ const isObject = (value) => value instanceof Map || (value !== null && typeof va
 export function got(value) {
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'boolean') return value ? 'true' : 'false';
-  if (typeof value === 'number') return `the number ${Number.isFinite(value) ? String(value) : 'null'}`;
+  if (typeof value === 'number') return `the number ${String(value)}`; // (1e400 reads as Infinity; NaN is no JSON number)
   if (typeof value === 'string') {
     const points = [...value];
     return `the string ${jsString(points.length <= 40 ? value : `${points.slice(0, 37).join('')}...`)}`;
