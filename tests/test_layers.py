@@ -25,7 +25,7 @@ LAYERS: dict[str, list[str]] = {
                    "mt_eval.licenses", "mt_eval.code_hash", "mt_eval.locks", "mt_eval.child_process",
                    "mt_eval.child_spawn",
                    "mt_eval.loop_watchdog", "mt_eval.progress", "mt_eval.concurrency", "mt_eval.durations",
-                   "mt_eval.process_state", "mt_eval.child_policy", "mt_eval.process_memory",
+                   "mt_eval.process_state", "mt_eval.process_exit", "mt_eval.child_policy", "mt_eval.process_memory",
                    "mt_eval.event_loop", "mt_eval.deadlines"],
     # the formats: what a method, its plugin, a corpus and a result are, and the rules they follow
     "contract": ["mt_eval.records", "mt_eval.decisions.records", "mt_eval.results", "mt_eval.manifest",
