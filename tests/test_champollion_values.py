@@ -150,3 +150,19 @@ def test_both_layouts_of_the_source_locale_are_refused_rather_than_one_left_out(
                    "them\n")
     assert tree(projects["node"]) == tree(projects["python"])
     assert not (projects["python"].root / "locales" / "es").exists()
+
+
+@needs_node
+def test_a_target_file_that_is_a_symbolic_link_is_written_through(tmp_path: Path):
+    """A shared file linked into a locale (locales/es/common.json → ../../shared/es.json): the file it points to
+    gets the translation and the link stays (the link was replaced by a file, and the shared file left stale)."""
+    projects = twins(tmp_path, CONFIG, {"locales/en/common.json": {"a": "Hello"}, "shared/es.json": {"old": "x"}})
+    for project in projects.values():
+        (project.root / "locales" / "es").mkdir(parents=True)
+        (project.root / "locales" / "es" / "common.json").symlink_to(Path("..", "..", "shared", "es.json"))
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert runs["python"][0] == 0
+    for project in projects.values():
+        link = project.root / "locales" / "es" / "common.json"
+        assert link.is_symlink() and project.json("shared/es.json") == {"a": "spa:olleH"}

@@ -110,7 +110,9 @@ def unwritable(path: Path) -> FileProblem | None:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file renamed over it, keeping an existing file's mode;
-    `FileProblem` when it cannot be written (no temporary file is left behind)."""
+    `FileProblem` when it cannot be written (no temporary file is left behind). A symbolic link is written
+    through: the file it points to is replaced, and the link stays (a shared file linked into several locales)."""
+    shown, path = path, linked_file(path)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     created = False
     try:
@@ -128,4 +130,13 @@ def write_atomic(path: Path, text: str) -> None:
         if created:
             with contextlib.suppress(OSError):
                 temporary.unlink()
-        raise FileProblem(path, f"cannot write it: {exc.strerror or exc}", _WRITE_FIXES.get(exc.errno or 0)) from exc
+        raise FileProblem(shown, f"cannot write it: {exc.strerror or exc}", _WRITE_FIXES.get(exc.errno or 0)) from exc
+
+
+def linked_file(path: Path) -> Path:
+    """The file a chain of symbolic links at ``path`` ends at (``path`` itself when it is no link)."""
+    for _ in range(40):  # (the kernel's own limit: a loop is left for the write to report)
+        if not path.is_symlink():
+            break
+        path = path.parent / os.readlink(path)
+    return path

@@ -5,8 +5,8 @@
 // atomically (a temporary file beside it, renamed over it) and keeps the mode of the file it replaces; a
 // failed write leaves no temporary file. unwritable() says, before anything is translated for a file, why it
 // could not be written. OS errors are worded as the C library's strerror, as Python words them.
-import { accessSync, closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { accessSync, closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 
 import { parseJsonBytes } from '../json-text.js';
 
@@ -107,7 +107,8 @@ export function unwritable(path) {
  * Write text to path through a temporary file renamed over it, keeping an existing file's mode; FileProblem
  * when it cannot be written (no temporary file is left behind).
  */
-export function writeAtomic(path, text) {
+export function writeAtomic(shown, text) {
+  const path = linkedFile(shown);
   const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
   let created = false;
   try {
@@ -127,6 +128,15 @@ export function writeAtomic(path, text) {
       try { unlinkSync(temporary); } catch { /* already gone */ }
     }
     if (!error.code) throw error;
-    throw new FileProblem(path, `cannot write it: ${strerror(error)}`, WRITE_FIXES[error.code] ?? null);
+    throw new FileProblem(shown, `cannot write it: ${strerror(error)}`, WRITE_FIXES[error.code] ?? null);
   }
+}
+
+/** The file a chain of symbolic links at path ends at (path itself when it is no link). */
+function linkedFile(path) {
+  for (let i = 0; i < 40; i++) { // (the kernel's own limit: a loop is left for the write to report)
+    if (!stats(path, false)?.isSymbolicLink()) break;
+    path = resolve(dirname(path), readlinkSync(path));
+  }
+  return path;
 }
