@@ -106,5 +106,5 @@ def _file(file: FileReport) -> dict[str, Any]:
 
 
 def progress_line(locale: str, done: int, total: int) -> str:
-    return f"{locale}: {done}/{total} strings translated"
+    return f"{locale}: {done}/{total} strings answered"  # (translated, or failed: the report says which)
 

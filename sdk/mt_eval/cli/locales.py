@@ -259,7 +259,7 @@ class StillBusy(ExpectedError):
 
 
 class _Progress:
-    """``es: 8/12 strings translated``: rewritten in place on a terminal, one line per batch elsewhere."""
+    """``es: 8/12 strings answered``: rewritten in place on a terminal, one line per batch elsewhere."""
 
     def __init__(self, stream: Any, *, quiet: bool) -> None:
         self.stream = stream

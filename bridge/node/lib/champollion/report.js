@@ -91,4 +91,4 @@ export const renderJson = (report) => formatJson(reportJson(report));
  */
 export const renderError = (kind, message, { dryRun }) => formatJson({ dryRun, ok: false, error: { kind, message }, locales: [] });
 
-export const progressLine = (locale, done, total) => `${locale}: ${done}/${total} strings translated`;
+export const progressLine = (locale, done, total) => `${locale}: ${done}/${total} strings answered`; // (translated, or failed: the report says which)
