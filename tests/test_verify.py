@@ -196,3 +196,21 @@ def test_a_card_verifies_from_anywhere_when_its_corpus_path_is_relative_to_where
     assert result.errors[0].message == "cannot read the corpus corpus.json: No such file or directory"
     assert "records the corpus as corpus.json, relative to the directory the run started in" in result.errors[0].hint
     capsys.readouterr()
+
+
+def test_a_run_directory_stands_for_its_card(card_path: Path, tmp_path: Path, capsys):
+    """``mt-eval gate runs/demo``: each command that takes a card takes the run directory holding it."""
+    run_dir = str(card_path.parent)
+    assert main(["verify", run_dir]) == 0
+    assert f"{card_path}: verified" in capsys.readouterr().out
+    assert main(["gate", run_dir, "--policy", str(LENIENT[1])]) == 0
+    assert f"{card_path}: headline gate passed" in capsys.readouterr().out
+    assert main(["compare", run_dir, run_dir, "--bootstrap", "50", "--trials", "50", "--quiet"]) == 0
+    capsys.readouterr()
+    main(["publish", run_dir, "--db", str(tmp_path / "board.db"), "--no-input", "--policy", str(LENIENT[1])])
+    assert f"mt-eval publish: {card_path}: its method card lacks" in capsys.readouterr().err  # (the card was read)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["verify", str(empty)]) == 1
+    out = capsys.readouterr().out
+    assert "cannot read the card: Is a directory" in out and "give a run's card.json" in out

@@ -142,6 +142,12 @@ def add_latency_arguments(parser: argparse.ArgumentParser) -> None:
                          help=f"times the sample is timed (default {DEFAULT_REPETITIONS})")
 
 
+def card_argument(text: str) -> str:
+    """A run card: a run directory stands for the card.json it holds (``mt-eval gate runs/demo``)."""
+    card = Path(text) / "card.json"
+    return str(card) if Path(text).is_dir() and card.is_file() else text
+
+
 def whole_number(text: str, *, least: int = 0, most: int | None = None) -> int:
     """``text`` as a whole number from ``least`` to ``most`` (no bound: None); otherwise an
     `argparse.ArgumentTypeError` that gives the range, which argparse prints after the option's name."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from mt_eval.cli.arguments import add_corpus_arguments, non_negative_int, positive_int
+from mt_eval.cli.arguments import add_corpus_arguments, card_argument, non_negative_int, positive_int
 
 EXPECTED = (ValueError,)
 
@@ -17,8 +17,9 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
     compare.epilog = ("examples (after nox -s demo, which writes runs/demo and runs/demo-rules):\n"
                       "  mt-eval compare runs/demo/card.json runs/demo-rules/card.json\n"
                       "  mt-eval compare runs/demo/card.json runs/demo-rules/card.json --json --trials 2000")
-    compare.add_argument("baseline", metavar="A.json", help="run card of the baseline")
-    compare.add_argument("candidate", metavar="B.json", help="run card of the system compared with it")
+    compare.add_argument("baseline", type=card_argument, metavar="A.json", help="run card of the baseline")
+    compare.add_argument("candidate", type=card_argument, metavar="B.json",
+                         help="run card of the system compared with it")
     add_corpus_arguments(compare, selection=False, title="the corpus (default: the one both cards record, read "
                                                          "as they record)")
     compare.add_argument("--bootstrap", type=positive_int, default=1000, metavar="N",

@@ -38,9 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.epilog = EPILOG + "\n\nthe shipped default policy:\n  " + "\n  ".join(describe(shipped_policy()))
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    from mt_eval.cli.arguments import add_corpus_arguments
+    from mt_eval.cli.arguments import add_corpus_arguments, card_argument
 
-    parser.add_argument("cards", nargs="+", metavar="CARD", help="run card(s) (card.json in a run directory)")
+    parser.add_argument("cards", nargs="+", type=card_argument, metavar="CARD",
+                        help="run card(s) (card.json, or the run directory holding it)")
     parser.add_argument("--policy", metavar="FILE", help="gate policy (default: the shipped one, shown below)")
     add_corpus_arguments(parser, selection=False, title="the corpus the cards are re-verified against (default: the "
                                                         "files each card records)")

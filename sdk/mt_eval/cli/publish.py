@@ -34,7 +34,10 @@ board lives in PostgreSQL: --db postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABAS
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description, parser.epilog = DESCRIPTION, EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("cards", nargs="+", metavar="CARD", help="run card(s) to publish (card.json of a run)")
+    from mt_eval.cli.arguments import card_argument
+
+    parser.add_argument("cards", nargs="+", type=card_argument, metavar="CARD",
+                        help="run card(s) to publish (card.json, or the run directory holding it)")
     parser.add_argument("--method-card", metavar="FILE", help="method card to show, laid over the run card's own")
     parser.add_argument("--db", metavar="URL", help="store: sqlite:///PATH, postgresql://USER@HOST/DB or a file path "
                                                     "(default: $MT_EVAL_DB, else the user data directory)")

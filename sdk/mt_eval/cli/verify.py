@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from mt_eval.cli.arguments import add_corpus_arguments
+from mt_eval.cli.arguments import add_corpus_arguments, card_argument
 
 
 def add_arguments(verify: argparse.ArgumentParser) -> None:
@@ -17,7 +17,8 @@ def add_arguments(verify: argparse.ArgumentParser) -> None:
                      "  mt-eval verify runs/demo/card.json\n"
                      "  mt-eval verify runs/demo/card.json --corpus examples/data/eng-spa-demo.json\n"
                      "  mt-eval verify runs/*/card.json --json")
-    verify.add_argument("cards", nargs="+", metavar="CARD", help="run card(s) (card.json in a run directory)")
+    verify.add_argument("cards", nargs="+", type=card_argument, metavar="CARD",
+                        help="run card(s) (card.json, or the run directory holding it)")
     add_corpus_arguments(verify, selection=False, title="the corpus (default: the files the card records, as "
                                                         "written or beside the card, read as it records)")
     verify.add_argument("--extension", action="append", default=[], metavar="MODULE",

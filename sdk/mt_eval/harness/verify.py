@@ -84,7 +84,8 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
         try:
             raw = Path(path).read_bytes()
         except OSError as exc:
-            result.problem("$", f"cannot read the card: {exc.strerror or exc}", code="io")
+            fix = "give a run's card.json (or the run directory holding it)" if Path(path).is_dir() else None
+            result.problem("$", f"cannot read the card: {exc.strerror or exc}", fix, code="io")
             result.check("format", False, "unreadable")
             return result
     try:
