@@ -257,7 +257,8 @@ def test_a_card_that_says_eligible_against_its_own_facts_does_not_verify(tmp_pat
         assert [(p.path, p.message) for p in result.errors] == [
             ("$.eligibility.eligible", f"the card says eligible, but {says}")], name
     assert main(["publish", str(tmp_path / "run" / "no sandbox.json"), "--db", str(tmp_path / "board.db")]) != 0
-    assert "the card says eligible, but it records no sandbox" in capsys.readouterr().out
+    shown = capsys.readouterr()
+    assert "the card says eligible, but it records no sandbox" in shown.out + shown.err
 
 
 def test_an_unsandboxed_run_says_why_it_is_not_eligible(tmp_path: Path):
