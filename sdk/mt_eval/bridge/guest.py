@@ -198,6 +198,10 @@ class GuestServer:
                 self._poll_fd = input_fd
         else:
             reader = _FileInput(self, input_fd, loop)
+        if from_host:  # a host that is gone ends the guest, even one whose method blocks the loop
+            from mt_eval.bridge.host_gone import watch_host
+
+            watch_host(input_fd)
         await self.closed.wait()
         if from_host:
             for task in list(self._tasks.values()):  # a host closed stdin: nobody will read the answers

@@ -1,0 +1,44 @@
+"""A Python guest whose host is gone ends, even while its method blocks the event loop.
+
+A guest ends when its stdin closes: the event loop reads the end of the input, cancels what is in flight and closes
+the method (`mt_eval.bridge.guest.GuestServer`). A method that blocks the loop (a long synchronous call inside
+``async def translate``) keeps that from happening; and when the host was killed (SIGKILL, the out-of-memory
+killer), nobody will ever stop the guest, which runs on with no parent. So a thread waits for the host's end of
+stdin to close (``poll`` reports the hang-up without reading anything), and if the guest is still there
+`ORPHAN_GRACE_S` later — longer than an orderly end takes, the method's ``aclose()`` included — it says so on
+stderr and exits.
+"""
+
+from __future__ import annotations
+
+import select
+import sys
+import threading
+
+from mt_eval.guarded_calls import CLOSE_TIMEOUT_S
+
+ORPHAN_GRACE_S = CLOSE_TIMEOUT_S + 5.0
+
+
+def watch_host(input_fd: int, *, grace_s: float = ORPHAN_GRACE_S) -> None:
+    """From now on, the process exits ``grace_s`` after the writer of ``input_fd`` (the host) is gone."""
+    if not hasattr(select, "poll"):  # (not on Windows)
+        return
+    threading.Thread(target=_watch, args=(input_fd, grace_s), name="mt-eval serve: host watch", daemon=True).start()
+
+
+def _watch(input_fd: int, grace_s: float) -> None:
+    from mt_eval.process_exit import real_exit
+
+    poller = select.poll()
+    poller.register(input_fd, 0)  # no event asked for: only a hang-up (or an error) is reported
+    try:
+        while not poller.poll():
+            pass
+    except (OSError, ValueError):  # the descriptor was closed: the guest is ending anyway
+        return
+    threading.Event().wait(grace_s)
+    sys.stderr.write(f"mt-eval serve: the host closed the guest's input {grace_s:g} s ago and the method has not "
+                     "returned (it blocks the event loop): exiting\n")
+    sys.stderr.flush()
+    real_exit(1)
