@@ -280,3 +280,19 @@ def test_base64_and_compressed_blobs_in_code_are_decoded(bundle, corpus):
     assert located(report) == {("pipeline.py", 3, "t1", "source"), ("pipeline.py", 4, "t1", "reference"),
                                ("pipeline.py", 4, "t2", "source")}
     assert any(f.kind == "embedded" and "2 base64 run(s)" in f.message for f in report.findings)
+
+
+def test_wrapped_base64_is_read_whole(bundle, corpus):
+    """base64.encodebytes and the base64 tool break lines at 76 characters: each line alone was a run too short to
+    read, or a piece of gzip that never decompressed, so a corpus embedded that way was reported CLEAN."""
+    import base64
+    import gzip
+
+    packed = base64.encodebytes(gzip.compress(f"{REFERENCE}\n{SHORT}\n".encode())).decode()
+    plain = base64.encodebytes(f"notes: {SOURCE}".encode()).decode()
+    (bundle / "embedded.py").write_text(f'import base64, gzip\n\nDATA = """{packed}"""\nREFS = gzip.decompress('
+                                        f"base64.b64decode(DATA))\n", encoding="utf-8")
+    (bundle / "blob.txt").write_text(plain + "return\n", encoding="utf-8")  # a last line that only looks like base64
+    report = check(bundle, corpus)
+    assert located(report) == {("embedded.py", 3, "t1", "reference"), ("embedded.py", 3, "t2", "source"),
+                               ("blob.txt", 1, "t1", "source")}

@@ -1,8 +1,9 @@
 """Text hidden one step deeper: base64 runs inside text or string literals, decoded (and decompressed when
 they hold gzip, zlib, bzip2 or xz data) — the usual way to embed a data file in source code.
 
-A run of at least 64 base64 characters is decoded; the result is kept when it is text (UTF-8, nearly all
-printable), and read at the line where the run starts. Decoding and decompression are bounded.
+A run of at least 64 base64 characters is decoded, with the lines that continue it when it is wrapped; the result
+is kept when it is text (UTF-8, nearly all printable), and read at the line where the run starts. Decoding and
+decompression are bounded.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from collections.abc import Iterable, Iterator
 
 MIN_RUN = 64
 MAX_DECODED = 16 << 20
-_BASE64_RUN = re.compile("[A-Za-z0-9+/]{" + str(MIN_RUN) + ",}={0,2}")
+# A run, and the lines that continue it when it is wrapped (`base64.encodebytes` and the base64 tool break lines at
+# 76 characters): each further line of base64 characters alone, indentation allowed.
+_BASE64_RUN = re.compile("[A-Za-z0-9+/]{" + str(MIN_RUN) + r",}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/]{4,})*={0,2}")
+_SPACE = re.compile(r"\s+")
 _BREAKS = str.maketrans({"\n": "\t", "\r": "\t"})
 
 
@@ -28,7 +32,10 @@ def with_embedded(pieces: Iterable[tuple[int, str]], found: list[int]) -> Iterat
         if len(text) < MIN_RUN:
             continue
         for match in _BASE64_RUN.finditer(text):
-            decoded = decode_run(match.group())
+            run = match.group()
+            decoded = decode_run(_SPACE.sub("", run))
+            if decoded is None and "\n" in run:  # (a line after the run that only looks like base64: the run alone)
+                decoded = decode_run(run[:run.index("\n")].rstrip())
             if decoded is not None:
                 found[0] += 1
                 yield line + text.count("\n", 0, match.start()), decoded.translate(_BREAKS)
