@@ -65,6 +65,18 @@ def test_a_cancel_read_from_a_file_finds_the_request_before_it(plugin, tmp_path)
     assert answers[2]["result"]["results"][0]["predicted"] == "ba"
 
 
+def test_a_last_request_without_its_newline_is_answered(plugin, tmp_path):
+    """An editor that saves without a final newline: the last request was dropped without a word."""
+    import subprocess
+
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(json.dumps(initialize(1)) + "\n" + json.dumps(translate(2, "ab")))
+    with requests.open("rb") as given:
+        done = subprocess.run(python_command(plugin), stdin=given, capture_output=True, timeout=60)
+    answers = by_id([json.loads(line) for line in done.stdout.splitlines()])
+    assert answers[2]["result"]["results"][0]["predicted"] == "ba" and done.returncode == 0
+
+
 def test_after_shutdown_what_is_in_flight_finishes_and_nothing_new_starts(plugin, tmp_path):
     answers = by_id(served(plugin, tmp_path, initialize(), translate(1, "0.2"),
                            {"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": {}}, translate(3, "ab"),

@@ -127,7 +127,7 @@ class _FileInput:
             print(f"mt-eval serve: cannot read the requests: {exc.strerror or exc}", file=sys.stderr)
             chunk = b""
         if not chunk:
-            self.server.closed.set()
+            self.server.end_of_file()
             return
         self.server.on_data(chunk)
         self.handle = self.loop.call_soon(self._read)
@@ -243,6 +243,13 @@ class GuestServer:
         data = poll_input(self._poll_fd, self._poll_seconds)
         if data:
             self.on_data(data)
+
+    def end_of_file(self) -> None:
+        """A file of requests has ended: a last request without its newline is answered too, then the input is
+        closed."""
+        if self._lines.pending:
+            self.on_data(b"\n")
+        self.closed.set()
 
     def on_data(self, data: bytes) -> None:
         self._reading = True
