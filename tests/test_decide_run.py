@@ -258,3 +258,14 @@ def test_a_corpus_without_gold_runs_but_is_not_scored(tmp_path, capsys):
     assert card["metrics"] is None and card["self_check"]["reason"].startswith("the corpus has no gold answers")
     assert main(["decide", "check", "--corpus", str(corpus)]) == 1
     assert "not run: the corpus has no gold answers" in capsys.readouterr().out
+
+
+def test_a_run_that_answered_no_question_exits_4_with_the_reason(tmp_path, capsys):
+    """Every answer failed: the card is written, and the exit status is `mt-eval run`'s for a run that produced
+    nothing usable (it was 0, and the reason was only in the card)."""
+    failing = [{**row, "state": {**row["state"], "fail": True}} for row in rows()]
+    corpus = write_corpus(tmp_path / "rows.jsonl", failing)
+    assert run(REVERSE, corpus, tmp_path / "out") == 4
+    assert (tmp_path / "out" / "card.json").is_file()
+    assert "mt-eval decide: no question was answered (8 of 8 failed): asked to fail (4 rows)" in capsys.readouterr().err
+    assert run(REVERSE, write_corpus(tmp_path / "fine.jsonl", rows()), tmp_path / "fine") == 0

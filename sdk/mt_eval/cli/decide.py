@@ -5,6 +5,8 @@ The arguments of ``decide run`` become one `mt_eval.decisions.request.DecideRequ
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from mt_eval.cli.arguments import (
     add_call_arguments,
@@ -92,6 +94,26 @@ def run(args: argparse.Namespace) -> int:
 
     card = decide_run(decide_request(args))
     print(f"decision card: {card}")
+    return _nothing_answered(card)
+
+
+def _nothing_answered(card: Path) -> int:
+    """`EXIT_FAILED`, with the reasons, when no question was answered (every answer failed); else 0."""
+    import msgspec
+
+    from mt_eval.harness.outcome import EXIT_FAILED
+
+    data = msgspec.json.decode(card.read_bytes())
+    overall = (data.get("coverage") or {}).get("overall") or {}
+    if overall.get("asked") and not overall.get("answered"):
+        counts: dict[str, int] = {}
+        for failure in data.get("failures") or []:  # (one message may fail several question types)
+            counts[failure["message"]] = counts.get(failure["message"], 0) + failure["count"]
+        reasons = "; ".join(f"{message} ({count} row{'' if count == 1 else 's'})"
+                            for message, count in list(counts.items())[:3])
+        print(f"mt-eval decide: no question was answered ({overall['failed']} of {overall['asked']} failed)"
+              + (f": {reasons}" if reasons else ""), file=sys.stderr)
+        return EXIT_FAILED
     return 0
 
 

@@ -5,6 +5,8 @@ The arguments become one `mt_eval.decisions.request.GradeRequest`."""
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from mt_eval.cli.arguments import add_call_arguments, add_model_arguments, non_negative_int, positive_float
 from mt_eval.cli.decide import scoring_arguments
@@ -102,4 +104,20 @@ def run(args: argparse.Namespace) -> int:
 
         path = grade_with_method(request)
     print(f"grading card: {path}")
+    return _nothing_graded(path)
+
+
+def _nothing_graded(card: Path) -> int:
+    """`EXIT_FAILED`, with the first reason, when no entry was graded (every one failed); else 0."""
+    import msgspec
+
+    from mt_eval.harness.outcome import EXIT_FAILED
+
+    data = msgspec.json.decode(card.read_bytes())
+    summary = data.get("summary") or {}
+    if summary.get("failed") and not summary.get("graded"):
+        first = next((e["error"] for e in data.get("entries") or [] if e.get("error")), None)
+        print(f"mt-eval grade: no entry was graded ({summary['failed']} failed)" + (f": {first}" if first else ""),
+              file=sys.stderr)
+        return EXIT_FAILED
     return 0
