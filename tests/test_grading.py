@@ -114,7 +114,7 @@ def test_items_are_shuffled_with_a_recorded_seed_and_the_same_seed_gives_the_sam
 def test_a_grader_that_returns_the_methods_name_is_refused_naming_row_and_question(demo_run, recorder, tmp_path,
                                                                                      monkeypatch):
     monkeypatch.setenv("GRADER_LEAKS", "lexicon-eng-spa")
-    assert grade(demo_run, "--grader", str(recorder), "--out", str(tmp_path / "g"), "--seed", "2") == 4  # nothing graded
+    assert grade(demo_run, "--grader", str(recorder), "--out", str(tmp_path / "g"), "--seed", "2") == 4
     card = grading_card(tmp_path / "g")
     assert card["summary"]["graded"] == 0 and card["summary"]["failed"] == 30
     entry = card["entries"][0]

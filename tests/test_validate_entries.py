@@ -126,3 +126,19 @@ def test_a_python_entry_that_ignores_cancellation_does_not_hang_the_comparison(t
     [first, *_] = report.warnings
     assert first.code == "parity", [p.render() for p in report.problems]
     assert "error: timed out after 1 s, and the method did not stop when cancelled" in first.message
+
+
+def test_a_plugin_that_prints_as_it_is_imported_is_valid_and_the_json_report_stays_json(make_plugin, tmp_path):
+    """In the sandbox the print came before the report the host reads, so a working plugin failed with "importing
+    the entry point in the sandbox failed (exit 0): " and nothing after it; with --json it broke the JSON."""
+    import subprocess
+
+    code = ('print("hello from import")\n\n\nclass Echo:\n    async def translate(self, entries, config):\n'
+            '        return [{"id": e["id"], "predicted": e["source"]} for e in entries]\n')
+    plugin = make_plugin({"name": "Echo", "entry_point": "pipeline:Echo", "dependency_class": "S",
+                          "dependencies": []}, files={"pipeline.py": code})
+    for sandbox in (["--no-sandbox"], [] if shutil.which("bwrap") else ["--no-sandbox"]):
+        done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "validate", "--json", *sandbox, str(plugin)],
+                              capture_output=True, text=True, timeout=180)
+        assert json.loads(done.stdout)["ok"] is True, done.stdout + done.stderr
+        assert "hello from import" in done.stderr or not sandbox

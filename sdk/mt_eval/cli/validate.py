@@ -52,10 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import msgspec
 
+    from mt_eval.guarded_calls import prints_to_stderr
     from mt_eval.validate import ValidateReport, validate_plugin
 
-    reports = [validate_plugin(Path(path), run_code=args.run_code, scan=args.scan, sandbox=args.sandbox,
-                               timeout_s=args.timeout) for path in args.plugins]
+    with prints_to_stderr():  # what a plugin prints as it is imported is not the report (--json, or the sandbox's)
+        reports = [validate_plugin(Path(path), run_code=args.run_code, scan=args.scan, sandbox=args.sandbox,
+                                   timeout_s=args.timeout) for path in args.plugins]
     if args.corpus:
         from mt_eval.validate.contamination import check_reports
 

@@ -70,7 +70,9 @@ def _python_import(source: PluginSource, sandbox: object, timeout_s: float) -> l
                         hint="do not do long work at import time or in the constructor; if it needs it (loading a "
                              f"model), give a longer --timeout (the import gets it when over {IMPORT_TIMEOUT_S:g} s)")]
     except (msgspec.DecodeError, msgspec.ValidationError, IndexError):
-        tail = " / ".join(done.stderr.decode("utf-8", "replace").strip().splitlines()[-5:])
+        tail = " / ".join(done.stderr.decode("utf-8", "replace").strip().splitlines()[-5:]) or (
+            f"it wrote {done.stdout[:120].decode('utf-8', 'replace')!r} where its report was expected"
+            if done.stdout.strip() else "no report and nothing on stderr")
         return [Problem(file=source.manifest_file, path="$.entry_point", code="entry-point",
                         message=f"importing the entry point in the sandbox failed (exit {done.returncode}): {tail}",
                         hint="run `mt-eval validate --no-sandbox` on a copy you trust to see the full error")]
