@@ -110,3 +110,42 @@ def test_check_stops_after_the_first_unanswered_initialize(tmp_path: Path):
     assert "warming up forever" in done.stdout
     assert (f"conformance: stopped: the guest does not answer initialize, so the other {len(VECTORS) - 1} "
             "transcripts were not run") in done.stdout
+
+
+INITIALIZE = {"send": {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                       "params": {"protocol_versions": ["mt-eval-bridge/1"], "config": {}}}}
+
+
+def check(capsys, vectors: Path, guest: str) -> tuple[int, str]:
+    from mt_eval.cli import main
+
+    code = main(["bridge", "check", "--vectors", str(vectors), "--", sys.executable, "-c", guest])
+    shown = capsys.readouterr()
+    return code, shown.out + shown.err
+
+
+def test_a_transcript_file_that_is_not_one_is_named(tmp_path: Path, capsys):
+    """A truncated or step-less transcript was a Python traceback."""
+    for content, says in [('{"name": "x", "steps": [', "cannot be read as a transcript: Expecting value"),
+                          ('{"name": "x"}', 'a transcript is an object with a "name" and a list of "steps"')]:
+        (tmp_path / "a.json").write_text(content)
+        code, out = check(capsys, tmp_path, "pass")
+        assert code == 2 and f"mt-eval bridge check: {tmp_path / 'a.json'}: {says}" in out and "Traceback" not in out
+
+
+def test_a_line_over_the_protocols_limit_fails_and_a_hang_after_a_raw_request_is_not_blamed_on_initialize(
+        tmp_path: Path, capsys):
+    """A host refuses a line over 16 MiB, so the check does too (it read up to 64 MiB and passed the guest)."""
+    import json
+
+    (tmp_path / "a.json").write_text(json.dumps({"name": "huge", "steps": [INITIALIZE, {"expect": {"id": 1}}]}))
+    huge = "import sys\nsys.stdin.readline()\nprint('{\"id\": 1, \"x\": \"' + 'a' * (17 << 20) + '\"}', flush=True)\n"
+    code, out = check(capsys, tmp_path, huge)
+    assert code == 1 and "the guest sent a 17,825," in out and "over the protocol's 16,777,216-byte limit" in out
+    raw = {"send_raw": '{"jsonrpc": "2.0", "id": 2, "method": "translate", "params": {"entries": []}}\n'}
+    (tmp_path / "a.json").write_text(json.dumps({"name": "raw", "steps": [INITIALIZE, {"expect": {"id": 1}}, raw,
+                                                                          {"expect": {"id": 2}}]}))
+    answers_initialize_only = ("import sys\nsys.stdin.readline()\nprint('{\"jsonrpc\": \"2.0\", \"id\": 1, "
+                               "\"result\": {}}', flush=True)\nsys.stdin.readline()\nimport time\ntime.sleep(60)\n")
+    code, out = check(capsys, tmp_path, answers_initialize_only)
+    assert code == 1 and "nothing within 10 s" in out and "did not answer initialize" not in out

@@ -17,7 +17,10 @@ from typing import Any
 
 import anyio
 
+from mt_eval.bridge.messages import DEFAULT_MAX_LINE_BYTES
+
 STEP_TIMEOUT_S = 10.0
+READ_LIMIT = 64 * 1024 * 1024  # longer lines are not read whole (the protocol's own limit is a quarter of it)
 _TYPES: dict[str, Any] = {
     "$string": lambda v: isinstance(v, str),
     "$integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
@@ -36,9 +39,26 @@ def vectors_directory() -> Path:
     return resource("conformance")
 
 
+class VectorError(ValueError):
+    """A transcript file that cannot be used; the message names the file and what is wrong."""
+
+
 def load_vectors(directory: Path | None = None) -> list[dict[str, Any]]:
+    """The transcripts in ``directory`` (each a ``{"name", "steps": [...]}`` object); `VectorError` for one that
+    is not."""
     directory = directory or vectors_directory()
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(directory.glob("*.json"))]
+    loaded = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            vector = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise VectorError(f"{path}: cannot be read as a transcript: {exc}") from None
+        if not isinstance(vector, dict) or not isinstance(vector.get("name"), str) or \
+                not isinstance(vector.get("steps"), list):
+            raise VectorError(f'{path}: a transcript is an object with a "name" and a list of "steps", e.g. '
+                              '{"name": "...", "steps": [{"send": {...}}, {"expect": {...}}]}')
+        loaded.append(vector)
+    return loaded
 
 
 def mismatch(pattern: Any, actual: Any, path: str = "$") -> str | None:
@@ -105,7 +125,7 @@ async def run_vector(vector: Mapping[str, Any], command: Sequence[str], *, cwd: 
         process = await asyncio.create_subprocess_exec(
             *command, cwd=cwd, env=dict(env) if env is not None else None, start_new_session=True,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            limit=64 * 1024 * 1024)
+            limit=READ_LIMIT)
     except OSError as exc:
         outcome.failure = f"cannot start {command[0]!r}: {exc.strerror or exc}"
         outcome.not_started = True
@@ -132,6 +152,8 @@ async def _steps(vector: Mapping[str, Any], process: asyncio.subprocess.Process,
     for number, step in enumerate(vector["steps"], start=1):
         if isinstance(step.get("send"), dict):
             last_sent = step["send"].get("method")
+        elif isinstance(step.get("send_raw"), str):  # (a hang after a raw request is not initialize's)
+            last_sent = _method_of(step["send_raw"])
         try:
             with anyio.fail_after(step_timeout_s):
                 failure = await _step(process, step, outcome)
@@ -163,10 +185,24 @@ def _describe(step: Mapping[str, Any]) -> str:
     return f"({kind})"
 
 
+def _method_of(raw: str) -> str | None:
+    try:
+        message = json.loads(raw.split("\n", 1)[0])
+    except ValueError:
+        return None
+    return message.get("method") if isinstance(message, dict) else None
+
+
 async def _next_message(process: asyncio.subprocess.Process, outcome: VectorOutcome) -> Any:
     assert process.stdout is not None
     while True:
-        line = await process.stdout.readline()
+        try:
+            line = await process.stdout.readline()
+        except ValueError:  # (a line longer than the reader's limit)
+            return _TooLong(f"a line over {READ_LIMIT:,} bytes (the protocol's limit is {DEFAULT_MAX_LINE_BYTES:,})")
+        if len(line) > DEFAULT_MAX_LINE_BYTES + 1:
+            return _TooLong(f"a {len(line) - 1:,}-byte line, over the protocol's {DEFAULT_MAX_LINE_BYTES:,}-byte "
+                            "limit")
         if not line:
             return _EOF
         try:
@@ -181,6 +217,10 @@ async def _next_message(process: asyncio.subprocess.Process, outcome: VectorOutc
 
 class _Junk(str):
     pass
+
+
+class _TooLong(_Junk):
+    """A line over the protocol's limit, which a host refuses (what it is, in words)."""
 
 
 _EOF = object()
@@ -223,6 +263,8 @@ async def _step(process: asyncio.subprocess.Process, step: Mapping[str, Any], ou
 def _check(pattern: Any, message: Any) -> str | None:
     if message is _EOF:
         return "the guest closed its stdout (did it crash? see its stderr)"
+    if isinstance(message, _TooLong):
+        return f"the guest sent {message}"
     if isinstance(message, _Junk):
         return f"stdout line is not JSON: {message!r}"
     return mismatch(pattern, message)

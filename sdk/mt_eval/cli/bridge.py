@@ -35,10 +35,14 @@ def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> in
 
     import anyio
 
-    from mt_eval.bridge.conformance import load_vectors, run_vector, vectors_directory
+    from mt_eval.bridge.conformance import VectorError, load_vectors, run_vector, vectors_directory
 
     directory = Path(vectors) if vectors else vectors_directory()
-    loaded = load_vectors(directory)
+    try:
+        loaded = load_vectors(directory)
+    except VectorError as exc:
+        print(f"mt-eval bridge check: {exc}", file=sys.stderr)
+        return 2
     if not loaded:
         print(f"no transcripts (*.json) in {directory}", file=sys.stderr)
         return 2
