@@ -36,8 +36,10 @@ if TYPE_CHECKING:
 EXPECTED = (ValueError, LookupError, OSError)  # an unreadable config, an unknown locale, a plugin not found
 # Ctrl-C before anything was sent (one later writes what was translated and says so: `interrupted_message`).
 INTERRUPTED = "mt-eval locales: interrupted before anything was sent; nothing was written"
-BLOCKED_NOW_S = 0.1  # a loop that has not turned for this long when Ctrl-C comes is blocked by a method
-BLOCKED_S = 1.0  # after Ctrl-C, a method that blocks the loop this long is interrupted
+BLOCKED_NOW_S = 1.0  # a loop that has not turned for this long when Ctrl-C comes is blocked by a method
+# After Ctrl-C, a method that blocks the loop this long is interrupted (long enough for the command's own writing of
+# what was translated, which a large locale file can make last a second)
+BLOCKED_S = 5.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
