@@ -198,10 +198,13 @@ class GuestServer:
                 self._poll_fd = input_fd
         else:
             reader = _FileInput(self, input_fd, loop)
-        if from_host:  # a host that is gone ends the guest, even one whose method blocks the loop
-            from mt_eval.bridge.host_gone import watch_host
+        from mt_eval.bridge.host_gone import host_watched
 
-            watch_host(input_fd)
+        with host_watched(input_fd, from_host):  # a host gone ends the guest, even one whose method blocks the loop
+            await self._serve(from_host, reader)
+
+    async def _serve(self, from_host: bool, reader: asyncio.BaseTransport | _FileInput) -> None:
+        """Until the input ends; then in-flight work is cancelled (from a host) or answered, and the method closed."""
         await self.closed.wait()
         if from_host:
             for task in list(self._tasks.values()):  # a host closed stdin: nobody will read the answers

@@ -11,33 +11,51 @@ stderr and exits.
 
 from __future__ import annotations
 
+import contextlib
 import select
 import sys
 import threading
+from collections.abc import Iterator
 
 from mt_eval.guarded_calls import CLOSE_TIMEOUT_S
 
 ORPHAN_GRACE_S = CLOSE_TIMEOUT_S + 5.0
 
 
-def watch_host(input_fd: int, *, grace_s: float = ORPHAN_GRACE_S) -> None:
-    """From now on, the process exits ``grace_s`` after the writer of ``input_fd`` (the host) is gone."""
-    if not hasattr(select, "poll"):  # (not on Windows)
-        return
-    threading.Thread(target=_watch, args=(input_fd, grace_s), name="mt-eval serve: host watch", daemon=True).start()
+@contextlib.contextmanager
+def host_watched(input_fd: int, watch: bool = True) -> Iterator[None]:
+    """While inside (serving), the host's end of ``input_fd`` is watched (when ``watch``: a host, not a file)."""
+    served = watch_host(input_fd) if watch else None
+    try:
+        yield
+    finally:
+        if served is not None:
+            served.set()
 
 
-def _watch(input_fd: int, grace_s: float) -> None:
+def watch_host(input_fd: int, *, grace_s: float = ORPHAN_GRACE_S) -> threading.Event:
+    """From now on, the process exits ``grace_s`` after the writer of ``input_fd`` (the host) is gone, unless the
+    event returned is set first (the guest ended as it should: then nothing happens)."""
+    served = threading.Event()
+    if hasattr(select, "poll"):  # (not on Windows)
+        threading.Thread(target=_watch, args=(input_fd, grace_s, served), name="mt-eval serve: host watch",
+                         daemon=True).start()
+    return served
+
+
+def _watch(input_fd: int, grace_s: float, served: threading.Event) -> None:
     from mt_eval.process_exit import real_exit
 
     poller = select.poll()
     poller.register(input_fd, 0)  # no event asked for: only a hang-up (or an error) is reported
     try:
-        while not poller.poll():
-            pass
+        while not poller.poll(1000):
+            if served.is_set():
+                return
     except (OSError, ValueError):  # the descriptor was closed: the guest is ending anyway
         return
-    threading.Event().wait(grace_s)
+    if served.wait(grace_s):
+        return
     sys.stderr.write(f"mt-eval serve: the host closed the guest's input {grace_s:g} s ago and the method has not "
                      "returned (it blocks the event loop): exiting\n")
     sys.stderr.flush()
