@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
 
         path = grade_with_method(request)
     print(f"grading card: {path}")
-    return _nothing_graded(path)
+    return _nothing_graded(path) if mode != "import" else 0  # (a sheet may come back with nothing graded yet)
 
 
 def _nothing_graded(card: Path) -> int:
