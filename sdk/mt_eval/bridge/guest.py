@@ -18,7 +18,7 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import msgspec
 
@@ -218,7 +218,7 @@ class GuestServer:
         self._poll_fd = None
         reader.close()
         self._flush()
-        self._out.close()
+        cast(_Output, self._out).close()  # (set by `run`)
 
     def send(self, line: bytes) -> None:
         """Answers go out together: those of the requests read in one chunk when it is done, the others at the end
