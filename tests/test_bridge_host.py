@@ -67,7 +67,7 @@ async def test_a_raising_method_fails_only_its_own_request():
     try:
         first, second = await asyncio.gather(method.translate(entries("!raise"), CONFIG),
                                              method.translate(entries("ok"), CONFIG))
-        assert first[0]["error"].startswith("RuntimeError: asked to raise")
+        assert first[0]["error"].startswith("the method failed: RuntimeError: asked to raise")
         assert second[0]["predicted"] == "spa:ko"
     finally:
         await method.aclose()

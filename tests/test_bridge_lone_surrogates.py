@@ -100,7 +100,8 @@ async def test_a_methods_message_holding_a_lone_surrogate_reaches_the_host(tmp_p
     finally:
         await method.aclose()
     # the message made writable as every method's message is (mt_eval.lone_surrogates.writable): the escape, in words
-    assert [(r["predicted"], r["error"]) for r in results] == [("ok", None), (None, "Error: cannot read \\ud83d here")]
+    assert [(r["predicted"], r["error"]) for r in results] == [
+        ("ok", None), (None, "the method failed: Error: cannot read \\ud83d here")]
 
 
 @pytest.mark.parametrize("plugin", ["rot13", "upper"])  # in this process, and a Node entry through the bridge

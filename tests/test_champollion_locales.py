@@ -201,7 +201,7 @@ def test_a_raising_call_fails_only_its_key_and_a_plugin_that_cannot_start_stops_
     status, out, _ = run(project)
     assert status == 1  # a key failed
     assert project.json("locales/es/a.json") == {"one": "spa:enO", "two": "spa:owT"}  # the batch was split
-    assert "bad: method raised RuntimeError: asked to raise; left out of the file" in out
+    assert "bad: the method failed: RuntimeError: asked to raise; left out of the file" in out
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "method.json").write_text('{"name": "Broken", "node_entry": "translate.mjs", "dependencies": []}')

@@ -166,3 +166,21 @@ def test_a_target_file_that_is_a_symbolic_link_is_written_through(tmp_path: Path
     for project in projects.values():
         link = project.root / "locales" / "es" / "common.json"
         assert link.is_symlink() and project.json("shared/es.json") == {"a": "spa:olleH"}
+
+
+@needs_node
+def test_a_method_that_raises_fails_its_keys_in_the_same_words_in_process_and_as_a_guest(tmp_path: Path):
+    """rot13 is Python only (in-process for ``mt-eval locales``, a Python guest for Node), upper JavaScript only
+    (in-process for Node, a Node guest for Python): each side words the failure the same."""
+    source = {"ok": "Fine", "bad": "Broken #raise"}
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13"}, "en:fr": {"methodPlugin": "upper"}}),
+                     {"locales/en.json": source}, plugins=("rot13", "upper"))
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1
+    assert "    failed bad: the method failed: ValueError: asked to raise; left out of the file" in out  # es
+    assert "    failed bad: the method failed: TypeError: asked to raise; left out of the file" in out  # fr
+    assert projects["python"].json("locales/es.json") == {"ok": "spa: Svar"}
+    assert projects["python"].json("locales/fr.json") == {"ok": "fra: FINE"}
+    assert tree(projects["node"]) == tree(projects["python"])

@@ -120,7 +120,7 @@ def test_entry_failures_and_raising_batches_never_stop_the_run(tmp_path: Path):
     assert code == 3 and card is not None  # partial
     errors = {r.id: r.error for r in card.results if r.error}
     # the batch [e4, e5] raised: it was split, and only e4, which makes the method raise, failed
-    assert errors == {"e1": "asked to fail", "e4": "method raised RuntimeError: asked to raise"}
+    assert errors == {"e1": "asked to fail", "e4": "the method failed: RuntimeError: asked to raise"}
     assert card.errors == 2 and card.status == "partial"
     assert card.usage.prompt_tokens == 3 * 10
 

@@ -197,10 +197,10 @@ def test_exit_statuses_max_errors_and_the_failure_summary(tmp_path: Path):
     assert code == 3 and card is not None
     assert card.status == "partial" and card.errors == 3 and card.metrics is not None
     assert [(f.message, f.count, f.example_id) for f in card.failures or []] == [
-        ("method raised RuntimeError: asked to raise", 2, "e8"),
+        ("the method failed: RuntimeError: asked to raise", 2, "e8"),
         ("timed out after 0.3 s (0.3 s per entry)", 1, "e10")]
     assert "3 of 11 entries failed (2 distinct errors):" in err
-    assert "  2 × method raised RuntimeError: asked to raise  (e.g. e8)" in err
+    assert "  2 × the method failed: RuntimeError: asked to raise  (e.g. e8)" in err
     assert "  1 × timed out after 0.3 s (0.3 s per entry)  (e.g. e10)" in err
     assert "status: partial: 3 of 11 entries failed, over --max-errors 0 (exit status 3)" in err
     assert run(tmp_path, MISBEHAVING, sources, "--timeout", "0.3", "--max-errors", "3", out="n")[0] == 0

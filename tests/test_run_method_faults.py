@@ -126,11 +126,12 @@ def test_writable_escapes_each_lone_surrogate_and_keeps_the_rest():
 
 
 @pytest.mark.parametrize(("runtime", "said"), [
-    pytest.param("python", "method raised ValueError", id="in-process"),
-    pytest.param("isolated", "ValueError", id="isolated"),
-    pytest.param("node", "Error", id="node", marks=needs_node),
+    pytest.param("python", "the method failed: ValueError", id="in-process"),
+    pytest.param("isolated", "the method failed: ValueError", id="isolated"),
+    pytest.param("node", "the method failed: Error", id="node", marks=needs_node),
 ])
 def test_an_exception_message_that_is_not_valid_unicode_is_written_escaped(tmp_path: Path, runtime, said):
+    """(In the same words whichever runtime ran the method, in this process or as a guest.)"""
     method = node_plugin(tmp_path, THROWS_UNREADABLE) if runtime == "node" else plugin(tmp_path, RAISES_UNREADABLE)
     isolate = ["--isolate"] if runtime == "isolated" else []
     done, card = run(tmp_path, method, "--batch-size", "1", "--ids", "e1,e2", *isolate)
@@ -147,7 +148,7 @@ def test_translate_prints_such_a_message_escaped_whatever_the_encoding_of_its_ou
                            "Hi", "EXIT"], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONIOENCODING": "utf-8"})  # strict: a lone surrogate cannot be written
     assert done.returncode == 1, done.stderr
-    assert done.stdout.splitlines() == ["xHi", "[error] method raised ValueError: cannot read caf\\udce9"]
+    assert done.stdout.splitlines() == ["xHi", "[error] the method failed: ValueError: cannot read caf\\udce9"]
 
 
 def test_locales_reports_such_a_message_escaped(tmp_path: Path):
@@ -161,7 +162,7 @@ def test_locales_reports_such_a_message_escaped(tmp_path: Path):
     done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "locales", "--config", str(project)],
                           capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
     assert done.returncode == 1, done.stderr
-    assert "failed b: method raised ValueError: cannot read caf\\udce9; left out of the file" in done.stdout
+    assert "failed b: the method failed: ValueError: cannot read caf\\udce9; left out of the file" in done.stdout
     assert json.loads((project / "locales" / "es.json").read_text()) == {"a": "xHi"}
 
 

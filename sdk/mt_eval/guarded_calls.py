@@ -73,7 +73,21 @@ def call_failure(exc: Exception | SystemExit, directory: Path | None = None) -> 
     writable (`mt_eval.lone_surrogates.writable`)."""
     if isinstance(exc, SystemExit):
         return exit_failure(exc, directory)
-    return writable(f"method raised {type(exc).__name__}: {exc}")
+    return writable(f"{METHOD_FAILED}{type(exc).__name__}: {exc}")
+
+
+METHOD_FAILED = "the method failed: "
+
+
+def method_failure(message: str, error_type: object = None) -> str:
+    """What an entry carries when a guest says its method failed (``message``, and the exception's ``error_type``
+    when it names one): the words an in-process call gives (`call_failure`), whichever host and runtime ran it —
+    ``the method failed: ValueError: boom``. A message that already says what the method did (``the method
+    called sys.exit(5) …``) stands alone. ``bridge/node/lib/host-failures.js`` says it in the same words."""
+    if message.startswith("the method "):
+        return message
+    named = isinstance(error_type, str) and error_type and not message.startswith(error_type)
+    return f"{METHOD_FAILED}{error_type}: {message}" if named else f"{METHOD_FAILED}{message}"
 
 
 def backstop_for(method: object, timeout_s: float, entries: int) -> float | None:

@@ -3,6 +3,8 @@
 // (timeout_s per item) one item at a time (halves would each wait out a deadline again), so only the items the
 // method fails on get the error.
 
+import { callFailure } from './host-failures.js';
+
 /** A call failed as a whole; its message is what the items carry, timedOut whether it ran past its deadline. */
 class CallFailed extends Error {
   constructor(message, { timedOut = false } = {}) {
@@ -13,7 +15,6 @@ class CallFailed extends Error {
 
 const TIMED_OUT = Symbol('timed out');
 
-const failureText = (error) => `the method failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
 
 /**
  * invoke(items, {signal}) within timeoutS per item (null: no deadline); resolves to what match(items,
@@ -31,7 +32,7 @@ async function guardedCall(invoke, items, { timeoutS, match, unit = 'entry' }) {
     const call = invoke(items, { signal: controller.signal });
     outcome = await (deadline ? Promise.race([call, deadline]) : call);
   } catch (error) {
-    throw new CallFailed(failureText(error));
+    throw new CallFailed(callFailure(error)); // (in the words a guest's failure is given)
   } finally {
     clearTimeout(timer);
   }

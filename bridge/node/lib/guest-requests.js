@@ -16,6 +16,9 @@ export function guestVersion() {
 // "TypeError: message", as the Python guest words a raised exception, with its cause when it has one
 // (fetch() throws "fetch failed" and says why only in its cause: "getaddrinfo EAI_AGAIN example.com"); a lone
 // surrogate in it is written as its escape (writable), as the Python guest does.
+/** The type a failure names in its error's data: the Error's name, or "thrown" for a value that is not an Error. */
+export const failureType = (error) => (error instanceof Error ? error.name : 'thrown');
+
 export function failureMessage(error) {
   if (!(error instanceof Error)) return writable(`thrown: ${describe(error)}`);
   const cause = error.cause instanceof Error ? ` (cause: ${error.cause.message})` : '';

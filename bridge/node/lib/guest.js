@@ -7,7 +7,7 @@ import {
   DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, describe, encode,
   errorResponse, isPlainObject, isValidId, resultResponse,
 } from './protocol.js';
-import { Job, entriesProblem, failureMessage, guestVersion, idKey } from './guest-requests.js';
+import { Job, entriesProblem, failureMessage, failureType, guestVersion, idKey } from './guest-requests.js';
 import { wellFormedJson } from './lone-surrogates.js';
 
 /** What this guest declares at initialize: the protocol's defaults, except that it runs 64 calls at once and can cancel. */
@@ -230,7 +230,7 @@ export class GuestServer {
       this.loadFailed = true;
       this.log(`cannot load the method: ${error?.message ?? error}`);
       fail(ErrorCode.INTERNAL_ERROR, `cannot load the method: ${error?.message ?? error}`,
-        { type: error?.name ?? typeof error });
+        { type: failureType(error) });
       this.release(); // (each request that waited is told the method failed to load)
     } finally {
       this.initializing = false;
@@ -257,7 +257,7 @@ export class GuestServer {
       card = await this.method.methodCard();
     } catch (error) {
       this.log(`methodCard() failed: ${error?.stack ?? error}`);
-      return fail(ErrorCode.METHOD_FAILED, failureMessage(error), { type: error?.name ?? typeof error });
+      return fail(ErrorCode.METHOD_FAILED, failureMessage(error), { type: failureType(error) });
     }
     if (card !== null && card !== undefined && !isPlainObject(card)) {
       return fail(ErrorCode.METHOD_FAILED, `methodCard() returned ${describe(card)}, expected an object or null`,
@@ -351,7 +351,7 @@ export class GuestServer {
     if (failed) {
       const error = value;
       this.log(`${kind} failed: ${error?.stack ?? error}`);
-      return errorResponse(id, ErrorCode.METHOD_FAILED, failureMessage(error), { type: error?.name ?? typeof error });
+      return errorResponse(id, ErrorCode.METHOD_FAILED, failureMessage(error), { type: failureType(error) });
     }
     const onDropped = this.onDropped;
     if (kind === 'translate') {

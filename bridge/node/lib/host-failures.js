@@ -1,5 +1,7 @@
-// What a guest's failure says in an error message: the request's failure as each entry's error, and the last
-// lines of the guest's stderr, compact (one line) or indented.
+// What a method's failure says in an error message: a guest request's failure as each entry's error (and an
+// in-process call's, in the same words), and the last lines of the guest's stderr, compact (one line) or indented.
+import { failureMessage, failureType } from './guest-requests.js';
+import { writable } from './lone-surrogates.js';
 import { BridgeError, ErrorCode, describe } from './protocol.js';
 
 /**
@@ -29,6 +31,26 @@ export function formatTail(tail, { lines = 20, chars = 4000 } = {}) {
   return `\n  guest stderr (last lines):\n    ${text.split('\n').join('\n    ')}`;
 }
 
+/**
+ * What an entry carries when its method failed (`message`, and the exception's `type` when it names one), whichever
+ * host and runtime ran it: `the method failed: Error: boom`. A message that already says what the method did (`the
+ * method called process.exit(3) …`) stands alone. mt_eval.guarded_calls.method_failure says it in the same words.
+ */
+export function methodFailure(message, type) {
+  if (message.startsWith('the method ')) return message;
+  const named = typeof type === 'string' && type !== '' && !message.startsWith(type);
+  return `the method failed: ${named ? `${type}: ` : ''}${message}`;
+}
+
+/**
+ * What the items of an in-process call that threw carry: the words a guest's failure is given (`methodFailure`); a
+ * process.exit() the call made (champollion's MethodExitError) in its own words, as the Python guest's sys.exit().
+ */
+export function callFailure(error) {
+  if (error instanceof Error && error.name === 'MethodExitError') return writable(error.message);
+  return methodFailure(failureMessage(error), failureType(error));
+}
+
 /** Why a whole request failed, as the error text of each of its entries. */
 export function failureText(error) {
   if (!(error instanceof BridgeError)) return `the host failed: ${error?.message ?? error}`;
@@ -39,11 +61,8 @@ export function failureText(error) {
     case ErrorCode.TIMEOUT:
     case ErrorCode.MESSAGE_TOO_LARGE:
       return error.message;
-    case ErrorCode.METHOD_FAILED: {
-      const type = error.data?.type;
-      const named = typeof type === 'string' && !error.message.startsWith(type);
-      return `the method failed: ${named ? `${type}: ` : ''}${error.message}`;
-    }
+    case ErrorCode.METHOD_FAILED:
+      return methodFailure(error.message, error.data?.type);
     case ErrorCode.CANCELLED:
       return 'cancelled';
     default:

@@ -208,7 +208,8 @@ describe('translate requests and results', () => {
     driver.translate(2, [{ id: 'a', source: 'throw-string' }]);
     const thrown = await driver.next();
     assert.equal(thrown.error.code, -32007);
-    assert.equal(thrown.error.data.type, 'string');
+    assert.equal(thrown.error.data.type, 'thrown'); // (a value that is not an Error has no name)
+    assert.match(thrown.error.message, /^thrown: /);
     await driver.close();
   });
 

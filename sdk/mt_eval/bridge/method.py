@@ -36,6 +36,7 @@ from mt_eval.bridge.slots import Slots
 from mt_eval.child_policy import RestartBudget, SoloGate
 from mt_eval.concurrency import all_of
 from mt_eval.gold import GOLD_FIELDS, method_view
+from mt_eval.guarded_calls import method_failure
 from mt_eval.lone_surrogates import merged, without_unsendable
 from mt_eval.results import ResultNotes
 
@@ -48,9 +49,10 @@ def error_result(entry_id: str, error: str) -> dict[str, Any]:
 
 
 def per_entry_error(exc: m.BridgeError) -> str:
-    """The text each affected entry carries: what happened, the exit code and the stderr tail."""
-    text = exc.message
+    """The text each affected entry carries: what happened (a method's failure as `method_failure` words it), the
+    exit code and the stderr tail."""
     data = exc.data if isinstance(exc.data, dict) else {}
+    text = method_failure(exc.message, data.get("type")) if exc.code == m.METHOD_FAILED else exc.message
     tail = [line for line in str(data.get("stderr_tail") or "").splitlines() if line.strip()][-5:]
     if tail:
         text += " | stderr: " + " / ".join(tail)

@@ -32,7 +32,7 @@ from mt_eval.champollion.placeholders import PlaceholderError, Protected, has_wo
 from mt_eval.champollion.plan import FilePlan, plan_file
 from mt_eval.champollion.plugins import resolve_plugin
 from mt_eval.code_hash import code_sha256
-from mt_eval.lone_surrogates import writable
+from mt_eval.guarded_calls import call_failure
 
 # (entries, run config fields) → one result dict per entry ({"id", "predicted"} or {"id", "error"})
 Translate = Callable[[list[dict[str, Any]], dict[str, Any]], Awaitable[list[dict[str, Any]]]]
@@ -260,7 +260,7 @@ async def _translate_batch(translate: Translate, batch: list[str], texts: dict[s
     try:
         results = await translate(entries, run_config)
     except Exception as exc:
-        return {text: (None, writable(f"the method failed: {type(exc).__name__}: {exc}")) for text in batch}
+        return {text: (None, call_failure(exc)) for text in batch}
     by_id = {r["id"]: r for r in results}
     out: dict[str, tuple[str | None, str | None]] = {}
     for entry, text in zip(entries, batch, strict=True):

@@ -22,8 +22,7 @@ import msgspec
 from mt_eval.deadlines import Overran, within
 from mt_eval.decisions.answers import DEFAULT_TOLERANCE, match_results
 from mt_eval.decisions.records import QUESTION_TYPES, DecisionCase, DecisionResult, DecisionRow, QuestionAnswer
-from mt_eval.guarded_calls import exit_failure
-from mt_eval.lone_surrogates import writable
+from mt_eval.guarded_calls import call_failure
 
 _decode_result = msgspec.json.Decoder(DecisionResult).decode
 _encode = msgspec.json.Encoder().encode
@@ -119,10 +118,8 @@ async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settin
         raw = await within(limit, lambda: method.decide(msgspec.to_builtins(rows), config))
     except Overran as overran:
         error = overran.said(f"timed out after {limit:g} s ({settings.timeout_s:g} s per row)")
-    except Exception as exc:
-        error = writable(f"the method raised {type(exc).__name__}: {exc}")
-    except SystemExit as exc:  # a method must not end the run: its rows fail, as for a raise
-        error = exit_failure(exc)
+    except (Exception, SystemExit) as exc:  # a method must not end the run: its rows fail, as for a raise
+        error = call_failure(exc)
     elapsed = time.perf_counter() - started
     if timing.first_call_s is None:
         timing.first_call_s = elapsed

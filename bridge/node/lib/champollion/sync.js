@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 
 import { codeSha256 } from '../code-hash.js';
+import { callFailure } from '../host-failures.js';
 import { readMethodManifest } from '../manifest.js';
 import { FileProblem, isFile, unwritable, writeAtomic } from './files.js';
 import { formatJson } from './json.js';
@@ -240,7 +241,7 @@ async function translateBatch(translate, batch, texts, runConfig) {
   try {
     results = await translate(entries, runConfig);
   } catch (error) {
-    for (const text of batch) out.set(text, { error: `the method failed: ${error?.name}: ${error?.message}` });
+    for (const text of batch) out.set(text, { error: callFailure(error) });
     return out;
   }
   const byId = new Map(results.map((result) => [result.id, result]));
