@@ -27,7 +27,7 @@ CONFIG = {"source_lang": "eng", "target_lang": "spa"}
 def test_an_answer_without_a_results_list_is_a_failure_of_the_request_saying_what_it_held(answer, got):
     with pytest.raises(WithoutResults) as raised:
         match_results(BATCH, msgspec.Raw(msgspec.json.encode(answer)), "g")
-    assert raised.value.message == f'guest g answered translate without a "results" list (got {got})'
+    assert raised.value.message == f'the guest answered translate without a "results" list (got {got})'
 
 
 # Answers the request holding the source "bad" with the answer given as its argument, the others as it should.
@@ -60,7 +60,7 @@ async def test_an_answer_without_a_results_list_fails_only_the_entry_it_concerns
     finally:
         await method.aclose()
     assert [(r["predicted"], r["error"]) for r in results] == [
-        (None, f'guest cmdbad answered translate without a "results" list (got {got})') if s == "bad" else (s.upper(),
+        (None, f'the guest answered translate without a "results" list (got {got})') if s == "bad" else (s.upper(),
                                                                                                               None)
         for s in sources]
 

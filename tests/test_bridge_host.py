@@ -165,7 +165,7 @@ async def test_invalid_utf8_fails_only_its_request():
     method = guest("invalid-utf8")
     try:
         bad = await method.translate(entries("bad"), CONFIG)
-        assert bad[0]["error"] == "guest invalid-utf8 returned an unusable result: not valid UTF-8 (byte 0xff)"
+        assert bad[0]["error"] == "the method returned an unusable result: not valid UTF-8 (byte 0xff)"
         assert "UTF-8" in bad[0]["error"]
         assert (await method.translate(entries("good"), CONFIG))[0]["predicted"] == "doog"
     finally:
@@ -178,9 +178,9 @@ async def test_wrong_duplicate_and_missing_ids_become_entry_errors():
         results = await method.translate(entries("one", "two", "three", "four"), CONFIG)
         from mt_eval.results import STRAYS
 
-        assert results[0]["error"] == "guest wrong-ids returned no result for this entry" + STRAYS
-        assert results[1]["error"] == "guest wrong-ids returned 2 results for this entry"
-        assert results[2]["error"] == "guest wrong-ids returned no result for this entry" + STRAYS
+        assert results[0]["error"] == "the method returned no result for this entry" + STRAYS
+        assert results[1]["error"] == "the method returned 2 results for this entry"
+        assert results[2]["error"] == "the method returned no result for this entry" + STRAYS
         assert results[3]["predicted"] == "ruof"
     finally:
         await method.aclose()

@@ -156,7 +156,7 @@ def test_translate_reports_entries_the_method_dropped(make_plugin):
     code = "class EchoMethod:\n    async def translate(self, entries, config):\n        return []\n"
     shown = run("translate", str(make_plugin(files={"pipeline.py": code})), "--pair", "eng>spa", "hi")
     assert shown.returncode == 1
-    assert shown.stdout == "[error] plugin-0 returned no result for this entry\n"
+    assert shown.stdout == "[error] the method returned no result for this entry\n"
     assert "plugin-0: 1 of 1 entry failed" in shown.stderr
 
 
@@ -165,7 +165,7 @@ def test_translate_reports_a_method_that_raises_or_returns_junk(make_plugin):
                "        raise RuntimeError('model offline')\n")
     shown = run("translate", str(make_plugin(files={"pipeline.py": raising})), "--pair", "eng>spa", "hi")
     assert shown.returncode == 1
-    assert shown.stdout == "[error] method raised RuntimeError: model offline\n"  # in `mt-eval run`'s words
+    assert shown.stdout == "[error] the method failed: RuntimeError: model offline\n"  # in `mt-eval run`'s words
     junk = "class EchoMethod:\n    async def translate(self, entries, config):\n        return [{'id': 1}]\n"
     shown = run("translate", str(make_plugin(files={"pipeline.py": junk})), "--pair", "eng>spa", "hi")
     assert shown.returncode == 1

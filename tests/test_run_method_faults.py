@@ -297,3 +297,29 @@ def test_a_batch_that_times_out_is_sent_again_one_entry_at_a_time(tmp_path: Path
     assert [json.loads(line) for line in calls.read_text().splitlines()] == [sources, *([s] for s in sources)]
     assert [r.predicted for r in card.results] == ["x" + s if s != "HANG" else None for s in sources]
     assert card.results[5].error == "timed out after 0.5 s (0.5 s per entry)"
+
+
+# ---- a result the method left out: the same words whichever runtime ran it ---------------------------------
+
+DROPS_ONE = """
+class M:
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": "x" + e["source"]} for e in entries if e["source"] != "EXIT"]
+"""
+DROPS_ONE_JS = """
+exports.translate = async (entries) => entries.filter((e) => e.source !== 'EXIT')
+  .map((e) => ({ id: e.id, predicted: 'x' + e.source }));
+"""
+
+
+@pytest.mark.parametrize("runtime", [
+    "python", "isolated", pytest.param("node", marks=needs_node)])
+def test_an_entry_the_method_returned_no_result_for_is_worded_the_same_in_every_runtime(tmp_path: Path, runtime):
+    """In this process, as a Python guest (--isolate) or a Node guest: 'the method', never the guest's name."""
+    method = node_plugin(tmp_path, DROPS_ONE_JS) if runtime == "node" else plugin(tmp_path, DROPS_ONE)
+    isolate = ["--isolate"] if runtime == "isolated" else []
+    done, card = run(tmp_path, method, "--ids", "e0,e1", *isolate)
+    assert done.returncode == 3 and card is not None, done.stderr
+    assert [r.error for r in card.results] == [None, "the method returned no result for this entry"]
+    shown = mt_eval("translate", str(method), "Hi", "EXIT")
+    assert shown.stdout.splitlines() == ["xHi", "[error] the method returned no result for this entry"]

@@ -196,7 +196,7 @@ export function decisionError(id, message, latencyS = 0) {
  * One checked result per row, in row order; rows with no result or several get a row error, and results
  * whose id matches no row go to onUnknown.
  */
-export function matchDecisions(rows, results, { tolerance = DEFAULT_TOLERANCE, onUnknown = () => {}, source = 'the guest' } = {}) {
+export function matchDecisions(rows, results, { tolerance = DEFAULT_TOLERANCE, onUnknown = () => {}, source = 'the method' } = {}) {
   if (!Array.isArray(results)) {
     return rows.map((row) => decisionError(row.id, `${source} returned ${describeValue(results)}, not a list with one result per row`));
   }

@@ -220,10 +220,10 @@ export function resultsFor(entries, returned, { label = 'the method', notes = ne
 }
 
 /**
- * resultsFor for a guest's answer: {onUnknown, source (the label, default "the guest"), notes, latencyS (the
- * answer's latency_s: the latency of each result at 0, its default)}.
+ * resultsFor for a guest's answer: {onUnknown, source (the label, default "the method", as for an in-process call),
+ * notes, latencyS (the answer's latency_s: the latency of each result at 0, its default)}.
  */
-export function matchResults(entries, results, { onUnknown = () => {}, source = 'the guest', notes, latencyS } = {}) {
+export function matchResults(entries, results, { onUnknown = () => {}, source = 'the method', notes, latencyS } = {}) {
   const given = shareOf(latencyS) ? results.map((item) => withLatency(item, latencyS)) : results;
   return resultsFor(entries, given, { label: source, notes, onUnknown });
 }

@@ -104,10 +104,10 @@ describe('results', () => {
       [{ id: 'c', predicted: 'C' }, { id: 'x' }, { id: 'a', predicted: 'A' }, { id: 'a', predicted: 'A2' }, { id: 'd' }],
       { onUnknown: (raw) => unknown.push(raw) });
     assert.deepEqual(matched.map((r) => [r.id, r.predicted, r.error]), [
-      ['a', null, 'the guest returned 2 results for this entry'],
-      ['b', null, "the guest returned no result for this entry, and results whose id matches no entry of the call (a result's id is its entry's id, a string)"],
+      ['a', null, 'the method returned 2 results for this entry'],
+      ['b', null, "the method returned no result for this entry, and results whose id matches no entry of the call (a result's id is its entry's id, a string)"],
       ['c', 'C', null],
-      ['d', null, 'the guest returned an unusable result: a result needs "predicted" or, when the entry failed, "error"'],
+      ['d', null, 'the method returned an unusable result: a result needs "predicted" or, when the entry failed, "error"'],
     ]);
     assert.deepEqual(unknown, [{ id: 'x' }]);
   });

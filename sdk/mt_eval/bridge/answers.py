@@ -42,8 +42,8 @@ class WithoutResults(m.BridgeError):
     """A guest answered a batched request without a ``results`` list: the request failed as a whole."""
 
     def __init__(self, label: str, request: str, raw: msgspec.Raw) -> None:
-        super().__init__(m.INTERNAL_ERROR, f'guest {label} answered {request} without a "results" list (got '
-                         f'{_got(raw, "results")})')
+        super().__init__(m.INTERNAL_ERROR, f'the guest answered {request} without a "results" list (got '
+                         f'{_got(raw, "results")})')  # (``label`` names it in the log)
 
 
 def match_results(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str,
@@ -64,7 +64,7 @@ def match_results(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str,
     else:
         if _one_each_in_order(batch, returned):  # the usual answer: what `results_for` would return, as it is
             return msgspec.to_builtins(returned)  # type: ignore[no-any-return]
-    paired, unknown = results_for(batch, returned, label=f"guest {label}", notes=notes)
+    paired, unknown = results_for(batch, returned, label="the method", notes=notes)  # (as for an in-process call)
     if unknown:
         log.warning("guest %s returned results for unknown ids %s; dropped", label, unknown[:5])
     return msgspec.to_builtins(paired)  # type: ignore[no-any-return]
@@ -102,7 +102,7 @@ def match_decisions(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str, _
             out.append(given[0])
         else:
             what = "no result" if not given else f"{len(given)} results"
-            out.append({"id": row_id, "error": f"guest {label} returned {what} for this row"})
+            out.append({"id": row_id, "error": f"the method returned {what} for this row"})
     return out
 
 

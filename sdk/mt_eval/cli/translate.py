@@ -100,7 +100,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     async def call(part: list[dict[str, str]]) -> list[TranslationResult]:
         raw = await guarded_translate(loaded.method, [dict(e) for e in part], config, timeout_s=None,
                                       directory=loaded.directory)
-        paired, strays = results_for(part, raw, label=loaded.method_id, notes=notes)
+        paired, strays = results_for(part, raw, label="the method", notes=notes)
         unknown.extend(strays)
         return paired
 

@@ -103,7 +103,7 @@ export function resultsFor(
   options?: { label?: string; notes?: ResultNotes; elapsedS?: number; onUnknown?: (raw: unknown) => void },
 ): TranslationResult[];
 /**
- * resultsFor for a guest's answer (label "the guest" unless source says otherwise); latencyS, the answer's
+ * resultsFor for a guest's answer (label "the method", as for an in-process call, unless source says otherwise); latencyS, the answer's
  * latency_s, is the latency of each result at 0 (its default).
  */
 export function matchResults(
