@@ -107,7 +107,7 @@ async def test_crash_loop_budget_is_reported():
             failed = await method.translate(entries("a"), CONFIG)
             assert "exited with code 4" in failed[0]["error"]
         exhausted = await method.translate(entries("a"), CONFIG)
-        assert "crash-loop budget of 2 restarts per 60 s exhausted" in exhausted[0]["error"]
+        assert "the guest's crash-loop budget is exhausted (2 restarts within 60 s)" in exhausted[0]["error"]
         assert "fatal: cannot load weights" in exhausted[0]["error"]
         assert method.restarts == 2
     finally:

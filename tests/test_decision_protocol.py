@@ -157,7 +157,7 @@ async def test_a_guest_that_only_translates_fails_decide_rows_with_the_reason():
         results = await method.decide(ROWS[:1], DecisionConfig())
     finally:
         await method.aclose()
-    assert results == [{"id": "r1", "error": "guest lexicon does not implement decide (it implements translate)"}]
+    assert results == [{"id": "r1", "error": "the guest does not implement decide (it implements translate)"}]
 
 
 def test_the_initialize_result_schema_says_what_a_guest_implements():
@@ -177,4 +177,4 @@ async def test_a_running_guest_that_only_decides_fails_translate_entries_with_th
     finally:
         await method.aclose()
     assert [(r["id"], r["predicted"], r["error"]) for r in results] == [
-        ("a", None, "guest judge does not implement translate (it implements decide)")]
+        ("a", None, "the guest does not implement translate (it implements decide)")]

@@ -116,5 +116,5 @@ async def test_a_guest_that_dies_of_an_uncaught_async_error_is_restarted_saying_
     finally:
         await method.aclose()
     restarts = [r.getMessage() for r in caplog.records if r.getMessage().startswith("restarting guest later")]
-    assert restarts[0].startswith("restarting guest later (restart 1) after: guest later exited with code 1 | stderr: ")
+    assert restarts[0].startswith("restarting guest later (restart 1) after: the guest exited with code 1 | stderr: ")
     assert "Error: uncaught, after answering" in restarts[0]

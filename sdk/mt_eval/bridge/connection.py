@@ -164,15 +164,15 @@ class GuestConnection(ChildProcess):
     def on_closed(self) -> None:
         self._timer.cancel()
         self._cancel_settled()
-        self._fail_all(m.GUEST_EXITED, f"guest {self.label} was shut down")
+        self._fail_all(m.GUEST_EXITED, "the guest was closed")
 
     def gone_because(self) -> str:
         """Why the guest no longer runs, for the log line of its restart: what stopped it, or how it ended and the
         last lines of its stderr."""
         if self._stopped_because is not None:
-            return f"guest {self.label} was stopped: {self._stopped_because}"
+            return f"the guest was stopped: {self._stopped_because}"
         tail = last_lines(self.stderr_tail())
-        return f"guest {self.label} {exit_status(self.exit_code)}" + (f" | stderr: {tail}" if tail else "")
+        return f"the guest {exit_status(self.exit_code)}" + (f" | stderr: {tail}" if tail else "")
 
     def stop(self, reason: str) -> None:
         """Kill the guest now (its group, SIGKILL) and fail every request in flight with ``reason``."""
@@ -182,7 +182,7 @@ class GuestConnection(ChildProcess):
         log.warning("stopping guest %s: %s", self.label, reason)
         self.kill()
         self._cancel_settled()
-        self._fail_all(m.GUEST_EXITED, f"guest {self.label} was stopped: {reason}")
+        self._fail_all(m.GUEST_EXITED, f"the guest was stopped: {reason}")
 
     # ---- requests ------------------------------------------------------------------------------
 
@@ -192,7 +192,7 @@ class GuestConnection(ChildProcess):
         if self._cancelling:  # a guest that has not answered a cancel yet may be stuck: wait until it is known
             await self._cancels_answered.wait()
         if not self.running:  # (not sent: the caller may send it to the guest's successor)
-            raise m.BridgeError(m.GUEST_EXITED, f"guest {self.label} is not running",
+            raise m.BridgeError(m.GUEST_EXITED, "the guest is not running",
                                 {**self._failure_data(False), "unsent": True})
         loop = self._loop
         assert loop is not None  # set when the guest was spawned
@@ -385,7 +385,7 @@ class GuestConnection(ChildProcess):
     def on_gone(self, status: str) -> None:
         self._timer.cancel()
         self._cancel_settled()
-        self._fail_all(m.GUEST_EXITED, f"guest {self.label} {status}")
+        self._fail_all(m.GUEST_EXITED, f"the guest {status}")
 
     def _failure_data(self, alone: bool) -> dict[str, Any]:
         return {"exit_code": self.exit_code, "stderr_tail": self.stderr_tail(), "alone": alone}

@@ -117,9 +117,9 @@ class BridgeMethod:
             if self._connection is not None:  # a restart
                 if not self._budget.allow(productive=self._connection.completed > 0):
                     last = per_entry_error(self._last_failure) if self._last_failure else "unknown"
-                    raise m.BridgeError(m.GUEST_EXITED, f"guest {self._label()} keeps failing: crash-loop budget "
-                                        f"of {self.options.restart_budget} restarts per "
-                                        f"{self.options.restart_window_s:g} s exhausted; last failure: {last}")
+                    raise m.BridgeError(m.GUEST_EXITED, f"the guest's crash-loop budget is exhausted "
+                                        f"({self.options.restart_budget} restarts within "
+                                        f"{self.options.restart_window_s:g} s); it last failed: {last}")
                 self.restarts += 1
                 log.warning("restarting guest %s (restart %d) after: %s", self._label(), self.restarts,
                             self._connection.gone_because())
@@ -173,7 +173,7 @@ class BridgeMethod:
             connection = started
         assert connection.info is not None
         if kind.request not in connection.info.implements:
-            return [kind.fail(str(item["id"]), f"guest {self._label()} does not implement {kind.request} (it "
+            return [kind.fail(str(item["id"]), f"the guest does not implement {kind.request} (it "
                               f"implements {', '.join(connection.info.implements)})") for item in items]
         size = connection.info.capabilities.max_batch or len(items)
         if len(items) <= size:
