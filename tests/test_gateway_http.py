@@ -328,3 +328,24 @@ async def test_pipelined_http10_and_expect_continue_requests_are_answered_as_htt
     assert old.startswith(b"HTTP/1.1 200 OK") and b"Connection: close" in old and old.endswith(json.dumps(
         ANSWER, separators=(", ", ": ")).encode())
     assert interim == b"HTTP/1.1 100 Continue\r\n\r\n" and final.startswith(b"HTTP/1.1 200 OK")
+
+
+@pytest.mark.parametrize("path", ["/v1/files", "/v1/../admin/keys", "/v1/chat/completions/../../../admin",
+                                  "/v1/chat%2Fcompletions", "/v1/chat/completions/", "/v2/chat/completions", "/v1/"])
+async def test_only_the_model_endpoints_reach_the_upstream_and_the_rest_is_logged_as_refused(
+        serve, tmp_path: Path, path: str):
+    """The gateway sends its API key upstream: another API, or a path that climbs out of /v1, never gets it."""
+    body = json.dumps(ASK).encode()
+    async with Upstream(answer) as upstream:
+        _, url = await serve(upstream.base_url, api_key_env="STANDIN_KEY")
+        reply = await raw_exchange(url, b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\nConnection: close"
+                                   b"\r\n\r\n%s" % (path.encode(), len(body), body))
+        served = await raw_exchange(url, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n"
+                                    b"Connection: close\r\n\r\n%s" % (len(body), body))
+    head, _, answered = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 404 "), head
+    assert json.loads(answered)["error"]["message"].startswith(f"POST {path} is not a model endpoint of this gateway")
+    assert served.startswith(b"HTTP/1.1 200 ")
+    assert [request["path"] for request in upstream.requests] == ["/v1/chat/completions"]
+    refused = [line for line in log_lines(tmp_path) if line["refused"]]
+    assert [(line["path"], line["status"]) for line in refused] == [(path, 404)]

@@ -44,6 +44,9 @@ __all__ = ["Gateway", "GatewayThread", "new_event_loop", "usage_of"]
 
 FORWARDED_HEADERS = (b"content-type", b"accept", b"openai-organization", b"openai-project")
 CONCURRENCY = 256  # upstream exchanges at once; more wait their turn
+# The endpoints forwarded upstream, matched exactly: any other path (another API such as /v1/files, or one
+# with ``..`` that would climb out of the upstream's /v1) would be sent with the gateway's API key.
+MODEL_ENDPOINTS = frozenset({"/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses"})
 
 
 class _Ask(msgspec.Struct):
@@ -138,15 +141,15 @@ class Gateway:
 
     # -- requests ---------------------------------------------------------------------------------------
     def handle(self, request: Request, client: ServerConnection) -> None:
-        if request.method == "POST" and request.path.startswith("/v1/") and len(request.path) > 4:
+        if request.method == "POST" and request.path in MODEL_ENDPOINTS:
             self.forward(request, client)
         elif request.method == "GET" and request.path.rstrip("/") == "/v1/models":
             client.respond(200, JSON, self._models_body)
-        else:
-            client.respond(404, JSON, error_body(
-                f"{request.method} {request.path} is not a model endpoint of this gateway (it serves POST "
-                "/v1/chat/completions, /v1/completions, /v1/embeddings, /v1/responses and GET /v1/models)",
-                "not_found"))
+        else:  # logged as a refusal: nothing but a model endpoint reaches the upstream
+            self.refuse(request, client, None, 404,
+                        f"{request.method} {request.path} is not a model endpoint of this gateway (it serves POST "
+                        "/v1/chat/completions, /v1/completions, /v1/embeddings, /v1/responses and GET /v1/models)",
+                        "not_found", time.perf_counter())
 
     def refuse(self, request: Request, client: ServerConnection, model: str | None, status: int, message: str,
                code: str, started: float) -> None:
