@@ -208,3 +208,25 @@ def test_a_log_resealed_into_its_card_must_still_hold_the_cards_results(tmp_path
     result = verify_card(edit_card(tmp_path / "run" / "card.json", reseal))
     assert not result.ok and [(p.path, p.code) for p in result.errors] == [("$.results_log", "tampered")]
     assert message in result.errors[0].message
+
+
+@pytest.mark.parametrize("embed", ["always", "never"])
+def test_a_card_resealed_without_its_results_is_refused_not_a_traceback(tmp_path: Path, corpus: Path, embed: str,
+                                                                         capsys):
+    from rigor_support import edit_card
+
+    assert run(tmp_path / "run", corpus, *honest(), "--embed-results", embed)[0] == 0
+    log = tmp_path / "run" / "results.jsonl"
+
+    def empty(data: dict) -> None:
+        if embed == "always":
+            data["results"] = []
+        else:
+            log.write_text("")
+            data["results_log"].update(sha256=file_sha256(log), results=0)
+
+    edited = edit_card(tmp_path / "run" / "card.json", empty)
+    result = verify_card(edited)
+    assert not result.ok and ("$.metrics", "no-results") in [(p.path, p.code) for p in result.errors]
+    assert main(["verify", str(edited)]) == 1
+    assert "holds a result for none of its corpus's scored entries" in capsys.readouterr().out

@@ -39,7 +39,8 @@ def recompute_metrics(result: Verification, card: RunCard, source: Any, extensio
     else:
         ran = {entry_key(r.id): r for r in card.results}
         entries = [e for e in scored if e["id"] in ran]
-        if not _references_present(result, [e["id"] for e in entries if not isinstance(e.get("reference"), str)]):
+        if not _results_present(result, len(entries)) or not _references_present(
+                result, [e["id"] for e in entries if not isinstance(e.get("reference"), str)]):
             return
         hypotheses = [ran[e["id"]].predicted or "" if ran[e["id"]].error is None else "" for e in entries]
         references = [e["reference"] for e in entries]
@@ -89,6 +90,15 @@ def check_scores(result: Verification, card: RunCard, recomputed: Sequence[Metri
         result.problem("$.metrics.headline", f"the headline {card.metrics.headline!r} is not one of the metrics")
 
 
+def _results_present(result: Verification, count: int) -> bool:
+    """Whether any scored entry has a result (``count`` of them): metrics over none cannot be recomputed."""
+    if not count:
+        result.check("metrics", False, "no scored entry has a result")
+        result.problem("$.metrics", "the card states metrics, but holds a result for none of its corpus's scored "
+                       "entries: they cannot have been computed from it", code="no-results")
+    return count > 0
+
+
 def _references_present(result: Verification, missing: list[Any]) -> bool:
     """Whether no scored entry with a result lacks a reference (``missing``: the ids of those that do); the
     problem is reported when one does."""
@@ -115,7 +125,7 @@ def _scores_from_log(result: Verification, card: RunCard, scored: Any) -> tuple[
             if not isinstance(entry.get("reference"), str):
                 missing.append(entry["id"])
     segments = ScoredSegments(logged, STATS_CHUNK, skip_missing=True)
-    if not _references_present(result, missing):
+    if not _results_present(result, count) or not _references_present(result, missing):
         return None, segments.listed
     recomputed = score_segments(segments, count, resamples=card.metrics.bootstrap_resamples,
                                 seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
