@@ -257,3 +257,33 @@ def test_many_cards_give_the_same_results_as_one_at_a_time(cards, tmp_path: Path
     assert len(rows(together)) == 69 and rows(together) == rows(apart)
     assert [{k: v for k, v in r.items() if k != "message"} for r in reports] == [
         {k: v for k, v in r.items() if k != "message"} for r in one_by_one]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_card_that_breaks_its_check_is_named_and_the_others_are_published(cards, tmp_path: Path, monkeypatch,
+                                                                           capsys, workers: int):
+    """A resealed card with metrics but no results, and a card whose check meets a fault of mt-eval itself: each
+    is one refusal with its reason, not a traceback that ends the batch."""
+    from mt_eval.harness.verify import canonical_sha256
+
+    paths = many(cards, tmp_path, 70)
+    emptied = json.loads(paths[10].read_text())
+    emptied["results"] = []
+    emptied["content_sha256"] = canonical_sha256(emptied)
+    paths[10].write_text(json.dumps(emptied))
+    real = bulk.complete
+
+    def complete(path: Path, *args, **kwargs):
+        if path == paths[30]:
+            raise KeyError("a bug in completing")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(bulk, "complete", complete)
+    with open_store(str(tmp_path / "board.db")) as store:
+        result = publish_cards(store, paths, Options(no_input=True, workers=workers))
+        assert store.count() == 68 and result.stored == 68
+    errors = {str(item.path): str(item.error) for item in result.cards if item.error is not None}
+    assert list(errors) == [str(paths[10]), str(paths[30])]
+    assert "holds a result for none of its corpus's scored entries" in errors[str(paths[10])]
+    assert errors[str(paths[30])].startswith("checking it failed unexpectedly (KeyError: 'a bug in completing', at ")
+    assert "a fault of mt-eval" in errors[str(paths[30])]

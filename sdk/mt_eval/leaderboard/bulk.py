@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -179,6 +180,11 @@ def _prepare(path: Path, options: Options, corpora: CorpusCache, *, interactive:
                         no_input=options.no_input or not interactive, ask=options.ask, policy=options.policy), None
     except PublishError as exc:
         return None, exc
+    except Exception as exc:  # a fault in reading one card must not cost the batch the others
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return None, PublishError(f"checking it failed unexpectedly ({type(exc).__name__}: {exc}, at "
+                                  f"{Path(where.filename).name}:{where.lineno}); this is a fault of mt-eval, please "
+                                  "report it with the card")
 
 
 Chunk = list[tuple[Prepared | None, PublishError | None]]
