@@ -274,3 +274,61 @@ def test_bad_sheets_are_refused_naming_line_row_and_question(demo_run, tmp_path,
     assert f'{filled}:32: item "item-9999" is not in the key' in err
     assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json")]) == 2
     assert "import needs --sheet FILE" in capsys.readouterr().err
+
+
+def test_a_sheet_is_imported_only_with_the_key_of_its_own_export(demo_run, tmp_path, capsys):
+    """Every export numbers its items item-0001…; a sheet filled from another export would grade other entries."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert main(["grade", "export", str(demo_run), "--out", str(first), "--seed", "8"]) == 0
+    assert main(["grade", "export", str(demo_run), "--out", str(second), "--seed", "9"]) == 0
+    csv_sheet = fill_csv(first / "sheet.csv", {0: "4", 1: "2"})
+    lines = [json.loads(line) for line in (first / "sheet.jsonl").read_text().splitlines()]
+    lines[0]["answer"] = "3"
+    jsonl_sheet = tmp_path / "first.jsonl"
+    jsonl_sheet.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    for sheet in (csv_sheet, jsonl_sheet):
+        assert main(["grade", "import", str(demo_run), "--key", str(second / "key.json"), "--sheet", str(sheet),
+                     "--out", str(tmp_path / "wrong"), "--quiet"]) == 1
+        err = capsys.readouterr().err
+        first_row = 1 if sheet.suffix == ".jsonl" else 2
+        assert f"{sheet}:{first_row}: item item-" in err and "this sheet comes from another export" in err, err
+        assert "more rows)" in err and not (tmp_path / "wrong").exists()
+    # with its own key the same sheets import; the same sheet twice would count one grader double
+    assert main(["grade", "import", str(demo_run), "--key", str(first / "key.json"), "--sheet", str(csv_sheet),
+                 "--sheet", str(jsonl_sheet), "--out", str(tmp_path / "right"), "--quiet"]) == 0
+    assert main(["grade", "import", str(demo_run), "--key", str(first / "key.json"), "--sheet", str(csv_sheet),
+                 "--sheet", str(csv_sheet), "--quiet"]) == 1
+    assert f"{csv_sheet}: given twice" in capsys.readouterr().err
+
+
+def test_an_export_does_not_replace_an_earlier_one_without_force(demo_run, tmp_path, capsys):
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    key = (sheets / "key.json").read_bytes()
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "9"]) == 1
+    err = capsys.readouterr().err
+    assert f"{sheets} already holds sheet.csv, sheet.jsonl, rubric.md, key.json of an earlier export" in err
+    assert "give --force to replace them" in err and (sheets / "key.json").read_bytes() == key
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "9", "--force"]) == 0
+    assert (sheets / "key.json").read_bytes() != key
+
+
+@pytest.mark.parametrize("bad", ["list-item", "huge-cell", "directory"])
+def test_a_sheet_that_cannot_be_read_is_named_not_a_traceback(demo_run, tmp_path, capsys, bad: str):
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    if bad == "list-item":
+        sheet = tmp_path / "list.jsonl"
+        sheet.write_text(json.dumps({"item": ["item-0001"], "answer": "3"}) + "\n")
+        words = 'item ["item-0001"] is not in the key'
+    elif bad == "huge-cell":
+        sheet = tmp_path / "huge.csv"
+        sheet.write_text("item,adequacy\n" + "item-0001," + "x" * 200_000 + "\n")
+        words = "not a CSV sheet: field larger than field limit"
+    else:
+        sheet = tmp_path / "a-directory"
+        sheet.mkdir()
+        words = "cannot read it: Is a directory"
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(sheet),
+                 "--quiet"]) == 1
+    assert words in capsys.readouterr().err

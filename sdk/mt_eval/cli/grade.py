@@ -50,6 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                      "(default: RUN_DIR/grading/GRADER)")
     sheets = parser.add_argument_group("sheets for people (export, import)")
     sheets.add_argument("--format", choices=["csv", "jsonl", "both"], default="both", help="sheet format (export)")
+    sheets.add_argument("--force", action="store_true",
+                        help="replace the sheets and key.json of an earlier export in --out (export)")
     sheets.add_argument("--key", metavar="FILE", help="key.json written by export (import)")
     sheets.add_argument("--sheet", action="append", default=[], metavar="FILE",
                         help="a filled sheet, .csv or .jsonl (import; repeatable: answers are averaged per item)")
@@ -86,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         card=Path(words[0]), grader=Path(args.grader) if args.grader else None,
         rubric=Path(args.rubric) if args.rubric else None, seed=args.seed, with_reference=not args.no_reference,
         corpus=Path(args.corpus) if args.corpus else None, labels=Path(args.labels) if args.labels else None,
-        out=Path(args.out) if args.out else None, format=args.format, key=Path(args.key) if args.key else None,
+        out=Path(args.out) if args.out else None, format=args.format, force=args.force, key=Path(args.key) if args.key else None,
         sheets=tuple(Path(sheet) for sheet in args.sheet), calls=calls(args), isolate=args.isolate,
         settings=method_settings(args), resamples=args.resamples, ece_bins=args.ece_bins, quiet=args.quiet)
     if mode == "export":

@@ -53,6 +53,7 @@ class GradeRequest(msgspec.Struct, frozen=True, kw_only=True):
     labels: Path | None = None
     out: Path | None = None  # None: RUN_DIR/grading/GRADER
     format: Literal["csv", "jsonl", "both"] = "both"  # export
+    force: bool = False  # export: replace the sheets and key of an earlier export in ``out``
     key: Path | None = None  # import
     sheets: tuple[Path, ...] = ()  # import
     calls: Calls = msgspec.field(default_factory=Calls)

@@ -33,6 +33,7 @@ from mt_eval.decisions.rubric import Rubric, read_rubric
 from mt_eval.harness.session import now
 
 KEY_VERSION = "grading-key/1"
+EXPORTED = ("sheet.csv", "sheet.jsonl", "rubric.md", "key.json")  # what an export writes
 
 
 class GradingKey(msgspec.Struct, kw_only=True):
@@ -55,6 +56,11 @@ def export_sheets(request: GradeRequest) -> Path:
     blinded = blind(card, entries, rubric, seed=choose_seed(request.seed), with_reference=request.with_reference)
     assert request.out is not None
     out = request.out
+    earlier = [name for name in EXPORTED if (out / name).exists()]
+    if earlier and not request.force:
+        raise GradingError(f"{out} already holds {', '.join(earlier)} of an earlier export: graders may be filling "
+                           "its sheets in, and its key.json is the only way from their items back to the entries. "
+                           "Choose another --out, or give --force to replace them")
     out.mkdir(parents=True, exist_ok=True)
     columns = ["item", "source_lang", "target_lang", "source", "candidate"]
     columns += ["reference"] if blinded.with_reference else []
@@ -102,22 +108,30 @@ def read_key(path: str | Path) -> GradingKey:
         raise GradingError(f"{path} is not a key written by `mt-eval grade export`: {exc}") from exc
 
 
-def _answers_in(path: Path, question: Question, name: str, items: dict[str, str]
+SHOWN = ("source", "candidate", "reference")  # what a sheet shows of an item, compared with the export's
+
+
+def _answers_in(path: Path, question: Question, name: str, items: dict[str, dict[str, Any]]
                 ) -> tuple[dict[str, list[float]], list[str]]:
-    """The answered items of one sheet (item → distribution) and every problem found in it."""
+    """The answered items of one sheet (item → distribution) and every problem found in it. ``items`` is what
+    the export showed of each item: a row that shows other texts belongs to another export."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
-        return {}, [f"{path}: cannot read it: {exc}"]
-    rows: list[tuple[str, Any, Any]] = []  # (where, item, answer)
+        return {}, [f"{path}: cannot read it: {exc.strerror if isinstance(exc, OSError) else exc}"]
+    rows: list[tuple[str, Any, Any, dict[str, Any]]] = []  # (where, item, answer, what the row shows)
     problems: list[str] = []
     if path.suffix.lower() == ".csv":
         reader = csv.DictReader(io.StringIO(text))
-        if reader.fieldnames is None or "item" not in reader.fieldnames or name not in reader.fieldnames:
-            return {}, [f'{path}: a sheet has the columns "item" and "{name}" (as `mt-eval grade export` wrote it)']
-        for number, record in enumerate(reader, start=2):
-            cell = (record.get(name) or "").strip()
-            rows.append((f"{path}:{number}", record.get("item"), cell or None))
+        try:
+            if reader.fieldnames is None or "item" not in reader.fieldnames or name not in reader.fieldnames:
+                return {}, [f'{path}: a sheet has the columns "item" and "{name}" (as `mt-eval grade export` wrote '
+                            "it)"]
+            for number, record in enumerate(reader, start=2):
+                cell = (record.get(name) or "").strip()
+                rows.append((f"{path}:{number}", record.get("item"), cell or None, record))
+        except csv.Error as exc:
+            return {}, [f"{path}:{reader.line_num}: not a CSV sheet: {exc}"]
     else:
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
@@ -130,11 +144,19 @@ def _answers_in(path: Path, question: Question, name: str, items: dict[str, str]
             if not isinstance(record, dict):
                 problems.append(f'{path}:{number}: expected {{"item", "answer", ...}}')
                 continue
-            rows.append((f"{path}:{number}", record.get("item"), record.get("answer")))
+            state = record.get("state")
+            rows.append((f"{path}:{number}", record.get("item"), record.get("answer"),
+                         state if isinstance(state, dict) else {}))
     found: dict[str, list[float]] = {}
-    for where, item, answer in rows:
-        if item not in items:
+    strangers: list[str] = []
+    for where, item, answer, shown in rows:
+        if not isinstance(item, str) or item not in items:
             problems.append(f"{where}: item {json.dumps(item)} is not in the key: is this a sheet of this export?")
+            continue
+        if other := _shown_otherwise(shown, items[item]):
+            strangers.append(f"{where}: item {item} shows another {other} than this export's item {item}")
+            continue
+        if answer is None:
             continue
         if answer is None:
             continue
@@ -148,7 +170,24 @@ def _answers_in(path: Path, question: Question, name: str, items: dict[str, str]
         else:
             assert distribution is not None
             found[item] = distribution
+    if strangers:
+        more = f" (and {len(strangers) - 1} more rows)" if len(strangers) > 1 else ""
+        problems.append(f"{strangers[0]}{more}: this sheet comes from another export (another card, seed or "
+                        "--no-reference); import it with the key.json exported beside it")
     return found, problems
+
+
+def _shown_otherwise(shown: dict[str, Any], exported: dict[str, Any]) -> str | None:
+    """The first text a sheet's row shows other than the export showed of its item (a column a grader
+    removed or left empty is not compared), or None."""
+    def text(value: Any) -> str:
+        return "" if value is None else str(value).replace("\r\n", "\n").strip()
+
+    for field in SHOWN:
+        given = text(shown.get(field))
+        if given and given != text(exported.get(field)):
+            return field
+    return None
 
 
 def import_sheets(request: GradeRequest) -> Path:
@@ -169,12 +208,18 @@ def import_sheets(request: GradeRequest) -> Path:
     totals: dict[str, list[list[float]]] = {}
     sheets: list[gc.Sheet] = []
     problems: list[str] = []
+    exported = {item.item_id: item.case.state for item in blinded.items}
+    seen_paths: set[Path] = set()
     for path in request.sheets:
-        answers, found = _answers_in(path, question, rubric.name, key.items)
+        if path.resolve() in seen_paths:
+            problems.append(f"{path}: given twice: each grader's sheet counts once")
+            continue
+        seen_paths.add(path.resolve())
+        answers, found = _answers_in(path, question, rubric.name, exported)
         problems.extend(found)
         for item, distribution in answers.items():
             totals.setdefault(item, []).append(distribution)
-        if path.exists():
+        if not found:
             sheets.append(gc.Sheet(path=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
                                    answered=len(answers)))
     if problems:
