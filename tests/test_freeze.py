@@ -189,3 +189,32 @@ def test_an_out_that_cannot_be_written_is_named_before_any_work(tmp_path: Path, 
     err = capsys.readouterr().err
     assert err == f"mt-eval freeze init: {message.format(tmp=tmp_path)}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "afile", "corpus.json", "method"]
+
+
+@pytest.mark.parametrize("with_references", [True, False])
+def test_parallel_text_is_frozen_as_its_files_and_shown_as_the_options_that_read_them(
+        tmp_path: Path, plugin: Path, capsys, monkeypatch: pytest.MonkeyPatch, with_references: bool):
+    monkeypatch.chdir(tmp_path)
+    Path("src.txt").write_text("Hello.\nGood morning.\nThank you.\n")
+    Path("ref.txt").write_text("Hola.\nBuenos días.\nGracias.\n")
+    files = ["--source-file", "src.txt", *(["--reference-file", "ref.txt"] if with_references else [])]
+    assert main(["freeze", "init", "--method", str(plugin), *files, "--pair", "eng>spa", "--corpus-source", "ours",
+                 "--corpus-license", "CC0-1.0"]) == 0
+    corpus = json.loads(Path("freeze.json").read_text())["corpus"]
+    assert (corpus["path"], corpus["format"]) == ("src.txt", "parallel")
+    assert corpus["reference_path"] == ("ref.txt" if with_references else None)
+    capsys.readouterr()
+    assert main(["freeze", "validate", "freeze.json"]) == 0
+    assert "valid and frozen" in capsys.readouterr().out
+    assert main(["freeze", "show", "freeze.json"]) == 0
+    words = shlex.split(capsys.readouterr().out.split("run it with:\n  ", 1)[1].strip())
+    assert words[2:4 + len(files)] == ["--method", "method", *files]
+    assert main([*words[1:], "--out", "run", "--quiet", "--resamples", "50"]) == (5 if with_references else 0)  # no canaries to gate a headline with
+    assert json.loads(Path("run/card.json").read_text())["freeze"]["status"] == "frozen"
+    if with_references:
+        Path("ref.txt").write_text("Hola.\nBuenos días.\nMuchas gracias.\n")
+        assert main(["freeze", "validate", "freeze.json"]) == 1
+        assert "src.txt and ref.txt hash to" in capsys.readouterr().out
+        Path("ref.txt").unlink()
+        assert main(["freeze", "validate", "freeze.json"]) == 1
+        assert "$.corpus.reference_path: cannot read ref.txt" in capsys.readouterr().out

@@ -194,8 +194,14 @@ def run_command(path: Path, manifest: Any) -> str:
         located = Path(recorded) if Path(recorded).is_absolute() else path.parent / recorded
         return os.path.relpath(located)
 
-    words = ["mt-eval", "run", "--method", here(manifest.method.path), "--corpus", here(manifest.corpus.path),
-             "--pair", manifest.corpus.pair]
+    corpus = manifest.corpus
+    words = ["mt-eval", "run", "--method", here(manifest.method.path)]
+    if corpus.format == "parallel":
+        words += ["--source-file", here(corpus.path)]
+        words += ["--reference-file", here(corpus.reference_path)] if corpus.reference_path is not None else []
+    else:
+        words += ["--corpus", here(corpus.path)]
+    words += ["--pair", corpus.pair]
     words += manifest.corpus.selection_options
     config, budgets, latency = manifest.config, manifest.budgets, manifest.latency
     for option, value in (("--model", config.model), ("--temperature", config.temperature),

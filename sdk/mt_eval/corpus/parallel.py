@@ -33,7 +33,7 @@ def read_parallel(source_path: Path, reference_path: Path | None = None) -> Corp
             raise CorpusError.single(source_path, _mismatch(source_path, sources, reference_path, references),
                                      code="alignment", hint="the files must be aligned line by line: line N of "
                                                             "one translates line N of the other")
-        digest = hashlib.sha256(f"{source.sha256}\n{reference.sha256}\n".encode()).hexdigest()
+        digest = parallel_sha256(source.sha256, reference.sha256)
     if not any(line.strip() for line in sources):
         raise CorpusError.single(source_path, "has only empty lines", code="empty",
                                  hint="the source file needs one sentence per line")
@@ -45,6 +45,11 @@ def read_parallel(source_path: Path, reference_path: Path | None = None) -> Corp
     return Corpus(path=source_path, name=display_name(source_path), sha256=digest, entries=entries,
                   format="parallel", ids_from="line numbers", lines=list(range(1, len(entries) + 1)), files=files,
                   references=references is not None)
+
+
+def parallel_sha256(source_sha256: str, reference_sha256: str) -> str:
+    """The sha256 of parallel text with references, from each file's own (the module docstring)."""
+    return hashlib.sha256(f"{source_sha256}\n{reference_sha256}\n".encode()).hexdigest()
 
 
 def _mismatch(source_path: Path, sources: list[str], reference_path: Path, references: list[str]) -> str:

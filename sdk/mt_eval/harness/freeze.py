@@ -51,7 +51,7 @@ class MethodFreeze(_Part, kw_only=True):
 
 
 class CorpusFreeze(_Part, kw_only=True):
-    path: str
+    path: str  # parallel text: the source file
     name: str
     sha256: Digest | None
     source: str | None
@@ -61,6 +61,8 @@ class CorpusFreeze(_Part, kw_only=True):
     entries_selected: Whole
     subset_sha256: Digest | None  # the selected entries' own digest (equal runs select equal entries)
     selection: dict[str, Any] | None = None  # --ids, --segment and --limit as the card's selection records them
+    format: str | None = None  # how it was read: json, jsonl, tsv or parallel (null: written before it was recorded)
+    reference_path: str | None = None  # parallel text: the reference file, whose sha256 ``sha256`` covers too
 
     @property
     def selection_options(self) -> list[str]:
@@ -187,7 +189,9 @@ def build_manifest(*, method_dir: Path, method_id: str, corpus: Any, entries: Se
                             entries_selected=len(entries),
                             subset_sha256=None if selection is None else selection["subset_sha256"],
                             selection=None if selection is None else {
-                                key: selection.get(key) for key in ("ids", "ranges", "segment", "limit")}),
+                                key: selection.get(key) for key in ("ids", "ranges", "segment", "limit")},
+                            format=corpus.format, reference_path=_relative(reference, relative_to)
+                            if (reference := _reference_file(corpus)) is not None else None),
         labels=label_digests(entries),
         config=ConfigFreeze(model=config.model, temperature=config.temperature, max_tokens=config.max_tokens,
                             seed=config.seed, params=dict(config.params)),
@@ -200,6 +204,11 @@ def build_manifest(*, method_dir: Path, method_id: str, corpus: Any, entries: Se
     if not missing_digests(manifest):
         manifest.status = "frozen"
     return manifest
+
+
+def _reference_file(corpus: Any) -> Path | None:
+    """Parallel text's reference file, if it has one."""
+    return next((Path(f.path) for f in getattr(corpus, "files", ()) if f.role == "reference"), None)
 
 
 def _relative(path: Path, base: Path | None) -> str:
@@ -283,17 +292,25 @@ def _file_problems(path: Path, manifest: FreezeManifest) -> list[Problem]:
                                     message=f"the method's files hash to {actual[:16]}…, not "
                                             f"{manifest.method.code_sha256[:16]}…: they changed since the freeze",
                                     hint="restore the frozen code, or freeze again"))
-    corpus_path = _beside(path, manifest.corpus.path)
-    try:
-        actual_corpus = hashlib.sha256(corpus_path.read_bytes()).hexdigest()
-    except OSError as exc:
-        problems.append(Problem(file=file, path="$.corpus.path", code="missing-file",
-                                message=f"cannot read {corpus_path}: {exc.strerror or exc}"))
-    else:
-        if manifest.corpus.sha256 and actual_corpus != manifest.corpus.sha256:
+    digests = []
+    read = [("$.corpus.path", _beside(path, manifest.corpus.path))]
+    if manifest.corpus.reference_path is not None:
+        read.append(("$.corpus.reference_path", _beside(path, manifest.corpus.reference_path)))
+    for where, corpus_path in read:
+        try:
+            digests.append(hashlib.sha256(corpus_path.read_bytes()).hexdigest())
+        except OSError as exc:
+            problems.append(Problem(file=file, path=where, code="missing-file",
+                                    message=f"cannot read {corpus_path}: {exc.strerror or exc}"))
+    if len(digests) == len(read) and manifest.corpus.sha256:
+        from mt_eval.corpus.parallel import parallel_sha256
+
+        actual_corpus = digests[0] if len(digests) == 1 else parallel_sha256(*digests)
+        named = " and ".join(str(corpus_path) for _, corpus_path in read)
+        if actual_corpus != manifest.corpus.sha256:
             problems.append(Problem(file=file, path="$.corpus.sha256", code="inconsistent",
-                                    message=f"{corpus_path} hashes to {actual_corpus[:16]}…, not "
-                                            f"{manifest.corpus.sha256[:16]}…: the corpus changed since the freeze",
+                                    message=f"{named} hash{'es' if len(read) == 1 else ''} to {actual_corpus[:16]}…, "
+                                            f"not {manifest.corpus.sha256[:16]}…: the corpus changed since the freeze",
                                     hint="restore the frozen corpus, or freeze again"))
     return problems
 
@@ -310,7 +327,9 @@ OPTIONS = {"config.model": "--model", "config.temperature": "--temperature", "co
            "budgets.retry_budget": "--retry-budget", "budgets.timeout_s": "--timeout",
            "latency.warmup_calls": "--latency-warmup", "latency.hot_sample": "--latency-sample",
            "latency.repetitions": "--latency-repetitions", "corpus.selection.limit": "--limit"}
-_NOT_COMPARED = {"$schema", "status", "created_at", "method.path", "corpus.path", "sdk.dirty"}
+# Where the files are and how they were read are not compared: what they hold is (the corpus's sha256).
+_NOT_COMPARED = {"$schema", "status", "created_at", "method.path", "corpus.path", "corpus.reference_path",
+                 "corpus.format", "sdk.dirty"}
 
 
 def differences(frozen: FreezeManifest, actual: FreezeManifest) -> list[str]:

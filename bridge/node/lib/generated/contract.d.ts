@@ -168,6 +168,8 @@ export interface CorpusFreeze {
   entries_selected: number;
   subset_sha256: string | null;
   selection?: Record<string, unknown> | null;
+  format?: string | null;
+  reference_path?: string | null;
 }
 
 /** How the corpus file was read, so that anyone can read it the same way again. */
