@@ -214,6 +214,33 @@ def test_the_static_site_has_an_index_a_page_per_card_and_the_json(cards, tmp_pa
         detail and "passed (policy default, as the run applied it)" in detail
 
 
+def test_the_site_is_not_written_over_a_directory_of_other_files(cards, tmp_path: Path, db: str, capsys):
+    """A user's own index.html, or pages of theirs under cards/, are neither replaced nor removed."""
+    publish_all(db, [cards.card("alpha", quality=0.8)], tmp_path)
+    home = tmp_path / "home"
+    (home / "cards").mkdir(parents=True)
+    (home / "index.html").write_text("my homepage")
+    assert main(["leaderboard", "--db", db, "--out", str(home)]) == 1
+    err = capsys.readouterr().err
+    assert f"{home} holds index.html, which is not part of a leaderboard site" in err and "--force" in err
+    assert (home / "index.html").read_text() == "my homepage" and not (home / "leaderboard.json").exists()
+    (home / "index.html").unlink()
+    (home / "cards" / "my-card.html").write_text("mine")
+    assert main(["leaderboard", "--db", db, "--out", str(home)]) == 1
+    assert "holds cards/my-card.html" in capsys.readouterr().err
+    assert main(["leaderboard", "--db", db, "--out", str(home), "--force"]) == 0
+    assert (home / "cards" / "my-card.html").read_text() == "mine" and (home / "leaderboard.json").is_file()
+    # written before, it is a site: written again without --force, its stale pages removed
+    (home / "cards" / "my-card.html").unlink()
+    (home / "cards" / "0123456789abcdef.html").write_text("stale")
+    assert main(["leaderboard", "--db", db, "--out", str(home)]) == 0
+    assert not (home / "cards" / "0123456789abcdef.html").exists() and len(list((home / "cards").iterdir())) == 1
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("notes")
+    assert main(["leaderboard", "--db", db, "--out", str(a_file), "--force"]) == 1
+    assert f"{a_file} is a file" in capsys.readouterr().err and a_file.read_text() == "notes"
+
+
 def test_a_damaged_row_is_left_off_the_board_with_a_warning_naming_it(cards, tmp_path: Path, db: str, capsys):
     import sqlalchemy as sa
 

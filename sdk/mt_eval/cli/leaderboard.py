@@ -44,7 +44,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", dest="format", action="store_const", const="json",
                         help="print JSON: the same as --format json (as other commands' --json)")
     parser.add_argument("--out", metavar="DIR", help="write the static site: index.html, cards/*.html and "
-                                                     "leaderboard.json")
+                                                     "leaderboard.json (into a new or empty directory, or "
+                                                     "over an earlier site)")
+    parser.add_argument("--force", action="store_true", help="with --out: write the site into a directory that "
+                                                             "holds other files too (they are left alone)")
     chosen = parser.add_argument_group("which rows")
     chosen.add_argument("--pair", action="append", default=[], type=pair_argument, metavar="'SRC>TGT'",
                         help="only this pair, quoted ('eng>spa') or as eng:spa (repeatable)")
@@ -124,10 +127,12 @@ def _classes() -> list[str]:
 
 def _site(board: dict[str, Any], store: Any, out: Path, args: argparse.Namespace) -> int:
     from mt_eval.errors import ExpectedError
-    from mt_eval.leaderboard.site import write_site
+    from mt_eval.leaderboard.site import SiteRefused, write_site
 
     try:
-        pages = write_site(board, store, out, title=args.title, quiet=args.quiet)
+        pages = write_site(board, store, out, title=args.title, quiet=args.quiet, force=args.force)
+    except SiteRefused as exc:
+        raise ExpectedError(str(exc)) from exc
     except OSError as exc:
         raise ExpectedError(f"cannot write the site to {out}: {exc.strerror or exc}") from exc
     index = (out / "index.html").resolve()

@@ -2,11 +2,14 @@
 card and ``leaderboard.json`` — that works from a file:// URL and on any static host.
 
 Every file is written whole (a temporary file renamed over the old one), and detail pages of cards no
-longer on the board are removed, so a site is never a mix of two boards.
+longer on the board are removed, so a site is never a mix of two boards. Only a site's own files are touched:
+a directory that holds anything else is refused (`SiteRefused`) unless ``force`` is given, and even then only
+the pages named like detail pages (``cards/<16 hex digits>.html``) are ever removed.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +23,46 @@ def board_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
     return [row for group in board["groups"] for row in group["rows"]] + list(board["unranked"])
 
 
-def write_site(board: dict[str, Any], store: Any, out: Path, *, title: str, quiet: bool = False) -> int:
-    """Write the site; the number of detail pages written."""
+SITE_FILES = ("index.html", "leaderboard.json")
+DETAIL_PAGE = re.compile(r"^[0-9a-f]{16}\.html$")  # cards/KEY.html; KEY: 16 hex digits of the card's hash
+
+
+class SiteRefused(Exception):
+    """The output directory holds files that are not a leaderboard site's; the message names one."""
+
+
+def foreign_file(out: Path) -> Path | None:
+    """A file in ``out`` that a site written there would replace or remove and that is not a site's own, or
+    None. A directory with a ``leaderboard.json`` is a site written before: its ``index.html`` is its own."""
+    if not out.exists():
+        return None
+    if not out.is_dir():
+        return out
+    is_site = (out / "leaderboard.json").is_file()
+    for path in out.iterdir():
+        if path.name == CARDS_DIR and path.is_dir():
+            odd = next((page for page in path.iterdir() if not DETAIL_PAGE.match(page.name)), None)
+            if odd is not None:
+                return odd
+        elif not ((path.name in SITE_FILES and (is_site or path.name != "index.html"))
+                  or (path.name.startswith(".") and path.name.endswith(".tmp"))):
+            return path
+    return None
+
+
+def write_site(board: dict[str, Any], store: Any, out: Path, *, title: str, quiet: bool = False,
+               force: bool = False) -> int:
+    """Write the site; the number of detail pages written. A directory with other files in it is refused
+    (`SiteRefused`) unless ``force``."""
     from mt_eval.progress import RunProgress
 
+    other = foreign_file(out)
+    if other is not None and (not force or other == out):
+        what = f"{out} is a file" if other == out else f"{out} holds {other.relative_to(out)}, which is not part of " \
+            "a leaderboard site"
+        raise SiteRefused(f"{what}: writing the site there would replace or remove what is there. Give --out a new "
+                          "or empty directory, or the directory of an earlier site"
+                          + ("" if other == out else " (or --force to write beside those files)"))
     cards_dir = out / CARDS_DIR
     cards_dir.mkdir(parents=True, exist_ok=True)
     rows = {row["id"]: row for row in board_rows(board)}
@@ -38,7 +77,7 @@ def write_site(board: dict[str, Any], store: Any, out: Path, *, title: str, quie
     finally:
         progress.close()
     for stale in cards_dir.glob("*.html"):
-        if stale.name not in written:
+        if stale.name not in written and DETAIL_PAGE.match(stale.name):
             stale.unlink()
     _write(out / "leaderboard.json", msgspec.json.format(msgspec.json.encode(board), indent=2).decode() + "\n")
     _write(out / "index.html", index_page(board, title=title))
