@@ -112,6 +112,16 @@ def test_translate_prints_one_line_per_line_of_its_input_split_on_lf_only(tmp_pa
                                                     "Gracias.\x0cBuenas noches.", ""]
 
 
+def test_a_translation_or_error_of_several_lines_is_printed_on_its_entrys_one_line(make_plugin):
+    code = ("class EchoMethod:\n    async def translate(self, entries, config):\n"
+            "        return [{'id': e['id'], 'predicted': 'Hola.\\nAdiós.\\r\\nFin.'} if e['source'] == 'two' else\n"
+            "                {'id': e['id'], 'error': 'line one\\nline two'} for e in entries]\n")
+    shown = run("translate", str(make_plugin(files={"pipeline.py": code})), "--pair", "eng>spa", "two", "bad")
+    assert shown.stdout == "Hola. Adiós. Fin.\n[error] line one line two\n"
+    as_json = run("translate", str(make_plugin(files={"pipeline.py": code})), "--pair", "eng>spa", "two", "--json")
+    assert json.loads(as_json.stdout)["predicted"] == "Hola.\nAdiós.\r\nFin."  # the JSON keeps them
+
+
 def test_translate_explains_bad_usage(make_plugin, tmp_path: Path):
     lexicon = str(REPO / "examples" / "lexicon-eng-spa")
     bad_pair = run("translate", lexicon, "--pair", "English", "x")

@@ -171,10 +171,13 @@ def _surrogate_at(text: str) -> int | None:
 
 
 def _shown(result: object) -> str:
-    """A result as its line: the translation, or why there is none."""
+    """A result as its one line (line breaks in it as spaces, as in a run's predictions.txt, so output line N is
+    input line N): the translation, or why there is none."""
+    from mt_eval.harness.corpus import one_line
+
     error, predicted = getattr(result, "error", None), getattr(result, "predicted", None)
     if error is not None:
-        return f"[error] {error}"
+        return one_line(f"[error] {error}")
     if getattr(result, "abstained", False):
-        return f"[declined] {getattr(result, 'abstain_reason', None) or 'the method declined this sentence'}"
-    return str(predicted)
+        return one_line(f"[declined] {getattr(result, 'abstain_reason', None) or 'the method declined this sentence'}")
+    return one_line(str(predicted))

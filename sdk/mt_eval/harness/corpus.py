@@ -57,6 +57,13 @@ def card_results(corpus: Corpus, results: list[TranslationResult]) -> list[CardR
     return out
 
 
+def one_line(text: str) -> str:
+    """``text`` with its line breaks (CRLF, LF, CR) as spaces: one entry's line in a file of one per line."""
+    if "\n" in text or "\r" in text:
+        return text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    return text
+
+
 def write_predictions(path: Path, entries: Sequence[dict[str, Any]],
                       results: Mapping[str, TranslationResult] | LoggedResults) -> None:
     """One prediction per line in corpus order, the shape parallel-text tools read. A failed entry is an empty
@@ -66,9 +73,7 @@ def write_predictions(path: Path, entries: Sequence[dict[str, Any]],
         lines = []
         for _entry, result in pairs(entries, results):
             text = "" if result is None or result.error is not None or result.predicted is None else result.predicted
-            if "\n" in text or "\r" in text:
-                text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
-            lines.append(text + "\n")
+            lines.append(one_line(text) + "\n")
             if len(lines) == 4_096:
                 file.write("".join(lines))
                 lines.clear()
