@@ -214,3 +214,26 @@ def test_a_run_directory_stands_for_its_card(card_path: Path, tmp_path: Path, ca
     assert main(["verify", str(empty)]) == 1
     out = capsys.readouterr().out
     assert "cannot read the card: Is a directory" in out and "give a run's card.json" in out
+
+
+@pytest.mark.parametrize(("change", "where", "words"), [
+    (lambda card: card.update(finished_at="yesterday"), "$.finished_at", "'yesterday' is not a time with its UTC"),
+    (lambda card: card.update(started_at="2026-01-02T10:00:00"), "$.started_at", "is not a time with its UTC offset"),
+    (lambda card: card.update(finished_at="2001-01-01T00:00:00+00:00"), "$.finished_at",
+     "the run finished (2001-01-01T00:00:00+00:00) before it started"),
+    (lambda card: card["corpus"].update(pair="deu>fra"), "$.corpus.pair",
+     "the card says the run was in 'deu>fra', but its corpus declares 'eng>spa'"),
+])
+def test_a_resealed_card_with_a_false_pair_or_times_does_not_verify(card_path: Path, change, where: str, words: str):
+    result = verify_card(edit(card_path, change))
+    assert not result.ok and where in paths(result)
+    assert words in next(p.message for p in result.errors if p.path == where)
+
+
+def test_a_pair_the_run_accepted_against_its_corpus_verifies(tmp_path: Path):
+    corpus = write_corpus(tmp_path / "corpus.json")
+    assert main(["run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(tmp_path / "run"), "--quiet",
+                 "--resamples", "100", "--pair", "eng>cat", "--accept-doubt", "pair-mismatch", *LENIENT]) == 0
+    result = verify_card(tmp_path / "run" / "card.json")
+    assert result.ok, result.problems
+    assert json.loads((tmp_path / "run" / "card.json").read_text())["corpus"]["pair"] == "eng>cat"

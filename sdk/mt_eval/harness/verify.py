@@ -5,12 +5,14 @@ A card verifies when all of these hold, each checked and reported on its own:
 1. it is a run card of the version this SDK reads (``card_version``);
 2. ``content_sha256`` is the SHA-256 of the card's canonical JSON without that field (nothing was edited
    after the card was sealed);
-3. it has the shape of `RunCard` (the schema), and its method card is a valid `MethodCard`;
+3. it has the shape of `RunCard` (the schema), its method card is a valid `MethodCard`, and its start and end
+   are ISO 8601 times, in order;
 4. its own tallies add up: one result per id, ``errors``, ``usage`` totals, ``corpus.entries`` (a card that
    references its results rather than listing them — ``results_log`` — is read with the ``results.jsonl``
    next to it, which must hash to what the card sealed: `mt_eval.harness.card_results`);
 5. the corpus — the files the card records, or the ones given, read the way the card records it was read —
-   has the card's ``corpus.sha256``; the card's selection, applied again, has its ``subset_sha256``; and
+   has the card's ``corpus.sha256`` and pair (unless the run accepted a mismatch); the card's selection,
+   applied again, has its ``subset_sha256``; and
    every result's id is one of the selected entries;
 6. every metric recomputed from the card's predictions and the corpus's references (over the scored
    entries: canaries and negative controls are not scored), with the card's own bootstrap resamples and
@@ -206,7 +208,32 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
         bad = [p for p in found if p.severity == "error"]
     for problem in bad:
         result.problems.append(msgspec.structs.replace(problem, path="$.method.card" + problem.path[1:]))
-    result.check("schema", not bad, "run card and method card" if not bad else "the method card is not valid")
+    times = _times_problem(result.card)
+    if times is not None:
+        bad.append(Problem(file=result.path, path=times[0], message=times[1], code="timestamp",
+                           hint="use the card the run wrote"))
+        result.problems.append(bad[-1])
+    result.check("schema", not bad, "run card and method card" if not bad else bad[0].message)
+
+
+def _times_problem(card: RunCard) -> tuple[str, str] | None:
+    """(JSON path, message) when the card's start or end is not a time with its offset (as runs write them:
+    ISO 8601), or it ends before it starts; else None."""
+    import datetime
+
+    times = []
+    for field in ("started_at", "finished_at"):
+        text = getattr(card, field)
+        try:
+            moment = datetime.datetime.fromisoformat(text)
+        except ValueError:
+            moment = None
+        if moment is None or moment.tzinfo is None:
+            return f"$.{field}", f"{text!r} is not a time with its UTC offset (ISO 8601, as runs write it)"
+        times.append(moment)
+    if times[1] < times[0]:
+        return "$.finished_at", f"the run finished ({card.finished_at}) before it started ({card.started_at})"
+    return None
 
 
 def _check_tallies(result: Verification, card: RunCard) -> None:

@@ -80,6 +80,8 @@ def check_corpus(result: Verification, card: RunCard, given: CorpusSpec | str | 
                        f"{card.corpus.sha256[:16]}…", "give the exact corpus file the run used with --corpus FILE",
                        code="corpus-hash")
         return None
+    if not _pair_matches(result, card, source):
+        return None
     entries = source.entries
     if chosen is not None and card.selection is not None:
         stated, again = card.selection.subset_sha256, (chosen.facts or {}).get("subset_sha256")
@@ -102,6 +104,21 @@ def check_corpus(result: Verification, card: RunCard, given: CorpusSpec | str | 
     part = "" if len(card.results) == len(source.entries) else f" ({len(card.results)} of its entries)"
     result.check("corpus", True, f"{path} (sha256 matches){part}")
     return source
+
+
+def _pair_matches(result: Verification, card: RunCard, source: Any) -> bool:
+    """Whether the card's pair is the corpus's (in any spelling), or the run accepted the mismatch
+    (``--accept-doubt pair-mismatch``); the problem is reported when not."""
+    from mt_eval.pairs import same_languages
+
+    accepted = card.corpus.reading.accepted_doubts if card.corpus.reading is not None else []
+    if not source.pair or same_languages(card.corpus.pair, source.pair) or "pair-mismatch" in accepted:
+        return True
+    result.check("corpus", False, f"the card's pair {card.corpus.pair!r} is not the corpus's {source.pair!r}")
+    result.problem("$.corpus.pair", f"the card says the run was in '{card.corpus.pair}', but its corpus declares "
+                   f"'{source.pair}' and the run did not accept that doubt (--accept-doubt pair-mismatch)",
+                   "use the card the run wrote", code="pair")
+    return False
 
 
 def _card_corpus_spec(card: RunCard, card_path: str, given: Any) -> CorpusSpec:
