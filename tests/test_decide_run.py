@@ -269,3 +269,21 @@ def test_a_run_that_answered_no_question_exits_4_with_the_reason(tmp_path, capsy
     assert (tmp_path / "out" / "card.json").is_file()
     assert "mt-eval decide: no question was answered (8 of 8 failed): asked to fail (4 rows)" in capsys.readouterr().err
     assert run(REVERSE, write_corpus(tmp_path / "fine.jsonl", rows()), tmp_path / "fine") == 0
+
+
+@pytest.mark.parametrize("limit", [None, 400])
+@pytest.mark.parametrize("isolate", [False, True])
+def test_a_row_that_is_not_valid_unicode_fails_alone_in_the_same_words_in_every_runtime(recorder, tmp_path,
+                                                                                       limit, isolate: bool):
+    """`decide check` reads a lone surrogate escape (JSON allows it); the run fails that row, unsent, and
+    answers the others (it stopped with a UnicodeEncodeError when the method declared max_input_chars)."""
+    method = recorder(**({"max_input_chars": limit} if limit else {}))
+    corpus = [*rows(2), {"id": "odd", "state": {"text": "caf\ud800"}, "questions": {"n": NOUL}, "gold": {"n": True}}]
+    path = write_corpus(tmp_path / "c.jsonl", corpus)
+    assert "\\ud800" in path.read_text()
+    assert main(["decide", "check", "--corpus", str(path)]) == 0
+    assert run(method, path, tmp_path / "run", *(["--isolate"] if isolate else [])) == 0
+    sent = [json.loads(line)["id"] for line in (tmp_path / "record.jsonl").read_text().splitlines()]
+    assert sent == ["r0", "r1"]
+    [odd] = [r for r in card_of(tmp_path / "run")["results"] if r["id"] == "odd"]
+    assert odd["error"] == 'the row\'s "state.text" is not valid Unicode (surrogates not allowed at position 3)'

@@ -23,6 +23,7 @@ from mt_eval.deadlines import Overran, within
 from mt_eval.decisions.answers import DEFAULT_TOLERANCE, match_results
 from mt_eval.decisions.records import QUESTION_TYPES, DecisionCase, DecisionResult, DecisionRow, QuestionAnswer
 from mt_eval.guarded_calls import call_failure
+from mt_eval.lone_surrogates import problem_in
 
 _decode_result = msgspec.json.Decoder(DecisionResult).decode
 _encode = msgspec.json.Encoder().encode
@@ -67,6 +68,9 @@ def prepare(case: DecisionCase, settings: DecideSettings) -> _Prepared:
     if not asked:
         return _Prepared(case=case, sent=None, refused=refused)
     sent = DecisionRow(id=case.id, state=case.state, questions=asked)
+    unsendable = problem_in(msgspec.to_builtins(sent), "row")  # as a guest's host says it, in every runtime
+    if unsendable is not None:
+        return _Prepared(case=case, sent=None, error=unsendable)
     limit = settings.max_input_chars
     if limit is not None and (size := input_chars(sent)) > limit:
         return _Prepared(case=case, sent=None, error=f"the input is {size:,} characters, over the method's limit of "
