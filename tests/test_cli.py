@@ -97,6 +97,20 @@ def test_translate_sentences_from_arguments_a_file_and_stdin(tmp_path: Path):
     assert piped.stdout == "el perro\n"
 
 
+def test_schemas_names_a_stray_schema_to_remove_and_a_file_given_for_the_directory(tmp_path: Path):
+    assert run("schemas", str(tmp_path / "out")).returncode == 0
+    (tmp_path / "out" / "renamed.schema.json").write_text("{}")
+    stale = run("schemas", "--check", str(tmp_path / "out"))
+    assert stale.returncode == 1 and "regenerate with" not in stale.stderr  # regenerating would not mend it
+    assert "renamed.schema.json: not generated from any Struct: remove it" in stale.stderr
+    again = run("schemas", str(tmp_path / "out"))
+    assert again.returncode == 0 and "warning: " in again.stderr and "renamed.schema.json" in again.stderr
+    (tmp_path / "a-file").write_text("x")
+    given_a_file = run("schemas", str(tmp_path / "a-file"))
+    assert given_a_file.returncode == 1 and "Traceback" not in given_a_file.stderr
+    assert "a-file is a file: give the directory the *.schema.json files live in" in given_a_file.stderr
+
+
 def test_translate_prints_one_line_per_line_of_its_input_split_on_lf_only(tmp_path: Path):
     """A blank line is printed blank (not sent), a CRLF's CR is dropped, and U+2028 or a form feed stays inside
     its line, as the corpus reader keeps it: the output lines stay aligned with the input lines."""

@@ -29,7 +29,7 @@ def test_drift_is_detected(tmp_path: Path):
     assert drifted_schemas(tmp_path) == [
         f"{tmp_path / 'method.schema.json'}: differs from the Struct it is generated from",
         f"{tmp_path / 'run-config.schema.json'}: missing",
-        f"{tmp_path / 'stale.schema.json'}: not generated from any Struct",
+        f"{tmp_path / 'stale.schema.json'}: not generated from any Struct: remove it (regenerating leaves it there)",
     ]
 
 

@@ -140,6 +140,14 @@ def drifted_schemas(directory: Path, node: Path | None = None) -> list[str]:
             if path.name == LICENCES and not same_licence_source(path, text):
                 continue  # written from another license-expression release: regenerate to update it
             drift.append(f"{path}: differs from the Struct it is generated from")
-    drift.extend(f"{p}: not generated from any Struct" for p in sorted(directory.glob("*.schema.json"))
-                 if p not in expected)
+    drift.extend(f"{p}: {STRAY}" for p in stray_schemas(directory, expected))
     return drift
+
+
+STRAY = "not generated from any Struct: remove it (regenerating leaves it there)"
+
+
+def stray_schemas(directory: Path, expected: dict[Path, str] | None = None) -> list[Path]:
+    """The ``*.schema.json`` files in ``directory`` that no Struct generates (a Struct renamed or removed)."""
+    expected = expected_files(directory, None) if expected is None else expected
+    return [p for p in sorted(directory.glob("*.schema.json")) if p not in expected]

@@ -22,9 +22,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mt_eval.schemas import drifted_schemas, node_directory, write_schemas
+    from mt_eval.errors import ExpectedError
+    from mt_eval.schemas import STRAY, drifted_schemas, node_directory, stray_schemas, write_schemas
 
     directory = Path(args.directory)
+    if directory.exists() and not directory.is_dir():
+        raise ExpectedError(f"{directory} is a file: give the directory the *.schema.json files live in")
     node = Path(args.node) if args.node else node_directory(directory)
     node_or_none = node if (node / "package.json").is_file() else None
     if args.node and node_or_none is None:
@@ -34,9 +37,14 @@ def run(args: argparse.Namespace) -> int:
         drift = drifted_schemas(directory, node_or_none)
         for line in drift:
             print(line, file=sys.stderr)
-        if drift:
+        if any(not line.endswith(STRAY) for line in drift):
             print(f"regenerate with: mt-eval schemas {directory}", file=sys.stderr)
         return 1 if drift else 0
-    for path in write_schemas(directory, node_or_none):
-        print(f"wrote {path}")
+    try:
+        for path in write_schemas(directory, node_or_none):
+            print(f"wrote {path}")
+    except OSError as exc:
+        raise ExpectedError(f"cannot write {exc.filename}: {exc.strerror or exc}") from exc
+    for path in stray_schemas(directory):
+        print(f"mt-eval schemas: warning: {path}: {STRAY}", file=sys.stderr)
     return 0
