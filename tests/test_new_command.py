@@ -235,3 +235,15 @@ def test_force_never_replaces_a_changed_file_silently(tmp_path, monkeypatch, cap
     assert not (target / "pipeline.py").read_text(encoding="utf-8").endswith("# my change\n")
     assert new(*regenerate, "--no-input") == 0  # unchanged since: replaced without a word
     assert "yours is kept" not in capsys.readouterr().err
+    # a second change: the first backup stays, and the message names the backup it writes
+    (target / "pipeline.py").write_text("# changed again\n", encoding="utf-8")
+    assert new(*regenerate, "--no-input") == 0
+    assert "pipeline.py  (yours is kept as pipeline.py.1.orig)" in capsys.readouterr().err
+    assert (target / "pipeline.py.1.orig").read_text(encoding="utf-8") == "# changed again\n"
+    assert (target / "pipeline.py.orig").read_text(encoding="utf-8").endswith("# my change\n")
+
+
+def test_a_directory_name_too_long_for_the_file_system_is_named_not_a_traceback(tmp_path, capsys):
+    assert new(str(tmp_path / ("a" * 300)), "--no-input") == 2
+    err = capsys.readouterr().err
+    assert " characters): File name too long: choose another directory" in err and "Traceback" not in err

@@ -11,10 +11,16 @@ ANSWERS_FILE = ".mt-eval-answers.json"  # the answers and the SHA-256 of each fi
 
 
 def occupied(directory: Path, *, force: bool) -> str | None:
-    if directory.exists() and not directory.is_dir():
-        return f"{directory} exists and is not a directory"
-    if not force and directory.is_dir() and any(directory.iterdir()):
-        return f"{directory} already exists: choose a new directory, or add --force to write into it"
+    """Why the plugin cannot be written into ``directory``, or None."""
+    try:
+        if directory.exists() and not directory.is_dir():
+            return f"{directory} exists and is not a directory"
+        if not force and directory.is_dir() and any(directory.iterdir()):
+            return f"{directory} already exists: choose a new directory, or add --force to write into it"
+    except OSError as exc:  # a name too long for the file system, a directory that cannot be listed
+        name = str(directory)
+        shown = name if len(name) <= 80 else f"{name[:60]}…({len(name)} characters)"
+        return f"{shown}: {exc.strerror or exc}: choose another directory"
     return None
 
 
@@ -47,7 +53,7 @@ def may_replace(changed: list[str], target: Path, *, ask: bool) -> bool:
     """Say which changed files would be replaced (each kept as NAME.orig); ask unless ``ask`` is false."""
     import sys
 
-    listing = "\n".join(f"  {name}  (yours is kept as {name}.orig)" for name in changed)
+    listing = "\n".join(f"  {name}  (yours is kept as {backup_name(target, name)})" for name in changed)
     print(f"mt-eval new: {len(changed)} file(s) in {target} differ from what the template writes and were changed "
           f"since it wrote them:\n{listing}", file=sys.stderr)
     if not ask:
@@ -57,6 +63,15 @@ def may_replace(changed: list[str], target: Path, *, ask: bool) -> bool:
     return Confirm.ask("Replace them (your versions are kept as .orig files)?", default=False)
 
 
+def backup_name(target: Path, name: str) -> str:
+    """Where the user's ``name`` in ``target`` is kept when it is replaced: ``NAME.orig``, or ``NAME.1.orig``,
+    ``NAME.2.orig``, … when earlier backups are there (none is ever overwritten)."""
+    kept, counter = f"{name}.orig", 1
+    while (target / kept).exists():
+        kept, counter = f"{name}.{counter}.orig", counter + 1
+    return kept
+
+
 def place(generated: Path, target: Path, *, backups: list[str]) -> None:
     """Move the rendered plugin to ``target``, or copy it over an existing directory's files (keeping the
     user's version of each file in ``backups`` as ``NAME.orig``)."""
@@ -64,12 +79,7 @@ def place(generated: Path, target: Path, *, backups: list[str]) -> None:
 
     if target.exists():
         for name in backups:
-            kept = target / f"{name}.orig"
-            counter = 1
-            while kept.exists():
-                kept = target / f"{name}.{counter}.orig"
-                counter += 1
-            (target / name).replace(kept)
+            (target / name).replace(target / backup_name(target, name))
         shutil.copytree(generated, target, dirs_exist_ok=True)
     else:
         target.parent.mkdir(parents=True, exist_ok=True)
