@@ -311,7 +311,7 @@ class _Walker:
             suggest = words.SUGGESTIONS.get(_word(meta, words.SUGGEST) or "")
             if suggest is not None:
                 suggestion = suggest(value)
-                if suggestion:
+                if suggestion and _js_pattern(t.pattern).search(suggestion):  # "nonsense" is not offered back
                     hint = (hint + "; " if hint else "") + f'for example "{suggestion}"'
             self.add(at, f"{js_string(value)} is not {means}", hint, code="pattern")
             return False

@@ -138,7 +138,10 @@ class Walker {
     if (node.pattern !== undefined && !compiled(node.pattern).test(value)) {
       let hint = nodeHint(node);
       const suggestion = SUGGESTIONS[node[SUGGEST]]?.(value);
-      if (suggestion) hint = `${hint ? `${hint}; ` : ''}for example "${suggestion}"`;
+      // only a suggestion that is itself valid ("nonsense" is no pair, so it is not offered back)
+      if (suggestion && compiled(node.pattern).test(suggestion)) {
+        hint = `${hint ? `${hint}; ` : ''}for example "${suggestion}"`;
+      }
       this.add(at, `${jsString(value)} is not ${node[PATTERN_MEANS] ?? `matching ${node.pattern}`}`, hint, 'pattern');
       return false;
     }
