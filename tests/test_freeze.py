@@ -218,3 +218,47 @@ def test_parallel_text_is_frozen_as_its_files_and_shown_as_the_options_that_read
         Path("ref.txt").unlink()
         assert main(["freeze", "validate", "freeze.json"]) == 1
         assert "$.corpus.reference_path: cannot read ref.txt" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("edit", "where", "words"), [
+    (lambda text: text.replace('"pair": "eng>spa"', '"pair": "nonsense"'), "$.corpus.pair",
+     '"nonsense" is not a "source>target" language pair'),
+    (lambda text: text.replace('"temperature": null', '"temperature": 1e999'), "$.config.temperature",
+     "must be <= 2, got Infinity"),
+    (lambda text: text.replace('"timeout_s": 120.0', '"timeout_s": 1e999'), "$.budgets.timeout_s",
+     "inf is not a number a run takes"),
+    (lambda text: text.replace('"seed": 12345', '"seed": 9007199254740993'), "$.config.seed", ""),
+])
+def test_a_pair_or_a_number_no_run_takes_makes_a_manifest_invalid(tmp_path: Path, plugin: Path, corpus: Path, capsys,
+                                                                   edit, where: str, words: str):
+    assert init(tmp_path, plugin, corpus) == 0
+    path = tmp_path / "freeze.json"
+    text = json.dumps(json.loads(path.read_text()))
+    assert edit(text) != text
+    path.write_text(edit(text))
+    capsys.readouterr()
+    assert main(["freeze", "validate", str(path), "--json"]) == 1
+    [problem] = json.loads(capsys.readouterr().out)["problems"]
+    assert problem["path"] == where and words in problem["message"]
+
+
+@pytest.mark.parametrize(("given", "words"), [
+    (["--seed", str(2 ** 53 + 1)], "argument --seed: must be from 0 to 9007199254740992, got 9007199254740993"),
+    (["--param", "k=NaN"], "--param 'k=NaN': NaN is not a JSON value"),
+    (["--param", "k=-Infinity"], "--param 'k=-Infinity': -Infinity is not a JSON value"),
+])
+def test_init_refuses_a_seed_or_param_that_could_not_be_read_back(tmp_path: Path, plugin: Path, corpus: Path, capsys,
+                                                                  given: list[str], words: str):
+    try:
+        code = init(tmp_path, plugin, corpus, *given)
+    except SystemExit as exc:  # argparse refuses a value of the wrong type
+        code = exc.code
+    assert code in (1, 2)
+    assert words in capsys.readouterr().err and not (tmp_path / "freeze.json").exists()
+
+
+def test_a_large_whole_param_is_frozen_as_every_runtime_reads_it(tmp_path: Path, plugin: Path, corpus: Path):
+    assert init(tmp_path, plugin, corpus, "--param", "big=123456789012345678901", "--param", "whole=3.0") == 0
+    params = json.loads((tmp_path / "freeze.json").read_text())["config"]["params"]
+    assert params["big"] == 1.2345678901234568e20 and params["whole"] == 3
+    assert main(["freeze", "validate", str(tmp_path / "freeze.json")]) == 0

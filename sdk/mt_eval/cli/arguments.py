@@ -123,8 +123,8 @@ def add_retry_arguments(group: argparse._ArgumentGroup) -> None:
 
 def add_seed_argument(group: argparse._ArgumentGroup) -> None:
     """--seed: the bootstrap's, also passed to the method (``run``, ``freeze init`` and ``decide run``)."""
-    group.add_argument("--seed", type=non_negative_int, default=12345, metavar="N",
-                       help="bootstrap seed, also passed to the method (default 12345)")
+    group.add_argument("--seed", type=seed_number, default=12345, metavar="N",
+                       help="bootstrap seed, also passed to the method (default 12345; at most 2^53)")
 
 
 def add_latency_arguments(parser: argparse.ArgumentParser) -> None:
@@ -171,6 +171,14 @@ def non_negative_int(text: str) -> int:
     return whole_number(text, least=0)
 
 
+def seed_number(text: str) -> int:
+    """An argparse type: a seed, 0 to 2^53 (the integers JSON readers in every runtime hold exactly, so the seed a
+    card or freeze records is the seed read back)."""
+    from mt_eval.js_text import SAFE_INTEGER
+
+    return whole_number(text, least=0, most=SAFE_INTEGER)
+
+
 def port_number(text: str) -> int:
     """An argparse type: a TCP port, 0 (any free one) to 65535."""
     return whole_number(text, least=0, most=65535)
@@ -212,8 +220,11 @@ def add_model_arguments(group: argparse._ArgumentGroup) -> None:
 
 
 def method_params(items: list[str]) -> dict[str, object]:
-    """``--param KEY=VALUE`` options → config.params; a VALUE that parses as JSON is that JSON value."""
+    """``--param KEY=VALUE`` options → config.params; a VALUE that parses as JSON is that JSON value (its numbers
+    read as every runtime reads them: `mt_eval.json_input`)."""
     import json
+
+    from mt_eval.json_input import js_float, js_int
 
     params: dict[str, object] = {}
     for item in items:
@@ -221,7 +232,18 @@ def method_params(items: list[str]) -> dict[str, object]:
         if not sep or not key:
             raise ValueError(f"--param {item!r}: write it as KEY=VALUE")
         try:
-            params[key] = json.loads(value)
+            params[key] = json.loads(value, parse_int=js_int, parse_float=js_float, parse_constant=_not_json)
+        except _NotJson as exc:
+            raise ValueError(f"--param {item!r}: {exc} is not a JSON value (a config could not be written or read "
+                             f"back with it); for the text, quote it: --param '{key}=\"{value}\"'") from None
         except ValueError:
             params[key] = value
     return params
+
+
+class _NotJson(ValueError):
+    """``NaN``, ``Infinity`` or ``-Infinity``: Python's json reads them; JSON has no such value."""
+
+
+def _not_json(constant: str) -> object:
+    raise _NotJson(constant)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from mt_eval.cli.arguments import add_corpus_arguments, card_argument, non_negative_int, positive_int
+from mt_eval.cli.arguments import add_corpus_arguments, card_argument, positive_int, seed_number
 
 EXPECTED = (ValueError,)
 
@@ -26,7 +26,7 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
                          help="bootstrap resamples (1000)")
     compare.add_argument("--trials", type=positive_int, default=10000, metavar="N",
                          help="randomization trials (10000)")
-    compare.add_argument("--seed", type=non_negative_int, default=12345, help="seed for both tests")
+    compare.add_argument("--seed", type=seed_number, default=12345, help="seed for both tests")
     compare.add_argument("--allow-diff", action="append", default=[], metavar="NAME",
                          help="accept that this covariate differs between the cards (repeatable): model, "
                               "temperature, tool_permissions, environment, retry_budget, max_tokens, seed, batch_size, "

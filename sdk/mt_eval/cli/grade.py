@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mt_eval.cli.arguments import add_call_arguments, add_model_arguments, non_negative_int, positive_float
+from mt_eval.cli.arguments import add_call_arguments, add_model_arguments, positive_float, seed_number
 from mt_eval.cli.decide import scoring_arguments
 
 PROG = "mt-eval grade"
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grader", metavar="DIR", help="decision method plugin that grades (grade CARD)")
     parser.add_argument("--rubric", metavar="FILE", help="rubric JSON: name, instructions, ordered levels "
                                                          "(default: 0–4 adequacy)")
-    parser.add_argument("--seed", type=non_negative_int, metavar="N",
+    parser.add_argument("--seed", type=seed_number, metavar="N",
                         help="shuffle seed (default: a fresh one; recorded in the card)")
     parser.add_argument("--no-reference", action="store_true", help="do not show the reference translation")
     parser.add_argument("--corpus", metavar="FILE", help="the run's corpus, if it moved (checked by sha256)")

@@ -22,6 +22,8 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from mt_eval.js_text import SAFE_INTEGER
+from mt_eval.manifest import LanguagePair
 from mt_eval.problems import Problem
 from mt_eval.strict import StrictStruct
 
@@ -56,7 +58,7 @@ class CorpusFreeze(_Part, kw_only=True):
     sha256: Digest | None
     source: str | None
     license: str | None
-    pair: str
+    pair: LanguagePair
     entries_in_corpus: Whole
     entries_selected: Whole
     subset_sha256: Digest | None  # the selected entries' own digest (equal runs select equal entries)
@@ -84,9 +86,9 @@ class LabelsFreeze(_Part, kw_only=True):
 
 class ConfigFreeze(_Part, kw_only=True):
     model: str | None
-    temperature: float | None
-    max_tokens: int | None
-    seed: Whole | None
+    temperature: Annotated[float, msgspec.Meta(ge=0, le=2)] | None  # as RunConfig allows
+    max_tokens: Annotated[int, msgspec.Meta(ge=1)] | None
+    seed: Annotated[int, msgspec.Meta(ge=0, le=SAFE_INTEGER)] | None  # as --seed allows
     params: dict[str, Any]
 
 
@@ -248,6 +250,10 @@ def validate_freeze(path: str | Path, *, check_files: bool = True) -> tuple[Free
     if manifest is None:
         return None, problems
     file = str(path)
+    problems += [Problem(file=file, path=where, code="not-finite", message=f"{number} is not a number a run takes "
+                         "(JSON has no infinity or NaN; a number too large to hold is read as infinity)",
+                         hint="write the value mt-eval freeze init wrote, or run freeze init again")
+                 for where, number in _not_finite(msgspec.to_builtins(manifest), "$")]
     if manifest.status == "frozen":
         problems += [Problem(file=file, path=where, code="missing", message="missing: a frozen manifest needs it",
                              hint=hint) for where, hint in missing_digests(manifest)]
@@ -267,6 +273,19 @@ def validate_freeze(path: str | Path, *, check_files: bool = True) -> tuple[Free
     if check_files:
         problems += _file_problems(path, manifest)
     return manifest, problems
+
+
+def _not_finite(value: Any, where: str) -> list[tuple[str, float]]:
+    """Each infinite or NaN number in ``value`` with its JSON path."""
+    import math
+
+    if isinstance(value, float):
+        return [] if math.isfinite(value) else [(where, value)]
+    if isinstance(value, dict):
+        return [found for key, item in value.items() for found in _not_finite(item, f"{where}.{key}")]
+    if isinstance(value, list):
+        return [found for index, item in enumerate(value) for found in _not_finite(item, f"{where}[{index}]")]
+    return []
 
 
 def _file_problems(path: Path, manifest: FreezeManifest) -> list[Problem]:

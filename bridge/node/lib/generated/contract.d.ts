@@ -163,6 +163,7 @@ export interface CorpusFreeze {
   sha256: string | null;
   source: string | null;
   license: string | null;
+  /** A source>target language pair in ISO 639 codes, e.g. "eng>spa". */
   pair: string;
   entries_in_corpus: number;
   entries_selected: number;
