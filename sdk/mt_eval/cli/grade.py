@@ -88,8 +88,9 @@ def run(args: argparse.Namespace) -> int:
         card=Path(words[0]), grader=Path(args.grader) if args.grader else None,
         rubric=Path(args.rubric) if args.rubric else None, seed=args.seed, with_reference=not args.no_reference,
         corpus=Path(args.corpus) if args.corpus else None, labels=Path(args.labels) if args.labels else None,
-        out=Path(args.out) if args.out else None, format=args.format, force=args.force, key=Path(args.key) if args.key else None,
-        sheets=tuple(Path(sheet) for sheet in args.sheet), calls=calls(args), isolate=args.isolate,
+        out=Path(args.out) if args.out else None, format=args.format, force=args.force,
+        key=Path(args.key) if args.key else None, sheets=tuple(Path(sheet) for sheet in args.sheet), calls=calls(args),
+        isolate=args.isolate,
         settings=method_settings(args), resamples=args.resamples, ece_bins=args.ece_bins, quiet=args.quiet)
     if mode == "export":
         from mt_eval.decisions.sheets import export_sheets
