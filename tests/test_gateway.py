@@ -253,3 +253,24 @@ def test_mt_eval_gateway_serves_until_interrupted_and_prints_the_log_digest(tmp_
     digest = hashlib.sha256(log.read_bytes()).hexdigest()
     assert "1 requests (0 refused)" in err and digest in err
     assert main(["gateway", "--policy", str(policy), "--check"]) == 0
+
+
+@pytest.mark.parametrize(("base_url", "warned"), [("http://api.example.com/v1", True), ("http://10.0.0.7/v1", True),
+                                                  ("https://api.example.com/v1", False),
+                                                  ("http://127.0.0.1:9/v1", False), ("http://localhost:9/v1", False)])
+def test_check_warns_of_an_api_key_sent_over_plain_http(tmp_path: Path, capsys, base_url: str, warned: bool):
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps({"base_url": base_url, "api_key_env": "UPSTREAM_KEY", "models": [{"id": "a-1"}]}))
+    assert main(["gateway", "--policy", str(path), "--check"]) == 0
+    err = capsys.readouterr().err
+    assert ("its API key (UPSTREAM_KEY) would cross the network unencrypted" in err) is warned
+    assert ("use the upstream's https:// URL" in err) is warned
+
+
+def test_a_log_that_cannot_be_opened_is_named_before_serving(tmp_path: Path, capsys):
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps({"base_url": "https://api.example.com/v1", "models": [{"id": "a-1"}]}))
+    (tmp_path / "logs").mkdir()
+    assert main(["gateway", "--policy", str(path), "--listen", "127.0.0.1:0", "--log", str(tmp_path / "logs")]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot open the log --log {tmp_path / 'logs'}: Is a directory (give the log's file path)" in err

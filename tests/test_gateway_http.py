@@ -292,18 +292,27 @@ def test_a_gateway_thread_logs_every_request_of_a_burst(tmp_path: Path):
     (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n" + b"{" * 5000, 413,
      "over the gateway's limit"),
     (b"DELETE /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 404, "is not a model endpoint"),
-    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 7\r\nConnection: close\r\n\r\nnot json",
-     400, 'has no "model"'),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 8\r\nConnection: close\r\n\r\nnot json",
+     400, "the request body is not a JSON object (JSON is malformed"),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n[]",
+     400, "the request body is not a JSON object (Expected `object`, got `array`)"),
+    (b'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
+     400, 'the request has no "model"'),
 ])
-async def test_what_cannot_be_read_gets_a_clear_http_error(serve, monkeypatch, request_bytes: bytes, status: int,
-                                                           words: str):
+async def test_what_cannot_be_read_gets_a_clear_http_error_and_is_logged(serve, monkeypatch, tmp_path: Path,
+                                                                         request_bytes: bytes, status: int, words: str):
     monkeypatch.setattr(gateway_http, "MAX_BODY", 4096)
     async with Upstream(answer) as upstream:
         _, url = await serve(upstream.base_url)
         reply = await raw_exchange(url, request_bytes)
+        await asyncio.sleep(0.05)  # the log is written after the loop's turn
+        assert upstream.requests == []
     head, _, body = reply.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 %d " % status), head
-    assert words in json.loads(body)["error"]["message"]
+    message = json.loads(body)["error"]["message"]
+    assert words in message
+    [line] = log_lines(tmp_path)
+    assert (line["status"], line["refused"]) == (status, message)
 
 
 async def test_pipelined_http10_and_expect_continue_requests_are_answered_as_http_says(serve):

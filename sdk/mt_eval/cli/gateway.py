@@ -42,9 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mt_eval.gateway.policy import read_policy
+    from mt_eval.gateway.policy import policy_warnings, read_policy
 
     policy = read_policy(Path(args.policy))  # ProblemsError: one line, exit status 1
+    for warning in policy_warnings(Path(args.policy)):
+        print(f"mt-eval gateway: {warning.render()}", file=sys.stderr)
     models = ", ".join(r.id for r in policy.models)
     if args.check:
         print(f"{args.policy}: valid; models: {models}; token budget: {policy.token_budget or 'none'}")
@@ -72,7 +74,12 @@ async def _serve(args: argparse.Namespace, policy: object, host: str, port: int)
     from mt_eval.gateway.audit import AuditLog
     from mt_eval.gateway.server import Gateway
 
-    log = AuditLog(Path(args.log))
+    try:
+        log = AuditLog(Path(args.log))
+    except OSError as exc:
+        print(f"mt-eval gateway: cannot open the log --log {args.log}: {exc.strerror or exc}"
+              + (" (give the log's file path)" if Path(args.log).is_dir() else ""), file=sys.stderr)
+        return 1
     gateway = Gateway(policy, log)  # type: ignore[arg-type]
     try:
         url = await gateway.start(unix=Path(args.unix) if args.unix else None, host=host, port=port)

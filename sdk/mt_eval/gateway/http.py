@@ -63,6 +63,8 @@ class Listener(Protocol):
 
 
 Handler = Callable[[Request, "ServerConnection"], None]
+# Told of each request answered with an HTTP error before it reached the handler: (status, message, its path).
+Unreadable = Callable[[int, str, str], None]
 
 
 class _Refused(Exception):
@@ -74,8 +76,10 @@ class _Refused(Exception):
 class ServerConnection(asyncio.Protocol):
     """One client connection (see the module docstring)."""
 
-    def __init__(self, handler: Handler, connections: set[ServerConnection]) -> None:
+    def __init__(self, handler: Handler, connections: set[ServerConnection],
+                 on_unreadable: Unreadable | None = None) -> None:
         self._handler = handler
+        self._on_unreadable = on_unreadable
         self._connections = connections
         self._parser = httptools.HttpRequestParser(self)
         self._transport: asyncio.Transport | None = None
@@ -145,6 +149,8 @@ class ServerConnection(asyncio.Protocol):
         if not self.busy:
             self._keep_alive = False
             self.respond(status, "application/json", error_body(message, code))
+        if self._on_unreadable is not None:
+            self._on_unreadable(status, message, self._target.partition(b"?")[0].decode("latin-1"))
         self.close()
 
     def close(self) -> None:
@@ -269,14 +275,15 @@ class HttpServer:
     """Serves `ServerConnection`s from one listening socket; `close` stops listening, lets the requests in
     hand finish (up to ``grace_s``), then closes every connection."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, on_unreadable: Unreadable | None = None) -> None:
         self._handler = handler
+        self._on_unreadable = on_unreadable
         self._connections: set[ServerConnection] = set()
         self._server: asyncio.Server | None = None
         self._sweeper: asyncio.TimerHandle | None = None
 
     def _connection(self) -> ServerConnection:
-        return ServerConnection(self._handler, self._connections)
+        return ServerConnection(self._handler, self._connections, self._on_unreadable)
 
     async def listen(self, *, unix: str | None = None, sock: Any = None, host: str = "127.0.0.1",
                      port: int = 0) -> Any:

@@ -26,8 +26,8 @@ from typing import Annotated
 import msgspec
 
 from mt_eval.field_words import described
-from mt_eval.problems import Finding
-from mt_eval.strict import StrictStruct, read_json_file
+from mt_eval.problems import Finding, Problem
+from mt_eval.strict import StrictStruct, decode_json_file, read_json_file
 
 _UNPINNED = re.compile(r"(^|[-_.:/])latest$|:latest$", re.I)
 Url = Annotated[str, described(pattern=r"^https?://", description="An OpenAI-compatible base URL, e.g. "
@@ -67,6 +67,12 @@ class GatewayPolicy(StrictStruct, kw_only=True):
             if route.base_url is None and self.base_url is None:
                 yield Finding(("models", index), f'"{route.id}" has no upstream',
                               'give it a "base_url", or give the policy one', code="missing-upstream")
+            url, key = self.upstream(route)
+            if key is not None and _unencrypted(url):
+                where = ("models", index, "base_url") if route.base_url else ("base_url",)
+                yield Finding(where, f'"{route.id}" is served over plain http:// from {url}: its API key '
+                              f"({key}) would cross the network unencrypted", "use the upstream's https:// URL",
+                              severity="warning", code="unencrypted")
         if self.substitute is not None and self.substitute not in seen:
             yield Finding(("substitute",), f'"{self.substitute}" is not one of the models',
                           "name an allowlisted model", code="unknown-model")
@@ -86,6 +92,27 @@ class GatewayPolicy(StrictStruct, kw_only=True):
         return self.models[1].id if len(self.models) > 1 else None
 
 
+def _unencrypted(url: str) -> bool:
+    """Whether ``url`` is plain http:// to another host than this one."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme != "http":
+        return False
+    host = parts.hostname or ""
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host != "localhost"
+
+
 def read_policy(path: Path) -> GatewayPolicy:
     """Read a policy file; raise `ProblemsError` listing every problem."""
     return read_json_file(path, GatewayPolicy)
+
+
+def policy_warnings(path: Path) -> list[Problem]:
+    """The warnings of a valid policy file (an API key sent over plain http://), to be shown."""
+    _, problems = decode_json_file(path, GatewayPolicy)
+    return [p for p in problems if p.severity == "warning"]

@@ -11,10 +11,12 @@ port, from a thread of the harness (`GatewayThread`) or on its own (``mt-eval ga
 written once per turn of the event loop, together.
 
 A refusal is an HTTP error in OpenAI's shape — ``{"error": {"message", "type", "code"}}`` — that tells the
-method what it asked for and what it may use: 400 ``model_missing``, 403 ``model_not_allowed``, 403
+method what it asked for and what it may use: 400 ``invalid_json`` (the body is not a JSON object), 400
+``model_missing``, 403 ``model_not_allowed``, 403
 ``token_budget_exhausted``, 404 for what is not a model endpoint, 502 ``upstream_unreachable`` when the
 upstream cannot be reached or breaks off, 504 ``upstream_timeout`` when it does not answer within the
-policy's ``timeout_s``.
+policy's ``timeout_s``. Every refusal is logged, those the HTTP side makes too (a body over its limit, a
+request that is not HTTP).
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ class Gateway:
         self._routes = {r.id: _Route(r, policy, environ) for r in policy.models}
         self._models_body = msgspec.json.encode({"object": "list", "data": [
             {"id": r.id, "object": "model", "owned_by": "gateway"} for r in policy.models]})
-        self._server = HttpServer(self.handle)
+        self._server = HttpServer(self.handle, self.unreadable)
         self._pool = UpstreamPool()
         self._flush_scheduled = False
         self._deadlines: dict[Relay, float] = {}  # relays in flight, and when their time is up
@@ -151,6 +153,12 @@ class Gateway:
                         "/v1/chat/completions, /v1/completions, /v1/embeddings, /v1/responses and GET /v1/models)",
                         "not_found", time.perf_counter())
 
+    def unreadable(self, status: int, message: str, path: str) -> None:
+        """A request the HTTP side answered with an error (too large, not HTTP): logged as refused."""
+        self._write({"path": path or None, "model": None, "status": status, "refused": message,
+                     "request_sha256": None, "request_bytes": None, "response_sha256": None, "response_bytes": None,
+                     "prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0})
+
     def refuse(self, request: Request, client: ServerConnection, model: str | None, status: int, message: str,
                code: str, started: float) -> None:
         body = error_body(message, code)
@@ -165,8 +173,9 @@ class Gateway:
         body = request.body
         try:
             ask = _ask_decoder.decode(body)
-        except msgspec.DecodeError:  # not JSON, or not an object
-            ask = _Ask()
+        except msgspec.DecodeError as exc:  # not JSON, or not an object
+            return self.refuse(request, client, None, 400, f"the request body is not a JSON object ({exc}): send "
+                               f'one with a "model" (one of {self.allowed})', "invalid_json", started)
         model = ask.model
         if not isinstance(model, str):
             return self.refuse(request, client, None, 400, 'the request has no "model": name one of the allowed '
