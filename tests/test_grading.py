@@ -189,6 +189,15 @@ def test_a_rubric_without_order_is_refused(demo_run, tmp_path, capsys):
     assert "$.levels[1].value: the rubric is not in order" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("name", ["source", "comment", "item", "reference"])
+def test_a_rubric_named_like_a_sheet_column_is_refused(demo_run, tmp_path, capsys, name: str):
+    rubric = tmp_path / "rubric.json"
+    rubric.write_text(json.dumps({"name": name, "instructions": "?", "levels": [{"value": 1}, {"value": 2}]}))
+    assert main(["grade", "export", str(demo_run), "--out", str(tmp_path / "sheets"), "--rubric", str(rubric)]) == 1
+    assert f'$.name: "{name}" is a column every grading sheet has already' in capsys.readouterr().err
+    assert not (tmp_path / "sheets").exists()
+
+
 def test_a_custom_rubric_names_the_question(demo_run, recorder, tmp_path):
     rubric = tmp_path / "fluency.json"
     rubric.write_text(json.dumps({"name": "fluency", "instructions": "Is it fluent?", "levels": [
@@ -257,6 +266,26 @@ def test_sheets_for_people_map_back_to_the_entries(demo_run, tmp_path, capsys):
     assert grade(demo_run, "--grader", str(RULES), "--out", str(tmp_path / "g"),
                  "--labels", str(tmp_path / "human" / "grading-card.json")) == 0
     assert grading_card(tmp_path / "g")["quality"]["entries"] == 2
+
+
+def test_labels_must_be_peoples_grades_of_the_run_graded(demo_run, tmp_path, capsys):
+    """A grader's own card, or people's grades of another run (same entry ids, other translations), are no labels
+    for this run."""
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(tmp_path / "machine"), "--seed", "3") == 0
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(tmp_path / "g"),
+                 "--labels", str(tmp_path / "machine" / "grading-card.json")) == 1
+    assert "holds the grades of the grader method rules-grader, not people's" in capsys.readouterr().err
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    filled = fill_csv(sheets / "sheet.csv", {0: "4", 1: "2"})
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(filled),
+                 "--out", str(tmp_path / "human"), "--quiet"]) == 0
+    other = tmp_path / "other" / "card.json"
+    assert main(["run", "--demo", "--out", str(other.parent), "--quiet", "--resamples", "50", "--seed", "5"]) == 0
+    assert grade(other, "--grader", str(RULES), "--out", str(tmp_path / "g2"),
+                 "--labels", str(tmp_path / "human" / "grading-card.json")) == 1
+    err = capsys.readouterr().err
+    assert "grades run " in err and "not the run graded here" in err
 
 
 def test_bad_sheets_are_refused_naming_line_row_and_question(demo_run, tmp_path, capsys):

@@ -149,8 +149,8 @@ def finish(request: GradeRequest, started_at: str, card: RunCard, raw: bytes, ru
         entries.append(gc.GradedEntry(entry_id=entry_id, item=items[entry_id], expected=answer.expected,
                                       distribution=distribution, level=level))
     summary = summarize(entries, levels, request.resamples, blinded.seed)
-    quality = quality_against(request.labels, entries, rubric, request.ece_bins, request.resamples, blinded.seed) \
-        if request.labels is not None else None
+    quality = quality_against(request.labels, entries, rubric, request.ece_bins, request.resamples, blinded.seed,
+                              card.content_sha256) if request.labels is not None else None
     grading = gc.GradingCard(
         grading_id=new_run_id(),
         started_at=started_at, finished_at=now(), sdk_version=__version__, run=graded_run(request, card, raw),

@@ -22,8 +22,11 @@ from mt_eval.decisions.metrics import Judged, score_decisions
 from mt_eval.decisions.rubric import Rubric
 
 
-def read_labels(path: str | Path, rubric: Rubric) -> tuple[dict[str, list[float]], gc.LabelSource]:
-    """Entry id → the people's distribution over the rubric's levels, and where the labels came from."""
+def read_labels(path: str | Path, rubric: Rubric, run_content_sha256: str | None = None
+                ) -> tuple[dict[str, list[float]], gc.LabelSource]:
+    """Entry id → the people's distribution over the rubric's levels, and where the labels came from. A grading
+    card must be people's (`mt-eval grade import`), of the run ``run_content_sha256`` names when given: another
+    run's entries carry the same ids but other translations."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -43,6 +46,13 @@ def read_labels(path: str | Path, rubric: Rubric) -> tuple[dict[str, list[float]
             card = msgspec.convert(whole, gc.GradingCard)
         except msgspec.ValidationError as exc:
             raise GradingError(f"{path} looks like a grading card but cannot be read as one: {exc}") from exc
+        if card.grader is not None or card.human_graders is None:
+            who = f"the grader method {card.grader.method_id}" if card.grader is not None else "no people's sheets"
+            raise GradingError(f"{path} holds the grades of {who}, not people's: give the grading card "
+                               "`mt-eval grade import` wrote from their sheets")
+        if run_content_sha256 is not None and card.run.card_content_sha256 != run_content_sha256:
+            raise GradingError(f"{path} grades run {card.run.run_id}, not the run graded here: its entries have the "
+                               "same ids but other translations; give the people's grading card of this run")
         theirs = [level.name for level in card.rubric.levels]
         if theirs != question.option_names:
             raise GradingError(f"{path} grades on other levels ({', '.join(theirs)}) than the rubric "
@@ -79,9 +89,10 @@ def read_labels(path: str | Path, rubric: Rubric) -> tuple[dict[str, list[float]
 
 
 def quality_against(path: str | Path, entries: list[gc.GradedEntry], rubric: Rubric, bins: int, resamples: int,
-                    seed: int) -> gc.Quality:
-    """The grader's accuracy, KL, Brier, ECE and expected-value error against the labels in ``path``."""
-    labels, source = read_labels(path, rubric)
+                    seed: int, run_content_sha256: str | None = None) -> gc.Quality:
+    """The grader's accuracy, KL, Brier, ECE and expected-value error against the labels in ``path`` (of the run
+    ``run_content_sha256`` names, when they are a grading card)."""
+    labels, source = read_labels(path, rubric, run_content_sha256)
     names = [level.name for level in rubric.levels]
     values = [level.value for level in rubric.levels]
     graded = [(e.entry_id, e.distribution) for e in entries if e.distribution is not None and e.entry_id in labels]

@@ -41,6 +41,14 @@ class Rubric(StrictStruct, kw_only=True):
 
     def findings(self) -> Iterator[Finding]:
         yield from score_findings(self.levels, "a rubric")
+        if self.name in SHEET_COLUMNS:
+            yield Finding(("name",), f'"{self.name}" is a column every grading sheet has already',
+                          f"name the question otherwise (not {', '.join(SHEET_COLUMNS)})", code="reserved")
+
+
+# The columns of a CSV sheet (`mt_eval.decisions.sheets`) besides the rubric's own: a rubric named like one would
+# share its column.
+SHEET_COLUMNS = ("item", "source_lang", "target_lang", "source", "candidate", "reference", "comment")
 
 
 def read_rubric(path: str | Path | None) -> tuple[Rubric, str]:
