@@ -163,3 +163,23 @@ def test_a_store_that_cannot_be_read_is_a_503_saying_so(cards, tmp_path: Path):
         status, body = failing(server.base)
         assert status == 503 and body.startswith("the leaderboard store cannot be read: cannot read the leaderboard "
                                                  f"store {db}: no such table: cards")
+
+
+def test_a_store_file_replaced_while_serving_is_read_from_its_new_file(cards, tmp_path: Path):
+    """A store rebuilt elsewhere and moved over the one served (an atomic update) is what is served next; a
+    store file that is gone is a 503, not an empty store made in its place."""
+    import os
+
+    db = tmp_path / "board.db"
+    publish(str(db), tmp_path, cards.card("alpha", quality=0.8))
+    rebuilt = tmp_path / "rebuilt.db"
+    publish(str(rebuilt), tmp_path / "rebuilt", cards.card("gamma", quality=0.6))
+    with served(str(db)) as server:
+        assert "Alpha" in fetch(server.base).decode()
+        os.replace(rebuilt, db)
+        page = fetch(server.base).decode()
+        assert "Gamma" in page and "Alpha" not in page
+        db.unlink()
+        status, body = failing(server.base)
+        assert status == 503 and "is gone (its file was moved or deleted)" in body
+    assert not db.exists()

@@ -81,6 +81,8 @@ class Store:
         self.where = describe(url)
         self.new_file: Path | None = None  # the SQLite file `open_store` created for it, if it did
         self.on_damaged = on_damaged
+        self._file = Path(url.database) if url.get_backend_name() == "sqlite" and url.database else None
+        self._identity = self._file_identity()
 
     def __enter__(self) -> Store:
         return self
@@ -116,8 +118,28 @@ class Store:
 
     @contextmanager
     def reading(self) -> Iterator[sa.Connection]:
+        self._follow_file()
         with self._errors("read"), self.engine.connect() as connection, connection.begin():
             yield connection
+
+    def _file_identity(self) -> tuple[int, int] | None:
+        try:
+            found = self._file.stat() if self._file is not None else None
+        except OSError:
+            return None
+        return None if found is None else (found.st_dev, found.st_ino)
+
+    def _follow_file(self) -> None:
+        """An SQLite store whose file was replaced (a new store moved over it) is read from the new file: the
+        pool's connections, open on the old one, are closed. A file that is gone is an error, not a new store."""
+        if self._file is None:
+            return
+        identity = self._file_identity()
+        if identity is None and self._identity is not None:
+            raise StoreError(f"the leaderboard store {self.where} is gone (its file was moved or deleted)")
+        if identity != self._identity:
+            self.engine.dispose()
+            self._identity = identity
 
     @contextmanager
     def _errors(self, doing: str) -> Iterator[None]:
