@@ -78,7 +78,7 @@ async def _serve(args: argparse.Namespace, policy: object, host: str, port: int)
         log = AuditLog(Path(args.log))
     except OSError as exc:
         print(f"mt-eval gateway: cannot open the log --log {args.log}: {exc.strerror or exc}"
-              + (" (give the log's file path)" if Path(args.log).is_dir() else ""), file=sys.stderr)
+              + (" (give the log's file path)" if isinstance(exc, IsADirectoryError) else ""), file=sys.stderr)
         return 1
     gateway = Gateway(policy, log)  # type: ignore[arg-type]
     try:
