@@ -261,7 +261,9 @@ def test_sheets_for_people_map_back_to_the_entries(demo_run, tmp_path, capsys):
     graded = {e["entry_id"]: e for e in card["entries"]}
     assert graded[entry]["distribution"] == {"0": 0.0, "1": 0.0, "2": 0.25, "3": 0.25, "4": 0.5}
     assert graded[entry]["expected"] == pytest.approx(3.25)
-    assert card["summary"]["graded"] == 2 and card["summary"]["failed"] == 28
+    assert card["summary"]["graded"] == 2 and card["summary"]["unanswered"] == 28 and card["summary"]["failed"] == 0
+    assert graded[entry]["error"] is None and {e["error"] for e in card["entries"] if e["entry_id"] not in (
+        entry,) and e["distribution"] is None} == {"no grader answered it"}
     # the people's grading card is a set of human labels for judging a grader
     assert grade(demo_run, "--grader", str(RULES), "--out", str(tmp_path / "g"),
                  "--labels", str(tmp_path / "human" / "grading-card.json")) == 0
@@ -286,6 +288,17 @@ def test_labels_must_be_peoples_grades_of_the_run_graded(demo_run, tmp_path, cap
                  "--labels", str(tmp_path / "human" / "grading-card.json")) == 1
     err = capsys.readouterr().err
     assert "grades run " in err and "not the run graded here" in err
+
+
+def test_a_blank_sheet_imports_with_nothing_failed(demo_run, tmp_path, capsys):
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet",
+                 str(sheets / "sheet.csv"), "--out", str(tmp_path / "human")]) == 0
+    summary = grading_card(tmp_path / "human")["summary"]
+    assert (summary["graded"], summary["failed"], summary["unanswered"]) == (0, 0, 30)
+    assert "0 graded, 0 failed, 0 not graded (their translation failed), 30 not answered on any sheet" in \
+        capsys.readouterr().err
 
 
 def test_bad_sheets_are_refused_naming_line_row_and_question(demo_run, tmp_path, capsys):

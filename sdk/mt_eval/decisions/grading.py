@@ -141,7 +141,7 @@ def finish(request: GradeRequest, started_at: str, card: RunCard, raw: bytes, ru
         answer = grade.answers.get(rubric.name) if grade is not None and grade.error is None else None
         if answer is None or answer.probabilities is None:
             why = (grade.error if grade is not None and grade.error else answer.error if answer is not None
-                   else "not graded")
+                   else gc.UNANSWERED if human is not None else "not graded")
             entries.append(gc.GradedEntry(entry_id=entry_id, item=items[entry_id], error=why))
             continue
         distribution = {label: answer.probabilities[label] for label in levels}
@@ -193,6 +193,8 @@ def summarize(entries: list[gc.GradedEntry], levels: list[str], resamples: int, 
             chosen[entry.level] += 1
     graded = sum(e.expected is not None for e in entries)
     not_graded = sum(e.item is None for e in entries)
-    return gc.GradeSummary(graded=graded, failed=len(entries) - graded - not_graded, not_graded=not_graded,
-                           mean_expected=mean, levels=chosen, bootstrap_resamples=resamples, bootstrap_seed=seed)
+    unanswered = sum(e.item is not None and e.error == gc.UNANSWERED for e in entries)
+    return gc.GradeSummary(graded=graded, failed=len(entries) - graded - not_graded - unanswered,
+                           not_graded=not_graded, unanswered=unanswered, mean_expected=mean, levels=chosen,
+                           bootstrap_resamples=resamples, bootstrap_seed=seed)
 

@@ -62,10 +62,14 @@ class GradedEntry(msgspec.Struct, kw_only=True):
     error: str | None = None
 
 
+UNANSWERED = "no grader answered it"  # a people's-sheet item left empty on every sheet: not a failure
+
+
 class GradeSummary(msgspec.Struct, kw_only=True):
     graded: int
-    failed: int
-    not_graded: int
+    failed: int  # the grader failed on them
+    not_graded: int  # their translation failed: never given to a grader
+    unanswered: int = 0  # people's sheets: items no grader answered (yet)
     mean_expected: MetricValue
     levels: dict[str, int]
     bootstrap_resamples: int

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from mt_eval.decisions.card import DecisionCard
-from mt_eval.decisions.grading_card import GradingCard
+from mt_eval.decisions.grading_card import UNANSWERED, GradingCard
 from mt_eval.decisions.metrics import MetricValue
 
 _METRICS = (("accuracy", "accuracy"), ("kl", "KL"), ("brier", "Brier"), ("ece", "ECE"), ("ev_mae", "EV error"))
@@ -57,7 +57,8 @@ def grading_lines(card: GradingCard) -> list[str]:
              f"({card.rubric.levels[0].name}–{card.rubric.levels[-1].name}) by {who}, blind (shuffle seed "
              f"{card.blinding.seed})",
              f"  {summary.graded} graded, {summary.failed} failed, {summary.not_graded} not graded (their translation "
-             "failed)",
+             "failed)" + (f", {summary.unanswered} not answered on any sheet" if card.human_graders is not None
+                          else ""),
              f"  mean expected {card.rubric.name}: {metric_text(summary.mean_expected)} (95% interval, "
              f"{summary.bootstrap_resamples} resamples of entries)",
              "  most probable level: " + ", ".join(f"{label} ×{count}" for label, count in summary.levels.items())]
@@ -65,7 +66,7 @@ def grading_lines(card: GradingCard) -> list[str]:
         q = card.quality
         lines.append(f"  against {q.entries} human labels ({q.labels.path}): " + ", ".join(
             f"{label} {metric_text(getattr(q.metrics, attribute))}" for attribute, label in _METRICS))
-    failed = [e for e in card.entries if e.error and e.item is not None][:3]
+    failed = [e for e in card.entries if e.error and e.item is not None and e.error != UNANSWERED][:3]
     for entry in failed:
         lines.append(f"  failed: {entry.item}: {entry.error}")
     return lines

@@ -532,6 +532,7 @@ export interface GradeSummary {
   graded: number;
   failed: number;
   not_graded: number;
+  unanswered?: number;
   mean_expected: MetricValue;
   levels: Record<string, number>;
   bootstrap_resamples: number;
