@@ -57,6 +57,17 @@ def test_show_parallel_text_names_both_files_and_keeps_empty_lines(capsys):
     assert '2  source     ""' in out and "(over both files' sha256)" in out
 
 
+def test_show_prints_null_references_and_values_of_any_type(capsys, tmp_path: Path):
+    corpus = tmp_path / "null-references.jsonl"
+    corpus.write_text('{"id": "a", "source": "Hi.", "reference": null, "note": null, "tags": ["x"]}\n'
+                      '{"id": "b", "source": "Bye.", "reference": null, "note": "' + "long " * 20 + '"}\n')
+    code, out, err = show(capsys, str(corpus))
+    assert (code, err) == (0, ""), err
+    assert "references  none: translation only, nothing is scored" in out
+    assert out.count("reference  null") == 2 and "note       null" in out and 'tags       ["x"]' in out
+    assert '"long long' in out and "…" in out
+
+
 def test_show_json_has_the_columns_roles_entries_and_hash(capsys):
     code, out, _ = show(capsys, str(FIXTURES / "alias-header.tsv"), "--json", "--rows", "1")
     report = json.loads(out)

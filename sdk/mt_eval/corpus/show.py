@@ -86,12 +86,14 @@ def _entry_rows(entries: list[dict[str, Any]]) -> list[str]:
             rows.append(f"  {'':>{width}}  reference  {_clip(entry['reference'])}")
         extras = {k: v for k, v in entry.items() if k not in ("id", "source", "reference")}
         for key, value in extras.items():
-            shown = _clip(value) if isinstance(value, str) else msgspec.json.encode(value).decode()[:TEXT_WIDTH]
-            rows.append(f"  {'':>{width}}  {key:<9}  {shown}")
+            rows.append(f"  {'':>{width}}  {key:<9}  {_clip(value)}")
     return rows
 
 
-def _clip(text: str) -> str:
-    """The text on one line: quoted, control characters and TABs visible, long texts shortened."""
-    shown = text if len(text) <= TEXT_WIDTH else text[: TEXT_WIDTH - 1] + "…"
-    return msgspec.json.encode(shown).decode()
+def _clip(value: object) -> str:
+    """The value on one line as JSON: a text quoted, control characters and TABs visible, long texts shortened
+    (``null`` for a reference a JSON corpus leaves out that way)."""
+    if isinstance(value, str):
+        value = value if len(value) <= TEXT_WIDTH else value[: TEXT_WIDTH - 1] + "…"
+        return msgspec.json.encode(value).decode()
+    return msgspec.json.encode(value).decode()[:TEXT_WIDTH]
