@@ -89,6 +89,27 @@ def test_bad_arguments_say_what_to_fix(args, message):
     assert shown.returncode == 2 and message in shown.stderr
 
 
+@pytest.mark.parametrize(("where", "message"), [
+    ("missing/report.json", "there is no directory"),
+    (".", "is a directory: give a file, e.g. --report"),
+])
+def test_a_report_path_that_cannot_be_written_is_refused_before_the_check(tmp_path, where, message):
+    shown = mt_eval("contamination", "--method", str(MEMORIZER), "--corpus", str(DEMO), "--report",
+                    str(tmp_path / where))
+    assert shown.returncode == 2 and message in shown.stderr, shown.stderr
+    assert "indexing" not in shown.stderr and shown.stdout == ""  # refused before any work
+    assert "Traceback" not in shown.stderr
+
+
+def test_a_report_that_fails_to_write_keeps_the_verdict_on_screen():
+    shown = mt_eval("contamination", "--method", str(MEMORIZER), "--corpus", str(DEMO), "--report", "/dev/full",
+                    "--quiet")
+    assert shown.returncode == 2 and "Traceback" not in shown.stderr
+    assert "CONTAMINATED: 8 hits on 4 corpus entries" in shown.stdout
+    assert ("the check ran (contaminated), but its report could not be written to /dev/full: No space left on "
+            "device") in shown.stderr
+
+
 def test_max_sizes_accept_units():
     shown = mt_eval("contamination", "--method", "examples/lexicon-eng-spa", "--corpus", str(DEMO), "--quiet",
                     "--max-file-size", "1k", "--plant", "0")

@@ -30,7 +30,8 @@ examples:
   mt-eval contamination --method my-method --corpus test.json --near-duplicate 0.7 --plant 50 --seed 7
 
 exit status: 0 clean; 1 contaminated; 3 unverified (no hits, but the planted control's recall is under the
-floor or part of the bundle could not be read); 2 the check could not run.
+floor or part of the bundle could not be read); 2 the check could not run (or ran, and --report could not be
+written: the verdict is printed all the same).
 """
 
 
@@ -139,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
 
     progress = None if args.quiet else progress_printer()
     try:
+        if args.report:
+            check_report_path(args.report)
         settings = settings_from(args)
         corpora = [load_corpus(spec) for spec in corpus_specs(args, [*args.corpus, None])]
         if args.method:
@@ -149,9 +152,6 @@ def run(args: argparse.Namespace) -> int:
     except (CheckError, CorpusUnreadable, ValueError) as exc:
         raise CannotCheck(str(exc)) from exc
     document = msgspec.json.format(msgspec.json.encode(report), indent=2)
-    if args.report:
-        with open(args.report, "wb") as out:
-            out.write(document + b"\n")
     try:
         if args.json:
             sys.stdout.write(document.decode() + "\n")
@@ -160,7 +160,28 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     except BrokenPipeError:  # the reader (e.g. head) has stopped reading
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if args.report:
+        try:
+            with open(args.report, "wb") as out:
+                out.write(document + b"\n")
+        except OSError as exc:  # the verdict is printed above; only the file is missing
+            print(f"mt-eval contamination: the check ran ({report.status}), but its report could not be written "
+                  f"to {args.report}: {exc.strerror or exc}; give --report a writable file, or --json to print it",
+                  file=sys.stderr)
+            return EXIT_CANNOT_RUN
     return {"clean": EXIT_CLEAN, "contaminated": EXIT_CONTAMINATED}.get(report.status, EXIT_UNVERIFIED)
+
+
+def check_report_path(path: str) -> None:
+    """Refuse, before a long check, a --report that cannot be a file: a directory, or one in no directory."""
+    from pathlib import Path
+
+    target = Path(path)
+    if target.is_dir():
+        raise CannotCheck(f"--report {path} is a directory: give a file, e.g. --report {target / 'report.json'}")
+    if not target.parent.is_dir():
+        raise CannotCheck(f"--report {path}: there is no directory {target.parent}: create it, or give a file in "
+                          "an existing directory")
 
 
 def corpus_specs(args: argparse.Namespace, paths: list[str | None]) -> list[Any]:
