@@ -188,6 +188,21 @@ def test_resume_repairs_a_log_an_older_version_appended_after_a_fragment(tmp_pat
     assert len(log.read_text().splitlines()) == len(SOURCES)
 
 
+def test_resume_drops_results_for_ids_that_are_no_entry_of_the_run(tmp_path: Path):
+    code, _, _ = run(tmp_path, MISBEHAVING, SOURCES, "--embed-results", "never")
+    log = tmp_path / "run" / "results.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    ghost = lines[0].replace(b'"id":"e0"', b'"id":"ghost"')
+    assert ghost != lines[0]
+    log.write_bytes(b"".join(lines[:4]) + ghost)  # four results, then one for no entry of the corpus
+    (tmp_path / "run" / "card.json").unlink()
+    code, card, err = run(tmp_path, MISBEHAVING, SOURCES, "--resume", "--embed-results", "never")
+    assert code == 0 and card is not None, err
+    assert "dropped results for 1 entry (ghost) that is no entry of this run" in err
+    assert sorted(json.loads(line)["id"] for line in log.read_text().splitlines()) == [f"e{i}" for i in range(8)]
+    assert main(["verify", str(tmp_path / "run"), "--quiet"]) == 0  # the log and the card agree
+
+
 # ---- 10.8 exit statuses, --max-errors, the failure summary, the card's status ----------------------
 
 def test_exit_statuses_max_errors_and_the_failure_summary(tmp_path: Path):

@@ -121,14 +121,21 @@ def _checked(path: Path, found: LogScan) -> LogScan:
     return found
 
 
-def repair(path: Path) -> list[str]:
-    """Make the log whole before appending to it; returns what was done, one sentence each."""
+def repair(path: Path, entry_ids: Collection[str] | None = None) -> list[str]:
+    """Make the log whole before appending to it; returns what was done, one sentence each. Given the run's
+    ``entry_ids``, results for any other id (a log edited, or taken from another run) are dropped too."""
     found = scan(path)
     notes: list[str] = []
-    if found.needs_rewrite:
+    strays = [] if entry_ids is None else [i for i in found.results if i not in entry_ids]
+    if found.needs_rewrite or strays:
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        for stray in strays:
+            del found.results[stray]
         temporary.write_bytes(b"".join(_encode(result) + b"\n" for result in found.results.values()))
         os.replace(temporary, path)
+        if strays:
+            notes.append(f"{path}: dropped results for {_ids(strays)} that {'is' if len(strays) == 1 else 'are'} "
+                         "no entry of this run (the log was edited, or comes from another run)")
         if found.damaged:
             notes.append(f"{path}: dropped {len(found.damaged)} damaged line(s) ({_damaged(found)}); their entries "
                          "are translated again")

@@ -199,7 +199,7 @@ def _run_locked(run: _Run) -> RunReport:
         run.manager, run.fair
     entries = run.selection.entries
     log_path = out / "results.jsonl"
-    for note in repair(log_path):
+    for note in repair(log_path, {str(e["id"]) for e in entries}):
         print(f"mt-eval run: {note}", file=sys.stderr)
     log = ResultsLog(log_path, known=logged_ids(log_path))  # (the ids alone: a resumed run holds no results)
     remaining = log.unlogged(entries)
