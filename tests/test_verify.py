@@ -213,7 +213,15 @@ def test_a_run_directory_stands_for_its_card(card_path: Path, tmp_path: Path, ca
     empty.mkdir()
     assert main(["verify", str(empty)]) == 1
     out = capsys.readouterr().out
-    assert "cannot read the card: Is a directory" in out and "give a run's card.json" in out
+    assert "this directory holds no card.json, so it is not a run directory" in out
+    assert "give a run's card.json, or the run directory holding it" in out and "Is a directory" not in out
+    stopped = tmp_path / "stopped"  # a run stopped before its card: resuming it is the fix
+    stopped.mkdir()
+    (stopped / "results.jsonl").write_text("")
+    assert main(["gate", str(stopped)]) == 1
+    out = capsys.readouterr().out
+    assert "this run directory holds no card.json: the run has not finished" in out
+    assert "finish it with `mt-eval run ... --resume`" in out
 
 
 @pytest.mark.parametrize(("change", "where", "words"), [

@@ -86,8 +86,10 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
         try:
             raw = Path(path).read_bytes()
         except OSError as exc:
-            fix = "give a run's card.json (or the run directory holding it)" if Path(path).is_dir() else None
-            result.problem("$", f"cannot read the card: {exc.strerror or exc}", fix, code="io")
+            message, fix = f"cannot read the card: {exc.strerror or exc}", None
+            if Path(path).is_dir():
+                message, fix = _directory_without_card(Path(path))
+            result.problem("$", message, fix, code="io")
             result.check("format", False, "unreadable")
             return result
     try:
@@ -304,3 +306,12 @@ def as_json(verification: Verification) -> dict[str, Any]:
     return {"card": verification.path, "verified": verification.ok,
             "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in verification.checks],
             "problems": msgspec.to_builtins(verification.problems)}
+
+
+def _directory_without_card(directory: Path) -> tuple[str, str]:
+    """What to say of a directory given as a card that holds no card.json: a run not finished, or not a run."""
+    if (directory / "results.jsonl").is_file() or (directory / "run.json").is_file():
+        return ("this run directory holds no card.json: the run has not finished (it was stopped, or is running)",
+                "finish it with `mt-eval run ... --resume` (its command line, with --resume), then give its card")
+    return ("this directory holds no card.json, so it is not a run directory",
+            "give a run's card.json, or the run directory holding it (the --out of `mt-eval run`)")
