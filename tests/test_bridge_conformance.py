@@ -133,6 +133,22 @@ def test_a_transcript_file_that_is_not_one_is_named(tmp_path: Path, capsys):
         assert code == 2 and f"mt-eval bridge check: {tmp_path / 'a.json'}: {says}" in out and "Traceback" not in out
 
 
+@pytest.mark.parametrize("option", ["--vectors", "--cwd"])
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_a_vectors_or_cwd_that_is_no_directory_is_named_not_blamed_on_the_guest(tmp_path: Path, capsys, option,
+                                                                                 kind):
+    from mt_eval.cli import main
+
+    given = tmp_path / "nowhere"
+    if kind == "file":
+        given.write_text("")
+    code = main(["bridge", "check", option, str(given), "--", sys.executable, "-c", "pass"])
+    err = capsys.readouterr().err
+    what = "does not exist" if kind == "missing" else "is not a directory"
+    assert code == 2 and f"mt-eval bridge check: {option} {given} {what}: give the directory" in err
+    assert "give the guest's command" not in err and "no transcripts" not in err
+
+
 def test_a_line_over_the_protocols_limit_fails_and_a_hang_after_a_raw_request_is_not_blamed_on_initialize(
         tmp_path: Path, capsys):
     """A host refuses a line over 16 MiB, so the check does too (it read up to 64 MiB and passed the guest)."""

@@ -38,6 +38,12 @@ def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> in
     from mt_eval.bridge.conformance import VectorError, load_vectors, run_vector, vectors_directory
 
     directory = Path(vectors) if vectors else vectors_directory()
+    for option, given, wanted in (("--vectors", vectors, "the directory of the transcripts (*.json)"),
+                                  ("--cwd", cwd, "the directory the guest runs in")):
+        if given is not None and not Path(given).is_dir():
+            what = "does not exist" if not Path(given).exists() else "is not a directory"
+            print(f"mt-eval bridge check: {option} {given} {what}: give {wanted}", file=sys.stderr)
+            return 2
     try:
         loaded = load_vectors(directory)
     except VectorError as exc:
