@@ -158,3 +158,16 @@ def test_the_demo_corpus_runs_every_family_and_passes_the_default_gate(tmp_path:
     negatives = {n["id"]: n["detail"] for n in card["families"]["negatives"]}
     assert negatives["negative-03"] == "unsupported pair eng>deu: the glossary is eng>spa"
     assert negatives["negative-01"].startswith("no word in the source")
+
+
+def test_a_selection_of_canaries_and_negatives_only_says_so_not_that_results_are_missing(tmp_path: Path, capsys):
+    """Nothing to score and nothing to time: the reason is the selection, not --latency-sample 0 or lost results."""
+    code = main(["run", "--demo", "--ids", "canary-01..negative-03", "--out", str(tmp_path / "controls")])
+    out, err = capsys.readouterr()
+    assert code == 5  # the run completed; the gate withholds a headline
+    reason = "the run has no scored entry: the entries it ran are canaries and negative controls only"
+    assert f"not scored: {reason}" in out and f"✗ scored: the card has no metrics: {reason}" in out
+    assert "latency: not measured (the run has no scored entry: the latency calls are made with scored entries " \
+           "only)" in out
+    assert "not every entry has a result" not in out and "--latency-sample 0" not in out + err
+    assert "families: 0 scored, canaries 3/3 (100.0%) passed" in out

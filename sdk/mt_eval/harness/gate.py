@@ -114,11 +114,22 @@ def _family_check(card: RunCard, rule: str, family: str, ran: int | None, least:
     return GateCheck(rule=rule, passed=not details, figure=f"{ratio} {verb}", threshold=wanted, details=details)
 
 
+def unscored_reason(card: RunCard) -> str:
+    """Why a card of a run that did not fail has no metrics."""
+    reading = card.corpus.reading
+    if reading is not None and not reading.references:
+        return "the corpus has no references (translation only)"
+    if card.families is not None and card.families.scored == 0:
+        return ("the run has no scored entry: the entries it ran are canaries and negative controls only (select "
+                "scored entries too)")
+    return "not every entry has a result"
+
+
 def _scored(card: RunCard, policy: GatePolicy) -> GateCheck:
     wanted = f"at least {policy.min_scored} scored entries"
     if card.metrics is None:
         why = ("no scored entry was translated" if getattr(card, "status", None) == "failed" else
-               "the card has no metrics: the scored entries have no references, or not every entry has a result")
+               f"the card has no metrics: {unscored_reason(card)}")
         return GateCheck(rule="scored", passed=False, figure="no metrics", threshold=wanted, details=[why])
     n = card.metrics.segments
     details = [] if n >= policy.min_scored else [f"{n} scored entr{'y' if n == 1 else 'ies'}: a headline needs at "

@@ -209,12 +209,15 @@ def seconds(value: float) -> str:
     return format_duration(value)
 
 
-def latency_line(facts: LatencyFacts) -> str:
-    """The run summary's latency line: measured figures, the self-reported ones apart."""
+def latency_line(facts: LatencyFacts, *, scored: int | None = None) -> str:
+    """The run summary's latency line: measured figures, the self-reported ones apart (``scored``: the run's
+    scored entries, where known; the calls are made with scored entries only)."""
     if facts.measured_by != "harness":
         return "latency: self-reported by the method (a card from an older mt-eval)"
     if facts.cold_s is None and not facts.hot_calls:
         why = f" (the first call {facts.cold_failed})" if facts.cold_failed else " (--latency-sample 0)"
+        if not facts.cold_failed and scored == 0:
+            why = " (the run has no scored entry: the latency calls are made with scored entries only)"
         return "latency: not measured" + why
     parts = [f"cold {seconds(facts.cold_s)}" if facts.cold_s is not None else f"cold: {facts.cold_failed}"]
     if facts.hot_p50_s is not None and facts.hot_p95_s is not None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mt_eval.errors import ExpectedError
-from mt_eval.harness.latency import LatencyPlan, Measured
+from mt_eval.harness.latency import LatencyPlan, Measured, sample_of
 from mt_eval.harness.policy import PolicyError, ResolvedPolicy, load_policy
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ class RunRules:
         from mt_eval.results import ResultNotes
 
         plan = self.latency
-        if not quiet and plan.sample:
+        if not quiet and sample_of(entries, plan):
             import sys
 
             print(f"latency: 1 cold, {plan.warmup} warm-up and {plan.sample} × {plan.repetitions} timed one-entry "

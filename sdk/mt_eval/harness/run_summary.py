@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from mt_eval.harness.fairness import describe_outcome
+from mt_eval.harness.gate import unscored_reason
 from mt_eval.harness.latency import latency_line
 from mt_eval.harness.runcard import RunCard
 from mt_eval.results import ResultNotes
@@ -30,16 +31,14 @@ def summary_lines(card: RunCard) -> list[str]:
             ci = f" [{m.ci_low:.2f}, {m.ci_high:.2f}]" if m.ci_low is not None and m.ci_high is not None else ""
             parts.append(f"{m.name} {m.score:.2f}{ci}")
         lines.append("  " + "   ".join(parts))
-    elif card.corpus.reading is not None and not card.corpus.reading.references:
-        lines.append("  not scored: the corpus has no references (translation only)")
     else:
-        lines.append("  not scored: not every entry has a result")
+        lines.append(f"  not scored: {unscored_reason(card)}")
     lines += describe_outcome(card.eligibility, card.sandbox)
     if card.normalised:
         notes = ResultNotes()
         notes.merge(card.normalised)
         lines.append(f"  warning: results accepted after changes (the upstream harness's shape): {notes.summary()}")
-    lines.append("  " + latency_line(card.latency))
+    lines.append("  " + latency_line(card.latency, scored=card.families.scored if card.families else None))
     return lines
 
 
