@@ -223,9 +223,12 @@ OUT_OF_RANGE = [
     ("run --demo --retries -1", "--retries", "at least 0, got -1"),
     ("run --demo --retry-budget -5", "--retry-budget", "at least 0, got -5"),
     ("freeze init --method m --retries -1", "--retries", "at least 0, got -1"),
-    ("run --demo --resamples 0", "--resamples", "at least 1, got 0"),
-    ("run --demo --resamples -1", "--resamples", "at least 1, got -1"),
-    ("decide run --method m --corpus c --resamples -1", "--resamples", "at least 0, got -1"),
+    ("run --demo --resamples 0", "--resamples", "at least 10, got 0: a 95% interval from fewer resamples means"),
+    ("run --demo --resamples 1", "--resamples", "at least 10, got 1: a 95% interval from fewer resamples means"),
+    ("run --demo --resamples 9", "--resamples", "at least 10, got 9: a 95% interval from fewer resamples means"),
+    ("compare a.json b.json --bootstrap 1", "--bootstrap", "at least 10, got 1: a 95% interval from fewer"),
+    ("decide run --method m --corpus c --resamples -1", "--resamples", "at least 10, got -1 (or 0: no intervals)"),
+    ("decide run --method m --corpus c --resamples 5", "--resamples", "at least 10, got 5 (or 0: no intervals)"),
     ("run --demo --latency-repetitions 0", "--latency-repetitions", "at least 1, got 0"),
     ("run --demo --limit 0", "--limit", "at least 1, got 0"),
     ("run --demo --wait -1", "--wait", "0 or more seconds (or inf: no limit), got -1"),
@@ -246,7 +249,7 @@ def test_a_number_out_of_range_is_refused_naming_the_option_and_the_range(line: 
     with pytest.raises(SystemExit) as stopped:
         main(line.split())
     assert stopped.value.code == 2
-    assert f"error: argument {option}: must be {allowed}\n" in capsys.readouterr().err
+    assert f"error: argument {option}: must be {allowed}" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []  # nothing was run, nothing written
 
 

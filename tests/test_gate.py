@@ -304,3 +304,22 @@ def test_a_card_scored_without_resamples_has_no_headline(tmp_path: Path, corpus:
     out = capsys.readouterr().out
     assert "✗ scored" in out and "no headline: 1 rule failed" in out and "\n  headline:" not in out
     assert "the headline metric chrF++ has no 95% interval (the card was scored with 0 bootstrap resamples)" in out
+
+
+def test_a_card_scored_with_too_few_resamples_has_no_headline(tmp_path: Path, corpus: Path, monkeypatch, capsys):
+    """One resample makes an "interval" of one point, which may not even hold the score: the CLI refuses fewer
+    than 10 (tests/test_cli.py), and the gate withholds the headline of a card the Python API scored with fewer."""
+    import msgspec.structs
+
+    from mt_eval.harness import session
+
+    real = session.run_evaluation
+    monkeypatch.setattr(session, "run_evaluation",
+                        lambda request: real(msgspec.structs.replace(request, resamples=1)))
+    code, card = run(tmp_path / "one", corpus, *honest())
+    assert card is not None and card.metrics is not None and card.metrics.bootstrap_resamples == 1
+    assert card.gate is not None and failed_rules(card) == ["scored"] and code != 0
+    capsys.readouterr()
+    assert main(["gate", str(tmp_path / "one" / "card.json")]) != 0
+    assert "the headline's 95% interval comes from 1 bootstrap resample, too few to mean anything" in \
+        capsys.readouterr().out

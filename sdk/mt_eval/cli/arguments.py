@@ -166,6 +166,25 @@ def positive_int(text: str) -> int:
     return whole_number(text, least=1)
 
 
+def resample_count(text: str, *, none: bool = False) -> int:
+    """An argparse type: bootstrap resamples, at least `MIN_RESAMPLES` (a 95% interval from fewer means nothing);
+    ``none``: 0 too, for no intervals at all."""
+    from mt_eval.harness.metric_statistics import MIN_RESAMPLES
+
+    if none and text.strip() == "0":
+        return 0
+    try:
+        return whole_number(text, least=MIN_RESAMPLES)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}{' (or 0: no intervals)' if none else ''}: a 95% interval from "
+                                         "fewer resamples means nothing (1000 is the default)") from None
+
+
+def resample_count_or_none(text: str) -> int:
+    """`resample_count`, or 0 for no intervals at all."""
+    return resample_count(text, none=True)
+
+
 def non_negative_int(text: str) -> int:
     """An argparse type: a whole number of at least 0 (where 0 means something: no retries, no warm-up)."""
     return whole_number(text, least=0)

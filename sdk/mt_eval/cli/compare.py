@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from mt_eval.cli.arguments import add_corpus_arguments, card_argument, positive_int, seed_number
+from mt_eval.cli.arguments import add_corpus_arguments, card_argument, positive_int, resample_count, seed_number
 
 EXPECTED = (ValueError,)
 
@@ -22,8 +22,8 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
                          help="run card of the system compared with it")
     add_corpus_arguments(compare, selection=False, title="the corpus (default: the one both cards record, read "
                                                          "as they record)")
-    compare.add_argument("--bootstrap", type=positive_int, default=1000, metavar="N",
-                         help="bootstrap resamples (1000)")
+    compare.add_argument("--bootstrap", type=resample_count, default=1000, metavar="N",
+                         help="bootstrap resamples (1000; at least 10)")
     compare.add_argument("--trials", type=positive_int, default=10000, metavar="N",
                          help="randomization trials (10000)")
     compare.add_argument("--seed", type=seed_number, default=12345, help="seed for both tests")

@@ -13,9 +13,9 @@ from mt_eval.cli.arguments import (
     add_model_arguments,
     add_run_directory_arguments,
     add_seed_argument,
-    non_negative_int,
     positive_float,
     positive_int,
+    resample_count_or_none,
 )
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
@@ -79,8 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def scoring_arguments(group: argparse._ArgumentGroup, *, seed: bool = True) -> None:
-    group.add_argument("--resamples", type=non_negative_int, default=1000, metavar="N",
-                       help="bootstrap resamples (default 1000; 0: no intervals)")
+    group.add_argument("--resamples", type=resample_count_or_none, default=1000, metavar="N",
+                       help="bootstrap resamples (default 1000; at least 10, or 0: no intervals)")
     if seed:
         add_seed_argument(group)
     group.add_argument("--ece-bins", type=positive_int, default=10, metavar="B",

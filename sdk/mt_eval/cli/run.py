@@ -22,6 +22,7 @@ from mt_eval.cli.arguments import (
     add_run_directory_arguments,
     add_seed_argument,
     positive_int,
+    resample_count,
 )
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
@@ -75,8 +76,8 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     how.add_argument("--max-errors", default="0", metavar="N|P%",
                      help="failed entries tolerated for exit status 0: a count (5) or a share of the corpus (2%%); "
                           "default 0 (a negative control's refusal is not a failure)")
-    how.add_argument("--resamples", type=positive_int, default=1000, metavar="N",
-                     help="bootstrap resamples (default 1000)")
+    how.add_argument("--resamples", type=resample_count, default=1000, metavar="N",
+                     help="bootstrap resamples (default 1000; at least 10)")
     add_seed_argument(how)
     how.add_argument("--bootstrap", choices=("fast", "upstream"), default="fast",
                      help="how resamples are drawn: fast (default), or upstream, the upstream harness's draws "

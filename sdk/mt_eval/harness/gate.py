@@ -135,10 +135,17 @@ def _scored(card: RunCard, policy: GatePolicy) -> GateCheck:
     details = [] if n >= policy.min_scored else [f"{n} scored entr{'y' if n == 1 else 'ies'}: a headline needs at "
                                                  f"least {policy.min_scored} (the policy's min_scored)"]
     chosen = next((m for m in card.metrics.metrics if m.name == card.metrics.headline), None)
+    from mt_eval.harness.metric_statistics import MIN_RESAMPLES
+
+    resamples = card.metrics.bootstrap_resamples
     if chosen is not None and (chosen.ci_low is None or chosen.ci_high is None):
         details.append(f"the headline metric {chosen.name} has no 95% interval (the card was scored with "
-                       f"{card.metrics.bootstrap_resamples} bootstrap resamples): a headline is given with its "
-                       "interval, so score the run with resamples (mt-eval run --resamples N, N ≥ 1)")
+                       f"{resamples} bootstrap resamples): a headline is given with its interval, so score the run "
+                       f"with resamples (mt-eval run --resamples N, N ≥ {MIN_RESAMPLES})")
+    elif chosen is not None and resamples < MIN_RESAMPLES:
+        details.append(f"the headline's 95% interval comes from {resamples} bootstrap resample"
+                       f"{'s' if resamples != 1 else ''}, too few to mean anything: score the run with at least "
+                       f"{MIN_RESAMPLES} (mt-eval run --resamples N; 1000 is the default)")
     return GateCheck(rule="scored", passed=not details, figure=f"{n} scored entries", threshold=wanted,
                      details=details)
 

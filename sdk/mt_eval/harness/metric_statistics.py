@@ -19,6 +19,9 @@ from typing import Any, Literal
 import msgspec
 
 CONFIDENCE = 0.95
+# Fewer resamples give no 95% interval worth the name (one resample is an "interval" of one point, which may
+# not even hold the score): --resamples, compare --bootstrap and decide --resamples take at least this many.
+MIN_RESAMPLES = 10
 _CHUNK_CELLS = 1_000_000  # resamples × segments drawn at once (8 bytes a count)
 _KEPT_CELLS = 8_000_000  # resamples × segments kept (a byte a count) to be summed in one pass over the statistics
 _KEPT_RESAMPLES = 32  # resamples summed in one pass at most (their counts made float32 a block of segments at a time)
