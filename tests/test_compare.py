@@ -100,6 +100,19 @@ def test_latencies_are_compared_only_on_the_same_hardware(tmp_path: Path, corpus
     assert "latency (different hardware, allowed): cold A " in capsys.readouterr().out
 
 
+def test_latencies_not_measured_are_left_out_with_the_reason(tmp_path: Path, corpus: Path, capsys):
+    assert run(tmp_path / "a", corpus, *honest())[0] == 0
+    assert run(tmp_path / "b", corpus, *honest(), "--latency-sample", "0")[0] == 0
+    capsys.readouterr()
+    assert compare(tmp_path / "a" / "card.json", tmp_path / "b" / "card.json") == 0
+    out = capsys.readouterr().out
+    assert "latency: not compared: B's latency was not measured (a run with --latency-sample 0" in out
+    assert "—" not in out.split("latency", 1)[1].splitlines()[0]
+    assert compare(tmp_path / "b" / "card.json", tmp_path / "b" / "card.json", "--json") == 0
+    latency = json.loads(capsys.readouterr().out)["latency"]
+    assert latency["compared"] is False and latency["reason"].startswith("A and B's latency was not measured")
+
+
 def test_a_truncated_card_is_never_compared_with_a_full_one(tmp_path: Path, corpus: Path, capsys):
     assert run(tmp_path / "full", corpus, *honest())[0] == 0
     code, card = run(tmp_path / "part", corpus, *honest(), "--limit", "31", *LENIENT)

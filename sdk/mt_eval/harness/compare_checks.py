@@ -64,6 +64,10 @@ def latency_comparison(a: RunCard, b: RunCard, allowed: list[str]) -> dict[str, 
     if self_reported:
         report["reason"] = (f"{' and '.join(self_reported)}'s latency is what the method reported about itself (a "
                             "card from an older mt-eval): only latencies the harness measured are compared")
+    elif unmeasured := [name for name, card in (("A", a), ("B", b))
+                        if card.latency.cold_s is None and not card.latency.hot_calls]:
+        report["reason"] = (f"{' and '.join(unmeasured)}'s latency was not measured (a run with --latency-sample 0, "
+                            "no scored entry, or a first call that failed): there is nothing to compare")
     elif labels["a"] != labels["b"] and HARDWARE not in allowed:
         report["reason"] = (f"the hardware differs (A: {labels['a']}; B: {labels['b']}): latencies are compared "
                             "only on the same hardware label (--allow-diff hardware compares them anyway)")
