@@ -152,6 +152,19 @@ def test_validate_in_the_sandbox_reports_the_same_import_problems_as_on_the_host
     assert "No module named 'missing_module_xyz'" in inside.errors[0].message
 
 
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_an_entry_that_throws_at_load_is_said_once_and_not_called_imported(tmp_path: Path, runtime: str, capsys):
+    plugin = probe_plugin(tmp_path, runtime, name="throws-at-load")
+    entry = plugin / ("pipeline.py" if runtime == "python" else "translate.js")
+    entry.write_text("raise RuntimeError('no model file')\n" if runtime == "python" else
+                     "throw new Error('no model file');\n")
+    assert main(["validate", "--no-scan", str(plugin)]) == 1
+    out = capsys.readouterr().out
+    assert "entry point loaded in the sandbox, and failed (below)" in out and "entry point imported" not in out
+    [error] = [line for line in out.splitlines() if line.strip().startswith("error:")]
+    assert error.count("no model file") == 1, out  # not again as the guest's stderr
+
+
 def test_a_slow_import_in_the_sandbox_gets_the_longer_of_its_floor_and_timeout(make_plugin, monkeypatch):
     """Importing a Python entry in the sandbox is bounded (a floor, or --timeout when longer): an import slower than
     that is an entry-point error that says how to allow more, and the same import passes with a longer --timeout."""

@@ -54,9 +54,16 @@ def per_entry_error(exc: m.BridgeError) -> str:
     data = exc.data if isinstance(exc.data, dict) else {}
     text = method_failure(exc.message, data.get("type")) if exc.code == m.METHOD_FAILED else exc.message
     tail = [line for line in str(data.get("stderr_tail") or "").splitlines() if line.strip()][-5:]
+    tail = [line for line in tail if _said(line) not in text]  # (a guest that could not load says it twice)
     if tail:
         text += " | stderr: " + " / ".join(tail)
     return text
+
+
+def _said(line: str) -> str:
+    """A stderr line without its program's name (``mt-eval-guest: …``) and indentation."""
+    words = line.strip()
+    return words.split(": ", 1)[1] if words.startswith("mt-eval-guest: ") else words
 
 
 class BridgeMethod:

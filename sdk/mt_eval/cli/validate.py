@@ -87,7 +87,9 @@ def _print_reports(reports: Sequence[PluginReport], *, strict: bool) -> None:
         if report.method_id:
             console.print(f"    {escape(describe_class(report))}")
         if report.import_sandbox:
-            console.print(f"    [dim]entry point imported in the sandbox ({escape(report.import_sandbox)})[/]")
+            failed = any(p.code == "entry-point" and p.severity == "error" for p in report.problems)
+            done = "loaded in the sandbox, and failed (below)" if failed else "imported in the sandbox"
+            console.print(f"    [dim]entry point {done} ({escape(report.import_sandbox)})[/]")
         for c in report.contributions:
             console.print(f"      {c['path']} {escape(c['id'])}: {c['class']} — {escape(c['reason'])}")
         if report.static_scan is not None:
