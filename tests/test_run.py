@@ -202,7 +202,11 @@ def test_a_refused_resume_names_each_setting_that_changed_and_its_values(tmp_pat
     capsys.readouterr()
     assert run(tmp_path, "--method", str(SCRIPTED), "--corpus", str(path), "--timeout", "5", "--resume")[0] == 1
     err = capsys.readouterr().err
-    assert "changed since the run started (the run configuration: timeout_s 30.0 → 5.0; the run settings: " in err
+    assert "the run configuration changed since the run started (the run configuration: timeout_s 30.0 → 5.0); " \
+        "resume" in err and "run settings" not in err  # each change said once
+    assert run(tmp_path, "--method", str(SCRIPTED), "--corpus", str(path), "--timeout", "30", "--retries", "4",
+               "--resume")[0] == 1
+    assert "(the run settings: retries 1 → 4)" in capsys.readouterr().err
     other = tmp_path / "other-method"
     shutil.copytree(SCRIPTED, other)
     (other / "behaviours.py").write_text((other / "behaviours.py").read_text() + "\n# changed\n")

@@ -303,10 +303,13 @@ def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, co
                      fairness=fairness)
 
     def changes(state: RunState, now: RunState) -> list[tuple[str, str]]:
+        def own(recorded: RunState) -> dict[str, Any]:  # the settings not in the configuration too (timeout_s)
+            return {key: value for key, value in recorded.settings.items() if key not in recorded.config}
+
         return differences([(method_named(state.method_dir, now.method_dir), state.code_sha256, now.code_sha256),
                             ("the corpus", state.corpus_sha256, now.corpus_sha256),
                             ("the run configuration", state.config, now.config),
-                            ("the run settings", state.settings, now.settings), ("--limit", state.limit, now.limit),
+                            ("the run settings", own(state), own(now)), ("--limit", state.limit, now.limit),
                             ("the selection (--ids, --segment)", state.selection, now.selection),
                             ("how the corpus is read (--columns, --accept-doubt)", state.reading, now.reading),
                             ("the sandbox, --official or the gateway policy", state.fairness, now.fairness)])
