@@ -198,6 +198,17 @@ def test_a_card_verifies_from_anywhere_when_its_corpus_path_is_relative_to_where
     capsys.readouterr()
 
 
+@pytest.mark.parametrize("command", ["verify", "gate", "compare"])
+@pytest.mark.parametrize("flag", [["--columns", "id,source,reference"], ["--accept-doubt", "first-column-ids"]])
+def test_how_to_read_a_corpus_without_the_corpus_is_refused_not_ignored(card_path: Path, capsys, command: str,
+                                                                         flag: list[str]):
+    cards = [str(card_path)] * (2 if command == "compare" else 1)
+    assert main([command, *cards, *flag]) == 2
+    err = capsys.readouterr().err
+    assert f"{flag[0]} says how a corpus you give is read, and none is given" in err
+    assert f"give the file with it (--corpus FILE {flag[0]} ...), or leave {flag[0]} out" in err
+
+
 def test_a_run_directory_stands_for_its_card(card_path: Path, tmp_path: Path, capsys):
     """``mt-eval gate runs/demo``: each command that takes a card takes the run directory holding it."""
     run_dir = str(card_path.parent)

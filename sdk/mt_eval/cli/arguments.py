@@ -83,6 +83,18 @@ def corpus_spec(args: argparse.Namespace, path: str | None = None) -> CorpusSpec
                       reference_file=reference_file, columns=columns, accept=list(args.accept_doubt))
 
 
+def corpus_instead(args: argparse.Namespace) -> CorpusSpec | None:
+    """The corpus given in place of each card's recorded one (verify, gate, compare), or None; --columns and
+    --accept-doubt say how a given file is read, so alone they are an error, not ignored. ValueError says so."""
+    spec = corpus_spec(args)
+    alone = [flag for flag, given in (("--columns", args.columns), ("--accept-doubt", args.accept_doubt)) if given]
+    if spec is None and alone:
+        raise ValueError(f"{alone[0]} says how a corpus you give is read, and none is given (each card's corpus is "
+                         f"read as the card records): give the file with it (--corpus FILE {alone[0]} ...), or "
+                         f"leave {alone[0]} out")
+    return spec
+
+
 def selection_request(args: argparse.Namespace) -> SelectionRequest:
     """Which entries the arguments select (--ids, --segment, --limit)."""
     from mt_eval.corpus.selection import SelectionRequest

@@ -64,11 +64,17 @@ def run(args: argparse.Namespace) -> int:
 
     import msgspec
 
-    from mt_eval.cli.arguments import corpus_spec
+    from mt_eval.cli.arguments import corpus_instead
     from mt_eval.harness.compare import compare_cards
     from mt_eval.harness.compare_checks import check_allowed
 
-    report = compare_cards(Path(args.baseline), Path(args.candidate), corpus=corpus_spec(args),
+    from mt_eval.errors import UsageError
+
+    try:
+        corpus = corpus_instead(args)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    report = compare_cards(Path(args.baseline), Path(args.candidate), corpus=corpus,
                            bootstrap=args.bootstrap, trials=args.trials, seed=args.seed, extensions=args.extension,
                            allow_diff=check_allowed(args.allow_diff), stage=_stages(args.quiet))
     if args.json:

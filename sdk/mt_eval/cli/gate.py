@@ -51,13 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mt_eval.cli.arguments import corpus_spec
+    from mt_eval.cli.arguments import corpus_instead
     from mt_eval.errors import UsageError
     from mt_eval.harness.policy import PolicyError, load_policy
 
     try:
         resolved = load_policy(args.policy)
-        corpus = corpus_spec(args)
+        corpus = corpus_instead(args)
     except (PolicyError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     verdicts = [judge(Path(card), resolved, corpus=corpus, extensions=args.extension) for card in args.cards]

@@ -30,12 +30,12 @@ def add_arguments(verify: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from mt_eval.cli.arguments import corpus_spec
+    from mt_eval.cli.arguments import corpus_instead
     from mt_eval.errors import UsageError
     from mt_eval.harness.verify import as_json, render, verify_card
 
     try:
-        corpus = corpus_spec(args)
+        corpus = corpus_instead(args)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     reports = [verify_card(card, corpus=corpus, extensions=args.extension) for card in args.cards]
