@@ -121,8 +121,8 @@ def test_a_truncated_card_is_never_compared_with_a_full_one(tmp_path: Path, corp
     assert len(card.selection.subset_sha256) == 64
     capsys.readouterr()
     assert compare(tmp_path / "full" / "card.json", tmp_path / "part" / "card.json") == 1
-    assert "the cards ran different parts of the corpus (the whole corpus, 34 entries vs 31 of 34 entries)" in \
-        capsys.readouterr().err
+    assert "the cards ran different parts of the corpus (A: the whole corpus, 34 entries; B: 31 of 34 entries: " \
+           "--limit 31, subset sha256 " in capsys.readouterr().err
 
 
 def test_the_p_values_are_sacrebleus_paired_tests_on_the_two_runs(tmp_path: Path, corpus: Path, capsys, monkeypatch):

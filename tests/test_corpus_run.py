@@ -135,9 +135,11 @@ def test_compare_applies_the_cards_selection_and_refuses_different_ones(capsys, 
     assert main(["compare", cards["a"], cards["b"], "--bootstrap", "50", "--trials", "50"]) == 0
     capsys.readouterr()
     assert main(["compare", cards["a"], cards["c"]]) == 1
-    assert "the cards ran different parts of the corpus (2 of 3 entries vs 2 of 3 entries)" in capsys.readouterr().err
+    err = capsys.readouterr().err  # the two selections are told apart, not both "2 of 3 entries"
+    assert "the cards ran different parts of the corpus (A: 2 of 3 entries: --ids 1,2, subset sha256 " in err
+    assert "; B: 2 of 3 entries: --ids 2,10, subset sha256 " in err
     assert main(["compare", cards["a"], cards["whole"]]) == 1
-    assert "vs the whole corpus, 3 entries" in capsys.readouterr().err
+    assert "; B: the whole corpus, 3 entries)" in capsys.readouterr().err
 
 
 def test_compare_reads_parallel_text_and_columns_as_the_cards_record(capsys, tmp_path: Path):

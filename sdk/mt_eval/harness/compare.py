@@ -90,7 +90,7 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
                            f"{b.corpus.name} {b.corpus.sha256[:12]}); paired tests need the same entries")
     subsets = [None if c.selection is None else c.selection.subset_sha256 for c in (a, b)]
     if subsets[0] != subsets[1]:
-        raise CompareError(f"the cards ran different parts of the corpus ({_part(a)} vs {_part(b)}); paired tests "
+        raise CompareError(f"the cards ran different parts of the corpus (A: {_part(a)}; B: {_part(b)}); paired tests "
                            "need the same entries: run both on the same selection")
     spec = card_corpus_spec(a, baseline, corpus)
     try:
@@ -190,7 +190,12 @@ def _method(card: RunCard) -> dict[str, Any]:
 def _part(card: RunCard) -> str:
     if card.selection is None:
         return f"the whole corpus, {card.corpus.entries} entries"
-    return f"{card.selection.entries_selected} of {card.selection.entries_in_corpus} entries"
+    chosen = card.selection
+    picked = [str(p) for p in (*(chosen.ids or []), *(chosen.ranges or []))]
+    how = [f"--ids {','.join(picked)}" if picked else "", f"--segment {chosen.segment}" if chosen.segment else "",
+           f"--limit {chosen.limit}" if chosen.limit else ""]
+    return (f"{chosen.entries_selected} of {chosen.entries_in_corpus} entries: "
+            f"{', '.join(h for h in how if h) or 'a selection'}, subset sha256 {chosen.subset_sha256[:12]}…")
 
 
 def _statistics(both: list[InOrder], walk: _Walk, metrics: dict[str, Any], stage: Callable[[str], None]
