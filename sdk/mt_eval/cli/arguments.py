@@ -225,6 +225,14 @@ def positive_float(text: str) -> float:
     return value
 
 
+def temperature(text: str) -> float:
+    """An argparse type: a sampling temperature, 0 to 2 (what the run configuration holds)."""
+    value = _number(text)
+    if not 0 <= value <= 2:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 2, got {text}")
+    return value
+
+
 def wait_seconds(text: str) -> float:
     """An argparse type: seconds to wait, 0 or more; inf waits as long as it takes (as ``--wait`` alone does)."""
     value = _number(text)
@@ -244,8 +252,8 @@ def add_model_arguments(group: argparse._ArgumentGroup) -> None:
     """The options a method receives in its config: model settings and --param (also for decide and grade)."""
     group.add_argument("--model", help="model name")
     group.add_argument("--base-url", help="OpenAI-compatible (or decision-engine) endpoint")
-    group.add_argument("--temperature", type=float)
-    group.add_argument("--max-tokens", type=int)
+    group.add_argument("--temperature", type=temperature, help="sampling temperature, 0 to 2")
+    group.add_argument("--max-tokens", type=positive_int, help="most tokens a model may generate, at least 1")
     group.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                        help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
 
@@ -262,6 +270,9 @@ def method_params(items: list[str]) -> dict[str, object]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ValueError(f"--param {item!r}: write it as KEY=VALUE")
+        if key in params:
+            earlier = next(i for i in items if i.partition("=")[0] == key)
+            raise ValueError(f"--param {key} is given twice ({earlier!r}, then {item!r}): give each parameter once")
         try:
             params[key] = json.loads(value, parse_int=js_int, parse_float=js_float, parse_constant=_not_json)
         except _NotJson as exc:
