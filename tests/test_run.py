@@ -173,6 +173,20 @@ def test_an_existing_run_is_never_overwritten_silently(tmp_path: Path, capsys):
     assert run(tmp_path, *args, "--force")[0] == 0
 
 
+@pytest.mark.parametrize("name", ["run.json", "results.jsonl"])
+def test_a_directory_named_like_a_run_file_is_refused_and_kept_even_with_force(tmp_path: Path, capsys, name: str):
+    folder = tmp_path / "run" / name
+    folder.mkdir(parents=True)
+    (folder / "mine.txt").write_text("kept")
+    args = ["--method", str(SCRIPTED), "--corpus", str(corpus(tmp_path))]
+    for given in ([], ["--resume"], ["--force"]):
+        assert run(tmp_path, *args, *given)[0] == 1
+        err = capsys.readouterr().err
+        assert f"{folder} is a directory, where a run keeps its {name} file, so {tmp_path / 'run'} is not a run " \
+               "directory mt-eval wrote: choose another --out" in err and "Errno" not in err
+        assert (folder / "mine.txt").read_text() == "kept"
+
+
 @pytest.mark.parametrize("names", [["card.json"], ["predictions.txt", "results.jsonl"]])
 def test_run_outputs_without_their_run_json_are_never_overwritten_silently(tmp_path: Path, capsys, names: list[str]):
     (tmp_path / "run").mkdir()

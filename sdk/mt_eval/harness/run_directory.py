@@ -125,6 +125,10 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
     """The state of the run in ``out``: the recorded one when resuming (``changes`` names what differs from
     ``fresh``, which refuses the resume), else ``fresh`` in a cleared directory. ``run.json`` is (re)written."""
     state_path = out / "run.json"
+    folders = [name for name in FILES if (out / name).is_dir()]
+    if folders:  # never a run's: even --force deletes only files
+        raise RunError(f"{out / folders[0]} is a directory, where a run keeps its {folders[0]} file, so {out} is not "
+                       "a run directory mt-eval wrote: choose another --out, or move that directory away")
     outputs = [name for name in FILES if name != "run.json" and (out / name).exists()]  # (run.json alone: none yet)
     if state_path.exists() and resume:
         try:
