@@ -121,6 +121,11 @@ def settings_from(args: argparse.Namespace) -> Any:
         return msgspec.convert(fields, CheckSettings)
     except msgspec.ValidationError as exc:
         flags = {field: flag for options in OPTIONS.values() for flag, field, *_rest in options}
+        bound = re.fullmatch(r"Expected `\w+` (>=|<=|>|<) (\S+) - at `\$\.(\w+)`", str(exc))
+        if bound and bound.group(3) in flags:  # (said as the other options' limits are)
+            words = {">=": "at least", "<=": "at most", ">": "above", "<": "below"}[bound.group(1)]
+            given = getattr(args, flags[bound.group(3)][2:].replace("-", "_"))
+            raise ValueError(f"{flags[bound.group(3)]} must be {words} {bound.group(2)}, got {given}") from exc
         named = re.search(r"`\$\.(\w+)`", str(exc))
         raise ValueError(f"{exc} ({flags[named.group(1)]})" if named and named.group(1) in flags else str(exc)) \
             from exc
