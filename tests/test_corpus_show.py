@@ -111,6 +111,8 @@ def test_show_of_a_refused_file_says_what_was_detected_and_how_to_override(capsy
     (["header-only.tsv"], "header-only.tsv: has no entries; the file holds only a header (line 1) and 1 comment "
                           "line; add entries"),
     (["spreadsheet.csv"], "unsupported format: use .json, .jsonl or .tsv"),
+    (["no-such-corpus"], "no-such-corpus: cannot read corpus: No such file or directory; check the path"),
+    (["no-such.csv"], "no-such.csv: cannot read corpus: No such file or directory; check the path"),
     (["stray-tab.tsv"], "line 2: 4 columns, but most lines have 2"),
     (["two-column.tsv", "--ids", "9"], "--ids: no entry has the id 9"),
     (["lone-surrogate.json"], "lone-surrogate.json $[0].source: holds a lone surrogate (\\ud800)"),  # no traceback

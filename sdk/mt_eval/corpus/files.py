@@ -39,6 +39,9 @@ def corpus_format(path: Path) -> str:
     suffix = Path(name).suffix
     if suffix in FORMATS:
         return FORMATS[suffix]
+    if not path.exists():  # a mistyped path: its name is not the problem
+        raise CorpusError.single(path, "cannot read corpus: No such file or directory", code="io",
+                                 hint="check the path")
     if suffix == ".csv":
         hint = ("CSV quoting differs between programs, so CSV is not read: save it as TSV (TAB-separated, no "
                 "quotes) or JSONL")
