@@ -86,7 +86,8 @@ def test_against_compares_two_corpora(tmp_path):
      "--near-duplicate must be at most 1.0, got 2.0"),
     (["--method", "examples/lexicon-eng-spa", "--corpus", str(DEMO), "--recall-floor", "-0.5"],
      "--recall-floor must be at least 0.0, got -0.5"),
-    (["--method", "examples/lexicon-eng-spa", "--corpus", str(DEMO), "--ngram", "1"], "--ngram must be at least 2, got 1"),
+    (["--method", "examples/lexicon-eng-spa", "--corpus", str(DEMO), "--ngram", "1"],
+     "--ngram must be at least 2, got 1"),
 ])
 def test_bad_arguments_say_what_to_fix(args, message):
     shown = mt_eval("contamination", *args)

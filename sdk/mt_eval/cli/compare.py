@@ -65,10 +65,9 @@ def run(args: argparse.Namespace) -> int:
     import msgspec
 
     from mt_eval.cli.arguments import corpus_instead
+    from mt_eval.errors import UsageError
     from mt_eval.harness.compare import compare_cards
     from mt_eval.harness.compare_checks import check_allowed
-
-    from mt_eval.errors import UsageError
 
     try:
         corpus = corpus_instead(args)
