@@ -48,6 +48,8 @@ function parse(argv) {
   }
   const naming = ['--name', '--method-id', '--implements'].filter((name) => options[name] !== undefined);
   if (!module && naming.length) throw new Error(`${naming[0]} goes with --module (a plugin directory names its method)`);
+  const blank = naming.find((name) => options[name].trim() === '');
+  if (blank !== undefined) throw new Error(`${blank} is empty: give a value, or leave ${blank} out for its default`);
   const requests = options['--implements']?.split(',').map((request) => request.trim());
   const unknown = requests?.find((request) => !Object.hasOwn(REQUESTS, request));
   if (unknown !== undefined) throw new Error(`--implements: "${unknown}" is not one of ${Object.keys(REQUESTS).join(', ')}`);

@@ -355,6 +355,9 @@ describe('loading the method', () => {
       [['--module', join(scratch, 'missing.js')], /missing.js: no such file/],
       [[python], /no "node_entry": this plugin does not run on Node\n\s+fix: serve it with `mt-eval serve DIR`/],
       [[reverseFixture, '--name', 'X'], /--name goes with --module \(a plugin directory names its method\)/],
+      [['--module', join(nodePackage, 'index.js'), '--name', ''], /--name is empty: give a value, or leave --name out/],
+      [['--module', join(nodePackage, 'index.js'), '--method-id=  '], /--method-id is empty: give a value/],
+      [['--module', join(nodePackage, 'index.js'), '--implements', ''], /--implements is empty: give a value/],
       [['--module', join(nodePackage, 'index.js'), '--implements', 'translate,judge'],
         /--implements: "judge" is not one of translate, decide/],
     ]) {
