@@ -1,5 +1,7 @@
 // What a method's failure says in an error message: a guest request's failure as each entry's error (and an
 // in-process call's, in the same words), and the last lines of the guest's stderr, compact (one line) or indented.
+import { statSync } from 'node:fs';
+
 import { failureMessage, failureType } from './guest-requests.js';
 import { writable } from './lone-surrogates.js';
 import { BridgeError, ErrorCode, describe } from './protocol.js';
@@ -13,6 +15,21 @@ export class WithoutResults extends BridgeError {
     super(ErrorCode.INTERNAL_ERROR, `the guest answered ${kind} without a "results" list (got ${describe(result?.results)})`);
     this.name = 'WithoutResults';
   }
+}
+
+/**
+ * Why a guest's program could not be started at all (`spawnError`: the spawn's own error, ENOENT or EACCES), in
+ * the user's terms: a working directory that is not there is named, not blamed on the program.
+ */
+export function notStarted(command, cwd, spawnError) {
+  if (cwd !== undefined && cwd !== null && !statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) {
+    return `cannot start: its working directory ${cwd} does not exist or is not a directory (the cwd option)`;
+  }
+  if (spawnError.code === 'ENOENT') {
+    return `cannot start: there is no program ${command[0]} (give its full path, or install it)`;
+  }
+  if (spawnError.code === 'EACCES') return `cannot start: ${command[0]} is not executable (EACCES)`;
+  return `cannot start: ${spawnError.message}`;
 }
 
 /** The last few stderr lines on one line, for a per-entry error. */

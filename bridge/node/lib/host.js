@@ -15,7 +15,7 @@ import {
 import { methodView } from './gold.js';
 import { decisionError, matchDecisions, rowsProblem } from './decisions.js';
 import { ResultNotes, describe, errorResult, matchResults } from './results.js';
-import { WithoutResults, compactTail, failureText, formatTail } from './host-failures.js';
+import { WithoutResults, compactTail, failureText, formatTail, notStarted } from './host-failures.js';
 import { SoloGate, Slots } from './host-gates.js';
 import { completeCapabilities, completeOptions } from './host-options.js';
 import { sendingOnlyValidText } from './lone-surrogates.js';
@@ -131,7 +131,9 @@ export class HostedGuest {
     const argv = this.#command.join(' ');
     let why;
     if (error.code === ErrorCode.TIMEOUT) why = `did not answer initialize within ${this.#options.startTimeoutMs / 1000} s`;
-    else if (error.code === ErrorCode.GUEST_EXITED) why = `stopped before answering initialize: ${error.message}`;
+    else if (connection.process.spawnError) {
+      why = notStarted(this.#command, this.#options.cwd, connection.process.spawnError);
+    } else if (error.code === ErrorCode.GUEST_EXITED) why = `stopped before answering initialize: ${error.message}`;
     else if (error.data?.not_a_guest) why = error.message;
     else if (error instanceof BridgeError) why = `refused initialize: ${error.message} (error ${error.code})`;
     else why = error.message;

@@ -338,7 +338,16 @@ describe('startGuest failures', () => {
 
   test('a command that cannot be spawned is reported', async () => {
     await assert.rejects(startGuest(['/no/such/guest-program'], { logger: {} }),
-      /could not be started: spawn \/no\/such\/guest-program ENOENT/);
+      /guest `\/no\/such\/guest-program` cannot start: there is no program \/no\/such\/guest-program \(give its full path/);
+  });
+
+  test('a working directory that is not there is named, not blamed on the program', async () => {
+    await assert.rejects(startGuest([process.execPath, '-e', '0'], { cwd: '/no/such/directory', logger: {} }),
+      (error) => {
+        assert.match(error.message, /cannot start: its working directory \/no\/such\/directory does not exist or is not a directory \(the cwd option\)/);
+        assert.equal(error.spawnError, 'ENOENT');
+        return true;
+      });
   });
 
   test('bad arguments are rejected before anything is spawned', async () => {
