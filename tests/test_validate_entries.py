@@ -64,6 +64,13 @@ def test_a_missing_translate_export_is_reported_with_the_fix(tmp_path: Path):
     assert "export async function translate(entries, config)" in (problem.hint or "")
 
 
+def test_a_translate_export_that_is_not_a_function_says_what_it_is(tmp_path: Path):
+    report = validate_plugin(node_plugin(tmp_path, 'export const translate = "hello";\n'))
+    [problem] = report.errors
+    assert problem.message == 'translate.js exports translate, but it is not a function: it is "hello"'
+    assert "export async function translate(entries, config)" in (problem.hint or "")
+
+
 def test_the_card_a_node_method_reports_is_checked(tmp_path: Path):
     report = validate_plugin(node_plugin(tmp_path, GOOD_JS, card='{ class: "human" }'))
     [problem] = report.errors

@@ -7,7 +7,7 @@ import { basename, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { kebabCase } from './contract/kebab-case.js';
-import { isPlainObject } from './protocol.js';
+import { describe, isPlainObject } from './protocol.js';
 
 /** The requests a method can implement, and what each is given. */
 export const REQUESTS = Object.freeze({ translate: 'entries', decide: 'rows' });
@@ -44,7 +44,11 @@ export async function loadMethod(target) {
   for (const request of requests) {
     if (typeof api[request] !== 'function') {
       const found = Object.keys(loaded).filter((key) => key !== 'default');
-      throw new TypeError(`${target.file} does not export ${request}${found.length ? ` (it exports ${found.join(', ')})` : ''}`
+      const value = api[request] ?? (isPlainObject(loaded.default) ? loaded.default[request] : undefined);
+      const what = value !== undefined
+        ? `exports ${request}, but it is not a function: it is ${describe(value)}`
+        : `does not export ${request}${found.length ? ` (it exports ${found.join(', ')})` : ''}`;
+      throw new TypeError(`${target.file} ${what}`
         + `\n  fix: write \`export async function ${request}(${REQUESTS[request]}, config) { ... }\` in an ES module, `
         + `or \`module.exports = { ${request} }\` in a CommonJS one`);
     }

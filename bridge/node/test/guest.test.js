@@ -297,6 +297,19 @@ describe('loading the method', () => {
     assert.deepEqual(await driver.close(), { code: 1, signal: null });
   });
 
+  test('a module whose translate is not a function says what it is, not that it is missing', async () => {
+    for (const [code, said] of [['export const translate = "hello";\n', /exports translate, but it is not a function: it is "hello"/],
+      ['export const translate = { run() {} };\n', /exports translate, but it is not a function: it is an object/],
+      ['module.exports = { translate: 42 };\n', /exports translate, but it is not a function: it is 42/]]) {
+      const driver = guest(['--module', moduleFile(code.startsWith('module') ? 'not-a-function.cjs' : 'not-a-function.mjs', code)]);
+      const init = await driver.initialize();
+      assert.equal(init.error.code, -32603);
+      assert.match(init.error.message, said);
+      assert.doesNotMatch(init.error.message, /does not export/);
+      await driver.close();
+    }
+  });
+
   test('a failing methodCard() gives a null card at initialize and -32007 when asked', async () => {
     const driver = guest(['--module', moduleFile('cardless.js', `export async function translate() { return []; }
       export function methodCard() { throw new RangeError('no card today'); }`)]);

@@ -93,8 +93,11 @@ def _node_start_problems(source: PluginSource, exc: BridgeError, *, sandboxed: b
     file = str(source.directory / entry)
     data = exc.data if isinstance(exc.data, dict) else {}
     said = f"{exc.message}\n{data.get('stderr_tail') or ''}"
-    if "does not export translate" in said:
-        return [Problem(file=file, path="$", code="entry-point", message=f"{entry} does not export translate",
+    not_a_function = re.search(r"exports translate, but it is not a function: it is (.*)", said)
+    if "does not export translate" in said or not_a_function:
+        what = f"exports translate, but it is not a function: it is {not_a_function.group(1)}" if not_a_function \
+            else "does not export translate"
+        return [Problem(file=file, path="$", code="entry-point", message=f"{entry} {what}",
                         hint="write `export async function translate(entries, config) { ... }` (or module.exports = "
                              "{ translate } in a CommonJS file)")]
     if "SyntaxError" in said:
