@@ -284,6 +284,7 @@ export class HostedGuest {
       });
     }
     if (!(error instanceof BridgeError)) return fail(error.message ?? String(error));
+    if (this.#closing) return fail(failureText(error)); // (sent again, split or alone, it would not be sent at all)
     if (error.code === ErrorCode.GUEST_EXITED || error.code === ErrorCode.TIMEOUT) {
       if (alone || (error.data?.alone && batch.entries.length === 1)) return fail(failureText(error));
       // The guest crashed, hung or was stopped with these entries in flight: send each alone to find

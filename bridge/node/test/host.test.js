@@ -277,6 +277,19 @@ describe('host shutdown leaves nothing behind', () => {
     assert.equal(isRunning(pid), false);
   });
 
+  test('calls running when the host closes fail as closed, not as never sent', async () => {
+    const guest = await start(nodeGuestCommand, { closeStepMs: 300 });
+    const running = guest.translate(entries('!hang', '!hang', '!hang'), CONFIG);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // (the request is on the wire)
+    await closeAndCheck(guest);
+    const results = await running;
+    assert.equal(results.length, 3);
+    for (const result of results) {
+      failed(result, /^the guest was closed/);
+      assert.doesNotMatch(result.error, /before this request was sent/);
+    }
+  });
+
   test('a grandchild the guest started is stopped with it', async () => {
     const guest = await start(misbehaving('grandchild'), { closeStepMs: 300 });
     assert.ok(await waitFor(() => /grandchild pid \d+/.test(guest.stderrTail)));
