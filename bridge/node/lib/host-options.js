@@ -20,24 +20,50 @@ function completeLogger(logger) {
   return { debug: level('debug'), info: level('info'), warn: level('warn'), error: level('error') };
 }
 
+const shown = (value) => (typeof value === 'number' ? String(value) : describe(value)); // (NaN, not null)
+
 function positive(name, value, fallback) {
   if (value === undefined || value === null) return fallback;
-  if (!(typeof value === 'number' && value > 0)) throw new TypeError(`options.${name} must be a positive number, got ${describe(value)}`);
+  if (!(typeof value === 'number' && value > 0)) throw new TypeError(`options.${name} must be a positive number, got ${shown(value)}`);
   return value;
+}
+
+const OPTIONS = ['cwd', 'env', 'startTimeoutMs', 'requestTimeoutMs', 'hardTimeoutMs', 'maxLineBytes', 'restartBudget',
+  'batchSize', 'tolerance', 'closeStepMs', 'cancelGraceMs', 'config', 'goldFields', 'logger'];
+
+// (a misspelled option would otherwise be its default in silence)
+function checkNames(options) {
+  const unknown = Object.keys(options).find((name) => !OPTIONS.includes(name));
+  if (unknown === undefined) return;
+  const near = OPTIONS.find((name) => name.toLowerCase().startsWith(unknown.toLowerCase().slice(0, 5)));
+  throw new TypeError(`options.${unknown} is not an option of startGuest${near ? ` (did you mean ${near}?)` : ''}; `
+    + `the options are ${OPTIONS.join(', ')}`);
+}
+
+function optional(name, value, kind, test) {
+  if (value !== undefined && value !== null && !test(value)) {
+    throw new TypeError(`options.${name} must be ${kind}, got ${shown(value)}`);
+  }
+  return value ?? undefined;
 }
 
 export function completeOptions(options) {
   if (!isPlainObject(options)) throw new TypeError(`options must be an object, got ${describe(options)}`);
-  const budget = options.restartBudget ?? {};
+  checkNames(options);
+  const budget = optional('restartBudget', options.restartBudget, 'an object ({restarts, windowMs})', isPlainObject) ?? {};
+  const restarts = optional('restartBudget.restarts', budget.restarts, 'a whole number of 0 or more',
+    (value) => Number.isInteger(value) && value >= 0);
+  const maxLineBytes = optional('maxLineBytes', options.maxLineBytes, 'a whole number of bytes above 0',
+    (value) => Number.isInteger(value) && value > 0);
   return {
-    cwd: options.cwd,
-    env: options.env,
+    cwd: optional('cwd', options.cwd, 'a directory path (a string)', (value) => typeof value === 'string' && value !== ''),
+    env: optional('env', options.env, 'an object of environment variables', isPlainObject),
     startTimeoutMs: positive('startTimeoutMs', options.startTimeoutMs, 30_000),
     requestTimeoutMs: positive('requestTimeoutMs', options.requestTimeoutMs, 120_000),
     hardTimeoutMs: positive('hardTimeoutMs', options.hardTimeoutMs, 600_000),
-    maxLineBytes: positive('maxLineBytes', options.maxLineBytes, DEFAULT_MAX_LINE_BYTES),
+    maxLineBytes: maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
     restartBudget: {
-      restarts: budget.restarts ?? 3,
+      restarts: restarts ?? 3,
       windowMs: positive('restartBudget.windowMs', budget.windowMs, 60_000),
     },
     batchSize: positive('batchSize', options.batchSize, Infinity),

@@ -366,5 +366,21 @@ describe('startGuest failures', () => {
   test('bad arguments are rejected before anything is spawned', async () => {
     await assert.rejects(startGuest([]), TypeError);
     await assert.rejects(startGuest(nodeGuestCommand, { startTimeoutMs: -1 }), /startTimeoutMs must be a positive number/);
+    for (const [options, said] of [
+      [{ startTimeoutMs: NaN }, /options\.startTimeoutMs must be a positive number, got NaN/],
+      [{ restartBudget: { restarts: 'abc' } }, /options\.restartBudget\.restarts must be a whole number of 0 or more, got "abc"/],
+      [{ restartBudget: { restarts: -1 } }, /options\.restartBudget\.restarts must be a whole number of 0 or more, got -1/],
+      [{ restartBudget: 3 }, /options\.restartBudget must be an object \(\{restarts, windowMs\}\), got 3/],
+      [{ maxLineBytes: 1.5 }, /options\.maxLineBytes must be a whole number of bytes above 0, got 1\.5/],
+      [{ cwd: 7 }, /options\.cwd must be a directory path \(a string\), got 7/],
+      [{ env: 'PATH=/bin' }, /options\.env must be an object of environment variables/],
+      [{ requestTimeout: 5_000 }, /options\.requestTimeout is not an option of startGuest \(did you mean requestTimeoutMs\?\)/],
+    ]) {
+      await assert.rejects(startGuest(nodeGuestCommand, options), (error) => {
+        assert.ok(error instanceof TypeError, `${JSON.stringify(options)}: ${error}`);
+        assert.match(error.message, said);
+        return true;
+      });
+    }
   });
 });
