@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mt_eval.harness.covariates import SETTINGS, covariate_states
+from mt_eval.harness.latency import nothing_measured
 from mt_eval.harness.policy import COVARIATES
 
 if TYPE_CHECKING:
@@ -64,8 +65,7 @@ def latency_comparison(a: RunCard, b: RunCard, allowed: list[str]) -> dict[str, 
     if self_reported:
         report["reason"] = (f"{' and '.join(self_reported)}'s latency is what the method reported about itself (a "
                             "card from an older mt-eval): only latencies the harness measured are compared")
-    elif unmeasured := [name for name, card in (("A", a), ("B", b))
-                        if card.latency.cold_s is None and not card.latency.hot_calls]:
+    elif unmeasured := [name for name, card in (("A", a), ("B", b)) if nothing_measured(card.latency)]:
         report["reason"] = (f"{' and '.join(unmeasured)}'s latency was not measured (a run with --latency-sample 0, "
                             "no scored entry, or a first call that failed): there is nothing to compare")
     elif labels["a"] != labels["b"] and HARDWARE not in allowed:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from mt_eval.harness.covariates import covariate_states
+from mt_eval.harness.metric_statistics import MIN_RESAMPLES
 from mt_eval.harness.policy import GatePolicy, ResolvedPolicy, percent, thresholds
 from mt_eval.harness.runcard import GateCheck, GateFacts, RunCard
 
@@ -135,8 +136,6 @@ def _scored(card: RunCard, policy: GatePolicy) -> GateCheck:
     details = [] if n >= policy.min_scored else [f"{n} scored entr{'y' if n == 1 else 'ies'}: a headline needs at "
                                                  f"least {policy.min_scored} (the policy's min_scored)"]
     chosen = next((m for m in card.metrics.metrics if m.name == card.metrics.headline), None)
-    from mt_eval.harness.metric_statistics import MIN_RESAMPLES
-
     resamples = card.metrics.bootstrap_resamples
     if chosen is not None and (chosen.ci_low is None or chosen.ci_high is None):
         details.append(f"the headline metric {chosen.name} has no 95% interval (the card was scored with "

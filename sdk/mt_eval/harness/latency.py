@@ -209,12 +209,18 @@ def seconds(value: float) -> str:
     return format_duration(value)
 
 
+def nothing_measured(facts: LatencyFacts) -> bool:
+    """No latency figure at all: no cold call timed and no hot call (--latency-sample 0, no scored entry, or a
+    first call that failed)."""
+    return facts.cold_s is None and not facts.hot_calls
+
+
 def latency_line(facts: LatencyFacts, *, scored: int | None = None) -> str:
     """The run summary's latency line: measured figures, the self-reported ones apart (``scored``: the run's
     scored entries, where known; the calls are made with scored entries only)."""
     if facts.measured_by != "harness":
         return "latency: self-reported by the method (a card from an older mt-eval)"
-    if facts.cold_s is None and not facts.hot_calls:
+    if nothing_measured(facts):
         why = f" (the first call {facts.cold_failed})" if facts.cold_failed else " (--latency-sample 0)"
         if not facts.cold_failed and scored == 0:
             why = " (the run has no scored entry: the latency calls are made with scored entries only)"
