@@ -171,3 +171,4 @@ def test_a_selection_of_canaries_and_negatives_only_says_so_not_that_results_are
            "only)" in out
     assert "not every entry has a result" not in out and "--latency-sample 0" not in out + err
     assert "families: 0 scored, canaries 3/3 (100.0%) passed" in out
+    assert "6 of 36 entries selected; 0 scored, 3 canaries, 3 negative controls" in err  # the selection's families

@@ -76,8 +76,9 @@ def family_counts(entries: Sequence[dict[str, Any]]) -> str | None:
             f"{plural(counts['negative'], 'negative control')}")
 
 
-def summary_line(corpus: Corpus, selected: int | None = None) -> str:
-    """One line saying how the corpus is read, printed by ``mt-eval run``."""
+def summary_line(corpus: Corpus, selected: Sequence[dict[str, Any]] | None = None) -> str:
+    """One line saying how the corpus is read, printed by ``mt-eval run``; with ``selected`` (the entries a run
+    selected), the families counted are the selection's."""
     parts = [layout(corpus)]
     aliases = alias_note(corpus)
     if aliases:
@@ -88,10 +89,11 @@ def summary_line(corpus: Corpus, selected: int | None = None) -> str:
         parts.append(f"{plural(len(corpus.comment_lines), 'comment line')} skipped "
                      f"(line{'s' if len(corpus.comment_lines) > 1 else ''} {listing(corpus.comment_lines, 5)})")
     count = plural(len(corpus.entries), "entry", "entries")
-    if selected is not None and selected != len(corpus.entries):
-        count = f"{selected:,} of {count} selected"
+    chosen = corpus.entries
+    if selected is not None and len(selected) != len(corpus.entries):
+        count, chosen = f"{len(selected):,} of {count} selected", selected
     parts.append(count)
-    families = family_counts(corpus.entries)
+    families = family_counts(chosen)
     if families is not None:
         parts.append(families)
     if not corpus.references:

@@ -39,7 +39,7 @@ def settle_run_corpus(spec: CorpusSpec, corpus: Corpus, pair: str, request: Sele
     for warning in corpus.warnings:
         print(f"warning: corpus {corpus.path}: {warning}", file=sys.stderr)
     if not quiet:
-        print(summary_line(corpus, len(selection.entries)), file=sys.stderr)
+        print(summary_line(corpus, selection.entries), file=sys.stderr)
     return selection
 
 
