@@ -353,3 +353,26 @@ async def test_a_command_that_cannot_be_run_is_said_to_be_so_not_to_be_made_to_a
     assert str(failed.value) == ("cmd cannot start: cannot start guest './missing-program': No such file or directory"
                                  f"\n  fix: make \"command\" in method.json start a program that exists and may be run "
                                  f"(a path in {tmp_path}, or a program on PATH)")
+
+
+def test_a_node_method_that_throws_at_load_fails_with_the_guests_fix_once(tmp_path: Path, capsys):
+    """The guest says how to fix a module that throws as it loads: `mt-eval run` gives that fix (not a second, generic
+    one), and an entry it fails (`mt-eval translate`) carries it on its one line."""
+    from mt_eval.cli import main
+
+    plugin = tmp_path / "throws"
+    plugin.mkdir()
+    (plugin / "method.json").write_text('{"name": "Throws", "node_entry": "translate.js", "dependencies": [], '
+                                        '"supported_pairs": ["eng>spa"]}')
+    (plugin / "translate.js").write_text("export async function translate(entries) { return []; }\n"
+                                         "throw new Error('no model file');\n")
+    assert main(["run", "--demo", "--method", str(plugin), "--out", str(tmp_path / "run")]) == 1
+    err = capsys.readouterr().err
+    said = "throws cannot start: guest throws failed to start: cannot load the method: translate.js:2: Error: no model file"
+    assert f"{said}\n  fix: translate.js threw while it was being loaded; fix the code that runs at load time\n" in err
+    assert err.count("fix:") == 1, err
+    assert main(["translate", str(plugin), "Hello."]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines() == ["[error] guest throws failed to start: cannot load the method: translate.js:2: Error: no "
+                                "model file; fix: translate.js threw while it was being loaded; fix the code that runs "
+                                "at load time"], out

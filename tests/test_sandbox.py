@@ -163,6 +163,12 @@ def test_an_entry_that_throws_at_load_is_said_once_and_not_called_imported(tmp_p
     assert "entry point loaded in the sandbox, and failed (below)" in out and "entry point imported" not in out
     [error] = [line for line in out.splitlines() if line.strip().startswith("error:")]
     assert error.count("no model file") == 1, out  # not again as the guest's stderr
+    fixes = [line.strip() for line in out.splitlines() if line.strip().startswith("fix:")]
+    if runtime == "node":  # the guest's own fix is the problem's fix, said once
+        assert "fix: translate.js threw while it was being loaded; fix the code that runs at load time (in the " \
+               "sandbox a guest reads" in out
+        assert sum("threw while it was being loaded" in line for line in out.splitlines()) == 1, out
+        assert not any("guest's own words are above" in fix for fix in fixes), out
 
 
 def test_a_slow_import_in_the_sandbox_gets_the_longer_of_its_floor_and_timeout(make_plugin, monkeypatch):

@@ -38,10 +38,13 @@ async def start_method(loaded: LoadedMethod, config: Any, *, name: str | None = 
 def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) -> str:
     """``METHOD cannot start: REASON`` with the guest's last stderr lines (those the reason does not already
     say) and what to do about it."""
+    from mt_eval.bridge.method import split_fix
+
     data = exc.data if isinstance(exc.data, dict) else {}
     lines = [line for line in str(data.get("stderr_tail") or "").splitlines() if line.strip()]
     tail = [line for line in lines if line.strip().split(": ", 1)[-1] not in exc.message][-12:]
-    text = f"{name or loaded.method_id} cannot start: {exc.message}"
+    said, fix = split_fix(exc.message)  # a guest that says how to fix it (a Node module that does not load)
+    text = f"{name or loaded.method_id} cannot start: {said}"
     if tail:
         text += "\n  guest stderr (last lines):\n    " + "\n    ".join(tail)
     if data.get("not_a_guest"):
@@ -51,6 +54,8 @@ def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) ->
             text += (f"\n  fix: make \"command\" in method.json start a program that exists and may be run (a path "
                      f"in {loaded.directory}, or a program on PATH)")
         return text
+    if fix is not None:
+        return f"{text}\n  fix: {fix}"
     entry = loaded.manifest.node_entry or loaded.manifest.entry_point or " ".join(loaded.manifest.command or [])
     text += (f"\n  fix: make {entry} load and answer initialize (try `mt-eval translate {loaded.directory} "
              "\"Hello.\"`, and `mt-eval bridge check` for a command)")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,13 +49,28 @@ def error_result(entry_id: str, error: str) -> dict[str, Any]:
     return msgspec.to_builtins(results.error_result(entry_id, error))  # type: ignore[no-any-return]
 
 
-def per_entry_error(exc: m.BridgeError) -> str:
-    """The text each affected entry carries: what happened (a method's failure as `method_failure` words it), the
-    exit code and the stderr tail."""
+def split_fix(message: str) -> tuple[str, str | None]:
+    """A guest's message and the fix it gives (``…\n  fix: …``, as the Node guest words a method that does not load),
+    apart; (message, None) when it gives none."""
+    found = _FIX.search(message)
+    if found is None:
+        return message, None
+    return message[:found.start()], message[found.end():].strip() or None
+
+
+_FIX = re.compile(r"\n[ \t]*fix: ")
+
+
+def per_entry_error(exc: m.BridgeError, *, with_fix: bool = True) -> str:
+    """The text each affected entry carries, on one line: what happened (a method's failure as `method_failure`
+    words it; the guest's fix after it, unless not ``with_fix``), the exit code and the stderr tail."""
     data = exc.data if isinstance(exc.data, dict) else {}
-    text = method_failure(exc.message, data.get("type")) if exc.code == m.METHOD_FAILED else exc.message
+    said, fix = split_fix(exc.message)
+    text = method_failure(said, data.get("type")) if exc.code == m.METHOD_FAILED else said
+    if fix is not None and with_fix:
+        text += f"; fix: {' '.join(fix.split())}"
     tail = [line for line in str(data.get("stderr_tail") or "").splitlines() if line.strip()][-5:]
-    tail = [line for line in tail if _said(line) not in text]  # (a guest that could not load says it twice)
+    tail = [line for line in tail if _said(line) not in exc.message]  # (a guest that could not load says it twice)
     if tail:
         text += " | stderr: " + " / ".join(tail)
     return text

@@ -110,13 +110,15 @@ def _node_start_problems(source: PluginSource, exc: BridgeError, *, sandboxed: b
         return [Problem(file=file, path="$", severity="warning", code="entry-point",
                         message=f"could not load {entry} through the Node guest: {exc.message}",
                         hint="install Node.js 20 or later (or set MT_EVAL_NODE to its path) to check the Node entry")]
-    from mt_eval.bridge.method import per_entry_error
+    from mt_eval.bridge.method import per_entry_error, split_fix
 
     confined = (" (in the sandbox a guest reads its plugin directory read-only, has no network and writes only to "
                 "/tmp)") if sandboxed else ""
-    return [Problem(file=file, path="$", code="entry-point", message=f"loading {entry} failed: {per_entry_error(exc)}",
-                    hint=f"the guest's own words are above{confined}; `node -e \"import('./{entry}')\"` in the plugin "
-                         "directory shows the full error")]
+    fix = split_fix(exc.message)[1]  # the guest's own, when it gives one
+    return [Problem(file=file, path="$", code="entry-point",
+                    message=f"loading {entry} failed: {per_entry_error(exc, with_fix=False)}",
+                    hint=f"{fix}{confined}" if fix else f"the guest's own words are above{confined}; "
+                         f"`node -e \"import('./{entry}')\"` in the plugin directory shows the full error")]
 
 
 def _syntax_location(file: Path) -> tuple[str | None, str | None]:
