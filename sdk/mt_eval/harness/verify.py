@@ -210,12 +210,25 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
         bad = [p for p in found if p.severity == "error"]
     for problem in bad:
         result.problems.append(msgspec.structs.replace(problem, path="$.method.card" + problem.path[1:]))
+    unknown = data.keys() - _RUN_CARD_FIELDS
+    if unknown:  # (a misspelled field would otherwise pass, its value read by nothing)
+        from mt_eval.corpus.model import listing
+
+        names = sorted(unknown)
+        said = f"{names[0]!r} is not a field" if len(names) == 1 else f"{listing([repr(n) for n in names], 5)} are " \
+            "not fields"
+        bad.append(Problem(file=result.path, path=f"$.{names[0]}", code="schema", hint="use the card the run wrote",
+                           message=f"{said} of a run card ({CARD_VERSION})"))
+        result.problems.append(bad[-1])
     times = _times_problem(result.card)
     if times is not None:
         bad.append(Problem(file=result.path, path=times[0], message=times[1], code="timestamp",
                            hint="use the card the run wrote"))
         result.problems.append(bad[-1])
     result.check("schema", not bad, "run card and method card" if not bad else bad[0].message)
+
+
+_RUN_CARD_FIELDS = frozenset(RunCard.__struct_fields__)
 
 
 def _times_problem(card: RunCard) -> tuple[str, str] | None:
