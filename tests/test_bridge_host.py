@@ -368,11 +368,12 @@ def test_a_node_method_that_throws_at_load_fails_with_the_guests_fix_once(tmp_pa
                                          "throw new Error('no model file');\n")
     assert main(["run", "--demo", "--method", str(plugin), "--out", str(tmp_path / "run")]) == 1
     err = capsys.readouterr().err
-    said = "throws cannot start: guest throws failed to start: cannot load the method: translate.js:2: Error: no model file"
+    said = ("throws cannot start: guest throws failed to start: cannot load the method: translate.js:2: Error: no "
+            "model file")
     assert f"{said}\n  fix: translate.js threw while it was being loaded; fix the code that runs at load time\n" in err
     assert err.count("fix:") == 1, err
     assert main(["translate", str(plugin), "Hello."]) == 1
     out = capsys.readouterr().out
-    assert out.splitlines() == ["[error] guest throws failed to start: cannot load the method: translate.js:2: Error: no "
-                                "model file; fix: translate.js threw while it was being loaded; fix the code that runs "
-                                "at load time"], out
+    assert out.splitlines() == ["[error] guest throws failed to start: cannot load the method: translate.js:2: "
+                                "Error: no model file; fix: translate.js threw while it was being loaded; fix the code "
+                                "that runs at load time"], out

@@ -244,9 +244,11 @@ def test_a_run_directory_stands_for_its_card(card_path: Path, tmp_path: Path, ca
      "the card says the run was in 'deu>fra', but its corpus declares 'eng>spa'"),
     (lambda card: card.update(eligibilty={"eligible": True}), "$.eligibilty",  # (misspelled: read by nothing)
      "'eligibilty' is not a field of a run card (run-card/1)"),
-    (lambda card: card.update(zeta=1, alpha=2), "$.alpha", "'alpha', 'zeta' are not fields of a run card (run-card/1)"),
+    (lambda card: card.update(zeta=1, alpha=2), "$.alpha",
+     "'alpha', 'zeta' are not fields of a run card (run-card/1)"),
 ])
-def test_a_resealed_card_with_a_false_pair_or_times_or_an_unknown_field_does_not_verify(card_path: Path, change, where: str, words: str):
+def test_a_resealed_card_with_a_false_pair_or_times_or_an_unknown_field_does_not_verify(card_path: Path, change,
+                                                                                       where: str, words: str):
     result = verify_card(edit(card_path, change))
     assert not result.ok and where in paths(result)
     assert words in next(p.message for p in result.errors if p.path == where)
