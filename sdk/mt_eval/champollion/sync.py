@@ -227,18 +227,22 @@ async def _send(open_method: Callable[[PairMethod], Awaitable[Translate]], metho
 async def _run_batches(batches: list[list[str]], translate: Translate, texts: dict[str, Protected],
                        run_config: dict[str, Any], outcomes: dict[str, tuple[str | None, str | None]], locale: str,
                        progress: Progress | None, sent: _Sent) -> None:
-    """Translate the batches, `BATCHES_IN_FLIGHT` at a time, counting each answered in ``sent`` and reporting
-    progress after it."""
+    """Translate the batches, `BATCHES_IN_FLIGHT` at a time, counting each in ``sent`` as it is handed to the method
+    (one in flight when the run is interrupted was sent, and may have been paid for) and reporting progress as each
+    is answered."""
     pending = iter(batches)
     total = sum(len(batch) for batch in batches)
+    answered = 0
 
     async def worker() -> None:
+        nonlocal answered
         for batch in pending:
-            outcomes.update(await _translate_batch(translate, batch, texts, run_config))
             sent.strings += len(batch)
             sent.calls += 1
+            outcomes.update(await _translate_batch(translate, batch, texts, run_config))
+            answered += len(batch)
             if progress is not None:
-                progress(locale, sent.strings, total)
+                progress(locale, answered, total)
 
     async with anyio.create_task_group() as group:
         for _ in range(min(BATCHES_IN_FLIGHT, len(batches))):

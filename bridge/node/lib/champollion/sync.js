@@ -193,22 +193,25 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
 }
 
 /**
- * Start the pair's method and translate the locale's batches, BATCHES_IN_FLIGHT at a time, counting each
- * answered in sent and reporting progress after it; once signal is aborted, nothing more is sent or kept.
+ * Start the pair's method and translate the locale's batches, BATCHES_IN_FLIGHT at a time, counting each in sent
+ * as it is handed to the method (one in flight when the run is interrupted was sent, and may have been paid for) and
+ * reporting progress as each is answered; once signal is aborted, nothing more is sent or kept.
  */
 async function send(openMethod, method, batches, texts, outcomes, progress, sent, signal) {
   const translate = await openMethod(method);
   const total = batches.reduce((sum, batch) => sum + batch.length, 0);
   let next = 0;
+  let answered = 0;
   const worker = async () => {
     while (next < batches.length && !signal?.aborted) {
       const batch = batches[next++];
+      sent.strings += batch.length;
+      sent.calls += 1;
       const translated = await translateBatch(translate, batch, texts, method.runConfig);
       if (signal?.aborted) return;
       for (const [text, outcome] of translated) outcomes.set(text, outcome);
-      sent.strings += batch.length;
-      sent.calls += 1;
-      progress?.(method.pair.target, sent.strings, total);
+      answered += batch.length;
+      progress?.(method.pair.target, answered, total);
     }
   };
   await Promise.all(Array.from({ length: Math.min(BATCHES_IN_FLIGHT, batches.length) }, worker));
