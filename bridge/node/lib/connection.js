@@ -9,8 +9,8 @@
 import { GuestProcess } from './child.js';
 import { LazyTimer } from './lazy-timer.js';
 import {
-  BridgeError, ErrorCode, classify, decodeUtf8, encode, errorResponse, isPlainObject, notification, readMessageId,
-  requestLine,
+  BridgeError, ErrorCode, classify, decodeUtf8, encode, errorResponse, isPlainObject, lineLimit, notification,
+  readMessageId, requestLine,
 } from './protocol.js';
 
 // The requests that carry a method's work (and say whether a guest is doing any).
@@ -124,7 +124,7 @@ export class Connection {
     // (a string of n UTF-16 units is at most 3n bytes of UTF-8: only a long one needs counting)
     if (line.length * 3 > this.maxLineBytes + 1 && Buffer.byteLength(line) - 1 > this.maxLineBytes) {
       return Promise.reject(new BridgeError(ErrorCode.MESSAGE_TOO_LARGE,
-        `the ${method} request is over the ${this.maxLineBytes}-byte line limit`));
+        `the ${method} request is over ${lineLimit(this.maxLineBytes)}`));
     }
     return new Promise((resolve, reject) => {
       const pending = { id, method, resolve, reject };
@@ -202,7 +202,7 @@ export class Connection {
 
   #overflow(id, bytes) {
     const error = new BridgeError(ErrorCode.MESSAGE_TOO_LARGE,
-      `the guest's response is over the ${this.maxLineBytes}-byte line limit (${bytes}+ bytes)`);
+      `the guest's response (${bytes}+ bytes) is over ${lineLimit(this.maxLineBytes)}`);
     if (!(typeof id === 'number' && this.#settle(id, error))) {
       this.logger.warn(`skipped a guest stdout line over ${this.maxLineBytes} bytes (id ${JSON.stringify(id ?? null)})`);
     }

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 
 import { Connection } from './connection.js';
 import {
-  BridgeError, EncodedParams, ErrorCode, PROTOCOL_VERSION, encode, isPlainObject, request, requestLine,
+  BridgeError, EncodedParams, ErrorCode, PROTOCOL_VERSION, encode, isPlainObject, lineLimit, request, requestLine,
 } from './protocol.js';
 import { methodView } from './gold.js';
 import { decisionError, matchDecisions, rowsProblem } from './decisions.js';
@@ -257,7 +257,7 @@ export class HostedGuest {
       const bytes = Buffer.byteLength(JSON.stringify(entry)) + 1;
       if (overhead + bytes > limit) {
         flush();
-        batches.push({ entries: [entry], error: `the entry is too large to send: its request would be over the ${limit}-byte line limit` });
+        batches.push({ entries: [entry], error: `the entry is too large to send: its request would be over ${lineLimit(limit)}` });
         continue;
       }
       if (current.entries.length >= size || current.bytes + bytes > limit) flush();

@@ -7,6 +7,16 @@ export const PROTOCOL_VERSION = 'mt-eval-bridge/1';
 export const SUPPORTED_VERSIONS = Object.freeze([PROTOCOL_VERSION]);
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
+/**
+ * "the 16777216-byte line limit" (the protocol's), or, for a limit a host set lower (maxLineBytes), that it is this
+ * host's own and how to raise it: a line over it breaks no rule of the protocol.
+ */
+export function lineLimit(limit) {
+  if (limit >= DEFAULT_MAX_LINE_BYTES) return `the ${limit}-byte line limit`;
+  return `this host's ${limit}-byte line limit (its maxLineBytes option; the protocol allows ${DEFAULT_MAX_LINE_BYTES}`
+    + ' bytes: raise maxLineBytes to take longer lines)';
+}
+
 export const ErrorCode = Object.freeze({
   PARSE_ERROR: -32700,
   INVALID_REQUEST: -32600,

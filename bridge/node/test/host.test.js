@@ -210,9 +210,19 @@ describe('host failure semantics', () => {
     const guest = await start(misbehaving('huge'), { maxLineBytes: 16_384 });
     const results = await guest.translate(entries('ab', 'huge', 'cd'));
     ok(results[0], 'spa:ba');
-    failed(results[1], /over the 16384-byte line limit/);
+    // (a limit the host set lower than the protocol's is said to be its own, with how to raise it)
+    failed(results[1], /^the guest's response \(\d+\+ bytes\) is over this host's 16384-byte line limit \(its maxLineBytes option; the protocol allows 16777216 bytes: raise maxLineBytes to take longer lines\)$/);
     ok(results[2], 'spa:dc');
     ok((await guest.translate(entries('still works')))[0], 'spa:skrow llits');
+    await closeAndCheck(guest);
+  });
+
+  test('an entry whose request would be over the line limit fails alone, unsent; the others are translated', async () => {
+    const guest = await start(misbehaving('sizes'), { maxLineBytes: 4_096 });
+    const results = await guest.translate([{ id: 'a', source: 'x' }, { id: 'big', source: 'y'.repeat(5_000) }]);
+    assert.deepEqual(results.map((r) => [r.id, r.predicted]), [['a', '1'], ['big', null]]);
+    assert.equal(results[1].error, "the entry is too large to send: its request would be over this host's 4096-byte "
+      + 'line limit (its maxLineBytes option; the protocol allows 16777216 bytes: raise maxLineBytes to take longer lines)');
     await closeAndCheck(guest);
   });
 

@@ -27,6 +27,15 @@ NOT_INITIALIZED = -32006
 METHOD_FAILED = -32007
 
 
+def line_limit(limit: int) -> str:
+    """``the 16777216-byte line limit`` (the protocol's), or, for a limit a host set lower
+    (``HostOptions.max_line_bytes``), that it is this host's own and how to raise it."""
+    if limit >= DEFAULT_MAX_LINE_BYTES:
+        return f"the {limit}-byte line limit"
+    return (f"this host's {limit}-byte line limit (its max_line_bytes option; the protocol allows "
+            f"{DEFAULT_MAX_LINE_BYTES} bytes: raise max_line_bytes to take longer lines)")
+
+
 class ErrorObject(msgspec.Struct, omit_defaults=True):
     code: int
     message: str
