@@ -94,3 +94,39 @@ def test_the_python_host_in_process_and_the_node_host_with_a_python_guest_say_th
 def test_both_hosts_say_the_same_of_a_node_guest(tmp_path: Path):
     method = plugin(tmp_path, "node")
     assert python_host(method) == node_host(method, tmp_path) == EXPECTED
+
+
+SLOW = {"python": "import asyncio\n\nclass M:\n    async def translate(self, entries, config):\n"
+                  "        await asyncio.sleep(30)\n        return []\n",
+        "node": "export async function translate() { await new Promise((r) => setTimeout(r, 30000)); return []; }\n"}
+
+
+@pytest.mark.parametrize("runtime", ["python", "node"])
+async def test_calls_running_when_the_python_host_closes_a_guest_fail_as_closed_and_are_not_sent_again(
+        tmp_path: Path, runtime: str, caplog):
+    """As the Node host says it: a Python guest cancels them as its input ends, a Node guest still busy is stopped
+    with SIGTERM; either way each entry says the guest was closed, and no guest is started again to retry them."""
+    import asyncio
+    import time
+
+    from mt_eval.bridge.connection import HostOptions
+    from mt_eval.bridge.method import BridgeMethod
+    from mt_eval.loader import load_method
+
+    directory = plugin(tmp_path, runtime)
+    (directory / ("pipeline.py" if runtime == "python" else "translate.js")).write_text(SLOW[runtime])
+    command = [sys.executable, "-m", "mt_eval.cli", "serve", str(directory)] if runtime == "python" else \
+        load_method(directory).method.command  # (the Node guest as the SDK starts it)
+    method = BridgeMethod(command, label="slow", options=HostOptions(shutdown_grace_s=0.5))
+    running = asyncio.ensure_future(method.translate([{"id": str(i), "source": "Hi"} for i in range(3)], CONFIG))
+    await method.start(CONFIG)
+    await asyncio.sleep(0.5)  # (the request is on the wire)
+    began = time.monotonic()
+    await method.aclose()
+    results = await asyncio.wait_for(running, 10)
+    assert [r["error"] for r in results] == ["the guest was closed"] * 3
+    assert time.monotonic() - began < 5 and "restarting guest" not in caplog.text
+    assert not method._connection.alive
+
+
+CONFIG = {"source_lang": "eng", "target_lang": "spa"}

@@ -40,6 +40,7 @@ log = logging.getLogger("mt_eval.bridge")
 guest_log = logging.getLogger("mt_eval.bridge.guest")
 _LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 _BATCH_REQUESTS = frozenset({"translate", "decide"})  # the requests that carry a method's work
+_CLOSED = "the guest was closed"  # what a call in flight when the host closes the guest fails with
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ class GuestConnection(ChildProcess):
         self._timer = LazyTimer(self._sweep)
         self._stopped_because: str | None = None
         self._unmatched_said = False  # an answer to no request in flight was logged
+        self._closed_by_host = False  # `aclose` began: the calls in flight fail as "the guest was closed"
 
     @property
     def alive(self) -> bool:
@@ -155,6 +157,7 @@ class GuestConnection(ChildProcess):
         """Shut the guest down, escalating: shutdown → close stdin → SIGTERM → SIGKILL (process group)."""
         if self._transport is None or self._closing:
             return
+        self._closed_by_host = True
         if self.alive and self.info is not None:
             grace = self.options.shutdown_grace_s
             with contextlib.suppress(m.BridgeError):
@@ -164,7 +167,11 @@ class GuestConnection(ChildProcess):
     def on_closed(self) -> None:
         self._timer.cancel()
         self._cancel_settled()
-        self._fail_all(m.GUEST_EXITED, "the guest was closed")
+        self._fail_all(m.GUEST_EXITED, _CLOSED, closed=True)
+
+    def _closed_data(self) -> dict[str, Any]:
+        """What a call the host's `aclose` ended carries: ``closed`` (it is not to be sent again)."""
+        return {**self._failure_data(self._in_flight() <= 1), "closed": True}
 
     def gone_because(self) -> str:
         """Why the guest no longer runs, for the log line of its restart: what stopped it, or how it ended and the
@@ -315,6 +322,9 @@ class GuestConnection(ChildProcess):
             return
         if message.error is not None:
             error = message.error
+            if self._closed_by_host and error.code == m.CANCELLED and not cancelled:  # (cancelled as its input ended)
+                pending.future.set_exception(m.BridgeError(m.CANCELLED, _CLOSED, self._closed_data()))
+                return
             pending.future.set_exception(m.BridgeError(error.code, error.message, error.data))
         elif message.result is msgspec.UNSET:
             pending.future.set_exception(m.BridgeError(m.INVALID_REQUEST, "guest sent a response with neither "
@@ -384,13 +394,16 @@ class GuestConnection(ChildProcess):
     def on_gone(self, status: str) -> None:
         self._timer.cancel()
         self._cancel_settled()
-        self._fail_all(m.GUEST_EXITED, f"the guest {status}")
+        if self._closed_by_host:  # it ended as `aclose` stopped it (SIGTERM, say, for a guest still busy)
+            self._fail_all(m.GUEST_EXITED, _CLOSED, closed=True)
+        else:
+            self._fail_all(m.GUEST_EXITED, f"the guest {status}")
 
     def _failure_data(self, alone: bool) -> dict[str, Any]:
         return {"exit_code": self.exit_code, "stderr_tail": self.stderr_tail(), "alone": alone}
 
-    def _fail_all(self, code: int, message: str) -> None:
-        data = self._failure_data(self._in_flight() <= 1)
+    def _fail_all(self, code: int, message: str, *, closed: bool = False) -> None:
+        data = self._closed_data() if closed else self._failure_data(self._in_flight() <= 1)
         for pending in list(self._pending.values()):
             if not pending.future.done():
                 pending.future.set_exception(m.BridgeError(code, message, data))

@@ -14,7 +14,8 @@ get per-entry errors and every other entry keeps its result. The entries a failu
 A guest that died is restarted on the next request, within a crash-loop budget (`HostOptions.restart_budget`
 restarts per `restart_window_s`; a guest that completed work before it died is not crash-looping and costs
 nothing). A guest that never started — its method does not load, it exits or does not answer initialize —
-is not retried: every later call fails at once with the same reason (`start` raises it).
+is not retried: every later call fails at once with the same reason (`start` raises it). Calls running when
+`aclose` ends the guest fail as ``the guest was closed``, and are not sent again.
 """
 
 from __future__ import annotations
@@ -281,6 +282,8 @@ class BridgeMethod:
                              alone: bool) -> list[dict[str, Any]]:
         """A request failed as a whole: find the entries the failure belongs to (see the module docstring)."""
         data = exc.data if isinstance(exc.data, dict) else {}
+        if data.get("closed"):  # `aclose` ended the guest: nothing is sent again (nor a guest started again)
+            return [kind.fail(str(e["id"]), exc.message) for e in batch]
         if exc.code in _GUEST_LOST:
             if alone or (data.get("alone") and len(batch) == 1):
                 return [kind.fail(str(e["id"]), per_entry_error(exc)) for e in batch]
