@@ -2,7 +2,7 @@
 // config) and/or decide(rows, config), and optionally name, methodCard() and close(); a default export holding them
 // works too. Nothing here reads a plugin's files: a host that has checked them names the module (`moduleTarget`), and
 // ./method-module.js resolves a plugin directory, checking its files first.
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -19,6 +19,10 @@ export const REQUESTS = Object.freeze({ translate: 'entries', decide: 'rows' });
 export function moduleTarget(module, { name, methodId, implements: requests } = {}) {
   const file = resolve(module);
   if (!existsSync(file)) throw new Error(`${file}: no such file`);
+  if (statSync(file).isDirectory()) {
+    throw new Error(`${file} is a directory, not a module: give the method's module file (its translate.js), or serve `
+      + 'the plugin directory as one (`mt-eval-guest DIR`, without --module)');
+  }
   const stem = name ?? basename(file, extname(file));
   return { file, name: stem, methodId: methodId ?? kebabCase(stem), implements: requests ?? null };
 }

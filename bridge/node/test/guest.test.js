@@ -366,6 +366,7 @@ describe('loading the method', () => {
       [['--max-line-bytes', 'lots', reverseFixture], /--max-line-bytes must be a positive integer/],
       [[join(scratch, 'missing-dir')], /no such directory/],
       [['--module', join(scratch, 'missing.js')], /missing.js: no such file/],
+      [['--module', reverseFixture], /reverse is a directory, not a module: give the method's module file \(its translate\.js\), or serve the plugin directory as one \(`mt-eval-guest DIR`, without --module\)$/m],
       [[python], /no "node_entry": this plugin does not run on Node\n\s+fix: serve it with `mt-eval serve DIR`/],
       [[reverseFixture, '--name', 'X'], /--name goes with --module \(a plugin directory names its method\)/],
       [['--module', join(nodePackage, 'index.js'), '--name', ''], /--name is empty: give a value, or leave --name out/],
