@@ -98,6 +98,14 @@ export function explainLoadError(error, file) {
       + `"module"\n  fix: rename it to ${basename(culprit, extname(culprit))}.cjs${entry}, or write it as an ES module `
       + '(import ... from, export ...)', { cause: error });
   }
+  if (error?.code === 'ERR_UNSUPPORTED_DIR_IMPORT') { // (`import './lib'`: an ES module names the file)
+    const directory = message.match(/Directory import '([^']+)'/)?.[1];
+    const importer = message.match(/imported from (.+)$/)?.[1];
+    const near = directory && importer === file ? shown(directory, base) : null; // (as the entry would write it)
+    const example = near && !near.startsWith('/') ? ` (e.g. './${near}/index.js')` : '';
+    return new MethodLoadError(`${message}\n  fix: import the module file, not its directory: an ES module does not `
+      + `resolve a directory to its index.js${example}`, { cause: error });
+  }
   if (error?.code === 'ERR_MODULE_NOT_FOUND' || error?.code === 'MODULE_NOT_FOUND') {
     return new MethodLoadError(`${message}\n  fix: install the package the plugin needs, or correct the import path`,
       { cause: error });

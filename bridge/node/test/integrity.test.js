@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 
 import { loadMethodPlugin, MethodLoadError, startGuest } from '../index.js';
@@ -145,7 +145,10 @@ describe('loadMethodPlugin runs translate.js in this process', () => {
 describe('a plugin that cannot start fails once, at once, with the fix (10.9)', () => {
   const plugin = (files, { entry = 'translate.js', type } = {}) => {
     const directory = mkdtempSync(join(tmpdir(), 'integrity-plugin-'));
-    for (const [name, text] of Object.entries(files)) writeFileSync(join(directory, name), text);
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(directory, name)), { recursive: true });
+      writeFileSync(join(directory, name), text);
+    }
     writeFileSync(join(directory, 'method.json'), JSON.stringify({ name: 'P', node_entry: entry, dependencies: [] }));
     if (type) writeFileSync(join(directory, 'package.json'), JSON.stringify({ type }));
     return directory;
@@ -175,6 +178,17 @@ describe('a plugin that cannot start fails once, at once, with the fix (10.9)', 
       assert.deepEqual((await loaded.translate(entries('a'), config())).map((r) => r.predicted), ['cjs!']);
       await loaded.close();
     }
+  });
+
+  test('a module importing a directory is told to import its file, not that it threw at load', async () => {
+    const loaded = await loadMethodPlugin(plugin({ 'lib/index.js': 'export const x = 1;\n',
+      'translate.js': "import { x } from './lib';\nexport async function translate(e) { return []; }\n" }, { type: 'module' }));
+    const error = await loaded.start(config()).catch((e) => e);
+    assert.ok(error instanceof MethodLoadError, String(error));
+    assert.match(error.message, /Directory import '.*\/lib' is not supported/);
+    assert.match(error.message, /\n  fix: import the module file, not its directory: an ES module does not resolve a directory to its index\.js \(e\.g\. '\.\/lib\/index\.js'\)$/);
+    assert.doesNotMatch(error.message, /threw while it was being loaded/);
+    await loaded.close();
   });
 
   test('mt-eval-locales stops at once with the reason, instead of an error per key', async (t) => {
