@@ -217,6 +217,45 @@ async def test_a_method_that_hangs_up_mid_stream_is_logged_and_the_upstream_let_
     assert line["error"] == "the method closed the connection before the answer was complete"
 
 
+async def test_a_method_that_gives_up_before_the_answer_began_is_logged_and_the_upstream_let_go(serve,
+                                                                                               tmp_path: Path):
+    """A method's client that times out and closes its connection while the upstream still thinks: the gateway hears
+    the close at once (not when it would write the answer), lets the upstream go, and logs the answer as not
+    delivered, with no tokens counted."""
+    upstream_saw_the_end = asyncio.Event()
+
+    async def thinking(request: web.Request) -> web.Response:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:  # (aiohttp cancels the handler when its client goes)
+            upstream_saw_the_end.set()
+            raise
+        return web.json_response(ANSWER)
+
+    async with Upstream(thinking, handler_cancellation=True) as upstream:
+        _, url = await serve(upstream.base_url)
+        host, port = url.removeprefix("http://").removesuffix("/v1").split(":")
+        body = json.dumps(ASK).encode()
+        _, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        await writer.drain()
+        for _ in range(100):  # (until the upstream has the request)
+            if upstream.requests:
+                break
+            await asyncio.sleep(0.02)
+        writer.close()  # the method gives up
+        await asyncio.wait_for(upstream_saw_the_end.wait(), 3)
+        for _ in range(100):
+            if (tmp_path / "gateway.jsonl").exists() and log_lines(tmp_path):
+                break
+            await asyncio.sleep(0.02)
+    [line] = log_lines(tmp_path)
+    assert line["error"] == "the method closed the connection before the answer was complete"
+    assert line["status"] is None and (line["prompt_tokens"], line["completion_tokens"]) == (0, 0)
+    assert line["latency_s"] < 3
+
+
 async def test_the_upstream_sees_the_pinned_route_and_never_the_methods_credentials(serve):
     async with Upstream(answer) as upstream:
         route = ModelRoute(id=MODEL, upstream_model="served-name", api_key_env="STANDIN_KEY")

@@ -116,8 +116,13 @@ class ServerConnection(asyncio.Protocol):
             listener.gone()
 
     def eof_received(self) -> bool:
+        """The client closed its end. One that does so while its request is answered has given up on it (an HTTP/1.1
+        client does not half-close and wait): the connection is closed, and the relay hears it is gone, abandons the
+        upstream request and logs it as not delivered — as nginx does — rather than pays for an answer nobody reads.
+        Requests queued behind it are dropped with it."""
         self._eof = True
-        return self.busy  # keep the write side open to answer the request in hand, then close
+        self._queue.clear()
+        return False  # (the transport closes: `connection_lost` tells the listener)
 
     def pause_writing(self) -> None:
         self._write_paused = True
