@@ -16,6 +16,7 @@ within and how work is sent to it alone after a failure are in `mt_eval.child_po
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -24,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 import anyio
 
 from mt_eval import child_spawn
+from mt_eval.process_state import outside_group
 
 # Writes held back in one turn of the loop that go out together (`ChildProcess.write`): with 64 one-entry requests
 # in flight, groups of 8 let the child answer the first while the host sends the rest (1.5x the requests per
@@ -100,6 +102,38 @@ async def reap_group(pid: int | None, grace: float) -> None:
         if not signal_group(pid, 0):  # signal 0 only asks whether the group still exists
             return
     signal_group(pid, signal.SIGKILL)
+
+
+async def end_strays(strays: list[tuple[int, str]], grace: float, label: str, logger: logging.Logger) -> None:
+    """End what a child started outside its process group (`process_state.outside_group`, read before the child
+    was stopped) that still runs: SIGTERM, SIGKILL after ``grace``; say so, naming them."""
+    from mt_eval.process_state import same_process
+
+    left = [(pid, started) for pid, started in strays if same_process(pid, started)]
+    if not left:
+        return
+    names = ", ".join(f"pid {pid}: {_command(pid)}" for pid, _ in left)
+    logger.warning("%s left %d process%s running outside its process group (%s): ended (a method stops what it "
+                   "starts when it is closed)", label, len(left), "" if len(left) == 1 else "es", names)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid, started in left:
+            if same_process(pid, started):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
+        loop = asyncio.get_running_loop()
+        until = loop.time() + grace
+        while loop.time() < until:
+            if not any(same_process(pid, started) for pid, started in left):
+                return
+            await anyio.sleep(0.02)
+
+
+def _command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()[:80]
+    except OSError:
+        return "?"
 
 
 def exit_status(code: int | None) -> str:
@@ -281,6 +315,7 @@ class ChildProcess(asyncio.SubprocessProtocol):
         if self._transport is None or self._closing:
             return
         self._closing = True
+        strays = outside_group(self.pid)  # (read now: once the child ends, they are no longer known as its own)
         try:
             self.close_stdin()
             if not await wait_event(self._exited, self.grace_s):
@@ -289,6 +324,7 @@ class ChildProcess(asyncio.SubprocessProtocol):
                     signal_group(self.pid, signal.SIGKILL)
                     await wait_event(self._exited, self.grace_s)
             await reap_group(self.pid, self.grace_s)
+            await end_strays(strays, self.grace_s, self.label, self._stderr.logger)
         finally:
             if not self._exited.is_set():
                 signal_group(self.pid, signal.SIGKILL)

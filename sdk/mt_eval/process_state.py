@@ -94,6 +94,26 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def outside_group(pid: int | None) -> list[tuple[int, str]]:
+    """What ``pid`` started, at any depth, that left its process group (``setsid``: Node's ``detached``, Python's
+    ``start_new_session``), which a signal to the group does not reach: each process with its start time, to know
+    it again (`same_process`)."""
+    found = []
+    for child in descendants(pid) if pid is not None else ():
+        stat = _stat(child)
+        if stat is not None:
+            fields = stat[stat.rindex(")") + 2:].split()
+            if len(fields) > 19 and int(fields[2]) != pid:  # (pgrp, and starttime: fields 5 and 22 of stat)
+                found.append((child, fields[19]))
+    return found
+
+
+def same_process(pid: int, started: str) -> bool:
+    """Whether ``pid`` still runs and is the process that started at ``started`` (not a later one given its pid)."""
+    stat = _stat(pid)
+    return stat is not None and stat[stat.rindex(")") + 2:].split()[19:20] == [started]
+
+
 def runs(pid: int) -> bool:
     """Whether process ``pid`` still runs (a zombie has ended)."""
     return _stat(pid) is not None

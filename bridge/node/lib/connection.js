@@ -8,6 +8,7 @@
 // this host's sent back fails that request (bridge/PROTOCOL.md, "An error without an id").
 import { GuestProcess } from './child.js';
 import { LazyTimer } from './lazy-timer.js';
+import { endStrays, outsideGroup } from './strays.js';
 import {
   BridgeError, ErrorCode, classify, decodeUtf8, encode, errorResponse, isPlainObject, lineLimit, notification,
   readMessageId, requestLine,
@@ -179,6 +180,7 @@ export class Connection {
   async close(stepMs) {
     this.closing = true;
     const proc = this.process;
+    const strays = outsideGroup(proc.pid); // (read now: once the guest ends, they are no longer known as its own)
     if (proc.alive) {
       await Promise.race([
         this.request('shutdown', {}, { timeoutMs: stepMs }).catch(() => {}),
@@ -188,6 +190,7 @@ export class Connection {
       await proc.waitExit(stepMs);
     }
     await proc.terminate(stepMs);
+    await endStrays(strays, stepMs, (text) => this.logger.warn(text));
   }
 
   #settle(id, error, result) {

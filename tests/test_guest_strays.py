@@ -1,0 +1,86 @@
+"""A guest that starts a process outside its own process group (``setsid``: Node's ``detached``, Python's
+``start_new_session``) does not leave it running when the host closes the guest: a signal to the guest's group
+does not reach it, so the host ends it by name (read before the guest was stopped), and says so. (One that is no
+longer the guest's descendant when the guest is closed — a daemon that forked twice — is beyond its reach.)"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from mt_eval.bridge.connection import HostOptions
+from mt_eval.bridge.method import BridgeMethod
+
+NODE = shutil.which("node")
+CONFIG = {"source_lang": "eng", "target_lang": "spa"}
+PYTHON_METHOD = """
+import subprocess, sys
+
+class M:
+    async def translate(self, entries, config):
+        helper = subprocess.Popen(["sleep", "300"], start_new_session=True)
+        sys.stderr.write(f"helper pid {helper.pid}\\n")
+        return [{"id": e["id"], "predicted": str(helper.pid)} for e in entries]
+"""
+NODE_METHOD = """
+import { spawn } from 'node:child_process';
+export async function translate(entries) {
+  const helper = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
+  return entries.map((e) => ({ id: e.id, predicted: String(helper.pid) }));
+}
+"""
+
+
+def running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def plugin(root: Path, runtime: str) -> list[str]:
+    """The guest's command for a method that leaves a detached ``sleep 300`` behind."""
+    directory = root / runtime
+    directory.mkdir()
+    entry = {"entry_point": "pipeline:M"} if runtime == "python" else {"node_entry": "translate.js"}
+    (directory / "method.json").write_text(json.dumps({"name": "Strays", **entry, "dependencies": []}))
+    (directory / ("pipeline.py" if runtime == "python" else "translate.js")).write_text(
+        PYTHON_METHOD if runtime == "python" else NODE_METHOD)
+    if runtime == "python":
+        return [sys.executable, "-m", "mt_eval.cli", "serve", str(directory)]
+    from mt_eval.loader import load_method
+
+    return load_method(directory).method.command  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("runtime", ["python", pytest.param("node", marks=pytest.mark.skipif(
+    NODE is None, reason="node is not installed"))])
+async def test_a_process_the_guest_started_outside_its_group_is_ended_with_it(tmp_path: Path, runtime: str, caplog):
+    caplog.set_level(logging.WARNING)
+    method = BridgeMethod(plugin(tmp_path, runtime), label="strays", options=HostOptions(shutdown_grace_s=1))
+    [result] = await method.translate([{"id": "1", "source": "Hi"}], CONFIG)
+    helper = int(result["predicted"])
+    assert running(helper)
+    try:
+        await method.aclose()
+        for _ in range(100):
+            if not running(helper):
+                break
+            await asyncio.sleep(0.02)
+        assert not running(helper), "the detached helper outlived the guest"
+        if runtime == "node":  # (a Python guest ends its own children as it exits: `mt_eval.cli.leftovers`)
+            assert f"strays left 1 process running outside its process group (pid {helper}: sleep 300): ended" \
+                in caplog.text
+    finally:
+        if running(helper):
+            import os
+            import signal
+
+            os.kill(helper, signal.SIGKILL)
