@@ -34,6 +34,7 @@ from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
 from mt_eval.bridge.not_a_guest import not_a_guest_message, watch_handshake
 from mt_eval.bridge.runtimes import cannot_run
+from mt_eval.bridge.start_failures import start_error
 from mt_eval.child_process import ChildProcess, LazyTimer, exit_status, last_lines
 
 log = logging.getLogger("mt_eval.bridge")
@@ -119,7 +120,8 @@ class GuestConnection(ChildProcess):
             info = msgspec.json.decode(raw, type=m.InitializeResult)
         except (m.BridgeError, msgspec.ValidationError, msgspec.DecodeError) as exc:
             await self.aclose()
-            raise self._start_error(exc) from exc
+            raise start_error(exc, label=self.label, start_timeout_s=timeout, exit_code=self.exit_code,
+                              stderr_tail=self.stderr_tail()) from exc
         except BaseException:  # cancelled during the handshake: the guest does not outlive its start
             await self.aclose()  # (its cleanup kills the group even when this await is cancelled too)
             raise
@@ -133,25 +135,6 @@ class GuestConnection(ChildProcess):
         for pending in self._pending.values():
             if pending.method == "initialize" and not pending.future.done():
                 pending.future.set_exception(m.BridgeError(m.INVALID_REQUEST, message, {"not_a_guest": True}))
-
-    def _start_error(self, exc: Exception) -> m.BridgeError:
-        if isinstance(exc, m.BridgeError) and exc.code == m.UNSUPPORTED_VERSION:
-            supported = (exc.data or {}).get("supported") if isinstance(exc.data, dict) else None
-            return m.BridgeError(exc.code, f"guest {self.label} speaks {', '.join(supported or ['?'])}; this host "
-                                 f"speaks {', '.join(m.SUPPORTED_VERSIONS)}: upgrade the older side", exc.data)
-        if isinstance(exc, m.BridgeError) and exc.code == m.TIMEOUT:
-            message = (f"guest {self.label} did not answer initialize within {self.options.start_timeout_s:g} s "
-                       "(a guest answers initialize as soon as its method is loaded; see its stderr)")
-        elif isinstance(exc, m.BridgeError) and isinstance(exc.data, dict) and exc.data.get("not_a_guest"):
-            message = exc.message
-        elif isinstance(exc, m.BridgeError):
-            message = f"guest {self.label} failed to start: {exc.message}"
-        else:
-            message = f"guest {self.label} sent an invalid initialize result: {exc}"
-        data = {"exit_code": self.exit_code, "stderr_tail": self.stderr_tail(), "start": True}
-        if isinstance(exc, m.BridgeError) and isinstance(exc.data, dict) and exc.data.get("not_a_guest"):
-            data["not_a_guest"] = True
-        return m.BridgeError(exc.code if isinstance(exc, m.BridgeError) else m.INTERNAL_ERROR, message, data)
 
     async def aclose(self) -> None:
         """Shut the guest down, escalating: shutdown → close stdin → SIGTERM → SIGKILL (process group)."""

@@ -1,0 +1,30 @@
+"""A guest that did not complete its handshake, in words: an older or newer protocol, no answer within the start
+timeout, a plain program (`mt_eval.bridge.not_a_guest`), a method that did not load, or an answer that is not an
+initialize result. The error carries the guest's exit code and stderr tail, and ``start`` (it never started)."""
+
+from __future__ import annotations
+
+from mt_eval.bridge import messages as m
+
+
+def start_error(exc: Exception, *, label: str, start_timeout_s: float, exit_code: int | None,
+                stderr_tail: str) -> m.BridgeError:
+    """The `BridgeError` a failed start raises, from what failed it (see the module docstring)."""
+    if isinstance(exc, m.BridgeError) and exc.code == m.UNSUPPORTED_VERSION:
+        supported = (exc.data or {}).get("supported") if isinstance(exc.data, dict) else None
+        return m.BridgeError(exc.code, f"guest {label} speaks {', '.join(supported or ['?'])}; this host "
+                             f"speaks {', '.join(m.SUPPORTED_VERSIONS)}: upgrade the older side", exc.data)
+    not_a_guest = isinstance(exc, m.BridgeError) and isinstance(exc.data, dict) and bool(exc.data.get("not_a_guest"))
+    if isinstance(exc, m.BridgeError) and exc.code == m.TIMEOUT:
+        message = (f"guest {label} did not answer initialize within {start_timeout_s:g} s "
+                   "(a guest answers initialize as soon as its method is loaded; see its stderr)")
+    elif isinstance(exc, m.BridgeError) and not_a_guest:
+        message = exc.message
+    elif isinstance(exc, m.BridgeError):
+        message = f"guest {label} failed to start: {exc.message}"
+    else:
+        message = f"guest {label} sent an invalid initialize result: {exc}"
+    data = {"exit_code": exit_code, "stderr_tail": stderr_tail, "start": True}
+    if not_a_guest:
+        data["not_a_guest"] = True
+    return m.BridgeError(exc.code if isinstance(exc, m.BridgeError) else m.INTERNAL_ERROR, message, data)
