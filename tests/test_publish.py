@@ -173,3 +173,22 @@ def test_a_real_run_publishes(tmp_path: Path, db: str, capsys):
     assert main(["run", "--demo", "--out", str(tmp_path / "demo"), "--quiet", "--resamples", "100"]) == 0
     assert publish(str(tmp_path / "demo" / "card.json"), "--db", db, "--no-input") == 0
     assert "published #1 lexicon-eng-spa on eng-spa-demo" in capsys.readouterr().out
+
+
+def test_a_publish_that_stored_nothing_never_deletes_a_new_store_another_publish_uses(cards, tmp_path: Path, db: str):
+    """Two publishes start at once into a store that does not exist yet: the one whose cards are all refused leaves
+    the file alone while the other holds it (it was deleted under it: `no such table`, or a card said published into a
+    store that was gone). Alone, it still leaves no empty store behind."""
+    from mt_eval.leaderboard.bulk import Options, publish_cards
+
+    first, second = open_store(db), open_store(db)  # (the first made the file)
+    good = write_card(cards.card("alpha"), tmp_path / "good.json")
+    first.close_or_discard()  # stored nothing, while the second holds the file
+    assert Path(db).exists()
+    result = publish_cards(second, [good], Options(no_input=True))
+    second.close_or_discard()
+    assert result.stored == 1 and len(stored(db)) == 1
+    third, fourth = open_store(db + ".other"), open_store(db + ".other")
+    fourth.close_or_discard()  # (it did not make the file: never its to delete)
+    third.close_or_discard()  # made it, holds it alone now, and it is empty
+    assert not Path(db + ".other").exists()

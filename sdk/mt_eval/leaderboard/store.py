@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -22,8 +22,9 @@ from typing import Any, Literal
 import sqlalchemy as sa
 
 from mt_eval.leaderboard import StoreError
-from mt_eval.leaderboard.address import STORE_FILE, default_path, describe, resolve_url
+from mt_eval.leaderboard.address import describe, resolve_url
 from mt_eval.leaderboard.migrations import SchemaError, current_version, lock, migrate, pending
+from mt_eval.leaderboard.store_file import FileHold, check_file
 
 BUSY_TIMEOUT_S = 60
 CHUNK = 500  # ids per IN (...) list
@@ -79,7 +80,7 @@ class Store:
         self.engine = engine
         self.url = url
         self.where = describe(url)
-        self.new_file: Path | None = None  # the SQLite file `open_store` created for it, if it did
+        self.hold: FileHold | None = None  # a publisher's hold on its SQLite file (`open_store` takes it)
         self.on_damaged = on_damaged
         self._file = Path(url.database) if url.get_backend_name() == "sqlite" and url.database else None
         self._identity = self._file_identity()
@@ -92,20 +93,21 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
+        hold, self.hold = self.hold, None
+        if hold is not None:
+            hold.release()
 
     def close_or_discard(self) -> None:
-        """Close the store; when `open_store` created its SQLite file and it holds no card, delete the file (and
-        SQLite's own files beside it): a publish that stored nothing leaves no empty store behind."""
+        """Close the store; when `open_store` created its SQLite file, no other publisher uses it, and it holds no
+        card, delete it (`mt_eval.leaderboard.store_file`): a publish that stored nothing leaves no empty store."""
         empty = False
-        if self.new_file is not None:
-            try:
+        if self.hold is not None and self.hold.alone():
+            with suppress(StoreError):  # (unreadable: left as it is, for the user to see)
                 empty = self.count() == 0
-            except StoreError:  # unreadable: left as it is, for the user to see
-                empty = False
+        self.engine.dispose()
+        if empty and self.hold is not None:
+            self.hold.delete()
         self.close()
-        if empty and self.new_file is not None:
-            for suffix in ("", "-journal", "-wal", "-shm"):
-                Path(f"{self.new_file}{suffix}").unlink(missing_ok=True)
 
     @contextmanager
     def writing(self) -> Iterator[sa.Connection]:
@@ -305,11 +307,24 @@ def open_store(db: str | None = None, *, create: bool = True, on_damaged: Callab
     another application's or a newer mt-eval's, or it cannot be reached. ``on_damaged``: see `Store`."""
     url = resolve_url(db)
     where = describe(url)
-    new_file = None
+    hold = None
     if url.get_backend_name() == "sqlite":
         file = Path(url.database or "")
-        _check_file(file, where, create=create)
-        new_file = None if file.exists() else file
+        check_file(file, where, create=create, nothing_at=_nothing_at(where))
+        hold = FileHold.take(file) if create else None  # (held from before its first use: store_file.py)
+    try:
+        store = _opened(url, where, create, on_damaged)
+    except BaseException:
+        if hold is not None:
+            if hold.alone():  # (a file it made for a store that could not be opened is not left behind)
+                hold.delete()
+            hold.release()
+        raise
+    store.hold = hold
+    return store
+
+
+def _opened(url: sa.URL, where: str, create: bool, on_damaged: Callable[[Damaged], None] | None) -> Store:
     store = Store(_engine(url), url, on_damaged)  # reads only: a database that is not a store is left as it was
     with _opening(store), store.reading() as connection:  # the common case: nothing to migrate, no write lock
         current = current_version(connection)
@@ -325,21 +340,7 @@ def open_store(db: str | None = None, *, create: bool = True, on_damaged: Callab
     if behind:
         with _opening(store), store.writing() as connection:
             migrate(connection)
-    store.new_file = new_file
     return store
-
-
-def _check_file(path: Path, where: str, *, create: bool) -> None:
-    if path.is_dir():
-        raise StoreError(f"{where} is a directory: give the store's file, such as {path / STORE_FILE}")
-    if path.exists():
-        return
-    if not create:
-        raise StoreError(_nothing_at(where))
-    if path == default_path():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    elif not path.parent.is_dir():
-        raise StoreError(f"cannot create the leaderboard store {where}: the directory {path.parent} does not exist")
 
 
 def _nothing_at(where: str) -> str:

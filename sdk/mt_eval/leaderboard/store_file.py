@@ -1,0 +1,107 @@
+"""A store's SQLite file as publishers share it: checked before it is opened, and held while it is published into.
+
+``mt-eval publish`` into a store that does not exist yet creates its file, and a publish that stored nothing (every
+card refused) deletes the file it created rather than leave an empty store behind. Two publishes may start at once
+into the same new file, and the one whose cards are refused must not delete it under the other. So each publisher
+holds the file (a shared ``flock``, which SQLite's own locks leave alone) from before its first use to its close,
+and the one that created it deletes it only when it can hold it alone (an exclusive lock, taken without waiting)
+and finds it empty then. A publisher that opened a file just as it was deleted finds that out (the path no longer
+names the file it holds) and opens the path again. Without ``flock`` (Windows) an empty store is simply kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from mt_eval.leaderboard import StoreError
+from mt_eval.leaderboard.address import STORE_FILE, default_path
+
+try:
+    import fcntl
+except ImportError:  # (not on Windows)
+    fcntl = None  # type: ignore[assignment]
+
+SQLITE_FILES = ("", "-journal", "-wal", "-shm")  # the database and what SQLite keeps beside it
+
+
+def check_file(path: Path, where: str, *, create: bool, nothing_at: str) -> None:
+    """`StoreError` when ``path`` cannot be a store's file: a directory, or (``create``) in no directory; when it
+    does not exist and is only to be read, ``nothing_at`` says so."""
+    if path.is_dir():
+        raise StoreError(f"{where} is a directory: give the store's file, such as {path / STORE_FILE}")
+    if path.exists():
+        return
+    if not create:
+        raise StoreError(nothing_at)
+    if path == default_path():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif not path.parent.is_dir():
+        raise StoreError(f"cannot create the leaderboard store {where}: the directory {path.parent} does not exist")
+
+
+class FileHold:
+    """A publisher's hold on a store file (see the module docstring): `take` it, `release` it when done."""
+
+    def __init__(self, path: Path, fd: int | None, created: bool) -> None:
+        self.path = path
+        self.created = created  # this hold made the file: it may delete it, empty, when it holds it alone
+        self._fd = fd
+
+    @classmethod
+    def take(cls, path: Path) -> FileHold:
+        """Hold ``path``, creating it (empty: SQLite makes it a database) when it does not exist."""
+        if fcntl is None:
+            return cls(path, None, created=not path.exists())  # type: ignore[unreachable,unused-ignore]
+        for _ in range(100):  # (each turn means another publisher deleted the file meanwhile)
+            try:
+                fd, created = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644), True
+            except FileExistsError:
+                try:
+                    fd, created = _open_existing(path), False
+                except FileNotFoundError:
+                    continue
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            if _names(path, fd):
+                return cls(path, fd, created)
+            os.close(fd)
+        raise StoreError(f"cannot hold the leaderboard store file {path}: it is deleted as soon as it is made")
+
+    def alone(self) -> bool:
+        """Whether this hold created the file and now holds it alone (no other publisher holds it); from then on
+        none can start using it until it is released."""
+        if not self.created or self._fd is None or fcntl is None:
+            return False
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # another publisher holds it: it is theirs too now
+            return False
+        return True
+
+    def delete(self) -> None:
+        """Delete the file and SQLite's files beside it (when `alone`, and it holds no card)."""
+        for suffix in SQLITE_FILES:
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _open_existing(path: Path) -> int:
+    try:
+        return os.open(path, os.O_RDWR)
+    except PermissionError:  # a file only readable: held all the same (SQLite says what it cannot write)
+        return os.open(path, os.O_RDONLY)
+
+
+def _names(path: Path, fd: int) -> bool:
+    """Whether ``path`` still names the file open as ``fd`` (it was not deleted, or replaced, meanwhile)."""
+    try:
+        named, held = os.stat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
