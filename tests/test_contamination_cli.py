@@ -225,3 +225,22 @@ def test_parallel_text_corpora_are_read_as_mt_eval_run_reads_them(tmp_path):
     assert shown.returncode == 1, shown.stderr
     assert '  notes.md:3  1 reference  exact, 9 of 9 words: "el farero cuenta cada barco que pasa de noche"' \
         in shown.stdout.splitlines()
+
+
+def test_a_file_whose_name_is_not_utf8_is_named_with_its_escapes_not_a_traceback(tmp_path):
+    """Its name is shown (and written as JSON) with the byte escaped; the check, --json and a run all complete."""
+    import os
+    import shutil
+
+    bundle = tmp_path / "plugin"
+    shutil.copytree(REPO / "examples" / "lexicon-eng-spa", bundle)
+    with open(os.path.join(os.fsencode(bundle), b"notes-\xff.txt"), "w") as notes:
+        notes.write("the student wants to speak with the teacher\n")  # a sentence of the demo corpus
+    shown = mt_eval("contamination", "--method", str(bundle), "--corpus", str(DEMO), "--quiet")
+    assert shown.returncode == 1 and "Traceback" not in shown.stderr, shown.stderr
+    assert "notes-\\udcff.txt:1  demo-12 source  exact" in shown.stdout
+    as_json = mt_eval("contamination", "--method", str(bundle), "--corpus", str(DEMO), "--quiet", "--json")
+    assert as_json.returncode == 1 and "notes-\\\\udcff.txt" in as_json.stdout
+    ran = mt_eval("run", "--method", str(bundle), "--corpus", str(DEMO), "--out", str(tmp_path / "run"), "--quiet",
+                  "--resamples", "20", *LENIENT)
+    assert (tmp_path / "run" / "card.json").exists(), ran.stderr

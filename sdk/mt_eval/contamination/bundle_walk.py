@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mt_eval.contamination.report import Finding
+from mt_eval.lone_surrogates import writable
 
 SKIPPED_DIRECTORIES = {
     ".git": "version-control data",
@@ -38,7 +39,7 @@ def walk_bundle(root: Path, findings: list[Finding]) -> Iterator[tuple[Path, str
             continue
         subdirectories = []
         for entry in entries:
-            relative = prefix + entry.name
+            relative = prefix + writable(entry.name)  # (a name that is not UTF-8 shown with its escapes)
             try:
                 if entry.is_symlink():
                     findings.append(_symlink_finding(Path(entry.path), relative, real_root))
