@@ -59,6 +59,9 @@ def routed_card(demo_run, tmp_path) -> Path:
     card["method"]["champollion"] = {"pair": "en:es", "method_plugin": "my-private-plugin",
                                      "plugin_directory": "../plugins/lexicon-private",
                                      "method_fingerprint": "fp-123abc"}
+    from mt_eval.harness.verify import canonical_sha256
+
+    card["content_sha256"] = canonical_sha256(card)  # (resealed: grade takes only a card that verifies)
     path = tmp_path / "card.json"
     path.write_text(json.dumps(card))
     return path
@@ -154,6 +157,9 @@ def test_without_the_reference_the_grader_sees_source_and_candidate_only(demo_ru
 def test_failed_translations_are_recorded_and_not_graded(demo_run, recorder, tmp_path):
     card = json.loads(demo_run.read_text())
     card["results"][4] = {**card["results"][4], "predicted": None, "error": "timed out after 120 s"}
+    from mt_eval.harness.verify import canonical_sha256
+
+    card["content_sha256"] = canonical_sha256(card)
     path = tmp_path / "card.json"
     path.write_text(json.dumps(card))
     assert grade(path, "--grader", str(recorder), "--out", str(tmp_path / "g")) == 0
@@ -374,3 +380,17 @@ def test_a_sheet_that_cannot_be_read_is_named_not_a_traceback(demo_run, tmp_path
     assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(sheet),
                  "--quiet"]) == 1
     assert words in capsys.readouterr().err
+
+
+def test_a_card_changed_after_the_run_sealed_it_is_not_graded(demo_run, recorder, tmp_path, capsys):
+    """Its hash is what the grading card would certify (and what --labels matches people's grades by): an edited
+    card is refused, as publish, compare and verify refuse it."""
+    card = json.loads(demo_run.read_text())
+    card["results"][0]["predicted"] = "tampered"
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps(card))
+    assert grade(path, "--grader", str(recorder), "--out", str(tmp_path / "g")) == 1
+    err = capsys.readouterr().err
+    assert f"{path} does not verify: it says its content hashes to {card['content_sha256'][:16]}…" in err
+    assert "it was changed after the run sealed it; grade the card the run wrote" in err
+    assert not (tmp_path / "g").exists() and not (tmp_path / "record.jsonl").exists()

@@ -56,14 +56,22 @@ class Blinded:
 
 def read_run_card(path: str | Path) -> tuple[RunCard, bytes]:
     """A run card written by ``mt-eval run`` (newer fields are ignored), with its bytes."""
+    from mt_eval.harness.verify import canonical_sha256
+
     path = Path(path)
     try:
         raw = path.read_bytes()
-        return msgspec.json.decode(raw, type=RunCard), raw
+        card = msgspec.json.decode(raw, type=RunCard)
     except OSError as exc:
         raise GradingError(f"cannot read the run card {path}: {exc.strerror or exc}") from exc
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise GradingError(f"{path} is not a run card written by `mt-eval run`: {exc}") from exc
+    digest = canonical_sha256(msgspec.json.decode(raw))
+    if digest != card.content_sha256:  # (its hash is what a grading card certifies: it must be the content's)
+        raise GradingError(f"{path} does not verify: it says its content hashes to {card.content_sha256[:16]}…, but "
+                           f"it hashes to {digest[:16]}…: it was changed after the run sealed it; grade the card the "
+                           "run wrote (`mt-eval verify` says what differs)")
+    return card, raw
 
 
 def identity_strings(card: RunCard) -> list[str]:
