@@ -192,3 +192,17 @@ def test_a_publish_that_stored_nothing_never_deletes_a_new_store_another_publish
     fourth.close_or_discard()  # (it did not make the file: never its to delete)
     third.close_or_discard()  # made it, holds it alone now, and it is empty
     assert not Path(db + ".other").exists()
+
+
+def test_json_has_every_card_given_and_a_bad_extension_is_one_error_before_any_card(cards, tmp_path: Path, db: str,
+                                                                                   capsys):
+    good = write_card(cards.card("alpha"), tmp_path / "good.json")
+    assert publish(str(tmp_path / "absent.json"), str(good), "--db", db, "--no-input", "--json") == 1
+    shown = json.loads(capsys.readouterr().out)
+    assert [(r["card"], r["status"]) for r in shown] == [(str(tmp_path / "absent.json"), "refused"),
+                                                         (str(good), "published")]
+    assert shown[0]["message"].startswith(f"refused {tmp_path / 'absent.json'}: cannot read") and shown[0]["id"] is None
+    assert publish(str(good), "--db", db, "--no-input", "--extension", "no_such_ext_xyz") == 1
+    err = capsys.readouterr().err
+    assert "cannot enable extension no_such_ext_xyz" in err and "fault of mt-eval" not in err
+    assert err.count("no_such_ext_xyz: no module named") == 1

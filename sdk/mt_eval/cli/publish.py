@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from mt_eval.harness.policy import PolicyError, load_policy
     from mt_eval.leaderboard import StoreError
     from mt_eval.leaderboard.bulk import Options, publish_cards
-    from mt_eval.leaderboard.publish import report
+    from mt_eval.leaderboard.publish import report, unstored
     from mt_eval.leaderboard.store import open_store
     from mt_eval.progress import RunProgress
 
@@ -68,6 +68,12 @@ def run(args: argparse.Namespace) -> int:
     except PolicyError as exc:  # (it may end with a fix on a line of its own)
         print(f"mt-eval publish: {exc}\nmt-eval publish: nothing was published", file=sys.stderr)
         return 1
+    if args.extension:  # enabled once here: one that cannot be is the command's error, not each card's
+        from mt_eval.extensions import enable_extension, make_plugin_manager
+
+        manager = make_plugin_manager()
+        for extension in args.extension:
+            enable_extension(manager, extension)
     try:
         store = open_store(args.db)
     except StoreError as exc:
@@ -93,8 +99,9 @@ def run(args: argparse.Namespace) -> int:
             bar.close()
         store.close_or_discard()  # a store this command created and stored nothing in is not left behind
     reports = [report(c.prepared, c.outcome) for c in result.cards if c.prepared and c.outcome]
-    if args.json:
-        print(msgspec.json.format(msgspec.json.encode(reports), indent=2).decode())
+    if args.json:  # every card given, in order: those refused before the store, and any not tried, too
+        every = [report(c.prepared, c.outcome) if c.prepared and c.outcome else unstored(c) for c in result.cards]
+        print(msgspec.json.format(msgspec.json.encode(every), indent=2).decode())
     else:
         for line in reports:
             print(line["message"], file=sys.stdout if line["status"] == "published" else sys.stderr)

@@ -176,3 +176,12 @@ def report(prepared: Prepared, outcome: Any) -> dict[str, Any]:
                    "different content; a published run cannot be replaced by an altered card")
     return {"card": str(prepared.path), "status": outcome.status, "id": outcome.id, "run_id": outcome.run_id,
             "content_sha256": outcome.content_sha256, "method_card": prepared.card_source, "message": message}
+
+
+def unstored(item: Any) -> dict[str, Any]:
+    """The JSON form of a card that did not reach the store (a `bulk.Published`): refused before it, with the
+    reason, or not tried (publishing stopped first)."""
+    status, message = ("refused", f"refused {item.path}: {item.error}") if item.error is not None else \
+        ("not_tried", f"not tried {item.path}: publishing stopped before it")
+    return {"card": str(item.path), "status": status, "id": None, "run_id": None, "content_sha256": None,
+            "method_card": None, "message": message}
