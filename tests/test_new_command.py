@@ -247,3 +247,16 @@ def test_a_directory_name_too_long_for_the_file_system_is_named_not_a_traceback(
     assert new(str(tmp_path / ("a" * 300)), "--no-input") == 2
     err = capsys.readouterr().err
     assert " characters): File name too long: choose another directory" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", ["Curly {{ brace", "Price {{ 5 * 5 }}", "Odd {% raw %} {# c"])
+def test_an_answer_that_looks_like_template_syntax_is_kept_as_written(tmp_path, name: str):
+    """Answers are text: one holding {{, {% or {# was a Jinja traceback, or evaluated ("Price 25"); so was the
+    regeneration from the answers file it was recorded in."""
+    assert main(["new", str(tmp_path / "a"), "--no-input", "--set", f"method_name={name}", "--set",
+                 "method_id=curly"]) == 0
+    assert json.loads((tmp_path / "a" / "method.json").read_text())["name"] == name
+    recorded = tmp_path / "a" / ".mt-eval-answers.json"
+    assert json.loads(recorded.read_text())["answers"]["method_name"] == name
+    assert main(["new", str(tmp_path / "a"), "--answers", str(recorded), "--no-input", "--force"]) == 0
+    assert json.loads((tmp_path / "a" / "method.json").read_text())["name"] == name

@@ -118,6 +118,8 @@ def render(template: Path, staging: Path, answers: dict[str, str | bool], *, no_
 
     from mt_eval.scaffold_answers import ask_questions
 
+    if no_input:  # (cookiecutter renders each answer as a template: the user's are kept literal)
+        answers = {key: _literal(value) if isinstance(value, str) else value for key, value in answers.items()}
     context = generate_context(context_file=str(template / "cookiecutter.json"), extra_context=answers)
     context["_cookiecutter"] = {k: v for k, v in context["cookiecutter"].items() if not k.startswith("_")}
     context["cookiecutter"].update(prompt_for_config(context, True) if no_input else ask_questions(context))
@@ -126,6 +128,12 @@ def render(template: Path, staging: Path, answers: dict[str, str | bool], *, no_
     with _QuietAndContained(staging):
         project = generate_files(repo_dir=str(template), context=context, output_dir=str(staging))
     return Path(project), dict(context["cookiecutter"])
+
+
+def _literal(text: str) -> str:
+    """``text`` as a Jinja template that renders as itself: each ``{`` (which may start ``{{``, ``{%`` or ``{#``)
+    written as an expression giving it."""
+    return text.replace("{", "{{ '{' }}")
 
 
 def new_plugin(directory: Path | None, *, settings: Sequence[str] = (), answers_file: str | None = None,
