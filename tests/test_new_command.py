@@ -87,7 +87,6 @@ def test_an_empty_existing_directory_is_used_and_missing_parents_are_made(tmp_pa
     ("open_source=maybe", '--set open_source=maybe: open_source is true or false, not "maybe"'),
     ("runtime", '--set "runtime": write KEY=VALUE, e.g. --set runtime=node'),
     ("__family=chat", '--set __family=chat: no question "__family"'),
-    ("description={{ nope }}", "Unable to render variable 'description': 'nope' is undefined"),
 ])
 def test_bad_set_options_are_explained(tmp_path, capsys, setting, message):
     assert new(str(tmp_path / "p"), "--no-input", "--set", setting) == 2
