@@ -220,6 +220,10 @@ async def test_streaming_is_relayed_and_its_usage_counted_and_a_dead_upstream_is
     ({"base_url": "http://x/v1", "models": [{"id": "a-1"}], "substitute": "b-1"}, "is not one of the models"),
     ({"base_url": "ftp://x", "models": [{"id": "a-1"}]}, "an http(s) URL"),
     ({"base_url": "http://x/v1", "models": []}, "$.models"),
+    ({"base_url": "https://x.org:99999/v1", "models": [{"id": "a-1"}]},  # (a port no request could reach)
+     "\"a-1\" would be served from 'https://x.org:99999/v1', which cannot be reached: Port out of range"),
+    ({"base_url": "https://x/v1", "models": [{"id": "a-1", "base_url": "https:///v1"}]},
+     "$.models[0].base_url: \"a-1\" would be served from 'https:///v1', which has no host"),
 ])
 def test_a_bad_policy_is_refused_with_every_problem(tmp_path: Path, policy: dict, message: str, capsys):
     path = tmp_path / "policy.json"

@@ -68,7 +68,12 @@ class GatewayPolicy(StrictStruct, kw_only=True):
                 yield Finding(("models", index), f'"{route.id}" has no upstream',
                               'give it a "base_url", or give the policy one', code="missing-upstream")
             url, key = self.upstream(route)
-            if key is not None and _unencrypted(url):
+            if (route.base_url or self.base_url) is not None and (wrong := _url_problem(url)) is not None:
+                where = ("models", index, "base_url") if route.base_url else ("base_url",)
+                yield Finding(where, f'"{route.id}" would be served from {url!r}, which {wrong}',
+                              "give the upstream's http(s) URL with its host (and a port from 1 to 65535)",
+                              code="bad-url")
+            elif key is not None and _unencrypted(url):
                 where = ("models", index, "base_url") if route.base_url else ("base_url",)
                 yield Finding(where, f'"{route.id}" is served over plain http:// from {url}: its API key '
                               f"({key}) would cross the network unencrypted", "use the upstream's https:// URL",
@@ -116,3 +121,19 @@ def policy_warnings(path: Path) -> list[Problem]:
     """The warnings of a valid policy file (an API key sent over plain http://), to be shown."""
     _, problems = decode_json_file(path, GatewayPolicy)
     return [p for p in problems if p.severity == "warning"]
+
+
+def _url_problem(url: str) -> str | None:
+    """What keeps ``url`` from being reached as an upstream (the gateway splits it so at each request), or None."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:  # (a port out of range, or not a number)
+        return f"cannot be reached: {exc}"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "has no host"
+    if port == 0:
+        return "has port 0"
+    return None
