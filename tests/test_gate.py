@@ -271,13 +271,14 @@ def test_the_example_policy_is_valid_and_the_demo_passes_it(tmp_path: Path, caps
     assert "(gate passed, policy default)" in quiet.out and "families:" not in quiet.out  # the result stays
 
 
-def test_the_runs_own_status_comes_before_the_gate_and_a_refusal_is_no_failure(tmp_path: Path):
+def test_the_runs_own_status_comes_before_the_gate_and_a_refusal_is_no_failure(tmp_path: Path, capsys):
     no_canaries = family_corpus(tmp_path / "no-canaries.json", canaries=0)
     code, card = run(tmp_path / "partial", no_canaries, *honest(fail=["s00"]))
     assert code == 3 and card is not None and card.status == "partial"  # partial, though the gate failed too
     assert card.gate is not None and not card.gate.passed
     code, card = run(tmp_path / "tolerated", no_canaries, *honest(fail=["s00"]), "--max-errors", "1")
     assert code == 5 and card is not None  # within --max-errors: the run completed, its headline is withheld
+    assert "status: partial: 1 of 30 entries failed, within --max-errors 1 (exit status 5)" in capsys.readouterr().err
     corpus = family_corpus(tmp_path / "corpus.json")
     code, card = run(tmp_path / "refused", corpus, *honest(abstain=[], fail=["n0", "n1"]))
     assert code == 0 and card is not None and card.status == "complete"

@@ -118,6 +118,6 @@ def verdict(status: Status, code: int, errors: int, entries: int, max_errors: Ma
         return "status: complete"
     if status == "failed":
         return f"status: failed: none of the {entries} entries was translated; no scores (exit status {code})"
-    within = "within" if code == EXIT_COMPLETE else "over"
+    within = "within" if max_errors.tolerates(errors, entries) else "over"  # (the code may be the gate's)
     return (f"status: partial: {errors} of {entries} entries failed, {within} --max-errors {max_errors} "
             f"(exit status {code})")
