@@ -267,3 +267,20 @@ def test_a_large_whole_param_is_frozen_as_every_runtime_reads_it(tmp_path: Path,
     params = json.loads((tmp_path / "freeze.json").read_text())["config"]["params"]
     assert params["big"] == 1.2345678901234568e20 and params["whole"] == 3
     assert main(["freeze", "validate", str(tmp_path / "freeze.json")]) == 0
+
+
+def test_a_param_true_is_not_the_frozen_or_recorded_1(tmp_path: Path, plugin: Path, corpus: Path, capsys):
+    """Python's True == 1 let --param beam=true pass a freeze of beam=1, and resume a run recorded with it: the method
+    was given another value than the records say."""
+    assert init(tmp_path, plugin, corpus, "--param", "beam=1") == 0
+    capsys.readouterr()
+    code, card = run(tmp_path / "run", corpus, *honest(), "--freeze", str(tmp_path / "freeze.json"), "--param",
+                     "beam=true", method=plugin)
+    assert code == 1 and card is None
+    assert "config.params.beam: the freeze says 1, this run has true (give --param beam=1)" in capsys.readouterr().err
+    code, card = run(tmp_path / "plain", corpus, *honest(), "--param", "beam=1", method=plugin)
+    assert card is not None
+    capsys.readouterr()
+    code, _ = run(tmp_path / "plain", corpus, *honest(), "--param", "beam=true", "--resume", method=plugin)
+    err = capsys.readouterr().err
+    assert code == 1 and "cannot resume" in err and "the run configuration changed since the run started" in err, err

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import Any
 
 SAFE_INTEGER = 2**53
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -49,3 +50,15 @@ def js_string(text: str) -> str:
     """A string literal as JSON.stringify writes it."""
     out = json.dumps(text, ensure_ascii=False)
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values are the same value, as JavaScript's strict equality sees a scalar: unlike Python's
+    ``==``, ``true`` is not ``1`` (nor ``false`` ``0``); objects and lists compared member by member."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(value, b[key]) for key, value in a.items())
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)

@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from mt_eval.js_text import SAFE_INTEGER
+from mt_eval.js_text import SAFE_INTEGER, same_json
 from mt_eval.manifest import LanguagePair
 from mt_eval.problems import Problem
 from mt_eval.strict import StrictStruct
@@ -355,7 +355,7 @@ def differences(frozen: FreezeManifest, actual: FreezeManifest) -> list[str]:
     """One line per item in which the run (``actual``) differs from the frozen manifest."""
     lines = []
     for key, want, got in _leaves(msgspec.to_builtins(frozen), msgspec.to_builtins(actual)):
-        if key in _NOT_COMPARED or want == got:
+        if key in _NOT_COMPARED or same_json(want, got):
             continue
         option = OPTIONS.get(key)
         fix = f" (give {option} {_as_option(want)})" if option and want is not None else ""
@@ -377,6 +377,8 @@ def _leaves(a: Any, b: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
 def _shown(value: Any) -> str:
     if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value):
         return value[:16] + "…"
+    if isinstance(value, bool):
+        return "true" if value else "false"  # (as --param and JSON write it)
     return "null" if value is None else repr(value) if isinstance(value, str) else str(value)
 
 

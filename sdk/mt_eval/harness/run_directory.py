@@ -17,6 +17,7 @@ import msgspec
 
 from mt_eval.errors import ExpectedError
 from mt_eval.harness.outcome import EXIT_BUSY
+from mt_eval.js_text import same_json
 from mt_eval.locks import Busy, RunDirectoryLock
 
 State = TypeVar("State", bound=msgspec.Struct)
@@ -163,7 +164,8 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
 def differences(named: list[tuple[str, Any, Any]]) -> list[tuple[str, str]]:
     """What differs among the (name, recorded, now) triples: (name, the values that changed as "recorded → now",
     of an object each field that changed; empty for a hash)."""
-    return [(name, _changed_values(recorded, now)) for name, recorded, now in named if recorded != now]
+    return [(name, _changed_values(recorded, now)) for name, recorded, now in named
+            if not same_json(recorded, now)]  # (true is not 1)
 
 
 def method_named(recorded_dir: str, now_dir: str) -> str:
@@ -176,7 +178,7 @@ def method_named(recorded_dir: str, now_dir: str) -> str:
 
 def _changed_values(recorded: Any, now: Any) -> str:
     if isinstance(recorded, dict) and isinstance(now, dict):
-        keys = [key for key in dict.fromkeys([*recorded, *now]) if recorded.get(key) != now.get(key)]
+        keys = [key for key in dict.fromkeys([*recorded, *now]) if not same_json(recorded.get(key), now.get(key))]
         return ", ".join(f"{key} {_shown(recorded.get(key))} → {_shown(now.get(key))}" for key in keys)
     if _is_hash(recorded) or _is_hash(now):
         return ""
