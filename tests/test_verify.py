@@ -244,6 +244,8 @@ def test_a_run_directory_stands_for_its_card(card_path: Path, tmp_path: Path, ca
      "the card says the run was in 'deu>fra', but its corpus declares 'eng>spa'"),
     (lambda card: card.update(eligibilty={"eligible": True}), "$.eligibilty",  # (misspelled: read by nothing)
      "'eligibilty' is not a field of a run card (run-card/1)"),
+    (lambda card: card.update(status="partial", results=card["results"][1:]), "$.corpus.entries",  # (a result
+     "the card says 8, its results say 7"),                                                       # taken out)
     (lambda card: card.update(zeta=1, alpha=2), "$.alpha",
      "'alpha', 'zeta' are not fields of a run card (run-card/1)"),
 ])
