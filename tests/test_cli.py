@@ -284,3 +284,20 @@ def test_a_gateway_port_out_of_range_is_refused(capsys):
     policy = str(REPO / "examples" / "coached-llm-eng-spa" / "gateway-policy.json")
     assert main(["gateway", "--policy", policy, "--listen", "127.0.0.1:99999"]) == 2
     assert "--listen '127.0.0.1:99999': write it as HOST:PORT with a port from 0 to 65535" in capsys.readouterr().err
+
+
+def test_translate_reads_a_doubtful_tsv_as_its_refusal_says_with_columns_or_accept_doubt(tmp_path: Path):
+    """The refusal of a TSV whose first column looks like ids offers --columns and --accept-doubt: translate takes
+    both (it said `unrecognized arguments`), and only with --file."""
+    lexicon = str(REPO / "examples" / "lexicon-eng-spa")
+    tsv = tmp_path / "ids.tsv"
+    tsv.write_text("1\tGood morning.\tBuenos días.\n2\tThe cat.\tEl gato.\n3\tThanks.\tGracias.\n", encoding="utf-8")
+    refused = run("translate", lexicon, "--file", str(tsv))
+    assert refused.returncode == 2 and "--columns id,source,reference" in refused.stderr
+    assert "--accept-doubt first-column-ids" in refused.stderr
+    read = run("translate", lexicon, "--file", str(tsv), "--columns", "id,source,reference")
+    assert read.returncode == 0 and len(read.stdout.splitlines()) == 3, read.stderr
+    accepted = run("translate", lexicon, "--file", str(tsv), "--accept-doubt", "first-column-ids")
+    assert accepted.returncode == 0 and accepted.stdout.splitlines() == ["1", "2", "3"], accepted.stderr
+    alone = run("translate", lexicon, "--columns", "id,source", "Hi")
+    assert alone.returncode == 2 and "give --file FILE with it" in alone.stderr

@@ -26,6 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--file", "-f", metavar="FILE",
                         help="read the sentences from FILE: one per line, or the sources of a .json, .jsonl or .tsv "
                              "corpus (read as mt-eval run reads it)")
+    parser.add_argument("--columns", metavar="NAMES",
+                        help="with --file: a .tsv corpus's columns, comma-separated, e.g. id,source,reference")
+    parser.add_argument("--accept-doubt", action="append", default=[], metavar="CODE",
+                        help="with --file: read the corpus although this doubt was detected (repeatable)")
     parser.add_argument("--json", action="store_true", help="print one JSON result per line")
     with_examples(parser, 'mt-eval translate examples/lexicon-eng-spa "Good morning, my friend."',
                   "mt-eval translate examples/lexicon-eng-spa --file examples/lexicon-eng-spa/sample.txt",
@@ -34,12 +38,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mt_eval.corpus.doubts import DOUBTS
+
+    reading = [flag for flag, given in (("--columns", args.columns), ("--accept-doubt", args.accept_doubt)) if given]
+    if reading and not args.file:
+        print(f"{reading[0]} says how a corpus given with --file is read: give --file FILE with it", file=sys.stderr)
+        return 2
+    if unknown := [code for code in args.accept_doubt if code not in DOUBTS]:
+        print(f"--accept-doubt {unknown[0]}: no such doubt; the codes are {', '.join(DOUBTS)}", file=sys.stderr)
+        return 2
+    columns = [name.strip() for name in args.columns.split(",")] if args.columns else None
     return translate(Path(args.plugin), args.texts, pair=args.pair, as_json=args.json,
-                     file=Path(args.file) if args.file else None)
+                     file=Path(args.file) if args.file else None, columns=columns, accept=args.accept_doubt)
 
 
-def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool, file: Path | None = None
-              ) -> int:
+def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool, file: Path | None = None,
+              columns: list[str] | None = None, accept: Sequence[str] = ()) -> int:
     import msgspec
 
     from mt_eval.guarded_calls import guarded_close, guarded_translate, prints_to_stderr, split_on_failure
@@ -79,7 +93,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
             return 2
     if file is not None:
         try:
-            texts = [*texts, *_file_sources(file, pair)]
+            texts = [*texts, *_file_sources(file, pair, columns, accept)]
         except OSError as exc:
             print(f"--file {file}: cannot read it: {exc.strerror or exc}", file=sys.stderr)
             return 2
@@ -137,7 +151,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     return 1 if failed else 0
 
 
-def _file_sources(file: Path, pair: str) -> list[str]:
+def _file_sources(file: Path, pair: str, columns: list[str] | None = None, accept: Sequence[str] = ()) -> list[str]:
     """The sources of a corpus file (.json, .jsonl, .tsv, read as ``mt-eval run`` reads them), else the lines
     of a text file."""
     from mt_eval.corpus.files import FORMATS
@@ -146,7 +160,7 @@ def _file_sources(file: Path, pair: str) -> list[str]:
     if Path(name).suffix in FORMATS:
         from mt_eval.corpus.reader import read_corpus
 
-        return [entry["source"] for entry in read_corpus(file, pair=pair).entries]
+        return [entry["source"] for entry in read_corpus(file, columns=columns, accept=list(accept), pair=pair).entries]
     return utf8_lines(file.read_bytes())
 
 
