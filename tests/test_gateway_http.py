@@ -83,6 +83,15 @@ def log_lines(tmp_path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (tmp_path / "gateway.jsonl").read_text().splitlines()]
 
 
+async def the_one_log_line(tmp_path: Path) -> list[dict[str, Any]]:
+    """The log's lines once there is one (it is written in batches, at the end of a turn of the gateway's loop)."""
+    for _ in range(100):
+        if (tmp_path / "gateway.jsonl").exists() and log_lines(tmp_path):
+            break
+        await asyncio.sleep(0.02)
+    return log_lines(tmp_path)
+
+
 async def raw_exchange(url: str, data: bytes, *, read_until_close: bool = True) -> bytes:
     """Send bytes to the gateway's port and read what comes back until it closes the connection."""
     host, port = url.removeprefix("http://").removesuffix("/v1").split(":")
@@ -208,11 +217,7 @@ async def test_a_method_that_hangs_up_mid_stream_is_logged_and_the_upstream_let_
             assert (await response.content.readline()).startswith(b"data:")
             response.close()  # the method hangs up
         await asyncio.wait_for(upstream_saw_the_end.wait(), 5)
-    for _ in range(50):
-        if (tmp_path / "gateway.jsonl").exists() and log_lines(tmp_path):
-            break
-        await asyncio.sleep(0.02)
-    [line] = log_lines(tmp_path)
+    [line] = await the_one_log_line(tmp_path)
     assert line["stream"] is True and line["status"] == 200
     assert line["error"] == "the method closed the connection before the answer was complete"
 
@@ -246,11 +251,7 @@ async def test_a_method_that_gives_up_before_the_answer_began_is_logged_and_the_
             await asyncio.sleep(0.02)
         writer.close()  # the method gives up
         await asyncio.wait_for(upstream_saw_the_end.wait(), 3)
-        for _ in range(100):
-            if (tmp_path / "gateway.jsonl").exists() and log_lines(tmp_path):
-                break
-            await asyncio.sleep(0.02)
-    [line] = log_lines(tmp_path)
+    [line] = await the_one_log_line(tmp_path)
     assert line["error"] == "the method closed the connection before the answer was complete"
     assert line["status"] is None and (line["prompt_tokens"], line["completion_tokens"]) == (0, 0)
     assert line["latency_s"] < 3
