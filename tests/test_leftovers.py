@@ -100,3 +100,22 @@ def test_a_method_that_leaves_nothing_running_ends_without_a_warning(tmp_path: P
     done, _took = _run(tmp_path)
     assert done.returncode == 0, done.stderr
     assert "warning" not in done.stderr
+
+
+def test_a_long_command_line_is_shown_shortened_and_said_to_be():
+    """It was cut at 80 characters with nothing to say so: a plugin's path cut short named another directory."""
+    from mt_eval.process_state import command_line
+
+    long_argument = "x" * 200
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", long_argument])
+    try:
+        for _ in range(100):  # (until it has exec'd sleep)
+            if (shown := command_line(child.pid)) and "time.sleep(30)" in shown:
+                break
+            time.sleep(0.01)
+        assert shown is not None and len(shown) == 80 and shown.endswith("…") and shown.startswith(sys.executable)
+        assert command_line(child.pid, limit=None) == f"{sys.executable} -c import time; time.sleep(30) {long_argument}"
+    finally:
+        child.kill()
+        child.wait()
+    assert command_line(child.pid) is None

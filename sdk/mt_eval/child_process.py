@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 import anyio
 
 from mt_eval import child_spawn
-from mt_eval.process_state import outside_group
+from mt_eval.process_state import command_line, outside_group, same_process
 
 # Writes held back in one turn of the loop that go out together (`ChildProcess.write`): with 64 one-entry requests
 # in flight, groups of 8 let the child answer the first while the host sends the rest (1.5x the requests per
@@ -107,12 +107,10 @@ async def reap_group(pid: int | None, grace: float) -> None:
 async def end_strays(strays: list[tuple[int, str]], grace: float, label: str, logger: logging.Logger) -> None:
     """End what a child started outside its process group (`process_state.outside_group`, read before the child
     was stopped) that still runs: SIGTERM, SIGKILL after ``grace``; say so, naming them."""
-    from mt_eval.process_state import same_process
-
     left = [(pid, started) for pid, started in strays if same_process(pid, started)]
     if not left:
         return
-    names = ", ".join(f"pid {pid}: {_command(pid)}" for pid, _ in left)
+    names = ", ".join(f"pid {pid}: {command_line(pid) or '?'}" for pid, _ in left)
     logger.warning("%s left %d process%s running outside its process group (%s): ended (a method stops what it "
                    "starts when it is closed)", label, len(left), "" if len(left) == 1 else "es", names)
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -126,14 +124,6 @@ async def end_strays(strays: list[tuple[int, str]], grace: float, label: str, lo
             if not any(same_process(pid, started) for pid, started in left):
                 return
             await anyio.sleep(0.02)
-
-
-def _command(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            return cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()[:80]
-    except OSError:
-        return "?"
 
 
 def exit_status(code: int | None) -> str:

@@ -71,16 +71,27 @@ def running_children() -> list[tuple[int, str]]:
     helpers Python's multiprocessing starts for itself, which end with this process, are left out."""
     found: list[tuple[int, str]] = []
     for child in sorted(_children("self")):
-        try:
-            with open(f"/proc/{child}/cmdline", "rb") as cmdline:
-                command = cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()
-        except OSError:  # it ended meanwhile
-            continue
+        command = command_line(child, limit=None)
         stat = _stat(child)
-        if stat is None or "multiprocessing." in command:
+        if command is None or stat is None or "multiprocessing." in command:  # (None: it ended meanwhile)
             continue
-        found.append((child, command[:80] or stat[stat.index("(") + 1:stat.rindex(")")]))
+        found.append((child, _shortened(command) or stat[stat.index("(") + 1:stat.rindex(")")]))
     return found
+
+
+def command_line(pid: int, *, limit: int | None = 80) -> str | None:
+    """The command line of process ``pid`` (its arguments joined by spaces; shortened to ``limit`` characters with
+    "…" when longer), or None once it has ended."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            command = cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return None
+    return command if limit is None else _shortened(command, limit)
+
+
+def _shortened(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def descendants(pid: int) -> list[int]:

@@ -55,7 +55,8 @@ const same = ({ pid, started }) => statFields(pid)?.[19] === started;
 
 function command(pid) {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ').trim().slice(0, 80);
+    const text = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ').trim();
+    return text.length > 80 ? `${text.slice(0, 79)}…` : text; // (shortened, and said to be)
   } catch {
     return '?';
   }
