@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
+import { translateLocales } from '../lib/champollion/sync.js';
 import { makeProject } from './helpers/champollion.js';
 import { isRunning, nodePackage } from './helpers/guests.js';
 
@@ -114,4 +115,30 @@ test('a process an in-process method started and left running is ended when the 
   assert.match(result.stderr, new RegExp(`mt-eval-locales: warning: 1 process started in this command was still running at its end \\(pid ${pid}: `));
   assert.equal(isRunning(pid), false);
   assert.equal(isRunning(Number(project.read('child.pid.grand'))), false); // what it started ended too
+});
+
+test('a close() that throws is one warning line: the report is printed and the exit status stays the run\'s', async (t) => {
+  const project = upperProject('');
+  t.after(project.cleanup);
+  const translate = join('.champollion', 'methods', 'upper', 'translate.js');
+  project.write(translate, `${project.read(translate)}\nexport async function close() { throw new Error('cannot close'); }\n`);
+  const result = await run(project, '--json');
+  assert.equal(result.status, 0, result.stderr);
+  assert.equal(JSON.parse(result.stdout).ok, true);
+  assert.match(result.stderr, /^mt-eval-locales: warning: champollion-upper's close\(\) raised Error: cannot close \(at .*translate\.js:\d+:\d+\)\); carried on without it$/m);
+  assert.equal(Object.keys(JSON.parse(project.read(join('locales', 'es', 'common.json')))).length, 6);
+});
+
+test('a close() that never returns is waited for a bounded time, then the run ends with its report', async (t) => {
+  const project = upperProject('');
+  t.after(project.cleanup);
+  const translate = join('.champollion', 'methods', 'upper', 'translate.js');
+  project.write(translate, `${project.read(translate)}\nexport function close() { return new Promise(() => {}); }\n`);
+  const problems = [];
+  const report = await translateLocales(project.root, { closeTimeoutS: 0.2, onCloseProblem: (problem) => problems.push(problem) });
+  assert.deepEqual(report.locales.map((locale) => locale.sent), [6]);
+  assert.deepEqual(problems, ["champollion-upper's close() did not return within 0.2 s"]);
+  assert.equal(Object.keys(JSON.parse(project.read(join('locales', 'es', 'common.json')))).length, 6);
+  // The project is free again: its lock was released after the bounded wait.
+  assert.equal((await translateLocales(project.root, { closeTimeoutS: 0.2 })).locales[0].sent, 0);
 });

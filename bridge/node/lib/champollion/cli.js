@@ -145,6 +145,7 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
       locales: options.locales, dryRun: options.dryRun, force: options.force, progress, mtEval: env.MT_EVAL,
       onWarning: (problem) => stderr.write(`${renderProblem(problem)}\n`),
       command: 'mt-eval-locales', wait: options.wait,
+      onCloseProblem: (problem) => stderr.write(`mt-eval-locales: warning: ${problem}; carried on without it\n`),
       onWait: (busy) => stderr.write(`mt-eval-locales: ${busy.message}; waiting for it (--wait)\n`),
       signal: interrupt.signal,
     });

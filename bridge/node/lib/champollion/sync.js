@@ -13,6 +13,7 @@ import { readMethodManifest } from '../manifest.js';
 import { FileProblem, isFile, unwritable, writeAtomic } from './files.js';
 import { formatJson } from './json.js';
 import { LanguageError, pairLanguages, sameLocale } from './languages.js';
+import { describeEscaped } from './method-guard.js';
 import { fill, findLocaleFiles, slots } from './locales.js';
 import { LOCK_FILE, hashText, methodFingerprint, readLock } from './lockfile.js';
 import { hasWords, keepEdges, PlaceholderError, protect, restore } from './placeholders.js';
@@ -23,6 +24,8 @@ import { acquireProjectLock } from './project-lock.js';
 
 /** Batches of one locale in flight at once. */
 export const BATCHES_IN_FLIGHT = 4;
+/** Seconds a plugin's close() is waited for at the end of a run (as Python's guarded_close waits for aclose()). */
+export const CLOSE_TIMEOUT_S = 10;
 const BLANK = /^[ \t\r\n]*$/; // a translation with nothing in it
 
 /**
@@ -71,7 +74,8 @@ function failedAs(kind, error) {
  * locales to do; default all), dryRun, force, progress(locale, done, total), onWarning(problem),
  * mtEval (the command serving Python plugins), logger, command (how the holder of the project's lock
  * names itself), wait (seconds to wait for another run of the project; Infinity: no limit; default: do
- * not wait), onWait(busy), signal (an AbortSignal: once aborted, nothing more is sent, what was translated
+ * not wait), onWait(busy), onCloseProblem(message) (a plugin's close() failed or ran past closeTimeoutS, default
+ * CLOSE_TIMEOUT_S: the run carries on without it), signal (an AbortSignal: once aborted, nothing more is sent, what was translated
  * is written, and the report says interrupted; while waiting for the project, the wait ends). Resolves to
  * the report; rejects with ChampollionConfigError, LocalesDirError,
  * MethodPluginNotFoundError, LanguageError or ManifestError before anything is sent, and with
@@ -127,8 +131,26 @@ export async function translateLocales(configPathOrDir, options = {}) {
   } catch (error) {
     throw failedAs('project', error);
   } finally {
-    await Promise.all(opened.map((plugin) => plugin.close()));
+    const problems = await Promise.all(opened.map((plugin) => closeWithin(plugin, options.closeTimeoutS ?? CLOSE_TIMEOUT_S)));
+    for (const problem of problems) if (problem !== null) options.onCloseProblem?.(problem);
     await lock?.release();
+  }
+}
+
+/**
+ * plugin.close(), waited for at most timeoutS: null once closed, else what went wrong ("ID's close() raised …",
+ * "… did not return within 10 s"). What was translated is written by then; a close that fails cannot undo it.
+ */
+async function closeWithin(plugin, timeoutS) {
+  let timer;
+  const late = new Promise((resolve) => { timer = setTimeout(resolve, timeoutS * 1000, 'late'); });
+  try {
+    const outcome = await Promise.race([plugin.close().then(() => 'closed'), late]);
+    return outcome === 'closed' ? null : `${plugin.methodId}'s close() did not return within ${timeoutS} s`;
+  } catch (error) {
+    return `${plugin.methodId}'s close() raised ${describeEscaped(error)}`;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

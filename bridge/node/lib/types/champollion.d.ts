@@ -232,6 +232,9 @@ export function translateLocales(configPathOrDir?: string, options?: {
   /** Seconds to wait for another run of the project (Infinity: no limit); default: refuse at once. */
   wait?: number | null;
   onWait?: (busy: ProjectBusyError) => void;
+  /** A plugin's close() raised or ran past closeTimeoutS (default 10 s): said, and the run carries on without it. */
+  onCloseProblem?: (message: string) => void;
+  closeTimeoutS?: number;
   /**
    * Once aborted, nothing more is sent: the locale in progress is written with what was translated, the
    * report says interrupted; a wait for the project ends (rejecting, kind "interrupted").
