@@ -68,13 +68,14 @@ def interrupted_message(report: SyncReport) -> str:
     kept = sum(len(f.translated) + len(f.copied) for f in files if f.error is None)
     written = sum(f.written for f in files)
     parts = [f"interrupted; kept {_plural(kept, 'key')} translated ({_plural(written, 'file')} written, with their "
-             "lock entries)"]
+             "lock entries)" if kept or written else "interrupted; nothing was translated or written"]
     missing = [(r.locale, n) for r in report.locales if (n := sum(len(f.interrupted) for f in r.files))]
     if missing:
         parts.append("not translated: " + ", ".join(f"{_plural(n, 'key')} of {locale}" for locale, n in missing))
     if report.not_started:
         parts.append(f"not started: {', '.join(report.not_started)}")
-    rest = ". Run the same command again for the rest; what was kept is not sent again" if len(parts) > 1 else ""
+    rest = "" if len(parts) == 1 else ". Run the same command again for the rest" + (
+        "; what was kept is not sent again" if kept else "")
     return "; ".join(parts) + rest
 
 

@@ -5,8 +5,8 @@ key order, are protected (`placeholders`), sent in batches of the pair's ``batch
 text with nothing to translate (only placeholders, digits, punctuation) is copied without being sent.
 A failed key keeps its previous value (or stays out of the file) and its previous lock entry, so it is
 tried again next time; so does a key not translated when the run was interrupted (Ctrl-C), whose locale is
-written with what was translated before. A target file is written only when its bytes change; so is the
-lock file. A target file that cannot be written is an error of that file alone (the others are written),
+written with what was translated before. A target file is written only when its bytes change, and not
+created empty when none of its keys got a value; so is the lock file. A target file that cannot be written is an error of that file alone (the others are written),
 and keeps its lock entries.
 The Node side (``lib/champollion/sync.js``) does the same, and writes the same bytes.
 """
@@ -209,7 +209,11 @@ async def _unless_stopped(stop: anyio.Event | None, work: Callable[[], Awaitable
     return stop.is_set()
 
 
-def _save_lock(lock: Lock, path: Path, saved: str | None) -> str:
+def _save_lock(lock: Lock, path: Path, saved: str | None) -> str | None:
+    """Write the lock file when its text changed (and not at all while it does not exist and has nothing to
+    record); returns the text the file now holds (None: there is no file)."""
+    if saved is None and not lock.files:
+        return None
     text = lock.to_json()
     if text != saved:
         write_atomic(path, text)
@@ -307,6 +311,9 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
         values[due.slot.key] = translated
         entries[due.slot.key] = LockEntry(hash_text(due.slot.source), fingerprint)
         (report.copied if not has_words(texts[due.slot.source]) else report.translated).append(due.slot.key)
+    if plan.previous_text is None and not values and plan.due:  # nothing to put in a file not there yet
+        lock.files.pop(plan.name, None)
+        return report
     text = format_json(fill(plan.shape, values))
     if text != plan.previous_text:
         try:

@@ -30,12 +30,13 @@ export function interruptedMessage(report) {
   if (!files.length) return 'interrupted before anything was sent; nothing was written';
   const kept = files.filter((file) => file.error === null).reduce((sum, file) => sum + file.translated.length + file.copied.length, 0);
   const written = files.filter((file) => file.written).length;
-  const parts = [`interrupted; kept ${plural(kept, 'key')} translated (${plural(written, 'file')} written, with their lock entries)`];
+  const parts = [kept || written ? `interrupted; kept ${plural(kept, 'key')} translated (${plural(written, 'file')} written, with their lock entries)`
+    : 'interrupted; nothing was translated or written'];
   const missing = report.locales.map((locale) => [locale.locale, locale.files.reduce((sum, file) => sum + file.interrupted.length, 0)])
     .filter(([, count]) => count);
   if (missing.length) parts.push(`not translated: ${missing.map(([locale, count]) => `${plural(count, 'key')} of ${locale}`).join(', ')}`);
   if (report.notStarted?.length) parts.push(`not started: ${report.notStarted.join(', ')}`);
-  const rest = parts.length > 1 ? '. Run the same command again for the rest; what was kept is not sent again' : '';
+  const rest = parts.length === 1 ? '' : `. Run the same command again for the rest${kept ? '; what was kept is not sent again' : ''}`;
   return parts.join('; ') + rest;
 }
 

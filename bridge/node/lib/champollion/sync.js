@@ -3,7 +3,7 @@
 // of the pair's batchSize and restored. A text with nothing to translate is copied. A failed key keeps
 // its previous value (or stays out) and its previous lock entry, as does a key not translated when the run
 // was interrupted (its locale is written with what was translated). Files are written only when their
-// bytes change, the lock file likewise. A target file that cannot be written is an error of that file
+// bytes change (a new one not created empty when none of its keys got a value), the lock file likewise. A target file that cannot be written is an error of that file
 // alone (the others are written), and keeps its lock entries.
 import { join } from 'node:path';
 
@@ -170,6 +170,7 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
   const lock = readLock(lockPath);
   let saved = isFile(lockPath) ? lock.toJson() : null;
   const save = () => {
+    if (saved === null && lock.files.size === 0) return; // no lock file yet, and nothing to record in one
     const text = lock.toJson();
     if (text !== saved) writeAtomic(lockPath, text);
     saved = text;
@@ -317,6 +318,10 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
     values.set(slot.key, outcome.text);
     entries.set(slot.key, { source: hashText(slot.source), method: fingerprint });
     (hasWords(texts.get(slot.source)) ? report.translated : report.copied).push(slot.key);
+  }
+  if (plan.previousText === null && values.size === 0 && plan.due.length) { // nothing to put in a file not there yet
+    lock.files.delete(plan.name);
+    return report;
   }
   const text = formatJson(fill(plan.shape, values));
   if (text !== plan.previousText) {
