@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -32,7 +33,8 @@ def interrupted(side: str, project, *argv: str, after_calls: int, sig: signal.Si
     """Run the command (each call of its method taking ``call_s``); once its method was called ``after_calls``
     times, Ctrl-C (SIGINT to its process group), or ``sig`` sent to the command's process alone, as ``kill`` sends
     it."""
-    env = {**os.environ, "CHAMPOLLION_FIXTURE_LOG": str(project.log), "CHAMPOLLION_FIXTURE_SLEEP": str(call_s)}
+    env = {**os.environ, "CHAMPOLLION_FIXTURE_LOG": str(project.log), "CHAMPOLLION_FIXTURE_SLEEP": str(call_s),
+           "MT_EVAL": str(Path(sys.executable).with_name("mt-eval"))}
     process = subprocess.Popen(locales_command(side, project, *argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, env=env, start_new_session=True)
     try:
@@ -96,6 +98,32 @@ def test_ctrl_c_before_any_call_returned_writes_no_empty_file_and_no_lock_file(t
         "interrupted; nothing was translated or written; not translated: 120 keys of es; not started: fr. Run the "
         "same command again for the rest")
     assert sorted(p.name for p in (project.root / "locales").iterdir()) == ["en"]
+
+
+SLOW_IMPORT = {  # a Python plugin whose import takes 30 s (it logs a call as it starts)
+    ".champollion/methods/slow/method.json": {"name": "Slow", "method_id": "slow", "class": "custom-plugin",
+                                               "description": "slow to import", "entry_point": "pipeline:Slow",
+                                               "dependency_class": "S", "dependencies": []},
+    ".champollion/methods/slow/pipeline.py": "import os, time\n\nopen(os.environ['CHAMPOLLION_FIXTURE_LOG'], 'a')"
+                                             ".write('{}\\n')\ntime.sleep(30)\n\n\nclass Slow:\n    pass\n",
+    "locales/en/a.json": {"hello": "Hello", "world": "World"},
+}
+
+
+@needs_node
+@pytest.mark.parametrize("side", ["node", "python"])
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_stopped_while_the_method_is_imported_is_an_interruption_not_the_plugins_fault(
+        tmp_path: Path, side: str, sig: signal.Signals, status: int):
+    """Before, ``mt-eval locales`` said the plugin "cannot be loaded", blamed its import ("interrupted (Ctrl-C)", for a
+    SIGTERM too) and exited with status 1."""
+    project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "slow"}}), SLOW_IMPORT, plugins=())
+    done = interrupted(side, project, after_calls=1, sig=sig)
+    assert done.returncode == status, done.stderr
+    assert "cannot be loaded" not in done.stderr and "pipeline.py" not in done.stderr
+    assert done.stderr.splitlines()[-1].split(": ", 1)[1] == (
+        "interrupted; nothing was translated or written; not translated: 2 keys of es. Run the same command again "
+        "for the rest")
 
 
 @needs_node

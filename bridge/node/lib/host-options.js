@@ -29,7 +29,7 @@ function positive(name, value, fallback) {
 }
 
 const OPTIONS = ['cwd', 'env', 'startTimeoutMs', 'requestTimeoutMs', 'hardTimeoutMs', 'maxLineBytes', 'restartBudget',
-  'batchSize', 'tolerance', 'closeStepMs', 'cancelGraceMs', 'config', 'goldFields', 'logger'];
+  'batchSize', 'tolerance', 'closeStepMs', 'cancelGraceMs', 'config', 'goldFields', 'logger', 'signal'];
 
 // (a misspelled option would otherwise be its default in silence)
 function checkNames(options) {
@@ -73,6 +73,7 @@ export function completeOptions(options) {
     config: options.config ?? null,
     goldFields: fieldNames('goldFields', options.goldFields),
     logger: completeLogger(options.logger),
+    signal: optional('signal', options.signal, 'an AbortSignal', (value) => value instanceof AbortSignal) ?? null,
   };
 }
 

@@ -97,15 +97,21 @@ export class HostedGuest {
     return this.#capabilities;
   }
 
-  /** Spawn and initialize; on any failure the process is stopped and GuestStartError thrown. */
-  async start() {
+  /**
+   * Spawn and initialize; on any failure the process is stopped and GuestStartError thrown. Once signal (an
+   * AbortSignal) is aborted, the start is abandoned: the process (and its group) is ended.
+   */
+  async start(signal = null) {
     const { cwd, env, maxLineBytes, logger, startTimeoutMs, closeStepMs, cancelGraceMs } = this.#options;
+    if (signal?.aborted) throw new GuestStartError(`guest \`${this.#command.join(' ')}\` was not started: its start was abandoned`);
     const connection = new Connection(this.#command, {
       cwd, env, maxLineBytes, logger, cancelGraceMs,
       onDeath: (error) => this.#died(connection, error),
     });
     this.#connection = connection;
     let result;
+    const abandon = () => { connection.process.terminate(closeStepMs); };
+    signal?.addEventListener('abort', abandon, { once: true });
     try {
       result = await connection.request('initialize', {
         protocol_versions: [PROTOCOL_VERSION],
@@ -119,7 +125,12 @@ export class HostedGuest {
       }
     } catch (error) {
       await connection.process.terminate(closeStepMs);
+      if (signal?.aborted) {
+        throw new GuestStartError(`guest \`${this.#command.join(' ')}\` was not started: its start was abandoned`, { cause: error });
+      }
       throw this.#startError(connection, error);
+    } finally {
+      signal?.removeEventListener('abort', abandon);
     }
     this.info = result;
     this.#capabilities = completeCapabilities(result.capabilities, this.#options.logger);
@@ -365,7 +376,8 @@ export class HostedGuest {
 
 /**
  * Start a guest program (argv) and initialize it. Rejects with GuestStartError when it cannot be
- * spawned, refuses initialize, exits, or does not answer within startTimeoutMs.
+ * spawned, refuses initialize, exits, or does not answer within startTimeoutMs, or when options.signal
+ * is aborted first (the process is then ended).
  */
 export async function startGuest(command, options = {}) {
   if (!Array.isArray(command) || command.length === 0 || !command.every((part) => typeof part === 'string')
@@ -373,7 +385,8 @@ export async function startGuest(command, options = {}) {
     throw new TypeError('command must be a non-empty array of strings, a program first, '
       + 'e.g. ["mt-eval", "serve", "my-plugin"]');
   }
-  const guest = new HostedGuest([...command], completeOptions(options));
-  await guest.start();
+  const complete = completeOptions(options);
+  const guest = new HostedGuest([...command], complete);
+  await guest.start(complete.signal);
   return guest;
 }

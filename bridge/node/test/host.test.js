@@ -344,6 +344,20 @@ describe('startGuest failures', () => {
     assert.equal(isRunning(pid), false, `guest ${pid} still running`);
   });
 
+  test('aborting options.signal abandons a start under way: the process is ended and startGuest rejects', async () => {
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 300);
+    const began = Date.now();
+    const error = await startGuest(misbehaving('no-initialize'), { signal: stop.signal, closeStepMs: 300, logger: {} })
+      .then(() => null, (e) => e);
+    assert.ok(error instanceof GuestStartError, `expected GuestStartError, got ${error}`);
+    assert.match(error.message, /^guest `.*no-initialize` was not started: its start was abandoned$/);
+    assert.ok(Date.now() - began < 3000, `took ${Date.now() - began} ms (the start limit is 30 s)`);
+    assert.match(error.cause.message, /killed by SIGTERM|exited/);
+    await assert.rejects(startGuest(nodeGuestCommand, { signal: stop.signal, logger: {} }), /its start was abandoned/);
+    await assert.rejects(startGuest(nodeGuestCommand, { signal: 'stop' }), /options\.signal must be an AbortSignal, got "stop"/);
+  });
+
   test('a guest that exits during initialize is reported with its stderr', async () => {
     await assert.rejects(startGuest(misbehaving('exit-on-init'), { logger: {} }), (error) => {
       assert.ok(error instanceof GuestStartError);

@@ -30,6 +30,7 @@ async def open_pair_method(method: PairMethod, opened: list[LoadedMethod],
     interrupted while it blocked the event loop is not sent again in halves, each blocking it anew)."""
     import msgspec
 
+    from mt_eval.champollion.sync import StartInterrupted
     from mt_eval.guarded_calls import guarded_translate, split_on_failure
     from mt_eval.loader import PluginLoadError, load_method
     from mt_eval.lone_surrogates import merged, without_unsendable
@@ -41,11 +42,15 @@ async def open_pair_method(method: PairMethod, opened: list[LoadedMethod],
     try:
         loaded = load_method(method.directory, needs="translate")
     except PluginLoadError as exc:
+        if stopped():  # (Ctrl-C interrupted the import, which blocked the event loop)
+            raise StartInterrupted from None
         raise MethodCannotStart(f"{where} cannot be loaded: {exc}") from None
     opened.append(loaded)
     try:
         await start_method(loaded, method.run_config, name=where)
     except StartFailed as exc:
+        if stopped():
+            raise StartInterrupted from None
         raise MethodCannotStart(str(exc)) from None
     own_deadlines = getattr(loaded.method, "enforces_deadlines", False)  # a guest: its host times requests out
     notes = ResultNotes()

@@ -1,13 +1,13 @@
 """Translating a project's locales: plan each target locale, send only what is due, write files and lock.
 
-Per target locale (in config order): the due source texts of all its files, each text once, in file and
-key order, are protected (`placeholders`), sent in batches of the pair's ``batchSize`` and restored. A
-text with nothing to translate (only placeholders, digits, punctuation) is copied without being sent.
-A failed key keeps its previous value (or stays out of the file) and its previous lock entry, so it is
-tried again next time; so does a key not translated when the run was interrupted (Ctrl-C), whose locale is
-written with what was translated before. A target file is written only when its bytes change, and not
-created empty when none of its keys got a value; so is the lock file. A target file that cannot be written is an error of that file alone (the others are written),
-and keeps its lock entries.
+Per target locale (in config order): the due source texts of all its files, each text once, in file and key
+order, are protected (`placeholders`), sent in batches of the pair's ``batchSize`` and restored. A text with
+nothing to translate (only placeholders, digits, punctuation) is copied without being sent. A failed key keeps
+its previous value (or stays out of the file) and its previous lock entry, so it is tried again next time; so
+does a key not translated when the run was interrupted (Ctrl-C), whose locale is written with what was
+translated before. A target file is written only when its bytes change, and not created empty when none of its
+keys got a value; so is the lock file. A target file that cannot be written is an error of that file alone (the
+others are written), and keeps its lock entries.
 The Node side (``lib/champollion/sync.js``) does the same, and writes the same bytes.
 """
 
@@ -40,6 +40,11 @@ Progress = Callable[[str, int, int], None]
 BATCHES_IN_FLIGHT = 4  # batches of one locale sent at once
 BLANK = re.compile(r"[ \t\r\n]*")  # a translation with nothing in it
 NOT_SENT = "not sent: interrupted"  # the error of an entry the method was not called for after Ctrl-C
+
+
+class StartInterrupted(Exception):
+    """Ctrl-C (or SIGTERM, SIGHUP) came while the pair's method was loading or starting, and made it fail: the run
+    is interrupted, and the method is not to blame."""
 
 
 @dataclass(frozen=True)
@@ -201,6 +206,8 @@ async def _unless_stopped(stop: anyio.Event | None, work: Callable[[], Awaitable
         group.start_soon(stopper)
         try:
             await work()
+        except StartInterrupted:
+            return True
         except Exception as exc:  # raised as it is (a method that cannot start), not in an exception group
             failure = exc
         group.cancel_scope.cancel()

@@ -159,6 +159,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   let guest = null;
   let watchdog = null;
   let closed = false;
+  const closing = new AbortController(); // abandons a guest still starting when the plugin is closed
   const resultNotes = new ResultNotes();
 
   // Load translate.js or start the guest once; a failure is kept, so every later call fails alike at once.
@@ -172,6 +173,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
       const { command, cwd } = bridgeCommand(manifest, options);
       guest = startGuest(command, {
         logger: options.logger, tolerance: options.tolerance, goldFields: options.goldFields, ...options.guest, cwd, config,
+        signal: closing.signal,
       }).catch((error) => {
         throw manifest.runtime === 'python' && error.spawnError ? mtEvalNotFound(error, command, manifest) : error;
       });
@@ -298,6 +300,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     async close() {
       if (closed) return;
       closed = true;
+      closing.abort();
       watchdog?.close();
       if (inProcess) {
         const method = await inProcess.catch(() => null);

@@ -34,6 +34,8 @@ export interface StartGuestOptions {
    * that does not is not reading its input (its event loop is blocked) and is killed and replaced.
    */
   cancelGraceMs?: number;
+  /** Once aborted, a start still under way is abandoned: the process is ended and startGuest rejects. */
+  signal?: AbortSignal;
   /** Sent with initialize, and used by translate() and decide() when given no config. */
   config?: RunConfig | null;
   /** Entry fields the guest must not see, besides reference and references (always removed). */
