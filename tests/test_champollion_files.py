@@ -190,3 +190,53 @@ def test_a_read_only_target_directory_is_found_before_anything_is_sent(tmp_path:
     assert report["locales"][0]["files"][0]["error"] == (
         "<project>/locales/es/common.json: cannot write it: <project>/locales/es is not writable; make it writable "
         "(chmod u+wx <project>/locales/es)")
+
+
+@needs_node
+def test_a_source_link_that_leads_nowhere_stops_the_run_naming_it_rather_than_dropping_its_strings(tmp_path: Path):
+    """Before, Python left the file out without a word (and dropped its targets' lock entries, so they were paid
+    for again), and Node stopped with a raw ``ELOOP: too many symbolic links encountered, stat …``."""
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}),
+                     {"locales/en/a.json": {"a": "One"}, "locales/en/sub/b.json": {"b": "Two"}})
+    runs = both(projects)
+    assert runs["node"] == runs["python"] and runs["python"][0] == 0
+    for project in projects.values():
+        (project.root / "locales" / "en" / "sub" / "loop.json").symlink_to("loop.json")
+    runs = both(projects, "--json")
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1
+    assert json.loads(out)["error"] == {"kind": "project", "message": (
+        "<project>/locales/en/sub/loop.json: a symlink to loop.json, which cannot be followed: Too many levels of "
+        "symbolic links; fix the link, or remove it")}
+    for project in projects.values():
+        (project.root / "locales" / "en" / "sub" / "loop.json").unlink()
+        (project.root / "locales" / "en" / "gone.json").symlink_to("../shared/gone.json")
+        (project.root / "locales" / "en" / "folder.json").symlink_to("sub")  # a link to a folder is not a file
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert runs["python"][1:] == ("", "<prog>: <project>/locales/en/gone.json: a symlink to ../shared/gone.json, "
+                                      "which does not exist; fix the link, or remove it\n")
+    assert all(len(project.json("locales/.champollion-lock.json")["files"]) == 2 for project in projects.values())
+    for project in projects.values():
+        (project.root / "locales" / "en" / "gone.json").unlink()
+    runs = both(projects, "--json")
+    assert runs["node"] == runs["python"] and runs["python"][0] == 0
+    assert [f["file"] for f in json.loads(runs["python"][1])["locales"][0]["files"]] == ["es/a.json", "es/sub/b.json"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads an unreadable directory")
+@needs_node
+def test_a_source_folder_that_cannot_be_read_stops_the_run_naming_it(tmp_path: Path):
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}),
+                     {"locales/en/a.json": {"a": "One"}, "locales/en/sub/b.json": {"b": "Two"}})
+    for project in projects.values():
+        (project.root / "locales" / "en" / "sub").chmod(0)
+    try:
+        runs = both(projects)
+    finally:
+        for project in projects.values():
+            (project.root / "locales" / "en" / "sub").chmod(0o755)
+    assert runs["node"] == runs["python"]
+    assert runs["python"] == (1, "", "<prog>: <project>/locales/en/sub: cannot read this folder of source strings: "
+                                     "Permission denied; make it readable, or move it out of the locales directory\n")

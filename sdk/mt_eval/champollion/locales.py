@@ -16,7 +16,10 @@ it for a count of 0 in any language). For a language not in the table the source
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,12 +64,54 @@ def find_locale_files(locales_dir: Path, input_locale: str) -> LocaleFiles:
         raise FileExistsError(f"both {directory}/ and {single} hold source strings, and only one layout is read: "
                               f"move the keys of {single.name} into a file in {directory}/, or remove one of them")
     if directory.is_dir():
-        found = [p.relative_to(directory).as_posix() for p in directory.rglob("*.json")
-                 if p.is_file() and not any(part.startswith(".") for part in p.relative_to(directory).parts)]
-        return LocaleFiles(True, sorted(found, key=utf16_key))
+        return LocaleFiles(True, sorted(_source_files(directory), key=utf16_key))
     if single.is_file():
         return LocaleFiles(False, [single.name])
     raise FileNotFoundError(f"no source locale files: expected {directory}/*.json or {single}")
+
+
+def _source_files(directory: Path) -> list[str]:
+    """The ``*.json`` files under ``directory`` (hidden names aside), as paths relative to it. A symlinked file
+    is read, a symlinked folder is not entered (as ``Path.rglob``). A folder that cannot be listed, or a ``.json``
+    name that leads nowhere (a dangling or looping link), is a `FileProblem`: its strings would otherwise be left
+    out without a word, and its targets' lock entries dropped."""
+    from mt_eval.champollion.files import FileProblem
+
+    found: list[str] = []
+
+    def walk(folder: Path, relative: str) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            raise FileProblem(folder, f"cannot read this folder of source strings: {exc.strerror or exc}",
+                              "make it readable, or move it out of the locales directory") from None
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            name = f"{relative}/{entry.name}" if relative else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                walk(folder / entry.name, name)
+            elif entry.name.endswith(".json") and _is_source_file(folder / entry.name):
+                found.append(name)
+
+    walk(directory, "")
+    return found
+
+
+def _is_source_file(path: Path) -> bool:
+    """Whether a ``.json`` entry is a file to read (not a folder, or a link to one); `FileProblem` when what it
+    is cannot be told."""
+    from mt_eval.champollion.files import FileProblem
+
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError as exc:
+        if not path.is_symlink():
+            raise FileProblem(path, f"cannot read it: {exc.strerror or exc}", "make it readable") from None
+        target = os.readlink(path)
+        what = (f"a symlink to {target}, which does not exist" if exc.errno == errno.ENOENT
+                else f"a symlink to {target}, which cannot be followed: {exc.strerror or exc}")
+        raise FileProblem(path, what, "fix the link, or remove it") from None
 
 
 def layout(tree: Any, target_locale: str) -> Any:

@@ -6,9 +6,10 @@
 // copied. Plural groups (i18next JSON v4: key_one, key_other, …;
 // key_ordinal_* for ordinals; a group needs its _other) get the target language's CLDR categories,
 // each from the same source category or else from _other; a source _zero is kept.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { FileProblem, strerror } from './files.js';
 import { byCodeUnits } from './json.js';
 import { PLURAL_ORDER, pluralCategories } from './languages.js';
 
@@ -32,22 +33,50 @@ export function findLocaleFiles(localesDir, inputLocale) {
     throw new Error(`both ${directory}/ and ${single} hold source strings, and only one layout is read: `
       + `move the keys of ${inputLocale}.json into a file in ${directory}/, or remove one of them`);
   }
-  if (existsSync(directory) && statSync(directory).isDirectory()) {
-    const found = [];
-    const walk = (relative) => {
-      for (const entry of readdirSync(join(directory, relative), { withFileTypes: true })) {
-        if (entry.name.startsWith('.')) continue;
-        const name = relative ? `${relative}/${entry.name}` : entry.name;
-        // Like Python's Path.rglob: symlinked directories are not entered, symlinked files are read.
-        if (entry.isDirectory()) walk(name);
-        else if (entry.name.endsWith('.json') && statSync(join(directory, name), { throwIfNoEntry: false })?.isFile()) found.push(name);
-      }
-    };
-    walk('');
-    return localeFiles(true, found.sort(byCodeUnits));
-  }
+  if (existsSync(directory) && statSync(directory).isDirectory()) return localeFiles(true, sourceFiles(directory).sort(byCodeUnits));
   if (existsSync(single) && statSync(single).isFile()) return localeFiles(false, [`${inputLocale}.json`]);
   throw new Error(`no source locale files: expected ${directory}/*.json or ${single}`);
+}
+
+/**
+ * The *.json files under directory (hidden names aside), relative to it. A symlinked file is read, a symlinked
+ * folder is not entered (as Python's Path.rglob). A folder that cannot be listed, or a .json name that leads
+ * nowhere (a dangling or looping link), is a FileProblem: its strings would otherwise be left out without a
+ * word, and its targets' lock entries dropped.
+ */
+function sourceFiles(directory) {
+  const found = [];
+  const walk = (folder, relative) => {
+    let entries;
+    try {
+      entries = readdirSync(folder, { withFileTypes: true });
+    } catch (error) {
+      if (!error.code) throw error;
+      throw new FileProblem(folder, `cannot read this folder of source strings: ${strerror(error)}`,
+        'make it readable, or move it out of the locales directory');
+    }
+    for (const entry of entries) {
+      if (entry.name.startsWith('.')) continue;
+      const name = relative ? `${relative}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) walk(join(folder, entry.name), name);
+      else if (entry.name.endsWith('.json') && isSourceFile(join(folder, entry.name))) found.push(name);
+    }
+  };
+  walk(directory, '');
+  return found;
+}
+
+/** Whether a .json entry is a file to read (not a folder, or a link to one); FileProblem when that cannot be told. */
+function isSourceFile(path) {
+  try {
+    return statSync(path).isFile();
+  } catch (error) {
+    if (!error.code) throw error;
+    if (!lstatSync(path).isSymbolicLink()) throw new FileProblem(path, `cannot read it: ${strerror(error)}`, 'make it readable');
+    const target = readlinkSync(path);
+    throw new FileProblem(path, error.code === 'ENOENT' ? `a symlink to ${target}, which does not exist`
+      : `a symlink to ${target}, which cannot be followed: ${strerror(error)}`, 'fix the link, or remove it');
+  }
 }
 
 function localeFiles(directoryLayout, sources) {
