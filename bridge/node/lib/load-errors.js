@@ -106,6 +106,25 @@ export function explainLoadError(error, file) {
     return new MethodLoadError(`${message}\n  fix: import the module file, not its directory: an ES module does not `
       + `resolve a directory to its index.js${example}`, { cause: error });
   }
+  if (error?.code === 'ERR_IMPORT_ATTRIBUTE_MISSING' || error?.code === 'ERR_IMPORT_ASSERTION_TYPE_MISSING') {
+    const json = message.match(/Module "([^"]+)"/)?.[1];
+    const near = json ? shown(json, base) : 'data.json';
+    return new MethodLoadError(`${message}\n  fix: import a JSON file with its type — import data from `
+      + `'./${near.startsWith('/') ? basename(near) : near}' with { type: 'json' } — or read it with readFileSync and JSON.parse`,
+    { cause: error });
+  }
+  if (error?.code === 'ERR_UNKNOWN_FILE_EXTENSION') {
+    const culprit = message.match(/ for (.+)$/)?.[1] ?? file;
+    const extension = extname(culprit);
+    const typescript = ['.ts', '.mts', '.cts'].includes(extension);
+    const advice = typescript ? 'compile it to JavaScript (tsc) and name the .js file'
+      : culprit !== file ? 'import JavaScript modules (.js, .mjs or .cjs), or read other files with readFileSync'
+        : extension === '.py' ? 'a Python method is named by entry_point in method.json and served by `mt-eval serve`'
+          : 'name a JavaScript module (.js, .mjs or .cjs)';
+    const what = culprit === file ? `${basename(file)} is not a JavaScript module Node can load (node_entry, or --module)`
+      : `${basename(culprit)} is not a module Node can load (imported by the method)`;
+    return new MethodLoadError(`${message}\n  fix: ${what}: ${advice}`, { cause: error });
+  }
   if (error?.code === 'ERR_MODULE_NOT_FOUND' || error?.code === 'MODULE_NOT_FOUND') {
     return new MethodLoadError(`${message}\n  fix: install the package the plugin needs, or correct the import path`,
       { cause: error });

@@ -74,3 +74,19 @@ test('when the method cannot load, each request that waited is told so', async (
   driver.child.stdin.end();
   assert.equal((await driver.exited).code, 1);
 });
+
+test('--module naming a file Node cannot run says what to do instead (a Python file is served by mt-eval serve)', async () => {
+  const directory = mkdtempSync(join(tmpdir(), 'mt-eval-guest-ready-'));
+  for (const [name, fix] of [
+    ['pipeline.py', /^cannot load the method: Unknown file extension "\.py" for .*pipeline\.py\n  fix: pipeline\.py is not a JavaScript module Node can load \(node_entry, or --module\): a Python method is named by entry_point in method\.json and served by `mt-eval serve`$/],
+    ['translate.ts', /\n  fix: translate\.ts is not a JavaScript module Node can load \(node_entry, or --module\): compile it to JavaScript \(tsc\) and name the \.js file$/],
+  ]) {
+    writeFileSync(join(directory, name), 'x = 1\n');
+    const driver = guest(['--module', join(directory, name)]);
+    driver.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocol_versions: ['mt-eval-bridge/1'], config: CONFIG } });
+    const answers = await driver.collect(1);
+    assert.match(answers.get('init').error.message, fix);
+    driver.child.stdin.end();
+    assert.equal((await driver.exited).code, 1);
+  }
+});

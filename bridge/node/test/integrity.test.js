@@ -191,6 +191,29 @@ describe('a plugin that cannot start fails once, at once, with the fix (10.9)', 
     await loaded.close();
   });
 
+  test('a JSON import without its type is told the import attribute, not that it threw at load', async () => {
+    const loaded = await loadMethodPlugin(plugin({ 'data/terms.json': '{"a": "b"}\n',
+      'translate.js': "import terms from './data/terms.json';\nexport async function translate(e) { return []; }\n" }, { type: 'module' }));
+    const error = await loaded.start(config()).catch((e) => e);
+    assert.ok(error instanceof MethodLoadError, String(error));
+    assert.match(error.message, /^Module ".*\/data\/terms\.json" needs an import attribute of type "json"\n  fix: import a JSON file with its type — import data from '\.\/data\/terms\.json' with \{ type: 'json' \} — or read it with readFileSync and JSON\.parse$/);
+    await loaded.close();
+  });
+
+  test('an import Node cannot run (.txt, .ts) is named, with what to do instead', async () => {
+    for (const [name, fix] of [
+      ['words.txt', /^Unknown file extension "\.txt" for .*words\.txt\n  fix: words\.txt is not a module Node can load \(imported by the method\): import JavaScript modules \(\.js, \.mjs or \.cjs\), or read other files with readFileSync$/],
+      ['helpers.ts', /\n  fix: helpers\.ts is not a module Node can load \(imported by the method\): compile it to JavaScript \(tsc\) and name the \.js file$/],
+    ]) {
+      const loaded = await loadMethodPlugin(plugin({ [name]: 'a\n',
+        'translate.js': `import './${name}';\nexport async function translate(e) { return []; }\n` }, { type: 'module' }));
+      const error = await loaded.start(config()).catch((e) => e);
+      assert.ok(error instanceof MethodLoadError, String(error));
+      assert.match(error.message, fix);
+      await loaded.close();
+    }
+  });
+
   test('mt-eval-locales stops at once with the reason, instead of an error per key', async (t) => {
     const project = makeProject({
       config: { version: 3, inputLocale: 'en', localesDir: 'locales', pairs: { 'en:es': { methodPlugin: './broken' } } },
