@@ -240,3 +240,22 @@ def test_a_source_folder_that_cannot_be_read_stops_the_run_naming_it(tmp_path: P
     assert runs["node"] == runs["python"]
     assert runs["python"] == (1, "", "<prog>: <project>/locales/en/sub: cannot read this folder of source strings: "
                                      "Permission denied; make it readable, or move it out of the locales directory\n")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads an unreadable file")
+@needs_node
+def test_an_unreadable_config_says_so_and_how_to_make_it_readable(tmp_path: Path):
+    """Before, Node gave the raw ``EACCES: permission denied, open …``, and both told the user to give its path."""
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}),
+                     {"locales/en/a.json": {"a": "One"}})
+    for project in projects.values():
+        (project.root / "champollion.config.json").chmod(0)
+    try:
+        runs = both(projects)
+    finally:
+        for project in projects.values():
+            (project.root / "champollion.config.json").chmod(0o644)
+    assert runs["node"] == runs["python"]
+    assert runs["python"][0] == 1
+    assert ("error: <project>/champollion.config.json: cannot read file: Permission denied\n    fix: make it readable "
+            "(chmod u+r <project>/champollion.config.json)\n") in runs["python"][2]

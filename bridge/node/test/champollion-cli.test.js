@@ -160,6 +160,21 @@ test('the bin script runs, and rejects unknown options', () => {
   assert.match(bad.stderr, /unrecognized argument --nope/);
 });
 
+test('--config "" is the current directory\'s config, as in mt-eval locales (it was refused as unreadable)', (t) => {
+  const project = makeProject({ config: config({ 'en:es': { methodPlugin: 'upper' } }), plugins: ['upper'],
+    files: { 'locales/en.json': '{"hello": "Hello"}\n' } });
+  t.after(() => project.cleanup());
+  const bin = join(nodePackage, 'bin', 'mt-eval-locales.js');
+  for (const argv of [['--config', ''], ['--config=']]) {
+    const run = spawnSync(process.execPath, [bin, ...argv, '--dry-run', '--quiet'], { encoding: 'utf8', cwd: project.root });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /would send 1 string in 1 call/);
+  }
+  const elsewhere = spawnSync(process.execPath, [bin, '--config', '', '--quiet'], { encoding: 'utf8', cwd: join(project.root, 'locales') });
+  assert.equal(elsewhere.status, 1);
+  assert.match(elsewhere.stderr, /^error: champollion\.config\.json: cannot read file: No such file or directory\n    fix: give the path of champollion\.config\.json with --config$/m);
+});
+
 test('a Python plugin without mt-eval to serve it: said once, with how to point Node at it', (t) => {
   const project = makeProject({ config: config({ 'en:fr': { methodPlugin: 'rot13' } }), plugins: ['rot13'],
     files: { 'locales/en.json': '{"hello": "Hello"}\n' } });

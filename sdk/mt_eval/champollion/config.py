@@ -202,8 +202,10 @@ def read_config(path: str | Path | None = None, *, flag: str = "--config") -> Ch
     try:
         raw = file.read_bytes()
     except OSError as exc:
-        problem = Problem(file=str(file), path="$", message=f"cannot read file: {exc.strerror or exc}",
-                          hint=f"give the path of champollion.config.json with {flag}", code="io")
+        hint = (f"make it readable (chmod u+r {file})" if isinstance(exc, PermissionError)
+                else f"give the path of champollion.config.json with {flag}")
+        problem = Problem(file=str(file), path="$", message=f"cannot read file: {exc.strerror or exc}", hint=hint,
+                          code="io")
         raise ProblemsError([problem], summary=f"{file} is not a valid champollion config") from exc
     value, problems = decode_config(raw, file=str(file))
     if value is None or any(p.severity == "error" for p in problems):

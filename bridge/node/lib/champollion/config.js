@@ -10,7 +10,7 @@ import { decodeValue } from '../contract/decode.js';
 import { ProblemsError, jsonPath, makeProblem, renderProblem } from '../contract/words.js';
 import { registerRules } from '../contract/rules.js';
 import { parseJsonBytes } from '../json-text.js';
-import { isDirectory, stats } from './files.js';
+import { isDirectory, stats, strerror } from './files.js';
 import { LOCALE_PATTERN, normalizeLocale } from './languages.js';
 
 export { jsonPath, renderProblem };
@@ -119,7 +119,7 @@ export function splitPairKey(key) {
 
 /** The config file for path: the file itself, or champollion.config.json in a directory. */
 export function configPath(path) {
-  const chosen = path ?? CONFIG_FILE;
+  const chosen = path === undefined || path === null ? CONFIG_FILE : path || '.'; // (--config "": here, as in Python)
   try {
     if (statSync(chosen).isDirectory()) return join(chosen, CONFIG_FILE);
   } catch { /* reported when it is read */ }
@@ -138,8 +138,10 @@ export function readChampollionConfig(path) {
   try {
     text = readFileSync(file);
   } catch (error) {
-    throw new ChampollionConfigError(given, [makeProblem(given, '$', `cannot read file: ${error.code === 'ENOENT' ? 'No such file or directory' : error.message}`,
-      { hint: 'give the path of champollion.config.json with --config', code: 'io' })]);
+    if (!error.code) throw error;
+    const readable = error.code === 'EACCES' || error.code === 'EPERM';
+    throw new ChampollionConfigError(given, [makeProblem(given, '$', `cannot read file: ${strerror(error)}`,
+      { hint: readable ? `make it readable (chmod u+r ${given})` : 'give the path of champollion.config.json with --config', code: 'io' })]);
   }
   const [data, problems] = decodeConfig(text, given);
   if (data === null || problems.some((p) => p.severity === 'error')) throw new ChampollionConfigError(given, problems);
