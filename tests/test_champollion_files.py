@@ -259,3 +259,25 @@ def test_an_unreadable_config_says_so_and_how_to_make_it_readable(tmp_path: Path
     assert runs["python"][0] == 1
     assert ("error: <project>/champollion.config.json: cannot read file: Permission denied\n    fix: make it readable "
             "(chmod u+r <project>/champollion.config.json)\n") in runs["python"][2]
+
+
+@needs_node
+def test_a_locale_file_nested_too_deep_is_that_files_error_at_the_same_depth_on_both_sides(tmp_path: Path):
+    """Before, Node stopped the whole run with "Maximum call stack size exceeded" (Python: that file's error), and
+    how deep Python could read depended on how deep its stack already was."""
+    def nested(depth: int) -> str:
+        return '{"a": ' * depth + '"Deep [ { \\" text"' + "}" * depth
+
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}),
+                     {"locales/en/a.json": {"a": "One"}, "locales/en/limit.json": nested(500),
+                      "locales/en/over.json": nested(501), "locales/en/far.json": nested(3000)})
+    runs = both(projects, "--json")
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1
+    files = {f["file"]: f for f in json.loads(out)["locales"][0]["files"]}
+    assert files["es/a.json"]["translated"] == ["a"] and files["es/limit.json"]["translated"] == ["a" + ".a" * 499]
+    hint = "nothing this file holds nests over 500 levels deep; regenerate it, or check what wrote it"
+    assert files["es/over.json"]["error"] == (f"<project>/locales/en/over.json: arrays and objects nested 501 levels "
+                                              f"deep: too deep to read; {hint}")
+    assert files["es/far.json"]["error"].startswith("<project>/locales/en/far.json: arrays and objects nested 3,000 ")

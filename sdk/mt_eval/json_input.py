@@ -15,6 +15,10 @@ from typing import Any
 from mt_eval.js_text import SAFE_INTEGER
 from mt_eval.problems import Problem
 
+MAX_DEPTH = 500  # arrays and objects nested deeper are refused, at the same depth as Node's reader (json-text.js)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKET = re.compile(r"[\[\]{}]")
+
 
 def js_int(text: str) -> int | float:
     value = int(text)
@@ -60,20 +64,22 @@ def parse_json(raw: bytes, *, file: str, exact_numbers: bool = False) -> tuple[A
             out[key] = value
         return out
 
-    try:
-        number = JsonNumber if exact_numbers else None
-        value = json.loads(text, object_pairs_hook=pairs_hook, parse_int=number or js_int,
-                           parse_float=number or js_float)
-    except RecursionError:
+    depth = _nesting_depth(text) if text.count("{") + text.count("[") > MAX_DEPTH else 0
+    if depth > MAX_DEPTH:  # (refused before it is read: Python's own limit depends on how deep its stack already is)
         return None, [
             Problem(
                 file=file,
                 path="$",
-                message=f"arrays and objects nested {_nesting_depth(text):,} levels deep: too deep to read",
-                hint="this file is a small object of fields; regenerate it, or check what wrote it",
+                message=f"arrays and objects nested {depth:,} levels deep: too deep to read",
+                hint=f"nothing this file holds nests over {MAX_DEPTH} levels deep; regenerate it, or check what wrote "
+                "it",
                 code="syntax",
             )
         ]
+    try:
+        number = JsonNumber if exact_numbers else None
+        value = json.loads(text, object_pairs_hook=pairs_hook, parse_int=number or js_int,
+                           parse_float=number or js_float)
     except json.JSONDecodeError as error:
         syntax = same_on_every_python(error)
         return None, [
@@ -146,20 +152,10 @@ def _syntax_hint(exc: json.JSONDecodeError) -> str:
 def _nesting_depth(text: str) -> int:
     """How deep arrays and objects nest in ``text`` (brackets inside strings are not counted)."""
     depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
+    for bracket in _BRACKET.findall(_STRING.sub("", text)):
+        if bracket in "[{":
             depth += 1
             deepest = max(deepest, depth)
-        elif char in "]}":
+        else:
             depth -= 1
     return deepest

@@ -36,6 +36,35 @@ function syntaxHint(detail, text, position) {
   return 'fix the JSON syntax at that position';
 }
 
+/** Arrays and objects nested deeper are refused, at the same depth as Python's reader (json_input.MAX_DEPTH). */
+export const MAX_DEPTH = 500;
+
+/** A document nested deeper than MAX_DEPTH: refused before it is read (recursing into it would overflow the stack). */
+export class JsonDepthError extends SyntaxError {
+  constructor(depth) {
+    super(`arrays and objects nested ${depth.toLocaleString('en-US')} levels deep: too deep to read`);
+    this.name = 'JsonDepthError';
+    this.hint = `nothing this file holds nests over ${MAX_DEPTH} levels deep; regenerate it, or check what wrote it`;
+  }
+}
+
+// How deep arrays and objects nest in text (brackets inside strings are not counted).
+function nestingDepth(text) {
+  let depth = 0;
+  let deepest = 0;
+  for (const bracket of text.replace(/"(?:[^"\\]|\\.)*"/gs, '').matchAll(/[[\]{}]/g)) {
+    if (bracket[0] === '[' || bracket[0] === '{') deepest = Math.max(deepest, ++depth);
+    else depth--;
+  }
+  return deepest;
+}
+
+function countOf(text, char) {
+  let count = 0;
+  for (let at = text.indexOf(char); at !== -1; at = text.indexOf(char, at + 1)) count++;
+  return count;
+}
+
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const WHITESPACE = /[ \t\n\r]*/y;
 const LITERALS = [['true', true], ['false', false], ['null', null], ['NaN', NaN], ['Infinity', Infinity],
@@ -53,13 +82,18 @@ export class JsonNumber {
 }
 
 /**
- * Parse JSON text (a leading BOM is skipped); objects become Maps in written order. A repeated key
+ * Parse JSON text (a leading BOM is skipped); objects become Maps in written order; JsonDepthError when it nests
+ * deeper than MAX_DEPTH. A repeated key
  * keeps its first place and takes the last value (as JSON.parse and Python do); onDuplicate(key, path)
  * hears of each repetition. With exactNumbers, each number is a JsonNumber (NaN and Infinity, not JSON,
  * stay numbers).
  */
 export function parseOrdered(text, { onDuplicate, exactNumbers = false } = {}) {
   const source = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  if (countOf(source, '{') + countOf(source, '[') > MAX_DEPTH) {
+    const depth = nestingDepth(source);
+    if (depth > MAX_DEPTH) throw new JsonDepthError(depth);
+  }
   let at = 0;
   const fail = (message, position = at) => { throw new JsonSyntaxError(message, source, position); };
   const skip = () => {
@@ -217,7 +251,7 @@ export function parseJsonBytes(bytes, file, { exactNumbers = false, repeated = n
       },
     });
   } catch (error) {
-    if (!(error instanceof JsonSyntaxError)) throw error;
+    if (!(error instanceof JsonSyntaxError || error instanceof JsonDepthError)) throw error;
     return [null, [problem(file, error.message, error.hint, 'syntax')]];
   }
   return [value, duplicates.map((key) => problem(file, `key "${key}" appears more than once in an object`,
