@@ -281,3 +281,21 @@ def test_a_locale_file_nested_too_deep_is_that_files_error_at_the_same_depth_on_
     assert files["es/over.json"]["error"] == (f"<project>/locales/en/over.json: arrays and objects nested 501 levels "
                                               f"deep: too deep to read; {hint}")
     assert files["es/far.json"]["error"].startswith("<project>/locales/en/far.json: arrays and objects nested 3,000 ")
+
+
+@needs_node
+def test_a_lock_file_of_another_version_is_refused_alike_true_is_not_version_1(tmp_path: Path):
+    """Before, Python took ``"version": true`` for version 1 (``True == 1``); Node refused it."""
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}),
+                     {"locales/en/a.json": {"a": "One"}})
+    for version in ("true", "2", '"1"', "1.5", "null"):
+        for project in projects.values():
+            project.write("locales/.champollion-lock.json", f'{{"version": {version}, "files": {{}}}}\n')
+        runs = both(projects)
+        assert runs["node"] == runs["python"], version
+        assert runs["python"] == (1, "", "<prog>: <project>/locales/.champollion-lock.json: not a version 1 lock file; "
+                                         "delete it to re-check every key\n"), version
+    for project in projects.values():
+        project.write("locales/.champollion-lock.json", '{"version": 1.0, "files": {}}\n')
+    runs = both(projects)
+    assert runs["node"] == runs["python"] and runs["python"][0] == 0  # 1.0 is the number 1 in JSON

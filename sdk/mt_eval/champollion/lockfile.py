@@ -23,6 +23,7 @@ from typing import Any
 
 from mt_eval.champollion.files import FileProblem, read_json
 from mt_eval.champollion.jsonfmt import format_json, js_number, js_string, utf16_key
+from mt_eval.js_text import same_json
 
 LOCK_FILE = ".champollion-lock.json"
 LOCK_VERSION = 1
@@ -80,7 +81,8 @@ def read_lock(path: Path) -> Lock:
     except FileProblem as exc:
         fix = f"{exc.fix}, or delete" if exc.fix else "delete"
         raise LockError(f"{path}: cannot read the lock file: {exc.what}; {fix} it to re-check every key") from exc
-    if not isinstance(data, dict) or data.get("version") != LOCK_VERSION or not isinstance(data.get("files"), dict):
+    if (not isinstance(data, dict) or not same_json(data.get("version"), LOCK_VERSION)  # ("version": true is not 1)
+            or not isinstance(data.get("files"), dict)):
         raise LockError(f"{path}: not a version {LOCK_VERSION} lock file; delete it to re-check every key")
     lock = Lock()
     for name, entries in data["files"].items():
