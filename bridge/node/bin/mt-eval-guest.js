@@ -55,8 +55,8 @@ function parse(argv) {
   if (unknown !== undefined) throw new Error(`--implements: "${unknown}" is not one of ${Object.keys(REQUESTS).join(', ')}`);
   const limit = options['--max-line-bytes'];
   const maxLineBytes = limit === undefined ? undefined : Number(limit);
-  if (limit !== undefined && !(Number.isInteger(maxLineBytes) && maxLineBytes > 0)) {
-    throw new Error(`--max-line-bytes must be a positive integer, got ${limit}`);
+  if (limit !== undefined && !(/^[0-9]+$/.test(limit) && maxLineBytes > 0)) { // (Number() also reads 0x10, 1e3, " 16")
+    throw new Error(`--max-line-bytes must be a positive integer of bytes (e.g. 1048576), got ${JSON.stringify(limit)}`);
   }
   const named = { name: options['--name'], methodId: options['--method-id'], implements: requests };
   return { module, directory: rest[0], naming: named, maxLineBytes };

@@ -364,6 +364,8 @@ describe('loading the method', () => {
       [['--frobnicate'], /unknown option --frobnicate/],
       [['--module'], /--module needs a value/],
       [['--max-line-bytes', 'lots', reverseFixture], /--max-line-bytes must be a positive integer/],
+      ...['0x10', '1e3', ' 16', '', '0', '16.0'].map((limit) => [['--max-line-bytes', limit, reverseFixture],
+        new RegExp(`--max-line-bytes must be a positive integer of bytes \\(e\\.g\\. 1048576\\), got ${JSON.stringify(limit).replace('.', '\\.')}`)]),
       [[join(scratch, 'missing-dir')], /no such directory/],
       [['--module', join(scratch, 'missing.js')], /missing.js: no such file/],
       [['--module', reverseFixture], /reverse is a directory, not a module: give the method's module file \(its translate\.js\), or serve the plugin directory as one \(`mt-eval-guest DIR`, without --module\)$/m],
