@@ -256,6 +256,33 @@ def test_a_resealed_card_with_a_false_pair_or_times_or_an_unknown_field_does_not
     assert words in next(p.message for p in result.errors if p.path == where)
 
 
+@pytest.mark.parametrize(("change", "where", "words"), [
+    (lambda card: card.update(status="complete"), "$.status", "the card says complete, its results say partial"),
+    (lambda card: card.update(failures=[]), "$.failures",
+     "the card says no failures, its results say 1 distinct error on 3 entries"),
+    (lambda card: card["failures"][0].update(count=2), "$.failures",
+     "the card says 1 distinct error on 2 entries, its results say 1 distinct error on 3 entries"),
+    (lambda card: card["failures"][0].update(message="a network blip"), "$.failures",
+     "the card says 1 distinct error on 3 entries, its results say 1 distinct error on 3 entries (not the same "
+     "messages, counts or example ids)"),
+])
+def test_a_card_relabelled_complete_or_with_its_failures_edited_does_not_verify(tmp_path: Path, change, where: str,
+                                                                               words: str):
+    """Before, a card whose run had failures, resealed as ``"status": "complete"`` with ``"failures": []``, verified."""
+    corpus = write_corpus(tmp_path / "corpus.json")
+    data = json.loads(corpus.read_text())
+    for entry in data["entries"][:3]:
+        entry["source"] = "!fail " + entry["source"]
+    corpus.write_text(json.dumps(data))
+    assert main(["run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(tmp_path / "run"), "--quiet",
+                 "--resamples", "100", "--max-errors", "3", *LENIENT]) == 0
+    card_path = tmp_path / "run" / "card.json"
+    assert verify_card(card_path).ok
+    result = verify_card(edit(card_path, change))
+    assert not result.ok and paths(result) == [where]
+    assert words in next(p.message for p in result.errors if p.path == where)
+
+
 def test_a_pair_the_run_accepted_against_its_corpus_verifies(tmp_path: Path):
     corpus = write_corpus(tmp_path / "corpus.json")
     assert main(["run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(tmp_path / "run"), "--quiet",

@@ -34,13 +34,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, is_not
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from mt_eval.harness.runcard import CARD_VERSION, RunCard
+from mt_eval.harness.runcard import CARD_VERSION, CardResult, RunCard
 from mt_eval.harness.verification import Verification
 from mt_eval.harness.verify_corpus import CorpusCache
 from mt_eval.problems import Problem
@@ -256,10 +257,14 @@ def _check_tallies(result: Verification, card: RunCard) -> None:
 
     repeated: list[str] = []
     ids: list[Any] = []
+    failing: list[CardResult] = []
     errors = prompt = completion = 0
     for results in in_blocks(card.results):  # (one pass over a log); each tally a loop in C (`map`)
         ids += map(attrgetter("id"), results)
-        errors += len(results) - list(map(attrgetter("error"), results)).count(None)
+        said = list(map(attrgetter("error"), results))
+        if said.count(None) < len(results):
+            failing += compress(results, map(is_not, said, repeat(None)))
+        errors += len(results) - said.count(None)
         usages = list(map(attrgetter("usage"), results))
         prompt += sum(map(attrgetter("prompt_tokens"), usages))
         completion += sum(map(attrgetter("completion_tokens"), usages))
@@ -288,12 +293,44 @@ def _check_tallies(result: Verification, card: RunCard) -> None:
         controls = set() if card.families is None else {c.id for c in card.families.canaries} | {
             n.id for n in card.families.negatives}
         expected["$.metrics.segments"] = (card.metrics.segments, len(keys) - sum(map(controls.__contains__, keys)))
+    expected.update(_outcome(card, keys, failing))
     wrong = [(where, stated, actual) for where, (stated, actual) in expected.items() if stated != actual]
     for where, stated, actual in wrong:
         result.problem(where, f"the card says {stated}, its results say {actual}")
     result.check("tallies", not wrong and not repeated,
                  f"{len(card.results)} results, {card.errors} errors" if not wrong else
                  ", ".join(where.removeprefix("$.") for where, _, _ in wrong) + " disagree with the results")
+
+
+def _outcome(card: RunCard, keys: list[str], failing: list[CardResult]) -> dict[str, tuple[object, object]]:
+    """``status`` and ``failures`` as stated, and as the results say (`mt_eval.harness.outcome`: a negative
+    control's error is the refusal it asks for, not a failure); absent ones (older cards) are not checked."""
+    from mt_eval.corpus.model import entry_key
+    from mt_eval.harness.outcome import failures_of
+
+    negatives = set() if card.families is None else {n.id for n in card.families.negatives}
+    counted = len(keys) - (sum(map(negatives.__contains__, keys)) if negatives else 0)
+    failed = [r for r in failing if entry_key(r.id) not in negatives] if negatives else failing
+    out: dict[str, tuple[object, object]] = {}
+    if card.status is not None:
+        out["$.status"] = (card.status, "complete" if not failed else "failed" if len(failed) == counted else "partial")
+    if card.failures is not None:
+        said = [(f.message, f.count, f.example_id) for f in card.failures]
+        actual = [(f.message, f.count, entry_key(f.example_id)) for f in failures_of(failed)]
+        if said != actual:  # (in words: the two lists of failures would make an unreadable line)
+            words = _failures_in_words(said), _failures_in_words(actual)
+            out["$.failures"] = words if words[0] != words[1] else (
+                words[0], words[1] + " (not the same messages, counts or example ids)")
+    return out
+
+
+def _failures_in_words(failures: list[tuple[str, int, str]]) -> str:
+    if not failures:
+        return "no failures"
+    from mt_eval.corpus.model import plural
+
+    entries = sum(count for _, count, _ in failures)
+    return f"{plural(len(failures), 'distinct error')} on {plural(entries, 'entry', 'entries')}"
 
 
 def _keys(ids: list[Any]) -> list[str]:

@@ -24,6 +24,7 @@ from mt_eval.harness.environment import Environment
 from mt_eval.harness.families import tally
 from mt_eval.harness.gate import apply_gate
 from mt_eval.harness.latency import LatencyFacts
+from mt_eval.harness.outcome import failures_of, status_of
 from mt_eval.harness.policy import shipped_policy
 from mt_eval.harness.scoring import Scores, score
 from mt_eval.harness.verify import canonical_sha256
@@ -83,10 +84,11 @@ class CardFactory:
     def card(self, method_id: str, *, quality: float = 0.5, variant: int = 0, method_class: str = "pipeline",
              dependency_class: str | None = "S", method_card: dict[str, Any] | None = None, bare: bool = False,
              extra: dict[str, Any] | None = None, finished_at: str | None = None, hot_p95_s: float = 0.01,
-             run_id: str | None = None, limit: int | None = None) -> dict[str, Any]:
+             run_id: str | None = None, limit: int | None = None, failing: int = 0) -> dict[str, Any]:
         """A sealed card (as parsed JSON). ``method_card`` fields are laid over a small method card (``bare``: one
         with only what method.json gives, as a run without a method card has); ``extra`` adds top-level fields
-        (``status``, ``eligibility``, ``sandbox``, ``gate``, ...); ``limit`` runs only the first entries."""
+        (``eligibility``, ``sandbox``, ``gate``, ...); ``limit`` runs only the first entries; ``failing`` fails the
+        first scored entries, and the card then records its status and failures, as a run does."""
         selection = None
         entries = self.corpus.entries
         if limit is not None:  # as mt-eval run --limit N records it
@@ -101,6 +103,9 @@ class CardFactory:
             if family == "negative":
                 results.append(rc.CardResult(id=entry["id"], abstained=True, abstain_reason="empty source",
                                              latency_s=0.001))
+            elif family == "scored" and sum(r.error is not None for r in results) < failing:
+                next(predicted)
+                results.append(rc.CardResult(id=entry["id"], error="synthetic failure", latency_s=0.001))
             else:
                 text = entry["reference"] if family == "canary" else next(predicted)
                 results.append(rc.CardResult(id=entry["id"], predicted=text, latency_s=0.001))
@@ -130,7 +135,10 @@ class CardFactory:
             metrics=self.scores(scored),
             latency=LatencyFacts(cold_s=0.05, warmup_entries=0, hot_entries=len(results), hot_p50_s=0.001,
                                  hot_p95_s=hot_p95_s),
-            usage=rc.UsageTotals(prompt_tokens=0, completion_tokens=0), errors=0, results=results, selection=selection)
+            usage=rc.UsageTotals(prompt_tokens=0, completion_tokens=0), errors=failing, results=results,
+            selection=selection)
+        if failing:
+            card.status, card.failures = status_of(results), failures_of(results)
         card.families = tally(entries, {str(r.id): r for r in results})
         card.gate = apply_gate(card, shipped_policy())
         data: dict[str, Any] = msgspec.to_builtins(card)
