@@ -7,9 +7,9 @@ A card verifies when all of these hold, each checked and reported on its own:
    after the card was sealed);
 3. it has the shape of `RunCard` (the schema), its method card is a valid `MethodCard`, and its start and end
    are ISO 8601 times, in order;
-4. its own tallies add up: one result per id, ``errors``, ``usage`` totals, ``corpus.entries`` (a card that
-   references its results rather than listing them — ``results_log`` — is read with the ``results.jsonl``
-   next to it, which must hash to what the card sealed: `mt_eval.harness.card_results`);
+4. its own tallies add up: one result per id, ``errors``, ``usage`` totals, ``corpus.entries``, ``status`` and
+   ``failures`` (a card that references its results rather than listing them — ``results_log`` — is read with
+   the ``results.jsonl`` next to it, which must hash to what the card sealed: `mt_eval.harness.card_results`);
 5. the corpus — the files the card records, or the ones given, read the way the card records it was read —
    has the card's ``corpus.sha256`` and pair (unless the run accepted a mismatch); the card's selection,
    applied again, has its ``subset_sha256``; and
