@@ -50,6 +50,22 @@ def test_the_same_entries_from_json_jsonl_and_tsv(tmp_path: Path):
         assert corpus.entries == entries
 
 
+def test_a_tsv_mixing_families_leaves_a_scored_rows_empty_family_pass_rule_and_pair_cells_out(tmp_path: Path):
+    """Before, the empty cells were values: every scored row had "only a canary has a pass rule" and "only a
+    negative control names its own pair", so a TSV corpus could not hold canaries or negative controls."""
+    path = write(tmp_path, "mixed.tsv", "id\tsource\treference\tfamily\tpass_rule\tpair\n"
+                                        "s1\tThe cat sleeps\tEl gato duerme\t\t\t\n"
+                                        "c1\tYes\tSí\tcanary\texact\t\n"
+                                        "n1\tDer Hund\t\tnegative\t\tdeu>spa\n"
+                                        "s2\tThe dog runs\tEl perro corre\n")
+    corpus = load_corpus(CorpusSpec(path))
+    assert corpus.entries == [
+        {"id": "s1", "source": "The cat sleeps", "reference": "El gato duerme"},
+        {"id": "c1", "source": "Yes", "reference": "Sí", "family": "canary", "pass_rule": "exact"},
+        {"id": "n1", "source": "Der Hund", "family": "negative", "pair": "deu>spa"},
+        {"id": "s2", "source": "The dog runs", "reference": "El perro corre"}]
+
+
 @pytest.mark.parametrize(("name", "content", "path", "message"), [
     ("dup.json", '[{"id": "a", "source": "x"}, {"id": "a", "source": "y"}]', "$[1].id",
      'duplicate id "a" (first at $[0])'),

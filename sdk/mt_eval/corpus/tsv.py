@@ -132,8 +132,13 @@ def _usual_width(rows: list[tuple[int, str]]) -> int:
     return max(counts.items(), key=lambda item: (item[1], item[0]))[0] + 1
 
 
+# An empty cell in one of these columns means the entry has no such field: no reference; a scored entry (no
+# family), without a pass rule or a pair of its own, as the rows of a mixed file of families are.
+OPTIONAL_CELLS = ("reference", "family", "pass_rule", "pair")
+
+
 def _fill(corpus: Corpus, rows: list[tuple[int, str]]) -> None:
-    """Entries from rows; an empty reference cell means no reference."""
+    """Entries from rows; an empty cell of an `OPTIONAL_CELLS` column means no such field."""
     assert corpus.columns is not None and corpus.lines is not None
     keys = [c.key for c in corpus.columns]
     corpus.ids_from = "field" if "id" in keys else "line numbers"
@@ -170,7 +175,7 @@ def _fill_columns(entries: list[dict[str, Any]], lines: list[int], rows: list[tu
                   ) -> list[tuple[int, int]]:
     width = len(keys)
     ids_given = "id" in keys
-    reference = keys.index("reference") if "reference" in keys else None
+    optional = [(keys.index(key), key) for key in OPTIONAL_CELLS if key in keys]
     wide = []
     for number, line in rows:
         cells = line.split("\t")
@@ -182,8 +187,9 @@ def _fill_columns(entries: list[dict[str, Any]], lines: list[int], rows: list[tu
         else:
             entry = {"id": str(number)}
             entry.update(zip(keys, cells, strict=False))
-        if reference is not None and reference < len(cells) and not cells[reference]:
-            del entry["reference"]
+        for index, key in optional:
+            if index < len(cells) and not cells[index]:
+                del entry[key]
         entries.append(entry)
         lines.append(number)
     return wide
