@@ -13,6 +13,9 @@ const NOUL = ['true', 'false'];
 const finding = (at, message, hint, code) => ({ at, message, hint, severity: 'error', code });
 
 /** A number as both runtimes print it in labels and messages: at most six decimals, no trailing zeros. */
+/** A score level's value lies within ±this: each runtime writes it the same way. */
+export const MAX_LEVEL_VALUE = 1e15;
+
 export function numberText(value) {
   const text = value.toFixed(6).replace(/0+$/, '').replace(/\.$/, '');
   return text === '-0' || text === '' ? '0' : text;
@@ -45,6 +48,13 @@ export function scoreFindings(levels, kind = 'a "score" question') {
   const out = [];
   if (levels.length < 2 || levels.length > MAX_SCORE_LEVELS) {
     out.push(finding(['levels'], `needs 2 to ${MAX_SCORE_LEVELS} levels, got ${levels.length}`, 'a rubric has at least two levels', 'length'));
+  }
+  const tooLarge = levels.findIndex((level) => !(Math.abs(level.value) <= MAX_LEVEL_VALUE));
+  if (tooLarge !== -1) { // (1e400 reads as Infinity, and Python prints it differently)
+    out.push(finding(['levels', tooLarge, 'value'], `${String(levels[tooLarge].value)} is not a level value: too large to write `
+      + 'the same way everywhere', 'give a number from -1e+15 to 1e+15 (JSON has no infinity: a number too large to hold is '
+      + 'read as one)', 'range'));
+    return out;
   }
   for (let i = 1; i < levels.length; i++) {
     if (levels[i].value <= levels[i - 1].value) {

@@ -14,6 +14,7 @@ and the answer rules that both runtimes apply are pinned by ``bridge/vectors/dec
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal
@@ -21,6 +22,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from mt_eval.field_words import described
+from mt_eval.js_text import js_number
 from mt_eval.problems import Finding
 from mt_eval.records import LanguageCode, NonNegative, RunConfig, Usage
 from mt_eval.strict import StrictStruct
@@ -32,6 +34,9 @@ MAX_CHOICE_OPTIONS = 255
 MAX_SCORE_LEVELS = 101
 
 Name = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+MAX_LEVEL_VALUE = 1e15  # a score level's value lies within ±this: each runtime writes it the same way
 
 
 def number_text(value: float) -> str:
@@ -124,6 +129,14 @@ def score_findings(levels: list[ScoreLevel] | None, kind: str = 'a "score" quest
     if not 2 <= len(levels) <= MAX_SCORE_LEVELS:
         yield Finding(("levels",), f"needs 2 to {MAX_SCORE_LEVELS} levels, got {len(levels)}",
                       "a rubric has at least two levels", code="length")
+    for i, level in enumerate(levels):
+        if not abs(level.value) <= MAX_LEVEL_VALUE:  # (1e400 reads as infinity, and prints differently in Node)
+            shown = js_number(level.value) if math.isfinite(level.value) else \
+                "Infinity" if level.value > 0 else "-Infinity"
+            yield Finding(("levels", i, "value"), f"{shown} is not a level value: too large to write the same way "
+                          "everywhere", f"give a number from -{MAX_LEVEL_VALUE:.0e} to {MAX_LEVEL_VALUE:.0e} (JSON "
+                          "has no infinity: a number too large to hold is read as one)", code="range")
+            return
     for i in range(1, len(levels)):
         if levels[i].value <= levels[i - 1].value:
             yield Finding(("levels", i, "value"),
