@@ -160,6 +160,10 @@ def test_formats_filters_and_classes(cards, tmp_path: Path, db: str, capsys):
     assert json.loads(capsys.readouterr().out)["groups"] == []
     assert main(["leaderboard", "--db", db, "--format", "json", "--corpus", "synthetic"]) == 0
     assert len(json.loads(capsys.readouterr().out)["groups"][0]["rows"]) == 2
+    sha = cards.corpus.sha256
+    for prefix, rows in ((sha[:8], 2), (sha[:8].upper(), 2), ("%", 0), ("_", 0), ("", 0), ("synth%", 0)):
+        assert main(["leaderboard", "--db", db, "--format", "json", "--corpus", prefix]) == 0  # ("%" matched all)
+        assert sum(len(g["rows"]) for g in json.loads(capsys.readouterr().out)["groups"]) == rows, prefix
     assert main(["leaderboard", "--db", db, "--format", "html"]) == 0
     page = capsys.readouterr().out
     assert page.startswith("<!doctype html>") and "<script>" in page and "Alpha" in page

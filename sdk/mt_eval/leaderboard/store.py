@@ -208,9 +208,9 @@ class Store:
         query = sa.select(cards.c.id, cards.c.run_id, cards.c.published_at, cards.c.row_json).order_by(cards.c.id)
         if pairs:
             query = query.where(cards.c.pair.in_(pairs))
-        if corpora:
-            query = query.where(sa.or_(*(sa.or_(cards.c.corpus_name == c, cards.c.corpus_sha256.startswith(c))
-                                         for c in corpora)))
+        if corpora:  # a name, or a SHA-256 prefix (hex digits: "%" and "_" are no wildcards)
+            query = query.where(sa.or_(*(sa.or_(cards.c.corpus_name == c, cards.c.corpus_sha256.startswith(
+                c.lower(), autoescape=True) if re.fullmatch("[0-9a-fA-F]+", c) else sa.false()) for c in corpora)))
         if classes:
             query = query.where(sa.or_(cards.c.method_class.in_(classes), cards.c.dependency_class.in_(classes)))
         with self.reading() as connection:
