@@ -48,10 +48,13 @@ def test_the_pre_gen_hook_reports_every_problem_at_once(tmp_path, capfd):
     assert 'error: open_source_url: "example.org" is not a web address' in err
 
 
-def test_an_answer_the_sdk_rejects_leaves_nothing_behind(tmp_path, capsys):
-    assert new(str(tmp_path / "p"), "--no-input", "--set", "method_license=Apache 2") == 1
-    err = capsys.readouterr().err
-    assert "does not validate" in err and f"{tmp_path / 'p'}/method_card.json $.license" in err
+@pytest.mark.parametrize("licence", ["Apache 2", "NOPE-1.0"])
+def test_a_licence_the_sdk_rejects_is_refused_as_an_answer_and_leaves_nothing_behind(tmp_path, capfd, licence: str):
+    """Before, it was found only in the generated card: exit status 1, naming a method_card.json never written."""
+    assert new(str(tmp_path / "p"), "--no-input", "--set", f"method_license={licence}") == 2
+    err = capfd.readouterr().err
+    assert f'error: method_license: "{licence}" is not a valid SPDX licence expression: ' in err
+    assert "method_card.json" not in err and "nothing was written" in err
     assert list(tmp_path.iterdir()) == []
 
 

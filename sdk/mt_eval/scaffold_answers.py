@@ -53,8 +53,14 @@ def _rule(key: str, value: Any, answers: Mapping[str, Any]) -> list[str]:
     if key == "method_id" and isinstance(value, str) and not re.match(KEBAB, value):
         return [f'"{value}" is not kebab-case: use lowercase letters and digits in words joined by hyphens, e.g. '
                 f'"{suggest_id(value)}"']
-    if key == "method_license" and isinstance(value, str) and not value.strip():
-        return ['empty: give an SPDX licence such as "Apache-2.0", or "proprietary"']
+    if key == "method_license" and isinstance(value, str):
+        if not value.strip():
+            return ['empty: give an SPDX licence such as "Apache-2.0", or "proprietary"']
+        from mt_eval.licenses import check_licence
+
+        licence = check_licence(value)  # (as the method card is validated: refused before anything is generated)
+        if not licence.ok:
+            return [f"{licence.message}; {licence.hint}" if licence.hint else str(licence.message)]
     if key == "dependency_profile" and answers.get("method_kind") == "decision" and value != "self-contained":
         return [f"a decision method is generated self-contained (a word-overlap judge, class S), not {value}: answer "
                 "dependency_profile=self-contained and add what your judge needs to method.json (an LLM judge: see "
