@@ -234,9 +234,8 @@ def test_a_bad_policy_is_refused_with_every_problem(tmp_path: Path, policy: dict
     assert message in capsys.readouterr().err
 
 
-def test_mt_eval_gateway_serves_until_interrupted_and_prints_the_log_digest(tmp_path: Path, standin: StandIn):
-    policy = write_policy(tmp_path, standin.base_url)
-    log = tmp_path / "audit.jsonl"
+def _serve_and_ask(policy: Path, log: Path, asks: int) -> tuple[str, str]:
+    """Run ``mt-eval gateway``, send ``asks`` requests, stop it with Ctrl-C: (its banner, what it said after)."""
     process = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "gateway", "--policy", str(policy),
                                 "--listen", "127.0.0.1:0", "--log", str(log)], stderr=subprocess.PIPE, text=True)
     try:
@@ -249,14 +248,28 @@ def test_mt_eval_gateway_serves_until_interrupted_and_prints_the_log_digest(tmp_
                     f"{url}/chat/completions", json={"model": MODELS[1], "messages": [
                         {"role": "user", "content": "Sentence 2."}]}) as response:
                 return response.status
-        assert asyncio.run(ask()) == 200
+        for _ in range(asks):
+            assert asyncio.run(ask()) == 200
     finally:
         process.send_signal(signal.SIGINT)
         _out, err = process.communicate(timeout=20)
     assert process.returncode == 0
+    return banner, err
+
+
+def test_mt_eval_gateway_serves_until_interrupted_and_prints_the_log_digest(tmp_path: Path, standin: StandIn):
+    policy = write_policy(tmp_path, standin.base_url)
+    log = tmp_path / "audit.jsonl"
+    banner, err = _serve_and_ask(policy, log, 1)
     digest = hashlib.sha256(log.read_bytes()).hexdigest()
-    assert "1 requests (0 refused)" in err and digest in err
+    assert "continued" not in banner
+    assert "stopped; 1 requests (0 refused)" in err and digest in err and "the log holds" not in err
     assert main(["gateway", "--policy", str(policy), "--check"]) == 0
+    # Serving again continues the log: the stop line counts what this gateway served, then what the log holds.
+    banner, err = _serve_and_ask(policy, log, 2)
+    assert re.search(r"log: \S+audit\.jsonl \(continued: it holds 1 requests, \d+ tokens, which count toward the "
+                     r"budget\)", banner), banner
+    assert re.search(r"stopped; 2 requests \(0 refused\), \d+ tokens; the log holds 3 requests \(0 refused\)", err), err
 
 
 @pytest.mark.parametrize(("base_url", "warned"), [("http://api.example.com/v1", True), ("http://10.0.0.7/v1", True),

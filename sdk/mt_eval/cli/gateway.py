@@ -80,6 +80,7 @@ async def _serve(args: argparse.Namespace, policy: object, host: str, port: int)
         print(f"mt-eval gateway: cannot open the log --log {args.log}: {exc.strerror or exc}"
               + (" (give the log's file path)" if isinstance(exc, IsADirectoryError) else ""), file=sys.stderr)
         return 1
+    before = (log.requests, log.refused, log.tokens)  # what an existing log held: it is continued, not restarted
     gateway = Gateway(policy, log)  # type: ignore[arg-type]
     try:
         url = await gateway.start(unix=Path(args.unix) if args.unix else None, host=host, port=port)
@@ -88,12 +89,16 @@ async def _serve(args: argparse.Namespace, policy: object, host: str, port: int)
         print(f"mt-eval gateway: cannot listen on {args.unix or args.listen}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        continued = (f" (continued: it holds {before[0]} requests, {before[2]} tokens, which count toward the "
+                     "budget)" if before[0] else "")
         print(f"mt-eval gateway: serving {url} (models: {', '.join(r.id for r in gateway.policy.models)}); "
-              f"log: {args.log}; stop with Ctrl-C", file=sys.stderr, flush=True)
+              f"log: {args.log}{continued}; stop with Ctrl-C", file=sys.stderr, flush=True)
         async for _signal in signals:
             break
     await gateway.close()
     facts = log.facts(Path(args.policy), gateway.policy.token_budget)
-    print(f"mt-eval gateway: stopped; {facts.requests} requests ({facts.refused} refused), {facts.tokens} tokens; "
-          f"log {args.log} sha256 {facts.log_sha256}", file=sys.stderr)
+    whole = (f"; the log holds {facts.requests} requests ({facts.refused} refused), {facts.tokens} tokens"
+             if before[0] else "")
+    print(f"mt-eval gateway: stopped; {facts.requests - before[0]} requests ({facts.refused - before[1]} refused), "
+          f"{facts.tokens - before[2]} tokens{whole}; log {args.log} sha256 {facts.log_sha256}", file=sys.stderr)
     return 0
