@@ -101,6 +101,24 @@ def test_the_wizard_re_asks_invalid_answers_and_writes_method_card_json(cards, t
     assert row["tools_used"] == ["glossary", "spell checker"]
 
 
+def test_wizard_answers_that_cannot_be_saved_are_published_and_shown_not_lost(cards, tmp_path: Path, db: str,
+                                                                             capsys, monkeypatch):
+    """Before, the answers were lost to a traceback ("a fault of mt-eval") and nothing was published."""
+    card = write_card(cards.card("bare", bare=True), tmp_path / "run" / "card.json")
+    (tmp_path / "run" / "method_card.json").mkdir()  # (a write there fails, even for root)
+    answers = ["", "Bare glossary", "llm", "glossary", "no", "MIT"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(answers) + "\n"))
+    assert publish(str(card), "--db", db) == 0
+    err = capsys.readouterr().err
+    said = f"mt-eval publish: warning: cannot write {tmp_path / 'run' / 'method_card.json'}: Is a directory; "
+    assert said in err and "save them to a file and give it with --method-card FILE next time:" in err
+    shown = json.loads(err[err.index("next time:\n") + len("next time:\n"):err.index("\n}\n") + 2])
+    assert shown["description"] == "Bare glossary" and shown["license"] == "MIT"
+    [row] = stored(db)
+    assert row["has_method_card"] and row["method_card_source"] == "wizard (not saved)"
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["card.json", "method_card.json"]  # no temp file
+
+
 def test_the_wizard_over_a_real_pipe_and_input_that_ends_early(cards, tmp_path: Path, db: str):
     card = write_card(cards.card("bare", bare=True), tmp_path / "run" / "card.json")
     command = [sys.executable, "-m", "mt_eval.cli", "publish", str(card), "--db", db]

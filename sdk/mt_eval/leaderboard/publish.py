@@ -123,7 +123,14 @@ def settle_method_card(card_path: Path, recorded: dict[str, Any], given: str | N
         raise PublishError(f"{exc}; nothing was published (give --method-card FILE, or --no-input to see what is "
                            "missing)") from exc
     validated = _validate(answered, "the answers")
-    _write_atomically(beside, msgspec.json.format(msgspec.json.encode(validated), indent=2) + b"\n")
+    content = msgspec.json.format(msgspec.json.encode(validated), indent=2) + b"\n"
+    try:
+        _write_atomically(beside, content)
+    except OSError as exc:  # the answers are kept: used now, and shown to be saved
+        print(f"mt-eval publish: warning: cannot write {beside}: {exc.strerror or exc}; this publish uses the "
+              "answers, and here they are as a method card — save them to a file and give it with --method-card "
+              f"FILE next time:\n{content.decode()}", file=sys.stderr, end="")
+        return validated, "wizard (not saved)"
     print(f"wrote {beside}", file=sys.stderr)
     return validated, f"wizard ({beside})"
 
@@ -159,8 +166,12 @@ def _validate(card: dict[str, Any], origin: str) -> dict[str, Any]:
 
 def _write_atomically(path: Path, content: bytes) -> None:
     temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_bytes(content)
-    temporary.replace(path)
+    try:
+        temporary.write_bytes(content)
+        temporary.replace(path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def report(prepared: Prepared, outcome: Any) -> dict[str, Any]:
