@@ -265,8 +265,15 @@ def test_a_damaged_row_is_left_off_the_board_with_a_warning_naming_it(cards, tmp
     assert main(["leaderboard", "--db", db, "--out", str(tmp_path / "site")]) == 0
     out, err = capsys.readouterr()
     assert "(2 run cards, 1 detail pages)" in out and "row #1" in err
-    assert f"warning: shown without its detail page: row #2 (run {runs[2]}) of the leaderboard store {db} is " \
-           "damaged: its card_json cannot be read (a JSON list, not an object)" in err
+    assert f"warning: shown with a page saying its card cannot be read: row #2 (run {runs[2]}) of the leaderboard " \
+           f"store {db} is damaged: its card_json cannot be read (a JSON list, not an object)" in err
+    # The board's link to row #2 leads to that page (it led to no page at all).
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    links = set(re.findall(r'href="(cards/[0-9a-f]{16}\.html)"', index))
+    assert len(links) == 2 and all((tmp_path / "site" / link).is_file() for link in links)
+    pages = [(tmp_path / "site" / link).read_text(encoding="utf-8") for link in sorted(links)]
+    assert sum("cannot be read from the leaderboard store" in text and f"run <code>{runs[2]}</code>" in text
+               for text in pages) == 1
     with open_store(db, create=False) as store, pytest.raises(StoreError, match=r"^row #1 \(run .*\) of the "):
         store.rows()  # without on_damaged: refused, naming the row
 
@@ -293,7 +300,8 @@ def test_a_row_or_card_of_the_wrong_shape_is_damaged_too(cards, tmp_path: Path, 
     assert main(["leaderboard", "--db", db, "--out", str(tmp_path / "site")]) == 0
     out, err = capsys.readouterr()
     assert "(1 run cards, 0 detail pages)" in out
-    assert "shown without its detail page: row #3 (run " in err and "its card_json cannot be read (not a run card: " \
+    assert "shown with a page saying its card cannot be read: row #3 (run " in err
+    assert "its card_json cannot be read (not a run card: " \
         "Object missing required field" in err
     assert main(["leaderboard", "--db", db]) == 0
     out, err = capsys.readouterr()

@@ -85,6 +85,17 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
     return page(f"{row['method_name']} — {corpus['name']}", body)
 
 
+def unreadable_page(row: dict[str, Any], *, back: str = "../index.html") -> str:
+    """The page of a row whose stored run card cannot be read (the store is damaged there): the board's link
+    leads to what is known and what to do, not to a missing page."""
+    body = (f'<p><a href="{escape(back)}">← leaderboard</a></p><h1>{escape(row["method_name"])}</h1>'
+            f"<p>The run card of this row (run <code>{escape(str(row.get('run_id', '')))}</code>, store row "
+            f"#{escape(str(row.get('id', '')))}) cannot be read from the leaderboard store: it is damaged there. The "
+            "row's figures on the board come from its own record; the card's details are not shown. Delete the row "
+            "and publish its card again (<code>mt-eval leaderboard</code> names it when it reads the store).</p>")
+    return page(f"{row['method_name']} — run card unreadable", body)
+
+
 def _interval(metric: dict[str, Any]) -> str:
     if metric.get("ci_low") is None:
         return "—"

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from mt_eval.leaderboard.detail import detail_page
+from mt_eval.leaderboard.detail import detail_page, unreadable_page
 from mt_eval.leaderboard.html import CARDS_DIR, index_page
 
 
@@ -52,8 +52,8 @@ def foreign_file(out: Path) -> Path | None:
 
 def write_site(board: dict[str, Any], store: Any, out: Path, *, title: str, quiet: bool = False,
                force: bool = False) -> int:
-    """Write the site; the number of detail pages written. A directory with other files in it is refused
-    (`SiteRefused`) unless ``force``."""
+    """Write the site; the number of detail pages written (a row whose card cannot be read gets a page saying
+    so, not counted). A directory with other files in it is refused (`SiteRefused`) unless ``force``."""
     from mt_eval.progress import RunProgress
 
     other = foreign_file(out)
@@ -76,12 +76,17 @@ def write_site(board: dict[str, Any], store: Any, out: Path, *, title: str, quie
             progress.advance(False)
     finally:
         progress.close()
+    pages = len(written)
+    for store_id, row in rows.items():  # (a card the store could not read: its link still leads somewhere)
+        if f"{row['key']}.html" not in written:
+            _write(cards_dir / f"{row['key']}.html", unreadable_page({**row, "id": store_id}))
+            written.add(f"{row['key']}.html")
     for stale in cards_dir.glob("*.html"):
         if stale.name not in written and DETAIL_PAGE.match(stale.name):
             stale.unlink()
     _write(out / "leaderboard.json", msgspec.json.format(msgspec.json.encode(board), indent=2).decode() + "\n")
     _write(out / "index.html", index_page(board, title=title))
-    return len(written)
+    return pages
 
 
 def _write(path: Path, text: str) -> None:
