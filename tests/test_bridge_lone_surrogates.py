@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from champollion_project import make_project, pairs_config
+from champollion_project import make_project, needs_node, pairs_config, run_locales
 from mt_eval.adapters import LINES, FramingError
 from mt_eval.bridge.connection import HostOptions
 from mt_eval.bridge.method import BridgeMethod
@@ -113,3 +113,19 @@ def test_locales_blame_the_string_not_the_plugin(tmp_path: Path, monkeypatch, ca
     report = capsys.readouterr().out
     assert "the text is not valid Unicode (surrogates not allowed at position 1)" in report
     assert [call["sources"] for call in project.calls()] == [["Hello"]]  # the plugin never saw the bad string
+    assert [(locale["sent"], locale["calls"]) for locale in json.loads(report)["locales"]] == [(1, 1)]  # (it said 2)
+
+
+@needs_node
+def test_mt_eval_locales_neither_sends_nor_counts_a_string_that_is_not_valid_unicode(tmp_path: Path):
+    """Node's twin: the string fails before it is sent, in the same words, and "sent" counts only what was sent
+    (it said 1 string in 1 call when the only due string could not be sent)."""
+    project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "upper"}}),
+                           {"locales/en/common.json": '{"bad": "x\\ud800y"}\n'}, plugins=("upper",))
+    done = run_locales("node", project, "--json", env={"CHAMPOLLION_FIXTURE_LOG": str(project.log)})
+    report = json.loads(done.stdout)
+    assert done.returncode == 1 and project.calls() == []
+    assert [(locale["sent"], locale["calls"]) for locale in report["locales"]] == [(0, 0)]
+    assert report["locales"][0]["files"][0]["failed"] == [
+        {"key": "bad", "error": "the text is not valid Unicode (surrogates not allowed at position 1); left out of "
+                                "the file"}]

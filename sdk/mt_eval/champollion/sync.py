@@ -162,11 +162,14 @@ async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
         report.locales.append(locale_report)
         texts = _due_texts(plans)
         sendable = [text for text, protected in texts.items() if has_words(protected)]
+        invalid = _not_valid_unicode(sendable, texts)  # (fails before it is sent, so it is not counted as sent)
+        sendable = [text for text in sendable if text not in invalid] if invalid else sendable
         batch_size = int(method.run_config["batch_size"])
         locale_report.calls = -(-len(sendable) // batch_size)
         locale_report.sent = len(sendable)
         outcomes: dict[str, tuple[str | None, str | None]] = {
             text: (text, None) for text, protected in texts.items() if not has_words(protected)}
+        outcomes.update((text, (None, problem)) for text, problem in invalid.items())
         if sendable and not dry_run:
             if (problem := unwritable(lock_path)) is not None:
                 raise problem  # what is translated could not be recorded, and would be paid for again
@@ -258,6 +261,14 @@ async def _run_batches(batches: list[list[str]], translate: Translate, texts: di
     async with anyio.create_task_group() as group:
         for _ in range(min(BATCHES_IN_FLIGHT, len(batches))):
             group.start_soon(worker)
+
+
+def _not_valid_unicode(sendable: list[str], texts: dict[str, Protected]) -> dict[str, str]:
+    """Each text that holds a lone surrogate, with why it cannot be sent (in the words of `mt_eval.lone_surrogates`,
+    as a method's call would fail it)."""
+    from mt_eval.lone_surrogates import problem_in
+
+    return {text: problem for text in sendable if (problem := problem_in({"source": texts[text].text}, "entry"))}
 
 
 def _due_texts(plans: list[FilePlan]) -> dict[str, Protected]:

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 
 import { codeSha256 } from '../code-hash.js';
 import { callFailure } from '../host-failures.js';
+import { problemIn } from '../lone-surrogates.js';
 import { readMethodManifest } from '../manifest.js';
 import { FileProblem, isFile, unwritable, writeAtomic } from './files.js';
 import { formatJson } from './json.js';
@@ -190,11 +191,18 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
     for (const plan of plans) {
       for (const { slot } of plan.due) if (!texts.has(slot.source)) texts.set(slot.source, protect(slot.source));
     }
-    const sendable = [...texts].filter(([, p]) => hasWords(p)).map(([text]) => text);
+    const outcomes = new Map([...texts].filter(([, p]) => !hasWords(p)).map(([text]) => [text, { text }]));
+    const sendable = [];
+    for (const [text, protectedText] of texts) {
+      if (!hasWords(protectedText)) continue;
+      // Text that is not valid Unicode fails before it is sent (as a method's call would fail it): not counted as sent.
+      const invalid = problemIn({ source: protectedText.text }, 'entry');
+      if (invalid === null) sendable.push(text);
+      else outcomes.set(text, { error: invalid });
+    }
     const size = method.runConfig.batch_size;
     localeReport.sent = sendable.length;
     localeReport.calls = Math.ceil(sendable.length / size);
-    const outcomes = new Map([...texts].filter(([, p]) => !hasWords(p)).map(([text]) => [text, { text }]));
     if (sendable.length && !dryRun) {
       const problem = unwritable(lockPath);
       if (problem) throw problem; // what is translated could not be recorded, and would be paid for again
