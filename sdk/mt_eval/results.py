@@ -241,18 +241,25 @@ def normalise_returned(returned: Any, *, notes: ResultNotes, default_latency_s: 
     return out
 
 
-def compact_returned(returned: list[Any], *, notes: ResultNotes, default_latency_s: float = 0.0) -> bytes:
+def compact_returned(returned: list[Any], *, notes: ResultNotes, default_latency_s: float = 0.0,
+                     entries: list[dict[str, Any]] | None = None) -> bytes:
     """What a guest sends for the results a method returned: the JSON list of `normalise_returned`'s results, each
     `compact`. Results the method returned in the protocol's shape already (dicts of TranslationResult's fields)
-    are compacted as they are — their text is checked by encoding it — so only unusual ones take the long way."""
+    are compacted as they are — their text is checked by encoding it — so only unusual ones take the long way.
+    An item without a string id (null, an integer id) cannot be sent: given the call's ``entries``, each entry
+    left without a result is then answered with the error `results_for` gives it in process."""
     quick = _compact_as_given(returned, default_latency_s)
     if quick is not None:
         try:
             return _encode(quick)
         except UnicodeEncodeError:
             pass  # text that is not valid Unicode: the long way names the field and fails the entry
-    return _encode([compact(result) for result in
-                    normalise_returned(returned, notes=notes, default_latency_s=default_latency_s)])
+    results = normalise_returned(returned, notes=notes, default_latency_s=default_latency_s)
+    if entries is not None and len(results) < len(returned):  # (some were left out)
+        answered = {result.id for result in results}
+        results += [error_result(str(e["id"]), "the method returned no result for this entry" + STRAYS,
+                                 default_latency_s) for e in entries if str(e["id"]) not in answered]
+    return _encode([compact(result) for result in results])
 
 
 def _compact_as_given(returned: list[Any], default_latency_s: float) -> list[dict[str, Any]] | None:

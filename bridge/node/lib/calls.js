@@ -3,6 +3,7 @@
 // (timeout_s per item) one item at a time (halves would each wait out a deadline again), so only the items the
 // method fails on get the error.
 
+import { got } from './contract/words.js';
 import { callFailure } from './host-failures.js';
 
 /** A call failed as a whole; its message is what the items carry, timedOut whether it ran past its deadline. */
@@ -42,7 +43,7 @@ async function guardedCall(invoke, items, { timeoutS, match, unit = 'entry' }) {
     throw new CallFailed(`timed out after ${Number(limit.toFixed(3))} s (${timeoutS} s per ${unit})`,
       { timedOut: true });
   }
-  if (!Array.isArray(outcome)) throw new CallFailed('the method did not return a list of results');
+  if (!Array.isArray(outcome)) throw new CallFailed(`the method returned ${got(outcome)}, not a list of results`);
   return match(items, outcome, (performance.now() - started) / 1000);
 }
 

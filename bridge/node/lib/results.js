@@ -250,6 +250,7 @@ export function translateAnswer(returned, entries, latencyS, { onDropped = () =>
   const once = shared && latencyS !== 0 && returned.length > 1 && !returned.some(statesZeroLatency);
   const share = once ? 0 : latencyS;
   const results = [];
+  let dropped = false;
   for (const item of returned) {
     const compacted = isPlainObject(item) && typeof item.id === 'string' && item.id !== '' ? compactAsGiven(item, share) : null;
     if (compacted !== null) { // the usual case: already in the schema's shape, compacted as it is
@@ -257,11 +258,18 @@ export function translateAnswer(returned, entries, latencyS, { onDropped = () =>
       continue;
     }
     const outcome = normalizeResult(item, { notes, defaultLatencyS: share });
-    if (outcome === null) { // the host reports its entry as missing a result
+    if (outcome === null) { // no string id: it cannot be sent (its entry is answered below)
       onDropped(item);
+      dropped = true;
       continue;
     }
     results.push(compactResult(outcome.result ?? errorResult(outcome.id, `the method returned an unusable result: ${outcome.problem}`, share)));
+  }
+  if (dropped) { // each entry left without a result gets the error resultsFor gives it in process
+    const answered = new Set(results.map((result) => result.id));
+    for (const entry of entries) {
+      if (!answered.has(String(entry.id))) results.push(compactResult(errorResult(String(entry.id), `the method returned no result for this entry${STRAYS}`, share)));
+    }
   }
   const answer = notes.size ? { results, normalised: notes.counts } : { results };
   if (once) answer.latency_s = latencyS;

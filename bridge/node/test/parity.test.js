@@ -1,9 +1,12 @@
 // The same entries through the Node guest and the Python guest (both serving the reverse
 // fixture) give the same results, latency aside.
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { startGuest } from '../index.js';
+import { loadMethodPlugin, startGuest } from '../index.js';
 import { CONFIG, isRunning, nodeGuestCommand, pythonGuest, repo } from './helpers/guests.js';
 
 const python = pythonGuest();
@@ -48,4 +51,33 @@ test('Node and Python guests give identical results (latency aside)', { skip: py
     assert.match(raised.error, /^the method failed: \w+: asked to raise$/);
   }
   assert.equal(node.info.method.method_id, py.info.method.method_id);
+});
+
+// A method's odd answer is worded the same in this process (loadMethodPlugin) and through either guest.
+test('a method that returns a non-list, nulls or integer ids: the same error in process and through both guests', { skip: python.skip }, async (t) => {
+  const directory = mkdtempSync(join(tmpdir(), 'parity-odd-'));
+  t.after(() => rmSync(directory, { recursive: true, force: true }));
+  const entries = [{ id: 'a', source: 'x' }, { id: 'b', source: 'y' }];
+  const returns = { object: '{ a: 1 }', nulls: 'entries.map(() => null)', integers: 'entries.map((e, i) => ({ id: i, predicted: "p" }))' };
+  const pythonReturns = { object: '{"a": 1}', nulls: '[None for _ in entries]', integers: '[{"id": i, "predicted": "p"} for i, _ in enumerate(entries)]' };
+  for (const [kind, value] of Object.entries(returns)) {
+    const plugin = join(directory, kind);
+    mkdirSync(plugin);
+    writeFileSync(join(plugin, 'method.json'), JSON.stringify({ name: kind, method_id: kind, node_entry: 'translate.js',
+      entry_point: 'pipeline:M', dependencies: [] }));
+    writeFileSync(join(plugin, 'translate.js'), `export async function translate(entries) { return ${value}; }\n`);
+    writeFileSync(join(plugin, 'pipeline.py'), `class M:\n    async def translate(self, entries, config):\n        return ${pythonReturns[kind]}\n`);
+    const loaded = await loadMethodPlugin(plugin, { config: CONFIG });
+    const inProcess = (await loaded.translate(entries)).map((r) => r.error);
+    await loaded.close();
+    const errors = [];
+    for (const command of [[...nodeGuestCommand.slice(0, -1), plugin], [...python.command.slice(0, -1), plugin]]) {
+      const guest = await startGuest(command, { config: CONFIG, logger: {} });
+      errors.push((await guest.translate(entries)).map((r) => r.error));
+      await guest.close();
+    }
+    const expected = kind === 'object' ? 'the method returned an object, not a list of results'
+      : "the method returned no result for this entry, and results whose id matches no entry of the call (a result's id is its entry's id, a string)";
+    assert.deepEqual([inProcess, ...errors], [[expected, expected], [expected, expected], [expected, expected]], kind);
+  }
 });

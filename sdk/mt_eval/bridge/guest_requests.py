@@ -142,7 +142,7 @@ def translate_answer(raw: Any, entries: list[dict[str, Any]], elapsed: float, *,
     # result at 0 (left out, as a default is): a result that states 0 itself keeps it only when each result
     # carries its own.
     once = shared and share != 0 and len(raw) > 1 and not any(map(_states_zero_latency, raw))
-    answer: dict[str, Any] = {"results": msgspec.Raw(compact_returned(raw, notes=notes,
+    answer: dict[str, Any] = {"results": msgspec.Raw(compact_returned(raw, notes=notes, entries=entries,
                                                                       default_latency_s=0.0 if once else share))}
     if notes:
         answer["normalised"] = notes.counts
