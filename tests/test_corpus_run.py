@@ -112,6 +112,25 @@ def test_a_selection_is_recorded_and_never_reported_as_the_whole_corpus(capsys, 
     assert segment.selection.segment == ["weather"] and [r.id for r in segment.results] == [2]
 
 
+def test_resume_refuses_an_ids_file_that_was_edited_and_keeps_the_results(capsys, tmp_path: Path):
+    """Before, only the text "@FILE" was compared: the resume ran the new ids and dropped the results of the ids the
+    file no longer named, as "no entry of this run"."""
+    corpus = str(FIXTURES / "upstream.json")
+    ids = tmp_path / "ids.txt"
+    ids.write_text("1\n2\n", encoding="utf-8")
+    code, card, _ = run(capsys, tmp_path, "--corpus", corpus, "--ids", f"@{ids}", "--quiet")
+    assert code == 0 and card is not None and [r.id for r in card.results] == [1, 2]
+    (tmp_path / "run" / "card.json").unlink()  # (as a run stopped before its card)
+    log = (tmp_path / "run" / "results.jsonl").read_bytes()
+    ids.write_text("2\n10\n", encoding="utf-8")
+    code, _, err = run(capsys, tmp_path, "--corpus", corpus, "--ids", f"@{ids}", "--quiet", "--resume")
+    assert code == 1 and "the selection (--ids, --segment) changed" in err
+    assert (tmp_path / "run" / "results.jsonl").read_bytes() == log
+    ids.write_text("1\n2\n", encoding="utf-8")  # the same ids again: it resumes
+    code, resumed, _ = run(capsys, tmp_path, "--corpus", corpus, "--ids", f"@{ids}", "--quiet", "--resume")
+    assert code == 0 and resumed is not None and [r.id for r in resumed.results] == [1, 2]
+
+
 def test_resume_refuses_another_reading_and_accepts_runs_from_before_selections(capsys, tmp_path: Path):
     corpus = ["--corpus", str(FIXTURES / "columns-flag.tsv"), "--quiet"]
     assert run(capsys, tmp_path, *corpus, "--columns", "id,source,reference")[0] == 0

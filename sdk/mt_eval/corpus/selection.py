@@ -35,8 +35,12 @@ class SelectionRequest:
         return bool(self.ids or self.segments or self.limit is not None)
 
     def filters(self) -> dict[str, Any] | None:
-        """``--ids`` and ``--segment`` as given (None when neither is), for a resumed run to compare."""
-        return {"ids": self.ids, "segments": self.segments} if self.ids or self.segments else None
+        """``--ids`` and ``--segment`` as given (None when neither is), for a resumed run to compare; an ``@FILE``
+        comes with the ids the file holds now, so a resume after the file was edited is refused too."""
+        if not (self.ids or self.segments):
+            return None
+        files = {value: _file_ids(value) for value in self.ids if value.startswith("@")}
+        return {"ids": self.ids, "segments": self.segments, **({"files": files} if files else {})}
 
 
 @dataclass
@@ -112,15 +116,27 @@ def request_from_facts(facts: dict[str, Any]) -> SelectionRequest:
                             limit=facts.get("limit"))
 
 
+def _file_ids(value: str) -> list[str] | None:
+    """The ids an ``--ids @FILE`` value names, one per line (None when it cannot be read)."""
+    try:
+        lines = Path(value[1:]).read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return [line.strip() for line in lines if line.strip()]
+
+
 def _id_items(corpus_path: Path, value: str, position: dict[str, int]) -> list[str]:
     """The ids and ranges of one ``--ids`` value; an id that contains a comma or ``..`` still works."""
     if value.startswith("@"):
-        path = Path(value[1:])
         try:
-            lines = path.read_text(encoding="utf-8-sig").splitlines()
+            lines = Path(value[1:]).read_text(encoding="utf-8-sig").splitlines()
         except OSError as exc:
             raise CorpusError.single(corpus_path, f"--ids {value}: cannot read it: {exc.strerror or exc}",
                                      code="selection", hint="give a file with one id per line") from exc
+        except UnicodeDecodeError as exc:
+            raise CorpusError.single(corpus_path, f"--ids {value}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
+                                     f"at offset {exc.start})", code="selection",
+                                     hint="save it as UTF-8, one id per line") from exc
         items = [line.strip() for line in lines if line.strip()]
     elif value in position:
         items = [value]
