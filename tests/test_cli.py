@@ -301,3 +301,14 @@ def test_translate_reads_a_doubtful_tsv_as_its_refusal_says_with_columns_or_acce
     assert accepted.returncode == 0 and accepted.stdout.splitlines() == ["1", "2", "3"], accepted.stderr
     alone = run("translate", lexicon, "--columns", "id,source", "Hi")
     assert alone.returncode == 2 and "give --file FILE with it" in alone.stderr
+
+
+@pytest.mark.parametrize("command", [["verify", "{Z}"], ["gate", "{Z}"], ["compare", "{Z}", "{Z}"], ["validate", "{Z}"],
+                                     ["translate", "{Z}", "hi"], ["run", "--method", "{Z}", "--corpus", "{Z}"]])
+def test_a_path_too_long_for_the_system_is_named_not_a_traceback(command: list[str], capsys):
+    """Before, verify, gate, compare, validate and translate ended in ``OSError: [Errno 36] File name too long``."""
+    too_long = "z" * 300
+    assert main([word.replace("{Z}", too_long) for word in command]) == 1
+    err = capsys.readouterr().err
+    assert f"{'z' * 40}…{'z' * 15}: the path is too long for this system (File name too long: a name in it over " \
+           "255 bytes, or the whole over 4096); check the path you gave" in err

@@ -160,5 +160,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{prog}: {exc.one_line()}", file=sys.stderr)
         return exc.exit_status
     except expected as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
+        print(f"{prog}: {_in_words(exc)}", file=sys.stderr)
         return 1
+    except OSError as exc:  # a path too long for the system, wherever it was first looked at
+        import errno
+
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        print(f"{prog}: {_in_words(exc)}", file=sys.stderr)
+        return 1
+
+
+def _in_words(exc: BaseException) -> str:
+    """An expected error's message; a path too long for the system, named (shortened) with what to check."""
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        name = str(exc.filename or "")
+        shown = name if len(name) <= 60 else f"{name[:40]}…{name[-15:]}"
+        return (f"{shown}: the path is too long for this system ({exc.strerror}: a name in it over 255 bytes, or "
+                "the whole over 4096); check the path you gave")
+    return str(exc)

@@ -157,7 +157,10 @@ def add_latency_arguments(parser: argparse.ArgumentParser) -> None:
 def card_argument(text: str) -> str:
     """A run card: a run directory stands for the card.json it holds (``mt-eval gate runs/demo``)."""
     card = Path(text) / "card.json"
-    return str(card) if Path(text).is_dir() and card.is_file() else text
+    try:
+        return str(card) if Path(text).is_dir() and card.is_file() else text
+    except OSError:  # (a path too long for the system): said where the card is read
+        return text
 
 
 def whole_number(text: str, *, least: int = 0, most: int | None = None) -> int:
