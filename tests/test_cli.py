@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import subprocess
@@ -82,6 +83,36 @@ def test_schemas_check(tmp_path: Path):
     assert f"regenerate with: mt-eval schemas {tmp_path}" in stale.stderr
 
 
+def test_translate_reads_a_text_file_as_run_reads_source_text(tmp_path: Path):
+    """Before, --file had a reader of its own: the reference after a TAB was translated with its source, UTF-16
+    without its byte-order mark was translated as NUL-filled text, and UTF-16 with one or a gzip file was refused
+    with advice (iconv -f latin1) that garbles it. Standard input took NUL bytes as text too."""
+    lexicon = str(REPO / "examples" / "lexicon-eng-spa")
+    tabs = tmp_path / "tabs.eng"
+    tabs.write_text("Hello.\tHola.\nGood morning.\tBuenos días.\n", encoding="utf-8")
+    refused = run("translate", lexicon, "--file", str(tabs))
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert "hold TAB-separated columns" in refused.stderr
+    assert "translate a TSV corpus with --file tabs.tsv" in refused.stderr
+    assert run("translate", lexicon, "--file", str(tabs), "--accept-doubt", "tabs-in-parallel-text").returncode == 0
+    no_mark = tmp_path / "no-mark.eng"
+    no_mark.write_bytes("Hello.\n".encode("utf-16-le"))
+    garbled = run("translate", lexicon, "--file", str(no_mark))
+    assert garbled.returncode == 2 and "looks like UTF-16 without its byte-order mark" in garbled.stderr
+    assert "iconv -f utf-16le -t utf-8" in garbled.stderr
+    expected = run("translate", lexicon, "Hello.").stdout
+    marked = tmp_path / "marked.eng"
+    marked.write_bytes("Hello.\n".encode("utf-16"))
+    packed = tmp_path / "packed.txt.gz"
+    packed.write_bytes(gzip.compress(b"Hello.\n"))
+    for readable in (marked, packed):
+        read = run("translate", lexicon, "--file", str(readable))
+        assert (read.returncode, read.stdout) == (0, expected), read.stderr
+    piped = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", lexicon], input=b"a\0b\n",
+                           capture_output=True, check=False)
+    assert piped.returncode == 2 and b"standard input: line 1 holds a NUL byte" in piped.stderr
+
+
 def test_translate_sentences_from_arguments_a_file_and_stdin(tmp_path: Path):
     lexicon = str(REPO / "examples" / "lexicon-eng-spa")
     shown = run("translate", lexicon, "Good morning, my friend.", "--pair", "eng>spa", "The cat.")
@@ -146,7 +177,7 @@ def test_translate_explains_bad_usage(make_plugin, tmp_path: Path):
     assert "declares no supported pair: give one, e.g. --pair 'eng>spa' (or --pair eng:spa)" in no_pair.stderr
     missing_file = run("translate", lexicon, "--file", str(tmp_path / "nope.txt"))
     assert missing_file.returncode == 2
-    assert "cannot read it" in missing_file.stderr
+    assert f"--file {tmp_path / 'nope.txt'}: cannot read source: No such file or directory" in missing_file.stderr
     broken = run("translate", str(tmp_path / "nowhere"), "x")
     assert broken.returncode == 1
     assert "no such directory" in broken.stderr
@@ -168,7 +199,7 @@ def test_translate_says_which_sentence_is_not_utf8_and_shows_a_declined_one(tmp_
     latin1.write_bytes(b"Hello\n\xff\xfe bad\n")
     from_file = run("translate", lexicon, "--file", str(latin1))
     assert from_file.returncode == 2
-    assert f"--file {latin1}: line 2 is not valid UTF-8 (byte 0xff)" in from_file.stderr
+    assert f"--file {latin1}: not valid UTF-8: byte 0xff at line 2; convert it to UTF-8" in from_file.stderr
     declined = run("translate", lexicon, "???", "Good morning.")
     assert declined.returncode == 0, declined.stderr
     assert declined.stdout.splitlines() == [

@@ -97,8 +97,11 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
         except OSError as exc:
             print(f"--file {file}: cannot read it: {exc.strerror or exc}", file=sys.stderr)
             return 2
-        except ValueError as exc:  # not UTF-8 (with its line), or a CorpusError
-            print(f"--file {file}: {exc}", file=sys.stderr)
+        except ValueError as exc:  # a CorpusError: what is wrong with the file (its own line), with the fix
+            problems = getattr(exc, "problems", [])
+            said = (f"{problems[0].message}" + (f"; {problems[0].hint}" if problems[0].hint else "")
+                    if len(problems) == 1 and problems[0].path == "$" else str(exc))
+            print(f"--file {file}: {said}", file=sys.stderr)
             return 2
     elif not texts:
         try:
@@ -153,7 +156,8 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
 
 def _file_sources(file: Path, pair: str, columns: list[str] | None = None, accept: Sequence[str] = ()) -> list[str]:
     """The sources of a corpus file (.json, .jsonl, .tsv, read as ``mt-eval run`` reads them), else the lines
-    of a text file."""
+    of a text file, read as ``mt-eval run --source-file`` reads them (gzip, UTF-16 with its byte-order mark, NUL
+    bytes refused; lines holding TAB-separated columns refused unless accepted)."""
     from mt_eval.corpus.files import FORMATS
 
     name = file.name.lower().removesuffix(".gz")
@@ -161,13 +165,24 @@ def _file_sources(file: Path, pair: str, columns: list[str] | None = None, accep
         from mt_eval.corpus.reader import read_corpus
 
         return [entry["source"] for entry in read_corpus(file, columns=columns, accept=list(accept), pair=pair).entries]
-    return utf8_lines(file.read_bytes())
+    from mt_eval.corpus.doubts import Doubt, find_doubts, refuse_doubts
+    from mt_eval.corpus.parallel import read_parallel
+
+    corpus = read_parallel(file)
+    tabs = [Doubt(d.code, d.message, f"translate a TSV corpus with --file {file.stem}.tsv (renamed)")
+            for d in find_doubts(corpus) if d.code == "tabs-in-parallel-text"]
+    refuse_doubts(file, tabs, list(accept))
+    return [entry["source"] for entry in corpus.entries]
 
 
 def utf8_lines(data: bytes) -> list[str]:
     """The lines of UTF-8 text, split on LF only (a CRLF's CR dropped; U+2028 or a form feed stays in its line,
     as the corpus reader keeps it), blank ones included; ValueError naming the line of the first byte that is not
     UTF-8."""
+    if b"\0" in data:  # (UTF-16, or not text at all)
+        line = data[:data.index(b"\0")].count(b"\n") + 1
+        raise ValueError(f"line {line} holds a NUL byte, which no text has: it looks like UTF-16 or a binary file; "
+                         "give UTF-8 text (e.g. iconv -f utf-16 -t utf-8)")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
