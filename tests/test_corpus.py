@@ -50,6 +50,14 @@ def test_the_same_entries_from_json_jsonl_and_tsv(tmp_path: Path):
         assert corpus.entries == entries
 
 
+def test_a_crlf_files_last_line_without_its_lf_loses_its_cr_too(tmp_path: Path):
+    """Before, the last reference (or source) kept a "\\r", which reached the method and the scorer."""
+    tsv = read_corpus(write(tmp_path, "mixed.tsv", "Hello.\tHola.\r\nBye.\tAdiós.\nYes.\tSí.\r"))
+    assert [e["reference"] for e in tsv.entries] == ["Hola.", "Adiós.", "Sí."]
+    source = write(tmp_path, "src.eng", "Hello.\r\nBye.\r")
+    assert [e["source"] for e in load_corpus(CorpusSpec(source_file=source)).entries] == ["Hello.", "Bye."]
+
+
 def test_a_tsv_mixing_families_leaves_a_scored_rows_empty_family_pass_rule_and_pair_cells_out(tmp_path: Path):
     """Before, the empty cells were values: every scored row had "only a canary has a pass rule" and "only a
     negative control names its own pair", so a TSV corpus could not hold canaries or negative controls."""

@@ -88,8 +88,8 @@ def read_file(path: Path, what: str = "corpus") -> FileText:
         line = data[: exc.start].count(b"\n") + 1
         raise CorpusError.single(path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at line {line}",
                                  code="encoding", hint="convert it to UTF-8 (e.g. iconv -f latin1 -t utf-8)") from exc
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
+    if "\r" in text:  # (a CRLF file's last line may end in CR alone, its LF missing)
+        text = text.replace("\r\n", "\n").removesuffix("\r")
     return FileText(path=path, text=text, sha256=digest)
 
 
