@@ -290,3 +290,25 @@ def test_a_pair_the_run_accepted_against_its_corpus_verifies(tmp_path: Path):
     result = verify_card(tmp_path / "run" / "card.json")
     assert result.ok, result.problems
     assert json.loads((tmp_path / "run" / "card.json").read_text())["corpus"]["pair"] == "eng>cat"
+
+
+def test_a_parallel_text_run_names_the_file_that_changed_and_how_to_mark_families(tmp_path: Path, capsys):
+    """Before, an edited reference file was reported as the source file having the pair's combined sha256, with the
+    fix --corpus FILE (which refuses a .eng file); and run and gate told the user to mark "family" fields in a text
+    file, which has none."""
+    source, reference = tmp_path / "src.eng", tmp_path / "ref.spa"
+    source.write_text("".join(f"Sentence {i} is here.\n" for i in range(12)), encoding="utf-8")
+    reference.write_text("".join(f"Frase {i} está aquí.\n" for i in range(12)), encoding="utf-8")
+    assert main(["run", "--method", str(REVERSE), "--source-file", str(source), "--reference-file", str(reference),
+                 "--pair", "eng>spa", "--out", str(tmp_path / "run"), "--quiet", "--resamples", "50"]) == 5
+    assert "(parallel text has no fields: give the corpus as JSONL, JSON or a TSV with a header, with \"family\": " \
+           "\"canary\" entries, or give --policy FILE)" in capsys.readouterr().err
+    assert main(["gate", str(tmp_path / "run")]) == 1
+    assert "0 canaries ran; the policy needs at least 1: parallel text has no fields to mark them with" in \
+        capsys.readouterr().out
+    reference.write_text("Cambiada.\n" + "".join(f"Frase {i} está aquí.\n" for i in range(1, 12)), encoding="utf-8")
+    result = verify_card(tmp_path / "run" / "card.json")
+    [problem] = [p for p in result.errors if p.path == "$.corpus.sha256"]
+    assert problem.message.startswith(f"{reference} (the reference file) has sha256 ")
+    assert str(source) not in problem.message
+    assert problem.hint is not None and "--source-file FILE and --reference-file FILE" in problem.hint

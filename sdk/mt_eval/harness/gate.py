@@ -105,6 +105,9 @@ def _family_check(card: RunCard, rule: str, family: str, ran: int | None, least:
         return GateCheck(rule=rule, passed=not required, figure="not recorded", threshold=wanted,
                          details=[_no_families(card)] if required else [])
     mark = f"mark them in {card.corpus.path} with \"family\": \"{family}\"{how}"
+    if card.corpus.reading is not None and card.corpus.reading.format == "parallel":  # (a line has no fields)
+        mark = (f"parallel text has no fields to mark them with: give the corpus as JSONL, JSON or a TSV with a "
+                f"header, with \"family\": \"{family}\"{how} on those entries")
     if card.selection is not None:  # the corpus may have them, and the selection left them out
         mark = (f"this run is a selection ({card.selection.entries_selected} of the corpus's {card.corpus.entries} "
                 f"entries): run the whole corpus, or select its {rule.replace('negatives', 'negative controls')} too "

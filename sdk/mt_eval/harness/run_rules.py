@@ -58,10 +58,12 @@ class RunRules:
         policy = self.policy.policy
         for family, least in (("canary", policy.min_canaries), ("negative", policy.min_negatives)):
             if counts[family] < least:
+                mark = (f"mark entries \"family\": \"{family}\"" if corpus.format != "parallel" else
+                        f"parallel text has no fields: give the corpus as JSONL, JSON or a TSV with a header, with "
+                        f"\"family\": \"{family}\" entries")
                 print(f"warning: corpus {corpus.path} $.entries[*].family: {counts[family]} {family} "
                       f"entr{'y' if counts[family] == 1 else 'ies'}; the gate policy {policy.name} needs at least "
-                      f"{least}, so the headline will be withheld (mark entries \"family\": \"{family}\", or give "
-                      "--policy FILE)", file=sys.stderr)
+                      f"{least}, so the headline will be withheld ({mark}, or give --policy FILE)", file=sys.stderr)
 
     def check_freeze(self, loaded: LoadedMethod, corpus: Any, entries: Sequence[dict[str, Any]],
                      selection: dict[str, Any] | None, config: RunConfig, settings: Any) -> None:

@@ -75,10 +75,9 @@ def check_corpus(result: Verification, card: RunCard, given: CorpusSpec | str | 
         return None
     result.corpus_entries = len(source.entries)
     if source.sha256 != card.corpus.sha256:
-        result.check("corpus", False, f"{path}: sha256 differs")
-        result.problem("$.corpus.sha256", f"{path} has sha256 {source.sha256[:16]}… but the card was run on "
-                       f"{card.corpus.sha256[:16]}…", "give the exact corpus file the run used with --corpus FILE",
-                       code="corpus-hash")
+        changed, message, hint = _changed_files(card, source)
+        result.check("corpus", False, f"{changed}: sha256 differs")
+        result.problem("$.corpus.sha256", message, hint, code="corpus-hash")
         return None
     if not _pair_matches(result, card, source):
         return None
@@ -125,6 +124,24 @@ def _card_corpus_spec(card: RunCard, card_path: str, given: Any) -> CorpusSpec:
     from mt_eval.harness.corpus import card_corpus_spec
 
     return card_corpus_spec(card, card_path, given)
+
+
+def _changed_files(card: RunCard, source: Any) -> tuple[str, str, str]:
+    """Which file differs from the corpus the card was run on, how, and the fix: for parallel text, the file (source
+    or reference) whose own sha256 differs from the one the card records (their combined sha256 names neither)."""
+    recorded = {f.role: f.sha256 for f in (card.corpus.reading.files if card.corpus.reading else [])}
+    files = getattr(source, "files", None) or []
+    if source.format == "parallel" and files and recorded:
+        changed = [f for f in files if recorded.get(f.role) not in (None, f.sha256)]
+        if changed:
+            said = "; ".join(f"{f.path} (the {f.role} file) has sha256 {f.sha256[:16]}… but the run read "
+                             f"{recorded[f.role][:16]}…" for f in changed)
+            return (", ".join(str(f.path) for f in changed), said, "give the exact files the run used with "
+                    "--source-file FILE and --reference-file FILE; an edited file makes another corpus")
+    return (str(source.path),
+            f"{source.path} has sha256 {source.sha256[:16]}… but the card was run on {card.corpus.sha256[:16]}…",
+            "give the exact corpus the run used with --corpus FILE (parallel text: --source-file and "
+            "--reference-file)")
 
 
 def _load_corpus(spec: CorpusSpec) -> Any:
