@@ -163,6 +163,15 @@ export class GuestProcess {
     return this.dead === null;
   }
 
+  /** Keep this process running for the guest (true: a request is in flight, or it is closing), or not (idle). */
+  hold(on) {
+    if (this.held === on) return;
+    this.held = on;
+    const method = on ? 'ref' : 'unref';
+    this.child[method]();
+    for (const stream of [this.child.stdin, this.child.stdout, this.child.stderr]) stream?.[method]?.();
+  }
+
   stderrTail() {
     return this.stderr.text();
   }

@@ -81,7 +81,12 @@ export class Connection {
    */
   async request(method, params, { timeoutMs = Infinity, hardTimeoutMs = Infinity, cancelOnTimeout = false } = {}) {
     // A guest that has not answered a cancel yet may be stuck: nothing new is sent until that is known.
-    if (this.cancelling.size) await new Promise((resolve) => this.#settledWaiters.push(resolve));
+    if (this.cancelling.size) {
+      await new Promise((resolve) => {
+        this.#settledWaiters.push(resolve);
+        this.#holdIfBusy();
+      });
+    }
     if (this.deathError) {
       throw new BridgeError(this.deathError.code, this.deathError.message, { ...this.deathError.data, unsent: true });
     }
@@ -101,6 +106,14 @@ export class Connection {
       this.cancelling.delete(id);
     }
     if (this.cancelling.size === 0) for (const wake of this.#settledWaiters.splice(0)) wake();
+    this.#holdIfBusy();
+  }
+
+  // The guest keeps this process running while anything waits on it (a request in flight or waiting to be sent, a
+  // cancel not answered yet, its close); an idle one does not, so a program that never closes it still ends (the
+  // guest is then ended as the process exits: child.js).
+  #holdIfBusy() {
+    this.process.hold(this.closing || this.pending.size > 0 || this.cancelling.size > 0 || this.#settledWaiters.length > 0);
   }
 
   /** Translate and decide requests in flight. */
@@ -146,11 +159,13 @@ export class Connection {
           + `${seconds(this.cancelGraceMs)} (is its event loop blocked?)`), this.cancelGraceMs);
         timer.unref?.();
         this.cancelling.set(id, timer);
+        this.#holdIfBusy();
       };
       const now = performance.now();
       Object.assign(pending, { expire, idleMs: timeoutMs, idleAt: now + timeoutMs, hardAt: now + hardTimeoutMs });
       this.deadlines.ensure(Math.min(pending.idleAt, pending.hardAt));
       this.pending.set(id, pending);
+      this.#holdIfBusy();
       this.process.write(line);
     });
   }
@@ -180,6 +195,7 @@ export class Connection {
   async close(stepMs) {
     this.closing = true;
     const proc = this.process;
+    this.#holdIfBusy(); // (until the guest has ended)
     const strays = outsideGroup(proc.pid); // (read now: once the guest ends, they are no longer known as its own)
     if (proc.alive) {
       await Promise.race([
@@ -197,7 +213,10 @@ export class Connection {
     const pending = this.pending.get(id);
     if (!pending) return false;
     this.pending.delete(id);
-    if (this.pending.size === 0) this.deadlines.idle();
+    if (this.pending.size === 0) {
+      this.deadlines.idle();
+      this.#holdIfBusy();
+    }
     if (error) pending.reject(error);
     else pending.resolve(result);
     return true;

@@ -53,3 +53,27 @@ for (const how of ['throw', 'reject']) {
     assert.ok(await waitFor(() => !isRunning(ended.guestPid), 5_000), `guest ${ended.guestPid} is still running`);
   });
 }
+
+// A program that translates and never closes its guest: once nothing is in flight, the guest does not keep it running.
+const FORGETFUL = `
+import { startGuest } from ${JSON.stringify(pathToFileURL(join(nodePackage, 'index.js')).href)};
+const guest = await startGuest([process.execPath, ${JSON.stringify(join(nodePackage, 'bin', 'mt-eval-guest.js'))},
+  ${JSON.stringify(join(nodePackage, '..', '..', 'tests', 'fixtures', 'reverse'))}], { config: { source_lang: 'eng', target_lang: 'spa' } });
+const [result] = await guest.translate([{ id: '1', source: '!sleep 300 abc' }]);
+process.stdout.write(guest.pid + ' ' + result.predicted + '\\n');
+`;
+
+test('a program that never closes its guest still ends once its work is done, and the guest with it', async () => {
+  const began = Date.now();
+  const child = spawn(process.execPath, ['--input-type=module', '-e', FORGETFUL], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout.on('data', (chunk) => { stdout += chunk; });
+  const code = await new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('exit', (status) => { clearTimeout(timer); resolve(status); });
+  });
+  assert.equal(code, 0, `it did not end by itself (${Date.now() - began} ms)`);
+  const [pid, predicted] = stdout.trim().split(' ');
+  assert.match(predicted, /^spa:/); // (the call in flight was waited for)
+  assert.ok(await waitFor(() => !isRunning(Number(pid)), 5_000), `guest ${pid} is still running`);
+});
