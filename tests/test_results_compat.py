@@ -129,3 +129,28 @@ def test_a_latency_that_is_not_a_number_is_named_nan_not_null():
     results, _ = results_for([{"id": "a", "source": "x"}], [{"id": "a", "predicted": "A", "latency_s": math.nan}],
                              label="the method", notes=ResultNotes())
     assert results[0].error == "the method returned an unusable result: $.latency_s: must be >= 0, got NaN"
+
+
+def test_a_result_that_refers_to_itself_or_nests_too_deep_is_unusable_not_a_recursion_error():
+    """Before, `results_for` (in process) and a guest's answer died in a RecursionError: the whole call was lost,
+    and ``mt-eval serve`` crashed with exit status 0."""
+    from mt_eval.results import ResultNotes, compact_returned, results_for
+
+    response: dict = {"status": 200}
+    response["self"] = response
+    deep: dict = {}
+    inner = deep
+    for _ in range(600):
+        inner["a"] = {}
+        inner = inner["a"]
+    entries = [{"id": "a", "source": "x"}, {"id": "b", "source": "y"}, {"id": "c", "source": "z"}]
+    returned = [{"id": "a", "predicted": "X", "metadata": {"response": response}},
+                {"id": "b", "predicted": "Y", "metadata": deep}, {"id": "c", "predicted": "Z"}]
+    results, _ = results_for(entries, returned, label="the method", notes=ResultNotes())
+    assert [r.error or r.predicted for r in results] == [
+        'the method returned an unusable result: "metadata" cannot be sent as JSON: it refers to itself (a circular '
+        "structure)",
+        'the method returned an unusable result: "metadata" cannot be sent as JSON: it nests deeper than 500 levels',
+        "Z"]
+    sent = msgspec.json.decode(compact_returned(returned, notes=ResultNotes(), entries=entries))
+    assert [item.get("error") or item.get("predicted") for item in sent] == [r.error or r.predicted for r in results]

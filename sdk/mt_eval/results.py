@@ -29,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.json_input import MAX_DEPTH
 from mt_eval.lone_surrogates import writable
 from mt_eval.records import TranslationResult, Usage, result_problem
 
@@ -129,6 +130,26 @@ def _usage(value: dict[str, Any], moved: dict[str, Any], notes: ResultNotes) -> 
     return out
 
 
+def not_json(value: Any, ancestors: list[Any] | None = None) -> str | None:
+    """Why a returned value cannot be written as JSON, checked before anything walks it: it refers to itself (a
+    response object kept in metadata often does) or nests deeper than `MAX_DEPTH`; None when it can be. Node's
+    ``notJson`` (lib/results.js) says it in the same words."""
+    if not isinstance(value, dict | list):
+        return None
+    ancestors = [] if ancestors is None else ancestors
+    if any(value is seen for seen in ancestors):
+        return "it refers to itself (a circular structure)"
+    if len(ancestors) >= MAX_DEPTH:
+        return f"it nests deeper than {MAX_DEPTH} levels"
+    ancestors.append(value)
+    for item in value.values() if isinstance(value, dict) else value:
+        if isinstance(item, dict | list) and (problem := not_json(item, ancestors)) is not None:
+            ancestors.pop()
+            return problem
+    ancestors.pop()
+    return None
+
+
 def _invalid_text(result: TranslationResult) -> str | None:
     """The first field, in schema order, holding text that is not valid Unicode (a lone surrogate)."""
     for field in TranslationResult.__struct_fields__:
@@ -162,6 +183,9 @@ def normalise_result(item: Any, *, notes: ResultNotes, default_latency_s: float 
     if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not item["id"]:
         return None
     entry_id: str = item["id"]
+    for name, value in item.items():
+        if isinstance(value, dict | list) and (problem := not_json(value)) is not None:
+            return entry_id, f'"{name}" cannot be sent as JSON: {problem}'
     try:
         result = msgspec.convert(item, TranslationResult)
     except msgspec.ValidationError:
@@ -275,6 +299,9 @@ def _compact_as_given(returned: list[Any], default_latency_s: float) -> list[dic
             return None
         if result_problem(result) is not None:
             return None
+        if any(type(value) in (dict, list) and key != "usage" and not_json(value) is not None
+               for key, value in item.items()):
+            return None  # (the long way names the field)
         wire: dict[str, Any] = {}
         for key, value in item.items():
             default = _DEFAULTS[key]

@@ -336,7 +336,15 @@ export class GuestServer {
     if (this.jobs.get(job.key) === job) {
       this.jobs.delete(job.key);
       const latency = job.entries.length ? (performance.now() - started) / 1000 / job.entries.length : 0;
-      this.answer(job.id, this.respond(job, value, failed, latency));
+      let response;
+      try {
+        response = this.respond(job, value, failed, latency);
+      } catch (error) { // (what the method returned defeated the checks: the host splits the call to find it)
+        this.log(`the ${job.kind} results cannot be sent: ${error?.stack ?? error}`);
+        response = errorResponse(job.id, ErrorCode.METHOD_FAILED, `the method's results cannot be sent: ${failureMessage(error)}`,
+          { type: failureType(error) });
+      }
+      this.answer(job.id, response);
     }
     const next = this.queue.shift();
     if (next) this.run(next);

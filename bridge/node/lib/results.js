@@ -14,6 +14,7 @@
 import { compile, defaults, root } from './contract/schema.js';
 import { decodeValue } from './contract/decode.js';
 import { got } from './contract/words.js';
+import { MAX_DEPTH } from './json-text.js';
 import { wellFormed } from './lone-surrogates.js';
 import { describe, isPlainObject } from './protocol.js';
 
@@ -125,6 +126,27 @@ function upstreamFields(raw, notes) {
   return out;
 }
 
+/**
+ * Why a value cannot be written as JSON, checked before anything walks it: it refers to itself (a response object
+ * kept in metadata often does), nests deeper than MAX_DEPTH, or holds a BigInt; null when it can be.
+ */
+export function notJson(value, ancestors = []) {
+  if (typeof value === 'bigint') return 'it holds a BigInt, which JSON has no number for';
+  if (value === null || typeof value !== 'object' || typeof value.toJSON === 'function') return null;
+  if (ancestors.includes(value)) return 'it refers to itself (a circular structure)';
+  if (ancestors.length >= MAX_DEPTH) return `it nests deeper than ${MAX_DEPTH} levels`;
+  ancestors.push(value);
+  for (const key in value) {
+    const problem = notJson(value[key], ancestors);
+    if (problem !== null) {
+      ancestors.pop();
+      return problem;
+    }
+  }
+  ancestors.pop();
+  return null;
+}
+
 // Why a result (full, or its given fields with the rest at their defaults) is unusable; null when it is fine. Only
 // the fields in `given` (what the method returned; the defaults are well-formed) are searched for broken text.
 function resultProblem(result, given = result) {
@@ -164,6 +186,10 @@ function crossFieldProblem(result) {
  */
 export function normalizeResult(raw, { notes = new ResultNotes(), defaultLatencyS = 0 } = {}) {
   if (!isPlainObject(raw) || typeof raw.id !== 'string' || raw.id === '') return null;
+  for (const name in raw) {
+    const problem = notJson(raw[name]);
+    if (problem !== null) return { id: raw.id, problem: `"${name}" cannot be sent as JSON: ${problem}` };
+  }
   let fields = raw;
   if (!resultContract().fits(raw)) {
     fields = upstreamFields(raw, notes);
@@ -296,7 +322,8 @@ function compactAsGiven(fields, latencyS) {
   for (const name in fields) {
     const value = fields[name];
     const fits = fieldFits.get(name);
-    if (fits === undefined || !Object.hasOwn(fields, name) || !fits(value) || !wellFormed(value)) return null;
+    if (fits === undefined || !Object.hasOwn(fields, name) || !fits(value)) return null;
+    if (typeof value === 'object' && value !== null ? notJson(value) !== null || !wellFormed(value) : !wellFormed(value)) return null;
     if (name === 'id' || value === null || atDefault(value, template[name])) continue;
     out[name] = isPlainObject(value) && Object.keys(template[name]).length
       ? Object.fromEntries(Object.entries(value).filter(([k, v]) => v !== template[name][k])) : value;

@@ -81,3 +81,32 @@ test('a method that returns a non-list, nulls or integer ids: the same error in 
     assert.deepEqual([inProcess, ...errors], [[expected, expected], [expected, expected], [expected, expected]], kind);
   }
 });
+
+// A result whose metadata refers to itself (a kept HTTP response object often does) fails its entry alone, at once,
+// in the same words in process and through both guests; the Node guest answered nothing (the call timed out).
+test('a result that cannot be sent as JSON fails its entry alone, at once, in the same words everywhere', { skip: python.skip }, async (t) => {
+  const plugin = mkdtempSync(join(tmpdir(), 'parity-circular-'));
+  t.after(() => rmSync(plugin, { recursive: true, force: true }));
+  writeFileSync(join(plugin, 'method.json'), JSON.stringify({ name: 'circular', method_id: 'circular', node_entry: 'translate.js',
+    entry_point: 'pipeline:M', dependencies: [] }));
+  writeFileSync(join(plugin, 'translate.js'), 'export async function translate(entries) {\n'
+    + '  return entries.map((e) => { const response = { status: 200 }; if (e.source.includes("cycle")) response.self = response;\n'
+    + '    return { id: e.id, predicted: e.source.toUpperCase(), metadata: { response } }; });\n}\n');
+  writeFileSync(join(plugin, 'pipeline.py'), 'class M:\n    async def translate(self, entries, config):\n        out = []\n'
+    + '        for e in entries:\n            response = {"status": 200}\n            if "cycle" in e["source"]:\n'
+    + '                response["self"] = response\n'
+    + '            out.append({"id": e["id"], "predicted": e["source"].upper(), "metadata": {"response": response}})\n'
+    + '        return out\n');
+  const entries = [{ id: 'a', source: 'one' }, { id: 'b', source: 'a cycle' }, { id: 'c', source: 'three' }];
+  const expected = ['ONE', 'the method returned an unusable result: "metadata" cannot be sent as JSON: it refers to itself (a circular structure)', 'THREE'];
+  const loaded = await loadMethodPlugin(plugin, { config: CONFIG });
+  assert.deepEqual((await loaded.translate(entries)).map((r) => r.error ?? r.predicted), expected, 'in process');
+  await loaded.close();
+  for (const command of [[...nodeGuestCommand.slice(0, -1), plugin], [...python.command.slice(0, -1), plugin]]) {
+    const guest = await startGuest(command, { config: CONFIG, logger: {}, requestTimeoutMs: 20_000 });
+    const began = Date.now();
+    assert.deepEqual((await guest.translate(entries)).map((r) => r.error ?? r.predicted), expected, command.join(' '));
+    assert.ok(Date.now() - began < 5_000, `${Date.now() - began} ms: the answer did not come at once`);
+    await guest.close();
+  }
+});

@@ -393,7 +393,7 @@ class GuestServer:
             return
         try:
             line = m.result_line(request_id, answer(raw, items, elapsed))
-        except (TypeError, ValueError, msgspec.EncodeError) as exc:
+        except (TypeError, ValueError, RecursionError, OverflowError, msgspec.EncodeError) as exc:
             line = m.error_line(request_id, m.METHOD_FAILED, f"the results cannot be sent as JSON: {exc}",
                                 {"type": type(exc).__name__})
         self.send(line)
