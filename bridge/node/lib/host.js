@@ -45,7 +45,8 @@ export class GuestStartError extends Error {
   }
 }
 
-function checkEntries(entries) {
+/** Throws a TypeError naming what is wrong with translate()'s entries (the Node host's and loadMethodPlugin's). */
+export function checkEntries(entries) {
   if (!Array.isArray(entries)) throw new TypeError(`entries must be an array, got ${describe(entries)}`);
   const seen = new Set();
   entries.forEach((entry, i) => {

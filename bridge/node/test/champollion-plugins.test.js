@@ -131,3 +131,25 @@ test('a Python plugin with no mt-eval to serve it fails with the reason', async 
   t.after(() => plugin.close());
   await assert.rejects(plugin.translate([{ id: '1', source: 'x' }], { source_lang: 'eng', target_lang: 'fra' }), /nonexistent\/mt-eval/);
 });
+
+test('translate() checks its entries in this process as through a guest: the same TypeError for a Node or Python plugin', { skip: pythonGuest().skip }, async (t) => {
+  const config = { source_lang: 'eng', target_lang: 'spa' };
+  const said = [];
+  for (const name of ['upper', 'rot13']) { // translate.js in this process; pipeline.py through `mt-eval serve`
+    const plugin = await loadMethodPlugin(PLUGINS[name], { config, mtEval: pythonGuest().command[0] });
+    t.after(() => plugin.close());
+    const errors = [];
+    for (const entries of ['hello', [{ id: 1, source: 'x' }], [{ id: 'a', source: 'x' }, { id: 'a', source: 'y' }], [null], null]) {
+      errors.push(await plugin.translate(entries).then(() => 'accepted', (error) => `${error.name}: ${error.message}`));
+    }
+    said.push(errors);
+  }
+  assert.deepEqual(said[0], [
+    'TypeError: entries must be an array, got "hello"',
+    'TypeError: entries[0] must be an object with a non-empty string id and a string source',
+    'TypeError: entries[1].id "a" is not unique',
+    'TypeError: entries[0] must be an object with a non-empty string id and a string source',
+    'TypeError: entries must be an array, got null',
+  ]);
+  assert.deepEqual(said[1], said[0]);
+});

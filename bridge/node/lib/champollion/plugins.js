@@ -16,7 +16,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { callIsolating } from '../calls.js';
 import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
 import { methodView } from '../gold.js';
-import { GuestStartError, startGuest } from '../host.js';
+import { GuestStartError, checkEntries, startGuest } from '../host.js';
 import { sendingOnlyValidText } from '../lone-surrogates.js';
 import { mergeCard } from '../contract/plugin.js';
 import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
@@ -249,6 +249,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     async translate(entries, config = options.config) {
       if (closed) throw new Error('the method plugin is closed');
       if (!manifest.implements.includes('translate')) throw new TypeError(`${manifest.name} does not translate (it implements ${manifest.implements.join(', ')})`);
+      checkEntries(entries); // (in this process as through a guest)
       const runConfig = completeRunConfig(config);
       if (typeof runConfig === 'string') throw new TypeError(runConfig);
       return runAll('translate', entries, runConfig);
