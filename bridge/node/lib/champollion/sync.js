@@ -15,6 +15,7 @@ import { FileProblem, isFile, unwritable, writeAtomic } from './files.js';
 import { formatJson } from './json.js';
 import { LanguageError, pairLanguages, sameLocale } from './languages.js';
 import { describeEscaped } from './method-guard.js';
+import { checkLocalesOptions } from './options.js';
 import { fill, findLocaleFiles, slots } from './locales.js';
 import { LOCK_FILE, hashText, methodFingerprint, readLock } from './lockfile.js';
 import { hasWords, keepEdges, PlaceholderError, protect, restore } from './placeholders.js';
@@ -82,9 +83,12 @@ function failedAs(kind, error) {
  * MethodPluginNotFoundError, LanguageError or ManifestError before anything is sent, and with
  * ProjectBusyError when another process (Node or Python) holds the project. A dry run takes no lock.
  * The error's kind says what failed: "config" (the config or what it names), "busy" (the project is in
- * use), "method" (a plugin cannot start) or "project" (a project file).
+ * use), "method" (a plugin cannot start), "project" (a project file) or "progress" (the progress callback threw:
+ * the run went on without it, its files are written, and error.report is its report). An unknown or mistyped
+ * option is a TypeError naming it, before anything is read.
  */
 export async function translateLocales(configPathOrDir, options = {}) {
+  checkLocalesOptions(configPathOrDir, options);
   let config;
   let methods;
   try {
@@ -127,8 +131,21 @@ export async function translateLocales(configPathOrDir, options = {}) {
   } catch (error) {
     throw failedAs({ ProjectBusyError: 'busy', AbortError: 'interrupted' }[error.name] ?? 'project', error);
   }
+  // A progress callback that throws is not called again, and costs nothing translated: the run goes on, its files
+  // are written, and then the error is thrown (kind "progress", with the run's report).
+  let progressError = null;
+  const progress = options.progress && ((...args) => {
+    if (progressError !== null) return;
+    try {
+      options.progress(...args);
+    } catch (error) {
+      progressError = error instanceof Error ? error : new Error(`the progress callback threw ${String(error)}`);
+    }
+  });
   try {
-    return await syncLocales(config, methods, open, options);
+    const report = await syncLocales(config, methods, open, { ...options, progress });
+    if (progressError !== null) throw Object.assign(failedAs('progress', progressError), { report });
+    return report;
   } catch (error) {
     throw failedAs('project', error);
   } finally {

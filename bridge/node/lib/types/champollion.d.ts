@@ -216,8 +216,9 @@ export interface LocalesReport {
  * Bring a champollion project's target locale files up to date, as `mt-eval-locales` does: only keys
  * missing or changed since the lock file recorded them are sent; placeholders are protected; a failed
  * key keeps its previous value. A rejection's error has a kind: "config" (the config or what it names),
- * "busy" (the project is in use), "method" (a plugin cannot start), "project" (a project file) or
- * "interrupted" (the signal ended a wait for the project).
+ * "busy" (the project is in use), "method" (a plugin cannot start), "project" (a project file),
+ * "interrupted" (the signal ended a wait for the project) or "progress" (the progress callback threw: the run
+ * went on without it, and the error's `report` is the run's). An unknown or mistyped option is a TypeError.
  */
 export function translateLocales(configPathOrDir?: string, options?: {
   locales?: readonly string[];
