@@ -121,3 +121,9 @@ for (const holderSide of ['node', 'python']) {
     assert.equal(after.code, 0, after.stderr);
   });
 }
+
+test('a wait that is not a number of seconds is refused at once (NaN waited for ever)', async () => {
+  for (const waitS of [Number.NaN, -1, 'soon']) {
+    await assert.rejects(acquireProjectLock('/tmp', { waitS }), /^TypeError: waitS must be a number of seconds, 0 or more/);
+  }
+});

@@ -101,6 +101,9 @@ const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
  * its reason).
  */
 export async function acquireProjectLock(localesDir, { command, waitS = null, onWait, signal } = {}) {
+  if (waitS !== null && waitS !== undefined && !(typeof waitS === 'number' && waitS >= 0)) { // (NaN waited for ever)
+    throw new TypeError(`waitS must be a number of seconds, 0 or more (Infinity: no limit), got ${String(waitS)}`);
+  }
   const address = projectLockAddress(localesDir);
   const info = holderInfo(command);
   const deadline = waitS === null || waitS === undefined ? null : Date.now() + waitS * 1000;
