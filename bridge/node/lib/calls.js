@@ -8,34 +8,47 @@ import { callFailure } from './host-failures.js';
 
 /** A call failed as a whole; its message is what the items carry, timedOut whether it ran past its deadline. */
 class CallFailed extends Error {
-  constructor(message, { timedOut = false } = {}) {
+  constructor(message, { timedOut = false, stopped = false } = {}) {
     super(message);
     this.timedOut = timedOut;
+    this.stopped = stopped; // (the caller stopped calling: every item fails at once, nothing is tried again)
   }
 }
 
 const TIMED_OUT = Symbol('timed out');
+const STOPPED = Symbol('stopped');
 
 
 /**
  * invoke(items, {signal}) within timeoutS per item (null: no deadline); resolves to what match(items,
  * results, seconds) makes of its results, or rejects with CallFailed. The signal aborts at the deadline.
  */
-async function guardedCall(invoke, items, { timeoutS, match, unit = 'entry' }) {
+async function guardedCall(invoke, items, { timeoutS, match, unit = 'entry', stop = null }) {
+  if (stop?.aborted) throw new CallFailed(String(stop.reason?.message ?? stop.reason), { stopped: true });
   const controller = new AbortController();
   let timer;
   const deadline = timeoutS ? new Promise((resolve) => {
     timer = setTimeout(resolve, timeoutS * 1000 * items.length, TIMED_OUT);
   }) : null;
+  let onStop;
+  const stopped = stop && new Promise((resolve) => {
+    onStop = () => resolve(STOPPED);
+    stop.addEventListener('abort', onStop, { once: true });
+  });
   const started = performance.now();
   let outcome;
   try {
     const call = invoke(items, { signal: controller.signal });
-    outcome = await (deadline ? Promise.race([call, deadline]) : call);
+    outcome = await (deadline || stopped ? Promise.race([call, deadline, stopped].filter(Boolean)) : call);
   } catch (error) {
     throw new CallFailed(callFailure(error)); // (in the words a guest's failure is given)
   } finally {
     clearTimeout(timer);
+    stop?.removeEventListener('abort', onStop);
+  }
+  if (outcome === STOPPED) {
+    controller.abort();
+    throw new CallFailed(String(stop.reason?.message ?? stop.reason), { stopped: true });
   }
   if (outcome === TIMED_OUT) {
     controller.abort();
@@ -50,14 +63,15 @@ async function guardedCall(invoke, items, { timeoutS, match, unit = 'entry' }) {
 /**
  * One result per item, in item order, from invoke(items, {signal}) → the method's results; a failed call is
  * split until the failing items are found, each getting fail(id, message). options: timeoutS, match, fail,
- * unit (what an item is called in a timeout message: "entry", "row").
+ * unit (what an item is called in a timeout message: "entry", "row"), stop (an AbortSignal: once aborted, the call
+ * in flight is abandoned and every item fails at once with its reason's message).
  */
 export async function callIsolating(invoke, items, options) {
   try {
     return await guardedCall(invoke, items, options);
   } catch (error) {
     if (!(error instanceof CallFailed)) throw error;
-    if (items.length === 1) return [options.fail(items[0].id, error.message)];
+    if (items.length === 1 || error.stopped) return items.map((item) => options.fail(item.id, error.message));
     if (error.timedOut) {
       const results = [];
       for (const item of items) results.push(...await callIsolating(invoke, [item], options));

@@ -92,6 +92,17 @@ describe('loadMethodPlugin runs translate.js in this process', () => {
     await plugin.close();
   });
 
+  test('close() fails the calls in flight at once, as a guest\'s close does (they waited out timeout_s)', async () => {
+    const plugin = await loadMethodPlugin(MISBEHAVING);
+    const began = Date.now();
+    const call = plugin.translate([{ id: 'a', source: '!hang' }, { id: 'b', source: 'ok' }], { ...config(), timeout_s: 30 });
+    setTimeout(() => plugin.close(), 200);
+    const results = await call;
+    assert.ok(Date.now() - began < 3_000, `${Date.now() - began} ms`);
+    assert.deepEqual(results.map((r) => r.error), ['the method plugin was closed', 'the method plugin was closed']);
+    await assert.rejects(plugin.translate([{ id: 'c', source: 'x' }]), /the method plugin is closed/);
+  });
+
   test('timeout_s applies: a call that never resolves fails its entry, not the run (10.12)', async () => {
     const plugin = await loadMethodPlugin(MISBEHAVING);
     const began = Date.now();

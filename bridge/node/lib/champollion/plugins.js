@@ -159,7 +159,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   let guest = null;
   let watchdog = null;
   let closed = false;
-  const closing = new AbortController(); // abandons a guest still starting when the plugin is closed
+  const closing = new AbortController(); // abandons a guest still starting, and calls in flight, at close
   const resultNotes = new ResultNotes();
 
   // Load translate.js or start the guest once; a failure is kept, so every later call fails alike at once.
@@ -205,6 +205,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
       // Text that is not valid Unicode fails its item before the method sees it: the input is to blame, not a result.
       return await sendingOnlyValidText(hand(items), config, KINDS[kind], (sendable) => callIsolating(call, sendable, {
         timeoutS: config.timeout_s,
+        stop: closing.signal,
         unit: owner,
         fail,
         match: (batch, results, seconds) => {
@@ -301,7 +302,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     async close() {
       if (closed) return;
       closed = true;
-      closing.abort();
+      closing.abort(new Error('the method plugin was closed')); // (calls in flight fail at once, as a guest's do)
       watchdog?.close();
       if (inProcess) {
         const method = await inProcess.catch(() => null);
