@@ -244,3 +244,36 @@ describe('a plugin that cannot start fails once, at once, with the fix (10.9)', 
     assert.equal(stdout.text(), '');
   });
 });
+
+describe('process.exit() in a translate.js run by loadMethodPlugin', () => {
+  // A program (run as its own process) that translates with a plugin whose translate.js calls process.exit(0) for
+  // the source "exit"; with "own", the program itself calls process.exit(5) while a call is in flight.
+  const run = (how) => {
+    const directory = mkdtempSync(join(tmpdir(), 'exit-plugin-'));
+    writeFileSync(join(directory, 'method.json'), JSON.stringify({ name: 'Ex', node_entry: 'translate.js', dependencies: [] }));
+    writeFileSync(join(directory, 'translate.js'), 'export async function translate(entries) {\n'
+      + '  await new Promise((resolve) => setTimeout(resolve, 300));\n'
+      + '  return entries.map((e) => { if (e.source === "exit") process.exit(0); return { id: e.id, predicted: e.source.toUpperCase() }; });\n}\n');
+    const program = `import { loadMethodPlugin } from ${JSON.stringify(join(nodePackage, 'index.js'))};
+const plugin = await loadMethodPlugin(${JSON.stringify(directory)}, { config: { source_lang: 'eng', target_lang: 'spa' } });
+if (${JSON.stringify(how)} === 'own') setTimeout(() => process.exit(5), 100);
+const results = await plugin.translate([{ id: 'a', source: 'one' }, { id: 'b', source: 'exit' }]);
+process.stdout.write(JSON.stringify(results.map((r) => r.error ?? r.predicted)));
+await plugin.close();`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', program], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk) => { stdout += chunk; });
+    return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout })));
+  };
+
+  test('fails the entry it was called for, not the program (it ended the program with status 0)', async () => {
+    const { code, stdout } = await run('method');
+    assert.equal(code, 0);
+    assert.deepEqual(JSON.parse(stdout), ['ONE', 'the method called process.exit(0): a translate.js returns its results or throws; it does not end the process']);
+  });
+
+  test('the program\'s own process.exit() still ends it while a call is in flight', async () => {
+    const { code, stdout } = await run('own');
+    assert.deepEqual([code, stdout], [5, '']);
+  });
+});

@@ -1,6 +1,9 @@
 // A translate.js run in this process cannot end it or crash it while the locales are translated: process.exit()
 // fails the call it was made in, and an error that escapes every call (a callback that throws, a promise left
 // rejected) is handed to `onEscaped`, which stops the run as Ctrl-C does, so what was translated is written.
+// Any program's loadMethodPlugin gets the first part (`guardExitDuringCalls`): while a plugin's call is in flight,
+// process.exit() from the plugin's own files fails the call, and the program's own process.exit() still ends it.
+import { pathToFileURL } from 'node:url';
 
 /** What a method's call of process.exit() throws instead of ending the process. */
 export class MethodExitError extends Error {
@@ -33,4 +36,47 @@ export function guardInProcessMethods(onEscaped) {
     process.removeListener('unhandledRejection', onEscaped);
   };
   return { release, exit };
+}
+
+// The plugin directories with a call in flight (with how many), and process.exit as it was before the first.
+const inFlight = new Map();
+let exitBefore = null;
+
+// Whether the stack of a process.exit() call runs through one of the guarded plugins' files.
+function calledByPlugin() {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = Infinity;
+  const { stack } = new Error();
+  Error.stackTraceLimit = limit;
+  return [...inFlight.keys()].some(([path, url]) => stack.includes(path) || stack.includes(url));
+}
+
+/**
+ * Until the returned release() is called, process.exit() called from the files of the plugin in `directory` throws
+ * MethodExitError (the call it was made in fails); called from anywhere else, it ends the process as before.
+ */
+export function guardExitDuringCalls(directory) {
+  const key = [...inFlight.keys()].find(([path]) => path === directory)
+    ?? [directory, pathToFileURL(directory).href];
+  inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
+  if (exitBefore === null) {
+    exitBefore = process.exit;
+    const previous = exitBefore;
+    process.exit = function exit(code) {
+      if (calledByPlugin()) throw new MethodExitError(code);
+      return previous.call(process, code);
+    };
+  }
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const count = inFlight.get(key) - 1;
+    if (count > 0) inFlight.set(key, count);
+    else inFlight.delete(key);
+    if (inFlight.size === 0 && exitBefore !== null) {
+      process.exit = exitBefore;
+      exitBefore = null;
+    }
+  };
 }

@@ -24,6 +24,7 @@ import { loadMethod, resolveMethod } from '../method-module.js';
 import { ResultNotes, completeDecisionConfig, completeRunConfig, errorResult, matchResults, resultsFor } from '../results.js';
 import { LoopWatchdog } from '../watchdog.js';
 import { FileProblem, isDirectory, isFile, readJson, stats } from './files.js';
+import { guardExitDuringCalls } from './method-guard.js';
 import { byCodeUnits } from './json.js';
 
 export const METHODS_DIR = '.champollion/methods';
@@ -198,6 +199,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
         + 'or decide() asynchronous (await its I/O; move long computations to a worker thread).');
     }
     const disarm = watchdog?.arm(config.timeout_s * 1000 * Math.max(items.length, config.batch_size));
+    const unguard = guardExitDuringCalls(directory); // (its process.exit() fails the call, not this program)
     // translate() never hands the method the gold (lib/gold.js); decision rows go as they are.
     const hand = (batch) => (kind === 'translate' ? methodView(batch, options.goldFields) : batch.map((item) => ({ ...item })));
     const call = (batch, { signal }) => method[kind](hand(batch), config, { signal });
@@ -218,6 +220,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
       }));
     } finally {
       disarm?.();
+      unguard();
     }
   };
 
