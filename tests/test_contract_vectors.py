@@ -4,6 +4,7 @@ the same plugin is valid or invalid, with the same class and the same problems, 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +105,10 @@ def test_results(case: dict[str, Any]) -> None:
 @pytest.mark.parametrize("case", cases("decision-rows.json"), ids=lambda c: c["name"])
 def test_decision_rows(case: dict[str, Any]) -> None:
     assert rows_problem(case["rows"]) == case["problem"]
+
+
+def test_a_nan_level_is_said_to_be_no_number_as_node_says_it() -> None:
+    """(no JSON spelling, so not in the vectors) It was called "-Infinity … too large"."""
+    rows = [{"id": "r", "state": {}, "questions": {"q": {"type": "score", "instructions": "?",
+                                                         "levels": [{"value": 0}, {"value": math.nan}]}}}]
+    assert rows_problem(rows) == "rows[0].questions.q.levels[1].value: NaN is not a level value: not a number"

@@ -51,8 +51,9 @@ export function scoreFindings(levels, kind = 'a "score" question') {
   }
   const tooLarge = levels.findIndex((level) => !(Math.abs(level.value) <= MAX_LEVEL_VALUE));
   if (tooLarge !== -1) { // (1e400 reads as Infinity, and Python prints it differently)
-    out.push(finding(['levels', tooLarge, 'value'], `${String(levels[tooLarge].value)} is not a level value: too large to write `
-      + 'the same way everywhere', 'give a number from -1e+15 to 1e+15 (JSON has no infinity: a number too large to hold is '
+    const shown = String(levels[tooLarge].value);
+    out.push(finding(['levels', tooLarge, 'value'], `${shown} is not a level value: ${shown === 'NaN' ? 'not a number'
+      : 'too large to write the same way everywhere'}`, 'give a number from -1e+15 to 1e+15 (JSON has no infinity: a number too large to hold is '
       + 'read as one)', 'range'));
     return out;
   }

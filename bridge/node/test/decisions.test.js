@@ -46,6 +46,9 @@ test('rows are checked before they are sent (bridge/vectors/contract/decision-ro
     'params.rows[0].state: expected an object, got the string "x"');
   assert.equal(rowsProblem([{ id: 'r', state: {}, questions: { q: { type: 'score', instructions: '?', levels: { 0: 'bad' } } } }]),
     'rows[0].questions.q.levels: expected an array of objects, got an object');
+  // (no JSON spelling: not in the vectors) a NaN level is said to be no number, as Python says it
+  assert.equal(rowsProblem([{ id: 'r', state: {}, questions: { q: { type: 'score', instructions: '?', levels: [{ value: 0 }, { value: Number.NaN }] } } }]),
+    'rows[0].questions.q.levels[1].value: NaN is not a level value: not a number');
 });
 
 test('options of each type, and numbers as labels print them', () => {

@@ -132,10 +132,11 @@ def score_findings(levels: list[ScoreLevel] | None, kind: str = 'a "score" quest
     for i, level in enumerate(levels):
         if not abs(level.value) <= MAX_LEVEL_VALUE:  # (1e400 reads as infinity, and prints differently in Node)
             shown = js_number(level.value) if math.isfinite(level.value) else \
-                "Infinity" if level.value > 0 else "-Infinity"
-            yield Finding(("levels", i, "value"), f"{shown} is not a level value: too large to write the same way "
-                          "everywhere", f"give a number from -{MAX_LEVEL_VALUE:.0e} to {MAX_LEVEL_VALUE:.0e} (JSON "
-                          "has no infinity: a number too large to hold is read as one)", code="range")
+                "NaN" if math.isnan(level.value) else "Infinity" if level.value > 0 else "-Infinity"
+            why = "not a number" if shown == "NaN" else "too large to write the same way everywhere"
+            yield Finding(("levels", i, "value"), f"{shown} is not a level value: {why}", f"give a number from "
+                          f"-{MAX_LEVEL_VALUE:.0e} to {MAX_LEVEL_VALUE:.0e} (JSON has no infinity: a number too large "
+                          "to hold is read as one)", code="range")
             return
     for i in range(1, len(levels)):
         if levels[i].value <= levels[i - 1].value:
