@@ -106,6 +106,21 @@ def test_a_report_path_that_cannot_be_written_is_refused_before_the_check(tmp_pa
     assert "Traceback" not in shown.stderr
 
 
+def test_a_report_that_is_one_of_the_inputs_is_refused_and_the_corpus_kept(tmp_path):
+    """Before, ``--report corp.json`` wrote the report over the corpus it had just checked, with exit status 0."""
+    corpus = tmp_path / "corp.json"
+    corpus.write_bytes(DEMO.read_bytes())
+    shown = mt_eval("contamination", "--method", "examples/lexicon-eng-spa", "--corpus", str(corpus), "--report",
+                    str(corpus), "--quiet")
+    assert shown.returncode == 2, shown.stderr
+    assert f"--report {corpus} is {corpus}, which the check reads: writing the report there would replace it" in \
+        shown.stderr
+    assert corpus.read_bytes() == DEMO.read_bytes()
+    both = mt_eval("contamination", "--method", "examples/lexicon-eng-spa", "--against", str(DEMO), "--corpus",
+                   str(DEMO))
+    assert both.returncode == 2 and "give --method DIR or --against FILE, not both" in both.stderr
+
+
 def test_a_report_that_fails_to_write_keeps_the_verdict_on_screen():
     shown = mt_eval("contamination", "--method", str(MEMORIZER), "--corpus", str(DEMO), "--report", "/dev/full",
                     "--quiet")

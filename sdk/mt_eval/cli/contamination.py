@@ -10,6 +10,7 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from mt_eval.errors import ExpectedError
@@ -133,8 +134,9 @@ def settings_from(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     if bool(args.method) == bool(args.against) or not (args.corpus or args.source_file):
-        print("mt-eval contamination: give --method DIR (or --against FILE) and at least one --corpus FILE\n",
-              file=sys.stderr)
+        said = ("give --method DIR or --against FILE, not both" if args.method and args.against
+                else "give --method DIR (or --against FILE) and at least one --corpus FILE")
+        print(f"mt-eval contamination: {said}\n", file=sys.stderr)
         args.print_contamination_help(sys.stderr)
         return EXIT_CANNOT_RUN
     import msgspec
@@ -146,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
     progress = None if args.quiet else progress_printer()
     try:
         if args.report:
-            check_report_path(args.report)
+            check_report_path(args.report, inputs=[*args.corpus, args.source_file, args.reference_file,
+                                                   args.against, args.method])
         settings = settings_from(args)
         corpora = [load_corpus(spec) for spec in corpus_specs(args, [*args.corpus, None])]
         if args.method:
@@ -177,11 +180,17 @@ def run(args: argparse.Namespace) -> int:
     return {"clean": EXIT_CLEAN, "contaminated": EXIT_CONTAMINATED}.get(report.status, EXIT_UNVERIFIED)
 
 
-def check_report_path(path: str) -> None:
-    """Refuse, before a long check, a --report that cannot be a file: a directory, or one in no directory."""
+def check_report_path(path: str, inputs: Sequence[str | None] = ()) -> None:
+    """Refuse, before a long check, a --report that cannot be a file (a directory, or one in no directory), or
+    that is one of the check's own inputs (writing it would replace a corpus)."""
     from pathlib import Path
 
     target = Path(path)
+    same = next((given for given in inputs if given and Path(given).exists() and target.exists()
+                 and os.path.samefile(given, target)), None)
+    if same is not None:
+        raise CannotCheck(f"--report {path} is {same}, which the check reads: writing the report there would replace "
+                          "it; give another file, e.g. --report contamination-report.json")
     if target.is_dir():
         raise CannotCheck(f"--report {path} is a directory: give a file, e.g. --report {target / 'report.json'}")
     if not target.parent.is_dir():
