@@ -359,6 +359,48 @@ def test_an_export_does_not_replace_an_earlier_one_without_force(demo_run, tmp_p
     assert "give --force to replace them" in err and (sheets / "key.json").read_bytes() == key
     assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "9", "--force"]) == 0
     assert (sheets / "key.json").read_bytes() != key
+    # --force in another format leaves nothing of the earlier export beside the new key (its sheet.jsonl stayed)
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "10", "--force", "--format",
+                 "csv"]) == 0
+    assert sorted(p.name for p in sheets.iterdir()) == ["key.json", "rubric.md", "sheet.csv"]
+
+
+def test_grading_never_overwrites_peoples_card_or_its_labels_and_checks_its_inputs_before_grading(
+        demo_run, tmp_path, capsys, monkeypatch):
+    """Before, --out over a people's grading card replaced it (also when it was the --labels compared with), --out
+    naming a file ended in a FileExistsError traceback after the grading, and a --labels that could not be read was
+    found only once every item had been graded (paid for, with an LLM grader)."""
+    sheets, human = tmp_path / "sheets", tmp_path / "human"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    filled = fill_csv(sheets / "sheet.csv", {0: "4", 1: "2"})
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(filled),
+                 "--out", str(human), "--quiet"]) == 0
+    people = (human / "grading-card.json").read_bytes()
+    capsys.readouterr()
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(human),
+                 "--labels", str(human / "grading-card.json")) == 1
+    assert "is the grading card this grading would write over: give another --out" in capsys.readouterr().err
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(human)) == 1
+    assert "holds the grading of people's sheets; writing this one there would replace it" in \
+        capsys.readouterr().err
+    assert (human / "grading-card.json").read_bytes() == people
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(tmp_path / "machine")) == 0
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(tmp_path / "machine")) == 0  # (the same grader again)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x", encoding="utf-8")
+    for command in (["grade", str(demo_run), "--grader", str(RULES), "--out", str(a_file)],
+                    ["grade", "export", str(demo_run), "--out", str(a_file)],
+                    ["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(filled),
+                     "--out", str(a_file)]):
+        assert main(command) == 1
+        assert f"--out {a_file} is a file, not a directory" in capsys.readouterr().err
+    called = []
+    import mt_eval.decisions.grading as grading
+
+    monkeypatch.setattr(grading, "decide_rows", lambda *args, **kwargs: called.append(1))
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(tmp_path / "g"),
+                 "--labels", str(tmp_path / "no-such-labels.jsonl")) == 1
+    assert "cannot read the labels" in capsys.readouterr().err and called == []
 
 
 @pytest.mark.parametrize("bad", ["list-item", "huge-cell", "directory"])

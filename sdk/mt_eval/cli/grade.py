@@ -51,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sheets = parser.add_argument_group("sheets for people (export, import)")
     sheets.add_argument("--format", choices=["csv", "jsonl", "both"], default="both", help="sheet format (export)")
     sheets.add_argument("--force", action="store_true",
-                        help="replace the sheets and key.json of an earlier export in --out (export)")
+                        help="replace what --out holds: an earlier export's sheets and key.json (export), or "
+                             "another grader's grading card (grade, import)")
     sheets.add_argument("--key", metavar="FILE", help="key.json written by export (import)")
     sheets.add_argument("--sheet", action="append", default=[], metavar="FILE",
                         help="a filled sheet, .csv or .jsonl (import; repeatable: answers are averaged per item)")

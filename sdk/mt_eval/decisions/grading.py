@@ -60,6 +60,31 @@ def graded_run(request: GradeRequest, card: RunCard, raw: bytes) -> gc.GradedRun
                         corpus_sha256=card.corpus.sha256, entries=card.corpus.entries)
 
 
+def grading_out(request: GradeRequest, grader_id: str | None) -> Path:
+    """Where the grading card of ``grader_id`` (None: people's sheets) goes, checked before any grading: --out is a
+    directory, the card there is not the --labels being compared with, and one of another grader (a people's card,
+    say) is replaced only with --force (the same grader's is: it is that grading done again)."""
+    out = request.out or request.card.resolve().parent / "grading" / (grader_id or "human")
+    if out.exists() and not out.is_dir():
+        raise GradingError(f"--out {out} is a file, not a directory: give the directory for the grading card")
+    path = out / "grading-card.json"
+    if not path.is_file():
+        return out
+    if request.labels is not None and request.labels.exists() and path.samefile(request.labels):
+        raise GradingError(f"--labels {request.labels} is the grading card this grading would write over: give "
+                           "another --out")
+    try:
+        earlier = msgspec.json.decode(path.read_bytes())
+        by = (earlier.get("grader") or {}).get("method_id") if earlier.get("grader") else None
+    except (msgspec.DecodeError, AttributeError):
+        by = "unreadable"
+    if by != grader_id and not request.force:
+        said = "people's sheets" if by is None else "a grading card it cannot read" if by == "unreadable" else by
+        raise GradingError(f"{path} holds the grading of {said}; writing this one there would replace it. Choose "
+                           "another --out, or give --force to replace it")
+    return out
+
+
 def choose_seed(seed: int | None) -> int:
     """The shuffle seed: the one given, or a fresh one (recorded in the card either way)."""
     return seed if seed is not None else secrets.randbelow(2**31)
@@ -75,8 +100,13 @@ def grade_with_method(request: GradeRequest) -> Path:
     rubric, rubric_sha = read_rubric(request.rubric)
     blinded = blind(card, entries, rubric, seed=choose_seed(request.seed), with_reference=request.with_reference)
     assert request.grader is not None
+    if request.labels is not None:  # (read now: a labels file that cannot be used must not cost the grading)
+        from mt_eval.decisions.labels import read_labels
+
+        read_labels(request.labels, rubric, card.content_sha256)
     with prints_to_stderr():  # what the grader prints is not the result
         loaded = load_method(request.grader, isolate=request.isolate, needs="decide")
+    grading_out(request, loaded.method_id)
     manifest = loaded.manifest
     types = manifest.decide.question_types if manifest.decide else ["noul", "choice", "score"]
     if "score" not in types:
@@ -161,8 +191,7 @@ def finish(request: GradeRequest, started_at: str, card: RunCard, raw: bytes, ru
                                                    identity_strings_checked=len(blinded.identity)),
         tolerance=tolerance, entries=entries, summary=summary, quality=quality)
     grading = rc.seal(grading)
-    out = request.out or request.card.resolve().parent / "grading" / (
-        grader.method_id if grader is not None else "human")
+    out = grading_out(request, grader.method_id if grader is not None else None)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "grading-card.json"
     temporary = path.with_suffix(".json.tmp")

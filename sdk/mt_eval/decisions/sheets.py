@@ -56,11 +56,15 @@ def export_sheets(request: GradeRequest) -> Path:
     blinded = blind(card, entries, rubric, seed=choose_seed(request.seed), with_reference=request.with_reference)
     assert request.out is not None
     out = request.out
+    if out.exists() and not out.is_dir():
+        raise GradingError(f"--out {out} is a file, not a directory: give a new directory for the sheets")
     earlier = [name for name in EXPORTED if (out / name).exists()]
     if earlier and not request.force:
         raise GradingError(f"{out} already holds {', '.join(earlier)} of an earlier export: graders may be filling "
                            "its sheets in, and its key.json is the only way from their items back to the entries. "
                            "Choose another --out, or give --force to replace them")
+    for name in earlier:  # (--force: nothing of the earlier export is left beside the new key)
+        (out / name).unlink()
     out.mkdir(parents=True, exist_ok=True)
     columns = ["item", "source_lang", "target_lang", "source", "candidate"]
     columns += ["reference"] if blinded.with_reference else []
@@ -200,6 +204,9 @@ def import_sheets(request: GradeRequest) -> Path:
         raise GradingError(f"{request.key} was written for run {key.run_id}, not for {request.card} (run "
                            f"{card.run_id})")
     rubric = key.rubric
+    from mt_eval.decisions.grading import grading_out
+
+    grading_out(request, None)  # (before the sheets are read)
     blinded = blind(card, entries, rubric, seed=key.seed, with_reference=key.with_reference)
     if {item.item_id: item.entry_id for item in blinded.items} != key.items:
         raise GradingError(f"the run's entries no longer match {request.key}: the card or its corpus changed since "
