@@ -86,7 +86,9 @@ def test_the_wizard_re_asks_invalid_answers_and_writes_method_card_json(cards, t
                "https://example.org/bare", "NOT-A-LICENCE", "MIT"]
     monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(answers) + "\n"))
     assert publish(str(card), "--db", db) == 0
-    out = capsys.readouterr().out
+    shown = capsys.readouterr()
+    assert "lacks" not in shown.out and "Paradigm" not in shown.out  # (stdout is the result: the wizard asks on stderr)
+    out = shown.err
     assert "lacks description, paradigm, open_source" in out
     assert "an answer is required; try again" in out
     assert "'magic' is not one of rule-based" in out
@@ -99,6 +101,17 @@ def test_the_wizard_re_asks_invalid_answers_and_writes_method_card_json(cards, t
     [row] = stored(db)
     assert row["has_method_card"] and row["method_card_source"].startswith("wizard")
     assert row["tools_used"] == ["glossary", "spell checker"]
+
+
+def test_publish_json_with_the_wizard_prints_json_alone(cards, tmp_path: Path, db: str, capsys, monkeypatch):
+    """Before, the wizard's questions went to stdout before the JSON, which then did not parse."""
+    card = write_card(cards.card("bare", bare=True), tmp_path / "run" / "card.json")
+    answers = ["", "Bare glossary", "llm", "glossary", "no", "MIT"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(answers) + "\n"))
+    assert publish(str(card), "--db", db, "--json") == 0
+    shown = capsys.readouterr()
+    assert [report["status"] for report in json.loads(shown.out)] == ["published"]
+    assert "Paradigm" in shown.err
 
 
 def test_wizard_answers_that_cannot_be_saved_are_published_and_shown_not_lost(cards, tmp_path: Path, db: str,

@@ -1,8 +1,10 @@
 """The publish wizard: asks for the method-card fields a run card lacks, re-asking with the reason until
-each answer is valid. Enter keeps the value shown in brackets."""
+each answer is valid. Enter keeps the value shown in brackets. Its questions and words go to stderr: standard
+output is publish's result (its JSON with --json), which a redirection must get alone."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any, get_args
 
@@ -80,7 +82,19 @@ def _licence(answer: str) -> str | None:
     return answer
 
 
-def run_wizard(card: dict[str, Any], missing: list[str], ask: Ask = input, say: Say = print) -> dict[str, Any]:
+def ask_on_stderr(prompt: str) -> str:
+    """``input()`` with its prompt on stderr (line editing kept at a terminal); EOFError when input ends."""
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    return input()
+
+
+def say_on_stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def run_wizard(card: dict[str, Any], missing: list[str], ask: Ask = ask_on_stderr,
+               say: Say = say_on_stderr) -> dict[str, Any]:
     """The card with the wizard's answers: every question is asked, the current value as its default."""
     say(f"The method card of {card.get('method_id')} lacks {', '.join(missing)}. Answer a few questions "
         "(Enter keeps the value in brackets).")
