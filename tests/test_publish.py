@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -237,3 +238,24 @@ def test_json_has_every_card_given_and_a_bad_extension_is_one_error_before_any_c
     err = capsys.readouterr().err
     assert "cannot enable extension no_such_ext_xyz" in err and "fault of mt-eval" not in err
     assert err.count("no_such_ext_xyz: no module named") == 1
+
+
+def _cannot_create(path: Path) -> bool:
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644))
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    path.unlink()
+    return False
+
+
+@pytest.mark.skipif(not _cannot_create(Path("/sys/mt-eval-test.db")), reason="needs a directory no one may create in")
+def test_a_store_that_cannot_be_created_is_said_not_a_traceback(cards, tmp_path: Path, capsys):
+    """Before, creating the store's file in a directory it cannot write ended in an OSError traceback."""
+    card = write_card(cards.card("alpha"), tmp_path / "run" / "card.json")
+    assert publish(str(card), "--db", "/sys/mt-eval-test.db") == 1
+    err = capsys.readouterr().err
+    assert "cannot create the leaderboard store /sys/mt-eval-test.db: Permission denied; give --db a file in a " \
+           "directory this user can write; nothing was published" in err

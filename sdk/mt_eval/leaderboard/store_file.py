@@ -12,6 +12,7 @@ names the file it holds) and opens the path again. Without ``flock`` (Windows) a
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from pathlib import Path
 
@@ -62,6 +63,11 @@ class FileHold:
                     fd, created = _open_existing(path), False
                 except FileNotFoundError:
                     continue
+                except OSError as exc:
+                    raise StoreError(f"cannot open the leaderboard store {path}: {exc.strerror or exc}") from exc
+            except OSError as exc:  # (a directory not writable, a read-only file system)
+                raise StoreError(f"cannot create the leaderboard store {path}: {exc.strerror or exc}; give --db a file "
+                                 "in a directory this user can write") from exc
             fcntl.flock(fd, fcntl.LOCK_SH)
             if _names(path, fd):
                 return cls(path, fd, created)
@@ -94,7 +100,9 @@ class FileHold:
 def _open_existing(path: Path) -> int:
     try:
         return os.open(path, os.O_RDWR)
-    except PermissionError:  # a file only readable: held all the same (SQLite says what it cannot write)
+    except OSError as exc:  # a file only readable (or on a read-only file system): held all the same (SQLite says
+        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):  # what it cannot write)
+            raise
         return os.open(path, os.O_RDONLY)
 
 
