@@ -218,6 +218,29 @@ def test_the_static_site_has_an_index_a_page_per_card_and_the_json(cards, tmp_pa
         detail and "passed (policy default, as the run applied it)" in detail
 
 
+def test_a_site_write_that_fails_leaves_no_temporary_file_and_a_retry_writes_it(cards, tmp_path: Path, db: str,
+                                                                                 capsys, monkeypatch):
+    """Before, a full disk left cards/.KEY.html.tmp, and the retry refused the directory for holding it."""
+    from mt_eval.leaderboard import site as site_module
+
+    publish_all(db, [cards.card("alpha", quality=0.8)], tmp_path)
+    site = tmp_path / "site"
+    written = Path.write_text
+
+    def full_disk(path: Path, text: str, **kwargs) -> int:
+        written(path, text[:10], **kwargs)  # (part of it, then the disk is full)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(site_module.Path, "write_text", full_disk)
+    assert main(["leaderboard", "--db", db, "--out", str(site)]) == 1
+    assert "No space left on device" in capsys.readouterr().err
+    assert [p.name for p in site.rglob("*") if p.is_file()] == []
+    monkeypatch.undo()
+    (site / "cards" / ".0123456789abcdef.html.tmp").write_text("left by an older version")
+    assert main(["leaderboard", "--db", db, "--out", str(site)]) == 0  # (a site's own leftover is no stranger's file)
+    assert (site / "index.html").is_file()
+
+
 def test_the_site_is_not_written_over_a_directory_of_other_files(cards, tmp_path: Path, db: str, capsys):
     """A user's own index.html, or pages of theirs under cards/, are neither replaced nor removed."""
     publish_all(db, [cards.card("alpha", quality=0.8)], tmp_path)
@@ -265,7 +288,7 @@ def test_a_damaged_row_is_left_off_the_board_with_a_warning_naming_it(cards, tmp
     assert main(["leaderboard", "--db", db, "--out", str(tmp_path / "site")]) == 0
     out, err = capsys.readouterr()
     assert "(2 run cards, 1 detail pages)" in out and "row #1" in err
-    assert f"warning: shown with a page saying its card cannot be read: row #2 (run {runs[2]}) of the leaderboard " \
+    assert f"warning: shown without its card's details: row #2 (run {runs[2]}) of the leaderboard " \
            f"store {db} is damaged: its card_json cannot be read (a JSON list, not an object)" in err
     # The board's link to row #2 leads to that page (it led to no page at all).
     index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
@@ -300,7 +323,7 @@ def test_a_row_or_card_of_the_wrong_shape_is_damaged_too(cards, tmp_path: Path, 
     assert main(["leaderboard", "--db", db, "--out", str(tmp_path / "site")]) == 0
     out, err = capsys.readouterr()
     assert "(1 run cards, 0 detail pages)" in out
-    assert "shown with a page saying its card cannot be read: row #3 (run " in err
+    assert "shown without its card's details: row #3 (run " in err
     assert "its card_json cannot be read (not a run card: " \
         "Object missing required field" in err
     assert main(["leaderboard", "--db", db]) == 0

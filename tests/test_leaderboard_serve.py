@@ -96,7 +96,7 @@ def test_a_damaged_card_is_a_500_and_one_warning_not_a_missing_page(cards, tmp_p
                  if r["method_id"] == "alpha"]
         for _ in range(2):
             assert failing(f"{base}cards/{key}.html") == (500, "this run card cannot be read from the store")
-    assert server.stderr.count("warning: shown without its detail page: row #1 (run ") == 1, server.stderr
+    assert server.stderr.count("warning: shown without its card's details: row #1 (run ") == 1, server.stderr
     assert "Traceback" not in server.stderr
 
 

@@ -111,7 +111,7 @@ def _warn_once() -> Callable[[Damaged], None]:
         if (damaged.id, damaged.column) not in warned:
             warned.add((damaged.id, damaged.column))
             left = ("left off the board" if damaged.column == "row_json"
-                    else "shown with a page saying its card cannot be read")
+                    else "shown without its card's details")
             print(f"mt-eval leaderboard: warning: {left}: {damaged}", file=sys.stderr, flush=True)
 
     return warn

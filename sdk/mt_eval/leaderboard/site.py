@@ -41,13 +41,18 @@ def foreign_file(out: Path) -> Path | None:
     is_site = (out / "leaderboard.json").is_file()
     for path in out.iterdir():
         if path.name == CARDS_DIR and path.is_dir():
-            odd = next((page for page in path.iterdir() if not DETAIL_PAGE.match(page.name)), None)
+            odd = next((page for page in path.iterdir() if not DETAIL_PAGE.match(page.name) and not _temporary(page)),
+                       None)
             if odd is not None:
                 return odd
-        elif not ((path.name in SITE_FILES and (is_site or path.name != "index.html"))
-                  or (path.name.startswith(".") and path.name.endswith(".tmp"))):
+        elif not ((path.name in SITE_FILES and (is_site or path.name != "index.html")) or _temporary(path)):
             return path
     return None
+
+
+def _temporary(path: Path) -> bool:
+    """A site's own temporary file (``.NAME.tmp``), left by a write that failed (a full disk)."""
+    return path.name.startswith(".") and path.name.endswith(".tmp")
 
 
 def write_site(board: dict[str, Any], store: Any, out: Path, *, title: str, quiet: bool = False,
@@ -91,5 +96,9 @@ def write_site(board: dict[str, Any], store: Any, out: Path, *, title: str, quie
 
 def _write(path: Path, text: str) -> None:
     temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(path)
+    except OSError:  # (a full disk): nothing half-written is left behind
+        temporary.unlink(missing_ok=True)
+        raise
