@@ -241,6 +241,8 @@ def _serve_and_ask(policy: Path, log: Path, asks: int) -> tuple[str, str]:
     try:
         assert process.stderr is not None
         banner = process.stderr.readline()
+        while banner and "serving" not in banner:  # (warnings about the policy come first)
+            banner = process.stderr.readline()
         url = re.search(r"serving (http://\S+)", banner).group(1)  # type: ignore[union-attr]
 
         async def ask() -> int:
@@ -282,6 +284,22 @@ def test_check_warns_of_an_api_key_sent_over_plain_http(tmp_path: Path, capsys, 
     err = capsys.readouterr().err
     assert ("its API key (UPSTREAM_KEY) would cross the network unencrypted" in err) is warned
     assert ("use the upstream's https:// URL" in err) is warned
+
+
+def test_check_warns_of_an_api_key_variable_this_environment_does_not_set(tmp_path: Path, capsys, monkeypatch):
+    """Before, it passed --check in silence, and its requests went upstream without a key."""
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps({"base_url": "https://api.example.com/v1", "api_key_env": "UPSTREAM_KEY",
+                                "models": [{"id": "a-1"}, {"id": "b-1", "api_key_env": "OTHER_KEY"}]}))
+    monkeypatch.delenv("UPSTREAM_KEY", raising=False)
+    monkeypatch.setenv("OTHER_KEY", "set")
+    assert main(["gateway", "--policy", str(path), "--check"]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {path} $.api_key_env: $UPSTREAM_KEY, the API key of a-1, is not set here: their requests " \
+           "would go upstream without a key" in err and "OTHER_KEY" not in err
+    monkeypatch.setenv("UPSTREAM_KEY", "set")
+    assert main(["gateway", "--policy", str(path), "--check"]) == 0
+    assert "is not set here" not in capsys.readouterr().err
 
 
 def test_a_log_that_cannot_be_opened_is_named_before_serving(tmp_path: Path, capsys):

@@ -18,8 +18,9 @@ replays a sample with (default: the second model).
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -117,10 +118,25 @@ def read_policy(path: Path) -> GatewayPolicy:
     return read_json_file(path, GatewayPolicy)
 
 
-def policy_warnings(path: Path) -> list[Problem]:
-    """The warnings of a valid policy file (an API key sent over plain http://), to be shown."""
-    _, problems = decode_json_file(path, GatewayPolicy)
-    return [p for p in problems if p.severity == "warning"]
+def policy_warnings(path: Path, environ: Mapping[str, str] | None = None) -> list[Problem]:
+    """The warnings of a valid policy file, to be shown: an API key sent over plain http://, and an
+    ``api_key_env`` this environment does not set (its requests would go upstream without a key)."""
+    policy, problems = decode_json_file(path, GatewayPolicy)
+    warnings = [p for p in problems if p.severity == "warning"]
+    environ = os.environ if environ is None else environ
+    served: dict[str, tuple[str, list[str]]] = {}  # each variable: where it is named, and the models it serves
+    for index, route in enumerate(policy.models if policy is not None else []):
+        key = route.api_key_env or policy.api_key_env if policy is not None else None
+        if key:
+            where = f"$.models[{index}].api_key_env" if route.api_key_env else "$.api_key_env"
+            served.setdefault(key, (where, []))[1].append(route.id)
+    for key, (where, ids) in served.items():
+        if not environ.get(key):
+            warnings.append(Problem(file=str(path), path=where, severity="warning", code="unset-key",
+                                    message=f"${key}, the API key of {', '.join(ids)}, is not set here: their "
+                                            "requests would go upstream without a key",
+                                    hint=f"set {key} in the gateway's environment before starting it"))
+    return warnings
 
 
 def _url_problem(url: str) -> str | None:
