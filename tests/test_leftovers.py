@@ -119,3 +119,40 @@ def test_a_long_command_line_is_shown_shortened_and_said_to_be():
         child.kill()
         child.wait()
     assert command_line(child.pid) is None
+
+
+def test_a_guest_of_mt_evals_own_host_left_by_a_second_ctrl_c_is_ended_without_blaming_the_method():
+    """Before, `mt-eval run --isolate` stopped by two Ctrl-C's in a row named its own guest as a process the method
+    had left running ("a method stops what it starts in aclose()")."""
+    script = textwrap.dedent("""
+        import subprocess, sys
+        from mt_eval.cli.leftovers import leave
+        from mt_eval.process_state import HOST_GUESTS
+        guest = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        print(guest.pid, flush=True)
+        HOST_GUESTS.add(guest.pid)
+        leave(0, prog="mt-eval run")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and done.stderr == ""
+    pid = int(done.stdout)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
+        time.sleep(0.05)
+    assert not Path(f"/proc/{pid}").exists()
+
+
+def test_a_second_ctrl_c_raised_in_a_transport_callback_prints_no_traceback():
+    """The loop's report of a KeyboardInterrupt raised inside a callback ("Fatal error on transport", with its
+    traceback) is left out; other errors are still reported."""
+    from mt_eval.event_loop import _quiet_on_interrupt
+
+    reported = []
+
+    class Loop:
+        def default_exception_handler(self, context):
+            reported.append(context["message"])
+
+    _quiet_on_interrupt(Loop(), {"message": "Fatal error on transport", "exception": KeyboardInterrupt()})
+    _quiet_on_interrupt(Loop(), {"message": "something else", "exception": ValueError("x")})
+    assert reported == ["something else"]

@@ -65,10 +65,19 @@ def run(func: Callable[[*Args], Awaitable[T]], *args: *Args) -> T:
 
     runner = asyncio.Runner(loop_factory=_loop_factory())
     loop = runner.get_loop()
+    loop.set_exception_handler(_quiet_on_interrupt)
     try:
         return runner.run(main())
     finally:  # (instead of runner.close(), which would wait for every task to end)
         _close(loop)
+
+
+def _quiet_on_interrupt(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The loop's report of an error in a callback, except for Ctrl-C (a second one, raised wherever the loop was):
+    the command says it was interrupted; a transport's traceback for it ("Fatal error on transport") says nothing."""
+    if isinstance(context.get("exception"), KeyboardInterrupt | SystemExit):
+        return
+    loop.default_exception_handler(context)
 
 
 def abandon(task: asyncio.Task[Any]) -> None:

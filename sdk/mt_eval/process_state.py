@@ -66,6 +66,12 @@ def group_reads_stdin(group: int | None, *, single_threaded: bool = False) -> bo
 
 
 
+# The guests mt-eval's own bridge host started (a method it runs in a process of its own: --isolate, a Node entry):
+# not what a method left running. One that a second Ctrl-C kept from closing is ended at exit without blaming the
+# method (`mt_eval.cli.leftovers`).
+HOST_GUESTS: set[int] = set()
+
+
 def running_children() -> list[tuple[int, str]]:
     """This process's child processes that still run (not zombies), with their command lines (or names); the
     helpers Python's multiprocessing starts for itself, which end with this process, are left out."""

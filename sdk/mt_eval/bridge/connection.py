@@ -36,6 +36,7 @@ from mt_eval.bridge.not_a_guest import not_a_guest_message, watch_handshake
 from mt_eval.bridge.runtimes import cannot_run
 from mt_eval.bridge.start_failures import start_error
 from mt_eval.child_process import ChildProcess, LazyTimer, exit_status, last_lines
+from mt_eval.process_state import HOST_GUESTS
 
 log = logging.getLogger("mt_eval.bridge")
 guest_log = logging.getLogger("mt_eval.bridge.guest")
@@ -110,6 +111,8 @@ class GuestConnection(ChildProcess):
             await self.spawn()
         except OSError as exc:
             raise m.BridgeError(m.GUEST_EXITED, cannot_run(self.command[0], exc), {"cannot_run": True}) from exc
+        if self.pid is not None:
+            HOST_GUESTS.add(self.pid)
         params = {"protocol_versions": list(m.SUPPORTED_VERSIONS),
                   "host": {"name": "mt-eval", "version": __version__}, "config": config,
                   "shared_latency": True}  # (`mt_eval.bridge.answers` reads it)
@@ -146,6 +149,7 @@ class GuestConnection(ChildProcess):
             with contextlib.suppress(m.BridgeError):
                 await self.request("shutdown", {}, timeout_s=grace, hard_timeout_s=grace)
         await super().aclose()
+        HOST_GUESTS.discard(self.pid or 0)
 
     def on_closed(self) -> None:
         self._timer.cancel()

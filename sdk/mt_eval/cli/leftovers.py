@@ -23,14 +23,18 @@ import time
 from typing import NoReturn
 
 from mt_eval.process_exit import real_exit
-from mt_eval.process_state import descendants, running_children, runs
+from mt_eval.process_state import HOST_GUESTS, descendants, running_children, runs
 
 GRACE_S = 5.0
 
 
 def leave(status: int, prog: str = "mt-eval") -> NoReturn:
     """End the process with ``status``: left processes ended, left threads not waited for (see the module)."""
-    left = running_children()
+    children = running_children()
+    own = [pid for pid, _ in children if pid in HOST_GUESTS]  # (a guest a second Ctrl-C kept from closing)
+    left = [(pid, command) for pid, command in children if pid not in HOST_GUESTS]
+    if own:
+        end_processes(own)
     if left:
         names = ", ".join(f"pid {pid}: {command}" for pid, command in left)
         noun = "process" if len(left) == 1 else "processes"
