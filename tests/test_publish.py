@@ -259,3 +259,14 @@ def test_a_store_that_cannot_be_created_is_said_not_a_traceback(cards, tmp_path:
     err = capsys.readouterr().err
     assert "cannot create the leaderboard store /sys/mt-eval-test.db: Permission denied; give --db a file in a " \
            "directory this user can write; nothing was published" in err
+
+
+def test_a_directory_without_card_json_says_what_it_holds_not_is_a_directory(cards, tmp_path: Path, db: str, capsys):
+    """Before, both said "cannot read it: Is a directory"."""
+    write_card(cards.card("alpha"), tmp_path / "runs" / "alpha" / "card.json")
+    assert publish(str(tmp_path / "runs"), "--db", db) == 1
+    assert (f"{tmp_path / 'runs'}: this directory holds no card.json, but its directories alpha do: give "
+            f"{tmp_path / 'runs'}/*/card.json") in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert publish(str(tmp_path / "empty"), "--db", db) == 1
+    assert "this directory holds no card.json, so it is not a run directory" in capsys.readouterr().err

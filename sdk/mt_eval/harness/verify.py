@@ -89,7 +89,7 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
         except OSError as exc:
             message, fix = f"cannot read the card: {exc.strerror or exc}", None
             if Path(path).is_dir():
-                message, fix = _directory_without_card(Path(path))
+                message, fix = directory_without_card(Path(path))
             result.problem("$", message, fix, code="io")
             result.check("format", False, "unreadable")
             return result
@@ -356,7 +356,7 @@ def as_json(verification: Verification) -> dict[str, Any]:
             "problems": msgspec.to_builtins(verification.problems)}
 
 
-def _directory_without_card(directory: Path) -> tuple[str, str]:
+def directory_without_card(directory: Path) -> tuple[str, str]:
     """What to say of a directory given as a card that holds no card.json: a run not finished, or not a run."""
     if (directory / "results.jsonl").is_file() or (directory / "run.json").is_file():
         return ("this run directory holds no card.json: the run has not finished (it was stopped, or is running)",

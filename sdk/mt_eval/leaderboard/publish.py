@@ -93,6 +93,15 @@ def complete(path: Path, verification: Any, *, method_card: str | None = None, n
 def read_card_file(path: Path) -> bytes:
     try:
         return path.read_bytes()
+    except IsADirectoryError as exc:  # (a directory without card.json: the run has not finished, or is no run)
+        runs = sorted(p.parent.name for p in path.glob("*/card.json"))
+        if runs:
+            raise PublishError(f"this directory holds no card.json, but its directories {', '.join(runs[:5])}"
+                               f"{' …' if len(runs) > 5 else ''} do: give {path}/*/card.json") from exc
+        from mt_eval.harness.verify import directory_without_card
+
+        message, fix = directory_without_card(path)
+        raise PublishError(f"{message}; {fix}") from exc
     except OSError as exc:
         raise PublishError(f"cannot read it: {exc.strerror or exc}") from exc
 
