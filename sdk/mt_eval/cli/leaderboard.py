@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         board = build()
         if args.out:
             return _site(board, store, Path(args.out), args)
+        unmatched = _unmatched(store, filters) if not board["groups"] and not board["unranked"] else None
     if args.format == "json":
         import msgspec
 
@@ -95,11 +96,26 @@ def run(args: argparse.Namespace) -> int:
         from mt_eval.leaderboard.html import index_page
 
         sys.stdout.write(index_page(board, title=args.title))
+    elif unmatched is not None:
+        print(unmatched)
     else:
         from mt_eval.leaderboard.text import render_text
 
         render_text(board)
     return 0
+
+
+def _unmatched(store: Any, filters: dict[str, list[str]]) -> str | None:
+    """When the filters leave nothing of what the store holds: what they were, and what it holds (else None: the
+    store is empty, and the board says how to publish)."""
+    given = [f"--{name} {value}" for name, values in filters.items() for value in values]
+    rows = store.rows() if given else []
+    if not rows:
+        return None
+    corpora = sorted({row["corpus_name"] for row in rows})
+    pairs = sorted({row["pair"] for row in rows})
+    return (f"No run cards match {' '.join(given)}; the store holds {len(rows)} (corpora: {', '.join(corpora)}; "
+            f"pairs: {', '.join(pairs)}): change or drop the filters.")
 
 
 def _warn_once() -> Callable[[Damaged], None]:
