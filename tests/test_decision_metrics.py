@@ -148,3 +148,12 @@ def test_uniform_answers_cover_every_gold_question():
     assert len(judged) == corpus.gold_questions
     assert all(abs(sum(j.predicted) - 1) < 1e-12 for j in judged)
     assert json.loads(json.dumps([j.kind for j in judged])).count("choice") == 6
+
+
+def test_a_decision_corpus_saved_as_a_json_array_with_a_byte_order_mark_reads_as_without_one(tmp_path: Path):
+    """Before, the mark hid the array: the file was read as JSON lines, with a problem for each of its lines."""
+    rows = [json.loads(line) for line in EXAMPLE_CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    plain, marked = tmp_path / "array.json", tmp_path / "marked.json"
+    plain.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    assert [r.id for r in read_decision_corpus(marked).rows] == [r.id for r in read_decision_corpus(plain).rows]

@@ -115,7 +115,8 @@ def read_decision_corpus(path: str | Path, *, tolerance: float = DEFAULT_TOLERAN
 
 def _items(path: Path, raw: bytes, meta: dict[str, Any]) -> tuple[list[tuple[str, Any]], list[Problem]]:
     """The rows of the file, each with where it is (``file:line`` for JSONL, ``file $.rows[i]`` for JSON)."""
-    if path.suffix.lower() == ".jsonl" or (not raw.lstrip().startswith((b"[", b"{")) or _looks_like_jsonl(raw)):
+    start = raw.removeprefix(b"\xef\xbb\xbf").lstrip()  # (a byte-order mark is no JSON: read past it)
+    if path.suffix.lower() == ".jsonl" or (not start.startswith((b"[", b"{")) or _looks_like_jsonl(raw)):
         items: list[tuple[str, Any]] = []
         problems: list[Problem] = []
         for number, line in enumerate(raw.split(b"\n"), start=1):
@@ -150,7 +151,7 @@ def _items(path: Path, raw: bytes, meta: dict[str, Any]) -> tuple[list[tuple[str
 
 def _looks_like_jsonl(raw: bytes) -> bool:
     """Several lines that each hold a whole JSON object (a .json file written as JSON lines)."""
-    lines = [line for line in raw.split(b"\n") if line.strip()]
+    lines = [line for line in raw.removeprefix(b"\xef\xbb\xbf").split(b"\n") if line.strip()]
     if len(lines) < 2 or not lines[0].lstrip().startswith(b"{"):
         return False
     try:
