@@ -24,6 +24,9 @@ examples:
   mt-eval grade runs/demo/card.json --grader examples/rules-grader --no-reference --seed 7 --out runs/demo/blind
   mt-eval grade export runs/demo/card.json --out runs/demo/sheets --format both
   mt-eval grade import runs/demo/card.json --key runs/demo/sheets/key.json --sheet runs/demo/sheets/sheet.csv
+
+exit status: 0 the grading card (or the sheets) written; 1 cannot grade; 4 no entry graded (its card written,
+with the reasons)
 """
 
 
