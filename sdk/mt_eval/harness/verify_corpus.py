@@ -66,7 +66,9 @@ def check_corpus(result: Verification, card: RunCard, given: CorpusSpec | str | 
         first = str(exc) if problem is None else problem.message
         where = f" {problem.file}" if problem is not None and problem.file else ""
         result.check("corpus", None, f"{where.strip()}: {first}" if where else first)
-        hint = "give the corpus with --corpus FILE (or --source-file and --reference-file)"
+        parallel = card.corpus.reading is not None and card.corpus.reading.format == "parallel"
+        hint = ("give the corpus with --source-file FILE and --reference-file FILE" if parallel
+                else "give the corpus with --corpus FILE")
         if given is None and not Path(card.corpus.path).is_absolute() and not Path(card.corpus.path).exists():
             hint = (f"the card records the corpus as {card.corpus.path}, relative to the directory the run started "
                     f"in: run this there, or {hint}")
