@@ -312,3 +312,12 @@ def test_a_parallel_text_run_names_the_file_that_changed_and_how_to_mark_familie
     assert problem.message.startswith(f"{reference} (the reference file) has sha256 ")
     assert str(source) not in problem.message
     assert problem.hint is not None and "--source-file FILE and --reference-file FILE" in problem.hint
+
+
+def test_a_corpus_that_cannot_be_read_is_fixed_with_the_option_that_fits_the_card(card_path: Path, tmp_path: Path):
+    """Before, the fix offered --corpus FILE "(or --source-file and --reference-file)" to every card, and publish,
+    which repeats it, has no --source-file."""
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    [problem] = [p for p in verify_card(card_path, corpus=empty).errors if p.path == "$.corpus.path"]
+    assert problem.hint == "give the corpus with --corpus FILE"
