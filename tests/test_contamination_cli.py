@@ -259,3 +259,21 @@ def test_a_file_whose_name_is_not_utf8_is_named_with_its_escapes_not_a_traceback
     ran = mt_eval("run", "--method", str(bundle), "--corpus", str(DEMO), "--out", str(tmp_path / "run"), "--quiet",
                   "--resamples", "20", *LENIENT)
     assert (tmp_path / "run" / "card.json").exists(), ran.stderr
+
+
+def test_the_command_a_contaminated_run_suggests_reads_its_corpus_as_the_run_did(tmp_path):
+    """Before, a parallel-text run (or one with --columns) suggested `--corpus FILE`, which refuses that file."""
+    entries = [e for e in json.loads(DEMO.read_text(encoding="utf-8"))["entries"] if e.get("reference")]
+    (tmp_path / "par.en").write_text("".join(e["source"] + "\n" for e in entries), encoding="utf-8")
+    (tmp_path / "par.es").write_text("".join(e["reference"] + "\n" for e in entries), encoding="utf-8")
+    (tmp_path / "three.tsv").write_text("".join(f"{e['id']}\t{e['source']}\t{e['reference']}\n" for e in entries),
+                                        encoding="utf-8")
+    for reading in (["--source-file", "par.en", "--reference-file", "par.es"],
+                    ["--corpus", "three.tsv", "--columns", "id,source,reference"]):
+        done = mt_eval("run", "--method", str(MEMORIZER), *reading, "--pair", "eng>spa", "--out", "run", "--force",
+                       *LENIENT, cwd=tmp_path)
+        suggested = next(line for line in done.stderr.splitlines() if "CONTAMINATED" in line)
+        command = shlex.split(suggested[suggested.index("mt-eval contamination"):suggested.index(" lists them all")])
+        assert command[4:] == reading
+        again = mt_eval(*command[1:], "--quiet", cwd=tmp_path)
+        assert again.returncode == 1 and "CONTAMINATED: 8 hits on 4 corpus entries" in again.stdout, again.stderr

@@ -61,13 +61,29 @@ def check_for_run(method_dir: Path, corpus: Any, run_dir: Path, *, code_sha256: 
     saved_path.write_bytes(msgspec.json.encode(_Saved(code_sha256=code_sha256, corpus_sha256=corpus_sha256,
                                                       record=record)))
     if not quiet:
-        stream.write(summary_line(record, method_dir, corpus.path) + "\n")
+        stream.write(summary_line(record, method_dir, corpus.path, reading_options(corpus)) + "\n")
     return record
 
 
-def summary_line(record: ContaminationRecord, method_dir: Path | None = None, corpus_path: Path | None = None) -> str:
+def reading_options(corpus: Any) -> list[str]:
+    """The options that read ``corpus`` as the run read it (parallel text's files, --columns, --accept-doubt), for a
+    command line the user can run again."""
+    if corpus.format == "parallel":
+        files = {f.role: str(f.path) for f in corpus.files}
+        words = ["--source-file", files.get("source", str(corpus.path))]
+        words += ["--reference-file", files["reference"]] if "reference" in files else []
+    else:
+        words = ["--corpus", str(corpus.path)]
+        if corpus.columns_from == "--columns" and corpus.columns:
+            words += ["--columns", ",".join(c.key for c in corpus.columns)]
+    return words + [word for code in corpus.accepted_doubts for word in ("--accept-doubt", code)]
+
+
+def summary_line(record: ContaminationRecord, method_dir: Path | None = None, corpus_path: Path | None = None,
+                 corpus_options: list[str] | None = None) -> str:
     """``contamination check: clean (planted control 20 of 20, recall 1.00 ≥ floor 0.90, seed 12345)``; for a
-    contaminated bundle, the command listing every hit, and why when the corpus file lies inside the plugin."""
+    contaminated bundle, the command listing every hit (its corpus read as the run read it: ``corpus_options``),
+    and why when the corpus file lies inside the plugin."""
     if record.status == "clean":
         found = sum(p.found for p in record.planted)
         return (f"contamination check: clean (planted control {found} of {len(record.planted)}, recall "
@@ -76,8 +92,8 @@ def summary_line(record: ContaminationRecord, method_dir: Path | None = None, co
         first = record.hits[0]
         listing = "mt-eval contamination --method DIR --corpus FILE"
         if method_dir is not None and corpus_path is not None:
-            listing = shlex.join(["mt-eval", "contamination", "--method", str(method_dir), "--corpus",
-                                  str(corpus_path)])
+            listing = shlex.join(["mt-eval", "contamination", "--method", str(method_dir),
+                                  *(corpus_options or ["--corpus", str(corpus_path)])])
         line = (f"contamination check: CONTAMINATED, {record.hits_total} hit{'s' if record.hits_total != 1 else ''} "
                 f"(first: {first.where} {first.entry_id} {first.side}, {first.kind}; {listing} lists them all)")
         if method_dir is not None and corpus_path is not None and corpus_path.resolve().is_relative_to(
