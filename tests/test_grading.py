@@ -436,3 +436,17 @@ def test_a_card_changed_after_the_run_sealed_it_is_not_graded(demo_run, recorder
     assert f"{path} does not verify: it says its content hashes to {card['content_sha256'][:16]}…" in err
     assert "it was changed after the run sealed it; grade the card the run wrote" in err
     assert not (tmp_path / "g").exists() and not (tmp_path / "record.jsonl").exists()
+
+
+def test_a_rubric_label_with_spaces_at_its_ends_is_refused(tmp_path, capsys):
+    """Before, it was accepted and exported, and then no filled sheet could be imported: its cells are read
+    stripped, and " 0" is no option."""
+    rubric = json.loads((REPO / "sdk" / "mt_eval" / "decisions" / "rubrics" / "adequacy-0-4.json").read_text())
+    rubric["levels"][0]["label"] = " none"
+    path = tmp_path / "rubric.json"
+    path.write_text(json.dumps(rubric), encoding="utf-8")
+    from mt_eval.decisions.rubric import read_rubric
+    from mt_eval.problems import ProblemsError
+
+    with pytest.raises(ProblemsError, match=r'\$\.levels\[0\]\.label: the label " none" has spaces at its ends'):
+        read_rubric(path)

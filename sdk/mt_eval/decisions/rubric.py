@@ -8,6 +8,7 @@ default.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
@@ -41,6 +42,11 @@ class Rubric(StrictStruct, kw_only=True):
 
     def findings(self) -> Iterator[Finding]:
         yield from score_findings(self.levels, "a rubric")
+        for i, level in enumerate(self.levels or []):  # (people's sheets are read with their cells stripped)
+            if level.label is not None and level.label != level.label.strip():
+                yield Finding(("levels", i, "label"), f"the label {json.dumps(level.label, ensure_ascii=False)} has "
+                              "spaces at its ends, which a sheet's answer loses (its cells are read stripped): no "
+                              "answer could match it", "remove the spaces", code="spaces")
         if self.name in SHEET_COLUMNS:
             yield Finding(("name",), f'"{self.name}" is a column every grading sheet has already',
                           f"name the question otherwise (not {', '.join(SHEET_COLUMNS)})", code="reserved")
