@@ -95,3 +95,13 @@ def cards(tmp_path: Path):
     from mt_eval.leaderboard.synthetic import CardFactory, write_corpus
 
     return CardFactory(write_corpus(tmp_path / "corpus.json", name="synthetic"), resamples=100)
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory) -> Path:
+    """A demo run's card (`mt-eval run --demo`), made once per test module: what the grading tests grade."""
+    from mt_eval.cli import main
+
+    out = tmp_path_factory.mktemp("demo") / "run"
+    assert main(["run", "--demo", "--out", str(out), "--quiet", "--resamples", "50"]) == 0
+    return out / "card.json"

@@ -1,0 +1,87 @@
+// startGuest refusing what cannot be a guest, or a start that does not complete: bad arguments before anything is
+// spawned, a guest that never answers initialize, exits during it, or whose start is abandoned; no process is left.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { GuestStartError, startGuest } from '../index.js';
+import { isRunning, nodeGuestCommand, testGuest } from './helpers/guests.js';
+
+const misbehaving = (mode) => [process.execPath, testGuest('misbehaving.js'), mode];
+
+describe('startGuest failures', () => {
+  test('a guest that never answers initialize is killed after startTimeoutMs', async () => {
+    const began = Date.now();
+    const error = await startGuest(misbehaving('no-initialize'), { startTimeoutMs: 500, closeStepMs: 300, logger: {} })
+      .then(() => null, (e) => e);
+    assert.ok(error instanceof GuestStartError, `expected GuestStartError, got ${error}`);
+    assert.match(error.message, /did not answer initialize within 0\.5 s/);
+    assert.match(error.message, /guest stderr \(last lines\):\n\s+booting, pid \d+/);
+    assert.ok(Date.now() - began < 3000);
+    const pid = Number(/booting, pid (\d+)/.exec(error.message)[1]);
+    assert.equal(isRunning(pid), false, `guest ${pid} still running`);
+  });
+
+  test('aborting options.signal abandons a start under way: the process is ended and startGuest rejects', async () => {
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 300);
+    const began = Date.now();
+    const error = await startGuest(misbehaving('no-initialize'), { signal: stop.signal, closeStepMs: 300, logger: {} })
+      .then(() => null, (e) => e);
+    assert.ok(error instanceof GuestStartError, `expected GuestStartError, got ${error}`);
+    assert.match(error.message, /^guest `.*no-initialize` was not started: its start was abandoned$/);
+    assert.ok(Date.now() - began < 3000, `took ${Date.now() - began} ms (the start limit is 30 s)`);
+    assert.match(error.cause.message, /killed by SIGTERM|exited/);
+    await assert.rejects(startGuest(nodeGuestCommand, { signal: stop.signal, logger: {} }), /its start was abandoned/);
+    await assert.rejects(startGuest(nodeGuestCommand, { signal: 'stop' }), /options\.signal must be an AbortSignal, got "stop"/);
+  });
+
+  test('a guest that exits during initialize is reported with its stderr', async () => {
+    await assert.rejects(startGuest(misbehaving('exit-on-init'), { logger: {} }), (error) => {
+      assert.ok(error instanceof GuestStartError);
+      assert.match(error.message, /stopped before answering initialize: the guest exited with code 5/);
+      assert.match(error.message, /cannot start: missing model file/);
+      assert.equal(error.exitCode, 5);
+      return true;
+    });
+  });
+
+  test('a refused initialize is reported with the guest\'s error', async () => {
+    await assert.rejects(startGuest(misbehaving('refuse-init'), { closeStepMs: 300, logger: {} }),
+      /refused initialize: unsupported protocol version \(error -32005\)/);
+  });
+
+  test('a command that cannot be spawned is reported', async () => {
+    await assert.rejects(startGuest(['/no/such/guest-program'], { logger: {} }),
+      /guest `\/no\/such\/guest-program` cannot start: there is no program \/no\/such\/guest-program \(give its full path/);
+  });
+
+  test('a working directory that is not there is named, not blamed on the program', async () => {
+    await assert.rejects(startGuest([process.execPath, '-e', '0'], { cwd: '/no/such/directory', logger: {} }),
+      (error) => {
+        assert.match(error.message, /cannot start: its working directory \/no\/such\/directory does not exist or is not a directory \(the cwd option\)/);
+        assert.equal(error.spawnError, 'ENOENT');
+        return true;
+      });
+  });
+
+  test('bad arguments are rejected before anything is spawned', async () => {
+    await assert.rejects(startGuest([]), TypeError);
+    await assert.rejects(startGuest(nodeGuestCommand, { startTimeoutMs: -1 }), /startTimeoutMs must be a positive number/);
+    for (const [options, said] of [
+      [{ startTimeoutMs: NaN }, /options\.startTimeoutMs must be a positive number, got NaN/],
+      [{ restartBudget: { restarts: 'abc' } }, /options\.restartBudget\.restarts must be a whole number of 0 or more, got "abc"/],
+      [{ restartBudget: { restarts: -1 } }, /options\.restartBudget\.restarts must be a whole number of 0 or more, got -1/],
+      [{ restartBudget: 3 }, /options\.restartBudget must be an object \(\{restarts, windowMs\}\), got 3/],
+      [{ maxLineBytes: 1.5 }, /options\.maxLineBytes must be a whole number of bytes above 0, got 1\.5/],
+      [{ cwd: 7 }, /options\.cwd must be a directory path \(a string\), got 7/],
+      [{ env: 'PATH=/bin' }, /options\.env must be an object of environment variables/],
+      [{ requestTimeout: 5_000 }, /options\.requestTimeout is not an option of startGuest \(did you mean requestTimeoutMs\?\)/],
+    ]) {
+      await assert.rejects(startGuest(nodeGuestCommand, options), (error) => {
+        assert.ok(error instanceof TypeError, `${JSON.stringify(options)}: ${error}`);
+        assert.match(error.message, said);
+        return true;
+      });
+    }
+  });
+});

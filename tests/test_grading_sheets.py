@@ -1,0 +1,191 @@
+"""`mt-eval grade export` and `grade import`: grading by people through sheets mapped back to the entries by their
+key, labels that must be people's, and what is refused (sheets that cannot be read, output that would replace
+another grading)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grading_support import RULES, fill_csv, grade, grading_card
+from mt_eval.cli import main
+
+
+def test_sheets_for_people_map_back_to_the_entries(demo_run, tmp_path, capsys):
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    assert {p.name for p in sheets.iterdir()} == {"sheet.csv", "sheet.jsonl", "rubric.md", "key.json"}
+    exported = (sheets / "sheet.csv").read_text() + (sheets / "sheet.jsonl").read_text()
+    assert "lexicon" not in exported.lower() and "demo-0" not in exported
+    assert "**4**: All:" in (sheets / "rubric.md").read_text()
+    key = json.loads((sheets / "key.json").read_text())
+    first = json.loads((sheets / "sheet.jsonl").read_text().splitlines()[0])
+    entry = key["items"][first["item"]]
+    ana = fill_csv(sheets / "sheet.csv", {0: "4", 1: "2"})
+    ben = sheets / "ben.jsonl"
+    lines = [json.loads(line) for line in (sheets / "sheet.jsonl").read_text().splitlines()]
+    lines[0]["answer"] = {"0": 0, "1": 0, "2": 0.5, "3": 0.5, "4": 0}
+    ben.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(ana),
+                 "--sheet", str(ben), "--out", str(tmp_path / "human"), "--quiet"]) == 0
+    card = grading_card(tmp_path / "human")
+    assert card["grader"] is None and [s["answered"] for s in card["human_graders"]["sheets"]] == [2, 1]
+    graded = {e["entry_id"]: e for e in card["entries"]}
+    assert graded[entry]["distribution"] == {"0": 0.0, "1": 0.0, "2": 0.25, "3": 0.25, "4": 0.5}
+    assert graded[entry]["expected"] == pytest.approx(3.25)
+    assert card["summary"]["graded"] == 2 and card["summary"]["unanswered"] == 28 and card["summary"]["failed"] == 0
+    assert graded[entry]["error"] is None and {e["error"] for e in card["entries"] if e["entry_id"] not in (
+        entry,) and e["distribution"] is None} == {"no grader answered it"}
+    # the people's grading card is a set of human labels for judging a grader
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(tmp_path / "g"),
+                 "--labels", str(tmp_path / "human" / "grading-card.json")) == 0
+    assert grading_card(tmp_path / "g")["quality"]["entries"] == 2
+
+
+def test_labels_must_be_peoples_grades_of_the_run_graded(demo_run, tmp_path, capsys):
+    """A grader's own card, or people's grades of another run (same entry ids, other translations), are no labels
+    for this run."""
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(tmp_path / "machine"), "--seed", "3") == 0
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(tmp_path / "g"),
+                 "--labels", str(tmp_path / "machine" / "grading-card.json")) == 1
+    assert "holds the grades of the grader method rules-grader, not people's" in capsys.readouterr().err
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    filled = fill_csv(sheets / "sheet.csv", {0: "4", 1: "2"})
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(filled),
+                 "--out", str(tmp_path / "human"), "--quiet"]) == 0
+    other = tmp_path / "other" / "card.json"
+    assert main(["run", "--demo", "--out", str(other.parent), "--quiet", "--resamples", "50", "--seed", "5"]) == 0
+    assert grade(other, "--grader", str(RULES), "--out", str(tmp_path / "g2"),
+                 "--labels", str(tmp_path / "human" / "grading-card.json")) == 1
+    err = capsys.readouterr().err
+    assert "grades run " in err and "not the run graded here" in err
+
+
+def test_a_blank_sheet_imports_with_nothing_failed(demo_run, tmp_path, capsys):
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet",
+                 str(sheets / "sheet.csv"), "--out", str(tmp_path / "human")]) == 0
+    summary = grading_card(tmp_path / "human")["summary"]
+    assert (summary["graded"], summary["failed"], summary["unanswered"]) == (0, 0, 30)
+    assert "0 graded, 0 failed, 0 not graded (their translation failed), 30 not answered on any sheet" in \
+        capsys.readouterr().err
+
+
+def test_bad_sheets_are_refused_naming_line_row_and_question(demo_run, tmp_path, capsys):
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--format", "csv", "--seed", "8"]) == 0
+    assert not (sheets / "sheet.jsonl").exists()
+    filled = fill_csv(sheets / "sheet.csv", {0: "five", 2: "3"})
+    rows = filled.read_text().splitlines()
+    filled.write_text("\n".join([*rows, "item-9999,eng,spa,x,y,z,2,"]) + "\n")
+    first_item = rows[1].split(",")[0]
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(filled),
+                 "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert f'{filled}:2: row {first_item}, question "adequacy": gold "five" is not an option' in err
+    assert f'{filled}:32: item "item-9999" is not in the key' in err
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json")]) == 2
+    assert "import needs --sheet FILE" in capsys.readouterr().err
+
+
+def test_a_sheet_is_imported_only_with_the_key_of_its_own_export(demo_run, tmp_path, capsys):
+    """Every export numbers its items item-0001…; a sheet filled from another export would grade other entries."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert main(["grade", "export", str(demo_run), "--out", str(first), "--seed", "8"]) == 0
+    assert main(["grade", "export", str(demo_run), "--out", str(second), "--seed", "9"]) == 0
+    csv_sheet = fill_csv(first / "sheet.csv", {0: "4", 1: "2"})
+    lines = [json.loads(line) for line in (first / "sheet.jsonl").read_text().splitlines()]
+    lines[0]["answer"] = "3"
+    jsonl_sheet = tmp_path / "first.jsonl"
+    jsonl_sheet.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    for sheet in (csv_sheet, jsonl_sheet):
+        assert main(["grade", "import", str(demo_run), "--key", str(second / "key.json"), "--sheet", str(sheet),
+                     "--out", str(tmp_path / "wrong"), "--quiet"]) == 1
+        err = capsys.readouterr().err
+        first_row = 1 if sheet.suffix == ".jsonl" else 2
+        assert f"{sheet}:{first_row}: item item-" in err and "this sheet comes from another export" in err, err
+        assert "more rows)" in err and not (tmp_path / "wrong").exists()
+    # with its own key the same sheets import; the same sheet twice would count one grader double
+    assert main(["grade", "import", str(demo_run), "--key", str(first / "key.json"), "--sheet", str(csv_sheet),
+                 "--sheet", str(jsonl_sheet), "--out", str(tmp_path / "right"), "--quiet"]) == 0
+    assert main(["grade", "import", str(demo_run), "--key", str(first / "key.json"), "--sheet", str(csv_sheet),
+                 "--sheet", str(csv_sheet), "--quiet"]) == 1
+    assert f"{csv_sheet}: given twice" in capsys.readouterr().err
+
+
+def test_an_export_does_not_replace_an_earlier_one_without_force(demo_run, tmp_path, capsys):
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    key = (sheets / "key.json").read_bytes()
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "9"]) == 1
+    err = capsys.readouterr().err
+    assert f"{sheets} already holds sheet.csv, sheet.jsonl, rubric.md, key.json of an earlier export" in err
+    assert "give --force to replace them" in err and (sheets / "key.json").read_bytes() == key
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "9", "--force"]) == 0
+    assert (sheets / "key.json").read_bytes() != key
+    # --force in another format leaves nothing of the earlier export beside the new key (its sheet.jsonl stayed)
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "10", "--force", "--format",
+                 "csv"]) == 0
+    assert sorted(p.name for p in sheets.iterdir()) == ["key.json", "rubric.md", "sheet.csv"]
+
+
+def test_grading_never_overwrites_peoples_card_or_its_labels_and_checks_its_inputs_before_grading(
+        demo_run, tmp_path, capsys, monkeypatch):
+    """Before, --out over a people's grading card replaced it (also when it was the --labels compared with), --out
+    naming a file ended in a FileExistsError traceback after the grading, and a --labels that could not be read was
+    found only once every item had been graded (paid for, with an LLM grader)."""
+    sheets, human = tmp_path / "sheets", tmp_path / "human"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    filled = fill_csv(sheets / "sheet.csv", {0: "4", 1: "2"})
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(filled),
+                 "--out", str(human), "--quiet"]) == 0
+    people = (human / "grading-card.json").read_bytes()
+    capsys.readouterr()
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(human),
+                 "--labels", str(human / "grading-card.json")) == 1
+    assert "is the grading card this grading would write over: give another --out" in capsys.readouterr().err
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(human)) == 1
+    assert "holds the grading of people's sheets; writing this one there would replace it" in \
+        capsys.readouterr().err
+    assert (human / "grading-card.json").read_bytes() == people
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(tmp_path / "machine")) == 0
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(tmp_path / "machine")) == 0  # (the same grader again)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x", encoding="utf-8")
+    for command in (["grade", str(demo_run), "--grader", str(RULES), "--out", str(a_file)],
+                    ["grade", "export", str(demo_run), "--out", str(a_file)],
+                    ["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(filled),
+                     "--out", str(a_file)]):
+        assert main(command) == 1
+        assert f"--out {a_file} is a file, not a directory" in capsys.readouterr().err
+    called = []
+    import mt_eval.decisions.grading as grading
+
+    monkeypatch.setattr(grading, "decide_rows", lambda *args, **kwargs: called.append(1))
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(tmp_path / "g"),
+                 "--labels", str(tmp_path / "no-such-labels.jsonl")) == 1
+    assert "cannot read the labels" in capsys.readouterr().err and called == []
+
+
+@pytest.mark.parametrize("bad", ["list-item", "huge-cell", "directory"])
+def test_a_sheet_that_cannot_be_read_is_named_not_a_traceback(demo_run, tmp_path, capsys, bad: str):
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    if bad == "list-item":
+        sheet = tmp_path / "list.jsonl"
+        sheet.write_text(json.dumps({"item": ["item-0001"], "answer": "3"}) + "\n")
+        words = 'item ["item-0001"] is not in the key'
+    elif bad == "huge-cell":
+        sheet = tmp_path / "huge.csv"
+        sheet.write_text("item,adequacy\n" + "item-0001," + "x" * 200_000 + "\n")
+        words = "not a CSV sheet: field larger than field limit"
+    else:
+        sheet = tmp_path / "a-directory"
+        sheet.mkdir()
+        words = "cannot read it: Is a directory"
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(sheet),
+                 "--quiet"]) == 1
+    assert words in capsys.readouterr().err
