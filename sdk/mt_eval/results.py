@@ -299,11 +299,10 @@ def _compact_as_given(returned: list[Any], default_latency_s: float) -> list[dic
             return None
         if result_problem(result) is not None:
             return None
-        if any(type(value) in (dict, list) and key != "usage" and not_json(value) is not None
-               for key, value in item.items()):
-            return None  # (the long way names the field)
         wire: dict[str, Any] = {}
         for key, value in item.items():
+            if type(value) in (dict, list) and not_json(value) is not None:
+                return None  # (the long way names the field)
             default = _DEFAULTS[key]
             if key == "id" or value != default:
                 if type(value) is dict and default:

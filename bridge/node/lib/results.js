@@ -323,7 +323,7 @@ function compactAsGiven(fields, latencyS) {
     const value = fields[name];
     const fits = fieldFits.get(name);
     if (fits === undefined || !Object.hasOwn(fields, name) || !fits(value)) return null;
-    if (typeof value === 'object' && value !== null ? notJson(value) !== null || !wellFormed(value) : !wellFormed(value)) return null;
+    if ((typeof value === 'object' && value !== null && notJson(value) !== null) || !wellFormed(value)) return null;
     if (name === 'id' || value === null || atDefault(value, template[name])) continue;
     out[name] = isPlainObject(value) && Object.keys(template[name]).length
       ? Object.fromEntries(Object.entries(value).filter(([k, v]) => v !== template[name][k])) : value;

@@ -38,7 +38,8 @@ export function guardInProcessMethods(onEscaped) {
   return { release, exit };
 }
 
-// The plugin directories with a call in flight (with how many), and process.exit as it was before the first.
+// The plugin directories with a call in flight: directory → {url (its file: URL, as stacks may name it), calls}; and
+// process.exit as it was before the first.
 const inFlight = new Map();
 let exitBefore = null;
 
@@ -48,7 +49,7 @@ function calledByPlugin() {
   Error.stackTraceLimit = Infinity;
   const { stack } = new Error();
   Error.stackTraceLimit = limit;
-  return [...inFlight.keys()].some(([path, url]) => stack.includes(path) || stack.includes(url));
+  return [...inFlight].some(([path, { url }]) => stack.includes(path) || stack.includes(url));
 }
 
 /**
@@ -56,9 +57,9 @@ function calledByPlugin() {
  * MethodExitError (the call it was made in fails); called from anywhere else, it ends the process as before.
  */
 export function guardExitDuringCalls(directory) {
-  const key = [...inFlight.keys()].find(([path]) => path === directory)
-    ?? [directory, pathToFileURL(directory).href];
-  inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
+  const guarded = inFlight.get(directory) ?? { url: pathToFileURL(directory).href, calls: 0 };
+  guarded.calls += 1;
+  inFlight.set(directory, guarded);
   if (exitBefore === null) {
     exitBefore = process.exit;
     const previous = exitBefore;
@@ -71,9 +72,8 @@ export function guardExitDuringCalls(directory) {
   return () => {
     if (released) return;
     released = true;
-    const count = inFlight.get(key) - 1;
-    if (count > 0) inFlight.set(key, count);
-    else inFlight.delete(key);
+    guarded.calls -= 1;
+    if (guarded.calls === 0) inFlight.delete(directory);
     if (inFlight.size === 0 && exitBefore !== null) {
       process.exit = exitBefore;
       exitBefore = null;
