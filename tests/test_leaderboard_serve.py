@@ -183,3 +183,27 @@ def test_a_store_file_replaced_while_serving_is_read_from_its_new_file(cards, tm
         status, body = failing(server.base)
         assert status == 503 and "is gone (its file was moved or deleted)" in body
     assert not db.exists()
+
+
+def test_a_store_moved_over_one_published_into_while_serving_is_read_whole(cards, tmp_path: Path, capsys):
+    """A publish made while the store is served leaves no write-ahead log behind: the store moved over it next is
+    read as it is, not with the old store's pages (damaged rows), and nothing of it is lost when serving stops."""
+    import os
+
+    db = tmp_path / "board.db"
+    publish(str(db), tmp_path, cards.card("alpha", quality=0.8))
+    rebuilt = tmp_path / "rebuilt.db"
+    publish(str(rebuilt), tmp_path / "rebuilt", cards.card("gamma", quality=0.6))
+    with served(str(db)) as server:
+        assert "Alpha" in fetch(server.base).decode()
+        publish(str(db), tmp_path, cards.card("beta", quality=0.7))  # while the server holds the store open
+        assert "Beta" in fetch(server.base).decode()
+        os.replace(rebuilt, db)
+        board = json.loads(fetch(server.base + "leaderboard.json"))
+        assert [row["method_id"] for group in board["groups"] for row in group["rows"]] == ["gamma"]
+    assert "damaged" not in server.stderr
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", str(db), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert [row["method_id"] for group in json.loads(out)["groups"] for row in group["rows"]] == ["gamma"]
+    assert err == ""

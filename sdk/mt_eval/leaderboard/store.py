@@ -24,9 +24,9 @@ import sqlalchemy as sa
 from mt_eval.leaderboard import StoreError
 from mt_eval.leaderboard.address import describe, resolve_url
 from mt_eval.leaderboard.migrations import SchemaError, current_version, lock, migrate, pending
+from mt_eval.leaderboard.store_engine import checkpoint, new_engine
 from mt_eval.leaderboard.store_file import FileHold, check_file
 
-BUSY_TIMEOUT_S = 60
 CHUNK = 500  # ids per IN (...) list
 
 cards = sa.table(
@@ -34,9 +34,6 @@ cards = sa.table(
         "id", "content_sha256", "run_id", "published_at", "finished_at", "method_id", "method_class",
         "dependency_class", "pair", "corpus_name", "corpus_sha256", "ranking_key", "headline_score", "row_json",
         "card_json")))
-# The write-ahead log is copied into the database (and synced) once it holds this many pages: SQLite's
-# default of 1,000 (4 MiB) would do it on nearly every commit of a bulk publish, whose rows hold whole cards.
-WAL_CHECKPOINT_PAGES = 16_384
 COLUMNS = tuple(c.name for c in cards.columns if c.name != "id")
 JSON_COLUMNS = frozenset({"row_json", "card_json"})  # a record may hold these as UTF-8 bytes
 
@@ -92,8 +89,10 @@ class Store:
         self.close()
 
     def close(self) -> None:
-        self.engine.dispose()
         hold, self.hold = self.hold, None
+        if hold is not None:  # a publisher's: its write-ahead log is emptied (`store_engine.checkpoint`)
+            checkpoint(self.engine)
+        self.engine.dispose()
         if hold is not None:
             hold.release()
 
@@ -104,9 +103,11 @@ class Store:
         if self.hold is not None and self.hold.alone():
             with suppress(StoreError):  # (unreadable: left as it is, for the user to see)
                 empty = self.count() == 0
-        self.engine.dispose()
         if empty and self.hold is not None:
-            self.hold.delete()
+            self.engine.dispose()
+            hold, self.hold = self.hold, None
+            hold.delete()
+            hold.release()
         self.close()
 
     @contextmanager
@@ -325,7 +326,7 @@ def open_store(db: str | None = None, *, create: bool = True, on_damaged: Callab
 
 
 def _opened(url: sa.URL, where: str, create: bool, on_damaged: Callable[[Damaged], None] | None) -> Store:
-    store = Store(_engine(url), url, on_damaged)  # reads only: a database that is not a store is left as it was
+    store = Store(new_engine(url), url, on_damaged)  # reads only: a database that is not a store is left as it was
     with _opening(store), store.reading() as connection:  # the common case: nothing to migrate, no write lock
         current = current_version(connection)
         behind = pending(current)
@@ -336,7 +337,7 @@ def _opened(url: sa.URL, where: str, create: bool, on_damaged: Callable[[Damaged
                              f"version {current}, older than this mt-eval reads: publishing a card into it upgrades it")
         return store
     store.close()
-    store = Store(_engine(url, writable=True), url, on_damaged)
+    store = Store(new_engine(url, writable=True), url, on_damaged)
     if behind:
         with _opening(store), store.writing() as connection:
             migrate(connection)
@@ -369,32 +370,3 @@ def _advice(url: sa.URL) -> str:
     if url.get_backend_name() == "postgresql":
         return " (is the server running and the URL's host, port, user and database right?)"
     return ""
-
-
-def _engine(url: sa.URL, *, writable: bool = False) -> sa.Engine:
-    """An engine; a ``writable`` one puts an SQLite database in WAL mode, which stays with the file."""
-    if url.get_backend_name() == "postgresql":
-        try:
-            return sa.create_engine(url, connect_args={"connect_timeout": 10})
-        except ModuleNotFoundError as exc:
-            raise StoreError(f"the PostgreSQL driver is not installed ({exc.name}): pip install 'psycopg[binary]'") \
-                from exc
-    engine = sa.create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
-
-    @sa.event.listens_for(engine, "connect")
-    def configure(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.isolation_level = None  # transactions are begun below, not by the driver
-        cursor = dbapi_connection.cursor()
-        if writable:
-            cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
-        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")
-        cursor.close()
-
-    @sa.event.listens_for(engine, "begin")
-    def begin(connection: sa.Connection) -> None:
-        immediate = connection.get_execution_options().get("mt_eval_write")
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
-
-    return engine

@@ -1,0 +1,71 @@
+"""A leaderboard store's SQLAlchemy engine, and the checkpoint that ends a publish into an SQLite store.
+
+SQLite runs in WAL mode: a publish appends to ``STORE-wal`` and readers never wait for it. The log is copied into
+the database when the last connection closes — but not while a reader (``leaderboard serve``) keeps one open,
+and not at all by a connection whose file was moved or replaced meanwhile. A log left over like that would be
+read as part of whatever file next takes the store's name (a store rebuilt elsewhere and moved over it): pages
+of the old store inside the new one. So a publisher copies the log in and empties it before it lets go
+(`checkpoint`), and between publishes the log holds nothing.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from typing import Any
+
+import sqlalchemy as sa
+
+from mt_eval.leaderboard import StoreError
+
+BUSY_TIMEOUT_S = 60
+# The write-ahead log is copied into the database (and synced) once it holds this many pages: SQLite's
+# default of 1,000 (4 MiB) would do it on nearly every commit of a bulk publish, whose rows hold whole cards.
+WAL_CHECKPOINT_PAGES = 16_384
+# How long the checkpoint at the end of a publish waits for readers in the middle of a read (a page being
+# rendered); one still reading then leaves the rest of the log for the next publish or the last connection.
+CHECKPOINT_WAIT_MS = 5_000
+
+
+def new_engine(url: sa.URL, *, writable: bool = False) -> sa.Engine:
+    """An engine; a ``writable`` one puts an SQLite database in WAL mode, which stays with the file."""
+    if url.get_backend_name() == "postgresql":
+        try:
+            return sa.create_engine(url, connect_args={"connect_timeout": 10})
+        except ModuleNotFoundError as exc:
+            raise StoreError(f"the PostgreSQL driver is not installed ({exc.name}): pip install 'psycopg[binary]'") \
+                from exc
+    engine = sa.create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
+
+    @sa.event.listens_for(engine, "connect")
+    def configure(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # transactions are begun below, not by the driver
+        cursor = dbapi_connection.cursor()
+        if writable:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")
+        cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def begin(connection: sa.Connection) -> None:
+        immediate = connection.get_execution_options().get("mt_eval_write")
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+def checkpoint(engine: sa.Engine) -> None:
+    """Copy an SQLite store's write-ahead log into the database and empty it (``wal_checkpoint(TRUNCATE)``),
+    waiting at most `CHECKPOINT_WAIT_MS` for readers. A checkpoint that cannot be done now changes nothing."""
+    if engine.dialect.name != "sqlite":
+        return
+    with suppress(sa.exc.DBAPIError):
+        raw = engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            cursor.execute(f"PRAGMA busy_timeout={CHECKPOINT_WAIT_MS}")
+            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            cursor.close()
+        finally:
+            raw.close()
