@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from mt_eval.leaderboard import StoreError
 from mt_eval.leaderboard.address import describe, resolve_url
 from mt_eval.leaderboard.migrations import SchemaError, current_version, lock, migrate, pending
-from mt_eval.leaderboard.store_engine import checkpoint, new_engine
+from mt_eval.leaderboard.store_engine import checkpoint, new_engine, on_read_only_file_system
 from mt_eval.leaderboard.store_file import FileHold, check_file
 
 CHUNK = 500  # ids per IN (...) list
@@ -312,6 +312,10 @@ def open_store(db: str | None = None, *, create: bool = True, on_damaged: Callab
     if url.get_backend_name() == "sqlite":
         file = Path(url.database or "")
         check_file(file, where, create=create, nothing_at=_nothing_at(where))
+        if create and on_read_only_file_system(file):
+            raise StoreError(f"cannot publish into the leaderboard store {where}: it is on a read-only file system "
+                             + ("(copy it somewhere writable, publish there, and copy it back)" if file.exists()
+                                else "(name a store elsewhere with --db)"))
         hold = FileHold.take(file) if create else None  # (held from before its first use: store_file.py)
     try:
         store = _opened(url, where, create, on_damaged)

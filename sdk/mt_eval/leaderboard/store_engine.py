@@ -10,8 +10,12 @@ of the old store inside the new one. So a publisher copies the log in and emptie
 
 from __future__ import annotations
 
+import os
+import sqlite3
 from contextlib import suppress
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import sqlalchemy as sa
 
@@ -34,7 +38,11 @@ def new_engine(url: sa.URL, *, writable: bool = False) -> sa.Engine:
         except ModuleNotFoundError as exc:
             raise StoreError(f"the PostgreSQL driver is not installed ({exc.name}): pip install 'psycopg[binary]'") \
                 from exc
-    engine = sa.create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
+    file = url.database or ""
+    if not writable and file and on_read_only_file_system(file):
+        engine = sa.create_engine("sqlite://", creator=lambda: _immutable(file))
+    else:
+        engine = sa.create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
 
     @sa.event.listens_for(engine, "connect")
     def configure(dbapi_connection: Any, _record: Any) -> None:
@@ -55,12 +63,27 @@ def new_engine(url: sa.URL, *, writable: bool = False) -> sa.Engine:
     return engine
 
 
+def on_read_only_file_system(file: str | Path) -> bool:
+    """Whether the directory of the store's ``file`` is on a file system mounted read-only."""
+    try:
+        return bool(os.statvfs(os.path.dirname(os.path.abspath(file))).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # (no statvfs on Windows)
+        return False
+
+
+def _immutable(file: str) -> sqlite3.Connection:
+    """A store on a read-only file system (a CD, a read-only mount), opened as immutable: SQLite cannot make its
+    ``-shm`` file beside it, which WAL mode needs to read otherwise, and nothing there can change it."""
+    return sqlite3.connect(f"file:{quote(os.path.abspath(file))}?mode=ro&immutable=1", uri=True,
+                           check_same_thread=False)
+
+
 def checkpoint(engine: sa.Engine) -> None:
     """Copy an SQLite store's write-ahead log into the database and empty it (``wal_checkpoint(TRUNCATE)``),
     waiting at most `CHECKPOINT_WAIT_MS` for readers. A checkpoint that cannot be done now changes nothing."""
     if engine.dialect.name != "sqlite":
         return
-    with suppress(sa.exc.DBAPIError):
+    with suppress(sa.exc.DBAPIError, sqlite3.Error):  # (a connection that cannot be made: raised unwrapped)
         raw = engine.raw_connection()
         try:
             cursor = raw.cursor()
