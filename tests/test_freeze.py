@@ -244,7 +244,7 @@ def test_a_pair_or_a_number_no_run_takes_makes_a_manifest_invalid(tmp_path: Path
 
 
 @pytest.mark.parametrize(("given", "words"), [
-    (["--seed", str(2 ** 53 + 1)], "argument --seed: must be from 0 to 9007199254740992, got 9007199254740993"),
+    (["--seed", str(2 ** 53 + 1)], "argument --seed: must be from 0 to 9007199254740991, got 9007199254740993"),
     (["--param", "k=NaN"], "--param 'k=NaN': NaN is not a JSON value"),
     (["--param", "k=-Infinity"], "--param 'k=-Infinity': -Infinity is not a JSON value"),
     (["--param", "k=1", "--param", "j=0", "--param", "k=2"], "--param k is given twice ('k=1', then 'k=2'): give "

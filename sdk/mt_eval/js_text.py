@@ -11,8 +11,20 @@ import math
 import re
 from typing import Any
 
-SAFE_INTEGER = 2**53
+# JavaScript's Number.MAX_SAFE_INTEGER: the largest integer every JSON reader holds exactly, and the largest the
+# Node side takes as an integer (Number.isSafeInteger), so both runtimes accept the same integers.
+SAFE_INTEGER = 2**53 - 1
+INEXACT_INTEGER = f"too large to be exact in JSON (integers run from -{SAFE_INTEGER} to {SAFE_INTEGER})"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def beyond_exact_integers(value: object) -> bool:
+    """Whether ``value`` is a whole number too large (or small) for an integer field: past `SAFE_INTEGER`, where
+    JSON readers (JavaScript's) hold only an approximation of it."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    whole = isinstance(value, int) or (math.isfinite(value) and value.is_integer())
+    return whole and abs(value) > SAFE_INTEGER
 
 
 def js_number(value: float) -> str:

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from mt_eval.field_words import described
+from mt_eval.js_text import SAFE_INTEGER
 from mt_eval.strict import StrictStruct
 
 LanguageCode = Annotated[str, described(
@@ -39,11 +40,11 @@ class CorpusEntry(msgspec.Struct, kw_only=True):
 class Usage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Tokens a method spent on one entry (zeros for methods without a model)."""
 
-    prompt_tokens: Annotated[int, msgspec.Meta(ge=0)] = 0
-    completion_tokens: Annotated[int, msgspec.Meta(ge=0)] = 0
+    prompt_tokens: Annotated[int, msgspec.Meta(ge=0, le=SAFE_INTEGER)] = 0
+    completion_tokens: Annotated[int, msgspec.Meta(ge=0, le=SAFE_INTEGER)] = 0
     total_tokens: Annotated[int, msgspec.Meta(
-        ge=0, description="As an OpenAI-compatible response reports it (may include more than prompt and "
-                          "completion); null when not reported.")] | None = None
+        ge=0, le=SAFE_INTEGER, description="As an OpenAI-compatible response reports it (may include more than "
+                                           "prompt and completion); null when not reported.")] | None = None
 
 
 class TranslationResult(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -59,7 +60,7 @@ class TranslationResult(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     usage: Usage = msgspec.field(default_factory=Usage)
     error: str | None = None
     tool_calls: list[dict[str, Any]] = msgspec.field(default_factory=list)
-    tool_call_count: Annotated[int, msgspec.Meta(ge=0)] = 0
+    tool_call_count: Annotated[int, msgspec.Meta(ge=0, le=SAFE_INTEGER)] = 0
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
     raw_predicted: Annotated[str, msgspec.Meta(
         description="The method's output before its own post-processing (kept as the upstream harness does).")
@@ -102,11 +103,11 @@ class RunConfig(StrictStruct, kw_only=True, omit_defaults=False):
     base_url: Annotated[str, msgspec.Meta(
         description="OpenAI-compatible endpoint for methods with a gateway dependency.")] | None = None
     temperature: Annotated[float, msgspec.Meta(ge=0, le=2)] | None = None
-    max_tokens: Annotated[int, msgspec.Meta(ge=1)] | None = None
-    batch_size: Annotated[int, msgspec.Meta(ge=1)] = 16
-    concurrency: Annotated[int, msgspec.Meta(ge=1)] = 8
+    max_tokens: Annotated[int, msgspec.Meta(ge=1, le=SAFE_INTEGER)] | None = None
+    batch_size: Annotated[int, msgspec.Meta(ge=1, le=SAFE_INTEGER)] = 16
+    concurrency: Annotated[int, msgspec.Meta(ge=1, le=SAFE_INTEGER)] = 8
     timeout_s: Annotated[float, msgspec.Meta(gt=0)] = 120.0
-    seed: int | None = None
+    seed: Annotated[int, msgspec.Meta(ge=-SAFE_INTEGER, le=SAFE_INTEGER)] | None = None
     params: dict[str, Any] = msgspec.field(default_factory=dict)
 
     @property

@@ -28,7 +28,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from mt_eval import field_words as words
-from mt_eval.js_text import js_number, js_string
+from mt_eval.js_text import INEXACT_INTEGER, SAFE_INTEGER, beyond_exact_integers, js_number, js_string
 from mt_eval.json_input import parse_json
 from mt_eval.problems import Finding, Problem, ProblemsError, Severity, json_path, problems_at
 
@@ -172,7 +172,7 @@ def _matches(value: Any, t: mi.Type) -> bool:
     if isinstance(t, mi.BoolType):
         return isinstance(value, bool)
     if isinstance(t, mi.IntType):
-        return isinstance(value, int) and not isinstance(value, bool)
+        return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= SAFE_INTEGER
     if isinstance(t, mi.FloatType):
         return isinstance(value, int | float) and not isinstance(value, bool)
     if isinstance(t, mi.NoneType):
@@ -250,6 +250,9 @@ class _Walker:
             hint = f"write the value without quotes: {value}" if _bare_ok(value, t) else hint
             if expected == "true or false" and not _bare_ok(value, t):
                 hint = "write true or false, without quotes"
+        if expected == "an integer" and beyond_exact_integers(value):
+            self.add(at, f"expected an integer, got {value_in_words(value)}, {INEXACT_INTEGER}", hint, code="type")
+            return False
         self.add(at, f"expected {expected}, got {value_in_words(value)}", hint, code="type")
         return False
 

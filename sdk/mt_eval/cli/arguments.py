@@ -173,6 +173,10 @@ def whole_number(text: str, *, least: int = 0, most: int | None = None) -> int:
         raise argparse.ArgumentTypeError(f"must be a whole number ({allowed}), got {text!r}") from None
     if value < least or (most is not None and value > most):
         raise argparse.ArgumentTypeError(f"must be {allowed}, got {value}")
+    from mt_eval.js_text import SAFE_INTEGER
+
+    if value > SAFE_INTEGER:  # (what a method in Node, or any JSON reader, holds exactly)
+        raise argparse.ArgumentTypeError(f"must be at most {SAFE_INTEGER}, got {value}")
     return value
 
 

@@ -10,7 +10,8 @@
 import { RULES } from './rules.js';
 import { defaults, resolve, root } from './schema.js';
 import {
-  PATTERN_MEANS, SUGGEST, SUGGESTIONS, UNKNOWN_FIELDS, WHAT, describe, getCloseMatches, got, jsonPath, jsString, jsValue, matches, nodeHint,
+  INEXACT_INTEGER, PATTERN_MEANS, SUGGEST, SUGGESTIONS, UNKNOWN_FIELDS, WHAT, describe, getCloseMatches, got, jsonPath, jsString, jsValue,
+  matches, nodeHint,
 } from './words.js';
 
 const entriesOf = (value) => (value instanceof Map ? [...value] : Object.entries(value));
@@ -73,7 +74,8 @@ class Walker {
       if (bare) hint = `write the value without quotes: ${value}`;
       else if (expected === 'true or false') hint = 'write true or false, without quotes';
     }
-    this.add(at, `expected ${expected}, got ${got(value)}`, hint, 'type');
+    const inexact = expected === 'an integer' && Number.isInteger(value);
+    this.add(at, `expected ${expected}, got ${got(value)}${inexact ? `, ${INEXACT_INTEGER}` : ''}`, hint, 'type');
     return false;
   }
 

@@ -30,6 +30,9 @@ export const jsValue = (value) => (value === null ? 'null' : typeof value === 's
 
 const isObject = (value) => value instanceof Map || (value !== null && typeof value === 'object' && !Array.isArray(value));
 
+/** Why a whole number past Number.MAX_SAFE_INTEGER is no integer (mt_eval/js_text.py INEXACT_INTEGER). */
+export const INEXACT_INTEGER = `too large to be exact in JSON (integers run from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER})`;
+
 /** The actual JSON value in words. */
 export function got(value) {
   if (value === null || value === undefined) return 'null';
