@@ -121,6 +121,21 @@ def test_another_card_version_not_a_card_and_not_json(card_path: Path, tmp_path:
     assert report[0]["verified"] is False and report[0]["problems"][0]["code"] == "syntax"
 
 
+def test_a_card_nested_too_deep_to_read_is_refused_by_every_command_that_reads_cards(card_path: Path,
+                                                                                        tmp_path: Path, capsys):
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"card_version": ' + "[" * 1000 + "]" * 1000 + "}")
+    words = "arrays and objects nested 1,001 levels deep: too deep to read"
+    assert [p.message for p in verify_card(deep).errors] == [words]
+    assert main(["gate", str(deep), "--json"]) == 1
+    assert words in json.dumps(json.loads(capsys.readouterr().out))
+    assert main(["compare", str(deep), str(card_path)]) == 1
+    assert words in capsys.readouterr().err
+    shallow = tmp_path / "shallow.json"  # read, but its version is no version: said in words, not quoted whole
+    shallow.write_text('{"card_version": ' + "[" * 400 + "]" * 400 + "}")
+    assert verify_card(shallow).errors[0].message.startswith("this card's schema version is an array; ")
+
+
 def test_schema_problems_are_reported_with_their_path(card_path: Path):
     def change(data: dict) -> None:
         data["corpus"]["entries"] = "eight"

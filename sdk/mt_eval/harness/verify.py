@@ -95,7 +95,7 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
             return result
     try:
         data = msgspec.json.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # (nested too deep to read: parse_json says how deep)
         from mt_eval.strict import parse_json
 
         _, problems = parse_json(raw, file=str(path))
@@ -111,12 +111,14 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
     version = data["card_version"]
     if version != CARD_VERSION:
         from mt_eval._version import __version__
+        from mt_eval.strict import value_in_words
 
         written_by = data.get("sdk_version")
-        result.problem("$.card_version", f"this card's schema version is {version!r}; mt-eval {__version__} reads "
+        shown = repr(version) if isinstance(version, str) and len(version) <= 40 else value_in_words(version)
+        result.problem("$.card_version", f"this card's schema version is {shown}; mt-eval {__version__} reads "
                        f"{CARD_VERSION!r}", f"use the mt-eval version that wrote it ({written_by or 'unknown'}), "
                        "or run the evaluation again with this one", code="card-version")
-        result.check("format", False, f"{version} (expected {CARD_VERSION})")
+        result.check("format", False, f"{shown} (expected {CARD_VERSION})")
         return result
     result.check("format", True, CARD_VERSION)
     digest, result.canonical = canonical_json(data)
