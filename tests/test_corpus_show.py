@@ -132,3 +132,15 @@ def test_show_without_a_file_prints_its_help_and_the_examples_work(capsys, monke
     monkeypatch.chdir(REPO)
     first = SHOW_EXAMPLES.splitlines()[1]
     assert show(capsys, *shlex.split(first)[3:])[0] == 0
+
+
+@pytest.mark.parametrize("name", ["deep.jsonl", "deep.json"])
+def test_a_corpus_nested_too_deep_is_refused_in_one_line_as_run_refuses_it(capsys, tmp_path: Path, name: str):
+    entry = '{"id": "1", "source": "Hi.", "reference": "Hola.", "x": ' + "[" * 1000 + "]" * 1000 + "}"
+    corpus = tmp_path / name
+    corpus.write_text(entry + "\n" if name.endswith(".jsonl") else f"[{entry}]")
+    words = f"corpus {corpus}: arrays or objects nested too deeply to read; a corpus is a list of flat entries\n"
+    assert show(capsys, str(corpus)) == (1, "", f"mt-eval corpus show: {words}")
+    assert main(["run", "--method", str(REPO / "examples" / "lexicon-eng-spa"), "--corpus", str(corpus), "--pair",
+                 "eng:spa", "--out", str(tmp_path / "run")]) == 1
+    assert capsys.readouterr().err.endswith(f"mt-eval run: {words}")

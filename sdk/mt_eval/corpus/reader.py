@@ -62,6 +62,14 @@ class CorpusSpec:
 def load_corpus(spec: CorpusSpec) -> Corpus:
     """Read and check the corpus ``spec`` names (doubts are found by `find_doubts` and settled by `settle_doubts`,
     except those about a .tsv file's first line, which decide whether it can be read as TSV at all)."""
+    try:
+        return _load_corpus(spec)
+    except RecursionError:  # (whichever reader, or check, met it first)
+        raise CorpusError.single(spec.main_path, "arrays or objects nested too deeply to read; a corpus is a list of "
+                                 "flat entries", code="syntax") from None
+
+
+def _load_corpus(spec: CorpusSpec) -> Corpus:
     if spec.source_file is not None:
         return read_parallel(spec.source_file, spec.reference_file)  # built from lines: nothing else to check
     path = spec.main_path

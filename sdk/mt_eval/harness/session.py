@@ -117,11 +117,7 @@ def run_evaluation(request: RunRequest) -> RunReport:
     if request.directory.out is not None:  # named now, not once the corpus is read and the method loaded
         writable_directory(request.directory.out, "the run")
     spec = request.corpus
-    try:
-        corpus = read_run_corpus(spec)
-    except RecursionError:
-        raise RunError(f"{spec.main_path}: arrays or objects nested too deeply to read; a corpus is a list of flat "
-                       "entries") from None
+    corpus = read_run_corpus(spec)
     if request.champollion is not None and (problem := request.champollion.corpus_pair_problem(corpus.pair)):
         raise RunError(problem)
     try:
