@@ -284,3 +284,16 @@ def test_a_param_true_is_not_the_frozen_or_recorded_1(tmp_path: Path, plugin: Pa
     code, _ = run(tmp_path / "plain", corpus, *honest(), "--param", "beam=true", "--resume", method=plugin)
     err = capsys.readouterr().err
     assert code == 1 and "cannot resume" in err and "the run configuration changed since the run started" in err, err
+
+
+@pytest.mark.parametrize("out", ["corpus.json", "method/freeze.json", "method/method.json"])
+def test_init_never_writes_the_manifest_over_or_among_what_it_freezes(tmp_path: Path, plugin: Path, corpus: Path,
+                                                                      capsys, out: str):
+    """Even with --force: over the corpus it would be lost, and in the method's folder the manifest would change the
+    hash it records (so it would never validate, however often frozen again)."""
+    before = {path: path.read_bytes() for path in [corpus, *sorted(plugin.rglob("*"))] if path.is_file()}
+    assert init(tmp_path, plugin, corpus, "--force", out=out) == 1
+    err = capsys.readouterr().err
+    assert ("is the corpus file the manifest freezes" if out == "corpus.json" else
+            "is inside the method's folder") in err
+    assert {path: path.read_bytes() for path in [corpus, *sorted(plugin.rglob("*"))] if path.is_file()} == before

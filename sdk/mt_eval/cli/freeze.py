@@ -109,6 +109,7 @@ def _init(args: argparse.Namespace) -> int:
     if out.exists() and not args.force:
         raise ExpectedError(f"{out} exists: give --force to replace it, or another --out")
     inputs = run_inputs(_run_request(args))
+    _refuse_out_among_inputs(out, inputs["method_dir"], [Path(f.path) for f in inputs["corpus"].files])
     manifest = build_manifest(**inputs, created_at=datetime.datetime.now(datetime.UTC).isoformat(
         timespec="seconds"), relative_to=out.parent, corpus_source=args.corpus_source,
                               corpus_license=args.corpus_license)
@@ -122,6 +123,21 @@ def _init(args: argparse.Namespace) -> int:
     for where, hint in missing:
         print(f"  missing {where}: {hint}")
     return 0 if manifest.status == "frozen" else 1
+
+
+def _refuse_out_among_inputs(out: Path, method_dir: Path, corpus_files: list[Path]) -> None:
+    """--out may not be one of the files it freezes: the corpus (or its reference file), or a file in the method's
+    folder, whose files the manifest hashes (written there, it would change the hash it records)."""
+    from mt_eval.errors import ExpectedError
+
+    where = out.resolve()
+    for corpus_file in corpus_files:
+        if where == corpus_file.resolve():
+            raise ExpectedError(f"--out {out} is the corpus file the manifest freezes: name another file")
+    if where.is_relative_to(method_dir.resolve()):
+        raise ExpectedError(f"--out {out} is inside the method's folder {method_dir}, whose files the manifest "
+                            f"hashes (a manifest there would change them): write it beside the folder, e.g. --out "
+                            f"{method_dir.parent / 'freeze.json'}")
 
 
 def _run_request(args: argparse.Namespace) -> RunRequest:
