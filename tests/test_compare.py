@@ -86,6 +86,16 @@ def test_covariates_that_differ_are_refused_unless_named(tmp_path: Path, corpus:
     assert "model: A missing: not recorded (an older card" in err
 
 
+def test_runs_into_different_languages_are_not_compared(tmp_path: Path, corpus: Path, capsys):
+    assert run(tmp_path / "spa", corpus, *honest())[0] == 0
+    assert run(tmp_path / "cat", corpus, *honest(), "--pair", "eng>cat", "--accept-doubt", "pair-mismatch")[0] == 0
+    capsys.readouterr()
+    assert compare(tmp_path / "spa" / "card.json", tmp_path / "cat" / "card.json") == 1
+    assert capsys.readouterr().err.endswith(
+        "the cards translate different pairs (A: eng>spa; B: eng>cat); paired tests compare translations into the "
+        "same language, scored against the same references\n")
+
+
 def test_latencies_are_compared_only_on_the_same_hardware(tmp_path: Path, corpus: Path, capsys):
     assert run(tmp_path / "a", corpus, *honest())[0] == 0
     a = tmp_path / "a" / "card.json"

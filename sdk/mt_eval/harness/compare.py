@@ -1,15 +1,15 @@
 """``mt-eval compare A.json B.json``: is B really better than A? Paired tests over the same corpus.
 
-Both cards must verify (`mt_eval.harness.verify`: content hash, schema, corpus, metrics recomputed), come
-from the same corpus (same sha256) and the same selection of it (same subset sha256). The references are
-read from the corpus the cards name, the way the cards record it was read (or from ``--corpus`` or
+Both cards must verify (`mt_eval.harness.verify`: content hash, schema, corpus, metrics recomputed), come from the
+same corpus (same sha256), translated into the same pair, and the same selection of it (same subset sha256). The
+references are read from the corpus the cards name, the way the cards record it was read (or from ``--corpus`` or
 ``--source-file``/``--reference-file``), and the cards' selection is applied again; a truncated card is never
-compared with a full one. The cards' covariates must be the same (`mt_eval.harness.compare_checks`;
-``--allow-diff NAME`` accepts a named difference). Over the scored entries, sacrebleu's paired bootstrap
-resampling and paired approximate randomization give a p-value per metric, and a case-level bootstrap gives a
-95% interval of the difference B − A, all from each run's segment statistics (`mt_eval.harness.paired_tests`).
-The report also counts the entries whose outputs differ (for two runs of the same method: its repeat-run
-stability) and puts the measured latencies side by side when the hardware labels match.
+compared with a full one. The cards' covariates must be the same (`mt_eval.harness.compare_checks`; ``--allow-diff
+NAME`` accepts a named difference). Over the scored entries, sacrebleu's paired bootstrap resampling and paired
+approximate randomization give a p-value per metric, and a case-level bootstrap gives a 95% interval of the
+difference B − A, all from each run's segment statistics (`mt_eval.harness.paired_tests`). The report also counts
+the entries whose outputs differ (for two runs of the same method: its repeat-run stability) and puts the measured
+latencies side by side when the hardware labels match.
 
 Both cards' results are walked in corpus order, side by side, one chunk of each log at a time: no result,
 outcome or hypothesis of a million-entry run is held. Each card's segment statistics are extracted once (once
@@ -88,6 +88,9 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     if a.corpus.sha256 != b.corpus.sha256:
         raise CompareError(f"the cards come from different corpora ({a.corpus.name} {a.corpus.sha256[:12]} vs "
                            f"{b.corpus.name} {b.corpus.sha256[:12]}); paired tests need the same entries")
+    if a.corpus.pair != b.corpus.pair:
+        raise CompareError(f"the cards translate different pairs (A: {a.corpus.pair}; B: {b.corpus.pair}); paired "
+                           "tests compare translations into the same language, scored against the same references")
     subsets = [None if c.selection is None else c.selection.subset_sha256 for c in (a, b)]
     if subsets[0] != subsets[1]:
         raise CompareError(f"the cards ran different parts of the corpus (A: {_part(a)}; B: {_part(b)}); paired tests "
