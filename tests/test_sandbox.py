@@ -312,3 +312,30 @@ def test_the_guest_in_the_sandbox_sees_no_host_environment(tmp_path: Path, monke
                                                         "import os, json; print(json.dumps(dict(os.environ)))"])
     environment = json.loads(subprocess.run(argv, capture_output=True, text=True, timeout=30, env=os.environ).stdout)
     assert "OPENAI_API_KEY" not in environment and environment["HOME"] == "/tmp"
+
+
+@needs_sandbox
+def test_sandbox_ro_exposes_an_artifact_read_only_and_the_card_records_it(tmp_path: Path):
+    artifact = tmp_path / "mirror" / "lexicon.txt"
+    artifact.parent.mkdir()
+    artifact.write_text("hello=hola\n")
+    plugin = probe_plugin(tmp_path, "python")
+    corpus = small_corpus(tmp_path, 1)
+    code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(corpus), "--sandbox", "--sandbox-ro",
+                          str(artifact.parent), *actions(f"read:{artifact}"))
+    assert code == 0 and card is not None and card.sandbox is not None
+    assert card.results[0].predicted == "hello=hola\n"
+    assert str(artifact.parent) in card.sandbox.policy.extra_read_only
+
+
+@pytest.mark.parametrize("exposed", ["directory", "file"])
+def test_sandbox_ro_may_not_expose_the_corpus(tmp_path: Path, capsys, exposed: str):
+    """Its references would be there for the method to read, in a run that says it is confined."""
+    plugin = probe_plugin(tmp_path, "python")
+    corpus = small_corpus(tmp_path, 1)
+    shown = tmp_path if exposed == "directory" else corpus
+    code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(corpus), "--sandbox", "--sandbox-ro",
+                          str(shown), *actions(f"read:{corpus}"))
+    assert code == 1 and card is None
+    assert (f"--sandbox-ro {shown} holds the corpus ({corpus}): the method would read the references it is scored "
+            "on") in capsys.readouterr().err

@@ -247,6 +247,8 @@ def prepare(request: RunRequest) -> FairRun:
             raise FairnessError(f"an official run needs a clean static scan; it found {fair.scan.errors} error(s):\n"
                                 f"{listing}")
     sandboxed = official or asked.sandbox
+    if sandboxed:
+        _refuse_exposed_corpus(asked.sandbox_ro, request)
     fair.network = network_for_class(dependency_class)
     _prepare_gateway(fair, request, sandboxed)
     if sandboxed:
@@ -261,6 +263,19 @@ def prepare(request: RunRequest) -> FairRun:
             raise FairnessError(f"{exc}. The method was not run: a sandboxed run never falls back to running "
                                 "unconfined (run without --sandbox/--official to evaluate it unconfined)") from exc
     return fair
+
+
+def _refuse_exposed_corpus(exposed: Sequence[str], request: RunRequest) -> None:
+    """A ``--sandbox-ro`` path may not hold the corpus: the method would read the references it is scored on."""
+    spec = request.corpus
+    corpus_files = [p.resolve() for p in (spec.path, spec.source_file, spec.reference_file) if p is not None]
+    for path in exposed:
+        shown = Path(path).resolve()
+        held = next((f for f in corpus_files if f == shown or f.is_relative_to(shown)), None)
+        if held is not None:
+            raise FairnessError(f"--sandbox-ro {path} holds the corpus ({held}): the method would read the references "
+                                "it is scored on. Expose the artifact alone (its own file or directory), or keep the "
+                                "corpus elsewhere")
 
 
 def _prepare_gateway(fair: FairRun, request: RunRequest, sandboxed: bool) -> None:
