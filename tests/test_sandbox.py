@@ -241,6 +241,21 @@ def test_an_official_run_refuses_a_plugin_the_scan_rejects(tmp_path: Path, capsy
     assert not (tmp_path / "run" / "results.jsonl").exists()
 
 
+@pytest.mark.parametrize(("manifest", "fix"), [
+    ({"dependencies": []}, 'give method.json "dependency_class": "S" (what its dependencies make it)'),
+    ({}, 'give method.json its "dependencies" and "dependency_class"')])
+def test_an_official_run_refuses_a_method_whose_class_is_not_declared(tmp_path: Path, capsys, manifest, fix):
+    plugin = tmp_path / "quiet"
+    plugin.mkdir()
+    (plugin / "pipeline.py").write_text("class M:\n    async def translate(self, entries, config):\n"
+                                        "        return [{'id': e['id'], 'predicted': e['source']} for e in entries]\n")
+    (plugin / "method.json").write_text(json.dumps({"name": "Quiet", "entry_point": "pipeline:M", **manifest}))
+    code, _ = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path)), "--official")
+    assert code == 1
+    assert capsys.readouterr().err == f"mt-eval run: an official run needs a declared dependency class: {fix}\n"
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_clean_class_s_method_is_eligible_and_a_resume_must_keep_the_sandbox(tmp_path: Path, capsys):
     demo = Path(__file__).parent.parent / "examples" / "lexicon-eng-spa"
     corpus = small_corpus(tmp_path)

@@ -241,6 +241,9 @@ def prepare(request: RunRequest) -> FairRun:
         if dependency_class is None:
             raise FairnessError("an official run needs a declared dependency class: give method.json its "
                                 '"dependencies" and "dependency_class"')
+        if source.manifest.dependency_class is None:  # (validate warns of it; an official run is fail-closed)
+            raise FairnessError("an official run needs a declared dependency class: give method.json "
+                                f'"dependency_class": "{dependency_class}" (what its dependencies make it)')
         if fair.scan.errors:
             listing = "\n".join(p.render() for p in scan_problems(source.directory, fair.scan,
                                                                   declared=source.manifest.dependencies is not None))
