@@ -62,6 +62,23 @@ def test_a_changed_vendored_artifact_refuses_the_run(tmp_path: Path, capsys):
     assert not (tmp_path / "run" / "results.jsonl").exists()
 
 
+def test_a_pin_written_in_capitals_is_checked_all_the_same(tmp_path: Path, capsys):
+    plugin = spec_plugin(tmp_path)
+    manifest = json.loads((plugin / "method.json").read_text())
+    fst = next(d for d in manifest["dependencies"] if d["id"] == "crk-fst")
+    fst["pin"] = fst["pin"].replace("sha256:", "SHA256:")
+    (plugin / "method.json").write_text(json.dumps(manifest))
+    _, card = run(tmp_path, plugin)
+    assert card is not None and {p.id: p.status for p in card.pins}["crk-fst"] == "verified"
+    (plugin / "fst" / "crk-analyser.att").write_text("0\t1\tx\tx\n1\n")
+    (tmp_path / "changed").mkdir()
+    assert run(tmp_path / "changed", plugin) == (1, None)
+    assert "crk-fst: pins SHA256:911fbb1e" in capsys.readouterr().err
+    fst["pin"] = "SHA256:911fbb1e"  # (a short one is no SHA-256 pin, whatever its case)
+    (plugin / "method.json").write_text(json.dumps(manifest))
+    assert [p.code for p in read_plugin(plugin)[1] if p.severity == "error"] == ["pin-format"]
+
+
 def test_a_missing_vendored_artifact_refuses_the_run(tmp_path: Path, capsys):
     plugin = spec_plugin(tmp_path)
     (plugin / "fst" / "crk-analyser.att").unlink()

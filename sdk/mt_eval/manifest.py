@@ -31,7 +31,7 @@ Access = Literal["bundled", "mirrored", "gateway", "external-api"]
 KEBAB = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 PAIR = r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*>[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$"
 _ENTRY_POINT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
-_SHA256_PIN = re.compile(r"sha256:[0-9a-fA-F]{64}")
+_SHA256_PIN = re.compile(r"sha256:[0-9a-f]{64}", re.IGNORECASE)  # (SHA256:HEX is the same pin)
 
 MethodId = Annotated[str, described(
     pattern=KEBAB, description="Stable identifier: lowercase letters and digits in words joined by hyphens.",
@@ -77,7 +77,7 @@ class Dependency(StrictStruct, kw_only=True):
             yield Finding(("pin",), 'a "mirrored" dependency needs "pin"',
                           'add "pin": the exact version, commit or sha256:HEX of the copy you mirror',
                           code="missing-pin")
-        if self.pin and self.pin.startswith("sha256:") and not _SHA256_PIN.fullmatch(self.pin):
+        if self.pin and self.pin.lower().startswith("sha256:") and not _SHA256_PIN.fullmatch(self.pin):
             yield Finding(("pin",), f'"{self.pin}" is not a SHA-256 pin',
                           'write "sha256:" and the 64 hex digits of the artifact\'s SHA-256', code="pin-format")
         if self.access == "gateway" and self.substitutable is None:

@@ -76,7 +76,7 @@ def _check(dep_id: str, pin: str, source: str, directory: Path) -> PinCheck:
         return _package(dep_id, pin, kind, name, directory)
     path_text = word.removeprefix("file:")
     looks_like_path = word.startswith("file:") or ("://" not in word and ("/" in word or "." in word))
-    if not pin.startswith("sha256:") or not looks_like_path:
+    if not pin.lower().startswith("sha256:") or not looks_like_path:  # ("SHA256:" is the same pin)
         return PinCheck(id=dep_id, pin=pin, checked=None, status="unverifiable")
     path = Path(path_text) if Path(path_text).is_absolute() else directory / path_text
     checked = f"file {path_text}"

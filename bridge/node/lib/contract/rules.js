@@ -56,7 +56,7 @@ export function registerRules(name, rules) {
 
 const finding = (at, message, hint, { severity = 'error', code = 'rule' } = {}) => ({ at, message, hint, severity, code });
 const ENTRY_POINT = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$/;
-const SHA256_PIN = /^sha256:[0-9a-fA-F]{64}$/;
+const SHA256_PIN = /^sha256:[0-9a-f]{64}$/i; // (SHA256:HEX is the same pin)
 
 function dependencyRules(dep) {
   const out = [];
@@ -66,7 +66,7 @@ function dependencyRules(dep) {
     out.push(finding(['pin'], 'a "mirrored" dependency needs "pin"',
       'add "pin": the exact version, commit or sha256:HEX of the copy you mirror', { code: 'missing-pin' }));
   }
-  if (dep.pin && dep.pin.startsWith('sha256:') && !SHA256_PIN.test(dep.pin)) {
+  if (dep.pin && dep.pin.toLowerCase().startsWith('sha256:') && !SHA256_PIN.test(dep.pin)) {
     out.push(finding(['pin'], `"${dep.pin}" is not a SHA-256 pin`,
       'write "sha256:" and the 64 hex digits of the artifact\'s SHA-256', { code: 'pin-format' }));
   }
