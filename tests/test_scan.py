@@ -51,10 +51,15 @@ PYTHON_CASES = [
     ("from pathlib import Path\nPath(__file__).parent / '..' / 'x'", "file-access", "climbs out"),
     ("import os\nos.path.join(os.path.dirname(__file__), '..', 'x')", "file-access", "climbs out"),
     ("import shutil\nshutil.copy('/etc/hosts', 'x')", "file-access", "/etc/hosts"),
+    # the private /tmp and the process's own /proc/self are whole names, not prefixes of a path that leaves them
+    ("open('/tmp/../etc/passwd')", "file-access", "/tmp/../etc/passwd"),
+    ("open('/tmpfoo/x')", "file-access", "/tmpfoo/x"),
+    ("open('/proc/self/root/etc/hostname')", "file-access", "/proc/self/root/etc/hostname"),
+    ("PATH: str = '/etc/passwd'\nopen(PATH)", "file-access", "/etc/passwd"),  # an annotated constant
 ]
 PYTHON_CLEAN = [
     "import re, json, time\nfrom pathlib import Path\nPath(__file__).parent / 'glossary.tsv'",
-    "open('relative.tsv')\nimport tempfile\ntempfile.mkdtemp()\nopen('/tmp/x', 'w')",
+    "open('relative.tsv')\nimport tempfile\ntempfile.mkdtemp()\nopen('/tmp/x', 'w')\nopen('/proc/self/status')",
     "import importlib.resources\nimport os\nos.environ.get('X')",
     "from . import helpers\nfrom .helpers import x",
 ]
@@ -143,6 +148,33 @@ def test_tests_are_not_scanned_unless_the_code_imports_them(make_plugin):
     files["pipeline.py"] = "import test_helpers\n" + files.get("pipeline.py", "class EchoMethod: pass\n")
     report = scan_plugin(plugin(make_plugin, files), [])
     assert [f.file for f in report.findings] == ["test_helpers.py"]
+
+
+@pytest.mark.parametrize(("files", "scanned"), [
+    ({"net_test.py": "import socket\n", "pipeline.py": "import os, net_test\n"}, "net_test.py"),
+    ({"test_helper.py": "import socket\n", "pipeline.py": "from . import test_helper\n"}, "test_helper.py"),
+    ({"tests/helper.py": "import socket\n", "pipeline.py": "from tests import helper\n"}, "tests/helper.py"),
+    ({"net.test.js": "fetch('x');\n", "translate.js": "import { reach } from './net.test.js';\n"}, "net.test.js"),
+    ({"lib/net.spec.mjs": "fetch('x');\n", "translate.js": "const n = require('./lib/net.spec.mjs');\n"},
+     "lib/net.spec.mjs"),
+], ids=["import-list", "from-dot-import", "from-tests-import", "js-test-file", "js-require"])
+def test_a_test_file_the_code_imports_is_scanned_however_it_is_imported(make_plugin, files: dict[str, str],
+                                                                          scanned: str):
+    files = {**files, "pipeline.py": files.get("pipeline.py", "") + "class EchoMethod: pass\n"}
+    assert [f.file for f in scan_plugin(plugin(make_plugin, files), []).findings] == [scanned]
+
+
+def test_compiled_python_without_its_source_is_an_error(make_plugin):
+    """Python imports ``helper.pyc`` beside the code as ``helper``; what it does cannot be scanned."""
+    import py_compile
+
+    directory = plugin(make_plugin, {"helper_src.py": "import socket\n"})
+    py_compile.compile(str(directory / "helper_src.py"), cfile=str(directory / "helper.pyc"))
+    (directory / "helper_src.py").unlink()
+    report = scan_plugin(directory, [])
+    assert report.errors == 1 and report.unscannable == [
+        "helper.pyc:1: compiled Python without its source (Python imports it as a module; the scan cannot read "
+        "what it does)"]
 
 
 def test_code_the_scan_cannot_parse_is_an_error(make_plugin):

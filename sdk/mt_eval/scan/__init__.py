@@ -20,6 +20,7 @@ __all__ = ["ScanFinding", "ScanReport", "scan_plugin", "scan_problems"]
 
 PYTHON = {".py"}
 JAVASCRIPT = {".js", ".mjs", ".cjs"}
+COMPILED = {".pyc"}  # (in __pycache__, Python reads one only in place of its own source, which is scanned)
 SKIPPED_DIRECTORIES = {".git", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".bin"}
 TEST_DIRECTORIES = {"tests", "test", "__tests__"}
 TEST_FILE = re.compile(r"^(test_.*\.py|.*_test\.py|conftest\.py|.*\.(test|spec)\.[cm]?js)$")
@@ -27,31 +28,64 @@ _PY_IMPORT = re.compile(r"^\s*(?:from\s+\.*([\w.]*)\s+import|import\s+([\w.]+))"
 _JS_RELATIVE = re.compile(r"""(?:from\s*|require\s*\(\s*|import\s*\(\s*)['"](\.{1,2}/[^'"]+)['"]""")
 
 
-def _code_files(directory: Path) -> tuple[list[Path], list[Path]]:
-    """The plugin's code files, and its test files (scanned only when the code imports them)."""
+def _code_files(directory: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    """The plugin's code files, its test files (scanned only when the code imports them), and its compiled Python
+    without source (``helper.pyc`` beside the code, which Python imports as ``helper``: unscannable)."""
     code: list[Path] = []
     tests: list[Path] = []
+    compiled: list[Path] = []
     for path in sorted(directory.rglob("*")):
         relative = path.relative_to(directory)
-        if SKIPPED_DIRECTORIES & set(relative.parts) or path.suffix not in PYTHON | JAVASCRIPT:
+        if SKIPPED_DIRECTORIES & set(relative.parts) or path.suffix not in PYTHON | JAVASCRIPT | COMPILED:
             continue
         if not path.is_file():
             continue
+        if path.suffix in COMPILED:
+            compiled.append(path)
+            continue
         is_test = TEST_DIRECTORIES & set(relative.parts[:-1]) or TEST_FILE.match(path.name)
         (tests if is_test else code).append(path)
-    return code, tests
+    return code, tests, compiled
 
 
-def _imported_names(files: Sequence[Path]) -> set[str]:
+def _imported(files: Sequence[Path]) -> tuple[set[str], set[Path]]:
+    """What ``files`` import: every Python module name and part of one (``import os, net_test``, ``from . import
+    helper``, ``from tests import helper``), and every JavaScript module a relative specifier names (resolved)."""
     names: set[str] = set()
+    paths: set[Path] = set()
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
         if path.suffix in PYTHON:
-            for match in _PY_IMPORT.finditer(text):
-                names.update((match.group(1) or match.group(2) or "").split("."))
+            names |= _python_imports(text)
         else:
-            names.update(Path(spec).stem for spec in _JS_RELATIVE.findall(text))
+            paths.update((path.parent / spec).resolve() for spec in _JS_RELATIVE.findall(text))
+    return names, paths
+
+
+def _python_imports(text: str) -> set[str]:
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):  # (the scan reports the file as unscannable: its imports as the regex sees them)
+        return {part for match in _PY_IMPORT.finditer(text)
+                for part in (match.group(1) or match.group(2) or "").split(".")}
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            modules = [alias.name for alias in node.names]
+            if isinstance(node, ast.ImportFrom) and node.module:
+                modules.append(node.module)
+            names.update(part for module in modules for part in module.split("."))
     return names
+
+
+def _is_imported(test: Path, root: Path, names: set[str], paths: set[Path]) -> bool:
+    """Whether the code imports the test file ``test``: by its module name or a package it is in (Python), or by
+    its path, with or without its extension (JavaScript)."""
+    if test.suffix in PYTHON:
+        return bool({test.stem, *test.relative_to(root).parts[:-1]} & names)
+    return test in paths or test.with_suffix("") in paths or test.parent in paths
 
 
 def scan_plugin(directory: Path, dependencies: Sequence[Dependency] | None) -> ScanReport:
@@ -60,11 +94,12 @@ def scan_plugin(directory: Path, dependencies: Sequence[Dependency] | None) -> S
     from mt_eval.scan.python_code import scan_python
 
     root = directory.resolve()
-    code, tests = _code_files(root)
-    imported = _imported_names(code)
-    files = code + [t for t in tests if t.stem.partition(".")[0] in imported]
+    code, tests, compiled = _code_files(root)
+    names, paths = _imported(code)
+    files = code + [t for t in tests if _is_imported(t, root, names, paths)]
     raw: list[RawFinding] = []
-    unscannable: list[str] = []
+    unscannable = [f"{path.relative_to(root).as_posix()}:1: compiled Python without its source (Python imports it "
+                   "as a module; the scan cannot read what it does)" for path in compiled]
     for path in files:
         relative = path.relative_to(root).as_posix()
         target = path.resolve()
@@ -98,6 +133,6 @@ def scan_problems(directory: Path, report: ScanReport, *, declared: bool) -> lis
     for entry in report.unscannable:
         file, line, message = entry.split(":", 2)
         problems.append(Problem(file=f"{directory / file}:{line}", path="$", code="unscannable",
-                                message=message.strip(), hint="fix the syntax: code the scan cannot read is not "
-                                "accepted, since it could reach anything"))
+                                message=message.strip(), hint="fix the syntax, or ship the source: code the scan "
+                                "cannot read is not accepted, since it could reach anything"))
     return problems

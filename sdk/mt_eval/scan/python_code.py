@@ -81,11 +81,13 @@ class _Scanner:
 
     def run(self) -> Iterator[RawFinding]:
         for statement in self.tree.body:  # module-level string constants, for paths named through them
-            if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant) \
-                    and isinstance(statement.value.value, str):
-                for target in statement.targets:
+            targets = statement.targets if isinstance(statement, ast.Assign) else \
+                [statement.target] if isinstance(statement, ast.AnnAssign) else []  # (PATH: str = "/etc/passwd")
+            value = getattr(statement, "value", None)
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                for target in targets:
                     if isinstance(target, ast.Name):
-                        self.constants[target.id] = statement.value.value
+                        self.constants[target.id] = value.value
         nodes = list(ast.walk(self.tree))
         for node in nodes:
             if isinstance(node, ast.Import | ast.ImportFrom):
