@@ -179,3 +179,24 @@ def method_id_vectors() -> list[dict[str, str]]:
 @pytest.mark.parametrize("case", method_id_vectors(), ids=lambda c: c["directory"])
 def test_default_method_ids_follow_the_shared_vectors(case):
     assert kebab_case(case["directory"]) == case["method_id"]
+
+
+def test_files_that_cannot_be_read_are_problems_not_tracebacks(make_plugin):
+    """A method card or a code file that cannot be read (here: links to /proc/self/mem, which reads as an I/O error
+    even for root), and a manifest that is a link to nothing."""
+    from mt_eval.validate import validate_plugin
+
+    card = make_plugin()
+    (card / "method_card.json").symlink_to("/proc/self/mem")
+    report = validate_plugin(card, run_code=False)
+    assert [(p.file, p.message) for p in report.problems if p.severity == "error"] == [
+        (str(card / "method_card.json"), "cannot read file: Input/output error")]
+    code = make_plugin()
+    (code / "helper.py").symlink_to("/proc/self/mem")
+    report = validate_plugin(code, run_code=False)
+    assert any("helper.py" in p.file and "outside the plugin directory" in p.message for p in report.problems)
+    dangling = make_plugin()
+    (dangling / "method.json").unlink()
+    (dangling / "method.json").symlink_to("gone.json")
+    report = validate_plugin(dangling, run_code=False)
+    assert [p.message for p in report.problems] == ["a link to gone.json, which is not a file"]

@@ -10,6 +10,7 @@ and registers its module with a pluggy manager when one is given. Every problem 
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,13 +120,21 @@ def read_plugin(path: str | Path) -> tuple[PluginSource | None, list[Problem]]:
                               hint="give the path of a method plugin directory (the folder holding method.json)",
                               code="io")]
     if not manifest_path.is_file():
+        if manifest_path.is_symlink():  # (a link to nothing, or to what is no file)
+            return None, [Problem(file=str(manifest_path), path="$", message=f"a link to {os.readlink(manifest_path)}, "
+                                  "which is not a file", hint="point the link at the plugin's manifest, or put the "
+                                  "file itself in its place", code="io")]
         return None, [Problem(file=str(manifest_path), path="$", message="missing: this is not a method plugin",
                               hint="a plugin directory holds method.json; `mt-eval new` creates one", code="io")]
     manifest, problems = decode_json_file(manifest_path, Manifest)
     card_data: dict[str, Any] | None = None
     card_path = directory / CARD_FILE
     if card_path.is_file():
-        parsed, card_problems = parse_json(card_path.read_bytes(), file=str(card_path))
+        try:
+            parsed, card_problems = parse_json(card_path.read_bytes(), file=str(card_path))
+        except OSError as exc:
+            parsed, card_problems = None, [Problem(file=str(card_path), path="$", code="io",
+                                                   message=f"cannot read file: {exc.strerror or exc}")]
         problems.extend(card_problems)
         card_data = parsed if isinstance(parsed, dict) else None
         if parsed is not None and not isinstance(parsed, dict):

@@ -54,7 +54,10 @@ def _imported(files: Sequence[Path]) -> tuple[set[str], set[Path]]:
     names: set[str] = set()
     paths: set[Path] = set()
     for path in files:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:  # (reported by the scan itself)
+            continue
         if path.suffix in PYTHON:
             names |= _python_imports(text)
         else:
@@ -116,6 +119,8 @@ def scan_plugin(directory: Path, dependencies: Sequence[Dependency] | None) -> S
             unscannable.append(f"{relative}:{exc.line}: {exc}")
         except (UnicodeDecodeError, ValueError) as exc:
             unscannable.append(f"{relative}:1: cannot be read as UTF-8 text: {exc}")
+        except OSError as exc:
+            unscannable.append(f"{relative}:1: cannot be read: {exc.strerror or exc}")
     findings = cover(raw, dependencies)
     errors = sum(f.covered_by is None for f in findings) + len(unscannable)
     return ScanReport(findings=findings, errors=errors, files_scanned=len(files), unscannable=unscannable)
