@@ -44,6 +44,12 @@ def test_memory_stays_bounded_while_discarding():
     (b'{"id": "req-\\"9\\"", "result"', 'req-"9"'),
     (b'{"result": [1, 2', None),
     (b'{"id": null}', None),
+    # only the message's own id: not an entry's, and not one in a line that is no JSON object
+    (b'{"params":{"entries":[{"id":"a","source":"x', None),
+    (b'{"params":{"entries":[{"id":"a"}]},"jsonrpc":"2.0","id":"big","method":"translate"', "big"),
+    (b'{"note": "}{\\"id\\": 3", "id": 4, "result"', 4),
+    (b'debug: sending {"id": 2} upstream', None),
+    (b'{"id": 1.5, "result"', None),
 ])
 def test_request_ids_can_be_read_from_the_start_of_a_broken_line(head: bytes, expected):
     assert id_in(head) == expected

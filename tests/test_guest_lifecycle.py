@@ -148,3 +148,14 @@ def test_a_start_cancelled_leaves_no_guest_and_the_next_call_starts_one(plugin, 
     assert results[0]["predicted"] == "ba" and results[0]["error"] is None
     assert after == []
     assert method.restarts == 0
+
+
+def test_a_request_over_the_line_limit_is_answered_by_its_own_id_never_an_entrys(plugin, tmp_path):
+    """Its entries come before its id here: the id is not in the bytes kept, so the answer names no request (null),
+    rather than the entry id "a" that a request still in flight has too."""
+    big = {"params": {"entries": [{"id": "a", "source": "x" * (17 << 20)}], "config": CONFIG}, "jsonrpc": "2.0",
+           "id": "big", "method": "translate"}
+    answers = served(plugin, tmp_path, initialize(), translate("a", "0.3"), big, translate("after", "cd"))
+    too_large = [answer for answer in answers if "error" in answer]
+    assert [(answer["id"], answer["error"]["code"]) for answer in too_large] == [(None, m.MESSAGE_TOO_LARGE)]
+    assert by_id([answer for answer in answers if answer["id"] in ("a", "after")])["a"]["result"]

@@ -66,12 +66,15 @@ def main():
         if MODE == "null-id" and any(e["source"] == "unreadable" for e in entries):  # as if the line were not JSON
             send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "not valid JSON: unreadable"}})
             continue
-        if MODE == "junk":
-            OUT.write(b"Loading model... 100%\n\x00\x01 not json\n{\"half\": \n")
+        if MODE == "junk":  # (the last names the request in flight, in a line that is no JSON object)
+            OUT.write(b"Loading model... 100%\n\x00\x01 not json\n{\"half\": \n"
+                      + f'debug: sending {{"id": {json.dumps(rid)}}} upstream\n'.encode())
         if MODE == "stderr-flood":
             sys.stderr.write(("y" * 1023 + "\n") * 1000)
             sys.stderr.flush()
         if MODE == "progress":
+            for odd in ([rid], {"id": rid}, True):  # ids that name no request: ignored
+                send({"jsonrpc": "2.0", "method": "progress", "params": {"id": odd, "done": 0, "total": 1}})
             for _ in range(int(entries[0]["source"])):
                 time.sleep(0.1)
                 send({"jsonrpc": "2.0", "method": "progress", "params": {"id": rid, "done": 0, "total": 1}})

@@ -368,8 +368,8 @@ class GuestConnection(ChildProcess):
         log.warning("%s: skipped stdout line (%s): %r", self.label, message, head[:120])
 
     def _on_notification(self, method: str, params: Any) -> None:
-        if method == "progress" and isinstance(params, dict):
-            pending = self._pending.get(params.get("id"))  # type: ignore[arg-type]
+        if method == "progress" and isinstance(params, dict) and isinstance(params.get("id"), int | str):
+            pending = self._pending.get(params["id"])
             if pending is not None:
                 pending.deadline = asyncio.get_running_loop().time() + pending.timeout_s
         elif method == "log" and isinstance(params, dict):

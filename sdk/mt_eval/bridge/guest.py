@@ -289,10 +289,9 @@ class GuestServer:
         self.on_request(request_id, message.method, message.params)
 
     def on_notification(self, method: str, params: Any) -> None:
-        if method == "cancel" and isinstance(params, dict):
-            task = self._tasks.get(params.get("id"))  # type: ignore[arg-type]
-            if task is not None:
-                task.cancel()
+        request_id = params.get("id") if isinstance(params, dict) else None  # (an id of another type: ignored)
+        if method == "cancel" and isinstance(request_id, int | str) and (task := self._tasks.get(request_id)):
+            task.cancel()
 
     def on_request(self, request_id: int | str, method: str, params: Any) -> None:
         if method == "initialize" and not self.initialized:

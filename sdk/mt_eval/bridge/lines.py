@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import msgspec
 
 HEAD_BYTES = 256
-_ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+_INTEGER = re.compile(rb"(-?\d+)\s*[,}]")
 
 
 @dataclass(frozen=True)
@@ -72,12 +72,57 @@ class LineSplitter:
 
 
 def id_in(head: bytes) -> int | str | None:
-    """The JSON-RPC id at the start of a line that cannot be parsed whole, if it can be read."""
-    match = _ID.search(head)
-    if match is None:
+    """The top-level "id" of the JSON object at the start of a line that cannot be parsed whole (cut short, or not
+    valid JSON further on), if it can be read: keys of nested objects (an entry's "id") are skipped, as Node's
+    ``readMessageId`` skips them."""
+    i = _skip_space(head, 0)
+    if head[i:i + 1] != b"{":
         return None
-    try:
-        value = msgspec.json.decode(match.group(1))
-    except msgspec.DecodeError:
-        return None
-    return value if isinstance(value, int | str) else None
+    depth = 0
+    while i < len(head):
+        byte = head[i:i + 1]
+        if byte == b'"':
+            end = _string_end(head, i)
+            if end == -1:
+                return None
+            after = _skip_space(head, end)
+            if depth == 1 and head[after:after + 1] == b":" and head[i:end] == b'"id"':
+                return _id_value(head, _skip_space(head, after + 1))
+            i = end
+            continue
+        if byte in (b"{", b"["):
+            depth += 1
+        elif byte in (b"}", b"]"):
+            depth -= 1
+        i += 1
+    return None
+
+
+def _id_value(head: bytes, at: int) -> int | str | None:
+    if head[at:at + 1] == b'"':
+        end = _string_end(head, at)
+        try:
+            value = msgspec.json.decode(head[at:end]) if end != -1 else None
+        except msgspec.DecodeError:
+            return None
+        return value if isinstance(value, str) else None
+    number = _INTEGER.match(head, at)
+    return int(number.group(1)) if number else None
+
+
+def _skip_space(text: bytes, i: int) -> int:
+    while text[i:i + 1] in (b" ", b"\t", b"\n", b"\r") and i < len(text):
+        i += 1
+    return i
+
+
+def _string_end(text: bytes, i: int) -> int:
+    """Index just past the JSON string that starts at ``text[i]`` (a quote); -1 when it does not end in ``text``."""
+    j = i + 1
+    while j < len(text):
+        if text[j:j + 1] == b"\\":
+            j += 1
+        elif text[j:j + 1] == b'"':
+            return j + 1
+        j += 1
+    return -1
