@@ -106,9 +106,12 @@ def test_the_abstention_rule_and_a_policy_file_over_the_shipped_defaults(tmp_pat
     out = capsys.readouterr().out
     assert out.startswith(f"policy strict ({policy}):")
     assert "abstention on scored entries: at most 5%" in out
-    assert "canaries: at least 1, pass rate at least 100% (shipped default)" in out
+    assert "canaries: at least 1 (shipped default), pass rate at least 100% (shipped default)" in out
     assert "✗ abstention  2/30 (6.7%) abstained" in out and "the method abstained on 2/30 (6.7%)" in out
     assert "(the run's own gate, under policy default, passed)" in out
+    policy.write_text(json.dumps({"name": "strict", "max_abstention_rate": 0.05, "min_canary_pass_rate": 0.5}))
+    assert main(["gate", str(tmp_path / "run" / "card.json"), "--policy", str(policy)]) == 1
+    assert "canaries: at least 1 (shipped default), pass rate at least 50%\n" in capsys.readouterr().out  # (its own)
     code, card = run(tmp_path / "strict", corpus, *honest(abstain=["n0", "n1", "s00", "s01"]), "--policy", str(policy))
     assert code == 5 and card is not None and failed_rules(card) == ["abstention"]
     assert card.gate is not None and card.gate.policy == "strict" and card.gate.thresholds is not None

@@ -123,15 +123,15 @@ def describe(resolved: ResolvedPolicy) -> list[str]:
     p = resolved.policy
     default = " (shipped default)" if resolved.source != "shipped default" else ""
 
-    def mark(*keys: str) -> str:
-        return default if any(k in resolved.inherited for k in keys) else ""
+    def mark(key: str) -> str:
+        return default if key in resolved.inherited else ""
 
     abstention = "no limit" if p.max_abstention_rate is None else f"at most {percent(p.max_abstention_rate)}"
     covariates = ", ".join(p.required_covariates) or "none required"
-    return [f"canaries: at least {p.min_canaries}, pass rate at least {percent(p.min_canary_pass_rate)}"
-            + mark("min_canaries", "min_canary_pass_rate"),
-            f"negative controls: at least {p.min_negatives}, violation rate at most "
-            f"{percent(p.max_negative_violation_rate)}" + mark("min_negatives", "max_negative_violation_rate"),
+    return [f"canaries: at least {p.min_canaries}{mark('min_canaries')}, pass rate at least "
+            f"{percent(p.min_canary_pass_rate)}{mark('min_canary_pass_rate')}",
+            f"negative controls: at least {p.min_negatives}{mark('min_negatives')}, violation rate at most "
+            f"{percent(p.max_negative_violation_rate)}{mark('max_negative_violation_rate')}",
             f"scored entries: at least {p.min_scored}" + mark("min_scored"),
             f"abstention on scored entries: {abstention}" + mark("max_abstention_rate"),
             f"covariates recorded: {covariates}" + mark("required_covariates")]
