@@ -71,11 +71,12 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         corpus = corpus_instead(args)
+        allowed = check_allowed(args.allow_diff)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     report = compare_cards(Path(args.baseline), Path(args.candidate), corpus=corpus,
                            bootstrap=args.bootstrap, trials=args.trials, seed=args.seed, extensions=args.extension,
-                           allow_diff=check_allowed(args.allow_diff), stage=_stages(args.quiet))
+                           allow_diff=allowed, stage=_stages(args.quiet))
     if args.json:
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(report), indent=2).decode() + "\n")
         return 0
