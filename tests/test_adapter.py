@@ -293,3 +293,19 @@ def test_a_pipeline_needs_persistent_stages():
     with pytest.raises(ValueError, match="either command"):
         ProcessTranslator()
     assert os.cpu_count() is None or ProcessTranslator(["x"], persistent=False).processes == os.cpu_count()
+
+
+@pytest.mark.parametrize(("command", "name"), [
+    (["/usr/bin/python3", "/x/bin/word-mt.py"], "word-mt.py"),
+    (["python3", "-X", "utf8", "-u", "mt.py", "--model", "m.bin"], "mt.py"),
+    (["python3", "-m", "mymt", "--fast"], "mymt"),
+    (["python3", "-c", "print(1)"], "python3"),
+    (["node", "translate.js"], "translate.js"),
+    (["stdbuf", "-oL", "/opt/my-mt", "--model", "x"], "my-mt"),
+    (["env", "LANG=C", "perl", "tr.pl"], "tr.pl"),
+    (["apertium", "-u", "eng-spa"], "apertium"),
+])
+def test_a_program_is_named_by_its_script_not_its_interpreter(command: list[str], name: str):
+    from mt_eval.adapters.stage import program_name
+
+    assert program_name(command) == name

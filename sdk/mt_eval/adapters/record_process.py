@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -231,7 +232,7 @@ class RecordProcess(ChildProcess):
         """Early word, long before a timeout, of a program that took its records and wrote nothing."""
         if self._fifo and not self._gone and self.output_bytes == 0 and group_reads_stdin(self.pid):
             log.warning("%s has read its input and written nothing for %g s%s", self.label, QUIET_WARNING_S,
-                        buffering_hint(self.label, self.pid))
+                        buffering_hint(self.command, self.pid, lead=""))
 
     def _stray(self, answer: bytes) -> None:
         self.stray_answers += 1
@@ -286,7 +287,7 @@ class RecordProcess(ChildProcess):
             return
         message = f"{self.label} gave no answer within {timeout:g} s"
         if self.output_bytes == 0:
-            message += buffering_hint(self.label, self.pid)
+            message += buffering_hint(self.command, self.pid)
         if self._quiet_check is not None:
             self._quiet_check.cancel()
         self._kill("timeout", message)
@@ -314,12 +315,17 @@ class RecordProcess(ChildProcess):
         self._check_idle()
 
 
-def buffering_hint(label: str, pid: int | None) -> str:
-    """Why a program that wrote nothing on its stdout probably did, and the fixes (a clause to append)."""
+def buffering_hint(command: Sequence[str], pid: int | None, *, lead: str = " and wrote nothing at all") -> str:
+    """Why a program that wrote nothing on its stdout probably did, and the fixes for the program ``command`` runs
+    (a clause to append: ``lead``, then whether it waits for input, then the fixes)."""
     waits = ", and waits for more input" if group_reads_stdin(pid) else ""
-    return (f" and wrote nothing at all{waits}: it buffers its output (as programs writing to a pipe do). Fix: "
-            f"stdbuf -oL {label} …, its own unbuffered flag (python3 -u, --unbuffered), or persistent=False; README: "
-            "\"Wrapping a translator program\"")
+    program = os.path.basename(command[0])
+    if re.match(r"python[\d.]*$", program):  # (stdbuf does nothing for Python, which buffers on its own)
+        fixes = f"{program} -u …, PYTHONUNBUFFERED=1 in its environment, print(..., flush=True)"
+    else:
+        fixes = f"stdbuf -oL {program} …, its own unbuffered flag (--unbuffered, --flush)"
+    return (f"{lead}{waits}: it buffers its output (as programs writing to a pipe do). Fix: {fixes}, or "
+            "persistent=False; README: \"Wrapping a translator program\"")
 
 
 def _resolve(future: asyncio.Future[bytes], data: bytes) -> None:
