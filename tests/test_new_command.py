@@ -36,7 +36,7 @@ def test_an_empty_id_is_refused_before_anything_is_rendered(tmp_path, capfd):
     """The plugin's directory is named by its id: an empty one was refused with "… directory already exists"."""
     assert new(str(tmp_path / "p"), "--no-input", "--set", "method_id=") == 2
     err = capfd.readouterr().err
-    assert 'mt-eval new: --set method_id=: method_id "" is not kebab-case' in err and "already exists" not in err
+    assert 'error: --set method_id=: method_id "" is not kebab-case' in err and "already exists" not in err
     assert list(tmp_path.iterdir()) == []
 
 
@@ -93,7 +93,19 @@ def test_an_empty_existing_directory_is_used_and_missing_parents_are_made(tmp_pa
 ])
 def test_bad_set_options_are_explained(tmp_path, capsys, setting, message):
     assert new(str(tmp_path / "p"), "--no-input", "--set", setting) == 2
-    assert f"mt-eval new: {message}" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"error: {message}" in err and err.endswith("mt-eval new: the answers above were refused; nothing was "
+                                                        "written\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_answer_that_cannot_be_used_is_said_at_once(tmp_path, capsys):
+    """Those refused as --set options and those that break a rule alike, not the first of them alone."""
+    assert new(str(tmp_path / "p"), "--no-input", "--set", "method_id=Bad_ID", "--set", "open_source=maybe",
+               "--set", "runtime=ruby", "--set", "bogus=1") == 2
+    refused = [line.split(":", 2)[1].strip() for line in capsys.readouterr().err.splitlines()
+               if line.startswith("error: ")]
+    assert refused == ["--set open_source=maybe", "--set runtime=ruby", "--set bogus=1", "method_id"]
     assert list(tmp_path.iterdir()) == []
 
 

@@ -68,19 +68,24 @@ def checked_answer(key: str, value: object, questions: dict[str, Any], origin: s
     return value
 
 
-def parse_settings(settings: list[str], questions: dict[str, Any]) -> dict[str, str | bool]:
-    """``--set KEY=VALUE`` options → answers."""
+def parse_settings(settings: list[str], questions: dict[str, Any], refused: list[str]) -> dict[str, str | bool]:
+    """``--set KEY=VALUE`` options → answers; what cannot be used is added to ``refused``."""
     answers: dict[str, str | bool] = {}
     for setting in settings:
         key, equals, value = setting.partition("=")
         if not equals or not key.strip():
-            raise AnswerError(f'--set "{setting}": write KEY=VALUE, e.g. --set runtime=node')
-        answers[key.strip()] = checked_answer(key.strip(), value, questions, f"--set {setting}")
+            refused.append(f'--set "{setting}": write KEY=VALUE, e.g. --set runtime=node')
+            continue
+        try:
+            answers[key.strip()] = checked_answer(key.strip(), value, questions, f"--set {setting}")
+        except AnswerError as exc:
+            refused.append(str(exc))
     return answers
 
 
-def read_answers(file: str, questions: dict[str, Any]) -> dict[str, str | bool]:
-    """Answers from a JSON file: ``{"answers": {...}}`` as recorded in a plugin, or a plain object."""
+def read_answers(file: str, questions: dict[str, Any], refused: list[str]) -> dict[str, str | bool]:
+    """Answers from a JSON file: ``{"answers": {...}}`` as recorded in a plugin, or a plain object; an answer that
+    cannot be used is added to ``refused`` (a file that cannot be read is an `AnswerError`)."""
     import json
     from pathlib import Path
 
@@ -92,7 +97,13 @@ def read_answers(file: str, questions: dict[str, Any]) -> dict[str, str | bool]:
         data = data["answers"]
     if not isinstance(data, dict):
         raise AnswerError(f'--answers {file}: expected a JSON object of answers, e.g. {{"runtime": "node"}}')
-    return {key: checked_answer(key, value, questions, f"--answers {file}") for key, value in data.items()}
+    answers: dict[str, str | bool] = {}
+    for key, value in data.items():
+        try:
+            answers[key] = checked_answer(key, value, questions, f"--answers {file}")
+        except AnswerError as exc:
+            refused.append(str(exc))
+    return answers
 
 
 def answers_from_directory(directory: Path) -> dict[str, str]:
@@ -158,14 +169,22 @@ def new_plugin(directory: Path | None, *, settings: Sequence[str] = (), answers_
     destination = directory
     if destination is not None and (problem := occupied(destination, force=force)):
         return fail(problem)
+    refused: list[str] = []
     try:
         questions = template_questions(template)
         answers: dict[str, str | bool] = dict(answers_from_directory(destination)) if destination else {}
-        if answers_file:
-            answers.update(read_answers(answers_file, questions))
-        answers.update(parse_settings(list(settings), questions))
+        given = {**(read_answers(answers_file, questions, refused) if answers_file else {}),
+                 **parse_settings(list(settings), questions, refused)}
+        answers.update(given)
     except AnswerError as exc:
         return fail(str(exc))
+    if refused:  # every answer that cannot be used at once: with them, those given that break a rule
+        from mt_eval.scaffold_answers import key_problems
+
+        refused += [f"{key}: {problem}" for key in given for problem in key_problems(key, answers, questions)]
+        for problem in refused:
+            print(f"error: {problem}", file=sys.stderr)
+        return fail("the answers above were refused; nothing was written")
     parent = (destination.parent if destination is not None else Path.cwd()).absolute()
     existing = next(p for p in (parent, *parent.parents) if p.is_dir())  # nothing is created before it is needed
     staging = Path(tempfile.mkdtemp(prefix=".mt-eval-new-", dir=existing))
