@@ -221,8 +221,8 @@ class Manifest(StrictStruct, kw_only=True):
             yield Finding(
                 ("dependency_class",),
                 f'declared "{self.dependency_class}" but the dependencies make it "{derived.dependency_class}": '
-                + "; ".join(f"{c.path} ({c.dependency_id}) contributes {c.dependency_class}: {c.reason}"
-                            for c in shown),
+                + ("; ".join(f"{c.path} ({c.dependency_id}) contributes {c.dependency_class}: {c.reason}"
+                             for c in shown) or '"dependencies": [] says the method needs nothing but its own files'),
                 f'set "dependency_class": "{derived.dependency_class}", or change the dependencies listed',
                 code="class-mismatch",
             )

@@ -153,7 +153,8 @@ function dependencyListRules(manifest) {
     const offending = derived.contributions.filter((c) => CLASS_ORDER.indexOf(c.dependencyClass) > CLASS_ORDER.indexOf(declared));
     const shown = offending.length ? offending : derived.contributions;
     out.push(finding(['dependency_class'], `declared "${declared}" but the dependencies make it "${derived.dependencyClass}": `
-      + shown.map((c) => `${c.path} (${c.dependencyId}) contributes ${c.dependencyClass}: ${c.reason}`).join('; '),
+      + (shown.map((c) => `${c.path} (${c.dependencyId}) contributes ${c.dependencyClass}: ${c.reason}`).join('; ')
+        || '"dependencies": [] says the method needs nothing but its own files'),
     `set "dependency_class": "${derived.dependencyClass}", or change the dependencies listed`, { code: 'class-mismatch' }));
   }
   return out;
