@@ -14,6 +14,7 @@ source may repeat them but not contradict them. The merged card is validated as 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Literal
 
@@ -153,11 +154,26 @@ def merge_card(
             merged[key] = value
             origin[key] = source
     card, found = decode_value(merged, MethodCard, file=manifest_file)
+    # a field no source gave (a required one, one a rule asks for) is for the card given last to add, if any
+    adds_missing = next((name for name, data in reversed(list(sources.items())) if isinstance(data, dict)),
+                        manifest_file)
     for problem in found:
-        top = problem.path.removeprefix("$.").split(".")[0].split("[")[0]
-        problems.append(msgspec.structs.replace(problem, file=origin.get(top, manifest_file)))
+        problems.append(msgspec.structs.replace(problem, file=origin.get(_top_key(problem.path), adds_missing)))
     errors = any(p.severity == "error" for p in problems)
     return (None if errors else card), problems
+
+
+def _top_key(path: str) -> str:
+    """The top-level key a problem's JSON path starts with: ``$.a.b`` and ``$.a[0]``: a; ``$["open-source"]``:
+    open-source."""
+    quoted = _QUOTED_KEY.match(path)
+    if quoted:
+        key = msgspec.json.decode(quoted.group(1))  # (a JSON string: the walker wrote it)
+        return key if isinstance(key, str) else ""
+    return path.removeprefix("$.").split(".")[0].split("[")[0]
+
+
+_QUOTED_KEY = re.compile(r'^\$\[("(?:[^"\\]|\\.)*")\]')
 
 
 IDENTITY_FIELDS: tuple[str, ...] = identity_fields()  # method_id, class, dependency_class

@@ -42,6 +42,13 @@ export function cardFromManifest(manifest, methodId) {
 const pythonType = (value) => (Array.isArray(value) ? 'list' : typeof value === 'string' ? 'str'
   : typeof value === 'boolean' ? 'bool' : Number.isInteger(value) ? 'int' : typeof value === 'number' ? 'float' : 'NoneType');
 
+/** The top-level key a problem's JSON path starts with: $.a.b and $.a[0]: a; $["open-source"]: open-source. */
+function topKey(path) {
+  const quoted = /^\$\[("(?:[^"\\]|\\.)*")\]/.exec(path);
+  if (quoted) return JSON.parse(quoted[1]);
+  return path.replace(/^\$\./, '').split('.')[0].split('[')[0];
+}
+
 /**
  * Merge card sources ([name, parsed object] pairs, in precedence order) over the manifest's fields:
  * {card (null when there are errors), problems}. Each problem names the source of the offending field.
@@ -72,9 +79,11 @@ export function mergeCard(manifest, methodId, sources, { manifestFile = MANIFEST
     }
   }
   const { value, problems: found } = decodeValue(merged, 'method-card', { file: manifestFile });
+  // a field no source gave (a required one, one a rule asks for) is for the card given last to add, if any
+  const given = sources.filter(([, data]) => data !== null && typeof data === 'object' && !Array.isArray(data));
+  const addsMissing = given.length ? given[given.length - 1][0] : manifestFile;
   for (const problem of found) {
-    const top = problem.path.replace(/^\$\./, '').split('.')[0].split('[')[0];
-    problems.push({ ...problem, file: origin.get(top) ?? manifestFile });
+    problems.push({ ...problem, file: origin.get(topKey(problem.path)) ?? addsMissing });
   }
   const errors = problems.some((p) => p.severity === 'error');
   return { card: errors ? null : withoutDefaults('method-card', value), problems };
