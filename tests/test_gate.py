@@ -136,6 +136,15 @@ def test_each_required_covariate_missing_fails_the_gate_on_its_own(tmp_path: Pat
         assert card.covariates.tool_permissions == ["llm (gateway)"]
 
 
+def test_a_method_without_a_dependencies_list_is_not_said_to_have_a_model(tmp_path: Path, corpus: Path):
+    """Nothing says whether it has one: the fix is to list its dependencies (or give --model), not "its model"."""
+    method = scripted_copy(tmp_path, dependencies=None, dependency_class=None)
+    code, card = run(tmp_path / "run", corpus, *honest(), method=method)
+    assert code == 5 and card is not None and card.gate is not None
+    assert card.gate.failures[0] == ('covariates: model missing: method.json does not list its dependencies (add '
+                                     '"dependencies"), or give --model')
+
+
 def test_an_environment_without_a_digest_or_sandbox_is_missing(good: Path):
     card = msgspec.json.decode(good.read_bytes(), type=RunCard)
     card.environment.digest = None

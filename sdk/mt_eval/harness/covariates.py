@@ -119,11 +119,15 @@ def covariate_states(card: RunCard, data: dict[str, Any] | None = None, *, setti
     if card.environment.digest:
         parts.append(f"digest {card.environment.digest[:16]}…")
     environment = "; ".join(parts) or None
+    # without a dependencies list nothing says whether the method has a model at all (run_covariates)
+    unlisted = 'method.json does not list its dependencies (add "dependencies"), or give '
+    listed = not older and c.tool_permissions is not None
     states = {
-        "model": _state("model", c.model, not_applicable, "the method has a model dependency; give --model"
-                        if not older else run_default),
-        "temperature": _state("temperature", c.temperature, not_applicable, "the method's model is served; give "
-                              "--temperature" if not older else run_default),
+        "model": _state("model", c.model, not_applicable, run_default if older else
+                        "the method has a model dependency; give --model" if listed else unlisted + "--model"),
+        "temperature": _state("temperature", c.temperature, not_applicable, run_default if older else
+                              "the method's model is served; give --temperature" if listed else
+                              unlisted + "--temperature"),
         "tool_permissions": _state("tool_permissions", c.tool_permissions, not_applicable,
                                    "method.json does not list its dependencies (add \"dependencies\")"
                                    if not older else run_default),
