@@ -38,7 +38,7 @@ def not_valid_unicode(where: str, position: int) -> str:
     return f"{where} is not valid Unicode (surrogates not allowed at position {position})"
 
 
-def _first_lone(text: str) -> int | None:
+def first_lone(text: str) -> int | None:
     """The position (in code points) of the first lone surrogate in ``text``, or None."""
     try:
         text.encode("utf-8")
@@ -57,11 +57,11 @@ def _path_text(path: list[str | int]) -> str:
 def _found(value: Any, path: list[str | int]) -> tuple[list[str | int], int, bool] | None:
     """Where the first lone surrogate in ``value`` is: (path, position, whether it is in a field name)."""
     if isinstance(value, str):
-        position = _first_lone(value)
+        position = first_lone(value)
         return None if position is None else (path, position, False)
     if isinstance(value, Mapping):
         for key, item in value.items():
-            if isinstance(key, str) and (position := _first_lone(key)) is not None:
+            if isinstance(key, str) and (position := first_lone(key)) is not None:
                 return path, position, True
             if (found := _found(item, [*path, key])) is not None:
                 return found

@@ -30,6 +30,7 @@ import msgspec.inspect as mi
 from mt_eval import field_words as words
 from mt_eval.js_text import INEXACT_INTEGER, SAFE_INTEGER, beyond_exact_integers, js_number, js_string
 from mt_eval.json_input import parse_json
+from mt_eval.lone_surrogates import first_lone, not_valid_unicode
 from mt_eval.problems import Finding, Problem, ProblemsError, Severity, json_path, problems_at
 
 T = TypeVar("T")
@@ -105,6 +106,9 @@ def decode_value(data: Any, type_: type[T], *, file: str) -> tuple[T | None, lis
         if not any(len(other) < len(at) and at[: len(other)] == other for other, _ in clean_parts):
             walker.build(_get(data, at), cls, at)
     return None, walker.problems
+
+
+LONE_SURROGATE_HINT = "write the character itself (one beyond U+FFFF escaped as its pair, as \\ud83d\\ude00)"
 
 
 def _get(data: Any, at: tuple[str | int, ...]) -> Any:
@@ -303,6 +307,9 @@ class _Walker:
         return True
 
     def _check_str(self, value: str, t: mi.StrType, at: tuple[str | int, ...], meta: mi.Metadata | None) -> bool:
+        if (lone := first_lone(value)) is not None:  # ("\ud800": JSON escapes it, UTF-8 cannot hold it)
+            self.add(at, not_valid_unicode("the text", lone), LONE_SURROGATE_HINT, code="encoding")
+            return False
         if t.min_length and not value:
             self.add(at, "must not be empty", _meta_hint(meta), code="length")
             return False

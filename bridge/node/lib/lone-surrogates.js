@@ -11,8 +11,8 @@ import { isPlainObject } from './protocol.js';
 /** `WHERE is not valid Unicode (surrogates not allowed at position N)`, N counted in code points, as Python does. */
 export const notValidUnicode = (where, position) => `${where} is not valid Unicode (surrogates not allowed at position ${position})`;
 
-// The position (in code points) of the first lone surrogate in text, or -1.
-function firstLone(text) {
+/** The position (in code points) of the first lone surrogate in text, or -1. */
+export function firstLone(text) {
   if (text.isWellFormed()) return -1;
   let position = 0;
   for (let i = 0; i < text.length; i++, position++) {

@@ -7,6 +7,7 @@
 //    cross-field rules of its definition (./rules.js), each finding located by its JSON path.
 //
 // Problems come out in the same order as in Python, so bridge/vectors/contract/ can pin them for both.
+import { firstLone, notValidUnicode } from '../lone-surrogates.js';
 import { RULES } from './rules.js';
 import { defaults, resolve, root } from './schema.js';
 import {
@@ -14,6 +15,7 @@ import {
   matches, nodeHint,
 } from './words.js';
 
+const LONE_SURROGATE_HINT = 'write the character itself (one beyond U+FFFF escaped as its pair, as \\ud83d\\ude00)';
 const entriesOf = (value) => (value instanceof Map ? [...value] : Object.entries(value));
 const keysOf = (value) => (value instanceof Map ? [...value.keys()] : Object.keys(value));
 const has = (value, key) => (value instanceof Map ? value.has(key) : Object.hasOwn(value, key));
@@ -132,6 +134,11 @@ class Walker {
   }
 
   checkString(value, node, at) {
+    const lone = firstLone(value);
+    if (lone >= 0) { // ("\ud800": JSON escapes it, UTF-8 cannot hold it)
+      this.add(at, notValidUnicode('the text', lone), LONE_SURROGATE_HINT, 'encoding');
+      return false;
+    }
     if (node.minLength && value === '') {
       this.add(at, 'must not be empty', nodeHint(node), 'length');
       return false;
