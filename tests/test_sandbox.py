@@ -152,6 +152,21 @@ def test_validate_in_the_sandbox_reports_the_same_import_problems_as_on_the_host
     assert "No module named 'missing_module_xyz'" in inside.errors[0].message
 
 
+@needs_sandbox
+@pytest.mark.parametrize("broken", ["method.json", "method_card.json"])
+def test_a_node_plugin_with_invalid_files_gets_the_same_problems_in_the_sandbox_as_without(tmp_path: Path,
+                                                                                           broken: str):
+    """Each named by its file, and no second error blaming translate.js for a guest that refused to start."""
+    plugin = probe_plugin(tmp_path, "node", dependency_class="A1")  # (its dependencies make it S)
+    if broken == "method_card.json":
+        manifest = json.loads((plugin / "method.json").read_text())
+        (plugin / "method.json").write_text(json.dumps({**manifest, "dependency_class": "S"}))
+        (plugin / "method_card.json").write_text(json.dumps({"paradigm": "magic"}))
+    inside, host = validate_plugin(plugin, sandbox=True, scan=False), validate_plugin(plugin, scan=False)
+    assert [(p.file, p.message) for p in inside.errors] == [(p.file, p.message) for p in host.errors]
+    assert [Path(p.file).name for p in inside.errors] == [broken]
+
+
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_an_entry_that_throws_at_load_is_said_once_and_not_called_imported(tmp_path: Path, runtime: str, capsys):
     plugin = probe_plugin(tmp_path, runtime, name="throws-at-load")

@@ -9,7 +9,7 @@ import msgspec
 
 from mt_eval.contamination.record import ContaminationRecord
 from mt_eval.dependency_classes import CLASS_MEANING, Derivation
-from mt_eval.loader import build_method, method_card_of, read_plugin, register_hooks
+from mt_eval.loader import PluginSource, build_method, method_card_of, read_plugin, register_hooks
 from mt_eval.problems import Problem
 from mt_eval.scan import ScanReport
 
@@ -84,6 +84,10 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
     if run_code and sandbox and not entry_problem:
         from mt_eval.validate.in_sandbox import sandboxed_import
 
+        if source.runtime != "python":  # (a Python entry is validated whole in the sandbox, its card included)
+            problems.extend(p for p in method_card_of(source, None)[1] if p not in problems)
+            if _file_errors(source, problems):  # a guest refuses to start on them: they are the whole story
+                return report
         report.import_sandbox, found = sandboxed_import(source, timeout_s=timeout_s)
         problems.extend(p for p in found if p not in problems)
         return report
@@ -94,14 +98,17 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
             problems.extend(register_hooks(module, source.method_id, make_plugin_manager()))
     _card, more = method_card_of(source, method)
     problems.extend(p for p in more if p not in problems)
-    if run_code and not any(p.severity == "error" and p.file in (source.manifest_file, source.card_file)
-                            for p in problems):  # the files are sound: start the other entry points too
+    if run_code and not _file_errors(source, problems):  # the files are sound: start the other entry points too
         from mt_eval.validate.entry_points import check_entry_points
 
         seen = {(p.file, p.severity) for p in problems}  # a syntax error the scan located already is not repeated
         problems.extend(p for p in check_entry_points(source, method, timeout_s=timeout_s)
                         if (p.file, p.severity) not in seen)
     return report
+
+
+def _file_errors(source: PluginSource, problems: list[Problem]) -> bool:
+    return any(p.severity == "error" and p.file in (source.manifest_file, source.card_file) for p in problems)
 
 
 def _add_derivation(report: PluginReport, derivation: Derivation) -> None:
