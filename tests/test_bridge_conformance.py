@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import shutil
 import sys
 from pathlib import Path
@@ -165,3 +167,20 @@ def test_a_line_over_the_protocols_limit_fails_and_a_hang_after_a_raw_request_is
                                "\"result\": {}}', flush=True)\nsys.stdin.readline()\nimport time\ntime.sleep(60)\n")
     code, out = check(capsys, tmp_path, answers_initialize_only)
     assert code == 1 and "nothing within 10 s" in out and "did not answer initialize" not in out
+
+
+async def test_what_a_guest_starts_outside_its_process_group_is_ended_with_it(tmp_path: Path, caplog):
+    """A guest that starts a process in a session of its own (setsid) holds nothing up: the transcript ends when the
+    guest does, the process is ended, and the log names it."""
+    from process_support import marked_environment, processes_marked
+
+    guest = tmp_path / "guest.sh"
+    guest.write_text(f"#!/bin/sh\nsetsid sleep 60 < /dev/null &\nsleep 1\n{' '.join(python_command(REVERSE))}\n")
+    guest.chmod(0o755)
+    marker, environment = marked_environment()
+    [vector] = [v for v in VECTORS if v["name"] == "translate"]
+    with caplog.at_level(logging.WARNING, logger="mt_eval.bridge"):
+        outcome = await asyncio.wait_for(run_vector(vector, [str(guest)], env=environment), 30)
+    assert outcome.passed, outcome.failure
+    assert processes_marked(marker) == []
+    assert "left 1 process running outside its process group" in caplog.text and "sleep 60" in caplog.text

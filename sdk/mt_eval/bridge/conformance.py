@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 from collections.abc import Mapping, Sequence
@@ -18,8 +19,11 @@ from typing import Any
 import anyio
 
 from mt_eval.bridge.messages import DEFAULT_MAX_LINE_BYTES
+from mt_eval.process_state import outside_group
 
 STEP_TIMEOUT_S = 10.0
+EXIT_WAIT_S = 5.0
+log = logging.getLogger("mt_eval.bridge")
 READ_LIMIT = 64 * 1024 * 1024  # longer lines are not read whole (the protocol's own limit is a quarter of it)
 _TYPES: dict[str, Any] = {
     "$string": lambda v: isinstance(v, str),
@@ -131,25 +135,43 @@ async def run_vector(vector: Mapping[str, Any], command: Sequence[str], *, cwd: 
         outcome.not_started = True
         return outcome
     stderr = bytearray()
+    strays: dict[int, str] = {}  # what the guest started outside its process group (setsid), seen at each step
     async with anyio.create_task_group() as drain:
         drain.start_soon(_drain, process.stderr, stderr)
         try:
-            await _steps(vector, process, outcome, step_timeout_s)
+            await _steps(vector, process, outcome, step_timeout_s, strays)
         finally:
-            if process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-            await process.wait()
+            with anyio.CancelScope(shield=True):  # (interrupted too: nothing the guest started is left running)
+                await _end_guest(process, strays, os.path.basename(command[0]))
             drain.cancel_scope.cancel()
     outcome.stderr_tail = "\n".join(bytes(stderr[-4000:]).decode("utf-8", "replace").splitlines()[-10:])
     return outcome
 
 
+async def _end_guest(process: asyncio.subprocess.Process, strays: dict[int, str], label: str) -> None:
+    """Kill the guest's process group, end what it started outside it (`mt_eval.child_process.end_strays`), and wait
+    for it; pipes that something still holds open after `EXIT_WAIT_S` are closed."""
+    from mt_eval.child_process import end_strays
+
+    if process.returncode is None:
+        strays.update(outside_group(process.pid))
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    await end_strays(list(strays.items()), 1.0, label, log)
+    with anyio.move_on_after(EXIT_WAIT_S):
+        await process.wait()  # (until its pipes close too)
+    transport = getattr(process, "_transport", None)  # (asyncio's own; closing it closes the pipes)
+    if transport is not None:
+        transport.close()
+
+
 async def _steps(vector: Mapping[str, Any], process: asyncio.subprocess.Process, outcome: VectorOutcome,
-                 step_timeout_s: float) -> None:
+                 step_timeout_s: float, strays: dict[int, str]) -> None:
     """Each step of the transcript in turn, each within ``step_timeout_s``; the first failure ends it."""
     last_sent = None
     for number, step in enumerate(vector["steps"], start=1):
+        if process.returncode is None:
+            strays.update(outside_group(process.pid))
         if isinstance(step.get("send"), dict):
             last_sent = step["send"].get("method")
         elif isinstance(step.get("send_raw"), str):  # (a hang after a raw request is not initialize's)
@@ -255,9 +277,17 @@ async def _step(process: asyncio.subprocess.Process, step: Mapping[str, Any], ou
         process.stdin.close()
         return None
     if "expect_exit" in step:
-        code = await process.wait()
+        code = await _exit_status(process)
         return None if code == step["expect_exit"] else f"exit status {code}, expected {step['expect_exit']}"
     return f"unknown step {json.dumps(step)}"
+
+
+async def _exit_status(process: asyncio.subprocess.Process) -> int:
+    """The guest's exit status once it has exited (``process.wait()`` waits for its pipes to close too, which a
+    process it started and left running still holds open)."""
+    while process.returncode is None:  # noqa: ASYNC110 (asyncio sets it on exit; no event says so before the pipes close)
+        await asyncio.sleep(0.01)
+    return process.returncode
 
 
 def _check(pattern: Any, message: Any) -> str | None:
