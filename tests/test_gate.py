@@ -88,8 +88,11 @@ def test_each_rule_fails_on_its_own(tmp_path: Path, corpus_shape: dict, method_p
     assert "headline gate FAILED" in out and "no headline: 1 rule failed" in out and "headline: chrF++" not in out
 
 
-def test_a_selection_that_left_out_the_canaries_says_so(tmp_path: Path, corpus: Path):
+def test_a_selection_that_left_out_the_canaries_says_so(tmp_path: Path, corpus: Path, capsys):
     _, card = run(tmp_path / "first", corpus, *honest(), "--limit", "30")
+    assert ("0 canary entries; the gate policy default needs at least 1, so the headline will be withheld (this run is "
+            "a selection (30 of the corpus's 34 entries): run the whole corpus, or select its canaries too; or mark "
+            "entries") in capsys.readouterr().err  # (said before the run, as after it)
     assert card is not None and card.gate is not None and "canaries" in failed_rules(card)
     [detail] = next(c.details for c in card.gate.checks if c.rule == "canaries")
     assert detail.startswith("0 canaries ran; the policy needs at least 1: this run is a selection (30 of the "

@@ -45,9 +45,11 @@ class RunRules:
             raise RulesError(str(exc)) from None
         return cls(policy=policy, latency=request.latency, freeze_path=request.freeze)
 
-    def warn_missing_families(self, corpus: Any, entries: Sequence[dict[str, Any]]) -> None:
+    def warn_missing_families(self, corpus: Any, entries: Sequence[dict[str, Any]], *, selected: bool = False
+                              ) -> None:
         """Warn, naming the file and field, when the run's entries lack the families the policy needs (the
-        gate will withhold the headline). Malformed families were refused when the corpus was read."""
+        gate will withhold the headline). Malformed families were refused when the corpus was read. ``selected``:
+        the entries are a selection of the corpus's, which may have left its families out."""
         import sys
 
         from mt_eval.corpus.families import FAMILIES, family_of
@@ -61,6 +63,10 @@ class RunRules:
                 mark = (f"mark entries \"family\": \"{family}\"" if corpus.format != "parallel" else
                         f"parallel text has no fields: give the corpus as JSONL, JSON or a TSV with a header, with "
                         f"\"family\": \"{family}\" entries")
+                if selected:  # (the corpus may have them)
+                    kind = "canaries" if family == "canary" else "negative controls"
+                    mark = (f"this run is a selection ({len(entries)} of the corpus's {len(corpus.entries)} entries): "
+                            f"run the whole corpus, or select its {kind} too; or {mark}")
                 print(f"warning: corpus {corpus.path} $.entries[*].family: {counts[family]} {family} "
                       f"entr{'y' if counts[family] == 1 else 'ies'}; the gate policy {policy.name} needs at least "
                       f"{least}, so the headline will be withheld ({mark}, or give --policy FILE)", file=sys.stderr)

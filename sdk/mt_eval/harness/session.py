@@ -143,7 +143,7 @@ def run_evaluation(request: RunRequest) -> RunReport:
         given_card = card_file(request.method_card)
         config = fair.adjust_config(run_config(request, corpus, loaded.manifest))
         selection = settle_run_corpus(spec, corpus, config.pair, request.selection, quiet=request.quiet)
-        rules.warn_missing_families(corpus, selection.entries)
+        rules.warn_missing_families(corpus, selection.entries, selected=selection.facts is not None)
         settings = request.calls
         rules.check_freeze(loaded, corpus, selection.entries, selection.facts, config, settings)
         out = run_directory(request.directory.out, loaded.directory, f"{loaded.method_id}__{_slug(corpus.name)}")
