@@ -144,3 +144,15 @@ def test_a_corpus_nested_too_deep_is_refused_in_one_line_as_run_refuses_it(capsy
     assert main(["run", "--method", str(REPO / "examples" / "lexicon-eng-spa"), "--corpus", str(corpus), "--pair",
                  "eng:spa", "--out", str(tmp_path / "run")]) == 1
     assert capsys.readouterr().err.endswith(f"mt-eval run: {words}")
+
+
+def test_json_says_what_was_refused_in_a_corpus_that_cannot_be_read(capsys, tmp_path: Path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    code, out, err = show(capsys, str(empty), "--json")
+    assert code == 1 and err.startswith(f"mt-eval corpus show: corpus {empty}: has no entries")
+    assert json.loads(out) == {"file": str(empty), "readable": False, "refused": [
+        {"message": "has no entries", "hint": 'add entries, one JSON object per line, e.g. {"id": "1", "source": '
+                                               '"...", "reference": "..."}'}]}
+    code, out, _ = show(capsys, str(FIXTURES / "two-column.tsv"), "--json")
+    assert code == 0 and json.loads(out)["readable"] is True

@@ -66,7 +66,16 @@ def show(args: argparse.Namespace) -> int:
     if spec is None:
         args.print_show_help()
         return 2
-    corpus = load_corpus(spec)  # CorpusError: one line, exit status 1
+    try:
+        corpus = load_corpus(spec)  # CorpusError: one line, exit status 1
+    except CorpusError as exc:
+        if not args.json:
+            raise
+        # --json: what a reader of the JSON needs to know too (the line on stderr as without it)
+        unread = {"file": str(spec.main_path), "readable": False,
+                  "refused": [{"message": p.message, "hint": p.hint} for p in exc.problems]}
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(unread), indent=2).decode() + "\n")
+        raise
     pair = args.pair or corpus.pair
     refused: CorpusError | None = None
     try:

@@ -23,7 +23,8 @@ def build_report(corpus: Corpus, selection: Selection, pair: str | None, refused
                    for c in corpus.columns]
     first = [{**e, "id": corpus.given_id(e["id"])} for e in selection.entries[: max(rows, 0)]]
     return {
-        "file": str(corpus.path), "name": corpus.name, "format": corpus.format, "layout": layout(corpus),
+        "file": str(corpus.path), "readable": True, "name": corpus.name, "format": corpus.format,
+        "layout": layout(corpus),
         "columns": columns, "columns_from": corpus.columns_from, "header_line": corpus.header_line,
         "ids_from": corpus.ids_from, "aliases": facts["aliases"], "comment_lines": corpus.comment_lines,
         "entries": len(corpus.entries), "families": family_counts(corpus.entries), "references": corpus.references,
