@@ -168,8 +168,9 @@ export function isPlainObject(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/** An id is a string or an integer JSON holds exactly (PROTOCOL.md, "Integers"). */
 export function isValidId(id) {
-  return typeof id === 'string' || Number.isInteger(id);
+  return typeof id === 'string' || Number.isSafeInteger(id);
 }
 
 /** The kind of a parsed message: 'request', 'notification', 'response' or 'invalid'. */

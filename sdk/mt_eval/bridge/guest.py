@@ -30,6 +30,7 @@ from mt_eval.bridge.guest_requests import decide_params, decision_answer, transl
 from mt_eval.bridge.input_poll import can_poll, poll_input, poll_seconds
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
 from mt_eval.bridge.slots import Slots
+from mt_eval.js_text import SAFE_INTEGER
 from mt_eval.lone_surrogates import writable
 from mt_eval.strict import value_in_words
 
@@ -51,9 +52,7 @@ def runtime_card(method: Any) -> dict[str, Any] | None:
     """What the method itself reports with ``method_card()`` (None without one); the host merges it with the
     card from the plugin's files, as it does for a method loaded in-process."""
     card = getattr(method, "method_card", None)
-    if not callable(card):
-        return None
-    value = card()
+    value = card() if callable(card) else None
     return value if isinstance(value, dict) else None
 
 
@@ -73,8 +72,8 @@ def _request_id(line: bytes) -> int | str | None:
         message = msgspec.json.decode(line)
     except msgspec.DecodeError:
         return None
-    given = message.get("id") if isinstance(message, dict) else None
-    return given if isinstance(given, str) or (isinstance(given, int) and not isinstance(given, bool)) else None
+    given = message.get("id") if isinstance(message, dict) else None  # (an integer JSON holds exactly: "Integers")
+    return given if isinstance(given, str) or (type(given) is int and abs(given) <= SAFE_INTEGER) else None
 
 
 def _streams(fd: int) -> bool:
@@ -278,6 +277,8 @@ class GuestServer:
             self.send(m.error_line(None, m.PARSE_ERROR, f"not valid JSON: {exc}"))
             return
         request_id = None if message.id is msgspec.UNSET else message.id
+        if isinstance(request_id, int) and abs(request_id) > SAFE_INTEGER:  # (PROTOCOL.md, "Integers")
+            request_id = message.id = None
         if message.jsonrpc != "2.0" or message.method is None or message.id is None:
             self.send(m.error_line(request_id, m.INVALID_REQUEST,
                                    'expected "jsonrpc": "2.0", a "method" and an integer or string "id" (none in a '
