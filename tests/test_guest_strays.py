@@ -84,3 +84,21 @@ async def test_a_process_the_guest_started_outside_its_group_is_ended_with_it(tm
             import signal
 
             os.kill(helper, signal.SIGKILL)
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+async def test_a_process_that_ends_with_the_guest_a_moment_after_it_is_not_called_left_behind(tmp_path: Path,
+                                                                                             caplog):
+    """As a sandbox's own process does (bubblewrap's, in a session of its own): it is not the method's stray."""
+    caplog.set_level(logging.WARNING)
+    guest = tmp_path / "guest.sh"  # its companion ends 0.1 s after the guest it watches is gone
+    from mt_eval.bridge.runtimes import node_command
+
+    reverse = node_command(Path(__file__).parent / "fixtures" / "reverse")  # (a Node guest leaves its children be)
+    guest.write_text("#!/bin/sh\nwatched=$$\nsetsid sh -c \"while kill -0 $watched 2>/dev/null; do sleep 0.01; "
+                     f"done; sleep 0.1\" </dev/null &\nexec {' '.join(reverse)}\n")
+    guest.chmod(0o755)
+    method = BridgeMethod([str(guest)], label="sandboxed", options=HostOptions(shutdown_grace_s=1))
+    await method.translate([{"id": "1", "source": "Hi"}], CONFIG)
+    await method.aclose()
+    assert "left 1 process" not in caplog.text

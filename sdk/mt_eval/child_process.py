@@ -31,6 +31,10 @@ from mt_eval.process_state import command_line, outside_group, same_process
 # in flight, groups of 8 let the child answer the first while the host sends the rest (1.5x the requests per
 # second of one write per turn; benchmarks/bridge.py), and cost it one wake-up per group rather than per request.
 WRITE_GROUP = 8
+# How long what a child started outside its group may take to end on its own once the child is gone, before it is
+# called left behind: a sandbox's own process (bubblewrap's, in a session of its own) dies with the sandbox, a
+# moment after it.
+STRAY_SETTLE_S = 0.5
 
 
 class StderrTail:
@@ -108,6 +112,11 @@ async def end_strays(strays: list[tuple[int, str]], grace: float, label: str, lo
     """End what a child started outside its process group (`process_state.outside_group`, read before the child
     was stopped) that still runs: SIGTERM, SIGKILL after ``grace``; say so, naming them."""
     left = [(pid, started) for pid, started in strays if same_process(pid, started)]
+    loop = asyncio.get_running_loop()
+    settled = loop.time() + min(grace, STRAY_SETTLE_S)
+    while left and loop.time() < settled:  # ending already: a sandbox's own process, dying with the sandbox
+        await anyio.sleep(0.01)
+        left = [(pid, started) for pid, started in left if same_process(pid, started)]
     if not left:
         return
     names = ", ".join(f"pid {pid}: {command_line(pid) or '?'}" for pid, _ in left)
@@ -118,7 +127,6 @@ async def end_strays(strays: list[tuple[int, str]], grace: float, label: str, lo
             if same_process(pid, started):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, sig)
-        loop = asyncio.get_running_loop()
         until = loop.time() + grace
         while loop.time() < until:
             if not any(same_process(pid, started) for pid, started in left):
