@@ -49,6 +49,16 @@ def test_warm_ups_and_the_hot_sample_are_extra_calls_on_the_first_scored_entries
     assert card.latency.hot_calls_s is not None and len(card.latency.hot_calls_s) == 6
 
 
+def test_the_latency_line_counts_the_sample_taken_when_the_corpus_has_fewer_scored_entries(tmp_path: Path, capsys):
+    from mt_eval.cli import main
+
+    corpus = family_corpus(tmp_path / "corpus.json", scored=5, canaries=0, negatives=0)
+    assert main(["run", "--method", str(Path(__file__).parent / "fixtures" / "methods"), "--corpus", str(corpus),
+                 "--out", str(tmp_path / "run"), "--resamples", "20", *LENIENT, *honest(0, 0)]) == 0
+    err = capsys.readouterr().err  # (the default sample is 10: 5 are there to take)
+    assert "latency: 1 cold, 3 warm-up and 5 × 3 timed one-entry calls before the run" in err
+
+
 def test_no_latency_calls_with_an_empty_sample_and_a_resume_keeps_the_first_measurement(tmp_path: Path):
     record = tmp_path / "calls.jsonl"
     corpus = family_corpus(tmp_path / "corpus.json", scored=5)

@@ -115,10 +115,10 @@ class RunRules:
         from mt_eval.results import ResultNotes
 
         plan = self.latency
-        if not quiet and sample_of(entries, plan):
+        if not quiet and (sample := len(sample_of(entries, plan))):  # (fewer scored entries: a smaller sample)
             import sys
 
-            print(f"latency: 1 cold, {plan.warmup} warm-up and {plan.sample} × {plan.repetitions} timed one-entry "
+            print(f"latency: 1 cold, {plan.warmup} warm-up and {sample} × {plan.repetitions} timed one-entry "
                   "calls before the run (never scored; --latency-sample 0 makes none)", file=sys.stderr)
 
         async def before(method: Any, start_s: float) -> None:
