@@ -95,3 +95,9 @@ def test_a_decision_method_is_generated_self_contained_only(tmp_path, capfd):
                "--set", "dependency_profile=external-api") == 2
     assert "a decision method is generated self-contained" in capfd.readouterr().err
     assert not (tmp_path / "j").exists()
+
+
+def test_the_next_steps_of_a_decision_method_in_both_runtimes_name_its_decide_js(tmp_path, capsys):
+    assert new(str(tmp_path / "j"), "--no-input", "--set", "method_kind=decision", "--set", "runtime=both") == 0
+    out = capsys.readouterr().out
+    assert "pipeline.py, and its parity with decide.js" in out and "translate.js" not in out

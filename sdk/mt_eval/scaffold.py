@@ -226,7 +226,8 @@ def next_steps(target: Path, answers: dict[str, Any], report: PluginReport) -> s
     if answers["runtime"] in ("python", "both"):
         if importlib.util.find_spec("pytest") is None:
             lines.append(f"  {python} -m pip install pytest     # once: the test runner, beside the SDK")
-        lines.append(f"  {python} -m pytest tests" + ("       # pipeline.py, and its parity with translate.js"
+        node_entry = "decide.js" if answers["__family"] == "decision" else "translate.js"
+        lines.append(f"  {python} -m pytest tests" + (f"       # pipeline.py, and its parity with {node_entry}"
                                                       if answers["runtime"] == "both" else ""))
     if answers["runtime"] in ("node", "both"):
         lines.append("  node --test")
