@@ -32,6 +32,7 @@ LENIENT = [*LENIENT_POLICY_ARGS, "--latency-sample", "0"]
 def corpus(tmp_path: Path, n: int = 12, **extra: object) -> Path:
     entries = [{"id": f"e{i}", "source": f"Sentence number {i}.", "reference": f"Sentence number {i}!", **extra}
                for i in range(n)]
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "corpus.json"
     path.write_text(json.dumps({"dataset": {"name": "tiny", "license": "CC0-1.0"},
                                 "language_pair": {"source": "eng", "target": "spa"}, "entries": entries}))
@@ -170,6 +171,11 @@ def test_an_existing_run_is_never_overwritten_silently(tmp_path: Path, capsys):
     assert run(tmp_path, *args)[0] == 0
     assert run(tmp_path, *args)[0] == 1
     assert "holds an earlier run: continue it with --resume, start over with --force" in capsys.readouterr().err
+    other = corpus(tmp_path / "other", n=5)  # (dev.tsv, then dev.json: one default directory for both)
+    assert run(tmp_path, "--method", str(SCRIPTED), "--corpus", str(other))[0] == 1
+    assert capsys.readouterr().err.endswith(
+        f"{tmp_path / 'run'} holds an earlier run of other inputs (the corpus differs), which --resume cannot "
+        "continue: choose another --out, or start over with --force (which deletes that run)\n")
     assert run(tmp_path, *args, "--force")[0] == 0
 
 

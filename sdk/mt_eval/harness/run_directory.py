@@ -144,6 +144,14 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
                            "with --force")
         state.sessions += 1  # type: ignore[attr-defined]
     elif outputs and not force and state_path.exists():
+        try:
+            changed = changes(msgspec.json.decode(state_path.read_bytes(), type=type(fresh)), fresh)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            changed = []
+        if changed:  # another corpus (dev.tsv, then dev.json: one default directory), method or settings
+            raise RunError(f"{out} holds an earlier run of other inputs ({', '.join(name for name, _ in changed)} "
+                           f"differ{'s' if len(changed) == 1 else ''}), which --resume cannot continue: choose another "
+                           "--out, or start over with --force (which deletes that run)")
         raise RunError(f"{out} holds an earlier run: continue it with --resume, start over with --force, "
                        "or choose another --out")
     elif outputs and not force:  # a run's outputs, or files of the user's that have their names
