@@ -153,6 +153,17 @@ async def test_junk_on_stdout_is_skipped_and_counted():
         await method.aclose()
 
 
+async def test_an_answer_nested_too_deep_to_read_fails_its_entry_and_the_guest_serves_on(caplog):
+    method = guest("deep")
+    try:
+        results = await method.translate(entries("deep", "fine"), CONFIG)
+        assert results[0]["error"] is not None and "not valid JSON" in results[0]["error"]
+        assert results[1]["predicted"] == "enif"
+        assert method.restarts == 0 and not [r for r in caplog.records if r.levelname == "ERROR"]
+    finally:
+        await method.aclose()
+
+
 async def test_a_line_over_the_limit_fails_only_its_request():
     method = guest("oversized", max_line_bytes=4096)
     try:

@@ -53,7 +53,7 @@ def translate(request_id: Any, source: str) -> dict[str, Any]:
             "params": {"entries": [{"id": "e", "source": source}], "config": CONFIG}}
 
 
-def served(plugin: Path, tmp_path: Path, *messages: dict[str, Any]) -> list[dict[str, Any]]:
+def served(plugin: Path, tmp_path: Path, *messages: dict[str, Any] | str) -> list[dict[str, Any]]:
     """Every answer `mt-eval serve` gives to ``messages`` read from a file, in the order given."""
     return guest_replies(python_command(plugin), list(messages), tmp_path)
 
@@ -159,3 +159,13 @@ def test_a_request_over_the_line_limit_is_answered_by_its_own_id_never_an_entrys
     too_large = [answer for answer in answers if "error" in answer]
     assert [(answer["id"], answer["error"]["code"]) for answer in too_large] == [(None, m.MESSAGE_TOO_LARGE)]
     assert by_id([answer for answer in answers if answer["id"] in ("a", "after")])["a"]["result"]
+
+
+def test_a_request_nested_too_deep_to_read_is_answered_and_the_guest_serves_on(plugin, tmp_path):
+    """It had ended the guest at once (exit 0, nothing answered, not even the requests after it)."""
+    deep = {"jsonrpc": "2.0", "id": "deep", "method": "translate", "params": {"entries": [{"id": "e", "source": "x"}]}}
+    text = json.dumps(deep).replace('"source": "x"', '"source": "x", "deep": ' + "[" * 5000 + "]" * 5000)
+    answers = served(plugin, tmp_path, initialize(), text, translate("after", "cd"))
+    assert [a.get("error") for a in answers if a["id"] is None] == [
+        {"code": m.PARSE_ERROR, "message": "arrays or objects nested too deeply to read"}]
+    assert by_id([a for a in answers if a["id"] == "after"])["after"]["result"]["results"][0]["predicted"] == "dc"

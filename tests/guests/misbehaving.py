@@ -79,6 +79,10 @@ def main():
                 time.sleep(0.1)
                 send({"jsonrpc": "2.0", "method": "progress", "params": {"id": rid, "done": 0, "total": 1}})
         result = {"jsonrpc": "2.0", "id": rid, "result": {"results": results(entries)}}
+        if MODE == "deep" and any(e["source"] == "deep" for e in entries):  # nested too deep for a reader
+            send(None, raw=json.dumps(result).replace('"results": [', '"deep": ' + "[" * 5000 + "]" * 5000
+                                                      + ', "results": [').encode() + b"\n")
+            continue
         if MODE == "oversized" and any("big" in e["source"] for e in entries):
             result["result"]["results"][0]["predicted"] = "z" * 100_000
         if MODE == "invalid-utf8" and any("bad" in e["source"] for e in entries):

@@ -285,7 +285,7 @@ class GuestConnection(ChildProcess):
         except msgspec.ValidationError as exc:  # JSON, but not a message of the protocol
             self._fail_line(line[:256], m.PARSE_ERROR, f"guest sent a message that is not JSON-RPC 2.0 ({exc})")
             return
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):  # (RecursionError: nested too deep to read)
             self._fail_line(line[:256], m.PARSE_ERROR, "guest sent a line that is not valid JSON (or not UTF-8)")
             return
         if message.method is not None:

@@ -142,9 +142,8 @@ class _StdinProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.server.on_data(data)
 
-    def eof_received(self) -> bool:
+    def eof_received(self) -> None:  # (None: the transport closes itself)
         self.server.closed.set()
-        return False
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.server.closed.set()
@@ -273,8 +272,9 @@ class GuestServer:
         except msgspec.ValidationError:  # (a message that is not an object, or a field of the wrong type)
             self.send(m.error_line(_request_id(line), m.INVALID_REQUEST, "expected a JSON-RPC 2.0 request object"))
             return
-        except msgspec.DecodeError as exc:
-            self.send(m.error_line(None, m.PARSE_ERROR, f"not valid JSON: {exc}"))
+        except (msgspec.DecodeError, RecursionError) as exc:
+            self.send(m.error_line(None, m.PARSE_ERROR, "arrays or objects nested too deeply to read" if isinstance(
+                exc, RecursionError) else f"not valid JSON: {exc}"))
             return
         request_id = None if message.id is msgspec.UNSET else message.id
         if isinstance(request_id, int) and abs(request_id) > SAFE_INTEGER:  # (PROTOCOL.md, "Integers")
