@@ -12,6 +12,7 @@ from typing import Literal
 import msgspec
 
 from mt_eval.errors import ExpectedError
+from mt_eval.js_text import js_string
 
 Severity = Literal["error", "warning"]
 
@@ -58,7 +59,7 @@ def json_path(parts: Iterable[str | int]) -> str:
         elif part.isidentifier():
             out += f".{part}"
         else:
-            out += "[" + msgspec.json.encode(part).decode() + "]"
+            out += "[" + js_string(part) + "]"  # (as JSON.stringify: a lone surrogate escaped, "\ud800")
     return out
 
 

@@ -106,7 +106,7 @@ def _upstream_fields(item: dict[str, Any], notes: ResultNotes) -> dict[str, Any]
             out[key] = value
         else:
             moved[key] = value
-            notes.add(f'unknown field "{key}" moved into metadata')
+            notes.add(f'unknown field "{writable(key)}" moved into metadata')
     if moved:
         metadata = out.get("metadata", {})
         if isinstance(metadata, dict):
@@ -121,7 +121,7 @@ def _usage(value: dict[str, Any], moved: dict[str, Any], notes: ResultNotes) -> 
             notes.add(f'"usage.{key}": null treated as absent')
         elif key not in _USAGE_FIELDS:
             moved.setdefault("usage", {})[key] = count
-            notes.add(f'unknown field "usage.{key}" moved into metadata.usage')
+            notes.add(f'unknown field "usage.{writable(key)}" moved into metadata.usage')
         elif isinstance(count, float) and math.isfinite(count) and not count.is_integer():
             out[key] = math.floor(count + 0.5)
             notes.add(f'"usage.{key}" not a whole number, rounded')
@@ -188,7 +188,7 @@ def normalise_result(item: Any, *, notes: ResultNotes, default_latency_s: float 
             return entry_id, f'"{name}" cannot be sent as JSON: {problem}'
     try:
         result = msgspec.convert(item, TranslationResult)
-    except msgspec.ValidationError:
+    except (msgspec.ValidationError, UnicodeEncodeError):  # (the latter: msgspec naming a key "\ud800")
         from mt_eval.strict import decode_value
 
         fields = _upstream_fields(item, notes)

@@ -30,7 +30,7 @@ import msgspec.inspect as mi
 from mt_eval import field_words as words
 from mt_eval.js_text import INEXACT_INTEGER, SAFE_INTEGER, beyond_exact_integers, js_number, js_string
 from mt_eval.json_input import parse_json
-from mt_eval.lone_surrogates import first_lone, not_valid_unicode
+from mt_eval.lone_surrogates import first_lone, not_valid_unicode, writable
 from mt_eval.problems import Finding, Problem, ProblemsError, Severity, json_path, problems_at
 
 T = TypeVar("T")
@@ -283,7 +283,7 @@ class _Walker:
                 close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
                 hint = (f'did you mean "{close[0]}"?' if close else "remove it.") + \
                     " Known fields: " + ", ".join(fields)
-                self.add((*at, key), f'unknown field "{key}"', hint, code="unknown-field",
+                self.add((*at, key), f'unknown field "{writable(key)}"', hint, code="unknown-field",
                          severity="warning" if unknown == "warning" else "error")
                 ok = ok and unknown == "warning"
         for name, field in fields.items():

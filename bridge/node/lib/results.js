@@ -15,7 +15,7 @@ import { compile, defaults, root } from './contract/schema.js';
 import { decodeValue } from './contract/decode.js';
 import { got } from './contract/words.js';
 import { MAX_DEPTH } from './json-text.js';
-import { wellFormed } from './lone-surrogates.js';
+import { wellFormed, writable } from './lone-surrogates.js';
 import { describe, isPlainObject } from './protocol.js';
 
 export { describe };
@@ -103,7 +103,7 @@ function upstreamFields(raw, notes) {
           notes.add(`"usage.${name}": null treated as absent`);
         } else if (!usageFields.has(name)) {
           (moved.usage ??= {})[name] = count;
-          notes.add(`unknown field "usage.${name}" moved into metadata.usage`);
+          notes.add(`unknown field "usage.${writable(name)}" moved into metadata.usage`);
         } else if (typeof count === 'number' && Number.isFinite(count) && !Number.isInteger(count)) {
           usage[name] = Math.floor(count + 0.5);
           notes.add(`"usage.${name}" not a whole number, rounded`);
@@ -116,7 +116,7 @@ function upstreamFields(raw, notes) {
       out[key] = value;
     } else {
       moved[key] = value;
-      notes.add(`unknown field "${key}" moved into metadata`);
+      notes.add(`unknown field "${writable(key)}" moved into metadata`);
     }
   }
   if (Object.keys(moved).length) {

@@ -7,7 +7,7 @@
 //    cross-field rules of its definition (./rules.js), each finding located by its JSON path.
 //
 // Problems come out in the same order as in Python, so bridge/vectors/contract/ can pin them for both.
-import { firstLone, notValidUnicode } from '../lone-surrogates.js';
+import { firstLone, notValidUnicode, writable } from '../lone-surrogates.js';
 import { RULES } from './rules.js';
 import { defaults, resolve, root } from './schema.js';
 import {
@@ -101,7 +101,7 @@ class Walker {
     for (const key of keysOf(value)) {
       if (fields.includes(key) || unknown === 'allowed') continue;
       const [close] = getCloseMatches(key, fields, 1, 0.6);
-      this.add([...at, key], `unknown field "${key}"`,
+      this.add([...at, key], `unknown field "${writable(key)}"`,
         `${close !== undefined ? `did you mean "${close}"?` : 'remove it.'} Known fields: ${fields.join(', ')}`,
         'unknown-field', unknown === 'warning' ? 'warning' : 'error');
       ok = ok && unknown === 'warning';
