@@ -33,6 +33,17 @@ def writable(text: str) -> str:
     return text
 
 
+# The fix for text in a file that holds one (the strict reader's problems).
+LONE_SURROGATE_HINT = "write the character itself (one beyond U+FFFF escaped as its pair, as \\ud83d\\ude00)"
+
+
+def without_lone_keys(data: Any) -> Any:
+    """``data`` without the object keys that are not valid Unicode, at any depth."""
+    if isinstance(data, dict):
+        return {k: without_lone_keys(v) for k, v in data.items() if first_lone(k) is None}
+    return [without_lone_keys(v) for v in data] if isinstance(data, list) else data
+
+
 def not_valid_unicode(where: str, position: int) -> str:
     """``WHERE is not valid Unicode (surrogates not allowed at position N)``, N counted in code points."""
     return f"{where} is not valid Unicode (surrogates not allowed at position {position})"

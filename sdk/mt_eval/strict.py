@@ -30,7 +30,7 @@ import msgspec.inspect as mi
 from mt_eval import field_words as words
 from mt_eval.js_text import INEXACT_INTEGER, SAFE_INTEGER, beyond_exact_integers, js_number, js_string
 from mt_eval.json_input import parse_json
-from mt_eval.lone_surrogates import first_lone, not_valid_unicode, writable
+from mt_eval.lone_surrogates import LONE_SURROGATE_HINT, first_lone, not_valid_unicode, without_lone_keys, writable
 from mt_eval.problems import Finding, Problem, ProblemsError, Severity, json_path, problems_at
 
 T = TypeVar("T")
@@ -106,9 +106,6 @@ def decode_value(data: Any, type_: type[T], *, file: str) -> tuple[T | None, lis
         if not any(len(other) < len(at) and at[: len(other)] == other for other, _ in clean_parts):
             walker.build(_get(data, at), cls, at)
     return None, walker.problems
-
-
-LONE_SURROGATE_HINT = "write the character itself (one beyond U+FFFF escaped as its pair, as \\ud83d\\ude00)"
 
 
 def _get(data: Any, at: tuple[str | int, ...]) -> Any:
@@ -202,7 +199,10 @@ class _Walker:
         """Convert a type-clean part of the document, then run the rules of every Struct in it."""
         token = _rules_deferred.set(True)
         try:
-            value = msgspec.convert(data, type_)
+            try:
+                value = msgspec.convert(data, type_)
+            except UnicodeEncodeError:  # a key "\ud800" (no field's name: the walker said so) that msgspec cannot read
+                value = msgspec.convert(without_lone_keys(data), type_)
         except msgspec.ValidationError as exc:  # a constraint the walker does not know about
             self.add(at, str(exc))
             return None
