@@ -18,6 +18,13 @@ INEXACT_INTEGER = f"too large to be exact in JSON (integers run from -{SAFE_INTE
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def js_whole(value: Any) -> Any:
+    """A number JavaScript holds as an integer (``1.0`` is ``1``) as Python's int; any other value as it is."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= SAFE_INTEGER:
+        return int(value)
+    return value
+
+
 def beyond_exact_integers(value: object) -> bool:
     """Whether ``value`` is a whole number too large (or small) for an integer field: past `SAFE_INTEGER`, where
     JSON readers (JavaScript's) hold only an approximation of it."""

@@ -30,6 +30,7 @@ from typing import Any
 import msgspec
 
 from mt_eval.json_input import MAX_DEPTH
+from mt_eval.js_text import js_whole
 from mt_eval.lone_surrogates import writable
 from mt_eval.records import TranslationResult, Usage, result_problem
 
@@ -103,7 +104,7 @@ def _upstream_fields(item: dict[str, Any], notes: ResultNotes) -> dict[str, Any]
         elif key == "usage" and isinstance(value, dict):
             out["usage"] = _usage(value, moved, notes)
         elif key in _FIELDS:
-            out[key] = value
+            out[key] = js_whole(value) if key == "tool_call_count" else value  # (1.0 is 1, as Node reads it)
         else:
             moved[key] = value
             notes.add(f'unknown field "{writable(key)}" moved into metadata')

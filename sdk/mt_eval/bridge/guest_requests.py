@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from mt_eval.js_text import js_string
+from mt_eval.js_text import js_string, js_whole
 from mt_eval.records import RunConfig
 from mt_eval.results import ResultNotes, compact, compact_returned, error_result
 from mt_eval.strict import value_in_words
@@ -51,6 +51,22 @@ def entries_problem(entries: list[Any]) -> str | None:
     return None
 
 
+
+
+def _integer_fields(struct: type) -> frozenset[str]:
+    """The fields of ``struct`` that hold an integer (or null)."""
+    import msgspec.inspect as mi
+
+    def integer(t: mi.Type) -> bool:
+        t = t.type if isinstance(t, mi.Metadata) else t
+        return isinstance(t, mi.IntType) or (isinstance(t, mi.UnionType) and any(integer(x) for x in t.types))
+
+    info = mi.type_info(struct)
+    return frozenset(f.encode_name for f in info.fields if integer(f.type)) if isinstance(info, mi.StructType) \
+        else frozenset()
+
+
+_INTEGER_FIELDS = _integer_fields(RunConfig)
 _last_config: dict[bytes, RunConfig] = {}  # the last config a translate request carried (as JSON) → its RunConfig
 
 
@@ -67,6 +83,8 @@ def run_config(given: Any) -> RunConfig:
         config = copy.copy(known)
         config.params = given.get("params", {})
         return config
+    if type(given) is dict:  # its integers as a Node guest reads them: 2.0 is 2
+        given = {key: js_whole(value) if key in _INTEGER_FIELDS else value for key, value in given.items()}
     try:
         config = msgspec.convert(given, RunConfig)
     except msgspec.ValidationError as exc:
