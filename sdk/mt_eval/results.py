@@ -29,8 +29,8 @@ from typing import Any
 
 import msgspec
 
-from mt_eval.json_input import MAX_DEPTH
 from mt_eval.js_text import js_whole
+from mt_eval.json_input import MAX_DEPTH
 from mt_eval.lone_surrogates import writable
 from mt_eval.records import TranslationResult, Usage, result_problem
 
