@@ -46,7 +46,7 @@ export class ChampollionConfigError extends ProblemsError {
 /** Parse and check a config's text or bytes: [value (plain data with defaults) or null, problems]. */
 export function decodeConfig(text, file) {
   const [data, problems] = parseJsonBytes(typeof text === 'string' ? Buffer.from(text, 'utf8') : text, file);
-  if (data === null) return [null, problems];
+  if (data === null && problems.length) return [null, problems]; // (null alone: the file holds null, said below)
   const { value, problems: more } = decodeValue(data, 'champollion-config', { file });
   return [value, [...problems, ...more]];
 }

@@ -138,7 +138,7 @@ export function readPlugin(path) {
   }
   const [data, problems] = parseJsonBytes(readFileSync(manifestFile), manifestFile);
   let manifest = null;
-  if (data !== null) {
+  if (data !== null || !problems.length) { // (null with no problem: the file holds null, which is no manifest)
     const decoded = decodeValue(data, 'method', { file: manifestFile });
     problems.push(...decoded.problems);
     manifest = decoded.value;
