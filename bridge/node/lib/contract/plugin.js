@@ -106,7 +106,7 @@ function insideDirectory(directory, target) {
 
 function entryFileProblems(source) {
   const entry = source.manifest.node_entry;
-  if (entry === null || entry === undefined) return [];
+  if (!entry) return []; // (none, or "": its own problems are the manifest's)
   const file = resolve(source.directory, entry);
   if (!isFile(file)) {
     return [makeProblem(source.manifestFile, '$.node_entry', `"${entry}" does not exist in the plugin directory`,
