@@ -169,13 +169,27 @@ function manifestRules(manifest) {
   }
   if ((manifest.entry_point ?? null) !== null) out.push(...entryPointRules(manifest.entry_point));
   if ((manifest.node_entry ?? null) !== null) out.push(...relativeFileRules(['node_entry'], manifest.node_entry, ['.js', '.mjs', '.cjs']));
-  const counts = new Map();
-  for (const pair of manifest.supported_pairs ?? []) counts.set(pair, (counts.get(pair) ?? 0) + 1);
-  for (const [pair, count] of counts) {
-    if (count > 1) out.push(finding(['supported_pairs'], `"${pair}" is listed ${count} times`, 'list each pair once', { severity: 'warning', code: 'duplicate' }));
+  const implementsList = manifest.implements ?? ['translate'];
+  out.push(...duplicates(['implements'], implementsList, 'request'));
+  if ((manifest.decide ?? null) !== null && !implementsList.includes('decide')) {
+    out.push(finding(['decide'], '"decide" settings, but "implements" does not list "decide"',
+      'add "decide" to "implements", or remove "decide"', { code: 'unused' }));
   }
+  out.push(...duplicates(['supported_pairs'], manifest.supported_pairs ?? [], 'pair'));
   out.push(...dependencyListRules(manifest));
   return out;
+}
+
+/** A warning for each item listed more than once: `"x" is listed 2 times`, "list each WHAT once". */
+function duplicates(at, items, what) {
+  const counts = new Map();
+  for (const item of items) counts.set(item, (counts.get(item) ?? 0) + 1);
+  return [...counts].filter(([, count]) => count > 1).map(([item, count]) => finding(at, `"${item}" is listed ${count} times`,
+    `list each ${what} once`, { severity: 'warning', code: 'duplicate' }));
+}
+
+function decideSpecRules(spec) {
+  return duplicates(['question_types'], spec.question_types ?? [], 'type');
 }
 
 function methodCardRules(card) {
@@ -199,4 +213,5 @@ function methodCardRules(card) {
 
 registerRules('Dependency', dependencyRules);
 registerRules('Manifest', manifestRules);
+registerRules('DecideSpec', decideSpecRules);
 registerRules('MethodCard', methodCardRules);
