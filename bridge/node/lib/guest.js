@@ -3,6 +3,7 @@
 // method.json "implements") and optionally `name`, `methodCard()` and `close()`; a default export holding
 // them works too.
 import { declaredDefaults } from './contract/schema.js';
+import { got } from './contract/words.js';
 import {
   DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, describe, encode,
   errorResponse, isPlainObject, isValidId, resultResponse,
@@ -202,7 +203,7 @@ export class GuestServer {
     }
     if (params.config !== undefined && params.config !== null) {
       if (!isPlainObject(params.config)) {
-        return fail(ErrorCode.INVALID_PARAMS, `invalid config: expected an object, got ${describe(params.config)}`);
+        return fail(ErrorCode.INVALID_PARAMS, `invalid config: expected an object, got ${got(params.config)}`);
       }
       this.defaultConfig = params.config; // checked, with its defaults filled in, by the requests that use it
     }
