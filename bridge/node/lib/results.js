@@ -218,15 +218,15 @@ export function resultsFor(entries, returned, { label = 'the method', notes = ne
   const share = entries.length ? elapsedS / entries.length : 0;
   if (!Array.isArray(returned)) {
     const error = `${label} returned ${got(returned)}, not a list of results`;
-    return entries.map((entry) => errorResult(entry.id, error, share));
+    return entries.map((entry) => errorResult(String(entry.id), error, share));
   }
   const [only] = returned;
   if (entries.length === 1 && returned.length === 1 && isPlainObject(only) && typeof only.id === 'string'
-    && only.id !== '' && only.id === entries[0].id) { // one result for the one entry: nothing to match
+    && only.id !== '' && only.id === String(entries[0].id)) { // one result for the one entry: nothing to match
     const outcome = normalizeResult(only, { notes, defaultLatencyS: share });
     return [outcome.result ?? errorResult(only.id, `${label} returned an unusable result: ${outcome.problem}`, share)];
   }
-  const found = new Map(entries.map((entry) => [entry.id, []]));
+  const found = new Map(entries.map((entry) => [String(entry.id), []])); // (an integer id is matched as its text)
   let strays = false;
   for (const item of returned) {
     const outcome = normalizeResult(item, { notes, defaultLatencyS: share });
@@ -238,10 +238,11 @@ export function resultsFor(entries, returned, { label = 'the method', notes = ne
   }
   const missing = `${label} returned no result for this entry${strays ? STRAYS : ''}`;
   return entries.map((entry) => {
-    const mine = found.get(entry.id);
-    if (mine.length === 0) return errorResult(entry.id, missing, share);
-    if (mine.length > 1) return errorResult(entry.id, `${label} returned ${mine.length} results for this entry`, share);
-    return mine[0].result ?? errorResult(entry.id, `${label} returned an unusable result: ${mine[0].problem}`, share);
+    const id = String(entry.id);
+    const mine = found.get(id);
+    if (mine.length === 0) return errorResult(id, missing, share);
+    if (mine.length > 1) return errorResult(id, `${label} returned ${mine.length} results for this entry`, share);
+    return mine[0].result ?? errorResult(id, `${label} returned an unusable result: ${mine[0].problem}`, share);
   });
 }
 
