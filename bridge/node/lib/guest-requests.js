@@ -2,6 +2,7 @@
 // Python guest uses, what is wrong with a request's entries, and a request being worked on (Job).
 import { readFileSync } from 'node:fs';
 
+import { got } from './contract/words.js';
 import { writable } from './lone-surrogates.js';
 import { describe, isPlainObject } from './protocol.js';
 
@@ -28,15 +29,15 @@ export function failureMessage(error) {
 export const idKey = (id) => (typeof id === 'string' ? `s${id}` : `n${id}`);
 
 export function entriesProblem(entries) {
-  if (!Array.isArray(entries)) return `params.entries must be a list of entries, got ${describe(entries)}`;
+  if (!Array.isArray(entries)) return `params.entries must be a list of entries, got ${got(entries)}`;
   const seen = new Set();
   for (const [i, entry] of entries.entries()) {
-    if (!isPlainObject(entry)) return `params.entries[${i}] must be an object, got ${describe(entry)}`;
+    if (!isPlainObject(entry)) return `params.entries[${i}] must be an object, got ${got(entry)}`;
     if (typeof entry.id !== 'string' || entry.id === '') {
-      return `params.entries[${i}].id must be a non-empty string, got ${describe(entry.id)}`;
+      return `params.entries[${i}].id must be a non-empty string, got ${got(entry.id)}`;
     }
     if (typeof entry.source !== 'string') {
-      return `params.entries[${i}].source must be a string, got ${describe(entry.source)}`;
+      return `params.entries[${i}].source must be a string, got ${got(entry.source)}`;
     }
     if (seen.has(entry.id)) return `params.entries[${i}].id "${entry.id}" appears twice in the request`;
     seen.add(entry.id);

@@ -160,7 +160,7 @@ export class GuestServer {
   // Answers the request, or returns a promise of doing so: a translate or decide request is enqueued at once,
   // without a promise of its own, as soon as the guest is initialized (the path every call takes).
   dispatch({ id, method, params = {} }) {
-    if (!isPlainObject(params)) return this.fail(id, ErrorCode.INVALID_PARAMS, `params must be an object, got ${describe(params)}`);
+    if (!isPlainObject(params)) return this.fail(id, ErrorCode.INVALID_PARAMS, `params must be an object, got ${got(params)}`);
     if (method === 'initialize') return this.initialize(id, params, (...why) => this.fail(id, ...why));
     return this.dispatchInitialized(id, method, params);
   }
@@ -185,7 +185,7 @@ export class GuestServer {
       case 'shutdown':
         this.shuttingDown = true;
         return this.answer(id, resultResponse(id, null));
-      default: return this.fail(id, ErrorCode.METHOD_NOT_FOUND, `method not found: "${method}"`);
+      default: return this.fail(id, ErrorCode.METHOD_NOT_FOUND, `method not found: ${JSON.stringify(method)}`);
     }
   }
 

@@ -30,7 +30,7 @@ from mt_eval.bridge.guest_requests import decide_params, decision_answer, transl
 from mt_eval.bridge.input_poll import can_poll, poll_input, poll_seconds
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
 from mt_eval.bridge.slots import Slots
-from mt_eval.js_text import SAFE_INTEGER
+from mt_eval.js_text import SAFE_INTEGER, js_string
 from mt_eval.lone_surrogates import writable
 from mt_eval.strict import value_in_words
 
@@ -322,7 +322,7 @@ class GuestServer:
             self.shutting_down = True
             self.send(m.result_line(request_id, None))
         else:
-            self.send(m.error_line(request_id, m.METHOD_NOT_FOUND, f"unknown method {method!r}"))
+            self.send(m.error_line(request_id, m.METHOD_NOT_FOUND, f"method not found: {js_string(method)}"))
 
     def initialize(self, request_id: int | str, params: Any) -> None:
         offered = params.get("protocol_versions") if isinstance(params, dict) else None

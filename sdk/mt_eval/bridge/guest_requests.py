@@ -18,8 +18,10 @@ def translate_params(params: Any, default_config: dict[str, Any] | None = None
                      ) -> tuple[list[dict[str, Any]], RunConfig]:
     """The entries and RunConfig of a translate request; ``default_config``, initialize's, stands for a config the
     request leaves out."""
-    if not isinstance(params, dict) or not isinstance(params.get("entries"), list):
-        raise ValueError("translate needs params.entries, a list of entries")
+    if not isinstance(params, dict):  # (the words of the Node guest)
+        raise ValueError(f"params must be an object, got {value_in_words(params)}")
+    if not isinstance(params.get("entries"), list):
+        raise ValueError(f"params.entries must be a list of entries, got {value_in_words(params.get('entries'))}")
     entries = params["entries"]
     problem = entries_problem(entries)
     if problem:
@@ -110,7 +112,7 @@ def decide_params(params: Any, default_config: dict[str, Any] | None = None) -> 
     from mt_eval.decisions.records import DecisionConfig, rows_problem
 
     if not isinstance(params, dict):
-        raise ValueError("decide needs params, an object")
+        raise ValueError(f"params must be an object, got {value_in_words(params)}")
     rows = params.get("rows")
     problem = rows_problem(rows, "params.rows")
     if problem or not isinstance(rows, list):
