@@ -165,18 +165,21 @@ def test_a_store_that_cannot_be_read_is_a_503_saying_so(cards, tmp_path: Path):
                                                  f"store {db}: no such table: cards")
 
 
+def alpha_and_a_rebuilt_gamma(cards, tmp_path: Path) -> tuple[Path, Path]:
+    """A store holding alpha's card, and one rebuilt elsewhere holding gamma's, to be moved over it."""
+    db, rebuilt = tmp_path / "board.db", tmp_path / "rebuilt.db"
+    publish(str(db), tmp_path, cards.card("alpha", quality=0.8))
+    publish(str(rebuilt), tmp_path / "rebuilt", cards.card("gamma", quality=0.6))
+    return db, rebuilt
+
+
 def test_a_store_file_replaced_while_serving_is_read_from_its_new_file(cards, tmp_path: Path):
     """A store rebuilt elsewhere and moved over the one served (an atomic update) is what is served next; a
     store file that is gone is a 503, not an empty store made in its place."""
-    import os
-
-    db = tmp_path / "board.db"
-    publish(str(db), tmp_path, cards.card("alpha", quality=0.8))
-    rebuilt = tmp_path / "rebuilt.db"
-    publish(str(rebuilt), tmp_path / "rebuilt", cards.card("gamma", quality=0.6))
+    db, rebuilt = alpha_and_a_rebuilt_gamma(cards, tmp_path)
     with served(str(db)) as server:
         assert "Alpha" in fetch(server.base).decode()
-        os.replace(rebuilt, db)
+        rebuilt.replace(db)
         page = fetch(server.base).decode()
         assert "Gamma" in page and "Alpha" not in page
         db.unlink()
@@ -188,17 +191,12 @@ def test_a_store_file_replaced_while_serving_is_read_from_its_new_file(cards, tm
 def test_a_store_moved_over_one_published_into_while_serving_is_read_whole(cards, tmp_path: Path, capsys):
     """A publish made while the store is served leaves no write-ahead log behind: the store moved over it next is
     read as it is, not with the old store's pages (damaged rows), and nothing of it is lost when serving stops."""
-    import os
-
-    db = tmp_path / "board.db"
-    publish(str(db), tmp_path, cards.card("alpha", quality=0.8))
-    rebuilt = tmp_path / "rebuilt.db"
-    publish(str(rebuilt), tmp_path / "rebuilt", cards.card("gamma", quality=0.6))
+    db, rebuilt = alpha_and_a_rebuilt_gamma(cards, tmp_path)
     with served(str(db)) as server:
         assert "Alpha" in fetch(server.base).decode()
         publish(str(db), tmp_path, cards.card("beta", quality=0.7))  # while the server holds the store open
         assert "Beta" in fetch(server.base).decode()
-        os.replace(rebuilt, db)
+        rebuilt.replace(db)
         board = json.loads(fetch(server.base + "leaderboard.json"))
         assert [row["method_id"] for group in board["groups"] for row in group["rows"]] == ["gamma"]
     assert "damaged" not in server.stderr
