@@ -110,3 +110,9 @@ def test_both_guests_check_decision_rows_alike(case, tmp_path):
             assert reply["result"]["results"][0]["id"] == "a"
         else:
             assert reply["error"] == {"code": m.INVALID_PARAMS, "message": problem}
+
+
+def test_both_guests_name_a_plugin_by_its_method_json(tmp_path):
+    """Not by the module's own `name` export (the reverse fixture's translate.js exports "Reverse")."""
+    named = [guest_replies(command, [INITIALIZE], tmp_path)[0]["result"]["method"] for command in GUESTS]
+    assert named == [{"name": "Reverse (bridge reference method)", "method_id": "reverse"}] * 2

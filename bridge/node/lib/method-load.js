@@ -13,8 +13,9 @@ import { describe, isPlainObject } from './protocol.js';
 export const REQUESTS = Object.freeze({ translate: 'entries', decide: 'rows' });
 
 /**
- * A module file to serve: {file, name, methodId, implements}. Without a name it is the file's base name, without a
- * method id the kebab-case of the name, and without implements whatever the module exports.
+ * A module file to serve: {file, name, named, methodId, implements}. Without a name (named: false) it is the
+ * module's `name` export or the file's base name, without a method id the kebab-case of the name, and without
+ * implements whatever the module exports.
  */
 export function moduleTarget(module, { name, methodId, implements: requests } = {}) {
   const file = resolve(module);
@@ -24,7 +25,7 @@ export function moduleTarget(module, { name, methodId, implements: requests } = 
       + 'the plugin directory as one (`mt-eval-guest DIR`, without --module)');
   }
   const stem = name ?? basename(file, extname(file));
-  return { file, name: stem, methodId: methodId ?? kebabCase(stem), implements: requests ?? null };
+  return { file, name: stem, named: name !== undefined, methodId: methodId ?? kebabCase(stem), implements: requests ?? null };
 }
 
 const exportsAny = (api) => Object.keys(REQUESTS).some((request) => typeof api?.[request] === 'function');
@@ -63,7 +64,8 @@ export async function loadMethod(target) {
     implements: requests,
     methodCard: typeof api.methodCard === 'function' ? api.methodCard : null,
     close: typeof api.close === 'function' ? api.close : null,
-    name: typeof api.name === 'string' && api.name !== '' ? api.name : target.name,
+    // a name given (method.json's, --name) comes first, as for a Python method; else the module's own, if it has one
+    name: !target.named && typeof api.name === 'string' && api.name !== '' ? api.name : target.name,
     methodId: target.methodId,
   };
 }

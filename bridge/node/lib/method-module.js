@@ -19,7 +19,8 @@ export function resolveMethod({ directory, module }) {
     throw new Error(`${manifest.file}: no "node_entry": this plugin does not run on Node`
       + (manifest.pythonEntry ? '\n    fix: serve it with `mt-eval serve DIR`' : ''));
   }
-  return { file: manifest.nodeEntry, name: manifest.name, methodId: manifest.methodId, implements: manifest.implements };
+  return { file: manifest.nodeEntry, name: manifest.name, named: true, methodId: manifest.methodId,
+    implements: manifest.implements };
 }
 
 /**

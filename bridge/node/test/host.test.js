@@ -49,7 +49,8 @@ describe('host with the Node guest on the reverse fixture', () => {
   test('translates, one full result per entry in entry order', async () => {
     const guest = await start(nodeGuestCommand);
     assert.equal(guest.info.protocol_version, 'mt-eval-bridge/1');
-    assert.deepEqual(guest.info.method, { name: 'Reverse', method_id: 'reverse' });
+    // method.json's name, as the Python guest serves it (the module's own `name` export names a bare module only)
+    assert.deepEqual(guest.info.method, { name: 'Reverse (bridge reference method)', method_id: 'reverse' });
     assert.deepEqual(guest.capabilities, { max_batch: null, max_concurrency: 64, cancel: true, progress: false });
     const results = await guest.translate([
       { id: 'a', source: 'abc' }, { id: 'b', source: '!fail x' }, { id: 'c', source: 'Héllo 🙂\nwörld' },

@@ -28,6 +28,8 @@ export interface ResolvedMethod {
   file: string;
   /** The manifest name, or the file's base name. */
   name: string;
+  /** Whether the name was given (method.json's, or --name): then it is served, not the module's `name` export. */
+  named: boolean;
   methodId: string;
   /** method.json's "implements"; null for a bare module (whatever it exports). */
   implements: Array<'translate' | 'decide'> | null;
