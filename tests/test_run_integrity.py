@@ -140,6 +140,20 @@ def test_an_in_process_method_blocking_the_event_loop_is_moved_into_a_guest(tmp_
     assert code == 3
 
 
+def test_calls_in_flight_that_each_block_the_loop_are_all_interrupted_and_the_run_carries_on(tmp_path: Path):
+    """With two calls in flight, the second blocks the loop before it can turn after the first was interrupted: it
+    is interrupted in turn (it had been taken for a block that could not be, and the run ended)."""
+    sources = [*SOURCES[:2], "!block 60", "!block 60", *SOURCES[2:4]]
+    started = time.monotonic()
+    code, card, err = run(tmp_path, MISBEHAVING, sources, "--batch-size", "1", "--concurrency", "2", "--timeout",
+                          "0.5", "--retries", "0")
+    assert time.monotonic() - started < 90, "the run waited for the blocked calls"
+    assert card is not None, err
+    assert "could not be interrupted" not in err and "carrying on with it in its own process" in err
+    assert predictions(card) == [None if s.startswith("!block") else f"spa:{s[::-1]}" for s in sources]
+    assert code == 3  # (partial: the two that block failed)
+
+
 def test_a_block_that_cannot_be_interrupted_ends_the_run_with_the_fix_not_a_hang(tmp_path: Path):
     started = time.monotonic()
     code, card, err = run(tmp_path, SCRIPTED, SOURCES[:2], "--batch-size", "1", "--timeout", "0.2",

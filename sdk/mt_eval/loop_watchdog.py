@@ -48,6 +48,8 @@ class LoopWatchdog:
         self._beat = time.monotonic()
         self._stop = threading.Event()
         self._fired = False
+        self._sent: float | None = None  # when the interrupt was sent, until it comes through
+        self._delivered: float | None = None  # when the last one came through
         self._handle: asyncio.TimerHandle | None = None
         self._thread: threading.Thread | None = None
         self._previous: signal._HANDLER = None
@@ -93,22 +95,30 @@ class LoopWatchdog:
     def _watch(self) -> None:
         main = threading.main_thread().ident
         while not self._stop.wait(HEARTBEAT_S):
-            blocked = time.monotonic() - self._beat
+            now = time.monotonic()
+            blocked = now - self._beat
             if blocked < self.limit_s:
-                self._fired = False
+                self._fired, self._sent, self._delivered = False, None, None
                 continue
-            if not self._fired:
+            since = now - self._delivered if self._delivered is not None else blocked
+            if not self._fired or (self._sent is None and self._delivered is not None and since >= self.limit_s):
+                # blocked, or blocked again since the last interrupt came through (before the loop could turn,
+                # another call it had started went on to block it: one per call in flight)
                 self._fired = True
-                self.blocked_for = blocked
+                self.blocked_for = since
                 if self._armed and main is not None:
+                    self._sent = now
                     signal.pthread_kill(main, signal.SIGUSR1)
-            elif blocked >= self.limit_s + self.hard_limit_s:
+            elif (now - self._sent >= self.hard_limit_s if self._sent is not None
+                  else not self._armed and blocked >= self.limit_s + self.hard_limit_s):
+                # the interrupt never came through (code blocked in C), or there was none to send
                 sys.stderr.write(self.hard_message + "\n")
                 sys.stderr.flush()
                 real_exit(self.hard_exit_code)
 
     def _interrupt(self, signum: int, frame: FrameType | None) -> None:
         if self._fired and not self._stop.is_set():
+            self._sent, self._delivered = None, time.monotonic()
             raise self._error(self.blocked_for)
 
 
