@@ -235,8 +235,9 @@ def test_a_program_that_buffers_is_named_with_the_fixes(clone, wrapper):
     done = sh(".venv/bin/mt-eval run --method buffering --corpus examples/data/eng-spa-demo.json --limit 2 "
               "--timeout 3 --out runs/buffering --no-contamination-check", clone)
     assert done.returncode == 4, shown(done)  # nothing translated
-    assert "wrote nothing at all, and waits for more input: it buffers its output" in done.stderr
-    assert "stdbuf -oL" in done.stderr and "persistent=False" in done.stderr
+    assert ("word-mt.py gave no answer within 3 s and wrote nothing at all, and waits for more input: it buffers "
+            "its output") in done.stderr  # (named by its script, with the fixes that work for Python)
+    assert " -u …" in done.stderr and "PYTHONUNBUFFERED=1" in done.stderr and "persistent=False" in done.stderr
 
 
 def test_a_plain_program_declared_as_command_is_refused_at_once(clone, wrapper):
