@@ -1,12 +1,11 @@
 """The Python guest: a method served over stdin/stdout as a bridge guest (``mt-eval serve DIR``).
 
-Stdout is diverted at the file-descriptor level before the plugin is imported: the protocol keeps a
-private duplicate of fd 1, and fd 1 itself is pointed at stderr, so a ``print()`` anywhere in a method
-(or in a C extension writing to fd 1) lands in the host's logs instead of corrupting the protocol.
-
-A host talks to it over pipes, and it exits when its stdin closes, abandoning what is in flight (nobody is
-left to read it). Run by hand, files work too: ``mt-eval serve DIR < requests.jsonl > answers.jsonl``
-answers every request before it exits, and on a terminal it says what it expects.
+Stdout is diverted at the file-descriptor level before the plugin is imported: the protocol keeps a private
+duplicate of fd 1, and fd 1 itself is pointed at stderr, so a ``print()`` anywhere in a method (or in a C
+extension writing to fd 1) lands in the host's logs instead of corrupting the protocol. A host talks to it over
+pipes, and it exits when its stdin closes, abandoning what is in flight (nobody is left to read it). Run by hand,
+files work too: ``mt-eval serve DIR < requests.jsonl > answers.jsonl`` answers every request before it exits,
+and on a terminal it says what it expects.
 """
 
 from __future__ import annotations
@@ -14,11 +13,10 @@ from __future__ import annotations
 import asyncio
 import io
 import os
-import stat
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 import msgspec
 
@@ -26,6 +24,7 @@ from mt_eval import event_loop
 from mt_eval._version import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.eager import start_eagerly
+from mt_eval.bridge.guest_io import FileInput, FileOutput, Output, StdinProtocol, streams
 from mt_eval.bridge.guest_requests import decide_params, decision_answer, translate_answer, translate_params
 from mt_eval.bridge.input_poll import can_poll, poll_input, poll_seconds
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
@@ -76,79 +75,6 @@ def _request_id(line: bytes) -> int | str | None:
     return given if isinstance(given, str) or (type(given) is int and abs(given) <= SAFE_INTEGER) else None
 
 
-def _streams(fd: int) -> bool:
-    """Whether ``fd`` is a stream the event loop can wait on — a pipe, a socket or a terminal — rather than a
-    file (or a device such as /dev/null), which is read or written directly."""
-    mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
-
-
-class _Output(Protocol):
-    def write(self, data: bytes) -> None: ...
-    def is_closing(self) -> bool: ...
-    def close(self) -> None: ...
-
-
-class _FileOutput:
-    """The protocol's output when it is a regular file (``> answers.jsonl``): each line written at once."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.closed = False
-
-    def write(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.fd, view):]
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            os.close(self.fd)
-
-
-class _FileInput:
-    """Requests from a regular file (``< requests.jsonl``), a chunk a turn of the loop, read in a callback as a
-    pipe's data is: each request then starts as it would from a host (in the turn that read it, in its own task),
-    so a ``cancel`` that follows it finds it. At the end of the file the input is closed."""
-
-    def __init__(self, server: GuestServer, fd: int, loop: asyncio.AbstractEventLoop) -> None:
-        self.server, self.fd, self.loop = server, fd, loop
-        self.handle = loop.call_soon(self._read)
-
-    def _read(self) -> None:
-        try:
-            chunk = os.read(self.fd, 1 << 16)
-        except OSError as exc:
-            print(f"mt-eval serve: cannot read the requests: {exc.strerror or exc}", file=sys.stderr)
-            chunk = b""
-        if not chunk:
-            self.server.end_of_file()
-            return
-        self.server.on_data(chunk)
-        self.handle = self.loop.call_soon(self._read)
-
-    def close(self) -> None:
-        self.handle.cancel()
-
-
-class _StdinProtocol(asyncio.Protocol):
-    def __init__(self, server: GuestServer) -> None:
-        self.server = server
-
-    def data_received(self, data: bytes) -> None:
-        self.server.on_data(data)
-
-    def eof_received(self) -> None:  # (None: the transport closes itself)
-        self.server.closed.set()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.server.closed.set()
-
-
 class GuestServer:
     """The protocol state machine of a guest around one in-process method.
 
@@ -172,7 +98,7 @@ class GuestServer:
         self._lines = LineSplitter(max_line_bytes)
         self._tasks: dict[int | str, asyncio.Task[None]] = {}
         self._slots = Slots(MAX_CONCURRENCY)
-        self._out: _Output | None = None
+        self._out: Output | None = None
         self._outgoing: list[bytes] = []  # answers not written yet (`send`)
         self._reading = False  # in on_data: its answers go out when the chunk is done
         self._flush_due = False
@@ -183,25 +109,25 @@ class GuestServer:
 
     async def run(self, protocol_fd: int, input_fd: int = 0) -> None:
         loop = self._loop = asyncio.get_running_loop()
-        from_host = _streams(input_fd) and _streams(protocol_fd)
-        if _streams(protocol_fd):
+        from_host = streams(input_fd) and streams(protocol_fd)
+        if streams(protocol_fd):
             self._out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(protocol_fd, "wb", buffering=0))
         else:
-            self._out = _FileOutput(protocol_fd)
-        reader: asyncio.BaseTransport | _FileInput
-        if _streams(input_fd):
-            reader, _ = await loop.connect_read_pipe(lambda: _StdinProtocol(self), os.fdopen(input_fd, "rb",
+            self._out = FileOutput(protocol_fd)
+        reader: asyncio.BaseTransport | FileInput
+        if streams(input_fd):
+            reader, _ = await loop.connect_read_pipe(lambda: StdinProtocol(self), os.fdopen(input_fd, "rb",
                                                                                             buffering=0))
             if from_host and self._poll_seconds and can_poll(input_fd):
                 self._poll_fd = input_fd
         else:
-            reader = _FileInput(self, input_fd, loop)
+            reader = FileInput(self, input_fd, loop)
         from mt_eval.bridge.host_gone import host_watched
 
         with host_watched(input_fd, from_host):  # a host gone ends the guest, even one whose method blocks the loop
             await self._serve(from_host, reader)
 
-    async def _serve(self, from_host: bool, reader: asyncio.BaseTransport | _FileInput) -> None:
+    async def _serve(self, from_host: bool, reader: asyncio.BaseTransport | FileInput) -> None:
         """Until the input ends; then in-flight work is cancelled (from a host) or answered, and the method closed."""
         await self.closed.wait()
         if from_host:
@@ -216,7 +142,7 @@ class GuestServer:
         self._poll_fd = None
         reader.close()
         self._flush()
-        cast(_Output, self._out).close()  # (set by `run`)
+        cast(Output, self._out).close()  # (set by `run`)
 
     def send(self, line: bytes) -> None:
         """Answers go out together: those of the requests read in one chunk when it is done, the others at the end
@@ -382,10 +308,14 @@ class GuestServer:
         except asyncio.CancelledError:
             self.send(m.error_line(request_id, m.CANCELLED, "cancelled"))
             return
-        except SystemExit as exc:  # the guest keeps serving: the request fails, as a raise does
+        except (SystemExit, KeyboardInterrupt) as exc:  # the guest keeps serving: the request fails, as a raise does
+            from mt_eval.deadlines import raised_by_a_signal
             from mt_eval.guarded_calls import exit_failure
 
-            self.send(m.error_line(request_id, m.METHOD_FAILED, exit_failure(exc), {"type": "SystemExit"}))
+            if isinstance(exc, KeyboardInterrupt) and raised_by_a_signal(exc):  # (Ctrl-C, not the method's own)
+                raise
+            why = exit_failure(exc) if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {exc}"
+            self.send(m.error_line(request_id, m.METHOD_FAILED, why, {"type": type(exc).__name__}))
             return
         except Exception as exc:
             self.send(m.error_line(request_id, m.METHOD_FAILED, writable(f"{type(exc).__name__}: {exc}"),
