@@ -1,5 +1,6 @@
 """A method's os._exit(), which ends a process at once, fails its call or its loading as sys.exit() does
-(`mt_eval.process_exit`), in the process that imported it only."""
+(`mt_eval.process_exit`), in the process that imported it only; and its own ``raise KeyboardInterrupt`` fails its
+call as any exception does (only Ctrl-C stops the run)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_run_integrity import SOURCES, run
+import pytest
+
+from test_run_integrity import SOURCES, expected, run
 
 OS_EXIT_METHOD = """\
 import os
@@ -74,3 +77,24 @@ def test_os_exit_in_a_python_guest_fails_the_call_and_the_guest_serves_on(tmp_pa
                                      "process; raise an exception instead")
     assert [r.predicted for r in card.results] == [*SOURCES[:4], None, *SOURCES[4:]]
     assert "exited" not in err and "restart" not in err
+
+
+KEYBOARD_INTERRUPT = """
+class EchoMethod:
+    async def translate(self, entries, config):
+        if any(e["source"] == "three" for e in entries):
+            raise KeyboardInterrupt  # its own, not the user's Ctrl-C
+        return [{"id": e["id"], "predicted": "spa:" + e["source"][::-1]} for e in entries]
+"""
+
+
+@pytest.mark.parametrize("isolate", [False, True], ids=["in-process", "isolated"])
+def test_a_keyboard_interrupt_the_method_raises_fails_its_call_not_the_run(tmp_path: Path, make_plugin, isolate):
+    """It had been taken for Ctrl-C: the run stopped as interrupted (and --resume stopped again), or, isolated,
+    the guest died on it until its crash-loop budget was spent."""
+    plugin = make_plugin(files={"pipeline.py": KEYBOARD_INTERRUPT})
+    code, card, err = run(tmp_path, plugin, SOURCES[:4], "--batch-size", "1", *(["--isolate"] if isolate else []))
+    assert code == 3 and card is not None, err  # partial: the one entry failed
+    assert "interrupted" not in err
+    assert [r.error for r in card.results] == [None, None, "the method failed: KeyboardInterrupt: ", None]
+    assert [r.predicted for r in card.results] == expected(SOURCES[:4], 2)

@@ -50,9 +50,9 @@ class Overran(TimeoutError):
 
 
 class _Exited(Exception):
-    """``sys.exit()`` in the call, carried out of its task."""
+    """``sys.exit()`` in the call, or its own ``raise KeyboardInterrupt``, carried out of its task."""
 
-    def __init__(self, exit_: SystemExit) -> None:
+    def __init__(self, exit_: SystemExit | KeyboardInterrupt) -> None:
         super().__init__()
         self.exit = exit_
 
@@ -81,6 +81,20 @@ async def _exit_kept(call: Callable[[], Awaitable[T]]) -> T:
         return await call()
     except SystemExit as exc:
         raise _Exited(exc) from None
+    except KeyboardInterrupt as exc:  # (Ctrl-C goes to the event loop: it stops the run)
+        if raised_by_a_signal(exc):
+            raise
+        raise _Exited(exc) from None
+
+
+def raised_by_a_signal(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt came from a signal: raised by the handler asyncio's runner puts on Ctrl-C (at the
+    second one: the first cancels the run instead), or by `mt_eval.cli.termination` for SIGTERM, rather than by a
+    method's own code (which is then its call's failure, not the user's Ctrl-C)."""
+    last = exc.__traceback__
+    while last is not None and last.tb_next is not None:
+        last = last.tb_next
+    return last is None or last.tb_frame.f_code.co_name in ("_on_sigint", "_interrupt")
 
 
 async def _stop(task: asyncio.Task[Any], ended: anyio.Event) -> bool:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from mt_eval.deadlines import ISOLATE, Overran, within
+from mt_eval.deadlines import ISOLATE, Overran, raised_by_a_signal, within
 from mt_eval.lone_surrogates import writable
 from mt_eval.plugin_import import describe_exception, describe_exit
 
@@ -67,10 +67,10 @@ def exit_failure(exc: SystemExit, directory: Path | None = None) -> str:
             "instead")  # (`describe_exit` makes what the method gave writable)
 
 
-def call_failure(exc: Exception | SystemExit, directory: Path | None = None) -> str:
-    """The one line a call of a method that raised or called ``sys.exit()`` gives its entries. (KeyboardInterrupt
-    and cancellation are never a call's failure: they stop the run.) The message is the method's own text, made
-    writable (`mt_eval.lone_surrogates.writable`)."""
+def call_failure(exc: BaseException, directory: Path | None = None) -> str:
+    """The one line a call of a method that raised or called ``sys.exit()`` gives its entries. (Cancellation and a
+    KeyboardInterrupt from Ctrl-C are never a call's failure: they stop the run; one the method raised itself is.)
+    The message is the method's own text, made writable (`mt_eval.lone_surrogates.writable`)."""
     if isinstance(exc, SystemExit):
         return exit_failure(exc, directory)
     return writable(f"{METHOD_FAILED}{type(exc).__name__}: {exc}")
@@ -117,6 +117,10 @@ async def guarded_translate(method: TranslationMethod, entries: list[dict[str, A
                          timed_out=True) from None
     except SystemExit as exc:
         raise CallFailed(call_failure(exc, directory)) from None
+    except KeyboardInterrupt as exc:
+        if raised_by_a_signal(exc):  # Ctrl-C (or SIGTERM): it stops the run
+            raise
+        raise CallFailed(call_failure(exc, directory)) from None  # the method's own `raise KeyboardInterrupt`
     except Exception as exc:
         raise CallFailed(call_failure(exc, directory)) from exc
 
