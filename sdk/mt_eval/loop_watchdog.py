@@ -25,6 +25,10 @@ from types import FrameType, TracebackType
 from mt_eval.process_exit import real_exit
 
 HEARTBEAT_S = 0.05
+# Interrupts sent before the loop turns again: one for each call in flight that goes on to block it, up to this
+# many; past them the code is taken to swallow the interrupt (an `except BaseException` in a loop), and the process
+# ends as for a block that cannot be interrupted.
+MAX_INTERRUPTS = 16
 
 
 class LoopBlocked(BaseException):
@@ -50,6 +54,7 @@ class LoopWatchdog:
         self._fired = False
         self._sent: float | None = None  # when the interrupt was sent, until it comes through
         self._delivered: float | None = None  # when the last one came through
+        self._interrupts = 0  # sent since the loop last turned
         self._handle: asyncio.TimerHandle | None = None
         self._thread: threading.Thread | None = None
         self._previous: signal._HANDLER = None
@@ -98,20 +103,22 @@ class LoopWatchdog:
             now = time.monotonic()
             blocked = now - self._beat
             if blocked < self.limit_s:
-                self._fired, self._sent, self._delivered = False, None, None
+                self._fired, self._sent, self._delivered, self._interrupts = False, None, None, 0
                 continue
             since = now - self._delivered if self._delivered is not None else blocked
-            if not self._fired or (self._sent is None and self._delivered is not None and since >= self.limit_s):
-                # blocked, or blocked again since the last interrupt came through (before the loop could turn,
-                # another call it had started went on to block it: one per call in flight)
+            # blocked again since the last interrupt came through: before the loop could turn, another call it had
+            # started went on to block it (one per call in flight) — or the same code swallowed the interrupt
+            again = self._sent is None and self._delivered is not None and since >= self.limit_s
+            if not self._fired or (again and self._interrupts < MAX_INTERRUPTS):
                 self._fired = True
                 self.blocked_for = since
+                self._interrupts += 1
                 if self._armed and main is not None:
                     self._sent = now
                     signal.pthread_kill(main, signal.SIGUSR1)
             elif (now - self._sent >= self.hard_limit_s if self._sent is not None
-                  else not self._armed and blocked >= self.limit_s + self.hard_limit_s):
-                # the interrupt never came through (code blocked in C), or there was none to send
+                  else again or (not self._armed and blocked >= self.limit_s + self.hard_limit_s)):
+                # the interrupt never came through (code blocked in C), was swallowed every time, or could not be sent
                 sys.stderr.write(self.hard_message + "\n")
                 sys.stderr.flush()
                 real_exit(self.hard_exit_code)
