@@ -80,10 +80,14 @@ def test_os_exit_in_a_python_guest_fails_the_call_and_the_guest_serves_on(tmp_pa
 
 
 KEYBOARD_INTERRUPT = """
+def _interrupt():  # (named as the SDK's own signal handler is: the name alone does not make it one)
+    raise KeyboardInterrupt  # its own, not the user's Ctrl-C
+
+
 class EchoMethod:
     async def translate(self, entries, config):
         if any(e["source"] == "three" for e in entries):
-            raise KeyboardInterrupt  # its own, not the user's Ctrl-C
+            _interrupt()
         return [{"id": e["id"], "predicted": "spa:" + e["source"][::-1]} for e in entries]
 """
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -94,7 +95,14 @@ def raised_by_a_signal(exc: BaseException) -> bool:
     last = exc.__traceback__
     while last is not None and last.tb_next is not None:
         last = last.tb_next
-    return last is None or last.tb_frame.f_code.co_name in ("_on_sigint", "_interrupt")
+    if last is None:
+        return True
+    code = last.tb_frame.f_code
+    return (code.co_name, Path(code.co_filename).parts[-2:]) in _SIGNAL_HANDLERS
+
+
+# The functions that raise KeyboardInterrupt for a signal, by name and the last two parts of their file's path.
+_SIGNAL_HANDLERS = {("_on_sigint", ("asyncio", "runners.py")), ("_interrupt", ("cli", "termination.py"))}
 
 
 async def _stop(task: asyncio.Task[Any], ended: anyio.Event) -> bool:
