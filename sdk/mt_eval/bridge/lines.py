@@ -111,7 +111,7 @@ def _id_value(head: bytes, at: int) -> int | str | None:
 
 
 def _skip_space(text: bytes, i: int) -> int:
-    while text[i:i + 1] in (b" ", b"\t", b"\n", b"\r") and i < len(text):
+    while text[i:i + 1] in (b" ", b"\t", b"\n", b"\r"):  # (past the end: b"", none of them)
         i += 1
     return i
 
