@@ -263,6 +263,8 @@ def test_a_run_directory_stands_for_its_card(card_path: Path, tmp_path: Path, ca
      "the card says 8, its results say 7"),                                                       # taken out)
     (lambda card: card.update(zeta=1, alpha=2), "$.alpha",
      "'alpha', 'zeta' are not fields of a run card (run-card/1)"),
+    (lambda card: card["covariates"].update(seed=7), "$.metrics.bootstrap_seed",  # (its intervals were drawn
+     "the bootstrap's seed 12345 is not the run's seed 7 ($.covariates.seed)"),    # with 12345)
 ])
 def test_a_resealed_card_with_a_false_pair_or_times_or_an_unknown_field_does_not_verify(card_path: Path, change,
                                                                                        where: str, words: str):

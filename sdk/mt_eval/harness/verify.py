@@ -16,7 +16,8 @@ A card verifies when all of these hold, each checked and reported on its own:
    every result's id is one of the selected entries;
 6. every metric recomputed from the card's predictions and the corpus's references (over the scored
    entries: canaries and negative controls are not scored), with the card's own bootstrap resamples and
-   seed, equals the card's score, interval and sacrebleu signature;
+   seed (which must be the run's ``covariates.seed``), equals the card's score, interval and sacrebleu
+   signature;
 7. the family, latency and gate records agree with the card's results and its corpus
    (`mt_eval.harness.verify_records`).
 

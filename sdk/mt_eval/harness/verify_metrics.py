@@ -88,6 +88,12 @@ def check_scores(result: Verification, card: RunCard, recomputed: Sequence[Metri
             result.problem("$.metrics.metrics", f"the card lacks {name}, which every run computes", code="missing")
     if card.metrics.headline not in {m.name for m in card.metrics.metrics}:
         result.problem("$.metrics.headline", f"the headline {card.metrics.headline!r} is not one of the metrics")
+    seed = card.covariates.seed
+    if seed is not None and seed != card.metrics.bootstrap_seed:  # both are the run's --seed
+        result.check("seed", False, f"bootstrap seed {card.metrics.bootstrap_seed}, run seed {seed}")
+        result.problem("$.metrics.bootstrap_seed", f"the bootstrap's seed {card.metrics.bootstrap_seed} is not the "
+                       f"run's seed {seed} ($.covariates.seed): a run draws its intervals with its own --seed",
+                       code="seed")
 
 
 def _results_present(result: Verification, count: int) -> bool:
