@@ -72,7 +72,22 @@ def schema_document(stem: str, type_: Any) -> dict[str, Any]:
         cls = structs.get(name)
         if cls is not None and unknown_fields_are(cls) == "warning":
             definition[field_words.UNKNOWN_FIELDS] = "warning"
+        if name in structs:
+            _keep_optional_struct_descriptions(structs[name], definition)
     return {"$schema": DRAFT, "$id": f"{ID_BASE}{stem}.schema.json", "title": type_.__name__, **body}
+
+
+def _keep_optional_struct_descriptions(cls: type[Any], definition: dict[str, Any]) -> None:
+    """Put back the description of an optional Struct field (``Annotated[S, Meta(description=...)] | None``),
+    which msgspec's generator drops with the ``$ref``: Node's fixes are read from it."""
+    properties = definition.get("properties", {})
+    for field in mi.type_info(cls).fields:  # type: ignore[union-attr]
+        members = field.type.types if isinstance(field.type, mi.UnionType) else ()
+        for member in members:
+            if isinstance(member, mi.Metadata) and isinstance(member.type, mi.StructType):
+                described = (member.extra_json_schema or {}).get("description")
+                if described and "description" not in properties.get(field.encode_name, {"description": None}):
+                    properties[field.encode_name]["description"] = described
 
 
 def _struct_types(t: mi.Type, seen: set[type[Any]] | None = None) -> list[mi.StructType]:

@@ -45,8 +45,9 @@ class Walker {
       const fitting = node.anyOf.filter((member) => matches(value, member));
       if (fitting.length) return this.check(value, fitting[0], at);
       const others = node.anyOf.filter((member) => member.type !== 'null');
-      if (others.length === 1) return this.check(value, others[0], at);
-      return this.wrongType(value, node, at);
+      if (others.length !== 1) return this.wrongType(value, node, at);
+      const [other] = others; // (an optional Struct's description is on the anyOf, not on its $ref)
+      return 'enum' in other || 'anyOf' in other ? this.check(value, other, at) : this.wrongType(value, other, at, nodeHint(node));
     }
     if ('enum' in node) return this.checkEnum(value, node, at);
     if (!matches(value, node)) return this.wrongType(value, node, at);
@@ -66,9 +67,9 @@ class Walker {
     }
   }
 
-  wrongType(value, node, at) {
+  wrongType(value, node, at, fallbackHint = undefined) {
     const expected = describe(node);
-    let hint = nodeHint(node);
+    let hint = nodeHint(node) ?? fallbackHint;
     if (typeof value === 'string' && expected.startsWith('an array of strings')) {
       hint = `wrap it in brackets: [${jsString(value)}]`;
     } else if (typeof value === 'string' && ['true or false', 'an integer', 'a number'].includes(expected)) {

@@ -708,6 +708,7 @@ export interface Manifest {
   supported_pairs?: string[];
   /** What the method answers: "translate" (translate(entries, config)), "decide" (decide(rows, config)) or both. Default: ["translate"]. */
   implements?: ("decide" | "translate")[];
+  /** A decision method's question types and input limit (with "decide" in implements). */
   decide?: DecideSpec | null;
   dependency_class?: "A1" | "A2" | "O" | "S" | "X" | null;
   dependencies?: Dependency[] | null;
