@@ -81,7 +81,7 @@ def _keep_optional_struct_descriptions(cls: type[Any], definition: dict[str, Any
     """Put back the description of an optional Struct field (``Annotated[S, Meta(description=...)] | None``),
     which msgspec's generator drops with the ``$ref``: Node's fixes are read from it."""
     properties = definition.get("properties", {})
-    for field in mi.type_info(cls).fields:  # type: ignore[union-attr]
+    for field in mi.type_info(cls).fields:  # type: ignore[attr-defined]
         members = field.type.types if isinstance(field.type, mi.UnionType) else ()
         for member in members:
             if isinstance(member, mi.Metadata) and isinstance(member.type, mi.StructType):
