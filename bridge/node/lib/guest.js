@@ -144,7 +144,7 @@ export class GuestServer {
     } else {
       const id = isPlainObject(message) && isValidId(message.id) ? message.id : null;
       this.send(errorResponse(id, ErrorCode.INVALID_REQUEST,
-        'invalid request: expected a JSON-RPC 2.0 object with "jsonrpc": "2.0", a "method" and an integer or string "id"'));
+        'invalid request: expected a JSON-RPC 2.0 object with "jsonrpc": "2.0", a "method" and an integer or string "id" (none in a notification)'));
     }
   }
 
@@ -193,7 +193,7 @@ export class GuestServer {
     if (this.initialized || this.initializing) return fail(ErrorCode.INVALID_REQUEST, 'already initialized');
     const offered = params.protocol_versions;
     if (!Array.isArray(offered)) {
-      return fail(ErrorCode.INVALID_PARAMS, `params.protocol_versions must be a list, got ${describe(offered)}`);
+      return fail(ErrorCode.INVALID_PARAMS, `params.protocol_versions must be a list, got ${got(offered)}`);
     }
     const chosen = offered.find((version) => SUPPORTED_VERSIONS.includes(version));
     if (chosen === undefined) {

@@ -65,14 +65,34 @@ def serve_method(method: Any, protocol_fd: int, *, name: str, method_id: str, im
     return 0
 
 
-def _request_id(line: bytes) -> int | str | None:
-    """The id of a message that is not a valid request, when it has a valid one (to answer it with)."""
+INVALID_REQUEST = ('invalid request: expected a JSON-RPC 2.0 object with "jsonrpc": "2.0", a "method" and an '
+                   'integer or string "id" (none in a notification)')
+
+
+def _valid_id(given: Any) -> int | str | None:
+    """``given`` as an id to answer under: a string, or an integer JSON holds exactly (PROTOCOL.md, "Integers"),
+    written with or without a fraction of zero (``1.0`` is 1, as in JavaScript); else None."""
+    if isinstance(given, float) and given.is_integer():
+        given = int(given)
+    return given if isinstance(given, str) or (type(given) is int and abs(given) <= SAFE_INTEGER) else None
+
+
+def _reread(line: bytes) -> tuple[m.Request | None, int | str | None]:
+    """A line that is not a request as it is written: the request it is with a whole-number ``id`` such as
+    ``1.0`` read as the integer (else None), and the id to answer it under."""
     try:
         message = msgspec.json.decode(line)
-    except msgspec.DecodeError:
-        return None
-    given = message.get("id") if isinstance(message, dict) else None  # (an integer JSON holds exactly: "Integers")
-    return given if isinstance(given, str) or (type(given) is int and abs(given) <= SAFE_INTEGER) else None
+    except (msgspec.DecodeError, RecursionError):
+        return None, None
+    if not isinstance(message, dict):
+        return None, None
+    given = _valid_id(message.get("id"))
+    if isinstance(message.get("id"), float) and given is not None:
+        try:
+            return msgspec.convert({**message, "id": given}, m.Request), given
+        except msgspec.ValidationError:
+            pass
+    return None, given
 
 
 class GuestServer:
@@ -196,8 +216,11 @@ class GuestServer:
         try:
             message = m.decode_request(line)
         except msgspec.ValidationError:  # (a message that is not an object, or a field of the wrong type)
-            self.send(m.error_line(_request_id(line), m.INVALID_REQUEST, "expected a JSON-RPC 2.0 request object"))
-            return
+            reread, request_id = _reread(line)
+            if reread is None:
+                self.send(m.error_line(request_id, m.INVALID_REQUEST, INVALID_REQUEST))
+                return
+            message = reread
         except (msgspec.DecodeError, RecursionError) as exc:
             self.send(m.error_line(None, m.PARSE_ERROR, "arrays or objects nested too deeply to read" if isinstance(
                 exc, RecursionError) else f"not valid JSON: {exc}"))
@@ -206,25 +229,29 @@ class GuestServer:
         if isinstance(request_id, int) and abs(request_id) > SAFE_INTEGER:  # (PROTOCOL.md, "Integers")
             request_id = message.id = None
         if message.jsonrpc != "2.0" or message.method is None or message.id is None:
-            self.send(m.error_line(request_id, m.INVALID_REQUEST,
-                                   'expected "jsonrpc": "2.0", a "method" and an integer or string "id" (none in a '
-                                   "notification)"))
+            self.send(m.error_line(request_id, m.INVALID_REQUEST, INVALID_REQUEST))
             return
         if request_id is None:
             self.on_notification(message.method, message.params)
             return
-        self.on_request(request_id, message.method, message.params)
+        params = {} if message.params is msgspec.UNSET else message.params  # (absent: none given, as in Node)
+        if not isinstance(params, dict):
+            self.send(m.error_line(request_id, m.INVALID_PARAMS, f"params must be an object, got "
+                                                                 f"{value_in_words(params)}"))
+            return
+        self.on_request(request_id, message.method, params)
 
     def on_notification(self, method: str, params: Any) -> None:
         request_id = params.get("id") if isinstance(params, dict) else None  # (an id of another type: ignored)
         if method == "cancel" and isinstance(request_id, int | str) and (task := self._tasks.get(request_id)):
             task.cancel()
 
-    def on_request(self, request_id: int | str, method: str, params: Any) -> None:
+    def on_request(self, request_id: int | str, method: str, params: dict[str, Any]) -> None:
         if method == "initialize" and not self.initialized:
             self.initialize(request_id, params)
         elif not self.initialized:
-            self.send(m.error_line(request_id, m.NOT_INITIALIZED, "send initialize first"))
+            self.send(m.error_line(request_id, m.NOT_INITIALIZED,
+                                   f'not initialized: send "initialize" before "{method}"'))
         elif method == "initialize":
             self.send(m.error_line(request_id, m.INVALID_REQUEST, "already initialized"))
         elif self.shutting_down and method != "shutdown":
@@ -250,15 +277,17 @@ class GuestServer:
         else:
             self.send(m.error_line(request_id, m.METHOD_NOT_FOUND, f"method not found: {js_string(method)}"))
 
-    def initialize(self, request_id: int | str, params: Any) -> None:
-        offered = params.get("protocol_versions") if isinstance(params, dict) else None
+    def initialize(self, request_id: int | str, params: dict[str, Any]) -> None:
+        offered = params.get("protocol_versions")
         if not isinstance(offered, list):
-            self.send(m.error_line(request_id, m.INVALID_PARAMS, "initialize needs protocol_versions (a list)"))
+            self.send(m.error_line(request_id, m.INVALID_PARAMS, f"params.protocol_versions must be a list, got "
+                                                                 f"{value_in_words(offered)}"))
             return
         chosen = next((v for v in offered if v in m.SUPPORTED_VERSIONS), None)
         if chosen is None:
-            self.send(m.error_line(request_id, m.UNSUPPORTED_VERSION,
-                                   f"none of {offered} is supported", {"supported": list(m.SUPPORTED_VERSIONS)}))
+            self.send(m.error_line(request_id, m.UNSUPPORTED_VERSION, f"unsupported protocol version: offered "
+                                   f"{msgspec.json.encode(offered).decode()}, this guest speaks "
+                                   f"{', '.join(m.SUPPORTED_VERSIONS)}", {"supported": list(m.SUPPORTED_VERSIONS)}))
             return
         config = params.get("config")
         if config is not None and not isinstance(config, dict):

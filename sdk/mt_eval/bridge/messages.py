@@ -48,7 +48,7 @@ class Incoming(msgspec.Struct, omit_defaults=True):
     jsonrpc: str = ""
     id: int | str | None = None
     method: str | None = None
-    params: Any = None
+    params: Any = msgspec.UNSET
     result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
     error: ErrorObject | None = None
 
@@ -60,7 +60,7 @@ class Request(msgspec.Struct):
     jsonrpc: str = ""
     id: int | str | msgspec.UnsetType | None = msgspec.UNSET
     method: str | None = None
-    params: Any = None
+    params: Any = msgspec.UNSET
 
 
 class Capabilities(msgspec.Struct, kw_only=True):
