@@ -138,6 +138,24 @@ def test_wait_waits_for_the_holder_then_continues(tmp_path: Path):
     holder2.wait(60)
 
 
+def test_ctrl_c_while_waiting_says_the_directory_was_left_as_it_was(tmp_path: Path):
+    holder = start(run_command(tmp_path, 30, sleep_s=0.3))
+    wait_for_lines(tmp_path / "run" / "results.jsonl", 2)  # it holds the directory
+    waiting = start([*run_command(tmp_path, 30), "--resume", "--wait"])
+    assert waiting.stderr is not None
+    line = ""
+    while "waiting for it (--wait)" not in line:
+        line = waiting.stderr.readline()
+        assert line, "the second run ended without waiting"
+    waiting.send_signal(signal.SIGINT)
+    assert waiting.wait(30) == 130
+    stderr = waiting.stderr.read()
+    assert (f"interrupted before the run started: nothing was translated, and {tmp_path / 'run'} was left as it "
+            "was") in stderr and "no run directory was written" not in stderr
+    holder.send_signal(signal.SIGINT)
+    assert holder.wait(60) == 130  # (the holder's own run is untouched: it stops on its own Ctrl-C)
+
+
 @pytest.mark.parametrize(("wait_s", "fix"), [
     (None, "Wait for it to finish (or stop it), or give --wait to wait; a run directory is used by one process at a "
            "time"),

@@ -132,6 +132,7 @@ def run_evaluation(request: RunRequest) -> RunReport:
     except FairnessError as exc:
         raise RunError(str(exc)) from exc
     started = time.perf_counter()
+    out: Path | None = None
     try:
         with prints_to_stderr():  # the method's import and constructor: standard output is the result
             loaded = load_method(request.method, plugin_manager=manager, isolate=request.isolate, needs="translate",
@@ -151,9 +152,11 @@ def run_evaluation(request: RunRequest) -> RunReport:
                                   prog="mt-eval run")
     except BaseException as exc:
         fair.close_unused()
-        if isinstance(exc, KeyboardInterrupt):
-            raise InterruptedBefore("\nmt-eval run: interrupted before the run started: nothing "
-                                    "was translated, and no run directory was written") from exc
+        if isinstance(exc, KeyboardInterrupt):  # (while loading, or waiting for the directory: --wait)
+            left = ("no run directory was written" if out is None or not out.exists() else
+                    f"{out} was left as it was")
+            raise InterruptedBefore(f"\nmt-eval run: interrupted before the run started: nothing was translated, "
+                                    f"and {left}") from exc
         raise
     with lock:
         try:
