@@ -44,6 +44,14 @@ def test_selection_by_ids_ranges_segments_and_limit(numbered, tmp_path: Path):
     assert selected(numbered).facts is None
 
 
+def test_an_ids_file_matches_an_id_with_spaces_as_written_and_trims_the_others(tmp_path: Path):
+    corpus = read_corpus(write(tmp_path, "spaced.json", json.dumps([
+        {"id": " lead", "source": "A.", "reference": "Un."}, {"id": "lead", "source": "B.", "reference": "Dos."},
+        {"id": "tail ", "source": "C.", "reference": "Tres."}, {"id": "plain", "source": "D.", "reference": "Cua."}])))
+    write(tmp_path, "ids.txt", " lead\ntail \n  plain  \n")
+    assert [e["id"] for e in selected(corpus, f"@{tmp_path / 'ids.txt'}").entries] == [" lead", "tail ", "plain"]
+
+
 def test_a_subset_has_its_own_sha256_and_a_recorded_selection_reproduces_it(numbered):
     part = selected(numbered, "1..5", segments=["odd"], limit=2)
     assert part.facts is not None

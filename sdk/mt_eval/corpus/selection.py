@@ -39,7 +39,7 @@ class SelectionRequest:
         comes with the ids the file holds now, so a resume after the file was edited is refused too."""
         if not (self.ids or self.segments):
             return None
-        files = {value: _file_ids(value) for value in self.ids if value.startswith("@")}
+        files = {value: _file_ids_or_none(value) for value in self.ids if value.startswith("@")}
         return {"ids": self.ids, "segments": self.segments, **({"files": files} if files else {})}
 
 
@@ -116,20 +116,23 @@ def request_from_facts(facts: dict[str, Any]) -> SelectionRequest:
                             limit=facts.get("limit"))
 
 
-def _file_ids(value: str) -> list[str] | None:
-    """The ids an ``--ids @FILE`` value names, one per line (None when it cannot be read)."""
+def _file_lines(value: str) -> list[str]:
+    """The lines of an ``--ids @FILE`` value's file that are not blank, as written (OSError, UnicodeDecodeError)."""
+    return [line for line in Path(value[1:]).read_text(encoding="utf-8-sig").splitlines() if line.strip()]
+
+
+def _file_ids_or_none(value: str) -> list[str] | None:
     try:
-        lines = Path(value[1:]).read_text(encoding="utf-8-sig").splitlines()
+        return _file_lines(value)
     except (OSError, UnicodeDecodeError):
         return None
-    return [line.strip() for line in lines if line.strip()]
 
 
 def _id_items(corpus_path: Path, value: str, position: dict[str, int]) -> list[str]:
     """The ids and ranges of one ``--ids`` value; an id that contains a comma or ``..`` still works."""
     if value.startswith("@"):
         try:
-            lines = Path(value[1:]).read_text(encoding="utf-8-sig").splitlines()
+            lines = _file_lines(value)
         except OSError as exc:
             raise CorpusError.single(corpus_path, f"--ids {value}: cannot read it: {exc.strerror or exc}",
                                      code="selection", hint="give a file with one id per line") from exc
@@ -137,7 +140,7 @@ def _id_items(corpus_path: Path, value: str, position: dict[str, int]) -> list[s
             raise CorpusError.single(corpus_path, f"--ids {value}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
                                      f"at offset {exc.start})", code="selection",
                                      hint="save it as UTF-8, one id per line") from exc
-        items = [line.strip() for line in lines if line.strip()]
+        items = [line if line in position else line.strip() for line in lines]  # (an id may hold spaces)
     elif value in position:
         items = [value]
     else:
