@@ -167,6 +167,15 @@ def test_a_translation_or_error_of_several_lines_is_printed_on_its_entrys_one_li
     assert json.loads(as_json.stdout)["predicted"] == "Hola.\nAdiós.\r\nFin."  # the JSON keeps them
 
 
+def test_translate_gives_a_result_without_latency_its_share_of_the_call_as_a_run_does(make_plugin):
+    code = ("import asyncio\n\nclass EchoMethod:\n    async def translate(self, entries, config):\n"
+            "        await asyncio.sleep(0.2)\n"
+            "        return [{'id': e['id'], 'predicted': e['source']} for e in entries]\n")
+    shown = run("translate", str(make_plugin(files={"pipeline.py": code})), "--pair", "eng>spa", "a", "b", "--json")
+    latencies = [json.loads(line)["latency_s"] for line in shown.stdout.splitlines()]
+    assert len(latencies) == 2 and all(0.1 / 2 <= s < 2 for s in latencies), latencies  # (was 0.0)
+
+
 def test_translate_explains_bad_usage(make_plugin, tmp_path: Path):
     lexicon = str(REPO / "examples" / "lexicon-eng-spa")
     bad_pair = run("translate", lexicon, "--pair", "English", "x")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -115,9 +116,11 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     unknown: list[object] = []
 
     async def call(part: list[dict[str, str]]) -> list[TranslationResult]:
+        started = time.perf_counter()  # (a result without latency_s gets its share of the call, as in a run)
         raw = await guarded_translate(loaded.method, [dict(e) for e in part], config, timeout_s=None,
                                       directory=loaded.directory)
-        paired, strays = results_for(part, raw, label="the method", notes=notes)
+        paired, strays = results_for(part, raw, label="the method", notes=notes,
+                                     elapsed_s=time.perf_counter() - started)
         unknown.extend(strays)
         return paired
 
