@@ -269,6 +269,30 @@ def test_what_a_method_prints_goes_to_stderr_and_standard_output_keeps_only_the_
     assert capsys.readouterr().out == "after\n"
 
 
+WRITES_TO_FD_1 = """
+import os, subprocess, sys
+os.write(1, b"fd noise: import\\n")
+
+class M:
+    async def translate(self, entries, config):
+        subprocess.run([sys.executable, "-c", "print('fd noise: a program it runs')"], check=True)
+        os.write(1, b"fd noise: translate\\n")
+        return [{"id": e["id"], "predicted": "x" + e["source"]} for e in entries]
+"""
+
+
+def test_what_a_method_or_a_program_it_runs_writes_to_fd_1_goes_to_stderr_too(tmp_path: Path):
+    """Before, only sys.stdout was diverted: a tool the method ran broke --json and the run's summary."""
+    method = plugin(tmp_path, WRITES_TO_FD_1)
+    shown = mt_eval("translate", str(method), "Hi", "Bye", "--json")
+    assert [json.loads(line)["predicted"] for line in shown.stdout.splitlines()] == ["xHi", "xBye"], shown.stdout
+    assert {"fd noise: import", "fd noise: a program it runs", "fd noise: translate"} <= set(shown.stderr.splitlines())
+    done = mt_eval("run", "--method", str(method), "--corpus", str(corpus(tmp_path)), "--pair", "eng>spa", "--out",
+                   str(tmp_path / "run"), "--resamples", "100", *LENIENT, "--latency-sample", "1")
+    assert done.returncode == 0 and "noise" not in done.stdout, done.stdout
+    assert done.stdout.startswith("faulty on corpus (eng>spa): 3 entries, 0 errors")
+
+
 LOGS_ITS_CALLS_AND_HANGS = """
 import asyncio, json, os
 

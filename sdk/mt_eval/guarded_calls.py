@@ -16,15 +16,18 @@ the command goes on (a run to its card). Every command that closes a method clos
 
 `prints_to_stderr` is around all of a method's code that runs in this process — its import, its constructor,
 its calls and its ``aclose()``: what it prints goes to stderr, for standard output is the command's result
-(``mt-eval run … > result.txt``). Python-level writes (``sys.stdout``) only; ``mt-eval serve`` diverts fd 1
-itself (`mt_eval.bridge.guest.divert_stdout`), since there C code must not corrupt the protocol either.
+(``mt-eval run … > result.txt``, ``--json``). Both ``sys.stdout`` and file descriptor 1 point at stderr in the
+block, so the output of a program the method runs (``subprocess.run(["tool", ...])``, which inherits fd 1),
+of C code or of ``os.write(1, ...)`` does not reach the result either, as in a guest process (``mt-eval serve``
+diverts fd 1 for its whole life: `mt_eval.bridge.guest.divert_stdout`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -46,9 +49,41 @@ REPORT_GRACE_S = 1.0
 CLOSE_TIMEOUT_S = 10.0  # a guest's own shutdown escalates to SIGKILL well within it
 
 
-def prints_to_stderr() -> contextlib.AbstractContextManager[object]:
-    """``sys.stdout`` pointed at ``sys.stderr`` until the block ends (around a method's code, in this process)."""
-    return contextlib.redirect_stdout(sys.stderr)
+_fd1_saved: list[int] = []  # the command's own fd 1 while a block points fd 1 at stderr (blocks may nest)
+
+
+@contextlib.contextmanager
+def prints_to_stderr() -> Iterator[None]:
+    """``sys.stdout`` and fd 1 pointed at stderr until the block ends (around a method's code, in this process)."""
+    with contextlib.suppress(Exception):  # what the command wrote before goes out first, where it was going
+        sys.stdout.flush()
+    saved = None if _fd1_saved else _point_fd1_at_stderr()
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if saved is not None:
+            _fd1_saved.remove(saved)
+            with contextlib.suppress(Exception):
+                sys.stderr.flush()
+            with contextlib.suppress(OSError):
+                os.dup2(saved, 1)
+            os.close(saved)
+
+
+def _point_fd1_at_stderr() -> int | None:
+    """fd 1 made a copy of fd 2; the copy of the old fd 1 to restore (None when either is closed: nothing done)."""
+    try:
+        saved = os.dup(1)
+    except OSError:
+        return None
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        os.close(saved)
+        return None
+    _fd1_saved.append(saved)
+    return saved
 
 
 class CallFailed(Exception):
