@@ -177,6 +177,21 @@ def check_card(path: str | Path, *, corpus: CorpusSpec | str | Path | None = Non
     return result
 
 
+def import_checks() -> None:
+    """Import the modules the checks import on first use (kept out of ``mt-eval verify``'s start): a bulk publish
+    does it once before it forks its workers, which then share them rather than each importing them again."""
+    import mt_eval.champollion.languages
+    import mt_eval.corpus.reader
+    import mt_eval.corpus.selection
+    import mt_eval.harness.card_results
+    import mt_eval.harness.corpus
+    import mt_eval.harness.outcome
+    import mt_eval.harness.verify_corpus
+    import mt_eval.harness.verify_records
+    import mt_eval.licenses
+    import mt_eval.pairs  # noqa: F401
+
+
 def check_records(result: Verification) -> None:
     """Step 7, for a card whose corpus checked out (`check_card`); nothing otherwise."""
     if result.card is not None and result.source is not None:

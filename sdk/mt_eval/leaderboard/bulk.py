@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mt_eval.harness.verify import check_card, check_records, verify_card
+from mt_eval.harness.verify import check_card, check_records, import_checks, verify_card
 from mt_eval.harness.verify_corpus import CorpusCache
 from mt_eval.leaderboard import StoreError
 from mt_eval.leaderboard.preparers import Preparers
@@ -252,5 +252,6 @@ def _prepared(paths: Sequence[Path], options: Options, store: Store, batch: int)
     size = max(1, min(CHUNK, len(paths) // (workers * 4)))  # several chunks a worker, so none waits long
     chunks = [paths[start:start + size] for start in range(0, len(paths), size)]
     store.engine.dispose()  # no database connection crosses a fork
+    import_checks()  # once here, not in each worker
     with Preparers(chunks, _prepare_to_send, functools.partial(_worker_state, options), workers) as preparers:
         yield (_received(chunk, sent) for chunk, sent in zip(chunks, preparers.results(), strict=False))
