@@ -58,9 +58,10 @@ def apply_gate(card: RunCard, resolved: ResolvedPolicy, *, data: dict[str, Any] 
             memo[sha256] = rules
     checks: list[GateCheck] = []
     if verification is not None:
-        problems = [p.render().splitlines()[0] for p in verification.errors]
-        checks.append(GateCheck(rule="verified", passed=verification.ok,
-                                figure="the card re-verifies" if verification.ok else f"does not verify "
+        ok = verification.ok
+        problems = [p.render().splitlines()[0] for p in verification.errors] if not ok else []
+        checks.append(GateCheck(rule="verified", passed=ok,
+                                figure="the card re-verifies" if ok else f"does not verify "
                                 f"({len(problems)} problem{'s' if len(problems) != 1 else ''})",
                                 threshold="content hash, corpus and every metric re-verify", details=problems[:10]))
     checks += rules

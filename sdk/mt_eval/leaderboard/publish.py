@@ -92,7 +92,8 @@ def complete(path: Path, verification: Any, *, method_card: str | None = None, n
 
 def read_card_file(path: Path) -> bytes:
     try:
-        return path.read_bytes()
+        with open(path, "rb", buffering=0) as file:  # read whole: no buffer to copy it through
+            return file.readall()
     except IsADirectoryError as exc:  # (a directory without card.json: the run has not finished, or is no run)
         runs = sorted(p.parent.name for p in path.glob("*/card.json"))
         if runs:
