@@ -213,6 +213,66 @@ async def test_streaming_is_relayed_and_its_usage_counted_and_a_dead_upstream_is
     assert first["response_sha256"] == hashlib.sha256(text.encode()).hexdigest() and "Hola" not in first["request_body"]
 
 
+async def test_a_streamed_chat_completion_is_asked_for_its_usage_and_a_streamed_response_s_usage_counts(
+        tmp_path: Path):
+    """Before, both counted 0 tokens: OpenAI reports a stream's usage only when asked, and a Responses-API stream
+    reports it inside its ``response.completed`` event. So the token budget never stopped a streaming method."""
+    seen: list[dict] = []
+
+    async def chat(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        seen.append(body)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b'data: {"choices":[{"delta":{"content":"Hola"}}]}\n\n')
+        if (body.get("stream_options") or {}).get("include_usage"):
+            await response.write(b'data: {"choices":[],"usage":{"prompt_tokens":40,"completion_tokens":60}}\n\n')
+        await response.write(b"data: [DONE]\n\n")
+        return response
+
+    async def responses(request: web.Request) -> web.StreamResponse:
+        seen.append(await request.json())
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for event in ({"type": "response.created", "response": {"usage": None}},
+                      {"type": "response.output_text.delta", "delta": "Hola"},
+                      {"type": "response.completed", "response": {"usage": {"input_tokens": 7, "output_tokens": 3}}}):
+            await response.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    app.router.add_post("/v1/responses", responses)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    policy = GatewayPolicy(models=[ModelRoute(id="a-2024")], base_url=f"http://127.0.0.1:{runner.addresses[0][1]}/v1",
+                           token_budget=150)
+    gateway = Gateway(policy, AuditLog(tmp_path / "log.jsonl"))
+    url = await gateway.start()
+    asked = {"model": "a-2024", "stream": True, "messages": [{"role": "user", "content": "Hi"}]}
+    try:
+        async with aiohttp.ClientSession() as client:
+            async with client.post(f"{url}/chat/completions", json=asked) as first:
+                assert first.status == 200 and "Hola" in await first.text()
+            async with client.post(f"{url}/responses", json={"model": "a-2024", "stream": True, "input": "Hi"}) as r:
+                assert r.status == 200 and "response.completed" in await r.text()
+            own = {**asked, "stream_options": {"include_usage": False, "other": 1}}
+            async with client.post(f"{url}/chat/completions", json=own) as second:
+                assert second.status == 200
+            async with client.post(f"{url}/chat/completions", json=asked) as spent:
+                assert spent.status == 403 and (await spent.json())["error"]["code"] == "token_budget_exhausted"
+    finally:
+        await gateway.close()
+        await runner.cleanup()
+    assert seen[0]["stream_options"] == {"include_usage": True} and "stream_options" not in seen[1]
+    assert seen[2]["stream_options"] == {"include_usage": True, "other": 1}
+    logged = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert [(r["prompt_tokens"], r["completion_tokens"]) for r in logged] == [(40, 60), (7, 3), (40, 60), (0, 0)]
+    assert logged[0]["request_sha256"] == hashlib.sha256(json.dumps(asked).encode()).hexdigest()  # as sent
+
+
 @pytest.mark.parametrize(("policy", "message"), [
     ({"base_url": "http://x/v1", "models": [{"id": "gpt-4o-latest"}]}, "is not pinned"),
     ({"base_url": "http://x/v1", "models": [{"id": "a-1"}, {"id": "a-1"}]}, "listed twice"),

@@ -35,9 +35,11 @@ JSON = b"application/json"
 
 
 class _Answer(msgspec.Struct):
-    """What the gateway reads of an answer (the rest is skipped unread)."""
+    """What the gateway reads of an answer (the rest is skipped unread): its ``usage``, or that of the
+    ``response`` a Responses-API stream event carries (``response.completed``)."""
 
     usage: Any = None
+    response: Any = None
 
 
 _answer_decoder = msgspec.json.Decoder(_Answer)
@@ -54,9 +56,12 @@ def usage_of(body: bytes, *, event_stream: bool = False) -> tuple[int, int]:
         [line[5:].strip() for line in body.splitlines() if line.startswith(b"data:") and b'"usage"' in line]
     for chunk in chunks:
         try:
-            usage = _answer_decoder.decode(chunk).usage
+            answer = _answer_decoder.decode(chunk)
         except msgspec.DecodeError:
             continue
+        usage = answer.usage
+        if usage is None and isinstance(answer.response, dict):
+            usage = answer.response.get("usage")
         if isinstance(usage, dict):
             prompt = _tokens(usage.get("prompt_tokens") or usage.get("input_tokens")) or prompt
             completion = _tokens(usage.get("completion_tokens") or usage.get("output_tokens")) or completion

@@ -56,9 +56,16 @@ class _Ask(msgspec.Struct):
 
     model: Any = None
     stream: Any = None
+    stream_options: Any = None
 
 
 _ask_decoder = msgspec.json.Decoder(_Ask)
+# Where a streamed answer reports its token usage only when asked (``stream_options.include_usage``).
+USAGE_ON_REQUEST = ("/v1/chat/completions", "/v1/completions")
+
+
+def _asks_for_usage(options: Any) -> bool:
+    return isinstance(options, dict) and options.get("include_usage") is True
 
 
 class _Route:
@@ -191,8 +198,12 @@ class Gateway:
         if route.origin is None:
             return self.refuse(request, client, model, 502, str(route.problem), "upstream_unreachable", started)
         sent = body
-        if route.rename:
-            sent = msgspec.json.encode({**msgspec.json.decode(body), "model": route.rename})
+        changes: dict[str, Any] = {"model": route.rename} if route.rename else {}
+        if ask.stream is True and request.path in USAGE_ON_REQUEST and not _asks_for_usage(ask.stream_options):
+            given = ask.stream_options if isinstance(ask.stream_options, dict) else {}
+            changes["stream_options"] = {**given, "include_usage": True}  # (else its tokens would count 0)
+        if changes:
+            sent = msgspec.json.encode({**msgspec.json.decode(body), **changes})
         target = route.prefix.rstrip("/") + request.path[3:] + (f"?{request.query}" if request.query else "")
         head = b"POST %s HTTP/1.1\r\n%sContent-Length: %d\r\n" % (target.encode("latin-1"), route.fixed, len(sent))
         headers = request.headers
