@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mt_eval.gateway.server import Gateway
 
 INTERRUPTED = ""  # stopped before it served: nothing to say
 
@@ -95,10 +100,35 @@ async def _serve(args: argparse.Namespace, policy: object, host: str, port: int)
               f"log: {args.log}{continued}; stop with Ctrl-C", file=sys.stderr, flush=True)
         async for _signal in signals:
             break
-    await gateway.close()
+        await _close(gateway, signals)
     facts = log.facts(Path(args.policy), gateway.policy.token_budget)
     whole = (f"; the log holds {facts.requests} requests ({facts.refused} refused), {facts.tokens} tokens"
              if before[0] else "")
     print(f"mt-eval gateway: stopped; {facts.requests - before[0]} requests ({facts.refused - before[1]} refused), "
           f"{facts.tokens - before[2]} tokens{whole}; log {args.log} sha256 {facts.log_sha256}", file=sys.stderr)
     return 0
+
+
+async def _close(gateway: Gateway, signals: AsyncIterator[int]) -> None:
+    """Close the gateway, saying so when requests are in flight; a second Ctrl-C stops waiting for them."""
+    import anyio
+
+    from mt_eval.gateway.server import CLOSE_GRACE_S
+
+    if gateway.in_flight:
+        print(f"mt-eval gateway: stopping: waiting up to {CLOSE_GRACE_S:g} s for {gateway.in_flight} request"
+              f"{'s' if gateway.in_flight != 1 else ''} in flight (Ctrl-C again to stop now)", file=sys.stderr,
+              flush=True)
+
+    async def hurry_on_a_second_signal() -> None:
+        async for _signal in signals:
+            print(f"mt-eval gateway: stopping now: {gateway.in_flight} unanswered request"
+                  f"{'s are' if gateway.in_flight != 1 else ' is'} answered 503 and logged", file=sys.stderr,
+                  flush=True)
+            gateway.hurry()
+            return
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(hurry_on_a_second_signal)
+        await gateway.close()
+        group.cancel_scope.cancel()

@@ -286,6 +286,7 @@ class HttpServer:
         self._connections: set[ServerConnection] = set()
         self._server: asyncio.Server | None = None
         self._sweeper: asyncio.TimerHandle | None = None
+        self._hurried = False
 
     def _connection(self) -> ServerConnection:
         return ServerConnection(self._handler, self._connections, self._on_unreadable)
@@ -312,6 +313,12 @@ class HttpServer:
         self._sweeper = loop.call_later(IDLE_S / 3, self._sweep)
 
     async def close(self, grace_s: float = 10.0) -> None:
+        await self.drain(grace_s)
+        await self.close_connections()
+
+    async def drain(self, grace_s: float = 10.0) -> None:
+        """Stop listening, and let the requests in hand finish: until none is left, ``grace_s`` has passed, or
+        `hurry` is called."""
         if self._sweeper is not None:
             self._sweeper.cancel()
         if self._server is not None:
@@ -319,8 +326,14 @@ class HttpServer:
             self._server = None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + grace_s
-        while any(c.busy for c in self._connections) and loop.time() < deadline:  # noqa: ASYNC110 (polls many)
+        while any(c.busy for c in self._connections) and loop.time() < deadline and not self._hurried:  # noqa: ASYNC110
             await asyncio.sleep(0.02)
+
+    def hurry(self) -> None:
+        """`drain` waits no longer."""
+        self._hurried = True
+
+    async def close_connections(self) -> None:
         for connection in list(self._connections):
             connection.close()
         await asyncio.sleep(0)  # let the transports report their ends

@@ -153,6 +153,22 @@ class Relay(Exchange):
         self.record["error"] = "the method closed the connection before the answer was complete"
         self._log(b"".join(self.received), self.status or None)
 
+    def stopped(self) -> None:
+        """The gateway is stopping with this request unanswered: the method gets a clear error (unless its
+        answer had begun, which is then cut short), the upstream request is abandoned, and the log says so."""
+        if self.over:
+            return
+        self.abort()
+        message = "the gateway stopped before the upstream's answer was complete"
+        self.record["error"] = message
+        data, status = b"".join(self.received), self.status or None
+        if self.client.started:
+            self.client.break_off()
+        else:
+            status, data = 503, error_body(message, "gateway_stopped", "api_error")
+            self.client.respond(status, JSON, data)
+        self._log(data, status)
+
     # -- the log ----------------------------------------------------------------------------------------
     def _log(self, data: bytes, status: int | None) -> None:
         record = self.record

@@ -46,6 +46,7 @@ __all__ = ["Gateway", "GatewayThread", "new_event_loop", "usage_of"]
 
 FORWARDED_HEADERS = (b"content-type", b"accept", b"openai-organization", b"openai-project")
 CONCURRENCY = 256  # upstream exchanges at once; more wait their turn
+CLOSE_GRACE_S = 10.0  # how long a stopping gateway lets the requests in flight finish
 # The endpoints forwarded upstream, matched exactly: any other path (another API such as /v1/files, or one
 # with ``..`` that would climb out of the upstream's /v1) would be sent with the gateway's API key.
 MODEL_ENDPOINTS = frozenset({"/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses"})
@@ -108,6 +109,7 @@ class Gateway:
         self._waiting: deque[tuple[Relay, Origin, bytes]] = deque()  # beyond CONCURRENCY, in order
         self._active: set[Relay] = set()  # sent upstream
         self._watch: asyncio.TimerHandle | None = None
+        self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self.url: str | None = None
 
@@ -126,14 +128,27 @@ class Gateway:
             self.url = f"http://{bound[0]}:{bound[1]}/v1"
         return self.url
 
-    async def close(self) -> None:
+    @property
+    def in_flight(self) -> int:
+        """Requests forwarded (or waiting their turn) and not yet answered."""
+        return len(self._deadlines)
+
+    async def close(self, grace_s: float = CLOSE_GRACE_S) -> None:
+        """Stop listening; let the requests in flight finish for up to ``grace_s`` (or until `hurry`); answer
+        the rest 503 ``gateway_stopped``, log them, and close the log."""
         if self._watch is not None:
             self._watch.cancel()
-        await self._server.close()
+        await self._server.drain(grace_s)
+        self._closing = True  # (nothing waiting is sent upstream now)
         for relay in list(self._deadlines):
-            relay.gone()
+            relay.stopped()
+        await self._server.close_connections()
         self._pool.close()
         self.log.close()
+
+    def hurry(self) -> None:
+        """`close` waits no longer for the requests in flight (a second Ctrl-C)."""
+        self._server.hurry()
 
     @property
     def _tick(self) -> float:
@@ -228,7 +243,7 @@ class Gateway:
         self._deadlines.pop(relay, None)
         self._active.discard(relay)
         self._write(relay.record)
-        while self._waiting and len(self._active) < CONCURRENCY:
+        while self._waiting and len(self._active) < CONCURRENCY and not self._closing:
             waiting, origin, message = self._waiting.popleft()
             if not waiting.over:
                 self._active.add(waiting)

@@ -1,0 +1,132 @@
+"""Stopping ``mt-eval gateway`` with requests in flight: it says it waits for them, a second Ctrl-C stops
+waiting, and each unanswered request is answered 503 ``gateway_stopped`` and logged as the gateway's doing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from aiohttp import web
+
+MODEL = "slow-2024-01-01"
+
+
+class SlowUpstream:
+    """A loopback upstream, in a thread of its own, that answers ``delay_s`` after a request arrives."""
+
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+        self.arrived = threading.Event()
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+        assert self.ready.wait(10)
+
+    def _serve(self) -> None:
+        async def answer(request: web.Request) -> web.Response:
+            self.arrived.set()
+            await asyncio.sleep(self.delay_s)
+            return web.json_response({"choices": [{"message": {"content": "Hola"}}],
+                                      "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
+
+        async def start() -> None:
+            app = web.Application()
+            app.router.add_post("/v1/chat/completions", answer)
+            self.runner = web.AppRunner(app, shutdown_timeout=0.5)
+            await self.runner.setup()
+            await web.TCPSite(self.runner, "127.0.0.1", 0).start()
+            self.port = self.runner.addresses[0][1]
+            self.ready.set()
+
+        self.loop.run_until_complete(start())
+        self.loop.run_forever()
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
+
+
+def ask(url: str, answers: list[tuple[int, dict]]) -> None:
+    body = json.dumps({"model": MODEL, "messages": [{"role": "user", "content": "Hi"}]}).encode()
+    request = urllib.request.Request(f"{url}/chat/completions", body, {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            answers.append((response.status, json.loads(response.read())))
+    except urllib.error.HTTPError as error:
+        answers.append((error.code, json.loads(error.read())))
+
+
+def serve(tmp_path: Path, upstream: SlowUpstream) -> tuple[subprocess.Popen[str], str]:
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"base_url": f"http://127.0.0.1:{upstream.port}/v1", "models": [{"id": MODEL}]}))
+    process = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "gateway", "--policy", str(policy), "--listen",
+                                "127.0.0.1:0", "--log", str(tmp_path / "log.jsonl")], stderr=subprocess.PIPE,
+                               text=True)
+    assert process.stderr is not None
+    banner = process.stderr.readline()
+    while banner and "serving" not in banner:
+        banner = process.stderr.readline()
+    return process, re.search(r"serving (http://\S+)", banner).group(1)  # type: ignore[union-attr]
+
+
+def test_a_second_ctrl_c_answers_the_requests_in_flight_503_and_logs_them(tmp_path: Path):
+    upstream = SlowUpstream(delay_s=30)
+    process, url = serve(tmp_path, upstream)
+    answers: list[tuple[int, dict]] = []
+    try:
+        client = threading.Thread(target=ask, args=(url, answers))
+        client.start()
+        assert upstream.arrived.wait(20)
+        process.send_signal(signal.SIGINT)
+        assert process.stderr is not None
+        said = process.stderr.readline()
+        assert "stopping: waiting up to 10 s for 1 request in flight (Ctrl-C again to stop now)" in said
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=20)
+        client.join(20)
+        assert time.monotonic() - started < 5  # (not the 10 s grace, nor the upstream's 30 s)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        upstream.stop()
+    assert process.returncode == 0, err
+    assert "stopping now: 1 unanswered request is answered 503 and logged" in err and "stopped; 1 requests" in err
+    assert answers and answers[0][0] == 503 and answers[0][1]["error"]["code"] == "gateway_stopped"
+    logged = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert [(r["status"], r["error"]) for r in logged] == [
+        (503, "the gateway stopped before the upstream's answer was complete")]
+
+
+def test_a_request_in_flight_at_one_ctrl_c_is_answered_when_it_ends_within_the_grace(tmp_path: Path):
+    upstream = SlowUpstream(delay_s=1)
+    process, url = serve(tmp_path, upstream)
+    answers: list[tuple[int, dict]] = []
+    try:
+        client = threading.Thread(target=ask, args=(url, answers))
+        client.start()
+        assert upstream.arrived.wait(20)
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=20)
+        client.join(20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        upstream.stop()
+    assert process.returncode == 0 and "waiting up to 10 s for 1 request in flight" in err, err
+    assert answers and answers[0][0] == 200 and answers[0][1]["choices"][0]["message"]["content"] == "Hola"
+    assert [r["status"] for r in map(json.loads, (tmp_path / "log.jsonl").read_text().splitlines())] == [200]
