@@ -145,6 +145,7 @@ def test_a_target_that_cannot_be_written_is_that_files_error_found_before_anythi
     assert runs["python"][1].startswith("es (en:es) via reverse (eng>spa)\n  es/common.json  error: <project>/locales/"
                                         "es/common.json: cannot write it: a directory is in its place; move or remove "
                                         "that directory\n  es/other.json  1 up to date\n")
+    assert runs["python"][1].endswith("\n3 problems: files with an error were left as they were\n")  # (no key failed)
 
 
 def test_a_write_that_fails_is_that_files_error_its_temporary_file_removed_the_others_written(tmp_path: Path,

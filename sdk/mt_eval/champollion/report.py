@@ -48,11 +48,14 @@ def render_text(report: SyncReport) -> str:
             lines.extend(f"    failed {key}: {error}" for key, error in file.failed)
         verb = "would send" if report.dry_run else "sent"
         lines.append(f"  {verb} {_plural(locale.sent, 'string')} in {_plural(locale.calls, 'call')}")
-    failed = sum(len(f.failed) + (f.error is not None) for r in report.locales for f in r.files)
+    keys = sum(len(f.failed) for r in report.locales for f in r.files)
+    files = sum(f.error is not None for r in report.locales for f in r.files)
     if report.dry_run:
         lines.append("dry run: nothing was sent or written")
-    elif failed:
-        lines.append(f"{_plural(failed, 'problem')}: failed keys kept their previous values")
+    elif keys or files:
+        kept = [said for count, said in ((keys, "failed keys kept their previous values"),
+                                         (files, "files with an error were left as they were")) if count]
+        lines.append(f"{_plural(keys + files, 'problem')}: {', and '.join(kept)}")
     if report.interrupted:
         lines.append("interrupted: what was translated is written; the rest kept its previous values")
     return "\n".join(lines) + "\n"

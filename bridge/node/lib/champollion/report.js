@@ -58,10 +58,15 @@ export function renderText(report) {
     }
     lines.push(`  ${report.dryRun ? 'would send' : 'sent'} ${plural(locale.sent, 'string')} in ${plural(locale.calls, 'call')}`);
   }
-  const failed = report.locales.reduce((sum, locale) => sum
-    + locale.files.reduce((n, file) => n + file.failed.length + (file.error !== null ? 1 : 0), 0), 0);
+  const files = report.locales.flatMap((locale) => locale.files);
+  const keys = files.reduce((n, file) => n + file.failed.length, 0);
+  const unreadable = files.filter((file) => file.error !== null).length;
   if (report.dryRun) lines.push('dry run: nothing was sent or written');
-  else if (failed) lines.push(`${plural(failed, 'problem')}: failed keys kept their previous values`);
+  else if (keys || unreadable) {
+    const kept = [[keys, 'failed keys kept their previous values'], [unreadable, 'files with an error were left as they were']]
+      .filter(([count]) => count).map(([, said]) => said);
+    lines.push(`${plural(keys + unreadable, 'problem')}: ${kept.join(', and ')}`);
+  }
   if (report.interrupted) lines.push('interrupted: what was translated is written; the rest kept its previous values');
   return `${lines.join('\n')}\n`;
 }
