@@ -183,10 +183,12 @@ def test_translate_explains_bad_usage(make_plugin, tmp_path: Path):
     assert "'English' is not a language pair: write source and target, e.g. --pair 'eng>spa'" in bad_pair.stderr
     no_pair = run("translate", str(make_plugin()), "x")
     assert no_pair.returncode == 2
-    assert "declares no supported pair: give one, e.g. --pair 'eng>spa' (or --pair eng:spa)" in no_pair.stderr
+    assert no_pair.stderr.startswith("mt-eval translate: plugin-0 declares no supported pair: give one, e.g. --pair "
+                                     "'eng>spa' (or --pair eng:spa)")
     missing_file = run("translate", lexicon, "--file", str(tmp_path / "nope.txt"))
     assert missing_file.returncode == 2
-    assert f"--file {tmp_path / 'nope.txt'}: cannot read source: No such file or directory" in missing_file.stderr
+    assert missing_file.stderr.startswith(f"mt-eval translate: --file {tmp_path / 'nope.txt'}: cannot read source: No "
+                                          "such file or directory")
     broken = run("translate", str(tmp_path / "nowhere"), "x")
     assert broken.returncode == 1
     assert "no such directory" in broken.stderr

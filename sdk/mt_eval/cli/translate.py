@@ -43,10 +43,10 @@ def run(args: argparse.Namespace) -> int:
 
     reading = [flag for flag, given in (("--columns", args.columns), ("--accept-doubt", args.accept_doubt)) if given]
     if reading and not args.file:
-        print(f"{reading[0]} says how a corpus given with --file is read: give --file FILE with it", file=sys.stderr)
+        _say(f"{reading[0]} says how a corpus given with --file is read: give --file FILE with it")
         return 2
     if unknown := [code for code in args.accept_doubt if code not in DOUBTS]:
-        print(f"--accept-doubt {unknown[0]}: no such doubt; the codes are {', '.join(DOUBTS)}", file=sys.stderr)
+        _say(f"--accept-doubt {unknown[0]}: no such doubt; the codes are {', '.join(DOUBTS)}")
         return 2
     columns = [name.strip() for name in args.columns.split(",")] if args.columns else None
     return translate(Path(args.plugin), args.texts, pair=args.pair, as_json=args.json,
@@ -72,43 +72,41 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     supported = loaded.manifest.supported_pairs
     pair = pair or (supported[0] if supported else None)
     if pair is None:
-        print(f"{loaded.method_id} declares no supported pair: give one, e.g. --pair 'eng>spa' (or --pair eng:spa)",
-              file=sys.stderr)
+        _say(f"{loaded.method_id} declares no supported pair: give one, e.g. --pair 'eng>spa' (or --pair eng:spa)")
         return 2
     method_pair = supported_form(pair, supported)
     if method_pair is None:
-        print(f"{loaded.method_id} supports {quoted(supported)}, not '{pair}': choose one with --pair, e.g. "
-              f"--pair '{supported[0]}'", file=sys.stderr)
+        _say(f"{loaded.method_id} supports {quoted(supported)}, not '{pair}': choose one with --pair, e.g. "
+             f"--pair '{supported[0]}'")
         return 2
     pair = method_pair
     source_lang, _, target_lang = pair.partition(">")
     try:
         config = RunConfig(source_lang=source_lang, target_lang=target_lang)
     except msgspec.ValidationError as exc:
-        print(f"--pair '{pair}': {exc}", file=sys.stderr)
+        _say(f"--pair '{pair}': {exc}")
         return 2
     for number, text in enumerate(texts, start=1):
         if (position := _surrogate_at(text)) is not None:  # bytes that are not UTF-8 in an argument
-            print(f"TEXT {number} is not valid UTF-8 (at character {position + 1}): give the sentences as UTF-8",
-                  file=sys.stderr)
+            _say(f"TEXT {number} is not valid UTF-8 (at character {position + 1}): give the sentences as UTF-8")
             return 2
     if file is not None:
         try:
             texts = [*texts, *_file_sources(file, pair, columns, accept)]
         except OSError as exc:
-            print(f"--file {file}: cannot read it: {exc.strerror or exc}", file=sys.stderr)
+            _say(f"--file {file}: cannot read it: {exc.strerror or exc}")
             return 2
         except ValueError as exc:  # a CorpusError: what is wrong with the file (its own line), with the fix
             problems = getattr(exc, "problems", [])
             said = (f"{problems[0].message}" + (f"; {problems[0].hint}" if problems[0].hint else "")
                     if len(problems) == 1 and problems[0].path == "$" else str(exc))
-            print(f"--file {file}: {said}", file=sys.stderr)
+            _say(f"--file {file}: {said}")
             return 2
     elif not texts:
         try:
             texts = utf8_lines(sys.stdin.buffer.read())
         except ValueError as exc:
-            print(f"standard input: {exc}", file=sys.stderr)
+            _say(f"standard input: {exc}")
             return 2
     # A blank line is not sent: it is printed blank, so the output has one line per line of the input.
     entries = [{"id": str(i), "source": text} for i, text in enumerate(texts, start=1) if text.strip()]
@@ -138,10 +136,10 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     with prints_to_stderr():
         results = event_loop.run(translate_then_close)
     if notes:
-        print(f"{loaded.method_id}: results accepted after changes: {notes.summary()}", file=sys.stderr)
+        _say(f"{loaded.method_id}: results accepted after changes: {notes.summary()}")
     if unknown:
-        print(f"{loaded.method_id} returned results whose id matches no entry (a result's id is its entry's id, a "
-              f"string): {', '.join(msgspec.json.encode(i).decode() for i in unknown[:5])}", file=sys.stderr)
+        _say(f"{loaded.method_id} returned results whose id matches no entry (a result's id is its entry's id, a "
+             f"string): {', '.join(msgspec.json.encode(i).decode() for i in unknown[:5])}")
     failed = 0
     by_id = {result.id: result for result in results}
     for number in range(1, len(texts) + 1):
@@ -152,9 +150,12 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
         else:
             print(_shown(result))
     if failed:
-        print(f"{loaded.method_id}: {failed} of {len(results)} entr{'y' if len(results) == 1 else 'ies'} failed",
-              file=sys.stderr)
+        _say(f"{loaded.method_id}: {failed} of {len(results)} entr{'y' if len(results) == 1 else 'ies'} failed")
     return 1 if failed else 0
+
+
+def _say(message: str) -> None:
+    print(f"mt-eval translate: {message}", file=sys.stderr)
 
 
 def _file_sources(file: Path, pair: str, columns: list[str] | None = None, accept: Sequence[str] = ()) -> list[str]:
