@@ -213,6 +213,48 @@ def test_bad_labels_are_named_by_line_entry_and_question(demo_run, tmp_path, cap
     assert f'{labels}:2 (entry "demo-02", question "adequacy"): gold distribution: missing options' in err
 
 
+def test_labels_of_no_entry_to_grade_are_refused_before_any_grading_and_others_are_named(demo_run, recorder,
+                                                                                       tmp_path, capsys):
+    """Before, such labels were refused only after the grader had graded every entry: all of it lost."""
+    none = tmp_path / "none.jsonl"
+    none.write_text('{"id": "other-1", "label": "3"}\n')
+    assert grade(demo_run, "--grader", str(recorder), "--out", str(tmp_path / "g"), "--labels", str(none)) == 1
+    assert f"no entry to grade has a label in {none} (1 labels, 30 entries to grade)" in capsys.readouterr().err
+    assert not (tmp_path / "record.jsonl").exists() and not (tmp_path / "g").exists()
+    some = tmp_path / "some.jsonl"
+    some.write_text('{"id": "demo-01", "label": "3"}\n{"id": "nope-1", "label": "4"}\n')
+    assert grade(demo_run, "--grader", str(recorder), "--out", str(tmp_path / "g"), "--labels", str(some)) == 0
+    assert (f'mt-eval grade: warning: 1 of the 2 labels in {some} are of entries this grading does not grade (e.g. '
+            '"nope-1"): they are left out') in capsys.readouterr().err
+    assert grading_card(tmp_path / "g")["quality"]["entries"] == 1
+
+
+def test_a_grader_that_fails_every_entry_with_labels_still_writes_its_card_and_exits_4(demo_run, make_plugin,
+                                                                                      tmp_path, capsys):
+    failing = make_plugin({"name": "Down", "entry_point": "pipeline:Down", "implements": ["decide"],
+                           "decide": {"question_types": ["score"]}, "dependency_class": "S", "dependencies": []},
+                          files={"pipeline.py": "class Down:\n    async def decide(self, rows, config):\n"
+                                                "        raise RuntimeError('engine down')\n"}, name="down")
+    assert grade(demo_run, "--grader", str(failing), "--out", str(tmp_path / "g"), "--labels", str(LABELS)) == 4
+    err = capsys.readouterr().err
+    assert "no labelled entry was graded, so the grader is not measured against" in err
+    assert "mt-eval grade: no entry was graded (30 failed): the method failed: RuntimeError: engine down" in err
+    assert grading_card(tmp_path / "g")["quality"] is None
+
+
+def test_a_run_whose_every_translation_failed_grades_nothing_and_exits_4(demo_run, recorder, tmp_path, capsys):
+    card = json.loads(demo_run.read_text())
+    card["results"] = [{**r, "predicted": None, "error": "engine down"} for r in card["results"]]
+    from mt_eval.harness.verify import canonical_sha256
+
+    card["content_sha256"] = canonical_sha256(card)
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps(card))
+    assert grade(path, "--grader", str(recorder), "--out", str(tmp_path / "g")) == 4
+    assert "no entry was graded (30 not graded: their translation failed): the translation failed: engine down" in \
+        capsys.readouterr().err
+
+
 def test_a_card_changed_after_the_run_sealed_it_is_not_graded(demo_run, recorder, tmp_path, capsys):
     """Its hash is what the grading card would certify (and what --labels matches people's grades by): an edited
     card is refused, as publish, compare and verify refuse it."""

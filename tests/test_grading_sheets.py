@@ -63,6 +63,24 @@ def test_labels_must_be_peoples_grades_of_the_run_graded(demo_run, tmp_path, cap
     assert "grades run " in err and "not the run graded here" in err
 
 
+def test_peoples_grading_card_edited_after_it_was_sealed_is_no_labels(demo_run, tmp_path, capsys):
+    """Before, an edited card was taken as it was: the grader was measured against grades nobody gave."""
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    filled = fill_csv(sheets / "sheet.csv", {0: "4", 1: "2"})
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(filled),
+                 "--out", str(tmp_path / "human"), "--quiet"]) == 0
+    people = json.loads((tmp_path / "human" / "grading-card.json").read_text())
+    graded = next(e for e in people["entries"] if e["distribution"] is not None)
+    graded["distribution"] = {name: float(i == 0) for i, name in enumerate(graded["distribution"])}
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(people))
+    capsys.readouterr()
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(tmp_path / "g"), "--labels", str(edited)) == 1
+    assert f"{edited} does not verify: it was changed after `mt-eval grade import` sealed it" in capsys.readouterr().err
+    assert not (tmp_path / "g").exists()
+
+
 def test_a_blank_sheet_imports_with_nothing_failed(demo_run, tmp_path, capsys):
     sheets = tmp_path / "sheets"
     assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0

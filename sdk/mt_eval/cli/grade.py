@@ -115,16 +115,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _nothing_graded(card: Path) -> int:
-    """`EXIT_FAILED`, with the first reason, when no entry was graded (every one failed); else 0."""
+    """`EXIT_FAILED`, with the first reason, when no entry was graded (the grader failed on every one, or every
+    translation had failed, so none was given to it); else 0."""
     import msgspec
 
     from mt_eval.harness.outcome import EXIT_FAILED
 
     data = msgspec.json.decode(card.read_bytes())
     summary = data.get("summary") or {}
-    if summary.get("failed") and not summary.get("graded"):
+    if not summary.get("graded") and (summary.get("failed") or summary.get("not_graded")):
         first = next((e["error"] for e in data.get("entries") or [] if e.get("error")), None)
-        print(f"mt-eval grade: no entry was graded ({summary['failed']} failed)" + (f": {first}" if first else ""),
-              file=sys.stderr)
+        counts = ", ".join(f"{summary[key]} {said}" for key, said in (("failed", "failed"), ("not_graded", "not "
+                           "graded: their translation failed")) if summary.get(key))
+        print(f"mt-eval grade: no entry was graded ({counts})" + (f": {first}" if first else ""), file=sys.stderr)
         return EXIT_FAILED
     return 0

@@ -101,9 +101,11 @@ def grade_with_method(request: GradeRequest) -> Path:
     blinded = blind(card, entries, rubric, seed=choose_seed(request.seed), with_reference=request.with_reference)
     assert request.grader is not None
     if request.labels is not None:  # (read now: a labels file that cannot be used must not cost the grading)
-        from mt_eval.decisions.labels import read_labels
+        from mt_eval.decisions.labels import usable_labels
 
-        read_labels(request.labels, rubric, card.content_sha256)
+        for warning in usable_labels(request.labels, rubric, card.content_sha256,
+                                     {item.entry_id for item in blinded.items}):
+            print(f"mt-eval grade: warning: {warning}", file=sys.stderr)
     with prints_to_stderr():  # what the grader prints is not the result
         loaded = load_method(request.grader, isolate=request.isolate, needs="decide")
     grading_out(request, loaded.method_id)
@@ -181,6 +183,9 @@ def finish(request: GradeRequest, started_at: str, card: RunCard, raw: bytes, ru
     summary = summarize(entries, levels, request.resamples, blinded.seed)
     quality = quality_against(request.labels, entries, rubric, request.ece_bins, request.resamples, blinded.seed,
                               card.content_sha256) if request.labels is not None else None
+    if request.labels is not None and quality is None:
+        print(f"mt-eval grade: warning: no labelled entry was graded, so the grader is not measured against "
+              f"{request.labels}", file=sys.stderr)
     grading = gc.GradingCard(
         grading_id=new_run_id(),
         started_at=started_at, finished_at=now(), sdk_version=__version__, run=graded_run(request, card, raw),

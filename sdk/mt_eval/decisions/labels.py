@@ -46,6 +46,11 @@ def read_labels(path: str | Path, rubric: Rubric, run_content_sha256: str | None
             card = msgspec.convert(whole, gc.GradingCard)
         except msgspec.ValidationError as exc:
             raise GradingError(f"{path} looks like a grading card but cannot be read as one: {exc}") from exc
+        from mt_eval.harness.verify import canonical_sha256
+
+        if canonical_sha256(whole) != card.content_sha256:  # (as a run card is checked: the grades are certified)
+            raise GradingError(f"{path} does not verify: it was changed after `mt-eval grade import` sealed it (its "
+                               "content does not hash to its content_sha256); give the grading card as it wrote it")
         if card.grader is not None or card.human_graders is None:
             who = f"the grader method {card.grader.method_id}" if card.grader is not None else "no people's sheets"
             raise GradingError(f"{path} holds the grades of {who}, not people's: give the grading card "
@@ -88,10 +93,25 @@ def read_labels(path: str | Path, rubric: Rubric, run_content_sha256: str | None
     return labels, source
 
 
+def usable_labels(path: str | Path, rubric: Rubric, run_content_sha256: str, graded: set[str]) -> list[str]:
+    """Check the labels before any grading (`read_labels`): at least one must be of an entry to be graded
+    (``graded``), or the grading would be done for nothing. Returns what to warn of: labels of other entries."""
+    labels, _ = read_labels(path, rubric, run_content_sha256)
+    usable = labels.keys() & graded
+    if not usable:
+        raise GradingError(f"no entry to grade has a label in {path} ({len(labels)} labels, {len(graded)} entries to "
+                           "grade): are they labels of this run's entries? Give the labels of this run, or leave "
+                           "--labels out")
+    others = sorted(labels.keys() - graded)
+    return [f"{len(others)} of the {len(labels)} labels in {path} are of entries this grading does not grade (e.g. "
+            f"{json.dumps(others[0], ensure_ascii=False)}): they are left out"] if others else []
+
+
 def quality_against(path: str | Path, entries: list[gc.GradedEntry], rubric: Rubric, bins: int, resamples: int,
-                    seed: int, run_content_sha256: str | None = None) -> gc.Quality:
+                    seed: int, run_content_sha256: str | None = None) -> gc.Quality | None:
     """The grader's accuracy, KL, Brier, ECE and expected-value error against the labels in ``path`` (of the run
-    ``run_content_sha256`` names, when they are a grading card)."""
+    ``run_content_sha256`` names, when they are a grading card); None when the grader graded none of the labelled
+    entries (its calls failed): the grading card is still written."""
     labels, source = read_labels(path, rubric, run_content_sha256)
     names = [level.name for level in rubric.levels]
     values = [level.value for level in rubric.levels]
@@ -99,6 +119,6 @@ def quality_against(path: str | Path, entries: list[gc.GradedEntry], rubric: Rub
     judged = [Judged(case=i, kind="score", predicted=[distribution[name] for name in names], gold=labels[entry_id],
                      values=values) for i, (entry_id, distribution) in enumerate(graded)]
     if not judged:
-        raise GradingError(f"no entry has both a grade and a label in {path}: are they labels of this run's entries?")
+        return None
     metrics = score_decisions(judged, len(judged), bins=bins, resamples=resamples, seed=seed)
     return gc.Quality(labels=source, entries=len(judged), metrics=metrics.groups["score"], ece_bins=bins)
