@@ -74,8 +74,8 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     add_call_arguments(how, "entry", "entries")
     add_retry_arguments(how)
     how.add_argument("--max-errors", default="0", metavar="N|P%",
-                     help="failed entries tolerated for exit status 0: a count (5) or a share of the entries run (2%%); "
-                          "default 0 (a negative control's refusal is not a failure)")
+                     help="failed entries tolerated for exit status 0: a count (5) or a share of the entries run "
+                          "(2%%); default 0 (a negative control's refusal is not a failure)")
     how.add_argument("--resamples", type=resample_count, default=1000, metavar="N",
                      help="bootstrap resamples (default 1000; at least 10)")
     add_seed_argument(how)

@@ -50,7 +50,8 @@ class MaxErrors:
         """``"5"`` or ``"2.5%"``; raises `ValueError` with the fix."""
         found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(%?)\s*", text)
         if not found or (not found.group(2) and "." in found.group(1)):
-            raise ValueError(f"--max-errors {text!r}: give a number of entries (5) or a share of the entries run (2.5%)")
+            raise ValueError(f"--max-errors {text!r}: give a number of entries (5) or a share of the entries run "
+                             "(2.5%)")
         if found.group(2):
             percent = float(found.group(1))
             if percent > 100:
