@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from mt_eval.cli import main
 from mt_eval.decisions.answers import check_result, match_results
 from mt_eval.decisions.records import DecisionCase, DecisionRow, Question, number_text
 from mt_eval.strict import decode_value
@@ -109,3 +110,86 @@ def test_options_of_each_type():
     assert (noul.option_names, choice.option_names, score.option_names) == (
         ["true", "false"], ["x", "y"], ["0", "2.5", "top"])
     assert [number_text(v) for v in (1.0, 0.1 + 0.2, 1e-7, -0.0, 2 / 3)] == ["1", "0.3", "0", "0", "0.666667"]
+
+
+ODD_PY = """
+class Odd:
+    async def decide(self, rows, config):
+        given = rows[0]["state"]["give"]
+        if given in ("object", "null", "text"):
+            return {"object": {"id": rows[0]["id"]}, "null": None, "text": "oops"}[given]
+        value = {"nan": float("nan"), "huge": 10 ** 400, "complex": 1j}[given]
+        return [{"id": rows[0]["id"], "answers": {"q": {"probabilities": {"true": value, "false": 0}}}}]
+"""
+ODD_JS = """
+export async function decide(rows) {
+  const given = rows[0].state.give;
+  if (given === 'object') return { id: rows[0].id };
+  if (given === 'null') return null;
+  if (given === 'text') return 'oops';
+  const value = { nan: NaN, huge: Infinity }[given];
+  return [{ id: rows[0].id, answers: { q: { probabilities: { true: value, false: 0 } } } }];
+}
+"""
+NOT_A_LIST = {"object": "the method returned an object, not a list with one result per row",
+              "null": "the method returned null, not a list with one result per row",
+              "text": 'the method returned "oops", not a list with one result per row'}
+
+
+@pytest.mark.parametrize("runtime", ["in process", "isolated", "node"])
+def test_an_odd_answer_fails_its_rows_in_the_same_words_whichever_runtime_ran_it(make_plugin, tmp_path, runtime):
+    """Before, a return that was not a list was worded three ways (the Node guest's as a TypeError the method
+    never threw), and an in-process value JSON cannot hold (10**400, a complex, numpy.float32) ended the run."""
+    if runtime == "node":
+        manifest = {"name": "Odd", "node_entry": "decide.js", "implements": ["decide"], "dependencies": []}
+        files = {"decide.js": ODD_JS, "package.json": '{"type": "module"}'}
+    else:
+        manifest = {"name": "Odd", "entry_point": "pipeline:Odd", "implements": ["decide"], "dependencies": []}
+        files = {"pipeline.py": ODD_PY}
+    plugin = make_plugin(manifest, files=files, name="odd")
+    givens = [*NOT_A_LIST, "nan", "huge"] + (["complex"] if runtime == "in process" else [])
+    corpus = tmp_path / "rows.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"r-{g}", "state": {"give": g}, "questions": {
+        "q": {"type": "noul", "instructions": "?"}}}) + "\n" for g in givens))
+    out = tmp_path / "out"
+    isolate = ["--isolate"] if runtime == "isolated" else []
+    assert main(["decide", "run", "--method", str(plugin), "--corpus", str(corpus), "--out", str(out), "--batch-size",
+                 "1", "--resamples", "0", "--quiet", *isolate]) == 4
+    errors = {}
+    for line in (out / "results.jsonl").read_text().splitlines():
+        result = json.loads(line)
+        errors[result["id"]] = result["error"] or result["answers"]["q"]["error"]
+    assert {f"r-{g}": errors[f"r-{g}"] for g in NOT_A_LIST} == {f"r-{g}": said for g, said in NOT_A_LIST.items()}
+    through_json = runtime != "in process"  # (JSON has no NaN or Infinity: a guest's is sent as null)
+    for given, said in (("nan", "null" if through_json else "NaN"), ("huge", "null" if runtime == "node" else
+                                                                    "Infinity")):
+        assert errors[f"r-{given}"] == (f'the probability of "true" is {said}: each must be a number from 0 to 1'), \
+            given
+    if runtime == "in process":
+        assert errors["r-complex"] == ('the probability of "true" is a builtins.complex (not a JSON value): each '
+                                       "must be a number from 0 to 1")
+
+
+def test_the_summary_shows_five_distinct_failures_and_says_how_many_more_the_card_lists(tmp_path):
+    """Before, the sixth and later were left out without a word."""
+    corpus = tmp_path / "rows.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"r{i}", "state": {}, "questions": {
+        "q": {"type": "noul", "instructions": "?"}}, "gold": {"q": "true"}}) + "\n" for i in range(9)))
+    plugin = tmp_path / "fails"
+    plugin.mkdir()
+    (plugin / "method.json").write_text(json.dumps({"name": "Fails", "entry_point": "pipeline:Fails",
+                                                    "implements": ["decide"], "dependencies": []}))
+    (plugin / "pipeline.py").write_text(
+        "class Fails:\n    async def decide(self, rows, config):\n"
+        "        return [{'id': r['id'], 'error': 'reason ' + r['id']} if r['id'] != 'r8' else\n"
+        "                {'id': 'r8', 'answers': {'q': {'probabilities': {'true': 1, 'false': 0}}}} for r in rows]\n")
+    from mt_eval.decisions.card import DecisionCard
+    from mt_eval.decisions.summary import summary_lines
+
+    assert main(["decide", "run", "--method", str(plugin), "--corpus", str(corpus), "--out", str(tmp_path / "out"),
+                 "--resamples", "0", "--quiet"]) == 0
+    card = msgspec.json.decode((tmp_path / "out" / "card.json").read_bytes(), type=DecisionCard)
+    lines = summary_lines(card)
+    assert sum(line.startswith("  failed ×1: reason r") for line in lines) == 5
+    assert lines[-1] == '  … and 3 more distinct failures (3 in all): the card\'s "failures" lists every one'
+

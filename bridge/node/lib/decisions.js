@@ -126,7 +126,7 @@ export function checkAnswer(question, raw, tolerance = DEFAULT_TOLERANCE) {
   if (raw.expected !== undefined && raw.expected !== null) {
     const { levels } = question;
     const span = levels.length ? levels[levels.length - 1].value - levels[0].value : 0;
-    if (!isNumber(raw.expected) || Math.abs(raw.expected - expected) > tolerance * Math.max(span, 1)) {
+    if (!isNumber(raw.expected) || !Number.isFinite(raw.expected) || Math.abs(raw.expected - expected) > tolerance * Math.max(span, 1)) {
       return { error: `the expected value ${describe(raw.expected)} does not match the probabilities, which give ${numberText(expected)}` };
     }
   }

@@ -366,9 +366,9 @@ export class GuestServer {
     if (kind === 'translate') {
       return resultResponse(id, resultRules.translateAnswer(value, job.entries, latency, { onDropped, shared: this.sharedLatency }));
     }
-    if (!Array.isArray(value)) {
-      return errorResponse(id, ErrorCode.METHOD_FAILED, `decide returned ${describe(value)}, expected a list with one result per row`,
-        { type: 'TypeError' });
+    if (!Array.isArray(value)) { // each row fails in the words of an in-process method's host (decisions.js)
+      const error = `the method returned ${describe(value)}, not a list with one result per row`;
+      return resultResponse(id, { results: job.entries.map((row) => ({ id: row.id, error })) });
     }
     const results = [];
     for (const item of value) {

@@ -35,6 +35,13 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _finite(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer past any float: Infinity to JavaScript
+        return False
+
+
 def describe(value: Any) -> str:
     """A value in a message, worded as the Node side words it."""
     if value is None:
@@ -44,9 +51,19 @@ def describe(value: Any) -> str:
     if isinstance(value, Mapping):
         return "an object"
     if _is_number(value):
-        return number_text(value) if math.isfinite(value) else str(value)
-    text = msgspec.json.encode(value).decode()
+        if _finite(value):
+            return number_text(value)
+        return "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
+    try:
+        text = msgspec.json.encode(value).decode()
+    except (TypeError, ValueError, msgspec.EncodeError):  # (numpy.float32, a set: no JSON value at all)
+        return f"a {type(value).__module__}.{type(value).__qualname__} (not a JSON value)"
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def not_a_list(label: str, raw: Any) -> str:
+    """Why no row got its result: ``label`` (e.g. "the method") returned ``raw``, not a list."""
+    return f"{label} returned {describe(raw)}, not a list with one result per row"
 
 
 def distribution_problem(question: Question, probabilities: Any, tolerance: float = DEFAULT_TOLERANCE) -> str | None:
@@ -62,7 +79,7 @@ def distribution_problem(question: Question, probabilities: Any, tolerance: floa
         return f"missing {_options(missing)} {_quoted(missing)}: give a probability for every option"
     for option in options:
         value = probabilities[option]
-        if not _is_number(value) or not math.isfinite(value) or not 0 <= value <= 1:
+        if not _is_number(value) or not _finite(value) or not 0 <= value <= 1:
             return f'the probability of "{option}" is {describe(value)}: each must be a number from 0 to 1'
     total = math.fsum(probabilities[option] for option in options)
     if abs(total - 1) > tolerance:
@@ -105,10 +122,9 @@ def check_answer(question: Question, raw: Any, tolerance: float = DEFAULT_TOLERA
     if given is not None:
         levels = question.levels or []
         span = levels[-1].value - levels[0].value if levels else 0.0
-        if not _is_number(given) or abs(given - expected) > tolerance * max(span, 1.0):
-            shown = number_text(given) if _is_number(given) else msgspec.json.encode(given).decode()
-            return QuestionAnswer(error=f"the expected value {shown} does not match the probabilities, which give "
-                                        f"{number_text(expected)}")
+        if not _is_number(given) or not _finite(given) or abs(given - expected) > tolerance * max(span, 1.0):
+            return QuestionAnswer(error=f"the expected value {describe(given)} does not match the probabilities, "
+                                        f"which give {number_text(expected)}")
     return QuestionAnswer(probabilities=ordered, expected=expected)
 
 
@@ -145,7 +161,7 @@ def _envelope(row_id: str, raw: Mapping[str, Any]) -> tuple[DecisionResult, str 
     latency, usage, error, metadata = (raw.get(key) for key in ("latency_s", "usage", "error", "metadata"))
     result = DecisionResult(id=row_id)
     if latency is not None:
-        if not (_is_number(latency) and math.isfinite(latency) and latency >= 0):
+        if not (_is_number(latency) and _finite(latency) and latency >= 0):
             return result, f'"latency_s" must be a number >= 0, got {describe(latency)}'
         result.latency_s = float(latency)
     if usage is not None:
@@ -174,9 +190,7 @@ def match_results(rows: Sequence[DecisionRow], raw: Any, label: str, tolerance: 
     A row with no result or with several gets a row error; ``raw`` that is not a list fails every row.
     """
     if not isinstance(raw, list):
-        kind = "null" if raw is None else type(raw).__name__
-        return [DecisionResult(id=row.id, error=f"{label} returned {kind}, not a list with one result per row")
-                for row in rows], []
+        return [DecisionResult(id=row.id, error=not_a_list(label, raw)) for row in rows], []
     found: dict[str, list[Mapping[str, Any]]] = {row.id: [] for row in rows}
     unknown: list[Any] = []
     for item in raw:

@@ -129,7 +129,11 @@ async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settin
         timing.first_call_s = elapsed
     if error is not None:
         return [DecisionResult(id=row.id, error=error, latency_s=elapsed / len(rows)) for row in rows]
-    results, _unknown = match_results(rows, raw, "the method", settings.tolerance)
+    try:
+        results, _unknown = match_results(rows, raw, "the method", settings.tolerance)
+    except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # (values no JSON holds: its rows fail)
+        why = f"the method's results cannot be read: {type(exc).__name__}: {exc}"
+        return [DecisionResult(id=row.id, error=why, latency_s=elapsed / len(rows)) for row in rows]
     for result in results:
         if result.latency_s == 0.0:
             result.latency_s = elapsed / len(rows)

@@ -8,6 +8,7 @@ from mt_eval.decisions.card import DecisionCard
 from mt_eval.decisions.grading_card import UNANSWERED, GradingCard
 from mt_eval.decisions.metrics import MetricValue
 
+SHOWN_FAILURES = 5  # distinct failures the summary shows (the card lists all)
 _METRICS = (("accuracy", "accuracy"), ("kl", "KL"), ("brier", "Brier"), ("ece", "ECE"), ("ev_mae", "EV error"))
 
 
@@ -38,9 +39,13 @@ def summary_lines(card: DecisionCard) -> list[str]:
         lines.append(f"  {name:<8} {group.questions:>6}  " + "  ".join(f"{cell:<22}" for cell in cells))
     lines.append(f"  95% intervals: {metrics.bootstrap_resamples} case-level bootstrap resamples (seed "
                  f"{metrics.bootstrap_seed}); ECE over {metrics.ece_bins} bins; every number from run {card.run_id}")
-    for failure in card.failures[:5]:
+    for failure in card.failures[:SHOWN_FAILURES]:
         where = f'row "{failure.example_id}"' + (f', question "{failure.question}"' if failure.question else "")
         lines.append(f"  failed ×{failure.count}: {failure.message} (e.g. {where})")
+    if len(card.failures) > SHOWN_FAILURES:
+        rest = card.failures[SHOWN_FAILURES:]
+        lines.append(f"  … and {len(rest)} more distinct failure{'s' if len(rest) > 1 else ''} "
+                     f"({sum(f.count for f in rest)} in all): the card's \"failures\" lists every one")
     return lines
 
 
