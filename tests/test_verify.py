@@ -110,6 +110,13 @@ def test_another_card_version_not_a_card_and_not_json(card_path: Path, tmp_path:
     result = verify_card(edit(card_path, change, reseal=True))
     assert paths(result) == ["$.card_version"] and "run-card/9" in result.errors[0].message
     assert result.errors[0].code == "card-version"
+    for kind, fix in (("grading", "give the run card it grades (its run.card_path)"),
+                      ("decision", "give the card.json that `mt-eval run` wrote")):  # (not "use the version …")
+        given = tmp_path / f"{kind}.json"
+        given.write_text(json.dumps({"card_version": f"{kind}-card/1", "sdk_version": "0.1.0"}))
+        [problem] = verify_card(given).errors
+        assert problem.message == (f"this is a {kind} card ('{kind}-card/1'), not a run card: `mt-eval verify` checks "
+                                   "the cards `mt-eval run` writes") and problem.hint == fix
     other = tmp_path / "other.json"
     other.write_text('{"name": "x"}')
     assert verify_card(other).errors[0].code == "not-a-card"

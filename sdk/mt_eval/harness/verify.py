@@ -54,6 +54,13 @@ if TYPE_CHECKING:
 HASH_FIELD = "content_sha256"
 
 
+# Cards of other kinds `verify` may be given by mistake, and what to do with each.
+OTHER_CARDS = {
+    "decision-card": "give the card.json that `mt-eval run` wrote",
+    "grading-card": "give the run card it grades (its run.card_path)",
+}
+
+
 def canonical_sha256(data: dict[str, Any]) -> str:
     """The content hash of a parsed card: SHA-256 of its canonical JSON without ``content_sha256``."""
     body = {key: value for key, value in data.items() if key != HASH_FIELD}
@@ -116,9 +123,15 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
 
         written_by = data.get("sdk_version")
         shown = repr(version) if isinstance(version, str) and len(version) <= 40 else value_in_words(version)
-        result.problem("$.card_version", f"this card's schema version is {shown}; mt-eval {__version__} reads "
-                       f"{CARD_VERSION!r}", f"use the mt-eval version that wrote it ({written_by or 'unknown'}), "
-                       "or run the evaluation again with this one", code="card-version")
+        kind = version.partition("/")[0] if isinstance(version, str) else ""
+        if kind in OTHER_CARDS:  # a card of another kind: no other version of mt-eval reads it as a run card
+            result.problem("$.card_version", f"this is a {kind.replace('-', ' ')} ({shown}), not a run card: "
+                           "`mt-eval verify` checks the cards `mt-eval run` writes", OTHER_CARDS[kind],
+                           code="card-version")
+        else:
+            result.problem("$.card_version", f"this card's schema version is {shown}; mt-eval {__version__} reads "
+                           f"{CARD_VERSION!r}", f"use the mt-eval version that wrote it ({written_by or 'unknown'}), "
+                           "or run the evaluation again with this one", code="card-version")
         result.check("format", False, f"{shown} (expected {CARD_VERSION})")
         return result
     result.check("format", True, CARD_VERSION)
