@@ -207,6 +207,11 @@ def test_every_problem_of_a_corpus_is_reported_at_once(tmp_path, capsys):
     assert main(["decide", "check", "--corpus", str(corpus)]) == 1
     err = capsys.readouterr().err
     assert "3 problems" in err and ":2: invalid JSON" in err and 'id "a" is already used at' in err
+    assert main(["decide", "check", "--corpus", str(corpus), "--json"]) == 1  # (stdout had been empty)
+    shown = capsys.readouterr()
+    report = json.loads(shown.out)
+    assert (report["passed"], report["readable"], len(report["problems"])) == (False, False, 3)
+    assert report["problems"][0]["file"] == f"{corpus}:2" and "3 problems" in shown.err
 
 
 def test_a_scorer_that_disagrees_with_the_closed_forms_reports_nothing(tmp_path, capsys, monkeypatch):

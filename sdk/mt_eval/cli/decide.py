@@ -152,10 +152,18 @@ def method_settings(args: argparse.Namespace) -> MethodSettings:
 def _check(args: argparse.Namespace) -> int:
     import msgspec
 
-    from mt_eval.decisions.corpus import read_decision_corpus
+    from mt_eval.decisions.corpus import DecisionCorpusError, read_decision_corpus
     from mt_eval.decisions.selfcheck import describe_self_check, run_self_check
 
-    check = run_self_check(read_decision_corpus(args.corpus), args.ece_bins)
+    try:
+        corpus = read_decision_corpus(args.corpus)  # DecisionCorpusError: every problem, exit status 1
+    except DecisionCorpusError as exc:
+        if args.json:  # what a reader of the JSON needs to know too (the lines on stderr as without it)
+            unread = {"passed": False, "corpus": str(args.corpus), "readable": False,
+                      "problems": [msgspec.to_builtins(p) for p in exc.problems]}
+            print(msgspec.json.format(msgspec.json.encode(unread), indent=2).decode())
+        raise
+    check = run_self_check(corpus, args.ece_bins)
     if args.json:
         print(msgspec.json.format(msgspec.json.encode(check), indent=2).decode())
     else:
