@@ -5,6 +5,7 @@ question, bad answers named by row and question, and a scorer that disagrees wit
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -292,3 +293,28 @@ def test_a_row_that_is_not_valid_unicode_fails_alone_in_the_same_words_in_every_
     assert sent == ["r0", "r1"]
     [odd] = [r for r in card_of(tmp_path / "run")["results"] if r["id"] == "odd"]
     assert odd["error"] == 'the row\'s "state.text" is not valid Unicode (surrogates not allowed at position 3)'
+
+
+def test_an_in_process_decide_that_blocks_the_loop_fails_its_rows_at_the_timeout(tmp_path):
+    """Before, --timeout did nothing against a synchronous call: the run waited for it (forever, for a server that
+    never answers)."""
+    plugin = tmp_path / "blocks"
+    plugin.mkdir()
+    (plugin / "method.json").write_text(json.dumps({"name": "Blocks", "entry_point": "pipeline:Blocks",
+                                                    "implements": ["decide"], "dependencies": []}))
+    (plugin / "pipeline.py").write_text(
+        "import time\n\nclass Blocks:\n    async def decide(self, rows, config):\n"
+        "        if any(r['state'].get('block') for r in rows):\n            time.sleep(60)\n"
+        "        return [{'id': r['id'], 'answers': {'q': {'probabilities': {'true': 1, 'false': 0}}}}\n"
+        "                for r in rows]\n")
+    corpus = tmp_path / "rows.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "state": {"block": i == "b"}, "questions": {
+        "q": {"type": "noul", "instructions": "?"}}, "gold": {"q": "true"}}) + "\n" for i in "abc"))
+    started = time.monotonic()
+    assert main(["decide", "run", "--method", str(plugin), "--corpus", str(corpus), "--out", str(tmp_path / "out"),
+                 "--timeout", "0.5", "--batch-size", "1", "--resamples", "0", "--quiet"]) == 0
+    assert time.monotonic() - started < 30
+    results = {r["id"]: r for r in map(json.loads, (tmp_path / "out" / "results.jsonl").read_text().splitlines())}
+    assert results["b"]["error"].startswith("decide() blocked the event loop for ")
+    assert results["a"]["error"] is None and results["c"]["error"] is None
+

@@ -24,6 +24,7 @@ from mt_eval.decisions.answers import DEFAULT_TOLERANCE, match_results
 from mt_eval.decisions.records import QUESTION_TYPES, DecisionCase, DecisionResult, DecisionRow, QuestionAnswer
 from mt_eval.guarded_calls import call_failure
 from mt_eval.lone_surrogates import problem_in
+from mt_eval.loop_watchdog import LoopBlocked, LoopWatchdog
 
 _decode_result = msgspec.json.Decoder(DecisionResult).decode
 _encode = msgspec.json.Encoder().encode
@@ -90,8 +91,21 @@ def _final(prepared: _Prepared, result: DecisionResult | None) -> DecisionResult
 
 
 async def decide_rows(method: Any, cases: Sequence[DecisionCase], config: Any, settings: DecideSettings,
-                      on_results: Callable[[list[DecisionResult]], None]) -> DecideTiming:
-    """Decide ``cases`` with ``method``; every final result goes to ``on_results`` as its batch completes."""
+                      on_results: Callable[[list[DecisionResult]], None], *, stuck_message: str = "") -> DecideTiming:
+    """Decide ``cases`` with ``method``; every final result goes to ``on_results`` as its batch completes.
+
+    An in-process method whose ``decide`` blocks the event loop (a synchronous call) is interrupted by a
+    `LoopWatchdog` after the batch's time (``timeout_s`` a row): that batch's rows fail, the others go on. One
+    that cannot be interrupted (blocked in C code) ends the process, saying ``stuck_message``."""
+    if getattr(method, "enforces_deadlines", False):  # (a guest: its host's deadlines hold)
+        return await _decide_rows(method, cases, config, settings, on_results)
+    limit = max(settings.timeout_s * settings.batch_size, 0.5)
+    with LoopWatchdog(limit, hard_limit_s=max(5.0, limit), hard_message=stuck_message, hard_exit_code=1):
+        return await _decide_rows(method, cases, config, settings, on_results)
+
+
+async def _decide_rows(method: Any, cases: Sequence[DecisionCase], config: Any, settings: DecideSettings,
+                       on_results: Callable[[list[DecisionResult]], None]) -> DecideTiming:
     timing = DecideTiming()
     prepared = [prepare(case, settings) for case in cases]
     unsent = [_final(p, None) for p in prepared if p.sent is None]
@@ -122,6 +136,10 @@ async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settin
         raw = await within(limit, lambda: method.decide(msgspec.to_builtins(rows), config))
     except Overran as overran:
         error = overran.said(f"timed out after {limit:g} s ({settings.timeout_s:g} s per row)")
+    except LoopBlocked as blocked:  # (raised by the watchdog in the code that blocked the loop)
+        error = (f"decide() blocked the event loop for {blocked.seconds:.1f} s (a synchronous call in an async "
+                 "method: time.sleep, a blocking HTTP client, a long loop): await asynchronous I/O, or run it with "
+                 "--isolate")
     except (Exception, SystemExit) as exc:  # a method must not end the run: its rows fail, as for a raise
         error = call_failure(exc)
     elapsed = time.perf_counter() - started

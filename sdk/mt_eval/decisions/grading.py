@@ -148,7 +148,10 @@ async def _decide_and_close(loaded: Any, blinded: Blinded, config: Any, settings
     method = loaded.method
     try:
         card = await merged_card(loaded, None, config)
-        await decide_rows(method, [item.case for item in blinded.items], config, settings, on_results)
+        stuck = (f"mt-eval grade: {loaded.method_id} blocked the event loop and could not be interrupted; no grading "
+                 "card was written. Run the grader in its own process: give --isolate")
+        await decide_rows(method, [item.case for item in blinded.items], config, settings, on_results,
+                          stuck_message=stuck)
         return card
     finally:
         await guarded_close(method, loaded.method_id, prog="mt-eval grade", directory=loaded.directory)

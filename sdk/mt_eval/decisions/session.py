@@ -125,7 +125,9 @@ async def _decide_and_close(loaded: LoadedMethod, rows: list[Any], config: Decis
         started = time.perf_counter()
         card = await merged_card(loaded, None, config)
         start_s = time.perf_counter() - started
-        timing = await decide_rows(loaded.method, rows, config, settings, on_results)
+        stuck = (f"mt-eval decide: {loaded.method_id} blocked the event loop and could not be interrupted; finished "
+                 "rows are saved. Run it in its own process: mt-eval decide run ... --resume --isolate")
+        timing = await decide_rows(loaded.method, rows, config, settings, on_results, stuck_message=stuck)
         if timing.first_call_s is not None:
             timing.first_call_s += start_s
         return timing, card
