@@ -211,6 +211,9 @@ def test_bad_labels_are_named_by_line_entry_and_question(demo_run, tmp_path, cap
     err = capsys.readouterr().err
     assert f'{labels}:1 (entry "demo-01", question "adequacy"): gold "9" is not an option' in err
     assert f'{labels}:2 (entry "demo-02", question "adequacy"): gold distribution: missing options' in err
+    labels.write_text('{"id": "demo-01", "label": 4}\n')  # (a level's name as a number: said so, not only refused)
+    assert grade(demo_run, "--grader", str(RULES), "--labels", str(labels)) == 1
+    assert 'gold 4 is a number: an option\'s name is a string; write "4"' in capsys.readouterr().err
 
 
 def test_labels_of_no_entry_to_grade_are_refused_before_any_grading_and_others_are_named(demo_run, recorder,

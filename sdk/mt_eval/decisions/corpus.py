@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import msgspec
 
 from mt_eval.decisions.answers import DEFAULT_TOLERANCE, distribution_problem
-from mt_eval.decisions.records import DecisionCase, Question
+from mt_eval.decisions.records import DecisionCase, Question, number_text
 from mt_eval.problems import Problem, ProblemsError
 from mt_eval.strict import decode_value, parse_json
 
@@ -64,7 +65,20 @@ def gold_distribution(question: Question, answer: Any, tolerance: float = DEFAUL
         if problem is not None:
             return None, f"gold distribution: {problem}"
         return [float(answer[option]) for option in options], None
+    named = _as_name(answer)
+    if named is not None and named in options:  # a score level's name, written as a number
+        return None, f'gold {named} is a number: an option\'s name is a string; write "{named}"'
     return None, "a gold answer is an option's name or a distribution {option: probability}"
+
+
+def _as_name(answer: Any) -> str | None:
+    """A number as a score level's name would write it (None for anything else)."""
+    if not isinstance(answer, int | float) or isinstance(answer, bool):
+        return None
+    try:
+        return number_text(answer) if math.isfinite(answer) else None
+    except OverflowError:  # (an integer past any float)
+        return None
 
 
 def read_decision_corpus(path: str | Path, *, tolerance: float = DEFAULT_TOLERANCE) -> DecisionCorpus:
