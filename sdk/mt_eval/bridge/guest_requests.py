@@ -135,7 +135,7 @@ def decision_results(raw: Any, rows: list[dict[str, Any]], elapsed: float) -> li
     """The method's decisions as they go on the wire: passed through (the host checks every answer against the
     questions), with each row's share of the call's time when the method gave none."""
     if not isinstance(raw, list):  # (the words of an in-process method's host: `mt_eval.decisions.answers`)
-        from mt_eval.decisions.answers import not_a_list
+        from mt_eval.decisions.records import not_a_list
 
         return [{"id": row["id"], "error": not_a_list("the method", raw)} for row in rows]
     share = elapsed / max(1, len(raw))

@@ -14,7 +14,16 @@ from typing import Any
 
 import msgspec
 
-from mt_eval.decisions.records import DecisionResult, DecisionRow, Question, QuestionAnswer, number_text
+from mt_eval.decisions.records import (
+    DecisionResult,
+    DecisionRow,
+    Question,
+    QuestionAnswer,
+    describe,
+    not_a_list,
+    number_text,
+)
+from mt_eval.decisions.records import finite as _finite
 from mt_eval.records import Usage
 
 DEFAULT_TOLERANCE = 1e-3
@@ -33,37 +42,6 @@ def _options(names: Sequence[str]) -> str:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _finite(value: int | float) -> bool:
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an integer past any float: Infinity to JavaScript
-        return False
-
-
-def describe(value: Any) -> str:
-    """A value in a message, worded as the Node side words it."""
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    if _is_number(value):
-        if _finite(value):
-            return number_text(value)
-        return "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
-    try:
-        text = msgspec.json.encode(value).decode()
-    except (TypeError, ValueError, msgspec.EncodeError):  # (numpy.float32, a set: no JSON value at all)
-        return f"a {type(value).__module__}.{type(value).__qualname__} (not a JSON value)"
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def not_a_list(label: str, raw: Any) -> str:
-    """Why no row got its result: ``label`` (e.g. "the method") returned ``raw``, not a list."""
-    return f"{label} returned {describe(raw)}, not a list with one result per row"
 
 
 def distribution_problem(question: Question, probabilities: Any, tolerance: float = DEFAULT_TOLERANCE) -> str | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -43,6 +43,38 @@ def number_text(value: float) -> str:
     """A number as both runtimes print it in labels and messages: at most six decimals, no trailing zeros."""
     text = f"{value:.6f}".rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
+
+
+def finite(value: int | float) -> bool:
+    """Whether a number is one JSON can carry (an integer past any float is Infinity to JavaScript)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer past any float: Infinity to JavaScript
+        return False
+
+
+def describe(value: Any) -> str:
+    """A value in a message, worded as the Node side words it."""
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if finite(value):
+            return number_text(value)
+        return "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
+    try:
+        text = msgspec.json.encode(value).decode()
+    except (TypeError, ValueError, msgspec.EncodeError):  # (numpy.float32, a complex number: no JSON value)
+        return f"a {type(value).__module__}.{type(value).__qualname__} (not a JSON value)"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def not_a_list(label: str, raw: Any) -> str:
+    """Why no row got its result: ``label`` (e.g. "the method") returned ``raw``, not a list."""
+    return f"{label} returned {describe(raw)}, not a list with one result per row"
 
 
 class ScoreLevel(StrictStruct, kw_only=True):
