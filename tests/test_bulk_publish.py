@@ -197,6 +197,41 @@ def test_ctrl_c_keeps_the_cards_stored_and_ends_every_worker(cards, tmp_path: Pa
     assert f"{80 - kept} cards were not tried" in err
 
 
+def test_ctrl_c_as_a_transaction_commits_still_counts_its_cards_as_stored(cards, tmp_path: Path, monkeypatch,
+                                                                          capsys):
+    """Before, a Ctrl-C that came while the first batch committed had its cards stored and reported as "nothing was
+    published; 30 cards were not tried"."""
+    import signal
+
+    import sqlalchemy as sa
+
+    paths = many(cards, tmp_path, 30)
+    real_commit, real_publish, publishing = sa.engine.RootTransaction.commit, Store.publish, []
+
+    def commit_then_ctrl_c(self: sa.engine.RootTransaction) -> None:
+        real_commit(self)
+        if publishing:  # (the cards' transaction, not the store's creation)
+            signal.raise_signal(signal.SIGINT)  # (delivered at once: the moment after the commit)
+
+    def publish(self: Store, *args: object, **kwargs: object) -> object:
+        publishing.append(True)
+        try:
+            return real_publish(self, *args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            publishing.clear()
+
+    monkeypatch.setattr(sa.engine.RootTransaction, "commit", commit_then_ctrl_c)
+    monkeypatch.setattr(Store, "publish", publish)
+    db = str(tmp_path / "board.db")
+    assert main(["publish", *map(str, paths), "--db", db, "--no-input"]) == 130
+    err = capsys.readouterr().err
+    monkeypatch.undo()
+    with open_store(db) as store:
+        kept = store.count()
+    assert kept > 0 and f"interrupted; the {kept} cards stored before it are kept" in err, err
+    assert (f"{30 - kept} cards were not tried" in err) if kept < 30 else ("not tried" not in err)
+
+
 def test_ctrl_c_at_the_terminal_ends_the_workers_and_keeps_what_was_stored(tmp_path: Path):
     import signal
     import sqlite3

@@ -153,15 +153,17 @@ def _store(store: Store, items: Sequence[Published], *, stop_at_refusal: bool = 
     ready = [item for item in items if item.prepared is not None and item.outcome is None]
     if not ready:
         return None
+    def committed(outcomes: list[Outcome]) -> None:  # (as the transaction commits: a Ctrl-C then loses nothing)
+        for item, outcome in zip(ready, outcomes, strict=False):
+            item.outcome = outcome
+            if item.prepared is not None:
+                item.prepared.record = {}  # stored: what is left is what the report says
+
     try:
-        outcomes = store.publish([item.prepared.record for item in ready if item.prepared is not None], now(),
-                                 stop_at_refusal=stop_at_refusal)
+        store.publish([item.prepared.record for item in ready if item.prepared is not None], now(),
+                      stop_at_refusal=stop_at_refusal, committed=committed)
     except StoreError as exc:
         return exc
-    for item, outcome in zip(ready, outcomes, strict=False):
-        item.outcome = outcome
-        if item.prepared is not None:
-            item.prepared.record = {}  # stored: what is left is what the report says
     return None
 
 

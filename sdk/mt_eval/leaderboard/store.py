@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
+from mt_eval.interrupts import held
 from mt_eval.leaderboard import StoreError
 from mt_eval.leaderboard.address import describe, resolve_url
 from mt_eval.leaderboard.migrations import SchemaError, current_version, lock, migrate, pending
@@ -111,13 +112,23 @@ class Store:
         self.close()
 
     @contextmanager
-    def writing(self) -> Iterator[sa.Connection]:
-        """A write transaction: committed whole when the block ends, rolled back on any error."""
+    def writing(self, on_commit: Callable[[], None] | None = None) -> Iterator[sa.Connection]:
+        """A write transaction: committed whole when the block ends, rolled back on any error. ``on_commit`` runs
+        as it commits, Ctrl-C held back meanwhile (`mt_eval.interrupts.held`): a commit is never followed by an
+        interrupt that leaves its caller without the record of what it committed."""
         with self._errors("write to"), self.engine.connect() as connection:
             connection.execution_options(mt_eval_write=True)
-            with connection.begin():
+            transaction = connection.begin()
+            try:
                 lock(connection)
                 yield connection
+            except BaseException:
+                transaction.rollback()
+                raise
+            with held():
+                transaction.commit()
+                if on_commit is not None:
+                    on_commit()
 
     @contextmanager
     def reading(self) -> Iterator[sa.Connection]:
@@ -151,13 +162,15 @@ class Store:
         except sa.exc.DBAPIError as exc:  # nothing of the transaction is kept
             raise StoreError(f"cannot {doing} the leaderboard store {self.where}: {_reason(exc)}") from exc
 
-    def publish(self, records: Sequence[dict[str, Any]], published_at: str, *, stop_at_refusal: bool = False
-                ) -> list[Outcome]:
+    def publish(self, records: Sequence[dict[str, Any]], published_at: str, *, stop_at_refusal: bool = False,
+                committed: Callable[[list[Outcome]], None] | None = None) -> list[Outcome]:
         """Store ``records`` (column → value, one per card; a JSON column may be its UTF-8 bytes) in one
         transaction, each unless a card with the same content hash or run id is already stored. One outcome per
         record, in order; with ``stop_at_refusal``, the records after the first refused one are neither stored
-        nor given an outcome."""
-        with self.writing() as connection:
+        nor given an outcome. ``committed`` gets the outcomes as the transaction commits (so a Ctrl-C that ends
+        this call right after it does not lose them)."""
+        outcomes: list[Outcome] = []
+        with self.writing(on_commit=None if committed is None else lambda: committed(outcomes)) as connection:
             stored = self._existing(connection, [r["content_sha256"] for r in records], [r["run_id"] for r in records])
             by_sha = {row.content_sha256: row for row in stored}
             by_run = {row.run_id: row for row in stored}
@@ -184,7 +197,6 @@ class Store:
                     found = connection.execute(sa.select(cards.c.content_sha256, cards.c.id)
                                                .where(cards.c.content_sha256.in_(shas[start:start + CHUNK])))
                     ids.update((sha, id_) for sha, id_ in found)
-            outcomes = []
             for record, (status, found) in zip(records, pending, strict=False):
                 if isinstance(found, str):  # published now, or a repeat of a card published now
                     outcomes.append(Outcome(record["content_sha256"], record["run_id"], status, ids[found],
@@ -192,7 +204,7 @@ class Store:
                 else:
                     outcomes.append(Outcome(record["content_sha256"], record["run_id"], status, found.id,
                                             found.published_at))
-            return outcomes
+        return outcomes
 
     def _existing(self, connection: sa.Connection, shas: list[str], runs: list[str]) -> list[Any]:
         found: dict[int, Any] = {}
