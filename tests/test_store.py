@@ -144,6 +144,12 @@ def test_an_unreachable_database_is_a_clear_error_and_nothing_is_created(tmp_pat
     assert "does not exist" in capsys.readouterr().err and not (tmp_path / "missing").exists()
     with pytest.raises(StoreError, match="SQLite or PostgreSQL"):
         resolve_url("mysql://x@localhost/db")
+    for malformed in ("postgresql://u@127.0.0.1:notaport/db", "postgresql://u@[::1/db"):  # (had been tracebacks)
+        with pytest.raises(StoreError, match=r"is not a database URL: write sqlite:///PATH, postgresql://USER@HOST"):
+            resolve_url(malformed)
+    with pytest.raises(StoreError, match=r"an SQLite URL has no host: write three slashes before a relative path "
+                                         r"\(sqlite:///host/x.db\)"):
+        resolve_url("sqlite://host/x.db")
 
 
 @pytest.mark.parametrize("db", ["sqlite:///", "sqlite://", "sqlite:///:memory:", "sqlite:///{}?mode=ro", "", " "])

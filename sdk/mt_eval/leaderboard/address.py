@@ -35,9 +35,10 @@ def resolve_url(db: str | None) -> sa.URL:
         return sa.URL.create("sqlite", database=str(Path(value).expanduser().absolute()))
     try:
         url = sa.make_url(value)
-    except sa.exc.ArgumentError as exc:
+        url.port  # noqa: B018 (a port that is not a number is found here, not when connecting)
+    except (sa.exc.ArgumentError, ValueError) as exc:  # (ValueError: "host:notaport", "[::1" unclosed)
         raise StoreError(f"{given.format(repr(value))} is not a database URL: write sqlite:///PATH, "
-                         "postgresql://USER@HOST/DB, or a file path") from exc
+                         "postgresql://USER@HOST[:PORT]/DB, or a file path") from exc
     if url.drivername in ("postgresql", "postgres"):
         url = url.set(drivername="postgresql+psycopg")
     if url.get_backend_name() not in ("sqlite", "postgresql"):
@@ -49,6 +50,10 @@ def resolve_url(db: str | None) -> sa.URL:
 
 
 def _check_sqlite_url(url: sa.URL, given: str) -> None:
+    if url.host:  # sqlite://board.db: two slashes make "board.db" a host
+        raise StoreError(f"{given}: an SQLite URL has no host: write three slashes before a relative path "
+                         f"(sqlite:///{url.host}{'/' + url.database if url.database else ''}) and four before an "
+                         "absolute one (sqlite:////srv/board.db)")
     if url.database in (None, "", ":memory:"):
         raise StoreError(f"{given}: an SQLite store needs a file (without one it is in memory and keeps nothing): "
                          "give it as sqlite:///board.db (relative), sqlite:////srv/board.db (absolute) or a path")
