@@ -98,6 +98,8 @@ def test_a_store_error_stops_the_publish_and_keeps_what_was_stored(cards, tmp_pa
     with open_store(db) as store:
         kept = store.count()
     assert kept == calls[0] > 0 and f"disk I/O error; the {kept} cards stored before it are kept" in err
+    assert (f"; {80 - kept} cards were not stored: once the store is fixed, run the same command again (the stored "
+            "ones are refused as duplicates)") in err  # (how many had not been said)
 
 
 @pytest.mark.parametrize("failure", ["raises", "dies"])
