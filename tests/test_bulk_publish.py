@@ -269,6 +269,34 @@ def test_ctrl_c_at_the_terminal_ends_the_workers_and_keeps_what_was_stored(tmp_p
     assert processes_marked(marker) == []
 
 
+def test_a_publisher_killed_outright_takes_its_workers_with_it(tmp_path: Path):
+    """Before, SIGKILL (kill -9, the OOM killer) left both workers sleeping for ever, holding the store open: each
+    held the read end of its own pipe, so its sends never failed."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from mt_eval.leaderboard.synthetic import CardFactory, write_corpus
+
+    slow = CardFactory(write_corpus(tmp_path / "corpus.json", entries=60), resamples=1000)
+    paths = many(slow, tmp_path, 200)
+    marker, environment = marked_environment()
+    process = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "publish", *map(str, paths), "--db",
+                                str(tmp_path / "board.db"), "--no-input"], env=environment,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(processes_marked(marker)) < 3 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.02)  # (the publisher and its two workers)
+    assert process.poll() is None, "the publish ended before its workers could be seen"
+    process.send_signal(signal.SIGKILL)
+    process.wait(10)
+    deadline = time.monotonic() + 10
+    while processes_marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_marked(marker) == []
+
+
 def test_many_cards_give_the_same_results_as_one_at_a_time(cards, tmp_path: Path, capsys):
     import sqlite3
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import os
 import queue
 import signal
 import sys
@@ -44,7 +45,8 @@ class Preparers(Generic[Item, Result]):
             _widen(writer)
         self._readers = [reader for reader, _ in pipes]
         self._writers = [writer for _, writer in pipes]
-        self._processes = [context.Process(target=_work, args=(index, workers, chunks, prepare, setup, self._writers),
+        self._processes = [context.Process(target=_work, args=(index, workers, chunks, prepare, setup, self._writers,
+                                                                self._readers),
                                            name=f"mt-eval-publish-{index}", daemon=True)
                            for index in range(workers)]
 
@@ -90,12 +92,32 @@ class Preparers(Generic[Item, Result]):
             yield value
 
 
+def _end_with_parent() -> None:
+    """Linux: this worker gets SIGKILL when the process that forked it dies (``kill -9``, the OOM killer), rather
+    than being left preparing cards, and holding the store open, for nobody."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # (no prctl: the closed pipes still end a worker once it sends)
+        return
+    parent = multiprocessing.parent_process()
+    if parent is not None and os.getppid() != parent.pid:  # the parent died before the request took effect
+        os._exit(1)
+
+
 def _work(index: int, workers: int, chunks: Sequence[Sequence[Any]], prepare: Callable[..., Any],
-          setup: Callable[[], Any], writers: Sequence[Any]) -> None:
+          setup: Callable[[], Any], writers: Sequence[Any], readers: Sequence[Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it ends the workers
+    _end_with_parent()
     for other, writer in enumerate(writers):
         if other != index:
             writer.close()
+    for reader in readers:  # (the parent's alone: held here too, a pipe would outlive a parent killed outright)
+        reader.close()
     outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()  # sent by a thread: the next chunk is prepared meanwhile
     sender = threading.Thread(target=_send, args=(outbox, writers[index]), daemon=True)
     sender.start()
