@@ -269,6 +269,20 @@ def test_ctrl_c_at_the_terminal_ends_the_workers_and_keeps_what_was_stored(tmp_p
     assert processes_marked(marker) == []
 
 
+def test_a_card_with_a_name_too_long_for_the_store_is_refused_alone_on_both_backends(cards, tmp_path: Path,
+                                                                                     store_url: str, capsys):
+    """Before, PostgreSQL refused the whole batch ("value too long for type character varying(200)", naming no
+    card) and SQLite stored it."""
+    paths = many(cards, tmp_path, 5)
+    long = write_card(cards.card("m" * 201, quality=0.5, run_id="run-long"), tmp_path / "long" / "card.json")
+    assert main(["publish", str(paths[0]), str(long), *map(str, paths[1:]), "--db", store_url, "--no-input"]) == 1
+    err = capsys.readouterr().err
+    assert (f"{long}: its method_id is 201 characters long, and the store holds at most 200: 'mmmm") in err
+    assert "give the method a shorter method_id in its method.json" in err
+    with open_store(store_url) as store:
+        assert sorted(r["run_id"] for r in store.rows()) == [f"run-{i:03d}" for i in range(5)]
+
+
 def test_a_publisher_killed_outright_takes_its_workers_with_it(tmp_path: Path):
     """Before, SIGKILL (kill -9, the OOM killer) left both workers sleeping for ever, holding the store open: each
     held the read end of its own pipe, so its sends never failed."""

@@ -33,20 +33,25 @@ class SchemaError(Exception):
     """The store's schema cannot be used by this mt-eval."""
 
 
+# The longest text of a card's columns a store holds (PostgreSQL enforces them; a card past one is refused
+# before it is stored, on either backend, by `mt_eval.leaderboard.publish.complete`).
+TEXT_LIMITS = {"run_id": 200, "method_id": 200, "pair": 64, "corpus_name": 400}
+
+
 def _create_cards(connection: sa.Connection) -> None:
     metadata = sa.MetaData()
     cards = sa.Table(
         "cards", metadata,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("content_sha256", sa.String(64), nullable=False, unique=True),
-        sa.Column("run_id", sa.String(200), nullable=False, unique=True),
+        sa.Column("run_id", sa.String(TEXT_LIMITS["run_id"]), nullable=False, unique=True),
         sa.Column("published_at", sa.String(40), nullable=False),
         sa.Column("finished_at", sa.String(40), nullable=False),
-        sa.Column("method_id", sa.String(200), nullable=False),
+        sa.Column("method_id", sa.String(TEXT_LIMITS["method_id"]), nullable=False),
         sa.Column("method_class", sa.String(40), nullable=False),
         sa.Column("dependency_class", sa.String(8)),
-        sa.Column("pair", sa.String(64), nullable=False),
-        sa.Column("corpus_name", sa.String(400), nullable=False),
+        sa.Column("pair", sa.String(TEXT_LIMITS["pair"]), nullable=False),
+        sa.Column("corpus_name", sa.String(TEXT_LIMITS["corpus_name"]), nullable=False),
         sa.Column("corpus_sha256", sa.String(64), nullable=False),
         sa.Column("ranking_key", sa.String(64), nullable=False),
         sa.Column("headline_score", sa.Float),

@@ -26,6 +26,7 @@ import msgspec
 from mt_eval.harness.gate import apply_gate
 from mt_eval.harness.policy import shipped_policy
 from mt_eval.harness.verify import render
+from mt_eval.leaderboard.migrations import TEXT_LIMITS
 from mt_eval.leaderboard.rows import build_record, build_row, has_method_card, missing_card_fields
 from mt_eval.method_card import CARD_FILE, IDENTITY_FIELDS, MethodCard
 
@@ -65,6 +66,12 @@ def prepare(path: Path, *, method_card: str | None = None, corpus: str | None = 
     return complete(path, verification, method_card=method_card, no_input=no_input, ask=ask, policy=policy)
 
 
+_SHORTER = {"run_id": "`mt-eval run` gives far shorter run ids: publish the card the run wrote",
+            "method_id": "give the method a shorter method_id in its method.json, and run it again",
+            "pair": "write the pair with its languages' codes (--pair 'eng>spa'), and run it again",
+            "corpus_name": "give the corpus a shorter name (its dataset's \"name\"), and run it again"}
+
+
 def complete(path: Path, verification: Any, *, method_card: str | None = None, no_input: bool = False,
              ask: Any = None, policy: Any = None) -> Prepared:
     """The store record of a verified card that passes the gate (``policy``: a `ResolvedPolicy`, the shipped
@@ -81,6 +88,11 @@ def complete(path: Path, verification: Any, *, method_card: str | None = None, n
     shown, source = settle_method_card(path, dict(card.method.card), method_card, no_input=no_input, ask=ask)
     row = build_row(verification.data, card, shown, source, verification.corpus_entries)
     row.eligibility.gate_passed = True  # under the board's policy, just applied (the card's own verdict aside)
+    for column, limit in TEXT_LIMITS.items():  # (the same refusal on SQLite as PostgreSQL's, and for this card alone)
+        value = getattr(row, column)
+        if len(value) > limit:
+            raise PublishError(f"its {column} is {len(value)} characters long, and the store holds at most {limit}: "
+                               f"{value[:40]!r}…; {_SHORTER[column]}")
     what = f"{row.method_id} on {row.corpus_name} ({row.pair})"
     if row.headline is not None:
         h = row.headline
