@@ -283,6 +283,32 @@ def test_a_card_with_a_name_too_long_for_the_store_is_refused_alone_on_both_back
         assert sorted(r["run_id"] for r in store.rows()) == [f"run-{i:03d}" for i in range(5)]
 
 
+def test_a_publisher_gives_up_on_a_store_another_writer_holds_on_both_backends(cards, tmp_path: Path,
+                                                                               store_url: str, monkeypatch, capsys):
+    """Before, on PostgreSQL, a publisher stopped with Ctrl-Z kept the next one waiting for ever, silently."""
+    import sqlalchemy as sa
+
+    from mt_eval.leaderboard import store_engine
+    from mt_eval.leaderboard.migrations import lock
+    from mt_eval.leaderboard.store import resolve_url
+
+    paths = many(cards, tmp_path, 2)
+    open_store(store_url).close()  # (created before the other writer takes it)
+    monkeypatch.setattr(store_engine, "BUSY_TIMEOUT_S", 1)
+    engine = sa.create_engine(resolve_url(store_url))
+    with engine.connect() as holder:
+        if engine.dialect.name == "sqlite":
+            holder.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            holder.begin()
+            lock(holder)
+        assert main(["publish", *map(str, paths), "--db", store_url, "--no-input"]) == 1
+    engine.dispose()
+    err = capsys.readouterr().err
+    assert "another publisher has been writing it for over 1 s (" in err
+    assert "run this again when that one is done, or stop it" in err
+
+
 def test_a_publisher_killed_outright_takes_its_workers_with_it(tmp_path: Path):
     """Before, SIGKILL (kill -9, the OOM killer) left both workers sleeping for ever, holding the store open: each
     held the read end of its own pipe, so its sends never failed."""

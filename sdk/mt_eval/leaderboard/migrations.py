@@ -78,8 +78,13 @@ schema_version = sa.Table(
 
 
 def lock(connection: sa.Connection) -> None:
-    """Serialise writers on PostgreSQL for the rest of the transaction (SQLite's write lock already does)."""
+    """Serialise writers on PostgreSQL for the rest of the transaction (SQLite's write lock already does). A writer
+    waits for another as long as SQLite's does (`store_engine.BUSY_TIMEOUT_S`), then gives up: one stopped with
+    Ctrl-Z, or cut off mid-transaction, does not keep it waiting for ever."""
     if connection.dialect.name == "postgresql":
+        from mt_eval.leaderboard import store_engine
+
+        connection.execute(sa.text(f"SET LOCAL lock_timeout = '{int(store_engine.BUSY_TIMEOUT_S * 1000)}ms'"))
         connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": ADVISORY_LOCK})
 
 

@@ -310,7 +310,13 @@ def _text(value: Any) -> Any:
 
 def _reason(exc: sa.exc.DBAPIError) -> str:
     text = str(exc.orig).strip().splitlines()
-    return text[0] if text else type(exc.orig).__name__
+    first = text[0] if text else type(exc.orig).__name__
+    if first in ("database is locked", "canceling statement due to lock timeout"):  # (SQLite's, PostgreSQL's)
+        from mt_eval.leaderboard.store_engine import BUSY_TIMEOUT_S
+
+        return (f"another publisher has been writing it for over {BUSY_TIMEOUT_S:g} s ({first}); run this again "
+                "when that one is done, or stop it")
+    return first
 
 
 def open_store(db: str | None = None, *, create: bool = True, on_damaged: Callable[[Damaged], None] | None = None
