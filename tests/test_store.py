@@ -147,6 +147,9 @@ def test_an_unreachable_database_is_a_clear_error_and_nothing_is_created(tmp_pat
     for malformed in ("postgresql://u@127.0.0.1:notaport/db", "postgresql://u@[::1/db"):  # (had been tracebacks)
         with pytest.raises(StoreError, match=r"is not a database URL: write sqlite:///PATH, postgresql://USER@HOST"):
             resolve_url(malformed)
+    for other in ("postgresql+psycopg2://u@127.0.0.1/db", "postgresql+asyncpg://u@127.0.0.1/db"):  # (had said to
+        with pytest.raises(StoreError, match=r"names a driver mt-eval does not use: write postgresql://"):  # install
+            open_store(other, create=False)                                                               # psycopg)
     with pytest.raises(StoreError, match=r"an SQLite URL has no host: write three slashes before a relative path "
                                          r"\(sqlite:///host/x.db\)"):
         resolve_url("sqlite://host/x.db")
@@ -208,3 +211,23 @@ def test_parallel_publishers_neither_corrupt_nor_lose_cards(store_url: str, card
         if store.url.get_backend_name() == "sqlite":
             with store.reading() as connection:
                 assert connection.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
+
+
+def test_connection_advice_is_given_only_when_the_server_could_not_be_reached():
+    """Before, "permission denied for schema public" came with "is the server running and the URL's host, port,
+    user and database right?"."""
+    from mt_eval.leaderboard.store import _advice
+
+    url = resolve_url("postgresql://u@127.0.0.1/db")
+
+    def error(cause: BaseException, message: str = "cannot open the leaderboard store") -> StoreError:
+        made = StoreError(message)
+        made.__cause__ = cause
+        return made
+
+    unreachable = sa.exc.OperationalError("connect", {}, Exception("connection refused"))
+    refused = sa.exc.ProgrammingError("CREATE", {}, Exception("permission denied for schema public"))
+    assert "is the server running" in _advice(url, error(unreachable))
+    assert _advice(url, error(refused)) == ""
+    assert _advice(url, error(unreachable, "another publisher has been writing it for over 60 s")) == ""
+

@@ -382,13 +382,16 @@ def _opening(store: Store) -> Iterator[None]:
     except StoreError as exc:
         store.close()
         raise StoreError(re.sub(r"^cannot (write to|read)", "cannot open", str(exc))
-                         + _advice(store.url)) from exc.__cause__
+                         + _advice(store.url, exc)) from exc.__cause__
     except sa.exc.DBAPIError as exc:
         store.close()
         raise StoreError(f"cannot open the leaderboard store {store.where}: {_reason(exc)}") from exc
 
 
-def _advice(url: sa.URL) -> str:
-    if url.get_backend_name() == "postgresql":
+def _advice(url: sa.URL, error: StoreError) -> str:
+    """What to check when a PostgreSQL store cannot be reached (not when the server refused what it was asked:
+    a permission, say, or another publisher's lock)."""
+    reached = not isinstance(error.__cause__, sa.exc.OperationalError) or "another publisher" in str(error)
+    if url.get_backend_name() == "postgresql" and not reached:
         return " (is the server running and the URL's host, port, user and database right?)"
     return ""

@@ -36,6 +36,9 @@ def new_engine(url: sa.URL, *, writable: bool = False) -> sa.Engine:
         try:
             return sa.create_engine(url, connect_args={"connect_timeout": 10})
         except ModuleNotFoundError as exc:
+            if url.drivername != "postgresql+psycopg":  # (postgresql+psycopg2://, +asyncpg://: another driver named)
+                raise StoreError(f"{url.drivername}:// names a driver mt-eval does not use: write postgresql://... "
+                                 "(mt-eval connects with psycopg 3)") from exc
             raise StoreError(f"the PostgreSQL driver is not installed ({exc.name}): pip install 'psycopg[binary]'") \
                 from exc
     file = url.database or ""
