@@ -13,6 +13,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from aiohttp import web
@@ -81,14 +83,28 @@ def serve(tmp_path: Path, upstream: SlowUpstream) -> tuple[subprocess.Popen[str]
     return process, re.search(r"serving (http://\S+)", banner).group(1)  # type: ignore[union-attr]
 
 
-def test_a_second_ctrl_c_answers_the_requests_in_flight_503_and_logs_them(tmp_path: Path):
-    upstream = SlowUpstream(delay_s=30)
+@contextmanager
+def a_request_in_flight(tmp_path: Path, delay_s: float) -> Iterator[tuple[subprocess.Popen[str], list, Callable]]:
+    """``mt-eval gateway`` with one request in flight to an upstream that answers ``delay_s`` after it arrives:
+    (the gateway's process, the answers the client got, a function that waits for the client). Everything started
+    is ended when the block ends."""
+    upstream = SlowUpstream(delay_s=delay_s)
     process, url = serve(tmp_path, upstream)
     answers: list[tuple[int, dict]] = []
+    client = threading.Thread(target=ask, args=(url, answers))
     try:
-        client = threading.Thread(target=ask, args=(url, answers))
         client.start()
         assert upstream.arrived.wait(20)
+        yield process, answers, lambda: client.join(20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        upstream.stop()
+
+
+def test_a_second_ctrl_c_answers_the_requests_in_flight_503_and_logs_them(tmp_path: Path):
+    with a_request_in_flight(tmp_path, delay_s=30) as (process, answers, client_done):
         process.send_signal(signal.SIGINT)
         assert process.stderr is not None
         said = process.stderr.readline()
@@ -96,13 +112,8 @@ def test_a_second_ctrl_c_answers_the_requests_in_flight_503_and_logs_them(tmp_pa
         started = time.monotonic()
         process.send_signal(signal.SIGINT)
         _out, err = process.communicate(timeout=20)
-        client.join(20)
+        client_done()
         assert time.monotonic() - started < 5  # (not the 10 s grace, nor the upstream's 30 s)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-        upstream.stop()
     assert process.returncode == 0, err
     assert "stopping now: 1 unanswered request is answered 503 and logged" in err and "stopped; 1 requests" in err
     assert answers and answers[0][0] == 503 and answers[0][1]["error"]["code"] == "gateway_stopped"
@@ -112,21 +123,10 @@ def test_a_second_ctrl_c_answers_the_requests_in_flight_503_and_logs_them(tmp_pa
 
 
 def test_a_request_in_flight_at_one_ctrl_c_is_answered_when_it_ends_within_the_grace(tmp_path: Path):
-    upstream = SlowUpstream(delay_s=1)
-    process, url = serve(tmp_path, upstream)
-    answers: list[tuple[int, dict]] = []
-    try:
-        client = threading.Thread(target=ask, args=(url, answers))
-        client.start()
-        assert upstream.arrived.wait(20)
+    with a_request_in_flight(tmp_path, delay_s=1) as (process, answers, client_done):
         process.send_signal(signal.SIGINT)
         _out, err = process.communicate(timeout=20)
-        client.join(20)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-        upstream.stop()
+        client_done()
     assert process.returncode == 0 and "waiting up to 10 s for 1 request in flight" in err, err
     assert answers and answers[0][0] == 200 and answers[0][1]["choices"][0]["message"]["content"] == "Hola"
     assert [r["status"] for r in map(json.loads, (tmp_path / "log.jsonl").read_text().splitlines())] == [200]
