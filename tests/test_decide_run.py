@@ -295,18 +295,19 @@ def test_a_row_that_is_not_valid_unicode_fails_alone_in_the_same_words_in_every_
     assert odd["error"] == 'the row\'s "state.text" is not valid Unicode (surrogates not allowed at position 3)'
 
 
-def test_an_in_process_decide_that_blocks_the_loop_fails_its_rows_at_the_timeout(tmp_path):
+def test_an_in_process_decide_that_blocks_the_loop_fails_its_rows_at_the_timeout(make_plugin, tmp_path):
     """Before, --timeout did nothing against a synchronous call: the run waited for it (forever, for a server that
     never answers)."""
-    plugin = tmp_path / "blocks"
-    plugin.mkdir()
-    (plugin / "method.json").write_text(json.dumps({"name": "Blocks", "entry_point": "pipeline:Blocks",
-                                                    "implements": ["decide"], "dependencies": []}))
-    (plugin / "pipeline.py").write_text(
-        "import time\n\nclass Blocks:\n    async def decide(self, rows, config):\n"
-        "        if any(r['state'].get('block') for r in rows):\n            time.sleep(60)\n"
-        "        return [{'id': r['id'], 'answers': {'q': {'probabilities': {'true': 1, 'false': 0}}}}\n"
-        "                for r in rows]\n")
+    plugin = make_plugin({"name": "Blocks", "entry_point": "pipeline:Blocks", "implements": ["decide"],
+                          "dependencies": []}, files={"pipeline.py": """
+        import time
+
+        class Blocks:
+            async def decide(self, rows, config):
+                if any(r['state'].get('block') for r in rows):
+                    time.sleep(60)
+                return [{'id': r['id'], 'answers': {'q': {'probabilities': {'true': 1, 'false': 0}}}} for r in rows]
+        """})
     corpus = tmp_path / "rows.jsonl"
     corpus.write_text("".join(json.dumps({"id": i, "state": {"block": i == "b"}, "questions": {
         "q": {"type": "noul", "instructions": "?"}}, "gold": {"q": "true"}}) + "\n" for i in "abc"))

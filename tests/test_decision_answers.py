@@ -170,19 +170,18 @@ def test_an_odd_answer_fails_its_rows_in_the_same_words_whichever_runtime_ran_it
                                        "must be a number from 0 to 1")
 
 
-def test_the_summary_shows_five_distinct_failures_and_says_how_many_more_the_card_lists(tmp_path):
+def test_the_summary_shows_five_distinct_failures_and_says_how_many_more_the_card_lists(make_plugin, tmp_path):
     """Before, the sixth and later were left out without a word."""
     corpus = tmp_path / "rows.jsonl"
     corpus.write_text("".join(json.dumps({"id": f"r{i}", "state": {}, "questions": {
         "q": {"type": "noul", "instructions": "?"}}, "gold": {"q": "true"}}) + "\n" for i in range(9)))
-    plugin = tmp_path / "fails"
-    plugin.mkdir()
-    (plugin / "method.json").write_text(json.dumps({"name": "Fails", "entry_point": "pipeline:Fails",
-                                                    "implements": ["decide"], "dependencies": []}))
-    (plugin / "pipeline.py").write_text(
-        "class Fails:\n    async def decide(self, rows, config):\n"
-        "        return [{'id': r['id'], 'error': 'reason ' + r['id']} if r['id'] != 'r8' else\n"
-        "                {'id': 'r8', 'answers': {'q': {'probabilities': {'true': 1, 'false': 0}}}} for r in rows]\n")
+    plugin = make_plugin({"name": "Fails", "entry_point": "pipeline:Fails", "implements": ["decide"],
+                          "dependencies": []}, files={"pipeline.py": """
+        class Fails:
+            async def decide(self, rows, config):
+                return [{'id': r['id'], 'error': 'reason ' + r['id']} if r['id'] != 'r8' else
+                        {'id': 'r8', 'answers': {'q': {'probabilities': {'true': 1, 'false': 0}}}} for r in rows]
+        """})
     from mt_eval.decisions.card import DecisionCard
     from mt_eval.decisions.summary import summary_lines
 
