@@ -45,6 +45,17 @@ def second_store_write_raises(monkeypatch, error: BaseException) -> list[int]:
     return calls
 
 
+def publish_with_faults(paths: list[Path], root: Path, monkeypatch, capsys, *, status: int) -> tuple[int, str]:
+    """``mt-eval publish`` of ``paths`` into a new store under the faults ``monkeypatch`` set, which must exit with
+    ``status``: (the cards the store then holds, what was said on stderr)."""
+    db = str(root / "board.db")
+    assert main(["publish", *map(str, paths), "--db", db, "--no-input"]) == status
+    err = capsys.readouterr().err
+    monkeypatch.undo()
+    with open_store(db) as store:
+        return store.count(), err
+
+
 def test_many_cards_are_published_by_workers_in_the_order_given(cards, tmp_path: Path, store_url: str, capsys):
     paths = many(cards, tmp_path, 70)
     tampered = json.loads(paths[5].read_text())
@@ -91,12 +102,7 @@ def test_a_card_that_needs_the_wizard_is_asked_for_here_among_many(cards, tmp_pa
 def test_a_store_error_stops_the_publish_and_keeps_what_was_stored(cards, tmp_path: Path, monkeypatch, capsys):
     paths = many(cards, tmp_path, 80)
     calls = second_store_write_raises(monkeypatch, StoreError("cannot write to the leaderboard store: disk I/O error"))
-    db = str(tmp_path / "board.db")
-    assert main(["publish", *map(str, paths), "--db", db, "--no-input"]) == 1
-    err = capsys.readouterr().err
-    monkeypatch.undo()
-    with open_store(db) as store:
-        kept = store.count()
+    kept, err = publish_with_faults(paths, tmp_path, monkeypatch, capsys, status=1)
     assert kept == calls[0] > 0 and f"disk I/O error; the {kept} cards stored before it are kept" in err
     assert (f"; {80 - kept} cards were not stored: once the store is fixed, run the same command again (the stored "
             "ones are refused as duplicates)") in err  # (how many had not been said)
@@ -188,13 +194,8 @@ def test_ctrl_c_keeps_the_cards_stored_and_ends_every_worker(cards, tmp_path: Pa
 
     paths = many(cards, tmp_path, 80)
     calls = second_store_write_raises(monkeypatch, KeyboardInterrupt())
-    db = str(tmp_path / "board.db")
-    assert main(["publish", *map(str, paths), "--db", db, "--no-input"]) == 130
+    kept, err = publish_with_faults(paths, tmp_path, monkeypatch, capsys, status=130)
     assert multiprocessing.active_children() == []
-    err = capsys.readouterr().err
-    monkeypatch.undo()
-    with open_store(db) as store:
-        kept = store.count()
     assert kept == calls[0] > 0 and f"interrupted; the {kept} cards stored before it are kept" in err
     assert f"{80 - kept} cards were not tried" in err
 
@@ -224,12 +225,7 @@ def test_ctrl_c_as_a_transaction_commits_still_counts_its_cards_as_stored(cards,
 
     monkeypatch.setattr(sa.engine.RootTransaction, "commit", commit_then_ctrl_c)
     monkeypatch.setattr(Store, "publish", publish)
-    db = str(tmp_path / "board.db")
-    assert main(["publish", *map(str, paths), "--db", db, "--no-input"]) == 130
-    err = capsys.readouterr().err
-    monkeypatch.undo()
-    with open_store(db) as store:
-        kept = store.count()
+    kept, err = publish_with_faults(paths, tmp_path, monkeypatch, capsys, status=130)
     assert kept > 0 and f"interrupted; the {kept} cards stored before it are kept" in err, err
     assert (f"{30 - kept} cards were not tried" in err) if kept < 30 else ("not tried" not in err)
 
