@@ -231,3 +231,15 @@ def test_connection_advice_is_given_only_when_the_server_could_not_be_reached():
     assert _advice(url, error(refused)) == ""
     assert _advice(url, error(unreachable, "another publisher has been writing it for over 60 s")) == ""
 
+
+def test_a_connection_the_pool_cannot_reset_prints_no_traceback():
+    """A Ctrl-C while a connection goes back to the pool had SQLAlchemy print "Exception during reset or similar"
+    with a traceback among publish's messages (it logs it; nothing configured logging, so the last resort did)."""
+    import subprocess
+    import sys
+
+    code = ("import logging\nimport mt_eval.leaderboard.store_engine\ntry:\n    raise KeyboardInterrupt\n"
+            "except KeyboardInterrupt:\n    logging.getLogger('sqlalchemy.pool.impl.QueuePool').error("
+            "'Exception during reset or similar', exc_info=True)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == ""

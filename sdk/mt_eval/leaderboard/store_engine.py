@@ -10,6 +10,7 @@ of the old store inside the new one. So a publisher copies the log in and emptie
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 from contextlib import suppress
@@ -22,6 +23,9 @@ import sqlalchemy as sa
 from mt_eval.leaderboard import StoreError
 
 BUSY_TIMEOUT_S = 60
+# A connection the pool cannot reset (a Ctrl-C that came while it was being returned) is discarded; SQLAlchemy
+# would also print its traceback through logging's last resort, in the middle of mt-eval's own messages.
+logging.getLogger("sqlalchemy.pool").addHandler(logging.NullHandler())
 # The write-ahead log is copied into the database (and synced) once it holds this many pages: SQLite's
 # default of 1,000 (4 MiB) would do it on nearly every commit of a bulk publish, whose rows hold whole cards.
 WAL_CHECKPOINT_PAGES = 16_384
