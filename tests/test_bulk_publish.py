@@ -277,6 +277,8 @@ def test_a_card_with_a_name_too_long_for_the_store_is_refused_alone_on_both_back
     assert "give the method a shorter method_id in its method.json" in err
     with open_store(store_url) as store:
         assert sorted(r["run_id"] for r in store.rows()) == [f"run-{i:03d}" for i in range(5)]
+    assert main(["publish", str(long), str(paths[0]), "--db", store_url, "--no-input", "--json"]) == 1
+    assert [c["status"] for c in json.loads(capsys.readouterr().out)] == ["refused", "duplicate"]
 
 
 def test_a_publisher_gives_up_on_a_store_another_writer_holds_on_both_backends(cards, tmp_path: Path,

@@ -115,9 +115,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"mt-eval publish: interrupted; {kept}{again if left else ''}", file=sys.stderr)
         return 130
     if result.store_error is not None:
-        unstored = (f"; {left} card{' was' if left == 1 else 's were'} not stored: once the store is fixed, run the "
-                    "same command again (the stored ones are refused as duplicates)") if left else ""
-        print(f"mt-eval publish: {result.store_error}; {kept}{unstored}", file=sys.stderr)
+        not_stored = (f"; {left} card{' was' if left == 1 else 's were'} not stored: once the store is fixed, run the "
+                      "same command again (the stored ones are refused as duplicates)") if left else ""
+        print(f"mt-eval publish: {result.store_error}; {kept}{not_stored}", file=sys.stderr)
         return 1
     if result.stopped_at is not None:
         print(f"mt-eval publish: stopped at {result.stopped_at.path} (--fail-fast); {kept}{again if left else ''}",
