@@ -153,6 +153,26 @@ def test_both_layouts_of_the_source_locale_are_refused_rather_than_one_left_out(
 
 
 @needs_node
+def test_an_empty_folder_of_the_source_locale_is_no_layout_of_its_own(tmp_path: Path):
+    """An empty locales/en/ beside locales/en.json had been called a second layout holding source strings; an empty
+    locales/en/ alone had sent 0 strings and exited 0, where a missing one is refused."""
+    projects = twins(tmp_path, CONFIG, {"locales/en.json": {"title": "Recipe Box"}, "locales/en/notes.txt": "x"})
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert runs["python"][0] == 0
+    assert projects["python"].json("locales/es.json") == {"title": "spa:xoB epiceR"}
+    for project in projects.values():
+        (project.root / "locales" / "en.json").unlink()
+        (project.root / "locales" / "es.json").unlink()
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert runs["python"][0] == 1
+    assert runs["python"][2] == ("<prog>: no source locale files: <project>/locales/en/ holds no .json file (hidden "
+                                 "names are skipped): put the en strings in <project>/locales/en/*.json, or in "
+                                 "<project>/locales/en.json\n")
+
+
+@needs_node
 def test_a_target_file_that_is_a_symbolic_link_is_written_through(tmp_path: Path):
     """A shared file linked into a locale (locales/es/common.json → ../../shared/es.json): the file it points to
     gets the translation and the link stays (the link was replaced by a file, and the shared file left stale)."""

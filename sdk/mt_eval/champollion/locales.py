@@ -60,13 +60,17 @@ def find_locale_files(locales_dir: Path, input_locale: str) -> LocaleFiles:
     hold some."""
     directory = locales_dir / input_locale
     single = locales_dir / f"{input_locale}.json"
-    if directory.is_dir() and single.is_file():  # (one of them would be left out without a word)
+    in_folder = sorted(_source_files(directory), key=utf16_key) if directory.is_dir() else []
+    if in_folder and single.is_file():  # (one of them would be left out without a word)
         raise FileExistsError(f"both {directory}/ and {single} hold source strings, and only one layout is read: "
                               f"move the keys of {single.name} into a file in {directory}/, or remove one of them")
-    if directory.is_dir():
-        return LocaleFiles(True, sorted(_source_files(directory), key=utf16_key))
-    if single.is_file():
+    if in_folder:
+        return LocaleFiles(True, in_folder)
+    if single.is_file():  # (an empty folder beside it holds nothing)
         return LocaleFiles(False, [single.name])
+    if directory.is_dir():
+        raise FileNotFoundError(f"no source locale files: {directory}/ holds no .json file (hidden names are "
+                                f"skipped): put the {input_locale} strings in {directory}/*.json, or in {single}")
     raise FileNotFoundError(f"no source locale files: expected {directory}/*.json or {single}")
 
 

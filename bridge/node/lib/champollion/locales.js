@@ -28,13 +28,19 @@ export class Slot {
 export function findLocaleFiles(localesDir, inputLocale) {
   const directory = join(localesDir, inputLocale);
   const single = join(localesDir, `${inputLocale}.json`);
-  if (existsSync(directory) && statSync(directory).isDirectory() && existsSync(single) && statSync(single).isFile()) {
-    // (one of them would be left out without a word)
+  const isFolder = existsSync(directory) && statSync(directory).isDirectory();
+  const isFile = existsSync(single) && statSync(single).isFile();
+  const inFolder = isFolder ? sourceFiles(directory).sort(byCodeUnits) : [];
+  if (inFolder.length && isFile) { // (one of them would be left out without a word)
     throw new Error(`both ${directory}/ and ${single} hold source strings, and only one layout is read: `
       + `move the keys of ${inputLocale}.json into a file in ${directory}/, or remove one of them`);
   }
-  if (existsSync(directory) && statSync(directory).isDirectory()) return localeFiles(true, sourceFiles(directory).sort(byCodeUnits));
-  if (existsSync(single) && statSync(single).isFile()) return localeFiles(false, [`${inputLocale}.json`]);
+  if (inFolder.length) return localeFiles(true, inFolder);
+  if (isFile) return localeFiles(false, [`${inputLocale}.json`]); // (an empty folder beside it holds nothing)
+  if (isFolder) {
+    throw new Error(`no source locale files: ${directory}/ holds no .json file (hidden names are skipped): `
+      + `put the ${inputLocale} strings in ${directory}/*.json, or in ${single}`);
+  }
   throw new Error(`no source locale files: expected ${directory}/*.json or ${single}`);
 }
 
