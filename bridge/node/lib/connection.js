@@ -53,6 +53,7 @@ export class Connection {
     this.deathError = null;
     this.stopReason = null;
     this.completed = 0; // translate and decide requests answered: a guest that did work is not crash-looping
+    this.started = false; // set by the host once initialize is answered: a guest that ends before is reported by its start
     this.onDeath = onDeath;
     this.process = new GuestProcess(command, {
       cwd,
@@ -334,8 +335,9 @@ export class Connection {
     const tail = this.process.stderrTail();
     this.deathError = new BridgeError(ErrorCode.GUEST_EXITED, what,
       { exit_code: info.code, signal: info.signal, stderr_tail: tail, alone: this.inFlight <= 1 });
-    // A program that could not be started at all is reported once, by whoever started it.
-    if (!this.closing && !this.stopReason && !info.error) this.logger.warn(`${describeExit(info)} (pid ${this.pid})`);
+    // A program that could not be started, or that ended before it answered initialize, is reported once, by
+    // whoever started it (GuestStartError).
+    if (this.started && !this.closing && !this.stopReason && !info.error) this.logger.warn(`${describeExit(info)} (pid ${this.pid})`);
     for (const id of [...this.pending.keys()]) this.#settle(id, this.deathError);
     this.deadlines.cancel();
     this.#cancelSettled();

@@ -133,6 +133,7 @@ export class HostedGuest {
     } finally {
       signal?.removeEventListener('abort', abandon);
     }
+    connection.started = true;
     this.info = result;
     this.#capabilities = completeCapabilities(result.capabilities, this.#options.logger);
     this.#slots.setLimit(this.#capabilities.max_concurrency);

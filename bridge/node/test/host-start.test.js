@@ -35,14 +35,17 @@ describe('startGuest failures', () => {
     await assert.rejects(startGuest(nodeGuestCommand, { signal: 'stop' }), /options\.signal must be an AbortSignal, got "stop"/);
   });
 
-  test('a guest that exits during initialize is reported with its stderr', async () => {
-    await assert.rejects(startGuest(misbehaving('exit-on-init'), { logger: {} }), (error) => {
+  test('a guest that exits during initialize is reported with its stderr, once', async () => {
+    const warned = [];
+    await assert.rejects(startGuest(misbehaving('exit-on-init'), { logger: { warn: (m) => warned.push(m) } }), (error) => {
       assert.ok(error instanceof GuestStartError);
       assert.match(error.message, /stopped before answering initialize: the guest exited with code 5/);
       assert.match(error.message, /cannot start: missing model file/);
       assert.equal(error.exitCode, 5);
       return true;
     });
+    // (the exit had also been logged as a warning of its own: "the guest exited with code 5 (pid N)")
+    assert.deepEqual(warned, []);
   });
 
   test('a refused initialize is reported with the guest\'s error', async () => {
