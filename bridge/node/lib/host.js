@@ -31,6 +31,8 @@ for (const [kind, batched] of Object.entries(BATCHED)) {
   batched.envelope = requestLine(Number.MAX_SAFE_INTEGER, kind, new EncodedParams('')).length - 1;
 }
 
+/** What the calls a close() ended fail with. */
+export const CLOSED = 'the guest was closed';
 const HOST_VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
 /** startGuest could not bring the guest up; the message says why and quotes its stderr. */
@@ -297,7 +299,10 @@ export class HostedGuest {
       });
     }
     if (!(error instanceof BridgeError)) return fail(error.message ?? String(error));
-    if (this.#closing) return fail(failureText(error)); // (sent again, split or alone, it would not be sent at all)
+    if (this.#closing) { // (sent again, split or alone, it would not be sent at all)
+      // A guest that answers its in-flight requests "cancelled" as it shuts down was closed, as one that exits is.
+      return fail(error.code === ErrorCode.CANCELLED ? CLOSED : failureText(error));
+    }
     if (error.code === ErrorCode.GUEST_EXITED || error.code === ErrorCode.TIMEOUT) {
       if (alone || (error.data?.alone && batch.entries.length === 1)) return fail(failureText(error));
       // The guest crashed, hung or was stopped with these entries in flight: send each alone to find

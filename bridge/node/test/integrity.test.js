@@ -4,7 +4,7 @@
 // it runs here as a Node guest, as a Python guest (`mt-eval serve`), and in this process (loadMethodPlugin).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -79,8 +79,29 @@ for (const runtime of ['node', 'python']) {
       assert.deepEqual((await guest.translate(entries('later'))).map((r) => r.predicted), [reversed('later')]);
       await guest.close();
     });
+
+    test('calls in flight when the host closes fail as closed, whether the guest exits or answers them cancelled', async () => {
+      const guest = await start(runtime);
+      const running = guest.translate(entries('!hang', '!hang'), config(30));
+      await new Promise((resolve) => setTimeout(resolve, 300)); // (on the wire)
+      await guest.close();
+      // (the Python guest answers them "cancelled" as it shuts down: that had been their error)
+      for (const result of await running) assert.match(result.error, /^the guest was closed/);
+    });
   });
 }
+
+test('close() of a Python plugin fails its calls in flight as the method plugin closed, as in-process', { skip: guests.python.skip }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mt-eval-close-'));
+  writeFileSync(join(dir, 'pipeline.py'), readFileSync(join(MISBEHAVING, 'pipeline.py')));
+  writeFileSync(join(dir, 'method.json'), JSON.stringify({ name: 'Reverse', entry_point: 'pipeline:ReverseMethod', dependencies: [] }));
+  const plugin = await loadMethodPlugin(dir, { mtEval });
+  assert.equal(plugin.runtime, 'python');
+  await plugin.start(config());
+  const call = plugin.translate(entries('!hang', '!hang'), { ...config(), batch_size: 1 });
+  setTimeout(() => plugin.close(), 300);
+  assert.deepEqual((await call).map((r) => r.error), ['the method plugin was closed', 'the method plugin was closed']);
+});
 
 describe('loadMethodPlugin runs translate.js in this process', () => {
   test('a call that throws is split until the entry that throws is found (10.2)', async () => {

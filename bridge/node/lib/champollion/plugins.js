@@ -16,7 +16,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { callIsolating } from '../calls.js';
 import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
 import { methodView } from '../gold.js';
-import { GuestStartError, checkEntries, startGuest } from '../host.js';
+import { CLOSED, GuestStartError, checkEntries, startGuest } from '../host.js';
 import { sendingOnlyValidText } from '../lone-surrogates.js';
 import { mergeCard } from '../contract/plugin.js';
 import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
@@ -26,6 +26,9 @@ import { LoopWatchdog } from '../watchdog.js';
 import { FileProblem, isDirectory, isFile, readJson, stats } from './files.js';
 import { guardExitDuringCalls } from './method-guard.js';
 import { byCodeUnits } from './json.js';
+
+/** What the calls close() ended fail with, in this process or through a guest. */
+const PLUGIN_CLOSED = 'the method plugin was closed';
 
 export const METHODS_DIR = '.champollion/methods';
 
@@ -189,7 +192,11 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     decide: { owner: 'row', fail: decisionError, match: (rows, results, opts) => matchDecisions(rows, results, { ...opts, tolerance: options.tolerance }) },
   };
   const runBatch = async (kind, items, config) => {
-    if (manifest.runtime !== 'node') return (await guest)[kind](items, config);
+    if (manifest.runtime !== 'node') {
+      const results = await (await guest)[kind](items, config);
+      // (the guest was closed by close(): said as an in-process method's calls say it)
+      return closed ? results.map((r) => (r.error?.startsWith(CLOSED) ? { ...r, error: PLUGIN_CLOSED } : r)) : results;
+    }
     const method = await inProcess;
     const { owner, fail, match } = KINDS[kind];
     if (options.watchdog !== false) {
@@ -305,7 +312,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     async close() {
       if (closed) return;
       closed = true;
-      closing.abort(new Error('the method plugin was closed')); // (calls in flight fail at once, as a guest's do)
+      closing.abort(new Error(PLUGIN_CLOSED)); // (calls in flight fail at once, as a guest's do)
       watchdog?.close();
       if (inProcess) {
         const method = await inProcess.catch(() => null);
