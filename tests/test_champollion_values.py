@@ -204,3 +204,19 @@ def test_a_method_that_raises_fails_its_keys_in_the_same_words_in_process_and_as
     assert projects["python"].json("locales/es.json") == {"ok": "spa: Svar"}
     assert projects["python"].json("locales/fr.json") == {"ok": "fra: FINE"}
     assert tree(projects["node"]) == tree(projects["python"])
+
+
+@needs_node
+def test_results_for_entries_not_sent_are_dropped_and_said_alike_by_both_commands(tmp_path: Path):
+    """In process (the reverse plugin's translate.js under Node, its pipeline.py under Python) neither command had
+    said a word; through a guest each host had its own words."""
+    projects = twins(tmp_path, CONFIG, {"locales/en.json": {"a": "!stray one", "b": "Fine"}})
+    runs = both(projects)
+    said = ('the method returned results that match no entry it was sent (ids "1-stray"); they were dropped (a '
+            "result's id is its entry's id, a string)")
+    for side in ("node", "python"):
+        status, _, err = runs[side]
+        assert status == 0
+        assert said in err
+    assert tree(projects["node"]) == tree(projects["python"])
+

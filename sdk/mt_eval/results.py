@@ -214,7 +214,7 @@ STRAYS = ", and results whose id matches no entry of the call (a result's id is 
 def results_for(entries: list[dict[str, Any]], returned: Any, *, label: str, notes: ResultNotes,
                 elapsed_s: float = 0.0) -> tuple[list[TranslationResult], list[Any]]:
     """One result per entry, in entry order, from what ``label`` (e.g. "the method") returned for them;
-    and the ids of returned results that match no entry (or the items that have no string id)."""
+    and the ids of returned results that match no entry (`NOT_A_RESULT` for an item that is no object)."""
     share = elapsed_s / len(entries) if entries else 0.0
     if not isinstance(returned, list):
         from mt_eval.strict import value_in_words
@@ -227,7 +227,7 @@ def results_for(entries: list[dict[str, Any]], returned: Any, *, label: str, not
     for item in returned:
         outcome = normalise_result(item, notes=notes, default_latency_s=share)
         if outcome is None:
-            unknown.append(item.get("id") if isinstance(item, dict) else item)
+            unknown.append(item.get("id") if isinstance(item, dict) else NOT_A_RESULT)
             continue
         entry_id = outcome.id if isinstance(outcome, TranslationResult) else outcome[0]
         if entry_id not in wanted:
@@ -248,6 +248,33 @@ def results_for(entries: list[dict[str, Any]], returned: Any, *, label: str, not
         else:
             out.append(mine[0])
     return out, unknown
+
+
+NOT_A_RESULT = "<not an object>"  # what `results_for` gives as the id of a returned item that is no object
+
+
+def strays_dropped(unknown: list[Any]) -> str:
+    """The warning for returned results that match no entry sent (`results_for`'s ``unknown``), in the words every
+    host uses, in process or through a guest (lib/results.js: straysDropped)."""
+    from mt_eval.js_text import js_number, js_string
+
+    def shown(value: Any) -> str:
+        if isinstance(value, str):
+            return js_string(value)
+        if value is None or isinstance(value, bool):
+            return json.dumps(value)
+        if isinstance(value, int | float) and math.isfinite(value):
+            return js_number(value)
+        return "an object" if isinstance(value, dict) else "a list" if isinstance(value, list) else "a value"
+
+    ids = list(dict.fromkeys(shown(u) for u in unknown if u is not NOT_A_RESULT))
+    parts = []
+    if ids:
+        parts.append("ids " + ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else ""))
+    if others := sum(1 for u in unknown if u is NOT_A_RESULT):
+        parts.append(f"{others} item{'s' if others > 1 else ''} that {'are' if others > 1 else 'is'} not an object")
+    return (f"the method returned results that match no entry it was sent ({'; '.join(parts)}); they were dropped (a "
+            "result's id is its entry's id, a string)")
 
 
 def normalise_returned(returned: Any, *, notes: ResultNotes, default_latency_s: float = 0.0

@@ -14,7 +14,8 @@ const defaultLogger = {
   error: (message) => process.stderr.write(`mt-eval-bridge: ${message}\n`),
 };
 
-function completeLogger(logger) {
+/** The logger a host warns with: options.logger's levels (those it lacks are silent), or stderr's. */
+export function completeLogger(logger) {
   if (!logger) return defaultLogger;
   const level = (name) => (typeof logger[name] === 'function' ? (message) => logger[name](message) : noop);
   return { debug: level('debug'), info: level('info'), warn: level('warn'), error: level('error') };

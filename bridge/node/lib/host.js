@@ -14,7 +14,7 @@ import {
 } from './protocol.js';
 import { methodView } from './gold.js';
 import { decisionError, matchDecisions, rowsProblem } from './decisions.js';
-import { ResultNotes, describe, errorResult, matchResults } from './results.js';
+import { ResultNotes, describe, errorResult, matchResults, straysDropped } from './results.js';
 import { WithoutResults, compactTail, failureText, formatTail, notStarted } from './host-failures.js';
 import { SoloGate, Slots } from './host-gates.js';
 import { completeCapabilities, completeOptions } from './host-options.js';
@@ -291,12 +291,12 @@ export class HostedGuest {
     const { result, error } = await (alone ? this.#gate.alone(send) : this.#gate.shared(send));
     if (error?.data?.unsent && tries > 1) return this.#runBatch(kind, batch, config, { alone, tries: tries - 1 });
     if (error === undefined) {
-      return match(batch.entries, result.results, {
-        latencyS: result.latency_s,
-        notes: this.resultNotes,
-        tolerance: this.#options.tolerance,
-        onUnknown: (raw) => this.#options.logger.warn(`dropped a guest result with an unknown id: ${describe(raw?.id ?? raw)}`),
+      const strays = []; // (results matching no entry sent: dropped, and said once, as every host says it)
+      const matched = match(batch.entries, result.results, {
+        latencyS: result.latency_s, notes: this.resultNotes, tolerance: this.#options.tolerance, onUnknown: (raw) => strays.push(raw),
       });
+      if (strays.length) this.#options.logger.warn(straysDropped(strays));
+      return matched;
     }
     if (!(error instanceof BridgeError)) return fail(error.message ?? String(error));
     if (this.#closing) { // (sent again, split or alone, it would not be sent at all)

@@ -9,6 +9,7 @@ found, so one bad string fails alone; a string that is not valid Unicode fails b
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,7 @@ async def open_pair_method(method: PairMethod, opened: list[LoadedMethod],
     from mt_eval.lone_surrogates import merged, without_unsendable
     from mt_eval.method_start import StartFailed, start_method
     from mt_eval.records import RunConfig, TranslationResult
-    from mt_eval.results import ResultNotes, error_result, results_for
+    from mt_eval.results import ResultNotes, error_result, results_for, strays_dropped
 
     where = f"pair {method.pair.key}: {method.method_id} ({method.directory})"
     try:
@@ -59,7 +60,9 @@ async def open_pair_method(method: PairMethod, opened: list[LoadedMethod],
         raw = await guarded_translate(_UnlessStopped(loaded.method, stopped), [dict(e) for e in entries], config,
                                       timeout_s=None if own_deadlines else config.timeout_s, directory=loaded.directory,
                                       unstoppable_fix="let CancelledError propagate out of its translate()")
-        paired, _unknown = results_for(entries, raw, label="the method", notes=notes)
+        paired, unknown = results_for(entries, raw, label="the method", notes=notes)
+        if unknown:  # (said as a guest's host says it)
+            logging.getLogger("mt_eval.champollion").warning("%s", strays_dropped(unknown))
         return paired
 
     async def translate(entries: list[dict[str, Any]], run_config: dict[str, Any]) -> list[dict[str, Any]]:

@@ -61,7 +61,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     from mt_eval.loader import PluginLoadError, load_method
     from mt_eval.pairs import quoted, supported_form
     from mt_eval.records import RunConfig, TranslationResult
-    from mt_eval.results import ResultNotes, error_result, results_for
+    from mt_eval.results import ResultNotes, error_result, results_for, strays_dropped
 
     try:
         with prints_to_stderr():  # what the method prints is not a translation
@@ -138,8 +138,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     if notes:
         _say(f"{loaded.method_id}: results accepted after changes: {notes.summary()}")
     if unknown:
-        _say(f"{loaded.method_id} returned results whose id matches no entry (a result's id is its entry's id, a "
-             f"string): {', '.join(msgspec.json.encode(i).decode() for i in unknown[:5])}")
+        _say(f"{loaded.method_id}: {strays_dropped(unknown)}")
     failed = 0
     by_id = {result.id: result for result in results}
     for number in range(1, len(texts) + 1):

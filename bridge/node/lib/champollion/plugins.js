@@ -17,11 +17,12 @@ import { callIsolating } from '../calls.js';
 import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
 import { methodView } from '../gold.js';
 import { CLOSED, GuestStartError, checkEntries, startGuest } from '../host.js';
+import { completeLogger } from '../host-options.js';
 import { sendingOnlyValidText } from '../lone-surrogates.js';
 import { mergeCard } from '../contract/plugin.js';
 import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
 import { loadMethod, resolveMethod } from '../method-module.js';
-import { ResultNotes, completeDecisionConfig, completeRunConfig, errorResult, matchResults, resultsFor } from '../results.js';
+import { ResultNotes, completeDecisionConfig, completeRunConfig, errorResult, matchResults, resultsFor, straysDropped } from '../results.js';
 import { LoopWatchdog } from '../watchdog.js';
 import { FileProblem, isDirectory, isFile, readJson, stats } from './files.js';
 import { guardExitDuringCalls } from './method-guard.js';
@@ -218,7 +219,12 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
         unit: owner,
         fail,
         match: (batch, results, seconds) => {
-          if (kind === 'translate') return resultsFor(batch, results, { label: 'the method', notes: resultNotes, elapsedS: seconds });
+          if (kind === 'translate') {
+            const strays = []; // (dropped, and said as a guest's host says it)
+            const matched = resultsFor(batch, results, { notes: resultNotes, elapsedS: seconds, onUnknown: (raw) => strays.push(raw) });
+            if (strays.length) completeLogger(options.logger).warn(straysDropped(strays));
+            return matched;
+          }
           // A decision without its own latency gets its share of the call's time, as the guests give it.
           const share = seconds / Math.max(1, batch.length);
           const timed = results.map((r) => (isTimed(r) ? r : { ...r, latency_s: share }));
