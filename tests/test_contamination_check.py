@@ -193,3 +193,26 @@ def test_every_gold_field_of_the_corpus_is_checked(tmp_path):
     bundle = bundle_with(tmp_path, {"prompt.txt": prompt})
     [hit] = check_bundle(bundle, [corpus], CheckSettings(plant=0)).hits
     assert (hit.file, hit.line, hit.entry_id, hit.side, hit.kind) == ("prompt.txt", 2, "g1", "reference", "exact")
+
+
+def test_the_planted_control_drops_a_word_of_a_long_entry_in_one_pass(monkeypatch: pytest.MonkeyPatch):
+    """The control's word drop counted the words before and after every token again (a 1 MB corpus line kept
+    `mt-eval run` at "planted control" for minutes): it reads each token once, and still leaves at least `ngram`
+    words on either side of the word it drops."""
+    import random
+
+    from mt_eval.contamination import perturb
+
+    calls = []
+    counted = perturb.words
+    monkeypatch.setattr(perturb, "words", lambda text: calls.append(text) or counted(text))
+    text = " ".join(f"word{i % 97}, and more" if i % 5 == 0 else f"word{i}" for i in range(2000))
+    tokens = text.split(" ")
+    dropped = perturb.drop_word(text, random.Random(3), CheckSettings())
+    assert dropped is not None and len(calls) <= len(tokens) + 1
+    kept = dropped.split(" ")
+    position = next(i for i, (a, b) in enumerate(zip(kept, tokens, strict=False)) if a != b)
+    assert kept == tokens[:position] + tokens[position + 1:] and tokens[position].isalnum()
+    assert len(counted(" ".join(tokens[:position]))) >= 5 and len(counted(" ".join(tokens[position + 1:]))) >= 5
+    short = "one two three four five six seven eight nine ten eleven"  # (a word with 5 on either side: 6th only)
+    assert perturb.drop_word(short, random.Random(1), CheckSettings()) == short.replace(" six", "", 1)

@@ -61,9 +61,15 @@ def drop_word(text: str, rng: random.Random, settings: CheckSettings) -> str | N
     if total < settings.standalone_below or (total - 1) < settings.near_duplicate * total:
         return None
     tokens = text.split(" ")
-    candidates = [i for i, token in enumerate(tokens) if token.isalnum() and len(words(token)) == 1
-                  and len(words(" ".join(tokens[:i]))) >= settings.ngram
-                  and len(words(" ".join(tokens[i + 1:]))) >= settings.ngram]
+    counts = [len(words(token)) for token in tokens]  # (a word never spans a space: the words before token i are
+    # the sum of the counts before it; counted once, not once a token, which took minutes for one long line)
+    before, after = 0, sum(counts)
+    candidates = []
+    for i, token in enumerate(tokens):
+        after -= counts[i]
+        if token.isalnum() and counts[i] == 1 and before >= settings.ngram and after >= settings.ngram:
+            candidates.append(i)
+        before += counts[i]
     if not candidates:
         return None
     position = rng.choice(candidates)
