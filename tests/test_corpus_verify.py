@@ -66,3 +66,24 @@ def test_a_parallel_card_given_the_wrong_reference_file_does_not_verify(tmp_path
     assert "has 4 lines but" in capsys.readouterr().out
     assert main(["verify", str(card), "--corpus", str(FIXTURES / "two-column.tsv")]) == 1
     assert "sha256 differs" in capsys.readouterr().out
+
+
+def test_a_selection_of_ids_with_commas_spaces_or_a_leading_at_verifies_and_compares(tmp_path: Path, capsys):
+    """The run took `--ids 'a,b' --ids c`, `--ids @FILE` with " x" and an id "@home"; verify and compare
+    re-selected with the ids joined by commas, split again ("no entry has the ids a, b") and refused the card."""
+    corpus = tmp_path / "odd-ids.jsonl"
+    rows = [("a,b", "Good morning."), (" x", "Thank you."), ("@home", "Good night."), ("c", "See you."), ("d", "Bye.")]
+    corpus.write_text("".join(json.dumps({"id": i, "source": s, "reference": s.upper()}) + "\n" for i, s in rows))
+    listed = tmp_path / "ids.txt"
+    listed.write_text(" x\n@home\n")
+    cards = [run(tmp_path, "commas", "--corpus", str(corpus), "--ids", "a,b", "--ids", "c"),
+             run(tmp_path, "listed", "--corpus", str(corpus), "--ids", f"@{listed}", "--ids", "d")]
+    assert [json.loads(card.read_text())["selection"]["ids"] for card in cards] == [["a,b", "c"], [" x", "@home", "d"]]
+    for card in cards:
+        assert verify_card(card).ok, verify_card(card).problems
+    again = run(tmp_path, "again", "--corpus", str(corpus), "--ids", "c", "--ids", "a,b")
+    capsys.readouterr()
+    assert main(["compare", str(cards[0]), str(again)]) == 0
+    assert main(["compare", str(cards[0]), str(cards[1])]) != 0  # (different entries: said with options that work)
+    shown = capsys.readouterr().err
+    assert "(A: 2 of 5 entries: --ids c --ids a,b, " in shown and "B: 3 of 5 entries: --ids ,@home,d --ids ' x', " in shown

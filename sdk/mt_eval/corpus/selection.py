@@ -111,9 +111,15 @@ def subset_sha256(corpus: Corpus, entries: Sequence[dict[str, Any]]) -> str:
 
 def request_from_facts(facts: dict[str, Any]) -> SelectionRequest:
     """The request that reproduces a recorded selection (``mt-eval compare`` re-selects with it)."""
-    items = [entry_key(i) for i in facts.get("ids") or []] + list(facts.get("ranges") or [])
-    return SelectionRequest(ids=[",".join(items)] if items else [], segments=list(facts.get("segment") or []),
-                            limit=facts.get("limit"))
+    ids = [entry_key(i) for i in facts.get("ids") or []]
+    # Ids and ranges are joined by commas into one value, as a user writes them; an id that this would not give back
+    # (one holding a comma, or with spaces around it, which are stripped) goes in a value of its own, which
+    # `_id_items` takes whole as the id it names. (A value that begins with "@" names a file: a comma first keeps
+    # an id such as "@home" an id.)
+    joined = [i for i in ids if "," not in i and i == i.strip() and i] + list(facts.get("ranges") or [])
+    alone = [i for i in ids if i not in joined]
+    values = ([("," if joined[0].startswith("@") else "") + ",".join(joined)] if joined else []) + alone
+    return SelectionRequest(ids=values, segments=list(facts.get("segment") or []), limit=facts.get("limit"))
 
 
 def _file_lines(value: str) -> list[str]:

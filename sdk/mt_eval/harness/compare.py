@@ -193,10 +193,14 @@ def _method(card: RunCard) -> dict[str, Any]:
 def _part(card: RunCard) -> str:
     if card.selection is None:
         return f"the whole corpus, {card.corpus.entries} entries"
+    import shlex
+
+    from mt_eval.corpus.selection import request_from_facts
+
     chosen = card.selection
-    picked = [str(p) for p in (*(chosen.ids or []), *(chosen.ranges or []))]
-    how = [f"--ids {','.join(picked)}" if picked else "", f"--segment {chosen.segment}" if chosen.segment else "",
-           f"--limit {chosen.limit}" if chosen.limit else ""]
+    ids = request_from_facts(msgspec.to_builtins(chosen)).ids  # (as the options that select them again)
+    how = [" ".join(f"--ids {shlex.quote(value)}" for value in ids), f"--segment {chosen.segment}" if chosen.segment
+           else "", f"--limit {chosen.limit}" if chosen.limit else ""]
     return (f"{chosen.entries_selected} of {chosen.entries_in_corpus} entries: "
             f"{', '.join(h for h in how if h) or 'a selection'}, subset sha256 {chosen.subset_sha256[:12]}…")
 
