@@ -76,6 +76,10 @@ def read_file(path: Path, what: str = "corpus") -> FileText:
         except (OSError, EOFError, zlib.error) as exc:
             raise CorpusError.single(path, f"is not a valid gzip file: {exc}", code="encoding",
                                      hint="re-download it, or remove the .gz suffix if it is not compressed") from exc
+    if data[:4] in (b"\xff\xfe\0\0", b"\0\0\xfe\xff"):  # (before UTF-16's mark, which begins UTF-32LE's)
+        raise CorpusError.single(path, "is UTF-32 text (its byte-order mark says so), which is not read", code="encoding",
+                                 hint=f"convert it to UTF-8, e.g. iconv -f utf-32 -t utf-8 {path.name} > "
+                                 f"{_converted_name(path)}")
     encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"  # Excel's "Unicode text"
     if encoding != "utf-16" and b"\0" in data:
         raise _nul_bytes(path, data)
@@ -90,6 +94,8 @@ def read_file(path: Path, what: str = "corpus") -> FileText:
                                  code="encoding", hint="convert it to UTF-8 (e.g. iconv -f latin1 -t utf-8)") from exc
     if "\r" in text:  # (a CRLF file's last line may end in CR alone, its LF missing)
         text = text.replace("\r\n", "\n").removesuffix("\r")
+        if "\n" not in text:  # the old Mac line end, CR alone, in every line: the lines had been read as one
+            text = text.replace("\r", "\n")
     return FileText(path=path, text=text, sha256=digest)
 
 
@@ -100,15 +106,28 @@ def _nul_bytes(path: Path, data: bytes) -> CorpusError:
     head = data[:4096]
     odd, even = head[1::2].count(0), head[0::2].count(0)
     utf16 = max(odd, even) * 4 >= len(head)  # a quarter of the bytes or more, all on one side
-    kind = "UTF-16 without its byte-order mark" + ("" if utf16 else ", or a binary file")
-    encoding = "utf-16be" if utf16 and even > odd else "utf-16le"
+    name = path.name.removesuffix(".gz")
+    reading = f"zcat {path.name} | " if name != path.name else ""
+    if not utf16:  # a stray NUL in UTF-8 text, or no text at all: converting from UTF-16 would garble it
+        count, first = data.count(b"\0"), data.index(b"\0")
+        command = f"{reading}tr -d '\\000'" + ("" if reading else f" < {name}")
+        return CorpusError.single(path, f"holds {count} NUL byte{'s' if count > 1 else ''} (the first at line {line}, "
+                                  f"byte {first}), which no text has: a binary file, or text with stray "
+                                  "NUL bytes", code="encoding", hint="give the corpus file itself; if it is text, "
+                                  f"remove them, e.g. {command} > {_converted_name(path, 'clean')}")
+    encoding = "utf-16be" if even > odd else "utf-16le"
+    iconv = f"iconv -f {encoding} -t utf-8"
+    command = f"{reading}{iconv}" if reading else f"{iconv} {name}"
+    return CorpusError.single(path, f"holds NUL bytes (the first at line {line}), which no text has: it looks like "
+                              "UTF-16 without its byte-order mark", code="encoding",
+                              hint=f"convert it to UTF-8, e.g. {command} > {_converted_name(path)}")
+
+
+def _converted_name(path: Path, tag: str = "utf8") -> str:
+    """A name for a converted copy of the file: ``dev.tsv`` → ``dev.utf8.tsv`` (a .gz dropped)."""
     name = path.name.removesuffix(".gz")
     stem, dot, suffix = name.rpartition(".")
-    converted = f"{stem}.utf8.{suffix}" if dot and stem else f"{name}.utf8"
-    iconv = f"iconv -f {encoding} -t utf-8"
-    command = f"zcat {path.name} | {iconv}" if name != path.name else f"{iconv} {name}"
-    return CorpusError.single(path, f"holds NUL bytes (the first at line {line}), which no text has: it looks like "
-                              f"{kind}", code="encoding", hint=f"convert it to UTF-8, e.g. {command} > {converted}")
+    return f"{stem}.{tag}.{suffix}" if dot and stem else f"{name}.{tag}"
 
 
 def split_lines(text: str) -> list[str]:

@@ -13,7 +13,7 @@ import msgspec
 from mt_eval.corpus.doubts import Doubt
 from mt_eval.corpus.model import ROLE_OF_NAME
 from mt_eval.corpus.names import misspelling_of
-from mt_eval.corpus.tsv import NAME, first_row, header_cells
+from mt_eval.corpus.tsv import NAME, first_row, header_cells, named_part
 
 _decode = msgspec.json.Decoder().decode
 _COLUMNS = "source, reference and id (or their aliases, such as src and tgt)"
@@ -73,7 +73,7 @@ def _header(number: int, line: str) -> Doubt | None:
     unknown ones (``domain``)."""
     if header_cells(line) is not None:
         return None
-    cells = [cell.strip() for cell in line.split("\t")]
+    cells = named_part([cell.strip() for cell in line.split("\t")])  # (a trailing TAB names no column)
     if len(cells) < 2 or not all(NAME.fullmatch(cell) for cell in cells):
         return None
     known = [cell for cell in cells if cell.lower() in ROLE_OF_NAME]

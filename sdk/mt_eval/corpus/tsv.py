@@ -109,15 +109,24 @@ def named_columns(names: list[str], path: Path, origin: str) -> tuple[list[Colum
 
 def header_cells(line: str) -> list[str] | None:
     """The line's cells when they are column names: two roles at least (or a lone source column), and
-    every other cell a plain name."""
+    every other cell a plain name; empty cells at its end are unnamed columns (a spreadsheet that saves every line
+    with a trailing TAB)."""
     cells = line.split("\t")
-    names = [cell.strip() for cell in cells]
+    names = named_part([cell.strip() for cell in cells])
     roles = [ROLE_OF_NAME.get(name.lower()) for name in names]
     known = sum(role is not None for role in roles)
-    named = known >= 2 or (len(cells) == 1 and roles[0] == "source")
+    named = known >= 2 or (len(names) == 1 and roles[0] == "source")
     if named and all(role is not None or NAME.fullmatch(name) for role, name in zip(roles, names, strict=True)):
         return cells
     return None
+
+
+def named_part(cells: list[str]) -> list[str]:
+    """``cells`` without the empty ones at their end."""
+    end = len(cells)
+    while end > 1 and not cells[end - 1]:
+        end -= 1
+    return cells[:end]
 
 
 def _comment(line: str) -> bool:
