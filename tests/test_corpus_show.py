@@ -156,3 +156,10 @@ def test_json_says_what_was_refused_in_a_corpus_that_cannot_be_read(capsys, tmp_
                                                '"...", "reference": "..."}'}]}
     code, out, _ = show(capsys, str(FIXTURES / "two-column.tsv"), "--json")
     assert code == 0 and json.loads(out)["readable"] is True
+    # a selection that cannot be made (stdout had been empty)
+    code, out, err = show(capsys, str(FIXTURES / "two-column.tsv"), "--json", "--ids", "999")
+    assert code == 1 and err.endswith("--ids: no entry has the id 999; ids are matched exactly; mt-eval corpus show "
+                                      "FILE lists the first ones\n")
+    assert json.loads(out) == {"file": str(FIXTURES / "two-column.tsv"), "readable": True, "refused": [
+        {"message": "--ids: no entry has the id 999", "hint": "ids are matched exactly; mt-eval corpus show FILE lists "
+                                                              "the first ones"}]}

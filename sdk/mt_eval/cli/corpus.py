@@ -66,15 +66,17 @@ def show(args: argparse.Namespace) -> int:
     if spec is None:
         args.print_show_help()
         return 2
+    def unread(exc: CorpusError, readable: bool = False) -> None:
+        """--json: what a reader of the JSON needs to know too (the line on stderr as without it)."""
+        if args.json:
+            said = {"file": str(spec.main_path), "readable": readable,
+                    "refused": [{"message": p.message, "hint": p.hint} for p in exc.problems]}
+            sys.stdout.write(msgspec.json.format(msgspec.json.encode(said), indent=2).decode() + "\n")
+
     try:
         corpus = load_corpus(spec)  # CorpusError: one line, exit status 1
     except CorpusError as exc:
-        if not args.json:
-            raise
-        # --json: what a reader of the JSON needs to know too (the line on stderr as without it)
-        unread = {"file": str(spec.main_path), "readable": False,
-                  "refused": [{"message": p.message, "hint": p.hint} for p in exc.problems]}
-        sys.stdout.write(msgspec.json.format(msgspec.json.encode(unread), indent=2).decode() + "\n")
+        unread(exc)
         raise
     pair = args.pair or corpus.pair
     refused: CorpusError | None = None
@@ -82,7 +84,11 @@ def show(args: argparse.Namespace) -> int:
         settle_doubts(corpus, find_doubts(corpus, pair), spec.accept)
     except CorpusError as exc:
         refused = exc
-    selection = select(corpus, selection_request(args))
+    try:  # (--ids, --segment, --limit: an id the corpus lacks, a selection of nothing)
+        selection = select(corpus, selection_request(args))
+    except CorpusError as exc:
+        unread(exc, readable=True)
+        raise
     report = build_report(corpus, selection, pair, refused, rows=args.rows)
     if args.json:
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(report), indent=2).decode() + "\n")
