@@ -84,6 +84,21 @@ def test_a_dangling_symlink_or_a_directory_without_method_json_in_methods_is_nam
 
 
 @needs_node
+def test_a_plugin_whose_method_json_is_broken_is_told_to_correct_it_not_to_be_made_a_plugin_directory(tmp_path: Path):
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "broken"}}), {"locales/en.json": {"a": "One"}})
+    for project in projects.values():
+        project.write(".champollion/methods/broken/method.json", '{"name": "x",')
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert runs["python"][0] == 1
+    assert runs["python"][2].startswith(
+        '<prog>: methodPlugin "broken" names .champollion/methods/broken, which cannot be used: method.json cannot be '
+        "read: ")
+    assert (". Fix: correct its method.json (mt-eval validate <project>/.champollion/methods/broken says what is "
+            "wrong). Plugins in <project>/.champollion/methods:\n") in runs["python"][2]
+
+
+@needs_node
 def test_a_locales_dir_that_is_not_a_directory_is_named_with_the_config_field_and_the_fix(tmp_path: Path):
     projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}, localesDir="nope"),
                      {"locales/en.json": {"a": "One"}})

@@ -108,9 +108,11 @@ def resolve_plugin(value: str, base: Path) -> Path:
                                   available)
     unusable = next((p for p in available if p.problem is not None and p.directory.name == value), None)
     if unusable is not None:
+        fix = (f"correct its method.json (mt-eval validate {base / METHODS_DIR / value} says what is wrong)"
+               if unusable.problem.startswith("method.json") else
+               "make it the plugin's directory (or a symlink to it), or set methodPlugin to the plugin's path")
         raise PluginNotFoundError(
             f"methodPlugin {js_string(value)} names {METHODS_DIR.as_posix()}/{value}, which cannot be used: "
-            f"{unusable.problem}. Fix: make it the plugin's directory (or a symlink to it), or set methodPlugin to "
-            f"the plugin's path. Plugins in {base / METHODS_DIR}:\n{listing}", available)
+            f"{unusable.problem}. Fix: {fix}. Plugins in {base / METHODS_DIR}:\n{listing}", available)
     raise PluginNotFoundError(f"methodPlugin {js_string(value)} names no plugin in {base / METHODS_DIR}. "
                               f"Available plugins:\n{listing}", available)

@@ -110,7 +110,9 @@ export function resolveMethodPlugin(value, { baseDir = process.cwd() } = {}) {
   const unusable = available.find((p) => p.problem && basename(p.directory) === value);
   if (unusable) {
     throw new MethodPluginNotFoundError(`methodPlugin ${JSON.stringify(value)} names ${METHODS_DIR}/${value}, which cannot be used: `
-      + `${unusable.problem}. Fix: make it the plugin's directory (or a symlink to it), or set methodPlugin to the plugin's path. `
+      + `${unusable.problem}. Fix: ${unusable.problem.startsWith('method.json') ? 'correct its method.json (mt-eval validate '
+        + `${join(root, value)} says what is wrong)` : "make it the plugin's directory (or a symlink to it), or set methodPlugin "
+        + "to the plugin's path"}. `
       + `Plugins in ${root}:\n${listing}`, available);
   }
   throw new MethodPluginNotFoundError(`methodPlugin ${JSON.stringify(value)} names no plugin in ${root}. Available plugins:\n${listing}`, available);
