@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { main } from '../lib/champollion/cli.js';
+import { main, parseArguments } from '../lib/champollion/cli.js';
 import { captureStream, makeProject } from './helpers/champollion.js';
 import { nodePackage } from './helpers/guests.js';
 
@@ -158,6 +158,21 @@ test('the bin script runs, and rejects unknown options', () => {
   const bad = spawnSync(process.execPath, [bin, '--nope'], { encoding: 'utf8' });
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /unrecognized argument --nope/);
+});
+
+test('options are read as mt-eval locales reads them: a unique abbreviation works, a slip gets "did you mean"', () => {
+  // (--conf had been refused, and --confg answered with the whole help, where mt-eval locales names --config)
+  assert.equal(parseArguments(['--conf', 'x', '--dry', '--loc=fr', '--q']).config, 'x');
+  assert.deepEqual(parseArguments(['--conf=y', '--loc=fr', '--q']), {
+    config: 'y', locales: ['fr'], dryRun: false, force: false, json: false, quiet: true, help: false, wait: null });
+  const bin = join(nodePackage, 'bin', 'mt-eval-locales.js');
+  const slip = spawnSync(process.execPath, [bin, '--confg', 'x'], { encoding: 'utf8' });
+  assert.equal(slip.status, 2);
+  assert.equal(slip.stdout, '');
+  assert.match(slip.stderr, /^usage: mt-eval-locales \[--config PATH\][^\n]*\n[^\n]*\n/);
+  assert.ok(slip.stderr.endsWith('mt-eval-locales: error: unrecognized argument --confg\n  --confg: did you mean --config?\n'
+    + '  `mt-eval-locales --help` lists its options\n'), slip.stderr);
+  assert.doesNotMatch(slip.stderr, /options:/); // (not the whole help)
 });
 
 test('--config "" is the current directory\'s config, as in mt-eval locales (it was refused as unreadable)', (t) => {

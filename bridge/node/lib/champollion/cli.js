@@ -38,6 +38,57 @@ function waitSeconds(value) {
   return Number(value);
 }
 
+const LONG_OPTIONS = ['--config', '--dry-run', '--force', '--help', '--json', '--locale', '--quiet', '--wait'];
+
+/** Characters two strings have in common, as Python's difflib.SequenceMatcher counts them (longest blocks first). */
+function matchingCharacters(a, b) {
+  let total = 0;
+  const todo = [[0, a.length, 0, b.length]];
+  while (todo.length) {
+    const [alo, ahi, blo, bhi] = todo.pop();
+    let [bestI, bestJ, bestK] = [alo, blo, 0];
+    let previous = new Map();
+    for (let i = alo; i < ahi; i++) {
+      const current = new Map();
+      for (let j = blo; j < bhi; j++) {
+        if (a[i] !== b[j]) continue;
+        const k = (previous.get(j - 1) ?? 0) + 1;
+        current.set(j, k);
+        if (k > bestK) [bestI, bestJ, bestK] = [i - k + 1, j - k + 1, k];
+      }
+      previous = current;
+    }
+    if (bestK) {
+      total += bestK;
+      todo.push([alo, bestI, blo, bestJ], [bestI + bestK, ahi, bestJ + bestK, bhi]);
+    }
+  }
+  return total;
+}
+
+/** The option closest to what was typed (as mt-eval's difflib.get_close_matches, cutoff 0.6), or null. */
+function closestOption(typed) {
+  let best = null;
+  let bestScore = 0.6;
+  for (const option of LONG_OPTIONS) {
+    const score = (2 * matchingCharacters(typed, option)) / (typed.length + option.length);
+    if (score > bestScore || (score === bestScore && (best === null || option > best))) { // (ties: as difflib)
+      [best, bestScore] = [option, score];
+    }
+  }
+  return best;
+}
+
+/** A long option as typed, or the one it begins (--conf: --config), as argparse reads abbreviations. */
+function fullOption(arg) {
+  if (!arg.startsWith('--') || arg === '--' || LONG_OPTIONS.includes(arg)) return arg;
+  const begun = LONG_OPTIONS.filter((option) => option.startsWith(arg));
+  if (begun.length > 1) throw new Error(`ambiguous option: ${arg} could match ${begun.join(', ')}`);
+  if (begun.length === 1) return begun[0];
+  const close = closestOption(arg);
+  throw new Error(`unrecognized argument ${arg}${close ? `\n  ${arg}: did you mean ${close}?` : ''}`);
+}
+
 /** Parse argv; throws Error with a usage message. */
 export function parseArguments(argv) {
   const options = { config: undefined, locales: [], dryRun: false, force: false, json: false, quiet: false, help: false, wait: null };
@@ -46,6 +97,7 @@ export function parseArguments(argv) {
     let arg = argv[i];
     let value;
     if (arg.startsWith('--') && arg.includes('=')) [arg, value] = [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)];
+    arg = fullOption(arg);
     if (flags[arg] && value === undefined) {
       options[flags[arg]] = true;
     } else if (arg === '--wait') {
@@ -109,7 +161,9 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
   try {
     options = parseArguments(argv);
   } catch (error) {
-    stderr.write(`mt-eval-locales: ${error.message}\n${USAGE}\n`);
+    // (as argparse: the usage lines, the error, and where the options are listed)
+    stderr.write(`${USAGE.slice(0, USAGE.indexOf('\n\n'))}\nmt-eval-locales: error: ${error.message}\n`
+      + '  `mt-eval-locales --help` lists its options\n');
     return 2;
   }
   if (options.help) {
