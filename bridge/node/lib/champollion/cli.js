@@ -33,7 +33,8 @@ const NEGATIVE_NUMBER = /^-\d+$|^-\d*\.\d+$/;
 function waitSeconds(value) {
   if (value === undefined) return Infinity;
   if (!/^(\d+(\.\d*)?|\.\d+)$/.test(value)) {
-    throw new Error(`--wait ${value}: give a number of seconds, 0 or more (e.g. --wait 300), or --wait alone to wait as long as it takes`);
+    throw Object.assign(new Error(`--wait ${value}: give a number of seconds, 0 or more (e.g. --wait 300), or --wait `
+      + 'alone to wait as long as it takes'), { alone: true }); // (a line of its own, as mt-eval locales says it)
   }
   return Number(value);
 }
@@ -85,8 +86,14 @@ function fullOption(arg) {
   const begun = LONG_OPTIONS.filter((option) => option.startsWith(arg));
   if (begun.length > 1) throw new Error(`ambiguous option: ${arg} could match ${begun.join(', ')}`);
   if (begun.length === 1) return begun[0];
-  const close = closestOption(arg);
-  throw new Error(`unrecognized argument ${arg}${close ? `\n  ${arg}: did you mean ${close}?` : ''}`);
+  return arg; // (refused below, with the closest option)
+}
+
+/** The usage error of words that are no option of this command: the closest option to each, and where they are. */
+function unrecognized(word) {
+  const close = word.startsWith('--') ? closestOption(word.split('=')[0]) : null;
+  return new Error(`unrecognized arguments: ${word}${close ? `\n  ${word.split('=')[0]}: did you mean ${close}?` : ''}`
+    + '\n  `mt-eval-locales --help` lists its options');
 }
 
 /** Parse argv; throws Error with a usage message. */
@@ -107,13 +114,13 @@ export function parseArguments(argv) {
       options.wait = waitSeconds(value);
     } else if (arg === '--config' || arg === '--locale') {
       if (value === undefined) {
-        if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
+        if (i + 1 >= argv.length) throw new Error(`argument ${arg}: expected one argument`);
         value = argv[++i];
       }
       if (arg === '--config') options.config = value;
       else options.locales.push(value);
     } else {
-      throw new Error(`unrecognized argument ${argv[i]}`);
+      throw unrecognized(argv[i]);
     }
   }
   return options;
@@ -161,9 +168,9 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
   try {
     options = parseArguments(argv);
   } catch (error) {
-    // (as argparse: the usage lines, the error, and where the options are listed)
-    stderr.write(`${USAGE.slice(0, USAGE.indexOf('\n\n'))}\nmt-eval-locales: error: ${error.message}\n`
-      + '  `mt-eval-locales --help` lists its options\n');
+    // (as mt-eval locales says them: argparse's usage lines and error, or a line of its own)
+    stderr.write(error.alone ? `mt-eval-locales: ${error.message}\n`
+      : `${USAGE.slice(0, USAGE.indexOf('\n\n'))}\nmt-eval-locales: error: ${error.message}\n`);
     return 2;
   }
   if (options.help) {
