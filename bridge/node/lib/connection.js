@@ -148,8 +148,8 @@ export class Connection {
         this.timedOut.add(id);
         if (this.timedOut.size > 1000) this.timedOut.delete(this.timedOut.values().next().value);
         const alone = this.inFlight <= 1;
-        this.#settle(id, new BridgeError(ErrorCode.TIMEOUT,
-          `timed out after ${seconds(ms)}${hard ? ' (hard limit)' : ' without a response'}`, { alone }));
+        this.#settle(id, new BridgeError(ErrorCode.TIMEOUT, // (in the Python host's words)
+          `${method} request ${hard ? `hit the hard cap of ${seconds(ms)}` : `got no answer or progress within ${seconds(ms)}`}`, { alone }));
         if (method === 'initialize' || method === 'shutdown') return;
         if (!cancelOnTimeout) {
           this.stop(`it cannot cancel, and request ${id} timed out`);

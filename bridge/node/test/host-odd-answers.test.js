@@ -66,7 +66,7 @@ test('answers with the id as a string, where an integer was sent, are said once,
     { config: CONFIG, cwd: repo, logger, closeStepMs: 500, requestTimeoutMs: 1_000, cancelGraceMs: 300 });
   try {
     const results = await Promise.all([guest.translate([{ id: 'a', source: 'x' }]), guest.translate([{ id: 'b', source: 'y' }])]);
-    assert.deepEqual(results.map(([result]) => result.error), ['timed out after 1 s without a response', 'timed out after 1 s without a response']);
+    assert.deepEqual(results.map(([result]) => result.error), ['translate request got no answer or progress within 1 s', 'translate request got no answer or progress within 1 s']);
     const firstGuest = records.slice(0, records.findIndex((record) => record.message.startsWith('stopping the guest')));
     const said = firstGuest.filter((record) => record.message.includes('names no request in flight'));
     assert.equal(said.length, 2, JSON.stringify(records)); // one warning, one at debug level
