@@ -220,3 +220,22 @@ def test_results_for_entries_not_sent_are_dropped_and_said_alike_by_both_command
         assert said in err
     assert tree(projects["node"]) == tree(projects["python"])
 
+
+@needs_node
+def test_a_key_written_twice_in_a_target_file_is_said_and_its_last_value_kept(tmp_path: Path):
+    """The first value had been dropped from the file without a word (the source's duplicates fail their keys)."""
+    projects = twins(tmp_path, CONFIG, {"locales/en.json": {"a": "Hi", "b": "Bye"},
+                                        "locales/es.json": '{"a": "Hola", "a": "Hola2"}\n'})
+    said = ('    "a" is written more than once in one object of this file: its last value is kept (JSON readers keep the '
+            "last), and the others are dropped when the file is written")
+    runs = both(projects, "--dry-run", "--json")
+    assert runs["node"] == runs["python"]
+    assert json.loads(runs["python"][1])["locales"][0]["files"][0]["repeated"] == ["a"]
+    for argv in (("--dry-run",), ()):
+        runs = both(projects, *argv)
+        assert runs["node"] == runs["python"]
+        assert said in runs["python"][1].splitlines()
+    assert projects["python"].json("locales/es.json") == {"a": "Hola2", "b": "spa:eyB"}
+    assert said not in both(projects)["python"][1]  # (written once: the file holds it once)
+    assert tree(projects["node"]) == tree(projects["python"])
+

@@ -42,6 +42,7 @@ class FilePlan:
     up_to_date: int = 0
     adopted: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    repeated: list[str] = field(default_factory=list)  # keys written twice in one object of the target: the last kept
     error: str | None = None
 
 
@@ -64,7 +65,7 @@ def plan_file(files: LocaleFiles, name: str, locales_dir: Path, input_locale: st
         source = read_tree(files.source_path(locales_dir, input_locale, name), repeated=repeated)
         if plan.path.is_file():
             raw = read_bytes(plan.path)
-            plan.previous = string_values(read_tree(plan.path, raw))
+            plan.previous = string_values(read_tree(plan.path, raw, repeated=plan.repeated))
             plan.previous_text = raw.decode("utf-8")
     except FileProblem as exc:
         plan.error = str(exc)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from mt_eval.champollion.jsonfmt import format_json
+from mt_eval.js_text import js_string
 from mt_eval.champollion.sync import FileReport, LocaleReport, SyncReport
 
 _MARK = {"new": "+", "source changed": "~", "method changed": "~", "forced": "~"}
@@ -46,6 +47,9 @@ def render_text(report: SyncReport) -> str:
                 lines.extend(f"    {_MARK[reason]} {key} ({reason})" for key, reason in file.due)
                 lines.extend(f"    - {key}" for key in file.removed)
             lines.extend(f"    failed {key}: {error}" for key, error in file.failed)
+            lines.extend(f"    {js_string(key)} is written more than once in one object of this file: its last value "
+                         "is kept (JSON readers keep the last), and the others are dropped when the file is written"
+                         for key in file.repeated)
         verb = "would send" if report.dry_run else "sent"
         lines.append(f"  {verb} {_plural(locale.sent, 'string')} in {_plural(locale.calls, 'call')}")
     keys = sum(len(f.failed) for r in report.locales for f in r.files)
@@ -104,7 +108,8 @@ def _locale(report: LocaleReport) -> dict[str, Any]:
 
 def _file(file: FileReport) -> dict[str, Any]:
     return {"file": file.file, "due": [{"key": k, "reason": r} for k, r in file.due], "upToDate": file.up_to_date,
-            "adopted": file.adopted, "removed": file.removed, "translated": file.translated, "copied": file.copied,
+            "adopted": file.adopted, "removed": file.removed, "repeated": file.repeated, "translated": file.translated,
+            "copied": file.copied,
             "failed": [{"key": k, "error": e} for k, e in file.failed], "interrupted": file.interrupted,
             "written": file.written, "error": file.error}
 

@@ -97,6 +97,7 @@ class FileReport:
     up_to_date: int = 0
     adopted: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    repeated: list[str] = field(default_factory=list)  # keys written twice in the target file (the last was kept)
     translated: list[str] = field(default_factory=list)
     copied: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
@@ -310,7 +311,7 @@ async def _translate_batch(translate: Translate, batch: list[str], texts: dict[s
 def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | None]], texts: dict[str, Protected],
                  lock: Lock, fingerprint: str, dry_run: bool) -> FileReport:
     report = FileReport(file=plan.name, due=[(d.slot.key, d.reason) for d in plan.due], up_to_date=plan.up_to_date,
-                        adopted=plan.adopted, removed=plan.removed, error=plan.error)
+                        adopted=plan.adopted, removed=plan.removed, repeated=plan.repeated, error=plan.error)
     report.failed = list({slot.key: slot.collision or "" for slot in plan.collisions}.items())  # once per key
     if plan.error is not None or dry_run:
         return report

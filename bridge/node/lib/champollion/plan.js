@@ -34,6 +34,7 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
     upToDate: 0,
     adopted: [],
     removed: [],
+    repeated: [], // keys written twice in one object of the target: the last kept
     error: null,
   };
   let source;
@@ -43,7 +44,7 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
     source = readTree(sourcePath, readBytes(sourcePath), repeated);
     if (isFile(plan.path)) {
       const bytes = readBytes(plan.path);
-      plan.previous = stringValues(readTree(plan.path, bytes));
+      plan.previous = stringValues(readTree(plan.path, bytes, plan.repeated));
       plan.previousText = bytes.toString('utf8');
     }
   } catch (error) {

@@ -55,6 +55,10 @@ export function renderText(report) {
         for (const key of file.removed) lines.push(`    - ${key}`);
       }
       for (const [key, error] of file.failed) lines.push(`    failed ${key}: ${error}`);
+      for (const key of file.repeated) {
+        lines.push(`    ${JSON.stringify(key)} is written more than once in one object of this file: its last value is kept `
+          + '(JSON readers keep the last), and the others are dropped when the file is written');
+      }
     }
     lines.push(`  ${report.dryRun ? 'would send' : 'sent'} ${plural(locale.sent, 'string')} in ${plural(locale.calls, 'call')}`);
   }
@@ -81,7 +85,7 @@ export function reportJson(report) {
       sent: locale.sent, calls: locale.calls,
       files: locale.files.map((file) => ({
         file: file.file, due: file.due.map(([key, reason]) => ({ key, reason })), upToDate: file.upToDate,
-        adopted: file.adopted, removed: file.removed, translated: file.translated, copied: file.copied,
+        adopted: file.adopted, removed: file.removed, repeated: file.repeated, translated: file.translated, copied: file.copied,
         failed: file.failed.map(([key, error]) => ({ key, error })), interrupted: file.interrupted, written: file.written,
         error: file.error,
       })),

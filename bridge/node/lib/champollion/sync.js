@@ -321,7 +321,7 @@ async function translateBatch(translate, batch, texts, runConfig) {
 function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
   const report = {
     file: plan.name, due: plan.due.map(({ slot, reason }) => [slot.key, reason]), upToDate: plan.upToDate,
-    adopted: plan.adopted, removed: plan.removed, translated: [], copied: [],
+    adopted: plan.adopted, removed: plan.removed, repeated: plan.repeated, translated: [], copied: [],
     failed: [...new Map(plan.collisions.map((slot) => [slot.key, slot.collision]))], // once per key
     interrupted: [], written: false, error: plan.error,
   };

@@ -182,6 +182,8 @@ export interface LocaleFileReport {
   /** Values present but unknown to the lock file: kept and recorded. */
   adopted: string[];
   removed: string[];
+  /** Keys written more than once in one object of the target file: the last value is kept, the others dropped. */
+  repeated: string[];
   translated: string[];
   /** Keys whose text had nothing to translate (only placeholders, digits, punctuation). */
   copied: string[];
