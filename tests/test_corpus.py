@@ -403,3 +403,16 @@ def test_a_constant_source_column_is_refused_with_how_to_name_the_columns(tmp_pa
                                                       + "\n" for i in range(3))))
     assert "every one of the 3 entries has the source 'x'" in str(error)
     assert "--accept-doubt same-source-everywhere" in str(error)
+
+
+def test_references_not_in_nfc_are_a_warning_with_the_way_to_convert_them(tmp_path: Path):
+    """"Buenos di\u0301as" scored 67.5 chrF++ against the output "Buenos días" without a word."""
+    path = write(tmp_path, "nfd.tsv", "Good morning.\tBuenos di\u0301as.\nThank you.\tGracias.\nHi.\tHola.\n")
+    corpus = load_corpus(CorpusSpec(path=path))
+    doubts = [d for d in find_doubts(corpus) if d.code == "decomposed-references"]
+    assert [(d.message, d.refuse) for d in doubts] == [(
+        "1 of the 3 references is not in Unicode NFC (accents written as separate combining marks): a translation in "
+        "the usual composed form scores lower against them than the same text should", False)]
+    assert doubts[0].hint.endswith("< nfd.tsv > nfd.nfc.tsv")
+    composed = write(tmp_path, "nfc.tsv", "Good morning.\tBuenos días.\nThank you.\tGracias.\nHi.\tHola.\n")
+    assert not [d for d in find_doubts(load_corpus(CorpusSpec(path=composed))) if d.code == "decomposed-references"]

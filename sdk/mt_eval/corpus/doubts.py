@@ -35,6 +35,7 @@ DOUBTS = {
     "header-like-first-line": "a .tsv whose first line looks like a header, yet would be read as an entry",
     "json-in-tsv": "a .tsv file holding JSON or JSONL",
     "csv-in-tsv": "a .tsv file holding CSV",
+    "decomposed-references": "references not in Unicode NFC (accents as separate combining marks): a warning",
 }
 SAMPLE = 500
 _ID_LIKE = re.compile(r"[A-Za-z0-9_.:/#@+-]{1,64}")
@@ -208,6 +209,7 @@ def _content_doubts(corpus: Corpus) -> list[Doubt]:
                 "reference-equals-source",
                 f"{same:,} of {filled:,} references ({same / filled:.0%}) are identical to their source",
                 "scores will count these as perfect copies", refuse=False))
+        doubts.extend(_decomposed_references(entries, corpus.path))
     return doubts
 
 
@@ -245,3 +247,26 @@ def _id_like(value: str) -> bool:
 
 def _examples(values: list[str]) -> str:
     return ", ".join(repr(v[:30] + ("…" if len(v) > 30 else "")) for v in values[:3])
+
+
+def _decomposed_references(entries: Sequence[dict[str, Any]], path: Path) -> list[Doubt]:
+    """References not in NFC (é written e + U+0301, as some macOS tools save text): the metrics compare characters,
+    so a translation in the usual composed form scores lower against them than the same text does. A warning."""
+    import unicodedata
+    from itertools import islice
+
+    sample = [e["reference"] for e in islice(entries, SAMPLE) if isinstance(e.get("reference"), str)]
+    decomposed = sum(1 for text in sample if not text.isascii() and not unicodedata.is_normalized("NFC", text))
+    if not decomposed:
+        return []
+    name = path.name
+    stem, dot, suffix = name.removesuffix(".gz").rpartition(".")
+    converted = f"{stem}.nfc.{suffix}" if dot and stem else f"{name}.nfc"
+    verb = "is" if decomposed == 1 else "are"
+    return [Doubt("decomposed-references",
+                  f"{decomposed:,} of the {'first ' if len(sample) == SAMPLE else ''}{len(sample):,} references {verb} not in "
+                  "Unicode NFC (accents written as separate combining marks): a translation in the usual composed form "
+                  "scores lower against them than the same text should",
+                  "convert the corpus to NFC, e.g. python3 -c \"import sys, unicodedata; sys.stdout.write(unicodedata."
+                  f"normalize('NFC', sys.stdin.read()))\" < {name} > {converted}", refuse=False)]
+
