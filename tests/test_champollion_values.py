@@ -226,8 +226,8 @@ def test_a_key_written_twice_in_a_target_file_is_said_and_its_last_value_kept(tm
     """The first value had been dropped from the file without a word (the source's duplicates fail their keys)."""
     projects = twins(tmp_path, CONFIG, {"locales/en.json": {"a": "Hi", "b": "Bye"},
                                         "locales/es.json": '{"a": "Hola", "a": "Hola2"}\n'})
-    said = ('    "a" is written more than once in one object of this file: its last value is kept (JSON readers keep the '
-            "last), and the others are dropped when the file is written")
+    said = ('    "a" is written more than once in one object of this file: its last value is kept (JSON readers keep '
+            "the last), and the others are dropped when the file is written")
     runs = both(projects, "--dry-run", "--json")
     assert runs["node"] == runs["python"]
     assert json.loads(runs["python"][1])["locales"][0]["files"][0]["repeated"] == ["a"]

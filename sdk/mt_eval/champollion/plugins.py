@@ -109,7 +109,7 @@ def resolve_plugin(value: str, base: Path) -> Path:
     unusable = next((p for p in available if p.problem is not None and p.directory.name == value), None)
     if unusable is not None:
         fix = (f"correct its method.json (mt-eval validate {base / METHODS_DIR / value} says what is wrong)"
-               if unusable.problem.startswith("method.json") else
+               if (unusable.problem or "").startswith("method.json") else
                "make it the plugin's directory (or a symlink to it), or set methodPlugin to the plugin's path")
         raise PluginNotFoundError(
             f"methodPlugin {js_string(value)} names {METHODS_DIR.as_posix()}/{value}, which cannot be used: "

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from mt_eval.champollion.jsonfmt import format_json
-from mt_eval.js_text import js_string
 from mt_eval.champollion.sync import FileReport, LocaleReport, SyncReport
+from mt_eval.js_text import js_string
 
 _MARK = {"new": "+", "source changed": "~", "method changed": "~", "forced": "~"}
 

@@ -264,9 +264,9 @@ def _decomposed_references(entries: Sequence[dict[str, Any]], path: Path) -> lis
     converted = f"{stem}.nfc.{suffix}" if dot and stem else f"{name}.nfc"
     verb = "is" if decomposed == 1 else "are"
     return [Doubt("decomposed-references",
-                  f"{decomposed:,} of the {'first ' if len(sample) == SAMPLE else ''}{len(sample):,} references {verb} not in "
-                  "Unicode NFC (accents written as separate combining marks): a translation in the usual composed form "
-                  "scores lower against them than the same text should",
+                  f"{decomposed:,} of the {'first ' if len(sample) == SAMPLE else ''}{len(sample):,} references {verb} "
+                  "not in Unicode NFC (accents written as separate combining marks): a translation in the usual "
+                  "composed form scores lower against them than the same text should",
                   "convert the corpus to NFC, e.g. python3 -c \"import sys, unicodedata; sys.stdout.write(unicodedata."
                   f"normalize('NFC', sys.stdin.read()))\" < {name} > {converted}", refuse=False)]
 

@@ -77,7 +77,8 @@ def read_file(path: Path, what: str = "corpus") -> FileText:
             raise CorpusError.single(path, f"is not a valid gzip file: {exc}", code="encoding",
                                      hint="re-download it, or remove the .gz suffix if it is not compressed") from exc
     if data[:4] in (b"\xff\xfe\0\0", b"\0\0\xfe\xff"):  # (before UTF-16's mark, which begins UTF-32LE's)
-        raise CorpusError.single(path, "is UTF-32 text (its byte-order mark says so), which is not read", code="encoding",
+        raise CorpusError.single(path, "is UTF-32 text (its byte-order mark says so), which is not read",
+                                 code="encoding",
                                  hint=f"convert it to UTF-8, e.g. iconv -f utf-32 -t utf-8 {path.name} > "
                                  f"{_converted_name(path)}")
     encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"  # Excel's "Unicode text"
