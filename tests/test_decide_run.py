@@ -319,3 +319,27 @@ def test_an_in_process_decide_that_blocks_the_loop_fails_its_rows_at_the_timeout
     assert results["b"]["error"].startswith("decide() blocked the event loop for ")
     assert results["a"]["error"] is None and results["c"]["error"] is None
 
+
+
+def test_the_watchdog_judges_the_method_not_the_rows_made_ready_before_it(make_plugin, tmp_path, monkeypatch):
+    """The rows were made ready (limits, question types) under the watchdog: 40,000 of them took 0.7 s, and the run
+    ended with a LoopBlocked traceback and no results. Here making them ready takes 1.2 s against a 0.5 s limit."""
+    from mt_eval.decisions import execution
+
+    ready = execution.prepare
+    slow = iter([True])
+    monkeypatch.setattr(execution, "prepare", lambda case, settings: (next(slow, False) and time.sleep(1.2)) or
+                        ready(case, settings))
+    plugin = make_plugin({"name": "Sure", "entry_point": "pipeline:Sure", "implements": ["decide"],
+                          "dependencies": []}, files={"pipeline.py": """
+        class Sure:
+            async def decide(self, rows, config):
+                return [{'id': r['id'], 'answers': {'q': {'probabilities': {'true': 1, 'false': 0}}}} for r in rows]
+        """})
+    corpus = tmp_path / "rows.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "state": {}, "questions": {
+        "q": {"type": "noul", "instructions": "?"}}, "gold": {"q": "true"}}) + "\n" for i in "abc"))
+    assert main(["decide", "run", "--method", str(plugin), "--corpus", str(corpus), "--out", str(tmp_path / "out"),
+                 "--timeout", "0.5", "--batch-size", "1", "--resamples", "0", "--quiet"]) == 0
+    results = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["id"] for r in results) == ["a", "b", "c"] and all(r["error"] is None for r in results)
