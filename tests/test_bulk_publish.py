@@ -279,6 +279,13 @@ def test_a_card_with_a_name_too_long_for_the_store_is_refused_alone_on_both_back
         assert sorted(r["run_id"] for r in store.rows()) == [f"run-{i:03d}" for i in range(5)]
     assert main(["publish", str(long), str(paths[0]), "--db", store_url, "--no-input", "--json"]) == 1
     assert [c["status"] for c in json.loads(capsys.readouterr().out)] == ["refused", "duplicate"]
+    late = json.loads(write_card(cards.card("m-late", quality=0.5, run_id="run-late"), tmp_path / "late.json")
+                      .read_text())  # (a time written to the attosecond: a card not written by `mt-eval run`)
+    late["finished_at"] = late["finished_at"][:19] + ".123456789012345678+00:00"
+    late["content_sha256"] = verify.canonical_sha256(late)
+    (tmp_path / "late.json").write_text(json.dumps(late))
+    assert main(["publish", str(tmp_path / "late.json"), "--db", store_url, "--no-input"]) == 1
+    assert "its finished_at is 44 characters long, and the store holds at most 40" in capsys.readouterr().err
 
 
 def test_a_publisher_gives_up_on_a_store_another_writer_holds_on_both_backends(cards, tmp_path: Path,

@@ -35,7 +35,7 @@ class SchemaError(Exception):
 
 # The longest text of a card's columns a store holds (PostgreSQL enforces them; a card past one is refused
 # before it is stored, on either backend, by `mt_eval.leaderboard.publish.complete`).
-TEXT_LIMITS = {"run_id": 200, "method_id": 200, "pair": 64, "corpus_name": 400}
+TEXT_LIMITS = {"run_id": 200, "method_id": 200, "pair": 64, "corpus_name": 400, "finished_at": 40}
 
 
 def _create_cards(connection: sa.Connection) -> None:
@@ -46,7 +46,7 @@ def _create_cards(connection: sa.Connection) -> None:
         sa.Column("content_sha256", sa.String(64), nullable=False, unique=True),
         sa.Column("run_id", sa.String(TEXT_LIMITS["run_id"]), nullable=False, unique=True),
         sa.Column("published_at", sa.String(40), nullable=False),
-        sa.Column("finished_at", sa.String(40), nullable=False),
+        sa.Column("finished_at", sa.String(TEXT_LIMITS["finished_at"]), nullable=False),
         sa.Column("method_id", sa.String(TEXT_LIMITS["method_id"]), nullable=False),
         sa.Column("method_class", sa.String(40), nullable=False),
         sa.Column("dependency_class", sa.String(8)),

@@ -69,7 +69,8 @@ def prepare(path: Path, *, method_card: str | None = None, corpus: str | None = 
 _SHORTER = {"run_id": "`mt-eval run` gives far shorter run ids: publish the card the run wrote",
             "method_id": "give the method a shorter method_id in its method.json, and run it again",
             "pair": "write the pair with its languages' codes (--pair 'eng>spa'), and run it again",
-            "corpus_name": "give the corpus a shorter name (its dataset's \"name\"), and run it again"}
+            "corpus_name": "give the corpus a shorter name (its dataset's \"name\"), and run it again",
+            "finished_at": "`mt-eval run` writes it to the microsecond (32 characters): publish the card the run wrote"}
 
 
 def complete(path: Path, verification: Any, *, method_card: str | None = None, no_input: bool = False,
