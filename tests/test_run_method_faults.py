@@ -293,6 +293,25 @@ def test_what_a_method_or_a_program_it_runs_writes_to_fd_1_goes_to_stderr_too(tm
     assert done.stdout.startswith("faulty on corpus (eng>spa): 3 entries, 0 errors")
 
 
+def test_with_no_stderr_what_a_method_writes_to_fd_1_reaches_no_file_of_the_run(tmp_path: Path):
+    """Started with fd 2 closed, the run's lock file took fd 2, and fd 1 was pointed at it: the method's output
+    overwrote the lock's holder (a resume then said "in use by another process")."""
+    where = tmp_path / "fd1.txt"
+    method = plugin(tmp_path, WRITES_TO_FD_1.replace('        os.write(1, b"fd noise: translate\\n")', f"""\
+        with open({str(where)!r}, "a") as seen:
+            seen.write(os.readlink("/proc/self/fd/1") + "\\n")
+        os.write(1, b"fd noise: translate\\n")"""))
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--method", str(method), "--corpus",
+                           str(corpus(tmp_path)), "--pair", "eng>spa", "--out", str(tmp_path / "run"), "--resamples",
+                           "100", *LENIENT, "--latency-sample", "1", "--quiet"], stdout=subprocess.PIPE, text=True,
+                          timeout=120, preexec_fn=lambda: os.close(2))
+    assert done.returncode == 0
+    assert set(where.read_text().splitlines()) == {os.devnull}
+    for path in (tmp_path / "run").rglob("*"):
+        if path.is_file():
+            assert b"fd noise" not in path.read_bytes(), path
+
+
 LOGS_ITS_CALLS_AND_HANGS = """
 import asyncio, json, os
 

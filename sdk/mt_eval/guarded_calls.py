@@ -72,18 +72,32 @@ def prints_to_stderr() -> Iterator[None]:
 
 
 def _point_fd1_at_stderr() -> int | None:
-    """fd 1 made a copy of fd 2; the copy of the old fd 1 to restore (None when either is closed: nothing done)."""
+    """fd 1 made a copy of fd 2 (of /dev/null when this process has no stderr: fd 2 may then be a file it opened,
+    such as a run directory's lock); the copy of the old fd 1 to restore (None when fd 1 is closed: nothing done)."""
     try:
         saved = os.dup(1)
     except OSError:
         return None
     try:
-        os.dup2(2, 1)
+        if _has_stderr():
+            os.dup2(2, 1)
+        else:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.close(null)
     except OSError:
         os.close(saved)
         return None
     _fd1_saved.append(saved)
     return saved
+
+
+def _has_stderr() -> bool:
+    """Whether fd 2 is this process's stderr: Python had one when it started (with fd 2 closed, sys.stderr is None)."""
+    try:
+        return sys.stderr is not None and sys.stderr.fileno() == 2
+    except (OSError, ValueError):  # (replaced by an object without a descriptor, or closed)
+        return sys.__stderr__ is not None
 
 
 class CallFailed(Exception):
