@@ -205,12 +205,13 @@ async def test_streaming_is_relayed_and_its_usage_counted_and_a_dead_upstream_is
     finally:
         await gateway.close()
         await runner.cleanup()
-    assert text.count("data:") == 4 and "[DONE]" in text
+    assert text.count("data:") == 3 and "[DONE]" in text  # (and not the usage chunk, which the method did not ask for)
     assert dead.status == 502 and error["error"]["code"] == "upstream_unreachable"
     assert models == ["a-2024", "dead-2024"]
     first = json.loads((tmp_path / "log.jsonl").read_text().splitlines()[0])
     assert (first["prompt_tokens"], first["completion_tokens"], first["stream"]) == (5, 2, True)
     assert first["response_sha256"] == hashlib.sha256(text.encode()).hexdigest() and "Hola" not in first["request_body"]
+    assert first["response_body"] == text
 
 
 async def test_a_streamed_chat_completion_is_asked_for_its_usage_and_a_streamed_response_s_usage_counts(
@@ -248,14 +249,21 @@ async def test_a_streamed_chat_completion_is_asked_for_its_usage_and_a_streamed_
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     policy = GatewayPolicy(models=[ModelRoute(id="a-2024")], base_url=f"http://127.0.0.1:{runner.addresses[0][1]}/v1",
-                           token_budget=150)
+                           token_budget=250)
     gateway = Gateway(policy, AuditLog(tmp_path / "log.jsonl"))
     url = await gateway.start()
     asked = {"model": "a-2024", "stream": True, "messages": [{"role": "user", "content": "Hi"}]}
     try:
         async with aiohttp.ClientSession() as client:
             async with client.post(f"{url}/chat/completions", json=asked) as first:
-                assert first.status == 200 and "Hola" in await first.text()
+                # (the usage chunk the gateway asked for is not passed on: a client reading choices[0] of every
+                # chunk had broken on it)
+                assert first.status == 200
+                first_text = await first.text()
+                assert first_text == 'data: {"choices":[{"delta":{"content":"Hola"}}]}\n\ndata: [DONE]\n\n'
+            usage = {**asked, "stream_options": {"include_usage": True}}
+            async with client.post(f"{url}/chat/completions", json=usage) as asking:  # (asked for: passed on)
+                assert asking.status == 200 and '"choices":[],"usage"' in await asking.text()
             async with client.post(f"{url}/responses", json={"model": "a-2024", "stream": True, "input": "Hi"}) as r:
                 assert r.status == 200 and "response.completed" in await r.text()
             own = {**asked, "stream_options": {"include_usage": False, "other": 1}}
@@ -266,11 +274,15 @@ async def test_a_streamed_chat_completion_is_asked_for_its_usage_and_a_streamed_
     finally:
         await gateway.close()
         await runner.cleanup()
-    assert seen[0]["stream_options"] == {"include_usage": True} and "stream_options" not in seen[1]
-    assert seen[2]["stream_options"] == {"include_usage": True, "other": 1}
+    assert seen[0]["stream_options"] == {"include_usage": True} and "stream_options" not in seen[2]
+    assert seen[1]["stream_options"] == {"include_usage": True}
+    assert seen[3]["stream_options"] == {"include_usage": True, "other": 1}
     logged = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
-    assert [(r["prompt_tokens"], r["completion_tokens"]) for r in logged] == [(40, 60), (7, 3), (40, 60), (0, 0)]
+    assert [(r["prompt_tokens"], r["completion_tokens"]) for r in logged] == [(40, 60), (40, 60), (7, 3), (40, 60),
+                                                                              (0, 0)]
     assert logged[0]["request_sha256"] == hashlib.sha256(json.dumps(asked).encode()).hexdigest()  # as sent
+    assert (logged[0]["response_sha256"], logged[0]["response_bytes"]) == (  # (what the method received)
+        hashlib.sha256(first_text.encode()).hexdigest(), len(first_text))
 
 
 @pytest.mark.parametrize(("policy", "message"), [

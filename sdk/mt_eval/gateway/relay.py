@@ -11,6 +11,7 @@ of the body the method received and the usage the upstream reported.
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -49,6 +50,24 @@ def _tokens(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
+_EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+
+
+def _usage_only(event: bytes) -> bool:
+    """Whether an SSE event is the usage chunk a chat or text completion stream ends with when asked for it
+    (``{"choices": [], "usage": {...}}``)."""
+    if b'"usage"' not in event:
+        return False
+    for line in event.splitlines():
+        if line.startswith(b"data:"):
+            try:
+                chunk = msgspec.json.decode(line[5:].strip())
+            except msgspec.DecodeError:
+                return False
+            return isinstance(chunk, dict) and chunk.get("choices") == [] and isinstance(chunk.get("usage"), dict)
+    return False
+
+
 def usage_of(body: bytes, *, event_stream: bool = False) -> tuple[int, int]:
     """(prompt, completion) tokens reported in a response body: JSON, or the last usage of an SSE stream."""
     prompt = completion = 0
@@ -70,10 +89,11 @@ def usage_of(body: bytes, *, event_stream: bool = False) -> tuple[int, int]:
 
 class Relay(Exchange):
     """See the module docstring. ``record`` is the log record so far; ``body`` the request as the method
-    sent it."""
+    sent it. ``hide_usage``: the gateway asked the upstream for the stream's usage chunk, which the method did not
+    ask for: it is read for the log and not passed on (code that reads ``choices[0]`` of every chunk broke on it)."""
 
     def __init__(self, gateway: Gateway, client: ServerConnection, record: dict[str, Any], body: bytes,
-                 started: float) -> None:
+                 started: float, *, hide_usage: bool = False) -> None:
         self.gateway = gateway
         self.client = client
         self.record = record
@@ -84,6 +104,9 @@ class Relay(Exchange):
         self.content_type = JSON
         self.received: list[bytes] = []
         self.digest = hashlib.sha256() if self.stream else None
+        self.hide_usage = hide_usage and self.stream
+        self.unsplit = b""  # (hide_usage: the part of the stream after its last complete event)
+        self.passed: list[bytes] = []  # (hide_usage: what was passed on, for the log)
         client.listener = self
 
     # -- from the upstream ------------------------------------------------------------------------------
@@ -96,10 +119,29 @@ class Relay(Exchange):
     def on_body(self, data: bytes) -> None:
         self.received.append(data)
         if self.digest is not None:
-            self.digest.update(data)
-            self.client.write_chunk(data)
+            if self.hide_usage:
+                data = self._without_usage_chunk(data)
+            self._forward(data)
             if self.client.writing_paused:
                 self.pause()
+
+    def _forward(self, data: bytes) -> None:
+        if data:
+            self.digest.update(data)  # type: ignore[union-attr]
+            if self.hide_usage:
+                self.passed.append(data)
+            self.client.write_chunk(data)
+
+    def _without_usage_chunk(self, data: bytes) -> bytes:
+        """The complete events of the stream so far, but the usage chunk; the rest waits for its end."""
+        pending = self.unsplit + data
+        ends = [m.end() for m in _EVENT_END.finditer(pending)]
+        if not ends:
+            self.unsplit = pending
+            return b""
+        self.unsplit = pending[ends[-1]:]
+        starts = [0, *ends[:-1]]
+        return b"".join(pending[a:b] for a, b in zip(starts, ends, strict=True) if not _usage_only(pending[a:b]))
 
     def on_done(self) -> None:
         if self.over:
@@ -108,6 +150,7 @@ class Relay(Exchange):
         received = self.received
         data = received[0] if len(received) == 1 else b"".join(received)
         if self.stream:
+            self._forward(self.unsplit)  # (an event the stream did not end)
             self.client.end_stream()
         else:
             self.client.respond(self.status, self.content_type, data)
@@ -179,6 +222,8 @@ class Relay(Exchange):
             digest = hashlib.sha256(data).hexdigest()
         prompt, completion = usage_of(data, event_stream=self.content_type.startswith(b"text/event-stream")) \
             if status is not None and status < 400 else (0, 0)
+        if self.hide_usage and status == self.status:
+            data = b"".join(self.passed)  # what the method received (the usage chunk was read above)
         record.update(response_sha256=digest, response_bytes=len(data), prompt_tokens=prompt,
                       completion_tokens=completion, latency_s=round(time.perf_counter() - self.started, 6))
         if self.gateway.policy.log_bodies:

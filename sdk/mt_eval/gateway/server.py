@@ -214,9 +214,10 @@ class Gateway:
             return self.refuse(request, client, model, 502, str(route.problem), "upstream_unreachable", started)
         sent = body
         changes: dict[str, Any] = {"model": route.rename} if route.rename else {}
-        if ask.stream is True and request.path in USAGE_ON_REQUEST and not _asks_for_usage(ask.stream_options):
+        hide_usage = ask.stream is True and request.path in USAGE_ON_REQUEST and not _asks_for_usage(ask.stream_options)
+        if hide_usage:  # (else its tokens would count 0; the chunk it adds is read, not passed on: `Relay`)
             given = ask.stream_options if isinstance(ask.stream_options, dict) else {}
-            changes["stream_options"] = {**given, "include_usage": True}  # (else its tokens would count 0)
+            changes["stream_options"] = {**given, "include_usage": True}
         if changes:
             sent = msgspec.json.encode({**msgspec.json.decode(body), **changes})
         target = route.prefix.rstrip("/") + request.path[3:] + (f"?{request.query}" if request.query else "")
@@ -229,7 +230,7 @@ class Gateway:
                 head += b"%s: %s\r\n" % (name, headers[name])
         record = {"path": request.path, "model": model, "refused": None, "stream": ask.stream is True,
                   "request_sha256": hashlib.sha256(body).hexdigest(), "request_bytes": len(body)}
-        relay = Relay(self, client, record, body, started)
+        relay = Relay(self, client, record, body, started, hide_usage=hide_usage)
         assert self._loop is not None
         self._deadlines[relay] = self._loop.time() + self.policy.timeout_s
         if len(self._active) < CONCURRENCY:
