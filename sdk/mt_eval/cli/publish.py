@@ -111,6 +111,11 @@ def run(args: argparse.Namespace) -> int:
     left = sum(1 for c in result.cards if c.error is None and c.outcome is None)
     again = (f"; {left} card{' was' if left == 1 else 's were'} not tried: run the same command again (the stored "
              "ones are refused as duplicates)")
+    if result.interrupted and result.cut_short:  # (the batch being committed may be stored, or not)
+        print(f"mt-eval publish: interrupted again while a batch was being committed, which was cut short; {kept}, "
+              f"and that batch may or may not be; {left} card{' is' if left == 1 else 's are'} not known to be stored: "
+              "run the same command again (the stored ones are refused as duplicates)", file=sys.stderr)
+        return 130
     if result.interrupted:
         print(f"mt-eval publish: interrupted; {kept}{again if left else ''}", file=sys.stderr)
         return 130

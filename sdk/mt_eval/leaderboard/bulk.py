@@ -26,6 +26,7 @@ from typing import Any
 
 from mt_eval.harness.verify import check_card, check_records, import_checks, verify_card
 from mt_eval.harness.verify_corpus import CorpusCache
+from mt_eval.interrupts import CutShort
 from mt_eval.leaderboard import StoreError
 from mt_eval.leaderboard.preparers import Preparers
 from mt_eval.leaderboard.publish import MethodCardMissing, Prepared, PublishError, complete, now, read_card_file
@@ -57,6 +58,7 @@ class BulkResult:
     cards: list[Published] = field(default_factory=list)
     store_error: StoreError | None = None  # the store failed: the batches before it are stored, no others
     interrupted: bool = False  # Ctrl-C: the batches before it are stored, no others
+    cut_short: bool = False  # a second Ctrl-C cut a commit short: whether its batch was stored is not known
     stopped_at: Published | None = None  # ``fail_fast``: the first card not published; none after it stored
 
     @property
@@ -131,8 +133,8 @@ def publish_cards(store: Store, paths: Sequence[Path], options: Options | None =
                 stop, asked = item, asked[:index]
                 break
         _stored_all(result, store, asked, options, stop)
-    except KeyboardInterrupt:  # the workers are ended by now; the transactions committed before it stay
-        result.interrupted = True
+    except KeyboardInterrupt as exc:  # the workers are ended by now; the transactions committed before it stay
+        result.interrupted, result.cut_short = True, isinstance(exc, CutShort)
     return result
 
 
