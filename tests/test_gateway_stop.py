@@ -130,3 +130,69 @@ def test_a_request_in_flight_at_one_ctrl_c_is_answered_when_it_ends_within_the_g
     assert process.returncode == 0 and "waiting up to 10 s for 1 request in flight" in err, err
     assert answers and answers[0][0] == 200 and answers[0][1]["choices"][0]["message"]["content"] == "Hola"
     assert [r["status"] for r in map(json.loads, (tmp_path / "log.jsonl").read_text().splitlines())] == [200]
+
+
+async def _upstream(delay_s: float, calls: list[str]) -> tuple[web.AppRunner, int]:
+    async def answer(request: web.Request) -> web.Response:
+        calls.append((await request.json())["messages"][0]["content"])
+        await asyncio.sleep(delay_s)
+        return web.json_response({"choices": [{"message": {"content": "Hola"}}],
+                                  "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", answer)
+    runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    return runner, runner.addresses[0][1]
+
+
+async def _ask(writer: asyncio.StreamWriter, port: int, content: str) -> None:
+    body = json.dumps({"model": MODEL, "messages": [{"role": "user", "content": content}]}).encode()
+    writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: %d\r\n\r\n%s" % (port, len(body), body))
+    await writer.drain()
+
+
+async def _answer(reader: asyncio.StreamReader) -> tuple[str, bytes]:
+    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+    length = int(re.search(r"Content-Length: (\d+)", head).group(1))  # type: ignore[union-attr]
+    return head, await reader.readexactly(length)
+
+
+async def test_while_stopping_a_kept_alive_connection_gets_503_and_the_policy_timeout_still_holds(tmp_path: Path):
+    """Before, requests on kept-alive connections were still sent upstream after Ctrl-C, and the policy's timeout_s
+    stopped counting: a request the upstream never answered waited out the whole grace period."""
+    from mt_eval.gateway.audit import AuditLog
+    from mt_eval.gateway.policy import GatewayPolicy, ModelRoute
+    from mt_eval.gateway.server import Gateway
+
+    calls: list[str] = []
+    runner, upstream = await _upstream(30, calls)
+    policy = GatewayPolicy(models=[ModelRoute(id=MODEL)], base_url=f"http://127.0.0.1:{upstream}/v1", timeout_s=1.5)
+    gateway = Gateway(policy, AuditLog(tmp_path / "log.jsonl"))
+    port = int((await gateway.start()).split(":")[2].split("/")[0])
+    idle = await asyncio.open_connection("127.0.0.1", port)
+    busy = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        await _ask(busy[1], port, "in flight")
+        while not calls:  # noqa: ASYNC110 (the upstream has it)
+            await asyncio.sleep(0.01)
+        began = time.monotonic()
+        closing = asyncio.ensure_future(gateway.close(grace_s=10))
+        await asyncio.sleep(0.1)
+        await _ask(idle[1], port, "after Ctrl-C")  # (on a connection kept alive: not sent upstream)
+        head, body = await _answer(idle[0])
+        assert head.startswith("HTTP/1.1 503") and "Connection: close" in head
+        assert json.loads(body)["error"]["code"] == "gateway_stopped"
+        head, body = await _answer(busy[0])  # (its timeout_s, 1.5 s, not the 10 s of grace)
+        assert head.startswith("HTTP/1.1 504") and "Connection: close" in head
+        await closing
+        assert time.monotonic() - began < 5
+    finally:
+        for _, writer in (idle, busy):
+            writer.close()
+        await runner.cleanup()
+    assert calls == ["in flight"]
+    logged = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert sorted((r["status"], r["refused"] is not None) for r in logged) == [(503, True), (504, False)]

@@ -238,6 +238,11 @@ class ServerConnection(asyncio.Protocol):
         return b"HTTP/1.1 %d %s\r\nContent-Type: %s\r\n%s%s\r\n" % (
             status, _REASONS.get(status, b"Status"), content_type, framing, connection)
 
+    def close_after_answer(self) -> None:
+        """The request in hand is the connection's last: its response says so (``Connection: close``), and the
+        connection closes once it is sent."""
+        self._keep_alive = False
+
     def respond(self, status: int, content_type: bytes | str, body: bytes) -> None:
         """Send a whole response; the request is answered."""
         if isinstance(content_type, str):
@@ -324,6 +329,9 @@ class HttpServer:
         if self._server is not None:
             self._server.close()
             self._server = None
+        for connection in self._connections:
+            if connection.busy:  # (its client sends nothing more on it: the answer says the connection closes)
+                connection.close_after_answer()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + grace_s
         while any(c.busy for c in self._connections) and loop.time() < deadline and not self._hurried:  # noqa: ASYNC110

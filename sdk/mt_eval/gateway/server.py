@@ -110,6 +110,7 @@ class Gateway:
         self._active: set[Relay] = set()  # sent upstream
         self._watch: asyncio.TimerHandle | None = None
         self._closing = False
+        self._stopping = False  # (`close` has begun: new requests are refused)
         self._loop: asyncio.AbstractEventLoop | None = None
         self.url: str | None = None
 
@@ -135,10 +136,13 @@ class Gateway:
 
     async def close(self, grace_s: float = CLOSE_GRACE_S) -> None:
         """Stop listening; let the requests in flight finish for up to ``grace_s`` (or until `hurry`); answer
-        the rest 503 ``gateway_stopped``, log them, and close the log."""
+        the rest 503 ``gateway_stopped``, log them, and close the log. A request that arrives meanwhile (on a
+        connection kept alive) is not sent upstream: it is answered 503 ``gateway_stopped`` at once. The policy's
+        ``timeout_s`` still holds while the requests in flight finish."""
+        self._stopping = True
+        await self._server.drain(grace_s)
         if self._watch is not None:
             self._watch.cancel()
-        await self._server.drain(grace_s)
         self._closing = True  # (nothing waiting is sent upstream now)
         for relay in list(self._deadlines):
             relay.stopped()
@@ -165,6 +169,10 @@ class Gateway:
 
     # -- requests ---------------------------------------------------------------------------------------
     def handle(self, request: Request, client: ServerConnection) -> None:
+        if self._stopping:
+            client.close_after_answer()
+            return self.refuse(request, client, None, 503, "the gateway is stopping: this request was not sent "
+                               "upstream", "gateway_stopped", time.perf_counter())
         if request.method == "POST" and request.path in MODEL_ENDPOINTS:
             self.forward(request, client)
         elif request.method == "GET" and request.path.rstrip("/") == "/v1/models":
