@@ -1,4 +1,5 @@
-"""Ctrl-C held back while a step must finish whole (`mt_eval.interrupts.held`), and a second Ctrl-C that will not wait."""
+"""Ctrl-C held back while a step must finish whole (`mt_eval.interrupts.held`), and a second Ctrl-C that does not
+wait."""
 
 from __future__ import annotations
 
@@ -6,10 +7,10 @@ import signal
 from pathlib import Path
 
 import pytest
-from test_bulk_publish import many, publish_with_faults
 
 from mt_eval.interrupts import CutShort, held
 from mt_eval.leaderboard.store import Store
+from test_bulk_publish import many, publish_with_faults
 
 
 def test_one_ctrl_c_waits_for_the_block_and_a_second_one_cuts_it_short():
