@@ -21,6 +21,7 @@ from mt_eval.leaderboard.preparers import WorkerFailed
 from mt_eval.leaderboard.store import Store, StoreError, open_store
 from mt_eval.leaderboard.synthetic import CardFactory, write_card, write_corpus
 from process_support import marked_environment, processes_marked
+from store_faults import around_the_cards_commits
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="worker processes are forked on Linux")
 
@@ -206,25 +207,9 @@ def test_ctrl_c_as_a_transaction_commits_still_counts_its_cards_as_stored(cards,
     published; 30 cards were not tried"."""
     import signal
 
-    import sqlalchemy as sa
-
     paths = many(cards, tmp_path, 30)
-    real_commit, real_publish, publishing = sa.engine.RootTransaction.commit, Store.publish, []
-
-    def commit_then_ctrl_c(self: sa.engine.RootTransaction) -> None:
-        real_commit(self)
-        if publishing:  # (the cards' transaction, not the store's creation)
-            signal.raise_signal(signal.SIGINT)  # (delivered at once: the moment after the commit)
-
-    def publish(self: Store, *args: object, **kwargs: object) -> object:
-        publishing.append(True)
-        try:
-            return real_publish(self, *args, **kwargs)  # type: ignore[arg-type]
-        finally:
-            publishing.clear()
-
-    monkeypatch.setattr(sa.engine.RootTransaction, "commit", commit_then_ctrl_c)
-    monkeypatch.setattr(Store, "publish", publish)
+    # (delivered at once: the moment after the commit)
+    around_the_cards_commits(monkeypatch, after=lambda: signal.raise_signal(signal.SIGINT))
     kept, err = publish_with_faults(paths, tmp_path, monkeypatch, capsys, status=130)
     assert kept > 0 and f"interrupted; the {kept} cards stored before it are kept" in err, err
     assert (f"{30 - kept} cards were not tried" in err) if kept < 30 else ("not tried" not in err)

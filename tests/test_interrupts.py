@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mt_eval.interrupts import CutShort, held
-from mt_eval.leaderboard.store import Store
+from store_faults import around_the_cards_commits
 from test_bulk_publish import many, publish_with_faults
 
 
@@ -42,26 +42,12 @@ def test_a_second_ctrl_c_during_a_commit_that_hangs_ends_publish_saying_the_batc
         cards, tmp_path: Path, monkeypatch, capsys):
     """Before, Ctrl-C was held until the commit returned, however many times it was pressed: a PostgreSQL commit
     waiting for a synchronous standby kept publish running for good."""
-    import sqlalchemy as sa
+    def twice() -> None:
+        signal.raise_signal(signal.SIGINT)
+        signal.raise_signal(signal.SIGINT)  # (the second Ctrl-C: the commit is left now)
 
     paths = many(cards, tmp_path, 30)
-    real_commit, real_publish, publishing = sa.engine.RootTransaction.commit, Store.publish, []
-
-    def hanging_commit(self: sa.engine.RootTransaction) -> None:
-        if publishing:  # (the cards' transaction, not the store's creation)
-            signal.raise_signal(signal.SIGINT)
-            signal.raise_signal(signal.SIGINT)  # (the second Ctrl-C: the commit is left now)
-        real_commit(self)
-
-    def publish(self: Store, *args: object, **kwargs: object) -> object:
-        publishing.append(True)
-        try:
-            return real_publish(self, *args, **kwargs)  # type: ignore[arg-type]
-        finally:
-            publishing.clear()
-
-    monkeypatch.setattr(sa.engine.RootTransaction, "commit", hanging_commit)
-    monkeypatch.setattr(Store, "publish", publish)
+    around_the_cards_commits(monkeypatch, before=twice)
     kept, err = publish_with_faults(paths, tmp_path, monkeypatch, capsys, status=130)
     assert kept == 0
     assert err.endswith("mt-eval publish: interrupted again while a batch was being committed, which was cut short; "
