@@ -107,6 +107,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 def console_main() -> NoReturn:
     """The ``mt-eval`` program: `main` with the process's arguments, then an exit that nothing a method left
     running can hold up (`mt_eval.cli.leftovers`)."""
+    _open_closed_standard_streams()
     status = main()
     if "mt_eval.plugin_import" in sys.modules or "mt_eval.extensions" in sys.modules:  # a method's code ran here
         from mt_eval.cli.leftovers import leave
@@ -114,6 +115,25 @@ def console_main() -> NoReturn:
         command = next((word for word in sys.argv[1:] if not word.startswith("-")), None)
         leave(status, f"mt-eval {command}" if command in COMMANDS else "mt-eval")
     sys.exit(status)
+
+
+def _open_closed_standard_streams() -> None:
+    """A standard stream the program was started without (``>&-``) is /dev/null: its summary had ended in a
+    traceback (sys.stdout was None), and a file it opened took the free descriptor (a run's lock as fd 2)."""
+    import os
+
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 (the process's, for good)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
 
 
 def main(argv: Sequence[str] | None = None) -> int:
