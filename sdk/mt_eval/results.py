@@ -255,7 +255,7 @@ NOT_A_RESULT = "<not an object>"  # what `results_for` gives as the id of a retu
 
 def strays_dropped(unknown: list[Any]) -> str:
     """The warning for returned results that match no entry sent (`results_for`'s ``unknown``), in the words every
-    host uses, in process or through a guest (lib/results.js: straysDropped)."""
+    host uses, in process or through a guest (lib/unmatched.js: straysDropped)."""
     from mt_eval.js_text import js_number, js_string
 
     def shown(value: Any) -> str:

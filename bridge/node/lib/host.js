@@ -14,7 +14,8 @@ import {
 } from './protocol.js';
 import { methodView } from './gold.js';
 import { decisionError, matchDecisions, rowsProblem } from './decisions.js';
-import { ResultNotes, describe, errorResult, matchResults, straysDropped } from './results.js';
+import { ResultNotes, describe, errorResult, matchResults } from './results.js';
+import { straysDropped } from './unmatched.js';
 import { WithoutResults, compactTail, failureText, formatTail, notStarted } from './host-failures.js';
 import { SoloGate, Slots } from './host-gates.js';
 import { completeCapabilities, completeOptions } from './host-options.js';
