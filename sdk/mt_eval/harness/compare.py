@@ -72,7 +72,6 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     from mt_eval.corpus.selection import request_from_facts, select
     from mt_eval.harness.compare_checks import covariate_differences, latency_comparison, output_differences
     from mt_eval.harness.corpus import card_corpus_spec
-    from mt_eval.harness.scoring import make_metrics
 
     stage(f"verifying A, {baseline} (its metrics are recomputed below, from the statistics the tests use)")
     checked = [_checked_card(baseline, corpus)]
@@ -125,7 +124,7 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     if not walk.scored:
         raise CompareError("the cards have no scored entries to compare (every entry is a canary or a negative "
                            "control)")
-    metrics = make_metrics()
+    metrics = _metrics_as_scored(a, b)
     statistics = _statistics(both, walk, metrics, stage)
     _verify_scores([baseline, candidate], checked, both, statistics, metrics, walk.scored, extensions, stage)
     stated = {} if a.metrics is None else {m.name: m.score for m in a.metrics.metrics}
@@ -293,3 +292,19 @@ def _identical(metrics: dict[str, Any], bootstrap: int, trials: int, seed: int, 
     return [{"metric": name, "a": stated[name], "b": stated[name], "delta": 0.0, "delta_ci_low": 0.0,
              "delta_ci_high": 0.0, "p_bootstrap": 1.0, "p_randomization": 1.0, "bootstrap_resamples": bootstrap,
              "randomization_trials": trials, "seed": seed, "identical": True} for name in metrics]
+
+
+def _metrics_as_scored(a: RunCard, b: RunCard) -> dict[str, Any]:
+    """The metrics as both cards' signatures record them (BLEU's tokenizer, TER's Asian-script support);
+    `CompareError` when the cards were scored differently."""
+    from mt_eval.harness.metric_settings import metrics_recorded, recorded_settings
+
+    signatures = [{m.name: m.signature for m in card.metrics.metrics} if card.metrics else {} for card in (a, b)]
+    settings = [recorded_settings(s) for s in signatures]
+    if all(signatures) and settings[0] != settings[1]:
+        shown = [f"BLEU tok:{tok}, TER asian:{'yes' if asian else 'no'}" for tok, asian in settings]
+        raise CompareError(f"the cards' metrics were set up differently (A: {shown[0]}; B: {shown[1]}), so their "
+                           "scores are not comparable: run the older card's method again with this mt-eval, which "
+                           "tokenizes for the target language")
+    return metrics_recorded(signatures[0] or signatures[1])
+

@@ -47,15 +47,12 @@ class Scores(msgspec.Struct, kw_only=True):
     bootstrap: Bootstrap = "fast"  # how resamples were drawn (module docstring); absent from older cards: fast
 
 
-def make_metrics() -> dict[str, Any]:
-    """The metrics, headline first: chrF++ (chrF with word bigrams), BLEU, TER."""
-    from sacrebleu.metrics.bleu import BLEU
-    from sacrebleu.metrics.chrf import CHRF
-    from sacrebleu.metrics.ter import TER
+def make_metrics(target_lang: str | None = None) -> dict[str, Any]:
+    """The metrics, headline first: chrF++ (chrF with word bigrams), BLEU, TER, tokenized for ``target_lang``
+    (`mt_eval.harness.metric_settings`)."""
+    from mt_eval.harness.metric_settings import make_metrics as for_target
 
-    return {"chrF++": CHRF(word_order=2), "BLEU": BLEU(), "TER": TER()}
-
-
+    return for_target(target_lang)
 
 
 def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, resamples: int = DEFAULT_RESAMPLES,

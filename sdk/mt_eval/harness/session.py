@@ -60,7 +60,7 @@ from mt_eval.harness.run_directory import (
 from mt_eval.harness.run_rules import RunRules
 from mt_eval.harness.run_summary import print_summary
 from mt_eval.harness.running import Around, run_method
-from mt_eval.harness.scoring import STATS_CHUNK, Scores, score_segments
+from mt_eval.harness.scoring import STATS_CHUNK, Scores, make_metrics, score_segments
 from mt_eval.loader import LoadedMethod, load_method
 from mt_eval.method_start import StartFailed
 from mt_eval.pins import PinCheck
@@ -257,7 +257,8 @@ def _run_locked(run: _Run) -> RunReport:
     refusals = {str(e["id"]) for e in entries if family_of(e) == "negative"}  # a control's error is a refusal
     counted = results.excluding(refusals)
     status = oc.status_of(counted)
-    scores = _scores(entries, results, request, manager) if status != "failed" else None
+    scores = _scores(entries, results, request, manager, state.config.get("target_lang")) if status != "failed" \
+        else None
     runtime = _runtime(loaded, request, fair)
     if ran.moved_to_guest:
         runtime = "python (isolated): it blocked the event loop in-process"
@@ -318,7 +319,7 @@ def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, co
 
 
 def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: RunRequest,
-            manager: Any) -> Scores | None:
+            manager: Any, target_lang: str | None) -> Scores | None:
     """The metrics over the scored entries (canaries and negative controls are not scored); None when not
     every entry has a result or the scored entries have no references. An entry that failed or was abstained
     on scores as an empty translation. The scorers read the results and references a chunk at a time."""
@@ -335,7 +336,7 @@ def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: 
 
     segments = ScoredSegments(results, STATS_CHUNK)
     scores = score_segments(segments, scored, resamples=request.resamples, seed=request.seed,
-                            bootstrap=request.bootstrap)
+                            bootstrap=request.bootstrap, metrics=make_metrics(target_lang))  # (tokenized for it)
     from mt_eval.extensions import registered_metrics
 
     extensions = registered_metrics(manager)

@@ -45,7 +45,7 @@ def recompute_metrics(result: Verification, card: RunCard, source: Any, extensio
         hypotheses = [ran[e["id"]].predicted or "" if ran[e["id"]].error is None else "" for e in entries]
         references = [e["reference"] for e in entries]
         recomputed = score(hypotheses, [references], resamples=card.metrics.bootstrap_resamples,
-                           seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
+                           seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap, metrics=_as_scored(card))
 
         def listed() -> tuple[list[str], list[str]]:
             return hypotheses, references
@@ -134,7 +134,8 @@ def _scores_from_log(result: Verification, card: RunCard, scored: Any) -> tuple[
     if not _results_present(result, count) or not _references_present(result, missing):
         return None, segments.listed
     recomputed = score_segments(segments, count, resamples=card.metrics.bootstrap_resamples,
-                                seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap)
+                                seed=card.metrics.bootstrap_seed, bootstrap=card.metrics.bootstrap,
+                                metrics=_as_scored(card))
     return recomputed, segments.listed
 
 
@@ -167,3 +168,12 @@ def _extension_metrics(extensions: Sequence[str]) -> dict[str, Any]:
     for extension in extensions:
         enable_extension(manager, extension)
     return registered_metrics(manager)
+
+
+def _as_scored(card: RunCard) -> dict[str, Any]:
+    """The card's metrics set up as its signatures record (BLEU's tokenizer, TER's Asian-script support)."""
+    from mt_eval.harness.metric_settings import metrics_recorded
+
+    assert card.metrics is not None
+    return metrics_recorded({m.name: m.signature for m in card.metrics.metrics})
+

