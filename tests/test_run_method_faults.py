@@ -366,3 +366,11 @@ def test_an_entry_the_method_returned_no_result_for_is_worded_the_same_in_every_
     assert [r.error for r in card.results] == [None, "the method returned no result for this entry"]
     shown = mt_eval("translate", str(method), "Hi", "EXIT")
     assert shown.stdout.splitlines() == ["xHi", "[error] the method returned no result for this entry"]
+
+
+def test_a_run_started_without_stdout_ends_without_a_traceback(tmp_path: Path):
+    """`mt-eval run ... >&-`: its summary had ended in AttributeError ('NoneType' object has no attribute 'write')."""
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--demo", "--out", str(tmp_path / "run"),
+                           "--quiet"], stderr=subprocess.PIPE, text=True, timeout=120, preexec_fn=lambda: os.close(1))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert (tmp_path / "run" / "card.json").is_file()
