@@ -77,6 +77,8 @@ def test_compare_refuses_cards_whose_metrics_were_set_up_differently():
             SimpleNamespace(name="TER", signature=f"nrefs:1|asian:{asian}|version:2.6.0")]))
 
     assert _metrics_as_scored(card("zh", "yes"), card("zh", "yes"))["BLEU"].tokenizer.signature() == "zh"
+    unscored = SimpleNamespace(metrics=None, corpus=SimpleNamespace(pair="eng>zho"))  # (as its pair would score it)
+    assert _metrics_as_scored(unscored, unscored)["BLEU"].tokenizer.signature() == "zh"  # type: ignore[arg-type]
     with pytest.raises(CompareError, match=r"set up differently \(A: BLEU tok:13a, TER asian:no; B: BLEU tok:zh, TER "
                                            r"asian:yes\)"):
         _metrics_as_scored(card("13a", "no"), card("zh", "yes"))  # type: ignore[arg-type]

@@ -259,14 +259,13 @@ def _decomposed_references(entries: Sequence[dict[str, Any]], path: Path) -> lis
     decomposed = sum(1 for text in sample if not text.isascii() and not unicodedata.is_normalized("NFC", text))
     if not decomposed:
         return []
-    name = path.name
-    stem, dot, suffix = name.removesuffix(".gz").rpartition(".")
-    converted = f"{stem}.nfc.{suffix}" if dot and stem else f"{name}.nfc"
+    from mt_eval.corpus.files import converted_name
+
     verb = "is" if decomposed == 1 else "are"
     return [Doubt("decomposed-references",
                   f"{decomposed:,} of the {'first ' if len(sample) == SAMPLE else ''}{len(sample):,} references {verb} "
                   "not in Unicode NFC (accents written as separate combining marks): a translation in the usual "
                   "composed form scores lower against them than the same text should",
                   "convert the corpus to NFC, e.g. python3 -c \"import sys, unicodedata; sys.stdout.write(unicodedata."
-                  f"normalize('NFC', sys.stdin.read()))\" < {name} > {converted}", refuse=False)]
-
+                  f"normalize('NFC', sys.stdin.read()))\" < {path.name} > {converted_name(path, 'nfc')}",
+                  refuse=False)]

@@ -80,7 +80,7 @@ def read_file(path: Path, what: str = "corpus") -> FileText:
         raise CorpusError.single(path, "is UTF-32 text (its byte-order mark says so), which is not read",
                                  code="encoding",
                                  hint=f"convert it to UTF-8, e.g. iconv -f utf-32 -t utf-8 {path.name} > "
-                                 f"{_converted_name(path)}")
+                                 f"{converted_name(path)}")
     encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"  # Excel's "Unicode text"
     if encoding != "utf-16" and b"\0" in data:
         raise _nul_bytes(path, data)
@@ -115,17 +115,17 @@ def _nul_bytes(path: Path, data: bytes) -> CorpusError:
         return CorpusError.single(path, f"holds {count} NUL byte{'s' if count > 1 else ''} (the first at line {line}, "
                                   f"byte {first}), which no text has: a binary file, or text with stray "
                                   "NUL bytes", code="encoding", hint="give the corpus file itself; if it is text, "
-                                  f"remove them, e.g. {command} > {_converted_name(path, 'clean')}")
+                                  f"remove them, e.g. {command} > {converted_name(path, 'clean')}")
     encoding = "utf-16be" if even > odd else "utf-16le"
     iconv = f"iconv -f {encoding} -t utf-8"
     command = f"{reading}{iconv}" if reading else f"{iconv} {name}"
     return CorpusError.single(path, f"holds NUL bytes (the first at line {line}), which no text has: it looks like "
                               "UTF-16 without its byte-order mark", code="encoding",
-                              hint=f"convert it to UTF-8, e.g. {command} > {_converted_name(path)}")
+                              hint=f"convert it to UTF-8, e.g. {command} > {converted_name(path)}")
 
 
-def _converted_name(path: Path, tag: str = "utf8") -> str:
-    """A name for a converted copy of the file: ``dev.tsv`` → ``dev.utf8.tsv`` (a .gz dropped)."""
+def converted_name(path: Path, tag: str = "utf8") -> str:
+    """A name for a converted copy of the file: ``dev.tsv`` → ``dev.utf8.tsv`` (``tag``; a .gz dropped)."""
     name = path.name.removesuffix(".gz")
     stem, dot, suffix = name.rpartition(".")
     return f"{stem}.{tag}.{suffix}" if dot and stem else f"{name}.{tag}"

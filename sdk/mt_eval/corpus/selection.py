@@ -116,8 +116,11 @@ def request_from_facts(facts: dict[str, Any]) -> SelectionRequest:
     # (one holding a comma, or with spaces around it, which are stripped) goes in a value of its own, which
     # `_id_items` takes whole as the id it names. (A value that begins with "@" names a file: a comma first keeps
     # an id such as "@home" an id.)
-    joined = [i for i in ids if "," not in i and i == i.strip() and i] + list(facts.get("ranges") or [])
-    alone = [i for i in ids if i not in joined]
+    def given_back(item: str) -> bool:
+        return "," not in item and item == item.strip() and item != ""
+
+    joined = [i for i in ids if given_back(i)] + list(facts.get("ranges") or [])
+    alone = [i for i in ids if not given_back(i)]
     values = ([("," if joined[0].startswith("@") else "") + ",".join(joined)] if joined else []) + alone
     return SelectionRequest(ids=values, segments=list(facts.get("segment") or []), limit=facts.get("limit"))
 

@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 
 from mt_eval.harness import scorer_processes
+from mt_eval.harness.metric_settings import make_metrics as make_metrics  # (re-exported: tokenized for the target)
 from mt_eval.harness.metric_statistics import (
     CONFIDENCE,
     Bootstrap,
@@ -45,14 +46,6 @@ class Scores(msgspec.Struct, kw_only=True):
     bootstrap_seed: int
     confidence: float = CONFIDENCE
     bootstrap: Bootstrap = "fast"  # how resamples were drawn (module docstring); absent from older cards: fast
-
-
-def make_metrics(target_lang: str | None = None) -> dict[str, Any]:
-    """The metrics, headline first: chrF++ (chrF with word bigrams), BLEU, TER, tokenized for ``target_lang``
-    (`mt_eval.harness.metric_settings`)."""
-    from mt_eval.harness.metric_settings import make_metrics as for_target
-
-    return for_target(target_lang)
 
 
 def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, resamples: int = DEFAULT_RESAMPLES,
