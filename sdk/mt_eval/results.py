@@ -47,6 +47,7 @@ class ResultNotes:
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
+        self.stray_calls = 0  # calls whose results include some that match no entry (`stray_warning`)
 
     def add(self, note: str, count: int = 1) -> None:
         self.counts[note] = self.counts.get(note, 0) + count
@@ -58,6 +59,15 @@ class ResultNotes:
 
     def __bool__(self) -> bool:
         return bool(self.counts)
+
+    def stray_warning(self, unknown: list[Any]) -> str | None:
+        """The warning for one call's results that match no entry (`strays_dropped`), for the first
+        `STRAY_REPORTS` calls of a host that return some (the last of them says so); None for the others: a
+        method that does it in every batch is not reported a thousand times."""
+        if not unknown or self.stray_calls >= STRAY_REPORTS:
+            return None
+        self.stray_calls += 1
+        return strays_dropped(unknown) + (LATER_STRAYS if self.stray_calls == STRAY_REPORTS else "")
 
     def summary(self) -> str:
         """One line: ``12 × "latency_s": null treated as absent; 3 × unknown field "x" moved into metadata``."""
@@ -251,6 +261,10 @@ def results_for(entries: list[dict[str, Any]], returned: Any, *, label: str, not
 
 
 NOT_A_RESULT = "<not an object>"  # what `results_for` gives as the id of a returned item that is no object
+
+
+STRAY_REPORTS = 3  # calls whose unmatched results a host reports (lib/unmatched.js: STRAY_REPORTS)
+LATER_STRAYS = "; later calls' results that match no entry are dropped without a word"
 
 
 def strays_dropped(unknown: list[Any]) -> str:

@@ -15,7 +15,7 @@ import {
 import { methodView } from './gold.js';
 import { decisionError, matchDecisions, rowsProblem } from './decisions.js';
 import { ResultNotes, describe, errorResult, matchResults } from './results.js';
-import { straysDropped } from './unmatched.js';
+import { sayStrays } from './unmatched.js';
 import { WithoutResults, compactTail, failureText, formatTail, notStarted } from './host-failures.js';
 import { SoloGate, Slots } from './host-gates.js';
 import { completeCapabilities, completeOptions } from './host-options.js';
@@ -296,7 +296,7 @@ export class HostedGuest {
       const matched = match(batch.entries, result.results, {
         latencyS: result.latency_s, notes: this.resultNotes, tolerance: this.#options.tolerance, onUnknown: (raw) => strays.push(raw),
       });
-      if (strays.length) this.#options.logger.warn(straysDropped(strays));
+      sayStrays(this.resultNotes, strays, (text) => this.#options.logger.warn(text));
       return matched;
     }
     if (!(error instanceof BridgeError)) return fail(error.message ?? String(error));

@@ -69,6 +69,7 @@ export function errorResult(id, message, latencyS = 0) {
 export class ResultNotes {
   constructor() {
     this.counts = {};
+    this.strayCalls = 0; // calls whose results include some that match no entry (unmatched.js: sayStrays)
   }
 
   add(note, count = 1) {

@@ -1,5 +1,5 @@
-// Results that match no entry of the call they answer: dropped, and said once, in the words every host uses (in
-// process or through a guest, Node or Python: mt_eval.results.strays_dropped).
+// Results that match no entry of the call they answer: dropped, and said for the first few calls of a host that
+// return some, in the words every host uses (in process or through a guest, Node or Python: mt_eval.results).
 import { isPlainObject } from './protocol.js';
 
 /**
@@ -19,4 +19,19 @@ export function straysDropped(items) {
   if (others) parts.push(`${others} item${others > 1 ? 's that are' : ' that is'} not an object`);
   return `the method returned results that match no entry it was sent (${parts.join('; ')}); they were dropped (a `
     + 'result\'s id is its entry\'s id, a string)';
+}
+
+/** Calls whose unmatched results a host reports (mt_eval.results.STRAY_REPORTS); the last of them says so. */
+export const STRAY_REPORTS = 3;
+const LATER = '; later calls\' results that match no entry are dropped without a word';
+
+/**
+ * Say one call's unmatched results (straysDropped) with say(text), for the first STRAY_REPORTS calls of the host
+ * whose ResultNotes are notes; nothing after those (mt_eval.results.ResultNotes.stray_warning): a method that does
+ * it in every batch is not reported a thousand times.
+ */
+export function sayStrays(notes, strays, say) {
+  if (!strays.length || notes.strayCalls >= STRAY_REPORTS) return;
+  notes.strayCalls += 1;
+  say(straysDropped(strays) + (notes.strayCalls === STRAY_REPORTS ? LATER : ''));
 }

@@ -18,7 +18,7 @@ import msgspec
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import id_in
 from mt_eval.records import TranslationResult, result_problem
-from mt_eval.results import ResultNotes, parse_returned, results_for, strays_dropped, unusable
+from mt_eval.results import ResultNotes, parse_returned, results_for, unusable
 from mt_eval.strict import value_in_words
 
 log = logging.getLogger("mt_eval.bridge")
@@ -65,8 +65,8 @@ def match_results(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str,
         if _one_each_in_order(batch, returned):  # the usual answer: what `results_for` would return, as it is
             return msgspec.to_builtins(returned)  # type: ignore[no-any-return]
     paired, unknown = results_for(batch, returned, label="the method", notes=notes)  # (as for an in-process call)
-    if unknown:
-        log.warning("%s", strays_dropped(unknown))  # (in the words of an in-process call's, and of the Node host)
+    if unknown and (said := notes.stray_warning(unknown)):  # (as an in-process call's are said, and the Node host's)
+        log.warning("%s", said)
     return msgspec.to_builtins(paired)  # type: ignore[no-any-return]
 
 

@@ -37,7 +37,7 @@ async def open_pair_method(method: PairMethod, opened: list[LoadedMethod],
     from mt_eval.lone_surrogates import merged, without_unsendable
     from mt_eval.method_start import StartFailed, start_method
     from mt_eval.records import RunConfig, TranslationResult
-    from mt_eval.results import ResultNotes, error_result, results_for, strays_dropped
+    from mt_eval.results import ResultNotes, error_result, results_for
 
     where = f"pair {method.pair.key}: {method.method_id} ({method.directory})"
     try:
@@ -61,8 +61,8 @@ async def open_pair_method(method: PairMethod, opened: list[LoadedMethod],
                                       timeout_s=None if own_deadlines else config.timeout_s, directory=loaded.directory,
                                       unstoppable_fix="let CancelledError propagate out of its translate()")
         paired, unknown = results_for(entries, raw, label="the method", notes=notes)
-        if unknown:  # (said as a guest's host says it)
-            logging.getLogger("mt_eval.champollion").warning("%s", strays_dropped(unknown))
+        if unknown and (said := notes.stray_warning(unknown)):  # (said as a guest's host says it)
+            logging.getLogger("mt_eval.champollion").warning("%s", said)
         return paired
 
     async def translate(entries: list[dict[str, Any]], run_config: dict[str, Any]) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ backstop instead, so that its host, which finds the entry a guest fails on, is n
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -143,7 +144,9 @@ async def _translate_batch(method: TranslationMethod, batch: list[dict[str, Any]
             elapsed = time.perf_counter() - started
             if timing.first_call_s is None:
                 timing.first_call_s = elapsed
-        paired, _unknown = results_for(part, raw, label="the method", notes=outcome.notes, elapsed_s=elapsed)
+        paired, unknown = results_for(part, raw, label="the method", notes=outcome.notes, elapsed_s=elapsed)
+        if unknown and (said := outcome.notes.stray_warning(unknown)):  # (as a guest's host says it)
+            logging.getLogger("mt_eval.harness").warning("%s", said)
         return paired
 
     def failed(entry: dict[str, Any], message: str) -> TranslationResult:

@@ -23,7 +23,7 @@ import { mergeCard } from '../contract/plugin.js';
 import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
 import { loadMethod, resolveMethod } from '../method-module.js';
 import { ResultNotes, completeDecisionConfig, completeRunConfig, errorResult, matchResults, resultsFor } from '../results.js';
-import { straysDropped } from '../unmatched.js';
+import { sayStrays } from '../unmatched.js';
 import { LoopWatchdog } from '../watchdog.js';
 import { FileProblem, isDirectory, isFile, readJson, stats } from './files.js';
 import { guardExitDuringCalls } from './method-guard.js';
@@ -225,7 +225,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
           if (kind === 'translate') {
             const strays = []; // (dropped, and said as a guest's host says it)
             const matched = resultsFor(batch, results, { notes: resultNotes, elapsedS: seconds, onUnknown: (raw) => strays.push(raw) });
-            if (strays.length) completeLogger(options.logger).warn(straysDropped(strays));
+            sayStrays(resultNotes, strays, (text) => completeLogger(options.logger).warn(text));
             return matched;
           }
           // A decision without its own latency gets its share of the call's time, as the guests give it.

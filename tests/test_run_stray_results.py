@@ -1,0 +1,55 @@
+"""Results that match no entry of their call: dropped, and said for the first few calls of a run, in every runtime."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from mt_eval.harness.runcard import RunCard
+from mt_eval.results import ResultNotes
+from test_run_method_faults import corpus, needs_node, node_plugin, plugin
+
+GHOSTS = """
+class M:
+    async def translate(self, entries, config):
+        ghost = {"id": "ghost-" + entries[0]["id"]}
+        return [{"id": e["id"], "predicted": "x" + e["source"]} for e in entries] + [ghost]
+"""
+GHOSTS_JS = """
+exports.translate = async (entries) => [...entries.map((e) => ({ id: e.id, predicted: 'x' + e.source })),
+  { id: 'ghost-' + entries[0].id }];
+"""
+SAID = "the method returned results that match no entry it was sent (ids \"ghost-e{}\"); they were dropped"
+LATER = "; later calls' results that match no entry are dropped without a word"
+
+
+@pytest.mark.parametrize("runtime", ["python", "isolated", pytest.param("node", marks=needs_node)])
+def test_a_run_says_the_first_calls_that_return_unmatched_results_and_keeps_every_entry(tmp_path: Path, runtime):
+    """In this process they had been dropped without a word; through a guest, said again for every batch."""
+    method = node_plugin(tmp_path, GHOSTS_JS) if runtime == "node" else plugin(tmp_path, GHOSTS)
+    sources = [f"s{i}" for i in range(8)]
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--method", str(method), "--corpus",
+                           str(corpus(tmp_path, sources)), "--pair", "eng>spa", "--out", str(tmp_path / "run"),
+                           "--quiet", "--resamples", "100", "--batch-size", "1", "--concurrency", "1",
+                           "--latency-sample", "0", *(["--isolate"] if runtime == "isolated" else [])],
+                          capture_output=True, text=True, timeout=120)
+    card = msgspec.json.decode((tmp_path / "run" / "card.json").read_bytes(), type=RunCard)
+    assert [r.predicted for r in card.results] == ["x" + s for s in sources], done.stderr
+    said = [line for line in done.stderr.splitlines() if "match no entry" in line]
+    assert said == [SAID.format(0) + " (a result's id is its entry's id, a string)",
+                    SAID.format(1) + " (a result's id is its entry's id, a string)",
+                    SAID.format(2) + " (a result's id is its entry's id, a string)" + LATER], done.stderr
+
+
+def test_each_host_counts_its_own_calls():
+    first, second = ResultNotes(), ResultNotes()
+    for _ in range(5):
+        first.stray_warning(["a"])
+    assert first.stray_warning(["b"]) is None
+    assert second.stray_warning(["b"]) == 'the method returned results that match no entry it was sent (ids "b"); ' \
+        "they were dropped (a result's id is its entry's id, a string)"
+    assert second.stray_warning([]) is None and second.stray_calls == 1
