@@ -1,4 +1,7 @@
-"""The board as text tables (``mt-eval leaderboard``, the default format)."""
+"""The board as text tables (``mt-eval leaderboard``, the default format).
+
+Every text is handed to rich as a `Text`, never as markup: a method or corpus named ``v2 [beta]`` or
+``[/x]`` is printed as written (rich had read it as a style tag: dropped, or an error that broke the board)."""
 
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ def _method(row: dict[str, Any]) -> str:
 def render_text(board: dict[str, Any], console: Any = None) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = console or Console()
     if not board["groups"] and not board["unranked"]:
@@ -40,19 +44,20 @@ def render_text(board: dict[str, Any], console: Any = None) -> None:
     for group in board["groups"]:
         size = (f"{group['entries_run']} of {group['corpus_size']} entries, part of the corpus, "
                 f"{group['denominator']} scored" if group["subset"] else f"{group['denominator']} scored entries")
-        table = Table(title=f"{group['corpus_name']} ({group['pair']}) — sha256 {group['corpus_sha256'][:12]}, {size}",
-                      caption=f"{group['metric']}: {group['signature']}", title_justify="left")
+        table = Table(title=Text(f"{group['corpus_name']} ({group['pair']}) — sha256 {group['corpus_sha256'][:12]}, "
+                                 f"{size}"), caption=Text(f"{group['metric']}: {group['signature']}"),
+                      title_justify="left")
         for column, justify in (("rank", "right"), ("method", "left"), (f"{group['metric']} [95% CI]", "right"),
                                 ("n", "right"), ("eligibility", "left"), ("run", "left")):
-            table.add_column(column, justify=justify)  # type: ignore[arg-type]
+            table.add_column(Text(column), justify=justify)  # type: ignore[arg-type]
         for row in group["rows"]:
             rank = f"{row['rank']}" + (" (tie)" if row["ties"] else "")
-            table.add_row(rank, _method(row), headline_text(row["headline"]), str(row["headline"]["denominator"]),
-                          _eligibility(row), row["finished_at"][:10])
+            table.add_row(*map(Text, (rank, _method(row), headline_text(row["headline"]),
+                                      str(row["headline"]["denominator"]), _eligibility(row), row["finished_at"][:10])))
         console.print(table)
     if board["unranked"]:
-        console.print("Not ranked (no headline): " + ", ".join(f"{r['method_name']} on {r['corpus_name']}"
-                                                               for r in board["unranked"]))
+        console.print(Text("Not ranked (no headline): " + ", ".join(f"{r['method_name']} on {r['corpus_name']}"
+                                                                    for r in board["unranked"])))
     across = board["across"]
     if across["methods"]:
         table = Table(title="Across corpora (Borda: 100 first … 0 last, equal weight; task average: per pair, then "
@@ -61,12 +66,13 @@ def render_text(board: dict[str, Any], console: Any = None) -> None:
         table.add_column("Borda", justify="right")
         table.add_column("task average", justify="right")
         for corpus in across["corpora"]:
-            table.add_column(corpus["label"], justify="right")
+            table.add_column(Text(corpus["label"]), justify="right")
         for m in across["methods"]:
             cells = [number(m["scores"][c["label"]]) if c["label"] in m["scores"] else "missing"
                      for c in across["corpora"]]
-            table.add_row(m["method_name"], "missing" if m["borda"] is None else number(m["borda"], 1),
-                          "missing" if m["task_average"] is None else number(m["task_average"], 1), *cells)
+            table.add_row(*map(Text, (m["method_name"], "missing" if m["borda"] is None else number(m["borda"], 1),
+                                      "missing" if m["task_average"] is None else number(m["task_average"], 1),
+                                      *cells)))
         console.print(table)
     if board["hidden"]["class X"]:
         console.print(f"{board['hidden']['class X']} class X run card(s) not shown: class X methods never appear.")

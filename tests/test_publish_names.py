@@ -1,0 +1,78 @@
+"""Names as a board shows them: printed as written, never obeyed (rich markup, terminal escapes), refused alike on
+every backend when they hold a control character; and ``--fail-fast`` run again after a fix carries on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mt_eval.cli import main
+from mt_eval.harness import verify
+from mt_eval.leaderboard.store import open_store
+from mt_eval.leaderboard.synthetic import CardFactory, write_card, write_corpus
+
+
+def resealed(path: Path, change) -> Path:
+    data = json.loads(path.read_text())
+    change(data)
+    data["content_sha256"] = verify.canonical_sha256(data)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_corpus_name_with_a_control_character_is_refused_when_read(tmp_path: Path, capsys):
+    """Before, ESC sequences in a dataset's name reached the terminal from `run`, `publish` and `leaderboard`."""
+    corpus = write_corpus(tmp_path / "corpus.json", name="news\x1b]0;pwned\x07\x1b[31mRED")
+    assert main(["corpus", "show", str(corpus)]) != 0
+    err = capsys.readouterr().err
+    assert "$.dataset.name: the corpus's name 'news\\x1b]0;pwned\\x07\\x1b[31mRED' holds the control character " \
+           "U+001B" in err and "write it without control characters" in err and "\x1b" not in err
+
+
+def test_a_sealed_card_whose_names_hold_control_characters_is_refused_alone_on_both_backends(
+        cards, tmp_path: Path, store_url: str, capsys):
+    """Before, on PostgreSQL a NUL in the corpus name failed the whole batch, blaming the store; SQLite stored it."""
+    good = [write_card(cards.card(f"m-{i}", quality=0.5, run_id=f"run-{i}"), tmp_path / f"r{i}" / "card.json")
+            for i in range(2)]
+    nul = resealed(write_card(cards.card("m-nul", quality=0.5, run_id="run-nul"), tmp_path / "nul" / "card.json"),
+                   lambda data: data["corpus"].update(name="syn\x00thetic"))
+    assert main(["publish", str(good[0]), str(nul), str(good[1]), "--db", store_url, "--no-input"]) == 1
+    err = capsys.readouterr().err
+    assert f"{nul}: its corpus_name holds the control character U+0000 ('syn\\x00thetic'), which a board cannot " \
+           "show; remove it from the corpus's name" in err
+    with open_store(store_url) as store:
+        assert sorted(r["run_id"] for r in store.rows()) == ["run-0", "run-1"]
+
+
+def test_the_text_board_prints_names_with_brackets_as_written(tmp_path: Path, capsys, monkeypatch):
+    """Before, rich read them as markup: `[/x]` ended `mt-eval leaderboard` in a MarkupError, `[test]` vanished."""
+    factory = CardFactory(write_corpus(tmp_path / "corpus.json", name="news[test] <b>"), resamples=100)
+    db = str(tmp_path / "board.db")
+    for index, name in enumerate(["Lexicon [/x] v2", "[bold red]styled[/]"]):
+        card = write_card(factory.card(f"m-{index}", quality=0.5 + index / 4, run_id=f"run-{index}"),
+                          tmp_path / f"r{index}" / "card.json")
+        resealed(card, lambda data, name=name: data["method"]["card"].update(name=name))
+        assert main(["publish", str(card), "--db", db, "--no-input"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    monkeypatch.setenv("COLUMNS", "200")  # (no cell wrapped)
+    assert main(["leaderboard", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "news[test] <b>" in out and "Lexicon [/x] v2" in out and "[bold red]styled[/]" in out
+
+
+def test_fail_fast_run_again_after_the_fix_carries_on_past_the_cards_stored(cards, tmp_path: Path, capsys):
+    """Before, the first card, stored by the first run, stopped every later one: the advice never worked."""
+    paths = [write_card(cards.card(f"m-{i}", quality=0.5, run_id=f"run-{i}"), tmp_path / f"r{i}" / "card.json")
+             for i in range(6)]
+    original = paths[3].read_text()
+    tampered = json.loads(original)
+    tampered["results"][0]["predicted"] = "edited"
+    paths[3].write_text(json.dumps(tampered))
+    db = str(tmp_path / "board.db")
+    assert main(["publish", *map(str, paths), "--db", db, "--no-input", "--fail-fast"]) == 1
+    assert "stopped at" in capsys.readouterr().err
+    paths[3].write_text(original)
+    assert main(["publish", *map(str, paths), "--db", db, "--no-input", "--fail-fast", "--json"]) == 1
+    assert [c["status"] for c in json.loads(capsys.readouterr().out)] == ["duplicate"] * 3 + ["published"] * 3
+    with open_store(db) as store:
+        assert store.count() == 6
