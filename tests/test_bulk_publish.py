@@ -170,7 +170,7 @@ def test_one_bad_card_is_named_and_the_others_are_published(cards, tmp_path: Pat
         assert store.count() == 69
 
 
-@pytest.mark.parametrize("bad", ["tampered", "duplicate"])
+@pytest.mark.parametrize("bad", ["tampered", "conflict"])  # (a duplicate, stored already, does not stop it)
 def test_fail_fast_stops_at_the_first_card_not_published_and_keeps_those_before(cards, tmp_path: Path, capsys,
                                                                                 bad: str):
     paths = many(cards, tmp_path, 90)
@@ -179,8 +179,9 @@ def test_fail_fast_stops_at_the_first_card_not_published_and_keeps_those_before(
         data["results"][0]["predicted"] = "edited"
         paths[45].write_text(json.dumps(data))
         given, stop = paths, paths[45]
-    else:
-        given, stop = [*paths[:45], paths[3], *paths[45:]], paths[3]
+    else:  # the run id of a card before it, other content
+        stop = write_card(cards.card("other", quality=0.5, run_id="run-003"), tmp_path / "other" / "card.json")
+        given = [*paths[:45], paths[3], stop, *paths[45:]]
     db = str(tmp_path / "board.db")
     assert main(["publish", *map(str, given), "--db", db, "--no-input", "--fail-fast"]) == 1
     err = capsys.readouterr().err

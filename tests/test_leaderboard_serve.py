@@ -121,7 +121,7 @@ def test_head_is_get_without_the_body_and_other_methods_are_not_allowed(cards, t
         assert (status, body, headers["Content-Length"], headers["Content-Type"]) == (
             200, b"", got["Content-Length"], got["Content-Type"])
         assert request(server.base, "HEAD", "/nothing")[::2] == (404, b"")
-        for method in ("POST", "PUT", "DELETE", "OPTIONS"):
+        for method in ("POST", "PUT", "DELETE", "OPTIONS", "PROPFIND", "FOO", "get"):  # (the last three had been 501)
             status, headers, body = request(server.base, method)
             assert (status, headers["Allow"]) == (405, "GET, HEAD"), method
             assert body.decode() == f"{method} is not allowed: this server only reads (GET, HEAD)"

@@ -47,8 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--extension", action="append", default=[], metavar="MODULE",
                         help="enable an extension so that the metrics it registers are verified (repeatable)")
     parser.add_argument("--no-input", action="store_true", help="never ask: fail listing missing method-card fields")
-    parser.add_argument("--fail-fast", action="store_true", help="stop at the first card that cannot be published "
-                                                                  "(default: report it and publish the others)")
+    parser.add_argument("--fail-fast", action="store_true", help="stop at the first card that cannot be published; "
+                        "one stored already does not stop it (default: report it and publish the others)")
     parser.add_argument("--json", action="store_true", help="print the outcome of each card as JSON")
 
 

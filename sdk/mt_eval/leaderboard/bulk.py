@@ -145,7 +145,7 @@ def _stored_all(result: BulkResult, store: Store, items: Sequence[Published], op
     result.store_error = _store(store, items, stop_at_refusal=options.fail_fast)
     if options.fail_fast:
         result.stopped_at = next((item for item in items if item.prepared is not None and (
-            item.outcome is None or item.outcome.status != "published")), stop)
+            item.outcome is None or item.outcome.status == "conflict")), stop)  # (a duplicate: stored already)
     return result.store_error is None and result.stopped_at is None
 
 

@@ -63,6 +63,11 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
 
         do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_TRACE = do_CONNECT = refuse
 
+        def __getattr__(self, name: str) -> Any:  # any other method (PROPFIND, FOO, get): 405 too, not 501
+            if name.startswith("do_"):
+                return self.refuse
+            raise AttributeError(name)
+
         def _detail(self, key: str) -> None:
             row = next((r for r in board_rows(build()) if r["key"] == key), None)
             card = store.card(key) if row is not None else None

@@ -166,9 +166,9 @@ class Store:
                 committed: Callable[[list[Outcome]], None] | None = None) -> list[Outcome]:
         """Store ``records`` (column → value, one per card; a JSON column may be its UTF-8 bytes) in one
         transaction, each unless a card with the same content hash or run id is already stored. One outcome per
-        record, in order; with ``stop_at_refusal``, the records after the first refused one are neither stored
-        nor given an outcome. ``committed`` gets the outcomes as the transaction commits (so a Ctrl-C that ends
-        this call right after it does not lose them)."""
+        record, in order; with ``stop_at_refusal``, the records after the first conflict (a run id stored with
+        other content) are neither stored nor given an outcome. ``committed`` gets the outcomes as the
+        transaction commits (so a Ctrl-C that ends this call right after it does not lose them)."""
         outcomes: list[Outcome] = []
         with self.writing(on_commit=None if committed is None else lambda: committed(outcomes)) as connection:
             stored = self._existing(connection, [r["content_sha256"] for r in records], [r["run_id"] for r in records])
@@ -187,7 +187,7 @@ class Store:
                     fresh[sha] = {**record, "published_at": published_at}
                     fresh_runs[run] = sha
                     pending.append(("published", sha))
-                if stop_at_refusal and pending[-1][0] != "published":
+                if stop_at_refusal and pending[-1][0] == "conflict":  # (a duplicate is stored already: on)
                     break
             ids: dict[str, int] = {}
             if fresh:  # inserted, then the new ids by hash
