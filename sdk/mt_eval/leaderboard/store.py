@@ -79,6 +79,7 @@ class Store:
         self.url = url
         self.where = describe(url)
         self.hold: FileHold | None = None  # a publisher's hold on its SQLite file (`open_store` takes it)
+        self.wrote = False  # a transaction of this store's committed (else closing it has no log to empty)
         self.on_damaged = on_damaged
         self._file = Path(url.database) if url.get_backend_name() == "sqlite" and url.database else None
         self._identity = self._file_identity()
@@ -91,8 +92,8 @@ class Store:
 
     def close(self) -> None:
         hold, self.hold = self.hold, None
-        if hold is not None:  # a publisher's: its write-ahead log is emptied (`store_engine.checkpoint`)
-            checkpoint(self.engine)
+        if hold is not None and self.wrote:  # a publisher's log is emptied (`store_engine.checkpoint`); one that
+            checkpoint(self.engine)  # wrote nothing (Ctrl-C as it waited for another's lock) does not wait for it
         self.engine.dispose()
         if hold is not None:
             hold.release()
@@ -127,6 +128,7 @@ class Store:
                 raise
             with held():
                 transaction.commit()
+                self.wrote = True
                 if on_commit is not None:
                     on_commit()
 

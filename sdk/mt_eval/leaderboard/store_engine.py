@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import time
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,9 @@ import sqlalchemy as sa
 from mt_eval.leaderboard import StoreError
 
 BUSY_TIMEOUT_S = 60
+# How long each attempt at an SQLite store's write lock waits inside SQLite, which sees no Ctrl-C: a publisher
+# waiting for another's lock tries again and again until `BUSY_TIMEOUT_S`, and Ctrl-C stops it between tries.
+LOCK_ATTEMPT_MS = 50
 # A connection the pool cannot reset (a Ctrl-C that came while it was being returned) is discarded; SQLAlchemy
 # would also print its traceback through logging's last resort, in the middle of mt-eval's own messages.
 logging.getLogger("sqlalchemy.pool").addHandler(logging.NullHandler())
@@ -64,10 +68,32 @@ def new_engine(url: sa.URL, *, writable: bool = False) -> sa.Engine:
 
     @sa.event.listens_for(engine, "begin")
     def begin(connection: sa.Connection) -> None:
-        immediate = connection.get_execution_options().get("mt_eval_write")
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        if connection.get_execution_options().get("mt_eval_write"):
+            _begin_writing(connection)
+        else:
+            connection.exec_driver_sql("BEGIN")
 
     return engine
+
+
+def _begin_writing(connection: sa.Connection) -> None:
+    """``BEGIN IMMEDIATE``: the write lock, waited for at most `BUSY_TIMEOUT_S` in attempts of `LOCK_ATTEMPT_MS`
+    (one wait of a minute in SQLite had held a publisher through Ctrl-C, pressed twice, until the other let go)."""
+    raw = connection.connection.dbapi_connection
+    assert raw is not None
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    raw.execute(f"PRAGMA busy_timeout={LOCK_ATTEMPT_MS}")
+    try:
+        while time.monotonic() < deadline:
+            try:
+                raw.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY) != sqlite3.SQLITE_BUSY:
+                    break  # (not another writer's lock: said as any store error is, below)
+        connection.exec_driver_sql("BEGIN IMMEDIATE")  # the last attempt, which fails as every store error does
+    finally:
+        raw.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")
 
 
 def on_read_only_file_system(file: str | Path) -> bool:
