@@ -158,6 +158,9 @@ def test_formats_filters_and_classes(cards, tmp_path: Path, db: str, capsys):
     assert {**json.loads(capsys.readouterr().out), "generated_at": None} == {**board, "generated_at": None}
     assert main(["leaderboard", "--db", db, "--format", "json", "--pair", "eng>fra"]) == 0
     assert json.loads(capsys.readouterr().out)["groups"] == []
+    for spelling in ("eng:spa", "en:es", "EN-es"):  # (any spelling `run --pair` takes: en:es had matched nothing)
+        assert main(["leaderboard", "--db", db, "--format", "json", "--pair", spelling]) == 0
+        assert len(json.loads(capsys.readouterr().out)["groups"][0]["rows"]) == 2, spelling
     assert main(["leaderboard", "--db", db, "--format", "json", "--corpus", "synthetic"]) == 0
     assert len(json.loads(capsys.readouterr().out)["groups"][0]["rows"]) == 2
     sha = cards.corpus.sha256

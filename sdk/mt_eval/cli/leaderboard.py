@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                              "holds other files too (they are left alone)")
     chosen = parser.add_argument_group("which rows")
     chosen.add_argument("--pair", action="append", default=[], type=pair_argument, metavar="'SRC>TGT'",
-                        help="only this pair, quoted ('eng>spa') or as eng:spa (repeatable)")
+                        help="only this pair, quoted ('eng>spa') or as eng:spa; en:es names it too (repeatable)")
     chosen.add_argument("--corpus", action="append", default=[], metavar="NAME",
                         help="only this corpus: its name or a sha256 prefix (repeatable)")
     chosen.add_argument("--class", dest="classes", action="append", default=[], metavar="CLASS",
@@ -78,7 +78,12 @@ def run(args: argparse.Namespace) -> int:
     filters = {"pair": args.pair, "corpus": args.corpus, "class": args.classes}
 
     def build() -> dict[str, Any]:
-        rows = store.rows(pairs=args.pair, corpora=args.corpus, classes=args.classes)
+        rows = store.rows(corpora=args.corpus, classes=args.classes)
+        if args.pair:  # in any spelling of its languages: --pair en:es shows the cards of eng>spa
+            from mt_eval.pairs import same_languages
+
+            shown = {p for p in {row["pair"] for row in rows} if any(same_languages(p, given) for given in args.pair)}
+            rows = [row for row in rows if row["pair"] in shown]
         return build_board(rows, conditions, filters)
 
     with store:
