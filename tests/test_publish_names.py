@@ -76,3 +76,20 @@ def test_fail_fast_run_again_after_the_fix_carries_on_past_the_cards_stored(card
     assert [c["status"] for c in json.loads(capsys.readouterr().out)] == ["duplicate"] * 3 + ["published"] * 3
     with open_store(db) as store:
         assert store.count() == 6
+
+
+def test_the_text_board_shows_a_control_character_stored_earlier_as_its_escape(cards, tmp_path: Path, capsys,
+                                                                                 monkeypatch):
+    """A store written before such names were refused: the terminal is not told to act on them."""
+    import sqlite3
+
+    db = str(tmp_path / "board.db")
+    card = write_card(cards.card("m-0", quality=0.5, run_id="run-0"), tmp_path / "r" / "card.json")
+    assert main(["publish", str(card), "--db", db, "--no-input"]) == 0
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE cards SET row_json = json_set(row_json, '$.corpus_name', ?)", ("x\x1b[31mRED",))
+    capsys.readouterr()
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["leaderboard", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "x\\x1b[31mRED (eng>spa)" in out and "\x1b" not in out

@@ -5,9 +5,19 @@ Every text is handed to rich as a `Text`, never as markup: a method or corpus na
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from mt_eval.leaderboard.html import headline_text, number
+
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # (a store written before such names were refused)
+
+
+def _plain(text: str) -> Any:
+    """``text`` as rich prints it verbatim: no markup read, control characters (ESC…) shown as escapes."""
+    from rich.text import Text
+
+    return Text(_CONTROL.sub(lambda found: found.group().encode("unicode_escape").decode(), text))
 
 
 def _eligibility(row: dict[str, Any]) -> str:
@@ -36,7 +46,6 @@ def _method(row: dict[str, Any]) -> str:
 def render_text(board: dict[str, Any], console: Any = None) -> None:
     from rich.console import Console
     from rich.table import Table
-    from rich.text import Text
 
     console = console or Console()
     if not board["groups"] and not board["unranked"]:
@@ -44,19 +53,19 @@ def render_text(board: dict[str, Any], console: Any = None) -> None:
     for group in board["groups"]:
         size = (f"{group['entries_run']} of {group['corpus_size']} entries, part of the corpus, "
                 f"{group['denominator']} scored" if group["subset"] else f"{group['denominator']} scored entries")
-        table = Table(title=Text(f"{group['corpus_name']} ({group['pair']}) — sha256 {group['corpus_sha256'][:12]}, "
-                                 f"{size}"), caption=Text(f"{group['metric']}: {group['signature']}"),
+        table = Table(title=_plain(f"{group['corpus_name']} ({group['pair']}) — sha256 {group['corpus_sha256'][:12]}, "
+                                 f"{size}"), caption=_plain(f"{group['metric']}: {group['signature']}"),
                       title_justify="left")
         for column, justify in (("rank", "right"), ("method", "left"), (f"{group['metric']} [95% CI]", "right"),
                                 ("n", "right"), ("eligibility", "left"), ("run", "left")):
-            table.add_column(Text(column), justify=justify)  # type: ignore[arg-type]
+            table.add_column(_plain(column), justify=justify)  # type: ignore[arg-type]
         for row in group["rows"]:
             rank = f"{row['rank']}" + (" (tie)" if row["ties"] else "")
-            table.add_row(*map(Text, (rank, _method(row), headline_text(row["headline"]),
+            table.add_row(*map(_plain, (rank, _method(row), headline_text(row["headline"]),
                                       str(row["headline"]["denominator"]), _eligibility(row), row["finished_at"][:10])))
         console.print(table)
     if board["unranked"]:
-        console.print(Text("Not ranked (no headline): " + ", ".join(f"{r['method_name']} on {r['corpus_name']}"
+        console.print(_plain("Not ranked (no headline): " + ", ".join(f"{r['method_name']} on {r['corpus_name']}"
                                                                     for r in board["unranked"])))
     across = board["across"]
     if across["methods"]:
@@ -66,11 +75,11 @@ def render_text(board: dict[str, Any], console: Any = None) -> None:
         table.add_column("Borda", justify="right")
         table.add_column("task average", justify="right")
         for corpus in across["corpora"]:
-            table.add_column(Text(corpus["label"]), justify="right")
+            table.add_column(_plain(corpus["label"]), justify="right")
         for m in across["methods"]:
             cells = [number(m["scores"][c["label"]]) if c["label"] in m["scores"] else "missing"
                      for c in across["corpora"]]
-            table.add_row(*map(Text, (m["method_name"], "missing" if m["borda"] is None else number(m["borda"], 1),
+            table.add_row(*map(_plain, (m["method_name"], "missing" if m["borda"] is None else number(m["borda"], 1),
                                       "missing" if m["task_average"] is None else number(m["task_average"], 1),
                                       *cells)))
         console.print(table)
