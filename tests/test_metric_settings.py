@@ -14,7 +14,13 @@ from sacrebleu.metrics.ter import TER
 from gate_policies import LENIENT
 from mt_eval.cli import main
 from mt_eval.harness.compare import CompareError, _metrics_as_scored
-from mt_eval.harness.metric_settings import bleu_tokenizer, make_metrics, metrics_recorded, recorded_settings
+from mt_eval.harness.metric_settings import (
+    MetricSetupError,
+    bleu_tokenizer,
+    make_metrics,
+    metrics_recorded,
+    recorded_settings,
+)
 from mt_eval.harness.verify import verify_card
 
 ROWS = [("The cat is on the table.", "猫在桌子上。", "猫在桌上。"),
@@ -47,7 +53,7 @@ def test_a_chinese_target_is_scored_as_sacrebleu_scores_it_given_the_language(ma
 
 
 @pytest.mark.parametrize(("target", "tokenizer"), [("spa", "13a"), ("zho", "zh"), ("zh-Hant", "zh"), ("cmn", "zh"),
-                                                   ("yue", "zh"), (None, "13a")])
+                                                   ("chi", "zh"), ("lzh", "zh"), ("yue", "zh"), (None, "13a")])
 def test_the_tokenizer_follows_the_target_language(target: str | None, tokenizer: str):
     assert bleu_tokenizer(target) == tokenizer
     assert make_metrics(target)["BLEU"].tokenizer.signature() == tokenizer
@@ -82,3 +88,29 @@ def test_compare_refuses_cards_whose_metrics_were_set_up_differently():
     with pytest.raises(CompareError, match=r"set up differently \(A: BLEU tok:13a, TER asian:no; B: BLEU tok:zh, TER "
                                            r"asian:yes\)"):
         _metrics_as_scored(card("13a", "no"), card("zh", "yes"))  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(bleu_tokenizer("jpn") == "ja-mecab", reason="MeCab is installed here")
+def test_a_card_whose_tokenizer_is_not_installed_or_not_known_is_a_finding_not_a_traceback(make_plugin, tmp_path,
+                                                                                             capsys):
+    """Before, `verify` and `compare` of a ja-mecab card ended in sacrebleu's RuntimeError where MeCab is missing,
+    and a card naming an unknown tokenizer in a KeyError."""
+    from mt_eval.harness import verify
+
+    with pytest.raises(MetricSetupError, match=r"tokenized with ja-mecab, which is not installed here: pip install "
+                                               r"'sacrebleu\[ja\]' to recompute it"):
+        metrics_recorded({"BLEU": "nrefs:1|tok:ja-mecab-0.996-IPA|version:2.6.0", "TER": "asian:yes"})
+    with pytest.raises(MetricSetupError, match="names the tokenizer 'bogus', which sacrebleu does not know"):
+        metrics_recorded({"BLEU": "nrefs:1|tok:bogus|version:2.6.0"})
+    test_a_chinese_target_is_scored_as_sacrebleu_scores_it_given_the_language(make_plugin, tmp_path, capsys)
+    path = tmp_path / "run" / "card.json"
+    data = json.loads(path.read_text())
+    for metric in data["metrics"]["metrics"]:
+        metric["signature"] = metric["signature"].replace("tok:zh", "tok:ja-mecab-0.996-IPA")
+    data["content_sha256"] = verify.canonical_sha256(data)
+    path.write_text(json.dumps(data, ensure_ascii=False))
+    capsys.readouterr()
+    assert main(["verify", str(path)]) == 1
+    assert "its metrics cannot be recomputed here: its BLEU was tokenized with ja-mecab" in capsys.readouterr().out
+    assert main(["compare", str(path), str(path)]) != 0
+    assert "the cards' metrics cannot be recomputed here" in capsys.readouterr().err

@@ -297,7 +297,7 @@ def _identical(metrics: dict[str, Any], bootstrap: int, trials: int, seed: int, 
 def _metrics_as_scored(a: RunCard, b: RunCard) -> dict[str, Any]:
     """The metrics as both cards' signatures record them (BLEU's tokenizer, TER's Asian-script support);
     `CompareError` when the cards were scored differently."""
-    from mt_eval.harness.metric_settings import make_metrics, metrics_recorded, recorded_settings
+    from mt_eval.harness.metric_settings import MetricSetupError, make_metrics, metrics_recorded, recorded_settings
 
     signatures = [{m.name: m.signature for m in card.metrics.metrics} if card.metrics else {} for card in (a, b)]
     settings = [recorded_settings(s) for s in signatures]
@@ -308,4 +308,7 @@ def _metrics_as_scored(a: RunCard, b: RunCard) -> dict[str, Any]:
                            "tokenizes for the target language")
     if not any(signatures):  # (neither was scored: as a run of its pair would score it)
         return make_metrics(a.corpus.pair.partition(">")[2] or None)
-    return metrics_recorded(signatures[0] or signatures[1])
+    try:
+        return metrics_recorded(signatures[0] or signatures[1])
+    except MetricSetupError as exc:
+        raise CompareError(f"the cards' metrics cannot be recomputed here: {exc}") from None

@@ -15,8 +15,11 @@ from collections.abc import Mapping
 from typing import Any
 
 # ISO 639 codes (the pair's target, subtags aside) of the languages sacrebleu tokenizes on their own
-_UNSPACED = {"zho": "zh", "cmn": "zh", "yue": "zh", "wuu": "zh", "zh": "zh", "jpn": "ja", "ja": "ja", "kor": "ko",
-             "ko": "ko"}
+# Chinese: ISO 639-1, 639-2/B (chi) and 639-3 (zho and the members of its macrolanguage, and Literary Chinese).
+# sacrebleu's zh tokenizer splits Han characters and tokenizes any other text as 13a does.
+_CHINESE = ("zh", "zho", "chi", "cmn", "yue", "wuu", "gan", "hak", "hsn", "nan", "cdo", "cjy", "cpx", "czh", "czo",
+            "mnp", "lzh")
+_UNSPACED = {**dict.fromkeys(_CHINESE, "zh"), "jpn": "ja", "ja": "ja", "kor": "ko", "ko": "ko"}
 
 
 def _importable(module: str) -> bool:
@@ -59,10 +62,25 @@ def recorded_settings(signatures: Mapping[str, str]) -> tuple[str, bool]:
     return tokenize, fields("TER").get("asian") == "yes"
 
 
+class MetricSetupError(ValueError):
+    """A card's metrics cannot be set up here as its signatures record them; the message says why and what to do."""
+
+
+_EXTRAS = {"ja-mecab": "sacrebleu[ja]", "ko-mecab": "sacrebleu[ko]"}
+
+
 def metrics_recorded(signatures: Mapping[str, str]) -> dict[str, Any]:
-    """The metrics as a card's signatures record them (`recorded_settings`)."""
+    """The metrics as a card's signatures record them (`recorded_settings`); `MetricSetupError` when they cannot
+    be set up here (a MeCab tokenizer not installed, a tokenizer sacrebleu does not know)."""
     tokenize, asian = recorded_settings(signatures)
-    return _metrics(tokenize, asian=asian)
+    try:
+        return _metrics(tokenize, asian=asian)
+    except (RuntimeError, KeyError, ImportError) as exc:
+        if tokenize in _EXTRAS:
+            raise MetricSetupError(f"its BLEU was tokenized with {tokenize}, which is not installed here: pip install "
+                                   f"'{_EXTRAS[tokenize]}' to recompute it") from None
+        raise MetricSetupError(f"its BLEU signature names the tokenizer {tokenize!r}, which sacrebleu does not know "
+                               f"({type(exc).__name__}: {exc}): use the card the run wrote") from None
 
 
 def _metrics(tokenize: str, *, asian: bool) -> dict[str, Any]:

@@ -29,8 +29,15 @@ def recompute_metrics(result: Verification, card: RunCard, source: Any, extensio
         return
     from mt_eval.corpus.families import scored_entries
     from mt_eval.corpus.model import entry_key
+    from mt_eval.harness.metric_settings import MetricSetupError
     from mt_eval.harness.scoring import score
 
+    try:
+        _as_scored(card)  # (set up once here, where a failure is a finding rather than a traceback)
+    except MetricSetupError as exc:
+        result.problem("$.metrics", f"its metrics cannot be recomputed here: {exc}", code="metrics")
+        result.check("metrics", False, "cannot be recomputed here")
+        return
     scored = scored_entries(source.entries)  # the order the harness scored them in
     if card.results_log is not None:  # scored from the log a chunk at a time, as the run scored it
         recomputed, listed = _scores_from_log(result, card, scored)
