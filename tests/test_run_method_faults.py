@@ -374,3 +374,11 @@ def test_a_run_started_without_stdout_ends_without_a_traceback(tmp_path: Path):
                            "--quiet"], stderr=subprocess.PIPE, text=True, timeout=120, preexec_fn=lambda: os.close(1))
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert (tmp_path / "run" / "card.json").is_file()
+
+
+def test_translate_started_without_stdin_reads_no_sentence_without_a_traceback():
+    """`mt-eval translate DIR <&-` had ended in AttributeError ('NoneType' object has no attribute 'buffer')."""
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", "examples/lexicon-eng-spa"],
+                          capture_output=True, text=True, timeout=120, preexec_fn=lambda: os.close(0),
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr

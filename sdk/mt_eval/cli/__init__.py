@@ -130,6 +130,8 @@ def _open_closed_standard_streams() -> None:
             if null != fd:
                 os.dup2(null, fd)
                 os.close(null)
+    if sys.stdin is None:  # (`mt-eval translate DIR <&-`: read as empty input, not an AttributeError)
+        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 (the process's, for good)
     if sys.stdout is None:
         sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 (the process's, for good)
     if sys.stderr is None:
