@@ -3,6 +3,7 @@ byte, decomposed (NFD) references — read as meant, or refused with the fix."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from pathlib import Path
@@ -25,7 +26,9 @@ def test_a_stray_nul_byte_in_utf8_text_is_named_with_the_way_to_remove_it_not_a_
 def test_utf32_is_refused_by_its_byte_order_mark_not_read_as_utf16(tmp_path: Path):
     message = str(refusal(write(tmp_path, "u.tsv", "Good morning.\nThank you.\n".encode("utf-32"))))
     assert message.endswith("u.tsv: is UTF-32 text (its byte-order mark says so), which is not read; convert it to "
-                            "UTF-8, e.g. iconv -f utf-32 -t utf-8 u.tsv > u.utf8.tsv")
+                            "UTF-8, e.g. iconv -f utf-32 -t utf-8 < u.tsv > u.utf8.tsv")
+    compressed = write(tmp_path, "u.tsv.gz", gzip.compress("Good morning.\n".encode("utf-32")))  # (iconv had read gzip)
+    assert str(refusal(compressed)).endswith("e.g. zcat u.tsv.gz | iconv -f utf-32 -t utf-8 > u.utf8.tsv")
     assert "UTF-32" in str(refusal(write(tmp_path, "b.jsonl", '{"id": "1", "source": "x"}\n'.encode("utf-32-be")
                                          .join([b"\0\0\xfe\xff", b""]))))
 
@@ -65,3 +68,17 @@ def test_references_not_in_nfc_are_a_warning_with_the_way_to_convert_them(tmp_pa
     assert doubts[0].hint.endswith("< nfd.tsv > nfd.nfc.tsv")
     composed = write(tmp_path, "nfc.tsv", "Good morning.\tBuenos días.\nThank you.\tGracias.\nHi.\tHola.\n")
     assert not [d for d in find_doubts(load_corpus(CorpusSpec(path=composed))) if d.code == "decomposed-references"]
+
+
+def test_the_way_to_convert_references_to_nfc_reads_the_file_that_holds_them(tmp_path: Path):
+    """It had named the source file of parallel text, and fed a .gz file's gzip bytes to Python."""
+    source = write(tmp_path, "src.txt", "Good morning.\nThank you.\n")
+    reference = write(tmp_path, "ref.txt", "Buenos di\u0301as.\nGracias.\n")
+    parallel = load_corpus(CorpusSpec(source_file=source, reference_file=reference))
+    hint = next(d.hint for d in find_doubts(parallel) if d.code == "decomposed-references")
+    assert hint.endswith("< ref.txt > ref.nfc.txt") and "src" not in hint
+    compressed = write(tmp_path, "nfd.tsv.gz", gzip.compress("Good morning.\tBuenos di\u0301as.\n".encode()))
+    hint = next(d.hint for d in find_doubts(load_corpus(CorpusSpec(path=compressed)))
+                if d.code == "decomposed-references")
+    assert hint.startswith("convert the corpus to NFC, e.g. zcat nfd.tsv.gz | python3 -c ") and hint.endswith(
+        "\" > nfd.nfc.tsv")

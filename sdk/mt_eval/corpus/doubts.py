@@ -209,7 +209,8 @@ def _content_doubts(corpus: Corpus) -> list[Doubt]:
                 "reference-equals-source",
                 f"{same:,} of {filled:,} references ({same / filled:.0%}) are identical to their source",
                 "scores will count these as perfect copies", refuse=False))
-        doubts.extend(_decomposed_references(entries, corpus.path))
+        references = next((f.path for f in corpus.files if f.role == "reference"), corpus.path)  # (parallel text)
+        doubts.extend(_decomposed_references(entries, references))
     return doubts
 
 
@@ -259,13 +260,14 @@ def _decomposed_references(entries: Sequence[dict[str, Any]], path: Path) -> lis
     decomposed = sum(1 for text in sample if not text.isascii() and not unicodedata.is_normalized("NFC", text))
     if not decomposed:
         return []
-    from mt_eval.corpus.files import converted_name
+    from mt_eval.corpus.files import converted_name, fed_to
 
     verb = "is" if decomposed == 1 else "are"
     return [Doubt("decomposed-references",
                   f"{decomposed:,} of the {'first ' if len(sample) == SAMPLE else ''}{len(sample):,} references {verb} "
                   "not in Unicode NFC (accents written as separate combining marks): a translation in the usual "
                   "composed form scores lower against them than the same text should",
-                  "convert the corpus to NFC, e.g. python3 -c \"import sys, unicodedata; sys.stdout.write(unicodedata."
-                  f"normalize('NFC', sys.stdin.read()))\" < {path.name} > {converted_name(path, 'nfc')}",
+                  "convert the corpus to NFC, e.g. " + fed_to("python3 -c \"import sys, unicodedata; sys.stdout.write("
+                                                              "unicodedata.normalize('NFC', sys.stdin.read()))\"", path)
+                  + f" > {converted_name(path, 'nfc')}",
                   refuse=False)]

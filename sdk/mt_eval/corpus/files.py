@@ -79,7 +79,7 @@ def read_file(path: Path, what: str = "corpus") -> FileText:
     if data[:4] in (b"\xff\xfe\0\0", b"\0\0\xfe\xff"):  # (before UTF-16's mark, which begins UTF-32LE's)
         raise CorpusError.single(path, "is UTF-32 text (its byte-order mark says so), which is not read",
                                  code="encoding",
-                                 hint=f"convert it to UTF-8, e.g. iconv -f utf-32 -t utf-8 {path.name} > "
+                                 hint=f"convert it to UTF-8, e.g. {fed_to('iconv -f utf-32 -t utf-8', path)} > "
                                  f"{converted_name(path)}")
     encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"  # Excel's "Unicode text"
     if encoding != "utf-16" and b"\0" in data:
@@ -122,6 +122,12 @@ def _nul_bytes(path: Path, data: bytes) -> CorpusError:
     return CorpusError.single(path, f"holds NUL bytes (the first at line {line}), which no text has: it looks like "
                               "UTF-16 without its byte-order mark", code="encoding",
                               hint=f"convert it to UTF-8, e.g. {command} > {converted_name(path)}")
+
+
+def fed_to(command: str, path: Path) -> str:
+    """``command`` reading the text of ``path``: ``zcat dev.tsv.gz | command`` for a compressed file (it would
+    read the gzip bytes), else ``command < dev.tsv``."""
+    return f"zcat {path.name} | {command}" if path.name.lower().endswith(".gz") else f"{command} < {path.name}"
 
 
 def converted_name(path: Path, tag: str = "utf8") -> str:
