@@ -29,6 +29,12 @@ def test_utf32_is_refused_by_its_byte_order_mark_not_read_as_utf16(tmp_path: Pat
                             "UTF-8, e.g. iconv -f utf-32 -t utf-8 < u.tsv > u.utf8.tsv")
     compressed = write(tmp_path, "u.tsv.gz", gzip.compress("Good morning.\n".encode("utf-32")))  # (iconv had read gzip)
     assert str(refusal(compressed)).endswith("e.g. zcat u.tsv.gz | iconv -f utf-32 -t utf-8 > u.utf8.tsv")
+    for encoding in ("utf-32-le", "utf-32-be"):  # without the mark: it had been called UTF-16, and iconv garbled it
+        bare = write(tmp_path, "bare.tsv", "Good morning.\tBuenos días.\nThank you.\tGracias.\n".encode(encoding))
+        assert str(refusal(bare)).endswith(f"it looks like UTF-32 without its byte-order mark; convert it to UTF-8, "
+                                           f"e.g. iconv -f {encoding[:6]}{encoding[7:]} -t utf-8 bare.tsv > "
+                                           "bare.utf8.tsv"), encoding
+    assert "UTF-16 without" in str(refusal(write(tmp_path, "s.tsv", "Hi.\tHola.\n".encode("utf-16-le"))))
     assert "UTF-32" in str(refusal(write(tmp_path, "b.jsonl", '{"id": "1", "source": "x"}\n'.encode("utf-32-be")
                                          .join([b"\0\0\xfe\xff", b""]))))
 

@@ -116,11 +116,14 @@ def _nul_bytes(path: Path, data: bytes) -> CorpusError:
                                   f"byte {first}), which no text has: a binary file, or text with stray "
                                   "NUL bytes", code="encoding", hint="give the corpus file itself; if it is text, "
                                   f"remove them, e.g. {command} > {converted_name(path, 'clean')}")
-    encoding = "utf-16be" if even > odd else "utf-16le"
+    encoding, unit = ("utf-16be", "UTF-16") if even > odd else ("utf-16le", "UTF-16")
+    quarters = [head[k::4].count(0) * 4 for k in range(4)]  # (UTF-32: three bytes of every four are NUL)
+    if sum(share >= len(head) * 0.9 for share in quarters) == 3:
+        encoding, unit = ("utf-32le" if quarters[0] < quarters[3] else "utf-32be"), "UTF-32"
     iconv = f"iconv -f {encoding} -t utf-8"
     command = f"{reading}{iconv}" if reading else f"{iconv} {name}"
     return CorpusError.single(path, f"holds NUL bytes (the first at line {line}), which no text has: it looks like "
-                              "UTF-16 without its byte-order mark", code="encoding",
+                              f"{unit} without its byte-order mark", code="encoding",
                               hint=f"convert it to UTF-8, e.g. {command} > {converted_name(path)}")
 
 
