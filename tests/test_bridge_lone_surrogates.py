@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from champollion_project import make_project, needs_node, pairs_config, run_locales
+from champollion_project import both, make_project, needs_node, pairs_config, run_locales, twins
 from mt_eval.adapters import LINES, FramingError
 from mt_eval.bridge.connection import HostOptions
 from mt_eval.bridge.method import BridgeMethod
@@ -129,3 +129,15 @@ def test_mt_eval_locales_neither_sends_nor_counts_a_string_that_is_not_valid_uni
     assert report["locales"][0]["files"][0]["failed"] == [
         {"key": "bad", "error": "the text is not valid Unicode (surrogates not allowed at position 1); left out of "
                                 "the file"}]
+
+
+@needs_node
+def test_a_locale_key_holding_one_is_reported_alike_by_both_commands(tmp_path: Path):
+    """The Python command's text report had ended in exit 1 ("'utf-8' codec can't encode character '\\ud800'"); Node
+    wrote U+FFFD."""
+    config = pairs_config({"en:es": {"methodPlugin": "reverse"}})
+    projects = twins(tmp_path, config, {"locales/en.json": {"a": "Hi"},
+                                        "locales/es.json": '{"k\\ud800": "1", "a": "h"}\n'})
+    runs = both(projects, "--dry-run")
+    assert runs["python"] == runs["node"] and runs["python"][0] == 0, runs
+    assert "    - k\ufffd\n" in runs["python"][1]

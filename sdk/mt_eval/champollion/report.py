@@ -9,12 +9,14 @@ interrupted one's says what was kept (`interrupted_message`, also said on stderr
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from mt_eval.champollion.jsonfmt import format_json
 from mt_eval.champollion.sync import FileReport, LocaleReport, SyncReport
 from mt_eval.js_text import js_string
 
+_LONE = re.compile("[\ud800-\udfff]")  # (a key of a locale file may hold one: U+FFFD as Node writes it)
 _MARK = {"new": "+", "source changed": "~", "method changed": "~", "forced": "~"}
 
 
@@ -62,7 +64,7 @@ def render_text(report: SyncReport) -> str:
         lines.append(f"{_plural(keys + files, 'problem')}: {', and '.join(kept)}")
     if report.interrupted:
         lines.append("interrupted: what was translated is written; the rest kept its previous values")
-    return "\n".join(lines) + "\n"
+    return _LONE.sub("\ufffd", "\n".join(lines) + "\n")
 
 
 def interrupted_message(report: SyncReport) -> str:
