@@ -88,3 +88,17 @@ def test_a_selection_of_ids_with_commas_spaces_or_a_leading_at_verifies_and_comp
     shown = capsys.readouterr().err
     assert "(A: 2 of 5 entries: --ids c --ids a,b, " in shown
     assert "B: 3 of 5 entries: --ids ,@home,d --ids ' x', " in shown
+
+
+def test_a_selection_is_made_again_from_its_exact_ids_whatever_they_hold(tmp_path: Path):
+    """`--ids 1 --ids 2` on a corpus that also has the id "1,2": re-selected as the value "1,2", it chose that entry
+    and the card did not verify; an id "@a,b" was read as a file to open."""
+    corpus = tmp_path / "joined.jsonl"
+    rows = [("1", "One."), ("2", "Two."), ("1,2", "One and two."), ("@a,b", "At."), ("x", "Ex.")]
+    corpus.write_text("".join(json.dumps({"id": i, "source": s, "reference": s.upper()}) + "\n" for i, s in rows))
+    listed = tmp_path / "ids.txt"
+    listed.write_text("@a,b\n")
+    cards = [run(tmp_path, "joined", "--corpus", str(corpus), "--ids", "1", "--ids", "2"),
+             run(tmp_path, "at", "--corpus", str(corpus), "--ids", f"@{listed}")]
+    for card in cards:
+        assert verify_card(card).ok, verify_card(card).problems

@@ -30,9 +30,10 @@ class SelectionRequest:
     ids: list[str] = field(default_factory=list)  # --ids values as given (before splitting)
     segments: list[str] = field(default_factory=list)
     limit: int | None = None
+    exact_ids: list[str] = field(default_factory=list)  # ids a card recorded: each taken whole, never split or read
 
     def __bool__(self) -> bool:
-        return bool(self.ids or self.segments or self.limit is not None)
+        return bool(self.ids or self.exact_ids or self.segments or self.limit is not None)
 
     def filters(self) -> dict[str, Any] | None:
         """``--ids`` and ``--segment`` as given (None when neither is), for a resumed run to compare; an ``@FILE``
@@ -64,9 +65,15 @@ def select(corpus: Corpus, request: SelectionRequest) -> Selection:
         return Selection(entries)
     ids: list[str] = []
     ranges: list[str] = []
-    if request.ids:
+    if request.ids or request.exact_ids:
         position = {e["id"]: i for i, e in enumerate(entries)}
         keep: set[int] = set()
+        for item in request.exact_ids:
+            if item not in position:
+                raise CorpusError.single(corpus.path, f"no entry has the id {item!r}, which the card's selection "
+                                         "names", code="selection", hint="give the corpus the card was run on")
+            keep.add(position[item])
+            ids.append(item)
         for value in request.ids:
             for item in _id_items(corpus.path, value, position):
                 if ".." in item and item not in position:
@@ -111,18 +118,28 @@ def subset_sha256(corpus: Corpus, entries: Sequence[dict[str, Any]]) -> str:
 
 def request_from_facts(facts: dict[str, Any]) -> SelectionRequest:
     """The request that reproduces a recorded selection (``mt-eval compare`` re-selects with it)."""
+    # The ids exactly as recorded (`exact_ids`: an id holding a comma or spaces, starting with "@", or equal to
+    # several others joined, is the id it is); the ranges joined by commas, as a user writes them (a comma first
+    # keeps one that begins with "@" from naming a file).
+    ranges = list(facts.get("ranges") or [])
+    values = [("," if ranges[0].startswith("@") else "") + ",".join(ranges)] if ranges else []
+    return SelectionRequest(ids=values, segments=list(facts.get("segment") or []), limit=facts.get("limit"),
+                            exact_ids=[entry_key(i) for i in facts.get("ids") or []])
+
+
+def id_options(facts: dict[str, Any]) -> list[str]:
+    """The ``--ids`` values a user would type to select a recorded selection's ids and ranges again (for a command
+    shown to them; `request_from_facts` selects them exactly). An id these would not give back (one holding a
+    comma, or spaces around it) goes in a value of its own, which ``--ids`` takes whole; a comma first keeps a
+    value that begins with "@" from naming a file."""
     ids = [entry_key(i) for i in facts.get("ids") or []]
-    # Ids and ranges are joined by commas into one value, as a user writes them; an id that this would not give back
-    # (one holding a comma, or with spaces around it, which are stripped) goes in a value of its own, which
-    # `_id_items` takes whole as the id it names. (A value that begins with "@" names a file: a comma first keeps
-    # an id such as "@home" an id.)
+
     def given_back(item: str) -> bool:
         return "," not in item and item == item.strip() and item != ""
 
     joined = [i for i in ids if given_back(i)] + list(facts.get("ranges") or [])
     alone = [i for i in ids if not given_back(i)]
-    values = ([("," if joined[0].startswith("@") else "") + ",".join(joined)] if joined else []) + alone
-    return SelectionRequest(ids=values, segments=list(facts.get("segment") or []), limit=facts.get("limit"))
+    return ([("," if joined[0].startswith("@") else "") + ",".join(joined)] if joined else []) + alone
 
 
 def _file_lines(value: str) -> list[str]:

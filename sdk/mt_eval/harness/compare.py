@@ -194,10 +194,10 @@ def _part(card: RunCard) -> str:
         return f"the whole corpus, {card.corpus.entries} entries"
     import shlex
 
-    from mt_eval.corpus.selection import request_from_facts
+    from mt_eval.corpus.selection import id_options
 
     chosen = card.selection
-    ids = request_from_facts(msgspec.to_builtins(chosen)).ids  # (as the options that select them again)
+    ids = id_options(msgspec.to_builtins(chosen))  # (as the options that select them again)
     how = [" ".join(f"--ids {shlex.quote(value)}" for value in ids), f"--segment {chosen.segment}" if chosen.segment
            else "", f"--limit {chosen.limit}" if chosen.limit else ""]
     return (f"{chosen.entries_selected} of {chosen.entries_in_corpus} entries: "

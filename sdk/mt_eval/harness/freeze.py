@@ -71,12 +71,12 @@ class CorpusFreeze(_Part, kw_only=True):
         """The ``mt-eval run`` options that select the same entries."""
         if not self.selection:
             return []
-        from mt_eval.corpus.selection import request_from_facts
+        from mt_eval.corpus.selection import id_options
 
-        request = request_from_facts(self.selection)
-        words = [word for ids in request.ids for word in ("--ids", ids)]
-        words += [word for segment in request.segments for word in ("--segment", segment)]
-        return words + (["--limit", str(request.limit)] if request.limit is not None else [])
+        words = [word for ids in id_options(self.selection) for word in ("--ids", ids)]
+        words += [word for segment in self.selection.get("segment") or [] for word in ("--segment", segment)]
+        limit = self.selection.get("limit")
+        return words + (["--limit", str(limit)] if limit is not None else [])
 
 
 class LabelsFreeze(_Part, kw_only=True):
