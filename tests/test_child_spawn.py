@@ -208,3 +208,23 @@ def test_without_pidfds_the_loops_own_transport_starts_the_child(monkeypatch):
 
     child = asyncio.run(echoed(["sh", "-c", "cat; exit 5"], b"still works\n", by_popen=False))
     assert bytes(child.out) == b"still works\n" and child.exit_code == 5
+
+
+@pytest.mark.parametrize("loop_name", ["asyncio", "uvloop"])
+def test_output_that_arrives_while_the_child_is_being_wired_is_read(loop_name, monkeypatch):
+    """A program that prints a banner at once: its first output could reach the protocol before the spawn
+    returned, which raised AttributeError in the loop's reader (uvloop then closed stdout: the child died of
+    SIGPIPE, a guest 'closed its stdout'). Made certain here by delivering output inside the spawn."""
+    wire = child_spawn.spawn
+
+    async def banner_first(loop, protocol, command, **options):
+        transport = await wire(loop, protocol, command, **options)
+        protocol.pipe_data_received(1, b"ready\n")
+        return transport
+
+    monkeypatch.setattr(child_spawn, "spawn", banner_first)
+
+    async def main() -> Recorder:
+        return await asyncio.wait_for(echoed(["cat"], b"text\n", by_popen=True), 20)  # (it had hung: stdout lost)
+
+    assert bytes(run(loop_name, main()).out) == b"ready\ntext\n"

@@ -231,7 +231,7 @@ class ChildProcess(asyncio.SubprocessProtocol):
 
     async def spawn(self) -> None:
         """Start the child; raises `OSError` when the program cannot be run."""
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()  # (output may arrive before the spawn returns: a banner)
         transport: asyncio.SubprocessTransport
         if child_spawn.usable():  # Popen and a pidfd, on any loop (uvloop's own spawning forks this interpreter)
             transport = await child_spawn.spawn(loop, self, self.command, cwd=self.cwd, env=self.env)
@@ -241,7 +241,6 @@ class ChildProcess(asyncio.SubprocessProtocol):
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         self._transport = transport
         self._stdin = transport.get_pipe_transport(0)  # type: ignore[assignment]
-        self._loop = loop
         for fd in (1, 2):
             pipe = transport.get_pipe_transport(fd)
             if pipe is not None:
