@@ -68,14 +68,19 @@ def test_a_parallel_card_given_the_wrong_reference_file_does_not_verify(tmp_path
     assert "sha256 differs" in capsys.readouterr().out
 
 
+def with_ids(tmp_path: Path, rows: list[tuple[str, str]], listed: str) -> tuple[Path, Path]:
+    """A corpus of ``rows`` (id, source; the reference its upper case) and an ids file holding ``listed``."""
+    corpus, ids = tmp_path / "odd-ids.jsonl", tmp_path / "ids.txt"
+    corpus.write_text("".join(json.dumps({"id": i, "source": s, "reference": s.upper()}) + "\n" for i, s in rows))
+    ids.write_text(listed)
+    return corpus, ids
+
+
 def test_a_selection_of_ids_with_commas_spaces_or_a_leading_at_verifies_and_compares(tmp_path: Path, capsys):
     """The run took `--ids 'a,b' --ids c`, `--ids @FILE` with " x" and an id "@home"; verify and compare
     re-selected with the ids joined by commas, split again ("no entry has the ids a, b") and refused the card."""
-    corpus = tmp_path / "odd-ids.jsonl"
-    rows = [("a,b", "Good morning."), (" x", "Thank you."), ("@home", "Good night."), ("c", "See you."), ("d", "Bye.")]
-    corpus.write_text("".join(json.dumps({"id": i, "source": s, "reference": s.upper()}) + "\n" for i, s in rows))
-    listed = tmp_path / "ids.txt"
-    listed.write_text(" x\n@home\n")
+    corpus, listed = with_ids(tmp_path, [("a,b", "Good morning."), (" x", "Thank you."), ("@home", "Good night."),
+                                         ("c", "See you."), ("d", "Bye.")], " x\n@home\n")
     cards = [run(tmp_path, "commas", "--corpus", str(corpus), "--ids", "a,b", "--ids", "c"),
              run(tmp_path, "listed", "--corpus", str(corpus), "--ids", f"@{listed}", "--ids", "d")]
     assert [json.loads(card.read_text())["selection"]["ids"] for card in cards] == [["a,b", "c"], [" x", "@home", "d"]]
@@ -93,11 +98,8 @@ def test_a_selection_of_ids_with_commas_spaces_or_a_leading_at_verifies_and_comp
 def test_a_selection_is_made_again_from_its_exact_ids_whatever_they_hold(tmp_path: Path):
     """`--ids 1 --ids 2` on a corpus that also has the id "1,2": re-selected as the value "1,2", it chose that entry
     and the card did not verify; an id "@a,b" was read as a file to open."""
-    corpus = tmp_path / "joined.jsonl"
-    rows = [("1", "One."), ("2", "Two."), ("1,2", "One and two."), ("@a,b", "At."), ("x", "Ex.")]
-    corpus.write_text("".join(json.dumps({"id": i, "source": s, "reference": s.upper()}) + "\n" for i, s in rows))
-    listed = tmp_path / "ids.txt"
-    listed.write_text("@a,b\n")
+    corpus, listed = with_ids(tmp_path, [("1", "One."), ("2", "Two."), ("1,2", "One and two."), ("@a,b", "At."),
+                                         ("x", "Ex.")], "@a,b\n")
     cards = [run(tmp_path, "joined", "--corpus", str(corpus), "--ids", "1", "--ids", "2"),
              run(tmp_path, "at", "--corpus", str(corpus), "--ids", f"@{listed}")]
     for card in cards:
