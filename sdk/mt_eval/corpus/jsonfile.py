@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.control_chars import first_control
 from mt_eval.corpus.duplicate_keys import keys_held, refuse_duplicate_keys
 from mt_eval.corpus.files import FileText, display_name, split_lines
 from mt_eval.corpus.model import ALIASES, Corpus, CorpusError, CorpusFile, type_name
@@ -266,18 +267,15 @@ def _read_upstream(corpus: Corpus, data: dict[str, Any]) -> None:
                                      hint='did you mean "gold_fields"? (the fields a method must never see)')
     corpus.entries, corpus.entries_at, corpus.dataset = entries, "$.entries", dataset
     corpus.name = str(dataset.get("name") or dataset.get("id") or corpus.name)
-    control = _CONTROL.search(corpus.name)
+    control = first_control(corpus.name)
     if control is not None:  # (the name is printed on terminals, where ESC is obeyed, and published)
         key = "name" if dataset.get("name") else "id"
         raise CorpusError.single(path, f"the corpus's {key} {corpus.name[:60]!r} holds the control character "
-                                 f"U+{ord(control.group()):04X}", where=f"$.dataset.{key}", code="control",
+                                 f"{control}", where=f"$.dataset.{key}", code="control",
                                  hint="a name is shown on terminals and leaderboards: write it without control "
                                  "characters (tabs and line breaks included)")
     corpus.source_lang, corpus.target_lang = _language_pair(path, data.get("language_pair"))
     corpus.license = _text(dataset.get("license"))
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def _language_pair(path: Path, pair: Any) -> tuple[str | None, str | None]:

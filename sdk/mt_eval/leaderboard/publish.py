@@ -16,7 +16,6 @@ The store is opened before anything is asked or written, so an unreachable datab
 from __future__ import annotations
 
 import datetime
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.control_chars import first_control
 from mt_eval.harness.gate import apply_gate
 from mt_eval.harness.policy import shipped_policy
 from mt_eval.harness.verify import render
@@ -74,7 +74,6 @@ _SHORTER = {"run_id": "`mt-eval run` gives far shorter run ids: publish the card
             "finished_at": "`mt-eval run` writes it to the microsecond (32 characters): publish the card the run wrote"}
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # a terminal would act on them (ESC), PostgreSQL refuses NUL
 _PLAIN = {"run_id": "publish the card the run wrote",
           "method_id": "give the method a method_id of letters, digits and dashes in its method.json, and run it again",
           "pair": "write the pair with its languages' codes (--pair 'eng>spa'), and run it again",
@@ -103,9 +102,9 @@ def complete(path: Path, verification: Any, *, method_card: str | None = None, n
         if len(value) > limit:
             raise PublishError(f"its {column} is {len(value)} characters long, and the store holds at most {limit}: "
                                f"{value[:40]!r}…; {_SHORTER[column]}")
-        control = _CONTROL.search(value)
+        control = first_control(value)
         if control is not None:  # (refused on every backend alike, and before it can reach a terminal or a page)
-            raise PublishError(f"its {column} holds the control character U+{ord(control.group()):04X} ({value[:60]!r}"
+            raise PublishError(f"its {column} holds the control character {control} ({value[:60]!r}"
                                f"), which a board cannot show; {_PLAIN[column]}")
     what = f"{row.method_id} on {row.corpus_name} ({row.pair})"
     if row.headline is not None:

@@ -5,19 +5,17 @@ Every text is handed to rich as a `Text`, never as markup: a method or corpus na
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from mt_eval.control_chars import escaped_controls
 from mt_eval.leaderboard.html import headline_text, number
-
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # (a store written before such names were refused)
 
 
 def _plain(text: str) -> Any:
     """``text`` as rich prints it verbatim: no markup read, control characters (ESC…) shown as escapes."""
     from rich.text import Text
 
-    return Text(_CONTROL.sub(lambda found: found.group().encode("unicode_escape").decode(), text))
+    return Text(escaped_controls(text))  # (a store written before such names were refused)
 
 
 def _eligibility(row: dict[str, Any]) -> str:
