@@ -274,3 +274,25 @@ def test_an_answer_that_looks_like_template_syntax_is_kept_as_written(tmp_path, 
     assert json.loads(recorded.read_text())["answers"]["method_name"] == name
     assert main(["new", str(tmp_path / "a"), "--answers", str(recorded), "--no-input", "--force"]) == 0
     assert json.loads((tmp_path / "a" / "method.json").read_text())["name"] == name
+
+
+def test_a_parent_that_is_a_file_or_takes_no_directory_is_named_not_a_traceback(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    Path("afile").write_text("x", encoding="utf-8")
+    assert new("afile/a/plugin", "--no-input") == 2
+    err = capsys.readouterr().err
+    assert err == ("mt-eval new: afile/a/plugin cannot be created: afile is a file, not a directory; "
+                   "choose another place\n")
+    assert new("/proc/self/plugin", "--no-input") == 1  # (no directory can be made there)
+    err = capsys.readouterr().err
+    assert err.startswith("mt-eval new: /proc/self/plugin cannot be created in /proc/self: ") and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_the_next_steps_change_into_a_directory_named_with_a_leading_dash(tmp_path, monkeypatch, capsys):
+    """``cd -dash`` is read as an option by the shell's cd: the step says ``cd ./-dash``."""
+    monkeypatch.chdir(tmp_path)
+    assert new("--no-input", "--", "-dash") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Created ./-dash: ") and "\n  cd ./-dash\n" in out
+    assert (tmp_path / "-dash" / "method.json").is_file()

@@ -187,7 +187,11 @@ def new_plugin(directory: Path | None, *, settings: Sequence[str] = (), answers_
         return fail("the answers above were refused; nothing was written")
     parent = (destination.parent if destination is not None else Path.cwd()).absolute()
     existing = next(p for p in (parent, *parent.parents) if p.is_dir())  # nothing is created before it is needed
-    staging = Path(tempfile.mkdtemp(prefix=".mt-eval-new-", dir=existing))
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=".mt-eval-new-", dir=existing))
+    except OSError as exc:  # read-only, not ours, a file system that takes no directories (/proc)
+        return fail(f"{destination or 'the plugin'} cannot be created in {existing}: {exc.strerror or exc}; "
+                    "choose a directory you can write in", 1)
     try:
         generated, answered = _render_reporting_errors(template, staging, answers, no_input=no_input)
         if generated is None:
@@ -212,13 +216,13 @@ def next_steps(target: Path, answers: dict[str, Any], report: PluginReport) -> s
     """What was created and the commands to run next, exactly as they work here (``mt-eval`` and ``python``
     by their full paths when they are not the ones on PATH)."""
     import importlib.util
-    import os
     import shlex
 
+    from mt_eval.scaffold_files import display
     from mt_eval.validate import describe_class
 
-    relative = os.path.relpath(target)
-    where = str(target) if relative.startswith("..") else relative
+    where = display(target)
+    where = f"./{where}" if where.startswith("-") else where  # (cd would read -dir as an option)
     mt_eval, python = commands_here()
     lines = [f"Created {where}: {answers['method_name']} ({report.method_id}, class {report.method_class}, "
              f"runtime {answers['runtime']}), {describe_class(report)}", "", "Next:", f"  cd {shlex.quote(where)}",

@@ -17,11 +17,22 @@ def occupied(directory: Path, *, force: bool) -> str | None:
             return f"{directory} exists and is not a directory"
         if not force and directory.is_dir() and any(directory.iterdir()):
             return f"{directory} already exists: choose a new directory, or add --force to write into it"
+        above = next(p for p in directory.absolute().parents if p.exists())
+        if not above.is_dir():  # (afile/plugin: exists() says no, and creating it fails on the file)
+            return f"{directory} cannot be created: {display(above)} is a file, not a directory; choose another place"
     except OSError as exc:  # a name too long for the file system, a directory that cannot be listed
         name = str(directory)
         shown = name if len(name) <= 80 else f"{name[:60]}…({len(name)} characters)"
         return f"{shown}: {exc.strerror or exc}: choose another directory"
     return None
+
+
+def display(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it, else whole."""
+    import os
+
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative
 
 
 def changed_by_user(generated: Path, target: Path) -> list[str]:
