@@ -81,6 +81,8 @@ def test_run_without_arguments_says_what_to_give():
     (["validate", "--strcit", LEXICON], "usage: mt-eval validate", "--strcit: did you mean --strict?"),
     (["corpus", "show", DEMO, "--rwos", "2"], "usage: mt-eval corpus show", "--rwos: did you mean --rows?"),
     (["rn", "--demo"], "usage: mt-eval ", "unknown command 'rn'; did you mean run?"),
+    (["new", "--", "p", "--force"], "usage: mt-eval new",  # (before: "--force: did you mean --force?")
+     "--force: it comes after `--`, where no word is read as an option: put it before `--`"),
 ])
 def test_a_misspelling_shows_that_commands_usage_and_the_closest_option(argv, usage, hint):
     done = mt_eval(*argv)

@@ -29,12 +29,15 @@ def unknown_arguments(parser: argparse.ArgumentParser, argv: Sequence[str], extr
     misspelled option, the closest one it has."""
     chosen = innermost_parser(parser, argv)
     options = sorted({o for action in chosen._actions for o in action.option_strings if o.startswith("--")})
+    after_end = set(argv[list(argv).index("--") + 1:]) if "--" in argv else set()
     hints = []
     for word in extra:
-        if word.startswith("-"):
-            typed = word.split("=", 1)[0]
+        typed = word.split("=", 1)[0]
+        if word in after_end and typed in options:  # (argparse read it as a value, as -- asks)
+            hints.append(f"{typed}: it comes after `--`, where no word is read as an option: put it before `--`")
+        elif word.startswith("-"):
             close = difflib.get_close_matches(typed, options, n=1, cutoff=0.6)
-            if close:
+            if close and close[0] != typed:
                 hints.append(f"{typed}: did you mean {close[0]}?")
     message = f"unrecognized arguments: {' '.join(extra)}"
     if hints:
