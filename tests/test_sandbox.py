@@ -18,6 +18,7 @@ from mt_eval.cli import main
 from mt_eval.loader import read_plugin
 from mt_eval.sandbox import find_tool, plugin_sandbox
 from mt_eval.validate import validate_plugin
+from mt_eval.validate.in_sandbox import CONFINED
 from sandbox_support import actions, needs_sandbox, probe_plugin, run_card, small_corpus
 
 pytestmark = needs_sandbox
@@ -141,6 +142,7 @@ def test_a_plugin_whose_import_writes_a_file_is_validated_without_the_file_appea
     report = validate_plugin(plugin, scan=False, sandbox=True)
     [problem] = [p for p in report.errors if p.code == "entry-point"]
     assert "read-only file system" in problem.message.lower() and not in_plugin.exists()
+    assert problem.hint.endswith(f"{CONFINED})" if runtime == "node" else f"; {CONFINED}")  # (not only `python FILE`)
     assert main(["validate", "--no-scan", str(plugin)]) == 1 and not in_plugin.exists()
 
 
@@ -181,7 +183,7 @@ def test_an_entry_that_throws_at_load_is_said_once_and_not_called_imported(tmp_p
     fixes = [line.strip() for line in out.splitlines() if line.strip().startswith("fix:")]
     if runtime == "node":  # the guest's own fix is the problem's fix, said once
         assert "fix: translate.js threw while it was being loaded; fix the code that runs at load time (in the " \
-               "sandbox a guest reads" in out
+               "sandbox a plugin's code reads" in out
         assert sum("threw while it was being loaded" in line for line in out.splitlines()) == 1, out
         assert not any("guest's own words are above" in fix for fix in fixes), out
 

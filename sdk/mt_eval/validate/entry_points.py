@@ -24,6 +24,7 @@ from mt_eval.bridge.messages import BridgeError
 from mt_eval.loader import PluginSource, method_card_of
 from mt_eval.lone_surrogates import writable
 from mt_eval.problems import Problem
+from mt_eval.validate.in_sandbox import CONFINED
 
 if TYPE_CHECKING:
     from mt_eval.sandbox import Sandbox
@@ -112,8 +113,7 @@ def _node_start_problems(source: PluginSource, exc: BridgeError, *, sandboxed: b
                         hint="install Node.js 20 or later (or set MT_EVAL_NODE to its path) to check the Node entry")]
     from mt_eval.bridge.method import per_entry_error, split_fix
 
-    confined = (" (in the sandbox a guest reads its plugin directory read-only, has no network and writes only to "
-                "/tmp)") if sandboxed else ""
+    confined = f" ({CONFINED})" if sandboxed else ""
     fix = split_fix(exc.message)[1]  # the guest's own, when it gives one
     return [Problem(file=file, path="$", code="entry-point",
                     message=f"loading {entry} failed: {per_entry_error(exc, with_fix=False)}",

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 IMPORT_TIMEOUT_S = 120.0  # importing and building a Python entry in the sandbox: at least this, or --timeout
 GUEST_STEPS = 4  # steps of --timeout each after it: its other entries started, the probes, the two entries compared
+CONFINED = "in the sandbox a plugin's code reads its directory read-only, has no network and writes only to /tmp"
 NO_SANDBOX_HINT = ("install bubblewrap (apt-get install bubblewrap); or give --no-sandbox to import it on this host "
                    "(only for code you trust), or --no-import to check its files only")
 
@@ -77,5 +78,14 @@ def _python_import(source: PluginSource, sandbox: object, timeout_s: float) -> l
                         message=f"importing the entry point in the sandbox failed (exit {done.returncode}): {tail}",
                         hint="run `mt-eval validate --no-sandbox` on a copy you trust to see the full error")]
     shown = str(source.directory)
-    return [msgspec.structs.replace(p, file=p.file.replace(inside, shown, 1), message=p.message.replace(inside, shown))
+    return [msgspec.structs.replace(p, file=p.file.replace(inside, shown, 1), message=p.message.replace(inside, shown),
+                                    hint=_confined(p))
             for p in report.problems]
+
+
+def _confined(problem: Problem) -> str | None:
+    """A failed import's fix, saying what the sandbox forbids: an error met only there (a write beside the
+    code, a download at import) was sent to the host's ``python FILE``, where it does not happen."""
+    if problem.code != "entry-point" or problem.severity != "error":
+        return problem.hint
+    return f"{problem.hint}; {CONFINED}" if problem.hint else CONFINED
