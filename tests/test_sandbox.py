@@ -17,8 +17,8 @@ import pytest
 from mt_eval.cli import main
 from mt_eval.loader import read_plugin
 from mt_eval.sandbox import find_tool, plugin_sandbox
+from mt_eval.sandbox.policy import CONFINED
 from mt_eval.validate import validate_plugin
-from mt_eval.validate.in_sandbox import CONFINED
 from sandbox_support import actions, needs_sandbox, probe_plugin, run_card, small_corpus
 
 pytestmark = needs_sandbox

@@ -12,6 +12,7 @@ NETWORK_MEANING = {
     "gateway": "no network but the LLM gateway, reached at a loopback address inside the sandbox",
     "host": "the host's network (an external-api dependency: the run is flagged, never eligible)",
 }
+CONFINED = "in the sandbox a plugin's code reads its directory read-only, has no network and writes only to /tmp"
 OBSERVED_FROM = ("the guest's stderr and per-entry errors (errno messages such as 'Permission denied', "
                  "'Read-only file system', 'Network is unreachable'), and the gateway's refusals; an attempt whose "
                  "error the method swallows leaves no trace")

@@ -24,7 +24,7 @@ from mt_eval.bridge.messages import BridgeError
 from mt_eval.loader import PluginSource, method_card_of
 from mt_eval.lone_surrogates import writable
 from mt_eval.problems import Problem
-from mt_eval.validate.in_sandbox import CONFINED
+from mt_eval.sandbox.policy import CONFINED
 
 if TYPE_CHECKING:
     from mt_eval.sandbox import Sandbox

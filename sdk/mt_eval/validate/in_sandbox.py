@@ -17,13 +17,13 @@ import msgspec
 
 from mt_eval.problems import Problem
 from mt_eval.sandbox import SandboxUnavailable, plugin_sandbox
+from mt_eval.sandbox.policy import CONFINED
 
 if TYPE_CHECKING:
     from mt_eval.loader import PluginSource
 
 IMPORT_TIMEOUT_S = 120.0  # importing and building a Python entry in the sandbox: at least this, or --timeout
 GUEST_STEPS = 4  # steps of --timeout each after it: its other entries started, the probes, the two entries compared
-CONFINED = "in the sandbox a plugin's code reads its directory read-only, has no network and writes only to /tmp"
 NO_SANDBOX_HINT = ("install bubblewrap (apt-get install bubblewrap); or give --no-sandbox to import it on this host "
                    "(only for code you trust), or --no-import to check its files only")
 
