@@ -4,7 +4,13 @@ initialize result. The error carries the guest's exit code and stderr tail, and 
 
 from __future__ import annotations
 
+import re
+
 from mt_eval.bridge import messages as m
+
+# the sandbox's launcher (bubblewrap, or mt-eval's unshare fallback) could not run the guest's program
+_SANDBOX_EXEC = re.compile(r"^(?:(?:bwrap|mt-eval sandbox): execvp|setpriv: failed to execute) (.+?): (.+)$",
+                           re.MULTILINE)
 
 
 def start_error(exc: Exception, *, label: str, start_timeout_s: float, exit_code: int | None,
@@ -14,6 +20,13 @@ def start_error(exc: Exception, *, label: str, start_timeout_s: float, exit_code
         supported = (exc.data or {}).get("supported") if isinstance(exc.data, dict) else None
         return m.BridgeError(exc.code, f"guest {label} speaks {', '.join(supported or ['?'])}; this host "
                              f"speaks {', '.join(m.SUPPORTED_VERSIONS)}: upgrade the older side", exc.data)
+    refused = _SANDBOX_EXEC.search(stderr_tail) if exit_code not in (None, 0) else None
+    if refused is not None:  # (as the host says a program it cannot start: not "make it answer initialize")
+        return m.BridgeError(m.GUEST_EXITED, f"cannot start guest {refused[1]!r} in the sandbox: {refused[2]} (there a "
+                             "plugin sees its own directory and /usr, read-only, and nothing else of this host)",
+                             {"exit_code": exit_code, "stderr_tail": _SANDBOX_EXEC.sub("", stderr_tail).strip("\n"),
+                              "start": True, "cannot_run": True,
+                              "sandboxed": True})
     not_a_guest = isinstance(exc, m.BridgeError) and isinstance(exc.data, dict) and bool(exc.data.get("not_a_guest"))
     if isinstance(exc, m.BridgeError) and exc.code == m.TIMEOUT:
         message = (f"guest {label} did not answer initialize within {start_timeout_s:g} s "

@@ -71,7 +71,11 @@ def main(argv: list[str]) -> int:  # returns only on a usage error
         finally:
             os._exit(0)
     listener.close()
-    os.execvp(command[0], command)
+    try:
+        os.execvp(command[0], command)
+    except OSError as exc:  # said as bubblewrap says it (`mt_eval.bridge.start_failures` reads both)
+        print(f"mt-eval sandbox: execvp {command[0]}: {exc.strerror or exc}", file=sys.stderr)
+        return 127 if isinstance(exc, FileNotFoundError) else 126
 
 
 if __name__ == "__main__":

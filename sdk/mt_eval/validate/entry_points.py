@@ -165,6 +165,10 @@ async def _command_problems(source: PluginSource, options: HostOptions, config: 
     try:
         await guest.start(config)
     except BridgeError as exc:
+        if isinstance(exc.data, dict) and exc.data.get("cannot_run"):  # (no program ran: nothing to make answer)
+            return [Problem(file=source.manifest_file, path="$.command", code="entry-point", message=exc.message,
+                            hint='make "command" in method.json start a program that exists and may be run (a path '
+                                 "in the plugin directory, or a program on PATH)")]
         return [Problem(file=source.manifest_file, path="$.command", code="entry-point",
                         message=f"the program did not complete the bridge handshake: {per_entry_error(exc)}",
                         hint="make it answer initialize (bridge/PROTOCOL.md); `mt-eval bridge check -- "
