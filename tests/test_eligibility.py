@@ -29,6 +29,9 @@ def verdict(**changes):
     ({"scan": None}, False, "static scan did not run"),
     ({"denied": [DeniedAttempt(kind="network", detail="Network is unreachable", count=3)]}, False,
      "denied 3 attempts (network)"),
+    ({"denied": [DeniedAttempt(kind="file-access", detail="/etc/shadow", count=5, source="result"),  # (once, not 7)
+                 DeniedAttempt(kind="file-access", detail="/etc/shadow", count=2, source="stderr")]}, False,
+     "denied 5 attempts (file-access)"),
     ({"complete": False}, False, "not complete"),
     ({"dependency_class": None}, False, "declares no dependency class"),
     ({"dependency_class": "X"}, False, "class X"),

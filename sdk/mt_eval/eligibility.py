@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import msgspec
 
-from mt_eval.sandbox.policy import DeniedAttempt
+from mt_eval.sandbox.policy import DeniedAttempt, attempts_denied
 from mt_eval.scan.findings import ScanReport
 
 EXTERNAL = "external dependency"
@@ -62,7 +62,7 @@ def decide(*, dependency_class: str | None, sandboxed: bool, through_gateway: bo
     elif scan.errors:
         reasons.append(f"the static scan found {scan.errors} undeclared dependenc{'ies' if scan.errors != 1 else 'y'} "
                        "or unscannable file(s)")
-    refused = sum(a.count for a in denied)
+    refused = sum(a.count for a in attempts_denied(denied))
     if refused:
         kinds = ", ".join(sorted({a.kind for a in denied}))
         reasons.append(f"the sandbox or the gateway denied {refused} attempt{'s' if refused != 1 else ''} ({kinds}): "

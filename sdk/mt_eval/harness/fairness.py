@@ -33,7 +33,7 @@ from mt_eval.results import ResultNotes, error_result, results_for
 from mt_eval.sandbox import Network, Sandbox, SandboxFacts, SandboxUnavailable, network_for_class, plugin_sandbox
 from mt_eval.sandbox.denials import DenialLog
 from mt_eval.sandbox.isolation import GATEWAY_SOCKET
-from mt_eval.sandbox.policy import DeniedAttempt
+from mt_eval.sandbox.policy import DeniedAttempt, attempts_denied
 from mt_eval.scan import ScanReport, scan_plugin, scan_problems
 
 TYPE_CHECKING = False
@@ -317,6 +317,6 @@ def describe_outcome(eligibility: Eligibility | None, sandbox: SandboxFacts | No
         lines.append(f"  {verdict}{flags}: {eligibility.reasons[0]}" + (
             f" (+{len(eligibility.reasons) - 1} more in the card)" if len(eligibility.reasons) > 1 else ""))
     if sandbox is not None and sandbox.denied:
-        shown = "; ".join(f"{a.kind} {a.detail} ×{a.count}" for a in sandbox.denied[:3])
+        shown = "; ".join(f"{a.kind} {a.detail} ×{a.count}" for a in attempts_denied(sandbox.denied)[:3])
         lines.append(f"  sandbox ({sandbox.tool}) denied: {shown}")
     return lines

@@ -24,6 +24,7 @@ import msgspec
 
 from mt_eval.harness.families import tally
 from mt_eval.harness.gate import recheck
+from mt_eval.sandbox.policy import attempts_denied
 
 if TYPE_CHECKING:
     from mt_eval.harness.runcard import RunCard
@@ -70,7 +71,7 @@ def _eligibility(result: Verification, card: RunCard) -> None:
         return
     kind = card.method.dependency_class
     ran = card.corpus.entries if card.selection is None else card.selection.entries_selected
-    denied = sum(a.count for a in card.sandbox.denied) if card.sandbox is not None else 0
+    denied = sum(a.count for a in attempts_denied(card.sandbox.denied)) if card.sandbox is not None else 0
     scan_clean = card.static_scan is not None and not card.static_scan.errors
     against = [why for why, holds in [
         (f"its dependency class is {kind or 'not declared'}", kind in ("S", "O", "A1")),

@@ -18,6 +18,8 @@ from mt_eval.sandbox.policy import DeniedAttempt
 
 GUEST_LOGGER = "mt_eval.bridge.guest"  # where the bridge host forwards each line of a guest's stderr
 _QUOTED_PATH = re.compile(r"""['"](/[^'"]*)['"]""")
+_WRAPPING = re.compile(r"""[)>"'\]]""")  # where a message wrapped in a repr ends: (…), <urlopen error …>, "…"
+_HOST = re.compile(r"""(?:\bhost=|resolve )['"]([\w.:-]+)['"]""")  # the host a Python library names before it
 RULES: list[tuple[str, re.Pattern[str]]] = [
     ("file-access", re.compile(r"Permission denied|EACCES", re.I)),
     ("file-write", re.compile(r"Read-only file system|EROFS", re.I)),
@@ -35,11 +37,20 @@ def recognise(text: str) -> list[tuple[str, str]]:
         for kind, pattern in RULES:
             match = pattern.search(line)
             if match:
-                path = _QUOTED_PATH.search(line[match.start():]) if kind.startswith("file") else None
-                detail = path.group(1) if path else line[match.start():].strip()
-                found.append((kind, detail[:200]))
+                found.append((kind, _detail(kind, line, match)[:200]))
                 break
     return found
+
+
+def _detail(kind: str, line: str, match: re.Match[str]) -> str:
+    """The path refused, or the refusal's own words (up to where the repr wrapping them closes) and the host."""
+    rest = line[match.start():]
+    path = _QUOTED_PATH.search(rest) if kind.startswith("file") else None
+    if path is not None:
+        return path.group(1)
+    words = _WRAPPING.split(rest, maxsplit=1)[0].strip()
+    host = _HOST.search(line[:match.start()])
+    return f"{words} ({host.group(1)})" if host and host.group(1) not in words else words
 
 
 class DenialLog:

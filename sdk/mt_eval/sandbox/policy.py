@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 import msgspec
@@ -42,6 +43,17 @@ class DeniedAttempt(msgspec.Struct, kw_only=True):
     count: int = 1
     example_id: str | None = None
     source: Literal["stderr", "result", "gateway"] = "stderr"
+
+
+def attempts_denied(denied: Iterable[DeniedAttempt]) -> list[DeniedAttempt]:
+    """One row per kind and detail, with the count of the source that saw it most: a method that prints its error
+    and returns it too was refused once, not once on stderr and again in its result."""
+    merged: dict[tuple[str, str], DeniedAttempt] = {}
+    for attempt in denied:
+        kept = merged.get((attempt.kind, attempt.detail))
+        if kept is None or attempt.count > kept.count:
+            merged[(attempt.kind, attempt.detail)] = attempt
+    return list(merged.values())
 
 
 class SandboxFacts(msgspec.Struct, kw_only=True):
