@@ -85,6 +85,16 @@ def test_a_command_must_complete_the_bridge_handshake(tmp_path: Path):
     assert problem.path == "$.command"
     assert "did not complete the bridge handshake" in problem.message and "within 1 s" in problem.message
     assert "mt-eval bridge check --" in (problem.hint or "")
+    assert problem.hint.startswith("do not do long work before it answers initialize (bridge/PROTOCOL.md): ")
+
+
+def test_a_node_entry_still_loading_at_the_timeout_is_told_to_load_less_not_to_read_its_words(tmp_path: Path):
+    """Before: "the guest's own words are above" — a module busy at load time has said nothing."""
+    busy = node_plugin(tmp_path, "const until = Date.now() + 30000; while (Date.now() < until) {}\n" + GOOD_JS)
+    [problem] = validate_plugin(busy, scan=False, timeout_s=1).errors
+    assert problem.message.startswith("loading translate.js failed: guest ") and "within 1 s" in problem.message
+    assert problem.hint == ("do not do long work at load time (the top level of translate.js): load a model on the "
+                            "first call; or, if it must, give validate a longer --timeout")
 
 
 def test_a_command_that_speaks_the_bridge_passes(tmp_path: Path):

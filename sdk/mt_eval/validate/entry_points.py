@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mt_eval.bridge.connection import HostOptions
-from mt_eval.bridge.messages import BridgeError
+from mt_eval.bridge.messages import TIMEOUT, BridgeError
 from mt_eval.loader import PluginSource, method_card_of
 from mt_eval.lone_surrogates import writable
 from mt_eval.problems import Problem
@@ -33,6 +33,8 @@ PROBES = ("Good morning, my friend.", "The cat sleeps on the red sofa.", "Thank 
           "Where is the train station?", "I have two books and three pens.")
 _LOCATION = re.compile(r"(?:file://)?(/[^\s:()'\"]+\.[cm]?js):(\d+)")
 _STDIN_LOCATION = re.compile(r"^\[stdin\]:(\d+)$", re.M)
+SLOW_START = ("do not do long work {what}: load a model on the first call; or, if it must, give validate a longer "
+              "--timeout")
 _ERROR_LINE = re.compile(r"\b(\w*Error: [^\n]*)")
 
 
@@ -113,6 +115,9 @@ def _node_start_problems(source: PluginSource, exc: BridgeError, *, sandboxed: b
                         hint="install Node.js 20 or later (or set MT_EVAL_NODE to its path) to check the Node entry")]
     from mt_eval.bridge.method import per_entry_error, split_fix
 
+    if exc.code == TIMEOUT:  # it is still loading: there are no words of its own to point at
+        return [Problem(file=file, path="$", code="entry-point", message=f"loading {entry} failed: {exc.message}",
+                        hint=SLOW_START.format(what=f"at load time (the top level of {entry})"))]
     confined = f" ({CONFINED})" if sandboxed else ""
     fix = split_fix(exc.message)[1]  # the guest's own, when it gives one
     return [Problem(file=file, path="$", code="entry-point",
@@ -162,17 +167,22 @@ async def _command_problems(source: PluginSource, options: HostOptions, config: 
     from mt_eval.loader import command_argv
 
     guest = _guest(command_argv(source), source.directory, sandbox, options, source.method_id)
+    check = f"`mt-eval bridge check -- {' '.join(source.manifest.command or [])}` runs the full conformance check"
     try:
         await guest.start(config)
     except BridgeError as exc:
+        if exc.code == TIMEOUT:
+            return [Problem(file=source.manifest_file, path="$.command", code="entry-point",
+                            message=f"the program did not complete the bridge handshake: {exc.message}",
+                            hint=SLOW_START.format(what="before it answers initialize (bridge/PROTOCOL.md)") +
+                            f"; {check}")]
         if isinstance(exc.data, dict) and exc.data.get("cannot_run"):  # (no program ran: nothing to make answer)
             return [Problem(file=source.manifest_file, path="$.command", code="entry-point", message=exc.message,
                             hint='make "command" in method.json start a program that exists and may be run (a path '
                                  "in the plugin directory, or a program on PATH)")]
         return [Problem(file=source.manifest_file, path="$.command", code="entry-point",
                         message=f"the program did not complete the bridge handshake: {per_entry_error(exc)}",
-                        hint="make it answer initialize (bridge/PROTOCOL.md); `mt-eval bridge check -- "
-                             f"{' '.join(source.manifest.command or [])}` runs the full conformance check")]
+                        hint=f"make it answer initialize (bridge/PROTOCOL.md); {check}")]
     else:
         _card, found = method_card_of(source, guest)
         return [p for p in found if p.file == guest.card_label]
