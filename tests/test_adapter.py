@@ -304,8 +304,14 @@ def test_a_pipeline_needs_persistent_stages():
     (["stdbuf", "-oL", "/opt/my-mt", "--model", "x"], "my-mt"),
     (["env", "LANG=C", "perl", "tr.pl"], "tr.pl"),
     (["apertium", "-u", "eng-spa"], "apertium"),
+    (["env", "-u", "LANG", "my-mt"], "my-mt"),  # (before: LANG)
+    (["env", "-i", "PATH=/usr/bin", "--", "my-mt", "x"], "my-mt"),
+    (["nice", "-n", "10", "my-mt"], "my-mt"),
+    (["timeout", "-s", "KILL", "30", "stdbuf", "-o", "L", "python3", "-u", "mt.py"], "mt.py"),
+    (["taskset", "-c", "0,1", "/opt/bin/my-mt"], "my-mt"),
+    (["env", "-u", "LANG"], "env"),  # (no command after it: itself)
 ])
 def test_a_program_is_named_by_its_script_not_its_interpreter(command: list[str], name: str):
-    from mt_eval.adapters.stage import program_name
+    from mt_eval.adapters.program_names import program_name
 
     assert program_name(command) == name

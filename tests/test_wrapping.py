@@ -124,6 +124,22 @@ async def test_a_buffering_program_is_named_with_the_fixes(tmp_path):
     assert "stdbuf" not in error
 
 
+async def test_a_program_that_still_buffers_under_stdbuf_is_named_and_not_sent_to_stdbuf_again(tmp_path):
+    """Before: "Fix: stdbuf -oL stdbuf …", naming the wrapper as the program."""
+    script = tmp_path / "my-mt"
+    script.write_text(f"#!{sys.executable}\n{BUFFERING}", encoding="utf-8")
+    script.chmod(0o755)
+    translator = ProcessTranslator(["stdbuf", "-oL", str(script), "--model", "m.bin"], framing=LINES, env=ENV,
+                                   options=ProcessOptions(timeout_s=1.5, shutdown_grace_s=0.3))
+    try:
+        [outcome] = await translator.translate_texts(["hello"])
+    finally:
+        await translator.aclose()
+    assert outcome.error.startswith("my-mt gave no answer within 1.5 s and wrote nothing at all")
+    assert ("Fix: my-mt sets its own buffering, which stdbuf does not change: its own unbuffered flag (--unbuffered, "
+            "--flush), or persistent=False") in outcome.error
+
+
 async def test_a_silent_program_is_warned_about_long_before_its_timeout(tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(record_process, "QUIET_WARNING_S", 0.5)
     script = tmp_path / "buffering.py"

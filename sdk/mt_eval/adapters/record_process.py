@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mt_eval.adapters.framing import Framing, Markers
+from mt_eval.adapters.program_names import runs_under_stdbuf, wrapped
 from mt_eval.child_process import ChildProcess, LazyTimer, last_lines
 from mt_eval.process_state import group_reads_stdin
 
@@ -319,9 +320,12 @@ def buffering_hint(command: Sequence[str], pid: int | None, *, lead: str = " and
     """Why a program that wrote nothing on its stdout probably did, and the fixes for the program ``command`` runs
     (a clause to append: ``lead``, then whether it waits for input, then the fixes)."""
     waits = ", and waits for more input" if group_reads_stdin(pid) else ""
-    program = os.path.basename(command[0])
+    program = os.path.basename(wrapped(command)[0])
     if re.match(r"python[\d.]*$", program):  # (stdbuf does nothing for Python, which buffers on its own)
         fixes = f"{program} -u …, PYTHONUNBUFFERED=1 in its environment, print(..., flush=True)"
+    elif runs_under_stdbuf(command):  # (a program that sets its own buffering ignores stdbuf)
+        fixes = f"{program} sets its own buffering, which stdbuf does not change: its own unbuffered flag " \
+                "(--unbuffered, --flush)"
     else:
         fixes = f"stdbuf -oL {program} …, its own unbuffered flag (--unbuffered, --flush)"
     return (f"{lead}{waits}: it buffers its output (as programs writing to a pipe do). Fix: {fixes}, or "

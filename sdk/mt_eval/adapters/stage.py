@@ -19,10 +19,11 @@ import asyncio
 import logging
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mt_eval.adapters.framing import Framing
+from mt_eval.adapters.program_names import program_name
 from mt_eval.adapters.record_process import ProcessOptions, RecordFailure, RecordProcess
 from mt_eval.child_policy import RestartBudget, SoloGate
 
@@ -55,36 +56,6 @@ class Stage:
     @property
     def name(self) -> str:
         return self.label or program_name(self.command)
-
-
-# Programs that run a script named after them: a message names the script (word-mt.py), not "python3".
-_INTERPRETER = re.compile(r"^(python[\d.]*|pypy[\d.]*|node(js)?|perl[\d.]*|ruby[\d.]*|bash|sh|dash|zsh|Rscript)$")
-
-
-_WRAPPERS = {"stdbuf", "env", "nohup"}  # (their options attached, -oL; env's NAME=VALUE skipped)
-_OPTION_WITH_VALUE = {"-W", "-X", "-r", "--require", "--import", "--loader"}
-
-
-def program_name(command: Sequence[str]) -> str:
-    """What messages call the program ``command`` runs: its file's name, or for an interpreter, its script's
-    (``[sys.executable, "bin/word-mt.py"]``: word-mt.py) or module's (``python -m mymt``: mymt)."""
-    program = os.path.basename(command[0])
-    if program in _WRAPPERS:  # (stdbuf -oL my-mt …: my-mt)
-        rest = [a for a in command[1:] if not a.startswith("-") and "=" not in a]
-        return program_name(command[command.index(rest[0], 1):]) if rest else program
-    if not _INTERPRETER.match(program):
-        return program
-    arguments = iter(command[1:])
-    for argument in arguments:
-        if argument == "-m":
-            return next(arguments, program)
-        if argument in ("-c", "-e", "--eval"):  # code given inline: nothing better to call it
-            return program
-        if argument in _OPTION_WITH_VALUE:
-            next(arguments, None)
-        elif not argument.startswith("-"):
-            return os.path.basename(argument)
-    return program
 
 
 class StageRunner:
