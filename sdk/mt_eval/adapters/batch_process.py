@@ -19,17 +19,43 @@ from mt_eval.child_process import ChildProcess, exit_status, wait_event
 
 
 class _OneRun(ChildProcess):
-    """The program run once: its whole output, and an event set when it has ended."""
+    """The program run once: its whole output, and an event set when it has ended. An answer over
+    ``max_record_bytes``, or far more answers than records, ends it at once (``overflow`` says which): a
+    runaway program does not fill the memory."""
 
-    def __init__(self, command: Sequence[str], options: ProcessOptions, **kwargs: object) -> None:
+    def __init__(self, command: Sequence[str], options: ProcessOptions, framing: Framing, records: int,
+                 **kwargs: object) -> None:
         super().__init__(command, logger=program_log, tail_bytes=options.stderr_tail_bytes,
                          tail_lines=options.stderr_tail_lines, grace_s=options.shutdown_grace_s,
                          **kwargs)  # type: ignore[arg-type]
         self.output = bytearray()
         self.ended = asyncio.Event()
+        self.overflow: RecordFailure | None = None
+        self._terminator = framing.terminator
+        self._answers_allowed = 2 * records + 16  # (room for the empty flushes at the end that are tolerated)
+        self._max_answer = options.max_record_bytes
+        self._answers = 0
+        self._open_from = 0  # where the answer not yet ended starts
 
     def on_output(self, data: bytes) -> None:
+        if self.overflow is not None:
+            return
         self.output += data
+        found = data.count(self._terminator)
+        if found:
+            self._answers += found
+            self._open_from = self.output.rfind(self._terminator) + len(self._terminator)
+        if len(self.output) - self._open_from > self._max_answer:
+            self._overflowed(f"{self.label} sent an answer over {self._max_answer} bytes")
+        elif self._answers > self._answers_allowed:
+            self._overflowed(f"{self.label} gave over {self._answers_allowed} answers for "
+                             f"{(self._answers_allowed - 16) // 2} record(s)")
+
+    def _overflowed(self, message: str) -> None:
+        self.overflow = RecordFailure("oversized", message)
+        self.output = bytearray()
+        self.kill()
+        self.ended.set()  # (a killed child's end is not reported)
 
     def on_gone(self, status: str) -> None:
         self.ended.set()
@@ -42,7 +68,7 @@ async def run_once(command: Sequence[str], records: list[bytes], framing: Framin
     """Run the program once over ``records``; one answer per record, or `RecordFailure` for the batch."""
     options = options or ProcessOptions()
     per_record = timeout_s or options.timeout_s or DEFAULT_TIMEOUT_S
-    child = _OneRun(command, options, cwd=cwd, env=env, label=label)
+    child = _OneRun(command, options, framing, len(records), cwd=cwd, env=env, label=label)
     label = child.label
     try:
         await child.spawn()
@@ -58,6 +84,8 @@ async def run_once(command: Sequence[str], records: list[bytes], framing: Framin
     finally:
         await child.aclose()  # and whatever it started and left behind
     alone = len(records) == 1
+    if child.overflow is not None:
+        raise RecordFailure("oversized", child.overflow.message, stderr_tail=child.stderr_tail(), alone=alone)
     if not ended:
         raise RecordFailure("timeout", f"{label} did not finish {len(records)} record(s) within {allowance:g} s",
                             stderr_tail=child.stderr_tail(), alone=alone)
@@ -67,10 +95,10 @@ async def run_once(command: Sequence[str], records: list[bytes], framing: Framin
     output = bytes(child.output)
     answers = framing.split_output(output, len(records))
     if answers is None:
-        found = len(output.split(framing.terminator))
-        raise RecordFailure("mismatch", f"{label} gave about {found} answers for {len(records)} record(s) "
-                            f"({framing.name} framing)", stderr_tail=child.stderr_tail(), alone=alone)
-    return answers
+        found = framing.count_answers(output)
+        raise RecordFailure("mismatch", f"{label} gave {found} answer{'s' if found != 1 else ''} for {len(records)} "
+                            f"record(s) ({framing.name} framing)", stderr_tail=child.stderr_tail(), alone=alone)
+    return [framing.answer_to(record, answer) for record, answer in zip(records, answers, strict=True)]
 
 
 async def run_batch(command: Sequence[str], records: list[bytes], framing: Framing, *,

@@ -63,6 +63,13 @@ class Framing:
                 raise FramingError(f'the text contains "{shown}", which ends a record in {self.name} framing')
         return encoded
 
+    def answer_to(self, record: bytes, answer: bytes) -> bytes:
+        """``answer`` as the translation of ``record``: a line program that ends its lines with CRLF (a Windows
+        build) answers "hola\\r", whose \\r is the line's end, not the text's — unless the record ended so too."""
+        if self.per_line and answer.endswith(b"\r") and not record.endswith(b"\r"):
+            return answer[:-1]
+        return answer
+
     def join(self, answers: list[bytes]) -> str:
         """One text from the answers to `records` (undecodable bytes become U+FFFD)."""
         return "\n".join(answer.decode("utf-8", "replace") for answer in answers)
@@ -73,12 +80,20 @@ class Framing:
         A missing final terminator is tolerated, and so are empty records after the expected ones (programs
         in null-flush mode often flush once more at the end of their input).
         """
+        parts = self._answers(data, expected)
+        return parts if len(parts) == expected else None
+
+    def count_answers(self, data: bytes) -> int:
+        """How many answers a whole output holds, as `split_output` counts them (empty ones at its end aside)."""
+        return len(self._answers(data, 0))
+
+    def _answers(self, data: bytes, expected: int) -> list[bytes]:
         parts = data.split(self.terminator)
         if parts and parts[-1] == b"":
             parts.pop()
         while len(parts) > expected and parts[-1] == b"":
             parts.pop()
-        return parts if len(parts) == expected else None
+        return parts
 
 
 class Markers:
