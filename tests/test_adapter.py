@@ -280,11 +280,43 @@ async def test_batch_mode_finds_the_record_a_program_fails_on():
 async def test_batch_mode_reports_a_wrong_number_of_answers_and_timeouts():
     short = translator_for("--batch", framing=NULL_FLUSH, persistent=False)
     (_, error), = await texts_through(short, ["a"])  # answers with newlines: one NUL-less blob
-    assert error is not None and error.startswith("record_translator.py gave about 2 answers for 1 record(s)")
+    assert error is not None and error.startswith("record_translator.py gave 2 answers for 1 record(s) (null-flush")
     slow = translator_for("--batch", "--null", framing=NULL_FLUSH, persistent=False,
                           options=ProcessOptions(timeout_s=0.3, shutdown_grace_s=0.3))
     results = await texts_through(slow, ["fine", "!hang"])
     assert results == [("T:FINE", None), (None, "record_translator.py did not finish 1 record(s) within 0.3 s")]
+
+
+CRLF_PROGRAM = ("import sys\nfor line in sys.stdin.buffer:\n    sys.stdout.buffer.write(line.rstrip(b'\\n').upper() + "
+                "b'\\r\\n')\n    sys.stdout.flush()\n")
+
+
+@pytest.mark.parametrize("persistent", [True, False])
+async def test_a_line_program_ending_its_lines_with_crlf_gives_texts_without_the_cr(tmp_path, persistent: bool):
+    """Before: every translation ended with "\\r" (a Windows build of a translator, or a script writing \\r\\n)."""
+    script = tmp_path / "crlf.py"
+    script.write_text(CRLF_PROGRAM, encoding="utf-8")
+    translator = ProcessTranslator([sys.executable, str(script)], framing=LINES, persistent=persistent, options=FAST)
+    try:
+        assert await texts_through(translator, ["one", "two\nlines"]) == [("ONE", None), ("TWO\nLINES", None)]
+    finally:
+        await translator.aclose()
+
+
+def test_answers_are_counted_as_they_are_split():
+    """Before: "gave about 4 answers" for three, the empty text after the last terminator counted as one."""
+    assert NULL_FLUSH.count_answers(b"x\0y\0z\0") == 3 and NULL_FLUSH.count_answers(b"x\0y\0z") == 3
+    assert NULL_FLUSH.count_answers(b"x\0\0\0") == 1 and NULL_FLUSH.count_answers(b"") == 0
+
+
+async def test_batch_mode_ends_a_runaway_program_at_once_without_holding_its_output():
+    """Before: its whole output was kept until the timeout (a program printing for ever filled the memory)."""
+    limits = ProcessOptions(timeout_s=60, max_record_bytes=1000, shutdown_grace_s=0.3)
+    endless_answer = translator_for("--batch", framing=LINES, persistent=False, options=limits)
+    assert await texts_through(endless_answer, ["!big"]) == [(None, "record_translator.py sent an answer over 1000 "
+                                                                    "bytes")]
+    endless_answers = ProcessTranslator(["yes"], framing=LINES, persistent=False, options=limits)
+    assert await texts_through(endless_answers, ["a"]) == [(None, "yes gave over 18 answers for 1 record(s)")]
 
 
 def test_a_pipeline_needs_persistent_stages():

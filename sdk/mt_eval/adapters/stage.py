@@ -95,7 +95,8 @@ class StageRunner:
         interruptions = 0
         while True:
             try:
-                return await (self._ask_alone(record, timeout_s) if alone else self._ask_shared(record, timeout_s))
+                answer = await (self._ask_alone(record, timeout_s) if alone else self._ask_shared(record, timeout_s))
+                return self.framing.answer_to(record, answer)
             except RecordFailure as failure:
                 if failure.kind in ("exited", "timeout", "oversized"):
                     self._last_failure = failure
