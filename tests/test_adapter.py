@@ -144,6 +144,24 @@ async def test_a_stray_or_missing_line_fails_only_its_own_entry_never_shifting_t
         await translator.aclose()
 
 
+BANNER_PROGRAM = ("import sys, time\ntime.sleep(0.3)\nprint('Loading model... done', flush=True)\n"
+                  "print('ready', flush=True)\nfor line in sys.stdin:\n    print(line.rstrip('\\n').upper(), "
+                  "flush=True)\n")
+
+
+async def test_a_banner_printed_at_start_fails_no_record(tmp_path):
+    """Before: the first record, sent while the program was loading, got the banner's lines too and failed
+    ("wrote 3 lines for it instead of one")."""
+    script = tmp_path / "banner.py"
+    script.write_text(BANNER_PROGRAM, encoding="utf-8")
+    translator = ProcessTranslator([sys.executable, str(script)], framing=LINES, options=FAST)
+    try:
+        assert await texts_through(translator, ["one", "two"]) == [("ONE", None), ("TWO", None)]
+        assert translator.runners[0].restarts == 0
+    finally:
+        await translator.aclose()
+
+
 async def test_without_markers_a_stray_line_would_shift_every_later_answer():
     """Why LINES is aligned: the same program under an unaligned line framing answers the wrong texts."""
     unaligned = Framing("line", b"\n", per_line=True, aligned=False)

@@ -15,7 +15,8 @@ record each answer belongs to: after every record it sends a *marker* record, ``
 program echoes (translated or not, such tokens pass through translators, as champollion's placeholder
 sentinels do). The answers between two markers belong to one record; one answer is the translation, and
 any other count — a warning printed on stdout, a line skipped — fails that record alone, never shifting a
-translation onto the next one. `LINES` is aligned: a line program can print anything on its stdout.
+translation onto the next one; a marker sent as the program starts (``SEQ`` 0) sets apart the banner it may
+print first. `LINES` is aligned: a line program can print anything on its stdout.
 `NULL_FLUSH` is not: in null-flush mode the NUL is a flush command, answered exactly once per record.
 A program that does not pass markers through times out; run it with one process per batch
 (``persistent=False``), where answers are counted over the whole output instead.

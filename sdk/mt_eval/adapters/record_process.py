@@ -112,6 +112,7 @@ class RecordProcess(ChildProcess):
         self.framing = framing
         self.terminator = framing.terminator
         self.markers = Markers() if framing.aligned else None
+        self._past_banner = False  # marker 0 (sent at start) came back: what it prints now answers records
         self.restart_when = restart_when
         self.retiring = False
         self.stray_answers = 0
@@ -145,6 +146,8 @@ class RecordProcess(ChildProcess):
         except OSError as exc:
             raise RecordFailure("unavailable", f"cannot start {self.label} ({self.command[0]}): "
                                 f"{exc.strerror or exc}") from exc
+        if self.markers is not None:  # what it prints before this marker's echo is a banner, no record's answer
+            self.write(self.markers.marker(0) + self.terminator)
 
     async def drained(self) -> None:
         """Wait until no record is in flight."""
@@ -202,6 +205,13 @@ class RecordProcess(ChildProcess):
         """An answer under an aligned framing: a record's answer, or a marker closing the records up to it."""
         assert self.markers is not None
         seq = self.markers.seq_in(answer)
+        if not self._past_banner:
+            if seq is None:
+                program_log.debug("%s (before its first record): %r", self.label, answer[:200])
+                return
+            self._past_banner = True  # (a program that lost marker 0 is past its banner at marker 1)
+            if seq == 0:
+                return
         if seq is None:
             if self._fifo:
                 waiter = self._fifo[0]
