@@ -102,3 +102,47 @@ async def test_a_process_that_ends_with_the_guest_a_moment_after_it_is_not_calle
     await method.translate([{"id": "1", "source": "Hi"}], CONFIG)
     await method.aclose()
     assert "left 1 process" not in caplog.text
+
+
+DETACHING_PROGRAM = """
+import subprocess, sys
+for line in sys.stdin:
+    if line.startswith("!exit"):
+        sys.exit(3)
+    if line.startswith("\u27e6"):  # (the adapter's markers pass through, as through a translator)
+        print(line, end="", flush=True)
+        continue
+    helper = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    print(helper.pid, flush=True)
+"""
+
+
+async def test_a_process_detached_by_a_program_that_then_exits_on_its_own_is_ended_too(tmp_path: Path, caplog):
+    """Before: it was looked for only when the program was closed — after it had exited, when the helper it detached
+    was init's and no longer known as its own, so it ran on."""
+    from mt_eval.adapters import LINES, ProcessOptions, ProcessTranslator
+
+    caplog.set_level(logging.WARNING)
+    script = tmp_path / "detaching.py"
+    script.write_text(DETACHING_PROGRAM, encoding="utf-8")
+    translator = ProcessTranslator([sys.executable, str(script)], framing=LINES,
+                                   options=ProcessOptions(timeout_s=5, shutdown_grace_s=0.5))
+    [started] = await translator.translate_texts(["one"])
+    helper = int(started.text or 0)
+    try:
+        assert running(helper)
+        [ended] = await translator.translate_texts(["!exit"])
+        assert ended.error is not None and "exited with code 3" in ended.error
+        await translator.aclose()
+        for _ in range(100):
+            if not running(helper):
+                break
+            await asyncio.sleep(0.02)
+        assert not running(helper), "the detached helper outlived the program that exited"
+        assert f"left 1 process running outside its process group (pid {helper}: sleep 300): ended" in caplog.text
+    finally:
+        if running(helper):
+            import os
+            import signal
+
+            os.kill(helper, signal.SIGKILL)

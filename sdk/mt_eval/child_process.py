@@ -16,7 +16,6 @@ within and how work is sent to it alone after a failure are in `mt_eval.child_po
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import signal
@@ -25,16 +24,12 @@ from collections.abc import Callable, Mapping, Sequence
 import anyio
 
 from mt_eval import child_spawn
-from mt_eval.process_state import command_line, outside_group, same_process
+from mt_eval.child_detached import DetachedWatch, end_strays
 
 # Writes held back in one turn of the loop that go out together (`ChildProcess.write`): with 64 one-entry requests
 # in flight, groups of 8 let the child answer the first while the host sends the rest (1.5x the requests per
 # second of one write per turn; benchmarks/bridge.py), and cost it one wake-up per group rather than per request.
 WRITE_GROUP = 8
-# How long what a child started outside its group may take to end on its own once the child is gone, before it is
-# called left behind: a sandbox's own process (bubblewrap's, in a session of its own) dies with the sandbox, a
-# moment after it.
-STRAY_SETTLE_S = 0.5
 
 
 class StderrTail:
@@ -106,32 +101,6 @@ async def reap_group(pid: int | None, grace: float) -> None:
         if not signal_group(pid, 0):  # signal 0 only asks whether the group still exists
             return
     signal_group(pid, signal.SIGKILL)
-
-
-async def end_strays(strays: list[tuple[int, str]], grace: float, label: str, logger: logging.Logger) -> None:
-    """End what a child started outside its process group (`process_state.outside_group`, read before the child
-    was stopped) that still runs: SIGTERM, SIGKILL after ``grace``; say so, naming them."""
-    left = [(pid, started) for pid, started in strays if same_process(pid, started)]
-    loop = asyncio.get_running_loop()
-    settled = loop.time() + min(grace, STRAY_SETTLE_S)
-    while left and loop.time() < settled:  # ending already: a sandbox's own process, dying with the sandbox
-        await anyio.sleep(0.01)
-        left = [(pid, started) for pid, started in left if same_process(pid, started)]
-    if not left:
-        return
-    names = ", ".join(f"pid {pid}: {command_line(pid) or '?'}" for pid, _ in left)
-    logger.warning("%s left %d process%s running outside its process group (%s): ended (a method stops what it "
-                   "starts when it is closed)", label, len(left), "" if len(left) == 1 else "es", names)
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid, started in left:
-            if same_process(pid, started):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, sig)
-        until = loop.time() + grace
-        while loop.time() < until:
-            if not any(same_process(pid, started) for pid, started in left):
-                return
-            await anyio.sleep(0.02)
 
 
 def exit_status(code: int | None) -> str:
@@ -226,6 +195,7 @@ class ChildProcess(asyncio.SubprocessProtocol):
         self._gone_timer: asyncio.TimerHandle | None = None
         self._gone = False
         self._closing = False
+        self._detached = DetachedWatch()  # what it starts outside its group, ended when it is closed
 
     # ---- life cycle ------------------------------------------------------------------------------
 
@@ -312,7 +282,7 @@ class ChildProcess(asyncio.SubprocessProtocol):
         if self._transport is None or self._closing:
             return
         self._closing = True
-        strays = outside_group(self.pid)  # (read now: once the child ends, they are no longer known as its own)
+        strays = self._detached.all(self.pid)  # (read now: once the child ends, they are no longer known as its own)
         try:
             self.close_stdin()
             if not await wait_event(self._exited, self.grace_s):
@@ -346,6 +316,7 @@ class ChildProcess(asyncio.SubprocessProtocol):
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd == 1:
+            self._detached.notice(self.pid, self._loop.time())  # type: ignore[union-attr]
             self.on_output(data)
             if self._outgoing is None:  # what the callers woken by this output write goes out as this turn ends
                 self._outgoing = []

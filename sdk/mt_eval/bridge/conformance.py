@@ -149,9 +149,9 @@ async def run_vector(vector: Mapping[str, Any], command: Sequence[str], *, cwd: 
 
 
 async def _end_guest(process: asyncio.subprocess.Process, strays: dict[int, str], label: str) -> None:
-    """Kill the guest's process group, end what it started outside it (`mt_eval.child_process.end_strays`), and wait
+    """Kill the guest's process group, end what it started outside it (`mt_eval.child_detached.end_strays`), and wait
     for it; pipes that something still holds open after `EXIT_WAIT_S` are closed."""
-    from mt_eval.child_process import end_strays
+    from mt_eval.child_detached import end_strays
 
     if process.returncode is None:
         strays.update(outside_group(process.pid))
