@@ -162,6 +162,25 @@ async def test_a_banner_printed_at_start_fails_no_record(tmp_path):
         await translator.aclose()
 
 
+MANGLING_PROGRAM = ("import sys\nfor line in sys.stdin:\n    print(line.rstrip('\\n').upper().translate("
+                    "str.maketrans('0123456789', 'abcdefghij')), flush=True)\n")
+
+
+async def test_a_program_that_alters_the_marker_lines_is_told_so_not_that_it_gave_no_answer(tmp_path):
+    """Before: "gave no answer within 1 s", for a program that answered every line (and changed the markers')."""
+    script = tmp_path / "mangling.py"
+    script.write_text(MANGLING_PROGRAM, encoding="utf-8")
+    translator = ProcessTranslator([sys.executable, str(script)], framing=LINES,
+                                   options=ProcessOptions(timeout_s=1, shutdown_grace_s=0.3))
+    try:
+        [(text, error)] = await texts_through(translator, ["one"])
+    finally:
+        await translator.aclose()
+    assert text is None and error.startswith("mangling.py wrote lines but passed back no marker line (⟦")
+    assert "within 1 s, so none can be matched to a record: a program that changes or drops such lines runs with " \
+           "persistent=False (one process per batch)" in error
+
+
 async def test_without_markers_a_stray_line_would_shift_every_later_answer():
     """Why LINES is aligned: the same program under an unaligned line framing answers the wrong texts."""
     unaligned = Framing("line", b"\n", per_line=True, aligned=False)

@@ -299,6 +299,10 @@ class RecordProcess(ChildProcess):
         message = f"{self.label} gave no answer within {timeout:g} s"
         if self.output_bytes == 0:
             message += buffering_hint(self.command, self.pid)
+        elif self.markers is not None and (self._fifo[0].count or not self._past_banner):
+            message = (f"{self.label} wrote lines but passed back no marker line (⟦{self.markers.nonce}:SEQ⟧, sent "
+                       f"after each record) within {timeout:g} s, so none can be matched to a record: a program that "
+                       "changes or drops such lines runs with persistent=False (one process per batch)")
         if self._quiet_check is not None:
             self._quiet_check.cancel()
         self._kill("timeout", message)
