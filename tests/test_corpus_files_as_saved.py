@@ -61,6 +61,10 @@ def test_a_header_saved_with_a_trailing_tab_is_a_header(tmp_path: Path):
         (f"news-{i}", f"Sentence {i}.", f"Frase {i}.") for i in range(1, 4)]
     plain = load_corpus(CorpusSpec(path=write(tmp_path, "p.tsv", "source\treference\t\nHi.\tHola.\t\n")))
     assert [(e["source"], e["reference"]) for e in plain.entries] == [("Hi.", "Hola.")]
+    # the unnamed column's empty cells are no field (before: "column3": "" on every entry, sent to the method)
+    assert [sorted(e) for e in corpus.entries + plain.entries] == [["id", "reference", "source"]] * 4
+    noted = load_corpus(CorpusSpec(path=write(tmp_path, "n.tsv", "source\treference\t\nHi.\tHola.\tnote\n")))
+    assert noted.entries[0]["column3"] == "note"  # (one written there is kept)
 
 
 def test_references_not_in_nfc_are_a_warning_with_the_way_to_convert_them(tmp_path: Path):

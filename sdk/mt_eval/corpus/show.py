@@ -47,7 +47,7 @@ def render_text(corpus: Corpus, report: dict[str, Any]) -> str:
         for column in report["columns"]:
             notes = [f'header "{column["header"]}"'] if column["header"] is not None else []
             if column["role"] == "extra":
-                notes.append("kept as an extra field")
+                notes.append("kept as an extra field" + (" when not empty" if column["header"] == "" else ""))
             lines.append(f"  {'':<11}   column {column['column']}: {column['field']:<{width}}  {', '.join(notes)}"
                          .rstrip())
     for file in report["files"] if corpus.format == "parallel" else []:

@@ -154,7 +154,9 @@ def _fill(corpus: Corpus, rows: list[tuple[int, str]]) -> None:
     if keys in (["source", "reference"], ["source"]):
         wide = _fill_source_reference(cast("list[dict[str, Any]]", corpus.entries), corpus.lines, rows, len(keys))
     else:
-        wide = _fill_columns(cast("list[dict[str, Any]]", corpus.entries), corpus.lines, rows, keys)
+        unnamed = [c.key for c in corpus.columns if c.header == ""]  # (a header's trailing TABs: no field when empty)
+        wide = _fill_columns(cast("list[dict[str, Any]]", corpus.entries), corpus.lines, rows, keys,
+                             [*OPTIONAL_CELLS, *unnamed])
     if wide:
         raise CorpusError(_wide_rows(corpus, wide), summary=f"corpus {corpus.path} has rows with too many columns")
 
@@ -180,11 +182,11 @@ def _fill_source_reference(entries: list[dict[str, Any]], lines: list[int], rows
     return wide
 
 
-def _fill_columns(entries: list[dict[str, Any]], lines: list[int], rows: list[tuple[int, str]], keys: list[str]
-                  ) -> list[tuple[int, int]]:
+def _fill_columns(entries: list[dict[str, Any]], lines: list[int], rows: list[tuple[int, str]], keys: list[str],
+                  optional_cells: list[str]) -> list[tuple[int, int]]:
     width = len(keys)
     ids_given = "id" in keys
-    optional = [(keys.index(key), key) for key in OPTIONAL_CELLS if key in keys]
+    optional = [(keys.index(key), key) for key in optional_cells if key in keys]
     wide = []
     for number, line in rows:
         cells = line.split("\t")
