@@ -127,9 +127,10 @@ async def test_a_process_detached_by_a_program_that_then_exits_on_its_own_is_end
     script.write_text(DETACHING_PROGRAM, encoding="utf-8")
     translator = ProcessTranslator([sys.executable, str(script)], framing=LINES,
                                    options=ProcessOptions(timeout_s=5, shutdown_grace_s=0.5))
-    [started] = await translator.translate_texts(["one"])
-    helper = int(started.text or 0)
+    helper = 0
     try:
+        [started] = await translator.translate_texts(["one"])
+        helper = int(started.text or 0)
         assert running(helper)
         [ended] = await translator.translate_texts(["!exit"])
         assert ended.error is not None and "exited with code 3" in ended.error
@@ -141,7 +142,8 @@ async def test_a_process_detached_by_a_program_that_then_exits_on_its_own_is_end
         assert not running(helper), "the detached helper outlived the program that exited"
         assert f"left 1 process running outside its process group (pid {helper}: sleep 300): ended" in caplog.text
     finally:
-        if running(helper):
+        await translator.aclose()  # (ends the helpers of a test that failed before it closed the program)
+        if helper and running(helper):
             import os
             import signal
 
