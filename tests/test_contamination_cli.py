@@ -173,16 +173,18 @@ def test_validate_strict_fails_an_unverified_check(tmp_path):
     assert mt_eval("validate", str(plugin), "--corpus", "missing.json").returncode == 1
 
 
-def run_card(tmp_path: Path, *args: str, out: str = "run") -> RunCard:
+def run_card(tmp_path: Path, *args: str, out: str = "run", status: int = 0) -> RunCard:
     assert main(["run", "--out", str(tmp_path / out), "--quiet", "--resamples", "100", "--corpus", str(DEMO),
-                 *LENIENT, *args]) == 0
+                 *LENIENT, *args]) == status
     return msgspec.json.decode((tmp_path / out / "card.json").read_bytes(), type=RunCard)
 
 
 def test_run_records_the_check_in_the_card(tmp_path, capsys):
-    card = run_card(tmp_path, "--method", str(MEMORIZER))
+    card = run_card(tmp_path, "--method", str(MEMORIZER), status=5)  # (the gate withholds its headline)
     record = card.contamination
     assert record is not None and record.status == "contaminated" and record.hits_total == 8
+    assert card.gate is not None and card.gate.failures == [
+        "contamination: the bundle contains evaluation data (8 hits on 4 corpus entries)"]
     assert (record.hits[0].file, record.hits[0].line, record.hits[0].entry_id) == ("glossary.tsv", 3, "demo-10")
     clean = run_card(tmp_path, "--method", str(CAREFUL), out="clean").contamination
     assert clean is not None and clean.status == "clean" and clean.recall == 1.0 and clean.seed == 12345

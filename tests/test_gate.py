@@ -55,14 +55,14 @@ def test_a_clean_run_of_a_deterministic_method_that_abstains_on_the_negatives_pa
     assert out.startswith("policy default (shipped default):\n  canaries: at least 1, pass rate at least 100%\n")
     assert "scored entries: at least 30" in out and "covariates recorded: model, temperature, tool_permissions" in out
     assert f"{good}: headline gate passed" in out
-    assert "✓ canaries    2/2 (100.0%) passed" in out and "✓ negatives   0/2 (0.0%) violated" in out
+    assert "✓ canaries       2/2 (100.0%) passed" in out and "✓ negatives      0/2 (0.0%) violated" in out
     assert "model: not applicable (method.json lists no model dependency)" in out and "tool_permissions: none" in out
     assert "headline: chrF++ " in out and "over 30 scored entries" in out
     assert main(["gate", str(good), "--json"]) == 0
     [verdict] = json.loads(capsys.readouterr().out)
     assert verdict["passed"] is True and verdict["headline"].startswith("chrF++")
     assert [c["rule"] for c in verdict["checks"]] == ["verified", "canaries", "negatives", "scored", "abstention",
-                                                      "covariates"]
+                                                      "covariates", "contamination"]
 
 
 @pytest.mark.parametrize(("corpus_shape", "method_params", "rule", "says"), [
@@ -110,7 +110,7 @@ def test_the_abstention_rule_and_a_policy_file_over_the_shipped_defaults(tmp_pat
     assert out.startswith(f"policy strict ({policy}):")
     assert "abstention on scored entries: at most 5%" in out
     assert "canaries: at least 1 (shipped default), pass rate at least 100% (shipped default)" in out
-    assert "✗ abstention  2/30 (6.7%) abstained" in out and "the method abstained on 2/30 (6.7%)" in out
+    assert "✗ abstention     2/30 (6.7%) abstained" in out and "the method abstained on 2/30 (6.7%)" in out
     assert "(the run's own gate, under policy default, passed)" in out
     policy.write_text(json.dumps({"name": "strict", "max_abstention_rate": 0.05, "min_canary_pass_rate": 0.5}))
     assert main(["gate", str(tmp_path / "run" / "card.json"), "--policy", str(policy)]) == 1
@@ -258,7 +258,8 @@ def test_the_shipped_policy_is_valid_and_every_threshold_is_echoed():
     assert describe(resolved) == [
         "canaries: at least 1, pass rate at least 100%", "negative controls: at least 1, violation rate at most 0%",
         "scored entries: at least 30", "abstention on scored entries: no limit",
-        "covariates recorded: model, temperature, tool_permissions, environment, retry_budget"]
+        "covariates recorded: model, temperature, tool_permissions, environment, retry_budget",
+        "contamination of the bundle: no evaluation data found (a check not run passes)"]
 
 
 def test_run_exit_status_interplay_is_documented_in_help(capsys):

@@ -45,7 +45,7 @@ def test_the_rules_run_once_when_the_board_policy_has_the_cards_thresholds(good:
     assert len(rule_calls) == 1  # the same thresholds: the same checks, not made again
     verdict = gate.apply_gate(verification.card, shipped_policy(), data=verification.data, verification=verification)
     assert [c.rule for c in verdict.checks] == ["verified", "canaries", "negatives", "scored", "abstention",
-                                                "covariates"]
+                                                "covariates", "contamination"]
     assert verdict.passed and prepared.record["run_id"] == verification.card.run_id
     alone = gate.apply_gate(verification.card, shipped_policy(), data=verification.data)  # no memo: computed
     assert len(rule_calls) == 2 and msgspec.to_builtins(alone.checks) == msgspec.to_builtins(verdict.checks[1:])

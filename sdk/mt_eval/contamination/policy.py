@@ -1,9 +1,10 @@
 """Whether a run may have a headline or be published, as far as contamination goes.
 
-A headline gate or a publish step calls `require_clean(card["contamination"], policy)` with the policy it
-is configured with:
+The headline gate's ``contamination`` rule (`mt_eval.harness.gate`, and so publishing) calls
+`require_clean(card["contamination"], policy)` with its gate policy's ``contamination`` (the shipped gate policy:
+"not-contaminated"):
 
-* ``"verified-clean"`` (the default): the check ran, found nothing, and its planted control's recall
+* ``"verified-clean"`` (this function's default): the check ran, found nothing, and its planted control's recall
   reached its floor — status "clean";
 * ``"not-contaminated"``: anything but "contaminated" passes, a check that was not run or is unverified
   included (for internal leaderboards that accept unchecked runs);

@@ -14,7 +14,9 @@ Each rule is checked and reported on its own, with the card's figure and the pol
   nothing), and its headline metric has its 95% interval (a card scored without bootstrap resamples has none);
 - **abstention**: the share of scored entries abstained on is at most ``max_abstention_rate`` (when set);
 - **covariates**: every covariate in ``required_covariates`` is recorded, with a value or as not applicable
-  (`mt_eval.harness.covariates`).
+  (`mt_eval.harness.covariates`);
+- **contamination**: the contamination check of the method's bundle satisfies ``contamination``
+  (`mt_eval.contamination.policy.require_clean`: by default, no evaluation data was found in it).
 
 A card written by an older mt-eval lacks the families and covariate records: its gate fails, naming the
 missing field.
@@ -27,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from mt_eval.contamination.policy import require_clean
 from mt_eval.harness.covariates import covariate_states
 from mt_eval.harness.metric_statistics import MIN_RESAMPLES
-from mt_eval.harness.policy import GatePolicy, ResolvedPolicy, percent, thresholds
+from mt_eval.harness.policy import CONTAMINATION_WANTED, GatePolicy, ResolvedPolicy, percent, thresholds
 from mt_eval.harness.runcard import GateCheck, GateFacts, RunCard
 
 if TYPE_CHECKING:
@@ -54,6 +57,8 @@ def apply_gate(card: RunCard, resolved: ResolvedPolicy, *, data: dict[str, Any] 
         families = card.families
         rules = [_canaries(card, families, policy), _negatives(card, families, policy), _scored(card, policy),
                  _abstention(families, policy), _covariates(card, data, policy)]
+        if policy.contamination not in (None, "off"):
+            rules.append(_contamination(card, policy))
         if memo is not None:
             memo[sha256] = rules
     checks: list[GateCheck] = []
@@ -176,6 +181,22 @@ def _covariates(card: RunCard, data: dict[str, Any] | None, policy: GatePolicy) 
     wanted = "recorded, or not applicable: " + (", ".join(policy.required_covariates) or "none")
     return GateCheck(rule="covariates", passed=not missing, figure=figure, threshold=wanted, details=missing,
                      notes=[f"{s.name}: {s.shown}" for s in required if s.present])
+
+
+def _contamination(card: RunCard, policy: GatePolicy) -> GateCheck:
+    record = card.contamination
+    assert policy.contamination is not None
+    verdict = require_clean(record, policy.contamination)
+    figure = "not recorded" if record is None else record.status + (
+        f", {record.hits_total} hit{'s' if record.hits_total != 1 else ''}" if record.hits_total else "")
+    details = list(verdict.reasons)
+    if record is not None and record.status == "contaminated":
+        details.append(f"the method's bundle holds text of the corpus: remove it (mt-eval contamination --method "
+                       f"DIR --corpus {card.corpus.path} shows each place)")
+    elif record is None:
+        details.append("run the evaluation again with this mt-eval, whose run checks the bundle")
+    return GateCheck(rule="contamination", passed=verdict.passed, figure=figure,
+                     threshold=CONTAMINATION_WANTED[policy.contamination], details=details)
 
 
 def headline(card: RunCard) -> str | None:

@@ -22,6 +22,7 @@ from mt_eval.strict import StrictStruct
 
 COVARIATES = ("model", "temperature", "tool_permissions", "environment", "retry_budget")
 Covariate = Literal["model", "temperature", "tool_permissions", "environment", "retry_budget"]
+ContaminationPolicy = Literal["verified-clean", "not-contaminated", "off"]  # (`mt_eval.contamination.policy`)
 Rate = Annotated[float, msgspec.Meta(ge=0, le=1, extra={"hint": "a rate is a fraction: 0.95 means 95%"})]
 Count = Annotated[int, msgspec.Meta(ge=0)]
 
@@ -44,6 +45,11 @@ class GatePolicy(StrictStruct, kw_only=True):
         description="Share of scored entries the method may abstain on; null: no limit.")] | None = None
     required_covariates: Annotated[list[Covariate], msgspec.Meta(
         description="Covariates the card must record, each with a value or as not applicable.")]
+    contamination: Annotated[ContaminationPolicy, msgspec.Meta(
+        description="What the contamination check of the method's bundle must have found: \"not-contaminated\" "
+                    "(no evaluation data; a check not run or unverified passes), \"verified-clean\" (checked, "
+                    "nothing found, the planted control at its floor) or \"off\"; null: not judged (a card "
+                    "written before the rule).")] | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,8 @@ def thresholds(policy: GatePolicy) -> dict[str, Any]:
     for key in ("$schema", "name", "description"):
         data.pop(key, None)
     data.setdefault("max_abstention_rate", None)
+    if data.get("contamination") is None:  # (the thresholds of a card written before the rule hash as they did)
+        data.pop("contamination", None)
     return data
 
 
@@ -134,4 +142,10 @@ def describe(resolved: ResolvedPolicy) -> list[str]:
             f"{percent(p.max_negative_violation_rate)}{mark('max_negative_violation_rate')}",
             f"scored entries: at least {p.min_scored}" + mark("min_scored"),
             f"abstention on scored entries: {abstention}" + mark("max_abstention_rate"),
-            f"covariates recorded: {covariates}" + mark("required_covariates")]
+            f"covariates recorded: {covariates}" + mark("required_covariates"),
+            f"contamination of the bundle: {CONTAMINATION_WANTED[p.contamination or 'off']}" + mark("contamination")]
+
+
+CONTAMINATION_WANTED = {"verified-clean": "checked clean, the planted control at its floor",
+                        "not-contaminated": "no evaluation data found (a check not run passes)",
+                        "off": "not judged"}

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from mt_eval._version import __version__
+from mt_eval.contamination.record import ContaminationRecord
 from mt_eval.corpus.families import family_of, scored_entries
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.environment import Environment
@@ -136,7 +137,8 @@ class CardFactory:
             latency=LatencyFacts(cold_s=0.05, warmup_entries=0, hot_entries=len(results), hot_p50_s=0.001,
                                  hot_p95_s=hot_p95_s),
             usage=rc.UsageTotals(prompt_tokens=0, completion_tokens=0), errors=failing, results=results,
-            selection=selection)
+            selection=selection, contamination=ContaminationRecord(status="clean", recall=1.0, recall_floor=0.9,
+                                                                   seconds=0.01))
         if failing:
             card.status, card.failures = status_of(results), failures_of(results)
         card.families = tally(entries, {str(r.id): r for r in results})

@@ -511,6 +511,8 @@ export interface GatePolicy {
   max_abstention_rate?: number | null;
   /** Covariates the card must record, each with a value or as not applicable. */
   required_covariates: ("environment" | "model" | "retry_budget" | "temperature" | "tool_permissions")[];
+  /** What the contamination check of the method's bundle must have found: "not-contaminated" (no evaluation data; a check not run or unverified passes), "verified-clean" (checked, nothing found, the planted control at its floor) or "off"; null: not judged (a card written before the rule). */
+  contamination?: "not-contaminated" | "off" | "verified-clean" | null;
 }
 
 /** The card's `gateway`. */
