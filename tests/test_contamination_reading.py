@@ -259,12 +259,28 @@ def test_huge_files_unreadable_files_and_special_files(bundle, corpus, monkeypat
     assert located(report) == {("big.py", 2, "t1", "source")}
 
 
-def test_version_control_and_caches_are_skipped_and_said(bundle, corpus):
-    (bundle / ".git").mkdir()
-    (bundle / ".git" / "COMMIT_EDITMSG").write_text(SOURCE)
+def test_compiled_caches_and_a_repositorys_object_store_are_skipped_and_said(bundle, corpus):
+    import zlib
+
+    (bundle / ".git" / "objects" / "ab").mkdir(parents=True)
+    (bundle / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (bundle / ".git" / "objects" / "ab" / "cdef").write_bytes(zlib.compress(f"blob 60\0{SOURCE}".encode()))
     (bundle / "__pycache__").mkdir()
+    (bundle / "__pycache__" / "pipeline.cpython-311.pyc").write_bytes(b"\x00" * 16 + SOURCE.encode())
     report = check(bundle, corpus)
-    assert report.hits == [] and {f.file for f in report.findings if f.kind == "skipped"} == {".git", "__pycache__"}
+    assert report.hits == []
+    assert {f.file for f in report.findings if f.kind == "skipped"} == {".git/objects",
+                                                                       "__pycache__/pipeline.cpython-311.pyc"}
+
+
+@pytest.mark.parametrize("hiding_place", ["__pycache__", ".git", "data/.git", ".hg", ".svn", ".git/objects"])
+def test_a_file_is_not_hidden_by_naming_its_directory_like_a_cache_or_a_repository(bundle, corpus, hiding_place):
+    """Before: anything under a directory named __pycache__, .git, .hg or .svn was skipped, at any depth, and the
+    verdict was clean — though a method opens __pycache__/refs.txt as easily as any file."""
+    (bundle / hiding_place).mkdir(parents=True)
+    (bundle / hiding_place / "refs.txt").write_text(f"{REFERENCE}\n")
+    report = check(bundle, corpus)
+    assert located(report) == {(f"{hiding_place}/refs.txt", 1, "t1", "reference")}
 
 
 def test_base64_and_compressed_blobs_in_code_are_decoded(bundle, corpus):

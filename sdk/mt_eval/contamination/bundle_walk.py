@@ -2,9 +2,12 @@
 
 Symbolic links are never followed: one leaving the bundle is reported (the check cannot vouch for what
 it points to, so the verdict cannot be "clean"); one to a file or directory inside the bundle is noted,
-since its target is read under its own path. Version-control data and Python's compiled caches are
-skipped (noted); pipes, sockets and devices are not read (noted); a directory that cannot be listed is
-reported.
+since its target is read under its own path. Two kinds of file are skipped (noted), by what they are rather
+than where they are: the compiled ``.pyc`` files of a ``__pycache__`` directory, and the object store of a real
+repository (``.git/objects`` beside ``.git/HEAD``, ``.hg/store``, ``.svn/pristine``: the compressed history of
+the files checked out beside it). Everything else in those directories is read, so a method cannot hide a file
+by naming its directory ``__pycache__`` or ``.git``. Pipes, sockets and devices are not read (noted); a
+directory that cannot be listed is reported.
 """
 
 from __future__ import annotations
@@ -16,12 +19,26 @@ from pathlib import Path
 from mt_eval.contamination.report import Finding
 from mt_eval.lone_surrogates import writable
 
-SKIPPED_DIRECTORIES = {
-    ".git": "version-control data",
-    ".hg": "version-control data",
-    ".svn": "version-control data",
-    "__pycache__": "compiled Python (the .py files beside it are read)",
-}
+# a repository's directory → (the file that shows it is one, its object store)
+REPOSITORIES = {".git": ("HEAD", "objects"), ".hg": ("requires", "store"), ".svn": ("wc.db", "pristine")}
+
+
+def not_read(directory: str, names: list[str]) -> set[str]:
+    """The ``names`` in ``directory`` that are skipped (see the module docstring); also ``shutil.copytree``'s
+    ``ignore``."""
+    base = os.path.basename(directory.rstrip(os.sep))
+    if base == "__pycache__":
+        return {name for name in names if name.endswith(".pyc")}
+    repository = REPOSITORIES.get(base)
+    if repository is not None and repository[0] in names and repository[1] in names:
+        return {repository[1]}
+    return set()
+
+
+def _why_not_read(directory: str, name: str) -> str:
+    if os.path.basename(directory.rstrip(os.sep)) == "__pycache__":
+        return "compiled Python (the .py files it was compiled from are read)"
+    return "the repository's object store (its compressed history; the files checked out beside it are read)"
 
 
 def walk_bundle(root: Path, findings: list[Finding]) -> Iterator[tuple[Path, str]]:
@@ -38,17 +55,17 @@ def walk_bundle(root: Path, findings: list[Finding]) -> Iterator[tuple[Path, str
                                     message=f"cannot list this directory: {exc.strerror or exc}"))
             continue
         subdirectories = []
+        skipped = not_read(str(directory), [entry.name for entry in entries])
         for entry in entries:
             relative = prefix + writable(entry.name)  # (a name that is not UTF-8 shown with its escapes)
             try:
-                if entry.is_symlink():
+                if entry.name in skipped and not entry.is_symlink():
+                    findings.append(Finding(file=relative, kind="skipped",
+                                            message=f"not read: {_why_not_read(str(directory), entry.name)}"))
+                elif entry.is_symlink():
                     findings.append(_symlink_finding(Path(entry.path), relative, real_root))
                 elif entry.is_dir(follow_symlinks=False):
-                    if entry.name in SKIPPED_DIRECTORIES:
-                        findings.append(Finding(file=relative, kind="skipped",
-                                                message=f"not read: {SKIPPED_DIRECTORIES[entry.name]}"))
-                    else:
-                        subdirectories.append((Path(entry.path), relative + "/"))
+                    subdirectories.append((Path(entry.path), relative + "/"))
                 elif entry.is_file(follow_symlinks=False):
                     yield Path(entry.path), relative
                 else:

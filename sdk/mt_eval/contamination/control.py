@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mt_eval.contamination.bundle_walk import SKIPPED_DIRECTORIES, walk_bundle
+from mt_eval.contamination.bundle_walk import not_read, walk_bundle
 from mt_eval.contamination.carriers import (
     CARRIERS,
     ControlCopy,
@@ -145,7 +145,7 @@ def _copy_bundle(bundle: Path, root: Path) -> None:
 
     with contextlib.suppress(shutil.Error):  # unreadable files: reported by the check of the bundle itself
         shutil.copytree(bundle, root, symlinks=True, copy_function=link_or_copy,
-                        ignore=shutil.ignore_patterns(*SKIPPED_DIRECTORIES))
+                        ignore=not_read)
 
 
 def _appendable(root: Path, suffixes: set[str], parses: Callable[[Path, int], bool], limit: int) -> list[Path]:
