@@ -1,9 +1,10 @@
 """Text hidden one step deeper: base64 runs inside text or string literals, decoded (and decompressed when
 they hold gzip, zlib, bzip2 or xz data) — the usual way to embed a data file in source code.
 
-A run of at least 64 base64 characters is decoded, with the lines that continue it when it is wrapped; the result
-is kept when it is text (UTF-8, nearly all printable), and read at the line where the run starts. Decoding and
-decompression are bounded.
+A run of at least 64 base64 characters is decoded, with the lines that continue it when it is wrapped; so are
+consecutive literals made of base64 characters alone, joined (``"H4sI…" +\n "AAAA…"``: a blob split over literals
+joined with ``+``, or the items of an array); the result is kept when it is text (UTF-8, nearly all printable), and
+read at the line where the run starts. Decoding and decompression are bounded.
 """
 
 from __future__ import annotations
@@ -26,19 +27,45 @@ _BREAKS = str.maketrans({"\n": "\t", "\r": "\t"})
 
 
 def with_embedded(pieces: Iterable[tuple[int, str]], found: list[int]) -> Iterator[tuple[int, str]]:
-    """``pieces``, each followed by the text decoded from the base64 runs in it; ``found`` counts them."""
+    """``pieces``, each followed by the text decoded from the base64 runs in it, and a chain of pieces of base64
+    alone by what it decodes to when none of them decoded alone; ``found`` counts them."""
+    chain: list[str] = []  # consecutive pieces of base64 characters alone, none of which decoded by itself
+    chain_line = chain_size = 0
     for line, text in pieces:
         yield line, text
-        if len(text) < MIN_RUN:
+        decoded_here = False
+        if len(text) >= MIN_RUN:
+            for match in _BASE64_RUN.finditer(text):
+                run = match.group()
+                decoded = decode_run(_SPACE.sub("", run))
+                if decoded is None and "\n" in run:  # (a line after the run that only looks like base64: alone)
+                    decoded = decode_run(run[:run.index("\n")].rstrip())
+                if decoded is not None:
+                    decoded_here = True
+                    found[0] += 1
+                    yield line + text.count("\n", 0, match.start()), decoded.translate(_BREAKS)
+        if not decoded_here and len(text) >= _MIN_LINK and chain_size < MAX_DECODED and _ALL_BASE64.fullmatch(text):
+            if not chain:
+                chain_line = line
+            chain.append(text)
+            chain_size += len(text)
             continue
-        for match in _BASE64_RUN.finditer(text):
-            run = match.group()
-            decoded = decode_run(_SPACE.sub("", run))
-            if decoded is None and "\n" in run:  # (a line after the run that only looks like base64: the run alone)
-                decoded = decode_run(run[:run.index("\n")].rstrip())
-            if decoded is not None:
-                found[0] += 1
-                yield line + text.count("\n", 0, match.start()), decoded.translate(_BREAKS)
+        yield from _chain_decoded(chain, chain_line, found)
+        chain, chain_size = [], 0
+    yield from _chain_decoded(chain, chain_line, found)
+
+
+_MIN_LINK = 16  # the shortest literal taken as a piece of a split blob
+_ALL_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+
+
+def _chain_decoded(chain: list[str], line: int, found: list[int]) -> Iterator[tuple[int, str]]:
+    if len(chain) < 2 or sum(map(len, chain)) < MIN_RUN:
+        return
+    decoded = decode_run("".join(chain))
+    if decoded is not None:
+        found[0] += 1
+        yield line, decoded.translate(_BREAKS)
 
 
 def decode_run(run: str) -> str | None:
