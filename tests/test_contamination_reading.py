@@ -298,6 +298,33 @@ def test_base64_and_compressed_blobs_in_code_are_decoded(bundle, corpus):
     assert any(f.kind == "embedded" and "2 base64 run(s)" in f.message for f in report.findings)
 
 
+@pytest.mark.parametrize(("name", "joined"), [("data.js", " +\n  "), ("data.py", " +\n    "), ("data.json", ",\n  ")])
+def test_base64_split_over_literals_joined_with_plus_is_read_whole(bundle, corpus, name: str, joined: str):
+    """Each literal alone was a piece of gzip that never decompressed, so the corpus was reported CLEAN."""
+    import base64
+    import gzip
+
+    packed = base64.b64encode(gzip.compress(f"{REFERENCE}\n{SHORT}\n".encode(), mtime=0)).decode()
+    pieces = joined.join(f'"{packed[i:i + 40]}"' for i in range(0, len(packed), 40))
+    code = {"data.js": f"const DATA =\n  {pieces};\nmodule.exports = DATA;\n",
+            "data.py": f"DATA = (\n    {pieces}\n)\n", "data.json": f'{{"blob": [\n  {pieces}\n]}}\n'}[name]
+    (bundle / name).write_text(code, encoding="utf-8")
+    report = check(bundle, corpus)
+    assert located(report) == {(name, 2, "t1", "reference"), (name, 2, "t2", "source")}
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("refs.json", f"{REFERENCE}\n"),  # (a text file with a .json name)
+    ("config.json", f'{{\n  // {REFERENCE}\n  "mode": "lexicon"\n}}\n'),  # (JSONC: a comment)
+    ("rows.jsonl", f'{{"id": 1}}\n{REFERENCE}\n'),
+])
+def test_text_in_a_json_file_outside_its_strings_is_read(bundle, corpus, name: str, text: str):
+    """Before: the JSON lexer kept its string literals only, so text anywhere else was dropped unread."""
+    (bundle / name).write_text(text, encoding="utf-8")
+    report = check(bundle, corpus)
+    assert located(report) == {(name, text.count("\n", 0, text.index(REFERENCE)) + 1, "t1", "reference")}
+
+
 def test_wrapped_base64_is_read_whole(bundle, corpus):
     """base64.encodebytes and the base64 tool break lines at 76 characters: each line alone was a run too short to
     read, or a piece of gzip that never decompressed, so a corpus embedded that way was reported CLEAN."""

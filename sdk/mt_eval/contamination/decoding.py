@@ -172,7 +172,9 @@ _LINE_BREAKS = str.maketrans({"\n": "\t", "\r": "\t", "\u2028": "\t", "\u2029": 
 
 
 def json_strings(blocks: TextBlocks) -> Iterator[tuple[int, str]]:
-    """Every string literal (keys too) of JSON or JSON-lines text, decoded, with its line.
+    """Every string literal (keys too) of JSON or JSON-lines text, decoded, with its line; and, line by line,
+    whatever lies between them that is not JSON's own syntax (a comment of JSONC, a file that only has a .json
+    name): what is not a string is read too, not dropped.
 
     A lexer rather than a parser: malformed JSON still yields its strings, and a single-line document of
     any size streams.
@@ -184,9 +186,12 @@ def json_strings(blocks: TextBlocks) -> Iterator[tuple[int, str]]:
         while True:
             quote = buffer.find('"', position)
             if quote < 0:
+                yield from _between_strings(line, buffer[position:])
                 line += buffer.count("\n", position)
                 buffer = ""
                 break
+            if quote > position:
+                yield from _between_strings(line, buffer[position:quote])
             line += buffer.count("\n", position, quote)
             match = _JSON_STRING_BODY.match(buffer, quote + 1)
             if match is None:
@@ -200,6 +205,19 @@ def json_strings(blocks: TextBlocks) -> Iterator[tuple[int, str]]:
             position = match.end()
     if buffer.strip():
         yield line, buffer.translate(_LINE_BREAKS)
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+_JSON_SYNTAX = re.compile(r"[\s{}\[\],:]+|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\b(?:true|false|null)\b")
+
+
+def _between_strings(line: int, gap: str) -> Iterator[tuple[int, str]]:
+    """The lines of ``gap`` (text between two string literals) that hold more than JSON's syntax, with their lines."""
+    if not _LETTER.search(gap):  # (nearly every gap: ": ", ", ", "}\n{")
+        return
+    for offset, part in enumerate(gap.split("\n")):
+        if _LETTER.search(part) and _JSON_SYNTAX.sub("", part):
+            yield line + offset, part
 
 
 def decode_json_string(literal: str) -> str:
