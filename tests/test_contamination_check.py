@@ -159,6 +159,20 @@ def test_corpus_against_corpus(tmp_path, corpus):
     assert clean.status == "clean" and clean.control is not None and clean.control.recall == 1.0
 
 
+def test_a_match_never_runs_from_one_entry_of_the_other_corpus_into_the_next(tmp_path, corpus):
+    """Before: the entries of the corpus checked were one document, so words at the end of one entry and the start of
+    the next made a hit neither entry holds; a bundle's lines still join (a sentence wrapped over two lines)."""
+    half = len(LONG.split()) // 2
+    first, second = " ".join(LONG.split()[:half]), " ".join(LONG.split()[half:])
+    dev = write_corpus(tmp_path / "dev.jsonl", [{"id": "d1", "source": "Unrelated words.", "reference": first},
+                                                {"id": "d2", "source": "More unrelated words.", "reference": second}])
+    report = check_corpora(dev, [corpus], CheckSettings(plant=0))
+    assert report.hits == [], [(h.against_id, h.kind, h.matched) for h in report.hits]
+    wrapped = check_bundle(bundle_with(tmp_path, {"notes.txt": f"{first}\n{second}\n"}), [corpus],
+                           CheckSettings(plant=0))
+    assert [(h.file, h.entry_id) for h in wrapped.hits] == [("notes.txt", "long")]
+
+
 def test_the_example_plugins_contaminated_and_clean():
     caught = check_bundle(FIXTURES / "memorizer-eng-spa", [DEMO])
     assert caught.status == "contaminated"

@@ -84,10 +84,13 @@ class Matcher:
         merging the hits of several parts of an index orders by."""
         best: dict[int, list[Match]] = {}
         carry, offset = empty_stream(), 0
+        apart = document.locator == "entry"  # (a corpus's entries are texts of their own: no match runs across two)
         for pieces in _chunks(document.pieces):
             stream = carry.then(tokenize_pieces(pieces, self.index.lookup))
             self.words_read += len(stream) - len(carry)
             for match in self.matches(stream):
+                if apart and stream.lines[match.start] != stream.lines[match.stop - 1]:
+                    continue
                 match.start += offset
                 match.stop += offset
                 _keep_best(best.setdefault(match.unit, []), match)
