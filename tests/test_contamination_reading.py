@@ -175,11 +175,32 @@ def test_archives_that_cannot_be_opened_are_listed_and_block_clean(bundle, corpu
     (bundle / "broken.zip").write_bytes(b"PK\x03\x04" + b"\0" * 40)
     (bundle / "data.7z").write_bytes(b"7z\xbc\xaf\x27\x1c" + b"\0" * 40)
     (bundle / "deep.gz").write_bytes(gzip.compress(gzip.compress(gzip.compress(b"x"))))
-    report = check(bundle, corpus, max_archive_depth=2)
+    report = check(bundle, corpus, max_archive_depth=1)
     blocking = {f.file: f.message for f in report.findings if f.effect == "unverified"}
     assert set(blocking) == {"truncated.gz", "broken.zip", "data.7z", "deep.gz"}
-    assert "7-Zip" in blocking["data.7z"] and "nested more than 2 levels" in blocking["deep.gz"]
+    assert "7-Zip" in blocking["data.7z"]
+    assert blocking["deep.gz"] == "an archive inside 2 others, deeper than --max-archive-depth 1: not opened"
     assert report.status == "unverified"
+
+
+def test_max_archive_depth_0_opens_the_bundles_own_archives_and_none_inside_them(bundle, corpus):
+    """Before: 0 opened nothing, not even a top-level .gz ("nested more than 0 levels"), and a .tar.gz took two."""
+    (bundle / "refs.txt.gz").write_bytes(gzip.compress(f"{REFERENCE}\n".encode()))
+    with tarfile.open(bundle / "assets.tar.gz", "w:gz") as archive:
+        data = f"{SOURCE}\n".encode()
+        info = tarfile.TarInfo("readme.md")
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w") as archive:
+        archive.writestr("deep.txt", SHORT)
+    with zipfile.ZipFile(bundle / "outer.zip", "w") as archive:
+        archive.writestr("inner.zip", inner.getvalue())
+    report = check(bundle, corpus, max_archive_depth=0)
+    assert located(report) == {("refs.txt.gz", 1, "t1", "reference"), ("assets.tar.gz:readme.md", 1, "t1", "source")}
+    blocking = {f.file: f.message for f in report.findings if f.effect == "unverified"}
+    assert blocking == {"outer.zip:inner.zip": "an archive inside 1 other, deeper than --max-archive-depth 0: "
+                                               "not opened"}
 
 
 def test_encrypted_zip_members_and_archive_bombs_are_reported(bundle, corpus):

@@ -68,7 +68,8 @@ OPTIONS: dict[str, list[tuple[str, str, Any, str, str]]] = {
         ("--max-file-size", "max_file_bytes", size, "SIZE", "larger files and archive members are listed, not read"),
         ("--max-archive-size", "max_archive_bytes", size, "SIZE", "decompressed bytes read from one archive"),
         ("--max-code-size", "max_code_bytes", size, "SIZE", "larger source files are read as text, not parsed"),
-        ("--max-archive-depth", "max_archive_depth", int, "N", "levels of archives inside archives opened"),
+        ("--max-archive-depth", "max_archive_depth", int, "N",
+         "levels of archives inside the bundle's archives opened (0: only the bundle's own; a .tar.gz is one)"),
     ],
 }
 

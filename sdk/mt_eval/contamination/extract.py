@@ -146,14 +146,17 @@ class BundleReader:
             self._note(display, "archive", f"{archives.UNSUPPORTED[kind]} file: cannot be opened, so not checked",
                        "unverified")
             return
-        if depth >= self.settings.max_archive_depth:
-            self._note(display, "archive", f"an archive nested more than {self.settings.max_archive_depth} levels "
-                       "deep (--max-archive-depth): not opened", "unverified")
+        if depth > self.settings.max_archive_depth:  # (``depth`` archives around it; the bundle's own are opened)
+            others = f"{depth} other{'s' if depth != 1 else ''}"
+            self._note(display, "archive", f"an archive inside {others}, deeper than --max-archive-depth "
+                       f"{self.settings.max_archive_depth}: not opened", "unverified")
             return
         limit = self.settings.max_file_bytes
         if kind in archives.STREAMS:
             inner = LimitedReader(archives.decompressed(kind, reader), limit, budget)
-            yield from self._stream(inner, display, archives.inner_name(name), depth + 1, budget)
+            tarball = archives.archive_kind(inner.head) == "tar"  # (a .tar.gz is one archive, not a tar inside one)
+            yield from self._stream(inner, display, archives.inner_name(name), depth if tarball else depth + 1,
+                                    budget)
         elif kind == "zip":
             for info, archive in archives.zip_members(reader, on_disk):
                 yield from self._member(f"{display}:{info.filename}", info.filename, info.file_size,
