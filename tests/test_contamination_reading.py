@@ -346,6 +346,49 @@ def test_text_in_a_json_file_outside_its_strings_is_read(bundle, corpus, name: s
     assert located(report) == {(name, text.count("\n", 0, text.index(REFERENCE)) + 1, "t1", "reference")}
 
 
+ACCENTED = "El niño pequeño corrió hacia el río después de la lección."
+
+
+@pytest.fixture
+def accented(tmp_path: Path) -> Path:
+    path = tmp_path / "accented.jsonl"
+    path.write_text(json.dumps({"id": "a1", "source": "The little boy ran to the river after the lesson.",
+                                "reference": ACCENTED}, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("memory.dat", json.dumps({"t": ACCENTED}) + "\n"),  # (json.dump's ensure_ascii: r\u00edo)
+    ("memory.tmx", "<tmx><body><tu><tuv><seg>" + ACCENTED.encode("ascii", "xmlcharrefreplace").decode()
+     + "</seg></tuv></tu></body></tmx>\n"),  # (r&#237;o)
+    ("page.html", ACCENTED.replace("ñ", "&ntilde;").replace("ó", "&oacute;").replace("í", "&iacute;")
+     .replace("é", "&eacute;") + "\n"),
+    ("strings.txt", ACCENTED.encode("ascii", "backslashreplace").decode() + "\n"),  # (r\xedo)
+])
+def test_text_written_with_character_escapes_is_read_as_the_characters(bundle, accented, name: str, content: str):
+    """Before: "r\\u00edo" was read as the words "r" and "u00edo", so an accented reference was never found."""
+    (bundle / name).write_text(content, encoding="ascii")
+    assert located(check(bundle, accented)) == {(name, 1, "a1", "reference")}
+
+
+def test_legacy_bytes_after_the_first_64_kib_of_a_utf8_file_are_read_as_windows_1252(bundle, accented):
+    """Before: the encoding was chosen from the first 64 KiB (ASCII, so UTF-8), and every later Latin-1 byte became
+    U+FFFD, so an accented reference was missed (a note said characters were replaced; the verdict was clean)."""
+    (bundle / "mixed.tsv").write_bytes(b"# padding\n" * 8000 + f"{ACCENTED}\n".encode("latin-1"))
+    report = check(bundle, accented)
+    assert located(report) == {("mixed.tsv", 8001, "a1", "reference")}
+    [note] = [f.message for f in report.findings if f.file == "mixed.tsv"]
+    assert note == "6 byte(s) that are not UTF-8 were read as Windows-1252 (the file mixes encodings)"
+
+
+@pytest.mark.parametrize("encoding", ["utf-32-le", "utf-32-be"])
+def test_utf32_without_a_byte_order_mark_is_read_as_text(bundle, accented, encoding: str):
+    (bundle / "refs.txt").write_bytes(f"{ACCENTED}\n".encode(encoding))
+    report = check(bundle, accented)
+    assert located(report) == {("refs.txt", 1, "a1", "reference")}
+    assert [f.message for f in report.findings if f.file == "refs.txt"] == ["UTF-32 without a byte-order mark"]
+
+
 def test_wrapped_base64_is_read_whole(bundle, corpus):
     """base64.encodebytes and the base64 tool break lines at 76 characters: each line alone was a run too short to
     read, or a piece of gzip that never decompressed, so a corpus embedded that way was reported CLEAN."""

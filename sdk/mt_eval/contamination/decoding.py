@@ -105,6 +105,12 @@ def sniff(head: bytes, complete: bool) -> Sniffed:
         if head.startswith(bom):
             return Sniffed(name)
     if b"\0" in head:
+        quarter = max(1, len(head) // 4)
+        zeros = [head[i::4].count(0) / quarter for i in range(4)]
+        if min(zeros[1:]) > 0.9 and zeros[0] < 0.05:
+            return Sniffed("utf-32-le", "UTF-32 without a byte-order mark", guessed=True)
+        if min(zeros[:3]) > 0.9 and zeros[3] < 0.05:
+            return Sniffed("utf-32-be", "UTF-32 without a byte-order mark", guessed=True)
         half = max(1, len(head) // 2)
         even, odd = head[0::2].count(0) / half, head[1::2].count(0) / half
         if odd > 0.4 and even < 0.05:
@@ -129,19 +135,31 @@ def sniff(head: bytes, complete: bool) -> Sniffed:
 class TextBlocks:
     """``(first line, text)`` blocks of a text stream, cut at line ends (an overlong line at a space).
 
-    ``replaced`` counts characters that could not be decoded (replaced by U+FFFD).
+    ``replaced`` counts characters that could not be decoded (replaced by U+FFFD). In a file read as UTF-8, bytes
+    that are not UTF-8 (a file of mixed encodings, whose first 64 KiB are UTF-8 or ASCII and the rest Latin-1 or
+    Windows-1252) are read as Windows-1252 rather than replaced, and counted in ``legacy_bytes``.
     """
 
     def __init__(self, stream: IO[bytes] | io.RawIOBase, encoding: str) -> None:
         self._stream = stream
-        self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        self._legacy = codecs.lookup(encoding).name == "utf-8"
+        self._decoder = codecs.getincrementaldecoder(encoding)(errors="surrogateescape" if self._legacy
+                                                                else "replace")
         self.replaced = 0
+        self.legacy_bytes = 0
+
+    def _as_legacy(self, found: re.Match[str]) -> str:
+        raw = bytes(ord(c) - 0xDC00 for c in found.group())
+        self.legacy_bytes += len(raw)
+        return raw.decode("cp1252", "replace")
 
     def decoded(self) -> Iterator[str]:
         """The decoded text in blocks cut anywhere."""
         while True:
             data = self._stream.read(BLOCK)
             text = self._decoder.decode(data or b"", final=not data)
+            if self._legacy and _ESCAPED_BYTES.search(text):
+                text = _ESCAPED_BYTES.sub(self._as_legacy, text)
             self.replaced += text.count("\ufffd")
             if text:
                 yield text
@@ -167,6 +185,7 @@ class TextBlocks:
             yield line, pending
 
 
+_ESCAPED_BYTES = re.compile("[\udc80-\udcff]+")  # bytes that were not UTF-8 (surrogateescape)
 _JSON_STRING_BODY = re.compile(r'(?:[^"\\\n]|\\.)*"')
 _LINE_BREAKS = str.maketrans({"\n": "\t", "\r": "\t", "\u2028": "\t", "\u2029": "\t"})
 

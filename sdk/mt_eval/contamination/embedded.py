@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import bz2
+import html
 import lzma
 import re
 import zlib
@@ -28,10 +29,13 @@ _BREAKS = str.maketrans({"\n": "\t", "\r": "\t"})
 
 def with_embedded(pieces: Iterable[tuple[int, str]], found: list[int]) -> Iterator[tuple[int, str]]:
     """``pieces``, each followed by the text decoded from the base64 runs in it, and a chain of pieces of base64
-    alone by what it decodes to when none of them decoded alone; ``found`` counts them."""
+    alone by what it decodes to when none of them decoded alone; ``found`` counts them. A piece's escapes are
+    read as what they stand for (`unescaped`)."""
     chain: list[str] = []  # consecutive pieces of base64 characters alone, none of which decoded by itself
     chain_line = chain_size = 0
     for line, text in pieces:
+        if "\\" in text or "&" in text:
+            text = unescaped(text)
         yield line, text
         decoded_here = False
         if len(text) >= MIN_RUN:
@@ -53,6 +57,24 @@ def with_embedded(pieces: Iterable[tuple[int, str]], found: list[int]) -> Iterat
         yield from _chain_decoded(chain, chain_line, found)
         chain, chain_size = [], 0
     yield from _chain_decoded(chain, chain_line, found)
+
+
+# \u00ed and \xed (JSON written with ensure_ascii, Python and JavaScript escapes), &#237; &#xED; &iacute; (XML, HTML)
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})"
+                     r"|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
+def unescaped(text: str) -> str:
+    """``text`` with its character escapes read as the characters they stand for: ``r\\u00edo`` and ``r&#237;o``
+    are ``río`` (a translation memory in TMX, JSON lines written by ``json.dump``); a line end becomes a tab."""
+    def character(found: re.Match[str]) -> str:
+        code = found.group(1) or found.group(2)
+        if code is None:
+            return html.unescape(found.group())
+        value = int(code, 16)
+        return found.group() if 0xD800 <= value <= 0xDFFF else chr(value).translate(_BREAKS)
+
+    return _ESCAPE.sub(character, text)
 
 
 _MIN_LINK = 16  # the shortest literal taken as a piece of a split blob

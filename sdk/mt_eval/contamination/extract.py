@@ -109,6 +109,9 @@ class BundleReader:
         if blocks.replaced:
             self._note(display, "encoding", f"{blocks.replaced:,} character(s) could not be decoded as "
                        f"{sniffed.encoding} and were replaced")
+        if blocks.legacy_bytes:
+            self._note(display, "encoding", f"{blocks.legacy_bytes:,} byte(s) that are not UTF-8 were read as "
+                       "Windows-1252 (the file mixes encodings)")
 
     def _code(self, reader: LimitedReader, display: str, name: str, depth: int, budget: ByteBudget
               ) -> Iterator[Document]:
