@@ -13,6 +13,7 @@ import lzma
 import os
 import tarfile
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -387,6 +388,24 @@ def test_utf32_without_a_byte_order_mark_is_read_as_text(bundle, accented, encod
     report = check(bundle, accented)
     assert located(report) == {("refs.txt", 1, "a1", "reference")}
     assert [f.message for f in report.findings if f.file == "refs.txt"] == ["UTF-32 without a byte-order mark"]
+
+
+def test_zlib_and_legacy_lzma_files_and_a_zipapp_are_opened(bundle, corpus, tmp_path):
+    """Before: each was read as a binary's runs of text (none), an info note, and the verdict was clean."""
+    text = f"{REFERENCE}\n{SHORT}\n".encode()
+    (bundle / "refs.zlib").write_bytes(zlib.compress(text))
+    (bundle / "refs.lzma").write_bytes(lzma.compress(text, format=lzma.FORMAT_ALONE))
+    (bundle / "long.bin").write_bytes(zlib.compress(b"filler words\n" * 200_000 + text, 9))  # (read in pieces)
+    app = io.BytesIO()
+    with zipfile.ZipFile(app, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("data/refs.txt", text)
+    (bundle / "tool.pyz").write_bytes(b"#!/usr/bin/env python3\n" + app.getvalue())
+    (bundle / "maths.txt").write_text(f"x^2 + y^2 = z^2\n{SOURCE}\n")  # (starts like a zlib header, is text)
+    report = check(bundle, corpus)
+    assert located(report) == {(name, line + below, entry, side) for name, line in [
+        ("refs.zlib", 1), ("refs.lzma", 1), ("long.bin", 200_001), ("tool.pyz:data/refs.txt", 1)]
+        for below, entry, side in [(0, "t1", "reference"), (1, "t2", "source")]} | {("maths.txt", 2, "t1", "source")}
+    assert not [f for f in report.findings if f.effect == "unverified"]
 
 
 def test_wrapped_base64_is_read_whole(bundle, corpus):

@@ -85,6 +85,8 @@ class BundleReader:
     def _stream(self, reader: LimitedReader, display: str, name: str, depth: int, budget: ByteBudget,
                 on_disk: str | None = None, as_code: bool = True) -> Iterator[Document]:
         kind = archives.archive_kind(reader.head)
+        if kind is None and on_disk is not None and b"PK\x03\x04" in reader.head and archives.zip_with_prefix(on_disk):
+            kind = "zip"  # (a zipapp: a #! line, then the archive)
         if kind is not None:
             yield from self._archive(kind, reader, display, name, depth, budget, on_disk)
             return
