@@ -408,6 +408,16 @@ def test_zlib_and_legacy_lzma_files_and_a_zipapp_are_opened(bundle, corpus, tmp_
     assert not [f for f in report.findings if f.effect == "unverified"]
 
 
+def test_a_long_line_without_spaces_is_read_in_pieces_of_a_block_at_most():
+    """Before: each mebibyte read cut one piece of half a block, so the text waiting grew with the file (a 200 MB
+    line of base64 took 800 MB and ever longer to search)."""
+    from mt_eval.contamination.decoding import BLOCK, TextBlocks
+
+    data = b"x" * (8 * BLOCK + 123)
+    pieces = [text for _line, text in TextBlocks(io.BytesIO(data), "utf-8")]
+    assert "".join(pieces) == data.decode() and max(map(len, pieces)) <= BLOCK
+
+
 def test_wrapped_base64_is_read_whole(bundle, corpus):
     """base64.encodebytes and the base64 tool break lines at 76 characters: each line alone was a run too short to
     read, or a piece of gzip that never decompressed, so a corpus embedded that way was reported CLEAN."""

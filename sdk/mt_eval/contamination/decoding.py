@@ -172,11 +172,10 @@ class TextBlocks:
             pending += text
             cut = pending.rfind("\n")
             if cut < 0:
-                if len(pending) < BLOCK:
-                    continue
-                cut = max(pending.rfind(" ", 0, BLOCK), BLOCK // 2)
-                yield line, pending[:cut]
-                pending = pending[cut:]
+                while len(pending) >= BLOCK:  # (a line with no end in sight: cut at a space, or anywhere)
+                    cut = max(pending.rfind(" ", 0, BLOCK), BLOCK // 2)
+                    yield line, pending[:cut]
+                    pending = pending[cut:]
                 continue
             yield line, pending[:cut]
             line += pending.count("\n", 0, cut) + 1
