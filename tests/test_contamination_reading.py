@@ -6,6 +6,7 @@ Each test plants one corpus sentence somewhere a method might keep it and assert
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
 import io
 import json
@@ -226,6 +227,23 @@ def test_binary_files_give_their_text_runs_with_byte_offsets(bundle, corpus):
     assert (hit.file, hit.line, hit.entry_id) == ("model.bin", None, "t1")
     assert hit.byte is not None and hit.where == f"model.bin @byte {hit.byte}"
     assert any(f.file == "model.bin" and f.kind == "binary" for f in report.findings)
+
+
+def test_a_translation_memory_in_sqlite_is_found_though_record_bytes_touch_its_texts(bundle, corpus):
+    """SQLite writes a record's header bytes right before its text; when one is a printable letter it was read as
+    part of the first word ("SEl viejo…"), and a short reference was never found."""
+    import sqlite3
+
+    short = "Cierra la ventana de la cocina."  # (under 8 words: found only whole)
+    assert chr(2 * len(short.encode()) + 13) == "K"  # (its record's header byte, right before it)
+    (corpus.parent / "short.jsonl").write_text(json.dumps({"id": "k1", "source": "Close the kitchen window.",
+                                                           "reference": short}) + "\n", encoding="utf-8")
+    with contextlib.closing(sqlite3.connect(bundle / "tm.db")) as db:
+        db.execute("create table tm (id integer primary key, target text)")
+        db.executemany("insert into tm (target) values (?)", [(REFERENCE,), (short,)])
+        db.commit()
+    report = check(bundle, corpus.parent / "short.jsonl")
+    assert {(h.file, h.entry_id, h.side, h.kind) for h in report.hits} == {("tm.db", "k1", "reference", "exact")}
 
 
 def test_other_encodings_are_detected_and_said(bundle, corpus):

@@ -251,8 +251,14 @@ _BINARY_RUN = re.compile(rb"(?:[\t\n\r\x20-\x7e]|[\xc2-\xdf][\x80-\xbf]|[\xe0-\x
                          rb"|[\xf0-\xf4][\x80-\xbf]{3}){%d,}" % MIN_BINARY_RUN)
 
 
+# One or two printable bytes glued to a capitalised word at a run's start: in a binary (a SQLite database, a pickle,
+# a Java class file), the length or type byte of the record that holds the text, which happens to be printable.
+_GLUED = re.compile(r"[!-~]{1,2}(?=[A-Z\u00c0-\u00de][a-z\u00df-\u00ff])")
+
+
 def binary_runs(stream: IO[bytes] | io.RawIOBase) -> Iterator[tuple[int, str]]:
-    """``(byte offset, text)`` of every run of at least 8 bytes of printable ASCII or UTF-8 in a binary."""
+    """``(byte offset, text)`` of every run of at least 8 bytes of printable ASCII or UTF-8 in a binary, without a
+    record byte glued to its first word (`_GLUED`)."""
     offset, carry = 0, b""
     while True:
         data = stream.read(BLOCK)
@@ -262,7 +268,12 @@ def binary_runs(stream: IO[bytes] | io.RawIOBase) -> Iterator[tuple[int, str]]:
             if data and match.end() == len(block) and match.end() - match.start() < BLOCK:
                 carry = block[match.start():]  # the run may go on in the next block
                 break
-            yield offset + match.start(), match.group().decode("utf-8", "replace").translate(_LINE_BREAKS)
+            text = match.group().decode("utf-8", "replace").translate(_LINE_BREAKS)
+            glued = _GLUED.match(text)
+            if glued is not None:  # (a record's header byte before its text: "SHay una…" is "Hay una…")
+                yield offset + match.start() + glued.end(), text[glued.end():]
+            else:
+                yield offset + match.start(), text
         if not data:
             return
         offset += len(block) - len(carry)
