@@ -195,6 +195,12 @@ def bridge_method(source: PluginSource, *, isolate: bool = False, sandbox: Confi
     return BridgeMethod(command, cwd=cwd, label=source.method_id, options=options)
 
 
+def runtime_label(source: PluginSource, *, isolate: bool) -> str:
+    """The runtime a card records: the plugin's own, or "python (isolated)" when ``isolate`` runs its Python entry in
+    a process of its own (a plugin without one runs as it always does: its Node entry, its command)."""
+    return "python (isolated)" if isolate and source.manifest.entry_point else source.runtime
+
+
 def build_method(source: PluginSource, *, isolate: bool = False, sandbox: Confinement | None = None
                  ) -> tuple[object | None, ModuleType | None, list[Problem]]:
     """Construct the method: in-process for a Python entry, else through the bridge. Never raises for plugin

@@ -56,6 +56,16 @@ def _joined(source: str, target: str, given: str) -> str:
     return f"{_normal(source)}>{_normal(target)}"
 
 
+def language_code(text: str) -> str:
+    """One language code as a config holds it (``ENG_us`` → ``eng-us``); raises `PairError` for anything else
+    (``english``)."""
+    code = text.strip()
+    if not LANGUAGE.fullmatch(code):
+        raise PairError(f"'{text}' is not a language code: write an ISO 639 code such as eng or en (subtags after "
+                        "a -: pt-BR)")
+    return _normal(code)
+
+
 def _normal(code: str) -> str:
     """The primary language in lowercase, subtags as written, ``-`` between them (``ENG_us`` → ``eng-us``)."""
     primary, *subtags = re.split(r"[-_]", code)

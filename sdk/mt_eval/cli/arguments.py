@@ -8,6 +8,8 @@ The corpus flags are shared by ``run``, ``compare``, ``verify``, ``gate``, ``cor
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable
 from pathlib import Path
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
@@ -281,7 +283,8 @@ def method_params(items: list[str]) -> dict[str, object]:
             earlier = next(i for i in items if i.partition("=")[0] == key)
             raise ValueError(f"--param {key} is given twice ({earlier!r}, then {item!r}): give each parameter once")
         try:
-            params[key] = json.loads(value, parse_int=js_int, parse_float=js_float, parse_constant=_not_json)
+            params[key] = json.loads(value, parse_int=_finite(js_int), parse_float=_finite(js_float),
+                                     parse_constant=_not_json)
         except _NotJson as exc:
             raise ValueError(f"--param {item!r}: {exc} is not a JSON value (a config could not be written or read "
                              f"back with it); for the text, quote it: --param '{key}=\"{value}\"'") from None
@@ -296,3 +299,14 @@ class _NotJson(ValueError):
 
 def _not_json(constant: str) -> object:
     raise _NotJson(constant)
+
+
+def _finite(read: Callable[[str], int | float]) -> Callable[[str], int | float]:
+    """``read``, refusing a number past any float (1e400), which every reader takes as Infinity, as NaN is."""
+    def finite(text: str) -> int | float:
+        value = read(text)
+        if isinstance(value, float) and math.isinf(value):
+            raise _NotJson(f"{text[:40]} (a number past any float: Infinity)")
+        return value
+
+    return finite

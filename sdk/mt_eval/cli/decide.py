@@ -14,8 +14,8 @@ from mt_eval.cli.arguments import (
     add_run_directory_arguments,
     add_seed_argument,
     positive_float,
-    positive_int,
     resample_count_or_none,
+    whole_number,
 )
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
@@ -65,8 +65,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     scoring_arguments(scoring)
     model = run.add_argument_group("passed to the method (its config)")
     add_model_arguments(model)
-    model.add_argument("--source-lang", metavar="CODE", help="language of the sources, when it matters")
-    model.add_argument("--target-lang", metavar="CODE", help="language of the candidates, when it matters")
+    model.add_argument("--source-lang", type=language_argument, metavar="CODE",
+                       help="language of the sources, when it matters (e.g. eng)")
+    model.add_argument("--target-lang", type=language_argument, metavar="CODE",
+                       help="language of the candidates, when it matters (e.g. spa)")
     run.add_argument("--quiet", action="store_true", help="no progress or summary output")
     check = sub.add_parser("check", help="check the scorer on the Uniform baseline against closed forms",
                            description="Score the Uniform baseline (every option equally likely) on a corpus with "
@@ -74,7 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                        "when they agree, 1 when they do not.",
                            epilog=DECIDE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     check.add_argument("--corpus", metavar="FILE", required=True, help="typed-decision corpus with gold answers")
-    check.add_argument("--ece-bins", type=positive_int, default=10, metavar="B", help="ECE bins (default 10)")
+    check.add_argument("--ece-bins", type=ece_bins, default=10, metavar="B", help="ECE bins (default 10; at most "
+                       f"{MAX_ECE_BINS})")
     check.add_argument("--json", action="store_true", help="print the check as JSON")
 
 
@@ -83,8 +86,26 @@ def scoring_arguments(group: argparse._ArgumentGroup, *, seed: bool = True) -> N
                        help="bootstrap resamples (default 1000; at least 10, or 0: no intervals)")
     if seed:
         add_seed_argument(group)
-    group.add_argument("--ece-bins", type=positive_int, default=10, metavar="B",
-                       help="equal-width confidence bins of the ECE (default 10)")
+    group.add_argument("--ece-bins", type=ece_bins, default=10, metavar="B",
+                       help=f"equal-width confidence bins of the ECE (default 10; at most {MAX_ECE_BINS})")
+
+
+def language_argument(text: str) -> str:
+    """An argparse type: a language code (`mt_eval.pairs.language_code`), refused before anything runs."""
+    from mt_eval.pairs import PairError, language_code
+
+    try:
+        return language_code(text)
+    except PairError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+MAX_ECE_BINS = 1000  # (more bins than that leave each nearly empty, and the bootstrap holds resamples × bins)
+
+
+def ece_bins(text: str) -> int:
+    """An argparse type: the ECE's bins, 1 to `MAX_ECE_BINS` (a billion allocated terabytes, after the method ran)."""
+    return whole_number(text, least=1, most=MAX_ECE_BINS)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -157,8 +157,15 @@ def _envelope(row_id: str, raw: Mapping[str, Any]) -> tuple[DecisionResult, str 
     if metadata is not None:
         if not isinstance(metadata, Mapping):
             return result, f'"metadata" must be an object, got {describe(metadata)}'
+        try:  # (it is saved with the row: a value JSON cannot hold would fail the run, not this row)
+            _METADATA_ENCODER.encode(metadata)
+        except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as exc:
+            return result, f'"metadata" cannot be saved as JSON: {exc}'
         result.metadata = dict(metadata)
     return result, None
+
+
+_METADATA_ENCODER = msgspec.json.Encoder()
 
 
 def match_results(rows: Sequence[DecisionRow], raw: Any, label: str, tolerance: float = DEFAULT_TOLERANCE

@@ -51,7 +51,8 @@ class DecisionCorpus:
 
 def gold_distribution(question: Question, answer: Any, tolerance: float = DEFAULT_TOLERANCE
                       ) -> tuple[list[float] | None, str | None]:
-    """A gold answer as a distribution over the question's options, or why it cannot be one."""
+    """A gold answer as a distribution over the question's options, or why it cannot be one. A distribution that
+    sums to 1 within ``tolerance`` (annotators' shares rounded: 0.3333 three times) is scaled to sum to 1."""
     options = question.option_names
     if isinstance(answer, bool) and question.type == "noul":
         answer = "true" if answer else "false"
@@ -64,7 +65,9 @@ def gold_distribution(question: Question, answer: Any, tolerance: float = DEFAUL
         problem = distribution_problem(question, answer, tolerance)
         if problem is not None:
             return None, f"gold distribution: {problem}"
-        return [float(answer[option]) for option in options], None
+        values = [float(answer[option]) for option in options]
+        total = sum(values)  # (within the tolerance of 1: made exactly 1, as the scores' closed forms assume)
+        return [value / total for value in values], None
     named = _as_name(answer)
     if named is not None and named in options:  # a score level's name, written as a number
         return None, f'gold {named} is a number: an option\'s name is a string; write "{named}"'

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from mt_eval.deadlines import Overran, within
+from mt_eval.deadlines import Overran, raised_by_a_signal, within
 from mt_eval.decisions.answers import DEFAULT_TOLERANCE, match_results
 from mt_eval.decisions.records import QUESTION_TYPES, DecisionCase, DecisionResult, DecisionRow, QuestionAnswer
 from mt_eval.guarded_calls import call_failure
@@ -144,6 +144,10 @@ async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settin
                  "--isolate")
     except (Exception, SystemExit) as exc:  # a method must not end the run: its rows fail, as for a raise
         error = call_failure(exc)
+    except KeyboardInterrupt as exc:
+        if raised_by_a_signal(exc):  # Ctrl-C (or SIGTERM): it stops the run
+            raise
+        error = call_failure(exc)  # the method's own `raise KeyboardInterrupt`
     elapsed = time.perf_counter() - started
     if timing.first_call_s is None:
         timing.first_call_s = elapsed

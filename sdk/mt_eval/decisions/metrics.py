@@ -139,7 +139,8 @@ def instance_statistics(judged: Sequence[Judged], bins: int = DEFAULT_BINS) -> d
         "group": np.array([GROUPS.index(j.kind) for j in judged], dtype=np.int64),
         "correct": correct.astype(np.float64), "confidence": confidence, "kl": kl, "brier": brier,
         "ev_error": ev_error, "is_score": is_score.astype(np.float64),
-        "bin": np.minimum((confidence * bins).astype(np.int64), bins - 1),
+        # bin b is [b/B, (b+1)/B): a confidence of exactly b/B (1/49 × 49 = 0.9999999999999999) is in bin b
+        "bin": np.minimum((confidence * bins + 1e-9).astype(np.int64), bins - 1),
     }
 
 

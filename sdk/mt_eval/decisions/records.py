@@ -61,6 +61,8 @@ def describe(value: Any) -> str:
         return "a list"
     if isinstance(value, Mapping):
         return "an object"
+    if isinstance(value, tuple | set | frozenset) or (hasattr(value, "__iter__") and hasattr(value, "__next__")):
+        return f"a {type(value).__name__}"  # (JSON would show a tuple as a list: "returned [...], not a list")
     if isinstance(value, int | float) and not isinstance(value, bool):
         if finite(value):
             return number_text(value)

@@ -42,7 +42,7 @@ from mt_eval.harness.run_directory import (
     write_json,
 )
 from mt_eval.harness.session import RunState, new_run_id, now
-from mt_eval.loader import LoadedMethod, load_method
+from mt_eval.loader import LoadedMethod, load_method, runtime_label
 from mt_eval.progress import RunProgress
 
 
@@ -62,7 +62,7 @@ def decide_run(request: DecideRequest) -> Path:
     calls = request.calls
     if request.directory.out is not None:
         writable_directory(request.directory.out, "the decision run")
-    corpus = read_decision_corpus(request.corpus, tolerance=calls.tolerance)
+    corpus = read_decision_corpus(request.corpus)  # (gold at the data's tolerance; --tolerance is the answers')
     check = run_self_check(corpus, request.ece_bins)
     if not request.quiet or not check.passed:
         print(describe_self_check(check), file=sys.stderr)
@@ -209,7 +209,7 @@ def build_card(state: DecideState, loaded: LoadedMethod, method_card: dict[str, 
         run_id=state.run_id, started_at=state.started_at, finished_at=now(), sessions=state.sessions,
         sdk_version=__version__,
         method=method_facts(loaded, method_card, code_sha256=state.code_sha256,
-                            runtime="python (isolated)" if request.isolate else loaded.source.runtime),
+                            runtime=runtime_label(loaded.source, isolate=request.isolate)),
         corpus=dc.DecisionCorpusFacts(name=corpus.name, path=str(corpus.path), sha256=corpus.sha256,
                                       rows=len(corpus.rows), questions=corpus.questions_by_type(),
                                       gold_questions=corpus.gold_questions, license=corpus.license),

@@ -61,7 +61,7 @@ from mt_eval.harness.run_rules import RunRules
 from mt_eval.harness.run_summary import print_summary
 from mt_eval.harness.running import Around, run_method
 from mt_eval.harness.scoring import STATS_CHUNK, Scores, make_metrics, score_segments
-from mt_eval.loader import LoadedMethod, load_method
+from mt_eval.loader import LoadedMethod, load_method, runtime_label
 from mt_eval.method_start import StartFailed
 from mt_eval.pins import PinCheck
 from mt_eval.process_memory import large_buffers_mapped
@@ -395,4 +395,4 @@ def _slug(text: str) -> str:
 def _runtime(loaded: LoadedMethod, request: RunRequest, fair: FairRun) -> str:
     if fair.sandbox is not None:
         return f"{loaded.source.runtime} (sandboxed: {fair.sandbox.tool.name})"
-    return "python (isolated)" if request.isolate else loaded.source.runtime
+    return runtime_label(loaded.source, isolate=request.isolate)
