@@ -86,15 +86,18 @@ export function decideRow(row) {
   const source = typeof state.source === 'string' ? state.source : '';
   const reference = typeof state.reference === 'string' ? state.reference : null;
   const { candidate } = state;
-  const answers = {};
-  for (const [name, question] of Object.entries(row.questions)) {
-    if (question.type === 'choice') answers[name] = choiceAnswer(question, state, source, reference);
-    else if (typeof candidate !== 'string') answers[name] = { error: 'the state has no "candidate" text to judge' };
-    else if (question.type === 'noul') {
+  const answer = (question) => {
+    if (question.type === 'choice') return choiceAnswer(question, state, source, reference);
+    if (typeof candidate !== 'string') return { error: 'the state has no "candidate" text to judge' };
+    if (question.type === 'noul') {
       const q = quality(source, candidate, reference);
-      answers[name] = { probabilities: { true: q, false: 1 - q } };
-    } else answers[name] = scoreAnswer(question, quality(source, candidate, reference));
-  }
+      return { probabilities: { true: q, false: 1 - q } };
+    }
+    return scoreAnswer(question, quality(source, candidate, reference));
+  };
+  // (fromEntries makes each question its own property: answers[name] = … for a question named "__proto__"
+  // would set the object's prototype instead, and the question would go unanswered)
+  const answers = Object.fromEntries(Object.entries(row.questions).map(([name, q]) => [name, answer(q)]));
   return { id: row.id, answers };
 }
 

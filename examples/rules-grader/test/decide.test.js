@@ -34,3 +34,11 @@ test('noul, choice and a missing candidate', async () => {
   const { a, b, tie } = result.answers.better.probabilities;
   assert.ok(a > tie && tie > b);
 });
+
+test('a question named __proto__ is answered as any other (as grader.py answers it)', async () => {
+  const questions = JSON.parse('{"__proto__": {"type": "noul", "instructions": "ok?"}}');
+  const [result] = await decide([row({ source: 'Turn left.', candidate: 'Gira a la izquierda.',
+    reference: 'Gira a la izquierda.' }, questions)]);
+  assert.ok(Object.hasOwn(result.answers, '__proto__'), JSON.stringify(result));
+  assert.ok(Math.abs(sum(result.answers.__proto__.probabilities) - 1) < 1e-12);
+});

@@ -53,15 +53,17 @@ function choiceAnswer(question, state) {
 
 export function decideRow(row) {
   const { state } = row;
-  const answers = {};
-  for (const [name, question] of Object.entries(row.questions)) {
-    if (question.type === 'choice') answers[name] = choiceAnswer(question, state);
-    else if (typeof state.candidate !== 'string') answers[name] = { error: 'the state has no "candidate" text' };
-    else if (question.type === 'noul') {
+  const answer = (question) => {
+    if (question.type === 'choice') return choiceAnswer(question, state);
+    if (typeof state.candidate !== 'string') return { error: 'the state has no "candidate" text' };
+    if (question.type === 'noul') {
       const q = quality(state, state.candidate);
-      answers[name] = { probabilities: { true: q, false: 1 - q } };
-    } else answers[name] = scoreAnswer(question, quality(state, state.candidate));
-  }
+      return { probabilities: { true: q, false: 1 - q } };
+    }
+    return scoreAnswer(question, quality(state, state.candidate));
+  };
+  // (fromEntries: a question named "__proto__" is answered too; answers[name] = … would set the prototype)
+  const answers = Object.fromEntries(Object.entries(row.questions).map(([name, q]) => [name, answer(q)]));
   return { id: row.id, answers };
 }
 
