@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from mt_eval.contamination.engine import check_bundle
 from mt_eval.contamination.settings import CheckSettings
 
@@ -39,3 +41,13 @@ def located(report) -> set[tuple[str, int | None, str, str]]:
     return {(h.file, h.line, h.entry_id, h.side) for h in report.hits}
 
 
+
+
+@pytest.fixture(name="corpus")
+def corpus_fixture(tmp_path: Path) -> Path:
+    return three_entry_corpus(tmp_path)
+
+
+@pytest.fixture(name="bundle")
+def bundle_fixture(tmp_path: Path) -> Path:
+    return empty_bundle(tmp_path)

@@ -19,17 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from contamination_support import REFERENCE, SHORT, SOURCE, check, empty_bundle, located, three_entry_corpus
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    return three_entry_corpus(tmp_path)
-
-
-@pytest.fixture
-def bundle(tmp_path: Path) -> Path:
-    return empty_bundle(tmp_path)
+from contamination_support import (  # noqa: F401 (the bundle and corpus fixtures)
+    REFERENCE,
+    SHORT,
+    SOURCE,
+    bundle_fixture,
+    check,
+    corpus_fixture,
+    located,
+)
 
 
 def test_max_archive_depth_0_opens_the_bundles_own_archives_and_none_inside_them(bundle, corpus):

@@ -18,19 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from contamination_support import REFERENCE, SHORT, SOURCE, check, empty_bundle, located, three_entry_corpus
+from contamination_support import (  # noqa: F401 (the bundle and corpus fixtures)
+    REFERENCE,
+    SHORT,
+    SOURCE,
+    bundle_fixture,
+    check,
+    corpus_fixture,
+    located,
+)
 from mt_eval.contamination.code_strings import decode_js_escape, javascript_pieces, python_pieces
 from mt_eval.contamination.normalize import words
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    return three_entry_corpus(tmp_path)
-
-
-@pytest.fixture
-def bundle(tmp_path: Path) -> Path:
-    return empty_bundle(tmp_path)
 
 
 def test_normalisation_sees_through_case_width_accents_and_punctuation():

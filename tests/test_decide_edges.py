@@ -17,20 +17,19 @@ RULES = REPO / "examples" / "rules-grader"
 ADEQUACY = REPO / "examples" / "data" / "adequacy-decisions.jsonl"
 CHOICE3 = {"type": "choice", "instructions": "Which translation is better?", "options": ["a", "b", "c"]}
 UNIFORM = '''
+def uniform(question):
+    options = (question.get("options") or [str(level["value"]) for level in question.get("levels", [])]
+               or ["true", "false"])
+    return {{"probabilities": dict.fromkeys(options, 1 / len(options))}}
+
+
 class Uniform:
-    """Every option equally likely{detail}."""
+    """Every option equally likely."""
 
     async def decide(self, rows, config):
+        out = [{{"id": row["id"], "answers": {{name: uniform(q) for name, q in row["questions"].items()}}}}
+               for row in rows]
 {body}
-'''
-ANSWER_ALL = '''        out = []
-        for row in rows:
-            answers = {}
-            for name, q in row["questions"].items():
-                options = (["true", "false"] if q["type"] == "noul" else q.get("options") or
-                           [str(l["value"]) for l in q["levels"]])
-                answers[name] = {"probabilities": {o: 1 / len(options) for o in options}}
-            out.append({"id": row["id"], "answers": answers})
 '''
 
 
@@ -39,10 +38,10 @@ def corpus(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def uniform(make_plugin, body: str = "        return out\n", detail: str = "") -> Path:
+def uniform(make_plugin, body: str = "        return out\n") -> Path:
     manifest = {"name": "Uniform", "entry_point": "pipeline:Uniform", "implements": ["decide"],
                 "dependency_class": "S", "dependencies": []}
-    return make_plugin(manifest, files={"pipeline.py": UNIFORM.format(detail=detail, body=ANSWER_ALL + body)})
+    return make_plugin(manifest, files={"pipeline.py": UNIFORM.format(body=body)})
 
 
 def decide(method: Path, corpus_path: Path, out: Path, *extra: str) -> int:
