@@ -83,7 +83,7 @@ def decompressed(kind: str, stream: Any) -> IO[bytes]:
     if kind == "zlib":
         return io.BufferedReader(_Inflating(stream))
     if kind == "lzma":
-        return lzma.LZMAFile(stream, format=lzma.FORMAT_ALONE)  # type: ignore[return-value]
+        return lzma.LZMAFile(stream, format=lzma.FORMAT_ALONE)
     opener: Any = STREAMS[kind]
     opened: IO[bytes] = opener(fileobj=stream) if kind == "gzip" else opener(stream)
     return opened
