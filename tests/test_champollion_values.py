@@ -239,3 +239,20 @@ def test_a_key_written_twice_in_a_target_file_is_said_and_its_last_value_kept(tm
     assert said not in both(projects)["python"][1]  # (written once: the file holds it once)
     assert tree(projects["node"]) == tree(projects["python"])
 
+
+
+@needs_node
+def test_icu_messages_nested_too_deep_fail_their_key_alone_in_both_tools(tmp_path: Path):
+    """Before: Python's reader ran out of stack (a traceback, nothing written, not even the other keys); Node's
+    translated 500 levels but failed the whole run at 3,000 ("Maximum call stack size exceeded")."""
+    deep = "".join(f"{{g{i}, select, a {{x " for i in range(3000)) + "core" + "} other {y}}" * 3000
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13"}}),
+                     {"locales/en.json": {"deep": deep, "ok": "Hello"}}, plugins=("rot13",))
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1 and "Traceback" not in out
+    assert ("failed deep: ICU messages nested over 50 levels deep: it cannot be translated with its placeholders "
+            "kept; split it; left out of the file") in out
+    assert projects["python"].json("locales/es.json") == {"ok": "spa: Uryyb"}
+    assert tree(projects["node"]) == tree(projects["python"])

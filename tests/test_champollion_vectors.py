@@ -28,6 +28,7 @@ def test_protect(case):
     assert list(protected.placeholders) == case["placeholders"]
     assert placeholders.has_words(protected) is case["hasWords"]
     assert protected.icu == case.get("icu")
+    assert protected.problem == case.get("problem")  # (a text that cannot be sent: its key fails)
     assert placeholders.restore(protected.text, protected.placeholders, protected.icu) == case["text"]
 
 

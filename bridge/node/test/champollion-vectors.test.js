@@ -27,6 +27,7 @@ test('placeholders: protect, restore, refusals, ICU messages and edge whitespace
     assert.deepEqual(p.placeholders, c.placeholders, c.text);
     assert.equal(hasWords(p), c.hasWords, c.text);
     assert.equal(p.icu, c.icu ?? null, c.text);
+    assert.equal(p.problem, c.problem, c.text); // (a text that cannot be sent: its key fails)
     assert.equal(restore(p.text, p.placeholders, p.icu), c.text);
   }
   for (const c of restoreCases) {

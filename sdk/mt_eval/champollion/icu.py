@@ -23,8 +23,16 @@ NOT_NAME = SPACE + "{}',#"
 Kind = Literal["text", "syntax", "argument"]
 
 
+MAX_NESTING = 50  # plural, select and selectordinal messages inside one another, at most (Python and Node alike)
+
+
 class IcuSyntaxError(ValueError):
     """The text is not an ICU message: the reason, in a few words."""
+
+
+class IcuTooDeep(IcuSyntaxError):
+    """The text nests ICU messages deeper than `MAX_NESTING`: it cannot be translated safely (nor read without
+    exhausting the stack), so its key fails rather than being sent as plain text."""
 
 
 @dataclass
@@ -50,6 +58,7 @@ class _Reader:
         self.at = 0
         self.parts: list[tuple[Kind, str]] = []
         self.branches: list[tuple[int, int]] = []
+        self.depth = 0
 
     def add(self, kind: Kind, piece: str) -> None:
         if self.parts and self.parts[-1][0] == kind and kind != "argument":
@@ -150,6 +159,9 @@ class _Reader:
                 raise IcuSyntaxError(f"offset: without a number in {{{name}, {kind}}}")
             offset = f"offset:{offset} "
             self.space()
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise IcuTooDeep(f"ICU messages nested over {MAX_NESTING} levels deep")
         branches = []
         while self.text[self.at:self.at + 1] != "}":
             selector = self.word()
@@ -169,6 +181,7 @@ class _Reader:
             branches.append(f"{selector} {{{inner or '…'}}}")
         if not branches:
             raise IcuSyntaxError(f"{{{name}, {kind}}} has no selectors")
+        self.depth -= 1
         self.at += 1
         self.add("syntax", self.text[start:self.at])
         return f"{{{name}, {kind}, {offset}{' '.join(branches)}}}"

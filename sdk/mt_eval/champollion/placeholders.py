@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mt_eval.champollion.icu import IcuSyntaxError, Message, parse
+from mt_eval.champollion.icu import IcuSyntaxError, IcuTooDeep, Message, parse
 from mt_eval.champollion.jsonfmt import js_string
 
 # Character classes are spelled out (no \w, \d, \s) so the Node side's regular expression matches alike.
@@ -50,6 +50,7 @@ class Protected:
     text: str
     placeholders: tuple[str, ...]
     icu: str | None = None
+    problem: str | None = None  # why it cannot be sent at all (ICU messages nested too deep)
 
 
 def protect(text: str) -> Protected:
@@ -59,7 +60,10 @@ def protect(text: str) -> Protected:
         found.append(match.group())
         return f"⟦{len(found) - 1}⟧"
 
-    message = _icu_message(text)
+    try:
+        message = _icu_message(text)
+    except IcuTooDeep as exc:
+        return Protected(text, (), None, f"{exc}: it cannot be translated with its placeholders kept; split it")
     if message is None:
         return Protected(PLACEHOLDER.sub(swap, text), tuple(found))
     pieces = []
@@ -78,6 +82,8 @@ def _icu_message(text: str) -> Message | None:
         return None
     try:
         message = parse(text)
+    except IcuTooDeep:
+        raise
     except IcuSyntaxError:
         return None
     return message if message.skeleton else None

@@ -163,7 +163,7 @@ async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
         report.locales.append(locale_report)
         texts = _due_texts(plans)
         sendable = [text for text, protected in texts.items() if has_words(protected)]
-        invalid = _not_valid_unicode(sendable, texts)  # (fails before it is sent, so it is not counted as sent)
+        invalid = _not_sendable(sendable, texts)  # (fails before it is sent, so it is not counted as sent)
         sendable = [text for text in sendable if text not in invalid] if invalid else sendable
         batch_size = int(method.run_config["batch_size"])
         locale_report.calls = -(-len(sendable) // batch_size)
@@ -264,12 +264,13 @@ async def _run_batches(batches: list[list[str]], translate: Translate, texts: di
             group.start_soon(worker)
 
 
-def _not_valid_unicode(sendable: list[str], texts: dict[str, Protected]) -> dict[str, str]:
-    """Each text that holds a lone surrogate, with why it cannot be sent (in the words of `mt_eval.lone_surrogates`,
-    as a method's call would fail it)."""
+def _not_sendable(sendable: list[str], texts: dict[str, Protected]) -> dict[str, str]:
+    """Each text that cannot be sent, with why: ICU messages nested too deep (`placeholders.protect`), or a lone
+    surrogate (in the words of `mt_eval.lone_surrogates`, as a method's call would fail it)."""
     from mt_eval.lone_surrogates import problem_in
 
-    return {text: problem for text in sendable if (problem := problem_in({"source": texts[text].text}, "entry"))}
+    return {text: problem for text in sendable
+            if (problem := texts[text].problem or problem_in({"source": texts[text].text}, "entry"))}
 
 
 def _due_texts(plans: list[FilePlan]) -> dict[str, Protected]:

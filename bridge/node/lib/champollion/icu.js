@@ -9,6 +9,7 @@
 // branch) starts quoted text, up to the next '. bridge/vectors/champollion/placeholders.json holds the cases.
 
 const COMPLEX = ['plural', 'select', 'selectordinal'];
+export const MAX_NESTING = 50; // plural, select and selectordinal messages inside one another, at most (as Python)
 const SPACE = ' \t\r\n';
 const NOT_NAME = `${SPACE}{}',#`;
 
@@ -17,6 +18,14 @@ export class IcuSyntaxError extends Error {
   constructor(message) {
     super(message);
     this.name = 'IcuSyntaxError';
+  }
+}
+
+/** ICU messages nested deeper than MAX_NESTING: the key fails rather than being sent as plain text. */
+export class IcuTooDeep extends IcuSyntaxError {
+  constructor(message) {
+    super(message);
+    this.name = 'IcuTooDeep';
   }
 }
 
@@ -37,6 +46,7 @@ class Reader {
     this.at = 0;
     this.parts = [];
     this.branches = [];
+    this.depth = 0;
   }
 
   add(kind, piece) {
@@ -149,6 +159,8 @@ class Reader {
       offset = `offset:${offset} `;
       this.space();
     }
+    this.depth += 1;
+    if (this.depth > MAX_NESTING) throw new IcuTooDeep(`ICU messages nested over ${MAX_NESTING} levels deep`);
     const branches = [];
     while (this.next() !== '}') {
       const selector = this.word();
@@ -168,6 +180,7 @@ class Reader {
       branches.push(`${selector} {${inner || '…'}}`);
     }
     if (!branches.length) throw new IcuSyntaxError(`{${name}, ${kind}} has no selectors`);
+    this.depth -= 1;
     this.at += 1;
     this.add('syntax', this.text.slice(start, this.at));
     return `{${name}, ${kind}, ${offset}${branches.join(' ')}}`;

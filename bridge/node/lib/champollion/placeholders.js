@@ -10,7 +10,7 @@
 // an ICU message with the same skeleton (argument names, keywords, selectors), or it is refused too. An
 // apostrophe the translation puts right before a protected {, } or # is doubled as it is restored (d'{name}
 // becomes d''{name}), so that ICU shows it rather than reading it as the start of quoted text.
-import { IcuSyntaxError, parse } from './icu.js';
+import { IcuSyntaxError, IcuTooDeep, parse } from './icu.js';
 
 const PLACEHOLDER = new RegExp([
   String.raw`\{\{[^{}]*\}\}`,
@@ -36,7 +36,13 @@ export function protect(text) {
     placeholders.push(match);
     return `⟦${placeholders.length - 1}⟧`;
   };
-  const message = icuMessage(text);
+  let message;
+  try {
+    message = icuMessage(text);
+  } catch (error) {
+    if (!(error instanceof IcuTooDeep)) throw error;
+    return { text, placeholders, icu: null, problem: `${error.message}: it cannot be translated with its placeholders kept; split it` };
+  }
   if (message === null) return { text: text.replace(PLACEHOLDER, swap), placeholders, icu: null };
   const protectedText = message.parts.map(([kind, piece]) => (kind === 'text' ? piece.replace(PLACEHOLDER, swap) : swap(piece))).join('');
   return { text: protectedText, placeholders, icu: message.skeleton };
@@ -49,7 +55,7 @@ function icuMessage(text) {
   try {
     message = parse(text);
   } catch (error) {
-    if (!(error instanceof IcuSyntaxError)) throw error;
+    if (!(error instanceof IcuSyntaxError) || error instanceof IcuTooDeep) throw error;
     return null;
   }
   return message.skeleton ? message : null;

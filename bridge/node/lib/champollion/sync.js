@@ -212,8 +212,9 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
     const sendable = [];
     for (const [text, protectedText] of texts) {
       if (!hasWords(protectedText)) continue;
-      // Text that is not valid Unicode fails before it is sent (as a method's call would fail it): not counted as sent.
-      const invalid = problemIn({ source: protectedText.text }, 'entry');
+      // Text nesting ICU messages too deep, or not valid Unicode, fails before it is sent (as a method's call would
+      // fail it): not counted as sent.
+      const invalid = protectedText.problem ?? problemIn({ source: protectedText.text }, 'entry');
       if (invalid === null) sendable.push(text);
       else outcomes.set(text, { error: invalid });
     }
