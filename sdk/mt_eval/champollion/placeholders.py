@@ -21,6 +21,7 @@ apostrophe the translation puts right before a protected ``{``, ``}`` or ``#`` i
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from mt_eval.champollion.icu import IcuSyntaxError, IcuTooDeep, Message, parse
@@ -61,7 +62,7 @@ def protect(text: str) -> Protected:
         return f"⟦{len(found) - 1}⟧"
 
     try:
-        message = _icu_message(text)
+        message = _icu_message(text, refuse_deep=True)
     except IcuTooDeep as exc:
         return Protected(text, (), None, f"{exc}: it cannot be translated with its placeholders kept; split it")
     if message is None:
@@ -76,14 +77,17 @@ def protect(text: str) -> Protected:
     return Protected("".join(pieces), tuple(found), message.skeleton)
 
 
-def _icu_message(text: str) -> Message | None:
-    """``text`` as an ICU message, when it holds a plural, select or selectordinal one and reads as ICU."""
+def _icu_message(text: str, *, refuse_deep: bool = False) -> Message | None:
+    """``text`` as an ICU message, when it holds a plural, select or selectordinal one and reads as ICU
+    (``refuse_deep``: `IcuTooDeep` for one nested too deep, rather than None)."""
     if "plural" not in text and "select" not in text:
         return None
     try:
         message = parse(text)
     except IcuTooDeep:
-        raise
+        if refuse_deep:
+            raise
+        return None
     except IcuSyntaxError:
         return None
     return message if message.skeleton else None
@@ -199,5 +203,8 @@ def _keep_branch_edges(source: str, translated: str) -> str:
 
 
 def has_words(protected: Protected) -> bool:
-    """Whether anything is left to translate once placeholders are out (a letter remains)."""
-    return any(ch.isalpha() for ch in SENTINEL.sub("", protected.text))
+    """Whether anything is left to translate once placeholders are out: a letter, or a character this Python's
+    Unicode does not know yet (a letter of a script added since, Nag Mundari say, which Node's newer Unicode
+    knows: both send it, so both tools write the same files)."""
+    return any(ch.isalpha() or (ch > "\x7f" and unicodedata.category(ch) == "Cn")
+               for ch in SENTINEL.sub("", protected.text))

@@ -38,7 +38,7 @@ export function protect(text) {
   };
   let message;
   try {
-    message = icuMessage(text);
+    message = icuMessage(text, true);
   } catch (error) {
     if (!(error instanceof IcuTooDeep)) throw error;
     return { text, placeholders, icu: null, problem: `${error.message}: it cannot be translated with its placeholders kept; split it` };
@@ -48,14 +48,15 @@ export function protect(text) {
   return { text: protectedText, placeholders, icu: message.skeleton };
 }
 
-// text as an ICU message, when it holds a plural, select or selectordinal one and reads as ICU.
-function icuMessage(text) {
+// text as an ICU message, when it holds a plural, select or selectordinal one and reads as ICU (refuseDeep: throw
+// IcuTooDeep for one nested too deep, rather than null).
+function icuMessage(text, refuseDeep = false) {
   if (!text.includes('plural') && !text.includes('select')) return null;
   let message;
   try {
     message = parse(text);
   } catch (error) {
-    if (!(error instanceof IcuSyntaxError) || error instanceof IcuTooDeep) throw error;
+    if (!(error instanceof IcuSyntaxError) || (refuseDeep && error instanceof IcuTooDeep)) throw error;
     return null;
   }
   return message.skeleton ? message : null;
@@ -183,6 +184,8 @@ function keepBranchEdges(source, translated) {
 }
 
 /** Whether anything is left to translate once placeholders are out (a letter remains). */
+// A letter, or a character this Node's Unicode does not know yet (as Python's has_words: a script newer than either
+// runtime's Unicode is sent by both, so both tools write the same files).
 export function hasWords(protectedText) {
-  return /\p{L}/u.test(protectedText.text.replace(SENTINEL, ''));
+  return /[\p{L}\p{Cn}]/u.test(protectedText.text.replace(SENTINEL, ''));
 }
