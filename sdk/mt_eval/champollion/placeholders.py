@@ -31,8 +31,10 @@ from mt_eval.champollion.jsonfmt import js_string
 PLACEHOLDER = re.compile(
     r"\{\{[^{}]*\}\}"                                            # {{name}}, {{- html}}, {{count, number}}
     r"|\$t\([^()]*\)"                                             # $t(other.key)
-    r"|\{[ \t]*[A-Za-z0-9_.-]+[ \t]*(?:,[^{}]*)?\}"               # {name}, {0}, {count, number}
-    r"|%(?:\([A-Za-z0-9_.-]+\))?(?:[0-9]+\$)?[-+0#]*[0-9]*(?:\.[0-9]+)?[sdifuxXeEgGc@]"  # %s %1$s %.2f
+    r"|\{[ \t]*\$?[A-Za-z0-9_.-]+[ \t]*(?:[,:!][^{}]*)?\}"        # {name}, {0}, {count, number}, {amount:.2f},
+    #                                                              {0!r}, Angular's {$INTERPOLATION}
+    r"|%(?:\([A-Za-z0-9_.-]+\))?(?:[0-9]+\$)?[-+0#]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|L|q|j|z|t)?"
+    r"[sdifuxXeEgGc@]"                                             # %s %1$s %.2f %ld %llu
     r"|%%"
     r"|</?[A-Za-z][A-Za-z0-9_:.-]*(?:[ \t\r\n]+[^<>]*?)?[ \t\r\n]*/?>"  # <b>, </a>, <a href="…">, <br/>
     r"|</?[0-9]+[ \t]*/?>"                                         # <0>, </0>, <1/>

@@ -15,8 +15,8 @@ import { IcuSyntaxError, IcuTooDeep, parse } from './icu.js';
 const PLACEHOLDER = new RegExp([
   String.raw`\{\{[^{}]*\}\}`,
   String.raw`\$t\([^()]*\)`,
-  String.raw`\{[ \t]*[A-Za-z0-9_.-]+[ \t]*(?:,[^{}]*)?\}`,
-  String.raw`%(?:\([A-Za-z0-9_.-]+\))?(?:[0-9]+\$)?[-+0#]*[0-9]*(?:\.[0-9]+)?[sdifuxXeEgGc@]`,
+  String.raw`\{[ \t]*\$?[A-Za-z0-9_.-]+[ \t]*(?:[,:!][^{}]*)?\}`,
+  String.raw`%(?:\([A-Za-z0-9_.-]+\))?(?:[0-9]+\$)?[-+0#]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|L|q|j|z|t)?[sdifuxXeEgGc@]`,
   '%%',
   String.raw`<\/?[A-Za-z][A-Za-z0-9_:.-]*(?:[ \t\r\n]+[^<>]*?)?[ \t\r\n]*\/?>`,
   String.raw`<\/?[0-9]+[ \t]*\/?>`,
