@@ -180,7 +180,9 @@ def run_card(tmp_path: Path, *args: str, out: str = "run", status: int = 0) -> R
 
 
 def test_run_records_the_check_in_the_card(tmp_path, capsys):
-    card = run_card(tmp_path, "--method", str(MEMORIZER), status=5)  # (the gate withholds its headline)
+    judged = tmp_path / "judged.json"  # (the lenient policy, judging the bundle as the shipped one does)
+    judged.write_text(json.dumps({**json.loads(Path(LENIENT[1]).read_text()), "contamination": "not-contaminated"}))
+    card = run_card(tmp_path, "--method", str(MEMORIZER), "--policy", str(judged), status=5)  # (no headline)
     record = card.contamination
     assert record is not None and record.status == "contaminated" and record.hits_total == 8
     assert card.gate is not None and card.gate.failures == [
