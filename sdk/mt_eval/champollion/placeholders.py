@@ -159,15 +159,39 @@ def _tags_reversed(translated: str, placeholders: tuple[str, ...]) -> list[str]:
 
 # An apostrophe of the translation's text right before a sentinel: not one of a pair already, nor the first of two
 # around it (``'{literal}'``, a literal the source quoted and the translation kept)
-QUOTING_APOSTROPHE = re.compile(r"(?<!')'(?=⟦[ \t]*([0-9]+)[ \t]*⟧(?!'))")
+_QUOTES = ("{", "}", "#", "|")  # what an apostrophe before it starts quoted text with, in ICU
 
 
 def _apostrophes_kept(translated: str, placeholders: tuple[str, ...]) -> str:
     """The translation of an ICU message with each apostrophe of its text that would start quoted text once the
     placeholder after it is back (``{``, ``}``, ``#`` or ``|``) doubled: ICU reads ``''`` as the apostrophe the
-    translator wrote (French ``d'{name}``, ``l'#``), where ``'{`` would quote the argument away."""
-    return QUOTING_APOSTROPHE.sub(
-        lambda m: "''" if placeholders[int(m.group(1))][:1] in ("{", "}", "#", "|") else "'", translated)
+    translator wrote (French ``d'{name}``, ``l'#``), where ``'{`` would quote the argument away. The text is read
+    as ICU reads it: an apostrophe that closes quoted text (``'#'`` before ``{id}``) is left alone, and so is one
+    that quotes a placeholder whole (``'⟦0⟧'``)."""
+    if "'" not in translated:
+        return translated
+    out: list[str] = []
+    at, quoted, end = 0, False, len(translated)
+    while at < end:
+        char = translated[at]
+        if char != "'":
+            out.append(char)
+            at += 1
+        elif translated.startswith("''", at):  # an apostrophe, written as ICU writes it
+            out.append("''")
+            at += 2
+        elif quoted or translated[at + 1:at + 2] in _QUOTES:  # closes quoted text, or opens it
+            quoted = not quoted
+            out.append("'")
+            at += 1
+        else:
+            sentinel = SENTINEL.match(translated, at + 1)
+            opens = (sentinel is not None and placeholders[int(sentinel.group(1))][:1] in _QUOTES)
+            if opens and translated[sentinel.end():sentinel.end() + 1] == "'":  # ('⟦0⟧': the placeholder quoted)
+                quoted, opens = True, False
+            out.append("''" if opens else "'")
+            at += 1
+    return "".join(out)
 
 
 def keep_edges(source: str, translated: str) -> str:

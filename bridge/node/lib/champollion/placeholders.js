@@ -100,16 +100,44 @@ function tagsReversed(translated, placeholders) {
 
 // An apostrophe of the translation's text right before a sentinel: not one of a pair already, nor the first of two
 // around it ('{literal}', a literal the source quoted and the translation kept)
-const QUOTING_APOSTROPHE = /(?<!')'(?=⟦[ \t]*([0-9]+)[ \t]*⟧(?!'))/g;
+const QUOTES = ['{', '}', '#', '|']; // what an apostrophe before it starts quoted text with, in ICU
 
 /**
  * The translation of an ICU message with each apostrophe of its text that would start quoted text once the
  * placeholder after it is back ({, }, # or |) doubled: ICU reads '' as the apostrophe the translator wrote
- * (French d'{name}, l'#), where '{ would quote the argument away.
+ * (French d'{name}, l'#), where '{ would quote the argument away. The text is read as ICU reads it: an apostrophe
+ * that closes quoted text ('#' before {id}) is left alone, and so is one that quotes a placeholder whole ('⟦0⟧').
  */
 function apostrophesKept(translated, placeholders) {
-  return translated.replace(QUOTING_APOSTROPHE, (quote, index) => (
-    ['{', '}', '#', '|'].includes(placeholders[Number(index)].slice(0, 1)) ? "''" : quote));
+  if (!translated.includes("'")) return translated;
+  const sentinel = new RegExp(SENTINEL.source, 'y');
+  let out = '';
+  let quoted = false;
+  for (let at = 0; at < translated.length;) {
+    const char = translated[at];
+    if (char !== "'") {
+      out += char;
+      at += 1;
+    } else if (translated.startsWith("''", at)) { // an apostrophe, written as ICU writes it
+      out += "''";
+      at += 2;
+    } else if (quoted || QUOTES.includes(translated.slice(at + 1, at + 2))) { // closes quoted text, or opens it
+      quoted = !quoted;
+      out += "'";
+      at += 1;
+    } else {
+      sentinel.lastIndex = at + 1;
+      const found = sentinel.exec(translated);
+      let opens = found !== null && QUOTES.includes(placeholders[Number(found[1])].slice(0, 1));
+      if (opens && translated.slice(sentinel.lastIndex, sentinel.lastIndex + 1) === "'") { // ('⟦0⟧': quoted)
+        quoted = true;
+        opens = false;
+      }
+      out += opens ? "''" : "'";
+      at += 1;
+    }
+  }
+  return out;
 }
 
 /**
