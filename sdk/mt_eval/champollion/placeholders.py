@@ -186,9 +186,9 @@ def _apostrophes_kept(translated: str, placeholders: tuple[str, ...]) -> str:
             at += 1
         else:
             sentinel = SENTINEL.match(translated, at + 1)
-            opens = (sentinel is not None and placeholders[int(sentinel.group(1))][:1] in _QUOTES)
-            if opens and translated[sentinel.end():sentinel.end() + 1] == "'":  # ('⟦0⟧': the placeholder quoted)
-                quoted, opens = True, False
+            opens = sentinel is not None and placeholders[int(sentinel.group(1))][:1] in _QUOTES
+            if sentinel is not None and opens and translated[sentinel.end():sentinel.end() + 1] == "'":
+                quoted, opens = True, False  # ('⟦0⟧': the placeholder quoted whole)
             out.append("''" if opens else "'")
             at += 1
     return "".join(out)
