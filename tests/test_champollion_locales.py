@@ -155,11 +155,17 @@ def test_nested_folders_plurals_for_the_target_language_and_lock_entries(tmp_pat
     assert list(lock["files"]) == ["ja/admin/users.json", "ru/admin/users.json"]
     source_hash, method = lock["files"]["ru/admin/users.json"]["n_few"].split(" ")
     assert len(source_hash) == 16 and len(method) == 16
-    # Deleting the source file forgets its lock entries (the target file is left alone).
+    # Deleting the source file leaves its target files alone, and their lock entries while they are there (they say
+    # what the values translate); deleting a target file too forgets its entries.
     (tmp_path / "locales" / "en" / "admin" / "users.json").unlink()
     project.write("locales/en/common.json", {"a": "A"})
     run(project)
-    assert list(project.json("locales/.champollion-lock.json")["files"]) == ["ja/common.json", "ru/common.json"]
+    assert list(project.json("locales/.champollion-lock.json")["files"]) == [
+        "ja/admin/users.json", "ja/common.json", "ru/admin/users.json", "ru/common.json"]
+    (tmp_path / "locales" / "ru" / "admin" / "users.json").unlink()
+    run(project)
+    assert list(project.json("locales/.champollion-lock.json")["files"]) == [
+        "ja/admin/users.json", "ja/common.json", "ru/common.json"]
 
 
 def test_a_broken_locale_file_is_reported_and_left_alone(tmp_path: Path, run):

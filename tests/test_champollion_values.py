@@ -256,3 +256,24 @@ def test_icu_messages_nested_too_deep_fail_their_key_alone_in_both_tools(tmp_pat
             "kept; split it; left out of the file") in out
     assert projects["python"].json("locales/es.json") == {"ok": "spa: Uryyb"}
     assert tree(projects["node"]) == tree(projects["python"])
+
+
+@needs_node
+def test_a_source_file_removed_then_added_again_with_other_texts_is_translated_not_adopted(tmp_path: Path):
+    """Before: the lock entries of es/b.json were forgotten when en/b.json was removed, while es/b.json stayed; when
+    en/b.json came back with another text, the old translation was "adopted" as if written by hand — the
+    translation of "Bye" standing for "Delete the account", and nothing sent."""
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13"}}),
+                     {"locales/en/a.json": {"a": "Hello"}, "locales/en/b.json": {"b": "Bye"}}, plugins=("rot13",))
+    assert both(projects)["python"][0] == 0
+    for project in projects.values():
+        (project.root / "locales" / "en" / "b.json").unlink()
+    runs = both(projects)
+    assert runs["node"] == runs["python"] and runs["python"][0] == 0
+    for project in projects.values():
+        project.write("locales/en/b.json", {"b": "Delete the account"})
+    runs = both(projects)
+    assert runs["node"] == runs["python"] and runs["python"][0] == 0
+    assert "es/b.json  1 translated" in runs["python"][1] and "adopted" not in runs["python"][1]
+    assert projects["python"].json("locales/es/b.json") == {"b": "spa: Qryrgr gur nppbhag"}
+    assert tree(projects["node"]) == tree(projects["python"])

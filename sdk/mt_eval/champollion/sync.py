@@ -183,7 +183,7 @@ async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
                 locale_report.sent, locale_report.calls = sent.strings, sent.calls
         for plan in plans:
             locale_report.files.append(_finish_file(plan, outcomes, texts, lock, method.fingerprint, dry_run))
-        _drop_stale_files(lock, files, locale, plans)
+        _drop_stale_files(lock, files, locale, plans, config.locales_dir)
         if not dry_run:  # after each locale, so an interrupted run loses no record of what it wrote
             saved = _save_lock(lock, lock_path, saved)
         if report.interrupted:
@@ -347,11 +347,14 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
     return report
 
 
-def _drop_stale_files(lock: Lock, files: LocaleFiles, locale: str, plans: list[FilePlan]) -> None:
-    """Forget lock entries of this locale's target files whose source file is gone."""
+def _drop_stale_files(lock: Lock, files: LocaleFiles, locale: str, plans: list[FilePlan], locales_dir: Path
+                      ) -> None:
+    """Forget lock entries of this locale's target files whose source file is gone — once the target file is gone
+    too: while it stays, its entries say what its values translate, so a source file of that name coming back
+    with other texts has them translated again (forgotten, the old translations were adopted as written by hand)."""
     current = {plan.name for plan in plans}
     prefix = files.target_name(locale, "")
     for name in list(lock.files):
         mine = name.startswith(prefix) if files.directory_layout else name == prefix
-        if mine and name not in current:
+        if mine and name not in current and not (locales_dir / name).is_file():
             del lock.files[name]

@@ -233,7 +233,7 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
       }
     }
     for (const plan of plans) localeReport.files.push(finishFile(plan, outcomes, texts, lock, method.fingerprint, dryRun));
-    dropStaleFiles(lock, files, locale, plans);
+    dropStaleFiles(lock, files, locale, plans, config.localesDir);
     if (!dryRun) save(); // after each locale, so an interrupted run loses no record of what it wrote
     if (report.interrupted) break;
   }
@@ -366,12 +366,14 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
   return report;
 }
 
-// Forget lock entries of this locale's target files whose source file is gone.
-function dropStaleFiles(lock, files, locale, plans) {
+// Forget lock entries of this locale's target files whose source file is gone — once the target file is gone too:
+// while it stays, its entries say what its values translate, so a source file of that name coming back with other
+// texts has them translated again (forgotten, the old translations were adopted as written by hand).
+function dropStaleFiles(lock, files, locale, plans, localesDir) {
   const current = new Set(plans.map((plan) => plan.name));
   const prefix = files.targetName(locale, '');
   for (const name of [...lock.files.keys()]) {
     const mine = files.directoryLayout ? name.startsWith(prefix) : name === prefix;
-    if (mine && !current.has(name)) lock.files.delete(name);
+    if (mine && !current.has(name) && !isFile(join(localesDir, name))) lock.files.delete(name);
   }
 }
