@@ -3,8 +3,8 @@
 
 Such a process is known as the child's own only while the child runs: once the child ends, it is adopted by
 init and nothing links it to the child any more. So `DetachedWatch` looks for them while the child runs — as
-it writes its output: each of its first `CHECK_FIRST` writes (a program detaches its helpers as it starts or
-serves its first requests), then at most once every `CHECK_EVERY_S` — and again when it is closed; `end_strays` ends
+it writes its output: after each of its first `CHECK_FIRST` writes (a program detaches its helpers as it starts
+or serves its first requests), then after every `CHECK_EVERY`-th — and again when it is closed; `end_strays` ends
 those that still run then, naming them. A program that detaches a helper and later exits on its own leaves
 nothing behind."""
 
@@ -21,7 +21,7 @@ import anyio
 from mt_eval.process_state import command_line, outside_group, same_process
 
 CHECK_FIRST = 8  # (a look costs about 50 µs: an Apertium pipeline has 13 programs)
-CHECK_EVERY_S = 1.0
+CHECK_EVERY = 1024  # writes between two looks, after the first ones (counting costs a request next to nothing)
 # How long what a child started outside its group may take to end on its own once the child is gone, before it is
 # called left behind: a sandbox's own process (bubblewrap's, in a session of its own) dies with the sandbox, a
 # moment after it.
@@ -31,25 +31,24 @@ STRAY_SETTLE_S = 0.5
 class DetachedWatch:
     """The processes a child started outside its group, each with its start time (`same_process`)."""
 
-    __slots__ = ("_looks", "_next", "seen")
+    __slots__ = ("seen", "writes")
 
     def __init__(self) -> None:
         self.seen: dict[int, str] = {}
-        self._next = 0.0
-        self._looks = 0
+        self.writes = 0
 
-    def notice(self, pid: int | None, now: float) -> None:
-        """Look again (the child wrote): each time at first, then not within `CHECK_EVERY_S` of the last look
-        (``now`` is a loop time)."""
-        if now >= self._next:
-            self._looks += 1
-            if self._looks >= CHECK_FIRST:
-                self._next = now + CHECK_EVERY_S
-            self.seen.update(outside_group(pid))
+    def due(self) -> bool:
+        """Whether to look after the child's latest write: each of its first `CHECK_FIRST`, then every
+        `CHECK_EVERY`-th."""
+        self.writes += 1
+        return self.writes <= CHECK_FIRST or self.writes % CHECK_EVERY == 0
+
+    def look(self, pid: int | None) -> None:
+        self.seen.update(outside_group(pid))
 
     def all(self, pid: int | None) -> list[tuple[int, str]]:
         """Those seen so far and those there now (read before the child is stopped)."""
-        self.seen.update(outside_group(pid))
+        self.look(pid)
         return list(self.seen.items())
 
 

@@ -316,7 +316,8 @@ class ChildProcess(asyncio.SubprocessProtocol):
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd == 1:
-            self._detached.notice(self.pid, self._loop.time())  # type: ignore[union-attr]
+            if self._detached.due():
+                self._detached.look(self.pid)
             self.on_output(data)
             if self._outgoing is None:  # what the callers woken by this output write goes out as this turn ends
                 self._outgoing = []
