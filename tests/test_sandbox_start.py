@@ -68,3 +68,25 @@ def test_each_sandbox_launchers_words_for_a_program_it_cannot_run_are_read(said:
     quiet = start_error(m.BridgeError(m.GUEST_EXITED, "the guest exited with code 0"), label="cmd",
                         start_timeout_s=10, exit_code=0, stderr_tail=f"{said}\n")  # (it ran, and said so itself)
     assert quiet.message.startswith("guest cmd failed to start") and "cannot_run" not in quiet.data
+
+
+def test_the_gateway_launcher_says_a_program_it_cannot_run_as_bubblewrap_does_and_leaves_nothing(tmp_path: Path):
+    """Before: a Python traceback from os.execvp, and its port forwarder ran on with nothing to forward for."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "mt_eval.sandbox.launch", "--forward",
+                           f"127.0.0.1:0={tmp_path / 'gateway.sock'}", "--", str(tmp_path / "missing-program")],
+                          capture_output=True, text=True, timeout=30, start_new_session=True)
+    assert (done.returncode, done.stderr) == (127, f"mt-eval sandbox: execvp {tmp_path / 'missing-program'}: "
+                                                   "No such file or directory\n")
+    assert "Traceback" not in done.stderr
+    socket_name = str(tmp_path / "gateway.sock").encode()
+    left = []  # (the forwarder is the launcher's child: once the launcher is gone, init's — so looked for by name)
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and socket_name in (entry / "cmdline").read_bytes():
+                left.append(int(entry.name))
+        except OSError:
+            continue
+    assert left == []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import sys
 
@@ -51,7 +52,7 @@ async def _serve(listener: socket.socket, target: str) -> None:
         await server.serve_forever()
 
 
-def main(argv: list[str]) -> int:  # returns only on a usage error
+def main(argv: list[str]) -> int:  # returns only on a usage error, or when the command cannot be run
     if len(argv) < 4 or argv[0] != "--forward" or argv[2] != "--":
         print("usage: launch.py --forward HOST:PORT=UNIX_SOCKET -- COMMAND…", file=sys.stderr)
         return 2
@@ -62,7 +63,8 @@ def main(argv: list[str]) -> int:  # returns only on a usage error
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind((host, int(port)))
     listener.listen(128)
-    if os.fork() == 0:  # the forwarder: keeps no end of the guest's protocol pipes
+    forwarder = os.fork()
+    if forwarder == 0:  # the forwarder: keeps no end of the guest's protocol pipes
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 0)
         os.dup2(null, 1)
@@ -75,6 +77,8 @@ def main(argv: list[str]) -> int:  # returns only on a usage error
         os.execvp(command[0], command)
     except OSError as exc:  # said as bubblewrap says it (`mt_eval.bridge.start_failures` reads both)
         print(f"mt-eval sandbox: execvp {command[0]}: {exc.strerror or exc}", file=sys.stderr)
+        os.kill(forwarder, signal.SIGKILL)  # (no guest to forward for: it does not outlive this process)
+        os.waitpid(forwarder, 0)
         return 127 if isinstance(exc, FileNotFoundError) else 126
 
 
