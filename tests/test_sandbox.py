@@ -152,6 +152,9 @@ def test_validate_in_the_sandbox_reports_the_same_import_problems_as_on_the_host
     host = validate_plugin(broken)
     assert [p.message for p in inside.errors] == [p.message for p in host.errors]
     assert "No module named 'missing_module_xyz'" in inside.errors[0].message
+    syntax = make_plugin(files={"pipeline.py": "def broken(:\n"})  # (the code's own fault: no word of the sandbox)
+    assert [(p.message, p.hint) for p in validate_plugin(syntax, sandbox=True, scan=False).errors] == \
+        [(p.message, p.hint) for p in validate_plugin(syntax, scan=False).errors]
 
 
 @needs_sandbox

@@ -86,6 +86,6 @@ def _python_import(source: PluginSource, sandbox: object, timeout_s: float) -> l
 def _confined(problem: Problem) -> str | None:
     """A failed import's fix, saying what the sandbox forbids: an error met only there (a write beside the
     code, a download at import) was sent to the host's ``python FILE``, where it does not happen."""
-    if problem.code != "entry-point" or problem.severity != "error":
-        return problem.hint
+    if problem.code != "entry-point" or problem.severity != "error" or "SyntaxError" in problem.message:
+        return problem.hint  # (a syntax error is the code's own, wherever it is imported: as Node's says)
     return f"{problem.hint}; {CONFINED}" if problem.hint else CONFINED
