@@ -65,6 +65,10 @@ def test_a_translation_memory_in_sqlite_is_found_though_record_bytes_touch_its_t
         db.commit()
     report = check(bundle, corpus.parent / "short.jsonl")
     assert {(h.file, h.entry_id, h.side, h.kind) for h in report.hits} == {("tm.db", "k1", "reference", "exact")}
+    from mt_eval.contamination.decoding import binary_runs
+
+    runs = [text for _at, text in binary_runs(io.BytesIO(b"\x00\x01McDonald farm here\x00\x02KCierra la ventana\x00"))]
+    assert runs == ["McDonald farm here", "Cierra la ventana"]  # (one record byte set apart, a name kept whole)
 
 
 @pytest.mark.parametrize("hiding_place", ["__pycache__", ".git", "data/.git", ".hg", ".svn", ".git/objects"])

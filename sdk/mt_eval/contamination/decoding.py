@@ -251,9 +251,10 @@ _BINARY_RUN = re.compile(rb"(?:[\t\n\r\x20-\x7e]|[\xc2-\xdf][\x80-\xbf]|[\xe0-\x
                          rb"|[\xf0-\xf4][\x80-\xbf]{3}){%d,}" % MIN_BINARY_RUN)
 
 
-# One or two printable bytes glued to a capitalised word at a run's start: in a binary (a SQLite database, a pickle,
-# a Java class file), the length or type byte of the record that holds the text, which happens to be printable.
-_GLUED = re.compile(r"[!-~]{1,2}(?=[A-Z\u00c0-\u00de][a-z\u00df-\u00ff])")
+# One printable byte glued to a capitalised word at a run's start: in a binary (a SQLite database, a pickle, a Java
+# class file), the length or type byte of the record that holds the text, which happens to be printable. (One byte
+# only: "McDonald" at a run's start stays whole; "iPhone" loses its i.)
+_GLUED = re.compile(r"[!-~](?=[A-Z\u00c0-\u00de][a-z\u00df-\u00ff])")
 
 
 def binary_runs(stream: IO[bytes] | io.RawIOBase) -> Iterator[tuple[int, str]]:
