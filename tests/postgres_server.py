@@ -1,6 +1,7 @@
 """A throwaway PostgreSQL server for the tests: initdb and pg_ctl in a temporary directory, listening on a free
 loopback port, stopped and removed at the end. PostgreSQL refuses to run as root, so as root the cluster is
-run as the ``postgres`` user (Debian's package creates it), else ``nobody``."""
+run as the ``postgres`` user (Debian's package creates it), else ``nobody``. A watchdog process stops the cluster
+if the test process dies without tearing it down (SIGTERM, SIGKILL), so no server outlives its tests."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -51,6 +53,7 @@ class Cluster:
             os.chown(self.root, account.pw_uid, account.pw_gid)
         self.port = 0
         self.started = False
+        self.watchdog: subprocess.Popen[bytes] | None = None
 
     def _run(self, *argv: str) -> None:
         done = subprocess.run([str(self.bindir / argv[0]), *argv[1:]], capture_output=True, text=True,
@@ -69,7 +72,20 @@ class Cluster:
         self._run("pg_ctl", "-D", str(data), "-l", str(self.root / "server.log"), "-w", "-t", "60", "-o", options,
                   "start")
         self.started = True
+        self._watch()
         return self
+
+    def _watch(self) -> None:
+        """Start the watchdog: it waits for the end of a pipe only this process holds, then stops the server and
+        removes its directory. Closing the pipe by dying is the only way the watchdog acts; `stop` ends it first."""
+        stop = [str(self.bindir / "pg_ctl"), "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop"]
+        script = ("import shutil, subprocess, sys\n"
+                  "sys.stdin.buffer.read()\n"
+                  f"subprocess.run({stop!r}, user={self.user!r}, capture_output=True, timeout=120, check=False)\n"
+                  f"shutil.rmtree({str(self.root)!r}, ignore_errors=True)\n")
+        self.watchdog = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, cwd="/",
+                                         start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
 
     @property
     def url(self) -> str:
@@ -86,6 +102,11 @@ class Cluster:
         return f"postgresql://mt_eval@127.0.0.1:{self.port}/{name}"
 
     def stop(self) -> None:
+        if self.watchdog is not None:
+            self.watchdog.kill()
+            self.watchdog.wait()
+            if self.watchdog.stdin is not None:
+                self.watchdog.stdin.close()
         try:
             if self.started:
                 self._run("pg_ctl", "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop")
