@@ -270,6 +270,11 @@ def test_a_source_file_removed_then_added_again_with_other_texts_is_translated_n
         (project.root / "locales" / "en" / "b.json").unlink()
     runs = both(projects)
     assert runs["node"] == runs["python"] and runs["python"][0] == 0
+    assert ("  es/b.json  left alone: its source file is gone (delete it if it is no longer used; its lock entries go "
+            "with it)\n") in runs["python"][1]
+    reports = both(projects, "--json")
+    assert reports["node"] == reports["python"]
+    assert json.loads(reports["python"][1])["locales"][0]["orphaned"] == ["es/b.json"]
     for project in projects.values():
         project.write("locales/en/b.json", {"b": "Delete the account"})
     runs = both(projects)

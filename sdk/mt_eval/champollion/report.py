@@ -52,6 +52,8 @@ def render_text(report: SyncReport) -> str:
             lines.extend(f"    {js_string(key)} is written more than once in one object of this file: its last value "
                          "is kept (JSON readers keep the last), and the others are dropped when the file is written"
                          for key in file.repeated)
+        lines.extend(f"  {name}  left alone: its source file is gone (delete it if it is no longer used; its lock "
+                     "entries go with it)" for name in locale.orphaned)
         verb = "would send" if report.dry_run else "sent"
         lines.append(f"  {verb} {_plural(locale.sent, 'string')} in {_plural(locale.calls, 'call')}")
     keys = sum(len(f.failed) for r in report.locales for f in r.files)
@@ -105,7 +107,8 @@ def render_error(kind: str, message: str, *, dry_run: bool) -> str:
 
 def _locale(report: LocaleReport) -> dict[str, Any]:
     return {"locale": report.locale, "pair": report.pair, "method": report.method, "languages": report.languages,
-            "sent": report.sent, "calls": report.calls, "files": [_file(f) for f in report.files]}
+            "sent": report.sent, "calls": report.calls, "files": [_file(f) for f in report.files],
+            "orphaned": report.orphaned}
 
 
 def _file(file: FileReport) -> dict[str, Any]:

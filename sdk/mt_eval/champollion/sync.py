@@ -24,7 +24,7 @@ import anyio
 
 from mt_eval.champollion.config import ChampollionConfig, Pair
 from mt_eval.champollion.files import FileProblem, unwritable, write_atomic
-from mt_eval.champollion.jsonfmt import format_json, js_string
+from mt_eval.champollion.jsonfmt import format_json, js_string, utf16_key
 from mt_eval.champollion.languages import LanguageError, pair_languages
 from mt_eval.champollion.locales import LocaleFiles, fill, find_locale_files, slots
 from mt_eval.champollion.lockfile import LOCK_FILE, Lock, LockEntry, hash_text, method_fingerprint, read_lock
@@ -115,6 +115,7 @@ class LocaleReport:
     sent: int = 0
     calls: int = 0
     files: list[FileReport] = field(default_factory=list)
+    orphaned: list[str] = field(default_factory=list)  # target files left alone, their source file gone
 
 
 @dataclass
@@ -183,7 +184,7 @@ async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
                 locale_report.sent, locale_report.calls = sent.strings, sent.calls
         for plan in plans:
             locale_report.files.append(_finish_file(plan, outcomes, texts, lock, method.fingerprint, dry_run))
-        _drop_stale_files(lock, files, locale, plans, config.locales_dir)
+        locale_report.orphaned = _drop_stale_files(lock, files, locale, plans, config.locales_dir)
         if not dry_run:  # after each locale, so an interrupted run loses no record of what it wrote
             saved = _save_lock(lock, lock_path, saved)
         if report.interrupted:
@@ -348,13 +349,19 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
 
 
 def _drop_stale_files(lock: Lock, files: LocaleFiles, locale: str, plans: list[FilePlan], locales_dir: Path
-                      ) -> None:
+                      ) -> list[str]:
     """Forget lock entries of this locale's target files whose source file is gone — once the target file is gone
     too: while it stays, its entries say what its values translate, so a source file of that name coming back
-    with other texts has them translated again (forgotten, the old translations were adopted as written by hand)."""
+    with other texts has them translated again (forgotten, the old translations were adopted as written by hand).
+    Returns the target files kept so, orphaned (sorted): the report names them."""
     current = {plan.name for plan in plans}
     prefix = files.target_name(locale, "")
+    orphaned = []
     for name in list(lock.files):
         mine = name.startswith(prefix) if files.directory_layout else name == prefix
-        if mine and name not in current and not (locales_dir / name).is_file():
-            del lock.files[name]
+        if mine and name not in current:
+            if (locales_dir / name).is_file():
+                orphaned.append(name)
+            else:
+                del lock.files[name]
+    return sorted(orphaned, key=utf16_key)

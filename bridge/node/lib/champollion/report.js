@@ -60,6 +60,9 @@ export function renderText(report) {
           + '(JSON readers keep the last), and the others are dropped when the file is written');
       }
     }
+    for (const name of locale.orphaned) {
+      lines.push(`  ${name}  left alone: its source file is gone (delete it if it is no longer used; its lock entries go with it)`);
+    }
     lines.push(`  ${report.dryRun ? 'would send' : 'sent'} ${plural(locale.sent, 'string')} in ${plural(locale.calls, 'call')}`);
   }
   const files = report.locales.flatMap((locale) => locale.files);
@@ -89,6 +92,7 @@ export function reportJson(report) {
         failed: file.failed.map(([key, error]) => ({ key, error })), interrupted: file.interrupted, written: file.written,
         error: file.error,
       })),
+      orphaned: locale.orphaned,
     })),
   };
 }

@@ -12,7 +12,7 @@ import { callFailure } from '../host-failures.js';
 import { problemIn } from '../lone-surrogates.js';
 import { readMethodManifest } from '../manifest.js';
 import { FileProblem, isFile, unwritable, writeAtomic } from './files.js';
-import { formatJson } from './json.js';
+import { byCodeUnits, formatJson } from './json.js';
 import { LanguageError, pairLanguages, sameLocale } from './languages.js';
 import { describeEscaped } from './method-guard.js';
 import { checkLocalesOptions } from './options.js';
@@ -202,7 +202,7 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
     const locale = method.pair.target;
     const plans = files.sources.map((name) => planFile(files, name, config.localesDir, config.inputLocale, locale, lock,
       method.fingerprint, { force }));
-    const localeReport = { locale, pair: method.pair.key, method: method.methodId, languages: method.languages, sent: 0, calls: 0, files: [] };
+    const localeReport = { locale, pair: method.pair.key, method: method.methodId, languages: method.languages, sent: 0, calls: 0, files: [], orphaned: [] };
     report.locales.push(localeReport);
     const texts = new Map();
     for (const plan of plans) {
@@ -233,7 +233,7 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
       }
     }
     for (const plan of plans) localeReport.files.push(finishFile(plan, outcomes, texts, lock, method.fingerprint, dryRun));
-    dropStaleFiles(lock, files, locale, plans, config.localesDir);
+    localeReport.orphaned = dropStaleFiles(lock, files, locale, plans, config.localesDir);
     if (!dryRun) save(); // after each locale, so an interrupted run loses no record of what it wrote
     if (report.interrupted) break;
   }
@@ -368,12 +368,17 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
 
 // Forget lock entries of this locale's target files whose source file is gone — once the target file is gone too:
 // while it stays, its entries say what its values translate, so a source file of that name coming back with other
-// texts has them translated again (forgotten, the old translations were adopted as written by hand).
+// texts has them translated again (forgotten, the old translations were adopted as written by hand). Returns the
+// target files kept so, orphaned (sorted): the report names them.
 function dropStaleFiles(lock, files, locale, plans, localesDir) {
   const current = new Set(plans.map((plan) => plan.name));
   const prefix = files.targetName(locale, '');
+  const orphaned = [];
   for (const name of [...lock.files.keys()]) {
     const mine = files.directoryLayout ? name.startsWith(prefix) : name === prefix;
-    if (mine && !current.has(name) && !isFile(join(localesDir, name))) lock.files.delete(name);
+    if (!mine || current.has(name)) continue;
+    if (isFile(join(localesDir, name))) orphaned.push(name);
+    else lock.files.delete(name);
   }
+  return orphaned.sort(byCodeUnits);
 }
