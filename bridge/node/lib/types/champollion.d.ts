@@ -211,6 +211,8 @@ export interface LocalesReport {
     sent: number;
     calls: number;
     files: LocaleFileReport[];
+    /** Target files left alone because their source file is gone (their lock entries kept while they are there). */
+    orphaned: string[];
   }[];
 }
 
