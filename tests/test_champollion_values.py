@@ -282,3 +282,21 @@ def test_a_source_file_removed_then_added_again_with_other_texts_is_translated_n
     assert "es/b.json  1 translated" in runs["python"][1] and "adopted" not in runs["python"][1]
     assert projects["python"].json("locales/es/b.json") == {"b": "spa: Qryrgr gur nppbhag"}
     assert tree(projects["node"]) == tree(projects["python"])
+
+
+@needs_node
+def test_an_apostrophe_an_icu_message_escapes_is_sent_as_itself_and_written_escaped_again(tmp_path: Path):
+    """Before: the method was sent "It''s" (ICU's escape) and translated two apostrophes; now it reads "It's", and
+    the target file escapes its apostrophes as the source does."""
+    message = "{n, plural, one {It''s # file} other {It''s # files}}"
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13"}}),
+                     {"locales/en.json": {"a": message, "b": "{n, plural, one {don't} other {{name}'s}}"}},
+                     plugins=("rot13",))
+    runs = both(projects)
+    assert runs["node"] == runs["python"] and runs["python"][0] == 0
+    for project in projects.values():
+        assert project.calls()[0]["sources"] == ["⟦0⟧It's ⟦1⟧ file⟦2⟧It's ⟦3⟧ files⟦4⟧", "⟦0⟧don't⟦1⟧⟦2⟧'s⟦3⟧"]
+    assert projects["python"].json("locales/es.json") == {
+        "a": "spa: {n, plural, one {Vg''f # svyr} other {Vg''f # svyrf}}",
+        "b": "spa: {n, plural, one {qba'g} other {{name}'f}}"}
+    assert tree(projects["node"]) == tree(projects["python"])

@@ -29,13 +29,16 @@ def test_protect(case):
     assert placeholders.has_words(protected) is case["hasWords"]
     assert protected.icu == case.get("icu")
     assert protected.problem == case.get("problem")  # (a text that cannot be sent: its key fails)
-    assert placeholders.restore(protected.text, protected.placeholders, protected.icu) == case["text"]
+    assert protected.apostrophes_doubled is case.get("apostrophesDoubled", False)
+    assert placeholders.restore(protected.text, protected.placeholders, protected.icu,
+                                protected.apostrophes_doubled) == case["text"]
 
 
 @pytest.mark.parametrize("case", cases("placeholders.json", "restore"), ids=lambda c: c["translated"])
 def test_restore(case):
     def run() -> str:
-        return placeholders.restore(case["translated"], tuple(case["placeholders"]), case.get("icu"))
+        return placeholders.restore(case["translated"], tuple(case["placeholders"]), case.get("icu"),
+                                    case.get("apostrophesDoubled", False))
     if "error" in case:
         with pytest.raises(placeholders.PlaceholderError) as caught:
             run()

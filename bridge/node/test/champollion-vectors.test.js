@@ -28,10 +28,11 @@ test('placeholders: protect, restore, refusals, ICU messages and edge whitespace
     assert.equal(hasWords(p), c.hasWords, c.text);
     assert.equal(p.icu, c.icu ?? null, c.text);
     assert.equal(p.problem, c.problem, c.text); // (a text that cannot be sent: its key fails)
-    assert.equal(restore(p.text, p.placeholders, p.icu), c.text);
+    assert.equal(p.apostrophesDoubled ?? false, c.apostrophesDoubled ?? false, c.text);
+    assert.equal(restore(p.text, p.placeholders, p.icu, p.apostrophesDoubled), c.text);
   }
   for (const c of restoreCases) {
-    const run = () => restore(c.translated, c.placeholders, c.icu ?? null);
+    const run = () => restore(c.translated, c.placeholders, c.icu ?? null, c.apostrophesDoubled ?? false);
     if (c.error) assert.throws(run, (e) => e instanceof PlaceholderError && e.message === c.error, c.translated);
     else assert.equal(run(), c.restored);
   }

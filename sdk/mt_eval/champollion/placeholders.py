@@ -15,7 +15,8 @@ A text that holds an ICU ``plural``, ``select`` or ``selectordinal`` message (`i
 placeholders, so that only the texts of its branches are translated; the translation must then read as
 an ICU message with the same skeleton (argument names, keywords, selectors), or it is refused too. An
 apostrophe the translation puts right before a protected ``{``, ``}`` or ``#`` is doubled as it is restored
-(``d'{name}`` → ``d''{name}``), so that ICU shows it rather than reading it as the start of quoted text.
+(``d'{name}`` → ``d''{name}``), so that ICU shows it rather than reading it as the start of quoted text; the
+other way, an apostrophe the message escapes (``It''s``) is sent as the apostrophe it stands for (``It's``).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class Protected:
     placeholders: tuple[str, ...]
     icu: str | None = None
     problem: str | None = None  # why it cannot be sent at all (ICU messages nested too deep)
+    apostrophes_doubled: bool = False  # its ICU text escaped apostrophes (It''s), sent unescaped: restore doubles
 
 
 def protect(text: str) -> Protected:
@@ -70,13 +72,16 @@ def protect(text: str) -> Protected:
     if message is None:
         return Protected(PLACEHOLDER.sub(swap, text), tuple(found))
     pieces = []
+    doubled = False
     for kind, piece in message.parts:
         if kind == "text":
-            pieces.append(PLACEHOLDER.sub(swap, piece))
+            sent = PLACEHOLDER.sub(swap, piece)
+            pieces.append(_apostrophes_unescaped(sent, piece))
+            doubled = doubled or pieces[-1] != sent
         else:
             found.append(piece)
             pieces.append(f"⟦{len(found) - 1}⟧")
-    return Protected("".join(pieces), tuple(found), message.skeleton)
+    return Protected("".join(pieces), tuple(found), message.skeleton, apostrophes_doubled=doubled)
 
 
 def _icu_message(text: str, *, refuse_deep: bool = False) -> Message | None:
@@ -95,13 +100,30 @@ def _icu_message(text: str, *, refuse_deep: bool = False) -> Message | None:
     return message if message.skeleton else None
 
 
+_OPENS_QUOTE = re.compile(r"'[{}#|]")  # an apostrophe that starts quoted text in ICU
+
+
+def _apostrophes_unescaped(sent: str, piece: str) -> str:
+    """A text piece of an ICU message as it is sent (``sent``: its placeholders swapped), with each apostrophe
+    written as ICU escapes it (``It''s``) made the apostrophe it stands for (``It's``), so the method reads the
+    text a user sees; `restore` doubles them again (``apostrophes_doubled``). A piece that quotes text
+    (``'{'``), or where the unescaped text would hold two apostrophes in a row, is sent as it is."""
+    if "''" not in sent or _OPENS_QUOTE.search(piece.replace("''", "")):
+        return sent
+    unescaped = sent.replace("''", "'")
+    return sent if "''" in unescaped else unescaped
+
+
 class PlaceholderError(ValueError):
     """The translation lost, repeated or invented a placeholder, or changed an ICU message's skeleton."""
 
 
-def restore(translated: str, placeholders: tuple[str, ...], icu: str | None = None) -> str:
+def restore(translated: str, placeholders: tuple[str, ...], icu: str | None = None,
+            apostrophes_doubled: bool = False) -> str:
     """Put the placeholders back; raise `PlaceholderError` unless each sentinel appears exactly once and, given
-    the source's ICU skeleton ``icu``, the result has that skeleton."""
+    the source's ICU skeleton ``icu``, the result has that skeleton. With ``apostrophes_doubled`` (the source
+    escaped its apostrophes, `Protected.apostrophes_doubled`), each apostrophe of the translation's text is
+    written ``''`` as the source wrote its own."""
     seen: dict[int, int] = {}
     for match in SENTINEL.finditer(translated):
         index = int(match.group(1))
@@ -119,7 +141,8 @@ def restore(translated: str, placeholders: tuple[str, ...], icu: str | None = No
     if problems:
         raise PlaceholderError(f"the translation {js_string(translated)} {'; '.join(problems)}")
     restored = SENTINEL.sub(lambda m: placeholders[int(m.group(1))],
-                            translated if icu is None else _apostrophes_kept(translated, placeholders))
+                            translated if icu is None else _apostrophes_kept(translated, placeholders,
+                                                                             apostrophes_doubled))
     if icu is not None:
         try:
             found = parse(restored).skeleton
@@ -162,12 +185,13 @@ def _tags_reversed(translated: str, placeholders: tuple[str, ...]) -> list[str]:
 _QUOTES = ("{", "}", "#", "|")  # what an apostrophe before it starts quoted text with, in ICU
 
 
-def _apostrophes_kept(translated: str, placeholders: tuple[str, ...]) -> str:
+def _apostrophes_kept(translated: str, placeholders: tuple[str, ...], doubled: bool = False) -> str:
     """The translation of an ICU message with each apostrophe of its text that would start quoted text once the
     placeholder after it is back (``{``, ``}``, ``#`` or ``|``) doubled: ICU reads ``''`` as the apostrophe the
     translator wrote (French ``d'{name}``, ``l'#``), where ``'{`` would quote the argument away. The text is read
     as ICU reads it: an apostrophe that closes quoted text (``'#'`` before ``{id}``) is left alone, and so is one
-    that quotes a placeholder whole (``'⟦0⟧'``)."""
+    that quotes a placeholder whole (``'⟦0⟧'``). With ``doubled``, every apostrophe that stands for itself is
+    written ``''``."""
     if "'" not in translated:
         return translated
     out: list[str] = []
@@ -189,7 +213,7 @@ def _apostrophes_kept(translated: str, placeholders: tuple[str, ...]) -> str:
             opens = sentinel is not None and placeholders[int(sentinel.group(1))][:1] in _QUOTES
             if sentinel is not None and opens and translated[sentinel.end():sentinel.end() + 1] == "'":
                 quoted, opens = True, False  # ('⟦0⟧': the placeholder quoted whole)
-            out.append("''" if opens else "'")
+            out.append("''" if opens or (doubled and not quoted) else "'")
             at += 1
     return "".join(out)
 

@@ -303,7 +303,8 @@ async def _translate_batch(translate: Translate, batch: list[str], texts: dict[s
             out[text] = (None, f"the translation {js_string(result['predicted'])} is empty")
             continue
         try:
-            restored = restore(result["predicted"], texts[text].placeholders, texts[text].icu)
+            sent = texts[text]
+            restored = restore(result["predicted"], sent.placeholders, sent.icu, sent.apostrophes_doubled)
             out[text] = (keep_edges(text, restored), None)
         except PlaceholderError as exc:
             out[text] = (None, str(exc))

@@ -9,7 +9,8 @@
 // placeholders, so that only the texts of its branches are translated; the translation must then read as
 // an ICU message with the same skeleton (argument names, keywords, selectors), or it is refused too. An
 // apostrophe the translation puts right before a protected {, } or # is doubled as it is restored (d'{name}
-// becomes d''{name}), so that ICU shows it rather than reading it as the start of quoted text.
+// becomes d''{name}), so that ICU shows it rather than reading it as the start of quoted text; the other way, an
+// apostrophe the message escapes (It''s) is sent as the apostrophe it stands for (It's).
 import { IcuSyntaxError, IcuTooDeep, parse } from './icu.js';
 
 const PLACEHOLDER = new RegExp([
@@ -27,8 +28,9 @@ const SENTINEL = /⟦[ \t]*([0-9]+)[ \t]*⟧/g;
 const TAG = /^<(\/?)([A-Za-z][A-Za-z0-9_:.-]*|[0-9]+)(?:[ \t\r\n][^<>]*)?>$/; // a placeholder that is a tag
 
 /**
- * {text, placeholders, icu}: text with its placeholders replaced by ⟦0⟧, ⟦1⟧ … in order of appearance, and
- * the skeleton of its ICU plural, select and selectordinal messages (null: it has none).
+ * {text, placeholders, icu, apostrophesDoubled}: text with its placeholders replaced by ⟦0⟧, ⟦1⟧ … in order of
+ * appearance, the skeleton of its ICU plural, select and selectordinal messages (null: it has none), and whether
+ * its ICU text escaped apostrophes (It''s), sent unescaped, for restore to double again.
  */
 export function protect(text) {
   const placeholders = [];
@@ -44,8 +46,15 @@ export function protect(text) {
     return { text, placeholders, icu: null, problem: `${error.message}: it cannot be translated with its placeholders kept; split it` };
   }
   if (message === null) return { text: text.replace(PLACEHOLDER, swap), placeholders, icu: null };
-  const protectedText = message.parts.map(([kind, piece]) => (kind === 'text' ? piece.replace(PLACEHOLDER, swap) : swap(piece))).join('');
-  return { text: protectedText, placeholders, icu: message.skeleton };
+  let apostrophesDoubled = false;
+  const protectedText = message.parts.map(([kind, piece]) => {
+    if (kind !== 'text') return swap(piece);
+    const sent = piece.replace(PLACEHOLDER, swap);
+    const unescaped = apostrophesUnescaped(sent, piece);
+    apostrophesDoubled ||= unescaped !== sent;
+    return unescaped;
+  }).join('');
+  return { text: protectedText, placeholders, icu: message.skeleton, apostrophesDoubled };
 }
 
 // text as an ICU message, when it holds a plural, select or selectordinal one and reads as ICU (refuseDeep: throw
@@ -60,6 +69,18 @@ function icuMessage(text, refuseDeep = false) {
     return null;
   }
   return message.skeleton ? message : null;
+}
+
+const OPENS_QUOTE = /'[{}#|]/; // an apostrophe that starts quoted text in ICU
+
+// A text piece of an ICU message as it is sent (sent: its placeholders swapped), with each apostrophe written as
+// ICU escapes it (It''s) made the apostrophe it stands for (It's), so the method reads the text a user sees.
+// restore doubles them again (apostrophesDoubled). A piece that quotes text ('{'), or where the unescaped text would
+// hold two apostrophes in a row, is sent as it is.
+function apostrophesUnescaped(sent, piece) {
+  if (!sent.includes("''") || OPENS_QUOTE.test(piece.replaceAll("''", ''))) return sent;
+  const unescaped = sent.replaceAll("''", "'");
+  return unescaped.includes("''") ? sent : unescaped;
 }
 
 /** The translation lost, repeated or invented a placeholder, or changed an ICU message's skeleton. */
@@ -108,7 +129,7 @@ const QUOTES = ['{', '}', '#', '|']; // what an apostrophe before it starts quot
  * (French d'{name}, l'#), where '{ would quote the argument away. The text is read as ICU reads it: an apostrophe
  * that closes quoted text ('#' before {id}) is left alone, and so is one that quotes a placeholder whole ('⟦0⟧').
  */
-function apostrophesKept(translated, placeholders) {
+function apostrophesKept(translated, placeholders, doubled = false) {
   if (!translated.includes("'")) return translated;
   const sentinel = new RegExp(SENTINEL.source, 'y');
   let out = '';
@@ -133,7 +154,7 @@ function apostrophesKept(translated, placeholders) {
         quoted = true;
         opens = false;
       }
-      out += opens ? "''" : "'";
+      out += opens || (doubled && !quoted) ? "''" : "'";
       at += 1;
     }
   }
@@ -144,7 +165,7 @@ function apostrophesKept(translated, placeholders) {
  * Put the placeholders back; throws PlaceholderError unless each sentinel appears exactly once and, given the
  * source's ICU skeleton icu, the result has that skeleton.
  */
-export function restore(translated, placeholders, icu = null) {
+export function restore(translated, placeholders, icu = null, apostrophesDoubled = false) {
   const seen = new Map();
   for (const match of translated.matchAll(SENTINEL)) {
     const index = Number(match[1]);
@@ -160,7 +181,7 @@ export function restore(translated, placeholders, icu = null) {
   for (const index of [...seen.keys()].sort((a, b) => a - b)) problems.push(`invented placeholder ⟦${index}⟧`);
   if (!problems.length) problems.push(...tagsReversed(translated, placeholders));
   if (problems.length) throw new PlaceholderError(`the translation ${JSON.stringify(translated)} ${problems.join('; ')}`);
-  const restored = (icu === null ? translated : apostrophesKept(translated, placeholders))
+  const restored = (icu === null ? translated : apostrophesKept(translated, placeholders, apostrophesDoubled))
     .replace(SENTINEL, (_, index) => placeholders[Number(index)]);
   if (icu !== null) {
     let found;

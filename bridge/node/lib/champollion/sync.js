@@ -309,8 +309,8 @@ async function translateBatch(translate, batch, texts, runConfig) {
       return;
     }
     try {
-      const { placeholders, icu } = texts.get(text);
-      out.set(text, { text: keepEdges(text, restore(result.predicted, placeholders, icu)) });
+      const { placeholders, icu, apostrophesDoubled } = texts.get(text);
+      out.set(text, { text: keepEdges(text, restore(result.predicted, placeholders, icu, apostrophesDoubled)) });
     } catch (error) {
       if (!(error instanceof PlaceholderError)) throw error;
       out.set(text, { error: error.message });

@@ -147,15 +147,20 @@ export class PlaceholderError extends Error {}
 /**
  * Placeholders ({{name}}, {count}, %s, HTML tags, …) swapped for sentinels ⟦0⟧, ⟦1⟧ … in order; in a text
  * holding an ICU plural, select or selectordinal message, its syntax, # and arguments too, and icu is its
- * skeleton ("{count, plural, one {…} other {…}}"; null: the text has no such message).
+ * skeleton ("{count, plural, one {…} other {…}}"; null: the text has no such message). An apostrophe its ICU
+ * text escapes (It''s) is sent as the apostrophe it stands for (It's): apostrophesDoubled says so, for restore.
  */
-export function protectPlaceholders(text: string): { text: string; placeholders: string[]; icu: string | null };
+export function protectPlaceholders(text: string): {
+  text: string; placeholders: string[]; icu: string | null; apostrophesDoubled?: boolean; problem?: string;
+};
 
 /**
  * Put placeholders back; throws PlaceholderError unless each sentinel appears exactly once and, given the
- * source's ICU skeleton icu, the result has that skeleton.
+ * source's ICU skeleton icu, the result has that skeleton. With apostrophesDoubled (from protectPlaceholders),
+ * each apostrophe of the translation's text is written '' as the source wrote its own.
  */
-export function restorePlaceholders(translated: string, placeholders: readonly string[], icu?: string | null): string;
+export function restorePlaceholders(translated: string, placeholders: readonly string[], icu?: string | null,
+  apostrophesDoubled?: boolean): string;
 
 /** A config pair with its plugin found and its RunConfig worked out. */
 export interface ResolvedPair {
