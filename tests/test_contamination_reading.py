@@ -238,17 +238,17 @@ def test_huge_files_unreadable_files_and_special_files(bundle, corpus, monkeypat
     assert located(report) == {("big.py", 2, "t1", "source")}
 
 
-def test_compiled_caches_and_a_repositorys_object_store_are_skipped_and_said(bundle, corpus):
-
+def test_compiled_caches_are_skipped_and_said_and_a_store_that_only_looks_like_git_is_read(bundle, corpus):
+    """A real repository's store is read through git (test_contamination_history); one without refs is no
+    repository, and its files are read as any (a zlib-compressed one opened)."""
     (bundle / ".git" / "objects" / "ab").mkdir(parents=True)
     (bundle / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (bundle / ".git" / "objects" / "ab" / "cdef").write_bytes(zlib.compress(f"blob 60\0{SOURCE}".encode()))
     (bundle / "__pycache__").mkdir()
     (bundle / "__pycache__" / "pipeline.cpython-311.pyc").write_bytes(b"\x00" * 16 + SOURCE.encode())
     report = check(bundle, corpus)
-    assert report.hits == []
-    assert {f.file for f in report.findings if f.kind == "skipped"} == {".git/objects",
-                                                                       "__pycache__/pipeline.cpython-311.pyc"}
+    assert located(report) == {(".git/objects/ab/cdef", None, "t1", "source")}  # (by byte: "blob 60\\0")
+    assert {f.file for f in report.findings if f.kind == "skipped"} == {"__pycache__/pipeline.cpython-311.pyc"}
 
 
 def test_base64_and_compressed_blobs_in_code_are_decoded(bundle, corpus):

@@ -2,12 +2,13 @@
 
 Symbolic links are never followed: one leaving the bundle is reported (the check cannot vouch for what
 it points to, so the verdict cannot be "clean"); one to a file or directory inside the bundle is noted,
-since its target is read under its own path. Two kinds of file are skipped (noted), by what they are rather
-than where they are: the compiled ``.pyc`` files of a ``__pycache__`` directory, and the object store of a real
-repository (``.git/objects`` beside ``.git/HEAD``, ``.hg/store``, ``.svn/pristine``: the compressed history of
-the files checked out beside it). Everything else in those directories is read, so a method cannot hide a file
-by naming its directory ``__pycache__`` or ``.git``. Pipes, sockets and devices are not read (noted); a
-directory that cannot be listed is reported.
+since its target is read under its own path. Two kinds of file are not read as files, by what they are rather
+than where they are: the compiled ``.pyc`` files of a ``__pycache__`` directory (noted), and the object store of
+a real repository: a git repository's (``objects`` beside ``HEAD`` and ``refs``, in ``.git`` or a bare
+repository) is read through git instead (`git_history`, listed in ``repositories``); ``.hg/store`` and
+``.svn/pristine``, the compressed history of the files checked out beside them, are noted. Everything else in
+those directories is read, so a method cannot hide a file by naming its directory ``__pycache__`` or ``.git``.
+Pipes, sockets and devices are not read (noted); a directory that cannot be listed is reported.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from mt_eval.contamination.git_history import is_repository
 from mt_eval.contamination.report import Finding
 from mt_eval.lone_surrogates import writable
 
-# a repository's directory → (the file that shows it is one, its object store)
-REPOSITORIES = {".git": ("HEAD", "objects"), ".hg": ("requires", "store"), ".svn": ("wc.db", "pristine")}
+# a repository's directory → (the file that shows it is one, its object store); git's: `git_history.MARKS`
+REPOSITORIES = {".hg": ("requires", "store"), ".svn": ("wc.db", "pristine")}
 
 
 def not_read(directory: str, names: list[str]) -> set[str]:
@@ -29,6 +31,8 @@ def not_read(directory: str, names: list[str]) -> set[str]:
     base = os.path.basename(directory.rstrip(os.sep))
     if base == "__pycache__":
         return {name for name in names if name.endswith(".pyc")}
+    if is_repository(Path(directory), set(names)):
+        return {"objects"}
     repository = REPOSITORIES.get(base)
     if repository is not None and repository[0] in names and repository[1] in names:
         return {repository[1]}
@@ -41,8 +45,11 @@ def _why_not_read(directory: str, name: str) -> str:
     return "the repository's object store (its compressed history; the files checked out beside it are read)"
 
 
-def walk_bundle(root: Path, findings: list[Finding]) -> Iterator[tuple[Path, str]]:
-    """``(path, path relative to root)`` of every regular file under ``root``, in sorted order."""
+def walk_bundle(root: Path, findings: list[Finding], repositories: list[tuple[Path, str]] | None = None
+                ) -> Iterator[tuple[Path, str]]:
+    """``(path, path relative to root)`` of every regular file under ``root``, in sorted order; each git
+    repository whose object store is not read as files is added to ``repositories`` (its directory, and that
+    relative to root)."""
     real_root = os.path.realpath(root)
     pending = [(root, "")]
     while pending:
@@ -59,7 +66,10 @@ def walk_bundle(root: Path, findings: list[Finding]) -> Iterator[tuple[Path, str
         for entry in entries:
             relative = prefix + writable(entry.name)  # (a name that is not UTF-8 shown with its escapes)
             try:
-                if entry.name in skipped and not entry.is_symlink():
+                if entry.name in skipped and not entry.is_symlink() and entry.name == "objects":
+                    if repositories is not None:
+                        repositories.append((Path(directory), prefix.rstrip("/") or "."))
+                elif entry.name in skipped and not entry.is_symlink():
                     findings.append(Finding(file=relative, kind="skipped",
                                             message=f"not read: {_why_not_read(str(directory), entry.name)}"))
                 elif entry.is_symlink():

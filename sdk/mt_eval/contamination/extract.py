@@ -9,12 +9,13 @@ large, unreadable, or breaks part-way is reported with what was read of it.
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from mt_eval.contamination import archives
+from mt_eval.contamination import archives, git_history
 from mt_eval.contamination.bundle_walk import walk_bundle
 from mt_eval.contamination.code_strings import javascript_pieces, python_pieces
 from mt_eval.contamination.decoding import (
@@ -51,10 +52,50 @@ class BundleReader:
 
     def documents(self) -> Iterator[Document]:
         """Each document must be read to its end before the next is asked for."""
-        for path, relative in walk_bundle(self.root, self.findings):
+        repositories: list[tuple[Path, str]] = []
+        for path, relative in walk_bundle(self.root, self.findings, repositories):
             yield from self._file(path, relative)
-            if self._progress is not None:
-                self._progress(self.files, self.bytes)
+            self._progressed()
+        for git_dir, relative in repositories:
+            yield from self._history(git_dir, relative)
+
+    def _progressed(self) -> None:
+        if self._progress is not None:
+            self._progress(self.files, self.bytes)
+
+    def _history(self, git_dir: Path, relative: str) -> Iterator[Document]:
+        """What a git repository's history holds that its checked-out files do not (`git_history`), each object
+        read as a file named ``<repository>/objects:<its path in history>``."""
+        store = f"{'' if relative == '.' else relative + '/'}objects"
+        work_tree = git_dir.parent if git_dir.name == ".git" else None
+        try:
+            history = git_history.list_objects(git_dir, work_tree)
+            readable = [stored for stored in history.objects if stored.size <= self.settings.max_file_bytes]
+            for stored in history.objects:
+                if stored.size > self.settings.max_file_bytes:
+                    self._note(f"{store}:{stored.name}", "too-large", f"{stored.size:,} bytes, over the "
+                               f"{self.settings.max_file_bytes:,}-byte limit (--max-file-size): not read", "unverified")
+            with contextlib.closing(git_history.read_objects(git_dir, readable)) as objects:
+                for stored, stream in objects:
+                    self.files += 1
+                    self.bytes += stored.size
+                    display = f"{store}:{stored.name}"
+                    try:
+                        reader = LimitedReader(stream, self.settings.max_file_bytes)  # type: ignore[arg-type]
+                        yield from self._stream(reader, display, PurePosixPath(stored.name).name, 0,
+                                                ByteBudget(self.settings.max_archive_bytes))
+                    except TooLarge as exc:
+                        self._note(display, "too-large", f"not fully read: {exc}", "unverified")
+                    except archives.ARCHIVE_ERRORS as exc:
+                        self._note(display, "unreadable", f"read failed part-way: {_describe(exc)}", "unverified")
+                    self._progressed()
+        except git_history.HistoryError as exc:
+            self._note(store, "history", f"the repository's history was not read: {exc}", "unverified")
+            return
+        held = (f"; {history.checked_out:,} more are files checked out beside it, read as those"
+                if history.checked_out else "")
+        self._note(store, "history", f"the repository's object store, read through git: {len(readable):,} "
+                   f"object(s) of its history (files, commits, tags){held}")
 
     def _note(self, file: str, kind: str, message: str, effect: Effect = "info") -> None:
         self.findings.append(Finding(file=file, kind=kind, message=message, effect=effect))
