@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace, policy: object, host: str, port: int) -> int:
     import anyio
 
-    from mt_eval.gateway.audit import AuditLog
+    from mt_eval.gateway.audit import AuditLog, AuditLogError
     from mt_eval.gateway.server import Gateway
 
     try:
@@ -85,6 +85,12 @@ async def _serve(args: argparse.Namespace, policy: object, host: str, port: int)
         print(f"mt-eval gateway: cannot open the log --log {args.log}: {exc.strerror or exc}"
               + (" (give the log's file path)" if isinstance(exc, IsADirectoryError) else ""), file=sys.stderr)
         return 1
+    except AuditLogError as exc:
+        print(f"mt-eval gateway: {exc.one_line()}", file=sys.stderr)
+        return 1
+    if log.torn_bytes:
+        print(f"mt-eval gateway: the log's last line was torn (a write cut short): its {log.torn_bytes} byte(s) "
+              "were cut off, so the next record starts on a line of its own", file=sys.stderr)
     before = (log.requests, log.refused, log.tokens)  # what an existing log held: it is continued, not restarted
     gateway = Gateway(policy, log)  # type: ignore[arg-type]
     try:

@@ -4,7 +4,10 @@ run card (``gateway``: the log's SHA-256, requests, tokens, models).
 A line: ``time``, ``seq``, ``path``, ``model``, ``status``, ``refused`` (why the gateway refused, or null),
 ``request_sha256``/``response_sha256`` and their byte counts, ``prompt_tokens``, ``completion_tokens``,
 ``latency_s`` (and the bodies themselves when the policy sets ``log_bodies``). Reopening an existing log
-continues it: a resumed run keeps one log and one token budget.
+continues it: a resumed run keeps one log and one token budget. A torn last line (a write cut short: part
+of a record, or NUL bytes) is cut off first, so the next record starts on a line of its own; any other line
+that is not a request record stops the gateway with `AuditLogError` naming it (an audit trail is not
+rewritten, and its totals would be wrong).
 
 The totals are counted as each record is written, so the budget holds at once; the lines themselves are
 gathered and written together (`flush`) — the gateway flushes once per turn of its event loop, so a burst
@@ -20,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+
+from mt_eval.errors import ExpectedError
 
 
 class GatewayFacts(msgspec.Struct, kw_only=True):
@@ -37,23 +42,67 @@ class GatewayFacts(msgspec.Struct, kw_only=True):
     policy_sha256: str
 
 
+class AuditLogError(ExpectedError):
+    """An existing log holds a line that is not a request record (before its end): it is not continued."""
+
+
 class AuditLog:
-    """Appends request records to ``path`` and keeps the running totals (restored from an existing log)."""
+    """Appends request records to ``path`` and keeps the running totals (restored from an existing log);
+    ``torn_bytes`` says how many bytes of a torn last line were cut off."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.requests = self.refused = self.prompt_tokens = self.completion_tokens = 0
         self.models: set[str] = set()
         self.refusals: dict[str, int] = {}
-        if path.exists():
-            for line in path.read_bytes().splitlines():
-                try:
-                    self._count(json.loads(line))
-                except (ValueError, TypeError):
-                    continue  # a torn last line
+        self.torn_bytes = 0
+        self._pending: list[bytes] = []
+        end = self._restore(path.read_bytes()) if path.is_file() else None
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file = path.open("ab")
-        self._pending: list[bytes] = []
+        if end is not None:
+            self._file.truncate(end)  # (appending writes at the end, wherever that now is)
+
+    def _restore(self, data: bytes) -> int | None:
+        """Count the records of an existing log; where a torn last line starts (None: nothing to cut)."""
+        lines = data.split(b"\n")
+        tail = lines.pop()  # b"" when the log ends with a newline
+        for number, line in enumerate(lines, start=1):
+            if line.strip(b" \t\r"):
+                self._count(self._record(line, number))
+        if not tail.strip(b" \t\r\x00"):
+            self.torn_bytes = len(tail)
+            return len(data) - len(tail) if tail else None
+        try:
+            record = self._record(tail, len(lines) + 1)
+        except AuditLogError:
+            self.torn_bytes = len(tail)
+            return len(data) - len(tail)
+        self._count(record)  # (a whole record whose newline was lost: kept, and its line ended first)
+        self._pending.append(b"\n")
+        return None
+
+    def _record(self, line: bytes, number: int) -> dict[str, Any]:
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise self._not_a_record(number, f"not JSON ({exc})") from None
+        if not isinstance(record, dict):
+            raise self._not_a_record(number, f"a JSON {type(record).__name__}, not an object")
+        for name in ("prompt_tokens", "completion_tokens"):
+            value = record.get(name)
+            if value is not None and (type(value) is not int or value < 0):
+                raise self._not_a_record(number, f"{name} is {json.dumps(value)[:40]}, not a number of tokens")
+        for name in ("refused", "model"):
+            if record.get(name) is not None and not isinstance(record[name], str):
+                raise self._not_a_record(number, f"{name} is not a string")
+        return record
+
+    def _not_a_record(self, number: int, why: str) -> AuditLogError:
+        error = AuditLogError(f"{self.path}: line {number} is not a request record: {why}")
+        error.fix = ("An audit log is not rewritten: move it aside (or give another --log) to start a new one, or "
+                     "remove that line if you know what it was")
+        return error
 
     @property
     def tokens(self) -> int:
