@@ -162,7 +162,7 @@ def _run_request(args: argparse.Namespace) -> RunRequest:
 
 
 def _validate(path: Path, *, as_json: bool) -> int:
-    from mt_eval.harness.freeze import validate_freeze
+    from mt_eval.harness.freeze_validation import validate_freeze
 
     manifest, problems = validate_freeze(path)
     errors = [p for p in problems if p.severity == "error"]
@@ -182,7 +182,7 @@ def _validate(path: Path, *, as_json: bool) -> int:
 
 
 def _show(path: Path) -> int:
-    from mt_eval.harness.freeze import validate_freeze
+    from mt_eval.harness.freeze_validation import validate_freeze
 
     manifest, problems = validate_freeze(path, check_files=False)
     if manifest is None:
@@ -206,6 +206,8 @@ def _shown(value: Any) -> str:
 
 def run_command(path: Path, manifest: Any) -> str:
     """The ``mt-eval run`` command line that matches the manifest (paths relative to the working directory)."""
+    from mt_eval.harness.freeze import param_argument
+
     def here(recorded: str) -> str:
         located = Path(recorded) if Path(recorded).is_absolute() else path.parent / recorded
         return os.path.relpath(located)
@@ -217,6 +219,7 @@ def run_command(path: Path, manifest: Any) -> str:
         words += ["--reference-file", here(corpus.reference_path)] if corpus.reference_path is not None else []
     else:
         words += ["--corpus", here(corpus.path)]
+        words += ["--columns", ",".join(corpus.columns)] if corpus.columns else []
     words += ["--pair", corpus.pair]
     words += manifest.corpus.selection_options
     config, budgets, latency = manifest.config, manifest.budgets, manifest.latency
@@ -229,5 +232,5 @@ def run_command(path: Path, manifest: Any) -> str:
         if value is not None:
             words += [option, f"{value:g}" if isinstance(value, float) else str(value)]
     for key, value in config.params.items():
-        words += ["--param", f"{key}={value if isinstance(value, str) else json.dumps(value)}"]
+        words += ["--param", param_argument(key, value)]
     return shlex.join([*words, "--freeze", str(path)])

@@ -7,8 +7,7 @@ the budgets (batch size, concurrency, retries, retry budget, timeout), the laten
 untimed warm-ups, sample, repetitions) and the hardware label. ``status`` is ``frozen`` only when every
 digest is there (and the corpus's source and licence); otherwise ``draft``, with what is missing listed.
 
-``validate_freeze`` is fail-closed: it lists every unknown field, every missing digest of a frozen manifest
-and every digest that no longer matches its file, at once. ``mt-eval run --freeze FILE`` refuses to run a
+A manifest is validated, fail-closed, by `freeze_validation`. ``mt-eval run --freeze FILE`` refuses to run a
 manifest that does not validate, and refuses a run whose inputs differ from it, naming each difference
 (`differences`).
 """
@@ -16,6 +15,7 @@ manifest that does not validate, and refuses a run whose inputs differ from it, 
 from __future__ import annotations
 
 import hashlib
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -24,7 +24,6 @@ import msgspec
 
 from mt_eval.js_text import SAFE_INTEGER, same_json
 from mt_eval.manifest import LanguagePair
-from mt_eval.problems import Problem
 from mt_eval.strict import StrictStruct
 
 FREEZE_VERSION = "freeze/1"
@@ -65,6 +64,7 @@ class CorpusFreeze(_Part, kw_only=True):
     selection: dict[str, Any] | None = None  # --ids, --segment and --limit as the card's selection records them
     format: str | None = None  # how it was read: json, jsonl, tsv or parallel (null: written before it was recorded)
     reference_path: str | None = None  # parallel text: the reference file, whose sha256 ``sha256`` covers too
+    columns: list[str] | None = None  # a TSV read with --columns: its columns' fields (null: header or convention)
 
     @property
     def selection_options(self) -> list[str]:
@@ -193,7 +193,9 @@ def build_manifest(*, method_dir: Path, method_id: str, corpus: Any, entries: Se
                             selection=None if selection is None else {
                                 key: selection.get(key) for key in ("ids", "ranges", "segment", "limit")},
                             format=corpus.format, reference_path=_relative(reference, relative_to)
-                            if (reference := _reference_file(corpus)) is not None else None),
+                            if (reference := _reference_file(corpus)) is not None else None,
+                            columns=[column.key for column in corpus.columns]
+                            if corpus.columns_from == "--columns" and corpus.columns else None),
         labels=label_digests(entries),
         config=ConfigFreeze(model=config.model, temperature=config.temperature, max_tokens=config.max_tokens,
                             seed=config.seed, params=dict(config.params)),
@@ -241,104 +243,6 @@ def missing_digests(manifest: FreezeManifest) -> list[tuple[str, str]]:
             if not value]
 
 
-def validate_freeze(path: str | Path, *, check_files: bool = True) -> tuple[FreezeManifest | None, list[Problem]]:
-    """The manifest in ``path`` and every problem with it (module docstring); fail-closed."""
-    from mt_eval.strict import decode_json_file
-
-    path = Path(path)
-    manifest, problems = decode_json_file(path, FreezeManifest)
-    if manifest is None:
-        return None, problems
-    file = str(path)
-    problems += [Problem(file=file, path=where, code="not-finite", message=f"{number} is not a number a run takes "
-                         "(JSON has no infinity or NaN; a number too large to hold is read as infinity)",
-                         hint="write the value mt-eval freeze init wrote, or run freeze init again")
-                 for where, number in _not_finite(msgspec.to_builtins(manifest), "$")]
-    if manifest.status == "frozen":
-        problems += [Problem(file=file, path=where, code="missing", message="missing: a frozen manifest needs it",
-                             hint=hint) for where, hint in missing_digests(manifest)]
-    from mt_eval.harness.environment import hardware_label
-
-    hw = manifest.hardware
-    label = hardware_label(hw.cpu_model, hw.cpu_count, hw.memory_gib, hw.gpus)
-    if hw.label != label:
-        problems.append(Problem(file=file, path="$.hardware.label", code="inconsistent",
-                                message=f"{hw.label!r} is not the label of the hardware it lists ({label!r})",
-                                hint="write the label mt-eval freeze init derives, or run freeze init again"))
-    for where, stated, defined in (("$.latency.cold", manifest.latency.cold, COLD_DEFINITION),
-                                   ("$.latency.hot", manifest.latency.hot, HOT_DEFINITION)):
-        if stated != defined:
-            problems.append(Problem(file=file, path=where, code="inconsistent",
-                                    message="not the latency this SDK measures", hint=f"write {defined!r}"))
-    if check_files:
-        problems += _file_problems(path, manifest)
-    return manifest, problems
-
-
-def _not_finite(value: Any, where: str) -> list[tuple[str, float]]:
-    """Each infinite or NaN number in ``value`` with its JSON path."""
-    import math
-
-    if isinstance(value, float):
-        return [] if math.isfinite(value) else [(where, value)]
-    if isinstance(value, dict):
-        return [found for key, item in value.items() for found in _not_finite(item, f"{where}.{key}")]
-    if isinstance(value, list):
-        return [found for index, item in enumerate(value) for found in _not_finite(item, f"{where}[{index}]")]
-    return []
-
-
-def _file_problems(path: Path, manifest: FreezeManifest) -> list[Problem]:
-    """Digests recomputed from the files the manifest names (paths relative to the manifest's directory)."""
-    from mt_eval.code_hash import code_sha256
-    from mt_eval.loader import read_plugin
-
-    file = str(path)
-    problems: list[Problem] = []
-    method_dir = _beside(path, manifest.method.path)
-    source, _ = read_plugin(method_dir)
-    if source is None:
-        problems.append(Problem(file=file, path="$.method.path", code="missing-file",
-                                message=f"{method_dir} is not a method plugin directory",
-                                hint="give the method's directory, relative to the manifest or absolute"))
-    else:
-        if source.method_id != manifest.method.method_id:
-            problems.append(Problem(file=file, path="$.method.method_id", code="inconsistent",
-                                    message=f"the plugin in {method_dir} is {source.method_id!r}"))
-        actual = code_sha256(method_dir)
-        if manifest.method.code_sha256 and actual != manifest.method.code_sha256:
-            problems.append(Problem(file=file, path="$.method.code_sha256", code="inconsistent",
-                                    message=f"the method's files hash to {actual[:16]}…, not "
-                                            f"{manifest.method.code_sha256[:16]}…: they changed since the freeze",
-                                    hint="restore the frozen code, or freeze again"))
-    digests = []
-    read = [("$.corpus.path", _beside(path, manifest.corpus.path))]
-    if manifest.corpus.reference_path is not None:
-        read.append(("$.corpus.reference_path", _beside(path, manifest.corpus.reference_path)))
-    for where, corpus_path in read:
-        try:
-            digests.append(hashlib.sha256(corpus_path.read_bytes()).hexdigest())
-        except OSError as exc:
-            problems.append(Problem(file=file, path=where, code="missing-file",
-                                    message=f"cannot read {corpus_path}: {exc.strerror or exc}"))
-    if len(digests) == len(read) and manifest.corpus.sha256:
-        from mt_eval.corpus.parallel import parallel_sha256
-
-        actual_corpus = digests[0] if len(digests) == 1 else parallel_sha256(*digests)
-        named = " and ".join(str(corpus_path) for _, corpus_path in read)
-        if actual_corpus != manifest.corpus.sha256:
-            problems.append(Problem(file=file, path="$.corpus.sha256", code="inconsistent",
-                                    message=f"{named} hash{'es' if len(read) == 1 else ''} to {actual_corpus[:16]}…, "
-                                            f"not {manifest.corpus.sha256[:16]}…: the corpus changed since the freeze",
-                                    hint="restore the frozen corpus, or freeze again"))
-    return problems
-
-
-def _beside(manifest_path: Path, recorded: str) -> Path:
-    path = Path(recorded)
-    return path if path.is_absolute() else manifest_path.parent / path
-
-
 # The run option that changes each frozen setting, for the message refusing a run that differs.
 OPTIONS = {"config.model": "--model", "config.temperature": "--temperature", "config.max_tokens": "--max-tokens",
            "config.seed": "--seed", "corpus.pair": "--pair", "budgets.batch_size": "--batch-size",
@@ -358,9 +262,9 @@ def differences(frozen: FreezeManifest, actual: FreezeManifest) -> list[str]:
         if key in _NOT_COMPARED or same_json(want, got):
             continue
         option = OPTIONS.get(key)
-        fix = f" (give {option} {_as_option(want)})" if option and want is not None else ""
+        fix = f" (give {option} {shlex.quote(str(want))})" if option and want is not None else ""
         if key.startswith("config.params.") and want is not None:
-            fix = f" (give --param {_as_option(key.removeprefix('config.params.') + '=' + _json(want))})"
+            fix = f" (give --param {shlex.quote(param_argument(key.removeprefix('config.params.'), want))})"
         lines.append(f"{key}: the freeze says {_shown(want)}, this run has {_shown(got)}{fix}")
     return lines
 
@@ -382,10 +286,14 @@ def _shown(value: Any) -> str:
     return "null" if value is None else repr(value) if isinstance(value, str) else str(value)
 
 
-def _json(value: Any) -> str:
-    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
+def param_argument(key: str, value: Any) -> str:
+    """The ``KEY=VALUE`` of ``--param`` that reads back as ``value``: a text as it is, unless it would read as
+    JSON (``"5"``, ``"true"``, ``"NaN"``), which is then quoted as JSON, as any other value is written."""
+    import json
 
-
-def _as_option(value: Any) -> str:
-    text = str(value)
-    return f"'{text}'" if any(c in text for c in " >|&;<\"{}") else text
+    if isinstance(value, str):
+        try:
+            json.loads(value)
+        except ValueError:
+            return f"{key}={value}"
+    return f"{key}={json.dumps(value, ensure_ascii=False)}"

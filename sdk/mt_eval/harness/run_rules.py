@@ -78,10 +78,11 @@ class RunRules:
         corpus runs)."""
         if self.freeze_path is None:
             return
-        from mt_eval.harness.freeze import build_manifest, differences, validate_freeze
+        from mt_eval.harness.freeze import build_manifest, differences
+        from mt_eval.harness.freeze_validation import validate_freeze
 
         path = self.freeze_path
-        manifest, problems = validate_freeze(path)
+        manifest, problems = validate_freeze(path, read_corpus=False)  # (the run compares what it reads, below)
         errors = [p for p in problems if p.severity == "error"]
         if manifest is None or errors:
             raise RulesError(f"--freeze {path} does not validate ({len(errors)} problem"

@@ -171,6 +171,7 @@ export interface CorpusFreeze {
   selection?: Record<string, unknown> | null;
   format?: string | null;
   reference_path?: string | null;
+  columns?: string[] | null;
 }
 
 /** How the corpus file was read, so that anyone can read it the same way again. */

@@ -1,0 +1,178 @@
+"""Validating a freeze manifest, fail-closed: every problem at once — unknown fields and wrong types, missing
+digests of a frozen manifest, an inconsistent hardware label or latency definition, and every digest that no
+longer matches what it digests: the method's files, this SDK's code, the corpus's files, and what the corpus
+gives, read again as frozen (its entries counted and selected, their labels digested), so an edited count,
+subset or label digest is named too."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from mt_eval.harness.freeze import (
+    COLD_DEFINITION,
+    HOT_DEFINITION,
+    FreezeManifest,
+    label_digests,
+    missing_digests,
+    sdk_facts,
+)
+from mt_eval.problems import Problem
+
+
+def validate_freeze(path: str | Path, *, check_files: bool = True, read_corpus: bool = True
+                    ) -> tuple[FreezeManifest | None, list[Problem]]:
+    """The manifest in ``path`` and every problem with it (module docstring); fail-closed. ``read_corpus``
+    False leaves the entries and labels to the caller (a run compares them with its own)."""
+    from mt_eval.strict import decode_json_file
+
+    path = Path(path)
+    manifest, problems = decode_json_file(path, FreezeManifest)
+    if manifest is None:
+        return None, problems
+    file = str(path)
+    problems += [Problem(file=file, path=where, code="not-finite", message=f"{number} is not a number a run takes "
+                         "(JSON has no infinity or NaN; a number too large to hold is read as infinity)",
+                         hint="write the value mt-eval freeze init wrote, or run freeze init again")
+                 for where, number in _not_finite(msgspec.to_builtins(manifest), "$")]
+    if manifest.status == "frozen":
+        problems += [Problem(file=file, path=where, code="missing", message="missing: a frozen manifest needs it",
+                             hint=hint) for where, hint in missing_digests(manifest)]
+    from mt_eval.harness.environment import hardware_label
+
+    hw = manifest.hardware
+    label = hardware_label(hw.cpu_model, hw.cpu_count, hw.memory_gib, hw.gpus)
+    if hw.label != label:
+        problems.append(Problem(file=file, path="$.hardware.label", code="inconsistent",
+                                message=f"{hw.label!r} is not the label of the hardware it lists ({label!r})",
+                                hint="write the label mt-eval freeze init derives, or run freeze init again"))
+    for where, stated, defined in (("$.latency.cold", manifest.latency.cold, COLD_DEFINITION),
+                                   ("$.latency.hot", manifest.latency.hot, HOT_DEFINITION)):
+        if stated != defined:
+            problems.append(Problem(file=file, path=where, code="inconsistent",
+                                    message="not the latency this SDK measures", hint=f"write {defined!r}"))
+    if check_files:
+        problems += _file_problems(path, manifest, read_corpus)
+    return manifest, problems
+
+
+def _not_finite(value: Any, where: str) -> list[tuple[str, float]]:
+    """Each infinite or NaN number in ``value`` with its JSON path."""
+    import math
+
+    if isinstance(value, float):
+        return [] if math.isfinite(value) else [(where, value)]
+    if isinstance(value, dict):
+        return [found for key, item in value.items() for found in _not_finite(item, f"{where}.{key}")]
+    if isinstance(value, list):
+        return [found for index, item in enumerate(value) for found in _not_finite(item, f"{where}[{index}]")]
+    return []
+
+
+def _file_problems(path: Path, manifest: FreezeManifest, read_corpus: bool) -> list[Problem]:
+    """Digests recomputed from the files the manifest names (paths relative to the manifest's directory)."""
+    from mt_eval.code_hash import code_sha256
+    from mt_eval.loader import read_plugin
+
+    file = str(path)
+    problems: list[Problem] = []
+    method_dir = _beside(path, manifest.method.path)
+    source, _ = read_plugin(method_dir)
+    if source is None:
+        problems.append(Problem(file=file, path="$.method.path", code="missing-file",
+                                message=f"{method_dir} is not a method plugin directory",
+                                hint="give the method's directory, relative to the manifest or absolute"))
+    else:
+        if source.method_id != manifest.method.method_id:
+            problems.append(Problem(file=file, path="$.method.method_id", code="inconsistent",
+                                    message=f"the plugin in {method_dir} is {source.method_id!r}"))
+        actual = code_sha256(method_dir)
+        if manifest.method.code_sha256 and actual != manifest.method.code_sha256:
+            problems.append(Problem(file=file, path="$.method.code_sha256", code="inconsistent",
+                                    message=f"the method's files hash to {actual[:16]}…, not "
+                                            f"{manifest.method.code_sha256[:16]}…: they changed since the freeze",
+                                    hint="restore the frozen code, or freeze again"))
+    digests = []
+    read = [("$.corpus.path", _beside(path, manifest.corpus.path))]
+    if manifest.corpus.reference_path is not None:
+        read.append(("$.corpus.reference_path", _beside(path, manifest.corpus.reference_path)))
+    for where, corpus_path in read:
+        try:
+            digests.append(hashlib.sha256(corpus_path.read_bytes()).hexdigest())
+        except OSError as exc:
+            problems.append(Problem(file=file, path=where, code="missing-file",
+                                    message=f"cannot read {corpus_path}: {exc.strerror or exc}"))
+    if len(digests) == len(read) and manifest.corpus.sha256:
+        from mt_eval.corpus.parallel import parallel_sha256
+
+        actual_corpus = digests[0] if len(digests) == 1 else parallel_sha256(*digests)
+        named = " and ".join(str(corpus_path) for _, corpus_path in read)
+        if actual_corpus != manifest.corpus.sha256:
+            problems.append(Problem(file=file, path="$.corpus.sha256", code="inconsistent",
+                                    message=f"{named} hash{'es' if len(read) == 1 else ''} to {actual_corpus[:16]}…, "
+                                            f"not {manifest.corpus.sha256[:16]}…: the corpus changed since the freeze",
+                                    hint="restore the frozen corpus, or freeze again"))
+        elif read_corpus:
+            problems += corpus_problems(file, manifest, [corpus_path for _, corpus_path in read])
+    problems += _sdk_problems(file, manifest)
+    return problems
+
+
+def _sdk_problems(file: str, manifest: FreezeManifest) -> list[Problem]:
+    """The frozen SDK's code hash against this SDK's: a run here would differ from the freeze."""
+    frozen = manifest.sdk.code_sha256
+    here = sdk_facts()
+    if not frozen or here.code_sha256 == frozen:
+        return []
+    return [Problem(file=file, path="$.sdk.code_sha256", code="inconsistent",
+                    message=f"this SDK ({here.version}) hashes to {(here.code_sha256 or '')[:16]}…, not "
+                            f"{frozen[:16]}…: the freeze was made with another SDK ({manifest.sdk.version})",
+                    hint="validate and run with the SDK the freeze names, or freeze again")]
+
+
+def _beside(manifest_path: Path, recorded: str) -> Path:
+    path = Path(recorded)
+    return path if path.is_absolute() else manifest_path.parent / path
+
+
+def corpus_problems(file: str, manifest: FreezeManifest, paths: list[Path]) -> list[Problem]:
+    """``paths``: the corpus file, or the source and reference files of parallel text (already found to have
+    the frozen sha256). Its doubts were settled when it was frozen: they are not raised again."""
+    from mt_eval.corpus.doubts import DOUBTS
+    from mt_eval.corpus.reader import CorpusSpec, load_corpus
+    from mt_eval.corpus.selection import request_from_facts, select
+    frozen = manifest.corpus
+    try:
+        parallel = frozen.format == "parallel"
+        spec = CorpusSpec(path=None if parallel else paths[0], source_file=paths[0] if parallel else None,
+                          reference_file=paths[1] if parallel and len(paths) > 1 else None, columns=frozen.columns,
+                          accept=list(DOUBTS))
+        corpus = load_corpus(spec)
+        selection = select(corpus, request_from_facts(frozen.selection or {}))
+    except (ValueError, OSError) as exc:
+        return [Problem(file=file, path="$.corpus", code="inconsistent",
+                        message=f"the corpus cannot be read as the freeze records: {exc}",
+                        hint="restore the frozen corpus, or freeze again")]
+    entries = selection.entries
+    found = {"$.corpus.entries_in_corpus": len(corpus.entries), "$.corpus.entries_selected": len(entries),
+             "$.corpus.subset_sha256": (selection.facts or {}).get("subset_sha256")}
+    labels = label_digests(entries)
+    found["$.labels.references_sha256"] = labels.references_sha256
+    found["$.labels.families_sha256"] = labels.families_sha256
+    recorded = {"$.corpus.entries_in_corpus": frozen.entries_in_corpus,
+                "$.corpus.entries_selected": frozen.entries_selected, "$.corpus.subset_sha256": frozen.subset_sha256,
+                "$.labels.references_sha256": manifest.labels.references_sha256,
+                "$.labels.families_sha256": manifest.labels.families_sha256}
+    return [Problem(file=file, path=where, code="inconsistent",
+                    message=f"the corpus gives {_shown(found[where])}, not {_shown(value)}",
+                    hint="restore the value mt-eval freeze init wrote, or freeze again")
+            for where, value in recorded.items() if found[where] != value]
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, str) and len(value) == 64:
+        return value[:16] + "…"
+    return "null" if value is None else str(value)

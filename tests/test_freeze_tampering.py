@@ -1,0 +1,107 @@
+"""`mt-eval freeze validate` reads the frozen corpus again: a manifest whose entry counts, selection or label
+digests were edited is refused (before, only the files' own hashes were checked and it said "valid and frozen"),
+as is one made by another SDK; and `freeze show` prints a command whose --param and --columns read back as
+frozen."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mt_eval.cli import main
+from rigor_support import SCRIPTED, family_corpus, honest
+
+
+@pytest.fixture
+def plugin(tmp_path: Path) -> Path:
+    copy = tmp_path / "method"
+    shutil.copytree(SCRIPTED, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def init(tmp_path: Path, plugin: Path, corpus: Path, *more: str) -> Path:
+    out = tmp_path / "freeze.json"
+    assert main(["freeze", "init", "--method", str(plugin), "--corpus", str(corpus), "--out", str(out), *honest(),
+                 "--force", *more]) == 0
+    return out
+
+
+def edited(path: Path, section: str, key: str, value: object) -> Path:
+    manifest = json.loads(path.read_text())
+    manifest[section][key] = value
+    out = path.with_name(f"edited-{key}.json")
+    out.write_text(json.dumps(manifest))
+    return out
+
+
+@pytest.mark.parametrize(("section", "key", "value", "says"), [
+    ("labels", "references_sha256", "0" * 64, "$.labels.references_sha256: the corpus gives "),
+    ("labels", "families_sha256", "1" * 64, "$.labels.families_sha256: the corpus gives "),
+    ("corpus", "entries_in_corpus", 99, "$.corpus.entries_in_corpus: the corpus gives 34, not 99"),
+    ("corpus", "entries_selected", 3, "$.corpus.entries_selected: the corpus gives 4, not 3"),
+    ("corpus", "subset_sha256", "2" * 64, "$.corpus.subset_sha256: the corpus gives "),
+    ("sdk", "code_sha256", "3" * 64, "$.sdk.code_sha256: this SDK ("),
+])
+def test_an_edited_count_or_digest_does_not_validate(tmp_path: Path, plugin: Path, capsys, section: str, key: str,
+                                                     value: object, says: str):
+    corpus = family_corpus(tmp_path / "corpus.json")
+    frozen = init(tmp_path, plugin, corpus, "--limit", "4")
+    assert main(["freeze", "validate", str(frozen)]) == 0
+    capsys.readouterr()
+    assert main(["freeze", "validate", str(edited(frozen, section, key, value))]) == 1
+    out = capsys.readouterr().out
+    assert "not valid (1 problem)" in out and says in out
+
+
+def test_a_tsv_frozen_with_columns_validates_and_its_command_reads_it_so(tmp_path: Path, plugin: Path, capsys,
+                                                                        monkeypatch: pytest.MonkeyPatch):
+    corpus = tmp_path / "corpus.tsv"
+    corpus.write_text("".join(f"Hola {i}.\tHello {i}.\te{i}\n" for i in range(6)), encoding="utf-8")
+    frozen = init(tmp_path, plugin, corpus, "--columns", "reference,source,id", "--pair", "eng>spa",
+                  "--corpus-source", "tests", "--corpus-license", "CC0-1.0")
+    assert json.loads(frozen.read_text())["corpus"]["columns"] == ["reference", "source", "id"]
+    assert main(["freeze", "validate", str(frozen)]) == 0
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["freeze", "show", frozen.name]) == 0
+    words = shlex.split(capsys.readouterr().out.split("run it with:\n  ", 1)[1])
+    assert words[words.index("--columns") + 1] == "reference,source,id"
+
+
+@pytest.mark.parametrize("value", ["5", "true", "null", "NaN", "hello world", "$HOME", 5, [1, "a"]])
+def test_freeze_show_gives_each_param_as_it_reads_back(tmp_path: Path, plugin: Path, capsys, value: object,
+                                                       monkeypatch: pytest.MonkeyPatch):
+    """Before: a text "5" was shown --param n=5, which reads back as the number 5, so the run it printed was
+    refused (and the refusal's hint said the same)."""
+    from mt_eval.cli.arguments import method_params
+
+    corpus = family_corpus(tmp_path / "corpus.json")
+    frozen = init(tmp_path, plugin, corpus, "--param", f"n={json.dumps(value)}")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["freeze", "show", frozen.name]) == 0
+    words = shlex.split(capsys.readouterr().out.split("run it with:\n  ", 1)[1])
+    given = [word for at, word in enumerate(words) if words[at - 1] == "--param" and word.startswith("n=")]
+    assert method_params(given) == {"n": value}
+    assert main([*words[1:], "--out", str(tmp_path / "run"), "--quiet", "--resamples", "20"]) in (0, 5)
+
+
+def test_a_run_that_differs_in_a_param_is_told_the_option_that_reads_back(tmp_path: Path, plugin: Path, capsys):
+    import msgspec
+
+    from mt_eval.harness.freeze import FreezeManifest, differences
+
+    corpus = family_corpus(tmp_path / "corpus.json")
+    frozen = msgspec.json.decode(init(tmp_path, plugin, corpus, "--param", 'n="5"').read_bytes(), type=FreezeManifest)
+    params = {**frozen.config.params, "n": 5}
+    actual = msgspec.structs.replace(frozen, config=msgspec.structs.replace(frozen.config, params=params))
+    assert differences(frozen, actual) == ["config.params.n: the freeze says '5', this run has 5 (give --param "
+                                           "'n=\"5\"')"]
+    actual = msgspec.structs.replace(frozen, config=msgspec.structs.replace(frozen.config, model="other"))
+    frozen = msgspec.structs.replace(frozen, config=msgspec.structs.replace(frozen.config, model="a $HOME (x)"))
+    assert differences(frozen, actual) == ["config.model: the freeze says 'a $HOME (x)', this run has 'other' "
+                                           "(give --model 'a $HOME (x)')"]
