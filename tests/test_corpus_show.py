@@ -163,3 +163,25 @@ def test_json_says_what_was_refused_in_a_corpus_that_cannot_be_read(capsys, tmp_
     assert json.loads(out) == {"file": str(FIXTURES / "two-column.tsv"), "readable": True, "refused": [
         {"message": "--ids: no entry has the id 999", "hint": "ids are matched exactly; mt-eval corpus show FILE lists "
                                                               "the first ones"}]}
+
+
+def test_ids_and_field_names_with_control_characters_are_shown_escaped(tmp_path: Path, capsys):
+    """Before: ids and extra fields' names reached the terminal raw (an ESC sequence retitled the window, cleared
+    the screen; a line break broke the row), where values were escaped."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"id": "a\x1b[31mRED", "source": "Hello.", "reference": "Hola.", "k\x1b[2Jey": "v",
+                                  "x\x9bq": 1, "plain": 2}) + "\n", encoding="utf-8")
+    code, out, _ = show(capsys, str(corpus))
+    assert code == 0 and "\x1b" not in out and "\x9b" not in out
+    assert '  "a\\u001b[31mRED"  source     "Hello."' in out
+    assert '"k\\u001b[2Jey"  "v"' in out and '"x\\x9bq"   1' in out and "plain      2" in out
+
+
+@pytest.mark.parametrize("columns", ["source,", ",source,reference", "source,,reference"])
+def test_a_column_left_without_a_name_in_columns_is_refused(tmp_path: Path, capsys, columns: str):
+    """Before: `--columns source,` made the references an extra field handed to the method, and nothing was
+    scored, without a word."""
+    corpus = tmp_path / "c.tsv"
+    corpus.write_text("Hello.\tHola.\nBye.\tAdiós.\n", encoding="utf-8")
+    code, _, err = show(capsys, str(corpus), "--columns", columns)
+    assert code == 1 and f"--columns {columns!r} leaves column" in err and "name every column" in err

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.control_chars import escaped_controls, first_control
 from mt_eval.corpus.describe import alias_note, family_counts, id_origin, layout, reading_facts, references_note
 from mt_eval.corpus.model import Corpus, CorpusError, listing
 from mt_eval.corpus.selection import Selection
@@ -79,16 +80,24 @@ def render_text(corpus: Corpus, report: dict[str, Any]) -> str:
 
 
 def _entry_rows(entries: list[dict[str, Any]]) -> list[str]:
-    width = max(len(str(e["id"])) for e in entries)
+    width = max(len(_name(str(e["id"]))) for e in entries)
     rows = []
     for entry in entries:
-        rows.append(f"  {entry['id']!s:>{width}}  source     {_clip(entry['source'])}")
+        rows.append(f"  {_name(str(entry['id'])):>{width}}  source     {_clip(entry['source'])}")
         if "reference" in entry:
             rows.append(f"  {'':>{width}}  reference  {_clip(entry['reference'])}")
         extras = {k: v for k, v in entry.items() if k not in ("id", "source", "reference")}
         for key, value in extras.items():
-            rows.append(f"  {'':>{width}}  {key:<9}  {_clip(value)}")
+            rows.append(f"  {'':>{width}}  {_name(key):<9}  {_clip(value)}")
     return rows
+
+
+def _name(text: str) -> str:
+    """An id or a field's name as it is, or quoted as JSON with its escapes when it holds a control character (a
+    terminal would obey an ESC; a line break would break the row)."""
+    if first_control(text) is None:
+        return text
+    return escaped_controls(msgspec.json.encode(text).decode())
 
 
 def _clip(value: object) -> str:

@@ -76,6 +76,11 @@ def first_row(text: str) -> tuple[int, str] | None:
 def named_columns(names: list[str], path: Path, origin: str) -> tuple[list[Column], dict[str, str]]:
     """Columns from names (a header or ``--columns``): roles by name or alias, the rest extra fields."""
     cleaned = [name.strip() for name in names]
+    if origin == "--columns" and "" in cleaned:  # ("source," would make the references an extra field, unscored)
+        where = cleaned.index("")
+        raise CorpusError.single(path, f"--columns {','.join(names)!r} leaves column {where + 1} without a name",
+                                 code="columns", hint="name every column (e.g. source,reference), and no comma at "
+                                 "either end")
     by_role: dict[str, list[int]] = {}
     for index, name in enumerate(cleaned):
         role = ROLE_OF_NAME.get(name.lower())
