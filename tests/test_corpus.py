@@ -361,3 +361,22 @@ def test_a_constant_source_column_is_refused_with_how_to_name_the_columns(tmp_pa
                                                       + "\n" for i in range(3))))
     assert "every one of the 3 entries has the source 'x'" in str(error)
     assert "--accept-doubt same-source-everywhere" in str(error)
+
+
+@pytest.mark.parametrize(("lines", "codes"), [
+    (["en\tHello there.\tHola.", "en\tGood night.\tBuenas noches.", "es\tHola.\tHello."], "'en', 'es'"),
+    ([f"{'pt-BR' if i % 3 else 'eng'}\tSentence {i}.\tFrase {i}." for i in range(40)], "'eng', 'pt-BR'"),
+])
+def test_a_language_code_column_read_as_the_source_is_refused(tmp_path: Path, lines: list[str], codes: str):
+    """Before: only one code everywhere was refused; two codes ran, scoring "en" against the source sentence
+    and handing the method the real references as an extra field."""
+    error = refusal(write(tmp_path, "c.tsv", "\n".join(lines) + "\n"))
+    assert f"the sources (column 1) are only {codes}: language codes, not the text to translate" in str(error)
+    assert "--accept-doubt codes-not-sentences" in str(error)
+
+
+@pytest.mark.parametrize("sources", [["cat", "dog", "sun", "sky"], ["en", "es", "fr", "de", "it"],
+                                     ["yes", "no", "yes", "no", "ok"] * 2])
+def test_a_glossary_of_short_words_is_no_code_column(tmp_path: Path, sources: list[str]):
+    path = write(tmp_path, "g.tsv", "".join(f"{s}\tx{i}\n" for i, s in enumerate(sources)))
+    assert "codes-not-sentences" not in {d.code for d in find_doubts(read_corpus(path))}

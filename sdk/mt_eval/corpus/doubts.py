@@ -28,6 +28,7 @@ DOUBTS = {
     "spaces-not-tabs": "a TSV without TABs whose lines seem to separate columns with spaces",
     "tabs-in-parallel-text": "parallel text whose lines hold TAB-separated columns",
     "same-source-everywhere": "every entry has the same source text",
+    "codes-not-sentences": "the sources are a few language codes (en, es), not sentences",
     "reference-equals-source": "every reference is identical to its source",
     "script-mismatch": "sources or references not in the script of the pair's language",
     "pair-mismatch": "--pair names other languages than the pair the corpus declares",
@@ -40,6 +41,7 @@ DOUBTS = {
 SAMPLE = 500
 _ID_LIKE = re.compile(r"[A-Za-z0-9_.:/#@+-]{1,64}")
 _HAS_DIGIT = re.compile(r"\d")
+_CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*")  # a language code: en, eng, pt-BR, zh_Hant
 _SENTENCE_LIKE = re.compile(r"\S\s+\S|[.!?。！？]$|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{4}")
 
 
@@ -192,6 +194,16 @@ def _content_doubts(corpus: Corpus) -> list[Doubt]:
                 "name the columns with a header or --columns (Tatoeba's four columns: --columns "
                 "src_lang,tgt_lang,source,reference)" if corpus.format == "tsv" else
                 "check which field holds the source"))
+        codes = _few_codes([e["source"] for e in sample(entries)])
+        if codes:
+            column = " (column 1)" if corpus.format == "tsv" and corpus.columns_from == "convention" else ""
+            doubts.append(Doubt(
+                "codes-not-sentences",
+                f"the sources{column} are only {', '.join(repr(c) for c in codes)}: language codes, not the text to "
+                "translate",
+                "name the columns with a header or --columns (Tatoeba's four columns: --columns "
+                "src_lang,tgt_lang,source,reference)" if corpus.format == "tsv" else
+                "check which field holds the source"))
     if corpus.references:
         filled = same = 0
         for entry in entries:
@@ -240,6 +252,15 @@ def _script_doubts(corpus: Corpus, source_lang: str, target_lang: str) -> list[D
         hint = (f"check the pair '{source_lang}>{target_lang}' (give the right one with --pair) and which column "
                 "holds which language")
     return [Doubt("script-mismatch", described, hint)]
+
+
+def _few_codes(sources: list[str]) -> list[str]:
+    """The distinct values of ``sources`` when they are a few language codes, each used again and again (``en``,
+    ``es``, ``pt-BR``); else []. One value everywhere is `same-source-everywhere`'s."""
+    distinct = sorted(set(sources))
+    if not 2 <= len(distinct) <= max(2, len(sources) // 10) or not all(_CODE.fullmatch(v) for v in distinct):
+        return []
+    return distinct
 
 
 def _id_like(value: str) -> bool:
