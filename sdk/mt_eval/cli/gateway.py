@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -39,8 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", required=True, metavar="FILE", help="the policy file (allowlist, upstreams, "
                                                                         "token budget)")
     parser.add_argument("--listen", default="127.0.0.1:8787", metavar="HOST:PORT",
-                        help="where to listen (default 127.0.0.1:8787; port 0 picks a free one)")
-    parser.add_argument("--unix", metavar="PATH", help="listen on a Unix socket instead")
+                        help="where to listen (default 127.0.0.1:8787; an IPv6 address in brackets, [::1]:8787; "
+                             "port 0 picks a free one)")
+    parser.add_argument("--unix", metavar="PATH", help="listen on a Unix socket instead (yours only, mode 0600; "
+                                                       "removed when the gateway stops)")
     parser.add_argument("--log", default="gateway.jsonl", metavar="FILE",
                         help="the audit log, appended to (default gateway.jsonl)")
     parser.add_argument("--check", action="store_true", help="check the policy file and exit")
@@ -57,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.policy}: valid; models: {models}; token budget: {policy.token_budget or 'none'}")
         return 0
     host, _, port = args.listen.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]  # ([::1]:8787, as URLs write an IPv6 address)
     if not args.unix and (not host or not port.isdigit() or int(port) > 65535):
         print(f"mt-eval gateway: --listen {args.listen!r}: write it as HOST:PORT with a port from 0 to 65535, "
               "e.g. 127.0.0.1:8787", file=sys.stderr)
@@ -67,13 +73,13 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         with asyncio.Runner(loop_factory=new_event_loop) as runner:  # the gateway's loop (uvloop where installed)
-            status: int = runner.run(_serve(args, policy, host, int(port or 0)))
+            status: int = runner.run(_serve(args, policy, host, int(port or 0), os.path.lexists(args.log)))
             return status
     except KeyboardInterrupt:
         return 130
 
 
-async def _serve(args: argparse.Namespace, policy: object, host: str, port: int) -> int:
+async def _serve(args: argparse.Namespace, policy: object, host: str, port: int, log_existed: bool) -> int:
     import anyio
 
     from mt_eval.gateway.audit import AuditLog, AuditLogError
@@ -97,6 +103,8 @@ async def _serve(args: argparse.Namespace, policy: object, host: str, port: int)
         url = await gateway.start(unix=Path(args.unix) if args.unix else None, host=host, port=port)
     except OSError as exc:
         log.close()
+        if not log_existed:
+            _remove_if_empty(args.log)  # (made for nothing: it never served)
         print(f"mt-eval gateway: cannot listen on {args.unix or args.listen}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -113,6 +121,12 @@ async def _serve(args: argparse.Namespace, policy: object, host: str, port: int)
     print(f"mt-eval gateway: stopped; {facts.requests - before[0]} requests ({facts.refused - before[1]} refused), "
           f"{facts.tokens - before[2]} tokens{whole}; log {args.log} sha256 {facts.log_sha256}", file=sys.stderr)
     return 0
+
+
+def _remove_if_empty(path: str) -> None:
+    with contextlib.suppress(OSError):
+        if os.path.getsize(path) == 0:
+            os.unlink(path)
 
 
 async def _close(gateway: Gateway, signals: AsyncIterator[int]) -> None:

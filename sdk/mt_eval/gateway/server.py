@@ -22,9 +22,11 @@ request that is not HTTP).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import socket
+import stat
 import threading
 import time
 from collections import deque
@@ -113,20 +115,24 @@ class Gateway:
         self._stopping = False  # (`close` has begun: new requests are refused)
         self._loop: asyncio.AbstractEventLoop | None = None
         self.url: str | None = None
+        self._unix: Path | None = None  # the Unix socket it listens on
 
     async def start(self, *, unix: Path | None = None, host: str = "127.0.0.1", port: int = 0,
-                    sock: socket.socket | None = None) -> str:
-        """Listen on the Unix socket ``unix``, on the listening socket ``sock``, else on ``host:port``; returns
-        the base URL (``…/v1``, or ``unix:PATH``)."""
+                    sock: socket.socket | None = None, unix_mode: int = 0o600) -> str:
+        """Listen on the Unix socket ``unix`` (made ``unix_mode``: its user's only by default; removed by
+        `close`), on the listening socket ``sock``, else on ``host:port``; returns the base URL (``…/v1``, an
+        IPv6 address in brackets, or ``unix:PATH``)."""
         self._loop = asyncio.get_running_loop()
-        self._watch = self._loop.call_later(self._tick, self._expire)
         if unix is not None:
             await self._server.listen(unix=str(unix))
-            os.chmod(unix, 0o666)  # the sandbox's user may differ from ours
+            os.chmod(unix, unix_mode)
+            self._unix = unix
             self.url = f"unix:{unix}"
         else:
             bound = await self._server.listen(sock=sock, host=host, port=port)
-            self.url = f"http://{bound[0]}:{bound[1]}/v1"
+            address = f"[{bound[0]}]" if ":" in str(bound[0]) else bound[0]
+            self.url = f"http://{address}:{bound[1]}/v1"
+        self._watch = self._loop.call_later(self._tick, self._expire)
         return self.url
 
     @property
@@ -149,6 +155,10 @@ class Gateway:
         await self._server.close_connections()
         self._pool.close()
         self.log.close()
+        if self._unix is not None:
+            with contextlib.suppress(OSError):
+                if stat.S_ISSOCK(self._unix.lstat().st_mode):
+                    self._unix.unlink()
 
     def hurry(self) -> None:
         """`close` waits no longer for the requests in flight (a second Ctrl-C)."""

@@ -109,7 +109,8 @@ class FairRun:
             if self.policy is not None:
                 self._gateway = GatewayThread(Gateway(self.policy, AuditLog(self.out / GATEWAY_LOG)))
                 if self._gateway_directory is not None:
-                    self._gateway.start(unix=self._gateway_directory / GATEWAY_SOCKET)
+                    # (the sandbox's user may differ from ours: its private directory guards it)
+                    self._gateway.start(unix=self._gateway_directory / GATEWAY_SOCKET, unix_mode=0o666)
                 else:
                     self._gateway.start(sock=self._listener)
             yield
