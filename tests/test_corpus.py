@@ -380,3 +380,20 @@ def test_a_language_code_column_read_as_the_source_is_refused(tmp_path: Path, li
 def test_a_glossary_of_short_words_is_no_code_column(tmp_path: Path, sources: list[str]):
     path = write(tmp_path, "g.tsv", "".join(f"{s}\tx{i}\n" for i, s in enumerate(sources)))
     assert "codes-not-sentences" not in {d.code for d in find_doubts(read_corpus(path))}
+
+
+@pytest.mark.parametrize(("name", "content"), [("a.tsv", b"Hello.\r\nA\rC\nBye.\n"),
+                                               ("b.tsv", "Hello.\tHola.\r\nA\tB\rC\tD\nBye.\tAdiós.\n".encode())])
+def test_a_carriage_return_alone_inside_a_line_is_refused_naming_it(tmp_path: Path, name: str, content: bytes):
+    """Before: kept as text ("A\\rC", two lines read as one entry), or refused as a TAB in a text."""
+    error = refusal(write(tmp_path, name, content))
+    assert "line 2 holds a carriage return (CR) that does not end it" in str(error)
+    assert "tr -d" in str(error)
+
+
+def test_a_carriage_return_alone_in_parallel_text_is_refused_and_crlf_and_cr_files_are_read(tmp_path: Path):
+    source = write(tmp_path, "src.txt", b"One.\nTw\ro.\n")
+    with pytest.raises(CorpusError, match="line 2 holds a carriage return"):
+        load_corpus(CorpusSpec(source_file=source))
+    assert len(read_corpus(write(tmp_path, "crlf.tsv", b"a\tx\r\nb\ty\r\nc\tz")).entries) == 3
+    assert len(read_corpus(write(tmp_path, "mac.tsv", b"a\tx\rb\ty\rc\tz\r")).entries) == 3

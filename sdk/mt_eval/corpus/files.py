@@ -54,8 +54,10 @@ def corpus_format(path: Path) -> str:
     raise CorpusError.single(path, f"unsupported format: {SUPPORTED}", hint=hint, code="format")
 
 
-def read_file(path: Path, what: str = "corpus") -> FileText:
-    """The file's text (decompressed, BOM dropped, CRLF → LF) and the sha256 of its bytes."""
+def read_file(path: Path, what: str = "corpus", *, lines: bool = False) -> FileText:
+    """The file's text (decompressed, BOM dropped, CRLF → LF) and the sha256 of its bytes. With ``lines`` (a file
+    read line by line: TSV, parallel text), a CR alone inside a file whose lines end in LF is refused: some tools
+    end a line there and others do not, so what it splits is a guess."""
     try:
         raw = path.read_bytes()
     except IsADirectoryError:
@@ -97,6 +99,12 @@ def read_file(path: Path, what: str = "corpus") -> FileText:
         text = text.replace("\r\n", "\n").removesuffix("\r")
         if "\n" not in text:  # the old Mac line end, CR alone, in every line: the lines had been read as one
             text = text.replace("\r", "\n")
+        elif lines and "\r" in text:
+            line = text.count("\n", 0, text.index("\r")) + 1
+            raise CorpusError.single(path, f"line {line} holds a carriage return (CR) that does not end it, in a file "
+                                     "whose lines end in LF: some tools end a line there and others do not",
+                                     code="line-ends", hint="remove the stray CR (e.g. tr -d '\\r' < FILE > FIXED), "
+                                     "or end that line with LF if the CR was meant as a line end")
     return FileText(path=path, text=text, sha256=digest)
 
 

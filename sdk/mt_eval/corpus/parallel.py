@@ -19,13 +19,13 @@ from mt_eval.corpus.model import Corpus, CorpusError, CorpusFile
 
 
 def read_parallel(source_path: Path, reference_path: Path | None = None) -> Corpus:
-    source = read_file(source_path, "source")
+    source = read_file(source_path, "source", lines=True)
     sources = split_lines(source.text)
     files = [CorpusFile(role="source", path=source_path, sha256=source.sha256, lines=len(sources))]
     digest = source.sha256
     references: list[str] | None = None
     if reference_path is not None:
-        reference = read_file(reference_path, "reference")
+        reference = read_file(reference_path, "reference", lines=True)
         references = split_lines(reference.text)
         files.append(CorpusFile(role="reference", path=reference_path, sha256=reference.sha256,
                                 lines=len(references)))

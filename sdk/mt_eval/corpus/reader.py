@@ -77,7 +77,7 @@ def _load_corpus(spec: CorpusSpec) -> Corpus:
     corpus = read_jsonl_on_disk(path) if kind == "jsonl" else None  # a large one: its entries stay on disk
     other_format: list[Doubt] = []
     if corpus is None:
-        file = read_file(path)
+        file = read_file(path, lines=kind == "tsv")
         if kind == "tsv":
             other_format = first_line_doubts(file.text)  # settled first: split on TABs, such a file says nothing
             refuse_doubts(path, other_format, spec.accept)
