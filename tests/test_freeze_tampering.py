@@ -6,6 +6,7 @@ frozen."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 from pathlib import Path
@@ -26,7 +27,7 @@ def plugin(tmp_path: Path) -> Path:
 def init(tmp_path: Path, plugin: Path, corpus: Path, *more: str) -> Path:
     out = tmp_path / "freeze.json"
     assert main(["freeze", "init", "--method", str(plugin), "--corpus", str(corpus), "--out", str(out), *honest(),
-                 "--force", *more]) == 0
+                 "--force", "--resamples", "20", *more]) == 0
     return out
 
 
@@ -87,7 +88,7 @@ def test_freeze_show_gives_each_param_as_it_reads_back(tmp_path: Path, plugin: P
     words = shlex.split(capsys.readouterr().out.split("run it with:\n  ", 1)[1])
     given = [word for at, word in enumerate(words) if words[at - 1] == "--param" and word.startswith("n=")]
     assert method_params(given) == {"n": value}
-    assert main([*words[1:], "--out", str(tmp_path / "run"), "--quiet", "--resamples", "20"]) in (0, 5)
+    assert main([*words[1:], "--out", str(tmp_path / "run"), "--quiet"]) in (0, 5)
 
 
 def test_a_run_that_differs_in_a_param_is_told_the_option_that_reads_back(tmp_path: Path, plugin: Path, capsys):
@@ -105,3 +106,37 @@ def test_a_run_that_differs_in_a_param_is_told_the_option_that_reads_back(tmp_pa
     frozen = msgspec.structs.replace(frozen, config=msgspec.structs.replace(frozen.config, model="a $HOME (x)"))
     assert differences(frozen, actual) == ["config.model: the freeze says 'a $HOME (x)', this run has 'other' "
                                            "(give --model 'a $HOME (x)')"]
+
+
+def test_the_scoring_and_the_gate_policy_are_frozen_too(tmp_path: Path, plugin: Path, capsys):
+    """Before: a frozen run took any --resamples, --bootstrap and --policy, and its card still said frozen."""
+    from rigor_support import run
+
+    corpus = family_corpus(tmp_path / "corpus.json")
+    strict = tmp_path / "policy.json"
+    strict.write_text(json.dumps({"name": "ours", "min_canaries": 2, "min_negatives": 2}))
+    frozen = init(tmp_path, plugin, corpus, "--policy", str(strict))
+    scoring = json.loads(frozen.read_text())["scoring"]
+    assert (scoring["resamples"], scoring["bootstrap"], scoring["policy_path"]) == (20, "fast", "policy.json")
+    code, _ = run(tmp_path / "run", corpus, *honest(), "--freeze", str(frozen), "--bootstrap", "upstream",
+                  method=plugin)
+    err = capsys.readouterr().err
+    assert code == 1 and "scoring.resamples: the freeze says 20, this run has 100 (give --resamples 20)" in err
+    assert "scoring.bootstrap: the freeze says 'fast', this run has 'upstream' (give --bootstrap fast)" in err
+    assert "scoring.policy_sha256: the freeze says" in err and f"(give --policy {os.path.relpath(strict)})" in err
+    strict.write_text(json.dumps({"name": "ours", "min_canaries": 2, "min_negatives": 1}))
+    assert main(["freeze", "validate", str(frozen)]) == 1
+    assert "$.scoring.policy_sha256: the policy" in capsys.readouterr().out
+
+
+def test_a_manifest_frozen_before_scoring_was_is_not_held_to_it(tmp_path: Path, plugin: Path, capsys):
+    from rigor_support import run
+
+    corpus = family_corpus(tmp_path / "corpus.json")
+    manifest = json.loads(init(tmp_path, plugin, corpus).read_text())
+    del manifest["scoring"]
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps(manifest))
+    assert main(["freeze", "validate", str(older)]) == 0
+    code, card = run(tmp_path / "run", corpus, *honest(), "--freeze", str(older), method=plugin)
+    assert code in (0, 5) and card is not None and card.freeze is not None and card.freeze.status == "frozen"

@@ -187,6 +187,15 @@ def positive_int(text: str) -> int:
     return whole_number(text, least=1)
 
 
+def add_scoring_arguments(group: argparse._ArgumentGroup) -> None:
+    """--resamples and --bootstrap: how a run's intervals are drawn (a freeze holds them too)."""
+    group.add_argument("--resamples", type=resample_count, default=1000, metavar="N",
+                       help="bootstrap resamples (default 1000; at least 10)")
+    group.add_argument("--bootstrap", choices=("fast", "upstream"), default="fast",
+                       help="how resamples are drawn: fast (default), or upstream, the upstream harness's draws "
+                            "exactly (its intervals, for comparing with cards it produced; slower)")
+
+
 def resample_count(text: str, *, none: bool = False) -> int:
     """An argparse type: bootstrap resamples, at least `MIN_RESAMPLES` (a 95% interval from fewer means nothing);
     ``none``: 0 too, for no intervals at all."""

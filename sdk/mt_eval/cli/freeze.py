@@ -44,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         add_latency_arguments,
         add_model_arguments,
         add_retry_arguments,
+        add_scoring_arguments,
         add_seed_argument,
     )
 
@@ -70,6 +71,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_seed_argument(how)
     add_model_arguments(init.add_argument_group("passed to the method (RunConfig)"))
     add_latency_arguments(init)
+    scored = init.add_argument_group("how the run will be scored and judged")
+    add_scoring_arguments(scored)
+    scored.add_argument("--policy", metavar="FILE", help="headline gate policy (default: the shipped one)")
     init.add_argument("--out", metavar="FILE", default="freeze.json", help="where to write it (default freeze.json)")
     init.add_argument("--force", action="store_true", help="replace an existing manifest")
     validate = actions.add_parser("validate", help="check a manifest: every problem at once (fail-closed)",
@@ -158,7 +162,8 @@ def _run_request(args: argparse.Namespace) -> RunRequest:
                                           timeout_s=args.timeout, retries=args.retries,
                                           retry_budget=args.retry_budget),
         latency=LatencyPlan(warmup=args.latency_warmup, sample=args.latency_sample,
-                            repetitions=args.latency_repetitions), quiet=True)
+                            repetitions=args.latency_repetitions), quiet=True, resamples=args.resamples,
+        bootstrap=args.bootstrap, policy=Path(args.policy) if args.policy else None)
 
 
 def _validate(path: Path, *, as_json: bool) -> int:
@@ -192,7 +197,9 @@ def _show(path: Path) -> int:
         return 1
     data = msgspec.to_builtins(manifest)
     print(f"{path}: {manifest.freeze_version}, status {manifest.status}, created {manifest.created_at}")
-    for section in ("sdk", "method", "corpus", "labels", "config", "budgets", "latency", "hardware"):
+    for section in ("sdk", "method", "corpus", "labels", "config", "budgets", "latency", "hardware", "scoring"):
+        if data.get(section) is None:
+            continue
         print(f"{section}:")
         for key, value in data[section].items():
             print(f"  {key}: {_shown(value)}")
@@ -233,4 +240,7 @@ def run_command(path: Path, manifest: Any) -> str:
             words += [option, f"{value:g}" if isinstance(value, float) else str(value)]
     for key, value in config.params.items():
         words += ["--param", param_argument(key, value)]
+    if manifest.scoring is not None:
+        words += ["--resamples", str(manifest.scoring.resamples), "--bootstrap", manifest.scoring.bootstrap]
+        words += ["--policy", here(manifest.scoring.policy_path)] if manifest.scoring.policy_path else []
     return shlex.join([*words, "--freeze", str(path)])

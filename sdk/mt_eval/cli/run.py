@@ -20,9 +20,9 @@ from mt_eval.cli.arguments import (
     add_model_arguments,
     add_retry_arguments,
     add_run_directory_arguments,
+    add_scoring_arguments,
     add_seed_argument,
     positive_int,
-    resample_count,
 )
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
@@ -76,12 +76,8 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     how.add_argument("--max-errors", default="0", metavar="N|P%",
                      help="failed entries tolerated for exit status 0: a count (5) or a share of the entries run "
                           "(2%%); default 0 (a negative control's refusal is not a failure)")
-    how.add_argument("--resamples", type=resample_count, default=1000, metavar="N",
-                     help="bootstrap resamples (default 1000; at least 10)")
+    add_scoring_arguments(how)
     add_seed_argument(how)
-    how.add_argument("--bootstrap", choices=("fast", "upstream"), default="fast",
-                     help="how resamples are drawn: fast (default), or upstream, the upstream harness's draws "
-                          "exactly (its intervals, for comparing with cards it produced; slower)")
     how.add_argument("--embed-results", choices=("auto", "always", "never"), default="auto",
                      help="whether the card lists every result or references results.jsonl by its SHA-256 (verify "
                           "and compare read it next to the card); auto: listed up to 100,000 results")

@@ -15,6 +15,7 @@ manifest that does not validate, and refuses a run whose inputs differ from it, 
 from __future__ import annotations
 
 import hashlib
+import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -108,6 +109,16 @@ class LatencyFreeze(_Part, kw_only=True):
     repetitions: Annotated[int, msgspec.Meta(ge=1)]
 
 
+class ScoringFreeze(_Part, kw_only=True):
+    """How the run is scored and judged: the bootstrap's resamples and draws (they make the intervals), and the
+    headline gate's policy (its thresholds' SHA-256; ``policy_path`` null: the shipped policy)."""
+
+    resamples: Annotated[int, msgspec.Meta(ge=10)]
+    bootstrap: Literal["fast", "upstream"]
+    policy_path: str | None
+    policy_sha256: Digest
+
+
 class HardwareFreeze(_Part, kw_only=True):
     label: str
     cpu_model: str
@@ -131,6 +142,7 @@ class FreezeManifest(_Part, kw_only=True):
     budgets: BudgetsFreeze
     latency: LatencyFreeze
     hardware: HardwareFreeze
+    scoring: ScoringFreeze | None = None  # (null: a manifest written before scoring was frozen; not compared)
 
 
 class FreezeReference(msgspec.Struct, kw_only=True):
@@ -161,9 +173,18 @@ def sdk_facts() -> SdkFreeze:
     return SdkFreeze(version=__version__, commit=commit, dirty=dirty, code_sha256=code_sha256(PACKAGE))
 
 
-def hardware_facts() -> HardwareFreeze:
-    import os
+def scoring_facts(resamples: int, bootstrap: str, policy_path: Path | None, policy: Any = None) -> ScoringFreeze:
+    """The scoring a run with these options gets (``policy``: the `ResolvedPolicy` already loaded from
+    ``policy_path``, else it is loaded)."""
+    from mt_eval.harness.policy import load_policy
 
+    resolved = policy if policy is not None else load_policy(policy_path)
+    return ScoringFreeze(resamples=resamples, bootstrap=bootstrap,  # type: ignore[arg-type]
+                         policy_path=None if policy_path is None else str(policy_path),
+                         policy_sha256=resolved.sha256)
+
+
+def hardware_facts() -> HardwareFreeze:
     from mt_eval.harness.environment import cpu_model, gpu_models, hardware_label, memory_gib
 
     cpu, count, memory, gpus = cpu_model(), os.cpu_count() or 1, memory_gib(), gpu_models()
@@ -174,7 +195,7 @@ def hardware_facts() -> HardwareFreeze:
 def build_manifest(*, method_dir: Path, method_id: str, corpus: Any, entries: Sequence[dict[str, Any]],
                    selection: dict[str, Any] | None, config: Any, settings: Any, plan: Any, created_at: str,
                    relative_to: Path | None = None, corpus_source: str | None = None,
-                   corpus_license: str | None = None) -> FreezeManifest:
+                   corpus_license: str | None = None, scoring: ScoringFreeze | None = None) -> FreezeManifest:
     """The manifest of a run with these inputs; ``frozen`` when nothing is missing. Paths are written relative
     to ``relative_to`` (the manifest's directory) when given."""
     from mt_eval.code_hash import code_sha256
@@ -204,7 +225,10 @@ def build_manifest(*, method_dir: Path, method_id: str, corpus: Any, entries: Se
                               timeout_s=settings.timeout_s),
         latency=LatencyFreeze(cold=COLD_DEFINITION, hot=HOT_DEFINITION, warmup_calls=plan.warmup,
                               hot_sample=plan.sample, repetitions=plan.repetitions),
-        hardware=hardware_facts())
+        hardware=hardware_facts(),
+        scoring=None if scoring is None else msgspec.structs.replace(
+            scoring, policy_path=None if scoring.policy_path is None else _relative(Path(scoring.policy_path),
+                                                                                    relative_to)))
     if not missing_digests(manifest):
         manifest.status = "frozen"
     return manifest
@@ -218,8 +242,6 @@ def _reference_file(corpus: Any) -> Path | None:
 def _relative(path: Path, base: Path | None) -> str:
     if base is None:
         return str(path)
-    import os
-
     try:
         return os.path.relpath(path.resolve(), base.resolve())
     except ValueError:  # another drive (Windows)
@@ -249,20 +271,28 @@ OPTIONS = {"config.model": "--model", "config.temperature": "--temperature", "co
            "budgets.concurrency": "--concurrency", "budgets.retries": "--retries",
            "budgets.retry_budget": "--retry-budget", "budgets.timeout_s": "--timeout",
            "latency.warmup_calls": "--latency-warmup", "latency.hot_sample": "--latency-sample",
-           "latency.repetitions": "--latency-repetitions", "corpus.selection.limit": "--limit"}
+           "latency.repetitions": "--latency-repetitions", "corpus.selection.limit": "--limit",
+           "scoring.resamples": "--resamples", "scoring.bootstrap": "--bootstrap"}
 # Where the files are and how they were read are not compared: what they hold is (the corpus's sha256).
 _NOT_COMPARED = {"$schema", "status", "created_at", "method.path", "corpus.path", "corpus.reference_path",
-                 "corpus.format", "sdk.dirty"}
+                 "corpus.format", "sdk.dirty", "scoring.policy_path"}
 
 
-def differences(frozen: FreezeManifest, actual: FreezeManifest) -> list[str]:
-    """One line per item in which the run (``actual``) differs from the frozen manifest."""
+def differences(frozen: FreezeManifest, actual: FreezeManifest, manifest_path: Path | None = None) -> list[str]:
+    """One line per item in which the run (``actual``) differs from the frozen manifest (read from
+    ``manifest_path``: the paths it records are relative to it)."""
     lines = []
     for key, want, got in _leaves(msgspec.to_builtins(frozen), msgspec.to_builtins(actual)):
-        if key in _NOT_COMPARED or same_json(want, got):
+        if key in _NOT_COMPARED or same_json(want, got) or (key.startswith("scoring") and frozen.scoring is None):
             continue
         option = OPTIONS.get(key)
         fix = f" (give {option} {shlex.quote(str(want))})" if option and want is not None else ""
+        if key == "scoring.policy_sha256" and frozen.scoring is not None:
+            recorded = frozen.scoring.policy_path
+            if recorded and manifest_path is not None and not Path(recorded).is_absolute():
+                recorded = os.path.relpath(manifest_path.parent / recorded)
+            fix = (f" (give --policy {shlex.quote(recorded)})" if recorded else
+                   " (leave out --policy: the freeze holds the shipped policy)")
         if key.startswith("config.params.") and want is not None:
             fix = f" (give --param {shlex.quote(param_argument(key.removeprefix('config.params.'), want))})"
         lines.append(f"{key}: the freeze says {_shown(want)}, this run has {_shown(got)}{fix}")

@@ -118,7 +118,29 @@ def _file_problems(path: Path, manifest: FreezeManifest, read_corpus: bool) -> l
         elif read_corpus:
             problems += corpus_problems(file, manifest, [corpus_path for _, corpus_path in read])
     problems += _sdk_problems(file, manifest)
+    problems += _policy_problems(path, manifest)
     return problems
+
+
+def _policy_problems(path: Path, manifest: FreezeManifest) -> list[Problem]:
+    """The gate policy the freeze names (its file, or the shipped one) against the thresholds it froze."""
+    from mt_eval.harness.policy import PolicyError, load_policy
+
+    scoring = manifest.scoring
+    if scoring is None:
+        return []
+    policy_file = None if scoring.policy_path is None else _beside(path, scoring.policy_path)
+    try:
+        actual = load_policy(policy_file).sha256
+    except PolicyError as exc:
+        return [Problem(file=str(path), path="$.scoring.policy_path", code="missing-file",
+                        message=f"the gate policy cannot be read: {exc}")]
+    if actual == scoring.policy_sha256:
+        return []
+    named = f"the policy {policy_file}" if policy_file else "this SDK's shipped policy"
+    return [Problem(file=str(path), path="$.scoring.policy_sha256", code="inconsistent",
+                    message=f"{named} has thresholds hashing to {actual[:16]}…, not {scoring.policy_sha256[:16]}…: "
+                            "the policy changed since the freeze", hint="restore the frozen policy, or freeze again")]
 
 
 def _sdk_problems(file: str, manifest: FreezeManifest) -> list[Problem]:

@@ -63,6 +63,13 @@ def run_inputs(request: RunRequest) -> dict[str, Any]:
     corpus = read_run_corpus(request.corpus)
     config = run_config(request, corpus, source.manifest)
     selection = settle_run_corpus(request.corpus, corpus, config.pair, request.selection, quiet=True)
+    from mt_eval.harness.freeze import scoring_facts
+    from mt_eval.harness.policy import PolicyError
+
+    try:
+        scoring = scoring_facts(request.resamples, request.bootstrap, request.policy)
+    except PolicyError as exc:
+        raise ValueError(str(exc)) from None
     return {"method_dir": source.directory, "method_id": source.method_id, "corpus": corpus,
             "entries": selection.entries, "selection": selection.facts, "config": config, "settings": request.calls,
-            "plan": request.latency}
+            "plan": request.latency, "scoring": scoring}

@@ -36,6 +36,9 @@ class RunRules:
     freeze_path: Path | None = None
     freeze_sha256: str | None = None
     freeze_status: str | None = None
+    resamples: int = 1000
+    bootstrap: str = "fast"
+    policy_path: Path | None = None
 
     @classmethod
     def from_request(cls, request: RunRequest) -> RunRules:
@@ -43,7 +46,8 @@ class RunRules:
             policy = load_policy(request.policy)
         except PolicyError as exc:
             raise RulesError(str(exc)) from None
-        return cls(policy=policy, latency=request.latency, freeze_path=request.freeze)
+        return cls(policy=policy, latency=request.latency, freeze_path=request.freeze, resamples=request.resamples,
+                   bootstrap=request.bootstrap, policy_path=request.policy)
 
     def warn_missing_families(self, corpus: Any, entries: Sequence[dict[str, Any]], *, selected: bool = False
                               ) -> None:
@@ -78,7 +82,7 @@ class RunRules:
         corpus runs)."""
         if self.freeze_path is None:
             return
-        from mt_eval.harness.freeze import build_manifest, differences
+        from mt_eval.harness.freeze import build_manifest, differences, scoring_facts
         from mt_eval.harness.freeze_validation import validate_freeze
 
         path = self.freeze_path
@@ -96,8 +100,9 @@ class RunRules:
         actual = build_manifest(method_dir=loaded.directory, method_id=loaded.method_id, corpus=corpus,
                                 entries=entries, selection=selection, config=config, settings=settings,
                                 plan=self.latency, created_at=manifest.created_at,
-                                corpus_source=manifest.corpus.source, corpus_license=manifest.corpus.license)
-        different = differences(manifest, actual)
+                                corpus_source=manifest.corpus.source, corpus_license=manifest.corpus.license,
+                                scoring=scoring_facts(self.resamples, self.bootstrap, self.policy_path, self.policy))
+        different = differences(manifest, actual, path)
         if different:
             raise RulesError(f"this run differs from the frozen manifest {path} in {len(different)} item"
                              f"{'s' if len(different) != 1 else ''}; nothing was run:\n  "

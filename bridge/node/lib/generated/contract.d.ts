@@ -462,6 +462,7 @@ export interface FreezeManifest {
   budgets: BudgetsFreeze;
   latency: LatencyFreeze;
   hardware: HardwareFreeze;
+  scoring?: ScoringFreeze | null;
 }
 
 /** What a run card records of the manifest it was held to. */
@@ -1065,6 +1066,17 @@ export interface Scores {
   confidence?: number;
   bootstrap?: "fast" | "upstream";
   [extra: string]: unknown;
+}
+
+/**
+ * How the run is scored and judged: the bootstrap's resamples and draws (they make the intervals), and the
+ * headline gate's policy (its thresholds' SHA-256; `policy_path` null: the shipped policy).
+ */
+export interface ScoringFreeze {
+  resamples: number;
+  bootstrap: "fast" | "upstream";
+  policy_path: string | null;
+  policy_sha256: string;
 }
 
 export interface SdkFreeze {
