@@ -397,3 +397,14 @@ def test_a_carriage_return_alone_in_parallel_text_is_refused_and_crlf_and_cr_fil
         load_corpus(CorpusSpec(source_file=source))
     assert len(read_corpus(write(tmp_path, "crlf.tsv", b"a\tx\r\nb\ty\r\nc\tz")).entries) == 3
     assert len(read_corpus(write(tmp_path, "mac.tsv", b"a\tx\rb\ty\rc\tz\r")).entries) == 3
+
+
+def test_json_lines_in_a_json_file_and_a_json_list_in_a_jsonl_file_are_told_to_rename(tmp_path: Path):
+    """Before: a bare "Extra data" at line 2, or one "Expecting value" per line of a pretty-printed list."""
+    rows = [{"source": "a", "reference": "b"}, {"source": "c", "reference": "d"}]
+    error = refusal(write(tmp_path, "l.json", "".join(json.dumps(r) + "\n" for r in rows)))
+    assert "Extra data; it holds JSON lines (one object per line): name it l.jsonl" in str(error)
+    error = refusal(write(tmp_path, "p.jsonl", json.dumps(rows, indent=2) + "\n"))
+    assert "holds one JSON list over several lines, not one JSON object per line; name it p.json" in str(error)
+    error = refusal(write(tmp_path, "broken.json", '{"entries": [\n'))
+    assert "name it" not in str(error)

@@ -49,7 +49,7 @@ def read_json(file: FileText) -> Corpus:
         except json.JSONDecodeError as error:
             exc = same_on_every_python(error)
             raise CorpusError.single(file.path, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-                                     code="syntax") from error
+                                     code="syntax", hint=_jsonl_named_json(file)) from error
         problems = _lone_surrogates(file, data, "$", file.text)
         if problems:
             raise CorpusError(problems, summary=f"corpus {file.path} holds text that is not Unicode") from None
@@ -92,6 +92,9 @@ def read_jsonl(file: FileText) -> Corpus:
             problems.extend(_lone_surrogates(file, entries[-1], f"line {number}", line))
         lines.append(number)
     if problems:
+        if (whole := _json_named_jsonl(file)) is not None:
+            raise CorpusError.single(file.path, f"holds one JSON {whole} over several lines, not one JSON object per "
+                                     "line", code="syntax", hint=f"name it {_renamed(file.path, '.json')}")
         raise CorpusError(problems[:50], summary=f"corpus {file.path} has invalid lines")
     refuse_duplicate_keys(file.path, file.text, _top_keys(entries), by_line=True)
     corpus = Corpus(path=file.path, name=display_name(file.path), sha256=file.sha256, entries=entries,
@@ -331,3 +334,34 @@ def _surrogates(value: Any, where: str) -> Iterator[tuple[str, str]]:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _jsonl_named_json(file: FileText) -> str | None:
+    """The fix for a .json file that holds JSON lines (one object per line): its JSONL name; else None."""
+    lines = [line for line in split_lines(file.text) if line.strip()]
+    if len(lines) < 2:
+        return None
+    try:
+        if all(isinstance(json.loads(line), dict) for line in lines):
+            return f"it holds JSON lines (one object per line): name it {_renamed(file.path, '.jsonl')}"
+    except json.JSONDecodeError:
+        pass
+    return None
+
+
+def _json_named_jsonl(file: FileText) -> str | None:
+    """What a .jsonl file holds when it is one JSON value spread over lines (a pretty-printed list): "list" or
+    "object"; else None."""
+    try:
+        value = json.loads(file.text)
+    except json.JSONDecodeError:
+        return None
+    return "list" if isinstance(value, list) else "object" if isinstance(value, dict) else None
+
+
+def _renamed(path: Path, suffix: str) -> str:
+    name = path.name
+    gz = name.lower().endswith(".gz")
+    stem = name[:-3] if gz else name
+    stem = stem[: stem.rfind(".")] if "." in stem else stem
+    return stem + suffix + (".gz" if gz else "")
