@@ -92,7 +92,7 @@ def read_jsonl(file: FileText) -> Corpus:
             problems.extend(_lone_surrogates(file, entries[-1], f"line {number}", line))
         lines.append(number)
     if problems:
-        if (whole := _json_named_jsonl(file)) is not None:
+        if all(p.code == "syntax" for p in problems) and (whole := _json_named_jsonl(file)) is not None:
             raise CorpusError.single(file.path, f"holds one JSON {whole} over several lines, not one JSON object per "
                                      "line", code="syntax", hint=f"name it {_renamed(file.path, '.json')}")
         raise CorpusError(problems[:50], summary=f"corpus {file.path} has invalid lines")
@@ -352,6 +352,8 @@ def _jsonl_named_json(file: FileText) -> str | None:
 def _json_named_jsonl(file: FileText) -> str | None:
     """What a .jsonl file holds when it is one JSON value spread over lines (a pretty-printed list): "list" or
     "object"; else None."""
+    if sum(1 for line in split_lines(file.text) if line.strip()) < 2:
+        return None
     try:
         value = json.loads(file.text)
     except json.JSONDecodeError:
