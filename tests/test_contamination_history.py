@@ -112,3 +112,46 @@ def test_without_git_the_history_is_not_read_and_the_verdict_cannot_be_clean(bun
     assert said.effect == "unverified"
     assert said.message == ("the repository's history was not read: git is not installed (Debian: apt-get install "
                             "git)")
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_objects_borrowed_from_a_store_outside_the_bundle_are_not_the_bundles(bundle, corpus, tmp_path: Path,
+                                                                              packed: bool):
+    """Before: ``--batch-all-objects`` read the alternates too, and a text in some other repository on the
+    machine was reported as the bundle's (``.git/objects:refs.txt``)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    git(elsewhere, "init", "-q")
+    (elsewhere / "refs.txt").write_text(f"{REFERENCE}\n")
+    commit(elsewhere)
+    git(bundle, "init", "-q")
+    (bundle / ".git/objects/info").mkdir(parents=True, exist_ok=True)
+    (bundle / ".git/objects/info/alternates").write_text(f"{elsewhere}/.git/objects\n")
+    (bundle / "notes.txt").write_text("nothing here\n")
+    commit(bundle)
+    (bundle / "notes.txt").unlink()
+    commit(bundle, f"Drop the notes\n\n{SOURCE}")
+    if packed:
+        git(bundle, "repack", "-q", "-a", "-d", "-l")
+    report = check(bundle, corpus)
+    assert {(file.split(" ")[0], side) for file, _line, _entry, side in located(report)} == {
+        (".git/objects:commit", "source"), (".git/COMMIT_EDITMSG", "source")}
+    said = [f.message for f in report.findings if f.kind == "history" and "borrows" in f.message]
+    assert said == [f"it borrows objects from {(elsewhere / '.git/objects').resolve()}, outside the bundle "
+                    "(objects/info/alternates): those are not the bundle's and were not read"]
+
+
+def test_objects_borrowed_from_a_store_inside_the_bundle_are_read(bundle, corpus):
+    shared = bundle / "shared"
+    shared.mkdir()
+    git(shared, "init", "-q", "--bare")
+    subprocess.run(["git", "--git-dir", str(shared), "hash-object", "-w", "--stdin"], input=f"{REFERENCE}\n",
+                   text=True, check=True, capture_output=True)
+    git(bundle, "init", "-q")
+    (bundle / ".git/objects/info").mkdir(parents=True, exist_ok=True)
+    (bundle / ".git/objects/info/alternates").write_text("../../shared/objects\n")
+    commit(bundle)
+    report = check(bundle, corpus)
+    assert {file.split(":")[0] for file, _line, _entry, _side in located(report)} == {
+        ".git/objects", "shared/objects"}
+    assert not [f for f in report.findings if "borrows" in f.message]

@@ -69,7 +69,7 @@ class BundleReader:
         store = f"{'' if relative == '.' else relative + '/'}objects"
         work_tree = git_dir.parent if git_dir.name == ".git" else None
         try:
-            history = git_history.list_objects(git_dir, work_tree)
+            history = git_history.list_objects(git_dir, work_tree, self.root)
             readable = [stored for stored in history.objects if stored.size <= self.settings.max_file_bytes]
             for stored in history.objects:
                 if stored.size > self.settings.max_file_bytes:
@@ -94,6 +94,9 @@ class BundleReader:
             return
         held = (f"; {history.checked_out:,} more are files checked out beside it, read as those"
                 if history.checked_out else "")
+        for borrowed in history.borrowed:
+            self._note(store, "history", f"it borrows objects from {borrowed}, outside the bundle "
+                       "(objects/info/alternates): those are not the bundle's and were not read")
         self._note(store, "history", f"the repository's object store, read through git: {len(readable):,} "
                    f"object(s) of its history (files, commits, tags){held}")
 

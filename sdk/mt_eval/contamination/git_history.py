@@ -5,7 +5,8 @@ version of a file, a stash, a dangling object, a commit message. The object stor
 (`bundle_walk`: loose objects are compressed, packed ones stored as deltas), so it is read through ``git
 cat-file``: every blob in it, reachable or not, except those that are byte for byte a file checked out beside
 it (read as that file), and every commit and annotated tag (their messages). A blob is named by a path history
-gives it (``data/refs.tsv``), else by its id; a commit or tag by its kind and id.
+gives it (``data/refs.tsv``), else by its id; a commit or tag by its kind and id. Objects a repository borrows
+from a store outside the bundle (``objects/info/alternates``) are not the bundle's and are not read.
 
 Git only reads here: it runs with no system or global configuration, the repository's hooks and file-system
 monitor off, no optional locks, and no fetching of missing objects. Without git, the history cannot be read,
@@ -42,6 +43,7 @@ class StoredObject:
 class History:
     objects: list[StoredObject]  # to read
     checked_out: int  # blobs left out: a checked-out file holds each
+    borrowed: list[str]  # the stores outside the bundle it borrows objects from (not read)
 
 
 def is_repository(directory: Path, names: set[str]) -> bool:
@@ -49,15 +51,19 @@ def is_repository(directory: Path, names: set[str]) -> bool:
     return all(mark in names for mark in MARKS) and (directory / "objects").is_dir() and (directory / "HEAD").is_file()
 
 
-def list_objects(git_dir: Path, work_tree: Path | None) -> History:
+def list_objects(git_dir: Path, work_tree: Path | None, bundle: Path) -> History:
     """The objects of the repository at ``git_dir`` to read: its commits, tags and blobs, less the blobs a file
-    of ``work_tree`` (its checked-out files; None for a bare repository) holds. `HistoryError` when git cannot
-    list them."""
+    of ``work_tree`` (its checked-out files; None for a bare repository) holds and those borrowed from a store
+    outside ``bundle``. `HistoryError` when git cannot list them."""
+    stores, borrowed = _stores(git_dir / "objects", bundle.resolve())
+    own = _stored_ids(git_dir, stores) if borrowed else None
     sizes: dict[str, int] = {}
     names: dict[str, str] = {}
     for line in _git(git_dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype) "
                      "%(objectsize)").splitlines():
         object_id, kind, size = line.split(" ")
+        if own is not None and object_id not in own:
+            continue
         if kind in ("blob", "commit", "tag"):
             sizes[object_id] = int(size)
         if kind != "blob":
@@ -71,7 +77,54 @@ def list_objects(git_dir: Path, work_tree: Path | None) -> History:
     objects = [StoredObject(object_id, size, names.get(object_id, object_id)) for object_id, size in sizes.items()
                if object_id not in held]
     objects.sort(key=lambda stored: (stored.name, stored.id))
-    return History(objects, sum(object_id in held for object_id in sizes))
+    return History(objects, sum(object_id in held for object_id in sizes), borrowed)
+
+
+def _stores(objects: Path, bundle: Path) -> tuple[list[Path], list[str]]:
+    """The object stores git reads for the one at ``objects``: it and the alternates it names, as git follows
+    them (relative to the store naming them, to a depth of five), split into those inside ``bundle`` and the
+    names of those outside it."""
+    inside: list[Path] = []
+    outside: list[str] = []
+    pending = [(objects, 0)]
+    while pending:
+        store, depth = pending.pop(0)
+        resolved = store.resolve()
+        if resolved in inside or str(resolved) in outside:
+            continue
+        if depth and not resolved.is_relative_to(bundle):
+            outside.append(str(resolved))
+            continue
+        inside.append(resolved)
+        try:
+            lines = (store / "info" / "alternates").read_text(errors="surrogateescape").splitlines()
+        except OSError:
+            continue
+        if depth < 5:
+            pending += [(store / line.strip(), depth + 1) for line in lines if line.strip()
+                        and not line.startswith("#")]
+    return inside, outside
+
+
+def _stored_ids(git_dir: Path, stores: list[Path]) -> set[str]:
+    """The ids of the objects the stores hold, loose (``ab/cdef…``) or packed (listed by ``git show-index``)."""
+    ids: set[str] = set()
+    for store in stores:
+        for loose in store.glob("[0-9a-f][0-9a-f]/*"):
+            ids.add(loose.parent.name + loose.name)
+        for index in sorted(store.glob("pack/*.idx")):
+            with index.open("rb") as stream:
+                try:
+                    done = subprocess.run(_command(git_dir, "show-index"), stdin=stream, capture_output=True,
+                                          env=_environment(), check=False)
+                except OSError as exc:
+                    raise HistoryError(f"cannot run git: {exc.strerror or exc}") from exc
+            if done.returncode != 0:
+                raise HistoryError(f"git show-index failed on {index.name}: "
+                                   f"{done.stderr.decode(errors='replace').strip() or done.returncode}")
+            ids.update(line.split()[1] for line in done.stdout.decode("ascii", "replace").splitlines()
+                       if len(line.split()) >= 2)
+    return ids
 
 
 def read_objects(git_dir: Path, objects: list[StoredObject]) -> Generator[tuple[StoredObject, ObjectStream]]:
