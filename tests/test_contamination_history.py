@@ -114,21 +114,28 @@ def test_without_git_the_history_is_not_read_and_the_verdict_cannot_be_clean(bun
                             "git)")
 
 
-@pytest.mark.parametrize("packed", [False, True])
-def test_objects_borrowed_from_a_store_outside_the_bundle_are_not_the_bundles(bundle, corpus, tmp_path: Path,
-                                                                              packed: bool):
-    """Before: ``--batch-all-objects`` read the alternates too, and a text in some other repository on the
-    machine was reported as the bundle's (``.git/objects:refs.txt``)."""
+def borrowing(bundle: Path, tmp_path: Path, text: str) -> Path:
+    """A repository in ``bundle`` that borrows objects from one outside it (whose one file holds ``text``),
+    with a commit of its own: the outside repository."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     git(elsewhere, "init", "-q")
-    (elsewhere / "refs.txt").write_text(f"{REFERENCE}\n")
+    (elsewhere / "refs.txt").write_text(text)
     commit(elsewhere)
     git(bundle, "init", "-q")
     (bundle / ".git/objects/info").mkdir(parents=True, exist_ok=True)
     (bundle / ".git/objects/info/alternates").write_text(f"{elsewhere}/.git/objects\n")
     (bundle / "notes.txt").write_text("nothing here\n")
     commit(bundle)
+    return elsewhere
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_objects_borrowed_from_a_store_outside_the_bundle_are_not_the_bundles(bundle, corpus, tmp_path: Path,
+                                                                              packed: bool):
+    """Before: ``--batch-all-objects`` read the alternates too, and a text in some other repository on the
+    machine was reported as the bundle's (``.git/objects:refs.txt``)."""
+    elsewhere = borrowing(bundle, tmp_path, f"{REFERENCE}\n")
     (bundle / "notes.txt").unlink()
     commit(bundle, f"Drop the notes\n\n{SOURCE}")
     if packed:
@@ -155,3 +162,16 @@ def test_objects_borrowed_from_a_store_inside_the_bundle_are_read(bundle, corpus
     assert {file.split(":")[0] for file, _line, _entry, _side in located(report)} == {
         ".git/objects", "shared/objects"}
     assert not [f for f in report.findings if "borrows" in f.message]
+
+
+def test_a_damaged_pack_index_beside_borrowed_objects_leaves_the_verdict_unverified(bundle, corpus, tmp_path: Path):
+    borrowing(bundle, tmp_path, "nothing here\n")
+    git(bundle, "repack", "-q", "-a", "-d", "-l")
+    for index in (bundle / ".git/objects/pack").glob("*.idx"):
+        index.chmod(0o644)
+        index.write_bytes(b"not an index")
+    report = check(bundle, corpus)
+    assert report.hits == [] and report.status == "unverified"
+    said = next(f for f in report.findings if f.kind == "history")
+    assert said.effect == "unverified" and said.message.startswith(
+        "the repository's history was not read: git show-index failed on it: ")

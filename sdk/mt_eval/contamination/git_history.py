@@ -114,16 +114,8 @@ def _stored_ids(git_dir: Path, stores: list[Path]) -> set[str]:
             ids.add(loose.parent.name + loose.name)
         for index in sorted(store.glob("pack/*.idx")):
             with index.open("rb") as stream:
-                try:
-                    done = subprocess.run(_command(git_dir, "show-index"), stdin=stream, capture_output=True,
-                                          env=_environment(), check=False)
-                except OSError as exc:
-                    raise HistoryError(f"cannot run git: {exc.strerror or exc}") from exc
-            if done.returncode != 0:
-                raise HistoryError(f"git show-index failed on {index.name}: "
-                                   f"{done.stderr.decode(errors='replace').strip() or done.returncode}")
-            ids.update(line.split()[1] for line in done.stdout.decode("ascii", "replace").splitlines()
-                       if len(line.split()) >= 2)
+                listed = _git(git_dir, "show-index", stdin=stream)
+            ids.update(line.split()[1] for line in listed.splitlines() if len(line.split()) >= 2)
     return ids
 
 
@@ -187,10 +179,12 @@ def _checked_out(git_dir: Path, work_tree: Path) -> set[str]:
     return set(hashed.split())
 
 
-def _git(git_dir: Path, *argv: str, work_tree: Path | None = None, stdin: str | None = None,
+def _git(git_dir: Path, *argv: str, work_tree: Path | None = None, stdin: str | IO[bytes] | None = None,
          allow_failure: bool = False) -> str:
+    """Git's output (``stdin``: text to send, or a file to read from); `HistoryError` when it fails."""
+    given = {"input": stdin} if isinstance(stdin, str) or stdin is None else {"stdin": stdin}
     try:
-        done = subprocess.run(_command(git_dir, *argv, work_tree=work_tree), input=stdin, capture_output=True,
+        done = subprocess.run(_command(git_dir, *argv, work_tree=work_tree), **given, capture_output=True,
                               text=True, env=_environment(), check=False, errors="surrogateescape")
     except OSError as exc:
         raise HistoryError(f"cannot run git: {exc.strerror or exc}") from exc
