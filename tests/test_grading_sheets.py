@@ -199,7 +199,7 @@ def test_a_sheet_that_cannot_be_read_is_named_not_a_traceback(demo_run, tmp_path
     elif bad == "huge-cell":
         sheet = tmp_path / "huge.csv"
         sheet.write_text("item,adequacy\n" + "item-0001," + "x" * 200_000 + "\n")
-        words = "not a CSV sheet: field larger than field limit"
+        words = "cannot be read as CSV (field larger than field limit"
     else:
         sheet = tmp_path / "a-directory"
         sheet.mkdir()

@@ -76,9 +76,11 @@ def read_labels(path: str | Path, rubric: Rubric, run_content_sha256: str | None
         except ValueError as exc:
             problems.append(f"{where}: not JSON: {exc}")
             continue
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-            problems.append(f'{where}: expected {{"id": ENTRY_ID, "label": LEVEL}} or {{"id", "distribution"}}')
+        if not isinstance(item, dict) or not _entry_id(item.get("id")):
+            problems.append(f'{where}: expected {{"id": ENTRY_ID, "label": LEVEL}} or {{"id", "distribution"}}, '
+                            "ENTRY_ID an entry's id as the corpus writes it (a string or an integer)")
             continue
+        item["id"] = str(item["id"])  # (an integer id is the corpus's, as grading compares ids: as text)
         answer: Any = item.get("distribution", item.get("label"))
         distribution, problem = gold_distribution(question, answer)
         if problem is not None:
@@ -91,6 +93,11 @@ def read_labels(path: str | Path, rubric: Rubric, run_content_sha256: str | None
     if problems:
         raise GradingError("the labels cannot be used:\n  " + "\n  ".join(problems))
     return labels, source
+
+
+def _entry_id(value: Any) -> bool:
+    """Whether a label's id can name an entry: a string, or an integer as corpora may write ids."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def usable_labels(path: str | Path, rubric: Rubric, run_content_sha256: str, graded: set[str]) -> list[str]:

@@ -27,7 +27,7 @@ from mt_eval.decisions.answers import check_answer
 from mt_eval.decisions.blinding import Blinded, GradingError, blind
 from mt_eval.decisions.corpus import gold_distribution
 from mt_eval.decisions.grading import choose_seed, finish, load_run
-from mt_eval.decisions.records import DecisionResult, Question, number_text
+from mt_eval.decisions.records import DecisionResult, Question, finite, number_text
 from mt_eval.decisions.request import GradeRequest
 from mt_eval.decisions.rubric import Rubric, read_rubric
 from mt_eval.harness.session import now
@@ -123,37 +123,12 @@ def _answers_in(path: Path, question: Question, name: str, items: dict[str, dict
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         return {}, [f"{path}: cannot read it: {exc.strerror if isinstance(exc, OSError) else exc}"]
-    rows: list[tuple[str, Any, Any, dict[str, Any]]] = []  # (where, item, answer, what the row shows)
-    problems: list[str] = []
-    if path.suffix.lower() == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
-        try:
-            if reader.fieldnames is None or "item" not in reader.fieldnames or name not in reader.fieldnames:
-                return {}, [f'{path}: a sheet has the columns "item" and "{name}" (as `mt-eval grade export` wrote '
-                            "it)"]
-            for number, record in enumerate(reader, start=2):
-                cell = (record.get(name) or "").strip()
-                rows.append((f"{path}:{number}", record.get("item"), cell or None, record))
-        except csv.Error as exc:
-            return {}, [f"{path}:{reader.line_num}: not a CSV sheet: {exc}"]
-    else:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                problems.append(f"{path}:{number}: not JSON: {exc}")
-                continue
-            if not isinstance(record, dict):
-                problems.append(f'{path}:{number}: expected {{"item", "answer", ...}}')
-                continue
-            state = record.get("state")
-            rows.append((f"{path}:{number}", record.get("item"), record.get("answer"),
-                         state if isinstance(state, dict) else {}))
+    reading = _csv_rows if path.suffix.lower() == ".csv" else _jsonl_rows
+    rows, problems = reading(path, text, name)
     found: dict[str, list[float]] = {}
     strangers: list[str] = []
     for where, item, answer, shown in rows:
+        item = item.strip() if isinstance(item, str) else item
         if not isinstance(item, str) or item not in items:
             problems.append(f"{where}: item {json.dumps(item)} is not in the key: is this a sheet of this export?")
             continue
@@ -162,10 +137,7 @@ def _answers_in(path: Path, question: Question, name: str, items: dict[str, dict
             continue
         if answer is None:
             continue
-        if answer is None:
-            continue
-        if isinstance(answer, int | float) and not isinstance(answer, bool):
-            answer = number_text(answer)
+        answer = _level_name(answer)
         distribution, problem = gold_distribution(question, answer)
         if problem is not None:
             problems.append(f'{where}: row {item}, question "{name}": {problem}')
@@ -179,6 +151,79 @@ def _answers_in(path: Path, question: Question, name: str, items: dict[str, dict
         problems.append(f"{strangers[0]}{more}: this sheet comes from another export (another card, seed or "
                         "--no-reference); import it with the key.json exported beside it")
     return found, problems
+
+
+Row = tuple[str, Any, Any, dict[str, Any]]  # (where, item, answer, what the row shows)
+
+
+def _csv_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]:
+    """The rows of a CSV sheet, read strictly: a quote opened in a cell and never closed would otherwise take
+    the following lines into that cell, and their answers would be lost without a word."""
+    reader = csv.reader(io.StringIO(text), strict=True)
+    rows: list[Row] = []
+    problems: list[str] = []
+    start = 1
+    try:
+        header = next(reader, None)
+        if header is None or "item" not in header or name not in header:
+            return [], [f'{path}: a sheet has the columns "item" and "{name}" (as `mt-eval grade export` wrote it)']
+        repeated = sorted({column for column in header if column.strip() and header.count(column) > 1})
+        if repeated:
+            return [], [f'{path}:1: the column "{repeated[0]}" appears more than once in the header: keep one of '
+                        "them (the one holding the answers)"]
+        start = reader.line_num + 1
+        for cells in reader:
+            where, start = f"{path}:{start}", reader.line_num + 1
+            if not any(cell.strip() for cell in cells):
+                continue  # (a row left empty, as spreadsheets save one)
+            if len(cells) != len(header):
+                problems.append(f"{where}: {len(cells)} cells where the header has {len(header)}: a cell that "
+                                "holds a comma or a quote is written in quotes, its own quotes doubled (\"\")")
+                continue
+            record = dict(zip(header, cells, strict=True))
+            rows.append((where, record["item"], record[name].strip() or None, record))
+    except csv.Error as exc:
+        return [], [f"{path}:{start}: the row starting here cannot be read as CSV ({exc}): is a quote opened in "
+                    "a cell and never closed? It takes in the lines after it. A quote inside a cell is written doubled "
+                    "(\"\")"]
+    return rows, problems
+
+
+def _jsonl_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]:
+    """The rows of a JSONL sheet (``name``, the rubric's, is not needed: the answer is under "answer")."""
+    rows: list[Row] = []
+    problems: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            problems.append(f"{path}:{number}: not JSON: {exc}")
+            continue
+        if not isinstance(record, dict):
+            problems.append(f'{path}:{number}: expected {{"item", "answer", ...}}')
+            continue
+        state = record.get("state")
+        rows.append((f"{path}:{number}", record.get("item"), record.get("answer"),
+                     state if isinstance(state, dict) else {}))
+    if not rows and problems and text.lstrip().startswith(("item,", "item\t", "item;")):
+        return [], [f"{path}: a table, not JSONL: a sheet is read as CSV only when its name ends in .csv (rename it "
+                    "to .csv, saved with commas)"]
+    return rows, problems
+
+
+def _level_name(answer: Any) -> Any:
+    """A JSON number as the level name it writes ("4" for 4 or 4.0); any other number as its text, which names no
+    level (3.9999999 is not 4), and anything else as it is."""
+    if isinstance(answer, bool) or not isinstance(answer, int | float):
+        return answer
+    if isinstance(answer, int):
+        return str(answer)
+    if not finite(answer):
+        return json.dumps(answer)
+    text = number_text(answer)
+    return text if float(text) == answer else repr(answer)
 
 
 def _shown_otherwise(shown: dict[str, Any], exported: dict[str, Any]) -> str | None:
@@ -217,18 +262,25 @@ def import_sheets(request: GradeRequest) -> Path:
     problems: list[str] = []
     exported = {item.item_id: item.case.state for item in blinded.items}
     seen_paths: set[Path] = set()
+    seen_contents: dict[str, Path] = {}  # sha256 → the sheet first given with those bytes
     for path in request.sheets:
         if path.resolve() in seen_paths:
             problems.append(f"{path}: given twice: each grader's sheet counts once")
             continue
         seen_paths.add(path.resolve())
+        digest = _sha256_of(path)
+        if digest is not None and digest in seen_contents:
+            problems.append(f"{path}: a copy of {seen_contents[digest]} (the same bytes): each grader's sheet counts "
+                            "once. If two graders truly answered alike, tell their sheets apart with a comment")
+            continue
+        if digest is not None:
+            seen_contents[digest] = path
         answers, found = _answers_in(path, question, rubric.name, exported)
         problems.extend(found)
         for item, distribution in answers.items():
             totals.setdefault(item, []).append(distribution)
-        if not found:
-            sheets.append(gc.Sheet(path=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-                                   answered=len(answers)))
+        if not found and digest is not None:
+            sheets.append(gc.Sheet(path=str(path), sha256=digest, answered=len(answers)))
     if problems:
         raise GradingError("the sheets cannot be imported:\n  " + "\n  ".join(problems))
     grades = {key.items[item]: _averaged(item, question, rubric.name, given) for item, given in totals.items()}
@@ -236,6 +288,14 @@ def import_sheets(request: GradeRequest) -> Path:
         items=blinded.items, not_graded=blinded.not_graded, identity=blinded.identity, seed=key.seed,
         with_reference=key.with_reference, controls=blinded.controls), grades, human=gc.HumanGraders(sheets=sheets),
         tolerance=1e-3)
+
+
+def _sha256_of(path: Path) -> str | None:
+    """A sheet's sha256, or None when it cannot be read (reading it names why)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _averaged(item: str, question: Question, name: str, given: list[list[float]]) -> DecisionResult:

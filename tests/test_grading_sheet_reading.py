@@ -1,0 +1,147 @@
+"""`mt-eval grade import` reading people's sheets as they come back from spreadsheets and hand edits: what is
+refused (a quote never closed, a column named twice, a row of too many or too few cells, a copy of another
+sheet, a number that names no level) and what is read as meant (an empty trailing row, a stray space)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from grading_support import REPO, RULES, fill_csv, grading_card
+from mt_eval.cli import main
+
+
+@pytest.fixture(scope="module")
+def export(demo_run, tmp_path_factory) -> Path:
+    sheets = tmp_path_factory.mktemp("export") / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    return sheets
+
+
+def import_sheets(card: Path, export: Path, *sheets: Path, out: Path) -> int:
+    args = [arg for sheet in sheets for arg in ("--sheet", str(sheet))]
+    return main(["grade", "import", str(card), "--key", str(export / "key.json"), *args, "--out", str(out),
+                 "--force", "--quiet"])
+
+
+def all_answered(export: Path, level: str, tmp_path: Path) -> list[str]:
+    """The lines of a CSV sheet with every item answered ``level``."""
+    filled = fill_csv(export / "sheet.csv", dict.fromkeys(range(30), level))
+    return filled.read_text(encoding="utf-8").splitlines()
+
+
+def test_a_quote_never_closed_in_a_comment_refuses_the_sheet_naming_its_line(demo_run, export, tmp_path, capsys):
+    """Before, the following lines were read into that comment: their grades were lost, and the import passed."""
+    lines = all_answered(export, "4", tmp_path)
+    lines[1] += '"good but see ""note'
+    sheet = tmp_path / "quote.csv"
+    sheet.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 1
+    err = capsys.readouterr().err
+    assert f"{sheet}:2: the row starting here cannot be read as CSV" in err and "never closed?" in err, err
+    assert not (tmp_path / "g").exists()
+    # closed further down (before a comma), the swallowed lines make a row of too many cells
+    lines = all_answered(export, "4", tmp_path)
+    lines[1] += '"good but see ""note'
+    lines[4] = lines[4].replace(",", '",', 1)
+    sheet.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 1
+    assert f"{sheet}:2: " in capsys.readouterr().err and not (tmp_path / "g").exists()
+
+
+def test_a_comment_over_several_lines_in_quotes_is_one_row(demo_run, export, tmp_path, capsys):
+    lines = all_answered(export, "3", tmp_path)
+    lines[1] += '"two lines,\nof ""comment"""'
+    sheet = tmp_path / "multi.csv"
+    sheet.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 0
+    assert grading_card(tmp_path / "g")["summary"]["graded"] == 30
+
+
+def test_a_column_named_twice_or_a_row_of_other_cells_is_refused(demo_run, export, tmp_path, capsys):
+    rows = list(csv.reader(all_answered(export, "4", tmp_path)))
+    doubled = tmp_path / "doubled.csv"
+    with doubled.open("w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows([[*rows[0], "adequacy"], *([*row, ""] for row in rows[1:])])
+    assert import_sheets(demo_run, export, doubled, out=tmp_path / "g") == 1
+    assert f'{doubled}:1: the column "adequacy" appears more than once in the header' in capsys.readouterr().err
+    short = tmp_path / "short.csv"
+    with short.open("w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows([rows[0], rows[1][:-2], *rows[2:5], [*rows[5], "extra"], *rows[6:]])
+    assert import_sheets(demo_run, export, short, out=tmp_path / "g") == 1
+    err = capsys.readouterr().err
+    assert f"{short}:2: {len(rows[0]) - 2} cells where the header has {len(rows[0])}" in err, err
+    assert f"{short}:6: {len(rows[0]) + 1} cells where the header has" in err
+    assert not (tmp_path / "g").exists()
+
+
+def test_an_empty_trailing_row_and_a_stray_space_are_read_as_meant(demo_run, export, tmp_path, capsys):
+    lines = all_answered(export, "2", tmp_path)
+    lines[1] = " " + lines[1]
+    sheet = tmp_path / "spreadsheet.csv"
+    sheet.write_text("\r\n".join([*lines, ",,,,,,,", ""]), encoding="utf-8")
+    assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 0
+    assert grading_card(tmp_path / "g")["summary"]["graded"] == 30
+
+
+def test_a_copy_of_a_sheet_under_another_name_counts_once(demo_run, export, tmp_path, capsys):
+    """Before, a saved-again copy ("ana (1).csv") counted as a third grader and moved every mean."""
+    ana, ben = tmp_path / "ana.csv", tmp_path / "ben.csv"
+    ana.write_text("\n".join(all_answered(export, "4", tmp_path)) + "\n", encoding="utf-8")
+    ben.write_text("\n".join(all_answered(export, "0", tmp_path)) + "\n", encoding="utf-8")
+    copy = tmp_path / "ana (1).csv"
+    copy.write_bytes(ana.read_bytes())
+    assert import_sheets(demo_run, export, ana, ben, copy, out=tmp_path / "g") == 1
+    assert f"{copy}: a copy of {ana} (the same bytes): each grader's sheet counts once" in capsys.readouterr().err
+    assert not (tmp_path / "g").exists()
+    assert import_sheets(demo_run, export, ana, ben, out=tmp_path / "g") == 0
+    assert grading_card(tmp_path / "g")["summary"]["graded"] == 30
+
+
+@pytest.mark.parametrize(("answer", "accepted"), [("4", True), ("4.0", True), ("3.9999999", False),
+                                                   ("-0.0000001", False), ("1" + "0" * 400, False), ("1e400", False)])
+def test_a_number_answer_in_jsonl_names_a_level_only_exactly(demo_run, export, tmp_path, capsys, answer, accepted):
+    """Before, 3.9999999 was taken as level 4 and a 400-digit integer was a traceback."""
+    lines = (export / "sheet.jsonl").read_text(encoding="utf-8").splitlines()
+    lines[0] = lines[0].replace('"answer": null', f'"answer": {answer}')
+    sheet = tmp_path / "numbers.jsonl"
+    sheet.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == (0 if accepted else 1)
+    err = capsys.readouterr().err
+    if accepted:
+        assert grading_card(tmp_path / "g")["summary"]["graded"] == 1
+    else:
+        assert f'{sheet}:1: row item-0001, question "adequacy": gold "' in err and "is not an option" in err, err
+        assert "Traceback" not in err
+
+
+def test_labels_may_name_entries_by_integer_ids_as_the_corpus_does(tmp_path, capsys):
+    """Before, every label of a corpus with integer ids was refused, the message not saying why."""
+    demo = json.loads((REPO / "examples" / "data" / "eng-spa-demo.json").read_text(encoding="utf-8"))
+    plain = [e for e in demo["entries"] if "family" not in e][:6]
+    corpus = tmp_path / "ints.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "source": e["source"], "reference": e["reference"]}) + "\n"
+                              for i, e in enumerate(plain, 1)), encoding="utf-8")
+    assert main(["run", "--method", str(REPO / "examples" / "lexicon-eng-spa"), "--corpus", str(corpus),
+                 "--out", str(tmp_path / "run"), "--quiet", "--resamples", "50"]) == 5  # (no headline: too few entries)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"id": i, "label": "3"}) + "\n" for i in range(1, 7)), encoding="utf-8")
+    assert main(["grade", str(tmp_path / "run" / "card.json"), "--grader", str(RULES), "--labels", str(labels),
+                 "--out", str(tmp_path / "g"), "--quiet", "--resamples", "50"]) == 0, capsys.readouterr().err
+    assert grading_card(tmp_path / "g")["quality"]["entries"] == 6
+    labels.write_text(json.dumps({"id": True, "label": "3"}) + "\n", encoding="utf-8")
+    assert main(["grade", str(tmp_path / "run" / "card.json"), "--grader", str(RULES), "--labels", str(labels),
+                 "--out", str(tmp_path / "g2"), "--quiet"]) == 1
+    assert "(a string or an integer)" in capsys.readouterr().err
+
+
+def test_a_csv_sheet_saved_under_another_name_is_told_to_be_named_csv(demo_run, export, tmp_path, capsys):
+    sheet = tmp_path / "ana.txt"
+    sheet.write_text("\n".join(all_answered(export, "4", tmp_path)) + "\n", encoding="utf-8")
+    assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 1
+    err = capsys.readouterr().err
+    assert f"{sheet}: a table, not JSONL: a sheet is read as CSV only when its name ends in .csv" in err
+    assert "not JSON" not in err
