@@ -144,4 +144,4 @@ def test_a_csv_sheet_saved_under_another_name_is_told_to_be_named_csv(demo_run, 
     assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 1
     err = capsys.readouterr().err
     assert f"{sheet}: a table, not JSONL: a sheet is read as CSV only when its name ends in .csv" in err
-    assert "not JSON" not in err
+    assert ": not JSON:" not in err
