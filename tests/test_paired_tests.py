@@ -52,7 +52,11 @@ def test_the_p_values_are_sacrebleus_own(segments: int, split: str, monkeypatch)
         stats_a = segment_statistics(metric, a, [references])
         stats_b = segment_statistics(metric, b, [references])
         got = paired_tests(metric, stats_a, stats_b, resamples=200, trials=1000, seed=12345)
-        assert (got.a, got.b, got.p_bootstrap, got.p_randomization) == expected[name], name
+        a_score, b_score, p_bootstrap, p_randomization = expected[name]
+        if segments == 1:  # every trial ties the observed difference: it counts here, not in sacrebleu
+            p_randomization = 1.0
+        assert (got.a, got.b, got.p_bootstrap, got.p_randomization) == (a_score, b_score, p_bootstrap,
+                                                                         p_randomization), name
 
 
 def test_a_clear_difference_is_significant_and_none_is_not():
@@ -64,9 +68,24 @@ def test_a_clear_difference_is_significant_and_none_is_not():
     assert clear.b == pytest.approx(100) and clear.a < 80
     assert clear.p_bootstrap < 0.01 and clear.p_randomization < 0.01
     same = paired_tests(metric, stats_a, stats_a.copy(), resamples=300, trials=300, seed=1)
-    # no resample or trial differs more than the observed 0: sacrebleu's 1/(n + 1), the least it gives (compare
-    # reports two runs with the same outputs as such, p = 1, without testing them)
-    assert same.a == same.b and same.p_bootstrap == same.p_randomization == 1 / 301
+    # no resample differs more than the observed 0: sacrebleu's 1/(n + 1), the least it gives (compare reports
+    # two runs with the same outputs as such, p = 1, without testing them); every trial ties it: p = 1
+    assert same.a == same.b and same.p_bootstrap == 1 / 301 and same.p_randomization == 1
+
+
+@pytest.mark.parametrize("differing", [1, 2, 3])
+def test_runs_differing_on_a_few_segments_are_not_significant(differing: int):
+    """A trial has one of 2**k outcomes, and the observed difference is the largest of them: sacrebleu counts only
+    trials beyond it and called one differing segment of fifty significant at p = 1/(trials + 1)."""
+    metric = make_metrics()["chrF++"]
+    a, _, references = _systems(50, seed=4)
+    b = list(a)
+    for i in range(differing):
+        b[i] = references[i] if a[i] != references[i] else "completely other words"
+    stats_a, stats_b = (segment_statistics(metric, side, [references]) for side in (a, b))
+    got = paired_tests(metric, stats_a, stats_b, resamples=300, trials=1000, seed=1)
+    assert got.a != got.b and got.p_randomization >= 2 / 2 ** differing - 0.1
+    assert got.p_randomization > 0.05
 
 
 def test_memory_stays_flat_for_a_large_corpus():

@@ -8,7 +8,9 @@ however the draws are split, when a split of the trials' coin flips falls on a m
 resample's statistics are summed from its counts (``counts @ stats``, exactly: `metric_statistics.weighted_sums`), and
 each score is computed from those sums with the types sacrebleu gives them (float32 for the bootstrap, the
 statistics' own for randomization). The p-values are sacrebleu's wherever its own float32 sums
-are exact (every resample's totals below 2**24); beyond that, sacrebleu's sums round and these do not.
+are exact (every resample's totals below 2**24); beyond that, sacrebleu's sums round and these do not. One
+departure: a randomization trial whose difference equals the observed one counts towards the p-value (sacrebleu
+counts only those beyond it), so runs that differ on a few segments are not called significant.
 """
 
 from __future__ import annotations
@@ -67,9 +69,13 @@ def _totals(stats: Any, kinds: list[type]) -> list[Any]:
     return [int(value) if kind is int else float(value) for value, kind in zip(summed.tolist(), kinds, strict=True)]
 
 
-def _p_value(samples: Any, observed: float) -> float:
-    """sacrebleu's p-value: the share of samples beyond the observed statistic, counted with one added."""
-    return (int(np.sum(samples > observed)) + 1) / (len(samples) + 1)
+def _p_value(samples: Any, observed: float, *, ties: bool = False) -> float:
+    """sacrebleu's p-value: the share of samples beyond the observed statistic, counted with one added; with
+    ``ties``, the samples equal to it (to rounding) count as well."""
+    beyond = samples > observed
+    if ties:
+        beyond |= np.isclose(samples, observed, rtol=1e-9, atol=1e-12)
+    return (int(np.sum(beyond)) + 1) / (len(samples) + 1)
 
 
 def _bootstrap(metric: Any, stats_a: Any, stats_b: Any, resamples: int, seed: int | None) -> Any:
@@ -120,5 +126,8 @@ def _randomization_p(metric: Any, stats_a: Any, stats_b: Any, trials: int, seed:
         for row in moved:
             scores_a.append(metric._aggregate_and_compute((total_b + row).astype(dtype)[None, :]).score)
             scores_b.append(metric._aggregate_and_compute((total_a - row).astype(dtype)[None, :]).score)
-    return _p_value(np.abs(np.array(scores_a) - np.array(scores_b)), observed)
+    # Ties count: when the runs differ on a few segments, a trial has one of only 2**k outcomes, and most equal the
+    # observed difference (swapping one segment's outputs swaps the two scores). sacrebleu counts only trials beyond
+    # it, which makes one differing segment "significant" at p = 1/(trials+1); with ties it is p = 1.
+    return _p_value(np.abs(np.array(scores_a) - np.array(scores_b)), observed, ties=True)
 
