@@ -352,3 +352,45 @@ def test_the_ranking_key_changes_with_the_metric_signatures_not_with_extension_m
     card.metrics.metrics[1].signature = card.metrics.metrics[1].signature.replace("version:", "version:9")
     assert ranking_key(card, 34) != key
     assert ranking_key(msgspec.convert(cards.card("alpha"), RunCard), 35) != key  # not the whole corpus
+
+
+def test_runs_of_one_corpus_in_other_pairs_are_ranked_apart(tmp_path: Path, db: str):
+    """A corpus that declares no pair is run in the pair given with --pair. Before, all its runs were ranked as
+    one group under the first row's pair, and filtering by --pair changed the ranks."""
+    from mt_eval.harness.verify import canonical_sha256
+
+    corpus = write_corpus(tmp_path / "pairless.json", seed=1)
+    data = json.loads(corpus.read_text(encoding="utf-8"))
+    del data["language_pair"]
+    corpus.write_text(json.dumps(data), encoding="utf-8")
+    factory = CardFactory(corpus, resamples=50)
+    cards = [factory.card("a", quality=1.0), factory.card("b", quality=0.2), factory.card("c", quality=0.6)]
+    for card in cards[1:]:
+        card["corpus"]["pair"] = "fra>deu"
+        card["content_sha256"] = canonical_sha256(card)
+    publish_all(db, cards, tmp_path)
+    board = board_of(db)
+    assert [(g["pair"], [(r["method_id"], r["rank"]) for r in g["rows"]]) for g in board["groups"]] == [
+        ("eng>spa", [("a", 1)]), ("fra>deu", [("c", 1), ("b", 2)])]
+    assert len({c["label"] for c in board["across"]["corpora"]}) == 2
+
+
+def test_across_corpora_columns_of_one_corpus_are_told_apart_and_a_method_has_its_latest_name():
+    from mt_eval.leaderboard.board import across_corpora
+
+    def row(method: str, name: str, score: float, finished: str) -> dict:
+        return {"method_id": method, "method_name": name, "finished_at": finished, "id": 1, "key": method + finished,
+                "headline": {"score": score}}
+
+    def group(metric: str, key: str, rows: list[dict]) -> dict:
+        return {"subset": False, "corpus_name": "news", "pair": "eng>spa", "corpus_sha256": "ab" * 32,
+                "metric": metric, "ranking_key": key, "higher_is_better": True, "rows": rows}
+
+    across = across_corpora([
+        group("chrF++", "1" * 64, [row("m", "Old name", 50.0, "2026-01-01"), row("n", "N", 40.0, "2026-01-01")]),
+        group("BLEU", "2" * 64, [row("m", "New name", 30.0, "2026-02-01"), row("n", "N", 20.0, "2026-01-01")])])
+    labels = [c["label"] for c in across["corpora"]]
+    assert labels == ["news (eng>spa, abababab, chrF++)", "news (eng>spa, abababab, BLEU)"]
+    by_method = {m["method_id"]: m for m in across["methods"]}
+    assert by_method["m"]["scores"] == dict(zip(labels, [50.0, 30.0], strict=True))
+    assert by_method["m"]["method_name"] == "New name"

@@ -77,13 +77,13 @@ def build_board(rows: Sequence[dict[str, Any]], conditions: Conditions = Conditi
     for row in shown:
         row["prize"] = prize(row, conditions)
         row["flags"] = sorted({*row["eligibility"]["flags"], *([EXTERNAL] if row["dependency_class"] == "A2" else [])})
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     unranked = []
     for row in shown:
         if row["headline"] is None:
             unranked.append(row)
-        else:
-            groups.setdefault(row["ranking_key"], []).append(row)
+        else:  # (the pair too: one corpus without a declared pair may be run as several)
+            groups.setdefault((row["ranking_key"], row["pair"]), []).append(row)
     ranked = [_group(members) for members in groups.values()]
     ranked.sort(key=lambda g: (g["pair"], g["corpus_name"], g["subset"], g["metric"]))
     return {
@@ -122,26 +122,42 @@ def corpus_label(group: dict[str, Any]) -> str:
     return f"{group['corpus_name']} ({group['pair']}, {group['corpus_sha256'][:8]})"
 
 
+def _labels(groups: Sequence[dict[str, Any]]) -> list[str]:
+    """Each group's column label, told apart by its metric (and then its ranking key) where the corpus and pair
+    are the same: one column per group, none written over another."""
+    labels = [corpus_label(g) for g in groups]
+    for field, width in (("metric", None), ("ranking_key", 8)):
+        repeated = {label for label in labels if labels.count(label) > 1}
+        labels = [f"{label[:-1]}, {str(g[field])[:width]})" if label in repeated else label
+                  for label, g in zip(labels, groups, strict=True)]
+    return labels
+
+
 def across_corpora(groups: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Borda and task average over the whole-corpus groups (`mt_eval.leaderboard.ranking`); a corpus family is
     the language pair."""
     whole = [g for g in groups if not g["subset"]]
-    corpora = [corpus_label(g) for g in whole]
+    corpora = _labels(whole)
     if len(corpora) < 2:
         return {"corpora": [], "methods": []}
     table: dict[str, dict[str, float]] = {}
     used: dict[str, dict[str, str]] = {}
-    names: dict[str, str] = {}
+    newest: dict[str, dict[str, Any]] = {}  # each method's latest row on any corpus: the name it is shown by
+
+    def later(row: dict[str, Any], than: dict[str, Any] | None) -> bool:
+        return than is None or (row["finished_at"], row["id"]) > (than["finished_at"], than["id"])
+
     for group, label in zip(whole, corpora, strict=True):
         latest: dict[str, dict[str, Any]] = {}
         for row in group["rows"]:
-            current = latest.get(row["method_id"])
-            if current is None or (row["finished_at"], row["id"]) > (current["finished_at"], current["id"]):
+            if later(row, latest.get(row["method_id"])):
                 latest[row["method_id"]] = row
         for method, row in latest.items():
             table.setdefault(method, {})[label] = row["headline"]["score"]
             used.setdefault(method, {})[label] = row["key"]
-            names[method] = row["method_name"]
+            if later(row, newest.get(method)):
+                newest[method] = row
+    names = {method: row["method_name"] for method, row in newest.items()}
     orientation = {label: g["higher_is_better"] for g, label in zip(whole, corpora, strict=True)}
     families = {label: g["pair"] for g, label in zip(whole, corpora, strict=True)}
     points = borda(table, corpora, orientation)
