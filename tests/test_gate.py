@@ -84,6 +84,15 @@ def test_each_rule_fails_on_its_own(tmp_path: Path, corpus_shape: dict, method_p
     assert "headline withheld: the gate failed (policy default):" in out and says in out
     assert f"mt-eval gate {tmp_path / 'run' / 'card.json'} shows every rule" in out
     assert main(["gate", str(tmp_path / "run" / "card.json")]) == 1
+    if rule == "scored":  # under a policy of its own, the hint names it: the shipped one may judge otherwise
+        policy = tmp_path / "thirty.json"
+        policy.write_text(json.dumps({"name": "thirty", "min_scored": 30}))
+        capsys.readouterr()
+        assert run(tmp_path / "again", corpus, *honest(negatives=negatives, **method_params),
+                   "--policy", str(policy))[0] == 5
+        assert f"mt-eval gate {tmp_path / 'again' / 'card.json'} --policy {policy} shows every rule" in \
+            capsys.readouterr().out
+        assert main(["gate", str(tmp_path / "run" / "card.json")]) == 1
     out = capsys.readouterr().out
     assert "headline gate FAILED" in out and "no headline: 1 rule failed" in out and "headline: chrF++" not in out
 
@@ -200,7 +209,9 @@ def test_the_run_refuses_a_bad_policy_file_naming_file_and_field(tmp_path: Path,
                           ('{"min_scored": 10,}', f"{policy}: invalid JSON at line 1, column 19"),
                           ('{"min_scored": 1e400}', f"{policy} $.min_scored: expected an integer, got the number "
                                                     "Infinity"),  # (not "the number null")
-                          ("[1]", f"{policy}: a policy is a JSON object")]:
+                          ("[1]", f"{policy}: a policy is a JSON object"),
+                          ('{"name": "red\\u001b[31m"}', f'{policy} $.name: the policy\'s name "red\\x1b[31m" holds '
+                                                         "the control character U+001B")]:
         policy.write_text(content)
         code, card = run(tmp_path / "run", corpus, "--policy", str(policy))
         err = capsys.readouterr().err

@@ -191,6 +191,11 @@ def test_a_card_that_fails_the_gate_is_refused_and_a_policy_can_admit_it(tmp_pat
     assert "its headline does not pass the gate (policy default), so it cannot be published" in err
     assert "scored: 12 scored entries: a headline needs at least 30" in err and "canaries: 0 canaries ran" in err
     assert f"mt-eval gate {card}" in err and stored(db) == []
+    half = tmp_path / "half way.json"  # (a path the hint quotes for the shell)
+    half.write_text(json.dumps({"name": "half", "min_scored": 10}))
+    assert publish(str(card), "--db", db, "--no-input", "--policy", str(half)) == 1
+    err = capsys.readouterr().err  # the hint shows the rules under the policy that refused the card
+    assert "(policy half)" in err and f"mt-eval gate {card} --policy '{half}' shows every rule" in err, err
     policy = tmp_path / "small-corpora.json"
     policy.write_text(json.dumps({"min_scored": 10, "min_canaries": 0}))
     assert publish(str(card), "--db", db, "--no-input", "--policy", str(policy)) == 0

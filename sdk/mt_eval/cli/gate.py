@@ -98,6 +98,8 @@ def judge(path: Path, resolved: Any, *, corpus: Any = None, extensions: list[str
 
 
 def render(verdict: dict[str, Any]) -> str:
+    from mt_eval.control_chars import escaped_controls
+
     marks = {True: "✓", False: "✗"}
     word = "passed" if verdict["passed"] else "FAILED"
     lines = [f"{verdict['card']}: headline gate {word}"]
@@ -118,6 +120,6 @@ def render(verdict: dict[str, Any]) -> str:
         lines.append(f"  no headline: {count} rule{'s' if count != 1 else ''} failed")
     recorded = verdict.get("recorded")
     if recorded is not None and recorded["passed"] != verdict["passed"]:
-        lines.append(f"  (the run's own gate, under policy {recorded['policy']}, "
+        lines.append(f"  (the run's own gate, under policy {escaped_controls(recorded['policy'])}, "
                      f"{'passed' if recorded['passed'] else 'failed'})")
     return "\n".join(lines)

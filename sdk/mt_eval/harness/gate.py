@@ -25,6 +25,7 @@ missing field.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -209,6 +210,15 @@ def headline(card: RunCard) -> str | None:
     low, high = chosen.ci_low, chosen.ci_high
     interval = "" if low is None or high is None else f" [{low:.2f}, {high:.2f}]"
     return f"{chosen.name} {chosen.score:.2f}{interval} over {card.metrics.segments} scored entries"
+
+
+def gate_command(card_path: str | Path, policy_file: str | Path | None) -> str:
+    """The ``mt-eval gate`` command that shows every rule of a verdict: under the policy that gave it (``None``:
+    the shipped one), since the shipped policy may judge the card otherwise."""
+    import shlex
+
+    command = f"mt-eval gate {shlex.quote(str(card_path))}"
+    return command + (f" --policy {shlex.quote(str(policy_file))}" if policy_file is not None else "")
 
 
 def recheck(card: RunCard, data: dict[str, Any], memo: dict[str, list[GateCheck]] | None = None

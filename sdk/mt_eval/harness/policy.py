@@ -119,6 +119,14 @@ def load_policy(path: str | Path | None) -> ResolvedPolicy:
     errors = [p for p in problems if p.severity == "error"]
     if policy is None or errors:
         raise PolicyError(errors, summary=f"the gate policy {path} is not valid")
+    from mt_eval.control_chars import escaped_controls, first_control
+
+    if (control := first_control(policy.name)) is not None:  # (printed with every verdict, recorded on cards)
+        where = "$.name" if "name" in data else "$"
+        raise PolicyError([Problem(file=str(path), path=where, code="value", message="the policy's name "
+                                   f'"{escaped_controls(policy.name)}" holds the control character {control}',
+                                   hint="name the policy in plain text (\"name\": \"...\"), or rename the file")],
+                          summary=f"the gate policy {path} is not valid")
     return ResolvedPolicy(policy, str(path), inherited)
 
 

@@ -42,10 +42,12 @@ def summary_lines(card: RunCard) -> list[str]:
     return lines
 
 
-def print_summary(card: RunCard, out: Path, stream: TextIO, *, quiet: bool = False) -> None:
-    """The whole result: `summary_lines`, `print_gate`, then the run card's and the predictions' paths."""
+def print_summary(card: RunCard, out: Path, stream: TextIO, *, quiet: bool = False, policy: Path | None = None
+                  ) -> None:
+    """The whole result: `summary_lines`, `print_gate` (``policy``: the gate's policy file, None for the shipped
+    one), then the run card's and the predictions' paths."""
     stream.write("\n".join(summary_lines(card)) + "\n")
-    print_gate(card, out / "card.json", stream, quiet=quiet)
+    print_gate(card, out / "card.json", stream, quiet=quiet, policy=policy)
     stream.write(f"  run card     {_shown(out / 'card.json')}\n"
                  f"  predictions  {_shown(out / 'predictions.txt')} (one line per entry, in corpus order)\n")
     stream.flush()
@@ -57,10 +59,11 @@ def _shown(path: Path) -> str:
     return str(path.resolve()) if relative.startswith(os.path.join(os.pardir, os.pardir)) else relative
 
 
-def print_gate(card: RunCard, card_path: Path, stream: TextIO, *, quiet: bool = False) -> None:
+def print_gate(card: RunCard, card_path: Path, stream: TextIO, *, quiet: bool = False, policy: Path | None = None
+               ) -> None:
     """The families and whether the headline passed the gate (and, when not, why, and how to see more);
     ``quiet`` leaves out the families line, never the headline: it is the result."""
-    from mt_eval.harness.gate import headline
+    from mt_eval.harness.gate import gate_command, headline
 
     families, gate = card.families, card.gate
     if families is not None and not quiet:
@@ -76,5 +79,5 @@ def print_gate(card: RunCard, card_path: Path, stream: TextIO, *, quiet: bool = 
     stream.write(f"headline withheld: the gate failed (policy {gate.policy}):\n")
     for failure in gate.failures:
         stream.write(f"  ✗ {failure}\n")
-    stream.write(f"  (the card keeps every figure, none of them a headline; mt-eval gate {card_path} shows every "
-                 "rule)\n")
+    stream.write(f"  (the card keeps every figure, none of them a headline; {gate_command(card_path, policy)} shows "
+                 "every rule)\n")

@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 
 from mt_eval.control_chars import first_control
-from mt_eval.harness.gate import apply_gate
+from mt_eval.harness.gate import apply_gate, gate_command
 from mt_eval.harness.policy import shipped_policy
 from mt_eval.harness.verify import render
 from mt_eval.leaderboard.migrations import TEXT_LIMITS
@@ -81,6 +81,11 @@ _PLAIN = {"run_id": "publish the card the run wrote",
           "finished_at": "publish the card the run wrote"}
 
 
+def _policy_file(policy: Any) -> str | None:
+    """The file of a `ResolvedPolicy` (None for the shipped one, or no policy)."""
+    return None if policy is None or policy.source == "shipped default" else policy.source
+
+
 def complete(path: Path, verification: Any, *, method_card: str | None = None, no_input: bool = False,
              ask: Any = None, policy: Any = None) -> Prepared:
     """The store record of a verified card that passes the gate (``policy``: a `ResolvedPolicy`, the shipped
@@ -93,7 +98,8 @@ def complete(path: Path, verification: Any, *, method_card: str | None = None, n
     gate = apply_gate(card, policy or shipped_policy(), data=verification.data, verification=verification)
     if not gate.passed:
         raise PublishError(f"its headline does not pass the gate (policy {gate.policy}), so it cannot be published "
-                           f"(mt-eval gate {path} shows every rule):\n  " + "\n  ".join(gate.failures))
+                           f"({gate_command(path, _policy_file(policy))} shows every rule):\n  "
+                           + "\n  ".join(gate.failures))
     shown, source = settle_method_card(path, dict(card.method.card), method_card, no_input=no_input, ask=ask)
     row = build_row(verification.data, card, shown, source, verification.corpus_entries)
     row.eligibility.gate_passed = True  # under the board's policy, just applied (the card's own verdict aside)
