@@ -257,6 +257,21 @@ def test_a_run_directory_stands_for_its_card(card_path: Path, tmp_path: Path, ca
     assert "finish it with `mt-eval run ... --resume`" in out
 
 
+def test_the_runs_results_given_for_its_card_point_to_the_card(card_path: Path, tmp_path: Path, capsys):
+    """Before, results.jsonl read as one broken JSON document: "remove what follows the end of the JSON document"
+    would have deleted every result but the first."""
+    results = card_path.parent / "results.jsonl"
+    assert results.is_file()
+    for command in (["verify", str(results)], ["gate", str(results)],
+                    ["compare", str(results), str(card_path), "--quiet"],
+                    ["publish", str(results), "--db", str(tmp_path / "board.db"), "--no-input"]):
+        assert main(command) == 1, command
+        said = "".join(capsys.readouterr())
+        assert "a JSON-lines file (" in said and f"give {card_path}" in said, (command, said)
+        assert "remove what follows" not in said
+    assert not (tmp_path / "board.db").exists()
+
+
 @pytest.mark.parametrize(("change", "where", "words"), [
     (lambda card: card.update(finished_at="yesterday"), "$.finished_at", "'yesterday' is not a time with its UTC"),
     (lambda card: card.update(started_at="2026-01-02T10:00:00"), "$.started_at", "is not a time with its UTC offset"),

@@ -42,6 +42,7 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.harness.card_files import directory_without_card, json_lines_records
 from mt_eval.harness.runcard import CARD_VERSION, CardResult, RunCard
 from mt_eval.harness.verification import Verification
 from mt_eval.harness.verify_corpus import CorpusCache
@@ -106,6 +107,13 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
     except (msgspec.DecodeError, RecursionError):  # (nested too deep to read: parse_json says how deep)
         from mt_eval.strict import parse_json
 
+        if (lines := json_lines_records(raw)) is not None:  # results.jsonl, given for the card beside it
+            beside = Path(path).parent / "card.json"
+            result.problem("$", f"a JSON-lines file ({lines:,} records, one a line), not a run card",
+                           f"give {beside}" if beside.is_file() else "give the card.json that `mt-eval run` wrote "
+                           "in the run directory", code="not-a-card")
+            result.check("format", False, "not a run card")
+            return result
         _, problems = parse_json(raw, file=str(path))
         result.problems += problems or [Problem(file=str(path), path="$", message="not valid JSON", code="syntax")]
         result.check("format", False, "not JSON")
@@ -386,11 +394,3 @@ def as_json(verification: Verification) -> dict[str, Any]:
             "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in verification.checks],
             "problems": msgspec.to_builtins(verification.problems)}
 
-
-def directory_without_card(directory: Path) -> tuple[str, str]:
-    """What to say of a directory given as a card that holds no card.json: a run not finished, or not a run."""
-    if (directory / "results.jsonl").is_file() or (directory / "run.json").is_file():
-        return ("this run directory holds no card.json: the run has not finished (it was stopped, or is running)",
-                "finish it with `mt-eval run ... --resume` (its command line, with --resume), then give its card")
-    return ("this directory holds no card.json, so it is not a run directory",
-            "give a run's card.json, or the run directory holding it (the --out of `mt-eval run`)")

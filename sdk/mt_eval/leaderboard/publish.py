@@ -130,7 +130,7 @@ def read_card_file(path: Path) -> bytes:
         if runs:
             raise PublishError(f"this directory holds no card.json, but its directories {', '.join(runs[:5])}"
                                f"{' …' if len(runs) > 5 else ''} do: give {path}/*/card.json") from exc
-        from mt_eval.harness.verify import directory_without_card
+        from mt_eval.harness.card_files import directory_without_card
 
         message, fix = directory_without_card(path)
         raise PublishError(f"{message}; {fix}") from exc
