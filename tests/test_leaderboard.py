@@ -375,7 +375,9 @@ def test_runs_of_one_corpus_in_other_pairs_are_ranked_apart(tmp_path: Path, db: 
     assert len({c["label"] for c in board["across"]["corpora"]}) == 2
 
 
-def test_across_corpora_columns_of_one_corpus_are_told_apart_and_a_method_has_its_latest_name():
+def test_across_corpora_columns_of_one_corpus_are_told_apart_and_a_fork_is_another_method():
+    """Before, two columns of one corpus had one label (one score written over the other), and a fork keeping the
+    original's method id under its own name was credited with the original's scores."""
     from mt_eval.leaderboard.board import across_corpora
 
     def row(method: str, name: str, score: float, finished: str) -> dict:
@@ -387,10 +389,11 @@ def test_across_corpora_columns_of_one_corpus_are_told_apart_and_a_method_has_it
                 "metric": metric, "ranking_key": key, "higher_is_better": True, "rows": rows}
 
     across = across_corpora([
-        group("chrF++", "1" * 64, [row("m", "Old name", 50.0, "2026-01-01"), row("n", "N", 40.0, "2026-01-01")]),
-        group("BLEU", "2" * 64, [row("m", "New name", 30.0, "2026-02-01"), row("n", "N", 20.0, "2026-01-01")])])
+        group("chrF++", "1" * 64, [row("m", "Original", 50.0, "2026-01-01"), row("n", "N", 40.0, "2026-01-01")]),
+        group("BLEU", "2" * 64, [row("m", "Fork", 30.0, "2026-02-01"), row("n", "N", 20.0, "2026-01-01")])])
     labels = [c["label"] for c in across["corpora"]]
     assert labels == ["news (eng>spa, abababab, chrF++)", "news (eng>spa, abababab, BLEU)"]
-    by_method = {m["method_id"]: m for m in across["methods"]}
-    assert by_method["m"]["scores"] == dict(zip(labels, [50.0, 30.0], strict=True))
-    assert by_method["m"]["method_name"] == "New name"
+    by_name = {m["method_name"]: m for m in across["methods"]}
+    assert by_name["N"]["scores"] == dict(zip(labels, [40.0, 20.0], strict=True))
+    assert by_name["Original"]["scores"] == {labels[0]: 50.0} and by_name["Original"]["missing"] == [labels[1]]
+    assert by_name["Fork"]["scores"] == {labels[1]: 30.0} and by_name["Fork"]["method_id"] == "m"

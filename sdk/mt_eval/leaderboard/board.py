@@ -142,30 +142,31 @@ def across_corpora(groups: Sequence[dict[str, Any]]) -> dict[str, Any]:
         return {"corpora": [], "methods": []}
     table: dict[str, dict[str, float]] = {}
     used: dict[str, dict[str, str]] = {}
-    newest: dict[str, dict[str, Any]] = {}  # each method's latest row on any corpus: the name it is shown by
-
-    def later(row: dict[str, Any], than: dict[str, Any] | None) -> bool:
-        return than is None or (row["finished_at"], row["id"]) > (than["finished_at"], than["id"])
-
+    shown: dict[str, tuple[str, str]] = {}  # each method's id and name
     for group, label in zip(whole, corpora, strict=True):
         latest: dict[str, dict[str, Any]] = {}
         for row in group["rows"]:
-            if later(row, latest.get(row["method_id"])):
-                latest[row["method_id"]] = row
+            current = latest.get(method := _method_key(row))
+            if current is None or (row["finished_at"], row["id"]) > (current["finished_at"], current["id"]):
+                latest[method] = row
         for method, row in latest.items():
             table.setdefault(method, {})[label] = row["headline"]["score"]
             used.setdefault(method, {})[label] = row["key"]
-            if later(row, newest.get(method)):
-                newest[method] = row
-    names = {method: row["method_name"] for method, row in newest.items()}
+            shown[method] = (row["method_id"], row["method_name"])
     orientation = {label: g["higher_is_better"] for g, label in zip(whole, corpora, strict=True)}
     families = {label: g["pair"] for g, label in zip(whole, corpora, strict=True)}
     points = borda(table, corpora, orientation)
     averages = task_average(table, families, orientation)
-    methods: list[dict[str, Any]] = [{"method_id": m, "method_name": names[m], "borda": points[m].value,
+    methods: list[dict[str, Any]] = [{"method_id": shown[m][0], "method_name": shown[m][1], "borda": points[m].value,
                 "borda_per_corpus": points[m].per_corpus, "task_average": averages[m].value,
                 "task_average_per_family": averages[m].per_family, "missing": points[m].missing, "cards": used[m],
                 "scores": table[m]} for m in table]
-    methods.sort(key=lambda m: (m["borda"] is None, -(m["borda"] or 0), m["method_name"]))
+    methods.sort(key=lambda m: (m["borda"] is None, -(m["borda"] or 0), m["method_name"], m["method_id"]))
     return {"corpora": [{"label": label, "family": families[label], "metric": g["metric"]}
                         for g, label in zip(whole, corpora, strict=True)], "methods": methods}
+
+
+def _method_key(row: dict[str, Any]) -> str:
+    """A method across corpora: its id and the name its cards show it by. A fork that kept the id under a name of
+    its own is another method, and is not credited with the original's scores (nor they with its)."""
+    return f"{row['method_id']}\n{row['method_name']}"
