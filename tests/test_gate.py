@@ -351,3 +351,12 @@ def test_a_card_scored_with_too_few_resamples_has_no_headline(tmp_path: Path, co
     assert main(["gate", str(tmp_path / "one" / "card.json")]) != 0
     assert "the headline's 95% interval comes from 1 bootstrap resample, too few to mean anything" in \
         capsys.readouterr().out
+
+
+def test_failures_are_counted_with_the_negative_controls_aside(tmp_path: Path, capsys):
+    """The summary says "36 entries, 2 errors"; the failures' count leaves the controls out (a refusal of one is no
+    failure), and says so rather than "2 of 34" with nothing to explain the other number."""
+    corpus = family_corpus(tmp_path / "corpus.json")
+    code, card = run(tmp_path / "run", corpus, *honest(fail=["s01", "s02"]), "--max-errors", "5")
+    assert card is not None and card.errors == 2, code
+    assert "2 of 32 entries failed (1 distinct error, the 2 negative controls aside):" in capsys.readouterr().err

@@ -96,12 +96,15 @@ def exit_status(status: Status, errors: int, entries: int, max_errors: MaxErrors
     return EXIT_COMPLETE
 
 
-def print_failures(failures: list[Failure], errors: int, entries: int, stream: TextIO, *, shown: int = 10) -> None:
-    """``3 of 12 entries failed (2 distinct errors):`` and one line per message: count, message, example id."""
+def print_failures(failures: list[Failure], errors: int, entries: int, stream: TextIO, *, shown: int = 10,
+                   controls: int = 0) -> None:
+    """``3 of 12 entries failed (2 distinct errors):`` and one line per message: count, message, example id;
+    ``controls``: the negative controls left out of ``entries`` (a refusal of one is no failure)."""
     if not failures:
         return
     distinct = f"{len(failures)} distinct error{'s' if len(failures) != 1 else ''}"
-    lines = [f"{errors} of {entries} entries failed ({distinct}):"]
+    aside = f", the {controls} negative control{'s' if controls != 1 else ''} aside" if controls else ""
+    lines = [f"{errors} of {entries} entries failed ({distinct}{aside}):"]
     width = len(str(failures[0].count))
     for failure in failures[:shown]:
         message = failure.message if len(failure.message) <= 300 else failure.message[:297] + "..."
