@@ -254,8 +254,22 @@ def test_a_run_whose_every_translation_failed_grades_nothing_and_exits_4(demo_ru
     path = tmp_path / "card.json"
     path.write_text(json.dumps(card))
     assert grade(path, "--grader", str(recorder), "--out", str(tmp_path / "g")) == 4
-    assert "no entry was graded (30 not graded: their translation failed): the translation failed: engine down" in \
+    assert "no entry was graded (30 not graded: not translated): the translation failed: engine down" in \
         capsys.readouterr().err
+
+
+def test_an_entry_the_method_abstained_on_is_not_graded_as_abstained_not_failed(demo_run, recorder, tmp_path):
+    card = json.loads(demo_run.read_text())
+    abstained = next(r for r in card["results"] if r.get("predicted") and r["id"].startswith("demo-"))
+    abstained.update(predicted=None, abstained=True, abstain_reason="no glossary for this domain")
+    from mt_eval.harness.verify import canonical_sha256
+
+    card["content_sha256"] = canonical_sha256(card)
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps(card))
+    assert grade(path, "--grader", str(recorder), "--out", str(tmp_path / "g")) == 0
+    entries = {e["entry_id"]: e for e in grading_card(tmp_path / "g")["entries"]}
+    assert entries[abstained["id"]]["error"] == "the method abstained: no glossary for this domain"
 
 
 def test_a_card_changed_after_the_run_sealed_it_is_not_graded(demo_run, recorder, tmp_path, capsys):

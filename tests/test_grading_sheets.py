@@ -88,7 +88,7 @@ def test_a_blank_sheet_imports_with_nothing_failed(demo_run, tmp_path, capsys):
                  str(sheets / "sheet.csv"), "--out", str(tmp_path / "human")]) == 0
     summary = grading_card(tmp_path / "human")["summary"]
     assert (summary["graded"], summary["failed"], summary["unanswered"]) == (0, 0, 30)
-    assert "0 graded, 0 failed, 0 not graded (their translation failed), 30 not answered on any sheet" in \
+    assert "0 graded, 0 failed, 0 not graded (not translated), 30 not answered on any sheet" in \
         capsys.readouterr().err
 
 

@@ -126,7 +126,7 @@ def _nothing_graded(card: Path) -> int:
     if not summary.get("graded") and (summary.get("failed") or summary.get("not_graded")):
         first = next((e["error"] for e in data.get("entries") or [] if e.get("error")), None)
         counts = ", ".join(f"{summary[key]} {said}" for key, said in (("failed", "failed"), ("not_graded", "not "
-                           "graded: their translation failed")) if summary.get(key))
+                           "graded: not translated")) if summary.get(key))
         print(f"mt-eval grade: no entry was graded ({counts})" + (f": {first}" if first else ""), file=sys.stderr)
         return EXIT_FAILED
     return 0

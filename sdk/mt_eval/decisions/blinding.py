@@ -47,7 +47,7 @@ class Item:
 @dataclass(frozen=True)
 class Blinded:
     items: list[Item]
-    not_graded: dict[str, str]  # entry id → why it is not graded (its translation failed)
+    not_graded: dict[str, str]  # entry id → why it is not graded (no translation: it failed, or was abstained on)
     identity: list[str]
     seed: int
     with_reference: bool
@@ -99,6 +99,10 @@ def blind(card: RunCard, entries: dict[str, dict[str, Any]], rubric: Rubric, *, 
         result_id = str(result.id)  # a card keeps integer ids as integers; entries are keyed by their text
         if result_id in entries and family_of(entries[result_id]) != "scored":
             controls.add(result_id)  # only the scored entries are graded, as only they are scored
+            continue
+        if result.abstained:  # (no translation to grade: the method declined the entry)
+            not_graded[result_id] = "the method abstained" + (f": {result.abstain_reason}" if result.abstain_reason
+                                                               else "")
             continue
         if result.error is not None or result.predicted is None:
             not_graded[result_id] = f"the translation failed: {result.error or 'no prediction'}"

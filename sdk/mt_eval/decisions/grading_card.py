@@ -68,7 +68,7 @@ UNANSWERED = "no grader answered it"  # a people's-sheet item left empty on ever
 class GradeSummary(msgspec.Struct, kw_only=True):
     graded: int
     failed: int  # the grader failed on them
-    not_graded: int  # their translation failed: never given to a grader
+    not_graded: int  # no translation (it failed, or the method abstained): never given to a grader
     unanswered: int = 0  # people's sheets: items no grader answered (yet)
     mean_expected: MetricValue
     levels: dict[str, int]

@@ -61,8 +61,8 @@ def grading_lines(card: GradingCard) -> list[str]:
     lines = [f"graded run {card.run.run_id} ({card.run.corpus_name}) on {card.rubric.name} "
              f"({card.rubric.levels[0].name}–{card.rubric.levels[-1].name}) by {who}, blind (shuffle seed "
              f"{card.blinding.seed})",
-             f"  {summary.graded} graded, {summary.failed} failed, {summary.not_graded} not graded (their translation "
-             "failed)" + (f", {summary.unanswered} not answered on any sheet" if card.human_graders is not None
+             f"  {summary.graded} graded, {summary.failed} failed, {summary.not_graded} not graded (not "
+             "translated)" + (f", {summary.unanswered} not answered on any sheet" if card.human_graders is not None
                           else ""),
              f"  mean expected {card.rubric.name}: {metric_text(summary.mean_expected)} (95% interval, "
              f"{summary.bootstrap_resamples} resamples of entries)",
