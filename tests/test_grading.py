@@ -82,6 +82,14 @@ def test_a_grader_never_receives_the_identity_of_the_method_it_grades(routed_car
     assert grading_card(tmp_path / "g")["summary"]["graded"] == 30
 
 
+def test_the_grader_is_not_given_the_shuffles_seed(demo_run, recorder, tmp_path):
+    """With the shuffle's seed and the public corpus, a grader could rebuild which item is which entry."""
+    assert grade(demo_run, "--grader", str(recorder), "--out", str(tmp_path / "g"), "--seed", "7") == 0
+    assert grading_card(tmp_path / "g")["blinding"]["seed"] == 7
+    [config] = {json.loads(line)["config"] for line in (tmp_path / "record.jsonl").read_text().splitlines()}
+    assert "seed=7," not in config and "seed=" in config  # (a seed of its own, the same for the same --seed)
+
+
 def test_items_are_shuffled_with_a_recorded_seed_and_the_same_seed_gives_the_same_order(demo_run, recorder, tmp_path):
     orders = []
     for name, seed in (("a", "5"), ("b", "5"), ("c", "6")):

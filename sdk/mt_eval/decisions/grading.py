@@ -85,6 +85,14 @@ def grading_out(request: GradeRequest, grader_id: str | None) -> Path:
     return out
 
 
+def grader_seed(seed: int) -> int:
+    """The seed the grader is given for ``--seed``: drawn from it, not it, since with the shuffle's own seed and the
+    public corpus a grader could rebuild which item is which entry."""
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(f"mt-eval grader seed {seed}".encode()).digest()[:4], "big") >> 1
+
+
 def choose_seed(seed: int | None) -> int:
     """The shuffle seed: the one given, or a fresh one (recorded in the card either way)."""
     return seed if seed is not None else secrets.randbelow(2**31)
@@ -118,7 +126,7 @@ def grade_with_method(request: GradeRequest) -> Path:
     calls = request.calls
     config = decision_config(request.settings, source_lang=source_lang or None, target_lang=target_lang or None,
                              batch_size=calls.batch_size, concurrency=calls.concurrency, timeout_s=calls.timeout_s,
-                             seed=request.seed)
+                             seed=None if request.seed is None else grader_seed(request.seed))
     settings = DecideSettings(batch_size=calls.batch_size, concurrency=calls.concurrency, timeout_s=calls.timeout_s,
                               tolerance=calls.tolerance, max_input_chars=manifest.decide.max_input_chars
                               if manifest.decide else None)
