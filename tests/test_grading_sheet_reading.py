@@ -33,19 +33,24 @@ def all_answered(export: Path, level: str, tmp_path: Path) -> list[str]:
     return filled.read_text(encoding="utf-8").splitlines()
 
 
+def commented(export: Path, level: str, comment: str, sheet: Path) -> list[str]:
+    """A sheet with every item answered ``level``, the first row's comment cell ``comment`` (its lines, to change
+    further, and written to ``sheet``)."""
+    lines = all_answered(export, level, sheet.parent)
+    lines[1] += comment
+    sheet.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return lines
+
+
 def test_a_quote_never_closed_in_a_comment_refuses_the_sheet_naming_its_line(demo_run, export, tmp_path, capsys):
     """Before, the following lines were read into that comment: their grades were lost, and the import passed."""
-    lines = all_answered(export, "4", tmp_path)
-    lines[1] += '"good but see ""note'
     sheet = tmp_path / "quote.csv"
-    sheet.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    lines = commented(export, "4", '"good but see ""note', sheet)
     assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 1
     err = capsys.readouterr().err
     assert f"{sheet}:2: the row starting here cannot be read as CSV" in err and "never closed?" in err, err
     assert not (tmp_path / "g").exists()
     # closed further down (before a comma), the swallowed lines make a row of too many cells
-    lines = all_answered(export, "4", tmp_path)
-    lines[1] += '"good but see ""note'
     lines[4] = lines[4].replace(",", '",', 1)
     sheet.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 1
@@ -53,10 +58,8 @@ def test_a_quote_never_closed_in_a_comment_refuses_the_sheet_naming_its_line(dem
 
 
 def test_a_comment_over_several_lines_in_quotes_is_one_row(demo_run, export, tmp_path, capsys):
-    lines = all_answered(export, "3", tmp_path)
-    lines[1] += '"two lines,\nof ""comment"""'
     sheet = tmp_path / "multi.csv"
-    sheet.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    commented(export, "3", '"two lines,\nof ""comment"""', sheet)
     assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 0
     assert grading_card(tmp_path / "g")["summary"]["graded"] == 30
 
