@@ -78,3 +78,8 @@ export class LoopWatchdog {
     this.#timer.unref();
   }
 }
+
+/** Resolves after the event loop has turned once: work that never waits for I/O lets signals and timers in. */
+export function nextTurn() {
+  return new Promise((resolve) => { setImmediate(resolve); });
+}

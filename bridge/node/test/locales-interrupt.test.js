@@ -127,3 +127,42 @@ for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 12
     assert.ok(await waitFor(() => processesMarked(marker).length === 0, 5_000), `left running: ${processesMarked(marker)}`);
   });
 }
+
+// A translate.js that answers at once, with no I/O (as a dictionary lookup does): it never gives the event loop a
+// turn of its own, so the run has to, or a signal would wait for the end of the run.
+const EAGER = {
+  '.champollion/methods/eager/method.json': { name: 'Eager', method_id: 'eager', class: 'custom-plugin', node_entry: 'translate.js',
+    supported_pairs: ['eng>spa', 'eng>fra'], dependency_class: 'S', dependencies: [] },
+  '.champollion/methods/eager/translate.js': "import { existsSync, writeFileSync } from 'node:fs';\n\n"
+    + 'export async function translate(entries) {\n'
+    + '  if (!existsSync(process.env.EAGER_STARTED)) writeFileSync(process.env.EAGER_STARTED, "");\n'
+    + '  const until = Date.now() + 2;\n  while (Date.now() < until);\n'
+    + "  return entries.map((e) => ({ id: e.id, predicted: 'ES ' + e.source }));\n}\n",
+  'locales/en/a.json': Object.fromEntries(Array.from({ length: 6000 }, (_, i) => [`k${i}`, `Hello ${i}`])),
+};
+
+for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+  test(`${signal} stops a run whose translate.js answers at once, with no I/O: exit status ${status}, what was translated is kept`, async (t) => {
+    const project = makeProject({
+      config: { version: 3, inputLocale: 'en', pairs: { 'en:es': { methodPlugin: 'eager', batchSize: 1 }, 'en:fr': { methodPlugin: 'eager' } } },
+      files: EAGER, plugins: [],
+    });
+    t.after(project.cleanup);
+    const started = join(project.root, 'started');
+    const child = launch(project, [], { ...process.env, EAGER_STARTED: started });
+    assert.ok(await waitFor(() => existsSync(started), 30_000), child.stderrText());
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const sent = Date.now();
+    process.kill(child.pid, signal);
+    const done = await child.done;
+    assert.equal(done.code, status, done.stderr());
+    assert.ok(Date.now() - sent < 3_000, `it took ${Date.now() - sent} ms to stop`);
+    const said = done.stderr().trimEnd().split('\n').at(-1);
+    const found = said.match(KEPT);
+    assert.ok(found, said);
+    const [kept, , missing] = found.slice(1).map(Number);
+    assert.ok(kept > 0 && missing > 0 && kept + missing === 6000, said);
+    assert.equal(Object.keys(project.json('locales/es/a.json')).length, kept);
+    assert.equal(existsSync(join(project.root, 'locales/fr')), false, 'fr was not started');
+  });
+}

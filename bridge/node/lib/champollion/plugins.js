@@ -24,7 +24,7 @@ import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
 import { loadMethod, resolveMethod } from '../method-module.js';
 import { ResultNotes, completeDecisionConfig, completeRunConfig, errorResult, matchResults, resultsFor } from '../results.js';
 import { sayStrays } from '../unmatched.js';
-import { LoopWatchdog } from '../watchdog.js';
+import { LoopWatchdog, nextTurn } from '../watchdog.js';
 import { FileProblem, isDirectory, isFile, readJson, stats } from './files.js';
 import { guardExitDuringCalls } from './method-guard.js';
 import { byCodeUnits } from './json.js';
@@ -252,6 +252,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
       while (next < batches.length) {
         const index = next++;
         out[index] = await runBatch(kind, batches[index], config);
+        await nextTurn(); // (a method that answers without I/O would otherwise keep signals and timers out)
       }
     };
     await Promise.all(Array.from({ length: Math.min(config.concurrency, batches.length) }, worker));
