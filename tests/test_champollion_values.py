@@ -67,6 +67,20 @@ def test_a_dotted_key_that_names_two_strings_leaves_both_out_of_the_file_and_the
 
 
 @needs_node
+def test_a_new_file_whose_every_key_fails_before_sending_is_not_created_nor_its_lock_entry(tmp_path: Path):
+    """Before: a target file of only written-twice or colliding keys was created as {} in both tools, and the lock
+    file with an empty entry for it, though nothing was translated."""
+    projects = twins(tmp_path, CONFIG, {"locales/en/a.json": '{"title": "Recipes", "title": "Recipe Box"}',
+                                        "locales/en/b.json": '{"a.b": "Dotted key", "a": {"b": "Nested key"}}'})
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1 and "failed title: " in out and "failed a.b: " in out
+    for project in projects.values():
+        assert sorted(path.name for path in (project.root / "locales").iterdir()) == ["en"]
+
+
+@needs_node
 def test_an_icu_message_has_only_its_branches_translated_and_a_translation_that_breaks_it_fails(tmp_path: Path):
     source = {"items": "{count, plural, one {# item} other {# items}}",
               "who": "{gender, select, male {He} other {They}} left"}

@@ -345,7 +345,7 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
     entries.set(slot.key, { source: hashText(slot.source), method: fingerprint });
     (hasWords(texts.get(slot.source)) ? report.translated : report.copied).push(slot.key);
   }
-  if (plan.previousText === null && values.size === 0 && plan.due.length) { // nothing to put in a file not there yet
+  if (plan.previousText === null && values.size === 0 && (plan.due.length || plan.collisions.length)) { // nothing to put in a file not there yet
     lock.files.delete(plan.name);
     return report;
   }
