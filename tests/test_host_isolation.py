@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -118,3 +119,38 @@ async def test_a_guest_that_dies_of_an_uncaught_async_error_is_restarted_saying_
     restarts = [r.getMessage() for r in caplog.records if r.getMessage().startswith("restarting guest later")]
     assert restarts[0].startswith("restarting guest later (restart 1) after: the guest exited with code 1 | stderr: ")
     assert "Error: uncaught, after answering" in restarts[0]
+
+
+CRASHES_ON_TRANSLATE = """\
+import json, subprocess, sys
+subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("method") == "initialize":
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"protocol_version": "mt-eval-bridge/1",
+              "method": {"name": "Crashy", "method_id": "crashy"}, "card": None, "capabilities": {},
+              "guest": {"name": "crashy", "version": "0", "runtime": "python"}}}), flush=True)
+    elif message.get("method") == "translate":
+        sys.exit("out of memory")
+"""
+
+
+async def test_a_guest_replaced_after_a_crash_leaves_nothing_it_started_running(tmp_path: Path):
+    """Before: only the last guest's process group was ended; each guest replaced after a crash left its helper
+    running (two sleeps here)."""
+    from process_support import marked_environment, processes_marked
+
+    (tmp_path / "guest.py").write_text(CRASHES_ON_TRANSLATE)
+    marker, environment = marked_environment()
+    method = BridgeMethod([sys.executable, str(tmp_path / "guest.py")], env=environment, options=OPTIONS, label="crashy")
+    try:
+        results = await method.translate(entries("one", "two"), config())
+    finally:
+        await method.aclose()
+    assert [result.get("predicted") for result in results] == [None, None]
+    assert method.restarts == 2
+    for _ in range(100):
+        if not processes_marked(marker):
+            break
+        await asyncio.sleep(0.05)
+    assert processes_marked(marker) == []

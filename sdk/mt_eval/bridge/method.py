@@ -147,6 +147,7 @@ class BridgeMethod:
                 self.restarts += 1
                 log.warning("restarting guest %s (restart %d) after: %s", self._label(), self.restarts,
                             self._connection.gone_because())
+                await self._connection.aclose()  # what the dead guest started in its group ends with it
             connection = GuestConnection(self.command, cwd=self.cwd, env=self.env, options=self.options,
                                          label=self.label)
             self._connection = connection
