@@ -184,3 +184,18 @@ async def test_what_a_guest_starts_outside_its_process_group_is_ended_with_it(tm
     assert outcome.passed, outcome.failure
     assert processes_marked(marker) == []
     assert "left 1 process running outside its process group" in caplog.text and "sleep 60" in caplog.text
+
+
+async def test_what_a_guest_that_exited_by_itself_left_in_its_group_is_ended(tmp_path: Path):
+    """Before: the group was killed only while the guest still ran, so a guest that exited at once (it could not load
+    its model) left its helper behind after every transcript."""
+    from process_support import marked_environment, processes_marked
+
+    guest = tmp_path / "guest.sh"
+    guest.write_text("#!/bin/sh\nsleep 60 < /dev/null > /dev/null 2>&1 &\necho 'cannot load model' >&2\nexit 3\n")
+    guest.chmod(0o755)
+    marker, environment = marked_environment()
+    [vector] = [v for v in VECTORS if v["name"] == "translate"]
+    outcome = await asyncio.wait_for(run_vector(vector, [str(guest)], env=environment), 30)
+    assert not outcome.passed
+    assert processes_marked(marker) == []

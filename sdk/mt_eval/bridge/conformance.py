@@ -155,8 +155,8 @@ async def _end_guest(process: asyncio.subprocess.Process, strays: dict[int, str]
 
     if process.returncode is None:
         strays.update(outside_group(process.pid))
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # (a guest that exited may leave its group behind)
+        os.killpg(process.pid, signal.SIGKILL)
     await end_strays(list(strays.items()), 1.0, label, log)
     with anyio.move_on_after(EXIT_WAIT_S):
         await process.wait()  # (until its pipes close too)
