@@ -91,7 +91,24 @@ def test_check_command_reports_and_exits(tmp_path: Path):
     bad = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--", "cat"],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 1
-    assert "FAIL  handshake" in bad.stdout
+    assert bad.stdout.count("FAIL") == 1  # (it stops: every transcript would fail the same way)
+    assert "step 2 (expect): cat is not a bridge guest: it sent the initialize request back" in bad.stdout
+    assert (f"conformance: stopped: cat is not a bridge guest, so the other {len(VECTORS) - 1} transcripts were not "
+            "run (each would fail the same way)") in bad.stdout
+
+
+def test_check_stops_at_a_guest_that_exits_before_answering_initialize_and_says_how(tmp_path: Path):
+    """Before: 27 failures, each "the guest closed its stdin" or "its stdout", and never the exit status."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--", "sh", "-c",
+                           "echo 'cannot load model' >&2; exit 3"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stdout.count("FAIL") == 1
+    assert "(the guest exited with code 3 before answering initialize)" in done.stdout
+    assert "guest stderr: cannot load model" in done.stdout
+    assert (f"conformance: stopped: the guest exited with code 3 before answering initialize, so the other "
+            f"{len(VECTORS) - 1} transcripts were not run") in done.stdout
 
 
 def test_check_stops_after_the_first_unanswered_initialize(tmp_path: Path):

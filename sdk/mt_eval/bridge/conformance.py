@@ -114,6 +114,8 @@ class VectorOutcome:
     skipped_lines: list[str] = field(default_factory=list)
     last: Any = None  # the last protocol line read
     initialize_unanswered: bool = False  # the guest never answered initialize: every other transcript would wait
+    failed_step: int = 0  # the number of the step that failed (0: none did)
+    no_handshake: str | None = None  # why a guest cannot answer initialize (it exited, it is no guest): all would fail
     not_started: bool = False  # the program could not be started at all: no other transcript can run either
 
     @property
@@ -140,12 +142,41 @@ async def run_vector(vector: Mapping[str, Any], command: Sequence[str], *, cwd: 
         drain.start_soon(_drain, process.stderr, stderr)
         try:
             await _steps(vector, process, outcome, step_timeout_s, strays)
+            if outcome.failed_step in (1, 2) and not outcome.initialize_unanswered and _opens_with_handshake(vector):
+                await _diagnose_handshake(process, outcome, os.path.basename(command[0]))
         finally:
             with anyio.CancelScope(shield=True):  # (interrupted too: nothing the guest started is left running)
                 await _end_guest(process, strays, os.path.basename(command[0]))
             drain.cancel_scope.cancel()
     outcome.stderr_tail = "\n".join(bytes(stderr[-4000:]).decode("utf-8", "replace").splitlines()[-10:])
     return outcome
+
+
+def _opens_with_handshake(vector: Mapping[str, Any]) -> bool:
+    """Whether the transcript begins with an initialize that a guest answers with a result (as every guest must)."""
+    steps = vector["steps"]
+    return (len(steps) > 1 and isinstance(steps[0].get("send"), dict) and steps[0]["send"].get("method") == "initialize"
+            and isinstance(steps[1].get("expect"), dict) and "result" in steps[1]["expect"])
+
+
+async def _diagnose_handshake(process: asyncio.subprocess.Process, outcome: VectorOutcome, label: str) -> None:
+    """A transcript whose first initialize got no answer: say why when it is the guest's own doing — it exited
+    (with its status), or it is a plain text program — since every other transcript would fail the same way."""
+    from mt_eval.bridge.not_a_guest import echoes_request, not_a_guest_message
+    from mt_eval.child_process import exit_status
+
+    message = outcome.last
+    if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
+        outcome.no_handshake = f"{label} is not a bridge guest"
+        outcome.failure = f"step {outcome.failed_step} (expect): {not_a_guest_message(label, None, echoed=True)}"
+    elif isinstance(message, _Junk) and echoes_request(message.encode()):
+        outcome.no_handshake = f"{label} is not a bridge guest"
+        outcome.failure = f"step {outcome.failed_step} (expect): {not_a_guest_message(label, message.encode())}"
+    else:
+        with anyio.move_on_after(1.0):
+            status = exit_status(await _exit_status(process))
+            outcome.no_handshake = f"the guest {status} before answering initialize"
+            outcome.failure = f"{outcome.failure} ({outcome.no_handshake})"
 
 
 async def _end_guest(process: asyncio.subprocess.Process, strays: dict[int, str], label: str) -> None:
@@ -192,6 +223,7 @@ async def _steps(vector: Mapping[str, Any], process: asyncio.subprocess.Process,
                 return
         if failure:
             outcome.failure = f"step {number} {_describe(step)}: {failure}"
+            outcome.failed_step = number
             return
 
 

@@ -78,6 +78,10 @@ def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> in
                   "were not run (each would wait as long). Fix: answer initialize as soon as the method is "
                   "loaded (bridge/PROTOCOL.md, \"Lifecycle\"); check what the guest writes to stderr")
             return 1
+        if outcome.no_handshake:
+            print(f"conformance: stopped: {outcome.no_handshake}, so the other {len(loaded) - number} transcripts "
+                  "were not run (each would fail the same way)")
+            return 1
     skips = f", {skipped} not applicable" if skipped else ""
     print(f"conformance: {len(loaded) - failed - skipped} passed, {failed} failed{skips}")
     return 1 if failed else 0
