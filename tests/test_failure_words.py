@@ -66,9 +66,14 @@ def plugin(root: Path, runtime: str) -> Path:
 
 
 def python_host(method: Path, sources: list[str] = SOURCES) -> list[str]:
-    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", str(method), *sources],
-                          capture_output=True, text=True, timeout=120)
-    return done.stdout.splitlines()
+    """What ``mt-eval translate`` prints for each sentence, translated alone: a command given several sends them in
+    calls at once, and a guest's stderr, shared by its calls, would then give the crash the words of another."""
+    said = []
+    for source in sources:
+        done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", str(method), source],
+                              capture_output=True, text=True, timeout=120)
+        said += done.stdout.splitlines()
+    return said
 
 
 def node_host(method: Path, tmp_path: Path) -> list[str]:

@@ -195,17 +195,27 @@ async def split_on_failure(call: Callable[[list[Entry]], Awaitable[list[Result]]
 async def guarded_close(method: object, label: str, *, prog: str, directory: Path | None = None,
                         timeout_s: float | None = None) -> str | None:
     """``method.aclose()``, when it has one, shielded from cancellation and for at most ``timeout_s`` (by default
-    `CLOSE_TIMEOUT_S`). When it raises, calls ``sys.exit()`` or runs past that, one line goes to stderr —
-    ``PROG: warning: LABEL's aclose() …`` — and what it says is returned (None when the method closed)."""
+    `CLOSE_TIMEOUT_S`), blocking the event loop included (a synchronous ``client.close()`` or ``time.sleep``: a
+    `mt_eval.loop_watchdog.LoopWatchdog` interrupts it). When it raises, calls ``sys.exit()`` or runs past that, one
+    line goes to stderr — ``PROG: warning: LABEL's aclose() …`` — and what it says is returned (None when the method
+    closed)."""
+    from mt_eval.loop_watchdog import LoopBlocked, LoopWatchdog
+
     close = getattr(method, "aclose", None)
     if not callable(close):
         return None
     timeout_s = CLOSE_TIMEOUT_S if timeout_s is None else timeout_s
     problem = None
+    watchdog = LoopWatchdog(timeout_s, hard_limit_s=5.0, hard_exit_code=1,
+                            hard_message=f"{prog}: {label}'s aclose() blocked the event loop and could not be "
+                                         "interrupted; the process ends (what was finished is kept)")
     with anyio.CancelScope(shield=True):
         try:
-            with anyio.move_on_after(timeout_s) as scope:
+            with anyio.move_on_after(timeout_s) as scope, watchdog:
                 await close()
+        except LoopBlocked as blocked:
+            problem = (f"aclose() blocked the event loop for {blocked.seconds:.1f} s (a synchronous call: time.sleep, "
+                       "a blocking client) and was interrupted")
         except SystemExit as exc:
             problem = f"aclose() {describe_exit(exc, directory)}"
         except Exception as exc:

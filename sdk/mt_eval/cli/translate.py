@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
-from mt_eval.cli.arguments import pair_argument, with_examples
+from mt_eval.cli.arguments import pair_argument, positive_float, with_examples
+
+if TYPE_CHECKING:
+    from mt_eval.records import TranslationResult
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Load a method plugin and translate the sentences given as arguments, or one sentence "
                           "per line of standard input (UTF-8). Each translation is printed on a line of its own, "
-                          "[error] … or [declined] … in its place when the method failed on it or declined it. "
+                          "[error] … or [declined] … in its place when the method failed on it or declined it, as "
+                          "soon as it and the lines before it are done (sent at most 16 at a time, 8 calls at once); "
+                          "Ctrl-C keeps the lines printed. "
                           "Exit status: 0 when no sentence failed, 1 when one did (or the plugin cannot be loaded), "
                           "2 for a usage error.")
     parser.add_argument("plugin", metavar="DIR", help="plugin directory")
@@ -32,6 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--accept-doubt", action="append", default=[], metavar="CODE",
                         help="with --file: read the corpus although this doubt was detected (repeatable)")
     parser.add_argument("--json", action="store_true", help="print one JSON result per line")
+    parser.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
+                        help="seconds per sentence (default 120); past it the sentence fails as timed out")
     with_examples(parser, 'mt-eval translate examples/lexicon-eng-spa "Good morning, my friend."',
                   "mt-eval translate examples/lexicon-eng-spa --file examples/lexicon-eng-spa/sample.txt",
                   "echo 'The cat drinks water.' | mt-eval translate examples/lexicon-eng-spa --pair eng:spa --json",
@@ -50,15 +60,18 @@ def run(args: argparse.Namespace) -> int:
         return 2
     columns = [name.strip() for name in args.columns.split(",")] if args.columns else None
     return translate(Path(args.plugin), args.texts, pair=args.pair, as_json=args.json,
-                     file=Path(args.file) if args.file else None, columns=columns, accept=args.accept_doubt)
+                     file=Path(args.file) if args.file else None, columns=columns, accept=args.accept_doubt,
+                     timeout_s=args.timeout)
 
 
 def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool, file: Path | None = None,
-              columns: list[str] | None = None, accept: Sequence[str] = ()) -> int:
+              columns: list[str] | None = None, accept: Sequence[str] = (), timeout_s: float = 120.0) -> int:
+    import anyio
     import msgspec
 
-    from mt_eval.guarded_calls import guarded_close, guarded_translate, prints_to_stderr, split_on_failure
+    from mt_eval.guarded_calls import CallFailed, guarded_close, guarded_translate, prints_to_stderr, split_on_failure
     from mt_eval.loader import PluginLoadError, load_method
+    from mt_eval.loop_watchdog import LoopBlocked, LoopWatchdog
     from mt_eval.pairs import quoted, supported_form
     from mt_eval.records import RunConfig, TranslationResult
     from mt_eval.results import ResultNotes, error_result, results_for, strays_dropped
@@ -82,7 +95,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     pair = method_pair
     source_lang, _, target_lang = pair.partition(">")
     try:
-        config = RunConfig(source_lang=source_lang, target_lang=target_lang)
+        config = RunConfig(source_lang=source_lang, target_lang=target_lang, timeout_s=timeout_s)
     except msgspec.ValidationError as exc:
         _say(f"--pair '{pair}': {exc}")
         return 2
@@ -112,11 +125,19 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     entries = [{"id": str(i), "source": text} for i, text in enumerate(texts, start=1) if text.strip()]
     notes = ResultNotes()
     unknown: list[object] = []
+    printer = _InOrder(as_json)
+    for number, text in enumerate(texts, start=1):
+        if not text.strip():
+            printer.done(TranslationResult(id=str(number), predicted=""))
 
     async def call(part: list[dict[str, str]]) -> list[TranslationResult]:
         started = time.perf_counter()  # (a result without latency_s gets its share of the call, as in a run)
-        raw = await guarded_translate(loaded.method, [dict(e) for e in part], config, timeout_s=None,
-                                      directory=loaded.directory)
+        try:
+            raw = await guarded_translate(loaded.method, [dict(e) for e in part], config, timeout_s=timeout_s,
+                                          directory=loaded.directory)
+        except LoopBlocked as blocked:  # (raised by the watchdog in the code that blocked the loop)
+            raise CallFailed(f"translate() blocked the event loop for {blocked.seconds:.1f} s (a synchronous call "
+                             "in an async method: time.sleep, a blocking HTTP client, a long loop)") from None
         paired, strays = results_for(part, raw, label="the method", notes=notes,
                                      elapsed_s=time.perf_counter() - started)
         unknown.extend(strays)
@@ -125,32 +146,105 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     def failed_entry(entry: dict[str, str], message: str) -> TranslationResult:
         return error_result(entry["id"], message)
 
-    async def translate_then_close() -> list[TranslationResult]:
-        try:  # a call that raises or calls sys.exit() fails only the sentences it fails on, as in `mt-eval run`
-            return await split_on_failure(call, entries, failed_entry)
+    async def send(part: list[dict[str, str]], limiter: anyio.CapacityLimiter) -> None:
+        async with limiter:  # a call that raises or calls sys.exit() fails only the sentences it fails on, as in a run
+            for result in await split_on_failure(call, part, failed_entry):
+                printer.done(result)
+
+    async def translate_then_close() -> None:
+        limit = max(timeout_s * config.batch_size, 0.5)
+        try:
+            with LoopWatchdog(limit, hard_limit_s=max(5.0, limit), hard_exit_code=1,
+                              hard_message=f"mt-eval translate: {loaded.method_id} blocked the event loop and could "
+                                           "not be interrupted; the lines printed are its translations"):
+                async with anyio.create_task_group() as group:
+                    printer.on_error = group.cancel_scope.cancel  # (nowhere to print: nothing more is sent)
+                    limiter = anyio.CapacityLimiter(config.concurrency)
+                    size = max(1, min(config.batch_size, -(-len(entries) // config.concurrency)))  # (few: one a call)
+                    for start in range(0, len(entries), size):
+                        group.start_soon(send, entries[start:start + size], limiter)
         finally:  # programs the method started end with the command (a bounded wait: a warning, not a hang)
             await guarded_close(loaded.method, loaded.method_id, prog="mt-eval translate", directory=loaded.directory)
 
     from mt_eval import event_loop
 
-    with prints_to_stderr():
-        results = event_loop.run(translate_then_close)
+    try:
+        with prints_to_stderr():
+            event_loop.run(translate_then_close)
+    except KeyboardInterrupt as interrupted:
+        said = (f"\nmt-eval translate: interrupted; printed the first {printer.printed} of {len(texts)} lines (each "
+                "translated, or why not); translate the rest again")
+        interrupted.message = said  # type: ignore[attr-defined]
+        raise
+    finally:
+        printer.close()
+    if isinstance(printer.error, BrokenPipeError):  # the reader went away (`| head`): stopped quietly, as tools do
+        raise printer.error
+    if printer.error is not None:
+        _say(f"cannot write the translations to standard output: {printer.error.strerror or printer.error} (after "
+             f"{printer.printed} of {len(texts)} lines)")
+        return 1
     if notes:
         _say(f"{loaded.method_id}: results accepted after changes: {notes.summary()}")
     if unknown:
         _say(f"{loaded.method_id}: {strays_dropped(unknown)}")
-    failed = 0
-    by_id = {result.id: result for result in results}
-    for number in range(1, len(texts) + 1):
-        result = by_id.get(str(number)) or TranslationResult(id=str(number), predicted="")  # (a blank line)
-        failed += result.error is not None
-        if as_json:
-            sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
+    if printer.failed:
+        _say(f"{loaded.method_id}: {printer.failed} of {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} failed")
+    return 1 if printer.failed else 0
+
+
+class _InOrder:
+    """Prints each line's result as soon as it and every line before it are done (the output is line N for input
+    line N, and what was printed stays printed if the command is stopped), to standard output as it was before a
+    method's prints were diverted (`mt_eval.guarded_calls.prints_to_stderr`). A write that fails (a full disk, a
+    reader gone) is kept in ``error``, ``on_error`` is called, and nothing more is printed."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.printed = 0
+        self.failed = 0
+        self.error: OSError | None = None
+        self.on_error: Callable[[], None] = lambda: None
+        self._waiting: dict[int, TranslationResult] = {}
+        self._out = _copy_of_stdout()
+
+    def done(self, result: TranslationResult) -> None:
+        self._waiting[int(result.id)] = result
+        self.failed += result.error is not None
+        ready: list[TranslationResult] = []
+        while (self.printed + len(ready) + 1) in self._waiting:
+            ready.append(self._waiting.pop(self.printed + len(ready) + 1))
+        if not ready or self.error is not None:
+            return
+        if self.as_json:
+            import msgspec
+
+            text = "".join(msgspec.json.encode(r).decode() + "\n" for r in ready)
         else:
-            print(_shown(result))
-    if failed:
-        _say(f"{loaded.method_id}: {failed} of {len(results)} entr{'y' if len(results) == 1 else 'ies'} failed")
-    return 1 if failed else 0
+            text = "".join(_shown(r) + "\n" for r in ready)
+        try:
+            self._out.write(text)
+            self._out.flush()
+        except OSError as exc:
+            self.error = exc
+            self.on_error()
+            return
+        self.printed += len(ready)
+
+    def close(self) -> None:
+        if self._out is not sys.stdout:
+            with contextlib.suppress(OSError):
+                self._out.close()
+
+
+def _copy_of_stdout() -> TextIO:
+    """Standard output, written to through a copy of fd 1 (which a method's prints are diverted from); sys.stdout
+    itself when it is no file (a test's capture, which the diversion leaves alone)."""
+    try:
+        fd = os.dup(sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):
+        return sys.stdout
+    return open(fd, "w", encoding=sys.stdout.encoding, errors=sys.stdout.errors, closefd=True)
 
 
 def _say(message: str) -> None:

@@ -1,0 +1,92 @@
+"""What ``mt-eval translate`` prints as it goes: each line as soon as it and the lines before it are done, so
+Ctrl-C or SIGTERM keeps what was printed and says how far it got; ``--timeout`` bounds a sentence; an ``aclose()``
+that blocks the event loop holds nothing back and is cut off."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SLOW_BY_NUMBER = """\
+import asyncio
+
+
+class Slow:
+    async def translate(self, entries, config):
+        await asyncio.sleep(0.4 * int(entries[0]["source"]) if entries[0]["source"] != "hang" else 600)
+        return [{"id": e["id"], "predicted": "ES " + e["source"]} for e in entries]
+"""
+
+BLOCKS_IN_ACLOSE = """\
+import time
+
+
+class Slow:
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": "ES " + e["source"]} for e in entries]
+
+    async def aclose(self):
+        time.sleep(600)
+"""
+
+
+def plugin(tmp_path: Path, code: str) -> Path:
+    directory = tmp_path / "slow"
+    directory.mkdir()
+    (directory / "method.json").write_text(json.dumps({
+        "name": "Slow", "method_id": "slow", "class": "custom-plugin", "entry_point": "pipeline:Slow",
+        "supported_pairs": ["eng>spa"], "dependency_class": "S", "dependencies": []}))
+    (directory / "pipeline.py").write_text(code)
+    return directory
+
+
+def translate(*argv: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "translate", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize(("sig", "status", "by"), [(signal.SIGINT, 130, ""), (signal.SIGTERM, 143, " by SIGTERM")])
+def test_a_stopped_translate_keeps_the_lines_it_printed_and_says_how_far_it_got(tmp_path: Path, sig, status, by):
+    """Before: nothing was printed until every sentence was done, so Ctrl-C or SIGTERM lost all of them."""
+    process = translate(str(plugin(tmp_path, SLOW_BY_NUMBER)), "1", "", "2", "hang", "3")
+    assert process.stdout is not None
+    first = [process.stdout.readline() for _ in range(3)]  # printed while the rest are still being translated
+    assert first == ["ES 1\n", "\n", "ES 2\n"]
+    process.send_signal(sig)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == status, err
+    assert out == ""  # the line after "hang" waits for it, in order
+    assert err.endswith(f"mt-eval translate: interrupted{by}; printed the first 3 of 5 lines (each translated, or why "
+                        "not); translate the rest again\n")
+
+
+def test_timeout_bounds_each_sentence(tmp_path: Path):
+    started = time.monotonic()
+    process = translate(str(plugin(tmp_path, SLOW_BY_NUMBER)), "--timeout", "1", "1", "hang")
+    out, err = process.communicate(timeout=60)
+    assert time.monotonic() - started < 20
+    assert process.returncode == 1, err
+    lines = out.splitlines()
+    assert lines[0] == "ES 1" and lines[1].startswith("[error] timed out after 1 s"), out
+    assert "slow: 1 of 2 entries failed" in err
+
+
+def test_an_aclose_that_blocks_the_event_loop_is_cut_off_after_the_translations_are_printed(tmp_path: Path):
+    """Before: a synchronous time.sleep() in aclose() held the translations back for as long as it slept, and
+    the first SIGTERM could not stop it."""
+    started = time.monotonic()
+    process = translate(str(plugin(tmp_path, BLOCKS_IN_ACLOSE)), "hello", "world")
+    assert process.stdout is not None
+    assert [process.stdout.readline(), process.stdout.readline()] == ["ES hello\n", "ES world\n"]
+    assert time.monotonic() - started < 8  # (before aclose() gave up its 10 s)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert time.monotonic() - started < 25
+    assert "slow's aclose() blocked the event loop for 10.0 s (a synchronous call: time.sleep, a blocking client) " \
+           "and was interrupted; carried on without it" in err
