@@ -62,7 +62,7 @@ def serve_method(method: Any, protocol_fd: int, *, name: str, method_id: str, im
         event_loop.run(server.run, protocol_fd)
     except KeyboardInterrupt:
         return 130
-    return 0
+    return 1 if server.output_error is not None else 0
 
 
 INVALID_REQUEST = ('invalid request: expected a JSON-RPC 2.0 object with "jsonrpc": "2.0", a "method" and an '
@@ -115,6 +115,7 @@ class GuestServer:
         self.shutting_down = False
         self.default_config: dict[str, Any] | None = None  # initialize's config, for requests that give none
         self.closed = asyncio.Event()
+        self.output_error: OSError | None = None  # the answers could not be written (`_cannot_answer`)
         self._lines = LineSplitter(max_line_bytes)
         self._tasks: dict[int | str, asyncio.Task[None]] = {}
         self._slots = Slots(MAX_CONCURRENCY)
@@ -133,7 +134,7 @@ class GuestServer:
         if streams(protocol_fd):
             self._out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(protocol_fd, "wb", buffering=0))
         else:
-            self._out = FileOutput(protocol_fd)
+            self._out = FileOutput(protocol_fd, self._cannot_answer)
         reader: asyncio.BaseTransport | FileInput
         if streams(input_fd):
             reader, _ = await loop.connect_read_pipe(lambda: StdinProtocol(self), os.fdopen(input_fd, "rb",
@@ -147,10 +148,17 @@ class GuestServer:
         with host_watched(input_fd, from_host):  # a host gone ends the guest, even one whose method blocks the loop
             await self._serve(from_host, reader)
 
+    def _cannot_answer(self, error: OSError) -> None:
+        """The answers cannot be written (a full disk): said once, and the guest stops as when its host is gone."""
+        self.output_error = error
+        print(f"mt-eval serve: cannot write the answers: {error.strerror or error}; stopping", file=sys.stderr,
+              flush=True)
+        self.closed.set()
+
     async def _serve(self, from_host: bool, reader: asyncio.BaseTransport | FileInput) -> None:
         """Until the input ends; then in-flight work is cancelled (from a host) or answered, and the method closed."""
         await self.closed.wait()
-        if from_host:
+        if from_host or self.output_error is not None:
             for task in list(self._tasks.values()):  # a host closed stdin: nobody will read the answers
                 task.cancel()
         if self._tasks:  # requests from a file, or answers into one: each is answered before the end

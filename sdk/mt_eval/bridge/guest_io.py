@@ -6,9 +6,11 @@ requests.jsonl > answers.jsonl``), a chunk a turn of the loop, so that requests 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import stat
 import sys
+from collections.abc import Callable
 from typing import Protocol
 
 
@@ -35,16 +37,22 @@ class Output(Protocol):
 
 
 class FileOutput:
-    """The protocol's output when it is a regular file (``> answers.jsonl``): each line written at once."""
+    """The protocol's output when it is a regular file (``> answers.jsonl``): each line written at once. A write
+    that fails (a full disk) closes it and is handed to ``on_error``: nothing more can be answered."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, on_error: Callable[[OSError], None]) -> None:
         self.fd = fd
+        self.on_error = on_error
         self.closed = False
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)
-        while view:
-            view = view[os.write(self.fd, view):]
+        try:
+            while view:
+                view = view[os.write(self.fd, view):]
+        except OSError as exc:
+            self.close()
+            self.on_error(exc)
 
     def is_closing(self) -> bool:
         return self.closed
@@ -52,7 +60,8 @@ class FileOutput:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
-            os.close(self.fd)
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
 
 
 class FileInput:

@@ -26,7 +26,7 @@ TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType
-    from typing import NoReturn
+    from typing import Any, NoReturn
 
 DESCRIPTION = "Build, validate and evaluate machine-translation method plugins."
 EPILOG = """\
@@ -108,6 +108,7 @@ def console_main() -> NoReturn:
     """The ``mt-eval`` program: `main` with the process's arguments, then an exit that nothing a method left
     running can hold up (`mt_eval.cli.leftovers`)."""
     _open_closed_standard_streams()
+    sys.stdout = _OutputChecked(sys.stdout)
     status = main()
     if "mt_eval.plugin_import" in sys.modules or "mt_eval.extensions" in sys.modules:  # a method's code ran here
         from mt_eval.cli.leftovers import leave
@@ -115,6 +116,37 @@ def console_main() -> NoReturn:
         command = next((word for word in sys.argv[1:] if not word.startswith("-")), None)
         leave(status, f"mt-eval {command}" if command in COMMANDS else "mt-eval")
     sys.exit(status)
+
+
+class OutputFailed(OSError):
+    """Standard output could not be written (a full disk, an I/O error): the command's result did not all get out."""
+
+
+class _OutputChecked:
+    """``sys.stdout``, whose writes that fail for another reason than a reader gone (`BrokenPipeError`, which `main`
+    takes as ``| head``) are raised as `OutputFailed`: one line then says so, not a traceback."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputFailed(exc.errno, exc.strerror) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputFailed(exc.errno, exc.strerror) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _open_closed_standard_streams() -> None:
@@ -168,7 +200,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         stops = contextlib.nullcontext() if getattr(command, "KEEPS_SIGNAL_DEFAULTS", False) else \
             termination.as_interrupt()
         with stops:
-            return termination.exit_status(command.run(args))
+            status = termination.exit_status(command.run(args))
+        sys.stdout.flush()  # (what is still buffered fails here, where it is said, not as the process exits)
+        return status
     except KeyboardInterrupt as interrupted:  # (`InterruptedBefore` says what it stopped)
         if message := getattr(interrupted, "message", None) or getattr(command, "INTERRUPTED", "interrupted"):
             print(termination.said(message), file=sys.stderr)
@@ -178,6 +212,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OutputFailed as exc:
+        import os
+
+        print(f"{prog}: cannot write to standard output: {exc.strerror}", file=sys.stderr)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (what is left buffered goes nowhere)
+        return 1
     except ExpectedError as exc:
         print(f"{prog}: {exc.one_line()}", file=sys.stderr)
         return exc.exit_status
