@@ -156,3 +156,33 @@ def test_a_second_ctrl_c_raised_in_a_transport_callback_prints_no_traceback():
     _quiet_on_interrupt(Loop(), {"message": "Fatal error on transport", "exception": KeyboardInterrupt()})
     _quiet_on_interrupt(Loop(), {"message": "something else", "exception": ValueError("x")})
     assert reported == ["something else"]
+
+
+DAEMONISES = """
+import subprocess
+
+class M:
+    def __init__(self):  # the daemon pattern: its parent (sh) exits, so it is nobody's child
+        subprocess.run(["sh", "-c", "setsid sleep 600 < /dev/null > /dev/null 2>&1 &"], check=True)
+
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": e["source"].upper()} for e in entries]
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a child subreaper is a Linux feature")
+@pytest.mark.parametrize("command", ["translate", "serve"])
+def test_a_process_the_method_daemonised_is_ended_and_named_too(tmp_path: Path, command: str):
+    """Before: a process started by a child that then exited (fork, setsid) was reparented to init and ran on."""
+    from process_support import marked_environment, processes_marked
+
+    plugin = _plugin(tmp_path)
+    (plugin / "pipeline.py").write_text(textwrap.dedent(DAEMONISES))
+    marker, environment = marked_environment()
+    argv = ["translate", str(plugin), "--pair", "eng:spa", "one"] if command == "translate" else ["serve", str(plugin)]
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", *argv], env=environment, input="", capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "process started in this command was still running at its end" in done.stderr
+    assert "sleep 600" in done.stderr
+    assert processes_marked(marker) == []

@@ -28,7 +28,7 @@ from types import ModuleType
 
 from mt_eval import process_exit
 from mt_eval.lone_surrogates import writable
-from mt_eval.process_exit import ExitCalled, guard_process_exit
+from mt_eval.process_exit import ExitCalled, adopt_orphans, guard_process_exit
 
 
 class EntryPointError(Exception):
@@ -135,6 +135,7 @@ def import_entry_module(directory: Path, module: str, method_id: str) -> ModuleT
     target = module_file(directory, module)
     _guard(directory)
     guard_process_exit()  # plugin code's os._exit() fails what called it instead of ending the process silently
+    adopt_orphans()  # (what it daemonises is ended with what else it left running, at the program's end)
     package = private_package(directory, method_id)
     if package not in sys.modules:
         spec = importlib.machinery.ModuleSpec(package, None, is_package=True)

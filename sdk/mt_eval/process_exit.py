@@ -11,6 +11,7 @@ and mt-eval's own hard exits (the loop watchdog's, the end of a command) call `r
 from __future__ import annotations
 
 import os
+import sys
 from typing import NoReturn
 
 real_exit = os._exit  # the process's own exit, for mt-eval's hard exits
@@ -32,3 +33,23 @@ def guard_process_exit() -> None:
     global _guarded_pid
     _guarded_pid = os.getpid()
     os._exit = _exit
+
+
+adopts_orphans = False  # set by the mt-eval program (`mt_eval.cli.console_main`), whose end ends what is left running
+
+
+def adopt_orphans() -> None:
+    """In the mt-eval program, from now on: a process that plugin code daemonises (it forks, the child calls
+    ``setsid``, the parent exits) is reparented to this process rather than to init (Linux's child subreaper), so the
+    program's end (`mt_eval.cli.leftovers.leave`) finds it among its children and ends it with the others, as it
+    does whatever else plugin code left running. Elsewhere, and where prctl is missing, nothing changes."""
+    global adopts_orphans
+    if not adopts_orphans or not sys.platform.startswith("linux"):
+        return
+    adopts_orphans = False  # (once)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass

@@ -107,8 +107,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 def console_main() -> NoReturn:
     """The ``mt-eval`` program: `main` with the process's arguments, then an exit that nothing a method left
     running can hold up (`mt_eval.cli.leftovers`)."""
+    from mt_eval import process_exit
+
     _open_closed_standard_streams()
     sys.stdout = _OutputChecked(sys.stdout)
+    process_exit.adopts_orphans = True
     status = main()
     if "mt_eval.plugin_import" in sys.modules or "mt_eval.extensions" in sys.modules:  # a method's code ran here
         from mt_eval.cli.leftovers import leave
