@@ -142,7 +142,8 @@ async def test_a_guest_replaced_after_a_crash_leaves_nothing_it_started_running(
 
     (tmp_path / "guest.py").write_text(CRASHES_ON_TRANSLATE)
     marker, environment = marked_environment()
-    method = BridgeMethod([sys.executable, str(tmp_path / "guest.py")], env=environment, options=OPTIONS, label="crashy")
+    method = BridgeMethod([sys.executable, str(tmp_path / "guest.py")], env=environment, options=OPTIONS,
+                          label="crashy")
     try:
         results = await method.translate(entries("one", "two"), config())
     finally:

@@ -333,7 +333,7 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
         values[due.slot.key] = translated
         entries[due.slot.key] = LockEntry(hash_text(due.slot.source), fingerprint)
         (report.copied if not has_words(texts[due.slot.source]) else report.translated).append(due.slot.key)
-    if plan.previous_text is None and not values and (plan.due or plan.collisions):  # nothing to put in a file not there yet
+    if plan.previous_text is None and not values and (plan.due or plan.collisions):  # nothing for a file not there yet
         lock.files.pop(plan.name, None)
         return report
     text = format_json(fill(plan.shape, values))
