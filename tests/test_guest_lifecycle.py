@@ -169,3 +169,16 @@ def test_a_request_nested_too_deep_to_read_is_answered_and_the_guest_serves_on(p
     assert [a.get("error") for a in answers if a["id"] is None] == [
         {"code": m.PARSE_ERROR, "message": "arrays or objects nested too deeply to read"}]
     assert by_id([a for a in answers if a["id"] == "after"])["after"]["result"]["results"][0]["predicted"] == "dc"
+
+
+@pytest.mark.parametrize("escaped", ["\\ud800", "\\ud800x", "x\\udc00", "\\ude00\\ud83d"])
+def test_a_request_holding_a_lone_surrogate_is_said_to_and_the_guest_serves_on(plugin, tmp_path, escaped):
+    """At the end of a string it was "not valid JSON: Input data was truncated", though nothing was cut short."""
+    text = json.dumps(translate("lone", "@")).replace("@", escaped)
+    answers = served(plugin, tmp_path, initialize(), text, translate("after", "cd"))
+    [refused] = [a["error"] for a in answers if a["id"] is None]
+    assert refused["code"] == m.PARSE_ERROR
+    lone = escaped.replace("x", "")[:6] if escaped != "\\ude00\\ud83d" else "\\ude00"
+    assert refused["message"].startswith(f"not valid JSON: a lone surrogate escaped at byte {text.index(lone)} "
+                                         f"({lone}), which is not Unicode text; send the character itself")
+    assert by_id([a for a in answers if a["id"] == "after"])["after"]["result"]["results"][0]["predicted"] == "dc"

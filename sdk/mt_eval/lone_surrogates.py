@@ -17,6 +17,7 @@ it), so nothing is lost and the text is valid Unicode; every place such text bec
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -122,3 +123,25 @@ def merged(results: list[Result], failed: Mapping[int, Result]) -> list[Result]:
     for index in range(len(results) + len(failed)):
         out.append(failed[index] if index in failed else next(sent))
     return out
+
+
+_ESCAPE = re.compile(rb"(?<!\\)((?:\\\\)*)(\\u[dD][0-9a-fA-F]{3})")
+
+
+def escaped_lone_surrogate(line: bytes) -> tuple[str, int] | None:
+    """The first lone surrogate escaped in a JSON text (``\\ud800`` with no low half after it, or a low half with no
+    high one before it) and its byte offset; None when there is none. A strict reader refuses such a line, and its
+    own words for it can mislead ("Input data was truncated")."""
+    pending: tuple[str, int] | None = None  # a high half waiting for its low half
+    for found in _ESCAPE.finditer(line):
+        escape, start = found.group(2).decode(), found.start(2)
+        high = escape[3].lower() in "89ab"
+        if pending is not None and not high and start == pending[1] + 6:
+            pending = None  # (a pair)
+            continue
+        if pending is not None:
+            return pending
+        if not high:
+            return escape, start
+        pending = (escape, start)
+    return pending

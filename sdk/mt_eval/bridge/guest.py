@@ -30,7 +30,7 @@ from mt_eval.bridge.input_poll import can_poll, poll_input, poll_seconds
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
 from mt_eval.bridge.slots import Slots
 from mt_eval.js_text import SAFE_INTEGER, js_string
-from mt_eval.lone_surrogates import writable
+from mt_eval.lone_surrogates import escaped_lone_surrogate, writable
 from mt_eval.strict import value_in_words
 
 # Calls run at once: an asyncio method overlaps its calls while it awaits, as a Node method does (its guest takes
@@ -230,8 +230,12 @@ class GuestServer:
                 return
             message = reread
         except (msgspec.DecodeError, RecursionError) as exc:
-            self.send(m.error_line(None, m.PARSE_ERROR, "arrays or objects nested too deeply to read" if isinstance(
-                exc, RecursionError) else f"not valid JSON: {exc}"))
+            lone = escaped_lone_surrogate(line) if isinstance(exc, msgspec.DecodeError) else None
+            said = ("arrays or objects nested too deeply to read" if isinstance(exc, RecursionError)
+                    else f"not valid JSON: {exc}" if lone is None
+                    else f"not valid JSON: a lone surrogate escaped at byte {lone[1]} ({lone[0]}), which is not "
+                         "Unicode text; send the character itself (one beyond U+FFFF escaped as its pair)")
+            self.send(m.error_line(None, m.PARSE_ERROR, said))
             return
         request_id = None if message.id is msgspec.UNSET else message.id
         if isinstance(request_id, int) and abs(request_id) > SAFE_INTEGER:  # (PROTOCOL.md, "Integers")
