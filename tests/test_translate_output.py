@@ -90,3 +90,14 @@ def test_an_aclose_that_blocks_the_event_loop_is_cut_off_after_the_translations_
     assert time.monotonic() - started < 25
     assert "slow's aclose() blocked the event loop for 10.0 s (a synchronous call: time.sleep, a blocking client) " \
            "and was interrupted; carried on without it" in err
+
+
+def test_json_output_names_a_corpus_entry_by_its_own_id_and_a_line_by_its_number(tmp_path: Path):
+    """Before: a corpus's entries were "1", "2", … (their positions), which match nothing in the corpus."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "greeting", "source": "1"}\n{"id": 7, "source": "2"}\n')
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", str(plugin(tmp_path, SLOW_BY_NUMBER)),
+                           "1", "--file", str(corpus), "--json"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert [(r["id"], r["predicted"]) for r in map(json.loads, done.stdout.splitlines())] == [
+        ("1", "ES 1"), ("greeting", "ES 1"), ("7", "ES 2")]

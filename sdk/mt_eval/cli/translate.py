@@ -39,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --file: a .tsv corpus's columns, comma-separated, e.g. id,source,reference")
     parser.add_argument("--accept-doubt", action="append", default=[], metavar="CODE",
                         help="with --file: read the corpus although this doubt was detected (repeatable)")
-    parser.add_argument("--json", action="store_true", help="print one JSON result per line")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON result per line (its id: the line's number, or the corpus entry's id)")
     parser.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
                         help="seconds per sentence (default 120); past it the sentence fails as timed out")
     with_examples(parser, 'mt-eval translate examples/lexicon-eng-spa "Good morning, my friend."',
@@ -103,9 +104,12 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
         if (position := _surrogate_at(text)) is not None:  # bytes that are not UTF-8 in an argument
             _say(f"TEXT {number} is not valid UTF-8 (at character {position + 1}): give the sentences as UTF-8")
             return 2
+    corpus_ids: dict[int, str] = {}
     if file is not None:
         try:
-            texts = [*texts, *_file_sources(file, pair, columns, accept)]
+            sourced = _file_sources(file, pair, columns, accept)
+            corpus_ids = {len(texts) + i: entry_id for i, (entry_id, _) in enumerate(sourced, start=1) if entry_id}
+            texts = [*texts, *(source for _, source in sourced)]
         except OSError as exc:
             _say(f"--file {file}: cannot read it: {exc.strerror or exc}")
             return 2
@@ -125,7 +129,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     entries = [{"id": str(i), "source": text} for i, text in enumerate(texts, start=1) if text.strip()]
     notes = ResultNotes()
     unknown: list[object] = []
-    printer = _InOrder(as_json)
+    printer = _InOrder(as_json, corpus_ids)
     for number, text in enumerate(texts, start=1):
         if not text.strip():
             printer.done(TranslationResult(id=str(number), predicted=""))
@@ -199,8 +203,9 @@ class _InOrder:
     method's prints were diverted (`mt_eval.guarded_calls.prints_to_stderr`). A write that fails (a full disk, a
     reader gone) is kept in ``error``, ``on_error`` is called, and nothing more is printed."""
 
-    def __init__(self, as_json: bool) -> None:
+    def __init__(self, as_json: bool, corpus_ids: dict[int, str]) -> None:
         self.as_json = as_json
+        self.corpus_ids = corpus_ids  # line number → the id its corpus gives it (--json shows it)
         self.printed = 0
         self.failed = 0
         self.error: OSError | None = None
@@ -219,7 +224,8 @@ class _InOrder:
         if self.as_json:
             import msgspec
 
-            text = "".join(msgspec.json.encode(r).decode() + "\n" for r in ready)
+            text = "".join(msgspec.json.encode(msgspec.structs.replace(r, id=self.corpus_ids.get(int(r.id), r.id)))
+                           .decode() + "\n" for r in ready)
         else:
             text = "".join(_shown(r) + "\n" for r in ready)
         try:
@@ -251,25 +257,27 @@ def _say(message: str) -> None:
     print(f"mt-eval translate: {message}", file=sys.stderr)
 
 
-def _file_sources(file: Path, pair: str, columns: list[str] | None = None, accept: Sequence[str] = ()) -> list[str]:
-    """The sources of a corpus file (.json, .jsonl, .tsv, read as ``mt-eval run`` reads them), else the lines
-    of a text file, read as ``mt-eval run --source-file`` reads them (gzip, UTF-16 with its byte-order mark, NUL
-    bytes refused; lines holding TAB-separated columns refused unless accepted)."""
+def _file_sources(file: Path, pair: str, columns: list[str] | None = None, accept: Sequence[str] = ()
+                  ) -> list[tuple[str | None, str]]:
+    """The entry ids and sources of a corpus file (.json, .jsonl, .tsv, read as ``mt-eval run`` reads them), else
+    the lines (with no id) of a text file, read as ``mt-eval run --source-file`` reads them (gzip, UTF-16 with its
+    byte-order mark, NUL bytes refused; lines holding TAB-separated columns refused unless accepted)."""
     from mt_eval.corpus.files import FORMATS
 
     name = file.name.lower().removesuffix(".gz")
     if Path(name).suffix in FORMATS:
         from mt_eval.corpus.reader import read_corpus
 
-        return [entry["source"] for entry in read_corpus(file, columns=columns, accept=list(accept), pair=pair).entries]
+        corpus = read_corpus(file, columns=columns, accept=list(accept), pair=pair)
+        return [(str(entry["id"]), entry["source"]) for entry in corpus.entries]
     from mt_eval.corpus.doubts import Doubt, find_doubts, refuse_doubts
     from mt_eval.corpus.parallel import read_parallel
 
-    corpus = read_parallel(file)
+    lines = read_parallel(file)
     tabs = [Doubt(d.code, d.message, f"translate a TSV corpus with --file {file.stem}.tsv (renamed)")
-            for d in find_doubts(corpus) if d.code == "tabs-in-parallel-text"]
+            for d in find_doubts(lines) if d.code == "tabs-in-parallel-text"]
     refuse_doubts(file, tabs, list(accept))
-    return [entry["source"] for entry in corpus.entries]
+    return [(None, entry["source"]) for entry in lines.entries]
 
 
 def utf8_lines(data: bytes) -> list[str]:
