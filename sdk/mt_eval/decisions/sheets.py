@@ -115,14 +115,14 @@ def read_key(path: str | Path) -> GradingKey:
 SHOWN = ("source", "candidate", "reference")  # what a sheet shows of an item, compared with the export's
 
 
-def _answers_in(path: Path, question: Question, name: str, items: dict[str, dict[str, Any]]
+def _answers_in(path: Path, data: bytes, question: Question, name: str, items: dict[str, dict[str, Any]]
                 ) -> tuple[dict[str, list[float]], list[str]]:
-    """The answered items of one sheet (item → distribution) and every problem found in it. ``items`` is what
-    the export showed of each item: a row that shows other texts belongs to another export."""
+    """The answered items of one sheet (its bytes: item → distribution) and every problem found in it. ``items``
+    is what the export showed of each item: a row that shows other texts belongs to another export."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        return {}, [f"{path}: cannot read it: {exc.strerror if isinstance(exc, OSError) else exc}"]
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return {}, [f"{path}: cannot read it: {exc}"]
     reading = _csv_rows if path.suffix.lower() == ".csv" else _jsonl_rows
     rows, problems = reading(path, text, name)
     found: dict[str, list[float]] = {}
@@ -268,18 +268,22 @@ def import_sheets(request: GradeRequest) -> Path:
             problems.append(f"{path}: given twice: each grader's sheet counts once")
             continue
         seen_paths.add(path.resolve())
-        digest = _sha256_of(path)
-        if digest is not None and digest in seen_contents:
+        try:
+            data = path.read_bytes()  # (once: what is hashed is what is read)
+        except OSError as exc:
+            problems.append(f"{path}: cannot read it: {exc.strerror or exc}")
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        if digest in seen_contents:
             problems.append(f"{path}: a copy of {seen_contents[digest]} (the same bytes): each grader's sheet counts "
                             "once. If two graders truly answered alike, tell their sheets apart with a comment")
             continue
-        if digest is not None:
-            seen_contents[digest] = path
-        answers, found = _answers_in(path, question, rubric.name, exported)
+        seen_contents[digest] = path
+        answers, found = _answers_in(path, data, question, rubric.name, exported)
         problems.extend(found)
         for item, distribution in answers.items():
             totals.setdefault(item, []).append(distribution)
-        if not found and digest is not None:
+        if not found:
             sheets.append(gc.Sheet(path=str(path), sha256=digest, answered=len(answers)))
     if problems:
         raise GradingError("the sheets cannot be imported:\n  " + "\n  ".join(problems))
@@ -288,14 +292,6 @@ def import_sheets(request: GradeRequest) -> Path:
         items=blinded.items, not_graded=blinded.not_graded, identity=blinded.identity, seed=key.seed,
         with_reference=key.with_reference, controls=blinded.controls), grades, human=gc.HumanGraders(sheets=sheets),
         tolerance=1e-3)
-
-
-def _sha256_of(path: Path) -> str | None:
-    """A sheet's sha256, or None when it cannot be read (reading it names why)."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 def _averaged(item: str, question: Question, name: str, given: list[list[float]]) -> DecisionResult:
