@@ -274,8 +274,9 @@ def _paired_tests(statistics: list[list[Any]], metrics: dict[str, Any], bootstra
         stage(f"{name}: paired bootstrap ({bootstrap:,} resamples) and approximate randomization ({trials:,} trials)")
         tests = paired_tests(metric, stats_a, stats_b, resamples=bootstrap, trials=trials, seed=seed)
         a, b = float(tests.a), float(tests.b)
-        # No difference is never a significant one: sacrebleu counts only samples beyond the observed difference,
-        # which gives 1/(n+1) when it is 0 (different outputs with the same score, e.g. BLEU 0 against 0).
+        # No difference is never a significant one: the bootstrap's p is sacrebleu's, which counts only resamples
+        # beyond the observed difference and gives 1/(n+1) when it is 0 (different outputs with the same score, e.g.
+        # BLEU 0 against 0); the randomization p, which counts ties too (`paired_tests`), is 1 there already.
         p_bootstrap, p_randomization = (1.0, 1.0) if a == b else (tests.p_bootstrap, tests.p_randomization)
         rows.append({"metric": name, "a": round(a, 4), "b": round(b, 4), "delta": round(b - a, 4),
                      "delta_ci_low": tests.low, "delta_ci_high": tests.high, "p_bootstrap": p_bootstrap,
