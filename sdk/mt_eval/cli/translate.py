@@ -70,7 +70,14 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     import anyio
     import msgspec
 
-    from mt_eval.guarded_calls import CallFailed, guarded_close, guarded_translate, prints_to_stderr, split_on_failure
+    from mt_eval.guarded_calls import (
+        CallFailed,
+        backstop_for,
+        guarded_close,
+        guarded_translate,
+        prints_to_stderr,
+        split_on_failure,
+    )
     from mt_eval.loader import PluginLoadError, load_method
     from mt_eval.loop_watchdog import LoopBlocked, LoopWatchdog
     from mt_eval.pairs import quoted, supported_form
@@ -138,7 +145,8 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
         started = time.perf_counter()  # (a result without latency_s gets its share of the call, as in a run)
         try:
             raw = await guarded_translate(loaded.method, [dict(e) for e in part], config, timeout_s=timeout_s,
-                                          directory=loaded.directory)
+                                          directory=loaded.directory,
+                                          backstop_s=backstop_for(loaded.method, timeout_s, len(part)))
         except LoopBlocked as blocked:  # (raised by the watchdog in the code that blocked the loop)
             raise CallFailed(f"translate() blocked the event loop for {blocked.seconds:.1f} s (a synchronous call "
                              "in an async method: time.sleep, a blocking HTTP client, a long loop)") from None
