@@ -140,3 +140,32 @@ def test_a_manifest_frozen_before_scoring_was_is_not_held_to_it(tmp_path: Path, 
     assert main(["freeze", "validate", str(older)]) == 0
     code, card = run(tmp_path / "run", corpus, *honest(), "--freeze", str(older), method=plugin)
     assert code in (0, 5) and card is not None and card.freeze is not None and card.freeze.status == "frozen"
+
+
+def test_a_doubt_accepted_at_freeze_is_frozen_shown_and_held_to(tmp_path: Path, plugin: Path, capsys,
+                                                                monkeypatch: pytest.MonkeyPatch):
+    """Before: the manifest did not say that a doubt was let through, so `freeze show` printed a run command that
+    refused the corpus."""
+    corpus = tmp_path / "corpus.tsv"
+    corpus.write_text("".join(f"Hello {i}.\tHello {i}.\te{i}\n" for i in range(6)), encoding="utf-8")
+    frozen = init(tmp_path, plugin, corpus, "--columns", "source,reference,id", "--pair", "eng>spa",
+                  "--corpus-source", "tests", "--corpus-license", "CC0-1.0",
+                  "--accept-doubt", "reference-equals-source")
+    assert json.loads(frozen.read_text())["corpus"]["accepted_doubts"] == ["reference-equals-source"]
+    assert main(["freeze", "validate", str(frozen)]) == 0
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["freeze", "show", frozen.name]) == 0
+    words = shlex.split(capsys.readouterr().out.split("run it with:\n  ", 1)[1])
+    assert words[words.index("--accept-doubt") + 1] == "reference-equals-source"
+    import msgspec
+
+    from mt_eval.harness.freeze import FreezeManifest, differences
+
+    manifest = msgspec.json.decode(frozen.read_bytes(), type=FreezeManifest)
+    other = msgspec.structs.replace(manifest, corpus=msgspec.structs.replace(manifest.corpus, accepted_doubts=[]))
+    assert differences(manifest, other) == [
+        "corpus.accepted_doubts: the freeze says ['reference-equals-source'], this run has [] (give --accept-doubt "
+        "reference-equals-source)"]
+    older = msgspec.structs.replace(manifest, corpus=msgspec.structs.replace(manifest.corpus, accepted_doubts=None))
+    assert differences(older, manifest) == []  # (written before it was recorded: not held to it)

@@ -229,6 +229,7 @@ def run_command(path: Path, manifest: Any) -> str:
         words += ["--columns", ",".join(corpus.columns)] if corpus.columns else []
     words += ["--pair", corpus.pair]
     words += manifest.corpus.selection_options
+    words += [word for code in corpus.accepted_doubts or [] for word in ("--accept-doubt", code)]
     config, budgets, latency = manifest.config, manifest.budgets, manifest.latency
     for option, value in (("--model", config.model), ("--temperature", config.temperature),
                           ("--max-tokens", config.max_tokens), ("--seed", config.seed),

@@ -66,6 +66,7 @@ class CorpusFreeze(_Part, kw_only=True):
     format: str | None = None  # how it was read: json, jsonl, tsv or parallel (null: written before it was recorded)
     reference_path: str | None = None  # parallel text: the reference file, whose sha256 ``sha256`` covers too
     columns: list[str] | None = None  # a TSV read with --columns: its columns' fields (null: header or convention)
+    accepted_doubts: list[str] | None = None  # what --accept-doubt let through (null: written before it was recorded)
 
     @property
     def selection_options(self) -> list[str]:
@@ -216,7 +217,8 @@ def build_manifest(*, method_dir: Path, method_id: str, corpus: Any, entries: Se
                             format=corpus.format, reference_path=_relative(reference, relative_to)
                             if (reference := _reference_file(corpus)) is not None else None,
                             columns=[column.key for column in corpus.columns]
-                            if corpus.columns_from == "--columns" and corpus.columns else None),
+                            if corpus.columns_from == "--columns" and corpus.columns else None,
+                            accepted_doubts=list(corpus.accepted_doubts)),
         labels=label_digests(entries),
         config=ConfigFreeze(model=config.model, temperature=config.temperature, max_tokens=config.max_tokens,
                             seed=config.seed, params=dict(config.params)),
@@ -283,7 +285,8 @@ def differences(frozen: FreezeManifest, actual: FreezeManifest, manifest_path: P
     ``manifest_path``: the paths it records are relative to it)."""
     lines = []
     for key, want, got in _leaves(msgspec.to_builtins(frozen), msgspec.to_builtins(actual)):
-        if key in _NOT_COMPARED or same_json(want, got) or (key.startswith("scoring") and frozen.scoring is None):
+        if key in _NOT_COMPARED or same_json(want, got) or (key.startswith("scoring") and frozen.scoring is None) or \
+                (key == "corpus.accepted_doubts" and want is None):
             continue
         option = OPTIONS.get(key)
         fix = f" (give {option} {shlex.quote(str(want))})" if option and want is not None else ""
@@ -293,6 +296,9 @@ def differences(frozen: FreezeManifest, actual: FreezeManifest, manifest_path: P
                 recorded = os.path.relpath(manifest_path.parent / recorded)
             fix = (f" (give --policy {shlex.quote(recorded)})" if recorded else
                    " (leave out --policy: the freeze holds the shipped policy)")
+        if key == "corpus.accepted_doubts":
+            fix = (f" (give {' '.join(f'--accept-doubt {code}' for code in want)})" if want else
+                   " (leave out --accept-doubt: the freeze read the corpus without a doubt)")
         if key.startswith("config.params.") and want is not None:
             fix = f" (give --param {shlex.quote(param_argument(key.removeprefix('config.params.'), want))})"
         lines.append(f"{key}: the freeze says {_shown(want)}, this run has {_shown(got)}{fix}")

@@ -172,6 +172,7 @@ export interface CorpusFreeze {
   format?: string | null;
   reference_path?: string | null;
   columns?: string[] | null;
+  accepted_doubts?: string[] | null;
 }
 
 /** How the corpus file was read, so that anyone can read it the same way again. */
