@@ -101,3 +101,21 @@ def test_json_output_names_a_corpus_entry_by_its_own_id_and_a_line_by_its_number
     assert done.returncode == 0, done.stderr
     assert [(r["id"], r["predicted"]) for r in map(json.loads, done.stdout.splitlines())] == [
         ("1", "ES 1"), ("greeting", "ES 1"), ("7", "ES 2")]
+
+
+def test_sentences_typed_at_a_terminal_are_asked_for(tmp_path: Path):
+    """Before: with no sentence given, it waited on the terminal in silence, as if it hung."""
+    import os
+    import pty
+
+    controller, terminal = pty.openpty()
+    method = plugin(tmp_path, SLOW_BY_NUMBER)
+    process = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "translate", str(method)], stdin=terminal,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    os.close(terminal)
+    os.write(controller, b"1\n\x04")  # a sentence, then Ctrl-D
+    out, err = process.communicate(timeout=60)
+    os.close(controller)
+    assert process.returncode == 0, err
+    assert out == "ES 1\n"
+    assert err.startswith("mt-eval translate: type the sentences, one per line, then Ctrl-D to translate them")

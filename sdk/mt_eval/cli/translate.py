@@ -127,6 +127,9 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
             _say(f"--file {file}: {said}")
             return 2
     elif not texts:
+        if sys.stdin.isatty():  # (a terminal: say what it waits for, rather than seem to hang)
+            _say("type the sentences, one per line, then Ctrl-D to translate them (or give them as arguments, or "
+                 "--file FILE)")
         try:
             texts = utf8_lines(sys.stdin.buffer.read())
         except ValueError as exc:
