@@ -16,16 +16,17 @@ on the closed loop, never resumed.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
 from mt_eval.errors import UsageError
 
+TYPE_CHECKING = False  # see mt_eval/__init__.py (the command line imports this module on every start)
 if TYPE_CHECKING:
     import asyncio
+    from collections.abc import Awaitable, Callable
+    from typing import Any, TypeVar, TypeVarTuple
 
-T = TypeVar("T")
-Args = TypeVarTuple("Args")
+    T = TypeVar("T")
+    Args = TypeVarTuple("Args")
 
 CHOICE_VARIABLE = "MT_EVAL_EVENT_LOOP"
 CHOICES = ("uvloop", "asyncio")

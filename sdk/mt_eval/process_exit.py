@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False  # see mt_eval/__init__.py (the mt-eval program imports this module as it starts)
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 real_exit = os._exit  # the process's own exit, for mt-eval's hard exits
 _guarded_pid: int | None = None  # the process whose os._exit raises (its forked children exit as before)

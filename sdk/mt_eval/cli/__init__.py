@@ -175,26 +175,29 @@ def _open_closed_standard_streams() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``mt-eval`` with ``argv`` (default: the process's arguments); the exit status."""
-    import contextlib
-
-    from mt_eval import event_loop
-    from mt_eval.cli import termination
-    from mt_eval.cli.usage_errors import unknown_arguments, unknown_command
-    from mt_eval.errors import ExpectedError
-
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(arguments)
     first = next((word for word in arguments if not word.startswith("-")), None)
     if first is not None and first not in COMMANDS:
+        from mt_eval.cli.usage_errors import unknown_command
+
         unknown_command(parser, first)
-    args, extra = parser.parse_known_args(arguments)
+    args, extra = parser.parse_known_args(arguments)  # (--help and --version end here: what follows is not imported)
     if extra and args.command == "translate" and not any(e.startswith("-") for e in extra):
         args.texts += extra  # sentences given after an option
     elif extra:
+        from mt_eval.cli.usage_errors import unknown_arguments
+
         unknown_arguments(parser, arguments, extra)
     if args.command is None:
         parser.print_help()
         return 2
+    import contextlib
+
+    from mt_eval import event_loop
+    from mt_eval.cli import termination
+    from mt_eval.errors import ExpectedError
+
     command = command_module(args.command)
     prog = getattr(command, "PROG", f"mt-eval {args.command}")
     expected: tuple[type[BaseException], ...] = getattr(command, "EXPECTED", ())

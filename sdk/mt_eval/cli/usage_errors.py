@@ -4,9 +4,11 @@ command or option to what was typed (``--metod`` → ``--method``)."""
 from __future__ import annotations
 
 import argparse
-import difflib
-from collections.abc import Sequence
-from typing import NoReturn
+
+TYPE_CHECKING = False  # see mt_eval/__init__.py (imported on every start of the command line)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import NoReturn
 
 
 def innermost_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser:
@@ -36,6 +38,8 @@ def unknown_arguments(parser: argparse.ArgumentParser, argv: Sequence[str], extr
         if word in after_end and typed in options:  # (argparse read it as a value, as -- asks)
             hints.append(f"{typed}: it comes after `--`, where no word is read as an option: put it before `--`")
         elif word.startswith("-"):
+            import difflib
+
             close = difflib.get_close_matches(typed, options, n=1, cutoff=0.6)
             if close and close[0] != typed:
                 hints.append(f"{typed}: did you mean {close[0]}?")
@@ -49,6 +53,8 @@ def unknown_arguments(parser: argparse.ArgumentParser, argv: Sequence[str], extr
 def unknown_command(parser: argparse.ArgumentParser, word: str) -> NoReturn:
     """Exit 2 naming the closest command to ``word``."""
     names = list(subcommands(parser))
+    import difflib
+
     close = difflib.get_close_matches(word, names, n=1, cutoff=0.5)
     suggestion = f"; did you mean {close[0]}?" if close else ""
     parser.error(f"unknown command '{word}'{suggestion} (the commands: {', '.join(names)})")
