@@ -31,6 +31,15 @@ def init(tmp_path: Path, plugin: Path, corpus: Path, *more: str) -> Path:
     return out
 
 
+def valid_and_shown(frozen: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The words of the run command `freeze show` prints for a manifest that validates (from its directory)."""
+    assert main(["freeze", "validate", str(frozen)]) == 0
+    monkeypatch.chdir(frozen.parent)
+    capsys.readouterr()
+    assert main(["freeze", "show", frozen.name]) == 0
+    return shlex.split(capsys.readouterr().out.split("run it with:\n  ", 1)[1])
+
+
 def edited(path: Path, section: str, key: str, value: object) -> Path:
     manifest = json.loads(path.read_text())
     manifest[section][key] = value
@@ -65,11 +74,7 @@ def test_a_tsv_frozen_with_columns_validates_and_its_command_reads_it_so(tmp_pat
     frozen = init(tmp_path, plugin, corpus, "--columns", "reference,source,id", "--pair", "eng>spa",
                   "--corpus-source", "tests", "--corpus-license", "CC0-1.0")
     assert json.loads(frozen.read_text())["corpus"]["columns"] == ["reference", "source", "id"]
-    assert main(["freeze", "validate", str(frozen)]) == 0
-    monkeypatch.chdir(tmp_path)
-    capsys.readouterr()
-    assert main(["freeze", "show", frozen.name]) == 0
-    words = shlex.split(capsys.readouterr().out.split("run it with:\n  ", 1)[1])
+    words = valid_and_shown(frozen, capsys, monkeypatch)
     assert words[words.index("--columns") + 1] == "reference,source,id"
 
 
@@ -152,11 +157,7 @@ def test_a_doubt_accepted_at_freeze_is_frozen_shown_and_held_to(tmp_path: Path, 
                   "--corpus-source", "tests", "--corpus-license", "CC0-1.0",
                   "--accept-doubt", "reference-equals-source")
     assert json.loads(frozen.read_text())["corpus"]["accepted_doubts"] == ["reference-equals-source"]
-    assert main(["freeze", "validate", str(frozen)]) == 0
-    monkeypatch.chdir(tmp_path)
-    capsys.readouterr()
-    assert main(["freeze", "show", frozen.name]) == 0
-    words = shlex.split(capsys.readouterr().out.split("run it with:\n  ", 1)[1])
+    words = valid_and_shown(frozen, capsys, monkeypatch)
     assert words[words.index("--accept-doubt") + 1] == "reference-equals-source"
     import msgspec
 
