@@ -215,4 +215,8 @@ async def test_what_a_guest_that_exited_by_itself_left_in_its_group_is_ended(tmp
     [vector] = [v for v in VECTORS if v["name"] == "translate"]
     outcome = await asyncio.wait_for(run_vector(vector, [str(guest)], env=environment), 30)
     assert not outcome.passed
+    for _ in range(100):  # (SIGKILL was sent: until the kernel has ended it)
+        if not processes_marked(marker):
+            break
+        await asyncio.sleep(0.05)
     assert processes_marked(marker) == []
