@@ -1,7 +1,8 @@
 """What a method may see of a corpus entry: everything but the gold.
 
 A method is handed each entry's ``id``, ``source`` and its other fields, never the answers it is scored
-against. ``reference`` and ``references`` are always gold; a corpus marks more (a post-edit, a
+against. ``reference`` and ``references`` are always gold, and so are the reference's aliases (``target``,
+``translation``, ``ref``, ``tgt``, ``target_text``); a corpus marks more (a post-edit, a
 second reference under another name, …) by listing them in ``dataset.gold_fields``. Every host — the
 harness in-process and over the bridge, the Node host — hands entries to a method through `method_view`
 (its Node twin is ``bridge/node/lib/gold.js``; ``bridge/vectors/gold-fields.json`` keeps them equal).
@@ -12,7 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-GOLD_FIELDS: frozenset[str] = frozenset({"reference", "references"})
+# The reference under the names a corpus may give it (`mt_eval.corpus.model.REFERENCE_ALIASES`) is gold too: beside
+# a "reference" the alias is not renamed, and would otherwise reach the method as an extra field.
+GOLD_FIELDS: frozenset[str] = frozenset({"reference", "references", "target", "translation", "ref", "tgt",
+                                         "target_text"})
 
 
 def corpus_gold_fields(dataset: Mapping[str, Any]) -> frozenset[str]:
