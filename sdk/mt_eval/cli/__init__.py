@@ -133,16 +133,15 @@ class _OutputChecked:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        try:
-            return int(self._stream.write(text))
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise OutputFailed(exc.errno, exc.strerror) from None
+        return int(self._checked(self._stream.write, text))
 
     def flush(self) -> None:
+        self._checked(self._stream.flush)
+
+    @staticmethod
+    def _checked(call: Any, *args: Any) -> Any:
         try:
-            self._stream.flush()
+            return call(*args)
         except BrokenPipeError:
             raise
         except OSError as exc:
@@ -150,6 +149,14 @@ class _OutputChecked:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def _stdout_to_nowhere() -> None:
+    """Standard output that cannot be written any more is /dev/null: what is left buffered goes nowhere, rather than
+    failing again as the process exits."""
+    import os
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _open_closed_standard_streams() -> None:
@@ -214,15 +221,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(termination.said(message), file=sys.stderr)
         return termination.exit_status(termination.INTERRUPTED)
     except BrokenPipeError:  # the reader of our output went away (`| head`): stop quietly, as other tools do
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _stdout_to_nowhere()
         return 141
     except OutputFailed as exc:
-        import os
-
         print(f"{prog}: cannot write to standard output: {exc.strerror}", file=sys.stderr)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (what is left buffered goes nowhere)
+        _stdout_to_nowhere()
         return 1
     except ExpectedError as exc:
         print(f"{prog}: {exc.one_line()}", file=sys.stderr)
