@@ -166,17 +166,16 @@ async def _diagnose_handshake(process: asyncio.subprocess.Process, outcome: Vect
     from mt_eval.child_process import exit_status
 
     message = outcome.last
-    if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
+    echoed = isinstance(message, dict) and message.get("method") == "initialize" and "id" in message
+    if echoed or (isinstance(message, _Junk) and echoes_request(message.encode())):
+        said = not_a_guest_message(label, None if echoed else message.encode(), echoed=echoed)
         outcome.no_handshake = f"{label} is not a bridge guest"
-        outcome.failure = f"step {outcome.failed_step} (expect): {not_a_guest_message(label, None, echoed=True)}"
-    elif isinstance(message, _Junk) and echoes_request(message.encode()):
-        outcome.no_handshake = f"{label} is not a bridge guest"
-        outcome.failure = f"step {outcome.failed_step} (expect): {not_a_guest_message(label, message.encode())}"
-    else:
-        with anyio.move_on_after(1.0):
-            status = exit_status(await _exit_status(process))
-            outcome.no_handshake = f"the guest {status} before answering initialize"
-            outcome.failure = f"{outcome.failure} ({outcome.no_handshake})"
+        outcome.failure = f"step {outcome.failed_step} (expect): {said}"
+        return
+    with anyio.move_on_after(1.0):
+        status = exit_status(await _exit_status(process))
+        outcome.no_handshake = f"the guest {status} before answering initialize"
+        outcome.failure = f"{outcome.failure} ({outcome.no_handshake})"
 
 
 async def _end_guest(process: asyncio.subprocess.Process, strays: dict[int, str], label: str) -> None:
