@@ -184,6 +184,30 @@ def test_code_the_scan_cannot_parse_is_an_error(make_plugin):
     assert any(u.startswith("broken.js:") for u in report.unscannable)
 
 
+DEEP = 100_000
+NESTED_TOO_DEEPLY = {
+    "parentheses.py": "x = " + "(" * DEEP + "1" + ")" * DEEP + "\n",  # (the parser's own limit: a syntax error)
+    "lists.py": "x = " + "[" * DEEP + "]" * DEEP + "\n",
+    "signs.py": "x = " + "-" * DEEP + "1\n",  # (the parser runs out of stack: MemoryError)
+    "sums.py": "x = " + "+".join(["1"] * DEEP) + "\n",  # (RecursionError building the tree)
+    "attributes.py": "x = a" + ".b" * 1500 + "()\n",  # (parsed, but deeper than the scan's own walk goes)
+    "attributes.js": "x = a" + ".b" * DEEP + "();\n",
+}
+
+
+def test_code_nested_too_deeply_to_parse_is_reported_unscannable_not_a_crash(make_plugin, capsys):
+    directory = plugin(make_plugin, NESTED_TOO_DEEPLY)
+    report = scan_plugin(directory, [])
+    assert report.errors == len(NESTED_TOO_DEEPLY) and report.files_scanned == len(NESTED_TOO_DEEPLY) + 1
+    assert sorted(entry.partition(":")[0] for entry in report.unscannable) == sorted(NESTED_TOO_DEEPLY)
+    assert main(["validate", "--no-import", str(directory)]) == 1
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    for name in ("signs.py", "sums.py", "attributes.py", "attributes.js"):
+        assert f"error: {directory / name}:1: code nested too deeply for the scan to parse" in out
+    assert "fix: fix the syntax (split what is nested too deeply into steps)" in out
+
+
 def test_a_code_file_linked_from_outside_is_a_finding(make_plugin, tmp_path: Path):
     outside = tmp_path / "outside.py"
     outside.write_text("x = 1\n")

@@ -70,7 +70,8 @@ def _python_imports(text: str) -> set[str]:
 
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):  # (the scan reports the file as unscannable: its imports as the regex sees them)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # (the scan reports the file as unscannable: its
+        # imports as the regex sees them; RecursionError and MemoryError: nested deeper than the parser goes)
         return {part for match in _PY_IMPORT.finditer(text)
                 for part in (match.group(1) or match.group(2) or "").split(".")}
     names: set[str] = set()
@@ -119,6 +120,9 @@ def scan_plugin(directory: Path, dependencies: Sequence[Dependency] | None) -> S
             unscannable.append(f"{relative}:{exc.line}: {exc}")
         except (UnicodeDecodeError, ValueError) as exc:
             unscannable.append(f"{relative}:1: cannot be read as UTF-8 text: {exc}")
+        except (RecursionError, MemoryError):  # (the parser's or the scan's own limit on depth)
+            unscannable.append(f"{relative}:1: code nested too deeply for the scan to parse (an expression, or a "
+                               "chain of calls, attributes or operators, a thousand or more levels deep)")
         except OSError as exc:
             unscannable.append(f"{relative}:1: cannot be read: {exc.strerror or exc}")
     findings = cover(raw, dependencies)
@@ -138,6 +142,7 @@ def scan_problems(directory: Path, report: ScanReport, *, declared: bool) -> lis
     for entry in report.unscannable:
         file, line, message = entry.split(":", 2)
         problems.append(Problem(file=f"{directory / file}:{line}", path="$", code="unscannable",
-                                message=message.strip(), hint="fix the syntax, or ship the source: code the scan "
-                                "cannot read is not accepted, since it could reach anything"))
+                                message=message.strip(),
+                                hint="fix the syntax (split what is nested too deeply into steps), or ship the "
+                                "source: code the scan cannot read is not accepted, since it could reach anything"))
     return problems
