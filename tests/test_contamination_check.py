@@ -131,6 +131,19 @@ def test_the_planted_control_proves_clean(tmp_path, corpus):
         [(p.entry_id, p.side, p.file, p.line) for p in control.planted]
 
 
+def test_code_nested_too_deeply_to_parse_is_read_as_text_and_the_control_still_runs(tmp_path, corpus):
+    """The parser gives up on code nested thousands deep (MemoryError, RecursionError): the file is read as text,
+    said so, and not chosen to plant into; the check and its control run."""
+    deep = {"signs.py": "x = " + "-" * 100_000 + "1\n", "sums.py": "x = " + "+".join(["1"] * 100_000) + "\n"}
+    bundle = bundle_with(tmp_path, {**deep, "pipeline.py": "X = 'nothing of the corpus'\n"})
+    report = check_bundle(bundle, [corpus], CheckSettings(plant=30, seed=7))
+    assert report.status == "clean" and report.control is not None and report.control.found == 30
+    notes = {f.file: f.message for f in report.findings}
+    assert notes["signs.py"] == notes["sums.py"] == "not valid Python (nested too deeply to parse): read as plain text"
+    assert not {p.file for p in report.control.planted} & set(deep)
+    assert all((bundle / name).read_text() == text for name, text in deep.items())
+
+
 def test_a_blind_check_is_unverified_not_clean(tmp_path, corpus):
     # every n-gram "common": entries of five words or more can no longer be found, and the control shows it
     report = check_bundle(bundle_with(tmp_path, {"a.txt": "hello"}), [corpus], CheckSettings(common_ngram=0))

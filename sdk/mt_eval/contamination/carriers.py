@@ -199,7 +199,7 @@ def parses_as_python(path: Path, limit: int) -> bool:
         if path.stat().st_size > limit:
             return False
         ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # (the last two: nested too deeply)
         return False
     return True
 

@@ -29,7 +29,9 @@ def python_pieces(data: bytes) -> tuple[Pieces | None, str | None]:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         where = f" at line {exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
-        return None, f"not valid Python{where} ({getattr(exc, 'msg', None) or exc or type(exc).__name__})"
+        why = "nested too deeply to parse" if isinstance(exc, RecursionError | MemoryError) else \
+            getattr(exc, "msg", None) or str(exc) or type(exc).__name__
+        return None, f"not valid Python{where} ({why})"
     found: list[tuple[int, int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
