@@ -13,6 +13,8 @@ ANSWERS_FILE = ".mt-eval-answers.json"  # the answers and the SHA-256 of each fi
 def occupied(directory: Path, *, force: bool) -> str | None:
     """Why the plugin cannot be written into ``directory``, or None."""
     try:
+        if problem := broken_link(directory):
+            return problem
         if directory.exists() and not directory.is_dir():
             return f"{directory} exists and is not a directory"
         if not force and directory.is_dir() and any(directory.iterdir()):
@@ -24,6 +26,25 @@ def occupied(directory: Path, *, force: bool) -> str | None:
         name = str(directory)
         shown = name if len(name) <= 80 else f"{name[:60]}…({len(name)} characters)"
         return f"{shown}: {exc.strerror or exc}: choose another directory"
+    return None
+
+
+def broken_link(directory: Path) -> str | None:
+    """Why ``directory`` or a directory above it is a symbolic link that leads nowhere (``exists()`` says no, yet
+    nothing can be created in its place), or None."""
+    import errno
+    import os
+
+    for link in (directory, *directory.parents):
+        if link.is_symlink() and not link.exists():
+            try:
+                os.stat(link)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    return f"{link} is a symbolic link to {os.readlink(link)}, a loop of links: remove the link, " \
+                           "or point it at a directory"
+            return f"{link} is a symbolic link to {os.readlink(link)}, which does not exist: remove the link, or " \
+                   "create the directory it points to"
     return None
 
 
