@@ -157,7 +157,7 @@ def new_plugin(directory: Path | None, *, settings: Sequence[str] = (), answers_
     import tempfile
     from pathlib import Path
 
-    from mt_eval.scaffold_files import changed_by_user, may_replace, occupied, place
+    from mt_eval.scaffold_files import changed_by_user, may_replace, occupied, of_another_kind, place
 
     def fail(message: str, status: int = 2) -> int:
         print(f"mt-eval new: {message}", file=sys.stderr)
@@ -202,6 +202,8 @@ def new_plugin(directory: Path | None, *, settings: Sequence[str] = (), answers_
         report = _validated(generated, target)
         if report is None:
             return 1
+        if problem := of_another_kind(generated, target):
+            return fail(problem)
         changed = changed_by_user(generated, target)
         if changed and not may_replace(changed, target, ask=not no_input):
             return fail("nothing was written: your changed files are as they were", 1)

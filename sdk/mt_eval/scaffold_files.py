@@ -56,6 +56,36 @@ def display(path: Path) -> str:
     return str(path) if relative.startswith("..") else relative
 
 
+def of_another_kind(generated: Path, target: Path) -> str | None:
+    """Why the rendered plugin cannot be copied over an existing ``target``: the entries where the template
+    writes a file and ``target`` has a directory, or the other way round (or a link to nothing, a named pipe),
+    or None."""
+    found = []
+    for new in sorted(generated.rglob("*")):
+        relative = new.relative_to(generated).as_posix()
+        old = target / relative
+        what = _kind(old)
+        if what is not None and what != _kind(new):
+            writes = "makes a directory" if new.is_dir() else "writes a file"
+            found.append(f"{display(old)} is {what}, where the template {writes}")
+    if not found:
+        return None
+    them = "it" if len(found) == 1 else "them"
+    return f"{'; '.join(found)}: move {them} away or rename {them}, then run again; nothing was written"
+
+
+def _kind(path: Path) -> str | None:
+    import os
+
+    if path.is_symlink() and not path.exists():
+        return f"a symbolic link to {os.readlink(path)}, which does not exist"
+    if path.is_dir():
+        return "a directory"
+    if path.is_file():
+        return "a file"
+    return "neither a file nor a directory" if path.exists() else None
+
+
 def changed_by_user(generated: Path, target: Path) -> list[str]:
     """The files of an existing ``target`` the template would replace with other content and that the user
     changed since ``mt-eval new`` wrote them (its ``.mt-eval-answers.json`` records their SHA-256; a file it
