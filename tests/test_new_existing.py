@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -68,3 +73,70 @@ def test_force_over_an_entry_of_another_kind_is_refused_and_writes_nothing(tmp_p
     assert (target / "method.json").is_file() and (target / "tests").is_dir()
     assert (target / "pipeline.py.orig").read_text(encoding="utf-8") == "# my own pipeline\n"
     assert (target / "tests.txt").read_text(encoding="utf-8") == "my test list\n"
+
+
+@contextmanager
+def unwritable(path: Path) -> Iterator[None]:
+    """``path`` made unwritable for real: its write permission taken away, or, as root (whom permissions do not
+    stop), made immutable (``chattr +i``; the test is skipped where that cannot be done)."""
+    if os.geteuid() != 0:
+        mode = path.stat().st_mode
+        path.chmod(mode & ~0o222)
+        try:
+            yield
+        finally:
+            path.chmod(mode)
+        return
+    chattr = shutil.which("chattr")
+    if chattr is None or subprocess.run([chattr, "+i", str(path)], capture_output=True).returncode != 0:
+        pytest.skip("run as root, and chattr +i cannot make a file immutable here")
+    try:
+        yield
+    finally:
+        subprocess.run([chattr, "-i", str(path)], check=True)
+
+
+@pytest.mark.parametrize("entry", [".", "method.json"])
+def test_force_into_a_directory_that_cannot_be_written_is_refused_before_anything_is_written(
+        tmp_path, monkeypatch, capsys, entry):
+    """It was an OSError traceback (from keeping the changed file as .orig, or from copying over a file)."""
+    monkeypatch.chdir(tmp_path)
+    assert new("mine", "--no-input") == 0
+    Path("mine/pipeline.py").write_text("# my own pipeline\n", encoding="utf-8")
+    before = snapshot(Path("mine"))
+    capsys.readouterr()
+    shown = os.path.normpath(f"mine/{entry}")
+    with unwritable(Path("mine") / entry):
+        assert new("mine", "--no-input", "--force") == 1
+    assert capsys.readouterr().err == (f"mt-eval new: {shown} cannot be written: make it writable, or choose "
+                                       "another directory; nothing was written\n")
+    assert snapshot(Path("mine")) == before
+
+
+def test_a_write_that_fails_part_way_says_what_was_written_and_loses_nothing(tmp_path, monkeypatch, capsys):
+    """A disk that fills while the plugin is copied over the old one (simulated: the third copy fails)."""
+    monkeypatch.chdir(tmp_path)
+    assert new("mine", "--no-input") == 0
+    files = sum(path.is_file() for path in Path("mine").rglob("*"))  # what the template writes
+    Path("mine/pipeline.py").write_text("# my own pipeline\n", encoding="utf-8")
+    copies = []
+    copy2 = shutil.copy2
+
+    def filling(source: str | Path, destination: str | Path) -> object:
+        copies.append(destination)
+        if len(copies) == 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return copy2(source, destination)
+
+    monkeypatch.setattr(shutil, "copy2", filling)
+    capsys.readouterr()
+    assert new("mine", "--no-input", "--force") == 1
+    err = capsys.readouterr().err
+    assert err.endswith(f"mt-eval new: writing into mine stopped at {os.path.normpath(copies[2])}: No space left on "
+                        f"device; 2 of {files} files were written; pipeline.py of yours kept as .orig: once it can "
+                        "be written, run again with --force\n")
+    assert Path("mine/pipeline.py.orig").read_text(encoding="utf-8") == "# my own pipeline\n"
+    monkeypatch.setattr(shutil, "copy2", copy2)
+    assert new("mine", "--no-input", "--force") == 0  # the space is back: written, and nothing of yours lost
+    assert Path("mine/pipeline.py.orig").read_text(encoding="utf-8") == "# my own pipeline\n"
+    assert "Traceback" not in capsys.readouterr().err

@@ -157,7 +157,7 @@ def new_plugin(directory: Path | None, *, settings: Sequence[str] = (), answers_
     import tempfile
     from pathlib import Path
 
-    from mt_eval.scaffold_files import changed_by_user, may_replace, occupied, of_another_kind, place
+    from mt_eval.scaffold_files import changed_by_user, may_replace, occupied, of_another_kind, place, unwritable
 
     def fail(message: str, status: int = 2) -> int:
         print(f"mt-eval new: {message}", file=sys.stderr)
@@ -204,10 +204,13 @@ def new_plugin(directory: Path | None, *, settings: Sequence[str] = (), answers_
             return 1
         if problem := of_another_kind(generated, target):
             return fail(problem)
+        if target.exists() and (problem := unwritable(generated, target)):
+            return fail(problem, 1)
         changed = changed_by_user(generated, target)
         if changed and not may_replace(changed, target, ask=not no_input):
             return fail("nothing was written: your changed files are as they were", 1)
-        place(generated, target, backups=changed)
+        if problem := place(generated, target, backups=changed):
+            return fail(problem, 1)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     print(next_steps(target, answered, report))

@@ -74,6 +74,26 @@ def of_another_kind(generated: Path, target: Path) -> str | None:
     return f"{'; '.join(found)}: move {them} away or rename {them}, then run again; nothing was written"
 
 
+def unwritable(generated: Path, target: Path) -> str | None:
+    """Why the rendered plugin cannot be copied over an existing ``target``: it, or a directory the template
+    writes in, or a file it replaces, cannot be written (a read-only file system, no write permission), or None."""
+    import os
+
+    olds = [target] + [target / new.relative_to(generated) for new in sorted(generated.rglob("*"))]
+    found = [old for old in olds if old.exists() and not os.access(old, os.W_OK)]
+    if not found:
+        return None
+    more = f" (and {len(found) - 1} more of what the template writes)" if len(found) > 1 else ""
+    try:
+        read_only = bool(os.statvfs(found[0]).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    if read_only:
+        return f"{display(found[0])}{more} is on a read-only file system: choose another directory; nothing was written"
+    return f"{display(found[0])}{more} cannot be written: make it writable, or choose another directory; nothing was " \
+           "written"
+
+
 def _kind(path: Path) -> str | None:
     import os
 
@@ -134,15 +154,33 @@ def backup_name(target: Path, name: str) -> str:
     return kept
 
 
-def place(generated: Path, target: Path, *, backups: list[str]) -> None:
+def place(generated: Path, target: Path, *, backups: list[str]) -> str | None:
     """Move the rendered plugin to ``target``, or copy it over an existing directory's files (keeping the
-    user's version of each file in ``backups`` as ``NAME.orig``)."""
+    user's version of each file in ``backups`` as ``NAME.orig``); why it stopped part way, or None."""
     import shutil
 
-    if target.exists():
-        for name in backups:
-            (target / name).replace(target / backup_name(target, name))
-        shutil.copytree(generated, target, dirs_exist_ok=True)
-    else:
+    if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(generated, target)
+        return None
+    kept: list[str] = []
+    files = [new for new in sorted(generated.rglob("*")) if not new.is_dir()]
+    written = 0
+    old = target
+    try:
+        for name in backups:
+            old = target / name
+            old.replace(target / backup_name(target, name))
+            kept.append(name)
+        for new in sorted(generated.rglob("*")):
+            old = target / new.relative_to(generated)
+            if new.is_dir():
+                old.mkdir(exist_ok=True)
+            else:
+                shutil.copy2(new, old)
+                written += 1
+    except OSError as exc:
+        yours = f"; {', '.join(kept)} of yours kept as .orig" if kept else ""
+        return f"writing into {display(target)} stopped at {display(old)}: {exc.strerror or exc}; {written} of " \
+               f"{len(files)} files were written{yours}: once it can be written, run again with --force"
+    return None
