@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import errno
+import io
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -140,3 +142,19 @@ def test_a_write_that_fails_part_way_says_what_was_written_and_loses_nothing(tmp
     assert new("mine", "--no-input", "--force") == 0  # the space is back: written, and nothing of yours lost
     assert Path("mine/pipeline.py.orig").read_text(encoding="utf-8") == "# my own pipeline\n"
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_standard_input_ending_at_the_question_to_replace_changed_files_is_no(tmp_path, monkeypatch, capsys):
+    """``Replace them?`` read past the end of standard input: it was an EOFError traceback."""
+    monkeypatch.chdir(tmp_path)
+    assert new("mine", "--no-input") == 0
+    Path("mine/pipeline.py").write_text("# my own pipeline\n", encoding="utf-8")
+    before = snapshot(Path("mine"))
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n" * 11))  # every question answered by its default; then nothing
+    assert new("mine", "--force") == 1
+    err = capsys.readouterr().err
+    assert err.endswith("mt-eval new: standard input ended before the answer, taken as no (--no-input replaces them, "
+                        "keeping yours as .orig)\nmt-eval new: nothing was written: your changed files are as they "
+                        "were\n")
+    assert snapshot(Path("mine")) == before

@@ -142,7 +142,13 @@ def may_replace(changed: list[str], target: Path, *, ask: bool) -> bool:
         return True
     from rich.prompt import Confirm
 
-    return Confirm.ask("Replace them (your versions are kept as .orig files)?", default=False)
+    try:
+        return Confirm.ask("Replace them (your versions are kept as .orig files)?", default=False)
+    except EOFError:
+        print()  # (ends the question's line)
+        print("mt-eval new: standard input ended before the answer, taken as no (--no-input replaces them, "
+              "keeping yours as .orig)", file=sys.stderr)
+        return False
 
 
 def backup_name(target: Path, name: str) -> str:
