@@ -8,6 +8,7 @@ import ast
 import hashlib
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -314,3 +315,37 @@ def test_a_both_plugin_of_every_profile_has_a_parity_test_and_the_others_none(ge
         readme = (directory / "README.md").read_text(encoding="utf-8")
         if runtime != "node":
             assert "nox -s build" in readme and "mt_eval_sdk-*.whl" in readme and "python -m pytest tests" in readme
+
+
+@pytest.mark.parametrize("combo", [c for c in MATRIX if c[0] != "python"], ids=combo_id)
+def test_the_readmes_first_run_works_as_written(generated, combo, stand_in):
+    """The README's `mt-eval run` line, run as it is written (an endpoint's address where it asks for one): the
+    five sample entries are translated and scored, and the run exits 5 (no headline from five), as it says."""
+    directory = plugin(generated, combo)
+    readme = (directory / "README.md").read_text(encoding="utf-8")
+    line = next(line for line in readme.splitlines() if line.startswith("mt-eval run "))
+    line = line.split("   #")[0].replace("http://127.0.0.1:8000/v1", f"{stand_in}/v1")
+    line = line.replace("https://translate.example.org/translate", f"{stand_in}/translate")
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", *shlex.split(line)[1:]], cwd=directory,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert "a headline needs at least 30" in done.stdout
+    card = re.search(r"run card +(\S+)", done.stdout)
+    assert card is not None, done.stdout
+    predictions = (directory / card.group(1)).with_name("predictions.txt").read_text(encoding="utf-8").splitlines()
+    assert len(predictions) == len(CORPUS) and all(predictions)  # every entry translated, none failed
+
+
+def test_the_readmes_regenerate_line_works_in_a_directory_named_otherwise(generated, tmp_path):
+    """The README's regenerate line, run in the plugin's directory as it says, writes the plugin there, whatever
+    the directory is called (not into a new directory named after the method id)."""
+    directory = tmp_path / "renamed"
+    shutil.copytree(plugin(generated, MATRIX[0]), directory)
+    readme = (directory / "README.md").read_text(encoding="utf-8")
+    line = next(line for line in readme.splitlines() if line.startswith("mt-eval new "))
+    before = {p.relative_to(directory): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", *shlex.split(line)[1:]], cwd=directory,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["renamed"]
+    assert {p.relative_to(directory): p.read_bytes() for p in directory.rglob("*") if p.is_file()} == before
