@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -185,3 +188,33 @@ def test_a_column_left_without_a_name_in_columns_is_refused(tmp_path: Path, caps
     corpus.write_text("Hello.\tHola.\nBye.\tAdiós.\n", encoding="utf-8")
     code, _, err = show(capsys, str(corpus), "--columns", columns)
     assert code == 1 and f"--columns {columns!r} leaves column" in err and "name every column" in err
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_with_its_escapes_in_valid_json(tmp_path: Path):
+    """Its bytes are read as lone surrogates, which JSON and UTF-8 cannot carry: --json was a UnicodeEncodeError
+    traceback, for a corpus read or refused (and so was the text, where standard output is strict UTF-8)."""
+    directory = os.fsencode(tmp_path)
+    with open(directory + b"/corpus-\xff.jsonl", "w", encoding="utf-8") as corpus:
+        corpus.write(json.dumps({"id": "a", "source": "Hello.", "reference": "Hola."}) + "\n")
+    with open(directory + b"/empty-\xfe.jsonl", "w", encoding="utf-8") as empty:
+        empty.write("\n")
+
+    def show_bytes(*args: bytes) -> tuple[int, str, str]:  # (as a terminal of en_US.UTF-8 runs it: stdout strict)
+        done = subprocess.run([sys.executable.encode(), b"-m", b"mt_eval.cli", b"corpus", b"show", *args],
+                              capture_output=True, timeout=60, env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"})
+        return done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
+
+    escaped = f"{tmp_path}/corpus-\\udcff.jsonl"
+    code, out, err = show_bytes(directory + b"/corpus-\xff.jsonl", b"--json")
+    assert (code, err) == (0, "")
+    report = json.loads(out)
+    assert (report["file"], report["name"], report["files"][0]["path"]) == (escaped, "corpus-\\udcff", escaped)
+    assert report["first"] == [{"id": "a", "source": "Hello.", "reference": "Hola."}]
+    code, out, err = show_bytes(directory + b"/corpus-\xff.jsonl")
+    assert (code, err) == (0, "") and out.startswith(f"{escaped}\n  format      JSONL\n")
+    code, out, err = show_bytes(directory + b"/empty-\xfe.jsonl", b"--json")
+    assert code == 1 and err.startswith(f"mt-eval corpus show: corpus {tmp_path}/empty-\\udcfe.jsonl: has no entries;")
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert json.loads(out) == {"file": f"{tmp_path}/empty-\\udcfe.jsonl", "readable": False, "refused": [
+        {"message": "has no entries", "hint": 'add entries, one JSON object per line, e.g. {"id": "1", "source": '
+                                               '"...", "reference": "..."}'}]}

@@ -6,6 +6,10 @@ import argparse
 
 from mt_eval.cli.arguments import CORPUS_HELP, add_corpus_arguments, non_negative_int, pair_argument
 
+TYPE_CHECKING = False  # see mt_eval/__init__.py (imported on every start of the command line)
+if TYPE_CHECKING:
+    from typing import Any
+
 SHOW_EXAMPLES = """\
 examples:
   mt-eval corpus show examples/data/eng-spa-demo.json
@@ -49,8 +53,6 @@ def run(args: argparse.Namespace) -> int:
 def show(args: argparse.Namespace) -> int:
     import sys
 
-    import msgspec
-
     from mt_eval.cli.arguments import corpus_spec, selection_request
     from mt_eval.corpus.doubts import find_doubts, settle_doubts
     from mt_eval.corpus.model import CorpusError
@@ -58,6 +60,7 @@ def show(args: argparse.Namespace) -> int:
     from mt_eval.corpus.selection import select
     from mt_eval.corpus.show import build_report, render_text
     from mt_eval.errors import UsageError
+    from mt_eval.lone_surrogates import writable
 
     try:
         spec = corpus_spec(args, path=args.file)
@@ -71,7 +74,7 @@ def show(args: argparse.Namespace) -> int:
         if args.json:
             said = {"file": str(spec.main_path), "readable": readable,
                     "refused": [{"message": p.message, "hint": p.hint} for p in exc.problems]}
-            sys.stdout.write(msgspec.json.format(msgspec.json.encode(said), indent=2).decode() + "\n")
+            sys.stdout.write(json_text(said))
 
     try:
         corpus = load_corpus(spec)  # CorpusError: one line, exit status 1
@@ -91,7 +94,28 @@ def show(args: argparse.Namespace) -> int:
         raise
     report = build_report(corpus, selection, pair, refused, rows=args.rows)
     if args.json:
-        sys.stdout.write(msgspec.json.format(msgspec.json.encode(report), indent=2).decode() + "\n")
+        sys.stdout.write(json_text(report))
     else:
-        sys.stdout.write(render_text(corpus, report))
+        sys.stdout.write(writable(render_text(corpus, report)))
     return 1 if refused is not None else 0
+
+
+def json_text(document: dict[str, Any]) -> str:
+    """``document`` as indented JSON; a file name that is not UTF-8 (its bytes read as lone surrogates, which
+    neither JSON nor UTF-8 can carry) written with its escapes, ``corpus-\\udcff.jsonl``, as stderr shows it."""
+    import msgspec
+
+    from mt_eval.lone_surrogates import writable
+
+    def valid(value: Any) -> Any:
+        if isinstance(value, str):
+            return writable(value)
+        if isinstance(value, dict):
+            return {valid(key): valid(item) for key, item in value.items()}
+        return [valid(item) for item in value] if isinstance(value, list) else value
+
+    try:
+        encoded = msgspec.json.encode(document)
+    except UnicodeEncodeError:
+        encoded = msgspec.json.encode(valid(msgspec.to_builtins(document)))
+    return msgspec.json.format(encoded, indent=2).decode() + "\n"
