@@ -6,6 +6,7 @@ import asyncio
 import logging
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,23 @@ async def test_what_a_guest_that_exited_by_itself_left_in_its_group_is_ended(tmp
             break
         await asyncio.sleep(0.05)
     assert processes_marked(marker) == []
+
+
+@pytest.mark.parametrize(("program", "seen"), [
+    ("import sys\nfor line in sys.stdin: print(line.upper(), end='', flush=True)",
+     "it answered the initialize request with a line of text ('{\"JSONRPC\""),
+    ("import sys\nsys.stdout.write(''.join(sorted(sys.stdin)))",
+     "it read the initialize request and waits for more input without answering"),
+], ids=["answers-text", "waits-for-more-input"])
+def test_check_stops_at_a_text_filter_and_says_what_it_did(program: str, seen: str):
+    import subprocess
+
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--", sys.executable, "-c",
+                           program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.count("FAIL") == 1, done.stdout
+    assert f"is not a bridge guest: {seen}" in done.stdout
+    assert "wrap it: an entry_point class whose translate() calls mt_eval.adapters.ProcessTranslator" in done.stdout
+    assert "transcripts were not run (each would fail the same way)" in done.stdout
+    assert time.monotonic() - started < 30  # (not the start timeout of each transcript)

@@ -141,8 +141,9 @@ async def run_vector(vector: Mapping[str, Any], command: Sequence[str], *, cwd: 
     async with anyio.create_task_group() as drain:
         drain.start_soon(_drain, process.stderr, stderr)
         try:
-            await _steps(vector, process, outcome, step_timeout_s, strays)
-            if outcome.failed_step in (1, 2) and not outcome.initialize_unanswered and _opens_with_handshake(vector):
+            await _steps(vector, process, outcome, step_timeout_s, strays, os.path.basename(command[0]))
+            if outcome.failed_step in (1, 2) and not (outcome.initialize_unanswered or outcome.no_handshake) and \
+                    _opens_with_handshake(vector):
                 await _diagnose_handshake(process, outcome, os.path.basename(command[0]))
         finally:
             with anyio.CancelScope(shield=True):  # (interrupted too: nothing the guest started is left running)
@@ -167,8 +168,12 @@ async def _diagnose_handshake(process: asyncio.subprocess.Process, outcome: Vect
 
     message = outcome.last
     echoed = isinstance(message, dict) and message.get("method") == "initialize" and "id" in message
-    if echoed or (isinstance(message, _Junk) and echoes_request(message.encode())):
-        said = not_a_guest_message(label, None if echoed else message.encode(), echoed=echoed)
+    text = message.encode() if isinstance(message, _Junk) else None
+    rpc = isinstance(message, dict) and message.get("jsonrpc") == "2.0"
+    if text is None and message not in (None, _EOF) and not rpc:  # JSON, but no JSON-RPC message: the request changed
+        text = json.dumps(message, ensure_ascii=False).encode()
+    if echoed or (text is not None and echoes_request(text)):
+        said = not_a_guest_message(label, None if echoed else text, echoed=echoed)
         outcome.no_handshake = f"{label} is not a bridge guest"
         outcome.failure = f"step {outcome.failed_step} (expect): {said}"
         return
@@ -196,7 +201,7 @@ async def _end_guest(process: asyncio.subprocess.Process, strays: dict[int, str]
 
 
 async def _steps(vector: Mapping[str, Any], process: asyncio.subprocess.Process, outcome: VectorOutcome,
-                 step_timeout_s: float, strays: dict[int, str]) -> None:
+                 step_timeout_s: float, strays: dict[int, str], label: str) -> None:
     """Each step of the transcript in turn, each within ``step_timeout_s``; the first failure ends it."""
     last_sent = None
     for number, step in enumerate(vector["steps"], start=1):
@@ -208,7 +213,10 @@ async def _steps(vector: Mapping[str, Any], process: asyncio.subprocess.Process,
             last_sent = _method_of(step["send_raw"])
         try:
             with anyio.fail_after(step_timeout_s):
-                failure = await _step(process, step, outcome)
+                if last_sent == "initialize" and "expect" in step:
+                    failure = await _initialize_answer(process, step, outcome, label)
+                else:
+                    failure = await _step(process, step, outcome)
         except TimeoutError:
             outcome.failure = f"step {number} {_describe(step)}: nothing within {step_timeout_s:g} s"
             if last_sent == "initialize" and "expect" in step:
@@ -224,6 +232,30 @@ async def _steps(vector: Mapping[str, Any], process: asyncio.subprocess.Process,
             outcome.failure = f"step {number} {_describe(step)}: {failure}"
             outcome.failed_step = number
             return
+
+
+async def _initialize_answer(process: asyncio.subprocess.Process, step: Mapping[str, Any], outcome: VectorOutcome,
+                             label: str) -> str | None:
+    """The step that reads the answer to initialize; a text filter that took the request as input and waits for
+    more (`mt_eval.bridge.not_a_guest.watch_handshake`) fails it within a second or two, not at the step's timeout."""
+    from types import SimpleNamespace
+
+    from mt_eval.bridge.not_a_guest import watch_handshake
+
+    said: list[str] = []
+    async with anyio.create_task_group() as group:
+        async def watch() -> None:
+            await watch_handshake(SimpleNamespace(first_junk=None, label=label, pid=process.pid), said.append)
+            if said:
+                group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        failure = await _step(process, step, outcome)
+        group.cancel_scope.cancel()
+    if said:
+        outcome.no_handshake = f"{label} is not a bridge guest"
+        return said[0]
+    return failure
 
 
 async def _drain(stream: asyncio.StreamReader | None, into: bytearray) -> None:
