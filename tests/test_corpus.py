@@ -114,6 +114,36 @@ def test_bad_corpora_name_the_place_and_the_problem(tmp_path: Path, name, conten
     assert any(p.path == path and message in p.message for p in error.problems), error
 
 
+HUGE = "9" * 5000  # (Python's int() reads 4,300 digits at most: json.loads raised ValueError, a traceback)
+
+
+@pytest.mark.parametrize(("name", "content", "place"), [
+    ("huge.jsonl", '{"id": "a", "source": "x"}\n{"id": "b", "source": "y", "n": HUGE}\n', "line 2.n"),
+    ("huge-id.jsonl", '{"id": -HUGE, "source": "x"}\n', "line 1.id"),
+    ("huge.json", '[{"id": "a", "source": "x", "meta": {"counts": [1, HUGE]}}]', "$[0].meta.counts[1]"),
+    ("huge-upstream.json", '{"entries": [{"id": "a", "source": HUGE}]}', "$.entries[0].source"),
+])
+def test_an_integer_of_more_digits_than_python_reads_is_refused_at_its_place(tmp_path: Path, capsys, name, content,
+                                                                             place):
+    from mt_eval.cli import main
+
+    corpus = write(tmp_path, name, content.replace("HUGE", HUGE))
+    assert main(["corpus", "show", str(corpus)]) == 1
+    assert capsys.readouterr().err == (f"mt-eval corpus show: corpus {corpus} {place}: holds an integer of 5,000 "
+                                       "digits, more than can be read (4,300 at most); write it as a string, in "
+                                       "double quotes, or remove it\n")
+
+
+def test_a_file_misnamed_for_what_it_holds_is_named_so_with_a_long_integer_in_it(tmp_path: Path):
+    lines = '{"id": "a", "source": "x"}\n{"id": "b", "source": "y", "n": HUGE}\n'.replace("HUGE", HUGE)
+    assert str(refusal(write(tmp_path, "lines.json", lines))).endswith("it holds JSON lines (one object per line): "
+                                                                         "name it lines.jsonl")
+    listed = '[\n{"id": "a", "source": "x", "n": HUGE},\n{"id": "b", "source": "y"}\n]\n'.replace("HUGE", HUGE)
+    assert str(refusal(write(tmp_path, "listed.jsonl", listed))) == (
+        f"corpus {tmp_path / 'listed.jsonl'}: holds one JSON list over several lines, not one JSON object per line; "
+        "name it listed.json")
+
+
 def test_every_entry_problem_is_reported_at_once(tmp_path: Path):
     many = '[{"id": "a"}, {"id": "a", "source": "x"}, {"id": "", "source": "y"}]'
     error = refusal(write(tmp_path, "many.json", many))

@@ -31,6 +31,22 @@ def js_float(text: str) -> int | float:
 
 
 @dataclass(frozen=True)
+class TooManyDigits:
+    """An integer written with more digits than Python turns into an int (``sys.get_int_max_str_digits()``, 4,300
+    by default; ``int()`` raises ValueError), read as this by `int_or_too_long` so a reader can say where it is."""
+
+    digits: int
+
+
+def int_or_too_long(text: str) -> int | TooManyDigits:
+    """``parse_int`` for ``json.loads``: the integer, or `TooManyDigits` where ``int()`` refuses it."""
+    try:
+        return int(text)
+    except ValueError:
+        return TooManyDigits(len(text.lstrip("-")))
+
+
+@dataclass(frozen=True)
 class JsonNumber:
     """A number exactly as the file writes it (``1.50``, ``-0``, ``12345678901234567890``): its JSON token,
     which a writer copies as it is. Node's reader (``lib/json-text.js``) has the same class."""

@@ -27,7 +27,7 @@ from mt_eval.corpus.files import FileText, display_name, split_lines
 from mt_eval.corpus.model import ALIASES, Corpus, CorpusError, CorpusFile, type_name
 from mt_eval.corpus.names import misspelling_of
 from mt_eval.corpus.on_disk import ON_DISK_FROM, EntriesOnDisk
-from mt_eval.json_input import same_on_every_python
+from mt_eval.json_input import TooManyDigits, int_or_too_long, same_on_every_python
 from mt_eval.pairs import PairError, parse_pair
 from mt_eval.problems import Problem, json_path
 
@@ -45,7 +45,8 @@ def read_json(file: FileText) -> Corpus:
         data = _decode(file.text)
     except msgspec.DecodeError:
         try:
-            data = json.loads(file.text)  # what msgspec refuses and json accepts: NaN, and lone surrogates
+            data = json.loads(file.text, parse_int=int_or_too_long)  # what msgspec refuses and json accepts: NaN,
+            # lone surrogates, integers beyond 64 bits (and, to be refused below, beyond the digits int() reads)
         except json.JSONDecodeError as error:
             exc = same_on_every_python(error)
             raise CorpusError.single(file.path, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
@@ -53,6 +54,8 @@ def read_json(file: FileText) -> Corpus:
         problems = _lone_surrogates(file, data, "$", file.text)
         if problems:
             raise CorpusError(problems, summary=f"corpus {file.path} holds text that is not Unicode") from None
+        if problems := _too_long_integers(file, data, "$"):
+            raise CorpusError(problems, summary=f"corpus {file.path} holds integers too long to read") from None
     entries = data if isinstance(data, list) else data.get("entries") if isinstance(data, dict) else None
     around = {k: v for k, v in data.items() if k != "entries"} if isinstance(data, dict) else None
     refuse_duplicate_keys(file.path, file.text, _top_keys(entries) + keys_held(around))
@@ -80,7 +83,8 @@ def read_jsonl(file: FileText) -> Corpus:
             if not line.strip():
                 continue
             try:
-                entries.append(json.loads(line))  # what msgspec refuses and json accepts (NaN, lone surrogates)
+                entries.append(json.loads(line, parse_int=int_or_too_long))  # what msgspec refuses and json
+                # accepts (NaN, lone surrogates, integers beyond 64 bits)
             except json.JSONDecodeError as error:
                 exc = same_on_every_python(error)
                 problems.append(Problem(file=str(file.path), path=f"line {number}", code="syntax",
@@ -90,6 +94,7 @@ def read_jsonl(file: FileText) -> Corpus:
                     break
                 continue
             problems.extend(_lone_surrogates(file, entries[-1], f"line {number}", line))
+            problems.extend(_too_long_integers(file, entries[-1], f"line {number}"))
         lines.append(number)
     if problems:
         if all(p.code == "syntax" for p in problems) and (whole := _json_named_jsonl(file)) is not None:
@@ -319,17 +324,35 @@ def _lone_surrogates(file: FileText, value: Any, where: str, text: str) -> list[
 
 
 def _surrogates(value: Any, where: str) -> Iterator[tuple[str, str]]:
-    if isinstance(value, str):
-        if found := _SURROGATE.search(value):
-            yield where, found.group()
-    elif isinstance(value, dict):
+    for place, leaf in _leaves(value, where):
+        if isinstance(leaf, str) and (found := _SURROGATE.search(leaf)):
+            yield place, found.group()
+
+
+def _too_long_integers(file: FileText, value: Any, where: str) -> list[Problem]:
+    """Each integer in ``value`` (found at ``where``) written with more digits than Python reads (`TooManyDigits`)."""
+    import sys
+
+    found = ((place, leaf) for place, leaf in _leaves(value, where) if isinstance(leaf, TooManyDigits))
+    return [Problem(file=str(file.path), path=place, code="number",
+                    message=f"holds an integer of {leaf.digits:,} digits, more than can be read "
+                            f"({sys.get_int_max_str_digits():,} at most)",
+                    hint="write it as a string, in double quotes, or remove it") for place, leaf in islice(found, 50)]
+
+
+def _leaves(value: Any, where: str) -> Iterator[tuple[str, Any]]:
+    """Every object key, and every value that is no list or object, in ``value`` (found at ``where``), with its
+    path."""
+    if isinstance(value, dict):
         for key, item in value.items():
             inner = f"{where}.{key}" if key.isidentifier() else f"{where}[{json.dumps(key)}]"
-            yield from _surrogates(key, inner)
-            yield from _surrogates(item, inner)
+            yield inner, key
+            yield from _leaves(item, inner)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _surrogates(item, f"{where}[{index}]")
+            yield from _leaves(item, f"{where}[{index}]")
+    else:
+        yield where, value
 
 
 def _text(value: Any) -> str | None:
@@ -342,7 +365,7 @@ def _jsonl_named_json(file: FileText) -> str | None:
     if len(lines) < 2:
         return None
     try:
-        if all(isinstance(json.loads(line), dict) for line in lines):
+        if all(isinstance(json.loads(line, parse_int=int_or_too_long), dict) for line in lines):
             return f"it holds JSON lines (one object per line): name it {_renamed(file.path, '.jsonl')}"
     except json.JSONDecodeError:
         pass
@@ -355,7 +378,7 @@ def _json_named_jsonl(file: FileText) -> str | None:
     if sum(1 for line in split_lines(file.text) if line.strip()) < 2:
         return None
     try:
-        value = json.loads(file.text)
+        value = json.loads(file.text, parse_int=int_or_too_long)
     except json.JSONDecodeError:
         return None
     return "list" if isinstance(value, list) else "object" if isinstance(value, dict) else None
