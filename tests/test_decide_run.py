@@ -215,6 +215,23 @@ def test_every_problem_of_a_corpus_is_reported_at_once(tmp_path, capsys):
     assert report["problems"][0]["file"] == f"{corpus}:2" and "3 problems" in shown.err
 
 
+def test_an_integer_of_more_digits_than_python_reads_is_read_as_javascript_reads_it(tmp_path, capsys):
+    """Over 4,300 digits, int() refuses it (ValueError: the corpus went unnamed); read as JavaScript reads it (a
+    double, Infinity past 308 digits), the row that holds it is named, at its line and path."""
+    huge = "9" * 5000
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "a", "state": {}, "questions": {"q": {"type": "noul", "instructions": "?"}}, '
+                      f'"gold": {{"q": {huge}}}}}\n', encoding="utf-8")
+    assert main(["decide", "check", "--corpus", str(corpus)]) == 1
+    err = capsys.readouterr().err
+    assert f'{corpus}:1 (row "a") $.gold.q: expected ' in err and "got the number Infinity" in err
+    as_array = tmp_path / "c.json"
+    as_array.write_text(f'[{{"id": "a", "state": {{"n": -{huge}}}, "questions": {{"q": {json.dumps(NOUL)}}}, '
+                        '"gold": {"q": true}}]')
+    assert main(["decide", "check", "--corpus", str(as_array)]) == 0  # (-Infinity in a state: a number it may hold)
+    assert "Traceback" not in capsys.readouterr().err
+
+
 def test_a_scorer_that_disagrees_with_the_closed_forms_reports_nothing(tmp_path, capsys, monkeypatch):
     real = metrics.instance_statistics
 

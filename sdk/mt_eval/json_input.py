@@ -21,6 +21,8 @@ _BRACKET = re.compile(r"[\[\]{}]")
 
 
 def js_int(text: str) -> int | float:
+    if len(text) > 17:  # (past every safe integer, 16 digits and a sign: a double, whose int() could be refused)
+        return float(text)  # (over 308 digits: infinity, as JavaScript reads it)
     value = int(text)
     return value if abs(value) <= SAFE_INTEGER else float(text)
 
