@@ -8,6 +8,7 @@
 // this host's sent back fails that request (bridge/PROTOCOL.md, "An error without an id").
 import { GuestProcess } from './child.js';
 import { LazyTimer } from './lazy-timer.js';
+import { answeredWith, echoesRequest, watchHandshake } from './not-a-guest.js';
 import { endStrays, outsideGroup } from './strays.js';
 import {
   BridgeError, ErrorCode, classify, decodeUtf8, encode, errorResponse, isPlainObject, lineLimit, notification,
@@ -168,6 +169,7 @@ export class Connection {
       this.pending.set(id, pending);
       this.#holdIfBusy();
       this.process.write(line);
+      if (method === 'initialize') pending.unwatch = watchHandshake(this.pid, (what) => this.#notAGuest(id, what));
     });
   }
 
@@ -214,6 +216,7 @@ export class Connection {
     const pending = this.pending.get(id);
     if (!pending) return false;
     this.pending.delete(id);
+    pending.unwatch?.();
     if (this.pending.size === 0) {
       this.deadlines.idle();
       this.#holdIfBusy();
@@ -249,6 +252,7 @@ export class Connection {
     }
     if (!isPlainObject(message)) {
       if (text.trim()) this.logger.warn(`skipped a guest stdout line that is not a JSON object: ${excerpt(text)}`);
+      this.#textDuringHandshake(text);
       return;
     }
     switch (classify(message)) {
@@ -257,7 +261,19 @@ export class Connection {
       case 'request': return this.#guestRequest(message);
       default:
         this.logger.warn(`skipped a guest stdout line that is not a JSON-RPC 2.0 message: ${excerpt(text)}`);
+        this.#textDuringHandshake(text);
     }
+  }
+
+  // A line that is no message but carries the words of the initialize request still unanswered: a text filter.
+  #textDuringHandshake(text) {
+    const initialize = [...this.pending.values()].find((pending) => pending.method === 'initialize');
+    if (initialize && echoesRequest(text)) this.#notAGuest(initialize.id, answeredWith(text));
+  }
+
+  #notAGuest(id, what) {
+    this.#settle(id, new BridgeError(ErrorCode.INVALID_REQUEST, `is not a bridge guest: ${what}, as a text filter `
+      + 'does; a guest must speak mt-eval-bridge/1 (bridge/PROTOCOL.md)', { not_a_guest: true }));
   }
 
   #response({ id, result, error }) {
@@ -295,9 +311,8 @@ export class Connection {
   #guestRequest({ id, method }) {
     if (this.pending.get(id)?.method === method) {
       const what = `it sent the ${method} request back instead of answering it`;
-      this.#settle(id, new BridgeError(ErrorCode.INVALID_REQUEST, method === 'initialize'
-        ? `is not a bridge guest: ${what}, as a text filter does; a guest must speak mt-eval-bridge/1 (bridge/PROTOCOL.md)`
-        : `the guest ${what}`, { not_a_guest: method === 'initialize' }));
+      if (method === 'initialize') this.#notAGuest(id, what);
+      else this.#settle(id, new BridgeError(ErrorCode.INVALID_REQUEST, `the guest ${what}`));
       return;
     }
     this.process.write(encode(errorResponse(id, ErrorCode.METHOD_NOT_FOUND, `the host does not serve "${method}"`)));

@@ -1,5 +1,6 @@
 // The Node host against answers that name no request: an error with "id": null (a line the guest could not read),
-// an answer with an id no request in flight has (said once), a program that sends the request back (cat); an
+// an answer with an id no request in flight has (said once), a program that sends the request back (cat) or is a
+// text filter in other ways; an
 // answer without a results list, which fails only the entry it concerns; a restart naming what stopped the guest
 // it replaces; and a command with no program in it (an empty MT_EVAL too).
 import assert from 'node:assert/strict';
@@ -103,6 +104,28 @@ test('a program that sends the request back is not a guest, and is told so at on
   });
   assert.ok(Date.now() - began < 5_000);
 });
+
+// Two text filters: one upper-cases each line it reads (in Node); sort writes what it read when its input ends (it
+// waits single-threaded in read(), which only /proc on Linux shows).
+const UPPER = [process.execPath, '-e', "process.stdin.on('data', (d) => process.stdout.write(String(d).toUpperCase()));"];
+
+for (const [name, command, what, skip] of [
+  ['answers with the request in its own words', UPPER, "it answered the initialize request with a line of text "
+    + "('{\"JSONRPC\":\"2.0\",\"ID\":1,\"METHOD\":\"INITIALIZE\",\"PARAMS\":{\"PROTOCOL_VERSIONS\"", false],
+  ['reads the request and waits for more input', ['sort'],
+    'it read the initialize request and waits for more input without answering', process.platform !== 'linux'],
+]) {
+  test(`a text filter that ${name} is not a guest, and is told so within seconds`, { skip }, async () => {
+    const began = Date.now();
+    await assert.rejects(startGuest(command, { logger: {}, closeStepMs: 500 }), (error) => {
+      assert.equal(error.name, 'GuestStartError');
+      assert.ok(error.message.includes(` is not a bridge guest: ${what}`), error.message);
+      assert.ok(error.message.includes(', as a text filter does; a guest must speak mt-eval-bridge/1'), error.message);
+      return true;
+    });
+    assert.ok(Date.now() - began < 10_000, `took ${Date.now() - began} ms (the start timeout is 30 s)`);
+  });
+}
 
 test('a command whose program is empty is refused before anything is spawned', async () => {
   await assert.rejects(startGuest(['', 'serve']), /command must be a non-empty array of strings, a program first/);
