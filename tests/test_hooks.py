@@ -173,3 +173,15 @@ def test_a_plugins_own_hooks_run_in_process_and_are_reported_under_isolate(tmp_p
     assert not (plugin / "seen.txt").exists()
     assert (f"warning: --isolate: the hooks in {plugin / 'pipeline.py'} (entry_completed) do not run: the plugin's "
             "code runs only in its own process") in done.stderr
+
+
+@pytest.mark.parametrize("tail", ["X = 1" + " + 1" * 200_000 + "\n", "X = 1\0\n"],
+                         ids=["nested-too-deeply", "nul-byte"])
+def test_under_isolate_a_module_that_cannot_be_parsed_for_hooks_fails_its_load_not_the_command(
+        tmp_path: Path, make_plugin, tail: str):
+    plugin = make_plugin(files={"pipeline.py": HOOKED + tail})
+    done = run_cli(tmp_path, "--method", str(plugin), "--isolate")
+    assert "Traceback" not in done.stderr and "RecursionError: maximum recursion depth exceeded during ast" \
+        not in done.stderr, done.stderr
+    assert done.returncode != 0
+    assert "importing \"pipeline\" failed" in done.stderr or "source code" in done.stderr, done.stderr

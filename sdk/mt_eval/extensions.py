@@ -99,8 +99,8 @@ def declared_hooks(path: Path) -> list[str]:
     """The functions of a Python file decorated as hook implementations, found without running it."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
-        return []
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+        return []  # (unreadable, or nested too deeply to parse: no hooks are known; importing it will say why)
 
     def is_hookimpl(decorator: ast.expr) -> bool:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
