@@ -2,7 +2,7 @@
 // Python guest uses, what is wrong with a request's entries, and a request being worked on (Job).
 import { readFileSync } from 'node:fs';
 
-import { got } from './contract/words.js';
+import { got } from './contract/value-words.js';
 import { writable } from './lone-surrogates.js';
 import { describe, isPlainObject } from './protocol.js';
 

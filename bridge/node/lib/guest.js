@@ -2,8 +2,8 @@
 // The method module exports `translate(entries, config)` and/or `decide(rows, config)` (async; what its
 // method.json "implements") and optionally `name`, `methodCard()` and `close()`; a default export holding
 // them works too.
-import { declaredDefaults } from './contract/schema.js';
-import { got } from './contract/words.js';
+import { declaredDefaults } from './contract/declared-defaults.js';
+import { got } from './contract/value-words.js';
 import {
   DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, describe, encode,
   errorResponse, isPlainObject, isValidId, resultResponse,

@@ -11,18 +11,7 @@ export function schemas() {
   return bundle;
 }
 
-let declared = null;
-
-/**
- * The defaults one definition of a schema declares, as fresh values: lib/generated/defaults.json, which `mt-eval
- * schemas` writes with the schemas and which is small, so that a guest answers initialize without parsing them all.
- */
-export function declaredDefaults(stem, name) {
-  declared ??= JSON.parse(readFileSync(new URL('../generated/defaults.json', import.meta.url), 'utf8')).defaults;
-  const found = declared[stem]?.[name];
-  if (!found) throw new Error(`no defaults of "${name}" in schema "${stem}"`);
-  return structuredClone(found);
-}
+export { declaredDefaults } from './declared-defaults.js';
 
 /** The schema document generated from one Struct; throws for an unknown stem. */
 export function schema(stem) {

@@ -5,6 +5,7 @@
 // with its autojunk rule), so both runtimes suggest the same names.
 
 import { kebabCase } from './kebab-case.js';
+import { got, jsString } from './value-words.js';
 
 export const WHAT = 'x-what';
 export const PATTERN_MEANS = 'x-pattern-means';
@@ -13,7 +14,7 @@ export const SUGGEST = 'x-suggest';
 export const SET_BY = 'x-set-by';
 export const UNKNOWN_FIELDS = 'x-unknown-fields';
 
-export { kebabCase };
+export { got, jsString, kebabCase };
 
 /** "eng-spa", "ENG:spa", "eng -> spa" → "eng>spa". */
 export function languagePair(text) {
@@ -22,8 +23,6 @@ export function languagePair(text) {
 
 export const SUGGESTIONS = Object.freeze({ 'kebab-case': kebabCase, 'language-pair': languagePair });
 
-/** A string literal as JSON.stringify writes it (lone surrogates escaped, as Python's js_string does). */
-export const jsString = (text) => JSON.stringify(text);
 
 /** A literal value as the Python side quotes it in a list of choices. */
 export const jsValue = (value) => (value === null ? 'null' : typeof value === 'string' ? jsString(value) : String(value));
@@ -33,18 +32,6 @@ const isObject = (value) => value instanceof Map || (value !== null && typeof va
 /** Why a whole number past Number.MAX_SAFE_INTEGER is no integer (mt_eval/js_text.py INEXACT_INTEGER). */
 export const INEXACT_INTEGER = `too large to be exact in JSON (integers run from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER})`;
 
-/** The actual JSON value in words. */
-export function got(value) {
-  if (value === null || value === undefined) return 'null';
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  if (typeof value === 'number') return `the number ${String(value)}`; // (1e400 reads as Infinity; NaN is no JSON number)
-  if (typeof value === 'string') {
-    const points = [...value];
-    return `the string ${jsString(points.length <= 40 ? value : `${points.slice(0, 37).join('')}...`)}`;
-  }
-  if (Array.isArray(value)) return 'an array';
-  return isObject(value) ? 'an object' : 'a value';
-}
 
 const PLURALS = {
   'a string': 'strings', 'an integer': 'integers', 'a number': 'numbers', 'an object': 'objects', 'true or false': 'booleans',
