@@ -7,6 +7,7 @@
 // the guest could not read) fails the one request in flight, and is logged when there are several; a request of
 // this host's sent back fails that request (bridge/PROTOCOL.md, "An error without an id").
 import { GuestProcess } from './child.js';
+import { AnswerProblem } from './host-failures.js';
 import { LazyTimer } from './lazy-timer.js';
 import { answeredWith, echoesRequest, watchHandshake } from './not-a-guest.js';
 import { endStrays, outsideGroup } from './strays.js';
@@ -32,6 +33,9 @@ export function describeExit({ code, signal, error, running }) {
   if (signal) return `the guest was killed by ${signal}`;
   return `the guest exited with code ${code}`;
 }
+
+// What a line that cannot be read fails the request it names with (in the Python host's words).
+const NOT_JSON = 'guest sent a line that is not valid JSON';
 
 const seconds = (ms) => `${Number((ms / 1000).toFixed(3))} s`;
 
@@ -238,7 +242,7 @@ export class Connection {
     const text = decodeUtf8(bytes);
     if (text === null) {
       const id = readMessageId(bytes.subarray(0, 4096));
-      const error = new BridgeError(ErrorCode.PARSE_ERROR, "the guest's response is not valid UTF-8");
+      const error = new AnswerProblem(ErrorCode.PARSE_ERROR, "the guest's response is not valid UTF-8");
       if (!(typeof id === 'number' && this.#settle(id, error))) {
         this.logger.warn(`skipped a guest stdout line that is not valid UTF-8 (${bytes.length} bytes)`);
       }
@@ -248,6 +252,10 @@ export class Connection {
     try {
       message = JSON.parse(text);
     } catch {
+      // (a line that starts as an answer but is no JSON, as a NaN makes it: it fails the request it names at once,
+      // as in the Python host, rather than leave it to its deadline)
+      const id = readMessageId(text.slice(0, 4096));
+      if (typeof id === 'number' && this.#settle(id, new AnswerProblem(ErrorCode.PARSE_ERROR, NOT_JSON))) return;
       message = undefined;
     }
     if (!isPlainObject(message)) {
@@ -260,6 +268,9 @@ export class Connection {
       case 'notification': return this.#notification(message);
       case 'request': return this.#guestRequest(message);
       default:
+        // An object with an id and no method is read as the answer it names, as the Python host reads it: without
+        // "jsonrpc": "2.0", with both a result and an error (the error counts, unless null) or with neither (a failure).
+        if (typeof message.method !== 'string' && 'id' in message) return this.#response(message);
         this.logger.warn(`skipped a guest stdout line that is not a JSON-RPC 2.0 message: ${excerpt(text)}`);
         this.#textDuringHandshake(text);
     }
@@ -276,12 +287,16 @@ export class Connection {
       + 'does; a guest must speak mt-eval-bridge/1 (bridge/PROTOCOL.md)', { not_a_guest: true }));
   }
 
-  #response({ id, result, error }) {
+  #response(message) {
+    const { id, result, error } = message;
     let failure;
-    if (error !== undefined) {
+    if (error !== undefined && error !== null) { // ("error": null beside a result: none, as JSON-RPC 1.0 wrote it)
       failure = isPlainObject(error) && Number.isInteger(error.code)
         ? new BridgeError(error.code, typeof error.message === 'string' ? error.message : 'error', error.data)
         : new BridgeError(ErrorCode.INTERNAL_ERROR, `malformed error from the guest: ${excerpt(JSON.stringify(error))}`);
+    }
+    if (failure === undefined && !('result' in message)) {
+      failure = new AnswerProblem(ErrorCode.INVALID_REQUEST, 'guest sent a response with neither result nor error');
     }
     if (id === null && failure) return this.#unattributed(failure);
     if (this.cancelling.has(id)) this.#cancelSettled(id); // it answered: it is still reading its input

@@ -18,6 +18,17 @@ export class WithoutResults extends BridgeError {
 }
 
 /**
+ * A line of the guest's that this host cannot take as an answer (not UTF-8, not JSON, neither a result nor an
+ * error): it fails the request it names in this host's words, which are no guest's error.
+ */
+export class AnswerProblem extends BridgeError {
+  constructor(code, message) {
+    super(code, message);
+    this.name = 'AnswerProblem';
+  }
+}
+
+/**
  * Why a guest's program could not be started at all (`spawnError`: the spawn's own error, ENOENT or EACCES), in
  * the user's terms: a working directory that is not there is named, not blamed on the program.
  */
@@ -71,7 +82,7 @@ export function callFailure(error) {
 /** Why a whole request failed, as the error text of each of its entries. */
 export function failureText(error) {
   if (!(error instanceof BridgeError)) return `the host failed: ${error?.message ?? error}`;
-  if (error instanceof WithoutResults) return error.message;
+  if (error instanceof WithoutResults || error instanceof AnswerProblem) return error.message;
   switch (error.code) {
     case ErrorCode.GUEST_EXITED:
       return `${error.message}${compactTail(error.data?.stderr_tail ?? '')}`;

@@ -61,6 +61,36 @@ for (const [answer, got] of [[{}, 'nothing'], [null, 'nothing'], [{ results: 'lo
   });
 }
 
+// Lines that name a request but are no answer as JSON-RPC 2.0 writes it: each is read as the Python host reads it, at
+// once, rather than skipped and left to the request's deadline.
+for (const [line, error] of [
+  ['{"jsonrpc":"2.0","id":$ID,"result":{"results":[{"id":"e2","predicted":"b","latency_s":NaN}]}}',
+    'guest sent a line that is not valid JSON'],
+  ['{"jsonrpc":"2.0","id":$ID,"result":{"results":[]},"error":{"code":-32007,"message":"boom","data":{"type":"E"}}}',
+    'the method failed: E: boom'],
+  ['{"jsonrpc":"2.0","id":$ID}', 'guest sent a response with neither result nor error'],
+  ['{"id":$ID,"result":{"results":[{"id":"e2","predicted":"taken"}]}}', null],
+  ['{"jsonrpc":"2.0","id":$ID,"result":{"results":[{"id":"e2","predicted":"taken"}]},"error":null}', null],
+]) {
+  test(`a line naming its request, ${line}, ${error ? 'fails its entry at once' : 'is its answer'}`, async () => {
+    const { logger, text } = recordingLogger();
+    const guest = await startGuest([process.execPath, testGuest('misbehaving.js'), 'odd-line', line],
+      { config: CONFIG, cwd: repo, logger, closeStepMs: 500, requestTimeoutMs: 20_000 });
+    try {
+      const began = Date.now();
+      const sources = error ? ['one', 'two', 'bad', 'four'] : ['', '', 'bad']; // (the answer is for e2 alone)
+      const results = await guest.translate(sources.map((source, i) => ({ id: `e${i}`, source })).filter((e) => e.source));
+      assert.deepEqual(results.map((r) => [r.id, r.predicted, r.error]), error
+        ? [['e0', 'spa:eno', null], ['e1', 'spa:owt', null], ['e2', null, error], ['e3', 'spa:ruof', null]]
+        : [['e2', 'taken', null]]);
+      assert.ok(Date.now() - began < 5_000, `took ${Date.now() - began} ms`);
+      assert.doesNotMatch(text(), /stopping|restarting|timed out/);
+    } finally {
+      await guest.close();
+    }
+  });
+}
+
 test('answers with the id as a string, where an integer was sent, are said once, naming the id; the requests time out', async () => {
   const { logger, records } = recordingLogger();
   const guest = await startGuest([process.execPath, testGuest('misbehaving.js'), 'string-id'],

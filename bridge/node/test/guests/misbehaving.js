@@ -122,6 +122,13 @@ const modes = {
       else answer(id, { results: reversed(entries, config) });
     },
   },
+  'odd-line': { // answers a request holding the source "bad" with the line given as the next argument, $ID its id
+    capabilities: { cancel: true },
+    translate(id, entries, config) {
+      if (entries.some((e) => e.source === 'bad')) out(`${process.argv[3].replaceAll('$ID', JSON.stringify(id))}\n`);
+      else answer(id, { results: reversed(entries, config) });
+    },
+  },
   sizes: { // (well behaved: each translation is how many entries its request carried, so a reply stays short)
     capabilities: {},
     translate(id, entries) {
