@@ -133,3 +133,20 @@ async def test_answers_with_the_id_as_a_string_are_said_once_naming_it_and_the_r
                     "are, without a warning)"),
         ("DEBUG", 's: dropped an answer with id "3", which names no request in flight')]
     assert first is not method._connection  # (the guest did not answer the cancels, and was replaced)
+
+
+# Answers every request with its id written as a whole number with a fraction (2.0), as a guest that keeps numbers as
+# doubles writes it.
+FLOAT_IDS = STRING_IDS.replace("answer_id = str(answer_id)", "pass").replace(
+    '"id": answer_id', '"id": float(answer_id)').replace('"cancel": True', '"cancel": False')
+
+
+async def test_answers_whose_id_is_a_whole_number_written_with_a_fraction_answer_that_request(caplog):
+    method = BridgeMethod([sys.executable, "-c", FLOAT_IDS], label="f",
+                          options=HostOptions(start_timeout_s=15, request_timeout_s=10, shutdown_grace_s=1))
+    try:
+        results = await asyncio.gather(*(method.translate([entry], CONFIG) for entry in BATCH))
+    finally:
+        await method.aclose()
+    assert [r["predicted"] for [r] in results] == ["x", "x"]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text

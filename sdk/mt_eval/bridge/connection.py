@@ -282,9 +282,11 @@ class GuestConnection(ChildProcess):
     def _on_line(self, line: bytes) -> None:
         try:
             message = m.decode_incoming(line)
-        except msgspec.ValidationError as exc:  # JSON, but not a message of the protocol
-            self._fail_line(line[:256], m.PARSE_ERROR, f"guest sent a message that is not JSON-RPC 2.0 ({exc})")
-            return
+        except msgspec.ValidationError as exc:  # JSON, but not a message of the protocol (unless its id is 2.0, say)
+            if (reread := m.with_whole_number_id(line)) is None:
+                self._fail_line(line[:256], m.PARSE_ERROR, f"guest sent a message that is not JSON-RPC 2.0 ({exc})")
+                return
+            message = reread
         except (msgspec.DecodeError, RecursionError):  # (RecursionError: nested too deep to read)
             self._fail_line(line[:256], m.PARSE_ERROR, "guest sent a line that is not valid JSON (or not UTF-8)")
             return

@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.js_text import SAFE_INTEGER
 from mt_eval.lone_surrogates import writable
 
 PROTOCOL_VERSION = "mt-eval-bridge/1"
@@ -133,3 +134,19 @@ def error_line(request_id: int | str | None, code: int, message: str, data: Any 
 _encode = msgspec.json.Encoder().encode
 decode_incoming = msgspec.json.Decoder(Incoming).decode
 decode_request = msgspec.json.Decoder(Request).decode
+
+
+def with_whole_number_id(line: bytes) -> Incoming | None:
+    """A message whose ``id`` is a whole number written with a fraction (``2.0``), read with that id as the integer, as
+    JavaScript (and the Node host) reads it (PROTOCOL.md, "Integers"); None for any other line."""
+    try:
+        message = msgspec.json.decode(line)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    given = message.get("id") if isinstance(message, dict) else None
+    if not (isinstance(given, float) and given.is_integer() and abs(given) <= SAFE_INTEGER):
+        return None
+    try:
+        return decode_incoming(_encode({**message, "id": int(given)}))
+    except msgspec.ValidationError:
+        return None
