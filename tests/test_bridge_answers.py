@@ -150,3 +150,21 @@ async def test_answers_whose_id_is_a_whole_number_written_with_a_fraction_answer
         await method.aclose()
     assert [r["predicted"] for [r] in results] == ["x", "x"]
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+
+
+@pytest.mark.parametrize(("capabilities", "said"), [
+    ('"max_batch": -1', "capabilities.max_batch = -1; using null"),
+    ('"max_batch": 0', "capabilities.max_batch = 0; using null"),
+    ('"max_concurrency": 0', "capabilities.max_concurrency = 0; using 1"),
+])
+async def test_a_count_declared_below_one_is_warned_about_and_its_default_used(caplog, capabilities, said):
+    declares = STRING_IDS.replace("answer_id = str(answer_id)", "pass").replace(
+        '"max_concurrency": 2, "cancel": True', capabilities)
+    method = BridgeMethod([sys.executable, "-c", declares], label="c",
+                          options=HostOptions(start_timeout_s=15, request_timeout_s=10, shutdown_grace_s=1))
+    try:
+        results = await method.translate([*BATCH, {"id": "c", "source": "z"}], CONFIG)
+    finally:
+        await method.aclose()
+    assert [r["predicted"] for r in results] == ["x", "x", "x"]
+    assert f"the guest declared {said}" in caplog.text

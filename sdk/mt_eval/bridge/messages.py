@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import msgspec
@@ -12,6 +13,7 @@ from mt_eval.lone_surrogates import writable
 PROTOCOL_VERSION = "mt-eval-bridge/1"
 SUPPORTED_VERSIONS = (PROTOCOL_VERSION,)
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+_log = logging.getLogger("mt_eval.bridge")
 
 # JSON-RPC 2.0 codes, then the protocol's reserved ones (bridge/PROTOCOL.md, "Error codes").
 PARSE_ERROR = -32700
@@ -69,6 +71,16 @@ class Capabilities(msgspec.Struct, kw_only=True):
     max_concurrency: int = 1
     cancel: bool = False
     progress: bool = False
+
+    def __post_init__(self) -> None:
+        """A count below 1 (``max_batch: -1`` would send batches of nothing) is warned about and its default used, in
+        the Node host's words."""
+        if self.max_batch is not None and self.max_batch < 1:
+            _log.warning("the guest declared capabilities.max_batch = %d; using null", self.max_batch)
+            self.max_batch = None
+        if self.max_concurrency < 1:
+            _log.warning("the guest declared capabilities.max_concurrency = %d; using 1", self.max_concurrency)
+            self.max_concurrency = 1
 
 
 class MethodIdentity(msgspec.Struct, kw_only=True):
