@@ -28,6 +28,12 @@ export class AnswerProblem extends BridgeError {
   }
 }
 
+/** Why a guest is not sent a `kind` request (translate, decide): it does not implement it; null when it does. */
+export function notImplemented(info, kind) {
+  const implemented = Array.isArray(info?.implements) ? info.implements : ['translate'];
+  return implemented.includes(kind) ? null : `the guest does not implement ${kind} (it implements ${implemented.join(', ')})`;
+}
+
 /**
  * Why a guest's program could not be started at all (`spawnError`: the spawn's own error, ENOENT or EACCES), in
  * the user's terms: a working directory that is not there is named, not blamed on the program.

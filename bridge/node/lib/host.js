@@ -16,7 +16,7 @@ import { methodView } from './gold.js';
 import { decisionError, matchDecisions, rowsProblem } from './decisions.js';
 import { ResultNotes, describe, errorResult, matchResults } from './results.js';
 import { sayStrays } from './unmatched.js';
-import { WithoutResults, compactTail, failureText, formatTail, notStarted } from './host-failures.js';
+import { WithoutResults, compactTail, failureText, formatTail, notImplemented, notStarted } from './host-failures.js';
 import { SoloGate, Slots } from './host-gates.js';
 import { completeCapabilities, completeOptions } from './host-options.js';
 import { sendingOnlyValidText } from './lone-surrogates.js';
@@ -232,15 +232,14 @@ export class HostedGuest {
     if (problem) throw new TypeError(problem);
     const decisionConfig = config ?? this.#options.config ?? {};
     if (!isPlainObject(decisionConfig)) throw new TypeError(`decide needs a config object, got ${describe(decisionConfig)}`);
-    if (!(this.info?.implements ?? ['translate']).includes('decide')) {
-      const message = `the guest does not implement decide (it implements ${(this.info?.implements ?? ['translate']).join(', ')})`;
-      return rows.map((row) => decisionError(row.id, message));
-    }
     return this.#request('decide', rows, decisionConfig);
   }
 
-  // Text a guest cannot read (a lone surrogate) fails its item at once; the others go in batches.
+  // A request the guest does not implement is not sent: each item fails with why. Text a guest cannot read (a lone
+  // surrogate) fails its item at once; the others go in batches.
   #request(kind, items, config) {
+    const missing = notImplemented(this.info, kind);
+    if (missing) return items.map((item) => BATCHED[kind].fail(item.id, missing));
     return sendingOnlyValidText(items, config, BATCHED[kind], async (sendable) => {
       const batches = this.#batches(kind, sendable, config);
       if (batches.length === 1) return this.#runBatch(kind, batches[0], config); // the usual call

@@ -75,6 +75,21 @@ test('a guest that only translates fails every decide row with the reason', asyn
   }
 });
 
+test('a guest that only decides fails every translate entry with the reason, as the Python host does, sending nothing', async () => {
+  const directory = mkdtempSync(join(tmpdir(), 'mt-eval-decide-'));
+  writeFileSync(join(directory, 'judge.js'), 'export async function decide(rows) { return []; }\n');
+  const { logger, text } = recordingLogger();
+  const guest = await startGuest([...nodeGuestCommand.slice(0, 2), '--module', join(directory, 'judge.js')],
+    { logger, closeStepMs: 500 });
+  try {
+    const results = await guest.translate([{ id: 'a', source: 'x' }, { id: 'b', source: 'y' }], { source_lang: 'eng', target_lang: 'spa' });
+    assert.deepEqual(results.map((r) => [r.id, r.error]), ['a', 'b'].map((id) => [id, 'the guest does not implement translate (it implements decide)']));
+    assert.equal(text(), '');
+  } finally {
+    await guest.close();
+  }
+});
+
 test('answers that break the rules become question errors, within the host\'s tolerance', async () => {
   const directory = mkdtempSync(join(tmpdir(), 'mt-eval-decide-'));
   writeFileSync(join(directory, 'judge.js'), `export async function decide(rows) {
