@@ -1,8 +1,10 @@
 // What startGuest accepts and what a guest declares: the host's options completed with their defaults (a value
-// that does not fit is a TypeError naming the option), and a guest's capabilities checked against the protocol's
-// schema (a value that does not fit is warned about and replaced by its default).
+// that does not fit is a TypeError naming the option), a guest's initialize result checked against the protocol's
+// schema (one that does not fit fails the start), and its capabilities completed (a count below 1 is warned about
+// and replaced by its default).
+import { decodeValue } from './contract/decode.js';
 import { compile, defaults, schema } from './contract/schema.js';
-import { DEFAULT_MAX_LINE_BYTES, isPlainObject } from './protocol.js';
+import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, isPlainObject } from './protocol.js';
 import { DEFAULT_TOLERANCE } from './decisions.js';
 import { describe } from './results.js';
 
@@ -104,3 +106,18 @@ export function completeCapabilities(declared, logger) {
 }
 
 const capabilitySchema = () => ({ document: schema('bridge-initialize-result'), definition: schema('bridge-initialize-result').$defs.Capabilities });
+
+/**
+ * What is wrong with a guest's answer to initialize, after `guest \`COMMAND\``: another protocol's version, or a
+ * result that is not an initialize result (`sent an invalid initialize result: $.method: …`, as the Python host
+ * refuses it); null when it is one.
+ */
+export function initializeProblem(result) {
+  if (!isPlainObject(result) || result.protocol_version !== PROTOCOL_VERSION) {
+    return `the guest answered initialize with protocol_version ${describe(result?.protocol_version)}, but this host `
+      + `speaks ${PROTOCOL_VERSION}`;
+  }
+  const [problem] = decodeValue(result, 'bridge-initialize-result', { file: 'the initialize result' }).problems
+    .filter((found) => found.severity === 'error');
+  return problem ? `sent an invalid initialize result: ${problem.path}: ${problem.message}` : null;
+}

@@ -18,7 +18,7 @@ import { ResultNotes, describe, errorResult, matchResults } from './results.js';
 import { sayStrays } from './unmatched.js';
 import { WithoutResults, compactTail, failureText, formatTail, notImplemented, notStarted } from './host-failures.js';
 import { SoloGate, Slots } from './host-gates.js';
-import { completeCapabilities, completeOptions } from './host-options.js';
+import { completeCapabilities, completeOptions, initializeProblem } from './host-options.js';
 import { sendingOnlyValidText } from './lone-surrogates.js';
 
 // The requests that carry a batch: the params key of the batch, how a failed item looks, and how results
@@ -123,10 +123,8 @@ export class HostedGuest {
         config: this.#options.config,
         shared_latency: true, // (results.js: matchResults)
       }, { timeoutMs: startTimeoutMs, hardTimeoutMs: startTimeoutMs });
-      if (!isPlainObject(result) || result.protocol_version !== PROTOCOL_VERSION) {
-        throw new Error(`the guest answered initialize with protocol_version ${describe(result?.protocol_version)}, `
-          + `but this host speaks ${PROTOCOL_VERSION}`);
-      }
+      const problem = initializeProblem(result); // (a result the Python host would refuse is refused here too)
+      if (problem) throw new Error(problem);
     } catch (error) {
       await connection.process.terminate(closeStepMs);
       if (signal?.aborted) {

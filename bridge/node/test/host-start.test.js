@@ -53,6 +53,23 @@ describe('startGuest failures', () => {
       /refused initialize: unsupported protocol version \(error -32005\)/);
   });
 
+  // (as the Python host refuses them: "guest X sent an invalid initialize result: …")
+  for (const [result, said] of [
+    [{ method: null }, '$.method: expected an object, got null'],
+    [{ implements: 'translate' }, '$.implements: expected an array of strings, got the string "translate"'],
+    [{ capabilities: { max_concurrency: '4' } }, '$.capabilities.max_concurrency: expected an integer, got the string "4"'],
+    [{ card: [1] }, '$.card: expected an object, got an array'],
+  ]) {
+    test(`an initialize result that is not one (${JSON.stringify(result)}) is refused, naming what is wrong`, async () => {
+      const command = [...misbehaving('init-result'), JSON.stringify(result)];
+      await assert.rejects(startGuest(command, { closeStepMs: 300, logger: {} }), (error) => {
+        assert.ok(error instanceof GuestStartError, String(error));
+        assert.equal(error.message, `guest \`${command.join(' ')}\` sent an invalid initialize result: ${said}`);
+        return true;
+      });
+    });
+  }
+
   test('a command that cannot be spawned is reported', async () => {
     await assert.rejects(startGuest(['/no/such/guest-program'], { logger: {} }),
       /guest `\/no\/such\/guest-program` cannot start: there is no program \/no\/such\/guest-program \(give its full path/);

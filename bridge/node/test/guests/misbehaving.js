@@ -210,6 +210,13 @@ const modes = {
       process.exit(3);
     },
   },
+  'init-result': { // answers initialize with the result given as the next argument (JSON), over a valid one
+    initialize(id) {
+      answer(id, { protocol_version: 'mt-eval-bridge/1', method: { name: 'odd', method_id: 'odd' }, ...JSON.parse(process.argv[3]) });
+    },
+    capabilities: {},
+    translate(id, entries, config) { answer(id, { results: reversed(entries, config) }); },
+  },
   'refuse-init': {
     initialize(id) {
       send({ jsonrpc: '2.0', id, error: { code: -32005, message: 'unsupported protocol version', data: { supported: ['mt-eval-bridge/9'] } } });
