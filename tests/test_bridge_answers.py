@@ -168,3 +168,16 @@ async def test_a_count_declared_below_one_is_warned_about_and_its_default_used(c
         await method.aclose()
     assert [r["predicted"] for r in results] == ["x", "x", "x"]
     assert f"the guest declared {said}" in caplog.text
+
+
+async def test_an_initialize_result_choosing_a_version_not_offered_fails_the_start_in_the_node_hosts_words():
+    chooses = STRING_IDS.replace("answer_id = str(answer_id)", "pass").replace('"mt-eval-bridge/1"',
+                                                                                 '"mt-eval-bridge/9"')
+    method = BridgeMethod([sys.executable, "-c", chooses], label="v",
+                          options=HostOptions(start_timeout_s=15, request_timeout_s=10, shutdown_grace_s=1))
+    try:
+        [result] = await method.translate(BATCH[:1], CONFIG)
+    finally:
+        await method.aclose()
+    assert result["error"] == ('guest v sent an invalid initialize result: protocol_version "mt-eval-bridge/9" is not '
+                               "one this host offered (mt-eval-bridge/1)")

@@ -108,16 +108,15 @@ export function completeCapabilities(declared, logger) {
 const capabilitySchema = () => ({ document: schema('bridge-initialize-result'), definition: schema('bridge-initialize-result').$defs.Capabilities });
 
 /**
- * What is wrong with a guest's answer to initialize, after `guest \`COMMAND\``: another protocol's version, or a
- * result that is not an initialize result (`sent an invalid initialize result: $.method: …`, as the Python host
- * refuses it); null when it is one.
+ * What is wrong with a guest's answer to initialize, after `guest \`COMMAND\``: a result that is not an initialize
+ * result (`sent an invalid initialize result: $.method: …`), or one choosing a version this host did not offer, as the
+ * Python host refuses them; null when it is one.
  */
 export function initializeProblem(result) {
-  if (!isPlainObject(result) || result.protocol_version !== PROTOCOL_VERSION) {
-    return `the guest answered initialize with protocol_version ${describe(result?.protocol_version)}, but this host `
-      + `speaks ${PROTOCOL_VERSION}`;
-  }
   const [problem] = decodeValue(result, 'bridge-initialize-result', { file: 'the initialize result' }).problems
     .filter((found) => found.severity === 'error');
-  return problem ? `sent an invalid initialize result: ${problem.path}: ${problem.message}` : null;
+  if (problem) return `sent an invalid initialize result: ${problem.path}: ${problem.message}`;
+  if (result.protocol_version === PROTOCOL_VERSION) return null;
+  return `sent an invalid initialize result: protocol_version ${JSON.stringify(result.protocol_version)} is not one this `
+    + `host offered (${PROTOCOL_VERSION})`;
 }

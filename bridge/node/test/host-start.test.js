@@ -59,6 +59,7 @@ describe('startGuest failures', () => {
     [{ implements: 'translate' }, '$.implements: expected an array of strings, got the string "translate"'],
     [{ capabilities: { max_concurrency: '4' } }, '$.capabilities.max_concurrency: expected an integer, got the string "4"'],
     [{ card: [1] }, '$.card: expected an object, got an array'],
+    [{ protocol_version: 'mt-eval-bridge/9' }, 'protocol_version "mt-eval-bridge/9" is not one this host offered (mt-eval-bridge/1)'],
   ]) {
     test(`an initialize result that is not one (${JSON.stringify(result)}) is refused, naming what is wrong`, async () => {
       const command = [...misbehaving('init-result'), JSON.stringify(result)];

@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from mt_eval.js_text import SAFE_INTEGER
+from mt_eval.js_text import SAFE_INTEGER, js_string
 from mt_eval.lone_surrogates import writable
 
 PROTOCOL_VERSION = "mt-eval-bridge/1"
@@ -101,6 +101,11 @@ class InitializeResult(msgspec.Struct, kw_only=True):
     capabilities: Capabilities = msgspec.field(default_factory=Capabilities)
     guest: Peer | None = None
     implements: list[str] = msgspec.field(default_factory=lambda: ["translate"])
+
+    def __post_init__(self) -> None:
+        if self.protocol_version not in SUPPORTED_VERSIONS:  # (in the Node host's words)
+            raise ValueError(f"protocol_version {js_string(self.protocol_version)} is not one this host offered "
+                             f"({', '.join(SUPPORTED_VERSIONS)})")
 
 
 class BridgeError(Exception):
