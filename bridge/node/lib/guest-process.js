@@ -2,6 +2,7 @@
 // output and stray writes go to stderr), the lines of one turn of the event loop are written together, after
 // which stdin is polled for a moment if nothing is left in flight (input-poll.js), and the process exits once
 // stdin has closed and every request is answered.
+import { MethodExitError } from './champollion/method-guard.js';
 import { DEFAULT_MAX_LINE_BYTES } from './protocol.js';
 import { GuestServer } from './guest.js';
 import { inputPoller, pollNanoseconds } from './input-poll.js';
@@ -57,12 +58,16 @@ function coalesce(writeOut, afterWrite = () => {}) {
  */
 export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = {}) {
   const log = (text) => process.stderr.write(`mt-eval-guest: ${text}\n`);
+  // The method's process.exit() throws, failing the call it was made in (as the Python guest fails a sys.exit()), and
+  // the guest serves on; the guest's own exits are the real one.
+  const exit = process.exit.bind(process);
+  process.exit = (code) => { throw new MethodExitError(code); };
   let poller;
   try {
     poller = inputPoller(0, pollNanoseconds());
   } catch (error) {
     log(error.message);
-    process.exit(2);
+    exit(2);
   }
   let inputEnded = false;
   const pollInput = () => { // the next request of a caller waiting on this answer, read as it arrives
@@ -76,12 +81,12 @@ export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES 
     write,
     log,
     maxLineBytes,
-    exit: (code) => write('', () => process.exit(code)),
+    exit: (code) => write('', () => exit(code)),
   });
   process.stdin.on('data', (chunk) => server.push(chunk));
   process.stdin.on('end', () => { inputEnded = true; server.end(); });
   process.stdin.on('error', () => { inputEnded = true; server.end(); });
-  process.stdout.on('error', () => process.exit(1)); // the host stopped reading: nobody to answer
+  process.stdout.on('error', () => exit(1)); // the host stopped reading: nobody to answer
   process.on('unhandledRejection', (reason) => log(`unhandled rejection in the method: ${reason?.stack ?? reason}`));
   // Import while the host's initialize is on its way; a failure is reported when it arrives.
   const loading = loadMethod(resolved);

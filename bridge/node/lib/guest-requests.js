@@ -22,6 +22,7 @@ export const failureType = (error) => (error instanceof Error ? error.name : 'th
 
 export function failureMessage(error) {
   if (!(error instanceof Error)) return writable(`thrown: ${describe(error)}`);
+  if (error.name === 'MethodExitError') return error.message; // ("the method called process.exit(3): …": it says all)
   const cause = error.cause instanceof Error ? ` (cause: ${error.cause.message})` : '';
   return writable(`${error.name}: ${error.message}${cause}`);
 }

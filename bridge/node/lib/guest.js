@@ -225,7 +225,7 @@ export class GuestServer {
       }));
       setImmediate(() => loadResults().then(() => this.release(), (error) => { // after the answer is written
         this.log(`cannot load the guest's rules: ${error?.stack ?? error}`);
-        process.exit(1);
+        this.exit(1);
       }));
     } catch (error) {
       this.loadFailed = true;
