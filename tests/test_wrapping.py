@@ -192,6 +192,23 @@ def test_a_plain_program_declared_as_command_is_refused_in_seconds(tmp_path, fla
     assert validated.returncode == 1 and "is not a bridge guest" in validated.stdout + validated.stderr
 
 
+def test_a_plain_program_that_keeps_the_requests_id_in_its_line_is_refused_as_one(tmp_path):
+    """A filter that appends to each line keeps the request's id readable, so its line names the initialize
+    request: it is still a text filter, not a guest answering with a line that is not JSON."""
+    plugin = tmp_path / "suffix"
+    plugin.mkdir()
+    (plugin / "suffix.py").write_text("import sys\nfor line in sys.stdin:\n    print(line.rstrip('\\n') + ' (done)', "
+                                      "flush=True)\n", encoding="utf-8")
+    (plugin / "method.json").write_text(json.dumps({
+        "name": "Suffix", "method_id": "suffix", "command": [sys.executable, "suffix.py"],
+        "supported_pairs": ["eng>spa"], "dependency_class": "S", "dependencies": []}), encoding="utf-8")
+    done = mt_eval("translate", str(plugin), "one")
+    assert done.returncode != 0
+    said = done.stdout + done.stderr
+    assert "suffix is not a bridge guest: it answered the initialize request with a line of text ('{\"jsonrpc\"" in said
+    assert "not valid JSON" not in said
+
+
 # ---- the plugin directory is absolute ----------------------------------------------------------------
 
 

@@ -255,6 +255,10 @@ export class Connection {
       // (a line that starts as an answer but is no JSON, as a NaN makes it: it fails the request it names at once,
       // as in the Python host, rather than leave it to its deadline)
       const id = readMessageId(text.slice(0, 4096));
+      if (this.pending.get(id)?.method === 'initialize' && echoesRequest(text)) { // (a text filter, the id kept)
+        this.#notAGuest(id, answeredWith(text));
+        return;
+      }
       if (typeof id === 'number' && this.#settle(id, new AnswerProblem(ErrorCode.PARSE_ERROR, NOT_JSON))) return;
       message = undefined;
     }

@@ -142,6 +142,9 @@ const UPPER = [process.execPath, '-e', "process.stdin.on('data', (d) => process.
 for (const [name, command, what, skip] of [
   ['answers with the request in its own words', UPPER, "it answered the initialize request with a line of text "
     + "('{\"JSONRPC\":\"2.0\",\"ID\":1,\"METHOD\":\"INITIALIZE\",\"PARAMS\":{\"PROTOCOL_VERSIONS\"", false],
+  ['keeps the id of the request in the line it writes back', [process.execPath, '-e',
+    "process.stdin.on('data', (d) => process.stdout.write(String(d).replace(/\\n/g, ' (done)\\n')));"],
+    "it answered the initialize request with a line of text ('{\"jsonrpc\":\"2.0\",\"id\":1,", false],
   ['reads the request and waits for more input', ['sort'],
     'it read the initialize request and waits for more input without answering', process.platform !== 'linux'],
 ]) {

@@ -32,7 +32,7 @@ import msgspec
 from mt_eval._version import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
-from mt_eval.bridge.not_a_guest import not_a_guest_message, watch_handshake
+from mt_eval.bridge.not_a_guest import echoes_request, not_a_guest_message, watch_handshake
 from mt_eval.bridge.runtimes import cannot_run
 from mt_eval.bridge.start_failures import start_error
 from mt_eval.child_process import ChildProcess, LazyTimer, exit_status, last_lines
@@ -361,6 +361,8 @@ class GuestConnection(ChildProcess):
     def _fail_line(self, head: bytes, code: int, message: str) -> None:
         request_id = id_in(head)
         pending = self._pending.get(request_id) if request_id is not None else None
+        if pending is not None and pending.method == "initialize" and echoes_request(head):  # a text filter, id kept
+            return self._not_a_guest(not_a_guest_message(self.label, head))
         if pending is not None and not pending.future.done():
             pending.future.set_exception(m.BridgeError(code, message))
             return
