@@ -61,7 +61,7 @@ async def test_a_guest_that_exits_mid_batch_is_restarted_and_only_the_culprit_fa
     sources = ["one", "two", "!exit", "four", "five", "six"]
     results = await guest.translate(entries(*sources), config())
     assert [r["predicted"] for r in results] == expected(sources, 2)
-    if guest.runtime == "node":  # type: ignore[attr-defined]  # process.exit ends the guest; it is restarted
+    if guest.runtime == "node":  # type: ignore[attr-defined]  # the fixture ends its process outright: restarted
         assert "exited with code 3" in results[2]["error"] and "exiting on purpose" in results[2]["error"]
     else:  # mt-eval serve catches sys.exit: the guest goes on, the call fails as a raise does
         assert results[2]["error"] == ("the method called sys.exit(3) (pipeline.py:30): a method must not end the "

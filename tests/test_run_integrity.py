@@ -91,7 +91,7 @@ def test_an_entry_that_raises_fails_alone_not_its_batch(tmp_path: Path, runtime:
     assert code == 3 and card.status == "partial" and card.errors == 1
 
 
-# ---- 10.3 a Node guest that calls process.exit mid-batch -------------------------------------------
+# ---- 10.3 a Node guest that ends its process mid-batch ---------------------------------------------
 
 @needs_node
 def test_a_node_guest_exiting_mid_batch_loses_only_the_culprit(tmp_path: Path):
