@@ -52,6 +52,8 @@ def test_a_last_record_whose_newline_was_lost_is_kept_and_its_line_ended(tmp_pat
     ('{"prompt_tokens": 1e400}', "prompt_tokens is Infinity, not a number of tokens"),
     ('{"completion_tokens": "12"}', 'completion_tokens is "12", not a number of tokens'),
     ("not json", "not JSON (Expecting value: line 1 column 1 (char 0))"),
+    ('{"prompt_tokens": 1' + "0" * 5000 + "}", "holds an integer of 5,001 digits, more than can be read "
+     "(4,300 at most): write it as a string, in double quotes, or remove it"),
 ])
 def test_a_line_that_is_not_a_request_record_is_named(tmp_path: Path, capsys, line: str, why: str):
     """Before: a traceback (AttributeError, OverflowError), or the line skipped and the totals short."""

@@ -222,6 +222,12 @@ def test_bad_labels_are_named_by_line_entry_and_question(demo_run, tmp_path, cap
     labels.write_text('{"id": "demo-01", "label": 4}\n')  # (a level's name as a number: said so, not only refused)
     assert grade(demo_run, "--grader", str(RULES), "--labels", str(labels)) == 1
     assert 'gold 4 is a number: an option\'s name is a string; write "4"' in capsys.readouterr().err
+    labels.write_text('{"id": "demo-01", "label": "4", "n": 1' + "0" * 5000 + "}\n")  # (JSON, beyond int())
+    assert grade(demo_run, "--grader", str(RULES), "--labels", str(labels)) == 1
+    err = capsys.readouterr().err
+    assert (f"{labels}:1: holds an integer of 5,001 digits, more than can be read (4,300 at most): write it as a "
+            "string, in double quotes, or remove it") in err
+    assert "not JSON" not in err and "set_int_max_str_digits" not in err
 
 
 def test_labels_of_no_entry_to_grade_are_refused_before_any_grading_and_others_are_named(demo_run, recorder,

@@ -148,3 +148,14 @@ def test_a_csv_sheet_saved_under_another_name_is_told_to_be_named_csv(demo_run, 
     err = capsys.readouterr().err
     assert f"{sheet}: a table, not JSONL: a sheet is read as CSV only when its name ends in .csv" in err
     assert ": not JSON:" not in err
+
+
+def test_a_jsonl_sheet_line_holding_an_integer_beyond_what_int_reads_is_named_as_one(demo_run, export, tmp_path,
+                                                                                    capsys):
+    sheet = tmp_path / "ana.jsonl"
+    sheet.write_text('{"item": 1, "answer": "4", "note": 1' + "0" * 5000 + "}\n", encoding="utf-8")
+    assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") != 0
+    err = capsys.readouterr().err
+    assert (f"{sheet}:1: holds an integer of 5,001 digits, more than can be read (4,300 at most): write it as a "
+            "string, in double quotes, or remove it") in err
+    assert "not JSON" not in err and "set_int_max_str_digits" not in err

@@ -48,6 +48,16 @@ def int_or_too_long(text: str) -> int | TooManyDigits:
         return TooManyDigits(len(text.lstrip("-")))
 
 
+def too_many_digits(exc: ValueError) -> str | None:
+    """Why ``json.loads`` refused a text when it holds an integer of more digits than ``int()`` reads (which is
+    JSON, so "not JSON" would be wrong): what it is and the fix, not Python's advice to raise its limit; else None."""
+    found = re.match(r"Exceeds the limit \((\d+) digits\).*value has (\d+) digits", str(exc))
+    if found is None:
+        return None
+    return (f"holds an integer of {int(found.group(2)):,} digits, more than can be read ({int(found.group(1)):,} at "
+            "most): write it as a string, in double quotes, or remove it")
+
+
 @dataclass(frozen=True)
 class JsonNumber:
     """A number exactly as the file writes it (``1.50``, ``-0``, ``12345678901234567890``): its JSON token,

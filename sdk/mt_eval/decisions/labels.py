@@ -20,6 +20,7 @@ from mt_eval.decisions.blinding import GradingError
 from mt_eval.decisions.corpus import gold_distribution
 from mt_eval.decisions.metrics import Judged, score_decisions
 from mt_eval.decisions.rubric import Rubric
+from mt_eval.json_input import too_many_digits
 
 
 def read_labels(path: str | Path, rubric: Rubric, run_content_sha256: str | None = None
@@ -74,7 +75,7 @@ def read_labels(path: str | Path, rubric: Rubric, run_content_sha256: str | None
         try:
             item = json.loads(line)
         except ValueError as exc:
-            problems.append(f"{where}: not JSON: {exc}")
+            problems.append(f"{where}: {too_many_digits(exc) or f'not JSON: {exc}'}")
             continue
         if not isinstance(item, dict) or not _entry_id(item.get("id")):
             problems.append(f'{where}: expected {{"id": ENTRY_ID, "label": LEVEL}} or {{"id", "distribution"}}, '

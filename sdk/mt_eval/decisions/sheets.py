@@ -31,6 +31,7 @@ from mt_eval.decisions.records import DecisionResult, Question, finite, number_t
 from mt_eval.decisions.request import GradeRequest
 from mt_eval.decisions.rubric import Rubric, read_rubric
 from mt_eval.harness.session import now
+from mt_eval.json_input import too_many_digits
 
 KEY_VERSION = "grading-key/1"
 EXPORTED = ("sheet.csv", "sheet.jsonl", "rubric.md", "key.json")  # what an export writes
@@ -199,7 +200,7 @@ def _jsonl_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]
         try:
             record = json.loads(line)
         except ValueError as exc:
-            problems.append(f"{path}:{number}: not JSON: {exc}")
+            problems.append(f"{path}:{number}: {too_many_digits(exc) or f'not JSON: {exc}'}")
             continue
         if not isinstance(record, dict):
             problems.append(f'{path}:{number}: expected {{"item", "answer", ...}}')

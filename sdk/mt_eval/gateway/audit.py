@@ -25,6 +25,7 @@ from typing import Any
 import msgspec
 
 from mt_eval.errors import ExpectedError
+from mt_eval.json_input import too_many_digits
 
 
 class GatewayFacts(msgspec.Struct, kw_only=True):
@@ -86,7 +87,7 @@ class AuditLog:
         try:
             record = json.loads(line)
         except ValueError as exc:
-            raise self._not_a_record(number, f"not JSON ({exc})") from None
+            raise self._not_a_record(number, too_many_digits(exc) or f"not JSON ({exc})") from None
         if not isinstance(record, dict):
             raise self._not_a_record(number, f"a JSON {type(record).__name__}, not an object")
         for name in ("prompt_tokens", "completion_tokens"):
