@@ -273,8 +273,10 @@ export class Connection {
       case 'request': return this.#guestRequest(message);
       default:
         // An object with an id and no method is read as the answer it names, as the Python host reads it: without
-        // "jsonrpc": "2.0", with both a result and an error (the error counts, unless null) or with neither (a failure).
+        // "jsonrpc": "2.0", with both a result and an error (the error counts, unless null) or with neither (a failure);
+        // one with a method and no id, as the notification it is.
         if (typeof message.method !== 'string' && 'id' in message) return this.#response(message);
+        if (typeof message.method === 'string' && !('id' in message)) return this.#notification(message); // (log, progress)
         this.logger.warn(`skipped a guest stdout line that is not a JSON-RPC 2.0 message: ${excerpt(text)}`);
         this.#textDuringHandshake(text);
     }

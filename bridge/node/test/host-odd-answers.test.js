@@ -91,6 +91,20 @@ for (const [line, error] of [
   });
 }
 
+test('a log notification without "jsonrpc" is taken, as the Python host takes it', async () => {
+  const { logger, text } = recordingLogger();
+  const guest = await startGuest([process.execPath, testGuest('misbehaving.js'), 'line-then-answer',
+    '{"method":"log","params":{"level":"warning","message":"a note of the guest\'s"}}'],
+  { config: CONFIG, cwd: repo, logger, closeStepMs: 500 });
+  try {
+    assert.deepEqual((await guest.translate([{ id: 'a', source: 'one' }])).map((r) => r.predicted), ['spa:eno']);
+    assert.match(text(), /a note of the guest's/);
+    assert.doesNotMatch(text(), /skipped a guest stdout line/);
+  } finally {
+    await guest.close();
+  }
+});
+
 test('answers with the id as a string, where an integer was sent, are said once, naming the id; the requests time out', async () => {
   const { logger, records } = recordingLogger();
   const guest = await startGuest([process.execPath, testGuest('misbehaving.js'), 'string-id'],

@@ -129,6 +129,13 @@ const modes = {
       else answer(id, { results: reversed(entries, config) });
     },
   },
+  'line-then-answer': { // writes the line given as the next argument ($ID its request's id), then answers
+    capabilities: { cancel: true },
+    translate(id, entries, config) {
+      out(`${process.argv[3].replaceAll('$ID', JSON.stringify(id))}\n`);
+      answer(id, { results: reversed(entries, config) });
+    },
+  },
   sizes: { // (well behaved: each translation is how many entries its request carried, so a reply stays short)
     capabilities: {},
     translate(id, entries) {
