@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from mt_eval.js_text import SAFE_INTEGER
 from mt_eval.problems import Problem
@@ -38,6 +38,14 @@ class TooManyDigits:
     by default; ``int()`` raises ValueError), read as this by `int_or_too_long` so a reader can say where it is."""
 
     digits: int
+    HINT: ClassVar[str] = "write it as a string, in double quotes, or remove it"
+
+    @property
+    def message(self) -> str:
+        import sys
+
+        return f"holds an integer of {self.digits:,} digits, more than can be read ({sys.get_int_max_str_digits():,} " \
+               "at most)"
 
 
 def int_or_too_long(text: str) -> int | TooManyDigits:
@@ -51,11 +59,8 @@ def int_or_too_long(text: str) -> int | TooManyDigits:
 def too_many_digits(exc: ValueError) -> str | None:
     """Why ``json.loads`` refused a text when it holds an integer of more digits than ``int()`` reads (which is
     JSON, so "not JSON" would be wrong): what it is and the fix, not Python's advice to raise its limit; else None."""
-    found = re.match(r"Exceeds the limit \((\d+) digits\).*value has (\d+) digits", str(exc))
-    if found is None:
-        return None
-    return (f"holds an integer of {int(found.group(2)):,} digits, more than can be read ({int(found.group(1)):,} at "
-            "most): write it as a string, in double quotes, or remove it")
+    found = re.match(r"Exceeds the limit \(\d+ digits\).*value has (\d+) digits", str(exc))
+    return None if found is None else f"{TooManyDigits(int(found.group(1))).message}: {TooManyDigits.HINT}"
 
 
 @dataclass(frozen=True)

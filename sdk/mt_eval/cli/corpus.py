@@ -60,7 +60,6 @@ def show(args: argparse.Namespace) -> int:
     from mt_eval.corpus.selection import select
     from mt_eval.corpus.show import build_report, render_text
     from mt_eval.errors import UsageError
-    from mt_eval.lone_surrogates import writable
 
     try:
         spec = corpus_spec(args, path=args.file)
@@ -96,6 +95,8 @@ def show(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json_text(report))
     else:
+        from mt_eval.lone_surrogates import writable
+
         sys.stdout.write(writable(render_text(corpus, report)))
     return 1 if refused is not None else 0
 

@@ -331,13 +331,9 @@ def _surrogates(value: Any, where: str) -> Iterator[tuple[str, str]]:
 
 def _too_long_integers(file: FileText, value: Any, where: str) -> list[Problem]:
     """Each integer in ``value`` (found at ``where``) written with more digits than Python reads (`TooManyDigits`)."""
-    import sys
-
     found = ((place, leaf) for place, leaf in _leaves(value, where) if isinstance(leaf, TooManyDigits))
-    return [Problem(file=str(file.path), path=place, code="number",
-                    message=f"holds an integer of {leaf.digits:,} digits, more than can be read "
-                            f"({sys.get_int_max_str_digits():,} at most)",
-                    hint="write it as a string, in double quotes, or remove it") for place, leaf in islice(found, 50)]
+    return [Problem(file=str(file.path), path=place, code="number", message=leaf.message, hint=TooManyDigits.HINT)
+            for place, leaf in islice(found, 50)]
 
 
 def _leaves(value: Any, where: str) -> Iterator[tuple[str, Any]]:
