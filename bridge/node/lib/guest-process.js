@@ -2,7 +2,7 @@
 // output and stray writes go to stderr), the lines of one turn of the event loop are written together, after
 // which stdin is polled for a moment if nothing is left in flight (input-poll.js), and the process exits once
 // stdin has closed and every request is answered.
-import { MethodExitError } from './champollion/method-guard.js';
+import { exitThrows } from './champollion/method-guard.js';
 import { DEFAULT_MAX_LINE_BYTES } from './protocol.js';
 import { GuestServer } from './guest.js';
 import { inputPoller, pollNanoseconds } from './input-poll.js';
@@ -60,8 +60,7 @@ export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES 
   const log = (text) => process.stderr.write(`mt-eval-guest: ${text}\n`);
   // The method's process.exit() throws, failing the call it was made in (as the Python guest fails a sys.exit()), and
   // the guest serves on; the guest's own exits are the real one.
-  const exit = process.exit.bind(process);
-  process.exit = (code) => { throw new MethodExitError(code); };
+  const exit = exitThrows();
   let poller;
   try {
     poller = inputPoller(0, pollNanoseconds());

@@ -21,13 +21,19 @@ export function describeEscaped(error) {
   return `${error.name}: ${error.message}${where ? ` (${where})` : ''}`;
 }
 
+/** From now on process.exit() throws MethodExitError (the call it was made in fails); returns the real one. */
+export function exitThrows() {
+  const exit = process.exit.bind(process);
+  process.exit = (code) => { throw new MethodExitError(code); };
+  return exit;
+}
+
 /**
  * Guard the process until `release()` is called: returns {release, exit}, `exit` being the real process.exit for
  * this command's own use.
  */
 export function guardInProcessMethods(onEscaped) {
-  const exit = process.exit.bind(process);
-  process.exit = (code) => { throw new MethodExitError(code); };
+  const exit = exitThrows();
   process.on('uncaughtException', onEscaped);
   process.on('unhandledRejection', onEscaped);
   const release = () => {
