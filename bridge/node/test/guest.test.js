@@ -287,6 +287,25 @@ describe('loading the method', () => {
     }
   });
 
+  test('the launcher starts the guest whether or not require() loads ES modules, and says nothing of how', async () => {
+    const file = moduleFile('launched.js', 'export async function translate(entries) { return []; }\n');
+    const quiet = /^(?![\s\S]*(ExperimentalWarning|ES Module))/;
+    const flags = process.features.require_module ? [[], ['--no-experimental-require-module']] : [[]];
+    for (const flag of flags) {
+      const driver = new LineDriver([process.execPath, ...flag, bin, '--module', file]);
+      drivers.push(driver);
+      assert.equal((await driver.initialize()).result.method.name, 'launched');
+      assert.deepEqual(await driver.close(), { code: 0, signal: null });
+      assert.match(driver.stderr, quiet);
+    }
+    const help = spawnSync(process.execPath, [bin, '--help'], { encoding: 'utf8' });
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /^usage: mt-eval-guest DIR/);
+    const wrong = spawnSync(process.execPath, [bin, '--module'], { encoding: 'utf8' });
+    assert.equal(wrong.status, 2);
+    assert.match(wrong.stderr, /^mt-eval-guest: --module needs a value\nusage:/);
+  });
+
   test('a module without translate fails initialize with -32603, then exits 1', async () => {
     const driver = guest(['--module', moduleFile('empty.js', 'export const name = "nothing";\n')]);
     const init = await driver.initialize();
