@@ -86,7 +86,11 @@ export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES 
   process.stdin.on('end', () => { inputEnded = true; server.end(); });
   process.stdin.on('error', () => { inputEnded = true; server.end(); });
   process.stdout.on('error', () => exit(1)); // the host stopped reading: nobody to answer
+  // What a method throws from a timer or leaves rejected fails nothing in flight: it is logged and the guest serves on,
+  // as the Python guest's event loop logs an exception in a callback (an uncaught one would end the process, and with
+  // it every call in flight).
   process.on('unhandledRejection', (reason) => log(`unhandled rejection in the method: ${reason?.stack ?? reason}`));
+  process.on('uncaughtException', (error) => log(`uncaught exception in the method: ${error?.stack ?? error}`));
   // Import while the host's initialize is on its way; a failure is reported when it arrives.
   const loading = loadMethod(resolved);
   loading.catch(() => {});

@@ -306,6 +306,25 @@ describe('loading the method', () => {
     assert.match(wrong.stderr, /^mt-eval-guest: --module needs a value\nusage:/);
   });
 
+  test("an error a method throws from a timer, or leaves rejected, is logged and the guest serves on", async () => {
+    const driver = guest(['--module', moduleFile('stray.js', `
+export async function translate(entries) {
+  setTimeout(() => { throw new Error('thrown in a timer'); }, 5);
+  Promise.reject(new Error('left rejected'));
+  return entries.map((e) => ({ id: e.id, predicted: e.source }));
+}
+`)]);
+    await driver.initialize();
+    driver.translate(2, [{ id: 'a', source: 'one' }]);
+    assert.equal((await driver.next()).result.results[0].predicted, 'one');
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the timer has thrown
+    driver.translate(3, [{ id: 'b', source: 'two' }]);
+    assert.equal((await driver.next()).result.results[0].predicted, 'two');
+    assert.deepEqual(await driver.close(), { code: 0, signal: null });
+    assert.match(driver.stderr, /uncaught exception in the method: Error: thrown in a timer\n {4}at /);
+    assert.match(driver.stderr, /unhandled rejection in the method: Error: left rejected/);
+  });
+
   test('a module without translate fails initialize with -32603, then exits 1', async () => {
     const driver = guest(['--module', moduleFile('empty.js', 'export const name = "nothing";\n')]);
     const init = await driver.initialize();
