@@ -109,6 +109,23 @@ def test_every_answer_that_cannot_be_used_is_said_at_once(tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    ("Next\x85Line", "a control character (U+0085; line breaks, tabs and the like)"),
+    ("Del\x7f", "a control character (U+007F; line breaks, tabs and the like)"),
+    ("Tab\there", "a control character (U+0009; line breaks, tabs and the like)"),
+    ("Line\u2028Break", "a line separator (U+2028)"),
+    ("Para\u2029", "a paragraph separator (U+2029)"),
+])
+def test_an_answer_that_would_break_a_generated_line_is_refused(tmp_path, capfd, text, said):
+    """C1 controls (U+0085 is a line break to Python's splitlines), DEL and U+2028/U+2029 are refused as C0 ones are:
+    they would split the name's line in the README and the card, or move a terminal's cursor."""
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"answers": {"method_name": "Fine", "description": text}}), encoding="utf-8")
+    assert new(str(tmp_path / "p"), "--no-input", "--answers", str(answers)) == 2
+    assert f"description: {json.dumps(text)} contains {said}: remove it" in capfd.readouterr().err
+    assert not (tmp_path / "p").exists()
+
+
 def test_bad_answers_files_are_explained(tmp_path, capsys):
     broken = tmp_path / "broken.json"
     broken.write_text("{not json", encoding="utf-8")

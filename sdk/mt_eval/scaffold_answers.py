@@ -14,6 +14,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from mt_eval.control_chars import first_control
 from mt_eval.manifest import KEBAB
 
 
@@ -40,10 +41,23 @@ def key_problems(key: str, answers: Mapping[str, Any], questions: Mapping[str, A
             found.append(f"{json.dumps(value)} is not one of {', '.join(default)}")
     elif not isinstance(value, str):
         return [f"expected text, got {json.dumps(value)}"]
-    elif any(ord(c) < 32 for c in value):
-        found.append(f"{json.dumps(value)} contains control characters (line breaks, tabs): remove them")
+    elif (what := _line_breaker(value)) is not None:
+        found.append(f"{json.dumps(value)} contains {what}: remove it")
     found += _rule(key, value, answers)
     return found
+
+
+def _line_breaker(text: str) -> str | None:
+    """The first character of ``text`` that would break a generated file's line or a terminal's display, in words:
+    a control character (C0 with tabs and line breaks, DEL, C1 such as U+0085, the next line) or U+2028/U+2029,
+    which Python's and editors' line splitting take for line breaks; None when there is none."""
+    control = first_control(text)
+    if control is not None:
+        return f"a control character ({control}; line breaks, tabs and the like)"
+    separator = next((c for c in text if c in "\u2028\u2029"), None)
+    if separator is not None:
+        return f"a {'line' if separator == chr(0x2028) else 'paragraph'} separator (U+{ord(separator):04X})"
+    return None
 
 
 def _rule(key: str, value: Any, answers: Mapping[str, Any]) -> list[str]:
