@@ -162,12 +162,16 @@ def test_a_request_over_the_line_limit_is_answered_by_its_own_id_never_an_entrys
 
 
 def test_a_request_nested_too_deep_to_read_is_answered_and_the_guest_serves_on(plugin, tmp_path):
-    """It had ended the guest at once (exit 0, nothing answered, not even the requests after it)."""
+    """It had ended the guest at once (exit 0, nothing answered, not even the requests after it). The answer names
+    the request when its id comes before the depth (it named none, and the host waited for its deadline), and
+    none when it does not."""
     deep = {"jsonrpc": "2.0", "id": "deep", "method": "translate", "params": {"entries": [{"id": "e", "source": "x"}]}}
     text = json.dumps(deep).replace('"source": "x"', '"source": "x", "deep": ' + "[" * 5000 + "]" * 5000)
-    answers = served(plugin, tmp_path, initialize(), text, translate("after", "cd"))
-    assert [a.get("error") for a in answers if a["id"] is None] == [
-        {"code": m.PARSE_ERROR, "message": "arrays or objects nested too deeply to read"}]
+    late = '{"params": {"entries": ' + "[" * 5000 + "]" * 5000 + '}, "jsonrpc": "2.0", "id": "late", "method": "x"}'
+    answers = served(plugin, tmp_path, initialize(), text, late, translate("after", "cd"))
+    too_deep = {"code": m.PARSE_ERROR, "message": "arrays or objects nested too deeply to read"}
+    assert [(a["id"], a.get("error")) for a in answers if a["id"] in ("deep", None)] == [("deep", too_deep),
+                                                                                         (None, too_deep)]
     assert by_id([a for a in answers if a["id"] == "after"])["after"]["result"]["results"][0]["predicted"] == "dc"
 
 

@@ -27,7 +27,7 @@ from mt_eval.bridge.eager import start_eagerly
 from mt_eval.bridge.guest_io import FileInput, FileOutput, Output, StdinProtocol, streams
 from mt_eval.bridge.guest_requests import decide_params, decision_answer, translate_answer, translate_params
 from mt_eval.bridge.input_poll import can_poll, poll_input, poll_seconds
-from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
+from mt_eval.bridge.lines import HEAD_BYTES, LineSplitter, Oversized, id_in
 from mt_eval.bridge.slots import Slots
 from mt_eval.js_text import SAFE_INTEGER, js_string
 from mt_eval.lone_surrogates import escaped_lone_surrogate, writable
@@ -235,7 +235,10 @@ class GuestServer:
                     else f"not valid JSON: {exc}" if lone is None
                     else f"not valid JSON: a lone surrogate escaped at byte {lone[1]} ({lone[0]}), which is not "
                          "Unicode text; send the character itself (one beyond U+FFFF escaped as its pair)")
-            self.send(m.error_line(None, m.PARSE_ERROR, said))
+            # Valid JSON nested too deeply answers the request it is, when its id comes before the depth (as a line
+            # over the size limit does): the host fails that request now rather than at its deadline.
+            self.send(m.error_line(id_in(line[:HEAD_BYTES]) if isinstance(exc, RecursionError) else None,
+                                   m.PARSE_ERROR, said))
             return
         request_id = None if message.id is msgspec.UNSET else message.id
         if isinstance(request_id, int) and abs(request_id) > SAFE_INTEGER:  # (PROTOCOL.md, "Integers")
