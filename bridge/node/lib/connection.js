@@ -12,8 +12,8 @@ import { LazyTimer } from './lazy-timer.js';
 import { answeredWith, echoesRequest, watchHandshake } from './not-a-guest.js';
 import { endStrays, outsideGroup } from './strays.js';
 import {
-  BridgeError, ErrorCode, classify, decodeUtf8, encode, errorResponse, isPlainObject, lineLimit, notification,
-  readMessageId, requestLine,
+  BridgeError, ErrorCode, classify, decodeUtf8, encode, errorResponse, isPlainObject, lineBytes, lineLimit,
+  notification, readMessageId, requestLine,
 } from './protocol.js';
 
 // The requests that carry a method's work (and say whether a guest is doing any).
@@ -65,7 +65,7 @@ export class Connection {
       env,
       maxLineBytes,
       onLine: (line) => this.#line(line),
-      onOverflow: ({ id, bytes }) => this.#overflow(id, bytes),
+      onOverflow: ({ id, bytes, whole }) => this.#overflow(id, bytes, whole),
       onStderrLine: (line) => logger.info(`[guest ${this.process?.pid ?? '?'}] ${line}`),
       onDeath: (info) => this.#death(info),
     });
@@ -230,9 +230,9 @@ export class Connection {
     return true;
   }
 
-  #overflow(id, bytes) {
+  #overflow(id, bytes, whole) { // (in the Python host's words)
     const error = new BridgeError(ErrorCode.MESSAGE_TOO_LARGE,
-      `the guest's response (${bytes}+ bytes) is over ${lineLimit(this.maxLineBytes)}`);
+      `guest sent a line of ${lineBytes(bytes, whole)}, over ${lineLimit(this.maxLineBytes)}`);
     if (!(typeof id === 'number' && this.#settle(id, error))) {
       this.logger.warn(`skipped a guest stdout line over ${this.maxLineBytes} bytes (id ${JSON.stringify(id ?? null)})`);
     }

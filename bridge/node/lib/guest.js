@@ -6,7 +6,7 @@ import { declaredDefaults } from './contract/declared-defaults.js';
 import { got } from './contract/value-words.js';
 import {
   DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, describe, encode,
-  errorResponse, isPlainObject, isValidId, resultResponse,
+  errorResponse, isPlainObject, isValidId, lineBytes, resultResponse,
 } from './protocol.js';
 import { Job, entriesProblem, failureMessage, failureType, guestVersion, idKey } from './guest-requests.js';
 import { wellFormedJson } from './lone-surrogates.js';
@@ -58,10 +58,10 @@ export class GuestServer {
     this.splitter = new LineSplitter({
       maxLineBytes,
       onLine: (line) => this.handleLine(line),
-      onOverflow: ({ id, bytes }) => {
-        this.log(`request line over ${maxLineBytes} bytes discarded (${bytes}+ bytes)`);
+      onOverflow: ({ id, bytes, whole }) => { // (in the Python guest's words)
+        this.log(`request line over ${maxLineBytes} bytes discarded (${lineBytes(bytes, whole)})`);
         this.send(errorResponse(isValidId(id) ? id : null, ErrorCode.MESSAGE_TOO_LARGE,
-          `message too large: the line is over the ${maxLineBytes}-byte limit`));
+          `request of ${lineBytes(bytes, whole)} is over the ${maxLineBytes}-byte limit`));
       },
     });
   }

@@ -11,6 +11,11 @@ export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
  * "the 16777216-byte line limit" (the protocol's), or, for a limit a host set lower (maxLineBytes), that it is this
  * host's own and how to raise it: a line over it breaks no rule of the protocol.
  */
+/** A line's length in words: `N bytes`, or `N+ bytes` when only its first N bytes were seen. */
+export function lineBytes(bytes, whole) {
+  return `${bytes}${whole ? '' : '+'} bytes`;
+}
+
 export function lineLimit(limit) {
   if (limit >= DEFAULT_MAX_LINE_BYTES) return `the ${limit}-byte line limit`;
   return `this host's ${limit}-byte line limit (its maxLineBytes option; the protocol allows ${DEFAULT_MAX_LINE_BYTES}`
@@ -86,9 +91,9 @@ export function readMessageId(prefix) {
 
 /**
  * Splits a byte stream into lines (Buffers, without "\n" or a trailing "\r"). A line longer than
- * maxLineBytes is never buffered: as soon as it passes the limit, onOverflow({id, bytes}) reports
- * it (id read from its first bytes, undefined if unreadable) and the rest is discarded up to the
- * next newline. A line handed to onLine may share memory with the input: use it before returning.
+ * maxLineBytes is never buffered: as soon as it passes the limit, onOverflow({id, bytes, whole}) reports
+ * it (id read from its first bytes, undefined if unreadable; bytes its length when whole, the line's end
+ * having been seen, else the bytes seen so far) and the rest is discarded up to the next newline. A line handed to onLine may share memory with the input: use it before returning.
  */
 export class LineSplitter {
   constructor({ maxLineBytes = DEFAULT_MAX_LINE_BYTES, onLine, onOverflow }) {
@@ -108,7 +113,7 @@ export class LineSplitter {
       if (this.discarding) {
         if (newline !== -1) this.discarding = false;
       } else if (this.pendingBytes + (end - start) > this.maxLineBytes) {
-        this.#overflow(chunk.subarray(start, Math.min(end, start + ID_PREFIX_BYTES)), end - start);
+        this.#overflow(chunk.subarray(start, Math.min(end, start + ID_PREFIX_BYTES)), end - start, newline !== -1);
         this.discarding = newline === -1;
       } else if (newline === -1) {
         this.pending.push(chunk.subarray(start));
@@ -138,13 +143,13 @@ export class LineSplitter {
     this.onLine(last >= 0 && line[last] === 13 ? line.subarray(0, last) : line);
   }
 
-  #overflow(piece, pieceBytes) {
+  #overflow(piece, pieceBytes, whole) {
     const prefix = this.pending.length === 0 ? piece
       : Buffer.concat([...this.pending, piece]).subarray(0, ID_PREFIX_BYTES);
     const bytes = this.pendingBytes + pieceBytes;
     this.pending = [];
     this.pendingBytes = 0;
-    this.onOverflow?.({ id: readMessageId(prefix), bytes });
+    this.onOverflow?.({ id: readMessageId(prefix), bytes, whole });
   }
 }
 

@@ -106,6 +106,7 @@ describe('the wire', () => {
     const tooBig = await driver.next();
     assert.equal(tooBig.id, 5);
     assert.equal(tooBig.error.code, -32004);
+    assert.match(tooBig.error.message, /^request of \d{4}\+? bytes is over the 2000-byte limit$/); // (the Python guest's words)
     driver.sendRaw(`${'y'.repeat(3000)}\n`);
     assert.deepEqual([(await driver.next()).id, driver.lines.length], [null, 0]);
     driver.translate(6, [{ id: 'a', source: 'ok' }]);

@@ -30,14 +30,14 @@ describe('LineSplitter', () => {
   test('a line over the limit is reported as soon as it passes it, then skipped to its newline', () => {
     const long = `{"jsonrpc": "2.0", "id": 42, "result": "${'x'.repeat(100)}"}`;
     const events = split(['ok\n', long.slice(0, 30), long.slice(30, 80), long.slice(80), '\nafter\n']);
-    assert.deepEqual(events, ['ok', { id: 42, bytes: 80 }, 'after']);
-    assert.deepEqual(split(['z'.repeat(65), '\n']), [{ id: undefined, bytes: 65 }]);
+    assert.deepEqual(events, ['ok', { id: 42, bytes: 80, whole: false }, 'after']); // (80 bytes seen: at least)
+    assert.deepEqual(split(['z'.repeat(65), '\n']), [{ id: undefined, bytes: 65, whole: false }]);
     assert.deepEqual(split(['z'.repeat(64), '\n']), ['z'.repeat(64)]);
   });
 
   test('an oversized line in one chunk with its newline does not swallow the next line', () => {
     const line = `{"id": "s-1", "p": "${'y'.repeat(80)}"}`;
-    assert.deepEqual(split([`${line}\nnext\n`]), [{ id: 's-1', bytes: line.length }, 'next']);
+    assert.deepEqual(split([`${line}\nnext\n`]), [{ id: 's-1', bytes: line.length, whole: true }, 'next']);
   });
 
   test('never holds more than the limit', () => {

@@ -274,7 +274,7 @@ class GuestConnection(ChildProcess):
     def on_output(self, data: bytes) -> None:
         for line in self._lines.feed(data):
             if isinstance(line, Oversized):
-                self._fail_line(line.head, m.MESSAGE_TOO_LARGE, f"guest sent a {line.length}-byte line, over "
+                self._fail_line(line.head, m.MESSAGE_TOO_LARGE, f"guest sent a line of {line.length} bytes, over "
                                 f"{m.line_limit(self.options.max_line_bytes)}")
             elif line:
                 self._on_line(line)
