@@ -43,7 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "code, files outside the plugin) against its declared dependencies")
     parser.add_argument("--timeout", type=positive_float, default=10.0, metavar="S",
                         help="seconds a guest (Node entry, command) gets to start and to translate the probes "
-                             "(default 10); importing a Python entry in the sandbox gets 120, or this when longer")
+                             "(default 10); importing a Python entry in the sandbox gets 120, or this when longer, "
+                             "and each of its later steps this")
     parser.add_argument("--corpus", action="append", default=[], metavar="FILE",
                         help="also run the contamination check against this evaluation corpus (repeatable): "
                              "contaminated is an error, unverified a warning")

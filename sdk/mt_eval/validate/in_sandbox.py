@@ -67,7 +67,9 @@ def _python_import(source: PluginSource, sandbox: object, timeout_s: float) -> l
         report = msgspec.json.decode(done.stdout, type=_Document).plugins[0]
     except subprocess.TimeoutExpired:
         return [Problem(file=source.manifest_file, path="$.entry_point", code="entry-point",
-                        message=f"importing the entry point in the sandbox took over {limit:g} s",
+                        message=f"validating the entry point in the sandbox took over {limit:g} s: its import and "
+                                f"constructor get {max(IMPORT_TIMEOUT_S, timeout_s):g} s, then each of {GUEST_STEPS} "
+                                f"steps (the probes among them) {timeout_s:g} s",
                         hint="do not do long work at import time or in the constructor; if it needs it (loading a "
                              f"model), give a longer --timeout (the import gets it when over {IMPORT_TIMEOUT_S:g} s)")]
     except (msgspec.DecodeError, msgspec.ValidationError, IndexError):
