@@ -338,6 +338,13 @@ def test_a_gateway_thread_logs_every_request_of_a_burst(tmp_path: Path):
      400, "the request body is not a JSON object (Expected `object`, got `array`)"),
     (b'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
      400, 'the request has no "model"'),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+     400, "the request body is not a JSON object (the body is empty)"),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 4006\r\nConnection: close\r\n\r\n"
+     + b'{"x":' + b"[" * 2000 + b"]" * 2000 + b"}", 400,
+     "the request body is not a JSON object (arrays and objects nested too deep to read)"),
+    (b'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\nConnection: close\r\n\r\n{"model":5}',
+     400, 'the request\'s "model" is the number 5, not a string: name one of the allowed models'),
 ])
 async def test_what_cannot_be_read_gets_a_clear_http_error_and_is_logged(serve, monkeypatch, tmp_path: Path,
                                                                          request_bytes: bytes, status: int, words: str):

@@ -43,6 +43,7 @@ from mt_eval.gateway.http import HttpServer, Request, ServerConnection, error_bo
 from mt_eval.gateway.policy import GatewayPolicy, ModelRoute
 from mt_eval.gateway.relay import JSON, Relay, usage_of
 from mt_eval.gateway.upstream import Origin, UpstreamPool, split_url
+from mt_eval.strict import value_in_words
 
 __all__ = ["Gateway", "GatewayThread", "new_event_loop", "usage_of"]
 
@@ -213,13 +214,17 @@ class Gateway:
         body = request.body
         try:
             ask = _ask_decoder.decode(body)
-        except msgspec.DecodeError as exc:  # not JSON, or not an object
-            return self.refuse(request, client, None, 400, f"the request body is not a JSON object ({exc}): send "
+        except (msgspec.DecodeError, RecursionError) as exc:  # not JSON, not an object, or too deep to read
+            why = ("the body is empty" if not body.strip() else "arrays and objects nested too deep to read"
+                   if isinstance(exc, RecursionError) else str(exc))
+            return self.refuse(request, client, None, 400, f"the request body is not a JSON object ({why}): send "
                                f'one with a "model" (one of {self.allowed})', "invalid_json", started)
         model = ask.model
         if not isinstance(model, str):
-            return self.refuse(request, client, None, 400, 'the request has no "model": name one of the allowed '
-                               f"models ({self.allowed})", "model_missing", started)
+            what = ('the request has no "model"' if model is None
+                    else f'the request\'s "model" is {value_in_words(model)}, not a string')
+            return self.refuse(request, client, None, 400, f"{what}: name one of the allowed models ({self.allowed})",
+                               "model_missing", started)
         route = self._routes.get(model)
         if route is None:
             return self.refuse(request, client, model, 403, f'model "{model}" is not on this gateway\'s allowlist; '
