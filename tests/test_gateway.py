@@ -296,6 +296,11 @@ async def test_a_streamed_chat_completion_is_asked_for_its_usage_and_a_streamed_
      "\"a-1\" would be served from 'https://x.org:99999/v1', which cannot be reached: Port out of range"),
     ({"base_url": "https://x/v1", "models": [{"id": "a-1", "base_url": "https:///v1"}]},
      "$.models[0].base_url: \"a-1\" would be served from 'https:///v1', which has no host"),
+    ({"base_url": "https://x.org/v1/模型", "models": [{"id": "a-1"}]},  # (every request failed with a 500)
+     "\"a-1\" would be served from 'https://x.org/v1/模型', which holds U+6A21, a character a request line "
+     "cannot carry\n    fix: percent-encode it (%E6%A8%A1)"),
+    ({"base_url": "https://x.org/my v1", "models": [{"id": "a-1"}]},
+     "which holds U+0020, a character a request line cannot carry\n    fix: percent-encode it (%20)"),
 ])
 def test_a_bad_policy_is_refused_with_every_problem(tmp_path: Path, policy: dict, message: str, capsys):
     path = tmp_path / "policy.json"
@@ -372,6 +377,37 @@ def test_check_warns_of_an_api_key_variable_this_environment_does_not_set(tmp_pa
     monkeypatch.setenv("UPSTREAM_KEY", "set")
     assert main(["gateway", "--policy", str(path), "--check"]) == 0
     assert "is not set here" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("key", "shown"), [("sk-模型", "U+6A21 at position 4"),
+                                            ("sk-1\r\nX-Admin: 1", "U+000D at position 5")])
+def test_an_api_key_a_header_cannot_carry_is_refused_before_serving(tmp_path: Path, capsys, monkeypatch,
+                                                                    key: str, shown: str):
+    """Before, the gateway stopped with a UnicodeEncodeError traceback, or sent the key's lines as headers."""
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps({"base_url": "https://api.example.com/v1", "api_key_env": "UPSTREAM_KEY",
+                                "models": [{"id": "a-1"}]}))
+    monkeypatch.setenv("UPSTREAM_KEY", key)
+    for argv in (["--check"], ["--listen", "127.0.0.1:0", "--log", str(tmp_path / "gateway.jsonl")]):
+        assert main(["gateway", "--policy", str(path), *argv]) == 1
+        err = capsys.readouterr().err
+        assert f"error: {path} $.api_key_env: $UPSTREAM_KEY, the API key of a-1, holds {shown}, which an HTTP " \
+               "header cannot carry\n    fix: set UPSTREAM_KEY to the key alone, as the provider gave it" in err
+        assert "Traceback" not in err and key not in err
+    assert not (tmp_path / "gateway.jsonl").exists()
+
+    async def ask_a_runs_own_gateway() -> tuple[int, str]:
+        gateway = Gateway(read_policy(path), AuditLog(tmp_path / "run.jsonl"), environ={"UPSTREAM_KEY": key})
+        url = await gateway.start()
+        try:
+            async with aiohttp.ClientSession() as client, client.post(
+                    f"{url}/chat/completions", json={"model": "a-1"}) as response:
+                return response.status, (await response.json())["error"]["message"]
+        finally:
+            await gateway.close()
+    assert asyncio.run(ask_a_runs_own_gateway()) == (
+        502, "$UPSTREAM_KEY, the API key of a-1, holds a character an HTTP header cannot carry: set it to the key "
+        "alone, as the provider gave it")
 
 
 def test_a_log_that_cannot_be_opened_is_named_before_serving(tmp_path: Path, capsys):

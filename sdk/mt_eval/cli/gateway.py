@@ -51,11 +51,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mt_eval.gateway.policy import policy_warnings, read_policy
+    from mt_eval.gateway.policy import policy_problems, read_policy
 
     policy = read_policy(Path(args.policy))  # ProblemsError: one line, exit status 1
-    for warning in policy_warnings(Path(args.policy)):
-        print(f"mt-eval gateway: {warning.render()}", file=sys.stderr)
+    problems = policy_problems(Path(args.policy))
+    for problem in problems:
+        print(f"mt-eval gateway: {problem.render()}", file=sys.stderr)
+    if any(problem.severity == "error" for problem in problems):
+        return 1
     models = ", ".join(r.id for r in policy.models)
     if args.check:
         print(f"{args.policy}: valid; models: {models}; token budget: {policy.token_budget or 'none'}")

@@ -71,8 +71,7 @@ class GatewayPolicy(StrictStruct, kw_only=True):
             url, key = self.upstream(route)
             if (route.base_url or self.base_url) is not None and (wrong := _url_problem(url)) is not None:
                 where = ("models", index, "base_url") if route.base_url else ("base_url",)
-                yield Finding(where, f'"{route.id}" would be served from {url!r}, which {wrong}',
-                              "give the upstream's http(s) URL with its host (and a port from 1 to 65535)",
+                yield Finding(where, f'"{route.id}" would be served from {url!r}, which {wrong[0]}', wrong[1],
                               code="bad-url")
             elif key is not None and _unencrypted(url):
                 where = ("models", index, "base_url") if route.base_url else ("base_url",)
@@ -118,9 +117,10 @@ def read_policy(path: Path) -> GatewayPolicy:
     return read_json_file(path, GatewayPolicy)
 
 
-def policy_warnings(path: Path, environ: Mapping[str, str] | None = None) -> list[Problem]:
+def policy_problems(path: Path, environ: Mapping[str, str] | None = None) -> list[Problem]:
     """The warnings of a valid policy file, to be shown: an API key sent over plain http://, and an
-    ``api_key_env`` this environment does not set (its requests would go upstream without a key)."""
+    ``api_key_env`` this environment does not set (its requests would go upstream without a key); and, as
+    errors, each API key of this environment that an HTTP header cannot carry."""
     policy, problems = decode_json_file(path, GatewayPolicy)
     warnings = [p for p in problems if p.severity == "warning"]
     environ = os.environ if environ is None else environ
@@ -131,6 +131,11 @@ def policy_warnings(path: Path, environ: Mapping[str, str] | None = None) -> lis
             where = f"$.models[{index}].api_key_env" if route.api_key_env else "$.api_key_env"
             served.setdefault(key, (where, []))[1].append(route.id)
     for key, (where, ids) in served.items():
+        if environ.get(key) and (odd := unsendable(environ[key])) is not None:  # (never the key itself: a secret)
+            warnings.append(Problem(file=str(path), path=where, code="unsendable-key",
+                                    message=f"${key}, the API key of {', '.join(ids)}, holds U+{ord(odd[1]):04X} at "
+                                            f"position {odd[0]}, which an HTTP header cannot carry",
+                                    hint=f"set {key} to the key alone, as the provider gave it"))
         if not environ.get(key):
             warnings.append(Problem(file=str(path), path=where, severity="warning", code="unset-key",
                                     message=f"${key}, the API key of {', '.join(ids)}, is not set here: their "
@@ -139,17 +144,28 @@ def policy_warnings(path: Path, environ: Mapping[str, str] | None = None) -> lis
     return warnings
 
 
-def _url_problem(url: str) -> str | None:
-    """What keeps ``url`` from being reached as an upstream (the gateway splits it so at each request), or None."""
-    from urllib.parse import urlsplit
+def _url_problem(url: str) -> tuple[str, str] | None:
+    """What keeps ``url`` from being reached as an upstream (the gateway splits it so at each request), and the
+    fix; None when nothing does."""
+    from urllib.parse import quote, urlsplit
 
+    if (odd := unsendable(url)) is not None:  # (its path begins every request line)
+        return (f"holds U+{ord(odd[1]):04X}, a character a request line cannot carry",
+                f"percent-encode it ({quote(odd[1], safe='')})")
+    fix = "give the upstream's http(s) URL with its host (and a port from 1 to 65535)"
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:  # (a port out of range, or not a number)
-        return f"cannot be reached: {exc}"
+        return f"cannot be reached: {exc}", fix
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "has no host"
+        return "has no host", fix
     if port == 0:
-        return "has port 0"
+        return "has port 0", fix
     return None
+
+
+def unsendable(text: str) -> tuple[int, str] | None:
+    """The first character of ``text`` an HTTP head cannot carry as it is (a space, a control character or
+    anything beyond ASCII), with its position from 1; None when there is none."""
+    return next(((index, char) for index, char in enumerate(text, 1) if not "!" <= char <= "~"), None)

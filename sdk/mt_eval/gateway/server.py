@@ -40,7 +40,7 @@ from mt_eval._version import __version__
 from mt_eval.event_loop import new_event_loop
 from mt_eval.gateway.audit import AuditLog
 from mt_eval.gateway.http import HttpServer, Request, ServerConnection, error_body
-from mt_eval.gateway.policy import GatewayPolicy, ModelRoute
+from mt_eval.gateway.policy import GatewayPolicy, ModelRoute, unsendable
 from mt_eval.gateway.relay import JSON, Relay, usage_of
 from mt_eval.gateway.upstream import Origin, UpstreamPool, split_url
 from mt_eval.strict import value_in_words
@@ -87,6 +87,11 @@ class _Route:
             self.problem = f"the policy's base_url for {route.id} ({base_url!r}) is not an http(s) URL"
             return
         key = environ.get(key_variable) if key_variable else None
+        if key and unsendable(key) is not None:  # (`mt-eval gateway` refuses to start; a run's own gateway says so)
+            self.origin, self.problem = None, (f"${key_variable}, the API key of {route.id}, holds a character an "
+                                               "HTTP header cannot carry: set it to the key alone, as the provider "
+                                               "gave it")
+            return
         self.fixed = (b"Host: %s\r\nUser-Agent: mt-eval-gateway/%s\r\nAccept-Encoding: identity\r\n"
                       % (self.origin.host_header, __version__.encode()))
         if key:
