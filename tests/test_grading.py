@@ -230,6 +230,22 @@ def test_bad_labels_are_named_by_line_entry_and_question(demo_run, tmp_path, cap
     assert "not JSON" not in err and "set_int_max_str_digits" not in err
 
 
+def test_labels_nested_too_deep_or_not_utf8_are_named_by_line(demo_run, tmp_path, capsys):
+    """Before, a line nested 10,000 deep stopped grade with a RecursionError traceback, and a byte that is not
+    UTF-8 was read as U+FFFD: its entry's label was lost as "no entry to grade has a label"."""
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"id": "demo-02", "label": "3"}\n{"id": "demo-01", "label": ' + "[" * 10_000 + "]" * 10_000
+                      + "}\n")
+    assert grade(demo_run, "--grader", str(RULES), "--labels", str(labels)) == 1
+    err = capsys.readouterr().err
+    assert f"{labels}:2: arrays and objects nested too deep to read: write each label as " in err
+    assert "Traceback" not in err and f"{labels}:1" not in err
+    labels.write_bytes(b'{"id": "demo-02", "label": "3"}\n{"id": "demo-01\xe9", "label": "4"}\n')
+    assert grade(demo_run, "--grader", str(RULES), "--labels", str(labels)) == 1
+    assert (f"{labels}:2: not valid UTF-8: byte 0xe9 (offset 47): save the file as UTF-8"
+            in capsys.readouterr().err)
+
+
 def test_labels_of_no_entry_to_grade_are_refused_before_any_grading_and_others_are_named(demo_run, recorder,
                                                                                        tmp_path, capsys):
     """Before, such labels were refused only after the grader had graded every entry: all of it lost."""

@@ -37,10 +37,15 @@ def read_labels(path: str | Path, rubric: Rubric, run_content_sha256: str | None
     question = rubric.question()
     labels: dict[str, list[float]] = {}
     problems: list[str] = []
-    text = raw.decode("utf-8-sig", errors="replace")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:  # (read as U+FFFD, an id would name no entry, its label lost unsaid)
+        number = raw[: exc.start].count(b"\n") + 1
+        raise GradingError(f"the labels cannot be used:\n  {path}:{number}: not valid UTF-8: byte "
+                           f"0x{raw[exc.start]:02x} (offset {exc.start}): save the file as UTF-8") from None
     try:
         whole = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         whole = None
     if isinstance(whole, dict) and str(whole.get("card_version", "")).startswith("grading-card/"):
         try:
@@ -76,6 +81,10 @@ def read_labels(path: str | Path, rubric: Rubric, run_content_sha256: str | None
             item = json.loads(line)
         except ValueError as exc:
             problems.append(f"{where}: {too_many_digits(exc) or f'not JSON: {exc}'}")
+            continue
+        except RecursionError:
+            problems.append(f'{where}: arrays and objects nested too deep to read: write each label as {{"id": '
+                            'ENTRY_ID, "label": LEVEL}')
             continue
         if not isinstance(item, dict) or not _entry_id(item.get("id")):
             problems.append(f'{where}: expected {{"id": ENTRY_ID, "label": LEVEL}} or {{"id", "distribution"}}, '
