@@ -188,7 +188,7 @@ def test_grading_never_overwrites_peoples_card_or_its_labels_and_checks_its_inpu
     assert "cannot read the labels" in capsys.readouterr().err and called == []
 
 
-@pytest.mark.parametrize("bad", ["list-item", "huge-cell", "directory"])
+@pytest.mark.parametrize("bad", ["list-item", "huge-cell", "directory", "too-deep", "latin-1", "utf-16"])
 def test_a_sheet_that_cannot_be_read_is_named_not_a_traceback(demo_run, tmp_path, capsys, bad: str):
     sheets = tmp_path / "sheets"
     assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
@@ -200,6 +200,17 @@ def test_a_sheet_that_cannot_be_read_is_named_not_a_traceback(demo_run, tmp_path
         sheet = tmp_path / "huge.csv"
         sheet.write_text("item,adequacy\n" + "item-0001," + "x" * 200_000 + "\n")
         words = "cannot be read as CSV (field larger than field limit"
+    elif bad == "too-deep":  # (a RecursionError traceback)
+        sheet = tmp_path / "deep.jsonl"
+        sheet.write_text('{"item": "item-0001", "answer": ' + "[" * 10_000 + "]" * 10_000 + "}\n")
+        words = f"{sheet}:1: arrays and objects nested too deep to read: a sheet's line is {{\"item\", \"answer\", "
+    elif bad in ("latin-1", "utf-16"):  # (as spreadsheets save a sheet; it was Python's UnicodeDecodeError in words)
+        sheet = tmp_path / "saved.csv"
+        text = "item,adequacy,comment\nitem-0001,3,très bien\n"
+        sheet.write_bytes(text.encode("latin-1") if bad == "latin-1" else text.encode("utf-16"))
+        words = (f"{sheet}:2: not valid UTF-8: byte 0xe8 (offset 36): save the sheet as UTF-8 (a spreadsheet's "
+                 "\"CSV UTF-8\")" if bad == "latin-1" else f"{sheet}:1: not valid UTF-8: byte 0xff (offset 0): "
+                 "save the sheet as UTF-8 (a spreadsheet's \"CSV UTF-8\")")
     else:
         sheet = tmp_path / "a-directory"
         sheet.mkdir()

@@ -123,7 +123,9 @@ def _answers_in(path: Path, data: bytes, question: Question, name: str, items: d
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return {}, [f"{path}: cannot read it: {exc}"]
+        line = data[: exc.start].count(b"\n") + 1
+        return {}, [f"{path}:{line}: not valid UTF-8: byte 0x{data[exc.start]:02x} (offset {exc.start}): save the "
+                    "sheet as UTF-8 (a spreadsheet's \"CSV UTF-8\")"]
     reading = _csv_rows if path.suffix.lower() == ".csv" else _jsonl_rows
     rows, problems = reading(path, text, name)
     found: dict[str, list[float]] = {}
@@ -201,6 +203,10 @@ def _jsonl_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]
             record = json.loads(line)
         except ValueError as exc:
             problems.append(f"{path}:{number}: {too_many_digits(exc) or f'not JSON: {exc}'}")
+            continue
+        except RecursionError:
+            problems.append(f'{path}:{number}: arrays and objects nested too deep to read: a sheet\'s line is '
+                            '{"item", "answer", ...}')
             continue
         if not isinstance(record, dict):
             problems.append(f'{path}:{number}: expected {{"item", "answer", ...}}')
