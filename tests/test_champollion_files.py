@@ -241,6 +241,26 @@ def test_a_source_link_that_leads_nowhere_stops_the_run_naming_it_rather_than_dr
     assert [f["file"] for f in json.loads(runs["python"][1])["locales"][0]["files"]] == ["es/a.json", "es/sub/b.json"]
 
 
+@needs_node
+@pytest.mark.parametrize("name", [b"caf\xe9.json", b"d\xe9p/b.json"])
+def test_a_source_file_or_folder_whose_name_is_not_utf8_stops_the_run_naming_it(tmp_path: Path, name: bytes):
+    """Before, Python translated it into a target and lock entry named with a lone surrogate (U+DCE9), and Node
+    stopped with a raw ``ENOENT: no such file or directory, lstat '…'``."""
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}),
+                     {"locales/en/a.json": {"a": "One"}})
+    for project in projects.values():
+        path = os.fsencode(project.root / "locales" / "en") + b"/" + name
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as file:
+            file.write('{"b": "Two"}')
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    shown = name.split(b"/")[0].decode("utf-8", "replace")
+    assert runs["python"] == (1, "", f"<prog>: <project>/locales/en/{shown}: its name is not valid UTF-8; rename it "
+                                     "in UTF-8 (its target files and lock entries are named after it)\n")
+    assert not any((project.root / "locales" / "es").exists() for project in projects.values())
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads an unreadable directory")
 @needs_node
 def test_a_source_folder_that_cannot_be_read_stops_the_run_naming_it(tmp_path: Path):

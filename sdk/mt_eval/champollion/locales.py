@@ -93,6 +93,10 @@ def _source_files(directory: Path) -> list[str]:
             if entry.name.startswith("."):
                 continue
             name = f"{relative}/{entry.name}" if relative else entry.name
+            if not _utf8(entry.name) and (entry.is_dir(follow_symlinks=False) or entry.name.endswith(".json")):
+                shown = os.fsencode(entry.name).decode("utf-8", "replace")  # (as Node shows it)
+                raise FileProblem(folder / shown, "its name is not valid UTF-8",
+                                  "rename it in UTF-8 (its target files and lock entries are named after it)")
             if entry.is_dir(follow_symlinks=False):
                 walk(folder / entry.name, name)
             elif entry.name.endswith(".json") and _is_source_file(folder / entry.name):
@@ -100,6 +104,15 @@ def _source_files(directory: Path) -> list[str]:
 
     walk(directory, "")
     return found
+
+
+def _utf8(name: str) -> bool:
+    """Whether a file name read from the disk is valid UTF-8 (its other bytes are lone surrogates here)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _is_source_file(path: Path) -> bool:

@@ -55,17 +55,22 @@ function sourceFiles(directory) {
   const walk = (folder, relative) => {
     let entries;
     try {
-      entries = readdirSync(folder, { withFileTypes: true });
+      entries = readdirSync(folder, { withFileTypes: true, encoding: 'buffer' }); // (a name's bytes, to check them)
     } catch (error) {
       if (!error.code) throw error;
       throw new FileProblem(folder, `cannot read this folder of source strings: ${strerror(error)}`,
         'make it readable, or move it out of the locales directory');
     }
     for (const entry of entries) {
-      if (entry.name.startsWith('.')) continue;
-      const name = relative ? `${relative}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) walk(join(folder, entry.name), name);
-      else if (entry.name.endsWith('.json') && isSourceFile(join(folder, entry.name))) found.push(name);
+      const base = entry.name.toString('utf8'); // (an invalid byte reads as U+FFFD)
+      if (base.startsWith('.')) continue;
+      const name = relative ? `${relative}/${base}` : base;
+      if (!Buffer.from(base, 'utf8').equals(entry.name) && (entry.isDirectory() || base.endsWith('.json'))) {
+        throw new FileProblem(join(folder, base), 'its name is not valid UTF-8',
+          'rename it in UTF-8 (its target files and lock entries are named after it)');
+      }
+      if (entry.isDirectory()) walk(join(folder, base), name);
+      else if (base.endsWith('.json') && isSourceFile(join(folder, base))) found.push(name);
     }
   };
   walk(directory, '');
