@@ -295,6 +295,28 @@ def test_a_resealed_card_with_a_false_pair_or_times_or_an_unknown_field_does_not
     assert words in next(p.message for p in result.errors if p.path == where)
 
 
+
+@pytest.mark.parametrize(("field", "value", "words"), [
+    ("bootstrap_seed", -1, "the bootstrap's seed -1 is not one a run takes (0 to 9007199254740991, as mt-eval run "
+                           "--seed): the card's intervals cannot be drawn again"),
+    ("bootstrap_seed", 2**64, "the bootstrap's seed 18446744073709551616 is not one a run takes"),
+    ("bootstrap_resamples", -5, "-5 bootstrap resamples is not a number a run takes (0 to 9007199254740991, as "
+                                "mt-eval run --resamples)"),
+])
+def test_a_bootstrap_no_run_takes_is_named_by_every_command_that_reads_cards(card_path: Path, tmp_path: Path,
+                                                                            capsys, field: str, value: int,
+                                                                            words: str):
+    """Before, a card resealed with a negative seed was a traceback from numpy in verify, gate and compare."""
+    edited = edit(card_path, lambda card: card["metrics"].update({field: value}))
+    result = verify_card(edited)
+    [problem] = [p for p in result.errors if p.code == "bootstrap"]  # (its own gate record disagrees too)
+    assert problem.path == f"$.metrics.{field}" and words in problem.message
+    assert problem.hint == "use the card the run wrote"
+    for command in (["verify", str(edited)], ["gate", str(edited)], ["compare", str(card_path), str(edited)]):
+        assert main(command) == 1, command
+        said = capsys.readouterr()
+        assert words in said.out + said.err and "Traceback" not in said.err, command
+
 @pytest.mark.parametrize(("change", "where", "words"), [
     (lambda card: card.update(status="complete"), "$.status", "the card says complete, its results say partial"),
     (lambda card: card.update(failures=[]), "$.failures",

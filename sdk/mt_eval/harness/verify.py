@@ -260,11 +260,13 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
         bad.append(Problem(file=result.path, path=f"$.{names[0]}", code="schema", hint="use the card the run wrote",
                            message=f"{said} of a run card ({CARD_VERSION})"))
         result.problems.append(bad[-1])
-    times = _times_problem(result.card)
-    if times is not None:
-        bad.append(Problem(file=result.path, path=times[0], message=times[1], code="timestamp",
-                           hint="use the card the run wrote"))
-        result.problems.append(bad[-1])
+    from mt_eval.harness.verify_metrics import bootstrap_problem
+
+    for code, wrong in (("timestamp", _times_problem(result.card)), ("bootstrap", bootstrap_problem(result.card))):
+        if wrong is not None:
+            bad.append(Problem(file=result.path, path=wrong[0], message=wrong[1], code=code,
+                               hint="use the card the run wrote"))
+            result.problems.append(bad[-1])
     result.check("schema", not bad, "run card and method card" if not bad else bad[0].message)
 
 

@@ -27,6 +27,9 @@ def recompute_metrics(result: Verification, card: RunCard, source: Any, extensio
     if card.metrics is None:
         result.check("metrics", True, "the card has no metrics to recompute")
         return
+    if bootstrap_problem(card) is not None:  # (named when the card was read: `mt_eval.harness.verify`)
+        result.check("metrics", False, "its bootstrap cannot be drawn again")
+        return
     from mt_eval.corpus.families import scored_entries
     from mt_eval.corpus.model import entry_key
     from mt_eval.harness.metric_settings import MetricSetupError
@@ -57,6 +60,24 @@ def recompute_metrics(result: Verification, card: RunCard, source: Any, extensio
         def listed() -> tuple[list[str], list[str]]:
             return hypotheses, references
     check_scores(result, card, recomputed.metrics, extensions, listed)
+
+
+def bootstrap_problem(card: RunCard) -> tuple[str, str] | None:
+    """(JSON path, message) when the card's bootstrap seed or resamples are none a run takes (numpy refuses a
+    negative seed), so its intervals cannot be drawn again; else None."""
+    from mt_eval.js_text import SAFE_INTEGER
+
+    if card.metrics is None:
+        return None
+    seed, resamples = card.metrics.bootstrap_seed, card.metrics.bootstrap_resamples
+    if not 0 <= seed <= SAFE_INTEGER:
+        return "$.metrics.bootstrap_seed", (f"the bootstrap's seed {seed} is not one a run takes (0 to {SAFE_INTEGER}, "
+                                            "as mt-eval run --seed): the card's intervals cannot be drawn again")
+    if not 0 <= resamples <= SAFE_INTEGER:
+        return "$.metrics.bootstrap_resamples", (f"{resamples} bootstrap resamples is not a number a run takes (0 to "
+                                                 f"{SAFE_INTEGER}, as mt-eval run --resamples): the card's intervals "
+                                                 "cannot be drawn again")
+    return None
 
 
 def check_scores(result: Verification, card: RunCard, recomputed: Sequence[MetricScore], extensions: Sequence[str],
