@@ -301,6 +301,12 @@ async def test_a_streamed_chat_completion_is_asked_for_its_usage_and_a_streamed_
      "cannot carry\n    fix: percent-encode it (%E6%A8%A1)"),
     ({"base_url": "https://x.org/my v1", "models": [{"id": "a-1"}]},
      "which holds U+0020, a character a request line cannot carry\n    fix: percent-encode it (%20)"),
+    ({"base_url": "https://x/v1", "api_key_env": "A=B", "models": [{"id": "a-1"}]},  # (its warning said "set A=B")
+     '$.api_key_env: "A=B" is not an environment variable name (letters, digits and _, not starting with a digit)'),
+    ({"base_url": "https://x/v1", "models": [{"id": "a-1", "api_key_env": ""}]},
+     '$.models[0].api_key_env: "" is not an environment variable name'),
+    ({"base_url": "https://x/v1", "models": [{"id": "a-1\u0000"}]},  # (it passed --check)
+     '$.models[0].id: "a-1\\x00" holds the control character U+0000'),
 ])
 def test_a_bad_policy_is_refused_with_every_problem(tmp_path: Path, policy: dict, message: str, capsys):
     path = tmp_path / "policy.json"

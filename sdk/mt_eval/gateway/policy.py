@@ -26,6 +26,7 @@ from typing import Annotated
 
 import msgspec
 
+from mt_eval.control_chars import escaped_controls, first_control
 from mt_eval.field_words import described
 from mt_eval.problems import Finding, Problem
 from mt_eval.strict import StrictStruct, decode_json_file, read_json_file
@@ -33,6 +34,9 @@ from mt_eval.strict import StrictStruct, decode_json_file, read_json_file
 _UNPINNED = re.compile(r"(^|[-_.:/])latest$|:latest$", re.I)
 Url = Annotated[str, described(pattern=r"^https?://", description="An OpenAI-compatible base URL, e.g. "
                                 "https://api.openai.com/v1", pattern_means="an http(s) URL")]
+EnvName = Annotated[str, described(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", pattern_means="an environment variable name "
+                                   "(letters, digits and _, not starting with a digit)",
+                                   hint='name the variable that holds the API key, e.g. "OPENAI_API_KEY"')]
 
 
 class ModelRoute(StrictStruct, kw_only=True):
@@ -40,7 +44,7 @@ class ModelRoute(StrictStruct, kw_only=True):
 
     id: Annotated[str, msgspec.Meta(min_length=1, description="The pinned model id a method asks for.")]
     base_url: Url | None = None
-    api_key_env: str | None = None
+    api_key_env: EnvName | None = None
     upstream_model: str | None = None  # the id the upstream knows it by, when it differs
 
 
@@ -49,7 +53,7 @@ class GatewayPolicy(StrictStruct, kw_only=True):
 
     models: Annotated[list[ModelRoute], msgspec.Meta(min_length=1)]
     base_url: Url | None = None
-    api_key_env: str | None = None
+    api_key_env: EnvName | None = None
     token_budget: Annotated[int, msgspec.Meta(ge=1)] | None = None
     substitute: str | None = None
     log_bodies: bool = False
@@ -62,6 +66,9 @@ class GatewayPolicy(StrictStruct, kw_only=True):
             if route.id in seen:
                 yield Finding(("models", index, "id"), f'"{route.id}" is listed twice', code="duplicate")
             seen.add(route.id)
+            if (control := first_control(route.id)) is not None:  # (sent upstream, logged and printed)
+                yield Finding(("models", index, "id"), f'"{escaped_controls(route.id)}" holds the control character '
+                              f"{control}", "write the model id as the upstream lists it", code="control")
             if _UNPINNED.search(route.id):
                 yield Finding(("models", index, "id"), f'"{route.id}" is not pinned: "latest" moves',
                               "name the exact, dated or versioned model id", code="unpinned")
