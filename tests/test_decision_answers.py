@@ -103,6 +103,17 @@ def test_rows_need_questions_and_gold_must_name_them():
         '$.gold.qualty: no question "qualty" in this row']
 
 
+def test_gold_for_a_row_without_questions_says_the_row_asks_none():
+    """Before: "give gold answers for the row's questions: " and an empty list."""
+    _, found = decode_value({"id": "r1", "state": {}, "questions": {}, "gold": {"better": "a"}}, DecisionCase,
+                            file="corpus.jsonl")
+    assert [p.hint for p in found if p.path == "$.gold.better"] == [
+        'the row asks no questions: add "better" to its "questions", or remove its gold answer']
+    _, found = decode_value(row({"type": "noul", "instructions": "?"}, gold={"qualty": "true"}), DecisionCase,
+                            file="corpus.jsonl")
+    assert found[0].hint == "give gold answers for the row's questions: quality"
+
+
 def test_options_of_each_type():
     noul, choice, score = (msgspec.convert(q, Question) for q in (
         {"type": "noul", "instructions": "?"}, {"type": "choice", "instructions": "?", "options": ["x", "y"]},

@@ -220,9 +220,9 @@ class DecisionCase(DecisionRow, kw_only=True):
         yield from super().findings()
         for name in self.gold:
             if name not in self.questions:
-                yield Finding(("gold", name), f'no question "{name}" in this row',
-                              f"give gold answers for the row's questions: {', '.join(self.questions)}",
-                              code="unknown-question")
+                hint = (f"give gold answers for the row's questions: {', '.join(self.questions)}" if self.questions
+                        else f'the row asks no questions: add "{name}" to its "questions", or remove its gold answer')
+                yield Finding(("gold", name), f'no question "{name}" in this row', hint, code="unknown-question")
 
 
 class QuestionAnswer(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
