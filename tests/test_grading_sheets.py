@@ -218,3 +218,19 @@ def test_a_sheet_that_cannot_be_read_is_named_not_a_traceback(demo_run, tmp_path
     assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(sheet),
                  "--quiet"]) == 1
     assert words in capsys.readouterr().err
+
+
+def test_a_key_of_a_version_this_mt_eval_does_not_read_is_refused(demo_run, tmp_path, capsys):
+    """Before: a "grading-key/9" key was imported as if it were "grading-key/1"."""
+    sheets = tmp_path / "sheets"
+    assert main(["grade", "export", str(demo_run), "--out", str(sheets), "--seed", "8"]) == 0
+    key = json.loads((sheets / "key.json").read_text())
+    assert key["key_version"] == "grading-key/1"
+    (sheets / "key.json").write_text(json.dumps({**key, "key_version": "grading-key/9"}))
+    filled = fill_csv(sheets / "sheet.csv", {0: "4"})
+    assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(filled),
+                 "--out", str(tmp_path / "graded"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert f"{sheets / 'key.json'}: this key's version is 'grading-key/9'; mt-eval " in err
+    assert "reads 'grading-key/1': import the sheets with the mt-eval version that exported them" in err
+    assert not (tmp_path / "graded").exists()

@@ -106,7 +106,16 @@ def rubric_text(rubric: Rubric, sheet_format: str) -> str:
 
 def read_key(path: str | Path) -> GradingKey:
     try:
-        return msgspec.json.decode(Path(path).read_bytes(), type=GradingKey)
+        data = msgspec.json.decode(Path(path).read_bytes())
+        version = data.get("key_version", KEY_VERSION) if isinstance(data, dict) else KEY_VERSION
+        if version != KEY_VERSION:  # (its items may map to entries another way)
+            from mt_eval._version import __version__
+            from mt_eval.strict import value_in_words
+
+            shown = repr(version) if isinstance(version, str) and len(version) <= 40 else value_in_words(version)
+            raise GradingError(f"{path}: this key's version is {shown}; mt-eval {__version__} reads {KEY_VERSION!r}: "
+                               "import the sheets with the mt-eval version that exported them")
+        return msgspec.convert(data, GradingKey)
     except OSError as exc:
         raise GradingError(f"cannot read the key {path}: {exc.strerror or exc}") from exc
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
