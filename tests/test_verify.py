@@ -128,6 +128,30 @@ def test_another_card_version_not_a_card_and_not_json(card_path: Path, tmp_path:
     assert report[0]["verified"] is False and report[0]["problems"][0]["code"] == "syntax"
 
 
+@pytest.mark.parametrize(("spoil", "where", "words"), [
+    (lambda text: "\ufeff" + text, "$", "starts with a byte-order mark (U+FEFF), which no run card holds"),
+    (lambda text: text.replace('"errors": 0', '"errors": NaN', 1), "$.errors", "NaN is not a JSON number"),
+    (lambda text: text.replace('"errors": 0', '"errors": -1e400', 1), "$.errors",
+     "-Infinity is not a JSON number (a number too large to hold is read as Infinity)"),
+    (lambda text: text.replace('"errors": 0', '"errors": 1' + "0" * 5000, 1), "$.errors",
+     "Infinity is not a JSON number"),
+    (lambda text: text.replace('"run_id": "', '"run_id": "\\ud800', 1), "$.run_id",
+     "holds a lone surrogate (\\ud800 to \\udfff written alone): text that is not Unicode"),
+])
+def test_a_card_json_allows_only_to_python_says_what_and_where(card_path: Path, tmp_path: Path, capsys, spoil,
+                                                               where: str, words: str):
+    """Before, each of these was "not valid JSON" with neither a place nor a fix."""
+    spoilt = tmp_path / "spoilt.json"
+    spoilt.write_text(spoil(json.dumps(json.loads(card_path.read_text()), indent=1)), encoding="utf-8")
+    [problem] = verify_card(spoilt).errors
+    assert problem.path == where and words in problem.message
+    assert problem.hint and "the card the run wrote" in problem.hint
+    for command in (["verify", str(spoilt)], ["gate", str(spoilt)], ["compare", str(card_path), str(spoilt)]):
+        assert main(command) == 1, command
+        said = capsys.readouterr()
+        assert words in said.out + said.err and "not valid JSON" not in said.out + said.err, command
+
+
 def test_a_card_nested_too_deep_to_read_is_refused_by_every_command_that_reads_cards(card_path: Path,
                                                                                         tmp_path: Path, capsys):
     deep = tmp_path / "deep.json"

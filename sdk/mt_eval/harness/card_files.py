@@ -1,11 +1,21 @@
 """What a path given as a run card turns out to be when it is not one: a run directory without its card.json
-(a run not finished, or no run), or a JSON-lines file such as the run's results.jsonl. Each says what to give."""
+(a run not finished, or no run), a JSON-lines file such as the run's results.jsonl, or JSON that only Python's
+reader takes (a byte-order mark, NaN, a lone surrogate). Each says what to give."""
 
 from __future__ import annotations
 
+import codecs
+import math
+import re
 from pathlib import Path
+from typing import Any
 
 import msgspec
+
+from mt_eval.problems import Problem, json_path
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONE_SURROGATE = "a lone surrogate (\\ud800 to \\udfff written alone): text that is not Unicode"
 
 
 def directory_without_card(directory: Path) -> tuple[str, str]:
@@ -27,3 +37,32 @@ def json_lines_records(raw: bytes) -> int | None:
     except msgspec.DecodeError:
         return None
     return len(lines) if isinstance(first, dict) else None
+
+
+def not_strict_json(raw: bytes, data: Any, file: str) -> Problem:
+    """Why a card that Python's json reads (``data``) is refused all the same, and where: a byte-order mark, NaN
+    or Infinity (a number too large to hold reads as Infinity), or a lone surrogate."""
+    hint = "use the card the run wrote (a card is edited only by running again)"
+    if raw.startswith(codecs.BOM_UTF8):
+        return Problem(file=file, path="$", code="encoding", hint=hint, message="starts with a byte-order mark "
+                       "(U+FEFF), which no run card holds: an editor saved it again")
+    where, what = _first_not_json(data, []) or ("$", "holds a value that is not JSON")
+    return Problem(file=file, path=where, code="syntax", message=what, hint=hint)
+
+
+def _first_not_json(value: Any, at: list[str | int]) -> tuple[str, str] | None:
+    """(JSON path, what is wrong) of the first value in ``value`` that strict JSON has not; else None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        if math.isnan(value):
+            return json_path(at), "NaN is not a JSON number"
+        return json_path(at), f"{'-' if value < 0 else ''}Infinity is not a JSON number (a number too large to hold " \
+            "is read as Infinity)"
+    if isinstance(value, str) and _SURROGATE.search(value):
+        return json_path(at), f"holds {_LONE_SURROGATE}"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(key, str) and _SURROGATE.search(key):
+            return json_path(at), f"a key holds {_LONE_SURROGATE}"
+        if (found := _first_not_json(item, [*at, key])) is not None:
+            return found
+    return None

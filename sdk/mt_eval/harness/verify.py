@@ -42,7 +42,7 @@ from typing import Any
 
 import msgspec
 
-from mt_eval.harness.card_files import directory_without_card, json_lines_records
+from mt_eval.harness.card_files import directory_without_card, json_lines_records, not_strict_json
 from mt_eval.harness.runcard import CARD_VERSION, CardResult, RunCard
 from mt_eval.harness.verification import Verification
 from mt_eval.harness.verify_corpus import CorpusCache
@@ -114,8 +114,8 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
                            "in the run directory", code="not-a-card")
             result.check("format", False, "not a run card")
             return result
-        _, problems = parse_json(raw, file=str(path))
-        result.problems += problems or [Problem(file=str(path), path="$", message="not valid JSON", code="syntax")]
+        data, problems = parse_json(raw, file=str(path))
+        result.problems += problems or [not_strict_json(raw, data, str(path))]  # (what Python's reader alone takes)
         result.check("format", False, "not JSON")
         return result
     if not isinstance(data, dict) or "card_version" not in data:
