@@ -155,6 +155,24 @@ def test_an_unreachable_database_is_a_clear_error_and_nothing_is_created(tmp_pat
         resolve_url("sqlite://host/x.db")
 
 
+def test_a_store_under_a_file_says_the_file_is_not_a_directory(tmp_path: Path, capsys, cards):
+    """Before, ``--db notes.txt/board.db`` said the directory notes.txt "does not exist", beside that very file."""
+    from mt_eval.cli import main
+
+    card = write_card(cards.card("alpha"), tmp_path / "run" / "card.json")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a directory\n")
+    for under in (notes / "board.db", notes / "deeper" / "board.db"):
+        assert main(["publish", str(card), "--db", str(under), "--no-input"]) == 1
+        said = capsys.readouterr().err
+        assert f"cannot create the leaderboard store {under}: {notes} is a file, not a directory" in said, said
+        assert "does not exist" not in said
+        assert main(["leaderboard", "--db", str(under)]) == 1  # (had said to publish a card first)
+        assert f"cannot open the leaderboard store {under}: {notes} is a file, not a directory" in \
+            capsys.readouterr().err
+    assert notes.read_text() == "not a directory\n"
+
+
 @pytest.mark.parametrize("db", ["sqlite:///", "sqlite://", "sqlite:///:memory:", "sqlite:///{}?mode=ro", "", " "])
 def test_a_store_that_would_keep_nothing_or_ignore_part_of_its_url_is_refused(db: str, tmp_path: Path, capsys, cards,
                                                                                monkeypatch):

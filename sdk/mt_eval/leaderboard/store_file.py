@@ -34,6 +34,10 @@ def check_file(path: Path, where: str, *, create: bool, nothing_at: str) -> None
         raise StoreError(f"{where} is a directory: give the store's file, such as {path / STORE_FILE}")
     if path.exists():
         return
+    nearest = next((folder for folder in path.parents if folder.exists()), None)  # (notes.txt/board.db)
+    if nearest is not None and not nearest.is_dir():
+        raise StoreError(f"cannot {'create' if create else 'open'} the leaderboard store {where}: {nearest} is a "
+                         "file, not a directory")
     if not create:
         raise StoreError(nothing_at)
     if path == default_path():
