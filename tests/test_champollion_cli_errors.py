@@ -110,3 +110,16 @@ def test_with_json_an_error_is_a_report_on_stdout_of_the_same_shape_on_both_side
     rewrite("champollion.config.json", good)
     for side, (status, stdout, _) in both(projects, "--json").items():
         assert status == 0 and json.loads(stdout)["error"] is None, side
+
+
+@needs_node
+def test_a_pair_key_naming_no_locale_says_which_half_is_no_locale_code_on_both_sides(tmp_path: Path):
+    """Before: "en:xx-!!" was "not a language pair", with the advice to write "src:tgt" that it already is."""
+    projects = twins(tmp_path, pairs_config({"en:xx-!!": {"methodPlugin": "reverse"}}), {"locales/en.json": {}})
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    status, _, err = runs["python"]
+    assert status == 1 and err == (
+        "<prog>: <project>/champollion.config.json is not a valid champollion config\nerror: "
+        '<project>/champollion.config.json $.pairs["en:xx-!!"]: "xx-!!" is not a locale code\n'
+        '    fix: use a locale code such as "en", "es" or "pt-BR"\n')

@@ -107,8 +107,7 @@ class ChampollionConfigFile(StrictStruct, rename="camel", forbid_unknown_fields=
         for key in self.pairs:
             parsed = split_pair_key(key)
             if parsed is None:
-                yield Finding(("pairs", key), f"{js_string(key)} is not a language pair",
-                              'write it as "src:tgt" (also "src->tgt" or "src→tgt"), e.g. "en:es"', code="pair-key")
+                yield Finding(("pairs", key), *pair_key_problem(key), code="pair-key")
                 continue
             source, target = (normalize_locale(p) for p in parsed)
             assert input_locale is not None  # a valid pair key gives one when inputLocale is absent
@@ -135,6 +134,19 @@ def split_pair_key(key: str) -> tuple[str, str] | None:
                 return parts[0], parts[1]
             return None
     return None
+
+
+def pair_key_problem(key: str) -> tuple[str, str]:
+    """Why ``key`` is no pair of locales, and the fix: a key of the form ``src:tgt`` names the halves that are
+    not locale codes, as a bad ``inputLocale`` is named."""
+    separator = next((s for s in _PAIR_SEPARATORS if s in key), None)
+    parts = [p.strip() for p in key.split(separator)] if separator else []
+    if len(parts) == 2 and all(parts) and not any(s in p for s in _PAIR_SEPARATORS for p in parts):
+        bad = [js_string(p) for p in parts if not _LOCALE.match(p)]
+        said = f"{bad[0]} is not a locale code" if len(bad) == 1 else f"{bad[0]} and {bad[1]} are not locale codes"
+        return said, 'use a locale code such as "en", "es" or "pt-BR"'
+    return f"{js_string(key)} is not a language pair", 'write it as "src:tgt" (also "src->tgt" or "src→tgt"), ' \
+        'e.g. "en:es"'
 
 
 @dataclass(frozen=True)

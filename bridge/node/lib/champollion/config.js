@@ -87,7 +87,7 @@ function configRules(config) {
   for (const key of keys) {
     const parsed = splitPairKey(key);
     if (parsed === null) {
-      out.push(finding(['pairs', key], `${JSON.stringify(key)} is not a language pair`, 'write it as "src:tgt" (also "src->tgt" or "src→tgt"), e.g. "en:es"', 'pair-key'));
+      out.push(finding(['pairs', key], ...pairKeyProblem(key), 'pair-key'));
       continue;
     }
     const [source, target] = parsed.map(normalizeLocale);
@@ -115,6 +115,21 @@ export function splitPairKey(key) {
     return parts.length === 2 && parts.every((part) => LOCALE_PATTERN.test(part)) ? parts : null;
   }
   return null;
+}
+
+/**
+ * Why key is no pair of locales, and the fix: [message, hint]. A key of the form "src:tgt" names the halves that
+ * are not locale codes, as a bad inputLocale is named.
+ */
+function pairKeyProblem(key) {
+  const separator = PAIR_SEPARATORS.find((s) => key.includes(s));
+  const parts = separator ? key.split(separator).map((part) => part.trim()) : [];
+  if (parts.length === 2 && parts.every(Boolean) && !parts.some((part) => PAIR_SEPARATORS.some((s) => part.includes(s)))) {
+    const bad = parts.filter((part) => !LOCALE_PATTERN.test(part)).map((part) => JSON.stringify(part));
+    const said = bad.length === 1 ? `${bad[0]} is not a locale code` : `${bad[0]} and ${bad[1]} are not locale codes`;
+    return [said, 'use a locale code such as "en", "es" or "pt-BR"'];
+  }
+  return [`${JSON.stringify(key)} is not a language pair`, 'write it as "src:tgt" (also "src->tgt" or "src→tgt"), e.g. "en:es"'];
 }
 
 /** The config file for path: the file itself, or champollion.config.json in a directory. */
