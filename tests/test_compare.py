@@ -31,6 +31,7 @@ def test_two_runs_of_the_same_method_repeat_run_stability(tmp_path: Path, corpus
     assert compare(tmp_path / "a" / "card.json", tmp_path / "b" / "card.json", "--json") == 0
     report = json.loads(capsys.readouterr().out)
     assert report["outputs"]["all"] == {"differ": 0, "of": 34} and report["outputs"]["same_method_code"] is True
+    assert report["outputs"]["same_run"] is None
     assert {row["metric"]: (row["delta"], row["p_randomization"]) for row in report["rows"]} == {
         "chrF++": (0.0, 1.0), "BLEU": (0.0, 1.0), "TER": (0.0, 1.0)}  # identical outputs: nothing to test
     assert report["latency"]["compared"] is True and report["allowed_differences"] == []
@@ -42,6 +43,26 @@ def test_two_runs_of_the_same_method_repeat_run_stability(tmp_path: Path, corpus
     out = capsys.readouterr().out
     assert "outputs that differ: 0 of 34 entries (0 of 30 scored, 0 of 2 canaries, 0 of 2 negative controls)" in out
     assert "two runs of the same method code: repeat-run stability" in out and "not significant" in out
+
+
+def test_a_run_compared_with_itself_is_said_to_be_one_run_not_its_stability(tmp_path: Path, corpus: Path, capsys):
+    """Before, a card compared with itself (or its copy) reported "0 of 34 entries … two runs of the same method
+    code: repeat-run stability", a stability no second run had shown."""
+    assert run(tmp_path / "a", corpus, *honest())[0] == 0
+    card = tmp_path / "a" / "card.json"
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(card.read_bytes())
+    run_id = json.loads(card.read_text())["run_id"]
+    capsys.readouterr()
+    for other in (card, tmp_path / "a", copy):
+        assert compare(card, other) == 0
+        out = capsys.readouterr().out
+        assert f"0 of 30 scored, 0 of 2 canaries, 0 of 2 negative controls) — A and B are the same run ({run_id}), " \
+            "so its outputs cannot differ: compare the card of another run of the method for its repeat-run " \
+            "stability" in out, out
+        assert "two runs of the same method code" not in out
+    assert compare(card, copy, "--json") == 0
+    assert json.loads(capsys.readouterr().out)["outputs"]["same_run"] == run_id
 
 
 def test_outputs_that_differ_and_the_interval_of_the_difference(tmp_path: Path, corpus: Path, capsys):

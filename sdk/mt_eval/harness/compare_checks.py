@@ -105,4 +105,5 @@ def output_differences(a: RunCard, b: RunCard, both: Iterable[tuple[Mapping[str,
                 examples.append(str(entry["id"]))
     total = {"differ": sum(c["differ"] for c in counts.values()), "of": sum(c["of"] for c in counts.values())}
     same_method = a.method.code_sha256 == b.method.code_sha256
-    return {"all": total, **counts, "examples": examples, "same_method_code": same_method}
+    same_run = a.run_id if a.run_id == b.run_id else None  # (one card twice, or a copy: not a second run)
+    return {"all": total, **counts, "examples": examples, "same_method_code": same_method, "same_run": same_run}

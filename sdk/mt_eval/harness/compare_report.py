@@ -45,7 +45,10 @@ def _outputs(outputs: dict[str, Any]) -> str:
                          (("scored", "scored"), ("canary", "canaries"), ("negative", "negative controls"))
                          if outputs[f]["of"])
     text = f"outputs that differ: {total['differ']} of {total['of']} entries ({families})"
-    if outputs["same_method_code"]:
+    if outputs.get("same_run"):
+        text += (f" — A and B are the same run ({outputs['same_run']}), so its outputs cannot differ: compare the card "
+                 "of another run of the method for its repeat-run stability")
+    elif outputs["same_method_code"]:
         text += " — two runs of the same method code: repeat-run stability"
     if outputs["examples"]:
         text += "; e.g. " + ", ".join(outputs["examples"][:5])
