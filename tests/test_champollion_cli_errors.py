@@ -123,3 +123,15 @@ def test_a_pair_key_naming_no_locale_says_which_half_is_no_locale_code_on_both_s
         "<prog>: <project>/champollion.config.json is not a valid champollion config\nerror: "
         '<project>/champollion.config.json $.pairs["en:xx-!!"]: "xx-!!" is not a locale code\n'
         '    fix: use a locale code such as "en", "es" or "pt-BR"\n')
+
+
+@needs_node
+def test_a_number_too_large_to_hold_is_said_as_written_on_both_sides(tmp_path: Path):
+    """Before: a batchSize of 5,000 digits was "got the number Infinity", on both sides."""
+    config = json.dumps(pairs_config({"en:es": {"methodPlugin": "reverse", "batchSize": 7}}))
+    projects = twins(tmp_path, config.replace('"batchSize": 7', '"batchSize": ' + "9" * 5000), {"locales/en.json": {}})
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    status, _, err = runs["python"]
+    assert status == 1 and err.endswith('$.pairs["en:es"].batchSize: expected an integer, got a number too large to '
+                                        "hold: 99999999999999999999… (5,000 digits)\n")

@@ -225,7 +225,7 @@ def test_parallel_text_is_frozen_as_its_files_and_shown_as_the_options_that_read
     (lambda text: text.replace('"pair": "eng>spa"', '"pair": "nonsense"'), "$.corpus.pair",
      '"nonsense" is not a "source>target" language pair'),
     (lambda text: text.replace('"temperature": null', '"temperature": 1e999'), "$.config.temperature",
-     "must be <= 2, got Infinity"),
+     "must be <= 2, got a number too large to hold: 1e999"),
     (lambda text: text.replace('"timeout_s": 120.0', '"timeout_s": 1e999'), "$.budgets.timeout_s",
      "inf is not a number a run takes"),
     (lambda text: text.replace('"seed": 12345', '"seed": 9007199254740993'), "$.config.seed", ""),

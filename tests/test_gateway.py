@@ -307,6 +307,8 @@ async def test_a_streamed_chat_completion_is_asked_for_its_usage_and_a_streamed_
      '$.models[0].api_key_env: "" is not an environment variable name'),
     ({"base_url": "https://x/v1", "models": [{"id": "a-1\u0000"}]},  # (it passed --check)
      '$.models[0].id: "a-1\\x00" holds the control character U+0000'),
+    ({"base_url": "https://x/v1", "models": [{"id": "a-1"}], "token_budget": 10 ** 400},  # (it said "Infinity")
+     "$.token_budget: expected an integer, got a number too large to hold: 10000000000000000000… (401 digits)"),
 ])
 def test_a_bad_policy_is_refused_with_every_problem(tmp_path: Path, policy: dict, message: str, capsys):
     path = tmp_path / "policy.json"

@@ -8,7 +8,9 @@ rather than used (champollion's locale files), as `JsonNumber`s holding each num
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -30,6 +32,46 @@ def js_int(text: str) -> int | float:
 def js_float(text: str) -> int | float:
     value = float(text)
     return int(value) if value.is_integer() and abs(value) <= SAFE_INTEGER else value
+
+
+class _TooLarge(float):
+    """A number past every double while it is read: ±Infinity, as JavaScript reads it, with its text."""
+
+    text: str
+
+
+def _marking_too_large(read: Callable[[str], int | float], count: list[int]) -> Callable[[str], int | float]:
+    def marked(text: str) -> int | float:
+        value = read(text)
+        if not (isinstance(value, float) and math.isinf(value)):
+            return value
+        count[0] += 1
+        found = _TooLarge(value)
+        found.text = text
+        return found
+
+    return marked
+
+
+def _unmark(value: Any, at: tuple[str | int, ...], written: dict[tuple[str | int, ...], str]) -> Any:
+    """``value`` with each number past every double made a plain ±Infinity again, its text kept by path."""
+    if isinstance(value, _TooLarge):
+        written[at] = value.text
+        return float(value)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            value[key] = _unmark(item, (*at, key), written)
+    elif isinstance(value, list):
+        value[:] = [_unmark(item, (*at, index), written) for index, item in enumerate(value)]
+    return value
+
+
+def too_large_words(text: str) -> str:
+    """A number past every double as written, its first digits only when it is long (Node: ``tooLarge``)."""
+    if len(text) <= 24:
+        return f"a number too large to hold: {text}"
+    body = text.lstrip("-")
+    return f"a number too large to hold: {text[:20]}… ({len(body):,} {'digits' if body.isdigit() else 'characters'})"
 
 
 @dataclass(frozen=True)
@@ -71,9 +113,12 @@ class JsonNumber:
     text: str
 
 
-def parse_json(raw: bytes, *, file: str, exact_numbers: bool = False) -> tuple[Any, list[Problem]]:
+def parse_json(raw: bytes, *, file: str, exact_numbers: bool = False,
+               too_large: dict[tuple[str | int, ...], str] | None = None) -> tuple[Any, list[Problem]]:
     """Parse JSON text; problems name the line and column, invalid UTF-8 and duplicate keys. With
-    ``exact_numbers``, each number is a `JsonNumber` (``NaN`` and ``Infinity``, not JSON, stay floats)."""
+    ``exact_numbers``, each number is a `JsonNumber` (``NaN`` and ``Infinity``, not JSON, stay floats). Into
+    ``too_large`` go the numbers past every double (read as ±Infinity) as written, by path, for problems to
+    say what was written ("1e400", an integer of 5,000 digits) rather than "Infinity"."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -111,8 +156,13 @@ def parse_json(raw: bytes, *, file: str, exact_numbers: bool = False) -> tuple[A
         ]
     try:
         number = JsonNumber if exact_numbers else None
-        value = json.loads(text, object_pairs_hook=pairs_hook, parse_int=number or js_int,
-                           parse_float=number or js_float)
+        marked = [0]
+        read_int, read_float = (js_int, js_float) if too_large is None else (
+            _marking_too_large(js_int, marked), _marking_too_large(js_float, marked))
+        value = json.loads(text, object_pairs_hook=pairs_hook, parse_int=number or read_int,
+                           parse_float=number or read_float)
+        if marked[0] and too_large is not None:
+            value = _unmark(value, (), too_large)
     except json.JSONDecodeError as error:
         syntax = same_on_every_python(error)
         return None, [

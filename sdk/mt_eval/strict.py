@@ -29,7 +29,7 @@ import msgspec.inspect as mi
 
 from mt_eval import field_words as words
 from mt_eval.js_text import INEXACT_INTEGER, SAFE_INTEGER, beyond_exact_integers, js_number, js_string
-from mt_eval.json_input import parse_json
+from mt_eval.json_input import parse_json, too_large_words
 from mt_eval.lone_surrogates import LONE_SURROGATE_HINT, first_lone, not_valid_unicode, without_lone_keys, writable
 from mt_eval.problems import Finding, Problem, ProblemsError, Severity, json_path, problems_at
 
@@ -86,16 +86,18 @@ def decode_json_file(path: Path, type_: type[T]) -> tuple[T | None, list[Problem
 
 def decode_json(raw: bytes, type_: type[T], *, file: str) -> tuple[T | None, list[Problem]]:
     """Parse and strictly decode JSON text into ``type_`` (a StrictStruct)."""
-    data, problems = parse_json(raw, file=file)
+    too_large: dict[tuple[str | int, ...], str] = {}  # (numbers past every double, as written)
+    data, problems = parse_json(raw, file=file, too_large=too_large)
     if problems and data is None:
         return None, problems
-    value, more = decode_value(data, type_, file=file)
+    value, more = decode_value(data, type_, file=file, too_large=too_large)
     return value, problems + more
 
 
-def decode_value(data: Any, type_: type[T], *, file: str) -> tuple[T | None, list[Problem]]:
-    """Strictly decode an already parsed value (see the module docstring and `decode_json_file`)."""
-    walker = _Walker(file)
+def decode_value(data: Any, type_: type[T], *, file: str, too_large: dict[tuple[str | int, ...], str] | None = None
+                 ) -> tuple[T | None, list[Problem]]:
+    """Strictly decode an already parsed value (module docstring, `decode_json_file`, `parse_json`'s too_large)."""
+    walker = _Walker(file, too_large or {})
     clean = walker.check(data, mi.type_info(type_), ())
     if clean:
         value = walker.build(data, type_, ())
@@ -190,8 +192,9 @@ def _matches(value: Any, t: mi.Type) -> bool:
 
 
 class _Walker:
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, too_large: dict[tuple[str | int, ...], str]) -> None:
         self.file = file
+        self.too_large = too_large
         self.problems: list[Problem] = []
         self.structs: list[tuple[tuple[str | int, ...], type[Any], bool]] = []
 
@@ -210,6 +213,10 @@ class _Walker:
             _rules_deferred.reset(token)
         self.run_rules(value, at)
         return value
+
+    def words(self, value: Any, at: tuple[str | int, ...]) -> str:
+        written = self.too_large.get(at) if isinstance(value, float) and math.isinf(value) else None
+        return value_in_words(value) if written is None else too_large_words(written)
 
     def add(self, at: tuple[str | int, ...], message: str, hint: str | None = None, code: str = "invalid",
             severity: Severity = "error") -> None:
@@ -257,7 +264,7 @@ class _Walker:
         if expected == "an integer" and beyond_exact_integers(value):
             self.add(at, f"expected an integer, got {value_in_words(value)}, {INEXACT_INTEGER}", hint, code="type")
             return False
-        self.add(at, f"expected {expected}, got {value_in_words(value)}", hint, code="type")
+        self.add(at, f"expected {expected}, got {self.words(value, at)}", hint, code="type")
         return False
 
     def _check_literal(self, value: Any, t: mi.LiteralType, at: tuple[str | int, ...],
@@ -271,7 +278,7 @@ class _Walker:
             if close:
                 hint = f'did you mean "{close[0]}"? Allowed: {allowed}'
         what = _word(meta, words.WHAT) or "value"
-        self.add(at, f"{value_in_words(value)} is not a valid {what}", hint, code="enum")
+        self.add(at, f"{self.words(value, at)} is not a valid {what}", hint, code="enum")
         return False
 
     def _check_struct(self, value: dict[str, Any], t: mi.StructType, at: tuple[str | int, ...]) -> bool:
@@ -332,8 +339,8 @@ class _Walker:
             bound = getattr(t, attr)
             if bound is not None and not _RANGE_TESTS[sign](value, bound):
                 # (NaN and the infinities have no JSON spelling: not "null")
-                shown = "NaN" if value != value else "Infinity" if value == math.inf else \
-                    "-Infinity" if value == -math.inf else js_number(value)
+                shown = "NaN" if value != value else self.words(value, at).removeprefix("the number ") \
+                    if math.isinf(value) else js_number(value)
                 self.add(at, f"must be {sign} {js_number(bound)}, got {shown}", code="range")
                 return False
         return True

@@ -71,6 +71,16 @@ const LITERALS = [['true', true], ['false', false], ['null', null], ['NaN', NaN]
   ['-Infinity', -Infinity]];
 const ESCAPES = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 
+const WRITTEN = new WeakMap(); // a parsed document → how each of its numbers past any double was written, by path
+
+/**
+ * How the number at `at` (keys and indexes) of the document `root` was written, when it was past any double and
+ * read as ±Infinity ("1e400", an integer of 400 digits); else undefined. Python's parse_json keeps it so too.
+ */
+export function writtenNumber(root, at) {
+  return root !== null && typeof root === 'object' ? WRITTEN.get(root)?.get(JSON.stringify(at)) : undefined;
+}
+
 /**
  * A number exactly as the file writes it ("1.50", "-0", "12345678901234567890"): its JSON token, which a
  * writer copies as it is. Python's reader (mt_eval.json_input) has the same class.
@@ -95,6 +105,7 @@ export function parseOrdered(text, { onDuplicate, exactNumbers = false } = {}) {
     if (depth > MAX_DEPTH) throw new JsonDepthError(depth);
   }
   let at = 0;
+  const tooLarge = new Map();
   const fail = (message, position = at) => { throw new JsonSyntaxError(message, source, position); };
   const skip = () => {
     WHITESPACE.lastIndex = at;
@@ -146,7 +157,10 @@ export function parseOrdered(text, { onDuplicate, exactNumbers = false } = {}) {
     const found = NUMBER.exec(source);
     if (!found) fail('Expecting value');
     at = NUMBER.lastIndex;
-    return exactNumbers ? new JsonNumber(found[0]) : Number(found[0]);
+    if (exactNumbers) return new JsonNumber(found[0]);
+    const number = Number(found[0]);
+    if (!Number.isFinite(number)) tooLarge.set(JSON.stringify(path), found[0]);
+    return number;
   };
   const object = (path) => {
     const out = new Map();
@@ -199,6 +213,7 @@ export function parseOrdered(text, { onDuplicate, exactNumbers = false } = {}) {
   const result = value([]);
   skip();
   if (at < source.length) fail('Extra data');
+  if (tooLarge.size && result !== null && typeof result === 'object') WRITTEN.set(result, tooLarge);
   return result;
 }
 

@@ -7,9 +7,11 @@
 //    cross-field rules of its definition (./rules.js), each finding located by its JSON path.
 //
 // Problems come out in the same order as in Python, so bridge/vectors/contract/ can pin them for both.
+import { writtenNumber } from '../json-text.js';
 import { firstLone, notValidUnicode, writable } from '../lone-surrogates.js';
 import { RULES } from './rules.js';
 import { defaults, resolve, root } from './schema.js';
+import { tooLarge } from './value-words.js';
 import {
   INEXACT_INTEGER, PATTERN_MEANS, SUGGEST, SUGGESTIONS, UNKNOWN_FIELDS, WHAT, describe, getCloseMatches, got, jsonPath, jsString, jsValue,
   matches, nodeHint,
@@ -34,6 +36,12 @@ class Walker {
     this.file = file;
     this.problems = [];
     this.structs = []; // [at, name, ok] in the order their checks finish (children first)
+  }
+
+  /** The value at `at` in words; a number past any double as the document writes it. */
+  got(value, at) {
+    const written = typeof value === 'number' && !Number.isFinite(value) ? writtenNumber(this.data, at) : undefined;
+    return written !== undefined ? tooLarge(written) : got(value);
   }
 
   add(at, message, hint, code = 'invalid', severity = 'error') {
@@ -78,7 +86,7 @@ class Walker {
       else if (expected === 'true or false') hint = 'write true or false, without quotes';
     }
     const inexact = expected === 'an integer' && Number.isInteger(value);
-    this.add(at, `expected ${expected}, got ${got(value)}${inexact ? `, ${INEXACT_INTEGER}` : ''}`, hint, 'type');
+    this.add(at, `expected ${expected}, got ${this.got(value, at)}${inexact ? `, ${INEXACT_INTEGER}` : ''}`, hint, 'type');
     return false;
   }
 
@@ -90,7 +98,7 @@ class Walker {
       const [close] = getCloseMatches(value, node.enum.map(String), 1, 0.6);
       if (close !== undefined) hint = `did you mean "${close}"? Allowed: ${allowed}`;
     }
-    this.add(at, `${got(value)} is not a valid ${node[WHAT] ?? 'value'}`, hint, 'enum');
+    this.add(at, `${this.got(value, at)} is not a valid ${node[WHAT] ?? 'value'}`, hint, 'enum');
     return false;
   }
 
@@ -162,7 +170,7 @@ class Walker {
     for (const [keyword, sign, test] of RANGES) {
       if (node[keyword] !== undefined && !test(value, node[keyword])) {
         // (NaN and the infinities have no JSON spelling: not "null")
-        const shown = Number.isFinite(value) ? got(value).replace('the number ', '') : String(value);
+        const shown = this.got(value, at).replace('the number ', '');
         this.add(at, `must be ${sign} ${node[keyword]}, got ${shown}`, null, 'range');
         return false;
       }
@@ -253,6 +261,7 @@ const valueAt = (data, at) => at.reduce((value, part) => get(value, part), data)
 export function decodeValue(data, stem, { file }) {
   const { document } = root(stem);
   const walker = new Walker(document, file);
+  walker.data = data;
   walker.rootNode = { $ref: document.$ref };
   if (walker.check(data, walker.rootNode, [])) {
     return { value: walker.build(data, walker.rootNode, []), problems: walker.problems };

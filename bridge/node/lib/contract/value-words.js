@@ -18,3 +18,11 @@ export function got(value) {
   if (Array.isArray(value)) return 'an array';
   return isObject(value) ? 'an object' : 'a value';
 }
+
+/** A number past any double in words, as written (mt_eval/json_input.py too_large_words): its first digits when long. */
+export function tooLarge(text) {
+  if (text.length <= 24) return `a number too large to hold: ${text}`;
+  const body = text.replace(/^-+/, '');
+  const unit = /^[0-9]+$/.test(body) ? 'digits' : 'characters';
+  return `a number too large to hold: ${text.slice(0, 20)}… (${body.length.toLocaleString('en-US')} ${unit})`;
+}
