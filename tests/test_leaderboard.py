@@ -224,6 +224,24 @@ def test_the_static_site_has_an_index_a_page_per_card_and_the_json(cards, tmp_pa
         detail and "passed (policy default, as the run applied it)" in detail
 
 
+@pytest.mark.parametrize(("title", "words"), [
+    ("Board \udcff", "argument --title: 'Board \\udcff' is not valid UTF-8 (at character 7): give the title as UTF-8"),
+    ("Board\x1b[31m", "argument --title: 'Board\\x1b[31m' holds the control character U+001B: give a title without "
+                      "it"),
+])
+def test_a_title_that_is_not_utf8_or_holds_a_control_character_is_refused(cards, tmp_path: Path, db: str, capsys,
+                                                                           title: str, words: str):
+    """Before, a title with bytes that are not UTF-8 was a traceback from writing index.html (UnicodeEncodeError)
+    with --out, and an invalid page with --format html."""
+    publish_all(db, [cards.card("alpha")], tmp_path)
+    for output in (["--out", str(tmp_path / "site")], ["--format", "html"]):
+        with pytest.raises(SystemExit) as exited:
+            main(["leaderboard", "--db", db, "--title", title, *output])
+        assert exited.value.code == 2
+        assert words in capsys.readouterr().err
+    assert not (tmp_path / "site").exists()
+
+
 def test_a_site_write_that_fails_leaves_no_temporary_file_and_a_retry_writes_it(cards, tmp_path: Path, db: str,
                                                                                  capsys, monkeypatch):
     """Before, a full disk left cards/.KEY.html.tmp, and the retry refused the directory for holding it."""

@@ -59,10 +59,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     board.add_argument("--max-p95", type=positive_float, metavar="SECONDS",
                        help="prize-eligible only with hot p95 latency at most this")
     board.add_argument("--hardware", metavar="TEXT", help="prize-eligible only on hardware whose label contains TEXT")
-    parser.add_argument("--title", default="mt-eval leaderboard", help="page title")
+    parser.add_argument("--title", type=page_title, default="mt-eval leaderboard", help="page title")
     parser.add_argument("--port", type=port_number, default=8765, metavar="PORT",
                         help="serve: the port on 127.0.0.1, 0 to 65535 (default 8765; 0: any free one)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def page_title(text: str) -> str:
+    """An argparse type: a page's title, UTF-8 (the site's files are) without control characters."""
+    from mt_eval.control_chars import first_control
+
+    position = next((i for i, char in enumerate(text) if "\ud800" <= char <= "\udfff"), None)
+    if position is not None:  # (bytes that are not UTF-8 in the argument)
+        raise argparse.ArgumentTypeError(f"{text!r} is not valid UTF-8 (at character {position + 1}): give the title "
+                                         "as UTF-8")
+    if (control := first_control(text)) is not None:
+        raise argparse.ArgumentTypeError(f"{text!r} holds the control character {control}: give a title without it")
+    return text
 
 
 def run(args: argparse.Namespace) -> int:
