@@ -65,6 +65,20 @@ def test_a_run_compared_with_itself_is_said_to_be_one_run_not_its_stability(tmp_
     assert json.loads(capsys.readouterr().out)["outputs"]["same_run"] == run_id
 
 
+def test_json_of_a_card_whose_name_is_not_utf8_is_utf8(tmp_path: Path, corpus: Path, capsys):
+    """Before, the comparison ended with "'utf-8' codec can't encode character '\\udcff' …" and no report."""
+    import shutil
+
+    assert run(tmp_path / "a", corpus, *honest())[0] == 0
+    assert run(tmp_path / "b", corpus, *honest())[0] == 0
+    shutil.copytree(tmp_path / "b", tmp_path / "b-\udcff")  # (the byte 0xff in the directory's name)
+    capsys.readouterr()
+    assert compare(tmp_path / "a" / "card.json", tmp_path / "b-\udcff" / "card.json", "--json", "--quiet") == 0
+    out = capsys.readouterr().out
+    out.encode("utf-8")
+    assert json.loads(out)["b"] == str(tmp_path / "b-\\udcff" / "card.json")
+
+
 def test_outputs_that_differ_and_the_interval_of_the_difference(tmp_path: Path, corpus: Path, capsys):
     sources = {f"Sentence number {i}.": f"Frase número {i}." for i in range(30)}
     assert run(tmp_path / "copy", corpus, *honest())[0] == 0

@@ -43,6 +43,16 @@ def test_a_card_with_its_method_card_is_published_once(cards, tmp_path: Path, db
     assert row["method_card_source"] == "run card" and row["paradigm"] == "rule-based"
 
 
+def test_json_of_a_card_whose_name_is_not_utf8_is_utf8(cards, tmp_path: Path, db: str, capsys):
+    """Before, the card was stored and then the report was a UnicodeEncodeError traceback."""
+    card = write_card(cards.card("alpha", quality=0.6), tmp_path / "run-\udcff" / "card.json")  # (the byte 0xff)
+    assert publish(str(card), "--db", db, "--no-input", "--json") == 0
+    out = capsys.readouterr().out
+    out.encode("utf-8")
+    [said] = json.loads(out)
+    assert said["status"] == "published" and said["card"] == str(tmp_path / "run-\\udcff" / "card.json")
+
+
 def test_tampered_and_foreign_version_cards_are_refused_with_the_reason(cards, tmp_path: Path, db: str, capsys):
     data = cards.card("alpha")
     data["results"][0]["predicted"] = "edited"

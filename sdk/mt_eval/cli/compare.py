@@ -62,8 +62,6 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    import msgspec
-
     from mt_eval.cli.arguments import corpus_instead
     from mt_eval.errors import UsageError
     from mt_eval.harness.compare import compare_cards
@@ -78,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
                            bootstrap=args.bootstrap, trials=args.trials, seed=args.seed, extensions=args.extension,
                            allow_diff=allowed, stage=_stages(args.quiet))
     if args.json:
-        sys.stdout.write(msgspec.json.format(msgspec.json.encode(report), indent=2).decode() + "\n")
+        from mt_eval.cli.corpus import json_text
+
+        sys.stdout.write(json_text(report))  # (a card's name that is not UTF-8 written with its escapes)
         return 0
     from mt_eval.harness.compare_report import render
 

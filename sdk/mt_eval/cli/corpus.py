@@ -101,7 +101,7 @@ def show(args: argparse.Namespace) -> int:
     return 1 if refused is not None else 0
 
 
-def json_text(document: dict[str, Any]) -> str:
+def json_text(document: Any) -> str:
     """``document`` as indented JSON; a file name that is not UTF-8 (its bytes read as lone surrogates, which
     neither JSON nor UTF-8 can carry) written with its escapes, ``corpus-\\udcff.jsonl``, as stderr shows it."""
     import msgspec

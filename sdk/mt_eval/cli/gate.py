@@ -9,7 +9,7 @@ headline; 2 when the policy file cannot be used.
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     verdicts = [judge(Path(card), resolved, corpus=corpus, extensions=args.extension) for card in args.cards]
     if args.json:
-        print(json.dumps(verdicts, indent=2, ensure_ascii=False))
+        from mt_eval.cli.corpus import json_text
+
+        sys.stdout.write(json_text(verdicts))  # (a card's name that is not UTF-8 written with its escapes)
     else:
         from mt_eval.harness.policy import describe
 

@@ -54,8 +54,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when every card was published, 1 when any was refused or could not be read, 130 on Ctrl-C."""
-    import msgspec
-
     from mt_eval.harness.policy import PolicyError, load_policy
     from mt_eval.leaderboard import StoreError
     from mt_eval.leaderboard.bulk import Options, publish_cards
@@ -101,7 +99,9 @@ def run(args: argparse.Namespace) -> int:
     reports = [report(c.prepared, c.outcome) for c in result.cards if c.prepared and c.outcome]
     if args.json:  # every card given, in order: those refused before the store, and any not tried, too
         every = [report(c.prepared, c.outcome) if c.prepared and c.outcome else unstored(c) for c in result.cards]
-        print(msgspec.json.format(msgspec.json.encode(every), indent=2).decode())
+        from mt_eval.cli.corpus import json_text
+
+        sys.stdout.write(json_text(every))  # (a card's name that is not UTF-8 written with its escapes)
     else:
         for line in reports:
             print(line["message"], file=sys.stdout if line["status"] == "published" else sys.stderr)

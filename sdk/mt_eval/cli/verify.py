@@ -28,7 +28,7 @@ def add_arguments(verify: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
+    import sys
 
     from mt_eval.cli.arguments import corpus_instead
     from mt_eval.errors import UsageError
@@ -40,7 +40,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     reports = [verify_card(card, corpus=corpus, extensions=args.extension) for card in args.cards]
     if args.json:
-        print(json.dumps([as_json(r) for r in reports], indent=2, ensure_ascii=False))
+        from mt_eval.cli.corpus import json_text
+
+        sys.stdout.write(json_text([as_json(r) for r in reports]))  # (a card's name that is not UTF-8 escaped)
     else:
         for report in reports:
             if not (args.quiet and report.ok):
