@@ -164,6 +164,25 @@ def test_json_of_a_card_whose_name_is_not_utf8_is_utf8(card_path: Path, tmp_path
     assert json.loads(out)[0]["card"] == str(tmp_path / "run-\\udcff" / "card.json")
 
 
+@pytest.mark.parametrize("command", ["verify", "gate"])
+def test_a_card_whose_name_is_not_utf8_is_shown_with_its_escapes_on_a_strict_utf8_terminal(card_path: Path,
+                                                                                        tmp_path: Path, command: str):
+    """Before, under a UTF-8 locale (standard output strict UTF-8) the report ended in a UnicodeEncodeError
+    traceback at the card's name; standard error already showed it with its escapes."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    odd = tmp_path / "run-\udcff"  # (the byte 0xff in the directory's name)
+    shutil.copytree(card_path.parent, odd)
+    policy = LENIENT if command == "gate" else []
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", command, str(odd), *policy], capture_output=True,
+                          env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"}, timeout=120)
+    assert b"Traceback" not in done.stderr and done.returncode == 0, done.stderr.decode(errors="replace")
+    assert str(tmp_path / "run-\\udcff").encode() in done.stdout
+
+
 def test_a_card_nested_too_deep_to_read_is_refused_by_every_command_that_reads_cards(card_path: Path,
                                                                                         tmp_path: Path, capsys):
     deep = tmp_path / "deep.json"

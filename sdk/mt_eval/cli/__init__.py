@@ -107,9 +107,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 def console_main() -> NoReturn:
     """The ``mt-eval`` program: `main` with the process's arguments, then an exit that nothing a method left
     running can hold up (`mt_eval.cli.leftovers`)."""
+    import io
+
     from mt_eval import process_exit
 
     _open_closed_standard_streams()
+    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors == "strict":  # (a UTF-8 locale: a file name
+        sys.stdout.reconfigure(errors="backslashreplace")  # not UTF-8 is shown with its escapes, as on stderr)
     sys.stdout = _OutputChecked(sys.stdout)
     process_exit.adopts_orphans = True
     status = main()
