@@ -152,13 +152,16 @@ def test_a_card_json_allows_only_to_python_says_what_and_where(card_path: Path, 
         assert words in said.out + said.err and "not valid JSON" not in said.out + said.err, command
 
 
-def test_json_of_a_card_whose_name_is_not_utf8_is_utf8(card_path: Path, tmp_path: Path, capsys):
+@pytest.mark.parametrize("command", ["verify", "gate"])
+def test_json_of_a_card_whose_name_is_not_utf8_is_utf8(card_path: Path, tmp_path: Path, capsys, command: str):
     """Before, the bytes of the name went into the JSON as they were: a report no JSON reader could read."""
     import shutil
 
     odd = tmp_path / "run-\udcff"  # (the byte 0xff in the directory's name)
     shutil.copytree(card_path.parent, odd)
-    assert main(["verify", str(odd / "card.json"), "--json"]) == 0
+    status = main([command, str(card_path), "--json"])  # (gate: 1 when the card's headline does not pass)
+    capsys.readouterr()
+    assert main([command, str(odd / "card.json"), "--json"]) == status
     out = capsys.readouterr().out
     out.encode("utf-8")
     assert json.loads(out)[0]["card"] == str(tmp_path / "run-\\udcff" / "card.json")
