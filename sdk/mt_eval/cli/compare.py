@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
                            bootstrap=args.bootstrap, trials=args.trials, seed=args.seed, extensions=args.extension,
                            allow_diff=allowed, stage=_stages(args.quiet))
     if args.json:
-        from mt_eval.cli.corpus import json_text
+        from mt_eval.cli.json_output import json_text
 
         sys.stdout.write(json_text(report))  # (a card's name that is not UTF-8 written with its escapes)
         return 0

@@ -6,10 +6,6 @@ import argparse
 
 from mt_eval.cli.arguments import CORPUS_HELP, add_corpus_arguments, non_negative_int, pair_argument
 
-TYPE_CHECKING = False  # see mt_eval/__init__.py (imported on every start of the command line)
-if TYPE_CHECKING:
-    from typing import Any
-
 SHOW_EXAMPLES = """\
 examples:
   mt-eval corpus show examples/data/eng-spa-demo.json
@@ -54,6 +50,7 @@ def show(args: argparse.Namespace) -> int:
     import sys
 
     from mt_eval.cli.arguments import corpus_spec, selection_request
+    from mt_eval.cli.json_output import json_text
     from mt_eval.corpus.doubts import find_doubts, settle_doubts
     from mt_eval.corpus.model import CorpusError
     from mt_eval.corpus.reader import load_corpus
@@ -99,24 +96,3 @@ def show(args: argparse.Namespace) -> int:
 
         sys.stdout.write(writable(render_text(corpus, report)))
     return 1 if refused is not None else 0
-
-
-def json_text(document: Any) -> str:
-    """``document`` as indented JSON; a file name that is not UTF-8 (its bytes read as lone surrogates, which
-    neither JSON nor UTF-8 can carry) written with its escapes, ``corpus-\\udcff.jsonl``, as stderr shows it."""
-    import msgspec
-
-    from mt_eval.lone_surrogates import writable
-
-    def valid(value: Any) -> Any:
-        if isinstance(value, str):
-            return writable(value)
-        if isinstance(value, dict):
-            return {valid(key): valid(item) for key, item in value.items()}
-        return [valid(item) for item in value] if isinstance(value, list) else value
-
-    try:
-        encoded = msgspec.json.encode(document)
-    except UnicodeEncodeError:
-        encoded = msgspec.json.encode(valid(msgspec.to_builtins(document)))
-    return msgspec.json.format(encoded, indent=2).decode() + "\n"

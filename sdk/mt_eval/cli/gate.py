@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     verdicts = [judge(Path(card), resolved, corpus=corpus, extensions=args.extension) for card in args.cards]
     if args.json:
-        from mt_eval.cli.corpus import json_text
+        from mt_eval.cli.json_output import json_text
 
         sys.stdout.write(json_text(verdicts))  # (a card's name that is not UTF-8 written with its escapes)
     else:

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     reports = [report(c.prepared, c.outcome) for c in result.cards if c.prepared and c.outcome]
     if args.json:  # every card given, in order: those refused before the store, and any not tried, too
         every = [report(c.prepared, c.outcome) if c.prepared and c.outcome else unstored(c) for c in result.cards]
-        from mt_eval.cli.corpus import json_text
+        from mt_eval.cli.json_output import json_text
 
         sys.stdout.write(json_text(every))  # (a card's name that is not UTF-8 written with its escapes)
     else:

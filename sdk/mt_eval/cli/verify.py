@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     reports = [verify_card(card, corpus=corpus, extensions=args.extension) for card in args.cards]
     if args.json:
-        from mt_eval.cli.corpus import json_text
+        from mt_eval.cli.json_output import json_text
 
         sys.stdout.write(json_text([as_json(r) for r in reports]))  # (a card's name that is not UTF-8 escaped)
     else:
