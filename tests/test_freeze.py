@@ -4,6 +4,7 @@ once, and `mt-eval run --freeze` refusing a run that differs, naming each differ
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -229,6 +230,10 @@ def test_parallel_text_is_frozen_as_its_files_and_shown_as_the_options_that_read
     (lambda text: text.replace('"timeout_s": 120.0', '"timeout_s": 1e999'), "$.budgets.timeout_s",
      "inf is not a number a run takes"),
     (lambda text: text.replace('"seed": 12345', '"seed": 9007199254740993'), "$.config.seed", ""),
+    # (both passed, and a run held to the manifest ran anyway)
+    (lambda text: re.sub(r'"format": "[a-z]+"', '"format": "x"', text), "$.corpus.format", '"x" is not a valid'),
+    (lambda text: re.sub(r'"created_at": "[^"]*"', '"created_at": "x"', text), "$.created_at",
+     "an ISO 8601 date and time"),
 ])
 def test_a_pair_or_a_number_no_run_takes_makes_a_manifest_invalid(tmp_path: Path, plugin: Path, corpus: Path, capsys,
                                                                    edit, where: str, words: str):

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from mt_eval.field_words import described
 from mt_eval.js_text import SAFE_INTEGER, same_json
 from mt_eval.manifest import LanguagePair
 from mt_eval.strict import StrictStruct
@@ -33,6 +34,12 @@ HOT_DEFINITION = ("after the untimed warm-up calls, each entry of the sample (th
                   "order) in a call of its own at concurrency 1, timed by the harness, the sample repeated")
 Digest = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$", extra={"pattern_means": "a SHA-256 in hex"})]
 Whole = Annotated[int, msgspec.Meta(ge=0)]
+# When the manifest was written: an ISO 8601 date and time, as `mt-eval freeze init` writes it (seconds, with its
+# offset); a manifest edited by hand may give more or less of it.
+Timestamp = Annotated[str, described(pattern=r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}",
+                                     pattern_means="an ISO 8601 date and time",
+                                     hint='write it as `mt-eval freeze init` does, e.g. "2026-12-05T19:00:00+00:00"')]
+CorpusFormat = Literal["json", "jsonl", "tsv", "parallel"]
 
 
 class _Part(StrictStruct, kw_only=True, omit_defaults=False):
@@ -63,7 +70,7 @@ class CorpusFreeze(_Part, kw_only=True):
     entries_selected: Whole
     subset_sha256: Digest | None  # the selected entries' own digest (equal runs select equal entries)
     selection: dict[str, Any] | None = None  # --ids, --segment and --limit as the card's selection records them
-    format: str | None = None  # how it was read: json, jsonl, tsv or parallel (null: written before it was recorded)
+    format: CorpusFormat | None = None  # how it was read (null: written before it was recorded)
     reference_path: str | None = None  # parallel text: the reference file, whose sha256 ``sha256`` covers too
     columns: list[str] | None = None  # a TSV read with --columns: its columns' fields (null: header or convention)
     accepted_doubts: list[str] | None = None  # what --accept-doubt let through (null: written before it was recorded)
@@ -134,7 +141,7 @@ class FreezeManifest(_Part, kw_only=True):
     schema: str | None = msgspec.field(default=None, name="$schema")
     freeze_version: Literal["freeze/1"]
     status: Literal["draft", "frozen"]
-    created_at: str
+    created_at: Timestamp
     sdk: SdkFreeze
     method: MethodFreeze
     corpus: CorpusFreeze

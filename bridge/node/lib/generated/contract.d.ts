@@ -169,7 +169,7 @@ export interface CorpusFreeze {
   entries_selected: number;
   subset_sha256: string | null;
   selection?: Record<string, unknown> | null;
-  format?: string | null;
+  format?: "json" | "jsonl" | "parallel" | "tsv" | null;
   reference_path?: string | null;
   columns?: string[] | null;
   accepted_doubts?: string[] | null;
