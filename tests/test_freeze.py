@@ -234,6 +234,8 @@ def test_parallel_text_is_frozen_as_its_files_and_shown_as_the_options_that_read
     (lambda text: re.sub(r'"format": "[a-z]+"', '"format": "x"', text), "$.corpus.format", '"x" is not a valid'),
     (lambda text: re.sub(r'"created_at": "[^"]*"', '"created_at": "x"', text), "$.created_at",
      "an ISO 8601 date and time"),
+    (lambda text: json.dumps({**json.loads(text), "corpus": {**json.loads(text)["corpus"], "sha256": "x"}}),
+     "$.corpus.sha256", '"x" is not a SHA-256 in hex'),  # (it was "is not matching ^[0-9a-f]{64}$")
 ])
 def test_a_pair_or_a_number_no_run_takes_makes_a_manifest_invalid(tmp_path: Path, plugin: Path, corpus: Path, capsys,
                                                                    edit, where: str, words: str):

@@ -32,7 +32,8 @@ FREEZE_VERSION = "freeze/1"
 COLD_DEFINITION = "the method's load (and a guest's start) plus its first call, one entry, timed by the harness"
 HOT_DEFINITION = ("after the untimed warm-up calls, each entry of the sample (the first scored entries in corpus "
                   "order) in a call of its own at concurrency 1, timed by the harness, the sample repeated")
-Digest = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$", extra={"pattern_means": "a SHA-256 in hex"})]
+Digest = Annotated[str, described(pattern=r"^[0-9a-f]{64}$", pattern_means="a SHA-256 in hex",
+                                  hint="give the digest `mt-eval freeze init` wrote (64 lowercase hex digits)")]
 Whole = Annotated[int, msgspec.Meta(ge=0)]
 # When the manifest was written: an ISO 8601 date and time, as `mt-eval freeze init` writes it (seconds, with its
 # offset); a manifest edited by hand may give more or less of it.
