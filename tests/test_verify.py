@@ -353,13 +353,15 @@ def test_a_resealed_card_with_a_false_pair_or_times_or_an_unknown_field_does_not
     assert words in next(p.message for p in result.errors if p.path == where)
 
 
-
 @pytest.mark.parametrize(("field", "value", "words"), [
     ("bootstrap_seed", -1, "the bootstrap's seed -1 is not one a run takes (0 to 9007199254740991, as mt-eval run "
                            "--seed): the card's intervals cannot be drawn again"),
     ("bootstrap_seed", 2**64, "the bootstrap's seed 18446744073709551616 is not one a run takes"),
     ("bootstrap_resamples", -5, "-5 bootstrap resamples is not a number a run takes (0 to 9007199254740991, as "
                                 "mt-eval run --resamples)"),
+    # (it passed: the intervals, recomputed at 0.95, matched the card's own)
+    ("confidence", -1, "the card says its intervals are at -1 confidence; a run draws them at 0.95"),
+    ("confidence", 0.99, "the card says its intervals are at 0.99 confidence"),
 ])
 def test_a_bootstrap_no_run_takes_is_named_by_every_command_that_reads_cards(card_path: Path, tmp_path: Path,
                                                                             capsys, field: str, value: int,
@@ -374,6 +376,7 @@ def test_a_bootstrap_no_run_takes_is_named_by_every_command_that_reads_cards(car
         assert main(command) == 1, command
         said = capsys.readouterr()
         assert words in said.out + said.err and "Traceback" not in said.err, command
+
 
 @pytest.mark.parametrize(("change", "where", "words"), [
     (lambda card: card.update(status="complete"), "$.status", "the card says complete, its results say partial"),

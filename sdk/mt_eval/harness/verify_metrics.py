@@ -64,7 +64,9 @@ def recompute_metrics(result: Verification, card: RunCard, source: Any, extensio
 
 def bootstrap_problem(card: RunCard) -> tuple[str, str] | None:
     """(JSON path, message) when the card's bootstrap seed or resamples are none a run takes (numpy refuses a
-    negative seed), so its intervals cannot be drawn again; else None."""
+    negative seed), so its intervals cannot be drawn again, or when it states a confidence other than the one every
+    run draws its intervals at; else None."""
+    from mt_eval.harness.metric_statistics import CONFIDENCE
     from mt_eval.js_text import SAFE_INTEGER
 
     if card.metrics is None:
@@ -77,6 +79,9 @@ def bootstrap_problem(card: RunCard) -> tuple[str, str] | None:
         return "$.metrics.bootstrap_resamples", (f"{resamples} bootstrap resamples is not a number a run takes (0 to "
                                                  f"{SAFE_INTEGER}, as mt-eval run --resamples): the card's intervals "
                                                  "cannot be drawn again")
+    if card.metrics.confidence != CONFIDENCE:  # (the intervals recomputed at 95% would match, and the card lie)
+        return "$.metrics.confidence", (f"the card says its intervals are at {card.metrics.confidence:g} confidence; "
+                                        f"a run draws them at {CONFIDENCE:g}, as they are recomputed")
     return None
 
 
