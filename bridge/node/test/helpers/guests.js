@@ -1,7 +1,9 @@
 // Shared test helpers: where things are, the guest commands, and whether a process still runs.
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, readFileSync, readdirSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
+import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -11,7 +13,34 @@ export const reverseFixture = join(repo, 'tests', 'fixtures', 'reverse');
 export const conformanceDir = join(repo, 'bridge', 'vectors', 'conformance');
 export const testGuest = (name) => join(nodePackage, 'test', 'guests', name);
 
-export const nodeGuestCommand = [process.execPath, join(nodePackage, 'bin', 'mt-eval-guest.js'), reverseFixture];
+export const guestBin = join(nodePackage, 'bin', 'mt-eval-guest.js');
+export const nodeGuestCommand = [process.execPath, guestBin, reverseFixture];
+
+/**
+ * For a test file of mt-eval-guest on module files: moduleFile(name, source) writes one in a scratch directory,
+ * started(command) and guest(args) start a LineDriver (guest: mt-eval-guest with these arguments); every driver
+ * started is killed once the file's tests are done.
+ */
+export function guestKit() {
+  const scratch = mkdtempSync(join(tmpdir(), 'mt-eval-guest-test-'));
+  const drivers = [];
+  after(() => drivers.forEach((driver) => driver.kill()));
+  const started = (command, options) => {
+    const driver = new LineDriver(command, options);
+    drivers.push(driver);
+    return driver;
+  };
+  return {
+    scratch,
+    moduleFile(name, source) {
+      const file = join(scratch, name);
+      writeFileSync(file, source);
+      return file;
+    },
+    started,
+    guest: (args, options) => started([process.execPath, guestBin, ...args], options),
+  };
+}
 
 function executable(path) {
   try {
