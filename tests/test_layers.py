@@ -21,9 +21,9 @@ README = Path(__file__).parent.parent / "README.md"
 LAYERS: dict[str, list[str]] = {
     # what every part uses: errors and problems, strict JSON, packaged files, locks, child processes
     "foundation": ["mt_eval._version", "mt_eval.errors", "mt_eval.lazy", "mt_eval.problems", "mt_eval.js_text",
-                   "mt_eval.json_input", "mt_eval.field_words", "mt_eval.strict", "mt_eval.resources",
-                   "mt_eval.licenses", "mt_eval.code_hash", "mt_eval.locks", "mt_eval.child_process",
-                   "mt_eval.child_spawn", "mt_eval.child_detached",
+                   "mt_eval.json_input", "mt_eval.field_words", "mt_eval.strict", "mt_eval.value_words",
+                   "mt_eval.resources", "mt_eval.licenses", "mt_eval.code_hash", "mt_eval.locks",
+                   "mt_eval.child_process", "mt_eval.child_spawn", "mt_eval.child_detached",
                    "mt_eval.loop_watchdog", "mt_eval.progress", "mt_eval.concurrency", "mt_eval.durations",
                    "mt_eval.process_state", "mt_eval.process_exit", "mt_eval.child_policy", "mt_eval.process_memory",
                    "mt_eval.event_loop", "mt_eval.deadlines", "mt_eval.lone_surrogates", "mt_eval.interrupts",

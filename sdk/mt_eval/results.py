@@ -227,7 +227,7 @@ def results_for(entries: list[dict[str, Any]], returned: Any, *, label: str, not
     and the ids of returned results that match no entry (`NOT_A_RESULT` for an item that is no object)."""
     share = elapsed_s / len(entries) if entries else 0.0
     if not isinstance(returned, list):
-        from mt_eval.strict import value_in_words
+        from mt_eval.value_words import value_in_words
 
         error = f"{label} returned {value_in_words(returned)}, not a list of results"
         return [error_result(str(e["id"]), error, share) for e in entries], []

@@ -32,11 +32,12 @@ from mt_eval.js_text import INEXACT_INTEGER, SAFE_INTEGER, beyond_exact_integers
 from mt_eval.json_input import parse_json, too_large_words
 from mt_eval.lone_surrogates import LONE_SURROGATE_HINT, first_lone, not_valid_unicode, without_lone_keys, writable
 from mt_eval.problems import Finding, Problem, ProblemsError, Severity, json_path, problems_at
+from mt_eval.value_words import value_in_words
 
 T = TypeVar("T")
+At = tuple[str | int, ...]  # where a value is in a document: its keys and indexes, from the top
 
-__all__ = ["StrictStruct", "decode_json", "decode_json_file", "decode_value", "parse_json", "read_json_file",
-           "value_in_words"]
+__all__ = ["StrictStruct", "decode_json", "decode_json_file", "decode_value", "parse_json", "read_json_file"]
 
 _RANGE_TESTS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
 _rules_deferred = contextvars.ContextVar("_rules_deferred", default=False)
@@ -86,7 +87,7 @@ def decode_json_file(path: Path, type_: type[T]) -> tuple[T | None, list[Problem
 
 def decode_json(raw: bytes, type_: type[T], *, file: str) -> tuple[T | None, list[Problem]]:
     """Parse and strictly decode JSON text into ``type_`` (a StrictStruct)."""
-    too_large: dict[tuple[str | int, ...], str] = {}  # (numbers past every double, as written)
+    too_large: dict[At, str] = {}  # (numbers past every double, as written)
     data, problems = parse_json(raw, file=file, too_large=too_large)
     if problems and data is None:
         return None, problems
@@ -94,7 +95,7 @@ def decode_json(raw: bytes, type_: type[T], *, file: str) -> tuple[T | None, lis
     return value, problems + more
 
 
-def decode_value(data: Any, type_: type[T], *, file: str, too_large: dict[tuple[str | int, ...], str] | None = None
+def decode_value(data: Any, type_: type[T], *, file: str, too_large: dict[At, str] | None = None
                  ) -> tuple[T | None, list[Problem]]:
     """Strictly decode an already parsed value (module docstring, `decode_json_file`, `parse_json`'s too_large)."""
     walker = _Walker(file, too_large or {})
@@ -110,7 +111,7 @@ def decode_value(data: Any, type_: type[T], *, file: str, too_large: dict[tuple[
     return None, walker.problems
 
 
-def _get(data: Any, at: tuple[str | int, ...]) -> Any:
+def _get(data: Any, at: At) -> Any:
     for part in at:
         data = data[part]
     return data
@@ -146,24 +147,6 @@ def _plural(noun: str) -> str:
             "true or false": "booleans"}.get(noun, noun)
 
 
-def value_in_words(value: Any) -> str:
-    """The actual JSON value in words."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and not math.isfinite(value):  # (1e400 reads as Infinity; NaN is no JSON number)
-        return f"the number {'NaN' if math.isnan(value) else '-Infinity' if value < 0 else 'Infinity'}"
-    if isinstance(value, int | float):
-        return f"the number {js_number(value)}"
-    if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        return f"the string {js_string(shown)}"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
 def _matches(value: Any, t: mi.Type) -> bool:
     """Whether ``value`` has the JSON shape of ``t`` (constraints aside)."""
     if isinstance(t, mi.Metadata):
@@ -192,13 +175,13 @@ def _matches(value: Any, t: mi.Type) -> bool:
 
 
 class _Walker:
-    def __init__(self, file: str, too_large: dict[tuple[str | int, ...], str]) -> None:
+    def __init__(self, file: str, too_large: dict[At, str]) -> None:
         self.file = file
         self.too_large = too_large
         self.problems: list[Problem] = []
-        self.structs: list[tuple[tuple[str | int, ...], type[Any], bool]] = []
+        self.structs: list[tuple[At, type[Any], bool]] = []
 
-    def build(self, data: Any, type_: type[T], at: tuple[str | int, ...]) -> T | None:
+    def build(self, data: Any, type_: type[T], at: At) -> T | None:
         """Convert a type-clean part of the document, then run the rules of every Struct in it."""
         token = _rules_deferred.set(True)
         try:
@@ -214,16 +197,16 @@ class _Walker:
         self.run_rules(value, at)
         return value
 
-    def words(self, value: Any, at: tuple[str | int, ...]) -> str:
+    def words(self, value: Any, at: At) -> str:
         written = self.too_large.get(at) if isinstance(value, float) and math.isinf(value) else None
         return value_in_words(value) if written is None else too_large_words(written)
 
-    def add(self, at: tuple[str | int, ...], message: str, hint: str | None = None, code: str = "invalid",
+    def add(self, at: At, message: str, hint: str | None = None, code: str = "invalid",
             severity: Severity = "error") -> None:
         self.problems.append(Problem(file=self.file, path=json_path(at), message=message, hint=hint, code=code,
                                      severity=severity))
 
-    def check(self, value: Any, t: mi.Type, at: tuple[str | int, ...], meta: mi.Metadata | None = None) -> bool:
+    def check(self, value: Any, t: mi.Type, at: At, meta: mi.Metadata | None = None) -> bool:
         """Record every type problem in ``value``; True when there is none."""
         if isinstance(t, mi.Metadata):
             return self.check(value, t.type, at, t)
@@ -252,7 +235,7 @@ class _Walker:
             return self._check_range(value, t, at)
         return True
 
-    def _wrong_type(self, value: Any, t: mi.Type, at: tuple[str | int, ...], meta: mi.Metadata | None) -> bool:
+    def _wrong_type(self, value: Any, t: mi.Type, at: At, meta: mi.Metadata | None) -> bool:
         expected = _describe(t)
         hint = _meta_hint(meta)
         if isinstance(value, str) and expected.startswith("an array of strings"):
@@ -267,8 +250,7 @@ class _Walker:
         self.add(at, f"expected {expected}, got {self.words(value, at)}", hint, code="type")
         return False
 
-    def _check_literal(self, value: Any, t: mi.LiteralType, at: tuple[str | int, ...],
-                       meta: mi.Metadata | None) -> bool:
+    def _check_literal(self, value: Any, t: mi.LiteralType, at: At, meta: mi.Metadata | None) -> bool:
         if value in t.values:
             return True
         allowed = ", ".join(_js_value(v) for v in t.values)
@@ -281,7 +263,7 @@ class _Walker:
         self.add(at, f"{self.words(value, at)} is not a valid {what}", hint, code="enum")
         return False
 
-    def _check_struct(self, value: dict[str, Any], t: mi.StructType, at: tuple[str | int, ...]) -> bool:
+    def _check_struct(self, value: dict[str, Any], t: mi.StructType, at: At) -> bool:
         fields = {f.encode_name: f for f in t.fields}
         ok = True
         unknown = unknown_fields_are(t.cls)
@@ -304,7 +286,7 @@ class _Walker:
         self.structs.append((at, t.cls, ok))
         return ok
 
-    def _check_length(self, value: Any, t: mi.ListType | mi.StrType, at: tuple[str | int, ...], unit: str) -> bool:
+    def _check_length(self, value: Any, t: mi.ListType | mi.StrType, at: At, unit: str) -> bool:
         if t.min_length is not None and len(value) < t.min_length:
             self.add(at, f"needs at least {t.min_length} {unit}{'s' if t.min_length != 1 else ''}", code="length")
             return False
@@ -313,7 +295,7 @@ class _Walker:
             return False
         return True
 
-    def _check_str(self, value: str, t: mi.StrType, at: tuple[str | int, ...], meta: mi.Metadata | None) -> bool:
+    def _check_str(self, value: str, t: mi.StrType, at: At, meta: mi.Metadata | None) -> bool:
         if (lone := first_lone(value)) is not None:  # ("\ud800": JSON escapes it, UTF-8 cannot hold it)
             self.add(at, not_valid_unicode("the text", lone), LONE_SURROGATE_HINT, code="encoding")
             return False
@@ -334,7 +316,7 @@ class _Walker:
             return False
         return True
 
-    def _check_range(self, value: float, t: mi.IntType | mi.FloatType, at: tuple[str | int, ...]) -> bool:
+    def _check_range(self, value: float, t: mi.IntType | mi.FloatType, at: At) -> bool:
         for attr, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
             bound = getattr(t, attr)
             if bound is not None and not _RANGE_TESTS[sign](value, bound):
@@ -345,7 +327,7 @@ class _Walker:
                 return False
         return True
 
-    def run_rules(self, value: Any, at: tuple[str | int, ...]) -> None:
+    def run_rules(self, value: Any, at: At) -> None:
         """Run the cross-field rules of every Struct in ``value``, depth first."""
         if isinstance(value, StrictStruct):
             for field in value.__struct_fields__:

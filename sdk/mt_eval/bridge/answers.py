@@ -19,7 +19,7 @@ from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import id_in
 from mt_eval.records import TranslationResult, result_problem
 from mt_eval.results import ResultNotes, parse_returned, results_for, unusable
-from mt_eval.strict import value_in_words
+from mt_eval.value_words import value_in_words
 
 log = logging.getLogger("mt_eval.bridge")
 

@@ -31,7 +31,7 @@ from mt_eval.bridge.lines import HEAD_BYTES, LineSplitter, Oversized, id_in
 from mt_eval.bridge.slots import Slots
 from mt_eval.js_text import SAFE_INTEGER, js_string
 from mt_eval.lone_surrogates import escaped_lone_surrogate, writable
-from mt_eval.strict import value_in_words
+from mt_eval.value_words import value_in_words
 
 # Calls run at once: an asyncio method overlaps its calls while it awaits, as a Node method does (its guest takes
 # 64); a caller in the same process is not limited at all.

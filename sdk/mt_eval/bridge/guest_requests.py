@@ -11,7 +11,7 @@ import msgspec
 from mt_eval.js_text import js_string, js_whole
 from mt_eval.records import RunConfig
 from mt_eval.results import ResultNotes, compact, compact_returned, error_result
-from mt_eval.strict import value_in_words
+from mt_eval.value_words import value_in_words
 
 
 def translate_params(params: Any, default_config: dict[str, Any] | None = None

@@ -259,7 +259,8 @@ class DecisionConfig(RunConfig, kw_only=True):
 def rows_problem(rows: Any, where: str = "rows") -> str | None:
     """Why ``rows`` cannot be sent to ``decide`` (None when they can): each a `DecisionRow` as its schema and rules
     say, ids unique; in the words of the Node side's ``rowsProblem`` (bridge/node/lib/decision-rows.js)."""
-    from mt_eval.strict import decode_value, value_in_words
+    from mt_eval.strict import decode_value
+    from mt_eval.value_words import value_in_words
 
     if not isinstance(rows, list):
         return f"{where} must be a list of rows, got {value_in_words(rows)}"

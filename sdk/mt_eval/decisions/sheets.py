@@ -110,7 +110,7 @@ def read_key(path: str | Path) -> GradingKey:
         version = data.get("key_version", KEY_VERSION) if isinstance(data, dict) else KEY_VERSION
         if version != KEY_VERSION:  # (its items may map to entries another way)
             from mt_eval._version import __version__
-            from mt_eval.strict import value_in_words
+            from mt_eval.value_words import value_in_words
 
             shown = repr(version) if isinstance(version, str) and len(version) <= 40 else value_in_words(version)
             raise GradingError(f"{path}: this key's version is {shown}; mt-eval {__version__} reads {KEY_VERSION!r}: "

@@ -43,7 +43,7 @@ from mt_eval.gateway.http import HttpServer, Request, ServerConnection, error_bo
 from mt_eval.gateway.policy import GatewayPolicy, ModelRoute, unsendable
 from mt_eval.gateway.relay import JSON, Relay, usage_of
 from mt_eval.gateway.upstream import Origin, UpstreamPool, split_url
-from mt_eval.strict import value_in_words
+from mt_eval.value_words import value_in_words
 
 __all__ = ["Gateway", "GatewayThread", "new_event_loop", "usage_of"]
 

@@ -127,7 +127,7 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
     version = data["card_version"]
     if version != CARD_VERSION:
         from mt_eval._version import __version__
-        from mt_eval.strict import value_in_words
+        from mt_eval.value_words import value_in_words
 
         written_by = data.get("sdk_version")
         shown = repr(version) if isinstance(version, str) and len(version) <= 40 else value_in_words(version)
