@@ -1,0 +1,129 @@
+"""The LLM gateway's HTTP end toward the method: a burst of requests all logged, malformed or oversized requests
+answered with a clear error, pipelining and Expect: 100-continue, and only the model endpoints let through."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from gateway_http_support import ANSWER, ASK, MODEL, Upstream, answer, log_lines, raw_exchange, serve_fixture  # noqa: F401 (serve)
+from mt_eval.gateway import http as gateway_http
+from mt_eval.gateway.audit import AuditLog
+from mt_eval.gateway.policy import GatewayPolicy, ModelRoute
+from mt_eval.gateway.server import Gateway, GatewayThread
+
+
+def test_a_gateway_thread_logs_every_request_of_a_burst(tmp_path: Path):
+    """Lines are written a turn of the event loop at a time; stopping writes the rest, and the digest the
+    card gets is that of the whole file."""
+    async def burst(url: str) -> list[int]:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=32)) as client:
+            async def ask(i: int) -> int:
+                payload = {**ASK, "messages": [{"role": "user", "content": f"Sentence {i}."}]}
+                async with client.post(f"{url}/chat/completions", json=payload) as response:
+                    await response.read()
+                    return response.status
+            return await asyncio.gather(*(ask(i) for i in range(300)))
+
+    async def main() -> None:
+        async with Upstream(answer) as upstream:
+            log = AuditLog(tmp_path / "gateway.jsonl")
+            thread = GatewayThread(Gateway(GatewayPolicy(models=[ModelRoute(id=MODEL)], base_url=upstream.base_url),
+                                           log))
+            url = await asyncio.to_thread(thread.start)
+            assert await burst(url) == [200] * 300
+            await asyncio.to_thread(thread.stop)
+            facts = log.facts(None, None)
+            assert facts.requests == 300 and facts.tokens == 300 * 11
+            assert facts.log_sha256 == hashlib.sha256((tmp_path / "gateway.jsonl").read_bytes()).hexdigest()
+
+    asyncio.run(main())
+    lines = log_lines(tmp_path)
+    assert len(lines) == 300 and len({line["request_sha256"] for line in lines}) == 300
+
+
+@pytest.mark.parametrize(("request_bytes", "status", "words"), [
+    (b"NOT HTTP AT ALL\r\n\r\n", 400, "not valid HTTP/1.1"),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", 431,
+     "headers are over 64 KiB"),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n" + b"{" * 5000, 413,
+     "over the gateway's limit"),
+    (b"DELETE /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 404, "is not a model endpoint"),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 8\r\nConnection: close\r\n\r\nnot json",
+     400, "the request body is not a JSON object (JSON is malformed"),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n[]",
+     400, "the request body is not a JSON object (Expected `object`, got `array`)"),
+    (b'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
+     400, 'the request has no "model"'),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+     400, "the request body is not a JSON object (the body is empty)"),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 4006\r\nConnection: close\r\n\r\n"
+     + b'{"x":' + b"[" * 2000 + b"]" * 2000 + b"}", 400,
+     "the request body is not a JSON object (arrays and objects nested too deep to read)"),
+    (b'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\nConnection: close\r\n\r\n{"model":5}',
+     400, 'the request\'s "model" is the number 5, not a string: name one of the allowed models'),
+])
+async def test_what_cannot_be_read_gets_a_clear_http_error_and_is_logged(serve, monkeypatch, tmp_path: Path,
+                                                                         request_bytes: bytes, status: int, words: str):
+    monkeypatch.setattr(gateway_http, "MAX_BODY", 4096)
+    async with Upstream(answer) as upstream:
+        _, url = await serve(upstream.base_url)
+        reply = await raw_exchange(url, request_bytes)
+        await asyncio.sleep(0.05)  # the log is written after the loop's turn
+        assert upstream.requests == []
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 %d " % status), head
+    message = json.loads(body)["error"]["message"]
+    assert words in message
+    [line] = log_lines(tmp_path)
+    assert (line["status"], line["refused"]) == (status, message)
+
+
+async def test_pipelined_http10_and_expect_continue_requests_are_answered_as_http_says(serve):
+    body = json.dumps(ASK).encode()
+    request = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    async with Upstream(answer) as upstream:
+        _, url = await serve(upstream.base_url)
+        pipelined = await raw_exchange(url, request + request + b"GET /v1/models HTTP/1.1\r\nHost: x\r\n"
+                                       b"Connection: close\r\n\r\n")
+        old = await raw_exchange(url, b"POST /v1/chat/completions HTTP/1.0\r\nContent-Length: %d\r\n\r\n%s"
+                                 % (len(body), body))
+        host, port = url.removeprefix("http://").removesuffix("/v1").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                     b"Content-Length: %d\r\n\r\n" % len(body))
+        interim = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        writer.write(body)
+        final = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        writer.close()
+    assert pipelined.count(b"HTTP/1.1 200 OK") == 3 and pipelined.rstrip().endswith(b'"owned_by":"gateway"}]}')
+    assert pipelined.index(b'"Hola."') < pipelined.index(b'"object":"list"')  # in the order asked
+    assert old.startswith(b"HTTP/1.1 200 OK") and b"Connection: close" in old and old.endswith(json.dumps(
+        ANSWER, separators=(", ", ": ")).encode())
+    assert interim == b"HTTP/1.1 100 Continue\r\n\r\n" and final.startswith(b"HTTP/1.1 200 OK")
+
+
+@pytest.mark.parametrize("path", ["/v1/files", "/v1/../admin/keys", "/v1/chat/completions/../../../admin",
+                                  "/v1/chat%2Fcompletions", "/v1/chat/completions/", "/v2/chat/completions", "/v1/"])
+async def test_only_the_model_endpoints_reach_the_upstream_and_the_rest_is_logged_as_refused(
+        serve, tmp_path: Path, path: str):
+    """The gateway sends its API key upstream: another API, or a path that climbs out of /v1, never gets it."""
+    body = json.dumps(ASK).encode()
+    async with Upstream(answer) as upstream:
+        _, url = await serve(upstream.base_url, api_key_env="STANDIN_KEY")
+        reply = await raw_exchange(url, b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\nConnection: close"
+                                   b"\r\n\r\n%s" % (path.encode(), len(body), body))
+        served = await raw_exchange(url, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n"
+                                    b"Connection: close\r\n\r\n%s" % (len(body), body))
+    head, _, answered = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 404 "), head
+    assert json.loads(answered)["error"]["message"].startswith(f"POST {path} is not a model endpoint of this gateway")
+    assert served.startswith(b"HTTP/1.1 200 ")
+    assert [request["path"] for request in upstream.requests] == ["/v1/chat/completions"]
+    refused = [line for line in log_lines(tmp_path) if line["refused"]]
+    assert [(line["path"], line["status"]) for line in refused] == [(path, 404)]
