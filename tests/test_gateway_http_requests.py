@@ -67,6 +67,10 @@ def test_a_gateway_thread_logs_every_request_of_a_burst(tmp_path: Path):
      "the request body is not a JSON object (arrays and objects nested too deep to read)"),
     (b'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\nConnection: close\r\n\r\n{"model":5}',
      400, 'the request\'s "model" is the number 5, not a string: name one of the allowed models'),
+    (b'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 26\r\nConnection: close\r\n\r\n'
+     b'{"model":"m","x":"\\ud800"}', 400,  # (it said "Input data was truncated")
+     "the request body is not a JSON object (a lone surrogate escaped at byte 18 (\\ud800), which is not Unicode "
+     "text; send the character itself)"),
 ])
 async def test_what_cannot_be_read_gets_a_clear_http_error_and_is_logged(serve, monkeypatch, tmp_path: Path,
                                                                          request_bytes: bytes, status: int, words: str):

@@ -43,6 +43,7 @@ from mt_eval.gateway.http import HttpServer, Request, ServerConnection, error_bo
 from mt_eval.gateway.policy import GatewayPolicy, ModelRoute, unsendable
 from mt_eval.gateway.relay import JSON, Relay, usage_of
 from mt_eval.gateway.upstream import Origin, UpstreamPool, split_url
+from mt_eval.lone_surrogates import escaped_lone_surrogate
 from mt_eval.value_words import value_in_words
 
 __all__ = ["Gateway", "GatewayThread", "new_event_loop", "usage_of"]
@@ -220,8 +221,11 @@ class Gateway:
         try:
             ask = _ask_decoder.decode(body)
         except (msgspec.DecodeError, RecursionError) as exc:  # not JSON, not an object, or too deep to read
+            lone = escaped_lone_surrogate(body) if isinstance(exc, msgspec.DecodeError) else None
             why = ("the body is empty" if not body.strip() else "arrays and objects nested too deep to read"
-                   if isinstance(exc, RecursionError) else str(exc))
+                   if isinstance(exc, RecursionError) else str(exc) if lone is None
+                   else f"a lone surrogate escaped at byte {lone[1]} ({lone[0]}), which is not Unicode text; send the "
+                        "character itself")
             return self.refuse(request, client, None, 400, f"the request body is not a JSON object ({why}): send "
                                f'one with a "model" (one of {self.allowed})', "invalid_json", started)
         model = ask.model
