@@ -207,3 +207,15 @@ async def test_beyond_the_exchange_limit_requests_wait_their_turn(serve, monkeyp
                     return response.status
             assert await asyncio.gather(*(ask() for _ in range(8))) == [200] * 8
     assert most == 2 and len(log_lines(tmp_path)) == 8
+
+
+async def test_a_base_url_s_query_goes_with_every_request_before_the_request_s_own(serve):
+    """Before, it was dropped without a word (an Azure deployment's ?api-version= never reached it)."""
+    async with Upstream(answer) as upstream:
+        _, url = await serve(f"{upstream.base_url}?api-version=2024-02-01")
+        async with aiohttp.ClientSession() as client:
+            for asked in ("", "?user=7"):
+                async with client.post(f"{url}/chat/completions{asked}", json=ASK) as response:
+                    assert response.status == 200
+    assert [seen["path"] for seen in upstream.requests] == ["/v1/chat/completions?api-version=2024-02-01",
+                                                            "/v1/chat/completions?api-version=2024-02-01&user=7"]

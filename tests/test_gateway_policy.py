@@ -34,6 +34,11 @@ from mt_eval.problems import ProblemsError
      "cannot carry\n    fix: percent-encode it (%E6%A8%A1)"),
     ({"base_url": "https://x.org/my v1", "models": [{"id": "a-1"}]},
      "which holds U+0020, a character a request line cannot carry\n    fix: percent-encode it (%20)"),
+    ({"base_url": "https://user:pw@x.org/v1", "models": [{"id": "a-1"}]},  # (dropped without a word)
+     "which holds credentials before its host, which the gateway does not send\n    fix: remove them: the API key "
+     "goes in the environment variable that api_key_env names"),
+    ({"base_url": "https://x.org/v1#part", "models": [{"id": "a-1"}]}, "which has a fragment (#…), which no request "
+                                                                       "carries"),
     ({"base_url": "https://x/v1", "api_key_env": "A=B", "models": [{"id": "a-1"}]},  # (its warning said "set A=B")
      '$.api_key_env: "A=B" is not an environment variable name (letters, digits and _, not starting with a digit)'),
     ({"base_url": "https://x/v1", "models": [{"id": "a-1", "api_key_env": ""}]},

@@ -169,6 +169,11 @@ def _url_problem(url: str) -> tuple[str, str] | None:
         return "has no host", fix
     if port == 0:
         return "has port 0", fix
+    if parts.username is not None or parts.password is not None:  # (they would be dropped without a word)
+        return ("holds credentials before its host, which the gateway does not send",
+                "remove them: the API key goes in the environment variable that api_key_env names")
+    if parts.fragment or url.endswith("#"):
+        return "has a fragment (#…), which no request carries", "remove it"
     return None
 
 

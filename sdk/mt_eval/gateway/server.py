@@ -81,9 +81,11 @@ class _Route:
         base_url, key_variable = policy.upstream(route)
         self.origin: Origin | None = None
         self.prefix = ""
+        self.query = ""  # the base_url's own query (Azure's ?api-version=…), put before the request's own
         self.problem: str | None = None
         try:
             self.origin, self.prefix = split_url(base_url)
+            self.query = base_url.partition("?")[2].partition("#")[0]
         except ValueError:
             self.problem = f"the policy's base_url for {route.id} ({base_url!r}) is not an http(s) URL"
             return
@@ -252,7 +254,8 @@ class Gateway:
             changes["stream_options"] = {**given, "include_usage": True}
         if changes:
             sent = msgspec.json.encode({**msgspec.json.decode(body), **changes})
-        target = route.prefix.rstrip("/") + request.path[3:] + (f"?{request.query}" if request.query else "")
+        query = "&".join(part for part in (route.query, request.query) if part)
+        target = route.prefix.rstrip("/") + request.path[3:] + (f"?{query}" if query else "")
         head = b"POST %s HTTP/1.1\r\n%sContent-Length: %d\r\n" % (target.encode("latin-1"), route.fixed, len(sent))
         headers = request.headers
         if b"content-type" not in headers:
