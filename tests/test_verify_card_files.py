@@ -145,3 +145,21 @@ def test_a_bootstrap_no_run_takes_is_named_by_every_command_that_reads_cards(car
         assert main(command) == 1, command
         said = capsys.readouterr()
         assert words in said.out + said.err and "Traceback" not in said.err, command
+
+
+@pytest.mark.parametrize(("where", "value"), [
+    (("sessions",), 0), (("errors",), -1), (("usage", "prompt_tokens"), -5), (("covariates", "batch_size"), 0),
+    (("covariates", "timeout_s"), 0), (("corpus", "entries"), -30),
+])
+def test_a_count_no_run_writes_is_named_at_its_path(card_path: Path, where: tuple[str, ...], value: int):
+    """Before, a card resealed with no session, or a negative number of errors or tokens, verified."""
+    def change(card: dict) -> None:
+        *parents, last = where
+        for key in parents:
+            card = card[key]
+        card[last] = value
+
+    [problem] = [p for p in verify_card(edit(card_path, change)).errors if p.code == "schema"]
+    assert problem.path == "$." + ".".join(where)
+    assert problem.message.startswith("Expected `") and problem.hint == ("the card does not have the run-card shape; "
+                                                                          "use the card the run wrote")

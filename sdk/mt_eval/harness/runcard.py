@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
@@ -28,6 +28,11 @@ from mt_eval.scan.findings import ScanReport
 
 CARD_VERSION = "run-card/1"
 __all__ = ["RunCard", "code_sha256", "git_state", "seal"]
+
+# Counts a run writes: a card that states another (a negative number of errors or tokens, no session) is not one
+# a run wrote, and `mt-eval verify` names it.
+Count = Annotated[int, msgspec.Meta(ge=0)]
+Positive = Annotated[int, msgspec.Meta(ge=1)]
 
 
 class DependencyContribution(msgspec.Struct, kw_only=True):
@@ -79,7 +84,7 @@ class CorpusFacts(msgspec.Struct, kw_only=True):
     name: str
     path: str
     sha256: str  # the whole file's (parallel text: over both files' sha256, see mt_eval.corpus.parallel)
-    entries: int  # in the whole corpus; a selection's own count is in RunCard.selection
+    entries: Count  # in the whole corpus; a selection's own count is in RunCard.selection
     pair: str
     license: str | None = None
     reading: CorpusReading | None = None
@@ -91,9 +96,9 @@ class SelectionFacts(msgspec.Struct, kw_only=True):
     ids: list[str | int] | None = None
     ranges: list[str] | None = None
     segment: list[str] | None = None
-    limit: int | None = None
-    entries_in_corpus: int
-    entries_selected: int
+    limit: Positive | None = None
+    entries_in_corpus: Count
+    entries_selected: Count
     subset_sha256: str  # SHA-256 of the selected entries, canonical JSON one per line
 
 
@@ -113,7 +118,7 @@ class ResultsLogReference(msgspec.Struct, kw_only=True):
 
     file: str  # next to the card, as the run wrote it: "results.jsonl"
     sha256: str  # of the log's bytes when the card was sealed
-    results: int  # results in the log (one per entry; the card's tallies count them)
+    results: Count  # results in the log (one per entry; the card's tallies count them)
 
 
 EMBED_UP_TO = 100_000  # results a card embeds by default; a larger run's card references its log
@@ -122,14 +127,14 @@ EMBED_UP_TO = 100_000  # results a card embeds by default; a larger run's card r
 class Covariates(msgspec.Struct, kw_only=True):
     model: str | None
     temperature: float | None
-    max_tokens: int | None
-    seed: int | None
-    batch_size: int
-    concurrency: int
-    timeout_s: float
-    retries_per_entry: int
-    retry_budget: int
-    retries_used: int
+    max_tokens: Positive | None
+    seed: Count | None
+    batch_size: Positive
+    concurrency: Positive
+    timeout_s: Annotated[float, msgspec.Meta(gt=0)]
+    retries_per_entry: Count
+    retry_budget: Count
+    retries_used: Count
     # absent from older cards (mt_eval.harness.covariates): what the method may reach at run time (its
     # gateway and external-API dependencies; [] for none), and the covariates that do not apply, with why
     tool_permissions: list[str] | None = None
@@ -137,9 +142,9 @@ class Covariates(msgspec.Struct, kw_only=True):
 
 
 class UsageTotals(msgspec.Struct, kw_only=True):
-    prompt_tokens: int
-    completion_tokens: int
-    total_tokens: int | None = None  # the sum of the results' usage.total_tokens; null when none reports it
+    prompt_tokens: Count
+    completion_tokens: Count
+    total_tokens: Count | None = None  # the sum of the results' usage.total_tokens; null when none reports it
 
 
 Status = Literal["complete", "partial", "failed"]
@@ -149,7 +154,7 @@ class Failure(msgspec.Struct, kw_only=True):
     """One distinct error message of a run: how many entries carry it, and the first of them."""
 
     message: str
-    count: int
+    count: Positive
     example_id: str
 
 
@@ -180,7 +185,7 @@ class RunCard(msgspec.Struct, kw_only=True):
     run_id: str
     started_at: str
     finished_at: str
-    sessions: int
+    sessions: Positive
     sdk_version: str
     method: MethodFacts
     corpus: CorpusFacts
@@ -189,7 +194,7 @@ class RunCard(msgspec.Struct, kw_only=True):
     metrics: Scores | None
     latency: LatencyFacts
     usage: UsageTotals
-    errors: int
+    errors: Count
     # how the run ended (absent from older cards: unknown). A failed run has no metrics.
     status: Status | None = None
     failures: list[Failure] | None = None
@@ -203,7 +208,7 @@ class RunCard(msgspec.Struct, kw_only=True):
     eligibility: Eligibility | None = None
     contamination: ContaminationRecord | None = None  # mt_eval.contamination.run_check
     # How the method's results were accepted (mt_eval.results), and its pins as checked before the run.
-    cached: int | None = None  # results the method served from its cache; null when it does not say
+    cached: Count | None = None  # results the method served from its cache; null when it does not say
     normalised: dict[str, int] = msgspec.field(default_factory=dict)  # what was changed to accept results: count
     pins: list[PinCheck] = msgspec.field(default_factory=list)  # each mirrored dependency's pin, as checked
     # Measurement rigor; absent from older cards. The corpus families and their rates
