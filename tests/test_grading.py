@@ -242,7 +242,7 @@ def test_labels_nested_too_deep_or_not_utf8_are_named_by_line(demo_run, tmp_path
     assert "Traceback" not in err and f"{labels}:1" not in err
     labels.write_bytes(b'{"id": "demo-02", "label": "3"}\n{"id": "demo-01\xe9", "label": "4"}\n')
     assert grade(demo_run, "--grader", str(RULES), "--labels", str(labels)) == 1
-    assert (f"{labels}:2: not valid UTF-8: byte 0xe9 (offset 47): save the file as UTF-8"
+    assert (f"{labels}: not valid UTF-8: byte 0xe9 at line 2 (offset 47): save the file as UTF-8"
             in capsys.readouterr().err)
 
 

@@ -208,9 +208,8 @@ def test_a_sheet_that_cannot_be_read_is_named_not_a_traceback(demo_run, tmp_path
         sheet = tmp_path / "saved.csv"
         text = "item,adequacy,comment\nitem-0001,3,très bien\n"
         sheet.write_bytes(text.encode("latin-1") if bad == "latin-1" else text.encode("utf-16"))
-        words = (f"{sheet}:2: not valid UTF-8: byte 0xe8 (offset 36): save the sheet as UTF-8 (a spreadsheet's "
-                 "\"CSV UTF-8\")" if bad == "latin-1" else f"{sheet}:1: not valid UTF-8: byte 0xff (offset 0): "
-                 "save the sheet as UTF-8 (a spreadsheet's \"CSV UTF-8\")")
+        where = "0xe8 at line 2 (offset 36)" if bad == "latin-1" else "0xff at line 1 (offset 0)"
+        words = f"{sheet}: not valid UTF-8: byte {where}: save the sheet as UTF-8 (a spreadsheet's \"CSV UTF-8\")"
     else:
         sheet = tmp_path / "a-directory"
         sheet.mkdir()

@@ -66,6 +66,12 @@ def _unmark(value: Any, at: tuple[str | int, ...], written: dict[tuple[str | int
     return value
 
 
+def not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:
+    """Where ``data`` stops being UTF-8, in words: ``not valid UTF-8: byte 0xe9 at line 2 (offset 47)``."""
+    line = data[: exc.start].count(b"\n") + 1
+    return f"not valid UTF-8: byte 0x{data[exc.start]:02x} at line {line} (offset {exc.start})"
+
+
 def too_large_words(text: str) -> str:
     """A number past every double as written, its first digits only when it is long (Node: ``tooLarge``)."""
     if len(text) <= 24:
@@ -122,12 +128,11 @@ def parse_json(raw: bytes, *, file: str, exact_numbers: bool = False,
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
         return None, [
             Problem(
                 file=file,
                 path="$",
-                message=f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at line {line} (offset {exc.start})",
+                message=not_utf8(raw, exc),
                 hint="save the file as UTF-8",
                 code="encoding",
             )

@@ -20,7 +20,7 @@ from mt_eval.decisions.blinding import GradingError
 from mt_eval.decisions.corpus import gold_distribution
 from mt_eval.decisions.metrics import Judged, score_decisions
 from mt_eval.decisions.rubric import Rubric
-from mt_eval.json_input import too_many_digits
+from mt_eval.json_input import not_utf8, too_many_digits
 
 
 def read_labels(path: str | Path, rubric: Rubric, run_content_sha256: str | None = None
@@ -40,9 +40,8 @@ def read_labels(path: str | Path, rubric: Rubric, run_content_sha256: str | None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:  # (read as U+FFFD, an id would name no entry, its label lost unsaid)
-        number = raw[: exc.start].count(b"\n") + 1
-        raise GradingError(f"the labels cannot be used:\n  {path}:{number}: not valid UTF-8: byte "
-                           f"0x{raw[exc.start]:02x} (offset {exc.start}): save the file as UTF-8") from None
+        raise GradingError(f"the labels cannot be used:\n  {path}: {not_utf8(raw, exc)}: save the file as UTF-8"
+                           ) from None
     try:
         whole = json.loads(text)
     except (ValueError, RecursionError):

@@ -31,7 +31,7 @@ from mt_eval.decisions.records import DecisionResult, Question, finite, number_t
 from mt_eval.decisions.request import GradeRequest
 from mt_eval.decisions.rubric import Rubric, read_rubric
 from mt_eval.harness.session import now
-from mt_eval.json_input import too_many_digits
+from mt_eval.json_input import not_utf8, too_many_digits
 
 KEY_VERSION = "grading-key/1"
 EXPORTED = ("sheet.csv", "sheet.jsonl", "rubric.md", "key.json")  # what an export writes
@@ -132,9 +132,7 @@ def _answers_in(path: Path, data: bytes, question: Question, name: str, items: d
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return {}, [f"{path}:{line}: not valid UTF-8: byte 0x{data[exc.start]:02x} (offset {exc.start}): save the "
-                    "sheet as UTF-8 (a spreadsheet's \"CSV UTF-8\")"]
+        return {}, [f"{path}: {not_utf8(data, exc)}: save the sheet as UTF-8 (a spreadsheet's \"CSV UTF-8\")"]
     reading = _csv_rows if path.suffix.lower() == ".csv" else _jsonl_rows
     rows, problems = reading(path, text, name)
     found: dict[str, list[float]] = {}
