@@ -68,8 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def page_title(text: str) -> str:
     """An argparse type: a page's title, UTF-8 (the site's files are) without control characters."""
     from mt_eval.control_chars import first_control
+    from mt_eval.lone_surrogates import first_lone
 
-    position = next((i for i, char in enumerate(text) if "\ud800" <= char <= "\udfff"), None)
+    position = first_lone(text)
     if position is not None:  # (bytes that are not UTF-8 in the argument)
         raise argparse.ArgumentTypeError(f"{text!r} is not valid UTF-8 (at character {position + 1}): give the title "
                                          "as UTF-8")

@@ -129,7 +129,7 @@ def policy_problems(path: Path, environ: Mapping[str, str] | None = None) -> lis
     ``api_key_env`` this environment does not set (its requests would go upstream without a key); and, as
     errors, each API key of this environment that an HTTP header cannot carry."""
     policy, problems = decode_json_file(path, GatewayPolicy)
-    warnings = [p for p in problems if p.severity == "warning"]
+    found = [p for p in problems if p.severity == "warning"]
     environ = os.environ if environ is None else environ
     served: dict[str, tuple[str, list[str]]] = {}  # each variable: where it is named, and the models it serves
     for index, route in enumerate(policy.models if policy is not None else []):
@@ -139,16 +139,16 @@ def policy_problems(path: Path, environ: Mapping[str, str] | None = None) -> lis
             served.setdefault(key, (where, []))[1].append(route.id)
     for key, (where, ids) in served.items():
         if environ.get(key) and (odd := unsendable(environ[key])) is not None:  # (never the key itself: a secret)
-            warnings.append(Problem(file=str(path), path=where, code="unsendable-key",
+            found.append(Problem(file=str(path), path=where, code="unsendable-key",
                                     message=f"${key}, the API key of {', '.join(ids)}, holds U+{ord(odd[1]):04X} at "
                                             f"position {odd[0]}, which an HTTP header cannot carry",
                                     hint=f"set {key} to the key alone, as the provider gave it"))
         if not environ.get(key):
-            warnings.append(Problem(file=str(path), path=where, severity="warning", code="unset-key",
+            found.append(Problem(file=str(path), path=where, severity="warning", code="unset-key",
                                     message=f"${key}, the API key of {', '.join(ids)}, is not set here: their "
                                             "requests would go upstream without a key",
                                     hint=f"set {key} in the gateway's environment before starting it"))
-    return warnings
+    return found
 
 
 def _url_problem(url: str) -> tuple[str, str] | None:
