@@ -27,6 +27,7 @@ from typing import Any
 
 from mt_eval.champollion.jsonfmt import js_string, utf16_key
 from mt_eval.champollion.languages import PLURAL_ORDER, plural_categories
+from mt_eval.lone_surrogates import first_lone
 
 _PLURAL_KEY = re.compile(r"^(.+)_(zero|one|two|few|many|other)\Z", re.S)
 
@@ -93,7 +94,8 @@ def _source_files(directory: Path) -> list[str]:
             if entry.name.startswith("."):
                 continue
             name = f"{relative}/{entry.name}" if relative else entry.name
-            if not _utf8(entry.name) and (entry.is_dir(follow_symlinks=False) or entry.name.endswith(".json")):
+            listed = entry.is_dir(follow_symlinks=False) or entry.name.endswith(".json")
+            if listed and first_lone(entry.name) is not None:  # (bytes that are not UTF-8 read as lone surrogates)
                 shown = os.fsencode(entry.name).decode("utf-8", "replace")  # (as Node shows it)
                 raise FileProblem(folder / shown, "its name is not valid UTF-8",
                                   "rename it in UTF-8 (its target files and lock entries are named after it)")
@@ -104,15 +106,6 @@ def _source_files(directory: Path) -> list[str]:
 
     walk(directory, "")
     return found
-
-
-def _utf8(name: str) -> bool:
-    """Whether a file name read from the disk is valid UTF-8 (its other bytes are lone surrogates here)."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _is_source_file(path: Path) -> bool:

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import codecs
 import math
-import re
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from mt_eval.lone_surrogates import first_lone
 from mt_eval.problems import Problem, json_path
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _LONE_SURROGATE = "a lone surrogate (\\ud800 to \\udfff written alone): text that is not Unicode"
 
 
@@ -57,11 +56,11 @@ def _first_not_json(value: Any, at: list[str | int]) -> tuple[str, str] | None:
             return json_path(at), "NaN is not a JSON number"
         return json_path(at), f"{'-' if value < 0 else ''}Infinity is not a JSON number (a number too large to hold " \
             "is read as Infinity)"
-    if isinstance(value, str) and _SURROGATE.search(value):
+    if isinstance(value, str) and first_lone(value) is not None:
         return json_path(at), f"holds {_LONE_SURROGATE}"
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
-        if isinstance(key, str) and _SURROGATE.search(key):
+        if isinstance(key, str) and first_lone(key) is not None:
             return json_path(at), f"a key holds {_LONE_SURROGATE}"
         if (found := _first_not_json(item, [*at, key])) is not None:
             return found
