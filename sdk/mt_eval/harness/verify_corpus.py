@@ -103,8 +103,48 @@ def check_corpus(result: Verification, card: RunCard, given: CorpusSpec | str | 
                        code="unknown-id")
         return None
     part = "" if len(card.results) == len(source.entries) else f" ({len(card.results)} of its entries)"
-    result.check("corpus", True, f"{path} (sha256 matches){part}")
+    wrong = _reading_differs(result, card, source)
+    result.check("corpus", not wrong, f"{path} (sha256 matches){part}" if not wrong else
+                 f"{path}: {', '.join(wrong)} not what reading it again gives")
     return source
+
+
+def _reading_differs(result: Verification, card: RunCard, source: Any) -> list[str]:
+    """The fields of the card's corpus record — its name and licence, how it was read (format, columns, comment
+    lines, references), each file's role, sha256 and lines and, for a selection, the corpus's entries — that are
+    not what reading the corpus again gives, each reported. Compared only for a card that records its reading, and
+    only the fields it records: the files' paths say where they were, and its warnings and accepted doubts depend
+    on the run's --pair."""
+    from mt_eval.corpus.describe import reading_facts
+    from mt_eval.corpus.files import display_name
+
+    recorded = (result.data or {}).get("corpus")
+    stated = recorded.get("reading") if isinstance(recorded, dict) else None
+    if not isinstance(stated, dict):
+        return []
+    facts = reading_facts(source)
+    said: dict[str, Any] = {"$.corpus.name": card.corpus.name, "$.corpus.license": card.corpus.license}
+    named = source.name if source.name != display_name(Path(source.path)) else display_name(Path(card.corpus.path))
+    again: dict[str, Any] = {"$.corpus.name": named, "$.corpus.license": source.license}  # (named in it, or its file)
+    if card.selection is not None:  # (else the tallies count the corpus's entries by the results)
+        said["$.corpus.entries"], again["$.corpus.entries"] = card.corpus.entries, len(source.entries)
+    for key in sorted(stated.keys() & facts.keys() - {"files", "accepted_doubts", "warnings"}):
+        said[f"$.corpus.reading.{key}"], again[f"$.corpus.reading.{key}"] = stated[key], facts[key]
+    files: list[Any] = stated.get("files") or []  # (the schema checked it is a list)
+    if len(files) != len(facts["files"]):
+        said["$.corpus.reading.files"], again["$.corpus.reading.files"] = len(files), len(facts["files"])
+    for index, (file, fact) in enumerate(zip(files, facts["files"], strict=False)):
+        for key in ("role", "sha256", "lines"):
+            if isinstance(file, dict) and key in file:
+                said[f"$.corpus.reading.files[{index}].{key}"] = file[key]
+                again[f"$.corpus.reading.files[{index}].{key}"] = fact[key]
+    wrong = [where for where in again if said[where] != again[where]]
+    for where in wrong:
+        unit = " files" if where == "$.corpus.reading.files" else ""
+        card_says, read_says = (msgspec.json.encode(value).decode() + unit for value in (said[where], again[where]))
+        result.problem(where, f"the card says {card_says}, its corpus read again gives {read_says}",
+                       "use the card the run wrote", code="corpus-facts")
+    return [where.removeprefix("$.") for where in wrong]
 
 
 def _pair_matches(result: Verification, card: RunCard, source: Any) -> bool:

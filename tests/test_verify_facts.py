@@ -1,0 +1,56 @@
+"""`mt-eval verify`: a card's facts that its corpus, its results or its other fields prove are checked, so that one
+edited and resealed is named at its JSON path with what the data says instead."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from gate_policies import LENIENT
+from mt_eval.cli import main
+from mt_eval.harness.verify import verify_card
+from rigor_support import edit_card
+from verify_support import REVERSE, run_card, write_corpus
+
+
+@pytest.fixture
+def card_path(tmp_path: Path) -> Path:
+    return run_card(tmp_path)
+
+
+def problems(path: Path) -> dict[str, str]:
+    """Each error's JSON path, with its message."""
+    return {p.path: p.message for p in verify_card(path).errors}
+
+
+def test_the_corpus_facts_are_what_reading_the_corpus_again_gives(card_path: Path):
+    def change(data: dict) -> None:
+        corpus = data["corpus"]
+        corpus.update(name="news", license="CC-BY-4.0")
+        corpus["reading"]["files"][0].update(sha256="0" * 64, lines=12)
+        corpus["reading"].update(comment_lines=2, references=False)
+
+    corpus_sha256 = hashlib.sha256((card_path.parent.parent / "corpus.json").read_bytes()).hexdigest()
+    assert problems(edit_card(card_path, change)) == {
+        "$.corpus.name": 'the card says "news", its corpus read again gives "cats"',
+        "$.corpus.license": 'the card says "CC-BY-4.0", its corpus read again gives null',
+        "$.corpus.reading.files[0].sha256": f'the card says "{"0" * 64}", its corpus read again gives '
+                                            f'"{corpus_sha256}"',
+        "$.corpus.reading.files[0].lines": "the card says 12, its corpus read again gives null",
+        "$.corpus.reading.comment_lines": "the card says 2, its corpus read again gives 0",
+        "$.corpus.reading.references": "the card says false, its corpus read again gives true",
+    }
+
+
+def test_a_selections_corpus_entries_are_the_corpus_files(tmp_path: Path):
+    corpus = write_corpus(tmp_path / "corpus.json")
+    assert main(["run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(tmp_path / "run"), "--quiet",
+                 "--resamples", "100", "--limit", "3", *LENIENT]) == 0
+
+    def change(data: dict) -> None:
+        data["corpus"]["entries"] = data["selection"]["entries_in_corpus"] = 80
+
+    found = problems(edit_card(tmp_path / "run" / "card.json", change))
+    assert found["$.corpus.entries"] == "the card says 80, its corpus read again gives 8"
