@@ -54,3 +54,21 @@ def test_a_selections_corpus_entries_are_the_corpus_files(tmp_path: Path):
 
     found = problems(edit_card(tmp_path / "run" / "card.json", change))
     assert found["$.corpus.entries"] == "the card says 80, its corpus read again gives 8"
+
+
+def test_the_total_tokens_and_cached_results_are_the_results(card_path: Path):
+    def change(data: dict) -> None:
+        data["usage"]["total_tokens"] = 500
+        data["results"][0]["cached"] = True
+
+    assert problems(edit_card(card_path, change)) == {"$.usage.total_tokens": "the card says 500, its results say null",
+                                                      "$.cached": "the card says null, its results say 1"}
+
+
+def test_a_result_no_run_accepts_is_named(card_path: Path):
+    def change(data: dict) -> None:
+        data["results"][1]["abstain_reason"] = "not my language"
+
+    found = problems(edit_card(card_path, change))
+    assert found == {"$.results[1]": 'not a result a run accepts: "abstain_reason" is given but "abstained" is not '
+                                     "true"}

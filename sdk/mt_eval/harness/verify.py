@@ -7,9 +7,10 @@ A card verifies when all of these hold, each checked and reported on its own:
    after the card was sealed);
 3. it has the shape of `RunCard` (the schema), its method card is a valid `MethodCard`, and its start and end
    are ISO 8601 times, in order;
-4. its own tallies add up: one result per id, ``errors``, ``usage`` totals, ``corpus.entries``, ``status`` and
-   ``failures`` (a card that references its results rather than listing them — ``results_log`` — is read with
-   the ``results.jsonl`` next to it, which must hash to what the card sealed: `mt_eval.harness.card_results`);
+4. its own tallies add up (`mt_eval.harness.verify_tallies`): one result per id, each one a run accepts,
+   ``errors``, ``usage`` totals, ``cached``, ``corpus.entries``, ``status`` and ``failures`` (a card that
+   references its results rather than listing them — ``results_log`` — is read with the ``results.jsonl`` next
+   to it, which must hash to what the card sealed: `mt_eval.harness.card_results`);
 5. the corpus — the files the card records, or the ones given, read the way the card records it was read —
    has the card's ``corpus.sha256`` and pair (unless the run accepted a mismatch); the card's selection,
    applied again, has its ``subset_sha256``; and
@@ -35,15 +36,13 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from itertools import compress, repeat
-from operator import attrgetter, is_not
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from mt_eval.harness.card_files import directory_without_card, json_lines_records, not_strict_json
-from mt_eval.harness.runcard import CARD_VERSION, CardResult, RunCard
+from mt_eval.harness.runcard import CARD_VERSION, RunCard
 from mt_eval.harness.verification import Verification
 from mt_eval.harness.verify_corpus import CorpusCache
 from mt_eval.problems import Problem
@@ -156,7 +155,9 @@ def read_card(path: str | Path, raw: bytes | None = None) -> Verification:
     if result.card is not None and result.card.results_log is not None:
         _read_referenced_results(result, result.card, Path(path))
     if result.card is not None:
-        _check_tallies(result, result.card)
+        from mt_eval.harness.verify_tallies import check_tallies
+
+        check_tallies(result, result.card)
     return result
 
 
@@ -291,93 +292,6 @@ def _times_problem(card: RunCard) -> tuple[str, str] | None:
     if times[1] < times[0]:
         return "$.finished_at", f"the run finished ({card.finished_at}) before it started ({card.started_at})"
     return None
-
-
-def _check_tallies(result: Verification, card: RunCard) -> None:
-    from mt_eval.harness.card_results import in_blocks
-
-    repeated: list[str] = []
-    ids: list[Any] = []
-    failing: list[CardResult] = []
-    errors = prompt = completion = 0
-    for results in in_blocks(card.results):  # (one pass over a log); each tally a loop in C (`map`)
-        ids += map(attrgetter("id"), results)
-        said = list(map(attrgetter("error"), results))
-        if said.count(None) < len(results):
-            failing += compress(results, map(is_not, said, repeat(None)))
-        errors += len(results) - said.count(None)
-        usages = list(map(attrgetter("usage"), results))
-        prompt += sum(map(attrgetter("prompt_tokens"), usages))
-        completion += sum(map(attrgetter("completion_tokens"), usages))
-    keys: list[str] = ids if set(map(type, ids)) <= {str} else _keys(ids)  # 7 and "7" are one id
-    result.keys = keys
-    if len(set(keys)) != len(keys):
-        from collections import Counter
-
-        repeated = sorted(i for i, n in Counter(keys).items() if n > 1)
-    if repeated:
-        result.problem("$.results", f"{len(repeated)} ids have more than one result (e.g. {repeated[0]!r})",
-                       code="duplicate")
-    expected: dict[str, tuple[object, object]] = {
-        "$.errors": (card.errors, errors),
-        "$.usage.prompt_tokens": (card.usage.prompt_tokens, prompt),
-        "$.usage.completion_tokens": (card.usage.completion_tokens, completion),
-    }
-    where, ran = "$.corpus.entries", card.corpus.entries
-    if card.selection is not None:  # a selection ran part of the corpus
-        where, ran = "$.selection.entries_selected", card.selection.entries_selected
-        expected["$.selection.entries_in_corpus"] = (card.selection.entries_in_corpus, card.corpus.entries)
-    # A run writes a result for every entry it ran, failed ones too (an interrupted run writes no card): a
-    # partial or failed card with fewer had results taken out.
-    expected[where] = (ran, len(card.results))
-    if card.metrics is not None:
-        controls = set() if card.families is None else {c.id for c in card.families.canaries} | {
-            n.id for n in card.families.negatives}
-        expected["$.metrics.segments"] = (card.metrics.segments, len(keys) - sum(map(controls.__contains__, keys)))
-    expected.update(_outcome(card, keys, failing))
-    wrong = [(where, stated, actual) for where, (stated, actual) in expected.items() if stated != actual]
-    for where, stated, actual in wrong:
-        result.problem(where, f"the card says {stated}, its results say {actual}")
-    result.check("tallies", not wrong and not repeated,
-                 f"{len(card.results)} results, {card.errors} errors" if not wrong else
-                 ", ".join(where.removeprefix("$.") for where, _, _ in wrong) + " disagree with the results")
-
-
-def _outcome(card: RunCard, keys: list[str], failing: list[CardResult]) -> dict[str, tuple[object, object]]:
-    """``status`` and ``failures`` as stated, and as the results say (`mt_eval.harness.outcome`: a negative
-    control's error is the refusal it asks for, not a failure); absent ones (older cards) are not checked."""
-    from mt_eval.corpus.model import entry_key
-    from mt_eval.harness.outcome import failures_of
-
-    negatives = set() if card.families is None else {n.id for n in card.families.negatives}
-    counted = len(keys) - (sum(map(negatives.__contains__, keys)) if negatives else 0)
-    failed = [r for r in failing if entry_key(r.id) not in negatives] if negatives else failing
-    out: dict[str, tuple[object, object]] = {}
-    if card.status is not None:
-        out["$.status"] = (card.status, "complete" if not failed else "failed" if len(failed) == counted else "partial")
-    if card.failures is not None:
-        said = [(f.message, f.count, f.example_id) for f in card.failures]
-        actual = [(f.message, f.count, entry_key(f.example_id)) for f in failures_of(failed)]
-        if said != actual:  # (in words: the two lists of failures would make an unreadable line)
-            words = _failures_in_words(said), _failures_in_words(actual)
-            out["$.failures"] = words if words[0] != words[1] else (
-                words[0], words[1] + " (not the same messages, counts or example ids)")
-    return out
-
-
-def _failures_in_words(failures: list[tuple[str, int, str]]) -> str:
-    if not failures:
-        return "no failures"
-    from mt_eval.corpus.model import plural
-
-    entries = sum(count for _, count, _ in failures)
-    return f"{plural(len(failures), 'distinct error')} on {plural(entries, 'entry', 'entries')}"
-
-
-def _keys(ids: list[Any]) -> list[str]:
-    from mt_eval.corpus.model import entry_key
-
-    return list(map(entry_key, ids))
 
 
 def render(verification: Verification, *, verbose: bool = True) -> str:
