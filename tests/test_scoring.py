@@ -87,3 +87,22 @@ def test_bootstrap_matches_resampling_the_corpus_directly():
 def test_mismatched_lengths_are_refused():
     with pytest.raises(ValueError, match="2 hypotheses but a reference stream of 1"):
         score(["a", "b"], [["a"]])
+
+
+def test_scoring_says_what_it_scores_as_it_starts_and_how_long_it_took(monkeypatch):
+    """A large corpus's intervals take minutes: the run said nothing between its last translation and its summary."""
+    import io
+
+    from mt_eval.harness import scoring
+    from mt_eval.harness.scoring import ListedSegments, score_segments
+
+    hyps, refs = corpus(12)
+    said = io.StringIO()
+    score_segments(ListedSegments(hyps, [refs]), 12, resamples=50, stream=said)
+    assert said.getvalue() == ("scoring 12 entries: chrF++, BLEU, TER; 95% intervals from 50 bootstrap resamples "
+                               "(fast)\n")
+    monkeypatch.setattr(scoring, "_SAID_AFTER_S", 0.0)
+    said = io.StringIO()
+    score_segments(ListedSegments(hyps[:1], [refs[:1]]), 1, resamples=0, stream=said, metrics={"BLEU": BLEU()})
+    first, then = said.getvalue().splitlines()
+    assert (first, then.startswith("scored in ")) == ("scoring 1 entry: BLEU; no intervals", True)

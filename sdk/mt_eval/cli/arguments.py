@@ -190,24 +190,46 @@ def positive_int(text: str) -> int:
 def add_scoring_arguments(group: argparse._ArgumentGroup) -> None:
     """--resamples and --bootstrap: how a run's intervals are drawn (a freeze holds them too)."""
     group.add_argument("--resamples", type=resample_count, default=1000, metavar="N",
-                       help="bootstrap resamples (default 1000; at least 10)")
+                       help="bootstrap resamples (default 1000; 10 to 100000)")
     group.add_argument("--bootstrap", choices=("fast", "upstream"), default="fast",
                        help="how resamples are drawn: fast (default), or upstream, the upstream harness's draws "
                             "exactly (its intervals, for comparing with cards it produced; slower)")
 
 
 def resample_count(text: str, *, none: bool = False) -> int:
-    """An argparse type: bootstrap resamples, at least `MIN_RESAMPLES` (a 95% interval from fewer means nothing);
-    ``none``: 0 too, for no intervals at all."""
-    from mt_eval.harness.metric_statistics import MIN_RESAMPLES
+    """An argparse type: bootstrap resamples, from `MIN_RESAMPLES` (a 95% interval from fewer means nothing) to
+    `MAX_RESAMPLES` (more move no interval, and scoring takes hours); ``none``: 0 too, for no intervals at all."""
+    from mt_eval.harness.metric_statistics import MAX_RESAMPLES, MIN_RESAMPLES
 
     if none and text.strip() == "0":
         return 0
     try:
-        return whole_number(text, least=MIN_RESAMPLES)
+        return whole_number(text, least=MIN_RESAMPLES, most=MAX_RESAMPLES)
     except argparse.ArgumentTypeError as exc:
-        raise argparse.ArgumentTypeError(f"{exc}{' (or 0: no intervals)' if none else ''}: a 95% interval from "
-                                         "fewer resamples means nothing (1000 is the default)") from None
+        why = (f": more than {MAX_RESAMPLES} narrow no interval further, while scoring takes hours with nothing to show"
+               if _above(text, MAX_RESAMPLES) else
+               f"{' (or 0: no intervals)' if none else ''}: a 95% interval from fewer resamples means nothing")
+        raise argparse.ArgumentTypeError(f"{exc}{why} (1000 is the default)") from None
+
+
+def _above(text: str, most: int) -> bool:
+    """Whether ``text`` is a whole number past ``most`` (which of a range's two bounds it missed)."""
+    try:
+        return int(text) > most
+    except ValueError:
+        return False
+
+
+def trial_count(text: str) -> int:
+    """An argparse type: approximate randomization trials, 1 to `MAX_TRIALS`."""
+    from mt_eval.harness.paired_tests import MAX_TRIALS
+
+    try:
+        return whole_number(text, least=1, most=MAX_TRIALS)
+    except argparse.ArgumentTypeError as exc:
+        why = (f": more than {MAX_TRIALS} trials move no p-value shown (4 places), while the test takes hours with "
+               "nothing to show" if _above(text, MAX_TRIALS) else "")
+        raise argparse.ArgumentTypeError(f"{exc}{why} (10000 is the default)") from None
 
 
 def resample_count_or_none(text: str) -> int:

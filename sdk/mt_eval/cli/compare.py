@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from mt_eval.cli.arguments import add_corpus_arguments, card_argument, positive_int, resample_count, seed_number
+from mt_eval.cli.arguments import add_corpus_arguments, card_argument, resample_count, seed_number, trial_count
 
 EXPECTED = (ValueError,)
 
@@ -23,9 +23,9 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
     add_corpus_arguments(compare, selection=False, title="the corpus (default: the one both cards record, read "
                                                          "as they record)")
     compare.add_argument("--bootstrap", type=resample_count, default=1000, metavar="N",
-                         help="bootstrap resamples (1000; at least 10)")
-    compare.add_argument("--trials", type=positive_int, default=10000, metavar="N",
-                         help="randomization trials (10000)")
+                         help="bootstrap resamples (1000; 10 to 100000)")
+    compare.add_argument("--trials", type=trial_count, default=10000, metavar="N",
+                         help="randomization trials (10000; at most 1000000)")
     compare.add_argument("--seed", type=seed_number, default=12345, help="seed for both tests")
     compare.add_argument("--allow-diff", action="append", default=[], metavar="NAME",
                          help="accept that this covariate differs between the cards (repeatable): model, "

@@ -83,7 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def scoring_arguments(group: argparse._ArgumentGroup, *, seed: bool = True) -> None:
     group.add_argument("--resamples", type=resample_count_or_none, default=1000, metavar="N",
-                       help="bootstrap resamples (default 1000; at least 10, or 0: no intervals)")
+                       help="bootstrap resamples (default 1000; 10 to 100000, or 0: no intervals)")
     if seed:
         add_seed_argument(group)
     group.add_argument("--ece-bins", type=ece_bins, default=10, metavar="B",

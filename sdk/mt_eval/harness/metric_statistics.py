@@ -22,6 +22,9 @@ CONFIDENCE = 0.95
 # Fewer resamples give no 95% interval worth the name (one resample is an "interval" of one point, which may
 # not even hold the score): --resamples, compare --bootstrap and decide --resamples take at least this many.
 MIN_RESAMPLES = 10
+# More resamples narrow no interval (they only pin its ends more finely) while scoring takes time in proportion to
+# resamples × entries: a mistyped 100000000 ran for hours with nothing shown. The same options take at most this many.
+MAX_RESAMPLES = 100_000
 _CHUNK_CELLS = 1_000_000  # resamples × segments drawn at once (8 bytes a count)
 _KEPT_CELLS = 8_000_000  # resamples × segments kept (a byte a count) to be summed in one pass over the statistics
 _KEPT_RESAMPLES = 32  # resamples summed in one pass at most (their counts made float32 a block of segments at a time)

@@ -25,6 +25,9 @@ from mt_eval.harness.metric_statistics import CONFIDENCE, kept_counts, weighted_
 
 _CELLS = 1_000_000  # resamples × segments drawn at once (8 bytes a draw, and 8 a count)
 _FLIPS = 32  # the trials' coin flips are drawn a multiple of this many trials at a time (numpy's bit buffer)
+# The most trials `mt-eval compare --trials` takes: a p-value shown to 4 places moves no further, and each trial costs
+# a score per metric and system (a mistyped 100000000 ran for hours, holding gigabytes of scores).
+MAX_TRIALS = 1_000_000
 
 
 @dataclass(frozen=True)

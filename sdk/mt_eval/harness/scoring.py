@@ -15,8 +15,9 @@ score a resample from its summed segment statistics; ``upstream`` is slower (n Ã
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TextIO
 
 import msgspec
 
@@ -36,6 +37,7 @@ DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
 STATS_CHUNK = 5_000  # segments whose statistics sacrebleu extracts at once (its reference caches grow with them)
 BOOTSTRAPS: tuple[Bootstrap, ...] = ("fast", "upstream")
+_SAID_AFTER_S = 5.0  # scoring that took this long is followed by the time it took
 
 
 class Scores(msgspec.Struct, kw_only=True):
@@ -83,19 +85,31 @@ def in_chunks(hypotheses: list[str], references: list[list[str]]) -> Segments:
 
 def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFAULT_RESAMPLES,
                    seed: int = DEFAULT_SEED, metrics: dict[str, Any] | None = None,
-                   bootstrap: Bootstrap = "fast") -> Scores:
+                   bootstrap: Bootstrap = "fast", stream: TextIO | None = None) -> Scores:
     """`score` over ``count`` segments that ``segments()`` reads chunk by chunk (a run's results and references
-    read from disk): no process holds more than a chunk of texts, and each metric only its statistics."""
+    read from disk): no process holds more than a chunk of texts, and each metric only its statistics. With a
+    ``stream``, what is scored is said there as it starts (a large corpus's intervals take minutes), and the time it
+    took when that was `_SAID_AFTER_S` or more."""
     if bootstrap not in BOOTSTRAPS:
         raise ValueError(f"bootstrap must be one of {', '.join(BOOTSTRAPS)}, not {bootstrap!r}")
     if count <= 0:
         raise ValueError("nothing to score: no hypotheses")
     chosen = metrics or make_metrics()
+    started = time.monotonic()
+    if stream is not None:
+        intervals = f"95% intervals from {resamples:,} bootstrap resamples ({bootstrap})" if resamples else \
+            "no intervals"
+        print(f"scoring {count:,} entr{'y' if count == 1 else 'ies'}: {', '.join(chosen)}; {intervals}",
+              file=stream, flush=True)
     jobs = [(name, metric, segments, count, resamples, (seed, index), bootstrap)
             for index, (name, metric) in enumerate(chosen.items())]
     workers = scorer_processes.parallel(len(jobs), count)
     results = (scorer_processes.score_in_processes(jobs, count, workers) if workers else
                [_score_metric(*job) for job in jobs])
+    if stream is not None and time.monotonic() - started >= _SAID_AFTER_S:
+        from mt_eval.durations import format_duration
+
+        print(f"scored in {format_duration(time.monotonic() - started)}", file=stream, flush=True)
     return Scores(headline=next(iter(chosen)), metrics=results, segments=count, bootstrap_resamples=resamples,
                   bootstrap_seed=seed, bootstrap=bootstrap)
 

@@ -336,7 +336,8 @@ def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: 
 
     segments = ScoredSegments(results, STATS_CHUNK)
     scores = score_segments(segments, scored, resamples=request.resamples, seed=request.seed,
-                            bootstrap=request.bootstrap, metrics=make_metrics(target_lang))  # (tokenized for it)
+                            bootstrap=request.bootstrap, metrics=make_metrics(target_lang),  # (tokenized for it)
+                            stream=None if request.quiet else sys.stderr)  # (what is scored said as it starts)
     from mt_eval.extensions import registered_metrics
 
     extensions = registered_metrics(manager)
