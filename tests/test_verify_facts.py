@@ -11,7 +11,7 @@ import pytest
 from gate_policies import LENIENT
 from mt_eval.cli import main
 from mt_eval.harness.verify import verify_card
-from rigor_support import edit_card
+from rigor_support import edit_card, family_corpus, honest, run
 from verify_support import REVERSE, run_card, write_corpus
 
 
@@ -72,3 +72,29 @@ def test_a_result_no_run_accepts_is_named(card_path: Path):
     found = problems(edit_card(card_path, change))
     assert found == {"$.results[1]": 'not a result a run accepts: "abstain_reason" is given but "abstained" is not '
                                      "true"}
+
+
+def test_the_latency_counts_are_the_calls_a_run_makes(card_path: Path):
+    """The reverse fixture's run: 1 cold call, 3 warm-up calls and 8 entries timed 3 times, none failed."""
+    assert problems(edit_card(card_path, lambda data: data["latency"].update(hot_failed=2))) == {
+        "$.latency.hot_failed": "the card says 2 hot calls failed and 24 were timed, but 8 entries × 3 repetitions "
+                                "make 24 hot calls (0 failed), none stopped early ($.latency.stopped is null)"}
+    assert set(problems(edit_card(card_path, lambda data: data["latency"].update(repetitions=5)))) == {
+        "$.latency.hot_failed"}
+    assert set(problems(edit_card(card_path, lambda data: data["latency"].update(
+        stopped="call 2 of 28 timed out after 120 s; no further latency call was made")))) == {"$.latency.hot_failed"}
+    assert set(problems(edit_card(card_path, lambda data: data["latency"].update(cold_failed="it failed")))) == {
+        "$.latency.cold_failed"}
+    assert problems(edit_card(card_path, lambda data: data["latency"].update(measured_by=None, hot_p50_s=1e-6))) == {
+        "$.latency.measured_by": 'the card says null, but it lists the harness\'s timed calls ($.latency.hot_calls_s): '
+                                 'a run measures them, "harness"'}
+
+
+def test_latency_calls_stopped_by_a_timeout_verify_as_the_run_wrote_them(tmp_path: Path):
+    corpus = family_corpus(tmp_path / "corpus.json", scored=4)
+    _, card = run(tmp_path / "run", corpus, *LENIENT, *honest(sleep_s=0.5), "--timeout", "0.1", "--retries", "0")
+    assert card is not None and card.latency.stopped is not None and card.latency.stopped.startswith("call 1 of 16 ")
+    card_path = tmp_path / "run" / "card.json"
+    assert problems(card_path) == {}
+    assert problems(edit_card(card_path, lambda data: data["latency"].update(warmup_entries=5))) == {
+        "$.latency.stopped": "the card says call 1 of 16, but 1 cold, 5 warm-up and 4 × 3 hot calls make 18"}

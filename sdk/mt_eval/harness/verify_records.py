@@ -3,8 +3,9 @@
 - **families**: the family record recomputed from the corpus file's families and pass rules and the card's
   results (canaries judged again, negative controls classified again, every ratio counted again);
 - **latency**: the hot figures recomputed from the timed calls the card lists, the sample being the first
-  scored entries of the run, cold being load plus first call, and the self-reported figures recomputed from
-  the results' own ``latency_s``;
+  scored entries of the run, cold being load plus first call, the counts being the calls a run makes (the sample
+  ``repetitions`` times, each timed or failed, unless ``stopped`` names the call that timed out), and the
+  self-reported figures recomputed from the results' own ``latency_s``;
 - **gate**: the recorded verdict re-applied with the thresholds it records (`mt_eval.harness.gate.recheck`);
 - **eligibility**: a card that says its run is eligible has the facts eligibility needs (`mt_eval.eligibility`):
   its class may be eligible, it records its sandbox, a clean static scan, no denied attempt, a result for every
@@ -49,6 +50,11 @@ def check_records(result: Verification, card: RunCard, source: Any) -> None:
         _families(result, card, entries)
     if card.latency.measured_by == "harness" and card.latency.hot_calls_s is not None:
         _latency(result, card, entries)
+    elif card.latency.hot_calls_s is not None:  # (only the harness lists its timed calls: a run card's figures)
+        result.problem("$.latency.measured_by", "the card says null, but it lists the harness's timed calls "
+                       "($.latency.hot_calls_s): a run measures them, \"harness\"", "use the card the run wrote",
+                       code="latency")
+        result.check("latency", False, "measured_by disagrees")
     if card.eligibility is not None:
         _eligibility(result, card)
     if card.gate is not None and card.gate.thresholds is None:
@@ -146,6 +152,9 @@ def _latency(result: Verification, card: RunCard, entries: Sequence[dict[str, An
         stated, actual = expected[key]
         result.problem(f"$.latency.{key}", f"the card says {_short(stated)}, recomputed {_short(actual)}",
                        code="latency")
+    for key, message in _calls_made(latency):
+        wrong.append(key)
+        result.problem(f"$.latency.{key}", message, "use the card the run wrote", code="latency")
     shown = "no hot calls" if p50 is None else f"hot p50 {p50 * 1000:.2f} ms over {len(hot)} timed calls"
     result.check("latency", not wrong, shown if not wrong else ", ".join(wrong) + " disagree")
 
@@ -154,3 +163,40 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float):
         return abs(a - b) <= TOLERANCE_S
     return bool(a == b)
+
+
+def _calls_made(latency: Any) -> list[tuple[str, str]]:
+    """(field, message) for each latency count the calls a run makes contradict (`mt_eval.harness.latency.measure`):
+    one cold call, the warm-up calls, then the sample ``repetitions`` times, each hot call timed or failed — all of
+    them unless a call timed out (``stopped`` names it: call k of n); a first call that failed has no cold figure."""
+    import re
+
+    found = []
+    timed, failed, reps = len(latency.hot_calls_s), latency.hot_failed, latency.repetitions
+    entries, warmup = latency.hot_entries, latency.warmup_entries
+    if failed is not None and reps is not None and entries:
+        planned, made = entries * reps, timed + failed
+        stopped = re.match(r"call (\d+) of (\d+) ", latency.stopped or "")
+        if latency.stopped is None and made != planned:
+            found.append(("hot_failed", f"the card says {failed} hot calls failed and {timed} were timed, but "
+                                        f"{entries} entries × {reps} repetitions make {planned} hot calls "
+                                        f"({planned - timed} failed), none stopped early ($.latency.stopped is null)"))
+        elif latency.stopped is not None and stopped is None:
+            found.append(("stopped", f"{_short(latency.stopped)} is not how a run says where its latency calls "
+                                     "stopped (call K of N timed out …)"))
+        elif stopped is not None:
+            call, calls = int(stopped.group(1)), int(stopped.group(2))
+            if calls != 1 + warmup + planned:
+                found.append(("stopped", f"the card says call {call} of {calls}, but 1 cold, {warmup} warm-up and "
+                                         f"{entries} × {reps} hot calls make {1 + warmup + planned}"))
+            elif made != max(0, call - 1 - warmup):
+                found.append(("hot_failed", f"the card says {failed} hot calls failed and {timed} were timed, but "
+                                            f"stopping at call {call} of {calls} makes {max(0, call - 1 - warmup)} "
+                                            "hot calls"))
+    if latency.cold_failed is not None and (latency.cold_s, latency.first_call_s) != (None, None):
+        found.append(("cold_failed", f"the card says the first call failed ({_short(latency.cold_failed)}), but it "
+                                     "has a cold figure ($.latency.cold_s, $.latency.first_call_s)"))
+    elif latency.cold_failed is None and entries and latency.first_call_s is None:
+        found.append(("cold_failed", "the card says null, but its first call has no figure ($.latency.first_call_s "
+                                     "is null): a first call that fails says why"))
+    return found
