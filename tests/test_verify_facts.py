@@ -4,12 +4,14 @@ edited and resealed is named at its JSON path with what the data says instead.""
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
 
 from gate_policies import LENIENT
 from mt_eval.cli import main
+from mt_eval.harness.environment import hardware_label
 from mt_eval.harness.verify import verify_card
 from rigor_support import edit_card, family_corpus, honest, run
 from verify_support import REVERSE, run_card, write_corpus
@@ -98,3 +100,18 @@ def test_latency_calls_stopped_by_a_timeout_verify_as_the_run_wrote_them(tmp_pat
     assert problems(card_path) == {}
     assert problems(edit_card(card_path, lambda data: data["latency"].update(warmup_entries=5))) == {
         "$.latency.stopped": "the card says call 1 of 16, but 1 cold, 5 warm-up and 4 × 3 hot calls make 18"}
+
+
+def test_a_metrics_orientation_and_the_hardware_label_follow_from_the_card(card_path: Path):
+    def change(data: dict) -> None:
+        data["metrics"]["metrics"][2]["higher_is_better"] = True  # TER
+        data["environment"]["cpu_count"] = 64
+
+    found = problems(edit_card(card_path, change))
+    assert found["$.metrics.metrics[2].higher_is_better"] == ("TER: the card says higher is better; for TER lower is "
+                                                              "better (leaderboards rank by it)")
+    environment = json.loads(card_path.read_text())["environment"]
+    label = hardware_label(environment["cpu_model"], 64, environment["memory_gib"], environment["gpus"])
+    assert found["$.environment.hardware"] == (f"the card says {environment['hardware']!r}, its cpu_model, cpu_count, "
+                                               f"memory_gib and gpus make {label!r}")
+    assert len(found) == 2

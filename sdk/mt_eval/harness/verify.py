@@ -263,7 +263,8 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
         result.problems.append(bad[-1])
     from mt_eval.harness.verify_metrics import bootstrap_problem
 
-    for code, wrong in (("timestamp", _times_problem(result.card)), ("bootstrap", bootstrap_problem(result.card))):
+    for code, wrong in (("timestamp", _times_problem(result.card)), ("bootstrap", bootstrap_problem(result.card)),
+                        ("hardware", _hardware_problem(result.card))):
         if wrong is not None:
             bad.append(Problem(file=result.path, path=wrong[0], message=wrong[1], code=code,
                                hint="use the card the run wrote"))
@@ -272,6 +273,21 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
 
 
 _RUN_CARD_FIELDS = frozenset(RunCard.__struct_fields__)
+
+
+def _hardware_problem(card: RunCard) -> tuple[str, str] | None:
+    """(JSON path, message) when the card's hardware label (what latencies are compared by) is not the one its CPU,
+    cores, memory and GPUs make; else None. Older cards, without ``gpus``, are not checked."""
+    from mt_eval.harness.environment import hardware_label
+
+    env = card.environment
+    if env.gpus is None:
+        return None
+    label = hardware_label(env.cpu_model, env.cpu_count, env.memory_gib, env.gpus)
+    if env.hardware == label:
+        return None
+    return "$.environment.hardware", (f"the card says {env.hardware!r}, its cpu_model, cpu_count, memory_gib and gpus "
+                                      f"make {label!r}")
 
 
 def _times_problem(card: RunCard) -> tuple[str, str] | None:

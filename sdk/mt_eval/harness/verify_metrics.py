@@ -182,6 +182,12 @@ def _compare_metric(result: Verification, where: str, stated: Any, again: Any) -
             wrong.append(attribute)
             result.problem(f"{where}.{attribute}", f"{stated.name} {attribute}: the card says "
                            f"{getattr(stated, attribute)}, recomputed {getattr(again, attribute)}")
+    if stated.higher_is_better != again.higher_is_better and not stated.signature.startswith("extension:"):
+        wrong.append("higher_is_better")
+        result.problem(f"{where}.higher_is_better", f"{stated.name}: the card says "
+                       f"{'higher' if stated.higher_is_better else 'lower'} is better; for {stated.name} "
+                       f"{'higher' if again.higher_is_better else 'lower'} is better (leaderboards rank by it)",
+                       "use the card the run wrote", code="orientation")
     if stated.signature != again.signature:
         wrong.append("signature")
         result.problem(f"{where}.signature", f"{stated.name} signature: the card says {stated.signature!r}, "
