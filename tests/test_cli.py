@@ -312,6 +312,28 @@ def test_a_number_out_of_range_is_refused_naming_the_option_and_the_range(line: 
     assert list(tmp_path.iterdir()) == []  # nothing was run, nothing written
 
 
+BAD_VALUES = [  # (exit status 1 and no usage before, as if the run could not start; --out '': the default written)
+    ("run --demo --max-errors lots", "--max-errors", "be a number of entries (5) or a share of the entries run "
+                                                     "(2.5%), got 'lots'"),
+    ("run --demo --max-errors -1", "--max-errors", "be a number of entries (5) or a share of the entries run (2.5%), "
+                                                   "got '-1'"),
+    ("run --demo --max-errors 150%", "--max-errors", "be a share of at most 100% (all the entries run), got '150%'"),
+    ("run --demo --out=", "--out", "name a directory, got '' (a variable meant to hold it that is unset or empty?)"),
+    ("decide run --method m --corpus c --out=", "--out", "name a directory, got ''"),
+]
+
+
+@pytest.mark.parametrize(("line", "option", "allowed"), BAD_VALUES, ids=[case[0] for case in BAD_VALUES])
+def test_a_bad_value_is_a_usage_error_naming_the_option(line: str, option: str, allowed: str, capsys,
+                                                        tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        main(line.split())
+    assert stopped.value.code == 2
+    assert f"error: argument {option}: must {allowed}" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # nothing was run, nothing written (no runs/ for the default --out)
+
+
 @pytest.mark.parametrize("command", ["run", "decide"])
 def test_resume_and_force_together_are_refused(command: str, capsys):
     """Continue the run, or delete it: given both, the refusal of a changed run told the user to add the --force

@@ -251,8 +251,9 @@ def test_a_run_where_every_entry_failed_has_no_headline_score(tmp_path: Path):
 
 def test_max_errors_is_checked_before_anything_runs(tmp_path: Path):
     code, card, err = run(tmp_path, MISBEHAVING, SOURCES, "--max-errors", "lots")
-    assert code == 1 and card is None
-    assert "--max-errors 'lots': give a number of entries (5) or a share of the entries run (2.5%)" in err
+    assert code == 2 and card is None  # a usage error, with the usage
+    assert "argument --max-errors: must be a number of entries (5) or a share of the entries run (2.5%), got 'lots'" \
+        in err
 
 
 # ---- 10.9 a guest that cannot start fails the run once, at once ------------------------------------

@@ -107,7 +107,7 @@ def selection_request(args: argparse.Namespace) -> SelectionRequest:
 
 def add_run_directory_arguments(group: argparse._ArgumentGroup, default: str) -> None:
     """--out, --resume, --force and --wait (see `mt_eval.harness.run_directory`)."""
-    group.add_argument("--out", metavar="DIR", help=f"run directory (default: {default})")
+    group.add_argument("--out", metavar="DIR", type=directory_name, help=f"run directory (default: {default})")
     either = group.add_mutually_exclusive_group()  # (continue the run, or delete it: not both)
     either.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
     either.add_argument("--force", action="store_true", help="start over even if --out holds results (not with "
@@ -115,6 +115,14 @@ def add_run_directory_arguments(group: argparse._ArgumentGroup, default: str) ->
     group.add_argument("--wait", nargs="?", type=wait_seconds, const=float("inf"), metavar="SECONDS",
                        help="when another process is using --out, wait for it (at most SECONDS) instead of "
                             "refusing at once")
+
+
+def directory_name(text: str) -> str:
+    """An argparse type: a directory's name, not empty (``--out "$DIR"`` with ``DIR`` unset wrote to the default)."""
+    if not text:
+        raise argparse.ArgumentTypeError("must name a directory, got '' (a variable meant to hold it that is unset or "
+                                         "empty?): give the directory, or leave --out out for the default")
+    return text
 
 
 def add_call_arguments(group: argparse._ArgumentGroup, item: str, items: str) -> None:

@@ -27,6 +27,7 @@ from mt_eval.cli.arguments import (
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
+    from mt_eval.harness.outcome import MaxErrors
     from mt_eval.harness.request import RunRequest
 
 INTERRUPTED = "\nmt-eval run: interrupted; finished entries are saved. Continue with the same command and --resume."
@@ -73,7 +74,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     how = run.add_argument_group("how to run")
     add_call_arguments(how, "entry", "entries")
     add_retry_arguments(how)
-    how.add_argument("--max-errors", default="0", metavar="N|P%",
+    how.add_argument("--max-errors", type=max_errors, default="0", metavar="N|P%",
                      help="failed entries tolerated for exit status 0: a count (5) or a share of the entries run "
                           "(2%%); default 0 (a negative control's refusal is not a failure)")
     add_scoring_arguments(how)
@@ -112,6 +113,16 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.set_defaults(print_run_usage=run.print_usage)
 
 
+def max_errors(text: str) -> MaxErrors:
+    """An argparse type: ``--max-errors`` as a count (5) or a share (2.5%), refused as a usage error (exit 2)."""
+    from mt_eval.harness.outcome import MaxErrors
+
+    try:
+        return MaxErrors.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     from mt_eval.pairs import PairError
 
@@ -143,7 +154,6 @@ def run_request(args: argparse.Namespace) -> RunRequest | None:
     from mt_eval.cli.arguments import corpus_spec, method_params, selection_request
     from mt_eval.harness.execution import RunSettings
     from mt_eval.harness.latency import LatencyPlan
-    from mt_eval.harness.outcome import MaxErrors
     from mt_eval.harness.request import Fairness, MethodSettings, RunDirectory, RunRequest
 
     method, corpus, pair = args.method, args.corpus, args.pair
@@ -183,7 +193,7 @@ def run_request(args: argparse.Namespace) -> RunRequest | None:
         seed=args.seed,
         calls=RunSettings(batch_size=batch_size, concurrency=args.concurrency, timeout_s=args.timeout,
                           retries=args.retries, retry_budget=args.retry_budget),
-        max_errors=MaxErrors.parse(args.max_errors), resamples=args.resamples, bootstrap=args.bootstrap,
+        max_errors=args.max_errors, resamples=args.resamples, bootstrap=args.bootstrap,
         embed_results=args.embed_results, isolate=args.isolate,
         fairness=Fairness(sandbox=args.sandbox, official=args.official, sandbox_ro=tuple(args.sandbox_ro),
                           gateway_policy=Path(args.gateway_policy) if args.gateway_policy else None,

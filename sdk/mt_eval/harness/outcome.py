@@ -47,15 +47,15 @@ class MaxErrors:
 
     @classmethod
     def parse(cls, text: str) -> MaxErrors:
-        """``"5"`` or ``"2.5%"``; raises `ValueError` with the fix."""
+        """``"5"`` or ``"2.5%"``; raises `ValueError` with the fix (``must be …, got '…'``: argparse names the
+        option before it)."""
         found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(%?)\s*", text)
         if not found or (not found.group(2) and "." in found.group(1)):
-            raise ValueError(f"--max-errors {text!r}: give a number of entries (5) or a share of the entries run "
-                             "(2.5%)")
+            raise ValueError(f"must be a number of entries (5) or a share of the entries run (2.5%), got {text!r}")
         if found.group(2):
             percent = float(found.group(1))
             if percent > 100:
-                raise ValueError(f"--max-errors {text!r}: a share is at most 100%")
+                raise ValueError(f"must be a share of at most 100% (all the entries run), got {text!r}")
             return cls(percent=percent)
         return cls(count=int(found.group(1)))
 
