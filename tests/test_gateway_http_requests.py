@@ -131,3 +131,55 @@ async def test_only_the_model_endpoints_reach_the_upstream_and_the_rest_is_logge
     assert [request["path"] for request in upstream.requests] == ["/v1/chat/completions"]
     refused = [line for line in log_lines(tmp_path) if line["refused"]]
     assert [(line["path"], line["status"]) for line in refused] == [(path, 404)]
+
+
+HEAD = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+
+
+@pytest.mark.parametrize(("request_bytes", "words"), [
+    (HEAD + b"Content-Length: 100\r\n\r\n" + b'{"model": "', "the request's body stopped arriving after 11 bytes of "
+     "the 100 its Content-Length announces, and nothing more came for 0.3 s: send the whole body"),
+    (HEAD + b"Content-Type: application/js", "the request's head stopped arriving before the blank line that ends its "
+     "headers, and nothing more came for 0.3 s"),
+])
+async def test_a_request_that_stops_arriving_half_way_gets_a_408_that_says_how_far_it_got(
+        serve, monkeypatch, tmp_path: Path, request_bytes: bytes, words: str):
+    """Before: the gateway waited for the rest and the method for an answer, until the connection was closed
+    without one 75 s later."""
+    monkeypatch.setattr(gateway_http, "STALL_S", 0.3)
+    monkeypatch.setattr(gateway_http, "SWEEP_S", 0.05)
+    async with Upstream(answer) as upstream:
+        _, url = await serve(upstream.base_url)
+        reply = await raw_exchange(url, request_bytes)
+        await asyncio.sleep(0.05)
+        assert upstream.requests == []
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 "), head
+    error = json.loads(body)["error"]
+    assert words in error["message"] and error["code"] == "request_timeout"
+    [line] = log_lines(tmp_path)
+    assert (line["status"], line["refused"], line["path"]) == (408, error["message"], "/v1/chat/completions")
+
+
+async def test_a_slow_body_that_keeps_coming_and_an_idle_kept_alive_connection_are_not_cut(serve, monkeypatch):
+    monkeypatch.setattr(gateway_http, "STALL_S", 0.3)
+    monkeypatch.setattr(gateway_http, "SWEEP_S", 0.05)
+    body = json.dumps(ASK).encode()
+    async with Upstream(answer) as upstream:
+        _, url = await serve(upstream.base_url)
+        host, port = url.removeprefix("http://").removesuffix("/v1").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        try:
+            for _ in range(2):  # the second after the connection sat idle for longer than a stall
+                writer.write(HEAD + b"Content-Length: %d\r\n\r\n" % len(body))
+                for start in range(0, len(body), len(body) // 6 + 1):  # a piece every 0.15 s: 0.9 s in all
+                    await asyncio.sleep(0.15)
+                    writer.write(body[start:start + len(body) // 6 + 1])
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+                assert head.startswith(b"HTTP/1.1 200 "), head
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                assert json.loads(await reader.readexactly(length)) == ANSWER
+                await asyncio.sleep(0.6)
+        finally:
+            writer.close()
+        assert len(upstream.requests) == 2

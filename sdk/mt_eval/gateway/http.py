@@ -7,7 +7,8 @@ streamed (`start_stream`, `write_chunk`, `end_stream`; chunked for HTTP/1.1, del
 connection for HTTP/1.0), now or later. The connection stays alive as HTTP/1.1 says. Whoever answers later
 may set ``listener`` to hear that the client's connection paused, resumed or went away. Bad input gets its
 HTTP error in OpenAI's JSON shape: 400 for what does not parse, 413 for a body over `MAX_BODY`, 414/431 for
-a target or headers over `MAX_HEAD`; ``Expect: 100-continue`` is answered.
+a target or headers over `MAX_HEAD`, 408 for a request that stops arriving half-way (its head or its body
+shorter than its Content-Length) for `STALL_S`; ``Expect: 100-continue`` is answered.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import msgspec
 MAX_BODY = 32 * 1024 * 1024
 MAX_HEAD = 64 * 1024
 IDLE_S = 75.0  # a kept-alive connection with no request for this long is closed
+STALL_S = 15.0  # a request begun, with no byte of it for this long, is answered 408 (the client will send no more)
+SWEEP_S = 5.0  # how often connections are looked at for both
 _QUEUED = 8  # pipelined requests read ahead before reading pauses
 _REASONS = {status.value: status.phrase.encode() for status in HTTPStatus}
 
@@ -91,6 +94,9 @@ class ServerConnection(asyncio.Protocol):
         self._headers: dict[bytes, bytes] = {}
         self._body: list[bytes] = []
         self._size = 0
+        self.received = 0  # bytes read on the connection
+        self._partial: str | None = None  # what of a request begun has arrived: None between requests, "head", "body"
+        self._stall = (0, 0.0)  # (received, when) at the sweep that first saw the request begun get no further
         self.closed = False
         self.idle_since = self._loop.time()
         self.busy = False  # a request is being answered
@@ -135,6 +141,7 @@ class ServerConnection(asyncio.Protocol):
             self.listener.resume()
 
     def data_received(self, data: bytes) -> None:
+        self.received += len(data)
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserCallbackError as exc:
@@ -162,8 +169,31 @@ class ServerConnection(asyncio.Protocol):
         if self._transport is not None:
             self._transport.close()
 
+    def stalled(self, now: float) -> bool:
+        """Whether a request begun on the connection has had no byte for `STALL_S` (looked at every `SWEEP_S`)."""
+        if self._partial is None or self.closed:
+            return False
+        if self._stall[0] != self.received:
+            self._stall = (self.received, now)
+            return False
+        return now - self._stall[1] >= STALL_S
+
+    def time_out_request(self) -> None:
+        """Answer a request that stopped arriving half-way with a 408 that says how far it got, and close."""
+        waited = f"and nothing more came for {STALL_S:g} s"
+        if self._partial == "head":
+            message = (f"the request's head stopped arriving before the blank line that ends its headers, {waited}: "
+                       "send the whole request")
+        else:
+            length = self._headers.get(b"content-length", b"").strip()
+            announced = f" of the {length.decode('latin-1')} its Content-Length announces" if length.isdigit() else ""
+            message = (f"the request's body stopped arriving after {self._size:,} bytes{announced}, {waited}: send "
+                       "the whole body, with a Content-Length that is its size in bytes")
+        self._unreadable(408, message, "request_timeout")
+
     # -- httptools callbacks ----------------------------------------------------------------------------
     def on_message_begin(self) -> None:
+        self._partial = "head"
         self._target = b""
         self._headers = {}
         self._body = []
@@ -182,6 +212,7 @@ class ServerConnection(asyncio.Protocol):
         self._headers[name.lower()] = value
 
     def on_headers_complete(self) -> None:
+        self._partial = "body"
         self._size = 0
         if self._headers.get(b"expect", b"").lower() == b"100-continue" and self._transport is not None:
             self._transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -194,6 +225,7 @@ class ServerConnection(asyncio.Protocol):
         self._body.append(body)
 
     def on_message_complete(self) -> None:
+        self._partial = None
         parser = self._parser
         body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
         self._queue.append(Request(parser.get_method().decode("latin-1"), self._target, self._headers, body,
@@ -306,16 +338,19 @@ class HttpServer:
             self._server = await loop.create_server(self._connection, sock=sock)
         else:
             self._server = await loop.create_server(self._connection, host, port)
-        self._sweeper = loop.call_later(IDLE_S / 3, self._sweep)
+        self._sweeper = loop.call_later(SWEEP_S, self._sweep)
         return self._server.sockets[0].getsockname()
 
     def _sweep(self) -> None:
+        """Answer the requests that stopped arriving (`STALL_S`), and close the connections idle for `IDLE_S`."""
         loop = asyncio.get_running_loop()
-        cutoff = loop.time() - IDLE_S
+        now = loop.time()
         for connection in list(self._connections):
-            if not connection.busy and connection.idle_since < cutoff:
+            if connection.stalled(now):
+                connection.time_out_request()
+            elif not connection.busy and connection.idle_since < now - IDLE_S:
                 connection.close()
-        self._sweeper = loop.call_later(IDLE_S / 3, self._sweep)
+        self._sweeper = loop.call_later(SWEEP_S, self._sweep)
 
     async def close(self, grace_s: float = 10.0) -> None:
         await self.drain(grace_s)

@@ -16,7 +16,7 @@ method what it asked for and what it may use: 400 ``invalid_json`` (the body is 
 ``token_budget_exhausted``, 404 for what is not a model endpoint, 502 ``upstream_unreachable`` when the
 upstream cannot be reached or breaks off, 504 ``upstream_timeout`` when it does not answer within the
 policy's ``timeout_s``. Every refusal is logged, those the HTTP side makes too (a body over its limit, a
-request that is not HTTP).
+request that is not HTTP, 408 ``request_timeout`` for one that stopped arriving half-way).
 """
 
 from __future__ import annotations
