@@ -277,8 +277,8 @@ OUT_OF_RANGE = [
     ("decide run --method m --corpus c --resamples -1", "--resamples", "from 10 to 100000, got -1 (or 0: no "),
     ("decide run --method m --corpus c --resamples 5", "--resamples", "from 10 to 100000, got 5 (or 0: no "),
     # a mistyped count of resamples or trials ran for hours with nothing shown
-    ("run --demo --resamples 100000000", "--resamples", "from 10 to 100000, got 100000000: more than 100000 "
-                                                        "narrow no interval further, while scoring takes hours"),
+    ("run --method m --corpus c --resamples 100000000", "--resamples",
+     "from 10 to 100000, got 100000000: more than 100000 narrow no interval further, while scoring takes hours"),
     ("freeze init --method m --resamples 100001", "--resamples", "from 10 to 100000, got 100001: more than"),
     ("decide run --method m --corpus c --resamples 1000000", "--resamples", "from 10 to 100000, got 1000000: more"),
     ("compare a.json b.json --bootstrap 100001", "--bootstrap", "from 10 to 100000, got 100001: more than 100000"),
@@ -288,7 +288,13 @@ OUT_OF_RANGE = [
     ("decide run --method m --corpus c --max-tokens 0", "--max-tokens", "at least 1, got 0"),
     ("run --demo --temperature 3", "--temperature", "a number from 0 to 2, got 3"),
     ("run --demo --temperature nan", "--temperature", "a number from 0 to 2, got nan"),
-    ("run --demo --latency-repetitions 0", "--latency-repetitions", "at least 1, got 0"),
+    ("run --demo --latency-repetitions 0", "--latency-repetitions", "from 1 to 100, got 0"),
+    # extra calls before the run, one at a time: a mistyped count delayed it for days with nothing shown
+    ("run --method m --corpus c --latency-repetitions 100000000", "--latency-repetitions",
+     "from 1 to 100, got 100000000: latency calls are extra calls made one at a time"),
+    ("run --method m --corpus c --latency-warmup 100000000", "--latency-warmup",
+     "from 0 to 100, got 100000000: latency calls are"),
+    ("freeze init --method m --latency-warmup 101", "--latency-warmup", "from 0 to 100, got 101: latency calls are"),
     ("run --demo --limit 0", "--limit", "at least 1, got 0"),
     ("run --demo --wait -1", "--wait", "0 or more seconds (or inf: no limit), got -1"),
     ("run --demo --wait nan", "--wait", "0 or more seconds (or inf: no limit), got nan"),

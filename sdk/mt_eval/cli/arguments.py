@@ -151,17 +151,38 @@ def add_seed_argument(group: argparse._ArgumentGroup) -> None:
 
 def add_latency_arguments(parser: argparse.ArgumentParser) -> None:
     """How the harness measures latency (``run`` and ``freeze init``; `mt_eval.harness.latency`)."""
-    from mt_eval.harness.latency import DEFAULT_REPETITIONS, DEFAULT_SAMPLE, DEFAULT_WARMUP
+    from mt_eval.harness.latency import (
+        DEFAULT_REPETITIONS,
+        DEFAULT_SAMPLE,
+        DEFAULT_WARMUP,
+        MAX_REPETITIONS,
+        MAX_WARMUP,
+    )
 
     latency = parser.add_argument_group(
         "latency (measured by the harness in extra one-entry calls before the scored run; never scored)")
-    latency.add_argument("--latency-warmup", type=non_negative_int, default=DEFAULT_WARMUP, metavar="N",
-                         help=f"untimed warm-up calls after the cold call (default {DEFAULT_WARMUP})")
+    latency.add_argument("--latency-warmup", type=_extra_calls(0, MAX_WARMUP, DEFAULT_WARMUP), default=DEFAULT_WARMUP,
+                         metavar="N", help=f"untimed warm-up calls after the cold call (default {DEFAULT_WARMUP}; "
+                                           f"at most {MAX_WARMUP})")
     latency.add_argument("--latency-sample", type=non_negative_int, default=DEFAULT_SAMPLE, metavar="N",
                          help=f"scored entries timed one call each at concurrency 1 (default {DEFAULT_SAMPLE}; 0: "
                               "no latency calls at all, no latency figures)")
-    latency.add_argument("--latency-repetitions", type=positive_int, default=DEFAULT_REPETITIONS, metavar="N",
-                         help=f"times the sample is timed (default {DEFAULT_REPETITIONS})")
+    latency.add_argument("--latency-repetitions", type=_extra_calls(1, MAX_REPETITIONS, DEFAULT_REPETITIONS),
+                         default=DEFAULT_REPETITIONS, metavar="N",
+                         help=f"times the sample is timed (default {DEFAULT_REPETITIONS}; at most {MAX_REPETITIONS})")
+
+
+def _extra_calls(least: int, most: int, default: int) -> Callable[[str], int]:
+    """An argparse type for a count of latency calls: ``least`` to ``most``, saying why past ``most``."""
+    def count(text: str) -> int:
+        try:
+            return whole_number(text, least=least, most=most)
+        except argparse.ArgumentTypeError as exc:
+            why = (": latency calls are extra calls made one at a time before the run, so more only delay it (and the "
+                   "card lists every timed call)" if _above(text, most) else "")
+            raise argparse.ArgumentTypeError(f"{exc}{why} ({default} is the default)") from None
+
+    return count
 
 
 def card_argument(text: str) -> str:

@@ -37,6 +37,10 @@ from mt_eval.durations import format_duration
 DEFAULT_WARMUP = 3
 DEFAULT_SAMPLE = 10
 DEFAULT_REPETITIONS = 3
+# The most --latency-warmup and --latency-repetitions take: the calls are extra ones, made before the run at
+# concurrency 1, and the card lists every timed call; a mistyped 100000000 delayed the run for days.
+MAX_WARMUP = 100
+MAX_REPETITIONS = 100
 
 
 @dataclass(frozen=True)
