@@ -253,9 +253,9 @@ def test_verify_re_applies_the_recorded_verdict(good: Path):
     assert [p.path for p in result.errors] == ["$.gate.passed"]
     assert "the card says failed, its own figures pass" in result.errors[0].message
     lower_bar = edit_card(good, lambda d: d["gate"]["thresholds"].update(min_scored=1), name="lower.json")
-    assert [p.path for p in verify_card(lower_bar).errors] == ["$.gate.policy_sha256"]
+    assert [p.path for p in verify_card(lower_bar).errors] == ["$.gate.policy_sha256", "$.gate.checks[2].threshold"]
     families = edit_card(good, lambda d: d["families"]["canary_pass_rate"].update(numerator=1), name="fam.json")
-    assert [p.path for p in verify_card(families).errors] == ["$.families.canary_pass_rate"]
+    assert [p.path for p in verify_card(families).errors] == ["$.families.canary_pass_rate", "$.gate.checks[0].figure"]
 
 
 def test_the_shipped_policy_is_valid_and_every_threshold_is_echoed():

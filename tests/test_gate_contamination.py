@@ -18,7 +18,12 @@ from mt_eval.leaderboard.synthetic import CardFactory, write_card, write_corpus
 
 RECORDS = {
     "clean": {"status": "clean", "recall": 1.0, "recall_floor": 0.9},
-    "contaminated": {"status": "contaminated", "reasons": ["3 hits on 2 corpus entries"], "hits_total": 3},
+    "contaminated": {"status": "contaminated", "reasons": ["3 hits on 2 corpus entries"], "hits_total": 3,
+                     "hits": [{"file": "glossary.tsv", "line": line, "corpus": "corpus.json", "entry_id": entry,
+                               "side": side, "kind": "exact", "coverage": 1.0, "longest_run": 6, "entry_words": 6,
+                               "matched": "the words of the entry found there"}
+                              for line, entry, side in [(1, "e1", "source"), (2, "e1", "reference"),
+                                                        (3, "e2", "source")]]},
     "not-run": {"status": "not-run", "reasons": ["skipped with --no-contamination-check"]},
     "unverified": {"status": "unverified", "reasons": ["the planted control's recall 0.50 is below its floor"],
                    "recall": 0.5, "recall_floor": 0.9},

@@ -15,6 +15,9 @@ from mt_eval.cli import main
 from mt_eval.leaderboard.store import open_store
 from mt_eval.leaderboard.synthetic import CardFactory, write_card, write_corpus
 
+NEVER_X = "class X (a bundled dependency that may not be redistributed) is never eligible"
+SCAN_FAILED = "the static scan found 1 undeclared dependency or unscannable file(s)"
+
 
 def test_class_x_never_appears_and_a2_is_flagged_and_never_prize_eligible(cards, tmp_path: Path, db: str):
     never = {"eligible": False, "reasons": ["class A2 depends on an external API: the run is scored but is not "
@@ -23,7 +26,7 @@ def test_class_x_never_appears_and_a2_is_flagged_and_never_prize_eligible(cards,
                      cards.card("api-a2", quality=0.9, method_class="api", dependency_class="A2",
                                 extra={**GOOD, "eligibility": never}),
                      cards.card("secret-x", quality=1.0, dependency_class="X",
-                                extra={**GOOD, "eligibility": {"eligible": False, "reasons": ["class X"]}})], tmp_path)
+                                extra={**GOOD, "eligibility": {"eligible": False, "reasons": [NEVER_X]}})], tmp_path)
     board = board_of(db)
     rows = rows_by_method(board)
     assert set(rows) == {"open-s", "api-a2"} and board["hidden"] == {"class X": 1}
@@ -36,13 +39,14 @@ def test_class_x_never_appears_and_a2_is_flagged_and_never_prize_eligible(cards,
 def test_eligibility_absent_from_the_card_is_unknown_and_each_fact_can_rule_a_row_out(cards, tmp_path: Path, db: str):
     publish_all(db, [
         cards.card("unknown-facts", variant=1),
-        cards.card("ruled-out", variant=3, extra={**GOOD, "eligibility": {"eligible": False,
-                                                                          "reasons": ["undeclared network access"],
-                                                                          "flags": ["network"]}}),
+        cards.card("ruled-out", variant=3, extra={**GOOD, "static_scan": {**GOOD["static_scan"], "errors": 1,
+                                                                          "unscannable": ["pipeline.py"]},
+                                                  "eligibility": {"eligible": False, "reasons": [SCAN_FAILED]}}),
         cards.card("partial", variant=4, extra={k: v for k, v in GOOD.items() if k != "status"}, failing=1),
         cards.card("slow", variant=5, extra=GOOD, hot_p95_s=2.5),
         cards.card("unsandboxed", variant=6, extra={**GOOD, "sandbox": None, "eligibility": {
-            "eligible": False, "reasons": ["the method did not run in the sandbox"]}}),
+            "eligible": False,
+            "reasons": ["the method did not run in the sandbox (run with --sandbox, or --official)"]}}),
     ], tmp_path)
     rows = rows_by_method(board_of(db, max_hot_p95_s=1.0))
     unknown = rows["unknown-facts"]
@@ -50,8 +54,8 @@ def test_eligibility_absent_from_the_card_is_unknown_and_each_fact_can_rule_a_ro
     assert set(unknown["prize"]["reasons"]) == {"eligibility not recorded", "run status not recorded"}
     assert unknown["eligibility"]["sandbox"] is None and unknown["eligibility"]["sandboxed"] is None
     assert unknown["eligibility"]["gate_passed"] is True  # publishing applied the gate (a failing card is refused)
-    assert rows["ruled-out"]["prize"]["reasons"] == ["undeclared network access"]
-    assert rows["ruled-out"]["flags"] == ["network"]
+    assert rows["ruled-out"]["prize"]["reasons"] == [SCAN_FAILED]
+    assert rows["ruled-out"]["flags"] == []
     assert rows["partial"]["prize"]["reasons"] == ["run partial"]
     assert rows["slow"]["prize"]["reasons"] == ["hot p95 2.5 s > 1 s"]
     assert rows["unsandboxed"]["eligibility"]["sandbox"] == "not sandboxed"

@@ -304,7 +304,8 @@ def test_a_card_that_says_eligible_against_its_own_facts_does_not_verify(tmp_pat
     edits = {
         "no sandbox": (lambda d: d.update(sandbox=None), "it records no sandbox ($.sandbox is null)"),
         "denied": (lambda d: d["sandbox"]["denied"].append(denial), "its sandbox denied 2 attempts"),
-        "class X": (lambda d: d["method"].update(dependency_class="X"), "its dependency class is X"),
+        "class X": (lambda d: [m.update(dependency_class="X") for m in (d["method"], d["method"]["card"])],
+                    "its dependency class is X"),
         "no scan": (lambda d: d.update(static_scan=None), "it records no clean static scan ($.static_scan)"),
     }
     for name, (change, says) in edits.items():

@@ -59,6 +59,7 @@ class Timing:
 class Outcome:
     completed: int = 0
     retries_used: int = 0
+    retry_budget: int | None = None  # the retries the whole run may spend (its calls of `execute` share them)
     timing: Timing = field(default_factory=Timing)
     notes: ResultNotes = field(default_factory=ResultNotes)  # what was changed to accept the method's results
 
@@ -69,10 +70,13 @@ async def execute(method: TranslationMethod, entries: Sequence[dict[str, Any]], 
                   view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None) -> Outcome:
     """Translate ``entries`` with ``method``, each batch as ``view`` shows it (when given); every final result
     goes to ``log`` and ``on_result``. Counts add up in ``outcome`` when one is given (a run carried on by
-    another method keeps its first part's). Batches are read as workers take them (entries on disk stay there
-    until their turn); entries to retry queue up behind them."""
+    another method keeps its first part's), and its ``retry_budget`` is spent across calls (one per language
+    pair, say): a run retries no more than its budget. Batches are read as workers take them (entries on disk
+    stay there until their turn); entries to retry queue up behind them."""
     outcome = outcome if outcome is not None else Outcome()
-    budget = settings.budget_for(len(entries))
+    if outcome.retry_budget is None:
+        outcome.retry_budget = settings.budget_for(len(entries))
+    budget = max(0, outcome.retry_budget - outcome.retries_used)
     attempts: dict[str, int] = {}
     batches: Iterator[list[dict[str, Any]]] | None = in_blocks(entries, settings.batch_size)
     retries: deque[list[dict[str, Any]]] = deque()

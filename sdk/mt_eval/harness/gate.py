@@ -244,6 +244,25 @@ def recheck(card: RunCard, data: dict[str, Any], memo: dict[str, list[GateCheck]
                       + (f" ({'; '.join(again.failures)})" if again.failures else "")))
     elif again.failures != gate.failures:
         wrong.append(("$.gate.failures", "the failures the card lists differ from its own figures'"))
+    return wrong + _checks_differ(gate.checks, again.checks)
+
+
+def _checks_differ(stated: list[GateCheck], again: list[GateCheck]) -> list[tuple[str, str]]:
+    """Each recorded rule's figure, threshold and outcome that the rule applied again to the card does not give
+    (a rule the card lacks is not one: an older card may not have it)."""
+    by_rule = {check.rule: check for check in again}
+    wrong = []
+    for i, check in enumerate(stated):
+        own = by_rule.get(check.rule)
+        if own is None:
+            wrong.append((f"$.gate.checks[{i}].rule", f"the card says {check.rule!r}, a rule its thresholds do not "
+                                                      "make"))
+            continue
+        for field in ("figure", "threshold", "passed"):
+            said, made = (msgspec.json.encode(getattr(c, field)).decode() for c in (check, own))
+            if said != made:
+                wrong.append((f"$.gate.checks[{i}].{field}", f"{check.rule}: the card says {said}, its own figures "
+                                                             f"and thresholds give {made}"))
     return wrong
 
 

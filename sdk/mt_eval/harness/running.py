@@ -70,7 +70,7 @@ def run_method(loaded: LoadedMethod, entries: Sequence[dict[str, Any]], config: 
     around = around or Around()
     watchdog_message = (f"mt-eval run: {loaded.method_id} blocked the event loop and could not be interrupted; "
                         f"finished entries are saved. Run it in its own process: {resume_hint} --isolate")
-    outcome = Outcome()
+    outcome = Outcome(retry_budget=settings.budget_for(len(entries)))  # for all of them, whatever the calls
     ran = Translated(outcome, loaded)
     try:
         with prints_to_stderr():  # what the method prints is not the run's result

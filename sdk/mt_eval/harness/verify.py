@@ -261,10 +261,12 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
         bad.append(Problem(file=result.path, path=f"$.{names[0]}", code="schema", hint="use the card the run wrote",
                            message=f"{said} of a run card ({CARD_VERSION})"))
         result.problems.append(bad[-1])
+    from mt_eval.harness.verify_fairness import identity_problems
     from mt_eval.harness.verify_metrics import bootstrap_problem
 
     for code, wrong in (("timestamp", _times_problem(result.card)), ("bootstrap", bootstrap_problem(result.card)),
-                        ("hardware", _hardware_problem(result.card))):
+                        ("hardware", _hardware_problem(result.card)),
+                        *(("card", found) for found in identity_problems(result.card))):
         if wrong is not None:
             bad.append(Problem(file=result.path, path=wrong[0], message=wrong[1], code=code,
                                hint="use the card the run wrote"))

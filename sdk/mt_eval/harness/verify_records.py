@@ -7,9 +7,7 @@
   ``repetitions`` times, each timed or failed, unless ``stopped`` names the call that timed out), and the
   self-reported figures recomputed from the results' own ``latency_s``;
 - **gate**: the recorded verdict re-applied with the thresholds it records (`mt_eval.harness.gate.recheck`);
-- **eligibility**: a card that says its run is eligible has the facts eligibility needs (`mt_eval.eligibility`):
-  its class may be eligible, it records its sandbox, a clean static scan, no denied attempt, a result for every
-  entry and, for class A1, a substitution replay that ran end to end.
+- **contamination, static scan and eligibility**: `mt_eval.harness.verify_fairness`.
 
 A card without one of these records (an older card) gets no line for it: `mt-eval gate` is where a missing
 record fails.
@@ -25,7 +23,7 @@ import msgspec
 
 from mt_eval.harness.families import tally
 from mt_eval.harness.gate import recheck
-from mt_eval.sandbox.policy import attempts_denied
+from mt_eval.harness.verify_fairness import check_fairness
 
 if TYPE_CHECKING:
     from mt_eval.harness.runcard import RunCard
@@ -55,8 +53,7 @@ def check_records(result: Verification, card: RunCard, source: Any) -> None:
                        "($.latency.hot_calls_s): a run measures them, \"harness\"", "use the card the run wrote",
                        code="latency")
         result.check("latency", False, "measured_by disagrees")
-    if card.eligibility is not None:
-        _eligibility(result, card)
+    check_fairness(result, card)
     if card.gate is not None and card.gate.thresholds is None:
         result.check("gate", None, "the recorded verdict has no thresholds to re-apply (mt-eval gate judges the card)")
     elif card.gate is not None and result.data is not None:
@@ -65,35 +62,6 @@ def check_records(result: Verification, card: RunCard, source: Any) -> None:
             result.problem(where, message, "the verdict must follow from the card's own figures", code="gate")
         result.check("gate", not wrong, f"{'passed' if card.gate.passed else 'failed'} under policy "
                                         f"{card.gate.policy}, as its figures say" if not wrong else "disagrees")
-
-
-def _eligibility(result: Verification, card: RunCard) -> None:
-    """An eligible card's own facts must allow it (`mt_eval.eligibility.decide`); a card that says not eligible
-    claims nothing."""
-    stated = card.eligibility
-    assert stated is not None
-    if not stated.eligible:
-        result.check("eligibility", True, "not eligible")
-        return
-    kind = card.method.dependency_class
-    ran = card.corpus.entries if card.selection is None else card.selection.entries_selected
-    denied = sum(a.count for a in attempts_denied(card.sandbox.denied)) if card.sandbox is not None else 0
-    scan_clean = card.static_scan is not None and not card.static_scan.errors
-    against = [why for why, holds in [
-        (f"its dependency class is {kind or 'not declared'}", kind in ("S", "O", "A1")),
-        ("it records no sandbox ($.sandbox is null)", card.sandbox is not None),
-        ("it records no clean static scan ($.static_scan)", scan_clean),
-        (f"its sandbox denied {denied} attempt{'s' if denied != 1 else ''}", denied == 0),
-        (f"it has {len(card.results)} results for {ran} entries", len(card.results) == ran),
-        ("its substitution replay did not run end to end", kind != "A1" or (stated.substitution is not None
-                                                                            and stated.substitution.ok)),
-    ] if not holds]
-    if against:
-        result.problem("$.eligibility.eligible", f"the card says eligible, but {'; '.join(against)}",
-                       "eligibility must follow from the card's own facts: use the card the run wrote",
-                       code="eligibility")
-    result.check("eligibility", not against, "eligible, as its sandbox, scan and results say" if not against else
-                 "the card's facts do not allow it")
 
 
 def _families(result: Verification, card: RunCard, entries: Sequence[dict[str, Any]]) -> None:
