@@ -121,14 +121,17 @@ class LazyTimer:
 
     def __init__(self, callback: Callable[[], None]) -> None:
         self._callback = callback
-        self._handle: asyncio.TimerHandle | None = None
+        self._handle: asyncio.Handle | None = None
+        self._when = 0.0  # when it is armed for: kept here, as uvloop arms a time under 0.5 ms away with a plain
+        # Handle (call_soon's), which has no when()
 
     def ensure(self, when: float) -> None:
         """Fire no later than ``when`` (loop time)."""
         if self._handle is not None:
-            if self._handle.when() <= when:
+            if self._when <= when:
                 return
             self._handle.cancel()
+        self._when = when
         self._handle = asyncio.get_running_loop().call_at(when, self._fire)
 
     def cancel(self) -> None:
