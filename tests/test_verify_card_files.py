@@ -126,8 +126,12 @@ def test_a_card_nested_too_deep_to_read_is_refused_by_every_command_that_reads_c
     ("bootstrap_seed", -1, "the bootstrap's seed -1 is not one a run takes (0 to 9007199254740991, as mt-eval run "
                            "--seed): the card's intervals cannot be drawn again"),
     ("bootstrap_seed", 2**64, "the bootstrap's seed 18446744073709551616 is not one a run takes"),
-    ("bootstrap_resamples", -5, "-5 bootstrap resamples is not a number a run takes (0 to 9007199254740991, as "
-                                "mt-eval run --resamples)"),
+    ("bootstrap_resamples", -5, "-5 bootstrap resamples is not a number a run takes (0 to 100,000, as mt-eval run "
+                                "--resamples)"),
+    # (verify, gate and compare drew a hundred million resamples for hours, with nothing shown)
+    ("bootstrap_resamples", 10**8, "100000000 bootstrap resamples is not a number a run takes (0 to 100,000, as "
+                                   "mt-eval run --resamples): the card's intervals cannot be drawn again, and drawing "
+                                   "them would take hours"),
     # (it passed: the intervals, recomputed at 0.95, matched the card's own)
     ("confidence", -1, "the card says its intervals are at -1 confidence; a run draws them at 0.95"),
     ("confidence", 0.99, "the card says its intervals are at 0.99 confidence"),

@@ -64,9 +64,10 @@ def recompute_metrics(result: Verification, card: RunCard, source: Any, extensio
 
 def bootstrap_problem(card: RunCard) -> tuple[str, str] | None:
     """(JSON path, message) when the card's bootstrap seed or resamples are none a run takes (numpy refuses a
-    negative seed), so its intervals cannot be drawn again, or when it states a confidence other than the one every
-    run draws its intervals at; else None."""
-    from mt_eval.harness.metric_statistics import CONFIDENCE
+    negative seed; more resamples than a run takes would keep verify, gate and compare drawing them for hours), so
+    its intervals cannot be drawn again, or when it states a confidence other than the one every run draws its
+    intervals at; else None."""
+    from mt_eval.harness.metric_statistics import CONFIDENCE, MAX_RESAMPLES
     from mt_eval.js_text import SAFE_INTEGER
 
     if card.metrics is None:
@@ -75,10 +76,11 @@ def bootstrap_problem(card: RunCard) -> tuple[str, str] | None:
     if not 0 <= seed <= SAFE_INTEGER:
         return "$.metrics.bootstrap_seed", (f"the bootstrap's seed {seed} is not one a run takes (0 to {SAFE_INTEGER}, "
                                             "as mt-eval run --seed): the card's intervals cannot be drawn again")
-    if not 0 <= resamples <= SAFE_INTEGER:
+    if not 0 <= resamples <= MAX_RESAMPLES:
+        hours = ", and drawing them would take hours" if resamples > MAX_RESAMPLES else ""
         return "$.metrics.bootstrap_resamples", (f"{resamples} bootstrap resamples is not a number a run takes (0 to "
-                                                 f"{SAFE_INTEGER}, as mt-eval run --resamples): the card's intervals "
-                                                 "cannot be drawn again")
+                                                 f"{MAX_RESAMPLES:,}, as mt-eval run --resamples): the card's "
+                                                 f"intervals cannot be drawn again{hours}")
     if card.metrics.confidence != CONFIDENCE:  # (the intervals recomputed at 95% would match, and the card lie)
         return "$.metrics.confidence", (f"the card says its intervals are at {card.metrics.confidence:g} confidence; "
                                         f"a run draws them at {CONFIDENCE:g}, as they are recomputed")
