@@ -25,6 +25,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
 from mt_eval.harness.runcard import Failure, Status
@@ -114,6 +115,18 @@ def print_failures(failures: list[Failure], errors: int, entries: int, stream: T
         lines.append(f"  … and {len(failures) - shown} more distinct errors on {rest} entries (the run card lists "
                      "them all)")
     stream.write("\n".join(lines) + "\n")
+
+
+def print_failures_in_log(log_path: Path, entries: int, stream: TextIO) -> None:
+    """`print_failures` for the failed results a run's log holds so far (a run cut short: Ctrl-C). The failed
+    results alone are read, so a run stopped at a million entries reads its log in seconds, holding few."""
+    from mt_eval.harness.results_log import read_results
+
+    try:
+        failed = list(read_results(log_path, keep=lambda result: result.error is not None).values())
+    except (OSError, ValueError):
+        return
+    print_failures(failures_of(failed), len(failed), entries, stream)
 
 
 def verdict(status: Status, code: int, errors: int, entries: int, max_errors: MaxErrors) -> str:

@@ -65,12 +65,15 @@ class Around:
 
 def run_method(loaded: LoadedMethod, entries: Sequence[dict[str, Any]], config: RunConfig, settings: RunSettings,
                log: ResultsLog, on_result: OnResult, *,
-               isolated: Callable[[], LoadedMethod], resume_hint: str, around: Around | None = None) -> Translated:
-    """Translate ``entries``; ``isolated()`` loads the same method in a guest process of its own."""
+               isolated: Callable[[], LoadedMethod], resume_hint: str, around: Around | None = None,
+               outcome: Outcome | None = None) -> Translated:
+    """Translate ``entries``; ``isolated()`` loads the same method in a guest process of its own. ``outcome``: the
+    counts so far and the retry budget, when the run is resumed (default: a budget for ``entries``, none spent)."""
     around = around or Around()
     watchdog_message = (f"mt-eval run: {loaded.method_id} blocked the event loop and could not be interrupted; "
                         f"finished entries are saved. Run it in its own process: {resume_hint} --isolate")
-    outcome = Outcome(retry_budget=settings.budget_for(len(entries)))  # for all of them, whatever the calls
+    if outcome is None:
+        outcome = Outcome(retry_budget=settings.budget_for(len(entries)))  # for all of them, whatever the calls
     ran = Translated(outcome, loaded)
     try:
         with prints_to_stderr():  # what the method prints is not the run's result

@@ -31,7 +31,7 @@ from mt_eval.harness import runcard as rc
 from mt_eval.harness.card_results import embeds_results, log_reference
 from mt_eval.harness.corpus import card_results, read_run_corpus, settle_run_corpus, write_predictions
 from mt_eval.harness.environment import environment
-from mt_eval.harness.execution import RunSettings
+from mt_eval.harness.execution import Outcome, RunSettings
 from mt_eval.harness.fairness import FairnessError, FairRun
 from mt_eval.harness.fairness import prepare as prepare_fairness
 from mt_eval.harness.latency import Measured, latency_facts
@@ -45,7 +45,7 @@ from mt_eval.harness.method_contract import (
 )
 from mt_eval.harness.metric_statistics import MetricScore
 from mt_eval.harness.request import RunRequest
-from mt_eval.harness.results_log import ResultsLog, logged_ids, read_results, repair
+from mt_eval.harness.results_log import ResultsLog, logged_ids, repair
 from mt_eval.harness.run_config import run_config
 from mt_eval.harness.run_directory import (
     RunError,
@@ -89,6 +89,7 @@ class RunState(msgspec.Struct, kw_only=True):
     first_call_s: float | None = None
     load_s: float = 0.0
     normalised: dict[str, int] = msgspec.field(default_factory=dict)  # of every session so far
+    retries_used: int = 0  # of every session so far: the retry budget is the whole run's
     latency: Measured | None = None  # the harness's latency calls (made once, by the first session)
 
 
@@ -230,8 +231,9 @@ def _run_locked(run: _Run) -> RunReport:
     around = Around(running=fair.running, begin=card_of, before=before, finish=replay, view=view,
                     can_move=fair.policy is None and fair.sandbox is None)
     manager.hook.run_started(run_id=state.run_id, method_id=loaded.method_id, config=config)
+    spent = Outcome(retry_budget=run.settings.budget_for(len(entries)), retries_used=state.retries_used)
     try:
-        ran = run_method(loaded, remaining, config, run.settings, log, on_result, around=around,
+        ran = run_method(loaded, remaining, config, run.settings, log, on_result, around=around, outcome=spent,
                          isolated=lambda: load_method(request.method, plugin_manager=manager, isolate=True,
                                                       needs="translate"),
                          resume_hint=request.command_line(drop=("--force", "--resume"), add=("--resume",)))
@@ -240,7 +242,9 @@ def _run_locked(run: _Run) -> RunReport:
     except KeyboardInterrupt:
         progress.close()
         log.close()
-        _print_failures_so_far(log_path, len(entries))
+        state.retries_used = spent.retries_used  # (a resumed run has what is left of the budget)
+        write_json(out / "run.json", state)
+        oc.print_failures_in_log(log_path, len(entries), sys.stderr)
         raise
     finally:
         log.close()
@@ -252,6 +256,7 @@ def _run_locked(run: _Run) -> RunReport:
     notes.merge(state.normalised)
     notes.merge(outcome.notes.counts)
     state.normalised = notes.counts
+    state.retries_used = outcome.retries_used
     write_json(out / "run.json", state)
     results = LoggedResults(log_path, entries)  # in corpus order, read from the log pass by pass
     refusals = {str(e["id"]) for e in entries if family_of(e) == "negative"}  # a control's error is a refusal
@@ -283,14 +288,6 @@ def _run_locked(run: _Run) -> RunReport:
     if status != "complete":
         print(oc.verdict(status, code, errors, len(counted), request.max_errors), file=sys.stderr)
     return RunReport(card_path=card_path, status=status, exit_code=code)
-
-
-def _print_failures_so_far(log_path: Path, entries: int) -> None:
-    try:  # (the failed results alone: a run stopped at a million entries reads its log in seconds, holding few)
-        failed = list(read_results(log_path, keep=lambda result: result.error is not None).values())
-    except (OSError, ValueError):
-        return
-    oc.print_failures(oc.failures_of(failed), len(failed), entries, sys.stderr)
 
 
 def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, corpus: Corpus, config: RunConfig,

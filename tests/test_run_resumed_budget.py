@@ -1,0 +1,31 @@
+"""A resumed run spends what is left of the run's retry budget, and its card counts the retries of every session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from test_run import SCRIPTED, corpus, params, run
+
+FLAKY = ["e1", "e2", "e3"]  # each fails on its first attempt in a process
+
+
+def without_results(log: Path, ids: list[str]) -> None:
+    """The run as if stopped before these entries were logged (they are translated again on --resume)."""
+    kept = [line for line in log.read_text().splitlines() if json.loads(line)["id"] not in ids]
+    log.write_text("".join(line + "\n" for line in kept))
+
+
+def test_a_resumed_run_has_what_is_left_of_the_budget_and_counts_every_session_s_retries(tmp_path: Path):
+    """Before: each session had a budget of its own (4 more retries here, spent on the same three entries again),
+    and the card counted the last session's retries only, so a run retried more than its card said it could."""
+    args = ["--method", str(SCRIPTED), "--corpus", str(corpus(tmp_path)), "--retry-budget", "4", "--batch-size", "1",
+            "--concurrency", "1", *params(flaky=FLAKY)]
+    code, card = run(tmp_path, *args)
+    assert code == 0 and card is not None and card.covariates.retries_used == 3
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["retries_used"] == 3
+    without_results(tmp_path / "run" / "results.jsonl", FLAKY)
+    code, card = run(tmp_path, *args, "--resume")
+    assert card is not None and (card.covariates.retries_used, card.covariates.retry_budget) == (4, 4)
+    assert code == 3 and sorted(r.id for r in card.results if r.error) == ["e2", "e3"]  # one retry was left: e1's
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["retries_used"] == 4
