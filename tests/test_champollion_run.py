@@ -6,6 +6,8 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 from champollion_project import make_project, pairs_config
 from gate_policies import LENIENT
 from mt_eval.champollion.lockfile import method_fingerprint
@@ -62,7 +64,10 @@ def test_wrong_pair_method_or_corpus_is_refused(tmp_path: Path, capsys):
     assert "has no pair en:de; its pairs: en:es, en:fr" in error("--pair", "en:de")
     assert "has 2 pairs (en:es, en:fr); choose one, e.g. --pair en:es" in error()
     assert "the corpus is eng>fra, but the champollion pair translates eng>spa" in error("--pair", "en:es")
-    assert "not both" in error("--pair", "en:fr", "--method", str(tmp_path))
+    with pytest.raises(SystemExit) as refused:  # (a usage error: the config names the method)
+        main([*base, "--pair", "en:fr", "--method", str(tmp_path)])
+    assert refused.value.code == 2
+    assert "argument --method: not allowed with argument --champollion-config" in capsys.readouterr().err
     project.write("champollion.config.json", pairs_config({"en:fr": {"methodPlugin": "rot-13"}}))
     message = error("--pair", "en:fr")
     assert 'methodPlugin "rot-13" names no plugin' in message and "method_id champollion-rot13" in message

@@ -60,9 +60,11 @@ def test_a_busy_run_directory_says_the_fix_and_exits_75(monkeypatch, capsys):
 
 
 def test_a_library_error_the_command_expects_is_one_line(monkeypatch, capsys):
-    fake_command(monkeypatch, ValueError("--param x: write it as KEY=VALUE"), EXPECTED=(ValueError,))
+    fake_command(monkeypatch, ValueError("dev.json: --columns names the columns of a .tsv corpus; this corpus has "
+                                         "none"), EXPECTED=(ValueError,))
     assert cli.main(["run"]) == 1
-    assert capsys.readouterr().err == "mt-eval run: --param x: write it as KEY=VALUE\n"
+    assert capsys.readouterr().err == ("mt-eval run: dev.json: --columns names the columns of a .tsv corpus; this "
+                                       "corpus has none\n")
 
 
 def test_a_bug_shows_its_traceback(monkeypatch):

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from champollion_project import make_project, pairs_config
 from gate_policies import LENIENT
@@ -69,12 +70,14 @@ def test_parallel_text_mismatch_and_conflicting_flags_are_refused(capsys, tmp_pa
     code, _, err = run(capsys, tmp_path, "--source-file", str(FIXTURES / "parallel.eng"),
                        "--reference-file", str(FIXTURES / "parallel-short.spa"))
     assert code == 1 and "has 4 lines but" in err and "parallel-short.spa has 3" in err
-    code, _, err = run(capsys, tmp_path, "--corpus", str(FIXTURES / "two-column.tsv"),
-                       "--source-file", str(FIXTURES / "parallel.eng"))
-    assert code == 1 and "not both" in err
+    with pytest.raises(SystemExit) as refused:  # (a usage error)
+        run(capsys, tmp_path, "--corpus", str(FIXTURES / "two-column.tsv"), "--source-file",
+            str(FIXTURES / "parallel.eng"))
+    assert refused.value.code == 2 and "argument --source-file: not allowed with argument --corpus" in \
+        capsys.readouterr().err
     assert main(["run", "--method", SCRIPTED, "--reference-file", str(FIXTURES / "parallel.spa"), "--out",
-                 str(tmp_path / "x")]) == 1
-    assert "--reference-file needs --source-file" in capsys.readouterr().err
+                 str(tmp_path / "x")]) == 2
+    assert "argument --reference-file: needs --source-file SRC" in capsys.readouterr().err
 
 
 def test_integer_ids_stay_integers_in_the_card_through_resume_and_compare(capsys, tmp_path: Path):
@@ -189,8 +192,11 @@ def test_doubtful_corpora_are_refused_before_anything_runs_unless_accepted(capsy
     assert code == 0 and card is not None and card.corpus.reading is not None
     assert card.corpus.reading.accepted_doubts == ["script-mismatch"]
     assert "warning: corpus" in err and "accepted with --accept-doubt script-mismatch" in err
-    code, _, err = run(capsys, tmp_path, "--corpus", str(FIXTURES / "two-column.tsv"), "--accept-doubt", "nope")
-    assert code == 1 and "--accept-doubt nope: no such doubt; the codes are first-column-ids" in err
+    with pytest.raises(SystemExit) as refused:
+        run(capsys, tmp_path, "--corpus", str(FIXTURES / "two-column.tsv"), "--accept-doubt", "nope")
+    assert refused.value.code == 2
+    assert "argument --accept-doubt: no such doubt 'nope'; give the code a refusal names, one of first-column-ids" \
+        in capsys.readouterr().err
 
 
 def test_a_misspelled_gold_field_or_a_lone_surrogate_stops_the_run_before_the_method_sees_it(capsys, tmp_path: Path):

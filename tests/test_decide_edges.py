@@ -113,12 +113,9 @@ def test_a_tuple_is_said_to_be_a_tuple(make_plugin, tmp_path, capsys):
 def test_options_out_of_range_are_refused_before_the_method_runs(tmp_path, capsys, option: list[str], said: str):
     """Before: a memory-error traceback after every row was decided; a regex after the self-check (exit 1); the
     method given Infinity while the card recorded null."""
-    if option[0] == "--param":  # (refused as NaN is: exit status 1)
-        assert decide(RULES, ADEQUACY, tmp_path / "run", *option) == 1
-    else:
-        with pytest.raises(SystemExit) as refused:
-            decide(RULES, ADEQUACY, tmp_path / "run", *option)
-        assert refused.value.code == 2
+    with pytest.raises(SystemExit) as refused:
+        decide(RULES, ADEQUACY, tmp_path / "run", *option)
+    assert refused.value.code == 2
     assert said in capsys.readouterr().err
     assert not (tmp_path / "run" / "results.jsonl").exists()
 

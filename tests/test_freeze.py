@@ -252,10 +252,10 @@ def test_a_pair_or_a_number_no_run_takes_makes_a_manifest_invalid(tmp_path: Path
 
 @pytest.mark.parametrize(("given", "words"), [
     (["--seed", str(2 ** 53 + 1)], "argument --seed: must be from 0 to 9007199254740991, got 9007199254740993"),
-    (["--param", "k=NaN"], "--param 'k=NaN': NaN is not a JSON value"),
-    (["--param", "k=-Infinity"], "--param 'k=-Infinity': -Infinity is not a JSON value"),
-    (["--param", "k=1", "--param", "j=0", "--param", "k=2"], "--param k is given twice ('k=1', then 'k=2'): give "
-                                                               "each parameter once"),
+    (["--param", "k=NaN"], "argument --param: 'k=NaN': NaN is not a JSON value"),
+    (["--param", "k=-Infinity"], "argument --param: 'k=-Infinity': -Infinity is not a JSON value"),
+    (["--param", "k=1", "--param", "j=0", "--param", "k=2"], "argument --param: k is given twice ('k=1', then "
+                                                               "'k=2'): give each parameter once"),
     (["--max-tokens", "-5"], "argument --max-tokens: must be at least 1, got -5"),
     (["--temperature", "2.5"], "argument --temperature: must be a number from 0 to 2, got 2.5"),
 ])
@@ -265,7 +265,7 @@ def test_init_refuses_a_seed_or_param_that_could_not_be_read_back(tmp_path: Path
         code = init(tmp_path, plugin, corpus, *given)
     except SystemExit as exc:  # argparse refuses a value of the wrong type
         code = exc.code
-    assert code in (1, 2)
+    assert code == 2
     assert words in capsys.readouterr().err and not (tmp_path / "freeze.json").exists()
 
 

@@ -83,7 +83,7 @@ def test_freeze_show_gives_each_param_as_it_reads_back(tmp_path: Path, plugin: P
                                                        monkeypatch: pytest.MonkeyPatch):
     """Before: a text "5" was shown --param n=5, which reads back as the number 5, so the run it printed was
     refused (and the refusal's hint said the same)."""
-    from mt_eval.cli.arguments import method_params
+    from mt_eval.cli.method_params import method_params
 
     corpus = family_corpus(tmp_path / "corpus.json")
     frozen = init(tmp_path, plugin, corpus, "--param", f"n={json.dumps(value)}")

@@ -99,8 +99,8 @@ def test_a_sandboxed_a1_run_needs_a_policy_and_an_allowlisted_model(tmp_path: Pa
                     "--model", "gpt-unlisted")[0] == 1
     assert "not on the gateway policy's allowlist" in capsys.readouterr().err
     assert run_card(tmp_path, "--method", str(plugin), "--corpus", corpus, "--gateway-policy", policy,
-                    "--base-url", "http://example.invalid/v1")[0] == 1
-    assert "exclude each other" in capsys.readouterr().err
+                    "--base-url", "http://example.invalid/v1")[0] == 2  # (a usage error)
+    assert "argument --gateway-policy: not allowed with argument --base-url" in capsys.readouterr().err
     one = tmp_path / "one.json"
     one.write_text(json.dumps({"base_url": standin.base_url, "models": [{"id": MODELS[0]}]}))
     assert run_card(tmp_path, "--method", str(plugin), "--corpus", corpus, "--official", "--gateway-policy",

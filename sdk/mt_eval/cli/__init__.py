@@ -9,7 +9,8 @@ define ``PROG`` (the name its messages start with), ``INTERRUPTED`` (what Ctrl-C
 (library exceptions that, for this command, mean bad input or environment) and ``KEEPS_SIGNAL_DEFAULTS`` (SIGTERM
 and SIGHUP end it at once). `main` is the error policy: an `mt_eval.errors.ExpectedError` — or one of the
 command's ``EXPECTED`` — is one line, ``PROG: what is wrong and the fix``, and its exit status (1 unless it says
-otherwise); a usage error exits 2 naming the closest command or option (`mt_eval.cli.usage_errors`); Ctrl-C exits
+otherwise); a usage error exits 2 naming the closest command or option, or (`mt_eval.cli.usage_errors.OptionError`,
+raised before any work) the options that cannot go together, with the command's usage; Ctrl-C exits
 130, and SIGTERM (143) and SIGHUP (129) stop a command as Ctrl-C does (`mt_eval.cli.termination`); output closed by
 its reader (``| head``) exits 141 quietly; anything else is a bug and shows its traceback. The README lists each
 command's exit statuses.
@@ -207,6 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from mt_eval import event_loop
     from mt_eval.cli import termination
+    from mt_eval.cli.usage_errors import OptionError, option_error
     from mt_eval.errors import ExpectedError
 
     command = command_module(args.command)
@@ -220,6 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             status = termination.exit_status(command.run(args))
         sys.stdout.flush()  # (what is still buffered fails here, where it is said, not as the process exits)
         return status
+    except OptionError as exc:  # options that cannot go together, found once parsed: said as argparse says its own
+        return option_error(parser, arguments, exc)
     except KeyboardInterrupt as interrupted:  # (`InterruptedBefore` says what it stopped)
         if message := getattr(interrupted, "message", None) or getattr(command, "INTERRUPTED", "interrupted"):
             print(termination.said(message), file=sys.stderr)

@@ -8,7 +8,6 @@ The corpus flags are shared by ``run``, ``compare``, ``verify``, ``gate``, ``cor
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,16 +40,17 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, *, file_flag: bool = T
     """``--corpus`` (unless the command takes the file as an argument), parallel text, how to read it and,
     with ``selection``, which entries to run."""
     group = parser.add_argument_group(title)
+    either = group.add_mutually_exclusive_group() if file_flag else group  # (a corpus file, or parallel text)
     if file_flag:
-        group.add_argument("--corpus", metavar="FILE", help=CORPUS_HELP)
-    group.add_argument("--source-file", metavar="SRC", type=Path,
-                       help="parallel text instead of --corpus: one source sentence per line")
+        either.add_argument("--corpus", metavar="FILE", help=CORPUS_HELP)
+    either.add_argument("--source-file", metavar="SRC", type=Path,
+                        help="parallel text instead of --corpus: one source sentence per line")
     group.add_argument("--reference-file", metavar="REF", type=Path,
                        help="the references of --source-file, line by line (optional: without it, translate only)")
     group.add_argument("--columns", metavar="NAMES",
                        help="a .tsv corpus's columns, comma-separated, instead of its header or the "
                             "source,reference convention, e.g. id,source,reference")
-    group.add_argument("--accept-doubt", action="append", default=[], metavar="CODE",
+    group.add_argument("--accept-doubt", action="append", default=[], type=doubt_code, metavar="CODE",
                        help="read the corpus although this doubt was detected (repeatable; the refusal names it)")
     if selection:
         chosen = parser.add_argument_group("which entries (default: all)")
@@ -63,9 +63,24 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, *, file_flag: bool = T
                             help="only the first N entries (after --ids/--segment)")
 
 
-def corpus_spec(args: argparse.Namespace, path: str | None = None) -> CorpusSpec | None:
-    """The corpus the arguments name (None when they name none); ValueError says what is wrong."""
+def doubt_code(text: str) -> str:
+    """An argparse type: a doubt's code (`mt_eval.corpus.doubts.DOUBTS`), the closest one named when mistyped."""
     from mt_eval.corpus.doubts import DOUBTS
+
+    if text not in DOUBTS:
+        import difflib
+
+        close = difflib.get_close_matches(text, list(DOUBTS), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise argparse.ArgumentTypeError(f"no such doubt {text!r}{hint}; give the code a refusal names, one of "
+                                         f"{', '.join(DOUBTS)}")
+    return text
+
+
+def corpus_spec(args: argparse.Namespace, path: str | None = None) -> CorpusSpec | None:
+    """The corpus the arguments name (None when they name none); `OptionError` for options that cannot go together,
+    ValueError for anything else that is wrong."""
+    from mt_eval.cli.usage_errors import OptionError
     from mt_eval.corpus.reader import CorpusSpec
 
     path = path if path is not None else getattr(args, "corpus", None)
@@ -73,11 +88,15 @@ def corpus_spec(args: argparse.Namespace, path: str | None = None) -> CorpusSpec
     reference_file = getattr(args, "reference_file", None)
     if path is None and source_file is None and reference_file is None:
         return None
-    if path is not None and source_file is not None:
-        raise ValueError("give --corpus FILE or --source-file SRC [--reference-file REF], not both")
-    unknown = [code for code in args.accept_doubt if code not in DOUBTS]
-    if unknown:
-        raise ValueError(f"--accept-doubt {unknown[0]}: no such doubt; the codes are {', '.join(DOUBTS)}")
+    if path is not None and source_file is not None:  # (--corpus with it argparse refuses; this is a FILE argument)
+        raise OptionError("--source-file", "not allowed with a corpus file: give the corpus file, or parallel text "
+                          "with --source-file SRC [--reference-file REF]")
+    if source_file is None and reference_file is not None:
+        raise OptionError("--reference-file", "needs --source-file SRC, the sentences it translates (a corpus file "
+                          "holds its own references)")
+    if source_file is not None and getattr(args, "columns", None):
+        raise OptionError("--columns", "names the columns of a .tsv corpus, and parallel text (--source-file) has "
+                          "none: leave --columns out")
     columns = None
     if getattr(args, "columns", None):
         columns = [name.strip() for name in args.columns.split(",")]
@@ -323,50 +342,30 @@ def add_model_arguments(group: argparse._ArgumentGroup) -> None:
     group.add_argument("--base-url", help="OpenAI-compatible (or decision-engine) endpoint")
     group.add_argument("--temperature", type=temperature, help="sampling temperature, 0 to 2")
     group.add_argument("--max-tokens", type=positive_int, help="most tokens a model may generate, at least 1")
-    group.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+    group.add_argument("--param", action=_Params, default=[], type=param_argument, metavar="KEY=VALUE",
                        help="method parameter (repeatable); VALUE is parsed as JSON when it can be")
 
 
-def method_params(items: list[str]) -> dict[str, object]:
-    """``--param KEY=VALUE`` options → config.params; a VALUE that parses as JSON is that JSON value (its numbers
-    read as every runtime reads them: `mt_eval.json_input`)."""
-    import json
+def param_argument(text: str) -> str:
+    """An argparse type: a ``--param`` as `mt_eval.cli.method_params` reads it (kept as given)."""
+    from mt_eval.cli.method_params import read_param
 
-    from mt_eval.json_input import js_float, js_int
-
-    params: dict[str, object] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--param {item!r}: write it as KEY=VALUE")
-        if key in params:
-            earlier = next(i for i in items if i.partition("=")[0] == key)
-            raise ValueError(f"--param {key} is given twice ({earlier!r}, then {item!r}): give each parameter once")
-        try:
-            params[key] = json.loads(value, parse_int=_finite(js_int), parse_float=_finite(js_float),
-                                     parse_constant=_not_json)
-        except _NotJson as exc:
-            raise ValueError(f"--param {item!r}: {exc} is not a JSON value (a config could not be written or read "
-                             f"back with it); for the text, quote it: --param '{key}=\"{value}\"'") from None
-        except ValueError:
-            params[key] = value
-    return params
+    try:
+        read_param(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
-class _NotJson(ValueError):
-    """``NaN``, ``Infinity`` or ``-Infinity``: Python's json reads them; JSON has no such value."""
+class _Params(argparse.Action):
+    """``--param``, repeatable: each one appended, a key given twice refused (which value was meant?)."""
 
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        from mt_eval.cli.method_params import given_twice
 
-def _not_json(constant: str) -> object:
-    raise _NotJson(constant)
-
-
-def _finite(read: Callable[[str], int | float]) -> Callable[[str], int | float]:
-    """``read``, refusing a number past any float (1e400), which every reader takes as Infinity, as NaN is."""
-    def finite(text: str) -> int | float:
-        value = read(text)
-        if isinstance(value, float) and math.isinf(value):
-            raise _NotJson(f"{text[:40]} (a number past any float: Infinity)")
-        return value
-
-    return finite
+        items = list(getattr(namespace, self.dest, None) or [])
+        item = str(values)
+        if any(given.partition("=")[0] == item.partition("=")[0] for given in items):
+            raise argparse.ArgumentError(self, given_twice(item.partition("=")[0], items, item))
+        setattr(namespace, self.dest, [*items, item])

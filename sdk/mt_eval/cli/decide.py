@@ -163,7 +163,7 @@ def calls(args: argparse.Namespace) -> Calls:
 
 def method_settings(args: argparse.Namespace) -> MethodSettings:
     """--model, --base-url, --temperature, --max-tokens and --param (decide run and grade)."""
-    from mt_eval.cli.arguments import method_params
+    from mt_eval.cli.method_params import method_params
     from mt_eval.harness.request import MethodSettings
 
     return MethodSettings(model=args.model, base_url=args.base_url, temperature=args.temperature,

@@ -108,11 +108,12 @@ def _init(args: argparse.Namespace) -> int:
     from mt_eval.harness.run_config import run_inputs
     from mt_eval.harness.run_directory import writable_file
 
+    request = _run_request(args)  # (options that cannot go together are refused before --out is looked at)
     out = Path(args.out)
     writable_file(out, "freeze.json")
     if out.exists() and not args.force:
         raise ExpectedError(f"{out} exists: give --force to replace it, or another --out")
-    inputs = run_inputs(_run_request(args))
+    inputs = run_inputs(request)
     _refuse_out_among_inputs(out, inputs["method_dir"], [Path(f.path) for f in inputs["corpus"].files])
     manifest = build_manifest(**inputs, created_at=datetime.datetime.now(datetime.UTC).isoformat(
         timespec="seconds"), relative_to=out.parent, corpus_source=args.corpus_source,
@@ -146,7 +147,8 @@ def _refuse_out_among_inputs(out: Path, method_dir: Path, corpus_files: list[Pat
 
 def _run_request(args: argparse.Namespace) -> RunRequest:
     """The run ``mt-eval run`` would make with these options (what the manifest freezes)."""
-    from mt_eval.cli.arguments import corpus_spec, method_params, selection_request
+    from mt_eval.cli.arguments import corpus_spec, selection_request
+    from mt_eval.cli.method_params import method_params
     from mt_eval.harness.execution import RunSettings
     from mt_eval.harness.latency import LatencyPlan
     from mt_eval.harness.request import MethodSettings, RunRequest

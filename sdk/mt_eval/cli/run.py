@@ -58,15 +58,17 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                   "(mt-eval gate CARD says why),\n  75 the run directory is in use by another process (see --wait), "
                   "130 interrupted\n  (Ctrl-C), 143 stopped by SIGTERM and 129 by SIGHUP (as by Ctrl-C)")
     what = run.add_argument_group("what to run")
-    what.add_argument("--method", metavar="DIR", help="method plugin directory")
+    named = what.add_mutually_exclusive_group()  # (a champollion config names the method)
+    named.add_argument("--method", metavar="DIR", help="method plugin directory")
     what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")
     what.add_argument("--pair", metavar="'SRC>TGT'",
                       help="language pair, quoted ('eng>spa') or as eng:spa or eng-spa (default: the corpus's, else "
                            "the method's first supported pair; a --pair the corpus's pair contradicts needs "
                            "--accept-doubt pair-mismatch); with --champollion-config, the config's pair, e.g. en:es")
-    what.add_argument("--champollion-config", metavar="PATH",
-                      help="evaluate the method plugin a champollion.config.json names for --pair (its model, "
-                           "temperature and batchSize apply; the run card records the config and pair)")
+    named.add_argument("--champollion-config", metavar="PATH",
+                       help="evaluate the method plugin a champollion.config.json names for --pair (its model, "
+                            "temperature and batchSize apply; the run card records the config and pair; not with "
+                            "--method or --demo)")
     what.add_argument("--demo", action="store_true", help="run the bundled example method on the bundled corpus")
     what.add_argument("--isolate", action="store_true", help="run a Python method in its own process")
     add_corpus_arguments(run)
@@ -92,7 +94,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                            "undeclared dependency; an A1 method needs --gateway-policy with a second model")
     fair.add_argument("--sandbox-ro", action="append", default=[], metavar="PATH",
                       help="also expose PATH read-only in the sandbox, e.g. a mirrored artifact (repeatable; "
-                           "recorded in the card)")
+                           "recorded in the card; with --sandbox or --official)")
     fair.add_argument("--gateway-policy", metavar="FILE",
                       help="serve the LLM gateway for this run with this policy (allowlisted pinned models, token "
                            "budget); the method gets its URL as base_url and --model must be allowlisted")
@@ -151,11 +153,13 @@ def run_request(args: argparse.Namespace) -> RunRequest | None:
     in no spelling `mt_eval.pairs` reads raises `mt_eval.pairs.PairError`."""
     from pathlib import Path
 
-    from mt_eval.cli.arguments import corpus_spec, method_params, selection_request
+    from mt_eval.cli.arguments import corpus_spec, selection_request
+    from mt_eval.cli.method_params import method_params
     from mt_eval.harness.execution import RunSettings
     from mt_eval.harness.latency import LatencyPlan
     from mt_eval.harness.request import Fairness, MethodSettings, RunDirectory, RunRequest
 
+    refuse_options_apart(args)
     method, corpus, pair = args.method, args.corpus, args.pair
     model, temperature, batch_size = args.model, args.temperature, args.batch_size
     if args.demo:
@@ -167,11 +171,10 @@ def run_request(args: argparse.Namespace) -> RunRequest | None:
             raise UsageError(f"--demo runs the bundled example method, which this installation is missing "
                              f"({demo_method()}): reinstall mt-eval-sdk, or give --method DIR and --corpus FILE")
         method = method or str(demo_method())
-        corpus = corpus or str(demo_corpus())
+        parallel = args.source_file is not None or args.reference_file is not None
+        corpus = corpus or (None if parallel else str(demo_corpus()))  # (the demo method on the text given)
     selected = None
     if args.champollion_config:
-        if method:
-            raise ValueError("give --method or --champollion-config, not both: the config names the method")
         from mt_eval.champollion.evaluate import champollion_selection
 
         selected = champollion_selection(args.champollion_config, pair)
@@ -206,6 +209,21 @@ def run_request(args: argparse.Namespace) -> RunRequest | None:
         directory=RunDirectory(out=Path(args.out) if args.out else None, resume=args.resume, force=args.force,
                                wait_s=args.wait),
         quiet=args.quiet, command=command_words())
+
+
+def refuse_options_apart(args: argparse.Namespace) -> None:
+    """`OptionError` for options that cannot go together, or one that would do nothing, before any work."""
+    from mt_eval.cli.usage_errors import OptionError
+
+    if args.champollion_config and args.demo:
+        raise OptionError("--champollion-config", "not allowed with argument --demo: the config names the method "
+                          "(give the corpus with --corpus FILE)")
+    if args.sandbox_ro and not (args.sandbox or args.official):
+        raise OptionError("--sandbox-ro", f"exposes {args.sandbox_ro[0]} in the sandbox, and this run has none: add "
+                          "--sandbox (or --official, always sandboxed), or leave --sandbox-ro out")
+    if args.gateway_policy and args.base_url:
+        raise OptionError("--gateway-policy", "not allowed with argument --base-url: with a gateway the method "
+                          "reaches its model at the URL the run gives it; leave --base-url out")
 
 
 def command_words() -> tuple[str, ...]:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from mt_eval.cli.arguments import pair_argument, positive_float, with_examples
+from mt_eval.cli.arguments import doubt_code, pair_argument, positive_float, with_examples
 
 if TYPE_CHECKING:
     from mt_eval.records import TranslationResult
@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "corpus (read as mt-eval run reads it)")
     parser.add_argument("--columns", metavar="NAMES",
                         help="with --file: a .tsv corpus's columns, comma-separated, e.g. id,source,reference")
-    parser.add_argument("--accept-doubt", action="append", default=[], metavar="CODE",
+    parser.add_argument("--accept-doubt", action="append", default=[], type=doubt_code, metavar="CODE",
                         help="with --file: read the corpus although this doubt was detected (repeatable)")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON result per line (its id: the line's number, or the corpus entry's id)")
@@ -50,15 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mt_eval.corpus.doubts import DOUBTS
-
     reading = [flag for flag, given in (("--columns", args.columns), ("--accept-doubt", args.accept_doubt)) if given]
     if reading and not args.file:
-        _say(f"{reading[0]} says how a corpus given with --file is read: give --file FILE with it")
-        return 2
-    if unknown := [code for code in args.accept_doubt if code not in DOUBTS]:
-        _say(f"--accept-doubt {unknown[0]}: no such doubt; the codes are {', '.join(DOUBTS)}")
-        return 2
+        from mt_eval.cli.usage_errors import OptionError
+
+        raise OptionError(reading[0], "says how a corpus given with --file is read: give --file FILE with it, or "
+                          f"leave {reading[0]} out")
     columns = [name.strip() for name in args.columns.split(",")] if args.columns else None
     return translate(Path(args.plugin), args.texts, pair=args.pair, as_json=args.json,
                      file=Path(args.file) if args.file else None, columns=columns, accept=args.accept_doubt,

@@ -66,3 +66,23 @@ def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
         if isinstance(action, argparse._SubParsersAction):
             return dict(action.choices)
     return {}
+
+
+class OptionError(Exception):
+    """A usage error found once the options are parsed (options that cannot go together, one that does nothing
+    without another): `mt_eval.cli.main` shows it as argparse shows its own — the usage of the command, then
+    ``PROG: error: argument OPTION: MESSAGE`` — and exits 2, before any work."""
+
+    def __init__(self, option: str, message: str) -> None:
+        super().__init__(f"argument {option}: {message}")
+        self.option = option
+
+
+def option_error(parser: argparse.ArgumentParser, argv: Sequence[str], error: OptionError) -> int:
+    """Say ``error`` with the usage of the (sub)command ``argv`` names, as argparse says its own; the exit status."""
+    import sys
+
+    chosen = innermost_parser(parser, argv)
+    chosen.print_usage(sys.stderr)
+    print(f"{chosen.prog}: error: {error}", file=sys.stderr)
+    return 2
