@@ -135,8 +135,7 @@ def test_runs_into_different_languages_are_not_compared(tmp_path: Path, corpus: 
 def test_latencies_are_compared_only_on_the_same_hardware(tmp_path: Path, corpus: Path, capsys):
     assert run(tmp_path / "a", corpus, *honest())[0] == 0
     a = tmp_path / "a" / "card.json"
-    big = {"cpu_model": "Big Box", "cpu_count": 64, "memory_gib": 512.0, "gpus": ["NVIDIA H100"]}  # (a label that
-    # is not the one these make is refused by verify)
+    big = {"cpu_model": "Big Box", "cpu_count": 64, "memory_gib": 512.0, "gpus": ["NVIDIA H100"]}  # (and its label)
     elsewhere = edit_card(a, lambda d: d["environment"].update(**big, hardware=hardware_label(*big.values())))
     capsys.readouterr()
     assert compare(a, elsewhere, "--json") == 0  # the scores are compared, the latencies are not
