@@ -45,6 +45,9 @@ CASES: list[tuple[list[str], str, str, str]] = [
     (["run", "--demo", "--sandbox-ro", "examples", "--out", "OUT"], "run", "--sandbox-ro",
      "exposes examples in the sandbox, and this run has none: add --sandbox (or --official, always sandboxed), or "
      "leave --sandbox-ro out"),
+    (["run", "--demo", "--substitution-sample", "3", "--out", "OUT"], "run", "--substitution-sample",
+     "sets how many entries are replayed with the gateway policy's second model, and this run has no "
+     "--gateway-policy: add one, or leave it out"),  # (it was accepted and did nothing)
     (["run", "--demo", "--base-url", "http://127.0.0.1:9/v1", "--gateway-policy", GATEWAY_POLICY, "--out", "OUT"],
      "run", "--gateway-policy", "not allowed with argument --base-url: with a gateway the method reaches its model at "
                                 "the URL the run gives it; leave --base-url out"),
@@ -115,6 +118,9 @@ def test_sandbox_ro_is_taken_with_sandbox_or_official(tmp_path: Path):
     for sandboxed in ("--sandbox", "--official"):
         args = build_parser(["run"]).parse_args(["run", "--demo", sandboxed, "--sandbox-ro", str(tmp_path)])
         refuse_options_apart(args)  # (no OptionError)
+    args = build_parser(["run"]).parse_args(["run", "--demo", "--gateway-policy", GATEWAY_POLICY,
+                                             "--substitution-sample", "3"])
+    refuse_options_apart(args)  # (with a gateway policy it is taken)
 
 
 def test_the_demo_method_runs_on_parallel_text_given_with_it(tmp_path: Path, capsys):

@@ -98,8 +98,9 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     fair.add_argument("--gateway-policy", metavar="FILE",
                       help="serve the LLM gateway for this run with this policy (allowlisted pinned models, token "
                            "budget); the method gets its URL as base_url and --model must be allowlisted")
-    fair.add_argument("--substitution-sample", type=positive_int, default=5, metavar="N",
-                      help="entries an A1 run replays with the policy's second model (default 5)")
+    fair.add_argument("--substitution-sample", type=positive_int, metavar="N",
+                      help="entries an A1 run replays with the policy's second model (default 5; with "
+                           "--gateway-policy)")
     fair.add_argument("--contamination-check", action=argparse.BooleanOptionalAction, default=True,
                       help="check the method's bundle for the corpus's texts before translating and record the "
                            "result in the run card (default: on; --no-contamination-check records not-run)")
@@ -200,7 +201,7 @@ def run_request(args: argparse.Namespace) -> RunRequest | None:
         embed_results=args.embed_results, isolate=args.isolate,
         fairness=Fairness(sandbox=args.sandbox, official=args.official, sandbox_ro=tuple(args.sandbox_ro),
                           gateway_policy=Path(args.gateway_policy) if args.gateway_policy else None,
-                          substitution_sample=args.substitution_sample,
+                          substitution_sample=args.substitution_sample or 5,
                           contamination_check=args.contamination_check),
         latency=LatencyPlan(warmup=args.latency_warmup, sample=args.latency_sample,
                             repetitions=args.latency_repetitions),
@@ -221,6 +222,9 @@ def refuse_options_apart(args: argparse.Namespace) -> None:
     if args.sandbox_ro and not (args.sandbox or args.official):
         raise OptionError("--sandbox-ro", f"exposes {args.sandbox_ro[0]} in the sandbox, and this run has none: add "
                           "--sandbox (or --official, always sandboxed), or leave --sandbox-ro out")
+    if args.substitution_sample is not None and not args.gateway_policy:
+        raise OptionError("--substitution-sample", "sets how many entries are replayed with the gateway policy's "
+                          "second model, and this run has no --gateway-policy: add one, or leave it out")
     if args.gateway_policy and args.base_url:
         raise OptionError("--gateway-policy", "not allowed with argument --base-url: with a gateway the method "
                           "reaches its model at the URL the run gives it; leave --base-url out")
