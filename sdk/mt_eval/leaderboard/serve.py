@@ -4,14 +4,23 @@ request, on a loopback address only.
 GET and HEAD (the headers alone) are served; any other method is answered 405 with ``Allow: GET, HEAD``. A
 store that cannot be read is a 503 saying so (anything else going wrong is a bug: a 500, and a traceback
 printed by the server). A client that hangs up before its answer is written (a closed
-tab, a reset) is nobody's error: the request ends without a word."""
+tab, a reset) is nobody's error: the request ends without a word.
+
+Every answer has a status line and headers, also to a request line that is not HTTP (Python's server would answer
+it as HTTP/0.9: a bare page, no status); errors are a line of plain text saying what is wrong. An address that
+is not one (a bad percent-escape, bytes that are not UTF-8, a control character) is a 400; one that names no page
+is a 404 saying which pages there are. A client that sends nothing, or half a request, is dropped after
+``IDLE_TIMEOUT_S`` (it holds only its own thread meanwhile), and many clients connecting at once are queued, not
+turned away."""
 
 from __future__ import annotations
 
 import re
+import socket
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import unquote_to_bytes, urlsplit
 
 import msgspec
 
@@ -21,15 +30,49 @@ from mt_eval.leaderboard.html import index_page
 from mt_eval.leaderboard.site import board_rows
 
 DETAIL = re.compile(r"^/cards/([0-9a-f]{16})\.html$")
+CARD_ADDRESS = re.compile(r"^/cards/([^/]*)\.html$")
 ALLOWED = "GET, HEAD"
+IDLE_TIMEOUT_S = 30.0  # a connection that sends no complete request in this time is closed
+QUEUE = socket.SOMAXCONN  # connections waiting to be accepted (socketserver's 5 made a burst of clients wait)
+PAGES = "the board is at /, its data at /leaderboard.json, a run card's page at /cards/KEY.html"
+BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+# what Python's server says (its reason) -> what the client is told
+ERRORS = {400: "bad request: {message}; send METHOD /PATH HTTP/1.1",
+          414: "the address is too long (over 64 KiB): " + PAGES,
+          431: "the request's headers are too large: {message}",
+          505: "{message}: this server speaks HTTP/1.0 and HTTP/1.1"}
+
+
+class BadAddress(ValueError):
+    """A request target that is not an address: the message says why."""
+
+
+def address_path(target: str) -> str:
+    """The decoded path of a request target (origin form ``/path?query``, or absolute form
+    ``http://host/path``); `BadAddress` if it is not a valid address."""
+    if any(not 0x21 <= ord(c) < 0x7F for c in target):
+        raise BadAddress("the address holds bytes that are not printable ASCII: percent-encode them (%XX)")
+    path = urlsplit(target).path if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", target) else target.split("?", 1)[0]
+    if BAD_ESCAPE.search(path):
+        raise BadAddress("the address has a % not followed by two hex digits: write a % itself as %25")
+    try:
+        decoded = unquote_to_bytes(path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadAddress("the address's percent-escapes are not UTF-8") from None
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in decoded):
+        raise BadAddress("the address holds a control character (such as %00)")
+    return decoded or "/"
 
 
 def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, title: str,
-                host: str = "127.0.0.1") -> ThreadingHTTPServer:
-    """A server (not yet serving) whose pages come from ``build()``, the board of the store's current rows."""
+                host: str = "127.0.0.1", idle_timeout: float = IDLE_TIMEOUT_S) -> ThreadingHTTPServer:
+    """A server (not yet serving) whose pages come from ``build()``, the board of the store's current rows; a
+    connection that sends no complete request in ``idle_timeout`` seconds is closed."""
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "mt-eval-leaderboard"
+        default_request_version = "HTTP/1.0"  # (not HTTP/0.9: an answer without a status line is no answer)
+        timeout = idle_timeout
 
         def handle(self) -> None:
             try:
@@ -38,7 +81,11 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
                 self.close_connection = True
 
         def do_GET(self) -> None:
-            path = self.path.split("?", 1)[0]
+            try:
+                path = address_path(self.path)
+            except BadAddress as exc:
+                self._send(str(exc), "text/plain", 400)
+                return
             try:
                 if path in ("/", "/index.html"):
                     self._send(index_page(build(), title=title), "text/html")
@@ -46,8 +93,11 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
                     self._send(msgspec.json.encode(build()).decode(), "application/json")
                 elif match := DETAIL.match(path):
                     self._detail(match.group(1))
+                elif match := CARD_ADDRESS.match(path):
+                    self._send(f"no run card has the key {match.group(1)[:40]!r}: a run card's page is "
+                               "/cards/KEY.html, KEY the 16 lowercase hex digits the board links to", "text/plain", 404)
                 else:
-                    self._send("not found", "text/plain", 404)
+                    self._send(f"no page at this address: {PAGES}", "text/plain", 404)
             except StoreError as exc:  # the store went away, ...: say so rather than drop the connection
                 self._send(f"the leaderboard store cannot be read: {exc}", "text/plain", 503)
             except ConnectionError:
@@ -78,12 +128,22 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
             else:
                 self._send(detail_page(card, row), "text/html")
 
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            """Python's server's own errors (a request line that is not HTTP, too long, ...), as a line of text."""
+            said = (message or self.responses.get(code, ("error",))[0])[:200]
+            text = ERRORS.get(code, "{message}").format(message=said[:1].lower() + said[1:])
+            self.close_connection = True
+            self._send(text, "text/plain", code)
+
         def _send(self, text: str, kind: str, status: int = 200) -> None:
             body = text.encode("utf-8")
             self.send_response(status)
             self.send_header("Content-Type", f"{kind}; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            if self.close_connection:
+                self.send_header("Connection", "close")
             if status == 405:
                 self.send_header("Allow", ALLOWED)
             self.end_headers()
@@ -93,4 +153,7 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
         def log_message(self, format: str, *args: Any) -> None:  # quiet: one line per request is noise here
             return
 
-    return ThreadingHTTPServer((host, port), Handler)
+    class Server(ThreadingHTTPServer):
+        request_queue_size = QUEUE
+
+    return Server((host, port), Handler)
