@@ -133,7 +133,19 @@ def settings_from(args: argparse.Namespace) -> Any:
             from exc
 
 
+# a flag given an empty value ("--report ''", an unset shell variable) -> what to give it
+EMPTY_VALUE = {"--method": "the method plugin's directory, e.g. --method examples/lexicon-eng-spa",
+               "--against": "the corpus to check, e.g. --against dev.jsonl",
+               "--corpus": "the evaluation corpus file, e.g. --corpus test.json",
+               "--report": "the file to write the JSON report to, e.g. --report report.json, or leave --report out"}
+
+
 def run(args: argparse.Namespace) -> int:
+    given = [("--method", args.method), ("--against", args.against), *(("--corpus", c) for c in args.corpus),
+             ("--report", args.report)]
+    empty = next((flag for flag, value in given if value is not None and not value.strip()), None)
+    if empty is not None:  # (else an empty --report wrote none, and an empty --corpus was "." of no format)
+        raise CannotCheck(f"{empty} is empty: give {EMPTY_VALUE[empty]}")
     if bool(args.method) == bool(args.against) or not (args.corpus or args.source_file):
         said = ("give --method DIR or --against FILE, not both" if args.method and args.against
                 else "give --method DIR (or --against FILE) and at least one --corpus FILE")

@@ -42,6 +42,8 @@ def corpus_format(path: Path) -> str:
     if not path.exists():  # a mistyped path: its name is not the problem
         raise CorpusError.single(path, "cannot read corpus: No such file or directory", code="io",
                                  hint="check the path")
+    if path.is_dir():  # a directory has no format to name: say what it is
+        raise CorpusError.single(path, "is a directory, not a corpus file", code="io", hint="give the file itself")
     if suffix == ".csv":
         hint = ("CSV quoting differs between programs, so CSV is not read: save it as TSV (TAB-separated, no "
                 "quotes) or JSONL")
