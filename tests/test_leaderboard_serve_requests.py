@@ -139,3 +139,18 @@ def test_a_client_that_sends_nothing_or_half_a_request_is_dropped_and_others_are
                 client.settimeout(10)
                 assert client.recv(100) == b""  # closed by the server
             assert time.monotonic() - started < 5
+
+
+def test_a_port_in_use_says_to_give_another(cards, tmp_path: Path, capsys):
+    from mt_eval.cli import main
+
+    db = str(tmp_path / "board.db")
+    publish(db, tmp_path, cards.card("alpha", quality=0.8))
+    capsys.readouterr()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["leaderboard", "serve", "--db", db, "--port", str(port)]) == 1
+    assert capsys.readouterr().err == (f"mt-eval leaderboard serve: cannot listen on 127.0.0.1:{port}: Address already "
+                                       "in use; give another --port (--port 0: any free one)\n")

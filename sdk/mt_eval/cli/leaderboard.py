@@ -182,7 +182,11 @@ def _serve(store: Any, build: Any, args: argparse.Namespace) -> int:
     try:
         server = make_server(store, build, port=args.port, title=args.title)
     except OSError as exc:
-        print(f"mt-eval leaderboard serve: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}",
+        import errno
+
+        fix = ("; give another --port (--port 0: any free one)" if exc.errno == errno.EADDRINUSE
+               else "; give a port above 1023 (--port 0: any free one)" if exc.errno == errno.EACCES else "")
+        print(f"mt-eval leaderboard serve: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}{fix}",
               file=sys.stderr)
         return 1
     port = server.server_address[1]
