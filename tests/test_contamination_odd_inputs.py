@@ -38,3 +38,32 @@ def test_a_corpus_that_is_a_directory_is_said_to_be_one_whatever_its_name(tmp_pa
         out, err = capsys.readouterr()
         assert (out, err) == ("", f"mt-eval contamination: corpus {tmp_path / name}: is a directory, not a corpus "
                                   "file; give the file itself\n")
+
+
+def test_a_bundle_or_corpus_whose_own_name_is_not_utf8_is_named_with_its_escapes(tmp_path: Path, capsys):
+    """(The report could not be written: UnicodeEncodeError, a traceback, for the bundle's name, the corpus's in
+    the report, each hit and each planted text.)"""
+    import json
+    import os
+    import shutil
+
+    bundle, corpus = (Path(os.fsdecode(os.fsencode(tmp_path) + b"/" + name)) for name in (b"pl\xffg", b"c\xffc.json"))
+    shutil.copytree(PLUGIN, bundle)
+    shutil.copy(DEMO, corpus)
+    (bundle / "notes.txt").write_text("the student wants to speak with the teacher\n")  # a sentence of the corpus
+    for args, status in ([["--method", str(PLUGIN)], 0], [["--method", str(bundle)], 1],
+                         [["--against", str(corpus)], 1]):
+        assert main(["contamination", "--quiet", *args, "--corpus", str(corpus), "--json",
+                     "--report", str(tmp_path / "report.json")]) == status, args
+        out, err = capsys.readouterr()
+        report = json.loads(out)
+        assert err == "" and report == json.loads((tmp_path / "report.json").read_text())
+        [summary] = report["corpora"]
+        assert summary["name"] == "c\\udcffc.json" and summary["path"] == f"{tmp_path}/c\\udcffc.json"
+        planted = (report["control"] or {"planted": []})["planted"]
+        assert {*(h["corpus"] for h in report["hits"]), *(p["corpus"] for p in planted)} == {"c\\udcffc.json"}
+    assert report["target"].endswith("c\\udcffc.json")
+    assert main(["contamination", "--quiet", "--method", str(bundle), "--corpus", str(corpus)]) == 1
+    out = capsys.readouterr().out
+    assert f"contamination check of {tmp_path}/pl\\udcffg against c\\udcffc.json (36 entries)" in out
+    assert "notes.txt:1  demo-12 source  exact" in out

@@ -79,7 +79,10 @@ def texts_of(corpus: Any) -> CorpusTexts:
         gold = sorted(corpus_gold_fields(corpus.dataset))
     except ValueError as exc:
         raise CorpusUnreadable(f"{corpus.path}: {exc}") from exc
-    return CorpusTexts(path=Path(corpus.path), name=Path(corpus.path).name, sha256=corpus.sha256,
+    from mt_eval.lone_surrogates import writable
+
+    # (a name that is not UTF-8 is shown with its escapes: hits, the control and the report name the corpus by it)
+    return CorpusTexts(path=Path(corpus.path), name=writable(Path(corpus.path).name), sha256=corpus.sha256,
                        entries=corpus.entries, gold=gold)
 
 

@@ -18,6 +18,7 @@ from mt_eval.contamination.parts import CorpusParts, scan_parts
 from mt_eval.contamination.render import human_size
 from mt_eval.contamination.report import ControlResult, CorpusSummary, Finding, Hit, Report, verdict
 from mt_eval.contamination.settings import CheckSettings
+from mt_eval.lone_surrogates import writable
 
 Progress = Callable[[str], None]
 
@@ -131,8 +132,10 @@ def _report(target: str, mode: str, parts: CorpusParts, hits: list[Hit], finding
             control: ControlResult | None, files: int, size: int, started: float) -> Report:
     totals = parts.totals
     status, reasons = verdict(hits, findings, control, totals.units - totals.uncheckable)
-    return Report(status=status, reasons=reasons, target=target, mode=mode,  # type: ignore[arg-type]
-                  corpora=[CorpusSummary(path=str(c.path), name=c.name, sha256=c.sha256, entries=len(c.entries),
+    # (a bundle's or corpus's name that is not UTF-8 is written with its escapes, as the bundle's files are)
+    return Report(status=status, reasons=reasons, target=writable(target), mode=mode,  # type: ignore[arg-type]
+                  corpora=[CorpusSummary(path=writable(str(c.path)), name=c.name, sha256=c.sha256,
+                                         entries=len(c.entries),
                                          texts=texts) for c, texts in zip(parts.corpora, totals.texts, strict=True)],
                   settings=parts.settings, files=files, bytes=size, texts_too_short=totals.too_short,
                   texts_uncheckable=totals.uncheckable, hits=hits, findings=findings, control=control,
