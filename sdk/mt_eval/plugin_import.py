@@ -41,7 +41,7 @@ class EntryPointError(Exception):
 
 def private_package(directory: Path, method_id: str) -> str:
     """The private package name for a plugin directory (stable for the same path)."""
-    digest = hashlib.sha256(str(directory).encode()).hexdigest()[:10]
+    digest = hashlib.sha256(os.fsencode(directory)).hexdigest()[:10]  # (a name that is not UTF-8 too)
     return f"_mt_eval_plugin_{re.sub(r'[^A-Za-z0-9_]', '_', method_id)}_{digest}"
 
 

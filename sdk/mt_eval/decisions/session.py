@@ -37,6 +37,7 @@ from mt_eval.harness.run_directory import (
     hold_run_directory,
     method_named,
     open_run_directory,
+    refuse_unwritable_names,
     run_directory,
     writable_directory,
     write_json,
@@ -81,6 +82,8 @@ def decide_run(request: DecideRequest) -> Path:
     config = decision_config(request.settings, source_lang=request.source_lang, target_lang=request.target_lang,
                              batch_size=calls.batch_size, concurrency=calls.concurrency, timeout_s=calls.timeout_s,
                              seed=request.seed)
+    refuse_unwritable_names([("the method's directory", loaded.directory), ("--out", request.directory.out),
+                             ("the corpus file", corpus.path)])
     out = run_directory(request.directory.out, loaded.directory, "decisions",
                         f"{loaded.method_id}__{_slug(corpus.name)}")
     with hold_run_directory(out, command="mt-eval decide run", wait_s=request.directory.wait_s,

@@ -8,8 +8,9 @@ A run continues (``--resume``) only with the same inputs; an earlier run is neve
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -106,6 +107,23 @@ def run_directory(out: str | Path | None, plugin: Path, *default: str) -> Path:
     if Path.cwd().resolve().is_relative_to(home):
         base = Path(os.path.relpath(home.parent / "runs"))
     return base.joinpath(*default)
+
+
+def refuse_unwritable_names(named: Iterable[tuple[str, Path | str | None]]) -> None:
+    """`RunError` for a path whose name is not UTF-8 (bytes the file system holds, that Python keeps as lone
+    surrogates): run.json and the card record it as JSON text, which cannot hold it. Checked before the run
+    directory is made, so nothing is left half-written. ``named``: (what it is, e.g. "the corpus file", path)."""
+    for what, path in named:
+        if path is None:
+            continue
+        raw = os.fsencode(Path(path).resolve())
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            shown = raw.decode("utf-8", "backslashreplace")
+            raise RunError(f"{what} {shown} has a name that is not UTF-8 (byte 0x{raw[exc.start]:02x}): the run "
+                           "records it in run.json and the card, which are UTF-8 JSON; rename it (or the directory "
+                           "above it that holds the byte) with UTF-8 characters") from None
 
 
 def hold_run_directory(out: Path, *, command: str, wait_s: float | None, prog: str) -> RunDirectoryLock:

@@ -53,6 +53,7 @@ from mt_eval.harness.run_directory import (
     hold_run_directory,
     method_named,
     open_run_directory,
+    refuse_unwritable_names,
     run_directory,
     writable_directory,
     write_json,
@@ -148,6 +149,9 @@ def run_evaluation(request: RunRequest) -> RunReport:
         rules.warn_missing_families(corpus, selection.entries, selected=selection.facts is not None)
         settings = request.calls
         rules.check_freeze(loaded, corpus, selection.entries, selection.facts, config, settings)
+        refuse_unwritable_names([("the method's directory", loaded.directory), ("--out", request.directory.out),
+                                 *((f"the corpus's {f.role} file".replace("corpus's corpus", "corpus"), f.path)
+                                   for f in corpus.files)])
         out = run_directory(request.directory.out, loaded.directory, f"{loaded.method_id}__{_slug(corpus.name)}")
         lock = hold_run_directory(out, command=request.command_line(), wait_s=request.directory.wait_s,
                                   prog="mt-eval run")
