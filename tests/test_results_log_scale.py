@@ -134,11 +134,13 @@ def test_a_reader_may_hold_only_the_results_it_needs_and_still_sees_every_id(tmp
 
 
 def test_a_stopped_run_prints_its_failures_so_far_from_the_failed_results(tmp_path: Path, capsys):
-    from mt_eval.harness.session import _print_failures_so_far
+    import sys
+
+    from mt_eval.harness.outcome import print_failures_in_log
 
     path = write_log(tmp_path / "results.jsonl", [result("e0"), result("e1", error="boom"), result("e2"),
                                                   result("e3", error="boom"), result("e4", error="bang")])
-    _print_failures_so_far(path, 10)
+    print_failures_in_log(path, 10, sys.stderr)
     assert capsys.readouterr().err.splitlines() == ["3 of 10 entries failed (2 distinct errors):",
                                                     "  2 × boom  (e.g. e1)", "  1 × bang  (e.g. e4)"]
 
