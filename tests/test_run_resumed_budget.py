@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from test_run import SCRIPTED, corpus, params, run
@@ -29,3 +33,21 @@ def test_a_resumed_run_has_what_is_left_of_the_budget_and_counts_every_session_s
     assert card is not None and (card.covariates.retries_used, card.covariates.retry_budget) == (4, 4)
     assert code == 3 and sorted(r.id for r in card.results if r.error) == ["e2", "e3"]  # one retry was left: e1's
     assert json.loads((tmp_path / "run" / "run.json").read_text())["retries_used"] == 4
+
+
+def test_a_run_stopped_by_ctrl_c_keeps_the_retries_it_spent(tmp_path: Path):
+    """run.json holds the retries of a session Ctrl-C stopped, so the session that resumes it has what is left."""
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "mt_eval.cli", "run", "--out", str(out), "--quiet", "--method", str(SCRIPTED),
+               "--corpus", str(corpus(tmp_path, 40)), "--batch-size", "1", "--concurrency", "1", "--latency-sample",
+               "0", *params(flaky=["e0", "e1"], sleep_s=0.05)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = out / "results.jsonl"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (log.exists() and log.read_text().count("\n") >= 6):
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert 6 <= log.read_text().count("\n") < 40
+    assert json.loads((out / "run.json").read_text())["retries_used"] == 2

@@ -150,8 +150,8 @@ def run_evaluation(request: RunRequest) -> RunReport:
         settings = request.calls
         rules.check_freeze(loaded, corpus, selection.entries, selection.facts, config, settings)
         refuse_unwritable_names([("the method's directory", loaded.directory), ("--out", request.directory.out),
-                                 *((f"the corpus's {f.role} file".replace("corpus's corpus", "corpus"), f.path)
-                                   for f in corpus.files)])
+                                 *(("the corpus file" if f.role == "corpus" else f"the corpus's {f.role} file",
+                                    f.path) for f in corpus.files)])
         out = run_directory(request.directory.out, loaded.directory, f"{loaded.method_id}__{_slug(corpus.name)}")
         lock = hold_run_directory(out, command=request.command_line(), wait_s=request.directory.wait_s,
                                   prog="mt-eval run")
