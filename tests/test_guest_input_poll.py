@@ -18,8 +18,9 @@ import msgspec
 import pytest
 
 import mt_eval.bridge.guest as guest_module
+import mt_eval.bridge.input_poll as input_poll
 from mt_eval.bridge.guest import GuestServer
-from mt_eval.bridge.input_poll import can_poll, poll_input, poll_seconds
+from mt_eval.bridge.input_poll import PollWorth, can_poll, poll_input, poll_seconds, usable_cpus
 from mt_eval.errors import UsageError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -120,8 +121,9 @@ def _request(request_id: int, method: str = "translate", source: str = "hello") 
 class _Guest:
     """A GuestServer on two real pipes, as `mt-eval serve` runs it, with every poll of its input recorded."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, microseconds: int) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, microseconds: int, cpus: int = 2) -> None:
         monkeypatch.setenv("MT_EVAL_GUEST_POLL_US", str(microseconds))
+        monkeypatch.setattr(input_poll, "usable_cpus", lambda: cpus)  # (whatever this machine has)
         self.polls: list[bytes] = []
 
         def recorded(fd: int, seconds: float) -> bytes:
@@ -225,3 +227,83 @@ async def test_a_host_closing_the_input_while_the_guest_polls_ends_the_guest(mon
     started = time.perf_counter()
     await guest.close()  # (within the poll's 10 ms, or after it)
     assert time.perf_counter() - started < 5
+
+
+# --- not on one CPU ---
+
+def test_polling_is_worth_it_on_several_cpus_only_and_the_count_is_asked_again_after_a_while(monkeypatch):
+    monkeypatch.setattr(input_poll, "RECHECK_S", 0.05)
+    counts = [1, 2]
+    asked: list[int] = []
+
+    def cpus() -> int:
+        asked.append(counts[0])
+        return counts[0]
+
+    worth = PollWorth(cpus)
+    assert not worth()
+    assert not worth()
+    assert len(asked) == 1  # (not a system call per poll)
+    counts[0] = 2  # the affinity widened meanwhile (`taskset -p`)
+    time.sleep(0.06)
+    assert worth()
+    assert len(asked) == 2
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+def test_the_cpus_counted_are_those_the_affinity_allows():
+    before = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(before)})
+        assert usable_cpus() == 1
+    finally:
+        os.sched_setaffinity(0, before)
+    assert usable_cpus() == len(before)
+
+
+async def test_a_guest_that_may_run_on_one_cpu_does_not_poll_and_answers_as_before(monkeypatch):
+    guest = _Guest(monkeypatch, 10_000, cpus=1)
+    guest.send(_request(0, "initialize"))
+    assert (await guest.answer())["id"] == 0
+    answers = await asyncio.to_thread(guest.call_one_after_another, 5)
+    assert answers == [(i, f"CALL {i}") for i in range(1, 6)]
+    await guest.close()
+    assert guest.polls == []  # its host can only run while it does not: a poll would only hold the host up
+
+
+CPU_CLOCK = """
+import time
+
+class Clock:
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": e["source"], "metadata": {"cpu_s": time.process_time()}} for e in entries]
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+def test_mt_eval_serve_pinned_to_one_cpu_spends_no_cpu_polling_between_calls(tmp_path):
+    (tmp_path / "pipeline.py").write_text(CPU_CLOCK)
+    (tmp_path / "method.json").write_text('{"name": "Clock", "entry_point": "pipeline:Clock", "dependencies": []}')
+    cpu = min(os.sched_getaffinity(0))
+    guest = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "serve", str(tmp_path)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, env={**os.environ, "MT_EVAL_GUEST_POLL_US": "10000"},
+                             preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))  # (as `taskset -c CPU` starts it)
+    assert guest.stdin is not None and guest.stdout is not None
+
+    def call(request: bytes) -> dict[str, Any]:
+        guest.stdin.write(request)  # type: ignore[union-attr]
+        guest.stdin.flush()  # type: ignore[union-attr]
+        return msgspec.json.decode(guest.stdout.readline())  # type: ignore[union-attr,no-any-return]
+
+    try:
+        call(_request(0, "initialize"))
+        first = call(_request(1))["result"]["results"][0]["metadata"]["cpu_s"]
+        for request_id in range(2, 12):
+            time.sleep(0.03)
+            last = call(_request(request_id))["result"]["results"][0]["metadata"]["cpu_s"]
+    finally:
+        guest.stdin.close()
+        guest.wait(30)
+        guest.stdout.close()
+    # polling, it would spend its 10 ms after each of the 10 answers (the Node guest's test shows the contrast)
+    assert last - first < 0.02, f"{(last - first) * 1e3:.1f} ms of CPU over 10 pauses of 30 ms"

@@ -4,11 +4,16 @@
 // rest of the round trip. So with nothing left in flight the guest reads its input without blocking for up to
 // MT_EVAL_GUEST_POLL_US microseconds (200 by default, 0 turns it off), as the Python guest does
 // (sdk/mt_eval/bridge/input_poll.py).
+// A guest that may run on one CPU only (its affinity: taskset, a one-CPU machine) does not poll: its host can then run
+// only while the guest is not running, so polling would delay the very request it waits for. The affinity is looked
+// at again every second, since it can change while the guest runs (taskset -p).
 import { fstatSync, readSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 
 export const POLL_VARIABLE = 'MT_EVAL_GUEST_POLL_US';
 const DEFAULT_MICROSECONDS = 200;
 const MAX_MICROSECONDS = 10_000;
+const RECHECK_NANOSECONDS = 1_000_000_000n;
 
 /** Nanoseconds to poll, from MT_EVAL_GUEST_POLL_US; throws for a value that is not 0 to 10,000 microseconds. */
 export function pollNanoseconds(environment = process.env) {
@@ -25,10 +30,11 @@ export function pollNanoseconds(environment = process.env) {
 /**
  * A poller of file descriptor `fd` (a pipe or socket the event loop reads without blocking), or null when it
  * cannot be polled: a file or a terminal, or polling turned off. poll() returns the bytes that arrived within
- * the time, or null: nothing came, the input ended, or reading failed (the event loop's own reading then finds
- * the end or the error and reports it).
+ * the time, or null: nothing came, the input ended, reading failed (the event loop's own reading then finds
+ * the end or the error and reports it), or this process may run on one CPU only. `cpus` counts the CPUs it may run on
+ * (availableParallelism, which follows the affinity), asked again after a second.
  */
-export function inputPoller(fd, nanoseconds) {
+export function inputPoller(fd, nanoseconds, cpus = availableParallelism) {
   if (nanoseconds === 0n || process.platform === 'win32') return null;
   let stats;
   try {
@@ -38,9 +44,17 @@ export function inputPoller(fd, nanoseconds) {
   }
   if (!stats.isFIFO() && !stats.isSocket()) return null;
   const buffer = Buffer.allocUnsafe(1 << 16);
+  let worthIt = true;
+  let recheckAt = 0n;
   return {
     poll() {
-      const deadline = process.hrtime.bigint() + nanoseconds;
+      const now = process.hrtime.bigint();
+      if (now >= recheckAt) {
+        recheckAt = now + RECHECK_NANOSECONDS;
+        worthIt = cpus() > 1;
+      }
+      if (!worthIt) return null;
+      const deadline = now + nanoseconds;
       for (;;) {
         let count;
         try {

@@ -2,7 +2,8 @@
 // (MT_EVAL_GUEST_POLL_US, 200 µs by default) before sleeping in the event loop, so that a caller's next request
 // is read as it arrives (lib/input-poll.js).
 import assert from 'node:assert/strict';
-import { mkdtempSync, openSync, closeSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { constants, mkdtempSync, openSync, closeSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -25,9 +26,9 @@ export function translate(entries) {
 }
 `);
 
-function guest(microseconds) {
+function guest(microseconds, prefix = []) {
   const env = { ...process.env, MT_EVAL_GUEST_POLL_US: microseconds };
-  const driver = new LineDriver([process.execPath, bin, '--module', CPU_CLOCK], { env });
+  const driver = new LineDriver([...prefix, process.execPath, bin, '--module', CPU_CLOCK], { env });
   drivers.push(driver);
   return driver;
 }
@@ -70,23 +71,56 @@ describe('the setting', () => {
   });
 });
 
+// µs of guest CPU over `gaps` idle pauses of 30 ms, each after an answer
+async function cpuOver(driver, gaps) {
+  await driver.initialize();
+  driver.translate(0, [{ id: 'a', source: 'first' }]);
+  const first = (await driver.next()).result.results[0].metadata.cpu_us;
+  for (let i = 1; i <= gaps; i++) {
+    await sleep(30);
+    driver.translate(i, [{ id: 'a', source: 'next' }]);
+    const answer = await driver.next();
+    assert.equal(answer.result.results[0].predicted, 'NEXT');
+    if (i === gaps) {
+      assert.deepEqual(await driver.close(), { code: 0, signal: null });
+      return answer.result.results[0].metadata.cpu_us - first;
+    }
+  }
+  return 0;
+}
+
+describe('on one CPU', () => {
+  const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+
+  test('a poller of a process that may run on one CPU reads nothing, and asks again only after a while', () => {
+    const fifo = join(scratch, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const fd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+    try {
+      let cpus = 1;
+      let asked = 0;
+      const poller = inputPoller(fd, 10_000_000n, () => { asked += 1; return cpus; });
+      writeSync(fd, 'a request\n');
+      assert.equal(poller.poll(), null); // (its host could run only once it stops)
+      cpus = 2;
+      assert.equal(poller.poll(), null);
+      assert.equal(asked, 1); // (not a system call per poll)
+      assert.equal(String(inputPoller(fd, 10_000_000n, () => 2).poll()), 'a request\n');
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  test('a guest started on one CPU (taskset) spends no CPU polling between calls', { skip: !hasTaskset && 'no taskset' },
+    async () => {
+      const pinned = await cpuOver(guest('10000', ['taskset', '-c', '0']), 10);
+      // polling, it would spend its 10 ms after each of the 10 answers (as the test below shows)
+      assert.ok(pinned < 20_000, `on one CPU the guest spent ${pinned} µs of CPU over 10 pauses of 30 ms`);
+    });
+});
+
 describe('the guest', () => {
   test('after answering everything it polls for its time, then sleeps: CPU spent only then', async () => {
-    const cpuOver = async (driver, gaps) => { // µs of guest CPU over `gaps` idle pauses of 30 ms
-      await driver.initialize();
-      driver.translate(0, [{ id: 'a', source: 'first' }]);
-      const first = (await driver.next()).result.results[0].metadata.cpu_us;
-      for (let i = 1; i <= gaps; i++) {
-        await sleep(30);
-        driver.translate(i, [{ id: 'a', source: 'next' }]);
-        const answer = await driver.next();
-        assert.equal(answer.result.results[0].predicted, 'NEXT');
-        if (i === gaps) {
-          assert.deepEqual(await driver.close(), { code: 0, signal: null });
-          return answer.result.results[0].metadata.cpu_us - first;
-        }
-      }
-    };
     const polling = await cpuOver(guest('10000'), 10); // 10 pauses, each with 10 ms of polling
     const off = await cpuOver(guest('0'), 10);
     // (at least 2 ms of each 10 ms poll: a busy machine may run the polling guest only part of the time)

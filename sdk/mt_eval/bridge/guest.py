@@ -26,7 +26,7 @@ from mt_eval.bridge import messages as m
 from mt_eval.bridge.eager import start_eagerly
 from mt_eval.bridge.guest_io import FileInput, FileOutput, Output, StdinProtocol, streams
 from mt_eval.bridge.guest_requests import decide_params, decision_answer, translate_answer, translate_params
-from mt_eval.bridge.input_poll import can_poll, poll_input, poll_seconds
+from mt_eval.bridge.input_poll import PollWorth, can_poll, poll_input, poll_seconds
 from mt_eval.bridge.lines import HEAD_BYTES, LineSplitter, Oversized, id_in
 from mt_eval.bridge.slots import Slots
 from mt_eval.js_text import SAFE_INTEGER, js_string
@@ -126,6 +126,7 @@ class GuestServer:
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop serving: `run` sets it
         self._poll_seconds = poll_seconds()  # after answering everything, the input is polled (`input_poll`)
         self._poll_fd: int | None = None  # the host's pipe, once `run` knows it can be polled
+        self._poll_worth = PollWorth()  # (not on one CPU)
         self._poll_due = False
 
     async def run(self, protocol_fd: int, input_fd: int = 0) -> None:
@@ -193,7 +194,8 @@ class GuestServer:
         """With nothing in flight, read the host's next request as it arrives instead of sleeping until the kernel
         wakes the loop for it (`mt_eval.bridge.input_poll`)."""
         self._poll_due = False
-        if self._poll_fd is None or self.closed.is_set() or not all(t.done() for t in self._tasks.values()):
+        if self._poll_fd is None or self.closed.is_set() or not all(t.done() for t in self._tasks.values()) \
+                or not self._poll_worth():
             return
         data = poll_input(self._poll_fd, self._poll_seconds)
         if data:

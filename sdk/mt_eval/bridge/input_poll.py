@@ -7,19 +7,24 @@ nothing left in flight reads its input without blocking for up to ``MT_EVAL_GUES
 by default, 0 turns it off) and takes a request that arrives meanwhile at once. The Node guest does the same
 (``bridge/node/lib/input-poll.js``). The cost is that CPU time, spent only when the guest has just answered
 everything it was asked.
+
+A guest that may run on one CPU only (its affinity: ``taskset``, a one-CPU machine) does not poll: its host can
+then run only while the guest is not running, so polling would delay the very request it waits for. The affinity
+is looked at again every `RECHECK_S`, since it can change while the guest runs (``taskset -p``).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from mt_eval.errors import UsageError
 
 VARIABLE = "MT_EVAL_GUEST_POLL_US"
 DEFAULT_MICROSECONDS = 200
 MAX_MICROSECONDS = 10_000
+RECHECK_S = 1.0
 
 
 def poll_seconds(environ: Mapping[str, str] = os.environ) -> float:
@@ -56,3 +61,28 @@ def poll_input(fd: int, seconds: float) -> bytes:
                 return b""
         except OSError:
             return b""
+
+
+def usable_cpus() -> int:
+    """How many CPUs this process may run on: its affinity where the system has one, else the CPUs there are."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # (no affinity outside Linux and a few others)
+        return os.cpu_count() or 1
+
+
+class PollWorth:
+    """Whether polling can win anything now: not when this process may run on one CPU only (see the module
+    docstring). ``cpus`` counts them (`usable_cpus` when not given); it is asked again after `RECHECK_S`."""
+
+    def __init__(self, cpus: Callable[[], int] | None = None) -> None:
+        self._cpus = cpus
+        self._worth = True
+        self._recheck_at = 0.0
+
+    def __call__(self) -> bool:
+        now = time.monotonic()
+        if now >= self._recheck_at:
+            self._recheck_at = now + RECHECK_S
+            self._worth = (self._cpus or usable_cpus)() > 1
+        return self._worth
