@@ -114,7 +114,9 @@ class RunDirectoryLock:
         import fcntl
 
         self.directory.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        # (never through a symbolic link: writing who holds it would empty the file it points to)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0),
+                     0o644)
 
         def attempt() -> dict[str, Any] | None:
             try:
@@ -125,11 +127,11 @@ class RunDirectoryLock:
 
         try:
             _waiting(attempt, f"run directory {self.directory}", wait_s, on_wait)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(holder_info(self.command)).encode() + b"\n", 0)
         except BaseException:
             os.close(fd)
             raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(holder_info(self.command)).encode() + b"\n", 0)
         self._fd = fd
         return self
 

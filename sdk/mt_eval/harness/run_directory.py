@@ -130,6 +130,7 @@ def hold_run_directory(out: Path, *, command: str, wait_s: float | None, prog: s
     """Take the run directory's lock (``with hold_run_directory(...):``); raises `mt_eval.locks.Busy` when
     another process holds it and ``wait_s`` (None: do not wait) passes first."""
     lock = RunDirectoryLock(out, command=command)
+    _refuse_odd_lock_file(out, lock.path)
     try:
         return lock.acquire(wait_s=wait_s, on_wait=lambda busy: print(f"{prog}: {busy}; waiting for it (--wait)",
                                                                        file=sys.stderr))
@@ -137,6 +138,37 @@ def hold_run_directory(out: Path, *, command: str, wait_s: float | None, prog: s
         busy.exit_status = EXIT_BUSY
         busy.advise("Wait for it to finish (or stop it)", "; a run directory is used by one process at a time")
         raise
+    except OSError as exc:  # the directory cannot be made, or its lock file opened
+        _refuse_odd_lock_file(out, lock.path)
+        reason = exc.strerror or str(exc)
+        if not out.is_dir():
+            lineage = [out, *out.parents]
+            found = next((path for path in lineage if os.path.lexists(path)), None)
+            if found is not None and not found.is_dir():
+                reason = f"{found} is a file, not a directory"
+            raise RunError(f"cannot create the run directory {out}: {reason}; give --out a directory you can write "
+                           "in") from None
+        raise RunError(f"cannot open {lock.path}, the lock file that keeps a second process out of the run directory "
+                       f"{out}: {reason}; make it readable and writable for you (chmod u+rw {lock.path}), or choose "
+                       "another --out") from None
+
+
+def _refuse_odd_lock_file(out: Path, path: Path) -> None:
+    """`RunError` when the run directory's lock file is something mt-eval never makes there (a directory, a
+    symbolic link, a pipe): the directory is not one of its runs."""
+    import stat
+
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return  # none yet (made by the lock), or it cannot be looked at (said when it is opened)
+    if stat.S_ISREG(mode):
+        return
+    kinds = {stat.S_IFDIR: "a directory", stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a named pipe",
+             stat.S_IFSOCK: "a socket"}
+    kind = kinds.get(stat.S_IFMT(mode), "a device file")
+    raise RunError(f"{path} is {kind}, where a run keeps its lock file, so {out} is not a run directory mt-eval wrote: "
+                   "choose another --out, or move it away")
 
 
 def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
