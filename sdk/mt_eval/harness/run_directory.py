@@ -62,26 +62,65 @@ def writable_file(out: Path, name: str, flag: str = "--out") -> None:
 
 
 def _try_writing(directory: Path, flag: str, given: Path | None = None) -> None:
-    """Make ``directory`` (and its missing parents) and a nameless file in it, then remove what was made."""
+    """Make ``directory`` (and its missing parents) and a nameless file in it, then remove what was made.
+
+    Another process may be doing the same at once (two runs started together, ``--out runs/a`` and
+    ``--out runs/b``, where there is no ``runs`` yet): a parent it makes first is used as it is, and one it
+    removes just before this process makes a directory in it is made again."""
+    verb = "use" if given is None else "write"
+    for attempt in range(_ATTEMPTS):
+        try:
+            lineage = [directory, *directory.parents]
+            first, is_dir = _first_existing(lineage)
+            if given is None:
+                verb = "create" if first else "write to"
+            if not is_dir:
+                raise RunError(f"cannot {verb} {flag} {given or directory}: {lineage[first]} is a file, not a "
+                               "directory")
+            _make_and_write(lineage[:first], directory)
+            return
+        except FileNotFoundError as exc:
+            if attempt + 1 == _ATTEMPTS:
+                raise RunError(f"cannot {verb} {flag} {given or directory}: {exc.strerror or exc}") from None
+        except OSError as exc:
+            raise RunError(f"cannot {verb} {flag} {given or directory}: {exc.strerror or exc}") from None
+
+
+def _first_existing(lineage: list[Path]) -> tuple[int, bool]:
+    """The index of the first of ``lineage`` that exists, and whether it is a directory (one look at it: another
+    process may remove it at any time)."""
+    import stat
+
+    for index, path in enumerate(lineage):
+        try:
+            return index, stat.S_ISDIR(path.stat().st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return len(lineage) - 1, True  # (the root)
+
+
+_ATTEMPTS = 20  # (a parent another process made and removed again: each time, a few system calls' window)
+
+
+def _make_and_write(missing: list[Path], directory: Path) -> None:
+    """Make the ``missing`` directories (the deepest first in the list: made last), a nameless file in
+    ``directory``, then remove the directories this call made (not those another process made meanwhile)."""
     import contextlib
+    import stat
     import tempfile
 
     made: list[Path] = []
-    verb = "use" if given is None else "write"
     try:
-        lineage = [directory, *directory.parents]
-        first = next(i for i, path in enumerate(lineage) if path.exists())
-        if given is None:
-            verb = "create" if first else "write to"
-        if not lineage[first].is_dir():
-            raise RunError(f"cannot {verb} {flag} {given or directory}: {lineage[first]} is a file, not a directory")
-        for path in reversed(lineage[:first]):
-            path.mkdir()
+        for path in reversed(missing):
+            try:
+                path.mkdir()
+            except FileExistsError:
+                if stat.S_ISDIR(path.stat().st_mode):  # (FileNotFoundError: removed again just now; tried again)
+                    continue  # made by another process just now: it is that process's to remove
+                raise
             made.append(path)
         with tempfile.TemporaryFile(dir=directory):
             pass
-    except OSError as exc:
-        raise RunError(f"cannot {verb} {flag} {given or directory}: {exc.strerror or exc}") from None
     finally:
         for path in reversed(made):
             with contextlib.suppress(OSError):
