@@ -134,6 +134,15 @@ def test_a_run_retries_within_its_budget_across_language_pairs(tmp_path: Path):
 def test_an_official_run_verifies_and_its_scan_cannot_hide_a_finding(tmp_path: Path):
     path = demo(tmp_path / "run", "--official")
     assert verify_card(path).ok
+    stated = json.loads(path.read_text())["eligibility"]
+    assert stated["eligible"]
+
+    def claim(data: dict) -> None:  # what an eligible card says was checked is what its facts say too
+        data["eligibility"]["reasons"][0] = "class S: reviewed by hand"
+
+    assert problems(edit_card(path, claim)) == {
+        "$.eligibility.reasons": f'the card says {json.dumps(["class S: reviewed by hand", *stated["reasons"][1:]])}'
+                                 f', its own facts say {json.dumps(stated["reasons"])}'.replace('", "', '","')}
 
     def change(data: dict) -> None:
         data["static_scan"]["unscannable"] = ["pipeline.py"]

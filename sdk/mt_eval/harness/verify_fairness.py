@@ -7,8 +7,8 @@
   ``recall_floor`` and ``seed`` are its ``settings``', and the corpus it checked is the card's (``corpora``);
 - **static scan**: ``errors`` counts the findings no declared dependency covers and the unscannable files;
 - **eligibility**: the verdict is what `mt_eval.eligibility.decide` makes of the card's own facts (its class,
-  sandbox, scan, denied attempts, results and substitution replay), and so are a not-eligible card's reasons and
-  flags; an ``official`` run was sandboxed, with a declared class and a clean static scan;
+  sandbox, scan, denied attempts, results and substitution replay), and so are its reasons and flags (why not,
+  or what was checked); an ``official`` run was sandboxed, with a declared class and a clean static scan;
 - **method and retries** (`identity_problems`): the method card's ``method_id``, ``class`` and (when the plugin's
   dependencies derive one) ``dependency_class`` are the method's — only ``method.json`` sets them, and a run
   refuses a card that says otherwise — and ``retries_used`` is within ``retry_budget``.
@@ -157,7 +157,7 @@ def _eligibility(result: Verification, card: RunCard) -> None:
     if not wrong and not stated.eligible and again.eligible:
         wrong.append(("$.eligibility.eligible", "the card says not eligible, but its own facts (class, sandbox, "
                       "static scan, denied attempts, results) make it eligible"))
-    elif not wrong and not stated.eligible:  # (an eligible card's reasons say what was checked)
+    elif not wrong:  # (a not-eligible card's reasons say why; an eligible card's, what was checked)
         for field in ("reasons", "flags"):
             if getattr(stated, field) != getattr(again, field):
                 wrong.append((f"$.eligibility.{field}", f"the card says {_json(getattr(stated, field))}, its own facts "
