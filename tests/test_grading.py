@@ -328,3 +328,28 @@ def test_a_rubric_label_with_spaces_at_its_ends_is_refused(tmp_path, capsys):
 
     with pytest.raises(ProblemsError, match=r'\$\.levels\[0\]\.label: the label " none" has spaces at its ends'):
         read_rubric(path)
+
+
+def test_two_gradings_of_one_card_that_end_at_once_both_write_it_whole(demo_run, tmp_path, monkeypatch):
+    """Before: the one to end second failed with a FileNotFoundError traceback (both wrote grading-card.json.tmp,
+    and the first renamed the other's temporary file with its own)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "g"
+    rename = Path.replace
+    other: list[subprocess.CompletedProcess[str]] = []
+
+    def replace(self: Path, target: Path) -> Path:
+        if Path(target) == out / "grading-card.json" and not other:  # the other grading ends just now
+            other.append(subprocess.run([sys.executable, "-m", "mt_eval.cli", "grade", str(demo_run), "--corpus",
+                                         str(REPO / "examples" / "data" / "eng-spa-demo.json"), "--grader",
+                                         str(RULES), "--out", str(out), "--resamples", "200", "--quiet"],
+                                        capture_output=True, text=True, timeout=120))
+        return rename(self, target)
+
+    monkeypatch.setattr(Path, "replace", replace)
+    assert grade(demo_run, "--grader", str(RULES), "--out", str(out)) == 0
+    assert other and other[0].returncode == 0, other[0].stderr
+    assert grading_card(out)["grader"]["method_id"] == "rules-grader"
+    assert [path.name for path in out.iterdir()] == ["grading-card.json"]  # no temporary file left

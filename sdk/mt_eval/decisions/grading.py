@@ -10,6 +10,7 @@ each entry's expected score and distribution, the run-level mean with a bootstra
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 import sys
 from pathlib import Path
@@ -210,9 +211,13 @@ def finish(request: GradeRequest, started_at: str, card: RunCard, raw: bytes, ru
     out = grading_out(request, grader.method_id if grader is not None else None)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "grading-card.json"
-    temporary = path.with_suffix(".json.tmp")
-    temporary.write_bytes(msgspec.json.format(msgspec.json.encode(grading), indent=2) + b"\n")
-    temporary.replace(path)
+    temporary = out / f".{path.name}.{os.getpid()}.tmp"  # its own: two gradings of one card may end at once
+    try:
+        temporary.write_bytes(msgspec.json.format(msgspec.json.encode(grading), indent=2) + b"\n")
+        temporary.replace(path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
     if not request.quiet:
         from mt_eval.decisions.summary import grading_lines
 
