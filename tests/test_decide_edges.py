@@ -131,3 +131,32 @@ def test_isolate_on_a_node_plugin_records_node(tmp_path):
     out = tmp_path / "run"
     assert decide(plugin, ADEQUACY, out, "--isolate") == 0
     assert json.loads((out / "card.json").read_text(encoding="utf-8"))["method"]["runtime"] == "node"
+
+
+def test_ctrl_c_while_waiting_for_the_run_directory_says_nothing_was_decided(tmp_path: Path):
+    """Before: "interrupted; finished rows are saved. Continue with the same command and --resume." when no row had
+    been decided, in a directory that was another process's."""
+    import signal
+    import subprocess
+    import sys
+
+    from mt_eval.locks import RunDirectoryLock
+
+    out = tmp_path / "run"
+    with RunDirectoryLock(out, command="mt-eval decide run --first").acquire():
+        waiting = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "decide", "run", "--method", str(RULES),
+                                    "--corpus", str(ADEQUACY), "--out", str(out), "--quiet", "--wait"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        with waiting:
+            assert waiting.stderr is not None
+            line = ""
+            while "waiting for it (--wait)" not in line:
+                line = waiting.stderr.readline()
+                assert line, "it ended without waiting"
+            waiting.send_signal(signal.SIGINT)
+            assert waiting.wait(30) == 130
+            said = waiting.stderr.read()
+    assert (f"mt-eval decide: interrupted before the run started: nothing was decided, and {out} was left as it "
+            "was") in said
+    assert "finished rows are saved" not in said and "--resume" not in said
+    assert sorted(path.name for path in out.iterdir()) == [".lock"]

@@ -25,6 +25,7 @@ from mt_eval.decisions.records import QUESTION_TYPES, DecisionConfig, DecisionRe
 from mt_eval.decisions.request import DecideRequest
 from mt_eval.decisions.selfcheck import SelfCheck, describe_self_check, run_self_check
 from mt_eval.decisions.summary import print_summary
+from mt_eval.errors import InterruptedBefore
 from mt_eval.guarded_calls import guarded_close, prints_to_stderr
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.environment import environment
@@ -70,24 +71,31 @@ def decide_run(request: DecideRequest) -> Path:
     if check.reason is None and not check.passed:
         raise SelfCheckFailed("the scorer disagrees with the closed forms on the Uniform baseline (above): refusing "
                               "to run or report; nothing was written")
-    started = time.perf_counter()
-    with prints_to_stderr():  # what the method prints is not the result
-        loaded = load_method(request.method, isolate=request.isolate, needs="decide")
-    load_s = time.perf_counter() - started
-    manifest = loaded.manifest
-    spec = manifest.decide
-    settings = DecideSettings(batch_size=calls.batch_size, concurrency=calls.concurrency, timeout_s=calls.timeout_s,
-                              tolerance=calls.tolerance, max_input_chars=spec.max_input_chars if spec else None,
-                              question_types=tuple(spec.question_types) if spec else QUESTION_TYPES)
-    config = decision_config(request.settings, source_lang=request.source_lang, target_lang=request.target_lang,
-                             batch_size=calls.batch_size, concurrency=calls.concurrency, timeout_s=calls.timeout_s,
-                             seed=request.seed)
-    refuse_unwritable_names([("the method's directory", loaded.directory), ("--out", request.directory.out),
-                             ("the corpus file", corpus.path)])
-    out = run_directory(request.directory.out, loaded.directory, "decisions",
-                        f"{loaded.method_id}__{_slug(corpus.name)}")
-    with hold_run_directory(out, command="mt-eval decide run", wait_s=request.directory.wait_s,
-                            prog="mt-eval decide"):
+    out: Path | None = None
+    try:
+        started = time.perf_counter()
+        with prints_to_stderr():  # what the method prints is not the result
+            loaded = load_method(request.method, isolate=request.isolate, needs="decide")
+        load_s = time.perf_counter() - started
+        manifest = loaded.manifest
+        spec = manifest.decide
+        settings = DecideSettings(batch_size=calls.batch_size, concurrency=calls.concurrency, timeout_s=calls.timeout_s,
+                                  tolerance=calls.tolerance, max_input_chars=spec.max_input_chars if spec else None,
+                                  question_types=tuple(spec.question_types) if spec else QUESTION_TYPES)
+        config = decision_config(request.settings, source_lang=request.source_lang, target_lang=request.target_lang,
+                                 batch_size=calls.batch_size, concurrency=calls.concurrency, timeout_s=calls.timeout_s,
+                                 seed=request.seed)
+        refuse_unwritable_names([("the method's directory", loaded.directory), ("--out", request.directory.out),
+                                 ("the corpus file", corpus.path)])
+        out = run_directory(request.directory.out, loaded.directory, "decisions",
+                            f"{loaded.method_id}__{_slug(corpus.name)}")
+        lock = hold_run_directory(out, command="mt-eval decide run", wait_s=request.directory.wait_s,
+                                  prog="mt-eval decide")
+    except KeyboardInterrupt as exc:  # (while loading, or waiting for the directory: --wait)
+        left = "no run directory was written" if out is None or not out.exists() else f"{out} was left as it was"
+        raise InterruptedBefore(f"\nmt-eval decide: interrupted before the run started: nothing was decided, and "
+                                f"{left}") from exc
+    with lock:
         state = _open(out, request, loaded, corpus, config, settings, load_s)
         log_path = out / "results.jsonl"
         done = DecisionLog.read(log_path)
