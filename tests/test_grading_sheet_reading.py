@@ -117,7 +117,7 @@ def test_a_number_answer_in_jsonl_names_a_level_only_exactly(demo_run, export, t
     if accepted:
         assert grading_card(tmp_path / "g")["summary"]["graded"] == 1
     else:
-        assert f'{sheet}:1: row item-0001, question "adequacy": gold "' in err and "is not an option" in err, err
+        assert f'{sheet}:1: row item-0001, question "adequacy": the answer "' in err and "is not an option" in err, err
         assert "Traceback" not in err
 
 
@@ -159,3 +159,35 @@ def test_a_jsonl_sheet_line_holding_an_integer_beyond_what_int_reads_is_named_as
     assert (f"{sheet}:1: holds an integer of 5,001 digits, more than can be read (4,300 at most): write it as a "
             "string, in double quotes, or remove it") in err
     assert "not JSON" not in err and "set_int_max_str_digits" not in err
+
+
+@pytest.mark.parametrize(("delimiter", "encoding"), [(";", "utf-8-sig"), ("\t", "utf-8")])
+def test_a_sheet_a_spreadsheet_saved_with_semicolons_or_tabs_is_read_as_one_with_commas(demo_run, export, tmp_path,
+                                                                                      capsys, delimiter, encoding):
+    """Spreadsheets in many locales save CSV with semicolons (and a byte order mark). Before, such a sheet was
+    refused as one without the columns "item" and "adequacy", though its header named them."""
+    with (export / "sheet.csv").open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    sheet = tmp_path / "saved.csv"
+    with sheet.open("w", encoding=encoding, newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]), delimiter=delimiter)
+        writer.writeheader()
+        writer.writerows([{**row, "adequacy": str(i % 5)} for i, row in enumerate(rows)])
+    assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 0, capsys.readouterr().err
+    assert grading_card(tmp_path / "g")["summary"]["graded"] == 30
+    commas = fill_csv(export / "sheet.csv", {i: str(i % 5) for i in range(30)})
+    assert import_sheets(demo_run, export, commas, out=tmp_path / "g2") == 0
+    assert grading_card(tmp_path / "g")["summary"] == grading_card(tmp_path / "g2")["summary"]
+
+
+def test_a_sheet_without_its_answer_column_is_refused_naming_the_columns_it_has(demo_run, export, tmp_path, capsys):
+    with (export / "sheet.csv").open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    sheet = tmp_path / "renamed.csv"
+    with sheet.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["item", "score"])
+        writer.writeheader()
+        writer.writerows([{"item": row["item"], "score": "4"} for row in rows])
+    assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 1
+    assert (f'{sheet}: a sheet has the columns "item" and "adequacy" (as `mt-eval grade export` wrote it); its first '
+            'line has "item", "score"') in capsys.readouterr().err

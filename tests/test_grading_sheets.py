@@ -103,7 +103,7 @@ def test_bad_sheets_are_refused_naming_line_row_and_question(demo_run, tmp_path,
     assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json"), "--sheet", str(filled),
                  "--quiet"]) == 1
     err = capsys.readouterr().err
-    assert f'{filled}:2: row {first_item}, question "adequacy": gold "five" is not an option' in err
+    assert f'{filled}:2: row {first_item}, question "adequacy": the answer "five" is not an option' in err
     assert f'{filled}:32: item "item-9999" is not in the key' in err
     assert main(["grade", "import", str(demo_run), "--key", str(sheets / "key.json")]) == 2
     assert "import needs --sheet FILE" in capsys.readouterr().err

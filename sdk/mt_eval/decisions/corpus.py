@@ -49,29 +49,31 @@ class DecisionCorpus:
         return sum(len(g) for g in self.gold)
 
 
-def gold_distribution(question: Question, answer: Any, tolerance: float = DEFAULT_TOLERANCE
+def gold_distribution(question: Question, answer: Any, tolerance: float = DEFAULT_TOLERANCE, *, called: str = "gold"
                       ) -> tuple[list[float] | None, str | None]:
-    """A gold answer as a distribution over the question's options, or why it cannot be one. A distribution that
-    sums to 1 within ``tolerance`` (annotators' shares rounded: 0.3333 three times) is scaled to sum to 1."""
+    """A gold answer as a distribution over the question's options, or why it cannot be one (the answer ``called``
+    so: a person's on a sheet is "the answer"). A distribution that sums to 1 within ``tolerance`` (annotators'
+    shares rounded: 0.3333 three times) is scaled to sum to 1."""
     options = question.option_names
     if isinstance(answer, bool) and question.type == "noul":
         answer = "true" if answer else "false"
     if isinstance(answer, str):
         if answer not in options:
             shown = ", ".join(f'"{o}"' for o in options)
-            return None, f'gold "{answer}" is not an option of this question (the options are {shown})'
+            return None, f'{called} "{answer}" is not an option of this question (the options are {shown})'
         return [1.0 if option == answer else 0.0 for option in options], None
     if isinstance(answer, dict):
         problem = distribution_problem(question, answer, tolerance)
         if problem is not None:
-            return None, f"gold distribution: {problem}"
+            return None, f"{called} distribution: {problem}"
         values = [float(answer[option]) for option in options]
         total = sum(values)  # (within the tolerance of 1: made exactly 1, as the scores' closed forms assume)
         return [value / total for value in values], None
     named = _as_name(answer)
     if named is not None and named in options:  # a score level's name, written as a number
-        return None, f'gold {named} is a number: an option\'s name is a string; write "{named}"'
-    return None, "a gold answer is an option's name or a distribution {option: probability}"
+        return None, f'{called} {named} is a number: an option\'s name is a string; write "{named}"'
+    subject = "a gold answer" if called == "gold" else called
+    return None, f"{subject} is an option's name or a distribution {{option: probability}}"
 
 
 def _as_name(answer: Any) -> str | None:

@@ -148,7 +148,7 @@ def _answers_in(path: Path, data: bytes, question: Question, name: str, items: d
         if answer is None:
             continue
         answer = _level_name(answer)
-        distribution, problem = gold_distribution(question, answer)
+        distribution, problem = gold_distribution(question, answer, called="the answer")
         if problem is not None:
             problems.append(f'{where}: row {item}, question "{name}": {problem}')
         elif item in found:
@@ -169,14 +169,17 @@ Row = tuple[str, Any, Any, dict[str, Any]]  # (where, item, answer, what the row
 def _csv_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]:
     """The rows of a CSV sheet, read strictly: a quote opened in a cell and never closed would otherwise take
     the following lines into that cell, and their answers would be lost without a word."""
-    reader = csv.reader(io.StringIO(text), strict=True)
+    delimiter = _delimiter(text, name)
+    reader = csv.reader(io.StringIO(text), strict=True, delimiter=delimiter)
     rows: list[Row] = []
     problems: list[str] = []
     start = 1
     try:
         header = next(reader, None)
         if header is None or "item" not in header or name not in header:
-            return [], [f'{path}: a sheet has the columns "item" and "{name}" (as `mt-eval grade export` wrote it)']
+            found = ", ".join(json.dumps(column) for column in header or [] if column.strip()) or "no column"
+            return [], [f'{path}: a sheet has the columns "item" and "{name}" (as `mt-eval grade export` wrote it); '
+                        f"its first line has {found}"]
         repeated = sorted({column for column in header if column.strip() and header.count(column) > 1})
         if repeated:
             return [], [f'{path}:1: the column "{repeated[0]}" appears more than once in the header: keep one of '
@@ -197,6 +200,17 @@ def _csv_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]:
                     "a cell and never closed? It takes in the lines after it. A quote inside a cell is written doubled "
                     "(\"\")"]
     return rows, problems
+
+
+def _delimiter(text: str, name: str) -> str:
+    """The sheet's delimiter: the comma `mt-eval grade export` writes, else the semicolon or TAB a spreadsheet saves
+    with in many locales, when its header names the columns with it."""
+    first = text.partition("\n")[0]
+    for delimiter in (",", ";", "\t"):
+        header = next(csv.reader([first], delimiter=delimiter), [])
+        if "item" in header and name in header:
+            return delimiter
+    return ","
 
 
 def _jsonl_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]:
@@ -223,7 +237,7 @@ def _jsonl_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]
                      state if isinstance(state, dict) else {}))
     if not rows and problems and text.lstrip().startswith(("item,", "item\t", "item;")):
         return [], [f"{path}: a table, not JSONL: a sheet is read as CSV only when its name ends in .csv (rename it "
-                    "to .csv, saved with commas)"]
+                    "to .csv)"]
     return rows, problems
 
 
