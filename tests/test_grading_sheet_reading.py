@@ -161,11 +161,12 @@ def test_a_jsonl_sheet_line_holding_an_integer_beyond_what_int_reads_is_named_as
     assert "not JSON" not in err and "set_int_max_str_digits" not in err
 
 
-@pytest.mark.parametrize(("delimiter", "encoding"), [(";", "utf-8-sig"), ("\t", "utf-8")])
+@pytest.mark.parametrize(("delimiter", "encoding"), [(";", "utf-8-sig"), ("\t", "utf-8"), ("\t", "utf-16")])
 def test_a_sheet_a_spreadsheet_saved_with_semicolons_or_tabs_is_read_as_one_with_commas(demo_run, export, tmp_path,
                                                                                       capsys, delimiter, encoding):
-    """Spreadsheets in many locales save CSV with semicolons (and a byte order mark). Before, such a sheet was
-    refused as one without the columns "item" and "adequacy", though its header named them."""
+    """Spreadsheets in many locales save CSV with semicolons (and a byte order mark), and "Unicode text" as UTF-16
+    with TABs. Before, such a sheet was refused as one without the columns "item" and "adequacy", though its header
+    named them (or as not UTF-8)."""
     with (export / "sheet.csv").open(encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     sheet = tmp_path / "saved.csv"
@@ -191,3 +192,10 @@ def test_a_sheet_without_its_answer_column_is_refused_naming_the_columns_it_has(
     assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 1
     assert (f'{sheet}: a sheet has the columns "item" and "adequacy" (as `mt-eval grade export` wrote it); its first '
             'line has "item", "score"') in capsys.readouterr().err
+
+
+def test_a_sheet_that_starts_as_utf16_but_is_cut_short_is_refused_as_such(demo_run, export, tmp_path, capsys):
+    sheet = tmp_path / "cut.csv"
+    sheet.write_bytes((export / "sheet.csv").read_text(encoding="utf-8").encode("utf-16")[:-1])
+    assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 1
+    assert f"{sheet}: not valid UTF-16 (it starts as UTF-16 does), at byte " in capsys.readouterr().err

@@ -13,6 +13,7 @@ comment``; a grader writes a level's label in the question's column. JSONL sheet
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import io
@@ -129,9 +130,13 @@ def _answers_in(path: Path, data: bytes, question: Question, name: str, items: d
                 ) -> tuple[dict[str, list[float]], list[str]]:
     """The answered items of one sheet (its bytes: item → distribution) and every problem found in it. ``items``
     is what the export showed of each item: a row that shows other texts belongs to another export."""
-    try:
-        text = data.decode("utf-8-sig")
+    try:  # UTF-8, or the UTF-16 with its byte order mark a spreadsheet's "Unicode text" is saved in
+        text = data.decode("utf-16") if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) \
+            else data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            return {}, [f"{path}: not valid UTF-16 (it starts as UTF-16 does), at byte {exc.start}: save the sheet as "
+                        "UTF-8 (a spreadsheet's \"CSV UTF-8\")"]
         return {}, [f"{path}: {not_utf8(data, exc)}: save the sheet as UTF-8 (a spreadsheet's \"CSV UTF-8\")"]
     reading = _csv_rows if path.suffix.lower() == ".csv" else _jsonl_rows
     rows, problems = reading(path, text, name)
