@@ -179,7 +179,7 @@ def test_an_existing_run_is_never_overwritten_silently(tmp_path: Path, capsys):
     assert run(tmp_path, *args, "--force")[0] == 0
 
 
-@pytest.mark.parametrize("name", ["run.json", "results.jsonl"])
+@pytest.mark.parametrize("name", ["run.json", "results.jsonl", "contamination.json"])
 def test_a_directory_named_like_a_run_file_is_refused_and_kept_even_with_force(tmp_path: Path, capsys, name: str):
     folder = tmp_path / "run" / name
     folder.mkdir(parents=True)

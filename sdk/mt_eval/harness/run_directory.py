@@ -22,8 +22,10 @@ from mt_eval.js_text import same_json
 from mt_eval.locks import Busy, RunDirectoryLock
 
 State = TypeVar("State", bound=msgspec.Struct)
-# the last two: the LLM gateway's log and the sandbox's denied attempts (mt_eval.harness.fairness)
-FILES = ("results.jsonl", "card.json", "run.json", "predictions.txt", "gateway.jsonl", "sandbox-denied.jsonl")
+# then the LLM gateway's log and the sandbox's denied attempts (mt_eval.harness.fairness), and the contamination
+# check's result (mt_eval.contamination.run_check)
+FILES = ("results.jsonl", "card.json", "run.json", "predictions.txt", "gateway.jsonl", "sandbox-denied.jsonl",
+         "contamination.json")
 
 
 class RunError(ExpectedError):
