@@ -136,11 +136,11 @@ def test_isolate_on_a_node_plugin_records_node(tmp_path):
 def test_ctrl_c_while_waiting_for_the_run_directory_says_nothing_was_decided(tmp_path: Path):
     """Before: "interrupted; finished rows are saved. Continue with the same command and --resume." when no row had
     been decided, in a directory that was another process's."""
-    import signal
     import subprocess
     import sys
 
     from mt_eval.locks import RunDirectoryLock
+    from process_support import interrupted_while_waiting
 
     out = tmp_path / "run"
     with RunDirectoryLock(out, command="mt-eval decide run --first").acquire():
@@ -148,14 +148,7 @@ def test_ctrl_c_while_waiting_for_the_run_directory_says_nothing_was_decided(tmp
                                     "--corpus", str(ADEQUACY), "--out", str(out), "--quiet", "--wait"],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         with waiting:
-            assert waiting.stderr is not None
-            line = ""
-            while "waiting for it (--wait)" not in line:
-                line = waiting.stderr.readline()
-                assert line, "it ended without waiting"
-            waiting.send_signal(signal.SIGINT)
-            assert waiting.wait(30) == 130
-            said = waiting.stderr.read()
+            said = interrupted_while_waiting(waiting)
     assert (f"mt-eval decide: interrupted before the run started: nothing was decided, and {out} was left as it "
             "was") in said
     assert "finished rows are saved" not in said and "--resume" not in said

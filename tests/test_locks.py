@@ -23,6 +23,7 @@ from gate_policies import LENIENT
 from mt_eval.harness.results_log import read_results
 from mt_eval.harness.run_directory import hold_run_directory
 from mt_eval.locks import Busy, RunDirectoryLock
+from process_support import interrupted_while_waiting
 
 HERE = Path(__file__).parent
 REPO = HERE.parent
@@ -142,14 +143,7 @@ def test_ctrl_c_while_waiting_says_the_directory_was_left_as_it_was(tmp_path: Pa
     holder = start(run_command(tmp_path, 30, sleep_s=0.3))
     wait_for_lines(tmp_path / "run" / "results.jsonl", 2)  # it holds the directory
     waiting = start([*run_command(tmp_path, 30), "--resume", "--wait"])
-    assert waiting.stderr is not None
-    line = ""
-    while "waiting for it (--wait)" not in line:
-        line = waiting.stderr.readline()
-        assert line, "the second run ended without waiting"
-    waiting.send_signal(signal.SIGINT)
-    assert waiting.wait(30) == 130
-    stderr = waiting.stderr.read()
+    stderr = interrupted_while_waiting(waiting)
     assert (f"interrupted before the run started: nothing was translated, and {tmp_path / 'run'} was left as it "
             "was") in stderr and "no run directory was written" not in stderr
     holder.send_signal(signal.SIGINT)
