@@ -23,11 +23,13 @@ from mt_eval.deadlines import Overran, raised_by_a_signal, within
 from mt_eval.decisions.answers import DEFAULT_TOLERANCE, match_results
 from mt_eval.decisions.records import QUESTION_TYPES, DecisionCase, DecisionResult, DecisionRow, QuestionAnswer
 from mt_eval.guarded_calls import call_failure
+from mt_eval.harness.results_log import LogKind, read_logged
 from mt_eval.lone_surrogates import problem_in
 from mt_eval.loop_watchdog import LoopBlocked, LoopWatchdog
 
-_decode_result = msgspec.json.Decoder(DecisionResult).decode
 _encode = msgspec.json.Encoder().encode
+# a decide run's results.jsonl, read and repaired as a translation run's is (`mt_eval.harness.results_log`)
+DECISIONS = LogKind(DecisionResult, one="row", many="rows", again="decided again", command="mt-eval decide run")
 
 
 @dataclass(frozen=True)
@@ -165,22 +167,12 @@ async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settin
 
 
 class DecisionLog:
-    """``results.jsonl`` of a decide run: one checked result per line, appended as rows complete."""
+    """``results.jsonl`` of a decide run: one checked result per line, appended as rows complete (a resumed run's
+    log is repaired first: `mt_eval.harness.results_log.repair` with `DECISIONS`)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._drop_torn_line()
         self._file = path.open("ab")
-
-    def _drop_torn_line(self) -> None:
-        """A last line without its newline was cut short by a crash: remove it, so appending starts a fresh line
-        (its row is decided again)."""
-        if not self.path.exists():
-            return
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            with self.path.open("r+b") as file:
-                file.truncate(data.rfind(b"\n") + 1)
 
     def append(self, results: list[DecisionResult]) -> None:
         self._file.write(b"".join(_encode(r) + b"\n" for r in results))
@@ -191,20 +183,6 @@ class DecisionLog:
 
     @staticmethod
     def read(path: Path) -> dict[str, DecisionResult]:
-        """The results recorded so far; a last line torn by a crash is ignored, any other damage is an error."""
-        if not path.exists():
-            return {}
-        lines = path.read_bytes().split(b"\n")
-        found: dict[str, DecisionResult] = {}
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                result = _decode_result(line)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                if number >= len(lines) - 1:
-                    continue
-                raise ValueError(f"{path}:{number}: not a decision result; the log is damaged (start over with "
-                                 "--force)") from None
-            found[result.id] = result
-        return found
+        """The results recorded so far: a torn last line is skipped, any other damage is an error that says
+        ``--resume`` repairs it (`mt_eval.harness.results_log.read_logged`)."""
+        return read_logged(path, DECISIONS)

@@ -19,7 +19,7 @@ from mt_eval import event_loop
 from mt_eval._version import __version__
 from mt_eval.decisions import card as dc
 from mt_eval.decisions.corpus import DecisionCorpus, read_decision_corpus
-from mt_eval.decisions.execution import DecideSettings, DecisionLog, decide_rows
+from mt_eval.decisions.execution import DECISIONS, DecideSettings, DecisionLog, decide_rows
 from mt_eval.decisions.metrics import GROUPS, Judged, score_decisions
 from mt_eval.decisions.records import QUESTION_TYPES, DecisionConfig, DecisionResult
 from mt_eval.decisions.request import DecideRequest
@@ -32,6 +32,7 @@ from mt_eval.harness.environment import environment
 from mt_eval.harness.latency import reported_latency_facts
 from mt_eval.harness.method_contract import merged_card, method_facts
 from mt_eval.harness.request import MethodSettings
+from mt_eval.harness.results_log import repair
 from mt_eval.harness.run_directory import (
     RunError,
     differences,
@@ -98,6 +99,8 @@ def decide_run(request: DecideRequest) -> Path:
     with lock:
         state = _open(out, request, loaded, corpus, config, settings, load_s)
         log_path = out / "results.jsonl"
+        for note in repair(log_path, {row.id for row in corpus.rows}, DECISIONS):
+            print(f"mt-eval decide run: {note}", file=sys.stderr)
         done = DecisionLog.read(log_path)
         remaining = [row for row in corpus.rows if row.id not in done]
         progress = RunProgress(len(corpus.rows), len(done), label=f"{loaded.method_id} deciding", quiet=request.quiet)

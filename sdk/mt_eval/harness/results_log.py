@@ -6,7 +6,8 @@ Readers skip such a tail. Before a run appends to a log (``--resume``), `repair`
 a torn tail is truncated, so the next record starts on a line of its own, and a log damaged before its
 end (lines that are not results, or entries recorded twice by an older version) is rewritten with every
 complete record kept once; what was dropped is reported, and those entries are translated again.
-A result for an entry the log already holds is never appended.
+A result for an entry the log already holds is never appended. A decide run's log (`mt_eval.decisions`) is read
+and repaired the same way, as a log of another `LogKind`: its rows are decided again.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import os
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
 
@@ -25,16 +26,38 @@ from mt_eval.corpus.on_disk import kept
 from mt_eval.records import TranslationResult
 
 log = logging.getLogger("mt_eval.harness")
-_decode_result = msgspec.json.Decoder(TranslationResult).decode
 _encode = msgspec.json.Encoder().encode
 
 
+class _Identified(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+Result = TypeVar("Result", bound=_Identified)
+
+
+@dataclass(frozen=True)
+class LogKind(Generic[Result]):
+    """What a log records (a result a line), what each result is for, and what becomes of a result dropped."""
+
+    result: type[Result]
+    one: str = "entry"  # what a result is for: "1 entry (e5)", "line 7 of entry e5"
+    many: str = "entries"
+    again: str = "translated again"  # what becomes of the entry of a dropped result
+    command: str = "mt-eval run"  # the command whose --resume repairs the log
+
+
+TRANSLATIONS = LogKind(TranslationResult)
+
+
 @dataclass
-class LogScan:
+class LogScan(Generic[Result]):
     """What a log holds: each entry's first result (or only the ids: `logged_ids`), and what is wrong with the
     rest of it."""
 
-    results: dict[str, TranslationResult] = field(default_factory=dict)
+    kind: LogKind[Result]
+    results: dict[str, Result] = field(default_factory=dict)
     ids: set[str] = field(default_factory=set)
     duplicates: list[str] = field(default_factory=list)  # ids recorded more than once (the first is kept)
     damaged: list[int] = field(default_factory=list)  # numbers of lines before the end that are not results
@@ -48,20 +71,21 @@ class LogScan:
         return bool(self.damaged or self.duplicates)
 
 
-def _every(result: TranslationResult) -> bool:
+def _every(result: object) -> bool:
     return True
 
 
-def _none(result: TranslationResult) -> bool:
+def _none(result: object) -> bool:
     return False
 
 
-def scan(path: Path, *, keep: Callable[[TranslationResult], bool] = _every) -> LogScan:
+def scan(path: Path, kind: LogKind[Result], *, keep: Callable[[Result], bool] = _every) -> LogScan[Result]:
     """Read ``path`` (a missing file is an empty log) without changing it, a line at a time. Every id is kept,
     but only the results ``keep`` is true of (a million results would be most of a run's memory)."""
-    found = LogScan()
+    found = LogScan(kind)
     if not path.exists():
         return found
+    decode_result = msgspec.json.Decoder(kind.result).decode
     offset = 0
     number = 0
     damaged_since: int | None = None  # first damaged line not yet followed by a good one
@@ -73,7 +97,7 @@ def scan(path: Path, *, keep: Callable[[TranslationResult], bool] = _every) -> L
             line = raw[:-1] if terminated else raw
             if line.strip(b" \t\r"):
                 try:
-                    result = _decode_result(line)
+                    result = decode_result(line)
                 except (msgspec.DecodeError, msgspec.ValidationError):
                     if damaged_since is None:
                         damaged_since = number
@@ -103,28 +127,35 @@ def scan(path: Path, *, keep: Callable[[TranslationResult], bool] = _every) -> L
 def read_results(path: Path, keep: Callable[[TranslationResult], bool] = _every) -> dict[str, TranslationResult]:
     """Each entry's result (those ``keep`` is true of), for readers: a torn tail is skipped, an entry recorded
     twice keeps its first result (with a warning naming the ids), a damaged line before the end is an error."""
-    return _checked(path, scan(path, keep=keep)).results
+    return read_logged(path, TRANSLATIONS, keep)
 
 
-def logged_ids(path: Path) -> set[str]:
+def read_logged(path: Path, kind: LogKind[Result], keep: Callable[[Result], bool] = _every) -> dict[str, Result]:
+    """`read_results` for a log of any kind."""
+    return _checked(path, scan(path, kind, keep=keep)).results
+
+
+def logged_ids(path: Path, kind: LogKind[Any] = TRANSLATIONS) -> set[str]:
     """The ids `read_results` would give results for, without holding the results (what resuming needs)."""
-    return _checked(path, scan(path, keep=_none)).ids
+    return _checked(path, scan(path, kind, keep=_none)).ids
 
 
-def _checked(path: Path, found: LogScan) -> LogScan:
+def _checked(path: Path, found: LogScan[Result]) -> LogScan[Result]:
+    kind = found.kind
     if found.damaged:
         raise ValueError(f"{path}: {_damaged(found)} {'is' if len(found.damaged) == 1 else 'are'} not a result; the "
-                         "log is damaged: `mt-eval run ... --resume` repairs it (those entries are translated again)")
+                         f"log is damaged: `{kind.command} ... --resume` repairs it (those {kind.many} are "
+                         f"{kind.again})")
     if found.duplicates:
         log.warning("%s records %s more than once; the first result of each is used", path,
-                    _ids(found.duplicates))
+                    _ids(found.duplicates, kind))
     return found
 
 
-def repair(path: Path, entry_ids: Collection[str] | None = None) -> list[str]:
+def repair(path: Path, entry_ids: Collection[str] | None = None, kind: LogKind[Any] = TRANSLATIONS) -> list[str]:
     """Make the log whole before appending to it; returns what was done, one sentence each. Given the run's
     ``entry_ids``, results for any other id (a log edited, or taken from another run) are dropped too."""
-    found = scan(path)
+    found = scan(path, kind)
     notes: list[str] = []
     strays = [] if entry_ids is None else [i for i in found.results if i not in entry_ids]
     if found.needs_rewrite or strays:
@@ -134,40 +165,45 @@ def repair(path: Path, entry_ids: Collection[str] | None = None) -> list[str]:
         temporary.write_bytes(b"".join(_encode(result) + b"\n" for result in found.results.values()))
         os.replace(temporary, path)
         if strays:
-            notes.append(f"{path}: dropped results for {_ids(strays)} that {'is' if len(strays) == 1 else 'are'} "
-                         "no entry of this run (the log was edited, or comes from another run)")
+            notes.append(f"{path}: dropped results for {_ids(strays, kind)} that "
+                         f"{'is' if len(strays) == 1 else 'are'} no {kind.one} of this run (the log was edited, or "
+                         "comes from another run)")
         if found.damaged:
-            notes.append(f"{path}: dropped {len(found.damaged)} damaged line(s) ({_damaged(found)}); their entries "
-                         "are translated again")
+            notes.append(f"{path}: dropped {len(found.damaged)} damaged line(s) ({_damaged(found)}); their "
+                         f"{kind.many} are {kind.again}")
         if found.duplicates:
             verb = "was" if len(set(found.duplicates)) == 1 else "were"
-            notes.append(f"{path}: {_ids(found.duplicates)} {verb} recorded more than once; kept the first result "
-                         "of each")
+            notes.append(f"{path}: {_ids(found.duplicates, kind)} {verb} recorded more than once; kept the first "
+                         "result of each")
         if found.torn_bytes:
-            notes.append(f"{path}: dropped a torn last line ({found.torn_bytes} bytes, from a run that stopped "
-                         "while writing it); its entry is translated again")
+            notes.append(_torn(path, found))
         return notes
     if found.torn_bytes:
         with path.open("r+b") as file:  # good_end is just past a newline (or 0)
             file.truncate(found.good_end)
-        notes.append(f"{path}: dropped a torn last line ({found.torn_bytes} bytes, from a run that stopped while "
-                     "writing it); its entry is translated again")
+        notes.append(_torn(path, found))
     if found.unterminated:
         with path.open("ab") as file:
             file.write(b"\n")
     return notes
 
 
-def _damaged(found: LogScan) -> str:
+def _torn(path: Path, found: LogScan[Any]) -> str:
+    return (f"{path}: dropped a torn last line ({found.torn_bytes} bytes, from a run that stopped while writing it); "
+            f"its {found.kind.one} is {found.kind.again}")
+
+
+def _damaged(found: LogScan[Any]) -> str:
     """``line 2, line 7 of entry e5``: the first ten damaged lines, each with its entry where its id was read."""
-    return ", ".join(f"line {n}" + (f" of entry {found.damaged_ids[n]}" if n in found.damaged_ids else "")
+    one = found.kind.one
+    return ", ".join(f"line {n}" + (f" of {one} {found.damaged_ids[n]}" if n in found.damaged_ids else "")
                      for n in found.damaged[:10])
 
 
-def _ids(ids: list[str]) -> str:
+def _ids(ids: list[str], kind: LogKind[Any] = TRANSLATIONS) -> str:
     unique = list(dict.fromkeys(ids))
     shown = ", ".join(unique[:10]) + (f" and {len(unique) - 10} more" if len(unique) > 10 else "")
-    return f"{len(unique)} entr{'y' if len(unique) == 1 else 'ies'} ({shown})"
+    return f"{len(unique)} {kind.one if len(unique) == 1 else kind.many} ({shown})"
 
 
 class ResultsLog:

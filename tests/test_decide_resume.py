@@ -1,0 +1,71 @@
+"""`mt-eval decide run --resume` on a results log damaged before its end: the good lines are kept, the damaged
+ones dropped and said, their rows decided again — as `mt-eval run --resume` repairs a translation run's log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from test_decide_run import RECORDER, REVERSE, card_of, rows, run, write_corpus
+
+
+def damage(log: Path, *numbers: int) -> None:
+    """Line ``n`` (from 1) cut short or garbled, for each of ``numbers``; the last line is left whole."""
+    lines = log.read_text(encoding="utf-8").splitlines()
+    for number in numbers:
+        lines[number - 1] = lines[number - 1][:20] if number % 2 else "not a result"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_resume_keeps_the_rows_decided_and_says_which_lines_it_dropped(tmp_path, capsys):
+    """Before: "results.jsonl:2: not a decision result; the log is damaged (start over with --force)", exit 1."""
+    corpus = write_corpus(tmp_path / "c.jsonl", rows(6))
+    out = tmp_path / "run"
+    assert run(REVERSE, corpus, out) == 0
+    complete = card_of(out)
+    log = out / "results.jsonl"
+    damage(log, 2, 5)
+    capsys.readouterr()
+    assert run(REVERSE, corpus, out, "--resume") == 0
+    assert capsys.readouterr().err.splitlines() == [
+        f"mt-eval decide run: {log}: dropped 2 damaged line(s) (line 2, line 5); their rows are decided again"]
+    resumed = card_of(out)
+    assert resumed["run_id"] == complete["run_id"] and resumed["sessions"] == 2
+    assert resumed["metrics"]["groups"] == complete["metrics"]["groups"]
+    assert sorted(json.loads(line)["id"] for line in log.read_text().splitlines()) == [f"r{i}" for i in range(6)]
+
+
+def test_only_the_rows_of_the_dropped_lines_are_decided_again(make_plugin, tmp_path, monkeypatch, capsys):
+    record = tmp_path / "record.jsonl"
+    monkeypatch.setenv("DECISIONS_RECORD", str(record))
+    method = make_plugin({"name": "Recorder", "entry_point": "pipeline:Recorder", "implements": ["decide"],
+                          "dependency_class": "S", "dependencies": []}, files={"pipeline.py": RECORDER})
+    corpus = write_corpus(tmp_path / "c.jsonl", rows(6))
+    out = tmp_path / "run"
+    assert run(method, corpus, out) == 0
+    log = out / "results.jsonl"
+    damaged = [json.loads(line)["id"] for line in log.read_text().splitlines()[2:4]]
+    damage(log, 3, 4)
+    with log.open("a", encoding="utf-8") as file:  # and a row that is no row of this corpus
+        file.write(json.dumps({"id": "elsewhere"}) + "\n")
+    record.unlink()
+    assert run(method, corpus, out, "--resume") == 0
+    assert sorted(json.loads(line)["id"] for line in record.read_text().splitlines()) == sorted(damaged)
+    said = capsys.readouterr().err
+    assert (f"{log}: dropped results for 1 row (elsewhere) that is no row of this run (the log was edited, or comes "
+            "from another run)") in said
+    assert f"{log}: dropped 2 damaged line(s) (line 3, line 4); their rows are decided again" in said
+
+
+def test_a_damaged_log_read_without_resuming_says_that_resume_repairs_it(tmp_path):
+    from mt_eval.decisions.execution import DecisionLog
+
+    out = tmp_path / "run"
+    assert run(REVERSE, write_corpus(tmp_path / "c.jsonl", rows(3)), out) == 0
+    damage(out / "results.jsonl", 2)
+    with pytest.raises(ValueError) as raised:
+        DecisionLog.read(out / "results.jsonl")
+    assert str(raised.value) == (f"{out / 'results.jsonl'}: line 2 is not a result; the log is damaged: `mt-eval "
+                                 "decide run ... --resume` repairs it (those rows are decided again)")
