@@ -28,6 +28,14 @@ FILES = ("results.jsonl", "card.json", "run.json", "predictions.txt", "gateway.j
          "contamination.json")
 
 
+# the "kind" a run records in run.json (a translation run records none), and how a run of that kind is named
+KINDS = {None: "a translation run (mt-eval run)", "decide": "a decide run (mt-eval decide run)"}
+
+
+class _Kind(msgspec.Struct):
+    kind: str | None = None
+
+
 class RunError(ExpectedError):
     """A run cannot start or continue; the message says why and how to fix it."""
 
@@ -222,6 +230,9 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
         raise RunError(f"{out / folders[0]} is a directory, where a run keeps its {folders[0]} file, so {out} is not "
                        "a run directory mt-eval wrote: choose another --out, or move that directory away")
     outputs = [name for name in FILES if name != "run.json" and (out / name).exists()]  # (run.json alone: none yet)
+    if (resume or (outputs and not force)) and (other := _other_kind(state_path, fresh)) is not None:
+        raise RunError(f"{out} is the directory of {other}, which {command} cannot continue: choose another --out, or "
+                       f"replace it with --force{' instead of --resume' if resume else ''} (which deletes that run)")
     if state_path.exists() and resume:
         try:
             state = msgspec.json.decode(state_path.read_bytes(), type=type(fresh))
@@ -258,6 +269,19 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
     out.mkdir(parents=True, exist_ok=True)
     write_json(state_path, state)
     return state
+
+
+def _other_kind(state_path: Path, fresh: msgspec.Struct) -> str | None:
+    """How the run recorded in ``state_path`` is named when it is of another kind than ``fresh`` (a decide run's
+    run.json reads as a translation run's, and the other way round: their fields are the same but one); None when
+    it is of the same kind, or there is no run.json to read."""
+    try:
+        recorded = msgspec.json.decode(state_path.read_bytes(), type=_Kind).kind
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None  # (none, or one that cannot be read: said below, as it is)
+    if recorded == getattr(fresh, "kind", None):
+        return None
+    return KINDS.get(recorded, f"a run of another kind ({recorded})")
 
 
 def differences(named: list[tuple[str, Any, Any]]) -> list[tuple[str, str]]:
