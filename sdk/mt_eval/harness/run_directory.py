@@ -26,6 +26,9 @@ State = TypeVar("State", bound=msgspec.Struct)
 # check's result (mt_eval.contamination.run_check)
 FILES = ("results.jsonl", "card.json", "run.json", "predictions.txt", "gateway.jsonl", "sandbox-denied.jsonl",
          "contamination.json")
+# the files a resumed run appends to where they are (the others it replaces whole, which needs only the directory)
+APPENDED = {"results.jsonl": "its results", "gateway.jsonl": "the LLM gateway's log",
+            "sandbox-denied.jsonl": "the sandbox's denied attempts"}
 
 
 # the "kind" a run records in run.json (a translation run records none), and how a run of that kind is named
@@ -244,6 +247,7 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
             raise RunError(f"cannot resume {out}: {', '.join(name for name, _ in changed)} changed since the run "
                            f"started{f' ({details})' if details else ''}; resume with the same inputs, or start over "
                            "with --force")
+        _refuse_unwritable_logs(out)
         state.sessions += 1  # type: ignore[attr-defined]
     elif outputs and not force and state_path.exists():
         try:
@@ -269,6 +273,30 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
     out.mkdir(parents=True, exist_ok=True)
     write_json(state_path, state)
     return state
+
+
+def _refuse_unwritable_logs(out: Path) -> None:
+    """`RunError` naming the first file of `APPENDED` in ``out`` that cannot be opened for appending, with the fix;
+    checked before a resume changes anything (it was a bare "[Errno 13] Permission denied" once run.json had been
+    rewritten)."""
+    import errno
+
+    for name, holds in APPENDED.items():
+        path = out / name
+        try:
+            with path.open("ab"):  # (it exists: a run made it; nothing is written)
+                pass
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if exc.errno == errno.EACCES:
+                fix = f"make it writable for you (chmod u+w {path})"
+            elif exc.errno == errno.EPERM:
+                fix = f"clear its immutable flag (chattr -i {path})"
+            else:
+                fix = f"make it writable, or copy {out} where you can write and resume the copy"
+            raise RunError(f"cannot resume {out}: {path} cannot be written ({exc.strerror or exc}), and the run "
+                           f"appends {holds} to it: {fix}, then resume again") from None
 
 
 def _other_kind(state_path: Path, fresh: msgspec.Struct) -> str | None:
