@@ -1,0 +1,52 @@
+"""A store's --db as a user mistypes it: a scheme without its "://" is refused (it had been taken for a file
+path and a store made under that name), and no message ever shows a password, even in a URL that cannot be read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mt_eval.cli import main
+from mt_eval.leaderboard.synthetic import write_card
+
+
+@pytest.mark.parametrize("db", ["postgresql:board:secret@127.0.0.1", "postgresql:/board:secret@127.0.0.1/lb",
+                                "postgres//board:secret@127.0.0.1/lb", "sqlite:board.db"])
+def test_a_scheme_without_its_slashes_is_refused_and_no_store_is_made(db: str, tmp_path: Path, monkeypatch, capsys,
+                                                                       cards):
+    card = write_card(cards.card("alpha"), tmp_path / "run" / "card.json")
+    monkeypatch.chdir(tmp_path)
+    assert main(["publish", str(card), "--db", db, "--no-input"]) == 1
+    err = capsys.readouterr().err
+    assert "is not a database URL: its scheme is followed by '://'" in err and "nothing was published" in err
+    assert "secret" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.json", "run"]  # (no store named after the URL)
+    assert main(["leaderboard", "--db", db]) == 1
+    assert "is not a database URL" in capsys.readouterr().err
+
+
+def test_a_file_named_like_a_scheme_is_given_as_a_path(tmp_path: Path, monkeypatch, capsys, cards):
+    card = write_card(cards.card("alpha"), tmp_path / "run" / "card.json")
+    monkeypatch.chdir(tmp_path)
+    assert main(["publish", str(card), "--db", "./sqlite:board.db", "--no-input"]) == 0, capsys.readouterr().err
+    assert (tmp_path / "sqlite:board.db").is_file()
+
+
+@pytest.mark.parametrize(("db", "said"), [
+    ("postgres://board:secret@127.0.0.1:abc/lb", "is not a database URL"),
+    (" postgresql://board:secret@127.0.0.1/lb", "is not a database URL"),
+    ("postgresql://board:sec@secret@127.0.0.1/lb", "an @ in the user name or password is written %40"),
+    ("sqlite://board:secret@host/x.db", "an SQLite URL has no host"),
+    ("mysql://board:secret@host/db?password=secret", "the store is SQLite or PostgreSQL"),
+    ("postgresql://board@127.0.0.1:{port}/lb?password=secret&sslmode=disable", "cannot open the leaderboard store"),
+])
+def test_no_message_shows_a_password(db: str, said: str, capsys):
+    from postgres_server import free_port
+
+    db = db.replace("{port}", str(free_port()))
+    for command in (["leaderboard", "--db", db], ["leaderboard", "serve", "--db", db, "--port", "0"]):
+        assert main(command) == 1
+        err = capsys.readouterr().err
+        assert said in err and "secret" not in err, err
+        assert "***" in err
