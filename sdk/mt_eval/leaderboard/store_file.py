@@ -33,6 +33,8 @@ def check_file(path: Path, where: str, *, create: bool, nothing_at: str) -> None
     if path.is_dir():
         raise StoreError(f"{where} is a directory: give the store's file, such as {path / STORE_FILE}")
     if path.exists():
+        if create:
+            _check_writable(path, where)
         return
     nearest = next((folder for folder in path.parents if folder.exists()), None)  # (notes.txt/board.db)
     if nearest is not None and not nearest.is_dir():
@@ -44,6 +46,31 @@ def check_file(path: Path, where: str, *, create: bool, nothing_at: str) -> None
         path.parent.mkdir(parents=True, exist_ok=True)
     elif not path.parent.is_dir():
         raise StoreError(f"cannot create the leaderboard store {where}: the directory {path.parent} does not exist")
+
+
+def _check_writable(path: Path, where: str) -> None:
+    """`StoreError` when this user may not write the store's file, or the log and index SQLite keeps beside it:
+    said before SQLite opens it, which would leave a log and an index beside it that only read, as the file does
+    (so the store could not be published into even once the file was made writable). A read-only file system is
+    not said here (`mt_eval.leaderboard.store.open_store` says it)."""
+    read_only = [file for file in (Path(f"{path}{suffix}") for suffix in ("", "-wal", "-shm")) if _read_only(file)]
+    if read_only:
+        names = [file.name for file in read_only]
+        named = "it" if read_only == [path] else " and ".join([", ".join(names[:-1]), names[-1]][len(names) == 1:])
+        beside = "" if path in read_only else ", which SQLite keeps beside it,"
+        one = len(read_only) == 1
+        raise StoreError(f"cannot publish into the leaderboard store {where}: {named}{beside} {'is' if one else 'are'} "
+                         f"read-only for this user (make {'it' if one else 'them'} writable: chmod u+w "
+                         f"{' '.join(str(file) for file in read_only)}; or publish as the user who owns the store)")
+
+
+def _read_only(file: Path) -> bool:
+    """Whether ``file`` exists and this user may not write it (a read-only file system aside)."""
+    try:
+        os.close(os.open(file, os.O_RDWR))
+    except OSError as exc:  # (FileNotFoundError: none; EROFS, and anything else, said by open_store or SQLite)
+        return exc.errno in (errno.EACCES, errno.EPERM)
+    return False
 
 
 class FileHold:
