@@ -95,8 +95,9 @@ def current_version(connection: sa.Connection) -> int:
     if "schema_version" not in tables:
         if tables:
             shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
-            raise SchemaError(f"not an mt-eval leaderboard store (it has the tables {shown}): give the store's path, "
-                              "or publish into a new file")
+            fix = "give the store's path, or publish into a new file" if connection.dialect.name == "sqlite" else \
+                "give the store's database in the URL, or publish into a new one (CREATE DATABASE NAME)"
+            raise SchemaError(f"not an mt-eval leaderboard store (it has the tables {shown}): {fix}")
         return 0
     return int(connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0)
 
