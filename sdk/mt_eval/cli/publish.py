@@ -54,29 +54,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when every card was published, 1 when any was refused or could not be read, 130 on Ctrl-C."""
-    from mt_eval.harness.policy import PolicyError, load_policy
-    from mt_eval.leaderboard import StoreError
-    from mt_eval.leaderboard.bulk import Options, publish_cards
-    from mt_eval.leaderboard.publish import report, unstored
-    from mt_eval.leaderboard.store import open_store
-    from mt_eval.progress import RunProgress
+    from mt_eval.errors import InterruptedBefore
 
-    try:
-        policy = load_policy(args.policy)
-    except PolicyError as exc:  # (it may end with a fix on a line of its own)
-        print(f"mt-eval publish: {exc}\nmt-eval publish: nothing was published", file=sys.stderr)
-        return 1
-    if args.extension:  # enabled once here: one that cannot be is the command's error, not each card's
-        from mt_eval.extensions import enable_extension, make_plugin_manager
+    try:  # (Ctrl-C before a card is read: said so, not a bare "interrupted")
+        from mt_eval.harness.policy import PolicyError, load_policy
+        from mt_eval.leaderboard import StoreError
+        from mt_eval.leaderboard.bulk import Options, publish_cards
+        from mt_eval.leaderboard.publish import report, unstored
+        from mt_eval.leaderboard.store import open_store
+        from mt_eval.progress import RunProgress
 
-        manager = make_plugin_manager()
-        for extension in args.extension:
-            enable_extension(manager, extension)
-    try:
-        store = open_store(args.db)
-    except StoreError as exc:
-        print(f"mt-eval publish: {exc}; nothing was published", file=sys.stderr)
-        return 1
+        try:
+            policy = load_policy(args.policy)
+        except PolicyError as exc:  # (it may end with a fix on a line of its own)
+            print(f"mt-eval publish: {exc}\nmt-eval publish: nothing was published", file=sys.stderr)
+            return 1
+        if args.extension:  # enabled once here: one that cannot be is the command's error, not each card's
+            from mt_eval.extensions import enable_extension, make_plugin_manager
+
+            manager = make_plugin_manager()
+            for extension in args.extension:
+                enable_extension(manager, extension)
+        try:
+            store = open_store(args.db)
+        except StoreError as exc:
+            print(f"mt-eval publish: {exc}; nothing was published", file=sys.stderr)
+            return 1
+    except KeyboardInterrupt:
+        raise InterruptedBefore("mt-eval publish: interrupted before any card was read; nothing was published") \
+            from None
 
     def refused(item: Any) -> None:
         print(f"mt-eval publish: {item.path}: {item.error}", file=sys.stderr)
