@@ -169,8 +169,11 @@ def _site(board: dict[str, Any], store: Any, out: Path, args: argparse.Namespace
         pages = write_site(board, store, out, title=args.title, quiet=args.quiet, force=args.force)
     except SiteRefused as exc:
         raise ExpectedError(str(exc)) from exc
-    except OSError as exc:
-        raise ExpectedError(f"cannot write the site to {out}: {exc.strerror or exc}") from exc
+    except OSError as exc:  # the path it failed at, named (a directory where a page goes, a file where cards/ is)
+        where = exc.filename2 or exc.filename
+        why = "it is not a directory" if isinstance(exc, FileExistsError) else exc.strerror or str(exc)
+        named = f"{where}: " if where and Path(where) != out else ""
+        raise ExpectedError(f"cannot write the site to {out}: {named}{why}") from exc
     index = (out / "index.html").resolve()
     print(f"wrote {index} ({board['cards']} run cards, {pages} detail pages); open {index.as_uri()}")
     return 0
