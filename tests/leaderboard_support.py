@@ -12,7 +12,10 @@ from mt_eval.leaderboard.publish import prepare
 from mt_eval.leaderboard.store import open_store
 from mt_eval.leaderboard.synthetic import write_card
 
-GOOD = {"status": "complete", "eligibility": {"eligible": True, "reasons": [], "flags": []},
+# (an eligible card's reasons are what was checked, as `mt_eval.eligibility.decide` words them for class S)
+GRANTED_S = ["class S: ran in the sandbox with no network", "the static scan found nothing undeclared",
+             "the sandbox denied nothing"]
+GOOD = {"status": "complete", "eligibility": {"eligible": True, "reasons": GRANTED_S, "flags": []},
         "static_scan": {"findings": [], "errors": 0, "files_scanned": 1},
         "sandbox": {"tool": "bubblewrap", "version": "0.8.0", "denied": [],
                     "policy": {"network": "none", "network_meaning": "no network", "plugin": "/p", "read_only": []}}}
