@@ -163,8 +163,10 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
             for result in await split_on_failure(call, part, failed_entry):
                 printer.done(result)
 
+    size = max(1, min(config.batch_size, -(-len(entries) // config.concurrency)))  # (few: one a call)
+
     async def translate_then_close() -> None:
-        limit = max(timeout_s * config.batch_size, 0.5)
+        limit = max(timeout_s * size, 0.5)  # (--timeout is per sentence: a call of `size` has that many)
         try:
             with LoopWatchdog(limit, hard_limit_s=max(5.0, limit), hard_exit_code=1,
                               hard_message=f"mt-eval translate: {loaded.method_id} blocked the event loop and could "
@@ -172,7 +174,6 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
                 async with anyio.create_task_group() as group:
                     printer.on_error = group.cancel_scope.cancel  # (nowhere to print: nothing more is sent)
                     limiter = anyio.CapacityLimiter(config.concurrency)
-                    size = max(1, min(config.batch_size, -(-len(entries) // config.concurrency)))  # (few: one a call)
                     for start in range(0, len(entries), size):
                         group.start_soon(send, entries[start:start + size], limiter)
         finally:  # programs the method started end with the command (a bounded wait: a warning, not a hang)
