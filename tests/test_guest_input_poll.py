@@ -305,5 +305,6 @@ def test_mt_eval_serve_pinned_to_one_cpu_spends_no_cpu_polling_between_calls(tmp
         guest.stdin.close()
         guest.wait(30)
         guest.stdout.close()
-    # polling, it would spend its 10 ms after each of the 10 answers (the Node guest's test shows the contrast)
-    assert last - first < 0.02, f"{(last - first) * 1e3:.1f} ms of CPU over 10 pauses of 30 ms"
+    # polling, it would spend its 10 ms after each of the 10 answers, 100 ms (the Node guest's test shows the
+    # contrast); the answers themselves take a few ms, more on a busy machine
+    assert last - first < 0.05, f"{(last - first) * 1e3:.1f} ms of CPU over 10 pauses of 30 ms"

@@ -114,8 +114,9 @@ describe('on one CPU', () => {
   test('a guest started on one CPU (taskset) spends no CPU polling between calls', { skip: !hasTaskset && 'no taskset' },
     async () => {
       const pinned = await cpuOver(guest('10000', ['taskset', '-c', '0']), 10);
-      // polling, it would spend its 10 ms after each of the 10 answers (as the test below shows)
-      assert.ok(pinned < 20_000, `on one CPU the guest spent ${pinned} µs of CPU over 10 pauses of 30 ms`);
+      // polling, it would spend its 10 ms after each of the 10 answers, 100 ms (as the test below shows); the
+      // answers themselves take a few ms, more on a busy machine
+      assert.ok(pinned < 50_000, `on one CPU the guest spent ${pinned} µs of CPU over 10 pauses of 30 ms`);
     });
 });
 
