@@ -71,6 +71,27 @@ def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+async def settled_fds() -> int:
+    """The descriptors open once none has opened or closed for 0.1 s (a pipe's transport closes its descriptor
+    a turn or more after its child is gone, later on a busy machine)."""
+    count, unchanged = open_fds(), 0
+    for _ in range(300):
+        await asyncio.sleep(0.01)
+        now = open_fds()
+        unchanged, count = (unchanged + 1 if now == count else 0), now
+        if unchanged >= 10:
+            break
+    return count
+
+
+async def descriptors_after_a_first_child() -> int:
+    """The descriptors open once a first child has come and gone (a loop opens one or two of its own then)."""
+    warm = Recorder(["true"])
+    await warm.spawn()
+    await warm.aclose()
+    return await settled_fds()
+
+
 def gone(pid: int) -> bool:
     """No such process, not even a zombie waiting to be reaped."""
     return not Path(f"/proc/{pid}").exists()
@@ -122,14 +143,11 @@ def test_the_child_leads_its_own_process_group_in_the_given_directory_and_enviro
 @pytest.mark.parametrize("loop_name", ["asyncio", "uvloop"])
 def test_a_program_that_cannot_be_started_raises_and_leaves_nothing_open(loop_name, tmp_path):
     async def scenario():
-        warm = Recorder(["true"])  # a loop opens a descriptor or two of its own on first use
-        await warm.spawn()
-        await warm.aclose()
-        before = open_fds()
+        before = await descriptors_after_a_first_child()
         for command in (["/no/such/program"], [str(tmp_path)]):
             with pytest.raises(OSError):
                 await Recorder(command).spawn()
-        return before, open_fds()
+        return before, await settled_fds()
 
     before, after = run(loop_name, scenario())
     assert after == before
@@ -138,10 +156,7 @@ def test_a_program_that_cannot_be_started_raises_and_leaves_nothing_open(loop_na
 @pytest.mark.parametrize("loop_name", ["asyncio", "uvloop"])
 def test_closing_kills_a_running_child_and_reaps_it_and_no_descriptor_is_left_open(loop_name):
     async def scenario():
-        warm = Recorder(["true"])  # a loop opens a descriptor or two of its own on first use
-        await warm.spawn()
-        await warm.aclose()
-        before = open_fds()
+        before = await descriptors_after_a_first_child()
         pids = []
         for _ in range(20):
             child = Recorder(["sleep", "30"], grace_s=0.2)
@@ -156,7 +171,7 @@ def test_closing_kills_a_running_child_and_reaps_it_and_no_descriptor_is_left_op
                 break
             await asyncio.sleep(0.01)
         pids.append(closed.pid)
-        return before, open_fds(), pids, closed
+        return before, await settled_fds(), pids, closed
 
     before, after, pids, closed = run(loop_name, scenario())
     assert after == before
@@ -171,10 +186,7 @@ def test_a_start_cancelled_at_any_point_raises_cancelled_and_leaves_nothing_behi
     marker, env = marked_environment()
 
     async def scenario():
-        warm = Recorder(["true"])  # a loop opens a descriptor or two of its own on first use
-        await warm.spawn()
-        await warm.aclose()
-        before = open_fds()
+        before = await descriptors_after_a_first_child()
         outcomes, children = [], []
         for turns in range(8):
             child = Recorder(["sleep", "30"], env=env)
@@ -189,9 +201,9 @@ def test_a_start_cancelled_at_any_point_raises_cancelled_and_leaves_nothing_behi
                 await child.aclose()
             except asyncio.CancelledError:
                 outcomes.append("cancelled")
-        for _ in range(100):
+        for _ in range(150):
             await asyncio.sleep(0.02)  # (a pipe's transport closes its descriptor a turn after it is closed)
-            if not processes_marked(marker):
+            if not processes_marked(marker) and open_fds() <= before:
                 break
         return before, open_fds(), outcomes, children
 
