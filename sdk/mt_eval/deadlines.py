@@ -92,6 +92,10 @@ def raised_by_a_signal(exc: BaseException) -> bool:
     """Whether a KeyboardInterrupt came from a signal: raised by the handler asyncio's runner puts on Ctrl-C (at the
     second one: the first cancels the run instead), or by `mt_eval.cli.termination` for SIGTERM, rather than by a
     method's own code (which is then its call's failure, not the user's Ctrl-C)."""
+    from mt_eval.loop_watchdog import InterruptedWhileBlocked
+
+    if isinstance(exc, InterruptedWhileBlocked):  # (Ctrl-C while a method blocked the event loop)
+        return True
     last = exc.__traceback__
     while last is not None and last.tb_next is not None:
         last = last.tb_next

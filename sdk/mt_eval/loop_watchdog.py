@@ -10,6 +10,13 @@ right where the blocking code is (a blocking system call is interrupted; pure Py
 instruction). If even that does not bring the loop back within ``hard_limit_s`` more — code blocked in
 a C extension that never returns to Python — the watchdog writes ``hard_message`` to stderr and ends
 the process with ``hard_exit_code``: whatever was already saved stays saved, and nothing hangs.
+
+Ctrl-C goes through the watchdog too. The event loop's own handling of it (cancel the command, and let it save
+and say what it did) needs the loop to turn, which a blocked loop does not: a method in ``time.sleep(60)`` kept
+Ctrl-C waiting for the whole call, or for the watchdog's limit. So a Ctrl-C that comes while the loop has been
+blocked for `BLOCKED_NOW_S` raises `InterruptedWhileBlocked` (a `KeyboardInterrupt`) right in the blocked call,
+and the command stops as at a second Ctrl-C; one that comes while the loop turns is handled as before, and the
+watchdog then interrupts a call that blocks the loop for `BLOCKED_AFTER_S` the same way.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ HEARTBEAT_S = 0.05
 # many; past them the code is taken to swallow the interrupt (an `except BaseException` in a loop), and the process
 # ends as for a block that cannot be interrupted.
 MAX_INTERRUPTS = 16
+BLOCKED_NOW_S = 1.0  # a loop that has not turned for this long when Ctrl-C comes is blocked (by a method's call)
+BLOCKED_AFTER_S = 0.5  # after a Ctrl-C, a call that blocks the loop this long is interrupted
 
 
 class LoopBlocked(BaseException):
@@ -36,6 +45,15 @@ class LoopBlocked(BaseException):
 
     def __init__(self, seconds: float) -> None:
         super().__init__(f"the event loop was blocked for {seconds:.1f} s")
+        self.seconds = seconds
+
+
+class InterruptedWhileBlocked(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) while synchronous code blocked the event loop: raised in that code, it stops the
+    command as Ctrl-C does (`mt_eval.deadlines.raised_by_a_signal` tells it from a method's own raise)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"interrupted while the event loop was blocked for {seconds:.1f} s")
         self.seconds = seconds
 
 
@@ -58,6 +76,7 @@ class LoopWatchdog:
         self._handle: asyncio.TimerHandle | None = None
         self._thread: threading.Thread | None = None
         self._previous: signal._HANDLER = None
+        self._previous_sigint: Callable[[int, FrameType | None], object] | None = None
         self._armed = False
         self._error: Callable[[float], BaseException] = LoopBlocked
 
@@ -68,6 +87,10 @@ class LoopWatchdog:
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGUSR1, self._interrupt)
             self._armed = True
+            sigint = signal.getsignal(signal.SIGINT)
+            if callable(sigint):  # (not where Ctrl-C is ignored: a script's background job)
+                self._previous_sigint = sigint
+                signal.signal(signal.SIGINT, self._on_sigint)
         self._thread = threading.Thread(target=self._watch, name="mt-eval loop watchdog", daemon=True)
         self._thread.start()
         return self
@@ -81,6 +104,8 @@ class LoopWatchdog:
             self._thread.join()
         if self._armed:
             signal.signal(signal.SIGUSR1, self._previous)
+        if self._previous_sigint is not None and signal.getsignal(signal.SIGINT) == self._on_sigint:
+            signal.signal(signal.SIGINT, self._previous_sigint)
 
     def hurry(self, limit_s: float, error: Callable[[float], BaseException]) -> None:
         """From now on, a loop blocked for ``limit_s`` (or the limit given, when shorter) is interrupted with
@@ -122,6 +147,17 @@ class LoopWatchdog:
                 sys.stderr.write(self.hard_message + "\n")
                 sys.stderr.flush()
                 real_exit(self.hard_exit_code)
+
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        """Ctrl-C: raised at once in the code blocking the loop, else handled as before this watchdog; and from
+        now on a call that blocks the loop for `BLOCKED_AFTER_S` is interrupted with it."""
+        if not self._stop.is_set():
+            self.hurry(BLOCKED_AFTER_S, InterruptedWhileBlocked)  # (calls started as the command winds down, too)
+            blocked = self.blocked_s()
+            if blocked >= BLOCKED_NOW_S:
+                raise InterruptedWhileBlocked(blocked)
+        if self._previous_sigint is not None:
+            self._previous_sigint(signum, frame)
 
     def _interrupt(self, signum: int, frame: FrameType | None) -> None:
         if self._fired and not self._stop.is_set():
