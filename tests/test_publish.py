@@ -255,6 +255,23 @@ def test_json_has_every_card_given_and_a_bad_extension_is_one_error_before_any_c
     assert err.count("no_such_ext_xyz: no module named") == 1
 
 
+def test_json_has_every_card_not_tried_when_the_store_policy_or_an_extension_stops_the_command(cards, tmp_path: Path,
+                                                                                                 db: str, capsys):
+    """Before, --json printed nothing at all then (but a report of every card when a write failed)."""
+    good = write_card(cards.card("alpha"), tmp_path / "good.json")
+    given = [str(good), str(tmp_path / "absent.json")]
+    for stopped_by, why in [(["--db", str(tmp_path / "no-such-dir" / "x.db")], "the store cannot be opened"),
+                            (["--db", db, "--policy", str(tmp_path / "none.json")], "the gate policy cannot be used"),
+                            (["--db", db, "--extension", "no_such_ext_xyz"], "an extension cannot be enabled")]:
+        assert publish(*given, *stopped_by, "--no-input", "--json") == 1
+        captured = capsys.readouterr()
+        shown = json.loads(captured.out)
+        assert [(r["card"], r["status"], r["id"]) for r in shown] == [(name, "not_tried", None) for name in given]
+        assert all(r["message"].startswith(f"not tried {r['card']}: {why}") for r in shown)
+        assert "nothing was published" in captured.err or "cannot enable extension" in captured.err
+    assert stored(db) == []
+
+
 def _cannot_create(path: Path) -> bool:
     try:
         os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644))

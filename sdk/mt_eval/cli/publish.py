@@ -68,19 +68,26 @@ def run(args: argparse.Namespace) -> int:
             policy = load_policy(args.policy)
         except PolicyError as exc:  # (it may end with a fix on a line of its own)
             print(f"mt-eval publish: {exc}\nmt-eval publish: nothing was published", file=sys.stderr)
+            _none_tried(args, "the gate policy cannot be used (--policy)")
             return 1
         if args.extension:  # enabled once here: one that cannot be is the command's error, not each card's
             from mt_eval.extensions import enable_extension, make_plugin_manager
 
             manager = make_plugin_manager()
-            for extension in args.extension:
-                enable_extension(manager, extension)
+            try:
+                for extension in args.extension:
+                    enable_extension(manager, extension)
+            except Exception:
+                _none_tried(args, "an extension cannot be enabled (--extension)")
+                raise
         try:
             store = open_store(args.db)
         except StoreError as exc:
             print(f"mt-eval publish: {exc}; nothing was published", file=sys.stderr)
+            _none_tried(args, "the store cannot be opened")
             return 1
     except KeyboardInterrupt:
+        _none_tried(args, "interrupted before any card was read")
         raise InterruptedBefore("mt-eval publish: interrupted before any card was read; nothing was published") \
             from None
 
@@ -136,3 +143,14 @@ def run(args: argparse.Namespace) -> int:
         return 1
     failed = any(c.error is not None or c.outcome is None or c.outcome.status != "published" for c in result.cards)
     return 1 if failed else 0
+
+
+def _none_tried(args: argparse.Namespace, why: str) -> None:
+    """With --json, every card given as not tried, and ``why`` (stdout holds a report of each card, whatever
+    stopped the command; stderr says what went wrong)."""
+    if not args.json:
+        return
+    from mt_eval.cli.json_output import json_text
+    from mt_eval.leaderboard.publish import not_tried
+
+    sys.stdout.write(json_text([not_tried(name, why) for name in args.cards]))

@@ -233,7 +233,12 @@ def report(prepared: Prepared, outcome: Any) -> dict[str, Any]:
 def unstored(item: Any) -> dict[str, Any]:
     """The JSON form of a card that did not reach the store (a `bulk.Published`): refused before it, with the
     reason, or not tried (publishing stopped first)."""
-    status, message = ("refused", f"refused {item.path}: {item.error}") if item.error is not None else \
-        ("not_tried", f"not tried {item.path}: publishing stopped before it")
-    return {"card": str(item.path), "status": status, "id": None, "run_id": None, "content_sha256": None,
-            "method_card": None, "message": message}
+    if item.error is None:
+        return not_tried(str(item.path), "publishing stopped before it")
+    return {**not_tried(str(item.path), ""), "status": "refused", "message": f"refused {item.path}: {item.error}"}
+
+
+def not_tried(card: str, why: str) -> dict[str, Any]:
+    """The JSON form of a card publishing did not try, and ``why``."""
+    return {"card": card, "status": "not_tried", "id": None, "run_id": None, "content_sha256": None,
+            "method_card": None, "message": f"not tried {card}: {why}"}
