@@ -105,3 +105,14 @@ def test_help_imports_no_command_and_a_command_imports_only_its_own_module():
         parsed = subprocess.run([sys.executable, "-c", heavy, name], capture_output=True, text=True, check=True,
                                 timeout=60)
         assert parsed.stdout.strip() in ("[]", "['msgspec']"), (name, parsed.stdout)  # the work comes when it runs
+
+
+def test_ctrl_c_while_the_options_are_read_says_nothing_was_done_not_a_traceback():
+    """Reading a command's options imports what it needs (a few tenths of a second for `run`): a Ctrl-C then
+    printed a traceback."""
+    script = ("import sys\nimport mt_eval.cli as cli\n"
+              "def reading(*args):\n    raise KeyboardInterrupt  # (as Python raises it for a Ctrl-C)\n"
+              "cli.build_parser = reading\nsys.argv = ['mt-eval', 'run', '--demo']\ncli.console_main()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (130, "\nmt-eval: interrupted before the command started; nothing was "
+                                                   "done\n")

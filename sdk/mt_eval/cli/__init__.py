@@ -117,7 +117,11 @@ def console_main() -> NoReturn:
         sys.stdout.reconfigure(errors="backslashreplace")  # not UTF-8 is shown with its escapes, as on stderr)
     sys.stdout = _OutputChecked(sys.stdout)
     process_exit.adopts_orphans = True
-    status = main()
+    try:
+        status = main()
+    except KeyboardInterrupt:  # (while the options were read, which imports what the command needs: a few 100 ms)
+        print("\nmt-eval: interrupted before the command started; nothing was done", file=sys.stderr)
+        status = 130
     if "mt_eval.plugin_import" in sys.modules or "mt_eval.extensions" in sys.modules:  # a method's code ran here
         from mt_eval.cli.leftovers import leave
 
