@@ -121,6 +121,17 @@ def test_the_site_is_not_written_over_a_directory_of_other_files(cards, tmp_path
     (home / "cards" / "0123456789abcdef.html").write_text("stale")
     assert main(["leaderboard", "--db", db, "--out", str(home)]) == 0
     assert not (home / "cards" / "0123456789abcdef.html").exists() and len(list((home / "cards").iterdir())) == 1
+    # a leaderboard.json that is not a board is a stranger's file, and so is the index.html beside it
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "leaderboard.json").write_text('{"players": ["ann", "bob"]}')
+    assert main(["leaderboard", "--db", db, "--out", str(other)]) == 1
+    assert f"{other} holds leaderboard.json, which is not part of a leaderboard site" in capsys.readouterr().err
+    (other / "index.html").write_text("their page")
+    (other / "leaderboard.json").write_text("not JSON")
+    assert main(["leaderboard", "--db", db, "--out", str(other)]) == 1
+    assert "which is not part of a leaderboard site" in capsys.readouterr().err
+    assert (other / "index.html").read_text() == "their page" and (other / "leaderboard.json").read_text() == "not JSON"
     a_file = tmp_path / "notes.txt"
     a_file.write_text("notes")
     assert main(["leaderboard", "--db", db, "--out", str(a_file), "--force"]) == 1

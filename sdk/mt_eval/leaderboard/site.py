@@ -33,21 +33,39 @@ class SiteRefused(Exception):
 
 def foreign_file(out: Path) -> Path | None:
     """A file in ``out`` that a site written there would replace or remove and that is not a site's own, or
-    None. A directory with a ``leaderboard.json`` is a site written before: its ``index.html`` is its own."""
+    None. A directory whose ``leaderboard.json`` is a board is a site written before: its ``index.html`` is its
+    own (a ``leaderboard.json`` of another kind is a stranger's file, as its ``index.html`` is)."""
     if not out.exists():
         return None
     if not out.is_dir():
         return out
-    is_site = (out / "leaderboard.json").is_file()
+    is_site = _a_board(out / "leaderboard.json")
     for path in out.iterdir():
         if path.name == CARDS_DIR and path.is_dir():
             odd = next((page for page in path.iterdir() if not DETAIL_PAGE.match(page.name) and not _temporary(page)),
                        None)
             if odd is not None:
                 return odd
-        elif not ((path.name in SITE_FILES and (is_site or path.name != "index.html")) or _temporary(path)):
+        elif not ((path.name in SITE_FILES and is_site) or _temporary(path)):
             return path
     return None
+
+
+class _Board(msgspec.Struct):
+    """What every ``leaderboard.json`` a site holds has (`mt_eval.leaderboard.board.build_board`)."""
+
+    generated_at: str
+    groups: list[msgspec.Raw]
+    unranked: list[msgspec.Raw]
+
+
+def _a_board(path: Path) -> bool:
+    """Whether ``path`` is a board a site was written with (not some other file of that name)."""
+    try:
+        msgspec.json.decode(path.read_bytes(), type=_Board)
+    except (OSError, msgspec.DecodeError):  # (ValidationError is a DecodeError)
+        return False
+    return True
 
 
 def _temporary(path: Path) -> bool:
