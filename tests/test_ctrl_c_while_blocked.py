@@ -1,4 +1,5 @@
-"""Ctrl-C while a method blocks the event loop (``time.sleep`` inside an async method) stops the command at once.
+"""Ctrl-C while a method blocks the event loop (``time.sleep`` in an async method, or in its start) stops the
+command at once.
 
 The loop's own Ctrl-C handling needs the loop to turn: before, `mt-eval run` went on for the whole blocked call, then
 for each call queued behind it (four minutes for a method sleeping 60 s a call). `mt_eval.loop_watchdog` now raises
@@ -33,6 +34,19 @@ class Blocks:
         print("blocking the loop", file=sys.stderr, flush=True)
         time.sleep(60)
         return []
+'''
+STARTS = '''
+import sys
+import time
+
+
+class Blocks:
+    async def start(self, config):  # (as one that loads a model synchronously: as long as it likes)
+        print("blocking the loop", file=sys.stderr, flush=True)
+        time.sleep(60)
+
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": "hola"} for e in entries]
 '''
 TRANSLATES = {"name": "Blocks", "entry_point": "pipeline:Blocks", "dependency_class": "S", "dependencies": [],
               "supported_pairs": ["eng>spa"]}
@@ -101,15 +115,16 @@ def test_a_call_that_blocks_the_loop_after_a_ctrl_c_is_interrupted_too():
     assert took < 5, took
 
 
-@pytest.mark.parametrize("command", [
-    ["run", "--corpus", str(CORPUS), "--latency-sample", "0"],
-    ["run", "--corpus", str(CORPUS)],  # in the latency calls made before the run
-    ["decide", "run", "--corpus", str(DECISIONS)],
-    ["translate", "--pair", "eng:spa"],
-], ids=["run", "run-latency", "decide", "translate"])
+@pytest.mark.parametrize(("command", "source"), [
+    pytest.param(["run", "--corpus", str(CORPUS), "--latency-sample", "0"], BLOCKS, id="run"),
+    pytest.param(["run", "--corpus", str(CORPUS)], BLOCKS, id="run-latency"),  # in the latency calls before the run
+    pytest.param(["decide", "run", "--corpus", str(DECISIONS)], BLOCKS, id="decide"),
+    pytest.param(["translate", "--pair", "eng:spa"], BLOCKS, id="translate"),
+    pytest.param(["run", "--corpus", str(CORPUS), "--latency-sample", "0"], STARTS, id="run-start"),
+])
 @pytest.mark.parametrize("wait_s", [0.0, 1.5])
-def test_ctrl_c_stops_a_command_whose_method_blocks_the_loop(make_plugin, tmp_path, command, wait_s):
-    plugin = make_plugin(DECIDES if command[0] == "decide" else TRANSLATES, {"pipeline.py": BLOCKS})
+def test_ctrl_c_stops_a_command_whose_method_blocks_the_loop(make_plugin, tmp_path, command, source, wait_s):
+    plugin = make_plugin(DECIDES if command[0] == "decide" else TRANSLATES, {"pipeline.py": source})
     if command[0] == "translate":
         argv = [*command, str(plugin), "one sentence", "another"]
     else:

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -114,7 +115,8 @@ async def _execute_and_close(ran: Translated, entries: Sequence[dict[str, Any]],
     loaded, outcome = ran.loaded, ran.outcome
     method = loaded.method
     try:
-        start_s = await start_method(loaded, config) if entries or around.begin else 0.0
+        with _ctrl_c_not_held_up(method, watchdog_message):  # (a start that blocks the loop may: a model loaded)
+            start_s = await start_method(loaded, config) if entries or around.begin else 0.0
         if around.begin is not None:
             ran.begun = await around.begin(loaded)
         first_call = outcome.timing.first_call_s
@@ -142,3 +144,11 @@ async def _execute_and_close(ran: Translated, entries: Sequence[dict[str, Any]],
             outcome.notes.merge(host_notes.counts)
     finally:  # a method that fails or hangs in aclose() costs a warning, not the card
         await guarded_close(method, loaded.method_id, prog="mt-eval run", directory=loaded.directory)
+
+
+def _ctrl_c_not_held_up(method: object, stuck_message: str) -> contextlib.AbstractContextManager[Any]:
+    """For an in-process method's ``start()``, which may block the event loop as long as it likes (loading a
+    model): Ctrl-C is raised in the blocked call all the same (`mt_eval.loop_watchdog`), not when it returns."""
+    if getattr(method, "enforces_deadlines", False):  # (a guest: its host's deadlines hold)
+        return contextlib.nullcontext()
+    return LoopWatchdog(math.inf, hard_limit_s=10.0, hard_message=stuck_message, hard_exit_code=EXIT_ERROR)
