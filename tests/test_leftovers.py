@@ -144,7 +144,7 @@ def test_a_guest_of_mt_evals_own_host_left_by_a_second_ctrl_c_is_ended_without_b
 
 def test_a_second_ctrl_c_raised_in_a_transport_callback_prints_no_traceback():
     """The loop's report of a KeyboardInterrupt raised inside a callback ("Fatal error on transport", with its
-    traceback) is left out; other errors are still reported."""
+    traceback) is left out, alone or in a task group's exception group; other errors are still reported."""
     from mt_eval.event_loop import _quiet_on_interrupt
 
     reported = []
@@ -155,7 +155,11 @@ def test_a_second_ctrl_c_raised_in_a_transport_callback_prints_no_traceback():
 
     _quiet_on_interrupt(Loop(), {"message": "Fatal error on transport", "exception": KeyboardInterrupt()})
     _quiet_on_interrupt(Loop(), {"message": "something else", "exception": ValueError("x")})
-    assert reported == ["something else"]
+    _quiet_on_interrupt(Loop(), {"message": "a task group's", "exception": BaseExceptionGroup(
+        "unhandled errors in a TaskGroup", [KeyboardInterrupt(), BaseExceptionGroup("inner", [SystemExit(1)])])})
+    _quiet_on_interrupt(Loop(), {"message": "a group with an error", "exception": BaseExceptionGroup(
+        "unhandled errors in a TaskGroup", [KeyboardInterrupt(), ValueError("x")])})
+    assert reported == ["something else", "a group with an error"]
 
 
 DAEMONISES = """

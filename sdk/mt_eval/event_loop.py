@@ -76,8 +76,11 @@ def run(func: Callable[[*Args], Awaitable[T]], *args: *Args) -> T:
 def _quiet_on_interrupt(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
     """The loop's report of an error in a callback, except for Ctrl-C (a second one, raised wherever the loop was):
     the command says it was interrupted; a transport's traceback for it ("Fatal error on transport") says nothing."""
-    if isinstance(context.get("exception"), KeyboardInterrupt | SystemExit):
+    error = context.get("exception")
+    if isinstance(error, KeyboardInterrupt | SystemExit):
         return
+    if isinstance(error, BaseExceptionGroup) and error.split((KeyboardInterrupt, SystemExit))[1] is None:
+        return  # (a task group's, holding that alone)
     loop.default_exception_handler(context)
 
 
