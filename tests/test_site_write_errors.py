@@ -22,7 +22,8 @@ def store(tmp_path: Path, cards) -> Path:
 def test_a_directory_where_the_index_goes_is_named(store: Path, tmp_path: Path, capsys):
     site = tmp_path / "site"
     (site / "index.html").mkdir(parents=True)
-    (site / "leaderboard.json").write_text("{}\n")  # (an earlier site, as far as it can tell)
+    (site / "leaderboard.json").write_text('{"generated_at": "2026-12-01T00:00:00+00:00", "groups": [], '
+                                           '"unranked": []}\n')  # (an earlier site, as far as it can tell)
     capsys.readouterr()
     assert main(["leaderboard", "--db", str(store), "--out", str(site)]) == 1
     assert capsys.readouterr().err == \
