@@ -3,6 +3,7 @@ says that nothing was published; it had said only "interrupted"."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from mt_eval.cli import main
@@ -22,3 +23,8 @@ def test_ctrl_c_while_the_store_is_opened_says_nothing_was_published(tmp_path: P
     assert capsys.readouterr().err == \
         "mt-eval publish: interrupted before any card was read; nothing was published\n"
     assert not (tmp_path / "board.db").exists()
+    assert main(["publish", str(card), "--db", str(tmp_path / "board.db"), "--no-input", "--json"]) == 130
+    captured = capsys.readouterr()
+    assert [(r["card"], r["status"], r["message"]) for r in json.loads(captured.out)] == [
+        (str(card), "not_tried", f"not tried {card}: interrupted before any card was read")]
+    assert captured.err.endswith("nothing was published\n")

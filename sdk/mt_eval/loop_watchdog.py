@@ -37,7 +37,10 @@ HEARTBEAT_S = 0.05
 # ends as for a block that cannot be interrupted.
 MAX_INTERRUPTS = 16
 BLOCKED_NOW_S = 1.0  # a loop that has not turned for this long when Ctrl-C comes is blocked (by a method's call)
-BLOCKED_AFTER_S = 0.5  # after a Ctrl-C, a call that blocks the loop this long is interrupted
+# After a Ctrl-C, a call that blocks the loop this long is interrupted. What a command writes once stopped (run.json,
+# the summary) it writes after its loop has ended, where no watchdog runs; `mt-eval locales`, which writes its locale
+# files on the loop, keeps a longer limit of its own.
+BLOCKED_AFTER_S = 0.5
 
 
 class LoopBlocked(BaseException):

@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 EXPECTED = (ValueError, LookupError, OSError)  # an unreadable config, an unknown locale, a plugin not found
 # Ctrl-C before anything was sent (one later writes what was translated and says so: `interrupted_message`).
 INTERRUPTED = "mt-eval locales: interrupted before anything was sent; nothing was written"
-BLOCKED_NOW_S = 1.0  # a loop that has not turned for this long when Ctrl-C comes is blocked by a method
 # After Ctrl-C, a method that blocks the loop this long is interrupted (long enough for the command's own writing of
 # what was translated, which a large locale file can make last a second)
 BLOCKED_S = 5.0
@@ -195,6 +194,7 @@ def _interrupts(stop: anyio.Event, watchdog: LoopWatchdog) -> Iterator[threading
     blocks the loop, and then interrupts the blocked call right there (its keys fail; those translated before
     are written)."""
     from mt_eval.cli.termination import INTERRUPTED, exit_status
+    from mt_eval.loop_watchdog import BLOCKED_NOW_S
     from mt_eval.process_exit import real_exit
 
     loop = asyncio.get_running_loop()
@@ -207,7 +207,7 @@ def _interrupts(stop: anyio.Event, watchdog: LoopWatchdog) -> Iterator[threading
         interrupted.set()
         loop.call_soon_threadsafe(stop.set)
         watchdog.hurry(BLOCKED_S, Interrupted)  # a call that blocks the loop from now on is interrupted
-        if watchdog.blocked_s() >= BLOCKED_NOW_S:  # one that blocks it now, at once
+        if watchdog.blocked_s() >= BLOCKED_NOW_S:  # one that blocks it now, at once (as the watchdog judges it)
             raise Interrupted(watchdog.blocked_s())
 
     previous = signal.signal(signal.SIGINT, interrupt)
