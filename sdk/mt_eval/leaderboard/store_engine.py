@@ -36,19 +36,31 @@ WAL_CHECKPOINT_PAGES = 16_384
 # How long the checkpoint at the end of a publish waits for readers in the middle of a read (a page being
 # rendered); one still reading then leaves the rest of the log for the next publish or the last connection.
 CHECKPOINT_WAIT_MS = 5_000
+# A PostgreSQL server that is gone (a host down, a network cut) is found by TCP within about a minute, rather than
+# after the kernel's quarter of an hour of retries; one that is frozen is found by `server_silence`.
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 3,
+              "tcp_user_timeout": 60_000}
 
 
 def new_engine(url: sa.URL, *, writable: bool = False) -> sa.Engine:
     """An engine; a ``writable`` one puts an SQLite database in WAL mode, which stays with the file."""
     if url.get_backend_name() == "postgresql":
         try:
-            return sa.create_engine(url, connect_args={"connect_timeout": 10})
+            engine = sa.create_engine(url, connect_args={"connect_timeout": 10, **KEEPALIVES})
         except ModuleNotFoundError as exc:
             if url.drivername != "postgresql+psycopg":  # (postgresql+psycopg2://, +asyncpg://: another driver named)
                 raise StoreError(f"{url.drivername}:// names a driver mt-eval does not use: write postgresql://... "
                                  "(mt-eval connects with psycopg 3)") from exc
             raise StoreError(f"the PostgreSQL driver is not installed ({exc.name}): pip install 'psycopg[binary]'") \
                 from exc
+
+        @sa.event.listens_for(engine, "do_connect")
+        def connect(_dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
+            from mt_eval.leaderboard.server_silence import connection_class
+
+            return connection_class().connect(*cargs, **cparams)  # (a server that stops answering is given up on)
+
+        return engine
     file = url.database or ""
     if not writable and file and on_read_only_file_system(file):
         engine = sa.create_engine("sqlite://", creator=lambda: _immutable(file))
