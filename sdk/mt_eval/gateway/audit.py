@@ -11,13 +11,17 @@ rewritten, and its totals would be wrong).
 
 The totals are counted as each record is written, so the budget holds at once; the lines themselves are
 gathered and written together (`flush`) — the gateway flushes once per turn of its event loop, so a burst
-of answers costs one write, and nothing waits longer than that turn.
+of answers costs one write, and nothing waits longer than that turn. Lines that cannot be written (a full
+disk) are kept and tried again at the next flush, the log cut back to its last whole line; meanwhile `error`
+says why, and the gateway forwards nothing (no exchange goes unlogged).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -57,12 +61,15 @@ class AuditLog:
         self.models: set[str] = set()
         self.refusals: dict[str, int] = {}
         self.torn_bytes = 0
+        self.error: OSError | None = None  # why the last write failed; None once the lines are written
         self._pending: list[bytes] = []
+        self._unwritten = 0  # records among them
         end = self._restore(path.read_bytes()) if path.is_file() else None
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = path.open("ab")
+        self._file = path.open("ab", buffering=0)
         if end is not None:
             self._file.truncate(end)  # (appending writes at the end, wherever that now is)
+        self._end = self._file.seek(0, os.SEEK_END)  # the end of the last whole line written
 
     def _restore(self, data: bytes) -> int | None:
         """Count the records of an existing log; where a torn last line starts (None: nothing to cut)."""
@@ -124,25 +131,51 @@ class AuditLog:
         record = {"time": round(time.time(), 3), "seq": self.requests + 1, **record}
         self._count(record)
         self._pending.append(msgspec.json.encode(record) + b"\n")
+        self._unwritten += 1
 
     @property
     def pending(self) -> bool:
         return bool(self._pending)
 
     def flush(self) -> None:
-        if self._pending:
-            lines, self._pending = b"".join(self._pending), []
-            self._file.write(lines)
-            self._file.flush()
+        """Write the lines gathered; when that fails they are kept for the next flush, `error` says why, and
+        the log is cut back to its last whole line."""
+        if not self._pending:
+            return
+        lines = b"".join(self._pending)
+        self._pending = [lines]
+        try:
+            left = memoryview(lines)
+            while left:
+                if not (written := self._file.write(left)):
+                    raise OSError("the file took none of the bytes written to it")
+                left = left[written:]
+        except OSError as exc:
+            self.error = exc
+            with contextlib.suppress(OSError):
+                self._file.truncate(self._end)
+            return
+        self._end += len(lines)
+        self._pending, self._unwritten, self.error = [], 0, None
 
     def close(self) -> None:
         if not self._file.closed:
             self.flush()
             self._file.close()
 
+    def check_written(self) -> None:
+        """Raise `AuditLogError` when records could not be written (after the last try)."""
+        if self.error is not None and self._unwritten:
+            error = AuditLogError(f"{self.path}: {self._unwritten} request record(s) could not be written to it "
+                                  f"({self.error.strerror or self.error}): the log is incomplete")
+            error.fix = ("Make room for it (or give a log on another disk) before serving again; the requests "
+                         "that came while it could not be written were refused, not forwarded")
+            raise error
+
     def facts(self, policy_path: Path | None, token_budget: int | None) -> GatewayFacts:
         if not self._file.closed:
             self.flush()
+        self.check_written()
         policy_sha = hashlib.sha256(policy_path.read_bytes()).hexdigest() if policy_path else ""
         return GatewayFacts(log=self.path.name, log_sha256=hashlib.sha256(self.path.read_bytes()).hexdigest(),
                             requests=self.requests, refused=self.refused, tokens=self.tokens,

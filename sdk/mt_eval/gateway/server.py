@@ -15,8 +15,9 @@ method what it asked for and what it may use: 400 ``invalid_json`` (the body is 
 ``model_missing``, 403 ``model_not_allowed``, 403
 ``token_budget_exhausted``, 404 for what is not a model endpoint, 502 ``upstream_unreachable`` when the
 upstream cannot be reached or breaks off, 504 ``upstream_timeout`` when it does not answer within the
-policy's ``timeout_s``. Every refusal is logged, those the HTTP side makes too (a body over its limit, a
-request that is not HTTP, 408 ``request_timeout`` for one that stopped arriving half-way).
+policy's ``timeout_s``, 503 ``audit_log_unwritable`` while its log cannot be written (a full disk). Every
+refusal is logged, those the HTTP side makes too (a body over its limit, a request that is not HTTP, 408
+``request_timeout`` for one that stopped arriving half-way).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import msgspec
 from mt_eval._version import __version__
 from mt_eval.event_loop import new_event_loop
 from mt_eval.gateway.audit import AuditLog
-from mt_eval.gateway.http import HttpServer, Request, ServerConnection, error_body
+from mt_eval.gateway.http import HttpServer, Request, ServerConnection, error_body, logger
 from mt_eval.gateway.policy import GatewayPolicy, ModelRoute, unsendable
 from mt_eval.gateway.relay import JSON, Relay, usage_of
 from mt_eval.gateway.upstream import Origin, UpstreamPool, split_url
@@ -219,6 +220,10 @@ class Gateway:
 
     def forward(self, request: Request, client: ServerConnection) -> None:
         started = time.perf_counter()
+        if (failed := self.log.error) is not None:  # (no exchange goes unlogged)
+            return self.refuse(request, client, None, 503, "the gateway's audit log cannot be written "
+                               f"({failed.strerror or failed}): no request is sent upstream until it can",
+                               "audit_log_unwritable", started)
         body = request.body
         try:
             ask = _ask_decoder.decode(body)
@@ -295,7 +300,14 @@ class Gateway:
 
     def _flush(self) -> None:
         self._flush_scheduled = False
+        failing = self.log.error is not None
         self.log.flush()
+        if (error := self.log.error) is not None and not failing:
+            logger.error("the gateway's audit log %s cannot be written (%s): model requests are refused 503 "
+                         "until it can; make room for it", self.log.path, error.strerror or error)
+        elif error is None and failing:
+            logger.error("the gateway's audit log %s is written again: model requests are forwarded again",
+                         self.log.path)
 
 
 class GatewayThread:
@@ -321,3 +333,4 @@ class GatewayThread:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(30)
             self._loop.close()
+        self.gateway.log.check_written()

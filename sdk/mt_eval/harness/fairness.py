@@ -116,14 +116,16 @@ class FairRun:
             yield
         finally:
             self.denials.stop()
-            if self._gateway is not None:
-                self._gateway.stop()
-            if self._gateway_directory is not None:
-                shutil.rmtree(self._gateway_directory, ignore_errors=True)
-            if self.sandbox is not None:
-                with (self.out / DENIED_LOG).open("ab") as log:
-                    for attempt in self.denials.attempts:
-                        log.write(msgspec.json.encode(attempt) + b"\n")
+            try:
+                if self._gateway is not None:
+                    self._gateway.stop()  # (raises when its audit log could not be written whole)
+            finally:
+                if self._gateway_directory is not None:
+                    shutil.rmtree(self._gateway_directory, ignore_errors=True)
+                if self.sandbox is not None:
+                    with (self.out / DENIED_LOG).open("ab") as log:
+                        for attempt in self.denials.attempts:
+                            log.write(msgspec.json.encode(attempt) + b"\n")
 
     async def replay_with_substitute(self, method: Any, scored: Callable[[], Sequence[dict[str, Any]]],
                                      config: RunConfig, seed: int | None,
