@@ -45,6 +45,12 @@ from mt_eval.problems import ProblemsError
      '$.models[0].api_key_env: "" is not an environment variable name'),
     ({"base_url": "https://x/v1", "models": [{"id": "a-1\u0000"}]},  # (it passed --check)
      '$.models[0].id: "a-1\\x00" holds the control character U+0000'),
+    ({"base_url": "https://x/v1", "models": [{"id": "a-1", "upstream_model": "gpt-4o-latest"}]},  # (what is served
+     '$.models[0].upstream_model: "gpt-4o-latest" is not pinned: "latest" moves'),  # upstream: it passed --check)
+    ({"base_url": "https://x/v1", "models": [{"id": "a-1", "upstream_model": "a-1\u001b[2J"}]},
+     '$.models[0].upstream_model: "a-1\\x1b[2J" holds the control character U+001B'),
+    ({"base_url": "https://x/v1", "models": [{"id": "a-1", "upstream_model": ""}]},  # (the id was sent instead)
+     "$.models[0].upstream_model"),
     ({"base_url": "https://x/v1", "models": [{"id": "a-1"}], "token_budget": 10 ** 400},  # (it said "Infinity")
      "$.token_budget: expected an integer, got a number too large to hold: 10000000000000000000… (401 digits)"),
 ])

@@ -10,10 +10,10 @@ token budget.
 }
 ```
 
-A model id is pinned: an exact, versioned id, never an alias that moves (``…latest``). Each model is
-served by its own ``base_url`` or the policy's; the key is read from the environment variable named by
-``api_key_env`` by the gateway only — the method never sees it. ``substitute`` names the model an A1 run
-replays a sample with (default: the second model).
+A model id (and the ``upstream_model`` it is sent as) is pinned: an exact, versioned id, never an alias
+that moves (``…latest``). Each model is served by its own ``base_url`` or the policy's; the key is read from
+the environment variable named by ``api_key_env`` by the gateway only — the method never sees it.
+``substitute`` names the model an A1 run replays a sample with (default: the second model).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class ModelRoute(StrictStruct, kw_only=True):
     id: Annotated[str, msgspec.Meta(min_length=1, description="The pinned model id a method asks for.")]
     base_url: Url | None = None
     api_key_env: EnvName | None = None
-    upstream_model: str | None = None  # the id the upstream knows it by, when it differs
+    upstream_model: Annotated[str, msgspec.Meta(min_length=1)] | None = None  # the id the upstream knows it by
 
 
 class GatewayPolicy(StrictStruct, kw_only=True):
@@ -66,12 +66,9 @@ class GatewayPolicy(StrictStruct, kw_only=True):
             if route.id in seen:
                 yield Finding(("models", index, "id"), f'"{route.id}" is listed twice', code="duplicate")
             seen.add(route.id)
-            if (control := first_control(route.id)) is not None:  # (sent upstream, logged and printed)
-                yield Finding(("models", index, "id"), f'"{escaped_controls(route.id)}" holds the control character '
-                              f"{control}", "write the model id as the upstream lists it", code="control")
-            if _UNPINNED.search(route.id):
-                yield Finding(("models", index, "id"), f'"{route.id}" is not pinned: "latest" moves',
-                              "name the exact, dated or versioned model id", code="unpinned")
+            yield from _id_findings(("models", index, "id"), route.id)
+            if route.upstream_model is not None:  # (what the upstream serves: pinned as the id is)
+                yield from _id_findings(("models", index, "upstream_model"), route.upstream_model)
             if route.base_url is None and self.base_url is None:
                 yield Finding(("models", index), f'"{route.id}" has no upstream',
                               'give it a "base_url", or give the policy one', code="missing-upstream")
@@ -102,6 +99,16 @@ class GatewayPolicy(StrictStruct, kw_only=True):
         if self.substitute is not None:
             return self.substitute
         return self.models[1].id if len(self.models) > 1 else None
+
+
+def _id_findings(where: tuple[str | int, ...], model: str) -> Iterator[Finding]:
+    """What is wrong with a model id the gateway sends upstream (and logs and prints)."""
+    if (control := first_control(model)) is not None:
+        yield Finding(where, f'"{escaped_controls(model)}" holds the control character {control}',
+                      "write the model id as the upstream lists it", code="control")
+    if _UNPINNED.search(model):
+        yield Finding(where, f'"{model}" is not pinned: "latest" moves', "name the exact, dated or versioned model id",
+                      code="unpinned")
 
 
 def _unencrypted(url: str) -> bool:
