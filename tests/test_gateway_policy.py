@@ -51,6 +51,10 @@ from mt_eval.problems import ProblemsError
      '$.models[0].upstream_model: "a-1\\x1b[2J" holds the control character U+001B'),
     ({"base_url": "https://x/v1", "models": [{"id": "a-1", "upstream_model": ""}]},  # (the id was sent instead)
      "$.models[0].upstream_model"),
+    ({"base_url": "https://x/v1", "models": [{"id": "a-1"}], "timeout_s": 1e-300},  # (its timer spun a whole core)
+     "$.timeout_s: must be >= 0.01, got 1e-300"),
+    ({"base_url": "https://x/v1", "models": [{"id": "a-1"}], "timeout_s": 90_000},
+     "$.timeout_s: must be <= 86400, got 90000"),
     ({"base_url": "https://x/v1", "models": [{"id": "a-1"}], "token_budget": 10 ** 400},  # (it said "Infinity")
      "$.token_budget: expected an integer, got a number too large to hold: 10000000000000000000… (401 digits)"),
 ])
@@ -129,3 +133,13 @@ def test_a_log_that_cannot_be_opened_is_named_before_serving(tmp_path: Path, cap
     assert main(["gateway", "--policy", str(path), "--listen", "127.0.0.1:0", "--log", str(tmp_path / "logs")]) == 1
     err = capsys.readouterr().err
     assert f"cannot open the log --log {tmp_path / 'logs'}: Is a directory (give the log's file path)" in err
+
+
+@pytest.mark.parametrize(("name", "reason"), [("absent.json", "No such file or directory"), ("", "Is a directory")])
+def test_a_policy_file_that_cannot_be_read_is_not_called_invalid(tmp_path: Path, capsys, name: str, reason: str):
+    """Before, "PATH is not a valid GatewayPolicy" came first, for a file that is not there."""
+    path = tmp_path / name
+    assert main(["gateway", "--policy", str(path), "--check"]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines()[0] == f"mt-eval gateway: cannot read {path}"
+    assert f"{path}: cannot read file: {reason}" in err and "not a valid" not in err

@@ -67,6 +67,9 @@ def read_json_file(path: Path, type_: type[T]) -> T:
     """Read and strictly decode a JSON file; raise `ProblemsError` listing every problem."""
     value, problems = decode_json_file(path, type_)
     if value is None or any(p.severity == "error" for p in problems):
+        unread = [p for p in problems if p.code == "io"]  # (a file that is not there is not an invalid one)
+        if unread:
+            raise ProblemsError(unread, summary=f"cannot read {path}")
         raise ProblemsError(problems, summary=f"{path} is not a valid {type_.__name__}")
     return value
 

@@ -57,7 +57,8 @@ class GatewayPolicy(StrictStruct, kw_only=True):
     token_budget: Annotated[int, msgspec.Meta(ge=1)] | None = None
     substitute: str | None = None
     log_bodies: bool = False
-    timeout_s: Annotated[float, msgspec.Meta(gt=0)] = 300.0
+    # (from a hundredth of a second, which the upstream's timer can serve, to a day: a finite wait)
+    timeout_s: Annotated[float, msgspec.Meta(ge=0.01, le=86_400)] = 300.0
     schema: str | None = msgspec.field(default=None, name="$schema")
 
     def findings(self) -> Iterator[Finding]:
