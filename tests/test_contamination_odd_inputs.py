@@ -1,5 +1,6 @@
-"""`mt-eval contamination` given odd values: an empty --method, --against, --corpus or --report, and a corpus that
-is a directory, are each one line saying what is wrong and what to give, exit status 2, and no work done."""
+"""`mt-eval contamination` given odd values: an empty --method, --against, --corpus or --report, a corpus that is
+a directory, and a bundle that cannot be listed, are each one line saying what is wrong and what to give, exit status
+2, and no work done; names that are not UTF-8 and a read-only bundle are checked as any other."""
 
 from __future__ import annotations
 
@@ -67,3 +68,91 @@ def test_a_bundle_or_corpus_whose_own_name_is_not_utf8_is_named_with_its_escapes
     out = capsys.readouterr().out
     assert f"contamination check of {tmp_path}/pl\\udcffg against c\\udcffc.json (36 entries)" in out
     assert "notes.txt:1  demo-12 source  exact" in out
+
+
+def test_names_inside_a_bundle_that_are_not_utf8_are_written_with_their_escapes(tmp_path: Path, capsys):
+    """A tar member, a link's target, a path in the git history and the Python file the control appends to, each
+    named in bytes that are not UTF-8 (was: UnicodeEncodeError, a traceback, and exit status 1, "contaminated")."""
+    import io
+    import json
+    import os
+    import shutil
+    import subprocess
+    import tarfile
+
+    sentence = b"the student wants to speak with the teacher\n"  # a sentence of the demo corpus
+    bundle = tmp_path / "plugin"
+    bundle.mkdir()
+    raw = os.fsencode(bundle)
+    with open(raw + b"/pipe\xe9.py", "w") as source:  # the only Python file: the control appends to it
+        source.write("X = 1\n")
+    os.symlink(b"/nowhere/caf\xe9", raw + b"/outside")
+    assert main(["contamination", "--quiet", "--method", str(bundle), "--corpus", str(DEMO), "--json"]) == 3
+    report = json.loads(capsys.readouterr().out)
+    assert report["findings"][0]["message"].startswith("symbolic link to /nowhere/caf\\udce9, outside the bundle")
+    assert report["control"]["recall"] == 1 and "pipe\\udce9.py" in {p["file"] for p in report["control"]["planted"]}
+
+    with tarfile.open(bundle / "notes.tar", "w", format=tarfile.GNU_FORMAT, encoding="latin-1") as tar:
+        member = tarfile.TarInfo("caf\xe9.txt")
+        member.size = len(sentence)
+        tar.addfile(member, io.BytesIO(sentence))
+    if shutil.which("git"):
+        with open(raw + b"/gone-\xe9.txt", "wb") as gone:
+            gone.write(sentence)
+        git = ["git", "-C", str(bundle), "-c", "user.name=a", "-c", "user.email=a@b"]
+        for command in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "one"], ["rm", "-q", "gone-*"],
+                        ["commit", "-qm", "two"]):
+            subprocess.run([*git, *command], check=True)
+    assert main(["contamination", "--quiet", "--method", str(bundle), "--corpus", str(DEMO), "--json"]) == 1
+    out, err = capsys.readouterr()
+    hits = {hit["file"] for hit in json.loads(out)["hits"]}
+    assert err == "" and "notes.tar:caf\\udce9.txt" in hits
+    assert not shutil.which("git") or ".git/objects:gone-\\udce9.txt" in hits
+    assert main(["contamination", "--quiet", "--method", str(bundle), "--corpus", str(DEMO)]) == 1
+    assert "notes.tar:caf\\udce9.txt:1  demo-12 source  exact" in capsys.readouterr().out
+
+
+def test_a_bundle_directory_that_cannot_be_listed_is_one_line_not_a_traceback(tmp_path: Path, monkeypatch, capsys):
+    """(Its mode 0311, or another user's 0711: the walk said "cannot list", then the control's copy raised
+    PermissionError, a traceback, exit status 1.)"""
+    import os
+    import shutil
+
+    bundle = tmp_path / "plugin"
+    shutil.copytree(PLUGIN, bundle)
+    real_scandir = os.scandir
+
+    def refuse(path="."):
+        if not isinstance(path, int) and os.fspath(path) == str(bundle):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refuse)
+    assert main(["contamination", "--quiet", "--method", str(bundle), "--corpus", str(DEMO)]) == 2
+    assert capsys.readouterr() == ("", f"mt-eval contamination: {bundle}: cannot list this directory: Permission "
+                                       "denied; give the check read permission on the method plugin's directory\n")
+
+
+def test_a_read_only_bundle_is_checked_and_its_control_copy_takes_the_planted_files(tmp_path: Path):
+    """A bundle installed read-only (chmod -R a-w): its copy's directories kept the mode, so for a user other than
+    root planting failed (PermissionError, a traceback, exit status 1)."""
+    import os
+    import shutil
+    import stat
+
+    from mt_eval.contamination.control import _copy_bundle
+    from mt_eval.contamination.engine import check_bundle
+
+    bundle = tmp_path / "plugin"
+    shutil.copytree(PLUGIN, bundle)
+    directories = [bundle, *(path for path in bundle.rglob("*") if path.is_dir())]
+    for directory in directories:
+        directory.chmod(0o555)
+    try:
+        _copy_bundle(bundle, tmp_path / "copy")
+        copied = [tmp_path / "copy" / directory.relative_to(bundle) for directory in directories]
+        assert all(os.stat(directory).st_mode & stat.S_IWUSR for directory in copied)
+        assert check_bundle(bundle, [DEMO]).status == "clean"
+    finally:
+        for directory in directories:
+            directory.chmod(0o755)

@@ -89,7 +89,7 @@ def walk_bundle(root: Path, findings: list[Finding], repositories: list[tuple[Pa
 
 def _symlink_finding(path: Path, relative: str, real_root: str) -> Finding:
     try:
-        pointed = os.readlink(path)
+        pointed = writable(os.readlink(path))
     except OSError:
         pointed = "?"
     target = os.path.realpath(path)
@@ -100,6 +100,6 @@ def _symlink_finding(path: Path, relative: str, real_root: str) -> Finding:
     if not os.path.exists(target):
         return Finding(file=relative, kind="symlink", message=f"broken symbolic link to {pointed}: nothing to read")
     what = "directory" if os.path.isdir(target) else "file"
-    shown = os.path.relpath(target, real_root)
+    shown = writable(os.path.relpath(target, real_root))
     return Finding(file=relative, kind="symlink",
                    message=f"symbolic link to the {what} {shown} inside the bundle: not followed (read as {shown})")

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mt_eval.contamination.perturb import split_in_two
+from mt_eval.lone_surrogates import writable
 
 CONTROL_DIRECTORY = "mt-eval-control"
 
@@ -49,7 +50,8 @@ class ControlCopy:
         return path, relative
 
     def relative(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix()
+        """The file as the check names it (a name that is not UTF-8 with its escapes)."""
+        return writable(path.relative_to(self.root).as_posix())
 
 
 def _parts(copy: ControlCopy, text: str) -> tuple[str, str] | None:

@@ -20,6 +20,7 @@ import contextlib
 import os
 import random
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -146,6 +147,8 @@ def _copy_bundle(bundle: Path, root: Path) -> None:
     with contextlib.suppress(shutil.Error):  # unreadable files: reported by the check of the bundle itself
         shutil.copytree(bundle, root, symlinks=True, copy_function=link_or_copy,
                         ignore=not_read)
+    for directory, _subdirectories, _files in os.walk(root):  # (a read-only bundle's copy takes the planted files)
+        os.chmod(directory, stat.S_IMODE(os.stat(directory).st_mode) | stat.S_IRWXU)
 
 
 def _appendable(root: Path, suffixes: set[str], parses: Callable[[Path, int], bool], limit: int) -> list[Path]:

@@ -4,6 +4,7 @@ up to a verdict."""
 
 from __future__ import annotations
 
+import os
 import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -35,6 +36,12 @@ def check_bundle(bundle: str | Path, corpora: Sequence[str | Path | CorpusTexts]
     bundle = Path(bundle)
     if not bundle.is_dir():
         raise CheckError(f"{bundle} is not a directory: give the method plugin's directory")
+    try:
+        with os.scandir(bundle):
+            pass
+    except OSError as exc:
+        raise CheckError(f"{writable(str(bundle))}: cannot list this directory: {exc.strerror or exc}; give the "
+                         "check read permission on the method plugin's directory") from exc
     started = time.perf_counter()
     parts = index or build_index(corpora, settings, progress)
     say = progress or (lambda _message: None)

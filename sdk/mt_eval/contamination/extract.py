@@ -32,6 +32,7 @@ from mt_eval.contamination.embedded import with_embedded
 from mt_eval.contamination.matching import Document
 from mt_eval.contamination.report import Effect, Finding
 from mt_eval.contamination.settings import CheckSettings
+from mt_eval.lone_surrogates import writable
 
 PYTHON = {".py", ".pyw", ".pyi"}
 JAVASCRIPT = {".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"}
@@ -101,7 +102,8 @@ class BundleReader:
                    f"object(s) of its history (files, commits, tags){held}")
 
     def _note(self, file: str, kind: str, message: str, effect: Effect = "info") -> None:
-        self.findings.append(Finding(file=file, kind=kind, message=message, effect=effect))
+        # (a name inside an archive or a history that is not UTF-8 is written with its escapes)
+        self.findings.append(Finding(file=writable(file), kind=kind, message=writable(message), effect=effect))
 
     def _file(self, path: Path, relative: str) -> Iterator[Document]:
         try:
@@ -185,7 +187,7 @@ class BundleReader:
                   ) -> Iterator[Document]:
         """The document, with the text of base64 runs inside it decoded (`embedded`), and a note of them."""
         found = [0]
-        yield Document(display, with_embedded(pieces, found), locator=locator)  # type: ignore[arg-type]
+        yield Document(writable(display), with_embedded(pieces, found), locator=locator)  # type: ignore[arg-type]
         if found[0]:
             self._note(display, "embedded", f"{found[0]:,} base64 run(s) inside it decoded to text and read")
 
