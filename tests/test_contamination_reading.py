@@ -126,6 +126,16 @@ def test_compressed_files(bundle, corpus, name, compress):
     assert located(check(bundle, corpus)) == {(name, 2, "t1", "source")}
 
 
+def test_lines_ending_in_cr_alone_are_lines(bundle, corpus):
+    """Excel's "CSV (Macintosh)" ends its lines in CR alone: the file was one line, so a short entry in a row's
+    first cell (set off by nothing but that CR) was not found, and every hit was on line 1."""
+    (bundle / "glossary.csv").write_bytes(f"term,translation\rOpen the red door,Abre la puerta roja\r{SOURCE}\r"
+                                          .encode())
+    report = check(bundle, corpus)
+    assert located(report) == {("glossary.csv", 2, "t2", "source"), ("glossary.csv", 2, "t2", "reference"),
+                               ("glossary.csv", 3, "t1", "source")}
+
+
 def test_zip_and_tar_members_and_archives_inside_archives(bundle, corpus):
     inner = io.BytesIO()
     with zipfile.ZipFile(inner, "w") as archive:

@@ -154,7 +154,9 @@ class TextBlocks:
         return raw.decode("cp1252", "replace")
 
     def decoded(self) -> Iterator[str]:
-        """The decoded text in blocks cut anywhere."""
+        """The decoded text in blocks cut anywhere; in a file whose lines end in CR alone (the old Mac line end,
+        Excel's "CSV (Macintosh)": no LF in its first block), each CR is a line end."""
+        cr_lines = None
         while True:
             data = self._stream.read(BLOCK)
             text = self._decoder.decode(data or b"", final=not data)
@@ -162,7 +164,8 @@ class TextBlocks:
                 text = _ESCAPED_BYTES.sub(self._as_legacy, text)
             self.replaced += text.count("\ufffd")
             if text:
-                yield text
+                cr_lines = ("\r" in text and "\n" not in text) if cr_lines is None else cr_lines
+                yield text.replace("\r", "\n") if cr_lines else text
             if not data:
                 return
 
