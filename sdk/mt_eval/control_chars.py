@@ -18,6 +18,8 @@ def first_control(text: str) -> str | None:
     return None if found is None else f"U+{ord(found.group()):04X}"
 
 
-def escaped_controls(text: str) -> str:
-    r"""``text`` with every control character but the line break written as its escape (ESC → ``\x1b``)."""
-    return _CONTROL_BUT_NEWLINE.sub(lambda found: found.group().encode("unicode_escape").decode(), text)
+def escaped_controls(text: str, *, one_line: bool = False) -> str:
+    r"""``text`` with every control character but the line break written as its escape (ESC → ``\x1b``); the line
+    break too when it is ``one_line`` (an id, whose message would otherwise be cut in two)."""
+    pattern = _CONTROL if one_line else _CONTROL_BUT_NEWLINE
+    return pattern.sub(lambda found: found.group().encode("unicode_escape").decode(), text)

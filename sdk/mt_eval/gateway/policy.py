@@ -105,7 +105,7 @@ class GatewayPolicy(StrictStruct, kw_only=True):
 def _id_findings(where: tuple[str | int, ...], model: str) -> Iterator[Finding]:
     """What is wrong with a model id the gateway sends upstream (and logs and prints)."""
     if (control := first_control(model)) is not None:
-        yield Finding(where, f'"{escaped_controls(model)}" holds the control character {control}',
+        yield Finding(where, f'"{escaped_controls(model, one_line=True)}" holds the control character {control}',
                       "write the model id as the upstream lists it", code="control")
     if _UNPINNED.search(model):
         yield Finding(where, f'"{model}" is not pinned: "latest" moves', "name the exact, dated or versioned model id",
