@@ -14,7 +14,9 @@ A record that fails raises `RecordFailure`, whose ``kind`` says what happened:
   stuck on it and is killed (with its whole process group) — and when it has written nothing at all, the
   message says it probably buffers its output, and how to stop that;
 - ``exited``: the program exited, or closed its stdout, with records in flight; ``alone`` tells whether
-  the record was the only one in flight, and so certainly the one the program failed on;
+  the record was the only one in flight, and ``after_others`` whether the program had been sent others
+  before it (it may then have ended after answering them, before reading this record): a record alone in
+  a program that got no other is certainly the one it failed on;
 - ``interrupted``: the program was killed because of another record; this one may simply be sent again;
 - ``oversized``: an answer grew beyond ``max_record_bytes`` without its terminator;
 - ``mismatch``: the program wrote no answer, or several, for this record;
@@ -69,12 +71,14 @@ class ProcessOptions:
 class RecordFailure(Exception):
     """A record got no answer; `entry_error` is the one-line text its entry carries."""
 
-    def __init__(self, kind: FailureKind, message: str, *, stderr_tail: str = "", alone: bool = True) -> None:
+    def __init__(self, kind: FailureKind, message: str, *, stderr_tail: str = "", alone: bool = True,
+                 after_others: bool = False) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.stderr_tail = stderr_tail
         self.alone = alone
+        self.after_others = after_others
 
     def entry_error(self) -> str:
         tail = last_lines(self.stderr_tail)
@@ -139,6 +143,11 @@ class RecordProcess(ChildProcess):
     def in_flight(self) -> int:
         return len(self._fifo) + self._unsettled
 
+    @property
+    def records_sent(self) -> int:
+        """How many records it has been sent (answered or not)."""
+        return self._seq
+
     async def start(self) -> None:
         """Start the program in its own process group; raises `RecordFailure` ("unavailable")."""
         try:
@@ -161,7 +170,7 @@ class RecordProcess(ChildProcess):
     def submit(self, record: bytes, timeout_s: float | None = None) -> asyncio.Future[bytes]:
         """Write ``record`` now (records are answered in the order written); the future gets its answer, or
         fails when none comes within ``timeout_s`` (default: the options', else 30 s) of its turn."""
-        if not self.alive or self._stdin is None or self._stdin.is_closing():
+        if not self.alive or self._stdin is None:
             raise RecordFailure("exited", f"{self.label} is not running", stderr_tail=self.stderr_tail())
         loop = self._loop  # (set when it was spawned; asking asyncio for it costs a getpid() call on Python 3.11)
         assert loop is not None
@@ -178,7 +187,7 @@ class RecordProcess(ChildProcess):
         data = record + self.terminator
         if self.markers is not None:
             data += self.markers.marker(self._seq) + self.terminator
-        self.write(data)
+        self.write(data)  # (a program that closed its stdin is ending: the record fails as it goes, and is sent again)
         return waiter.future
 
     def on_output(self, data: bytes) -> None:
@@ -326,7 +335,9 @@ class RecordProcess(ChildProcess):
         alone = len(self._fifo) == 1
         tail = self.stderr_tail()
         while self._fifo:
-            _fail(self._fifo.popleft().future, RecordFailure(kind, message, stderr_tail=tail, alone=alone))
+            waiter = self._fifo.popleft()
+            _fail(waiter.future, RecordFailure(kind, message, stderr_tail=tail, alone=alone,
+                                               after_others=waiter.seq > 1))
         self._check_idle()
 
 

@@ -3,12 +3,14 @@
 `StageRunner` owns the current `RecordProcess` of a `Stage` and decides how records reach it:
 
 - records are pipelined (many in flight) unless the stage is ``lockstep``;
-- a record whose program exited while other records were in flight is sent again *alone*, so the record
-  that really makes the program fail is found and fails by itself, with the program's stderr tail;
+- a record whose program exited while other records were in flight, or after it had been sent others, is
+  sent again *alone*, to a fresh program if need be, so the record that really makes the program fail is
+  found and fails by itself, with the program's stderr tail, and one the program ended before reading does not;
 - a record interrupted by another record's failure is simply sent again;
 - a program that died is restarted on the next record, within a crash-loop budget
   (`ProcessOptions.restart_budget` restarts per `restart_window_s`); planned restarts (``restart_when``)
-  do not count, and neither does a restart after a program that answered records before it failed.
+  do not count, and neither does a restart after a program that answered records before it failed, or
+  one that failed on a record sent to it alone to find out whether that record is the cause.
 
 Many tasks may share a runner: the order in which records are written is the order of their answers.
 """
@@ -69,13 +71,14 @@ class StageRunner:
         self.env = {**(env or os.environ), **stage.env} if stage.env else env
         self.options = options or ProcessOptions()
         self.restarts = 0  # after crashes, hangs and oversized answers
-        self.renewals = 0  # planned, after restart_when matched
+        self.renewals = 0  # planned: after restart_when matched, or to send a record to a fresh program
         self._pattern = re.compile(stage.restart_when) if stage.restart_when else None
         self._isolated = stage.lockstep or self._pattern is not None
         self._process: RecordProcess | None = None
         self._started = False
         self._budget = RestartBudget(self.options.restart_budget, self.options.restart_window_s)
         self._last_failure: RecordFailure | None = None
+        self._trial: RecordProcess | None = None  # the fresh program a suspect record was last sent to
         self._start_lock = asyncio.Lock()
         self._gate = SoloGate()
         self._closing: set[asyncio.Task[None]] = set()
@@ -92,10 +95,12 @@ class StageRunner:
         """The program's answer to ``record`` (within ``timeout_s`` of its turn: see `ProcessOptions`); raises
         `RecordFailure` when the record itself fails."""
         alone = self._isolated
+        suspect = fresh = False  # suspect: it was in flight when a program that had been sent others exited
         interruptions = 0
         while True:
             try:
-                answer = await (self._ask_alone(record, timeout_s) if alone else self._ask_shared(record, timeout_s))
+                answer = await (self._ask_alone(record, timeout_s, fresh=fresh, suspect=suspect) if alone
+                                else self._ask_shared(record, timeout_s))
                 return self.framing.answer_to(record, answer)
             except RecordFailure as failure:
                 if failure.kind in ("exited", "timeout", "oversized"):
@@ -104,6 +109,9 @@ class StageRunner:
                     interruptions += 1
                 elif failure.kind == "exited" and not failure.alone and not alone:
                     alone = True  # find out whether this record is the one the program fails on
+                    suspect = failure.after_others
+                elif failure.kind == "exited" and failure.after_others and not fresh:
+                    alone = fresh = suspect = True  # it may have ended before reading it: ask one that has not
                 else:
                     raise
 
@@ -119,13 +127,19 @@ class StageRunner:
         finally:
             gate.leave_shared()
 
-    async def _ask_alone(self, record: bytes, timeout_s: float | None) -> bytes:
+    async def _ask_alone(self, record: bytes, timeout_s: float | None, *, fresh: bool = False,
+                         suspect: bool = False) -> bytes:
         async with self._gate.alone():
             while True:
                 process = await self._current()
-                if process.in_flight == 0:
+                if process.in_flight:
+                    await process.drained()  # a retiring process still answers what it has
+                elif fresh and process.records_sent:  # renewed, so the record is the first this program gets
+                    process.retiring = True
+                else:
                     break
-                await process.drained()  # a retiring process still answers what it has
+            if suspect and not process.records_sent:  # a program failing on it alone is no crash loop: see _current
+                self._trial = process
             return await process.submit(record, timeout_s)
 
     async def _current(self) -> RecordProcess:
@@ -142,7 +156,7 @@ class StageRunner:
                 if process.retiring:
                     self.renewals += 1
                 else:
-                    self._count_restart(productive=process.answered > 0)
+                    self._count_restart(productive=process.answered > 0 or process is self._trial)
             elif self._started:
                 self._count_restart()  # the last start failed, or the budget ran out
             self._started = True
