@@ -170,6 +170,17 @@ class StageRunner:
             self._process = fresh
             return fresh
 
+    async def start_early(self) -> None:
+        """Start the program before its first record comes (`ProcessTranslator` starts a pipeline's programs
+        together, not each as the first record reaches it); one that cannot start is left to that record, which
+        tries again and fails with the reason."""
+        if self._started:
+            return
+        try:
+            await self._current()
+        except RecordFailure:
+            self._started = False  # (no restart to count: the record's own start is the first that counts)
+
     def _restart_when(self, stderr: str) -> bool:
         return self._pattern is not None and self._pattern.search(stderr) is not None
 

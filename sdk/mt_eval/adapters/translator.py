@@ -9,8 +9,9 @@ records, drives the program, and turns answers back into texts::
     await translator.aclose()
 
 Persistent (the default): each stage runs as one long-lived process and records are pipelined through
-it (`mt_eval.adapters.stage`); ``processes`` > 1 runs that many copies of the pipeline and gives each call
-to the least busy one. ``persistent=False``: one process per call for programs that answer only at the end
+it (`mt_eval.adapters.stage`); a pipeline's programs all start at its first call, their start-ups
+overlapping. ``processes`` > 1 runs that many copies of the pipeline and gives each call to the least busy
+one. ``persistent=False``: one process per call for programs that answer only at the end
 of their input (`mt_eval.adapters.batch_process`); at most ``processes`` run at once. Either way a failure
 fails only the entries it concerns, each with the program's stderr tail, and everything is safe to share
 between concurrent callers.
@@ -63,6 +64,7 @@ class ProcessTranslator:
         self._replicas = [[StageRunner(stage, framing, cwd=cwd, env=env, options=self.options)
                            for stage in self.stages] for _ in range(self.processes)] if persistent else []
         self._load = [0] * len(self._replicas)
+        self._begun = [False] * len(self._replicas)
         self._batch_slots = asyncio.Semaphore(self.processes)
 
     @property
@@ -89,6 +91,10 @@ class ProcessTranslator:
     async def _through_pipeline(self, texts: Sequence[str], timeout_s: float | None) -> list[TextResult]:
         index = min(range(len(self._replicas)), key=self._load.__getitem__)
         replica = self._replicas[index]
+        if not self._begun[index]:  # the first call: every program of the pipeline starts at once (not each when
+            self._begun[index] = True  # the first record reaches it), so their start-ups overlap
+            if len(replica) > 1:
+                await all_of(lambda runner: runner.start_early(), replica)
         self._load[index] += len(texts)
 
         async def answer(record: bytes) -> bytes:
