@@ -225,7 +225,7 @@ def latency_line(facts: LatencyFacts, *, scored: int | None = None) -> str:
     if facts.measured_by != "harness":
         return "latency: self-reported by the method (a card from an older mt-eval)"
     if nothing_measured(facts):
-        why = f" (the first call {facts.cold_failed})" if facts.cold_failed else " (--latency-sample 0)"
+        why = f" (the first call: {facts.cold_failed})" if facts.cold_failed else " (--latency-sample 0)"
         if not facts.cold_failed and scored == 0:
             why = " (the run has no scored entry: the latency calls are made with scored entries only)"
         return "latency: not measured" + why
