@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from mt_eval.harness.outcome import MaxErrors
     from mt_eval.harness.request import RunRequest
 
-INTERRUPTED = "\nmt-eval run: interrupted; finished entries are saved. Continue with the same command and --resume."
+SAVED = "\nmt-eval run: interrupted; finished entries are saved."
+INTERRUPTED = f"{SAVED} Continue with the same command and --resume."
 EXPECTED = (ValueError, OSError)  # unreadable files, bad values: the message says which
 
 
@@ -146,7 +147,15 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from mt_eval.harness.session import run_evaluation
 
-    return run_evaluation(request).exit_code
+    try:
+        return run_evaluation(request).exit_code
+    except KeyboardInterrupt as interrupted:
+        if "--force" not in request.command or getattr(interrupted, "message", None):
+            raise
+        from mt_eval.errors import InterruptedBefore  # (a message of its own: "the same command" would start over)
+
+        again = request.command_line(drop=("--force",), add=("--resume",))
+        raise InterruptedBefore(f"{SAVED} Continue with --resume in place of --force: {again}") from interrupted
 
 
 def run_request(args: argparse.Namespace) -> RunRequest | None:

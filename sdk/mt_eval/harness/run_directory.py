@@ -246,7 +246,7 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
             details = "; ".join(f"{name}: {detail}" for name, detail in changed if detail)
             raise RunError(f"cannot resume {out}: {', '.join(name for name, _ in changed)} changed since the run "
                            f"started{f' ({details})' if details else ''}; resume with the same inputs, or start over "
-                           "with --force")
+                           f"with --force{_written_since(state) if any(n == CODE for n, _ in changed) else ''}")
         _refuse_unwritable_logs(out)
         state.sessions += 1  # type: ignore[attr-defined]
     elif outputs and not force and state_path.exists():
@@ -323,8 +323,32 @@ def method_named(recorded_dir: str, now_dir: str) -> str:
     """How a change of the method's code is named: with both directories when the method is another one (a plugin
     moved, with the same code, resumes)."""
     if recorded_dir == now_dir:
-        return "the method's code"
+        return CODE
     return f"the method (this run is for {recorded_dir}, not {now_dir})"
+
+
+CODE = "the method's code"  # (what `method_named` calls it when the directory is the same)
+
+
+def _written_since(state: Any) -> str:
+    """For a resume refused because the method's code changed: the plugin's files modified since the run started,
+    named with the likely cause (a method that writes in its own directory changes its own code); "" when none."""
+    import datetime
+
+    from mt_eval.code_hash import hashed_files
+
+    try:
+        directory = Path(state.method_dir)
+        started = datetime.datetime.fromisoformat(state.started_at).timestamp() + 1  # (recorded to the second)
+        written = ["/".join(parts) for parts in hashed_files(directory)
+                   if directory.joinpath(*parts).stat().st_mtime >= started]
+    except (AttributeError, ValueError, OSError):
+        return ""
+    if not written:
+        return ""
+    shown = ", ".join(written[:5]) + (f" and {len(written) - 5} more" if len(written) > 5 else "")
+    return (f". Modified in {directory} since the run started: {shown}; if the method wrote them (a cache, a log), it "
+            "changes its own code, and its runs can never be resumed: have it write to a temporary directory instead")
 
 
 def _changed_values(recorded: Any, now: Any) -> str:
