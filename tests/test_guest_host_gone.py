@@ -68,3 +68,24 @@ def test_a_guest_whose_host_was_killed_ends_while_its_method_blocks(tmp_path: Pa
             host.stdout.close()
         for pid in processes_marked(marker):
             subprocess.run(["kill", "-9", pid], check=False)
+
+
+def test_a_guest_whose_stderr_went_with_its_host_still_ends():
+    """A host that read the guest's stderr through a pipe takes that pipe with it: saying why it exits raised
+    BrokenPipeError in the watching thread, which then never ended the guest (it ran on with no parent)."""
+    import os
+
+    code = "import time\nfrom mt_eval.bridge.host_gone import watch_host\nwatch_host(0, grace_s=0.3)\ntime.sleep(60)\n"
+    stdin_read, stdin_write = os.pipe()
+    stderr_read, stderr_write = os.pipe()
+    guest = subprocess.Popen([sys.executable, "-c", code], stdin=stdin_read, stderr=stderr_write)
+    os.close(stdin_read)
+    os.close(stderr_write)
+    try:
+        time.sleep(1.0)  # (started, and watching)
+        os.close(stderr_read)  # the host is gone: its end of the guest's stderr first, then of its stdin
+        os.close(stdin_write)
+        assert guest.wait(timeout=10) == 1
+    finally:
+        guest.kill()
+        guest.wait()

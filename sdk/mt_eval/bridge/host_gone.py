@@ -56,7 +56,8 @@ def _watch(input_fd: int, grace_s: float, served: threading.Event) -> None:
         return
     if served.wait(grace_s):
         return
-    sys.stderr.write(f"mt-eval serve: the host closed the guest's input {grace_s:g} s ago and the method has not "
-                     "returned (it blocks the event loop): exiting\n")
-    sys.stderr.flush()
+    with contextlib.suppress(OSError, ValueError):  # (a host that read stderr through a pipe took that pipe along)
+        sys.stderr.write(f"mt-eval serve: the host closed the guest's input {grace_s:g} s ago and the method has "
+                         "not returned (it blocks the event loop): exiting\n")
+        sys.stderr.flush()
     real_exit(1)
