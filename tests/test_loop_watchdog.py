@@ -41,3 +41,18 @@ def test_code_that_swallows_every_interrupt_ends_the_process_with_the_message():
     done, took = watched("swallow")
     assert (done.returncode, done.stderr) == (7, "gave up\n")
     assert took < 30  # (16 interrupts 0.1 s apart, then the end: not the 10 s of each sleep, nor for ever)
+
+
+def test_code_that_swallows_every_interrupt_ends_the_process_when_stderr_is_gone_too():
+    """A closed stderr (its reader gone: `mt-eval run … 2>&1 | head`) made writing the message raise
+    BrokenPipeError in the watchdog's thread, which then never ended the process."""
+    import os
+
+    read, write = os.pipe()
+    os.close(read)  # (nobody will read what the process writes to stderr)
+    try:
+        done = subprocess.run([sys.executable, "-c", SCRIPT, "swallow"], stdout=subprocess.PIPE, stderr=write,
+                              text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert done.returncode == 7

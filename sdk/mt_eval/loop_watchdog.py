@@ -22,6 +22,7 @@ watchdog then interrupts a call that blocks the loop for `BLOCKED_AFTER_S` the s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 import threading
@@ -147,8 +148,9 @@ class LoopWatchdog:
             elif (now - self._sent >= self.hard_limit_s if self._sent is not None
                   else again or (not self._armed and blocked >= self.limit_s + self.hard_limit_s)):
                 # the interrupt never came through (code blocked in C), was swallowed every time, or could not be sent
-                sys.stderr.write(self.hard_message + "\n")
-                sys.stderr.flush()
+                with contextlib.suppress(OSError, ValueError):  # (a stderr whose reader is gone: the end still comes)
+                    sys.stderr.write(self.hard_message + "\n")
+                    sys.stderr.flush()
                 real_exit(self.hard_exit_code)
 
     def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
