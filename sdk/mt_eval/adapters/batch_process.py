@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from mt_eval.adapters.framing import Framing
+from mt_eval.adapters.hints import answer_count_mismatch
 from mt_eval.adapters.record_process import DEFAULT_TIMEOUT_S, ProcessOptions, RecordFailure, program_log
 from mt_eval.child_process import ChildProcess, exit_status, wait_event
 
@@ -95,9 +96,8 @@ async def run_once(command: Sequence[str], records: list[bytes], framing: Framin
     output = bytes(child.output)
     answers = framing.split_output(output, len(records))
     if answers is None:
-        found = framing.count_answers(output)
-        raise RecordFailure("mismatch", f"{label} gave {found} answer{'s' if found != 1 else ''} for {len(records)} "
-                            f"record(s) ({framing.name} framing)", stderr_tail=child.stderr_tail(), alone=alone)
+        message = answer_count_mismatch(label, framing.count_answers(output), len(records), framing, output)
+        raise RecordFailure("mismatch", message, stderr_tail=child.stderr_tail(), alone=alone)
     return [framing.answer_to(record, answer) for record, answer in zip(records, answers, strict=True)]
 
 

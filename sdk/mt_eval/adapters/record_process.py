@@ -12,7 +12,7 @@ A record that fails raises `RecordFailure`, whose ``kind`` says what happened:
 
 - ``timeout``: the oldest record got no answer within its timeout of becoming the oldest; the program is
   stuck on it and is killed (with its whole process group) — and when it has written nothing at all, the
-  message says it probably buffers its output, and how to stop that;
+  message says it probably buffers its output, and how to stop that (or that it closed its stdin, if it did);
 - ``exited``: the program exited, or closed its stdout, with records in flight; ``alone`` tells whether
   the record was the only one in flight, and ``after_others`` whether the program had been sent others
   before it (it may then have ended after answering them, before reading this record): a record alone in
@@ -28,14 +28,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from mt_eval.adapters.framing import Framing, Markers
-from mt_eval.adapters.program_names import runs_under_stdbuf, wrapped
+from mt_eval.adapters.hints import buffering_hint, closed_input, shown_answers
 from mt_eval.child_process import ChildProcess, LazyTimer, last_lines
 from mt_eval.process_state import group_reads_stdin
 
@@ -122,6 +121,7 @@ class RecordProcess(ChildProcess):
         self.stray_answers = 0
         self.answered = 0  # records answered: a program that did work is not crash-looping
         self.output_bytes = 0  # all it wrote on stdout: none at all, with records waiting, suggests buffering
+        self.input_closed = False  # it closed its stdin while running: it reads no more records
         self._quiet_check: asyncio.TimerHandle | None = None
         self._fifo: deque[_Waiter] = deque()
         self._seq = 0
@@ -148,6 +148,12 @@ class RecordProcess(ChildProcess):
         """How many records it has been sent (answered or not)."""
         return self._seq
 
+    @property
+    def one_shot(self) -> bool:
+        """It exited with code 0 after one answer at most (a record's, or the start marker's echo) and wrote
+        nothing on stderr, as a program that reads one record and exits does."""
+        return self.exit_code == 0 and self.output_bytes > 0 and self.answered <= 1 and not self._stderr.total
+
     async def start(self) -> None:
         """Start the program in its own process group; raises `RecordFailure` ("unavailable")."""
         try:
@@ -161,6 +167,11 @@ class RecordProcess(ChildProcess):
     async def drained(self) -> None:
         """Wait until no record is in flight."""
         await self._idle.wait()
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 0 and not self._closing:  # (stdin is closed by us only when closing)
+            self.input_closed = True
+        super().pipe_connection_lost(fd, exc)
 
     def on_closed(self) -> None:
         self._fail_all("interrupted", f"{self.label} was shut down")
@@ -242,9 +253,8 @@ class RecordProcess(ChildProcess):
             elif waiter.count == 0:
                 why = "the program wrote no answer for it"
             else:
-                shown = ", ".join(repr(a.decode("utf-8", "replace")[:80]) for a in waiter.answers)
-                why = f"the program wrote {waiter.count} lines for it instead of one ({shown}"
-                why += ", …)" if waiter.count > 2 else ")"
+                why = f"the program wrote {waiter.count} lines for it instead of one " \
+                      f"({shown_answers(waiter.answers, waiter.count)})"
             _fail(waiter.future, RecordFailure("mismatch", f"{self.label}: {why}", stderr_tail=self.stderr_tail()))
             self._check_idle()
 
@@ -306,7 +316,9 @@ class RecordProcess(ChildProcess):
             self._timer.ensure(due)
             return
         message = f"{self.label} gave no answer within {timeout:g} s"
-        if self.output_bytes == 0:
+        if self.input_closed and not self.exited:
+            message = closed_input(self.label, timeout)
+        elif self.output_bytes == 0:
             message += buffering_hint(self.command, self.pid)
         elif self.markers is not None and (self._fifo[0].count or not self._past_banner):
             message = (f"{self.label} wrote lines but passed back no marker line (⟦{self.markers.nonce}:SEQ⟧, sent "
@@ -339,22 +351,6 @@ class RecordProcess(ChildProcess):
             _fail(waiter.future, RecordFailure(kind, message, stderr_tail=tail, alone=alone,
                                                after_others=waiter.seq > 1))
         self._check_idle()
-
-
-def buffering_hint(command: Sequence[str], pid: int | None, *, lead: str = " and wrote nothing at all") -> str:
-    """Why a program that wrote nothing on its stdout probably did, and the fixes for the program ``command`` runs
-    (a clause to append: ``lead``, then whether it waits for input, then the fixes)."""
-    waits = ", and waits for more input" if group_reads_stdin(pid) else ""
-    program = os.path.basename(wrapped(command)[0])
-    if re.match(r"python[\d.]*$", program):  # (stdbuf does nothing for Python, which buffers on its own)
-        fixes = f"{program} -u …, PYTHONUNBUFFERED=1 in its environment, print(..., flush=True)"
-    elif runs_under_stdbuf(command):  # (a program that sets its own buffering ignores stdbuf)
-        fixes = f"{program} sets its own buffering, which stdbuf does not change: its own unbuffered flag " \
-                "(--unbuffered, --flush)"
-    else:
-        fixes = f"stdbuf -oL {program} …, its own unbuffered flag (--unbuffered, --flush)"
-    return (f"{lead}{waits}: it buffers its output (as programs writing to a pipe do). Fix: {fixes}, or "
-            "persistent=False; README: \"Wrapping a translator program\"")
 
 
 def _resolve(future: asyncio.Future[bytes], data: bytes) -> None:

@@ -12,6 +12,9 @@
   do not count, and neither does a restart after a program that answered records before it failed, or
   one that failed on a record sent to it alone to find out whether that record is the cause.
 
+A program that exits with code 0 after one answer, time and again, reads one record and exits: once two of its
+processes have, its records' failures say so (and that ``persistent=False`` runs it), as does a warning.
+
 Many tasks may share a runner: the order in which records are written is the order of their answers.
 """
 
@@ -25,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mt_eval.adapters.framing import Framing
+from mt_eval.adapters.hints import ONE_SHOT
 from mt_eval.adapters.program_names import program_name
 from mt_eval.adapters.record_process import ProcessOptions, RecordFailure, RecordProcess
 from mt_eval.child_policy import RestartBudget, SoloGate
@@ -79,6 +83,7 @@ class StageRunner:
         self._budget = RestartBudget(self.options.restart_budget, self.options.restart_window_s)
         self._last_failure: RecordFailure | None = None
         self._trial: RecordProcess | None = None  # the fresh program a suspect record was last sent to
+        self._one_shots = 0  # programs replaced after exiting as one that reads one record and exits does
         self._start_lock = asyncio.Lock()
         self._gate = SoloGate()
         self._closing: set[asyncio.Task[None]] = set()
@@ -113,6 +118,8 @@ class StageRunner:
                 elif failure.kind == "exited" and failure.after_others and not fresh:
                     alone = fresh = suspect = True  # it may have ended before reading it: ask one that has not
                 else:
+                    if failure.kind == "exited":
+                        self._explain_exit(failure)
                     raise
 
     async def _ask_shared(self, record: bytes, timeout_s: float | None) -> bytes:
@@ -156,6 +163,10 @@ class StageRunner:
                 if process.retiring:
                     self.renewals += 1
                 else:
+                    self._one_shots += process.one_shot
+                    if self._one_shots == 2 and process.one_shot:  # (its records may still be answered, slowly)
+                        log.warning("%s exited after one answer twice, and is started again for each record: %s",
+                                    self.stage.name, ONE_SHOT)
                     self._count_restart(productive=process.answered > 0 or process is self._trial)
             elif self._started:
                 self._count_restart()  # the last start failed, or the budget ran out
@@ -180,6 +191,13 @@ class StageRunner:
             await self._current()
         except RecordFailure:
             self._started = False  # (no restart to count: the record's own start is the first that counts)
+
+    def _explain_exit(self, failure: RecordFailure) -> None:
+        """Tell a program that reads one record and exits, once more than one has done so, how to run it."""
+        process = self._process
+        times = self._one_shots + (process is not None and not process.retiring and process.one_shot)
+        if times > 1 and not failure.stderr_tail and failure.message.endswith("exited with code 0"):
+            failure.message += f" (again after writing one answer, with nothing on stderr): {ONE_SHOT}"
 
     def _restart_when(self, stderr: str) -> bool:
         return self._pattern is not None and self._pattern.search(stderr) is not None

@@ -1,0 +1,62 @@
+"""What a failing translator program probably did wrong, and the fix, in the words its entries' errors carry.
+
+Only failure paths call these: a record answered as expected never builds a message.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+from mt_eval.adapters.framing import Framing
+from mt_eval.adapters.program_names import runs_under_stdbuf, wrapped
+from mt_eval.process_state import group_reads_stdin
+
+
+def shown_answers(answers: Sequence[bytes], count: int) -> str:
+    """The first ``answers`` of ``count``, short and escaped, for a message: ``'Loading…', 'T:A', …``."""
+    shown = ", ".join(repr(answer.decode("utf-8", "replace")[:80]) for answer in answers)
+    return shown + ", …" if count > len(answers) else shown
+
+
+def answer_count_mismatch(label: str, found: int, records: int, framing: Framing, output: bytes) -> str:
+    """A batch's output with ``found`` answers for ``records`` records: the first of them, and for more answers
+    than records (a banner, warnings on stdout) the fix."""
+    message = f"{label} gave {found} answer{'s' if found != 1 else ''} for {records} record(s) ({framing.name} framing)"
+    if found:
+        message += f": {shown_answers(output.split(framing.terminator, 2)[:min(found, 2)], found)}"
+    if found > records:
+        message += ". More answers than records: a banner or warnings on its stdout? Fix: print them to stderr"
+        if framing.aligned:
+            message += (", or, if it answers each line as it reads it, run it persistent (the default) with LINES "
+                        "framing, whose markers tell a banner from answers")
+    return message
+
+
+# The cause and the fix for a persistent program that exits after each answer (`mt_eval.adapters.stage`).
+ONE_SHOT = ("it reads one record and exits. Fix: run it with persistent=False (one process per batch), or make it "
+            "read records until its input ends")
+
+
+def closed_input(label: str, timeout_s: float) -> str:
+    """For a program that closed its stdin, is still running, and answers no more."""
+    return (f"{label} gave no answer within {timeout_s:g} s: it closed its input and kept running, so it reads no "
+            "more records. Fix: make it read records until its input ends, or run it with persistent=False (one "
+            "process per batch) if it reads one input and exits")
+
+
+def buffering_hint(command: Sequence[str], pid: int | None, *, lead: str = " and wrote nothing at all") -> str:
+    """Why a program that wrote nothing on its stdout probably did, and the fixes for the program ``command`` runs
+    (a clause to append: ``lead``, then whether it waits for input, then the fixes)."""
+    waits = ", and waits for more input" if group_reads_stdin(pid) else ""
+    program = os.path.basename(wrapped(command)[0])
+    if re.match(r"python[\d.]*$", program):  # (stdbuf does nothing for Python, which buffers on its own)
+        fixes = f"{program} -u …, PYTHONUNBUFFERED=1 in its environment, print(..., flush=True)"
+    elif runs_under_stdbuf(command):  # (a program that sets its own buffering ignores stdbuf)
+        fixes = f"{program} sets its own buffering, which stdbuf does not change: its own unbuffered flag " \
+                "(--unbuffered, --flush)"
+    else:
+        fixes = f"stdbuf -oL {program} …, its own unbuffered flag (--unbuffered, --flush)"
+    return (f"{lead}{waits}: it buffers its output (as programs writing to a pipe do). Fix: {fixes}, or "
+            "persistent=False; README: \"Wrapping a translator program\"")

@@ -1,0 +1,118 @@
+"""What a wrapped program's entries say when it fails in a way its author can fix: the cause, and the fix."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from mt_eval.adapters import LINES, NULL_FLUSH, ProcessOptions, ProcessTranslator
+from mt_eval.adapters.framing import Framing
+
+FAST = ProcessOptions(timeout_s=2.0, shutdown_grace_s=0.5)
+
+BANNER_PROGRAM = """import sys
+print("Loading model... done", flush=True)
+for line in sys.stdin:
+    print("T:" + line.rstrip("\\n").upper(), flush=True)
+"""
+
+# Reads one line, answers it and exits (with "--quiet", answers nothing; with "--say", says why on stderr).
+ONE_SHOT_PROGRAM = """import sys
+line = sys.stdin.readline()
+if "--say" in sys.argv:
+    sys.stderr.write("done\\n")
+print("T:" + line.rstrip("\\n").upper(), flush=True)
+"""
+
+ONE_SHOT_NULL_PROGRAM = """import sys
+record = b""
+while not record.endswith(b"\\0") and (byte := sys.stdin.buffer.read(1)):
+    record += byte
+sys.stdout.buffer.write(b"T:" + record.rstrip(b"\\0").upper() + b"\\0")
+"""
+
+CLOSING_PROGRAM = "import os, sys, time\nsys.stdin.readline()\nos.close(0)\ntime.sleep(60)\n"
+
+
+def translator(tmp_path, name: str, source: str, *args: str, **kwargs: object) -> ProcessTranslator:
+    script = tmp_path / name
+    script.write_text(source, encoding="utf-8")
+    kwargs.setdefault("options", FAST)
+    return ProcessTranslator([sys.executable, str(script), *args], **kwargs)  # type: ignore[arg-type]
+
+
+async def outcomes(translator: ProcessTranslator, texts: list[str]) -> list[tuple[str | None, str | None]]:
+    try:
+        return [(r.text, r.error) for r in await translator.translate_texts(texts)]
+    finally:
+        await translator.aclose()
+
+
+# ---- one process per batch: a banner on stdout -----------------------------------------------------
+
+
+async def test_a_banner_in_batch_mode_is_shown_with_the_fix(tmp_path):
+    """Before: "banner.py gave 2 answers for 1 record(s) (line framing)", not saying what the lines were."""
+    banner = translator(tmp_path, "banner.py", BANNER_PROGRAM, persistent=False)
+    results = await outcomes(banner, ["a", "b", "c"])
+    assert results == [(None, f"banner.py gave 2 answers for 1 record(s) (line framing): 'Loading model... done', "
+                              f"'T:{text}'. More answers than records: a banner or warnings on its stdout? Fix: print "
+                              "them to stderr, or, if it answers each line as it reads it, run it persistent (the "
+                              "default) with LINES framing, whose markers tell a banner from answers")
+                       for text in "ABC"]
+
+
+async def test_the_answers_shown_are_short_and_escaped_and_persistent_mode_is_offered_only_when_aligned(tmp_path):
+    program = "import sys\nsys.stdin.read()\nsys.stdout.write('\\x1b[1m' + 'x' * 200 + '|two|three|')\n"
+    bars = translator(tmp_path, "bars.py", program, persistent=False, framing=Framing("bars", b"|", aligned=False))
+    (_, error), = await outcomes(bars, ["a"])
+    assert error == (f"bars.py gave 3 answers for 1 record(s) (bars framing): '\\x1b[1m{'x' * 76}', 'two', …. More "
+                     "answers than records: a banner or warnings on its stdout? Fix: print them to stderr")
+
+
+async def test_no_answer_in_batch_mode_is_said_plainly(tmp_path):
+    silent = translator(tmp_path, "silent.py", "import sys\nsys.stdin.read()\n", persistent=False, framing=NULL_FLUSH)
+    assert await outcomes(silent, ["a"]) == [(None, "silent.py gave 0 answers for 1 record(s) (null-flush framing)")]
+
+
+# ---- a persistent program that reads one record and exits ------------------------------------------
+
+
+async def test_a_program_that_reads_one_record_and_exits_is_told_to_run_one_process_per_batch(tmp_path):
+    """Before: every entry failed with "one_shot.py exited with code 0" and nothing else."""
+    one_shot = translator(tmp_path, "one_shot.py", ONE_SHOT_PROGRAM, framing=LINES)
+    results = await outcomes(one_shot, ["a", "b", "c"])
+    assert results == [(None, "one_shot.py exited with code 0 (again after writing one answer, with nothing on "
+                              "stderr): it reads one record and exits. Fix: run it with persistent=False (one process "
+                              "per batch), or make it read records until its input ends")] * 3
+
+
+async def test_the_one_shot_hint_needs_clear_evidence(tmp_path):
+    once = translator(tmp_path, "one_shot.py", ONE_SHOT_PROGRAM)
+    assert await outcomes(once, ["a"]) == [(None, "one_shot.py exited with code 0")]  # one program: no evidence
+    saying = translator(tmp_path, "one_shot.py", ONE_SHOT_PROGRAM, "--say")
+    assert await outcomes(saying, ["a", "b"]) == [(None, "one_shot.py exited with code 0 | stderr: done")] * 2
+
+
+async def test_a_program_answering_one_record_a_process_is_answered_and_warned_about(tmp_path, caplog):
+    one_shot = translator(tmp_path, "one_shot.py", ONE_SHOT_NULL_PROGRAM, framing=NULL_FLUSH)
+    with caplog.at_level(logging.WARNING, logger="mt_eval.adapters"):
+        results = await outcomes(one_shot, ["a", "b", "c"])
+    assert results == [("T:A", None), ("T:B", None), ("T:C", None)]
+    warned = [r.getMessage() for r in caplog.records if "one answer" in r.getMessage()]
+    assert warned == ["one_shot.py exited after one answer twice, and is started again for each record: it reads one "
+                      "record and exits. Fix: run it with persistent=False (one process per batch), or make it read "
+                      "records until its input ends"]
+
+
+# ---- a persistent program that closes its input ----------------------------------------------------
+
+
+async def test_a_program_that_closes_its_input_and_runs_on_is_told_so(tmp_path):
+    """Before: "closing.py gave no answer within 0.5 s and wrote nothing at all: it buffers its output…"."""
+    closing = translator(tmp_path, "closing.py", CLOSING_PROGRAM, options=ProcessOptions(timeout_s=0.5,
+                                                                                         shutdown_grace_s=0.3))
+    assert await outcomes(closing, ["a"]) == [
+        (None, "closing.py gave no answer within 0.5 s: it closed its input and kept running, so it reads no more "
+               "records. Fix: make it read records until its input ends, or run it with persistent=False (one "
+               "process per batch) if it reads one input and exits")]
