@@ -122,3 +122,23 @@ def test_records_kept_while_the_log_could_not_be_written_are_written_once_it_can
     assert [r["seq"] for r in records] == list(range(1, len(answers) + 3))
     assert [r["status"] for r in records] == [200] * (len(answers) - 1) + [503, 404, 200]
     assert upstream.calls == len(answers)
+
+
+async def test_a_run_whose_gateway_log_is_incomplete_still_cleans_up_its_sandbox_files(tmp_path: Path):
+    """The gateway's stop raises when records were never written; the run's sandbox directory was then left behind
+    and its denied-attempts log not written."""
+    from mt_eval.gateway.audit import AuditLogError
+    from mt_eval.harness.fairness import DENIED_LOG, FairRun
+
+    class Incomplete:
+        def stop(self) -> None:
+            raise AuditLogError("gateway.jsonl: 2 request record(s) could not be written to it")
+
+    shared = tmp_path / "gateway-socket-directory"
+    shared.mkdir()
+    fair = FairRun(source=None, out=tmp_path, sandbox=object(), _gateway=Incomplete(),  # type: ignore[arg-type]
+                   _gateway_directory=shared)
+    with pytest.raises(AuditLogError):
+        async with fair.running("method"):
+            pass
+    assert not shared.exists() and (tmp_path / DENIED_LOG).exists()
