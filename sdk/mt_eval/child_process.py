@@ -32,8 +32,12 @@ from mt_eval.child_detached import DetachedWatch, end_strays
 WRITE_GROUP = 8
 
 
+STDERR_LINE = "child_stderr_line"  # the attribute of a `StderrTail` log record that holds the line itself
+
+
 class StderrTail:
-    """Keeps the last bytes a child wrote to stderr and forwards complete lines to a logger at INFO."""
+    """Keeps the last bytes a child wrote to stderr and forwards complete lines to a logger at INFO (each record
+    holds its line as ``STDERR_LINE``)."""
 
     def __init__(self, logger: logging.Logger, label: str, *, max_bytes: int = 64 * 1024, max_lines: int = 40
                  ) -> None:
@@ -54,7 +58,8 @@ class StderrTail:
             lines = (self._partial + data).split(b"\n")
             self._partial = lines.pop()[-4096:]
             for line in lines:
-                self.logger.info("%s: %s", self.label, line.decode("utf-8", "replace"))
+                text = line.decode("utf-8", "replace")
+                self.logger.info("%s: %s", self.label, text, extra={STDERR_LINE: text})
 
     def tail(self) -> str:
         """The last lines (bounded in bytes and in lines)."""

@@ -57,7 +57,9 @@ function coalesce(writeOut, afterWrite = () => {}) {
  * moduleTarget) returns: the module, its name, method id and what it implements.
  */
 export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = {}) {
-  const log = (text) => process.stderr.write(`mt-eval-guest: ${text}\n`);
+  // Every line of the guest's own messages (a stack too) starts with its name: a host tells them apart from what
+  // the method itself writes to stderr, which it shows as the method's output.
+  const log = (text) => process.stderr.write(`${String(text).replace(/^/gm, 'mt-eval-guest: ')}\n`);
   // The method's process.exit() throws, failing the call it was made in (as the Python guest fails a sys.exit()), and
   // the guest serves on; the guest's own exits are the real one.
   const exit = exitThrows();

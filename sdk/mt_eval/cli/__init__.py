@@ -220,9 +220,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     expected: tuple[type[BaseException], ...] = getattr(command, "EXPECTED", ())
     try:
         event_loop.chosen()  # a loop mt-eval does not know is named before any work, not after it
-        stops = contextlib.nullcontext() if getattr(command, "KEEPS_SIGNAL_DEFAULTS", False) else \
-            termination.as_interrupt()
-        with stops:
+        with contextlib.ExitStack() as around:
+            if not getattr(command, "KEEPS_SIGNAL_DEFAULTS", False):
+                around.enter_context(termination.as_interrupt())
+            if getattr(command, "SHOWS_GUEST_OUTPUT", False):  # a method's output, wherever it runs (guest_output.py)
+                from mt_eval.cli.guest_output import shown
+
+                around.enter_context(shown())
             status = termination.exit_status(command.run(args))
         sys.stdout.flush()  # (what is still buffered fails here, where it is said, not as the process exits)
         return status

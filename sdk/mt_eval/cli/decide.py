@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 PROG = "mt-eval decide"
 INTERRUPTED = "\nmt-eval decide: interrupted; finished rows are saved. Continue with the same command and --resume."
 EXPECTED = (ValueError,)
+SHOWS_GUEST_OUTPUT = True  # what a method in a bridge guest writes to stderr is shown (cli/guest_output.py)
 
 
 

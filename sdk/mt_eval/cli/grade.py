@@ -14,6 +14,7 @@ from mt_eval.cli.decide import scoring_arguments
 PROG = "mt-eval grade"
 INTERRUPTED = "\nmt-eval grade: interrupted; no grading card was written"
 EXPECTED = (ValueError,)
+SHOWS_GUEST_OUTPUT = True  # what a method in a bridge guest writes to stderr is shown (cli/guest_output.py)
 
 
 GRADE_EPILOG = """\

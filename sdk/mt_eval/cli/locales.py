@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from mt_eval.loop_watchdog import LoopWatchdog
 
 EXPECTED = (ValueError, LookupError, OSError)  # an unreadable config, an unknown locale, a plugin not found
+SHOWS_GUEST_OUTPUT = True  # what a method in a bridge guest writes to stderr is shown (cli/guest_output.py)
 # Ctrl-C before anything was sent (one later writes what was translated and says so: `interrupted_message`).
 INTERRUPTED = "mt-eval locales: interrupted before anything was sent; nothing was written"
 # After Ctrl-C, a method that blocks the loop this long is interrupted (long enough for the command's own writing of

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 SAVED = "\nmt-eval run: interrupted; finished entries are saved."
 INTERRUPTED = f"{SAVED} Continue with the same command and --resume."
 EXPECTED = (ValueError, OSError)  # unreadable files, bad values: the message says which
+SHOWS_GUEST_OUTPUT = True  # what a method in a bridge guest writes to stderr is shown (cli/guest_output.py)
 
 
 def add_arguments(run: argparse.ArgumentParser) -> None:

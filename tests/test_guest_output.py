@@ -1,0 +1,152 @@
+"""What a method served by a bridge guest writes to its stderr is shown on the stderr of the command running it, as
+an in-process method's ``print()`` is; the guest kits' own lines (a failed call's stack) are not, since the
+entry's error already says it (`mt_eval.cli.guest_output`)."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mt_eval.cli.guest_output import GUEST_LOGGER, GuestOutput, shown
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "examples" / "data" / "eng-spa-demo.json"
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+
+NODE_TALKS = """\
+export async function translate(entries, config) {
+  console.log(`log: ${entries.length} entries`);
+  console.error('error: something to see');
+  process.stdout.write('written to stdout\\n');
+  return entries.map((e) => ({ id: e.id, predicted: e.source.toUpperCase() }));
+}
+"""
+NODE_THROWS = """\
+export async function translate(entries, config) {
+  throw new Error('boom');
+}
+"""
+PYTHON_PRINTS = """\
+import sys
+
+
+class Talks:
+    async def translate(self, entries, config):
+        print(f"print: {len(entries)} entries")
+        print("stderr: something to see", file=sys.stderr)
+        return [{"id": e["id"], "predicted": e["source"].upper()} for e in entries]
+"""
+
+
+def node_plugin(tmp_path: Path, code: str) -> Path:
+    directory = tmp_path / "node-method"
+    directory.mkdir()
+    (directory / "translate.js").write_text(code)
+    (directory / "method.json").write_text(json.dumps({"name": "Talks", "node_entry": "translate.js",
+                                                        "supported_pairs": ["eng>spa"], "dependencies": []}))
+    return directory
+
+
+def python_plugin(tmp_path: Path) -> Path:
+    directory = tmp_path / "python-method"
+    directory.mkdir()
+    (directory / "pipeline.py").write_text(PYTHON_PRINTS)
+    (directory / "method.json").write_text(json.dumps({"name": "Talks", "entry_point": "pipeline:Talks",
+                                                        "supported_pairs": ["eng>spa"], "dependencies": []}))
+    return directory
+
+
+def run(tmp_path: Path, method: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--method", str(method), "--corpus",
+                           str(CORPUS), "--limit", "2", "--out", str(tmp_path / "run"), "--no-contamination-check",
+                           "--latency-sample", "0", *extra], capture_output=True, text=True, timeout=120)
+
+
+@needs_node
+def test_a_node_methods_console_output_is_shown_on_stderr(tmp_path: Path):
+    """Before: a Node method's console.log and console.error went to the guest's stderr, which the host logged
+    at INFO, and nothing showed them."""
+    done = run(tmp_path, node_plugin(tmp_path, NODE_TALKS))
+    assert done.returncode == 5, done.stderr  # complete (a selection of 2 entries has no canary: no headline)
+    lines = done.stderr.splitlines()
+    for said in ("log: 2 entries", "error: something to see", "written to stdout"):
+        assert said in lines
+    assert "something to see" not in done.stdout
+
+
+@needs_node
+def test_a_failing_node_methods_stack_is_not_shown_its_error_is(tmp_path: Path):
+    done = run(tmp_path, node_plugin(tmp_path, NODE_THROWS))
+    assert done.returncode == 4, done.stderr
+    assert "the method failed: Error: boom" in done.stderr
+    assert "mt-eval-guest" not in done.stderr and "    at " not in done.stderr
+
+
+def test_an_isolated_python_methods_print_is_shown_as_in_process(tmp_path: Path):
+    method = python_plugin(tmp_path)
+    in_process = run(tmp_path, method)
+    isolated = run(tmp_path, method, "--isolate", "--force")
+    for done in (in_process, isolated):
+        assert done.returncode == 5, done.stderr
+        assert "print: 2 entries" in done.stderr.splitlines()
+        assert "stderr: something to see" in done.stderr.splitlines()
+
+
+@needs_node
+def test_every_line_the_node_guest_kit_writes_of_its_own_starts_with_its_name(tmp_path: Path):
+    """A host tells the kit's lines from the method's by that name: a stack's lines carry it too."""
+    guest = ROOT / "bridge" / "node" / "bin" / "mt-eval-guest.js"
+    requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocol_versions": ["mt-eval-bridge/1"], "config": {"source_lang": "eng",
+                                                                                  "target_lang": "spa"}}},
+                {"jsonrpc": "2.0", "id": 2, "method": "translate", "params": {"entries": [{"id": "1", "source": "a"}]}}]
+    done = subprocess.run(["node", str(guest), str(node_plugin(tmp_path, NODE_THROWS))],
+                          input="".join(json.dumps(r) + "\n" for r in requests), capture_output=True, text=True,
+                          timeout=60)
+    lines = done.stderr.splitlines()
+    assert any("translate failed: Error: boom" in line for line in lines), done.stderr
+    assert len(lines) > 1 and all(line.startswith("mt-eval-guest: ") for line in lines), done.stderr
+
+
+def record(message: str, level: int = logging.INFO, line: str | None = None) -> logging.LogRecord:
+    made = logging.LogRecord(GUEST_LOGGER, level, __file__, 1, message, None, None)
+    if line is not None:
+        made.child_stderr_line = line
+    return made
+
+
+def test_the_handler_shows_the_methods_lines_and_a_guests_warnings_only(monkeypatch: pytest.MonkeyPatch):
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)  # (looked up as each line arrives: a progress bar may have taken it)
+    handler = GuestOutput()
+    handler.handle(record("guest 1: hello", line="hello\r"))
+    handler.handle(record("guest 1: mt-eval-guest: translate failed", line="mt-eval-guest: translate failed"))
+    handler.handle(record("guest 1: mt-eval serve: stopping", line="mt-eval serve: stopping"))
+    handler.handle(record("guest 1: a progress note"))  # a log notification below WARNING
+    handler.handle(record("guest 1: running out of memory", logging.WARNING))
+    assert err.getvalue() == "hello\nguest 1: running out of memory\n"
+
+
+def test_the_handler_is_quiet_when_stderr_is_gone(monkeypatch: pytest.MonkeyPatch):
+    class Gone(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stderr", Gone())
+    GuestOutput().handle(record("guest 1: hello", line="hello"))  # (no exception, no logging error report)
+
+
+def test_shown_enables_the_guest_logger_and_puts_it_back():
+    logger = logging.getLogger(GUEST_LOGGER)
+    before = (logger.level, list(logger.handlers))
+    with shown():
+        assert logger.isEnabledFor(logging.INFO)
+        assert any(isinstance(h, GuestOutput) for h in logger.handlers)
+    assert (logger.level, list(logger.handlers)) == before
