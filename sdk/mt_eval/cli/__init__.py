@@ -5,15 +5,16 @@ the module of a subcommand — its arguments, how they become a typed request, a
 only when that subcommand is on the command line, and it imports the work itself only when it runs.
 
 A subcommand's module defines ``add_arguments(parser)`` and ``run(args) -> int`` (the exit status), and may
-define ``PROG`` (the name its messages start with), ``INTERRUPTED`` (what Ctrl-C prints), ``EXPECTED``
-(library exceptions that, for this command, mean bad input or environment) and ``KEEPS_SIGNAL_DEFAULTS`` (SIGTERM
-and SIGHUP end it at once). `main` is the error policy: an `mt_eval.errors.ExpectedError` — or one of the
-command's ``EXPECTED`` — is one line, ``PROG: what is wrong and the fix``, and its exit status (1 unless it says
-otherwise); a usage error exits 2 naming the closest command or option, or (`mt_eval.cli.usage_errors.OptionError`,
-raised before any work) the options that cannot go together, with the command's usage; Ctrl-C exits
-130, and SIGTERM (143) and SIGHUP (129) stop a command as Ctrl-C does (`mt_eval.cli.termination`); output closed by
-its reader (``| head``) exits 141 quietly; anything else is a bug and shows its traceback. The README lists each
-command's exit statuses.
+define ``PROG`` (the name its messages start with; ``prog_of(args)`` when it depends on the arguments),
+``INTERRUPTED`` (what Ctrl-C prints), ``EXPECTED`` (library exceptions that, for this command, mean bad input or
+environment), ``KEEPS_SIGNAL_DEFAULTS`` (SIGTERM and SIGHUP end it at once) and ``SHOWS_GUEST_OUTPUT`` (what a
+method in a bridge guest writes to stderr is shown: `mt_eval.cli.guest_output`). `main` is the error policy: an
+`mt_eval.errors.ExpectedError` — or one of the command's ``EXPECTED`` — is one line, ``PROG: what is wrong and the
+fix``, and its exit status (1 unless it says otherwise); a usage error exits 2 naming the closest command or option,
+or (`mt_eval.cli.usage_errors.OptionError`, raised before any work) the options that cannot go together, with the
+command's usage; Ctrl-C exits 130, and SIGTERM (143) and SIGHUP (129) stop a command as Ctrl-C does
+(`mt_eval.cli.termination`); output closed by its reader (``| head``) exits 141 quietly; anything else is a bug and
+shows its traceback. The README lists each command's exit statuses.
 """
 
 from __future__ import annotations
@@ -216,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mt_eval.errors import ExpectedError
 
     command = command_module(args.command)
-    prog = getattr(command, "PROG", f"mt-eval {args.command}")
+    prog = command.prog_of(args) if hasattr(command, "prog_of") else getattr(command, "PROG", f"mt-eval {args.command}")
     expected: tuple[type[BaseException], ...] = getattr(command, "EXPECTED", ())
     try:
         event_loop.chosen()  # a loop mt-eval does not know is named before any work, not after it

@@ -17,7 +17,12 @@ TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
     from mt_eval.harness.request import RunRequest
 
-PROG = "mt-eval freeze init"
+
+def prog_of(args: argparse.Namespace) -> str:
+    """``mt-eval freeze ACTION``, which begins an error's line."""
+    return f"mt-eval freeze {args.freeze_action or 'init'}"
+
+
 EXPECTED = (ValueError,)
 
 DESCRIPTION = """\
@@ -189,6 +194,7 @@ def _validate(path: Path, *, as_json: bool) -> int:
 
 
 def _show(path: Path) -> int:
+    from mt_eval.control_chars import escaped_controls
     from mt_eval.harness.freeze_validation import validate_freeze
 
     manifest, problems = validate_freeze(path, check_files=False)
@@ -198,19 +204,25 @@ def _show(path: Path) -> int:
             print("  " + problem.render(), file=sys.stderr)
         return 1
     data = msgspec.to_builtins(manifest)
-    print(f"{path}: {manifest.freeze_version}, status {manifest.status}, created {manifest.created_at}")
+    print(f"{path}: {manifest.freeze_version}, status {manifest.status}, created {_shown(manifest.created_at)}")
     for section in ("sdk", "method", "corpus", "labels", "config", "budgets", "latency", "hardware", "scoring"):
         if data.get(section) is None:
             continue
         print(f"{section}:")
         for key, value in data[section].items():
             print(f"  {key}: {_shown(value)}")
-    print("run it with:\n  " + run_command(path, manifest))
+    print("run it with:\n  " + escaped_controls(run_command(path, manifest), one_line=True))
     return 0
 
 
 def _shown(value: Any) -> str:
-    return "null" if value is None else json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    """A value on one line; a text as it is, unless it holds a control character (a hand edit: a terminal would obey
+    an ESC), which is then quoted as JSON with its escapes."""
+    from mt_eval.control_chars import escaped_controls, first_control
+
+    if isinstance(value, str) and first_control(value) is None:
+        return value
+    return "null" if value is None else escaped_controls(json.dumps(value, ensure_ascii=False), one_line=True)
 
 
 def run_command(path: Path, manifest: Any) -> str:

@@ -7,8 +7,9 @@ subset or label digest is named too."""
 from __future__ import annotations
 
 import hashlib
+import stat
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -21,23 +22,47 @@ from mt_eval.harness.freeze import (
     sdk_facts,
 )
 from mt_eval.problems import Problem
+from mt_eval.strict import StrictStruct
+
+
+class _Selection(StrictStruct, kw_only=True):
+    """``corpus.selection`` as `mt_eval.corpus.selection.select` records it (what a hand edit is checked against)."""
+
+    ids: list[str | int] | None = None
+    ranges: list[str] | None = None
+    segment: list[str] | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1)] | None = None
 
 
 def validate_freeze(path: str | Path, *, check_files: bool = True, read_corpus: bool = True
                     ) -> tuple[FreezeManifest | None, list[Problem]]:
     """The manifest in ``path`` and every problem with it (module docstring); fail-closed. ``read_corpus``
     False leaves the entries and labels to the caller (a run compares them with its own)."""
-    from mt_eval.strict import decode_json_file
+    from mt_eval.strict import decode_json_file, decode_value
 
     path = Path(path)
+    file = str(path)
+    if not _regular_or_missing(path):  # (a pipe: read once, it is gone when the run reads it again, or it hangs)
+        return None, [Problem(file=file, path="$", code="io", message="is not a regular file (a pipe, socket or "
+                              "device): a manifest is read again by the run it holds, which records its SHA-256",
+                              hint="give the manifest file mt-eval freeze init wrote")]
     manifest, problems = decode_json_file(path, FreezeManifest)
     if manifest is None:
         return None, problems
-    file = str(path)
+    _, selection = decode_value(manifest.corpus.selection or {}, _Selection, file=file)
+    if selection:  # (its options could not be shown, nor the entries selected again)
+        return None, problems + [msgspec.structs.replace(p, path="$.corpus.selection" + p.path[1:])
+                                 for p in selection]
     problems += [Problem(file=file, path=where, code="not-finite", message=f"{number} is not a number a run takes "
                          "(JSON has no infinity or NaN; a number too large to hold is read as infinity)",
                          hint="write the value mt-eval freeze init wrote, or run freeze init again")
                  for where, number in _not_finite(msgspec.to_builtins(manifest), "$")]
+    from mt_eval.corpus.doubts import DOUBTS
+
+    problems += [Problem(file=file, path=f"$.corpus.accepted_doubts[{i}]", code="invalid",
+                         message=f"no doubt is called {code!r}: no run could accept it",
+                         hint=f"give the code a refusal names, one of {', '.join(DOUBTS)}")
+                 for i, code in enumerate(manifest.corpus.accepted_doubts or []) if code not in DOUBTS]
     if manifest.status == "frozen":
         problems += [Problem(file=file, path=where, code="missing", message="missing: a frozen manifest needs it",
                              hint=hint) for where, hint in missing_digests(manifest)]
@@ -54,9 +79,30 @@ def validate_freeze(path: str | Path, *, check_files: bool = True, read_corpus: 
         if stated != defined:
             problems.append(Problem(file=file, path=where, code="inconsistent",
                                     message="not the latency this SDK measures", hint=f"write {defined!r}"))
-    if check_files:
+    unusable = _unusable_paths(file, manifest)
+    problems += unusable
+    if check_files and not unusable:
         problems += _file_problems(path, manifest, read_corpus)
     return manifest, problems
+
+
+def _regular_or_missing(path: Path) -> bool:
+    """Whether ``path`` is a file, a directory or nothing (`decode_json_file` says why those cannot be read)."""
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):
+        return True
+    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
+
+
+def _unusable_paths(file: str, manifest: FreezeManifest) -> list[Problem]:
+    """Each recorded path no file can have (a NUL character in it): its files are not looked for."""
+    recorded = {"$.method.path": manifest.method.path, "$.corpus.path": manifest.corpus.path,
+                "$.corpus.reference_path": manifest.corpus.reference_path,
+                "$.scoring.policy_path": None if manifest.scoring is None else manifest.scoring.policy_path}
+    return [Problem(file=file, path=where, code="invalid", message="holds a NUL character, which no path can",
+                    hint="write the path mt-eval freeze init wrote (relative to the manifest, or absolute)")
+            for where, value in recorded.items() if value is not None and "\0" in value]
 
 
 def _not_finite(value: Any, where: str) -> list[tuple[str, float]]:
@@ -80,16 +126,20 @@ def _file_problems(path: Path, manifest: FreezeManifest, read_corpus: bool) -> l
     file = str(path)
     problems: list[Problem] = []
     method_dir = _beside(path, manifest.method.path)
-    source, _ = read_plugin(method_dir)
+    try:
+        source, _ = read_plugin(method_dir)
+        unread = None
+    except OSError as exc:  # (a path too long for the system)
+        source, unread = None, f"cannot read {method_dir}: {exc.strerror or exc}"
     if source is None:
         problems.append(Problem(file=file, path="$.method.path", code="missing-file",
-                                message=f"{method_dir} is not a method plugin directory",
+                                message=unread or f"{method_dir} is not a method plugin directory",
                                 hint="give the method's directory, relative to the manifest or absolute"))
     else:
         if source.method_id != manifest.method.method_id:
             problems.append(Problem(file=file, path="$.method.method_id", code="inconsistent",
                                     message=f"the plugin in {method_dir} is {source.method_id!r}"))
-        actual = code_sha256(method_dir)
+        actual = code_sha256(source.directory)  # (method.path may name its method.json)
         if manifest.method.code_sha256 and actual != manifest.method.code_sha256:
             problems.append(Problem(file=file, path="$.method.code_sha256", code="inconsistent",
                                     message=f"the method's files hash to {actual[:16]}…, not "
