@@ -58,3 +58,17 @@ def test_json_lines_in_a_json_file_and_a_json_list_in_a_jsonl_file_are_told_to_r
     assert "holds one JSON list over several lines, not one JSON object per line; name it p.json" in str(error)
     error = refusal(write(tmp_path, "broken.json", '{"entries": [\n'))
     assert "name it" not in str(error)
+
+
+@pytest.mark.parametrize(("content", "columns", "says", "fix"), [
+    ("1\tHello.\tHola.\n2\tBye.\tAdiós.\n", ["id", "source"], "every row has 3 columns, but --columns names 2",
+     "name all 3 columns, in order: --columns id,source,column3"),
+    ("id\tsource\n1\tHello.\tHola.\n2\tBye.\tAdiós.\n", None, "every row has 3 columns, but the header names 2",
+     "name all 3 columns in the header (line 1)"),
+])
+def test_columns_named_short_of_every_row_are_told_once_to_name_them_all(tmp_path: Path, content: str,
+                                                                        columns: list[str] | None, says: str, fix: str):
+    """Before: one problem per row (twenty, then "also lines …"), each blaming a TAB inside a text."""
+    error = refusal(write(tmp_path, "c.tsv", content), columns=columns)
+    [problem] = error.problems
+    assert (problem.path, problem.message, problem.hint) == ("$", says, fix)

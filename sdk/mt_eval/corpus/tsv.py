@@ -163,7 +163,8 @@ def _fill(corpus: Corpus, rows: list[tuple[int, str]]) -> None:
         wide = _fill_columns(cast("list[dict[str, Any]]", corpus.entries), corpus.lines, rows, keys,
                              [*OPTIONAL_CELLS, *unnamed])
     if wide:
-        raise CorpusError(_wide_rows(corpus, wide), summary=f"corpus {corpus.path} has rows with too many columns")
+        raise CorpusError(_wide_rows(corpus, wide, len(rows)),
+                          summary=f"corpus {corpus.path} has rows with too many columns")
 
 
 def _fill_source_reference(entries: list[dict[str, Any]], lines: list[int], rows: list[tuple[int, str]],
@@ -211,10 +212,20 @@ def _fill_columns(entries: list[dict[str, Any]], lines: list[int], rows: list[tu
     return wide
 
 
-def _wide_rows(corpus: Corpus, wide: list[tuple[int, int]]) -> list[Problem]:
+def _wide_rows(corpus: Corpus, wide: list[tuple[int, int]], rows: int) -> list[Problem]:
+    """The rows wider than the columns named; when every row is (two or more), and equally so, the names are short:
+    one problem."""
     width = len(corpus.columns or [])
     than = {"header": "the header names", "--columns": "--columns names"}.get(corpus.columns_from or "",
                                                                               "most lines have")
+    counts = {count for _, count in wide}
+    if len(wide) == rows > 1 and len(counts) == 1 and corpus.columns_from in ("header", "--columns"):
+        count, names = counts.pop(), [c.header or c.key for c in corpus.columns or []]
+        names += [f"column{i + 1}" for i in range(width, count)]
+        hint = (f"name all {count} columns, in order: --columns {','.join(names)}" if corpus.columns_from ==
+                "--columns" else f"name all {count} columns in the header (line {corpus.header_line})")
+        return [Problem(file=str(corpus.path), path="$", code="columns", hint=hint,
+                        message=f"every row has {count} columns, but {than} {width}")]
     hint = ("a text contains a TAB: TSV has no quoting, so a TAB always starts a new column; remove the TAB, "
             "name the extra columns in a header, or use JSONL for such text")
     problems = [Problem(file=str(corpus.path), path=f"line {number}", code="columns", hint=hint,
