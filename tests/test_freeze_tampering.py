@@ -170,3 +170,27 @@ def test_a_doubt_accepted_at_freeze_is_frozen_shown_and_held_to(tmp_path: Path, 
         "reference-equals-source)"]
     older = msgspec.structs.replace(manifest, corpus=msgspec.structs.replace(manifest.corpus, accepted_doubts=None))
     assert differences(older, manifest) == []  # (written before it was recorded: not held to it)
+
+
+def test_a_run_records_the_sha256_of_the_manifest_it_validated(tmp_path: Path, plugin: Path, capsys,
+                                                                monkeypatch: pytest.MonkeyPatch):
+    """The manifest is read once: before, it was read again to hash it for the card, so a manifest changed in
+    between (or a pipe, empty the second time) was recorded as bytes the run was never held to."""
+    import hashlib
+
+    import mt_eval.harness.freeze as freeze
+
+    frozen = init(tmp_path, plugin, family_corpus(tmp_path / "corpus.json"))
+    validated = frozen.read_bytes()
+    words = valid_and_shown(frozen, capsys, monkeypatch)
+    differences = freeze.differences
+
+    def edited_meanwhile(*args, **kwargs):  # (as the run compares itself with the manifest, it is edited on disk)
+        frozen.write_bytes(validated.replace(b'"status":', b'"status" :', 1))
+        return differences(*args, **kwargs)
+
+    monkeypatch.setattr(freeze, "differences", edited_meanwhile)
+    assert main([*words[1:], "--out", str(tmp_path / "run"), "--quiet"]) == 0, capsys.readouterr().err
+    card = json.loads((tmp_path / "run" / "card.json").read_text())
+    assert frozen.read_bytes() != validated
+    assert card["freeze"]["sha256"] == hashlib.sha256(validated).hexdigest()

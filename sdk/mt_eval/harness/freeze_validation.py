@@ -38,21 +38,34 @@ def validate_freeze(path: str | Path, *, check_files: bool = True, read_corpus: 
                     ) -> tuple[FreezeManifest | None, list[Problem]]:
     """The manifest in ``path`` and every problem with it (module docstring); fail-closed. ``read_corpus``
     False leaves the entries and labels to the caller (a run compares them with its own)."""
-    from mt_eval.strict import decode_json_file, decode_value
+    manifest, problems, _ = validated_freeze(path, check_files=check_files, read_corpus=read_corpus)
+    return manifest, problems
+
+
+def validated_freeze(path: str | Path, *, check_files: bool = True, read_corpus: bool = True
+                     ) -> tuple[FreezeManifest | None, list[Problem], str | None]:
+    """As `validate_freeze`, with the SHA-256 of the very bytes validated (None when none could be read): what a
+    run records of the manifest that held it, read once."""
+    from mt_eval.strict import decode_json, decode_value
 
     path = Path(path)
     file = str(path)
-    if not _regular_or_missing(path):  # (a pipe: read once, it is gone when the run reads it again, or it hangs)
+    if not _regular_or_missing(path):  # (a pipe: its bytes would be gone for the run that follows, or it hangs)
         return None, [Problem(file=file, path="$", code="io", message="is not a regular file (a pipe, socket or "
                               "device): a manifest is read again by the run it holds, which records its SHA-256",
-                              hint="give the manifest file mt-eval freeze init wrote")]
-    manifest, problems = decode_json_file(path, FreezeManifest)
+                              hint="give the manifest file mt-eval freeze init wrote")], None
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, [Problem(file=file, path="$", message=f"cannot read file: {exc.strerror or exc}", code="io")], None
+    digest = hashlib.sha256(raw).hexdigest()
+    manifest, problems = decode_json(raw, FreezeManifest, file=file)
     if manifest is None:
-        return None, problems
+        return None, problems, digest
     _, selection = decode_value(manifest.corpus.selection or {}, _Selection, file=file)
     if selection:  # (its options could not be shown, nor the entries selected again)
         return None, problems + [msgspec.structs.replace(p, path="$.corpus.selection" + p.path[1:])
-                                 for p in selection]
+                                 for p in selection], digest
     problems += [Problem(file=file, path=where, code="not-finite", message=f"{number} is not a number a run takes "
                          "(JSON has no infinity or NaN; a number too large to hold is read as infinity)",
                          hint="write the value mt-eval freeze init wrote, or run freeze init again")
@@ -83,7 +96,7 @@ def validate_freeze(path: str | Path, *, check_files: bool = True, read_corpus: 
     problems += unusable
     if check_files and not unusable:
         problems += _file_problems(path, manifest, read_corpus)
-    return manifest, problems
+    return manifest, problems, digest
 
 
 def _regular_or_missing(path: Path) -> bool:

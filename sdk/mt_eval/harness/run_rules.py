@@ -6,7 +6,6 @@ gets its family record and the gate's verdict at the end.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,10 +82,11 @@ class RunRules:
         if self.freeze_path is None:
             return
         from mt_eval.harness.freeze import build_manifest, differences, scoring_facts
-        from mt_eval.harness.freeze_validation import validate_freeze
+        from mt_eval.harness.freeze_validation import validated_freeze
 
         path = self.freeze_path
-        manifest, problems = validate_freeze(path, read_corpus=False)  # (the run compares what it reads, below)
+        # (read once: the run records the SHA-256 of the bytes it validated; it compares the corpus it reads, below)
+        manifest, problems, digest = validated_freeze(path, read_corpus=False)
         errors = [p for p in problems if p.severity == "error"]
         if manifest is None or errors:
             raise RulesError(f"--freeze {path} does not validate ({len(errors)} problem"
@@ -107,7 +107,7 @@ class RunRules:
             raise RulesError(f"this run differs from the frozen manifest {path} in {len(different)} item"
                              f"{'s' if len(different) != 1 else ''}; nothing was run:\n  "
                              + "\n  ".join(different))
-        self.freeze_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
+        self.freeze_sha256 = digest
         self.freeze_status = manifest.status
 
     def latency_calls(self, entries: Sequence[dict[str, Any]], config: RunConfig, timeout_s: float,
