@@ -104,3 +104,17 @@ def test_a_selection_is_made_again_from_its_exact_ids_whatever_they_hold(tmp_pat
              run(tmp_path, "at", "--corpus", str(corpus), "--ids", f"@{listed}")]
     for card in cards:
         assert verify_card(card).ok, verify_card(card).problems
+
+
+def test_an_integer_id_beyond_what_javascript_holds_exactly_is_recorded_as_its_text(tmp_path: Path):
+    """Tweet ids: 1234567890123456789 read by JavaScript (the leaderboard's page, a Node reader of the card) is
+    1234567890123456800, and two neighbours become one. Before, the card kept it as an integer."""
+    corpus = tmp_path / "ids.jsonl"
+    big, neighbour = 1234567890123456789, 1234567890123456790
+    corpus.write_text("".join(json.dumps({"id": i, "source": f"Text {n}.", "reference": f"Texto {n}."}) + "\n"
+                              for n, i in enumerate([7, big, neighbour, -big])))
+    card_path = run(tmp_path, "big", "--corpus", str(corpus), "--ids", f"7,{big},{neighbour},{-big}")
+    ids = [r["id"] for r in json.loads(card_path.read_text())["results"]]
+    assert ids == [7, str(big), str(neighbour), str(-big)]  # (an id JavaScript holds exactly stays an integer)
+    verification = verify_card(card_path)
+    assert verification.ok, verification.problems

@@ -1,7 +1,8 @@
 """The rules every corpus obeys, whatever its format.
 
 - at least one entry;
-- every entry has an id (a string, or an integer — kept as such in the card), unique by its text;
+- every entry has an id (a string, or an integer — kept as such in the card, unless beyond 2^53, which a JavaScript
+  reader of the card would round: recorded as its text), unique by its text;
 - every entry has a source text that is not blank (parallel text, built from lines, is not checked here:
   its empty lines are segments too), except a negative control, whose source may be empty;
 - either every scored entry has a reference or none has: a reference-free corpus is translated, not scored;
@@ -20,6 +21,7 @@ from mt_eval.corpus.model import SOURCE_ALIASES, Corpus, CorpusError, listing, p
 from mt_eval.corpus.names import misspelling_of
 from mt_eval.corpus.on_disk import BLOCK, EntriesOnDisk
 from mt_eval.corpus.tsv import SPACED_COLUMNS
+from mt_eval.js_text import SAFE_INTEGER
 from mt_eval.problems import Problem
 
 MAX_PROBLEMS = 50
@@ -99,7 +101,8 @@ def _entry_problems(corpus: Corpus) -> list[Problem]:
         if type(entry_id) is not str:
             if type(entry_id) is int:
                 text = str(entry_id)
-                corpus.given_ids[text] = entry_id
+                if abs(entry_id) <= SAFE_INTEGER:  # (a larger one is recorded as its text: JavaScript would round it)
+                    corpus.given_ids[text] = entry_id
                 entry["id"] = entry_id = text
             elif entry_id is None:
                 problems.append(Problem(file=file, path=f"{where(i)}.id", code="missing",
