@@ -304,3 +304,16 @@ def test_init_never_writes_the_manifest_over_or_among_what_it_freezes(tmp_path: 
     assert ("is the corpus file the manifest freezes" if out == "corpus.json" else
             "is inside the method's folder") in err
     assert {path: path.read_bytes() for path in [corpus, *sorted(plugin.rglob("*"))] if path.is_file()} == before
+
+
+def test_init_without_a_corpus_or_with_a_pair_that_is_none_is_a_usage_error(tmp_path: Path, plugin: Path, corpus: Path,
+                                                                             capsys):
+    """Exit 2 with the usage, as `mt-eval run` says the same mistakes (before: exit 1, no usage)."""
+    assert main(["freeze", "init", "--method", str(plugin), "--out", str(tmp_path / "f.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: mt-eval freeze init") and "argument --corpus: is required" in err
+    with pytest.raises(SystemExit) as parsed:  # (argparse's own: the option's type refuses it)
+        init(tmp_path, plugin, corpus, "--pair", "xx")
+    assert parsed.value.code == 2
+    assert "error: argument --pair: 'xx' is not a language pair" in capsys.readouterr().err
+    assert not (tmp_path / "f.json").exists() and not (tmp_path / "freeze.json").exists()

@@ -51,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         add_retry_arguments,
         add_scoring_arguments,
         add_seed_argument,
+        pair_argument,
     )
 
     parser.description, parser.epilog = DESCRIPTION, EPILOG
@@ -63,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     what = init.add_argument_group("what to freeze")
     what.add_argument("--method", metavar="DIR", required=True, help="method plugin directory")
-    what.add_argument("--pair", metavar="'SRC>TGT'", help="language pair, quoted ('eng>spa') or as eng:spa "
+    what.add_argument("--pair", type=pair_argument, metavar="'SRC>TGT'", help="language pair, quoted ('eng>spa') or as eng:spa "
                                                           "(default: the corpus's, else the method's first "
                                                           "supported pair)")
     what.add_argument("--corpus-source", metavar="TEXT", help="where the corpus comes from (default: its dataset's "
@@ -154,13 +155,14 @@ def _run_request(args: argparse.Namespace) -> RunRequest:
     """The run ``mt-eval run`` would make with these options (what the manifest freezes)."""
     from mt_eval.cli.arguments import corpus_spec, selection_request
     from mt_eval.cli.method_params import method_params
+    from mt_eval.cli.usage_errors import OptionError
     from mt_eval.harness.execution import RunSettings
     from mt_eval.harness.latency import LatencyPlan
     from mt_eval.harness.request import MethodSettings, RunRequest
 
     spec = corpus_spec(args)
     if spec is None:
-        raise ValueError("no corpus: give --corpus FILE, or --source-file SRC [--reference-file REF]")
+        raise OptionError("--corpus", "is required: give --corpus FILE, or --source-file SRC [--reference-file REF]")
     return RunRequest(
         method=Path(args.method), corpus=spec, selection=selection_request(args), pair=args.pair,
         settings=MethodSettings(model=args.model, base_url=args.base_url, temperature=args.temperature,
