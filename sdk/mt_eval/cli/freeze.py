@@ -64,9 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     what = init.add_argument_group("what to freeze")
     what.add_argument("--method", metavar="DIR", required=True, help="method plugin directory")
-    what.add_argument("--pair", type=pair_argument, metavar="'SRC>TGT'", help="language pair, quoted ('eng>spa') or as eng:spa "
-                                                          "(default: the corpus's, else the method's first "
-                                                          "supported pair)")
+    what.add_argument("--pair", type=pair_argument, metavar="'SRC>TGT'",
+                      help="language pair, quoted ('eng>spa') or as eng:spa (default: the corpus's, else the "
+                           "method's first supported pair)")
     what.add_argument("--corpus-source", metavar="TEXT", help="where the corpus comes from (default: its dataset's "
                                                               "source, url or homepage)")
     what.add_argument("--corpus-license", metavar="SPDX", help="the corpus's licence (default: its dataset's)")
@@ -109,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
+    from mt_eval.atomic_files import write_atomically
     from mt_eval.errors import ExpectedError
     from mt_eval.harness.freeze import build_manifest, missing_digests
     from mt_eval.harness.run_config import run_inputs
@@ -126,7 +127,7 @@ def _init(args: argparse.Namespace) -> int:
                               corpus_license=args.corpus_license)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(msgspec.json.format(msgspec.json.encode(manifest), indent=2) + b"\n")
+        write_atomically(out, msgspec.json.format(msgspec.json.encode(manifest), indent=2) + b"\n")  # (whole or none)
     except OSError as exc:
         raise ExpectedError(f"cannot write --out {out}: {exc.strerror or exc}") from None
     print(f"wrote {out}: status {manifest.status}")

@@ -23,6 +23,7 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.atomic_files import write_atomically
 from mt_eval.control_chars import first_control
 from mt_eval.harness.gate import apply_gate, gate_command
 from mt_eval.harness.policy import shipped_policy
@@ -166,7 +167,7 @@ def settle_method_card(card_path: Path, recorded: dict[str, Any], given: str | N
     validated = _validate(answered, "the answers")
     content = msgspec.json.format(msgspec.json.encode(validated), indent=2) + b"\n"
     try:
-        _write_atomically(beside, content)
+        write_atomically(beside, content)
     except OSError as exc:  # the answers are kept: used now, and shown to be saved
         print(f"mt-eval publish: warning: cannot write {beside}: {exc.strerror or exc}; this publish uses the "
               "answers, and here they are as a method card — save them to a file and give it with --method-card "
@@ -203,16 +204,6 @@ def _validate(card: dict[str, Any], origin: str) -> dict[str, Any]:
     if value is None or errors:
         raise PublishError("the method card is not valid:\n" + "\n".join(p.render() for p in errors))
     return {**card, **msgspec.to_builtins(value)}
-
-
-def _write_atomically(path: Path, content: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    try:
-        temporary.write_bytes(content)
-        temporary.replace(path)
-    except OSError:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 def report(prepared: Prepared, outcome: Any) -> dict[str, Any]:
