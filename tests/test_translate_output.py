@@ -119,3 +119,34 @@ def test_sentences_typed_at_a_terminal_are_asked_for(tmp_path: Path):
     assert process.returncode == 0, err
     assert out == "ES 1\n"
     assert err.startswith("mt-eval translate: type the sentences, one per line, then Ctrl-D to translate them")
+
+
+RAISES_BASE_EXCEPTIONS = """\
+import asyncio
+
+
+class Odd(BaseException):
+    pass
+
+
+class Slow:
+    async def translate(self, entries, config):
+        if entries[0]["source"] == "odd":
+            raise Odd("not an Exception")
+        task = asyncio.ensure_future(asyncio.sleep(60))  # a task it awaits is cancelled by someone else
+        asyncio.get_running_loop().call_later(0.05, task.cancel)
+        await task
+"""
+
+
+def test_a_method_that_raises_cancelled_error_or_a_base_exception_fails_its_sentences_and_says_so(tmp_path: Path):
+    """Before: a CancelledError from the method (a task it awaited was cancelled) printed nothing and exited 0, and
+    a BaseException of its own ended in a traceback."""
+    process = translate(str(plugin(tmp_path, RAISES_BASE_EXCEPTIONS)), "hello", "odd")
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 1, err
+    assert out.splitlines() == [
+        "[error] the method raised CancelledError, though nothing cancelled its call (a task or future it awaited "
+        "was cancelled): catch it there, or raise another exception",
+        "[error] the method failed: Odd: not an Exception"]
+    assert "Traceback" not in err and "slow: 2 of 2 entries failed" in err
