@@ -164,6 +164,28 @@ def test_missing_directory_and_missing_manifest(tmp_path: Path):
     assert "mt-eval new" in (no_manifest.hint or "")
 
 
+@pytest.mark.skipif(os.name != "posix", reason="symlinks and FIFOs")
+@pytest.mark.parametrize("name", ["method.json", "method_card.json"])
+def test_a_plugin_file_that_is_a_directory_a_fifo_or_a_looping_link_is_named_as_such(make_plugin, name):
+    """Before: each was taken for a missing file: method.json "missing", and such a method_card.json not checked
+    at all (the plugin valid)."""
+    for kind, expected in [("directory", "a directory, not a file"),
+                           ("fifo", "not a regular file (a FIFO, socket or device)"),
+                           ("loop", f"a link to {name}, which is not a file")]:
+        directory = make_plugin(BASE, card={"paradigm": "rule-based"})
+        path = directory / name
+        path.unlink()
+        if kind == "directory":
+            path.mkdir()
+        elif kind == "fifo":
+            os.mkfifo(path)
+        else:
+            path.symlink_to(name)
+        [problem] = validate_plugin(directory, run_code=False).errors
+        assert (problem.file, problem.message) == (str(path), expected)
+        assert f"put the plugin's {name} (a JSON file) itself in its place" in (problem.hint or "")
+
+
 @pytest.mark.skipif(os.name != "posix", reason="symlinks")
 def test_symlinked_module_outside_the_directory_is_refused(make_plugin, tmp_path: Path):
     outside = tmp_path / "elsewhere.py"
