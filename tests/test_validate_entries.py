@@ -159,3 +159,19 @@ def test_a_plugin_that_prints_as_it_is_imported_is_valid_and_the_json_report_sta
                               capture_output=True, text=True, timeout=180)
         assert json.loads(done.stdout)["ok"] is True, done.stdout + done.stderr
         assert "hello from import" in done.stderr or not sandbox
+
+
+def test_a_report_whose_reader_went_away_stops_as_other_commands_do_not_as_an_invalid_plugin(make_plugin):
+    """Before: ``mt-eval validate DIR… | head -1`` exited 1, the status that says a plugin is invalid (rich's own
+    handling of the closed pipe), where every other command stops with 141."""
+    import os
+    import subprocess
+
+    plugin = make_plugin()
+    read, write = os.pipe()
+    os.close(read)  # (the reader is gone before anything is written)
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "validate", "--no-import", *[str(plugin)] * 3],
+                          stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+    os.close(write)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == ""

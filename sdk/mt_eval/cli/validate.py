@@ -80,6 +80,7 @@ def _print_reports(reports: Sequence[PluginReport], *, strict: bool) -> None:
     from mt_eval.validate import describe_class
 
     console = Console(highlight=False, soft_wrap=True)
+    console.on_broken_pipe = _reader_gone  # type: ignore[method-assign]
     for report in reports:
         passed = report.passed(strict=strict)
         mark = "[green]✓[/]" if passed else "[red]✗[/]"
@@ -110,6 +111,12 @@ def _print_reports(reports: Sequence[PluginReport], *, strict: bool) -> None:
     valid = sum(r.passed(strict=strict) for r in reports)
     console.print(f"{valid} of {len(reports)} plugin{'s' if len(reports) != 1 else ''} valid; "
                   f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}")
+
+
+def _reader_gone() -> None:
+    """The reader of the report went away (``| head``): stopped as every command stops (rich's own way exits 1,
+    which says a plugin is invalid)."""
+    raise BrokenPipeError
 
 
 def _print_scan(console: Any, report: PluginReport) -> None:
