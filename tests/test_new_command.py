@@ -115,6 +115,7 @@ def test_every_answer_that_cannot_be_used_is_said_at_once(tmp_path, capsys):
     ("Tab\there", "a control character (U+0009; line breaks, tabs and the like)"),
     ("Line\u2028Break", "a line separator (U+2028)"),
     ("Para\u2029", "a paragraph separator (U+2029)"),
+    ("Caf\udce9", "a byte that is not UTF-8 (0xe9: the terminal or file is not UTF-8)"),  # (was a codec error)
 ])
 def test_an_answer_that_would_break_a_generated_line_is_refused(tmp_path, capfd, text, said):
     """C1 controls (U+0085 is a line break to Python's splitlines), DEL and U+2028/U+2029 are refused as C0 ones are:
@@ -313,3 +314,19 @@ def test_the_next_steps_change_into_a_directory_named_with_a_leading_dash(tmp_pa
     out = capsys.readouterr().out
     assert out.startswith("Created ./-dash: ") and "\n  cd ./-dash\n" in out
     assert (tmp_path / "-dash" / "method.json").is_file()
+
+
+def test_bytes_that_are_not_utf8_are_asked_again_or_left_out_of_the_name_a_directory_gives(tmp_path, monkeypatch,
+                                                                                         capsys):
+    """Before: an answer typed at a terminal that is not UTF-8 (or a directory so named) failed the whole command
+    after the last question with "'utf-8' codec can't encode character '\\udce9' …", every answer lost."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\nCaf\udce9 Method\nCafe Method\n" + "\n" * 9))
+    assert new(str(tmp_path / "cafe")) == 0
+    assert ('error: method_name: "Caf\\udce9 Method" contains a byte that is not UTF-8 (0xe9: the terminal or file '
+            'is not UTF-8): remove it; answer again') in capsys.readouterr().err
+    assert json.loads((tmp_path / "cafe" / "method.json").read_text(encoding="utf-8"))["name"] == "Cafe Method"
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "new", "--no-input", str(tmp_path / "caf\udce9")],
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "caf\udce9" / "method.json").read_text(encoding="utf-8"))
+    assert (manifest["name"], manifest["method_id"]) == ("Caf", "caf")

@@ -107,15 +107,17 @@ def read_answers(file: str, questions: dict[str, Any], refused: list[str]) -> di
 
 
 def answers_from_directory(directory: Path) -> dict[str, str]:
-    """Default name and id from the directory the user named (``my-glossary`` → "My Glossary", my-glossary)."""
+    """Default name and id from the directory the user named (``my-glossary`` → "My Glossary", my-glossary); bytes
+    of its name that are not UTF-8 are left out of them."""
     import re
 
     from mt_eval.manifest import kebab_case
 
-    method_id = kebab_case(directory.resolve().name)
+    name = re.sub("[\ud800-\udfff]", "", directory.resolve().name)
+    method_id = kebab_case(name)
     if not method_id:
         return {}
-    words = [w for w in re.split(r"[-_\s]+", directory.resolve().name) if w]
+    words = [w for w in re.split(r"[-_\s]+", name) if w]
     return {"method_name": " ".join(w[:1].upper() + w[1:] for w in words), "method_id": method_id}
 
 

@@ -49,8 +49,13 @@ def key_problems(key: str, answers: Mapping[str, Any], questions: Mapping[str, A
 
 def _line_breaker(text: str) -> str | None:
     """The first character of ``text`` that would break a generated file's line or a terminal's display, in words:
-    a control character (C0 with tabs and line breaks, DEL, C1 such as U+0085, the next line) or U+2028/U+2029,
-    which Python's and editors' line splitting take for line breaks; None when there is none."""
+    a byte that is not UTF-8 (a lone surrogate: no file can hold it), a control character (C0 with tabs and line
+    breaks, DEL, C1 such as U+0085, the next line) or U+2028/U+2029, which Python's and editors' line splitting take
+    for line breaks; None when there is none."""
+    lone = next((c for c in text if "\ud800" <= c <= "\udfff"), None)
+    if lone is not None:  # (bytes that are not UTF-8, as a terminal or an argument gives them)
+        return (f"a byte that is not UTF-8 (0x{ord(lone) - 0xDC00:02x}: the terminal or file is not UTF-8)"
+                if lone >= "\udc80" else f"a lone surrogate (U+{ord(lone):04X}), which is not valid Unicode")
     control = first_control(text)
     if control is not None:
         return f"a control character ({control}; line breaks, tabs and the like)"
