@@ -102,3 +102,37 @@ def test_a_keyboard_interrupt_the_method_raises_fails_its_call_not_the_run(tmp_p
     assert "interrupted" not in err
     assert [r.error for r in card.results] == [None, None, "the method failed: KeyboardInterrupt: ", None]
     assert [r.predicted for r in card.results] == expected(SOURCES[:4], 2)
+
+
+OWN_BASE_EXCEPTIONS = """\
+import asyncio
+
+
+class Odd(BaseException):
+    pass
+
+
+class EchoMethod:
+    async def translate(self, entries, config):
+        if any(e["source"] == "two" for e in entries):
+            raise asyncio.CancelledError()  # (as when a task it awaited was cancelled by something else)
+        if any(e["source"] == "three" for e in entries):
+            raise Odd("strange")
+        return [{"id": e["id"], "predicted": "spa:" + e["source"][::-1]} for e in entries]
+"""
+
+
+@pytest.mark.parametrize("isolate", [False, True], ids=["in-process", "isolated"])
+def test_a_cancelled_error_or_a_base_exception_the_method_raises_fails_its_call(tmp_path: Path, make_plugin, isolate):
+    """Before: in the process, its CancelledError was taken for the run's own cancellation, and the entries of the
+    call were left without a result, the card calling itself complete with 0 errors; a BaseException of its own
+    ended the run with a traceback. Isolated, the guest answered "cancelled", or died on it until its crash-loop
+    budget was spent."""
+    plugin = make_plugin(files={"pipeline.py": OWN_BASE_EXCEPTIONS})
+    code, card, err = run(tmp_path, plugin, SOURCES[:4], "--batch-size", "1", *(["--isolate"] if isolate else []))
+    assert code == 3 and card is not None, err  # partial: two entries failed
+    assert "Traceback" not in err and "interrupted" not in err
+    assert [r.error for r in card.results] == [
+        None, "the method raised CancelledError, though nothing cancelled its call (a task or future it awaited was "
+              "cancelled): catch it there, or raise another exception", "the method failed: Odd: strange", None]
+    assert card.errors == 2 and card.status == "partial"

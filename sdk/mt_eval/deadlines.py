@@ -14,7 +14,10 @@ within ``CANCEL_GRACE_S`` has timed out (`Overran`). One that does not is abando
 only a method running in a process of its own (``--isolate``) can be killed.
 
 Otherwise what the call returns or raises is the caller's, ``sys.exit()`` included: it is raised again in the
-caller (raised in a task, ``SystemExit`` would go straight to the event loop and end the run).
+caller (raised in a task, ``SystemExit`` would go straight to the event loop and end the run). A ``CancelledError``
+that nothing but the method raised is its failure (`CancelledItself`): raised again as it is, it would stop the
+caller as Ctrl-C does, and a run would lose the call's entries without a word; so is a ``BaseException`` of the
+method's own (`RaisedBase`), which would end the run with a traceback.
 """
 
 from __future__ import annotations
@@ -50,6 +53,24 @@ class Overran(TimeoutError):
         return f"{timed_out}, and {IGNORED_CANCELLATION}; {fix}" if self.abandoned else timed_out
 
 
+class CancelledItself(Exception):
+    """The call ended in ``CancelledError`` though nothing cancelled it: the method raised it, or let out that of
+    a task or future it awaited (a failure of the call, not a stop of the run, which would drop its entries)."""
+
+    def __init__(self) -> None:
+        super().__init__("the method raised CancelledError, though nothing cancelled its call (a task or future it "
+                         "awaited was cancelled): catch it there, or raise another exception")
+
+
+class RaisedBase(Exception):
+    """A ``BaseException`` of the method's own (``class Odd(BaseException)``: no exit, no cancellation, no Ctrl-C)
+    carried out of its call as an ``Exception``: its call's failure, where raised as itself it would end the run."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__(str(raised))
+        self.raised = raised
+
+
 class _Exited(Exception):
     """``sys.exit()`` in the call, or its own ``raise KeyboardInterrupt``, carried out of its task."""
 
@@ -71,6 +92,8 @@ async def within(seconds: float | None, call: Callable[[], Awaitable[T]]) -> T:
         raise
     if not task.done():
         raise Overran(abandoned=not await _stop(task, ended))
+    if task.cancelled():  # (neither its deadline nor its caller cancelled it)
+        raise CancelledItself
     try:
         return task.result()
     except _Exited as exited:
@@ -86,6 +109,10 @@ async def _exit_kept(call: Callable[[], Awaitable[T]]) -> T:
         if raised_by_a_signal(exc):
             raise
         raise _Exited(exc) from None
+    except (Exception, asyncio.CancelledError, GeneratorExit):
+        raise
+    except BaseException as exc:
+        raise RaisedBase(exc) from exc
 
 
 def raised_by_a_signal(exc: BaseException) -> bool:

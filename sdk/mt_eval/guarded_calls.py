@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from mt_eval.deadlines import ISOLATE, Overran, raised_by_a_signal, within
+from mt_eval.deadlines import ISOLATE, CancelledItself, Overran, RaisedBase, raised_by_a_signal, within
 from mt_eval.lone_surrogates import writable
 from mt_eval.plugin_import import describe_exception, describe_exit
 
@@ -122,6 +122,10 @@ def call_failure(exc: BaseException, directory: Path | None = None) -> str:
     The message is the method's own text, made writable (`mt_eval.lone_surrogates.writable`)."""
     if isinstance(exc, SystemExit):
         return exit_failure(exc, directory)
+    if isinstance(exc, CancelledItself):  # (it says what the method did)
+        return str(exc)
+    if isinstance(exc, RaisedBase):  # (said as what the method raised)
+        exc = exc.raised
     return writable(f"{METHOD_FAILED}{type(exc).__name__}: {exc}")
 
 

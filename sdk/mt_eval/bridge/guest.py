@@ -352,6 +352,13 @@ class GuestServer:
             finally:
                 self._slots.give()
         except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and not task.cancelling():  # nothing cancelled it: the method raised it itself
+                from mt_eval.deadlines import CancelledItself
+
+                self.send(m.error_line(request_id, m.METHOD_FAILED, str(CancelledItself()),
+                                       {"type": "CancelledError"}))
+                return
             self.send(m.error_line(request_id, m.CANCELLED, "cancelled"))
             return
         except (SystemExit, KeyboardInterrupt) as exc:  # the guest keeps serving: the request fails, as a raise does
@@ -363,7 +370,9 @@ class GuestServer:
             why = exit_failure(exc) if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {exc}"
             self.send(m.error_line(request_id, m.METHOD_FAILED, why, {"type": type(exc).__name__}))
             return
-        except Exception as exc:
+        except BaseException as exc:  # an exception, or a BaseException of the method's own: its call's failure
+            if isinstance(exc, GeneratorExit):
+                raise
             self.send(m.error_line(request_id, m.METHOD_FAILED, writable(f"{type(exc).__name__}: {exc}"),
                                    {"type": type(exc).__name__}))
             return

@@ -66,15 +66,12 @@ def run(args: argparse.Namespace) -> int:
 
 def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool, file: Path | None = None,
               columns: list[str] | None = None, accept: Sequence[str] = (), timeout_s: float = 120.0) -> int:
-    import asyncio
-
     import anyio
     import msgspec
 
     from mt_eval.guarded_calls import (
         CallFailed,
         backstop_for,
-        call_failure,
         guarded_close,
         guarded_translate,
         prints_to_stderr,
@@ -155,15 +152,6 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
         except LoopBlocked as blocked:  # (raised by the watchdog in the code that blocked the loop)
             raise CallFailed(f"translate() blocked the event loop for {blocked.seconds:.1f} s (a synchronous call "
                              "in an async method: time.sleep, a blocking HTTP client, a long loop)") from None
-        except asyncio.CancelledError:  # the command stops (Ctrl-C, no reader), or the method raised it itself
-            if asyncio.current_task().cancelling():  # type: ignore[union-attr]
-                raise
-            raise CallFailed("the method raised CancelledError, though nothing cancelled its call (a task or future "
-                             "it awaited was cancelled): catch it there, or raise another exception") from None
-        except (CallFailed, KeyboardInterrupt):
-            raise
-        except BaseException as exc:  # (a BaseException of the method's own: its sentences' failure, not a traceback)
-            raise CallFailed(call_failure(exc, loaded.directory)) from None
         paired, strays = results_for(part, raw, label="the method", notes=notes,
                                      elapsed_s=time.perf_counter() - started)
         unknown.extend(strays)
