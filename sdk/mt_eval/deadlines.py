@@ -109,9 +109,11 @@ async def _exit_kept(call: Callable[[], Awaitable[T]]) -> T:
         if raised_by_a_signal(exc):
             raise
         raise _Exited(exc) from None
-    except (Exception, asyncio.CancelledError, GeneratorExit):
-        raise
     except BaseException as exc:
+        from mt_eval.loop_watchdog import LoopBlocked
+
+        if isinstance(exc, Exception | asyncio.CancelledError | GeneratorExit | LoopBlocked):  # (the watchdog's own
+            raise  # interruption of a call that blocked the loop: its caller says so)
         raise RaisedBase(exc) from exc
 
 
