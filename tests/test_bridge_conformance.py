@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mt_eval.bridge.conformance import load_vectors, mismatch, run_vector
+from mt_eval.bridge.conformance import run_vector
 from mt_eval.bridge.runtimes import node_command, node_guest_script, python_command
+from mt_eval.bridge.transcripts import load_vectors, mismatch
 
 REVERSE = Path(__file__).parent / "fixtures" / "reverse"
 VECTORS = load_vectors()

@@ -13,97 +13,18 @@ import os
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import anyio
 
 from mt_eval.bridge.messages import DEFAULT_MAX_LINE_BYTES
+from mt_eval.bridge.transcripts import mismatch, not_applicable
 from mt_eval.process_state import outside_group
 
 STEP_TIMEOUT_S = 10.0
 EXIT_WAIT_S = 5.0
 log = logging.getLogger("mt_eval.bridge")
 READ_LIMIT = 64 * 1024 * 1024  # longer lines are not read whole (the protocol's own limit is a quarter of it)
-_TYPES: dict[str, Any] = {
-    "$string": lambda v: isinstance(v, str),
-    "$integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "$number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "$object": lambda v: isinstance(v, dict),
-    "$array": lambda v: isinstance(v, list),
-    "$null_or_string": lambda v: v is None or isinstance(v, str),
-    "$any": lambda v: True,
-}
-
-
-def vectors_directory() -> Path:
-    """The conformance transcripts: packaged with the SDK, or in the source tree."""
-    from mt_eval.resources import resource
-
-    return resource("conformance")
-
-
-class VectorError(ValueError):
-    """A transcript file that cannot be used; the message names the file and what is wrong."""
-
-
-def load_vectors(directory: Path | None = None) -> list[dict[str, Any]]:
-    """The transcripts in ``directory`` (each a ``{"name", "steps": [...]}`` object); `VectorError` for one that
-    is not."""
-    directory = directory or vectors_directory()
-    loaded = []
-    for path in sorted(directory.glob("*.json")):
-        try:
-            vector = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise VectorError(f"{path}: cannot be read as a transcript: {exc}") from None
-        if not isinstance(vector, dict) or not isinstance(vector.get("name"), str) or \
-                not isinstance(vector.get("steps"), list):
-            raise VectorError(f'{path}: a transcript is an object with a "name" and a list of "steps", e.g. '
-                              '{"name": "...", "steps": [{"send": {...}}, {"expect": {...}}]}')
-        loaded.append(vector)
-    return loaded
-
-
-def mismatch(pattern: Any, actual: Any, path: str = "$") -> str | None:
-    """Why ``actual`` does not match ``pattern`` (None when it does)."""
-    if isinstance(pattern, str) and pattern in _TYPES:
-        return None if _TYPES[pattern](actual) else f"{path}: expected {pattern[1:]}, got {json.dumps(actual)}"
-    if isinstance(pattern, dict):
-        if not isinstance(actual, dict):
-            return f"{path}: expected an object, got {json.dumps(actual)}"
-        for key, sub in pattern.items():
-            if key not in actual:
-                return f"{path}: missing {key!r}"
-            found = mismatch(sub, actual[key], f"{path}.{key}")
-            if found:
-                return found
-        return None
-    if isinstance(pattern, list):
-        if not isinstance(actual, list) or len(actual) != len(pattern):
-            return f"{path}: expected a list of {len(pattern)}, got {json.dumps(actual)[:200]}"
-        for i, (sub, item) in enumerate(zip(pattern, actual, strict=True)):
-            found = mismatch(sub, item, f"{path}[{i}]")
-            if found:
-                return found
-        return None
-    if pattern != actual or isinstance(pattern, bool) != isinstance(actual, bool):
-        return f"{path}: expected {json.dumps(pattern)}, got {json.dumps(actual)[:200]}"
-    return None
-
-
-def not_applicable(vector: Mapping[str, Any], initialize_result: Any) -> str | None:
-    """Why a transcript does not apply to a guest with this initialize result (None when it does): ``requires``
-    names a request the guest must implement, ``unless`` one it must not (bridge/PROTOCOL.md)."""
-    declared = initialize_result.get("implements") if isinstance(initialize_result, dict) else None
-    implemented = declared if isinstance(declared, list) else ["translate"]
-    if vector.get("requires") and vector["requires"] not in implemented:
-        return f"the guest does not implement {vector['requires']}"
-    if vector.get("unless") and vector["unless"] in implemented:
-        return f"the guest implements {vector['unless']}"
-    return None
-
-
 @dataclass
 class VectorOutcome:
     name: str
@@ -145,6 +66,13 @@ async def run_vector(vector: Mapping[str, Any], command: Sequence[str], *, cwd: 
             if outcome.failed_step in (1, 2) and not (outcome.initialize_unanswered or outcome.no_handshake) and \
                     _opens_with_handshake(vector):
                 await _diagnose_handshake(process, outcome, os.path.basename(command[0]))
+            elif outcome.failure and not outcome.no_handshake and (outcome.last is _EOF or
+                                                                  _CLOSED_STDIN in outcome.failure):
+                from mt_eval.child_process import exit_status
+
+                with anyio.move_on_after(1.0):  # (it closed a pipe later on: how it ended, when it did)
+                    said = exit_status(await _exit_status(process))
+                    outcome.failure = f"{outcome.failure.removesuffix(_SEE_STDERR)}: it {said} (see its stderr)"
         finally:
             with anyio.CancelScope(shield=True):  # (interrupted too: nothing the guest started is left running)
                 await _end_guest(process, strays, os.path.basename(command[0]))
@@ -172,6 +100,9 @@ async def _diagnose_handshake(process: asyncio.subprocess.Process, outcome: Vect
     rpc = isinstance(message, dict) and message.get("jsonrpc") == "2.0"
     if text is None and message not in (None, _EOF) and not rpc:  # JSON, but no JSON-RPC message: the request changed
         text = json.dumps(message, ensure_ascii=False).encode()
+    if isinstance(message, dict) and isinstance(message.get("error"), dict) and "result" not in message:
+        outcome.no_handshake = "the guest answers initialize with an error"
+        return
     if echoed or (text is not None and echoes_request(text)):
         said = not_a_guest_message(label, None if echoed else text, echoed=echoed)
         outcome.no_handshake = f"{label} is not a bridge guest"
@@ -194,7 +125,9 @@ async def _end_guest(process: asyncio.subprocess.Process, strays: dict[int, str]
         os.killpg(process.pid, signal.SIGKILL)
     await end_strays(list(strays.items()), 1.0, label, log)
     with anyio.move_on_after(EXIT_WAIT_S):
-        await process.wait()  # (until its pipes close too)
+        async with anyio.create_task_group() as reading:
+            reading.start_soon(_drain, process.stdout, bytearray())  # (a flood its reader stopped taking at its limit)
+            await process.wait()  # (until its pipes close too)
     transport = getattr(process, "_transport", None)  # (asyncio's own; closing it closes the pipes)
     if transport is not None:
         transport.close()
@@ -219,7 +152,11 @@ async def _steps(vector: Mapping[str, Any], process: asyncio.subprocess.Process,
                     failure = await _step(process, step, outcome)
         except TimeoutError:
             outcome.failure = f"step {number} {_describe(step)}: nothing within {step_timeout_s:g} s"
-            if last_sent == "initialize" and "expect" in step:
+            if unended := _unended(process):
+                outcome.failure = f"step {number} {_describe(step)}: {unended}"
+                if last_sent == "initialize" and "expect" in step:
+                    outcome.no_handshake = _NO_NEWLINE
+            elif last_sent == "initialize" and "expect" in step:
                 outcome.initialize_unanswered = True
                 outcome.failure += " (the guest did not answer initialize)"
             return
@@ -252,10 +189,20 @@ async def _initialize_answer(process: asyncio.subprocess.Process, step: Mapping[
         group.start_soon(watch)
         failure = await _step(process, step, outcome)
         group.cancel_scope.cancel()
-    if said:
-        outcome.no_handshake = f"{label} is not a bridge guest"
-        return said[0]
+    if said:  # (or it answered, but did not end the line)
+        unended = _unended(process)
+        outcome.no_handshake = _NO_NEWLINE if unended else f"{label} is not a bridge guest"
+        return unended or said[0]
     return failure
+
+
+def _unended(process: asyncio.subprocess.Process) -> str | None:
+    """What the guest wrote to stdout after its last line, which is never read without a newline (None: nothing)."""
+    pending = bytes(getattr(process.stdout, "_buffer", b""))  # (asyncio's own buffer)
+    if not pending.strip():
+        return None
+    shown = repr(pending[:100].decode("utf-8", "replace")) + ("…" if len(pending) > 100 else "")
+    return f"the guest wrote {shown} and no newline after it: end each message with " r'"\n" and flush stdout'
 
 
 async def _drain(stream: asyncio.StreamReader | None, into: bytearray) -> None:
@@ -266,8 +213,7 @@ async def _drain(stream: asyncio.StreamReader | None, into: bytearray) -> None:
 
 
 def _describe(step: Mapping[str, Any]) -> str:
-    kind = next(iter(step))
-    return f"({kind})"
+    return f"({next(iter(step))})"
 
 
 def _method_of(raw: str) -> str | None:
@@ -292,6 +238,8 @@ async def _next_message(process: asyncio.subprocess.Process, outcome: VectorOutc
             return _EOF
         try:
             message = json.loads(line)
+        except RecursionError:
+            return _TooLong(f"a line of JSON nested too deeply to read ({line[:60].decode('utf-8', 'replace')!r}…)")
         except ValueError:
             outcome.skipped_lines.append(line[:200].decode("utf-8", "replace"))
             return _Junk(line[:200].decode("utf-8", "replace"))
@@ -305,10 +253,13 @@ class _Junk(str):
 
 
 class _TooLong(_Junk):
-    """A line over the protocol's limit, which a host refuses (what it is, in words)."""
+    """A line over the protocol's limit, or nested too deeply to read, which a host refuses (what it is, in words)."""
 
 
 _EOF = object()
+_CLOSED_STDIN = "the guest closed its stdin"
+_NO_NEWLINE = "the guest does not end its messages with a newline"
+_SEE_STDERR = " (did it crash? see its stderr)"
 
 
 async def _step(process: asyncio.subprocess.Process, step: Mapping[str, Any], outcome: VectorOutcome) -> str | None:
@@ -319,7 +270,7 @@ async def _step(process: asyncio.subprocess.Process, step: Mapping[str, Any], ou
             process.stdin.write(data.encode("utf-8"))
             await process.stdin.drain()
         except (BrokenPipeError, ConnectionResetError):
-            return "the guest closed its stdin"
+            return _CLOSED_STDIN
         return None
     if "expect" in step:
         message = await _next_message(process, outcome)
@@ -355,9 +306,13 @@ async def _exit_status(process: asyncio.subprocess.Process) -> int:
 
 def _check(pattern: Any, message: Any) -> str | None:
     if message is _EOF:
-        return "the guest closed its stdout (did it crash? see its stderr)"
+        return f"the guest closed its stdout{_SEE_STDERR}"
     if isinstance(message, _TooLong):
         return f"the guest sent {message}"
     if isinstance(message, _Junk):
         return f"stdout line is not JSON: {message!r}"
+    error = message.get("error") if isinstance(message, dict) and "result" not in message else None
+    if isinstance(pattern, dict) and "result" in pattern and isinstance(error, dict):
+        said = " | ".join(line.strip() for line in str(error.get("message")).splitlines())
+        return f"the guest answered with an error, not a result: {json.dumps(error.get('code'))} {said[:300]}"
     return mismatch(pattern, message)

@@ -1,0 +1,93 @@
+"""The conformance transcripts (bridge/vectors/conformance): reading them, and the pattern language their
+``expect`` steps are written in (bridge/PROTOCOL.md, "Conformance"); `mt_eval.bridge.conformance` replays them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+_STEPS = ("send", "send_raw", "expect", "expect_unordered", "close_stdin", "expect_exit")
+_TYPES: dict[str, Any] = {
+    "$string": lambda v: isinstance(v, str),
+    "$integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "$number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "$object": lambda v: isinstance(v, dict),
+    "$array": lambda v: isinstance(v, list),
+    "$null_or_string": lambda v: v is None or isinstance(v, str),
+    "$any": lambda v: True,
+}
+
+
+def vectors_directory() -> Path:
+    """The conformance transcripts: packaged with the SDK, or in the source tree."""
+    from mt_eval.resources import resource
+
+    return resource("conformance")
+
+
+class VectorError(ValueError):
+    """A transcript file that cannot be used; the message names the file and what is wrong."""
+
+
+def load_vectors(directory: Path | None = None) -> list[dict[str, Any]]:
+    """The transcripts in ``directory`` (each a ``{"name", "steps": [...]}`` object); `VectorError` for one that
+    is not."""
+    directory = directory or vectors_directory()
+    loaded = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            vector = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise VectorError(f"{path}: cannot be read as a transcript: {exc}") from None
+        if not isinstance(vector, dict) or not isinstance(vector.get("name"), str) or \
+                not isinstance(vector.get("steps"), list):
+            raise VectorError(f'{path}: a transcript is an object with a "name" and a list of "steps", e.g. '
+                              '{"name": "...", "steps": [{"send": {...}}, {"expect": {...}}]}')
+        odd = next((i for i, step in enumerate(vector["steps"]) if not isinstance(step, dict) or len(step) != 1
+                    or next(iter(step)) not in _STEPS), None)
+        if odd is not None:
+            raise VectorError(f"{path}: $.steps[{odd}] is not a step: give an object with one of "
+                              f"{', '.join(_STEPS)} (bridge/PROTOCOL.md, \"Conformance\")")
+        loaded.append(vector)
+    return loaded
+
+
+def mismatch(pattern: Any, actual: Any, path: str = "$") -> str | None:
+    """Why ``actual`` does not match ``pattern`` (None when it does)."""
+    if isinstance(pattern, str) and pattern in _TYPES:
+        return None if _TYPES[pattern](actual) else f"{path}: expected {pattern[1:]}, got {json.dumps(actual)}"
+    if isinstance(pattern, dict):
+        if not isinstance(actual, dict):
+            return f"{path}: expected an object, got {json.dumps(actual)}"
+        for key, sub in pattern.items():
+            if key not in actual:
+                return f"{path}: missing {key!r}"
+            found = mismatch(sub, actual[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(pattern, list):
+        if not isinstance(actual, list) or len(actual) != len(pattern):
+            return f"{path}: expected a list of {len(pattern)}, got {json.dumps(actual)[:200]}"
+        for i, (sub, item) in enumerate(zip(pattern, actual, strict=True)):
+            found = mismatch(sub, item, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    if pattern != actual or isinstance(pattern, bool) != isinstance(actual, bool):
+        return f"{path}: expected {json.dumps(pattern)}, got {json.dumps(actual)[:200]}"
+    return None
+
+
+def not_applicable(vector: Mapping[str, Any], initialize_result: Any) -> str | None:
+    """Why a transcript does not apply to a guest with this initialize result (None when it does): ``requires``
+    names a request the guest must implement, ``unless`` one it must not (bridge/PROTOCOL.md)."""
+    declared = initialize_result.get("implements") if isinstance(initialize_result, dict) else None
+    implemented = declared if isinstance(declared, list) else ["translate"]
+    if vector.get("requires") and vector["requires"] not in implemented:
+        return f"the guest does not implement {vector['requires']}"
+    if vector.get("unless") and vector["unless"] in implemented:
+        return f"the guest implements {vector['unless']}"
+    return None
