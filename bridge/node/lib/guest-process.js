@@ -5,6 +5,7 @@
 import { exitThrows } from './champollion/method-guard.js';
 import { DEFAULT_MAX_LINE_BYTES } from './protocol.js';
 import { GuestServer } from './guest.js';
+import { thrownText } from './guest-requests.js';
 import { inputPoller, pollNanoseconds } from './input-poll.js';
 import { loadMethod } from './method-load.js';
 
@@ -91,8 +92,10 @@ export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES 
   // What a method throws from a timer or leaves rejected fails nothing in flight: it is logged and the guest serves on,
   // as the Python guest's event loop logs an exception in a callback (an uncaught one would end the process, and with
   // it every call in flight).
-  process.on('unhandledRejection', (reason) => log(`unhandled rejection in the method: ${reason?.stack ?? reason}`));
-  process.on('uncaughtException', (error) => log(`uncaught exception in the method: ${error?.stack ?? error}`));
+  process.on('unhandledRejection', (reason) => log(`unhandled rejection in the method: ${thrownText(reason)}`));
+  process.on('uncaughtException', (error) => log(`uncaught exception in the method: ${thrownText(error)}`));
+  // Node would end quietly once stdin has closed and nothing is left to run, leaving requests unanswered.
+  process.on('beforeExit', () => server.abandon());
   // Import while the host's initialize is on its way; a failure is reported when it arrives.
   const loading = loadMethod(resolved);
   loading.catch(() => {});

@@ -27,6 +27,16 @@ export function failureMessage(error) {
   return writable(`${error.name}: ${error.message}${cause}`);
 }
 
+/** A thrown value for a log line: an Error's stack, else the value itself — in words when it cannot be made a string
+ * (a Symbol, an object without a prototype), so that logging a failure never throws in turn. */
+export function thrownText(error) {
+  try {
+    return typeof error?.stack === 'string' ? error.stack : String(error);
+  } catch {
+    return describe(error);
+  }
+}
+
 export const idKey = (id) => (typeof id === 'string' ? `s${id}` : `n${id}`);
 
 export function entriesProblem(entries) {

@@ -8,7 +8,7 @@ import {
   DEFAULT_MAX_LINE_BYTES, ErrorCode, LineSplitter, SUPPORTED_VERSIONS, classify, decodeUtf8, describe, encode,
   errorResponse, isPlainObject, isValidId, lineBytes, resultResponse,
 } from './protocol.js';
-import { Job, entriesProblem, failureMessage, failureType, guestVersion, idKey } from './guest-requests.js';
+import { Job, entriesProblem, failureMessage, failureType, guestVersion, idKey, thrownText } from './guest-requests.js';
 import { wellFormedJson } from './lone-surrogates.js';
 
 /** What this guest declares at initialize: the protocol's defaults, except that it runs 64 calls at once and can cancel. */
@@ -106,8 +106,23 @@ export class GuestServer {
     const close = this.method?.close;
     Promise.resolve()
       .then(() => close?.())
-      .catch((error) => this.log(`close() failed: ${error?.stack ?? error}`))
+      .catch((error) => this.log(`close() failed: ${thrownText(error)}`))
       .finally(() => this.exit(this.loadFailed ? 1 : 0));
+  }
+
+  // Stdin has closed and Node has nothing left to run: what the method does waits on a promise that nothing can
+  // settle. Its calls are cancelled, as the Python guest abandons them, rather than left unanswered by a quiet exit;
+  // a request waiting on anything else (the module's top-level await, methodCard()) ends the guest with status 1.
+  abandon() {
+    if (!this.inputEnded || this.exiting || this.unanswered === 0) return;
+    const what = this.method === null ? "the method's module (a top-level await)" : this.initialized ? 'the method'
+      : 'methodCard()';
+    this.log(`stdin closed while ${this.unanswered} request(s) wait on ${what}, which waits on a promise that nothing `
+      + `can settle: ${this.initialized ? 'cancelled' : 'not answered'}`);
+    for (const job of [...this.jobs.values()]) this.cancel(job.id);
+    if (this.exiting) return;
+    this.exiting = true;
+    this.exit(1);
   }
 
   handleLine(bytes) {
@@ -149,7 +164,7 @@ export class GuestServer {
   }
 
   internalError(id, error) {
-    this.log(`internal error: ${error?.stack ?? error}`);
+    this.log(`internal error: ${thrownText(error)}`);
     this.answer(id, errorResponse(id, ErrorCode.INTERNAL_ERROR, `internal error: ${error?.message}`));
   }
 
@@ -224,7 +239,7 @@ export class GuestServer {
         implements: [...this.method.implements],
       }));
       setImmediate(() => loadResults().then(() => this.release(), (error) => { // after the answer is written
-        this.log(`cannot load the guest's rules: ${error?.stack ?? error}`);
+        this.log(`cannot load the guest's rules: ${thrownText(error)}`);
         this.exit(1);
       }));
     } catch (error) {
@@ -246,7 +261,7 @@ export class GuestServer {
       if (card === null || card === undefined || isPlainObject(card)) return card ?? null;
       this.log(`methodCard() returned ${describe(card)}, not an object: the card is null`);
     } catch (error) {
-      this.log(`methodCard() failed: ${error?.stack ?? error}`);
+      this.log(`methodCard() failed: ${thrownText(error)}`);
     }
     return null;
   }
@@ -257,7 +272,7 @@ export class GuestServer {
     try {
       card = await this.method.methodCard();
     } catch (error) {
-      this.log(`methodCard() failed: ${error?.stack ?? error}`);
+      this.log(`methodCard() failed: ${thrownText(error)}`);
       return fail(ErrorCode.METHOD_FAILED, failureMessage(error), { type: failureType(error) });
     }
     if (card !== null && card !== undefined && !isPlainObject(card)) {
@@ -341,7 +356,7 @@ export class GuestServer {
       try {
         response = this.respond(job, value, failed, latency);
       } catch (error) { // (what the method returned defeated the checks: the host splits the call to find it)
-        this.log(`the ${job.kind} results cannot be sent: ${error?.stack ?? error}`);
+        this.log(`the ${job.kind} results cannot be sent: ${thrownText(error)}`);
         response = errorResponse(job.id, ErrorCode.METHOD_FAILED, `the method's results cannot be sent: ${failureMessage(error)}`,
           { type: failureType(error) });
       }
@@ -359,7 +374,7 @@ export class GuestServer {
     const { kind, id } = job;
     if (failed) {
       const error = value;
-      this.log(`${kind} failed: ${error?.stack ?? error}`);
+      this.log(`${kind} failed: ${thrownText(error)}`);
       return errorResponse(id, ErrorCode.METHOD_FAILED, failureMessage(error), { type: failureType(error) });
     }
     const onDropped = this.onDropped;

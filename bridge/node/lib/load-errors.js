@@ -10,6 +10,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, extname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { describe } from './protocol.js';
+
 /** The method's module could not be loaded; the message says where and how to fix it. */
 export class MethodLoadError extends Error {
   constructor(message, { cause } = {}) {
@@ -73,7 +75,7 @@ export function explainLoadError(error, file) {
   const base = dirname(file);
   const name = basename(file);
   const scope = packageScope(file);
-  const message = String(error?.message ?? error).split('\n')[0];
+  const message = (typeof error?.message === 'string' ? error.message : describe(error)).split('\n')[0];
   if (error instanceof SyntaxError) {
     const place = syntaxPlace(error, file, base);
     const where = place ? `${place.where}: ` : '';

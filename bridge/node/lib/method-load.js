@@ -52,7 +52,10 @@ export async function loadMethod(target) {
       const value = api[request] ?? (isPlainObject(loaded.default) ? loaded.default[request] : undefined);
       const what = value !== undefined
         ? `exports ${request}, but it is not a function: it is ${describe(value)}`
-        : `does not export ${request}${found.length ? ` (it exports ${found.join(', ')})` : ''}`;
+        : typeof loaded.default === 'function' // (module.exports = function …, or export default function …)
+          ? `does not export ${request} (its default export is the function ${loaded.default.name || '(anonymous)'}: `
+            + `export it by the name ${request})`
+          : `does not export ${request}${found.length ? ` (it exports ${found.join(', ')})` : ''}`;
       throw new TypeError(`${target.file} ${what}`
         + `\n  fix: write \`export async function ${request}(${REQUESTS[request]}, config) { ... }\` in an ES module, `
         + `or \`module.exports = { ${request} }\` in a CommonJS one`);

@@ -165,7 +165,7 @@ export function describe(value) {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'an object';
-  const text = JSON.stringify(value) ?? String(value);
+  const text = typeof value === 'bigint' ? `${value}n` : JSON.stringify(value) ?? String(value); // (JSON has no BigInt)
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
