@@ -205,7 +205,20 @@ def test_code_nested_too_deeply_to_parse_is_reported_unscannable_not_a_crash(mak
     assert "Traceback" not in out + err
     for name in ("signs.py", "sums.py", "attributes.py", "attributes.js"):
         assert f"error: {directory / name}:1: code nested too deeply for the scan to parse" in out
-    assert "fix: fix the syntax (split what is nested too deeply into steps)" in out
+    assert "fix: split what is nested too deeply into steps: code the scan cannot read is not accepted" in out
+    assert "fix: fix the syntax: code the scan cannot read" in out  # (parentheses.py: the parser's own limit)
+
+
+def test_code_that_is_not_utf8_is_named_at_its_line_with_the_fix_to_save_it_as_utf8(make_plugin, capsys):
+    """Before: at line 1, with a byte offset, and told to fix the syntax."""
+    directory = plugin(make_plugin, {})
+    (directory / "latin1.py").write_bytes(b"x = 1\n# caf\xe9\n")
+    report = scan_plugin(directory, [])
+    assert report.unscannable == ["latin1.py:2: cannot be read as UTF-8 text: byte 0xe9 is not UTF-8 (invalid "
+                                  "continuation byte)"]
+    assert main(["validate", "--no-import", str(directory)]) == 1
+    out = capsys.readouterr().out
+    assert "fix: save it as UTF-8 (your editor's encoding setting; iconv -f latin1 -t utf-8 converts one)" in out
 
 
 def test_a_code_file_linked_from_outside_is_a_finding(make_plugin, tmp_path: Path):

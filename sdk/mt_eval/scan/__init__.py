@@ -118,7 +118,11 @@ def scan_plugin(directory: Path, dependencies: Sequence[Dependency] | None) -> S
             unscannable.append(f"{relative}:{exc.lineno or 1}: Python the scan cannot parse: {exc.msg}")
         except JavaScriptSyntaxError as exc:
             unscannable.append(f"{relative}:{exc.line}: {exc}")
-        except (UnicodeDecodeError, ValueError) as exc:
+        except UnicodeDecodeError as exc:  # (the line, and the byte, where it stops being UTF-8)
+            line = exc.object[:exc.start].count(b"\n") + 1
+            unscannable.append(f"{relative}:{line}: cannot be read as UTF-8 text: byte 0x{exc.object[exc.start]:02x} "
+                               f"is not UTF-8 ({exc.reason})")
+        except ValueError as exc:
             unscannable.append(f"{relative}:1: cannot be read as UTF-8 text: {exc}")
         except (RecursionError, MemoryError):  # (the parser's or the scan's own limit on depth)
             unscannable.append(f"{relative}:1: code nested too deeply for the scan to parse (an expression, or a "
@@ -142,7 +146,14 @@ def scan_problems(directory: Path, report: ScanReport, *, declared: bool) -> lis
     for entry in report.unscannable:
         file, line, message = entry.split(":", 2)
         problems.append(Problem(file=f"{directory / file}:{line}", path="$", code="unscannable",
-                                message=message.strip(),
-                                hint="fix the syntax (split what is nested too deeply into steps), or ship the "
-                                "source: code the scan cannot read is not accepted, since it could reach anything"))
+                                message=message.strip(), hint=_unscannable_fix(message)))
     return problems
+
+
+def _unscannable_fix(message: str) -> str:
+    """The fix for a file the scan cannot read, by why it cannot."""
+    why = ("save it as UTF-8 (your editor's encoding setting; iconv -f latin1 -t utf-8 converts one)"
+           if "UTF-8" in message else "ship the source" if "without its source" in message
+           else "split what is nested too deeply into steps" if "nested too deeply" in message
+           else "make it readable" if "cannot be read" in message else "fix the syntax")
+    return f"{why}: code the scan cannot read is not accepted, since it could reach anything"
