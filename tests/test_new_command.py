@@ -330,3 +330,13 @@ def test_bytes_that_are_not_utf8_are_asked_again_or_left_out_of_the_name_a_direc
     assert done.returncode == 0, done.stderr
     manifest = json.loads((tmp_path / "caf\udce9" / "method.json").read_text(encoding="utf-8"))
     assert (manifest["name"], manifest["method_id"]) == ("Caf", "caf")
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_a_blank_directory_is_a_usage_error_not_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys,
+                                                             blank: str):
+    """`mt-eval new "$NAME"` with NAME unset had created ./my-translation-method without a word."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["new", blank, "--no-input"]) == 2
+    assert "error: argument DIR: is blank: give the directory to create, or leave it out" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

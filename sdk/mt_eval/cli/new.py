@@ -51,7 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from mt_eval.cli.usage_errors import OptionError
     from mt_eval.scaffold import new_plugin
 
+    if args.directory is not None and not args.directory.strip():  # ("$NAME" unset in a script: not the default)
+        raise OptionError("DIR", "is blank: give the directory to create, or leave it out for ./METHOD_ID")
     return new_plugin(Path(args.directory) if args.directory else None, settings=args.settings,
                       answers_file=args.answers, no_input=args.no_input, force=args.force)
