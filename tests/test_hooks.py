@@ -185,3 +185,57 @@ def test_under_isolate_a_module_that_cannot_be_parsed_for_hooks_fails_its_load_n
         not in done.stderr, done.stderr
     assert done.returncode != 0
     assert "importing \"pipeline\" failed" in done.stderr or "source code" in done.stderr, done.stderr
+
+
+def test_an_extension_that_ends_the_process_on_import_is_a_problem(tmp_path: Path, monkeypatch):
+    (tmp_path / "exiting_ext_a1.py").write_text("import sys\nsys.exit(2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ExtensionError) as caught:
+        enable_extension(make_plugin_manager(), "exiting_ext_a1")
+    [problem] = caught.value.problems
+    assert problem.message == "importing it called sys.exit(2) (exiting_ext_a1.py:2)"
+    assert problem.hint == "an extension must not end the process: raise an exception instead"
+
+
+def test_an_extension_missing_a_module_it_imports_is_not_told_its_own_name_is_wrong(tmp_path: Path, monkeypatch):
+    (tmp_path / "needy_ext_a1.py").write_text("import json\nimport absent_dependency_a1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ExtensionError) as caught:
+        enable_extension(make_plugin_manager(), "needy_ext_a1")
+    [problem] = caught.value.problems
+    assert problem.message == "ModuleNotFoundError: No module named 'absent_dependency_a1' (needy_ext_a1.py:2)"
+    assert problem.hint == "install 'absent_dependency_a1', or fix the import in the extension"
+
+
+def test_a_wrong_hook_signature_says_which_argument_and_the_one_specified():
+    module = extension("sig_a1", run_started=lambda run_id, method, config: None)
+    with pytest.raises(ExtensionError) as caught:
+        enable_extension(make_plugin_manager(), module)
+    [problem] = caught.value.problems
+    assert problem.message.startswith("hook run_started(run_id, method, config): Argument(s) {'method'} are declared "
+                                      "in the hookimpl but can not be found in the hookspec")
+    assert problem.hint.startswith("write it as run_started(run_id, method_id, config), taking some or all")
+
+
+def test_an_async_hook_is_refused_rather_than_never_run():
+    async def run_finished(run_id, card):
+        pass
+
+    manager = make_plugin_manager()
+    module = extension("async_a1", run_finished=run_finished)
+    with pytest.raises(ExtensionError) as caught:
+        enable_extension(manager, module)
+    [problem] = caught.value.problems
+    assert problem.message == "hook run_finished is async: hooks are called, never awaited, so it would never run"
+    assert problem.hint.startswith("write it as a plain def run_finished(run_id, card)")
+    assert not manager.is_registered(module)
+
+
+@pytest.mark.parametrize("given", [None, 5, Path("my_ext.py"), ".relative", "my_ext/metrics"])
+def test_an_extension_that_is_no_module_or_module_name_is_refused(given: object):
+    manager = make_plugin_manager()
+    with pytest.raises(ExtensionError) as caught:
+        enable_extension(manager, given)
+    [problem] = caught.value.problems
+    assert "not a module" in problem.message and "dotted name" in problem.hint
+    assert manager.get_plugins() == set()

@@ -14,6 +14,9 @@ from __future__ import annotations
 import ast
 import difflib
 import importlib
+import importlib.util
+import inspect
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -57,11 +60,37 @@ def hook_problems(exc: Exception, file: str) -> list[Problem]:
                         hint=(f'did you mean "{close[0]}"? ' if close else "") + f"hooks are: {known} "
                              "(mt_eval.hookspecs)")]
     if isinstance(exc, pluggy.PluginValidationError):
-        return [Problem(file=file, path="$", code="hook", message=text.splitlines()[0],
-                        hint=f"implement the hook with the arguments its specification names ({known}; see "
+        lines = text.splitlines()  # "Plugin 'x' for hook 'h'", "hookimpl definition: h(a, b)", the reason
+        hook = text.partition("for hook '")[2].partition("'")[0]
+        defined = next((hook + line[line.find("("):] for line in lines  # (its arguments, whatever its __name__)
+                        if line.startswith("hookimpl definition:") and "(" in line), hook)
+        reason = lines[-1] if len(lines) > 2 else lines[0]
+        spec = getattr(hookspecs, hook, None)
+        written = f"write it as {hook}{_parameters(spec)}, taking " if spec is not None else "implement it with "
+        return [Problem(file=file, path="$", code="hook", message=f"hook {defined}: {reason}",
+                        hint=f"{written}some or all of the arguments its specification names, by name (see "
                              "mt_eval.hookspecs)")]
     return [Problem(file=file, path="$", code="extension", message=f"{type(exc).__name__}: {exc}",
                     hint="fix the module, or leave out --extension")]
+
+
+def _parameters(func: Any) -> str:
+    """``(run_id, card)``: the argument names of a hook specification."""
+    return f"({', '.join(inspect.signature(func).parameters)})"
+
+
+def async_hook_problems(plugin: object, manager: pluggy.PluginManager, file: str) -> list[Problem]:
+    """A hook of ``plugin`` written ``async def``: hooks are called, never awaited, so it would never run."""
+    problems = []
+    for hook in manager.get_hookcallers(plugin) or []:
+        for impl in hook.get_hookimpls():
+            if impl.plugin is plugin and inspect.iscoroutinefunction(impl.function):
+                problems.append(Problem(
+                    file=file, path="$", code="hook", message=f"hook {hook.name} is async: hooks are called, never "
+                                                              "awaited, so it would never run",
+                    hint=f"write it as a plain def {hook.name}{_parameters(getattr(hookspecs, hook.name))}; keep "
+                         "asynchronous work in translate"))
+    return problems
 
 
 def enable_extension(manager: pluggy.PluginManager, extension: str | object) -> object:
@@ -70,17 +99,37 @@ def enable_extension(manager: pluggy.PluginManager, extension: str | object) -> 
     Raises `ExtensionError` when the module cannot be imported or a hook in it does not match a specification.
     """
     name = extension if isinstance(extension, str) else getattr(extension, "__name__", None)
+    summary = f"cannot enable extension {extension if name is None else name}"
     module: object
     if isinstance(extension, str):
+        if not all(part.isidentifier() for part in extension.split(".")):
+            problem = Problem(file=extension, path="$", code="extension", message=f"{extension!r} is not a module name",
+                              hint='give the dotted name of an importable module, e.g. "my_package.metrics" (not a '
+                                   "file path)")
+            raise ExtensionError([problem], summary=summary)
         try:
             module = importlib.import_module(extension)
         except ModuleNotFoundError as exc:
+            if exc.name is None or not (extension == exc.name or extension.startswith(exc.name + ".")):
+                raise ExtensionError(_import_problems(exc, extension), summary=summary) from exc
             problem = Problem(file=extension, path="$", code="extension", message=f"no module named {exc.name!r}",
                               hint="give the dotted name of an importable module (on PYTHONPATH, or installed)")
-            raise ExtensionError([problem], summary=f"cannot enable extension {extension}") from exc
+            raise ExtensionError([problem], summary=summary) from exc
+        except SystemExit as exc:
+            from mt_eval.process_exit import ExitCalled
+
+            function = "os._exit" if isinstance(exc, ExitCalled) else "sys.exit"
+            called = f"{function}({'' if exc.code is None else repr(exc.code)}){_where(exc, extension)}"
+            problem = Problem(file=extension, path="$", code="extension", message=f"importing it called {called}",
+                              hint="an extension must not end the process: raise an exception instead")
+            raise ExtensionError([problem], summary=summary) from None
         except Exception as exc:
-            raise ExtensionError(hook_problems(exc, extension), summary=f"cannot enable extension {extension}"
-                                 ) from exc
+            raise ExtensionError(_import_problems(exc, extension), summary=summary) from exc
+    elif extension is None or not hasattr(extension, "__dict__"):
+        problem = Problem(file=str(extension), path="$", code="extension",
+                          message=f"{extension!r} is not a module (an extension is one)",
+                          hint='give a module object, or its dotted name as a string (e.g. "my_package.metrics")')
+        raise ExtensionError([problem], summary=summary)
     else:
         module = extension
     file = str(getattr(module, "__file__", None) or name)
@@ -91,8 +140,37 @@ def enable_extension(manager: pluggy.PluginManager, extension: str | object) -> 
     except (pluggy.PluginValidationError, ValueError) as exc:
         if manager.is_registered(module):
             manager.unregister(module)
-        raise ExtensionError(hook_problems(exc, file), summary=f"cannot enable extension {name}") from exc
+        raise ExtensionError(hook_problems(exc, file), summary=summary) from exc
+    if problems := async_hook_problems(module, manager, file):
+        manager.unregister(module)
+        raise ExtensionError(problems, summary=summary)
     return module
+
+
+def _import_problems(exc: Exception, extension: str) -> list[Problem]:
+    """An extension module that exists but fails as it is imported (a module it imports is missing, too)."""
+    if isinstance(exc, SyntaxError):
+        return hook_problems(exc, extension)
+    from mt_eval.lone_surrogates import writable
+
+    hint = (f"install {exc.name!r}, or fix the import in the extension" if isinstance(exc, ModuleNotFoundError)
+            else "fix the module, or leave out --extension")
+    return [Problem(file=extension, path="$", code="extension", hint=hint,
+                    message=writable(f"{type(exc).__name__}: {exc}{_where(exc, extension)}"))]
+
+
+def _where(exc: BaseException, extension: str) -> str:
+    """`` (file:line)`` of the innermost frame in the extension's own directory, or ""."""
+    try:
+        origin = importlib.util.find_spec(extension).origin  # type: ignore[union-attr]
+    except Exception:
+        origin = None
+    if not origin:
+        return ""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename and Path(frame.filename).parent == Path(origin).parent:
+            return f" ({Path(frame.filename).name}:{frame.lineno})"
+    return ""
 
 
 def declared_hooks(path: Path) -> list[str]:
