@@ -200,3 +200,70 @@ def test_files_that_cannot_be_read_are_problems_not_tracebacks(make_plugin):
     (dangling / "method.json").symlink_to("gone.json")
     report = validate_plugin(dangling, run_code=False)
     assert [p.message for p in report.problems] == ["a link to gone.json, which is not a file"]
+
+
+def test_a_constructor_raising_a_base_exception_of_its_own_is_a_problem(make_plugin):
+    code = ("class Halt(BaseException):\n    pass\n\n"
+            "class EchoMethod:\n    def __init__(self):\n        raise Halt('no licence server')\n"
+            "    async def translate(self, entries, config):\n        return []\n")
+    with pytest.raises(PluginLoadError) as caught:
+        load_method(make_plugin(files={"pipeline.py": code}))
+    [problem] = caught.value.problems
+    assert problem.message == "EchoMethod() failed: Halt: no licence server (pipeline.py:6)"
+
+
+HOOK_SAYS = ("from mt_eval.hookspecs import hookimpl\n\n"
+             "class EchoMethod:\n    async def translate(self, entries, config):\n        return []\n\n"
+             "@hookimpl\ndef register_metrics(register):\n    register({name!r}, lambda h, r: 1.0)\n")
+
+
+def test_two_plugins_with_the_same_method_id_register_their_hooks_side_by_side(make_plugin):
+    manifest = {"name": "Echo", "method_id": "echo", "entry_point": "pipeline:EchoMethod", "dependencies": []}
+    manager = make_plugin_manager()
+    load_method(make_plugin(manifest, {"pipeline.py": HOOK_SAYS.format(name="first")}), plugin_manager=manager)
+    load_method(make_plugin(manifest, {"pipeline.py": HOOK_SAYS.format(name="second")}), plugin_manager=manager)
+    assert sorted(registered_metrics(manager)) == ["first", "second"]
+
+
+async def test_a_plugin_edited_and_loaded_again_in_the_same_process_runs_its_new_code(make_plugin):
+    """As its error message asks: fix __init__, then load it again (a notebook, a test session)."""
+    code = ("import helpers\n\nclass EchoMethod:\n    def __init__(self):\n        raise ValueError('fix me')\n"
+            "    async def translate(self, entries, config):\n"
+            "        return [{'id': e['id'], 'predicted': helpers.WORD} for e in entries]\n")
+    directory = make_plugin(files={"pipeline.py": code, "helpers.py": "WORD = 'old'\n"})
+    with pytest.raises(PluginLoadError, match="fix me"):
+        load_method(directory)
+    (directory / "pipeline.py").write_text(code.replace("raise ValueError('fix me')", "pass"))
+    (directory / "helpers.py").write_text("WORD = 'new'\n")
+    loaded = load_method(directory)
+    assert (await loaded.method.translate([{"id": "1", "source": "x"}], CONFIG))[0]["predicted"] == "new"
+    manager = make_plugin_manager()
+    load_method(directory, plugin_manager=manager)
+    (directory / "pipeline.py").write_text(HOOK_SAYS.format(name="edited"))
+    assert load_method(directory, plugin_manager=manager).module is not loaded.module
+    assert list(registered_metrics(manager)) == ["edited"] and len(manager.get_plugins()) == 1
+
+
+def test_an_entry_point_naming_a_function_says_what_it_returned(make_plugin):
+    directory = make_plugin({"name": "F", "entry_point": "pipeline:make", "dependencies": []},
+                            {"pipeline.py": "def make():\n    return 42\n"})
+    with pytest.raises(PluginLoadError) as caught:
+        load_method(directory)
+    [problem] = [p for p in caught.value.problems if p.severity == "error"]
+    assert problem.message.startswith('"make" is no class, and what make() returned falls short: int has no '
+                                      "translate method")
+
+
+def test_a_plugins_async_hook_is_a_problem_in_its_file(make_plugin):
+    code = ("from mt_eval.hookspecs import hookimpl\n\nclass EchoMethod:\n"
+            "    async def translate(self, entries, config):\n        return []\n\n"
+            "@hookimpl\nasync def run_finished(run_id, card):\n    pass\n")
+    directory = make_plugin(files={"pipeline.py": code})
+    manager = make_plugin_manager()
+    with pytest.raises(PluginLoadError) as caught:
+        load_method(directory, plugin_manager=manager)
+    [problem] = caught.value.problems
+    assert (problem.file, problem.message) == (
+        str((directory / "pipeline.py").resolve()),
+        "hook run_finished is async: hooks are called, never awaited, so it would never run")
+    assert manager.get_plugins() == set()

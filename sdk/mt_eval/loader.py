@@ -224,6 +224,10 @@ def build_method(source: PluginSource, *, isolate: bool = False, sandbox: Confin
     protocols = " and ".join({"translate": "TranslationMethod", "decide": "DecisionMethod"}[request]
                              for request in dict.fromkeys(source.manifest.implements))
     hint = f"see the {protocols} protocol{'s' if ' and ' in protocols else ''} in the README"
+    if deviations and not inspect.isclass(getattr(module, class_name, None)):  # a factory function's result
+        hint = "point entry_point at the method's class (or at a function that returns a method); " + hint
+        deviations = [f'"{class_name}" is no class, and what {class_name}() returned falls short: {d}'
+                      for d in deviations]
     problems = [problem(d, hint, "protocol") for d in deviations]
     return (None if deviations else method), module, problems
 
@@ -239,7 +243,8 @@ def _construct(source: PluginSource, module_name: str, class_name: str,
     except EntryPointError as exc:
         return None, None, problem(str(exc), exc.hint, "entry-point")
     if not callable(factory):
-        return None, module, problem(f'"{class_name}" is a {type(factory).__name__}, not a class',
+        kind = type(factory).__name__
+        return None, module, problem(f'"{class_name}" is a{"n" * (kind[0] in "aeiou")} {kind}, not a class',
                                      "point entry_point at the method's class", "entry-point")
     kwargs, missing = _constructor_arguments(factory, source)
     if missing:
@@ -251,7 +256,9 @@ def _construct(source: PluginSource, module_name: str, class_name: str,
     except SystemExit as exc:
         return None, module, problem(f"{class_name}() {describe_exit(exc, source.directory)}",
                                      "a method must not end the process: raise an exception instead", "constructor")
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # (one of the plugin's own BaseExceptions too, as its import does)
         return None, module, problem(f"{class_name}() failed: {describe_exception(exc, source.directory)}",
                                      f"fix {class_name}.__init__", "constructor")
     return method, module, None
@@ -289,7 +296,9 @@ def method_card_of(source: PluginSource, method: object | None, *, card_file: tu
             problems.append(Problem(file=label, path="$", code="method-card",
                                     message=describe_exit(exc, source.directory),
                                     hint="a method must not end the process: raise an exception instead"))
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
             problems.append(Problem(file=label, path="$", code="method-card",
                                     message=f"raised {describe_exception(exc, source.directory)}",
                                     hint="make method_card() return a dict of card fields"))
@@ -298,22 +307,31 @@ def method_card_of(source: PluginSource, method: object | None, *, card_file: tu
 
 
 def register_hooks(module: ModuleType, method_id: str, plugin_manager: pluggy.PluginManager) -> list[Problem]:
-    """Register the plugin's module so it can implement hooks; a misspelled hook is a problem in its file."""
+    """Register the plugin's module so it can implement hooks; a misspelled hook is a problem in its file. The same
+    entry module loaded again after an edit replaces its old self; another plugin's with the same method_id is kept."""
     import pluggy
 
-    from mt_eval.extensions import hook_problems
+    from mt_eval.extensions import async_hook_problems, hook_problems
 
     if plugin_manager.is_registered(module):
         return []
     name = f"method:{method_id}"
+    file = str(getattr(module, "__file__", name))
+    registered = plugin_manager.get_plugin(name)
+    if registered is not None and getattr(registered, "__name__", None) == module.__name__:
+        plugin_manager.unregister(registered)  # (its code changed since: `mt_eval.plugin_import`)
+    elif registered is not None:
+        name = f"{name} ({Path(file).parent})"
     try:
         plugin_manager.register(module, name=name)
         plugin_manager.check_pending()
     except (pluggy.PluginValidationError, ValueError) as exc:
         if plugin_manager.is_registered(module):
             plugin_manager.unregister(module)
-        return hook_problems(exc, str(getattr(module, "__file__", name)))
-    return []
+        return hook_problems(exc, file)
+    if problems := async_hook_problems(module, plugin_manager, file):
+        plugin_manager.unregister(module)
+    return problems
 
 
 def entry_module_file(source: PluginSource) -> Path | None:

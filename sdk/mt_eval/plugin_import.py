@@ -9,6 +9,7 @@ are reachable: every module found in it — the entry, and whatever the entry im
 later — must resolve inside it. A ``pipeline/`` package (or a symlink to ``../elsewhere``) beside
 ``pipeline.py`` wins Python's import, so what is checked is what Python would load, not the file name
 one expects; a module that resolves outside the directory is refused with its path (`PluginBoundary`).
+A plugin imported again in the same process is imported afresh when one of its module files changed since.
 """
 
 from __future__ import annotations
@@ -137,6 +138,10 @@ def import_entry_module(directory: Path, module: str, method_id: str) -> ModuleT
     guard_process_exit()  # plugin code's os._exit() fails what called it instead of ending the process silently
     adopt_orphans()  # (what it daemonises is ended with what else it left running, at the program's end)
     package = private_package(directory, method_id)
+    if _edited_since(package):  # (loaded again in this process after an edit: its new code, not the old)
+        for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+            del sys.modules[name]
+        importlib.invalidate_caches()
     if package not in sys.modules:
         spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
         spec.submodule_search_locations = [str(directory)]
@@ -161,6 +166,40 @@ def import_entry_module(directory: Path, module: str, method_id: str) -> ModuleT
     finally:
         sys.path[:] = saved_path
         _rehome_siblings(before, package, directory)
+        _LOADED[package] = _files_of(package)
+
+
+_LOADED: dict[str, dict[str, tuple[int, int] | None]] = {}  # private package → its modules' files as imported
+
+
+def _files_of(package: str) -> dict[str, tuple[int, int] | None]:
+    """The file of each module of ``package`` with its modification time and size (None when it is gone)."""
+    files: dict[str, tuple[int, int] | None] = {}
+    for name, loaded in list(sys.modules.items()):
+        file = getattr(loaded, "__file__", None) if name.startswith(package + ".") else None
+        if file:
+            try:
+                stat = os.stat(file)
+                files[file] = (stat.st_mtime_ns, stat.st_size)
+            except OSError:
+                files[file] = None
+    return files
+
+
+def _edited_since(package: str) -> bool:
+    """Whether a module file ``package`` was imported from has changed (or gone) since."""
+    before = _LOADED.get(package)
+    if not before:
+        return False
+    for file, seen in before.items():
+        try:
+            stat = os.stat(file)
+            now: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            now = None
+        if now != seen:
+            return True
+    return False
 
 
 def _rehome_siblings(before: set[str], package: str, directory: Path) -> None:
