@@ -239,3 +239,64 @@ def test_an_extension_that_is_no_module_or_module_name_is_refused(given: object)
     [problem] = caught.value.problems
     assert "not a module" in problem.message and "dotted name" in problem.hint
     assert manager.get_plugins() == set()
+
+
+FAULTY_HOOKS = """\
+from mt_eval.hookspecs import hookimpl
+
+
+@hookimpl
+def run_started(run_id, method_id, config):
+    raise RuntimeError("no dashboard")
+
+
+@hookimpl
+def entry_completed(run_id, result):
+    raise ValueError("bad " + result.id)
+
+
+@hookimpl
+def run_finished(run_id, card):
+    raise KeyError("card")
+"""
+RECORDING_HOOKS = """\
+from mt_eval.hookspecs import hookimpl
+
+SEEN = []
+
+
+@hookimpl
+def entry_completed(run_id, result):
+    SEEN.append(result.id)
+
+
+@hookimpl
+def run_finished(run_id, card):
+    print("recorded", SEEN)
+"""
+
+
+def test_a_hook_that_raises_is_said_once_and_the_run_goes_on_with_the_others(tmp_path: Path, make_plugin):
+    """Before: entry_completed raising ended the run with an exception-group traceback; run_started or run_finished,
+    with a traceback (the card written or not)."""
+    (tmp_path / "faulty_ext.py").write_text(FAULTY_HOOKS)
+    (tmp_path / "recording_ext.py").write_text(RECORDING_HOOKS)
+    done = run_cli(tmp_path, "--method", str(make_plugin()), "--extension", "recording_ext", "--extension",
+                   "faulty_ext")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and (tmp_path / "run" / "card.json").is_file()
+    for hook, raised in (("run_started", "RuntimeError: no dashboard"), ("entry_completed", "ValueError: bad 1"),
+                         ("run_finished", "KeyError: 'card'")):
+        said = [line for line in done.stderr.splitlines() if f"hook {hook} raised" in line]
+        assert len(said) == 1 and raised in said[0] and "faulty_ext.py:" in said[0], done.stderr
+    assert "recorded ['1']" in done.stdout + done.stderr
+
+
+def test_a_registered_metric_that_gives_no_number_is_named_and_the_translations_kept(tmp_path: Path, make_plugin):
+    (tmp_path / "word_ext.py").write_text("from mt_eval.hookspecs import hookimpl\n\n\n@hookimpl\n"
+                                          "def register_metrics(register):\n"
+                                          "    register('wordy', lambda hypotheses, references: 'lots')\n")
+    done = run_cli(tmp_path, "--method", str(make_plugin()), "--extension", "word_ext")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "the metric 'wordy' an extension registered gave the string \"lots\", not a number: fix its scorer" in done.stderr
+    assert (tmp_path / "run" / "results.jsonl").read_text().count("\n") == 1

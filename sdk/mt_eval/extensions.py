@@ -214,3 +214,50 @@ def _collect(hook: Any, kind: str) -> dict[str, Any]:
 def registered_metrics(manager: pluggy.PluginManager) -> dict[str, Callable[..., Any]]:
     """metric name → scorer, from every ``register_metrics`` implementation."""
     return _collect(manager.hook.register_metrics, "metric")
+
+
+def extension_scores(manager: pluggy.PluginManager, hypotheses: list[str], references: list[str]
+                     ) -> list[tuple[str, float]]:
+    """(name, score) of every metric an extension registered, over the scored segments; `ValueError` naming the
+    metric when its scorer does not give a number."""
+    from mt_eval.value_words import value_in_words
+
+    scores = []
+    for name, scorer in registered_metrics(manager).items():
+        given = scorer(hypotheses, references)
+        try:
+            score = float(given)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"the metric {name!r} an extension registered gave {value_in_words(given)}, not a "
+                             "number: fix its scorer (the translations are kept: run again with --resume to score "
+                             "them)") from None
+        scores.append((name, round(score, 4)))
+    return scores
+
+
+_WARNED: set[tuple[int, str, str]] = set()  # (manager, plugin, hook) whose failure was said
+
+
+def notify(manager: pluggy.PluginManager, hook: str, **arguments: Any) -> None:
+    """Call every implementation of the event hook ``hook`` (``run_started``, ``entry_completed``, ``run_finished``)
+    with ``arguments``, last registered first, as pluggy does. One that raises is said once on stderr, with what it
+    raised, and the others still run: an extension's fault never ends a run, or costs it its results."""
+    import sys
+
+    for impl in reversed(getattr(manager.hook, hook).get_hookimpls()):
+        try:
+            if impl.hookwrapper or impl.wrapper:  # (a wrapper wraps the others: pluggy's own call runs them all)
+                getattr(manager.hook, hook)(**arguments)
+                return
+            impl.function(*[arguments[name] for name in impl.argnames])
+        except Exception as exc:
+            if (id(manager), impl.plugin_name, hook) not in _WARNED:
+                _WARNED.add((id(manager), impl.plugin_name, hook))
+                print(f"mt-eval: warning: {impl.plugin_name}'s hook {hook} raised {type(exc).__name__}: {exc}"
+                      f"{_raised_at(exc)}; it is skipped, and the run goes on: fix the hook", file=sys.stderr)
+
+
+def _raised_at(exc: BaseException) -> str:
+    """`` (file:line)`` of the innermost frame of ``exc``, or ""."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""

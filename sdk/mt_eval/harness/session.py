@@ -199,6 +199,8 @@ class _Run(NamedTuple):
 
 
 def _run_locked(run: _Run) -> RunReport:
+    from mt_eval.extensions import notify
+
     request, out, state, loaded, config, manager, fair = run.request, run.out, run.state, run.loaded, run.config, \
         run.manager, run.fair
     entries = run.selection.entries
@@ -211,7 +213,7 @@ def _run_locked(run: _Run) -> RunReport:
 
     def on_result(result: TranslationResult) -> None:
         progress.advance(result.error is not None)
-        manager.hook.entry_completed(run_id=state.run_id, result=result)
+        notify(manager, "entry_completed", run_id=state.run_id, result=result)
 
     def view(group: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return method_view(group, run.hidden)
@@ -234,7 +236,7 @@ def _run_locked(run: _Run) -> RunReport:
 
     around = Around(running=fair.running, begin=card_of, before=before, finish=replay, view=view,
                     can_move=fair.policy is None and fair.sandbox is None)
-    manager.hook.run_started(run_id=state.run_id, method_id=loaded.method_id, config=config)
+    notify(manager, "run_started", run_id=state.run_id, method_id=loaded.method_id, config=config)
     spent = Outcome(retry_budget=run.settings.budget_for(len(entries)), retries_used=state.retries_used)
     try:
         ran = run_method(loaded, remaining, config, run.settings, log, on_result, around=around, outcome=spent,
@@ -282,7 +284,7 @@ def _run_locked(run: _Run) -> RunReport:
     card_path = out / "card.json"
     write_json(card_path, run_card)
     write_predictions(out / "predictions.txt", entries, results)
-    manager.hook.run_finished(run_id=state.run_id, card=run_card)
+    notify(manager, "run_finished", run_id=state.run_id, card=run_card)
     errors = sum(r.error is not None for r in counted)
     code = oc.exit_status(status, errors, len(counted), request.max_errors)
     if code == oc.EXIT_COMPLETE and run_card.gate is not None and not run_card.gate.passed:
@@ -339,14 +341,11 @@ def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: 
     scores = score_segments(segments, scored, resamples=request.resamples, seed=request.seed,
                             bootstrap=request.bootstrap, metrics=make_metrics(target_lang),  # (tokenized for it)
                             stream=None if request.quiet else sys.stderr)  # (what is scored said as it starts)
-    from mt_eval.extensions import registered_metrics
+    from mt_eval.extensions import extension_scores, registered_metrics
 
-    extensions = registered_metrics(manager)
-    if extensions:
-        hypotheses, references = segments.listed()
-        for name, scorer in extensions.items():
-            scores.metrics.append(MetricScore(name=name, score=round(float(scorer(hypotheses, references)), 4),
-                                              signature=f"extension:{name}"))
+    if registered_metrics(manager):
+        scores.metrics += [MetricScore(name=name, score=score, signature=f"extension:{name}")
+                           for name, score in extension_scores(manager, *segments.listed())]
     return scores
 
 
