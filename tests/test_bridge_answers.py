@@ -181,3 +181,24 @@ async def test_an_initialize_result_choosing_a_version_not_offered_fails_the_sta
         await method.aclose()
     assert result["error"] == ('guest v sent an invalid initialize result: protocol_version "mt-eval-bridge/9" is not '
                                "one this host offered (mt-eval-bridge/1)")
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ([{"source": "x"}], 'entries[0] has no "id" (each result is matched to its entry by it)'),
+    ("abc", 'entries must be a list of objects, each with an "id", got the string "abc"'),
+    (None, 'entries must be a list of objects, each with an "id", got null'),
+    ([{"id": "a", "source": "x"}, 5], 'entries[1] must be an object with an "id", got the number 5'),
+])
+async def test_entries_a_caller_gives_in_no_shape_the_host_can_send_are_said_so(given, said):
+    """Before: a KeyError 'id', "dictionary update sequence element #0 has length 1", "'NoneType' object is not
+    iterable" from inside the host — whether the guest was running yet or not."""
+    method = BridgeMethod([sys.executable, "-c", ANSWERS_BADLY, json.dumps({})], label="cmd",
+                          options=HostOptions(start_timeout_s=15, request_timeout_s=10, shutdown_grace_s=1))
+    try:
+        for _ in range(2):  # (the guest not started yet, then running)
+            with pytest.raises(TypeError) as raised:
+                await method.translate(given, CONFIG)
+            assert str(raised.value) == said
+            assert (await method.translate(BATCH, CONFIG))[0]["predicted"] == "X"
+    finally:
+        await method.aclose()

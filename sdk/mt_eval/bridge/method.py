@@ -170,20 +170,28 @@ class BridgeMethod:
         return self._name
 
     async def translate(self, entries: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
-        # A guest never receives the gold (mt_eval.gold); decision rows go as they are.
-        entries = _without_gold(entries)
-        connection = self._connection
-        info = connection.info if connection is not None and connection.running else None
-        if info is not None and entries and "translate" in info.implements and (
-                info.capabilities.max_batch is None or len(entries) <= info.capabilities.max_batch):
-            # The usual call, to a running guest in one request: straight to it, one coroutine less.
-            return await self._run_batch(TRANSLATE, entries, _builtins(config))
-        return await self._request_all(TRANSLATE, entries, config)
+        try:
+            # A guest never receives the gold (mt_eval.gold); decision rows go as they are.
+            sent = _without_gold(entries)
+            connection = self._connection
+            info = connection.info if connection is not None and connection.running else None
+            if info is not None and sent and "translate" in info.implements and (
+                    info.capabilities.max_batch is None or len(sent) <= info.capabilities.max_batch):
+                # The usual call, to a running guest in one request: straight to it, one coroutine less.
+                return await self._run_batch(TRANSLATE, sent, _builtins(config))
+            return await self._request_all(TRANSLATE, sent, config)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            _refuse_unshaped(entries, "entries", "entry")  # (looked at only once a call failed)
+            raise
 
     async def decide(self, rows: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
         """One result per row, in row order. Answers are passed on as the guest gave them: the caller checks them
         against the questions (`mt_eval.decisions.answers`); rows the guest left out get a row error."""
-        return await self._request_all(DECIDE, rows, config)
+        try:
+            return await self._request_all(DECIDE, rows, config)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            _refuse_unshaped(rows, "rows", "row")
+            raise
 
     async def _request_all(self, kind: RequestKind, items: list[dict[str, Any]], config: Any
                            ) -> list[dict[str, Any]]:
@@ -318,6 +326,20 @@ class RequestKind:
 
 TRANSLATE = RequestKind("translate", "entries", "entry", match_results, error_result)
 DECIDE = RequestKind("decide", "rows", "row", match_decisions, lambda row_id, error: {"id": row_id, "error": error})
+
+
+def _refuse_unshaped(items: Any, name: str, one: str) -> None:
+    """`TypeError` saying how ``items`` (a caller's entries or rows) are not a list of objects with an "id", when
+    they are not: what a failed call was given, said in place of the error it ended in."""
+    from mt_eval.value_words import value_in_words
+
+    if not isinstance(items, list | tuple):
+        raise TypeError(f"{name} must be a list of objects, each with an \"id\", got {value_in_words(items)}")
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise TypeError(f"{name}[{index}] must be an object with an \"id\", got {value_in_words(item)}")
+        if "id" not in item:
+            raise TypeError(f"{name}[{index}] has no \"id\" (each result is matched to its {one} by it)")
 
 
 def _without_gold(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
