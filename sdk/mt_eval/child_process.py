@@ -284,6 +284,14 @@ class ChildProcess(asyncio.SubprocessProtocol):
             self._gone_timer.cancel()
         signal_group(self.pid, signal.SIGKILL)
 
+    def end_from_outside(self) -> None:
+        """End the child and its group at once, from outside the event loop it was started on, which has ended."""
+        signal_group(self.pid, signal.SIGKILL)
+        end = getattr(self._transport, "end_from_outside", None)  # (a child_spawn one: its pipes, pidfd, reaping)
+        if end is not None:
+            end()
+        self._transport = None
+
     async def aclose(self) -> None:
         """Close stdin, then SIGTERM and SIGKILL the group, ``grace_s`` apart, until the child has exited;
         then end whatever it left behind in its group, and call `on_closed`."""

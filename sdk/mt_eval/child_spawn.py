@@ -197,3 +197,19 @@ class PopenTransport(asyncio.SubprocessTransport):
             self._exited()
         if self._pidfd is None and self._returncode is None:  # never watched (a failed start): reap it now
             self.popen.wait()
+
+    def end_from_outside(self) -> None:
+        """Kill the child, close its pipes and its pidfd and reap it, without the loop it was wired to: that loop
+        has ended (a caller's first ``asyncio.run``), and nothing else would end or reap it."""
+        self._closed = True
+        with contextlib.suppress(ProcessLookupError):
+            self.popen.kill()
+        for pipe in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=1.0)

@@ -107,6 +107,7 @@ class BridgeMethod:
         self._last_failure: m.BridgeError | None = None
         self._start_failure: m.BridgeError | None = None
         self._started_once = False
+        self._loop: asyncio.AbstractEventLoop | None = None  # the event loop its guest was started on
         self.result_notes = ResultNotes()  # what was changed to accept the results (`mt_eval.results`)
 
     @property
@@ -124,9 +125,24 @@ class BridgeMethod:
 
     async def start(self, config: Any = None) -> m.InitializeResult:
         """Start the guest now rather than on the first translate call; raises `BridgeError` when it cannot."""
+        self._check_loop()
         connection = await self._ensure(_builtins(config))
         assert connection.info is not None
         return connection.info
+
+    def _check_loop(self) -> None:
+        """A guest started on an event loop that has ended (a caller's first ``asyncio.run``) cannot be reached from
+        another: it is ended, and the next call starts one on this loop. One whose loop still runs (another
+        thread's) is that loop's: `RuntimeError` saying so."""
+        if self._loop is None or self._loop is asyncio.get_running_loop():
+            return
+        if not self._loop.is_closed():
+            raise RuntimeError(f"{self._label()}'s guest runs on another event loop, which still runs (another "
+                               "thread's): use one method object per event loop")
+        connection, self._connection, self._loop = self._connection, None, None
+        if connection is not None:
+            connection.end_from_outside()
+        self._start_lock, self._slots, self._gate = None, None, SoloGate()
 
     async def _ensure(self, config: Any) -> GuestConnection:
         if self._connection is not None and self._connection.alive:
@@ -150,7 +166,7 @@ class BridgeMethod:
                 await self._connection.aclose()  # what the dead guest started in its group ends with it
             connection = GuestConnection(self.command, cwd=self.cwd, env=self.env, options=self.options,
                                          label=self.label)
-            self._connection = connection
+            self._connection, self._loop = connection, asyncio.get_running_loop()
             try:
                 info = await connection.start(config)
             except m.BridgeError as exc:
@@ -170,6 +186,8 @@ class BridgeMethod:
         return self._name
 
     async def translate(self, entries: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
+        if self._loop is not None and self._loop is not asyncio.get_running_loop():
+            self._check_loop()
         try:
             # A guest never receives the gold (mt_eval.gold); decision rows go as they are.
             sent = _without_gold(entries)
@@ -187,6 +205,7 @@ class BridgeMethod:
     async def decide(self, rows: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
         """One result per row, in row order. Answers are passed on as the guest gave them: the caller checks them
         against the questions (`mt_eval.decisions.answers`); rows the guest left out get a row error."""
+        self._check_loop()
         try:
             return await self._request_all(DECIDE, rows, config)
         except (KeyError, TypeError, ValueError, AttributeError):
@@ -309,6 +328,7 @@ class BridgeMethod:
         return [kind.fail(str(e["id"]), per_entry_error(exc)) for e in batch]
 
     async def aclose(self) -> None:
+        self._check_loop()
         if self._connection is not None:
             await self._connection.aclose()
 
