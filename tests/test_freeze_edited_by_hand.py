@@ -99,6 +99,14 @@ def test_show_prints_control_characters_escaped(frozen: Path, capsys):
     assert '  name: "\\u001b[2Jdemo\\x9b"' in out and "--param 'style=\\x1b]0;title\\x07'" in out
 
 
+def test_a_format_the_corpus_is_not_read_as_is_named_alone(frozen: Path, capsys):
+    """Before: "tsv" for a JSON corpus validated; the counts it changes were the only sign of another."""
+    capsys.readouterr()
+    assert main(["freeze", "validate", str(edited(frozen, "corpus", "format", "tsv"))]) == 1
+    out = capsys.readouterr().out
+    assert "$.corpus.format: the corpus is read as json, not tsv" in out and "1 problem" in out
+
+
 def mt_eval(*words: str, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "mt_eval.cli", *words], stdout=stdout, stderr=subprocess.PIPE,
                           text=True, timeout=60)

@@ -241,6 +241,10 @@ def corpus_problems(file: str, manifest: FreezeManifest, paths: list[Path]) -> l
         return [Problem(file=file, path="$.corpus", code="inconsistent",
                         message=f"the corpus cannot be read as the freeze records: {exc}",
                         hint="restore the frozen corpus, or freeze again")]
+    if frozen.format is not None and corpus.format != frozen.format:  # (its counts would differ only because of it)
+        return [Problem(file=file, path="$.corpus.format", code="inconsistent",
+                        message=f"the corpus is read as {corpus.format}, not {frozen.format}",
+                        hint="restore the value mt-eval freeze init wrote, or freeze again")]
     entries = selection.entries
     found = {"$.corpus.entries_in_corpus": len(corpus.entries), "$.corpus.entries_selected": len(entries),
              "$.corpus.subset_sha256": (selection.facts or {}).get("subset_sha256")}
