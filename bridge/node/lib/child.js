@@ -78,6 +78,9 @@ export function groupHasLiveMembers(pgid) {
 
 const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
+/** setTimeout's longest delay: a longer one (Infinity too) fires at once, so a wait is cut to it instead. */
+export const LONGEST_DELAY = 2 ** 31 - 1;
+
 // Process groups still running, killed when this process ends without closing its guests: it exits (process.exit,
 // or nothing is left to do), an exception nothing catches ends it, or a signal nothing else listens for does
 // (SIGINT, SIGTERM, SIGHUP: each then ends it as it would have). A program that listens for a signal itself
@@ -205,7 +208,7 @@ export class GuestProcess {
     let timer;
     return Promise.race([
       this.exited.then(() => true),
-      new Promise((resolve) => { timer = setTimeout(() => resolve(false), ms); }),
+      new Promise((resolve) => { timer = setTimeout(() => resolve(false), Math.min(ms, LONGEST_DELAY)); }),
     ]).finally(() => clearTimeout(timer));
   }
 

@@ -6,7 +6,7 @@
 // the request was `alone` in flight, and so certainly the one the guest failed on. An error without an id (a line
 // the guest could not read) fails the one request in flight, and is logged when there are several; a request of
 // this host's sent back fails that request (bridge/PROTOCOL.md, "An error without an id").
-import { GuestProcess } from './child.js';
+import { GuestProcess, LONGEST_DELAY } from './child.js';
 import { AnswerProblem } from './host-failures.js';
 import { LazyTimer } from './lazy-timer.js';
 import { answeredWith, echoesRequest, watchHandshake } from './not-a-guest.js';
@@ -162,7 +162,7 @@ export class Connection {
         }
         this.notify('cancel', { id });
         const timer = setTimeout(() => this.stop(`it did not answer the cancel of request ${id} within `
-          + `${seconds(this.cancelGraceMs)} (is its event loop blocked?)`), this.cancelGraceMs);
+          + `${seconds(this.cancelGraceMs)} (is its event loop blocked?)`), Math.min(this.cancelGraceMs, LONGEST_DELAY));
         timer.unref?.();
         this.cancelling.set(id, timer);
         this.#holdIfBusy();
@@ -203,10 +203,12 @@ export class Connection {
     this.closing = true;
     const proc = this.process;
     this.#holdIfBusy(); // (until the guest has ended)
+    // A cancel not answered yet no longer matters: the guest is closed within its steps, not waited for.
+    this.#cancelSettled();
     const strays = outsideGroup(proc.pid); // (read now: once the guest ends, they are no longer known as its own)
     if (proc.alive) {
       await Promise.race([
-        this.request('shutdown', {}, { timeoutMs: stepMs }).catch(() => {}),
+        this.#request('shutdown', {}, { timeoutMs: stepMs, hardTimeoutMs: Infinity }).catch(() => {}),
         proc.exited,
       ]);
       proc.endInput();

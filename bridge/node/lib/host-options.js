@@ -54,6 +54,10 @@ export function completeOptions(options) {
   if (!isPlainObject(options)) throw new TypeError(`options must be an object, got ${describe(options)}`);
   checkNames(options);
   const budget = optional('restartBudget', options.restartBudget, 'an object ({restarts, windowMs})', isPlainObject) ?? {};
+  const stray = Object.keys(budget).find((name) => name !== 'restarts' && name !== 'windowMs');
+  if (stray !== undefined) {
+    throw new TypeError(`options.restartBudget.${stray} is not a field of restartBudget; its fields are restarts, windowMs`);
+  }
   const restarts = optional('restartBudget.restarts', budget.restarts, 'a whole number of 0 or more',
     (value) => Number.isInteger(value) && value >= 0);
   const maxLineBytes = optional('maxLineBytes', options.maxLineBytes, 'a whole number of bytes above 0',
@@ -75,7 +79,8 @@ export function completeOptions(options) {
     cancelGraceMs: positive('cancelGraceMs', options.cancelGraceMs, 2_000),
     config: options.config ?? null,
     goldFields: fieldNames('goldFields', options.goldFields),
-    logger: completeLogger(options.logger),
+    logger: completeLogger(optional('logger', options.logger, 'an object with debug, info, warn and error methods '
+      + '(console is one)', (value) => typeof value === 'object')),
     signal: optional('signal', options.signal, 'an AbortSignal', (value) => value instanceof AbortSignal) ?? null,
   };
 }

@@ -70,6 +70,7 @@ export class HostedGuest {
   #gate = new SoloGate();
   #restartTimes = [];
   #restarting = null;
+  #abandonRestart = null; // (close() abandons a restart under way rather than wait for its initialize)
   #lastDeath = null;
   #cleanups = new Set();
   #closing = null;
@@ -195,20 +196,21 @@ export class HostedGuest {
     if (!productive) this.#restartTimes.push(now);
     this.restarts++;
     this.#options.logger.warn(`restarting the guest (restart ${this.restarts}) after: ${why}`);
+    this.#abandonRestart = new AbortController();
     try {
-      await this.start();
+      await this.start(this.#abandonRestart.signal);
     } catch (error) {
+      if (this.#closing) throw new Error(CLOSED);
       this.#lastDeath = error.message.split('\n')[0];
       throw new Error(`restarting the guest failed: ${this.#lastDeath}${compactTail(error.stderrTail ?? '')}`);
+    } finally {
+      this.#abandonRestart = null;
     }
     return this.#connection;
   }
 
-  /**
-   * Translate entries: one full result per entry, in entry order. Entries are split into
-   * requests of at most max_batch entries (and batchSize, and the line limit), at most
-   * max_concurrency in flight.
-   */
+  /** Translate entries: one full result per entry, in entry order. Entries are split into requests of at most
+   * max_batch entries (and batchSize, and the line limit), at most max_concurrency in flight. */
   async translate(entries, config) {
     if (this.#closing) throw new Error('the guest is closed');
     checkEntries(entries);
@@ -365,12 +367,11 @@ export class HostedGuest {
     return isPlainObject(result) ? result.card ?? null : null;
   }
 
-  /**
-   * Stop the guest: shutdown request → end stdin → SIGTERM → SIGKILL to its process group, each
-   * step waiting at most closeStepMs. Resolves once nothing it started is running.
-   */
+  /** Stop the guest: shutdown request → end stdin → SIGTERM → SIGKILL to its process group, each step waiting at
+   * most closeStepMs (a restart under way is abandoned). Resolves once nothing it started is running. */
   close() {
     this.#closing ??= (async () => {
+      this.#abandonRestart?.abort();
       await this.#restarting?.catch(() => {});
       await this.#connection?.close(this.#options.closeStepMs);
       await Promise.all([...this.#cleanups]);

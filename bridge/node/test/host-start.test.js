@@ -97,6 +97,9 @@ describe('startGuest failures', () => {
       [{ cwd: 7 }, /options\.cwd must be a directory path \(a string\), got 7/],
       [{ env: 'PATH=/bin' }, /options\.env must be an object of environment variables/],
       [{ requestTimeout: 5_000 }, /options\.requestTimeout is not an option of startGuest \(did you mean requestTimeoutMs\?\)/],
+      [{ restartBudget: { max: 5 } }, /options\.restartBudget\.max is not a field of restartBudget; its fields are restarts, windowMs/],
+      [{ logger: console.log }, /options\.logger must be an object with debug, info, warn and error methods \(console is one\)/],
+      [{ logger: 5 }, /options\.logger must be an object with debug, info, warn and error methods/],
     ]) {
       await assert.rejects(startGuest(nodeGuestCommand, options), (error) => {
         assert.ok(error instanceof TypeError, `${JSON.stringify(options)}: ${error}`);

@@ -163,6 +163,14 @@ const modes = {
     shutdown() {}, // never answered
     end() {}, // stays up when stdin closes
   },
+  'slow-exit': { // exits on its own 300 ms after stdin closes, and says what ended it
+    setup() {
+      process.on('SIGTERM', () => { err('ended by SIGTERM'); process.exit(143); });
+    },
+    capabilities: {},
+    translate(id, entries, config) { answer(id, { results: reversed(entries, config) }); },
+    end() { after(300, () => { err('exiting on its own'); process.exit(0); }); },
+  },
   grandchild: {
     setup() {
       // The grandchild shares stdout and stderr, so those pipes stay open if the guest dies.
@@ -210,6 +218,21 @@ const modes = {
       const starts = existsSync(state) ? Number(readFileSync(state, 'utf8')) : 0;
       writeFileSync(state, String(starts + 1));
       this.initialize = starts === 0 ? undefined : () => { err('later starts fail'); process.exit(5); };
+    },
+    capabilities: {},
+    translate() {
+      err('first process crashes');
+      process.exit(3);
+    },
+  },
+  // Starts fine the first time, crashes on translate, then never answers initialize again.
+  'hang-on-restart': {
+    setup() {
+      const state = process.env.MISBEHAVING_STATE;
+      const starts = existsSync(state) ? Number(readFileSync(state, 'utf8')) : 0;
+      writeFileSync(state, String(starts + 1));
+      if (starts > 0) this.initialize = () => err(`restarted as pid ${process.pid}; not answering initialize`);
+      keepAlive();
     },
     capabilities: {},
     translate() {
