@@ -61,3 +61,11 @@ def test_a_standard_error_that_cannot_be_written_loses_the_messages_not_the_work
                               stdout=subprocess.PIPE, stderr=full, text=True, timeout=300)
     assert done.returncode in (0, 5), done.stdout  # (complete; 5: its headline withheld by the gate)
     assert (tmp_path / "run" / "card.json").is_file() and "run card" in done.stdout
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["locales", "--help"]])
+def test_help_or_version_that_cannot_be_written_is_said(argv: list[str]):
+    """Before: exit status 0 and nothing said (argparse swallows the error of its own write)."""
+    done = to_full_disk(argv)
+    assert done.returncode == 1
+    assert done.stderr == "mt-eval: cannot write to standard output: No space left on device\n"

@@ -142,6 +142,7 @@ class _OutputChecked:
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
+        self.failed: OSError | None = None  # the first failure (what swallowed it, argparse's --help, is told too)
 
     def write(self, text: str) -> int:
         return int(self._checked(self._stream.write, text))
@@ -149,13 +150,13 @@ class _OutputChecked:
     def flush(self) -> None:
         self._checked(self._stream.flush)
 
-    @staticmethod
-    def _checked(call: Any, *args: Any) -> Any:
+    def _checked(self, call: Any, *args: Any) -> Any:
         try:
             return call(*args)
-        except BrokenPipeError:
-            raise
         except OSError as exc:
+            self.failed = self.failed or exc
+            if isinstance(exc, BrokenPipeError):
+                raise
             raise OutputFailed(exc.errno, exc.strerror) from None
 
     def __getattr__(self, name: str) -> Any:
@@ -184,6 +185,24 @@ class _DiagnosticsLost:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def _flushed(prog: str, status: int) -> int:
+    """``status`` once what is buffered for standard output is written; 141 when its reader is gone, 1 (said on
+    stderr) when it cannot be written."""
+    try:
+        sys.stdout.flush()
+        failed = getattr(sys.stdout, "failed", None)
+        if failed is not None:
+            raise failed
+    except BrokenPipeError:
+        _stdout_to_nowhere()
+        return 141
+    except OSError as exc:
+        print(f"{prog}: cannot write to standard output: {exc.strerror or exc}", file=sys.stderr)
+        _stdout_to_nowhere()
+        return 1
+    return status
 
 
 def _stdout_to_nowhere() -> None:
@@ -224,7 +243,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mt_eval.cli.usage_errors import unknown_command
 
         unknown_command(parser, first)
-    args, extra = parser.parse_known_args(arguments)  # (--help and --version end here: what follows is not imported)
+    try:
+        args, extra = parser.parse_known_args(arguments)  # (--help, --version end here: nothing more imported)
+    except SystemExit as done:
+        if done.code in (0, None):  # --help, --version: their text must get out, or be said not to
+            return _flushed("mt-eval", 0)
+        raise
     if extra and args.command == "translate" and not any(e.startswith("-") for e in extra):
         args.texts += extra  # sentences given after an option
     elif extra:
