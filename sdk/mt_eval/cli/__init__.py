@@ -246,8 +246,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args, extra = parser.parse_known_args(arguments)  # (--help, --version end here: nothing more imported)
     except SystemExit as done:
-        if done.code in (0, None):  # --help, --version: their text must get out, or be said not to
-            return _flushed("mt-eval", 0)
+        if done.code in (0, None) and (status := _flushed("mt-eval", 0)):  # --help, --version: their text got out,
+            return status  # or that it did not is said
         raise
     if extra and args.command == "translate" and not any(e.startswith("-") for e in extra):
         args.texts += extra  # sentences given after an option
