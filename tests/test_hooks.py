@@ -298,5 +298,6 @@ def test_a_registered_metric_that_gives_no_number_is_named_and_the_translations_
                                           "    register('wordy', lambda hypotheses, references: 'lots')\n")
     done = run_cli(tmp_path, "--method", str(make_plugin()), "--extension", "word_ext")
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert "the metric 'wordy' an extension registered gave the string \"lots\", not a number: fix its scorer" in done.stderr
+    assert ("the metric 'wordy' an extension registered gave the string \"lots\", not a number: fix its scorer"
+            in done.stderr)
     assert (tmp_path / "run" / "results.jsonl").read_text().count("\n") == 1
