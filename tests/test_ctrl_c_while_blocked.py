@@ -8,11 +8,14 @@ kept, as after any Ctrl-C."""
 
 from __future__ import annotations
 
+import json
+import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,10 +83,12 @@ except KeyboardInterrupt as stopped:
 """
 
 
-def interrupted(command: list[str], *, after: str, wait_s: float) -> tuple[subprocess.Popen[str], float, str]:
+def interrupted(command: list[str], *, after: str, wait_s: float, stdin: Any = None
+                ) -> tuple[subprocess.Popen[str], float, str]:
     """``command`` sent SIGINT ``wait_s`` after it wrote ``after`` (to stdout or stderr); it, the seconds it took to
     end after that, and all it wrote."""
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:
+    with subprocess.Popen(command, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True) as process:
         assert process.stdout is not None
         said = ""
         while after not in said:
@@ -138,3 +143,49 @@ def test_ctrl_c_stops_a_command_whose_method_blocks_the_loop(make_plugin, tmp_pa
     assert "interrupted" in last, said
     if command[0] != "translate":
         assert "--resume" in last
+
+
+DEAF = """
+import asyncio
+import sys
+
+
+class Deaf:
+    async def translate(self, entries, config):
+        print("blocking the loop", file=sys.stderr, flush=True)  # (it does not: it ignores being cancelled)
+        while True:
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                pass
+"""
+
+
+@pytest.mark.parametrize("given", ["pipe", "file"])
+@pytest.mark.parametrize("source", [BLOCKS, DEAF], ids=["blocks", "ignores-cancel"])
+def test_ctrl_c_stops_serve_whose_method_blocks_or_ignores_it(make_plugin, tmp_path, given, source):
+    """``mt-eval serve DIR < requests.jsonl``, or a host's pipe: Ctrl-C waited for a call blocking the loop (its
+    first request's, read before Ctrl-C was watched), and for ever for one that ignores being cancelled once the
+    input had ended."""
+    entry = "pipeline:Deaf" if source is DEAF else "pipeline:Blocks"
+    plugin = make_plugin({**TRANSLATES, "entry_point": entry}, {"pipeline.py": source})
+    requests = "".join(json.dumps(request) + "\n" for request in [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocol_versions": ["mt-eval-bridge/1"]}},
+        {"jsonrpc": "2.0", "id": 1, "method": "translate", "params": {
+            "entries": [{"id": "a", "source": "hi"}], "config": {"source_lang": "eng", "target_lang": "spa"}}}])
+    read, write = os.pipe()
+    if given == "pipe":  # (the host's end stays open)
+        os.write(write, requests.encode())
+    else:
+        (tmp_path / "requests.jsonl").write_text(requests)
+    try:
+        with (tmp_path / "requests.jsonl").open() if given == "file" else os.fdopen(read) as stdin:
+            process, took, said = interrupted([sys.executable, "-m", "mt_eval.cli", "serve", str(plugin)],
+                                              after="blocking the loop", wait_s=1.5, stdin=stdin)
+    finally:
+        os.close(write)
+        if given == "file":
+            os.close(read)
+    assert process.returncode == 130, said
+    assert took < 15, took
+    assert "Traceback" not in said

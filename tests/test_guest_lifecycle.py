@@ -186,3 +186,46 @@ def test_a_request_holding_a_lone_surrogate_is_said_to_and_the_guest_serves_on(p
     assert refused["message"].startswith(f"not valid JSON: a lone surrogate escaped at byte {text.index(lone)} "
                                          f"({lone}), which is not Unicode text; send the character itself")
     assert by_id([a for a in answers if a["id"] == "after"])["after"]["result"]["results"][0]["predicted"] == "dc"
+
+
+def test_answers_piped_to_a_reader_that_goes_away_stop_the_guest_quietly(plugin, tmp_path):
+    """``mt-eval serve DIR < requests.jsonl | head -1``: it went on calling the method for every request, for
+    nobody, and then exited 0; now it stops at once, quietly, with 141 as other commands do."""
+    import subprocess
+
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text("".join(json.dumps(r) + "\n" for r in [initialize(), translate(1, "30"), translate(2, "30")]))
+    with requests.open("rb") as given, subprocess.Popen(python_command(plugin), stdin=given, stdout=subprocess.PIPE,
+                                                        stderr=subprocess.PIPE) as guest:
+        try:
+            assert json.loads(guest.stdout.readline())["id"] == 0
+            guest.stdout.close()
+            _, said = guest.communicate(timeout=15)
+        finally:
+            guest.kill()
+    assert (guest.returncode, said) == (141, b"")
+
+
+def test_requests_typed_into_a_terminal_are_each_answered(plugin):
+    """On a terminal, the answers' output watched by the event loop read the terminal's input too, and dropped it:
+    of two requests pasted at once, the second was never answered."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import time
+
+    main, terminal = pty.openpty()
+    guest = subprocess.Popen(python_command(plugin), stdin=terminal, stdout=terminal, stderr=subprocess.DEVNULL)
+    os.close(terminal)
+    try:
+        os.write(main, (json.dumps(initialize()) + "\n" + json.dumps(translate(1, "ab")) + "\n").encode())
+        said, deadline = b"", time.monotonic() + 20
+        while b'"id":1,' not in said and time.monotonic() < deadline:
+            if select.select([main], [], [], 0.1)[0]:
+                said += os.read(main, 1 << 16)
+        assert b'{"jsonrpc":"2.0","id":1,"result":{"results":[{"id":"e","predicted":"ba"' in said, said
+    finally:
+        guest.kill()
+        guest.wait()
+        os.close(main)

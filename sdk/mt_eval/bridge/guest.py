@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import math
 import os
 import sys
 import time
@@ -24,8 +25,14 @@ from mt_eval import event_loop
 from mt_eval._version import __version__
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.eager import start_eagerly
-from mt_eval.bridge.guest_io import FileInput, FileOutput, Output, StdinProtocol, streams
-from mt_eval.bridge.guest_requests import decide_params, decision_answer, translate_answer, translate_params
+from mt_eval.bridge.guest_io import FileInput, FileOutput, Output, PipeOutput, StdinProtocol, streams
+from mt_eval.bridge.guest_requests import (
+    decide_params,
+    decision_answer,
+    reread_request,
+    translate_answer,
+    translate_params,
+)
 from mt_eval.bridge.input_poll import PollWorth, can_poll, poll_input, poll_seconds
 from mt_eval.bridge.lines import HEAD_BYTES, LineSplitter, Oversized, id_in
 from mt_eval.bridge.slots import Slots
@@ -62,37 +69,16 @@ def serve_method(method: Any, protocol_fd: int, *, name: str, method_id: str, im
         event_loop.run(server.run, protocol_fd)
     except KeyboardInterrupt:
         return 130
+    if server.interrupted:
+        return 130
+    if isinstance(server.output_error, BrokenPipeError):  # the reader went away (`| head`): quietly, as tools do
+        return 141
     return 1 if server.output_error is not None else 0
 
 
+STUCK = "mt-eval serve: interrupted, but the method blocks the event loop and could not be stopped; ending it"
 INVALID_REQUEST = ('invalid request: expected a JSON-RPC 2.0 object with "jsonrpc": "2.0", a "method" and an '
                    'integer or string "id" (none in a notification)')
-
-
-def _valid_id(given: Any) -> int | str | None:
-    """``given`` as an id to answer under: a string, or an integer JSON holds exactly (PROTOCOL.md, "Integers"),
-    written with or without a fraction of zero (``1.0`` is 1, as in JavaScript); else None."""
-    if isinstance(given, float) and given.is_integer():
-        given = int(given)
-    return given if isinstance(given, str) or (type(given) is int and abs(given) <= SAFE_INTEGER) else None
-
-
-def _reread(line: bytes) -> tuple[m.Request | None, int | str | None]:
-    """A line that is not a request as it is written: the request it is with a whole-number ``id`` such as
-    ``1.0`` read as the integer (else None), and the id to answer it under."""
-    try:
-        message = msgspec.json.decode(line)
-    except (msgspec.DecodeError, RecursionError):
-        return None, None
-    if not isinstance(message, dict):
-        return None, None
-    given = _valid_id(message.get("id"))
-    if isinstance(message.get("id"), float) and given is not None:
-        try:
-            return msgspec.convert({**message, "id": given}, m.Request), given
-        except msgspec.ValidationError:
-            pass
-    return None, given
 
 
 class GuestServer:
@@ -116,10 +102,12 @@ class GuestServer:
         self.default_config: dict[str, Any] | None = None  # initialize's config, for requests that give none
         self.closed = asyncio.Event()
         self.output_error: OSError | None = None  # the answers could not be written (`_cannot_answer`)
+        self.interrupted = False  # Ctrl-C came in a method's call
         self._lines = LineSplitter(max_line_bytes)
         self._tasks: dict[int | str, asyncio.Task[None]] = {}
         self._slots = Slots(MAX_CONCURRENCY)
         self._out: Output | None = None
+        self._pipe_output = PipeOutput(self._cannot_answer)  # (a pipe's reader gone: `_cannot_answer`)
         self._outgoing: list[bytes] = []  # answers not written yet (`send`)
         self._reading = False  # in on_data: its answers go out when the chunk is done
         self._flush_due = False
@@ -130,31 +118,43 @@ class GuestServer:
         self._poll_due = False
 
     async def run(self, protocol_fd: int, input_fd: int = 0) -> None:
-        loop = self._loop = asyncio.get_running_loop()
+        from mt_eval.bridge.host_gone import host_watched
+        from mt_eval.loop_watchdog import LoopWatchdog
+
         from_host = streams(input_fd) and streams(protocol_fd)
-        if streams(protocol_fd):
-            self._out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(protocol_fd, "wb", buffering=0))
+        # Watched before the first request is read (connecting the input may read it): a host gone ends the guest,
+        # and Ctrl-C interrupts it (`mt_eval.loop_watchdog`), even while its method blocks the loop.
+        with host_watched(input_fd, from_host), LoopWatchdog(math.inf, hard_limit_s=10.0, hard_exit_code=130,
+                                                             hard_message=STUCK):
+            await self._serve(from_host, await self._connect(protocol_fd, input_fd, from_host))
+
+    async def _connect(self, protocol_fd: int, input_fd: int, from_host: bool) -> asyncio.BaseTransport | FileInput:
+        """Where the answers go (`_out`), and the input from which requests are read from now on."""
+        loop = self._loop = asyncio.get_running_loop()
+        if streams(protocol_fd) and not os.isatty(protocol_fd):
+            self._out, _ = await loop.connect_write_pipe(lambda: self._pipe_output,
+                                                         os.fdopen(protocol_fd, "wb", buffering=0))
         else:
             self._out = FileOutput(protocol_fd, self._cannot_answer)
-        reader: asyncio.BaseTransport | FileInput
-        if streams(input_fd):
-            reader, _ = await loop.connect_read_pipe(lambda: StdinProtocol(self), os.fdopen(input_fd, "rb",
-                                                                                            buffering=0))
-            if from_host and self._poll_seconds and can_poll(input_fd):
-                self._poll_fd = input_fd
-        else:
-            reader = FileInput(self, input_fd, loop)
-        from mt_eval.bridge.host_gone import host_watched
-
-        with host_watched(input_fd, from_host):  # a host gone ends the guest, even one whose method blocks the loop
-            await self._serve(from_host, reader)
+        if not streams(input_fd):
+            return FileInput(self, input_fd, loop)
+        reader, _ = await loop.connect_read_pipe(lambda: StdinProtocol(self), os.fdopen(input_fd, "rb", buffering=0))
+        if from_host and self._poll_seconds and can_poll(input_fd):  # (non-blocking now)
+            self._poll_fd = input_fd
+        return reader
 
     def _cannot_answer(self, error: OSError) -> None:
-        """The answers cannot be written (a full disk): said once, and the guest stops as when its host is gone."""
+        """The answers cannot be written (a full disk, or their reader gone): said once (a reader gone quietly), and
+        the guest stops as when its host is gone, its work in flight cancelled."""
+        if self.output_error is not None:
+            return
         self.output_error = error
-        print(f"mt-eval serve: cannot write the answers: {error.strerror or error}; stopping", file=sys.stderr,
-              flush=True)
+        if not isinstance(error, BrokenPipeError):
+            print(f"mt-eval serve: cannot write the answers: {error.strerror or error}; stopping", file=sys.stderr,
+                  flush=True)
         self.closed.set()
+        for task in list(self._tasks.values()):  # (input that ended first is not waited for either)
+            task.cancel()
 
     async def _serve(self, from_host: bool, reader: asyncio.BaseTransport | FileInput) -> None:
         """Until the input ends; then in-flight work is cancelled (from a host) or answered, and the method closed."""
@@ -162,8 +162,8 @@ class GuestServer:
         if from_host or self.output_error is not None:
             for task in list(self._tasks.values()):  # a host closed stdin: nobody will read the answers
                 task.cancel()
-        if self._tasks:  # requests from a file, or answers into one: each is answered before the end
-            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        if self._tasks:  # requests from a file, or answers into one: each is answered before the end (not gathered:
+            await asyncio.wait(list(self._tasks.values()))  # Ctrl-C meanwhile waits for no call that ignores it)
         # the method's own processes and connections end with the guest (a bounded wait: a warning, not a hang)
         from mt_eval.guarded_calls import guarded_close
 
@@ -171,6 +171,7 @@ class GuestServer:
         self._poll_fd = None
         reader.close()
         self._flush()
+        self._pipe_output.done = True
         cast(Output, self._out).close()  # (set by `run`)
 
     def send(self, line: bytes) -> None:
@@ -226,7 +227,7 @@ class GuestServer:
         try:
             message = m.decode_request(line)
         except msgspec.ValidationError:  # (a message that is not an object, or a field of the wrong type)
-            reread, request_id = _reread(line)
+            reread, request_id = reread_request(line)
             if reread is None:
                 self.send(m.error_line(request_id, m.INVALID_REQUEST, INVALID_REQUEST))
                 return
@@ -366,6 +367,7 @@ class GuestServer:
             from mt_eval.guarded_calls import exit_failure
 
             if isinstance(exc, KeyboardInterrupt) and raised_by_a_signal(exc):  # (Ctrl-C, not the method's own)
+                self.interrupted = True  # (a pipe's transport may take it as its own end: `serve_method` exits 130)
                 raise
             why = exit_failure(exc) if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {exc}"
             self.send(m.error_line(request_id, m.METHOD_FAILED, why, {"type": type(exc).__name__}))

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
+import select
 import stat
 import sys
 from collections.abc import Callable
@@ -37,8 +39,9 @@ class Output(Protocol):
 
 
 class FileOutput:
-    """The protocol's output when it is a regular file (``> answers.jsonl``): each line written at once. A write
-    that fails (a full disk) closes it and is handed to ``on_error``: nothing more can be answered."""
+    """The protocol's output when it is a regular file (``> answers.jsonl``) or a terminal: each line written at once
+    (a terminal's output is not watched by the event loop, which would read, and drop, what is typed into it). A
+    write that fails (a full disk) closes it and is handed to ``on_error``: nothing more can be answered."""
 
     def __init__(self, fd: int, on_error: Callable[[OSError], None]) -> None:
         self.fd = fd
@@ -49,7 +52,10 @@ class FileOutput:
         view = memoryview(data)
         try:
             while view:
-                view = view[os.write(self.fd, view):]
+                try:
+                    view = view[os.write(self.fd, view):]
+                except BlockingIOError:  # (a terminal, non-blocking as its input is: until it takes more)
+                    select.select([], [self.fd], [])
         except OSError as exc:
             self.close()
             self.on_error(exc)
@@ -62,6 +68,19 @@ class FileOutput:
             self.closed = True
             with contextlib.suppress(OSError):
                 os.close(self.fd)
+
+
+class PipeOutput(asyncio.Protocol):
+    """The protocol's output when it is a pipe (a host's, or ``| jq``): its reader gone (``| head``) is handed to
+    ``on_error`` as a `BrokenPipeError`, unless the guest closed it itself (``done``)."""
+
+    def __init__(self, on_error: Callable[[OSError], None]) -> None:
+        self.on_error = on_error
+        self.done = False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.done:
+            self.on_error(exc if isinstance(exc, OSError) else BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE)))
 
 
 class FileInput:

@@ -1,5 +1,6 @@
 """What a Python guest (`mt_eval.bridge.guest`) checks in a translate or decide request, and the answer it sends:
-the params, the RunConfig (a run's repeated config checked once), and the results in the protocol's shape."""
+the id it answers under, the params, the RunConfig (a run's repeated config checked once), and the results in the
+protocol's shape."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 
 import msgspec
 
-from mt_eval.js_text import js_string, js_whole
+from mt_eval.bridge import messages as m
+from mt_eval.js_text import SAFE_INTEGER, js_string, js_whole
 from mt_eval.records import RunConfig
 from mt_eval.results import ResultNotes, compact, compact_returned, error_result
 from mt_eval.value_words import value_in_words
@@ -53,6 +55,30 @@ def entries_problem(entries: list[Any]) -> str | None:
     return None
 
 
+def valid_id(given: Any) -> int | str | None:
+    """``given`` as an id to answer under: a string, or an integer JSON holds exactly (PROTOCOL.md, "Integers"),
+    written with or without a fraction of zero (``1.0`` is 1, as in JavaScript); else None."""
+    if isinstance(given, float) and given.is_integer():
+        given = int(given)
+    return given if isinstance(given, str) or (type(given) is int and abs(given) <= SAFE_INTEGER) else None
+
+
+def reread_request(line: bytes) -> tuple[m.Request | None, int | str | None]:
+    """A line that is not a request as it is written: the request it is with a whole-number ``id`` such as
+    ``1.0`` read as the integer (else None), and the id to answer it under."""
+    try:
+        message = msgspec.json.decode(line)
+    except (msgspec.DecodeError, RecursionError):
+        return None, None
+    if not isinstance(message, dict):
+        return None, None
+    given = valid_id(message.get("id"))
+    if isinstance(message.get("id"), float) and given is not None:
+        try:
+            return msgspec.convert({**message, "id": given}, m.Request), given
+        except msgspec.ValidationError:
+            pass
+    return None, given
 
 
 def _integer_fields(struct: type) -> frozenset[str]:
