@@ -360,3 +360,28 @@ def test_failures_are_counted_with_the_negative_controls_aside(tmp_path: Path, c
     code, card = run(tmp_path / "run", corpus, *honest(fail=["s01", "s02"]), "--max-errors", "5")
     assert card is not None and card.errors == 2, code
     assert "2 of 32 entries failed (1 distinct error, the 2 negative controls aside):" in capsys.readouterr().err
+
+
+def test_a_rate_written_as_a_percentage_is_refused_saying_how_rates_are_written(tmp_path: Path, capsys):
+    """The policy's hint for rates was never shown: "must be <= 1, got 95" alone."""
+    policy = tmp_path / "policy.json"
+    for field, value in [("min_canary_pass_rate", "95"), ("max_abstention_rate", "-0.1")]:
+        policy.write_text(f'{{"{field}": {value}}}')
+        assert main(["gate", str(tmp_path / "card.json"), "--policy", str(policy)]) == 2
+        assert f"{policy} $.{field}: must be " in (err := capsys.readouterr().err)
+        assert "\n    fix: a rate is a fraction: 0.95 means 95%" in err, err
+
+
+def test_a_problems_fix_is_shown_under_it_in_the_verdict(tmp_path: Path, capsys):
+    """It was printed at the left, out of the rule it belongs to."""
+    assert main(["gate", str(tmp_path)]) == 1
+    assert (f"      ✗ error: {tmp_path}: this directory holds no card.json, so it is not a run directory\n"
+            "        fix: give a run's card.json") in capsys.readouterr().out
+
+
+def test_a_policy_with_an_empty_name_is_refused(tmp_path: Path, capsys):
+    """It judged cards as "policy  (FILE)", and a run recorded the policy "" on its card."""
+    policy = tmp_path / "policy.json"
+    policy.write_text('{"name": " "}')
+    assert main(["gate", str(tmp_path / "card.json"), "--policy", str(policy)]) == 2
+    assert f"{policy} $.name: the policy's name is empty\n    fix: name the policy" in capsys.readouterr().err

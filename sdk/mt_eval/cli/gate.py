@@ -110,8 +110,9 @@ def render(verdict: dict[str, Any]) -> str:
     for check in verdict["checks"]:
         lines.append(f"  {marks[check['passed']]} {check['rule']:<{width}}  {check['figure']:<{figures}}  policy: "
                      f"{check['threshold']}")
-        for detail in check["details"][:10]:
-            lines.append(f"      ✗ {detail}")
+        for detail in check["details"][:10]:  # (a problem's fix on lines of its own, under it)
+            first, *fix = detail.splitlines() or [""]
+            lines += [f"      ✗ {first}", *(f"        {more.strip()}" for more in fix)]
         if len(check["details"]) > 10:
             lines.append(f"      … and {len(check['details']) - 10} more")
         lines += [f"      {note}" for note in check.get("notes", [])]
