@@ -195,14 +195,19 @@ def _flushed(prog: str, status: int) -> int:
         failed = getattr(sys.stdout, "failed", None)
         if failed is not None:
             raise failed
-    except BrokenPipeError:
-        _stdout_to_nowhere()
-        return 141
     except OSError as exc:
-        print(f"{prog}: cannot write to standard output: {exc.strerror or exc}", file=sys.stderr)
-        _stdout_to_nowhere()
-        return 1
+        return _output_lost(prog, exc)
     return status
+
+
+def _output_lost(prog: str, error: OSError) -> int:
+    """The exit status of a command whose standard output did not all get out: 141, quietly, when its reader went
+    away (``| head``: as other tools stop), else 1 and one line saying why. What is left buffered goes nowhere."""
+    _stdout_to_nowhere()
+    if isinstance(error, BrokenPipeError):
+        return 141
+    print(f"{prog}: cannot write to standard output: {error.strerror or error}", file=sys.stderr)
+    return 1
 
 
 def _stdout_to_nowhere() -> None:
@@ -286,13 +291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if message := getattr(interrupted, "message", None) or getattr(command, "INTERRUPTED", "interrupted"):
             print(termination.said(message), file=sys.stderr)
         return termination.exit_status(termination.INTERRUPTED)
-    except BrokenPipeError:  # the reader of our output went away (`| head`): stop quietly, as other tools do
-        _stdout_to_nowhere()
-        return 141
-    except OutputFailed as exc:
-        print(f"{prog}: cannot write to standard output: {exc.strerror}", file=sys.stderr)
-        _stdout_to_nowhere()
-        return 1
+    except (BrokenPipeError, OutputFailed) as exc:  # the reader went away (`| head`), or a full disk
+        return _output_lost(prog, exc)
     except ExpectedError as exc:
         print(f"{prog}: {exc.one_line()}", file=sys.stderr)
         return exc.exit_status
