@@ -9,7 +9,9 @@ are reachable: every module found in it — the entry, and whatever the entry im
 later — must resolve inside it. A ``pipeline/`` package (or a symlink to ``../elsewhere``) beside
 ``pipeline.py`` wins Python's import, so what is checked is what Python would load, not the file name
 one expects; a module that resolves outside the directory is refused with its path (`PluginBoundary`).
-A plugin imported again in the same process is imported afresh when one of its module files changed since.
+A plugin imported again in the same process is imported afresh when one of its module files changed since (its
+modification time or size: an edit that keeps the size within one tick of the clock is not seen, as Python's own
+bytecode cache does not see it).
 """
 
 from __future__ import annotations
