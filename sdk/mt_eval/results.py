@@ -221,15 +221,28 @@ def normalise_result(item: Any, *, notes: ResultNotes, default_latency_s: float 
 STRAYS = ", and results whose id matches no entry of the call (a result's id is its entry's id, a string)"
 
 
+def returned_in_words(returned: Any) -> str:
+    """What a method returned in place of its results, in words: a coroutine (an ``await`` left out before the call
+    that made it, which is closed here: Python would warn it was never awaited) said as such."""
+    import inspect
+
+    if inspect.iscoroutine(returned):
+        returned.close()
+        return "a coroutine, never awaited (an await missing before a call in translate?)"
+    if inspect.isawaitable(returned):
+        return "an awaitable, never awaited (an await missing before a call in translate?)"
+    from mt_eval.value_words import value_in_words
+
+    return value_in_words(returned)
+
+
 def results_for(entries: list[dict[str, Any]], returned: Any, *, label: str, notes: ResultNotes,
                 elapsed_s: float = 0.0) -> tuple[list[TranslationResult], list[Any]]:
     """One result per entry, in entry order, from what ``label`` (e.g. "the method") returned for them;
     and the ids of returned results that match no entry (`NOT_A_RESULT` for an item that is no object)."""
     share = elapsed_s / len(entries) if entries else 0.0
     if not isinstance(returned, list):
-        from mt_eval.value_words import value_in_words
-
-        error = f"{label} returned {value_in_words(returned)}, not a list of results"
+        error = f"{label} returned {returned_in_words(returned)}, not a list of results"
         return [error_result(str(e["id"]), error, share) for e in entries], []
     wanted = {str(e["id"]) for e in entries}
     found: dict[str, list[TranslationResult | str]] = {}
