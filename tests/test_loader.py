@@ -268,3 +268,17 @@ def test_a_plugins_async_hook_is_a_problem_in_its_file(make_plugin):
         str((directory / "pipeline.py").resolve()),
         "hook run_finished is async: hooks are called, never awaited, so it would never run")
     assert manager.get_plugins() == set()
+
+
+@pytest.mark.parametrize("name", ["method.json", "method_card.json"])
+def test_a_plugin_file_that_is_a_directory_fails_the_load_saying_so(make_plugin, name):
+    """Before, in run and translate: method.json "missing: this is not a method plugin", and such a
+    method_card.json not read at all (the method ran without its card)."""
+    directory = make_plugin(card={"paradigm": "rule-based"})
+    (directory / name).unlink()
+    (directory / name).mkdir()
+    with pytest.raises(PluginLoadError) as caught:
+        load_method(directory)
+    [problem] = [p for p in caught.value.problems if p.severity == "error"]
+    assert (problem.file, problem.message) == (str(directory / name), "a directory, not a file")
+    assert problem.hint == f"put the plugin's {name} (a JSON file) itself in its place"

@@ -120,10 +120,8 @@ def read_plugin(path: str | Path) -> tuple[PluginSource | None, list[Problem]]:
                               hint="give the path of a method plugin directory (the folder holding method.json)",
                               code="io")]
     if not manifest_path.is_file():
-        if manifest_path.is_symlink():  # (a link to nothing, or to what is no file)
-            return None, [Problem(file=str(manifest_path), path="$", message=f"a link to {os.readlink(manifest_path)}, "
-                                  "which is not a file", hint="point the link at the plugin's manifest, or put the "
-                                  "file itself in its place", code="io")]
+        if unreadable := not_a_file(manifest_path):
+            return None, [unreadable]
         return None, [Problem(file=str(manifest_path), path="$", message="missing: this is not a method plugin",
                               hint="a plugin directory holds method.json; `mt-eval new` creates one", code="io")]
     manifest, problems = decode_json_file(manifest_path, Manifest)
@@ -140,12 +138,26 @@ def read_plugin(path: str | Path) -> tuple[PluginSource | None, list[Problem]]:
         if parsed is not None and not isinstance(parsed, dict):
             problems.append(Problem(file=str(card_path), path="$", message="a method card must be a JSON object",
                                     code="type"))
+    elif unreadable := not_a_file(card_path):  # (there, but no file: it was taken for no card, and not checked)
+        problems.append(unreadable)
     if manifest is None:
         return None, problems
     method_id = manifest.method_id or kebab_case(directory.resolve().name)
     source = PluginSource(directory=directory, manifest=manifest, method_id=method_id, card_data=card_data)
     problems.extend(_entry_file_problems(source))
     return source, problems
+
+
+def not_a_file(path: Path) -> Problem | None:
+    """``path`` (a plugin's method.json or method_card.json) is there, but no file to read: a directory, a FIFO, a
+    link that loops or leads nowhere. None when it is a file, or nothing."""
+    if path.is_file() or not (path.exists() or path.is_symlink()):
+        return None
+    link = not path.exists()
+    what = (f"a link to {os.readlink(path)}, which is not a file" if link
+            else "a directory, not a file" if path.is_dir() else "not a regular file (a FIFO, socket or device)")
+    return Problem(file=str(path), path="$", message=what, code="io", hint=("point the link at a file, or " if link
+                   else "") + f"put the plugin's {path.name} (a JSON file) itself in its place")
 
 
 def _entry_file_problems(source: PluginSource) -> list[Problem]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -10,16 +9,7 @@ import msgspec
 
 from mt_eval.contamination.record import ContaminationRecord
 from mt_eval.dependency_classes import CLASS_MEANING, Derivation
-from mt_eval.loader import (
-    MANIFEST_FILE,
-    PluginSource,
-    build_method,
-    method_card_of,
-    plugin_directory,
-    read_plugin,
-    register_hooks,
-)
-from mt_eval.method_card import CARD_FILE
+from mt_eval.loader import PluginSource, build_method, method_card_of, read_plugin, register_hooks
 from mt_eval.problems import Problem
 from mt_eval.scan import ScanReport
 
@@ -71,8 +61,6 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
     from mt_eval.extensions import make_plugin_manager
 
     source, problems = read_plugin(path)
-    if not_files := _not_files(plugin_directory(path)):  # (read as missing: a card so is not checked at all)
-        problems[:] = [p for p in problems if p.file not in {n.file for n in not_files}] + not_files
     report = PluginReport(directory=str(path), problems=problems)
     if source is None:
         return report
@@ -117,23 +105,6 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
         problems.extend(p for p in check_entry_points(source, method, timeout_s=timeout_s)
                         if (p.file, p.severity) not in seen)
     return report
-
-
-def _not_files(directory: Path) -> list[Problem]:
-    """method.json or method_card.json there, but no file to read: a directory, a FIFO, a link that loops or leads
-    nowhere."""
-    found = []
-    for name in (MANIFEST_FILE, CARD_FILE):
-        path = directory / name
-        if path.is_file() or not (path.exists() or path.is_symlink()):
-            continue
-        link = not path.exists()
-        what = (f"a link to {os.readlink(path)}, which is not a file" if link
-                else "a directory, not a file" if path.is_dir() else "not a regular file (a FIFO, socket or device)")
-        found.append(Problem(file=str(path), path="$", message=what, code="io",
-                             hint=("point the link at a file, or " if link else "") + f"put the plugin's {name} (a "
-                                  "JSON file) itself in its place"))
-    return found
 
 
 def _file_errors(source: PluginSource, problems: list[Problem]) -> bool:
