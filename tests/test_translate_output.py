@@ -150,3 +150,29 @@ def test_a_method_that_raises_cancelled_error_or_a_base_exception_fails_its_sent
         "was cancelled): catch it there, or raise another exception",
         "[error] the method failed: Odd: not an Exception"]
     assert "Traceback" not in err and "slow: 2 of 2 entries failed" in err
+
+
+IGNORES_CTRL_C = """\
+import asyncio
+import signal
+
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # (as it is imported)
+
+
+class Slow:
+    async def translate(self, entries, config):
+        await asyncio.sleep(600)
+"""
+
+
+def test_ctrl_c_stops_translate_though_the_plugin_ignored_it_as_it_was_imported(tmp_path: Path):
+    """Before: the plugin's SIG_IGN stood, and Ctrl-C did nothing (killed after 30 s)."""
+    process = translate(str(plugin(tmp_path, IGNORES_CTRL_C)), "Hello.")
+    try:
+        time.sleep(3)  # (loaded, and waiting in its call)
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    assert "interrupted" in err

@@ -16,6 +16,7 @@ bytecode cache does not see it).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.abc
@@ -26,6 +27,7 @@ import os
 import re
 import sys
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -152,7 +154,8 @@ def import_entry_module(directory: Path, module: str, method_id: str) -> ModuleT
     saved_path = list(sys.path)
     sys.path.insert(0, str(directory))
     try:
-        return importlib.import_module(f"{package}.{module}")
+        with _host_signals_kept():
+            return importlib.import_module(f"{package}.{module}")
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -169,6 +172,25 @@ def import_entry_module(directory: Path, module: str, method_id: str) -> ModuleT
         sys.path[:] = saved_path
         _rehome_siblings(before, package, directory)
         _LOADED[package] = _files_of(package)
+
+
+@contextlib.contextmanager
+def _host_signals_kept() -> Iterator[None]:
+    """What a plugin's import does to the handlers of the signals that stop a command (Ctrl-C, SIGTERM, SIGHUP) is
+    undone: they are the host's. A plugin that ignored SIGINT as it was imported could not be stopped with Ctrl-C."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # (only the main thread sets handlers)
+        yield
+        return
+    kept = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for number, handler in kept.items():
+            if handler is not None and signal.getsignal(number) != handler:
+                signal.signal(number, handler)
 
 
 _LOADED: dict[str, dict[str, tuple[int, int] | None]] = {}  # private package → its modules' files as imported
