@@ -18,6 +18,8 @@ def write_atomically(path: Path, content: bytes) -> None:
     try:
         with open(temporary, "wb") as out:
             out.write(content)
+            out.flush()
+            os.fsync(out.fileno())  # (on disk before it replaces the file: a power cut leaves one of the two)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):

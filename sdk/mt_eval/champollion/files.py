@@ -125,6 +125,8 @@ def write_atomic(path: Path, text: str) -> None:
             if mode is not None:
                 os.fchmod(out.fileno(), mode)  # exactly the old mode, whatever the umask
             out.write(text.encode("utf-8"))
+            out.flush()
+            os.fsync(out.fileno())  # (on disk before it replaces the old file)
         os.replace(temporary, path)
     except OSError as exc:
         if created:

@@ -5,7 +5,7 @@
 // atomically (a temporary file beside it, renamed over it) and keeps the mode of the file it replaces; a
 // failed write leaves no temporary file. unwritable() says, before anything is translated for a file, why it
 // could not be written. OS errors are worded as the C library's strerror, as Python words them.
-import { accessSync, closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
 import { parseJsonBytes } from '../json-text.js';
@@ -119,6 +119,7 @@ export function writeAtomic(shown, text) {
     try {
       if (mode !== null) fchmodSync(fd, mode); // exactly the old mode, whatever the umask
       writeFileSync(fd, text);
+      fsyncSync(fd); // (on disk before it replaces the old file: a power cut leaves one of the two, never an empty one)
     } finally {
       closeSync(fd);
     }
