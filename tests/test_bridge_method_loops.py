@@ -14,20 +14,8 @@ import pytest
 
 from mt_eval.bridge.connection import HostOptions
 from mt_eval.bridge.method import BridgeMethod
+from test_bridge_answers import ANSWERS_BADLY
 
-UPPER = """
-import json, sys
-for line in sys.stdin:
-    request = json.loads(line)
-    if "id" not in request:
-        continue
-    if request["method"] == "initialize":
-        result = {"protocol_version": "mt-eval-bridge/1", "method": {"name": "u", "method_id": "u"},
-                  "capabilities": {"max_concurrency": 4}}
-    else:
-        result = {"results": [{"id": e["id"], "predicted": e["source"].upper()} for e in request["params"]["entries"]]}
-    print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}), flush=True)
-"""
 CONFIG = {"source_lang": "eng", "target_lang": "spa"}
 # The pipes of a loop that ended with its guest running are the caller's leftovers: collected within the test, their
 # "unclosed transport" (shown under python -X dev only) is not taken for this test's fault.
@@ -35,7 +23,7 @@ left_behind = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 
 def method() -> BridgeMethod:
-    return BridgeMethod([sys.executable, "-c", UPPER], label="upper",
+    return BridgeMethod([sys.executable, "-c", ANSWERS_BADLY, "{}"], label="upper",  # (it upper-cases every source)
                         options=HostOptions(start_timeout_s=15, request_timeout_s=10, shutdown_grace_s=1))
 
 

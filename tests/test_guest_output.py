@@ -45,22 +45,8 @@ class Talks:
 """
 
 
-def node_plugin(tmp_path: Path, code: str) -> Path:
-    directory = tmp_path / "node-method"
-    directory.mkdir()
-    (directory / "translate.js").write_text(code)
-    (directory / "method.json").write_text(json.dumps({"name": "Talks", "node_entry": "translate.js",
-                                                        "supported_pairs": ["eng>spa"], "dependencies": []}))
-    return directory
-
-
-def python_plugin(tmp_path: Path) -> Path:
-    directory = tmp_path / "python-method"
-    directory.mkdir()
-    (directory / "pipeline.py").write_text(PYTHON_PRINTS)
-    (directory / "method.json").write_text(json.dumps({"name": "Talks", "entry_point": "pipeline:Talks",
-                                                        "supported_pairs": ["eng>spa"], "dependencies": []}))
-    return directory
+NODE_MANIFEST = {"name": "Talks", "node_entry": "translate.js", "supported_pairs": ["eng>spa"], "dependencies": []}
+PYTHON_MANIFEST = {"name": "Talks", "entry_point": "pipeline:Talks", "supported_pairs": ["eng>spa"], "dependencies": []}
 
 
 def run(tmp_path: Path, method: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -70,10 +56,10 @@ def run(tmp_path: Path, method: Path, *extra: str) -> subprocess.CompletedProces
 
 
 @needs_node
-def test_a_node_methods_console_output_is_shown_on_stderr(tmp_path: Path):
+def test_a_node_methods_console_output_is_shown_on_stderr(tmp_path: Path, make_plugin):
     """Before: a Node method's console.log and console.error went to the guest's stderr, which the host logged
     at INFO, and nothing showed them."""
-    done = run(tmp_path, node_plugin(tmp_path, NODE_TALKS))
+    done = run(tmp_path, make_plugin(NODE_MANIFEST, {"translate.js": NODE_TALKS}))
     assert done.returncode == 5, done.stderr  # complete (a selection of 2 entries has no canary: no headline)
     lines = done.stderr.splitlines()
     for said in ("log: 2 entries", "error: something to see", "written to stdout"):
@@ -82,15 +68,15 @@ def test_a_node_methods_console_output_is_shown_on_stderr(tmp_path: Path):
 
 
 @needs_node
-def test_a_failing_node_methods_stack_is_not_shown_its_error_is(tmp_path: Path):
-    done = run(tmp_path, node_plugin(tmp_path, NODE_THROWS))
+def test_a_failing_node_methods_stack_is_not_shown_its_error_is(tmp_path: Path, make_plugin):
+    done = run(tmp_path, make_plugin(NODE_MANIFEST, {"translate.js": NODE_THROWS}))
     assert done.returncode == 4, done.stderr
     assert "the method failed: Error: boom" in done.stderr
     assert "mt-eval-guest" not in done.stderr and "    at " not in done.stderr
 
 
-def test_an_isolated_python_methods_print_is_shown_as_in_process(tmp_path: Path):
-    method = python_plugin(tmp_path)
+def test_an_isolated_python_methods_print_is_shown_as_in_process(tmp_path: Path, make_plugin):
+    method = make_plugin(PYTHON_MANIFEST, {"pipeline.py": PYTHON_PRINTS})
     in_process = run(tmp_path, method)
     isolated = run(tmp_path, method, "--isolate", "--force")
     for done in (in_process, isolated):
@@ -100,14 +86,14 @@ def test_an_isolated_python_methods_print_is_shown_as_in_process(tmp_path: Path)
 
 
 @needs_node
-def test_every_line_the_node_guest_kit_writes_of_its_own_starts_with_its_name(tmp_path: Path):
+def test_every_line_the_node_guest_kit_writes_of_its_own_starts_with_its_name(make_plugin):
     """A host tells the kit's lines from the method's by that name: a stack's lines carry it too."""
     guest = ROOT / "bridge" / "node" / "bin" / "mt-eval-guest.js"
     requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
                  "params": {"protocol_versions": ["mt-eval-bridge/1"], "config": {"source_lang": "eng",
                                                                                   "target_lang": "spa"}}},
                 {"jsonrpc": "2.0", "id": 2, "method": "translate", "params": {"entries": [{"id": "1", "source": "a"}]}}]
-    done = subprocess.run(["node", str(guest), str(node_plugin(tmp_path, NODE_THROWS))],
+    done = subprocess.run(["node", str(guest), str(make_plugin(NODE_MANIFEST, {"translate.js": NODE_THROWS}))],
                           input="".join(json.dumps(r) + "\n" for r in requests), capture_output=True, text=True,
                           timeout=60)
     lines = done.stderr.splitlines()

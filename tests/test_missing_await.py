@@ -4,7 +4,6 @@ awaited" warning beside it."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -30,13 +29,9 @@ SAID = ("the method returned a coroutine, never awaited (an await missing before
 
 
 @pytest.fixture
-def plugin(tmp_path: Path) -> Path:
-    directory = tmp_path / "no-await"
-    directory.mkdir()
-    (directory / "pipeline.py").write_text(NO_AWAIT)
-    (directory / "method.json").write_text(json.dumps({"name": "NoAwait", "entry_point": "pipeline:M",
-                                                       "supported_pairs": ["eng>spa"], "dependencies": []}))
-    return directory
+def plugin(make_plugin) -> Path:
+    return make_plugin({"name": "NoAwait", "entry_point": "pipeline:M", "supported_pairs": ["eng>spa"],
+                        "dependencies": []}, {"pipeline.py": NO_AWAIT})
 
 
 def test_translate_says_an_await_is_missing_and_python_warns_of_nothing(plugin: Path):
