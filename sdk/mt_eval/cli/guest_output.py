@@ -17,9 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from mt_eval.child_process import STDERR_LINE
-from mt_eval.sandbox.denials import GUEST_LOGGER  # (where the bridge host logs a guest's stderr)
 
-__all__ = ["GUEST_LOGGER", "KIT_PREFIXES", "GuestOutput", "shown"]
+GUEST_LOGGER = "mt_eval.bridge.guest"
 # The guests' own lines: the Node guest kit's, the Python guest's, the Node host kit's warnings, the sandbox's.
 KIT_PREFIXES = ("mt-eval-guest: ", "mt-eval serve: ", "mt-eval-bridge: ", "bwrap: ")
 
