@@ -56,7 +56,7 @@ TRANSLATES = {"name": "Blocks", "entry_point": "pipeline:Blocks", "dependency_cl
 DECIDES = {**TRANSLATES, "implements": ["decide"], "decide": {"question_types": ["noul", "choice", "score"]}}
 
 WATCHED = """
-import asyncio, signal, sys, time
+import asyncio, signal, sys, threading, time
 from mt_eval import event_loop
 from mt_eval.loop_watchdog import LoopWatchdog
 
@@ -66,6 +66,10 @@ async def main():
         with LoopWatchdog(60):
             print("ready", flush=True)
             if sys.argv[1] == "blocked":
+                time.sleep(30)
+            elif sys.argv[1] == "elsewhere":  # Ctrl-C taken by another thread: its handler is only marked due
+                threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
                 time.sleep(30)
             else:
                 try:
@@ -112,6 +116,16 @@ def test_ctrl_c_in_a_blocked_call_interrupts_it(wait_s):
     _, took, said = interrupted([sys.executable, "-c", WATCHED, "blocked"], after="ready", wait_s=wait_s)
     assert said.splitlines()[1:] == ["handler restored: True", "InterruptedWhileBlocked"], said
     assert took < 5, took  # (the sleep is 30 s)
+
+
+@pytest.mark.parametrize("wait_s", [0.0, 1.5])
+def test_ctrl_c_that_another_thread_takes_still_interrupts_the_blocked_call(wait_s):
+    """As when Ctrl-C comes just before the call blocks (a method's print, then ``time.sleep``): the handler is due,
+    but nothing wakes the main thread to run it. Before: the 30 s sleep ran to its end (now and then in `mt-eval
+    decide` and `run`, whose methods print just before they block)."""
+    _, took, said = interrupted([sys.executable, "-c", WATCHED, "elsewhere"], after="ready", wait_s=wait_s)
+    assert said.splitlines()[1:] == ["handler restored: True", "InterruptedWhileBlocked"], said
+    assert took < 5, took
 
 
 def test_a_call_that_blocks_the_loop_after_a_ctrl_c_is_interrupted_too():

@@ -27,7 +27,8 @@ LAYERS: dict[str, list[str]] = {
                    "mt_eval.loop_watchdog", "mt_eval.progress", "mt_eval.concurrency", "mt_eval.durations",
                    "mt_eval.process_state", "mt_eval.process_exit", "mt_eval.child_policy", "mt_eval.process_memory",
                    "mt_eval.event_loop", "mt_eval.deadlines", "mt_eval.lone_surrogates", "mt_eval.interrupts",
-                   "mt_eval.control_chars", "mt_eval.atomic_files"],
+                   "mt_eval.control_chars", "mt_eval.atomic_files", "mt_eval.background_threads",
+                   "mt_eval.signal_arrivals"],
     # the formats: what a method, its plugin, a corpus and a result are, and the rules they follow
     "contract": ["mt_eval.records", "mt_eval.decisions.records", "mt_eval.results", "mt_eval.manifest",
                  "mt_eval.dependency_classes", "mt_eval.method_card", "mt_eval.method_protocol", "mt_eval.hookspecs",

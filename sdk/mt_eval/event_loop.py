@@ -60,6 +60,9 @@ def run(func: Callable[[*Args], Awaitable[T]], *args: *Args) -> T:
     """``anyio.run(func, *args)`` on the loop this module chooses (anyio's asyncio backend is asyncio's own
     `asyncio.Runner`, Ctrl-C included), closed without waiting for ever for a task that ignores cancellation."""
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mt_eval.background_threads import block_process_signals
 
     async def main() -> T:
         return await func(*args)
@@ -67,6 +70,8 @@ def run(func: Callable[[*Args], Awaitable[T]], *args: *Args) -> T:
     runner = asyncio.Runner(loop_factory=_loop_factory())
     loop = runner.get_loop()
     loop.set_exception_handler(_quiet_on_interrupt)
+    # (as asyncio's own, but for the signals: a method's ``asyncio.to_thread`` is not to take Ctrl-C from the loop)
+    loop.set_default_executor(ThreadPoolExecutor(thread_name_prefix="asyncio", initializer=block_process_signals))
     try:
         return runner.run(main())
     finally:  # (instead of runner.close(), which would wait for every task to end)

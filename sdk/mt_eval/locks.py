@@ -35,6 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from mt_eval.background_threads import BackgroundThread
 from mt_eval.errors import ExpectedError
 
 POLL_S = 0.1
@@ -204,7 +205,7 @@ class ProjectLock:
 
         _waiting(attempt, f"champollion project {self.locales_dir}", wait_s, on_wait)
         for server in self._servers:
-            thread = threading.Thread(target=self._answer, args=(server,), name="mt-eval project lock", daemon=True)
+            thread = BackgroundThread(target=self._answer, args=(server,), name="mt-eval project lock", daemon=True)
             thread.start()
             self._threads.append(thread)
         return self

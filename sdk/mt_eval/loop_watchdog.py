@@ -16,7 +16,9 @@ and say what it did) needs the loop to turn, which a blocked loop does not: a me
 Ctrl-C waiting for the whole call, or for the watchdog's limit. So a Ctrl-C that comes while the loop has been
 blocked for `BLOCKED_NOW_S` raises `InterruptedWhileBlocked` (a `KeyboardInterrupt`) right in the blocked call,
 and the command stops as at a second Ctrl-C; one that comes while the loop turns is handled as before, and the
-watchdog then interrupts a call that blocks the loop for `BLOCKED_AFTER_S` the same way.
+watchdog then interrupts a call that blocks the loop for `BLOCKED_AFTER_S` the same way. A Ctrl-C that comes just
+before the blocking call begins would wait for it to end before its handler runs at all: the watchdog hears of it
+(`mt_eval.signal_arrivals`) and wakes the main thread, so that it runs at once.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ import time
 from collections.abc import Callable
 from types import FrameType, TracebackType
 
+from mt_eval.background_threads import BackgroundThread
 from mt_eval.process_exit import real_exit
+from mt_eval.signal_arrivals import SignalArrivals
 
 HEARTBEAT_S = 0.05
 # Interrupts sent before the loop turns again: one for each call in flight that goes on to block it, up to this
@@ -42,6 +46,9 @@ BLOCKED_NOW_S = 1.0  # a loop that has not turned for this long when Ctrl-C come
 # the summary) it writes after its loop has ended, where no watchdog runs; `mt-eval locales`, which writes its locale
 # files on the loop, keeps a longer limit of its own.
 BLOCKED_AFTER_S = 0.5
+# A signal that came while the loop was blocked, which has not let the loop turn after this long, may be one whose
+# handler waits for the blocking call to return: the main thread is woken (a no-op signal: its handler then runs).
+NUDGE_AFTER_S = 0.1
 
 
 class LoopBlocked(BaseException):
@@ -83,6 +90,9 @@ class LoopWatchdog:
         self._previous_sigint: Callable[[int, FrameType | None], object] | None = None
         self._armed = False
         self._error: Callable[[float], BaseException] = LoopBlocked
+        self._arrivals = SignalArrivals()
+        self._listening = False  # the thread hears of each signal (`SignalArrivals`)
+        self._signal_at: float | None = None  # when a signal came that may need the main thread woken
 
     def __enter__(self) -> LoopWatchdog:
         loop = asyncio.get_running_loop()
@@ -91,21 +101,25 @@ class LoopWatchdog:
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGUSR1, self._interrupt)
             self._armed = True
+            self._listening = self._arrivals.open()
             sigint = signal.getsignal(signal.SIGINT)
             if callable(sigint):  # (not where Ctrl-C is ignored: a script's background job)
                 self._previous_sigint = sigint
                 signal.signal(signal.SIGINT, self._on_sigint)
-        self._thread = threading.Thread(target=self._watch, name="mt-eval loop watchdog", daemon=True)
+        self._thread = BackgroundThread(target=self._watch, name="mt-eval loop watchdog", daemon=True)
         self._thread.start()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
         self._stop.set()
+        self._arrivals.wake()
         if self._handle is not None:
             self._handle.cancel()
         if self._thread is not None:
             self._thread.join()
+        if self._listening:
+            self._arrivals.close()
         if self._armed:
             signal.signal(signal.SIGUSR1, self._previous)
         if self._previous_sigint is not None and signal.getsignal(signal.SIGINT) == self._on_sigint:
@@ -128,9 +142,10 @@ class LoopWatchdog:
 
     def _watch(self) -> None:
         main = threading.main_thread().ident
-        while not self._stop.wait(HEARTBEAT_S):
+        while self._waited():
             now = time.monotonic()
             blocked = now - self._beat
+            self._nudge(now, main)
             if blocked < self.limit_s:
                 self._fired, self._sent, self._delivered, self._interrupts = False, None, None, 0
                 continue
@@ -152,6 +167,23 @@ class LoopWatchdog:
                     sys.stderr.write(self.hard_message + "\n")
                     sys.stderr.flush()
                 real_exit(self.hard_exit_code)
+
+    def _waited(self) -> bool:
+        """A heartbeat waited (less, when a signal came); False once the watchdog is to stop."""
+        if not self._listening:
+            return not self._stop.wait(HEARTBEAT_S)
+        came = self._arrivals.wait(HEARTBEAT_S) - {signal.SIGUSR1}  # (not the watchdog's own)
+        if came and self._signal_at is None:
+            self._signal_at = time.monotonic()
+        return not self._stop.is_set()
+
+    def _nudge(self, now: float, main: int | None) -> None:
+        """The main thread woken when a signal came and the loop has not turned since (see `NUDGE_AFTER_S`)."""
+        if self._signal_at is None or now - self._signal_at < NUDGE_AFTER_S:
+            return
+        if self._beat < self._signal_at and main is not None:
+            signal.pthread_kill(main, signal.SIGUSR1)  # (`_interrupt` does nothing unless the watchdog fired)
+        self._signal_at = None
 
     def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
         """Ctrl-C: raised at once in the code blocking the loop, else handled as before this watchdog; and from

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from mt_eval.background_threads import BackgroundThread, signals_held
 from mt_eval.durations import format_duration
 
 
@@ -38,7 +39,8 @@ class RunProgress:
                                  TextColumn("[red]{task.fields[errors]}"),
                                  console=Console(file=self.stream), transient=False)
             self._task = self._bar.add_task(label, total=total, completed=done, rate="", errors="")
-            self._bar.start()
+            with signals_held():  # (its refresh thread is not to take Ctrl-C from the main thread)
+                self._bar.start()
 
     def advance(self, failed: bool) -> None:
         self.done += 1
@@ -91,7 +93,7 @@ def still_working(message: str, *, every_s: float = 10.0, stream: TextIO | None 
         while not done.wait(every_s):
             print(message.format(seconds=f"{time.monotonic() - started:.0f}"), file=stream or sys.stderr, flush=True)
 
-    reminder = threading.Thread(target=remind, name="mt-eval-still-working", daemon=True)
+    reminder = BackgroundThread(target=remind, name="mt-eval-still-working", daemon=True)
     reminder.start()
     try:
         yield

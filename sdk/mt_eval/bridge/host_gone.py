@@ -17,6 +17,7 @@ import sys
 import threading
 from collections.abc import Iterator
 
+from mt_eval.background_threads import BackgroundThread
 from mt_eval.guarded_calls import CLOSE_TIMEOUT_S
 
 ORPHAN_GRACE_S = CLOSE_TIMEOUT_S + 5.0
@@ -38,7 +39,7 @@ def watch_host(input_fd: int, *, grace_s: float = ORPHAN_GRACE_S) -> threading.E
     event returned is set first (the guest ended as it should: then nothing happens)."""
     served = threading.Event()
     if hasattr(select, "poll"):  # (not on Windows)
-        threading.Thread(target=_watch, args=(input_fd, grace_s, served), name="mt-eval serve: host watch",
+        BackgroundThread(target=_watch, args=(input_fd, grace_s, served), name="mt-eval serve: host watch",
                          daemon=True).start()
     return served
 

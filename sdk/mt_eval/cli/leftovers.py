@@ -22,6 +22,7 @@ import threading
 import time
 from typing import NoReturn
 
+from mt_eval.background_threads import BackgroundThread
 from mt_eval.process_exit import real_exit
 from mt_eval.process_state import HOST_GUESTS, descendants, running_children, runs
 
@@ -43,7 +44,7 @@ def leave(status: int, prog: str = "mt-eval") -> NoReturn:
               "it starts in aclose())", file=sys.stderr, flush=True)
         end_processes([pid for pid, _ in left])
     if _held():
-        threading.Thread(target=_exit_if_held, args=(status, prog), name="mt-eval exit watch", daemon=True).start()
+        BackgroundThread(target=_exit_if_held, args=(status, prog), name="mt-eval exit watch", daemon=True).start()
     sys.exit(status)
 
 

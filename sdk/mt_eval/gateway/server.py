@@ -28,7 +28,6 @@ import hashlib
 import os
 import socket
 import stat
-import threading
 import time
 from collections import deque
 from collections.abc import Mapping
@@ -38,6 +37,7 @@ from typing import Any
 import msgspec
 
 from mt_eval._version import __version__
+from mt_eval.background_threads import BackgroundThread
 from mt_eval.event_loop import new_event_loop
 from mt_eval.gateway.audit import AuditLog
 from mt_eval.gateway.http import HttpServer, Request, ServerConnection, error_body, logger
@@ -317,7 +317,7 @@ class GatewayThread:
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
         self._loop = new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="mt-eval-gateway", daemon=True)
+        self._thread = BackgroundThread(target=self._loop.run_forever, name="mt-eval-gateway", daemon=True)
 
     def start(self, **where: Any) -> str:
         """Start serving (``where``: as `Gateway.start`); returns its URL."""
