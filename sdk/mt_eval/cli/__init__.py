@@ -117,6 +117,7 @@ def console_main() -> NoReturn:
     if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors == "strict":  # (a UTF-8 locale: a file name
         sys.stdout.reconfigure(errors="backslashreplace")  # not UTF-8 is shown with its escapes, as on stderr)
     sys.stdout = _OutputChecked(sys.stdout)
+    sys.stderr = _DiagnosticsLost(sys.stderr)
     process_exit.adopts_orphans = True
     try:
         status = main()
@@ -157,6 +158,30 @@ class _OutputChecked:
             if isinstance(exc, BrokenPipeError):
                 raise
             raise OutputFailed(exc.errno, exc.strerror) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class _DiagnosticsLost:
+    """``sys.stderr``, whose writes that fail (``2>/dev/full``, a reader gone) are dropped: progress, warnings and
+    messages are lost, not the work — a run, a sync, a publish goes on, and its exit status still says how it
+    ended (a first failed progress line had stopped the command as if it had failed)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except OSError:
+            return len(text)
+
+    def flush(self) -> None:
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            self._stream.flush()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
