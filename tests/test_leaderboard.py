@@ -102,7 +102,7 @@ def test_without_a_method_card_the_harness_settings_are_shown(cards, tmp_path: P
     from mt_eval.leaderboard.rows import build_record, build_row
 
     data = cards.card("bare", bare=True)
-    data["covariates"].update(model="tiny-model-7b", temperature=0.2)
+    data["covariates"].update(model="tiny-model-7b", temperature=0.2, not_applicable={})  # (given: they apply)
     data["results"][0].update(tool_calls=[{"name": "dictionary"}], tool_call_count=1)
     data["content_sha256"] = canonical_sha256(data)
     path = write_card(data, tmp_path / "bare" / "card.json")

@@ -5,8 +5,9 @@ A card verifies when all of these hold, each checked and reported on its own:
 1. it is a run card of the version this SDK reads (``card_version``);
 2. ``content_sha256`` is the SHA-256 of the card's canonical JSON without that field (nothing was edited
    after the card was sealed);
-3. it has the shape of `RunCard` (the schema), its method card is a valid `MethodCard`, and its start and end
-   are ISO 8601 times, in order;
+3. it has the shape of `RunCard` (the schema), its method card is a valid `MethodCard`, its start and end
+   are ISO 8601 times, in order, and it has the fields, covariates and sandbox a run writes
+   (`mt_eval.harness.verify_written`);
 4. its own tallies add up (`mt_eval.harness.verify_tallies`): one result per id, each one a run accepts,
    ``errors``, ``usage`` totals, ``cached``, ``corpus.entries``, ``status`` and ``failures`` (a card that
    references its results rather than listing them — ``results_log`` — is read with the ``results.jsonl`` next
@@ -263,10 +264,12 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
         result.problems.append(bad[-1])
     from mt_eval.harness.verify_fairness import identity_problems
     from mt_eval.harness.verify_metrics import bootstrap_problem
+    from mt_eval.harness.verify_written import written_problems
 
     for code, wrong in (("timestamp", _times_problem(result.card)), ("bootstrap", bootstrap_problem(result.card)),
                         ("hardware", _hardware_problem(result.card)),
-                        *(("card", found) for found in identity_problems(result.card))):
+                        *(("card", found) for found in identity_problems(result.card)),
+                        *(("card", found) for found in written_problems(result.card, data))):
         if wrong is not None:
             bad.append(Problem(file=result.path, path=wrong[0], message=wrong[1], code=code,
                                hint="use the card the run wrote"))
