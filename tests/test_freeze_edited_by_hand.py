@@ -107,6 +107,16 @@ def test_a_format_the_corpus_is_not_read_as_is_named_alone(frozen: Path, capsys)
     assert "$.corpus.format: the corpus is read as json, not tsv" in out and "1 problem" in out
 
 
+def test_parallel_text_for_a_json_corpus_is_named_as_its_format(frozen: Path, capsys):
+    """Before: only the counts reading the JSON file line by line changes were named, not the format."""
+    capsys.readouterr()
+    assert main(["freeze", "validate", str(edited(frozen, "corpus", "format", "parallel"))]) == 1
+    out = capsys.readouterr().out
+    assert ("$.corpus.format: the corpus corpus.json is a JSON file, not parallel text: read one sentence per line, "
+            "its entries and labels differ from the freeze's") in out and "1 problem" in out
+    assert 'fix: give "format": "json" (what mt-eval freeze init wrote for it), or freeze again' in out
+
+
 def mt_eval(*words: str, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "mt_eval.cli", *words], stdout=stdout, stderr=subprocess.PIPE,
                           text=True, timeout=60)

@@ -255,10 +255,29 @@ def corpus_problems(file: str, manifest: FreezeManifest, paths: list[Path]) -> l
                 "$.corpus.entries_selected": frozen.entries_selected, "$.corpus.subset_sha256": frozen.subset_sha256,
                 "$.labels.references_sha256": manifest.labels.references_sha256,
                 "$.labels.families_sha256": manifest.labels.families_sha256}
-    return [Problem(file=file, path=where, code="inconsistent",
-                    message=f"the corpus gives {_shown(found[where])}, not {_shown(value)}",
-                    hint="restore the value mt-eval freeze init wrote, or freeze again")
-            for where, value in recorded.items() if found[where] != value]
+    differ = [Problem(file=file, path=where, code="inconsistent",
+                      message=f"the corpus gives {_shown(found[where])}, not {_shown(value)}",
+                      hint="restore the value mt-eval freeze init wrote, or freeze again")
+              for where, value in recorded.items() if found[where] != value]
+    if differ and parallel:  # (a JSON, JSONL or TSV file frozen as parallel text: its format is what is wrong)
+        return _not_parallel(file, paths[0]) or differ
+    return differ
+
+
+def _not_parallel(file: str, path: Path) -> list[Problem]:
+    """A corpus frozen as parallel text whose counts differ, when its name says it is a JSON, JSONL or TSV file
+    (read line by line, such a file gives other counts): the format is named, not each count it changes."""
+    from mt_eval.corpus.files import corpus_format
+    from mt_eval.corpus.model import FORMAT_NAMES, CorpusError
+
+    try:
+        kind = corpus_format(path)
+    except CorpusError:  # (a .txt file: parallel text indeed)
+        return []
+    return [Problem(file=file, path="$.corpus.format", code="inconsistent",
+                    message=f"the corpus {path.name} is a {FORMAT_NAMES[kind]} file, not parallel text: read one "
+                            "sentence per line, its entries and labels differ from the freeze's",
+                    hint=f'give "format": "{kind}" (what mt-eval freeze init wrote for it), or freeze again')]
 
 
 def _shown(value: object) -> str:
