@@ -7,7 +7,6 @@ that ask it to, identically in Python and Node; each case runs it in-process, as
 
 from __future__ import annotations
 
-import functools
 import json
 import shutil
 import subprocess
@@ -19,7 +18,6 @@ import msgspec
 import pytest
 
 from gate_policies import LENIENT
-from mt_eval.bridge.connection import HostOptions
 from mt_eval.cli import main
 from mt_eval.harness.runcard import RunCard
 
@@ -325,24 +323,21 @@ def test_es_module_and_commonjs_methods_both_run(tmp_path: Path, files, entry, p
     assert predictions(card) == [predicted] * 3
 
 
-def test_a_guest_that_never_answers_initialize_fails_the_run_once(tmp_path: Path, monkeypatch, capsys):
+def test_a_guest_that_never_answers_initialize_fails_the_run_once(tmp_path: Path, capsys):
     plugin = tmp_path / "silent"
     plugin.mkdir()
     (plugin / "guest.py").write_text("import sys, time\nsys.stderr.write('loading a huge model...\\n')\n"
                                      "sys.stderr.flush()\ntime.sleep(600)\n")
     (plugin / "method.json").write_text(json.dumps({"name": "Silent", "command": [sys.executable, "guest.py"],
                                                     "dependencies": []}))
-    import mt_eval.bridge.method
-
-    monkeypatch.setattr(mt_eval.bridge.method, "HostOptions",
-                        functools.partial(HostOptions, start_timeout_s=0.5, shutdown_grace_s=0.2))
     started = time.monotonic()
     code = main(["run", "--method", str(plugin), "--corpus", str(corpus(tmp_path, SOURCES * 4)), "--pair",
-                 "eng>spa", "--out", str(tmp_path / "run"), "--quiet"])
+                 "eng>spa", "--out", str(tmp_path / "run"), "--quiet", "--start-timeout", "0.5"])
     err = capsys.readouterr().err
     assert time.monotonic() - started < 10
     assert code == 1
     assert "silent cannot start: guest silent did not answer initialize within 0.5 s" in err
+    assert "fix: if it loads a large model as it starts, give it longer with --start-timeout SECONDS" in err
     assert "loading a huge model..." in err  # the guest's stderr
     assert err.count("cannot start") == 1
 

@@ -80,7 +80,7 @@ def test_the_card_a_node_method_reports_is_checked(tmp_path: Path):
 
 def test_a_command_must_complete_the_bridge_handshake(tmp_path: Path):
     silent = command_plugin(tmp_path, [sys.executable, "-c", "import time; time.sleep(30)"])
-    report = validate_plugin(silent, timeout_s=1)
+    report = validate_plugin(silent, start_timeout_s=1)
     [problem] = report.errors
     assert problem.path == "$.command"
     assert "did not complete the bridge handshake" in problem.message and "within 1 s" in problem.message
@@ -91,10 +91,10 @@ def test_a_command_must_complete_the_bridge_handshake(tmp_path: Path):
 def test_a_node_entry_still_loading_at_the_timeout_is_told_to_load_less_not_to_read_its_words(tmp_path: Path):
     """Before: "the guest's own words are above" — a module busy at load time has said nothing."""
     busy = node_plugin(tmp_path, "const until = Date.now() + 30000; while (Date.now() < until) {}\n" + GOOD_JS)
-    [problem] = validate_plugin(busy, scan=False, timeout_s=1).errors
+    [problem] = validate_plugin(busy, scan=False, start_timeout_s=1).errors
     assert problem.message.startswith("loading translate.js failed: guest ") and "within 1 s" in problem.message
     assert problem.hint == ("do not do long work at load time (the top level of translate.js): load a model on the "
-                            "first call; or, if it must, give validate a longer --timeout")
+                            "first call; or, if it must, give validate a longer --start-timeout")
 
 
 def test_a_command_that_speaks_the_bridge_passes(tmp_path: Path):

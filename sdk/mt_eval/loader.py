@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
 MANIFEST_FILE = "method.json"
 Runtime = Literal["python", "node", "command"]
+GUEST_START_TIMEOUT: ContextVar[float | None] = ContextVar("start_timeout", default=None)  # see `bridge_method`
 
 
 class Confinement(Protocol):
@@ -188,11 +190,14 @@ def command_argv(source: PluginSource) -> list[str]:
 
 def bridge_method(source: PluginSource, *, isolate: bool = False, sandbox: Confinement | None = None,
                   options: HostOptions | None = None) -> BridgeMethod:
-    """The plugin as a guest process behind the bridge (its Node entry, its command, or ``mt-eval serve``),
-    inside ``sandbox`` when one is given (`mt_eval.sandbox`)."""
+    """The plugin as a guest behind the bridge (its Node entry, its command, or ``mt-eval serve``), in ``sandbox`` when
+    given (`mt_eval.sandbox`); with no ``options``, the start timeout `GUEST_START_TIMEOUT` holds (--start-timeout)."""
+    from mt_eval.bridge.connection import HostOptions
     from mt_eval.bridge.method import BridgeMethod
     from mt_eval.bridge.runtimes import node_command, python_command
 
+    if options is None and (start_s := GUEST_START_TIMEOUT.get()) is not None:
+        options = HostOptions(start_timeout_s=start_s)
     cwd: Path | None = None
     if source.runtime == "python" or (isolate and source.manifest.entry_point):
         command = python_command(source.directory, isolated=sandbox is not None)
@@ -208,8 +213,7 @@ def bridge_method(source: PluginSource, *, isolate: bool = False, sandbox: Confi
 
 
 def runtime_label(source: PluginSource, *, isolate: bool) -> str:
-    """The runtime a card records: the plugin's own, or "python (isolated)" when ``isolate`` runs its Python entry in
-    a process of its own (a plugin without one runs as it always does: its Node entry, its command)."""
+    """The runtime a card records: the plugin's own, or "python (isolated)" when ``isolate`` runs its Python entry."""
     return "python (isolated)" if isolate and source.manifest.entry_point else source.runtime
 
 

@@ -2,8 +2,10 @@
 
 A method running as a bridge guest is started (spawned, handshake) by `start_method`; a guest that cannot start
 — its ``translate.js`` does not load, it exits or never answers initialize — raises `StartFailed`, whose message
-is `start_failure`'s: the reason, the guest's last stderr lines and the fix. An in-process method has nothing to
-start. ``mt-eval run`` and ``mt-eval locales`` both start their methods this way.
+is `start_failure`'s: the reason, the guest's last stderr lines and the fix (one that is still starting when its
+start timeout ends is told of ``--start-timeout``: `slow_start_fix`). An in-process method has nothing to start.
+``mt-eval run`` and ``mt-eval locales`` both start their methods this way (``mt-eval translate`` starts its own, to
+fail each line with the reason).
 """
 
 from __future__ import annotations
@@ -35,9 +37,17 @@ async def start_method(loaded: LoadedMethod, config: Any, *, name: str | None = 
     return time.perf_counter() - started
 
 
+def slow_start_fix(loaded: LoadedMethod) -> str:
+    """The fix for a guest still starting when its start timeout ended: more time, or a quicker start."""
+    entry = loaded.manifest.node_entry or loaded.manifest.entry_point or " ".join(loaded.manifest.command or [])
+    return ("if it loads a large model as it starts, give it longer with --start-timeout SECONDS; else make "
+            f"{entry} answer initialize as soon as it is loaded (its stderr says what it was doing)")
+
+
 def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) -> str:
     """``METHOD cannot start: REASON`` with the guest's last stderr lines (those the reason does not already
     say) and what to do about it."""
+    from mt_eval.bridge import messages as m
     from mt_eval.bridge.method import split_fix
 
     data = exc.data if isinstance(exc.data, dict) else {}
@@ -57,6 +67,8 @@ def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) ->
     if fix is not None:
         return f"{text}\n  fix: {fix}"
     entry = loaded.manifest.node_entry or loaded.manifest.entry_point or " ".join(loaded.manifest.command or [])
+    if exc.code == m.TIMEOUT:  # still starting: slow (a large model loading), or stuck
+        return f"{text}\n  fix: {slow_start_fix(loaded)}"
     text += (f"\n  fix: make {entry} load and answer initialize (try `mt-eval translate {loaded.directory} "
              "\"Hello.\"`, and `mt-eval bridge check` for a command)")
     return text

@@ -218,15 +218,20 @@ def _stdout_to_nowhere() -> None:
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+STARTED_CLOSED: set[int] = set()  # the standard streams (0, 1, 2) the program was started without
+
+
 def _open_closed_standard_streams() -> None:
     """A standard stream the program was started without (``>&-``) is /dev/null: its summary had ended in a
-    traceback (sys.stdout was None), and a file it opened took the free descriptor (a run's lock as fd 2)."""
+    traceback (sys.stdout was None), and a file it opened took the free descriptor (a run's lock as fd 2). Which
+    ones were closed is kept in `STARTED_CLOSED` (``mt-eval serve`` answers on its stdout: it refuses to start)."""
     import os
 
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
         except OSError:
+            STARTED_CLOSED.add(fd)
             null = os.open(os.devnull, os.O_RDWR)
             if null != fd:
                 os.dup2(null, fd)
@@ -282,6 +287,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from mt_eval.cli.guest_output import shown
 
                 around.enter_context(shown())
+            if (start_s := getattr(args, "start_timeout", None)) is not None:  # (arguments.add_start_timeout_argument)
+                from mt_eval.loader import GUEST_START_TIMEOUT
+
+                around.callback(GUEST_START_TIMEOUT.reset, GUEST_START_TIMEOUT.set(start_s))
             status = termination.exit_status(command.run(args))
         sys.stdout.flush()  # (what is still buffered fails here, where it is said, not as the process exits)
         return status

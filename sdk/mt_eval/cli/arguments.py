@@ -154,6 +154,17 @@ def add_call_arguments(group: argparse._ArgumentGroup, item: str, items: str) ->
                             "can be killed)")
 
 
+GUEST_START = "a method run as a guest (a Node entry, a command, a Python entry with --isolate or --sandbox)"
+
+
+def add_start_timeout_argument(group: argparse._ArgumentGroup, what: str = GUEST_START, note: str = "") -> None:
+    """--start-timeout: the seconds ``what`` gets to start, apart from --timeout (loading a model may take long).
+    Every command that starts methods has it; `mt_eval.cli.main` hands it to the guests the loader makes."""
+    group.add_argument("--start-timeout", type=positive_float, default=30.0, metavar="SECONDS",
+                       help=f"seconds {what} gets to start (default 30; --timeout does not cover the start): give "
+                            f"more to one that loads a large model as it starts{note}")
+
+
 def add_retry_arguments(group: argparse._ArgumentGroup) -> None:
     """--retries per failed entry within a run-wide --retry-budget (``run`` and ``freeze init``)."""
     group.add_argument("--retries", type=non_negative_int, default=1, metavar="N",

@@ -13,6 +13,7 @@ from mt_eval.cli.arguments import (
     add_model_arguments,
     add_run_directory_arguments,
     add_seed_argument,
+    add_start_timeout_argument,
     positive_float,
     resample_count_or_none,
     whole_number,
@@ -60,6 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_run_directory_arguments(run.add_argument_group("where results go"), "runs/decisions/METHOD__CORPUS")
     how = run.add_argument_group("how to run")
     add_call_arguments(how, "row", "rows")
+    add_start_timeout_argument(how, "a method run as a guest (a Node entry, a command, a Python entry with --isolate)")
     how.add_argument("--tolerance", type=positive_float, default=1e-3, metavar="T",
                      help="how far from 1 a distribution may sum (default 0.001); never renormalised")
     scoring = run.add_argument_group("scoring")

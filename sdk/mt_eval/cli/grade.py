@@ -8,7 +8,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from mt_eval.cli.arguments import add_call_arguments, add_model_arguments, positive_float, seed_number
+from mt_eval.cli.arguments import (
+    add_call_arguments,
+    add_model_arguments,
+    add_start_timeout_argument,
+    positive_float,
+    seed_number,
+)
 from mt_eval.cli.decide import scoring_arguments
 
 PROG = "mt-eval grade"
@@ -65,6 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     how.add_argument("--tolerance", type=positive_float, default=1e-3, metavar="T",
                      help="how far from 1 a distribution may sum (default 0.001)")
     how.add_argument("--isolate", action="store_true", help="run a Python grader in its own process")
+    add_start_timeout_argument(how, "a grader run as a guest (a Node entry, a command, a Python entry with --isolate)")
     add_model_arguments(how)
     scoring_arguments(parser.add_argument_group("scoring (the bootstrap uses the shuffle seed)"), seed=False)
     parser.add_argument("--quiet", action="store_true", help="print only the card's path")

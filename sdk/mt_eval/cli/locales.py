@@ -22,6 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from mt_eval.cli.arguments import add_start_timeout_argument
 from mt_eval.errors import ExpectedError
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wait", nargs="?", const=math.inf, metavar="SECONDS",
                         help="when another process is translating this project, wait for it (at most SECONDS, 0 or "
                              "more; alone: as long as it takes) instead of refusing at once")
+    add_start_timeout_argument(parser, "each plugin run as a guest (a Node entry, a command)")
 
 
 def project_wait_s(value: str | float | None) -> float | None:

@@ -22,6 +22,7 @@ from mt_eval.cli.arguments import (
     add_run_directory_arguments,
     add_scoring_arguments,
     add_seed_argument,
+    add_start_timeout_argument,
     positive_int,
 )
 
@@ -77,6 +78,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     add_run_directory_arguments(run.add_argument_group("where results go"), "runs/METHOD__CORPUS")
     how = run.add_argument_group("how to run")
     add_call_arguments(how, "entry", "entries")
+    add_start_timeout_argument(how, note="; the card does not record it, as it changes no result")
     add_retry_arguments(how)
     how.add_argument("--max-errors", type=max_errors, default="0", metavar="N|P%",
                      help="failed entries tolerated for exit status 0: a count (5) or a share of the entries run "

@@ -30,8 +30,15 @@ def run(args: argparse.Namespace) -> int:
     """Load the plugin and serve it until stdin closes; the exit status for the process."""
     from mt_eval.bridge.guest import divert_stdout, serve_method
     from mt_eval.bridge.input_poll import poll_seconds
+    from mt_eval.cli import STARTED_CLOSED
+    from mt_eval.errors import UsageError
     from mt_eval.loader import PluginLoadError, load_method
 
+    if 1 in STARTED_CLOSED:  # (`console_main` put /dev/null in its place: every answer would be lost)
+        raise UsageError("standard output is closed: mt-eval serve answers the host on it, so no answer would reach "
+                         "anyone; start it with its standard output open, on a pipe the host reads (as mt-eval run "
+                         "and Node's loadMethodPlugin do), or redirected to a file: mt-eval serve DIR < requests.jsonl "
+                         "> answers.jsonl")
     poll_seconds()  # an unusable MT_EVAL_GUEST_POLL_US is named before the plugin loads
     protocol_fd = divert_stdout()
     try:

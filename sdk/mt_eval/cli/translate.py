@@ -11,10 +11,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from mt_eval.cli.arguments import doubt_code, pair_argument, positive_float, with_examples
+from mt_eval.cli.arguments import (
+    add_start_timeout_argument,
+    doubt_code,
+    pair_argument,
+    positive_float,
+    with_examples,
+)
 
 if TYPE_CHECKING:
-    from mt_eval.records import TranslationResult
+    from mt_eval.loader import LoadedMethod
+    from mt_eval.records import RunConfig, TranslationResult
 
 SHOWS_GUEST_OUTPUT = True  # what a method in a bridge guest writes to stderr is shown (cli/guest_output.py)
 
@@ -45,6 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print one JSON result per line (its id: the line's number, or the corpus entry's id)")
     parser.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
                         help="seconds per sentence (default 120); past it the sentence fails as timed out")
+    add_start_timeout_argument(parser, "the method, when it runs as a guest (a Node entry, a command),")
     with_examples(parser, 'mt-eval translate examples/lexicon-eng-spa "Good morning, my friend."',
                   "mt-eval translate examples/lexicon-eng-spa --file examples/lexicon-eng-spa/sample.txt",
                   "echo 'The cat drinks water.' | mt-eval translate examples/lexicon-eng-spa --pair eng:spa --json",
@@ -170,6 +178,10 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     async def translate_then_close() -> None:
         limit = max(timeout_s * size, 0.5)  # (--timeout is per sentence: a call of `size` has that many)
         try:
+            if entries and (cannot_start := await _started(loaded, config)) is not None:
+                for entry in entries:
+                    printer.done(error_result(entry["id"], cannot_start))
+                return
             with LoopWatchdog(limit, hard_limit_s=max(5.0, limit), hard_exit_code=1,
                               hard_message=f"mt-eval translate: {loaded.method_id} blocked the event loop and could "
                                            "not be interrupted; the lines printed are its translations"):
@@ -206,6 +218,23 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     if printer.failed:
         _say(f"{loaded.method_id}: {printer.failed} of {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} failed")
     return 1 if printer.failed else 0
+
+
+async def _started(loaded: LoadedMethod, config: RunConfig) -> str | None:
+    """Start a guest now (an in-process method has nothing to start): None once started, else what each line fails
+    with, as a call would fail it, and for a guest still starting at --start-timeout the fix that names it."""
+    start = getattr(loaded.method, "start", None)
+    if start is None:
+        return None
+    from mt_eval.bridge.messages import TIMEOUT, BridgeError
+    from mt_eval.bridge.method import per_entry_error
+    from mt_eval.method_start import slow_start_fix
+
+    try:
+        await start(config)
+    except BridgeError as exc:
+        return per_entry_error(exc) + (f"; fix: {slow_start_fix(loaded)}" if exc.code == TIMEOUT else "")
+    return None
 
 
 class _InOrder:

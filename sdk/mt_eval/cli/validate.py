@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mt_eval.cli.arguments import positive_float
+from mt_eval.cli.arguments import add_start_timeout_argument, positive_float
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
@@ -42,9 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="skip the static scan of the plugin's code (network, downloads, programs, dynamic "
                              "code, files outside the plugin) against its declared dependencies")
     parser.add_argument("--timeout", type=positive_float, default=10.0, metavar="S",
-                        help="seconds a guest (Node entry, command) gets to start and to translate the probes "
-                             "(default 10); importing a Python entry in the sandbox gets 120, or this when longer, "
-                             "and each of its later steps this")
+                        help="seconds the entry points get to translate the probes, and each later step (default 10)")
+    add_start_timeout_argument(parser, "each entry point (a Python entry imported and built, here or in the "
+                                       "sandbox; a Node entry or a command, to answer initialize)",
+                               note="; past it the plugin fails validation")
     parser.add_argument("--corpus", action="append", default=[], metavar="FILE",
                         help="also run the contamination check against this evaluation corpus (repeatable): "
                              "contaminated is an error, unverified a warning")
@@ -58,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
 
     with prints_to_stderr():  # what a plugin prints as it is imported is not the report (--json, or the sandbox's)
         reports = [validate_plugin(Path(path), run_code=args.run_code, scan=args.scan, sandbox=args.sandbox,
-                                   timeout_s=args.timeout) for path in args.plugins]
+                                   timeout_s=args.timeout, start_timeout_s=args.start_timeout)
+                   for path in args.plugins]
     if args.corpus:
         from mt_eval.validate.contamination import check_reports
 

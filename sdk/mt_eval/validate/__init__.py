@@ -52,12 +52,12 @@ class ValidateReport(msgspec.Struct, kw_only=True):
 
 
 def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = True, sandbox: bool = False,
-                    timeout_s: float = 10.0) -> PluginReport:
+                    timeout_s: float = 10.0, start_timeout_s: float = 30.0) -> PluginReport:
     """Check a plugin's files, scan its code (unless ``scan`` is false: `mt_eval.scan`) and, unless ``run_code``
     is false, start every entry point it declares — inside the sandbox with ``sandbox``
     (`mt_eval.validate.in_sandbox`): build its Python method, load its Node entry through the Node guest, start
-    its command (each guest gets ``timeout_s`` to answer), and compare the two entries of a plugin that has both
-    (`mt_eval.validate.entry_points`)."""
+    its command (each gets ``start_timeout_s`` to be built, or to answer initialize: `mt_eval.validate.start_limit`),
+    and compare the two entries of a plugin that has both, ``timeout_s`` a step (`mt_eval.validate.entry_points`)."""
     from mt_eval.extensions import make_plugin_manager
 
     source, problems = read_plugin(path)
@@ -88,11 +88,11 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
             problems.extend(p for p in method_card_of(source, None)[1] if p not in problems)
             if _file_errors(source, problems):  # a guest refuses to start on them: they are the whole story
                 return report
-        report.import_sandbox, found = sandboxed_import(source, timeout_s=timeout_s)
+        report.import_sandbox, found = sandboxed_import(source, timeout_s=timeout_s, start_timeout_s=start_timeout_s)
         problems.extend(p for p in found if p not in problems)
         return report
     if run_code and source.runtime == "python" and not any(p.path == "$.entry_point" for p in problems):
-        method, module, more = build_method(source)
+        method, module, more = _built(source, start_timeout_s)
         problems.extend(more)
         if module is not None:
             problems.extend(register_hooks(module, source.method_id, make_plugin_manager()))
@@ -102,9 +102,37 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
         from mt_eval.validate.entry_points import check_entry_points
 
         seen = {(p.file, p.severity) for p in problems}  # a syntax error the scan located already is not repeated
-        problems.extend(p for p in check_entry_points(source, method, timeout_s=timeout_s)
+        problems.extend(p for p in check_entry_points(source, method, timeout_s=timeout_s,
+                                                      start_timeout_s=start_timeout_s)
                         if (p.file, p.severity) not in seen)
     return report
+
+
+def _built(source: PluginSource, start_timeout_s: float) -> tuple[object | None, Any, list[Problem]]:
+    """`build_method` within ``start_timeout_s``: an import or constructor still running then is one problem."""
+    from mt_eval.loader import entry_module_file
+    from mt_eval.validate.entry_points import SLOW_START
+    from mt_eval.validate.start_limit import StartOverran, start_limit
+
+    file = entry_module_file(source)
+    name = str(file.relative_to(source.directory)) if file is not None else str(source.manifest.entry_point)
+    said = f"importing {name} did not finish within {start_timeout_s:g} s"
+    hard = (f"mt-eval validate: {source.directory}: {said}, and did not stop when interrupted (blocked outside Python "
+            "code, or catching the interruption)")
+    with start_limit(start_timeout_s, source.directory, hard_message=hard) as limit:
+        try:
+            method, module, problems = build_method(source)
+        except StartOverran:  # (between the plugin's code and the loader's catching it)
+            method, module, problems = None, None, []
+    if not limit.overran:
+        return method, module, problems
+    building = any(p.code == "constructor" for p in problems)
+    if building:
+        said = f"building the method ({source.manifest.entry_point}) did not finish within {start_timeout_s:g} s"
+    where = f": it was still running {limit.where}" if limit.where else ""
+    what = "in the constructor" if building else f"at import time (the top level of {name})"
+    return None, module, [Problem(file=source.manifest_file, path="$.entry_point", code="entry-point",
+                                  message=f"{said}{where}", hint=SLOW_START.format(what=what))]
 
 
 def _file_errors(source: PluginSource, problems: list[Problem]) -> bool:

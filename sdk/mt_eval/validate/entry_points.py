@@ -34,19 +34,21 @@ PROBES = ("Good morning, my friend.", "The cat sleeps on the red sofa.", "Thank 
 _LOCATION = re.compile(r"(?:file://)?(/[^\s:()'\"]+\.[cm]?js):(\d+)")
 _STDIN_LOCATION = re.compile(r"^\[stdin\]:(\d+)$", re.M)
 SLOW_START = ("do not do long work {what}: load a model on the first call; or, if it must, give validate a longer "
-              "--timeout")
+              "--start-timeout")
 _ERROR_LINE = re.compile(r"\b(\w*Error: [^\n]*)")
 
 
 def check_entry_points(source: PluginSource, python_method: object | None, *, timeout_s: float,
-                       sandbox: Sandbox | None = None) -> list[Problem]:
-    """Start the Node entry and the command a plugin declares (inside ``sandbox`` when given), and compare its two
-    entries when it has both and ``python_method`` is built."""
+                       start_timeout_s: float = 30.0, sandbox: Sandbox | None = None) -> list[Problem]:
+    """Start the Node entry and the command a plugin declares (inside ``sandbox`` when given), each within
+    ``start_timeout_s``, and compare its two entries when it has both and ``python_method`` is built (the probes
+    within ``timeout_s``)."""
     if not (source.manifest.node_entry or source.manifest.command):
         return []
     from mt_eval import event_loop
 
-    return event_loop.run(_check, source, python_method, timeout_s, sandbox)  # (its close never waits for ever)
+    # (its close never waits for ever)
+    return event_loop.run(_check, source, python_method, timeout_s, start_timeout_s, sandbox)
 
 
 def _guest(command: list[str], cwd: Path | None, sandbox: Sandbox | None, options: HostOptions,
@@ -58,12 +60,12 @@ def _guest(command: list[str], cwd: Path | None, sandbox: Sandbox | None, option
     return BridgeMethod(command, cwd=cwd, options=options, label=label)
 
 
-async def _check(source: PluginSource, python_method: object | None, timeout_s: float,
+async def _check(source: PluginSource, python_method: object | None, timeout_s: float, start_timeout_s: float,
                  sandbox: Sandbox | None) -> list[Problem]:
     from mt_eval.bridge.runtimes import node_command
 
     problems: list[Problem] = []
-    options = HostOptions(start_timeout_s=timeout_s, request_timeout_s=timeout_s, hard_timeout_s=timeout_s * 2,
+    options = HostOptions(start_timeout_s=start_timeout_s, request_timeout_s=timeout_s, hard_timeout_s=timeout_s * 2,
                           restart_budget=0)
     config = _probe_config(source)
     if source.manifest.node_entry:

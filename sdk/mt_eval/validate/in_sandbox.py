@@ -22,8 +22,9 @@ from mt_eval.sandbox.policy import CONFINED
 if TYPE_CHECKING:
     from mt_eval.loader import PluginSource
 
-IMPORT_TIMEOUT_S = 120.0  # importing and building a Python entry in the sandbox: at least this, or --timeout
-GUEST_STEPS = 4  # steps of --timeout each after it: its other entries started, the probes, the two entries compared
+IMPORT_TIMEOUT_S = 120.0  # the sandbox started and the Python entry imported and built there: at least this
+GUEST_STEPS = 4  # steps after it, each --timeout (or --start-timeout when longer): its other entries started, the
+# probes, the two entries compared
 NO_SANDBOX_HINT = ("install bubblewrap (apt-get install bubblewrap); or give --no-sandbox to import it on this host "
                    "(only for code you trust), or --no-import to check its files only")
 
@@ -36,7 +37,8 @@ class _Document(msgspec.Struct):
     plugins: list[_Report]
 
 
-def sandboxed_import(source: PluginSource, *, timeout_s: float = 10.0) -> tuple[str | None, list[Problem]]:
+def sandboxed_import(source: PluginSource, *, timeout_s: float = 10.0, start_timeout_s: float = 30.0
+                     ) -> tuple[str | None, list[Problem]]:
     """Import (or start) the plugin's entry in the sandbox: the sandbox tool used, and the problems found."""
     try:
         sandbox = plugin_sandbox(source, network="none")
@@ -45,33 +47,35 @@ def sandboxed_import(source: PluginSource, *, timeout_s: float = 10.0) -> tuple[
                               message=f"the plugin's code was not run: {exc}")]
     tool = f"{sandbox.tool.name} {sandbox.tool.version}"
     if source.runtime == "python":
-        return tool, _python_import(source, sandbox, timeout_s)
+        return tool, _python_import(source, sandbox, timeout_s, start_timeout_s)
     from mt_eval.validate.entry_points import check_entry_points
 
-    return tool, check_entry_points(source, None, timeout_s=timeout_s, sandbox=sandbox)
+    return tool, check_entry_points(source, None, timeout_s=timeout_s, start_timeout_s=start_timeout_s,
+                                    sandbox=sandbox)
 
 
-def import_limit_s(timeout_s: float) -> float:
-    """How long the sandboxed validation of a Python entry may take: its import and constructor get
-    `IMPORT_TIMEOUT_S` or ``timeout_s`` when longer, then each of `GUEST_STEPS` gets ``timeout_s``."""
-    return max(IMPORT_TIMEOUT_S, timeout_s) + GUEST_STEPS * timeout_s
+def import_limit_s(timeout_s: float, start_timeout_s: float = 30.0) -> float:
+    """How long the sandboxed validation of a Python entry may take, all told (the import itself is held to
+    ``start_timeout_s`` in there): the sandbox's start and the import get `IMPORT_TIMEOUT_S`, or ``start_timeout_s``
+    when longer, then each of `GUEST_STEPS` gets ``timeout_s``, or ``start_timeout_s`` when longer."""
+    return max(IMPORT_TIMEOUT_S, start_timeout_s) + GUEST_STEPS * max(timeout_s, start_timeout_s)
 
 
-def _python_import(source: PluginSource, sandbox: object, timeout_s: float) -> list[Problem]:
+def _python_import(source: PluginSource, sandbox: object, timeout_s: float, start_timeout_s: float) -> list[Problem]:
     inside = str(source.directory.resolve())
     argv = sandbox.wrap([sys.executable, "-I", "-m", "mt_eval.cli", "validate", "--json", "--no-scan",  # type: ignore[attr-defined]
-                         "--no-sandbox", "--timeout", str(timeout_s), inside])
-    limit = import_limit_s(timeout_s)
+                         "--no-sandbox", "--timeout", str(timeout_s), "--start-timeout", str(start_timeout_s), inside])
+    limit = import_limit_s(timeout_s, start_timeout_s)
     try:
         done = subprocess.run(argv, capture_output=True, timeout=limit, stdin=subprocess.DEVNULL)
         report = msgspec.json.decode(done.stdout, type=_Document).plugins[0]
     except subprocess.TimeoutExpired:
         return [Problem(file=source.manifest_file, path="$.entry_point", code="entry-point",
-                        message=f"validating the entry point in the sandbox took over {limit:g} s: its import and "
-                                f"constructor get {max(IMPORT_TIMEOUT_S, timeout_s):g} s, then each of {GUEST_STEPS} "
-                                f"steps (the probes among them) {timeout_s:g} s",
+                        message=f"validating the entry point in the sandbox took over {limit:g} s: the sandbox's "
+                                f"start and the import get {max(IMPORT_TIMEOUT_S, start_timeout_s):g} s, then each of "
+                                f"{GUEST_STEPS} steps (the probes among them) {max(timeout_s, start_timeout_s):g} s",
                         hint="do not do long work at import time or in the constructor; if it needs it (loading a "
-                             f"model), give a longer --timeout (the import gets it when over {IMPORT_TIMEOUT_S:g} s)")]
+                             "model), give a longer --start-timeout (and --timeout for the probes)")]
     except (msgspec.DecodeError, msgspec.ValidationError, IndexError):
         tail = " / ".join(done.stderr.decode("utf-8", "replace").strip().splitlines()[-5:]) or (
             f"it wrote {done.stdout[:120].decode('utf-8', 'replace')!r} where its report was expected"
