@@ -3,6 +3,7 @@
 // (timeout_s per item) one item at a time (halves would each wait out a deadline again), so only the items the
 // method fails on get the error.
 
+import { LONGEST_DELAY } from './child.js';
 import { got } from './contract/words.js';
 import { callFailure } from './host-failures.js';
 
@@ -27,8 +28,10 @@ async function guardedCall(invoke, items, { timeoutS, match, unit = 'entry', sto
   if (stop?.aborted) throw new CallFailed(String(stop.reason?.message ?? stop.reason), { stopped: true });
   const controller = new AbortController();
   let timer;
+  // (capped: setTimeout fires a longer delay at once; a deadline of over 24 days is cut to that)
+  const deadlineMs = timeoutS ? Math.min(timeoutS * 1000 * items.length, LONGEST_DELAY) : 0;
   const deadline = timeoutS ? new Promise((resolve) => {
-    timer = setTimeout(resolve, timeoutS * 1000 * items.length, TIMED_OUT);
+    timer = setTimeout(resolve, deadlineMs, TIMED_OUT);
   }) : null;
   let onStop;
   const stopped = stop && new Promise((resolve) => {
@@ -52,7 +55,7 @@ async function guardedCall(invoke, items, { timeoutS, match, unit = 'entry', sto
   }
   if (outcome === TIMED_OUT) {
     controller.abort();
-    const limit = timeoutS * items.length;
+    const limit = deadlineMs / 1000;
     throw new CallFailed(`timed out after ${Number(limit.toFixed(3))} s (${timeoutS} s per ${unit})`,
       { timedOut: true });
   }

@@ -37,6 +37,10 @@ export function describeExit({ code, signal, error, running }) {
 // What a line that cannot be read fails the request it names with (in the Python host's words).
 const NOT_JSON = 'guest sent a line that is not valid JSON';
 
+// Why a guest that closed its stdin is stopped (in the Python host's words), once its exit has had the time to be seen.
+const INPUT_CLOSED = 'it closed its input (stdin) while running, so nothing more could be sent to it';
+const INPUT_GRACE_MS = 200;
+
 const seconds = (ms) => `${Number((ms / 1000).toFixed(3))} s`;
 
 export class Connection {
@@ -70,6 +74,14 @@ export class Connection {
       onDeath: (info) => this.#death(info),
     });
     this.pid = this.process.pid;
+    // A guest whose stdin closed (a write failed, EPIPE) can be sent nothing: it is stopped, as if it had exited, not
+    // left to each request's deadline (after the grace an exiting guest has to be reported as it ended).
+    this.process.child.stdin?.once('close', () => {
+      if (this.closing) return;
+      setTimeout(() => {
+        if (!this.closing && !this.process.exitInfo) this.stop(INPUT_CLOSED);
+      }, INPUT_GRACE_MS).unref();
+    });
   }
 
   get alive() {

@@ -85,6 +85,14 @@ export function callFailure(error) {
   return methodFailure(failureMessage(error), failureType(error));
 }
 
+/**
+ * Whether a guest's error answering a translate or decide request concerns the config the request carries, which every
+ * item shares, rather than one item: invalid params whose message starts "invalid config" (or "params.config", for one
+ * left out), as both reference guests word it (bridge/PROTOCOL.md, Error codes; mt_eval.bridge.messages.about_config).
+ */
+export const aboutConfig = (error) => error.code === ErrorCode.INVALID_PARAMS
+  && (error.message.startsWith('invalid config') || error.message.startsWith('params.config'));
+
 /** Why a whole request failed, as the error text of each of its entries. */
 export function failureText(error) {
   if (!(error instanceof BridgeError)) return `the host failed: ${error?.message ?? error}`;

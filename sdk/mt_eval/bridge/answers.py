@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -166,3 +167,17 @@ def _share_latency(returned: list[Any], latency_s: Any) -> None:
 
 def _at_zero(latency_s: Any) -> bool:
     return latency_s is None or (type(latency_s) in (int, float) and latency_s == 0)
+
+
+def say_unmatched(label: str, request_id: int | str | None, pending: Mapping[int | str, Any], *, first: bool) -> None:
+    """Log an answer whose id names no request in flight (none of ``pending``'s): the ``first`` with its id, as a
+    warning (a guest that answers with the wrong id does so every time, and its requests time out); others at debug."""
+    given = msgspec.json.encode(request_id).decode()
+    if not first:
+        log.debug("%s: dropped an answer with id %s, which names no request in flight", label, given)
+        return
+    sent = int(request_id) if isinstance(request_id, str) and request_id.isdecimal() else None
+    hint = (f" (request {sent} is, with an integer id: an answer carries its request's id as it was sent)"
+            if sent in pending else "")
+    log.warning("%s: the guest answered with id %s, which names no request in flight%s; dropped (as later such "
+                "answers are, without a warning)", label, given, hint)

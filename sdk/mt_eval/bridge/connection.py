@@ -13,7 +13,8 @@ request was ``alone`` in flight: only then is it certainly the request the guest
 an id (a line the guest could not read) fails the one request in flight, and is logged when there are several;
 a request of this host's sent back fails that request (bridge/PROTOCOL.md, "An error without an id"); an answer
 whose id names no request in flight is logged once, with the id. A request that cannot be encoded (text that is
-not valid Unicode) raises before it is sent, and leaves nothing waiting.
+not valid Unicode) raises before it is sent, and leaves nothing waiting. A guest found to have closed its stdin
+while it runs is stopped then, as if it had exited, not left to each request's deadline: it can be sent nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import msgspec
 
 from mt_eval._version import __version__
 from mt_eval.bridge import messages as m
+from mt_eval.bridge.answers import say_unmatched
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
 from mt_eval.bridge.not_a_guest import echoes_request, not_a_guest_message, watch_handshake
 from mt_eval.bridge.runtimes import cannot_run
@@ -43,6 +45,7 @@ guest_log = logging.getLogger("mt_eval.bridge.guest")
 _LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 _BATCH_REQUESTS = frozenset({"translate", "decide"})  # the requests that carry a method's work
 _CLOSED = "the guest was closed"  # what a call in flight when the host closes the guest fails with
+INPUT_CLOSED = "it closed its input (stdin) while running, so nothing more could be sent to it"  # (why it is stopped)
 
 
 @dataclass(frozen=True)
@@ -306,8 +309,9 @@ class GuestConnection(ChildProcess):
         if pending is None or pending.future.done():
             if cancelled:
                 log.debug("%s: dropped the late answer to cancelled request %r", self.label, message.id)
-            else:
-                self._unmatched(message.id)
+            else:  # (said once, with its id; later ones at debug)
+                say_unmatched(self.label, message.id, self._pending, first=not self._unmatched_said)
+                self._unmatched_said = True
             return
         if message.error is not None:
             error = message.error
@@ -344,20 +348,6 @@ class GuestConnection(ChildProcess):
         log.warning("%s: the guest answered error %d without a request id; %s: %s", self.label, error.code, which,
                     error.message)
 
-    def _unmatched(self, request_id: int | str | None) -> None:
-        """An answer naming no request in flight: said once, with its id (a guest that answers with the wrong id does
-        so every time, and its requests time out); later ones at debug."""
-        given = msgspec.json.encode(request_id).decode()
-        if self._unmatched_said:
-            log.debug("%s: dropped an answer with id %s, which names no request in flight", self.label, given)
-            return
-        self._unmatched_said = True
-        sent = int(request_id) if isinstance(request_id, str) and request_id.isdecimal() else None
-        hint = (f" (request {sent} is, with an integer id: an answer carries its request's id as it was sent)"
-                if sent in self._pending else "")
-        log.warning("%s: the guest answered with id %s, which names no request in flight%s; dropped (as later such "
-                    "answers are, without a warning)", self.label, given, hint)
-
     def _fail_line(self, head: bytes, code: int, message: str) -> None:
         request_id = id_in(head)
         pending = self._pending.get(request_id) if request_id is not None else None
@@ -381,6 +371,16 @@ class GuestConnection(ChildProcess):
             guest_log.log(level, "%s: %s", self.label, params.get("message"))
 
     # ---- the guest going away ------------------------------------------------------------------
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        super().pipe_connection_lost(fd, exc)
+        if fd == 0 and not self._gone and not self._closing:  # its stdin closed (a write failed, or it closed it)
+            asyncio.get_running_loop().call_later(self.GONE_GRACE_S, self._input_closed)
+
+    def _input_closed(self) -> None:
+        """Stop a guest that closed its input (one that is exiting has had the grace to be reported as it ended)."""
+        if not (self._gone or self._closing or self._closed_by_host or self.exited):  # (`aclose` ends it its own way)
+            self.stop(INPUT_CLOSED)
 
     def on_gone(self, status: str) -> None:
         self._timer.cancel()

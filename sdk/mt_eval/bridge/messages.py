@@ -30,6 +30,16 @@ NOT_INITIALIZED = -32006
 METHOD_FAILED = -32007
 
 
+CONFIG_PROBLEM = ("invalid config", "params.config")  # how an invalid params error about a request's config starts
+
+
+def about_config(code: int, message: str) -> bool:
+    """Whether a guest's error answering a translate or decide request concerns the config the request carries, which
+    every item shares, rather than one item: invalid params whose message starts ``invalid config`` (or
+    ``params.config``, for one left out), as both reference guests word it (bridge/PROTOCOL.md, *Error codes*)."""
+    return code == INVALID_PARAMS and message.startswith(CONFIG_PROBLEM)
+
+
 def line_limit(limit: int) -> str:
     """``the 16777216-byte line limit`` (the protocol's), or, for a limit a host set lower
     (``HostOptions.max_line_bytes``), that it is this host's own and how to raise it."""

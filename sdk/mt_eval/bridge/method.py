@@ -6,6 +6,8 @@ get per-entry errors and every other entry keeps its result. The entries a failu
 
 - a request the method failed (it raised), or whose answer was too large, unreadable or without a results
   list, is split in halves and sent again, down to single entries, so only the entries that fail get the error;
+  a request the guest refused for its config (``invalid config: …``), which every entry shares, is not: its
+  entries all fail at once with the guest's message;
 - after the guest crashed, hung or was stopped with several entries in flight, each of them is sent again
   alone, one at a time, so the entry the guest fails on is found and fails alone;
 - an entry (or row) whose text no guest can read — a lone surrogate — fails at once with where it is, and the
@@ -311,6 +313,8 @@ class BridgeMethod:
         """A request failed as a whole: find the entries the failure belongs to (see the module docstring)."""
         data = exc.data if isinstance(exc.data, dict) else {}
         if data.get("closed"):  # `aclose` ended the guest: nothing is sent again (nor a guest started again)
+            return [kind.fail(str(e["id"]), exc.message) for e in batch]
+        if m.about_config(exc.code, exc.message):  # every item carries the config: all fail alike, none is sent again
             return [kind.fail(str(e["id"]), exc.message) for e in batch]
         if exc.code in _GUEST_LOST:
             if alone or (data.get("alone") and len(batch) == 1):

@@ -1,0 +1,113 @@
+// The Node host against a config every entry shares and a guest that closes its input: each is one failure, found
+// at once, not one found entry by entry or at a request's deadline (as tests/test_bridge_guest_faults.py for the
+// Python host). And an in-process call's deadline beyond setTimeout's longest delay.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+
+import { startGuest } from '../index.js';
+import { callIsolating } from '../lib/calls.js';
+import { Connection } from '../lib/connection.js';
+import { EncodedParams } from '../lib/protocol.js';
+import { CONFIG, isRunning, nodeGuestCommand, pythonGuest, recordingLogger, repo } from './helpers/guests.js';
+
+const entries = (...sources) => sources.map((source, i) => ({ id: `e${i}`, source }));
+const started = new Set();
+after(async () => { await Promise.all([...started].map((guest) => guest.close())); });
+
+async function start(command, options = {}) {
+  const { logger, text } = recordingLogger();
+  const guest = await startGuest(command, { cwd: repo, logger, closeStepMs: 500, ...options });
+  started.add(guest);
+  return Object.assign(guest, { logText: text });
+}
+
+// How many entries each translate request carried, as the host sent them.
+function countingTranslates(t) {
+  const sent = [];
+  const request = Connection.prototype.request;
+  Connection.prototype.request = function counted(method, params, options) {
+    if (method === 'translate') sent.push((params instanceof EncodedParams ? JSON.parse(params.text) : params).entries.length);
+    return request.call(this, method, params, options);
+  };
+  t.after(() => { Connection.prototype.request = request; });
+  return sent;
+}
+
+const python = pythonGuest();
+for (const [runtime, command, skip] of [['Node', nodeGuestCommand], ['Python', python.command, python.skip]]) {
+  test(`a ${runtime} guest's invalid config fails every entry at once with its message, in one request`, { skip }, async (t) => {
+    const sent = countingTranslates(t);
+    const guest = await start(command);
+    const results = await guest.translate(entries(...'abcdefgh'), { ...CONFIG, seed: 'x' });
+    const errors = new Set(results.map((result) => result.error));
+    assert.equal(errors.size, 1, JSON.stringify(results));
+    assert.match([...errors][0], /^invalid config: \$\.seed: /);
+    assert.deepEqual(results.map((result) => result.predicted), Array(8).fill(null));
+    assert.deepEqual(sent, [8]); // one request, not 15 (the batch halved down to single entries)
+    assert.equal(guest.restarts, 0);
+    assert.deepEqual((await guest.translate(entries('ab'), CONFIG)).map((result) => result.predicted), ['spa:ba']);
+    await guest.close();
+  });
+}
+
+// Reads initialize, closes its stdin (fd 0 itself: destroying process.stdin leaves it open), answers, and keeps
+// running (it never exits on its own).
+const CLOSES_ITS_INPUT = `
+import { closeSync, readSync, writeSync } from 'node:fs';
+const buffer = Buffer.alloc(65536);
+let text = '';
+while (!text.includes('\\n')) text += buffer.toString('utf8', 0, readSync(0, buffer));
+closeSync(0);
+const request = JSON.parse(text.split('\\n')[0]);
+const result = { protocol_version: 'mt-eval-bridge/1', method: { name: 'closes', method_id: 'closes' }, capabilities: { cancel: true } };
+writeSync(1, JSON.stringify({ jsonrpc: '2.0', id: request.id, result }) + '\\n');
+writeSync(2, 'closed my stdin\\n');
+setInterval(() => {}, 60_000);
+`;
+
+test('a guest that closes its input is gone once a request cannot be written, and is replaced', async (t) => {
+  const scratch = mkdtempSync(join(tmpdir(), 'mt-eval-host-'));
+  t.after(() => rmSync(scratch, { recursive: true, force: true }));
+  const file = join(scratch, 'closes-its-input.mjs');
+  writeFileSync(file, CLOSES_ITS_INPUT);
+  const guest = await start([process.execPath, file], {
+    config: CONFIG, requestTimeoutMs: 5000, restartBudget: { restarts: 2, windowMs: 60_000 },
+  });
+  const first = guest.pid;
+  const began = Date.now();
+  const results = await guest.translate(entries('a', 'b'));
+  assert.ok(Date.now() - began < 4000, `took ${Date.now() - began} ms`); // not the 5 s request timeout, nor one per entry
+  assert.deepEqual(results.map((result) => result.predicted), [null, null]);
+  for (const result of results) assert.match(result.error, /^the guest was stopped: it closed its input \(stdin\)/);
+  assert.equal(isRunning(first), false);
+  // a guest that never completed a request is charged to the crash-loop budget, as one that exited
+  const [exhausted] = await guest.translate(entries('c'));
+  assert.match(exhausted.error, /the guest's crash-loop budget is exhausted \(2 restarts within 60 s\); it last failed: the guest was stopped: it closed its input \(stdin\)/);
+  assert.equal(guest.restarts, 2);
+  await guest.close();
+});
+
+test('an in-process call\'s deadline beyond setTimeout\'s longest delay waits, rather than firing at once', async () => {
+  const warnings = [];
+  const onWarning = (warning) => warnings.push(warning.name);
+  process.on('warning', onWarning);
+  try {
+    const invoke = async (items) => {
+      await new Promise((resolve) => { setTimeout(resolve, 50); });
+      return items.map((item) => ({ id: item.id, predicted: item.source }));
+    };
+    const results = await callIsolating(invoke, entries('a', 'b'), {
+      timeoutS: 3e6, // 3e9 ms an entry, over 2^31 - 1 even alone
+      match: (items, returned) => returned,
+      fail: (id, error) => ({ id, error }),
+    });
+    assert.deepEqual(results, [{ id: 'e0', predicted: 'a' }, { id: 'e1', predicted: 'b' }]);
+    await new Promise((resolve) => { setImmediate(resolve); });
+    assert.deepEqual(warnings, []);
+  } finally {
+    process.off('warning', onWarning);
+  }
+});

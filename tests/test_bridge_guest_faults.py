@@ -1,0 +1,97 @@
+"""The Python host against a config every entry shares and a guest that closes its input: each is one failure,
+found at once, not one found entry by entry or at a request's deadline."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from mt_eval.bridge.connection import GuestConnection, HostOptions
+from mt_eval.bridge.method import BridgeMethod
+from mt_eval.bridge.runtimes import node_command
+
+REVERSE = Path(__file__).parent / "fixtures" / "reverse"
+CONFIG = {"source_lang": "eng", "target_lang": "spa"}
+FAST = HostOptions(start_timeout_s=10, request_timeout_s=5, shutdown_grace_s=1, restart_budget=2)
+GUESTS = {"python": lambda: [sys.executable, "-m", "mt_eval.cli", "serve", str(REVERSE)],
+          "node": lambda: node_command(REVERSE)}
+
+
+def entries(*sources: object) -> list[dict[str, object]]:
+    return [{"id": f"e{i}", "source": s} for i, s in enumerate(sources)]
+
+
+@pytest.fixture
+def translate_requests(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many entries each translate request carried, as the host sent them."""
+    sent: list[int] = []
+    request = GuestConnection.request
+
+    async def counted(self: GuestConnection, method: str, params: object, **kwargs: object) -> object:
+        if method == "translate":
+            sent.append(len(params["entries"]))  # type: ignore[index]
+        return await request(self, method, params, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(GuestConnection, "request", counted)
+    return sent
+
+
+@pytest.mark.parametrize("runtime", sorted(GUESTS))
+async def test_an_invalid_config_fails_every_entry_at_once_with_the_guests_message(runtime, translate_requests):
+    method = BridgeMethod(GUESTS[runtime](), options=FAST, label=f"reverse-{runtime}")
+    try:
+        await method.start()  # (initialize without a config: a request's own is the only one)
+        results = await method.translate(entries(*"abcdefgh"), {**CONFIG, "seed": "x"})
+        errors = {r["error"] for r in results}
+        assert len(errors) == 1 and errors.pop().startswith("invalid config: $.seed: "), results
+        assert [r["predicted"] for r in results] == [None] * 8
+        assert translate_requests == [8]  # one request, not 15 (the batch halved down to single entries)
+        missing = await method.translate(entries("a", "b", "c"), None)
+        assert {r["error"] for r in missing} == {"params.config is missing and initialize gave none"}
+        assert translate_requests == [8, 3]
+        # a problem with one entry still fails that entry alone: the request is split to find it
+        split = await method.translate(entries("ab", 5, "cd"), CONFIG)
+        assert [r["predicted"] for r in split] == ["spa:ba", None, "spa:dc"]
+        assert split[1]["error"].startswith("params.entries[0].source must be a string")
+        assert method.restarts == 0
+    finally:
+        await method.aclose()
+
+
+# Answers initialize, then closes its stdin and keeps running (it never exits on its own).
+CLOSES_ITS_INPUT = textwrap.dedent("""
+    import json, os, sys, time
+    request = json.loads(sys.stdin.buffer.readline())
+    answer = {"protocol_version": "mt-eval-bridge/1", "method": {"name": "closes", "method_id": "closes"},
+              "capabilities": {"cancel": True}}
+    os.write(1, (json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": answer}) + "\\n").encode())
+    os.close(0)
+    print("closed my stdin", file=sys.stderr, flush=True)
+    time.sleep(600)
+""")
+
+
+async def test_a_guest_that_closes_its_input_is_gone_at_once_and_replaced(tmp_path):
+    script = tmp_path / "closes_its_input.py"
+    script.write_text(CLOSES_ITS_INPUT)
+    method = BridgeMethod([sys.executable, str(script)], options=FAST, label="closes")
+    try:
+        await method.start(CONFIG)
+        first = method._connection
+        started = time.monotonic()
+        results = await method.translate(entries("a", "b"), CONFIG)
+        assert time.monotonic() - started < 4  # not the 5 s request timeout, let alone one per entry
+        assert [r["predicted"] for r in results] == [None, None]
+        assert all("the guest was stopped: it closed its input (stdin)" in r["error"] for r in results), results
+        assert first is not None and not first.alive
+        # a guest that never completed a request is charged to the crash-loop budget as one that exited
+        exhausted = await method.translate(entries("c"), CONFIG)
+        assert "the guest's crash-loop budget is exhausted (2 restarts within 60 s)" in exhausted[0]["error"]
+        assert "the guest was stopped: it closed its input (stdin)" in exhausted[0]["error"]
+        assert method.restarts == 2
+    finally:
+        await method.aclose()
