@@ -6,6 +6,7 @@ import { exitThrows } from './champollion/method-guard.js';
 import { DEFAULT_MAX_LINE_BYTES } from './protocol.js';
 import { GuestServer } from './guest.js';
 import { thrownText } from './guest-requests.js';
+import { settleMilliseconds } from './guest-slots.js';
 import { inputPoller, pollNanoseconds } from './input-poll.js';
 import { loadMethod } from './method-load.js';
 
@@ -65,8 +66,10 @@ export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES 
   // the guest serves on; the guest's own exits are the real one.
   const exit = exitThrows();
   let poller;
+  let settleMs;
   try {
     poller = inputPoller(0, pollNanoseconds());
+    settleMs = settleMilliseconds();
   } catch (error) {
     log(error.message);
     exit(2);
@@ -83,6 +86,7 @@ export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES 
     write,
     log,
     maxLineBytes,
+    settleMs,
     exit: (code) => write('', () => exit(code)),
   });
   process.stdin.on('data', (chunk) => server.push(chunk));

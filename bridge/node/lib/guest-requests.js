@@ -68,6 +68,9 @@ export class Job {
     this.config = config;
     this.controller = null;
     this.cancelled = false;
+    this.running = false; // given a slot (guest-slots.js)
+    this.settleTimer = null; // once cancelled while running: when it is abandoned
+    this.abandoned = false;
   }
 
   get signal() {

@@ -9,6 +9,7 @@ import {
   errorResponse, isPlainObject, isValidId, lineBytes, resultResponse,
 } from './protocol.js';
 import { Job, entriesProblem, failureMessage, failureType, guestVersion, idKey, thrownText } from './guest-requests.js';
+import { CallSlots } from './guest-slots.js';
 import { wellFormedJson } from './lone-surrogates.js';
 
 /** What this guest declares at initialize: the protocol's defaults, except that it runs 64 calls at once and can cancel. */
@@ -33,8 +34,9 @@ export class GuestServer {
    * @param {(line: string, callback?: () => void) => void} options.write writes one protocol line
    * @param {(text: string) => void} options.log writes a diagnostic line to stderr
    * @param {(code: number) => void} options.exit called once all work is answered after input ends
+   * options.settleMs and options.maxAbandoned: what becomes of cancelled calls the method does not return from (guest-slots.js)
    */
-  constructor({ load, write, log, exit, maxLineBytes = DEFAULT_MAX_LINE_BYTES }) {
+  constructor({ load, write, log, exit, maxLineBytes = DEFAULT_MAX_LINE_BYTES, settleMs, maxAbandoned }) {
     this.load = load;
     this.writeLine = write;
     this.log = log;
@@ -48,9 +50,10 @@ export class GuestServer {
     this.inputEnded = false;
     this.exiting = false;
     this.unanswered = 0; // requests read but not yet answered
-    this.active = 0; // translate calls running in the method (cancelled ones included)
-    this.jobs = new Map(); // idKey → translate job not yet answered
-    this.queue = [];
+    this.jobs = new Map(); // idKey → translate or decide job not yet answered
+    this.slots = new CallSlots(GUEST_CAPABILITIES.max_concurrency, {
+      start: (job) => this.run(job), log, settleMs, maxAbandoned, tooMany: () => this.quit(1),
+    });
     this.held = null; // the lines read from initialize on, until the guest is ready for them (release)
     this.defaultConfig = null;
     this.sharedLatency = false; // the host reads a translate answer's latency_s (initialize's shared_latency)
@@ -100,6 +103,13 @@ export class GuestServer {
     this.maybeExit();
   }
 
+  // Ends the guest now, whatever is in flight (its host fails it and starts another guest).
+  quit(code) {
+    if (this.exiting) return;
+    this.exiting = true;
+    this.exit(code);
+  }
+
   maybeExit() {
     if (!this.inputEnded || this.unanswered > 0 || this.held !== null || this.exiting) return;
     this.exiting = true;
@@ -120,9 +130,7 @@ export class GuestServer {
     this.log(`stdin closed while ${this.unanswered} request(s) wait on ${what}, which waits on a promise that nothing `
       + `can settle: ${this.initialized ? 'cancelled' : 'not answered'}`);
     for (const job of [...this.jobs.values()]) this.cancel(job.id);
-    if (this.exiting) return;
-    this.exiting = true;
-    this.exit(1);
+    this.quit(1);
   }
 
   handleLine(bytes) {
@@ -319,8 +327,7 @@ export class GuestServer {
     }
     const job = new Job(kind, id, key, items, config);
     this.jobs.set(key, job);
-    if (this.active < GUEST_CAPABILITIES.max_concurrency) this.run(job);
-    else this.queue.push(job);
+    this.slots.admit(job);
     return undefined;
   }
 
@@ -329,15 +336,13 @@ export class GuestServer {
     const job = this.jobs.get(idKey(id));
     if (!job) return; // unknown or already answered
     this.jobs.delete(job.key);
-    const queued = this.queue.indexOf(job);
-    if (queued !== -1) this.queue.splice(queued, 1);
     job.cancelled = true;
     job.controller?.abort();
+    this.slots.cancelled(job); // (its slot frees when the method settles, or once it is abandoned)
     this.answer(job.id, errorResponse(job.id, ErrorCode.CANCELLED, 'cancelled'));
   }
 
   async run(job) {
-    this.active++;
     const started = performance.now();
     let value;
     let failed = false;
@@ -347,8 +352,7 @@ export class GuestServer {
       failed = true;
       value = error;
     }
-    this.active--;
-    // A cancelled job was answered already; its slot frees only now that the method returned.
+    // A cancelled job was answered already, and what the method returned is dropped.
     if (this.jobs.get(job.key) === job) {
       this.jobs.delete(job.key);
       const latency = job.entries.length ? (performance.now() - started) / 1000 / job.entries.length : 0;
@@ -362,8 +366,7 @@ export class GuestServer {
       }
       this.answer(job.id, response);
     }
-    const next = this.queue.shift();
-    if (next) this.run(next);
+    this.slots.settled(job);
   }
 
   // The response to a translate or decide job: results in the full protocol shape (translate: checked and

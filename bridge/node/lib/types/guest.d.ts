@@ -67,9 +67,16 @@ export class GuestServer {
     write: (line: string, callback?: () => void) => void;
     /** Writes one diagnostic line (stderr). */
     log: (text: string) => void;
-    /** Called once when input has ended and every request is answered. */
+    /**
+     * Called once: when input has ended and every request is answered, or (code 1) when maxAbandoned cancelled calls
+     * have not returned.
+     */
     exit: (code: number) => void;
     maxLineBytes?: number;
+    /** Milliseconds a cancelled call keeps its slot if the method does not return from it (default 5000). */
+    settleMs?: number;
+    /** Abandoned calls not returned from at which the guest exits with status 1 (default 128). */
+    maxAbandoned?: number;
   });
   push(chunk: Buffer): void;
   end(): void;
