@@ -154,3 +154,41 @@ test('a read-only target directory is found before anything is sent', { skip: pr
   assert.equal(report.locales[0].files[0].error, '<project>/locales/es/common.json: cannot write it: <project>/locales/es is '
     + 'not writable; make it writable (chmod u+wx <project>/locales/es)');
 });
+
+test('a target file made read-only is refused, left as it is, and named with the fix; the other targets are written', async (t) => {
+  const project = makeProject({
+    config: config({ 'en:es': { methodPlugin: 'reverse' }, 'en:fr': { methodPlugin: 'reverse' } }), plugins: ['reverse'],
+    files: { 'locales/en/common.json': { a: 'One', b: 'Two' }, 'locales/en/other.json': { c: 'Three' },
+      'locales/es/common.json': '{"a": "Uno"}\n' },
+  });
+  t.after(project.cleanup);
+  const frozen = join(project.root, 'locales', 'es', 'common.json');
+  chmodSync(frozen, 0o444);
+  const refused = '<project>/locales/es/common.json: cannot write it: the file is read-only (mode 0444), so it is left as '
+    + 'it is; make it writable (chmod u+w <project>/locales/es/common.json) to have it written, or remove "en:es" from the '
+    + 'pairs of <project>/champollion.config.json';
+  const result = await run(project, '--json');
+  assert.equal(result.status, 1);
+  const report = JSON.parse(result.stdout);
+  assert.deepEqual(report.locales.map((locale) => [locale.locale, locale.sent]), [['es', 1], ['fr', 3]]);
+  assert.deepEqual(Object.fromEntries(report.locales.flatMap((locale) => locale.files.map((file) => [file.file, file.error]))), {
+    'es/common.json': refused, 'es/other.json': null, 'fr/common.json': null, 'fr/other.json': null,
+  });
+  assert.equal(project.read('locales/es/common.json'), '{"a": "Uno"}\n'); // (before: replaced, still 0444)
+  assert.equal(statSync(frozen).mode & 0o777, 0o444);
+  assert.deepEqual(project.json('locales/fr/common.json'), { a: 'fra:enO', b: 'fra:owT' });
+  assert.deepEqual(Object.keys(project.json('locales/.champollion-lock.json').files).sort(),
+    ['es/other.json', 'fr/common.json', 'fr/other.json']);
+
+  // Up to date, a read-only file is no error; one that only a removed key would change is refused as well.
+  chmodSync(frozen, 0o644);
+  assert.equal((await run(project)).status, 0);
+  const written = project.read('locales/es/common.json');
+  chmodSync(frozen, 0o444);
+  assert.equal((await run(project)).status, 0);
+  project.write('locales/en/common.json', { a: 'One' });
+  const removed = await run(project);
+  assert.equal(removed.status, 1);
+  assert.ok(removed.stdout.includes(`  es/common.json  error: ${refused}\n`), removed.stdout);
+  assert.equal(project.read('locales/es/common.json'), written);
+});

@@ -87,3 +87,26 @@ test('with --json, an error is a report on stdout: ok false, error {kind, messag
   assert.equal(done.status, 0);
   assert.equal(JSON.parse(done.stdout).error, null);
 });
+
+test('a config with errors says its warnings with them: every problem in one go', async (t) => {
+  const project = reverseProject();
+  t.after(project.cleanup);
+  const problem = (severity, path, message, fix) => `${severity}: <project>/champollion.config.json ${path}: ${message}\n    fix: ${fix}`;
+  project.write('champollion.config.json', { version: 3, pairs: {} });
+  const empty = await run(project, '--json');
+  assert.equal(empty.status, 1);
+  // (before: the inputLocale error alone; "no pairs" came only once an inputLocale was given)
+  assert.equal(JSON.parse(empty.stdout).error.message, [
+    '<project>/champollion.config.json is not a valid champollion config',
+    problem('error', '$.inputLocale', 'no inputLocale, and no pair key to take it from', 'add "inputLocale": the locale of your source strings, e.g. "en"'),
+    problem('warning', '$.pairs', 'no pairs: nothing will be translated', 'add one, e.g. "en:es": {"methodPlugin": "my-method"}'),
+  ].join('\n'));
+  project.write('champollion.config.json', { version: 3, inputLocal: 'en', pairs: { 'en:es': { methodPlugin: 'reverse' } }, localesDir: 5 });
+  const typo = await run(project);
+  assert.equal(typo.status, 1);
+  assert.equal(typo.stderr, `${[
+    'mt-eval-locales: <project>/champollion.config.json is not a valid champollion config',
+    'error: <project>/champollion.config.json $.localesDir: expected a string, got the number 5',
+    problem('warning', '$.inputLocal', 'unknown field "inputLocal"', 'did you mean "inputLocale"? Known fields: version, inputLocale, pairs, localesDir, $schema'),
+  ].join('\n')}\n`);
+});

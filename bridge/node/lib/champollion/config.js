@@ -35,11 +35,17 @@ export function checkLocalesDir(config) {
     + `that holds the locale files (${config.inputLocale}/*.json or ${config.inputLocale}.json), relative to the config`);
 }
 
-/** The config has errors; problems lists every one (and the warnings). */
+/**
+ * The config has errors; problems lists every one (and the warnings). Its message says them all, the errors and then
+ * the warnings found with them — an unknown field ("inputLocal") is often the fix of an error ("no inputLocale"), and
+ * an empty "pairs" is as much a problem as the inputLocale it leaves nothing to take from.
+ */
 export class ChampollionConfigError extends ProblemsError {
   constructor(file, problems) {
     super(problems, `${file} is not a valid champollion config`);
     this.name = 'ChampollionConfigError';
+    const warnings = problems.filter((problem) => problem.severity === 'warning');
+    if (warnings.length) this.message = [this.message, ...warnings.map(renderProblem)].join('\n');
   }
 }
 

@@ -4,7 +4,8 @@
 // and the fix, an invalid byte its offset, in the same words on both sides. A target file is written
 // atomically (a temporary file beside it, renamed over it) and keeps the mode of the file it replaces; a
 // failed write leaves no temporary file. unwritable() says, before anything is translated for a file, why it
-// could not be written. OS errors are worded as the C library's strerror, as Python words them.
+// could not be written; readOnly() refuses a target file its user made read-only, which a rename would replace.
+// OS errors are worded as the C library's strerror, as Python words them.
 import { accessSync, closeSync, constants, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
@@ -101,6 +102,30 @@ export function unwritable(path) {
     return new FileProblem(path, `cannot write it: ${directory} is not writable`, `make it writable (chmod u+wx ${directory})`);
   }
   return null;
+}
+
+/**
+ * A FileProblem when the file at path (following links, as writeAtomic does) is there and read-only — no write
+ * permission at all (mode 0444; root, whom the permission does not stop, included), or none for this user — else
+ * null. Whoever made it read-only does not want it replaced, though a rename over it would: it is left as it is.
+ * orElse is the other fix, besides making it writable ("remove … from the pairs").
+ */
+export function readOnly(path, orElse = null) {
+  const found = stats(path);
+  if (!found?.isFile()) return null;
+  const mode = (found.mode & 0o7777).toString(8).padStart(4, '0');
+  let what = (found.mode & 0o222) === 0 ? `the file is read-only (mode ${mode})` : null;
+  if (what === null) {
+    try {
+      accessSync(path, constants.W_OK);
+      return null;
+    } catch (error) {
+      if (error.code !== 'EACCES' && error.code !== 'EPERM') return null; // (a read-only file system: said by the write)
+      what = `the file is read-only to this user (mode ${mode})`;
+    }
+  }
+  return new FileProblem(path, `cannot write it: ${what}, so it is left as it is`,
+    `make it writable (chmod u+w ${path}) to have it written${orElse ? `, or ${orElse}` : ''}`);
 }
 
 /**

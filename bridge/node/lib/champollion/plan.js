@@ -1,11 +1,11 @@
 // What a locale needs, per target file (as mt_eval.champollion.plan): keys up to date, keys due (new,
 // source changed, method changed, forced), values adopted (present but unknown to the lock: kept and
 // recorded) and keys removed (no longer in the source). A file with keys due that could not be written (a
-// directory in its place, a file where its directory should be, a directory that is not writable) is an
-// error at once, and none of its keys is sent.
+// directory in its place, a file where its directory should be, a directory that is not writable) or that its user
+// made read-only is an error at once, and none of its keys is sent.
 import { join } from 'node:path';
 
-import { FileProblem, isFile, parseJsonFile, readBytes, unwritable } from './files.js';
+import { FileProblem, isFile, parseJsonFile, readBytes, readOnly, unwritable } from './files.js';
 import { layout, slots, stringValues } from './locales.js';
 import { hashText } from './lockfile.js';
 
@@ -19,8 +19,11 @@ export function readTree(path, bytes = readBytes(path), repeated = null) {
   return tree;
 }
 
-/** The plan of one target file. */
-export function planFile(files, name, localesDir, inputLocale, locale, lock, fingerprint, { force = false } = {}) {
+/**
+ * The plan of one target file. Its readOnly is the FileProblem of a read-only target (files.js, with leaveOut as the
+ * other fix: how to stop translating it), which is not written even when only keys removed would change it.
+ */
+export function planFile(files, name, localesDir, inputLocale, locale, lock, fingerprint, { force = false, leaveOut = null } = {}) {
   const targetName = files.targetName(locale, name);
   const plan = {
     name: targetName,
@@ -35,6 +38,7 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
     adopted: [],
     removed: [],
     repeated: [], // keys written twice in one object of the target: the last kept
+    readOnly: null,
     error: null,
   };
   let source;
@@ -84,7 +88,8 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
     if (previous !== undefined && entry !== undefined && !plan.keep.has(slot.key)) plan.keep.set(slot.key, entry);
   }
   plan.removed = [...plan.previous.keys()].filter((key) => !keys.has(key));
-  const problem = plan.due.length ? unwritable(plan.path) : null;
+  plan.readOnly = readOnly(plan.path, leaveOut);
+  const problem = plan.due.length ? unwritable(plan.path) ?? plan.readOnly : null;
   if (problem) {
     plan.error = problem.message; // said now, so that nothing is sent for a file that cannot be written
     plan.due = [];

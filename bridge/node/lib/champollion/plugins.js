@@ -14,6 +14,7 @@ import { existsSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 
 import { callIsolating } from '../calls.js';
+import { LONGEST_DELAY } from '../child.js';
 import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
 import { methodView } from '../gold.js';
 import { CLOSED, GuestStartError, checkEntries, startGuest } from '../host.js';
@@ -209,7 +210,8 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
         + 'Nothing else could stop it, so the process ends; what was saved stays saved. Fix: make its translate() '
         + 'or decide() asynchronous (await its I/O; move long computations to a worker thread).');
     }
-    const disarm = watchdog?.arm(config.timeout_s * 1000 * Math.max(items.length, config.batch_size));
+    // (a limit past 2^31 − 1 ms, 24.8 days, would wrap in the watchdog's 32-bit slot: it is cut to that, practically never)
+    const disarm = watchdog?.arm(Math.min(config.timeout_s * 1000 * Math.max(items.length, config.batch_size), LONGEST_DELAY));
     const unguard = guardExitDuringCalls(directory); // (its process.exit() fails the call, not this program)
     // translate() never hands the method the gold (lib/gold.js); decision rows go as they are.
     const hand = (batch) => (kind === 'translate' ? methodView(batch, options.goldFields) : batch.map((item) => ({ ...item })));

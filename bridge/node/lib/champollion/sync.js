@@ -7,6 +7,7 @@
 // alone (the others are written), and keeps its lock entries.
 import { join } from 'node:path';
 
+import { LONGEST_DELAY } from '../child.js';
 import { codeSha256 } from '../code-hash.js';
 import { callFailure } from '../host-failures.js';
 import { problemIn } from '../lone-surrogates.js';
@@ -158,10 +159,11 @@ export async function translateLocales(configPathOrDir, options = {}) {
 /**
  * plugin.close(), waited for at most timeoutS: null once closed, else what went wrong ("ID's close() raised …",
  * "… did not return within 10 s"). What was translated is written by then; a close that fails cannot undo it.
+ * A wait longer than setTimeout's longest (24.8 days, which would fire at once) is cut to it: practically never.
  */
 async function closeWithin(plugin, timeoutS) {
   let timer;
-  const late = new Promise((resolve) => { timer = setTimeout(resolve, timeoutS * 1000, 'late'); });
+  const late = new Promise((resolve) => { timer = setTimeout(resolve, Math.min(timeoutS * 1000, LONGEST_DELAY), 'late'); });
   try {
     const outcome = await Promise.race([plugin.close().then(() => 'closed'), late]);
     return outcome === 'closed' ? null : `${plugin.methodId}'s close() did not return within ${timeoutS} s`;
@@ -200,8 +202,9 @@ export async function syncLocales(config, methods, openMethod, { dryRun = false,
       break;
     }
     const locale = method.pair.target;
+    const leaveOut = `remove ${JSON.stringify(method.pair.key)} from the pairs of ${config.file}`;
     const plans = files.sources.map((name) => planFile(files, name, config.localesDir, config.inputLocale, locale, lock,
-      method.fingerprint, { force }));
+      method.fingerprint, { force, leaveOut }));
     const localeReport = { locale, pair: method.pair.key, method: method.methodId, languages: method.languages, sent: 0, calls: 0, files: [], orphaned: [] };
     report.locales.push(localeReport);
     const texts = new Map();
@@ -352,6 +355,7 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
   const text = formatJson(fill(plan.shape, values));
   if (text !== plan.previousText) {
     try {
+      if (plan.readOnly) throw plan.readOnly; // (nothing was due: only keys removed, or its layout, would change it)
       writeAtomic(plan.path, text);
     } catch (error) {
       if (!(error instanceof FileProblem)) throw error;
