@@ -157,7 +157,7 @@ def add_call_arguments(group: argparse._ArgumentGroup, item: str, items: str) ->
 GUEST_START = "a method run as a guest (a Node entry, a command, a Python entry with --isolate or --sandbox)"
 
 
-def add_start_timeout_argument(group: argparse._ArgumentGroup, what: str = GUEST_START, note: str = "") -> None:
+def add_start_timeout_argument(group: argparse._ActionsContainer, what: str = GUEST_START, note: str = "") -> None:
     """--start-timeout: the seconds ``what`` gets to start, apart from --timeout (loading a model may take long).
     Every command that starts methods has it; `mt_eval.cli.main` hands it to the guests the loader makes."""
     group.add_argument("--start-timeout", type=positive_float, default=30.0, metavar="SECONDS",
