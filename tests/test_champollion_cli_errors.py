@@ -135,3 +135,31 @@ def test_a_number_too_large_to_hold_is_said_as_written_on_both_sides(tmp_path: P
     status, _, err = runs["python"]
     assert status == 1 and err.endswith('$.pairs["en:es"].batchSize: expected an integer, got a number too large to '
                                         "hold: 99999999999999999999… (5,000 digits)\n")
+
+
+@needs_node
+def test_a_config_with_errors_says_its_warnings_with_them_every_problem_in_one_go_on_both_sides(tmp_path: Path):
+    """Before, Python said the errors alone: "no pairs" came only once an inputLocale was given."""
+    def problem(severity: str, path: str, message: str, fix: str) -> str:
+        return f"{severity}: <project>/champollion.config.json {path}: {message}\n    fix: {fix}"
+
+    projects = twins(tmp_path, {"version": 3, "pairs": {}}, {"locales/en.json": {}})
+    runs = both(projects, "--json")
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1 and json.loads(out)["error"]["message"] == "\n".join([
+        "<project>/champollion.config.json is not a valid champollion config",
+        problem("error", "$.inputLocale", "no inputLocale, and no pair key to take it from",
+                'add "inputLocale": the locale of your source strings, e.g. "en"'),
+        problem("warning", "$.pairs", "no pairs: nothing will be translated",
+                'add one, e.g. "en:es": {"methodPlugin": "my-method"}')])
+    for project in projects.values():
+        project.write("champollion.config.json", {"version": 3, "inputLocal": "en", "localesDir": 5,
+                                                  "pairs": {"en:es": {"methodPlugin": "reverse"}}})
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert runs["python"] == (1, "", "\n".join([
+        "<prog>: <project>/champollion.config.json is not a valid champollion config",
+        "error: <project>/champollion.config.json $.localesDir: expected a string, got the number 5",
+        problem("warning", "$.inputLocal", 'unknown field "inputLocal"', 'did you mean "inputLocale"? Known fields: '
+                "version, inputLocale, pairs, localesDir, $schema")]) + "\n")

@@ -335,3 +335,49 @@ def test_a_lock_file_of_another_version_is_refused_alike_true_is_not_version_1(t
         project.write("locales/.champollion-lock.json", '{"version": 1.0, "files": {}}\n')
     runs = both(projects)
     assert runs["node"] == runs["python"] and runs["python"][0] == 0  # 1.0 is the number 1 in JSON
+
+
+@needs_node
+def test_a_target_file_made_read_only_is_refused_left_as_it_is_and_named_with_the_fix_on_both_sides(tmp_path: Path):
+    """Before, Python replaced a read-only target (keeping its mode 0444), as Node did."""
+    config = pairs_config({"en:es": {"methodPlugin": "reverse"}, "en:fr": {"methodPlugin": "reverse"}})
+    projects = twins(tmp_path, config, {"locales/en/common.json": {"a": "One", "b": "Two"},
+                                        "locales/en/other.json": {"c": "Three"},
+                                        "locales/es/common.json": '{"a": "Uno"}\n'})
+
+    def chmod(mode: int) -> None:
+        for project in projects.values():
+            (project.root / "locales" / "es" / "common.json").chmod(mode)
+
+    chmod(0o444)
+    refused = ("<project>/locales/es/common.json: cannot write it: the file is read-only (mode 0444), so it is left as "
+               "it is; make it writable (chmod u+w <project>/locales/es/common.json) to have it written, or remove "
+               '"en:es" from the pairs of <project>/champollion.config.json')
+    runs = both(projects, "--json")
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1
+    report = json.loads(out)
+    assert [(r["locale"], r["sent"]) for r in report["locales"]] == [("es", 1), ("fr", 3)]
+    assert {f["file"]: f["error"] for r in report["locales"] for f in r["files"]} == {
+        "es/common.json": refused, "es/other.json": None, "fr/common.json": None, "fr/other.json": None}
+    assert tree(projects["node"]) == tree(projects["python"])
+    python = projects["python"]
+    assert python.read("locales/es/common.json") == '{"a": "Uno"}\n'
+    assert (python.root / "locales" / "es" / "common.json").stat().st_mode & 0o777 == 0o444
+    assert python.json("locales/fr/common.json") == {"a": "fra:enO", "b": "fra:owT"}
+    assert sorted(python.json("locales/.champollion-lock.json")["files"]) == ["es/other.json", "fr/common.json",
+                                                                               "fr/other.json"]
+    # Up to date, a read-only file is no error; one that only a removed key would change is refused as well.
+    chmod(0o644)
+    assert [status for status, _, _ in both(projects).values()] == [0, 0]
+    written = python.read("locales/es/common.json")
+    chmod(0o444)
+    runs = both(projects)
+    assert runs["node"] == runs["python"] and runs["python"][0] == 0
+    for project in projects.values():
+        project.write("locales/en/common.json", {"a": "One"})
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert runs["python"][0] == 1 and f"  es/common.json  error: {refused}\n" in runs["python"][1]
+    assert python.read("locales/es/common.json") == written

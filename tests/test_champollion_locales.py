@@ -218,3 +218,40 @@ def test_a_raising_call_fails_only_its_key_and_a_plugin_that_cannot_start_stops_
     assert err.startswith(f"mt-eval locales: pair en:es: broken ({broken}) cannot start: guest broken failed to "
                           "start: cannot load the method: translate.mjs:1: SyntaxError: Unexpected token ';'")
     assert err.count("cannot start") == 1
+
+
+def test_a_read_only_target_keeps_its_bytes_mode_and_lock_entries_even_in_a_dry_run(tmp_path: Path, run):
+    """Before, a read-only target was replaced (keeping its mode 0444), and its new lock entries recorded."""
+    project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}),
+                           {"locales/en.json": {"a": "One"}})
+    assert run(project)[0] == 0
+    target, lock = project.root / "locales" / "es.json", project.json("locales/.champollion-lock.json")
+    before = target.read_bytes()
+    target.chmod(0o444)
+    project.write("locales/en.json", {"a": "One", "b": "Two"})
+    refused = (f"{target}: cannot write it: the file is read-only (mode 0444), so it is left as it is; make it "
+               f'writable (chmod u+w {target}) to have it written, or remove "en:es" from the pairs of '
+               f"{project.root / 'champollion.config.json'}")
+    for dry_run in (("--dry-run",), ()):
+        status, out, _ = run(project, "--json", *dry_run)
+        locale = json.loads(out)["locales"][0]
+        assert (status, locale["sent"], locale["files"][0]["error"]) == (1, 0, refused), dry_run
+    assert target.read_bytes() == before and target.stat().st_mode & 0o777 == 0o444
+    assert project.json("locales/.champollion-lock.json") == lock
+
+
+def test_a_file_read_only_to_this_user_is_refused_one_on_a_read_only_file_system_left_to_the_write(tmp_path: Path,
+                                                                                                    monkeypatch):
+    from mt_eval.champollion import files
+
+    target = tmp_path / "es.json"
+    target.write_text("{}\n")
+    target.chmod(0o644)
+    assert files.read_only(target) is None and files.read_only(tmp_path) is None
+    assert files.read_only(tmp_path / "missing.json") is None
+    monkeypatch.setattr(files.os, "access", lambda path, mode: False)  # (as for another user: root may write it)
+    assert str(files.read_only(target, "remove it")) == (
+        f"{target}: cannot write it: the file is read-only to this user (mode 0644), so it is left as it is; make it "
+        f"writable (chmod u+w {target}) to have it written, or remove it")
+    monkeypatch.setattr(files, "_on_read_only_file_system", lambda path: True)
+    assert files.read_only(target) is None  # (what the write says of a read-only file system is said instead)

@@ -17,9 +17,10 @@ left out when every pair names the same source locale (``{"version": 3, "pairs":
 ``methodPlugin`` (required: a plugin name under ``.champollion/methods/``, or a relative path), ``model``,
 ``temperature``, ``batchSize`` (default 16) and ``sourceLanguage``/``targetLanguage`` (the method's language
 codes, when the built-in mapping does not fit). Unknown fields are warnings; bad JSON and wrong types are
-errors located by their JSON path. The Node side (``lib/champollion/config.js``) checks the same file with the
-generated schema ``bridge/schemas/champollion-config.schema.json`` and these rules, and reports the same
-problems at the same paths (`bridge/vectors/champollion/config.json`).
+errors located by their JSON path. A config with errors is refused saying them all, and its warnings with them.
+The Node side (``lib/champollion/config.js``) checks the same file with the generated schema
+``bridge/schemas/champollion-config.schema.json`` and these rules, and reports the same problems at the same
+paths (`bridge/vectors/champollion/config.json`).
 """
 
 from __future__ import annotations
@@ -159,6 +160,19 @@ class Pair:
     settings: PairSettings
 
 
+class ChampollionConfigError(ProblemsError):
+    """The config has errors; ``problems`` lists every one (and the warnings). Its message says them all, the errors
+    and then the warnings found with them: an unknown field (``inputLocal``) is often the fix of an error (no
+    ``inputLocale``), and an empty ``pairs`` is as much a problem as the ``inputLocale`` it leaves nothing to take
+    from. As Node's ``ChampollionConfigError``."""
+
+    def __init__(self, file: Path, problems: list[Problem]) -> None:
+        super().__init__(problems, summary=f"{file} is not a valid champollion config")
+        warnings = [p.render() for p in self.problems if p.severity == "warning"]
+        if warnings:
+            self.args = ("\n".join([str(self), *warnings]),)
+
+
 class LocalesDirError(ExpectedError):
     """``localesDir`` names no directory; the message names it, the config and the fix."""
 
@@ -208,8 +222,9 @@ def decode_config(raw: bytes, *, file: str) -> tuple[ChampollionConfigFile | Non
 
 
 def read_config(path: str | Path | None = None, *, flag: str = "--config") -> ChampollionConfig:
-    """Read a config; raise `ProblemsError` listing every error (warnings are kept on the result). ``flag`` is the
-    option that gives its path, named in the fix when it cannot be read."""
+    """Read a config; raise `ChampollionConfigError` listing every error, and the warnings with them (a valid one
+    keeps its warnings on the result). ``flag`` is the option that gives its path, named in the fix when it cannot
+    be read."""
     file = config_path(path)
     try:
         raw = file.read_bytes()
@@ -218,10 +233,10 @@ def read_config(path: str | Path | None = None, *, flag: str = "--config") -> Ch
                 else f"give the path of champollion.config.json with {flag}")
         problem = Problem(file=str(file), path="$", message=f"cannot read file: {exc.strerror or exc}", hint=hint,
                           code="io")
-        raise ProblemsError([problem], summary=f"{file} is not a valid champollion config") from exc
+        raise ChampollionConfigError(file, [problem]) from exc
     value, problems = decode_config(raw, file=str(file))
     if value is None or any(p.severity == "error" for p in problems):
-        raise ProblemsError(problems, summary=f"{file} is not a valid champollion config")
+        raise ChampollionConfigError(file, problems)
     pairs = []
     for key, settings in value.pairs.items():
         source, target = split_pair_key(key) or ("", "")

@@ -4,8 +4,9 @@ JSON files — locale files, the lock file, a plugin's method.json — are read 
 (`mt_eval.json_input`, Node's ``lib/json-text.js``): a syntax error names its line and column and the fix, an
 invalid byte its offset, in the same words on both sides. A target file is written atomically (a temporary
 file beside it, renamed over it) and keeps the mode of the file it replaces; a failed write leaves no
-temporary file. `unwritable` says, before anything is translated for a file, why it could not be written.
-OS errors are worded as the C library's ``strerror``, which the Node side reproduces.
+temporary file. `unwritable` says, before anything is translated for a file, why it could not be written;
+`read_only` refuses a target file its user made read-only, which a rename would replace. OS errors are worded
+as the C library's ``strerror``, which the Node side reproduces.
 """
 
 from __future__ import annotations
@@ -106,6 +107,36 @@ def unwritable(path: Path) -> FileProblem | None:
         return FileProblem(path, f"cannot write it: {directory} is not writable",
                            f"make it writable (chmod u+wx {directory})")
     return None
+
+
+def read_only(path: Path, or_else: str | None = None) -> FileProblem | None:
+    """A `FileProblem` when the file at ``path`` (following links, as `write_atomic` does) is there and read-only —
+    no write permission at all (mode 0444; root, whom the permission does not stop, included), or none for this
+    user — else None. Whoever made it read-only does not want it replaced, though a rename over it would: it is
+    left as it is. ``or_else`` is the other fix, besides making it writable ("remove … from the pairs")."""
+    try:
+        found = path.stat()
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(found.st_mode):
+        return None
+    mode = f"{stat.S_IMODE(found.st_mode):04o}"
+    if not found.st_mode & 0o222:
+        what = f"the file is read-only (mode {mode})"
+    elif os.access(path, os.W_OK) or _on_read_only_file_system(path):
+        return None  # (a read-only file system: said by the write)
+    else:
+        what = f"the file is read-only to this user (mode {mode})"
+    fix = f"make it writable (chmod u+w {path}) to have it written" + (f", or {or_else}" if or_else else "")
+    return FileProblem(path, f"cannot write it: {what}, so it is left as it is", fix)
+
+
+def _on_read_only_file_system(path: Path) -> bool:
+    """Whether ``path`` is on a file system mounted read-only (as Node's access() says with EROFS)."""
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def write_atomic(path: Path, text: str) -> None:

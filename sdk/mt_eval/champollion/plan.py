@@ -5,8 +5,8 @@ was translated (``source changed``), the pair's method or settings changed (``me
 key is forced (``forced``). A value present in the target but unknown to the lock file is *adopted*: kept
 and recorded, translated again only when its source changes. Keys of the target that the source no longer
 has are *removed*. A file with keys due that could not be written (a directory in its place, a file where its
-directory should be, a directory that is not writable) is an error at once, and none of its keys is sent. The
-Node side (``lib/champollion/plan.js``) plans identically.
+directory should be, a directory that is not writable) or that its user made read-only is an error at once, and
+none of its keys is sent. The Node side (``lib/champollion/plan.js``) plans identically.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mt_eval.champollion.files import FileProblem, parse_json_file, read_bytes, unwritable
+from mt_eval.champollion.files import FileProblem, parse_json_file, read_bytes, read_only, unwritable
 from mt_eval.champollion.jsonfmt import js_string
 from mt_eval.champollion.locales import LocaleFiles, Slot, layout, slots, string_values
 from mt_eval.champollion.lockfile import Lock, LockEntry, hash_text
@@ -43,6 +43,7 @@ class FilePlan:
     adopted: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     repeated: list[str] = field(default_factory=list)  # keys written twice in one object of the target: the last kept
+    read_only: FileProblem | None = None  # a read-only target: not written, even when only keys removed would change it
     error: str | None = None
 
 
@@ -57,7 +58,9 @@ def read_tree(path: Path, raw: bytes | None = None, repeated: list[str] | None =
 
 
 def plan_file(files: LocaleFiles, name: str, locales_dir: Path, input_locale: str, locale: str, lock: Lock,
-              fingerprint: str, *, force: bool) -> FilePlan:
+              fingerprint: str, *, force: bool, leave_out: str | None = None) -> FilePlan:
+    """The plan of one target file. Its ``read_only`` is the `FileProblem` of a read-only target (`files.read_only`,
+    with ``leave_out`` as the other fix: how to stop translating it)."""
     target_name = files.target_name(locale, name)
     plan = FilePlan(name=target_name, path=locales_dir / target_name)
     repeated: list[str] = []
@@ -102,7 +105,8 @@ def plan_file(files: LocaleFiles, name: str, locales_dir: Path, input_locale: st
         if previous is not None and entry is not None and slot.key not in plan.keep:
             plan.keep[slot.key] = entry  # still true of the previous value, kept if the translation fails
     plan.removed = [key for key in plan.previous if key not in keys]
-    if plan.due and (problem := unwritable(plan.path)) is not None:
+    plan.read_only = read_only(plan.path, leave_out)
+    if plan.due and (problem := unwritable(plan.path) or plan.read_only) is not None:
         plan.error = str(problem)  # said now, so that nothing is sent for a file that cannot be written
         plan.due = []
     return plan

@@ -6,8 +6,8 @@ nothing to translate (only placeholders, digits, punctuation) is copied without 
 its previous value (or stays out of the file) and its previous lock entry, so it is tried again next time; so
 does a key not translated when the run was interrupted (Ctrl-C), whose locale is written with what was
 translated before. A target file is written only when its bytes change, and not created empty when none of its
-keys got a value; so is the lock file. A target file that cannot be written is an error of that file alone (the
-others are written), and keeps its lock entries.
+keys got a value; so is the lock file. A target file that cannot be written, or that its user made read-only,
+is an error of that file alone (the others are written), left as it is, and keeps its lock entries.
 The Node side (``lib/champollion/sync.js``) does the same, and writes the same bytes.
 """
 
@@ -157,8 +157,9 @@ async def sync_locales(config: ChampollionConfig, methods: list[PairMethod],
             report.not_started = [m.pair.target for m in methods[index:]]
             break
         locale = method.pair.target
+        leave_out = f"remove {js_string(method.pair.key)} from the pairs of {config.file}"
         plans = [plan_file(files, name, config.locales_dir, config.input_locale, locale, lock, method.fingerprint,
-                           force=force) for name in files.sources]
+                           force=force, leave_out=leave_out) for name in files.sources]
         locale_report = LocaleReport(locale=locale, pair=method.pair.key, method=method.method_id,
                                      languages=method.languages)
         report.locales.append(locale_report)
@@ -339,6 +340,8 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
     text = format_json(fill(plan.shape, values))
     if text != plan.previous_text:
         try:
+            if plan.read_only is not None:  # (nothing was due: only keys removed, or its layout, would change it)
+                raise plan.read_only
             write_atomic(plan.path, text)
         except FileProblem as exc:
             report.error = str(exc)  # its lock entries stay as they were: what it lacks is sent again next time
