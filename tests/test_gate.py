@@ -369,7 +369,7 @@ def test_a_rate_written_as_a_percentage_is_refused_saying_how_rates_are_written(
         policy.write_text(f'{{"{field}": {value}}}')
         assert main(["gate", str(tmp_path / "card.json"), "--policy", str(policy)]) == 2
         assert f"{policy} $.{field}: must be " in (err := capsys.readouterr().err)
-        assert "\n    fix: a rate is a fraction: 0.95 means 95%" in err, err
+        assert "\n    fix: write the rate as a fraction from 0 to 1: 0.95 for 95%" in err, err
 
 
 def test_a_problems_fix_is_shown_under_it_in_the_verdict(tmp_path: Path, capsys):

@@ -165,5 +165,20 @@ def test_a_count_no_run_writes_is_named_at_its_path(card_path: Path, where: tupl
 
     [problem] = [p for p in verify_card(edit(card_path, change)).errors if p.code == "schema"]
     assert problem.path == "$." + ".".join(where)
-    assert problem.message.startswith("Expected `") and problem.hint == ("the card does not have the run-card shape; "
-                                                                          "use the card the run wrote")
+    assert problem.message.startswith("must be >") and problem.message.endswith(f", got {value}")  # (not "Expected `")
+    assert problem.hint == "the card does not have the run-card shape; use the card the run wrote"
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("errors", "x", 'expected an integer, got the string "x"'),
+    ("results", 5, "expected an array of objects, got the number 5"),
+])
+def test_a_card_of_the_wrong_shape_is_said_in_words(card_path: Path, field: str, value: object, said: str, capsys):
+    """Before, msgspec's own words: "Expected `int`, got `str`", its path in the check's line."""
+    edited = edit(card_path, lambda card: card.__setitem__(field, value))
+    [problem] = [p for p in verify_card(edited).errors if p.code == "schema"]
+    assert (problem.path, problem.message) == (f"$.{field}", said)
+    assert problem.hint == "the card does not have the run-card shape; use the card the run wrote"
+    assert main(["verify", str(edited)]) == 1
+    out = capsys.readouterr().out
+    assert f"✗ schema        $.{field}: {said}\n" in out and "Expected `" not in out, out

@@ -23,6 +23,9 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
+import msgspec.inspect as mi
+
+from mt_eval.js_text import js_number, js_string
 
 WHAT = "x-what"
 PATTERN_MEANS = "x-pattern-means"
@@ -57,3 +60,90 @@ def language_pair(text: str) -> str:
 
 
 SUGGESTIONS: dict[str, Callable[[str], str]] = {"kebab-case": kebab_case, "language-pair": language_pair}
+
+
+# ---- fixes worded as instructions, from a field's type and constraints (`mt_eval.strict`) -----------------
+
+def describe(t: mi.Type) -> str:
+    """The expected type in words."""
+    if isinstance(t, mi.Metadata):
+        return describe(t.type)
+    if isinstance(t, mi.StrType):
+        return "a string"
+    if isinstance(t, mi.BoolType):
+        return "true or false"
+    if isinstance(t, mi.IntType):
+        return "an integer"
+    if isinstance(t, mi.FloatType):
+        return "a number"
+    if isinstance(t, mi.NoneType):
+        return "null"
+    if isinstance(t, mi.ListType):
+        return f"an array of {_plural(describe(t.item_type))}"
+    if isinstance(t, mi.StructType | mi.DictType):
+        return "an object"
+    if isinstance(t, mi.LiteralType):
+        return "one of " + ", ".join(js_value(v) for v in t.values)
+    if isinstance(t, mi.UnionType):
+        return " or ".join(describe(x) for x in t.types if not isinstance(x, mi.NoneType))
+    return "a value"
+
+
+def _plural(noun: str) -> str:
+    return {"a string": "strings", "an integer": "integers", "a number": "numbers", "an object": "objects",
+            "true or false": "booleans"}.get(noun, noun)
+
+
+def js_value(value: Any) -> str:
+    return js_string(value) if isinstance(value, str) else js_number(value) if isinstance(value, int | float) \
+        else "null" if value is None else str(value).lower()
+
+
+def give(t: mi.Type, key: str | None) -> str:
+    """How to fix a value of the wrong type: 'give "min_scored" as an integer, e.g. "min_scored": 1'."""
+    expected = describe(t)
+    field = f'"{key}"' if key is not None else None
+    give = f"give {field} as {expected}" if field else f"give {expected}"
+    sample = example(t)
+    if sample is not None:
+        return f"{give}, e.g. {field + ': ' if field else ''}{sample}"
+    return give + (", in double quotes" if expected == "a string" else "")
+
+
+def bounds_words(t: mi.IntType | mi.FloatType) -> str:
+    """A number type's range in words: "from 0 to 1", "of at least 1", "greater than 0 and at most 2"."""
+    low = f"at least {js_number(t.ge)}" if t.ge is not None else \
+        f"greater than {js_number(t.gt)}" if t.gt is not None else None
+    high = f"at most {js_number(t.le)}" if t.le is not None else \
+        f"less than {js_number(t.lt)}" if t.lt is not None else None
+    if t.ge is not None and t.le is not None:
+        return f"from {js_number(t.ge)} to {js_number(t.le)}"
+    text = " and ".join(w for w in (low, high) if w)
+    return f"of {text}" if text.startswith("at ") else text
+
+
+def example(t: mi.Type) -> str | None:
+    """A short valid value of the type ``t`` (``msgspec.inspect``) as JSON, or None when none says more than
+    the type's name does (a string's text, an object's fields)."""
+    if isinstance(t, mi.Metadata):
+        return example(t.type)
+    if isinstance(t, mi.BoolType):
+        return "true"
+    if isinstance(t, mi.IntType | mi.FloatType):
+        whole = isinstance(t, mi.IntType)
+        candidates = (1, 0, t.ge, t.le) if whole else (1, 0.5, 0, t.ge, t.le)
+        fits = [c for c in candidates if c is not None and _within(c, t)]
+        return js_number(fits[0]) if fits else None
+    if isinstance(t, mi.LiteralType):
+        return js_value(t.values[0])
+    if isinstance(t, mi.ListType):
+        item = example(t.item_type)
+        return f"[{item}]" if item is not None else "[]" if not t.min_length else None
+    if isinstance(t, mi.UnionType):
+        return next((e for e in map(example, t.types) if e is not None), None)
+    return None
+
+
+def _within(value: float, t: mi.IntType | mi.FloatType) -> bool:
+    return ((t.ge is None or value >= t.ge) and (t.gt is None or value > t.gt) and (t.le is None or value <= t.le)
+            and (t.lt is None or value < t.lt))

@@ -101,7 +101,7 @@ def decode_json(raw: bytes, type_: type[T], *, file: str) -> tuple[T | None, lis
 def decode_value(data: Any, type_: type[T], *, file: str, too_large: dict[At, str] | None = None
                  ) -> tuple[T | None, list[Problem]]:
     """Strictly decode an already parsed value (module docstring, `decode_json_file`, `parse_json`'s too_large)."""
-    walker = _Walker(file, too_large or {})
+    walker = _Walker(file, too_large or {}, f"{type_.__module__}.{type_.__qualname__}" in NODE_WORDED)
     clean = walker.check(data, mi.type_info(type_), ())
     if clean:
         value = walker.build(data, type_, ())
@@ -118,36 +118,6 @@ def _get(data: Any, at: At) -> Any:
     for part in at:
         data = data[part]
     return data
-
-
-def _describe(t: mi.Type) -> str:
-    """The expected type in words."""
-    if isinstance(t, mi.Metadata):
-        return _describe(t.type)
-    if isinstance(t, mi.StrType):
-        return "a string"
-    if isinstance(t, mi.BoolType):
-        return "true or false"
-    if isinstance(t, mi.IntType):
-        return "an integer"
-    if isinstance(t, mi.FloatType):
-        return "a number"
-    if isinstance(t, mi.NoneType):
-        return "null"
-    if isinstance(t, mi.ListType):
-        return f"an array of {_plural(_describe(t.item_type))}"
-    if isinstance(t, mi.StructType | mi.DictType):
-        return "an object"
-    if isinstance(t, mi.LiteralType):
-        return "one of " + ", ".join(_js_value(v) for v in t.values)
-    if isinstance(t, mi.UnionType):
-        return " or ".join(_describe(x) for x in t.types if not isinstance(x, mi.NoneType))
-    return "a value"
-
-
-def _plural(noun: str) -> str:
-    return {"a string": "strings", "an integer": "integers", "a number": "numbers", "an object": "objects",
-            "true or false": "booleans"}.get(noun, noun)
 
 
 def _matches(value: Any, t: mi.Type) -> bool:
@@ -177,10 +147,20 @@ def _matches(value: Any, t: mi.Type) -> bool:
     return True
 
 
+# Documents the Node package decodes too (bridge/node/lib/contract/decode.js, held to the same words by
+# bridge/vectors/contract/): their fixes keep the words that package gives them (a field's description for a wrong
+# type, no fix for a number out of range) until it words fixes as instructions as well.
+NODE_WORDED = frozenset({
+    "mt_eval.manifest.Manifest", "mt_eval.method_card.MethodCard", "mt_eval.records.TranslationResult",
+    "mt_eval.records.RunConfig", "mt_eval.decisions.records.DecisionConfig", "mt_eval.decisions.records.DecisionRow",
+    "mt_eval.bridge.messages.InitializeResult", "mt_eval.champollion.config.ChampollionConfigFile"})
+
+
 class _Walker:
-    def __init__(self, file: str, too_large: dict[At, str]) -> None:
+    def __init__(self, file: str, too_large: dict[At, str], node_worded: bool = False) -> None:
         self.file = file
         self.too_large = too_large
+        self.node_worded = node_worded
         self.problems: list[Problem] = []
         self.structs: list[tuple[At, type[Any], bool]] = []
 
@@ -203,6 +183,15 @@ class _Walker:
     def words(self, value: Any, at: At) -> str:
         written = self.too_large.get(at) if isinstance(value, float) and math.isinf(value) else None
         return value_in_words(value) if written is None else too_large_words(written)
+
+    def fix(self, meta: mi.Metadata | None, instruction: str, node_words: str | None = None) -> str | None:
+        """How to fix a value that does not fit: the field's own hint, else ``instruction`` with the field's
+        description as context (``node_words`` in a document the Node package words: `NODE_WORDED`)."""
+        if self.node_worded:
+            return node_words
+        own = _word(meta, words.HINT) or ((meta.extra or {}).get("hint") if meta is not None else None)
+        described = _word(meta, "description")
+        return str(own) if own else f"{instruction} ({described})" if described else instruction
 
     def add(self, at: At, message: str, hint: str | None = None, code: str = "invalid",
             severity: Severity = "error") -> None:
@@ -228,20 +217,22 @@ class _Walker:
         if isinstance(t, mi.StructType):
             return self._check_struct(value, t, at)
         if isinstance(t, mi.ListType):
-            ok = self._check_length(value, t, at, "item")
+            ok = self._check_length(value, t, at, "item", meta)
             return all([self.check(item, t.item_type, (*at, i)) for i, item in enumerate(value)]) and ok
         if isinstance(t, mi.DictType):
             return all([self.check(v, t.value_type, (*at, k)) for k, v in value.items()])
         if isinstance(t, mi.StrType):
             return self._check_str(value, t, at, meta)
         if isinstance(t, mi.IntType | mi.FloatType):
-            return self._check_range(value, t, at)
+            return self._check_range(value, t, at, meta)
         return True
 
     def _wrong_type(self, value: Any, t: mi.Type, at: At, meta: mi.Metadata | None) -> bool:
-        expected = _describe(t)
-        hint = _meta_hint(meta)
-        if isinstance(value, str) and expected.startswith("an array of strings"):
+        expected = words.describe(t)
+        key = writable(at[-1]) if at and isinstance(at[-1], str) else None
+        hint = self.fix(meta, words.give(t, key), _meta_hint(meta))
+        wraps = not self.node_worded and isinstance(t, mi.ListType) and _matches(value, t.item_type)
+        if isinstance(value, str) and (expected.startswith("an array of strings") or wraps):
             hint = f"wrap it in brackets: [{js_string(value)}]"
         elif isinstance(value, str) and expected in ("true or false", "an integer", "a number"):
             hint = f"write the value without quotes: {value}" if _bare_ok(value, t) else hint
@@ -256,7 +247,7 @@ class _Walker:
     def _check_literal(self, value: Any, t: mi.LiteralType, at: At, meta: mi.Metadata | None) -> bool:
         if value in t.values:
             return True
-        allowed = ", ".join(_js_value(v) for v in t.values)
+        allowed = ", ".join(words.js_value(v) for v in t.values)
         hint = f"use one of {allowed}"
         if isinstance(value, str):
             close = difflib.get_close_matches(value, [str(v) for v in t.values], n=1, cutoff=0.6)
@@ -282,19 +273,22 @@ class _Walker:
             if name in value:
                 ok = self.check(value[name], field.type, (*at, name)) and ok
             elif field.required:
-                example = _describe(field.type)
+                example = words.describe(field.type)
                 self.add((*at, name), f'required field "{name}" is missing',
                          f'add "{name}": {example}' + _meta_suffix(field.type), code="missing")
                 ok = False
         self.structs.append((at, t.cls, ok))
         return ok
 
-    def _check_length(self, value: Any, t: mi.ListType | mi.StrType, at: At, unit: str) -> bool:
+    def _check_length(self, value: Any, t: mi.ListType | mi.StrType, at: At, unit: str,
+                      meta: mi.Metadata | None) -> bool:
         if t.min_length is not None and len(value) < t.min_length:
-            self.add(at, f"needs at least {t.min_length} {unit}{'s' if t.min_length != 1 else ''}", code="length")
+            units = f"{t.min_length} {unit}{'s' if t.min_length != 1 else ''}"
+            self.add(at, f"needs at least {units}", self.fix(meta, f"give at least {units}"), code="length")
             return False
         if t.max_length is not None and len(value) > t.max_length:
-            self.add(at, f"allows at most {t.max_length} {unit}s, got {len(value)}", code="length")
+            self.add(at, f"allows at most {t.max_length} {unit}s, got {len(value)}",
+                     self.fix(meta, f"shorten it to at most {t.max_length} {unit}s"), code="length")
             return False
         return True
 
@@ -303,13 +297,14 @@ class _Walker:
             self.add(at, not_valid_unicode("the text", lone), LONE_SURROGATE_HINT, code="encoding")
             return False
         if t.min_length and not value:
-            self.add(at, "must not be empty", _meta_hint(meta), code="length")
+            self.add(at, "must not be empty", self.fix(meta, "write something in it", _meta_hint(meta)), code="length")
             return False
-        if not self._check_length(value, t, at, "character"):
+        if not self._check_length(value, t, at, "character", meta):
             return False
         if t.pattern is not None and _js_pattern(t.pattern).search(value) is None:
             means = _word(meta, words.PATTERN_MEANS) or f"matching {t.pattern}"
-            hint = _meta_hint(meta)
+            hint = self.fix(meta, f"write it as {means}" if _word(meta, words.PATTERN_MEANS) else
+                            f"write it to match {t.pattern}", _meta_hint(meta))
             suggest = words.SUGGESTIONS.get(_word(meta, words.SUGGEST) or "")
             if suggest is not None:
                 suggestion = suggest(value)
@@ -319,14 +314,15 @@ class _Walker:
             return False
         return True
 
-    def _check_range(self, value: float, t: mi.IntType | mi.FloatType, at: At) -> bool:
+    def _check_range(self, value: float, t: mi.IntType | mi.FloatType, at: At, meta: mi.Metadata | None) -> bool:
         for attr, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
             bound = getattr(t, attr)
             if bound is not None and not _RANGE_TESTS[sign](value, bound):
                 # (NaN and the infinities have no JSON spelling: not "null")
                 shown = "NaN" if value != value else self.words(value, at).removeprefix("the number ") \
                     if math.isinf(value) else js_number(value)
-                self.add(at, f"must be {sign} {js_number(bound)}, got {shown}", code="range")
+                give = f"give {words.describe(t)} {words.bounds_words(t)}"
+                self.add(at, f"must be {sign} {js_number(bound)}, got {shown}", self.fix(meta, give), code="range")
                 return False
         return True
 
@@ -372,11 +368,6 @@ def _js_pattern(pattern: str) -> re.Pattern[str]:
     if pattern.endswith("$") and not pattern.endswith("\\$"):
         pattern = pattern[:-1] + r"\Z"
     return re.compile(pattern)
-
-
-def _js_value(value: Any) -> str:
-    return js_string(value) if isinstance(value, str) else js_number(value) if isinstance(value, int | float) \
-        else "null" if value is None else str(value).lower()
 
 
 def _meta_suffix(t: mi.Type) -> str:

@@ -23,7 +23,7 @@ from mt_eval.strict import StrictStruct
 COVARIATES = ("model", "temperature", "tool_permissions", "environment", "retry_budget")
 Covariate = Literal["model", "temperature", "tool_permissions", "environment", "retry_budget"]
 ContaminationPolicy = Literal["verified-clean", "not-contaminated", "off"]  # (`mt_eval.contamination.policy`)
-RATE_HINT = "a rate is a fraction: 0.95 means 95%"
+RATE_HINT = "write the rate as a fraction from 0 to 1: 0.95 for 95%"
 Rate = Annotated[float, msgspec.Meta(ge=0, le=1, extra={"hint": RATE_HINT})]
 Count = Annotated[int, msgspec.Meta(ge=0)]
 
@@ -117,7 +117,7 @@ def load_policy(path: str | Path | None) -> ResolvedPolicy:
     inherited = tuple(key for key in shipped if key not in data and key not in ("name", "description"))
     merged = {**shipped, "name": path.stem, "description": None, **data}
     policy, problems = decode_value(merged, GatePolicy, file=str(path))
-    errors = [_with_rate_hint(p) for p in problems if p.severity == "error"]
+    errors = [p for p in problems if p.severity == "error"]
     if policy is None or errors:
         raise PolicyError(errors, summary=f"the gate policy {path} is not valid")
     from mt_eval.control_chars import escaped_controls, first_control
@@ -133,16 +133,6 @@ def load_policy(path: str | Path | None) -> ResolvedPolicy:
                                    hint="name the policy in plain text (\"name\": \"...\"), or rename the file")],
                           summary=f"the gate policy {path} is not valid")
     return ResolvedPolicy(policy, str(path), inherited)
-
-
-RATES = tuple(f"$.{key}" for key in ("min_canary_pass_rate", "max_negative_violation_rate", "max_abstention_rate"))
-
-
-def _with_rate_hint(problem: Problem) -> Problem:
-    """A rate out of range (95 for 95%) said with how a rate is written."""
-    if problem.code != "range" or problem.hint or problem.path not in RATES:
-        return problem
-    return msgspec.structs.replace(problem, hint=RATE_HINT)
 
 
 def percent(rate: float) -> str:

@@ -235,11 +235,7 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
     try:
         result.card = msgspec.convert(data, RunCard)
     except msgspec.ValidationError as exc:
-        message = str(exc)
-        where = re.search(r" - at `([^`]+)`$", message)
-        result.problem(where.group(1) if where else "$", re.sub(r" - at `[^`]+`$", "", message),
-                       "the card does not have the run-card shape; use the card the run wrote", code="schema")
-        result.check("schema", False, message)
+        _shape_problems(result, data, exc)
         return
     from mt_eval.method_card import MethodCard
     from mt_eval.strict import decode_value
@@ -278,6 +274,22 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
 
 
 _RUN_CARD_FIELDS = frozenset(RunCard.__struct_fields__)
+_SHAPE_FIX = "the card does not have the run-card shape; use the card the run wrote"
+
+
+def _shape_problems(result: Verification, data: dict[str, Any], exc: msgspec.ValidationError) -> None:
+    """Every place the card is not of the run-card shape, in words (msgspec names only the first, in its own)."""
+    from mt_eval.strict import decode_value
+
+    _, found = decode_value(data, RunCard, file=result.path)
+    said = [(p.path, p.message) for p in found if p.severity == "error"]
+    if not said:  # (a constraint only msgspec knows: its words)
+        where = re.search(r" - at `([^`]+)`$", str(exc))
+        said = [(where.group(1) if where else "$", re.sub(r" - at `[^`]+`$", "", str(exc)))]
+    for path, message in said:
+        result.problem(path, message, _SHAPE_FIX, code="schema")
+    result.check("schema", False, f"{said[0][0]}: {said[0][1]}" + (f" (and {len(said) - 1} more)" if len(said) > 1
+                                                                    else ""))
 
 
 def _hardware_problem(card: RunCard) -> tuple[str, str] | None:
