@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from mt_eval.harness.request import MethodSettings
 
 PROG = "mt-eval decide"
-INTERRUPTED = "\nmt-eval decide: interrupted; finished rows are saved. Continue with the same command and --resume."
-EXPECTED = (ValueError,)
+SAVED = "\nmt-eval decide: interrupted; finished rows are saved."
+INTERRUPTED = f"{SAVED} Continue with the same command and --resume."
+EXPECTED = (ValueError, OSError)  # bad input, and a file that cannot be read or written: the message says which
 SHOWS_GUEST_OUTPUT = True  # what a method in a bridge guest writes to stderr is shown (cli/guest_output.py)
 
 
@@ -37,6 +38,10 @@ examples:
   mt-eval decide run --method examples/rules-grader --corpus examples/data/adequacy-decisions.jsonl
   mt-eval decide run --method examples/rules-grader --corpus examples/data/adequacy-decisions.jsonl \\
       --out runs/judge1 --resume --tolerance 0.01 --resamples 2000
+
+exit status: run: 0 the decision card written; 1 cannot run; 4 no question answered (its card written, with the
+reasons); 75 the run directory is in use; 130 interrupted (continue with --resume). check: 0 the scorer agrees
+with the closed forms; 1 it does not, or the corpus cannot be read
 """
 
 
@@ -116,9 +121,27 @@ def run(args: argparse.Namespace) -> int:
         return _check(args)
     from mt_eval.decisions.session import decide_run
 
-    card = decide_run(decide_request(args))
+    try:
+        card = decide_run(decide_request(args))
+    except KeyboardInterrupt as interrupted:
+        if not args.force or getattr(interrupted, "message", None):
+            raise
+        from mt_eval.errors import InterruptedBefore  # ("the same command" would start over: --force)
+
+        raise InterruptedBefore(f"{SAVED} Continue with --resume in place of --force{_again()}") from interrupted
     print(f"decision card: {card}")
     return _nothing_answered(card)
+
+
+def _again() -> str:
+    """``: mt-eval decide run ... --resume``, the command that started this run with --force made --resume (empty
+    when it was not started from the command line)."""
+    import shlex
+
+    words = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("mt-eval", "__main__.py")) else []
+    if words[:2] != ["decide", "run"]:
+        return ""
+    return ": " + shlex.join(["mt-eval", *[word for word in words if word != "--force"], "--resume"])
 
 
 def _nothing_answered(card: Path) -> int:

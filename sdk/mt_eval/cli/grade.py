@@ -19,7 +19,7 @@ from mt_eval.cli.decide import scoring_arguments
 
 PROG = "mt-eval grade"
 INTERRUPTED = "\nmt-eval grade: interrupted; no grading card was written"
-EXPECTED = (ValueError,)
+EXPECTED = (ValueError, OSError)  # bad input, and a file that cannot be read or written: the message says which
 SHOWS_GUEST_OUTPUT = True  # what a method in a bridge guest writes to stderr is shown (cli/guest_output.py)
 
 

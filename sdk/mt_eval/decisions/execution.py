@@ -10,8 +10,9 @@ questions (`mt_eval.decisions.answers`) and handed to ``on_results`` as soon as 
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,9 +22,17 @@ import msgspec
 
 from mt_eval.deadlines import Overran, raised_by_a_signal, within
 from mt_eval.decisions.answers import DEFAULT_TOLERANCE, match_results
-from mt_eval.decisions.records import QUESTION_TYPES, DecisionCase, DecisionResult, DecisionRow, QuestionAnswer
+from mt_eval.decisions.records import (
+    QUESTION_TYPES,
+    DecisionCase,
+    DecisionResult,
+    DecisionRow,
+    QuestionAnswer,
+    describe,
+)
 from mt_eval.guarded_calls import call_failure
 from mt_eval.harness.results_log import LogKind, read_logged
+from mt_eval.harness.run_directory import RunError
 from mt_eval.lone_surrogates import problem_in
 from mt_eval.loop_watchdog import LoopBlocked, LoopWatchdog
 
@@ -45,6 +54,15 @@ class DecideSettings:
 @dataclass
 class DecideTiming:
     first_call_s: float | None = None
+    stray_calls: int = 0  # calls whose results matching no row were reported (`STRAY_REPORTS` at most)
+
+
+STRAY_REPORTS = 3  # calls whose unmatched results are reported: a method that does it in every batch is said thrice
+
+
+class ResultsNotSaved(RunError):
+    """``results.jsonl`` cannot be written (a full disk, a quota, a directory gone): the run stops, with what was
+    saved and how to go on."""
 
 
 @dataclass
@@ -55,6 +73,20 @@ class _Prepared:
     sent: DecisionRow | None
     refused: dict[str, QuestionAnswer] = field(default_factory=dict)
     error: str | None = None
+
+
+def strays_dropped(unknown: list[Any]) -> str:
+    """The warning for returned results that match no row sent: their ids, and how many were no object."""
+    from mt_eval.js_text import js_string
+
+    ids = list(dict.fromkeys(js_string(item["id"]) if isinstance(item.get("id"), str) else "null"
+                             if item.get("id") is None else describe(item["id"])
+                             for item in unknown if isinstance(item, Mapping)))
+    parts = ["ids " + ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")] if ids else []
+    if others := sum(1 for item in unknown if not isinstance(item, Mapping)):
+        parts.append(f"{others} item{'s' if others > 1 else ''} that {'are' if others > 1 else 'is'} not an object")
+    return (f"the method returned results that match no row it was sent ({'; '.join(parts)}); they were dropped (a "
+            'result\'s "id" is its row\'s id, a string)')
 
 
 def input_chars(row: DecisionRow) -> int:
@@ -124,9 +156,18 @@ async def _decide_rows(method: Any, sendable: list[_Prepared], config: Any, sett
             results = await _decide_batch(method, batch, config, settings, timing)
             on_results([_final(p, r) for p, r in zip(batch, results, strict=True)])
 
-    async with anyio.create_task_group() as group:
-        for _ in range(max(1, min(settings.concurrency, len(batches)))):
-            group.start_soon(worker)
+    try:
+        async with anyio.create_task_group() as group:
+            for _ in range(max(1, min(settings.concurrency, len(batches)))):
+                group.start_soon(worker)
+    except BaseExceptionGroup as failed:  # (several workers finding the log unwritable: one says it)
+        unsaved, others = failed.split(ResultsNotSaved)
+        if unsaved is None or others is not None:
+            raise
+        first: BaseException = unsaved
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise first from None
     return timing
 
 
@@ -156,10 +197,15 @@ async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settin
     if error is not None:
         return [DecisionResult(id=row.id, error=error, latency_s=elapsed / len(rows)) for row in rows]
     try:
-        results, _unknown = match_results(rows, raw, "the method", settings.tolerance)
+        results, unknown = match_results(rows, raw, "the method", settings.tolerance)
     except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # (values no JSON holds: its rows fail)
         why = f"the method's results cannot be read: {type(exc).__name__}: {exc}"
         return [DecisionResult(id=row.id, error=why, latency_s=elapsed / len(rows)) for row in rows]
+    if unknown and timing.stray_calls < STRAY_REPORTS:
+        timing.stray_calls += 1
+        later = "; later calls' results that match no row are dropped without a word" \
+            if timing.stray_calls == STRAY_REPORTS else ""
+        logging.getLogger("mt_eval.decisions").warning("%s%s", strays_dropped(unknown), later)
     for result in results:
         if result.latency_s == 0.0:
             result.latency_s = elapsed / len(rows)
@@ -172,14 +218,28 @@ class DecisionLog:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._failed: ResultsNotSaved | None = None
         self._file = path.open("ab")
 
     def append(self, results: list[DecisionResult]) -> None:
-        self._file.write(b"".join(_encode(r) + b"\n" for r in results))
-        self._file.flush()
+        if self._failed is not None:
+            raise self._failed
+        try:
+            self._file.write(b"".join(_encode(r) + b"\n" for r in results))
+            self._file.flush()
+        except OSError as exc:
+            self._failed = ResultsNotSaved(
+                f"cannot write {self.path}: {exc.strerror or exc}; the run stopped. The rows decided before are "
+                "saved (a line cut short is dropped): free space, or make the directory writable, then continue "
+                "with the same command and --resume (in place of --force)")
+            raise self._failed from exc
 
     def close(self) -> None:
-        self._file.close()
+        try:
+            self._file.close()
+        except OSError:  # (what a failed write left in the buffer: `append` said so)
+            if self._failed is None:
+                raise
 
     @staticmethod
     def read(path: Path) -> dict[str, DecisionResult]:

@@ -86,6 +86,16 @@ def grading_out(request: GradeRequest, grader_id: str | None) -> Path:
     return out
 
 
+def _writable(out: Path, *, given: bool) -> None:
+    """Refuse an ``out`` the grading card could not be written in (a file among its parents, no permission)."""
+    from mt_eval.harness.run_directory import RunError, writable_directory
+
+    try:
+        writable_directory(out, "the grading card", "--out" if given else "the grading directory")
+    except RunError as exc:
+        raise GradingError(str(exc)) from None
+
+
 def grader_seed(seed: int) -> int:
     """The seed the grader is given for ``--seed``: drawn from it, not it, since with the shuffle's own seed and the
     public corpus a grader could rebuild which item is which entry."""
@@ -117,7 +127,8 @@ def grade_with_method(request: GradeRequest) -> Path:
             print(f"mt-eval grade: warning: {warning}", file=sys.stderr)
     with prints_to_stderr():  # what the grader prints is not the result
         loaded = load_method(request.grader, isolate=request.isolate, needs="decide")
-    grading_out(request, loaded.method_id)
+    # (before any item is sent: a card that cannot be written loses the grading)
+    _writable(grading_out(request, loaded.method_id), given=request.out is not None)
     manifest = loaded.manifest
     types = manifest.decide.question_types if manifest.decide else ["noul", "choice", "score"]
     if "score" not in types:
@@ -209,15 +220,19 @@ def finish(request: GradeRequest, started_at: str, card: RunCard, raw: bytes, ru
         tolerance=tolerance, entries=entries, summary=summary, quality=quality)
     grading = rc.seal(grading)
     out = grading_out(request, grader.method_id if grader is not None else None)
-    out.mkdir(parents=True, exist_ok=True)
     path = out / "grading-card.json"
     temporary = out / f".{path.name}.{os.getpid()}.tmp"  # its own: two gradings of one card may end at once
     try:
-        temporary.write_bytes(msgspec.json.format(msgspec.json.encode(grading), indent=2) + b"\n")
-        temporary.replace(path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+        out.mkdir(parents=True, exist_ok=True)
+        try:
+            temporary.write_bytes(msgspec.json.format(msgspec.json.encode(grading), indent=2) + b"\n")
+            temporary.replace(path)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+    except OSError as exc:  # (a full disk: said, with what to do, not a traceback)
+        raise GradingError(f"cannot write {path}: {exc.strerror or exc}; no grading card was written. Free space, "
+                           "or make the directory writable (or give another --out), and grade again") from exc
     if not request.quiet:
         from mt_eval.decisions.summary import grading_lines
 

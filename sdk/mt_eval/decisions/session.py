@@ -17,6 +17,7 @@ import msgspec
 
 from mt_eval import event_loop
 from mt_eval._version import __version__
+from mt_eval.atomic_files import write_atomically
 from mt_eval.decisions import card as dc
 from mt_eval.decisions.corpus import DecisionCorpus, read_decision_corpus
 from mt_eval.decisions.execution import DECISIONS, DecideSettings, DecisionLog, decide_rows
@@ -65,15 +66,15 @@ def decide_run(request: DecideRequest) -> Path:
     calls = request.calls
     if request.directory.out is not None:
         writable_directory(request.directory.out, "the decision run")
-    corpus = read_decision_corpus(request.corpus)  # (gold at the data's tolerance; --tolerance is the answers')
-    check = run_self_check(corpus, request.ece_bins)
-    if not request.quiet or not check.passed:
-        print(describe_self_check(check), file=sys.stderr)
-    if check.reason is None and not check.passed:
-        raise SelfCheckFailed("the scorer disagrees with the closed forms on the Uniform baseline (above): refusing "
-                              "to run or report; nothing was written")
     out: Path | None = None
-    try:
+    try:  # (a large corpus takes a while to read and check: Ctrl-C then has nothing saved to speak of)
+        corpus = read_decision_corpus(request.corpus)  # (gold at the data's tolerance; --tolerance is the answers')
+        check = run_self_check(corpus, request.ece_bins)
+        if not request.quiet or not check.passed:
+            print(describe_self_check(check), file=sys.stderr)
+        if check.reason is None and not check.passed:
+            raise SelfCheckFailed("the scorer disagrees with the closed forms on the Uniform baseline (above): "
+                                  "refusing to run or report; nothing was written")
         started = time.perf_counter()
         with prints_to_stderr():  # what the method prints is not the result
             loaded = load_method(request.method, isolate=request.isolate, needs="decide")
@@ -92,7 +93,7 @@ def decide_run(request: DecideRequest) -> Path:
                             f"{loaded.method_id}__{_slug(corpus.name)}")
         lock = hold_run_directory(out, command="mt-eval decide run", wait_s=request.directory.wait_s,
                                   prog="mt-eval decide")
-    except KeyboardInterrupt as exc:  # (while loading, or waiting for the directory: --wait)
+    except KeyboardInterrupt as exc:  # (reading the corpus, loading, or waiting for the directory: --wait)
         left = "no run directory was written" if out is None or not out.exists() else f"{out} was left as it was"
         raise InterruptedBefore(f"\nmt-eval decide: interrupted before the run started: nothing was decided, and "
                                 f"{left}") from exc
@@ -125,7 +126,12 @@ def decide_run(request: DecideRequest) -> Path:
         results = [recorded[row.id] for row in corpus.rows if row.id in recorded]
         card = rc.seal(build_card(state, loaded, method_card, corpus, config, settings, check, results, request))
         card_path = out / "card.json"
-        write_json(card_path, card)
+        try:  # (whole or not at all, no temporary file left behind)
+            write_atomically(card_path, msgspec.json.format(msgspec.json.encode(card), indent=2) + b"\n")
+        except OSError as exc:
+            raise RunError(f"cannot write {card_path}: {exc.strerror or exc}. Every row decided is saved in "
+                           f"{log_path}: free space, or make the directory writable, then run the same command "
+                           "with --resume (in place of --force) to write the card") from exc
         if not request.quiet:
             print_summary(card, sys.stderr)
         return card_path

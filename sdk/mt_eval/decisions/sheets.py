@@ -67,7 +67,7 @@ def export_sheets(request: GradeRequest) -> Path:
                            "Choose another --out, or give --force to replace them")
     for name in earlier:  # (--force: nothing of the earlier export is left beside the new key)
         (out / name).unlink()
-    out.mkdir(parents=True, exist_ok=True)
+    files: dict[str, bytes] = {}  # (each written whole, and none kept unless all are: a sheet without its key is lost)
     columns = ["item", "source_lang", "target_lang", "source", "candidate"]
     columns += ["reference"] if blinded.with_reference else []
     if request.format in ("csv", "both"):
@@ -77,18 +77,37 @@ def export_sheets(request: GradeRequest) -> Path:
         for item in blinded.items:
             writer.writerow({"item": item.item_id, **{c: item.case.state.get(c, "") for c in columns[1:]},
                              rubric.name: "", "comment": ""})
-        (out / "sheet.csv").write_text(buffer.getvalue(), encoding="utf-8")
+        files["sheet.csv"] = buffer.getvalue().encode("utf-8")
     if request.format in ("jsonl", "both"):
         question = msgspec.to_builtins(rubric.question())
         lines = [json.dumps({"item": item.item_id, "state": item.case.state, "question": {rubric.name: question},
                              "answer": None}, ensure_ascii=False) for item in blinded.items]
-        (out / "sheet.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (out / "rubric.md").write_text(rubric_text(rubric, request.format), encoding="utf-8")
+        files["sheet.jsonl"] = ("\n".join(lines) + "\n").encode("utf-8")
+    files["rubric.md"] = rubric_text(rubric, request.format).encode("utf-8")
     key = GradingKey(run_id=card.run_id, card_content_sha256=card.content_sha256, rubric=rubric,
                      rubric_sha256=rubric_sha, seed=blinded.seed, with_reference=blinded.with_reference,
                      items={item.item_id: item.entry_id for item in blinded.items})
-    (out / "key.json").write_bytes(msgspec.json.format(msgspec.json.encode(key), indent=2) + b"\n")
+    files["key.json"] = msgspec.json.format(msgspec.json.encode(key), indent=2) + b"\n"
+    _write_all(out, files)
     return out
+
+
+def _write_all(out: Path, files: dict[str, bytes]) -> None:
+    """Write every file of an export into ``out``, or none: one that cannot be written (a full disk) takes those
+    written before it away, so that no sheet is left without its key, nor a part of one taken for an export."""
+    from mt_eval.atomic_files import write_atomically
+
+    written: list[Path] = []
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, content in files.items():
+            write_atomically(out / name, content)
+            written.append(out / name)
+    except OSError as exc:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise GradingError(f"cannot write the sheets in {out}: {exc.strerror or exc}; nothing of this export was "
+                           "kept. Free space, or make the directory writable, and export again") from exc
 
 
 def rubric_text(rubric: Rubric, sheet_format: str) -> str:

@@ -1,0 +1,172 @@
+"""``mt-eval decide run`` when things go wrong around the method: a disk that fills while results are written, Ctrl-C
+while a large corpus is read or during a run started with --force, results for rows that were never sent, and a
+large corpus read at msgspec's speed — each said with what to do, nothing decided lost."""
+
+from __future__ import annotations
+
+import json
+import logging
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from test_decide_edges import ADEQUACY, RULES, decide, uniform
+
+ROWS = sum(1 for line in ADEQUACY.read_text(encoding="utf-8").splitlines() if line.strip())
+
+
+def limited_file_size(size: int):
+    """A child's files can grow to ``size`` bytes: a write past it fails as on a full disk (EFBIG, not a signal)."""
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    return limit
+
+
+def cli(*args: str, limit: int | None = None, **kw) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mt_eval.cli", *args], capture_output=True, text=True, timeout=120,
+                          preexec_fn=limited_file_size(limit) if limit else None, **kw)
+
+
+def test_a_disk_that_fills_while_results_are_written_stops_the_run_saying_how_to_go_on(tmp_path):
+    """Before: a traceback of six "OSError: [Errno 28] No space left on device" in an exception group, and one more
+    from closing the log."""
+    out = tmp_path / "run"
+    args = ("decide", "run", "--method", str(RULES), "--corpus", str(ADEQUACY), "--out", str(out), "--quiet",
+            "--resamples", "0", "--batch-size", "2", "--concurrency", "1")
+    full = cli(*args, limit=4000)
+    assert full.returncode == 1, full.stderr
+    assert "Traceback" not in full.stderr and "ExceptionGroup" not in full.stderr, full.stderr
+    said = full.stderr.strip().splitlines()[-1]
+    assert said.startswith(f"mt-eval decide: cannot write {out / 'results.jsonl'}: File too large; the run "
+                           "stopped"), said
+    assert "continue with the same command and --resume" in said
+    assert not (out / "card.json").exists()
+    resumed = cli(*args, "--resume")  # (room again: every row decided, none twice)
+    assert resumed.returncode == 0, resumed.stderr
+    card = json.loads((out / "card.json").read_text(encoding="utf-8"))
+    assert len(card["results"]) == ROWS and card["coverage"]["overall"]["failed"] == 0
+
+
+def test_a_decision_card_that_cannot_be_written_is_said_and_leaves_no_temporary_file(tmp_path):
+    """Before: a traceback, and card.json.tmp left in the run directory."""
+    out = tmp_path / "run"
+    args = ("decide", "run", "--method", str(RULES), "--corpus", str(ADEQUACY), "--out", str(out), "--quiet",
+            "--resamples", "0")
+    size = 20_000  # (room for the results, about 10 kB, not for the card that holds them, about 34 kB)
+    full = cli(*args, limit=size)
+    assert full.returncode == 1, full.stderr
+    assert "Traceback" not in full.stderr, full.stderr
+    assert f"cannot write {out / 'card.json'}: File too large" in full.stderr
+    assert "--resume" in full.stderr
+    assert sorted(p.name for p in out.iterdir()) == [".lock", "results.jsonl", "run.json"]
+    assert cli(*args, "--resume").returncode == 0
+    assert len(json.loads((out / "card.json").read_text(encoding="utf-8"))["results"]) == ROWS
+
+
+SLOW = """
+import asyncio
+
+
+class Slow:
+    async def decide(self, rows, config):
+        await asyncio.sleep(0.2)
+        return [{"id": row["id"], "answers": {name: {"probabilities": {"true": 0.5, "false": 0.5}}
+                 for name, q in row["questions"].items()}} for row in rows]
+"""
+NOUL = {"type": "noul", "instructions": "Is it adequate?"}
+
+
+def test_ctrl_c_in_a_run_started_with_force_says_to_resume_in_place_of_force(make_plugin, tmp_path):
+    """Before: "Continue with the same command and --resume": argparse refuses --resume with --force, and the same
+    command alone starts over, throwing the decided rows away."""
+    rows = [{"id": f"r{i}", "state": {}, "questions": {"ok": NOUL}, "gold": {"ok": "true"}} for i in range(40)]
+    corpus = tmp_path / "rows.jsonl"
+    corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    method = make_plugin({"name": "Slow", "entry_point": "pipeline:Slow", "implements": ["decide"],
+                          "dependency_class": "S", "dependencies": []}, files={"pipeline.py": SLOW})
+    out = tmp_path / "run"
+    args = ["decide", "run", "--method", str(method), "--corpus", str(corpus), "--out", str(out), "--quiet",
+            "--resamples", "0", "--batch-size", "1", "--concurrency", "1"]
+    running = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", *args, "--force"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    with running:
+        log = out / "results.jsonl"
+        deadline = time.monotonic() + 60
+        while (not log.exists() or log.stat().st_size == 0) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        running.send_signal(signal.SIGINT)
+        said = running.communicate(timeout=60)[1]
+    assert running.returncode == 130, said
+    assert "Continue with --resume in place of --force: mt-eval decide run --method" in said, said
+    command = said.strip().splitlines()[-1].split(": ", 2)[-1].split()
+    assert "--force" not in command and command[-1] == "--resume"
+    kept = log.read_text(encoding="utf-8").count("\n")
+    assert kept >= 1
+    assert cli(*command[1:]).returncode == 0
+    assert len(json.loads((out / "card.json").read_text(encoding="utf-8"))["results"]) == 40
+
+
+def test_ctrl_c_while_the_corpus_is_read_says_nothing_was_decided(tmp_path, monkeypatch, capsys):
+    """Before: "finished rows are saved. Continue with the same command and --resume", while a large corpus was
+    still being read and checked (seconds, for tens of thousands of rows), before any run directory."""
+    from mt_eval.decisions import session
+
+    def interrupted(*args, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(session, "read_decision_corpus", interrupted)
+    assert decide(RULES, ADEQUACY, tmp_path / "run") == 130
+    said = capsys.readouterr().err
+    assert "interrupted before the run started: nothing was decided" in said, said
+    assert "finished rows are saved" not in said
+    assert not (tmp_path / "run").exists()
+
+
+STRAYS = """
+        for result in out:
+            result["id"] = "item-" + result["id"]  # (as a grader that renamed the rows)
+        return out + ["not a result"]
+"""
+
+
+def test_results_for_rows_never_sent_are_said_not_dropped_without_a_word(make_plugin, tmp_path, caplog):
+    """Before: every row failed "the method returned no result for this row", and nothing said what it had
+    returned instead."""
+    caplog.set_level(logging.WARNING, logger="mt_eval.decisions")
+    assert decide(uniform(make_plugin, STRAYS), ADEQUACY, tmp_path / "run", "--batch-size", "4") == 4
+    said = [r.getMessage() for r in caplog.records if "match no row" in r.getMessage()]
+    assert len(said) == 3  # (the first three calls: a method does it in every one)
+    assert said[0] == ('the method returned results that match no row it was sent (ids "item-adq-01", "item-adq-02", '
+                       '"item-adq-03", "item-adq-04"; 1 item that is not an object); they were dropped (a result\'s '
+                       '"id" is its row\'s id, a string)')
+    assert said[2].endswith("; later calls' results that match no row are dropped without a word")
+
+
+def test_a_corpus_of_clean_rows_is_read_without_the_strict_reading_and_a_bad_row_still_with_it(tmp_path,
+                                                                                              monkeypatch):
+    """Before: every row went through the strict reading, 0.6 ms a row: 12 s for 20,000 rows before a row was sent
+    (and before Ctrl-C could say anything true)."""
+    from mt_eval.decisions import corpus as dcorpus
+
+    strict: list[str] = []
+    real = dcorpus.decode_value
+
+    def counted(data, type_, *, file, **kw):
+        strict.append(file)
+        return real(data, type_, file=file, **kw)
+
+    monkeypatch.setattr(dcorpus, "decode_value", counted)
+    assert len(dcorpus.read_decision_corpus(ADEQUACY).rows) == ROWS
+    assert strict == []
+    lines = ADEQUACY.read_text(encoding="utf-8").splitlines()
+    bad = json.loads(lines[1]) | {"extra": 1}
+    (tmp_path / "bad.jsonl").write_text("\n".join([lines[0], json.dumps(bad), *lines[2:]]) + "\n", encoding="utf-8")
+    with pytest.raises(dcorpus.DecisionCorpusError) as raised:
+        dcorpus.read_decision_corpus(tmp_path / "bad.jsonl")
+    assert [p.message for p in raised.value.problems] == ['unknown field "extra"']
+    assert strict == [f"{tmp_path / 'bad.jsonl'}:2 (row \"adq-02\")"]
