@@ -4,8 +4,8 @@ A method running as a bridge guest is started (spawned, handshake) by `start_met
 — its ``translate.js`` does not load, it exits or never answers initialize — raises `StartFailed`, whose message
 is `start_failure`'s: the reason, the guest's last stderr lines and the fix (one that is still starting when its
 start timeout ends is told of ``--start-timeout``: `slow_start_fix`). An in-process method has nothing to start.
-``mt-eval run`` and ``mt-eval locales`` both start their methods this way (``mt-eval translate`` starts its own, to
-fail each line with the reason).
+``mt-eval run``, ``mt-eval locales``, ``mt-eval decide run`` and ``mt-eval grade`` start their methods this way
+(``mt-eval translate`` starts its own, to fail each line with the reason).
 """
 
 from __future__ import annotations

@@ -162,11 +162,14 @@ def grade_with_method(request: GradeRequest) -> Path:
 async def _decide_and_close(loaded: Any, blinded: Blinded, config: Any, settings: DecideSettings, on_results: Any
                             ) -> dict[str, Any]:
     """Grade the blinded items, then close the grader; the method card it ran under (a guest is started first,
-    so that the card it sends at initialize is part of it)."""
+    so that the card it sends at initialize is part of it; one that cannot start is said as ``mt-eval run`` says it,
+    with the fix: `mt_eval.method_start`)."""
     from mt_eval.harness.method_contract import merged_card
+    from mt_eval.method_start import start_method
 
     method = loaded.method
     try:
+        await start_method(loaded, config)
         card = await merged_card(loaded, None, config)
         stuck = (f"mt-eval grade: {loaded.method_id} blocked the event loop and could not be interrupted; no grading "
                  "card was written. Run the grader in its own process: give --isolate")

@@ -47,6 +47,7 @@ from mt_eval.harness.run_directory import (
 )
 from mt_eval.harness.session import RunState, new_run_id, now
 from mt_eval.loader import LoadedMethod, load_method, runtime_label
+from mt_eval.method_start import start_method
 from mt_eval.progress import RunProgress
 
 
@@ -140,9 +141,11 @@ def decide_run(request: DecideRequest) -> Path:
 async def _decide_and_close(loaded: LoadedMethod, rows: list[Any], config: DecisionConfig, settings: DecideSettings,
                             on_results: Any) -> tuple[Any, dict[str, Any]]:
     """Decide ``rows``, then close the method; the timing and the method card it ran under (a guest is started
-    first, so that the card it sends at initialize is part of it; the cold call includes that start)."""
+    first, so that the card it sends at initialize is part of it; the cold call includes that start). A guest that
+    cannot start is said as ``mt-eval run`` says it, with the fix (`mt_eval.method_start`)."""
     try:
         started = time.perf_counter()
+        await start_method(loaded, config)
         card = await merged_card(loaded, None, config)
         start_s = time.perf_counter() - started
         stuck = (f"mt-eval decide: {loaded.method_id} blocked the event loop and could not be interrupted; finished "
