@@ -204,6 +204,8 @@ class PopenTransport(asyncio.SubprocessTransport):
         self._closed = True
         with contextlib.suppress(ProcessLookupError):
             self.popen.kill()
+        for transport in self._pipes.values():
+            _close_unlooped(transport)
         for pipe in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
             if pipe is not None:
                 with contextlib.suppress(OSError):
@@ -213,3 +215,13 @@ class PopenTransport(asyncio.SubprocessTransport):
             self._pidfd = None
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=1.0)
+
+
+def _close_unlooped(transport: asyncio.BaseTransport) -> None:
+    """Close a pipe's transport whose loop has ended. Its ``close`` would leave the rest to that loop, which can no
+    longer run it, and the transport would say "unclosed transport" when collected: asyncio's is finished as that
+    loop would have finished it, with no one told (uvloop's said so as its loop closed, and has no such step)."""
+    finish = getattr(transport, "_call_connection_lost", None)  # (what asyncio's close has its loop call)
+    if finish is not None:
+        transport.set_protocol(asyncio.Protocol())  # (its child's protocol belongs to the loop that ended)
+        finish(None)
