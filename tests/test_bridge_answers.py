@@ -184,10 +184,10 @@ async def test_an_initialize_result_choosing_a_version_not_offered_fails_the_sta
 
 
 @pytest.mark.parametrize(("given", "said"), [
-    ([{"source": "x"}], 'entries[0] has no "id" (each result is matched to its entry by it)'),
-    ("abc", 'entries must be a list of objects, each with an "id", got the string "abc"'),
-    (None, 'entries must be a list of objects, each with an "id", got null'),
-    ([{"id": "a", "source": "x"}, 5], 'entries[1] must be an object with an "id", got the number 5'),
+    ([{"source": "x"}], "entries[0].id must be a non-empty string, got null"),  # (a guest's words, `params.` aside)
+    ("abc", 'entries must be a list of entries, got the string "abc"'),
+    (None, "entries must be a list of entries, got null"),
+    ([{"id": "a", "source": "x"}, 5], "entries[1] must be an object, got the number 5"),
 ])
 async def test_entries_a_caller_gives_in_no_shape_the_host_can_send_are_said_so(given, said):
     """Before: a KeyError 'id', "dictionary update sequence element #0 has length 1", "'NoneType' object is not
@@ -200,5 +200,22 @@ async def test_entries_a_caller_gives_in_no_shape_the_host_can_send_are_said_so(
                 await method.translate(given, CONFIG)
             assert str(raised.value) == said
             assert (await method.translate(BATCH, CONFIG))[0]["predicted"] == "X"
+    finally:
+        await method.aclose()
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("abc", 'rows must be a list of rows, got the string "abc"'),
+    ([{"state": {}, "questions": {}}], 'rows[0].id: required field "id" is missing'),
+    ([5], "rows[0]: expected an object, got the number 5"),
+])
+async def test_rows_a_caller_gives_in_no_shape_are_said_so_in_the_words_a_guest_refuses_them_with(given, said):
+    """The host's check of a caller's rows is the guests' (`rows_problem`), `params.` aside."""
+    method = BridgeMethod([sys.executable, "-c", ANSWERS_BADLY, json.dumps({})], label="cmd",
+                          options=HostOptions(start_timeout_s=15, request_timeout_s=10, shutdown_grace_s=1))
+    try:
+        with pytest.raises(TypeError) as raised:
+            await method.decide(given, {})
+        assert str(raised.value) == said
     finally:
         await method.aclose()

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from mt_eval.bridge import messages as m
-from mt_eval.js_text import SAFE_INTEGER, js_string, js_whole
+from mt_eval.js_text import SAFE_INTEGER, js_whole
 from mt_eval.records import RunConfig
 from mt_eval.results import ResultNotes, compact, compact_returned, error_result, returned_in_words
 from mt_eval.value_words import value_in_words
@@ -22,10 +22,7 @@ def translate_params(params: Any, default_config: dict[str, Any] | None = None
     request leaves out."""
     if not isinstance(params, dict):  # (the words of the Node guest)
         raise ValueError(f"params must be an object, got {value_in_words(params)}")
-    if not isinstance(params.get("entries"), list):
-        raise ValueError(f"params.entries must be a list of entries, got {value_in_words(params.get('entries'))}")
-    entries = params["entries"]
-    problem = entries_problem(entries)
+    problem = m.entries_problem(params.get("entries"))
     if problem:
         raise ValueError(problem)
     config = params.get("config")
@@ -33,26 +30,7 @@ def translate_params(params: Any, default_config: dict[str, Any] | None = None
         config = default_config
         if config is None:
             raise ValueError("params.config is missing and initialize gave none")
-    return entries, run_config(config)
-
-
-def entries_problem(entries: list[Any]) -> str | None:
-    """What is wrong with a translate request's entries (each an object with a non-empty string id, unique in the
-    request, and a string source), in the words of the Node guest; None when nothing is."""
-    seen: set[str] = set()
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            return f"params.entries[{i}] must be an object, got {value_in_words(entry)}"
-        entry_id = entry.get("id")
-        if not isinstance(entry_id, str) or not entry_id:
-            return f"params.entries[{i}].id must be a non-empty string, got {value_in_words(entry_id)}"
-        if not isinstance(entry.get("source"), str):
-            return f"params.entries[{i}].source must be a string, got {value_in_words(entry.get('source'))}"
-        if i and entry_id in seen:
-            return f"params.entries[{i}].id {js_string(entry_id)} appears twice in the request"
-        if len(entries) > 1:
-            seen.add(entry_id)
-    return None
+    return params["entries"], run_config(config)
 
 
 def valid_id(given: Any) -> int | str | None:

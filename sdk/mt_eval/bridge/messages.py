@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -38,6 +39,34 @@ def about_config(code: int, message: str) -> bool:
     every item shares, rather than one item: invalid params whose message starts ``invalid config`` (or
     ``params.config``, for one left out), as both reference guests word it (bridge/PROTOCOL.md, *Error codes*)."""
     return code == INVALID_PARAMS and message.startswith(CONFIG_PROBLEM)
+
+
+def entries_problem(entries: Any, where: str = "params.entries") -> str | None:
+    """What is wrong with a translate request's entries (a list of objects, each with a non-empty string id, unique in
+    the request, and a string source), in the words of both reference guests, ``where`` naming them; None when
+    nothing is. A guest checks each request with it; a host, the entries its caller gave, once a call failed."""
+    if type(entries) is not list and not isinstance(entries, tuple):  # (a host's caller may give a tuple)
+        return f"{where} must be a list of entries, got {_in_words(entries)}"
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        if type(entry) is not dict and not isinstance(entry, Mapping):
+            return f"{where}[{i}] must be an object, got {_in_words(entry)}"
+        entry_id = entry.get("id")
+        if not isinstance(entry_id, str) or not entry_id:
+            return f"{where}[{i}].id must be a non-empty string, got {_in_words(entry_id)}"
+        if not isinstance(entry.get("source"), str):
+            return f"{where}[{i}].source must be a string, got {_in_words(entry.get('source'))}"
+        if i and entry_id in seen:
+            return f"{where}[{i}].id {js_string(entry_id)} appears twice in the request"
+        if len(entries) > 1:
+            seen.add(entry_id)
+    return None
+
+
+def _in_words(value: Any) -> str:
+    from mt_eval.value_words import value_in_words  # (only once something is wrong)
+
+    return value_in_words(value)
 
 
 def line_limit(limit: int) -> str:

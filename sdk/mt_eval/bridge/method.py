@@ -201,7 +201,7 @@ class BridgeMethod:
                 return await self._run_batch(TRANSLATE, sent, _builtins(config))
             return await self._request_all(TRANSLATE, sent, config)
         except (KeyError, TypeError, ValueError, AttributeError):
-            _refuse_unshaped(entries, "entries", "entry")  # (looked at only once a call failed)
+            _refuse_unshaped(TRANSLATE, entries)  # (looked at only once a call failed)
             raise
 
     async def decide(self, rows: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
@@ -211,7 +211,7 @@ class BridgeMethod:
         try:
             return await self._request_all(DECIDE, rows, config)
         except (KeyError, TypeError, ValueError, AttributeError):
-            _refuse_unshaped(rows, "rows", "row")
+            _refuse_unshaped(DECIDE, rows)
             raise
 
     async def _request_all(self, kind: RequestKind, items: list[dict[str, Any]], config: Any
@@ -339,31 +339,35 @@ class BridgeMethod:
 
 @dataclass(frozen=True)
 class RequestKind:
-    """A request that carries a batch: its name, the params key of the batch, and how results come back."""
+    """A request that carries a batch: its name, the params key of the batch, how results come back, and what is
+    wrong with a batch a caller gave (in the words a guest refuses it with, named as ``where`` says)."""
 
     request: str
     key: str
     owner: str  # what an item is called in messages: "entry", "row"
     match: Callable[[list[dict[str, Any]], msgspec.Raw, str, ResultNotes], list[dict[str, Any]]]
     fail: Callable[[str, str], dict[str, Any]]
+    problem: Callable[[Any, str], str | None]
 
 
-TRANSLATE = RequestKind("translate", "entries", "entry", match_results, error_result)
-DECIDE = RequestKind("decide", "rows", "row", match_decisions, lambda row_id, error: {"id": row_id, "error": error})
+def _rows_problem(rows: Any, where: str) -> str | None:
+    from mt_eval.decisions.records import rows_problem
+
+    return rows_problem(list(rows) if isinstance(rows, tuple) else rows, where)
 
 
-def _refuse_unshaped(items: Any, name: str, one: str) -> None:
-    """`TypeError` saying how ``items`` (a caller's entries or rows) are not a list of objects with an "id", when
-    they are not: what a failed call was given, said in place of the error it ended in."""
-    from mt_eval.value_words import value_in_words
+TRANSLATE = RequestKind("translate", "entries", "entry", match_results, error_result, m.entries_problem)
+DECIDE = RequestKind("decide", "rows", "row", match_decisions, lambda row_id, error: {"id": row_id, "error": error},
+                     _rows_problem)
 
-    if not isinstance(items, list | tuple):
-        raise TypeError(f"{name} must be a list of objects, each with an \"id\", got {value_in_words(items)}")
-    for index, item in enumerate(items):
-        if not isinstance(item, Mapping):
-            raise TypeError(f"{name}[{index}] must be an object with an \"id\", got {value_in_words(item)}")
-        if "id" not in item:
-            raise TypeError(f"{name}[{index}] has no \"id\" (each result is matched to its {one} by it)")
+
+def _refuse_unshaped(kind: RequestKind, items: Any) -> None:
+    """`TypeError` saying how ``items``, the entries or rows a failed call was given, break the protocol's rules,
+    when they do, in place of the error the call ended in: a guest's words for them, without its ``params.``
+    (`messages.entries_problem`, `mt_eval.decisions.records.rows_problem`)."""
+    problem = kind.problem(items, kind.key)
+    if problem is not None:
+        raise TypeError(problem)
 
 
 def _without_gold(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
