@@ -136,3 +136,19 @@ def test_shown_enables_the_guest_logger_and_puts_it_back():
         assert logger.isEnabledFor(logging.INFO)
         assert any(isinstance(h, GuestOutput) for h in logger.handlers)
     assert (logger.level, list(logger.handlers)) == before
+
+
+def test_the_guest_logger_has_one_name_and_naming_it_loads_none_of_the_host_or_the_sandbox():
+    """The host logs on it, the commands show it, the sandbox reads its refusals in it: one name, from a package that
+    imports nothing (importing `mt_eval.sandbox.denials` for it once added 14 ms to each command's start)."""
+    script = ("import sys, mt_eval.bridge, mt_eval.cli.guest_output as shown; "
+              "assert shown.GUEST_LOGGER is mt_eval.bridge.GUEST_LOGGER == 'mt_eval.bridge.guest'; "
+              "print(sorted(m for m in sys.modules if m.startswith(('mt_eval.bridge.', 'mt_eval.sandbox'))))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
+    from mt_eval.bridge import GUEST_LOGGER as home
+    from mt_eval.bridge.connection import GuestConnection
+    from mt_eval.sandbox.denials import GUEST_LOGGER as read
+
+    assert GUEST_LOGGER is read is home
+    assert GuestConnection(["true"])._stderr.logger is logging.getLogger(home)

@@ -7,3 +7,9 @@
 - `mt_eval.bridge.guest`: ``mt-eval serve DIR``, the Python guest;
 - `mt_eval.bridge.conformance`: replaying the conformance transcripts against any guest.
 """
+
+# The logger the host writes each line of a guest's stderr to, and the warnings a guest sends (its ``log``
+# notifications), each under the guest's label: the commands show them (`mt_eval.cli.guest_output`), a sandbox reads
+# its refusals in them (`mt_eval.sandbox.denials`). It is kept here, which imports nothing, so that naming it loads
+# none of the host's modules.
+GUEST_LOGGER = "mt_eval.bridge.guest"

@@ -31,6 +31,7 @@ from typing import Any
 import msgspec
 
 from mt_eval._version import __version__
+from mt_eval.bridge import GUEST_LOGGER
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.answers import say_unmatched
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
@@ -41,7 +42,6 @@ from mt_eval.child_process import ChildProcess, LazyTimer, exit_status, last_lin
 from mt_eval.process_state import HOST_GUESTS
 
 log = logging.getLogger("mt_eval.bridge")
-guest_log = logging.getLogger("mt_eval.bridge.guest")
 _LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 _BATCH_REQUESTS = frozenset({"translate", "decide"})  # the requests that carry a method's work
 _CLOSED = "the guest was closed"  # what a call in flight when the host closes the guest fails with
@@ -84,7 +84,7 @@ class GuestConnection(ChildProcess):
                  env: Mapping[str, str] | None = None, options: HostOptions | None = None,
                  label: str | None = None) -> None:
         self.options = options or HostOptions()
-        super().__init__(command, cwd=cwd, env=env, label=label, logger=guest_log,
+        super().__init__(command, cwd=cwd, env=env, label=label, logger=logging.getLogger(GUEST_LOGGER),
                          tail_bytes=self.options.stderr_tail_bytes, tail_lines=self.options.stderr_tail_lines,
                          grace_s=self.options.shutdown_grace_s)
         self.info: m.InitializeResult | None = None
@@ -368,7 +368,7 @@ class GuestConnection(ChildProcess):
                 pending.deadline = asyncio.get_running_loop().time() + pending.timeout_s
         elif method == "log" and isinstance(params, dict):
             level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
-            guest_log.log(level, "%s: %s", self.label, params.get("message"))
+            logging.getLogger(GUEST_LOGGER).log(level, "%s: %s", self.label, params.get("message"))
 
     # ---- the guest going away ------------------------------------------------------------------
 

@@ -16,9 +16,9 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from mt_eval.bridge import GUEST_LOGGER
 from mt_eval.child_process import STDERR_LINE
 
-GUEST_LOGGER = "mt_eval.bridge.guest"
 # The guests' own lines: the Node guest kit's, the Python guest's, the Node host kit's warnings, the sandbox's.
 KIT_PREFIXES = ("mt-eval-guest: ", "mt-eval serve: ", "mt-eval-bridge: ", "bwrap: ")
 

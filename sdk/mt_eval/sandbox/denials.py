@@ -14,9 +14,9 @@ import logging
 import re
 from collections.abc import Iterable
 
+from mt_eval.bridge import GUEST_LOGGER  # (where the bridge host forwards each line of a guest's stderr)
 from mt_eval.sandbox.policy import DeniedAttempt
 
-GUEST_LOGGER = "mt_eval.bridge.guest"  # where the bridge host forwards each line of a guest's stderr
 _QUOTED_PATH = re.compile(r"""['"](/[^'"]*)['"]""")
 _WRAPPING = re.compile(r"""[)>"'\]]""")  # where a message wrapped in a repr ends: (…), <urlopen error …>, "…"
 _HOST = re.compile(r"""(?:\bhost=|resolve )['"]([\w.:-]+)['"]""")  # the host a Python library names before it
