@@ -60,14 +60,15 @@ class ResultNotes:
     def __bool__(self) -> bool:
         return bool(self.counts)
 
-    def stray_warning(self, unknown: list[Any]) -> str | None:
-        """The warning for one call's results that match no entry (`strays_dropped`), for the first
+    def stray_warning(self, unknown: list[Any], item: str = "entry") -> str | None:
+        """The warning for one call's results that match no entry, or row (`strays_dropped`), for the first
         `STRAY_REPORTS` calls of a host that return some (the last of them says so); None for the others: a
         method that does it in every batch is not reported a thousand times."""
         if not unknown or self.stray_calls >= STRAY_REPORTS:
             return None
         self.stray_calls += 1
-        return strays_dropped(unknown) + (LATER_STRAYS if self.stray_calls == STRAY_REPORTS else "")
+        return strays_dropped(unknown, item) + (LATER_STRAYS.format(item=item) if self.stray_calls == STRAY_REPORTS
+                                                else "")
 
     def summary(self) -> str:
         """One line: ``12 × "latency_s": null treated as absent; 3 × unknown field "x" moved into metadata``."""
@@ -277,12 +278,13 @@ NOT_A_RESULT = "<not an object>"  # what `results_for` gives as the id of a retu
 
 
 STRAY_REPORTS = 3  # calls whose unmatched results a host reports (lib/unmatched.js: STRAY_REPORTS)
-LATER_STRAYS = "; later calls' results that match no entry are dropped without a word"
+LATER_STRAYS = "; later calls' results that match no {item} are dropped without a word"
 
 
-def strays_dropped(unknown: list[Any]) -> str:
-    """The warning for returned results that match no entry sent (`results_for`'s ``unknown``), in the words every
-    host uses, in process or through a guest (lib/unmatched.js: straysDropped)."""
+def strays_dropped(unknown: list[Any], item: str = "entry") -> str:
+    """The warning for returned results that match no entry sent (`results_for`'s ``unknown``: their ids, or
+    `NOT_A_RESULT`), in the words every host uses, in process or through a guest (lib/unmatched.js: straysDropped);
+    ``item``: "row" for a decide call's."""
     from mt_eval.js_text import js_number, js_string
 
     def shown(value: Any) -> str:
@@ -300,8 +302,8 @@ def strays_dropped(unknown: list[Any]) -> str:
         parts.append("ids " + ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else ""))
     if others := sum(1 for u in unknown if u is NOT_A_RESULT):
         parts.append(f"{others} item{'s' if others > 1 else ''} that {'are' if others > 1 else 'is'} not an object")
-    return (f"the method returned results that match no entry it was sent ({'; '.join(parts)}); they were dropped (a "
-            "result's id is its entry's id, a string)")
+    return (f"the method returned results that match no {item} it was sent ({'; '.join(parts)}); they were dropped (a "
+            f"result's id is its {item}'s id, a string)")
 
 
 def normalise_returned(returned: Any, *, notes: ResultNotes, default_latency_s: float = 0.0

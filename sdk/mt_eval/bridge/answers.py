@@ -19,7 +19,7 @@ import msgspec
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import id_in
 from mt_eval.records import TranslationResult, result_problem
-from mt_eval.results import ResultNotes, parse_returned, results_for, unusable
+from mt_eval.results import NOT_A_RESULT, ResultNotes, parse_returned, results_for, unusable
 from mt_eval.value_words import value_in_words
 
 log = logging.getLogger("mt_eval.bridge")
@@ -81,22 +81,26 @@ def _one_each_in_order(batch: list[dict[str, Any]], returned: list[TranslationRe
     return len(batch) == 1 or len({entry["id"] for entry in batch}) == len(batch)
 
 
-def match_decisions(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str, _notes: ResultNotes | None = None
+def match_decisions(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str, notes: ResultNotes | None = None
                     ) -> list[dict[str, Any]]:
-    """One result per row, in row order, as the guest sent it; missing and repeated results become row errors.
-    `WithoutResults` when the answer holds no results list."""
+    """One result per row, in row order, as the guest sent it; missing and repeated results become row errors, and
+    results for no row sent are dropped (said for the first calls: ``notes``). `WithoutResults` when the answer holds
+    no results list."""
     try:
         items = _raw_results_decoder.decode(raw)["results"]
     except (msgspec.ValidationError, msgspec.DecodeError, KeyError):
         raise WithoutResults(label, "decide", raw) from None
     found: dict[str, list[Any]] = {str(row["id"]): [] for row in batch}
+    unknown: list[Any] = []
     for item in items:
         decoded = msgspec.json.decode(item)
-        item_id = decoded.get("id") if isinstance(decoded, dict) else None
+        item_id = decoded.get("id") if isinstance(decoded, dict) else NOT_A_RESULT
         if isinstance(item_id, str) and item_id in found:
             found[item_id].append(decoded)
         else:
-            log.warning("guest %s returned a decision for an unknown row %r; dropped", label, item_id)
+            unknown.append(item_id)
+    if unknown and (said := (notes if notes is not None else ResultNotes()).stray_warning(unknown, "row")):
+        log.warning("%s", said)  # (as an in-process decide call's are said: mt_eval.decisions.execution)
     out = []
     for row_id, given in found.items():
         if len(given) == 1:

@@ -28,13 +28,13 @@ from mt_eval.decisions.records import (
     DecisionResult,
     DecisionRow,
     QuestionAnswer,
-    describe,
 )
 from mt_eval.guarded_calls import call_failure
 from mt_eval.harness.results_log import LogKind, read_logged
 from mt_eval.harness.run_directory import RunError
 from mt_eval.lone_surrogates import problem_in
 from mt_eval.loop_watchdog import LoopBlocked, LoopWatchdog
+from mt_eval.results import NOT_A_RESULT, ResultNotes
 
 _encode = msgspec.json.Encoder().encode
 # a decide run's results.jsonl, read and repaired as a translation run's is (`mt_eval.harness.results_log`)
@@ -54,10 +54,7 @@ class DecideSettings:
 @dataclass
 class DecideTiming:
     first_call_s: float | None = None
-    stray_calls: int = 0  # calls whose results matching no row were reported (`STRAY_REPORTS` at most)
-
-
-STRAY_REPORTS = 3  # calls whose unmatched results are reported: a method that does it in every batch is said thrice
+    strays: ResultNotes = field(default_factory=ResultNotes)  # (its `stray_warning`: the first calls' strays said)
 
 
 class ResultsNotSaved(RunError):
@@ -73,20 +70,6 @@ class _Prepared:
     sent: DecisionRow | None
     refused: dict[str, QuestionAnswer] = field(default_factory=dict)
     error: str | None = None
-
-
-def strays_dropped(unknown: list[Any]) -> str:
-    """The warning for returned results that match no row sent: their ids, and how many were no object."""
-    from mt_eval.js_text import js_string
-
-    ids = list(dict.fromkeys(js_string(item["id"]) if isinstance(item.get("id"), str) else "null"
-                             if item.get("id") is None else describe(item["id"])
-                             for item in unknown if isinstance(item, Mapping)))
-    parts = ["ids " + ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")] if ids else []
-    if others := sum(1 for item in unknown if not isinstance(item, Mapping)):
-        parts.append(f"{others} item{'s' if others > 1 else ''} that {'are' if others > 1 else 'is'} not an object")
-    return (f"the method returned results that match no row it was sent ({'; '.join(parts)}); they were dropped (a "
-            'result\'s "id" is its row\'s id, a string)')
 
 
 def input_chars(row: DecisionRow) -> int:
@@ -201,11 +184,9 @@ async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settin
     except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # (values no JSON holds: its rows fail)
         why = f"the method's results cannot be read: {type(exc).__name__}: {exc}"
         return [DecisionResult(id=row.id, error=why, latency_s=elapsed / len(rows)) for row in rows]
-    if unknown and timing.stray_calls < STRAY_REPORTS:
-        timing.stray_calls += 1
-        later = "; later calls' results that match no row are dropped without a word" \
-            if timing.stray_calls == STRAY_REPORTS else ""
-        logging.getLogger("mt_eval.decisions").warning("%s%s", strays_dropped(unknown), later)
+    ids = [item.get("id") if isinstance(item, Mapping) else NOT_A_RESULT for item in unknown]
+    if ids and (said := timing.strays.stray_warning(ids, "row")):  # (as a guest's host says it: bridge.answers)
+        logging.getLogger("mt_eval.decisions").warning("%s", said)
     for result in results:
         if result.latency_s == 0.0:
             result.latency_s = elapsed / len(rows)
