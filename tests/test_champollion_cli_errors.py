@@ -78,7 +78,8 @@ def test_with_json_an_error_is_a_report_on_stdout_of_the_same_shape_on_both_side
     assert found["node"] == found["python"]
     assert found["python"] == {"dryRun": False, "ok": False, "error": {"kind": "config", "message": (
         "<project>/champollion.config.json is not a valid champollion config\nerror: <project>/champollion.config.json "
-        '$.pairs["en:es"].temperature: expected a number, got the string "warm"')}, "locales": []}
+        '$.pairs["en:es"].temperature: expected a number, got the string "warm"\n'
+        '    fix: give "temperature" as a number, e.g. "temperature": 1')}, "locales": []}
 
     rewrite("champollion.config.json", good)
     holders = [ProjectLock(p.root / "locales", command="a test").acquire() for p in projects.values()]
@@ -134,7 +135,8 @@ def test_a_number_too_large_to_hold_is_said_as_written_on_both_sides(tmp_path: P
     assert runs["node"] == runs["python"]
     status, _, err = runs["python"]
     assert status == 1 and err.endswith('$.pairs["en:es"].batchSize: expected an integer, got a number too large to '
-                                        "hold: 99999999999999999999… (5,000 digits)\n")
+                                        "hold: 99999999999999999999… (5,000 digits)\n"
+                                        '    fix: give "batchSize" as an integer, e.g. "batchSize": 1\n')
 
 
 @needs_node
@@ -160,6 +162,7 @@ def test_a_config_with_errors_says_its_warnings_with_them_every_problem_in_one_g
     assert runs["node"] == runs["python"]
     assert runs["python"] == (1, "", "\n".join([
         "<prog>: <project>/champollion.config.json is not a valid champollion config",
-        "error: <project>/champollion.config.json $.localesDir: expected a string, got the number 5",
+        problem("error", "$.localesDir", "expected a string, got the number 5",
+                'give "localesDir" as a string, in double quotes'),
         problem("warning", "$.inputLocal", 'unknown field "inputLocal"', 'did you mean "inputLocale"? Known fields: '
                 "version, inputLocale, pairs, localesDir, $schema")]) + "\n")

@@ -1,20 +1,25 @@
 """A fix says what to do: a field's description is context for it, never the fix itself; a constraint's hint is
-shown with the value it refuses (the gate policy, the run card and every document only Python reads)."""
+shown with the value it refuses (the gate policy, the run card, and the documents the Node package also reads, which
+it words alike)."""
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
+import msgspec.inspect as mi
 import pytest
 
 from mt_eval.field_words import described
 from mt_eval.harness.policy import PolicyError, load_policy
 from mt_eval.manifest import Manifest
 from mt_eval.schemas import schema_types
-from mt_eval.strict import NODE_WORDED, StrictStruct, decode_value
+from mt_eval.strict import StrictStruct, decode_value
 
 NODE_LIB = Path(__file__).parent.parent / "bridge" / "node" / "lib"
 
@@ -66,12 +71,55 @@ def test_a_constraints_hint_is_shown_with_the_value_it_refuses():
     assert [p.hint for p in problems] == ['give "level" as a number, e.g. "level": 1 (How loud it is.)']
 
 
-def test_documents_the_node_package_decodes_keep_its_words():
-    """The Node package words the same problems (bridge/vectors/contract/ pins both): its documents keep its fixes
-    until it words them as instructions too, so both runtimes still say the same."""
-    code = "".join(p.read_text() for p in NODE_LIB.rglob("*.js") if "generated" not in p.parts)
-    stems = set(re.findall(r"(?:decodeValue|completeConfig)\([^,]+, '([a-z-]+)'", code))
-    types = schema_types()
-    assert {f"{types[s].__module__}.{types[s].__qualname__}" for s in stems} == NODE_WORDED
+def test_a_document_the_node_package_also_reads_is_fixed_by_instructions():
+    """method.json's "name": 3 said "fix: What people call the method.", the field's description."""
     _, problems = decode_value({"name": 3, "entry_point": "p:M"}, Manifest, file="method.json")
-    assert [(p.path, p.hint) for p in problems if p.severity == "error"] == [("$.name", "What people call the method.")]
+    assert [(p.path, p.hint) for p in problems if p.severity == "error"] == [
+        ("$.name", 'give "name" as a string, in double quotes (What people call the method.)')]
+
+
+def wrong_everywhere(t: mi.Type, wrong: Any, depth: int = 0) -> Any:
+    """A document of the type ``t`` with ``wrong`` for each value that is not an object or a list of them."""
+    while isinstance(t, mi.Metadata):
+        t = t.type
+    nested = (mi.StructType, mi.ListType, mi.DictType)
+    if depth > 4:
+        return wrong
+    if isinstance(t, mi.StructType):
+        return {f.encode_name: wrong_everywhere(f.type, wrong, depth + 1) for f in t.fields}
+    if isinstance(t, mi.ListType):
+        item = t.item_type.type if isinstance(t.item_type, mi.Metadata) else t.item_type
+        return [wrong_everywhere(item, wrong, depth + 1)] if isinstance(item, (*nested, mi.UnionType)) else wrong
+    if isinstance(t, mi.DictType):
+        return {"k": wrong_everywhere(t.value_type, wrong, depth + 1)}
+    if isinstance(t, mi.UnionType):
+        inner = [x for x in t.types if isinstance(x.type if isinstance(x, mi.Metadata) else x, nested)]
+        return wrong_everywhere(inner[0], wrong, depth) if inner else wrong
+    return wrong
+
+
+NODE_DECODE = """
+import { decodeValue } from %s;
+const documents = JSON.parse(process.argv[1]);
+const said = documents.map(([stem, data]) => decodeValue(data, stem, { file: 'f' }).problems
+  .map((p) => [p.path, p.severity, p.code, p.message, p.hint]));
+process.stdout.write(JSON.stringify(said));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+def test_both_runtimes_word_every_document_the_node_package_reads_alike():
+    """Every document the Node package decodes (bridge/node/lib/contract/decode.js), wrong in every value, gets
+    the same problems with the same fixes from both runtimes."""
+    code = "".join(p.read_text() for p in NODE_LIB.rglob("*.js") if "generated" not in p.parts)
+    stems = sorted(set(re.findall(r"(?:decodeValue|completeConfig)\([^,]+, '([a-z-]+)'", code)))
+    types = schema_types()
+    assert "method" in stems and "champollion-config" in stems
+    values = (3.5, "x", -1, 0, [], "", {}, [7], True, None, ["x"], 2**60, "true", "3", [""])
+    documents = [[stem, wrong_everywhere(mi.type_info(types[stem]), wrong)] for stem in stems for wrong in values]
+    decode = NODE_DECODE % json.dumps((NODE_LIB / "contract" / "decode.js").as_uri())
+    node = subprocess.run(["node", "--input-type=module", "-e", decode, json.dumps(documents)], capture_output=True,
+                          text=True, check=True, timeout=60)
+    python = [[[p.path, p.severity, p.code, p.message, p.hint] for p in decode_value(data, types[stem], file="f")[1]]
+              for stem, data in documents]
+    assert [said for said in python if said] and python == json.loads(node.stdout)

@@ -101,7 +101,7 @@ def decode_json(raw: bytes, type_: type[T], *, file: str) -> tuple[T | None, lis
 def decode_value(data: Any, type_: type[T], *, file: str, too_large: dict[At, str] | None = None
                  ) -> tuple[T | None, list[Problem]]:
     """Strictly decode an already parsed value (module docstring, `decode_json_file`, `parse_json`'s too_large)."""
-    walker = _Walker(file, too_large or {}, f"{type_.__module__}.{type_.__qualname__}" in NODE_WORDED)
+    walker = _Walker(file, too_large or {})
     clean = walker.check(data, mi.type_info(type_), ())
     if clean:
         value = walker.build(data, type_, ())
@@ -147,20 +147,10 @@ def _matches(value: Any, t: mi.Type) -> bool:
     return True
 
 
-# Documents the Node package decodes too (bridge/node/lib/contract/decode.js, held to the same words by
-# bridge/vectors/contract/): their fixes keep the words that package gives them (a field's description for a wrong
-# type, no fix for a number out of range) until it words fixes as instructions as well.
-NODE_WORDED = frozenset({
-    "mt_eval.manifest.Manifest", "mt_eval.method_card.MethodCard", "mt_eval.records.TranslationResult",
-    "mt_eval.records.RunConfig", "mt_eval.decisions.records.DecisionConfig", "mt_eval.decisions.records.DecisionRow",
-    "mt_eval.bridge.messages.InitializeResult", "mt_eval.champollion.config.ChampollionConfigFile"})
-
-
 class _Walker:
-    def __init__(self, file: str, too_large: dict[At, str], node_worded: bool = False) -> None:
+    def __init__(self, file: str, too_large: dict[At, str]) -> None:
         self.file = file
         self.too_large = too_large
-        self.node_worded = node_worded
         self.problems: list[Problem] = []
         self.structs: list[tuple[At, type[Any], bool]] = []
 
@@ -184,11 +174,10 @@ class _Walker:
         written = self.too_large.get(at) if isinstance(value, float) and math.isinf(value) else None
         return value_in_words(value) if written is None else too_large_words(written)
 
-    def fix(self, meta: mi.Metadata | None, instruction: str, node_words: str | None = None) -> str | None:
+    @staticmethod
+    def fix(meta: mi.Metadata | None, instruction: str) -> str:
         """How to fix a value that does not fit: the field's own hint, else ``instruction`` with the field's
-        description as context (``node_words`` in a document the Node package words: `NODE_WORDED`)."""
-        if self.node_worded:
-            return node_words
+        description as context (the Node package words it alike: bridge/node/lib/contract/decode.js)."""
         own = _word(meta, words.HINT) or ((meta.extra or {}).get("hint") if meta is not None else None)
         described = _word(meta, "description")
         return str(own) if own else f"{instruction} ({described})" if described else instruction
@@ -230,8 +219,8 @@ class _Walker:
     def _wrong_type(self, value: Any, t: mi.Type, at: At, meta: mi.Metadata | None) -> bool:
         expected = words.describe(t)
         key = writable(at[-1]) if at and isinstance(at[-1], str) else None
-        hint = self.fix(meta, words.give(t, key), _meta_hint(meta))
-        wraps = not self.node_worded and isinstance(t, mi.ListType) and _matches(value, t.item_type)
+        hint = self.fix(meta, words.give(t, key))
+        wraps = isinstance(t, mi.ListType) and _matches(value, t.item_type)
         if isinstance(value, str) and (expected.startswith("an array of strings") or wraps):
             hint = f"wrap it in brackets: [{js_string(value)}]"
         elif isinstance(value, str) and expected in ("true or false", "an integer", "a number"):
@@ -297,19 +286,19 @@ class _Walker:
             self.add(at, not_valid_unicode("the text", lone), LONE_SURROGATE_HINT, code="encoding")
             return False
         if t.min_length and not value:
-            self.add(at, "must not be empty", self.fix(meta, "write something in it", _meta_hint(meta)), code="length")
+            self.add(at, "must not be empty", self.fix(meta, "write something in it"), code="length")
             return False
         if not self._check_length(value, t, at, "character", meta):
             return False
         if t.pattern is not None and _js_pattern(t.pattern).search(value) is None:
             means = _word(meta, words.PATTERN_MEANS) or f"matching {t.pattern}"
             hint = self.fix(meta, f"write it as {means}" if _word(meta, words.PATTERN_MEANS) else
-                            f"write it to match {t.pattern}", _meta_hint(meta))
+                            f"write it to match {t.pattern}")
             suggest = words.SUGGESTIONS.get(_word(meta, words.SUGGEST) or "")
             if suggest is not None:
                 suggestion = suggest(value)
                 if suggestion and _js_pattern(t.pattern).search(suggestion):  # "nonsense" is not offered back
-                    hint = (hint + "; " if hint else "") + f'for example "{suggestion}"'
+                    hint = f'{hint}; for example "{suggestion}"'
             self.add(at, f"{js_string(value)} is not {means}", hint, code="pattern")
             return False
         return True

@@ -56,7 +56,7 @@ test('with --json, an error is a report on stdout: ok false, error {kind, messag
   project.write('champollion.config.json', config({ 'en:es': { methodPlugin: 'reverse', temperature: 'warm' } }));
   assert.deepEqual(await report(), { dryRun: false, ok: false, error: { kind: 'config', message: '<project>/champollion.config.json '
     + 'is not a valid champollion config\nerror: <project>/champollion.config.json $.pairs["en:es"].temperature: expected a number, '
-    + 'got the string "warm"' }, locales: [] });
+    + 'got the string "warm"\n    fix: give "temperature" as a number, e.g. "temperature": 1' }, locales: [] });
 
   project.write('champollion.config.json', config({ 'en:es': { methodPlugin: 'reverse' } }));
   const holder = await acquireProjectLock(join(project.root, 'locales'), { command: 'a test' });
@@ -106,7 +106,7 @@ test('a config with errors says its warnings with them: every problem in one go'
   assert.equal(typo.status, 1);
   assert.equal(typo.stderr, `${[
     'mt-eval-locales: <project>/champollion.config.json is not a valid champollion config',
-    'error: <project>/champollion.config.json $.localesDir: expected a string, got the number 5',
+    problem('error', '$.localesDir', 'expected a string, got the number 5', 'give "localesDir" as a string, in double quotes'),
     problem('warning', '$.inputLocal', 'unknown field "inputLocal"', 'did you mean "inputLocale"? Known fields: version, inputLocale, pairs, localesDir, $schema'),
   ].join('\n')}\n`);
 });

@@ -13,8 +13,8 @@ import { RULES } from './rules.js';
 import { defaults, resolve, root } from './schema.js';
 import { tooLarge } from './value-words.js';
 import {
-  INEXACT_INTEGER, PATTERN_MEANS, SUGGEST, SUGGESTIONS, UNKNOWN_FIELDS, WHAT, describe, getCloseMatches, got, jsonPath, jsString, jsValue,
-  matches, nodeHint,
+  INEXACT_INTEGER, PATTERN_MEANS, SUGGEST, SUGGESTIONS, UNKNOWN_FIELDS, WHAT, boundsWords, describe, fix, getCloseMatches, give, got,
+  hasWords, jsonPath, jsString, jsValue, matches, nodeHint,
 } from './words.js';
 
 const LONE_SURROGATE_HINT = 'write the character itself (one beyond U+FFFF escaped as its pair, as \\ud83d\\ude00)';
@@ -48,37 +48,41 @@ class Walker {
     this.problems.push({ file: this.file, path: jsonPath(at), message, hint: hint ?? null, severity, code });
   }
 
-  check(value, node, at) {
+  // meta: the node whose words (description, x-hint, ...) the problems use: its own, else those of the anyOf
+  // it is a member of (an optional Struct's description is on the anyOf, not on its $ref), as Python's Metadata.
+  check(value, node, at, inherited = undefined) {
+    const meta = hasWords(node) ? node : inherited;
     if ('anyOf' in node) {
       const fitting = node.anyOf.filter((member) => matches(value, member));
-      if (fitting.length) return this.check(value, fitting[0], at);
+      if (fitting.length) return this.check(value, fitting[0], at, meta);
       const others = node.anyOf.filter((member) => member.type !== 'null');
-      if (others.length !== 1) return this.wrongType(value, node, at);
-      const [other] = others; // (an optional Struct's description is on the anyOf, not on its $ref)
-      return 'enum' in other || 'anyOf' in other ? this.check(value, other, at) : this.wrongType(value, other, at, nodeHint(node));
+      if (others.length !== 1) return this.wrongType(value, node, at, meta);
+      return this.check(value, others[0], at, meta); // an optional value: reported as the one real type would be
     }
-    if ('enum' in node) return this.checkEnum(value, node, at);
-    if (!matches(value, node)) return this.wrongType(value, node, at);
+    if ('enum' in node) return this.checkEnum(value, node, at, meta);
+    if (!matches(value, node)) return this.wrongType(value, node, at, meta);
     if ('$ref' in node) return this.checkStruct(value, resolve(this.document, node), at);
     switch (node.type) {
       case 'array': {
-        const ok = this.checkLength(value.length, node.minItems, node.maxItems, at, 'item');
+        const ok = this.checkLength(value.length, node.minItems, node.maxItems, at, 'item', meta);
         return value.map((item, i) => this.check(item, node.items ?? {}, [...at, i])).every(Boolean) && ok;
       }
       case 'object':
         if (typeof node.additionalProperties !== 'object') return true;
         return entriesOf(value).map(([key, item]) => this.check(item, node.additionalProperties, [...at, key])).every(Boolean);
-      case 'string': return this.checkString(value, node, at);
+      case 'string': return this.checkString(value, node, at, meta);
       case 'integer':
-      case 'number': return this.checkRange(value, node, at);
+      case 'number': return this.checkRange(value, node, at, meta);
       default: return true;
     }
   }
 
-  wrongType(value, node, at, fallbackHint = undefined) {
+  wrongType(value, node, at, meta) {
     const expected = describe(node);
-    let hint = nodeHint(node) ?? fallbackHint;
-    if (typeof value === 'string' && expected.startsWith('an array of strings')) {
+    const key = typeof at.at(-1) === 'string' ? writable(at.at(-1)) : null;
+    let hint = fix(meta, give(node, key));
+    const wraps = node.type === 'array' && matches(value, node.items ?? {});
+    if (typeof value === 'string' && (expected.startsWith('an array of strings') || wraps)) {
       hint = `wrap it in brackets: [${jsString(value)}]`;
     } else if (typeof value === 'string' && ['true or false', 'an integer', 'a number'].includes(expected)) {
       const bare = bareFits(value, node);
@@ -90,7 +94,7 @@ class Walker {
     return false;
   }
 
-  checkEnum(value, node, at) {
+  checkEnum(value, node, at, meta) {
     if (node.enum.includes(value)) return true;
     const allowed = node.enum.map(jsValue).join(', ');
     let hint = `use one of ${allowed}`;
@@ -98,7 +102,7 @@ class Walker {
       const [close] = getCloseMatches(value, node.enum.map(String), 1, 0.6);
       if (close !== undefined) hint = `did you mean "${close}"? Allowed: ${allowed}`;
     }
-    this.add(at, `${this.got(value, at)} is not a valid ${node[WHAT] ?? 'value'}`, hint, 'enum');
+    this.add(at, `${this.got(value, at)} is not a valid ${meta?.[WHAT] || 'value'}`, hint, 'enum');
     return false;
   }
 
@@ -130,48 +134,48 @@ class Walker {
     return ok;
   }
 
-  checkLength(length, min, max, at, unit) {
+  checkLength(length, min, max, at, unit, meta) {
     if (min !== undefined && length < min) {
-      this.add(at, `needs at least ${min} ${unit}${min !== 1 ? 's' : ''}`, null, 'length');
+      const units = `${min} ${unit}${min !== 1 ? 's' : ''}`;
+      this.add(at, `needs at least ${units}`, fix(meta, `give at least ${units}`), 'length');
       return false;
     }
     if (max !== undefined && length > max) {
-      this.add(at, `allows at most ${max} ${unit}s, got ${length}`, null, 'length');
+      this.add(at, `allows at most ${max} ${unit}s, got ${length}`, fix(meta, `shorten it to at most ${max} ${unit}s`), 'length');
       return false;
     }
     return true;
   }
 
-  checkString(value, node, at) {
+  checkString(value, node, at, meta) {
     const lone = firstLone(value);
     if (lone >= 0) { // ("\ud800": JSON escapes it, UTF-8 cannot hold it)
       this.add(at, notValidUnicode('the text', lone), LONE_SURROGATE_HINT, 'encoding');
       return false;
     }
     if (node.minLength && value === '') {
-      this.add(at, 'must not be empty', nodeHint(node), 'length');
+      this.add(at, 'must not be empty', fix(meta, 'write something in it'), 'length');
       return false;
     }
-    if (!this.checkLength([...value].length, node.minLength, node.maxLength, at, 'character')) return false;
+    if (!this.checkLength([...value].length, node.minLength, node.maxLength, at, 'character', meta)) return false;
     if (node.pattern !== undefined && !compiled(node.pattern).test(value)) {
-      let hint = nodeHint(node);
-      const suggestion = SUGGESTIONS[node[SUGGEST]]?.(value);
+      const means = meta?.[PATTERN_MEANS];
+      let hint = fix(meta, means ? `write it as ${means}` : `write it to match ${node.pattern}`);
+      const suggestion = SUGGESTIONS[meta?.[SUGGEST]]?.(value);
       // only a suggestion that is itself valid ("nonsense" is no pair, so it is not offered back)
-      if (suggestion && compiled(node.pattern).test(suggestion)) {
-        hint = `${hint ? `${hint}; ` : ''}for example "${suggestion}"`;
-      }
-      this.add(at, `${jsString(value)} is not ${node[PATTERN_MEANS] ?? `matching ${node.pattern}`}`, hint, 'pattern');
+      if (suggestion && compiled(node.pattern).test(suggestion)) hint = `${hint}; for example "${suggestion}"`;
+      this.add(at, `${jsString(value)} is not ${means || `matching ${node.pattern}`}`, hint, 'pattern');
       return false;
     }
     return true;
   }
 
-  checkRange(value, node, at) {
+  checkRange(value, node, at, meta) {
     for (const [keyword, sign, test] of RANGES) {
       if (node[keyword] !== undefined && !test(value, node[keyword])) {
         // (NaN and the infinities have no JSON spelling: not "null")
         const shown = this.got(value, at).replace('the number ', '');
-        this.add(at, `must be ${sign} ${node[keyword]}, got ${shown}`, null, 'range');
+        this.add(at, `must be ${sign} ${node[keyword]}, got ${shown}`, fix(meta, `give ${describe(node)} ${boundsWords(node)}`), 'range');
         return false;
       }
     }

@@ -74,8 +74,67 @@ export function matches(value, node) {
   }
 }
 
-/** The fix a node suggests for a wrong value: its x-hint, else its description. */
+/** A node's own words for a wrong value: its x-hint, else its description (said with a missing field). */
 export const nodeHint = (node) => node?.[HINT] ?? node?.description ?? undefined;
+
+// ---- fixes worded as instructions, from a node's type and constraints (mt_eval/field_words.py) ---------------
+
+const OWN_WORDS = new Set(['description', 'title', 'examples']);
+/** Whether a node carries words of its own (a field's Metadata in Python): a description, an x- keyword, ... */
+export const hasWords = (node) => Object.keys(node).some((key) => key.startsWith('x-') || OWN_WORDS.has(key));
+
+/** How to fix a value that does not fit: the node's own x-hint, else instruction with its description as context. */
+export function fix(meta, instruction) {
+  const own = meta?.[HINT];
+  const described = meta?.description;
+  return own ? String(own) : described ? `${instruction} (${described})` : instruction;
+}
+
+const within = (value, node) => (node.minimum === undefined || value >= node.minimum)
+  && (node.exclusiveMinimum === undefined || value > node.exclusiveMinimum)
+  && (node.maximum === undefined || value <= node.maximum)
+  && (node.exclusiveMaximum === undefined || value < node.exclusiveMaximum);
+
+/** A short valid value of a node as JSON, or null when none says more than the type's name does. */
+export function example(node) {
+  if ('$ref' in node) return null;
+  if ('anyOf' in node) return node.anyOf.map(example).find((sample) => sample !== null) ?? null;
+  if ('enum' in node) return jsValue(node.enum[0]);
+  switch (node.type) {
+    case 'boolean': return 'true';
+    case 'integer':
+    case 'number': {
+      const candidates = node.type === 'integer' ? [1, 0, node.minimum, node.maximum] : [1, 0.5, 0, node.minimum, node.maximum];
+      const fits = candidates.find((candidate) => candidate !== undefined && within(candidate, node));
+      return fits === undefined ? null : String(fits);
+    }
+    case 'array': {
+      const item = example(node.items ?? {});
+      return item !== null ? `[${item}]` : !node.minItems ? '[]' : null;
+    }
+    default: return null;
+  }
+}
+
+/** How to fix a value of the wrong type: 'give "min_scored" as an integer, e.g. "min_scored": 1'. */
+export function give(node, key) {
+  const expected = describe(node);
+  const field = key === null ? null : `"${key}"`;
+  const said = field === null ? `give ${expected}` : `give ${field} as ${expected}`;
+  const sample = example(node);
+  if (sample !== null) return `${said}, e.g. ${field === null ? '' : `${field}: `}${sample}`;
+  return said + (expected === 'a string' ? ', in double quotes' : '');
+}
+
+/** A number node's range in words: "from 0 to 1", "of at least 1", "greater than 0 and at most 2". */
+export function boundsWords(node) {
+  const { minimum: ge, exclusiveMinimum: gt, maximum: le, exclusiveMaximum: lt } = node;
+  if (ge !== undefined && le !== undefined) return `from ${ge} to ${le}`;
+  const low = ge !== undefined ? `at least ${ge}` : gt !== undefined ? `greater than ${gt}` : null;
+  const high = le !== undefined ? `at most ${le}` : lt !== undefined ? `less than ${lt}` : null;
+  const text = [low, high].filter(Boolean).join(' and ');
+  return text.startsWith('at ') ? `of ${text}` : text;
+}
 
 // ---- problems: where, what, and how to fix it ----------------------------------------------------
 
