@@ -219,3 +219,46 @@ async def test_a_base_url_s_query_goes_with_every_request_before_the_request_s_o
                     assert response.status == 200
     assert [seen["path"] for seen in upstream.requests] == ["/v1/chat/completions?api-version=2024-02-01",
                                                             "/v1/chat/completions?api-version=2024-02-01&user=7"]
+
+
+async def test_an_upstream_that_answers_without_end_is_cut_off_at_the_answer_limit(serve, tmp_path: Path,
+                                                                                  monkeypatch):
+    """Before, the gateway held every byte of an answer (three times over, 1.2 GB for a 400 MB one): an upstream that
+    answered without end took the memory of the gateway, and of the run it served."""
+    from mt_eval.gateway import relay
+
+    monkeypatch.setattr(relay, "MAX_ANSWER", 1024 * 1024)
+    let_go = 0
+
+    async def endless(request: web.Request) -> web.StreamResponse:
+        nonlocal let_go
+        streamed = (await request.json()).get("stream") is True
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream" if streamed else "application/json"})
+        await response.prepare(request)
+        try:
+            while True:
+                await response.write(b'data: {"choices":[{"delta":{"content":"la"}}]}\n\n' * 100)
+        except (ConnectionError, asyncio.CancelledError):
+            let_go += 1
+            raise
+
+    async with Upstream(endless) as upstream:
+        _, url = await serve(upstream.base_url, timeout_s=5)  # (before, the answer ran until this)
+        async with aiohttp.ClientSession() as client:
+            async with client.post(f"{url}/chat/completions", json=ASK) as response:
+                error = (await response.json())["error"]
+            async with client.post(f"{url}/chat/completions", json={**ASK, "stream": True}) as streamed:
+                try:
+                    got = len(await streamed.read())
+                except aiohttp.ClientPayloadError:  # (cut short: the connection closed mid-stream)
+                    got = -1
+        for _ in range(100):
+            if let_go == 2:
+                break
+            await asyncio.sleep(0.05)
+    assert response.status == 502 and error["code"] == "upstream_answer_too_large"
+    assert "is over 1 MiB, the most the gateway holds of one answer; ask for less" in error["message"]
+    assert streamed.status == 200 and got <= 1024 * 1024 and let_go == 2
+    lines = log_lines(tmp_path)
+    assert [line["status"] for line in lines] == [502, 200]
+    assert all("is over 1 MiB" in line["error"] for line in lines)

@@ -13,7 +13,7 @@ import pytest
 
 from mt_eval.cli import main
 from mt_eval.gateway.audit import AuditLog
-from mt_eval.gateway.policy import read_policy
+from mt_eval.gateway.policy import GatewayPolicy, ModelRoute, read_policy
 from mt_eval.gateway.server import Gateway
 from mt_eval.problems import ProblemsError
 
@@ -126,6 +126,35 @@ def test_an_api_key_a_header_cannot_carry_is_refused_before_serving(tmp_path: Pa
     assert asyncio.run(ask_a_runs_own_gateway()) == (
         502, "$UPSTREAM_KEY, the API key of a-1, holds a character an HTTP header cannot carry: set it to the key "
         "alone, as the provider gave it")
+
+
+@pytest.mark.parametrize("host", ["a..b", "x" * 64 + ".example.com"])
+def test_a_host_name_no_connection_can_be_made_to_is_refused_not_served_with_a_traceback(tmp_path: Path, capsys,
+                                                                                        host: str):
+    """Before, --check called it valid, and serving it stopped at once with a UnicodeError traceback."""
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps({"base_url": f"https://{host}/v1", "models": [{"id": "a-1"}]}))
+    for argv in (["--check"], ["--listen", "127.0.0.1:0", "--log", str(tmp_path / "gateway.jsonl")]):
+        assert main(["gateway", "--policy", str(path), *argv]) == 1
+        err = capsys.readouterr().err
+        assert f"$.base_url: \"a-1\" would be served from 'https://{host}/v1', which has a host name, {host!r}, " \
+               "that is not one: a part between its dots is empty or over 63 characters" in err
+        assert "Traceback" not in err
+    assert not (tmp_path / "gateway.jsonl").exists()
+
+    async def ask_a_gateway_given_it_unchecked() -> tuple[int, str]:
+        policy = GatewayPolicy(base_url="https://x.org/v1", models=[ModelRoute(id="a-1")])
+        policy.base_url = f"https://{host}/v1"  # (as a policy made in code, not read and checked)
+        gateway = Gateway(policy, AuditLog(tmp_path / "run.jsonl"), environ={})
+        url = await gateway.start()
+        try:
+            async with aiohttp.ClientSession() as client, client.post(
+                    f"{url}/chat/completions", json={"model": "a-1"}) as response:
+                return response.status, (await response.json())["error"]["message"]
+        finally:
+            await gateway.close()
+    assert asyncio.run(ask_a_gateway_given_it_unchecked()) == (
+        502, f"the policy's base_url for a-1 ('https://{host}/v1') is not an http(s) URL with a valid host name")
 
 
 def test_a_log_that_cannot_be_opened_is_named_before_serving(tmp_path: Path, capsys):

@@ -175,6 +175,11 @@ def _url_problem(url: str) -> tuple[str, str] | None:
         return f"cannot be reached: {exc}", fix
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "has no host", fix
+    try:  # (what a connection and its Host header are made of: an empty or over-long label crashed the gateway)
+        parts.hostname.encode("idna")
+    except UnicodeError:
+        return (f"has a host name, {parts.hostname!r}, that is not one: a part between its dots is empty or over "
+                "63 characters", "write the upstream's host name as its provider gives it")
     if port == 0:
         return "has port 0", fix
     if parts.username is not None or parts.password is not None:  # (they would be dropped without a word)

@@ -33,6 +33,13 @@ class Gateway(Protocol):
     def finished(self, relay: Relay) -> None: ...
 
 JSON = b"application/json"
+# The most of one answer the gateway holds (it keeps an answer whole, to send it and read its usage): beyond it, an
+# upstream that answers without end would take the memory of the gateway, and of the run it serves.
+MAX_ANSWER = 256 * 1024 * 1024
+
+
+class AnswerTooLarge(UpstreamError):
+    """The upstream's answer is over `MAX_ANSWER`."""
 
 
 class _Answer(msgspec.Struct):
@@ -103,6 +110,7 @@ class Relay(Exchange):
         self.status = 0
         self.content_type = JSON
         self.received: list[bytes] = []
+        self.size = 0  # bytes of the answer received
         self.digest = hashlib.sha256() if self.stream else None
         self.hide_usage = hide_usage and self.stream
         self.unsplit = b""  # (hide_usage: the part of the stream after its last complete event)
@@ -117,6 +125,9 @@ class Relay(Exchange):
             self.client.start_stream(status, self.content_type)
 
     def on_body(self, data: bytes) -> None:
+        self.size += len(data)
+        if self.size > MAX_ANSWER:
+            return self._too_large()
         self.received.append(data)
         if self.digest is not None:
             if self.hide_usage:
@@ -167,6 +178,8 @@ class Relay(Exchange):
         if timeout:
             message = f"the upstream serving {model} did not answer within {policy.timeout_s:g} s (the policy's " \
                       "timeout_s)"
+        elif isinstance(error, AnswerTooLarge):
+            message = f"the answer of the upstream serving {model} was cut off: {error}"
         elif isinstance(error, UpstreamError):
             message = f"the upstream serving {model} broke off: {error}"
         else:
@@ -177,10 +190,21 @@ class Relay(Exchange):
         if self.client.started:
             self.client.break_off()
         else:
-            status, code = (504, "upstream_timeout") if timeout else (502, "upstream_unreachable")
+            status, code = (504, "upstream_timeout") if timeout else \
+                (502, "upstream_answer_too_large" if isinstance(error, AnswerTooLarge) else "upstream_unreachable")
             data = error_body(message, code, "api_error")
             self.client.respond(status, JSON, data)
         self._log(data, status)
+
+    def _too_large(self) -> None:
+        """The answer is over `MAX_ANSWER`: the method gets a clear error (its stream, begun, is cut short), and the
+        upstream request is abandoned."""
+        if not self.over:
+            self.received = [] if not self.client.started else self.received
+            self.on_failed(AnswerTooLarge(f"it is over {MAX_ANSWER // (1024 * 1024)} MiB, the most the gateway "
+                                          "holds of one answer; ask for less in one request (fewer inputs, or a "
+                                          "lower max_tokens)"))
+            self.abort()
 
     def expire(self) -> None:
         """Its time is up (the policy's ``timeout_s``)."""

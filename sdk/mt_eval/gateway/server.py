@@ -14,10 +14,11 @@ A refusal is an HTTP error in OpenAI's shape — ``{"error": {"message", "type",
 method what it asked for and what it may use: 400 ``invalid_json`` (the body is not a JSON object), 400
 ``model_missing``, 403 ``model_not_allowed``, 403
 ``token_budget_exhausted``, 404 for what is not a model endpoint, 502 ``upstream_unreachable`` when the
-upstream cannot be reached or breaks off, 504 ``upstream_timeout`` when it does not answer within the
-policy's ``timeout_s``, 503 ``audit_log_unwritable`` while its log cannot be written (a full disk). Every
-refusal is logged, those the HTTP side makes too (a body over its limit, a request that is not HTTP, 408
-``request_timeout`` for one that stopped arriving half-way).
+upstream cannot be reached or breaks off, 502 ``upstream_answer_too_large`` for an answer over
+`mt_eval.gateway.relay.MAX_ANSWER` (256 MiB: the rest is not read), 504 ``upstream_timeout`` when it does not
+answer within the policy's ``timeout_s``, 503 ``audit_log_unwritable`` while its log cannot be written (a
+full disk). Every refusal is logged, those the HTTP side makes too (a body over its limit, a request that is
+not HTTP, 408 ``request_timeout`` for one that stopped arriving half-way).
 """
 
 from __future__ import annotations
@@ -87,8 +88,10 @@ class _Route:
         try:
             self.origin, self.prefix = split_url(base_url)
             self.query = base_url.partition("?")[2].partition("#")[0]
-        except ValueError:
-            self.problem = f"the policy's base_url for {route.id} ({base_url!r}) is not an http(s) URL"
+            host_header = self.origin.host_header
+        except ValueError:  # (UnicodeError too: a host name with an empty or over-long label; `--check` says so)
+            self.origin, self.problem = None, f"the policy's base_url for {route.id} ({base_url!r}) is not an " \
+                                              "http(s) URL with a valid host name"
             return
         key = environ.get(key_variable) if key_variable else None
         if key and unsendable(key) is not None:  # (`mt-eval gateway` refuses to start; a run's own gateway says so)
@@ -97,7 +100,7 @@ class _Route:
                                                "gave it")
             return
         self.fixed = (b"Host: %s\r\nUser-Agent: mt-eval-gateway/%s\r\nAccept-Encoding: identity\r\n"
-                      % (self.origin.host_header, __version__.encode()))
+                      % (host_header, __version__.encode()))
         if key:
             self.fixed += b"Authorization: Bearer %s\r\n" % key.encode("latin-1")
         self.rename = route.upstream_model
