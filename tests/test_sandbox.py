@@ -103,7 +103,8 @@ def test_reading_etc_and_writing_outside_tmp_are_denied_and_recorded(tmp_path: P
     corpus = small_corpus(tmp_path, 1)
     outcomes = {}
     for name, action in [("read", "read:/etc/passwd"), ("plugin", f"write:{plugin}/inside.txt"),
-                         ("locked", "write:/var/tmp/mt-eval-sandbox-test.txt"), ("tmp", f"write:{tmp_path}/x.txt")]:
+                         ("locked", "write:/var/tmp/mt-eval-sandbox-test.txt"), ("tmp", f"write:{tmp_path}/x.txt"),
+                         ("host-file", "write:/etc/passwd")]:  # (before: "Is a directory", and nothing recorded)
         code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(corpus), "--sandbox",
                               *actions("tmp", action), out=name)
         assert code == (0 if name == "tmp" else 4) and card is not None and card.sandbox is not None
@@ -114,7 +115,8 @@ def test_reading_etc_and_writing_outside_tmp_are_denied_and_recorded(tmp_path: P
     assert outcomes["tmp"].results[0].error is None and not (tmp_path / "x.txt").exists()  # private: not the host's
     denied = {name: [(a.kind, a.detail) for a in card.sandbox.denied] for name, card in outcomes.items()}
     assert denied == {"read": [("file-access", "/etc/passwd")], "plugin": [("file-write", f"{plugin}/inside.txt")],
-                      "locked": [("file-access", "/var/tmp/mt-eval-sandbox-test.txt")], "tmp": []}
+                      "locked": [("file-access", "/var/tmp/mt-eval-sandbox-test.txt")], "tmp": [],
+                      "host-file": [("file-write", "/etc/passwd")]}
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
@@ -245,6 +247,10 @@ def test_the_unshare_fallback_confines_the_same_way(tmp_path: Path, runtime: str
         assert code == 4 and card is not None and card.sandbox is not None  # its one entry was denied
         assert card.sandbox.tool == "unshare"
         assert [(a.kind, a.detail) for a in card.sandbox.denied] == [("file-access", "/etc/shadow")]
+        code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path, 1)),
+                              "--sandbox", *actions("write:/etc/passwd"), out="write")
+        assert card is not None and card.sandbox is not None
+        assert [(a.kind, a.detail) for a in card.sandbox.denied] == [("file-write", "/etc/passwd")]
         code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path, 1)),
                               "--sandbox", *actions(f"connect:{listener.port}"), out="net")
         assert card is not None and card.sandbox is not None and listener.accepted == 0

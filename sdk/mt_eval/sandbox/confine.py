@@ -3,7 +3,8 @@ the guest. Standard library only (it runs with ``python -I -S``), as the namespa
 
     unshare --user --map-root-user --mount --pid --net … -- python -I -S confine.py SPEC_JSON -- COMMAND…
 
-SPEC_JSON gives ``root`` (an empty host directory to build in), ``read_only``, ``symlinks``, ``locked``,
+SPEC_JSON gives ``root`` (an empty host directory to build in), ``read_only``, ``symlinks``, ``locked`` (and
+``locked_files``, those of them made as files),
 ``gateway`` (host directory, or null), ``network`` ("none", "gateway" or "host"), ``workdir`` and ``env``:
 the same view bubblewrap builds from the same `FileSystemView`. Capabilities are dropped with util-linux
 ``setpriv`` (no new privileges, empty bounding set, securebits that keep root from regaining any).
@@ -66,8 +67,13 @@ def build(spec: dict) -> None:  # type: ignore[type-arg]
             bind(f"/dev/{device}", f"{root}/dev/{device}", read_only=False)
     os.makedirs(f"{root}/proc", exist_ok=True)
     mount("proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV)
-    for path in spec["locked"]:
-        os.makedirs(root + path, exist_ok=True)
+    files = set(spec.get("locked_files", ()))
+    for path in spec["locked"]:  # (a file as a file: writing it fails "Read-only file system", not "Is a directory")
+        if path in files:
+            os.makedirs(os.path.dirname(root + path), exist_ok=True)
+            os.close(os.open(root + path, os.O_CREAT | os.O_WRONLY, 0))
+        else:
+            os.makedirs(root + path, exist_ok=True)
         os.chmod(root + path, 0)
     if spec["gateway"]:
         bind(spec["gateway"], f"{root}/run/mt-eval")

@@ -97,6 +97,20 @@ def _merged_usr() -> list[str]:
     return out
 
 
+@cache
+def _locked_file() -> str:
+    """An empty, unreadable (mode 000) host file, bound read-only over each locked name that is a file on the host;
+    removed at exit."""
+    import atexit
+    import tempfile
+
+    directory = tempfile.mkdtemp(prefix="mt-eval-sandbox-locked-")
+    path = os.path.join(directory, "locked")
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0))
+    atexit.register(shutil.rmtree, directory, True)
+    return path
+
+
 @dataclass
 class Sandbox:
     """One method's confinement: the policy (recorded in the card) and the command lines it implies."""
@@ -157,8 +171,10 @@ class Sandbox:
             args += ["--ro-bind", path, path]
         for target, link in self.view.symlinks:
             args += ["--symlink", target, link]
-        for path in self.view.locked:
-            args += ["--perms", "0000", "--dir", path]
+        locked_file = _locked_file() if self.view.locked_files else ""
+        for path in self.view.locked:  # (a file as a file: writing it fails "Read-only file system", as it should)
+            args += ["--ro-bind", locked_file, path] if path in self.view.locked_files else \
+                ["--perms", "0000", "--dir", path]
         if self.gateway_directory is not None:
             args += ["--ro-bind", str(self.gateway_directory), GATEWAY_MOUNT]
         args += ["--remount-ro", "/", "--clearenv"]

@@ -47,6 +47,7 @@ def unshare_command(program: str, view: FileSystemView, *, network: str, environ
     system, the ``network`` of the sandbox's policy, its ``environment`` and its gateway socket's directory."""
     root = _mount_point()
     spec = {"root": root, "read_only": view.read_only, "symlinks": view.symlinks, "locked": view.locked,
+            "locked_files": sorted(view.locked_files),
             "network": network, "workdir": workdir, "env": environment,
             "gateway": str(gateway_directory) if gateway_directory else None}
     flags = [] if network == "host" else ["--net"]

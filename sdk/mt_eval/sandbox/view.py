@@ -2,9 +2,10 @@
 ``/tmp``; nothing else.
 
 Everything else is *locked*, not merely absent: each name the host has at ``/``, in ``/etc`` and beside
-every exposed directory is there as an unreadable (mode 000) directory, so an attempt to read
-``/etc/passwd`` or ``~/.ssh`` fails with "Permission denied" — an error the method cannot mistake for a
-missing file and the harness can recognise and record (`mt_eval.sandbox.denials`).
+every exposed directory is there, unreadable (mode 000) and read-only — a directory where the host has one, an
+empty file where it has a file (`locked_files`) — so an attempt to read ``/etc/passwd`` or ``~/.ssh`` fails with
+"Permission denied" and one to write ``/etc/passwd`` with "Read-only file system" (not "Is a directory"): errors the
+method cannot mistake for a missing file and the harness can recognise and record (`mt_eval.sandbox.denials`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class FileSystemView:
     read_only: list[str] = field(default_factory=list)
     symlinks: list[tuple[str, str]] = field(default_factory=list)  # (target, link)
     locked: list[str] = field(default_factory=list)
+    locked_files: set[str] = field(default_factory=set)  # those of them that are not directories on the host
 
 
 def python_runtime() -> list[str]:
@@ -72,6 +74,7 @@ def build_view(exposed: list[str], *, network: bool, mounted: tuple[str, ...] = 
     wanted = _minimal([*SYSTEM, *(str(Path(p).resolve()) for p in exposed if os.path.exists(p))])
     view.read_only += wanted + etc
     view.locked = _locked_names([*wanted, *etc, *mounted, *(link for _, link in view.symlinks)])
+    view.locked_files = {path for path in view.locked if not os.path.isdir(path)}
     return view
 
 
