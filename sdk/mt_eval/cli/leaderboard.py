@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                                      "HTTP on 127.0.0.1")
     parser.add_argument("--db", metavar="URL", help="store: sqlite:///PATH, postgresql://USER@HOST/DB or a file path "
                                                     "(default: $MT_EVAL_DB, else the user data directory)")
-    parser.add_argument("--format", choices=["table", "json", "html"], default="table",
+    parser.add_argument("--format", choices=["table", "json", "html"],
                         help="what to print: table (default), json or html (one page)")
     parser.add_argument("--json", dest="format", action="store_const", const="json",
                         help="print JSON: the same as --format json (as other commands' --json)")
@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="prize-eligible only with hot p95 latency at most this")
     board.add_argument("--hardware", metavar="TEXT", help="prize-eligible only on hardware whose label contains TEXT")
     parser.add_argument("--title", type=page_title, default="mt-eval leaderboard", help="page title")
-    parser.add_argument("--port", type=port_number, default=8765, metavar="PORT",
+    parser.add_argument("--port", type=port_number, metavar="PORT",
                         help="serve: the port on 127.0.0.1, 0 to 65535 (default 8765; 0: any free one)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
@@ -84,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from mt_eval.leaderboard.board import Conditions, build_board
     from mt_eval.leaderboard.store import open_store
 
+    _check_options(args)
     unknown = [c for c in args.classes if c not in _classes()]
     if unknown:
         raise UsageError(f"--class {unknown[0]}: not a class; choose from {', '.join(_classes())}")
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         if args.out:
             return _site(board, store, Path(args.out), args)
         unmatched = _unmatched(store, filters) if not board["groups"] and not board["unranked"] else None
-    if args.format == "json":
+    if args.format == "json":  # (the default, None, is the table)
         import msgspec
 
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(board), indent=2).decode() + "\n")
@@ -122,6 +123,29 @@ def run(args: argparse.Namespace) -> int:
 
         render_text(board)
     return 0
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Options that would be ignored are refused (`OptionError`, exit 2, before the store is opened): an ignored
+    ``--json`` had printed a line of text where a script read JSON, an empty ``--out`` the table with exit 0."""
+    from mt_eval.cli.usage_errors import OptionError
+
+    shown = "--json" if args.format == "json" else f"--format {args.format}"
+    if args.out is not None and not args.out.strip():
+        raise OptionError("--out", "is blank: give the directory to write the site into (--out site)")
+    if args.action == "serve" and args.out is not None:
+        raise OptionError("--out", "not allowed with serve, which answers from the live store: write the static "
+                                   "site with mt-eval leaderboard --out DIR (without serve)")
+    if args.action == "serve" and args.format is not None:
+        raise OptionError(shown.split()[0], "not allowed with serve, which serves every format: the page at /, the "
+                                            "JSON at /leaderboard.json")
+    if args.out is not None and args.format is not None:
+        raise OptionError("--out", f"not allowed with {shown}: the site holds the board as index.html and as "
+                                   "leaderboard.json; give --out DIR or " + shown)
+    if args.force and args.out is None:
+        raise OptionError("--force", "does nothing without --out DIR (it lets the site be written beside other files)")
+    if args.port is not None and args.action != "serve":
+        raise OptionError("--port", "is the port of mt-eval leaderboard serve: add serve, or leave --port out")
 
 
 def _unmatched(store: Any, filters: dict[str, list[str]]) -> str | None:
@@ -182,14 +206,15 @@ def _site(board: dict[str, Any], store: Any, out: Path, args: argparse.Namespace
 def _serve(store: Any, build: Any, args: argparse.Namespace) -> int:
     from mt_eval.leaderboard.serve import make_server
 
+    port = 8765 if args.port is None else args.port
     try:
-        server = make_server(store, build, port=args.port, title=args.title)
+        server = make_server(store, build, port=port, title=args.title)
     except OSError as exc:
         import errno
 
         fix = ("; give another --port (--port 0: any free one)" if exc.errno == errno.EADDRINUSE
                else "; give a port above 1023 (--port 0: any free one)" if exc.errno == errno.EACCES else "")
-        print(f"mt-eval leaderboard serve: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}{fix}",
+        print(f"mt-eval leaderboard serve: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}{fix}",
               file=sys.stderr)
         return 1
     port = server.server_address[1]

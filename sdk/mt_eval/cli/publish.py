@@ -141,8 +141,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"mt-eval publish: stopped at {result.stopped_at.path} (--fail-fast); {kept}{again if left else ''}",
               file=sys.stderr)
         return 1
-    failed = any(c.error is not None or c.outcome is None or c.outcome.status != "published" for c in result.cards)
+    failed = [c for c in result.cards if c.error is not None or c.outcome is None or c.outcome.status != "published"]
+    if failed and len(result.cards) > 1 and not args.json:  # (what was said of them may be far above, among many)
+        print(f"mt-eval publish: {_not_published(failed, len(result.cards))}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _not_published(failed: list[Any], given: int, shown: int = 10) -> str:
+    """The last line of a publish of many cards that did not all go in: how many did, and which did not."""
+    names = [f"{c.path} ({'refused' if c.outcome is None else c.outcome.status})" for c in failed[:shown]]
+    more = f" and {len(failed) - shown} more" if len(failed) > shown else ""
+    return (f"{given - len(failed)} of {given} cards published; not published (each said above): "
+            f"{', '.join(names)}{more}")
 
 
 def _none_tried(args: argparse.Namespace, why: str) -> None:

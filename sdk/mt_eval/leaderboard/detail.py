@@ -7,7 +7,7 @@ from html import escape
 from typing import Any
 
 from mt_eval.durations import format_duration
-from mt_eval.leaderboard.html import badges, headline_text, number, open_source, page, prize_cell, settings_text
+from mt_eval.leaderboard.html import badges, headline_text, named, number, open_source, page, prize_cell, settings_text
 
 RESULTS_SHOWN = 2000  # entries listed on the page; the card itself holds them all
 
@@ -67,11 +67,11 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
         for r in results[:RESULTS_SHOWN])
     more = f"<p class=muted>first {RESULTS_SHOWN} of {len(results)} entries</p>" if len(results) > RESULTS_SHOWN else ""
     body = (f'<p><a href="{escape(back)}">← leaderboard</a></p>'
-            f"<h1>{escape(row['method_name'])}</h1>"
+            f"<h1>{named(row['method_name'])}</h1>"
             f"<p><b>{escape(row['headline']['metric'] if row['headline'] else 'headline')}</b> "
             f"{headline_text(row['headline'])}"
             f"{'' if not row['headline'] else ', n=' + str(row['headline']['denominator'])} · rank "
-            f"{row.get('rank') or '—'} on {escape(corpus['name'])} ({escape(corpus['pair'])})</p>"
+            f"{row.get('rank') or '—'} on {named(corpus['name'])} ({escape(corpus['pair'])})</p>"
             f"<h2>Eligibility</h2>{_dl(eligibility)}"
             f"<h2>Method</h2>{_dl(about)}<h3>Dependencies</h3><ul>{contributions or '<li>none declared</li>'}</ul>"
             f"<h3>What the harness recorded</h3>{_dl(harness)}"
@@ -82,13 +82,13 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
             f"<h3>Environment</h3>{_dl(environment)}"
             f"<h2>Entries</h2>{more}<table><thead><tr><th>id</th><th>prediction</th><th>error</th><th>latency</th>"
             f"</tr></thead><tbody>{entries}</tbody></table>")
-    return page(f"{row['method_name']} — {corpus['name']}", body)
+    return page(f"\u2068{row['method_name']}\u2069 — \u2068{corpus['name']}\u2069", body)  # (isolated, as <bdi>)
 
 
 def unreadable_page(row: dict[str, Any], *, back: str = "../index.html") -> str:
     """The page of a row whose stored run card cannot be read (the store is damaged there): the board's link
     leads to what is known and what to do, not to a missing page."""
-    body = (f'<p><a href="{escape(back)}">← leaderboard</a></p><h1>{escape(row["method_name"])}</h1>'
+    body = (f'<p><a href="{escape(back)}">← leaderboard</a></p><h1>{named(row["method_name"])}</h1>'
             f"<p>The run card of this row (run <code>{escape(str(row.get('run_id', '')))}</code>, store row "
             f"#{escape(str(row.get('id', '')))}) cannot be read from the leaderboard store: it is damaged there. The "
             "row's figures on the board come from its own record; the card's details are not shown. Delete the row "

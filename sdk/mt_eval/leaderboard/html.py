@@ -25,6 +25,12 @@ def page(title: str, body: str, *, script: bool = False) -> str:
             f"<style>{asset('board.css')}</style></head><body>{body}{js}</body></html>\n")
 
 
+def named(text: str) -> str:
+    """A name the publisher chose, escaped and isolated (``<bdi>``): a right-to-left override in it (U+202E) turns
+    only itself around, not the badges, scores or names that follow it on the page."""
+    return f"<bdi>{escape(text)}</bdi>"
+
+
 def number(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
@@ -54,7 +60,7 @@ def open_source(row: dict[str, Any]) -> str:
 
 def method_cell(row: dict[str, Any], link: str) -> str:
     about = ("tools: " + (", ".join(row["tools_used"]) or "none")) if row["has_method_card"] else settings_text(row)
-    return (f'<a href="{escape(link)}"><b>{escape(row["method_name"])}</b></a> {badges(row)}'
+    return (f'<a href="{escape(link)}"><b>{named(row["method_name"])}</b></a> {badges(row)}'
             f'<br><small>{escape(about)}</small>')
 
 
@@ -109,7 +115,7 @@ def group_html(group: dict[str, Any], prefix: str) -> str:
               f"{group['denominator']} scored" if group["subset"] else f" · {group['denominator']} scored entries")
     order = "higher is better" if group["higher_is_better"] else "lower is better"
     return (f'<section class="group" data-pair="{escape(group["pair"])}" data-corpus="{escape(group["corpus_name"])}">'
-            f'<h2>{escape(group["corpus_name"])} <span class="b">{escape(group["pair"])}'
+            f'<h2>{named(group["corpus_name"])} <span class="b">{escape(group["pair"])}'
             f'</span></h2><p class="muted">corpus sha256 <code>{escape(group["corpus_sha256"][:16])}</code>{subset} · '
             f'{escape(group["metric"])} ({order}) <code>{escape(group["signature"] or "")}</code></p>'
             f'<table>{HEAD.format(metric=escape(group["metric"]))}<tbody>'
@@ -128,7 +134,7 @@ def across_html(across: dict[str, Any]) -> str:
         borda = number(m["borda"], 1) if m["borda"] is not None else '<span class="missing">missing</span>'
         average = number(m["task_average"], 1) if m["task_average"] is not None else \
             '<span class="missing">missing</span>'
-        rows.append(f"<tr><td>{escape(m['method_name'])}</td><td class=n>{borda}</td><td class=n>{average}</td>"
+        rows.append(f"<tr><td>{named(m['method_name'])}</td><td class=n>{borda}</td><td class=n>{average}</td>"
                     f"{cells}</tr>")
     return ('<section><h2>Across corpora</h2><p class="muted">Borda: per corpus 100 for first to 0 for last, '
             "averaged with equal weight. Task average: scores normalised to 0–100 (higher better), averaged per "
@@ -164,7 +170,11 @@ def index_page(board: dict[str, Any], *, title: str = "mt-eval leaderboard", pre
                     + HEAD.format(metric="headline") + "<tbody>"
                     + "".join(row_html(r, prefix, placed=True) for r in board["unranked"])
                     + "</tbody></table></section>")
-    empty = "" if rows else "<p>No run cards are published yet: <code>mt-eval publish runs/NAME/card.json</code></p>"
+    given = " ".join(f"--{name} {value}" for name, values in (board.get("filters") or {}).items() for value in values)
+    if given:  # (a board of some rows only says so: it is not the whole board)
+        note += f"<p class=muted>only the run cards matching <code>{escape(given)}</code></p>"
+    empty = "" if rows else (f"<p>No run cards match <code>{escape(given)}</code>.</p>" if given else
+                             "<p>No run cards are published yet: <code>mt-eval publish runs/NAME/card.json</code></p>")
     body = (f"<header><h1>{escape(title)}</h1>{note}</header>{filters}{empty}"
             + "".join(group_html(g, prefix) for g in groups) + unranked + across_html(board["across"]))
     return page(title, body, script=True)

@@ -5,17 +5,22 @@ Every text is handed to rich as a `Text`, never as markup: a method or corpus na
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from mt_eval.control_chars import escaped_controls
 from mt_eval.leaderboard.html import headline_text, number
 
+_BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")  # embeddings, overrides and isolates
+
 
 def _plain(text: str) -> Any:
-    """``text`` as rich prints it verbatim: no markup read, control characters (ESC…) shown as escapes."""
+    """``text`` as rich prints it verbatim: no markup read, control characters (ESC…) shown as escapes (a store
+    written before such names were refused), and so are the characters that turn the text after them around
+    (U+202E): on a terminal, nothing of one cell reaches into the next, or into the table's borders."""
     from rich.text import Text
 
-    return Text(escaped_controls(text))  # (a store written before such names were refused)
+    return Text(_BIDI_CONTROLS.sub(lambda found: f"\\u{ord(found.group()):04x}", escaped_controls(text)))
 
 
 def _eligibility(row: dict[str, Any]) -> str:
@@ -41,11 +46,19 @@ def _method(row: dict[str, Any]) -> str:
             f"{about}")
 
 
+def _reader_gone() -> None:
+    """The reader of the board went away (``| head``): stopped as every command stops, 141 and quietly (rich's own
+    way exits 1, the status of a store that cannot be read, with nothing said)."""
+    raise BrokenPipeError
+
+
 def render_text(board: dict[str, Any], console: Any = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
+    if console is None:
+        console = Console()
+        console.on_broken_pipe = _reader_gone
     if not board["groups"] and not board["unranked"]:
         console.print("No run cards match (publish one with: mt-eval publish runs/NAME/card.json).")
     for group in board["groups"]:

@@ -1,0 +1,101 @@
+"""`mt-eval leaderboard`: options that would be ignored are refused, a reader that goes away ends it as every
+command ends, a board of some rows says so, and a name's right-to-left override stays inside the name."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from leaderboard_support import db_fixture, publish_all  # noqa: F401 (db)
+from mt_eval.cli import main
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    (["--out", "SITE", "--json"], "argument --out: not allowed with --json: the site holds the board as index.html"),
+    (["--out", "SITE", "--format", "html"], "argument --out: not allowed with --format html"),
+    (["--out", ""], "argument --out: is blank: give the directory to write the site into"),
+    (["--force"], "argument --force: does nothing without --out DIR"),
+    (["--port", "9000"], "argument --port: is the port of mt-eval leaderboard serve: add serve"),
+])
+def test_options_that_would_be_ignored_are_refused(cards, tmp_path: Path, db: str, capsys, options: list[str],
+                                                   said: str):
+    """Before, each was ignored: `--out site --json` wrote the site and printed a line of text where a script read
+    JSON, `--out ""` printed the table (exit 0, no site)."""
+    publish_all(db, [cards.card("alpha")], tmp_path)
+    site = tmp_path / "site"
+    options = [str(site) if option == "SITE" else option for option in options]
+    assert main(["leaderboard", "--db", db, *options]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and said in err and "usage: mt-eval leaderboard" in err
+    assert not site.exists()
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    (["--out", "SITE"], "argument --out: not allowed with serve, which answers from the live store"),
+    (["--json"], "argument --json: not allowed with serve, which serves every format"),
+])
+def test_serve_refuses_the_options_it_would_ignore(cards, tmp_path: Path, db: str, options: list[str], said: str):
+    """Before, `serve --out site` served the board (and wrote no site) until it was stopped."""
+    publish_all(db, [cards.card("alpha")], tmp_path)
+    site = tmp_path / "site"
+    options = [str(site) if option == "SITE" else option for option in options]
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "leaderboard", "serve", "--port", "0", "--db", db,
+                           *options], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (2, "") and said in done.stderr
+    assert not site.exists()
+
+
+def test_the_options_that_go_together_still_do(cards, tmp_path: Path, db: str, capsys):
+    publish_all(db, [cards.card("alpha")], tmp_path)
+    assert main(["leaderboard", "--db", db, "--out", str(tmp_path / "site"), "--force", "--quiet"]) == 0
+    assert main(["leaderboard", "--db", db, "--format", "table"]) == 0
+    assert main(["leaderboard", "--db", db, "--json"]) == 0
+    assert '"cards": 1' in capsys.readouterr().out
+
+
+def test_a_board_whose_reader_went_away_ends_with_141_and_nothing_said(cards, tmp_path: Path, db: str):
+    """Before: `mt-eval leaderboard | head -1` exited 1 with nothing said (rich's own handling of the closed pipe),
+    the status of a store that cannot be read, where every other command stops with 141."""
+    publish_all(db, [cards.card(f"m{i}", variant=i) for i in range(3)], tmp_path)
+    read, write = os.pipe()
+    os.close(read)  # (the reader is gone before anything is written)
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "leaderboard", "--db", db], stdout=write,
+                          stderr=subprocess.PIPE, text=True, timeout=60)
+    os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_a_filtered_page_says_which_cards_it_shows_and_that_none_match(cards, tmp_path: Path, db: str, capsys):
+    """Before, the page of a filter that matched nothing said no run card was published yet."""
+    publish_all(db, [cards.card("alpha")], tmp_path)
+    assert main(["leaderboard", "--db", db, "--format", "html", "--corpus", "nosuch"]) == 0
+    page = capsys.readouterr().out
+    assert "No run cards match <code>--corpus nosuch</code>" in page and "published yet" not in page
+    assert main(["leaderboard", "--db", db, "--format", "html", "--class", "pipeline"]) == 0
+    page = capsys.readouterr().out
+    assert "only the run cards matching <code>--class pipeline</code>" in page and "No run cards" not in page
+    assert main(["leaderboard", "--db", db, "--format", "html"]) == 0
+    assert "only the run cards matching" not in capsys.readouterr().out
+
+
+def test_a_right_to_left_override_in_a_name_turns_only_the_name_around(cards, tmp_path: Path, db: str, capsys):
+    """Before, a method named with U+202E turned around what followed it: the class badges beside it on the page
+    (`pipeline · S` read `S · enilepip`), the rest of the title, and on a terminal the table's borders."""
+    publish_all(db, [cards.card("evil", method_card={"name": "Evil \u202e"})], tmp_path)
+    assert main(["leaderboard", "--db", db, "--format", "html"]) == 0
+    page = capsys.readouterr().out
+    assert "<b><bdi>Evil \u202e</bdi></b></a> <span class=b>pipeline</span>" in page
+    assert "<h2><bdi>synthetic</bdi>" in page
+    site = tmp_path / "site"
+    assert main(["leaderboard", "--db", db, "--out", str(site)]) == 0
+    detail = next((site / "cards").glob("*.html")).read_text(encoding="utf-8")
+    assert "<title>\u2068Evil \u202e\u2069 — \u2068synthetic\u2069</title>" in detail
+    assert "<h1><bdi>Evil \u202e</bdi></h1>" in detail
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "Evil \\u202e" in out and "\u202e" not in out
