@@ -50,3 +50,17 @@ def test_no_message_shows_a_password(db: str, said: str, capsys):
         err = capsys.readouterr().err
         assert said in err and "secret" not in err, err
         assert "***" in err
+
+
+def test_a_db_file_that_is_no_store_says_what_to_give(tmp_path: Path, capsys, cards):
+    """Before: "file is not a database", and nothing more (a --db naming the card, say, or a CSV)."""
+    card = write_card(cards.card("alpha"), tmp_path / "run" / "card.json")
+    other = tmp_path / "board.csv"
+    other.write_text("method,score\n" * 300)
+    assert main(["publish", str(card), "--db", str(other), "--no-input"]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot open the leaderboard store {other}: file is not a database; it is no SQLite file" in err, err
+    assert "give --db the store's file (a new name makes a new store), or a postgresql:// URL" in err
+    assert other.read_text() == "method,score\n" * 300
+    assert main(["leaderboard", "--db", str(other)]) == 1
+    assert "it is no SQLite file" in capsys.readouterr().err

@@ -318,7 +318,8 @@ def _reason(exc: sa.exc.DBAPIError) -> str:
 
         return (f"another publisher has been writing it for over {BUSY_TIMEOUT_S:g} s ({first}); run this again "
                 "when that one is done, or stop it")
-    return first
+    return first + ("; it is no SQLite file, so no leaderboard store: give --db the store's file (a new name makes a "
+                    "new store), or a postgresql:// URL" if first == "file is not a database" else "")
 
 
 def open_store(db: str | None = None, *, create: bool = True, on_damaged: Callable[[Damaged], None] | None = None
