@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from mt_eval.errors import ExpectedError
@@ -158,7 +159,14 @@ def run(args: argparse.Namespace) -> int:
     from mt_eval.contamination.engine import CheckError, check_bundle, check_corpora
     from mt_eval.contamination.render import progress_printer, render
 
-    progress = None if args.quiet else progress_printer()
+    printer = None if args.quiet else progress_printer()
+    last = ["reading the corpora"]
+
+    def progress(message: str) -> None:  # (the last step is what an interruption reports)
+        last[0] = message
+        if printer is not None:
+            printer(message)
+
     try:
         if args.report:
             check_report_path(args.report, inputs=[*args.corpus, args.source_file, args.reference_file,
@@ -172,32 +180,66 @@ def run(args: argparse.Namespace) -> int:
             report = check_corpora(against, corpora, settings, progress)
     except (CheckError, CorpusUnreadable, ValueError) as exc:
         raise CannotCheck(str(exc)) from exc
-    document = msgspec.json.format(msgspec.json.encode(report), indent=2)
+    except KeyboardInterrupt as exc:  # (the bundle is only read, and the planted control's copy is deleted)
+        from mt_eval.errors import InterruptedBefore
+
+        unwritten = f", not even --report {args.report}" if args.report else ""
+        raise InterruptedBefore(f"mt-eval contamination: interrupted (last step: {last[0]}): no verdict, and nothing "
+                                f"was written{unwritten}; run the command again to check") from exc
+    return _deliver(args, report, msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n", render)
+
+
+def _deliver(args: argparse.Namespace, report: Any, document: bytes, render: Any) -> int:
+    """Write the report to --report, then print it: the file is kept when standard output fails, and either
+    failure exits 2 (not the verdict's status, which a script would read as the verdict)."""
+    status = {"clean": EXIT_CLEAN, "contaminated": EXIT_CONTAMINATED}.get(report.status, EXIT_UNVERIFIED)
+    unwritten = None
+    if args.report:
+        try:
+            write_report(args.report, document)
+        except OSError as exc:
+            unwritten = exc
     try:
-        if args.json:
-            sys.stdout.write(document.decode() + "\n")
-        else:
-            print(render(report, show=args.show))
+        sys.stdout.write(document.decode() if args.json else render(report, show=args.show) + "\n")
         sys.stdout.flush()
     except BrokenPipeError:  # the reader (e.g. head) has stopped reading
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    if args.report:
-        try:
-            with open(args.report, "wb") as out:
-                out.write(document + b"\n")
-        except OSError as exc:  # the verdict is printed above; only the file is missing
-            print(f"mt-eval contamination: the check ran ({report.status}), but its report could not be written "
-                  f"to {args.report}: {exc.strerror or exc}; give --report a writable file, or --json to print it",
-                  file=sys.stderr)
-            return EXIT_CANNOT_RUN
-    return {"clean": EXIT_CLEAN, "contaminated": EXIT_CONTAMINATED}.get(report.status, EXIT_UNVERIFIED)
+    except OSError as exc:  # (a full disk): what is still buffered goes nowhere, rather than failing again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        kept = (f"the report is in {args.report}" if args.report and unwritten is None else
+                "give --report FILE to keep the report in a file")
+        print(f"mt-eval contamination: the check ran ({report.status}), but its result could not be written to "
+              f"standard output: {exc.strerror or exc}; {kept}", file=sys.stderr)
+        status = EXIT_CANNOT_RUN
+    if unwritten is not None:
+        print(f"mt-eval contamination: the check ran ({report.status}), but its report could not be written "
+              f"to {args.report}: {unwritten.strerror or unwritten}; give --report a writable file, or --json to "
+              "print it", file=sys.stderr)
+        status = EXIT_CANNOT_RUN
+    return status
+
+
+def write_report(path: str, document: bytes) -> None:
+    """Write the report whole or not at all when ``path`` is a file (a failure part-way, e.g. a full disk, leaves
+    the file as it was); a pipe or device (``>(jq .)``, /dev/stdout) is written to directly."""
+    import stat
+
+    from mt_eval.atomic_files import write_atomically
+
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        regular = True
+    if regular:  # (through a symbolic link, its target: the link keeps pointing at the report)
+        write_atomically(Path(os.path.realpath(path)), document)
+        return
+    with open(path, "wb") as out:
+        out.write(document)
 
 
 def check_report_path(path: str, inputs: Sequence[str | None] = ()) -> None:
     """Refuse, before a long check, a --report that cannot be a file (a directory, or one in no directory), or
     that is one of the check's own inputs (writing it would replace a corpus)."""
-    from pathlib import Path
-
     target = Path(path)
     same = next((given for given in inputs if given and Path(given).exists() and target.exists()
                  and os.path.samefile(given, target)), None)
