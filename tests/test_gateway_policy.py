@@ -114,16 +114,8 @@ def test_an_api_key_a_header_cannot_carry_is_refused_before_serving(tmp_path: Pa
         assert "Traceback" not in err and key not in err
     assert not (tmp_path / "gateway.jsonl").exists()
 
-    async def ask_a_runs_own_gateway() -> tuple[int, str]:
-        gateway = Gateway(read_policy(path), AuditLog(tmp_path / "run.jsonl"), environ={"UPSTREAM_KEY": key})
-        url = await gateway.start()
-        try:
-            async with aiohttp.ClientSession() as client, client.post(
-                    f"{url}/chat/completions", json={"model": "a-1"}) as response:
-                return response.status, (await response.json())["error"]["message"]
-        finally:
-            await gateway.close()
-    assert asyncio.run(ask_a_runs_own_gateway()) == (
+    assert asyncio.run(first_answer(Gateway(read_policy(path), AuditLog(tmp_path / "run.jsonl"),
+                                            environ={"UPSTREAM_KEY": key}))) == (
         502, "$UPSTREAM_KEY, the API key of a-1, holds a character an HTTP header cannot carry: set it to the key "
         "alone, as the provider gave it")
 
@@ -142,18 +134,9 @@ def test_a_host_name_no_connection_can_be_made_to_is_refused_not_served_with_a_t
         assert "Traceback" not in err
     assert not (tmp_path / "gateway.jsonl").exists()
 
-    async def ask_a_gateway_given_it_unchecked() -> tuple[int, str]:
-        policy = GatewayPolicy(base_url="https://x.org/v1", models=[ModelRoute(id="a-1")])
-        policy.base_url = f"https://{host}/v1"  # (as a policy made in code, not read and checked)
-        gateway = Gateway(policy, AuditLog(tmp_path / "run.jsonl"), environ={})
-        url = await gateway.start()
-        try:
-            async with aiohttp.ClientSession() as client, client.post(
-                    f"{url}/chat/completions", json={"model": "a-1"}) as response:
-                return response.status, (await response.json())["error"]["message"]
-        finally:
-            await gateway.close()
-    assert asyncio.run(ask_a_gateway_given_it_unchecked()) == (
+    policy = GatewayPolicy(base_url="https://x.org/v1", models=[ModelRoute(id="a-1")])
+    policy.base_url = f"https://{host}/v1"  # (as a policy made in code, not read and checked)
+    assert asyncio.run(first_answer(Gateway(policy, AuditLog(tmp_path / "run.jsonl"), environ={}))) == (
         502, f"the policy's base_url for a-1 ('https://{host}/v1') is not an http(s) URL with a valid host name")
 
 
@@ -174,3 +157,14 @@ def test_a_policy_file_that_cannot_be_read_is_not_called_invalid(tmp_path: Path,
     err = capsys.readouterr().err
     assert err.splitlines()[0] == f"mt-eval gateway: cannot read {path}"
     assert f"{path}: cannot read file: {reason}" in err and "not a valid" not in err
+
+
+async def first_answer(gateway: Gateway) -> tuple[int, str]:
+    """The status and error message of a chat request for model a-1 through ``gateway``, started and closed here."""
+    url = await gateway.start()
+    try:
+        async with aiohttp.ClientSession() as client, client.post(
+                f"{url}/chat/completions", json={"model": "a-1"}) as response:
+            return response.status, (await response.json())["error"]["message"]
+    finally:
+        await gateway.close()

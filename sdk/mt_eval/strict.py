@@ -114,11 +114,16 @@ def decode_value(data: Any, type_: type[T], *, file: str, too_large: dict[At, st
     return None, walker.problems
 
 
-@cache
+_TYPE_INFO: dict[Any, mi.Type] = {}
+
+
 def _type_info(type_: Any) -> mi.Type:
     """``msgspec.inspect.type_info``, once a type: it takes 0.4–0.8 ms (a manifest, a decision row), and a corpus of
     many rows, or many cards, reads each with the same type."""
-    return mi.type_info(type_)
+    found = _TYPE_INFO.get(type_)
+    if found is None:
+        found = _TYPE_INFO[type_] = mi.type_info(type_)
+    return found
 
 
 def _get(data: Any, at: At) -> Any:
