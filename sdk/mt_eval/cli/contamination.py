@@ -32,8 +32,8 @@ examples:
   mt-eval contamination --method my-method --corpus test.json --near-duplicate 0.7 --plant 50 --seed 7
 
 exit status: 0 clean; 1 contaminated; 3 unverified (no hits, but the planted control's recall is under the
-floor or part of the bundle could not be read); 2 the check could not run (or ran, and --report could not be
-written: the verdict is printed all the same).
+floor or part of the bundle could not be read); 2 the check could not run (or ran, and --report or standard
+output could not be written: the verdict is in the other all the same); 130 interrupted (no verdict).
 """
 
 
@@ -130,8 +130,12 @@ def settings_from(args: argparse.Namespace) -> Any:
             given = getattr(args, flags[bound.group(3)][2:].replace("-", "_"))
             raise ValueError(f"{flags[bound.group(3)]} must be {words} {bound.group(2)}, got {given}") from exc
         named = re.search(r"`\$\.(\w+)`", str(exc))
-        raise ValueError(f"{exc} ({flags[named.group(1)]})" if named and named.group(1) in flags else str(exc)) \
-            from exc
+        if named and named.group(1) in flags:
+            raise ValueError(f"{exc} ({flags[named.group(1)]})") from exc
+        # (a rule between two settings names them as fields: "standalone_below (2) must be at least min_words")
+        said, named_two = re.subn(r"\b(\w+) \((\S+)\)", lambda m: f"{flags[m[1]]} {m[2]}" if m[1] in flags
+                                  else m[0], str(exc))
+        raise ValueError(f"{said}: raise the first or lower the second" if named_two == 2 else said) from exc
 
 
 # a flag given an empty value ("--report ''", an unset shell variable) -> what to give it

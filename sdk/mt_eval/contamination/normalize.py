@@ -1,7 +1,8 @@
 """Normalising text into words, the same way for corpus entries and for everything found in a bundle.
 
-Text is NFKC-normalised (full-width letters, ligatures and other compatibility forms become their plain
-forms), case-folded and stripped of combining accents; punctuation, symbols, underscores and whitespace
+Text is stripped of invisible characters (a soft hyphen or zero-width space inside a word), NFKC-normalised
+(full-width letters, ligatures and other compatibility forms become their plain forms), case-folded and stripped
+of combining accents; punctuation, symbols, underscores and whitespace
 separate words. Han, kana, Thai, Lao, Myanmar and Khmer characters are a word each, since those scripts
 do not separate words with spaces.
 
@@ -31,6 +32,11 @@ MARK_CODES = {PUNCT: -2, PIECE: -3, NEWLINE: -4}
 _SCRIPT_CHARS = ("\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf"
                  "\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f")
 _ACCENTS = re.compile("[\u0300-\u036f]+")
+# characters that are not shown (Unicode's default-ignorable code points: the soft hyphen, zero-width spaces and
+# joiners, direction marks, variation selectors, tags): removed, so one inside a word does not cut it in two
+_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+                        "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+                        "\U000e0000-\U000e0fff]+")
 # a word, a character of a script without spaces, or a mark: one punctuation or symbol character, a line
 # end, a tab, an underscore (a piece boundary is a symbol too)
 _ITEMS = re.compile(f"[{_SCRIPT_CHARS}]|[^\\W_{_SCRIPT_CHARS}]+|[^\\w\\s]|[\n\t_]")
@@ -38,10 +44,10 @@ _SPACED_SCRIPT = re.compile(f"([{_SCRIPT_CHARS}]) (?=[{_SCRIPT_CHARS}])")
 
 
 def normalize(text: str) -> str:
-    """NFKC, case-folded, without combining accents."""
+    """NFKC, case-folded, without invisible characters or combining accents."""
     if text.isascii():
         return text.lower()
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text)).casefold()
     return unicodedata.normalize("NFC", _ACCENTS.sub("", unicodedata.normalize("NFD", text)))
 
 

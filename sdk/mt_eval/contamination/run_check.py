@@ -4,7 +4,8 @@
 a plugin of a few megabytes it takes well under a second, and a card without a check cannot pass the
 "verified-clean" policy. ``--no-contamination-check`` skips it (for bundles of model weights, say); the
 card then records "not-run" and why. The result is kept in the run directory (``contamination.json``)
-so that ``--resume`` reuses it: a resume requires the same code and corpus anyway.
+so that ``--resume`` reuses it: a resume requires the same code and corpus anyway (a check that could not run,
+or failed, is run again).
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ def check_for_run(method_dir: Path, corpus: Any, run_dir: Path, *, code_sha256: 
     saved_path = run_dir / RESULT_FILE
     try:
         saved = msgspec.json.decode(saved_path.read_bytes(), type=_Saved)
-        if reuse and (saved.code_sha256, saved.corpus_sha256) == (code_sha256, corpus_sha256):
+        # (a check that could not run or failed is tried again: what stopped it may be fixed since)
+        if reuse and (saved.code_sha256, saved.corpus_sha256) == (code_sha256, corpus_sha256) and \
+                saved.record.status != "not-run":
             return saved.record
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         pass
@@ -52,6 +55,14 @@ def check_for_run(method_dir: Path, corpus: Any, run_dir: Path, *, code_sha256: 
     try:
         record = record_of(check_bundle(method_dir, [texts_of(corpus)], progress=None if quiet else progress_printer(
             "contamination check: ")))
+    except KeyboardInterrupt as exc:  # (else the run's own message: "finished entries are saved", of none)
+        from mt_eval.errors import InterruptedBefore
+
+        raise InterruptedBefore(
+            "\nmt-eval run: interrupted during the contamination check, before translating (nothing was translated "
+            "now; entries a run before this one finished are kept); continue with the same command and --resume "
+            "(the check starts again), or add --no-contamination-check to skip it (the card then records it as "
+            "not run)") from exc
     except (CheckError, CorpusUnreadable) as exc:
         record = not_run(f"the check could not run: {exc}")
     except Exception as exc:  # a failure of the check must not cost the evaluation; the card says what happened
