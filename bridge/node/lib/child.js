@@ -3,7 +3,10 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 
+import { LONGEST_DELAY } from './lazy-timer.js';
 import { LineSplitter } from './protocol.js';
+
+export { LONGEST_DELAY };
 
 /** The last lines of a stream, bounded in both lines and characters. */
 export class StderrTail {
@@ -78,8 +81,6 @@ export function groupHasLiveMembers(pgid) {
 
 const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
-/** setTimeout's longest delay: a longer one (Infinity too) fires at once, so a wait is cut to it instead. */
-export const LONGEST_DELAY = 2 ** 31 - 1;
 
 // Process groups still running, killed when this process ends without closing its guests: it exits (process.exit,
 // or nothing is left to do), an exception nothing catches ends it, or a signal nothing else listens for does

@@ -13,8 +13,8 @@
 // guest says why and exits with status 1: its host fails what is in flight (-32003), starts a fresh guest and sends
 // each of those entries again alone. A call that settles late is no longer counted.
 
-/** setTimeout's longest delay: a longer one fires at once, so a grace is cut to it (practically never). */
-const LONGEST_DELAY = 2 ** 31 - 1;
+
+import { LONGEST_DELAY } from './lazy-timer.js';
 
 export const SETTLE_VARIABLE = 'MT_EVAL_GUEST_SETTLE_MS';
 export const DEFAULT_SETTLE_MS = 5000;

@@ -2,7 +2,8 @@
 // than `at` (performance.now() milliseconds); its callback finds what is due and calls ensure again for the next. A
 // deadline moved later costs nothing, and a request that comes and goes neither creates nor clears a timer: while
 // nothing waits (idle), the armed timer stays, but no longer keeps the process alive.
-const LONGEST = 2 ** 31 - 1; // setTimeout's longest delay (longer ones fire at once)
+/** setTimeout's longest delay: a longer one fires at once (Node warns, and waits 1 ms). */
+export const LONGEST_DELAY = 2 ** 31 - 1;
 
 export class LazyTimer {
   #callback;
@@ -21,7 +22,8 @@ export class LazyTimer {
     }
     clearTimeout(this.#timer);
     this.#at = at;
-    this.#timer = setTimeout(() => this.#fire(), Math.min(LONGEST, Math.max(1, Math.ceil(at - performance.now()))));
+    const wait = Math.max(1, Math.ceil(at - performance.now()));
+    this.#timer = setTimeout(() => this.#fire(), Math.min(LONGEST_DELAY, wait));
   }
 
   /** Nothing waits for now: the timer may fire, but does not keep the process alive. */
