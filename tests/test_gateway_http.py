@@ -7,9 +7,12 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import tracemalloc
+import zlib
 from pathlib import Path
 
 import aiohttp
+import pytest
 from aiohttp import web
 
 from gateway_http_support import ANSWER, ASK, MODEL, Upstream, answer, log_lines, serve_fixture, the_one_log_line  # noqa: F401 (serve)
@@ -262,3 +265,44 @@ async def test_an_upstream_that_answers_without_end_is_cut_off_at_the_answer_lim
     lines = log_lines(tmp_path)
     assert [line["status"] for line in lines] == [502, 200]
     assert all("is over 1 MiB" in line["error"] for line in lines)
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+async def test_a_compressed_answer_is_expanded_a_piece_at_a_time_and_cut_off_at_the_answer_limit(
+        serve, tmp_path: Path, monkeypatch, encoding: str):
+    """Before, each piece that came was expanded whole: 64 KiB of gzip, 64 MiB of answer, held at once before the
+    limit was weighed (a decompression bomb of a few MiB took gigabytes)."""
+    from mt_eval.gateway import relay, upstream
+
+    monkeypatch.setattr(relay, "MAX_ANSWER", 1024 * 1024)
+    packer = zlib.compressobj(9, wbits=31 if encoding == "gzip" else 15)
+    zeros = bytes(1024 * 1024)
+    bomb = b"".join(packer.compress(zeros) for _ in range(64)) + packer.flush()  # 64 MiB in about 64 KiB
+    pieces: list[int] = []
+    on_body = relay.Relay.on_body
+
+    def weighed(self: relay.Relay, data: bytes) -> None:
+        pieces.append(len(data))
+        on_body(self, data)
+
+    monkeypatch.setattr(relay.Relay, "on_body", weighed)
+
+    async def bombing(request: web.Request) -> web.Response:
+        return web.Response(body=bomb, content_type="application/json", headers={"Content-Encoding": encoding})
+
+    async with Upstream(bombing) as bomber:
+        _, url = await serve(bomber.base_url)
+        async with aiohttp.ClientSession() as client:
+            tracemalloc.start()
+            try:
+                async with client.post(f"{url}/chat/completions", json=ASK) as response:
+                    error = (await response.json())["error"]
+                held = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+    assert response.status == 502 and error["code"] == "upstream_answer_too_large"
+    assert held < 16 * 1024 * 1024, f"{held / 2**20:.0f} MiB held at most"
+    assert pieces and max(pieces) <= upstream.DECODED_PIECE
+    assert sum(pieces) <= 1024 * 1024 + upstream.DECODED_PIECE  # (no more expanded than the limit and a piece)
+    [line] = log_lines(tmp_path)
+    assert line["status"] == 502 and "is over 1 MiB" in line["error"]

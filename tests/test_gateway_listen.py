@@ -1,9 +1,11 @@
 """Where `mt-eval gateway` listens: an IPv6 address in brackets, and a URL clients can use; a Unix socket that
-is its user's only and is removed when it stops; and no empty log left behind when it cannot listen."""
+is its user's only and is removed when it stops; no empty log left behind when it cannot listen; and a log path
+that is a pipe refused, not waited on."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import socket
@@ -89,3 +91,15 @@ def test_a_gateway_that_cannot_listen_leaves_no_empty_log(tmp_path: Path, capsys
                      "--log", str(log)]) == 1
     assert "cannot listen on" in capsys.readouterr().err
     assert not log.exists()
+
+
+def test_a_log_that_is_a_pipe_is_refused_at_once_naming_the_option(tmp_path: Path):
+    """Before, the gateway hung at its start: opening a pipe to write waits for a reader, which never came."""
+    fifo = tmp_path / "audit.jsonl"
+    os.mkfifo(fifo)
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "gateway", "--policy", str(policy(tmp_path)),
+                           "--listen", "127.0.0.1:0", "--log", str(fifo)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert f"mt-eval gateway: --log {fifo} is a pipe (FIFO), not a file. An audit log is appended to and read back " \
+           "(its totals, its SHA-256), which a pipe (FIFO) cannot be: give the path of a regular file" in done.stderr
+    assert "serving" not in done.stderr and stat.S_ISFIFO(fifo.stat().st_mode)

@@ -69,6 +69,43 @@ def test_a_bad_policy_is_refused_with_every_problem(tmp_path: Path, policy: dict
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("policy", "problems"), [
+    ({"base_url": "https://x/v1", "modles": [], "models": [{"id": "a-1"}, {"id": "a-1"}]},
+     ['$.modles: unknown field "modles"', '$.models[1].id: "a-1" is listed twice']),
+    ({"base_url": "https://x/v1", "token_budget": 0, "timeout_s": "60",
+      "models": [{"id": "a-1", "upstream": "a"}, {"id": "b-latest"}, {"id": "c-1", "base_url": "https:///v1"}],
+      "substitute": "d-1"},
+     ["$.token_budget: must be >= 1, got 0", '$.timeout_s: expected a number, got the string "60"',
+      '$.models[0].upstream: unknown field "upstream"', '$.models[1].id: "b-latest" is not pinned',
+      "$.models[2].base_url: \"c-1\" would be served from 'https:///v1', which has no host",
+      '$.substitute: "d-1" is not one of the models']),
+])
+def test_a_policy_with_several_problems_has_every_one_named_at_once(tmp_path: Path, capsys, policy: dict,
+                                                                   problems: list[str]):
+    """Before, a problem of the policy's shape (an unknown field, a bad token_budget) hid those of its rules (a model
+    listed twice, an unpinned id): fixing one showed the next."""
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(policy))
+    with pytest.raises(ProblemsError) as refused:
+        read_policy(path)
+    assert len(refused.value.problems) == len(problems)
+    assert main(["gateway", "--policy", str(path), "--check"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"mt-eval gateway: {path} is not a valid GatewayPolicy\n")
+    for problem in problems:
+        assert f"error: {path} {problem}" in err
+
+
+def test_a_policy_with_one_problem_is_refused_in_the_same_words(tmp_path: Path, capsys):
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps({"base_url": "https://x/v1", "models": [{"id": "a-1"}], "bogus": 1}))
+    assert main(["gateway", "--policy", str(path), "--check"]) == 1
+    assert capsys.readouterr().err == (
+        f"mt-eval gateway: {path} is not a valid GatewayPolicy\nerror: {path} $.bogus: unknown field \"bogus\"\n"
+        "    fix: remove it. Known fields: models, base_url, api_key_env, token_budget, substitute, log_bodies, "
+        "timeout_s, $schema\n")
+
+
 @pytest.mark.parametrize(("base_url", "warned"), [("http://api.example.com/v1", True), ("http://10.0.0.7/v1", True),
                                                   ("https://api.example.com/v1", False),
                                                   ("http://127.0.0.1:9/v1", False), ("http://localhost:9/v1", False)])

@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace, policy: object, host: str, port: int, log_existed: bool) -> int:
     import anyio
 
-    from mt_eval.gateway.audit import AuditLog, AuditLogError
+    from mt_eval.gateway.audit import AuditLog, AuditLogError, NotALogFile
     from mt_eval.gateway.server import Gateway
 
     try:
@@ -94,6 +94,9 @@ async def _serve(args: argparse.Namespace, policy: object, host: str, port: int,
         print(f"mt-eval gateway: cannot open the log --log {args.log}: {exc.strerror or exc}"
               + (" (give the log's file path)" if isinstance(exc, IsADirectoryError) else ""), file=sys.stderr)
         return 1
+    except NotALogFile as exc:  # (the option names what cannot be a log: a usage error)
+        print(f"mt-eval gateway: --log {args.log} is {exc.kind}, not a file. {exc.fix}", file=sys.stderr)
+        return 2
     except AuditLogError as exc:
         print(f"mt-eval gateway: {exc.one_line()}", file=sys.stderr)
         return 1

@@ -19,12 +19,14 @@ says why, and the gateway forwards nothing (no exchange goes unlogged).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import stat
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -51,6 +53,39 @@ class AuditLogError(ExpectedError):
     """An existing log holds a line that is not a request record (before its end): it is not continued."""
 
 
+class NotALogFile(AuditLogError):
+    """The log's path is a pipe, a socket or a block device: refused, not waited on (opening a pipe to write
+    waits for a reader)."""
+
+    def __init__(self, path: Path, kind: str) -> None:
+        super().__init__(f"{path} is {kind}, not a file")
+        self.kind = kind
+        self.fix = (f"An audit log is appended to and read back (its totals, its SHA-256), which {kind} cannot be: "
+                    "give the path of a regular file (a new one is made)")
+
+
+_NOT_FILES = {stat.S_IFIFO: "a pipe (FIFO)", stat.S_IFSOCK: "a socket", stat.S_IFBLK: "a block device"}
+
+
+def _append_to(path: Path) -> BinaryIO:
+    """``path`` opened to append to, never waiting: a pipe, a socket or a block device raises `NotALogFile` (a
+    character device such as /dev/null is written to as a file is)."""
+    with contextlib.suppress(OSError):
+        if (kind := _NOT_FILES.get(stat.S_IFMT(path.stat().st_mode))) is not None:
+            raise NotALogFile(path, kind)
+    try:  # (O_NONBLOCK: a pipe made in its place since is refused, not waited on)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # (a pipe that nobody reads, or a socket)
+            raise NotALogFile(path, "a pipe or a socket") from None
+        raise
+    if (kind := _NOT_FILES.get(stat.S_IFMT(os.fstat(fd).st_mode))) is not None:
+        os.close(fd)
+        raise NotALogFile(path, kind)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "ab", buffering=0)
+
+
 class AuditLog:
     """Appends request records to ``path`` and keeps the running totals (restored from an existing log);
     ``torn_bytes`` says how many bytes of a torn last line were cut off."""
@@ -66,7 +101,7 @@ class AuditLog:
         self._unwritten = 0  # records among them
         end = self._restore(path.read_bytes()) if path.is_file() else None
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = path.open("ab", buffering=0)
+        self._file = _append_to(path)
         if end is not None:
             self._file.truncate(end)  # (appending writes at the end, wherever that now is)
         self._end = self._file.seek(0, os.SEEK_END)  # the end of the last whole line written

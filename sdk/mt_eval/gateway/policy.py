@@ -28,8 +28,8 @@ import msgspec
 
 from mt_eval.control_chars import escaped_controls, first_control
 from mt_eval.field_words import described
-from mt_eval.problems import Finding, Problem
-from mt_eval.strict import StrictStruct, decode_json_file, read_json_file
+from mt_eval.problems import Finding, Problem, ProblemsError
+from mt_eval.strict import StrictStruct, decode_json_file, decode_value, parse_json, read_json_file
 
 _UNPINNED = re.compile(r"(^|[-_.:/])latest$|:latest$", re.I)
 Url = Annotated[str, described(pattern=r"^https?://", description="An OpenAI-compatible base URL, e.g. "
@@ -128,8 +128,37 @@ def _unencrypted(url: str) -> bool:
 
 
 def read_policy(path: Path) -> GatewayPolicy:
-    """Read a policy file; raise `ProblemsError` listing every problem."""
-    return read_json_file(path, GatewayPolicy)
+    """Read a policy file; raise `ProblemsError` listing every problem, those of its rules (`_rule_problems`) too
+    when its shape is wrong."""
+    try:
+        return read_json_file(path, GatewayPolicy)
+    except ProblemsError as exc:
+        missed = [problem for problem in _rule_problems(path) if problem not in exc.problems]
+        if not missed:
+            raise
+        raise ProblemsError([*exc.problems, *missed], summary=f"{path} is not a valid GatewayPolicy") from None
+
+
+_RULES_READ = ("models", "base_url", "api_key_env", "substitute")  # what GatewayPolicy.findings reads
+
+
+def _rule_problems(path: Path) -> list[Problem]:
+    """What the policy's rules (a model listed twice, an unpinned id, a model without an upstream…) find in a
+    policy whose shape is wrong (an unknown field, a bad token_budget): they are checked as long as the fields they
+    read are well-formed, on those fields alone, so that every problem is fixed in one go."""
+    try:
+        data, _ = parse_json(path.read_bytes(), file=str(path))
+    except OSError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    route_fields = {field.encode_name for field in msgspec.structs.fields(ModelRoute)}
+    read = {name: data[name] for name in _RULES_READ if name in data}
+    if isinstance(read.get("models"), list):
+        read["models"] = [{name: value for name, value in route.items() if name in route_fields}
+                          if isinstance(route, dict) else route for route in read["models"]]
+    policy, problems = decode_value(read, GatewayPolicy, file=str(path))
+    return problems if policy is not None else []
 
 
 def policy_problems(path: Path, environ: Mapping[str, str] | None = None) -> list[Problem]:

@@ -4,8 +4,9 @@ origin (asyncio protocols, answers parsed by httptools), driven by callbacks.
 `UpstreamPool.send` writes a request (head and body in one write) on an idle connection to its origin, or on
 a new one (TLS for https), and tells the `Exchange` what comes back: the status and headers, each piece of
 the body (decoded from chunked framing, and from gzip or deflate, which the gateway does not ask for but an
-upstream may send anyway), the end, or the failure. A kept-alive connection that the upstream closed while
-it sat idle is noticed and the request sent again on a fresh one, once.
+upstream may send anyway: expanded `DECODED_PIECE` at a time), the end, or the failure. A kept-alive
+connection that the upstream closed while it sat idle is noticed and the request sent again on a fresh one,
+once.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ import httptools
 
 IDLE_KEEP_S = 15.0  # an idle upstream connection older than this is not reused
 IDLE_MAX = 64  # idle connections kept per origin
+# The most of a compressed answer expanded at once: a few KiB of gzip can stand for gigabytes (a decompression
+# bomb), which would be held whole before the exchange could weigh them against its limit.
+DECODED_PIECE = 256 * 1024
 _READ_HEADERS = frozenset((b"content-type", b"content-length", b"transfer-encoding", b"content-encoding"))
 
 
@@ -185,14 +189,19 @@ class UpstreamConnection(asyncio.Protocol):
             self._exchange.on_head(status, headers)
 
     def on_body(self, body: bytes) -> None:
-        if self._decoder is not None:
+        if self._decoder is None:
+            if body and self._exchange is not None:
+                self._exchange.on_body(body)
+            return
+        while body and self._exchange is not None:  # (None once the exchange gave up: over its limit, or gone)
             try:
-                body = self._decoder.decompress(body)
+                decoded = self._decoder.decompress(body, DECODED_PIECE)
             except zlib.error as exc:
                 self._fail(UpstreamError(f"its compressed answer is corrupt: {exc}"))
                 return
-        if body and self._exchange is not None:
-            self._exchange.on_body(body)
+            body = self._decoder.unconsumed_tail
+            if decoded:
+                self._exchange.on_body(decoded)
 
     def _flush_decoder(self, exchange: Exchange) -> None:
         if self._decoder is not None:
