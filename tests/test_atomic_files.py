@@ -62,3 +62,18 @@ def test_freeze_init_over_a_manifest_on_a_full_disk_keeps_the_old_one(tmp_path: 
     err = capsys.readouterr().err
     assert f"cannot write --out {out}: No space left on device" in err
     assert out.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["freeze.json"]
+
+
+def test_a_directory_made_for_a_write_that_fails_is_removed_unless_something_is_in_it(tmp_path: Path):
+    from mt_eval.atomic_files import directory_for
+
+    with pytest.raises(OSError), directory_for(tmp_path / "a" / "b"):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    assert list(tmp_path.iterdir()) == []  # (both made for it)
+    with pytest.raises(OSError), directory_for(tmp_path / "a" / "b"):
+        (tmp_path / "a" / "kept").write_text("another's", encoding="utf-8")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["kept"]  # (b removed, a kept: not empty)
+    with directory_for(tmp_path / "a" / "b"):
+        (tmp_path / "a" / "b" / "card.json").write_text("{}", encoding="utf-8")
+    assert (tmp_path / "a" / "b" / "card.json").is_file()

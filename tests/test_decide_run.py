@@ -98,12 +98,17 @@ def test_the_card_says_which_run_produced_each_number(tmp_path):
     assert card["settings"]["tolerance"] == 0.001 and card["method"]["method_id"] == "reverse"
 
 
-def test_the_summary_and_the_check_are_printed(tmp_path, capsys):
+def test_the_results_table_goes_to_standard_output_before_the_cards_path_and_the_check_to_standard_error(
+        tmp_path, capsys):
+    """As `mt-eval run` prints its result, so `decide run ... > result.txt` keeps the table. Before: on standard
+    error, with only the card's path on standard output."""
     assert main(["decide", "run", "--method", str(REVERSE), "--corpus", str(EXAMPLE_CORPUS), "--out",
                  str(tmp_path / "run"), "--resamples", "50"]) == 0
-    err = capsys.readouterr().err
-    assert "scorer self-check on the Uniform baseline (46 gold questions): passed" in err
-    assert "every number from run" in err and "overall" in err
+    shown = capsys.readouterr()
+    assert "scorer self-check on the Uniform baseline (46 gold questions): passed" in shown.err
+    assert "every number from run" in shown.out and "overall" in shown.out
+    assert "every number from run" not in shown.err
+    assert shown.out.splitlines()[-1] == f"decision card: {tmp_path / 'run' / 'card.json'}"
     assert main(["decide", "check", "--corpus", str(EXAMPLE_CORPUS), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["passed"] is True
 

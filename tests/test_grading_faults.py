@@ -20,7 +20,7 @@ def test_a_full_disk_at_export_keeps_no_part_of_it_and_a_new_export_is_not_refus
     assert full.stderr.strip() == (f"mt-eval grade: cannot write the sheets in {out}: File too large; nothing of "
                                    "this export was kept. Free space, or make the directory writable, and export "
                                    "again")
-    assert list(out.iterdir()) == []
+    assert not out.exists()  # (made for the export, and nothing of it kept: not left behind empty)
     again = cli(*args)
     assert again.returncode == 0, again.stderr
     assert sorted(p.name for p in out.iterdir()) == ["key.json", "rubric.md", "sheet.csv", "sheet.jsonl"]
@@ -36,7 +36,25 @@ def test_a_full_disk_at_the_grading_card_is_said_not_a_traceback(demo_run, tmp_p
     assert full.stderr.strip() == (f"mt-eval grade: cannot write {out / 'grading-card.json'}: File too large; no "
                                    "grading card was written. Free space, or make the directory writable (or give "
                                    "another --out), and grade again")
-    assert list(out.iterdir()) == []  # (no temporary file)
+    assert not out.exists()  # (made for the card: no temporary file, and not left behind empty)
+
+
+def test_a_full_disk_removes_the_directories_grade_made_for_the_card_and_keeps_one_that_was_there(demo_run, tmp_path):
+    """Before: the empty grading/rules-grader directory (or --out) was left behind beside the run."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(demo_run.parent, run)
+    args = ("grade", str(run / "card.json"), "--corpus", str(CORPUS), "--grader", str(RULES), "--quiet",
+            "--resamples", "50")
+    full = cli(*args, limit=4_000)  # (the card is about 14 kB)
+    assert full.returncode == 1, full.stderr
+    assert f"cannot write {run / 'grading' / 'rules-grader' / 'grading-card.json'}: File too large" in full.stderr
+    assert not (run / "grading").exists()  # (both made for the card)
+    there = tmp_path / "there"
+    there.mkdir()
+    assert cli(*args, "--out", str(there), limit=4_000).returncode == 1
+    assert there.is_dir() and list(there.iterdir()) == []
 
 
 ASKED = """

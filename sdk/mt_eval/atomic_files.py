@@ -1,13 +1,15 @@
 """Writing a file whole or not at all: the content goes to a temporary file beside it, renamed over it once written.
 
 A write cut short (a full disk, a quota, Ctrl-C) then leaves the file as it was, or no file, never a part of the
-new one that a later read takes for the whole.
+new one that a later read takes for the whole; and a directory made for the file (`directory_for`) is removed
+again when nothing could be written in it, so a full disk leaves no empty output directory behind.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -24,4 +26,28 @@ def write_atomically(path: Path, content: bytes) -> None:
     except BaseException:
         with contextlib.suppress(OSError):
             temporary.unlink()
+        raise
+
+
+@contextlib.contextmanager
+def directory_for(directory: Path) -> Iterator[None]:
+    """Make ``directory`` and its missing parents for what the block writes in it. When the block fails, the
+    directories made here that are still empty are removed (the deepest first); one that was there before is
+    kept, and so is one another process has written in meanwhile."""
+    made: list[Path] = []
+    try:
+        for path in reversed([directory, *directory.parents]):
+            if not path.is_dir():
+                try:
+                    path.mkdir()
+                except FileExistsError:  # (made by another process just now: it is that process's)
+                    continue
+                made.append(path)
+        yield
+    except BaseException:
+        for path in reversed(made):
+            try:
+                path.rmdir()
+            except OSError:  # (not empty: what is in it is kept, and so are the directories above it)
+                break
         raise

@@ -21,6 +21,7 @@ import numpy as np
 
 from mt_eval import event_loop
 from mt_eval._version import __version__
+from mt_eval.atomic_files import directory_for
 from mt_eval.decisions import grading_card as gc
 from mt_eval.decisions.blinding import SENT_FIELDS, WITHHELD, Blinded, GradingError, blind, read_run_card, refuse_leaks
 from mt_eval.decisions.execution import DecideSettings, decide_rows
@@ -226,13 +227,13 @@ def finish(request: GradeRequest, started_at: str, card: RunCard, raw: bytes, ru
     path = out / "grading-card.json"
     temporary = out / f".{path.name}.{os.getpid()}.tmp"  # its own: two gradings of one card may end at once
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        try:
-            temporary.write_bytes(msgspec.json.format(msgspec.json.encode(grading), indent=2) + b"\n")
-            temporary.replace(path)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+        with directory_for(out):  # (one made for the card is not left behind empty)
+            try:
+                temporary.write_bytes(msgspec.json.format(msgspec.json.encode(grading), indent=2) + b"\n")
+                temporary.replace(path)
+            except BaseException:
+                temporary.unlink(missing_ok=True)
+                raise
     except OSError as exc:  # (a full disk: said, with what to do, not a traceback)
         raise GradingError(f"cannot write {path}: {exc.strerror or exc}; no grading card was written. Free space, "
                            "or make the directory writable (or give another --out), and grade again") from exc

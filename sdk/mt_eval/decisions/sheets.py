@@ -95,17 +95,20 @@ def export_sheets(request: GradeRequest) -> Path:
 def _write_all(out: Path, files: dict[str, bytes]) -> None:
     """Write every file of an export into ``out``, or none: one that cannot be written (a full disk) takes those
     written before it away, so that no sheet is left without its key, nor a part of one taken for an export."""
-    from mt_eval.atomic_files import write_atomically
+    from mt_eval.atomic_files import directory_for, write_atomically
 
     written: list[Path] = []
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        for name, content in files.items():
-            write_atomically(out / name, content)
-            written.append(out / name)
+        with directory_for(out):  # (one made for the export is not left behind empty)
+            try:
+                for name, content in files.items():
+                    write_atomically(out / name, content)
+                    written.append(out / name)
+            except OSError:
+                for path in written:
+                    path.unlink(missing_ok=True)
+                raise
     except OSError as exc:
-        for path in written:
-            path.unlink(missing_ok=True)
         raise GradingError(f"cannot write the sheets in {out}: {exc.strerror or exc}; nothing of this export was "
                            "kept. Free space, or make the directory writable, and export again") from exc
 
