@@ -95,3 +95,37 @@ async def test_a_guest_that_closes_its_input_is_gone_at_once_and_replaced(tmp_pa
         assert method.restarts == 2
     finally:
         await method.aclose()
+
+
+# Crashes on a request of several entries; refuses the config of any other (as a guest restarted with a config it
+# cannot take would).
+CRASHES_THEN_REFUSES_THE_CONFIG = textwrap.dedent("""
+    import json, os, sys
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "id" not in request:  # (a notification)
+            continue
+        if request["method"] == "initialize":
+            answer = {"result": {"protocol_version": "mt-eval-bridge/1", "capabilities": {},
+                                 "method": {"name": "refuses", "method_id": "refuses"}}}
+        elif request["method"] == "translate" and len(request["params"]["entries"]) > 1:
+            os._exit(3)
+        elif request["method"] == "translate":
+            answer = {"error": {"code": -32602, "message": "invalid config: $.seed: expected an integer"}}
+        else:
+            answer = {"result": None}
+        print(json.dumps({"jsonrpc": "2.0", "id": request["id"], **answer}), flush=True)
+""")
+
+
+async def test_a_config_refused_while_entries_are_sent_alone_fails_the_others_unsent(tmp_path, translate_requests):
+    script = tmp_path / "crashes_then_refuses.py"
+    script.write_text(CRASHES_THEN_REFUSES_THE_CONFIG)
+    method = BridgeMethod([sys.executable, str(script)], options=FAST, label="refuses")
+    try:
+        results = await method.translate(entries(*"abcdef"), CONFIG)
+        assert [r["error"] for r in results] == ["invalid config: $.seed: expected an integer"] * 6, results
+        assert translate_requests == [6, 1]  # (before: [6, 1, 1, 1, 1, 1, 1], each alone failing alike)
+        assert method.restarts == 1
+    finally:
+        await method.aclose()

@@ -107,9 +107,7 @@ class LoadedMethod:
 def plugin_directory(path: str | Path) -> Path:
     """The plugin directory for ``path`` (a directory, or its method.json)."""
     path = Path(path)
-    if path.name == MANIFEST_FILE and path.is_file():
-        path = path.parent
-    return path
+    return path.parent if path.name == MANIFEST_FILE and path.is_file() else path
 
 
 def read_plugin(path: str | Path) -> tuple[PluginSource | None, list[Problem]]:
@@ -190,26 +188,28 @@ def command_argv(source: PluginSource) -> list[str]:
 
 def bridge_method(source: PluginSource, *, isolate: bool = False, sandbox: Confinement | None = None,
                   options: HostOptions | None = None) -> BridgeMethod:
-    """The plugin as a guest behind the bridge (its Node entry, its command, or ``mt-eval serve``), in ``sandbox`` when
-    given (`mt_eval.sandbox`); with no ``options``, the start timeout `GUEST_START_TIMEOUT` holds (--start-timeout)."""
+    """The plugin as a guest behind the bridge (its Node entry, its command, or ``mt-eval serve``), in ``sandbox``
+    when given; with no ``options``, `GUEST_START_TIMEOUT` holds (a guest still starting then is told of it)."""
     from mt_eval.bridge.connection import HostOptions
     from mt_eval.bridge.method import BridgeMethod
     from mt_eval.bridge.runtimes import node_command, python_command
+    from mt_eval.bridge.start_failures import slow_start_fix
 
     if options is None and (start_s := GUEST_START_TIMEOUT.get()) is not None:
         options = HostOptions(start_timeout_s=start_s)
     cwd: Path | None = None
-    if source.runtime == "python" or (isolate and source.manifest.entry_point):
+    manifest = source.manifest
+    if source.runtime == "python" or (isolate and manifest.entry_point):
         command = python_command(source.directory, isolated=sandbox is not None)
     elif source.runtime == "node":
-        manifest = source.manifest
         command = node_command(source.directory, entry=manifest.node_entry, name=manifest.name,
                                method_id=source.method_id, implements=manifest.implements)
     else:
         command, cwd = command_argv(source), source.directory
     if sandbox is not None:
         command, cwd = sandbox.wrap(command, str(Path(cwd).resolve()) if cwd else None), None
-    return BridgeMethod(command, cwd=cwd, label=source.method_id, options=options)
+    fix = slow_start_fix(manifest.node_entry or manifest.entry_point or " ".join(manifest.command or []))
+    return BridgeMethod(command, cwd=cwd, label=source.method_id, options=options, start_timeout_fix=fix)
 
 
 def runtime_label(source: PluginSource, *, isolate: bool) -> str:

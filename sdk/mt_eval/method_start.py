@@ -3,7 +3,8 @@
 A method running as a bridge guest is started (spawned, handshake) by `start_method`; a guest that cannot start
 — its ``translate.js`` does not load, it exits or never answers initialize — raises `StartFailed`, whose message
 is `start_failure`'s: the reason, the guest's last stderr lines and the fix (one that is still starting when its
-start timeout ends is told of ``--start-timeout``: `slow_start_fix`). An in-process method has nothing to start.
+start timeout ends is told of ``--start-timeout``, then and when it is restarted: `slow_start_fix`). An in-process
+method has nothing to start.
 ``mt-eval run``, ``mt-eval locales``, ``mt-eval decide run`` and ``mt-eval grade`` start their methods this way
 (``mt-eval translate`` starts its own, to fail each line with the reason).
 """
@@ -29,6 +30,7 @@ async def start_method(loaded: LoadedMethod, config: Any, *, name: str | None = 
         return 0.0
     from mt_eval.bridge import messages as m
 
+    told_of_the_option(loaded)
     started = time.perf_counter()
     try:
         await start(config)
@@ -38,10 +40,25 @@ async def start_method(loaded: LoadedMethod, config: Any, *, name: str | None = 
 
 
 def slow_start_fix(loaded: LoadedMethod) -> str:
-    """The fix for a guest still starting when its start timeout ended: more time, or a quicker start."""
-    entry = loaded.manifest.node_entry or loaded.manifest.entry_point or " ".join(loaded.manifest.command or [])
-    return ("if it loads a large model as it starts, give it longer with --start-timeout SECONDS; else make "
-            f"{entry} answer initialize as soon as it is loaded (its stderr says what it was doing)")
+    """The fix for a guest still starting when its start timeout ended: more time (--start-timeout), or a quicker
+    start."""
+    from mt_eval.bridge.start_failures import slow_start_fix as fix
+
+    return fix(_entry(loaded), "with --start-timeout SECONDS")
+
+
+def told_of_the_option(loaded: LoadedMethod) -> None:
+    """Make a guest still starting at its start timeout, now or restarted later, say the fix that names
+    --start-timeout (`slow_start_fix`) rather than the Python API's way (`mt_eval.loader.bridge_method`)."""
+    from mt_eval.bridge.method import BridgeMethod
+
+    if isinstance(loaded.method, BridgeMethod):
+        loaded.method.start_timeout_fix = slow_start_fix(loaded)
+
+
+def _entry(loaded: LoadedMethod) -> str:
+    """What the method runs, in words: its Node entry, Python entry point or command."""
+    return loaded.manifest.node_entry or loaded.manifest.entry_point or " ".join(loaded.manifest.command or [])
 
 
 def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) -> str:
@@ -66,7 +83,7 @@ def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) ->
         return text
     if fix is not None:
         return f"{text}\n  fix: {fix}"
-    entry = loaded.manifest.node_entry or loaded.manifest.entry_point or " ".join(loaded.manifest.command or [])
+    entry = _entry(loaded)
     if exc.code == m.TIMEOUT:  # still starting: slow (a large model loading), or stuck
         return f"{text}\n  fix: {slow_start_fix(loaded)}"
     text += (f"\n  fix: make {entry} load and answer initialize (try `mt-eval translate {loaded.directory} "

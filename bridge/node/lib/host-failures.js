@@ -93,6 +93,27 @@ export function callFailure(error) {
 export const aboutConfig = (error) => error.code === ErrorCode.INVALID_PARAMS
   && (error.message.startsWith('invalid config') || error.message.startsWith('params.config'));
 
+/** An entry sent alone (eachAlone) was refused for the config (aboutConfig), which every entry carries. */
+export class ConfigRefused extends Error {}
+
+/**
+ * The results of items sent again alone, one at a time (send(item) resolves to its results), after the guest was
+ * lost with them in flight. Once one is refused for its config (send throws ConfigRefused), the items left fail at once
+ * with the same words (fail(id, message)), unsent, as a request refused for its config fails them all.
+ */
+export async function eachAlone(items, send, fail) {
+  const results = [];
+  for (const [sent, item] of items.entries()) {
+    try {
+      results.push(...await send(item));
+    } catch (error) {
+      if (!(error instanceof ConfigRefused)) throw error;
+      return results.concat(items.slice(sent).map((left) => fail(left.id, error.message)));
+    }
+  }
+  return results;
+}
+
 /** Why a whole request failed, as the error text of each of its entries. */
 export function failureText(error) {
   if (!(error instanceof BridgeError)) return `the host failed: ${error?.message ?? error}`;

@@ -1,12 +1,12 @@
-// The Node host: start a guest, translate through it in batches, restart it when it dies (within
-// a crash-loop budget), and close it leaving nothing behind. Guest failures never reject
-// translate(): the affected entries get per-entry error results, and the entries a failure belongs to
-// are found (as mt_eval.bridge.method does): a request the method failed, or whose answer was too large, unreadable
-// or without a results list, is split in halves down to single entries (one refused for its config, which every entry
-// carries, fails them all at once); after the guest crashed, hung or was stopped with several entries in flight, each
-// is sent again alone, one at a time. A guest that completed work before it died is not crash-looping: its restart
-// costs nothing from the budget. An entry whose text no guest can read (a lone surrogate: lib/lone-surrogates.js)
-// fails at once and is never sent.
+// The Node host: start a guest, translate through it in batches, restart it when it dies (within a crash-loop budget),
+// and close it leaving nothing behind. Guest failures never reject translate(): the affected entries get per-entry
+// error results, and the entries a failure belongs to are found (as mt_eval.bridge.method does): a request the method
+// failed, or whose answer was too large, unreadable or without a results list, is split in halves down to single
+// entries (one refused for its config, which every entry carries, fails them all at once); after the guest crashed,
+// hung or was stopped with several entries in flight, each is sent again alone, one at a time (until one is refused
+// for its config: the others then fail with it, unsent). A guest that completed work before it died is not
+// crash-looping: its restart costs nothing from the budget. An entry whose text no guest can read (a lone surrogate:
+// lib/lone-surrogates.js) fails at once and is never sent.
 import { readFileSync } from 'node:fs';
 
 import { Connection } from './connection.js';
@@ -17,7 +17,7 @@ import { methodView } from './gold.js';
 import { decisionError, matchDecisions, rowsProblem } from './decisions.js';
 import { ResultNotes, describe, errorResult, matchResults } from './results.js';
 import { sayStrays } from './unmatched.js';
-import { WithoutResults, aboutConfig, compactTail, failureText, formatTail, notImplemented, notStarted } from './host-failures.js';
+import { ConfigRefused, WithoutResults, aboutConfig, compactTail, eachAlone, failureText, formatTail, notImplemented, notStarted } from './host-failures.js';
 import { SoloGate, Slots } from './host-gates.js';
 import { completeCapabilities, completeOptions, initializeProblem } from './host-options.js';
 import { sendingOnlyValidText } from './lone-surrogates.js';
@@ -304,14 +304,14 @@ export class HostedGuest {
       // A guest that answers its in-flight requests "cancelled" as it shuts down was closed, as one that exits is.
       return fail(error.code === ErrorCode.CANCELLED ? CLOSED : failureText(error));
     }
-    if (aboutConfig(error)) return fail(error.message); // (every item carries the config: all fail alike, none is sent again)
+    if (aboutConfig(error)) { // every item carries the config: all fail alike, none is sent again (nor those left alone)
+      if (alone) throw new ConfigRefused(error.message); // (to eachAlone, which fails the entries left with it)
+      return fail(error.message);
+    }
     if (error.code === ErrorCode.GUEST_EXITED || error.code === ErrorCode.TIMEOUT) {
       if (alone || (error.data?.alone && batch.entries.length === 1)) return fail(failureText(error));
-      // The guest crashed, hung or was stopped with these entries in flight: send each alone to find
-      // the one it fails on.
-      const results = [];
-      for (const entry of batch.entries) results.push(...await this.#runBatch(kind, { entries: [entry] }, config, { alone: true }));
-      return results;
+      // The guest crashed, hung or was stopped with these entries in flight: each is sent alone, to find the one it fails on.
+      return eachAlone(batch.entries, (entry) => this.#runBatch(kind, { entries: [entry] }, config, { alone: true }), failed);
     }
     if (batch.entries.length > 1 && error.code !== ErrorCode.CANCELLED) {
       const middle = Math.floor(batch.entries.length / 2);

@@ -111,3 +111,36 @@ test('an in-process call\'s deadline beyond setTimeout\'s longest delay waits, r
     process.off('warning', onWarning);
   }
 });
+
+// Crashes on a request of several entries; refuses the config of any other (as a guest restarted with a config it
+// cannot take would).
+const CRASHES_THEN_REFUSES_THE_CONFIG = `
+import { createInterface } from 'node:readline';
+for await (const line of createInterface({ input: process.stdin })) {
+  const request = JSON.parse(line);
+  if (request.id === undefined) continue; // (a notification)
+  let answer = { result: null };
+  if (request.method === 'initialize') {
+    answer = { result: { protocol_version: 'mt-eval-bridge/1', method: { name: 'refuses', method_id: 'refuses' }, capabilities: {} } };
+  } else if (request.method === 'translate' && request.params.entries.length > 1) {
+    process.exit(3);
+  } else if (request.method === 'translate') {
+    answer = { error: { code: -32602, message: 'invalid config: $.seed: expected an integer' } };
+  }
+  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: request.id, ...answer }) + '\\n');
+}
+`;
+
+test('a config refused while entries are sent alone after a crash fails the others at once, unsent', async (t) => {
+  const scratch = mkdtempSync(join(tmpdir(), 'mt-eval-host-'));
+  t.after(() => rmSync(scratch, { recursive: true, force: true }));
+  const file = join(scratch, 'crashes-then-refuses.mjs');
+  writeFileSync(file, CRASHES_THEN_REFUSES_THE_CONFIG);
+  const sent = countingTranslates(t);
+  const guest = await start([process.execPath, file], { config: CONFIG, restartBudget: { restarts: 2, windowMs: 60_000 } });
+  const results = await guest.translate(entries(...'abcdef'));
+  assert.deepEqual(results.map((result) => result.error), Array(6).fill('invalid config: $.seed: expected an integer'));
+  assert.deepEqual(sent, [6, 1]); // (before: [6, 1, 1, 1, 1, 1, 1], each alone failing alike)
+  assert.equal(guest.restarts, 1);
+  await guest.close();
+});

@@ -41,6 +41,11 @@ def about_config(code: int, message: str) -> bool:
     return code == INVALID_PARAMS and message.startswith(CONFIG_PROBLEM)
 
 
+class ConfigRefused(Exception):
+    """An entry sent alone after a guest was lost (`mt_eval.bridge.method`) was refused for the config (`about_config`),
+    which every entry carries: the entries still to be sent alone fail with the same words at once, unsent."""
+
+
 def entries_problem(entries: Any, where: str = "params.entries") -> str | None:
     """What is wrong with a translate request's entries (a list of objects, each with a non-empty string id, unique in
     the request, and a string source), in the words of both reference guests, ``where`` naming them; None when

@@ -9,14 +9,16 @@ get per-entry errors and every other entry keeps its result. The entries a failu
   a request the guest refused for its config (``invalid config: …``), which every entry shares, is not: its
   entries all fail at once with the guest's message;
 - after the guest crashed, hung or was stopped with several entries in flight, each of them is sent again
-  alone, one at a time, so the entry the guest fails on is found and fails alone;
+  alone, one at a time, so the entry the guest fails on is found and fails alone (one refused for its config
+  fails the entries still to be sent with it, at once);
 - an entry (or row) whose text no guest can read — a lone surrogate — fails at once with where it is, and the
   others are sent (`mt_eval.lone_surrogates`).
 
 A guest that died is restarted on the next request, within a crash-loop budget (`HostOptions.restart_budget`
 restarts per `restart_window_s`; a guest that completed work before it died is not crash-looping and costs
 nothing). A guest that never started — its method does not load, it exits or does not answer initialize —
-is not retried: every later call fails at once with the same reason (`start` raises it). Calls running when
+is not retried: every later call fails at once with the same reason (`start` raises it). One still starting at
+its start timeout, first or restarted, fails with ``start_timeout_fix`` after the reason, when given. Calls running when
 `aclose` ends the guest fail as ``the guest was closed``, and are not sent again.
 """
 
@@ -37,6 +39,7 @@ from mt_eval.bridge import messages as m
 from mt_eval.bridge.answers import WithoutResults, match_decisions, match_results
 from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.slots import Slots
+from mt_eval.bridge.start_failures import with_slow_start_fix
 from mt_eval.child_policy import RestartBudget, SoloGate
 from mt_eval.concurrency import all_of
 from mt_eval.gold import GOLD_FIELDS, method_view
@@ -92,12 +95,13 @@ class BridgeMethod:
 
     def __init__(self, command: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
                  env: Mapping[str, str] | None = None, options: HostOptions | None = None,
-                 label: str | None = None) -> None:
+                 label: str | None = None, start_timeout_fix: str | None = None) -> None:
         self.command = list(command)
         self.cwd = cwd
         self.env = env
         self.options = options or HostOptions()
         self.label = label
+        self.start_timeout_fix = start_timeout_fix  # what a guest still starting at its start timeout is told to do
         self.restarts = 0
         self._connection: GuestConnection | None = None
         self._budget = RestartBudget(self.options.restart_budget, self.options.restart_window_s)
@@ -172,10 +176,11 @@ class BridgeMethod:
             try:
                 info = await connection.start(config)
             except m.BridgeError as exc:
-                self._last_failure = exc
+                failure = with_slow_start_fix(exc, self.start_timeout_fix)
+                self._last_failure = failure
                 if not self._started_once:
-                    self._start_failure = exc
-                raise
+                    self._start_failure = failure
+                raise failure from exc.__cause__
             except BaseException:  # its start was cancelled (the guest is gone): the next call starts one afresh
                 self._connection = None
                 raise
@@ -315,6 +320,8 @@ class BridgeMethod:
         if data.get("closed"):  # `aclose` ended the guest: nothing is sent again (nor a guest started again)
             return [kind.fail(str(e["id"]), exc.message) for e in batch]
         if m.about_config(exc.code, exc.message):  # every item carries the config: all fail alike, none is sent again
+            if alone:  # (nor are the entries still to be sent alone: the loop sending them fails them alike)
+                raise m.ConfigRefused(exc.message)
             return [kind.fail(str(e["id"]), exc.message) for e in batch]
         if exc.code in _GUEST_LOST:
             if alone or (data.get("alone") and len(batch) == 1):
@@ -322,8 +329,11 @@ class BridgeMethod:
             log.info("guest %s %s with %d entries in flight; sending each alone", self._label(), exc.message,
                      len(batch))
             results: list[dict[str, Any]] = []
-            for entry in batch:
-                results += await self._run_batch(kind, [entry], config, alone=True)
+            for sent, entry in enumerate(batch):
+                try:
+                    results += await self._run_batch(kind, [entry], config, alone=True)
+                except m.ConfigRefused as refused:  # the config every entry carries: the others fail alike, unsent
+                    return results + [kind.fail(str(e["id"]), str(refused)) for e in batch[sent:]]
             return results
         if len(batch) > 1 and exc.code != m.CANCELLED:
             middle = len(batch) // 2

@@ -1,6 +1,8 @@
 """A guest that did not complete its handshake, in words: an older or newer protocol, no answer within the start
 timeout, a plain program (`mt_eval.bridge.not_a_guest`), a method that did not load, or an answer that is not an
-initialize result. The error carries the guest's exit code and stderr tail, and ``start`` (it never started)."""
+initialize result. The error carries the guest's exit code and stderr tail, and ``start`` (it never started). One still
+starting when its start timeout ended is told how to give it longer, in its caller's words (`slow_start_fix`: the
+Python API's, or a command's --start-timeout)."""
 
 from __future__ import annotations
 
@@ -41,3 +43,21 @@ def start_error(exc: Exception, *, label: str, start_timeout_s: float, exit_code
     if not_a_guest:
         data["not_a_guest"] = True
     return m.BridgeError(exc.code if isinstance(exc, m.BridgeError) else m.INTERNAL_ERROR, message, data)
+
+
+FROM_PYTHON = "with mt_eval.loader.GUEST_START_TIMEOUT.set(SECONDS) before load_method"  # (how the API gives it longer)
+
+
+def slow_start_fix(entry: str, longer: str = FROM_PYTHON) -> str:
+    """The fix for a guest still starting when its start timeout ended: more time (``longer`` says how), or a quicker
+    start of ``entry``, what it runs."""
+    return (f"if it loads a large model as it starts, give it longer {longer}; else make {entry} answer initialize "
+            "as soon as it is loaded (its stderr says what it was doing)")
+
+
+def with_slow_start_fix(exc: m.BridgeError, fix: str | None) -> m.BridgeError:
+    """``exc``, a failed start, with ``fix`` after its message (``…\n  fix: …``, as a guest words its fix) when the
+    guest was still starting at its start timeout."""
+    if fix is None or exc.code != m.TIMEOUT:
+        return exc
+    return m.BridgeError(exc.code, f"{exc.message}\n  fix: {fix}", exc.data)

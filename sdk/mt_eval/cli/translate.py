@@ -228,12 +228,14 @@ async def _started(loaded: LoadedMethod, config: RunConfig) -> str | None:
         return None
     from mt_eval.bridge.messages import TIMEOUT, BridgeError
     from mt_eval.bridge.method import per_entry_error
-    from mt_eval.method_start import slow_start_fix
+    from mt_eval.method_start import slow_start_fix, told_of_the_option
 
+    told_of_the_option(loaded)  # (a guest restarted later, still starting, is told of --start-timeout too)
     try:
         await start(config)
-    except BridgeError as exc:
-        return per_entry_error(exc) + (f"; fix: {slow_start_fix(loaded)}" if exc.code == TIMEOUT else "")
+    except BridgeError as exc:  # (its fix last, after the stderr tail)
+        timed_out = exc.code == TIMEOUT
+        return per_entry_error(exc, with_fix=not timed_out) + (f"; fix: {slow_start_fix(loaded)}" if timed_out else "")
     return None
 
 
