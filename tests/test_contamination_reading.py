@@ -27,8 +27,10 @@ from contamination_support import (  # noqa: F401 (the bundle and corpus fixture
     corpus_fixture,
     located,
 )
+from mt_eval.contamination import extract
 from mt_eval.contamination.code_strings import decode_js_escape, javascript_pieces, python_pieces
 from mt_eval.contamination.normalize import words
+from mt_eval.contamination.settings import CheckSettings
 
 
 def test_normalisation_sees_through_case_width_accents_and_punctuation():
@@ -224,6 +226,26 @@ def test_symbolic_links_are_never_followed(bundle, corpus, tmp_path):
     assert kinds["escape.txt"] == ("symlink-outside", "unverified")
     assert kinds["alias.txt"] == ("symlink", "info") and kinds["dangling"] == ("symlink", "info")
     assert report.status == "unverified" and "outside the bundle" in report.reasons[0]
+
+
+def test_progress_advances_inside_a_large_file(bundle, monkeypatch):
+    """Before, progress was told only after each file: a file of hundreds of megabytes read for tens of seconds
+    in silence."""
+    monkeypatch.setattr(extract, "PROGRESS_EVERY_S", 0.0, raising=False)  # (every block, to see each)
+    (bundle / "large.txt").write_text(f"{SOURCE}\n" * 100_000)  # about 6 MB: six blocks
+    size = (bundle / "large.txt").stat().st_size
+    told: list[tuple[int, int]] = []
+    reader = extract.BundleReader(bundle, CheckSettings(), lambda files, read: told.append((files, read)))
+    while_reading = {}
+    for document in reader.documents():
+        before = len(told)
+        for _piece in document.pieces:
+            pass
+        while_reading[document.name] = told[before:]
+    inside = [read for _files, read in while_reading["large.txt"]]
+    before_it = reader.bytes - size
+    assert len(inside) >= 5 and inside == sorted(inside), inside
+    assert before_it < inside[0] and inside[-1] <= before_it + size
 
 
 def test_huge_files_unreadable_files_and_special_files(bundle, corpus, monkeypatch):

@@ -102,6 +102,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         for flag, field, kind, metavar, text in options:
             default = getattr(d, field)
             shown = _SIZES.get(default, default) if kind is size else default
+            if field == "long_ngram":  # (unless given, it follows a longer --ngram: see `settings_from`)
+                group.add_argument(flag, type=kind, metavar=metavar, help=f"{text} (default {shown}, or --ngram "
+                                                                          "when that is longer)")
+                continue
             group.add_argument(flag, type=kind, default=default, metavar=metavar, help=f"{text} (default {shown})")
     output = parser.add_argument_group("output")
     output.add_argument("--json", action="store_true", help="print the whole report as JSON")
@@ -120,6 +124,9 @@ def settings_from(args: argparse.Namespace) -> Any:
 
     fields = {field: getattr(args, flag[2:].replace("-", "_")) for options in OPTIONS.values()
               for flag, field, *_rest in options}
+    if fields["long_ngram"] is None:  # not given: the default, or a longer --ngram (a run that short is never found)
+        fields["long_ngram"] = max(CheckSettings().long_ngram, fields["ngram"]) if isinstance(fields["ngram"], int) \
+            else CheckSettings().long_ngram
     try:
         return msgspec.convert(fields, CheckSettings)
     except msgspec.ValidationError as exc:
@@ -176,11 +183,16 @@ def run(args: argparse.Namespace) -> int:
             check_report_path(args.report, inputs=[*args.corpus, args.source_file, args.reference_file,
                                                    args.against, args.method])
         settings = settings_from(args)
-        corpora = [load_corpus(spec) for spec in corpus_specs(args, [*args.corpus, None])]
+
+        def read(spec: Any) -> Any:  # (a large corpus takes seconds to read: say which, and how large)
+            progress(f"reading corpus {spec.main_path}{_size_of(spec.main_path)}")
+            return load_corpus(spec)
+
+        corpora = [read(spec) for spec in corpus_specs(args, [*args.corpus, None])]
         if args.method:
             report = check_bundle(args.method, corpora, settings, progress)
         else:
-            [against] = [load_corpus(spec) for spec in corpus_specs(args, [args.against])]
+            [against] = [read(spec) for spec in corpus_specs(args, [args.against])]
             report = check_corpora(against, corpora, settings, progress)
     except (CheckError, CorpusUnreadable, ValueError) as exc:
         raise CannotCheck(str(exc)) from exc
@@ -191,6 +203,19 @@ def run(args: argparse.Namespace) -> int:
         raise InterruptedBefore(f"mt-eval contamination: interrupted (last step: {last[0]}): no verdict, and nothing "
                                 f"was written{unwritten}; run the command again to check") from exc
     return _deliver(args, report, msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n", render)
+
+
+def _size_of(path: Path) -> str:
+    """`` (185.6 MB)`` for a file; nothing for a pipe (its size is not known before it is read) or a missing file."""
+    import stat
+
+    from mt_eval.contamination.render import human_size
+
+    try:
+        found = os.stat(path)
+    except OSError:
+        return ""
+    return f" ({human_size(found.st_size)})" if stat.S_ISREG(found.st_mode) else ""
 
 
 def _deliver(args: argparse.Namespace, report: Any, document: bytes, render: Any) -> int:
@@ -225,7 +250,10 @@ def _deliver(args: argparse.Namespace, report: Any, document: bytes, render: Any
 
 def write_report(path: str, document: bytes) -> None:
     """Write the report whole or not at all when ``path`` is a file (a failure part-way, e.g. a full disk, leaves
-    the file as it was); a pipe or device (``>(jq .)``, /dev/stdout) is written to directly."""
+    the file as it was); a pipe or device (``>(jq .)``, /dev/stdout) is written to directly, and a named pipe
+    that no process is reading is an error rather than a wait that never ends."""
+    import errno
+    import fcntl
     import stat
 
     from mt_eval.atomic_files import write_atomically
@@ -237,7 +265,15 @@ def write_report(path: str, document: bytes) -> None:
     if regular:  # (through a symbolic link, its target: the link keeps pointing at the report)
         write_atomically(Path(os.path.realpath(path)), document)
         return
-    with open(path, "wb") as out:
+    try:  # (without O_NONBLOCK, opening a named pipe waits for a reader, forever if none comes)
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:
+            raise
+        raise OSError(errno.ENXIO, f"it is a named pipe that no process is reading (start its reader first, e.g. "
+                      f"cat {path})") from exc
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)  # (a slow reader is waited for)
+    with open(fd, "wb") as out:
         out.write(document)
 
 

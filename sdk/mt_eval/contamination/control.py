@@ -6,7 +6,9 @@ check runs again on the copy. A planted text counts as found only when a hit nam
 the file and lines where it was planted. The recall on the planted texts decides whether a check without
 hits may say "clean" (`CheckSettings.recall_floor`). The copy is deleted afterwards; the bundle is never
 written to (files are hard-linked where possible, and a file that gets a text appended is replaced by a
-new file first).
+new file first). A check holds a lock on its copy while it exists (`locks.RunDirectoryLock` on
+``mt-eval-control-*/.lock``), so a copy left behind by a check that was killed (SIGKILL, a lost machine) is
+one whose lock is free: the next check removes it (`remove_abandoned_copies`), and never a copy in use.
 
 Corpora indexed in several parts (`parts`: more than `parts.PART_ENTRIES` entries) are sampled from, and
 the copy checked against, one part: the last one indexed, still in memory (another when the last has too
@@ -22,7 +24,8 @@ import random
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -39,9 +42,12 @@ from mt_eval.contamination.extract import JAVASCRIPT, PYTHON
 from mt_eval.contamination.index import CorpusIndex
 from mt_eval.contamination.perturb import perturb
 from mt_eval.contamination.report import ControlResult, Hit, Planted
+from mt_eval.locks import RunDirectoryLock
 
 ScanBundle = Callable[[Path], list[Hit]]
 _MAX_APPEND_CANDIDATES = 20
+COPY_PREFIX = "mt-eval-control-"
+SETTING_UP_S = 60.0  # a copy this young may not be locked yet
 
 
 def sample_texts(index: CorpusIndex, count: int, rng: random.Random) -> list[tuple[int, str, str, str]]:
@@ -58,8 +64,8 @@ def bundle_control(bundle: Path, index: CorpusIndex, scan: ScanBundle) -> Contro
     rng, sample, nothing = _start(index)
     if nothing is not None:
         return nothing
-    with tempfile.TemporaryDirectory(prefix="mt-eval-control-") as scratch:
-        root = Path(scratch) / (bundle.resolve().name or "bundle")
+    with locked_copy_directory() as scratch:
+        root = scratch / (bundle.resolve().name or "bundle")
         _copy_bundle(bundle, root)
         copy = ControlCopy(root=root, rng=rng,
                            python_files=_appendable(root, PYTHON, parses_as_python, settings.max_code_bytes),
@@ -133,6 +139,64 @@ def _finds(hit: Hit, record: Planted, placement: Placement) -> bool:
         placement.first_line <= hit.line <= placement.last_line
 
 
+@contextlib.contextmanager
+def locked_copy_directory() -> Iterator[Path]:
+    """A new temporary directory for the copy, locked until it has been removed (abandoned ones removed first)."""
+    remove_abandoned_copies()
+    scratch = Path(tempfile.mkdtemp(prefix=COPY_PREFIX))
+    lock = RunDirectoryLock(scratch, command="mt-eval contamination (planted control)")
+    try:
+        lock.acquire()
+        yield scratch
+    finally:
+        _remove_copy(scratch)
+        lock.release()
+
+
+def remove_abandoned_copies() -> list[Path]:
+    """Remove this user's control copies in the temporary directory whose lock nobody holds: their check was
+    killed before it could remove them. A copy in use is locked; one without its lock file (a copy of an
+    older version) or made in the last `SETTING_UP_S` (its check may not have locked it yet) is left alone.
+    Returns the copies removed."""
+    import fcntl
+
+    removed, candidates = [], []
+    with contextlib.suppress(OSError), os.scandir(tempfile.gettempdir()) as entries:
+        candidates = [Path(entry.path) for entry in entries if entry.name.startswith(COPY_PREFIX)]
+    for candidate in candidates:
+        try:
+            found = os.lstat(candidate)
+            if (not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid()
+                    or time.time() - found.st_mtime < SETTING_UP_S):
+                continue
+            fd = os.open(candidate / RunDirectoryLock.FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _remove_copy(candidate)  # (locked meanwhile: another check looking now leaves it alone)
+            removed.append(candidate)
+        except BlockingIOError:
+            pass
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _remove_copy(scratch: Path) -> None:
+    """Remove a control copy, directories made read-only by the copy included; whatever resists stays."""
+    if os.path.isdir(scratch) and not os.path.islink(scratch):
+        _owner_writable(scratch)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _owner_writable(root: Path) -> None:
+    """Let the owner write in every directory under ``root`` (symbolic links never followed)."""
+    for directory, _subdirectories, _files in os.walk(root):
+        with contextlib.suppress(OSError):
+            os.chmod(directory, stat.S_IMODE(os.stat(directory).st_mode) | stat.S_IRWXU)
+
+
 def _copy_bundle(bundle: Path, root: Path) -> None:
     """A copy of the bundle's files (hard links where the filesystem allows); what cannot be copied is
     left out (the check of the bundle itself already reports it)."""
@@ -147,8 +211,7 @@ def _copy_bundle(bundle: Path, root: Path) -> None:
     with contextlib.suppress(shutil.Error):  # unreadable files: reported by the check of the bundle itself
         shutil.copytree(bundle, root, symlinks=True, copy_function=link_or_copy,
                         ignore=not_read)
-    for directory, _subdirectories, _files in os.walk(root):  # (a read-only bundle's copy takes the planted files)
-        os.chmod(directory, stat.S_IMODE(os.stat(directory).st_mode) | stat.S_IRWXU)
+    _owner_writable(root)  # (a read-only bundle's copy takes the planted files)
 
 
 def _appendable(root: Path, suffixes: set[str], parses: Callable[[Path, int], bool], limit: int) -> list[Path]:

@@ -9,7 +9,7 @@ import codecs
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO
 
@@ -48,12 +48,14 @@ class PrefixedReader(io.RawIOBase):
 
 class LimitedReader(PrefixedReader):
     """A readable stream that fails with `TooLarge` past ``limit`` bytes and keeps its first bytes (``head``)
-    to tell what it holds."""
+    to tell what it holds; ``on_read`` is told the bytes read so far after each read (a block at most)."""
 
-    def __init__(self, raw: IO[bytes], limit: int, shared: ByteBudget | None = None) -> None:
+    def __init__(self, raw: IO[bytes], limit: int, shared: ByteBudget | None = None,
+                 on_read: Callable[[int], None] | None = None) -> None:
         self._raw = raw
         self._limit = limit
         self._shared = shared
+        self._on_read = on_read
         self.count = 0
         parts: list[bytes] = []
         while (got := sum(map(len, parts))) < HEAD and (data := self._more(HEAD - got)):
@@ -68,6 +70,8 @@ class LimitedReader(PrefixedReader):
             self._shared.spend(len(data))
         if self.count > self._limit:
             raise TooLarge(f"more than {self._limit:,} bytes")
+        if self._on_read is not None:
+            self._on_read(self.count)
         return data
 
     @property

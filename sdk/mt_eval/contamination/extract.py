@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
@@ -37,6 +38,7 @@ from mt_eval.lone_surrogates import writable
 PYTHON = {".py", ".pyw", ".pyi"}
 JAVASCRIPT = {".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"}
 JSON = {".json", ".jsonl", ".ndjson", ".ipynb", ".geojson", ".webmanifest", ".har"}
+PROGRESS_EVERY_S = 0.5  # inside a large file, progress is told this often at most
 
 
 class BundleReader:
@@ -50,6 +52,7 @@ class BundleReader:
         self.files = 0
         self.bytes = 0
         self._progress = progress
+        self._told = time.monotonic()
 
     def documents(self) -> Iterator[Document]:
         """Each document must be read to its end before the next is asked for."""
@@ -63,6 +66,12 @@ class BundleReader:
     def _progressed(self) -> None:
         if self._progress is not None:
             self._progress(self.files, self.bytes)
+
+    def _reading(self, read: int) -> None:
+        """Progress inside a file (a large one takes seconds): ``read`` bytes of the files so far."""
+        if self._progress is not None and (now := time.monotonic()) - self._told >= PROGRESS_EVERY_S:
+            self._told = now
+            self._progress(self.files, read)
 
     def _history(self, git_dir: Path, relative: str) -> Iterator[Document]:
         """What a git repository's history holds that its checked-out files do not (`git_history`), each object
@@ -117,11 +126,12 @@ class BundleReader:
             self._note(relative, "unreadable", f"cannot read it: {exc.strerror or exc}", "unverified")
             return
         self.files += 1
-        self.bytes += size
+        read_before, self.bytes = self.bytes, self.bytes + size
         with handle:
             budget = ByteBudget(self.settings.max_archive_bytes)
             try:
-                reader = LimitedReader(handle, self.settings.max_file_bytes)
+                reader = LimitedReader(handle, self.settings.max_file_bytes,
+                                       on_read=lambda count: self._reading(read_before + count))
                 yield from self._stream(reader, relative, path.name, 0, budget, on_disk=str(path))
             except TooLarge as exc:
                 self._note(relative, "too-large", f"not fully read: {exc}", "unverified")

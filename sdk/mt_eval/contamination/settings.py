@@ -53,6 +53,8 @@ class CheckSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, fr
         if self.standalone_below < self.min_words:
             raise ValueError(f"standalone_below ({self.standalone_below}) must be at least min_words "
                              f"({self.min_words})")
+        if self.long_ngram < self.ngram:  # (a shared run shorter than ngram is never found: the rule would be moot)
+            raise ValueError(f"long_ngram ({self.long_ngram}) must be at least ngram ({self.ngram})")
 
     def required_cover(self, words: int) -> int:
         """The fewest words of an entry of ``words`` words that shared n-grams must cover for any kind of hit:
