@@ -3,7 +3,9 @@ every backend when they hold a control character; and ``--fail-fast`` run again 
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from pathlib import Path
 
 from mt_eval.cli import main
@@ -93,3 +95,56 @@ def test_the_text_board_shows_a_control_character_stored_earlier_as_its_escape(c
     assert main(["leaderboard", "--db", db]) == 0
     out = capsys.readouterr().out
     assert "x\\x1b[31mRED (eng>spa)" in out and "\x1b" not in out
+
+
+def test_characters_that_turn_text_around_are_shown_escaped_and_stored_as_written(tmp_path: Path, capsys):
+    """Before, publish printed a corpus's name holding U+202E raw: the terminal showed the rest of its line turned
+    around ('news‮exe.gpj' read as 'newsjpg.exe'); the table of the board escaped it already."""
+    factory = CardFactory(write_corpus(tmp_path / "corpus.json", name="news\u202egpj.exe"), resamples=100)
+    paths = [write_card(factory.card(f"m-{i}", quality=0.5, run_id=f"run-{i}"), tmp_path / f"r{i}" / "card.json")
+             for i in range(2)]
+    db = str(tmp_path / "board.db")
+    assert main(["publish", str(paths[0]), "--db", db, "--no-input"]) == 0
+    out = capsys.readouterr().out
+    assert "published #1 m-0 on news\\u202egpj.exe (eng>spa)" in out and "\u202e" not in out
+    assert main(["publish", str(paths[1]), "--db", db, "--no-input", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "\u202e" not in out and "on news\\\\u202egpj.exe" not in out  # (JSON's escape: read back as U+202E)
+    assert json.loads(out)[0]["message"].startswith("published #2 m-1 on news\u202egpj.exe (eng>spa)")
+    assert main(["leaderboard", "--db", db, "--corpus", "other"]) == 0
+    out = capsys.readouterr().out
+    assert "(corpora: news\\u202egpj.exe;" in out and "\u202e" not in out
+    assert main(["leaderboard", "--db", db, "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "\u202e" not in out and json.loads(out)["groups"][0]["corpus_name"] == "news\u202egpj.exe"
+    with open_store(db) as store:
+        assert {row["corpus_name"] for row in store.rows()} == {"news\u202egpj.exe"}
+
+
+def test_a_refusal_and_the_wizard_show_a_cards_invisible_characters_escaped(cards, tmp_path: Path, capsys,
+                                                                            monkeypatch):
+    """Before, the reason a card was refused quoted its method_id raw, and the wizard offered its method's name
+    raw as the answer to keep; Enter keeps the name as it is written."""
+    odd = write_card(cards.card("m\u202e-0", run_id="run-odd"), tmp_path / "odd" / "card.json")
+    db = str(tmp_path / "board.db")
+    assert main(["publish", str(odd), "--db", db, "--no-input"]) == 1
+    err = capsys.readouterr().err
+    assert '"m\\u202e-0" is not kebab-case' in err and "\u202e" not in err
+    unseen = ["\u2066", "\u202e", "\u2069", "\u200b", "\ufeff", "\U000e0041"]  # (isolate, override, ZWSP, BOM, tag)
+    named = {"name": "Lexicon {}{}gpj.exe{} {}{}{}".format(*unseen)}
+    bare = write_card(cards.card("bare", bare=True, method_card=named, run_id="run-bare"), tmp_path / "r" / "card.json")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(["", "A glossary", "llm", "none", "no", "MIT"]) + "\n"))
+    assert main(["publish", str(bare), "--db", db]) == 0
+    err = capsys.readouterr().err
+    assert "Method name [Lexicon \\u2066\\u202egpj.exe\\u2069 \\u200b\\ufeff\\U000e0041]: " in err
+    assert not set(err) & set(unseen)
+    with open_store(db) as store:
+        assert [row["method_name"] for row in store.rows()] == [named["name"]]
+
+
+def test_the_joiners_that_write_words_and_emoji_are_shown_as_they_are():
+    """What is escaped for a terminal is what is not seen; the joiners of Persian words and emoji are kept."""
+    from mt_eval.control_chars import escaped_for_terminal
+
+    assert escaped_for_terminal("می\u200cخواهم 👩\u200d💻\n") == "می\u200cخواهم 👩\u200d💻\n"
+    assert escaped_for_terminal("soft\u00adhyphen\u2028line\x1b[0m") == "soft\\xadhyphen\\u2028line\\x1b[0m"

@@ -39,3 +39,14 @@ def test_a_file_where_the_cards_directory_goes_is_named(store: Path, tmp_path: P
     assert capsys.readouterr().err == \
         f"mt-eval leaderboard: cannot write the site to {site}: {site / 'cards'}: it is not a directory\n"
     assert (site / "cards").read_text() == "notes\n"
+
+
+def test_an_out_under_a_file_names_the_file(store: Path, tmp_path: Path, capsys):
+    """Before, it named a path below the file, which is not there ('notes.txt/site/cards: Not a directory')."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("notes\n")
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", str(store), "--out", str(notes / "site" / "2026")]) == 1
+    assert capsys.readouterr().err == \
+        f"mt-eval leaderboard: cannot create --out {notes / 'site' / '2026'}: {notes} is a file, not a directory\n"
+    assert notes.read_text() == "notes\n"

@@ -2,14 +2,24 @@
 
 A terminal obeys ESC and its friends, PostgreSQL refuses NUL, and a tab or line break breaks a table's row,
 so names that are shown (a corpus's, a method's, a board's columns) are refused with the first one named;
-text written before such names were refused is shown with them escaped."""
+text written before such names were refused is shown with them escaped. Characters that are not seen but act on
+what is read (U+202E turns the text after it around) are kept in what is stored and escaped where a terminal shows
+them (`escaped_for_terminal`)."""
 
 from __future__ import annotations
 
 import re
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+_CONTROLS_BUT_NEWLINE = r"\x00-\x09\x0b-\x1f\x7f-\x9f"  # (a regular expression's class)
+_CONTROL_BUT_NEWLINE = re.compile(f"[{_CONTROLS_BUT_NEWLINE}]")
+# Unicode's format characters that are not seen (a regular expression's class): the soft hyphen, the bidirectional
+# marks, embeddings, overrides and isolates, zero-width spaces, the byte-order mark, the line and paragraph
+# separators, interlinear annotations and tags. The joiners (U+200C, U+200D) are not among them: words of Persian
+# and Indic scripts, and emoji, are written with them; nor are the signs that span Arabic numbers, which are seen.
+INVISIBLE = ("\u00ad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+             "\U000e0001\U000e0020-\U000e007f")
+_UNSEEN = re.compile(f"[{_CONTROLS_BUT_NEWLINE}{INVISIBLE}]")
 
 
 def first_control(text: str) -> str | None:
@@ -22,4 +32,15 @@ def escaped_controls(text: str, *, one_line: bool = False) -> str:
     r"""``text`` with every control character but the line break written as its escape (ESC → ``\x1b``); the line
     break too when it is ``one_line`` (an id, whose message would otherwise be cut in two)."""
     pattern = _CONTROL if one_line else _CONTROL_BUT_NEWLINE
-    return pattern.sub(lambda found: found.group().encode("unicode_escape").decode(), text)
+    return pattern.sub(_escape, text)
+
+
+def escaped_for_terminal(text: str) -> str:
+    r"""``text`` as a terminal may be given it: every control character but the line break, and every invisible
+    format character (`INVISIBLE`), written as its escape (``\x1b``, ``\u202e``), so that none acts on the terminal
+    or turns around what is read after it."""
+    return _UNSEEN.sub(_escape, text)
+
+
+def _escape(found: re.Match[str]) -> str:
+    return found.group().encode("unicode_escape").decode()

@@ -141,11 +141,14 @@ class _OutputChecked:
     takes as ``| head``) are raised as `OutputFailed`: one line then says so, not a traceback."""
 
     def __init__(self, stream: Any) -> None:
-        self._stream = stream
+        self._stream, self._flush_each = _whole_writes(stream)
         self.failed: OSError | None = None  # the first failure (what swallowed it, argparse's --help, is told too)
 
     def write(self, text: str) -> int:
-        return int(self._checked(self._stream.write, text))
+        written = int(self._checked(self._stream.write, text))
+        if self._flush_each:
+            self._checked(self._stream.flush)
+        return written
 
     def flush(self) -> None:
         self._checked(self._stream.flush)
@@ -161,6 +164,20 @@ class _OutputChecked:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def _whole_writes(stream: Any) -> tuple[Any, bool]:
+    """``stream``, and whether each write is to be flushed. Unbuffered (``python -u``, PYTHONUNBUFFERED), a text
+    stream writes to its file itself and drops what a short write left out (a reader gone mid-write, ``| head -c
+    100``): the output was cut and the command exited 0. Such a stream gets a buffer, which writes the rest or
+    raises (`BrokenPipeError`: 141), flushed after each write so that the output stays unbuffered."""
+    import io
+
+    raw = getattr(stream, "buffer", None)
+    if not isinstance(stream, io.TextIOWrapper) or not isinstance(raw, io.RawIOBase):
+        return stream, False
+    return io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors, newline="\n",
+                            write_through=True), True
 
 
 class _DiagnosticsLost:
@@ -196,17 +213,19 @@ def _flushed(prog: str, status: int) -> int:
         if failed is not None:
             raise failed
     except OSError as exc:
-        return _output_lost(prog, exc)
+        return output_lost(prog, exc)
     return status
 
 
-def _output_lost(prog: str, error: OSError) -> int:
+def output_lost(prog: str, error: OSError, done: str = "") -> int:
     """The exit status of a command whose standard output did not all get out: 141, quietly, when its reader went
-    away (``| head``: as other tools stop), else 1 and one line saying why. What is left buffered goes nowhere."""
+    away (``| head``: as other tools stop), else 1 and one line saying why, and what the command did all the same
+    (``done``: work that is kept, which the output would have told of). What is left buffered goes nowhere."""
     _stdout_to_nowhere()
     if isinstance(error, BrokenPipeError):
         return 141
-    print(f"{prog}: cannot write to standard output: {error.strerror or error}", file=sys.stderr)
+    print(f"{prog}: cannot write to standard output: {error.strerror or error}{f'; {done}' if done else ''}",
+          file=sys.stderr)
     return 1
 
 
@@ -301,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(termination.said(message), file=sys.stderr)
         return termination.exit_status(termination.INTERRUPTED)
     except (BrokenPipeError, OutputFailed) as exc:  # the reader went away (`| head`), or a full disk
-        return _output_lost(prog, exc)
+        return output_lost(prog, exc)
     except ExpectedError as exc:
         print(f"{prog}: {exc.one_line()}", file=sys.stderr)
         return exc.exit_status

@@ -109,15 +109,17 @@ def run(args: argparse.Namespace) -> int:
             return _site(board, store, Path(args.out), args)
         unmatched = _unmatched(store, filters) if not board["groups"] and not board["unranked"] else None
     if args.format == "json":  # (the default, None, is the table)
-        import msgspec
+        from mt_eval.cli.json_output import json_text
 
-        sys.stdout.write(msgspec.json.format(msgspec.json.encode(board), indent=2).decode() + "\n")
+        sys.stdout.write(json_text(board))
     elif args.format == "html":
         from mt_eval.leaderboard.html import index_page
 
         sys.stdout.write(index_page(board, title=args.title))
     elif unmatched is not None:
-        print(unmatched)
+        from mt_eval.control_chars import escaped_for_terminal
+
+        print(escaped_for_terminal(unmatched))  # (the names of the store's corpora, as the table shows them)
     else:
         from mt_eval.leaderboard.text import render_text
 
@@ -164,6 +166,8 @@ def _unmatched(store: Any, filters: dict[str, list[str]]) -> str | None:
 def _warn_once() -> Callable[[Damaged], None]:
     """Warn of each damaged row once: the board is shown without it (a row that cannot be read should not hide
     every other one) and the warning says which row it is and how to repair it."""
+    from mt_eval.control_chars import escaped_for_terminal
+
     warned: set[tuple[int, str]] = set()
 
     def warn(damaged: Damaged) -> None:
@@ -171,7 +175,7 @@ def _warn_once() -> Callable[[Damaged], None]:
             warned.add((damaged.id, damaged.column))
             left = ("left off the board" if damaged.column == "row_json"
                     else "shown without its card's details")
-            print(f"mt-eval leaderboard: warning: {left}: {damaged}", file=sys.stderr, flush=True)
+            print(escaped_for_terminal(f"mt-eval leaderboard: warning: {left}: {damaged}"), file=sys.stderr, flush=True)
 
     return warn
 
@@ -187,8 +191,10 @@ def _classes() -> list[str]:
 
 def _site(board: dict[str, Any], store: Any, out: Path, args: argparse.Namespace) -> int:
     from mt_eval.errors import ExpectedError
+    from mt_eval.harness.run_directory import writable_directory
     from mt_eval.leaderboard.site import SiteRefused, write_site
 
+    writable_directory(out, "the site")  # (a file where a directory of it goes is named, before anything is written)
     try:
         pages = write_site(board, store, out, title=args.title, quiet=args.quiet, force=args.force)
     except SiteRefused as exc:

@@ -53,14 +53,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Exit 0 when every card was published, 1 when any was refused or could not be read, 130 on Ctrl-C."""
+    """Exit 0 when every card was published, 1 when any was refused or could not be read (or standard output could
+    not be written), 130 on Ctrl-C, 141 when the reader of standard output went away."""
+    from mt_eval.control_chars import escaped_for_terminal
     from mt_eval.errors import InterruptedBefore
 
     try:  # (Ctrl-C before a card is read: said so, not a bare "interrupted")
         from mt_eval.harness.policy import PolicyError, load_policy
         from mt_eval.leaderboard import StoreError
         from mt_eval.leaderboard.bulk import Options, publish_cards
-        from mt_eval.leaderboard.publish import report, unstored
         from mt_eval.leaderboard.store import open_store
         from mt_eval.progress import RunProgress
 
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             from None
 
     def refused(item: Any) -> None:
-        print(f"mt-eval publish: {item.path}: {item.error}", file=sys.stderr)
+        print(escaped_for_terminal(f"mt-eval publish: {item.path}: {item.error}"), file=sys.stderr)
 
     shown: list[RunProgress] = []
 
@@ -109,17 +110,61 @@ def run(args: argparse.Namespace) -> int:
         for bar in shown:
             bar.close()
         store.close_or_discard()  # a store this command created and stored nothing in is not left behind
+    lost = _print_outcomes(args, result, store.where)
+    status = _said_how_it_ended(args, result)
+    if lost is None:
+        return status
+    from mt_eval.cli import output_lost
+
+    stored = (f"{result.stored} card{'s were' if result.stored != 1 else ' was'} published all the same (stored in "
+              f"{store.where}): do not publish {'them' if result.stored != 1 else 'it'} again" if result.stored
+              else "nothing was published")
+    lost_status = output_lost("mt-eval publish", lost, done=escaped_for_terminal(stored))
+    return status if status == 130 else lost_status
+
+
+def _print_outcomes(args: argparse.Namespace, result: Any, where: str) -> OSError | None:
+    """Say what became of each card: on stdout the published ones and where they are (with --json, the report of
+    every card given), on stderr the others. None, or the error that stopped standard output: what goes to stderr
+    is still said, and the cards stay stored."""
+    from mt_eval.control_chars import escaped_for_terminal
+    from mt_eval.leaderboard.publish import report, unstored
+
+    lost: list[OSError] = []
+
+    def out(text: str) -> None:
+        if not lost:
+            try:
+                sys.stdout.write(text)
+            except OSError as exc:  # (a full disk; BrokenPipeError: its reader went away)
+                lost.append(exc)
+
     reports = [report(c.prepared, c.outcome) for c in result.cards if c.prepared and c.outcome]
     if args.json:  # every card given, in order: those refused before the store, and any not tried, too
         every = [report(c.prepared, c.outcome) if c.prepared and c.outcome else unstored(c) for c in result.cards]
         from mt_eval.cli.json_output import json_text
 
-        sys.stdout.write(json_text(every))  # (a card's name that is not UTF-8 written with its escapes)
+        out(json_text(every))  # (a card's name that is not UTF-8 written with its escapes)
     else:
         for line in reports:
-            print(line["message"], file=sys.stdout if line["status"] == "published" else sys.stderr)
+            if line["status"] == "published":
+                out(escaped_for_terminal(line["message"]) + "\n")
+            else:
+                print(escaped_for_terminal(line["message"]), file=sys.stderr)
         if reports:
-            print(f"store: {store.where}")
+            out(escaped_for_terminal(f"store: {where}") + "\n")
+    if not lost:
+        try:
+            sys.stdout.flush()  # (what is buffered fails here, where what was stored can still be said)
+        except OSError as exc:
+            lost.append(exc)
+    return lost[0] if lost else None
+
+
+def _said_how_it_ended(args: argparse.Namespace, result: Any) -> int:
+    """Say on stderr how publishing ended, when it did not publish every card; its exit status."""
+    from mt_eval.control_chars import escaped_for_terminal
+
     kept = f"the {result.stored} cards stored before it are kept" if result.stored else "nothing was published"
     left = sum(1 for c in result.cards if c.error is None and c.outcome is None)
     again = (f"; {left} card{' was' if left == 1 else 's were'} not tried: run the same command again (the stored "
@@ -138,12 +183,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"mt-eval publish: {result.store_error}; {kept}{not_stored}", file=sys.stderr)
         return 1
     if result.stopped_at is not None:
-        print(f"mt-eval publish: stopped at {result.stopped_at.path} (--fail-fast); {kept}{again if left else ''}",
-              file=sys.stderr)
+        print(escaped_for_terminal(f"mt-eval publish: stopped at {result.stopped_at.path} (--fail-fast); {kept}"
+                                   f"{again if left else ''}"), file=sys.stderr)
         return 1
     failed = [c for c in result.cards if c.error is not None or c.outcome is None or c.outcome.status != "published"]
     if failed and len(result.cards) > 1 and not args.json:  # (what was said of them may be far above, among many)
-        print(f"mt-eval publish: {_not_published(failed, len(result.cards))}", file=sys.stderr)
+        print(escaped_for_terminal(f"mt-eval publish: {_not_published(failed, len(result.cards))}"), file=sys.stderr)
     return 1 if failed else 0
 
 

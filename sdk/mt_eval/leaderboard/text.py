@@ -5,22 +5,20 @@ Every text is handed to rich as a `Text`, never as markup: a method or corpus na
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from mt_eval.control_chars import escaped_controls
+from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.leaderboard.html import headline_text, number
-
-_BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")  # embeddings, overrides and isolates
 
 
 def _plain(text: str) -> Any:
     """``text`` as rich prints it verbatim: no markup read, control characters (ESC…) shown as escapes (a store
     written before such names were refused), and so are the characters that turn the text after them around
-    (U+202E): on a terminal, nothing of one cell reaches into the next, or into the table's borders."""
+    (U+202E), and the other invisible ones: on a terminal, nothing of one cell reaches into the next, or into the
+    table's borders."""
     from rich.text import Text
 
-    return Text(_BIDI_CONTROLS.sub(lambda found: f"\\u{ord(found.group()):04x}", escaped_controls(text)))
+    return Text(escaped_for_terminal(text))
 
 
 def _eligibility(row: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, get_args
 
+from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.method_card import Paradigm
 
 Ask = Callable[[str], str]
@@ -21,8 +22,9 @@ class WizardAborted(Exception):
 
 
 def _ask(ask: Ask, say: Say, question: str, default: str | None, check: Callable[[str], Any]) -> Any:
-    """Ask until there is an answer (or a default) that ``check`` accepts; it raises ValueError with the reason."""
-    shown = f" [{default}]" if default not in (None, "") else ""
+    """Ask until there is an answer (or a default) that ``check`` accepts; it raises ValueError with the reason.
+    The default, the card's own value, is shown with its invisible characters escaped (and kept as it is)."""
+    shown = f" [{escaped_for_terminal(default)}]" if default else ""
     while True:
         try:
             answer = ask(f"{question}{shown}: ").strip()
