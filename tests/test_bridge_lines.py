@@ -39,6 +39,15 @@ def test_memory_stays_bounded_while_discarding():
     assert isinstance(item, Oversized) and item.length == 4096 * 1000
 
 
+def test_a_chunk_of_whole_lines_after_a_partial_one_keeps_each_line_and_the_limit():
+    splitter = LineSplitter(16)
+    assert splitter.feed(b'{"a":') == []
+    [first, big, crlf, empty] = splitter.feed(b'1}\n' + b"y" * 300 + b'\n{"b":2}\r\n\n{"c"')
+    assert (first, crlf, empty) == (b'{"a":1}', b'{"b":2}', b"")
+    assert isinstance(big, Oversized) and (big.head, big.length) == (b"y" * 256, 300)
+    assert splitter.pending == 4 and splitter.feed(b":3}\n") == [b'{"c":3}']
+
+
 @pytest.mark.parametrize(("head", "expected"), [
     (b'{"jsonrpc":"2.0","id":7,"result":', 7),
     (b'{"id": "req-\\"9\\"", "result"', 'req-"9"'),

@@ -75,6 +75,8 @@ def _one_each_in_order(batch: list[dict[str, Any]], returned: list[TranslationRe
     """Whether the guest answered every entry once, in entry order, with a usable result (entry ids unique)."""
     if len(returned) != len(batch):
         return False
+    if len(batch) == 1:  # (the usual one-entry call: no pairs to walk, no ids to count)
+        return returned[0].id == batch[0]["id"] and result_problem(returned[0]) is None
     for entry, result in zip(batch, returned):  # noqa: B905 (same lengths)
         if result.id != entry["id"] or result_problem(result) is not None:
             return False

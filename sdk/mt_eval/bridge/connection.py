@@ -102,9 +102,7 @@ class GuestConnection(ChildProcess):
         self._unmatched_said = False  # an answer to no request in flight was logged
         self._closed_by_host = False  # `aclose` began: the calls in flight fail as "the guest was closed"
 
-    @property
-    def alive(self) -> bool:
-        return self.running
+    alive = ChildProcess.running  # (the same property, not one that calls it: checked on every request)
 
     # ---- lifecycle -------------------------------------------------------------------------------
 

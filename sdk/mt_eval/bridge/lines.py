@@ -44,18 +44,16 @@ class LineSplitter:
             out.append(Oversized(self._head, self._discarded + newline))
             self._discarding = False
             start = newline + 1
-        while (newline := data.find(b"\n", start)) >= 0:
-            if self._buffer:
-                self._buffer += data[start:newline]
-                line = bytes(self._buffer)
-                self._buffer.clear()
-            else:
-                line = data[start:newline]
+        lines = (data[start:] if start else data).split(b"\n")  # (one call: most chunks are one whole line)
+        rest = lines.pop()
+        if lines and self._buffer:
+            self._buffer += lines[0]
+            lines[0] = bytes(self._buffer)
+            self._buffer.clear()
+        for line in lines:
             if line.endswith(b"\r"):
                 line = line[:-1]
             out.append(line if len(line) <= self.max_bytes else Oversized(line[:HEAD_BYTES], len(line)))
-            start = newline + 1
-        rest = data[start:]
         if len(self._buffer) + len(rest) > self.max_bytes:
             self._head = bytes(self._buffer[:HEAD_BYTES]) + rest[: max(0, HEAD_BYTES - len(self._buffer))]
             self._discarded = len(self._buffer) + len(rest)
