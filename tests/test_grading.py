@@ -262,6 +262,40 @@ def test_labels_of_no_entry_to_grade_are_refused_before_any_grading_and_others_a
     assert grading_card(tmp_path / "g")["quality"]["entries"] == 1
 
 
+def test_the_summary_goes_to_standard_output_before_the_cards_path_and_failed_items_to_standard_error(
+        demo_run, make_plugin, tmp_path, capsys):
+    """As `mt-eval run` prints its result and says its failures, so `grade ... > result.txt` keeps the summary.
+    Before: the summary, its failed items among it, on standard error, with only the card's path on standard
+    output."""
+    flaky = make_plugin({"name": "Flaky", "entry_point": "pipeline:Flaky", "implements": ["decide"],
+                         "decide": {"question_types": ["score"]}, "dependency_class": "S", "dependencies": []},
+                        files={"pipeline.py": FLAKY}, name="flaky")
+    args = ["grade", str(demo_run), "--corpus", str(REPO / "examples" / "data" / "eng-spa-demo.json"), "--grader",
+            str(flaky), "--resamples", "50", "--seed", "4"]
+    assert main([*args, "--out", str(tmp_path / "g")]) == 0
+    shown = capsys.readouterr()
+    assert "29 graded, 1 failed, 0 not graded (not translated)" in shown.out and "mean expected adequacy" in shown.out
+    assert shown.out.splitlines()[-1] == f"grading card: {tmp_path / 'g' / 'grading-card.json'}"
+    assert "graded, 1 failed" not in shown.err
+    assert "grading failed on 1 of 30 items:\n  item-0001: the engine dropped item-0001\n" in shown.err
+    assert "item-0001" not in shown.out
+    assert main([*args, "--out", str(tmp_path / "q"), "--quiet"]) == 0
+    quiet = capsys.readouterr()
+    assert quiet.out == f"grading card: {tmp_path / 'q' / 'grading-card.json'}\n"  # (the path alone)
+    assert "grading failed on 1 of 30 items:" in quiet.err  # (as run says its failures under --quiet)
+
+
+FLAKY = """
+class Flaky:
+    async def decide(self, rows, config):
+        return [{"id": row["id"], "error": "the engine dropped " + row["id"]} if row["id"] == "item-0001" else
+                {"id": row["id"], "answers": {name: {"probabilities": {str(level["value"]): 1.0 if level["value"] == 3
+                                                                       else 0.0 for level in question["levels"]}}
+                                              for name, question in row["questions"].items()}}
+                for row in rows]
+"""
+
+
 def test_a_grader_that_fails_every_entry_with_labels_still_writes_its_card_and_exits_4(demo_run, make_plugin,
                                                                                       tmp_path, capsys):
     failing = make_plugin({"name": "Down", "entry_point": "pipeline:Down", "implements": ["decide"],

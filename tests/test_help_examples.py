@@ -92,6 +92,20 @@ def test_every_example_parses_with_the_real_parser(line):
     assert not extra or sentences, f"{line}: not options of {innermost_parser(parser, words[1:]).prog}: {extra}"
 
 
+@pytest.mark.parametrize("command", ["mt-eval publish", "mt-eval leaderboard"])
+def test_publish_and_the_leaderboard_list_their_exit_statuses(command):
+    """Before: neither --help said what its exit status means, as run, gate and grade's do."""
+    said = " ".join(HELPS[command].split()).partition("exit status: ")[2]
+    for status in ("0 ", "; 1 ", "; 2 usage", "; 130 interrupted", "; 141 the reader of standard output went away"):
+        assert status in said, f"`{command} --help` does not list exit status {status.strip('; ')}"
+
+
+def test_the_gateways_log_is_said_to_be_a_regular_file():
+    """Before: --help said only "the audit log, appended to"; a pipe, a socket or a block device is refused."""
+    said = " ".join(HELPS["mt-eval gateway"].split())
+    assert "a regular file (default gateway.jsonl; a pipe, a socket or a block device is refused)" in said
+
+
 @pytest.fixture(scope="module")
 def demo_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The repository's examples/ and bridge/ (copies), a shim for mt-eval, and runs/demo and runs/rules."""

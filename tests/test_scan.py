@@ -265,3 +265,22 @@ def test_every_example_and_every_generated_variant_scans_clean():
     for manifest in sorted((repo / "examples").glob("*/method.json")):
         report = validate_plugin(manifest.parent, run_code=False)
         assert report.static_scan is not None and report.static_scan.errors == 0, manifest
+
+
+def test_validate_shows_a_plugins_control_and_invisible_characters_escaped(make_plugin, capsys):
+    """Before, a dependency's id and an unknown field's name were printed raw: ESC acted on the terminal and
+    U+202E turned the rest of the line around. --json writes them as JSON's escapes."""
+    odd = "llm\x1b[2J\u202egpj.exe"
+    code = {"pipeline.py": "import socket\nclass EchoMethod: pass\n"}
+    covered = plugin(make_plugin, code, [{**GATEWAY, "id": odd}])
+    unknown = make_plugin({"name": "Odd", "entry_point": "pipeline:EchoMethod", "dependency_class": "S",
+                           "dependencies": [], odd: 1})
+    assert main(["validate", "--no-import", str(covered), str(unknown)]) == 1
+    out = capsys.readouterr().out
+    assert "declared: llm\\x1b[2J\\u202egpj.exe)" in out
+    assert 'unknown field "llm\\x1b[2J\\u202egpj.exe"' in out
+    assert "\x1b" not in out and "\u202e" not in out
+    assert main(["validate", "--no-import", "--json", str(unknown)]) == 1
+    out = capsys.readouterr().out
+    [problem] = json.loads(out)["plugins"][0]["problems"]  # (read back as written)
+    assert "\u202e" not in out and problem["path"] == f"$[{json.dumps(odd, ensure_ascii=False)}]"

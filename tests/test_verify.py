@@ -311,3 +311,23 @@ def test_a_corpus_that_cannot_be_read_is_fixed_with_the_option_that_fits_the_car
     empty.write_text("")
     [problem] = [p for p in verify_card(card_path, corpus=empty).errors if p.path == "$.corpus.path"]
     assert problem.hint == "give the corpus with --corpus FILE"
+
+
+def test_a_cards_control_and_invisible_characters_are_shown_escaped(card_path: Path, capsys):
+    """Before, a field's name and a method id the card holds were printed raw: ESC acted on the terminal and U+202E
+    turned the rest of the line around. --json writes them as JSON's escapes."""
+    odd = "m\x1b[2J\u202egpj.exe"
+
+    def change(data):
+        data["method"]["method_id"] = odd
+        data[odd] = 1
+
+    edited = edit(card_path, change)
+    assert main(["verify", str(edited), "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert '$.method.method_id: the card says "m\\u001b[2J\\u202egpj.exe"' in out
+    assert "$.m\\x1b[2J\\u202egpj.exe: 'm\\x1b[2J\\u202egpj.exe' is not a field of a run card" in out
+    assert "\x1b" not in out and "\u202e" not in out
+    assert main(["verify", str(edited), "--json"]) == 1
+    out = capsys.readouterr().out
+    assert "\u202e" not in out and f"$.{odd}" in [p["path"] for p in json.loads(out)[0]["problems"]]

@@ -46,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--unix", metavar="PATH", help="listen on a Unix socket instead (yours only, mode 0600; "
                                                        "removed when the gateway stops)")
     parser.add_argument("--log", default="gateway.jsonl", metavar="FILE",
-                        help="the audit log, appended to (default gateway.jsonl)")
+                        help="the audit log, appended to and read back: a regular file (default gateway.jsonl; "
+                             "a pipe, a socket or a block device is refused)")
     parser.add_argument("--check", action="store_true", help="check the policy file and exit")
 
 

@@ -29,7 +29,11 @@ examples:
   mt-eval leaderboard --db team-board.db --max-p95 0.5 --out public
 
 The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data directory (PostgreSQL:
---db postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE)."""
+--db postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE).
+
+exit status: 0 the board shown (or the site written); 1 the store cannot be opened or read, the site cannot be
+written, serve cannot listen, or standard output cannot be written; 2 usage (an unknown --class, options that
+do not go together); 130 interrupted (serve stops with Ctrl-C); 141 the reader of standard output went away"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -28,7 +28,12 @@ progress on stderr. A card that cannot be published is reported with its path an
 (--fail-fast: stop at it). Ctrl-C, a store error or a stop keeps the cards stored before it.
 
 The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data directory. A team or public
-board lives in PostgreSQL: --db postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE."""
+board lives in PostgreSQL: --db postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE.
+
+exit status: 0 every card published; 1 a card was refused (it does not verify, fails the gate, or is published
+already) or cannot be read, the store, --policy or an --extension cannot be used, or standard output cannot be
+written (the cards stored are kept); 2 usage; 130 interrupted (Ctrl-C: the cards stored before it are kept);
+141 the reader of standard output went away (| head)"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

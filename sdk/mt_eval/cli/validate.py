@@ -52,8 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import msgspec
-
     from mt_eval.guarded_calls import prints_to_stderr
     from mt_eval.validate import ValidateReport, validate_plugin
 
@@ -68,8 +66,9 @@ def run(args: argparse.Namespace) -> int:
     strict = args.strict
     ok = all(r.passed(strict=strict) for r in reports)
     if args.json:
-        document = ValidateReport(ok=ok, strict=strict, plugins=reports)
-        sys.stdout.write(msgspec.json.format(msgspec.json.encode(document), indent=2).decode() + "\n")
+        from mt_eval.cli.json_output import json_text
+
+        sys.stdout.write(json_text(ValidateReport(ok=ok, strict=strict, plugins=reports)))  # (U+202E as \u202e)
     else:
         _print_reports(reports, strict=strict)
     return 0 if ok else 1
@@ -77,7 +76,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_reports(reports: Sequence[PluginReport], *, strict: bool) -> None:
     from rich.console import Console
-    from rich.markup import escape
 
     from mt_eval.validate import describe_class
 
@@ -87,32 +85,43 @@ def _print_reports(reports: Sequence[PluginReport], *, strict: bool) -> None:
         passed = report.passed(strict=strict)
         mark = "[green]✓[/]" if passed else "[red]✗[/]"
         title = f"{report.method_id} ({report.method_class}, {report.runtime})" if report.method_id else ""
-        console.print(f"{mark} [bold]{escape(report.directory)}[/]  {escape(title)}")
+        console.print(f"{mark} [bold]{_shown(report.directory)}[/]  {_shown(title)}")
         if report.method_id:
-            console.print(f"    {escape(describe_class(report))}")
+            console.print(f"    {_shown(describe_class(report))}")
         if report.import_sandbox:
             failed = any(p.code == "entry-point" and p.severity == "error" for p in report.problems)
             done = "loaded in the sandbox, and failed (below)" if failed else "imported in the sandbox"
-            console.print(f"    [dim]entry point {done} ({escape(report.import_sandbox)})[/]")
+            console.print(f"    [dim]entry point {done} ({_shown(report.import_sandbox)})[/]")
         for c in report.contributions:
-            console.print(f"      {c['path']} {escape(c['id'])}: {c['class']} — {escape(c['reason'])}")
+            console.print(f"      {_shown(c['path'])} {_shown(c['id'])}: {_shown(str(c['class']))} — "
+                          f"{_shown(c['reason'])}")
         if report.static_scan is not None:
             _print_scan(console, report)
         if report.contamination is not None:
             from mt_eval.contamination.run_check import summary_line
 
-            console.print(f"    {escape(summary_line(report.contamination))}")
+            console.print(f"    {_shown(summary_line(report.contamination))}")
         for problem in report.problems:
             colour = "red" if problem.severity == "error" else "yellow"
             where = problem.file if problem.path == "$" else f"{problem.file} {problem.path}"
-            console.print(f"    [{colour}]{problem.severity}[/]: {escape(where)}: {escape(problem.message)}")
+            console.print(f"    [{colour}]{problem.severity}[/]: {_shown(where)}: {_shown(problem.message)}")
             if problem.hint:
-                console.print(f"      [dim]fix:[/] {escape(problem.hint)}")
+                console.print(f"      [dim]fix:[/] {_shown(problem.hint)}")
     errors = sum(len(r.errors) for r in reports)
     warnings = sum(len(r.warnings) for r in reports)
     valid = sum(r.passed(strict=strict) for r in reports)
     console.print(f"{valid} of {len(reports)} plugin{'s' if len(reports) != 1 else ''} valid; "
                   f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}")
+
+
+def _shown(text: str) -> str:
+    """Text taken from a plugin's files (a name, an id, a message quoting one) as the console may print it: what
+    would act on a terminal (ESC, U+202E) written as its escape, and brackets not read as markup."""
+    from rich.markup import escape
+
+    from mt_eval.control_chars import escaped_for_terminal
+
+    return escape(escaped_for_terminal(text))
 
 
 def _reader_gone() -> None:
@@ -122,8 +131,6 @@ def _reader_gone() -> None:
 
 
 def _print_scan(console: Any, report: PluginReport) -> None:
-    from rich.markup import escape
-
     scan = report.static_scan
     assert scan is not None
     covered = [f for f in scan.findings if f.covered_by is not None]
@@ -131,5 +138,5 @@ def _print_scan(console: Any, report: PluginReport) -> None:
                   f"{len(scan.findings)} finding{'s' if len(scan.findings) != 1 else ''}, {scan.errors} "
                   f"error{'s' if scan.errors != 1 else ''}")
     for finding in covered:
-        console.print(f"      {escape(finding.file)}:{finding.line} {escape(finding.what)} "
-                      f"[dim]({finding.kind}, declared: {escape(finding.covered_by or '')})[/]")
+        console.print(f"      {_shown(finding.file)}:{finding.line} {_shown(finding.what)} "
+                      f"[dim]({finding.kind}, declared: {_shown(finding.covered_by or '')})[/]")

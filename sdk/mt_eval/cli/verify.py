@@ -44,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(json_text([as_json(r) for r in reports]))  # (a card's name that is not UTF-8 escaped)
     else:
+        from mt_eval.control_chars import escaped_for_terminal
+
         for report in reports:
             if not (args.quiet and report.ok):
-                print(render(report))
+                print(escaped_for_terminal(render(report)))  # (a card's values quoted: none acts on the terminal)
     return 0 if all(r.ok for r in reports) else 1

@@ -237,10 +237,12 @@ def finish(request: GradeRequest, started_at: str, card: RunCard, raw: bytes, ru
     except OSError as exc:  # (a full disk: said, with what to do, not a traceback)
         raise GradingError(f"cannot write {path}: {exc.strerror or exc}; no grading card was written. Free space, "
                            "or make the directory writable (or give another --out), and grade again") from exc
-    if not request.quiet:
-        from mt_eval.decisions.summary import grading_lines
+    from mt_eval.decisions.summary import grading_failure_lines, grading_lines
 
-        sys.stderr.write("\n".join(grading_lines(grading)) + "\n")
+    if not request.quiet:  # (the result: on standard output, before the card's path, as `mt-eval run` has it)
+        sys.stdout.write("\n".join(grading_lines(grading)) + "\n")
+    if failures := grading_failure_lines(grading):  # (on standard error, with --quiet too, as run says them)
+        sys.stderr.write("\n".join(failures) + "\n")
     return path
 
 

@@ -9,6 +9,7 @@ from mt_eval.decisions.grading_card import UNANSWERED, GradingCard
 from mt_eval.decisions.metrics import MetricValue
 
 SHOWN_FAILURES = 5  # distinct failures the summary shows (the card lists all)
+SHOWN_GRADING_FAILURES = 3  # failed items a grading shows (the grading card lists all)
 _METRICS = (("accuracy", "accuracy"), ("kl", "KL"), ("brier", "Brier"), ("ece", "ECE"), ("ev_mae", "EV error"))
 
 
@@ -71,7 +72,17 @@ def grading_lines(card: GradingCard) -> list[str]:
         q = card.quality
         lines.append(f"  against {q.entries} human labels ({q.labels.path}): " + ", ".join(
             f"{label} {metric_text(getattr(q.metrics, attribute))}" for attribute, label in _METRICS))
-    failed = [e for e in card.entries if e.error and e.item is not None and e.error != UNANSWERED][:3]
-    for entry in failed:
-        lines.append(f"  failed: {entry.item}: {entry.error}")
     return lines
+
+
+def grading_failure_lines(card: GradingCard) -> list[str]:
+    """The items the grader failed on (the first few; the card lists every one): said on standard error, as
+    ``mt-eval run`` says its failures, apart from the result."""
+    failed = [e for e in card.entries if e.error and e.item is not None and e.error != UNANSWERED]
+    if not failed:
+        return []
+    shown = failed[:SHOWN_GRADING_FAILURES]
+    sent = sum(entry.item is not None for entry in card.entries)
+    more = f" (the first {len(shown)}; the grading card lists every one)" if len(failed) > len(shown) else ""
+    return ([f"grading failed on {len(failed)} of {sent} items{more}:"]
+            + [f"  {entry.item}: {entry.error}" for entry in shown])
