@@ -261,3 +261,16 @@ def test_a_connection_the_pool_cannot_reset_prints_no_traceback():
             "'Exception during reset or similar', exc_info=True)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stderr == ""
+
+
+def test_a_publish_is_on_the_servers_disk_when_it_is_said_to_be_stored(postgres_cluster, cards, tmp_path: Path):
+    """The tests' server runs with synchronous_commit off, as a server tuned for speed may: a crash (pg_ctl stop -m
+    immediate) then lost the last batches of a publish that had been said to be stored."""
+    with open_store(postgres_cluster.database()) as store:
+        with store.reading() as connection:
+            assert connection.exec_driver_sql("SHOW synchronous_commit").scalar() == "off"
+        with store.writing() as connection:
+            assert connection.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"
+        store.publish([record(cards, tmp_path, "alpha")], "2026-01-01T00:00:00+00:00")
+        with store.reading() as connection:  # (for its own transaction only)
+            assert connection.exec_driver_sql("SHOW synchronous_commit").scalar() == "off"

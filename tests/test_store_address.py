@@ -64,3 +64,24 @@ def test_a_db_file_that_is_no_store_says_what_to_give(tmp_path: Path, capsys, ca
     assert other.read_text() == "method,score\n" * 300
     assert main(["leaderboard", "--db", str(other)]) == 1
     assert "it is no SQLite file" in capsys.readouterr().err
+
+
+URL = "postgresql://board:secret@127.0.0.1:1/lb?password=secret"
+
+
+@pytest.mark.parametrize("command", [
+    [URL], ["leaderboard", URL], ["leaderboard", f"--dbb={URL}"], ["leaderboard", "--port", URL],
+    ["leaderboard", "postgresql://board:pass secret@127.0.0.1/lb"], ["publish", "{card}", URL, "--json"],
+    ["publish", URL, "--db", URL],
+])
+def test_a_store_url_typed_where_another_word_goes_shows_no_password(command: list[str], tmp_path: Path, capsys,
+                                                                      cards):
+    """Before: the usage error, or the card that could not be read, showed the URL as typed, password and all."""
+    card = write_card(cards.card("alpha"), tmp_path / "run" / "card.json")
+    with pytest.raises(SystemExit) as exited:
+        main([str(card) if word == "{card}" else word for word in command])
+    assert exited.value.code == 2
+    out, err = capsys.readouterr()
+    assert "secret" not in out + err and "***" in err, err
+    if command[0] == "publish":
+        assert "is the store's URL, not a run card: give it as --db URL" in err

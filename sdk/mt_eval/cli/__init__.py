@@ -95,8 +95,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     chosen = {words[0]} if argv is not None and words and words[0] in COMMANDS else set()
     if argv is None:
         chosen = set(COMMANDS)
-    parser = argparse.ArgumentParser(prog="mt-eval", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="mt-eval", description=DESCRIPTION, epilog=EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"mt-eval {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, summary in COMMANDS.items():
@@ -104,6 +104,17 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         if name in chosen:
             command_module(name).add_arguments(sub)
     return parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """The parser of ``mt-eval`` and of each command (its subparsers are of its class): a usage error never shows
+    the password of a database URL typed where another word goes (``mt-eval leaderboard postgresql://...``,
+    ``--dbb=postgresql://...``)."""
+
+    def error(self, message: str) -> NoReturn:
+        from mt_eval.leaderboard.address import passwords_hidden
+
+        super().error(passwords_hidden(message))
 
 
 def console_main() -> NoReturn:

@@ -39,9 +39,7 @@ written (the cards stored are kept); 2 usage; 130 interrupted (Ctrl-C: the cards
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description, parser.epilog = DESCRIPTION, EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    from mt_eval.cli.arguments import card_argument
-
-    parser.add_argument("cards", nargs="+", type=card_argument, metavar="CARD",
+    parser.add_argument("cards", nargs="+", type=_card_argument, metavar="CARD",
                         help="run card(s) to publish (card.json, or the run directory holding it)")
     parser.add_argument("--method-card", metavar="FILE", help="method card to show, laid over the run card's own")
     parser.add_argument("--db", metavar="URL", help="store: sqlite:///PATH, postgresql://USER@HOST/DB or a file path "
@@ -55,6 +53,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first card that cannot be published; "
                         "one stored already does not stop it (default: report it and publish the others)")
     parser.add_argument("--json", action="store_true", help="print the outcome of each card as JSON")
+
+
+def _card_argument(text: str) -> str:
+    """A run card (`mt_eval.cli.arguments.card_argument`); a database URL given as one is a usage error that names
+    --db and shows no password (it had been said as a card that cannot be read, password and all)."""
+    from mt_eval.cli.arguments import card_argument
+
+    if ":" in text:
+        from mt_eval.leaderboard.address import MISTYPED_SCHEME, hidden
+
+        if MISTYPED_SCHEME.match(text.strip()):
+            raise argparse.ArgumentTypeError(f"{hidden(text)!r} is the store's URL, not a run card: give it as --db "
+                                             "URL")
+    return card_argument(text)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -72,6 +72,16 @@ def hidden(value: str) -> str:
     return re.sub(r"(?i)\b(password=)[^&#]*", r"\1***", head + rest)
 
 
+# A URL in a text: all that is quoted ('postgresql://board:pass word@db/lb'), or a word after a space or an "="
+# (--dbb=postgresql://...), that starts with a scheme.
+URL_IN_TEXT = re.compile(r"(?<=')[A-Za-z][\w+.-]*:[^']*(?=')|(?<![^\s'\"=])[A-Za-z][\w+.-]*:[^\s'\"]*")
+
+
+def passwords_hidden(text: str) -> str:
+    """``text`` (a usage error, say) with the password of each URL in it `hidden`."""
+    return URL_IN_TEXT.sub(lambda url: hidden(url.group()), text)
+
+
 def _check_sqlite_url(url: sa.URL, given: str) -> None:
     if url.host:  # sqlite://board.db: two slashes make "board.db" a host
         raise StoreError(f"{given}: an SQLite URL has no host: write three slashes before a relative path "

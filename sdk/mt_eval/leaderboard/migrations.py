@@ -5,7 +5,8 @@ description and time. All pending migrations run in one transaction (DDL is tran
 and PostgreSQL), so a failure leaves the store as it was. Concurrent openers are serialised: SQLite by the
 write lock (``BEGIN IMMEDIATE``), PostgreSQL by a transaction-scoped advisory lock. A store written by a
 newer mt-eval (a version above the last one known here) is refused rather than misread, and so is a database
-with other tables and no ``schema_version`` (another application's): it is not made a store.
+with other tables and no ``schema_version`` of ours (none, or another application's of that name): it is not made
+a store.
 
 A migration is a function of a connection. Each one carries its own DDL: never edit a released migration,
 add the next one.
@@ -80,26 +81,41 @@ schema_version = sa.Table(
 def lock(connection: sa.Connection) -> None:
     """Serialise writers on PostgreSQL for the rest of the transaction (SQLite's write lock already does). A writer
     waits for another as long as SQLite's does (`store_engine.BUSY_TIMEOUT_S`), then gives up: one stopped with
-    Ctrl-Z, or cut off mid-transaction, does not keep it waiting for ever."""
+    Ctrl-Z, or cut off mid-transaction, does not keep it waiting for ever. Its commit returns once it is on the
+    server's disk, whatever the server's ``synchronous_commit``: a server set to ``off`` had lost the last batches
+    of a publish in a crash after they were said to be stored."""
     if connection.dialect.name == "postgresql":
         from mt_eval.leaderboard import store_engine
 
         connection.execute(sa.text(f"SET LOCAL lock_timeout = '{int(store_engine.BUSY_TIMEOUT_S * 1000)}ms'"))
+        connection.execute(sa.text("SET LOCAL synchronous_commit = on"))
         connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": ADVISORY_LOCK})
 
 
 def current_version(connection: sa.Connection) -> int:
     """The store's schema version: 0 for an empty database; `SchemaError` for a database with other tables
-    and no ``schema_version`` (another application's: it is not made a store)."""
-    tables = sa.inspect(connection).get_table_names()
+    and no ``schema_version`` of ours (another application's, which may well have a ``schema_version`` of its
+    own, as Flyway's: it is not made a store)."""
+    inspector = sa.inspect(connection)
+    tables = inspector.get_table_names()
     if "schema_version" not in tables:
         if tables:
-            shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
-            fix = "give the store's path, or publish into a new file" if connection.dialect.name == "sqlite" else \
-                "give the store's database in the URL, or publish into a new one (CREATE DATABASE NAME)"
-            raise SchemaError(f"not an mt-eval leaderboard store (it has the tables {shown}): {fix}")
+            raise _not_a_store(connection, tables)
         return 0
-    return int(connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0)
+    columns = {column["name"]: column["type"] for column in inspector.get_columns("schema_version")}
+    if not {c.name for c in schema_version.columns} <= set(columns) or not isinstance(columns["version"], sa.Integer):
+        raise _not_a_store(connection, tables)
+    version = int(connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0)
+    if 0 < version <= max(m.version for m in MIGRATIONS) and "cards" not in tables:  # (each version known has them)
+        raise _not_a_store(connection, tables)
+    return version
+
+
+def _not_a_store(connection: sa.Connection, tables: list[str]) -> SchemaError:
+    shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
+    fix = "give the store's path, or publish into a new file" if connection.dialect.name == "sqlite" else \
+        "give the store's database in the URL, or publish into a new one (CREATE DATABASE NAME)"
+    return SchemaError(f"not an mt-eval leaderboard store (it has the tables {shown}): {fix}")
 
 
 def pending(current: int, migrations: Sequence[Migration] | None = None) -> bool:
