@@ -208,8 +208,8 @@ def bridge_method(source: PluginSource, *, isolate: bool = False, sandbox: Confi
         command, cwd = command_argv(source), source.directory
     if sandbox is not None:
         command, cwd = sandbox.wrap(command, str(Path(cwd).resolve()) if cwd else None), None
-    fix = slow_start_fix(manifest.node_entry or manifest.entry_point or " ".join(manifest.command or []))
-    return BridgeMethod(command, cwd=cwd, label=source.method_id, options=options, start_timeout_fix=fix)
+    return BridgeMethod(command, cwd=cwd, label=source.method_id, options=options,
+                        start_timeout_fix=slow_start_fix(manifest.entry_in_words()))
 
 
 def runtime_label(source: PluginSource, *, isolate: bool) -> str:

@@ -161,6 +161,10 @@ class Manifest(StrictStruct, kw_only=True):
     def derivation(self) -> Derivation:
         return derive(self.dependencies)
 
+    def entry_in_words(self) -> str:
+        """What the method runs, as a message names it: its Node entry, Python entry point or command."""
+        return self.node_entry or self.entry_point or " ".join(self.command or [])
+
     def findings(self) -> Iterator[Finding]:
         if not (self.entry_point or self.node_entry or self.command):
             yield Finding((), "no entry point: the method cannot run",

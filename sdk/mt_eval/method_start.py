@@ -44,7 +44,7 @@ def slow_start_fix(loaded: LoadedMethod) -> str:
     start."""
     from mt_eval.bridge.start_failures import slow_start_fix as fix
 
-    return fix(_entry(loaded), "with --start-timeout SECONDS")
+    return fix(loaded.manifest.entry_in_words(), "with --start-timeout SECONDS")
 
 
 def told_of_the_option(loaded: LoadedMethod) -> None:
@@ -54,11 +54,6 @@ def told_of_the_option(loaded: LoadedMethod) -> None:
 
     if isinstance(loaded.method, BridgeMethod):
         loaded.method.start_timeout_fix = slow_start_fix(loaded)
-
-
-def _entry(loaded: LoadedMethod) -> str:
-    """What the method runs, in words: its Node entry, Python entry point or command."""
-    return loaded.manifest.node_entry or loaded.manifest.entry_point or " ".join(loaded.manifest.command or [])
 
 
 def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) -> str:
@@ -83,7 +78,7 @@ def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) ->
         return text
     if fix is not None:
         return f"{text}\n  fix: {fix}"
-    entry = _entry(loaded)
+    entry = loaded.manifest.entry_in_words()
     if exc.code == m.TIMEOUT:  # still starting: slow (a large model loading), or stuck
         return f"{text}\n  fix: {slow_start_fix(loaded)}"
     text += (f"\n  fix: make {entry} load and answer initialize (try `mt-eval translate {loaded.directory} "
