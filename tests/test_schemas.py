@@ -33,6 +33,25 @@ def test_drift_is_detected(tmp_path: Path):
     ]
 
 
+def test_a_node_file_generated_no_more_is_named_and_each_schema_has_its_own_file(tmp_path: Path):
+    schemas, node = tmp_path / "schemas", tmp_path / "node"
+    node.mkdir()
+    (node / "package.json").write_text("{}\n")
+    write_schemas(schemas, node)
+    generated = node / "lib" / "generated"
+    assert sorted(p.stem for p in (generated / "schemas").glob("*.json")) == sorted(schema_types())
+    assert json.loads((generated / "schemas" / "run-config.json").read_text()) == \
+        json.loads((schemas / "run-config.schema.json").read_text())
+    assert drifted_schemas(schemas, node) == []
+    (generated / "contract.json").write_text("{}\n")  # the single file of an older layout
+    (generated / "schemas" / "retired.json").write_text("{}\n")
+    assert drifted_schemas(schemas, node) == [
+        f"{generated / 'contract.json'}: not generated from any Struct: remove it (regenerating leaves it there)",
+        f"{generated / 'schemas' / 'retired.json'}: not generated from any Struct: remove it (regenerating leaves it "
+        "there)",
+    ]
+
+
 def test_manifest_schema_carries_the_contract():
     schema = json.loads(render_schema("method", schema_types()["method"]))
     manifest = schema["$defs"]["Manifest"]

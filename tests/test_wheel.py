@@ -57,7 +57,7 @@ def test_the_wheel_ships_the_template_the_demo_and_the_node_package(wheel):
     assert {f"mt_eval/templates/{name}" for name in template} <= names
     assert {"mt_eval/demo/lexicon-eng-spa/method.json", "mt_eval/demo/lexicon-eng-spa/pipeline.py",
             "mt_eval/demo/data/eng-spa-demo.json", "mt_eval/bridge/node/bin/mt-eval-guest.js",
-            "mt_eval/bridge/node/lib/generated/contract.json",
+            "mt_eval/bridge/node/lib/generated/schemas/run-config.json",
             "mt_eval/bridge/node/lib/generated/defaults.json"} <= names
     assert any(n.startswith("mt_eval/bridge/vectors/") and n.endswith(".json") for n in names)
     assert not any("__pycache__" in n for n in names)

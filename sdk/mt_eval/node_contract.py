@@ -1,13 +1,14 @@
 """What the Node package validates with, generated from the schemas (``bridge/node/lib/generated/``).
 
-- ``contract.json``: every schema of ``bridge/schemas/`` in one file, read by ``lib/contract/schema.js``;
+- ``schemas/STEM.json``: each schema of ``bridge/schemas/`` (compact), read by ``lib/contract/schema.js`` when it is
+  first needed: a starting guest reads the two or three it uses, not all of them;
 - ``defaults.json``: the defaults those schemas declare, by schema and definition — small, so that a starting guest
   learns its capabilities' defaults without reading every schema;
 - ``licences.json``: the licence table (`mt_eval.licenses.licence_table_document`), read by both runtimes;
 - ``contract.d.ts``: TypeScript types of the same definitions, re-exported by ``index.d.ts``.
 
-`mt-eval schemas` writes them with the schemas; a Node test fails when ``contract.json`` differs from the
-schema files, and the Python drift check when any of them differs from the Structs.
+`mt-eval schemas` writes them with the schemas; a Node test fails when ``schemas/`` differs from the schema files,
+and the Python drift check when any of them differs from the Structs, or a file there is generated no more.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-CONTRACT = "contract.json"
+SCHEMAS = "schemas"  # one file per schema: STEM.json
 DEFAULTS = "defaults.json"
 LICENCES = "licences.json"
 TYPES = "contract.d.ts"
@@ -29,9 +30,10 @@ def node_files(documents: dict[str, dict[str, Any]]) -> dict[Path, str]:
     """Relative path in the Node package → text."""
     from mt_eval.licenses import licence_table_document
 
-    contract = {"description": _NOTICE, "schemas": documents}
+    compact = {GENERATED / SCHEMAS / f"{stem}.json": json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+               + "\n" for stem, document in documents.items()}
     return {
-        GENERATED / CONTRACT: json.dumps(contract, separators=(",", ":"), ensure_ascii=False) + "\n",  # compact
+        **compact,
         GENERATED / DEFAULTS: json.dumps(declared_defaults(documents), indent=1, ensure_ascii=False) + "\n",
         GENERATED / LICENCES: _licence_text(licence_table_document()),
         GENERATED / TYPES: typescript(documents),

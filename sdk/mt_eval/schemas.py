@@ -155,14 +155,20 @@ def drifted_schemas(directory: Path, node: Path | None = None) -> list[str]:
             if path.name == LICENCES and not same_licence_source(path, text):
                 continue  # written from another license-expression release: regenerate to update it
             drift.append(f"{path}: differs from the Struct it is generated from")
-    drift.extend(f"{p}: {STRAY}" for p in stray_schemas(directory, expected))
+    drift.extend(f"{p}: {STRAY}" for p in stray_schemas(directory, expected, node))
     return drift
 
 
 STRAY = "not generated from any Struct: remove it (regenerating leaves it there)"
 
 
-def stray_schemas(directory: Path, expected: dict[Path, str] | None = None) -> list[Path]:
-    """The ``*.schema.json`` files in ``directory`` that no Struct generates (a Struct renamed or removed)."""
-    expected = expected_files(directory, None) if expected is None else expected
-    return [p for p in sorted(directory.glob("*.schema.json")) if p not in expected]
+def stray_schemas(directory: Path, expected: dict[Path, str] | None = None, node: Path | None = None) -> list[Path]:
+    """The ``*.schema.json`` files in ``directory``, and (given ``node``) the files of the Node package's generated
+    folder, that nothing generates any more (a Struct renamed or removed, a file of an older layout)."""
+    from mt_eval.node_contract import GENERATED
+
+    expected = expected_files(directory, node) if expected is None else expected
+    found = sorted(directory.glob("*.schema.json"))
+    if node is not None:
+        found += sorted(p for p in (node / GENERATED).rglob("*") if p.is_file())
+    return [p for p in found if p not in expected]

@@ -16,7 +16,7 @@ const CARD_FILE = 'method_card.json';
 const PACKAGE = fileURLToPath(new URL('..', import.meta.url));
 // The package's files that check a plugin: any change to them and what was remembered no longer counts.
 const CHECKER_FILES = ['package.json', 'lib/manifest.js', 'lib/method-module.js', 'lib/json-text.js'];
-const CHECKER_DIRECTORIES = ['lib/contract', 'lib/generated'];
+const CHECKER_DIRECTORIES = ['lib/contract', 'lib/generated', 'lib/generated/schemas'];
 
 // The home directory as os.homedir() finds it: $HOME when set (os.homedir() returns it then too), so that node:os
 // loads only when it is not. Throws when there is none: nothing is remembered then.

@@ -128,7 +128,7 @@ describe('plugins whose files were checked', () => {
     const record = JSON.parse(readFileSync(join(records, name), 'utf8'));
     writeFileSync(join(records, name), JSON.stringify({ ...record, target: { ...record.target, name: 'Remembered' } }));
     assert.equal(start(directory, cache, { guest }).answer.method.name, 'Remembered');
-    for (const file of ['lib/manifest.js', 'lib/contract/plugin.js', 'lib/generated/contract.json']) {
+    for (const file of ['lib/manifest.js', 'lib/contract/plugin.js', 'lib/generated/schemas/method.json']) {
       writeFileSync(join(records, name), JSON.stringify({ ...record, target: { ...record.target, name: 'Remembered' } }));
       const later = new Date(Date.now() + 60_000);
       utimesSync(join(copy, file), later, later);

@@ -1,5 +1,5 @@
 // What the Node side validates with is generated from the schemas, and nothing else restates them:
-// lib/generated/contract.json must equal bridge/schemas/*.schema.json (`mt-eval schemas bridge/schemas` writes
+// lib/generated/schemas/STEM.json must equal bridge/schemas/STEM.schema.json (`mt-eval schemas bridge/schemas` writes
 // both), and no hand-written file of the package spells out the fields of a schema definition.
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -7,19 +7,28 @@ import { join, relative } from 'node:path';
 import { test } from 'node:test';
 
 import { nodePackage, repo } from './helpers/guests.js';
-import { declaredDefaults, defaults } from '../lib/contract/schema.js';
+import { declaredDefaults, defaults, schema, schemas } from '../lib/contract/schema.js';
 
 const schemaDir = join(repo, 'bridge', 'schemas');
-const generated = JSON.parse(readFileSync(join(nodePackage, 'lib', 'generated', 'contract.json'), 'utf8')).schemas;
+const generated = schemas();
 
-test('lib/generated/contract.json holds exactly the schemas of bridge/schemas', () => {
+test('lib/generated/schemas holds exactly the schemas of bridge/schemas', () => {
   const files = readdirSync(schemaDir).filter((name) => name.endsWith('.schema.json'));
   assert.deepEqual(Object.keys(generated).sort(), files.map((name) => name.replace('.schema.json', '')).sort(),
-    'a schema is missing from, or extra in, lib/generated/contract.json: run `mt-eval schemas bridge/schemas`');
+    'a schema is missing from, or extra in, lib/generated/schemas: run `mt-eval schemas bridge/schemas`');
   for (const name of files) {
     const stem = name.replace('.schema.json', '');
     assert.deepEqual(generated[stem], JSON.parse(readFileSync(join(schemaDir, name), 'utf8')),
-      `lib/generated/contract.json differs from bridge/schemas/${name}: run \`mt-eval schemas bridge/schemas\``);
+      `lib/generated/schemas/${stem}.json differs from bridge/schemas/${name}: run \`mt-eval schemas bridge/schemas\``);
+  }
+});
+
+test('a schema is read once, when first asked for, and an unknown one is named with those there are', () => {
+  assert.equal(schema('run-config'), schema('run-config'));
+  assert.ok(Object.isFrozen(schema('run-config')));
+  for (const unknown of ['no-such-schema', '../package', 'Method']) {
+    assert.throws(() => schema(unknown), (error) => error.message.startsWith(`no schema "${unknown}"; known: `)
+      && error.message.includes('run-config') && !error.message.includes('.json'));
   }
 });
 

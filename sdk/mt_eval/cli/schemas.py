@@ -45,6 +45,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote {path}")
     except OSError as exc:
         raise ExpectedError(f"cannot write {exc.filename}: {exc.strerror or exc}") from exc
-    for path in stray_schemas(directory):
+    for path in stray_schemas(directory, node=node_or_none):
         print(f"mt-eval schemas: warning: {path}: {STRAY}", file=sys.stderr)
     return 0

@@ -1,22 +1,38 @@
-// The JSON Schemas of bridge/schemas/, as `mt-eval schemas` copies them into lib/generated/contract.json: read
-// once, on first use, and never changed; and compiled into plain predicates (does a value fit, constraints
-// included?) that answer quickly — results are checked by the thousand — while ./decode.js says why not.
-import { readFileSync } from 'node:fs';
+// The JSON Schemas of bridge/schemas/, as `mt-eval schemas` copies them into lib/generated/schemas/STEM.json: each
+// read when it is first needed (a starting guest reads the two or three it uses), never changed; and compiled into
+// plain predicates (does a value fit, constraints included?) that answer quickly — results are checked by the
+// thousand — while ./decode.js says why not.
+import { readdirSync, readFileSync } from 'node:fs';
 
-let bundle = null;
+const FOLDER = new URL('../generated/schemas/', import.meta.url);
+const loaded = new Map();
 
-/** stem ("method", "translation-result", "champollion-config", ...) → schema document (shared: never change it). */
+/** The stems of every schema ("method", "translation-result", "champollion-config", ...). */
+export function stems() {
+  return readdirSync(FOLDER).filter((name) => name.endsWith('.json')).map((name) => name.slice(0, -5)).sort();
+}
+
+/** stem → schema document, for every schema (shared: never change them). */
 export function schemas() {
-  bundle ??= Object.freeze(JSON.parse(readFileSync(new URL('../generated/contract.json', import.meta.url), 'utf8')).schemas);
-  return bundle;
+  return Object.fromEntries(stems().map((stem) => [stem, schema(stem)]));
 }
 
 export { declaredDefaults } from './declared-defaults.js';
 
-/** The schema document generated from one Struct; throws for an unknown stem. */
+/** The schema document generated from one Struct (shared: never change it); throws for an unknown stem. */
 export function schema(stem) {
-  const found = schemas()[stem];
-  if (!found) throw new Error(`no schema "${stem}"; known: ${Object.keys(schemas()).join(', ')}`);
+  let found = loaded.get(stem);
+  if (found) return found;
+  let text;
+  try {
+    if (!/^[a-z][a-z-]*$/.test(stem)) throw Object.assign(new Error(stem), { code: 'ENOENT' });
+    text = readFileSync(new URL(`${stem}.json`, FOLDER), 'utf8');
+  } catch (error) {
+    if (error.code === 'ENOENT') throw new Error(`no schema "${stem}"; known: ${stems().join(', ')}`);
+    throw error;
+  }
+  found = Object.freeze(JSON.parse(text));
+  loaded.set(stem, found);
   return found;
 }
 
