@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import shutil
 import signal
 import socket
 import struct
@@ -152,7 +153,13 @@ def test_ctrl_c_stops_it_with_exit_status_130(cards, tmp_path: Path):
     assert server.stderr == "mt-eval leaderboard serve: stopped (Ctrl-C)\n"
 
 
-def test_a_store_that_cannot_be_read_is_a_503_saying_so(cards, tmp_path: Path):
+UNAVAILABLE = "the leaderboard is unavailable right now; try again later"
+CANNOT_READ = "mt-eval leaderboard serve: the store cannot be read (pages are answered 503 until it can): "
+
+
+def test_a_store_that_cannot_be_read_is_a_503_that_names_nothing_and_is_logged_once(cards, tmp_path: Path):
+    """Before, the 503 said why ("the leaderboard store cannot be read: cannot read the leaderboard store PATH: ..."):
+    to a public page, the store's path, or its database, user, host and port. The reason goes to stderr, once."""
     import sqlite3
 
     db = str(tmp_path / "board.db")
@@ -160,9 +167,28 @@ def test_a_store_that_cannot_be_read_is_a_503_saying_so(cards, tmp_path: Path):
     with served(db) as server:
         with sqlite3.connect(db) as connection:
             connection.execute("DROP TABLE cards")
-        status, body = failing(server.base)
-        assert status == 503 and body.startswith("the leaderboard store cannot be read: cannot read the leaderboard "
-                                                 f"store {db}: no such table: cards")
+        for page in ("", "leaderboard.json", "", ""):
+            assert failing(server.base + page) == (503, UNAVAILABLE)
+    assert server.stderr.splitlines() == [f"{CANNOT_READ}cannot read the leaderboard store {db}: no such table: cards",
+                                          "mt-eval leaderboard serve: stopped (SIGTERM)"]
+
+
+def test_a_postgresql_store_that_cannot_be_read_names_nothing_of_its_server(postgres_cluster, cards, tmp_path: Path):
+    url = postgres_cluster.database()
+    name = url.rsplit("/", 1)[1]
+    publish(url, tmp_path, cards.card("alpha", quality=0.8))
+    with served(url) as server:
+        assert "Alpha" in fetch(server.base).decode()
+        import psycopg
+
+        with psycopg.connect(f"host=127.0.0.1 port={postgres_cluster.port} user=mt_eval dbname=postgres",
+                             autocommit=True) as connection:
+            connection.execute(f"DROP DATABASE {name} WITH (FORCE)")
+        for _ in range(5):
+            assert failing(server.base) == (503, UNAVAILABLE)
+    logged = [line for line in server.stderr.splitlines() if line.startswith(CANNOT_READ)]
+    assert len(logged) == len(set(logged)) <= 2, server.stderr  # (the connection cut, then the database gone)
+    assert f"has no database {name}: create it" in logged[-1]
 
 
 def alpha_and_a_rebuilt_gamma(cards, tmp_path: Path) -> tuple[Path, Path]:
@@ -175,17 +201,25 @@ def alpha_and_a_rebuilt_gamma(cards, tmp_path: Path) -> tuple[Path, Path]:
 
 def test_a_store_file_replaced_while_serving_is_read_from_its_new_file(cards, tmp_path: Path):
     """A store rebuilt elsewhere and moved over the one served (an atomic update) is what is served next; a
-    store file that is gone is a 503, not an empty store made in its place."""
+    store file that is gone is a 503, not an empty store made in its place, logged once until the store is back."""
     db, rebuilt = alpha_and_a_rebuilt_gamma(cards, tmp_path)
+    spare = tmp_path / "spare.db"
+    shutil.copyfile(rebuilt, spare)
     with served(str(db)) as server:
         assert "Alpha" in fetch(server.base).decode()
         rebuilt.replace(db)
         page = fetch(server.base).decode()
         assert "Gamma" in page and "Alpha" not in page
         db.unlink()
-        status, body = failing(server.base)
-        assert status == 503 and "is gone (its file was moved or deleted)" in body
-    assert not db.exists()
+        assert failing(server.base) == failing(server.base) == (503, UNAVAILABLE)
+        assert not db.exists()
+        spare.replace(db)
+        assert "Gamma" in fetch(server.base).decode()
+        db.unlink()
+        assert failing(server.base) == (503, UNAVAILABLE)
+    gone = f"{CANNOT_READ}the leaderboard store {db} is gone (its file was moved or deleted)"
+    assert server.stderr.splitlines() == [gone, "mt-eval leaderboard serve: the store can be read again", gone,
+                                          "mt-eval leaderboard serve: stopped (SIGTERM)"]
 
 
 def test_a_store_moved_over_one_published_into_while_serving_is_read_whole(cards, tmp_path: Path, capsys):

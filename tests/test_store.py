@@ -234,7 +234,7 @@ def test_parallel_publishers_neither_corrupt_nor_lose_cards(store_url: str, card
 def test_connection_advice_is_given_only_when_the_server_could_not_be_reached():
     """Before, "permission denied for schema public" came with "is the server running and the URL's host, port,
     user and database right?"."""
-    from mt_eval.leaderboard.store import _advice
+    from mt_eval.leaderboard.store_engine import unreached_advice
 
     url = resolve_url("postgresql://u@127.0.0.1/db")
 
@@ -245,9 +245,9 @@ def test_connection_advice_is_given_only_when_the_server_could_not_be_reached():
 
     unreachable = sa.exc.OperationalError("connect", {}, Exception("connection refused"))
     refused = sa.exc.ProgrammingError("CREATE", {}, Exception("permission denied for schema public"))
-    assert "is the server running" in _advice(url, error(unreachable))
-    assert _advice(url, error(refused)) == ""
-    assert _advice(url, error(unreachable, "another publisher has been writing it for over 60 s")) == ""
+    assert "is the server running" in unreached_advice(url, error(unreachable))
+    assert unreached_advice(url, error(refused)) == ""
+    assert unreached_advice(url, error(unreachable, "another publisher has been writing it for over 60 s")) == ""
 
 
 def test_a_connection_the_pool_cannot_reset_prints_no_traceback():

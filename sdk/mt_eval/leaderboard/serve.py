@@ -2,9 +2,10 @@
 request, on a loopback address only.
 
 GET and HEAD (the headers alone) are served; any other method is answered 405 with ``Allow: GET, HEAD``. A
-store that cannot be read is a 503 saying so (anything else going wrong is a bug: a 500, and a traceback
-printed by the server). A client that hangs up before its answer is written (a closed
-tab, a reset) is nobody's error: the request ends without a word.
+store that cannot be read is a 503 saying only that the board is unavailable for now (the reason, which may name
+the database, its user, host and port, goes to the server's stderr, once: `StoreOutage`); anything else going
+wrong is a bug: a 500, and a traceback printed by the server. A client that hangs up before its answer is written
+(a closed tab, a reset) is nobody's error: the request ends without a word.
 
 Every answer has a status line and headers, also to a request line that is not HTTP (Python's server would answer
 it as HTTP/0.9: a bare page, no status); errors are a line of plain text saying what is wrong. An address that
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import re
 import socket
+import sys
+import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -24,6 +27,7 @@ from urllib.parse import unquote_to_bytes, urlsplit
 
 import msgspec
 
+from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.leaderboard import StoreError
 from mt_eval.leaderboard.detail import detail_page
 from mt_eval.leaderboard.html import index_page
@@ -41,6 +45,35 @@ ERRORS = {400: "bad request: {message}; send METHOD /PATH HTTP/1.1",
           414: "the address is too long (over 64 KiB): " + PAGES,
           431: "the request's headers are too large: {message}",
           505: "{message}: this server speaks HTTP/1.0 and HTTP/1.1"}
+
+
+UNAVAILABLE = "the leaderboard is unavailable right now; try again later"
+
+
+class StoreOutage:
+    """The server's log of a store that cannot be read: each reason on stderr once (a flood of requests to a store
+    that is down is one line, not one a request), and, when the store can be read again, that it can."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._said: set[str] = set()  # the reasons logged since the store was last read
+
+    def failed(self, error: StoreError) -> None:
+        with self._lock:
+            if str(error) not in self._said:
+                self._said.add(str(error))
+                self._log(f"the store cannot be read (pages are answered 503 until it can): {error}")
+
+    def read(self) -> None:
+        if self._said:  # (read without the lock first: this is every page's path)
+            with self._lock:
+                if self._said:
+                    self._said.clear()
+                    self._log("the store can be read again")
+
+    @staticmethod
+    def _log(text: str) -> None:
+        print(escaped_for_terminal(f"mt-eval leaderboard serve: {text}"), file=sys.stderr, flush=True)
 
 
 class BadAddress(ValueError):
@@ -68,6 +101,12 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
                 host: str = "127.0.0.1", idle_timeout: float = IDLE_TIMEOUT_S) -> ThreadingHTTPServer:
     """A server (not yet serving) whose pages come from ``build()``, the board of the store's current rows; a
     connection that sends no complete request in ``idle_timeout`` seconds is closed."""
+    outage = StoreOutage()
+
+    def board() -> dict[str, Any]:
+        built = build()
+        outage.read()
+        return built
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "mt-eval-leaderboard"
@@ -88,9 +127,9 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
                 return
             try:
                 if path in ("/", "/index.html"):
-                    self._send(index_page(build(), title=title), "text/html")
+                    self._send(index_page(board(), title=title), "text/html")
                 elif path == "/leaderboard.json":
-                    self._send(msgspec.json.encode(build()).decode(), "application/json")
+                    self._send(msgspec.json.encode(board()).decode(), "application/json")
                 elif match := DETAIL.match(path):
                     self._detail(match.group(1))
                 elif match := CARD_ADDRESS.match(path):
@@ -98,8 +137,9 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
                                "/cards/KEY.html, KEY the 16 lowercase hex digits the board links to", "text/plain", 404)
                 else:
                     self._send(f"no page at this address: {PAGES}", "text/plain", 404)
-            except StoreError as exc:  # the store went away, ...: say so rather than drop the connection
-                self._send(f"the leaderboard store cannot be read: {exc}", "text/plain", 503)
+            except StoreError as exc:  # the store went away, ...: said to the log; a visitor learns nothing of it
+                outage.failed(exc)
+                self._send(UNAVAILABLE, "text/plain", 503)
             except ConnectionError:
                 raise
             except Exception:  # a bug: answered, and its traceback shown by the server
@@ -119,7 +159,7 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
             raise AttributeError(name)
 
         def _detail(self, key: str) -> None:
-            row = next((r for r in board_rows(build()) if r["key"] == key), None)
+            row = next((r for r in board_rows(board()) if r["key"] == key), None)
             card = store.card(key) if row is not None else None
             if row is None:
                 self._send("no such run card on this board", "text/plain", 404)

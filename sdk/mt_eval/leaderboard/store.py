@@ -25,7 +25,13 @@ from mt_eval.interrupts import held
 from mt_eval.leaderboard import StoreError
 from mt_eval.leaderboard.address import describe, resolve_url
 from mt_eval.leaderboard.migrations import SchemaError, current_version, lock, migrate, pending
-from mt_eval.leaderboard.store_engine import checkpoint, new_engine, on_read_only_file_system
+from mt_eval.leaderboard.store_engine import (
+    checkpoint,
+    failure_reason,
+    new_engine,
+    on_read_only_file_system,
+    unreached_advice,
+)
 from mt_eval.leaderboard.store_file import FileHold, check_file
 
 CHUNK = 500  # ids per IN (...) list
@@ -162,7 +168,8 @@ class Store:
         try:
             yield
         except sa.exc.DBAPIError as exc:  # nothing of the transaction is kept
-            raise StoreError(f"cannot {doing} the leaderboard store {self.where}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot {doing} the leaderboard store {self.where}: {failure_reason(self.url, exc)}") \
+                from exc
 
     def publish(self, records: Sequence[dict[str, Any]], published_at: str, *, stop_at_refusal: bool = False,
                 committed: Callable[[list[Outcome]], None] | None = None) -> list[Outcome]:
@@ -310,18 +317,6 @@ def _text(value: Any) -> Any:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def _reason(exc: sa.exc.DBAPIError) -> str:
-    text = str(exc.orig).strip().splitlines()
-    first = text[0] if text else type(exc.orig).__name__
-    if first in ("database is locked", "canceling statement due to lock timeout"):  # (SQLite's, PostgreSQL's)
-        from mt_eval.leaderboard.store_engine import BUSY_TIMEOUT_S
-
-        return (f"another publisher has been writing it for over {BUSY_TIMEOUT_S:g} s ({first}); run this again "
-                "when that one is done, or stop it")
-    return first + ("; it is no SQLite file, so no leaderboard store: give --db the store's file (a new name makes a "
-                    "new store), or a postgresql:// URL" if first == "file is not a database" else "")
-
-
 def open_store(db: str | None = None, *, create: bool = True, on_damaged: Callable[[Damaged], None] | None = None
                ) -> Store:
     """Open the store for publishing: create or migrate it when ``create``; else only to read it, changing
@@ -385,16 +380,7 @@ def _opening(store: Store) -> Iterator[None]:
     except StoreError as exc:
         store.close()
         raise StoreError(re.sub(r"^cannot (write to|read)", "cannot open", str(exc))
-                         + _advice(store.url, exc)) from exc.__cause__
+                         + unreached_advice(store.url, exc)) from exc.__cause__
     except sa.exc.DBAPIError as exc:
         store.close()
-        raise StoreError(f"cannot open the leaderboard store {store.where}: {_reason(exc)}") from exc
-
-
-def _advice(url: sa.URL, error: StoreError) -> str:
-    """What to check when a PostgreSQL store cannot be reached (not when the server refused what it was asked:
-    a permission, say, or another publisher's lock)."""
-    reached = not isinstance(error.__cause__, sa.exc.OperationalError) or "another publisher" in str(error)
-    if url.get_backend_name() == "postgresql" and not reached:
-        return " (is the server running and the URL's host, port, user and database right?)"
-    return ""
+        raise StoreError(f"cannot open the leaderboard store {store.where}: {failure_reason(store.url, exc)}") from exc

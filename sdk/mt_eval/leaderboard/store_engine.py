@@ -1,4 +1,6 @@
-"""A leaderboard store's SQLAlchemy engine, and the checkpoint that ends a publish into an SQLite store.
+"""A leaderboard store's SQLAlchemy engine, the checkpoint that ends a publish into an SQLite store, and what a
+store's error means (`failure_reason`: for PostgreSQL, a refused login, a server out of reach, a missing database or
+a missing permission said in plain words, with the fix).
 
 SQLite runs in WAL mode: a publish appends to ``STORE-wal`` and readers never wait for it. The log is copied into
 the database when the last connection closes — but not while a reader (``leaderboard serve``) keeps one open,
@@ -10,8 +12,10 @@ of the old store inside the new one. So a publisher copies the log in and emptie
 
 from __future__ import annotations
 
+import getpass
 import logging
 import os
+import re
 import sqlite3
 import time
 from contextlib import suppress
@@ -40,13 +44,22 @@ CHECKPOINT_WAIT_MS = 5_000
 # after the kernel's quarter of an hour of retries; one that is frozen is found by `server_silence`.
 KEEPALIVES = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 3,
               "tcp_user_timeout": 60_000}
+CONNECT_TIMEOUT_S = 10  # how long connecting to a PostgreSQL server may take (libpq's connect_timeout)
+
+
+def connect_args(url: sa.URL) -> dict[str, Any]:
+    """The libpq parameters mt-eval adds to a PostgreSQL URL (`CONNECT_TIMEOUT_S`, `KEEPALIVES`): each only where
+    the URL's query does not give its own (``?connect_timeout=3``), nor, for the timeout, ``$PGCONNECT_TIMEOUT``."""
+    given = set(url.query) | ({"connect_timeout"} if os.environ.get("PGCONNECT_TIMEOUT") else set())
+    defaults = {"connect_timeout": CONNECT_TIMEOUT_S, **KEEPALIVES}
+    return {name: value for name, value in defaults.items() if name not in given}
 
 
 def new_engine(url: sa.URL, *, writable: bool = False) -> sa.Engine:
     """An engine; a ``writable`` one puts an SQLite database in WAL mode, which stays with the file."""
     if url.get_backend_name() == "postgresql":
         try:
-            engine = sa.create_engine(url, connect_args={"connect_timeout": 10, **KEEPALIVES})
+            engine = sa.create_engine(url, connect_args=connect_args(url))
         except ModuleNotFoundError as exc:
             if url.drivername != "postgresql+psycopg":  # (postgresql+psycopg2://, +asyncpg://: another driver named)
                 raise StoreError(f"{url.drivername}:// names a driver mt-eval does not use: write postgresql://... "
@@ -137,3 +150,107 @@ def checkpoint(engine: sa.Engine) -> None:
             cursor.close()
         finally:
             raw.close()
+
+
+def failure_reason(url: sa.URL, exc: sa.exc.DBAPIError) -> str:
+    """Why a statement or a connection of the store at ``url`` failed, in a line, with what to do where it is known."""
+    said = connection_failure(url, exc.orig) if url.get_backend_name() == "postgresql" else None
+    if said is not None:
+        return said
+    text = str(exc.orig).strip().splitlines()
+    first = text[0] if text else type(exc.orig).__name__
+    if first in ("database is locked", "canceling statement due to lock timeout"):  # (SQLite's, PostgreSQL's)
+        return (f"another publisher has been writing it for over {BUSY_TIMEOUT_S:g} s ({first}); run this again "
+                "when that one is done, or stop it")
+    return first + ("; it is no SQLite file, so no leaderboard store: give --db the store's file (a new name makes a "
+                    "new store), or a postgresql:// URL" if first == "file is not a database" else "")
+
+
+# What to grant on what a PostgreSQL server says "permission denied for KIND NAME" of, and what each is for
+PRIVILEGES = {"schema": ("USAGE, CREATE", "USAGE to read, CREATE for the first publish, which makes the tables"),
+              "table": ("SELECT, INSERT", "SELECT to read, INSERT to publish"),
+              "sequence": ("USAGE", "publishing numbers the rows with it")}
+
+
+def connection_failure(url: sa.URL, error: BaseException | None) -> str | None:
+    """What a PostgreSQL ``error`` means when it is one a user fixes (the login refused, the server out of reach,
+    no such database, a permission missing), in plain words with the fix; None for any other. It never holds
+    the password."""
+    text = str(error)
+    host, port = _server(url, text)
+    server = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    user = _found(r'for user "([^"]*)"', text) or url.username or os.environ.get("PGUSER") or _login_name()
+    if re.search(r"password authentication failed|no password supplied", text):
+        none = " (none was given)" if "no password supplied" in text else ""
+        return (f"authentication failed for user {user} on {server}{none}: check the password in the URL "
+                "(postgresql://USER:PASSWORD@HOST/DB, an @ in it written %40), or in $PGPASSWORD or ~/.pgpass")
+    if role := _found(r'role "([^"]*)" does not exist', text):
+        return (f"authentication failed for user {role} on {server}: the server has no such user; check the user "
+                f"name in the URL (createuser {role} makes one)")
+    if method := _found(r"(\w+) authentication failed for user", text):
+        return (f"authentication failed for user {user} on {server} ({method} authentication): check the user name "
+                "in the URL, and that the server's pg_hba.conf lets it log in so")
+    if database := _found(r'database "([^"]*)" does not exist', text):
+        return (f"the server {server} has no database {database}: create it (createdb -h {host} -p {port} -U {user} "
+                f"{database}), or correct the database in the URL")
+    if database := _found(r'permission denied for database "([^"]*)"', text):
+        return (f"user {user} may not connect to the database {database} on {server} (permission denied): its owner "
+                f"can allow it (GRANT CONNECT ON DATABASE {database} TO {user})")
+    if denied := re.search(r"permission denied for (schema|table|sequence) (\S+)", text):
+        kind, name = denied.groups()
+        granted, why = PRIVILEGES[kind]
+        return (f"user {user} has no permission on the {kind} {name} (permission denied): its owner can grant it "
+                f"(GRANT {granted} ON {kind.upper()} {name} TO {user}: {why})")
+    return _unreachable(url, text, server)
+
+
+def unreached_advice(url: sa.URL, error: StoreError) -> str:
+    """What to check when a PostgreSQL store cannot be reached for a reason not said already (not when the server
+    refused what it was asked: a permission, say, or another publisher's lock)."""
+    cause = error.__cause__
+    reached = (not isinstance(cause, sa.exc.OperationalError) or "another publisher" in str(error)
+               or connection_failure(url, cause.orig) is not None)
+    if url.get_backend_name() == "postgresql" and not reached:
+        return " (is the server running and the URL's host, port, user and database right?)"
+    return ""
+
+
+def _unreachable(url: sa.URL, text: str, server: str) -> str | None:
+    """What a connection that found no server says, or None."""
+    why = None
+    if "Connection refused" in text:
+        why = "connection refused (is PostgreSQL running there, and the URL's host and port right?)"
+    elif re.search(r"failed to resolve host|could not translate host name", text):
+        why = f"the host {url.host} is unknown (check the URL's host)"
+    elif "timeout expired" in text:
+        seconds = url.query.get("connect_timeout") or os.environ.get("PGCONNECT_TIMEOUT") or CONNECT_TIMEOUT_S
+        why = (f"no answer within {seconds} s (connection timed out: is the host up, and no firewall dropping the "
+               "connection? on a slow network give the URL ?connect_timeout=SECONDS)")
+    elif found := re.search(r"No route to host|Network is unreachable", text):
+        why = f"{found.group().lower()} (check the URL's host, and the network)"
+    elif re.search(r'on socket "[^"]*" failed: No such file or directory', text):
+        why = ("no server listens on that socket (is PostgreSQL running on this machine? give the URL the host of "
+               "a server elsewhere)")
+    return f"the server {server} cannot be reached: {why}" if why else None
+
+
+def _server(url: sa.URL, text: str) -> tuple[str, str]:
+    """The host (or socket directory) and port a connection went to: as the error says, else as the URL does."""
+    if at := re.search(r'server at "([^"]*)"(?: \([^)]*\))?, port (\d+)', text):
+        return at.group(1), at.group(2)
+    if local := re.search(r'on socket "(.*)/\.s\.PGSQL\.(\d+)"', text):
+        return local.group(1), local.group(2)
+    return url.host or "localhost", str(url.port or os.environ.get("PGPORT") or 5432)
+
+
+def _login_name() -> str:
+    """The user libpq logs in as when neither the URL nor $PGUSER names one."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # (no name for this process's user id)
+        return "(this system user)"
+
+
+def _found(pattern: str, text: str) -> str | None:
+    match = re.search(pattern, text)
+    return match.group(1) if match else None
