@@ -1,6 +1,7 @@
 """What the terminal shows, command by command: the result on stdout and the rest on stderr, --quiet hiding
 progress but not the result, usage errors with the subcommand's usage and a suggestion, ``mt-eval serve`` with
-files, durations in units that fit, and output cut short by ``| head`` without a traceback."""
+files, durations in units that fit, output cut short by ``| head`` without a traceback, and the control characters
+of an error's path or value escaped."""
 
 from __future__ import annotations
 
@@ -145,3 +146,44 @@ def test_a_corpus_mt_eval_cannot_read_is_refused_with_what_to_do(tmp_path, name,
     assert done.returncode == 1, done.stderr
     assert says in done.stderr and "Traceback" not in done.stderr
     assert done.stdout == "" and not (tmp_path / "run").exists()
+
+
+ODD = "no\x1b[31mpe\u202e.json"  # ESC starting a colour, and U+202E, which turns around what follows it
+ODD_SHOWN = "no\\x1b[31mpe\\u202e.json"
+
+
+@pytest.mark.parametrize(("argv", "status"), [
+    (["corpus", "show", "{odd}"], 1),
+    (["grade", "{odd}", "--grader", LEXICON], 1),
+    (["compare", "{odd}", "{odd}"], 1),  # (its progress lines name the cards too)
+    (["verify", "--{odd}", "card.json"], 2),  # argparse's own message
+    (["{odd}"], 2),  # a command mt-eval does not have
+    (["run", "--demo", "--out", "run", "--sandbox-ro", "{odd}"], 2),  # options that do not go together
+])
+def test_an_errors_control_and_invisible_characters_are_shown_escaped(argv, status, tmp_path):
+    """Before, the message `main` prints for a command printed a path or a value as it was: ESC acted on the
+    terminal, U+202E turned the rest of the line around."""
+    done = mt_eval(*[word.replace("{odd}", ODD) for word in argv], cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert done.returncode == status, done.stderr
+    assert ODD_SHOWN in done.stderr and "\\\\x1b" not in done.stderr, done.stderr  # escaped once
+    assert "\x1b" not in done.stderr and "\u202e" not in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_an_error_escaped_already_is_not_escaped_twice(tmp_path):
+    """The gateway's policy escapes a model id it refuses; the file's name is escaped where the line is printed."""
+    policy = tmp_path / "policy\x1b[2J.json"
+    policy.write_text(json.dumps({"base_url": "https://api.example.com/v1", "api_key_env": "MY_KEY",
+                                  "models": [{"id": "gpt\x1b]0;owned\x07-2024-07-18"}]}), encoding="utf-8")
+    done = mt_eval("gateway", "--policy", str(policy), "--check", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert f"mt-eval gateway: {tmp_path}/policy\\x1b[2J.json is not a valid GatewayPolicy\n" in done.stderr
+    assert '"gpt\\x1b]0;owned\\x07-2024-07-18" holds the control character U+001B' in done.stderr
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+
+
+def test_a_plain_error_is_printed_as_it_was(tmp_path):
+    done = mt_eval("corpus", "show", "missing.json", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == ("mt-eval corpus show: corpus missing.json: cannot read corpus: No such file or directory; "
+                           "check the path\n")

@@ -10,11 +10,12 @@ define ``PROG`` (the name its messages start with; ``prog_of(args)`` when it dep
 environment), ``KEEPS_SIGNAL_DEFAULTS`` (SIGTERM and SIGHUP end it at once) and ``SHOWS_GUEST_OUTPUT`` (what a
 method in a bridge guest writes to stderr is shown: `mt_eval.cli.guest_output`). `main` is the error policy: an
 `mt_eval.errors.ExpectedError` — or one of the command's ``EXPECTED`` — is one line, ``PROG: what is wrong and the
-fix``, and its exit status (1 unless it says otherwise); a usage error exits 2 naming the closest command or option,
-or (`mt_eval.cli.usage_errors.OptionError`, raised before any work) the options that cannot go together, with the
-command's usage; Ctrl-C exits 130, and SIGTERM (143) and SIGHUP (129) stop a command as Ctrl-C does
-(`mt_eval.cli.termination`); output closed by its reader (``| head``) exits 141 quietly; anything else is a bug and
-shows its traceback. The README lists each command's exit statuses.
+fix`` (its control and invisible characters escaped: `said_on_stderr`), and its exit status (1 unless it says
+otherwise); a usage error exits 2 naming the closest command or option, or (`mt_eval.cli.usage_errors.OptionError`,
+raised before any work) the options that cannot go together, with the command's usage; Ctrl-C exits 130, and
+SIGTERM (143) and SIGHUP (129) stop a command as Ctrl-C does (`mt_eval.cli.termination`); output closed by its
+reader (``| head``) exits 141 quietly; anything else is a bug and shows its traceback. The README, and each
+command's ``--help``, list its exit statuses.
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ examples (from the repository's root, after nox -s demo, which writes runs/demo 
   mt-eval decide run --method examples/rules-grader --corpus examples/data/adequacy-decisions.jsonl
   mt-eval grade runs/demo/card.json --grader examples/rules-grader
 
-Run `mt-eval COMMAND --help` for a command's options and examples.
+Run `mt-eval COMMAND --help` for a command's options, examples and exit statuses.
+
+exit status: 0 ok; 1 the command's "no" or a failure; 2 usage error; 130 interrupted; 141 output's reader gone
 """
 
 # name → one-line help; the command's module is mt_eval.cli.NAME (mt_eval.cli.new for `new`, and so on)
@@ -112,9 +115,10 @@ class _Parser(argparse.ArgumentParser):
     ``--dbb=postgresql://...``)."""
 
     def error(self, message: str) -> NoReturn:
+        from mt_eval.control_chars import escaped_for_terminal
         from mt_eval.leaderboard.address import passwords_hidden
 
-        super().error(passwords_hidden(message))
+        super().error(escaped_for_terminal(passwords_hidden(message)))
 
 
 def console_main() -> NoReturn:
@@ -235,8 +239,7 @@ def output_lost(prog: str, error: OSError, done: str = "") -> int:
     _stdout_to_nowhere()
     if isinstance(error, BrokenPipeError):
         return 141
-    print(f"{prog}: cannot write to standard output: {error.strerror or error}{f'; {done}' if done else ''}",
-          file=sys.stderr)
+    said_on_stderr(f"{prog}: cannot write to standard output: {error.strerror or error}{f'; {done}' if done else ''}")
     return 1
 
 
@@ -328,23 +331,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         return option_error(parser, arguments, exc)
     except KeyboardInterrupt as interrupted:  # (`InterruptedBefore` says what it stopped)
         if message := getattr(interrupted, "message", None) or getattr(command, "INTERRUPTED", "interrupted"):
-            print(termination.said(message), file=sys.stderr)
+            said_on_stderr(termination.said(message))
         return termination.exit_status(termination.INTERRUPTED)
     except (BrokenPipeError, OutputFailed) as exc:  # the reader went away (`| head`), or a full disk
         return output_lost(prog, exc)
     except ExpectedError as exc:
-        print(f"{prog}: {exc.one_line()}", file=sys.stderr)
+        said_on_stderr(f"{prog}: {exc.one_line()}")
         return exc.exit_status
     except expected as exc:
-        print(f"{prog}: {_in_words(exc)}", file=sys.stderr)
+        said_on_stderr(f"{prog}: {_in_words(exc)}")
         return 1
     except OSError as exc:  # a path too long for the system, wherever it was first looked at
         import errno
 
         if exc.errno != errno.ENAMETOOLONG:
             raise
-        print(f"{prog}: {_in_words(exc)}", file=sys.stderr)
+        said_on_stderr(f"{prog}: {_in_words(exc)}")
         return 1
+
+
+def said_on_stderr(message: str) -> None:
+    """Print ``message`` on stderr with the control and invisible characters it holds (of a path, of a value read
+    from a file) escaped (`mt_eval.control_chars.escaped_for_terminal`), so that none acts on the terminal; text
+    escaped already is left as it is, and a message without such characters is printed as it is."""
+    from mt_eval.control_chars import escaped_for_terminal
+
+    print(escaped_for_terminal(message), file=sys.stderr)
 
 
 def _in_words(exc: BaseException) -> str:

@@ -16,10 +16,13 @@ if TYPE_CHECKING:
     from mt_eval.corpus.reader import CorpusSpec
     from mt_eval.corpus.selection import SelectionRequest
 
-def with_examples(parser: argparse.ArgumentParser, *lines: str) -> None:
-    """An ``examples:`` block under the options, one command a line, as it is pasted."""
+def with_examples(parser: argparse.ArgumentParser, *lines: str, exit_statuses: str = "") -> None:
+    """An ``examples:`` block under the options, one command a line, as it is pasted; then, when given, the
+    ``exit status:`` paragraph (``exit_statuses``, its lines as they are to be shown)."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = "examples:\n" + "\n".join(f"  {line}" for line in lines)
+    if exit_statuses:
+        parser.epilog += f"\n\nexit status: {exit_statuses}"
 
 
 def pair_argument(text: str) -> str:

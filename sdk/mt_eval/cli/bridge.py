@@ -9,6 +9,11 @@ from pathlib import Path
 
 from mt_eval.cli.arguments import with_examples
 
+CHECK_EXIT_STATUSES = """\
+0 every transcript passed (or does not apply); 1 one failed, or the guest cannot be started or does not
+answer initialize; 2 usage (no COMMAND; --vectors or --cwd not a directory; transcripts that cannot be read, or
+none); 130 interrupted; 141 the reader of standard output went away"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = "Tools for bridge guests."
@@ -23,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for each in (parser, check):
         with_examples(each, "mt-eval bridge check -- mt-eval serve examples/lexicon-eng-spa",
                       "mt-eval bridge check -- node bridge/node/bin/mt-eval-guest.js examples/termbase-eng-spa",
-                      "mt-eval bridge check --cwd my-guest -- ./my-guest --serve   # a guest in any language")
+                      "mt-eval bridge check --cwd my-guest -- ./my-guest --serve   # a guest in any language",
+                      exit_statuses=CHECK_EXIT_STATUSES)
 
 
 def run(args: argparse.Namespace) -> int:

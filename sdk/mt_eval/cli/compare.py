@@ -16,7 +16,12 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
     compare.formatter_class = argparse.RawDescriptionHelpFormatter
     compare.epilog = ("examples (after nox -s demo, which writes runs/demo and runs/demo-rules):\n"
                       "  mt-eval compare runs/demo/card.json runs/demo-rules/card.json\n"
-                      "  mt-eval compare runs/demo/card.json runs/demo-rules/card.json --json --trials 2000")
+                      "  mt-eval compare runs/demo/card.json runs/demo-rules/card.json --json --trials 2000\n"
+                      "\nexit status: 0 the cards compared (whether or not they differ significantly); 1 they cannot "
+                      "be compared (one\ncannot be read or does not verify, is a failed run, or they differ in "
+                      "corpus, pair, selection, covariates or\nmetrics), or standard output cannot be written; 2 usage "
+                      "(an unknown --allow-diff, --columns without --corpus);\n130 interrupted; 141 the reader of "
+                      "standard output went away")
     compare.add_argument("baseline", type=card_argument, metavar="A.json", help="run card of the baseline")
     compare.add_argument("candidate", type=card_argument, metavar="B.json",
                          help="run card of the system compared with it")
@@ -45,15 +50,16 @@ def _stages(quiet: bool) -> Callable[[str], None]:
     import sys
     import time
 
+    from mt_eval.control_chars import escaped_for_terminal
     from mt_eval.durations import format_duration
 
     started = time.monotonic()
 
-    def stage(what: str) -> None:
+    def stage(what: str) -> None:  # (``what`` names the cards: their control characters are shown escaped)
         if not quiet:
             elapsed = time.monotonic() - started
-            print(f"mt-eval compare [{f'{elapsed:.1f} s' if elapsed < 60 else format_duration(elapsed)}]: {what}",
-                  file=sys.stderr, flush=True)
+            print(f"mt-eval compare [{f'{elapsed:.1f} s' if elapsed < 60 else format_duration(elapsed)}]: "
+                  f"{escaped_for_terminal(what)}", file=sys.stderr, flush=True)
 
     return stage
 

@@ -13,6 +13,10 @@ examples:
   mt-eval corpus show dev.tsv --columns id,source,reference --rows 10
   mt-eval corpus show --source-file devtest.eng_Latn --reference-file devtest.spa_Latn --pair 'eng>spa'
   mt-eval corpus show dev.jsonl --ids 10..20 --segment news
+
+exit status: 0 the corpus reads as shown; 1 it cannot be read, it would be refused (a doubt --accept-doubt does not
+accept), --ids, --segment or --limit select nothing, or standard output cannot be written; 2 usage (no FILE, no
+COMMAND: the help is shown); 130 interrupted; 141 the reader of standard output went away
 """
 
 

@@ -29,6 +29,10 @@ A policy file:
   {"base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY",
    "models": [{"id": "gpt-4o-mini-2024-07-18"}, {"id": "gpt-4.1-mini-2025-04-14"}],
    "token_budget": 2000000}
+
+exit status: 0 the policy is valid (--check), or the gateway served and was stopped (Ctrl-C, SIGTERM or SIGHUP: what
+went through it is printed); 1 the policy cannot be read or is not valid, the log cannot be opened, or it cannot
+listen; 2 usage (--listen not HOST:PORT, a --log that is not a regular file); 130 interrupted before it served
 """
 
 

@@ -28,6 +28,11 @@ examples:
   mt-eval new plugins/my-llm --no-input --set runtime=both --set dependency_profile=llm-gateway
   mt-eval new my-judge --no-input --set method_kind=decision --set runtime=both
   mt-eval new my-method --answers my-method/.mt-eval-answers.json --no-input --force   # regenerate
+
+exit status: 0 the plugin created; 1 it cannot be created (the template is missing, DIR cannot be written, the
+plugin made does not validate, or your changed files were kept); 2 an answer cannot be used, standard input ended
+before every question was answered, or DIR cannot be used (not empty without --force, or blank): nothing is
+written; 130 interrupted
 """
 
 

@@ -15,7 +15,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "table, TypeScript types).")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = ("examples:\n  mt-eval schemas bridge/schemas            # regenerate after changing a Struct\n"
-                     "  mt-eval schemas --check bridge/schemas    # exit 1 if anything generated is stale")
+                     "  mt-eval schemas --check bridge/schemas    # exit 1 if anything generated is stale\n"
+                     "\nexit status: 0 the files written, or (--check) up to date; 1 (--check) a file is stale, "
+                     "missing or left over,\nor a file cannot be written (DIR is a file); 2 usage (--node without "
+                     "a package.json); 130 interrupted")
     parser.add_argument("directory", metavar="DIR", help="where the *.schema.json files live")
     parser.add_argument("--node", metavar="NODE", help="the Node package (default: DIR/../node, when it exists)")
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the files are stale")

@@ -14,6 +14,10 @@ from pathlib import Path
 from mt_eval.cli.arguments import with_examples
 
 KEEPS_SIGNAL_DEFAULTS = True  # a guest ends at once when its host sends SIGTERM (`mt_eval.cli.termination`)
+EXIT_STATUSES = """\
+0 standard input closed; 1 the plugin cannot be loaded, or its answers cannot be written; 2 usage
+(standard output closed, MT_EVAL_GUEST_POLL_US not a number of microseconds); 130 interrupted (Ctrl-C); 141 the
+reader of the answers went away. SIGTERM and SIGHUP end it at once, as they end any program (a shell says 143, 129)"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("plugin", metavar="DIR", help="plugin directory")
     with_examples(parser, "mt-eval serve examples/lexicon-eng-spa < /dev/null   # loads the plugin, then ends",
                   "mt-eval serve examples/lexicon-eng-spa < requests.jsonl > answers.jsonl   # one request a line",
-                  "mt-eval bridge check -- mt-eval serve examples/lexicon-eng-spa   # what a host does with it")
+                  "mt-eval bridge check -- mt-eval serve examples/lexicon-eng-spa   # what a host does with it",
+                  exit_statuses=EXIT_STATUSES)
 
 
 def run(args: argparse.Namespace) -> int:

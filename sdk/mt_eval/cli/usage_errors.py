@@ -82,7 +82,9 @@ def option_error(parser: argparse.ArgumentParser, argv: Sequence[str], error: Op
     """Say ``error`` with the usage of the (sub)command ``argv`` names, as argparse says its own; the exit status."""
     import sys
 
+    from mt_eval.control_chars import escaped_for_terminal
+
     chosen = innermost_parser(parser, argv)
     chosen.print_usage(sys.stderr)
-    print(f"{chosen.prog}: error: {error}", file=sys.stderr)
+    print(escaped_for_terminal(f"{chosen.prog}: error: {error}"), file=sys.stderr)  # (as `mt_eval.cli.main`'s own)
     return 2
