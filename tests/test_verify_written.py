@@ -108,9 +108,20 @@ def test_a_field_every_run_writes_must_be_there(card_path: Path):
                     "records how it ended too (complete, partial or failed)"}
 
 
-def test_a_card_from_before_the_status_was_recorded_still_verifies(card_path: Path):
+def test_a_card_without_how_its_run_ended_is_named_as_older_not_as_edited(card_path: Path):
+    """mt-eval 0.1.0 wrote run-card/1 cards without status and failures, then without results_log, until 1 December
+    2026. Before, such a card verified, so one stripped of them did too (tests/test_verify_outcome.py)."""
     def older(data: dict) -> None:
         for name in ("status", "failures", "results_log"):
             data.pop(name)
 
-    assert problems(edit_card(card_path, older)) == {}
+    found = verify_card(edit_card(card_path, older)).errors
+    assert [(p.path, p.code) for p in found] == [("$.status", "card-version"), ("$.failures", "card-version"),
+                                                 ("$.results_log", "card-version")]
+    assert found[0].message.startswith('the card has no "status" (complete, partial or failed): every run card '
+                                       "mt-eval writes states it, and this one is from an older mt-eval")
+    assert all((p.hint or "").startswith("run the evaluation again with this mt-eval") for p in found)
+    assert problems(edit_card(card_path, lambda data: data.pop("results_log"))) == {
+        "$.results_log": 'the card has no "results_log" (whether its results are in it or in results.jsonl): every run '
+                         "card mt-eval writes states it, and this one is from an older mt-eval (0.1.0 before 1 "
+                         "December 2026) or had it taken out: without it, how the run ended cannot be checked"}

@@ -8,7 +8,8 @@ from mt_eval.cli.arguments import add_corpus_arguments, card_argument
 
 
 def add_arguments(verify: argparse.ArgumentParser) -> None:
-    verify.description = ("Re-verify run cards: the card's version and content_sha256, its schema and tallies, the "
+    verify.description = ("Re-verify run cards: the card's version and content_sha256, its schema and tallies (how "
+                          "the run ended: status and failures; a result for every entry it ran), the "
                           "corpus file's sha256, and every metric recomputed from the card's predictions and the "
                           "corpus's references (the card's own resamples and seed). Each mismatch is reported "
                           "with its JSON path. Exit status 0 when every card verifies, 1 otherwise.")

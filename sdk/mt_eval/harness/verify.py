@@ -6,8 +6,8 @@ A card verifies when all of these hold, each checked and reported on its own:
 2. ``content_sha256`` is the SHA-256 of the card's canonical JSON without that field (nothing was edited
    after the card was sealed);
 3. it has the shape of `RunCard` (the schema), its method card is a valid `MethodCard`, its start and end
-   are ISO 8601 times, in order, and it has the fields, covariates and sandbox a run writes
-   (`mt_eval.harness.verify_written`);
+   are ISO 8601 times, in order, and it has the fields, covariates and sandbox a run writes — ``status``,
+   ``failures`` and ``results_log`` always (`mt_eval.harness.verify_written`);
 4. its own tallies add up (`mt_eval.harness.verify_tallies`): one result per id, each one a run accepts,
    ``errors``, ``usage`` totals, ``cached``, ``corpus.entries``, ``status`` and ``failures`` (a card that
    references its results rather than listing them — ``results_log`` — is read with the ``results.jsonl`` next
@@ -15,7 +15,7 @@ A card verifies when all of these hold, each checked and reported on its own:
 5. the corpus — the files the card records, or the ones given, read the way the card records it was read —
    has the card's ``corpus.sha256`` and pair (unless the run accepted a mismatch); the card's selection,
    applied again, has its ``subset_sha256``; and
-   every result's id is one of the selected entries;
+   every result's id is one of the selected entries, and every selected entry has a result;
 6. every metric recomputed from the card's predictions and the corpus's references (over the scored
    entries: canaries and negative controls are not scored), with the card's own bootstrap resamples and
    seed (which must be the run's ``covariates.seed``), equals the card's score, interval and sacrebleu
@@ -260,7 +260,7 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
         result.problems.append(bad[-1])
     from mt_eval.harness.verify_fairness import identity_problems
     from mt_eval.harness.verify_metrics import bootstrap_problem
-    from mt_eval.harness.verify_written import written_problems
+    from mt_eval.harness.verify_written import OLDER_CARD_FIX, older_card_problems, written_problems
 
     for code, wrong in (("timestamp", _times_problem(result.card)), ("bootstrap", bootstrap_problem(result.card)),
                         ("hardware", _hardware_problem(result.card)),
@@ -270,6 +270,9 @@ def _decode(result: Verification, data: dict[str, Any]) -> None:
             bad.append(Problem(file=result.path, path=wrong[0], message=wrong[1], code=code,
                                hint="use the card the run wrote"))
             result.problems.append(bad[-1])
+    for where, message in older_card_problems(data):  # (not called tampered: older cards lack them too)
+        bad.append(Problem(file=result.path, path=where, message=message, code="card-version", hint=OLDER_CARD_FIX))
+        result.problems.append(bad[-1])
     result.check("schema", not bad, "run card and method card" if not bad else bad[0].message)
 
 

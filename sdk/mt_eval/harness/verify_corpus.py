@@ -1,9 +1,9 @@
 """Step 5 of re-verifying a run card (`mt_eval.harness.verify`): the corpus its results name.
 
 The corpus is read the way the card records it was read, its selection applied again; its sha256, the
-selection's subset sha256 and every result id are checked. `CorpusCache` keeps what was read for the next
-card, so checking many cards on a few corpora (``mt-eval publish`` of a directory of runs) reads and hashes
-each corpus once.
+selection's subset sha256 and every result id are checked, and every entry the card ran must have its result.
+`CorpusCache` keeps what was read for the next card, so checking many cards on a few corpora (``mt-eval publish``
+of a directory of runs) reads and hashes each corpus once.
 """
 
 from __future__ import annotations
@@ -104,9 +104,30 @@ def check_corpus(result: Verification, card: RunCard, given: CorpusSpec | str | 
         return None
     part = "" if len(card.results) == len(source.entries) else f" ({len(card.results)} of its entries)"
     wrong = _reading_differs(result, card, source)
-    result.check("corpus", not wrong, f"{path} (sha256 matches){part}" if not wrong else
-                 f"{path}: {', '.join(wrong)} not what reading it again gives")
+    said = [f"{', '.join(wrong)} not what reading it again gives"] if wrong else []
+    if missing := _entries_without_result(result, card, entries, keys, by_id):  # (its figures are still checked)
+        said.append(f"{missing} of its {'selected entries' if facts else 'entries'} "
+                    f"{'has' if missing == 1 else 'have'} no result")
+    result.check("corpus", not said, f"{path}: {'; '.join(said)}" if said else f"{path} (sha256 matches){part}")
     return source
+
+
+def _entries_without_result(result: Verification, card: RunCard, entries: Any, keys: list[str],
+                            by_id: frozenset[str]) -> int:
+    """How many of the entries the card ran (all of them, or its selection's) have no result, reported: a run
+    writes a result for every entry, a failed one too, so an entry without one was taken out of the card."""
+    if len(keys) == len(by_id) and not any(p.code == "duplicate" for p in result.problems):
+        return 0  # (every result's id is one of them: each has its result)
+    missing = by_id.difference(keys)
+    if not missing:
+        return 0
+    first = next(e["id"] for e in entries if e["id"] in missing)  # (in corpus order)
+    ran = f"the {len(by_id)} selected entries" if card.selection is not None else f"the corpus's {len(by_id)} entries"
+    status = f"; yet the card says the run was {card.status} ($.status)" if card.status == "complete" else ""
+    result.problem("$.results", f"{len(missing)} of {ran} {'has' if len(missing) == 1 else 'have'} no result "
+                   f"(e.g. {first!r}): a run writes one for every entry it runs, a failed one too{status}",
+                   "use the card the run wrote", code="missing-entry")
+    return len(missing)
 
 
 def _reading_differs(result: Verification, card: RunCard, source: Any) -> list[str]:

@@ -9,9 +9,14 @@
   network is the gateway;
 - **fields every run writes**: ``results_log`` is the field cards gained last, so a card that has it (null when the
   card lists its results) was written by a run that writes ``status``, ``failures`` and the other fields of
-  `WRITTEN`; a run that records its failures records its status. Older cards, without ``results_log``, are read as
-  they are. (``static_scan``, ``sandbox``, ``gateway``, ``eligibility``, ``families``, ``gate`` and ``freeze`` are
-  not required: cards made without a run, `mt_eval.leaderboard.synthetic`, leave some of them out.)
+  `WRITTEN`; a run that records its failures records its status. (``static_scan``, ``sandbox``, ``gateway``,
+  ``eligibility``, ``families``, ``gate`` and ``freeze`` are not required: cards made without a run,
+  `mt_eval.leaderboard.synthetic`, leave some of them out.)
+- **how the run ended** (`older_card_problems`): ``status``, ``failures`` and ``results_log`` are in every card
+  mt-eval writes; without them a card that had failures reads as a clean run, so a card that lacks one does not
+  verify. mt-eval 0.1.0 wrote run-card/1 cards without them until 1 December 2026 (``status`` and ``failures``
+  came first, then ``results_log``): such a card is named as older, with how to get one that verifies, since
+  nothing in it tells it apart from a card whose fields were taken out.
 """
 
 from __future__ import annotations
@@ -28,6 +33,11 @@ TOOLS = ("bubblewrap", "unshare")  # the tools a run confines a method with
 SANDBOXED = " (sandboxed: "  # how ``method.runtime`` names the tool (mt_eval.harness.session)
 NEWEST = "results_log"
 WRITTEN = ("status", "failures", "selection", "contamination", "cached", "normalised", "pins")
+# how a run ended, which every card states (run-card/1 cards gained them in 0.1.0, NEWEST last): what each says
+OUTCOME = {"status": "complete, partial or failed", "failures": "the errors of the entries that failed",
+           NEWEST: "whether its results are in it or in results.jsonl"}
+OLDER_CARD_FIX = ("run the evaluation again with this mt-eval (`mt-eval run --method METHOD --corpus CORPUS`, with "
+                  "the run's settings) for a card it can verify: no command adds these fields to an existing card")
 
 
 def _json(value: object) -> str:
@@ -79,8 +89,17 @@ def _fields(card: RunCard, data: dict[str, Any]) -> list[tuple[str, str]]:
     if NEWEST in data:
         wrong = [(f"$.{name}", f"the card has no {_json(name)}, which a run always writes (every card with "
                   f"$.{NEWEST}, as this one has, states it)") for name in WRITTEN if name not in data]
-    if card.status is None and card.failures is not None and "$.status" not in dict(wrong):
-        said = "says null" if "status" in data else f"has no {_json('status')}"
-        wrong.append(("$.status", f"the card {said}, but it lists the run's failures ($.failures): a run that "
+    if "status" in data and card.status is None and card.failures is not None:  # (absent: named as missing)
+        wrong.append(("$.status", "the card says null, but it lists the run's failures ($.failures): a run that "
                       "records its failures records how it ended too (complete, partial or failed)"))
     return wrong
+
+
+def older_card_problems(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(JSON path, message) for each field of `OUTCOME` a card without ``results_log`` lacks (one with it is
+    `written_problems`'): the card is of an older mt-eval, or had them taken out; the fix is `OLDER_CARD_FIX`."""
+    if NEWEST in data:
+        return []
+    return [(f"$.{name}", f"the card has no {_json(name)} ({what}): every run card mt-eval writes states it, and "
+             "this one is from an older mt-eval (0.1.0 before 1 December 2026) or had it taken out: without it, how "
+             "the run ended cannot be checked") for name, what in OUTCOME.items() if name not in data]
