@@ -228,12 +228,19 @@ def test_symbolic_links_are_never_followed(bundle, corpus, tmp_path):
     assert report.status == "unverified" and "outside the bundle" in report.reasons[0]
 
 
-def test_progress_advances_inside_a_large_file(bundle, monkeypatch):
+@pytest.mark.parametrize("archived", [False, True], ids=["file", "zip"])
+def test_progress_advances_inside_a_large_file_or_zip_archive(bundle, monkeypatch, archived: bool):
     """Before, progress was told only after each file: a file of hundreds of megabytes read for tens of seconds
-    in silence."""
+    in silence (a zip archive still was: its members are read from the file on disk, not the stream told of)."""
     monkeypatch.setattr(extract, "PROGRESS_EVERY_S", 0.0, raising=False)  # (every block, to see each)
-    (bundle / "large.txt").write_text(f"{SOURCE}\n" * 100_000)  # about 6 MB: six blocks
-    size = (bundle / "large.txt").stat().st_size
+    text = f"{SOURCE}\n" * 100_000  # about 6 MB: six blocks
+    if archived:
+        with zipfile.ZipFile(bundle / "large.zip", "w", zipfile.ZIP_STORED) as archive:
+            archive.writestr("large.txt", text)
+    else:
+        (bundle / "large.txt").write_text(text)
+    name = "large.zip" if archived else "large.txt"
+    size = (bundle / name).stat().st_size
     told: list[tuple[int, int]] = []
     reader = extract.BundleReader(bundle, CheckSettings(), lambda files, read: told.append((files, read)))
     while_reading = {}
@@ -242,7 +249,7 @@ def test_progress_advances_inside_a_large_file(bundle, monkeypatch):
         for _piece in document.pieces:
             pass
         while_reading[document.name] = told[before:]
-    inside = [read for _files, read in while_reading["large.txt"]]
+    inside = [read for _files, read in while_reading["large.zip:large.txt" if archived else name]]
     before_it = reader.bytes - size
     assert len(inside) >= 5 and inside == sorted(inside), inside
     assert before_it < inside[0] and inside[-1] <= before_it + size

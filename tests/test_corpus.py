@@ -170,7 +170,6 @@ def test_bad_encoding_missing_file_directory_and_bad_gzip(tmp_path: Path):
     ("dev.txt", "--source-file FILE"),
     ("newstest.de", "--source-file FILE"),
     ("devtest.eng_Latn", "--source-file FILE"),
-    ("corpus", "the name has no extension"),
     ("dev.xlsx", ".xlsx is not a corpus format"),
 ])
 def test_unsupported_formats_are_refused_with_what_to_do(tmp_path: Path, name: str, hint: str):

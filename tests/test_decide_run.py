@@ -295,8 +295,27 @@ def test_a_run_that_answered_no_question_exits_4_with_the_reason(tmp_path, capsy
     corpus = write_corpus(tmp_path / "rows.jsonl", failing)
     assert run(REVERSE, corpus, tmp_path / "out") == 4
     assert (tmp_path / "out" / "card.json").is_file()
-    assert "mt-eval decide: no question was answered (8 of 8 failed): asked to fail (4 rows)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("asked to fail") == 1  # (said once: before, again after "no question was answered")
+    assert err.endswith('  failed ×4: asked to fail (e.g. row "r0")\nmt-eval decide: no question was answered (8 of 8 '
+                        'failed)\n')
     assert run(REVERSE, write_corpus(tmp_path / "fine.jsonl", rows()), tmp_path / "fine") == 0
+
+
+def test_failures_go_to_standard_error_and_the_result_to_standard_output(tmp_path, capsys):
+    """As `mt-eval run` and `mt-eval grade` say theirs, so `decide run ... > result.txt` keeps the result alone.
+    Before, the "failed ×N" lines were on standard output, in the result, and under --quiet not said at all."""
+    some_fail = [{**row, "state": {**row["state"], "fail": True}} if i % 2 else row for i, row in enumerate(rows())]
+    corpus = write_corpus(tmp_path / "rows.jsonl", some_fail)
+    assert main(["decide", "run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(tmp_path / "run"),
+                 "--resamples", "50"]) == 0
+    shown = capsys.readouterr()
+    assert "every number from run" in shown.out and "asked to fail" not in shown.out
+    assert '1 distinct failure (2 in all):\n  failed ×2: asked to fail (e.g. row "r1")\n' in shown.err
+    assert run(REVERSE, corpus, tmp_path / "quiet") == 0  # (--quiet)
+    quiet = capsys.readouterr()
+    assert quiet.out == f"decision card: {tmp_path / 'quiet' / 'card.json'}\n"
+    assert 'failed ×2: asked to fail (e.g. row "r1")' in quiet.err
 
 
 @pytest.mark.parametrize("limit", [None, 400])

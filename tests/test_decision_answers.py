@@ -194,12 +194,13 @@ def test_the_summary_shows_five_distinct_failures_and_says_how_many_more_the_car
                         {'id': 'r8', 'answers': {'q': {'probabilities': {'true': 1, 'false': 0}}}} for r in rows]
         """})
     from mt_eval.decisions.card import DecisionCard
-    from mt_eval.decisions.summary import summary_lines
+    from mt_eval.decisions.summary import failure_lines
 
     assert main(["decide", "run", "--method", str(plugin), "--corpus", str(corpus), "--out", str(tmp_path / "out"),
                  "--resamples", "0", "--quiet"]) == 0
     card = msgspec.json.decode((tmp_path / "out" / "card.json").read_bytes(), type=DecisionCard)
-    lines = summary_lines(card)
+    lines = failure_lines(card)
+    assert lines[0] == "8 distinct failures (8 in all):"
     assert sum(line.startswith("  failed ×1: reason r") for line in lines) == 5
     assert lines[-1] == '  … and 3 more distinct failures (3 in all): the card\'s "failures" lists every one'
 

@@ -79,11 +79,18 @@ def test_a_bad_policy_is_refused_with_every_problem(tmp_path: Path, policy: dict
       '$.models[0].upstream: unknown field "upstream"', '$.models[1].id: "b-latest" is not pinned',
       "$.models[2].base_url: \"c-1\" would be served from 'https:///v1', which has no host",
       '$.substitute: "d-1" is not one of the models']),
+    ({"base_url": "https://x/v1", "models": [{"id": "a-latest"}, {"id": "b-1", "upstream_model": 5}]},
+     ["$.models[1].upstream_model: expected a string, got the number 5", '$.models[0].id: "a-latest" is not pinned']),
+    ({"base_url": 7, "models": [{"id": "a-1"}, {"id": "a-1"}]},  # (and no model said to have no upstream)
+     ["$.base_url: expected a string, got the number 7", '$.models[1].id: "a-1" is listed twice']),
+    ({"base_url": "https://x/v1", "models": [{"id": 3}, "b-1", {"id": "c-1"}, {"id": "c-1"}], "substitute": 4},
+     ["$.models[0].id: expected a string, got the number 3", "$.models[1]: expected an object, got the string",
+      '$.models[3].id: "c-1" is listed twice', "$.substitute: expected a string, got the number 4"]),
 ])
 def test_a_policy_with_several_problems_has_every_one_named_at_once(tmp_path: Path, capsys, policy: dict,
                                                                    problems: list[str]):
-    """Before, a problem of the policy's shape (an unknown field, a bad token_budget) hid those of its rules (a model
-    listed twice, an unpinned id): fixing one showed the next."""
+    """Before, a problem of the policy's shape (an unknown field, a bad token_budget, a field of the wrong type) hid
+    those of its rules (a model listed twice, an unpinned id): fixing one showed the next."""
     path = tmp_path / "policy.json"
     path.write_text(json.dumps(policy))
     with pytest.raises(ProblemsError) as refused:

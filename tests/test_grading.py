@@ -296,8 +296,10 @@ class Flaky:
 """
 
 
-def test_a_grader_that_fails_every_entry_with_labels_still_writes_its_card_and_exits_4(demo_run, make_plugin,
-                                                                                      tmp_path, capsys):
+def test_a_grader_that_fails_every_entry_writes_its_card_says_each_failure_once_and_exits_4(demo_run, make_plugin,
+                                                                                           tmp_path, capsys):
+    """Before, the first failure was said twice (among the failed items, then after "no entry was graded"), and the
+    summary gave a mean of "-" and every level ×0 rather than saying that nothing was graded."""
     failing = make_plugin({"name": "Down", "entry_point": "pipeline:Down", "implements": ["decide"],
                            "decide": {"question_types": ["score"]}, "dependency_class": "S", "dependencies": []},
                           files={"pipeline.py": "class Down:\n    async def decide(self, rows, config):\n"
@@ -305,8 +307,15 @@ def test_a_grader_that_fails_every_entry_with_labels_still_writes_its_card_and_e
     assert grade(demo_run, "--grader", str(failing), "--out", str(tmp_path / "g"), "--labels", str(LABELS)) == 4
     err = capsys.readouterr().err
     assert "no labelled entry was graded, so the grader is not measured against" in err
-    assert "mt-eval grade: no entry was graded (30 failed): the method failed: RuntimeError: engine down" in err
+    failed = "the method failed: RuntimeError: engine down"
+    assert "grading failed on 30 of 30 items (the first 3; the grading card lists every one):" in err
+    assert err.count(failed) == 3 and err.endswith(f": {failed}\nmt-eval grade: no entry was graded (30 failed)\n")
     assert grading_card(tmp_path / "g")["quality"] is None
+    assert main(["grade", str(demo_run), "--corpus", str(REPO / "examples" / "data" / "eng-spa-demo.json"),
+                 "--grader", str(failing), "--out", str(tmp_path / "shown"), "--resamples", "50"]) == 4
+    out = capsys.readouterr().out
+    assert ("  0 graded, 30 failed, 0 not graded (not translated)\n  nothing was graded: no mean expected adequacy, "
+            "no most probable level\ngrading card: ") in out and failed not in out
 
 
 def test_a_run_whose_every_translation_failed_grades_nothing_and_exits_4(demo_run, recorder, tmp_path, capsys):

@@ -35,7 +35,8 @@ def pair_argument(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-CORPUS_HELP = "corpus file: .json, .jsonl or .tsv (source<TAB>reference), optionally .gz"
+CORPUS_HELP = ("corpus file: .json, .jsonl or .tsv (source<TAB>reference), optionally .gz; without extension, or a "
+               "pipe such as <(zcat dev.jsonl.gz), read by its content")
 
 
 def add_corpus_arguments(parser: argparse.ArgumentParser, *, file_flag: bool = True, selection: bool = True,

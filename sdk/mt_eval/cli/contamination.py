@@ -92,7 +92,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what = parser.add_argument_group("what to check")
     what.add_argument("--method", metavar="DIR", help="the method plugin directory (its bundle)")
     what.add_argument("--corpus", action="append", default=[], metavar="FILE",
-                      help="evaluation corpus (repeatable): upstream JSON, JSON list, .jsonl or .tsv")
+                      help="evaluation corpus (repeatable): upstream JSON, JSON list, .jsonl or .tsv (a pipe, or "
+                           "a name without extension: read by its content)")
     what.add_argument("--against", metavar="FILE",
                       help="instead of a bundle, another corpus (e.g. a development set) checked for --corpus texts")
     add_corpus_arguments(parser, file_flag=False, selection=False,

@@ -145,7 +145,8 @@ def _again() -> str:
 
 
 def _nothing_answered(card: Path) -> int:
-    """`EXIT_FAILED`, with the reasons, when no question was answered (every answer failed); else 0."""
+    """`EXIT_FAILED` when no question was answered (every answer failed: the failures were said before,
+    `mt_eval.decisions.summary.failure_lines`); else 0."""
     import msgspec
 
     from mt_eval.harness.outcome import EXIT_FAILED
@@ -153,13 +154,8 @@ def _nothing_answered(card: Path) -> int:
     data = msgspec.json.decode(card.read_bytes())
     overall = (data.get("coverage") or {}).get("overall") or {}
     if overall.get("asked") and not overall.get("answered"):
-        counts: dict[str, int] = {}
-        for failure in data.get("failures") or []:  # (one message may fail several question types)
-            counts[failure["message"]] = counts.get(failure["message"], 0) + failure["count"]
-        reasons = "; ".join(f"{message} ({count} row{'' if count == 1 else 's'})"
-                            for message, count in list(counts.items())[:3])
-        print(f"mt-eval decide: no question was answered ({overall['failed']} of {overall['asked']} failed)"
-              + (f": {reasons}" if reasons else ""), file=sys.stderr)
+        print(f"mt-eval decide: no question was answered ({overall['failed']} of {overall['asked']} failed)",
+              file=sys.stderr)
         return EXIT_FAILED
     return 0
 

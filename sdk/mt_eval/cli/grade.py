@@ -123,8 +123,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _nothing_graded(card: Path) -> int:
-    """`EXIT_FAILED`, with the first reason, when no entry was graded (the grader failed on every one, or every
-    translation had failed, so none was given to it); else 0."""
+    """`EXIT_FAILED` when no entry was graded (the grader failed on every one, or every translation had failed, so
+    none was given to it), with the first reason not said already (the items the grader failed on are listed
+    before: `mt_eval.decisions.summary.grading_failure_lines`); else 0."""
     import msgspec
 
     from mt_eval.harness.outcome import EXIT_FAILED
@@ -132,7 +133,8 @@ def _nothing_graded(card: Path) -> int:
     data = msgspec.json.decode(card.read_bytes())
     summary = data.get("summary") or {}
     if not summary.get("graded") and (summary.get("failed") or summary.get("not_graded")):
-        first = next((e["error"] for e in data.get("entries") or [] if e.get("error")), None)
+        first = next((e["error"] for e in data.get("entries") or [] if e.get("error") and e.get("item") is None),
+                     None)  # (an entry never given to the grader: not translated)
         counts = ", ".join(f"{summary[key]} {said}" for key, said in (("failed", "failed"), ("not_graded", "not "
                            "graded: not translated")) if summary.get(key))
         print(f"mt-eval grade: no entry was graded ({counts})" + (f": {first}" if first else ""), file=sys.stderr)

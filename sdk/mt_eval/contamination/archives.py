@@ -18,7 +18,7 @@ import tarfile
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
 from typing import IO, Any
 
@@ -117,16 +117,35 @@ class _Inflating(io.RawIOBase):
         return count
 
 
-def zip_members(stream: Any, path: str | None) -> Iterator[tuple[zipfile.ZipInfo, zipfile.ZipFile]]:
-    """The file members of a zip archive (read from ``path`` when it is a file on disk, else spooled)."""
+def zip_members(stream: Any, path: str | None, on_position: Callable[[int], None] | None = None
+                ) -> Iterator[tuple[zipfile.ZipInfo, zipfile.ZipFile]]:
+    """The file members of a zip archive (read from ``path`` when it is a file on disk, else spooled);
+    ``on_position`` is told how far into the file on disk each read has got (progress inside a large archive)."""
     with tempfile.TemporaryFile(prefix="mt-eval-zip-") as spool:
+        source: IO[bytes] = spool
         if path is None:
             shutil.copyfileobj(stream, spool)
             spool.seek(0)
-        with zipfile.ZipFile(path if path is not None else spool) as archive:
+        else:
+            source = _PositionTold(path, on_position)
+        with source, zipfile.ZipFile(source) as archive:
             for info in archive.infolist():
                 if not info.is_dir():
                     yield info, archive
+
+
+class _PositionTold(io.FileIO):
+    """A file on disk that tells ``on_position`` its position after each read."""
+
+    def __init__(self, path: str, on_position: Callable[[int], None] | None) -> None:
+        super().__init__(path, "rb")
+        self._on_position = on_position
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = super().read(size)
+        if self._on_position is not None:
+            self._on_position(self.tell())
+        return data
 
 
 def tar_members(stream: Any) -> Iterator[tuple[tarfile.TarInfo, tarfile.TarFile]]:

@@ -55,7 +55,7 @@ class LimitedReader(PrefixedReader):
         self._raw = raw
         self._limit = limit
         self._shared = shared
-        self._on_read = on_read
+        self.on_read = on_read
         self.count = 0
         parts: list[bytes] = []
         while (got := sum(map(len, parts))) < HEAD and (data := self._more(HEAD - got)):
@@ -70,8 +70,8 @@ class LimitedReader(PrefixedReader):
             self._shared.spend(len(data))
         if self.count > self._limit:
             raise TooLarge(f"more than {self._limit:,} bytes")
-        if self._on_read is not None:
-            self._on_read(self.count)
+        if self.on_read is not None:
+            self.on_read(self.count)
         return data
 
     @property

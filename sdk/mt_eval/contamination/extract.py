@@ -219,7 +219,7 @@ class BundleReader:
             yield from self._stream(inner, display, archives.inner_name(name), depth if tarball else depth + 1,
                                     budget)
         elif kind == "zip":
-            for info, archive in archives.zip_members(reader, on_disk):
+            for info, archive in archives.zip_members(reader, on_disk, reader.on_read):
                 yield from self._member(f"{display}:{info.filename}", info.filename, info.file_size,
                                         lambda info=info, archive=archive: archive.open(info),  # type: ignore[misc]
                                         depth, budget, encrypted=bool(info.flag_bits & 0x1))

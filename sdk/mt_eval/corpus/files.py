@@ -31,8 +31,10 @@ class FileText:
     sha256: str
 
 
-def corpus_format(path: Path) -> str:
-    """``json``, ``jsonl`` or ``tsv`` from the file name; anything else is refused with what to do."""
+def corpus_format(path: Path) -> str | None:
+    """``json``, ``jsonl`` or ``tsv`` from the file name; None when the name gives none and the content is to say
+    (a name without extension, or a pipe or device: ``--corpus <(zcat dev.jsonl.gz)``); anything else is refused
+    with what to do."""
     name = path.name.lower()
     if name.endswith(".gz"):
         name = name[:-3]
@@ -44,22 +46,23 @@ def corpus_format(path: Path) -> str:
                                  hint="check the path")
     if path.is_dir():  # a directory has no format to name: say what it is
         raise CorpusError.single(path, "is a directory, not a corpus file", code="io", hint="give the file itself")
+    if not suffix or not path.is_file():
+        return None
     if suffix == ".csv":
         hint = ("CSV quoting differs between programs, so CSV is not read: save it as TSV (TAB-separated, no "
                 "quotes) or JSONL")
     elif suffix in (".txt", ".text") or _LANGUAGE_SUFFIX.fullmatch(suffix[1:]):
         hint = f"a {suffix} file is read as parallel text, one sentence per line: " + _PARALLEL_HINT
-    elif not suffix:
-        hint = "the name has no extension: name the file after its format, e.g. dev.tsv"
     else:
         hint = f"{suffix} is not a corpus format mt-eval reads"
     raise CorpusError.single(path, f"unsupported format: {SUPPORTED}", hint=hint, code="format")
 
 
-def read_file(path: Path, what: str = "corpus", *, lines: bool = False) -> FileText:
+def read_file(path: Path, what: str = "corpus", *, lines: bool = False, unnamed: bool = False) -> FileText:
     """The file's text (decompressed, BOM dropped, CRLF → LF) and the sha256 of its bytes. With ``lines`` (a file
-    read line by line: TSV, parallel text), a CR alone inside a file whose lines end in LF is refused: some tools
-    end a line there and others do not, so what it splits is a guess."""
+    read line by line: TSV, parallel text), a CR alone inside a file whose lines end in LF is refused (see
+    `refuse_stray_carriage_return`). A file whose name gives no format (``unnamed``, e.g. a pipe) is decompressed
+    when its first bytes are gzip's, whatever its name."""
     try:
         raw = path.read_bytes()
     except IsADirectoryError:
@@ -74,7 +77,7 @@ def read_file(path: Path, what: str = "corpus", *, lines: bool = False) -> FileT
                                  hint="a corpus needs at least one entry; give the file that holds them"
                                  if what == "corpus" else f"a {what} file has one sentence per line")
     data = raw
-    if path.name.lower().endswith(".gz"):
+    if path.name.lower().endswith(".gz") or (unnamed and raw[:2] == b"\x1f\x8b"):
         try:
             data = gzip.decompress(raw)
         except (OSError, EOFError, zlib.error) as exc:
@@ -101,13 +104,21 @@ def read_file(path: Path, what: str = "corpus", *, lines: bool = False) -> FileT
         text = text.replace("\r\n", "\n").removesuffix("\r")
         if "\n" not in text:  # the old Mac line end, CR alone, in every line: the lines had been read as one
             text = text.replace("\r", "\n")
-        elif lines and "\r" in text:
-            line = text.count("\n", 0, text.index("\r")) + 1
-            raise CorpusError.single(path, f"line {line} holds a carriage return (CR) that does not end it, in a file "
-                                     "whose lines end in LF: some tools end a line there and others do not",
-                                     code="line-ends", hint="remove the stray CR (e.g. tr -d '\\r' < FILE > FIXED), "
-                                     "or end that line with LF if the CR was meant as a line end")
-    return FileText(path=path, text=text, sha256=digest)
+    file = FileText(path=path, text=text, sha256=digest)
+    if lines:
+        refuse_stray_carriage_return(file)
+    return file
+
+
+def refuse_stray_carriage_return(file: FileText) -> None:
+    """Refuse a CR alone inside text whose lines end in LF (left there by `read_file`), in a file read line by
+    line: some tools end a line there and others do not, so what it splits is a guess."""
+    if "\r" in file.text:
+        line = file.text.count("\n", 0, file.text.index("\r")) + 1
+        raise CorpusError.single(file.path, f"line {line} holds a carriage return (CR) that does not end it, in a "
+                                 "file whose lines end in LF: some tools end a line there and others do not",
+                                 code="line-ends", hint="remove the stray CR (e.g. tr -d '\\r' < FILE > FIXED), "
+                                 "or end that line with LF if the CR was meant as a line end")
 
 
 def _nul_bytes(path: Path, data: bytes) -> CorpusError:

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from mt_eval.corpus.checks import check_corpus
 from mt_eval.corpus.doubts import Doubt, find_doubts, refuse_doubts, settle_doubts
-from mt_eval.corpus.files import corpus_format, read_file
+from mt_eval.corpus.files import FileText, corpus_format, read_file, refuse_stray_carriage_return
 from mt_eval.corpus.first_line import first_line_doubts
 from mt_eval.corpus.jsonfile import EntryFixer, read_json, read_jsonl, read_jsonl_on_disk
 from mt_eval.corpus.model import Corpus, CorpusError
@@ -25,6 +27,8 @@ _EMPTY_HINTS = {
     "jsonl": 'add entries, one JSON object per line, e.g. {"id": "1", "source": "...", "reference": "..."}',
     "json": 'add entries, e.g. [{"id": "1", "source": "...", "reference": "..."}]',
 }
+_FORMATS_BY_CONTENT = ("a JSON list of entries (its first character [), JSON lines (one entry object per line, the "
+                       "first character {) or TSV (source<TAB>reference per line)")
 
 
 @dataclass
@@ -42,7 +46,7 @@ class CorpusSpec:
             raise ValueError("--reference-file needs --source-file (the sentences it translates)")
         if (self.path is None) == (self.source_file is None):
             raise ValueError("give a corpus file, or parallel text with --source-file (not both)")
-        if self.columns is not None and (self.path is None or corpus_format(self.path) != "tsv"):
+        if self.columns is not None and (self.path is None or corpus_format(self.path) not in ("tsv", None)):
             raise ValueError("--columns names the columns of a .tsv corpus; this corpus has none")
 
     @property
@@ -74,10 +78,14 @@ def _load_corpus(spec: CorpusSpec) -> Corpus:
         return read_parallel(spec.source_file, spec.reference_file)  # built from lines: nothing else to check
     path = spec.main_path
     kind = corpus_format(path)
-    corpus = read_jsonl_on_disk(path) if kind == "jsonl" else None  # a large one: its entries stay on disk
+    file = None
+    if kind is None:  # (a pipe can be read only once: its text is read here, and only here)
+        file = read_file(path, unnamed=True)
+        kind = _format_from_content(file, spec.columns)
+    corpus = read_jsonl_on_disk(path) if kind == "jsonl" and file is None else None  # a large one: on disk
     other_format: list[Doubt] = []
     if corpus is None:
-        file = read_file(path, lines=kind == "tsv")
+        file = file or read_file(path, lines=kind == "tsv")
         if kind == "tsv":
             other_format = first_line_doubts(file.text)  # settled first: split on TABs, such a file says nothing
             refuse_doubts(path, other_format, spec.accept)
@@ -91,6 +99,43 @@ def _load_corpus(spec: CorpusSpec) -> Corpus:
     if isinstance(corpus.entries, EntriesOnDisk):  # the checks noted the integer ids: from now on, ids are text
         corpus.entries.fix = EntryFixer(implicit_ids=corpus.ids_from == "line numbers", text_ids=True)
     return corpus
+
+
+def _format_from_content(file: FileText, columns: list[str] | None) -> str:
+    """The format of a corpus whose name gives none, from its first non-blank character: ``[`` a JSON list, ``{``
+    JSON lines (or one JSON object: the upstream shape), anything else TSV."""
+    text = file.text.lstrip()
+    if not text:
+        raise CorpusError.single(file.path, "holds only blank lines: no corpus format could be recognised",
+                                 code="empty", hint=f"give a corpus: {_FORMATS_BY_CONTENT}")
+    kind = "tsv"
+    if text[0] == "[":
+        kind = "json"
+    elif text[0] == "{":
+        kind = "json" if _one_json_object(text) else "jsonl"
+    if kind != "tsv" and columns is not None:
+        raise CorpusError.single(file.path, f"--columns names the columns of a TSV corpus, and this one holds "
+                                 f"{'JSON lines' if kind == 'jsonl' else 'JSON'}", code="columns",
+                                 hint="leave --columns out")
+    if kind == "tsv":
+        refuse_stray_carriage_return(file)
+    return kind
+
+
+def _one_json_object(text: str) -> bool:
+    """Whether text beginning with ``{`` is one JSON object (spread over lines, or holding ``entries``) rather than
+    JSON lines."""
+    first_line = text.split("\n", 1)[0]
+    try:
+        first = msgspec.json.decode(first_line)
+    except msgspec.DecodeError:
+        first = None
+    if isinstance(first, dict):
+        return "entries" in first
+    try:
+        return isinstance(msgspec.json.decode(text), dict)
+    except msgspec.DecodeError:  # (JSON lines whose first line is broken: their reader says where)
+        return False
 
 
 def read_corpus(source: CorpusSpec | str | Path, *, columns: list[str] | None = None, accept: list[str] | None = None,

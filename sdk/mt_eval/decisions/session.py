@@ -133,8 +133,8 @@ def decide_run(request: DecideRequest) -> Path:
             raise RunError(f"cannot write {card_path}: {exc.strerror or exc}. Every row decided is saved in "
                            f"{log_path}: free space, or make the directory writable, then run the same command "
                            "with --resume (in place of --force) to write the card") from exc
-        if not request.quiet:  # (the result: on standard output, before the card's path, as `mt-eval run` has it)
-            print_summary(card, sys.stdout)
+        # (the result on standard output, before the card's path; the failures on standard error: as `mt-eval run`)
+        print_summary(card, sys.stdout, sys.stderr, quiet=request.quiet)
         return card_path
 
 

@@ -40,6 +40,16 @@ def summary_lines(card: DecisionCard) -> list[str]:
         lines.append(f"  {name:<8} {group.questions:>6}  " + "  ".join(f"{cell:<22}" for cell in cells))
     lines.append(f"  95% intervals: {metrics.bootstrap_resamples} case-level bootstrap resamples (seed "
                  f"{metrics.bootstrap_seed}); ECE over {metrics.ece_bins} bins; every number from run {card.run_id}")
+    return lines
+
+
+def failure_lines(card: DecisionCard) -> list[str]:
+    """The distinct failures of a decision run (the first few; the card lists every one): said on standard error,
+    as ``mt-eval run`` and ``mt-eval grade`` say theirs, apart from the result."""
+    if not card.failures:
+        return []
+    total = sum(f.count for f in card.failures)
+    lines = [f"{len(card.failures)} distinct failure{'s' if len(card.failures) > 1 else ''} ({total} in all):"]
     for failure in card.failures[:SHOWN_FAILURES]:
         where = f'row "{failure.example_id}"' + (f', question "{failure.question}"' if failure.question else "")
         lines.append(f"  failed ×{failure.count}: {failure.message} (e.g. {where})")
@@ -50,8 +60,12 @@ def summary_lines(card: DecisionCard) -> list[str]:
     return lines
 
 
-def print_summary(card: DecisionCard, stream: TextIO) -> None:
-    stream.write("\n".join(summary_lines(card)) + "\n")
+def print_summary(card: DecisionCard, stdout: TextIO, stderr: TextIO, *, quiet: bool = False) -> None:
+    """The result on ``stdout`` (unless ``quiet``), the failures on ``stderr`` (``quiet`` or not)."""
+    if not quiet:
+        stdout.write("\n".join(summary_lines(card)) + "\n")
+    if failures := failure_lines(card):
+        stderr.write("\n".join(failures) + "\n")
 
 
 def grading_lines(card: GradingCard) -> list[str]:
@@ -64,10 +78,13 @@ def grading_lines(card: GradingCard) -> list[str]:
              f"{card.blinding.seed})",
              f"  {summary.graded} graded, {summary.failed} failed, {summary.not_graded} not graded (not "
              "translated)" + (f", {summary.unanswered} not answered on any sheet" if card.human_graders is not None
-                          else ""),
-             f"  mean expected {card.rubric.name}: {metric_text(summary.mean_expected)} (95% interval, "
-             f"{summary.bootstrap_resamples} resamples of entries)",
-             "  most probable level: " + ", ".join(f"{label} ×{count}" for label, count in summary.levels.items())]
+                          else "")]
+    if not summary.graded:
+        lines.append(f"  nothing was graded: no mean expected {card.rubric.name}, no most probable level")
+        return lines
+    lines += [f"  mean expected {card.rubric.name}: {metric_text(summary.mean_expected)} (95% interval, "
+              f"{summary.bootstrap_resamples} resamples of entries)",
+              "  most probable level: " + ", ".join(f"{label} ×{count}" for label, count in summary.levels.items())]
     if card.quality is not None:
         q = card.quality
         lines.append(f"  against {q.entries} human labels ({q.labels.path}): " + ", ".join(

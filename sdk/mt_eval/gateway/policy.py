@@ -140,25 +140,55 @@ def read_policy(path: Path) -> GatewayPolicy:
 
 
 _RULES_READ = ("models", "base_url", "api_key_env", "substitute")  # what GatewayPolicy.findings reads
+_STAND_IN_URL = "https://stand-in.invalid/v1"  # in place of a base_url of the wrong type: one no rule finds fault with
 
 
 def _rule_problems(path: Path) -> list[Problem]:
     """What the policy's rules (a model listed twice, an unpinned id, a model without an upstream…) find in a
-    policy whose shape is wrong (an unknown field, a bad token_budget): they are checked as long as the fields they
-    read are well-formed, on those fields alone, so that every problem is fixed in one go."""
+    policy whose shape is wrong (an unknown field, a bad token_budget, a field of the wrong type), so that every
+    problem is fixed in one go. They are checked on the fields they read, each value that is not well-formed
+    left out (its own problem is named already): a base_url is replaced by one no rule finds fault with (left out,
+    its models would be said to have no upstream), and a model whose id is not well-formed is left out whole."""
     try:
         data, _ = parse_json(path.read_bytes(), file=str(path))
     except OSError:
         return []
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or not isinstance(data.get("models"), list):
         return []
-    route_fields = {field.encode_name for field in msgspec.structs.fields(ModelRoute)}
-    read = {name: data[name] for name in _RULES_READ if name in data}
-    if isinstance(read.get("models"), list):
-        read["models"] = [{name: value for name, value in route.items() if name in route_fields}
-                          if isinstance(route, dict) else route for route in read["models"]]
-    policy, problems = decode_value(read, GatewayPolicy, file=str(path))
-    return problems if policy is not None else []
+    read = _well_formed(GatewayPolicy, {name: data[name] for name in _RULES_READ if name in data})
+    models, checked = [], []  # each model checked, and its index in the file
+    for index, route in enumerate(data["models"]):
+        fields = _well_formed(ModelRoute, route) if isinstance(route, dict) else {}
+        if "id" in fields:
+            models.append(fields)
+            checked.append(index)
+    policy, problems = decode_value({**read, "models": models}, GatewayPolicy, file=str(path))
+    if policy is None:
+        return []
+    return [_in_the_file(problem, checked) for problem in problems]
+
+
+def _well_formed(struct: type[msgspec.Struct], data: dict[str, object]) -> dict[str, object]:
+    """The fields of ``data`` that ``struct`` knows and whose values are well-formed (a base_url that is not: the
+    stand-in URL), ``models`` aside."""
+    kept: dict[str, object] = {}
+    for field in msgspec.structs.fields(struct):
+        if field.encode_name not in data or field.name == "models":
+            continue
+        try:
+            kept[field.encode_name] = msgspec.convert(data[field.encode_name], field.type)
+        except msgspec.ValidationError:
+            if field.name == "base_url":
+                kept[field.encode_name] = _STAND_IN_URL
+    return kept
+
+
+def _in_the_file(problem: Problem, checked: list[int]) -> Problem:
+    """``problem`` at the path of its model in the file (the models left out shift the others)."""
+    found = re.match(r"\$\.models\[(\d+)\]", problem.path)
+    if found is None:
+        return problem
+    return msgspec.structs.replace(problem, path=f"$.models[{checked[int(found[1])]}]{problem.path[found.end():]}")
 
 
 def policy_problems(path: Path, environ: Mapping[str, str] | None = None) -> list[Problem]:

@@ -274,6 +274,8 @@ def _not_parallel(file: str, path: Path) -> list[Problem]:
         kind = corpus_format(path)
     except CorpusError:  # (a .txt file: parallel text indeed)
         return []
+    if kind is None:  # (a name without extension: nothing says it is not parallel text)
+        return []
     return [Problem(file=file, path="$.corpus.format", code="inconsistent",
                     message=f"the corpus {path.name} is a {FORMAT_NAMES[kind]} file, not parallel text: read one "
                             "sentence per line, its entries and labels differ from the freeze's",

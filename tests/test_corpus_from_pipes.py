@@ -1,0 +1,135 @@
+"""A corpus whose name gives no format — a pipe (``--corpus <(zcat dev.jsonl.gz)``), a FIFO, a file without
+extension — is read once, its format recognised from its content: ``[`` a JSON list, ``{`` JSON lines (or one
+upstream object), anything else TSV. Before, each was refused for its name."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import shlex
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from gate_policies import LENIENT
+from mt_eval.cli import main
+from mt_eval.corpus import CorpusError, CorpusSpec, load_corpus
+from mt_eval.harness.runcard import RunCard
+from test_corpus import refusal, write
+
+REPO = Path(__file__).parent.parent
+DEMO = REPO / "examples" / "data" / "eng-spa-demo.json"
+CAREFUL = Path(__file__).parent / "fixtures" / "contamination" / "careful-eng-spa"
+SCRIPTED = str(Path(__file__).parent / "fixtures" / "methods")  # copies the source
+TEXTS = [("Good morning.", "Buenos días."), ("Thank you.", "Gracias."), ("Good night.", "Buenas noches.")]
+TSV = "".join(f"{source}\t{reference}\n" for source, reference in TEXTS)
+JSONL = "".join(json.dumps({"source": source, "reference": reference}) + "\n" for source, reference in TEXTS)
+JSON_LIST = json.dumps([{"source": source, "reference": reference} for source, reference in TEXTS], indent=2)
+UPSTREAM = json.dumps({"language_pair": {"source": "eng", "target": "spa"},
+                       "entries": [{"id": str(n), "source": s, "reference": r} for n, (s, r) in enumerate(TEXTS, 1)]})
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="FIFOs")
+
+
+@contextmanager
+def fifo_holding(tmp_path: Path, data: bytes, name: str = "corpus") -> Iterator[Path]:
+    """A FIFO that a thread writes ``data`` into once (a pipe can be read only once)."""
+    path = tmp_path / name
+    os.mkfifo(path)
+
+    def write_once() -> None:
+        with suppress(BrokenPipeError):  # (closed unread when the test failed)
+            path.write_bytes(data)
+
+    writer = threading.Thread(target=write_once, daemon=True)
+    writer.start()
+    try:
+        yield path
+    finally:
+        if writer.is_alive():  # never opened for reading: open it, so that the writer ends
+            reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            writer.join(10)
+            os.close(reader)
+        writer.join(10)
+
+
+def entries(path: Path) -> list[tuple[str, str]]:
+    return [(entry["source"], entry["reference"]) for entry in load_corpus(CorpusSpec(path=path)).entries]
+
+
+@pytest.mark.parametrize(("content", "kind"), [(TSV, "tsv"), (JSONL, "jsonl"), (JSON_LIST, "json"),
+                                               (UPSTREAM, "json"), ("\n  \n" + JSONL, "jsonl")],
+                         ids=["tsv", "jsonl", "json-list", "upstream-json", "jsonl-after-blank-lines"])
+def test_a_file_without_extension_is_read_as_its_content_says(tmp_path: Path, content: str, kind: str):
+    path = write(tmp_path, "corpus", content)
+    corpus = load_corpus(CorpusSpec(path=path))
+    assert corpus.format == kind and [(e["source"], e["reference"]) for e in corpus.entries] == TEXTS
+    assert corpus.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert entries(write(tmp_path, "corpus.gz", gzip.compress(content.encode()))) == TEXTS
+
+
+def test_a_fifo_is_read_once_whatever_its_name_and_gzip_is_recognised_by_its_bytes(tmp_path: Path):
+    with fifo_holding(tmp_path, JSONL.encode()) as path:
+        assert entries(path) == TEXTS
+    with fifo_holding(tmp_path, gzip.compress(TSV.encode()), "piped.data") as path:  # (no format in its name)
+        assert entries(path) == TEXTS
+
+
+def test_content_that_is_no_format_says_what_was_expected(tmp_path: Path):
+    message = str(refusal(write(tmp_path, "corpus", "\n \n\t\n")))
+    assert message == (f"corpus {tmp_path / 'corpus'}: holds only blank lines: no corpus format could be "
+                       "recognised; give a corpus: a JSON list of entries (its first character [), JSON lines (one "
+                       "entry object per line, the first character {) or TSV (source<TAB>reference per line)")
+    assert "is empty (0 bytes)" in str(refusal(write(tmp_path, "nothing", b"")))
+    with pytest.raises(CorpusError, match="--columns names the columns of a TSV corpus, and this one holds JSON "
+                                          "lines; leave --columns out"):
+        load_corpus(CorpusSpec(path=write(tmp_path, "corpus", JSONL), columns=["source", "reference"]))
+    with pytest.raises(CorpusError, match="line 1 holds a carriage return"):  # (TSV is read line by line)
+        load_corpus(CorpusSpec(path=write(tmp_path, "corpus", "Hi\rthere\tHola\nBye\tAdiós\n")))
+    assert "unsupported format" in str(refusal(write(tmp_path, "dev.csv", TSV)))  # (its name says what it is)
+
+
+def test_contamination_reads_a_corpus_from_a_fifo(tmp_path: Path, capsys):
+    with fifo_holding(tmp_path, DEMO.read_bytes()) as path:
+        assert main(["contamination", "--method", str(CAREFUL), "--corpus", str(path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "against corpus (36 entries)\nCLEAN: no corpus text found" in out
+
+
+def test_contamination_reads_a_corpus_given_by_process_substitution(tmp_path: Path):
+    compressed = write(tmp_path, "test.jsonl.gz", gzip.compress(b"".join(
+        msgspec.json.encode(entry) + b"\n" for entry in json.loads(DEMO.read_text())["entries"])))
+    command = (f"{shlex.quote(sys.executable)} -m mt_eval.cli contamination --method {shlex.quote(str(CAREFUL))} "
+               f"--corpus <(zcat {shlex.quote(str(compressed))}) --quiet")
+    shown = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert shown.returncode == 0, shown.stderr
+    assert "(36 entries)\nCLEAN: no corpus text found" in shown.stdout
+
+
+def run(tmp_path: Path, corpus: Path, out: str) -> RunCard:
+    assert main(["run", "--method", SCRIPTED, "--pair", "eng>spa", "--out", str(tmp_path / out), "--resamples", "50",
+                 "--quiet", *LENIENT, "--corpus", str(corpus)]) == 0
+    return msgspec.json.decode((tmp_path / out / "card.json").read_bytes(), type=RunCard)
+
+
+def test_run_reads_a_corpus_from_a_fifo_and_from_a_file_without_extension(tmp_path: Path, capsys):
+    with fifo_holding(tmp_path, UPSTREAM.encode()) as path:
+        card = run(tmp_path, path, "piped")
+    assert [(r.id, r.predicted) for r in card.results] == [("1", "Good morning."), ("2", "Thank you."),
+                                                           ("3", "Good night.")]
+    assert card.metrics is not None and card.corpus.sha256 == hashlib.sha256(UPSTREAM.encode()).hexdigest()
+    card = run(tmp_path, write(tmp_path, "dev", TSV), "unnamed")
+    assert card.corpus.entries == 3 and card.metrics is not None
+    assert card.corpus.reading is not None and card.corpus.reading.columns == ["source", "reference"]
+    capsys.readouterr()
+    assert main(["run", "--method", SCRIPTED, "--pair", "eng>spa", "--out", str(tmp_path / "blank"),
+                 "--corpus", str(write(tmp_path, "blank-lines", "\n\n"))]) == 1
+    assert "holds only blank lines: no corpus format could be recognised" in capsys.readouterr().err
