@@ -258,6 +258,13 @@ def test_verify_re_applies_the_recorded_verdict(good: Path):
     assert [p.path for p in verify_card(families).errors] == ["$.families.canary_pass_rate", "$.gate.checks[0].figure"]
 
 
+def test_verify_names_a_recorded_rule_whose_outcome_its_figures_do_not_give(good: Path):
+    flipped = edit_card(good, lambda d: d["gate"]["checks"][1].update(passed=False), name="flipped.json")
+    errors = verify_card(flipped).errors
+    assert [(p.path, p.message) for p in errors] == [
+        ("$.gate.checks[1].passed", "negatives: the card says false, its own figures and thresholds give true")]
+
+
 def test_the_shipped_policy_is_valid_and_every_threshold_is_echoed():
     resolved = load_policy(None)
     assert resolved.source == "shipped default" and resolved.policy.name == "default"

@@ -247,6 +247,9 @@ def recheck(card: RunCard, data: dict[str, Any], memo: dict[str, list[GateCheck]
     return wrong + _checks_differ(gate.checks, again.checks)
 
 
+_SAME_WHEN_EQUAL = (str, bool)  # types whose equal values have the same JSON
+
+
 def _checks_differ(stated: list[GateCheck], again: list[GateCheck]) -> list[tuple[str, str]]:
     """Each recorded rule's figure, threshold and outcome that the rule applied again to the card does not give
     (a rule the card lacks is not one: an older card may not have it)."""
@@ -259,7 +262,10 @@ def _checks_differ(stated: list[GateCheck], again: list[GateCheck]) -> list[tupl
                                                       "make"))
             continue
         for field in ("figure", "threshold", "passed"):
-            said, made = (msgspec.json.encode(getattr(c, field)).decode() for c in (check, own))
+            said, made = getattr(check, field), getattr(own, field)
+            if type(said) is type(made) and type(said) in _SAME_WHEN_EQUAL and said == made:
+                continue  # (the common case, without encoding either: equal text or flags encode alike)
+            said, made = msgspec.json.encode(said).decode(), msgspec.json.encode(made).decode()
             if said != made:
                 wrong.append((f"$.gate.checks[{i}].{field}", f"{check.rule}: the card says {said}, its own figures "
                                                              f"and thresholds give {made}"))
