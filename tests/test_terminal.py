@@ -187,3 +187,71 @@ def test_a_plain_error_is_printed_as_it_was(tmp_path):
     assert done.returncode == 1
     assert done.stderr == ("mt-eval corpus show: corpus missing.json: cannot read corpus: No such file or directory; "
                            "check the path\n")
+
+
+@pytest.mark.parametrize(("argv", "status", "stream", "odd_file"), [
+    (["translate", "{odd}", "Good night."], 1, "stderr", False),  # cannot load method plugin …
+    (["serve", "{odd}"], 1, "stderr", False),
+    (["schemas", "--check", "{odd}"], 1, "stderr", False),  # each missing schema's path
+    (["freeze", "show", "{odd}"], 1, "stderr", True),  # … is not a freeze manifest
+    (["freeze", "validate", "{odd}"], 1, "stdout", True),
+    (["bridge", "check", "--vectors", "{odd}", "--", "true"], 2, "stderr", False),  # --vectors … does not exist
+    (["bridge", "check", "--", "{odd}"], 1, "stdout", False),  # checking `…` against …, then it cannot start
+])
+def test_a_commands_own_lines_show_a_paths_control_and_invisible_characters_escaped(argv, status, stream, odd_file,
+                                                                                   tmp_path):
+    """Before, these commands printed their own lines (not `main`'s) with the path as it was."""
+    if odd_file:
+        (tmp_path / ODD).write_text("not JSON\n", encoding="utf-8")
+    done = mt_eval(*[word.replace("{odd}", ODD) for word in argv], cwd=tmp_path, stdin=subprocess.DEVNULL)
+    shown = getattr(done, stream)
+    assert done.returncode == status, done.stderr
+    assert ODD_SHOWN in shown and "\\\\x1b" not in shown, shown  # escaped once
+    assert "\x1b" not in done.stdout + done.stderr and "\u202e" not in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.fixture(scope="module")
+def odd_run(tmp_path_factory) -> Path:
+    """A demo run written to a directory whose name holds ESC and U+202E, and a freeze manifest beside its card."""
+    where = tmp_path_factory.mktemp("odd")
+    done = mt_eval("run", "--demo", "--out", ODD, "--quiet", cwd=where)
+    assert done.returncode == 0, done.stderr
+    return where
+
+
+@pytest.mark.parametrize(("argv", "status"), [
+    (["gate", "{odd}", "--policy", "{odd}/policy.json"], 0),  # the verdict's card, the policy's path
+    (["compare", "{odd}", "{odd}", "--quiet"], 0),
+    (["freeze", "init", "--method", LEXICON, "--corpus", DEMO, "--out", "{odd}/init.json", "--force"], 0),
+    (["freeze", "show", "{odd}/freeze.json"], 0),  # its path, and a value read from it (the hardware label)
+    (["gateway", "--policy", "{odd}/gateway.json", "--check"], 0),
+])
+def test_what_a_command_prints_of_a_card_or_manifest_shows_control_and_invisible_characters_escaped(argv, status,
+                                                                                                   odd_run):
+    """Before, the lines printed the path of the card, manifest or policy, and values read from them, as they were."""
+    (odd_run / ODD / "policy.json").write_text('{"name": "default"}', encoding="utf-8")
+    (odd_run / ODD / "gateway.json").write_text(json.dumps({
+        "base_url": "https://api.example.com/v1", "api_key_env": "MY_KEY", "models": [{"id": "gpt-4o"}]}),
+        encoding="utf-8")
+    if "{odd}/freeze.json" in argv:
+        made = mt_eval("freeze", "init", "--method", LEXICON, "--corpus", DEMO, "--out", f"{ODD}/freeze.json",
+                       "--force", cwd=odd_run)
+        assert made.returncode == 0, made.stderr
+        manifest = json.loads((odd_run / ODD / "freeze.json").read_text(encoding="utf-8"))
+        manifest["hardware"]["label"] = "cpu\u202e"
+        (odd_run / ODD / "freeze.json").write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
+    done = mt_eval(*[word.replace("{odd}", ODD) for word in argv], cwd=odd_run, stdin=subprocess.DEVNULL)
+    assert done.returncode == status, done.stdout + done.stderr
+    assert ODD_SHOWN in done.stdout and "\\\\x1b" not in done.stdout, done.stdout  # escaped once
+    assert "\x1b" not in done.stdout + done.stderr and "\u202e" not in done.stdout + done.stderr, done.stdout
+    if "{odd}/freeze.json" in argv:
+        assert '  label: "cpu\\u202e"' in done.stdout  # quoted, as a value holding ESC is
+
+
+def test_freeze_validate_json_writes_invisible_characters_as_json_escapes(tmp_path):
+    (tmp_path / ODD).write_text("not JSON\n", encoding="utf-8")
+    done = mt_eval("freeze", "validate", ODD, "--json", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert '"manifest": "no\\u001b[31mpe\\u202e.json"' in done.stdout and "\u202e" not in done.stdout
+    assert json.loads(done.stdout)["manifest"] == ODD

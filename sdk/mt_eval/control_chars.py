@@ -20,6 +20,7 @@ _CONTROL_BUT_NEWLINE = re.compile(f"[{_CONTROLS_BUT_NEWLINE}]")
 INVISIBLE = ("\u00ad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
              "\U000e0001\U000e0020-\U000e007f")
 _UNSEEN = re.compile(f"[{_CONTROLS_BUT_NEWLINE}{INVISIBLE}]")
+_UNSEEN_ON_ONE_LINE = re.compile(f"[\\n{_CONTROLS_BUT_NEWLINE}{INVISIBLE}]")
 
 
 def first_control(text: str) -> str | None:
@@ -35,11 +36,11 @@ def escaped_controls(text: str, *, one_line: bool = False) -> str:
     return pattern.sub(_escape, text)
 
 
-def escaped_for_terminal(text: str) -> str:
+def escaped_for_terminal(text: str, *, one_line: bool = False) -> str:
     r"""``text`` as a terminal may be given it: every control character but the line break, and every invisible
     format character (`INVISIBLE`), written as its escape (``\x1b``, ``\u202e``), so that none acts on the terminal
-    or turns around what is read after it."""
-    return _UNSEEN.sub(_escape, text)
+    or turns around what is read after it; the line break too when it is ``one_line`` (a command line to copy)."""
+    return (_UNSEEN_ON_ONE_LINE if one_line else _UNSEEN).sub(_escape, text)
 
 
 def _escape(found: re.Match[str]) -> str:

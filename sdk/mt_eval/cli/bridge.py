@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -43,59 +42,64 @@ def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> in
 
     from mt_eval.bridge.conformance import run_vector
     from mt_eval.bridge.transcripts import VectorError, load_vectors, vectors_directory
+    from mt_eval.cli import said_on_stderr
+    from mt_eval.control_chars import escaped_for_terminal
+
+    def shown(line: str) -> None:  # (a path, the guest's command and answers: their control characters escaped)
+        print(escaped_for_terminal(line))
 
     directory = Path(vectors) if vectors else vectors_directory()
     for option, given, wanted in (("--vectors", vectors, "the directory of the transcripts (*.json)"),
                                   ("--cwd", cwd, "the directory the guest runs in")):
         if given is not None and not Path(given).is_dir():
             what = "does not exist" if not Path(given).exists() else "is not a directory"
-            print(f"mt-eval bridge check: {option} {given} {what}: give {wanted}", file=sys.stderr)
+            said_on_stderr(f"mt-eval bridge check: {option} {given} {what}: give {wanted}")
             return 2
     try:
         loaded = load_vectors(directory)
     except VectorError as exc:
-        print(f"mt-eval bridge check: {exc}", file=sys.stderr)
+        said_on_stderr(f"mt-eval bridge check: {exc}")
         return 2
     if not loaded:
-        print(f"no transcripts (*.json) in {directory}", file=sys.stderr)
+        said_on_stderr(f"no transcripts (*.json) in {directory}")
         return 2
     unfit = _not_a_program(command[0], cwd)
     if unfit:
-        print(f"mt-eval bridge check: cannot start {command[0]!r}: {unfit}: give the guest's command after --, as you "
-              "would run it, e.g. mt-eval bridge check -- node my-guest.js", file=sys.stderr)
+        said_on_stderr(f"mt-eval bridge check: cannot start {command[0]!r}: {unfit}: give the guest's command after "
+                       "--, as you would run it, e.g. mt-eval bridge check -- node my-guest.js")
         return 1
-    print(f"checking `{' '.join(command)}` against {len(loaded)} transcripts from {directory}")
+    shown(f"checking `{' '.join(command)}` against {len(loaded)} transcripts from {directory}")
     failed = skipped = 0
     for number, vector in enumerate(loaded, start=1):
         outcome = anyio.run(partial(run_vector, vector, command, cwd=cwd))
         if outcome.not_started:
             where = f" (in {cwd})" if cwd else ""
-            print(f"mt-eval bridge check: {outcome.failure}{where}: give the guest's command after --, as you would "
-                  "run it, e.g. mt-eval bridge check -- node my-guest.js", file=sys.stderr)
+            said_on_stderr(f"mt-eval bridge check: {outcome.failure}{where}: give the guest's command after --, as "
+                           "you would run it, e.g. mt-eval bridge check -- node my-guest.js")
             return 1
         if outcome.skipped:
             skipped += 1
-            print(f"  skip  {outcome.name}: {outcome.skipped}")
+            shown(f"  skip  {outcome.name}: {outcome.skipped}")
             continue
         if outcome.passed:
-            print(f"  ok    {outcome.name}")
+            shown(f"  ok    {outcome.name}")
             continue
         failed += 1
-        print(f"  FAIL  {outcome.name}: {outcome.description}\n        {outcome.failure}")
+        shown(f"  FAIL  {outcome.name}: {outcome.description}\n        {outcome.failure}")
         if outcome.stderr_tail:
-            print("        guest stderr: " + outcome.stderr_tail.replace("\n", "\n                      "))
+            shown("        guest stderr: " + outcome.stderr_tail.replace("\n", "\n                      "))
         if outcome.initialize_unanswered:
             rest = len(loaded) - number
-            print(f"conformance: stopped: the guest does not answer initialize, so the other {rest} transcripts "
+            shown(f"conformance: stopped: the guest does not answer initialize, so the other {rest} transcripts "
                   "were not run (each would wait as long). Fix: answer initialize as soon as the method is "
                   "loaded (bridge/PROTOCOL.md, \"Lifecycle\"); check what the guest writes to stderr")
             return 1
         if outcome.no_handshake:
-            print(f"conformance: stopped: {outcome.no_handshake}, so the other {len(loaded) - number} transcripts "
+            shown(f"conformance: stopped: {outcome.no_handshake}, so the other {len(loaded) - number} transcripts "
                   "were not run (each would fail the same way)")
             return 1
     skips = f", {skipped} not applicable" if skipped else ""
-    print(f"conformance: {len(loaded) - failed - skipped} passed, {failed} failed{skips}")
+    shown(f"conformance: {len(loaded) - failed - skipped} passed, {failed} failed{skips}")
     return 1 if failed else 0
 
 

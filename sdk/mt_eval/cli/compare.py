@@ -86,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(json_text(report))  # (a card's name that is not UTF-8 written with its escapes)
         return 0
+    from mt_eval.control_chars import escaped_for_terminal
     from mt_eval.harness.compare_report import render
 
-    print(render(report))
+    print(escaped_for_terminal(render(report)))  # (the cards' paths and values: none acts on the terminal)
     return 0

@@ -110,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _init(args: argparse.Namespace) -> int:
     from mt_eval.atomic_files import write_atomically
+    from mt_eval.control_chars import escaped_for_terminal
     from mt_eval.errors import ExpectedError
     from mt_eval.harness.freeze import build_manifest, missing_digests
     from mt_eval.harness.run_config import run_inputs
@@ -130,10 +131,10 @@ def _init(args: argparse.Namespace) -> int:
         write_atomically(out, msgspec.json.format(msgspec.json.encode(manifest), indent=2) + b"\n")  # (whole or none)
     except OSError as exc:
         raise ExpectedError(f"cannot write --out {out}: {exc.strerror or exc}") from None
-    print(f"wrote {out}: status {manifest.status}")
+    print(escaped_for_terminal(f"wrote {out}: status {manifest.status}"))  # (a path's control characters escaped)
     missing = missing_digests(manifest)
     for where, hint in missing:
-        print(f"  missing {where}: {hint}")
+        print(escaped_for_terminal(f"  missing {where}: {hint}"))
     return 0 if manifest.status == "frozen" else 1
 
 
@@ -177,55 +178,64 @@ def _run_request(args: argparse.Namespace) -> RunRequest:
 
 
 def _validate(path: Path, *, as_json: bool) -> int:
+    """What a manifest's check prints: a path, or a value read from it, with its control and invisible characters
+    escaped (as JSON's escapes with --json)."""
+    from mt_eval.cli.json_output import json_text
+    from mt_eval.control_chars import escaped_for_terminal
     from mt_eval.harness.freeze_validation import validate_freeze
 
     manifest, problems = validate_freeze(path)
     errors = [p for p in problems if p.severity == "error"]
     frozen = manifest is not None and manifest.status == "frozen"
     if as_json:
-        print(json.dumps({"manifest": str(path), "valid": not errors, "status": None if manifest is None else
-                          manifest.status, "problems": msgspec.to_builtins(problems)}, indent=2, ensure_ascii=False))
+        sys.stdout.write(json_text({"manifest": str(path), "valid": not errors, "status": None if manifest is None
+                                    else manifest.status, "problems": problems}))
     elif errors:
-        print(f"{path}: not valid ({len(errors)} problem{'s' if len(errors) != 1 else ''})")
+        print(escaped_for_terminal(f"{path}: not valid ({len(errors)} problem{'s' if len(errors) != 1 else ''})"))
         for problem in errors:
-            print("  " + problem.render().replace("\n", "\n  "))
+            print(escaped_for_terminal("  " + problem.render().replace("\n", "\n  ")))
     elif not frozen:
-        print(f"{path}: valid, but a draft, not frozen: run mt-eval freeze init again once every digest can be made")
+        print(escaped_for_terminal(f"{path}: valid, but a draft, not frozen: run mt-eval freeze init again once every "
+                                   "digest can be made"))
     else:
-        print(f"{path}: valid and frozen")
+        print(escaped_for_terminal(f"{path}: valid and frozen"))
     return 0 if not errors and frozen else 1
 
 
 def _show(path: Path) -> int:
-    from mt_eval.control_chars import escaped_controls
+    """Print the manifest: its path, and the values read from it (`_shown`), with their control and invisible
+    characters escaped."""
+    from mt_eval.cli import said_on_stderr
+    from mt_eval.control_chars import escaped_for_terminal
     from mt_eval.harness.freeze_validation import validate_freeze
 
     manifest, problems = validate_freeze(path, check_files=False)
     if manifest is None:
-        print(f"mt-eval freeze show: {path} is not a freeze manifest:", file=sys.stderr)
-        for problem in problems:
-            print("  " + problem.render(), file=sys.stderr)
+        said_on_stderr("\n".join([f"mt-eval freeze show: {path} is not a freeze manifest:",
+                                   *("  " + problem.render() for problem in problems)]))
         return 1
     data = msgspec.to_builtins(manifest)
-    print(f"{path}: {manifest.freeze_version}, status {manifest.status}, created {_shown(manifest.created_at)}")
+    print(f"{escaped_for_terminal(str(path))}: {_shown(manifest.freeze_version)}, status {_shown(manifest.status)}, "
+          f"created {_shown(manifest.created_at)}")
     for section in ("sdk", "method", "corpus", "labels", "config", "budgets", "latency", "hardware", "scoring"):
         if data.get(section) is None:
             continue
         print(f"{section}:")
         for key, value in data[section].items():
             print(f"  {key}: {_shown(value)}")
-    print("run it with:\n  " + escaped_controls(run_command(path, manifest), one_line=True))
+    print("run it with:\n  " + escaped_for_terminal(run_command(path, manifest), one_line=True))
     return 0
 
 
 def _shown(value: Any) -> str:
-    """A value on one line; a text as it is, unless it holds a control character (a hand edit: a terminal would obey
-    an ESC), which is then quoted as JSON with its escapes."""
-    from mt_eval.control_chars import escaped_controls, first_control
+    """A value on one line; a text as it is, unless it holds a control or invisible character (a hand edit: a
+    terminal would obey an ESC, U+202E turns around what follows it), which is then quoted as JSON with its
+    escapes."""
+    from mt_eval.control_chars import escaped_for_terminal, first_control
 
-    if isinstance(value, str) and first_control(value) is None:
+    if isinstance(value, str) and first_control(value) is None and escaped_for_terminal(value) == value:
         return value
-    return "null" if value is None else escaped_controls(json.dumps(value, ensure_ascii=False), one_line=True)
+    return "null" if value is None else escaped_for_terminal(json.dumps(value, ensure_ascii=False))
 
 
 def run_command(path: Path, manifest: Any) -> str:

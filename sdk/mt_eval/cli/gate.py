@@ -66,12 +66,14 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(json_text(verdicts))  # (a card's name that is not UTF-8 written with its escapes)
     else:
+        from mt_eval.control_chars import escaped_for_terminal
         from mt_eval.harness.policy import describe
 
-        print(f"policy {resolved.policy.name} ({resolved.source}):")
-        print("\n".join(f"  {line}" for line in describe(resolved)))
+        # (the policy's and the cards' paths, and values read from them: their control characters shown escaped)
+        print(escaped_for_terminal(f"policy {resolved.policy.name} ({resolved.source}):"))
+        print(escaped_for_terminal("\n".join(f"  {line}" for line in describe(resolved))))
         for verdict in verdicts:
-            print(render(verdict))
+            print(escaped_for_terminal(render(verdict)))
     return 0 if all(v["passed"] for v in verdicts) else 1
 
 
@@ -100,8 +102,7 @@ def judge(path: Path, resolved: Any, *, corpus: Any = None, extensions: list[str
 
 
 def render(verdict: dict[str, Any]) -> str:
-    from mt_eval.control_chars import escaped_controls
-
+    """A verdict as the lines ``mt-eval gate`` prints, as read from the card (the caller escapes them)."""
     marks = {True: "✓", False: "✗"}
     word = "passed" if verdict["passed"] else "FAILED"
     lines = [f"{verdict['card']}: headline gate {word}"]
@@ -123,6 +124,6 @@ def render(verdict: dict[str, Any]) -> str:
         lines.append(f"  no headline: {count} rule{'s' if count != 1 else ''} failed")
     recorded = verdict.get("recorded")
     if recorded is not None and recorded["passed"] != verdict["passed"]:
-        lines.append(f"  (the run's own gate, under policy {escaped_controls(recorded['policy'])}, "
+        lines.append(f"  (the run's own gate, under policy {recorded['policy']}, "
                      f"{'passed' if recorded['passed'] else 'failed'})")
     return "\n".join(lines)

@@ -56,17 +56,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mt_eval.cli import said_on_stderr
+    from mt_eval.control_chars import escaped_for_terminal
     from mt_eval.gateway.policy import policy_problems, read_policy
 
     policy = read_policy(Path(args.policy))  # ProblemsError: one line, exit status 1
     problems = policy_problems(Path(args.policy))
     for problem in problems:
-        print(f"mt-eval gateway: {problem.render()}", file=sys.stderr)
+        said_on_stderr(f"mt-eval gateway: {problem.render()}")
     if any(problem.severity == "error" for problem in problems):
         return 1
     models = ", ".join(r.id for r in policy.models)
     if args.check:
-        print(f"{args.policy}: valid; models: {models}; token budget: {policy.token_budget or 'none'}")
+        print(escaped_for_terminal(f"{args.policy}: valid; models: {models}; token budget: "
+                                   f"{policy.token_budget or 'none'}"))
         return 0
     host, _, port = args.listen.rpartition(":")
     if host.startswith("[") and host.endswith("]"):
@@ -90,20 +93,22 @@ def run(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace, policy: object, host: str, port: int, log_existed: bool) -> int:
     import anyio
 
+    from mt_eval.cli import said_on_stderr
+    from mt_eval.control_chars import escaped_for_terminal
     from mt_eval.gateway.audit import AuditLog, AuditLogError, NotALogFile
     from mt_eval.gateway.server import Gateway
 
     try:
         log = AuditLog(Path(args.log))
     except OSError as exc:
-        print(f"mt-eval gateway: cannot open the log --log {args.log}: {exc.strerror or exc}"
-              + (" (give the log's file path)" if isinstance(exc, IsADirectoryError) else ""), file=sys.stderr)
+        said_on_stderr(f"mt-eval gateway: cannot open the log --log {args.log}: {exc.strerror or exc}"
+                       + (" (give the log's file path)" if isinstance(exc, IsADirectoryError) else ""))
         return 1
     except NotALogFile as exc:  # (the option names what cannot be a log: a usage error)
-        print(f"mt-eval gateway: --log {args.log} is {exc.kind}, not a file. {exc.fix}", file=sys.stderr)
+        said_on_stderr(f"mt-eval gateway: --log {args.log} is {exc.kind}, not a file. {exc.fix}")
         return 2
     except AuditLogError as exc:
-        print(f"mt-eval gateway: {exc.one_line()}", file=sys.stderr)
+        said_on_stderr(f"mt-eval gateway: {exc.one_line()}")
         return 1
     if log.torn_bytes:
         print(f"mt-eval gateway: the log's last line was torn (a write cut short): its {log.torn_bytes} byte(s) "
@@ -116,21 +121,22 @@ async def _serve(args: argparse.Namespace, policy: object, host: str, port: int,
         log.close()
         if not log_existed:
             _remove_if_empty(args.log)  # (made for nothing: it never served)
-        print(f"mt-eval gateway: cannot listen on {args.unix or args.listen}: {exc.strerror or exc}", file=sys.stderr)
+        said_on_stderr(f"mt-eval gateway: cannot listen on {args.unix or args.listen}: {exc.strerror or exc}")
         return 1
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         continued = (f" (continued: it holds {before[0]} requests, {before[2]} tokens, which count toward the "
                      "budget)" if before[0] else "")
-        print(f"mt-eval gateway: serving {url} (models: {', '.join(r.id for r in gateway.policy.models)}); "
-              f"log: {args.log}{continued}; stop with Ctrl-C", file=sys.stderr, flush=True)
+        print(escaped_for_terminal(f"mt-eval gateway: serving {url} (models: "
+                                   f"{', '.join(r.id for r in gateway.policy.models)}); log: {args.log}{continued}; "
+                                   "stop with Ctrl-C"), file=sys.stderr, flush=True)
         async for _signal in signals:
             break
         await _close(gateway, signals)
     facts = log.facts(Path(args.policy), gateway.policy.token_budget)
     whole = (f"; the log holds {facts.requests} requests ({facts.refused} refused), {facts.tokens} tokens"
              if before[0] else "")
-    print(f"mt-eval gateway: stopped; {facts.requests - before[0]} requests ({facts.refused - before[1]} refused), "
-          f"{facts.tokens - before[2]} tokens{whole}; log {args.log} sha256 {facts.log_sha256}", file=sys.stderr)
+    said_on_stderr(f"mt-eval gateway: stopped; {facts.requests - before[0]} requests ({facts.refused - before[1]} "
+                   f"refused), {facts.tokens - before[2]} tokens{whole}; log {args.log} sha256 {facts.log_sha256}")
     return 0
 
 

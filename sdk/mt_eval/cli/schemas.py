@@ -4,7 +4,6 @@ Node package validates with."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 
@@ -25,6 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mt_eval.cli import said_on_stderr
+    from mt_eval.control_chars import escaped_for_terminal
     from mt_eval.errors import ExpectedError
     from mt_eval.schemas import STRAY, drifted_schemas, node_directory, stray_schemas, write_schemas
 
@@ -34,20 +35,20 @@ def run(args: argparse.Namespace) -> int:
     node = Path(args.node) if args.node else node_directory(directory)
     node_or_none = node if (node / "package.json").is_file() else None
     if args.node and node_or_none is None:
-        print(f"mt-eval schemas: --node {node}: no package.json there", file=sys.stderr)
+        said_on_stderr(f"mt-eval schemas: --node {node}: no package.json there")
         return 2
     if args.check:
         drift = drifted_schemas(directory, node_or_none)
-        for line in drift:
-            print(line, file=sys.stderr)
+        for line in drift:  # (each names a path)
+            said_on_stderr(line)
         if any(not line.endswith(STRAY) for line in drift):
-            print(f"regenerate with: mt-eval schemas {directory}", file=sys.stderr)
+            said_on_stderr(f"regenerate with: mt-eval schemas {directory}")
         return 1 if drift else 0
     try:
         for path in write_schemas(directory, node_or_none):
-            print(f"wrote {path}")
+            print(escaped_for_terminal(f"wrote {path}"))
     except OSError as exc:
         raise ExpectedError(f"cannot write {exc.filename}: {exc.strerror or exc}") from exc
     for path in stray_schemas(directory, node=node_or_none):
-        print(f"mt-eval schemas: warning: {path}: {STRAY}", file=sys.stderr)
+        said_on_stderr(f"mt-eval schemas: warning: {path}: {STRAY}")
     return 0

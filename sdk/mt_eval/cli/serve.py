@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 from mt_eval.cli.arguments import with_examples
@@ -35,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     """Load the plugin and serve it until stdin closes; the exit status for the process."""
     from mt_eval.bridge.guest import divert_stdout, serve_method
     from mt_eval.bridge.input_poll import poll_seconds
-    from mt_eval.cli import STARTED_CLOSED
+    from mt_eval.cli import STARTED_CLOSED, said_on_stderr
     from mt_eval.errors import UsageError
     from mt_eval.loader import PluginLoadError, load_method
 
@@ -49,11 +48,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         loaded = load_method(Path(args.plugin))
     except PluginLoadError as exc:
-        print(exc, file=sys.stderr)
+        said_on_stderr(str(exc))  # (the plugin's path, and values read from its files)
         return 1
     if os.isatty(0):
-        print(f"mt-eval serve: serving {loaded.method_id} as a bridge guest (mt-eval-bridge/1, bridge/PROTOCOL.md): "
-              "type JSON-RPC requests, one per line, starting with initialize; Ctrl-D ends. A host (mt-eval run, "
-              "Node's loadMethodPlugin) normally starts this command itself.", file=sys.stderr)
+        said_on_stderr(f"mt-eval serve: serving {loaded.method_id} as a bridge guest (mt-eval-bridge/1, "
+                       "bridge/PROTOCOL.md): type JSON-RPC requests, one per line, starting with initialize; Ctrl-D "
+                       "ends. A host (mt-eval run, Node's loadMethodPlugin) normally starts this command itself.")
     return serve_method(loaded.method, protocol_fd, name=loaded.manifest.name, method_id=loaded.method_id,
                         implements=loaded.manifest.implements)

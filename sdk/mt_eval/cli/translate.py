@@ -95,7 +95,9 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
         with prints_to_stderr():  # what the method prints is not a translation
             loaded = load_method(plugin, needs="translate")
     except PluginLoadError as exc:
-        print(exc, file=sys.stderr)
+        from mt_eval.cli import said_on_stderr
+
+        said_on_stderr(str(exc))  # (the plugin's path, and values read from its files)
         return 1
     supported = loaded.manifest.supported_pairs
     pair = pair or (supported[0] if supported else None)
@@ -296,7 +298,10 @@ def _copy_of_stdout() -> TextIO:
 
 
 def _say(message: str) -> None:
-    print(f"mt-eval translate: {message}", file=sys.stderr)
+    """Print ``message`` on stderr, its control and invisible characters (of a path, of a method's id) escaped."""
+    from mt_eval.cli import said_on_stderr
+
+    said_on_stderr(f"mt-eval translate: {message}")
 
 
 def _file_sources(file: Path, pair: str, columns: list[str] | None = None, accept: Sequence[str] = ()
