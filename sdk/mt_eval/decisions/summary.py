@@ -9,7 +9,7 @@ from mt_eval.decisions.grading_card import UNANSWERED, GradingCard
 from mt_eval.decisions.metrics import MetricValue
 
 SHOWN_FAILURES = 5  # distinct failures the summary shows (the card lists all)
-SHOWN_GRADING_FAILURES = 3  # failed items a grading shows (the grading card lists all)
+SHOWN_GRADING_FAILURES = 3  # distinct errors a grading shows (the grading card lists every item)
 _METRICS = (("accuracy", "accuracy"), ("kl", "KL"), ("brier", "Brier"), ("ece", "ECE"), ("ev_mae", "EV error"))
 
 
@@ -93,13 +93,15 @@ def grading_lines(card: GradingCard) -> list[str]:
 
 
 def grading_failure_lines(card: GradingCard) -> list[str]:
-    """The items the grader failed on (the first few; the card lists every one): said on standard error, as
-    ``mt-eval run`` says its failures, apart from the result."""
+    """The distinct errors of the items the grader failed on (the first few; the card lists every item), each with
+    its count and an example item: said on standard error, as ``mt-eval run`` says its failures (in its words),
+    apart from the result."""
+    from mt_eval.harness.outcome import distinct_count, distinct_failures, failure_lines
+
     failed = [e for e in card.entries if e.error and e.item is not None and e.error != UNANSWERED]
     if not failed:
         return []
-    shown = failed[:SHOWN_GRADING_FAILURES]
+    failures = distinct_failures((str(entry.item), str(entry.error)) for entry in failed)
     sent = sum(entry.item is not None for entry in card.entries)
-    more = f" (the first {len(shown)}; the grading card lists every one)" if len(failed) > len(shown) else ""
-    return ([f"grading failed on {len(failed)} of {sent} items{more}:"]
-            + [f"  {entry.item}: {entry.error}" for entry in shown])
+    header = f"grading failed on {len(failed)} of {sent} items ({distinct_count(failures)}):"
+    return [header, *failure_lines(failures, shown=SHOWN_GRADING_FAILURES, entries="items", card="the grading card")]

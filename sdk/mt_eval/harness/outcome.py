@@ -78,12 +78,17 @@ def status_of(results: Collection[TranslationResult]) -> Status:
 
 def failures_of(results: Iterable[TranslationResult]) -> list[Failure]:
     """The distinct error messages, most frequent first, each with its count and its first entry."""
+    return distinct_failures((result.id, result.error) for result in results if result.error is not None)
+
+
+def distinct_failures(failed: Iterable[tuple[str, str]]) -> list[Failure]:
+    """(id, error message) pairs as their distinct messages, most frequent first (the first seen first among
+    equals), each with its count and its first id."""
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}
-    for result in results:
-        if result.error is not None:
-            counts[result.error] += 1
-            first.setdefault(result.error, result.id)
+    for failed_id, message in failed:
+        counts[message] += 1
+        first.setdefault(message, failed_id)
     order = {message: index for index, message in enumerate(first)}
     return [Failure(message=message, count=count, example_id=first[message])
             for message, count in sorted(counts.items(), key=lambda item: (-item[1], order[item[0]]))]
@@ -103,18 +108,32 @@ def print_failures(failures: list[Failure], errors: int, entries: int, stream: T
     ``controls``: the negative controls left out of ``entries`` (a refusal of one is no failure)."""
     if not failures:
         return
-    distinct = f"{len(failures)} distinct error{'s' if len(failures) != 1 else ''}"
     aside = f", the {controls} negative control{'s' if controls != 1 else ''} aside" if controls else ""
-    lines = [f"{errors} of {entries} entries failed ({distinct}{aside}):"]
+    lines = [f"{errors} of {entries} entries failed ({distinct_count(failures)}{aside}):"]
+    stream.write("\n".join(lines + failure_lines(failures, shown=shown)) + "\n")
+
+
+def distinct_count(failures: list[Failure]) -> str:
+    """``2 distinct errors``."""
+    return f"{len(failures)} distinct error{'s' if len(failures) != 1 else ''}"
+
+
+def failure_lines(failures: list[Failure], *, shown: int = 10, entries: str = "entries",
+                  card: str = "the run card") -> list[str]:
+    """One line per distinct message (the first ``shown``): its count, the message, an example id; then how many
+    more there are, which ``card`` lists."""
+    if not failures:
+        return []
     width = len(str(failures[0].count))
+    lines = []
     for failure in failures[:shown]:
         message = failure.message if len(failure.message) <= 300 else failure.message[:297] + "..."
         lines.append(f"  {failure.count:>{width}} × {message}  (e.g. {failure.example_id})")
     if len(failures) > shown:
         rest = sum(f.count for f in failures[shown:])
-        lines.append(f"  … and {len(failures) - shown} more distinct errors on {rest} entries (the run card lists "
+        lines.append(f"  … and {len(failures) - shown} more distinct errors on {rest} {entries} ({card} lists "
                      "them all)")
-    stream.write("\n".join(lines) + "\n")
+    return lines
 
 
 def print_failures_in_log(log_path: Path, entries: int, stream: TextIO) -> None:
