@@ -203,6 +203,33 @@ def test_a_target_file_that_is_a_symbolic_link_is_written_through(tmp_path: Path
 
 
 @needs_node
+def test_a_target_that_is_a_link_to_the_source_is_refused_its_strings_neither_adopted_nor_overwritten(tmp_path: Path):
+    """locales/es/common.json → ../en/common.json (a locale started as a copy of the source), or locales/fr → en:
+    before, their English values were adopted as translations, and --force (or a new key) wrote the translations
+    over the source file."""
+    config = pairs_config({"en:es": {"methodPlugin": "reverse"}, "en:fr": {"methodPlugin": "reverse"}})
+    projects = twins(tmp_path, config, {"locales/en/common.json": {"a": "Hello"}})
+    for project in projects.values():
+        (project.root / "locales" / "es").mkdir()
+        (project.root / "locales" / "es" / "common.json").symlink_to(Path("..", "en", "common.json"))
+        (project.root / "locales" / "fr").symlink_to("en")
+    for argv in ((), ("--force",)):
+        runs = both(projects, *argv)
+        assert runs["node"] == runs["python"]
+        status, out, _ = runs["python"]
+        assert status == 1
+        assert ("  es/common.json  error: <project>/locales/es/common.json: cannot write it: it is the source file "
+                "<project>/locales/en/common.json (<project>/locales/es/common.json is a symbolic link to "
+                "../en/common.json), so its translations would be written over the en strings; remove "
+                "<project>/locales/es/common.json: the next run writes the translations in its place\n") in out
+        assert ("  fr/common.json  error: <project>/locales/fr/common.json: cannot write it: it is the source file "
+                "<project>/locales/en/common.json (<project>/locales/fr is a symbolic link to en), so") in out
+        for project in projects.values():
+            assert project.json("locales/en/common.json") == {"a": "Hello"}
+            assert not (project.root / "locales" / ".champollion-lock.json").exists()
+
+
+@needs_node
 def test_a_method_that_raises_fails_its_keys_in_the_same_words_in_process_and_as_a_guest(tmp_path: Path):
     """rot13 is Python only (in-process for ``mt-eval locales``, a Python guest for Node), upper JavaScript only
     (in-process for Node, a Node guest for Python): each side words the failure the same."""

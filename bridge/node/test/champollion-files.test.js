@@ -192,3 +192,33 @@ test('a target file made read-only is refused, left as it is, and named with the
   assert.ok(removed.stdout.includes(`  es/common.json  error: ${refused}\n`), removed.stdout);
   assert.equal(project.read('locales/es/common.json'), written);
 });
+
+test('a target that is a source file (a hard link, or a link into the source folder) is refused, the source kept', async (t) => {
+  const project = makeProject({
+    config: config({ 'en:es': { methodPlugin: 'reverse' }, 'en:de': { methodPlugin: 'reverse' } }), plugins: ['reverse'],
+    files: { 'locales/en/common.json': { a: 'One' }, 'locales/en/other.json': { b: 'Two' } },
+  });
+  t.after(project.cleanup);
+  const sources = project.read('locales/en/common.json') + project.read('locales/en/other.json');
+  mkdirSync(join(project.root, 'locales', 'es'));
+  fs.linkSync(join(project.root, 'locales', 'en', 'common.json'), join(project.root, 'locales', 'es', 'common.json'));
+  mkdirSync(join(project.root, 'locales', 'de'));
+  symlinkSync('../en/other.json', join(project.root, 'locales', 'de', 'common.json'));
+  for (const argv of [[], ['--force']]) {
+    const result = await run(project, '--json', ...argv);
+    assert.equal(result.status, 1);
+    const errors = Object.fromEntries(JSON.parse(result.stdout).locales.flatMap((locale) => locale.files.map((file) => [file.file, file.error])));
+    assert.deepEqual(errors, {
+      'es/common.json': '<project>/locales/es/common.json: cannot write it: it is the source file <project>/locales/en/common.json '
+        + '(a hard link), so its translations would be written over the en strings; remove <project>/locales/es/common.json: '
+        + 'the next run writes the translations in its place',
+      'es/other.json': null,
+      'de/common.json': '<project>/locales/de/common.json: cannot write it: it is in the source folder <project>/locales/en '
+        + '(<project>/locales/de/common.json is a symbolic link to ../en/other.json), so its translations would be written over '
+        + 'the en strings; remove <project>/locales/de/common.json: the next run writes the translations in its place',
+      'de/other.json': null,
+    });
+    assert.equal(project.read('locales/en/common.json') + project.read('locales/en/other.json'), sources);
+    assert.deepEqual(Object.keys(project.json('locales/.champollion-lock.json').files).sort(), ['de/other.json', 'es/other.json']);
+  }
+});

@@ -131,6 +131,30 @@ def read_only(path: Path, or_else: str | None = None) -> FileProblem | None:
     return FileProblem(path, f"cannot write it: {what}, so it is left as it is", fix)
 
 
+def source_in_place(target: Path, locales_dir: Path, source: Path, source_folder: Path | None, input_locale: str
+                    ) -> FileProblem | None:
+    """A `FileProblem` when the target file at ``target`` (in ``locales_dir``) is a source file — ``source``, or
+    anything under ``source_folder`` (a link to that folder or into it) — else None: its values would be adopted as
+    translations of themselves, and a write would put translations in place of the source strings."""
+    real = _real_path(target)
+    is_source = real == _real_path(source) or (target.is_file() and source.is_file() and target.samefile(source))
+    inside = source_folder is not None and real.is_relative_to(_real_path(source_folder))
+    if not (is_source or inside):
+        return None
+    relative = target.relative_to(locales_dir)  # (the links in the locales directory, not those above it)
+    link = next((locales_dir / p for p in (relative, *relative.parents[:-1]) if (locales_dir / p).is_symlink()), None)
+    where = f"the source file {source}" if is_source else f"in the source folder {source_folder}"
+    how = f"{link} is a symbolic link to {os.readlink(link)}" if link is not None else "a hard link"
+    return FileProblem(target, f"cannot write it: it is {where} ({how}), so its translations would be written over "
+                               f"the {input_locale} strings",
+                       f"remove {link or target}: the next run writes the translations in its place")
+
+
+def _real_path(path: Path) -> Path:
+    """``path`` with every symbolic link resolved, as far as it exists (as Node's `realPath`)."""
+    return Path(os.path.realpath(path))
+
+
 def _on_read_only_file_system(path: Path) -> bool:
     """Whether ``path`` is on a file system mounted read-only (as Node's access() says with EROFS)."""
     try:

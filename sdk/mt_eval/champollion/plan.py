@@ -4,9 +4,10 @@ A key is *due* when its value is missing from the target file (``new``), its sou
 was translated (``source changed``), the pair's method or settings changed (``method changed``) or every
 key is forced (``forced``). A value present in the target but unknown to the lock file is *adopted*: kept
 and recorded, translated again only when its source changes. Keys of the target that the source no longer
-has are *removed*. A file with keys due that could not be written (a directory in its place, a file where its
-directory should be, a directory that is not writable) or that its user made read-only is an error at once, and
-none of its keys is sent. The Node side (``lib/champollion/plan.js``) plans identically.
+has are *removed*. A target file that is a source file (a symbolic link to it, or into the source folder) is an
+error, neither read nor written. A file with keys due that could not be written (a directory in its place, a file
+where its directory should be, a directory that is not writable) or that its user made read-only is an error at
+once, and none of its keys is sent. The Node side (``lib/champollion/plan.js``) plans identically.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mt_eval.champollion.files import FileProblem, parse_json_file, read_bytes, read_only, unwritable
+from mt_eval.champollion.files import FileProblem, parse_json_file, read_bytes, read_only, source_in_place, unwritable
 from mt_eval.champollion.jsonfmt import js_string
 from mt_eval.champollion.locales import LocaleFiles, Slot, layout, slots, string_values
 from mt_eval.champollion.lockfile import Lock, LockEntry, hash_text
@@ -64,8 +65,12 @@ def plan_file(files: LocaleFiles, name: str, locales_dir: Path, input_locale: st
     target_name = files.target_name(locale, name)
     plan = FilePlan(name=target_name, path=locales_dir / target_name)
     repeated: list[str] = []
+    source_path = files.source_path(locales_dir, input_locale, name)
+    source_folder = locales_dir / input_locale if files.directory_layout else None
     try:
-        source = read_tree(files.source_path(locales_dir, input_locale, name), repeated=repeated)
+        if (aliased := source_in_place(plan.path, locales_dir, source_path, source_folder, input_locale)) is not None:
+            raise aliased  # (its values are not adopted, nor a translation written over a source file)
+        source = read_tree(source_path, repeated=repeated)
         if plan.path.is_file():
             raw = read_bytes(plan.path)
             plan.previous = string_values(read_tree(plan.path, raw, repeated=plan.repeated))

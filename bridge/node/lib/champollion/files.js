@@ -7,7 +7,7 @@
 // could not be written; readOnly() refuses a target file its user made read-only, which a rename would replace.
 // OS errors are worded as the C library's strerror, as Python words them.
 import { accessSync, closeSync, constants, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 
 import { parseJsonBytes } from '../json-text.js';
 
@@ -126,6 +126,66 @@ export function readOnly(path, orElse = null) {
   }
   return new FileProblem(path, `cannot write it: ${what}, so it is left as it is`,
     `make it writable (chmod u+w ${path}) to have it written${orElse ? `, or ${orElse}` : ''}`);
+}
+
+/**
+ * A FileProblem when the target file at target (in localesDir) is a source file — source, or anything under
+ * sourceFolder (a link to that folder or into it) — else null: its values would be adopted as translations of
+ * themselves, and a write would put translations in place of the source strings.
+ */
+export function sourceInPlace(target, localesDir, source, sourceFolder, inputLocale) {
+  const real = realPath(target);
+  const isSource = real === realPath(source) || sameFile(target, source);
+  const inside = sourceFolder !== null && (real + sep).startsWith(realPath(sourceFolder) + sep);
+  if (!isSource && !inside) return null;
+  let link = null; // (the links in the locales directory, not those above it)
+  for (let at = target; link === null && at !== localesDir && dirname(at) !== at; at = dirname(at)) {
+    if (stats(at, false)?.isSymbolicLink()) link = at;
+  }
+  const where = isSource ? `the source file ${source}` : `in the source folder ${sourceFolder}`;
+  const how = link !== null ? `${link} is a symbolic link to ${readlinkSync(link)}` : 'a hard link';
+  return new FileProblem(target, `cannot write it: it is ${where} (${how}), so its translations would be written over `
+    + `the ${inputLocale} strings`, `remove ${link ?? target}: the next run writes the translations in its place`);
+}
+
+function sameFile(a, b) {
+  const [first, second] = [a, b].map((path) => {
+    try {
+      return statSync(path, { bigint: true });
+    } catch {
+      return null;
+    }
+  });
+  return Boolean(first?.isFile() && second?.isFile() && first.dev === second.dev && first.ino === second.ino);
+}
+
+/** path with every symbolic link resolved, as far as it exists (as Python's os.path.realpath). */
+function realPath(path) {
+  let hops = 0;
+  const walk = (start, rest) => {
+    let at = start;
+    for (const part of rest.split('/')) {
+      if (part === '' || part === '.') continue;
+      if (part === '..') {
+        at = dirname(at);
+        continue;
+      }
+      const next = join(at, part);
+      let text = null;
+      if (hops < 40 && stats(next, false)?.isSymbolicLink()) {
+        try {
+          text = readlinkSync(next);
+        } catch { /* left as it is */ }
+      }
+      if (text === null) at = next;
+      else {
+        hops++;
+        at = walk(text.startsWith('/') ? '/' : at, text);
+      }
+    }
+    return at;
+  };
+  return walk('/', resolve(path));
 }
 
 /**

@@ -1,11 +1,12 @@
 // What a locale needs, per target file (as mt_eval.champollion.plan): keys up to date, keys due (new,
 // source changed, method changed, forced), values adopted (present but unknown to the lock: kept and
-// recorded) and keys removed (no longer in the source). A file with keys due that could not be written (a
+// recorded) and keys removed (no longer in the source). A target file that is a source file (a symbolic link to it,
+// or into the source folder) is an error, neither read nor written. A file with keys due that could not be written (a
 // directory in its place, a file where its directory should be, a directory that is not writable) or that its user
 // made read-only is an error at once, and none of its keys is sent.
 import { join } from 'node:path';
 
-import { FileProblem, isFile, parseJsonFile, readBytes, readOnly, unwritable } from './files.js';
+import { FileProblem, isFile, parseJsonFile, readBytes, readOnly, sourceInPlace, unwritable } from './files.js';
 import { layout, slots, stringValues } from './locales.js';
 import { hashText } from './lockfile.js';
 
@@ -45,6 +46,9 @@ export function planFile(files, name, localesDir, inputLocale, locale, lock, fin
   const repeated = [];
   try {
     const sourcePath = files.sourcePath(localesDir, inputLocale, name);
+    const sourceFolder = files.directoryLayout ? join(localesDir, inputLocale) : null;
+    const aliased = sourceInPlace(plan.path, localesDir, sourcePath, sourceFolder, inputLocale);
+    if (aliased) throw aliased; // (its values are not adopted, nor a translation written over a source file)
     source = readTree(sourcePath, readBytes(sourcePath), repeated);
     if (isFile(plan.path)) {
       const bytes = readBytes(plan.path);
