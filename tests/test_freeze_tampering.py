@@ -134,17 +134,31 @@ def test_the_scoring_and_the_gate_policy_are_frozen_too(tmp_path: Path, plugin: 
     assert "$.scoring.policy_sha256: the policy" in capsys.readouterr().out
 
 
-def test_a_manifest_frozen_before_scoring_was_is_not_held_to_it(tmp_path: Path, plugin: Path, capsys):
+@pytest.mark.parametrize(("section", "key"), [(None, "scoring"), ("corpus", "accepted_doubts")])
+def test_a_frozen_manifest_without_its_scoring_or_accepted_doubts_holds_no_run(
+        tmp_path: Path, plugin: Path, capsys, section: str | None, key: str):
+    """Before: deleting `scoring` (or `corpus.accepted_doubts`) by hand left a manifest "valid and frozen", and
+    a run held to it took any policy and resamples (or let any doubt through) and its card said frozen. A
+    manifest of this SDK always has them (one of another SDK fails on its code hash)."""
     from rigor_support import run
 
     corpus = family_corpus(tmp_path / "corpus.json")
+    lax = tmp_path / "lax.json"
+    lax.write_text(json.dumps({"name": "lax", "min_canaries": 0, "min_negatives": 0}))
     manifest = json.loads(init(tmp_path, plugin, corpus).read_text())
-    del manifest["scoring"]
-    older = tmp_path / "older.json"
-    older.write_text(json.dumps(manifest))
-    assert main(["freeze", "validate", str(older)]) == 0
-    code, card = run(tmp_path / "run", corpus, *honest(), "--freeze", str(older), method=plugin)
-    assert code in (0, 5) and card is not None and card.freeze is not None and card.freeze.status == "frozen"
+    del (manifest if section is None else manifest[section])[key]
+    stripped = tmp_path / "stripped.json"
+    stripped.write_text(json.dumps(manifest))
+    capsys.readouterr()
+    assert main(["freeze", "validate", str(stripped)]) == 1
+    out = capsys.readouterr().out
+    where = f"$.{key}" if section is None else f"$.{section}.{key}"
+    assert "not valid (1 problem)" in out and f"{stripped} {where}: missing: a frozen manifest needs it" in out
+    assert "run mt-eval freeze init again" in out
+    differing = ["--policy", str(lax)] if key == "scoring" else ["--accept-doubt", "reference-equals-source"]
+    code, card = run(tmp_path / "run", corpus, *honest(), "--freeze", str(stripped), *differing, method=plugin)
+    err = capsys.readouterr().err
+    assert code == 1 and card is None and f"--freeze {stripped} does not validate" in err and where in err
 
 
 def test_a_doubt_accepted_at_freeze_is_frozen_shown_and_held_to(tmp_path: Path, plugin: Path, capsys,

@@ -103,6 +103,34 @@ def test_json_output_names_a_corpus_entry_by_its_own_id_and_a_line_by_its_number
         ("1", "ES 1"), ("greeting", "ES 1"), ("7", "ES 2")]
 
 
+TELLS_ITS_PAIR = """\
+class Slow:
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": f"{config.target_lang}:{e['source']}:{sorted(e)}"} for e in entries]
+"""
+
+
+def test_a_corpus_entry_is_sent_as_a_run_sends_it_an_empty_source_and_a_negative_controls_own_pair_too(
+        tmp_path: Path):
+    """Before: a negative control's own pair was ignored (translated into the run's language, where a run asks for
+    its own) and an entry with an empty source was printed as translated to "" without being sent."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "a", "source": "Hi", "reference": "Hola"}\n'
+                      '{"id": "empty", "source": "", "family": "negative"}\n'
+                      '{"id": "deu", "source": "Hi", "family": "negative", "pair": "eng>deu"}\n'
+                      '{"id": "b", "source": "Yes", "reference": "Sí"}\n')
+    directory = str(plugin(tmp_path, TELLS_ITS_PAIR))
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", directory, "--file", str(corpus),
+                           "--pair", "eng>spa", "--json"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert [(r["id"], r["predicted"]) for r in map(json.loads, done.stdout.splitlines())] == [
+        ("a", "spa:Hi:['id', 'source']"), ("empty", "spa::['id', 'source']"), ("deu", "deu:Hi:['id', 'source']"),
+        ("b", "spa:Yes:['id', 'source']")]
+    lines = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", directory, "", "Hi"],
+                           capture_output=True, text=True, timeout=60)
+    assert lines.returncode == 0 and lines.stdout == "\nspa:Hi:['id', 'source']\n", lines.stderr  # (a blank TEXT)
+
+
 def test_sentences_typed_at_a_terminal_are_asked_for(tmp_path: Path):
     """Before: with no sentence given, it waited on the terminal in silence, as if it hung."""
     import os

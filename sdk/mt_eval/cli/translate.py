@@ -43,7 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "supported pair)")
     parser.add_argument("--file", "-f", metavar="FILE",
                         help="read the sentences from FILE: one per line, or the sources of a .json, .jsonl or .tsv "
-                             "corpus (read as mt-eval run reads it)")
+                             "corpus (read and sent as mt-eval run does: an empty source too, a negative control in "
+                             "the pair it names)")
     parser.add_argument("--columns", metavar="NAMES",
                         help="with --file: a .tsv corpus's columns, comma-separated, e.g. id,source,reference")
     parser.add_argument("--accept-doubt", action="append", default=[], type=doubt_code, metavar="CODE",
@@ -77,6 +78,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     import anyio
     import msgspec
 
+    from mt_eval.corpus.families import by_pair
     from mt_eval.guarded_calls import (
         CallFailed,
         backstop_for,
@@ -121,11 +123,13 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
             _say(f"TEXT {number} is not valid UTF-8 (at character {position + 1}): give the sentences as UTF-8")
             return 2
     corpus_ids: dict[int, str] = {}
+    own_pairs: dict[int, str] = {}  # line number → the pair a corpus's negative control is translated in
     if file is not None:
         try:
             sourced = _file_sources(file, pair, columns, accept)
-            corpus_ids = {len(texts) + i: entry_id for i, (entry_id, _) in enumerate(sourced, start=1) if entry_id}
-            texts = [*texts, *(source for _, source in sourced)]
+            corpus_ids = {len(texts) + i: entry_id for i, (entry_id, _, _) in enumerate(sourced, start=1) if entry_id}
+            own_pairs = {len(texts) + i: own for i, (_, _, own) in enumerate(sourced, start=1) if own}
+            texts = [*texts, *(source for _, source, _ in sourced)]
         except OSError as exc:
             _say(f"--file {file}: cannot read it: {exc.strerror or exc}")
             return 2
@@ -144,19 +148,22 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
         except ValueError as exc:
             _say(f"standard input: {exc}")
             return 2
-    # A blank line is not sent: it is printed blank, so the output has one line per line of the input.
-    entries = [{"id": str(i), "source": text} for i, text in enumerate(texts, start=1) if text.strip()]
+    # A blank line is not sent: it is printed blank, so the output has one line per line of the input. A corpus's
+    # entries are all sent, as a run sends them (an empty source is a negative control's), each in its own pair.
+    entries = [{"id": str(i), "source": text} | ({"family": "negative", "pair": own_pairs[i]} if i in own_pairs else {})
+               for i, text in enumerate(texts, start=1) if text.strip() or i in corpus_ids]
     notes = ResultNotes()
     unknown: list[object] = []
     printer = _InOrder(as_json, corpus_ids)
     for number, text in enumerate(texts, start=1):
-        if not text.strip():
+        if not text.strip() and number not in corpus_ids:
             printer.done(TranslationResult(id=str(number), predicted=""))
 
-    async def call(part: list[dict[str, str]]) -> list[TranslationResult]:
+    async def call(part: list[dict[str, str]], config: RunConfig) -> list[TranslationResult]:
         started = time.perf_counter()  # (a result without latency_s gets its share of the call, as in a run)
         try:
-            raw = await guarded_translate(loaded.method, [dict(e) for e in part], config, timeout_s=timeout_s,
+            sent = [{"id": e["id"], "source": e["source"]} for e in part]  # (not the fields a method never sees)
+            raw = await guarded_translate(loaded.method, sent, config, timeout_s=timeout_s,
                                           directory=loaded.directory,
                                           backstop_s=backstop_for(loaded.method, timeout_s, len(part)))
         except LoopBlocked as blocked:  # (raised by the watchdog in the code that blocked the loop)
@@ -170,9 +177,9 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     def failed_entry(entry: dict[str, str], message: str) -> TranslationResult:
         return error_result(entry["id"], message)
 
-    async def send(part: list[dict[str, str]], limiter: anyio.CapacityLimiter) -> None:
+    async def send(part: list[dict[str, str]], config: RunConfig, limiter: anyio.CapacityLimiter) -> None:
         async with limiter:  # a call that raises or calls sys.exit() fails only the sentences it fails on, as in a run
-            for result in await split_on_failure(call, part, failed_entry):
+            for result in await split_on_failure(lambda some: call(some, config), part, failed_entry):
                 printer.done(result)
 
     size = max(1, min(config.batch_size, -(-len(entries) // config.concurrency)))  # (few: one a call)
@@ -190,8 +197,9 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
                 async with anyio.create_task_group() as group:
                     printer.on_error = group.cancel_scope.cancel  # (nowhere to print: nothing more is sent)
                     limiter = anyio.CapacityLimiter(config.concurrency)
-                    for start in range(0, len(entries), size):
-                        group.start_soon(send, entries[start:start + size], limiter)
+                    for in_pair, members in by_pair(entries, config):
+                        for start in range(0, len(members), size):
+                            group.start_soon(send, list(members[start:start + size]), in_pair, limiter)
         finally:  # programs the method started end with the command (a bounded wait: a warning, not a hang)
             await guarded_close(loaded.method, loaded.method_id, prog="mt-eval translate", directory=loaded.directory)
 
@@ -305,10 +313,11 @@ def _say(message: str) -> None:
 
 
 def _file_sources(file: Path, pair: str, columns: list[str] | None = None, accept: Sequence[str] = ()
-                  ) -> list[tuple[str | None, str]]:
-    """The entry ids and sources of a corpus file (.json, .jsonl, .tsv, read as ``mt-eval run`` reads them), else
-    the lines (with no id) of a text file, read as ``mt-eval run --source-file`` reads them (gzip, UTF-16 with its
-    byte-order mark, NUL bytes refused; lines holding TAB-separated columns refused unless accepted)."""
+                  ) -> list[tuple[str | None, str, str | None]]:
+    """The entry ids, sources and own pairs (a negative control's, `pair_of`) of a corpus file (.json, .jsonl,
+    .tsv, read as ``mt-eval run`` reads them), else the lines (with no id nor pair) of a text file, read as
+    ``mt-eval run --source-file`` reads them (gzip, UTF-16 with its byte-order mark, NUL bytes refused; lines
+    holding TAB-separated columns refused unless accepted)."""
     from mt_eval.corpus.files import FORMATS
 
     name = file.name.lower().removesuffix(".gz")
@@ -316,7 +325,9 @@ def _file_sources(file: Path, pair: str, columns: list[str] | None = None, accep
         from mt_eval.corpus.reader import read_corpus
 
         corpus = read_corpus(file, columns=columns, accept=list(accept), pair=pair)
-        return [(str(entry["id"]), entry["source"]) for entry in corpus.entries]
+        from mt_eval.corpus.families import pair_of
+
+        return [(str(entry["id"]), entry["source"], pair_of(entry)) for entry in corpus.entries]
     from mt_eval.corpus.doubts import Doubt, find_doubts, refuse_doubts
     from mt_eval.corpus.parallel import read_parallel
 
@@ -324,7 +335,7 @@ def _file_sources(file: Path, pair: str, columns: list[str] | None = None, accep
     tabs = [Doubt(d.code, d.message, f"translate a TSV corpus with --file {file.stem}.tsv (renamed)")
             for d in find_doubts(lines) if d.code == "tabs-in-parallel-text"]
     refuse_doubts(file, tabs, list(accept))
-    return [(None, entry["source"]) for entry in lines.entries]
+    return [(None, entry["source"], None) for entry in lines.entries]
 
 
 def utf8_lines(data: bytes) -> list[str]:

@@ -151,7 +151,7 @@ class FreezeManifest(_Part, kw_only=True):
     budgets: BudgetsFreeze
     latency: LatencyFreeze
     hardware: HardwareFreeze
-    scoring: ScoringFreeze | None = None  # (null: a manifest written before scoring was frozen; not compared)
+    scoring: ScoringFreeze | None = None  # (null only in a draft: a frozen manifest needs it, `missing_digests`)
 
 
 class FreezeReference(msgspec.Struct, kw_only=True):
@@ -259,7 +259,8 @@ def _relative(path: Path, base: Path | None) -> str:
 
 
 def missing_digests(manifest: FreezeManifest) -> list[tuple[str, str]]:
-    """``(JSON path, why)`` for each digest (and the corpus's source and licence) a frozen manifest needs."""
+    """``(JSON path, why)`` for each digest (and the corpus's source and licence, the scoring and the doubts
+    accepted) a frozen manifest needs."""
     required = {"$.sdk.code_sha256": manifest.sdk.code_sha256, "$.method.code_sha256": manifest.method.code_sha256,
                 "$.corpus.sha256": manifest.corpus.sha256, "$.corpus.source": manifest.corpus.source,
                 "$.corpus.license": manifest.corpus.license,
@@ -271,8 +272,13 @@ def missing_digests(manifest: FreezeManifest) -> list[tuple[str, str]]:
                                 "--corpus-source TEXT",
              "$.corpus.license": "give the corpus's licence: \"license\" in its dataset, or freeze init "
                                  "--corpus-license SPDX"}
-    return [(path, hints.get(path, "recompute it with mt-eval freeze init")) for path, value in required.items()
-            if not value]
+    missing = [(path, hints.get(path, "recompute it with mt-eval freeze init")) for path, value in required.items()
+               if not value]
+    # What this SDK's freeze init always records (a manifest of another SDK fails on $.sdk.code_sha256): without
+    # it, a run would not be held to its scoring and gate policy, or to the doubts it lets through.
+    recorded = {"$.scoring": manifest.scoring, "$.corpus.accepted_doubts": manifest.corpus.accepted_doubts}
+    return missing + [(path, "run mt-eval freeze init again, which records it (a frozen manifest without it would "
+                             "hold a run to less than it says)") for path, value in recorded.items() if value is None]
 
 
 # The run option that changes each frozen setting, for the message refusing a run that differs.
