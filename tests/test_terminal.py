@@ -6,6 +6,8 @@ of an error's path or value escaped."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +19,8 @@ from mt_eval.durations import format_duration
 REPO = Path(__file__).parent.parent
 LEXICON = str(REPO / "examples" / "lexicon-eng-spa")
 DEMO = str(REPO / "examples" / "data" / "eng-spa-demo.json")
+GRADER = str(REPO / "examples" / "rules-grader")
+DECISIONS = str(REPO / "examples" / "data" / "adequacy-decisions.jsonl")
 MT_EVAL = [sys.executable, "-m", "mt_eval.cli"]
 
 
@@ -197,6 +201,10 @@ def test_a_plain_error_is_printed_as_it_was(tmp_path):
     (["freeze", "validate", "{odd}"], 1, "stdout", True),
     (["bridge", "check", "--vectors", "{odd}", "--", "true"], 2, "stderr", False),  # --vectors … does not exist
     (["bridge", "check", "--", "{odd}"], 1, "stdout", False),  # checking `…` against …, then it cannot start
+    (["run", "--demo", "--out", "run", "--pair", "{odd}"], 2, "stderr", False),  # … is not a language pair
+    (["publish", "card.json", "--policy", "{odd}", "--no-input"], 1, "stderr", True),  # the gate policy … is not valid
+    (["publish", "card.json", "--db", "{odd}", "--no-input"], 1, "stderr", True),  # cannot open the store …
+    (["decide", "run", "--method", GRADER, "--corpus", DECISIONS, "--out", "{odd}", "--quiet"], 0, "stdout", False),
 ])
 def test_a_commands_own_lines_show_a_paths_control_and_invisible_characters_escaped(argv, status, stream, odd_file,
                                                                                    tmp_path):
@@ -212,12 +220,26 @@ def test_a_commands_own_lines_show_a_paths_control_and_invisible_characters_esca
 
 
 @pytest.fixture(scope="module")
-def odd_run(tmp_path_factory) -> Path:
-    """A demo run written to a directory whose name holds ESC and U+202E, and a freeze manifest beside its card."""
+def odd_run_done(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """A demo run written to a directory whose name holds ESC and U+202E: where, and what the run printed."""
     where = tmp_path_factory.mktemp("odd")
     done = mt_eval("run", "--demo", "--out", ODD, "--quiet", cwd=where)
     assert done.returncode == 0, done.stderr
-    return where
+    return where, done
+
+
+@pytest.fixture(scope="module")
+def odd_run(odd_run_done) -> Path:
+    """The directory that holds the demo run `ODD` (its card: ODD/card.json)."""
+    return odd_run_done[0]
+
+
+def test_runs_summary_shows_the_run_cards_path_escaped(odd_run_done):
+    """Before, the summary's last lines printed the paths of the run card and the predictions as they were."""
+    done = odd_run_done[1]
+    assert done.stdout.splitlines()[-2:] == [f"  run card     {ODD_SHOWN}/card.json", f"  predictions  {ODD_SHOWN}/"
+                                             "predictions.txt (one line per entry, in corpus order)"]
+    assert "\x1b" not in done.stdout and "\u202e" not in done.stdout
 
 
 @pytest.mark.parametrize(("argv", "status"), [
@@ -226,6 +248,8 @@ def odd_run(tmp_path_factory) -> Path:
     (["freeze", "init", "--method", LEXICON, "--corpus", DEMO, "--out", "{odd}/init.json", "--force"], 0),
     (["freeze", "show", "{odd}/freeze.json"], 0),  # its path, and a value read from it (the hardware label)
     (["gateway", "--policy", "{odd}/gateway.json", "--check"], 0),
+    (["grade", "{odd}/card.json", "--grader", GRADER, "--out", "{odd}/grading", "--force", "--quiet"], 0),
+    (["grade", "export", "{odd}/card.json", "--out", "{odd}/sheets", "--force"], 0),  # sheets: …
 ])
 def test_what_a_command_prints_of_a_card_or_manifest_shows_control_and_invisible_characters_escaped(argv, status,
                                                                                                    odd_run):
@@ -249,9 +273,93 @@ def test_what_a_command_prints_of_a_card_or_manifest_shows_control_and_invisible
         assert '  label: "cpu\\u202e"' in done.stdout  # quoted, as a value holding ESC is
 
 
-def test_freeze_validate_json_writes_invisible_characters_as_json_escapes(tmp_path):
+@pytest.mark.parametrize(("argv", "field"), [
+    (["freeze", "validate", "{odd}", "--json"], "manifest"),
+    (["decide", "check", "--corpus", "{odd}", "--json"], "corpus"),  # (before: U+202E as it was)
+])
+def test_a_json_report_writes_a_paths_invisible_characters_as_json_escapes(argv, field, tmp_path):
     (tmp_path / ODD).write_text("not JSON\n", encoding="utf-8")
-    done = mt_eval("freeze", "validate", ODD, "--json", cwd=tmp_path)
+    done = mt_eval(*[word.replace("{odd}", ODD) for word in argv], cwd=tmp_path)
     assert done.returncode == 1, done.stderr
-    assert '"manifest": "no\\u001b[31mpe\\u202e.json"' in done.stdout and "\u202e" not in done.stdout
-    assert json.loads(done.stdout)["manifest"] == ODD
+    assert f'"{field}": "no\\u001b[31mpe\\u202e.json"' in done.stdout and "\u202e" not in done.stdout
+    assert json.loads(done.stdout)[field] == ODD
+
+
+def test_contamination_shows_a_corpus_and_a_reports_path_escaped(tmp_path):
+    """Before, its progress and its report printed the corpus's path as it was, --json and --report held U+202E as it
+    was, and the lines saying that the report or the result could not be written printed the --report path raw."""
+    (tmp_path / ODD).write_text(Path(DEMO).read_text(encoding="utf-8"), encoding="utf-8")
+    check = ["contamination", "--method", LEXICON, "--corpus", ODD, "--plant", "5"]
+    shown = mt_eval(*check, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert f"contamination: reading corpus {ODD_SHOWN} (" in shown.stderr
+    assert f" against {ODD_SHOWN} (36 entries)\n" in shown.stdout
+    as_json = mt_eval(*check, "--json", "--quiet", "--report", "report.json", cwd=tmp_path)
+    assert as_json.returncode == 0, as_json.stderr
+    for document in (as_json.stdout, (tmp_path / "report.json").read_text(encoding="utf-8")):
+        assert '"name": "no\\u001b[31mpe\\u202e.json"' in document and "\u202e" not in document
+        assert json.loads(document)["corpora"][0]["name"] == ODD
+    os.mkfifo(tmp_path / f"unread-{ODD}")  # (a named pipe that no process reads: the report cannot be written)
+    unread = mt_eval(*check, "--quiet", "--report", f"unread-{ODD}", cwd=tmp_path)
+    assert unread.returncode == 2, unread.stderr
+    assert f"but its report could not be written to unread-{ODD_SHOWN}: it is a named pipe" in unread.stderr
+    with open(os.devnull if not Path("/dev/full").exists() else "/dev/full", "w") as full:
+        lost = subprocess.run([*MT_EVAL, *check, "--quiet", "--report", f"kept-{ODD}"], cwd=tmp_path, stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=180)
+    assert lost.returncode == 2, lost.stderr
+    assert lost.stderr.endswith(f"could not be written to standard output: No space left on device; the report is in "
+                                f"kept-{ODD_SHOWN}\n")
+    for done in (shown, as_json, unread, lost):
+        assert "\x1b" not in (done.stdout or "") + done.stderr and "\u202e" not in (done.stdout or "") + done.stderr
+
+
+def test_leaderboard_shows_the_sites_and_the_stores_path_escaped(odd_run):
+    """Before, ``leaderboard --out`` printed where it wrote the site, and ``leaderboard serve`` the store it serves,
+    as they were."""
+    published = mt_eval("publish", ODD, "--db", f"{ODD}/board.db", "--no-input", cwd=odd_run)
+    assert published.returncode == 0, published.stderr
+    site = mt_eval("leaderboard", "--db", f"{ODD}/board.db", "--out", f"{ODD}/site", cwd=odd_run)
+    assert site.returncode == 0, site.stderr
+    assert site.stdout.startswith(f"wrote {odd_run}/{ODD_SHOWN}/site/index.html (1 run cards, 1 detail pages); open "
+                                  "file://"), site.stdout
+    serve = subprocess.Popen([*MT_EVAL, "leaderboard", "serve", "--db", f"{ODD}/board.db", "--port", "0"],
+                             cwd=odd_run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = serve.stdout.readline() if serve.stdout else ""
+    finally:
+        serve.send_signal(signal.SIGINT)
+        _, err = serve.communicate(timeout=60)
+    assert first.startswith("serving the leaderboard of ") and f"{ODD_SHOWN}/board.db on http://" in first, first + err
+    for shown in (site.stdout + site.stderr, first + err):
+        assert "\x1b" not in shown and "\u202e" not in shown
+
+
+def test_publish_shows_a_store_error_escaped(odd_run, tmp_path, monkeypatch, capsys):
+    """Before, the store's error (which names the store) was printed as it was."""
+    from mt_eval.cli import main
+    from mt_eval.leaderboard.store import Store, StoreError
+
+    def failing(self, *args, **kwargs):
+        raise StoreError(f"cannot write to the leaderboard store {ODD}: disk I/O error")
+
+    monkeypatch.setattr(Store, "publish", failing)
+    assert main(["publish", str(odd_run / ODD), "--db", str(tmp_path / "board.db"), "--no-input"]) == 1
+    err = capsys.readouterr().err
+    assert (f"mt-eval publish: cannot write to the leaderboard store {ODD_SHOWN}: disk I/O error; nothing was "
+            "published; 1 card was not stored: ") in err
+    assert "\x1b" not in err and "\u202e" not in err
+
+
+def test_grade_shows_why_nothing_was_graded_escaped(odd_run, tmp_path):
+    """Before, when no entry could be graded, the first translation's error was printed as the run card holds it."""
+    from mt_eval.harness.verify import canonical_sha256
+
+    card = json.loads((odd_run / ODD / "card.json").read_text(encoding="utf-8"))
+    card["results"] = [{**result, "predicted": None, "error": f"engine down: {ODD}"} for result in card["results"]]
+    card["content_sha256"] = canonical_sha256(card)
+    (tmp_path / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    done = mt_eval("grade", "card.json", "--corpus", DEMO, "--grader", GRADER, "--out", "g", cwd=tmp_path)
+    assert done.returncode == 4, done.stderr
+    assert done.stderr.endswith(f"mt-eval grade: no entry was graded (30 not graded: not translated): the translation "
+                                f"failed: engine down: {ODD_SHOWN}\n"), done.stderr
+    assert "\x1b" not in done.stdout + done.stderr and "\u202e" not in done.stdout + done.stderr

@@ -165,11 +165,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"mt-eval contamination: {said}\n", file=sys.stderr)
         args.print_contamination_help(sys.stderr)
         return EXIT_CANNOT_RUN
-    import msgspec
-
+    from mt_eval.cli.json_output import json_text
     from mt_eval.contamination.corpora import CorpusUnreadable, load_corpus
     from mt_eval.contamination.engine import CheckError, check_bundle, check_corpora
     from mt_eval.contamination.render import progress_printer, render
+    from mt_eval.control_chars import escaped_for_terminal
 
     printer = None if args.quiet else progress_printer()
     last = ["reading the corpora"]
@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     def progress(message: str) -> None:  # (the last step is what an interruption reports)
         last[0] = message
         if printer is not None:
-            printer(message)
+            printer(escaped_for_terminal(message))  # (a corpus's or a bundle file's path)
 
     try:
         if args.report:
@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         unwritten = f", not even --report {args.report}" if args.report else ""
         raise InterruptedBefore(f"mt-eval contamination: interrupted (last step: {last[0]}): no verdict, and nothing "
                                 f"was written{unwritten}; run the command again to check") from exc
-    return _deliver(args, report, msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n", render)
+    return _deliver(args, report, json_text(report).encode(), render)  # (U+202E of a path written as \u202e)
 
 
 def _size_of(path: Path) -> str:
@@ -221,7 +221,11 @@ def _size_of(path: Path) -> str:
 
 def _deliver(args: argparse.Namespace, report: Any, document: bytes, render: Any) -> int:
     """Write the report to --report, then print it: the file is kept when standard output fails, and either
-    failure exits 2 (not the verdict's status, which a script would read as the verdict)."""
+    failure exits 2 (not the verdict's status, which a script would read as the verdict); the text's control and
+    invisible characters (of a path, of a corpus's text) escaped."""
+    from mt_eval.cli import said_on_stderr
+    from mt_eval.control_chars import escaped_for_terminal
+
     status = {"clean": EXIT_CLEAN, "contaminated": EXIT_CONTAMINATED}.get(report.status, EXIT_UNVERIFIED)
     unwritten = None
     if args.report:
@@ -230,7 +234,8 @@ def _deliver(args: argparse.Namespace, report: Any, document: bytes, render: Any
         except OSError as exc:
             unwritten = exc
     try:
-        sys.stdout.write(document.decode() if args.json else render(report, show=args.show) + "\n")
+        text = document.decode() if args.json else escaped_for_terminal(render(report, show=args.show)) + "\n"
+        sys.stdout.write(text)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader (e.g. head) has stopped reading
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -238,13 +243,13 @@ def _deliver(args: argparse.Namespace, report: Any, document: bytes, render: Any
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         kept = (f"the report is in {args.report}" if args.report and unwritten is None else
                 "give --report FILE to keep the report in a file")
-        print(f"mt-eval contamination: the check ran ({report.status}), but its result could not be written to "
-              f"standard output: {exc.strerror or exc}; {kept}", file=sys.stderr)
+        said_on_stderr(f"mt-eval contamination: the check ran ({report.status}), but its result could not be written "
+                       f"to standard output: {exc.strerror or exc}; {kept}")
         status = EXIT_CANNOT_RUN
     if unwritten is not None:
-        print(f"mt-eval contamination: the check ran ({report.status}), but its report could not be written "
-              f"to {args.report}: {unwritten.strerror or unwritten}; give --report a writable file, or --json to "
-              "print it", file=sys.stderr)
+        said_on_stderr(f"mt-eval contamination: the check ran ({report.status}), but its report could not be "
+                       f"written to {args.report}: {unwritten.strerror or unwritten}; give --report a writable file, "
+                       "or --json to print it")
         status = EXIT_CANNOT_RUN
     return status
 

@@ -129,7 +129,9 @@ def run(args: argparse.Namespace) -> int:
         from mt_eval.errors import InterruptedBefore  # ("the same command" would start over: --force)
 
         raise InterruptedBefore(f"{SAVED} Continue with --resume in place of --force{_again()}") from interrupted
-    print(f"decision card: {card}")
+    from mt_eval.control_chars import escaped_for_terminal
+
+    print(escaped_for_terminal(f"decision card: {card}"))  # (a path's control characters escaped)
     return _nothing_answered(card)
 
 
@@ -195,6 +197,7 @@ def method_settings(args: argparse.Namespace) -> MethodSettings:
 def _check(args: argparse.Namespace) -> int:
     import msgspec
 
+    from mt_eval.cli.json_output import json_text
     from mt_eval.decisions.corpus import DecisionCorpusError, read_decision_corpus
     from mt_eval.decisions.selfcheck import describe_self_check, run_self_check
 
@@ -204,11 +207,11 @@ def _check(args: argparse.Namespace) -> int:
         if args.json:  # what a reader of the JSON needs to know too (the lines on stderr as without it)
             unread = {"passed": False, "corpus": str(args.corpus), "readable": False,
                       "problems": [msgspec.to_builtins(p) for p in exc.problems]}
-            print(msgspec.json.format(msgspec.json.encode(unread), indent=2).decode())
+            sys.stdout.write(json_text(unread))  # (U+202E of the corpus's name as \u202e)
         raise
     check = run_self_check(corpus, args.ece_bins)
     if args.json:
-        print(msgspec.json.format(msgspec.json.encode(check), indent=2).decode())
+        sys.stdout.write(json_text(check))
     else:
         print(describe_self_check(check))
     return 0 if check.passed else 1

@@ -5,7 +5,6 @@ The arguments become one `mt_eval.decisions.request.GradeRequest`."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from mt_eval.cli.arguments import (
@@ -82,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from mt_eval.cli.decide import calls, method_settings
+    from mt_eval.control_chars import escaped_for_terminal
     from mt_eval.decisions.request import GradeRequest
     from mt_eval.errors import UsageError
 
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         from mt_eval.decisions.sheets import export_sheets
 
         out = export_sheets(request)
-        print(f"sheets: {out} (send the sheet and rubric.md to the graders; keep key.json)")
+        print(escaped_for_terminal(f"sheets: {out} (send the sheet and rubric.md to the graders; keep key.json)"))
         return 0
     if mode == "import":
         from mt_eval.decisions.sheets import import_sheets
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         from mt_eval.decisions.grading import grade_with_method
 
         path = grade_with_method(request)
-    print(f"grading card: {path}")
+    print(escaped_for_terminal(f"grading card: {path}"))  # (a path's control characters escaped)
     return _nothing_graded(path) if mode != "import" else 0  # (a sheet may come back with nothing graded yet)
 
 
@@ -128,6 +128,7 @@ def _nothing_graded(card: Path) -> int:
     before: `mt_eval.decisions.summary.grading_failure_lines`); else 0."""
     import msgspec
 
+    from mt_eval.cli import said_on_stderr
     from mt_eval.harness.outcome import EXIT_FAILED
 
     data = msgspec.json.decode(card.read_bytes())
@@ -137,6 +138,6 @@ def _nothing_graded(card: Path) -> int:
                      None)  # (an entry never given to the grader: not translated)
         counts = ", ".join(f"{summary[key]} {said}" for key, said in (("failed", "failed"), ("not_graded", "not "
                            "graded: not translated")) if summary.get(key))
-        print(f"mt-eval grade: no entry was graded ({counts})" + (f": {first}" if first else ""), file=sys.stderr)
+        said_on_stderr(f"mt-eval grade: no entry was graded ({counts})" + (f": {first}" if first else ""))
         return EXIT_FAILED
     return 0

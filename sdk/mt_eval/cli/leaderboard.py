@@ -208,8 +208,11 @@ def _site(board: dict[str, Any], store: Any, out: Path, args: argparse.Namespace
         why = "it is not a directory" if isinstance(exc, FileExistsError) else exc.strerror or str(exc)
         named = f"{where}: " if where and Path(where) != out else ""
         raise ExpectedError(f"cannot write the site to {out}: {named}{why}") from exc
+    from mt_eval.control_chars import escaped_for_terminal
+
     index = (out / "index.html").resolve()
-    print(f"wrote {index} ({board['cards']} run cards, {pages} detail pages); open {index.as_uri()}")
+    print(escaped_for_terminal(f"wrote {index} ({board['cards']} run cards, {pages} detail pages); open "
+                               f"{index.as_uri()}"))
     return 0
 
 
@@ -227,8 +230,11 @@ def _serve(store: Any, build: Any, args: argparse.Namespace) -> int:
         print(f"mt-eval leaderboard serve: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}{fix}",
               file=sys.stderr)
         return 1
+    from mt_eval.control_chars import escaped_for_terminal
+
     port = server.server_address[1]
-    print(f"serving the leaderboard of {store.where} on http://127.0.0.1:{port}/ (Ctrl-C stops)", flush=True)
+    print(escaped_for_terminal(f"serving the leaderboard of {store.where} on http://127.0.0.1:{port}/ (Ctrl-C stops)"),
+          flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:  # the way it stops: 130, as for every command

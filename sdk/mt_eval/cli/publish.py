@@ -72,6 +72,7 @@ def _card_argument(text: str) -> str:
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when every card was published, 1 when any was refused or could not be read (or standard output could
     not be written), 130 on Ctrl-C, 141 when the reader of standard output went away."""
+    from mt_eval.cli import said_on_stderr
     from mt_eval.control_chars import escaped_for_terminal
     from mt_eval.errors import InterruptedBefore
 
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             policy = load_policy(args.policy)
         except PolicyError as exc:  # (it may end with a fix on a line of its own)
-            print(f"mt-eval publish: {exc}\nmt-eval publish: nothing was published", file=sys.stderr)
+            said_on_stderr(f"mt-eval publish: {exc}\nmt-eval publish: nothing was published")
             _none_tried(args, "the gate policy cannot be used (--policy)")
             return 1
         if args.extension:  # enabled once here: one that cannot be is the command's error, not each card's
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             store = open_store(args.db)
         except StoreError as exc:
-            print(f"mt-eval publish: {exc}; nothing was published", file=sys.stderr)
+            said_on_stderr(f"mt-eval publish: {exc}; nothing was published")
             _none_tried(args, "the store cannot be opened")
             return 1
     except KeyboardInterrupt:
@@ -197,7 +198,7 @@ def _said_how_it_ended(args: argparse.Namespace, result: Any) -> int:
     if result.store_error is not None:
         not_stored = (f"; {left} card{' was' if left == 1 else 's were'} not stored: once the store is fixed, run the "
                       "same command again (the stored ones are refused as duplicates)") if left else ""
-        print(f"mt-eval publish: {result.store_error}; {kept}{not_stored}", file=sys.stderr)
+        print(escaped_for_terminal(f"mt-eval publish: {result.store_error}; {kept}{not_stored}"), file=sys.stderr)
         return 1
     if result.stopped_at is not None:
         print(escaped_for_terminal(f"mt-eval publish: stopped at {result.stopped_at.path} (--fail-fast); {kept}"

@@ -131,13 +131,14 @@ def max_errors(text: str) -> MaxErrors:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mt_eval.cli import said_on_stderr
     from mt_eval.pairs import PairError
 
     try:
         request = run_request(args)
     except PairError as exc:  # --pair in no spelling mt_eval.pairs reads
         args.print_run_usage(sys.stderr)
-        print(f"mt-eval run: error: argument --pair: {exc}", file=sys.stderr)
+        said_on_stderr(f"mt-eval run: error: argument --pair: {exc}")
         return 2
     if request is None:
         missing = [what for what, given in (

@@ -45,11 +45,18 @@ def summary_lines(card: RunCard) -> list[str]:
 def print_summary(card: RunCard, out: Path, stream: TextIO, *, quiet: bool = False, policy: Path | None = None
                   ) -> None:
     """The whole result: `summary_lines`, `print_gate` (``policy``: the gate's policy file, None for the shipped
-    one), then the run card's and the predictions' paths."""
-    stream.write("\n".join(summary_lines(card)) + "\n")
-    print_gate(card, out / "card.json", stream, quiet=quiet, policy=policy)
-    stream.write(f"  run card     {_shown(out / 'card.json')}\n"
+    one), then the run card's and the predictions' paths; their control and invisible characters (of a path, of
+    the method's id) escaped, so that none acts on the terminal."""
+    import io
+
+    from mt_eval.control_chars import escaped_for_terminal
+
+    result = io.StringIO()
+    result.write("\n".join(summary_lines(card)) + "\n")
+    print_gate(card, out / "card.json", result, quiet=quiet, policy=policy)
+    result.write(f"  run card     {_shown(out / 'card.json')}\n"
                  f"  predictions  {_shown(out / 'predictions.txt')} (one line per entry, in corpus order)\n")
+    stream.write(escaped_for_terminal(result.getvalue()))
     stream.flush()
 
 
