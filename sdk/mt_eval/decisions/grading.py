@@ -22,6 +22,7 @@ import numpy as np
 from mt_eval import event_loop
 from mt_eval._version import __version__
 from mt_eval.atomic_files import directory_for
+from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.decisions import grading_card as gc
 from mt_eval.decisions.blinding import SENT_FIELDS, WITHHELD, Blinded, GradingError, blind, read_run_card, refuse_leaks
 from mt_eval.decisions.execution import DecideSettings, decide_rows
@@ -125,7 +126,7 @@ def grade_with_method(request: GradeRequest) -> Path:
 
         for warning in usable_labels(request.labels, rubric, card.content_sha256,
                                      {item.entry_id for item in blinded.items}):
-            print(f"mt-eval grade: warning: {warning}", file=sys.stderr)
+            print(escaped_for_terminal(f"mt-eval grade: warning: {warning}"), file=sys.stderr)
     with prints_to_stderr():  # what the grader prints is not the result
         loaded = load_method(request.grader, isolate=request.isolate, needs="decide")
     # (before any item is sent: a card that cannot be written loses the grading)
@@ -211,8 +212,8 @@ def finish(request: GradeRequest, started_at: str, card: RunCard, raw: bytes, ru
     quality = quality_against(request.labels, entries, rubric, request.ece_bins, request.resamples, blinded.seed,
                               card.content_sha256) if request.labels is not None else None
     if request.labels is not None and quality is None:
-        print(f"mt-eval grade: warning: no labelled entry was graded, so the grader is not measured against "
-              f"{request.labels}", file=sys.stderr)
+        print(escaped_for_terminal(f"mt-eval grade: warning: no labelled entry was graded, so the grader is not "
+                                   f"measured against {request.labels}"), file=sys.stderr)
     grading = gc.GradingCard(
         grading_id=new_run_id(),
         started_at=started_at, finished_at=now(), sdk_version=__version__, run=graded_run(request, card, raw),
@@ -240,9 +241,9 @@ def finish(request: GradeRequest, started_at: str, card: RunCard, raw: bytes, ru
     from mt_eval.decisions.summary import grading_failure_lines, grading_lines
 
     if not request.quiet:  # (the result: on standard output, before the card's path, as `mt-eval run` has it)
-        sys.stdout.write("\n".join(grading_lines(grading)) + "\n")
+        sys.stdout.write(escaped_for_terminal("\n".join(grading_lines(grading))) + "\n")
     if failures := grading_failure_lines(grading):  # (on standard error, with --quiet too, as run says them)
-        sys.stderr.write("\n".join(failures) + "\n")
+        sys.stderr.write(escaped_for_terminal("\n".join(failures)) + "\n")
     return path
 
 

@@ -18,6 +18,7 @@ import msgspec
 from mt_eval import event_loop
 from mt_eval._version import __version__
 from mt_eval.atomic_files import write_atomically
+from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.decisions import card as dc
 from mt_eval.decisions.corpus import DecisionCorpus, read_decision_corpus
 from mt_eval.decisions.execution import DECISIONS, DecideSettings, DecisionLog, decide_rows
@@ -102,7 +103,7 @@ def decide_run(request: DecideRequest) -> Path:
         state = _open(out, request, loaded, corpus, config, settings, load_s)
         log_path = out / "results.jsonl"
         for note in repair(log_path, {row.id for row in corpus.rows}, DECISIONS):
-            print(f"mt-eval decide run: {note}", file=sys.stderr)
+            print(escaped_for_terminal(f"mt-eval decide run: {note}"), file=sys.stderr)
         done = DecisionLog.read(log_path)
         remaining = [row for row in corpus.rows if row.id not in done]
         progress = RunProgress(len(corpus.rows), len(done), label=f"{loaded.method_id} deciding", quiet=request.quiet)

@@ -61,11 +61,14 @@ def failure_lines(card: DecisionCard) -> list[str]:
 
 
 def print_summary(card: DecisionCard, stdout: TextIO, stderr: TextIO, *, quiet: bool = False) -> None:
-    """The result on ``stdout`` (unless ``quiet``), the failures on ``stderr`` (``quiet`` or not)."""
+    """The result on ``stdout`` (unless ``quiet``), the failures on ``stderr`` (``quiet`` or not); what they show
+    of the method, the corpus and the method's error messages with control and invisible characters escaped."""
+    from mt_eval.control_chars import escaped_for_terminal
+
     if not quiet:
-        stdout.write("\n".join(summary_lines(card)) + "\n")
+        stdout.write(escaped_for_terminal("\n".join(summary_lines(card))) + "\n")
     if failures := failure_lines(card):
-        stderr.write("\n".join(failures) + "\n")
+        stderr.write(escaped_for_terminal("\n".join(failures)) + "\n")
 
 
 def grading_lines(card: GradingCard) -> list[str]:

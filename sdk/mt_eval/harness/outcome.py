@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.harness.runcard import Failure, Status
 from mt_eval.records import TranslationResult
 
@@ -110,7 +111,7 @@ def print_failures(failures: list[Failure], errors: int, entries: int, stream: T
         return
     aside = f", the {controls} negative control{'s' if controls != 1 else ''} aside" if controls else ""
     lines = [f"{errors} of {entries} entries failed ({distinct_count(failures)}{aside}):"]
-    stream.write("\n".join(lines + failure_lines(failures, shown=shown)) + "\n")
+    stream.write(escaped_for_terminal("\n".join(lines + failure_lines(failures, shown=shown))) + "\n")
 
 
 def distinct_count(failures: list[Failure]) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 
 from mt_eval.atomic_files import write_atomically
-from mt_eval.control_chars import first_control
+from mt_eval.control_chars import escaped_for_terminal, first_control
 from mt_eval.harness.gate import apply_gate, gate_command
 from mt_eval.harness.policy import shipped_policy
 from mt_eval.harness.verify import render
@@ -169,11 +169,12 @@ def settle_method_card(card_path: Path, recorded: dict[str, Any], given: str | N
     try:
         write_atomically(beside, content)
     except OSError as exc:  # the answers are kept: used now, and shown to be saved
-        print(f"mt-eval publish: warning: cannot write {beside}: {exc.strerror or exc}; this publish uses the "
-              "answers, and here they are as a method card — save them to a file and give it with --method-card "
-              f"FILE next time:\n{content.decode()}", file=sys.stderr, end="")
+        print(escaped_for_terminal(f"mt-eval publish: warning: cannot write {beside}: {exc.strerror or exc}; this "
+                                   "publish uses the answers, and here they are as a method card — save them to a "
+                                   "file and give it with --method-card FILE next time:\n") + content.decode(),
+              file=sys.stderr, end="")  # (the card: JSON, its control characters escaped already)
         return validated, "wizard (not saved)"
-    print(f"wrote {beside}", file=sys.stderr)
+    print(escaped_for_terminal(f"wrote {beside}"), file=sys.stderr)
     return validated, f"wizard ({beside})"
 
 
