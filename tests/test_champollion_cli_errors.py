@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from champollion_project import both, make_project, needs_node, pairs_config, twins
+from champollion_project import both, make_project, needs_node, pairs_config, run_locales, twins
 from mt_eval.cli import main
 
 
@@ -166,3 +166,43 @@ def test_a_config_with_errors_says_its_warnings_with_them_every_problem_in_one_g
                 'give "localesDir" as a string, in double quotes'),
         problem("warning", "$.inputLocal", 'unknown field "inputLocal"', 'did you mean "inputLocale"? Known fields: '
                 "version, inputLocale, pairs, localesDir, $schema")]) + "\n")
+
+
+@needs_node
+def test_a_utf16_or_utf32_locale_file_is_named_as_such_with_the_command_that_converts_it_on_both_sides(
+        tmp_path: Path):
+    """Before: "not valid UTF-8: byte 0xff at line 1 (offset 0); save the file as UTF-8", with nothing said of what the
+    file is (saved as "Unicode" by an editor) nor how to convert it."""
+    import shutil
+    import subprocess
+
+    encoded = {"en/a.json": b"\xff\xfe" + '{"a": "Oné"}'.encode("utf-16-le"),
+               "en/b.json": b"\xfe\xff" + '{"b": "Two"}'.encode("utf-16-be"),
+               "en/c.json": '{"c": "Three"}'.encode("utf-32")}  # (with its byte-order mark, FF FE 00 00)
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}), {"locales/en/d.json": {}})
+    for project in projects.values():
+        for name, raw in encoded.items():
+            (project.root / "locales" / name).write_bytes(raw)
+    runs = both(projects, "--json")
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1
+    errors = {f["file"]: f["error"] for f in json.loads(out)["locales"][0]["files"] if f["error"]}
+
+    def refused(name: str, encoding: str, mark: str) -> str:
+        path = f"<project>/locales/en/{name}"
+        return (f"{path}: {encoding} text, not UTF-8 (it starts with the byte-order mark {mark}); save it as UTF-8, "
+                f"e.g. iconv -f {encoding} -t UTF-8 {path} > {path}.utf8 && mv {path}.utf8 {path}")
+
+    assert errors == {"es/a.json": refused("a.json", "UTF-16", "FF FE"),
+                      "es/b.json": refused("b.json", "UTF-16", "FE FF"),
+                      "es/c.json": refused("c.json", "UTF-32", "FF FE 00 00")}
+    if shutil.which("iconv") is None:
+        return
+    project = projects["python"]
+    for error in errors.values():  # the fix, as said, makes the files readable
+        command = error.split("e.g. ", 1)[1].replace("<project>", str(project.root))
+        subprocess.run(command, shell=True, check=True)  # (the command the error prints)
+    done = run_locales("python", project)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert project.json("locales/es/a.json") == {"a": "spa:énO"}

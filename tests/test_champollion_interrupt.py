@@ -14,7 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from champollion_project import locales_command, make_project, needs_node, pairs_config, run_locales
+from champollion_project import (
+    NODE,
+    NODE_LOCALES,
+    locales_command,
+    make_project,
+    needs_node,
+    pairs_config,
+    run_locales,
+    twins,
+)
 
 PLUGIN = {"node": "upper", "python": "rot13"}  # slow when CHAMPOLLION_FIXTURE_SLEEP is set; log their calls
 KEPT = re.compile(r"interrupted; kept (\d+) keys translated \((\d+) files? written, with their lock entries\); not "
@@ -184,3 +193,35 @@ def test_ctrl_c_while_waiting_for_the_project_says_nothing_was_sent(tmp_path: Pa
     assert json.loads(out)["error"] == {"kind": "interrupted",
                                         "message": "interrupted before anything was sent; nothing was written"}
     assert project.calls() == [] and not (project.root / "locales" / "es").exists()
+
+
+@needs_node
+def test_a_call_that_waits_long_is_said_now_and_then_and_alike_by_both_commands(tmp_path: Path, monkeypatch, capsys):
+    """Before, a method that hung showed nothing for as long as its calls could take (a batch of 16 strings: 32
+    minutes, and as long again sent one string at a time). Normal runs, and --quiet, say nothing of it."""
+    from mt_eval.champollion import report
+    from mt_eval.cli import main
+
+    monkeypatch.setattr(report, "WAITING_AFTER_S", 0.2)  # (10 s, then every 30 s, as the commands say it)
+    monkeypatch.setattr(report, "WAITING_EVERY_S", 60.0)
+    config = pairs_config({"en:es": {"methodPlugin": "reverse"}})
+    projects = twins(tmp_path, config, {"locales/en.json": {"slow": "!sleep 700 slow", "fast": "Fine"}})
+    assert main(["locales", "--config", str(projects["python"].root)]) == 0
+    python = capsys.readouterr().err
+    cli = NODE_LOCALES.parent.parent / "lib" / "champollion" / "cli.js"
+    script = (f"import {{ main }} from {json.dumps(cli.as_uri())};"
+              f"process.exitCode = await main(['--config', {json.dumps(str(projects['node'].root))}], "
+              "{ waiting: { afterS: 0.2, everyS: 60 } });")
+    node = subprocess.run([NODE or "node", "--input-type=module", "-e", script], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert node.returncode == 0, node.stderr
+    shown = [re.sub(r"sent \d+ s ago", "sent N s ago", err).splitlines() for err in (python, node.stderr)]
+    assert shown[0] == shown[1] == [
+        "es: still waiting for the method: 2 strings sent N s ago (a call may take 120 s a string before it fails); "
+        "Ctrl-C stops, keeping what was translated",
+        "es: 2/2 strings answered"]
+    assert main(["locales", "--config", str(projects["python"].root), "--force", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(report, "WAITING_AFTER_S", 10.0)
+    assert main(["locales", "--config", str(projects["python"].root), "--force"]) == 0
+    assert capsys.readouterr().err == "es: 2/2 strings answered\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from champollion_project import make_project, pairs_config
+from champollion_project import both, make_project, needs_node, pairs_config, twins
 from mt_eval.cli import main
 
 SOURCE = """{
@@ -255,3 +255,29 @@ def test_a_file_read_only_to_this_user_is_refused_one_on_a_read_only_file_system
         f"writable (chmod u+w {target}) to have it written, or remove it")
     monkeypatch.setattr(files, "_on_read_only_file_system", lambda path: True)
     assert files.read_only(target) is None  # (what the write says of a read-only file system is said instead)
+
+
+@needs_node
+def test_failed_keys_of_a_new_file_are_said_missing_from_it_and_tried_again_next_run_on_both_sides(tmp_path: Path):
+    """Before: "1 problem: failed keys kept their previous values", of keys left out of a file that had none."""
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13"}}),
+                     {"locales/en/a.json": {"a": "One", "b": "Two #fail"}}, plugins=("rot13",))
+    missing = "failed keys with no previous value are missing from their files (the next run tries them again)"
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1 and out.endswith(f"\n1 problem: {missing}\n")
+    assert "    failed b: asked to fail; left out of the file\n" in out
+    assert projects["python"].json("locales/es/a.json") == {"a": "spa: Bar"}
+    for project in projects.values():  # the failed key is sent again, though nothing changed
+        project.log.unlink()
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert runs["python"][1].endswith(f"\n1 problem: {missing}\n")
+    assert [call["sources"] for call in projects["python"].calls()] == [["Two #fail"]]
+    assert projects["node"].calls() == projects["python"].calls()
+    for project in projects.values():
+        project.write("locales/en/a.json", {"a": "One #fail", "b": "Two #fail"})
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert runs["python"][1].endswith(f"\n2 problems: failed keys kept their previous values, and {missing}\n")

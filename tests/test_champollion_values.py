@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from champollion_project import both, needs_node, pairs_config, tree, twins
 
 CONFIG = pairs_config({"en:es": {"methodPlugin": "reverse"}})
@@ -248,17 +250,24 @@ def test_a_method_that_raises_fails_its_keys_in_the_same_words_in_process_and_as
 
 
 @needs_node
-def test_results_for_entries_not_sent_are_dropped_and_said_alike_by_both_commands(tmp_path: Path):
-    """In process (the reverse plugin's translate.js under Node, its pipeline.py under Python) neither command had
-    said a word; through a guest each host had its own words."""
+@pytest.mark.parametrize("runs_as", ["in process", "python entry only", "node entry only"])
+def test_results_for_entries_not_sent_are_dropped_and_said_alike_by_both_commands(tmp_path: Path, runs_as: str):
+    """Said as each command's warnings, in process or through a guest. Before, Python said it bare, Node in process
+    as "mt-eval-bridge: …" (to its own stderr, not the command's)."""
     projects = twins(tmp_path, CONFIG, {"locales/en.json": {"a": "!stray one", "b": "Fine"}})
+    for project in projects.values():  # (a plugin with one entry runs as a guest under the other command)
+        plugin = project.root / ".champollion" / "methods" / "reverse"
+        manifest = json.loads((plugin / "method.json").read_text(encoding="utf-8"))
+        for field, file in (("node_entry", "translate.js"), ("entry_point", "pipeline.py")):
+            if runs_as == f"{'python' if field == 'node_entry' else 'node'} entry only":
+                del manifest[field]
+                (plugin / file).unlink()
+        (plugin / "method.json").write_text(json.dumps(manifest), encoding="utf-8")
     runs = both(projects)
-    said = ('the method returned results that match no entry it was sent (ids "1-stray"); they were dropped (a '
-            "result's id is its entry's id, a string)")
-    for side in ("node", "python"):
-        status, _, err = runs[side]
-        assert status == 0
-        assert said in err
+    assert runs["node"] == runs["python"]
+    assert runs["python"][0] == 0
+    assert runs["python"][2] == ('<prog>: warning: the method returned results that match no entry it was sent (ids '
+                                 "\"1-stray\"); they were dropped (a result's id is its entry's id, a string)\n")
     assert tree(projects["node"]) == tree(projects["python"])
 
 

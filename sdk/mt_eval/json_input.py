@@ -1,4 +1,5 @@
-"""Reading a user's JSON file: syntax errors with line and column, invalid UTF-8, duplicate keys.
+"""Reading a user's JSON file: syntax errors with line and column, invalid UTF-8 (UTF-16 or UTF-32 named as such),
+duplicate keys.
 
 Numbers are read as JavaScript reads them (``3.0`` is the integer 3; integers beyond 2^53 are doubles), so
 a document means the same to the Python and the Node validators; or, for a file whose numbers are copied
@@ -66,6 +67,28 @@ def _unmark(value: Any, at: tuple[str | int, ...], written: dict[tuple[str | int
     return value
 
 
+# Byte-order marks of the encodings a JSON file is sometimes saved in instead of UTF-8 (UTF-32's first: UTF-32LE's
+# begins with UTF-16LE's). Node's reader (json-text.js) knows the same.
+_OTHER_ENCODINGS = ((b"\xff\xfe\0\0", "UTF-32"), (b"\0\0\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+                    (b"\xfe\xff", "UTF-16"))
+
+
+def other_encoding(data: bytes, file: str) -> Problem | None:
+    """A `Problem` when ``data`` starts with the byte-order mark of UTF-16 or UTF-32 (a file saved as "Unicode"),
+    naming the encoding and how to convert the file; else None."""
+    import shlex
+
+    for mark, encoding in _OTHER_ENCODINGS:
+        if data.startswith(mark):
+            name = shlex.quote(file) if file else "FILE"
+            converted = shlex.quote(f"{file}.utf8") if file else "FILE.utf8"
+            return Problem(file=file, path="$", message=f"{encoding} text, not UTF-8 (it starts with the byte-order "
+                           f"mark {mark.hex(' ').upper()})", code="encoding",
+                           hint=f"save it as UTF-8, e.g. iconv -f {encoding} -t UTF-8 {name} > {converted} && "
+                           f"mv {converted} {name}")
+    return None
+
+
 def not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:
     """Where ``data`` stops being UTF-8, in words: ``not valid UTF-8: byte 0xe9 at line 2 (offset 47)``."""
     line = data[: exc.start].count(b"\n") + 1
@@ -125,6 +148,8 @@ def parse_json(raw: bytes, *, file: str, exact_numbers: bool = False,
     ``exact_numbers``, each number is a `JsonNumber` (``NaN`` and ``Infinity``, not JSON, stay floats). Into
     ``too_large`` go the numbers past every double (read as ±Infinity) as written, by path, for problems to
     say what was written ("1e400", an integer of 5,000 digits) rather than "Infinity"."""
+    if (encoding := other_encoding(raw, file)) is not None:
+        return None, [encoding]
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -1,7 +1,7 @@
 // Reading a user's JSON file as the Python SDK does (mt_eval/json_input.py): objects become Maps in written
 // order (JSON.parse moves integer-like keys such as "404" to the front), syntax errors carry Python's
-// wording, line and column, invalid UTF-8 names its byte, and a repeated key is reported. Both runtimes
-// therefore report the same problems for the same file.
+// wording, line and column, invalid UTF-8 names its byte (UTF-16 and UTF-32 are named as such), and a repeated key
+// is reported. Both runtimes therefore report the same problems for the same file.
 // Numbers are doubles, or, with exactNumbers (for a file whose numbers are copied rather than used:
 // champollion's locale files), JsonNumbers holding each number as written.
 
@@ -242,12 +242,35 @@ function invalidUtf8Offset(bytes) {
 
 const problem = (file, message, hint, code) => ({ file, path: '$', message, hint, severity: 'error', code });
 
+// Byte-order marks of the encodings a JSON file is sometimes saved in instead of UTF-8 (UTF-32's first: UTF-32LE's
+// begins with UTF-16LE's), as json_input.py knows them.
+const OTHER_ENCODINGS = [[[0xff, 0xfe, 0, 0], 'UTF-32'], [[0, 0, 0xfe, 0xff], 'UTF-32'], [[0xff, 0xfe], 'UTF-16'],
+  [[0xfe, 0xff], 'UTF-16']];
+
+/** A word for a POSIX shell, quoted when it has to be, as Python's shlex.quote does. */
+const shellWord = (word) => (/[^\w@%+=:,./-]/.test(word) ? `'${word.replaceAll("'", `'"'"'`)}'` : word);
+
+/** The problem of bytes that start with UTF-16's or UTF-32's byte-order mark (a file saved as "Unicode"), or null. */
+function otherEncoding(bytes, file) {
+  for (const [mark, encoding] of OTHER_ENCODINGS) {
+    if (!mark.every((byte, index) => bytes[index] === byte)) continue;
+    const name = file ? shellWord(file) : 'FILE';
+    const converted = file ? shellWord(`${file}.utf8`) : 'FILE.utf8';
+    const shown = mark.map((byte) => byte.toString(16).padStart(2, '0').toUpperCase()).join(' ');
+    return problem(file, `${encoding} text, not UTF-8 (it starts with the byte-order mark ${shown})`,
+      `save it as UTF-8, e.g. iconv -f ${encoding} -t UTF-8 ${name} > ${converted} && mv ${converted} ${name}`, 'encoding');
+  }
+  return null;
+}
+
 /**
  * Parse a file's bytes as mt_eval.json_input.parse_json does: [value (Maps for objects) or null, problems].
  * Problems: invalid UTF-8 (its byte and line), a syntax error (line, column, fix), repeated keys.
  * exactNumbers: numbers as JsonNumbers (see parseOrdered); repeated (an array): each repeated key's dotted path.
  */
 export function parseJsonBytes(bytes, file, { exactNumbers = false, repeated = null } = {}) {
+  const encoding = otherEncoding(bytes, file);
+  if (encoding) return [null, [encoding]];
   const bad = invalidUtf8Offset(bytes);
   if (bad !== -1) {
     const line = bytes.subarray(0, bad).reduce((count, byte) => count + (byte === 0x0a), 1);

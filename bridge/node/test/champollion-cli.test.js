@@ -96,6 +96,22 @@ test('a lost or repeated placeholder fails that key, which keeps its previous va
     [['a', 'source changed'], ['b', 'source changed'], ['c', 'source changed'], ['d', 'new']]);
 });
 
+test('failed keys of a new file are said missing from it, and the next run tries them again', async (t) => {
+  const project = makeProject({ config: config({ 'en:es': { methodPlugin: 'upper' } }), files: { 'locales/en/a.json': { a: 'One', b: 'Two #fail' } } });
+  t.after(project.cleanup);
+  const missing = 'failed keys with no previous value are missing from their files (the next run tries them again)';
+  const first = await run(project);
+  assert.equal(first.status, 1);
+  assert.ok(first.stdout.endsWith(`\n1 problem: ${missing}\n`), first.stdout);
+  assert.deepEqual(project.json('locales/es/a.json'), { a: 'spa: ONE' });
+  const second = await run(project);
+  assert.ok(second.stdout.endsWith(`\n1 problem: ${missing}\n`), second.stdout);
+  assert.deepEqual(project.calls().map((call) => call.sources), [['One', 'Two #fail'], ['Two #fail']]);
+  project.write('locales/en/a.json', { a: 'One #fail', b: 'Two #fail' });
+  const third = await run(project);
+  assert.ok(third.stdout.endsWith(`\n2 problems: failed keys kept their previous values, and ${missing}\n`), third.stdout);
+});
+
 test('--dry-run shows what would change and writes nothing', async (t) => {
   const project = makeProject({ config: config({ 'en:es': { methodPlugin: 'upper' }, 'en:fr': { methodPlugin: 'reverse' } }), files: { 'locales/en/a.json': { a: 'One', b: 'Two' } } });
   t.after(project.cleanup);

@@ -1,6 +1,7 @@
 // mt-eval-locales refuses as Python's `mt-eval locales` does: --wait values, a project still in use once
 // --wait has run out, and (with --json) every error as a JSON report on stdout.
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
@@ -109,4 +110,24 @@ test('a config with errors says its warnings with them: every problem in one go'
     problem('error', '$.localesDir', 'expected a string, got the number 5', 'give "localesDir" as a string, in double quotes'),
     problem('warning', '$.inputLocal', 'unknown field "inputLocal"', 'did you mean "inputLocale"? Known fields: version, inputLocale, pairs, localesDir, $schema'),
   ].join('\n')}\n`);
+});
+
+test('a UTF-16 or UTF-32 locale file is named as such, with the command that converts it', async (t) => {
+  const project = reverseProject({ 'locales/en/d.json': {} });
+  t.after(project.cleanup);
+  const utf16be = Buffer.from('{"b": "Two"}', 'utf16le').swap16();
+  writeFileSync(join(project.root, 'locales', 'en', 'a.json'), Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('{"a": "One"}', 'utf16le')]));
+  writeFileSync(join(project.root, 'locales', 'en', 'b.json'), Buffer.concat([Buffer.from([0xfe, 0xff]), utf16be]));
+  writeFileSync(join(project.root, 'locales', 'en', 'c.json'), Buffer.from([0, 0, 0xfe, 0xff, 0, 0, 0, 0x7b, 0, 0, 0, 0x7d]));
+  const result = await run(project, '--json');
+  assert.equal(result.status, 1);
+  const errors = Object.fromEntries(JSON.parse(result.stdout).locales[0].files.filter((file) => file.error)
+    .map((file) => [file.file, file.error]));
+  const refused = (name, encoding, mark) => {
+    const path = `<project>/locales/en/${name}`;
+    return `${path}: ${encoding} text, not UTF-8 (it starts with the byte-order mark ${mark}); save it as UTF-8, `
+      + `e.g. iconv -f ${encoding} -t UTF-8 ${path} > ${path}.utf8 && mv ${path}.utf8 ${path}`;
+  };
+  assert.deepEqual(errors, { 'es/a.json': refused('a.json', 'UTF-16', 'FF FE'), 'es/b.json': refused('b.json', 'UTF-16', 'FE FF'),
+    'es/c.json': refused('c.json', 'UTF-32', '00 00 FE FF') });
 });

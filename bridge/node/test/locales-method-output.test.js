@@ -5,9 +5,10 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
+import { main } from '../lib/champollion/cli.js';
 import { translateLocales } from '../lib/champollion/sync.js';
-import { makeProject } from './helpers/champollion.js';
-import { isRunning, nodePackage } from './helpers/guests.js';
+import { captureStream, makeProject } from './helpers/champollion.js';
+import { isRunning, nodePackage, pythonGuest } from './helpers/guests.js';
 
 const BIN = join(nodePackage, 'bin', 'mt-eval-locales.js');
 
@@ -142,3 +143,24 @@ test('a close() that never returns is waited for a bounded time, then the run en
   // The project is free again: its lock was released after the bounded wait.
   assert.equal((await translateLocales(project.root, { closeTimeoutS: 0.2 })).locales[0].sent, 0);
 });
+
+test('results for entries the method was not sent are said as the command\'s warnings, in process and through a guest',
+  { skip: pythonGuest().skip }, async (t) => {
+    const said = 'mt-eval-locales: warning: the method returned results that match no entry it was sent (ids "1-stray"); '
+      + 'they were dropped (a result\'s id is its entry\'s id, a string)\n';
+    for (const entry of ['translate.js', 'pipeline.py']) { // in process; a Python plugin through `mt-eval serve`
+      const project = makeProject({ config: { version: 3, inputLocale: 'en', pairs: { 'en:es': { methodPlugin: 'reverse' } } },
+        files: { 'locales/en.json': { a: '!stray one', b: 'Fine' } }, plugins: ['reverse'] });
+      t.after(project.cleanup);
+      if (entry === 'pipeline.py') {
+        const manifest = project.json('.champollion/methods/reverse/method.json');
+        delete manifest.node_entry;
+        project.write('.champollion/methods/reverse/method.json', manifest);
+      }
+      const stdout = captureStream();
+      const stderr = captureStream();
+      const status = await main(['--config', project.root, '--quiet'], { stdout, stderr, env: { ...process.env, MT_EVAL: pythonGuest().command[0] } });
+      assert.equal(status, 0, stderr.text());
+      assert.equal(stderr.text(), said, entry);
+    }
+  });

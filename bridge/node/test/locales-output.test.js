@@ -7,7 +7,8 @@ import { closeSync, existsSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { makeProject } from './helpers/champollion.js';
+import { main } from '../lib/champollion/cli.js';
+import { captureStream, makeProject } from './helpers/champollion.js';
 import { nodePackage } from './helpers/guests.js';
 
 const bin = join(nodePackage, 'bin', 'mt-eval-locales.js');
@@ -65,4 +66,23 @@ test('stderr that cannot be written loses the progress, not the run: every key i
   assert.equal(report.ok, true);
   assert.equal(report.interrupted ?? false, false);
   assert.equal(Object.keys(project.json('locales/es.json')).length, 40);
+});
+
+test('a call the method has not answered for long is said now and then; normal runs and --quiet say nothing of it', async (t) => {
+  const project = makeProject({ config: { version: 3, inputLocale: 'en', pairs: { 'en:es': { methodPlugin: 'reverse' } } },
+    files: { 'locales/en.json': { slow: '!sleep 700 slow', fast: 'Fine' } }, plugins: ['reverse'] });
+  t.after(project.cleanup);
+  const run = async (argv, waiting, tty = false) => {
+    const stdout = captureStream();
+    const stderr = captureStream({ tty });
+    assert.equal(await main(['--config', project.root, ...argv], { stdout, stderr, waiting }), 0, stderr.text());
+    return stderr.text().replace(/sent \d+ s ago/g, 'sent N s ago');
+  };
+  const said = 'es: still waiting for the method: 2 strings sent N s ago (a call may take 120 s a string before it fails); '
+    + 'Ctrl-C stops, keeping what was translated';
+  const soon = { afterS: 0.2, everyS: 60 }; // (10 s, then every 30 s, as the command says it)
+  assert.equal(await run([], soon), `${said}\nes: 2/2 strings answered\n`);
+  assert.equal(await run(['--force'], soon, true), `\r${said}\x1b[K\res: 2/2 strings answered\x1b[K\n`); // (in place)
+  assert.equal(await run(['--force', '--quiet'], soon), '');
+  assert.equal(await run(['--force'], { afterS: 10, everyS: 30 }), 'es: 2/2 strings answered\n');
 });

@@ -57,13 +57,16 @@ def render_text(report: SyncReport) -> str:
         verb = "would send" if report.dry_run else "sent"
         lines.append(f"  {verb} {_plural(locale.sent, 'string')} in {_plural(locale.calls, 'call')}")
     keys = sum(len(f.failed) for r in report.locales for f in r.files)
+    left_out = sum(len(f.left_out) for r in report.locales for f in r.files)
     files = sum(f.error is not None for r in report.locales for f in r.files)
     if report.dry_run:
         lines.append("dry run: nothing was sent or written")
     elif keys or files:
-        kept = [said for count, said in ((keys, "failed keys kept their previous values"),
+        said = [said for count, said in ((keys - left_out, "failed keys kept their previous values"),
+                                         (left_out, "failed keys with no previous value are missing from their files "
+                                                    "(the next run tries them again)"),
                                          (files, "files with an error were left as they were")) if count]
-        lines.append(f"{_plural(keys + files, 'problem')}: {', and '.join(kept)}")
+        lines.append(f"{_plural(keys + files, 'problem')}: {', and '.join(said)}")
     if report.interrupted:
         lines.append("interrupted: what was translated is written; the rest kept its previous values")
     return _LONE.sub("\ufffd", "\n".join(lines) + "\n")
@@ -121,4 +124,19 @@ def _file(file: FileReport) -> dict[str, Any]:
 
 def progress_line(locale: str, done: int, total: int) -> str:
     return f"{locale}: {done}/{total} strings answered"  # (translated, or failed: the report says which)
+
+
+WAITING_AFTER_S = 10.0  # a call unanswered this long is said (`waiting_line`), and again every WAITING_EVERY_S
+WAITING_EVERY_S = 30.0
+
+
+def waiting_line(locale: str, strings: int, calls: int, waited_s: float, timeout_s: float) -> str:
+    """What a run waits for while the method has not answered for long: the strings in flight, how long the oldest
+    call has waited, how long a call may take, and that Ctrl-C keeps what was translated."""
+    from mt_eval.js_text import js_number
+
+    sent = f"{_plural(strings, 'string')} in {calls} calls, the oldest sent" if calls > 1 else \
+        f"{_plural(strings, 'string')} sent"
+    return (f"{locale}: still waiting for the method: {sent} {int(waited_s)} s ago (a call may take "
+            f"{js_number(timeout_s)} s a string before it fails); Ctrl-C stops, keeping what was translated")
 

@@ -101,6 +101,7 @@ class FileReport:
     translated: list[str] = field(default_factory=list)
     copied: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # failed keys with no previous value: missing from the file
     interrupted: list[str] = field(default_factory=list)  # due, and not translated before the run was interrupted
     written: bool = False
     error: str | None = None
@@ -317,6 +318,7 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
     report = FileReport(file=plan.name, due=[(d.slot.key, d.reason) for d in plan.due], up_to_date=plan.up_to_date,
                         adopted=plan.adopted, removed=plan.removed, repeated=plan.repeated, error=plan.error)
     report.failed = list({slot.key: slot.collision or "" for slot in plan.collisions}.items())  # once per key
+    report.left_out = [key for key, _ in report.failed]
     if plan.error is not None or dry_run:
         return report
     due_keys = {d.slot.key for d in plan.due}
@@ -328,8 +330,11 @@ def _finish_file(plan: FilePlan, outcomes: dict[str, tuple[str | None, str | Non
             continue
         translated, error = outcomes[due.slot.source]
         if translated is None:
-            fallback = "kept the previous value" if due.slot.key in plan.previous else "left out of the file"
-            report.failed.append((due.slot.key, f"{error or 'not translated'}; {fallback}"))
+            kept = due.slot.key in plan.previous
+            report.failed.append((due.slot.key, f"{error or 'not translated'}; "
+                                  f"{'kept the previous value' if kept else 'left out of the file'}"))
+            if not kept:
+                report.left_out.append(due.slot.key)
             continue
         values[due.slot.key] = translated
         entries[due.slot.key] = LockEntry(hash_text(due.slot.source), fingerprint)

@@ -17,6 +17,7 @@ import re
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     import anyio
 
     from mt_eval.champollion.config import ChampollionConfig
-    from mt_eval.champollion.sync import PairMethod, SyncReport
+    from mt_eval.champollion.sync import PairMethod, SyncReport, Translate
     from mt_eval.loader import LoadedMethod
     from mt_eval.locks import Busy
     from mt_eval.loop_watchdog import LoopWatchdog
@@ -159,6 +160,7 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
 
     opened: list[LoadedMethod] = []
     progress = _Progress(sys.stderr, quiet=args.quiet)
+    waiting = _Waiting(progress)  # (a method that takes long is said to be waited for)
 
     async def main() -> SyncReport:
         stop = anyio.Event()
@@ -167,9 +169,13 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
         watchdog = LoopWatchdog(limit, hard_message="mt-eval locales: a method blocked the event loop and could not "
                                 "be interrupted; the locales finished before are saved", hard_exit_code=1)
         try:
-            with watchdog, _interrupts(stop, watchdog) as interrupted:
-                return await sync_locales(config, methods, lambda m: open_pair_method(m, opened, interrupted.is_set),
-                                          dry_run=args.dry_run, force=args.force, progress=progress, stop=stop)
+            with watchdog, _interrupts(stop, watchdog) as interrupted, waiting:
+
+                async def open_method(method: PairMethod) -> Translate:
+                    return waiting.watched(await open_pair_method(method, opened, interrupted.is_set), method)
+
+                return await sync_locales(config, methods, open_method, dry_run=args.dry_run, force=args.force,
+                                          progress=progress, stop=stop)
         finally:
             progress.close()
             for loaded in opened:  # (each bounded: one that fails or hangs is a warning)
@@ -177,7 +183,7 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
                                     directory=loaded.directory)
 
     try:
-        with prints_to_stderr():  # what the methods print (they are loaded, called and closed in main)
+        with prints_to_stderr(), _warnings_said():  # what the methods print and their hosts warn of (in main)
             return event_loop.run(main)  # (closed without waiting for a method's task that ignores cancellation)
     except BaseException as error:
         blocked = find_blocked(error)
@@ -187,6 +193,32 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
                             "time.sleep, a blocking HTTP client, a long loop) and was stopped; the locales finished "
                             "before are saved. Fix: await asynchronous I/O in translate(), or run blocking code with "
                             "`await asyncio.to_thread(...)`") from None
+
+
+@contextlib.contextmanager
+def _warnings_said() -> Iterator[None]:
+    """What the SDK warns of while the methods run (a method's results for entries it was not sent, a guest
+    restarted), in process or through a guest, said as this command's warnings — ``mt-eval locales: warning: …`` — as
+    ``mt-eval-locales`` says them. A guest's own output is left to `mt_eval.cli.guest_output`."""
+    import logging
+
+    from mt_eval.bridge import GUEST_LOGGER
+
+    class Said(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.name == GUEST_LOGGER or record.name.startswith(f"{GUEST_LOGGER}."):
+                return
+            said = "warning: " if record.levelno < logging.ERROR else ""
+            with contextlib.suppress(OSError, ValueError):  # (stderr's reader gone: nowhere left to say it)
+                sys.stderr.write(f"mt-eval locales: {said}{record.getMessage()}\n")
+                sys.stderr.flush()
+
+    logger, handler = logging.getLogger("mt_eval"), Said(logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 @contextlib.contextmanager
@@ -285,7 +317,65 @@ class _Progress:
             self.stream.write(line + "\n")
         self.stream.flush()
 
+    def say(self, line: str) -> None:
+        """A line between the counts (on a terminal, in their place until the next count)."""
+        if self.quiet:
+            return
+        self.stream.write(f"\r{line}\x1b[K" if self.tty else line + "\n")
+        self.stream.flush()
+        self.open_line = self.tty
+
     def close(self) -> None:
         if self.open_line:
             self.stream.write("\n")
             self.open_line = False
+
+
+class _Waiting:
+    """The translate calls not answered yet, said with `_Progress.say` (`waiting_line`) once the oldest has waited
+    ``WAITING_AFTER_S``, and again every ``WAITING_EVERY_S`` while calls wait (as ``mt-eval-locales`` says them).
+    Checked by the event loop, inside the ``with`` block."""
+
+    def __init__(self, progress: _Progress) -> None:
+        self.progress = progress
+        self.calls: dict[object, tuple[str, int, float, float]] = {}  # (locale, strings, started, timeout_s)
+        self.said_at = -math.inf
+        self.timer: asyncio.TimerHandle | None = None
+
+    def watched(self, translate: Translate, method: PairMethod) -> Translate:
+        import msgspec
+
+        from mt_eval.records import RunConfig
+
+        async def call(entries: list[dict[str, Any]], run_config: dict[str, Any]) -> list[dict[str, Any]]:
+            token = object()
+            timeout_s = msgspec.convert(run_config, RunConfig).timeout_s
+            self.calls[token] = (method.pair.target, len(entries), time.monotonic(), timeout_s)
+            try:
+                return await translate(entries, run_config)
+            finally:
+                del self.calls[token]
+
+        return call
+
+    def __enter__(self) -> _Waiting:
+        self._check()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+
+    def _check(self) -> None:
+        from mt_eval.champollion import report
+
+        self.timer = asyncio.get_running_loop().call_later(min(1.0, report.WAITING_AFTER_S / 2), self._check)
+        if not self.calls:
+            return
+        locale, _, started, timeout_s = min(self.calls.values(), key=lambda call: call[2])
+        now = time.monotonic()
+        if now - started < report.WAITING_AFTER_S or now - self.said_at < report.WAITING_EVERY_S:
+            return
+        self.said_at = now
+        strings = sum(call[1] for call in self.calls.values())
+        self.progress.say(report.waiting_line(locale, strings, len(self.calls), now - started, timeout_s))

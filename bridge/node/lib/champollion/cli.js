@@ -1,11 +1,13 @@
 // mt-eval-locales: translate a champollion project's locale files with the method plugins its config
 // names — the Node twin of `mt-eval locales`, with the same options, output and files.
 import { constants } from 'node:os';
+import { performance } from 'node:perf_hooks';
 
 import { renderProblem } from './config.js';
 import { describeEscaped, guardInProcessMethods } from './method-guard.js';
 import { describeHolder } from './project-lock.js';
-import { interruptedMessage, progressLine, renderError, renderJson, renderText, reportOk } from './report.js';
+import { completeRunConfig } from '../results.js';
+import { WAITING, interruptedMessage, progressLine, renderError, renderJson, renderText, reportOk, waitingLine } from './report.js';
 import { translateLocales } from './sync.js';
 
 export const USAGE = `usage: mt-eval-locales [--config PATH] [--locale LOCALE]... [--dry-run] [--force] [--json] [--quiet]
@@ -138,11 +140,42 @@ function progressReporter(stream, quiet) {
       stream.write(`${line}\n`);
     }
   };
+  report.say = (line) => { // a line between the counts (on a terminal, in their place until the next count)
+    if (quiet) return;
+    stream.write(stream.isTTY ? `\r${line}\x1b[K` : `${line}\n`);
+    open = stream.isTTY;
+  };
   report.close = () => {
     if (open) stream.write('\n');
     open = false;
   };
   return report;
+}
+
+/**
+ * The translate calls not answered yet (translateLocales's onCall), said with progress.say (waitingLine) once the
+ * oldest has waited afterS seconds, and again every everyS while calls wait; close() stops it.
+ */
+function waitingReporter(progress, { afterS, everyS }) {
+  const calls = new Set();
+  const now = () => performance.now() / 1000;
+  let saidAt = -Infinity;
+  const timer = setInterval(() => {
+    const oldest = [...calls].reduce((found, call) => (found === null || call.started < found.started ? call : found), null);
+    if (oldest === null || now() - oldest.started < afterS || now() - saidAt < everyS) return;
+    saidAt = now();
+    const strings = [...calls].reduce((sum, call) => sum + call.strings, 0);
+    progress.say(waitingLine(oldest.locale, strings, calls.size, now() - oldest.started, oldest.timeoutS));
+  }, Math.min(1000, afterS * 500));
+  timer.unref();
+  const onCall = (locale, strings, runConfig) => {
+    const complete = completeRunConfig(runConfig);
+    const call = { locale, strings, started: now(), timeoutS: typeof complete === 'string' ? runConfig.timeout_s : complete.timeout_s };
+    calls.add(call);
+    return () => calls.delete(call);
+  };
+  onCall.close = () => clearInterval(timer);
+  return onCall;
 }
 
 const INTERRUPTED_EARLY = 'interrupted before anything was sent; nothing was written';
@@ -161,9 +194,9 @@ const stoppedStatus = (signal) => 128 + constants.signals[signal];
 
 /**
  * Run the command; resolves to the exit status (0 done, 1 a problem, 2 a usage error, 130 interrupted: 143 and 129
- * when stopped by SIGTERM or SIGHUP).
+ * when stopped by SIGTERM or SIGHUP). waiting: when a call the method has not answered is said ({afterS, everyS}).
  */
-export async function main(argv, { stdout = process.stdout, stderr = process.stderr, env = process.env } = {}) {
+export async function main(argv, { stdout = process.stdout, stderr = process.stderr, env = process.env, waiting = WAITING } = {}) {
   let options;
   try {
     options = parseArguments(argv);
@@ -178,6 +211,7 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
     return 0;
   }
   const progress = progressReporter(stderr, options.quiet);
+  const onCall = waitingReporter(progress, waiting); // (a method that takes long is said to be waited for)
   // Ctrl-C (or SIGTERM, SIGHUP): nothing more is sent, what was translated is written, the guests are closed and
   // the report says so; a second one ends the process at once (its guests' process groups killed as it exits).
   const interrupt = new AbortController();
@@ -207,8 +241,14 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
       onWarning: (problem) => stderr.write(`${renderProblem(problem)}\n`),
       command: 'mt-eval-locales', wait: options.wait,
       onCloseProblem: (problem) => stderr.write(`mt-eval-locales: warning: ${problem}; carried on without it\n`),
+      // What the plugins' hosts warn of (a method's results for entries it was not sent, a guest restarted), in process
+      // or through a guest, said as this command's warnings, as `mt-eval locales` says them.
+      logger: {
+        warn: (message) => stderr.write(`mt-eval-locales: warning: ${message}\n`),
+        error: (message) => stderr.write(`mt-eval-locales: ${message}\n`),
+      },
       onWait: (busy) => stderr.write(`mt-eval-locales: ${busy.message}; waiting for it (--wait)\n`),
-      signal: interrupt.signal,
+      signal: interrupt.signal, onCall,
     });
   } catch (error) {
     const early = error.kind === 'interrupted';
@@ -217,6 +257,7 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
     stderr.write(`mt-eval-locales: ${message}\n`);
     return early ? stoppedWith() : 1;
   } finally {
+    onCall.close();
     progress.close();
     for (const signal of STOP_SIGNALS) process.removeListener(signal, onInterrupt);
     guard.release();

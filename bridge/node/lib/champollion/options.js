@@ -12,6 +12,7 @@ const RULES = {
   onWarning: ['a function (problem)', isFunction],
   onWait: ['a function (busy)', isFunction],
   onCloseProblem: ['a function (message)', isFunction],
+  onCall: ['a function (locale, strings, runConfig)', isFunction],
   mtEval: ['a command: a string or a list of strings', (value) => isString(value) || (Array.isArray(value) && value.every(isString))],
   logger: ['an object with debug, info, warn and error functions', (value) => typeof value === 'object'],
   command: ['a string', isString],

@@ -67,12 +67,14 @@ export function renderText(report) {
   }
   const files = report.locales.flatMap((locale) => locale.files);
   const keys = files.reduce((n, file) => n + file.failed.length, 0);
+  const leftOut = files.reduce((n, file) => n + file.leftOut.length, 0);
   const unreadable = files.filter((file) => file.error !== null).length;
   if (report.dryRun) lines.push('dry run: nothing was sent or written');
   else if (keys || unreadable) {
-    const kept = [[keys, 'failed keys kept their previous values'], [unreadable, 'files with an error were left as they were']]
-      .filter(([count]) => count).map(([, said]) => said);
-    lines.push(`${plural(keys + unreadable, 'problem')}: ${kept.join(', and ')}`);
+    const said = [[keys - leftOut, 'failed keys kept their previous values'],
+      [leftOut, 'failed keys with no previous value are missing from their files (the next run tries them again)'],
+      [unreadable, 'files with an error were left as they were']].filter(([count]) => count).map(([, words]) => words);
+    lines.push(`${plural(keys + unreadable, 'problem')}: ${said.join(', and ')}`);
   }
   if (report.interrupted) lines.push('interrupted: what was translated is written; the rest kept its previous values');
   return `${lines.join('\n')}\n`;
@@ -106,3 +108,16 @@ export const renderJson = (report) => formatJson(reportJson(report));
 export const renderError = (kind, message, { dryRun }) => formatJson({ dryRun, ok: false, error: { kind, message }, locales: [] });
 
 export const progressLine = (locale, done, total) => `${locale}: ${done}/${total} strings answered`; // (translated, or failed: the report says which)
+
+/** A call unanswered this long (seconds) is said (waitingLine), and again every everyS (mt_eval.champollion.report). */
+export const WAITING = { afterS: 10, everyS: 30 };
+
+/**
+ * What a run waits for while the method has not answered for long: the strings in flight, how long the oldest call
+ * has waited, how long a call may take, and that Ctrl-C keeps what was translated.
+ */
+export function waitingLine(locale, strings, calls, waitedS, timeoutS) {
+  const sent = calls > 1 ? `${plural(strings, 'string')} in ${calls} calls, the oldest sent` : `${plural(strings, 'string')} sent`;
+  return `${locale}: still waiting for the method: ${sent} ${Math.floor(waitedS)} s ago (a call may take ${timeoutS} s a `
+    + 'string before it fails); Ctrl-C stops, keeping what was translated';
+}

@@ -78,7 +78,8 @@ function failedAs(kind, error) {
  * mtEval (the command serving Python plugins), logger, command (how the holder of the project's lock
  * names itself), wait (seconds to wait for another run of the project; Infinity: no limit; default: do
  * not wait), onWait(busy), onCloseProblem(message) (a plugin's close() failed or ran past closeTimeoutS, default
- * CLOSE_TIMEOUT_S: the run carries on without it), signal (an AbortSignal: once aborted, nothing more is sent, what was translated
+ * CLOSE_TIMEOUT_S: the run carries on without it), onCall(locale, strings, runConfig) (a translate call starts; the
+ * function it returns, if any, is called when the call ends), signal (an AbortSignal: once aborted, nothing more is sent, what was translated
  * is written, and the report says interrupted; while waiting for the project, the wait ends). Resolves to
  * the report; rejects with ChampollionConfigError, LocalesDirError,
  * MethodPluginNotFoundError, LanguageError or ManifestError before anything is sent, and with
@@ -117,7 +118,10 @@ export async function translateLocales(configPathOrDir, options = {}) {
         throw new Error(`pair ${method.pair.key}: ${method.methodId} (${method.directory}) cannot start: ${error.message}`,
           { cause: error });
       }
-      return (entries, runConfig) => plugin.translate(entries, runConfig);
+      return async (entries, runConfig) => {
+        const answered = options.onCall?.(method.pair.target, entries.length, runConfig); // (said while it waits long)
+        try { return await plugin.translate(entries, runConfig); } finally { answered?.(); }
+      };
     } catch (error) {
       throw failedAs('method', error);
     }
@@ -323,10 +327,11 @@ async function translateBatch(translate, batch, texts, runConfig) {
 }
 
 function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
+  const failed = [...new Map(plan.collisions.map((slot) => [slot.key, slot.collision]))]; // once per key
   const report = {
     file: plan.name, due: plan.due.map(({ slot, reason }) => [slot.key, reason]), upToDate: plan.upToDate,
-    adopted: plan.adopted, removed: plan.removed, repeated: plan.repeated, translated: [], copied: [],
-    failed: [...new Map(plan.collisions.map((slot) => [slot.key, slot.collision]))], // once per key
+    adopted: plan.adopted, removed: plan.removed, repeated: plan.repeated, translated: [], copied: [], failed,
+    leftOut: failed.map(([key]) => key), // failed keys with no previous value: missing from the file
     interrupted: [], written: false, error: plan.error,
   };
   if (plan.error !== null || dryRun) return report;
@@ -340,8 +345,9 @@ function finishFile(plan, outcomes, texts, lock, fingerprint, dryRun) {
       continue;
     }
     if (outcome.text === undefined) {
-      const fallback = plan.previous.has(slot.key) ? 'kept the previous value' : 'left out of the file';
-      report.failed.push([slot.key, `${outcome.error || 'not translated'}; ${fallback}`]);
+      const kept = plan.previous.has(slot.key);
+      report.failed.push([slot.key, `${outcome.error || 'not translated'}; ${kept ? 'kept the previous value' : 'left out of the file'}`]);
+      if (!kept) report.leftOut.push(slot.key);
       continue;
     }
     values.set(slot.key, outcome.text);

@@ -192,8 +192,10 @@ export interface LocaleFileReport {
   translated: string[];
   /** Keys whose text had nothing to translate (only placeholders, digits, punctuation). */
   copied: string[];
-  /** [key, why]; the previous value is kept. */
+  /** [key, why]; the previous value is kept, if the file had one. */
   failed: [string, string][];
+  /** The failed keys the file had no value for: missing from it until a run translates them. */
+  leftOut: string[];
   /** Keys due that were not translated before the run was interrupted; their previous values are kept. */
   interrupted: string[];
   written: boolean;
@@ -245,6 +247,8 @@ export function translateLocales(configPathOrDir?: string, options?: {
   /** A plugin's close() raised or ran past closeTimeoutS (default 10 s): said, and the run carries on without it. */
   onCloseProblem?: (message: string) => void;
   closeTimeoutS?: number;
+  /** A translate call starts (strings: how many it sends); the function it returns, if any, is called when it ends. */
+  onCall?: (locale: string, strings: number, runConfig: Record<string, unknown>) => (() => void) | void;
   /**
    * Once aborted, nothing more is sent: the locale in progress is written with what was translated, the
    * report says interrupted; a wait for the project ends (rejecting, kind "interrupted").
