@@ -208,3 +208,41 @@ def test_a_run_records_the_sha256_of_the_manifest_it_validated(tmp_path: Path, p
     card = json.loads((tmp_path / "run" / "card.json").read_text())
     assert frozen.read_bytes() != validated
     assert card["freeze"]["sha256"] == hashlib.sha256(validated).hexdigest()
+
+
+@pytest.mark.parametrize(("supported", "says"), [
+    (None, "the corpus declares 'eng>spa', and the method scripted supports any pair"),
+    (["eng>spa", "spa>eng"], "the corpus declares 'eng>spa', and the method scripted supports 'eng>spa', 'spa>eng'"),
+])
+def test_a_pair_the_corpus_and_method_do_not_take_does_not_validate(tmp_path: Path, plugin: Path, capsys,
+                                                                     supported: list[str] | None, says: str):
+    """Before: a manifest whose pair was edited to one the corpus does not declare validated, and the run it held
+    asked for --pair 'eng>fra', which it then refused as a pair mismatch: no run could follow it."""
+    from rigor_support import run
+
+    if supported is not None:
+        manifest = json.loads((plugin / "method.json").read_text())
+        (plugin / "method.json").write_text(json.dumps({**manifest, "supported_pairs": supported}))
+    corpus = family_corpus(tmp_path / "corpus.json")
+    pair_edited = edited(init(tmp_path, plugin, corpus), "corpus", "pair", "eng>fra")
+    capsys.readouterr()
+    assert main(["freeze", "validate", str(pair_edited)]) == 1
+    out = capsys.readouterr().out
+    assert "not valid (1 problem)" in out
+    assert f"{pair_edited} $.corpus.pair: 'eng>fra' is a pair no run of this corpus and method takes: {says}" in out
+    assert "fix: run mt-eval freeze init again" in out
+    for given in ([], ["--pair", "eng>fra"]):  # (as the freeze says, or as a run refused without it is told)
+        code, card = run(tmp_path / "run", corpus, *honest(), "--freeze", str(pair_edited), *given, method=plugin)
+        err = capsys.readouterr().err
+        assert (code, card) == (1, None) and f"--freeze {pair_edited} does not validate (1 problem)" in err
+        assert f"$.corpus.pair: 'eng>fra' is a pair no run of this corpus and method takes: {says}" in err
+        assert "run mt-eval freeze init again" in err and "give --pair" not in err and "mismatch" not in err
+
+
+def test_a_pair_frozen_with_its_mismatch_accepted_still_validates(tmp_path: Path, plugin: Path, capsys,
+                                                                    monkeypatch: pytest.MonkeyPatch):
+    corpus = family_corpus(tmp_path / "corpus.json")
+    frozen = init(tmp_path, plugin, corpus, "--pair", "eng>fra", "--accept-doubt", "pair-mismatch")
+    assert json.loads(frozen.read_text())["corpus"]["pair"] == "eng>fra"
+    words = valid_and_shown(frozen, capsys, monkeypatch)
+    assert main([*words[1:], "--out", str(tmp_path / "run"), "--quiet"]) == 0, capsys.readouterr().err

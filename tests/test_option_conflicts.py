@@ -144,3 +144,17 @@ def test_method_params_still_refuses_what_the_command_line_refuses():
         method_params(["foo"])
     with pytest.raises(ValueError, match=r"--param a is given twice \('a=1', then 'a=2'\)"):
         method_params(["a=1", "a=2"])
+
+
+@pytest.mark.parametrize("more", [["C.json"], ["C.json", "D.json"]])
+def test_compare_given_more_than_two_cards_says_it_takes_two_and_how_to_compare_more(more: list[str], capsys):
+    """It said only `unrecognized arguments: C.json`."""
+    assert exit_status(["compare", "A.json", "B.json", *more, "--json"]) == 2
+    err = capsys.readouterr().err
+    too_many = "one argument" if len(more) == 1 else f"{len(more)} arguments"
+    assert err.startswith("usage: mt-eval compare ") and "Traceback" not in err
+    assert (f"mt-eval compare: error: {too_many} too many ({' '.join(more)}): compare takes exactly two run cards, "
+            "A.json and B.json; to compare more runs, compare each with the baseline in turn (mt-eval compare A.json "
+            "C.json), or publish their cards to the leaderboard (mt-eval publish CARD ...; mt-eval leaderboard)") in err
+    assert exit_status(["compare", "A.json", "B.json", "--jsn"]) == 2  # (a misspelled option: as before)
+    assert "unrecognized arguments: --jsn\n  --jsn: did you mean --json?" in capsys.readouterr().err

@@ -131,15 +131,16 @@ def test_a_corpus_entry_is_sent_as_a_run_sends_it_an_empty_source_and_a_negative
     assert lines.returncode == 0 and lines.stdout == "\nspa:Hi:['id', 'source']\n", lines.stderr  # (a blank TEXT)
 
 
-def test_sentences_typed_at_a_terminal_are_asked_for(tmp_path: Path):
+@pytest.mark.parametrize("given", [[], ["--file", "-"]])
+def test_sentences_typed_at_a_terminal_are_asked_for(tmp_path: Path, given: list[str]):
     """Before: with no sentence given, it waited on the terminal in silence, as if it hung."""
     import os
     import pty
 
     controller, terminal = pty.openpty()
     method = plugin(tmp_path, SLOW_BY_NUMBER)
-    process = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "translate", str(method)], stdin=terminal,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, "-m", "mt_eval.cli", "translate", str(method), *given],
+                               stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     os.close(terminal)
     os.write(controller, b"1\n\x04")  # a sentence, then Ctrl-D
     out, err = process.communicate(timeout=60)
@@ -204,3 +205,29 @@ def test_ctrl_c_stops_translate_though_the_plugin_ignored_it_as_it_was_imported(
         process.kill()
     assert process.returncode == 130, err
     assert "interrupted" in err
+
+
+def test_file_dash_reads_standard_input_as_the_file_dev_stdin_is_read(tmp_path: Path):
+    """Before: `--file -` looked for a file named "-" ("No such file or directory")."""
+    import os
+
+    method = str(plugin(tmp_path, SLOW_BY_NUMBER))
+
+    def translated(given: str, piped: bytes) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", method, "--file", given, "--json"],
+                              input=piped, capture_output=True, timeout=60)
+
+    for piped in (b"0\n\n1\n", "0\n\n1\n".encode("utf-16")):  # (UTF-16 with its mark: read as a file is)
+        dash, dev_stdin = translated("-", piped), translated("/dev/stdin", piped)
+        assert dash.returncode == 0, dash.stderr
+        assert [(r["id"], r["predicted"]) for r in map(json.loads, dash.stdout.splitlines())] == [
+            ("1", "ES 0"), ("2", ""), ("3", "ES 1")]
+        assert [json.loads(line)["predicted"] for line in dev_stdin.stdout.splitlines()] == ["ES 0", "", "ES 1"]
+    empty = translated("-", b"")
+    assert empty.returncode == 2 and empty.stderr.decode() == (
+        "mt-eval translate: --file -: is empty (0 bytes); a source file has one sentence per line\n")
+    columns = translated("-", b"Hello\tHola\n")  # (no file name to give renamed: stdin.tsv was said)
+    assert columns.returncode == 2 and b"; save a TSV corpus as FILE.tsv and give --file FILE.tsv; " in columns.stderr
+    helped = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", "--help"], capture_output=True,
+                            text=True, timeout=60, env={**os.environ, "COLUMNS": "200"})
+    assert "read the sentences from FILE, one per line (-: standard input)" in helped.stdout

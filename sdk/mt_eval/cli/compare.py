@@ -20,11 +20,15 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
                       "\nexit status: 0 the cards compared (whether or not they differ significantly); 1 they cannot "
                       "be compared (one\ncannot be read or does not verify, is a failed run, or they differ in "
                       "corpus, pair, selection, covariates or\nmetrics), or standard output cannot be written; 2 usage "
-                      "(an unknown --allow-diff, --columns without --corpus);\n130 interrupted; 141 the reader of "
-                      "standard output went away")
+                      "(an unknown --allow-diff, --columns without --corpus,\nmore than two cards); 130 interrupted; "
+                      "141 the reader of standard output went away")
     compare.add_argument("baseline", type=card_argument, metavar="A.json", help="run card of the baseline")
     compare.add_argument("candidate", type=card_argument, metavar="B.json",
                          help="run card of the system compared with it")
+    compare.set_defaults(surplus_operands="compare takes exactly two run cards, A.json and B.json; to compare "
+                                          "more runs, compare each with the baseline in turn (mt-eval compare A.json "
+                                          "C.json), or publish their cards to the leaderboard (mt-eval publish CARD "
+                                          "...; mt-eval leaderboard)")
     add_corpus_arguments(compare, selection=False, title="the corpus (default: the one both cards record, read "
                                                          "as they record)")
     compare.add_argument("--bootstrap", type=resample_count, default=1000, metavar="N",

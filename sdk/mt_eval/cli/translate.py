@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from mt_eval.loader import LoadedMethod
     from mt_eval.records import RunConfig, TranslationResult
 
+STDIN_FILE = Path("-")  # --file -: standard input, read as the file /dev/stdin is (a file named -: ./-)
 SHOWS_GUEST_OUTPUT = True  # what a method in a bridge guest writes to stderr is shown (cli/guest_output.py)
 
 
@@ -42,9 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="language pair, quoted ('eng>spa') or as eng:spa (default: the method's first "
                              "supported pair)")
     parser.add_argument("--file", "-f", metavar="FILE",
-                        help="read the sentences from FILE: one per line, or the sources of a .json, .jsonl or .tsv "
-                             "corpus (read and sent as mt-eval run does: an empty source too, a negative control in "
-                             "the pair it names)")
+                        help="read the sentences from FILE, one per line (-: standard input), or the sources of a "
+                             ".json, .jsonl or .tsv corpus (read and sent as mt-eval run does: an empty source too, a "
+                             "negative control in the pair it names)")
     parser.add_argument("--columns", metavar="NAMES",
                         help="with --file: a .tsv corpus's columns, comma-separated, e.g. id,source,reference")
     parser.add_argument("--accept-doubt", action="append", default=[], type=doubt_code, metavar="CODE",
@@ -125,8 +126,10 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     corpus_ids: dict[int, str] = {}
     own_pairs: dict[int, str] = {}  # line number → the pair a corpus's negative control is translated in
     if file is not None:
+        if file == STDIN_FILE:
+            _prompt_on_a_terminal()
         try:
-            sourced = _file_sources(file, pair, columns, accept)
+            sourced = _file_sources(Path("/dev/stdin") if file == STDIN_FILE else file, pair, columns, accept)
             corpus_ids = {len(texts) + i: entry_id for i, (entry_id, _, _) in enumerate(sourced, start=1) if entry_id}
             own_pairs = {len(texts) + i: own for i, (_, _, own) in enumerate(sourced, start=1) if own}
             texts = [*texts, *(source for _, source, _ in sourced)]
@@ -140,9 +143,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
             _say(f"--file {file}: {said}")
             return 2
     elif not texts:
-        if sys.stdin.isatty():  # (a terminal: say what it waits for, rather than seem to hang)
-            _say("type the sentences, one per line, then Ctrl-D to translate them (or give them as arguments, or "
-                 "--file FILE)")
+        _prompt_on_a_terminal()
         try:
             texts = utf8_lines(sys.stdin.buffer.read())
         except ValueError as exc:
@@ -312,6 +313,13 @@ def _say(message: str) -> None:
     said_on_stderr(f"mt-eval translate: {message}")
 
 
+def _prompt_on_a_terminal() -> None:
+    """When standard input is a terminal, say what it waits for, rather than seem to hang."""
+    if sys.stdin.isatty():
+        _say("type the sentences, one per line, then Ctrl-D to translate them (or give them as arguments, or "
+             "--file FILE)")
+
+
 def _file_sources(file: Path, pair: str, columns: list[str] | None = None, accept: Sequence[str] = ()
                   ) -> list[tuple[str | None, str, str | None]]:
     """The entry ids, sources and own pairs (a negative control's, `pair_of`) of a corpus file (.json, .jsonl,
@@ -332,7 +340,9 @@ def _file_sources(file: Path, pair: str, columns: list[str] | None = None, accep
     from mt_eval.corpus.parallel import read_parallel
 
     lines = read_parallel(file)
-    tabs = [Doubt(d.code, d.message, f"translate a TSV corpus with --file {file.stem}.tsv (renamed)")
+    hint = ("save a TSV corpus as FILE.tsv and give --file FILE.tsv" if file == Path("/dev/stdin") else
+            f"translate a TSV corpus with --file {file.stem}.tsv (renamed)")
+    tabs = [Doubt(d.code, d.message, hint)
             for d in find_doubts(lines) if d.code == "tabs-in-parallel-text"]
     refuse_doubts(file, tabs, list(accept))
     return [(None, entry["source"], None) for entry in lines.entries]

@@ -28,8 +28,13 @@ def innermost_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> ar
 
 def unknown_arguments(parser: argparse.ArgumentParser, argv: Sequence[str], extra: Sequence[str]) -> NoReturn:
     """Exit 2 with the usage of the subcommand ``argv`` names, the words it did not recognise and, for a
-    misspelled option, the closest one it has."""
+    misspelled option, the closest one it has. Words beyond a command's last operand get what its parser's
+    ``surplus_operands`` default says instead (how many it takes and what to do to give more)."""
     chosen = innermost_parser(parser, argv)
+    surplus = chosen.get_default("surplus_operands")
+    if surplus and not any(word.startswith("-") for word in extra):
+        chosen.error(f"{'one argument' if len(extra) == 1 else f'{len(extra)} arguments'} too many "
+                     f"({' '.join(extra)}): {surplus}")
     options = sorted({o for action in chosen._actions for o in action.option_strings if o.startswith("--")})
     after_end = set(argv[list(argv).index("--") + 1:]) if "--" in argv else set()
     hints = []

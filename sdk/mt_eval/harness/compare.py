@@ -81,9 +81,11 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     assert a is not None and b is not None
     for path, card in ((baseline, a), (candidate, b)):
         if card.status == "failed":
-            why = f": {card.failures[0].message}" if card.failures else ""
-            raise CompareError(f"{path} is a failed run ({card.errors} of {len(card.results)} entries failed{why}); "
-                               "it has no scores to compare: fix what failed and run it again")
+            from mt_eval.harness.outcome import card_failed_entries
+
+            why = f", e.g. {card.failures[0].message}" if card.failures else ""
+            raise CompareError(f"{path} is a failed run: {card_failed_entries(card)}{why}; it has no scores to "
+                               "compare: fix what failed and run it again")
     if a.corpus.sha256 != b.corpus.sha256:
         raise CompareError(f"the cards come from different corpora ({a.corpus.name} {a.corpus.sha256[:12]} vs "
                            f"{b.corpus.name} {b.corpus.sha256[:12]}); paired tests need the same entries")

@@ -2,14 +2,14 @@
 digests of a frozen manifest, an inconsistent hardware label or latency definition, and every digest that no
 longer matches what it digests: the method's files, this SDK's code, the corpus's files, and what the corpus
 gives, read again as frozen (its entries counted and selected, their labels digested), so an edited count,
-subset or label digest is named too."""
+subset or label digest is named too, as is a pair no run of that corpus and method takes."""
 
 from __future__ import annotations
 
 import hashlib
 import stat
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
@@ -24,6 +24,9 @@ from mt_eval.harness.freeze import (
 from mt_eval.problems import Problem
 from mt_eval.strict import StrictStruct
 
+if TYPE_CHECKING:
+    from mt_eval.corpus.model import Corpus
+
 
 class _Selection(StrictStruct, kw_only=True):
     """``corpus.selection`` as `mt_eval.corpus.selection.select` records it (what a hand edit is checked against)."""
@@ -34,18 +37,17 @@ class _Selection(StrictStruct, kw_only=True):
     limit: Annotated[int, msgspec.Meta(ge=1)] | None = None
 
 
-def validate_freeze(path: str | Path, *, check_files: bool = True, read_corpus: bool = True
-                    ) -> tuple[FreezeManifest | None, list[Problem]]:
-    """The manifest in ``path`` and every problem with it (module docstring); fail-closed. ``read_corpus``
-    False leaves the entries and labels to the caller (a run compares them with its own)."""
-    manifest, problems, _ = validated_freeze(path, check_files=check_files, read_corpus=read_corpus)
+def validate_freeze(path: str | Path, *, check_files: bool = True) -> tuple[FreezeManifest | None, list[Problem]]:
+    """The manifest in ``path`` and every problem with it (module docstring); fail-closed."""
+    manifest, problems, _ = validated_freeze(path, check_files=check_files)
     return manifest, problems
 
 
-def validated_freeze(path: str | Path, *, check_files: bool = True, read_corpus: bool = True
+def validated_freeze(path: str | Path, *, check_files: bool = True, run_corpus: Corpus | None = None
                      ) -> tuple[FreezeManifest | None, list[Problem], str | None]:
     """As `validate_freeze`, with the SHA-256 of the very bytes validated (None when none could be read): what a
-    run records of the manifest that held it, read once."""
+    run records of the manifest that held it, read once. ``run_corpus``: the corpus the run read, whose entries
+    and labels the run compares with the freeze's itself (they are not read again here)."""
     from mt_eval.strict import decode_json, decode_value
 
     path = Path(path)
@@ -95,7 +97,7 @@ def validated_freeze(path: str | Path, *, check_files: bool = True, read_corpus:
     unusable = _unusable_paths(file, manifest)
     problems += unusable
     if check_files and not unusable:
-        problems += _file_problems(path, manifest, read_corpus)
+        problems += _file_problems(path, manifest, run_corpus)
     return manifest, problems, digest
 
 
@@ -131,8 +133,9 @@ def _not_finite(value: Any, where: str) -> list[tuple[str, float]]:
     return []
 
 
-def _file_problems(path: Path, manifest: FreezeManifest, read_corpus: bool) -> list[Problem]:
-    """Digests recomputed from the files the manifest names (paths relative to the manifest's directory)."""
+def _file_problems(path: Path, manifest: FreezeManifest, run_corpus: Corpus | None) -> list[Problem]:
+    """Digests recomputed from the files the manifest names (paths relative to the manifest's directory), and
+    the pair checked against the corpus (``run_corpus`` when it is the frozen one) and the method."""
     from mt_eval.code_hash import code_sha256
     from mt_eval.loader import read_plugin
 
@@ -144,6 +147,7 @@ def _file_problems(path: Path, manifest: FreezeManifest, read_corpus: bool) -> l
         unread = None
     except OSError as exc:  # (a path too long for the system)
         source, unread = None, f"cannot read {method_dir}: {exc.strerror or exc}"
+    supported = None if source is None else list(source.manifest.supported_pairs)
     if source is None:
         problems.append(Problem(file=file, path="$.method.path", code="missing-file",
                                 message=unread or f"{method_dir} is not a method plugin directory",
@@ -178,8 +182,10 @@ def _file_problems(path: Path, manifest: FreezeManifest, read_corpus: bool) -> l
                                     message=f"{named} hash{'es' if len(read) == 1 else ''} to {actual_corpus[:16]}…, "
                                             f"not {manifest.corpus.sha256[:16]}…: the corpus changed since the freeze",
                                     hint="restore the frozen corpus, or freeze again"))
-        elif read_corpus:
-            problems += corpus_problems(file, manifest, [corpus_path for _, corpus_path in read])
+        elif run_corpus is None:
+            problems += corpus_problems(file, manifest, [corpus_path for _, corpus_path in read], supported)
+        elif run_corpus.sha256 == manifest.corpus.sha256:  # (another corpus: the run names that difference)
+            problems += pair_problems(file, manifest, run_corpus.pair, supported)
     problems += _sdk_problems(file, manifest)
     problems += _policy_problems(path, manifest)
     return problems
@@ -223,9 +229,11 @@ def _beside(manifest_path: Path, recorded: str) -> Path:
     return path if path.is_absolute() else manifest_path.parent / path
 
 
-def corpus_problems(file: str, manifest: FreezeManifest, paths: list[Path]) -> list[Problem]:
+def corpus_problems(file: str, manifest: FreezeManifest, paths: list[Path], supported: list[str] | None = None
+                    ) -> list[Problem]:
     """``paths``: the corpus file, or the source and reference files of parallel text (already found to have
-    the frozen sha256). Its doubts were settled when it was frozen: they are not raised again."""
+    the frozen sha256). Its doubts were settled when it was frozen: they are not raised again. ``supported``:
+    the method's supported pairs (None: the method could not be read), which the pair is checked against."""
     from mt_eval.corpus.doubts import DOUBTS
     from mt_eval.corpus.reader import CorpusSpec, load_corpus
     from mt_eval.corpus.selection import request_from_facts, select
@@ -261,7 +269,30 @@ def corpus_problems(file: str, manifest: FreezeManifest, paths: list[Path]) -> l
               for where, value in recorded.items() if found[where] != value]
     if differ and parallel:  # (a JSON, JSONL or TSV file frozen as parallel text: its format is what is wrong)
         return _not_parallel(file, paths[0]) or differ
-    return differ
+    return differ + pair_problems(file, manifest, corpus.pair, supported)
+
+
+def pair_problems(file: str, manifest: FreezeManifest, declared: str | None, supported: list[str] | None
+                  ) -> list[Problem]:
+    """``$.corpus.pair`` when no run takes it: one in other languages than the corpus ``declared`` (unless the
+    freeze accepted that doubt), or one the method does not list in its ``supported`` pairs (None: unknown).
+    A run's --pair is refused, or differs from it, whatever it gives."""
+    from mt_eval.pairs import quoted, same_languages
+
+    pair = manifest.corpus.pair
+    accepted = manifest.corpus.accepted_doubts or []
+    other_languages = declared is not None and not same_languages(pair, declared) and "pair-mismatch" not in accepted
+    unsupported = supported is not None and bool(supported) and pair not in supported
+    if not other_languages and not unsupported:
+        return []
+    corpus_says = f"the corpus declares '{declared}'" if declared else "the corpus declares no pair"
+    method_says = ("the method's supported pairs are unknown" if supported is None else
+                   f"the method {manifest.method.method_id} supports {quoted(supported) if supported else 'any pair'}")
+    return [Problem(file=file, path="$.corpus.pair", code="inconsistent",
+                    message=f"'{pair}' is a pair no run of this corpus and method takes: {corpus_says}, and "
+                            f"{method_says}",
+                    hint="run mt-eval freeze init again, which writes the pair a run takes (leave out --pair for "
+                         "the corpus's, or give one in its languages that the method supports)")]
 
 
 def _not_parallel(file: str, path: Path) -> list[Problem]:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TextIO
 
 from mt_eval.control_chars import escaped_for_terminal
-from mt_eval.harness.runcard import Failure, Status
+from mt_eval.harness.runcard import Failure, RunCard, Status
 from mt_eval.records import TranslationResult
 
 EXIT_COMPLETE = 0
@@ -109,9 +109,26 @@ def print_failures(failures: list[Failure], errors: int, entries: int, stream: T
     ``controls``: the negative controls left out of ``entries`` (a refusal of one is no failure)."""
     if not failures:
         return
-    aside = f", the {controls} negative control{'s' if controls != 1 else ''} aside" if controls else ""
-    lines = [f"{errors} of {entries} entries failed ({distinct_count(failures)}{aside}):"]
+    lines = [f"{failed_entries(failures, errors, entries, controls=controls)}:"]
     stream.write(escaped_for_terminal("\n".join(lines + failure_lines(failures, shown=shown))) + "\n")
+
+
+def failed_entries(failures: list[Failure], errors: int, entries: int, *, controls: int = 0) -> str:
+    """``3 of 12 entries failed (2 distinct errors, the 1 negative control aside)``, as a run counts them."""
+    said = [distinct_count(failures)] if failures else []
+    if controls:
+        said.append(f"the {controls} negative control{'s' if controls != 1 else ''} aside")
+    return f"{errors} of {entries} entries failed" + (f" ({', '.join(said)})" if said else "")
+
+
+def card_failed_entries(card: RunCard) -> str:
+    """`failed_entries` of a run card, counted as the run that wrote it did: its negative controls aside, their
+    refusals no failures (a card without its family record: every entry)."""
+    families = card.families
+    controls = families.negative if families is not None else 0
+    refused = sum(n.outcome == "refused" for n in families.negatives) if families is not None else 0
+    return failed_entries(card.failures or [], card.errors - refused, len(card.results) - controls,
+                          controls=controls)
 
 
 def distinct_count(failures: list[Failure]) -> str:

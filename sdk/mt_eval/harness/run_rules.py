@@ -16,6 +16,8 @@ from mt_eval.harness.latency import LatencyPlan, Measured, sample_of
 from mt_eval.harness.policy import PolicyError, ResolvedPolicy, load_policy
 
 if TYPE_CHECKING:
+    from mt_eval.corpus.model import Corpus
+    from mt_eval.harness.freeze import FreezeManifest
     from mt_eval.harness.logged_results import LoggedResults
     from mt_eval.harness.request import RunRequest
     from mt_eval.harness.runcard import RunCard
@@ -38,6 +40,7 @@ class RunRules:
     resamples: int = 1000
     bootstrap: str = "fast"
     policy_path: Path | None = None
+    frozen: tuple[FreezeManifest, str | None] | None = None  # the manifest validated, and its bytes' SHA-256
 
     @classmethod
     def from_request(cls, request: RunRequest) -> RunRules:
@@ -74,19 +77,16 @@ class RunRules:
                       f"entr{'y' if counts[family] == 1 else 'ies'}; the gate policy {policy.name} needs at least "
                       f"{least}, so the headline will be withheld ({mark}, or give --policy FILE)", file=sys.stderr)
 
-    def check_freeze(self, loaded: LoadedMethod, corpus: Any, entries: Sequence[dict[str, Any]],
-                     selection: dict[str, Any] | None, config: RunConfig, settings: Any) -> None:
-        """With ``--freeze FILE``: refuse a manifest that does not validate or is not frozen, and a run that
-        differs from it, naming every difference. ``selection``: the card's selection record (None: the whole
-        corpus runs)."""
+    def validate_freeze(self, corpus: Corpus) -> None:
+        """With ``--freeze FILE``: refuse a manifest that does not validate (its pair too, against ``corpus``, the
+        run's, before the run's own pair is settled) or is not frozen."""
         if self.freeze_path is None:
             return
-        from mt_eval.harness.freeze import build_manifest, differences, scoring_facts
         from mt_eval.harness.freeze_validation import validated_freeze
 
         path = self.freeze_path
-        # (read once: the run records the SHA-256 of the bytes it validated; it compares the corpus it reads, below)
-        manifest, problems, digest = validated_freeze(path, read_corpus=False)
+        # (read once: the run records the SHA-256 of the bytes it validated; it compares the corpus it reads, later)
+        manifest, problems, digest = validated_freeze(path, run_corpus=corpus)
         errors = [p for p in problems if p.severity == "error"]
         if manifest is None or errors:
             raise RulesError(f"--freeze {path} does not validate ({len(errors)} problem"
@@ -95,6 +95,18 @@ class RunRules:
         if manifest.status != "frozen":
             raise RulesError(f"--freeze {path}: its status is {manifest.status!r}; only a frozen manifest can hold a "
                              "run (mt-eval freeze validate lists what is missing)")
+        self.frozen = manifest, digest
+
+    def check_freeze(self, loaded: LoadedMethod, corpus: Any, entries: Sequence[dict[str, Any]],
+                     selection: dict[str, Any] | None, config: RunConfig, settings: Any) -> None:
+        """With ``--freeze FILE`` (validated by `validate_freeze`): refuse a run that differs from it, naming every
+        difference. ``selection``: the card's selection record (None: the whole corpus runs)."""
+        if self.freeze_path is None or self.frozen is None:
+            return
+        from mt_eval.harness.freeze import build_manifest, differences, scoring_facts
+
+        path = self.freeze_path
+        manifest, digest = self.frozen
         # The corpus's source and licence as the freeze states them (freeze init --corpus-source/--corpus-license
         # give them for a corpus that cannot, a TSV or JSONL file): descriptions, whereas its sha256 is compared.
         actual = build_manifest(method_dir=loaded.directory, method_id=loaded.method_id, corpus=corpus,

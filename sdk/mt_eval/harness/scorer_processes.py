@@ -7,13 +7,18 @@ compute each metric's score and interval from its shared array. A worker ends wi
 the texts took never stays for resampling, and the statistics exist once however many processes read them. A
 count too large for the shared array's 2 bytes has its metric's statistics extracted again here, as float32.
 Only a job's number is sent to a worker: it finds the job (never texts) in this module's globals, as forked.
+A worker ignores Ctrl-C (SIGINT, which a terminal sends to every process of the command): this process is
+interrupted, and ends its workers without a word from them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
-from typing import Any
+import signal
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from mt_eval.harness.metric_statistics import (
     CountsTooLarge,
@@ -24,6 +29,9 @@ from mt_eval.harness.metric_statistics import (
     statistics_width,
 )
 from mt_eval.process_memory import return_freed_memory
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import Pool
 
 PARALLEL_FROM = 500  # segments from which each metric is scored in its own process
 
@@ -59,8 +67,6 @@ def score_statistics(jobs: list[Scoring], count: int) -> list[MetricScore]:
 def statistics_in_processes(sources: list[tuple[Any, SegmentSource]], count: int, workers: int) -> list[Any]:
     """The statistics of each ``(metric, segments)`` over ``count`` segments, extracted by forked workers
     (``workers`` at a time) into arrays of memory shared with this process (round one)."""
-    import multiprocessing
-
     global _sources, _statistics
     _sources = sources
     _statistics = shared = [_shared_array(count, metric) for metric, _ in sources]  # what a forked worker finds
@@ -68,7 +74,7 @@ def statistics_in_processes(sources: list[tuple[Any, SegmentSource]], count: int
     return_freed_memory()  # what this process freed is not counted again in every worker
     gc.freeze()  # a worker's garbage collector then leaves this process's objects (and their pages) alone
     try:
-        with multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=1) as pool:
+        with _worker_pool(workers) as pool:
             fitted = pool.map(_extract, range(len(sources)), chunksize=1)
     finally:
         gc.unfreeze()
@@ -91,17 +97,41 @@ def extract_statistics(sources: list[tuple[Any, SegmentSource]], count: int) -> 
 
 def _scored_in_processes(jobs: list[Scoring], workers: int) -> list[MetricScore]:
     """Round two: each job's score and interval, by workers forked afresh."""
-    import multiprocessing
-
     global _scoring
     _scoring = jobs
     gc.freeze()  # (as in `statistics_in_processes`)
     try:
-        with multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=1) as pool:
+        with _worker_pool(workers) as pool:
             return pool.map(_score, range(len(jobs)), chunksize=1)
     finally:
         gc.unfreeze()
         _scoring = []
+
+
+@contextlib.contextmanager
+def _worker_pool(workers: int) -> Iterator[Pool]:
+    """A pool of ``workers`` forked processes, each ending after one job, that ignore Ctrl-C; ended on leaving.
+    SIGINT is held back while the pool starts, so its threads (which fork the workers that follow) hold it back
+    too and a worker never meets it before it ignores it; one that came meanwhile interrupts this process once the
+    pool is there to be ended."""
+    import multiprocessing
+
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_ctrl_c, maxtasksperchild=1)
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        raise
+    with pool:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        yield pool
+
+
+def _ignore_ctrl_c() -> None:
+    """A worker's first step: Ctrl-C is its parent's to handle (it ends the pool), and a worker would print a
+    traceback of what it was doing."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _shared_array(count: int, metric: Any) -> Any:

@@ -120,6 +120,7 @@ def run_evaluation(request: RunRequest) -> RunReport:
         writable_directory(request.directory.out, "the run")
     spec = request.corpus
     corpus = read_run_corpus(spec)
+    rules.validate_freeze(corpus)
     if request.champollion is not None and (problem := request.champollion.corpus_pair_problem(corpus.pair)):
         raise RunError(problem)
     try:
@@ -147,8 +148,7 @@ def run_evaluation(request: RunRequest) -> RunReport:
         config = fair.adjust_config(run_config(request, corpus, loaded.manifest))
         selection = settle_run_corpus(spec, corpus, config.pair, request.selection, quiet=request.quiet)
         rules.warn_missing_families(corpus, selection.entries, selected=selection.facts is not None)
-        settings = request.calls
-        rules.check_freeze(loaded, corpus, selection.entries, selection.facts, config, settings)
+        rules.check_freeze(loaded, corpus, selection.entries, selection.facts, config, request.calls)
         refuse_unwritable_names([("the method's directory", loaded.directory), ("--out", request.directory.out),
                                  *(("the corpus file" if f.role == "corpus" else f"the corpus's {f.role} file",
                                     f.path) for f in corpus.files)])
@@ -173,8 +173,8 @@ def run_evaluation(request: RunRequest) -> RunReport:
             fair.close_unused()
             raise
         fair.out = out
-        run = _Run(request, out, state, loaded, given_card, pins, corpus, selection, config, settings, manager,
-                   fair, hidden, contamination, rules)
+        run = _Run(request, out, state, loaded, given_card, pins, corpus, selection, config, request.calls,
+                   manager, fair, hidden, contamination, rules)
         return _run_locked(run)
 
 
