@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
@@ -118,3 +119,24 @@ def test_json_columns_given_as_bytes_or_text_are_stored_as_the_same_text(cards, 
     assert stored[0] == stored[1] and stored[0][:2] == ("text", "text")
     data = msgspec.json.decode(path.read_bytes())
     assert stored[0][2] == canonical_json(data)[1].decode() and "ñ" in stored[0][2]  # UTF-8 text, not escaped
+
+
+def _signal_state(chunk: Sequence[int], state: object) -> tuple[bool, bool]:
+    """In a worker: whether Ctrl-C is ignored there, and whether it is held back (blocked)."""
+    import signal
+
+    return (signal.getsignal(signal.SIGINT) is signal.SIG_IGN,
+            signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set()))
+
+
+def test_a_publishing_worker_ignores_ctrl_c_and_this_process_still_hears_it():
+    """Ctrl-C is held back while the workers are forked (one forked before it ignored Ctrl-C printed a traceback);
+    each then ignores it, unblocked, and this process's mask is as it was."""
+    import signal
+
+    from mt_eval.leaderboard.preparers import Preparers
+
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    with Preparers([[1], [2]], _signal_state, setup=lambda: None, workers=2) as preparers:
+        assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == before
+        assert list(preparers.results()) == [(True, False), (True, False)]

@@ -52,10 +52,16 @@ class Preparers(Generic[Item, Result]):
 
     def __enter__(self) -> Preparers[Item, Result]:
         gc.freeze()  # a forked worker's collections then leave the pages it shares with us alone
+        # Ctrl-C held back while the workers are forked: one never meets it before it ignores it (`_work`), and
+        # this process is interrupted once they are there to be ended
+        masks = hasattr(signal, "pthread_sigmask")  # (not on Windows)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if masks else set()
         try:
             for process in self._processes:
                 process.start()
         finally:
+            if masks:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
             gc.unfreeze()
             for writer in self._writers:  # each worker holds its own: a dead worker's pipe ends
                 writer.close()
@@ -112,6 +118,8 @@ def _end_with_parent() -> None:
 def _work(index: int, workers: int, chunks: Sequence[Sequence[Any]], prepare: Callable[..., Any],
           setup: Callable[[], Any], writers: Sequence[Any], readers: Sequence[Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it ends the workers
+    if hasattr(signal, "pthread_sigmask"):  # (held back while it was forked: `__enter__`)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _end_with_parent()
     for other, writer in enumerate(writers):
         if other != index:
