@@ -45,6 +45,17 @@ async def test_a_guest_that_only_translates_skips_the_decide_transcripts_and_ref
     assert outcome.skipped == ("the guest does not implement decide" if "requires" in vector else None)
 
 
+def test_every_message_a_transcript_compares_word_for_word_is_written_in_the_protocol():
+    """Before: a guest written from bridge/PROTOCOL.md failed four transcripts on error messages it never stated."""
+    protocol = (Path(__file__).parent.parent / "bridge" / "PROTOCOL.md").read_text(encoding="utf-8")
+    patterns = [step.get("expect") for v in VECTORS for step in v["steps"]]
+    patterns += [p for v in VECTORS for step in v["steps"] for p in step.get("expect_unordered", [])]
+    messages = {p["error"]["message"] for p in patterns if isinstance(p, dict) and isinstance(p.get("error"), dict)
+                and isinstance(p["error"].get("message"), str) and not p["error"]["message"].startswith("$")}
+    assert len(messages) >= 10
+    assert [message for message in sorted(messages) if f"`{message}`" not in protocol] == []
+
+
 def test_the_decide_transcripts_exist():
     names = {v["name"]: v for v in VECTORS}
     assert names["decide"]["requires"] == names["decide-invalid-params"]["requires"] == "decide"
@@ -75,7 +86,8 @@ async def test_a_silent_guest_times_out_instead_of_hanging(tmp_path: Path):
     ({"id": None}, {"id": 0}, "$.id: expected null, got 0"),
     ({"ok": True}, {"ok": 1}, "$.ok: expected true, got 1"),
     ({"n": "$integer"}, {"n": 1.5}, "$.n: expected integer, got 1.5"),
-    ({"x": "$null_or_string"}, {}, "$: missing 'x'"),
+    ({"x": "$null_or_string"}, {}, "$: missing 'x', got {}"),
+    ({"error": "$object"}, {"id": 4, "result": None}, "$: missing 'error', got {\"id\": 4, \"result\": null}"),
 ])
 def test_patterns(pattern, actual, problem):
     assert mismatch(pattern, actual) == problem

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from mt_eval.bridge.conformance import run_vector
 from mt_eval.bridge.transcripts import load_vectors
 
@@ -120,3 +122,73 @@ def test_a_transcript_step_that_is_not_one_is_named(tmp_path: Path, capsys):
         assert f"mt-eval bridge check: {tmp_path / 'a.json'}: $.steps[0] is not a step: give an object with one of " \
                "send, send_raw, expect, expect_unordered, close_stdin, expect_exit" in err
         assert "Traceback" not in err
+
+
+ANSWERS_WITH = """import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("method") == "initialize":
+        result = {"protocol_version": "mt-eval-bridge/1", "method": {"name": "x", "method_id": "x"}, "card": None,
+                  "capabilities": {}, "guest": {"name": "g", "version": "1", "runtime": "python"}}
+    else:
+        result = {"results": [RESULT for entry in message["params"]["entries"]]}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+@pytest.mark.parametrize(("result", "problem"), [
+    ('{"id": entry["id"], "predicted": len(entry["source"])}', '$.predicted: expected a string, got the number'),
+    ('{"id": entry["id"]}', 'a result needs "predicted" or, when the entry failed, "error"'),
+    ('{"id": entry["id"], "abstained": True}', 'an abstained result needs "abstain_reason" saying why'),
+], ids=["predicted-a-number", "nothing-but-the-id", "abstained-without-a-reason"])
+@pytest.mark.parametrize("transcript", ["translate", "many-in-flight"])
+async def test_results_a_host_cannot_use_fail_the_transcript(result: str, problem: str, transcript: str):
+    """Before: results were matched by id only, so a guest whose every entry a host fails passed every transcript."""
+    guest = ANSWERS_WITH.replace("RESULT", result)
+    outcome = await asyncio.wait_for(run_vector(VECTORS[transcript], [sys.executable, "-c", guest]), 30)
+    assert outcome.failure is not None and "$.result.results[0]: a host cannot use this result, and fails entry " \
+        in outcome.failure, outcome.failure
+    assert problem in outcome.failure and "(the result: {\"id\": " in outcome.failure
+
+
+@pytest.mark.parametrize("result", ['{"id": entry["id"], "predicted": "x"}', '{"id": entry["id"], "error": "no"}',
+                                    '{"id": entry["id"], "abstained": True, "abstain_reason": "unsupported"}'])
+async def test_a_translation_an_error_or_an_abstention_each_passes(result: str):
+    guest = ANSWERS_WITH.replace("RESULT", result)
+    outcome = await asyncio.wait_for(run_vector(VECTORS["translate"], [sys.executable, "-c", guest]), 30)
+    assert outcome.passed, outcome.failure
+
+
+DROPS_CANCELLED = """import json, os, sys
+pending, buffered = {}, b""
+while chunk := os.read(0, 1 << 20):
+    buffered += chunk
+    *lines, buffered = buffered.split(b"\\n")
+    for line in lines:
+        message = json.loads(line)
+        if message.get("method") == "cancel":
+            pending.pop(message["params"]["id"], None)  # (given up, so left unanswered)
+        elif message.get("method") == "initialize":
+            pending[message["id"]] = {"protocol_version": "mt-eval-bridge/1", "method": {"name": "x", "method_id": "x"},
+                                      "card": None, "capabilities": {"cancel": CANCEL},
+                                      "guest": {"name": "g", "version": "1", "runtime": "python"}}
+        else:
+            pending[message["id"]] = {"results": [{"id": e["id"], "predicted": "x"}
+                                                  for e in message["params"]["entries"]]}
+    for request_id, result in pending.items():
+        print(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}), flush=True)
+    pending.clear()
+"""
+
+
+async def test_a_guest_that_leaves_a_cancelled_request_unanswered_fails():
+    """Before: no transcript cancelled a request in flight, so a guest a host kills at its first timeout passed."""
+    guest = DROPS_CANCELLED.replace("CANCEL", "True")
+    outcome = await asyncio.wait_for(run_vector(VECTORS["cancel"], [sys.executable, "-c", guest], step_timeout_s=2), 30)
+    assert outcome.failure == "step 4 (expect): nothing within 2 s", outcome.failure
+
+
+async def test_the_cancel_transcript_does_not_apply_to_a_guest_that_cannot_cancel():
+    guest = DROPS_CANCELLED.replace("CANCEL", "False")
+    outcome = await asyncio.wait_for(run_vector(VECTORS["cancel"], [sys.executable, "-c", guest]), 30)
+    assert outcome.passed and outcome.skipped == "the guest does not declare capabilities.cancel"

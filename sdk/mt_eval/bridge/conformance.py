@@ -285,7 +285,8 @@ async def _step(process: asyncio.subprocess.Process, step: Mapping[str, Any], ou
             index = next((i for i, p in enumerate(patterns) if mismatch(p, message) is None), None)
             if index is None:
                 return f"no expected message matches {json.dumps(message)[:300]}"
-            patterns.pop(index)
+            if unusable := _unusable_result(patterns.pop(index), message):
+                return unusable
         return None
     if "close_stdin" in step:
         process.stdin.close()
@@ -315,4 +316,22 @@ def _check(pattern: Any, message: Any) -> str | None:
     if isinstance(pattern, dict) and "result" in pattern and isinstance(error, dict):
         said = " | ".join(line.strip() for line in str(error.get("message")).splitlines())
         return f"the guest answered with an error, not a result: {json.dumps(error.get('code'))} {said[:300]}"
-    return mismatch(pattern, message)
+    return mismatch(pattern, message) or _unusable_result(pattern, message)
+
+
+def _unusable_result(pattern: Any, message: Any) -> str | None:
+    """Why a translate answer's result that the pattern matched by id is one no host can use (None: each is
+    usable): read as both hosts read it (`mt_eval.results.normalise_result`), so a guest whose results a host would
+    turn into entry errors — no "predicted", a number for it — does not pass."""
+    from mt_eval.results import ResultNotes, normalise_result
+
+    wanted = pattern.get("result") if isinstance(pattern, dict) else None
+    if not (isinstance(wanted, dict) and isinstance(wanted.get("results"), list)) or \
+            any(isinstance(item, dict) and "answers" in item for item in wanted["results"]):  # (decisions: not these)
+        return None
+    for index, item in enumerate(message["result"]["results"]):
+        outcome = normalise_result(item, notes=ResultNotes())
+        if isinstance(outcome, tuple):
+            return (f"$.result.results[{index}]: a host cannot use this result, and fails entry {outcome[0]!r} with "
+                    f"it: {outcome[1]} (the result: {json.dumps(item, ensure_ascii=False)[:200]})")
+    return None

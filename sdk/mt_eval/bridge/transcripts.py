@@ -63,7 +63,7 @@ def mismatch(pattern: Any, actual: Any, path: str = "$") -> str | None:
             return f"{path}: expected an object, got {json.dumps(actual)}"
         for key, sub in pattern.items():
             if key not in actual:
-                return f"{path}: missing {key!r}"
+                return f"{path}: missing {key!r}, got {json.dumps(actual, ensure_ascii=False)[:300]}"
             found = mismatch(sub, actual[key], f"{path}.{key}")
             if found:
                 return found
@@ -83,9 +83,14 @@ def mismatch(pattern: Any, actual: Any, path: str = "$") -> str | None:
 
 def not_applicable(vector: Mapping[str, Any], initialize_result: Any) -> str | None:
     """Why a transcript does not apply to a guest with this initialize result (None when it does): ``requires``
-    names a request the guest must implement, ``unless`` one it must not (bridge/PROTOCOL.md)."""
+    names a request the guest must implement, ``unless`` one it must not, ``requires_capability`` a capability it
+    must declare true (bridge/PROTOCOL.md)."""
     declared = initialize_result.get("implements") if isinstance(initialize_result, dict) else None
     implemented = declared if isinstance(declared, list) else ["translate"]
+    capabilities = initialize_result.get("capabilities") if isinstance(initialize_result, dict) else None
+    if (wanted := vector.get("requires_capability")) and \
+            not (isinstance(capabilities, dict) and capabilities.get(wanted) is True):
+        return f"the guest does not declare capabilities.{wanted}"
     if vector.get("requires") and vector["requires"] not in implemented:
         return f"the guest does not implement {vector['requires']}"
     if vector.get("unless") and vector["unless"] in implemented:

@@ -69,10 +69,13 @@ export function loadTranscripts(directory) {
 
 /**
  * Why a transcript does not apply to a guest whose initialize result is `result` (null when it does):
- * "requires" names a request the guest must implement, "unless" one it must not (bridge/PROTOCOL.md).
+ * "requires" names a request the guest must implement, "unless" one it must not, "requires_capability" a
+ * capability it must declare true (bridge/PROTOCOL.md).
  */
 export function notApplicable(transcript, result) {
   const implemented = Array.isArray(result?.implements) ? result.implements : ['translate'];
+  const wanted = transcript.requires_capability;
+  if (wanted && result?.capabilities?.[wanted] !== true) return `the guest does not declare capabilities.${wanted}`;
   if (transcript.requires && !implemented.includes(transcript.requires)) {
     return `the guest does not implement ${transcript.requires}`;
   }
