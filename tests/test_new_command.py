@@ -40,6 +40,35 @@ def test_an_empty_id_is_refused_before_anything_is_rendered(tmp_path, capfd):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("name", ["!!!", " "])
+def test_a_name_that_makes_no_id_is_refused_naming_the_id(tmp_path, monkeypatch, capfd, name: str):
+    """Without DIR the id made from the name names the directory: an empty one was cookiecutter's "… directory
+    already exists" about a hidden staging directory."""
+    monkeypatch.chdir(tmp_path)
+    assert new("--no-input", "--set", f"method_name={name}") == 2
+    err = capfd.readouterr().err
+    assert 'error: method_id: "" is not kebab-case' in err and "nothing was written" in err
+    assert "already exists" not in err and ".mt-eval-new-" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_id_too_long_to_name_the_directories_is_refused_and_a_long_name_makes_a_short_one(tmp_path, monkeypatch,
+                                                                                           capfd):
+    """A 299-character id failed with "path too long" naming a hidden staging directory (or, at 249, generated a
+    plugin whose first ``mt-eval run`` failed on its run directory's name)."""
+    monkeypatch.chdir(tmp_path)
+    words = "-".join(["word"] * 60)
+    assert new("p", "--no-input", "--set", f"method_id={words}") == 2
+    err = capfd.readouterr().err
+    assert f'is {len(words)} characters long' in err and f'at most 64, e.g. "{"-".join(["word"] * 13)}"' in err
+    assert ".mt-eval-new-" not in err and list(tmp_path.iterdir()) == []
+    assert new("--no-input", "--set", f"method_name={words.replace('-', ' ')}") == 0
+    assert new("a" * 100 + "-b", "--no-input") == 0
+    ids = {json.loads(p.read_text(encoding="utf-8"))["method_id"] for p in tmp_path.glob("*/method.json")}
+    assert ids == {"-".join(["word"] * 13), "a" * 64}
+    assert Path("-".join(["word"] * 13)).is_dir()
+
+
 def test_the_pre_gen_hook_reports_every_problem_at_once(tmp_path, capfd):
     assert new(str(tmp_path / "p"), "--no-input", "--set", "method_name= ", "--set", "open_source=true",
                "--set", "open_source_url=example.org") == 2
@@ -162,6 +191,18 @@ def test_interactive_prompts_ask_every_question(tmp_path, monkeypatch, capsys):
         "translate.js", "A2", "Calls a service.")
     assert "entry_point" not in manifest and "author" not in manifest
     assert "config.params[\"api_url\"]" in capsys.readouterr().out
+
+
+def test_standard_input_ending_mid_way_writes_nothing_and_ends_the_questions_line(tmp_path, monkeypatch, capsys):
+    """The reason was printed on the unanswered question's line: "…(int1): mt-eval new: standard input ended…"."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1\nHalf Done\n"))
+    assert new("half") == 2
+    said = capsys.readouterr()
+    assert said.out.endswith("(half): \n")
+    assert said.err == ("mt-eval new: standard input ended before every question was answered: use --no-input with "
+                        "--set\n")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_help_lists_every_question_and_choice(capsys):

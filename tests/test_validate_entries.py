@@ -57,6 +57,17 @@ def test_a_commonjs_syntax_error_is_located_too(tmp_path: Path):
                                                                "SyntaxError: Unexpected token ';'")]
 
 
+def test_a_syntax_error_thrown_by_code_at_load_is_not_called_the_files_syntax(tmp_path: Path):
+    """JSON.parse of a bad file at load time was "SyntaxError: …" with the fix "fix the syntax of translate.js",
+    which parses."""
+    directory = node_plugin(tmp_path, "const settings = JSON.parse('{\"word\": ');\n" + GOOD_JS)
+    [problem] = validate_plugin(directory, scan=False).errors
+    assert problem.file == str(directory / "translate.js")
+    assert problem.message.startswith("loading translate.js failed: ") and "translate.js:1: SyntaxError: " in \
+        problem.message
+    assert problem.hint == "translate.js threw while it was being loaded; fix the code that runs at load time"
+
+
 def test_a_missing_translate_export_is_reported_with_the_fix(tmp_path: Path):
     report = validate_plugin(node_plugin(tmp_path, "export function translat(entries) { return []; }\n"))
     [problem] = report.errors

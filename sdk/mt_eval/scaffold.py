@@ -112,9 +112,10 @@ def answers_from_directory(directory: Path) -> dict[str, str]:
     import re
 
     from mt_eval.manifest import kebab_case
+    from mt_eval.scaffold_answers import shortened_id
 
     name = re.sub("[\ud800-\udfff]", "", directory.resolve().name)
-    method_id = kebab_case(name)
+    method_id = shortened_id(kebab_case(name))
     if not method_id:
         return {}
     words = [w for w in re.split(r"[-_\s]+", name) if w]
@@ -123,19 +124,25 @@ def answers_from_directory(directory: Path) -> dict[str, str]:
 
 def render(template: Path, staging: Path, answers: dict[str, str | bool], *, no_input: bool
            ) -> tuple[Path, dict[str, Any]]:
-    """Ask the questions (unless ``no_input``) and render the template under ``staging``."""
+    """Ask the questions (unless ``no_input``: then every answer is checked at once) and render the template under
+    ``staging``; `AnswerError` when an answer is refused."""
+    import sys
     from pathlib import Path
 
     from cookiecutter.generate import generate_context, generate_files  # type: ignore[import-untyped]
     from cookiecutter.prompt import prompt_for_config  # type: ignore[import-untyped]
 
-    from mt_eval.scaffold_answers import ask_questions
+    from mt_eval.scaffold_answers import answer_problems, ask_questions
 
     if no_input:  # (cookiecutter renders each answer as a template: the user's are kept literal)
         answers = {key: _literal(value) if isinstance(value, str) else value for key, value in answers.items()}
     context = generate_context(context_file=str(template / "cookiecutter.json"), extra_context=answers)
     context["_cookiecutter"] = {k: v for k, v in context["cookiecutter"].items() if not k.startswith("_")}
     context["cookiecutter"].update(prompt_for_config(context, True) if no_input else ask_questions(context))
+    if no_input and (problems := answer_problems(context["cookiecutter"], context["_cookiecutter"])):
+        for problem in problems:  # (before cookiecutter names the directory: an id made empty would be the staging)
+            print(f"error: {problem}", file=sys.stderr)
+        raise AnswerError("the answers above were refused; nothing was written")
     context["cookiecutter"].update(_template=str(template), _output_dir=str(staging), _repo_dir=str(template),
                                    _checkout=None)
     with _QuietAndContained(staging):
@@ -288,10 +295,13 @@ def _render_reporting_errors(template: Path, staging: Path, answers: dict[str, s
         return render(template, staging, answers, no_input=no_input)
     except FailedHookException:
         message = "the answers above were refused; nothing was written"
+    except AnswerError as exc:
+        message = str(exc)
     except UndefinedVariableInTemplate as exc:  # its str() would print the whole context
         message = (f"{exc.message}: {exc.error.message} (answers are Jinja templates: write {{{{ '{{{{' }}}} for "
                    "a literal {{); nothing was written")
     except EOFError:
+        print()  # (ends the unanswered question's line)
         message = "standard input ended before every question was answered: use --no-input with --set"
     except (CookiecutterException, ValueError) as exc:
         message = f"{exc}; nothing was written"

@@ -17,9 +17,18 @@ from typing import Any
 from mt_eval.control_chars import first_control
 from mt_eval.manifest import KEBAB
 
+METHOD_ID_MAX = 64  # the plugin's directory and its runs' (``ID__CORPUS``) are named by it, in 255 bytes
+
 
 def suggest_id(text: str) -> str:
-    return "-".join(re.findall(r"[a-z0-9]+", text.lower())) or "my-method"
+    return shortened_id("-".join(re.findall(r"[a-z0-9]+", text.lower()))) or "my-method"
+
+
+def shortened_id(method_id: str) -> str:
+    """``method_id`` cut after its last whole word that keeps it within `METHOD_ID_MAX` characters."""
+    if len(method_id) <= METHOD_ID_MAX:
+        return method_id
+    return method_id[:METHOD_ID_MAX + 1].rsplit("-", 1)[0][:METHOD_ID_MAX]
 
 
 def answer_problems(answers: Mapping[str, Any], questions: Mapping[str, Any]) -> list[str]:
@@ -72,6 +81,9 @@ def _rule(key: str, value: Any, answers: Mapping[str, Any]) -> list[str]:
     if key == "method_id" and isinstance(value, str) and not re.match(KEBAB, value):
         return [f'"{value}" is not kebab-case: use lowercase letters and digits in words joined by hyphens, e.g. '
                 f'"{suggest_id(value)}"']
+    if key == "method_id" and isinstance(value, str) and len(value) > METHOD_ID_MAX:
+        return [f'"{value[:24]}…" is {len(value)} characters long: the plugin\'s directory and its runs\' directories '
+                f'are named by it; give one of at most {METHOD_ID_MAX}, e.g. "{shortened_id(value)}"']
     if key == "method_license" and isinstance(value, str):
         if not value.strip():
             return ['empty: give an SPDX licence such as "Apache-2.0", or "proprietary"']

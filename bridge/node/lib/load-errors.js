@@ -62,6 +62,13 @@ function firstFrame(error, base) {
   return { file, where: `${shown(path, base)}:${found[2] ?? found[4]}` };
 }
 
+// Whether a SyntaxError was thrown by the module's running code (JSON.parse, new RegExp): its first stack frame
+// is outside Node's module loader and one is in a file; a syntax error in a module's text is the loader's.
+function thrownByCode(error, base) {
+  const frame = String(error?.stack ?? '').match(/^\s+at .*$/m)?.[0];
+  return frame !== undefined && !frame.includes('node:internal') && firstFrame(error, base) !== null;
+}
+
 function syntaxPlace(error, file, base) {
   const inStack = arrow(String(error.stack ?? ''), base);
   if (inStack) return inStack;
@@ -76,7 +83,7 @@ export function explainLoadError(error, file) {
   const name = basename(file);
   const scope = packageScope(file);
   const message = (typeof error?.message === 'string' ? error.message : describe(error)).split('\n')[0];
-  if (error instanceof SyntaxError) {
+  if (error instanceof SyntaxError && !thrownByCode(error, base)) {
     const place = syntaxPlace(error, file, base);
     const where = place ? `${place.where}: ` : '';
     let text = `${where}SyntaxError: ${message}${place?.excerpt ?? ''}`;

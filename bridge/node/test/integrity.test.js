@@ -198,6 +198,19 @@ describe('a plugin that cannot start fails once, at once, with the fix (10.9)', 
     await loaded.close();
   });
 
+  test('a SyntaxError its code throws at load (JSON.parse of a file) is where it was thrown, not a syntax error', async () => {
+    const code = "import { readFileSync } from 'node:fs';\n"
+      + "const settings = JSON.parse(readFileSync(new URL('./settings.json', import.meta.url), 'utf8'));\n"
+      + 'export async function translate(e) { return e.map((x) => ({ id: x.id, predicted: settings.word })); }\n';
+    const loaded = await loadMethodPlugin(plugin({ 'translate.js': code, 'settings.json': '{"word": ' }, { type: 'module' }));
+    const error = await loaded.start(config()).catch((e) => e);
+    assert.ok(error instanceof MethodLoadError);
+    assert.match(error.message, /^translate\.js:2: SyntaxError: .*JSON/);
+    assert.match(error.message, /fix: translate\.js threw while it was being loaded; fix the code that runs at load time/);
+    assert.doesNotMatch(error.message, /correct the syntax/);
+    await loaded.close();
+  });
+
   test('CommonJS in a "type": "module" package is explained; .cjs and untyped packages load either', async () => {
     const wrong = await loadMethodPlugin(plugin({ 'translate.js': cjs, 's.cjs': "module.exports = '!';\n" }, { type: 'module' }));
     await assert.rejects(wrong.start(config()), /translate\.js:1: translate\.js is CommonJS[\s\S]*rename it to translate\.cjs \(and node_entry in method\.json\)/);

@@ -36,6 +36,7 @@ _STDIN_LOCATION = re.compile(r"^\[stdin\]:(\d+)$", re.M)
 SLOW_START = ("do not do long work {what}: load a model on the first call; or, if it must, give validate a longer "
               "--start-timeout")
 _ERROR_LINE = re.compile(r"\b(\w*Error: [^\n]*)")
+_LOAD_TIME_THROW = "threw while it was being loaded"  # the Node guest's words (lib/load-errors.js)
 
 
 def check_entry_points(source: PluginSource, python_method: object | None, *, timeout_s: float,
@@ -105,7 +106,7 @@ def _node_start_problems(source: PluginSource, exc: BridgeError, *, sandboxed: b
         return [Problem(file=file, path="$", code="entry-point", message=f"{entry} {what}",
                         hint="write `export async function translate(entries, config) { ... }` (or module.exports = "
                              "{ translate } in a CommonJS file)")]
-    if "SyntaxError" in said:
+    if "SyntaxError" in said and _LOAD_TIME_THROW not in said:  # (not JSON.parse's at load time, say)
         said_location = _LOCATION.search(said)
         line, detail = (said_location[2], None) if said_location else _syntax_location(source.directory / entry)
         detail = detail or (found[1] if (found := _ERROR_LINE.search(said)) else "SyntaxError")

@@ -36,7 +36,8 @@ class ChatCompletionsMethod:
     """The method: the system prompt from prompt.txt, the sentence as the user message."""
 
     def __init__(self, directory: str | Path) -> None:
-        self.prompt = (Path(directory) / "prompt.txt").read_text(encoding="utf-8").strip()
+        # (utf-8-sig: a byte-order mark an editor wrote is dropped, as translate.js's trim() drops it)
+        self.prompt = (Path(directory) / "prompt.txt").read_text(encoding="utf-8-sig").strip()
 
     def request_body(self, source: str, config: Any) -> dict[str, Any]:
         system = self.prompt.replace("{source_lang}", config.source_lang).replace("{target_lang}", config.target_lang)

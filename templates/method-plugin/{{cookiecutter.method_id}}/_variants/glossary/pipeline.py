@@ -98,7 +98,7 @@ class GlossaryMethod:
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(os.path.abspath(directory))
-        manifest = json.loads((self.directory / "method.json").read_text(encoding="utf-8"))
+        manifest = json.loads((self.directory / "method.json").read_text(encoding="utf-8-sig"))  # (an editor's BOM too)
         found = [d for d in manifest.get("dependencies") or [] if d.get("id") == GLOSSARY_ID]
         if not found:
             raise GlossaryError(f'method.json lists no dependency with id "{GLOSSARY_ID}"')

@@ -93,7 +93,8 @@ export class Glossary {
 }
 
 function readDependency() {
-  const manifest = JSON.parse(readFileSync(resolve(DIRECTORY, 'method.json'), 'utf8'));
+  const text = readFileSync(resolve(DIRECTORY, 'method.json'), 'utf8');
+  const manifest = JSON.parse(text.replace(/^\uFEFF/, '')); // (an editor's byte-order mark too, as in pipeline.py)
   const found = (manifest.dependencies ?? []).filter((d) => d && d.id === GLOSSARY_ID);
   if (found.length === 0) throw new GlossaryError(`method.json lists no dependency with id "${GLOSSARY_ID}"`);
   return found[0];

@@ -17,7 +17,7 @@ from mt_eval.loader import load_method
 from mt_eval.records import RunConfig
 
 PLUGIN = Path(__file__).resolve().parent.parent
-NODE_ENTRY = json.loads((PLUGIN / "method.json").read_text(encoding="utf-8"))["node_entry"]
+NODE_ENTRY = json.loads((PLUGIN / "method.json").read_text(encoding="utf-8-sig"))["node_entry"]
 RUNNER = """
 const [entry, name, input, output] = process.argv.slice(1);
 const { readFileSync, writeFileSync } = await import('node:fs');

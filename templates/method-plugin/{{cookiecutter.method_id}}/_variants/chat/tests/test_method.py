@@ -29,7 +29,7 @@ def translate(entries: list[dict[str, Any]], **config: Any) -> list[dict[str, An
 def test_the_plugin_validates_with_its_declared_class():
     report = validate_plugin(PLUGIN)
     assert report.passed(strict=True), "\n".join(p.render() for p in report.problems)
-    declared = json.loads((PLUGIN / "method.json").read_text(encoding="utf-8"))["dependency_class"]
+    declared = json.loads((PLUGIN / "method.json").read_text(encoding="utf-8-sig"))["dependency_class"]
     assert report.derived_class == declared
 
 

@@ -16,7 +16,7 @@ after(() => rmSync(scratch, { recursive: true, force: true }));
 const run = (params) => translate(ENTRIES, { source_lang: 'eng', target_lang: 'spa', params });
 
 test('the sample copy is the pinned artifact', () => {
-  const manifest = JSON.parse(readFileSync(new URL('../method.json', import.meta.url), 'utf8'));
+  const manifest = JSON.parse(readFileSync(new URL('../method.json', import.meta.url), 'utf8').replace(/^\uFEFF/, ''));
   const dependency = manifest.dependencies.find((d) => d.id === 'glossary');
   assert.equal(dependency.access, 'mirrored');
   assert.equal(dependency.pin, `sha256:${createHash('sha256').update(readFileSync(SAMPLE)).digest('hex')}`);

@@ -17,7 +17,7 @@ ENTRIES = [{"id": "a", "source": "Thank you for the book."}, {"id": "b", "source
 
 
 def glossary_dependency() -> dict[str, Any]:
-    manifest = json.loads((PLUGIN / "method.json").read_text(encoding="utf-8"))
+    manifest = json.loads((PLUGIN / "method.json").read_text(encoding="utf-8-sig"))
     return next(d for d in manifest["dependencies"] if d["id"] == "glossary")
 
 
