@@ -28,6 +28,12 @@ export async function translate(entries, config) {
   return entries.map((e) => ({ id: e.id, predicted: e.source.toUpperCase() }));
 }
 """
+NODE_FLOODS = """\
+export async function translate(entries, config) {
+  for (let i = 0; i < 40; i++) console.error(`${'x'.repeat(65536)} line ${i}`);
+  return entries.map((e) => ({ id: e.id, predicted: e.source.toUpperCase() }));
+}
+"""
 NODE_THROWS = """\
 export async function translate(entries, config) {
   throw new Error('boom');
@@ -65,6 +71,18 @@ def test_a_node_methods_console_output_is_shown_on_stderr(tmp_path: Path, make_p
     for said in ("log: 2 entries", "error: something to see", "written to stdout"):
         assert said in lines
     assert "something to see" not in done.stdout
+
+
+@needs_node
+def test_every_line_a_node_method_writes_is_shown_however_much_it_writes_before_the_guest_exits(tmp_path: Path,
+                                                                                                 make_plugin):
+    """Before: Node writes to a pipe without blocking, and the guest's exit dropped what was still queued: of 40 lines
+    of 64 KiB written in the run's one call, the last ones (most of them) were never shown. (A long line is shown by
+    its end.)"""
+    done = run(tmp_path, make_plugin(NODE_MANIFEST, {"translate.js": NODE_FLOODS}))
+    assert done.returncode == 5, done.stderr[-2000:]
+    shown_ends = [line.rsplit(" line ", 1)[-1] for line in done.stderr.splitlines() if " line " in line]
+    assert shown_ends == [str(i) for i in range(40)], shown_ends
 
 
 @needs_node

@@ -72,9 +72,18 @@ class StderrTail:
         return bytes(self._data[len(self._data) - kept:]).decode("utf-8", "replace") if kept > 0 else ""
 
 
+def telling_lines(text: str, count: int = 5) -> list[str]:
+    """The last ``count`` non-blank lines of a child's stderr; of one V8 aborted (Node out of memory), its own words
+    alone (``FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory``): the garbage
+    collector's figures before them and the native stack trace after them say nothing to the method's author."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    fatal = [line for line in lines if line.startswith("FATAL ERROR: ")]
+    return fatal[-1:] if fatal else lines[-count:]
+
+
 def last_lines(text: str, count: int = 5) -> str:
-    """The last ``count`` non-blank lines of ``text`` joined with " / " (for one-line error messages)."""
-    return " / ".join([line for line in text.splitlines() if line.strip()][-count:])
+    """`telling_lines` joined with " / " (for one-line error messages)."""
+    return " / ".join(telling_lines(text, count))
 
 
 def signal_group(pid: int | None, sig: int) -> bool:

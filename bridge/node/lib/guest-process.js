@@ -54,6 +54,30 @@ function coalesce(writeOut, afterWrite = () => {}) {
   };
 }
 
+// How long an exiting guest waits for what is still queued for its stderr to be written.
+const STDERR_FLUSH_MS = 1000;
+
+/**
+ * Call `then` once everything written to stderr so far has been handed to the pipe, or after STDERR_FLUSH_MS. Node
+ * writes to a pipe without blocking and process.exit() drops what is still queued, so without this an exiting guest
+ * would lose the end of what its method wrote (megabytes in one call: most of it), and its own last words; the wait is
+ * bounded, as a host that stopped reading stderr must not keep it from exiting.
+ */
+function afterStderrFlushed(then) {
+  if (process.stderr.writableLength === 0) {
+    then();
+    return;
+  }
+  let called = false;
+  const once = () => {
+    if (called) return;
+    called = true;
+    then();
+  };
+  process.stderr.write('', once);
+  setTimeout(once, STDERR_FLUSH_MS).unref();
+}
+
 /**
  * Serve a method on process stdin/stdout until stdin closes, then exit. `resolved` is what resolveMethod (or
  * moduleTarget) returns: the module, its name, method id and what it implements.
@@ -87,7 +111,7 @@ export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES 
     log,
     maxLineBytes,
     settleMs,
-    exit: (code) => write('', () => exit(code)),
+    exit: (code) => write('', () => afterStderrFlushed(() => exit(code))),
   });
   process.stdin.on('data', (chunk) => server.push(chunk));
   process.stdin.on('end', () => { inputEnded = true; server.end(); });

@@ -41,6 +41,7 @@ from mt_eval.bridge.connection import GuestConnection, HostOptions
 from mt_eval.bridge.slots import Slots
 from mt_eval.bridge.start_failures import with_slow_start_fix
 from mt_eval.child_policy import RestartBudget, SoloGate
+from mt_eval.child_process import telling_lines
 from mt_eval.concurrency import all_of
 from mt_eval.gold import GOLD_FIELDS, method_view
 from mt_eval.guarded_calls import method_failure
@@ -75,7 +76,7 @@ def per_entry_error(exc: m.BridgeError, *, with_fix: bool = True) -> str:
     text = method_failure(said, data.get("type")) if exc.code == m.METHOD_FAILED else said
     if fix is not None and with_fix:
         text += f"; fix: {' '.join(fix.split())}"
-    tail = [line for line in str(data.get("stderr_tail") or "").splitlines() if line.strip()][-5:]
+    tail = telling_lines(str(data.get("stderr_tail") or ""))
     tail = [line for line in tail if _said(line) not in exc.message]  # (a guest that could not load says it twice)
     if tail:
         text += " | stderr: " + " / ".join(tail)
