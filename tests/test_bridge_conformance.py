@@ -26,7 +26,7 @@ GUESTS = {
 def test_there_are_transcripts_for_the_documented_cases():
     names = {v["name"] for v in VECTORS}
     assert {"handshake", "translate", "parse-error", "version-mismatch", "not-initialized", "many-in-flight",
-            "shutdown", "unicode-and-newlines"} <= names
+            "shutdown", "unicode-and-newlines", "initialize-twice", "requests-after-shutdown"} <= names
 
 
 @pytest.mark.parametrize("runtime", list(GUESTS))
@@ -197,7 +197,7 @@ def test_a_line_over_the_protocols_limit_fails_and_a_hang_after_a_raw_request_is
     answers_initialize_only = ("import sys\nsys.stdin.readline()\nprint('{\"jsonrpc\": \"2.0\", \"id\": 1, "
                                "\"result\": {}}', flush=True)\nsys.stdin.readline()\nimport time\ntime.sleep(60)\n")
     code, out = check(capsys, tmp_path, answers_initialize_only)
-    assert code == 1 and "nothing within 10 s" in out and "did not answer initialize" not in out
+    assert code == 1 and 'nothing within 10 s, expected {"id": 2}' in out and "did not answer initialize" not in out
 
 
 async def test_what_a_guest_starts_outside_its_process_group_is_ended_with_it(tmp_path: Path, caplog):
@@ -254,3 +254,32 @@ def test_check_stops_at_a_text_filter_and_says_what_it_did(program: str, seen: s
     assert "wrap it: an entry_point class whose translate() calls mt_eval.adapters.ProcessTranslator" in done.stdout
     assert "transcripts were not run (each would fail the same way)" in done.stdout
     assert time.monotonic() - started < 30  # (not the start timeout of each transcript)
+
+
+@pytest.mark.parametrize(("ids", "says"), [
+    ((2, 3), None),
+    ((3, 4), 'step 4 (expect_unordered): the lines do not match the patterns in any order: {"id": 3} | {"id": 4}'),
+])
+def test_an_unordered_step_passes_lines_that_fit_its_patterns_in_some_order(tmp_path: Path, capsys, ids, says):
+    """Before: each line took the first pattern it matched, so line 2 took "$integer" and line 3 was left with
+    nothing (a correct guest failed); lines that each match some pattern but not all together still fail."""
+    import json
+
+    unordered = {"expect_unordered": [{"id": "$integer"}, {"id": 2}]}
+    (tmp_path / "a.json").write_text(json.dumps({"name": "overlap", "steps": [
+        INITIALIZE, {"expect": {"id": 1}}, {"send": {"jsonrpc": "2.0", "id": 2, "method": "method_card"}},
+        unordered]}))
+    guest = ("import sys\nsys.stdin.readline()\nprint('{\"id\": 1}', flush=True)\nsys.stdin.readline()\n"
+             f"print('{{\"id\": {ids[0]}}}\\n{{\"id\": {ids[1]}}}', flush=True)\n")
+    code, out = check(capsys, tmp_path, guest)
+    assert (code, says is None or says in out) == (0 if says is None else 1, True), out
+
+
+async def test_a_step_that_gets_nothing_says_what_it_expected():
+    """Before: `step 3 (expect_unordered): nothing within 10 s`, without what the guest should have sent."""
+    silent = {"name": "silent", "steps": [INITIALIZE, {"expect": {"id": 1}},
+                                          {"expect_unordered": [{"id": 2}, {"id": "é"}]}]}
+    guest = "import sys, time\nsys.stdin.readline()\nprint('{\"id\": 1}', flush=True)\ntime.sleep(60)\n"
+    outcome = await run_vector(silent, [sys.executable, "-c", guest], step_timeout_s=1)
+    assert outcome.failure == ('step 3 (expect_unordered): nothing within 1 s, expected 2 lines matching, in any '
+                               'order, [{"id": 2}, {"id": "é"}]')

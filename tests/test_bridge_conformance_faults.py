@@ -185,7 +185,8 @@ async def test_a_guest_that_leaves_a_cancelled_request_unanswered_fails():
     """Before: no transcript cancelled a request in flight, so a guest a host kills at its first timeout passed."""
     guest = DROPS_CANCELLED.replace("CANCEL", "True")
     outcome = await asyncio.wait_for(run_vector(VECTORS["cancel"], [sys.executable, "-c", guest], step_timeout_s=2), 30)
-    assert outcome.failure == "step 4 (expect): nothing within 2 s", outcome.failure
+    assert outcome.failure == 'step 4 (expect): nothing within 2 s, expected {"jsonrpc": "2.0", "id": 2}', \
+        outcome.failure
 
 
 async def test_the_cancel_transcript_does_not_apply_to_a_guest_that_cannot_cancel():

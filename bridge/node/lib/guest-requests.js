@@ -50,7 +50,7 @@ export function entriesProblem(entries) {
     if (typeof entry.source !== 'string') {
       return `params.entries[${i}].source must be a string, got ${got(entry.source)}`;
     }
-    if (seen.has(entry.id)) return `params.entries[${i}].id "${entry.id}" appears twice in the request`;
+    if (seen.has(entry.id)) return `params.entries[${i}].id ${JSON.stringify(entry.id)} appears twice in the request`;
     seen.add(entry.id);
   }
   return null;

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 from mt_eval.bridge.messages import DEFAULT_MAX_LINE_BYTES
-from mt_eval.bridge.transcripts import mismatch, not_applicable
+from mt_eval.bridge.transcripts import mismatch, not_applicable, unordered_assignment
 from mt_eval.process_state import outside_group
 
 STEP_TIMEOUT_S = 10.0
@@ -159,6 +159,8 @@ async def _steps(vector: Mapping[str, Any], process: asyncio.subprocess.Process,
             elif last_sent == "initialize" and "expect" in step:
                 outcome.initialize_unanswered = True
                 outcome.failure += " (the guest did not answer initialize)"
+            else:
+                outcome.failure += _expected(step)
             return
         if outcome.skipped is None and isinstance(outcome.last, dict) and \
                 isinstance(outcome.last.get("result"), dict) and "protocol_version" in outcome.last["result"]:
@@ -214,6 +216,18 @@ async def _drain(stream: asyncio.StreamReader | None, into: bytearray) -> None:
 
 def _describe(step: Mapping[str, Any]) -> str:
     return f"({next(iter(step))})"
+
+
+def _expected(step: Mapping[str, Any]) -> str:
+    """What a step that timed out waited for, as a mismatch shows what came."""
+    if "expect" in step:
+        return f", expected {json.dumps(step['expect'], ensure_ascii=False)[:300]}"
+    if "expect_unordered" in step:
+        return (f", expected {len(step['expect_unordered'])} lines matching, in any order, "
+                f"{json.dumps(step['expect_unordered'], ensure_ascii=False)[:300]}")
+    if "expect_exit" in step:
+        return f", expected the guest to exit with status {step['expect_exit']}"
+    return ""
 
 
 def _method_of(raw: str) -> str | None:
@@ -278,16 +292,20 @@ async def _step(process: asyncio.subprocess.Process, step: Mapping[str, Any], ou
         return _check(step["expect"], message)
     if "expect_unordered" in step:
         patterns = list(step["expect_unordered"])
-        for _ in range(len(patterns)):
+        messages = []
+        for _ in patterns:
             message = await _next_message(process, outcome)
             if message is _EOF or isinstance(message, _Junk):
                 return _check(patterns[0], message)
-            index = next((i for i, p in enumerate(patterns) if mismatch(p, message) is None), None)
-            if index is None:
+            if all(mismatch(pattern, message) for pattern in patterns):
                 return f"no expected message matches {json.dumps(message)[:300]}"
-            if unusable := _unusable_result(patterns.pop(index), message):
-                return unusable
-        return None
+            messages.append(message)
+        order = unordered_assignment(patterns, messages)
+        if order is None:
+            return "the lines do not match the patterns in any order: " + \
+                " | ".join(json.dumps(message)[:200] for message in messages)
+        return next(filter(None, (_unusable_result(pattern, messages[index])
+                                  for pattern, index in zip(patterns, order, strict=True))), None)
     if "close_stdin" in step:
         process.stdin.close()
         return None

@@ -81,6 +81,28 @@ def mismatch(pattern: Any, actual: Any, path: str = "$") -> str | None:
     return None
 
 
+def unordered_assignment(patterns: list[Any], messages: list[Any]) -> list[int] | None:
+    """For ``expect_unordered``: the index of the message each pattern takes, each message taken once (None when
+    no order matches). Every assignment is tried (augmenting paths), so a pattern that matches several messages
+    does not take the one another pattern needs."""
+    matches = [[j for j, message in enumerate(messages) if mismatch(pattern, message) is None] for pattern in patterns]
+    taken_by: dict[int, int] = {}  # message index → pattern index
+
+    def place(i: int, seen: set[int]) -> bool:
+        for j in matches[i]:
+            if j not in seen:
+                seen.add(j)
+                if j not in taken_by or place(taken_by[j], seen):
+                    taken_by[j] = i
+                    return True
+        return False
+
+    if not all(place(i, set()) for i in range(len(patterns))):
+        return None
+    by_pattern = {i: j for j, i in taken_by.items()}
+    return [by_pattern[i] for i in range(len(patterns))]
+
+
 def not_applicable(vector: Mapping[str, Any], initialize_result: Any) -> str | None:
     """Why a transcript does not apply to a guest with this initialize result (None when it does): ``requires``
     names a request the guest must implement, ``unless`` one it must not, ``requires_capability`` a capability it
