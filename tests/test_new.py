@@ -349,3 +349,21 @@ def test_the_readmes_regenerate_line_works_in_a_directory_named_otherwise(genera
     assert done.returncode == 0, done.stdout + done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["renamed"]
     assert {p.relative_to(directory): p.read_bytes() for p in directory.rglob("*") if p.is_file()} == before
+
+
+def test_a_proprietary_plugin_says_unlicensed_to_npm_and_validates(tmp_path, capsys):
+    """npm's word for a package no one may use is UNLICENSED; "proprietary" in package.json is no licence it knows."""
+    directory = tmp_path / "closed"
+    assert new(str(directory), "--no-input", "--set", "runtime=both", "--set", "method_license=proprietary") == 0
+    assert json.loads((directory / "package.json").read_text(encoding="utf-8"))["license"] == "UNLICENSED"
+    assert json.loads((directory / "method_card.json").read_text(encoding="utf-8"))["license"] == "proprietary"
+    capsys.readouterr()
+    assert main(["validate", str(directory)]) == 0, capsys.readouterr().out
+
+
+def test_an_author_with_a_vertical_bar_stays_in_its_cell_of_the_readme_table(tmp_path):
+    directory = tmp_path / "barred"
+    assert new(str(directory), "--no-input", "--set", "author=Ana | Bo Lab") == 0
+    rows = [line for line in (directory / "README.md").read_text(encoding="utf-8").splitlines()
+            if line.startswith("| author ")]
+    assert rows == ["| author | Ana \\| Bo Lab |"]

@@ -381,3 +381,15 @@ def test_a_blank_directory_is_a_usage_error_not_the_default(tmp_path: Path, monk
     assert main(["new", blank, "--no-input"]) == 2
     assert "error: argument DIR: is blank: give the directory to create, or leave it out" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_directory_starting_with_dashes_is_refused_saying_to_put_the_end_of_options_before_it(tmp_path, monkeypatch,
+                                                                                                capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        new("----", "--no-input")
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "error: unrecognized arguments: ----\n  ----: if it is the DIR, put `--` before it: `mt-eval new " \
+           "--no-input -- ----`\n" in err and list(tmp_path.iterdir()) == []
+    assert new("--no-input", "--", "----") == 0 and (tmp_path / "----" / "method.json").is_file()

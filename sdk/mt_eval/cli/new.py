@@ -41,6 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("directory", nargs="?", metavar="DIR",
                         help="where to create the plugin (default: ./METHOD_ID); must not exist or be empty")
+    parser.set_defaults(dashed_operand="DIR")  # (`mt-eval new ----` says to put `--` before it)
     parser.add_argument("--no-input", action="store_true",
                         help="ask nothing: use --set, --answers and the template's defaults")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",

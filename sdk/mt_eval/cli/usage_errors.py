@@ -48,11 +48,24 @@ def unknown_arguments(parser: argparse.ArgumentParser, argv: Sequence[str], extr
             close = difflib.get_close_matches(typed, options, n=1, cutoff=0.6)
             if close and close[0] != typed:
                 hints.append(f"{typed}: did you mean {close[0]}?")
+            elif (operand := chosen.get_default("dashed_operand")) and word in argv and "--" not in argv:
+                hints.append(_dashed_operand_hint(chosen.prog, operand, argv, word))
     message = f"unrecognized arguments: {' '.join(extra)}"
     if hints:
         message += "\n  " + "\n  ".join(hints)
     message += f"\n  `{chosen.prog} --help` lists its options"
     chosen.error(message)
+
+
+def _dashed_operand_hint(prog: str, operand: str, argv: Sequence[str], word: str) -> str:
+    """For a command whose ``operand`` may start with "-" (its parser's ``dashed_operand`` default): how to give
+    ``word`` as that operand, the command line with ``--`` before it."""
+    import shlex
+
+    given = list(argv)
+    given.remove(word)
+    fixed = shlex.join([*given, "--", word])
+    return f"{word}: if it is the {operand}, put `--` before it: `{prog.split()[0]} {fixed}`"
 
 
 def unknown_command(parser: argparse.ArgumentParser, word: str) -> NoReturn:

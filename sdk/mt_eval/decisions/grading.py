@@ -67,7 +67,9 @@ def grading_out(request: GradeRequest, grader_id: str | None) -> Path:
     """Where the grading card of ``grader_id`` (None: people's sheets) goes, checked before any grading: --out is a
     directory, the card there is not the --labels being compared with, and one of another grader (a people's card,
     say) is replaced only with --force (the same grader's is: it is that grading done again)."""
-    out = request.out or request.card.resolve().parent / "grading" / (grader_id or "human")
+    from mt_eval.harness.run_directory import fitting_name
+
+    out = request.out or request.card.resolve().parent / "grading" / fitting_name(grader_id or "human")
     if out.exists() and not out.is_dir():
         raise GradingError(f"--out {out} is a file, not a directory: give the directory for the grading card")
     path = out / "grading-card.json"

@@ -37,6 +37,7 @@ from mt_eval.harness.request import MethodSettings
 from mt_eval.harness.results_log import repair
 from mt_eval.harness.run_directory import (
     RunError,
+    default_run_name,
     differences,
     hold_run_directory,
     method_named,
@@ -92,7 +93,7 @@ def decide_run(request: DecideRequest) -> Path:
         refuse_unwritable_names([("the method's directory", loaded.directory), ("--out", request.directory.out),
                                  ("the corpus file", corpus.path)])
         out = run_directory(request.directory.out, loaded.directory, "decisions",
-                            f"{loaded.method_id}__{_slug(corpus.name)}")
+                            default_run_name(loaded.method_id, corpus.name))
         lock = hold_run_directory(out, command="mt-eval decide run", wait_s=request.directory.wait_s,
                                   prog="mt-eval decide")
     except KeyboardInterrupt as exc:  # (reading the corpus, loading, or waiting for the directory: --wait)
@@ -265,9 +266,3 @@ def failure_summary(results: list[DecisionResult]) -> list[dc.Failure]:
             else:
                 seen[key] = dc.Failure(message=message, count=1, example_id=result.id, question=question)
     return sorted(seen.values(), key=lambda f: -f.count)
-
-
-def _slug(text: str) -> str:
-    from mt_eval.manifest import kebab_case
-
-    return kebab_case(text) or "corpus"

@@ -161,6 +161,35 @@ def run_directory(out: str | Path | None, plugin: Path, *default: str) -> Path:
     return base.joinpath(*default)
 
 
+# the longest name a run gives a directory it names itself: 255 bytes is the file systems' limit, and what tools
+# add to a name (a copy's " (2)", an archive's ".tar.gz") needs room
+NAME_BYTES = 200
+
+
+def default_run_name(method_id: str, corpus_name: str) -> str:
+    """``METHOD_ID__CORPUS``, the directory of a run not given ``--out``; the longer part is shortened (see
+    `fitting_name`) so that the whole is at most `NAME_BYTES`, the same name for the same inputs (a resume finds it)."""
+    from mt_eval.manifest import kebab_case
+
+    corpus = kebab_case(corpus_name) or "corpus"
+    room = NAME_BYTES - len("__")
+    method_room = max(room // 2, room - len(corpus.encode()))
+    method = fitting_name(method_id, method_room)
+    return f"{method}__{fitting_name(corpus, room - len(method.encode()))}"
+
+
+def fitting_name(name: str, limit: int = NAME_BYTES) -> str:
+    """``name`` when its UTF-8 form is at most ``limit`` bytes, else its start and a hash of the whole (two long
+    names that start alike stay apart)."""
+    import hashlib
+
+    raw = name.encode()
+    if len(raw) <= limit:
+        return name
+    digest = hashlib.sha256(raw).hexdigest()[:12]
+    return raw[:limit - len(digest) - 1].decode("utf-8", "ignore") + "-" + digest
+
+
 def refuse_unwritable_names(named: Iterable[tuple[str, Path | str | None]]) -> None:
     """`RunError` for a path whose name is not UTF-8 (bytes the file system holds, that Python keeps as lone
     surrogates): run.json and the card record it as JSON text, which cannot hold it. Checked before the run

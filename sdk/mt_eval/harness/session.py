@@ -49,6 +49,7 @@ from mt_eval.harness.results_log import ResultsLog, logged_ids, repair
 from mt_eval.harness.run_config import run_config
 from mt_eval.harness.run_directory import (
     RunError,
+    default_run_name,
     differences,
     hold_run_directory,
     method_named,
@@ -152,7 +153,7 @@ def run_evaluation(request: RunRequest) -> RunReport:
         refuse_unwritable_names([("the method's directory", loaded.directory), ("--out", request.directory.out),
                                  *(("the corpus file" if f.role == "corpus" else f"the corpus's {f.role} file",
                                     f.path) for f in corpus.files)])
-        out = run_directory(request.directory.out, loaded.directory, f"{loaded.method_id}__{_slug(corpus.name)}")
+        out = run_directory(request.directory.out, loaded.directory, default_run_name(loaded.method_id, corpus.name))
         lock = hold_run_directory(out, command=request.command_line(), wait_s=request.directory.wait_s,
                                   prog="mt-eval run")
     except BaseException as exc:
@@ -385,12 +386,6 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
         **fair.card_fields(results, complete=len(results) == len(selection.entries)),
         cached=usage["cached"], normalised=dict(state.normalised), pins=pins,
     )
-
-
-def _slug(text: str) -> str:
-    from mt_eval.manifest import kebab_case
-
-    return kebab_case(text) or "corpus"
 
 
 def _runtime(loaded: LoadedMethod, request: RunRequest, fair: FairRun) -> str:
