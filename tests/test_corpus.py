@@ -79,6 +79,8 @@ def test_a_tsv_mixing_families_leaves_a_scored_rows_empty_family_pass_rule_and_p
      'duplicate id "a" (first at $[0])'),
     ("dup.jsonl", '{"id": "a", "source": "x"}\n\n{"id": "a", "source": "y"}\n', "line 3.id",
      'duplicate id "a" (first at line 1)'),
+    ("dupquoted.json", r'[{"id": "a\"b\\c", "source": "x"}, {"id": "a\"b\\c", "source": "y"}]', "$[1].id",
+     r'duplicate id "a\"b\\c" (first at $[0])'),
     ("nosource.json", '{"entries": [{"id": "a"}]}', "$.entries[0].source", "missing source text"),
     ("blank.tsv", "id\tsource\n7\t  \n", "line 2.source", "missing source text"),
     ("badsource.json", '[{"id": "a", "source": 3}]', "$[0].source", "source must be a string, got an integer"),

@@ -79,6 +79,19 @@ def test_selections_that_cannot_be_made_are_refused(numbered, request_, message)
     assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize(("ids", "message"), [
+    (r'a"b..x\y', r'--ids a"b..x\y: no entry has the id "x\\y"'),
+    (r'c\d..a"b', r'--ids c\d..a"b: "c\\d" comes after "a\"b" in the corpus'),
+])
+def test_a_range_names_its_ids_json_quoted(tmp_path: Path, ids: str, message: str):
+    """An id holding a quote or a backslash reads unambiguously, as JSON writes it."""
+    corpus = read_corpus(write(tmp_path, "q.json", json.dumps([{"id": 'a"b', "source": "x"},
+                                                              {"id": "c\\d", "source": "y"}])))
+    with pytest.raises(CorpusError) as caught:
+        select(corpus, SelectionRequest(ids=[ids]))
+    assert message in str(caught.value)
+
+
 def test_segment_selection_needs_segments(tmp_path: Path):
     corpus = read_corpus(write(tmp_path, "plain.tsv", "Hi there\tHola\n"))
     with pytest.raises(CorpusError, match="no entry has a segment field"):

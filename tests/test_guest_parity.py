@@ -86,6 +86,8 @@ DECIDE_CASES = {
     "a sound row": ([{"id": "a", "state": {}, "questions": {"q": NOUL}}], None),
     "rows not a list": ({}, "params.rows must be a list of rows, got an object"),
     "a row twice": ([{"id": "a", "state": {}, "questions": {"q": NOUL}}] * 2, 'params.rows[1].id: "a" appears twice'),
+    "a row id with a quote and a backslash twice": ([{"id": 'a"b\\c', "state": {}, "questions": {"q": NOUL}}] * 2,
+                                                    'params.rows[1].id: "a\\"b\\\\c" appears twice'),
     "a choice with an option twice": (
         [{"id": "a", "state": {}, "questions": {"q": {"type": "choice", "instructions": "?", "options": ["x", "x"]}}}],
         'params.rows[0].questions.q.options: "x" is listed 2 times'),

@@ -18,6 +18,7 @@ import msgspec
 from mt_eval.decisions.records import QUESTION_TYPES, QuestionType
 from mt_eval.dependency_classes import CLASS_ORDER, DependencyClass, Derivation, derive
 from mt_eval.field_words import described, kebab_case
+from mt_eval.js_text import js_string
 from mt_eval.problems import Finding
 from mt_eval.strict import StrictStruct
 
@@ -206,7 +207,7 @@ class Manifest(StrictStruct, kw_only=True):
         seen: dict[str, int] = {}
         for i, dep in enumerate(self.dependencies):
             if dep.id in seen:
-                yield Finding(("dependencies", i, "id"), f'dependency id "{dep.id}" is already used by '
+                yield Finding(("dependencies", i, "id"), f"dependency id {js_string(dep.id)} is already used by "
                               f"$.dependencies[{seen[dep.id]}]", "give each dependency its own id",
                               code="duplicate")
             seen.setdefault(dep.id, i)

@@ -131,7 +131,7 @@ export function rowsProblem(rows, where = 'rows') {
     const first = fits(row) ? undefined
       : decodeValue(row, 'decision-row', { file: where }).problems.find((problem) => problem.severity === 'error');
     if (first) return `${where}[${i}]${first.path === '$' ? '' : first.path.slice(1)}: ${first.message}`;
-    if (seen.has(row.id)) return `${where}[${i}].id: "${row.id}" appears twice`;
+    if (seen.has(row.id)) return `${where}[${i}].id: ${JSON.stringify(row.id)} appears twice`;
     seen.add(row.id);
   }
   return null;

@@ -57,7 +57,7 @@ export function checkEntries(entries) {
     if (!isPlainObject(entry) || typeof entry.id !== 'string' || entry.id === '' || typeof entry.source !== 'string') {
       throw new TypeError(`entries[${i}] must be an object with a non-empty string id and a string source`);
     }
-    if (seen.has(entry.id)) throw new TypeError(`entries[${i}].id "${entry.id}" is not unique`);
+    if (seen.has(entry.id)) throw new TypeError(`entries[${i}].id ${JSON.stringify(entry.id)} is not unique`);
     seen.add(entry.id);
   });
 }

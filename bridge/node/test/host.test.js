@@ -67,6 +67,8 @@ describe('host with the Node guest on the reverse fixture', () => {
     assert.deepEqual(await guest.translate([]), []);
     await assert.rejects(guest.translate([{ id: 'a' }]), /entries\[0\] must be an object with a non-empty string id and a string source/);
     await assert.rejects(guest.translate(entries('x', 'y').map((e) => ({ ...e, id: 'same' }))), /entries\[1\].id "same" is not unique/);
+    await assert.rejects(guest.translate(entries('x', 'y').map((e) => ({ ...e, id: 'a"b\\c' }))),
+      { name: 'TypeError', message: 'entries[1].id "a\\"b\\\\c" is not unique' }); // the id JSON-quoted
     assert.deepEqual(await guest.methodCard(), { paradigm: 'unknown' });
     await closeAndCheck(guest);
     await assert.rejects(guest.translate(entries('abc')), /the guest is closed/);

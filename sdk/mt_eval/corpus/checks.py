@@ -21,7 +21,7 @@ from mt_eval.corpus.model import SOURCE_ALIASES, Corpus, CorpusError, listing, p
 from mt_eval.corpus.names import misspelling_of
 from mt_eval.corpus.on_disk import BLOCK, EntriesOnDisk
 from mt_eval.corpus.tsv import SPACED_COLUMNS
-from mt_eval.js_text import SAFE_INTEGER
+from mt_eval.js_text import SAFE_INTEGER, js_string
 from mt_eval.problems import Problem
 
 MAX_PROBLEMS = 50
@@ -117,7 +117,8 @@ def _entry_problems(corpus: Corpus) -> list[Problem]:
                                         message="an id must not be empty"))
             elif entry_id in seen:
                 problems.append(Problem(file=file, path=f"{where(i)}.id", code="duplicate",
-                                        message=f'duplicate id "{entry_id}" (first at {where(seen[entry_id])})',
+                                        message=f"duplicate id {js_string(entry_id)} "
+                                                f"(first at {where(seen[entry_id])})",
                                         hint="ids must be unique: results are matched to entries by id"))
             else:
                 seen[entry_id] = i

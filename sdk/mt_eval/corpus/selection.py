@@ -19,6 +19,7 @@ import msgspec
 
 from mt_eval.corpus.model import Corpus, CorpusError, entry_key, listing, plural
 from mt_eval.corpus.on_disk import EntriesOnDisk, kept
+from mt_eval.js_text import js_string
 
 _encode_sorted = msgspec.json.Encoder(order="sorted").encode
 
@@ -190,12 +191,14 @@ def _range(corpus_path: Path, item: str, position: dict[str, int], entries: Sequ
     start, _, end = item.partition("..")
     for bound in (start, end):
         if bound and bound not in position:
-            raise CorpusError.single(corpus_path, f'--ids {item}: no entry has the id "{bound}"', code="selection",
+            raise CorpusError.single(corpus_path, f"--ids {item}: no entry has the id {js_string(bound)}",
+                                     code="selection",
                                      hint="a range A..B runs from the entry with id A to the one with id B")
     first = position[start] if start else 0
     last = position[end] if end else len(entries) - 1
     if first > last:
-        raise CorpusError.single(corpus_path, f'--ids {item}: "{start}" comes after "{end}" in the corpus',
+        raise CorpusError.single(corpus_path,
+                                 f"--ids {item}: {js_string(start)} comes after {js_string(end)} in the corpus",
                                  code="selection",
                                  hint=f"write the range in corpus order: {end}..{start}")
     return first, last

@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from mt_eval.field_words import described
-from mt_eval.js_text import js_number
+from mt_eval.js_text import js_number, js_string
 from mt_eval.problems import Finding
 from mt_eval.records import LanguageCode, NonNegative, RunConfig, Usage
 from mt_eval.strict import StrictStruct
@@ -273,6 +273,6 @@ def rows_problem(rows: Any, where: str = "rows") -> str | None:
             first = next((p for p in problems if p.severity == "error"), None)
             return f"{where}[{i}]{first.path.removeprefix('$')}: {first.message}" if first else f"{where}[{i}]: {exc}"
         if row["id"] in seen:
-            return f'{where}[{i}].id: "{row["id"]}" appears twice'
+            return f"{where}[{i}].id: {js_string(row['id'])} appears twice"
         seen.add(row["id"])
     return None

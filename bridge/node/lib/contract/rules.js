@@ -137,7 +137,7 @@ function dependencyListRules(manifest) {
   const seen = new Map();
   list.forEach((dep, i) => {
     if (seen.has(dep.id)) {
-      out.push(finding(['dependencies', i, 'id'], `dependency id "${dep.id}" is already used by $.dependencies[${seen.get(dep.id)}]`,
+      out.push(finding(['dependencies', i, 'id'], `dependency id ${JSON.stringify(dep.id)} is already used by $.dependencies[${seen.get(dep.id)}]`,
         'give each dependency its own id', { code: 'duplicate' }));
     } else {
       seen.set(dep.id, i);
