@@ -41,7 +41,7 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="FIFOs")
 
 @contextmanager
 def fifo_holding(tmp_path: Path, data: bytes, name: str = "corpus") -> Iterator[Path]:
-    """A FIFO that a thread writes ``data`` into once (a pipe can be read only once)."""
+    """A FIFO that a thread writes ``data`` into once (a pipe can be read only once), removed afterwards."""
     path = tmp_path / name
     os.mkfifo(path)
 
@@ -59,6 +59,7 @@ def fifo_holding(tmp_path: Path, data: bytes, name: str = "corpus") -> Iterator[
             writer.join(10)
             os.close(reader)
         writer.join(10)
+        path.unlink()
 
 
 def entries(path: Path) -> list[tuple[str, str]]:
@@ -133,3 +134,59 @@ def test_run_reads_a_corpus_from_a_fifo_and_from_a_file_without_extension(tmp_pa
     assert main(["run", "--method", SCRIPTED, "--pair", "eng>spa", "--out", str(tmp_path / "blank"),
                  "--corpus", str(write(tmp_path, "blank-lines", "\n\n"))]) == 1
     assert "holds only blank lines: no corpus format could be recognised" in capsys.readouterr().err
+
+
+def translated(tmp_path: Path, data: bytes, *options: str) -> subprocess.CompletedProcess[str]:
+    """``mt-eval translate --file FIFO --json`` (the method copies each source), a thread writing ``data`` once."""
+    with fifo_holding(tmp_path, data) as path:
+        return subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", SCRIPTED, "--pair", "eng>spa",
+                               "--file", str(path), "--json", *options], capture_output=True, text=True, timeout=120)
+
+
+def shown(done: subprocess.CompletedProcess[str]) -> list[tuple[str, str]]:
+    assert done.returncode == 0, done.stderr
+    return [(result["id"], result["predicted"]) for result in map(json.loads, done.stdout.splitlines())]
+
+
+WITH_IDS = "".join(json.dumps({"id": f"k{n}", "source": source}) + "\n" for n, (source, _) in enumerate(TEXTS))
+
+
+@pytest.mark.parametrize("content", [WITH_IDS.encode(), gzip.compress(WITH_IDS.encode())], ids=["jsonl", "gzip"])
+def test_translate_reads_a_corpus_from_a_fifo_as_run_does(tmp_path: Path, content: bytes):
+    """Before: a pipe (`--file <(zcat dev.jsonl.gz)`) was read as text, each JSON line translated as a sentence."""
+    assert shown(translated(tmp_path, content)) == [("k0", "Good morning."), ("k1", "Thank you."),
+                                                    ("k2", "Good night.")]
+
+
+def test_translate_reads_upstream_json_from_a_fifo_and_from_standard_input(tmp_path: Path):
+    expected = [("1", "Good morning."), ("2", "Thank you."), ("3", "Good night.")]
+    assert shown(translated(tmp_path, UPSTREAM.encode())) == expected
+    dash = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", SCRIPTED, "--pair", "eng>spa", "--file",
+                           "-", "--json"], input=JSON_LIST, capture_output=True, text=True, timeout=120)
+    assert shown(dash) == expected
+
+
+def test_translate_reads_text_from_a_fifo_as_text_and_a_tsv_one_with_its_columns(tmp_path: Path):
+    assert shown(translated(tmp_path, b"Hello.\n\n  [not JSON] is text too\n")) == [
+        ("1", "Hello."), ("2", ""), ("3", "  [not JSON] is text too")]
+    refused = translated(tmp_path, TSV.encode())  # (TSV cannot be told from text holding TABs)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert ("hold TAB-separated columns" in refused.stderr and "a TSV corpus from a pipe is read with mt-eval run's "
+            "rules when named .tsv: save it as FILE.tsv and give --file FILE.tsv (or give its --columns)"
+            in refused.stderr), refused.stderr
+    assert shown(translated(tmp_path, TSV.encode(), "--columns", "source,reference")) == [
+        ("1", "Good morning."), ("2", "Thank you."), ("3", "Good night.")]
+    assert [predicted for _, predicted in shown(translated(tmp_path, TSV.encode(), "--accept-doubt",
+                                                           "tabs-in-parallel-text"))] == TSV.splitlines()
+    stray = translated(tmp_path, b"Hi\rthere\nBye\n")  # (text is read line by line, as from a file)
+    assert stray.returncode == 2 and "line 1 holds a carriage return (CR) that does not end it" in stray.stderr
+
+
+def test_contamination_reads_a_tsv_corpus_from_a_fifo_with_its_columns(tmp_path: Path, capsys):
+    """Before: --columns was given only to a corpus named .tsv, so a piped one was refused for its column of ids."""
+    entries = [e for e in json.loads(DEMO.read_text(encoding="utf-8"))["entries"] if e.get("reference")]
+    three = "".join(f"{n}\t{e['source']}\t{e['reference']}\n" for n, e in enumerate(entries, start=1))
+    with fifo_holding(tmp_path, three.encode()) as path:
+        assert main(["contamination", "--method", str(CAREFUL), "--corpus", str(path), "--quiet",
+                     "--columns", "id,source,reference"]) == 0
+    assert f"against corpus ({len(entries)} entries)\nCLEAN: no corpus text found" in capsys.readouterr().out

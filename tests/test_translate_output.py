@@ -227,7 +227,9 @@ def test_file_dash_reads_standard_input_as_the_file_dev_stdin_is_read(tmp_path: 
     assert empty.returncode == 2 and empty.stderr.decode() == (
         "mt-eval translate: --file -: is empty (0 bytes); a source file has one sentence per line\n")
     columns = translated("-", b"Hello\tHola\n")  # (no file name to give renamed: stdin.tsv was said)
-    assert columns.returncode == 2 and b"; save a TSV corpus as FILE.tsv and give --file FILE.tsv; " in columns.stderr
+    assert columns.returncode == 2 and (b"; a TSV corpus from a pipe is read with mt-eval run's rules when named "
+                                        b".tsv: save it as FILE.tsv and give --file FILE.tsv (or give its --columns); "
+                                        in columns.stderr)
     helped = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", "--help"], capture_output=True,
                             text=True, timeout=60, env={**os.environ, "COLUMNS": "200"})
     assert "read the sentences from FILE, one per line (-: standard input)" in helped.stdout

@@ -97,7 +97,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--against", metavar="FILE",
                       help="instead of a bundle, another corpus (e.g. a development set) checked for --corpus texts")
     add_corpus_arguments(parser, file_flag=False, selection=False,
-                         title="how corpora are read (as by mt-eval run; --columns applies to .tsv files)")
+                         title="how corpora are read (as by mt-eval run; --columns applies to .tsv files, pipes "
+                               "and names without extension)")
     for title, options in OPTIONS.items():
         group = parser.add_argument_group(title)
         for flag, field, kind, metavar, text in options:
@@ -300,15 +301,16 @@ def check_report_path(path: str, inputs: Sequence[str | None] = ()) -> None:
 
 
 def corpus_specs(args: argparse.Namespace, paths: list[str | None]) -> list[Any]:
-    """A `CorpusSpec` for each path (None: the parallel text of --source-file, if given); --columns only
-    for .tsv files. ValueError says what is wrong."""
+    """A `CorpusSpec` for each path (None: the parallel text of --source-file, if given); --columns for a .tsv
+    file and a corpus whose name gives no format (a pipe: its content may be TSV). ValueError says what is wrong."""
     from mt_eval.cli.arguments import corpus_spec
+    from mt_eval.corpus.files import FORMATS
 
     specs = []
     for path in paths:
         if path is None and args.source_file is None:
             continue
-        tsv = path is None or path.lower().endswith((".tsv", ".tsv.gz"))
+        tsv = path is None or FORMATS.get(Path(path.lower().removesuffix(".gz")).suffix, "tsv") == "tsv"
         one = argparse.Namespace(**{**vars(args), "corpus": None, "columns": args.columns if tsv else None,
                                     **({"source_file": None, "reference_file": None} if path is not None else {})})
         spec = corpus_spec(one, path)

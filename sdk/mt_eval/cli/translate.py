@@ -45,7 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--file", "-f", metavar="FILE",
                         help="read the sentences from FILE, one per line (-: standard input), or the sources of a "
                              ".json, .jsonl or .tsv corpus (read and sent as mt-eval run does: an empty source too, a "
-                             "negative control in the pair it names)")
+                             "negative control in the pair it names); a pipe or a name without extension is a JSON "
+                             "corpus when it begins with [ or {, a TSV one with --columns, else text")
     parser.add_argument("--columns", metavar="NAMES",
                         help="with --file: a .tsv corpus's columns, comma-separated, e.g. id,source,reference")
     parser.add_argument("--accept-doubt", action="append", default=[], type=doubt_code, metavar="CODE",
@@ -323,24 +324,28 @@ def _prompt_on_a_terminal() -> None:
 def _file_sources(file: Path, pair: str, columns: list[str] | None = None, accept: Sequence[str] = ()
                   ) -> list[tuple[str | None, str, str | None]]:
     """The entry ids, sources and own pairs (a negative control's, `pair_of`) of a corpus file (.json, .jsonl,
-    .tsv, read as ``mt-eval run`` reads them), else the lines (with no id nor pair) of a text file, read as
+    .tsv, read as ``mt-eval run`` reads them; a pipe or a name without extension when its content begins with
+    ``[`` or ``{``, or --columns is given), else the lines (with no id nor pair) of a text file, read as
     ``mt-eval run --source-file`` reads them (gzip, UTF-16 with its byte-order mark, NUL bytes refused; lines
     holding TAB-separated columns refused unless accepted)."""
-    from mt_eval.corpus.files import FORMATS
+    from mt_eval.corpus.files import FORMATS, read_file
+    from mt_eval.corpus.reader import read_corpus
 
-    name = file.name.lower().removesuffix(".gz")
-    if Path(name).suffix in FORMATS:
-        from mt_eval.corpus.reader import read_corpus
-
-        corpus = read_corpus(file, columns=columns, accept=list(accept), pair=pair)
+    suffix = Path(file.name.lower().removesuffix(".gz")).suffix
+    piped = suffix not in FORMATS and (not file.is_file() or file == Path("/dev/stdin"))
+    unnamed = piped or not suffix  # its content says what it is (a pipe: read once)
+    read = read_file(file, "source", unnamed=True) if unnamed else None
+    if suffix in FORMATS or (read is not None and (read.text.lstrip()[:1] in ("[", "{") or columns is not None)):
         from mt_eval.corpus.families import pair_of
 
+        corpus = read_corpus(file, columns=columns, accept=list(accept), pair=pair, already_read=read)
         return [(str(entry["id"]), entry["source"], pair_of(entry)) for entry in corpus.entries]
     from mt_eval.corpus.doubts import Doubt, find_doubts, refuse_doubts
     from mt_eval.corpus.parallel import read_parallel
 
-    lines = read_parallel(file)
-    hint = ("save a TSV corpus as FILE.tsv and give --file FILE.tsv" if file == Path("/dev/stdin") else
+    lines = read_parallel(file, already_read=read)
+    hint = ("a TSV corpus from a pipe is read with mt-eval run's rules when named .tsv: save it as FILE.tsv and give "
+            "--file FILE.tsv (or give its --columns)" if piped else
             f"translate a TSV corpus with --file {file.stem}.tsv (renamed)")
     tabs = [Doubt(d.code, d.message, hint)
             for d in find_doubts(lines) if d.code == "tabs-in-parallel-text"]

@@ -14,12 +14,16 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from mt_eval.corpus.files import display_name, read_file, split_lines
+from mt_eval.corpus.files import FileText, display_name, read_file, refuse_stray_carriage_return, split_lines
 from mt_eval.corpus.model import Corpus, CorpusError, CorpusFile
 
 
-def read_parallel(source_path: Path, reference_path: Path | None = None) -> Corpus:
-    source = read_file(source_path, "source", lines=True)
+def read_parallel(source_path: Path, reference_path: Path | None = None, *, already_read: FileText | None = None
+                  ) -> Corpus:
+    """``already_read``: the source file's text, read before (a pipe can be read only once)."""
+    if already_read is not None:
+        refuse_stray_carriage_return(already_read)  # (as reading it with lines=True does)
+    source = already_read or read_file(source_path, "source", lines=True)
     sources = split_lines(source.text)
     files = [CorpusFile(role="source", path=source_path, sha256=source.sha256, lines=len(sources))]
     digest = source.sha256

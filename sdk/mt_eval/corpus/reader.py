@@ -63,24 +63,25 @@ class CorpusSpec:
         return {"columns": self.columns, "accept": sorted(self.accept)}
 
 
-def load_corpus(spec: CorpusSpec) -> Corpus:
+def load_corpus(spec: CorpusSpec, already_read: FileText | None = None) -> Corpus:
     """Read and check the corpus ``spec`` names (doubts are found by `find_doubts` and settled by `settle_doubts`,
-    except those about a .tsv file's first line, which decide whether it can be read as TSV at all)."""
+    except those about a .tsv file's first line, which decide whether it can be read as TSV at all).
+    ``already_read``: the text of a file whose name gives no format, read before (a pipe can be read only once)."""
     try:
-        return _load_corpus(spec)
+        return _load_corpus(spec, already_read)
     except RecursionError:  # (whichever reader, or check, met it first)
         raise CorpusError.single(spec.main_path, "arrays or objects nested too deeply to read; a corpus is a list of "
                                  "flat entries", code="syntax") from None
 
 
-def _load_corpus(spec: CorpusSpec) -> Corpus:
+def _load_corpus(spec: CorpusSpec, already_read: FileText | None) -> Corpus:
     if spec.source_file is not None:
         return read_parallel(spec.source_file, spec.reference_file)  # built from lines: nothing else to check
     path = spec.main_path
     kind = corpus_format(path)
     file = None
     if kind is None:  # (a pipe can be read only once: its text is read here, and only here)
-        file = read_file(path, unnamed=True)
+        file = already_read or read_file(path, unnamed=True)
         kind = _format_from_content(file, spec.columns)
     corpus = read_jsonl_on_disk(path) if kind == "jsonl" and file is None else None  # a large one: on disk
     other_format: list[Doubt] = []
@@ -139,11 +140,12 @@ def _one_json_object(text: str) -> bool:
 
 
 def read_corpus(source: CorpusSpec | str | Path, *, columns: list[str] | None = None, accept: list[str] | None = None,
-                pair: str | None = None) -> Corpus:
-    """Read, check and doubt-check a corpus; ``pair`` (``SRC>TGT``) enables the script check."""
+                pair: str | None = None, already_read: FileText | None = None) -> Corpus:
+    """Read, check and doubt-check a corpus; ``pair`` (``SRC>TGT``) enables the script check; ``already_read`` as
+    for `load_corpus`."""
     spec = source if isinstance(source, CorpusSpec) else CorpusSpec(path=Path(source), columns=columns,
                                                                      accept=list(accept or []))
-    corpus = load_corpus(spec)
+    corpus = load_corpus(spec, already_read)
     settle_doubts(corpus, find_doubts(corpus, pair or corpus.pair), spec.accept)
     return corpus
 
