@@ -11,7 +11,7 @@ from gate_policies import LENIENT
 from mt_eval.cli import main
 from mt_eval.harness.verify import verify_card
 from rigor_support import edit_card
-from verify_support import run_card, write_corpus
+from verify_support import run_card, run_with_failures, write_corpus
 
 HERE = Path(__file__).parent
 REVERSE = HERE / "fixtures" / "reverse"
@@ -259,14 +259,7 @@ def test_a_resealed_card_with_a_false_pair_or_times_or_an_unknown_field_does_not
 def test_a_card_relabelled_complete_or_with_its_failures_edited_does_not_verify(tmp_path: Path, change, where: str,
                                                                                words: str):
     """Before, a card whose run had failures, resealed as ``"status": "complete"`` with ``"failures": []``, verified."""
-    corpus = write_corpus(tmp_path / "corpus.json")
-    data = json.loads(corpus.read_text())
-    for entry in data["entries"][:3]:
-        entry["source"] = "!fail " + entry["source"]
-    corpus.write_text(json.dumps(data))
-    assert main(["run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(tmp_path / "run"), "--quiet",
-                 "--resamples", "100", "--max-errors", "3", *LENIENT]) == 0
-    card_path = tmp_path / "run" / "card.json"
+    card_path = run_with_failures(tmp_path)
     assert verify_card(card_path).ok
     result = verify_card(edit(card_path, change))
     assert not result.ok and paths(result) == [where]

@@ -12,24 +12,12 @@ import pytest
 from gate_policies import LENIENT
 from mt_eval.cli import main
 from rigor_support import edit_card
-from verify_support import REVERSE, write_corpus
+from verify_support import REVERSE, run_with_failures, write_corpus
 
 OLDER = ("every run card mt-eval writes states it, and this one is from an older mt-eval (0.1.0 before 1 December "
          "2026) or had it taken out: without it, how the run ended cannot be checked")
 OLDER_FIX = ("fix: run the evaluation again with this mt-eval (`mt-eval run --method METHOD --corpus CORPUS`, with the "
              "run's settings) for a card it can verify: no command adds these fields to an existing card")
-
-
-def run_with_failures(directory: Path, *options: str) -> Path:
-    """The card of a run on 8 entries, the first 3 failing (the reverse fixture fails a "!fail" source)."""
-    corpus = write_corpus(directory / "corpus.json")
-    data = json.loads(corpus.read_text())
-    for entry in data["entries"][:3]:
-        entry["source"] = "!fail " + entry["source"]
-    corpus.write_text(json.dumps(data))
-    assert main(["run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(directory / "run"), "--quiet",
-                 "--resamples", "100", "--max-errors", "3", *LENIENT, *options]) == 0
-    return directory / "run" / "card.json"
 
 
 @pytest.fixture(scope="module")

@@ -25,3 +25,15 @@ def run_card(tmp_path: Path) -> Path:
     assert main(["run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(tmp_path / "run"),
                  "--quiet", "--resamples", "100", *LENIENT]) == 0
     return tmp_path / "run" / "card.json"
+
+
+def run_with_failures(directory: Path, *options: str) -> Path:
+    """The card of a run on 8 entries, the first 3 failing (the reverse fixture fails a "!fail" source)."""
+    corpus = write_corpus(directory / "corpus.json")
+    data = json.loads(corpus.read_text())
+    for entry in data["entries"][:3]:
+        entry["source"] = "!fail " + entry["source"]
+    corpus.write_text(json.dumps(data))
+    assert main(["run", "--method", str(REVERSE), "--corpus", str(corpus), "--out", str(directory / "run"), "--quiet",
+                 "--resamples", "100", "--max-errors", "3", *LENIENT, *options]) == 0
+    return directory / "run" / "card.json"
