@@ -62,7 +62,7 @@ def test_a_subset_has_its_own_sha256_and_a_recorded_selection_reproduces_it(numb
 
 
 @pytest.mark.parametrize(("request_", "message"), [
-    (SelectionRequest(ids=["3,99,100"]), "--ids: no entry has the ids 99, 100"),
+    (SelectionRequest(ids=["3,99,100"]), '--ids: no entry has the ids "99", "100"'),
     (SelectionRequest(ids=["7..3"]), '--ids 7..3: "7" comes after "3" in the corpus'),
     (SelectionRequest(ids=["3..42"]), '--ids 3..42: no entry has the id "42"'),
     (SelectionRequest(segments=["weather"]), "--segment: no entry is in weather"),
@@ -82,14 +82,23 @@ def test_selections_that_cannot_be_made_are_refused(numbered, request_, message)
 @pytest.mark.parametrize(("ids", "message"), [
     (r'a"b..x\y', r'--ids a"b..x\y: no entry has the id "x\\y"'),
     (r'c\d..a"b', r'--ids c\d..a"b: "c\\d" comes after "a\"b" in the corpus'),
+    (r'a"b,x\y,e"f', r'--ids: no entry has the ids "x\\y", "e\"f"'),
 ])
-def test_a_range_names_its_ids_json_quoted(tmp_path: Path, ids: str, message: str):
+def test_a_range_or_a_list_names_its_ids_json_quoted(tmp_path: Path, ids: str, message: str):
     """An id holding a quote or a backslash reads unambiguously, as JSON writes it."""
     corpus = read_corpus(write(tmp_path, "q.json", json.dumps([{"id": 'a"b', "source": "x"},
                                                               {"id": "c\\d", "source": "y"}])))
     with pytest.raises(CorpusError) as caught:
         select(corpus, SelectionRequest(ids=[ids]))
     assert message in str(caught.value)
+
+
+def test_an_id_a_card_recorded_that_the_corpus_lacks_is_named_json_quoted(tmp_path: Path):
+    """It was written as Python writes a string ('x\\\\y'), where every other message writes JSON."""
+    corpus = read_corpus(write(tmp_path, "q.json", json.dumps([{"id": 'a"b', "source": "x"}])))
+    with pytest.raises(CorpusError) as caught:
+        select(corpus, SelectionRequest(exact_ids=['a"b', "x\\y"]))
+    assert 'no entry has the id "x\\\\y", which the card\'s selection names' in str(caught.value)
 
 
 def test_segment_selection_needs_segments(tmp_path: Path):

@@ -117,7 +117,7 @@ def test_show_of_a_refused_file_says_what_was_detected_and_how_to_override(capsy
     (["no-such-corpus"], "no-such-corpus: cannot read corpus: No such file or directory; check the path"),
     (["no-such.csv"], "no-such.csv: cannot read corpus: No such file or directory; check the path"),
     (["stray-tab.tsv"], "line 2: 4 columns, but most lines have 2"),
-    (["two-column.tsv", "--ids", "9"], "--ids: no entry has the id 9"),
+    (["two-column.tsv", "--ids", "9"], '--ids: no entry has the id "9"'),
     (["lone-surrogate.json"], "lone-surrogate.json $[0].source: holds a lone surrogate (\\ud800)"),  # no traceback
     (["utf16-no-bom.tsv"], "iconv -f utf-16le -t utf-8 utf16-no-bom.tsv > utf16-no-bom.utf8.tsv"),
     (["jsonl-named-tsv.tsv"], "name the file .jsonl (one entry object per line)"),
@@ -161,11 +161,11 @@ def test_json_says_what_was_refused_in_a_corpus_that_cannot_be_read(capsys, tmp_
     assert code == 0 and json.loads(out)["readable"] is True
     # a selection that cannot be made (stdout had been empty)
     code, out, err = show(capsys, str(FIXTURES / "two-column.tsv"), "--json", "--ids", "999")
-    assert code == 1 and err.endswith("--ids: no entry has the id 999; ids are matched exactly; mt-eval corpus show "
-                                      "FILE lists the first ones\n")
+    assert code == 1 and err.endswith('--ids: no entry has the id "999"; ids are matched exactly; mt-eval corpus '
+                                      "show FILE lists the first ones\n")
     assert json.loads(out) == {"file": str(FIXTURES / "two-column.tsv"), "readable": True, "refused": [
-        {"message": "--ids: no entry has the id 999", "hint": "ids are matched exactly; mt-eval corpus show FILE lists "
-                                                              "the first ones"}]}
+        {"message": '--ids: no entry has the id "999"', "hint": "ids are matched exactly; mt-eval corpus show FILE "
+                                                                "lists the first ones"}]}
 
 
 def test_ids_and_field_names_with_control_characters_are_shown_escaped(tmp_path: Path, capsys):

@@ -113,6 +113,19 @@ def test_a_policy_with_one_problem_is_refused_in_the_same_words(tmp_path: Path, 
         "timeout_s, $schema\n")
 
 
+def test_check_names_a_model_id_json_quoted(tmp_path: Path, capsys):
+    """A model id holding a quote or a backslash reads unambiguously, as JSON writes it (it was written raw between
+    quotes: "a"b" is listed twice)."""
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps({"models": [{"id": 'a"b'}, {"id": 'a"b'}, {"id": "c\\d-latest"}],
+                                "substitute": 'e"f'}))
+    assert main(["gateway", "--policy", str(path), "--check"]) == 1
+    err = capsys.readouterr().err
+    for problem in ['$.models[1].id: "a\\"b" is listed twice', '$.models[0]: "a\\"b" has no upstream',
+                    '$.models[2].id: "c\\\\d-latest" is not pinned', '$.substitute: "e\\"f" is not one of the models']:
+        assert f"error: {path} {problem}" in err
+
+
 @pytest.mark.parametrize(("base_url", "warned"), [("http://api.example.com/v1", True), ("http://10.0.0.7/v1", True),
                                                   ("https://api.example.com/v1", False),
                                                   ("http://127.0.0.1:9/v1", False), ("http://localhost:9/v1", False)])

@@ -173,6 +173,26 @@ def test_a_store_that_cannot_be_read_is_a_503_that_names_nothing_and_is_logged_o
                                           "mt-eval leaderboard serve: stopped (SIGTERM)"]
 
 
+def test_an_outage_whose_reason_keeps_changing_logs_at_most_a_hundred_reasons(capsys):
+    """A reason whose text changes on each failure (a count, a time in it) was logged on every request, and each
+    kept in memory until the store could be read again, however long the outage."""
+    from mt_eval.leaderboard import StoreError
+    from mt_eval.leaderboard.serve import StoreOutage
+
+    outage = StoreOutage()
+    for attempt in range(250):
+        outage.failed(StoreError(f"connection refused (attempt {attempt})"))
+        outage.failed(StoreError("connection refused (attempt 0)"))
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[:100] == [f"{CANNOT_READ}connection refused (attempt {n})" for n in range(100)]
+    assert lines[100:] == ["mt-eval leaderboard serve: the store still cannot be read, for reasons other than the "
+                           "100 above: they are not shown until it can be read again"]
+    outage.read()
+    outage.failed(StoreError("connection refused (attempt 250)"))
+    assert capsys.readouterr().err.splitlines() == ["mt-eval leaderboard serve: the store can be read again",
+                                                    f"{CANNOT_READ}connection refused (attempt 250)"]
+
+
 def test_a_postgresql_store_that_cannot_be_read_names_nothing_of_its_server(postgres_cluster, cards, tmp_path: Path):
     url = postgres_cluster.database()
     name = url.rsplit("/", 1)[1]

@@ -71,8 +71,9 @@ def select(corpus: Corpus, request: SelectionRequest) -> Selection:
         keep: set[int] = set()
         for item in request.exact_ids:
             if item not in position:
-                raise CorpusError.single(corpus.path, f"no entry has the id {item!r}, which the card's selection "
-                                         "names", code="selection", hint="give the corpus the card was run on")
+                raise CorpusError.single(corpus.path, f"no entry has the id {js_string(item)}, which the card's "
+                                         "selection names", code="selection",
+                                         hint="give the corpus the card was run on")
             keep.add(position[item])
             ids.append(item)
         for value in request.ids:
@@ -181,7 +182,7 @@ def _id_items(corpus_path: Path, value: str, position: dict[str, int]) -> list[s
     unknown = [i for i in items if i not in position and ".." not in i]
     if unknown:
         raise CorpusError.single(corpus_path, f"--ids: no entry has the id{'s' if len(unknown) > 1 else ''} "
-                                 f"{listing(unknown)}", code="selection",
+                                 f"{listing([js_string(i) for i in unknown])}", code="selection",
                                  hint="ids are matched exactly; mt-eval corpus show FILE lists the first ones")
     return items
 

@@ -28,6 +28,7 @@ import msgspec
 
 from mt_eval.control_chars import escaped_controls, first_control
 from mt_eval.field_words import described
+from mt_eval.js_text import js_string
 from mt_eval.problems import Finding, Problem, ProblemsError
 from mt_eval.strict import StrictStruct, decode_json_file, decode_value, parse_json, read_json_file
 
@@ -65,26 +66,26 @@ class GatewayPolicy(StrictStruct, kw_only=True):
         seen: set[str] = set()
         for index, route in enumerate(self.models):
             if route.id in seen:
-                yield Finding(("models", index, "id"), f'"{route.id}" is listed twice', code="duplicate")
+                yield Finding(("models", index, "id"), f"{js_string(route.id)} is listed twice", code="duplicate")
             seen.add(route.id)
             yield from _id_findings(("models", index, "id"), route.id)
             if route.upstream_model is not None:  # (what the upstream serves: pinned as the id is)
                 yield from _id_findings(("models", index, "upstream_model"), route.upstream_model)
             if route.base_url is None and self.base_url is None:
-                yield Finding(("models", index), f'"{route.id}" has no upstream',
+                yield Finding(("models", index), f"{js_string(route.id)} has no upstream",
                               'give it a "base_url", or give the policy one', code="missing-upstream")
             url, key = self.upstream(route)
             if (route.base_url or self.base_url) is not None and (wrong := _url_problem(url)) is not None:
                 where = ("models", index, "base_url") if route.base_url else ("base_url",)
-                yield Finding(where, f'"{route.id}" would be served from {url!r}, which {wrong[0]}', wrong[1],
-                              code="bad-url")
+                yield Finding(where, f"{js_string(route.id)} would be served from {url!r}, which {wrong[0]}",
+                              wrong[1], code="bad-url")
             elif key is not None and _unencrypted(url):
                 where = ("models", index, "base_url") if route.base_url else ("base_url",)
-                yield Finding(where, f'"{route.id}" is served over plain http:// from {url}: its API key '
+                yield Finding(where, f"{js_string(route.id)} is served over plain http:// from {url}: its API key "
                               f"({key}) would cross the network unencrypted", "use the upstream's https:// URL",
                               severity="warning", code="unencrypted")
         if self.substitute is not None and self.substitute not in seen:
-            yield Finding(("substitute",), f'"{self.substitute}" is not one of the models',
+            yield Finding(("substitute",), f"{js_string(self.substitute)} is not one of the models",
                           "name an allowlisted model", code="unknown-model")
 
     def route(self, model: str) -> ModelRoute | None:
@@ -108,8 +109,8 @@ def _id_findings(where: tuple[str | int, ...], model: str) -> Iterator[Finding]:
         yield Finding(where, f'"{escaped_controls(model, one_line=True)}" holds the control character {control}',
                       "write the model id as the upstream lists it", code="control")
     if _UNPINNED.search(model):
-        yield Finding(where, f'"{model}" is not pinned: "latest" moves', "name the exact, dated or versioned model id",
-                      code="unpinned")
+        yield Finding(where, f'{js_string(model)} is not pinned: "latest" moves',
+                      "name the exact, dated or versioned model id", code="unpinned")
 
 
 def _unencrypted(url: str) -> bool:

@@ -52,23 +52,36 @@ UNAVAILABLE = "the leaderboard is unavailable right now; try again later"
 
 class StoreOutage:
     """The server's log of a store that cannot be read: each reason on stderr once (a flood of requests to a store
-    that is down is one line, not one a request), and, when the store can be read again, that it can."""
+    that is down is one line, not one a request), and, when the store can be read again, that it can. Past
+    `MOST_REASONS` distinct reasons in one outage (a reason whose text keeps changing), one line says that further
+    ones are not shown: neither the log nor the server's memory grows with the outage's length."""
+
+    MOST_REASONS = 100
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._said: set[str] = set()  # the reasons logged since the store was last read
+        self._muted = False  # whether further distinct reasons go unlogged until the store is read
 
     def failed(self, error: StoreError) -> None:
+        reason = str(error)
         with self._lock:
-            if str(error) not in self._said:
-                self._said.add(str(error))
+            if reason in self._said or self._muted:
+                return
+            if len(self._said) < self.MOST_REASONS:
+                self._said.add(reason)
                 self._log(f"the store cannot be read (pages are answered 503 until it can): {error}")
+            else:
+                self._muted = True
+                self._log(f"the store still cannot be read, for reasons other than the {self.MOST_REASONS} above: "
+                          "they are not shown until it can be read again")
 
     def read(self) -> None:
         if self._said:  # (read without the lock first: this is every page's path)
             with self._lock:
                 if self._said:
                     self._said.clear()
+                    self._muted = False
                     self._log("the store can be read again")
 
     @staticmethod
