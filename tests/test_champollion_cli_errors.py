@@ -206,3 +206,35 @@ def test_a_utf16_or_utf32_locale_file_is_named_as_such_with_the_command_that_con
     done = run_locales("python", project)
     assert (done.returncode, done.stderr) == (0, "")
     assert project.json("locales/es/a.json") == {"a": "spa:énO"}
+
+
+@needs_node
+def test_keys_file_names_and_fields_holding_esc_or_u202e_are_shown_escaped_and_json_escapes_them_on_both_sides(
+        tmp_path: Path):
+    """Before, a key, a file's name or a config's unknown field reached the terminal raw: ESC acted on it, U+202E
+    turned around the rest of the line; and --json wrote U+202E as it is."""
+    odd = "x\x1b[2J\u202e"
+    config = pairs_config({"en:es": {"methodPlugin": "reverse"}}, **{odd: 1})
+    projects = twins(tmp_path, config, {f"locales/en/{odd}.json": {odd: "Hi"}})
+    shown = "x\\x1b[2J\\u202e"
+    for argv in (("--dry-run",), ()):
+        runs = both(projects, *argv)
+        assert runs["node"] == runs["python"]
+        status, out, err = runs["python"]
+        assert status == 0
+        assert f"  es/{shown}.json  " in out and (f"+ {shown} (new)" in out if argv else True)
+        assert f'unknown field "{shown}"' in err
+        assert not {"\x1b", "\u202e"} & set(out + err)
+    for project in projects.values():
+        project.write(f"locales/es/{odd}.json", {odd: "Hola"})
+    runs = both(projects, "--json", "--force", "--dry-run")
+    assert runs["node"] == runs["python"]
+    status, out, err = runs["python"]
+    assert status == 0 and "\\u001b[2J\\u202e" in out and not {"\x1b", "\u202e"} & set(out + err)
+    file = json.loads(out)["locales"][0]["files"][0]
+    assert file["file"] == f"es/{odd}.json" and file["due"] == [{"key": odd, "reason": "forced"}]
+    runs = both(projects, "--json", "--locale", odd)  # (a refusal: its JSON report, and its line on stderr)
+    assert runs["node"] == runs["python"]
+    status, out, err = runs["python"]
+    assert status == 1 and f"--locale {shown}: not a target locale" in err and "\\u001b[2J\\u202e" in out
+    assert not {"\x1b", "\u202e"} & set(out + err)

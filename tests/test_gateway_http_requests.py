@@ -11,7 +11,17 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from gateway_http_support import ANSWER, ASK, MODEL, Upstream, answer, log_lines, raw_exchange, serve_fixture  # noqa: F401 (serve)
+from gateway_http_support import (  # noqa: F401 (serve)
+    ANSWER,
+    ASK,
+    MODEL,
+    Upstream,
+    answer,
+    log_lines,
+    raw_exchange,
+    serve_fixture,
+    the_one_log_line,
+)
 from mt_eval.gateway import http as gateway_http
 from mt_eval.gateway.audit import AuditLog
 from mt_eval.gateway.policy import GatewayPolicy, ModelRoute
@@ -183,3 +193,20 @@ async def test_a_slow_body_that_keeps_coming_and_an_idle_kept_alive_connection_a
         finally:
             writer.close()
         assert len(upstream.requests) == 2
+
+
+async def test_a_model_off_the_allowlist_is_named_as_a_json_string_with_its_quotes_and_controls_escaped(
+        serve, tmp_path: Path):
+    """Before, the model was written raw between quotes: a quote in it ended the name early, a line break cut the
+    message in two and ESC reached the terminal of whoever read the log."""
+    model = 'gpt"4\n\x1b[2J\u202e'
+    async with Upstream(answer) as upstream:
+        _, url = await serve(upstream.base_url)
+        body = json.dumps({**ASK, "model": model}).encode()
+        reply = await raw_exchange(url, HEAD + b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+    head, _, answered = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 403 "), head
+    said = 'model "gpt\\"4\\n\\u001b[2J\u202e" is not on this gateway\'s allowlist; allowed: '
+    assert json.loads(answered)["error"]["message"].startswith(said)
+    assert [line["refused"] for line in await the_one_log_line(tmp_path)] == [json.loads(answered)["error"]["message"]]
+    assert upstream.requests == []

@@ -20,7 +20,7 @@ from mt_eval.cli import main
 from mt_eval.leaderboard import server_silence
 from mt_eval.leaderboard.address import resolve_url
 from mt_eval.leaderboard.store import open_store
-from mt_eval.leaderboard.store_engine import KEEPALIVES, new_engine
+from mt_eval.leaderboard.store_engine import CONNECT_TIMEOUT_S, KEEPALIVES, new_engine
 from mt_eval.leaderboard.synthetic import write_card
 
 COMMANDS = [["publish", "{card}", "--no-input"], ["leaderboard"], ["leaderboard", "serve", "--port", "0"]]
@@ -183,3 +183,16 @@ def test_a_connection_is_made_with_the_urls_own_settings(postgres_cluster):
         assert connection.connection.dbapi_connection is not None
         used = connection.connection.dbapi_connection.info.get_parameters()
     assert (used["connect_timeout"], used["keepalives_idle"], used["keepalives_count"]) == ("3", "7", "3")
+
+
+@pytest.mark.parametrize("command", ["publish", "leaderboard"])
+def test_help_says_the_urls_own_settings_win_over_the_defaults_and_a_refused_connection_says_why(command: str,
+                                                                                                  capsys):
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert exited.value.code == 0
+    assert (f"The URL's own libpq settings win over mt-eval's defaults (connect_timeout {CONNECT_TIMEOUT_S} s, TCP "
+            "keepalives): postgresql://USER@HOST/DB?connect_timeout=3 waits 3 s; without one in the URL, "
+            "$PGCONNECT_TIMEOUT does.") in shown
+    assert "refuses the connection is said with why" in shown and "never the password" in shown

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { main } from '../lib/champollion/cli.js';
-import { captureStream, makeProject } from './helpers/champollion.js';
+import { captureStream, makeProject, runLocales } from './helpers/champollion.js';
 import { nodePackage } from './helpers/guests.js';
 
 const bin = join(nodePackage, 'bin', 'mt-eval-locales.js');
@@ -85,4 +85,24 @@ test('a call the method has not answered for long is said now and then; normal r
   assert.equal(await run(['--force'], soon, true), `\r${said}\x1b[K\res: 2/2 strings answered\x1b[K\n`); // (in place)
   assert.equal(await run(['--force', '--quiet'], soon), '');
   assert.equal(await run(['--force'], { afterS: 10, everyS: 30 }), 'es: 2/2 strings answered\n');
+});
+
+test('keys, file names, fields and locales holding ESC or U+202E are shown escaped, and --json writes them as escapes', async (t) => {
+  const odd = 'x\x1b[2J\u202e';
+  const project = makeProject({ config: { version: 3, inputLocale: 'en', pairs: { 'en:es': { methodPlugin: 'reverse' } }, [odd]: 1 },
+    files: { [`locales/en/${odd}.json`]: { [odd]: 'Hi' } }, plugins: ['reverse'] });
+  t.after(project.cleanup);
+  const shown = 'x\\x1b[2J\\u202e';
+  const text = await runLocales(project, '--dry-run');
+  assert.equal(text.status, 0, text.stderr);
+  assert.equal(text.stdout.split('\n').slice(1, 3).join('\n'), `  es/${shown}.json  1 to translate\n    + ${shown} (new)`);
+  assert.match(text.stderr, new RegExp(`unknown field "${shown.replaceAll('\\', '\\\\').replace('[', '\\[')}"`));
+  const json = await runLocales(project, '--dry-run', '--json');
+  assert.equal(json.status, 0, json.stderr);
+  assert.ok(json.stdout.includes('"x\\u001b[2J\\u202e"'), json.stdout);
+  assert.deepEqual(JSON.parse(json.stdout).locales[0].files[0].due, [{ key: odd, reason: 'new' }]);
+  const refused = await runLocales(project, '--json', '--locale', odd);
+  assert.equal(refused.status, 1);
+  for (const run of [text, json, refused]) assert.doesNotMatch(run.stdout + run.stderr, /[\x1b\u202e]/u);
+  assert.match(refused.stderr, new RegExp(`--locale ${shown.replaceAll('\\', '\\\\').replace('[', '\\[')}`));
 });

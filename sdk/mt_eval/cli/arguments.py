@@ -16,6 +16,15 @@ if TYPE_CHECKING:
     from mt_eval.corpus.reader import CorpusSpec
     from mt_eval.corpus.selection import SelectionRequest
 
+# The --help of the commands that open a leaderboard store (publish, leaderboard), after where the store is; as the
+# README's "Storage" paragraph says it (the defaults: mt_eval.leaderboard.store_engine).
+POSTGRES_CONNECTING = """\
+The URL's own libpq settings win over mt-eval's defaults (connect_timeout 10 s, TCP keepalives):
+postgresql://USER@HOST/DB?connect_timeout=3 waits 3 s; without one in the URL, $PGCONNECT_TIMEOUT does. A server
+that cannot be reached or refuses the connection is said with why (authentication failed, connection refused, an
+unknown host, no such database, a permission missing) and the fix, never the password."""
+
+
 def with_examples(parser: argparse.ArgumentParser, *lines: str, exit_statuses: str = "") -> None:
     """An ``examples:`` block under the options, one command a line, as it is pasted; then, when given, the
     ``exit status:`` paragraph (``exit_statuses``, its lines as they are to be shown)."""

@@ -32,7 +32,13 @@ def json_text(document: Any) -> str:
         encoded = msgspec.json.encode(document)
     except UnicodeEncodeError:
         encoded = msgspec.json.encode(valid(msgspec.to_builtins(document)))
-    return _UNSEEN.sub(_json_escape, msgspec.json.format(encoded, indent=2).decode()) + "\n"
+    return unseen_escaped(msgspec.json.format(encoded, indent=2).decode()) + "\n"
+
+
+def unseen_escaped(json_document: str) -> str:
+    """JSON text with DEL, the C1 controls and the invisible characters written as JSON's escapes (``\\u202e``),
+    which JSON writers leave as they are."""
+    return _UNSEEN.sub(_json_escape, json_document)
 
 
 def _json_escape(found: re.Match[str]) -> str:

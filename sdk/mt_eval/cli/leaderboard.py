@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mt_eval.cli.arguments import pair_argument, port_number, positive_float
+from mt_eval.cli.arguments import POSTGRES_CONNECTING, pair_argument, port_number, positive_float
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ Show the leaderboard of the published run cards. Rows are ranked only against ro
 (sha256 and entries) scored with the same metric signatures; overlapping 95% intervals are ties. Across
 corpora: Borda and task average (a method missing a corpus is shown as missing). Eligibility is shown
 beside each score; class X methods never appear and class A2 rows are flagged "external dependency"."""
-EPILOG = """\
+EPILOG = f"""\
 examples:
   mt-eval leaderboard
   mt-eval leaderboard --pair 'eng>spa' --class pipeline --format json
@@ -30,6 +30,7 @@ examples:
 
 The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data directory (PostgreSQL:
 --db postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE).
+{POSTGRES_CONNECTING}
 
 exit status: 0 the board shown (or the site written); 1 the store cannot be opened or read, the site cannot be
 written, serve cannot listen, or standard output cannot be written; 2 usage (an unknown --class, options that

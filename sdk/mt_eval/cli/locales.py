@@ -24,6 +24,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from mt_eval.cli.arguments import add_start_timeout_argument
+from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.errors import ExpectedError
 
 if TYPE_CHECKING:
@@ -116,16 +117,18 @@ def _run(args: argparse.Namespace, wait_s: float | None) -> int:
         raise refusal from None
     except MethodBlocked as blocked:
         _json_error(args, "method", blocked)
-        print(f"mt-eval locales: {blocked}", file=sys.stderr)
+        print(escaped_for_terminal(f"mt-eval locales: {blocked}"), file=sys.stderr)
         return 1
     except expected as error:
         _json_error(args, "method" if isinstance(error, MethodCannotStart) else "project", error)
         raise
     from mt_eval.champollion.report import interrupted_message, render_json, render_text
+    from mt_eval.cli.json_output import unseen_escaped
 
-    sys.stdout.write(render_json(report) if args.json else render_text(report))
+    # (keys, file names, locales and a method's errors with their control and invisible characters escaped)
+    sys.stdout.write(unseen_escaped(render_json(report)) if args.json else escaped_for_terminal(render_text(report)))
     if report.interrupted:
-        print(f"mt-eval locales: {interrupted_message(report)}", file=sys.stderr)
+        print(escaped_for_terminal(f"mt-eval locales: {interrupted_message(report)}"), file=sys.stderr)
         return 130
     return 0 if report.ok else 1
 
@@ -138,7 +141,7 @@ def _chosen(args: argparse.Namespace) -> tuple[ChampollionConfig, list[PairMetho
 
     config = read_config(args.config)
     for warning in config.warnings:
-        print(warning.render(), file=sys.stderr)
+        print(escaped_for_terminal(warning.render()), file=sys.stderr)
     unknown = [wanted for wanted in args.locale if not any(same_locale(wanted, p.target) for p in config.pairs)]
     if unknown:
         raise ValueError(f"--locale {', '.join(unknown)}: not a target locale of {config.file} (its targets: "
@@ -210,7 +213,7 @@ def _warnings_said() -> Iterator[None]:
                 return
             said = "warning: " if record.levelno < logging.ERROR else ""
             with contextlib.suppress(OSError, ValueError):  # (stderr's reader gone: nowhere left to say it)
-                sys.stderr.write(f"mt-eval locales: {said}{record.getMessage()}\n")
+                sys.stderr.write(escaped_for_terminal(f"mt-eval locales: {said}{record.getMessage()}") + "\n")
                 sys.stderr.flush()
 
     logger, handler = logging.getLogger("mt_eval"), Said(logging.WARNING)
@@ -267,9 +270,10 @@ def _json_error(args: argparse.Namespace, kind: str, error: BaseException | str)
     """With --json, the error as the report on stdout (what is printed on stderr, after the command's name)."""
     if args.json:
         from mt_eval.champollion.report import render_error
+        from mt_eval.cli.json_output import unseen_escaped
 
         message = error.one_line() if isinstance(error, ExpectedError) else str(error)
-        sys.stdout.write(render_error(kind, message, dry_run=args.dry_run))
+        sys.stdout.write(unseen_escaped(render_error(kind, message, dry_run=args.dry_run)))
 
 
 def _project_lock(locales_dir: Path, *, dry_run: bool, wait_s: float | None
@@ -280,8 +284,8 @@ def _project_lock(locales_dir: Path, *, dry_run: bool, wait_s: float | None
     if dry_run:
         return contextlib.nullcontext()
     return ProjectLock(locales_dir, command="mt-eval locales").acquire(
-        wait_s=wait_s, on_wait=lambda busy: print(f"mt-eval locales: {busy}; waiting for it (--wait)",
-                                                  file=sys.stderr))
+        wait_s=wait_s, on_wait=lambda busy: print(escaped_for_terminal(f"mt-eval locales: {busy}; waiting for it "
+                                                                       "(--wait)"), file=sys.stderr))
 
 
 class StillBusy(ExpectedError):
@@ -309,7 +313,7 @@ class _Progress:
 
         if self.quiet:
             return
-        line = progress_line(locale, done, total)
+        line = escaped_for_terminal(progress_line(locale, done, total))
         if self.tty:
             self.stream.write(f"\r{line}\x1b[K" + ("\n" if done == total else ""))
             self.open_line = done != total
@@ -321,6 +325,7 @@ class _Progress:
         """A line between the counts (on a terminal, in their place until the next count)."""
         if self.quiet:
             return
+        line = escaped_for_terminal(line)
         self.stream.write(f"\r{line}\x1b[K" if self.tty else line + "\n")
         self.stream.flush()
         self.open_line = self.tty

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mt_eval.cli.arguments import POSTGRES_CONNECTING
+
 DESCRIPTION = """\
 Publish run cards to the leaderboard store. Each card is verified first (mt-eval verify: content hash,
 schema, corpus sha256, every metric recomputed) and its headline gated (mt-eval gate, under --policy or
@@ -16,7 +18,7 @@ The board shows the method card the run recorded, with --method-card laid over i
 method card (nothing beyond method.json) uses method_card.json beside the run card, else you are
 asked for description, paradigm, tools used, open source and its address, and licence, and the answers are
 written to method_card.json beside the run card (--no-input: fail instead, listing what is missing)."""
-EPILOG = """\
+EPILOG = f"""\
 examples (after nox -s demo, which writes runs/demo and runs/demo-rules):
   mt-eval publish runs/demo/card.json                        # into the default store
   mt-eval publish runs/demo-rules/card.json --method-card examples/rules-eng-spa/method_card.json --no-input
@@ -29,6 +31,7 @@ progress on stderr. A card that cannot be published is reported with its path an
 
 The store: --db URL or FILE, else $MT_EVAL_DB, else leaderboard.db in your data directory. A team or public
 board lives in PostgreSQL: --db postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE.
+{POSTGRES_CONNECTING}
 
 exit status: 0 every card published; 1 a card was refused (it does not verify, fails the gate, or is published
 already) or cannot be read, the store, --policy or an --extension cannot be used, or standard output cannot be

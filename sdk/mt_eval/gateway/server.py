@@ -45,6 +45,7 @@ from mt_eval.gateway.http import HttpServer, Request, ServerConnection, error_bo
 from mt_eval.gateway.policy import GatewayPolicy, ModelRoute, unsendable
 from mt_eval.gateway.relay import JSON, Relay, usage_of
 from mt_eval.gateway.upstream import Origin, UpstreamPool, split_url
+from mt_eval.js_text import js_string
 from mt_eval.lone_surrogates import escaped_lone_surrogate
 from mt_eval.value_words import value_in_words
 
@@ -246,8 +247,8 @@ class Gateway:
                                "model_missing", started)
         route = self._routes.get(model)
         if route is None:
-            return self.refuse(request, client, model, 403, f'model "{model}" is not on this gateway\'s allowlist; '
-                               f"allowed: {self.allowed}", "model_not_allowed", started)
+            return self.refuse(request, client, model, 403, f"model {js_string(model)} is not on this gateway's "
+                               f"allowlist; allowed: {self.allowed}", "model_not_allowed", started)
         budget = self.policy.token_budget
         if budget is not None and self.log.tokens >= budget:
             return self.refuse(request, client, model, 403, f"the run's token budget of {budget} is spent "

@@ -7,7 +7,10 @@ import { renderProblem } from './config.js';
 import { describeEscaped, guardInProcessMethods } from './method-guard.js';
 import { describeHolder } from './project-lock.js';
 import { completeRunConfig } from '../results.js';
-import { WAITING, interruptedMessage, progressLine, renderError, renderJson, renderText, reportOk, waitingLine } from './report.js';
+import {
+  WAITING, escapedForTerminal, interruptedMessage, progressLine, renderError, renderJson, renderText, reportOk, unseenEscaped,
+  waitingLine,
+} from './report.js';
 import { translateLocales } from './sync.js';
 
 export const USAGE = `usage: mt-eval-locales [--config PATH] [--locale LOCALE]... [--dry-run] [--force] [--json] [--quiet]
@@ -132,7 +135,7 @@ function progressReporter(stream, quiet) {
   let open = false;
   const report = (locale, done, total) => {
     if (quiet) return;
-    const line = progressLine(locale, done, total);
+    const line = escapedForTerminal(progressLine(locale, done, total));
     if (stream.isTTY) {
       stream.write(`\r${line}\x1b[K${done === total ? '\n' : ''}`);
       open = done !== total;
@@ -140,8 +143,9 @@ function progressReporter(stream, quiet) {
       stream.write(`${line}\n`);
     }
   };
-  report.say = (line) => { // a line between the counts (on a terminal, in their place until the next count)
+  report.say = (said) => { // a line between the counts (on a terminal, in their place until the next count)
     if (quiet) return;
+    const line = escapedForTerminal(said);
     stream.write(stream.isTTY ? `\r${line}\x1b[K` : `${line}\n`);
     open = stream.isTTY;
   };
@@ -202,14 +206,18 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
     options = parseArguments(argv);
   } catch (error) {
     // (as mt-eval locales says them: argparse's usage lines and error, or a line of its own)
-    stderr.write(error.alone ? `mt-eval-locales: ${error.message}\n`
-      : `${USAGE.slice(0, USAGE.indexOf('\n\n'))}\nmt-eval-locales: error: ${error.message}\n`);
+    stderr.write(error.alone ? `mt-eval-locales: ${escapedForTerminal(error.message)}\n`
+      : `${USAGE.slice(0, USAGE.indexOf('\n\n'))}\nmt-eval-locales: error: ${escapedForTerminal(error.message)}\n`);
     return 2;
   }
   if (options.help) {
     stdout.write(`${USAGE}\n`);
     return 0;
   }
+  // What is said on stderr and the text report: keys, file names, locales and a method's errors with their control and
+  // invisible characters escaped, as mt-eval locales shows them; the JSON report with those JSON leaves as they are
+  // written as its escapes.
+  const say = (line) => stderr.write(`${escapedForTerminal(line)}\n`);
   const progress = progressReporter(stderr, options.quiet);
   const onCall = waitingReporter(progress, waiting); // (a method that takes long is said to be waited for)
   // Ctrl-C (or SIGTERM, SIGHUP): nothing more is sent, what was translated is written, the guests are closed and
@@ -219,7 +227,7 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
   // A method's error that escaped its calls stops the run the same way (exit status 1).
   let escaped = null;
   const guard = guardInProcessMethods((error) => {
-    if (escaped === null) stderr.write(`mt-eval-locales: a method's error escaped its calls: ${describeEscaped(error)}\n`);
+    if (escaped === null) say(`mt-eval-locales: a method's error escaped its calls: ${describeEscaped(error)}`);
     escaped ??= error;
     interrupt.abort();
   });
@@ -238,23 +246,23 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
   try {
     report = await translateLocales(options.config, {
       locales: options.locales, dryRun: options.dryRun, force: options.force, progress, mtEval: env.MT_EVAL,
-      onWarning: (problem) => stderr.write(`${renderProblem(problem)}\n`),
+      onWarning: (problem) => say(renderProblem(problem)),
       command: 'mt-eval-locales', wait: options.wait,
-      onCloseProblem: (problem) => stderr.write(`mt-eval-locales: warning: ${problem}; carried on without it\n`),
+      onCloseProblem: (problem) => say(`mt-eval-locales: warning: ${problem}; carried on without it`),
       // What the plugins' hosts warn of (a method's results for entries it was not sent, a guest restarted), in process
       // or through a guest, said as this command's warnings, as `mt-eval locales` says them.
       logger: {
-        warn: (message) => stderr.write(`mt-eval-locales: warning: ${message}\n`),
-        error: (message) => stderr.write(`mt-eval-locales: ${message}\n`),
+        warn: (message) => say(`mt-eval-locales: warning: ${message}`),
+        error: (message) => say(`mt-eval-locales: ${message}`),
       },
-      onWait: (busy) => stderr.write(`mt-eval-locales: ${busy.message}; waiting for it (--wait)\n`),
+      onWait: (busy) => say(`mt-eval-locales: ${busy.message}; waiting for it (--wait)`),
       signal: interrupt.signal, onCall,
     });
   } catch (error) {
     const early = error.kind === 'interrupted';
     const message = early ? stopped(INTERRUPTED_EARLY) : error.name === 'ProjectBusyError' ? busyMessage(error, options.wait) : error.message;
-    if (options.json) stdout.write(renderError(error.kind ?? 'project', message, { dryRun: options.dryRun }));
-    stderr.write(`mt-eval-locales: ${message}\n`);
+    if (options.json) stdout.write(unseenEscaped(renderError(error.kind ?? 'project', message, { dryRun: options.dryRun })));
+    say(`mt-eval-locales: ${message}`);
     return early ? stoppedWith() : 1;
   } finally {
     onCall.close();
@@ -262,9 +270,9 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
     for (const signal of STOP_SIGNALS) process.removeListener(signal, onInterrupt);
     guard.release();
   }
-  stdout.write(options.json ? renderJson(report) : renderText(report));
+  stdout.write(options.json ? unseenEscaped(renderJson(report)) : escapedForTerminal(renderText(report)));
   if (report.interrupted) {
-    stderr.write(`mt-eval-locales: ${stopped(interruptedMessage(report))}\n`);
+    say(`mt-eval-locales: ${stopped(interruptedMessage(report))}`);
     return stoppedWith();
   }
   return reportOk(report) ? 0 : 1;

@@ -5,6 +5,7 @@ import { endLeftovers } from '../leftovers.js';
 import { main } from './cli.js';
 import { strerror } from './files.js';
 import { describeEscaped } from './method-guard.js';
+import { escapedForTerminal } from './report.js';
 
 // stdout is the report's (the JSON one with --json): what a translate.js run in this process prints, with console
 // or process.stdout.write, goes to stderr.
@@ -28,7 +29,8 @@ if (outputFailed !== null) process.exitCode = outputFailed;
 // A method's error that escapes once the run is over (a timer it left, a promise it left rejected) cannot change
 // what was written or reported: one line says so, and the exit status stays the run's (a stack trace and exit
 // status 1 said the run had failed).
-const late = (error) => process.stderr.write(`mt-eval-locales: warning: a method's error escaped after the run: ${describeEscaped(error)}\n`);
+const late = (error) => process.stderr.write(
+  `${escapedForTerminal(`mt-eval-locales: warning: a method's error escaped after the run: ${describeEscaped(error)}`)}\n`);
 process.on('uncaughtException', late);
 process.on('unhandledRejection', late);
 // Done: a process a method started and left running is ended (../lib/leftovers.js), and a method that left a

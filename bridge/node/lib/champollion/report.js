@@ -4,6 +4,32 @@
 // stderr).
 import { formatJson } from './json.js';
 
+// Unicode's format characters that are not seen, as mt_eval.control_chars.INVISIBLE lists them (the soft hyphen, the
+// bidirectional marks, embeddings, overrides and isolates, zero-width spaces, the byte-order mark, the line and
+// paragraph separators, interlinear annotations and tags; not the joiners).
+const INVISIBLE = '\u00ad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb'
+  + '\u{e0001}\u{e0020}-\u{e007f}';
+const UNSEEN = new RegExp(`[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f${INVISIBLE}]`, 'gu');
+const UNSEEN_IN_JSON = new RegExp(`[\\x7f-\\x9f${INVISIBLE}]`, 'gu'); // (JSON escapes the C0 controls itself)
+const SHORT_ESCAPES = { '\t': '\\t', '\r': '\\r' };
+const hex = (code, width) => code.toString(16).padStart(width, '0');
+
+/**
+ * Text as a terminal may be given it: every control character but the line break, and every invisible format
+ * character, written as its escape (\x1b, \u202e), as mt_eval.control_chars.escaped_for_terminal writes them.
+ */
+export function escapedForTerminal(text) {
+  return text.replace(UNSEEN, (found) => {
+    const code = found.codePointAt(0);
+    if (SHORT_ESCAPES[found]) return SHORT_ESCAPES[found];
+    return code < 0x100 ? `\\x${hex(code, 2)}` : code < 0x10000 ? `\\u${hex(code, 4)}` : `\\U${hex(code, 8)}`;
+  });
+}
+
+/** JSON text with DEL, the C1 controls and the invisible characters written as JSON's escapes (\u202e). */
+export const unseenEscaped = (json) => json.replace(UNSEEN_IN_JSON,
+  (found) => [...Array(found.length).keys()].map((i) => `\\u${hex(found.charCodeAt(i), 4)}`).join(''));
+
 const MARK = { new: '+', 'source changed': '~', 'method changed': '~', forced: '~' };
 
 const plural = (count, noun) => `${count} ${noun}${count === 1 ? '' : 's'}`;
