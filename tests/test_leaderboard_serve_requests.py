@@ -68,9 +68,9 @@ def test_an_address_that_is_not_one_is_a_400_and_one_naming_no_page_a_404_saying
                 (b"/cards\\..\\..\\etc\\passwd", "404", "no page at this address"),
                 (b"/cards/" + key[:4].encode() + b".html", "404", f"no run card has the key '{key[:4]}': a run card's "
                                                                    "page is /cards/KEY.html, KEY the 16 lowercase hex"),
-                (b"/cards/" + key.upper().encode() + b".html", "404", f"no run card has the key '{key.upper()}'"),
                 (b"/cards/zzzzzzzzzzzzzzzz.html", "404", "no run card has the key 'zzzzzzzzzzzzzzzz'"),
-        ]:
+        ] + ([(b"/cards/" + key.upper().encode() + b".html", "404", f"no run card has the key '{key.upper()}'")]
+             if key.upper() != key else []):  # (a key of digits alone has no capitals to refuse)
             line, _, body = raw(server.base, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n")
             assert line.startswith(f"HTTP/1.0 {status} ") and body.decode().startswith(said), (path, line, body)
             assert b"root:" not in body
