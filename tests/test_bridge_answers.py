@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import sys
 
 import msgspec
@@ -114,7 +115,8 @@ for line in sys.stdin:
 """
 
 
-async def test_answers_with_the_id_as_a_string_are_said_once_naming_it_and_the_requests_time_out(caplog):
+async def test_answers_with_the_id_as_a_string_are_said_once_naming_it_and_each_request_times_out_naming_its_own(
+        caplog):
     caplog.set_level(logging.DEBUG, logger="mt_eval.bridge")
     method = BridgeMethod([sys.executable, "-c", STRING_IDS], label="s",
                           options=HostOptions(start_timeout_s=15, request_timeout_s=1, cancel_grace_s=0.3,
@@ -125,7 +127,12 @@ async def test_answers_with_the_id_as_a_string_are_said_once_naming_it_and_the_r
         results = await asyncio.gather(*(method.translate([entry], {**CONFIG, "timeout_s": 0.5}) for entry in BATCH))
     finally:
         await method.aclose()
-    assert [r["error"] for [r] in results] == ["translate request got no answer or progress within 0.5 s"] * 2
+    errors = [r["error"] for [r] in results]
+    for error in errors:
+        assert re.fullmatch(r'translate request got no answer or progress within 0\.5 s; the guest answered with id '
+                            r'"(\d+)", which names no request in flight \(request \1 is, with an integer id: an answer '
+                            r"carries its request's id as it was sent\)", error), error
+    assert len(set(errors)) == 2  # (each names its own answer)
     said = [(r.levelname, r.getMessage()) for r in caplog.records if "names no request in flight" in r.getMessage()]
     assert said[:2] == [
         ("WARNING", 's: the guest answered with id "2", which names no request in flight (request 2 is, with an '
@@ -133,6 +140,21 @@ async def test_answers_with_the_id_as_a_string_are_said_once_naming_it_and_the_r
                     "are, without a warning)"),
         ("DEBUG", 's: dropped an answer with id "3", which names no request in flight')]
     assert first is not method._connection  # (the guest did not answer the cancels, and was replaced)
+
+
+async def test_entries_whose_answer_came_with_an_id_no_request_has_fail_naming_that_answer_not_a_bare_timeout():
+    wrong_ids = STRING_IDS.replace("answer_id = str(answer_id)", "answer_id += 1000")
+    method = BridgeMethod([sys.executable, "-c", wrong_ids], label="w",
+                          options=HostOptions(start_timeout_s=15, request_timeout_s=1, cancel_grace_s=0.3,
+                                              shutdown_grace_s=1))
+    try:
+        await method.start(CONFIG)
+        results = await method.translate(BATCH, {**CONFIG, "timeout_s": 0.25})
+    finally:
+        await method.aclose()
+    for result in results:
+        assert re.fullmatch(r"translate request got no answer or progress within 0\.\d+ s; the guest answered with id "
+                            r"10\d\d, which names no request in flight", result["error"]), result["error"]
 
 
 # Answers every request with its id written as a whole number with a fraction (2.0), as a guest that keeps numbers as

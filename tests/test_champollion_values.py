@@ -252,9 +252,11 @@ def test_a_method_that_raises_fails_its_keys_in_the_same_words_in_process_and_as
 @needs_node
 @pytest.mark.parametrize("runs_as", ["in process", "python entry only", "node entry only"])
 def test_results_for_entries_not_sent_are_dropped_and_said_alike_by_both_commands(tmp_path: Path, runs_as: str):
-    """Said as each command's warnings, in process or through a guest. Before, Python said it bare, Node in process
-    as "mt-eval-bridge: …" (to its own stderr, not the command's)."""
-    projects = twins(tmp_path, CONFIG, {"locales/en.json": {"a": "!stray one", "b": "Fine"}})
+    """Said as each command's warnings, in process or through a guest, each naming the pair it concerns. Before,
+    Python said it bare, Node in process as "mt-eval-bridge: …" (to its own stderr, not the command's); then
+    neither named the pair, and with several the user could not tell which one's method did it."""
+    config = pairs_config({"en:es": {"methodPlugin": "reverse"}, "en:fr": {"methodPlugin": "reverse"}})
+    projects = twins(tmp_path, config, {"locales/en.json": {"a": "!stray one", "b": "Fine"}})
     for project in projects.values():  # (a plugin with one entry runs as a guest under the other command)
         plugin = project.root / ".champollion" / "methods" / "reverse"
         manifest = json.loads((plugin / "method.json").read_text(encoding="utf-8"))
@@ -266,8 +268,9 @@ def test_results_for_entries_not_sent_are_dropped_and_said_alike_by_both_command
     runs = both(projects)
     assert runs["node"] == runs["python"]
     assert runs["python"][0] == 0
-    assert runs["python"][2] == ('<prog>: warning: the method returned results that match no entry it was sent (ids '
-                                 "\"1-stray\"); they were dropped (a result's id is its entry's id, a string)\n")
+    said = ("<prog>: warning: pair {}: the method returned results that match no entry it was sent (ids \"1-stray\"); "
+            "they were dropped (a result's id is its entry's id, a string)")
+    assert sorted(runs["python"][2].splitlines()) == [said.format("en:es"), said.format("en:fr")]
     assert tree(projects["node"]) == tree(projects["python"])
 
 

@@ -11,6 +11,7 @@ import { AnswerProblem } from './host-failures.js';
 import { LazyTimer } from './lazy-timer.js';
 import { answeredWith, echoesRequest, watchHandshake } from './not-a-guest.js';
 import { endStrays, outsideGroup } from './strays.js';
+import { UnmatchedAnswers } from './unmatched.js';
 import {
   BridgeError, ErrorCode, classify, decodeUtf8, encode, errorResponse, isPlainObject, lineBytes, lineLimit,
   notification, readMessageId, requestLine,
@@ -51,6 +52,7 @@ export class Connection {
    */
   constructor(command, { cwd, env, maxLineBytes, cancelGraceMs = 2_000, logger, onDeath }) {
     this.logger = logger;
+    this.#unmatched = new UnmatchedAnswers(logger);
     this.maxLineBytes = maxLineBytes;
     this.cancelGraceMs = cancelGraceMs;
     this.pending = new Map();
@@ -159,14 +161,15 @@ export class Connection {
         `the ${method} request is over ${lineLimit(this.maxLineBytes)}`));
     }
     return new Promise((resolve, reject) => {
-      const pending = { id, method, resolve, reject };
+      const pending = { id, method, resolve, reject, unmatchedMark: this.#unmatched.mark };
       const expire = (hard) => {
         const ms = hard ? hardTimeoutMs : timeoutMs;
         this.timedOut.add(id);
         if (this.timedOut.size > 1000) this.timedOut.delete(this.timedOut.values().next().value);
         const alone = this.inFlight <= 1;
         this.#settle(id, new BridgeError(ErrorCode.TIMEOUT, // (in the Python host's words)
-          `${method} request ${hard ? `hit the hard cap of ${seconds(ms)}` : `got no answer or progress within ${seconds(ms)}`}`, { alone }));
+          `${method} request ${hard ? `hit the hard cap of ${seconds(ms)}` : `got no answer or progress within ${seconds(ms)}`}`
+          + this.#unmatched.cause(pending), { alone }));
         if (method === 'initialize' || method === 'shutdown') return;
         if (!cancelOnTimeout) {
           this.stop(`it cannot cancel, and request ${id} timed out`);
@@ -322,24 +325,10 @@ export class Connection {
     if (this.cancelling.has(id)) this.#cancelSettled(id); // it answered: it is still reading its input
     if (this.#settle(id, failure, result)) return;
     if (this.timedOut.delete(id)) this.logger.debug(`dropped the late answer to timed-out request ${id}`);
-    else this.#unmatched(id);
+    else this.#unmatched.add(id, this.pending);
   }
 
-  #unmatchedSaid = false;
-
-  // An answer naming no request in flight: said once, with its id (a guest that answers with the wrong id does so
-  // every time, and its requests time out); later ones at debug.
-  #unmatched(id) {
-    const given = JSON.stringify(id);
-    if (this.#unmatchedSaid) {
-      this.logger.debug(`dropped an answer with id ${given}, which names no request in flight`);
-      return;
-    }
-    this.#unmatchedSaid = true;
-    const sent = typeof id === 'string' && /^\d+$/.test(id) ? Number(id) : null;
-    const hint = this.pending.has(sent) ? ` (request ${sent} is, with an integer id: an answer carries its request's id as it was sent)` : '';
-    this.logger.warn(`the guest answered with id ${given}, which names no request in flight${hint}; dropped (as later such answers are, without a warning)`);
-  }
+  #unmatched; // (answers naming no request in flight: an UnmatchedAnswers, made with the logger)
 
   // A guest sends no requests: one of this host's own, sent back, fails it (the program copies its input, as cat
   // does); any other is answered "method not found".

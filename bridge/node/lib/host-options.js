@@ -23,6 +23,12 @@ export function completeLogger(logger) {
   return { debug: level('debug'), info: level('info'), warn: level('warn'), error: level('error') };
 }
 
+/** completeLogger(logger) with each message after `prefix` (what it concerns: "pair en:es: ", say). */
+export function prefixedLogger(logger, prefix) {
+  const complete = completeLogger(logger);
+  return Object.fromEntries(Object.entries(complete).map(([level, say]) => [level, (message) => say(prefix + message)]));
+}
+
 const shown = (value) => (typeof value === 'number' ? String(value) : describe(value)); // (NaN, not null)
 
 function positive(name, value, fallback) {

@@ -1,5 +1,6 @@
-// Results that match no entry of the call they answer: dropped, and said for the first few calls of a host that
-// return some, in the words every host uses (in process or through a guest, Node or Python: mt_eval.results).
+// Results that match no entry of the call they answer, and answers that match no request in flight: dropped, and
+// said for the first few calls (results) or once (answers), in the words every host uses (in process or through a
+// guest, Node or Python: mt_eval.results, mt_eval.bridge.answers).
 import { isPlainObject } from './protocol.js';
 
 /**
@@ -34,4 +35,40 @@ export function sayStrays(notes, strays, say) {
   if (!strays.length || notes.strayCalls >= STRAY_REPORTS) return;
   notes.strayCalls += 1;
   say(straysDropped(strays) + (notes.strayCalls === STRAY_REPORTS ? LATER : ''));
+}
+
+/**
+ * Answers whose id names no request in flight (mt_eval.bridge.answers.say_unmatched): the first is said as a warning
+ * with its id, later ones at debug. A guest that answers with the wrong id does so every time and its requests time
+ * out: the timeout of one that waited meanwhile names such an answer as why it got none (`cause`).
+ */
+export class UnmatchedAnswers {
+  #count = 0;
+  #last = '';
+
+  constructor(logger) {
+    this.logger = logger;
+  }
+
+  /** What a request sent now is stamped with (`cause` tells the answers that came after it). */
+  get mark() {
+    return this.#count;
+  }
+
+  /** Say an answer with this id, which names none of `pending` (id → request, as stamped by `mark`). */
+  add(id, pending) {
+    const given = JSON.stringify(id);
+    const sent = typeof id === 'string' && /^\d+$/.test(id) ? Number(id) : null;
+    const hint = pending.has(sent) ? ` (request ${sent} is, with an integer id: an answer carries its request's id as it was sent)` : '';
+    this.#last = `the guest answered with id ${given}, which names no request in flight${hint}`;
+    if (hint) pending.get(sent).misnamed = this.#last; // (its own answer, under the wrong id)
+    if (this.#count++ > 0) this.logger.debug(`dropped an answer with id ${given}, which names no request in flight`);
+    else this.logger.warn(`${this.#last}; dropped (as later such answers are, without a warning)`);
+  }
+
+  /** Why `request` (stamped `unmatchedMark`) had no answer: "; " and the answer it waited through; else ''. */
+  cause(request) {
+    const said = request.misnamed ?? (this.#count > request.unmatchedMark ? this.#last : '');
+    return said ? `; ${said}` : '';
+  }
 }

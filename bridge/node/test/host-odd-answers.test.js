@@ -105,19 +105,38 @@ test('a log notification without "jsonrpc" is taken, as the Python host takes it
   }
 });
 
-test('answers with the id as a string, where an integer was sent, are said once, naming the id; the requests time out', async () => {
+test('answers with the id as a string, where an integer was sent, are said once, naming the id; each request times out naming its own', async () => {
   const { logger, records } = recordingLogger();
   const guest = await startGuest([process.execPath, testGuest('misbehaving.js'), 'string-id'],
     { config: CONFIG, cwd: repo, logger, closeStepMs: 500, requestTimeoutMs: 1_000, cancelGraceMs: 300 });
   try {
     const results = await Promise.all([guest.translate([{ id: 'a', source: 'x' }]), guest.translate([{ id: 'b', source: 'y' }])]);
-    assert.deepEqual(results.map(([result]) => result.error), ['translate request got no answer or progress within 1 s', 'translate request got no answer or progress within 1 s']);
+    const [first, second] = results.map(([result]) => result.error);
+    const timedOut = (id) => new RegExp(`^translate request got no answer or progress within 1 s; the guest answered with id "${id}", which names no request in flight \\(request ${id} is, with an integer id: an answer carries its request's id as it was sent\\)$`);
+    assert.match(first, timedOut(first.match(/id "(\d+)"/)?.[1]));
+    assert.match(second, timedOut(second.match(/id "(\d+)"/)?.[1]));
+    assert.notEqual(first.match(/id "(\d+)"/)[1], second.match(/id "(\d+)"/)[1]);
     const firstGuest = records.slice(0, records.findIndex((record) => record.message.startsWith('stopping the guest')));
     const said = firstGuest.filter((record) => record.message.includes('names no request in flight'));
     assert.equal(said.length, 2, JSON.stringify(records)); // one warning, one at debug level
     assert.equal(said[0].level, 'warn');
     assert.match(said[0].message, /^the guest answered with id "[23]", which names no request in flight \(request [23] is, with an integer id: an answer carries its request's id as it was sent\); dropped \(as later such answers are, without a warning\)$/);
     assert.equal(said[1].level, 'debug');
+  } finally {
+    await guest.close();
+  }
+});
+
+test('entries whose answer came with an id no request has fail naming that answer, not a bare timeout', async () => {
+  const { logger, text } = recordingLogger();
+  const guest = await startGuest([process.execPath, testGuest('misbehaving.js'), 'wrong-id'],
+    { config: CONFIG, cwd: repo, logger, closeStepMs: 500, requestTimeoutMs: 500, cancelGraceMs: 300 });
+  try {
+    const results = await guest.translate([{ id: 'a', source: 'x' }, { id: 'b', source: 'y' }]);
+    for (const result of results) {
+      assert.match(result.error, /^translate request got no answer or progress within 0\.5 s; the guest answered with id 10\d\d, which names no request in flight$/);
+    }
+    assert.match(text(), /the guest answered with id 1002, which names no request in flight; dropped \(as later such answers are, without a warning\)/);
   } finally {
     await guest.close();
   }

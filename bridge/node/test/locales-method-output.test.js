@@ -144,9 +144,9 @@ test('a close() that never returns is waited for a bounded time, then the run en
   assert.equal((await translateLocales(project.root, { closeTimeoutS: 0.2 })).locales[0].sent, 0);
 });
 
-test('results for entries the method was not sent are said as the command\'s warnings, in process and through a guest',
+test('results for entries the method was not sent are said as the command\'s warnings naming the pair, in process and through a guest',
   { skip: pythonGuest().skip }, async (t) => {
-    const said = 'mt-eval-locales: warning: the method returned results that match no entry it was sent (ids "1-stray"); '
+    const said = 'mt-eval-locales: warning: pair en:es: the method returned results that match no entry it was sent (ids "1-stray"); '
       + 'they were dropped (a result\'s id is its entry\'s id, a string)\n';
     for (const entry of ['translate.js', 'pipeline.py']) { // in process; a Python plugin through `mt-eval serve`
       const project = makeProject({ config: { version: 3, inputLocale: 'en', pairs: { 'en:es': { methodPlugin: 'reverse' } } },

@@ -175,15 +175,32 @@ def _at_zero(latency_s: Any) -> bool:
     return latency_s is None or (type(latency_s) in (int, float) and latency_s == 0)
 
 
-def say_unmatched(label: str, request_id: int | str | None, pending: Mapping[int | str, Any], *, first: bool) -> None:
-    """Log an answer whose id names no request in flight (none of ``pending``'s): the ``first`` with its id, as a
-    warning (a guest that answers with the wrong id does so every time, and its requests time out); others at debug."""
-    given = msgspec.json.encode(request_id).decode()
-    if not first:
-        log.debug("%s: dropped an answer with id %s, which names no request in flight", label, given)
-        return
-    sent = int(request_id) if isinstance(request_id, str) and request_id.isdecimal() else None
-    hint = (f" (request {sent} is, with an integer id: an answer carries its request's id as it was sent)"
-            if sent in pending else "")
-    log.warning("%s: the guest answered with id %s, which names no request in flight%s; dropped (as later such "
-                "answers are, without a warning)", label, given, hint)
+class UnmatchedAnswers:
+    """Answers whose id names no request in flight: the first is logged with its id, as a warning, later ones at
+    debug. A guest that answers with the wrong id does so every time, and its requests time out: the timeout of one
+    that waited meanwhile names such an answer as why it got none (`cause`), as the Node host's does."""
+
+    def __init__(self) -> None:
+        self.count = 0  # answers so far: what a request sent now is stamped with (``unmatched_mark``)
+        self.last = ""  # the last of them, in words
+
+    def add(self, label: str, request_id: int | str | None, pending: Mapping[int | str, Any]) -> None:
+        """Say an answer with ``request_id``, which names none of ``pending``'s requests."""
+        given = msgspec.json.encode(request_id).decode()
+        sent = int(request_id) if isinstance(request_id, str) and request_id.isdecimal() else None
+        mine = pending.get(sent) if sent is not None else None  # (the request it answers, under the wrong id)
+        hint = (f" (request {sent} is, with an integer id: an answer carries its request's id as it was sent)"
+                if mine is not None else "")
+        self.last = f"the guest answered with id {given}, which names no request in flight{hint}"
+        if mine is not None:
+            mine.misnamed = self.last
+        self.count += 1
+        if self.count > 1:
+            log.debug("%s: dropped an answer with id %s, which names no request in flight", label, given)
+        else:
+            log.warning("%s: %s; dropped (as later such answers are, without a warning)", label, self.last)
+
+    def cause(self, request: Any) -> str:
+        """Why ``request`` (stamped ``unmatched_mark``) got no answer: "; " and such an answer; else ""."""
+        said = request.misnamed or (self.last if self.count > request.unmatched_mark else "")
+        return f"; {said}" if said else ""

@@ -33,7 +33,7 @@ import msgspec
 from mt_eval._version import __version__
 from mt_eval.bridge import GUEST_LOGGER
 from mt_eval.bridge import messages as m
-from mt_eval.bridge.answers import say_unmatched
+from mt_eval.bridge.answers import UnmatchedAnswers
 from mt_eval.bridge.lines import LineSplitter, Oversized, id_in
 from mt_eval.bridge.not_a_guest import echoes_request, not_a_guest_message, watch_handshake
 from mt_eval.bridge.runtimes import cannot_run
@@ -65,11 +65,11 @@ class HostOptions:
 
 
 class _Pending:
-    __slots__ = ("deadline", "future", "hard_deadline", "hard_s", "method", "timeout_s")
+    __slots__ = ("deadline", "future", "hard_deadline", "hard_s", "method", "misnamed", "timeout_s", "unmatched_mark")
 
     def __init__(self, future: asyncio.Future[msgspec.Raw], method: str, timeout_s: float, hard_s: float,
-                 now: float) -> None:
-        self.future = future
+                 now: float, unmatched_mark: int) -> None:
+        self.future, self.unmatched_mark, self.misnamed = future, unmatched_mark, ""  # (answers.UnmatchedAnswers)
         self.method = method
         self.timeout_s = timeout_s
         self.hard_s = hard_s
@@ -99,7 +99,7 @@ class GuestConnection(ChildProcess):
         self._lines = LineSplitter(self.options.max_line_bytes)
         self._timer = LazyTimer(self._sweep)
         self._stopped_because: str | None = None
-        self._unmatched_said = False  # an answer to no request in flight was logged
+        self._unmatched = UnmatchedAnswers()  # answers to no request in flight
         self._closed_by_host = False  # `aclose` began: the calls in flight fail as "the guest was closed"
 
     alive = ChildProcess.running  # (the same property, not one that calls it: checked on every request)
@@ -200,7 +200,7 @@ class GuestConnection(ChildProcess):
         timeout = timeout_s if timeout_s is not None else self.options.request_timeout_s
         # the hard cap never cuts a request short of its own timeout (entries × the per-entry one, say)
         hard = hard_timeout_s if hard_timeout_s is not None else max(self.options.hard_timeout_s, timeout)
-        pending = _Pending(loop.create_future(), method, timeout, hard, loop.time())
+        pending = _Pending(loop.create_future(), method, timeout, hard, loop.time(), self._unmatched.count)
         self._pending[request_id] = pending
         self._timer.ensure(min(pending.deadline, pending.hard_deadline))
         self.write(line)
@@ -262,6 +262,7 @@ class GuestConnection(ChildProcess):
         reason = (f"hit the hard cap of {pending.hard_s:g} s" if hard
                   else f"got no answer or progress within {pending.timeout_s:g} s")
         alone = self._in_flight() == 1
+        reason += self._unmatched.cause(pending)  # (an answer that named no request: why it got none)
         pending.future.set_exception(m.BridgeError(m.TIMEOUT, f"{pending.method} request {reason}",
                                                    {"alone": alone}))
         if self.alive and pending.method != "initialize":
@@ -308,8 +309,7 @@ class GuestConnection(ChildProcess):
             if cancelled:
                 log.debug("%s: dropped the late answer to cancelled request %r", self.label, message.id)
             else:  # (said once, with its id; later ones at debug)
-                say_unmatched(self.label, message.id, self._pending, first=not self._unmatched_said)
-                self._unmatched_said = True
+                self._unmatched.add(self.label, message.id, self._pending)
             return
         if message.error is not None:
             error = message.error

@@ -10,7 +10,9 @@ found, so one bad string fails alone; a string that is not valid Unicode fails b
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from mt_eval.errors import ExpectedError
@@ -18,6 +20,20 @@ from mt_eval.errors import ExpectedError
 if TYPE_CHECKING:
     from mt_eval.champollion.sync import PairMethod, Translate
     from mt_eval.loader import LoadedMethod
+
+
+PAIR_AT_WORK: ContextVar[str | None] = ContextVar("champollion_pair_at_work", default=None)
+"""The key of the pair whose method is starting or translating here: what its host warns of names it (with several
+pairs, which one a warning concerns could not be told otherwise)."""
+
+
+@contextmanager
+def _at_work(pair_key: str) -> Iterator[None]:
+    token = PAIR_AT_WORK.set(pair_key)
+    try:
+        yield
+    finally:
+        PAIR_AT_WORK.reset(token)
 
 
 class MethodCannotStart(ExpectedError):
@@ -28,7 +44,13 @@ async def open_pair_method(method: PairMethod, opened: list[LoadedMethod],
                            stopped: Callable[[], bool] = lambda: False) -> Translate:
     """The pair's plugin as a translate function, started now (appended to ``opened``, which the caller closes).
     Once ``stopped()`` (Ctrl-C), the method is not called again: what is left of a call fails at once (a call
-    interrupted while it blocked the event loop is not sent again in halves, each blocking it anew)."""
+    interrupted while it blocked the event loop is not sent again in halves, each blocking it anew). While it starts
+    and translates, `PAIR_AT_WORK` is the pair's key."""
+    with _at_work(method.pair.key):
+        return await _open_pair_method(method, opened, stopped)
+
+
+async def _open_pair_method(method: PairMethod, opened: list[LoadedMethod], stopped: Callable[[], bool]) -> Translate:
     import msgspec
 
     from mt_eval.champollion.sync import StartInterrupted
@@ -69,7 +91,8 @@ async def open_pair_method(method: PairMethod, opened: list[LoadedMethod],
         config = msgspec.convert(run_config, RunConfig)
         # text that is not valid Unicode fails its entry before the method sees it (the input is to blame)
         sendable, failed = without_unsendable(entries, run_config, "entry", fail)
-        paired = await split_on_failure(lambda part: call(part, config), sendable, fail) if sendable else []
+        with _at_work(method.pair.key):
+            paired = await split_on_failure(lambda part: call(part, config), sendable, fail) if sendable else []
         return [{"id": r.id, "predicted": r.predicted, "error": r.error} for r in merged(paired, failed)]
 
     def fail(entry: dict[str, Any], message: str) -> TranslationResult:

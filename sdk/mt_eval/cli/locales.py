@@ -201,17 +201,20 @@ def _translate(config: ChampollionConfig, methods: list[PairMethod], args: argpa
 @contextlib.contextmanager
 def _warnings_said() -> Iterator[None]:
     """What the SDK warns of while the methods run (a method's results for entries it was not sent, a guest
-    restarted), in process or through a guest, said as this command's warnings — ``mt-eval locales: warning: …`` — as
-    ``mt-eval-locales`` says them. A guest's own output is left to `mt_eval.cli.guest_output`."""
+    restarted), in process or through a guest, said as this command's warnings — ``mt-eval locales: warning: pair
+    KEY: …`` — as ``mt-eval-locales`` says them. A guest's own output is left to `mt_eval.cli.guest_output`."""
     import logging
 
     from mt_eval.bridge import GUEST_LOGGER
+    from mt_eval.champollion.methods import PAIR_AT_WORK
 
     class Said(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             if record.name == GUEST_LOGGER or record.name.startswith(f"{GUEST_LOGGER}."):
                 return
             said = "warning: " if record.levelno < logging.ERROR else ""
+            if (pair_key := PAIR_AT_WORK.get()) is not None:  # (the pair it concerns, as `mt-eval-locales` names it)
+                said += f"pair {pair_key}: "
             with contextlib.suppress(OSError, ValueError):  # (stderr's reader gone: nowhere left to say it)
                 sys.stderr.write(escaped_for_terminal(f"mt-eval locales: {said}{record.getMessage()}") + "\n")
                 sys.stderr.flush()

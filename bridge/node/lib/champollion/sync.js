@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { LONGEST_DELAY } from '../child.js';
 import { codeSha256 } from '../code-hash.js';
 import { callFailure } from '../host-failures.js';
+import { prefixedLogger } from '../host-options.js';
 import { problemIn } from '../lone-surrogates.js';
 import { readMethodManifest } from '../manifest.js';
 import { FileProblem, isFile, unwritable, writeAtomic } from './files.js';
@@ -75,9 +76,9 @@ function failedAs(kind, error) {
 /**
  * Read a config and bring its locales up to date (what mt-eval-locales does). options: locales (target
  * locales to do; default all), dryRun, force, progress(locale, done, total), onWarning(problem),
- * mtEval (the command serving Python plugins), logger, command (how the holder of the project's lock
- * names itself), wait (seconds to wait for another run of the project; Infinity: no limit; default: do
- * not wait), onWait(busy), onCloseProblem(message) (a plugin's close() failed or ran past closeTimeoutS, default
+ * mtEval (the command serving Python plugins), logger (what the plugins' hosts warn of, each message after
+ * "pair KEY: "), command (how the holder of the project's lock names itself), wait (seconds to wait for
+ * another run of the project; Infinity: no limit; default: do not wait), onWait(busy), onCloseProblem(message) (a plugin's close() failed or ran past closeTimeoutS, default
  * CLOSE_TIMEOUT_S: the run carries on without it), onCall(locale, strings, runConfig) (a translate call starts; the
  * function it returns, if any, is called when the call ends), signal (an AbortSignal: once aborted, nothing more is sent, what was translated
  * is written, and the report says interrupted; while waiting for the project, the wait ends). Resolves to
@@ -110,7 +111,9 @@ export async function translateLocales(configPathOrDir, options = {}) {
   const opened = [];
   const open = async (method) => {
     try {
-      const plugin = await loadMethodPlugin(method.directory, { mtEval: options.mtEval, logger: options.logger });
+      // (what its host warns of names the pair: with several, which one it concerns could not be told)
+      const logger = prefixedLogger(options.logger, `pair ${method.pair.key}: `);
+      const plugin = await loadMethodPlugin(method.directory, { mtEval: options.mtEval, logger });
       opened.push(plugin);
       try {
         await plugin.start(method.runConfig);

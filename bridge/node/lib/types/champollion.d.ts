@@ -238,6 +238,7 @@ export function translateLocales(configPathOrDir?: string, options?: {
   progress?: (locale: string, done: number, total: number) => void;
   onWarning?: (problem: FileProblem) => void;
   mtEval?: string | readonly string[];
+  /** What the plugins' hosts warn of (results for entries never sent, a guest restarted), each after "pair KEY: ". */
   logger?: Logger;
   /** How the holder of the project's lock names itself to other processes (default "translateLocales"). */
   command?: string;

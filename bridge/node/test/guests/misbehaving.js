@@ -54,6 +54,10 @@ const modes = {
       if (entries[0].source !== 'hang') answer(id, { results: reversed(entries, config) });
     },
   },
+  'wrong-id': { // answers with an id no request has
+    capabilities: { cancel: true },
+    translate(id, entries, config) { answer(id + 1000, { results: reversed(entries, config) }); },
+  },
   'string-id': { // answers with its request's id as a string
     capabilities: { cancel: true, max_concurrency: 2 },
     translate(id, entries, config) { answer(String(id), { results: reversed(entries, config) }); },
