@@ -230,3 +230,37 @@ def test_a_card_resealed_without_its_results_is_refused_not_a_traceback(tmp_path
     assert not result.ok and ("$.metrics", "no-results") in [(p.path, p.code) for p in result.errors]
     assert main(["verify", str(edited)]) == 1
     assert "holds a result for none of its corpus's scored entries" in capsys.readouterr().out
+
+
+def test_a_card_given_by_a_symbolic_link_is_read_with_the_log_next_to_the_card_it_points_to(
+        tmp_path: Path, corpus: Path, capsys):
+    assert run(tmp_path / "run", corpus, *honest(), "--embed-results", "never")[0] == 0
+    (tmp_path / "latest").mkdir()
+    link = tmp_path / "latest" / "card.json"
+    link.symlink_to(tmp_path / "run" / "card.json")
+    capsys.readouterr()
+    assert main(["verify", str(link)]) == 0, capsys.readouterr().out
+    assert "results.jsonl, 34 results" in capsys.readouterr().out
+    assert main(["compare", str(link), str(tmp_path / "run"), "--bootstrap", "100", "--trials", "100", "--quiet"]) == 0
+
+
+def test_a_card_that_lists_results_and_also_references_its_log_is_refused(tmp_path: Path, corpus: Path, capsys):
+    """Results listed beside the log's would be shown by the card and set aside by every check."""
+    from rigor_support import edit_card
+
+    assert run(tmp_path / "run", corpus, *honest(), "--embed-results", "never")[0] == 0
+    assert run(tmp_path / "embedded", corpus, *honest())[0] == 0
+    listed = json.loads((tmp_path / "embedded" / "card.json").read_text())["results"]
+    for result in listed:
+        result["predicted"] = "Una traducción perfecta."
+
+    def list_results(data: dict) -> None:
+        data["results"] = listed
+
+    edited = edit_card(tmp_path / "run" / "card.json", list_results)
+    capsys.readouterr()
+    assert main(["verify", str(edited)]) == 1
+    out = capsys.readouterr().out
+    assert f"{edited} $.results: the card lists 34 results and also references its results in results.jsonl" in out
+    assert main(["compare", str(tmp_path / "run"), str(edited), "--quiet"]) == 1
+    assert f"{edited} does not verify" in capsys.readouterr().err

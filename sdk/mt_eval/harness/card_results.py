@@ -61,11 +61,14 @@ _decode_results = msgspec.json.Decoder(CardResult).decode
 
 def results_from_log(card_path: Path, reference: ResultsLogReference) -> ResultsOnDisk:
     """The results of a card that references its log, in the log next to ``card_path`` (`ResultsOnDisk`); raises
-    `LogMismatch` when the log is missing, is not the one the card sealed, or does not hold its results."""
-    log = card_path.parent / reference.file
+    `LogMismatch` when the log is missing, is not the one the card sealed, or does not hold its results. A card
+    given by a symbolic link has its log next to the card the link points to, when there is none next to the link."""
     if Path(reference.file).name != reference.file:
         raise LogMismatch(f"the card references its results as {reference.file!r}, which is not a file next to it",
                           "use the card the run wrote", "tampered")
+    log = card_path.parent / reference.file
+    if not log.exists() and card_path.is_symlink():
+        log = card_path.resolve().parent / reference.file
     if not log.is_file():
         state = ("is a directory" if log.is_dir() else "is not a regular file" if log.exists()
                  else "does not exist")

@@ -169,6 +169,13 @@ def _read_referenced_results(result: Verification, card: RunCard, path: Path) ->
 
     reference = card.results_log
     assert reference is not None
+    if card.results:  # (read from the log, these would be set aside unread: a card shows what it verifies)
+        message = (f"the card lists {len(card.results):,} results and also references its results in "
+                   f"{reference.file}: a run writes one or the other")
+        result.problem("$.results", message, "use the card the run wrote", code="tampered")
+        result.check("results log", False, message)
+        result.card = None
+        return
     try:
         card.results = results_from_log(path, reference)
     except LogMismatch as exc:

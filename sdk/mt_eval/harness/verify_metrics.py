@@ -10,7 +10,6 @@ from the very statistics its paired tests use, so each is extracted once.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -154,11 +153,13 @@ def _scores_from_log(result: Verification, card: RunCard, scored: Any) -> tuple[
     """The metrics of a card that references its log (checked by now: step 4), read from the log a chunk at a
     time, as the run scored them: the scorer processes read the log and the corpus themselves rather than
     copying this process's lists. The hypotheses and references as lists only when asked (extensions' metrics)."""
+    from mt_eval.harness.card_results import ResultsOnDisk
     from mt_eval.harness.logged_results import LoggedResults, ScoredSegments
     from mt_eval.harness.scoring import STATS_CHUNK, score_segments
 
     assert card.metrics is not None and card.results_log is not None
-    logged = LoggedResults(Path(result.path).parent / card.results_log.file, scored)
+    assert isinstance(card.results, ResultsOnDisk)  # (read from the log by step 4, which found where it is)
+    logged = LoggedResults(card.results.path, scored)
     count, missing = 0, []
     for entry, found in logged.aligned():  # one pass; no entry kept
         if found is not None:
