@@ -1,5 +1,6 @@
 """A command plugin whose program cannot be started in the sandbox (missing, not executable) is said to be so,
-by validate and by run, as on the host: not a program to make answer initialize."""
+by validate and by run, as on the host: not a program to make answer initialize. Under either tool, a corpus kept
+in the plugin directory is locked in the sandbox the run starts."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from mt_eval.bridge.start_failures import start_error
 from mt_eval.cli import main
 from mt_eval.sandbox import find_tool
 from mt_eval.validate import validate_plugin
-from sandbox_support import needs_sandbox, small_corpus
+from sandbox_support import actions, needs_sandbox, probe_plugin, run_card, small_corpus
 
 FIX = 'make "command" in method.json start a program that exists and may be run'
 
@@ -90,3 +91,18 @@ def test_the_gateway_launcher_says_a_program_it_cannot_run_as_bubblewrap_does_an
         except OSError:
             continue
     assert left == []
+
+
+@needs_sandbox
+def test_a_corpus_kept_in_the_plugin_directory_is_locked_in_the_sandbox(tmp_path: Path, sandbox_tool):
+    """The plugin directory is shown read-only, but not the corpus in it: its references are not there to read,
+    and the attempt leaves the run not eligible."""
+    plugin = probe_plugin(tmp_path, "python")
+    corpus = small_corpus(plugin, 1)
+    code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(corpus), "--sandbox",
+                          *actions(f"read:{corpus}"))
+    assert code == 4 and card is not None and card.sandbox is not None and card.eligibility is not None
+    assert card.sandbox.tool == {"bwrap": "bubblewrap", "unshare": "unshare"}[sandbox_tool]
+    assert card.results[0].predicted is None and "Permission denied" in (card.results[0].error or "")
+    assert [(a.kind, a.detail) for a in card.sandbox.denied] == [("file-access", str(corpus))]
+    assert not card.eligibility.eligible

@@ -263,7 +263,8 @@ def prepare(request: RunRequest) -> FairRun:
                                 "give --gateway-policy FILE (see `mt-eval gateway --help`)")
         try:
             fair.sandbox = plugin_sandbox(source, network=fair.network, extra_read_only=asked.sandbox_ro,
-                                          gateway_directory=fair._gateway_directory)
+                                          gateway_directory=fair._gateway_directory,
+                                          hidden=[str(path) for path in _corpus_files(request)])
         except SandboxUnavailable as exc:
             fair.close_unused()
             raise FairnessError(f"{exc}. The method was not run: a sandboxed run never falls back to running "
@@ -273,8 +274,7 @@ def prepare(request: RunRequest) -> FairRun:
 
 def _refuse_exposed_corpus(exposed: Sequence[str], request: RunRequest) -> None:
     """A ``--sandbox-ro`` path may not hold the corpus: the method would read the references it is scored on."""
-    spec = request.corpus
-    corpus_files = [p.resolve() for p in (spec.path, spec.source_file, spec.reference_file) if p is not None]
+    corpus_files = _corpus_files(request)
     for path in exposed:
         shown = Path(path).resolve()
         held = next((f for f in corpus_files if f == shown or f.is_relative_to(shown)), None)
@@ -282,6 +282,13 @@ def _refuse_exposed_corpus(exposed: Sequence[str], request: RunRequest) -> None:
             raise FairnessError(f"--sandbox-ro {path} holds the corpus ({held}): the method would read the references "
                                 "it is scored on. Expose the artifact alone (its own file or directory), or keep the "
                                 "corpus elsewhere")
+
+
+def _corpus_files(request: RunRequest) -> list[Path]:
+    """The files the run reads its corpus from (resolved): the sandbox locks them wherever the method could
+    otherwise read them (a corpus kept in the plugin directory)."""
+    spec = request.corpus
+    return [p.resolve() for p in (spec.path, spec.source_file, spec.reference_file) if p is not None]
 
 
 def _prepare_gateway(fair: FairRun, request: RunRequest, sandboxed: bool) -> None:

@@ -68,13 +68,20 @@ def build(spec: dict) -> None:  # type: ignore[type-arg]
     os.makedirs(f"{root}/proc", exist_ok=True)
     mount("proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV)
     files = set(spec.get("locked_files", ()))
+    cover = f"{root}/dev/.locked"  # an unreadable file to bind over a locked one inside an exposed directory
+    os.close(os.open(cover, os.O_CREAT | os.O_WRONLY, 0))
     for path in spec["locked"]:  # (a file as a file: writing it fails "Read-only file system", not "Is a directory")
+        if path in files and os.path.lexists(root + path):  # inside an exposed directory (a run's corpus)
+            mount(cover, root + path, None, MS_BIND)
+            mount(None, root + path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+            continue
         if path in files:
             os.makedirs(os.path.dirname(root + path), exist_ok=True)
             os.close(os.open(root + path, os.O_CREAT | os.O_WRONLY, 0))
         else:
             os.makedirs(root + path, exist_ok=True)
         os.chmod(root + path, 0)
+    os.unlink(cover)  # (its binds stay; /dev is not remounted read-only, which a file in use but unlinked blocks)
     if spec["gateway"]:
         bind(spec["gateway"], f"{root}/run/mt-eval")
     mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)

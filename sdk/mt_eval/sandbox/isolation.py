@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -123,15 +124,17 @@ class Sandbox:
 
     @classmethod
     def for_plugin(cls, plugin: Path, runtime_paths: list[str], *, network: Network,
-                   extra_read_only: list[str] = (), gateway_directory: Path | None = None) -> Sandbox:  # type: ignore[assignment]
-        """A sandbox exposing ``plugin`` and ``runtime_paths`` read-only; raises `SandboxUnavailable`."""
+                   extra_read_only: list[str] = (), gateway_directory: Path | None = None,  # type: ignore[assignment]
+                   hidden: Sequence[str] = ()) -> Sandbox:
+        """A sandbox exposing ``plugin`` and ``runtime_paths`` read-only, but not the ``hidden`` files in them;
+        raises `SandboxUnavailable`."""
         tool = find_tool()
         for path in extra_read_only:
             if not os.path.exists(path):
                 raise SandboxUnavailable(f"--sandbox-ro {path}: no such file or directory")
         plugin = plugin.resolve()
         view = build_view([str(plugin), *runtime_paths, *extra_read_only], network=network == "host",
-                          mounted=(GATEWAY_MOUNT,) if network == "gateway" else ())
+                          mounted=(GATEWAY_MOUNT,) if network == "gateway" else (), hidden=hidden)
         environment = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
                        "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
         gateway_url = None

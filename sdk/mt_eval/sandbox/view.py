@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,9 +61,11 @@ def node_runtime(node: str) -> list[str]:
     return [str(Path(found).resolve().parent.parent)]
 
 
-def build_view(exposed: list[str], *, network: bool, mounted: tuple[str, ...] = ()) -> FileSystemView:
+def build_view(exposed: list[str], *, network: bool, mounted: tuple[str, ...] = (),
+               hidden: Sequence[str] = ()) -> FileSystemView:
     """The view exposing ``exposed`` (absolute paths) plus the system and the /etc files a runtime needs;
-    ``mounted`` are paths the sandbox mounts from elsewhere (never locked)."""
+    ``mounted`` are paths the sandbox mounts from elsewhere (never locked); ``hidden`` are files locked even
+    where they lie inside an exposed directory (the corpus a run scores the method on, kept in its plugin)."""
     view = FileSystemView()
     for name in MERGED_USR:
         path = Path("/") / name
@@ -74,6 +77,9 @@ def build_view(exposed: list[str], *, network: bool, mounted: tuple[str, ...] = 
     wanted = _minimal([*SYSTEM, *(str(Path(p).resolve()) for p in exposed if os.path.exists(p))])
     view.read_only += wanted + etc
     view.locked = _locked_names([*wanted, *etc, *mounted, *(link for _, link in view.symlinks)])
+    for file in sorted({str(Path(p).resolve()) for p in hidden if os.path.isfile(p)}):
+        if file not in view.locked and any(file.startswith(shown.rstrip("/") + "/") for shown in view.read_only):
+            view.locked.append(file)  # (after the exposed directory it lies in: it covers the file there)
     view.locked_files = {path for path in view.locked if not os.path.isdir(path)}
     return view
 
