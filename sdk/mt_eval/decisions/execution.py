@@ -30,15 +30,15 @@ from mt_eval.decisions.records import (
     QuestionAnswer,
 )
 from mt_eval.guarded_calls import call_failure
-from mt_eval.harness.results_log import LogKind, read_logged
-from mt_eval.harness.run_directory import RunError
+from mt_eval.harness.results_log import LogKind, ResultsNotSaved, read_logged, said_once_if_not_saved
 from mt_eval.lone_surrogates import problem_in
 from mt_eval.loop_watchdog import LoopBlocked, LoopWatchdog
 from mt_eval.results import NOT_A_RESULT, ResultNotes
 
 _encode = msgspec.json.Encoder().encode
 # a decide run's results.jsonl, read and repaired as a translation run's is (`mt_eval.harness.results_log`)
-DECISIONS = LogKind(DecisionResult, one="row", many="rows", again="decided again", command="mt-eval decide run")
+DECISIONS = LogKind(DecisionResult, one="row", many="rows", again="decided again", command="mt-eval decide run",
+                    done="decided")
 
 
 @dataclass(frozen=True)
@@ -55,11 +55,6 @@ class DecideSettings:
 class DecideTiming:
     first_call_s: float | None = None
     strays: ResultNotes = field(default_factory=ResultNotes)  # (its `stray_warning`: the first calls' strays said)
-
-
-class ResultsNotSaved(RunError):
-    """``results.jsonl`` cannot be written (a full disk, a quota, a directory gone): the run stops, with what was
-    saved and how to go on."""
 
 
 @dataclass
@@ -139,18 +134,10 @@ async def _decide_rows(method: Any, sendable: list[_Prepared], config: Any, sett
             results = await _decide_batch(method, batch, config, settings, timing)
             on_results([_final(p, r) for p, r in zip(batch, results, strict=True)])
 
-    try:
+    with said_once_if_not_saved():  # (several workers finding the log unwritable: one says it)
         async with anyio.create_task_group() as group:
             for _ in range(max(1, min(settings.concurrency, len(batches)))):
                 group.start_soon(worker)
-    except BaseExceptionGroup as failed:  # (several workers finding the log unwritable: one says it)
-        unsaved, others = failed.split(ResultsNotSaved)
-        if unsaved is None or others is not None:
-            raise
-        first: BaseException = unsaved
-        while isinstance(first, BaseExceptionGroup):
-            first = first.exceptions[0]
-        raise first from None
     return timing
 
 
@@ -209,10 +196,7 @@ class DecisionLog:
             self._file.write(b"".join(_encode(r) + b"\n" for r in results))
             self._file.flush()
         except OSError as exc:
-            self._failed = ResultsNotSaved(
-                f"cannot write {self.path}: {exc.strerror or exc}; the run stopped. The rows decided before are "
-                "saved (a line cut short is dropped): free space, or make the directory writable, then continue "
-                "with the same command and --resume (in place of --force)")
+            self._failed = ResultsNotSaved.writing(self.path, exc, DECISIONS)
             raise self._failed from exc
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -19,11 +20,12 @@ from mt_eval.corpus.model import Corpus, CorpusError
 from mt_eval.corpus.reader import CorpusSpec, load_corpus, read_corpus
 from mt_eval.corpus.selection import Selection, SelectionRequest, select
 from mt_eval.harness.logged_results import LoggedResults, pairs
+from mt_eval.harness.run_directory import RunError, write_json
 from mt_eval.harness.runcard import CardResult, RunCard
 from mt_eval.records import TranslationResult
 
 __all__ = ["Corpus", "CorpusError", "CorpusSpec", "card_corpus_spec", "card_results", "read_corpus",
-           "read_run_corpus", "settle_run_corpus", "write_predictions"]
+           "read_run_corpus", "settle_run_corpus", "write_predictions", "write_run_outputs"]
 
 
 def read_run_corpus(spec: CorpusSpec) -> Corpus:
@@ -69,16 +71,37 @@ def write_predictions(path: Path, entries: Sequence[dict[str, Any]],
     """One prediction per line in corpus order, the shape parallel-text tools read. A failed entry is an empty
     line; line breaks inside a prediction become spaces (the card and results.jsonl keep them)."""
     temporary = path.with_suffix(".tmp")
-    with temporary.open("w", encoding="utf-8") as file:
-        lines = []
-        for _entry, result in pairs(entries, results):
-            text = "" if result is None or result.error is not None or result.predicted is None else result.predicted
-            lines.append(one_line(text) + "\n")
-            if len(lines) == 4_096:
-                file.write("".join(lines))
-                lines.clear()
-        file.write("".join(lines))
-    temporary.replace(path)
+    try:
+        with temporary.open("w", encoding="utf-8") as file:
+            lines = []
+            for _entry, result in pairs(entries, results):
+                text = "" if result is None or result.error is not None or result.predicted is None else \
+                    result.predicted
+                lines.append(one_line(text) + "\n")
+                if len(lines) == 4_096:
+                    file.write("".join(lines))
+                    lines.clear()
+            file.write("".join(lines))
+        temporary.replace(path)
+    except BaseException:  # (a full disk, Ctrl-C: no part of a file left behind)
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def write_run_outputs(out: Path, card: RunCard, entries: Sequence[dict[str, Any]], results: LoggedResults) -> Path:
+    """``card.json`` and ``predictions.txt`` in the run directory ``out``, each whole or not at all; one that cannot
+    be written (a full disk) stops the run saying that its results are kept and how to write it. Returns the
+    card's path."""
+    card_path, predictions_path = out / "card.json", out / "predictions.txt"
+    for path, write in ((card_path, partial(write_json, card_path, card)),
+                        (predictions_path, partial(write_predictions, predictions_path, entries, results))):
+        try:
+            write()
+        except OSError as exc:
+            raise RunError(f"cannot write {path}: {exc.strerror or exc}. Every entry translated is saved in "
+                           f"{out / 'results.jsonl'}: free space, or make the directory writable, then run the same "
+                           "command with --resume (in place of --force) to write it") from exc
+    return card_path
 
 
 def card_corpus_spec(card: RunCard, card_path: str | Path, given: CorpusSpec | str | Path | None = None

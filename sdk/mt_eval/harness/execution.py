@@ -25,7 +25,7 @@ import anyio
 
 from mt_eval.corpus.on_disk import in_blocks
 from mt_eval.guarded_calls import backstop_for, guarded_translate, split_on_failure
-from mt_eval.harness.results_log import ResultsLog
+from mt_eval.harness.results_log import ResultsLog, said_once_if_not_saved
 from mt_eval.records import RunConfig, TranslationResult
 from mt_eval.results import ResultNotes, error_result, results_for
 
@@ -126,9 +126,10 @@ async def execute(method: TranslationMethod, entries: Sequence[dict[str, Any]], 
                 for result in final:
                     on_result(result)
 
-    async with anyio.create_task_group() as group:
-        for _ in range(max(1, min(settings.concurrency, -(-len(entries) // max(1, settings.batch_size))))):
-            group.start_soon(worker)
+    with said_once_if_not_saved():  # (a full disk, found by several workers at once)
+        async with anyio.create_task_group() as group:
+            for _ in range(max(1, min(settings.concurrency, -(-len(entries) // max(1, settings.batch_size))))):
+                group.start_soon(worker)
     return outcome
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -23,6 +23,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import msgspec
 
 from mt_eval.corpus.on_disk import kept
+from mt_eval.errors import ExpectedError
 from mt_eval.records import TranslationResult
 
 log = logging.getLogger("mt_eval.harness")
@@ -45,10 +46,38 @@ class LogKind(Generic[Result]):
     one: str = "entry"  # what a result is for: "1 entry (e5)", "line 7 of entry e5"
     many: str = "entries"
     again: str = "translated again"  # what becomes of the entry of a dropped result
+    done: str = "translated"  # what was done to the entries whose results are saved
     command: str = "mt-eval run"  # the command whose --resume repairs the log
 
 
 TRANSLATIONS = LogKind(TranslationResult)
+
+
+class ResultsNotSaved(ExpectedError):
+    """``results.jsonl`` cannot be written (a full disk, a quota, a directory gone): the run stops, with what was
+    saved and how to go on."""
+
+    @classmethod
+    def writing(cls, path: Path, problem: OSError, kind: LogKind[Any]) -> ResultsNotSaved:
+        return cls(f"cannot write {path}: {problem.strerror or problem}; the run stopped. The {kind.many} {kind.done} "
+                   "before are saved (a line cut short is dropped): free space, or make the directory writable, then "
+                   "continue with the same command and --resume (in place of --force)")
+
+
+@contextlib.contextmanager
+def said_once_if_not_saved() -> Iterator[None]:
+    """Around a task group whose workers append to a log: a log that cannot be written, found by several workers
+    at once, is the first `ResultsNotSaved` alone, not an exception group."""
+    try:
+        yield
+    except BaseExceptionGroup as failed:
+        unsaved, others = failed.split(ResultsNotSaved)
+        if unsaved is None or others is not None:
+            raise
+        first: BaseException = unsaved
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise first from None
 
 
 @dataclass
@@ -219,6 +248,7 @@ class ResultsLog:
 
     def __init__(self, path: Path, known: Collection[str] = ()) -> None:
         self.path = path
+        self._failed: ResultsNotSaved | None = None  # what a write that failed said (the run stops)
         self._recent: set[str] = set()
         self._folded: Any = ()  # hashes of older ids, sorted (numpy, from the first fold)
         if known:
@@ -252,6 +282,8 @@ class ResultsLog:
         return kept(entries, lambda entry: (key := str(entry["id"])) not in recent and key not in logged)
 
     def append(self, results: list[TranslationResult]) -> None:
+        if self._failed is not None:
+            raise self._failed
         fresh: list[TranslationResult] = []
         again: list[str] = []
         batch: set[str] = set()
@@ -263,8 +295,12 @@ class ResultsLog:
                 batch.add(result.id)
         if again:
             log.warning("%s: not recording %s again", self.path, _ids(again))
-        self._file.write(b"".join(_encode(r) + b"\n" for r in fresh))
-        self._file.flush()
+        try:
+            self._file.write(b"".join(_encode(r) + b"\n" for r in fresh))
+            self._file.flush()
+        except OSError as exc:
+            self._failed = ResultsNotSaved.writing(self.path, exc, TRANSLATIONS)
+            raise self._failed from exc
         self._recent.update(r.id for r in fresh)
         if len(self._recent) >= self.FOLD_AFTER:
             self._fold(self._recent)
@@ -305,7 +341,11 @@ class ResultsLog:
         return found
 
     def close(self) -> None:
-        self._file.close()
+        try:
+            self._file.close()
+        except OSError:  # (what a failed write left in the buffer: `append` said so)
+            if self._failed is None:
+                raise
         self._recent, self._folded = set(), ()  # the finished run reads the log back instead
 
 

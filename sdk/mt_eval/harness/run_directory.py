@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from mt_eval.atomic_files import write_atomically
 from mt_eval.errors import ExpectedError
 from mt_eval.harness.outcome import EXIT_BUSY
 from mt_eval.js_text import same_json
@@ -44,10 +45,8 @@ class RunError(ExpectedError):
 
 
 def write_json(path: Path, value: Any) -> None:
-    """Write atomically: a crash never leaves a half-written file."""
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_bytes(msgspec.json.format(msgspec.json.encode(value), indent=2) + b"\n")
-    temporary.replace(path)
+    """Write atomically: a crash never leaves a half-written file, nor a full disk a temporary one."""
+    write_atomically(path, msgspec.json.format(msgspec.json.encode(value), indent=2) + b"\n")
 
 
 def writable_directory(out: Path, what: str, flag: str = "--out") -> None:
@@ -229,9 +228,13 @@ def hold_run_directory(out: Path, *, command: str, wait_s: float | None, prog: s
                 reason = f"{found} is a file, not a directory"
             raise RunError(f"cannot create the run directory {out}: {reason}; give --out a directory you can write "
                            "in") from None
+        import errno
+
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # (it records which process holds it)
+        fix = ("free space on its disk (or lift the quota or file size limit in the way)" if full else
+               f"make it readable and writable for you (chmod u+rw {lock.path})")
         raise RunError(f"cannot open {lock.path}, the lock file that keeps a second process out of the run directory "
-                       f"{out}: {reason}; make it readable and writable for you (chmod u+rw {lock.path}), or choose "
-                       "another --out") from None
+                       f"{out}: {reason}; {fix}, or choose another --out") from None
 
 
 def _refuse_odd_lock_file(out: Path, path: Path) -> None:
@@ -313,8 +316,7 @@ def _refuse_unwritable_logs(out: Path) -> None:
     for name, holds in APPENDED.items():
         path = out / name
         try:
-            with path.open("ab"):  # (it exists: a run made it; nothing is written)
-                pass
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND))  # (where a run made it: none is made, nothing written)
         except FileNotFoundError:
             continue
         except OSError as exc:
