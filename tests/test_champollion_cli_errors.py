@@ -209,6 +209,44 @@ def test_a_utf16_or_utf32_locale_file_is_named_as_such_with_the_command_that_con
 
 
 @needs_node
+def test_a_utf16_or_utf32_locale_file_without_a_byte_order_mark_is_named_as_such_too_on_both_sides(tmp_path: Path):
+    """Before: a syntax error at the first NUL byte, with nothing said of the encoding. JSON text starts with ASCII,
+    so which of the first four bytes are NUL says it (RFC 4627, section 3)."""
+    import shutil
+    import subprocess
+
+    encoded = {"en/a.json": '{"a": "Oné"}'.encode("utf-16-le"), "en/b.json": ' {"b": "Two"}'.encode("utf-16-be"),
+               "en/c.json": '{"c": "Three"}'.encode("utf-32-le")}
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}), {"locales/en/d.json": {}})
+    for project in projects.values():
+        for name, raw in encoded.items():
+            (project.root / "locales" / name).write_bytes(raw)
+    runs = both(projects, "--json")
+    assert runs["node"] == runs["python"]
+    status, out, _ = runs["python"]
+    assert status == 1
+    errors = {f["file"]: f["error"] for f in json.loads(out)["locales"][0]["files"] if f["error"]}
+
+    def refused(name: str, encoding: str, start: str) -> str:
+        path = f"<project>/locales/en/{name}"
+        return (f"{path}: {encoding} text, not UTF-8 (it starts with {start}, ASCII in {encoding} without a byte-order "
+                f"mark); save it as UTF-8, e.g. iconv -f {encoding} -t UTF-8 {path} > {path}.utf8 && "
+                f"mv {path}.utf8 {path}")
+
+    assert errors == {"es/a.json": refused("a.json", "UTF-16LE", "7B 00 22 00"),
+                      "es/b.json": refused("b.json", "UTF-16BE", "00 20 00 7B"),
+                      "es/c.json": refused("c.json", "UTF-32LE", "7B 00 00 00")}
+    if shutil.which("iconv") is None:
+        return
+    project = projects["python"]
+    for error in errors.values():  # the fix, as said, makes the files readable
+        subprocess.run(error.split("e.g. ", 1)[1].replace("<project>", str(project.root)), shell=True, check=True)
+    done = run_locales("python", project)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert project.json("locales/es/a.json") == {"a": "spa:énO"}
+
+
+@needs_node
 def test_keys_file_names_and_fields_holding_esc_or_u202e_are_shown_escaped_and_json_escapes_them_on_both_sides(
         tmp_path: Path):
     """Before, a key, a file's name or a config's unknown field reached the terminal raw: ESC acted on it, U+202E

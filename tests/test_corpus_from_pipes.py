@@ -8,6 +8,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -190,3 +191,48 @@ def test_contamination_reads_a_tsv_corpus_from_a_fifo_with_its_columns(tmp_path:
         assert main(["contamination", "--method", str(CAREFUL), "--corpus", str(path), "--quiet",
                      "--columns", "id,source,reference"]) == 0
     assert f"against corpus ({len(entries)} entries)\nCLEAN: no corpus text found" in capsys.readouterr().out
+
+
+def substituted(tmp_path: Path, corpus: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """``mt-eval run --corpus <(cat CORPUS)`` in bash, in ``tmp_path`` (its run directory its default one)."""
+    command = (f"{shlex.quote(sys.executable)} -m mt_eval.cli run --method {shlex.quote(SCRIPTED)} --pair 'eng>spa' "
+               f"--resamples 50 --latency-sample 0 --no-contamination-check "
+               f"{shlex.join(LENIENT)} --corpus <(cat {shlex.quote(str(corpus))}) {shlex.join(options)}")
+    return subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+
+def test_a_corpus_given_by_process_substitution_is_named_by_its_path_and_its_run_directory_by_its_content(
+        tmp_path: Path):
+    """Before: /dev/fd/63 was named "63" — in the messages, the card and the run directory (runs/METHOD__63, the
+    same for every piped corpus)."""
+    done = substituted(tmp_path, write(tmp_path, "dev.jsonl", JSONL))
+    assert done.returncode == 0, done.stderr
+    piped = re.match(r"corpus (/dev/fd/\d+): JSONL; ", done.stderr)
+    assert piped is not None, done.stderr
+    assert f"scripted on {piped[1]} (eng>spa): 3 entries, 0 errors" in done.stdout
+    digest = hashlib.sha256(JSONL.encode()).hexdigest()
+    (directory,) = (tmp_path / "runs").iterdir()
+    assert directory.name.endswith(f"__piped-{digest[:12]}")
+    card = msgspec.json.decode((directory / "card.json").read_bytes(), type=RunCard)
+    assert card.corpus.name == piped[1] and card.corpus.path == piped[1]
+
+
+def test_a_piped_corpus_s_conversion_hint_names_no_file_after_its_descriptor(tmp_path: Path):
+    """Before: ``iconv -f utf-16le -t utf-8 63 > 63.utf8``, a file 63 that is not there."""
+    done = substituted(tmp_path, write(tmp_path, "dev.jsonl", JSONL.encode("utf-16-le")))
+    assert done.returncode == 1 and re.search(
+        r"corpus (/dev/fd/\d+): holds NUL bytes \(the first at line 1\), which no text has: it looks like UTF-16 "
+        r"without its byte-order mark; convert it to UTF-8, e.g. \(the command writing \1\) \| "
+        r"iconv -f utf-16le -t utf-8 > corpus\.utf8$", done.stderr.strip()), done.stderr
+
+
+def test_a_corpus_on_standard_input_is_named_so_and_a_piped_source_file_is_pointed_to_corpus():
+    """Before: "the lines of stdin hold TAB-separated columns …; give a TSV corpus with --corpus stdin (name it
+    .tsv)", a file that is not there."""
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--method", SCRIPTED, "--pair", "eng>spa",
+                           "--source-file", "/dev/stdin", "--quiet"], input=TSV, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1 and done.stderr.startswith(
+        "mt-eval run: corpus /dev/stdin: the lines of standard input hold TAB-separated columns (e.g. "
+        "'Good morning.\\tBuenos días.'): as parallel text, each whole line would be one source; give the pipe with "
+        "--corpus instead of --source-file (it is read by its content: TSV)"), done.stderr

@@ -164,6 +164,20 @@ def test_compare_applies_the_cards_selection_and_refuses_different_ones(capsys, 
     assert "; B: the whole corpus, 3 entries)" in capsys.readouterr().err
 
 
+def test_compare_names_the_segments_of_a_selection_as_options_to_type_again(capsys, tmp_path: Path):
+    """Before: ``--segment ['news one']``, the recorded list as Python writes it."""
+    corpus = tmp_path / "s.jsonl"
+    corpus.write_text("".join(json.dumps({"id": str(n), "source": f"Hi {n}", "reference": "Hola", "segment": segment})
+                              + "\n" for n, segment in enumerate(["news one", "web", "web"])), encoding="utf-8")
+    for out, segment in [("a", "news one"), ("b", "web")]:
+        code, _, shown = run(capsys, tmp_path, "--corpus", str(corpus), "--segment", segment, "--quiet", out=out)
+        assert code == 0, shown
+    assert main(["compare", str(tmp_path / "a" / "card.json"), str(tmp_path / "b" / "card.json")]) == 1
+    err = capsys.readouterr().err
+    assert "(A: 1 of 3 entries: --segment 'news one', subset sha256 " in err
+    assert "; B: 2 of 3 entries: --segment web, subset sha256 " in err
+
+
 def test_compare_reads_parallel_text_and_columns_as_the_cards_record(capsys, tmp_path: Path):
     parallel = ["--source-file", str(FIXTURES / "parallel.eng"), "--reference-file", str(FIXTURES / "parallel.spa")]
     for out in ("p1", "p2"):

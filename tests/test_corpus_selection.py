@@ -65,7 +65,8 @@ def test_a_subset_has_its_own_sha256_and_a_recorded_selection_reproduces_it(numb
     (SelectionRequest(ids=["3,99,100"]), '--ids: no entry has the ids "99", "100"'),
     (SelectionRequest(ids=["7..3"]), '--ids 7..3: "7" comes after "3" in the corpus'),
     (SelectionRequest(ids=["3..42"]), '--ids 3..42: no entry has the id "42"'),
-    (SelectionRequest(segments=["weather"]), "--segment: no entry is in weather"),
+    (SelectionRequest(segments=["weather"]), '--segment: no entry is in "weather"; the corpus has 2 segments: '
+                                             '"even", "odd"'),
     (SelectionRequest(limit=0), "--limit 0 selects no entries"),
     (SelectionRequest(ids=["s2"], segments=["odd"]), "the selection matches no entry"),
     (SelectionRequest(ids=[""]), "--ids '' names no id; give ids and ranges, comma-separated, e.g. --ids 3,7,10..20"),
@@ -105,3 +106,14 @@ def test_segment_selection_needs_segments(tmp_path: Path):
     corpus = read_corpus(write(tmp_path, "plain.tsv", "Hi there\tHola\n"))
     with pytest.raises(CorpusError, match="no entry has a segment field"):
         selected(corpus, segments=["news"])
+
+
+def test_a_segment_the_corpus_lacks_is_named_json_quoted_as_ids_are(tmp_path: Path, capsys):
+    """Before: ``no entry is in new"s, x; the corpus has 2 segments: news one, web``, which cannot be read back."""
+    from mt_eval.cli import main
+
+    corpus = write(tmp_path, "s.jsonl", "".join(json.dumps({"id": str(n), "source": "Hi", "segment": segment}) + "\n"
+                                                for n, segment in enumerate(["news one", "web"])))
+    assert main(["corpus", "show", str(corpus), "--segment", 'new"s', "--segment", "x"]) == 1
+    assert capsys.readouterr().err == (f'mt-eval corpus show: corpus {corpus}: --segment: no entry is in "new\\"s", '
+                                       '"x"; the corpus has 2 segments: "news one", "web"\n')

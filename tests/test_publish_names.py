@@ -148,3 +148,41 @@ def test_the_joiners_that_write_words_and_emoji_are_shown_as_they_are():
 
     assert escaped_for_terminal("می\u200cخواهم 👩\u200d💻\n") == "می\u200cخواهم 👩\u200d💻\n"
     assert escaped_for_terminal("soft\u00adhyphen\u2028line\x1b[0m") == "soft\\xadhyphen\\u2028line\\x1b[0m"
+
+
+def test_the_node_kit_escapes_every_character_python_escapes_and_no_other():
+    """The Node kit holds its own copy of `mt_eval.control_chars.INVISIBLE` (bridge/node/lib/champollion/report.js):
+    every code point goes through both sides' escaping, for a terminal and in JSON, so that a character added to
+    one list and not the other is named here."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from mt_eval.cli.json_output import unseen_escaped
+    from mt_eval.control_chars import escaped_for_terminal
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    report = Path(__file__).parent.parent / "bridge" / "node" / "lib" / "champollion" / "report.js"
+    script = (f"import {{ escapedForTerminal, unseenEscaped }} from {json.dumps(report.as_uri())};\n"
+              "const shown = { terminal: [], json: [] };\n"
+              "for (let code = 0; code <= 0x10ffff; code += code === 0xd7ff ? 0x801 : 1) {\n"
+              "  const text = String.fromCodePoint(code);\n"
+              "  for (const [side, escape] of [['terminal', escapedForTerminal], ['json', unseenEscaped]]) {\n"
+              "    if (escape(text) !== text) shown[side].push([code, escape(text)]);\n"
+              "  }\n"
+              "}\n"
+              "process.stdout.write(JSON.stringify(shown));\n")
+    done = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=120,
+                          check=True)
+    every = [chr(code) for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF]  # (no surrogates: no text)
+    python = {side: [[ord(text), escaped] for text in every if (escaped := escape(text)) != text]
+              for side, escape in (("terminal", escaped_for_terminal), ("json", unseen_escaped))}
+    node_kit = json.loads(done.stdout)
+    for side in ("terminal", "json"):
+        only_python = [f"U+{code:04X}" for code, escaped in python[side] if [code, escaped] not in node_kit[side]]
+        only_node = [f"U+{code:04X}" for code, escaped in node_kit[side] if [code, escaped] not in python[side]]
+        assert (only_python, only_node) == ([], []), f"{side}: escaped differently by Python / by Node"
+    assert len(python["terminal"]) > 190 and ord("\u202e") in {code for code, _ in python["json"]}

@@ -71,22 +71,35 @@ def _unmark(value: Any, at: tuple[str | int, ...], written: dict[tuple[str | int
 # begins with UTF-16LE's). Node's reader (json-text.js) knows the same.
 _OTHER_ENCODINGS = ((b"\xff\xfe\0\0", "UTF-32"), (b"\0\0\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
                     (b"\xfe\xff", "UTF-16"))
+# Without a byte-order mark: JSON text starts with two ASCII characters, so which of its first four bytes are NUL
+# says the encoding (RFC 4627, section 3); in UTF-8 none is.
+_BY_NUL_BYTES: dict[tuple[bool, ...], str] = {
+    (True, True, True, False): "UTF-32BE", (False, True, True, True): "UTF-32LE",
+    (True, False, True, False): "UTF-16BE", (False, True, False, True): "UTF-16LE"}
 
 
 def other_encoding(data: bytes, file: str) -> Problem | None:
-    """A `Problem` when ``data`` starts with the byte-order mark of UTF-16 or UTF-32 (a file saved as "Unicode"),
-    naming the encoding and how to convert the file; else None."""
-    import shlex
-
+    """A `Problem` when ``data`` is UTF-16 or UTF-32 (a file saved as "Unicode"): it starts with the byte-order mark
+    of one, or without one, with the NUL bytes of ASCII in one. It names the encoding and how to convert the file;
+    else None."""
     for mark, encoding in _OTHER_ENCODINGS:
         if data.startswith(mark):
-            name = shlex.quote(file) if file else "FILE"
-            converted = shlex.quote(f"{file}.utf8") if file else "FILE.utf8"
-            return Problem(file=file, path="$", message=f"{encoding} text, not UTF-8 (it starts with the byte-order "
-                           f"mark {mark.hex(' ').upper()})", code="encoding",
-                           hint=f"save it as UTF-8, e.g. iconv -f {encoding} -t UTF-8 {name} > {converted} && "
-                           f"mv {converted} {name}")
+            return _encoding_problem(file, encoding, f"it starts with the byte-order mark {mark.hex(' ').upper()}")
+    unmarked = _BY_NUL_BYTES.get(tuple(byte == 0 for byte in data[:4])) if len(data) >= 4 else None
+    if unmarked is not None:
+        return _encoding_problem(file, unmarked, f"it starts with {data[:4].hex(' ').upper()}, ASCII in {unmarked} "
+                                 "without a byte-order mark")
     return None
+
+
+def _encoding_problem(file: str, encoding: str, evidence: str) -> Problem:
+    import shlex
+
+    name = shlex.quote(file) if file else "FILE"
+    converted = shlex.quote(f"{file}.utf8") if file else "FILE.utf8"
+    return Problem(file=file, path="$", message=f"{encoding} text, not UTF-8 ({evidence})", code="encoding",
+                   hint=f"save it as UTF-8, e.g. iconv -f {encoding} -t UTF-8 {name} > {converted} && "
+                   f"mv {converted} {name}")
 
 
 def not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:

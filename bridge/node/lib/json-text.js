@@ -250,17 +250,34 @@ const OTHER_ENCODINGS = [[[0xff, 0xfe, 0, 0], 'UTF-32'], [[0, 0, 0xfe, 0xff], 'U
 /** A word for a POSIX shell, quoted when it has to be, as Python's shlex.quote does. */
 const shellWord = (word) => (/[^\w@%+=:,./-]/.test(word) ? `'${word.replaceAll("'", `'"'"'`)}'` : word);
 
-/** The problem of bytes that start with UTF-16's or UTF-32's byte-order mark (a file saved as "Unicode"), or null. */
+// Without a byte-order mark: JSON text starts with two ASCII characters, so which of its first four bytes are NUL
+// says the encoding (RFC 4627, section 3); in UTF-8 none is.
+const BY_NUL_BYTES = { '1110': 'UTF-32BE', '0111': 'UTF-32LE', '1010': 'UTF-16BE', '0101': 'UTF-16LE' };
+
+const hexBytes = (bytes) => Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0').toUpperCase()).join(' ');
+
+/** The problem of UTF-16 or UTF-32 bytes (a file saved as "Unicode"): they start with the byte-order mark of one,
+ * or without one, with the NUL bytes of ASCII in one; else null. */
 function otherEncoding(bytes, file) {
   for (const [mark, encoding] of OTHER_ENCODINGS) {
-    if (!mark.every((byte, index) => bytes[index] === byte)) continue;
-    const name = file ? shellWord(file) : 'FILE';
-    const converted = file ? shellWord(`${file}.utf8`) : 'FILE.utf8';
-    const shown = mark.map((byte) => byte.toString(16).padStart(2, '0').toUpperCase()).join(' ');
-    return problem(file, `${encoding} text, not UTF-8 (it starts with the byte-order mark ${shown})`,
-      `save it as UTF-8, e.g. iconv -f ${encoding} -t UTF-8 ${name} > ${converted} && mv ${converted} ${name}`, 'encoding');
+    if (mark.every((byte, index) => bytes[index] === byte)) {
+      return encodingProblem(file, encoding, `it starts with the byte-order mark ${hexBytes(mark)}`);
+    }
+  }
+  const nulBytes = Array.from(bytes.subarray(0, 4), (byte) => +(byte === 0)).join('');
+  const unmarked = bytes.length >= 4 ? BY_NUL_BYTES[nulBytes] : undefined;
+  if (unmarked) {
+    return encodingProblem(file, unmarked, `it starts with ${hexBytes(bytes.subarray(0, 4))}, ASCII in ${unmarked} `
+      + 'without a byte-order mark');
   }
   return null;
+}
+
+function encodingProblem(file, encoding, evidence) {
+  const name = file ? shellWord(file) : 'FILE';
+  const converted = file ? shellWord(`${file}.utf8`) : 'FILE.utf8';
+  return problem(file, `${encoding} text, not UTF-8 (${evidence})`,
+    `save it as UTF-8, e.g. iconv -f ${encoding} -t UTF-8 ${name} > ${converted} && mv ${converted} ${name}`, 'encoding');
 }
 
 /**

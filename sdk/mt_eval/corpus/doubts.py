@@ -119,10 +119,15 @@ def _column_doubts(corpus: Corpus) -> list[Doubt]:
     if corpus.format == "parallel":
         tabbed = [e["source"] for e in corpus.entries[:200] if "\t" in e["source"]]
         if tabbed and len(tabbed) * 2 >= min(len(corpus.entries), 200):
+            from mt_eval.corpus.files import file_label, stream_name
+
+            named, label = stream_name(corpus.path) is None, file_label(corpus.path)
             return [Doubt("tabs-in-parallel-text",
-                          f"the lines of {corpus.path.name} hold TAB-separated columns (e.g. {tabbed[0][:60]!r}): "
+                          f"the lines of {label} hold TAB-separated columns (e.g. {tabbed[0][:60]!r}): "
                           "as parallel text, each whole line would be one source",
-                          f"give a TSV corpus with --corpus {corpus.path.name} (name it .tsv)")]
+                          f"give a TSV corpus with --corpus {corpus.path.name} (name it .tsv)" if named else
+                          "give the pipe with --corpus instead of --source-file (it is read by its content: "
+                          "TSV)")]
     if corpus.format != "tsv" or corpus.columns is None:
         return []
     head = corpus.entries[:200]

@@ -21,6 +21,7 @@ from mt_eval.corpus.model import CorpusError
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tsv": "tsv"}
 SUPPORTED = "use .json, .jsonl or .tsv (optionally .gz), or parallel text with --source-file/--reference-file"
 _LANGUAGE_SUFFIX = re.compile(r"[a-z]{2,3}(_[a-z]{4})?")  # dev.en, devtest.eng_latn (names are lowercased)
+_DESCRIPTOR = re.compile(r"/dev/fd/\d+|/proc/(self|thread-self|\d+)/fd/\d+")  # (a pipe, by its descriptor)
 _PARALLEL_HINT = "give it with --source-file FILE (and the references with --reference-file FILE)"
 
 
@@ -129,7 +130,7 @@ def _nul_bytes(path: Path, data: bytes) -> CorpusError:
     odd, even = head[1::2].count(0), head[0::2].count(0)
     utf16 = max(odd, even) * 4 >= len(head)  # a quarter of the bytes or more, all on one side
     name = path.name.removesuffix(".gz")
-    reading = f"zcat {path.name} | " if name != path.name else ""
+    reading = _piped_into(path) or (f"zcat {path.name} | " if name != path.name else "")
     if not utf16:  # a stray NUL in UTF-8 text, or no text at all: converting from UTF-16 would garble it
         count, first = data.count(b"\0"), data.index(b"\0")
         command = f"{reading}tr -d '\\000'" + ("" if reading else f" < {name}")
@@ -151,12 +152,22 @@ def _nul_bytes(path: Path, data: bytes) -> CorpusError:
 def fed_to(command: str, path: Path) -> str:
     """``command`` reading the text of ``path``: ``zcat dev.tsv.gz | command`` for a compressed file (it would
     read the gzip bytes), else ``command < dev.tsv``."""
+    piped = _piped_into(path)
+    if piped:
+        return piped + command
     return f"zcat {path.name} | {command}" if path.name.lower().endswith(".gz") else f"{command} < {path.name}"
 
 
+def _piped_into(path: Path) -> str:
+    """For a pipe, the start of a command that reads what it held (its descriptor is gone once read); else ""."""
+    streamed = stream_name(path)
+    return "" if streamed is None else f"(the command writing {streamed}) | "
+
+
 def converted_name(path: Path, tag: str = "utf8") -> str:
-    """A name for a converted copy of the file: ``dev.tsv`` → ``dev.utf8.tsv`` (``tag``; a .gz dropped)."""
-    name = path.name.removesuffix(".gz")
+    """A name for a converted copy of the file: ``dev.tsv`` → ``dev.utf8.tsv`` (``tag``; a .gz dropped); a pipe's
+    is ``corpus.utf8``."""
+    name = "corpus" if stream_name(path) is not None else path.name.removesuffix(".gz")
     stem, dot, suffix = name.rpartition(".")
     return f"{stem}.{tag}.{suffix}" if dot and stem else f"{name}.{tag}"
 
@@ -169,8 +180,32 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+def stream_name(path: Path) -> str | None:
+    """What to call a corpus read from a pipe or standard input rather than a named file: ``standard input`` for
+    /dev/stdin (or descriptor 0), the path as given for another descriptor — process substitution's /dev/fd/63,
+    whose file name ``63`` says nothing; None for any other path."""
+    given = str(path)
+    if given in ("-", "/dev/stdin") or (_DESCRIPTOR.fullmatch(given) and given.endswith("/0")):
+        return "standard input"
+    return given if _DESCRIPTOR.fullmatch(given) else None
+
+
+def file_label(path: Path) -> str:
+    """The file as messages name it: its name, or for a pipe or standard input what `stream_name` says."""
+    return stream_name(path) or path.name
+
+
+def naming_part(path: Path, name: str, sha256: str) -> str:
+    """The corpus's part of a name derived from it (a run's directory): its name, or for a pipe that only its
+    descriptor names, ``piped-`` and the start of its sha256 (the same content, the same name: a resume finds it)."""
+    return f"piped-{sha256[:12]}" if stream_name(path) is not None and name == display_name(path) else name
+
+
 def display_name(path: Path) -> str:
-    """The corpus name a file gives: its name without compression and format suffixes."""
+    """The corpus name a file gives: its name without compression and format suffixes (a pipe's: `stream_name`)."""
+    streamed = stream_name(path)
+    if streamed is not None:
+        return streamed
     name = path.name
     if name.lower().endswith(".gz"):
         name = name[:-3]

@@ -212,8 +212,8 @@ def _by_segment(corpus: Corpus, entries: Sequence[dict[str, Any]], segments: lis
                                  hint='give entries a "segment" field (a TSV column named segment)')
     missing = [s for s in segments if s not in present]
     if missing:
-        raise CorpusError.single(corpus.path, f"--segment: no entry is in {listing(missing)}", code="selection",
-                                 hint=f"the corpus has {plural(len(present), 'segment')}: "
-                                      f"{listing(sorted(present))}")
+        raise CorpusError.single(corpus.path, f"--segment: no entry is in {listing([js_string(s) for s in missing])}",
+                                 code="selection", hint=f"the corpus has {plural(len(present), 'segment')}: "
+                                                        f"{listing([js_string(s) for s in sorted(present)])}")
     wanted = set(segments)
     return kept(entries, lambda e: e.get("segment") is not None and str(e["segment"]) in wanted)

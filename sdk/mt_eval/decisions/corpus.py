@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.corpus.files import stream_name
 from mt_eval.decisions.answers import DEFAULT_TOLERANCE, distribution_problem
 from mt_eval.decisions.records import DecisionCase, Question, number_text
 from mt_eval.problems import Problem, ProblemsError
@@ -128,7 +129,8 @@ def read_decision_corpus(path: str | Path, *, tolerance: float = DEFAULT_TOLERAN
     errors = [p for p in problems if p.severity == "error"]
     if errors:
         raise DecisionCorpusError(problems, summary=f"{path}: {len(errors)} problem{'s' if len(errors) != 1 else ''}")
-    return DecisionCorpus(path=path, name=str(meta.get("name") or path.stem), sha256=hashlib.sha256(raw).hexdigest(),
+    named = str(meta.get("name") or stream_name(path) or path.stem)  # (a pipe's: its path, not its descriptor's number)
+    return DecisionCorpus(path=path, name=named, sha256=hashlib.sha256(raw).hexdigest(),
                           rows=rows, gold=gold, license=meta.get("license"), description=meta.get("description"))
 
 

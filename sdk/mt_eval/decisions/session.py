@@ -19,6 +19,7 @@ from mt_eval import event_loop
 from mt_eval._version import __version__
 from mt_eval.atomic_files import write_atomically
 from mt_eval.control_chars import escaped_for_terminal
+from mt_eval.corpus.files import naming_part
 from mt_eval.decisions import card as dc
 from mt_eval.decisions.corpus import DecisionCorpus, read_decision_corpus
 from mt_eval.decisions.execution import DECISIONS, DecideSettings, DecisionLog, decide_rows
@@ -93,7 +94,7 @@ def decide_run(request: DecideRequest) -> Path:
         refuse_unwritable_names([("the method's directory", loaded.directory), ("--out", request.directory.out),
                                  ("the corpus file", corpus.path)])
         out = run_directory(request.directory.out, loaded.directory, "decisions",
-                            default_run_name(loaded.method_id, corpus.name))
+                            default_run_name(loaded.method_id, naming_part(corpus.path, corpus.name, corpus.sha256)))
         lock = hold_run_directory(out, command="mt-eval decide run", wait_s=request.directory.wait_s,
                                   prog="mt-eval decide")
     except KeyboardInterrupt as exc:  # (reading the corpus, loading, or waiting for the directory: --wait)

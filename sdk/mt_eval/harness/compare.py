@@ -200,8 +200,9 @@ def _part(card: RunCard) -> str:
 
     chosen = card.selection
     ids = id_options(msgspec.to_builtins(chosen))  # (as the options that select them again)
-    how = [" ".join(f"--ids {shlex.quote(value)}" for value in ids), f"--segment {chosen.segment}" if chosen.segment
-           else "", f"--limit {chosen.limit}" if chosen.limit else ""]
+    how = [" ".join(f"--ids {shlex.quote(value)}" for value in ids),
+           " ".join(f"--segment {shlex.quote(name)}" for name in chosen.segment or []),
+           f"--limit {chosen.limit}" if chosen.limit else ""]
     return (f"{chosen.entries_selected} of {chosen.entries_in_corpus} entries: "
             f"{', '.join(h for h in how if h) or 'a selection'}, subset sha256 {chosen.subset_sha256[:12]}…")
 

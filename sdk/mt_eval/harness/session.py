@@ -21,6 +21,7 @@ from mt_eval._version import __version__
 from mt_eval.contamination.run_check import check_for_run
 from mt_eval.corpus.describe import reading_facts
 from mt_eval.corpus.families import FAMILY_FIELDS, family_of, scored_entries
+from mt_eval.corpus.files import naming_part
 from mt_eval.corpus.model import Corpus
 from mt_eval.corpus.selection import Selection
 from mt_eval.errors import InterruptedBefore
@@ -29,7 +30,7 @@ from mt_eval.guarded_calls import prints_to_stderr
 from mt_eval.harness import outcome as oc
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.card_results import embeds_results, log_reference
-from mt_eval.harness.corpus import card_results, read_run_corpus, settle_run_corpus, write_predictions
+from mt_eval.harness.corpus import card_results, read_run_corpus, settle_run_corpus, write_run_outputs
 from mt_eval.harness.environment import environment
 from mt_eval.harness.execution import Outcome, RunSettings
 from mt_eval.harness.fairness import FairnessError, FairRun
@@ -153,7 +154,8 @@ def run_evaluation(request: RunRequest) -> RunReport:
         refuse_unwritable_names([("the method's directory", loaded.directory), ("--out", request.directory.out),
                                  *(("the corpus file" if f.role == "corpus" else f"the corpus's {f.role} file",
                                     f.path) for f in corpus.files)])
-        out = run_directory(request.directory.out, loaded.directory, default_run_name(loaded.method_id, corpus.name))
+        named = naming_part(corpus.path, corpus.name, corpus.sha256)
+        out = run_directory(request.directory.out, loaded.directory, default_run_name(loaded.method_id, named))
         lock = hold_run_directory(out, command=request.command_line(), wait_s=request.directory.wait_s,
                                   prog="mt-eval run")
     except BaseException as exc:
@@ -282,9 +284,7 @@ def _run_locked(run: _Run) -> RunReport:
     draft.contamination = run.contamination
     draft.failures = oc.failures_of(counted)
     run_card = rc.seal(run.rules.finish_card(draft, entries, results, scored=run.corpus.references))
-    card_path = out / "card.json"
-    write_json(card_path, run_card)
-    write_predictions(out / "predictions.txt", entries, results)
+    card_path = write_run_outputs(out, run_card, entries, results)
     notify(manager, "run_finished", run_id=state.run_id, card=run_card)
     errors = sum(r.error is not None for r in counted)
     code = oc.exit_status(status, errors, len(counted), request.max_errors)
@@ -325,8 +325,9 @@ def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, co
 def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: RunRequest,
             manager: Any, target_lang: str | None) -> Scores | None:
     """The metrics over the scored entries (canaries and negative controls are not scored); None when not
-    every entry has a result or the scored entries have no references. An entry that failed or was abstained
-    on scores as an empty translation. The scorers read the results and references a chunk at a time."""
+    every entry has a result, the scored entries have no references, or every one of them failed (never a chrF++
+    of 0.00 that looks like a result). An entry that failed or was abstained on scores as an empty translation.
+    The scorers read the results and references a chunk at a time."""
     if len(results) != len(entries):
         return None
     scored = 0
@@ -335,7 +336,8 @@ def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: 
             if not isinstance(entry.get("reference"), str):
                 return None
             scored += 1
-    if not scored:
+    if not scored or all(result is None or result.error is not None
+                         for entry, result in results.aligned() if family_of(entry) == "scored"):
         return None
 
     segments = ScoredSegments(results, STATS_CHUNK)
