@@ -90,6 +90,9 @@ export function callFailure(error) {
  * item shares, rather than one item: invalid params whose message starts "invalid config" (or "params.config", for one
  * left out), as both reference guests word it (bridge/PROTOCOL.md, Error codes; mt_eval.bridge.messages.about_config).
  */
+/** Why a start timed out, in the Python host's words (mt_eval.bridge.start_failures). */
+export const startTimedOut = (ms) => `did not answer initialize within ${ms / 1000} s (a guest answers initialize as soon as its method is loaded; see its stderr)`;
+
 export const aboutConfig = (error) => error.code === ErrorCode.INVALID_PARAMS
   && (error.message.startsWith('invalid config') || error.message.startsWith('params.config'));
 

@@ -17,7 +17,7 @@ import { methodView } from './gold.js';
 import { decisionError, matchDecisions, rowsProblem } from './decisions.js';
 import { ResultNotes, describe, errorResult, matchResults } from './results.js';
 import { sayStrays } from './unmatched.js';
-import { ConfigRefused, WithoutResults, aboutConfig, compactTail, eachAlone, failureText, formatTail, notImplemented, notStarted } from './host-failures.js';
+import { ConfigRefused, WithoutResults, aboutConfig, compactTail, eachAlone, failureText, formatTail, notImplemented, notStarted, startTimedOut } from './host-failures.js';
 import { SoloGate, Slots } from './host-gates.js';
 import { completeCapabilities, completeOptions, initializeProblem } from './host-options.js';
 import { sendingOnlyValidText } from './lone-surrogates.js';
@@ -146,7 +146,7 @@ export class HostedGuest {
   #startError(connection, error) {
     const argv = this.#command.join(' ');
     let why;
-    if (error.code === ErrorCode.TIMEOUT) why = `did not answer initialize within ${this.#options.startTimeoutMs / 1000} s`;
+    if (error.code === ErrorCode.TIMEOUT) why = startTimedOut(this.#options.startTimeoutMs);
     else if (connection.process.spawnError) {
       why = notStarted(this.#command, this.#options.cwd, connection.process.spawnError);
     } else if (error.code === ErrorCode.GUEST_EXITED) why = `stopped before answering initialize: ${error.message}`;

@@ -14,7 +14,7 @@ describe('startGuest failures', () => {
     const error = await startGuest(misbehaving('no-initialize'), { startTimeoutMs: 500, closeStepMs: 300, logger: {} })
       .then(() => null, (e) => e);
     assert.ok(error instanceof GuestStartError, `expected GuestStartError, got ${error}`);
-    assert.match(error.message, /did not answer initialize within 0\.5 s/);
+    assert.match(error.message, /did not answer initialize within 0\.5 s \(a guest answers initialize as soon as its method is loaded; see its stderr\)/);
     assert.match(error.message, /guest stderr \(last lines\):\n\s+booting, pid \d+/);
     assert.ok(Date.now() - began < 3000);
     const pid = Number(/booting, pid (\d+)/.exec(error.message)[1]);
