@@ -133,6 +133,8 @@ def unscored_reason(card: RunCard) -> str:
     if card.families is not None and card.families.scored == 0:
         return ("the run has no scored entry: the entries it ran are canaries and negative controls only (select "
                 "scored entries too)")
+    if card.families is not None and card.families.scored_errors.numerator == card.families.scored:
+        return f"no scored entry was translated: all {card.families.scored} failed (the card's failures say why)"
     return "not every entry has a result"
 
 
@@ -201,7 +203,8 @@ def _contamination(card: RunCard, policy: GatePolicy) -> GateCheck:
 
 
 def headline(card: RunCard) -> str | None:
-    """``chrF++ 45.67 [40.12, 51.03] over 30 scored entries``, or None without metrics."""
+    """``chrF++ 45.67 [40.12, 51.03] over 30 scored entries``, or None without metrics; the scored entries that
+    count as empty translations are said with the denominator (`_scored_as_empty`)."""
     if card.metrics is None:
         return None
     chosen = next((m for m in card.metrics.metrics if m.name == card.metrics.headline), None)
@@ -209,7 +212,20 @@ def headline(card: RunCard) -> str | None:
         return None
     low, high = chosen.ci_low, chosen.ci_high
     interval = "" if low is None or high is None else f" [{low:.2f}, {high:.2f}]"
-    return f"{chosen.name} {chosen.score:.2f}{interval} over {card.metrics.segments} scored entries"
+    denominator = f"over {card.metrics.segments} scored entries{_scored_as_empty(card)}"
+    return f"{chosen.name} {chosen.score:.2f}{interval} {denominator}"
+
+
+def _scored_as_empty(card: RunCard) -> str:
+    """``, of which 29 failed and 1 was abstained on: scored as empty translations``, or nothing when every
+    scored entry was translated (or the card records no families)."""
+    families = card.families
+    if families is None:
+        return ""
+    failed, abstained = families.scored_errors.numerator, families.abstention_rate.numerator
+    verb = "was" if abstained == 1 else "were"
+    said = [f"{failed} failed"] * bool(failed) + [f"{abstained} {verb} abstained on"] * bool(abstained)
+    return f", of which {' and '.join(said)}: scored as empty translations" if said else ""
 
 
 def gate_command(card_path: str | Path, policy_file: str | Path | None) -> str:
