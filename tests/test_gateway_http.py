@@ -89,6 +89,27 @@ async def test_a_slow_upstream_gets_a_504_that_names_the_policy_timeout(serve, t
     assert line["status"] == 504 and "0.3 s" in line["error"] and line["latency_s"] < 3
 
 
+async def test_a_rate_limited_answer_tells_the_method_when_to_try_again(serve, tmp_path: Path):
+    """An upstream's 429 says when to try again (Retry-After, and retry-after-ms, which OpenAI's clients read first):
+    the method gets it, whole or streamed, and no other header of the upstream's."""
+    async def rate_limited(request: web.Request) -> web.Response:
+        return web.json_response({"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}},
+                                 status=429, headers={"Retry-After": "7", "retry-after-ms": "6500",
+                                                      "Set-Cookie": "session=upstream", "X-Request-Id": "req-1"})
+
+    async with Upstream(rate_limited) as upstream:
+        _, url = await serve(upstream.base_url)
+        async with aiohttp.ClientSession() as client:
+            for ask in (ASK, {**ASK, "stream": True}):
+                async with client.post(f"{url}/chat/completions", json=ask) as response:
+                    await response.read()
+                    assert response.status == 429
+                    assert (response.headers.get("Retry-After"), response.headers.get("retry-after-ms")) == \
+                        ("7", "6500")
+                    assert "Set-Cookie" not in response.headers and "X-Request-Id" not in response.headers
+    assert [line["status"] for line in log_lines(tmp_path)] == [429, 429]
+
+
 async def test_a_compressed_answer_is_decoded_and_its_usage_counted(serve, tmp_path: Path):
     async def gzipped(request: web.Request) -> web.Response:
         return web.Response(body=gzip.compress(json.dumps(ANSWER).encode()), content_type="application/json",

@@ -51,6 +51,10 @@ from mt_eval.problems import ProblemsError
      '$.models[0].upstream_model: "a-1\\x1b[2J" holds the control character U+001B'),
     ({"base_url": "https://x/v1", "models": [{"id": "a-1\nb"}]},  # (the message was cut in two)
      '$.models[0].id: "a-1\\nb" holds the control character U+000A'),
+    ({"base_url": "https://x/v1", "models": [{"id": "a-1 "}]},  # (it passed --check; "a-1" was then refused)
+     '$.models[0].id: "a-1 " begins or ends with white space'),
+    ({"base_url": "https://x/v1", "models": [{"id": "a-1", "upstream_model": " a-1"}]},
+     '$.models[0].upstream_model: " a-1" begins or ends with white space'),
     ({"base_url": "https://x/v1", "models": [{"id": "a-1", "upstream_model": ""}]},  # (the id was sent instead)
      "$.models[0].upstream_model"),
     ({"base_url": "https://x/v1", "models": [{"id": "a-1"}], "timeout_s": 1e-300},  # (its timer spun a whole core)

@@ -23,7 +23,7 @@ class Client:
     def __init__(self) -> None:
         self.got = b""
 
-    def start_stream(self, status: int, content_type: bytes) -> None:
+    def start_stream(self, status: int, content_type: bytes, headers: bytes = b"") -> None:
         pass
 
     def write_chunk(self, data: bytes) -> None:

@@ -275,16 +275,17 @@ class ServerConnection(asyncio.Protocol):
         connection closes once it is sent."""
         self._keep_alive = False
 
-    def respond(self, status: int, content_type: bytes | str, body: bytes) -> None:
-        """Send a whole response; the request is answered."""
+    def respond(self, status: int, content_type: bytes | str, body: bytes, headers: bytes = b"") -> None:
+        """Send a whole response (``headers``: more header lines, each ending in CRLF); the request is answered."""
         if isinstance(content_type, str):
             content_type = content_type.encode("latin-1")
         self.started = True
         if self._transport is not None and not self.closed:
-            self._transport.write(self._head(status, content_type, b"Content-Length: %d\r\n" % len(body)) + body)
+            framing = b"Content-Length: %d\r\n%s" % (len(body), headers)
+            self._transport.write(self._head(status, content_type, framing) + body)
         self._finished()
 
-    def start_stream(self, status: int, content_type: bytes) -> None:
+    def start_stream(self, status: int, content_type: bytes, headers: bytes = b"") -> None:
         """Send the head of a response whose body follows in `write_chunk`s, ended by `end_stream`."""
         self.started = True
         self._chunked = self._version == "1.1"
@@ -292,7 +293,7 @@ class ServerConnection(asyncio.Protocol):
             self._keep_alive = False  # HTTP/1.0: the body ends with the connection
         if self._transport is not None and not self.closed:
             self._transport.write(self._head(status, content_type,
-                                             b"Transfer-Encoding: chunked\r\n" if self._chunked else b""))
+                                             (b"Transfer-Encoding: chunked\r\n" if self._chunked else b"") + headers))
 
     def write_chunk(self, data: bytes) -> None:
         if data and self._transport is not None and not self.closed:

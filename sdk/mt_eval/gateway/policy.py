@@ -108,6 +108,9 @@ def _id_findings(where: tuple[str | int, ...], model: str) -> Iterator[Finding]:
     if (control := first_control(model)) is not None:
         yield Finding(where, f'"{escaped_controls(model, one_line=True)}" holds the control character {control}',
                       "write the model id as the upstream lists it", code="control")
+    elif model != model.strip():  # (a method asking for the id as the upstream lists it would be refused)
+        yield Finding(where, f"{js_string(model)} begins or ends with white space",
+                      "write the model id as the upstream lists it, without it", code="white-space")
     if _UNPINNED.search(model):
         yield Finding(where, f'{js_string(model)} is not pinned: "latest" moves',
                       "name the exact, dated or versioned model id", code="unpinned")

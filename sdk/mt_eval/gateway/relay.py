@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from mt_eval.gateway.http import ServerConnection, error_body
-from mt_eval.gateway.upstream import Exchange, UpstreamError
+from mt_eval.gateway.upstream import PASSED_BACK, Exchange, UpstreamError
 
 if TYPE_CHECKING:
     from mt_eval.gateway.policy import GatewayPolicy
@@ -57,6 +57,7 @@ def _tokens(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
+_HEADER_VALUE = re.compile(rb"[\x20-\x7e]*")  # (what a header line can carry as it is)
 _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 
 
@@ -109,6 +110,7 @@ class Relay(Exchange):
         self.stream: bool = record["stream"]
         self.status = 0
         self.content_type = JSON
+        self.passed_back = b""  # (the upstream's `PASSED_BACK` headers, as header lines)
         self.received: list[bytes] = []
         self.size = 0  # bytes of the answer received
         self.digest = hashlib.sha256() if self.stream else None
@@ -121,8 +123,10 @@ class Relay(Exchange):
     def on_head(self, status: int, headers: dict[bytes, bytes]) -> None:
         self.status = status
         self.content_type = headers.get(b"content-type", JSON)
+        self.passed_back = b"".join(b"%s: %s\r\n" % (name, headers[name]) for name in PASSED_BACK
+                                    if name in headers and _HEADER_VALUE.fullmatch(headers[name]))
         if self.stream:
-            self.client.start_stream(status, self.content_type)
+            self.client.start_stream(status, self.content_type, self.passed_back)
 
     def on_body(self, data: bytes) -> None:
         self.size += len(data)
@@ -164,7 +168,7 @@ class Relay(Exchange):
             self._forward(self.unsplit)  # (an event the stream did not end)
             self.client.end_stream()
         else:
-            self.client.respond(self.status, self.content_type, data)
+            self.client.respond(self.status, self.content_type, data, self.passed_back)
         self._log(data, self.status)
 
     def on_failed(self, error: OSError) -> None:

@@ -25,7 +25,11 @@ IDLE_MAX = 64  # idle connections kept per origin
 # The most of a compressed answer expanded at once: a few KiB of gzip can stand for gigabytes (a decompression
 # bomb), which would be held whole before the exchange could weigh them against its limit.
 DECODED_PIECE = 256 * 1024
-_READ_HEADERS = frozenset((b"content-type", b"content-length", b"transfer-encoding", b"content-encoding"))
+# The headers of an answer passed back to the method: when to try again after a 429 or a 503, which OpenAI's clients
+# wait for (without them they retry sooner, and are refused again).
+PASSED_BACK = (b"retry-after", b"retry-after-ms")
+_READ_HEADERS = frozenset((b"content-type", b"content-length", b"transfer-encoding", b"content-encoding",
+                           *PASSED_BACK))
 
 
 class Origin(NamedTuple):
