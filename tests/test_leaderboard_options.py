@@ -1,5 +1,6 @@
 """`mt-eval leaderboard`: options that would be ignored are refused, a reader that goes away ends it as every
-command ends, a board of some rows says so, and a name's right-to-left override stays inside the name."""
+command ends, a board of some rows says so, a name's right-to-left override stays inside the name, and no escape
+sequence a publisher wrote is printed with a page."""
 
 from __future__ import annotations
 
@@ -99,3 +100,21 @@ def test_a_right_to_left_override_in_a_name_turns_only_the_name_around(cards, tm
     assert main(["leaderboard", "--db", db]) == 0
     out = capsys.readouterr().out
     assert "Evil \\u202e" in out and "\u202e" not in out
+
+
+def test_an_escape_sequence_in_a_method_card_reaches_no_terminal_through_the_page(cards, tmp_path: Path, db: str,
+                                                                                   capsys):
+    """A page printed on a terminal (--format html) carried a publisher's ESC and BEL as they were: a name or a
+    description could set the terminal's title or write its clipboard. They are character references now, which a
+    browser reads back as the characters."""
+    osc = "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # (OSC 52: write the clipboard)
+    publish_all(db, [cards.card("evil", method_card={"name": f"Evil{osc}", "description": f"about{osc}",
+                                                     "tools_used": [f"tool{osc}"]})], tmp_path)
+    assert main(["leaderboard", "--db", db, "--format", "html"]) == 0
+    page = capsys.readouterr().out
+    assert "\x1b" not in page and "\x07" not in page
+    assert "<bdi>Evil&#x1b;]52;c;ZWNobyBwd25lZA==&#x7;</bdi>" in page and "tool&#x1b;]52" in page
+    site = tmp_path / "site"
+    assert main(["leaderboard", "--db", db, "--out", str(site)]) == 0
+    detail = next((site / "cards").glob("*.html")).read_text(encoding="utf-8")
+    assert "\x1b" not in detail and "<dd>about&#x1b;]52;c;ZWNobyBwd25lZA==&#x7;</dd>" in detail

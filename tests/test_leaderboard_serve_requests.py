@@ -1,9 +1,11 @@
 """`mt-eval leaderboard serve` and odd requests: every answer has a status line and a line of text saying what
 is wrong; an address that is not one is a 400, one naming no page a 404 saying which pages there are; many
-clients at once are queued, not turned away; a client that sends nothing is dropped after a while."""
+clients at once are queued, not turned away; a client that sends nothing, or its request a byte at a time, is dropped
+after a while."""
 
 from __future__ import annotations
 
+import select
 import socket
 import threading
 import time
@@ -44,6 +46,20 @@ def test_a_request_line_that_is_not_http_is_answered_with_a_status_and_a_line_of
             assert headers["Content-Type"] == "text/plain; charset=utf-8", sent[:20]
             assert body.decode().startswith(said) and "\n" not in body.decode(), body
         assert raw(server.base, b"GET /\r\n\r\n")[0] == "HTTP/1.0 200 OK"  # (an HTTP/0.9 request line: a status too)
+    assert server.stderr == "mt-eval leaderboard serve: stopped (SIGTERM)\n"
+
+
+def test_empty_lines_before_the_request_line_are_passed_over_and_a_line_of_blanks_is_a_400(cards, tmp_path: Path):
+    """RFC 9112 2.2: a server ignores empty lines before the request line (a client may send one after a body);
+    Python's server closed the connection without an answer, to those and to a line of blanks."""
+    db = str(tmp_path / "board.db")
+    publish(db, tmp_path, cards.card("alpha", quality=0.8))
+    with served(db) as server:
+        line, _, body = raw(server.base, b"\r\n\nGET /leaderboard.json HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert line == "HTTP/1.0 200 OK" and b"Alpha" in body
+        line, _, body = raw(server.base, b" \t\r\n\r\n")
+        assert line.startswith("HTTP/1.0 400 ")
+        assert body.decode() == "bad request: the request line is empty; send METHOD /PATH HTTP/1.1"
     assert server.stderr == "mt-eval leaderboard serve: stopped (SIGTERM)\n"
 
 
@@ -154,3 +170,28 @@ def test_a_port_in_use_says_to_give_another(cards, tmp_path: Path, capsys):
         assert main(["leaderboard", "serve", "--db", db, "--port", str(port)]) == 1
     assert capsys.readouterr().err == (f"mt-eval leaderboard serve: cannot listen on 127.0.0.1:{port}: Address already "
                                        "in use; give another --port (--port 0: any free one)\n")
+
+
+def test_a_client_that_sends_its_request_a_byte_at_a_time_is_dropped_when_the_idle_timeout_has_passed(
+        cards, tmp_path: Path):
+    """Each byte within the socket's timeout had kept the connection, and its thread, for as long as the client
+    went on: the timeout is for the whole request, from the connection on."""
+    with in_process(tmp_path, cards, idle_timeout=0.5) as (server, base):
+        serving(server)
+        host, port = base.removeprefix("http://").rstrip("/").split(":")
+        with socket.create_connection((host, int(port))) as dripping:
+            started = time.monotonic()
+            closed_after = None
+            for byte in b"GET / HTTP/1.1\r\n" + b"X-Slow: y\r\n" * 20:
+                if time.monotonic() - started > 4:  # (still open: the client could go on for ever)
+                    break
+                try:
+                    dripping.sendall(bytes([byte]))
+                    closed = bool(select.select([dripping], [], [], 0.2)[0]) and dripping.recv(100) == b""
+                except OSError:  # (reset or broken pipe)
+                    closed = True
+                if closed:  # by the server
+                    closed_after = time.monotonic() - started
+                    break
+            assert closed_after is not None and closed_after < 2.5, closed_after
+            assert raw(base, b"GET /leaderboard.json HTTP/1.0\r\n\r\n")[0] == "HTTP/1.0 200 OK"  # others are served

@@ -3,11 +3,20 @@ eligibility facts, the corpus, covariates, environment and every entry's result.
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from mt_eval.durations import format_duration
-from mt_eval.leaderboard.html import badges, headline_text, named, number, open_source, page, prize_cell, settings_text
+from mt_eval.leaderboard.html import (
+    badges,
+    escape,
+    headline_text,
+    named,
+    number,
+    open_source,
+    page,
+    prize_cell,
+    settings_text,
+)
 
 RESULTS_SHOWN = 2000  # entries listed on the page; the card itself holds them all
 

@@ -4,12 +4,20 @@ by a column header and filters by pair, corpus, class and free text. Detail page
 
 from __future__ import annotations
 
+import html
+import re
 from functools import cache
-from html import escape
 from importlib import resources
 from typing import Any
 
 CARDS_DIR = "cards"
+C0_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # (not tab, line feed, carriage return)
+
+
+def escape(text: str) -> str:
+    """``text`` for a page, its control characters (ESC, BEL, …) written as character references: a browser shows
+    the same text, and a page printed on a terminal (``--format html``) holds no escape sequence a publisher wrote."""
+    return C0_CONTROL.sub(lambda found: f"&#x{ord(found.group()):x};", html.escape(text))
 
 
 @cache

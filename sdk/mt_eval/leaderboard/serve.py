@@ -10,16 +10,19 @@ wrong is a bug: a 500, and a traceback printed by the server. A client that hang
 Every answer has a status line and headers, also to a request line that is not HTTP (Python's server would answer
 it as HTTP/0.9: a bare page, no status); errors are a line of plain text saying what is wrong. An address that
 is not one (a bad percent-escape, bytes that are not UTF-8, a control character) is a 400; one that names no page
-is a 404 saying which pages there are. A client that sends nothing, or half a request, is dropped after
-``IDLE_TIMEOUT_S`` (it holds only its own thread meanwhile), and many clients connecting at once are queued, not
-turned away."""
+is a 404 saying which pages there are; empty lines before the request line are passed over (RFC 9112 2.2), a
+line of blanks is a 400. A client that sends nothing, half a request, or its request a byte at a time, is dropped
+``IDLE_TIMEOUT_S`` after it connected (it holds only its own thread meanwhile), and many clients connecting at once
+are queued, not turned away."""
 
 from __future__ import annotations
 
+import io
 import re
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -89,6 +92,25 @@ class StoreOutage:
         print(escaped_for_terminal(f"mt-eval leaderboard serve: {text}"), file=sys.stderr, flush=True)
 
 
+class RequestDeadline(io.RawIOBase):
+    """A connection's reading end whose reads all end by one deadline: a client that sends its request a byte at a
+    time, each within the socket's timeout, is dropped when the deadline passes as one that sends nothing is."""
+
+    def __init__(self, connection: socket.socket, seconds: float) -> None:
+        self._connection = connection
+        self._deadline = time.monotonic() + seconds
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request was not complete in time")
+        self._connection.settimeout(left)
+        return self._connection.recv_into(buffer)
+
+
 class BadAddress(ValueError):
     """A request target that is not an address: the message says why."""
 
@@ -125,6 +147,30 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
         server_version = "mt-eval-leaderboard"
         default_request_version = "HTTP/1.0"  # (not HTTP/0.9: an answer without a status line is no answer)
         timeout = idle_timeout
+        raw_requestline: bytes
+
+        def setup(self) -> None:
+            super().setup()
+            self.rfile.close()  # (the socket stays open: the deadline's reader reads it)
+            self.rfile = io.BufferedReader(RequestDeadline(self.connection, idle_timeout))
+
+        def parse_request(self) -> bool:
+            try:
+                while self.raw_requestline in (b"\r\n", b"\n"):  # passed over before the request line (RFC 9112)
+                    self.raw_requestline = self.rfile.readline(65537)
+                if not self.raw_requestline:  # the client hung up
+                    self.close_connection = True
+                    return False
+                self.command = self.requestline = self.request_version = ""
+                if len(self.raw_requestline) > 65536:
+                    self.send_error(414)
+                    return False
+                if not self.raw_requestline.strip():  # (Python's server closes the connection without a word)
+                    self.send_error(400, "the request line is empty")
+                    return False
+                return super().parse_request()
+            finally:
+                self.connection.settimeout(idle_timeout)  # the answer has the whole timeout to be written
 
         def handle(self) -> None:
             try:
