@@ -168,79 +168,59 @@ def test_a_config_with_errors_says_its_warnings_with_them_every_problem_in_one_g
                 "version, inputLocale, pairs, localesDir, $schema")]) + "\n")
 
 
+def _with_mark(encoding: str, mark: str) -> str:
+    return f"{encoding} text, not UTF-8 (it starts with the byte-order mark {mark})"
+
+
+def _without_mark(encoding: str, start: str) -> str:
+    return f"{encoding} text, not UTF-8 (it starts with {start}, ASCII in {encoding} without a byte-order mark)"
+
+
 @needs_node
+@pytest.mark.parametrize(("encoded", "said"), [
+    pytest.param({"a.json": b"\xff\xfe" + '{"a": "Oné"}'.encode("utf-16-le"),
+                  "b.json": b"\xfe\xff" + '{"b": "Two"}'.encode("utf-16-be"),
+                  "c.json": '{"c": "Three"}'.encode("utf-32")},  # (with its byte-order mark, FF FE 00 00)
+                 {"a.json": ("UTF-16", _with_mark("UTF-16", "FF FE")),
+                  "b.json": ("UTF-16", _with_mark("UTF-16", "FE FF")),
+                  "c.json": ("UTF-32", _with_mark("UTF-32", "FF FE 00 00"))}, id="with a byte-order mark"),
+    # JSON text starts with ASCII, so which of the first four bytes are NUL says it (RFC 4627, section 3)
+    pytest.param({"a.json": '{"a": "Oné"}'.encode("utf-16-le"), "b.json": ' {"b": "Two"}'.encode("utf-16-be"),
+                  "c.json": '{"c": "Three"}'.encode("utf-32-le")},
+                 {"a.json": ("UTF-16LE", _without_mark("UTF-16LE", "7B 00 22 00")),
+                  "b.json": ("UTF-16BE", _without_mark("UTF-16BE", "00 20 00 7B")),
+                  "c.json": ("UTF-32LE", _without_mark("UTF-32LE", "7B 00 00 00"))}, id="without one"),
+])
 def test_a_utf16_or_utf32_locale_file_is_named_as_such_with_the_command_that_converts_it_on_both_sides(
-        tmp_path: Path):
-    """Before: "not valid UTF-8: byte 0xff at line 1 (offset 0); save the file as UTF-8", with nothing said of what the
-    file is (saved as "Unicode" by an editor) nor how to convert it."""
+        tmp_path: Path, encoded: dict[str, bytes], said: dict[str, tuple[str, str]]):
+    """Before: "not valid UTF-8: byte 0xff at line 1 (offset 0); save the file as UTF-8" (or, without a byte-order
+    mark, a syntax error at the first NUL byte), with nothing said of what the file is (saved as "Unicode" by an
+    editor) nor how to convert it."""
     import shutil
     import subprocess
 
-    encoded = {"en/a.json": b"\xff\xfe" + '{"a": "Oné"}'.encode("utf-16-le"),
-               "en/b.json": b"\xfe\xff" + '{"b": "Two"}'.encode("utf-16-be"),
-               "en/c.json": '{"c": "Three"}'.encode("utf-32")}  # (with its byte-order mark, FF FE 00 00)
     projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}), {"locales/en/d.json": {}})
     for project in projects.values():
         for name, raw in encoded.items():
-            (project.root / "locales" / name).write_bytes(raw)
+            (project.root / "locales" / "en" / name).write_bytes(raw)
     runs = both(projects, "--json")
     assert runs["node"] == runs["python"]
     status, out, _ = runs["python"]
     assert status == 1
     errors = {f["file"]: f["error"] for f in json.loads(out)["locales"][0]["files"] if f["error"]}
 
-    def refused(name: str, encoding: str, mark: str) -> str:
+    def refused(name: str, encoding: str, what: str) -> str:
         path = f"<project>/locales/en/{name}"
-        return (f"{path}: {encoding} text, not UTF-8 (it starts with the byte-order mark {mark}); save it as UTF-8, "
-                f"e.g. iconv -f {encoding} -t UTF-8 {path} > {path}.utf8 && mv {path}.utf8 {path}")
+        return (f"{path}: {what}; save it as UTF-8, e.g. iconv -f {encoding} -t UTF-8 {path} > {path}.utf8 && "
+                f"mv {path}.utf8 {path}")
 
-    assert errors == {"es/a.json": refused("a.json", "UTF-16", "FF FE"),
-                      "es/b.json": refused("b.json", "UTF-16", "FE FF"),
-                      "es/c.json": refused("c.json", "UTF-32", "FF FE 00 00")}
+    assert errors == {f"es/{name}": refused(name, *encoding_and_words) for name, encoding_and_words in said.items()}
     if shutil.which("iconv") is None:
         return
     project = projects["python"]
     for error in errors.values():  # the fix, as said, makes the files readable
         command = error.split("e.g. ", 1)[1].replace("<project>", str(project.root))
         subprocess.run(command, shell=True, check=True)  # (the command the error prints)
-    done = run_locales("python", project)
-    assert (done.returncode, done.stderr) == (0, "")
-    assert project.json("locales/es/a.json") == {"a": "spa:énO"}
-
-
-@needs_node
-def test_a_utf16_or_utf32_locale_file_without_a_byte_order_mark_is_named_as_such_too_on_both_sides(tmp_path: Path):
-    """Before: a syntax error at the first NUL byte, with nothing said of the encoding. JSON text starts with ASCII,
-    so which of the first four bytes are NUL says it (RFC 4627, section 3)."""
-    import shutil
-    import subprocess
-
-    encoded = {"en/a.json": '{"a": "Oné"}'.encode("utf-16-le"), "en/b.json": ' {"b": "Two"}'.encode("utf-16-be"),
-               "en/c.json": '{"c": "Three"}'.encode("utf-32-le")}
-    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}), {"locales/en/d.json": {}})
-    for project in projects.values():
-        for name, raw in encoded.items():
-            (project.root / "locales" / name).write_bytes(raw)
-    runs = both(projects, "--json")
-    assert runs["node"] == runs["python"]
-    status, out, _ = runs["python"]
-    assert status == 1
-    errors = {f["file"]: f["error"] for f in json.loads(out)["locales"][0]["files"] if f["error"]}
-
-    def refused(name: str, encoding: str, start: str) -> str:
-        path = f"<project>/locales/en/{name}"
-        return (f"{path}: {encoding} text, not UTF-8 (it starts with {start}, ASCII in {encoding} without a byte-order "
-                f"mark); save it as UTF-8, e.g. iconv -f {encoding} -t UTF-8 {path} > {path}.utf8 && "
-                f"mv {path}.utf8 {path}")
-
-    assert errors == {"es/a.json": refused("a.json", "UTF-16LE", "7B 00 22 00"),
-                      "es/b.json": refused("b.json", "UTF-16BE", "00 20 00 7B"),
-                      "es/c.json": refused("c.json", "UTF-32LE", "7B 00 00 00")}
-    if shutil.which("iconv") is None:
-        return
-    project = projects["python"]
-    for error in errors.values():  # the fix, as said, makes the files readable
-        subprocess.run(error.split("e.g. ", 1)[1].replace("<project>", str(project.root)), shell=True, check=True)
     done = run_locales("python", project)
     assert (done.returncode, done.stderr) == (0, "")
     assert project.json("locales/es/a.json") == {"a": "spa:énO"}
