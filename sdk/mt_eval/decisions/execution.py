@@ -30,7 +30,7 @@ from mt_eval.decisions.records import (
     QuestionAnswer,
 )
 from mt_eval.guarded_calls import call_failure
-from mt_eval.harness.results_log import LogKind, ResultsNotSaved, read_logged, said_once_if_not_saved
+from mt_eval.harness.results_log import AppendedLines, LogKind, read_logged, said_once_if_not_saved
 from mt_eval.lone_surrogates import problem_in
 from mt_eval.loop_watchdog import LoopBlocked, LoopWatchdog
 from mt_eval.results import NOT_A_RESULT, ResultNotes
@@ -186,25 +186,13 @@ class DecisionLog:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._failed: ResultsNotSaved | None = None
-        self._file = path.open("ab")
+        self._lines = AppendedLines(path, DECISIONS)
 
     def append(self, results: list[DecisionResult]) -> None:
-        if self._failed is not None:
-            raise self._failed
-        try:
-            self._file.write(b"".join(_encode(r) + b"\n" for r in results))
-            self._file.flush()
-        except OSError as exc:
-            self._failed = ResultsNotSaved.writing(self.path, exc, DECISIONS)
-            raise self._failed from exc
+        self._lines.write(results)
 
     def close(self) -> None:
-        try:
-            self._file.close()
-        except OSError:  # (what a failed write left in the buffer: `append` said so)
-            if self._failed is None:
-                raise
+        self._lines.close()
 
     @staticmethod
     def read(path: Path) -> dict[str, DecisionResult]:

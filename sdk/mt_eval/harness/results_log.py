@@ -64,6 +64,33 @@ class ResultsNotSaved(ExpectedError):
                    "continue with the same command and --resume (in place of --force)")
 
 
+class AppendedLines:
+    """A run's ``results.jsonl`` as it is appended to: a write that fails (a full disk) raises `ResultsNotSaved`,
+    as does every later one (the run stops; what was written before is kept)."""
+
+    def __init__(self, path: Path, kind: LogKind[Any]) -> None:
+        self.path, self.kind = path, kind
+        self._failed: ResultsNotSaved | None = None
+        self._file = path.open("ab")
+
+    def write(self, records: Sequence[Any]) -> None:
+        if self._failed is not None:
+            raise self._failed
+        try:
+            self._file.write(b"".join(_encode(r) + b"\n" for r in records))
+            self._file.flush()
+        except OSError as exc:
+            self._failed = ResultsNotSaved.writing(self.path, exc, self.kind)
+            raise self._failed from exc
+
+    def close(self) -> None:
+        try:
+            self._file.close()
+        except OSError:  # (what a failed write left in the buffer: `write` said so)
+            if self._failed is None:
+                raise
+
+
 @contextlib.contextmanager
 def said_once_if_not_saved() -> Iterator[None]:
     """Around a task group whose workers append to a log: a log that cannot be written, found by several workers
@@ -248,12 +275,11 @@ class ResultsLog:
 
     def __init__(self, path: Path, known: Collection[str] = ()) -> None:
         self.path = path
-        self._failed: ResultsNotSaved | None = None  # what a write that failed said (the run stops)
         self._recent: set[str] = set()
         self._folded: Any = ()  # hashes of older ids, sorted (numpy, from the first fold)
         if known:
             self._fold(known)
-        self._file = path.open("ab")
+        self._file = AppendedLines(path, TRANSLATIONS)
 
     @staticmethod
     def read(path: Path) -> dict[str, TranslationResult]:
@@ -282,8 +308,6 @@ class ResultsLog:
         return kept(entries, lambda entry: (key := str(entry["id"])) not in recent and key not in logged)
 
     def append(self, results: list[TranslationResult]) -> None:
-        if self._failed is not None:
-            raise self._failed
         fresh: list[TranslationResult] = []
         again: list[str] = []
         batch: set[str] = set()
@@ -295,12 +319,7 @@ class ResultsLog:
                 batch.add(result.id)
         if again:
             log.warning("%s: not recording %s again", self.path, _ids(again))
-        try:
-            self._file.write(b"".join(_encode(r) + b"\n" for r in fresh))
-            self._file.flush()
-        except OSError as exc:
-            self._failed = ResultsNotSaved.writing(self.path, exc, TRANSLATIONS)
-            raise self._failed from exc
+        self._file.write(fresh)
         self._recent.update(r.id for r in fresh)
         if len(self._recent) >= self.FOLD_AFTER:
             self._fold(self._recent)
@@ -327,8 +346,8 @@ class ResultsLog:
         return {ids[index] for index in np.flatnonzero(self._folded[slot] == hashes).tolist()}
 
     def _logged_among(self, candidates: set[str]) -> set[str]:
-        """Those of ``candidates`` the log holds a result for, read from the file in one pass."""
-        self._file.flush()
+        """Those of ``candidates`` the log holds a result for, read from the file in one pass (every write is
+        flushed as it is made)."""
         found: set[str] = set()
         with self.path.open("rb") as file:
             for line in file:
@@ -341,11 +360,7 @@ class ResultsLog:
         return found
 
     def close(self) -> None:
-        try:
-            self._file.close()
-        except OSError:  # (what a failed write left in the buffer: `append` said so)
-            if self._failed is None:
-                raise
+        self._file.close()
         self._recent, self._folded = set(), ()  # the finished run reads the log back instead
 
 
