@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import sys
 
+import pytest
+
 from mt_eval.adapters import LINES, NULL_FLUSH, ProcessOptions, ProcessTranslator
 from mt_eval.adapters.framing import Framing
 
@@ -116,3 +118,23 @@ async def test_a_program_that_closes_its_input_and_runs_on_is_told_so(tmp_path):
         (None, "closing.py gave no answer within 0.5 s: it closed its input and kept running, so it reads no more "
                "records. Fix: make it read records until its input ends, or run it with persistent=False (one "
                "process per batch) if it reads one input and exits")]
+
+
+# ---- a program that cannot be started --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("persistent", [True, False])
+async def test_a_program_that_cannot_be_started_is_told_with_the_fix(tmp_path, persistent: bool):
+    script = tmp_path / "word-mt.py"
+    script.write_text("print('hi')\n", encoding="utf-8")  # (no execute permission)
+    said = {}
+    for case, command in {"not installed": ["word-mt-not-installed"], "not executable": [str(script)],
+                          "no such file": [str(tmp_path / "bin" / "word-mt")]}.items():
+        said[case] = (await outcomes(ProcessTranslator(command, persistent=persistent, options=FAST), ["a"]))[0][1]
+    assert said["not installed"] == ("cannot start word-mt-not-installed (word-mt-not-installed): it is not "
+                                     "installed, or not on PATH (install it, or give its full path)")
+    assert said["not executable"] == (f"cannot start word-mt.py ({script}): it is not executable (make it so: "
+                                      f"chmod +x {script}, or run it with its interpreter: python3 {script})")
+    assert said["no such file"] is not None and said["no such file"].endswith(
+        ': no such file (a program in the plugin: build its path from the plugin directory, directory / "bin" / '
+        'NAME, which holds wherever the run starts)')

@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 
@@ -34,6 +35,23 @@ def usable() -> bool:
     except OSError:  # an older kernel, or a sandbox that filters the call
         return False
     return True
+
+
+def not_a_program(program: str, cwd: str | os.PathLike[str] | None) -> str | None:
+    """Why ``program`` is no program to start, when it is an empty name, a directory or a file without execute
+    permission (the system says only "Permission denied" for all three)."""
+    path = Path(cwd or ".", program)
+    if not program:
+        return "the program's name is empty"
+    if os.sep not in program:  # (found on PATH)
+        return None
+    if path.is_dir():
+        return "it is a directory, not a program"
+    if path.is_file() and not os.access(path, os.X_OK):
+        runner = {".py": "python3", ".js": "node", ".mjs": "node", ".cjs": "node"}.get(path.suffix, "sh")
+        return f"it is not executable (make it so: chmod +x {program}, or run it with its interpreter: {runner} " \
+               f"{program})"
+    return None
 
 
 async def spawn(loop: asyncio.AbstractEventLoop, protocol: asyncio.SubprocessProtocol, command: Sequence[str], *,

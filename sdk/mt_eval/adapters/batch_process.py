@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from mt_eval.adapters.framing import Framing
-from mt_eval.adapters.hints import answer_count_mismatch
+from mt_eval.adapters.hints import answer_count_mismatch, cannot_start
 from mt_eval.adapters.record_process import DEFAULT_TIMEOUT_S, ProcessOptions, RecordFailure, program_log
 from mt_eval.child_process import ChildProcess, exit_status, wait_event
 
@@ -74,7 +74,7 @@ async def run_once(command: Sequence[str], records: list[bytes], framing: Framin
     try:
         await child.spawn()
     except OSError as exc:
-        raise RecordFailure("unavailable", f"cannot start {label} ({command[0]}): {exc.strerror or exc}") from exc
+        raise RecordFailure("unavailable", cannot_start(label, command, exc, cwd)) from exc
     allowance = per_record * max(1, len(records))
     try:
         child.write(b"".join(record + framing.terminator for record in records))

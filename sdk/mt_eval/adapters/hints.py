@@ -8,9 +8,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from mt_eval.adapters.framing import Framing
 from mt_eval.adapters.program_names import runs_under_stdbuf, wrapped
+from mt_eval.child_spawn import not_a_program
 from mt_eval.process_state import group_reads_stdin
 
 
@@ -60,3 +62,19 @@ def buffering_hint(command: Sequence[str], pid: int | None, *, lead: str = " and
         fixes = f"stdbuf -oL {program} …, its own unbuffered flag (--unbuffered, --flush)"
     return (f"{lead}{waits}: it buffers its output (as programs writing to a pipe do). Fix: {fixes}, or "
             "persistent=False; README: \"Wrapping a translator program\"")
+
+
+def cannot_start(label: str, command: Sequence[str], error: OSError, cwd: str | os.PathLike[str] | None) -> str:
+    """Why the program ``command`` runs could not be started, and the fix."""
+    program = command[0]
+    why = not_a_program(program, cwd)
+    if why is None and isinstance(error, FileNotFoundError):
+        if os.sep not in program:
+            why = "it is not installed, or not on PATH (install it, or give its full path)"
+        elif Path(cwd or ".", program).is_file():
+            why = "the interpreter its #! line names is not installed (install it, or run the file with its " \
+                  "interpreter: [interpreter, path])"
+        else:
+            why = "no such file (a program in the plugin: build its path from the plugin directory, " \
+                  "directory / \"bin\" / NAME, which holds wherever the run starts)"
+    return f"cannot start {label} ({program}): {why or error.strerror or error}"

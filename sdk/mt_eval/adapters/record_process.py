@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mt_eval.adapters.framing import Framing, Markers
-from mt_eval.adapters.hints import buffering_hint, closed_input, shown_answers
+from mt_eval.adapters.hints import buffering_hint, cannot_start, closed_input, shown_answers
 from mt_eval.child_process import ChildProcess, LazyTimer, last_lines
 from mt_eval.process_state import group_reads_stdin
 
@@ -159,8 +159,7 @@ class RecordProcess(ChildProcess):
         try:
             await self.spawn()
         except OSError as exc:
-            raise RecordFailure("unavailable", f"cannot start {self.label} ({self.command[0]}): "
-                                f"{exc.strerror or exc}") from exc
+            raise RecordFailure("unavailable", cannot_start(self.label, self.command, exc, self.cwd)) from exc
         if self.markers is not None:  # what it prints before this marker's echo is a banner, no record's answer
             self.write(self.markers.marker(0) + self.terminator)
 

@@ -63,7 +63,9 @@ def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> in
     if not loaded:
         said_on_stderr(f"no transcripts (*.json) in {directory}")
         return 2
-    unfit = _not_a_program(command[0], cwd)
+    from mt_eval.child_spawn import not_a_program
+
+    unfit = not_a_program(command[0], cwd)
     if unfit:
         said_on_stderr(f"mt-eval bridge check: cannot start {command[0]!r}: {unfit}: give the guest's command after "
                        "--, as you would run it, e.g. mt-eval bridge check -- node my-guest.js")
@@ -101,22 +103,3 @@ def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> in
     skips = f", {skipped} not applicable" if skipped else ""
     shown(f"conformance: {len(loaded) - failed - skipped} passed, {failed} failed{skips}")
     return 1 if failed else 0
-
-
-def _not_a_program(program: str, cwd: str | None) -> str | None:
-    """Why ``program`` is no program to start, when it is an empty name, a directory or a file without execute
-    permission (the system says only "Permission denied" for all three)."""
-    import os
-
-    path = Path(cwd or ".", program)
-    if not program:
-        return "the program's name is empty"
-    if os.sep not in program:  # (found on PATH)
-        return None
-    if path.is_dir():
-        return "it is a directory, not a program"
-    if path.is_file() and not os.access(path, os.X_OK):
-        runner = {".py": "python3", ".js": "node", ".mjs": "node", ".cjs": "node"}.get(path.suffix, "sh")
-        return f"it is not executable (make it so: chmod +x {program}, or run it with its interpreter: {runner} " \
-               f"{program})"
-    return None
