@@ -322,3 +322,14 @@ def test_mt_eval_gateway_serves_until_interrupted_and_prints_the_log_digest(tmp_
     assert re.search(r"log: \S+audit\.jsonl \(continued: it holds 1 requests, \d+ tokens, which count toward the "
                      r"budget\)", banner), banner
     assert re.search(r"stopped; 2 requests \(0 refused\), \d+ tokens; the log holds 3 requests \(0 refused\)", err), err
+
+
+def test_mt_eval_gateway_says_when_the_tokens_went_past_the_budget(tmp_path: Path, standin: StandIn):
+    """The budget is checked as each request arrives, so requests in flight can take a run past it: said on stop."""
+    policy = write_policy(tmp_path, standin.base_url, token_budget=100)
+    log = tmp_path / "audit.jsonl"
+    log.write_text(json.dumps({"path": "/v1/chat/completions", "model": MODELS[1], "refused": None, "status": 200,
+                               "prompt_tokens": 300, "completion_tokens": 48}) + "\n")
+    _banner, err = _serve_and_ask(policy, log, 0)
+    assert "mt-eval gateway: tokens 348 of a budget of 100: exceeded by 248 (requests in flight when it was reached " \
+           "were let finish)" in err

@@ -133,30 +133,90 @@ async def test_a_compressed_answer_is_decoded_and_its_usage_counted(serve, tmp_p
     assert (first["prompt_tokens"], first["completion_tokens"]) == (9, 2)
 
 
-async def test_a_method_that_hangs_up_mid_stream_is_logged_and_the_upstream_let_go(serve, tmp_path: Path):
-    upstream_saw_the_end = asyncio.Event()
+HUNG_UP = "the method closed the connection before the answer was complete"
 
-    async def endless(request: web.Request) -> web.StreamResponse:
+
+def _streaming(chunks: list[bytes], *, then_endless: bool = False, wait_s: float = 0.0,
+               saw_the_end: asyncio.Event | None = None):
+    """An upstream that streams ``chunks`` (waiting ``wait_s`` before the last), then, ``then_endless``, more content
+    without end (and never its usage); ``saw_the_end`` is set when the gateway lets it go."""
+    async def stream(request: web.Request) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         try:
-            while True:
+            for number, chunk in enumerate(chunks):
+                if number == len(chunks) - 1:
+                    await asyncio.sleep(wait_s)
+                await response.write(chunk)
+            while then_endless:
                 await response.write(b'data: {"choices":[{"delta":{"content":"la"}}]}\n\n')
                 await asyncio.sleep(0.02)
         except (ConnectionError, asyncio.CancelledError):
-            upstream_saw_the_end.set()
+            if saw_the_end is not None:
+                saw_the_end.set()
             raise
+        return response
+    return stream
 
-    async with Upstream(endless) as upstream:
-        _, url = await serve(upstream.base_url)
-        async with aiohttp.ClientSession() as client:
-            response = await client.post(f"{url}/chat/completions", json={**ASK, "stream": True})
-            assert (await response.content.readline()).startswith(b"data:")
-            response.close()  # the method hangs up
+
+async def _hang_up_after_one_line(url: str) -> bytes:
+    async with aiohttp.ClientSession() as client:
+        response = await client.post(f"{url}/chat/completions", json={**ASK, "stream": True})
+        line = await response.content.readline()
+        assert line.startswith(b"data:")
+        response.close()  # the method hangs up
+        return line
+
+
+async def test_a_method_that_hangs_up_before_the_usage_chunk_has_its_tokens_counted(serve, tmp_path: Path):
+    """Hanging up after the last content chunk, before the usage chunk: the answer was had whole, so the stream is
+    read on (passed nowhere) to its usage, and its tokens count toward the budget."""
+    content = b'data: {"choices":[{"delta":{"content":"Hola"}}]}\n\n'
+    usage = b'data: {"choices":[],"usage":{"prompt_tokens":500.0,"completion_tokens":40}}\n\ndata: [DONE]\n\n'
+    async with Upstream(_streaming([content, usage], wait_s=0.3)) as upstream:
+        gateway, url = await serve(upstream.base_url, token_budget=100)
+        assert await _hang_up_after_one_line(url) == content.removesuffix(b"\n")
+        [line] = await the_one_log_line(tmp_path)
+        assert line["error"] == HUNG_UP and line["status"] == 200 and "usage_unknown" not in line
+        assert (line["prompt_tokens"], line["completion_tokens"]) == (500, 40)
+        assert line["response_bytes"] == len(content)  # what the method received
+        async with aiohttp.ClientSession() as client, client.post(f"{url}/chat/completions", json=ASK) as refused:
+            assert refused.status == 403 and (await refused.json())["error"]["code"] == "token_budget_exhausted"
+    facts = gateway.log.facts(None, 100)
+    assert (facts.tokens, facts.budget_exceeded_by, facts.usage_unknown) == (540, 440, 0)
+    assert facts.budget_words() == ("tokens 540 of a budget of 100: exceeded by 440 (requests in flight when it "
+                                    "was reached were let finish)")
+
+
+async def test_a_method_that_hangs_up_on_a_stream_whose_usage_never_comes_is_marked_and_the_upstream_let_go(
+        serve, tmp_path: Path):
+    """The stream read on for its usage is let go at the policy's timeout, and logged as of unknown usage."""
+    upstream_saw_the_end = asyncio.Event()
+    first = b'data: {"choices":[{"delta":{"content":"la"}}]}\n\n'
+    async with Upstream(_streaming([first], then_endless=True, saw_the_end=upstream_saw_the_end)) as upstream:
+        _, url = await serve(upstream.base_url, timeout_s=0.5)
+        await _hang_up_after_one_line(url)
         await asyncio.wait_for(upstream_saw_the_end.wait(), 5)
     [line] = await the_one_log_line(tmp_path)
-    assert line["stream"] is True and line["status"] == 200
-    assert line["error"] == "the method closed the connection before the answer was complete"
+    assert line["stream"] is True and line["status"] == 200 and line["usage_unknown"] is True
+    assert line["error"].startswith(f"{HUNG_UP}; reading on for its usage: ") and "within 0.5 s" in line["error"]
+    assert (line["prompt_tokens"], line["completion_tokens"]) == (0, 0) and line["latency_s"] < 3
+    assert line["response_bytes"] < 1000  # what the method received, not what was read on
+
+
+async def test_a_stream_read_on_for_its_usage_does_not_hold_up_stopping(serve, tmp_path: Path):
+    upstream_saw_the_end = asyncio.Event()
+    first = b'data: {"choices":[{"delta":{"content":"la"}}]}\n\n'
+    async with Upstream(_streaming([first], then_endless=True, saw_the_end=upstream_saw_the_end)) as upstream:
+        gateway, url = await serve(upstream.base_url, timeout_s=60)
+        await _hang_up_after_one_line(url)
+        await asyncio.sleep(0.1)
+        assert gateway.in_flight == 1  # read on for its usage
+        await asyncio.wait_for(gateway.close(), 3)
+        await asyncio.wait_for(upstream_saw_the_end.wait(), 5)
+    [line] = log_lines(tmp_path)
+    assert line["usage_unknown"] is True and "the gateway stopped" in line["error"]
+    assert gateway.log.facts(None, None).budget_words() == "tokens 0; 1 request of unknown usage counted 0"
 
 
 async def test_a_method_that_gives_up_before_the_answer_began_is_logged_and_the_upstream_let_go(serve,
@@ -189,7 +249,7 @@ async def test_a_method_that_gives_up_before_the_answer_began_is_logged_and_the_
         writer.close()  # the method gives up
         await asyncio.wait_for(upstream_saw_the_end.wait(), 3)
     [line] = await the_one_log_line(tmp_path)
-    assert line["error"] == "the method closed the connection before the answer was complete"
+    assert line["error"] == HUNG_UP
     assert line["status"] is None and (line["prompt_tokens"], line["completion_tokens"]) == (0, 0)
     assert line["latency_s"] < 3
 

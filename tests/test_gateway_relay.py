@@ -4,9 +4,10 @@ log and not passed on, wherever the upstream's writes happen to cut the stream."
 from __future__ import annotations
 
 import hashlib
+import json
 from types import SimpleNamespace
 
-from mt_eval.gateway.relay import Relay
+from mt_eval.gateway.relay import Relay, usage_of
 
 STREAM = (b'data: {"choices":[{"delta":{"content":"Ho"}}]}\n\n'
           b'data: {"choices":[{"delta":{"content":"la"}}],"usage":null}\n\n'
@@ -59,3 +60,12 @@ def test_a_stream_whose_method_asked_for_its_usage_is_passed_on_whole():
     assert got == STREAM and record["response_bytes"] == len(STREAM)
     unended = b'data: {"choices":[{"delta":{"content":"Ho"}}]}\n\ndata: {"choi'  # (an event the stream did not end)
     assert relayed([unended], hide_usage=True)[0] == unended
+
+
+def test_token_counts_written_as_integral_floats_count_and_other_numbers_do_not():
+    def counted(prompt: object) -> int:
+        return usage_of(json.dumps({"usage": {"prompt_tokens": prompt, "completion_tokens": 2.0}}).encode())[0]
+
+    assert usage_of(b'{"usage": {"prompt_tokens": 500.0, "completion_tokens": 2.0}}') == (500, 2)
+    refused = (-3.0, -3, 2.5, float("nan"), True, "5", 0.0)
+    assert [counted(v) for v in (500, 7.0, *refused)] == [500, 7, 0, 0, 0, 0, 0, 0, 0]

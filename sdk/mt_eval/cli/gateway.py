@@ -137,6 +137,8 @@ async def _serve(args: argparse.Namespace, policy: object, host: str, port: int,
              if before[0] else "")
     said_on_stderr(f"mt-eval gateway: stopped; {facts.requests - before[0]} requests ({facts.refused - before[1]} "
                    f"refused), {facts.tokens - before[2]} tokens{whole}; log {args.log} sha256 {facts.log_sha256}")
+    if (budget := facts.budget_words()) is not None:
+        said_on_stderr(f"mt-eval gateway: {budget}")
     return 0
 
 

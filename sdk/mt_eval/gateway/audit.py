@@ -3,7 +3,9 @@ run card (``gateway``: the log's SHA-256, requests, tokens, models).
 
 A line: ``time``, ``seq``, ``path``, ``model``, ``status``, ``refused`` (why the gateway refused, or null),
 ``request_sha256``/``response_sha256`` and their byte counts, ``prompt_tokens``, ``completion_tokens``,
-``latency_s`` (and the bodies themselves when the policy sets ``log_bodies``). Reopening an existing log
+``latency_s`` (and the bodies themselves when the policy sets ``log_bodies``); ``error`` when the answer ended
+short, and ``usage_unknown`` when its tokens could not be read (a method hung up on a stream that then never
+reported its usage: counted 0). Reopening an existing log
 continues it: a resumed run keeps one log and one token budget. A torn last line (a write cut short: part
 of a record, or NUL bytes) is cut off first, so the next record starts on a line of its own; any other line
 that is not a request record stops the gateway with `AuditLogError` naming it (an audit trail is not
@@ -47,6 +49,19 @@ class GatewayFacts(msgspec.Struct, kw_only=True):
     token_budget: int | None
     models: list[str]
     policy_sha256: str
+    # requests whose usage never came (counted 0 tokens), and how far the tokens went past the budget (None: not)
+    usage_unknown: int = 0
+    budget_exceeded_by: int | None = None
+
+    def budget_words(self) -> str | None:
+        """The tokens against the budget, in words, when they went past it (the budget is checked as each request
+        arrives), or some are unknown; None otherwise."""
+        unknown = (f"; {self.usage_unknown} request{'s' if self.usage_unknown != 1 else ''} of unknown usage "
+                   "counted 0") if self.usage_unknown else ""
+        if self.budget_exceeded_by is None:
+            return f"tokens {self.tokens}{unknown}" if unknown else None
+        return (f"tokens {self.tokens} of a budget of {self.token_budget}: exceeded by {self.budget_exceeded_by} "
+                f"(requests in flight when it was reached were let finish){unknown}")
 
 
 class AuditLogError(ExpectedError):
@@ -92,7 +107,7 @@ class AuditLog:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.requests = self.refused = self.prompt_tokens = self.completion_tokens = 0
+        self.requests = self.refused = self.prompt_tokens = self.completion_tokens = self.usage_unknown = 0
         self.models: set[str] = set()
         self.refusals: dict[str, int] = {}
         self.torn_bytes = 0
@@ -158,6 +173,7 @@ class AuditLog:
             self.refusals[record["refused"]] = self.refusals.get(record["refused"], 0) + 1
         elif record.get("model"):
             self.models.add(record["model"])
+        self.usage_unknown += record.get("usage_unknown") is True
         self.prompt_tokens += int(record.get("prompt_tokens") or 0)
         self.completion_tokens += int(record.get("completion_tokens") or 0)
 
@@ -212,7 +228,9 @@ class AuditLog:
             self.flush()
         self.check_written()
         policy_sha = hashlib.sha256(policy_path.read_bytes()).hexdigest() if policy_path else ""
+        exceeded = self.tokens - token_budget if token_budget is not None and self.tokens > token_budget else None
         return GatewayFacts(log=self.path.name, log_sha256=hashlib.sha256(self.path.read_bytes()).hexdigest(),
                             requests=self.requests, refused=self.refused, tokens=self.tokens,
                             prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
-                            token_budget=token_budget, models=sorted(self.models), policy_sha256=policy_sha)
+                            token_budget=token_budget, models=sorted(self.models), policy_sha256=policy_sha,
+                            usage_unknown=self.usage_unknown, budget_exceeded_by=exceeded)

@@ -54,6 +54,10 @@ _answer_decoder = msgspec.json.Decoder(_Answer)
 
 
 def _tokens(value: Any) -> int:
+    """A count of tokens as reported: a positive integer, or a float with an integral value (``500.0``, as some
+    servers write it); anything else (negative, a fraction, NaN, a boolean) counts 0."""
+    if isinstance(value, float) and value.is_integer() and value > 0:
+        return int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
@@ -76,11 +80,11 @@ def _usage_only(event: bytes) -> bool:
     return False
 
 
-def usage_of(body: bytes, *, event_stream: bool = False) -> tuple[int, int]:
-    """(prompt, completion) tokens reported in a response body: JSON, or the last usage of an SSE stream."""
-    prompt = completion = 0
+def _usages(body: bytes, *, event_stream: bool) -> list[dict[str, Any]]:
+    """The usage objects reported in a response body (JSON, or the events of an SSE stream), in order."""
     chunks = [body] if not event_stream else \
         [line[5:].strip() for line in body.splitlines() if line.startswith(b"data:") and b'"usage"' in line]
+    usages = []
     for chunk in chunks:
         try:
             answer = _answer_decoder.decode(chunk)
@@ -90,9 +94,22 @@ def usage_of(body: bytes, *, event_stream: bool = False) -> tuple[int, int]:
         if usage is None and isinstance(answer.response, dict):
             usage = answer.response.get("usage")
         if isinstance(usage, dict):
-            prompt = _tokens(usage.get("prompt_tokens") or usage.get("input_tokens")) or prompt
-            completion = _tokens(usage.get("completion_tokens") or usage.get("output_tokens")) or completion
+            usages.append(usage)
+    return usages
+
+
+def usage_of(body: bytes, *, event_stream: bool = False) -> tuple[int, int]:
+    """(prompt, completion) tokens reported in a response body: JSON, or the last usage of an SSE stream."""
+    prompt = completion = 0
+    for usage in _usages(body, event_stream=event_stream):
+        prompt = _tokens(usage.get("prompt_tokens") or usage.get("input_tokens")) or prompt
+        completion = _tokens(usage.get("completion_tokens") or usage.get("output_tokens")) or completion
     return prompt, completion
+
+
+def _last_event_end(stream: bytes) -> int:
+    """Where the last complete event of an SSE stream ends (0: none is complete)."""
+    return max((m.end() for m in _EVENT_END.finditer(stream)), default=0)
 
 
 class Relay(Exchange):
@@ -117,6 +134,7 @@ class Relay(Exchange):
         self.hide_usage = hide_usage and self.stream
         self.unsplit = b""  # (hide_usage: the part of the stream after its last complete event)
         self.passed: list[bytes] = []  # (hide_usage: what was passed on, for the log)
+        self.delivered: bytes | None = None  # (the method hung up: what it had received; the rest is read for usage)
         client.listener = self
 
     # -- from the upstream ------------------------------------------------------------------------------
@@ -133,6 +151,8 @@ class Relay(Exchange):
         if self.size > MAX_ANSWER:
             return self._too_large()
         self.received.append(data)
+        if self.delivered is not None:
+            return self._read_for_usage(data)
         if self.digest is not None:
             if self.hide_usage:
                 data = self._without_usage_chunk(data)
@@ -158,13 +178,24 @@ class Relay(Exchange):
         starts = [0, *ends[:-1]]
         return b"".join(pending[a:b] for a, b in zip(starts, ends, strict=True) if not _usage_only(pending[a:b]))
 
+    def _read_for_usage(self, data: bytes) -> None:
+        """The method hung up: the stream is read on, passed nowhere, until the event that reports its usage."""
+        pending = self.unsplit + data
+        end = _last_event_end(pending)
+        self.unsplit = pending[end:]
+        if end and b'"usage"' in pending and _usages(pending[:end], event_stream=True):
+            self.abort()
+            self._log(b"".join(self.received), self.status)
+
     def on_done(self) -> None:
         if self.over:
             return
         self.over = True
         received = self.received
         data = received[0] if len(received) == 1 else b"".join(received)
-        if self.stream:
+        if self.delivered is not None:
+            pass  # (nobody to send the end to)
+        elif self.stream:
             self._forward(self.unsplit)  # (an event the stream did not end)
             self.client.end_stream()
         else:
@@ -188,10 +219,12 @@ class Relay(Exchange):
             message = f"the upstream serving {model} broke off: {error}"
         else:
             message = f"the upstream serving {model} cannot be reached: {type(error).__name__}: {error}"
-        self.record["error"] = message
+        self._say(message)
         data = b"".join(self.received)
         status = self.status
-        if self.client.started:
+        if self.delivered is not None:
+            pass  # (the method is gone: nobody to tell)
+        elif self.client.started:
             self.client.break_off()
         else:
             status, code = (504, "upstream_timeout") if timeout else \
@@ -218,11 +251,21 @@ class Relay(Exchange):
 
     # -- from the method's connection -------------------------------------------------------------------
     def gone(self) -> None:
+        """The method closed its connection before its answer was complete: the upstream request is let go, unless
+        its answer is a stream that has begun and has not reported its usage yet. That one is read on (passed
+        nowhere, within the timeout and `MAX_ANSWER`) until its usage comes or it ends, so the tokens of an answer
+        the method may have had whole count toward the budget."""
         if self.over:
             return
-        self.abort()
         self.record["error"] = "the method closed the connection before the answer was complete"
-        self._log(b"".join(self.received), self.status or None)
+        data = b"".join(self.received)
+        if self.stream and 200 <= self.status < 400 and not _usages(data, event_stream=True):
+            self.delivered = b"".join(self.passed) if self.hide_usage else data
+            self.unsplit = data[_last_event_end(data):]
+            self.resume()  # (paused if the method read slowly)
+            return
+        self.abort()
+        self._log(data, self.status or None)
 
     def stopped(self) -> None:
         """The gateway is stopping with this request unanswered: the method gets a clear error (unless its
@@ -231,9 +274,11 @@ class Relay(Exchange):
             return
         self.abort()
         message = "the gateway stopped before the upstream's answer was complete"
-        self.record["error"] = message
+        self._say(message)
         data, status = b"".join(self.received), self.status or None
-        if self.client.started:
+        if self.delivered is not None:
+            pass  # (the method is gone: nobody to tell)
+        elif self.client.started:
             self.client.break_off()
         else:
             status, data = 503, error_body(message, "gateway_stopped", "api_error")
@@ -241,6 +286,12 @@ class Relay(Exchange):
         self._log(data, status)
 
     # -- the log ----------------------------------------------------------------------------------------
+    def _say(self, message: str) -> None:
+        """The log's ``error``: why the answer ended short (after the method's hang-up, when it was read on for its
+        usage)."""
+        hung_up = self.delivered is not None
+        self.record["error"] = f"{self.record['error']}; reading on for its usage: {message}" if hung_up else message
+
     def _log(self, data: bytes, status: int | None) -> None:
         record = self.record
         record["status"] = status
@@ -248,9 +299,14 @@ class Relay(Exchange):
             digest = self.digest.hexdigest()  # streamed: hashed piece by piece
         else:
             digest = hashlib.sha256(data).hexdigest()
-        prompt, completion = usage_of(data, event_stream=self.content_type.startswith(b"text/event-stream")) \
+        event_stream = self.content_type.startswith(b"text/event-stream")
+        prompt, completion = usage_of(data, event_stream=event_stream) \
             if status is not None and status < 400 else (0, 0)
-        if self.hide_usage and status == self.status:
+        if self.delivered is not None:  # (the method hung up: the rest was read for its usage alone)
+            if not _usages(data, event_stream=event_stream):
+                record["usage_unknown"] = True  # (its tokens counted 0: the audit's summary says how many)
+            data = self.delivered
+        elif self.hide_usage and status == self.status:
             data = b"".join(self.passed)  # what the method received (the usage chunk was read above)
         record.update(response_sha256=digest, response_bytes=len(data), prompt_tokens=prompt,
                       completion_tokens=completion, latency_s=round(time.perf_counter() - self.started, 6))

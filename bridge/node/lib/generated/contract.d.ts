@@ -530,6 +530,8 @@ export interface GatewayFacts {
   token_budget: number | null;
   models: string[];
   policy_sha256: string;
+  usage_unknown?: number;
+  budget_exceeded_by?: number | null;
   [extra: string]: unknown;
 }
 
