@@ -118,6 +118,21 @@ def test_without_the_sandbox_the_gateway_serves_on_loopback_and_the_run_is_not_e
     assert card.eligibility is not None and not card.eligibility.eligible and card.sandbox is None
 
 
+def test_a_run_whose_gateway_tokens_went_past_the_budget_says_so_in_its_result(tmp_path: Path, standin: StandIn,
+                                                                              capsys):
+    """The budget is checked as each request arrives, so the one that reaches it is let finish: before, the card
+    held how far past it the tokens went and the run's result said nothing of it."""
+    plugin = probe_plugin(tmp_path, "python", dependency_class="A1", dependencies=[GATEWAY_DEPENDENCY])
+    policy = write_policy(tmp_path, standin.base_url, token_budget=5)
+    code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path)),
+                          "--gateway-policy", str(policy), "--concurrency", "1", *actions("chat:"))
+    assert card is not None and card.gateway is not None, code
+    over = card.gateway.budget_exceeded_by
+    assert over is not None and over == card.gateway.tokens - 5 > 0
+    said = f"  gateway: tokens {card.gateway.tokens} of a budget of 5: exceeded by {over} (requests in flight when it "
+    assert said in capsys.readouterr().out
+
+
 async def test_the_token_budget_holds_and_a_reopened_log_keeps_counting(tmp_path: Path, standin: StandIn):
     policy = GatewayPolicy(models=[ModelRoute(id=MODELS[0])], base_url=standin.base_url, token_budget=18)
     log_path = tmp_path / "gateway.jsonl"

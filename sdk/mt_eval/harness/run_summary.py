@@ -34,6 +34,9 @@ def summary_lines(card: RunCard) -> list[str]:
     else:
         lines.append(f"  not scored: {unscored_reason(card)}")
     lines += describe_outcome(card.eligibility, card.sandbox)
+    said = card.gateway.budget_words() if card.gateway is not None else None
+    if said is not None:  # (requests in flight when the budget was reached, or usage the upstream never said)
+        lines.append(f"  gateway: {said}")
     if card.normalised:
         notes = ResultNotes()
         notes.merge(card.normalised)
