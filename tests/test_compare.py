@@ -132,6 +132,30 @@ def test_runs_into_different_languages_are_not_compared(tmp_path: Path, corpus: 
         "same language, scored against the same references\n")
 
 
+def test_a_refusal_with_json_prints_why_as_json_as_well_as_on_stderr(tmp_path: Path, corpus: Path, capsys):
+    assert run(tmp_path / "spa", corpus, *honest())[0] == 0
+    assert run(tmp_path / "cat", corpus, *honest(), "--pair", "eng>cat", "--accept-doubt", "pair-mismatch")[0] == 0
+    spa, cat = tmp_path / "spa" / "card.json", tmp_path / "cat" / "card.json"
+    capsys.readouterr()
+    assert compare(spa, cat, "--json") == 1
+    shown = capsys.readouterr()
+    why = ("the cards translate different pairs (A: eng>spa; B: eng>cat); paired tests compare translations into the "
+           "same language, scored against the same references")
+    assert json.loads(shown.out) == {"a": str(spa), "b": str(cat), "compared": False, "reason": why}
+    assert shown.err.endswith(f"mt-eval compare: {why}\n")
+    edited = edit_card(spa, lambda data: data.update(run_id="another"), reseal=False)
+    assert compare(spa, edited, "--json", "--quiet") == 1
+    shown = capsys.readouterr()
+    refusal = json.loads(shown.out)
+    assert refusal["compared"] is False and refusal["reason"].startswith(f"{edited} does not verify, so it cannot "
+                                                                         "be compared:")
+    assert f"mt-eval compare: {edited} does not verify, so it cannot be compared:" in shown.err
+    assert main(["verify", str(edited), "--json"]) == 1
+    verified = json.loads(capsys.readouterr().out)[0]  # the card's check, as verify --json shows it
+    assert refusal["verification"].keys() == verified.keys() and refusal["verification"]["verified"] is False
+    assert refusal["verification"]["problems"] == verified["problems"]
+
+
 def test_latencies_are_compared_only_on_the_same_hardware(tmp_path: Path, corpus: Path, capsys):
     assert run(tmp_path / "a", corpus, *honest())[0] == 0
     a = tmp_path / "a" / "card.json"

@@ -233,6 +233,51 @@ def test_an_empty_corpus_is_one_line_naming_the_file_and_the_fix(capsys, tmp_pat
         assert err.count("\n") == 1 and err.startswith(f"mt-eval run: corpus {FIXTURES / name}: {message}")
 
 
+def test_a_blank_json_reference_is_no_reference_as_an_empty_tsv_cell_is(capsys, tmp_path: Path):
+    entry = '{{"id": "{0}", "source": "Good night.", "reference": {1}}}'
+    for name, content, place in [
+            ("empty-cell.tsv", "Hello.\tHola.\nGood night.\t\nThank you.\tGracias.\n", "(line 2)"),
+            ("empty.jsonl", "\n".join(entry.format(i, r) for i, r in [(1, '"Hola."'), (2, '""'), (3, '"Adiós."')]),
+             "(line 2)"),
+            ("spaces.json", "[" + ", ".join(entry.format(i, r) for i, r in [(1, '"Hola."'), (2, '" \\t"')]) + "]",
+             "($[1])")]:
+        corpus = tmp_path / name
+        corpus.write_text(content, encoding="utf-8")
+        code, _, err = run(capsys, tmp_path, "--corpus", str(corpus))
+        assert code == 1 and not (tmp_path / "run" / "results.jsonl").exists()
+        assert err.startswith(f"mt-eval run: corpus {corpus}: 1 entry of ") and f"has no reference {place}: " \
+            "either every entry has a reference or none has; add the missing references" in err
+    every_one_blank = tmp_path / "blank.jsonl"
+    every_one_blank.write_text(entry.format(1, '""') + "\n" + entry.format(2, '"  "') + "\n", encoding="utf-8")
+    code, _, err = run(capsys, tmp_path, "--corpus", str(every_one_blank))
+    assert code == 1 and "2 entries of 2 have no reference (lines 1, 2)" in err
+    assert "(an empty or white-space reference is no reference)" in err
+    controls = tmp_path / "controls.jsonl"  # a negative control needs no reference: a blank one is none either
+    controls.write_text(entry.format(1, '"Buenas noches."') + "\n"
+                        '{"id": "n", "family": "negative", "source": "", "reference": ""}\n', encoding="utf-8")
+    code, card, _ = run(capsys, tmp_path, "--corpus", str(controls), "--quiet")
+    assert code == 0 and card is not None and card.metrics is not None
+
+
+def test_a_corpus_pair_written_with_an_underscore_runs_as_pair_writes_it(capsys, tmp_path: Path):
+    corpus = tmp_path / "cmn.json"
+    corpus.write_text(json.dumps({"language_pair": {"source": "eng", "target": "cmn_Hans"},
+                                  "entries": [{"id": "1", "source": "Hello.", "reference": "你好。"}]}), "utf-8")
+    for pair in [(), ("--pair", "eng>cmn_Hans")]:  # --pair reads cmn_Hans as cmn-Hans too: the same pair
+        code = main(["run", "--method", SCRIPTED, "--corpus", str(corpus), "--out", str(tmp_path / "run"),
+                     "--resamples", "50", "--force", "--quiet", *LENIENT, *pair])
+        assert code == 0, capsys.readouterr().err
+        card = msgspec.json.decode((tmp_path / "run" / "card.json").read_bytes(), type=RunCard)
+        assert card.corpus.pair == "eng>cmn-Hans"
+    corpus.write_text(json.dumps({"language_pair": {"source": "eng", "target": "Chinese (Simplified)"},
+                                  "entries": [{"id": "1", "source": "Hello."}]}), "utf-8")
+    capsys.readouterr()
+    code = main(["run", "--method", SCRIPTED, "--corpus", str(corpus), "--out", str(tmp_path / "other")])
+    assert code == 1 and capsys.readouterr().err == (
+        f"mt-eval run: corpus {corpus} $.language_pair.target: 'Chinese (Simplified)' is not a language code: write "
+        "an ISO 639 code such as eng or en (subtags after a -: pt-BR)\n")
+
+
 def test_champollion_evaluation_reads_corpora_with_the_same_reader(capsys, tmp_path: Path):
     project = make_project(tmp_path, pairs_config({"en:fr": {"methodPlugin": "rot13"}}), plugins=("rot13",))
     project.write("dev.tsv", "# greetings\nHello\tfra: Uryyb\nGood night\tfra: Tbbq avtug\n")

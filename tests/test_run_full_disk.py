@@ -91,3 +91,23 @@ def test_a_lock_file_that_cannot_grow_is_said_to_need_room_not_permissions(tmp_p
         f"mt-eval run: cannot open {out / '.lock'}, the lock file that keeps a second process out of the run directory "
         f"{out}: File too large; free space on its disk (or lift the quota or file size limit in the way), or choose "
         "another --out")
+
+
+def test_a_resume_on_a_disk_still_full_stops_at_run_json_saying_the_results_are_kept(tmp_path: Path):
+    """Before: ``mt-eval run: [Errno 27] File too large`` (on a full disk ``[Errno 28] No space left on device``),
+    naming neither run.json nor that the results so far are kept."""
+    out = tmp_path / "run"
+    assert run(tmp_path, limit=4000).returncode == 1  # stopped by the full disk, some results saved
+    saved, recorded = logged_ids(out), (out / "run.json").read_bytes()
+    still_full = run(tmp_path, "--resume", limit=300)  # (the lock file fits; run.json, rewritten whole, does not)
+    assert still_full.returncode == 1, still_full.stderr
+    assert still_full.stderr.strip().splitlines()[-1] == (
+        f"mt-eval run: cannot write {out / 'run.json'}: File too large; the run did not resume. The results so far "
+        f"are saved in {out / 'results.jsonl'}: free space, or make the directory writable, then continue with the "
+        "same command and --resume"), still_full.stderr
+    assert {p.name for p in out.iterdir()} == RUN_FILES - {"card.json", "predictions.txt"}  # no temporary file left
+    assert logged_ids(out) == saved and (out / "run.json").read_bytes() == recorded
+    resumed = run(tmp_path, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted(logged_ids(out)) == sorted(f"e{i}" for i in range(len(SOURCES)))
+    assert json.loads((out / "card.json").read_text())["sessions"] == 2

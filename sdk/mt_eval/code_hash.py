@@ -58,6 +58,16 @@ def code_sha256(directory: Path) -> str:
     return digest.hexdigest()
 
 
+def written_since(directory: Path, started_at: str) -> list[str]:
+    """The files `hashed_files` lists in ``directory`` modified since ``started_at`` (ISO 8601, recorded to the
+    second: a file written within that second is not counted), as relative paths: what changed the code hash."""
+    import datetime
+
+    started = datetime.datetime.fromisoformat(started_at).timestamp() + 1
+    return ["/".join(parts) for parts in hashed_files(directory)
+            if directory.joinpath(*parts).stat().st_mtime >= started]
+
+
 def git_state(directory: Path) -> tuple[str | None, bool | None]:
     """The commit of the repository holding ``directory`` and whether that directory has changes."""
     try:

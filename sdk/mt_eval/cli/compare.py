@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import Any
 
 from mt_eval.cli.arguments import add_corpus_arguments, card_argument, resample_count, seed_number, trial_count
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from mt_eval.harness.compare import CompareError
 
 EXPECTED = (ValueError,)
 
@@ -41,7 +48,8 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
                               "temperature, tool_permissions, environment, retry_budget, max_tokens, seed, batch_size, "
                               "concurrency, timeout_s, retries_per_entry; hardware compares latencies across "
                               "hardware labels")
-    compare.add_argument("--json", action="store_true", help="print JSON")
+    compare.add_argument("--json", action="store_true",
+                         help="print JSON (also when the cards are not compared: why, with exit status 1)")
     compare.add_argument("--quiet", action="store_true", help="no progress lines on stderr (each step as it starts, "
                                                                "with the time so far)")
     compare.add_argument("--extension", action="append", default=[], metavar="MODULE",
@@ -74,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
 
     from mt_eval.cli.arguments import corpus_instead
     from mt_eval.errors import UsageError
-    from mt_eval.harness.compare import compare_cards
+    from mt_eval.harness.compare import CompareError, compare_cards
     from mt_eval.harness.compare_checks import check_allowed
 
     try:
@@ -82,9 +90,16 @@ def run(args: argparse.Namespace) -> int:
         allowed = check_allowed(args.allow_diff)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    report = compare_cards(Path(args.baseline), Path(args.candidate), corpus=corpus,
-                           bootstrap=args.bootstrap, trials=args.trials, seed=args.seed, extensions=args.extension,
-                           allow_diff=allowed, stage=_stages(args.quiet))
+    try:
+        report = compare_cards(Path(args.baseline), Path(args.candidate), corpus=corpus,
+                               bootstrap=args.bootstrap, trials=args.trials, seed=args.seed, extensions=args.extension,
+                               allow_diff=allowed, stage=_stages(args.quiet))
+    except CompareError as refused:
+        if args.json:  # a reader of the JSON hears of the refusal too (stderr says it, the exit status is 1)
+            from mt_eval.cli.json_output import json_text
+
+            sys.stdout.write(json_text(_refusal(Path(args.baseline), Path(args.candidate), refused)))
+        raise
     if args.json:
         from mt_eval.cli.json_output import json_text
 
@@ -95,3 +110,14 @@ def run(args: argparse.Namespace) -> int:
 
     print(escaped_for_terminal(render(report)))  # (the cards' paths and values: none acts on the terminal)
     return 0
+
+
+def _refusal(baseline: Path, candidate: Path, refused: CompareError) -> dict[str, Any]:
+    """What ``--json`` prints when the cards are not compared: the cards, ``"compared": false`` and the reason, with
+    the check of a card that does not verify as ``mt-eval verify --json`` prints it."""
+    from mt_eval.harness.verify import as_json
+
+    shown: dict[str, Any] = {"a": str(baseline), "b": str(candidate), "compared": False, "reason": refused.one_line()}
+    if refused.verification is not None:
+        shown["verification"] = as_json(refused.verification)
+    return shown

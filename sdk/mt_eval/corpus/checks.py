@@ -6,7 +6,8 @@
 - every entry has a source text that is not blank (parallel text, built from lines, is not checked here:
   its empty lines are segments too), except a negative control, whose source may be empty;
 - either every scored entry has a reference or none has: a reference-free corpus is translated, not scored;
-  one whose entries have ``references`` instead (read by no metric) is refused;
+  one whose entries have ``references`` instead (read by no metric) is refused; a blank reference (``""``, or
+  white space only) is none, as an empty TSV cell is, and a corpus whose references are all blank is refused;
 - the families (``family``, ``pass_rule``, ``pair``: `mt_eval.corpus.families`) are well formed: a canary has
   a pass rule and a reference, only a negative control names its own pair.
 """
@@ -43,13 +44,20 @@ def check_corpus(corpus: Corpus, *, empty_hint: str | None = None) -> None:
         if problems:
             raise CorpusError(problems, summary=f"corpus {corpus.path}: {plural(len(problems), 'problem')} with its "
                                                 "families")
-    scored = with_reference = 0
+    scored = with_reference = blank = 0
     for entry in corpus.entries:
         if not families or family_of(entry) == "scored":
             scored += 1
-            with_reference += entry.get("reference") is not None  # strings: checked above
+            reference = entry.get("reference")  # a string or None: checked above
+            if reference is not None:
+                if _blank(reference):
+                    blank += 1
+                else:
+                    with_reference += 1
     if 0 < with_reference < scored:
         raise CorpusError([_some_references(corpus, families, with_reference)])
+    if blank and not with_reference:
+        raise CorpusError([_some_references(corpus, families, with_reference, all_blank=True)])
     if not with_reference and "references" in corpus.field_names:
         raise CorpusError([_unread_references(corpus)])
     corpus.references = 0 < with_reference == scored
@@ -141,13 +149,24 @@ def _entry_problems(corpus: Corpus) -> list[Problem]:
     return problems
 
 
-def _some_references(corpus: Corpus, families: bool, with_reference: int) -> Problem:
-    """Some but not all scored entries have a reference: name the minority's places."""
+def _blank(reference: str) -> bool:
+    """An empty or white-space-only reference, which no metric can score against: it is no reference."""
+    return not reference or reference.isspace()
+
+
+def _has_reference(entry: dict[str, Any]) -> bool:
+    reference = entry.get("reference")
+    return isinstance(reference, str) and not _blank(reference)
+
+
+def _some_references(corpus: Corpus, families: bool, with_reference: int, *, all_blank: bool = False) -> Problem:
+    """Some but not all scored entries have a reference: name the minority's places. With ``all_blank``, every
+    reference the scored entries give is blank: name those."""
     scored = [i for i, e in enumerate(corpus.entries) if not families or family_of(e) == "scored"]
     total = len(scored)
-    lacking = with_reference >= total - with_reference
+    lacking = all_blank or with_reference >= total - with_reference
     odd = [i for i, e in enumerate(corpus.entries) if (not families or family_of(e) == "scored")
-           and isinstance(e.get("reference"), str) != lacking]
+           and (isinstance(e.get("reference"), str) if all_blank else _has_reference(e) != lacking)]
     if corpus.lines is not None:
         numbers = [corpus.lines[i] for i in odd]
         place = ("line " if len(numbers) == 1 else "lines ") + listing(numbers)
@@ -159,6 +178,8 @@ def _some_references(corpus: Corpus, families: bool, with_reference: int) -> Pro
     message = (f"{plural(len(odd), 'entry', 'entries')} of {total:,}{kind} {what} ({place}): either every{kind} "
                "entry has a reference or none has")
     hint = "add the missing references, or remove them all to translate without scoring"
+    if lacking and any(isinstance(corpus.entries[i].get("reference"), str) for i in odd):
+        hint += " (an empty or white-space reference is no reference)"
     spaced = [corpus.lines[i] for i in odd
               if corpus.lines is not None and SPACED_COLUMNS.search(corpus.entries[i]["source"])]
     if corpus.format == "tsv" and lacking and spaced:

@@ -28,7 +28,7 @@ from mt_eval.corpus.model import ALIASES, Corpus, CorpusError, CorpusFile, type_
 from mt_eval.corpus.names import misspelling_of
 from mt_eval.corpus.on_disk import ON_DISK_FROM, EntriesOnDisk
 from mt_eval.json_input import TooManyDigits, int_or_too_long, same_on_every_python
-from mt_eval.pairs import PairError, parse_pair
+from mt_eval.pairs import PairError, language_code, parse_pair
 from mt_eval.problems import Problem, json_path
 
 _decode = msgspec.json.Decoder().decode
@@ -287,27 +287,33 @@ def _read_upstream(corpus: Corpus, data: dict[str, Any]) -> None:
 
 
 def _language_pair(path: Path, pair: Any) -> tuple[str | None, str | None]:
-    """The source and target languages ``language_pair`` names (None, None without one)."""
+    """The source and target languages ``language_pair`` names (None, None without one), written as ``--pair``
+    writes them (``cmn_Hans`` → ``cmn-Hans``)."""
     if pair is None:
         return None, None
     hint = 'write it as {"source": "eng", "target": "spa"}, or as "eng>spa"'
-    if isinstance(pair, str):
-        try:
-            parsed = parse_pair(pair)
-        except PairError:
-            raise CorpusError.single(path, f'"{pair}" is not a language pair', where="$.language_pair",
-                                     code="pair", hint=hint) from None
-        source, _, target = parsed.partition(">")
-        return source, target
-    if not isinstance(pair, dict):
+    if isinstance(pair, dict):
+        languages = _text(pair.get("source")), _text(pair.get("target"))
+        missing = [side for side, code in zip(("source", "target"), languages, strict=True) if code is None]
+        if missing:
+            raise CorpusError.single(path, f"the language pair names no {' and no '.join(missing)} language",
+                                     where="$.language_pair", code="pair", hint=hint)
+        codes = []
+        for side, code in zip(("source", "target"), languages, strict=True):
+            try:
+                codes.append(language_code(str(code)))
+            except PairError as error:
+                raise CorpusError.single(path, str(error), where=f"$.language_pair.{side}", code="pair") from None
+        return codes[0], codes[1]
+    if not isinstance(pair, str):
         raise CorpusError.single(path, f"a language pair must be an object or a string, got {type_name(pair)}",
                                  where="$.language_pair", code="type", hint=hint)
-    languages = _text(pair.get("source")), _text(pair.get("target"))
-    missing = [side for side, code in zip(("source", "target"), languages, strict=True) if code is None]
-    if missing:
-        raise CorpusError.single(path, f"the language pair names no {' and no '.join(missing)} language",
-                                 where="$.language_pair", code="pair", hint=hint)
-    return languages
+    try:
+        source, _, target = parse_pair(pair).partition(">")
+    except PairError:
+        raise CorpusError.single(path, f'"{pair}" is not a language pair', where="$.language_pair",
+                                 code="pair", hint=hint) from None
+    return source, target
 
 
 def _lone_surrogates(file: FileText, value: Any, where: str, text: str) -> list[Problem]:

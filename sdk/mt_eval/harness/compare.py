@@ -38,7 +38,10 @@ if TYPE_CHECKING:
 
 
 class CompareError(ExpectedError):
-    """The two cards cannot be compared; the message says why and what to do."""
+    """The two cards cannot be compared; the message says why and what to do. ``verification`` is the check of
+    the card that does not verify, when that is why."""
+
+    verification: Verification | None = None
 
 
 def _checked_card(path: Path, corpus: CorpusSpec | None) -> Verification:
@@ -58,8 +61,10 @@ def _refuse_unverified(path: Path, verification: Verification) -> None:
     from mt_eval.harness.verify import render
 
     if not verification.ok or verification.card is None:
-        raise CompareError(f"{path} does not verify, so it cannot be compared:\n"
-                           + render(verification, verbose=False).split("\n", 1)[-1])
+        refusal = CompareError(f"{path} does not verify, so it cannot be compared:\n"
+                               + render(verification, verbose=False).split("\n", 1)[-1])
+        refusal.verification = verification
+        raise refusal
 
 
 def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None, bootstrap: int, trials: int,

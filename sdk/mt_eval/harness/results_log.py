@@ -64,6 +64,17 @@ class ResultsNotSaved(ExpectedError):
                    "continue with the same command and --resume (in place of --force)")
 
 
+def state_not_written(path: Path, problem: OSError, *, resumed: bool) -> str:
+    """Why a run stops when its ``run.json`` cannot be written as it starts or resumes (a full disk), with the fix:
+    nothing has run, and a resumed run's results are kept."""
+    if not resumed:
+        return (f"cannot write {path}: {problem.strerror or problem}; the run did not start: free space, or make the "
+                "directory writable, then run the same command again")
+    return (f"cannot write {path}: {problem.strerror or problem}; the run did not resume. The results so far are saved "
+            f"in {path.parent / 'results.jsonl'}: free space, or make the directory writable, then continue with the "
+            "same command and --resume")
+
+
 class AppendedLines:
     """A run's ``results.jsonl`` as it is appended to: a write that fails (a full disk) raises `ResultsNotSaved`,
     as does every later one (the run stops; what was written before is kept)."""

@@ -19,6 +19,7 @@ import msgspec
 from mt_eval.atomic_files import write_atomically
 from mt_eval.errors import ExpectedError
 from mt_eval.harness.outcome import EXIT_BUSY
+from mt_eval.harness.results_log import state_not_written
 from mt_eval.js_text import same_json
 from mt_eval.locks import Busy, RunDirectoryLock
 
@@ -303,7 +304,10 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
             (out / name).unlink(missing_ok=True)
         state = fresh
     out.mkdir(parents=True, exist_ok=True)
-    write_json(state_path, state)
+    try:
+        write_json(state_path, state)
+    except OSError as exc:  # (a full disk: nothing has run yet, and what an earlier session saved is kept)
+        raise RunError(state_not_written(state_path, exc, resumed=state is not fresh)) from None
     return state
 
 
@@ -364,15 +368,11 @@ CODE = "the method's code"  # (what `method_named` calls it when the directory i
 def _written_since(state: Any) -> str:
     """For a resume refused because the method's code changed: the plugin's files modified since the run started,
     named with the likely cause (a method that writes in its own directory changes its own code); "" when none."""
-    import datetime
-
-    from mt_eval.code_hash import hashed_files
+    from mt_eval.code_hash import written_since
 
     try:
         directory = Path(state.method_dir)
-        started = datetime.datetime.fromisoformat(state.started_at).timestamp() + 1  # (recorded to the second)
-        written = ["/".join(parts) for parts in hashed_files(directory)
-                   if directory.joinpath(*parts).stat().st_mtime >= started]
+        written = written_since(directory, state.started_at)
     except (AttributeError, ValueError, OSError):
         return ""
     if not written:
