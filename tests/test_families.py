@@ -66,7 +66,8 @@ def test_malformed_families_are_refused_every_problem_named_with_its_place(tmp_p
            {"id": "d", "source": "x", "family": "canary", "pass_rule": "exact"},
            {"id": "e", "source": "x", "reference": "y", "pass_rule": "exact"},
            {"id": "f", "source": "x", "reference": "y", "pair": "eng>deu"},
-           {"id": "g", "source": "x", "family": "negative", "pair": "English to German"}]
+           {"id": "g", "source": "x", "family": "negative", "pair": "English to German"},
+           {"id": "h", "source": "x", "reference": " ", "family": "canary", "pass_rule": "exact"}]
     corpus = tmp_path / "bad.json"
     corpus.write_text(json.dumps(bad))
     with pytest.raises(CorpusError) as raised:
@@ -79,7 +80,8 @@ def test_malformed_families_are_refused_every_problem_named_with_its_place(tmp_p
         ("$[3].reference", "a canary needs a reference its pass rule compares with"),
         ("$[4].pass_rule", "only a canary has a pass rule (this entry is scored)"),
         ("$[5].pair", "only a negative control names its own pair (this entry is scored)"),
-        ("$[6].pair", "'English to German' is not a language pair")]
+        ("$[6].pair", "'English to German' is not a language pair"),
+        ("$[7].reference", "a canary needs a reference its pass rule compares with (a blank one is none)")]
     assert main(["run", "--method", str(Path(__file__).parent / "fixtures" / "methods"), "--corpus", str(corpus),
                  "--pair", "eng>spa", "--out", str(tmp_path / "run"), "--quiet"]) == 1
     err = capsys.readouterr().err

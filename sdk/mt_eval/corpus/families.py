@@ -121,9 +121,11 @@ def check_families(entries: Sequence[Any], *, file: str, where: Any = None) -> l
                 problems.append(Problem(file=file, path=f"{place(index)}.pass_rule", code="pass-rule",
                                         message=f"unknown pass rule {rule!r}",
                                         hint='write "exact", or "chrf>=N" with N from 0 to 100'))
-            if not isinstance(entry.get("reference"), str):
+            reference = entry.get("reference")
+            if not isinstance(reference, str) or not reference.strip():  # (blank: no reference, as for any entry)
                 problems.append(Problem(file=file, path=f"{place(index)}.reference", code="pass-rule",
-                                        message="a canary needs a reference its pass rule compares with",
+                                        message="a canary needs a reference its pass rule compares with"
+                                        + ("" if reference is None else " (a blank one is none)"),
                                         hint="give the canary the translation it must produce"))
         elif rule is not None:
             problems.append(Problem(file=file, path=f"{place(index)}.pass_rule", code="pass-rule",
