@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import sys
 
@@ -9,6 +10,7 @@ import pytest
 
 from mt_eval.adapters import LINES, NULL_FLUSH, ProcessOptions, ProcessTranslator
 from mt_eval.adapters.framing import Framing
+from mt_eval.adapters.record_process import RecordProcess
 
 FAST = ProcessOptions(timeout_s=2.0, shutdown_grace_s=0.5)
 
@@ -43,9 +45,14 @@ def translator(tmp_path, name: str, source: str, *args: str, **kwargs: object) -
     return ProcessTranslator([sys.executable, str(script), *args], **kwargs)  # type: ignore[arg-type]
 
 
+async def outcomes_of(translator: ProcessTranslator, texts: list[str]) -> list[tuple[str | None, str | None]]:
+    return [(r.text, r.error) for r in await translator.translate_texts(texts)]
+
+
 async def outcomes(translator: ProcessTranslator, texts: list[str]) -> list[tuple[str | None, str | None]]:
+    """The texts' outcomes, the program stopped after them."""
     try:
-        return [(r.text, r.error) for r in await translator.translate_texts(texts)]
+        return await outcomes_of(translator, texts)
     finally:
         await translator.aclose()
 
@@ -138,3 +145,44 @@ async def test_a_program_that_cannot_be_started_is_told_with_the_fix(tmp_path, p
     assert said["no such file"] is not None and said["no such file"].endswith(
         ': no such file (a program in the plugin: build its path from the plugin directory, directory / "bin" / '
         'NAME, which holds wherever the run starts)')
+
+
+async def test_a_program_that_cannot_be_started_is_tried_once_and_every_later_entry_fails_at_once(
+        tmp_path, monkeypatch, caplog):
+    """Before: started again for each entry, "restarting …" each time, until the restart budget ran out."""
+    starts = count_starts(monkeypatch)
+    missing = ProcessTranslator([str(tmp_path / "bin" / "word-mt")], options=FAST)
+    with caplog.at_level(logging.WARNING, logger="mt_eval.adapters"):
+        results = [r for texts in (["a"], ["b", "c", "d"], ["e"]) for r in await outcomes_of(missing, texts)]
+    await missing.aclose()
+    assert {error for _, error in results} == {f"cannot start word-mt ({tmp_path / 'bin' / 'word-mt'}): no such file "
+                                               '(a program in the plugin: build its path from the plugin directory, '
+                                               'directory / "bin" / NAME, which holds wherever the run starts)'}
+    assert len(results) == 5 and len(starts) == 1 and not caplog.records
+
+
+async def test_a_start_that_failed_for_want_of_file_descriptors_is_tried_again(tmp_path, monkeypatch):
+    starts = count_starts(monkeypatch, fail_first=OSError(errno.EMFILE, "Too many open files"))
+    upper = translator(tmp_path, "upper.py", BANNER_PROGRAM.replace('print("Loading model... done", flush=True)\n',
+                                                                   ""))
+    try:
+        first, second = [await outcomes_of(upper, [text]) for text in "ab"]
+    finally:
+        await upper.aclose()
+    assert first == [(None, f"cannot start upper.py ({sys.executable}): Too many open files")]
+    assert second == [("T:B", None)] and len(starts) == 2
+
+
+def count_starts(monkeypatch, *, fail_first: OSError | None = None) -> list[None]:
+    """Every attempt to start a persistent program, listed (the first one failing with ``fail_first``)."""
+    starts: list[None] = []
+    spawn = RecordProcess.spawn
+
+    async def counted(process: RecordProcess) -> None:
+        starts.append(None)
+        if fail_first is not None and len(starts) == 1:
+            raise fail_first
+        await spawn(process)
+
+    monkeypatch.setattr(RecordProcess, "spawn", counted)
+    return starts

@@ -158,6 +158,51 @@ async def test_a_silent_program_is_warned_about_long_before_its_timeout(tmp_path
                       '"Wrapping a translator program"']
 
 
+async def test_records_after_one_failed_for_buffering_fail_at_once_with_the_same_words(tmp_path):
+    """Before: each record in flight was sent again to a fresh program and waited out a timeout of its own (120 s
+    by default: hours for a large run), and later records did too."""
+    script = tmp_path / "buffering.py"
+    script.write_text(BUFFERING, encoding="utf-8")
+    translator = ProcessTranslator([sys.executable, str(script)], framing=LINES, env=ENV,
+                                   options=ProcessOptions(timeout_s=1, shutdown_grace_s=0.3))
+    started = time.perf_counter()
+    try:
+        results = await translator.translate_texts(["one", "two", "three", "four"])
+        results += await translator.translate_texts(["five"])
+    finally:
+        await translator.aclose()
+    assert time.perf_counter() - started < 1.9  # one timeout, not one a record
+    errors = {outcome.error for outcome in results}
+    assert len(errors) == 1 and errors.pop().startswith("buffering.py gave no answer within 1 s and wrote nothing")
+    assert translator.runners[0].restarts == 0
+
+
+def test_mt_eval_run_with_a_buffering_program_fails_its_entries_in_one_timeout(tmp_path):
+    script = tmp_path / "buffering.py"
+    script.write_text(BUFFERING, encoding="utf-8")
+    plugin = wrapper_plugin(tmp_path, f"[sys.executable, {str(script)!r}]")
+    sources = [f"line {n}" for n in range(8)]
+    done = mt_eval("run", "--method", str(plugin), "--corpus", str(corpus(tmp_path, sources)), "--timeout", "1",
+                   "--out", str(tmp_path / "run"), "--no-contamination-check")
+    assert done.returncode == 4, done.stderr  # failed: no entry translated
+    assert "8 of 8 entries failed (1 distinct error):\n  8 × buffering.py gave no answer within 1 s and wrote " \
+           "nothing at all, and waits for more input: it buffers its output" in done.stderr
+    assert "restarting" not in done.stderr
+
+
+def test_mt_eval_run_with_a_program_that_cannot_start_tries_it_once(tmp_path):
+    """Before: "restarting word-mt (restart 1)" … "(restart 5)", then "word-mt keeps failing: 5 restarts within
+    60 s; last failure: cannot start word-mt …" for the other entries."""
+    plugin = wrapper_plugin(tmp_path, "[str(directory / 'bin' / 'word-mt')]")
+    sources = [f"line {n}" for n in range(8)]
+    done = mt_eval("run", "--method", str(plugin), "--corpus", str(corpus(tmp_path, sources)),
+                   "--out", str(tmp_path / "run"), "--no-contamination-check")
+    assert done.returncode == 4, done.stderr
+    assert (f"8 of 8 entries failed (1 distinct error):\n  8 × cannot start word-mt ({plugin / 'bin' / 'word-mt'}): "
+            "no such file") in done.stderr
+    assert "restarting" not in done.stderr
+
+
 def test_the_same_program_flushing_each_line_works(tmp_path):
     script = tmp_path / "program.py"
     script.write_text(BUFFERING.replace(".upper())", ".upper(), flush=True)"), encoding="utf-8")

@@ -12,7 +12,8 @@ A record that fails raises `RecordFailure`, whose ``kind`` says what happened:
 
 - ``timeout``: the oldest record got no answer within its timeout of becoming the oldest; the program is
   stuck on it and is killed (with its whole process group) — and when it has written nothing at all, the
-  message says it probably buffers its output, and how to stop that (or that it closed its stdin, if it did);
+  message says it probably buffers its output, and how to stop that (or that it closed its stdin, if it did):
+  then every record in flight fails so, as it is ``lasting`` (see below);
 - ``exited``: the program exited, or closed its stdout, with records in flight; ``alone`` tells whether
   the record was the only one in flight, and ``after_others`` whether the program had been sent others
   before it (it may then have ended after answering them, before reading this record): a record alone in
@@ -21,11 +22,15 @@ A record that fails raises `RecordFailure`, whose ``kind`` says what happened:
 - ``oversized``: an answer grew beyond ``max_record_bytes`` without its terminator;
 - ``mismatch``: the program wrote no answer, or several, for this record;
 - ``unavailable``: the program cannot be started (or keeps failing: see `mt_eval.adapters.stage`).
+
+A failure no restart can cure is ``lasting`` — a program that cannot be started (not found, not executable, a
+directory), or that buffers its output — and its stage fails every later record with it at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 from collections import deque
@@ -46,6 +51,8 @@ FailureKind = Literal["timeout", "exited", "interrupted", "oversized", "unavaila
 
 DEFAULT_TIMEOUT_S = 30.0
 QUIET_WARNING_S = 5.0  # a program silent this long after its first record, waiting for input, is warned about
+# Why a start can fail and work when tried again: the system was short of processes, memory or file descriptors.
+TRANSIENT_START_ERRORS = frozenset({errno.EAGAIN, errno.ENOMEM, errno.EMFILE, errno.ENFILE, errno.EINTR})
 
 
 @dataclass(frozen=True)
@@ -68,16 +75,22 @@ class ProcessOptions:
 
 
 class RecordFailure(Exception):
-    """A record got no answer; `entry_error` is the one-line text its entry carries."""
+    """A record got no answer; `entry_error` is the one-line text its entry carries. ``lasting``: no restart
+    can cure it (see the module docstring)."""
 
     def __init__(self, kind: FailureKind, message: str, *, stderr_tail: str = "", alone: bool = True,
-                 after_others: bool = False) -> None:
+                 after_others: bool = False, lasting: bool = False) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.stderr_tail = stderr_tail
         self.alone = alone
         self.after_others = after_others
+        self.lasting = lasting
+
+    def again(self) -> RecordFailure:
+        """The same failure for another record (a lasting one fails every later record so)."""
+        return RecordFailure(self.kind, self.message, stderr_tail=self.stderr_tail, lasting=self.lasting)
 
     def entry_error(self) -> str:
         tail = last_lines(self.stderr_tail)
@@ -122,6 +135,7 @@ class RecordProcess(ChildProcess):
         self.answered = 0  # records answered: a program that did work is not crash-looping
         self.output_bytes = 0  # all it wrote on stdout: none at all, with records waiting, suggests buffering
         self.input_closed = False  # it closed its stdin while running: it reads no more records
+        self.lasting: RecordFailure | None = None  # why it was killed, when no restart would cure that
         self._quiet_check: asyncio.TimerHandle | None = None
         self._fifo: deque[_Waiter] = deque()
         self._seq = 0
@@ -159,7 +173,8 @@ class RecordProcess(ChildProcess):
         try:
             await self.spawn()
         except OSError as exc:
-            raise RecordFailure("unavailable", cannot_start(self.label, self.command, exc, self.cwd)) from exc
+            raise RecordFailure("unavailable", cannot_start(self.label, self.command, exc, self.cwd),
+                                lasting=exc.errno not in TRANSIENT_START_ERRORS) from exc
         if self.markers is not None:  # what it prints before this marker's echo is a banner, no record's answer
             self.write(self.markers.marker(0) + self.terminator)
 
@@ -315,22 +330,30 @@ class RecordProcess(ChildProcess):
             self._timer.ensure(due)
             return
         message = f"{self.label} gave no answer within {timeout:g} s"
+        buffering = False
         if self.input_closed and not self.exited:
             message = closed_input(self.label, timeout)
         elif self.output_bytes == 0:
             message += buffering_hint(self.command, self.pid)
+            buffering = True
         elif self.markers is not None and (self._fifo[0].count or not self._past_banner):
             message = (f"{self.label} wrote lines but passed back no marker line (⟦{self.markers.nonce}:SEQ⟧, sent "
                        f"after each record) within {timeout:g} s, so none can be matched to a record: a program that "
                        "changes or drops such lines runs with persistent=False (one process per batch)")
         if self._quiet_check is not None:
             self._quiet_check.cancel()
-        self._kill("timeout", message)
+        self._kill("timeout", message, lasting=buffering)
 
-    def _kill(self, kind: FailureKind, message: str) -> None:
-        """The program is stuck: the oldest record fails with ``kind``, the others are interrupted."""
-        if self._fifo:
-            _fail(self._fifo.popleft().future, RecordFailure(kind, message, stderr_tail=self.stderr_tail()))
+    def _kill(self, kind: FailureKind, message: str, *, lasting: bool = False) -> None:
+        """The program is stuck: the oldest record fails with ``kind``, the others are interrupted (sent again),
+        or, when no restart can cure it, fail as the oldest did."""
+        failure = RecordFailure(kind, message, stderr_tail=self.stderr_tail(), lasting=lasting)
+        if lasting:
+            self.lasting = failure
+        while self._fifo:
+            _fail(self._fifo.popleft().future, failure.again())
+            if not lasting:
+                break
         self.kill()
         self._fail_all("interrupted", f"{self.label} was restarted ({message})")
 

@@ -10,7 +10,9 @@
 - a program that died is restarted on the next record, within a crash-loop budget
   (`ProcessOptions.restart_budget` restarts per `restart_window_s`); planned restarts (``restart_when``)
   do not count, and neither does a restart after a program that answered records before it failed, or
-  one that failed on a record sent to it alone to find out whether that record is the cause.
+  one that failed on a record sent to it alone to find out whether that record is the cause;
+- a failure no restart cures (``lasting``: a program that cannot be started, or that buffers its output) fails
+  every later record at once, with the same message: no start is tried again, no timeout waited out again.
 
 A program that exits with code 0 after one answer, time and again, reads one record and exits: once two of its
 processes have, its records' failures say so (and that ``persistent=False`` runs it), as does a warning.
@@ -82,6 +84,7 @@ class StageRunner:
         self._started = False
         self._budget = RestartBudget(self.options.restart_budget, self.options.restart_window_s)
         self._last_failure: RecordFailure | None = None
+        self._lasting: RecordFailure | None = None  # no restart cures it: every later record fails so at once
         self._trial: RecordProcess | None = None  # the fresh program a suspect record was last sent to
         self._one_shots = 0  # programs replaced after exiting as one that reads one record and exits does
         self._start_lock = asyncio.Lock()
@@ -157,6 +160,10 @@ class StageRunner:
             process = self._process
             if process is not None and process.alive:
                 return process
+            if self._lasting is None and process is not None:  # (known even when its record's caller gave up)
+                self._lasting = process.lasting
+            if self._lasting is not None:  # no restart would cure it: not tried again
+                raise self._lasting.again()
             if process is not None:
                 self._process = None
                 self._retire(process)
@@ -177,14 +184,16 @@ class StageRunner:
                 await fresh.start()
             except RecordFailure as failure:
                 self._last_failure = failure
+                if failure.lasting:
+                    self._lasting = failure
                 raise
             self._process = fresh
             return fresh
 
     async def start_early(self) -> None:
         """Start the program before its first record comes (`ProcessTranslator` starts a pipeline's programs
-        together, not each as the first record reaches it); one that cannot start is left to that record, which
-        tries again and fails with the reason."""
+        together, not each as the first record reaches it); one that cannot start fails that record with the
+        reason (tried again first only if the cause may pass, as a lack of memory or file descriptors)."""
         if self._started:
             return
         try:
