@@ -1,6 +1,6 @@
 """`mt-eval contamination` given odd values: an empty --method, --against, --corpus or --report, a corpus that is
-a directory, and a bundle that cannot be listed, are each one line saying what is wrong and what to give, exit status
-2, and no work done; names that are not UTF-8 and a read-only bundle are checked as any other."""
+a directory or an archive, and a bundle that cannot be listed, are each one line saying what is wrong and what to
+give, exit status 2, and no work done; names that are not UTF-8 and a read-only bundle are checked as any other."""
 
 from __future__ import annotations
 
@@ -39,6 +39,19 @@ def test_a_corpus_that_is_a_directory_is_said_to_be_one_whatever_its_name(tmp_pa
         out, err = capsys.readouterr()
         assert (out, err) == ("", f"mt-eval contamination: corpus {tmp_path / name}: is a directory, not a corpus "
                                   "file; give the file itself\n")
+
+
+@pytest.mark.parametrize(("name", "extract"), [("dev.zip", "unzip dev.zip"), ("dev.jsonl.xz", "unxz dev.jsonl.xz"),
+                                               ("dev.tar", "tar -xf dev.tar")])
+def test_a_corpus_in_an_archive_is_refused_with_how_to_extract_it(tmp_path: Path, capsys, name, extract):
+    """(Was: read as a language code, "a .zip file is read as parallel text, one sentence per line: give it with
+    --source-file FILE", which would read the archive's bytes as sentences.)"""
+    (tmp_path / name).write_bytes(b"PK\x03\x04" + bytes(64))
+    assert main(["contamination", "--quiet", "--against", str(tmp_path / name), "--corpus", str(DEMO)]) == 2
+    out, err = capsys.readouterr()
+    suffix = Path(name).suffix
+    assert out == "" and err.endswith(f"; a {suffix} archive or compressed file is not opened (only gzip is): "
+                                      f"extract the corpus file (e.g. {extract}) and give that\n"), err
 
 
 def test_a_bundle_or_corpus_whose_own_name_is_not_utf8_is_named_with_its_escapes(tmp_path: Path, capsys):

@@ -67,6 +67,27 @@ def test_the_contamination_record_follows_from_its_hits_control_settings_and_cor
     assert {"$.contamination.recall", "$.contamination.status"} <= set(found)
 
 
+@pytest.mark.parametrize("change, where, said", [
+    (lambda record: record.update(corpora=[]), "$.contamination.corpora",
+     "the card says 'clean' but names no corpus the check read: a run checks the corpus it runs"),
+    (lambda record: record.update(settings=None, recall_floor=0.1, recall=0.5,
+                                  planted=[dict(record["planted"][0]), dict(record["planted"][1], found=False)]),
+     "$.contamination.settings", "the card says 'clean' but has no settings: a check records the thresholds, seed "
+     "and recall floor it decided by"),
+    (lambda record: record["settings"].update(plant=2), "$.contamination.planted",
+     "the card lists 20 planted texts, its settings ($.contamination.settings.plant) plant at most 2"),
+])
+def test_a_clean_record_stripped_of_its_corpus_or_settings_is_refused_by_verify(card_path: Path, capsys, change,
+                                                                                 where, said):
+    """Without ``corpora`` a clean card would vouch for no corpus; without ``settings`` its recall floor could be
+    lowered to anything."""
+    edited = edit_card(card_path, lambda data: change(data["contamination"]))
+    capsys.readouterr()
+    assert main(["verify", str(edited)]) == 1
+    out = capsys.readouterr().out
+    assert "✗ contamination" in out and f"{where}: {said}" in out
+
+
 def test_the_static_scan_errors_are_its_findings(card_path: Path):
     def change(data: dict) -> None:
         data["static_scan"]["findings"] = [{"file": "pipeline.py", "line": 3, "kind": "network", "what": "urllib",

@@ -23,6 +23,9 @@ SUPPORTED = "use .json, .jsonl or .tsv (optionally .gz), or parallel text with -
 _LANGUAGE_SUFFIX = re.compile(r"[a-z]{2,3}(_[a-z]{4})?")  # dev.en, devtest.eng_latn (names are lowercased)
 _DESCRIPTOR = re.compile(r"/dev/fd/\d+|/proc/(self|thread-self|\d+)/fd/\d+")  # (a pipe, by its descriptor)
 _PARALLEL_HINT = "give it with --source-file FILE (and the references with --reference-file FILE)"
+# archives and compression other than gzip, whose suffixes would otherwise pass for a language code (dev.zip, dev.xz)
+_PACKED = {".zip": "unzip", ".tar": "tar -xf", ".tgz": "tar -xzf", ".xz": "unxz", ".lz": "lzip -d",
+           ".zst": "unzstd", ".rar": "unrar x", ".bz2": "bunzip2", ".7z": "7z x"}
 
 
 @dataclass
@@ -52,6 +55,9 @@ def corpus_format(path: Path) -> str | None:
     if suffix == ".csv":
         hint = ("CSV quoting differs between programs, so CSV is not read: save it as TSV (TAB-separated, no "
                 "quotes) or JSONL")
+    elif suffix in _PACKED:
+        hint = (f"a {suffix} archive or compressed file is not opened (only gzip is): extract the corpus file "
+                f"(e.g. {_PACKED[suffix]} {path.name}) and give that")
     elif suffix in (".txt", ".text") or _LANGUAGE_SUFFIX.fullmatch(suffix[1:]):
         hint = f"a {suffix} file is read as parallel text, one sentence per line: " + _PARALLEL_HINT
     else:

@@ -4,7 +4,8 @@
 - **contamination**: the record `mt_eval.contamination.record.record_of` writes: ``hits_total`` is the number of
   hits (``hits`` lists the first 50), the status is "contaminated" exactly when there are hits and "clean" only
   with no hit, nothing unread and a recall at its floor; ``recall`` is the share of the planted texts found,
-  ``recall_floor`` and ``seed`` are its ``settings``', and the corpus it checked is the card's (``corpora``);
+  ``recall_floor`` and ``seed`` are its ``settings``' (which it plants no more texts than), and a check that ran
+  names its settings and the corpus it checked, the card's (``corpora``);
 - **static scan**: ``errors`` counts the findings no declared dependency covers and the unscannable files;
 - **eligibility**: the verdict is what `mt_eval.eligibility.decide` makes of the card's own facts (its class,
   sandbox, scan, denied attempts, results and substitution replay), and so are its reasons and flags (why not,
@@ -82,13 +83,28 @@ def _contamination(card: RunCard) -> list[tuple[str, str]]:
         wrong.append(("$.contamination.status", "the card says \"clean\", but " + (
             f"{len(record.unread)} files could not be fully read ($.contamination.unread)" if record.unread else
             f"its planted control's recall is {_json(record.recall)}, its floor {_json(record.recall_floor)}")))
-    wrong += _control(record)
+    wrong += _ran(record) + _control(record)
     for i, checked in enumerate(record.corpora):
         for field, stated, own in (("sha256", checked.sha256, card.corpus.sha256),
                                    ("entries", checked.entries, card.corpus.entries)):
             if stated != own:
                 wrong.append((f"$.contamination.corpora[{i}].{field}", f"the card says {_json(stated)}, its corpus "
                               f"($.corpus.{field}) says {_json(own)}: a run checks the corpus it runs"))
+    return wrong
+
+
+def _ran(record: ContaminationRecord) -> list[tuple[str, str]]:
+    """A check that ran names the corpora it read and the settings it decided by (without them, neither the
+    corpus nor the recall floor could be checked against the card)."""
+    if record.status == "not-run":
+        return []
+    wrong = []
+    if not record.corpora:
+        wrong.append(("$.contamination.corpora", f"the card says {record.status!r} but names no corpus the check "
+                      "read: a run checks the corpus it runs"))
+    if record.settings is None:
+        wrong.append(("$.contamination.settings", f"the card says {record.status!r} but has no settings: a check "
+                      "records the thresholds, seed and recall floor it decided by"))
     return wrong
 
 
@@ -111,6 +127,9 @@ def _control(record: ContaminationRecord) -> list[tuple[str, str]]:
     if record.recall_floor != settings.recall_floor:
         wrong.append(("$.contamination.recall_floor", f"the card says {_json(record.recall_floor)}, its settings "
                       f"($.contamination.settings.recall_floor) say {_json(settings.recall_floor)}"))
+    if len(planted) > settings.plant:
+        wrong.append(("$.contamination.planted", f"the card lists {len(planted)} planted texts, its settings "
+                      f"($.contamination.settings.plant) plant at most {settings.plant}"))
     if record.seed is not None and record.seed != settings.seed:
         wrong.append(("$.contamination.seed", f"the card says {record.seed}, its settings "
                       f"($.contamination.settings.seed) say {settings.seed}"))
