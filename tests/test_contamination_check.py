@@ -243,3 +243,12 @@ def test_the_planted_control_drops_a_word_of_a_long_entry_in_one_pass(monkeypatc
     assert len(counted(" ".join(tokens[:position]))) >= 5 and len(counted(" ".join(tokens[position + 1:]))) >= 5
     short = "one two three four five six seven eight nine ten eleven"  # (a word with 5 on either side: 6th only)
     assert perturb.drop_word(short, random.Random(1), CheckSettings()) == short.replace(" six", "", 1)
+
+
+def test_progress_counts_files_in_words_one_file_and_many(tmp_path, corpus):
+    """Before: "read 1 files" as the first file of a bundle was read."""
+    said: list[str] = []
+    bundle = bundle_with(tmp_path, {"a.txt": "nothing of the corpus\n", "b.txt": "nor here\n"})
+    check_bundle(bundle, [corpus], CheckSettings(plant=0), progress=said.append)
+    read = [line.split(",")[0] for line in said if line.startswith("read ")]
+    assert read[:2] == ["read 1 file", "read 2 files"], said

@@ -19,6 +19,7 @@ from mt_eval.contamination.parts import CorpusParts, scan_parts
 from mt_eval.contamination.render import human_size
 from mt_eval.contamination.report import ControlResult, CorpusSummary, Finding, Hit, Report, verdict
 from mt_eval.contamination.settings import CheckSettings
+from mt_eval.corpus.model import plural
 from mt_eval.lone_surrogates import writable
 
 Progress = Callable[[str], None]
@@ -46,13 +47,17 @@ def check_bundle(bundle: str | Path, corpora: Sequence[str | Path | CorpusTexts]
     parts = index or build_index(corpora, settings, progress)
     say = progress or (lambda _message: None)
     hits, findings, files, size = scan_bundle(bundle, parts.indexes(progress), settings,
-                                              lambda f, b: say(f"read {f:,} files, {human_size(b)}"))
+                                              lambda f, b: say(f"read {plural(f, 'file')}, {human_size(b)}"))
     control = None
     if not hits and settings.plant:
         control_index = parts.control_index()
         say(f"planted control: {min(settings.plant, control_index.units)} corpus texts into a copy of the bundle")
-        control = bundle_control(bundle, control_index, lambda root: scan_bundle(
-            root, [control_index], settings, lambda f, b: say(f"read {f:,} files of the copy, {human_size(b)}"))[0])
+
+        def copy_read(files: int, size: int) -> None:
+            say(f"read {plural(files, 'file')} of the copy, {human_size(size)}")
+
+        control = bundle_control(bundle, control_index,
+                                 lambda root: scan_bundle(root, [control_index], settings, copy_read)[0])
     return _report(str(bundle), "bundle", parts, hits, findings, control, files, size, started)
 
 
