@@ -236,3 +236,22 @@ def test_a_corpus_on_standard_input_is_named_so_and_a_piped_source_file_is_point
         "mt-eval run: corpus /dev/stdin: the lines of standard input hold TAB-separated columns (e.g. "
         "'Good morning.\\tBuenos días.'): as parallel text, each whole line would be one source; give the pipe with "
         "--corpus instead of --source-file (it is read by its content: TSV)"), done.stderr
+
+
+def test_a_dash_is_standard_input_for_every_corpus_option(tmp_path: Path):
+    """Before: ``--corpus -`` looked for a file named "-" (``mt-eval translate --file -`` read standard input)."""
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "mt_eval.cli", *args], input=JSONL, capture_output=True,
+                              text=True, timeout=120, cwd=tmp_path)
+
+    ran = cli("run", "--method", SCRIPTED, "--pair", "eng>spa", "--corpus", "-", "--resamples", "50",
+              "--latency-sample", "0", "--no-contamination-check", *LENIENT)
+    assert ran.returncode == 0, ran.stderr
+    assert "scripted on standard input (eng>spa): 3 entries, 0 errors" in ran.stdout
+    shown = cli("corpus", "show", "-", "--json")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["entries"] == 3, shown.stderr
+    checked = cli("contamination", "--against", "-", "--corpus", str(DEMO), "--json")
+    assert checked.returncode == 0 and json.loads(checked.stdout)["status"] == "clean", checked.stderr
+    (tmp_path / "-").write_text(JSONL)  # a file named - is ./-
+    named = cli("corpus", "show", "./-", "--json")
+    assert named.returncode == 0 and json.loads(named.stdout)["entries"] == 3, named.stderr

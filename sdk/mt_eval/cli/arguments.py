@@ -44,8 +44,13 @@ def pair_argument(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-CORPUS_HELP = ("corpus file: .json, .jsonl or .tsv (source<TAB>reference), optionally .gz; without extension, or a "
-               "pipe such as <(zcat dev.jsonl.gz), read by its content")
+CORPUS_HELP = ("corpus file: .json, .jsonl or .tsv (source<TAB>reference), optionally .gz; without extension, a "
+               "pipe such as <(zcat dev.jsonl.gz), or - for standard input, read by its content")
+
+
+def corpus_file(text: str) -> str:
+    """A corpus file as given, ``-`` being standard input (read as /dev/stdin is; a file named - is ./-)."""
+    return "/dev/stdin" if text == "-" else text
 
 
 def add_corpus_arguments(parser: argparse.ArgumentParser, *, file_flag: bool = True, selection: bool = True,
@@ -55,7 +60,7 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, *, file_flag: bool = T
     group = parser.add_argument_group(title)
     either = group.add_mutually_exclusive_group() if file_flag else group  # (a corpus file, or parallel text)
     if file_flag:
-        either.add_argument("--corpus", metavar="FILE", help=CORPUS_HELP)
+        either.add_argument("--corpus", metavar="FILE", type=corpus_file, help=CORPUS_HELP)
     either.add_argument("--source-file", metavar="SRC", type=Path,
                         help="parallel text instead of --corpus: one source sentence per line")
     group.add_argument("--reference-file", metavar="REF", type=Path,

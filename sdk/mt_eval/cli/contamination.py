@@ -78,7 +78,7 @@ OPTIONS: dict[str, list[tuple[str, str, Any, str, str]]] = {
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     import textwrap
 
-    from mt_eval.cli.arguments import add_corpus_arguments, non_negative_int
+    from mt_eval.cli.arguments import add_corpus_arguments, corpus_file, non_negative_int
     from mt_eval.contamination.settings import CheckSettings
 
     d = CheckSettings()
@@ -91,10 +91,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
     what = parser.add_argument_group("what to check")
     what.add_argument("--method", metavar="DIR", help="the method plugin directory (its bundle)")
-    what.add_argument("--corpus", action="append", default=[], metavar="FILE",
-                      help="evaluation corpus (repeatable): upstream JSON, JSON list, .jsonl or .tsv (a pipe, or "
-                           "a name without extension: read by its content)")
-    what.add_argument("--against", metavar="FILE",
+    what.add_argument("--corpus", action="append", default=[], metavar="FILE", type=corpus_file,
+                      help="evaluation corpus (repeatable): upstream JSON, JSON list, .jsonl or .tsv (a pipe, - for "
+                           "standard input, or a name without extension: read by its content)")
+    what.add_argument("--against", metavar="FILE", type=corpus_file,
                       help="instead of a bundle, another corpus (e.g. a development set) checked for --corpus texts")
     add_corpus_arguments(parser, file_flag=False, selection=False,
                          title="how corpora are read (as by mt-eval run; --columns applies to .tsv files, pipes "
