@@ -73,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_start_timeout_argument(how, "a grader run as a guest (a Node entry, a command, a Python entry with --isolate)")
     add_model_arguments(how)
     scoring_arguments(parser.add_argument_group("scoring (the bootstrap uses the shuffle seed)"), seed=False)
-    parser.add_argument("--quiet", action="store_true", help="print only the card's path")
+    parser.add_argument("--quiet", action="store_true", help="print only the card's path (no progress)")
     parser.set_defaults(print_grade_help=parser.print_usage)
 
 

@@ -36,6 +36,7 @@ from mt_eval.harness import runcard as rc
 from mt_eval.harness.method_contract import method_facts
 from mt_eval.harness.runcard import RunCard
 from mt_eval.harness.session import new_run_id, now
+from mt_eval.progress import RunProgress
 
 
 def load_run(request: GradeRequest) -> tuple[RunCard, bytes, dict[str, dict[str, Any]]]:
@@ -149,12 +150,18 @@ def grade_with_method(request: GradeRequest) -> Path:
     collected: dict[str, DecisionResult] = {}
     by_item = {item.item_id: item for item in blinded.items}
 
+    progress = RunProgress(len(blinded.items), label=f"{loaded.method_id} grading", quiet=request.quiet)
+
     def on_results(results: list[DecisionResult]) -> None:
         for result in results:
-            collected[result.id] = refuse_leaks(result, by_item[result.id], blinded.identity)
+            collected[result.id] = checked = refuse_leaks(result, by_item[result.id], blinded.identity)
+            progress.advance(checked.failed)
 
-    with prints_to_stderr():
-        card_of_grader = event_loop.run(_decide_and_close, loaded, blinded, config, settings, on_results)
+    try:
+        with prints_to_stderr():
+            card_of_grader = event_loop.run(_decide_and_close, loaded, blinded, config, settings, on_results)
+    finally:
+        progress.close()
     grades = {item.entry_id: collected[item.item_id] for item in blinded.items}
     facts = method_facts(loaded, card_of_grader, runtime=loaded.source.runtime,
                          code_sha256=rc.code_sha256(loaded.directory))

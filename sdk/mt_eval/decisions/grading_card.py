@@ -89,6 +89,8 @@ class Quality(msgspec.Struct, kw_only=True):
     entries: int
     metrics: GroupMetrics
     ece_bins: int
+    # the labelled entries sent to the grader: more than ``entries`` when it failed on some, which are left out
+    labelled: int | None = None
 
 
 class GradingCard(msgspec.Struct, kw_only=True):

@@ -137,4 +137,6 @@ def quality_against(path: str | Path, entries: list[gc.GradedEntry], rubric: Rub
     if not judged:
         return None
     metrics = score_decisions(judged, len(judged), bins=bins, resamples=resamples, seed=seed)
-    return gc.Quality(labels=source, entries=len(judged), metrics=metrics.groups["score"], ece_bins=bins)
+    labelled = sum(1 for e in entries if e.item is not None and e.entry_id in labels)
+    return gc.Quality(labels=source, entries=len(judged), metrics=metrics.groups["score"], ece_bins=bins,
+                      labelled=labelled)

@@ -244,6 +244,11 @@ class DecisionResult(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     error: str | None = None
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
+    @property
+    def failed(self) -> bool:
+        """Whether the row, or any of its questions, failed (what progress counts as an error)."""
+        return self.error is not None or any(answer.error for answer in self.answers.values())
+
 
 class DecisionConfig(RunConfig, kw_only=True):
     """How a decision method is asked to run: a `RunConfig` whose language pair is optional."""

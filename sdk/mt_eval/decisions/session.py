@@ -114,7 +114,7 @@ def decide_run(request: DecideRequest) -> Path:
         def on_results(results: list[DecisionResult]) -> None:
             log.append(results)
             for result in results:
-                progress.advance(result.error is not None or any(a.error for a in result.answers.values()))
+                progress.advance(result.failed)
 
         try:
             with prints_to_stderr():

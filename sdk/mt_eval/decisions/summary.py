@@ -38,8 +38,9 @@ def summary_lines(card: DecisionCard) -> list[str]:
     for name, group in metrics.groups.items():
         cells = [metric_text(getattr(group, attribute)) for attribute, _ in _METRICS]
         lines.append(f"  {name:<8} {group.questions:>6}  " + "  ".join(f"{cell:<22}" for cell in cells))
-    lines.append(f"  95% intervals: {metrics.bootstrap_resamples} case-level bootstrap resamples (seed "
-                 f"{metrics.bootstrap_seed}); ECE over {metrics.ece_bins} bins; every number from run {card.run_id}")
+    intervals = (f"95% intervals: {metrics.bootstrap_resamples} case-level bootstrap resamples (seed "
+                 f"{metrics.bootstrap_seed})" if metrics.bootstrap_resamples else "no intervals (--resamples 0)")
+    lines.append(f"  {intervals}; ECE over {metrics.ece_bins} bins; every number from run {card.run_id}")
     return lines
 
 
@@ -85,12 +86,17 @@ def grading_lines(card: GradingCard) -> list[str]:
     if not summary.graded:
         lines.append(f"  nothing was graded: no mean expected {card.rubric.name}, no most probable level")
         return lines
-    lines += [f"  mean expected {card.rubric.name}: {metric_text(summary.mean_expected)} (95% interval, "
-              f"{summary.bootstrap_resamples} resamples of entries)",
+    interval = (f"95% interval, {summary.bootstrap_resamples} resamples of entries" if summary.bootstrap_resamples
+                else "no interval: --resamples 0")
+    lines += [f"  mean expected {card.rubric.name}: {metric_text(summary.mean_expected)} ({interval})",
               "  most probable level: " + ", ".join(f"{label} ×{count}" for label, count in summary.levels.items())]
     if card.quality is not None:
         q = card.quality
-        lines.append(f"  against {q.entries} human labels ({q.labels.path}): " + ", ".join(
+        left_out = (q.labelled or q.entries) - q.entries
+        counted = (f"{q.entries} of {q.labelled} human labels ({q.labels.path}; {left_out} labelled "
+                   f"entr{'ies' if left_out > 1 else 'y'} the grader failed on left out)" if left_out > 0
+                   else f"{q.entries} human labels ({q.labels.path})")
+        lines.append(f"  against {counted}: " + ", ".join(
             f"{label} {metric_text(getattr(q.metrics, attribute))}" for attribute, label in _METRICS))
     return lines
 

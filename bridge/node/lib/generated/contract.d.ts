@@ -888,6 +888,7 @@ export interface Quality {
   entries: number;
   metrics: GroupMetrics;
   ece_bins: number;
+  labelled?: number | null;
   [extra: string]: unknown;
 }
 
