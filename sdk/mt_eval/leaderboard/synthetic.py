@@ -12,6 +12,7 @@ import hashlib
 import json
 import random
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ import msgspec
 
 from mt_eval._version import __version__
 from mt_eval.contamination.record import ContaminationRecord
+from mt_eval.contamination.report import CorpusSummary, Planted
+from mt_eval.contamination.settings import CheckSettings
 from mt_eval.corpus.families import family_of, scored_entries
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.environment import Environment
@@ -74,6 +77,18 @@ class CardFactory:
                 words = reference.split()
                 out.append(" ".join(reversed(words[: max(1, len(words) - rng.randint(1, 3))])))
         return out
+
+    def clean_check(self, entries: Sequence[dict[str, Any]]) -> ContaminationRecord:
+        """A clean contamination record of this corpus, as a check that planted one of its sources and found it
+        records it (`mt_eval.harness.verify_fairness` holds a card to that)."""
+        corpus = self.corpus
+        summary = CorpusSummary(path=str(corpus.path), name=corpus.name, sha256=corpus.sha256,
+                                entries=len(corpus.entries), texts=2 * len(corpus.entries))
+        planted = Planted(corpus=corpus.name, entry_id=str(entries[0]["id"]), side="source", carrier="data file",
+                          file="data/planted.txt", line=1, perturbations=[], found=True)
+        settings = CheckSettings(plant=1)
+        return ContaminationRecord(status="clean", recall=1.0, recall_floor=settings.recall_floor, seed=settings.seed,
+                                   planted=[planted], corpora=[summary], settings=settings, seconds=0.01)
 
     def scores(self, predictions: list[str]) -> Scores:
         key = tuple(predictions)
@@ -137,8 +152,7 @@ class CardFactory:
             latency=LatencyFacts(cold_s=0.05, warmup_entries=0, hot_entries=len(results), hot_p50_s=0.001,
                                  hot_p95_s=hot_p95_s),
             usage=rc.UsageTotals(prompt_tokens=0, completion_tokens=0), errors=failing, results=results,
-            selection=selection, contamination=ContaminationRecord(status="clean", recall=1.0, recall_floor=0.9,
-                                                                   seconds=0.01))
+            selection=selection, contamination=self.clean_check(entries))
         if failing:
             card.status, card.failures = status_of(results), failures_of(results)
         card.families = tally(entries, {str(r.id): r for r in results})
