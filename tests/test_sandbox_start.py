@@ -5,6 +5,8 @@ in the plugin directory is locked in the sandbox the run starts."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -106,3 +108,52 @@ def test_a_corpus_kept_in_the_plugin_directory_is_locked_in_the_sandbox(tmp_path
     assert card.results[0].predicted is None and "Permission denied" in (card.results[0].error or "")
     assert [(a.kind, a.detail) for a in card.sandbox.denied] == [("file-access", str(corpus))]
     assert not card.eligibility.eligible
+
+
+ENVIRONMENT_READER = """import { readdirSync, readFileSync } from 'node:fs';
+export async function translate(entries) {
+  const seen = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\\d+$/.test(name))) {
+    try { seen.push(readFileSync(`/proc/${pid}/environ`, 'utf8')); } catch { /* gone, or not ours to read */ }
+  }
+  return entries.map((entry) => ({ id: entry.id, predicted: seen.join(' ').replaceAll('\\0', ' '), error: null }));
+}
+"""
+
+
+@needs_sandbox
+def test_no_process_in_the_sandbox_shows_the_host_environment(tmp_path: Path, sandbox_tool, monkeypatch):
+    """The guest's own environment is cleared, and so is that of every process it can see in /proc (bubblewrap's
+    first process among them): a secret in the environment of the run is not there to read."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-leak")
+    plugin = tmp_path / "environment-reader"
+    plugin.mkdir()
+    (plugin / "translate.js").write_text(ENVIRONMENT_READER)
+    (plugin / "method.json").write_text(json.dumps({"name": "Environment reader", "node_entry": "translate.js",
+                                                    "dependency_class": "S", "dependencies": []}))
+    code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path, 1)), "--sandbox")
+    assert card is not None and card.results[0].error is None, (code, card and card.results[0].error)
+    seen = card.results[0].predicted or ""
+    assert "HOME=/tmp" in seen and "OPENAI_API_KEY" not in seen and "sk-must-not-leak" not in seen
+
+
+@needs_sandbox
+def test_a_node_kept_in_the_home_directory_exposes_itself_not_the_home(tmp_path: Path, sandbox_tool, monkeypatch):
+    """A node program in ~/bin runs the method, but ~/.ssh beside it is not shown."""
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
+    node = home / "bin" / "node"
+    try:
+        os.link(os.path.realpath(shutil.which("node") or "node"), node)
+    except OSError:
+        shutil.copy(os.path.realpath(shutil.which("node") or "node"), node)
+    monkeypatch.setenv("MT_EVAL_NODE", str(node))
+    plugin = probe_plugin(tmp_path, "node")
+    key = home / ".ssh" / "id_ed25519"
+    code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(small_corpus(tmp_path, 1)), "--sandbox",
+                          *actions(f"read:{key}"))
+    assert code == 4 and card is not None and card.sandbox is not None  # (not there: the sandbox's /tmp is its own)
+    assert card.results[0].predicted is None and f"no such file or directory, open '{key}'" in card.results[0].error
+    assert str(home) not in card.sandbox.policy.read_only and str(node) in card.sandbox.policy.read_only

@@ -163,7 +163,10 @@ class Sandbox:
             return unshare_command(self.tool.path, self.view, network=self.policy.network,
                                    environment=self.environment, gateway_directory=self.gateway_directory,
                                    command=inner, workdir=workdir)
-        return [self.tool.path, *self._bwrap_arguments(workdir), "--", *inner]
+        # bwrap's first process stays in the sandbox as its PID 1, and the guest can read its /proc/1/environ:
+        # started with no environment, it holds none of the host's secrets (--clearenv clears only the guest's)
+        return [shutil.which("env") or "/usr/bin/env", "-i", self.tool.path, *self._bwrap_arguments(workdir),
+                "--", *inner]
 
     def _bwrap_arguments(self, workdir: str) -> list[str]:
         args = list(_BWRAP_BASE)

@@ -54,11 +54,12 @@ def python_runtime() -> list[str]:
 
 
 def node_runtime(node: str) -> list[str]:
-    """The Node installation of ``node`` (its prefix, e.g. an nvm version directory)."""
+    """The ``node`` program itself (symlinks followed): it needs nothing else of its installation, whose
+    directory may hold more than Node (a node in ``~/bin`` would otherwise show the whole home directory)."""
     found = shutil.which(node)
     if found is None:
         return []
-    return [str(Path(found).resolve().parent.parent)]
+    return [str(Path(found).resolve())]
 
 
 def build_view(exposed: list[str], *, network: bool, mounted: tuple[str, ...] = (),
