@@ -103,6 +103,30 @@ def test_an_isolated_python_methods_print_is_shown_as_in_process(tmp_path: Path,
         assert "stderr: something to see" in done.stderr.splitlines()
 
 
+
+WRITES_TO_THE_ORIGINAL_STDOUT = """\
+import sys
+
+
+class Talks:
+    async def translate(self, entries, config):
+        sys.__stdout__.write("original stdout: still there\\n")
+        sys.__stdout__.flush()
+        return [{"id": e["id"], "predicted": e["source"].upper()} for e in entries]
+"""
+
+
+def test_an_isolated_python_method_may_write_to_sys_dunder_stdout_unbuffered_too(tmp_path: Path, make_plugin,
+                                                                                  monkeypatch: pytest.MonkeyPatch):
+    """Before: under PYTHONUNBUFFERED (set in many containers) the guest had closed sys.__stdout__, so each of the
+    method's calls failed with `ValueError: I/O operation on closed file.`, where in process it wrote to stderr."""
+    monkeypatch.setenv("PYTHONUNBUFFERED", "1")
+    method = make_plugin(PYTHON_MANIFEST, {"pipeline.py": WRITES_TO_THE_ORIGINAL_STDOUT})
+    for done in (run(tmp_path, method), run(tmp_path, method, "--isolate", "--force")):
+        assert done.returncode == 5, done.stderr
+        assert "original stdout: still there" in done.stderr.splitlines()
+        assert "still there" not in done.stdout
+
 @needs_node
 def test_every_line_the_node_guest_kit_writes_of_its_own_starts_with_its_name(make_plugin):
     """A host tells the kit's lines from the method's by that name: a stack's lines carry it too."""

@@ -136,3 +136,61 @@ def test_a_cancelled_error_or_a_base_exception_the_method_raises_fails_its_call(
         None, "the method raised CancelledError, though nothing cancelled its call (a task or future it awaited was "
               "cancelled): catch it there, or raise another exception", "the method failed: Odd: strange", None]
     assert card.errors == 2 and card.status == "partial"
+
+
+ODD_RAISES = """\
+class UnprintableError(Exception):
+    def __str__(self):
+        raise RuntimeError("no words")
+
+
+class EchoMethod:
+    async def translate(self, entries, config):
+        if any(e["source"] == "two" for e in entries):
+            raise GeneratorExit
+        if any(e["source"] == "three" for e in entries):
+            raise UnprintableError
+        if any(e["source"] == "four" for e in entries):
+            raise KeyboardInterrupt
+        return [{"id": e["id"], "predicted": "spa:" + e["source"][::-1]} for e in entries]
+"""
+
+
+@pytest.mark.parametrize("isolate", [False, True], ids=["in-process", "isolated"])
+def test_a_generator_exit_an_unprintable_exception_or_an_interrupt_fails_its_call_in_latency_calls_too(
+        tmp_path: Path, make_plugin, isolate):
+    """Before: in the process, a GeneratorExit or an exception whose str() raises ended the run with a traceback,
+    and a KeyboardInterrupt in a latency call stopped it as interrupted; isolated, the first two ended the guest
+    with status 0, again and again, each entry waiting for its restart."""
+    plugin = make_plugin(files={"pipeline.py": ODD_RAISES})
+    code, card, err = run(tmp_path, plugin, SOURCES[:5], "--batch-size", "1", "--latency-sample", "5",
+                          *(["--isolate"] if isolate else []))
+    assert code == 3 and card is not None, err
+    assert "Traceback" not in err and "interrupted" not in err and "restart" not in err
+    assert [r.error for r in card.results] == [
+        None, "the method failed: GeneratorExit: ", "the method failed: UnprintableError: <its str() raised "
+        "RuntimeError>", "the method failed: KeyboardInterrupt: ", None]
+    assert card.results[4].predicted == "spa:evif"
+
+
+CLOSES_STDOUT = """\
+import sys
+
+
+class EchoMethod:
+    async def translate(self, entries, config):
+        sys.stdout.close()
+        if any(e["source"] == "three" for e in entries):
+            raise ValueError("boom")
+        return [{"id": e["id"], "predicted": "spa:" + e["source"][::-1]} for e in entries]
+"""
+
+
+def test_a_method_that_closes_sys_stdout_leaves_the_runs_stderr_open(tmp_path: Path, make_plugin):
+    """sys.stdout is stderr while a method runs: closing it closed the command's stderr, so the run's summary was
+    lost ("lost sys.stderr") and it exited 1 rather than 3."""
+    plugin = make_plugin(files={"pipeline.py": CLOSES_STDOUT})
+    code, card, err = run(tmp_path, plugin, SOURCES[:4], "--batch-size", "1")
+    assert code == 3 and card is not None, err
+    assert "1 × the method failed: ValueError: boom  (e.g. " in err
+    assert "status: partial: 1 of 4 entries failed" in err and "lost sys.stderr" not in err

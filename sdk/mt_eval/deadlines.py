@@ -67,7 +67,7 @@ class RaisedBase(Exception):
     carried out of its call as an ``Exception``: its call's failure, where raised as itself it would end the run."""
 
     def __init__(self, raised: BaseException) -> None:
-        super().__init__(str(raised))
+        super().__init__(type(raised).__name__)  # (its own str() may raise: `call_failure` says it)
         self.raised = raised
 
 
@@ -101,6 +101,7 @@ async def within(seconds: float | None, call: Callable[[], Awaitable[T]]) -> T:
 
 
 async def _exit_kept(call: Callable[[], Awaitable[T]]) -> T:
+    own_task = asyncio.current_task()
     try:
         return await call()
     except SystemExit as exc:
@@ -112,9 +113,18 @@ async def _exit_kept(call: Callable[[], Awaitable[T]]) -> T:
     except BaseException as exc:
         from mt_eval.loop_watchdog import LoopBlocked
 
-        if isinstance(exc, Exception | asyncio.CancelledError | GeneratorExit | LoopBlocked):  # (the watchdog's own
-            raise  # interruption of a call that blocked the loop: its caller says so)
+        if isinstance(exc, Exception | asyncio.CancelledError | LoopBlocked):  # (the watchdog's own interruption of
+            raise  # a call that blocked the loop: its caller says so)
+        if isinstance(exc, GeneratorExit) and closed_from_outside(own_task):
+            raise
         raise RaisedBase(exc) from exc
+
+
+def closed_from_outside(own_task: asyncio.Task[Any] | None) -> bool:
+    """Whether a ``GeneratorExit`` caught in a coroutine stepped by ``own_task`` is its ``close()`` (thrown in while
+    it waits, which it must let out) rather than the method's own ``raise GeneratorExit``: a coroutine is closed
+    only while its task is not running it."""
+    return own_task is None or asyncio.current_task() is not own_task
 
 
 def raised_by_a_signal(exc: BaseException) -> bool:

@@ -35,7 +35,7 @@ import anyio
 
 from mt_eval.deadlines import ISOLATE, CancelledItself, Overran, RaisedBase, raised_by_a_signal, within
 from mt_eval.lone_surrogates import writable
-from mt_eval.plugin_import import describe_exception, describe_exit
+from mt_eval.plugin_import import describe_exception, describe_exit, exception_words
 
 if TYPE_CHECKING:
     from mt_eval.method_protocol import TranslationMethod
@@ -59,7 +59,7 @@ def prints_to_stderr() -> Iterator[None]:
         sys.stdout.flush()
     saved = None if _fd1_saved else _point_fd1_at_stderr()
     try:
-        with contextlib.redirect_stdout(sys.stderr):
+        with contextlib.redirect_stdout(_Unclosable(sys.stderr)):
             yield
     finally:
         if saved is not None:
@@ -69,6 +69,21 @@ def prints_to_stderr() -> Iterator[None]:
             with contextlib.suppress(OSError):
                 os.dup2(saved, 1)
             os.close(saved)
+
+
+class _Unclosable:
+    """``sys.stderr`` as a method's ``sys.stdout``: its ``sys.stdout.close()`` leaves stderr open, where the command
+    still says how it ended."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _point_fd1_at_stderr() -> int | None:
@@ -126,7 +141,7 @@ def call_failure(exc: BaseException, directory: Path | None = None) -> str:
         return str(exc)
     if isinstance(exc, RaisedBase):  # (said as what the method raised)
         exc = exc.raised
-    return writable(f"{METHOD_FAILED}{type(exc).__name__}: {exc}")
+    return writable(f"{METHOD_FAILED}{exception_words(exc)}")
 
 
 METHOD_FAILED = "the method failed: "

@@ -260,7 +260,17 @@ def describe_exception(exc: BaseException, directory: Path | None) -> str:
     if isinstance(exc, SyntaxError) and exc.filename:
         where = f" ({Path(exc.filename).name}:{exc.lineno})"
         return writable(f"SyntaxError: {exc.msg}{where}")
-    return writable(f"{type(exc).__name__}: {exc}{where}")
+    return writable(f"{exception_words(exc)}{where}")
+
+
+def exception_words(exc: BaseException) -> str:
+    """``Type: message`` of an exception plugin code raised; its ``str()`` may itself raise (a ``__str__`` with a
+    bug), which is then said in place of the message."""
+    try:
+        message = str(exc)
+    except Exception as failed:
+        message = f"<its str() raised {type(failed).__name__}>"
+    return f"{type(exc).__name__}: {message}"
 
 
 def exit_function(exc: SystemExit) -> str:

@@ -38,6 +38,7 @@ from mt_eval.bridge.lines import HEAD_BYTES, LineSplitter, Oversized, id_in
 from mt_eval.bridge.slots import Slots
 from mt_eval.js_text import SAFE_INTEGER, js_string
 from mt_eval.lone_surrogates import escaped_lone_surrogate, writable
+from mt_eval.plugin_import import exception_words
 from mt_eval.value_words import value_in_words
 
 # Calls run at once: an asyncio method overlaps its calls while it awaits, as a Node method does (its guest takes
@@ -46,11 +47,13 @@ MAX_CONCURRENCY = 64
 
 
 def divert_stdout() -> int:
-    """Point fd 1 (and ``sys.stdout``) at stderr; return a private fd for the protocol."""
+    """Point fd 1 (and ``sys.stdout``, ``sys.__stdout__`` too) at stderr; return a private fd for the protocol. (The
+    stream replaced may have closed the one ``sys.__stdout__`` was: unbuffered, `mt_eval.cli` wraps its file.)"""
     sys.stdout.flush()
     protocol_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), line_buffering=True)
+    sys.__stdout__ = sys.stdout  # type: ignore[misc]  # (Final to typeshed; a method may write to it)
     return protocol_fd
 
 
@@ -343,6 +346,7 @@ class GuestServer:
         except ValueError as exc:
             self.send(m.error_line(request_id, m.INVALID_PARAMS, str(exc)))
             return
+        own_task = asyncio.current_task()
         try:
             if not self._slots.try_take():
                 await self._slots.take()
@@ -369,13 +373,15 @@ class GuestServer:
             if isinstance(exc, KeyboardInterrupt) and raised_by_a_signal(exc):  # (Ctrl-C, not the method's own)
                 self.interrupted = True  # (a pipe's transport may take it as its own end: `serve_method` exits 130)
                 raise
-            why = exit_failure(exc) if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {exc}"
+            why = exit_failure(exc) if isinstance(exc, SystemExit) else exception_words(exc)
             self.send(m.error_line(request_id, m.METHOD_FAILED, why, {"type": type(exc).__name__}))
             return
         except BaseException as exc:  # an exception, or a BaseException of the method's own: its call's failure
-            if isinstance(exc, GeneratorExit):
+            from mt_eval.deadlines import closed_from_outside
+
+            if isinstance(exc, GeneratorExit) and closed_from_outside(own_task):
                 raise
-            self.send(m.error_line(request_id, m.METHOD_FAILED, writable(f"{type(exc).__name__}: {exc}"),
+            self.send(m.error_line(request_id, m.METHOD_FAILED, writable(exception_words(exc)),
                                    {"type": type(exc).__name__}))
             return
         try:

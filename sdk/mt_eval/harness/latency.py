@@ -136,7 +136,7 @@ async def measure(method: Any, entries: Sequence[dict[str, Any]], config: Any, p
 async def _timed_call(method: Any, entry: dict[str, Any], config: Any, timeout_s: float,
                       directory: Path | None) -> tuple[float, str | None]:
     """Seconds one one-entry call took, and why it does not count (failed, timed out, abstained)."""
-    from mt_eval.deadlines import Overran, within
+    from mt_eval.deadlines import Overran, raised_by_a_signal, within
     from mt_eval.guarded_calls import call_failure
 
     started = time.perf_counter()
@@ -144,7 +144,9 @@ async def _timed_call(method: Any, entry: dict[str, Any], config: Any, timeout_s
         returned = await within(timeout_s, lambda: method.translate([dict(entry)], config))
     except Overran as overran:  # (said as a call that timed out: it ends the latency calls)
         return time.perf_counter() - started, overran.said(f"timed out after {timeout_s:g} s")
-    except (Exception, SystemExit) as exc:  # sys.exit() too: a method must not end the run
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # sys.exit() too: a method must not end the run, nor
+        if isinstance(exc, KeyboardInterrupt) and raised_by_a_signal(exc):  # stop it (only Ctrl-C does)
+            raise
         return time.perf_counter() - started, call_failure(exc, directory)
     elapsed = time.perf_counter() - started
     item = returned[0] if isinstance(returned, list) and len(returned) == 1 else None
