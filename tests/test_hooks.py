@@ -301,3 +301,84 @@ def test_a_registered_metric_that_gives_no_number_is_named_and_the_translations_
     assert ("the metric 'wordy' an extension registered gave the string \"lots\", not a number: fix its scorer"
             in done.stderr)
     assert (tmp_path / "run" / "results.jsonl").read_text().count("\n") == 1
+
+
+METRIC_EXTENSION = "from mt_eval.hookspecs import hookimpl\n\n\n@hookimpl\ndef register_metrics(register):\n    {}\n"
+
+
+@pytest.mark.parametrize(("registering", "said"), [
+    ("register('ratio', lambda hypotheses, references: 1 / 0)",
+     "the metric 'ratio' an extension registered raised ZeroDivisionError: division by zero (bad_metric.py:6): fix "
+     "its scorer"),
+    ("register('ratio', lambda hypotheses, references: float('nan'))",
+     "the metric 'ratio' an extension registered gave the number NaN, not a finite number: fix its scorer"),
+    ("register('ratio', lambda hypotheses, references: float('inf'))",
+     "the metric 'ratio' an extension registered gave the number Infinity, not a finite number"),
+    ("register('BLEU', lambda hypotheses, references: 99.0)",
+     "the metric 'BLEU' an extension registered has the name of a metric mt-eval computes (chrF++, BLEU, TER): "
+     "give it another name"),
+    ("raise RuntimeError('no model')",
+     "plugin 'bad_metric', hook 'register_metrics': raised RuntimeError: no model (bad_metric.py:6): fix the hook"),
+])
+def test_a_registered_metric_that_raises_gives_no_finite_number_or_takes_a_builtin_name_writes_no_card(
+        tmp_path: Path, make_plugin, registering: str, said: str):
+    """Before: a scorer or a register_metrics hook that raised ended the run in a traceback; NaN or infinity was
+    sealed into a card as null, which then failed its own schema check; an extension's BLEU sat beside the SDK's."""
+    (tmp_path / "bad_metric.py").write_text(METRIC_EXTENSION.format(registering))
+    done = run_cli(tmp_path, "--method", str(make_plugin()), "--extension", "bad_metric")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert said in done.stderr and "run again with --resume to score them" in done.stderr
+    assert not (tmp_path / "run" / "card.json").exists()
+    assert (tmp_path / "run" / "results.jsonl").read_text().count("\n") == 1
+
+
+EDITING_HOOKS = """\
+from mt_eval.hookspecs import hookimpl
+
+
+@hookimpl
+def run_started(run_id, method_id, config):
+    config.seed = 7
+
+
+@hookimpl
+def run_finished(run_id, card):
+    card.metrics.metrics[0].score = 99.99
+    card.gate.passed = False
+"""
+
+
+def test_a_hook_that_edits_the_config_or_the_card_changes_nothing_the_run_says_or_seals(tmp_path: Path,
+                                                                                         make_plugin):
+    """Before: the edited seed was sealed into a card that failed verify, and the summary printed the edited score
+    and the exit status followed the edited gate."""
+    (tmp_path / "editing_ext.py").write_text(EDITING_HOOKS)
+    done = run_cli(tmp_path, "--method", str(make_plugin()), "--extension", "editing_ext")
+    assert done.returncode == 0, done.stderr
+    assert "99.99" not in done.stdout and "(gate passed" in done.stdout
+    verified = subprocess.run([sys.executable, "-m", "mt_eval.cli", "verify", str(tmp_path / "run" / "card.json")],
+                              capture_output=True, text=True, timeout=120)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+@pytest.mark.parametrize(("scoring", "said"), [
+    ("1 / 0", "the metric 'ratio' an extension registered raised ZeroDivisionError: division by zero "
+              "(ratio_metric.py:6): fix its scorer"),
+    ("float('nan')", "the metric 'ratio' an extension registered gave the number NaN, not a finite number"),
+])
+def test_verify_with_an_extension_whose_scorer_fails_says_so_and_does_not_verify(tmp_path: Path, make_plugin,
+                                                                                 scoring: str, said: str):
+    """Before: a scorer that raised was a traceback, and one that gave NaN let any score verify."""
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    for directory, score in ((good, "0.5"), (bad, scoring)):
+        directory.mkdir()
+        (directory / "ratio_metric.py").write_text(METRIC_EXTENSION.format(
+            f"register('ratio', lambda hypotheses, references: {score})"))
+    assert run_cli(tmp_path, "--method", str(make_plugin()), "--extension", "ratio_metric",
+                   env_path=good).returncode == 0
+    verified = subprocess.run([sys.executable, "-m", "mt_eval.cli", "verify", str(tmp_path / "run" / "card.json"),
+                               "--extension", "ratio_metric"], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONPATH": str(bad)})
+    output = verified.stdout + verified.stderr
+    assert verified.returncode == 1 and "Traceback" not in output, output
+    assert "does not verify" in output and said in output and "not recomputed" not in output

@@ -16,8 +16,9 @@ import difflib
 import importlib
 import importlib.util
 import inspect
+import math
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -194,10 +195,9 @@ def _collect(hook: Any, kind: str) -> dict[str, Any]:
     registered: dict[str, Any] = {}
     owners: dict[str, str] = {}
     for impl in hook.get_hookimpls():  # in registration order
-        plugin = impl.plugin_name
+        plugin, where = impl.plugin_name, f"plugin {impl.plugin_name!r}, hook {hook.name!r}"
 
-        def register(name: str, value: Any, plugin: str = plugin) -> None:
-            where = f"plugin {plugin!r}, hook {hook.name!r}"
+        def register(name: str, value: Any, plugin: str = plugin, where: str = where) -> None:
             if not isinstance(name, str) or not name:
                 raise RegistrationError(f"{where}: {kind} names must be non-empty strings, got {name!r}")
             if not callable(value):
@@ -207,7 +207,13 @@ def _collect(hook: Any, kind: str) -> dict[str, Any]:
             registered[name] = value
             owners[name] = plugin
 
-        impl.function(register=register)
+        try:
+            impl.function(register=register)
+        except RegistrationError:
+            raise
+        except Exception as exc:
+            raise RegistrationError(f"{where}: raised {type(exc).__name__}: {exc}{_raised_at(exc)}: fix the hook"
+                                    ) from None
     return registered
 
 
@@ -216,35 +222,62 @@ def registered_metrics(manager: pluggy.PluginManager) -> dict[str, Callable[...,
     return _collect(manager.hook.register_metrics, "metric")
 
 
-def extension_scores(manager: pluggy.PluginManager, hypotheses: list[str], references: list[str]
-                     ) -> list[tuple[str, float]]:
-    """(name, score) of every metric an extension registered, over the scored segments; `ValueError` naming the
-    metric when its scorer does not give a number."""
+RESCORE = " (the translations are kept: run again with --resume to score them)"
+
+
+def extension_scores(manager: pluggy.PluginManager, listed: Callable[[], tuple[list[str], list[str]]], *,
+                     taken: Collection[str] = (), then: str = RESCORE) -> list[tuple[str, float]]:
+    """(name, score) of every metric an extension registered, over the scored segments ``listed()`` gives (asked
+    only when there is one). `ValueError` naming the metric when it takes the name of one in ``taken`` (the SDK's
+    own), or its scorer raises or does not give a finite number; ``then`` ends the message."""
     from mt_eval.value_words import value_in_words
 
+    try:
+        scorers = registered_metrics(manager)
+    except RegistrationError as exc:
+        raise RegistrationError(f"{exc}{then}") from None
+    if not scorers:
+        return []
+    hypotheses, references = listed()
     scores = []
-    for name, scorer in registered_metrics(manager).items():
-        given = scorer(hypotheses, references)
+    for name, scorer in scorers.items():
+        said = f"the metric {name!r} an extension registered"
+        if name in taken:
+            raise ValueError(f"{said} has the name of a metric mt-eval computes ({', '.join(taken)}): give it "
+                             f"another name{then}")
+        try:
+            given = scorer(hypotheses, references)
+        except Exception as exc:
+            raise ValueError(f"{said} raised {type(exc).__name__}: {exc}{_raised_at(exc)}: fix its scorer{then}"
+                             ) from None
         try:
             score = float(given)
         except (TypeError, ValueError, OverflowError):
-            raise ValueError(f"the metric {name!r} an extension registered gave {value_in_words(given)}, not a "
-                             "number: fix its scorer (the translations are kept: run again with --resume to score "
-                             "them)") from None
+            score = math.nan
+        if not math.isfinite(score):
+            number = "a finite number" if isinstance(given, int | float) else "a number"
+            raise ValueError(f"{said} gave {value_in_words(given)}, not {number}: fix its scorer{then}")
         scores.append((name, round(score, 4)))
     return scores
 
 
 _WARNED: set[tuple[int, str, str]] = set()  # (manager, plugin, hook) whose failure was said
+COPIED = {"run_started": "config", "run_finished": "card"}  # what the run goes on using: its hooks get a copy
 
 
 def notify(manager: pluggy.PluginManager, hook: str, **arguments: Any) -> None:
     """Call every implementation of the event hook ``hook`` (``run_started``, ``entry_completed``, ``run_finished``)
     with ``arguments``, last registered first, as pluggy does. One that raises is said once on stderr, with what it
-    raised, and the others still run: an extension's fault never ends a run, or costs it its results."""
+    raised, and the others still run: an extension's fault never ends a run, or costs it its results. The config
+    and the card are handed over as copies, so a hook that changes them changes nothing the run says or seals
+    (an entry's result is recorded before its hook is called)."""
+    import copy
     import sys
 
-    for impl in reversed(getattr(manager.hook, hook).get_hookimpls()):
+    implementations = getattr(manager.hook, hook).get_hookimpls()
+    if implementations and hook in COPIED:
+        arguments[COPIED[hook]] = copy.deepcopy(arguments[COPIED[hook]])
+    for impl in reversed(implementations):
         try:
             if impl.hookwrapper or impl.wrapper:  # (a wrapper wraps the others: pluggy's own call runs them all)
                 getattr(manager.hook, hook)(**arguments)

@@ -344,11 +344,10 @@ def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: 
     scores = score_segments(segments, scored, resamples=request.resamples, seed=request.seed,
                             bootstrap=request.bootstrap, metrics=make_metrics(target_lang),  # (tokenized for it)
                             stream=None if request.quiet else sys.stderr)  # (what is scored said as it starts)
-    from mt_eval.extensions import extension_scores, registered_metrics
+    from mt_eval.extensions import extension_scores
 
-    if registered_metrics(manager):
-        scores.metrics += [MetricScore(name=name, score=score, signature=f"extension:{name}")
-                           for name, score in extension_scores(manager, *segments.listed())]
+    scores.metrics += [MetricScore(name=name, score=score, signature=f"extension:{name}") for name, score
+                       in extension_scores(manager, segments.listed, taken=[m.name for m in scores.metrics])]
     return scores
 
 

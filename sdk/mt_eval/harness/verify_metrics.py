@@ -94,19 +94,25 @@ def check_scores(result: Verification, card: RunCard, recomputed: Sequence[Metri
     from mt_eval.harness.scoring import make_metrics
 
     assert card.metrics is not None
-    scorers = _extension_metrics(extensions)
+    from mt_eval.extensions import extension_scores
+
     fresh = {m.name: m for m in recomputed}
-    if scorers:
-        hypotheses, references = listed()
-        for name, scorer in scorers.items():
-            fresh[name] = MetricScore(name=name, score=round(float(scorer(hypotheses, references)), 4),
-                                      signature=f"extension:{name}")
     builtin = set(make_metrics())
+    failed = False
+    try:
+        fresh |= {name: MetricScore(name=name, score=score, signature=f"extension:{name}") for name, score
+                  in extension_scores(_extensions_enabled(extensions), listed, taken=sorted(builtin), then="")}
+    except ValueError as exc:  # (a scorer that raises, or gives no finite number, recomputes nothing)
+        failed = True
+        result.check("extensions", False, "their metrics could not be recomputed")
+        result.problem("$.metrics.metrics", str(exc), "fix the extension, or verify without it", code="extension")
     for index, stated in enumerate(card.metrics.metrics):
         where = f"$.metrics.metrics[{index}]"
         again = fresh.pop(stated.name, None)
         if again is None:
             if stated.signature.startswith("extension:"):
+                if failed:
+                    continue
                 result.check(stated.name, None, "not recomputed: enable the extension that registers it with "
                                                 "--extension MODULE")
                 result.problem(where, f"{stated.name} comes from an extension and was not recomputed",
@@ -201,15 +207,13 @@ def _compare_metric(result: Verification, where: str, stated: Any, again: Any) -
                  f"differs: {', '.join(wrong)}")
 
 
-def _extension_metrics(extensions: Sequence[str]) -> dict[str, Any]:
-    if not extensions:
-        return {}
-    from mt_eval.extensions import enable_extension, make_plugin_manager, registered_metrics
+def _extensions_enabled(extensions: Sequence[str]) -> Any:
+    from mt_eval.extensions import enable_extension, make_plugin_manager
 
     manager = make_plugin_manager()
     for extension in extensions:
         enable_extension(manager, extension)
-    return registered_metrics(manager)
+    return manager
 
 
 def _as_scored(card: RunCard) -> dict[str, Any]:
