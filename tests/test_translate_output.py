@@ -233,3 +233,14 @@ def test_file_dash_reads_standard_input_as_the_file_dev_stdin_is_read(tmp_path: 
     helped = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", "--help"], capture_output=True,
                             text=True, timeout=60, env={**os.environ, "COLUMNS": "200"})
     assert "read the sentences from FILE, one per line (-: standard input)" in helped.stdout
+
+
+@pytest.mark.parametrize("command", ["translate", "serve"])
+def test_a_plugin_that_cannot_load_is_said_in_the_command_s_own_name(tmp_path: Path, command: str):
+    """Before, translate and serve said it bare ("cannot load method plugin …"), as no other failure of theirs."""
+    broken = plugin(tmp_path, 'raise ImportError("boom")\n')
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", command, str(broken), *(["Hi"] * (command ==
+                          "translate"))], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith(f"mt-eval {command}: cannot load method plugin {broken}\n"), done.stderr
+    assert 'importing "pipeline" failed: ImportError: boom (pipeline.py:1)' in done.stderr

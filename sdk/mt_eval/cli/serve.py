@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         loaded = load_method(Path(args.plugin))
     except PluginLoadError as exc:
-        said_on_stderr(str(exc))  # (the plugin's path, and values read from its files)
+        said_on_stderr(f"mt-eval serve: {exc}")  # (the plugin's path, and values read from its files)
         return 1
     if os.isatty(0):
         said_on_stderr(f"mt-eval serve: serving {loaded.method_id} as a bridge guest (mt-eval-bridge/1, "

@@ -99,9 +99,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
         with prints_to_stderr():  # what the method prints is not a translation
             loaded = load_method(plugin, needs="translate")
     except PluginLoadError as exc:
-        from mt_eval.cli import said_on_stderr
-
-        said_on_stderr(str(exc))  # (the plugin's path, and values read from its files)
+        _say(str(exc))  # (the plugin's path, and values read from its files)
         return 1
     supported = loaded.manifest.supported_pairs
     pair = pair or (supported[0] if supported else None)
