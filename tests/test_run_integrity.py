@@ -239,6 +239,15 @@ def test_exit_statuses_max_errors_and_the_failure_summary(tmp_path: Path):
     assert "failed" not in err
 
 
+def test_a_share_of_max_errors_tolerates_exactly_that_share_of_the_entries(tmp_path: Path):
+    sources = [*["fine"] * 306, *["!raise"] * 69]  # 69 of 375 entries: 18.4% (18.4 * 375 is 6899.999… in binary)
+    code, card, err = run(tmp_path, MISBEHAVING, sources, "--retries", "0", "--batch-size", "64",
+                          "--max-errors", "18.4%")
+    assert card is not None and card.errors == 69
+    assert "status: partial: 69 of 375 entries failed, within --max-errors 18.4% (exit status 0)" in err
+    assert code == 0
+
+
 def test_a_run_where_every_entry_failed_has_no_headline_score(tmp_path: Path):
     code, card, err = run(tmp_path, MISBEHAVING, ["!raise one", "!raise two"], "--max-errors", "100%")
     assert code == 4 and card is not None

@@ -25,6 +25,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import TextIO
 
@@ -62,8 +63,8 @@ class MaxErrors:
         return cls(count=int(found.group(1)))
 
     def tolerates(self, errors: int, entries: int) -> bool:
-        if self.percent is not None:
-            return entries > 0 and errors * 100 <= self.percent * entries
+        if self.percent is not None:  # in decimals: 18.4% of 375 entries is 69 (in binary, 18.4 * 375 < 6900)
+            return entries > 0 and errors * 100 <= Fraction(repr(self.percent)) * entries
         return errors <= (self.count or 0)
 
     def __str__(self) -> str:
