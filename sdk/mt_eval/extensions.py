@@ -17,8 +17,9 @@ import importlib
 import importlib.util
 import inspect
 import math
+import numbers
 import traceback
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -225,37 +226,47 @@ def registered_metrics(manager: pluggy.PluginManager) -> dict[str, Callable[...,
 RESCORE = " (the translations are kept: run again with --resume to score them)"
 
 
-def extension_scores(manager: pluggy.PluginManager, listed: Callable[[], tuple[list[str], list[str]]], *,
-                     taken: Collection[str] = (), then: str = RESCORE) -> list[tuple[str, float]]:
-    """(name, score) of every metric an extension registered, over the scored segments ``listed()`` gives (asked
-    only when there is one). `ValueError` naming the metric when it takes the name of one in ``taken`` (the SDK's
-    own), or its scorer raises or does not give a finite number; ``then`` ends the message."""
-    from mt_eval.value_words import value_in_words
-
+def metric_scorers(manager: pluggy.PluginManager, *, taken: Collection[str], then: str = RESCORE
+                   ) -> dict[str, Callable[..., Any]]:
+    """`registered_metrics`, checked as the extensions are enabled (before anything is translated) and again as
+    they score: `ValueError` naming the metric when two plugins register its name, or it takes the name of one in
+    ``taken`` (the SDK's own), and naming the hook when it raises; ``then`` ends the message."""
     try:
         scorers = registered_metrics(manager)
     except RegistrationError as exc:
         raise RegistrationError(f"{exc}{then}") from None
+    for name in scorers:
+        if name in taken:
+            raise ValueError(f"the metric {name!r} an extension registered has the name of a metric mt-eval computes "
+                             f"({', '.join(taken)}): give it another name{then}")
+    return scorers
+
+
+def extension_scores(scorers: Mapping[str, Callable[..., Any]], listed: Callable[[], tuple[list[str], list[str]]],
+                     *, then: str = RESCORE) -> list[tuple[str, float]]:
+    """(name, score) of each of ``scorers`` (`metric_scorers`), over the scored segments ``listed()`` gives (asked
+    only when there is one). `ValueError` naming the metric when its scorer raises or does not give a finite int or
+    float (a string or a bool is no score); ``then`` ends the message."""
+    from mt_eval.value_words import value_in_words
+
     if not scorers:
         return []
     hypotheses, references = listed()
     scores = []
     for name, scorer in scorers.items():
         said = f"the metric {name!r} an extension registered"
-        if name in taken:
-            raise ValueError(f"{said} has the name of a metric mt-eval computes ({', '.join(taken)}): give it "
-                             f"another name{then}")
         try:
             given = scorer(hypotheses, references)
         except Exception as exc:
             raise ValueError(f"{said} raised {type(exc).__name__}: {exc}{_raised_at(exc)}: fix its scorer{then}"
                              ) from None
+        is_number = isinstance(given, numbers.Real) and not isinstance(given, bool)  # (numpy's scalars are)
         try:
-            score = float(given)
-        except (TypeError, ValueError, OverflowError):
+            score = float(given) if is_number else math.nan
+        except (TypeError, ValueError, OverflowError):  # (an int too large for a float)
             score = math.nan
         if not math.isfinite(score):
-            number = "a finite number" if isinstance(given, int | float) else "a number"
+            number = "a finite number" if is_number else "a number"
             raise ValueError(f"{said} gave {value_in_words(given)}, not {number}: fix its scorer{then}")
         scores.append((name, round(score, 4)))
     return scores

@@ -45,6 +45,9 @@ def bleu_tokenizer(target_lang: str | None) -> str:
     return "13a"
 
 
+METRIC_NAMES = ("chrF++", "BLEU", "TER")  # the keys of `make_metrics`, known without importing sacrebleu
+
+
 def make_metrics(target_lang: str | None = None) -> dict[str, Any]:
     """The metrics, headline first: chrF++ (chrF with word bigrams), BLEU, TER, tokenized for ``target_lang``."""
     return _metrics(bleu_tokenizer(target_lang), asian=_unspaced(target_lang) is not None)

@@ -85,11 +85,11 @@ def in_chunks(hypotheses: list[str], references: list[list[str]]) -> Segments:
 
 def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFAULT_RESAMPLES,
                    seed: int = DEFAULT_SEED, metrics: dict[str, Any] | None = None,
-                   bootstrap: Bootstrap = "fast", stream: TextIO | None = None) -> Scores:
+                   bootstrap: Bootstrap = "fast", stream: TextIO | None = None, also: Sequence[str] = ()) -> Scores:
     """`score` over ``count`` segments that ``segments()`` reads chunk by chunk (a run's results and references
     read from disk): no process holds more than a chunk of texts, and each metric only its statistics. With a
-    ``stream``, what is scored is said there as it starts (a large corpus's intervals take minutes), and the time it
-    took when that was `_SAID_AFTER_S` or more."""
+    ``stream``, what is scored is said there as it starts (a large corpus's intervals take minutes), with the
+    metrics ``also`` scored after these (extensions'), and the time it took when that was `_SAID_AFTER_S` or more."""
     if bootstrap not in BOOTSTRAPS:
         raise ValueError(f"bootstrap must be one of {', '.join(BOOTSTRAPS)}, not {bootstrap!r}")
     if count <= 0:
@@ -99,7 +99,7 @@ def score_segments(segments: SegmentSource, count: int, *, resamples: int = DEFA
     if stream is not None:
         intervals = f"95% intervals from {resamples:,} bootstrap resamples ({bootstrap})" if resamples else \
             "no intervals"
-        print(f"scoring {count:,} entr{'y' if count == 1 else 'ies'}: {', '.join(chosen)}; {intervals}",
+        print(f"scoring {count:,} entr{'y' if count == 1 else 'ies'}: {', '.join([*chosen, *also])}; {intervals}",
               file=stream, flush=True)
     jobs = [(name, metric, segments, count, resamples, (seed, index), bootstrap)
             for index, (name, metric) in enumerate(chosen.items())]

@@ -44,6 +44,7 @@ from mt_eval.harness.method_contract import (
     method_facts,
     say_isolated_hooks_do_not_run,
 )
+from mt_eval.harness.metric_settings import METRIC_NAMES
 from mt_eval.harness.metric_statistics import MetricScore
 from mt_eval.harness.request import RunRequest
 from mt_eval.harness.results_log import ResultsLog, logged_ids, repair
@@ -114,7 +115,7 @@ class RunReport(msgspec.Struct, kw_only=True):
 
 def run_evaluation(request: RunRequest) -> RunReport:
     """Run (or resume) the evaluation ``request`` describes; raises `RunError`, `mt_eval.locks.Busy`, ..."""
-    from mt_eval.extensions import enable_extension, make_plugin_manager
+    from mt_eval.extensions import enable_extension, make_plugin_manager, metric_scorers
 
     large_buffers_mapped()  # a million entries' blocks and arrays, freed, leave no holes for the scorers to count
     rules = RunRules.from_request(request)
@@ -139,9 +140,10 @@ def run_evaluation(request: RunRequest) -> RunReport:
     started = time.perf_counter()
     out: Path | None = None
     try:
-        with prints_to_stderr():  # the method's import and constructor: standard output is the result
+        with prints_to_stderr():  # the method's import and constructor, register_metrics: stdout is the result
             loaded = load_method(request.method, plugin_manager=manager, isolate=request.isolate, needs="translate",
                                  sandbox=fair.sandbox)
+            metric_scorers(manager, taken=METRIC_NAMES, then="")  # (a name taken fails now, not once scored)
         load_s = time.perf_counter() - started
         if request.isolate:
             say_isolated_hooks_do_not_run(loaded)
@@ -340,14 +342,17 @@ def _scores(entries: Sequence[dict[str, Any]], results: LoggedResults, request: 
                          for entry, result in results.aligned() if family_of(entry) == "scored"):
         return None
 
-    segments = ScoredSegments(results, STATS_CHUNK)
-    scores = score_segments(segments, scored, resamples=request.resamples, seed=request.seed,
-                            bootstrap=request.bootstrap, metrics=make_metrics(target_lang),  # (tokenized for it)
-                            stream=None if request.quiet else sys.stderr)  # (what is scored said as it starts)
-    from mt_eval.extensions import extension_scores
+    from mt_eval.extensions import extension_scores, metric_scorers
 
-    scores.metrics += [MetricScore(name=name, score=score, signature=f"extension:{name}") for name, score
-                       in extension_scores(manager, segments.listed, taken=[m.name for m in scores.metrics])]
+    segments, metrics = ScoredSegments(results, STATS_CHUNK), make_metrics(target_lang)  # (tokenized for it)
+    with prints_to_stderr():  # what an extension's hook or scorer prints is not the run's result
+        scorers = metric_scorers(manager, taken=list(metrics))
+    scores = score_segments(segments, scored, resamples=request.resamples, seed=request.seed,
+                            bootstrap=request.bootstrap, metrics=metrics, also=list(scorers),
+                            stream=None if request.quiet else sys.stderr)  # (what is scored said as it starts)
+    with prints_to_stderr():
+        scores.metrics += [MetricScore(name=name, score=score, signature=f"extension:{name}") for name, score
+                           in extension_scores(scorers, segments.listed)]
     return scores
 
 

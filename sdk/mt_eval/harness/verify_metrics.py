@@ -94,14 +94,17 @@ def check_scores(result: Verification, card: RunCard, recomputed: Sequence[Metri
     from mt_eval.harness.scoring import make_metrics
 
     assert card.metrics is not None
-    from mt_eval.extensions import extension_scores
+    from mt_eval.extensions import extension_scores, metric_scorers
+    from mt_eval.guarded_calls import prints_to_stderr
 
     fresh = {m.name: m for m in recomputed}
     builtin = set(make_metrics())
     failed = False
     try:
-        fresh |= {name: MetricScore(name=name, score=score, signature=f"extension:{name}") for name, score
-                  in extension_scores(_extensions_enabled(extensions), listed, taken=sorted(builtin), then="")}
+        with prints_to_stderr():  # what an extension's hook or scorer prints is not the verification's result
+            scorers = metric_scorers(_extensions_enabled(extensions), taken=sorted(builtin), then="")
+            fresh |= {name: MetricScore(name=name, score=score, signature=f"extension:{name}") for name, score
+                      in extension_scores(scorers, listed, then="")}
     except ValueError as exc:  # (a scorer that raises, or gives no finite number, recomputes nothing)
         failed = True
         result.check("extensions", False, "their metrics could not be recomputed")
