@@ -1,7 +1,7 @@
 // The Node guest: serves a translate.js method over mt-eval-bridge/1 (on stdin/stdout: guest-process.js).
 // The method module exports `translate(entries, config)` and/or `decide(rows, config)` (async; what its
-// method.json "implements") and optionally `name`, `methodCard()` and `close()`; a default export holding
-// them works too.
+// method.json "implements") and optionally `name`, `capabilities`, `methodCard()` and `close()`; a default
+// export holding them works too.
 import { declaredDefaults } from './contract/declared-defaults.js';
 import { got } from './contract/value-words.js';
 import {
@@ -12,7 +12,7 @@ import { Job, entriesProblem, failureMessage, failureType, guestVersion, idKey, 
 import { CallSlots } from './guest-slots.js';
 import { wellFormedJson } from './lone-surrogates.js';
 
-/** What this guest declares at initialize: the protocol's defaults, except that it runs 64 calls at once and can cancel. */
+/** What this guest declares at initialize: the protocol's defaults, but 64 calls at once (or the method's) and cancel. */
 export const GUEST_CAPABILITIES = Object.freeze({
   ...declaredDefaults('bridge-initialize-result', 'Capabilities'), max_concurrency: 64, cancel: true,
 });
@@ -235,6 +235,7 @@ export class GuestServer {
     this.held = []; // what comes next waits, in order, until the method is loaded and the rules with it
     try {
       this.method = await this.load();
+      this.slots.size = this.method.capabilities?.max_concurrency ?? this.slots.size; // (nothing runs before this)
       if (this.method.implements.includes('decide')) await loadDecisions();
       const card = await this.card();
       this.initialized = true;
@@ -242,7 +243,7 @@ export class GuestServer {
         protocol_version: chosen,
         method: { name: this.method.name, method_id: this.method.methodId },
         card,
-        capabilities: { ...GUEST_CAPABILITIES },
+        capabilities: { ...GUEST_CAPABILITIES, ...this.method.capabilities },
         guest: { name: 'mt-eval-guest', version: guestVersion(), runtime: `node ${process.version}` },
         implements: [...this.method.implements],
       }));

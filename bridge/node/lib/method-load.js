@@ -1,12 +1,14 @@
 // Importing the method module a Node guest serves and checking it exports what it implements — translate(entries,
-// config) and/or decide(rows, config), and optionally name, methodCard() and close(); a default export holding them
-// works too. Nothing here reads a plugin's files: a host that has checked them names the module (`moduleTarget`), and
-// ./method-module.js resolves a plugin directory, checking its files first.
+// config) and/or decide(rows, config), and optionally name, capabilities, methodCard() and close(); a default export
+// holding them works too. Nothing here reads a plugin's files: a host that has checked them names the module
+// (`moduleTarget`), and ./method-module.js resolves a plugin directory, checking its files first.
 import { existsSync, statSync } from 'node:fs';
 import { basename, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { kebabCase } from './contract/kebab-case.js';
+import { got } from './contract/value-words.js';
+import { GUEST_CAPABILITIES } from './guest.js';
 import { describe, isPlainObject } from './protocol.js';
 
 /** The requests a method can implement, and what each is given. */
@@ -26,6 +28,34 @@ export function moduleTarget(module, { name, methodId, implements: requests } = 
   }
   const stem = name ?? basename(file, extname(file));
   return { file, name: stem, named: name !== undefined, methodId: methodId ?? kebabCase(stem), implements: requests ?? null };
+}
+
+/** The capabilities a method may declare (`export const capabilities = { max_concurrency: 2 }`). */
+const DECLARABLE_CAPABILITIES = Object.freeze(['max_concurrency']);
+
+/**
+ * The capabilities a module exports, checked: {} when it exports none. Throws a TypeError naming the field and the
+ * fix for one that is not an object, a field the guest does not take from a method, or a count that is not a whole
+ * number of calls from 1.
+ */
+function declaredCapabilities(declared, file) {
+  if (declared === undefined) return {};
+  const fix = '\n  fix: export `capabilities = { max_concurrency: N }`, N the calls the method takes at once: a whole '
+    + `number from 1 (without it, ${GUEST_CAPABILITIES.max_concurrency})`;
+  if (!isPlainObject(declared)) {
+    throw new TypeError(`${file} exports capabilities as ${got(declared)}, not an object${fix}`);
+  }
+  for (const [field, value] of Object.entries(declared)) {
+    if (!DECLARABLE_CAPABILITIES.includes(field)) {
+      throw new TypeError(`${file} exports capabilities.${field}, which a method does not declare (it declares `
+        + `${DECLARABLE_CAPABILITIES.join(', ')})${fix}`);
+    }
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new TypeError(`${file} exports capabilities.${field} = ${got(value)}: it must be a whole number of calls `
+        + `from 1${fix}`);
+    }
+  }
+  return { ...declared };
 }
 
 const exportsAny = (api) => Object.keys(REQUESTS).some((request) => typeof api?.[request] === 'function');
@@ -65,6 +95,7 @@ export async function loadMethod(target) {
     translate: requests.includes('translate') ? api.translate : null,
     decide: requests.includes('decide') ? api.decide : null,
     implements: requests,
+    capabilities: declaredCapabilities(api.capabilities, target.file),
     methodCard: typeof api.methodCard === 'function' ? api.methodCard : null,
     close: typeof api.close === 'function' ? api.close : null,
     // a name given (method.json's, --name) comes first, as for a Python method; else the module's own, if it has one

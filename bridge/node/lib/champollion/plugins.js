@@ -18,6 +18,7 @@ import { LONGEST_DELAY } from '../child.js';
 import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
 import { methodView } from '../gold.js';
 import { CLOSED, GuestStartError, checkEntries, startGuest } from '../host.js';
+import { Slots } from '../host-gates.js';
 import { completeLogger } from '../host-options.js';
 import { sendingOnlyValidText } from '../lone-surrogates.js';
 import { mergeCard } from '../contract/plugin.js';
@@ -168,6 +169,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   let guest = null;
   let watchdog = null;
   let closed = false;
+  let inProcessSlots = null; // an in-process method's calls at once: no more than its capabilities.max_concurrency
   const closing = new AbortController(); // abandons a guest still starting, and calls in flight, at close
   const resultNotes = new ResultNotes();
 
@@ -216,6 +218,8 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     // translate() never hands the method the gold (lib/gold.js); decision rows go as they are.
     const hand = (batch) => (kind === 'translate' ? methodView(batch, options.goldFields) : batch.map((item) => ({ ...item })));
     const call = (batch, { signal }) => method[kind](hand(batch), config, { signal });
+    inProcessSlots ??= new Slots(method.capabilities.max_concurrency ?? Infinity);
+    await inProcessSlots.acquire(); // (released below, whatever the call does)
     try {
       // Text that is not valid Unicode fails its item before the method sees it: the input is to blame, not a result.
       return await sendingOnlyValidText(hand(items), config, KINDS[kind], (sendable) => callIsolating(call, sendable, {
@@ -239,6 +243,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     } finally {
       disarm?.();
       unguard();
+      inProcessSlots.release();
     }
   };
 

@@ -5,7 +5,7 @@ import type { Capabilities, CorpusEntry, RunConfig } from '../generated/contract
 import type { DecisionConfig, DecisionRow, PartialDecisionResult } from './decisions.js';
 import type { PartialTranslationResult } from './records.js';
 
-/** What the Node guest declares: the protocol's defaults, with 8 concurrent requests and cancel. */
+/** What the Node guest declares: the protocol's defaults, with 64 concurrent requests (or the method's) and cancel. */
 export const GUEST_CAPABILITIES: Readonly<Required<Capabilities>>;
 
 /** What a translate.js module exports (or holds in its default export): translate, decide, or both. */
@@ -15,6 +15,11 @@ export interface TranslationMethodModule {
   decide?(rows: DecisionRow[], config: DecisionConfig, options: { signal: AbortSignal }):
     PartialDecisionResult[] | Promise<PartialDecisionResult[]>;
   name?: string;
+  /**
+   * What the method declares of its guest's capabilities: max_concurrency, the calls it takes at once (a whole
+   * number from 1; default 64). Any other value, or another field, fails the start naming the field.
+   */
+  capabilities?: { max_concurrency?: number };
   methodCard?(): Record<string, unknown> | null | Promise<Record<string, unknown> | null>;
   /** Called once before the guest exits. */
   close?(): void | Promise<void>;
@@ -42,6 +47,8 @@ export interface LoadedMethod {
   translate: TranslationMethodModule['translate'] | null;
   decide: TranslationMethodModule['decide'] | null;
   implements: Array<'translate' | 'decide'>;
+  /** The capabilities the module exports, checked ({} for none). */
+  capabilities: { max_concurrency?: number };
   methodCard: TranslationMethodModule['methodCard'] | null;
   close: TranslationMethodModule['close'] | null;
   name: string;

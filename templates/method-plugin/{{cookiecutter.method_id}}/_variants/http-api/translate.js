@@ -54,6 +54,10 @@ async function translateOne(entry, config) {
   return { id: entry.id, predicted: translated, latency_s: (performance.now() - started) / 1000 };
 }
 
+// An API that allows only a few requests at once: say how many calls of translate() may run together (64 unless
+// said), and no host sends more, whatever its --concurrency.
+// export const capabilities = { max_concurrency: 2 };
+
 /** Translate every entry, at most config.concurrency requests at a time. */
 export async function translate(entries, config) {
   const problem = configProblem(config.params ?? {});
