@@ -41,6 +41,11 @@ def write_plugin(root: Path, case: dict[str, Any]) -> Path:
     for relative, text in case["files"].items():
         (directory / relative).parent.mkdir(parents=True, exist_ok=True)
         (directory / relative).write_text(text, encoding="utf-8")
+    for relative in case.get("directories", []):  # (a directory where a file belongs)
+        (directory / relative).mkdir(parents=True)
+    for relative, target in case.get("links", {}).items():  # (a symlink, its target relative to the link)
+        (directory / relative).parent.mkdir(parents=True, exist_ok=True)
+        (directory / relative).symlink_to(target)
     return directory
 
 

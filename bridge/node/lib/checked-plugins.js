@@ -6,7 +6,7 @@
 // of these is unchanged; otherwise the files are checked as usual (and remembered again). A cache that cannot be
 // read or written costs nothing but the check.
 import {
-  existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync,
+  existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +52,7 @@ function checkerStamp() {
 // A file's text; it stands for the file's bytes unless it holds U+FFFD, which stands for any bytes that are not UTF-8
 // (such a file is not remembered: it is checked every time).
 function text(file) {
+  if (!statSync(file).isFile()) throw new Error(`${file}: not a file`); // (reading a FIFO would wait for a writer)
   const read = readFileSync(file, 'utf8');
   if (read.includes('\uFFFD')) throw new Error(`${file}: U+FFFD`);
   return read;
@@ -64,7 +65,8 @@ export function pluginFiles(path) {
     const given = resolve(path);
     const directory = basename(given) === MANIFEST_FILE ? dirname(given) : given;
     const cardFile = join(directory, CARD_FILE);
-    const card = existsSync(cardFile) ? text(cardFile) : null; // (one that cannot be read throws: null)
+    // (a card that is there but no file to read — a directory, a FIFO, a link leading nowhere — throws: null)
+    const card = lstatSync(cardFile, { throwIfNoEntry: false }) ? text(cardFile) : null;
     const manifest = text(join(directory, MANIFEST_FILE));
     return { given, directory, real: realpathSync.native(directory), manifest, card };
   } catch {

@@ -29,10 +29,10 @@ function plugin(manifest = { name: 'Echo', node_entry: 'translate.js', dependenc
 }
 
 // Start the guest on `directory` with its cache in `cache`: {status, answer (the initialize result), stderr}.
-// `guest` is another copy of mt-eval-guest.js; `env` replaces XDG_CACHE_HOME with other variables.
-function start(directory, cache, { guest = bin, env = { XDG_CACHE_HOME: cache } } = {}) {
+// `guest` is another copy of mt-eval-guest.js; `env` replaces XDG_CACHE_HOME with other variables; `timeout` (ms) ends it.
+function start(directory, cache, { guest = bin, env = { XDG_CACHE_HOME: cache }, timeout } = {}) {
   const done = spawnSync(process.execPath, [guest, directory], {
-    input: INITIALIZE, encoding: 'utf8', env: { ...process.env, ...env },
+    input: INITIALIZE, encoding: 'utf8', env: { ...process.env, ...env }, timeout,
   });
   const line = done.stdout.split('\n')[0];
   return { status: done.status, answer: line ? JSON.parse(line).result : null, stderr: done.stderr };
@@ -85,6 +85,21 @@ describe('plugins whose files were checked', () => {
     const missing = start(directory, cache);
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /translate\.js" does not exist/);
+  });
+
+  test('a method_card.json that is a dangling link or a FIFO, added after a start, is refused (not taken for no card)', () => {
+    const cache = join(scratch, 'cache-not-a-file');
+    const directory = plugin();
+    assert.equal(start(directory, cache).status, 0);
+    symlinkSync('missing.json', join(directory, 'method_card.json'));
+    const dangling = start(directory, cache);
+    assert.equal(dangling.status, 2);
+    assert.match(dangling.stderr, /method_card\.json: a link to missing\.json, which is not a file/);
+    rmSync(join(directory, 'method_card.json'));
+    assert.equal(spawnSync('mkfifo', [join(directory, 'method_card.json')]).status, 0);
+    const fifo = start(directory, cache, { timeout: 10_000 }); // (it waited for a writer to the FIFO, for ever)
+    assert.equal(fifo.status, 2);
+    assert.match(fifo.stderr, /method_card\.json: not a regular file \(a FIFO, socket or device\)/);
   });
 
   test('files holding U+FFFD are checked every time: bytes that are not UTF-8 never pass for what was checked', () => {

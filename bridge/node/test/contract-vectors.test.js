@@ -3,7 +3,7 @@
 // are accepted; every dependency profile gets the class the spec's table gives; the same decision rows are refused,
 // with the same first problem.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
@@ -34,6 +34,11 @@ function writePlugin(c) {
   for (const [relative, text] of Object.entries(c.files)) {
     mkdirSync(dirname(join(directory, relative)), { recursive: true });
     writeFileSync(join(directory, relative), text);
+  }
+  for (const relative of c.directories ?? []) mkdirSync(join(directory, relative), { recursive: true }); // (where a file belongs)
+  for (const [relative, target] of Object.entries(c.links ?? {})) { // (a symlink, its target relative to the link)
+    mkdirSync(dirname(join(directory, relative)), { recursive: true });
+    symlinkSync(target, join(directory, relative));
   }
   return directory;
 }

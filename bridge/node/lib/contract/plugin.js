@@ -5,9 +5,10 @@
 // runs, later sources winning field by field; fields marked x-set-by "method.json" in the card schema
 // (method_id, class, dependency_class) may be repeated by a card source but not contradicted. The same
 // plugin gets the same problems from both runtimes (bridge/vectors/contract/plugins.json).
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
+import { isDirectory, isFile, stats } from '../champollion/files.js';
 import { parseJsonBytes, toPlain } from '../json-text.js';
 import { decodeValue } from './decode.js';
 import { derive } from './rules.js';
@@ -91,12 +92,22 @@ export function mergeCard(manifest, methodId, sources, { manifestFile = MANIFEST
 
 // ---- a plugin's files --------------------------------------------------------------------------------
 
-const isFile = (path) => existsSync(path) && statSync(path).isFile();
-const isDirectory = (path) => existsSync(path) && statSync(path).isDirectory();
-
 /** The plugin directory for path (a directory, or its method.json). */
 export function pluginDirectory(path) {
   return basename(path) === MANIFEST_FILE && isFile(path) ? dirname(path) : path;
+}
+
+/**
+ * A problem when path (a plugin's method.json or method_card.json) is there but is no file to read: a directory, a
+ * FIFO, a link that loops or leads nowhere (as Python's loader.not_a_file words it); else null.
+ */
+function notAFile(path) {
+  if (isFile(path) || stats(path, false) === null) return null;
+  const target = stats(path);
+  const message = target === null ? `a link to ${readlinkSync(path)}, which is not a file`
+    : target.isDirectory() ? 'a directory, not a file' : 'not a regular file (a FIFO, socket or device)';
+  const hint = `${target === null ? 'point the link at a file, or ' : ''}put the plugin's ${basename(path)} (a JSON file) itself in its place`;
+  return makeProblem(path, '$', message, { hint, code: 'io' });
 }
 
 function insideDirectory(directory, target) {
@@ -133,6 +144,8 @@ export function readPlugin(path) {
       { hint: 'give the path of a method plugin directory (the folder holding method.json)', code: 'io' })] };
   }
   if (!isFile(manifestFile)) {
+    const unreadable = notAFile(manifestFile);
+    if (unreadable) return { source: null, problems: [unreadable] };
     return { source: null, problems: [makeProblem(manifestFile, '$', 'missing: this is not a method plugin',
       { hint: 'a plugin directory holds method.json; `mt-eval new` creates one', code: 'io' })] };
   }
@@ -150,6 +163,9 @@ export function readPlugin(path) {
     problems.push(...cardProblems);
     if (parsed instanceof Map) cardData = toPlain(parsed);
     else if (parsed !== null) problems.push(makeProblem(cardFile, '$', 'a method card must be a JSON object', { code: 'type' }));
+  } else {
+    const unreadable = notAFile(cardFile); // (there, but no file: not to be taken for no card)
+    if (unreadable) problems.push(unreadable);
   }
   if (manifest === null) return { source: null, problems };
   const methodId = manifest.method_id ?? kebabCase(basename(realpathSync(directory)));
