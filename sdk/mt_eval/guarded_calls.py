@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from mt_eval.deadlines import ISOLATE, CancelledItself, Overran, RaisedBase, raised_by_a_signal, within
-from mt_eval.lone_surrogates import writable
+from mt_eval.lone_surrogates import capped, writable
 from mt_eval.plugin_import import describe_exception, describe_exit, exception_words
 
 if TYPE_CHECKING:
@@ -134,14 +134,14 @@ def exit_failure(exc: SystemExit, directory: Path | None = None) -> str:
 def call_failure(exc: BaseException, directory: Path | None = None) -> str:
     """The one line a call of a method that raised or called ``sys.exit()`` gives its entries. (Cancellation and a
     KeyboardInterrupt from Ctrl-C are never a call's failure: they stop the run; one the method raised itself is.)
-    The message is the method's own text, made writable (`mt_eval.lone_surrogates.writable`)."""
+    The message is the method's own text, made writable and capped (`mt_eval.lone_surrogates`)."""
     if isinstance(exc, SystemExit):
-        return exit_failure(exc, directory)
+        return capped(exit_failure(exc, directory))
     if isinstance(exc, CancelledItself):  # (it says what the method did)
         return str(exc)
     if isinstance(exc, RaisedBase):  # (said as what the method raised)
         exc = exc.raised
-    return writable(f"{METHOD_FAILED}{exception_words(exc)}")
+    return capped(f"{METHOD_FAILED}{exception_words(exc)}")
 
 
 METHOD_FAILED = "the method failed: "
@@ -151,11 +151,13 @@ def method_failure(message: str, error_type: object = None) -> str:
     """What an entry carries when a guest says its method failed (``message``, and the exception's ``error_type``
     when it names one): the words an in-process call gives (`call_failure`), whichever host and runtime ran it —
     ``the method failed: ValueError: boom``. A message that already says what the method did (``the method
-    called sys.exit(5) …``) stands alone. ``bridge/node/lib/host-failures.js`` says it in the same words."""
+    called sys.exit(5) …``) stands alone. A guest's message is `capped`, as one raised in process is.
+    ``bridge/node/lib/host-failures.js`` says it in the same words."""
+    message = writable(message)
     if message.startswith("the method "):
-        return message
+        return capped(message)
     named = isinstance(error_type, str) and error_type and not message.startswith(error_type)
-    return f"{METHOD_FAILED}{error_type}: {message}" if named else f"{METHOD_FAILED}{message}"
+    return capped(f"{METHOD_FAILED}{error_type}: {message}" if named else f"{METHOD_FAILED}{message}")
 
 
 def backstop_for(method: object, timeout_s: float, entries: int) -> float | None:

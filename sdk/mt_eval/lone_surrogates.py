@@ -13,6 +13,9 @@ it becomes an ``error``, which a results log, a run card or a guest's answer mus
 writes each lone surrogate in it as its escape, six ASCII characters (``caf\udce9``, as ``repr`` and JSON show
 it), so nothing is lost and the text is valid Unicode; every place such text becomes an error goes through it
 (``writable`` in ``lone-surrogates.js`` for the Node guest).
+
+Such text is also `capped` at `MESSAGE_LIMIT` characters, for a method may put anything in a message (a whole
+response, a file): a longer one keeps its start and says how much was cut, wherever it is kept or shown.
 """
 
 from __future__ import annotations
@@ -32,6 +35,27 @@ def writable(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+# The longest text a method's own message (an exception's, an error it returns) is kept as: in an entry's error, the
+# card's failures, the results log and the terminal. ``MESSAGE_LIMIT`` in bridge/node/lib/lone-surrogates.js.
+MESSAGE_LIMIT = 2000
+_MARKER_ROOM = 40  # room for the marker, "… (9,999,999,999,999 characters more)" at most
+_MARKER = re.compile(r"… \(([0-9,]+) characters more\)\Z")
+
+
+def capped(text: str) -> str:
+    """``text`` when it holds at most `MESSAGE_LIMIT` characters (code points); else its start, then how much was
+    cut — ``… (9,997,120 characters more)`` — `MESSAGE_LIMIT` characters in all. Text capped before, then worded
+    (``the method failed: `` before it), is cut as the whole text would be: ``capped(words + capped(message)) ==
+    capped(words + message)``, so a message is kept alike whichever host and guest carried it."""
+    if len(text) <= MESSAGE_LIMIT:
+        return text
+    cut_before = _MARKER.search(text, len(text) - _MARKER_ROOM)
+    more = int(cut_before[1].replace(",", "")) if cut_before else 0
+    whole = text[:cut_before.start()] if cut_before else text
+    kept = MESSAGE_LIMIT - _MARKER_ROOM
+    return f"{whole[:kept]}… ({len(whole) - kept + more:,} characters more)"
 
 
 # The fix for text in a file that holds one (the strict reader's problems).

@@ -32,7 +32,7 @@ from pathlib import Path
 from types import ModuleType
 
 from mt_eval import process_exit
-from mt_eval.lone_surrogates import writable
+from mt_eval.lone_surrogates import capped, writable
 from mt_eval.process_exit import ExitCalled, adopt_orphans, guard_process_exit
 
 
@@ -264,13 +264,13 @@ def describe_exception(exc: BaseException, directory: Path | None) -> str:
 
 
 def exception_words(exc: BaseException) -> str:
-    """``Type: message`` of an exception plugin code raised; its ``str()`` may itself raise (a ``__str__`` with a
-    bug), which is then said in place of the message."""
+    """``Type: message`` of an exception plugin code raised, writable and `capped`; its ``str()`` may itself raise
+    (a ``__str__`` with a bug), which is then said in place of the message."""
     try:
         message = str(exc)
     except Exception as failed:
         message = f"<its str() raised {type(failed).__name__}>"
-    return f"{type(exc).__name__}: {message}"
+    return capped(writable(f"{type(exc).__name__}: {message}"))
 
 
 def exit_function(exc: SystemExit) -> str:

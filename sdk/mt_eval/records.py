@@ -13,6 +13,7 @@ import msgspec
 
 from mt_eval.field_words import described
 from mt_eval.js_text import SAFE_INTEGER
+from mt_eval.lone_surrogates import MESSAGE_LIMIT, capped
 from mt_eval.strict import StrictStruct
 
 LanguageCode = Annotated[str, described(
@@ -92,6 +93,13 @@ def result_problem(result: TranslationResult) -> str | None:
     if result.tool_call_count < len(result.tool_calls):
         return f"tool_call_count is {result.tool_call_count} but {len(result.tool_calls)} tool calls are listed"
     return None
+
+
+def with_capped_error(result: TranslationResult) -> TranslationResult:
+    """``result`` with the error its method gave it `mt_eval.lone_surrogates.capped` (a whole response, say)."""
+    if result.error is not None and len(result.error) > MESSAGE_LIMIT:
+        result.error = capped(result.error)
+    return result
 
 
 class RunConfig(StrictStruct, kw_only=True, omit_defaults=False):

@@ -31,8 +31,8 @@ import msgspec
 
 from mt_eval.js_text import js_whole
 from mt_eval.json_input import MAX_DEPTH
-from mt_eval.lone_surrogates import writable
-from mt_eval.records import TranslationResult, Usage, result_problem
+from mt_eval.lone_surrogates import capped, writable
+from mt_eval.records import TranslationResult, Usage, result_problem, with_capped_error
 
 _FIELDS = frozenset(TranslationResult.__struct_encode_fields__)
 _USAGE_FIELDS = frozenset(Usage.__struct_encode_fields__)
@@ -189,7 +189,7 @@ def normalise_result(item: Any, *, notes: ResultNotes, default_latency_s: float 
     """
     if isinstance(item, TranslationResult):
         problem = result_problem(item)
-        return item if problem is None else (item.id, problem)
+        return with_capped_error(item) if problem is None else (item.id, problem)
     if isinstance(item, _Unusable):
         return item.entry_id, item.problem
     if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not item["id"]:
@@ -214,7 +214,7 @@ def normalise_result(item: Any, *, notes: ResultNotes, default_latency_s: float 
         return entry_id, problem
     if item.get("latency_s") is None:
         result.latency_s = default_latency_s
-    return result
+    return with_capped_error(result)
 
 
 # Said of an entry left without a result when the call's results include some that match no entry (an integer id, a
@@ -361,6 +361,8 @@ def _compact_as_given(returned: list[Any], default_latency_s: float) -> list[dic
             if type(value) in (dict, list) and not_json(value) is not None:
                 return None  # (the long way names the field)
             default = _DEFAULTS[key]
+            if key == "error" and value is not None:
+                value = capped(value)
             if key == "id" or value != default:
                 if type(value) is dict and default:
                     value = {k: v for k, v in value.items() if k not in default or v != default[k]}

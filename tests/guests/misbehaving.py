@@ -78,7 +78,13 @@ def main():
             for _ in range(int(entries[0]["source"])):
                 time.sleep(0.1)
                 send({"jsonrpc": "2.0", "method": "progress", "params": {"id": rid, "done": 0, "total": 1}})
+        if MODE == "long-messages" and entries[0]["id"] == "demo-02":  # a method's failure said in 1 MB
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32007, "message": "x" * 1_000_000,
+                                                         "data": {"type": "RuntimeError"}}})
+            continue
         result = {"jsonrpc": "2.0", "id": rid, "result": {"results": results(entries)}}
+        if MODE == "long-messages" and entries[0]["id"] == "demo-03":  # an error of 1 MB returned for the entry
+            result["result"]["results"] = [{"id": "demo-03", "error": "y" * 1_000_000}]
         if MODE == "deep" and any(e["source"] == "deep" for e in entries):  # nested too deep for a reader
             send(None, raw=json.dumps(result).replace('"results": [', '"deep": ' + "[" * 5000 + "]" * 5000
                                                       + ', "results": [').encode() + b"\n")

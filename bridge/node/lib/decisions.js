@@ -3,6 +3,7 @@
 // (mt_eval.decisions.answers); bridge/vectors/decisions/answers.json pins them for both runtimes.
 import { defaults, schema } from './contract/schema.js';
 import { numberText, rowsProblem } from './decision-rows.js';
+import { capped } from './lone-surrogates.js';
 import { isPlainObject } from './protocol.js';
 import { describe as describeValue } from './results.js';
 
@@ -108,7 +109,7 @@ export function checkAnswer(question, raw, tolerance = DEFAULT_TOLERANCE) {
     return { error: `unknown field ${quoted(unknown)} in the answer (an answer has "probabilities", "expected" and "error")` };
   }
   if (raw.error !== undefined && raw.error !== null) {
-    return { error: typeof raw.error === 'string' ? raw.error : JSON.stringify(raw.error) };
+    return { error: capped(typeof raw.error === 'string' ? raw.error : JSON.stringify(raw.error)) };
   }
   if (raw.probabilities === undefined || raw.probabilities === null) {
     return { error: 'the answer has neither "probabilities" nor "error"' };
@@ -157,7 +158,7 @@ function envelope(id, raw) {
   if (error !== undefined && error !== null && typeof error !== 'string') {
     return { result, problem: `"error" must be a string or null, got ${describe(error)}` };
   }
-  result.error = error ?? null;
+  result.error = typeof error === 'string' ? capped(error) : null; // (a method's own words, of any length)
   if (metadata !== undefined && metadata !== null) {
     if (!isPlainObject(metadata)) return { result, problem: `"metadata" must be an object, got ${describe(metadata)}` };
     result.metadata = metadata;

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 
 import { got } from './contract/value-words.js';
-import { writable } from './lone-surrogates.js';
+import { capped, writable } from './lone-surrogates.js';
 import { describe, isPlainObject } from './protocol.js';
 
 export function guestVersion() {
@@ -16,22 +16,26 @@ export function guestVersion() {
 
 // "TypeError: message", as the Python guest words a raised exception, with its cause when it has one
 // (fetch() throws "fetch failed" and says why only in its cause: "getaddrinfo EAI_AGAIN example.com"); a lone
-// surrogate in it is written as its escape (writable), as the Python guest does.
+// surrogate in it is written as its escape (writable), and a long message is capped (MESSAGE_LIMIT), as the Python
+// guest does.
 /** The type a failure names in its error's data: the Error's name, or "thrown" for a value that is not an Error. */
 export const failureType = (error) => (error instanceof Error ? error.name : 'thrown');
 
 export function failureMessage(error) {
-  if (!(error instanceof Error)) return writable(`thrown: ${describe(error)}`);
+  if (!(error instanceof Error)) return capped(writable(`thrown: ${describe(error)}`));
   if (error.name === 'MethodExitError') return error.message; // ("the method called process.exit(3): …": it says all)
   const cause = error.cause instanceof Error ? ` (cause: ${error.cause.message})` : '';
-  return writable(`${error.name}: ${error.message}${cause}`);
+  return capped(writable(`${error.name}: ${error.message}${cause}`));
 }
 
 /** A thrown value for a log line: an Error's stack, else the value itself — in words when it cannot be made a string
- * (a Symbol, an object without a prototype), so that logging a failure never throws in turn. */
+ * (a Symbol, an object without a prototype), so that logging a failure never throws in turn. Its message is capped
+ * (MESSAGE_LIMIT), the stack's frames kept. */
 export function thrownText(error) {
   try {
-    return typeof error?.stack === 'string' ? error.stack : String(error);
+    if (typeof error?.stack !== 'string') return capped(String(error));
+    const header = `${error.name}: ${error.message}`;
+    return error.stack.startsWith(header) ? capped(header) + error.stack.slice(header.length) : capped(error.stack);
   } catch {
     return describe(error);
   }

@@ -3,7 +3,7 @@
 import { statSync } from 'node:fs';
 
 import { failureMessage, failureType } from './guest-requests.js';
-import { writable } from './lone-surrogates.js';
+import { capped, writable } from './lone-surrogates.js';
 import { BridgeError, ErrorCode, describe } from './protocol.js';
 
 /**
@@ -68,12 +68,14 @@ export function formatTail(tail, { lines = 20, chars = 4000 } = {}) {
 /**
  * What an entry carries when its method failed (`message`, and the exception's `type` when it names one), whichever
  * host and runtime ran it: `the method failed: Error: boom`. A message that already says what the method did (`the
- * method called process.exit(3) …`) stands alone. mt_eval.guarded_calls.method_failure says it in the same words.
+ * method called process.exit(3) …`) stands alone. A guest's message is capped, as one thrown in process is.
+ * mt_eval.guarded_calls.method_failure says it in the same words.
  */
-export function methodFailure(message, type) {
-  if (message.startsWith('the method ')) return message;
+export function methodFailure(given, type) {
+  const message = writable(given);
+  if (message.startsWith('the method ')) return capped(message);
   const named = typeof type === 'string' && type !== '' && !message.startsWith(type);
-  return `the method failed: ${named ? `${type}: ` : ''}${message}`;
+  return capped(`the method failed: ${named ? `${type}: ` : ''}${message}`);
 }
 
 /**
@@ -81,7 +83,7 @@ export function methodFailure(message, type) {
  * process.exit() the call made (champollion's MethodExitError) in its own words, as the Python guest's sys.exit().
  */
 export function callFailure(error) {
-  if (error instanceof Error && error.name === 'MethodExitError') return writable(error.message);
+  if (error instanceof Error && error.name === 'MethodExitError') return capped(writable(error.message));
   return methodFailure(failureMessage(error), failureType(error));
 }
 

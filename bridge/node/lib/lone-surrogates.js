@@ -79,6 +79,37 @@ function found(value, path) {
 
 const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
+// The longest text a method's own message (a thrown error's, an error it returns) is kept as: in an entry's error, the
+// card's failures, the results log and the terminal (mt_eval.lone_surrogates.MESSAGE_LIMIT).
+export const MESSAGE_LIMIT = 2000;
+const MARKER_ROOM = 40; // room for the marker, "… (9,999,999,999,999 characters more)" at most
+
+const MARKER = /… \(([0-9,]+) characters more\)$/;
+
+/**
+ * text when it holds at most MESSAGE_LIMIT characters (code points, as Python counts them; text is writable, so a pair
+ * is one); else its start, then how much was cut — "… (9,997,120 characters more)" — MESSAGE_LIMIT in all. Text capped
+ * before, then worded ("the method failed: " before it), is cut as the whole text would be, as
+ * mt_eval.lone_surrogates.capped does.
+ */
+export function capped(text) {
+  if (text.length <= MESSAGE_LIMIT) return text;
+  const cutBefore = MARKER.exec(text.slice(-MARKER_ROOM));
+  const whole = cutBefore ? text.slice(0, text.length - cutBefore[0].length) : text;
+  const kept = MESSAGE_LIMIT - MARKER_ROOM;
+  let points = 0;
+  let cut = whole.length;
+  for (let i = 0; i < whole.length; i++) {
+    const unit = whole.charCodeAt(i);
+    if ((unit & 0xfc00) === 0xdc00 && i > 0 && (whole.charCodeAt(i - 1) & 0xfc00) === 0xd800) continue; // (a pair's 2nd)
+    if (points === kept) cut = i;
+    points++;
+  }
+  if (points + (cutBefore ? cutBefore[0].length : 0) <= MESSAGE_LIMIT) return text;
+  const more = points - kept + (cutBefore ? Number(cutBefore[1].replaceAll(',', '')) : 0);
+  return `${whole.slice(0, cut)}… (${String(more).replace(/\B(?=(\d{3})+$)/g, ',')} characters more)`;
+}
+
 /** text with each lone surrogate written as its escape (`caf\udce9`): valid Unicode, for an error message. */
 export const writable = (text) => (text.isWellFormed() ? text
   : text.replace(LONE, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`));

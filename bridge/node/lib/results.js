@@ -15,7 +15,7 @@ import { compile, defaults, root } from './contract/schema.js';
 import { decodeValue } from './contract/decode.js';
 import { got } from './contract/words.js';
 import { MAX_DEPTH } from './json-text.js';
-import { wellFormed, writable } from './lone-surrogates.js';
+import { capped, wellFormed, writable } from './lone-surrogates.js';
 import { describe, isPlainObject } from './protocol.js';
 
 export { describe };
@@ -204,7 +204,7 @@ export function normalizeResult(raw, { notes = new ResultNotes(), defaultLatency
   const problem = resultProblem(result, fields);
   if (problem !== null) return { id: raw.id, problem };
   if (raw.latency_s === undefined || raw.latency_s === null) result.latency_s = defaultLatencyS;
-  return { result };
+  return { result: { ...result, error: typeof result.error === 'string' ? capped(result.error) : result.error } };
 }
 
 // Said of an entry left without a result when the call's results include some that match no entry (an integer id, a
@@ -327,7 +327,7 @@ function compactAsGiven(fields, latencyS) {
     if (fits === undefined || !Object.hasOwn(fields, name) || !fits(value)) return null;
     if ((typeof value === 'object' && value !== null && notJson(value) !== null) || !wellFormed(value)) return null;
     if (name === 'id' || value === null || atDefault(value, template[name])) continue;
-    out[name] = isPlainObject(value) && Object.keys(template[name]).length
+    out[name] = name === 'error' ? capped(value) : isPlainObject(value) && Object.keys(template[name]).length
       ? Object.fromEntries(Object.entries(value).filter(([k, v]) => v !== template[name][k])) : value;
   }
   if (crossFieldProblem(fields) !== null) return null;

@@ -18,7 +18,8 @@ import msgspec
 
 from mt_eval.bridge import messages as m
 from mt_eval.bridge.lines import id_in
-from mt_eval.records import TranslationResult, result_problem
+from mt_eval.lone_surrogates import MESSAGE_LIMIT
+from mt_eval.records import TranslationResult, result_problem, with_capped_error
 from mt_eval.results import NOT_A_RESULT, ResultNotes, parse_returned, results_for, unusable
 from mt_eval.value_words import value_in_words
 
@@ -64,6 +65,8 @@ def match_results(batch: list[dict[str, Any]], raw: msgspec.Raw, label: str,
         returned = _each_result(raw, label, notes)
     else:
         if _one_each_in_order(batch, returned):  # the usual answer: what `results_for` would return, as it is
+            if len(raw) > MESSAGE_LIMIT:  # (only an answer this long can hold an error to cap)
+                returned = [with_capped_error(result) for result in returned]
             return msgspec.to_builtins(returned)  # type: ignore[no-any-return]
     paired, unknown = results_for(batch, returned, label="the method", notes=notes)  # (as for an in-process call)
     if unknown and (said := notes.stray_warning(unknown)):  # (as an in-process call's are said, and the Node host's)

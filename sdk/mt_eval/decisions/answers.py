@@ -24,6 +24,7 @@ from mt_eval.decisions.records import (
     number_text,
 )
 from mt_eval.decisions.records import finite as _finite
+from mt_eval.lone_surrogates import capped
 from mt_eval.records import Usage
 
 DEFAULT_TOLERANCE = 1e-3
@@ -83,7 +84,7 @@ def check_answer(question: Question, raw: Any, tolerance: float = DEFAULT_TOLERA
                                     f'"probabilities", "expected" and "error")')
     error = raw.get("error")
     if error is not None:
-        return QuestionAnswer(error=error if isinstance(error, str) else msgspec.json.encode(error).decode())
+        return QuestionAnswer(error=capped(error if isinstance(error, str) else msgspec.json.encode(error).decode()))
     probabilities = raw.get("probabilities")
     if probabilities is None:
         return QuestionAnswer(error='the answer has neither "probabilities" nor "error"')
@@ -153,7 +154,7 @@ def _envelope(row_id: str, raw: Mapping[str, Any]) -> tuple[DecisionResult, str 
         result.usage = Usage(**{key: count for key, count in usage.items() if count is not None})
     if error is not None and not isinstance(error, str):
         return result, f'"error" must be a string or null, got {describe(error)}'
-    result.error = error
+    result.error = None if error is None else capped(error)  # (a method's own words, of any length)
     if metadata is not None:
         if not isinstance(metadata, Mapping):
             return result, f'"metadata" must be an object, got {describe(metadata)}'
