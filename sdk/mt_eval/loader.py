@@ -244,8 +244,8 @@ def build_method(source: PluginSource, *, isolate: bool = False, sandbox: Confin
         hint = "point entry_point at the method's class (or at a function that returns a method); " + hint
         deviations = [f'"{class_name}" is no class, and what {class_name}() returned falls short: {d}'
                       for d in deviations]
-    problems = [problem(d, hint, "protocol") for d in deviations]
-    return (None if deviations else method), module, problems
+    from mt_eval.bridge.slots import within_declared_concurrency as gated  # (its capabilities' calls at once)
+    return (None if deviations else gated(method)), module, [problem(d, hint, "protocol") for d in deviations]
 
 
 def _construct(source: PluginSource, module_name: str, class_name: str,

@@ -6,7 +6,9 @@ in ``implements`` — an ``async def decide(rows, config)`` returning one result
 `mt_eval.decisions.records`), or both. Optional members:
 
 - ``method_card()`` → dict: card fields known only at run time (see `mt_eval.method_card`);
-- ``async aclose()``: release resources (processes, connections) when the host is done.
+- ``async aclose()``: release resources (processes, connections) when the host is done;
+- ``capabilities`` → ``{"max_concurrency": N}``: the calls it takes at once, as a Node method's export says it
+  (`declared_max_concurrency`); the only capability a method declares.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
+
+from mt_eval.value_words import value_in_words
 
 if TYPE_CHECKING:
     from mt_eval.records import RunConfig
@@ -60,7 +64,52 @@ def protocol_deviations(method: object, implements: Sequence[str] = ("translate"
     aclose = getattr(method, "aclose", None)
     if aclose is not None and not (callable(aclose) and _is_async(aclose)):
         found.append(f"{kind}.aclose must be `async def aclose(self)`")
+    return found + _capability_deviations(getattr(method, "capabilities", None), kind)
+
+
+DECLARABLE_CAPABILITIES = ("max_concurrency",)
+CAPABILITIES_FIX = ('set `capabilities = {"max_concurrency": N}` on the method, N the calls it takes at once: a whole '
+                    "number from 1 (without it, 64 in a guest, and as many as --concurrency asks in process)")
+
+
+def _capability_deviations(declared: Any, kind: str) -> list[str]:
+    """What is wrong with the capabilities a method declares (in the Node method loader's words): not a dict, a
+    field it does not declare, or a count that is not a whole number of calls from 1."""
+    if declared is None:
+        return []
+    fix = f"\n  fix: {CAPABILITIES_FIX}"
+    if not isinstance(declared, dict):
+        return [f"{kind} declares capabilities as {_got(declared)}, not a dict{fix}"]
+    found = []
+    for field, value in declared.items():
+        if field not in DECLARABLE_CAPABILITIES:
+            found.append(f"{kind} declares capabilities.{field}, which a method does not declare (it declares "
+                         f"{', '.join(DECLARABLE_CAPABILITIES)}){fix}")
+        elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            found.append(f"{kind} declares capabilities.{field} = {_got(value)}: it must be a whole number of calls "
+                         f"from 1{fix}")
     return found
+
+
+def _got(value: Any) -> str:
+    """A value in words: a JSON value's as the Node loader says it, any other by its type."""
+    if value is None or isinstance(value, bool | int | float | str | list | dict):
+        return value_in_words(value)
+    kind = type(value).__name__
+    return f"a{'n' * (kind[0] in 'aeiou')} {kind}"
+
+
+def declared_max_concurrency(method: object) -> int | None:
+    """The calls at once a method declares (its ``capabilities["max_concurrency"]``, checked at load by
+    `protocol_deviations`), or None."""
+    declared = getattr(method, "capabilities", None)
+    count = declared.get("max_concurrency") if isinstance(declared, dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 1 else None
+
+
+def calls_at_once(method: object, asked: int) -> int:
+    """``asked`` calls at once (``--concurrency``), or fewer when the method declares fewer."""
+    return min(asked, declared_max_concurrency(method) or asked)
 
 
 def _request_deviations(method: object, kind: str, request: str, items: str) -> list[str]:

@@ -38,11 +38,12 @@ from mt_eval.bridge.lines import HEAD_BYTES, LineSplitter, Oversized, id_in
 from mt_eval.bridge.slots import Slots
 from mt_eval.js_text import SAFE_INTEGER, js_string
 from mt_eval.lone_surrogates import escaped_lone_surrogate, writable
+from mt_eval.method_protocol import declared_max_concurrency
 from mt_eval.plugin_import import exception_words
 from mt_eval.value_words import value_in_words
 
 # Calls run at once: an asyncio method overlaps its calls while it awaits, as a Node method does (its guest takes
-# 64); a caller in the same process is not limited at all.
+# 64), or the N it declares (``capabilities = {"max_concurrency": N}``, as a Node method exports them).
 MAX_CONCURRENCY = 64
 
 
@@ -108,7 +109,7 @@ class GuestServer:
         self.interrupted = False  # Ctrl-C came in a method's call
         self._lines = LineSplitter(max_line_bytes)
         self._tasks: dict[int | str, asyncio.Task[None]] = {}
-        self._slots = Slots(MAX_CONCURRENCY)
+        self._slots = Slots(declared_max_concurrency(method) or MAX_CONCURRENCY)
         self._out: Output | None = None
         self._pipe_output = PipeOutput(self._cannot_answer)  # (a pipe's reader gone: `_cannot_answer`)
         self._outgoing: list[bytes] = []  # answers not written yet (`send`)
@@ -320,7 +321,7 @@ class GuestServer:
         self.shared_latency = params.get("shared_latency") is True
         self.send(m.result_line(request_id, {
             "protocol_version": chosen, "method": self.identity, "card": self.card,
-            "capabilities": {"max_batch": None, "max_concurrency": MAX_CONCURRENCY, "cancel": True,
+            "capabilities": {"max_batch": None, "max_concurrency": self._slots.count, "cancel": True,
                              "progress": False},
             "guest": {"name": "mt-eval serve", "version": __version__,
                       "runtime": f"python {sys.version.split()[0]}"},

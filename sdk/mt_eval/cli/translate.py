@@ -91,6 +91,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     )
     from mt_eval.loader import PluginLoadError, load_method
     from mt_eval.loop_watchdog import LoopBlocked, LoopWatchdog
+    from mt_eval.method_protocol import calls_at_once
     from mt_eval.pairs import quoted, supported_form
     from mt_eval.records import RunConfig, TranslationResult
     from mt_eval.results import ResultNotes, error_result, results_for, strays_dropped
@@ -196,7 +197,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
                                            "not be interrupted; the lines printed are its translations"):
                 async with anyio.create_task_group() as group:
                     printer.on_error = group.cancel_scope.cancel  # (nowhere to print: nothing more is sent)
-                    limiter = anyio.CapacityLimiter(config.concurrency)
+                    limiter = anyio.CapacityLimiter(calls_at_once(loaded.method, config.concurrency))
                     for in_pair, members in by_pair(entries, config):
                         for start in range(0, len(members), size):
                             group.start_soon(send, list(members[start:start + size]), in_pair, limiter)

@@ -33,6 +33,7 @@ from mt_eval.guarded_calls import call_failure
 from mt_eval.harness.results_log import AppendedLines, LogKind, read_logged, said_once_if_not_saved
 from mt_eval.lone_surrogates import problem_in
 from mt_eval.loop_watchdog import LoopBlocked, LoopWatchdog
+from mt_eval.method_protocol import calls_at_once
 from mt_eval.results import NOT_A_RESULT, ResultNotes
 
 _encode = msgspec.json.Encoder().encode
@@ -136,7 +137,7 @@ async def _decide_rows(method: Any, sendable: list[_Prepared], config: Any, sett
 
     with said_once_if_not_saved():  # (several workers finding the log unwritable: one says it)
         async with anyio.create_task_group() as group:
-            for _ in range(max(1, min(settings.concurrency, len(batches)))):
+            for _ in range(max(1, min(calls_at_once(method, settings.concurrency), len(batches)))):
                 group.start_soon(worker)
     return timing
 

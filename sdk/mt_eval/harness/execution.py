@@ -26,6 +26,7 @@ import anyio
 from mt_eval.corpus.on_disk import in_blocks
 from mt_eval.guarded_calls import backstop_for, guarded_translate, split_on_failure
 from mt_eval.harness.results_log import ResultsLog, said_once_if_not_saved
+from mt_eval.method_protocol import calls_at_once
 from mt_eval.records import RunConfig, TranslationResult
 from mt_eval.results import ResultNotes, error_result, results_for
 
@@ -128,7 +129,8 @@ async def execute(method: TranslationMethod, entries: Sequence[dict[str, Any]], 
 
     with said_once_if_not_saved():  # (a full disk, found by several workers at once)
         async with anyio.create_task_group() as group:
-            for _ in range(max(1, min(settings.concurrency, -(-len(entries) // max(1, settings.batch_size))))):
+            workers = calls_at_once(method, settings.concurrency)  # (fewer when the method declares fewer)
+            for _ in range(max(1, min(workers, -(-len(entries) // max(1, settings.batch_size))))):
                 group.start_soon(worker)
     return outcome
 
