@@ -4,6 +4,7 @@ does not grow with the resamples."""
 
 from __future__ import annotations
 
+import json
 import random
 import tracemalloc
 
@@ -11,10 +12,13 @@ import numpy as np
 import pytest
 from sacrebleu.significance import PairedTest
 
+from gate_policies import LENIENT
+from mt_eval.cli import main
 from mt_eval.harness import metric_statistics
 from mt_eval.harness import paired_tests as module
 from mt_eval.harness.paired_tests import paired_tests
 from mt_eval.harness.scoring import make_metrics, segment_statistics
+from rigor_support import family_corpus, honest, run
 
 WORDS = ["the", "a", "cat", "dog", "sat", "on", "mat", "house", "big", "small", "red", "blue", "runs", "slowly"]
 
@@ -53,8 +57,8 @@ def test_the_p_values_are_sacrebleus_own(segments: int, split: str, monkeypatch)
         stats_b = segment_statistics(metric, b, [references])
         got = paired_tests(metric, stats_a, stats_b, resamples=200, trials=1000, seed=12345)
         a_score, b_score, p_bootstrap, p_randomization = expected[name]
-        if segments == 1:  # every trial ties the observed difference: it counts here, not in sacrebleu
-            p_randomization = 1.0
+        if segments == 1:  # every trial ties the observed difference: it counts here, not in sacrebleu; and every
+            p_randomization = p_bootstrap = 1.0  # resample is that segment: sacrebleu's 1/(n+1) tests nothing
         assert (got.a, got.b, got.p_bootstrap, got.p_randomization) == (a_score, b_score, p_bootstrap,
                                                                          p_randomization), name
 
@@ -68,9 +72,9 @@ def test_a_clear_difference_is_significant_and_none_is_not():
     assert clear.b == pytest.approx(100) and clear.a < 80
     assert clear.p_bootstrap < 0.01 and clear.p_randomization < 0.01
     same = paired_tests(metric, stats_a, stats_a.copy(), resamples=300, trials=300, seed=1)
-    # no resample differs more than the observed 0: sacrebleu's 1/(n + 1), the least it gives (compare reports
-    # two runs with the same outputs as such, p = 1, without testing them); every trial ties it: p = 1
-    assert same.a == same.b and same.p_bootstrap == 1 / 301 and same.p_randomization == 1
+    # every resample differs by 0, the observed difference (sacrebleu's count gives 1/(n + 1)), and every trial
+    # ties it: p = 1 (compare reports two runs with the same outputs as such without testing them)
+    assert same.a == same.b and same.p_bootstrap == 1 and same.p_randomization == 1
 
 
 @pytest.mark.parametrize("differing", [1, 2, 3])
@@ -86,6 +90,20 @@ def test_runs_differing_on_a_few_segments_are_not_significant(differing: int):
     got = paired_tests(metric, stats_a, stats_b, resamples=300, trials=1000, seed=1)
     assert got.a != got.b and got.p_randomization >= 2 / 2 ** differing - 0.1
     assert got.p_randomization > 0.05
+
+
+def test_a_single_scored_entry_is_no_evidence_in_either_test(tmp_path, capsys):
+    """Two runs of one scored entry that differ: every resample is that entry and every trial ties the observed
+    difference, so neither test has anything to say (sacrebleu's bootstrap gave p = 1/(n+1) for each metric)."""
+    corpus = family_corpus(tmp_path / "one.json", scored=1, canaries=0, negatives=0)
+    for name, answer in (("a", "Frase."), ("b", "Frase número 0.")):
+        assert run(tmp_path / name, corpus, *honest(translate={"Sentence number 0.": answer}), *LENIENT)[0] == 0
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "a" / "card.json"), str(tmp_path / "b" / "card.json"), "--json",
+                 "--quiet", "--bootstrap", "100", "--trials", "100"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [(row["metric"], row["delta"] > 0, row["p_bootstrap"], row["p_randomization"]) for row in rows] == [
+        ("chrF++", True, 1, 1), ("BLEU", True, 1, 1), ("TER", False, 1, 1)]
 
 
 def test_memory_stays_flat_for_a_large_corpus():

@@ -8,9 +8,12 @@ however the draws are split, when a split of the trials' coin flips falls on a m
 resample's statistics are summed from its counts (``counts @ stats``, exactly: `metric_statistics.weighted_sums`), and
 each score is computed from those sums with the types sacrebleu gives them (float32 for the bootstrap, the
 statistics' own for randomization). The p-values are sacrebleu's wherever its own float32 sums
-are exact (every resample's totals below 2**24); beyond that, sacrebleu's sums round and these do not. One
-departure: a randomization trial whose difference equals the observed one counts towards the p-value (sacrebleu
-counts only those beyond it), so runs that differ on a few segments are not called significant.
+are exact (every resample's totals below 2**24); beyond that, sacrebleu's sums round and these do not. Two
+departures: a randomization trial whose difference equals the observed one counts towards the p-value (sacrebleu
+counts only those beyond it), so runs that differ on a few segments are not called significant; for a metric of
+few distinct values (TER, BLEU on a small corpus) such ties are common and its p is larger than sacrebleu's.
+And a bootstrap whose resamples' differences do not vary (a single segment) gives p = 1, where sacrebleu gives
+1/(resamples+1).
 """
 
 from __future__ import annotations
@@ -56,7 +59,11 @@ def paired_tests(metric: Any, stats_a: Any, stats_b: Any, *, resamples: int, tri
     absolute = np.abs(differences)
     tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(differences, [tail, 100 - tail])
-    return PairedResult(a=score_a, b=score_b, p_bootstrap=_p_value(absolute - absolute.mean(), observed),
+    # Resamples whose differences do not vary (one scored entry: every resample is that entry) test nothing:
+    # sacrebleu's count, none beyond the observed difference, would call one sentence significant at 1/(n+1).
+    unvaried = bool(np.isclose(differences, differences[0], rtol=1e-9, atol=1e-12).all())
+    p_bootstrap = 1.0 if unvaried else _p_value(absolute - absolute.mean(), observed)
+    return PairedResult(a=score_a, b=score_b, p_bootstrap=p_bootstrap,
                         p_randomization=_randomization_p(metric, stats_a, stats_b, trials, seed, observed, kinds),
                         low=round(float(low), 4), high=round(float(high), 4))
 
