@@ -256,3 +256,46 @@ def test_keys_file_names_and_fields_holding_esc_or_u202e_are_shown_escaped_and_j
     status, out, err = runs["python"]
     assert status == 1 and f"--locale {shown}: not a target locale" in err and "\\u001b[2J\\u202e" in out
     assert not {"\x1b", "\u202e"} & set(out + err)
+
+
+@needs_node
+def test_a_path_through_dotdot_is_said_resolved_on_both_sides(tmp_path: Path):
+    """Before, Python said "<project>/../x" (and a --config of "sub/.." as written) where Node said the path meant."""
+    import subprocess
+
+    from champollion_project import PROGS, locales_command
+
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}, localesDir="../x"),
+                     {"locales/en.json": {}})
+    runs = both(projects, "--json")
+    assert runs["node"] == runs["python"]
+    status, out, err = runs["python"]
+    said = (f'localesDir {tmp_path}/x does not exist: set "localesDir" in <project>/champollion.config.json to the '
+            "directory that holds the locale files (en/*.json or en.json), relative to the config")
+    assert (status, json.loads(out)["error"]["message"], err) == (1, said, f"<prog>: {said}\n")
+    for side, project in projects.items():  # the config named through a directory and back
+        (project.root / "sub").mkdir()
+        command = locales_command(side, project)
+        command[command.index("--config") + 1] = str(project.root / "sub" / "..")
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        assert (done.returncode, done.stderr) == (1, f"{PROGS[side]}: {said}\n".replace("<project>", str(project.root)))
+    for project in projects.values():
+        project.write("champollion.config.json", pairs_config({"en:es": {"methodPlugin": "../nowhere"}}))
+    runs = both(projects)
+    assert runs["node"] == runs["python"] == (1, "", f'<prog>: methodPlugin "../nowhere": {tmp_path}/nowhere: no such '
+                                                     "directory\n")
+
+
+@needs_node
+def test_a_pair_whose_plugin_is_invalid_is_refused_naming_the_pair_on_both_sides(tmp_path: Path):
+    """Before, Node said "cannot load method plugin …", with no word of the pair, where Python named it."""
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "./broken"}}), {
+        "locales/en.json": {}, "broken/method.json": {"name": "Broken", "entry_point": "pipeline:M",
+                                                      "supported_pairs": [["eng", "spa"]], "dependencies": []}})
+    runs = both(projects, "--json")
+    assert runs["node"] == runs["python"]
+    status, out, err = runs["python"]
+    said = ("methodPlugin of en:es: <project>/broken is not a valid plugin\nerror: <project>/broken/method.json "
+            '$.supported_pairs[0]: expected a string, got an array\n    fix: write the pair as "source>target" with '
+            'ISO 639 codes, e.g. "eng>spa"')
+    assert (status, json.loads(out)["error"], err) == (1, {"kind": "config", "message": said}, f"<prog>: {said}\n")

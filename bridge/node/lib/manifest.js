@@ -28,11 +28,10 @@ export class ManifestError extends Error {
  * its code. Returns {directory, file, manifest, name, methodId, runtime, nodeEntry, pythonEntry, command,
  * supportedPairs, card, warnings}: `card` is the card its files give (the method may add to it when it
  * runs), `runtime` the one a Node host uses ("node" when there is a node_entry, else "python", else
- * "command"). Throws ManifestError listing every error.
+ * "command"). Throws ManifestError listing every error, under `summary` (by default "cannot load method plugin …").
  */
-export function readMethodManifest(pathToPlugin) {
+export function readMethodManifest(pathToPlugin, summary = `cannot load method plugin ${pluginDirectory(pathToPlugin)}`) {
   const { source, problems } = readPlugin(pathToPlugin);
-  const summary = `cannot load method plugin ${pluginDirectory(pathToPlugin)}`;
   if (source === null || errorsOf(problems).length) throw new ManifestError(problems, summary);
   const { manifest, directory } = source;
   const { card, problems: cardProblems } = mergeCard(manifest, source.methodId, [[source.cardFile, source.cardData]],

@@ -243,6 +243,7 @@ def read_config(path: str | Path | None = None, *, flag: str = "--config") -> Ch
         pairs.append(Pair(key=key, source=source, target=target, settings=settings))
     input_locale = value.source_locale()
     assert input_locale is not None  # a rule reports a config it cannot be derived for
-    return ChampollionConfig(file=file.absolute(), input_locale=input_locale,
-                             locales_dir=file.absolute().parent / value.locales_dir, pairs=pairs,
+    absolute = Path(os.path.abspath(file))  # ("../x" resolved in what is said, as Node's path.resolve)
+    return ChampollionConfig(file=absolute, input_locale=input_locale,
+                             locales_dir=Path(os.path.abspath(absolute.parent / value.locales_dir)), pairs=pairs,
                              warnings=[p for p in problems if p.severity == "warning"])

@@ -93,7 +93,7 @@ def _read(directory: Path) -> FoundPlugin:
 def resolve_plugin(value: str, base: Path) -> Path:
     """The plugin directory ``value`` names, for a config in directory ``base``."""
     if is_path(value):
-        directory = base / value
+        directory = Path(os.path.abspath(base / value))  # ("../x" resolved, as Node's path.resolve)
         if problem := entry_problem(directory):
             raise PluginNotFoundError(f"methodPlugin {js_string(value)}: {directory}: {problem}", [])
         return directory

@@ -38,7 +38,7 @@ const BLANK = /^[ \t\r\n]*$/; // a translation with nothing in it
  */
 export function pairMethod(config, pair) {
   const directory = resolveMethodPlugin(pair.methodPlugin, { baseDir: config.directory });
-  const manifest = readMethodManifest(directory);
+  const manifest = readMethodManifest(directory, `methodPlugin of ${pair.key}: ${directory} is not a valid plugin`);
   let languages;
   try {
     languages = pairLanguages(pair.source, pair.target, manifest.supportedPairs,

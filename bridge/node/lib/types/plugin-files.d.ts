@@ -52,8 +52,11 @@ export interface MethodManifest {
   implements: Array<'translate' | 'decide'>;
 }
 
-/** Read and check a plugin directory's files (also accepts the method.json path itself); throws ManifestError. */
-export function readMethodManifest(pathToPlugin: string): MethodManifest;
+/**
+ * Read and check a plugin directory's files (also accepts the method.json path itself); throws ManifestError, its
+ * message headed by summary (by default "cannot load method plugin <directory>").
+ */
+export function readMethodManifest(pathToPlugin: string, summary?: string): MethodManifest;
 
 /** The files-only report of `mt-eval validate --no-import`, problem for problem the same as Python's. */
 export function validatePluginFiles(pathToPlugin: string): PluginReport;
