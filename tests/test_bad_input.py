@@ -26,6 +26,8 @@ CASES: list[tuple[str, Any, dict[str, str], str, str, str]] = [
     ("invalid-json", '{"name": "x",\n  "entry_point" "a:B"}', {}, "$",
      "invalid JSON at line 2, column 17: Expecting ':' delimiter", "fix the JSON syntax"),
     ("trailing-comma", '{"name": "x",\n}', {}, "$", "invalid JSON at line 2, column 1", "trailing comma"),
+    ("comment", '{"name": "x", // the method\n  "entry_point": "pipeline:EchoMethod"}', {}, "$",
+     "invalid JSON at line 1, column 15", "JSON has no comments: remove the comment"),
     ("duplicate-key", '{"name": "x", "name": "y", "entry_point": "pipeline:EchoMethod", "dependencies": []}', {},
      "$", 'key "name" appears more than once', "keep one"),
     ("not-an-object", '["name"]', {}, "$", "expected an object, got an array", ""),

@@ -251,7 +251,8 @@ def syntax_detail(message: str) -> str:
 
 def _syntax_hint(exc: json.JSONDecodeError) -> str:
     """The likely fix. A file cut off (the error at its very end) is named as such, whatever the parser expected
-    there, and a trailing comma only when a closing brace or bracket follows it."""
+    there, a comment (JSONC's ``//`` or ``/*``) wherever it stands, and a trailing comma only when a closing brace
+    or bracket follows it."""
     doc, pos = exc.doc, exc.pos
     if not doc.strip():
         return "the file is empty: it must hold a JSON document"
@@ -259,6 +260,8 @@ def _syntax_hint(exc: json.JSONDecodeError) -> str:
         return "the string that starts here has no closing double quote: the file looks cut off"
     if pos >= len(doc.rstrip()):
         return "the file ends before its JSON does: it looks cut off (an object or list is not closed)"
+    if doc.startswith(("//", "/*"), pos):
+        return "JSON has no comments: remove the comment that starts here"
     before = doc[:pos].rstrip()
     if exc.msg.startswith("Expecting property name") and before.endswith(",") and doc[pos] == "}":
         return "remove the trailing comma before the closing brace"

@@ -9,8 +9,8 @@
 // the queue until its host timed it out. What an abandoned call returns, if it ever does, is dropped.
 //
 // An abandoned call may still hold what it took (memory, sockets, work in progress), and a method that does not stop
-// one call is unlikely to stop the next. So once MAX_ABANDONED of them (twice max_concurrency) have not settled, the
-// guest says why and exits with status 1: its host fails what is in flight (-32003), starts a fresh guest and sends
+// one call is unlikely to stop the next. So once twice max_concurrency of them (128 for the default 64, 4 for a
+// method that declares 2) have not settled, the guest says why and exits with status 1: its host fails what is in flight (-32003), starts a fresh guest and sends
 // each of those entries again alone. A call that settles late is no longer counted.
 
 
@@ -18,8 +18,8 @@ import { LONGEST_DELAY } from './lazy-timer.js';
 
 export const SETTLE_VARIABLE = 'MT_EVAL_GUEST_SETTLE_MS';
 export const DEFAULT_SETTLE_MS = 5000;
-/** Abandoned calls that have not settled, at which the guest exits (twice the 64 calls it runs at once). */
-export const MAX_ABANDONED = 128;
+/** Abandoned calls that have not settled, at which the guest exits, per call it runs at once (max_concurrency). */
+export const ABANDONED_PER_SLOT = 2;
 
 /** Milliseconds a cancelled call may take to settle, from MT_EVAL_GUEST_SETTLE_MS; throws for a value that is not one. */
 export function settleMilliseconds(environment = process.env) {
@@ -36,19 +36,25 @@ const seconds = (ms) => `${Number((ms / 1000).toFixed(3))} s`;
 
 /**
  * The slots of one guest. start(job) runs a job given a slot; log(text) writes a line of the guest's own to stderr;
- * tooMany() is called once MAX_ABANDONED (maxAbandoned) calls are abandoned and unsettled, after it is said why.
+ * tooMany() is called once maxAbandoned calls are abandoned and unsettled (by default ABANDONED_PER_SLOT times the
+ * slots, however many the method declares), after it is said why.
  */
 export class CallSlots {
-  constructor(size, { start, log, tooMany, settleMs = DEFAULT_SETTLE_MS, maxAbandoned = MAX_ABANDONED }) {
+  constructor(size, { start, log, tooMany, settleMs = DEFAULT_SETTLE_MS, maxAbandoned }) {
     this.size = size;
     this.start = start;
     this.log = log;
     this.tooMany = tooMany;
     this.settleMs = settleMs;
-    this.maxAbandoned = maxAbandoned;
+    this.fixedMaxAbandoned = maxAbandoned;
     this.active = 0; // calls holding a slot (cancelled ones included, until they settle or are abandoned)
     this.abandoned = 0; // calls abandoned that have not settled
     this.queue = [];
+  }
+
+  /** Abandoned calls at which the guest exits: maxAbandoned if given, else twice the slots (size may change). */
+  get maxAbandoned() {
+    return this.fixedMaxAbandoned ?? ABANDONED_PER_SLOT * this.size;
   }
 
   /** A job read: it runs now if a slot is free, else once one is. */

@@ -21,11 +21,13 @@ export class JsonSyntaxError extends SyntaxError {
 }
 
 // The fix Python's reader suggests for each kind of syntax error (mt_eval/json_input.py, `_syntax_hint`): a file
-// cut off (the error at its very end) is named as such, a trailing comma only when a closing brace or bracket follows.
+// cut off (the error at its very end) is named as such, a comment (JSONC's // or /*) wherever it stands, a trailing
+// comma only when a closing brace or bracket follows.
 function syntaxHint(detail, text, position) {
   if (text.trim() === '') return 'the file is empty: it must hold a JSON document';
   if (detail.startsWith('Unterminated string')) return 'the string that starts here has no closing double quote: the file looks cut off';
   if (position >= text.trimEnd().length) return 'the file ends before its JSON does: it looks cut off (an object or list is not closed)';
+  if (text.startsWith('//', position) || text.startsWith('/*', position)) return 'JSON has no comments: remove the comment that starts here';
   const trimmed = text.slice(0, position).trimEnd();
   if (detail.startsWith('Expecting property name') && trimmed.endsWith(',') && text[position] === '}') return 'remove the trailing comma before the closing brace';
   if (detail.startsWith('Expecting value') && trimmed.endsWith(',') && text[position] === ']') return 'remove the trailing comma before the closing bracket';

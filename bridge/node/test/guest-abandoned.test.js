@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { guestKit, waitFor } from './helpers/guests.js';
-import { MAX_ABANDONED, settleMilliseconds } from '../lib/guest-slots.js';
+import { settleMilliseconds } from '../lib/guest-slots.js';
 
 const { moduleFile, guest } = guestKit();
 
@@ -15,6 +15,12 @@ const HANGING = `export async function translate(entries, config, { signal } = {
   return entries.map((e) => ({ id: e.id, predicted: e.source }));
 }
 `;
+const exitedWithin = async (driver, ms) => {
+  let timer;
+  const exited = await Promise.race([driver.exited, new Promise((resolve) => { timer = setTimeout(resolve, ms, null); })]);
+  clearTimeout(timer);
+  return exited;
+};
 const cancel = (id) => ({ jsonrpc: '2.0', method: 'cancel', params: { id } });
 const started = (settleMs) => guest(['--module', moduleFile('hanging.js', HANGING)],
   { env: { ...process.env, MT_EVAL_GUEST_SETTLE_MS: String(settleMs) } });
@@ -45,14 +51,13 @@ describe('cancelled calls that never settle', () => {
     assert.ok(abandonedLines(driver).every((line) => line.startsWith('mt-eval-guest: translate request ')), driver.stderr);
     assert.equal(abandonedLines(driver)[63], 'mt-eval-guest: translate request 63 was cancelled 0.2 s ago and the method '
       + 'has not returned from it (it does not heed its {signal}, or waits on a promise nothing settles): its slot is '
-      + `given to the next request, and what it returns is dropped (64 calls abandoned; at ${MAX_ABANDONED} the guest `
+      + `given to the next request, and what it returns is dropped (64 calls abandoned; at 128 the guest `
       + 'exits so that its host starts a fresh one)');
     assert.doesNotMatch(driver.stderr, /"heeds"/); // (a call that settles when cancelled keeps its slot until then)
     assert.deepEqual(await driver.close(), { code: 0, signal: null });
   });
 
-  test(`at ${MAX_ABANDONED} abandoned calls the guest says why and exits 1, for its host to start a fresh one`, async () => {
-    assert.equal(MAX_ABANDONED, 128);
+  test('at 128 abandoned calls (twice the 64 it runs at once) the guest says why and exits 1, for its host to start a fresh one', async () => {
     const driver = started(50);
     await driver.initialize();
     await hangAndCancel(driver, 0, 64);
@@ -60,12 +65,24 @@ describe('cancelled calls that never settle', () => {
     driver.translate('alive', [{ id: 'e', source: 'still served' }]);
     assert.equal((await driver.next()).result.results[0].predicted, 'still served');
     await hangAndCancel(driver, 64, 64);
-    let timer;
-    const exited = await Promise.race([driver.exited, new Promise((resolve) => { timer = setTimeout(resolve, 5000, null); })]);
-    clearTimeout(timer);
-    assert.deepEqual(exited, { code: 1, signal: null }, driver.stderr.slice(-2000)); // (before: it served on, slots all held)
+    assert.deepEqual(await exitedWithin(driver, 5000), { code: 1, signal: null }, driver.stderr.slice(-2000)); // (before: it served on, slots all held)
     assert.equal(abandonedLines(driver).length, 127);
     assert.match(driver.stderr, /\nmt-eval-guest: 128 cancelled calls of the method have not returned, translate request 127 the last \(cancelled 0\.05 s ago\): the method does not stop a call when it is cancelled, and what those calls hold is never given back\. Exiting, so that the host starts a fresh guest\. Fix: make translate\(\) and decide\(\) return \(or throw\) once the signal of their third argument \(\{signal\}\) is aborted\n$/);
+  });
+
+  test('for a method that declares max_concurrency 2, the guest exits at 4 abandoned calls', async () => {
+    const file = moduleFile('two-hanging.js', `${HANGING}export const capabilities = { max_concurrency: 2 };\n`);
+    const driver = guest(['--module', file], { env: { ...process.env, MT_EVAL_GUEST_SETTLE_MS: '50' } });
+    assert.equal((await driver.initialize()).result.capabilities.max_concurrency, 2);
+    await hangAndCancel(driver, 0, 2); // (a third would wait in the queue, and leave it when cancelled)
+    assert.ok(await waitFor(() => abandonedLines(driver).length === 2));
+    assert.match(abandonedLines(driver)[1], /\(2 calls abandoned; at 4 the guest exits so that its host starts a fresh one\)$/);
+    driver.translate('alive', [{ id: 'e', source: 'still served' }]);
+    assert.equal((await driver.next()).result.results[0].predicted, 'still served');
+    await hangAndCancel(driver, 2, 2);
+    // (before: it served on until 128 had been abandoned, 64 times its method's slots)
+    assert.deepEqual(await exitedWithin(driver, 5000), { code: 1, signal: null }, driver.stderr.slice(-2000));
+    assert.match(driver.stderr, /\nmt-eval-guest: 4 cancelled calls of the method have not returned, translate request 3 the last \(cancelled 0\.05 s ago\)/);
   });
 
   test('a call that settles after it was abandoned is no longer counted, and gives no slot twice', async () => {

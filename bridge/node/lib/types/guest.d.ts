@@ -82,7 +82,7 @@ export class GuestServer {
     maxLineBytes?: number;
     /** Milliseconds a cancelled call keeps its slot if the method does not return from it (default 5000). */
     settleMs?: number;
-    /** Abandoned calls not returned from at which the guest exits with status 1 (default 128). */
+    /** Abandoned calls not returned from at which the guest exits with status 1 (default twice max_concurrency). */
     maxAbandoned?: number;
   });
   push(chunk: Buffer): void;
