@@ -19,7 +19,9 @@ EXPECTED = (ValueError,)
 
 def add_arguments(compare: argparse.ArgumentParser) -> None:
     compare.description = ("Compare two runs on the same corpus with sacrebleu's paired bootstrap resampling and "
-                           "paired approximate randomization. A is the baseline.")
+                           "paired approximate randomization. A is the baseline. Each metric's row says which run "
+                           "scores better (\"B better (lower is better)\" for a TER that B lowers; \"no difference\"), "
+                           "then whether the difference is significant at 0.05 (--json: each row's higher_is_better).")
     compare.formatter_class = argparse.RawDescriptionHelpFormatter
     compare.epilog = ("examples (after nox -s demo, which writes runs/demo and runs/demo-rules):\n"
                       "  mt-eval compare runs/demo/card.json runs/demo-rules/card.json\n"

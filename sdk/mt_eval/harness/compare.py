@@ -137,6 +137,9 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     stated = {} if a.metrics is None else {m.name: m.score for m in a.metrics.metrics}
     rows = (_identical(metrics, bootstrap, trials, seed, stated) if walk.identical and set(metrics) <= set(stated)
             else _paired_tests(statistics, metrics, bootstrap, trials, seed, stage))
+    orientation = _orientation(a, b)
+    for row in rows:  # (every row has the same keys: whether the outputs are the same, and which way is better)
+        row.update(higher_is_better=orientation(row["metric"]), identical=walk.identical)
     return {"a": str(baseline), "b": str(candidate), "rows": rows,
             "allowed_differences": [{"name": d.name, "a": d.a, "b": d.b} for d in differences],
             "outputs": outputs, "latency": latency_comparison(a, b, list(allow_diff)),
@@ -300,7 +303,17 @@ def _identical(metrics: dict[str, Any], bootstrap: int, trials: int, seed: int, 
     ``stated`` by the baseline card, which its verification recomputed from these outputs."""
     return [{"metric": name, "a": stated[name], "b": stated[name], "delta": 0.0, "delta_ci_low": 0.0,
              "delta_ci_high": 0.0, "p_bootstrap": 1.0, "p_randomization": 1.0, "bootstrap_resamples": bootstrap,
-             "randomization_trials": trials, "seed": seed, "identical": True} for name in metrics]
+             "randomization_trials": trials, "seed": seed} for name in metrics]
+
+
+def _orientation(a: RunCard, b: RunCard) -> Callable[[str], bool]:
+    """Whether a higher score of a metric is the better one, as the cards record it (their verification checked
+    it); a metric neither card records (neither was scored), as the run would record it."""
+    from mt_eval.harness.metric_statistics import higher_is_better
+
+    recorded = {m.name: m.higher_is_better for card in (b, a) if card.metrics is not None
+                for m in card.metrics.metrics}
+    return lambda name: recorded.get(name, higher_is_better(name))
 
 
 def _metrics_as_scored(a: RunCard, b: RunCard) -> dict[str, Any]:

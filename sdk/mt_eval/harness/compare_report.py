@@ -1,5 +1,6 @@
-"""The text of ``mt-eval compare``: the paired tests with the interval of each difference, then what differs
-between the runs' outputs, the covariates allowed to differ, and the latencies (or why they are left out)."""
+"""The text of ``mt-eval compare``: the paired tests with the interval of each difference and which run scores
+better, then what differs between the runs' outputs, the covariates allowed to differ, and the latencies (or why
+they are left out)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def render(report: dict[str, Any]) -> str:
         interval = ("" if row["delta_ci_low"] is None else
                     f"[{row['delta_ci_low']:+.2f}, {row['delta_ci_high']:+.2f}]")
         lines.append(f"{row['metric']:8} {row['a']:8.2f} {row['b']:8.2f} {row['delta']:+8.2f} {interval:>18} "
-                     f"{row['p_bootstrap']:14.4f} {row['p_randomization']:12.4f}  {verdict} at 0.05")
+                     f"{row['p_bootstrap']:14.4f} {row['p_randomization']:12.4f}  {_better(row)}, {verdict} at 0.05")
     if report["rows"]:
         first = report["rows"][0]
         lines.append(f"(scored entries only; intervals from {first['bootstrap_resamples']} case-level bootstrap "
@@ -37,6 +38,16 @@ def render(report: dict[str, Any]) -> str:
         lines.append("covariates: the same in both cards")
     lines.append(_latency(report["latency"]))
     return "\n".join(lines)
+
+
+def _better(row: dict[str, Any]) -> str:
+    """Which run scores better on the row's metric, from the sign of B − A alone (whether that is significant is
+    the p-values' to say): "B better (lower is better)" for a TER that B lowers."""
+    if row["delta"] == 0:
+        return "no difference"
+    higher = row["higher_is_better"]
+    winner = "B" if (row["delta"] > 0) == higher else "A"
+    return f"{winner} better ({'higher' if higher else 'lower'} is better)"
 
 
 def _outputs(outputs: dict[str, Any]) -> str:

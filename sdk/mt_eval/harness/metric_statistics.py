@@ -61,7 +61,12 @@ def scored(name: str, metric: Any, stats: Any, resamples: int, seed: tuple[int, 
     elif resamples > 0:
         low, high = _interval(metric, stats, resamples, np.random.default_rng(list(seed)))
     return MetricScore(name=name, score=round(float(total), 4), signature=str(metric.get_signature()),
-                       ci_low=low, ci_high=high, higher_is_better=name != "TER")
+                       ci_low=low, ci_high=high, higher_is_better=higher_is_better(name))
+
+
+def higher_is_better(name: str) -> bool:
+    """Whether a higher score of the built-in metric ``name`` is the better one (TER counts edits: lower is)."""
+    return name != "TER"
 
 
 class CountsTooLarge(ValueError):
