@@ -10,7 +10,7 @@ import pytest
 
 from mt_eval.adapters import LINES, NULL_FLUSH, ProcessOptions, ProcessTranslator
 from mt_eval.adapters.framing import Framing
-from mt_eval.adapters.record_process import RecordProcess
+from mt_eval.child_process import ChildProcess
 
 FAST = ProcessOptions(timeout_s=2.0, shutdown_grace_s=0.5)
 
@@ -147,11 +147,13 @@ async def test_a_program_that_cannot_be_started_is_told_with_the_fix(tmp_path, p
         'NAME, which holds wherever the run starts)')
 
 
+@pytest.mark.parametrize("persistent", [True, False])
 async def test_a_program_that_cannot_be_started_is_tried_once_and_every_later_entry_fails_at_once(
-        tmp_path, monkeypatch, caplog):
-    """Before: started again for each entry, "restarting …" each time, until the restart budget ran out."""
+        tmp_path, monkeypatch, caplog, persistent):
+    """Before: started again for each entry (persistent: "restarting …" each time, until the restart budget ran
+    out; one process per batch: again for each batch)."""
     starts = count_starts(monkeypatch)
-    missing = ProcessTranslator([str(tmp_path / "bin" / "word-mt")], options=FAST)
+    missing = ProcessTranslator([str(tmp_path / "bin" / "word-mt")], persistent=persistent, options=FAST)
     with caplog.at_level(logging.WARNING, logger="mt_eval.adapters"):
         results = [r for texts in (["a"], ["b", "c", "d"], ["e"]) for r in await outcomes_of(missing, texts)]
     await missing.aclose()
@@ -161,10 +163,11 @@ async def test_a_program_that_cannot_be_started_is_tried_once_and_every_later_en
     assert len(results) == 5 and len(starts) == 1 and not caplog.records
 
 
-async def test_a_start_that_failed_for_want_of_file_descriptors_is_tried_again(tmp_path, monkeypatch):
+@pytest.mark.parametrize("persistent", [True, False])
+async def test_a_start_that_failed_for_want_of_file_descriptors_is_tried_again(tmp_path, monkeypatch, persistent):
     starts = count_starts(monkeypatch, fail_first=OSError(errno.EMFILE, "Too many open files"))
     upper = translator(tmp_path, "upper.py", BANNER_PROGRAM.replace('print("Loading model... done", flush=True)\n',
-                                                                   ""))
+                                                                   ""), persistent=persistent)
     try:
         first, second = [await outcomes_of(upper, [text]) for text in "ab"]
     finally:
@@ -174,15 +177,16 @@ async def test_a_start_that_failed_for_want_of_file_descriptors_is_tried_again(t
 
 
 def count_starts(monkeypatch, *, fail_first: OSError | None = None) -> list[None]:
-    """Every attempt to start a persistent program, listed (the first one failing with ``fail_first``)."""
+    """Every attempt to start the program (persistent, or once per batch), listed (the first one failing with
+    ``fail_first``)."""
     starts: list[None] = []
-    spawn = RecordProcess.spawn
+    spawn = ChildProcess.spawn
 
-    async def counted(process: RecordProcess) -> None:
+    async def counted(process: ChildProcess) -> None:
         starts.append(None)
         if fail_first is not None and len(starts) == 1:
             raise fail_first
         await spawn(process)
 
-    monkeypatch.setattr(RecordProcess, "spawn", counted)
+    monkeypatch.setattr(ChildProcess, "spawn", counted)
     return starts

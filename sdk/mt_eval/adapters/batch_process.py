@@ -15,7 +15,13 @@ from collections.abc import Mapping, Sequence
 
 from mt_eval.adapters.framing import Framing
 from mt_eval.adapters.hints import answer_count_mismatch, cannot_start
-from mt_eval.adapters.record_process import DEFAULT_TIMEOUT_S, ProcessOptions, RecordFailure, program_log
+from mt_eval.adapters.record_process import (
+    DEFAULT_TIMEOUT_S,
+    TRANSIENT_START_ERRORS,
+    ProcessOptions,
+    RecordFailure,
+    program_log,
+)
 from mt_eval.child_process import ChildProcess, exit_status, wait_event
 
 
@@ -66,7 +72,8 @@ async def run_once(command: Sequence[str], records: list[bytes], framing: Framin
                    cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
                    options: ProcessOptions | None = None, label: str | None = None,
                    timeout_s: float | None = None) -> list[bytes]:
-    """Run the program once over ``records``; one answer per record, or `RecordFailure` for the batch."""
+    """Run the program once over ``records``; one answer per record, or `RecordFailure` for the batch (``lasting``
+    when the program cannot be started and trying again would not help: see `TRANSIENT_START_ERRORS`)."""
     options = options or ProcessOptions()
     per_record = timeout_s or options.timeout_s or DEFAULT_TIMEOUT_S
     child = _OneRun(command, options, framing, len(records), cwd=cwd, env=env, label=label)
@@ -74,7 +81,8 @@ async def run_once(command: Sequence[str], records: list[bytes], framing: Framin
     try:
         await child.spawn()
     except OSError as exc:
-        raise RecordFailure("unavailable", cannot_start(label, command, exc, cwd)) from exc
+        raise RecordFailure("unavailable", cannot_start(label, command, exc, cwd),
+                            lasting=exc.errno not in TRANSIENT_START_ERRORS) from exc
     allowance = per_record * max(1, len(records))
     try:
         child.write(b"".join(record + framing.terminator for record in records))

@@ -13,8 +13,9 @@ it (`mt_eval.adapters.stage`); a pipeline's programs all start at its first call
 overlapping. ``processes`` > 1 runs that many copies of the pipeline and gives each call to the least busy
 one. ``persistent=False``: one process per call for programs that answer only at the end
 of their input (`mt_eval.adapters.batch_process`); at most ``processes`` run at once. Either way a failure
-fails only the entries it concerns, each with the program's stderr tail, and everything is safe to share
-between concurrent callers.
+fails only the entries it concerns, each with the program's stderr tail; a program that cannot be started
+(not found, not executable) is tried once, and every later entry fails at once with the same message.
+Everything is safe to share between concurrent callers.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class ProcessTranslator:
         self._load = [0] * len(self._replicas)
         self._begun = [False] * len(self._replicas)
         self._batch_slots = asyncio.Semaphore(self.processes)
+        self._cannot_start: RecordFailure | None = None  # (one process per batch) no later batch tries again
 
     @property
     def runners(self) -> list[StageRunner]:
@@ -131,9 +133,7 @@ class ProcessTranslator:
         records = [record for item in framed if not isinstance(item, FramingError) for record in item]
         started = time.perf_counter()
         async with self._batch_slots:
-            stage = self.stages[0]
-            answers = await run_batch(stage.command, records, self.framing, cwd=self.cwd, env=self.env,
-                                      options=self.options, label=stage.name, timeout_s=timeout_s)
+            answers = await self._run_batch(records, timeout_s)
         share = (time.perf_counter() - started) / len(texts)
         results: list[TextResult] = []
         position = 0
@@ -149,6 +149,19 @@ class ProcessTranslator:
             else:
                 results.append(TextResult(self.framing.join([a for a in mine if isinstance(a, bytes)]), None, share))
         return results
+
+    async def _run_batch(self, records: list[bytes], timeout_s: float | None) -> list[bytes | RecordFailure]:
+        """The batch's answers; a program that could not be started for a lasting reason (not found, not
+        executable) is not tried again: each later batch fails at once with the same message."""
+        if self._cannot_start is not None:
+            return [self._cannot_start.again() for _ in records]
+        stage = self.stages[0]
+        answers = await run_batch(stage.command, records, self.framing, cwd=self.cwd, env=self.env,
+                                  options=self.options, label=stage.name, timeout_s=timeout_s)
+        lasting = next((a for a in answers if isinstance(a, RecordFailure) and a.lasting), None)
+        if lasting is not None:
+            self._cannot_start = lasting
+        return answers
 
     async def aclose(self) -> None:
         """Stop every program (closing stdin first, so each finishes what it has)."""
