@@ -4,8 +4,8 @@ run card (``gateway``: the log's SHA-256, requests, tokens, models).
 A line: ``time``, ``seq``, ``path``, ``model``, ``status``, ``refused`` (why the gateway refused, or null),
 ``request_sha256``/``response_sha256`` and their byte counts, ``prompt_tokens``, ``completion_tokens``,
 ``latency_s`` (and the bodies themselves when the policy sets ``log_bodies``); ``error`` when the answer ended
-short, and ``usage_unknown`` when its tokens could not be read (a method hung up on a stream that then never
-reported its usage: counted 0). Reopening an existing log
+short, and ``usage_unknown`` when its tokens could not be read (a complete 2xx answer that reports no usage, or a
+stream the method hung up on that then never reported its usage: counted 0). Reopening an existing log
 continues it: a resumed run keeps one log and one token budget. A torn last line (a write cut short: part
 of a record, or NUL bytes) is cut off first, so the next record starts on a line of its own; any other line
 that is not a request record stops the gateway with `AuditLogError` naming it (an audit trail is not

@@ -5,7 +5,7 @@ A relay is an upstream `Exchange` and a `Listener` of the method's connection at
 ends: the answer's head, body and end or failure from the upstream; a slow reader (pause the upstream), or
 a client gone, from the method. A non-streamed answer is sent whole once complete; a streamed one (the
 request said ``"stream": true``) is passed on piece by piece. Either way the gateway's log gets the SHA-256
-of the body the method received and the usage the upstream reported.
+of the body the method received and the usage the upstream reported (``usage_unknown`` when none came).
 """
 
 from __future__ import annotations
@@ -100,8 +100,14 @@ def _usages(body: bytes, *, event_stream: bool) -> list[dict[str, Any]]:
 
 def usage_of(body: bytes, *, event_stream: bool = False) -> tuple[int, int]:
     """(prompt, completion) tokens reported in a response body: JSON, or the last usage of an SSE stream."""
+    return _token_counts(_usages(body, event_stream=event_stream))
+
+
+def _token_counts(usages: list[dict[str, Any]]) -> tuple[int, int]:
+    """(prompt, completion) tokens of the last of ``usages`` to report each (chat and embeddings name them
+    ``prompt_tokens``/``completion_tokens``, the Responses API ``input_tokens``/``output_tokens``)."""
     prompt = completion = 0
-    for usage in _usages(body, event_stream=event_stream):
+    for usage in usages:
         prompt = _tokens(usage.get("prompt_tokens") or usage.get("input_tokens")) or prompt
         completion = _tokens(usage.get("completion_tokens") or usage.get("output_tokens")) or completion
     return prompt, completion
@@ -200,7 +206,7 @@ class Relay(Exchange):
             self.client.end_stream()
         else:
             self.client.respond(self.status, self.content_type, data, self.passed_back)
-        self._log(data, self.status)
+        self._log(data, self.status, complete=True)
 
     def on_failed(self, error: OSError) -> None:
         """The upstream cannot be reached, broke off, or ran out of time: the method gets a clear error
@@ -292,7 +298,9 @@ class Relay(Exchange):
         hung_up = self.delivered is not None
         self.record["error"] = f"{self.record['error']}; reading on for its usage: {message}" if hung_up else message
 
-    def _log(self, data: bytes, status: int | None) -> None:
+    def _log(self, data: bytes, status: int | None, *, complete: bool = False) -> None:
+        """Complete the record and hand it to the gateway. ``complete``: the upstream's answer ended as it should
+        (not cut short, timed out or stopped)."""
         record = self.record
         record["status"] = status
         if self.digest is not None and status == self.status:
@@ -300,11 +308,14 @@ class Relay(Exchange):
         else:
             digest = hashlib.sha256(data).hexdigest()
         event_stream = self.content_type.startswith(b"text/event-stream")
-        prompt, completion = usage_of(data, event_stream=event_stream) \
-            if status is not None and status < 400 else (0, 0)
+        usages = _usages(data, event_stream=event_stream) if status is not None and status < 400 else []
+        prompt, completion = _token_counts(usages)
+        answered = complete and status is not None and 200 <= status < 300 and "error" not in record
+        if not usages and (answered or self.delivered is not None):
+            # a whole answer that reports no usage, or a stream the method hung up on whose usage never came: its
+            # tokens counted 0, and the audit's summary says how many such requests there were
+            record["usage_unknown"] = True
         if self.delivered is not None:  # (the method hung up: the rest was read for its usage alone)
-            if not _usages(data, event_stream=event_stream):
-                record["usage_unknown"] = True  # (its tokens counted 0: the audit's summary says how many)
             data = self.delivered
         elif self.hide_usage and status == self.status:
             data = b"".join(self.passed)  # what the method received (the usage chunk was read above)
