@@ -90,6 +90,11 @@ def url_fields() -> tuple[str, ...]:
     return tuple(f.name for f in info.fields if _marked(f.type, "format", "uri"))
 
 
+# What to do in method.json for a field a card gives but method.json leaves unset.
+UNSET_HINTS = {"dependency_class": ': list the dependencies there, or write "dependencies": [] if there are none '
+                                   '(class S), and the class is derived from them'}
+
+
 @functools.cache
 def identity_fields() -> tuple[str, ...]:
     """Card fields only ``method.json`` sets (marked ``x-set-by`` in the schema): method_id, class, dependency_class."""
@@ -147,6 +152,13 @@ def merge_card(
                     message=f'says {msgspec.json.encode(data[key]).decode()} but {manifest_file} says '
                             f'{msgspec.json.encode(base[key]).decode()}',
                     hint=f'remove "{key}" here or make it match; {manifest_file} is where it is set',
+                    code="card-conflict"))
+            elif data.get(key) is not None and key not in base:  # (only the dependency class can be left unset)
+                problems.append(Problem(
+                    file=source, path=f"$.{key}",
+                    message=f'says {msgspec.json.encode(data[key]).decode()} but {manifest_file} sets no "{key}"',
+                    hint=f'remove "{key}" here; {manifest_file} is where it is set'
+                         + UNSET_HINTS.get(key, ""),
                     code="card-conflict"))
         for key, value in data.items():
             if key in identity_fields() and key in base:

@@ -3,8 +3,9 @@
 // file, and the method card, merged as mt_eval/card.py merges it — the fields method.json supplies (those
 // the Manifest and MethodCard schemas share), then method_card.json, then what the method reports when it
 // runs, later sources winning field by field; fields marked x-set-by "method.json" in the card schema
-// (method_id, class, dependency_class) may be repeated by a card source but not contradicted. The same
-// plugin gets the same problems from both runtimes (bridge/vectors/contract/plugins.json).
+// (method_id, class, dependency_class) may be repeated by a card source but not contradicted, nor given when
+// method.json leaves them unset. The same plugin gets the same problems from both runtimes
+// (bridge/vectors/contract/plugins.json).
 import { existsSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
@@ -28,6 +29,10 @@ const manifestCardFields = () => {
 export const identityFields = () => fieldsMarked('method-card', SET_BY, MANIFEST_FILE);
 
 const present = (value) => value !== null && value !== undefined;
+
+// What to do in method.json for a field a card gives but method.json leaves unset (mt_eval/method_card.py: UNSET_HINTS).
+const UNSET_HINTS = { dependency_class: ': list the dependencies there, or write "dependencies": [] if there are none '
+  + '(class S), and the class is derived from them' };
 
 /** The card fields method.json supplies, for a decoded manifest and its resolved method id. */
 export function cardFromManifest(manifest, methodId) {
@@ -71,6 +76,9 @@ export function mergeCard(manifest, methodId, sources, { manifestFile = MANIFEST
       if (Object.hasOwn(data, key) && Object.hasOwn(base, key) && JSON.stringify(data[key]) !== JSON.stringify(base[key])) {
         problems.push(makeProblem(source, `$.${key}`, `says ${JSON.stringify(data[key])} but ${manifestFile} says ${JSON.stringify(base[key])}`,
           { hint: `remove "${key}" here or make it match; ${manifestFile} is where it is set`, code: 'card-conflict' }));
+      } else if (present(data[key]) && !Object.hasOwn(base, key)) { // (only the dependency class can be left unset)
+        problems.push(makeProblem(source, `$.${key}`, `says ${JSON.stringify(data[key])} but ${manifestFile} sets no "${key}"`,
+          { hint: `remove "${key}" here; ${manifestFile} is where it is set${UNSET_HINTS[key] ?? ''}`, code: 'card-conflict' }));
       }
     }
     for (const [key, value] of Object.entries(data)) {
