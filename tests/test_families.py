@@ -174,3 +174,17 @@ def test_a_selection_of_canaries_and_negatives_only_says_so_not_that_results_are
     assert "not every entry has a result" not in out and "--latency-sample 0" not in out + err
     assert "families: 0 scored, canaries 3/3 (100.0%) passed" in out
     assert "6 of 36 entries selected; 0 scored, 3 canaries, 3 negative controls" in err  # the selection's families
+
+
+def test_a_corpus_of_canaries_and_negatives_only_is_gated_not_read_as_translation_only(tmp_path: Path, capsys):
+    """Its canaries have references: failing canaries and translated negative controls withhold the run (exit 5),
+    as for a selection of them, rather than passing unjudged as a corpus without references."""
+    corpus = family_corpus(tmp_path / "controls.json", scored=0)
+    code, card = run(tmp_path / "run", corpus)  # the scripted method fails the canaries, translates the negatives
+    out, err = capsys.readouterr()
+    assert code == 5
+    assert "no references" not in out + err and "translation only" not in out + err
+    assert card is not None and card.gate is not None and not card.gate.passed
+    assert [failure.split(":")[0] for failure in card.gate.failures] == ["canaries", "negatives", "scored"]
+    assert "the corpus has none: add entries without a family" in card.gate.failures[2]
+    assert main(["verify", str(tmp_path / "run")]) == 0

@@ -60,7 +60,9 @@ def check_corpus(corpus: Corpus, *, empty_hint: str | None = None) -> None:
         raise CorpusError([_some_references(corpus, families, with_reference, all_blank=True)])
     if not with_reference and "references" in corpus.field_names:
         raise CorpusError([_unread_references(corpus)])
-    corpus.references = 0 < with_reference == scored
+    # A corpus of canaries and negative controls only is not translation only: its canaries carry references, and
+    # the gate judges it (no scored entry: no headline) as it judges such a selection.
+    corpus.references = 0 < with_reference == scored or (families and scored == 0)
 
 
 def _clean(entries: Sequence[Any], check_ids: bool) -> bool:

@@ -131,8 +131,9 @@ def unscored_reason(card: RunCard) -> str:
     if reading is not None and not reading.references:
         return "the corpus has no references (translation only)"
     if card.families is not None and card.families.scored == 0:
-        return ("the run has no scored entry: the entries it ran are canaries and negative controls only (select "
-                "scored entries too)")
+        return ("the run has no scored entry: the entries it ran are canaries and negative controls only ("
+                + ("select scored entries too)" if card.selection is not None else
+                   "the corpus has none: add entries without a family, which are scored)"))
     if card.families is not None and card.families.scored_errors.numerator == card.families.scored:
         return f"no scored entry was translated: all {card.families.scored} failed (the card's failures say why)"
     return "not every entry has a result"
