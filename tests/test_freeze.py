@@ -161,10 +161,13 @@ def test_bad_manifest_files_are_named(tmp_path: Path, capsys):
     assert main(["freeze"]) == 2
 
 
-@pytest.mark.parametrize(("section", "field", "value", "least"), [("config", "seed", -1, 0),
-                                                                  ("latency", "repetitions", 0, 1)])
+@pytest.mark.parametrize(("section", "field", "value", "bound"), [
+    ("config", "seed", -1, ">= 0"), ("latency", "repetitions", 0, ">= 1"),
+    # beyond what --latency-warmup, --latency-repetitions and --resamples take: a run could never match it
+    ("latency", "warmup_calls", 101, "<= 100"), ("latency", "repetitions", 101, "<= 100"),
+    ("scoring", "resamples", 100_001, "<= 100000")])
 def test_a_value_no_option_accepts_makes_a_manifest_invalid(tmp_path: Path, plugin: Path, corpus: Path, capsys,
-                                                            section: str, field: str, value: int, least: int):
+                                                            section: str, field: str, value: int, bound: str):
     assert init(tmp_path, plugin, corpus) == 0
     path = tmp_path / "freeze.json"
     manifest = json.loads(path.read_text())
@@ -173,7 +176,7 @@ def test_a_value_no_option_accepts_makes_a_manifest_invalid(tmp_path: Path, plug
     capsys.readouterr()
     assert main(["freeze", "validate", str(path), "--json"]) == 1
     [problem] = json.loads(capsys.readouterr().out)["problems"]
-    assert problem["path"] == f"$.{section}.{field}" and f">= {least}" in problem["message"]
+    assert problem["path"] == f"$.{section}.{field}" and bound in problem["message"]
 
 
 @pytest.mark.parametrize(("out", "message"), [
@@ -317,3 +320,23 @@ def test_init_without_a_corpus_or_with_a_pair_that_is_none_is_a_usage_error(tmp_
     assert parsed.value.code == 2
     assert "error: argument --pair: 'xx' is not a language pair" in capsys.readouterr().err
     assert not (tmp_path / "f.json").exists() and not (tmp_path / "freeze.json").exists()
+
+
+def test_init_refuses_a_piped_corpus_whose_file_could_not_be_read_again(tmp_path: Path, plugin: Path, corpus: Path,
+                                                                        capsys):
+    """A pipe's bytes are gone once read: a manifest naming /proc/N/fd/pipe:[…] as its corpus was written as frozen
+    (exit 0), and it never validated, nor could a run be held to it."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.write(write_end, corpus.read_bytes())
+    os.close(write_end)
+    try:
+        assert init(tmp_path, plugin, Path(f"/dev/fd/{read_end}")) == 1
+    finally:
+        os.close(read_end)
+    err = capsys.readouterr().err
+    assert f"--corpus reads /dev/fd/{read_end}, a pipe" in err and "write it to a file" in err
+    assert not (tmp_path / "freeze.json").exists()
+    assert init(tmp_path, plugin, corpus) == 0  # (the file itself is frozen, as ever)
+    assert main(["freeze", "validate", str(tmp_path / "freeze.json")]) == 0

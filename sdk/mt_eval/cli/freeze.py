@@ -60,7 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     init = actions.add_parser("init", help="write a freeze manifest from the inputs a run would use",
                               description="Write a freeze manifest from the inputs `mt-eval run` would use with the "
                                           "same options. Its status is frozen when every digest is there, else "
-                                          "draft (what is missing is listed).",
+                                          "draft (what is missing is listed). The corpus must be a file, not a pipe: "
+                                          "validate and run --freeze read it again.",
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     what = init.add_argument_group("what to freeze")
     what.add_argument("--method", metavar="DIR", required=True, help="method plugin directory")
@@ -123,6 +124,7 @@ def _init(args: argparse.Namespace) -> int:
         raise ExpectedError(f"{out} exists: give --force to replace it, or another --out")
     inputs = run_inputs(request)
     _refuse_out_among_inputs(out, inputs["method_dir"], [Path(f.path) for f in inputs["corpus"].files])
+    _refuse_files_read_once(inputs["corpus"].files)
     manifest = build_manifest(**inputs, created_at=datetime.datetime.now(datetime.UTC).isoformat(
         timespec="seconds"), relative_to=out.parent, corpus_source=args.corpus_source,
                               corpus_license=args.corpus_license)
@@ -136,6 +138,22 @@ def _init(args: argparse.Namespace) -> int:
     for where, hint in missing:
         print(escaped_for_terminal(f"  missing {where}: {hint}"))
     return 0 if manifest.status == "frozen" else 1
+
+
+def _refuse_files_read_once(corpus_files: list[Any]) -> None:
+    """A corpus given as a pipe or standard input cannot be frozen: freeze validate and run --freeze hash the file
+    the manifest records again, and a pipe's bytes are gone once read (a file redirected to standard input is
+    recorded as that file)."""
+    from mt_eval.corpus.files import stream_name
+    from mt_eval.errors import ExpectedError
+
+    for corpus_file in corpus_files:
+        path = Path(corpus_file.path)
+        if (streamed := stream_name(path)) is not None and not path.resolve().is_file():
+            option = {"source": "--source-file", "reference": "--reference-file"}.get(corpus_file.role, "--corpus")
+            raise ExpectedError(f"{option} reads {streamed}, a pipe: a freeze manifest records the corpus's file, "
+                                "which freeze validate and run --freeze read again, and a pipe's bytes are gone once "
+                                "read: write it to a file (e.g. zcat dev.jsonl.gz > dev.jsonl) and freeze that")
 
 
 def _refuse_out_among_inputs(out: Path, method_dir: Path, corpus_files: list[Path]) -> None:

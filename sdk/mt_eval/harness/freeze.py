@@ -24,6 +24,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from mt_eval.field_words import described
+from mt_eval.harness.latency import MAX_REPETITIONS, MAX_WARMUP
+from mt_eval.harness.metric_statistics import MAX_RESAMPLES, MIN_RESAMPLES
 from mt_eval.js_text import SAFE_INTEGER, same_json
 from mt_eval.manifest import LanguagePair
 from mt_eval.strict import StrictStruct
@@ -113,16 +115,16 @@ class BudgetsFreeze(_Part, kw_only=True):
 class LatencyFreeze(_Part, kw_only=True):
     cold: str
     hot: str
-    warmup_calls: Whole
+    warmup_calls: Annotated[int, msgspec.Meta(ge=0, le=MAX_WARMUP)]  # as the --latency-* options allow
     hot_sample: Whole
-    repetitions: Annotated[int, msgspec.Meta(ge=1)]
+    repetitions: Annotated[int, msgspec.Meta(ge=1, le=MAX_REPETITIONS)]
 
 
 class ScoringFreeze(_Part, kw_only=True):
     """How the run is scored and judged: the bootstrap's resamples and draws (they make the intervals), and the
     headline gate's policy (its thresholds' SHA-256; ``policy_path`` null: the shipped policy)."""
 
-    resamples: Annotated[int, msgspec.Meta(ge=10)]
+    resamples: Annotated[int, msgspec.Meta(ge=MIN_RESAMPLES, le=MAX_RESAMPLES)]  # as --resamples allows
     bootstrap: Literal["fast", "upstream"]
     policy_path: str | None
     policy_sha256: Digest
