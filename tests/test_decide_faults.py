@@ -149,15 +149,17 @@ def test_results_for_rows_never_sent_are_said_not_dropped_without_a_word(make_pl
 
 def test_a_guest_that_returns_results_for_rows_never_sent_is_said_as_in_process_thrice(make_plugin, tmp_path,
                                                                                        caplog):
-    """Through a guest (--isolate), as in the process: the same words, for the first three calls. Before: one line
-    for each stray result of each batch, naming none of what the in-process warning names."""
+    """Through a guest (--isolate), as in the process: the same words (the item that is not an object too), for the
+    first three calls. Before: one line for each stray result of each batch, naming none of what the in-process
+    warning names."""
     caplog.set_level(logging.WARNING)
     assert decide(uniform(make_plugin, STRAYS), ADEQUACY, tmp_path / "run", "--batch-size", "4", "--isolate") == 4
     said = [r.getMessage() for r in caplog.records if "match no row" in r.getMessage() or "unknown row" in
             r.getMessage()]
     assert len(said) == 3, said
     assert said[0] == ('the method returned results that match no row it was sent (ids "item-adq-01", "item-adq-02", '
-                       '"item-adq-03", "item-adq-04"); they were dropped (a result\'s id is its row\'s id, a string)')
+                       '"item-adq-03", "item-adq-04"; 1 item that is not an object); they were dropped (a result\'s '
+                       'id is its row\'s id, a string)')
     assert said[2].endswith("; later calls' results that match no row are dropped without a word")
 
 

@@ -152,5 +152,5 @@ def test_a_result_that_refers_to_itself_or_nests_too_deep_is_unusable_not_a_recu
         "structure)",
         'the method returned an unusable result: "metadata" cannot be sent as JSON: it nests deeper than 500 levels',
         "Z"]
-    sent = msgspec.json.decode(compact_returned(returned, notes=ResultNotes(), entries=entries))
+    sent = msgspec.json.decode(compact_returned(returned, notes=ResultNotes()))
     assert [item.get("error") or item.get("predicted") for item in sent] == [r.error or r.predicted for r in results]

@@ -53,3 +53,31 @@ def test_each_host_counts_its_own_calls():
     assert second.stray_warning(["b"]) == 'the method returned results that match no entry it was sent (ids "b"); ' \
         "they were dropped (a result's id is its entry's id, a string)"
     assert second.stray_warning([]) is None and second.stray_calls == 1
+
+
+NO_STRING_IDS = """
+class M:
+    async def translate(self, entries, config):
+        return [{"id": i, "predicted": "x"} for i, _ in enumerate(entries)] + [{"predicted": "y"}, "z"]
+"""
+NO_STRING_IDS_JS = """
+exports.translate = async (entries) => [...entries.map((e, i) => ({ id: i, predicted: 'x' })), { predicted: 'y' }, 'z'];
+"""
+
+
+@pytest.mark.parametrize("runtime", ["python", "isolated", pytest.param("node", marks=needs_node)])
+def test_results_without_a_string_id_are_said_in_every_runtime(tmp_path: Path, runtime):
+    """Through a guest they had been left out without a word to the host (the Node guest told its own stderr)."""
+    method = node_plugin(tmp_path, NO_STRING_IDS_JS) if runtime == "node" else plugin(tmp_path, NO_STRING_IDS)
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--method", str(method), "--corpus",
+                           str(corpus(tmp_path, ["a", "b"])), "--pair", "eng>spa", "--out", str(tmp_path / "run"),
+                           "--quiet", "--resamples", "100", "--latency-sample", "0",
+                           *(["--isolate"] if runtime == "isolated" else [])],
+                          capture_output=True, text=True, timeout=120)
+    card = msgspec.json.decode((tmp_path / "run" / "card.json").read_bytes(), type=RunCard)
+    assert {r.error for r in card.results} == {
+        "the method returned no result for this entry, and results whose id matches no entry of the call (a result's "
+        "id is its entry's id, a string)"}
+    said = {line for line in done.stderr.splitlines() if "match no entry" in line}
+    assert said == {"the method returned results that match no entry it was sent (ids 0, 1, null; 1 item that is not "
+                    "an object); they were dropped (a result's id is its entry's id, a string)"}, done.stderr

@@ -86,14 +86,12 @@ def unusable(entry_id: str, problem: str) -> Any:
 
 
 def error_result(entry_id: str, error: str, latency_s: float = 0.0) -> TranslationResult:
-    """A failed entry's result; ``error`` made writable (it may quote what a method said:
-    `mt_eval.lone_surrogates.writable`)."""
+    """A failed entry's result; ``error`` made writable (`mt_eval.lone_surrogates.writable`: it may quote one)."""
     return TranslationResult(id=entry_id, error=writable(error), latency_s=latency_s)
 
 
 def compact(result: TranslationResult) -> dict[str, Any]:
-    """A result as it goes on the wire: fields at their default are left out, in ``usage`` too (hosts fill them
-    back in)."""
+    """A result as it goes on the wire: fields at their default left out, in ``usage`` too (hosts fill them in)."""
     out: dict[str, Any] = {}
     for key, value in msgspec.to_builtins(result).items():
         default = _DEFAULTS[key]
@@ -183,10 +181,8 @@ def _invalid_text(result: TranslationResult) -> str | None:
 
 def normalise_result(item: Any, *, notes: ResultNotes, default_latency_s: float = 0.0
                      ) -> TranslationResult | tuple[str, str] | None:
-    """One returned item → a usable result, ``(id, why it is unusable)``, or None when it has no string id.
-
-    ``item`` is what a method returned (a dict), or a `TranslationResult` a host decoded from a guest's answer.
-    """
+    """One returned item (what a method returned, or a `TranslationResult` a host decoded from a guest's answer) →
+    a usable result, ``(id, why it is unusable)``, or None when it has no string id."""
     if isinstance(item, TranslationResult):
         problem = result_problem(item)
         return with_capped_error(item) if problem is None else (item.id, problem)
@@ -322,13 +318,10 @@ def normalise_returned(returned: Any, *, notes: ResultNotes, default_latency_s: 
     return out
 
 
-def compact_returned(returned: list[Any], *, notes: ResultNotes, default_latency_s: float = 0.0,
-                     entries: list[dict[str, Any]] | None = None) -> bytes:
+def compact_returned(returned: list[Any], *, notes: ResultNotes, default_latency_s: float = 0.0) -> bytes:
     """What a guest sends for the results a method returned: the JSON list of `normalise_returned`'s results, each
-    `compact`. Results the method returned in the protocol's shape already (dicts of TranslationResult's fields)
-    are compacted as they are — their text is checked by encoding it — so only unusual ones take the long way.
-    An item without a string id (null, an integer id) cannot be sent: given the call's ``entries``, each entry
-    left without a result is then answered with the error `results_for` gives it in process."""
+    `compact` (one in the protocol's shape already as it is, its text checked by encoding it), then a
+    `stray_stand_in` for each item without a string id, so its host says it as an in-process call's host does."""
     quick = _compact_as_given(returned, default_latency_s)
     if quick is not None:
         try:
@@ -336,11 +329,21 @@ def compact_returned(returned: list[Any], *, notes: ResultNotes, default_latency
         except UnicodeEncodeError:
             pass  # text that is not valid Unicode: the long way names the field and fails the entry
     results = normalise_returned(returned, notes=notes, default_latency_s=default_latency_s)
-    if entries is not None and len(results) < len(returned):  # (some were left out)
-        answered = {result.id for result in results}
-        results += [error_result(str(e["id"]), "the method returned no result for this entry" + STRAYS,
-                                 default_latency_s) for e in entries if str(e["id"]) not in answered]
-    return _encode([compact(result) for result in results])
+    strays = [stray_stand_in(item) for item in returned
+              if not (isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"])]
+    return _encode([compact(result) for result in results] + strays)
+
+
+def stray_stand_in(item: Any) -> dict[str, Any] | None:
+    """What a guest sends for a returned item without a string id: its id as `strays_dropped` shows it (an empty
+    list or object for one, null for what JSON cannot carry), or null for no object (lib/unmatched.js)."""
+    if not isinstance(item, dict):
+        return None
+    value = item.get("id")
+    number = (isinstance(value, float) and math.isfinite(value)) or (isinstance(value, int) and abs(value) < 2**63)
+    if isinstance(value, str | bool | None) or number:
+        return {"id": value}
+    return {"id": {} if isinstance(value, dict) else [] if isinstance(value, list) else None}
 
 
 def _compact_as_given(returned: list[Any], default_latency_s: float) -> list[dict[str, Any]] | None:

@@ -11,6 +11,7 @@ import {
 import { Job, entriesProblem, failureMessage, failureType, guestVersion, idKey, thrownText } from './guest-requests.js';
 import { CallSlots } from './guest-slots.js';
 import { wellFormedJson } from './lone-surrogates.js';
+import { strayStandIn } from './unmatched.js';
 
 /** What this guest declares at initialize: the protocol's defaults, but 64 calls at once (or the method's) and cancel. */
 export const GUEST_CAPABILITIES = Object.freeze({
@@ -57,7 +58,6 @@ export class GuestServer {
     this.held = null; // the lines read from initialize on, until the guest is ready for them (release)
     this.defaultConfig = null;
     this.sharedLatency = false; // the host reads a translate answer's latency_s (initialize's shared_latency)
-    this.onDropped = (item) => this.log(`dropped a result without a string "id": ${describe(item)}`);
     this.splitter = new LineSplitter({
       maxLineBytes,
       onLine: (line) => this.handleLine(line),
@@ -381,9 +381,8 @@ export class GuestServer {
       this.log(`${kind} failed: ${thrownText(error)}`);
       return errorResponse(id, ErrorCode.METHOD_FAILED, failureMessage(error), { type: failureType(error) });
     }
-    const onDropped = this.onDropped;
     if (kind === 'translate') {
-      return resultResponse(id, resultRules.translateAnswer(value, job.entries, latency, { onDropped, shared: this.sharedLatency }));
+      return resultResponse(id, resultRules.translateAnswer(value, job.entries, latency, { shared: this.sharedLatency }));
     }
     if (!Array.isArray(value)) { // each row fails in the words of an in-process method's host (decisions.js)
       const error = `the method returned ${describe(value)}, not a list with one result per row`;
@@ -391,7 +390,7 @@ export class GuestServer {
     }
     const results = [];
     for (const item of value) {
-      if (!isPlainObject(item) || typeof item.id !== 'string' || item.id === '') onDropped(item);
+      if (!isPlainObject(item) || typeof item.id !== 'string' || item.id === '') results.push(strayStandIn(item)); // (the host says it)
       else results.push(item.latency_s === undefined ? { ...item, latency_s: latency } : item);
     }
     return resultResponse(id, { results });

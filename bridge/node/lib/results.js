@@ -17,6 +17,7 @@ import { got } from './contract/words.js';
 import { MAX_DEPTH } from './json-text.js';
 import { capped, wellFormed, writable } from './lone-surrogates.js';
 import { describe, isPlainObject } from './protocol.js';
+import { strayStandIn } from './unmatched.js';
 
 export { describe };
 
@@ -266,7 +267,7 @@ const withLatency = (item, latencyS) => (isPlainObject(item) && (item.latency_s 
  * result without a latency of its own gets latencyS, its share of the call's time; with `shared` (a host that
  * asked for it at initialize) that share is sent once, as the answer's latency_s, instead of in every result.
  */
-export function translateAnswer(returned, entries, latencyS, { onDropped = () => {}, shared = false } = {}) {
+export function translateAnswer(returned, entries, latencyS, { shared = false } = {}) {
   const notes = new ResultNotes();
   if (!Array.isArray(returned)) {
     const error = `the method returned ${got(returned)}, not a list of results`;
@@ -278,7 +279,7 @@ export function translateAnswer(returned, entries, latencyS, { onDropped = () =>
   const once = shared && latencyS !== 0 && returned.length > 1 && !returned.some(statesZeroLatency);
   const share = once ? 0 : latencyS;
   const results = [];
-  let dropped = false;
+  const strays = [];
   for (const item of returned) {
     const compacted = isPlainObject(item) && typeof item.id === 'string' && item.id !== '' ? compactAsGiven(item, share) : null;
     if (compacted !== null) { // the usual case: already in the schema's shape, compacted as it is
@@ -286,19 +287,13 @@ export function translateAnswer(returned, entries, latencyS, { onDropped = () =>
       continue;
     }
     const outcome = normalizeResult(item, { notes, defaultLatencyS: share });
-    if (outcome === null) { // no string id: it cannot be sent (its entry is answered below)
-      onDropped(item);
-      dropped = true;
+    if (outcome === null) { // no string id: sent as its host says it (its entry is answered by the host)
+      strays.push(strayStandIn(item));
       continue;
     }
     results.push(compactResult(outcome.result ?? errorResult(outcome.id, `the method returned an unusable result: ${outcome.problem}`, share)));
   }
-  if (dropped) { // each entry left without a result gets the error resultsFor gives it in process
-    const answered = new Set(results.map((result) => result.id));
-    for (const entry of entries) {
-      if (!answered.has(String(entry.id))) results.push(compactResult(errorResult(String(entry.id), `the method returned no result for this entry${STRAYS}`, share)));
-    }
-  }
+  results.push(...strays);
   const answer = notes.size ? { results, normalised: notes.counts } : { results };
   if (once) answer.latency_s = latencyS;
   return answer;

@@ -22,6 +22,18 @@ export function straysDropped(items) {
     + 'result\'s id is its entry\'s id, a string)';
 }
 
+/**
+ * What a guest sends for a returned item without a string id, for its host to say it as straysDropped does in
+ * process: its id as straysDropped shows it (an empty list or object for one, null for what JSON cannot carry), or
+ * null for an item that is no object (mt_eval.results.stray_stand_in).
+ */
+export function strayStandIn(item) {
+  if (!isPlainObject(item)) return null;
+  const { id } = item;
+  if (typeof id === 'string' || typeof id === 'boolean' || Number.isFinite(id)) return { id };
+  return { id: Array.isArray(id) ? [] : isPlainObject(id) ? {} : null };
+}
+
 /** Calls whose unmatched results a host reports (mt_eval.results.STRAY_REPORTS); the last of them says so. */
 export const STRAY_REPORTS = 3;
 const LATER = '; later calls\' results that match no entry are dropped without a word';

@@ -67,18 +67,22 @@ test('a method that returns a non-list, nulls or integer ids: the same error in 
       entry_point: 'pipeline:M', dependencies: [] }));
     writeFileSync(join(plugin, 'translate.js'), `export async function translate(entries) { return ${value}; }\n`);
     writeFileSync(join(plugin, 'pipeline.py'), `class M:\n    async def translate(self, entries, config):\n        return ${pythonReturns[kind]}\n`);
-    const loaded = await loadMethodPlugin(plugin, { config: CONFIG });
+    const warned = [[], [], []]; // what each host warns of: in process, through the Node guest, through the Python guest
+    const loaded = await loadMethodPlugin(plugin, { config: CONFIG, logger: { warn: (text) => warned[0].push(text) } });
     const inProcess = (await loaded.translate(entries)).map((r) => r.error);
     await loaded.close();
     const errors = [];
-    for (const command of [[...nodeGuestCommand.slice(0, -1), plugin], [...python.command.slice(0, -1), plugin]]) {
-      const guest = await startGuest(command, { config: CONFIG, logger: {} });
+    for (const [i, command] of [[...nodeGuestCommand.slice(0, -1), plugin], [...python.command.slice(0, -1), plugin]].entries()) {
+      const guest = await startGuest(command, { config: CONFIG, logger: { warn: (text) => warned[i + 1].push(text) } });
       errors.push((await guest.translate(entries)).map((r) => r.error));
       await guest.close();
     }
     const expected = kind === 'object' ? 'the method returned an object, not a list of results'
       : "the method returned no result for this entry, and results whose id matches no entry of the call (a result's id is its entry's id, a string)";
     assert.deepEqual([inProcess, ...errors], [[expected, expected], [expected, expected], [expected, expected]], kind);
+    const strays = { object: [], nulls: ['2 items that are not an object'], integers: ['ids 0, 1'] }[kind]
+      .map((which) => `the method returned results that match no entry it was sent (${which}); they were dropped (a result's id is its entry's id, a string)`);
+    assert.deepEqual(warned, [strays, strays, strays], kind);
   }
 });
 

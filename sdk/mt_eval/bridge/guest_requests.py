@@ -12,7 +12,7 @@ import msgspec
 from mt_eval.bridge import messages as m
 from mt_eval.js_text import SAFE_INTEGER, js_whole
 from mt_eval.records import RunConfig
-from mt_eval.results import ResultNotes, compact, compact_returned, error_result, returned_in_words
+from mt_eval.results import ResultNotes, compact, compact_returned, error_result, returned_in_words, stray_stand_in
 from mt_eval.value_words import value_in_words
 
 
@@ -146,15 +146,16 @@ def decision_results(raw: Any, rows: list[dict[str, Any]], elapsed: float) -> li
     out = []
     for item in raw:
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-            continue  # the host reports the row as missing a result
-        out.append(item if "latency_s" in item else {**item, "latency_s": share})
+            out.append(stray_stand_in(item))  # (its host says it, as an in-process call's host does)
+        else:
+            out.append(item if "latency_s" in item else {**item, "latency_s": share})
     return out
 
 
 def translate_answer(raw: Any, entries: list[dict[str, Any]], elapsed: float, *, shared: bool = False
                      ) -> dict[str, Any]:
     """The result of a translate request: the method's results in the protocol's compact shape (`mt_eval.results`
-    normalises them; an item without a string id is left out, so the host reports its entry as missing one),
+    normalises them; an item without a string id is sent as its `stray_stand_in`, for the host to report),
     and ``normalised``, what had to be changed to accept them, when anything had. Each result without a latency of
     its own gets its share of the call's time; with ``shared`` (a host that asked for it at initialize) the share
     is sent once, as the answer's ``latency_s``, instead of in every result."""
@@ -167,8 +168,8 @@ def translate_answer(raw: Any, entries: list[dict[str, Any]], elapsed: float, *,
     # result at 0 (left out, as a default is): a result that states 0 itself keeps it only when each result
     # carries its own.
     once = shared and share != 0 and len(raw) > 1 and not any(map(_states_zero_latency, raw))
-    answer: dict[str, Any] = {"results": msgspec.Raw(compact_returned(raw, notes=notes, entries=entries,
-                                                                      default_latency_s=0.0 if once else share))}
+    results = compact_returned(raw, notes=notes, default_latency_s=0.0 if once else share)
+    answer: dict[str, Any] = {"results": msgspec.Raw(results)}
     if notes:
         answer["normalised"] = notes.counts
     if once:
