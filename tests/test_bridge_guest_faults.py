@@ -3,6 +3,7 @@ found at once, not one found entry by entry or at a request's deadline."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import textwrap
 import time
@@ -127,5 +128,79 @@ async def test_a_config_refused_while_entries_are_sent_alone_fails_the_others_un
         assert [r["error"] for r in results] == ["invalid config: $.seed: expected an integer"] * 6, results
         assert translate_requests == [6, 1]  # (before: [6, 1, 1, 1, 1, 1, 1], each alone failing alike)
         assert method.restarts == 1
+    finally:
+        await method.aclose()
+
+
+async def test_an_exhausted_crash_loop_budget_names_how_the_guest_last_ended_for_calls_made_at_once():
+    misbehaving = Path(__file__).parent / "guests" / "misbehaving.py"
+    method = BridgeMethod([sys.executable, str(misbehaving), "crash-always"], options=FAST, label="crash-always")
+    try:
+        started = time.monotonic()
+        calls = await asyncio.gather(*(method.translate(entries(str(i)), CONFIG) for i in range(16)))
+        assert time.monotonic() - started < 4  # (before: a call sent to a guest still starting was lost: 5 s)
+        errors = [call[0]["error"] for call in calls]
+        exhausted = [error for error in errors if "crash-loop budget is exhausted" in error]
+        assert exhausted, errors
+        # what ended the guest, not "the guest is not running" (what a call found when it came too late to send)
+        assert all("it last failed: the guest exited with code 4" in error for error in exhausted), exhausted
+        assert not any("not running" in error for error in errors), errors
+    finally:
+        await method.aclose()
+
+
+# Answers initialize, then answers its first translate without the newline that ends a line, and exits.
+ANSWERS_LAST_WITHOUT_A_NEWLINE = textwrap.dedent("""
+    import json, sys
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request["method"] == "initialize":
+            answer = {"protocol_version": "mt-eval-bridge/1", "method": {"name": "last", "method_id": "last"}}
+            print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": answer}), flush=True)
+        else:
+            results = [{"id": e["id"], "predicted": e["source"].upper()} for e in request["params"]["entries"]]
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"results": results}}))
+            break
+""")
+
+
+async def test_a_last_answer_without_its_newline_counts_as_the_node_host_counts_it(tmp_path):
+    script = tmp_path / "answers_last_without_a_newline.py"
+    script.write_text(ANSWERS_LAST_WITHOUT_A_NEWLINE)
+    method = BridgeMethod([sys.executable, str(script)], options=FAST, label="last")
+    try:
+        results = await method.translate(entries("ab", "cd"), CONFIG)
+        assert [(r["predicted"], r["error"]) for r in results] == [("AB", None), ("CD", None)]
+        assert method.restarts == 0  # (before: "the guest exited with code 0", then each entry sent alone, anew)
+    finally:
+        await method.aclose()
+
+
+# Takes half a second to answer initialize; echoes each source.
+SLOW_TO_START = textwrap.dedent("""
+    import json, sys, time
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request["method"] == "initialize":
+            time.sleep(0.5)
+            answer = {"protocol_version": "mt-eval-bridge/1", "method": {"name": "slow", "method_id": "slow"}}
+        else:
+            answer = {"results": [{"id": e["id"], "predicted": e["source"]} for e in request["params"]["entries"]]}
+        print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": answer}), flush=True)
+""")
+
+
+async def test_a_call_made_while_the_guest_starts_waits_for_its_handshake(tmp_path):
+    script = tmp_path / "slow_to_start.py"
+    script.write_text(SLOW_TO_START)
+    method = BridgeMethod([sys.executable, str(script)], options=FAST, label="slow")
+
+    async def later() -> list[dict[str, object]]:
+        await asyncio.sleep(0.2)  # (the guest is running, its initialize not yet answered)
+        return await method.translate(entries("b"), CONFIG)
+
+    try:  # (before: the later call was sent ahead of the handshake, and raised AssertionError)
+        first, second = await asyncio.gather(method.translate(entries("a"), CONFIG), later())
+        assert [first[0]["predicted"], second[0]["predicted"]] == ["a", "b"]
     finally:
         await method.aclose()

@@ -371,6 +371,8 @@ class GuestConnection(ChildProcess):
     # ---- the guest going away ------------------------------------------------------------------
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1 and self._lines.pending:  # its stdout ended mid-line: a last message without "\n" still counts
+            self.on_output(b"\n")
         super().pipe_connection_lost(fd, exc)
         if fd == 0 and not self._gone and not self._closing:  # its stdin closed (a write failed, or it closed it)
             asyncio.get_running_loop().call_later(self.GONE_GRACE_S, self._input_closed)

@@ -116,7 +116,7 @@ class StdinProtocol(asyncio.Protocol):
         self.server.on_data(data)
 
     def eof_received(self) -> None:  # (None: the transport closes itself)
-        self.server.closed.set()
+        self.server.end_of_file()  # (a last request without its newline is answered, as from a file)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.server.closed.set()

@@ -17,9 +17,9 @@ get per-entry errors and every other entry keeps its result. The entries a failu
 A guest that died is restarted on the next request, within a crash-loop budget (`HostOptions.restart_budget`
 restarts per `restart_window_s`; a guest that completed work before it died is not crash-looping and costs
 nothing). A guest that never started — its method does not load, it exits or does not answer initialize —
-is not retried: every later call fails at once with the same reason (`start` raises it). One still starting at
-its start timeout, first or restarted, fails with ``start_timeout_fix`` after the reason, when given. Calls running when
-`aclose` ends the guest fail as ``the guest was closed``, and are not sent again.
+is not retried: every later call fails at once with the same reason (`start` raises it). One still starting at its
+start timeout, first or restarted, fails with ``start_timeout_fix`` after the reason, when given. Calls running
+when `aclose` ends the guest fail as ``the guest was closed``, and are not sent again.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import msgspec
 
@@ -97,11 +97,8 @@ class BridgeMethod:
     def __init__(self, command: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
                  env: Mapping[str, str] | None = None, options: HostOptions | None = None,
                  label: str | None = None, start_timeout_fix: str | None = None) -> None:
-        self.command = list(command)
-        self.cwd = cwd
-        self.env = env
-        self.options = options or HostOptions()
-        self.label = label
+        self.command, self.cwd, self.env = list(command), cwd, env
+        self.options, self.label = options or HostOptions(), label
         self.start_timeout_fix = start_timeout_fix  # what a guest still starting at its start timeout is told to do
         self.restarts = 0
         self._connection: GuestConnection | None = None
@@ -152,12 +149,12 @@ class BridgeMethod:
         self._start_lock, self._slots, self._gate = None, None, SoloGate()
 
     async def _ensure(self, config: Any) -> GuestConnection:
-        if self._connection is not None and self._connection.alive:
+        if _ready(self._connection):
             return self._connection
         if self._start_lock is None:
             self._start_lock = asyncio.Lock()
-        async with self._start_lock:
-            if self._connection is not None and self._connection.alive:
+        async with self._start_lock:  # (a guest another call is starting is waited for: it has not said initialize)
+            if _ready(self._connection):
                 return self._connection
             if self._start_failure is not None:
                 raise self._start_failure  # it never started: starting it again fails the same way
@@ -227,7 +224,7 @@ class BridgeMethod:
         if not items:
             return []
         connection = self._connection
-        if connection is None or not connection.alive:
+        if not _ready(connection):
             if isinstance(started := await self._connected(kind, items, config), list):
                 return started
             connection = started
@@ -245,7 +242,7 @@ class BridgeMethod:
     async def _run_batch(self, kind: RequestKind, batch: list[dict[str, Any]], config: Any, *, alone: bool = False,
                          tries: int = 3) -> list[dict[str, Any]]:
         connection = self._connection
-        if connection is None or not connection.alive:
+        if not _ready(connection):
             if isinstance(started := await self._connected(kind, batch, config), list):
                 return started
             connection = started
@@ -275,11 +272,12 @@ class BridgeMethod:
                 finally:
                     gate.leave_shared()
         except m.BridgeError as exc:
-            if isinstance(exc.data, dict) and exc.data.get("unsent") and tries > 1:  # the guest had just died
+            unsent = isinstance(exc.data, dict) and exc.data.get("unsent")
+            if unsent and tries > 1:  # the guest had just died
                 return await self._run_batch(kind, batch, config, alone=alone, tries=tries - 1)
             if isinstance(exc.data, dict) and exc.data.get("unencodable"):
                 return await self._without_unsendable(kind, batch, config, exc, alone)
-            self._last_failure = exc
+            self._last_failure = self._last_failure if unsent else exc  # ("not running" says not how it ended)
             return await self._after_failure(kind, batch, config, exc, alone)
         try:
             return kind.match(batch, raw, self._name, self.result_notes)
@@ -390,6 +388,10 @@ def _without_gold(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not GOLD_FIELDS.isdisjoint(entry):
             return method_view(entries)
     return entries
+
+
+def _ready(connection: GuestConnection | None) -> TypeGuard[GuestConnection]:  # (one starting is sent nothing)
+    return connection is not None and connection.alive and connection.info is not None
 
 
 def _builtins(config: Any) -> Any:
