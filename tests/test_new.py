@@ -249,8 +249,8 @@ def test_a_copied_plugin_needs_nothing_from_this_repository(generated, tmp_path)
     assert json.loads(node.stdout) == GLOSSARY_OUTPUT
     python = subprocess.run(  # -S: no site-packages at all, only the standard library
         [sys.executable, "-S", "-c", "import asyncio, json, sys, types, pipeline; m = pipeline.GlossaryMethod('.');"
-         "c = types.SimpleNamespace(params={}); print(json.dumps([r['predicted'] for r in "
-         "asyncio.run(m.translate(json.loads(sys.argv[1]), c))]))", entries],
+         "c = types.SimpleNamespace(source_lang='eng', target_lang='spa', params={}); "
+         "print(json.dumps([r['predicted'] for r in asyncio.run(m.translate(json.loads(sys.argv[1]), c))]))", entries],
         cwd=copy, capture_output=True, text=True, timeout=60)
     assert python.returncode == 0, python.stderr
     assert json.loads(python.stdout) == GLOSSARY_OUTPUT
@@ -367,3 +367,34 @@ def test_an_author_with_a_vertical_bar_stays_in_its_cell_of_the_readme_table(tmp
     rows = [line for line in (directory / "README.md").read_text(encoding="utf-8").splitlines()
             if line.startswith("| author ")]
     assert rows == ["| author | Ana \\| Bo Lab |"]
+
+
+def test_the_readmes_test_environment_leaves_the_contamination_check_clean(tmp_path):
+    """The virtual environment the README's "Tests" makes lands outside the plugin: inside, every run's
+    contamination check would read its thousands of files and call the bundle unverified (its links)."""
+    directory = tmp_path / "checked"
+    assert new(str(directory), "--no-input") == 0
+    block = re.search(r"## Tests\n.*?```sh\n(.*?)```", (directory / "README.md").read_text(encoding="utf-8"), re.S)
+    assert block is not None
+    venv = shlex.split(block.group(1).splitlines()[0])
+    assert venv[:3] == ["python3", "-m", "venv"]
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv[3]], cwd=directory, check=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "contamination", "--method", ".", "--corpus",
+                           str(REPO / "examples" / "data" / "eng-spa-demo.json"), "--quiet"],
+                          cwd=directory, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "CLEAN" in done.stdout
+
+
+@pytest.mark.parametrize("runtime", ["python", "node"])
+def test_a_glossary_plugin_declines_the_demo_corpus_negative_controls_and_earns_its_headline(tmp_path, runtime):
+    """Run on the bundled demo corpus, the generated method abstains on its negative controls (an empty source, a
+    garbled one, a pair it does not support) instead of translating them, so the gate gives it a headline."""
+    directory = tmp_path / "glossary"
+    assert new(str(directory), "--no-input", "--set", f"runtime={runtime}") == 0
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--method", str(directory), "--corpus",
+                           str(REPO / "examples" / "data" / "eng-spa-demo.json"), "--out", str(tmp_path / "run"),
+                           "--latency-sample", "0"], capture_output=True, text=True, timeout=180)
+    assert "negative controls 0/3 (0.0%) violated" in done.stdout, done.stdout + done.stderr[-2000:]
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert "headline: chrF++" in done.stdout

@@ -160,7 +160,7 @@ def test_its_printed_next_steps_work_as_printed(clone, my_method):
     done = sh("\n".join(steps), clone)
     assert done.returncode == 5, shown(done)  # bash -e: every step before the last exited 0
     assert "headline withheld: the gate failed" in done.stdout and "5 scored entries" in done.stdout
-    assert re.search(r"\b5 passed\b", done.stdout), done.stdout
+    assert re.search(r"\b6 passed\b", done.stdout), done.stdout
     assert "Buenos días, mi amigo!" in done.stdout
     assert "chrF++" in done.stdout and "run card     ../runs/my-method__corpus/card.json" in done.stdout
     assert "the corpus sample/corpus.jsonl is inside the method's directory" in done.stderr
@@ -311,5 +311,5 @@ def test_the_plugins_tests_run_from_the_built_wheel_as_its_readme_says(clone, ap
     commands = [line.replace("/path/to/mt-eval", str(clone)) for line in without_comments(block.group(1))]
     done = sh("\n".join(commands), plugin)
     assert done.returncode == 0, shown(done)
-    assert re.search(r"\b5 passed\b", done.stdout), done.stdout
+    assert re.search(r"\b6 passed\b", done.stdout), done.stdout
 

@@ -93,6 +93,11 @@ class Glossary:
         return None
 
 
+def declined(entry: dict[str, Any], reason: str) -> dict[str, Any]:
+    """An abstention: the entry is not this method's to translate (what a run's negative controls expect)."""
+    return {"id": entry["id"], "abstained": True, "abstain_reason": reason}
+
+
 class GlossaryMethod:
     """The method: loads the declared glossary once per path, then translates entry by entry."""
 
@@ -103,6 +108,7 @@ class GlossaryMethod:
         if not found:
             raise GlossaryError(f'method.json lists no dependency with id "{GLOSSARY_ID}"')
         self.dependency: dict[str, Any] = found[0]
+        self.pairs = [p for p in manifest.get("supported_pairs") or [] if isinstance(p, str)]
         self.loaded: dict[str, Glossary] = {}
 
     def glossary_path(self, params: dict[str, Any]) -> str:
@@ -138,12 +144,19 @@ class GlossaryMethod:
         return glossary
 
     async def translate(self, entries: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
+        pair = f"{config.source_lang}>{config.target_lang}"
+        if self.pairs and pair not in self.pairs:  # never guess another language: decline (a negative control)
+            reason = f"the glossary translates {', '.join(self.pairs)}, not {pair}"
+            return [declined(entry, reason) for entry in entries]
         try:
             glossary = self.glossary(config.params)
         except GlossaryError as exc:
             return [{"id": entry["id"], "predicted": None, "error": str(exc)} for entry in entries]
         results = []
         for entry in entries:
+            if WORD.search(entry["source"]) is None:  # empty, or no letter or digit: nothing to translate
+                results.append(declined(entry, "no word to translate"))
+                continue
             started = time.perf_counter()
             predicted, used = glossary.translate(entry["source"])
             results.append({"id": entry["id"], "predicted": predicted, "latency_s": time.perf_counter() - started,

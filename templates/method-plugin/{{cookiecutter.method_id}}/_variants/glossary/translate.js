@@ -92,15 +92,20 @@ export class Glossary {
   }
 }
 
-function readDependency() {
+function readManifest() {
   const text = readFileSync(resolve(DIRECTORY, 'method.json'), 'utf8');
-  const manifest = JSON.parse(text.replace(/^\uFEFF/, '')); // (an editor's byte-order mark too, as in pipeline.py)
+  return JSON.parse(text.replace(/^\uFEFF/, '')); // (an editor's byte-order mark too, as in pipeline.py)
+}
+
+function readDependency(manifest) {
   const found = (manifest.dependencies ?? []).filter((d) => d && d.id === GLOSSARY_ID);
   if (found.length === 0) throw new GlossaryError(`method.json lists no dependency with id "${GLOSSARY_ID}"`);
   return found[0];
 }
 
-const dependency = readDependency();
+const manifest = readManifest();
+const dependency = readDependency(manifest);
+const pairs = (manifest.supported_pairs ?? []).filter((p) => typeof p === 'string');
 const loaded = new Map();
 
 function glossaryPath(params) {
@@ -143,7 +148,16 @@ function loadGlossary(params) {
   return glossary;
 }
 
+/** An abstention: the entry is not this method's to translate (what a run's negative controls expect). */
+function declined(entry, reason) {
+  return { id: entry.id, abstained: true, abstain_reason: reason };
+}
+
 export async function translate(entries, config) {
+  const pair = `${config.source_lang}>${config.target_lang}`;
+  if (pairs.length > 0 && !pairs.includes(pair)) { // never guess another language: decline (a negative control)
+    return entries.map((entry) => declined(entry, `the glossary translates ${pairs.join(', ')}, not ${pair}`));
+  }
   let glossary;
   try {
     glossary = loadGlossary(config.params ?? {});
@@ -152,6 +166,8 @@ export async function translate(entries, config) {
     return entries.map((entry) => ({ id: entry.id, predicted: null, error: error.message }));
   }
   return entries.map((entry) => {
+    // empty, or no letter or digit: nothing to translate
+    if (entry.source.match(WORD) === null) return declined(entry, 'no word to translate');
     const started = performance.now();
     const [predicted, used] = glossary.translate(entry.source);
     return {

@@ -24,9 +24,10 @@ EXPECTED = {
 }
 
 
-def translate(entries: list[dict[str, Any]], **params: Any) -> list[dict[str, Any]]:
+def translate(entries: list[dict[str, Any]], pair: str = "eng>spa", **params: Any) -> list[dict[str, Any]]:
     loaded = load_method(PLUGIN)
-    config = RunConfig(source_lang="eng", target_lang="spa", params=params)
+    source_lang, target_lang = pair.split(">")
+    config = RunConfig(source_lang=source_lang, target_lang=target_lang, params=params)
     return asyncio.run(loaded.method.translate(entries, config))
 
 
@@ -56,5 +57,13 @@ def test_a_phrase_never_spans_punctuation():
 
 
 def test_unknown_words_are_kept_and_extra_fields_ignored():
-    results = translate([{"id": "z", "source": "The zebra is green.", "domain": "zoo"}, {"id": "e", "source": ""}])
-    assert [(r["id"], r["predicted"]) for r in results] == [("z", "El zebra es green."), ("e", "")]
+    results = translate([{"id": "z", "source": "The zebra is green.", "domain": "zoo"}])
+    assert [(r["id"], r["predicted"]) for r in results] == [("z", "El zebra es green.")]
+
+
+def test_a_source_without_a_word_and_another_pair_are_declined():
+    results = translate([{"id": "e", "source": ""}, {"id": "g", "source": "\ufffd\u0007 \ufffd"}])
+    assert [(r["id"], r["abstained"], r["abstain_reason"]) for r in results] == [
+        ("e", True, "no word to translate"), ("g", True, "no word to translate")]
+    [result] = translate([{"id": "d", "source": "Good morning."}], pair="eng>deu")
+    assert (result["abstained"], result["abstain_reason"]) == (True, "the glossary translates eng>spa, not eng>deu")

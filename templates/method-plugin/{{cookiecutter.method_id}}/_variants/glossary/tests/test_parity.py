@@ -9,7 +9,8 @@ from node_side import assert_same_translations, sample_and
 from mt_eval.records import RunConfig
 
 PROBES = ["The house and the city, please!", "THE CAT drinks WATER", "The... house?", "", "Ünïcode cat 🙂 — a dog",
-          "i read every day; the water", "don't stop", "tab\tthe\ncat", "  the  house  "]
+          "i read every day; the water", "don't stop", "tab\tthe\ncat", "  the  house  ",
+          "\ufffd\u0007 \ufffd"]
 
 
 def test_pipeline_py_and_translate_js_give_the_same_translations():

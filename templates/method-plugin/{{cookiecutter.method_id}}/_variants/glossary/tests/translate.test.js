@@ -35,7 +35,14 @@ test('a phrase never spans punctuation', async () => {
 });
 
 test('unknown words are kept and extra fields ignored', async () => {
-  const results = await translate([{ id: 'z', source: 'The zebra is green.', domain: 'zoo' }, { id: 'e', source: '' }],
-    config());
-  assert.deepEqual(results.map((r) => [r.id, r.predicted]), [['z', 'El zebra es green.'], ['e', '']]);
+  const results = await translate([{ id: 'z', source: 'The zebra is green.', domain: 'zoo' }], config());
+  assert.deepEqual(results.map((r) => [r.id, r.predicted]), [['z', 'El zebra es green.']]);
+});
+
+test('a source without a word and another pair are declined', async () => {
+  const results = await translate([{ id: 'e', source: '' }, { id: 'g', source: '\ufffd\u0007 \ufffd' }], config());
+  assert.deepEqual(results.map((r) => [r.id, r.abstained, r.abstain_reason]),
+    [['e', true, 'no word to translate'], ['g', true, 'no word to translate']]);
+  const [result] = await translate([{ id: 'd', source: 'Good morning.' }], { ...config(), target_lang: 'deu' });
+  assert.deepEqual([result.abstained, result.abstain_reason], [true, 'the glossary translates eng>spa, not eng>deu']);
 });
