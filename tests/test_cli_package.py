@@ -42,14 +42,14 @@ def test_an_expected_error_is_one_line_with_its_exit_status(monkeypatch, capsys,
 
 
 def test_a_busy_run_directory_says_the_fix_and_exits_75(monkeypatch, capsys):
-    from mt_eval.harness.run_directory import hold_run_directory
+    from mt_eval.harness.run_lock import hold_run_directory
 
     busy = Busy("run directory runs/x", {"pid": 42, "command": "mt-eval run"})
 
     def acquire(self: object, **options: object) -> None:
         raise busy
 
-    monkeypatch.setattr("mt_eval.harness.run_directory.RunDirectoryLock.acquire", acquire)
+    monkeypatch.setattr("mt_eval.harness.run_lock.RunDirectoryLock.acquire", acquire)
     with pytest.raises(Busy) as caught:
         hold_run_directory(Path("runs/x"), command="mt-eval run", wait_s=None, prog="mt-eval run")
     fake_command(monkeypatch, caught.value)
@@ -98,7 +98,8 @@ def test_help_imports_no_command_and_a_command_imports_only_its_own_module():
     top = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert top.stdout.strip() == "[]"
     run = subprocess.run([sys.executable, "-c", code, "run"], capture_output=True, text=True, check=True, timeout=60)
-    assert run.stdout.strip() == "['mt_eval.cli.arguments', 'mt_eval.cli.run']"
+    assert run.stdout.strip() == "['mt_eval.cli.arguments', 'mt_eval.cli.run', 'mt_eval.cli.usage_errors']"  # (main
+    # imports usage_errors before every command: OptionError)
     heavy = ("import sys, mt_eval.cli as c; c.build_parser(sys.argv[1:]); "
              "print(sorted({'mt_eval.harness.session', 'mt_eval.loader', 'msgspec', 'anyio'} & set(sys.modules)))")
     for name in cli.COMMANDS:
@@ -116,3 +117,29 @@ def test_ctrl_c_while_the_options_are_read_says_nothing_was_done_not_a_traceback
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stderr) == (130, "\nmt-eval: interrupted before the command started; nothing was "
                                                    "done\n")
+
+
+@pytest.mark.parametrize("words", [
+    ["run", "--demo", "--limit", "2", "--quiet", "--freeze", ""],  # (was: ran without checking any frozen manifest)
+    ["run", "--demo", "--limit", "2", "--quiet", "--policy", ""],  # (was: the shipped policy)
+    ["run", "--demo", "--limit", "2", "--quiet", "--corpus", ""],  # (was: the demo corpus)
+    ["run", "--demo", "--limit", "2", "--quiet", "--method-card", ""],
+    ["gate", "CARD", "--policy", ""],
+    ["publish", "CARD", "--no-input", "--policy", ""],
+    ["grade", "CARD", "--grader", "G", "--out", ""],  # (was: RUN_DIR/grading/GRADER)
+    ["grade", "CARD", "--grader", "G", "--corpus", ""],
+    ["locales", "--dry-run", "--config", ""],  # (was: ./champollion.config.json)
+    ["bridge", "check", "--vectors", "", "--", "true"],  # (was: the bundled transcripts)
+])
+def test_an_empty_path_is_a_usage_error_not_the_default(tmp_path: Path, monkeypatch, capsys, words):
+    """``--freeze "$FREEZE"`` with the variable unset: said before any work, never quietly the option's default."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MT_EVAL_DB", str(tmp_path / "board.db"))
+    with pytest.raises(SystemExit) as ended:
+        cli.main(words)
+    option = words[words.index("") - 1]
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: argument {option}: must name a path, got '' (a variable meant to hold it that is unset or " \
+           "empty?)" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "no work was done"

@@ -11,13 +11,14 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
+from mt_eval.cli.usage_errors import named_path
+
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
     from mt_eval.corpus.reader import CorpusSpec
     from mt_eval.corpus.selection import SelectionRequest
 
-# The --help of the commands that open a leaderboard store (publish, leaderboard), after where the store is; as the
-# README's "Storage" paragraph says it (the defaults: mt_eval.leaderboard.store_engine).
+# The --help of publish and leaderboard after where the store is, as the README's "Storage" says it (store_engine)
 POSTGRES_CONNECTING = """\
 The URL's own libpq settings win over mt-eval's defaults (connect_timeout 10 s, TCP keepalives):
 postgresql://USER@HOST/DB?connect_timeout=3 waits 3 s; without one in the URL, $PGCONNECT_TIMEOUT does. A server
@@ -60,7 +61,8 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, *, file_flag: bool = T
     group = parser.add_argument_group(title)
     either = group.add_mutually_exclusive_group() if file_flag else group  # (a corpus file, or parallel text)
     if file_flag:
-        either.add_argument("--corpus", metavar="FILE", type=corpus_file, help=CORPUS_HELP)
+        either.add_argument("--corpus", metavar="FILE", type=lambda text: corpus_file(named_path(text)),
+                            help=CORPUS_HELP)
     either.add_argument("--source-file", metavar="SRC", type=Path,
                         help="parallel text instead of --corpus: one source sentence per line")
     group.add_argument("--reference-file", metavar="REF", type=Path,
@@ -115,9 +117,7 @@ def corpus_spec(args: argparse.Namespace, path: str | None = None) -> CorpusSpec
     if source_file is not None and getattr(args, "columns", None):
         raise OptionError("--columns", "names the columns of a .tsv corpus, and parallel text (--source-file) has "
                           "none: leave --columns out")
-    columns = None
-    if getattr(args, "columns", None):
-        columns = [name.strip() for name in args.columns.split(",")]
+    columns = [name.strip() for name in args.columns.split(",")] if getattr(args, "columns", None) else None
     return CorpusSpec(path=Path(path) if path is not None else None, source_file=source_file,
                       reference_file=reference_file, columns=columns, accept=list(args.accept_doubt))
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mt_eval.cli.arguments import with_examples
+from mt_eval.cli.usage_errors import named_path
 
 CHECK_EXIT_STATUSES = """\
 0 every transcript passed (or does not apply); 1 one failed, or the guest cannot be started or does not
@@ -22,8 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         description="Start COMMAND once per conformance transcript and check every answer. Put the guest's "
                     "command after --, e.g.: mt-eval bridge check -- node my-guest.js")
     check.add_argument("guest", nargs="+", metavar="COMMAND", help="the guest program and its arguments")
-    check.add_argument("--vectors", metavar="DIR", help="transcripts to run (default: the bundled ones)")
-    check.add_argument("--cwd", metavar="DIR", help="working directory for the guest")
+    check.add_argument("--vectors", metavar="DIR", help="transcripts to run (default: the bundled ones)",
+                       type=named_path)
+    check.add_argument("--cwd", metavar="DIR", type=named_path, help="working directory for the guest")
     for each in (parser, check):
         with_examples(each, "mt-eval bridge check -- mt-eval serve examples/lexicon-eng-spa",
                       "mt-eval bridge check -- node bridge/node/bin/mt-eval-guest.js examples/termbase-eng-spa",

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mt_eval.cli.usage_errors import named_path
+
 DESCRIPTION = """\
 Apply the headline gate to run cards. A card has a headline only when it re-verifies, its canaries pass,
 its negative controls hold, its scored denominator reaches the minimum and its covariates are recorded;
@@ -42,7 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("cards", nargs="+", type=card_argument, metavar="CARD",
                         help="run card(s) (card.json, or the run directory holding it)")
-    parser.add_argument("--policy", metavar="FILE", help="gate policy (default: the shipped one, shown below)")
+    parser.add_argument("--policy", metavar="FILE", help="gate policy (default: the shipped one, shown below)",
+                        type=named_path)
     add_corpus_arguments(parser, selection=False, title="the corpus the cards are re-verified against (default: the "
                                                         "files each card records)")
     parser.add_argument("--extension", action="append", default=[], metavar="MODULE",

@@ -15,6 +15,7 @@ from mt_eval.cli.arguments import (
     seed_number,
 )
 from mt_eval.cli.decide import scoring_arguments
+from mt_eval.cli.usage_errors import named_path
 
 PROG = "mt-eval grade"
 INTERRUPTED = "\nmt-eval grade: interrupted; no grading card was written"
@@ -45,25 +46,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = GRADE_EPILOG
     parser.add_argument("words", nargs="+", metavar="[export|import] CARD",
                         help="the run card to grade, after `export` or `import` for sheets")
-    parser.add_argument("--grader", metavar="DIR", help="decision method plugin that grades (grade CARD)")
+    parser.add_argument("--grader", metavar="DIR", help="decision method plugin that grades (grade CARD)",
+                        type=named_path)
     parser.add_argument("--rubric", metavar="FILE", help="rubric JSON: name, instructions, ordered levels "
-                                                         "(default: 0–4 adequacy)")
+                                                         "(default: 0–4 adequacy)", type=named_path)
     parser.add_argument("--seed", type=seed_number, metavar="N",
                         help="shuffle seed (default: a fresh one; recorded in the card)")
     parser.add_argument("--no-reference", action="store_true", help="do not show the reference translation")
-    parser.add_argument("--corpus", metavar="FILE", help="the run's corpus, if it moved (checked by sha256)")
-    parser.add_argument("--labels", metavar="FILE",
+    parser.add_argument("--corpus", metavar="FILE", help="the run's corpus, if it moved (checked by sha256)",
+                        type=named_path)
+    parser.add_argument("--labels", metavar="FILE", type=named_path,
                         help="human labels to judge the grader against: a grading card from `grade import`, or "
                              'JSONL {"id": ENTRY, "label": LEVEL}')
     parser.add_argument("--out", metavar="DIR", help="where the grading card (or, for export, the sheets) go "
-                                                     "(default: RUN_DIR/grading/GRADER)")
+                                                     "(default: RUN_DIR/grading/GRADER)", type=named_path)
     sheets = parser.add_argument_group("sheets for people (export, import)")
     sheets.add_argument("--format", choices=["csv", "jsonl", "both"], default="both", help="sheet format (export)")
     sheets.add_argument("--force", action="store_true",
                         help="replace what --out holds: an earlier export's sheets and key.json (export), or "
                              "another grader's grading card (grade, import)")
-    sheets.add_argument("--key", metavar="FILE", help="key.json written by export (import)")
-    sheets.add_argument("--sheet", action="append", default=[], metavar="FILE",
+    sheets.add_argument("--key", metavar="FILE", type=named_path, help="key.json written by export (import)")
+    sheets.add_argument("--sheet", action="append", default=[], metavar="FILE", type=named_path,
                         help="a filled sheet, .csv or .jsonl (import; repeatable: answers are averaged per item)")
     how = parser.add_argument_group("how the grader runs")
     add_call_arguments(how, "item", "items")

@@ -24,6 +24,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from mt_eval.cli.arguments import add_start_timeout_argument
+from mt_eval.cli.usage_errors import named_path
 from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.errors import ExpectedError
 
@@ -58,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "one refuses\nat once, naming the first, or waits with --wait. Exit status 1 when a key failed, "
                      "a plugin cannot\nstart, or the project is in use.")
     parser.add_argument("--config", metavar="PATH", help="champollion.config.json, or the directory holding it "
-                                                         "(default: ./champollion.config.json)")
+                                                         "(default: ./champollion.config.json)", type=named_path)
     parser.add_argument("--locale", action="append", default=[], metavar="LOCALE",
                         help="only this target locale (repeatable; default: every pair)")
     parser.add_argument("--dry-run", action="store_true", help="show what would be translated; send and write nothing")

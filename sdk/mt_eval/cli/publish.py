@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mt_eval.cli.arguments import POSTGRES_CONNECTING
+from mt_eval.cli.usage_errors import named_path
 
 DESCRIPTION = """\
 Publish run cards to the leaderboard store. Each card is verified first (mt-eval verify: content hash,
@@ -44,12 +45,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("cards", nargs="+", type=_card_argument, metavar="CARD",
                         help="run card(s) to publish (card.json, or the run directory holding it)")
-    parser.add_argument("--method-card", metavar="FILE", help="method card to show, laid over the run card's own")
+    parser.add_argument("--method-card", metavar="FILE", help="method card to show, laid over the run card's own",
+                        type=named_path)
     parser.add_argument("--db", metavar="URL", help="store: sqlite:///PATH, postgresql://USER@HOST/DB or a file path "
                                                     "(default: $MT_EVAL_DB, else the user data directory)")
-    parser.add_argument("--corpus", metavar="FILE", help="corpus to verify against (default: the card's path)")
+    parser.add_argument("--corpus", metavar="FILE", help="corpus to verify against (default: the card's path)",
+                        type=named_path)
     parser.add_argument("--policy", metavar="FILE", help="headline gate policy (default: the shipped one; see "
-                                                        "mt-eval gate --help)")
+                                                        "mt-eval gate --help)", type=named_path)
     parser.add_argument("--extension", action="append", default=[], metavar="MODULE",
                         help="enable an extension so that the metrics it registers are verified (repeatable)")
     parser.add_argument("--no-input", action="store_true", help="never ask: fail listing missing method-card fields")

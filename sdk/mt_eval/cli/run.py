@@ -25,6 +25,7 @@ from mt_eval.cli.arguments import (
     add_start_timeout_argument,
     positive_int,
 )
+from mt_eval.cli.usage_errors import named_path
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
@@ -63,7 +64,8 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     what = run.add_argument_group("what to run")
     named = what.add_mutually_exclusive_group()  # (a champollion config names the method)
     named.add_argument("--method", metavar="DIR", help="method plugin directory")
-    what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's")
+    what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's",
+                      type=named_path)
     what.add_argument("--pair", metavar="'SRC>TGT'",
                       help="language pair, quoted ('eng>spa') or as eng:spa or eng-spa (default: the corpus's, else "
                            "the method's first supported pair; a --pair the corpus's pair contradicts needs "
@@ -99,7 +101,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     fair.add_argument("--sandbox-ro", action="append", default=[], metavar="PATH",
                       help="also expose PATH read-only in the sandbox, e.g. a mirrored artifact (repeatable; "
                            "recorded in the card; with --sandbox or --official)")
-    fair.add_argument("--gateway-policy", metavar="FILE",
+    fair.add_argument("--gateway-policy", metavar="FILE", type=named_path,
                       help="serve the LLM gateway for this run with this policy (allowlisted pinned models, token "
                            "budget); the method gets its URL as base_url and --model must be allowlisted")
     fair.add_argument("--substitution-sample", type=positive_int, metavar="N",
@@ -111,9 +113,9 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     add_latency_arguments(run)
     held = run.add_argument_group("what the run is held to")
     held.add_argument("--policy", metavar="FILE", help="headline gate policy (default: the shipped one; mt-eval gate "
-                                                        "--help lists its thresholds)")
+                                                        "--help lists its thresholds)", type=named_path)
     held.add_argument("--freeze", metavar="FILE", help="refuse to run unless everything matches this frozen manifest "
-                                                        "(mt-eval freeze init writes one)")
+                                                        "(mt-eval freeze init writes one)", type=named_path)
     run.add_argument("--extension", action="append", default=[], metavar="MODULE",
                      help="enable an extension module implementing mt-eval hooks (repeatable)")
     run.add_argument("--quiet", action="store_true", help="no progress output")

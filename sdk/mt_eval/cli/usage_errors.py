@@ -106,3 +106,12 @@ def option_error(parser: argparse.ArgumentParser, argv: Sequence[str], error: Op
     chosen.print_usage(sys.stderr)
     print(escaped_for_terminal(f"{chosen.prog}: error: {error}"), file=sys.stderr)  # (as `mt_eval.cli.main`'s own)
     return 2
+
+
+def named_path(text: str) -> str:
+    """An argparse ``type``: a path, not empty (``--config "$FILE"`` with ``FILE`` unset had quietly used the default,
+    or read the current directory as the file)."""
+    if not text:
+        raise argparse.ArgumentTypeError("must name a path, got '' (a variable meant to hold it that is unset or "
+                                         "empty?): give the path, or leave the option out")
+    return text
