@@ -21,7 +21,7 @@ import pytest
 from champollion_project import make_project, pairs_config
 from gate_policies import LENIENT
 from mt_eval.harness.results_log import read_results
-from mt_eval.harness.run_directory import hold_run_directory
+from mt_eval.harness.run_lock import hold_run_directory
 from mt_eval.locks import Busy, RunDirectoryLock
 from process_support import interrupted_while_waiting
 
@@ -161,6 +161,53 @@ def test_a_refusal_says_whether_it_waited(tmp_path: Path, wait_s: float | None, 
     assert refused.value.exit_status == 75
     assert refused.value.one_line() == f"run directory {tmp_path / 'run'} is in use by pid {os.getpid()} " \
                                        f"(mt-eval run --first, started {refused.value.holder['started_at']}). {fix}"
+
+
+START_S = 8  # how long the slow method's constructor takes: a model being loaded
+
+
+def slow_to_start(tmp_path: Path, plugin: Path, module: str, cls: str) -> tuple[Path, Path]:
+    """A copy of ``plugin`` whose method's constructor notes each start in a file, then takes `START_S`."""
+    copy = tmp_path / "slow-to-start"
+    shutil.copytree(plugin, copy, ignore=shutil.ignore_patterns("__pycache__", "node_modules", "test"))
+    starts = tmp_path / "starts"
+    with (copy / f"{module}.py").open("a") as code:
+        code.write(f"\n\nclass SlowToStart({cls}):\n    def __init__(self):\n        import time\n"
+                   f"        with open({str(starts)!r}, 'a') as noted:\n            noted.write('started\\n')\n"
+                   f"        time.sleep({START_S})\n        super().__init__()\n")
+    manifest = json.loads((copy / "method.json").read_text())
+    manifest.pop("node_entry", None)
+    (copy / "method.json").write_text(json.dumps({**manifest, "entry_point": f"{module}:SlowToStart"}))
+    return copy, starts
+
+
+@pytest.mark.parametrize("command", ["run", "decide run"])
+def test_a_directory_in_use_is_refused_before_the_method_is_loaded(tmp_path: Path, command: str):
+    """Before: a second run (--resume, --force, or a plain one) read the corpus and loaded the method — a model,
+    taking memory from the run holding the directory — and only then exited 75."""
+    if command == "run":
+        plugin, starts = slow_to_start(tmp_path, SCRIPTED, "behaviours", "Scripted")
+        words = ["run", "--corpus", str(corpus(tmp_path, 4)), "--pair", "eng>spa", "--latency-sample", "0"]
+    else:
+        plugin, starts = slow_to_start(tmp_path, REPO / "examples" / "rules-grader", "grader", "RulesGrader")
+        words = ["decide", "run", "--corpus", str(REPO / "examples" / "data" / "adequacy-decisions.jsonl")]
+    out = tmp_path / "run"
+    for again in ("--resume", "--force"):
+        with RunDirectoryLock(out, command="mt-eval run --first").acquire():
+            started = time.monotonic()
+            refused = subprocess.run([sys.executable, "-m", "mt_eval.cli", *words, "--method", str(plugin), "--out",
+                                      str(out), "--quiet", again], capture_output=True, text=True, timeout=120)
+            took = time.monotonic() - started
+        assert refused.returncode == 75, refused.stderr
+        assert f"is in use by pid {os.getpid()} (mt-eval run --first" in refused.stderr
+        assert not starts.exists(), "the method was loaded"
+        assert took < START_S
+    assert sorted(path.name for path in out.iterdir()) == [".lock"]
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", *words, "--method", str(plugin), "--out", str(out),
+                           "--quiet", *(LENIENT if command == "run" else ())], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr  # (the lock taken early is the run's: not taken twice)
+    assert starts.read_text() == "started\n"
 
 
 def test_reading_and_comparing_cards_never_need_the_lock(tmp_path: Path):

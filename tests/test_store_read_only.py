@@ -1,9 +1,11 @@
 """A leaderboard store on a read-only file system (a read-only mount, a CD): the board is read from it as it is,
-and publishing into it is refused in words that say why. The mount is made in a user and mount namespace of
-its own (``unshare``), so these tests need no privileges; where namespaces are not allowed they are skipped."""
+and publishing into it is refused in words that say why; so are a run's --out and a champollion project there. The
+mount is made in a user and mount namespace of its own (``unshare``), so these tests need no privileges; where
+namespaces are not allowed they are skipped."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -12,19 +14,23 @@ from pathlib import Path
 
 import pytest
 
+from champollion_project import SIDES, locales_command, make_project, needs_node, pairs_config
 from mt_eval.cli import main
 from mt_eval.leaderboard.synthetic import write_card
 
 UNSHARE = shutil.which("unshare")
 
 
-def on_read_only_mount(directory: Path, *mt_eval: str) -> subprocess.CompletedProcess[str]:
-    """``mt-eval ARGS`` run while ``directory`` is mounted read-only over itself (for that command alone)."""
-    command = [sys.executable, "-m", "mt_eval.cli", *mt_eval]
+def on_read_only_mount(directory: Path, *mt_eval: str, command: list[str] | None = None
+                       ) -> subprocess.CompletedProcess[str]:
+    """``mt-eval ARGS`` (or ``command``) run while ``directory`` is mounted read-only over itself (for that command
+    alone)."""
+    command = command or [sys.executable, "-m", "mt_eval.cli", *mt_eval]
     script = (f"mount --bind {shlex.quote(str(directory))} {shlex.quote(str(directory))} && "
               f"mount -o remount,bind,ro {shlex.quote(str(directory))} && exec {shlex.join(command)}")
     return subprocess.run([str(UNSHARE), "--user", "--map-root-user", "--mount", "sh", "-c", script],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "MT_EVAL": str(Path(sys.executable).with_name("mt-eval"))})
 
 
 @pytest.fixture
@@ -67,3 +73,30 @@ def test_publishing_into_a_store_on_a_read_only_file_system_says_why(read_only_o
     done = on_read_only_mount(store.parent, "publish", str(card), "--db", str(fresh), "--no-input")
     assert done.returncode == 1
     assert "it is on a read-only file system (name a store elsewhere with --db)" in done.stderr
+
+
+@pytest.mark.parametrize("again", [(), ("--resume",)])
+def test_a_run_out_on_a_read_only_file_system_says_to_choose_a_writable_one(read_only_ok, tmp_path: Path,
+                                                                              again: tuple[str, ...]):
+    """Before: "cannot write to --out …: Read-only file system", with no fix."""
+    (tmp_path / "shelf" / "run").mkdir(parents=True)
+    out = tmp_path / "shelf" / ("run" if again else "new")
+    done = on_read_only_mount(tmp_path / "shelf", "run", "--demo", "--limit", "2", "--out", str(out), *again)
+    assert done.returncode == 1
+    verb = "write to" if again else "create"
+    assert done.stderr == (f"mt-eval run: cannot {verb} --out {out}: it is on a file system mounted read-only; give "
+                           "--out a place on a writable file system\n")
+
+
+@needs_node
+@pytest.mark.parametrize("side", SIDES)
+def test_locales_on_a_read_only_file_system_say_so_not_chmod(read_only_ok, tmp_path: Path, side: str):
+    """Before: "make it writable (chmod u+wx …)", which no chmod can do on a read-only mount."""
+    project = make_project(tmp_path / "project", pairs_config({"en:es": {"methodPlugin": "reverse"}}),
+                           {"locales/en/common.json": {"greeting": "Hello"}}, plugins=("reverse",))
+    done = on_read_only_mount(project.root, command=locales_command(side, project))
+    assert done.returncode == 1
+    said = done.stdout + done.stderr
+    assert (f"{project.root / 'locales' / 'es' / 'common.json'}: cannot write it: {project.root / 'locales'} is on a "
+            "file system mounted read-only; put the locales on a writable file system") in said, said
+    assert "chmod" not in said

@@ -104,6 +104,9 @@ def unwritable(path: Path) -> FileProblem | None:
         return FileProblem(path, f"cannot create its directory: {directory} is not a directory",
                            f"move or remove {directory}")
     if not os.access(directory, os.W_OK | os.X_OK):
+        if _on_read_only_file_system(directory):  # (no chmod helps)
+            return FileProblem(path, f"cannot write it: {directory} is on a file system mounted read-only",
+                               _WRITE_FIXES[errno.EROFS])
         return FileProblem(path, f"cannot write it: {directory} is not writable",
                            f"make it writable (chmod u+wx {directory})")
     return None

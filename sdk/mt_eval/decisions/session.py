@@ -28,7 +28,6 @@ from mt_eval.decisions.records import QUESTION_TYPES, DecisionConfig, DecisionRe
 from mt_eval.decisions.request import DecideRequest
 from mt_eval.decisions.selfcheck import SelfCheck, describe_self_check, run_self_check
 from mt_eval.decisions.summary import print_summary
-from mt_eval.errors import InterruptedBefore
 from mt_eval.guarded_calls import guarded_close, prints_to_stderr
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.environment import environment
@@ -40,7 +39,6 @@ from mt_eval.harness.run_directory import (
     RunError,
     default_run_name,
     differences,
-    hold_run_directory,
     method_named,
     open_run_directory,
     refuse_unwritable_names,
@@ -48,6 +46,7 @@ from mt_eval.harness.run_directory import (
     writable_directory,
     write_json,
 )
+from mt_eval.harness.run_lock import RunDirectoryHold
 from mt_eval.harness.session import RunState, new_run_id, now
 from mt_eval.loader import LoadedMethod, load_method, runtime_label
 from mt_eval.method_start import start_method
@@ -70,8 +69,9 @@ def decide_run(request: DecideRequest) -> Path:
     calls = request.calls
     if request.directory.out is not None:
         writable_directory(request.directory.out, "the decision run")
-    out: Path | None = None
-    try:  # (a large corpus takes a while to read and check: Ctrl-C then has nothing saved to speak of)
+    with RunDirectoryHold(request.directory.out, command="mt-eval decide run", wait_s=request.directory.wait_s,
+                          prog="mt-eval decide", nothing_done="nothing was decided") as hold:
+        # (a large corpus takes a while to read and check: Ctrl-C then has nothing saved to speak of)
         corpus = read_decision_corpus(request.corpus)  # (gold at the data's tolerance; --tolerance is the answers')
         check = run_self_check(corpus, request.ece_bins)
         if not request.quiet or not check.passed:
@@ -95,12 +95,7 @@ def decide_run(request: DecideRequest) -> Path:
                                  ("the corpus file", corpus.path)])
         out = run_directory(request.directory.out, loaded.directory, "decisions",
                             default_run_name(loaded.method_id, naming_part(corpus.path, corpus.name, corpus.sha256)))
-        lock = hold_run_directory(out, command="mt-eval decide run", wait_s=request.directory.wait_s,
-                                  prog="mt-eval decide")
-    except KeyboardInterrupt as exc:  # (reading the corpus, loading, or waiting for the directory: --wait)
-        left = "no run directory was written" if out is None or not out.exists() else f"{out} was left as it was"
-        raise InterruptedBefore(f"\nmt-eval decide: interrupted before the run started: nothing was decided, and "
-                                f"{left}") from exc
+        lock = hold.take(out)
     with lock:
         state = _open(out, request, loaded, corpus, config, settings, load_s)
         log_path = out / "results.jsonl"

@@ -2,8 +2,8 @@
 ``card.json`` written at the end. Shared by ``mt-eval run`` and ``mt-eval decide run``.
 
 A run continues (``--resume``) only with the same inputs; an earlier run is never overwritten unless
-``--force`` is given. One process at a time uses a run directory: `hold_run_directory` takes its lock
-(`mt_eval.locks.RunDirectoryLock`) for as long as the run uses it.
+``--force`` is given. One process at a time uses a run directory: `mt_eval.harness.run_lock` takes its lock for
+as long as the run uses it.
 """
 
 from __future__ import annotations
@@ -18,10 +18,8 @@ import msgspec
 
 from mt_eval.atomic_files import write_atomically
 from mt_eval.errors import ExpectedError
-from mt_eval.harness.outcome import EXIT_BUSY
 from mt_eval.harness.results_log import state_not_written
 from mt_eval.js_text import same_json
-from mt_eval.locks import Busy, RunDirectoryLock
 
 State = TypeVar("State", bound=msgspec.Struct)
 # then the LLM gateway's log and the sandbox's denied attempts (mt_eval.harness.fairness), and the contamination
@@ -96,6 +94,11 @@ def _try_writing(directory: Path, flag: str, given: Path | None = None) -> None:
             if attempt + 1 == _ATTEMPTS:
                 raise RunError(f"cannot {verb} {flag} {given or directory}: {exc.strerror or exc}") from None
         except OSError as exc:
+            import errno
+
+            if exc.errno == errno.EROFS:  # (no chmod helps: the mount is read-only)
+                raise RunError(f"cannot {verb} {flag} {given or directory}: it is on a file system mounted read-only; "
+                               f"give {flag} a place on a writable file system") from None
             raise RunError(f"cannot {verb} {flag} {given or directory}: {exc.strerror or exc}") from None
 
 
@@ -205,55 +208,6 @@ def refuse_unwritable_names(named: Iterable[tuple[str, Path | str | None]]) -> N
             raise RunError(f"{what} {shown} has a name that is not UTF-8 (byte 0x{raw[exc.start]:02x}): the run "
                            "records it in run.json and the card, which are UTF-8 JSON; rename it (or the directory "
                            "above it that holds the byte) with UTF-8 characters") from None
-
-
-def hold_run_directory(out: Path, *, command: str, wait_s: float | None, prog: str) -> RunDirectoryLock:
-    """Take the run directory's lock (``with hold_run_directory(...):``); raises `mt_eval.locks.Busy` when
-    another process holds it and ``wait_s`` (None: do not wait) passes first."""
-    lock = RunDirectoryLock(out, command=command)
-    _refuse_odd_lock_file(out, lock.path)
-    try:
-        return lock.acquire(wait_s=wait_s, on_wait=lambda busy: print(f"{prog}: {busy}; waiting for it (--wait)",
-                                                                       file=sys.stderr))
-    except Busy as busy:
-        busy.exit_status = EXIT_BUSY
-        busy.advise("Wait for it to finish (or stop it)", "; a run directory is used by one process at a time")
-        raise
-    except OSError as exc:  # the directory cannot be made, or its lock file opened
-        _refuse_odd_lock_file(out, lock.path)
-        reason = exc.strerror or str(exc)
-        if not out.is_dir():
-            lineage = [out, *out.parents]
-            found = next((path for path in lineage if os.path.lexists(path)), None)
-            if found is not None and not found.is_dir():
-                reason = f"{found} is a file, not a directory"
-            raise RunError(f"cannot create the run directory {out}: {reason}; give --out a directory you can write "
-                           "in") from None
-        import errno
-
-        full = exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # (it records which process holds it)
-        fix = ("free space on its disk (or lift the quota or file size limit in the way)" if full else
-               f"make it readable and writable for you (chmod u+rw {lock.path})")
-        raise RunError(f"cannot open {lock.path}, the lock file that keeps a second process out of the run directory "
-                       f"{out}: {reason}; {fix}, or choose another --out") from None
-
-
-def _refuse_odd_lock_file(out: Path, path: Path) -> None:
-    """`RunError` when the run directory's lock file is something mt-eval never makes there (a directory, a
-    symbolic link, a pipe): the directory is not one of its runs."""
-    import stat
-
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return  # none yet (made by the lock), or it cannot be looked at (said when it is opened)
-    if stat.S_ISREG(mode):
-        return
-    kinds = {stat.S_IFDIR: "a directory", stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a named pipe",
-             stat.S_IFSOCK: "a socket"}
-    kind = kinds.get(stat.S_IFMT(mode), "a device file")
-    raise RunError(f"{path} is {kind}, where a run keeps its lock file, so {out} is not a run directory mt-eval wrote: "
-                   "choose another --out, or move it away")
 
 
 def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,

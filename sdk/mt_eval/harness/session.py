@@ -1,8 +1,9 @@
 """One evaluation from start (or resume) to sealed run card; the steps behind ``mt-eval run``.
 
-The run directory is locked (`mt_eval.locks.RunDirectoryLock`) from before ``run.json`` is read until the
-card is written, so a second ``mt-eval run`` on it refuses at once (or waits, with ``--wait``); a resume
-repairs a torn results log before appending to it, and appends only what no one has written.
+The run directory is locked (`mt_eval.harness.run_lock`) from before ``run.json`` is read until the card is
+written — one in use from before the corpus is read and the method loaded — so a second ``mt-eval run`` on it
+refuses at once (or waits, with ``--wait``); a resume repairs a torn results log before appending to it, and
+appends only what no one has written.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from mt_eval.corpus.families import FAMILY_FIELDS, family_of, scored_entries
 from mt_eval.corpus.files import naming_part
 from mt_eval.corpus.model import Corpus
 from mt_eval.corpus.selection import Selection
-from mt_eval.errors import InterruptedBefore
 from mt_eval.gold import corpus_gold_fields, method_view
 from mt_eval.guarded_calls import prints_to_stderr
 from mt_eval.harness import outcome as oc
@@ -53,7 +53,6 @@ from mt_eval.harness.run_directory import (
     RunError,
     default_run_name,
     differences,
-    hold_run_directory,
     method_named,
     open_run_directory,
     refuse_unwritable_names,
@@ -61,6 +60,7 @@ from mt_eval.harness.run_directory import (
     writable_directory,
     write_json,
 )
+from mt_eval.harness.run_lock import RunDirectoryHold
 from mt_eval.harness.run_rules import RunRules
 from mt_eval.harness.run_summary import print_summary
 from mt_eval.harness.running import Around, run_method
@@ -120,54 +120,49 @@ def run_evaluation(request: RunRequest) -> RunReport:
     large_buffers_mapped()  # a million entries' blocks and arrays, freed, leave no holes for the scorers to count
     rules = RunRules.from_request(request)
     if request.directory.out is not None:  # named now, not once the corpus is read and the method loaded
-        writable_directory(request.directory.out, "the run")
-    spec = request.corpus
-    corpus = read_run_corpus(spec)
-    rules.validate_freeze(corpus)
-    if request.champollion is not None and (problem := request.champollion.corpus_pair_problem(corpus.pair)):
-        raise RunError(problem)
-    try:
-        hidden = corpus_gold_fields(corpus.dataset) | FAMILY_FIELDS  # what a method is never handed
-    except ValueError as exc:
-        raise RunError(f"{corpus.path}: {exc}") from exc
-    manager = make_plugin_manager()
-    for extension in request.extensions:
-        enable_extension(manager, extension)
-    try:
-        fair = prepare_fairness(request)
-    except FairnessError as exc:
-        raise RunError(str(exc)) from exc
-    started = time.perf_counter()
-    out: Path | None = None
-    try:
-        with prints_to_stderr():  # the method's import and constructor, register_metrics: stdout is the result
-            loaded = load_method(request.method, plugin_manager=manager, isolate=request.isolate, needs="translate",
-                                 sandbox=fair.sandbox)
-            metric_scorers(manager, taken=METRIC_NAMES, then="")  # (a name taken fails now, not once scored)
-        load_s = time.perf_counter() - started
-        if request.isolate:
-            say_isolated_hooks_do_not_run(loaded)
-        pins = checked_pins(loaded)
-        given_card = card_file(request.method_card)
-        config = fair.adjust_config(run_config(request, corpus, loaded.manifest))
-        selection = settle_run_corpus(spec, corpus, config.pair, request.selection, quiet=request.quiet)
-        rules.warn_missing_families(corpus, selection.entries, selected=selection.facts is not None)
-        rules.check_freeze(loaded, corpus, selection.entries, selection.facts, config, request.calls)
-        refuse_unwritable_names([("the method's directory", loaded.directory), ("--out", request.directory.out),
-                                 *(("the corpus file" if f.role == "corpus" else f"the corpus's {f.role} file",
-                                    f.path) for f in corpus.files)])
-        named = naming_part(corpus.path, corpus.name, corpus.sha256)
-        out = run_directory(request.directory.out, loaded.directory, default_run_name(loaded.method_id, named))
-        lock = hold_run_directory(out, command=request.command_line(), wait_s=request.directory.wait_s,
-                                  prog="mt-eval run")
-    except BaseException as exc:
-        fair.close_unused()
-        if isinstance(exc, KeyboardInterrupt):  # (while loading, or waiting for the directory: --wait)
-            left = ("no run directory was written" if out is None or not out.exists() else
-                    f"{out} was left as it was")
-            raise InterruptedBefore(f"\nmt-eval run: interrupted before the run started: nothing was translated, "
-                                    f"and {left}") from exc
-        raise
+        writable_directory(request.directory.out, "the run")  # (then locked, when in use: `RunDirectoryHold`)
+    with RunDirectoryHold(request.directory.out, command=request.command_line(), wait_s=request.directory.wait_s,
+                          prog="mt-eval run", nothing_done="nothing was translated") as hold:
+        spec = request.corpus
+        corpus = read_run_corpus(spec)
+        rules.validate_freeze(corpus)
+        if request.champollion is not None and (problem := request.champollion.corpus_pair_problem(corpus.pair)):
+            raise RunError(problem)
+        try:
+            hidden = corpus_gold_fields(corpus.dataset) | FAMILY_FIELDS  # what a method is never handed
+        except ValueError as exc:
+            raise RunError(f"{corpus.path}: {exc}") from exc
+        manager = make_plugin_manager()
+        for extension in request.extensions:
+            enable_extension(manager, extension)
+        try:
+            fair = prepare_fairness(request)
+        except FairnessError as exc:
+            raise RunError(str(exc)) from exc
+        started = time.perf_counter()
+        try:
+            with prints_to_stderr():  # the method's import and constructor, register_metrics: stdout is the result
+                loaded = load_method(request.method, plugin_manager=manager, isolate=request.isolate, needs="translate",
+                                     sandbox=fair.sandbox)
+                metric_scorers(manager, taken=METRIC_NAMES, then="")  # (a name taken fails now, not once scored)
+            load_s = time.perf_counter() - started
+            if request.isolate:
+                say_isolated_hooks_do_not_run(loaded)
+            pins = checked_pins(loaded)
+            given_card = card_file(request.method_card)
+            config = fair.adjust_config(run_config(request, corpus, loaded.manifest))
+            selection = settle_run_corpus(spec, corpus, config.pair, request.selection, quiet=request.quiet)
+            rules.warn_missing_families(corpus, selection.entries, selected=selection.facts is not None)
+            rules.check_freeze(loaded, corpus, selection.entries, selection.facts, config, request.calls)
+            refuse_unwritable_names([("the method's directory", loaded.directory), ("--out", request.directory.out),
+                                     *(("the corpus file" if f.role == "corpus" else f"the corpus's {f.role} file",
+                                        f.path) for f in corpus.files)])
+            named = naming_part(corpus.path, corpus.name, corpus.sha256)
+            out = run_directory(request.directory.out, loaded.directory, default_run_name(loaded.method_id, named))
+            lock = hold.take(out)
+        except BaseException:
+            fair.close_unused()
+            raise
     with lock:
         try:
             state = _open_run_directory(out, request, loaded, corpus, config, load_s, fair.state())

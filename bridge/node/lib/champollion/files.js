@@ -98,7 +98,10 @@ export function unwritable(path) {
   }
   try {
     accessSync(directory, constants.W_OK | constants.X_OK);
-  } catch {
+  } catch (error) {
+    if (error.code === 'EROFS') { // (no chmod helps)
+      return new FileProblem(path, `cannot write it: ${directory} is on a file system mounted read-only`, WRITE_FIXES.EROFS);
+    }
     return new FileProblem(path, `cannot write it: ${directory} is not writable`, `make it writable (chmod u+wx ${directory})`);
   }
   return null;
