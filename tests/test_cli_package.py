@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import mt_eval.cli as cli
+from mt_eval.cli import usage_errors
 from mt_eval.errors import ExpectedError, UsageError
 from mt_eval.harness.run_directory import RunError
 from mt_eval.locks import Busy
@@ -130,6 +131,16 @@ def test_ctrl_c_while_the_options_are_read_says_nothing_was_done_not_a_traceback
     ["grade", "CARD", "--grader", "G", "--corpus", ""],
     ["locales", "--dry-run", "--config", ""],  # (was: ./champollion.config.json)
     ["bridge", "check", "--vectors", "", "--", "true"],  # (was: the bundled transcripts)
+    ["run", "--demo", "--limit", "2", "--quiet", "--source-file", ""],  # (was: the current directory, read as a file)
+    ["run", "--demo", "--limit", "2", "--quiet", "--reference-file", ""],
+    ["freeze", "init", "--method", "M", "--corpus", "C", "--out", ""],  # (was: "--out . is a directory", exit 1)
+    ["decide", "run", "--method", "", "--corpus", "C"],
+    ["contamination", "--method", "M", "--corpus", "C", "--report", ""],
+    ["translate", "P", "hi", "-f", ""],
+    ["validate", "P", "--corpus", ""],
+    ["new", "--no-input", "--answers", "", "P"],
+    ["leaderboard", "--out", ""],
+    ["gateway", "--policy", "", "--check"],
 ])
 def test_an_empty_path_is_a_usage_error_not_the_default(tmp_path: Path, monkeypatch, capsys, words):
     """``--freeze "$FREEZE"`` with the variable unset: said before any work, never quietly the option's default."""
@@ -137,9 +148,60 @@ def test_an_empty_path_is_a_usage_error_not_the_default(tmp_path: Path, monkeypa
     monkeypatch.setenv("MT_EVAL_DB", str(tmp_path / "board.db"))
     with pytest.raises(SystemExit) as ended:
         cli.main(words)
-    option = words[words.index("") - 1]
+    option = {"-f": "--file/-f"}.get(words[words.index("") - 1], words[words.index("") - 1])
     assert ended.value.code == 2
     err = capsys.readouterr().err
     assert f"error: argument {option}: must name a path, got '' (a variable meant to hold it that is unset or " \
            "empty?)" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == [], "no work was done"
+
+
+@pytest.mark.parametrize(("words", "operand"), [
+    (["validate", ""], "DIR"),  # (was: "method.json: missing" for the current directory, exit 1)
+    (["translate", "", "hi"], "DIR"),
+    (["serve", ""], "DIR"),
+    (["compare", "", "B.json"], "A.json"),  # (was: "." is not a run directory)
+    (["verify", ""], "CARD"),  # (was: ": does not verify")
+    (["gate", ""], "CARD"),
+    (["publish", "--no-input", ""], "CARD"),
+    (["freeze", "show", ""], "FILE"),  # (was: "." is not a freeze manifest)
+    (["freeze", "validate", ""], "FILE"),
+    (["schemas", "", "--check"], "DIR"),  # (was: every schema missing)
+    (["corpus", "show", ""], "FILE"),
+    (["grade", "export", ""], "[export|import] CARD"),
+])
+def test_an_empty_operand_is_a_usage_error_not_the_current_directory(tmp_path: Path, monkeypatch, capsys, words,
+                                                                     operand):
+    """``mt-eval verify "$CARD"`` with the variable unset: said before any work, not read as ``.``."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MT_EVAL_DB", str(tmp_path / "board.db"))
+    with pytest.raises(SystemExit) as ended:
+        cli.main(words)
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert err.endswith(f"error: argument {operand}: must name a path, got '' (a variable meant to hold it that is "
+                        "unset or empty?): give the path\n"), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "no work was done"
+
+
+@pytest.mark.parametrize(("typed", "meant"), [("--lim", "--limit"), ("--max-t", "--max-tokens"),
+                                              ("--corp", "--corpus")])
+def test_an_abbreviated_option_is_unknown_with_the_whole_name_suggested(tmp_path: Path, monkeypatch, capsys, typed,
+                                                                        meant):
+    """``--lim 3`` had silently meant --limit 3: a later option beginning the same would have changed its meaning."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as ended:
+        cli.main(["run", "--demo", "--quiet", typed, "3"])
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert f"mt-eval run: error: unrecognized arguments: {typed} 3\n  {typed}: did you mean {meant}?\n" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "no work was done"
+
+
+def test_no_parser_reads_abbreviations():
+    """Every command and subcommand (they share the top parser's class) takes an option only by its whole name."""
+    def parsers(parser):
+        yield parser
+        for sub in usage_errors.subcommands(parser).values():
+            yield from parsers(sub)
+    assert all(not each.allow_abbrev for each in parsers(cli.build_parser()))

@@ -112,7 +112,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 class _Parser(argparse.ArgumentParser):
     """The parser of ``mt-eval`` and of each command (its subparsers are of its class): a usage error never shows
     the password of a database URL typed where another word goes (``mt-eval leaderboard postgresql://...``,
-    ``--dbb=postgresql://...``)."""
+    ``--dbb=postgresql://...``), and an option is only ever its whole name: ``--lim`` is an unknown option (did you
+    mean --limit?), not --limit, which a later option starting the same would quietly have changed."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         from mt_eval.control_chars import escaped_for_terminal

@@ -11,7 +11,7 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from mt_eval.cli.usage_errors import named_path
+from mt_eval.cli.usage_errors import named_path, path_operand
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
@@ -50,8 +50,8 @@ CORPUS_HELP = ("corpus file: .json, .jsonl or .tsv (source<TAB>reference), optio
 
 
 def corpus_file(text: str) -> str:
-    """A corpus file as given, ``-`` being standard input (read as /dev/stdin is; a file named - is ./-)."""
-    return "/dev/stdin" if text == "-" else text
+    """A corpus file as given (not empty), ``-`` being standard input (read as /dev/stdin is; a file named - is ./-)."""
+    return "/dev/stdin" if named_path(text) == "-" else text
 
 
 def add_corpus_arguments(parser: argparse.ArgumentParser, *, file_flag: bool = True, selection: bool = True,
@@ -61,11 +61,10 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, *, file_flag: bool = T
     group = parser.add_argument_group(title)
     either = group.add_mutually_exclusive_group() if file_flag else group  # (a corpus file, or parallel text)
     if file_flag:
-        either.add_argument("--corpus", metavar="FILE", type=lambda text: corpus_file(named_path(text)),
-                            help=CORPUS_HELP)
-    either.add_argument("--source-file", metavar="SRC", type=Path,
+        either.add_argument("--corpus", metavar="FILE", type=corpus_file, help=CORPUS_HELP)
+    either.add_argument("--source-file", metavar="SRC", type=lambda text: Path(named_path(text)),
                         help="parallel text instead of --corpus: one source sentence per line")
-    group.add_argument("--reference-file", metavar="REF", type=Path,
+    group.add_argument("--reference-file", metavar="REF", type=lambda text: Path(named_path(text)),
                        help="the references of --source-file, line by line (optional: without it, translate only)")
     group.add_argument("--columns", metavar="NAMES",
                        help="a .tsv corpus's columns, comma-separated, instead of its header or the "
@@ -234,8 +233,8 @@ def _extra_calls(least: int, most: int, default: int) -> Callable[[str], int]:
 
 
 def card_argument(text: str) -> str:
-    """A run card: a run directory stands for the card.json it holds (``mt-eval gate runs/demo``)."""
-    card = Path(text) / "card.json"
+    """A run card (not empty): a run directory stands for the card.json it holds (``mt-eval gate runs/demo``)."""
+    card = Path(path_operand(text)) / "card.json"
     try:
         return str(card) if Path(text).is_dir() and card.is_file() else text
     except OSError:  # (a path too long for the system): said where the card is read

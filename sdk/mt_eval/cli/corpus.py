@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from mt_eval.cli.arguments import CORPUS_HELP, add_corpus_arguments, corpus_file, non_negative_int, pair_argument
+from mt_eval.cli.usage_errors import path_operand
 
 SHOW_EXAMPLES = """\
 examples:
@@ -29,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     "and their roles, where ids come from, the entry count, the first rows, the sha256, and "
                     "anything doubtful. Exits 1 when the corpus cannot be read or would be refused.",
         epilog=SHOW_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    show.add_argument("file", nargs="?", metavar="FILE", type=corpus_file, help=CORPUS_HELP)
+    show.add_argument("file", nargs="?", metavar="FILE", type=lambda text: corpus_file(path_operand(text)),
+                      help=CORPUS_HELP)
     add_corpus_arguments(show, file_flag=False)
     show.add_argument("--pair", type=pair_argument, metavar="'SRC>TGT'",
                       help="the language pair, for the script check: quoted ('eng>spa') or as eng:spa (default: the "

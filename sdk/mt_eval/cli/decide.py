@@ -18,6 +18,7 @@ from mt_eval.cli.arguments import (
     resample_count_or_none,
     whole_number,
 )
+from mt_eval.cli.usage_errors import path_operand
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
@@ -59,8 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                      "complete; an interrupted run continues with --resume.",
                          epilog=DECIDE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     what = run.add_argument_group("what to run")
-    what.add_argument("--method", metavar="DIR", required=True, help="decision method plugin directory")
-    what.add_argument("--corpus", metavar="FILE", required=True,
+    what.add_argument("--method", type=path_operand, metavar="DIR", required=True,
+                      help="decision method plugin directory")
+    what.add_argument("--corpus", type=path_operand, metavar="FILE", required=True,
                       help="typed-decision corpus: .jsonl, a JSON array, or a JSON object with rows")
     what.add_argument("--isolate", action="store_true", help="run a Python method in its own process")
     add_run_directory_arguments(run.add_argument_group("where results go"), "runs/decisions/METHOD__CORPUS")
@@ -83,7 +85,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                        "the metric engine and compare every metric with its closed form. Exit 0 "
                                        "when they agree, 1 when they do not.",
                            epilog=DECIDE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    check.add_argument("--corpus", metavar="FILE", required=True, help="typed-decision corpus with gold answers")
+    check.add_argument("--corpus", type=path_operand, metavar="FILE", required=True,
+                       help="typed-decision corpus with gold answers")
     check.add_argument("--ece-bins", type=ece_bins, default=10, metavar="B", help="ECE bins (default 10; at most "
                        f"{MAX_ECE_BINS})")
     check.add_argument("--json", action="store_true", help="print the check as JSON")

@@ -13,6 +13,8 @@ from typing import Any
 
 import msgspec
 
+from mt_eval.cli.usage_errors import named_path, path_operand
+
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
     from mt_eval.harness.request import RunRequest
@@ -64,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                           "validate and run --freeze read it again.",
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     what = init.add_argument_group("what to freeze")
-    what.add_argument("--method", metavar="DIR", required=True, help="method plugin directory")
+    what.add_argument("--method", type=path_operand, metavar="DIR", required=True, help="method plugin directory")
     what.add_argument("--pair", type=pair_argument, metavar="'SRC>TGT'",
                       help="language pair, quoted ('eng>spa') or as eng:spa (default: the corpus's, else the "
                            "method's first supported pair)")
@@ -80,20 +82,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_latency_arguments(init)
     scored = init.add_argument_group("how the run will be scored and judged")
     add_scoring_arguments(scored)
-    scored.add_argument("--policy", metavar="FILE", help="headline gate policy (default: the shipped one)")
-    init.add_argument("--out", metavar="FILE", default="freeze.json", help="where to write it (default freeze.json)")
+    scored.add_argument("--policy", type=named_path, metavar="FILE",
+                        help="headline gate policy (default: the shipped one)")
+    init.add_argument("--out", type=named_path, metavar="FILE", default="freeze.json",
+                      help="where to write it (default freeze.json)")
     init.add_argument("--force", action="store_true", help="replace an existing manifest")
     validate = actions.add_parser("validate", help="check a manifest: every problem at once (fail-closed)",
                                   description="Check a freeze manifest: unknown fields, missing digests of a "
                                               "frozen manifest, and digests that no longer match the method's "
                                               "files or the corpus, all at once.",
                                   epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    validate.add_argument("manifest", metavar="FILE")
+    validate.add_argument("manifest", type=path_operand, metavar="FILE")
     validate.add_argument("--json", action="store_true", help="print a JSON report")
     show = actions.add_parser("show", help="print a manifest and the run command it holds",
                               description="Print a freeze manifest and the `mt-eval run` command that matches it.",
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    show.add_argument("manifest", metavar="FILE")
+    show.add_argument("manifest", type=path_operand, metavar="FILE")
     parser.set_defaults(print_freeze_help=parser.print_help)
 
 

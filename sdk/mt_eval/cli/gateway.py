@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mt_eval.cli.usage_errors import named_path, path_operand
+
 if TYPE_CHECKING:
     from mt_eval.gateway.server import Gateway
 
@@ -42,14 +44,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "(SHA-256 of both bodies, tokens, latency). Methods reach it through RunConfig.base_url.")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EPILOG
-    parser.add_argument("--policy", required=True, metavar="FILE", help="the policy file (allowlist, upstreams, "
-                                                                        "token budget)")
+    parser.add_argument("--policy", type=path_operand, required=True, metavar="FILE",
+                        help="the policy file (allowlist, upstreams, token budget)")
     parser.add_argument("--listen", default="127.0.0.1:8787", metavar="HOST:PORT",
                         help="where to listen (default 127.0.0.1:8787; an IPv6 address in brackets, [::1]:8787; "
                              "port 0 picks a free one)")
-    parser.add_argument("--unix", metavar="PATH", help="listen on a Unix socket instead (yours only, mode 0600; "
-                                                       "removed when the gateway stops)")
-    parser.add_argument("--log", default="gateway.jsonl", metavar="FILE",
+    parser.add_argument("--unix", type=named_path, metavar="PATH",
+                        help="listen on a Unix socket instead (yours only, mode 0600; removed when the gateway stops)")
+    parser.add_argument("--log", type=named_path, default="gateway.jsonl", metavar="FILE",
                         help="the audit log, appended to and read back: a regular file (default gateway.jsonl; "
                              "a pipe, a socket or a block device is refused)")
     parser.add_argument("--check", action="store_true", help="check the policy file and exit")

@@ -15,7 +15,7 @@ from mt_eval.cli.arguments import (
     seed_number,
 )
 from mt_eval.cli.decide import scoring_arguments
-from mt_eval.cli.usage_errors import named_path
+from mt_eval.cli.usage_errors import named_path, path_operand
 
 PROG = "mt-eval grade"
 INTERRUPTED = "\nmt-eval grade: interrupted; no grading card was written"
@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "import` do the same with sheets for people. Writes a grading card.")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = GRADE_EPILOG
-    parser.add_argument("words", nargs="+", metavar="[export|import] CARD",
+    parser.add_argument("words", type=path_operand, nargs="+", metavar="[export|import] CARD",
                         help="the run card to grade, after `export` or `import` for sheets")
     parser.add_argument("--grader", metavar="DIR", help="decision method plugin that grades (grade CARD)",
                         type=named_path)

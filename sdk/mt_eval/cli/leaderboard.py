@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mt_eval.cli.arguments import POSTGRES_CONNECTING, pair_argument, port_number, positive_float
+from mt_eval.cli.usage_errors import named_path
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
@@ -48,9 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="what to print: table (default), json or html (one page)")
     parser.add_argument("--json", dest="format", action="store_const", const="json",
                         help="print JSON: the same as --format json (as other commands' --json)")
-    parser.add_argument("--out", metavar="DIR", help="write the static site: index.html, cards/*.html and "
-                                                     "leaderboard.json (into a new or empty directory, or "
-                                                     "over an earlier site)")
+    parser.add_argument("--out", type=named_path, metavar="DIR",
+                        help="write the static site: index.html, cards/*.html and leaderboard.json (into a new or "
+                             "empty directory, or over an earlier site)")
     parser.add_argument("--force", action="store_true", help="with --out: write the site into a directory that "
                                                              "holds other files too (they are left alone)")
     chosen = parser.add_argument_group("which rows")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from mt_eval.cli.usage_errors import named_path
+
 DESCRIPTION = """\
 Create a method plugin that validates and runs out of the box: method.json with its dependencies and
 dependency class, method_card.json, pipeline.py and/or translate.js (decide.js for a decision method), a
@@ -46,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="ask nothing: use --set, --answers and the template's defaults")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                         help="answer one question (repeatable), e.g. --set runtime=node")
-    parser.add_argument("--answers", metavar="FILE",
+    parser.add_argument("--answers", type=named_path, metavar="FILE",
                         help="answers from a JSON file, e.g. a plugin's .mt-eval-answers.json (--set wins)")
     parser.add_argument("--force", action="store_true",
                         help="write into an existing DIR: files the template writes are replaced, others kept; a file "

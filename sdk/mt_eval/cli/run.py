@@ -63,14 +63,14 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                   "130 interrupted\n  (Ctrl-C), 143 stopped by SIGTERM and 129 by SIGHUP (as by Ctrl-C)")
     what = run.add_argument_group("what to run")
     named = what.add_mutually_exclusive_group()  # (a champollion config names the method)
-    named.add_argument("--method", metavar="DIR", help="method plugin directory")
+    named.add_argument("--method", type=named_path, metavar="DIR", help="method plugin directory")
     what.add_argument("--method-card", metavar="CARD", help="method card to use instead of the plugin's",
                       type=named_path)
     what.add_argument("--pair", metavar="'SRC>TGT'",
                       help="language pair, quoted ('eng>spa') or as eng:spa or eng-spa (default: the corpus's, else "
                            "the method's first supported pair; a --pair the corpus's pair contradicts needs "
                            "--accept-doubt pair-mismatch); with --champollion-config, the config's pair, e.g. en:es")
-    named.add_argument("--champollion-config", metavar="PATH",
+    named.add_argument("--champollion-config", type=named_path, metavar="PATH",
                        help="evaluate the method plugin a champollion.config.json names for --pair (its model, "
                             "temperature and batchSize apply; the run card records the config and pair; not with "
                             "--method or --demo)")
@@ -98,7 +98,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     fair.add_argument("--official", action="store_true",
                       help="a run meant for publishing: always sandboxed, refused if the static scan finds an "
                            "undeclared dependency; an A1 method needs --gateway-policy with a second model")
-    fair.add_argument("--sandbox-ro", action="append", default=[], metavar="PATH",
+    fair.add_argument("--sandbox-ro", type=named_path, action="append", default=[], metavar="PATH",
                       help="also expose PATH read-only in the sandbox, e.g. a mirrored artifact (repeatable; "
                            "recorded in the card; with --sandbox or --official)")
     fair.add_argument("--gateway-policy", metavar="FILE", type=named_path,

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from mt_eval.cli.usage_errors import path_operand
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Generate the JSON Schemas of method.json, method cards, entries, results, RunConfig, run "
@@ -18,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "\nexit status: 0 the files written, or (--check) up to date; 1 (--check) a file is stale, "
                      "missing or left over,\nor a file cannot be written (DIR is a file); 2 usage (--node without "
                      "a package.json); 130 interrupted")
-    parser.add_argument("directory", metavar="DIR", help="where the *.schema.json files live")
+    parser.add_argument("directory", type=path_operand, metavar="DIR", help="where the *.schema.json files live")
     parser.add_argument("--node", metavar="NODE", help="the Node package (default: DIR/../node, when it exists)")
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the files are stale")
 

@@ -18,6 +18,7 @@ from mt_eval.cli.arguments import (
     positive_float,
     with_examples,
 )
+from mt_eval.cli.usage_errors import named_path, path_operand
 
 if TYPE_CHECKING:
     from mt_eval.loader import LoadedMethod
@@ -35,14 +36,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "Ctrl-C keeps the lines printed. "
                           "Exit status: 0 when no sentence failed, 1 when one did (or the plugin cannot be loaded), "
                           "2 for a usage error.")
-    parser.add_argument("plugin", metavar="DIR", help="plugin directory")
+    parser.add_argument("plugin", type=path_operand, metavar="DIR", help="plugin directory")
     parser.add_argument("texts", nargs="*", metavar="TEXT",
                         help="sentences (default: the lines of stdin, split on LF only; a blank line is printed "
                              "blank, so the output has one line per line of the input)")
     parser.add_argument("--pair", type=pair_argument, metavar="'SRC>TGT'",
                         help="language pair, quoted ('eng>spa') or as eng:spa (default: the method's first "
                              "supported pair)")
-    parser.add_argument("--file", "-f", metavar="FILE",
+    parser.add_argument("--file", "-f", type=named_path, metavar="FILE",
                         help="read the sentences from FILE, one per line (-: standard input), or the sources of a "
                              ".json, .jsonl or .tsv corpus (read and sent as mt-eval run does: an empty source too, a "
                              "negative control in the pair it names); a pipe or a name without extension is a JSON "

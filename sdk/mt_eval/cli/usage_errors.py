@@ -111,7 +111,17 @@ def option_error(parser: argparse.ArgumentParser, argv: Sequence[str], error: Op
 def named_path(text: str) -> str:
     """An argparse ``type``: a path, not empty (``--config "$FILE"`` with ``FILE`` unset had quietly used the default,
     or read the current directory as the file)."""
+    return _not_empty(text, "give the path, or leave the option out")
+
+
+def path_operand(text: str) -> str:
+    """An argparse ``type`` for a path given as an operand or a required option, not empty (``mt-eval verify "$CARD"``
+    with ``CARD`` unset had read the current directory)."""
+    return _not_empty(text, "give the path")
+
+
+def _not_empty(text: str, fix: str) -> str:
     if not text:
-        raise argparse.ArgumentTypeError("must name a path, got '' (a variable meant to hold it that is unset or "
-                                         "empty?): give the path, or leave the option out")
+        raise argparse.ArgumentTypeError(f"must name a path, got '' (a variable meant to hold it that is unset or "
+                                         f"empty?): {fix}")
     return text

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mt_eval.cli.arguments import add_start_timeout_argument, positive_float
+from mt_eval.cli.usage_errors import named_path, path_operand
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "  mt-eval validate --json --strict examples/*-eng-spa\n"
                      "  mt-eval validate --no-import my-method      # files and scan only: runs no plugin code\n"
                      "  mt-eval validate --no-sandbox my-method     # import on this host (trusted code only)")
-    parser.add_argument("plugins", nargs="+", metavar="DIR", help="plugin directories")
+    parser.add_argument("plugins", type=path_operand, nargs="+", metavar="DIR", help="plugin directories")
     parser.add_argument("--json", action="store_true", help="print a JSON report instead of text")
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     parser.add_argument("--no-import", dest="run_code", action="store_false",
@@ -46,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_start_timeout_argument(parser, "each entry point (a Python entry imported and built, here or in the "
                                        "sandbox; a Node entry or a command, to answer initialize)",
                                note="; past it the plugin fails validation")
-    parser.add_argument("--corpus", action="append", default=[], metavar="FILE",
+    parser.add_argument("--corpus", type=named_path, action="append", default=[], metavar="FILE",
                         help="also run the contamination check against this evaluation corpus (repeatable): "
                              "contaminated is an error, unverified a warning")
 

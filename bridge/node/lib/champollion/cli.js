@@ -85,15 +85,6 @@ function closestOption(typed) {
   return best;
 }
 
-/** A long option as typed, or the one it begins (--conf: --config), as argparse reads abbreviations. */
-function fullOption(arg) {
-  if (!arg.startsWith('--') || arg === '--' || LONG_OPTIONS.includes(arg)) return arg;
-  const begun = LONG_OPTIONS.filter((option) => option.startsWith(arg));
-  if (begun.length > 1) throw new Error(`ambiguous option: ${arg} could match ${begun.join(', ')}`);
-  if (begun.length === 1) return begun[0];
-  return arg; // (refused below, with the closest option)
-}
-
 /** The usage error of words that are no option of this command: the closest option to each, and where they are. */
 function unrecognized(word) {
   const close = word.startsWith('--') ? closestOption(word.split('=')[0]) : null;
@@ -109,7 +100,6 @@ export function parseArguments(argv) {
     let arg = argv[i];
     let value;
     if (arg.startsWith('--') && arg.includes('=')) [arg, value] = [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)];
-    arg = fullOption(arg);
     if (flags[arg] && value === undefined) {
       options[flags[arg]] = true;
     } else if (arg === '--wait') {
@@ -121,6 +111,10 @@ export function parseArguments(argv) {
       if (value === undefined) {
         if (i + 1 >= argv.length) throw new Error(`argument ${arg}: expected one argument`);
         value = argv[++i];
+      }
+      if (arg === '--config' && value === '') { // ("$CONFIG" unset: as mt-eval locales, never the default quietly)
+        throw new Error("argument --config: must name a path, got '' (a variable meant to hold it that is unset or "
+          + 'empty?): give the path, or leave the option out');
       }
       if (arg === '--config') options.config = value;
       else options.locales.push(value);
