@@ -285,6 +285,25 @@ def test_a_cut_off_or_empty_file_is_named_as_such(text, message, hint):
     assert hint in problems[0].hint
 
 
+# (text, [(path, key)]): the object that writes a key twice, also inside a value a repeated key replaced; Node's
+# reader says the same (bridge/node/test/manifest.test.js)
+REPEATED_KEYS = [
+    ('{"dependencies": [{"id": "a", "id": "b"}]}', [("$.dependencies[0]", "id")]),
+    ('{"pairs": {"en:es": {"model": 1, "model": 2}}, "pairs": {}}', [('$.pairs["en:es"]', "model"), ("$", "pairs")]),
+    ('[{"a": 1, "a": 1}, {"a": 1, "a": 1, "a": 1}]', [("$[0]", "a"), ("$[1]", "a")]),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), REPEATED_KEYS)
+def test_a_key_written_twice_is_said_at_the_path_of_its_object(text, expected):
+    """Before, every repeated key was said at $, however deep its object."""
+    from mt_eval.json_input import parse_json
+
+    _, problems = parse_json(text.encode(), file="method.json")
+    assert [(p.path, p.message) for p in problems] == [
+        (path, f'key "{key}" appears more than once in an object') for path, key in expected]
+
+
 def test_verify_names_a_truncated_card(tmp_path: Path):
     card = tmp_path / "card.json"
     card.write_text('{"card_version": "1", "results": [{"id": "1", "predicted": "Hola"')

@@ -5,6 +5,7 @@ that blocks the event loop holds nothing back and is cut off."""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -183,6 +184,7 @@ def test_a_method_that_raises_cancelled_error_or_a_base_exception_fails_its_sent
 
 IGNORES_CTRL_C = """\
 import asyncio
+import shutil
 import signal
 
 signal.signal(signal.SIGINT, signal.SIG_IGN)  # (as it is imported)
@@ -244,3 +246,37 @@ def test_a_plugin_that_cannot_load_is_said_in_the_command_s_own_name(tmp_path: P
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.startswith(f"mt-eval {command}: cannot load method plugin {broken}\n"), done.stderr
     assert 'importing "pipeline" failed: ImportError: boom (pipeline.py:1)' in done.stderr
+
+
+STRAYS_PY = """\
+class Strays:
+    async def translate(self, entries, config):
+        return [*({"id": e["id"], "predicted": e["source"].upper(), "foo": 1} for e in entries), {"id": "zzz"}]
+"""
+STRAYS_JS = """\
+export async function translate(entries) {
+  return [...entries.map((e) => ({ id: e.id, predicted: e.source.toUpperCase(), foo: 1 })), { id: 'zzz' }];
+}
+"""
+
+
+@pytest.mark.parametrize("runtime", ["python", pytest.param("node", marks=pytest.mark.skipif(
+    shutil.which("node") is None, reason="node is not installed"))])
+def test_what_was_dropped_or_changed_of_a_methods_results_is_said_once_in_the_commands_name(tmp_path: Path,
+                                                                                             runtime: str):
+    """Before, a Node method's results matching no entry were said bare, once per call (three here), and what its
+    host changed to accept them (a field moved into metadata) not at all."""
+    directory = tmp_path / "strays"
+    directory.mkdir()
+    entry = {"python": {"entry_point": "pipeline:Strays"}, "node": {"node_entry": "translate.js"}}[runtime]
+    (directory / "method.json").write_text(json.dumps({"name": "Strays", "method_id": "strays", **entry,
+                                                       "supported_pairs": ["eng>spa"], "dependencies": []}))
+    (directory / "pipeline.py").write_text(STRAYS_PY)
+    (directory / "translate.js").write_text(STRAYS_JS)
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", str(directory), "one", "two", "three"],
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "ONE\nTWO\nTHREE\n"), done.stderr
+    assert done.stderr == (
+        'mt-eval translate: strays: results accepted after changes: 3 × unknown field "foo" moved into metadata\n'
+        'mt-eval translate: strays: the method returned results that match no entry it was sent (ids "zzz"); they '
+        "were dropped (a result's id is its entry's id, a string)\n")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from mt_eval.js_text import SAFE_INTEGER
-from mt_eval.problems import Problem
+from mt_eval.problems import Problem, json_path
 
 MAX_DEPTH = 500  # arrays and objects nested deeper are refused, at the same depth as Node's reader (json-text.js)
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
@@ -175,13 +175,15 @@ def parse_json(raw: bytes, *, file: str, exact_numbers: bool = False,
                 code="encoding",
             )
         ]
-    duplicates: list[str] = []
+    duplicates: list[tuple[dict[str, Any], str]] = []  # (an object, a key it writes twice), inner objects first
+    dropped: dict[int, list[tuple[str, Any]]] = {}  # an object's values a repeated key replaced, by its id
 
     def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in pairs:
             if key in out:
-                duplicates.append(key)
+                duplicates.append((out, key))
+                dropped.setdefault(id(out), []).append((key, out[key]))
             out[key] = value
         return out
 
@@ -217,17 +219,35 @@ def parse_json(raw: bytes, *, file: str, exact_numbers: bool = False,
                 code="syntax",
             )
         ]
+    where = _paths_of({id(held) for held, _ in duplicates}, value, dropped) if duplicates else {}
     problems = [
         Problem(
             file=file,
-            path="$",
+            path=path,
             message=f'key "{key}" appears more than once in an object',
             hint="keep one of them; JSON readers silently drop all but the last",
             code="duplicate-key",
         )
-        for key in dict.fromkeys(duplicates)
+        for path, key in dict.fromkeys((where[id(held)], key) for held, key in duplicates)
     ]
     return value, problems
+
+
+def _paths_of(wanted: set[int], value: Any, dropped: dict[int, list[tuple[str, Any]]]) -> dict[int, str]:
+    """The JSON path of each object in ``value`` whose id is ``wanted`` (found again only when a key was repeated:
+    ``object_pairs_hook`` is not told where an object is), also inside the values a repeated key replaced."""
+    found: dict[int, str] = {}
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack and len(found) < len(wanted):
+        item, at = stack.pop()
+        if isinstance(item, dict):
+            if id(item) in wanted:
+                found[id(item)] = json_path(at)
+            stack.extend(((inner, (*at, key)) for key, inner in [*item.items(), *dropped.get(id(item), [])]
+                          if isinstance(inner, dict | list)))
+        elif isinstance(item, list):
+            stack.extend((inner, (*at, index)) for index, inner in enumerate(item) if isinstance(inner, dict | list))
+    return found
 
 
 def same_on_every_python(exc: json.JSONDecodeError) -> json.JSONDecodeError:

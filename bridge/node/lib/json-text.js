@@ -5,6 +5,8 @@
 // Numbers are doubles, or, with exactNumbers (for a file whose numbers are copied rather than used:
 // champollion's locale files), JsonNumbers holding each number as written.
 
+import { jsonPath } from './contract/words.js';
+
 /** A JSON syntax error, located by line and column (1-based, in characters). */
 export class JsonSyntaxError extends SyntaxError {
   constructor(detail, text, position) {
@@ -242,7 +244,7 @@ function invalidUtf8Offset(bytes) {
   return -1;
 }
 
-const problem = (file, message, hint, code) => ({ file, path: '$', message, hint, severity: 'error', code });
+const problem = (file, message, hint, code, path = '$') => ({ file, path, message, hint, severity: 'error', code });
 
 // Byte-order marks of the encodings a JSON file is sometimes saved in instead of UTF-8 (UTF-32's first: UTF-32LE's
 // begins with UTF-16LE's), as json_input.py knows them.
@@ -296,13 +298,14 @@ export function parseJsonBytes(bytes, file, { exactNumbers = false, repeated = n
     return [null, [problem(file, `not valid UTF-8: byte 0x${bytes[bad].toString(16).padStart(2, '0')} at line ${line} (offset ${bad})`,
       'save the file as UTF-8', 'encoding')]];
   }
-  const duplicates = [];
+  const duplicates = []; // [path of the object, key], each once
   let value;
   try {
     value = parseOrdered(Buffer.from(bytes).toString('utf8'), {
       exactNumbers,
       onDuplicate: (key, path) => {
-        if (!duplicates.includes(key)) duplicates.push(key);
+        const where = jsonPath(path);
+        if (!duplicates.some(([at, seen]) => at === where && seen === key)) duplicates.push([where, key]);
         const dotted = [...path, key].join('.');
         if (repeated && !repeated.includes(dotted)) repeated.push(dotted);
       },
@@ -311,8 +314,8 @@ export function parseJsonBytes(bytes, file, { exactNumbers = false, repeated = n
     if (!(error instanceof JsonSyntaxError || error instanceof JsonDepthError)) throw error;
     return [null, [problem(file, error.message, error.hint, 'syntax')]];
   }
-  return [value, duplicates.map((key) => problem(file, `key "${key}" appears more than once in an object`,
-    'keep one of them; JSON readers silently drop all but the last', 'duplicate-key'))];
+  return [value, duplicates.map(([where, key]) => problem(file, `key "${key}" appears more than once in an object`,
+    'keep one of them; JSON readers silently drop all but the last', 'duplicate-key', where))];
 }
 
 /** Maps to plain objects, recursively (for callers that want ordinary JSON values). */

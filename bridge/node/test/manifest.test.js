@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { ManifestError, kebabCase, readMethodManifest } from '../index.js';
+import { parseJsonBytes } from '../lib/json-text.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..', '..');
@@ -88,4 +89,20 @@ test('node entries must be JavaScript files inside the plugin directory', () => 
   const linked = plugin({ name: 'x', node_entry: 'translate.js' });
   symlinkSync(outside, join(linked, 'translate.js'));
   rejects(linked, '$.node_entry', /resolves outside the plugin directory/);
+});
+
+test('a key written twice is said at the path of its object, as the Python SDK says it', () => {
+  // Before, every repeated key was said at $, however deep its object (tests/test_bad_input.py: REPEATED_KEYS).
+  const cases = [
+    ['{"dependencies": [{"id": "a", "id": "b"}]}', [['$.dependencies[0]', 'id']]],
+    ['{"pairs": {"en:es": {"model": 1, "model": 2}}, "pairs": {}}', [['$.pairs["en:es"]', 'model'], ['$', 'pairs']]],
+    ['[{"a": 1, "a": 1}, {"a": 1, "a": 1, "a": 1}]', [['$[0]', 'a'], ['$[1]', 'a']]],
+  ];
+  for (const [text, expected] of cases) {
+    const [, problems] = parseJsonBytes(Buffer.from(text), 'method.json');
+    assert.deepEqual(problems.map((p) => [p.path, p.message]),
+      expected.map(([path, key]) => [path, `key "${key}" appears more than once in an object`]), text);
+  }
+  rejects(plugin('{"name": "x", "node_entry": "t.js", "dependencies": [{"id": "a", "id": "b"}]}'), '$.dependencies[0]',
+    /key "id" appears more than once/);
 });

@@ -154,8 +154,15 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     # entries are all sent, as a run sends them (an empty source is a negative control's), each in its own pair.
     entries = [{"id": str(i), "source": text} | ({"family": "negative", "pair": own_pairs[i]} if i in own_pairs else {})
                for i, text in enumerate(texts, start=1) if text.strip() or i in corpus_ids]
-    notes = ResultNotes()
     unknown: list[object] = []
+
+    class StraysKept(ResultNotes):  # a guest's host's results matching no entry are said once, as in process
+        def stray_warning(self, strays: list[object], item: str = "entry") -> None:
+            unknown.extend(strays)
+
+    notes = StraysKept()
+    if isinstance(getattr(loaded.method, "result_notes", None), ResultNotes):  # (what a guest's host changed too)
+        loaded.method.result_notes = notes  # type: ignore[attr-defined]
     printer = _InOrder(as_json, corpus_ids)
     for number, text in enumerate(texts, start=1):
         if not text.strip() and number not in corpus_ids:
