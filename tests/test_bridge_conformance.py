@@ -67,7 +67,9 @@ async def test_a_broken_guest_fails_with_the_step_and_reason(tmp_path: Path):
     script.write_text("import sys\nfor line in sys.stdin:\n    print('hello', flush=True)\n")
     [handshake] = [v for v in VECTORS if v["name"] == "handshake"]
     outcome = await run_vector(handshake, [sys.executable, str(script)], step_timeout_s=5)
-    assert outcome.failure == "step 2 (expect): stdout line is not JSON: 'hello\\n'"
+    assert outcome.failure == ("step 2 (expect): stdout line is not JSON: 'hello\\n' (a host would log and skip it, "
+                               "but the protocol forbids it: stdout carries protocol lines only; write anything "
+                               "else to stderr)")
 
 
 async def test_a_silent_guest_times_out_instead_of_hanging(tmp_path: Path):
@@ -118,11 +120,30 @@ def test_check_stops_at_a_guest_that_exits_before_answering_initialize_and_says_
     done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--", "sh", "-c",
                            "echo 'cannot load model' >&2; exit 3"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
+    assert done.stdout.startswith("checking `sh -c 'echo '\"'\"'cannot load model'\"'\"' >&2; exit 3'` against ")
     assert done.stdout.count("FAIL") == 1
     assert "(the guest exited with code 3 before answering initialize)" in done.stdout
     assert "guest stderr: cannot load model" in done.stdout
     assert (f"conformance: stopped: the guest exited with code 3 before answering initialize, so the other "
             f"{len(VECTORS) - 1} transcripts were not run") in done.stdout
+
+
+def test_check_says_what_is_wrong_with_an_initialize_answer_the_guest_exits_after(tmp_path: Path):
+    """An answer that ends at the guest's exit, without its newline, was reported as no answer at all ("exited with
+    code 0 before answering initialize")."""
+    import subprocess
+
+    script = tmp_path / "wrong_answer.py"
+    script.write_text("import json, sys\nrequest = json.loads(sys.stdin.readline())\n"
+                      "sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': request['id'], 'result': {}}))\n")
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "bridge", "check", "--", sys.executable,
+                           str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "before answering initialize" not in done.stdout
+    assert ("step 2 (expect): $.result: missing 'protocol_version', got {} (in its answer to initialize; then the "
+            "guest exited with code 0)") in done.stdout
+    assert ("conformance: stopped: the guest's answer to initialize is wrong ($.result: missing 'protocol_version', "
+            "got {}), and then it exited with code 0, so the other") in done.stdout
 
 
 def test_check_stops_after_the_first_unanswered_initialize(tmp_path: Path):

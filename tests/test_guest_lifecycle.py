@@ -68,7 +68,7 @@ def test_a_cancel_read_from_a_file_finds_the_request_before_it(plugin, tmp_path)
 @pytest.mark.parametrize("given", ["file", "pipe"])
 def test_a_last_request_without_its_newline_is_answered(plugin, tmp_path, given):
     """An editor that saves without a final newline, or a host that ends its input mid-line (`printf '%s'`): the
-    last request was dropped without a word (from a pipe still, once it was answered from a file)."""
+    last request was dropped without a word; it is answered, from a pipe as from a file."""
     import subprocess
 
     requests = json.dumps(initialize(1)) + "\n" + json.dumps(translate(2, "ab"))
@@ -78,10 +78,28 @@ def test_a_last_request_without_its_newline_is_answered(plugin, tmp_path, given)
         done = subprocess.run(python_command(plugin), **stdin, capture_output=True, timeout=60)
     answers = by_id([json.loads(line) for line in done.stdout.splitlines()])
     assert set(answers) == {1, 2} and done.returncode == 0, answers
-    if given == "file":  # (from a pipe, whose end means its host has gone, a call still running is cancelled)
-        assert answers[2]["result"]["results"][0]["predicted"] == "ba"
-    else:
-        assert answers[2]["error"] == {"code": m.CANCELLED, "message": "cancelled"}
+    assert answers[2]["result"]["results"][0]["predicted"] == "ba"
+
+
+def test_requests_in_flight_as_a_pipe_ends_are_finished_and_one_that_runs_on_is_cancelled(plugin):
+    """As the Node guest does, `printf ... | mt-eval serve DIR` answers the calls still running when its input ends
+    (it cancelled them, where a file of the same requests had them answered); a call that is still running
+    `FINISH_S` later is answered cancelled, with a line on stderr, and the guest exits."""
+    import subprocess
+    import time
+
+    from mt_eval.bridge.host_gone import FINISH_S
+
+    requests = "".join(json.dumps(message) + "\n" for message in (initialize(1), translate(2, "0.3"),
+                                                                   translate(3, "600")))
+    started = time.monotonic()
+    done = subprocess.run(python_command(plugin), input=requests.encode(), capture_output=True, timeout=60)
+    answers = by_id([json.loads(line) for line in done.stdout.splitlines()])
+    assert answers[2]["result"]["results"][0]["predicted"] == "3.0", answers
+    assert answers[3]["error"] == {"code": m.CANCELLED, "message": "cancelled"}
+    assert done.returncode == 0 and time.monotonic() - started < FINISH_S + 20
+    assert (f"the input ended and 1 request(s) did not finish within {FINISH_S:g} s: cancelled"
+            in done.stderr.decode())
 
 
 def test_after_shutdown_what_is_in_flight_finishes_and_nothing_new_starts(plugin, tmp_path):

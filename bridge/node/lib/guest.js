@@ -121,8 +121,9 @@ export class GuestServer {
   }
 
   // Stdin has closed and Node has nothing left to run: what the method does waits on a promise that nothing can
-  // settle. Its calls are cancelled, as the Python guest abandons them, rather than left unanswered by a quiet exit;
-  // a request waiting on anything else (the module's top-level await, methodCard()) ends the guest with status 1.
+  // settle. Its calls are cancelled (as the Python guest cancels those still running 5 s after its input ended),
+  // rather than left unanswered by a quiet exit; a request waiting on anything else (the module's top-level await,
+  // methodCard()) ends the guest with status 1.
   abandon() {
     if (!this.inputEnded || this.exiting || this.unanswered === 0) return;
     const what = this.method === null ? "the method's module (a top-level await)" : this.initialized ? 'the method'

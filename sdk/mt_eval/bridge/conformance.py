@@ -110,6 +110,11 @@ async def _diagnose_handshake(process: asyncio.subprocess.Process, outcome: Vect
         return
     with anyio.move_on_after(1.0):
         status = exit_status(await _exit_status(process))
+        if rpc:  # it did answer (a last line ended by its exit, say), with an answer that is wrong
+            wrong = (outcome.failure or "").partition(": ")[2]
+            outcome.no_handshake = f"the guest's answer to initialize is wrong ({wrong}), and then it {status}"
+            outcome.failure = f"{outcome.failure} (in its answer to initialize; then the guest {status})"
+            return
         outcome.no_handshake = f"the guest {status} before answering initialize"
         outcome.failure = f"{outcome.failure} ({outcome.no_handshake})"
 
@@ -329,7 +334,8 @@ def _check(pattern: Any, message: Any) -> str | None:
     if isinstance(message, _TooLong):
         return f"the guest sent {message}"
     if isinstance(message, _Junk):
-        return f"stdout line is not JSON: {message!r}"
+        return (f"stdout line is not JSON: {message!r} (a host would log and skip it, but the protocol forbids it: "
+                "stdout carries protocol lines only; write anything else to stderr)")
     error = message.get("error") if isinstance(message, dict) and "result" not in message else None
     if isinstance(pattern, dict) and "result" in pattern and isinstance(error, dict):
         said = " | ".join(line.strip() for line in str(error.get("message")).splitlines())

@@ -3,9 +3,9 @@
 Stdout is diverted at the file-descriptor level before the plugin is imported: the protocol keeps a private
 duplicate of fd 1, and fd 1 itself is pointed at stderr, so a ``print()`` anywhere in a method (or in a C
 extension writing to fd 1) lands in the host's logs instead of corrupting the protocol. A host talks to it over
-pipes, and it exits when its stdin closes, abandoning what is in flight (nobody is left to read it). Run by hand,
-files work too: ``mt-eval serve DIR < requests.jsonl > answers.jsonl`` answers every request before it exits,
-and on a terminal it says what it expects.
+pipes, and it exits when its stdin closes, once what is in flight is answered (from a pipe, what still runs 5 s
+later is cancelled). Run by hand, files work too: ``mt-eval serve DIR < requests.jsonl > answers.jsonl`` answers
+every request before it exits, and on a terminal it says what it expects.
 """
 
 from __future__ import annotations
@@ -89,10 +89,10 @@ class GuestServer:
     """The protocol state machine of a guest around one in-process method.
 
     Requests arrive in the stdin pipe's I/O callback and each translate or decide runs as an asyncio task the
-    server tracks by request id, so that a ``cancel`` notification cancels it; when stdin closes, every task is
-    cancelled (nobody would read the answers) and the method is closed. Like the host's futures, these tasks
-    belong to the bridge's I/O layer (README, *One async style*): an anyio task and cancel scope per request
-    cost a fifth of the guest's throughput."""
+    server tracks by request id, so that a ``cancel`` notification cancels it; when stdin closes, the tasks are
+    finished (`mt_eval.bridge.host_gone.finish_in_flight`) and the method is closed. Like the host's futures,
+    these tasks belong to the bridge's I/O layer (README, *One async style*): an anyio task and cancel scope per
+    request cost a fifth of the guest's throughput."""
 
     def __init__(self, method: Any, *, name: str, method_id: str, card: dict[str, Any] | None,
                  implements: Sequence[str] = ("translate",), max_line_bytes: int = m.DEFAULT_MAX_LINE_BYTES) -> None:
@@ -161,13 +161,14 @@ class GuestServer:
             task.cancel()
 
     async def _serve(self, from_host: bool, reader: asyncio.BaseTransport | FileInput) -> None:
-        """Until the input ends; then in-flight work is cancelled (from a host) or answered, and the method closed."""
+        """Until the input ends; then in-flight work is finished (`finish_in_flight`), and the method closed."""
+        from mt_eval.bridge.host_gone import finish_in_flight
+
         await self.closed.wait()
-        if from_host or self.output_error is not None:
-            for task in list(self._tasks.values()):  # a host closed stdin: nobody will read the answers
+        if self.output_error is not None:  # nobody can read the answers
+            for task in list(self._tasks.values()):
                 task.cancel()
-        if self._tasks:  # requests from a file, or answers into one: each is answered before the end (not gathered:
-            await asyncio.wait(list(self._tasks.values()))  # Ctrl-C meanwhile waits for no call that ignores it)
+        await finish_in_flight(list(self._tasks.values()), bounded=from_host)
         # the method's own processes and connections end with the guest (a bounded wait: a warning, not a hang)
         from mt_eval.guarded_calls import guarded_close
 

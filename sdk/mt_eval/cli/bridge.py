@@ -72,7 +72,9 @@ def check(command: Sequence[str], *, vectors: str | None, cwd: str | None) -> in
         said_on_stderr(f"mt-eval bridge check: cannot start {command[0]!r}: {unfit}: give the guest's command after "
                        "--, as you would run it, e.g. mt-eval bridge check -- node my-guest.js")
         return 1
-    shown(f"checking `{' '.join(command)}` against {len(loaded)} transcripts from {directory}")
+    import shlex
+
+    shown(f"checking `{shlex.join(command)}` against {len(loaded)} transcripts from {directory}")
     failed = skipped = 0
     for number, vector in enumerate(loaded, start=1):
         outcome = anyio.run(partial(run_vector, vector, command, cwd=cwd))
