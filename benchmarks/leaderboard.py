@@ -130,9 +130,9 @@ def render(db: str) -> tuple[float, float, int, int]:
         board = build_board(rows)
         built = time.perf_counter() - started
         started = time.perf_counter()
-        page = index_page(board)
+        page = index_page(board, detail_pages=True)
         rendered = time.perf_counter() - started
-        thousand = index_page(build_board(rows[:1000]))
+        thousand = index_page(build_board(rows[:1000]), detail_pages=True)
     return built, rendered, len(page.encode()), len(thousand.encode())
 
 

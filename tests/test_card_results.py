@@ -128,6 +128,24 @@ def test_a_referenced_card_is_published_with_the_results_of_its_log(tmp_path: Pa
     assert "keep results.jsonl beside card.json" in capsys.readouterr().err
 
 
+def test_the_detail_page_of_a_referenced_card_says_where_its_results_are(tmp_path: Path, corpus: Path, capsys):
+    """Before, its "Entries" table was empty, with nothing saying why: the store keeps the sealed card, not its log."""
+    assert run(tmp_path / "run", corpus, *honest(), "--embed-results", "never")[0] == 0
+    log_sha256 = file_sha256(tmp_path / "run" / "results.jsonl")
+    method_card = tmp_path / "method-card.json"
+    method_card.write_text(json.dumps({"description": "Copies or translates by a script.", "paradigm": "rule-based",
+                                       "open_source": False}))
+    db, site = str(tmp_path / "board.db"), tmp_path / "site"
+    assert main(["publish", str(tmp_path / "run" / "card.json"), "--db", db, "--no-input", "--method-card",
+                 str(method_card)]) == 0, capsys.readouterr().err
+    assert main(["leaderboard", "--db", db, "--out", str(site), "--quiet"]) == 0
+    [page] = [p.read_text() for p in (site / "cards").glob("*.html")]
+    entries = page.split("<h2>Entries</h2>", 1)[1]
+    assert entries.startswith(f"<p>This card's 34 results are in its results log, <code>results.jsonl</code> (sha256 "
+                              f"<code>{log_sha256[:16]}…</code>), beside the card in the run directory")
+    assert "<table>" not in entries
+
+
 def test_a_referenced_card_is_scored_again_from_its_log_and_a_changed_score_is_caught(tmp_path: Path,
                                                                                      corpus: Path):
     """The scorers read a referenced card's log a chunk at a time, as the run scored it (not lists copied into

@@ -18,14 +18,14 @@ from mt_eval.cli import main
 @pytest.mark.parametrize(("options", "said"), [
     (["--out", "SITE", "--json"], "argument --out: not allowed with --json: the site holds the board as index.html"),
     (["--out", "SITE", "--format", "html"], "argument --out: not allowed with --format html"),
-    (["--out", ""], "argument --out: is blank: give the directory to write the site into"),
+    (["--out", "  "], "argument --out: is blank: give the directory to write the site into"),
     (["--force"], "argument --force: does nothing without --out DIR"),
     (["--port", "9000"], "argument --port: is the port of mt-eval leaderboard serve: add serve"),
 ])
 def test_options_that_would_be_ignored_are_refused(cards, tmp_path: Path, db: str, capsys, options: list[str],
                                                    said: str):
     """Before, each was ignored: `--out site --json` wrote the site and printed a line of text where a script read
-    JSON, `--out ""` printed the table (exit 0, no site)."""
+    JSON, `--out "  "` printed the table (exit 0, no site; `--out ""` is refused as any empty path is)."""
     publish_all(db, [cards.card("alpha")], tmp_path)
     site = tmp_path / "site"
     options = [str(site) if option == "SITE" else option for option in options]
@@ -89,7 +89,7 @@ def test_a_right_to_left_override_in_a_name_turns_only_the_name_around(cards, tm
     publish_all(db, [cards.card("evil", method_card={"name": "Evil \u202e"})], tmp_path)
     assert main(["leaderboard", "--db", db, "--format", "html"]) == 0
     page = capsys.readouterr().out
-    assert "<b><bdi>Evil \u202e</bdi></b></a> <span class=b>pipeline</span>" in page
+    assert "<b><bdi>Evil \u202e</bdi></b> <span class=b>pipeline</span>" in page
     assert "<h2><bdi>synthetic</bdi>" in page
     site = tmp_path / "site"
     assert main(["leaderboard", "--db", db, "--out", str(site)]) == 0

@@ -59,6 +59,19 @@ def test_the_static_site_has_an_index_a_page_per_card_and_the_json(cards, tmp_pa
         detail and "passed (policy default, as the run applied it)" in detail
 
 
+def test_the_page_printed_alone_links_to_no_detail_page_the_site_and_the_server_link_to_theirs(
+        cards, tmp_path: Path, db: str, capsys):
+    """Before, --format html linked each method to cards/KEY.html, which nothing wrote beside it: a dead link."""
+    publish_all(db, [cards.card("alpha", quality=0.8), cards.card("beta", quality=0.5)], tmp_path)
+    assert main(["leaderboard", "--db", db, "--format", "html"]) == 0
+    page = capsys.readouterr().out
+    assert "<b><bdi>Alpha</bdi></b>" in page and "<b><bdi>Beta</bdi></b>" in page and 'href="cards/' not in page
+    assert main(["leaderboard", "--db", db, "--out", str(tmp_path / "site"), "--quiet"]) == 0
+    index = (tmp_path / "site" / "index.html").read_text()
+    linked = re.findall(r'<a href="(cards/[0-9a-f]{16}\.html)"><b>', index)
+    assert len(linked) == 2 and all((tmp_path / "site" / link).is_file() for link in linked)
+
+
 @pytest.mark.parametrize(("title", "words"), [
     ("Board \udcff", "argument --title: 'Board \\udcff' is not valid UTF-8 (at character 7): give the title as UTF-8"),
     ("Board\x1b[31m", "argument --title: 'Board\\x1b[31m' holds the control character U+001B: give a title without "

@@ -75,6 +75,10 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
         f"<td class=n>{escape(format_duration(r.get('latency_s')))}</td></tr>"
         for r in results[:RESULTS_SHOWN])
     more = f"<p class=muted>first {RESULTS_SHOWN} of {len(results)} entries</p>" if len(results) > RESULTS_SHOWN else ""
+    table = ("<table><thead><tr><th>id</th><th>prediction</th><th>error</th><th>latency</th></tr></thead>"
+             f"<tbody>{entries}</tbody></table>")
+    if not results and (log := card.get("results_log")):
+        more, table = _in_log(log), ""
     body = (f'<p><a href="{escape(back)}">← leaderboard</a></p>'
             f"<h1>{named(row['method_name'])}</h1>"
             f"<p><b>{escape(row['headline']['metric'] if row['headline'] else 'headline')}</b> "
@@ -89,9 +93,17 @@ def detail_page(card: dict[str, Any], row: dict[str, Any], *, back: str = "../in
             f"<h2>Run</h2>{_dl(_run(card))}"
             f"<h3>Covariates</h3>{_dl(covariates)}<h3>Latency</h3>{_dl(latency)}"
             f"<h3>Environment</h3>{_dl(environment)}"
-            f"<h2>Entries</h2>{more}<table><thead><tr><th>id</th><th>prediction</th><th>error</th><th>latency</th>"
-            f"</tr></thead><tbody>{entries}</tbody></table>")
+            f"<h2>Entries</h2>{more}{table}")
     return page(f"\u2068{row['method_name']}\u2069 — \u2068{corpus['name']}\u2069", body)  # (isolated, as <bdi>)
+
+
+def _in_log(log: dict[str, Any]) -> str:
+    """What the page says of the entries of a card that references its results log (the store keeps the card as
+    the run sealed it, without the log)."""
+    file, sha256 = escape(str(log.get("file"))), escape(str(log.get("sha256"))[:16])
+    return (f"<p>This card's {log.get('results', 0):,} results are in its results log, <code>{file}</code> (sha256 "
+            f"<code>{sha256}…</code>), beside the card in the run "
+            "directory: the board keeps the card as the run sealed it, and the log is not stored.</p>")
 
 
 def unreadable_page(row: dict[str, Any], *, back: str = "../index.html") -> str:

@@ -66,9 +66,13 @@ def open_source(row: dict[str, Any]) -> str:
     return f'<a class="yes" href="{escape(url)}">open</a>' if url else '<span class="yes">open</span>'
 
 
-def method_cell(row: dict[str, Any], link: str) -> str:
+def method_cell(row: dict[str, Any], link: str | None) -> str:
+    """The method's name (linked to its detail page, when there is one), badges and tools."""
     about = ("tools: " + (", ".join(row["tools_used"]) or "none")) if row["has_method_card"] else settings_text(row)
-    return (f'<a href="{escape(link)}"><b>{named(row["method_name"])}</b></a> {badges(row)}'
+    name = f'<b>{named(row["method_name"])}</b>'
+    if link:
+        name = f'<a href="{escape(link)}">{name}</a>'
+    return (f'{name} {badges(row)}'
             f'<br><small>{escape(about)}</small>')
 
 
@@ -93,7 +97,7 @@ def prize_cell(row: dict[str, Any]) -> str:
             + (f"<br><small>{escape(more)}</small>" if more else ""))
 
 
-def row_html(row: dict[str, Any], prefix: str, *, placed: bool = False) -> str:
+def row_html(row: dict[str, Any], detail_pages: bool, *, placed: bool = False) -> str:
     """A table row; its pair and corpus are its section's unless ``placed`` (a section of mixed rows)."""
     h = row["headline"]
     rank = row.get("rank")
@@ -106,7 +110,7 @@ def row_html(row: dict[str, Any], prefix: str, *, placed: bool = False) -> str:
                   f'data-date="{escape(row["finished_at"])}" data-prize="{verdict}"')
     if placed:
         attributes += f' data-pair="{escape(row["pair"])}" data-corpus="{escape(row["corpus_name"])}"'
-    link = f"{prefix}{CARDS_DIR}/{row['key']}.html"
+    link = f"{CARDS_DIR}/{row['key']}.html" if detail_pages else None
     return (f"<tr {attributes}><td class=n>{rank or '—'}{tie}</td><td>{method_cell(row, link)}</td>"
             f"<td>{open_source(row)}</td><td class=n>{headline_text(h)}</td>"
             f"<td class=n>{h['denominator'] if h else '—'}</td><td>{prize_cell(row)}</td>"
@@ -118,7 +122,7 @@ HEAD = ('<thead><tr><th data-sort="rank" data-numeric>Rank</th><th data-sort="na
         'Prize eligibility</th><th data-sort="date">Run</th></tr></thead>')
 
 
-def group_html(group: dict[str, Any], prefix: str) -> str:
+def group_html(group: dict[str, Any], detail_pages: bool) -> str:
     subset = (f" · {group['entries_run']} of {group['corpus_size']} entries (part of the corpus), "
               f"{group['denominator']} scored" if group["subset"] else f" · {group['denominator']} scored entries")
     order = "higher is better" if group["higher_is_better"] else "lower is better"
@@ -127,7 +131,7 @@ def group_html(group: dict[str, Any], prefix: str) -> str:
             f'</span></h2><p class="muted">corpus sha256 <code>{escape(group["corpus_sha256"][:16])}</code>{subset} · '
             f'{escape(group["metric"])} ({order}) <code>{escape(group["signature"] or "")}</code></p>'
             f'<table>{HEAD.format(metric=escape(group["metric"]))}<tbody>'
-            + "".join(row_html(r, prefix) for r in group["rows"]) + "</tbody></table></section>")
+            + "".join(row_html(r, detail_pages) for r in group["rows"]) + "</tbody></table></section>")
 
 
 def across_html(across: dict[str, Any]) -> str:
@@ -157,8 +161,9 @@ def _options(name: str, label: str, values: list[str]) -> str:
             f"{options}</select></label>")
 
 
-def index_page(board: dict[str, Any], *, title: str = "mt-eval leaderboard", prefix: str = "") -> str:
-    """The board's page; ``prefix`` is prepended to detail-page links."""
+def index_page(board: dict[str, Any], *, title: str = "mt-eval leaderboard", detail_pages: bool = False) -> str:
+    """The board's page. Its methods link to their detail pages (``cards/KEY.html``) only with ``detail_pages``,
+    where those are written or served beside it: the page alone (``--format html``) has no links that lead nowhere."""
     groups = board["groups"]
     rows = [r for g in groups for r in g["rows"]] + board["unranked"]
     classes = sorted({r["method_class"] for r in rows}) + sorted({r["dependency_class"] or "" for r in rows} - {""})
@@ -176,7 +181,7 @@ def index_page(board: dict[str, Any], *, title: str = "mt-eval leaderboard", pre
     if board["unranked"]:
         unranked = ('<section class="group"><h2>Not ranked</h2><p class="muted">runs without a headline</p><table>'
                     + HEAD.format(metric="headline") + "<tbody>"
-                    + "".join(row_html(r, prefix, placed=True) for r in board["unranked"])
+                    + "".join(row_html(r, detail_pages, placed=True) for r in board["unranked"])
                     + "</tbody></table></section>")
     given = " ".join(f"--{name} {value}" for name, values in (board.get("filters") or {}).items() for value in values)
     if given:  # (a board of some rows only says so: it is not the whole board)
@@ -184,5 +189,5 @@ def index_page(board: dict[str, Any], *, title: str = "mt-eval leaderboard", pre
     empty = "" if rows else (f"<p>No run cards match <code>{escape(given)}</code>.</p>" if given else
                              "<p>No run cards are published yet: <code>mt-eval publish runs/NAME/card.json</code></p>")
     body = (f"<header><h1>{escape(title)}</h1>{note}</header>{filters}{empty}"
-            + "".join(group_html(g, prefix) for g in groups) + unranked + across_html(board["across"]))
+            + "".join(group_html(g, detail_pages) for g in groups) + unranked + across_html(board["across"]))
     return page(title, body, script=True)

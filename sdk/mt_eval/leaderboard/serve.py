@@ -186,7 +186,7 @@ def make_server(store: Any, build: Callable[[], dict[str, Any]], *, port: int, t
                 return
             try:
                 if path in ("/", "/index.html"):
-                    self._send(index_page(board(), title=title), "text/html")
+                    self._send(index_page(board(), title=title, detail_pages=True), "text/html")
                 elif path == "/leaderboard.json":
                     self._send(msgspec.json.encode(board()).decode(), "application/json")
                 elif match := DETAIL.match(path):

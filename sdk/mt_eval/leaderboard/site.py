@@ -108,7 +108,7 @@ def write_site(board: dict[str, Any], store: Any, out: Path, *, title: str, quie
         if stale.name not in written and DETAIL_PAGE.match(stale.name):
             stale.unlink()
     _write(out / "leaderboard.json", msgspec.json.format(msgspec.json.encode(board), indent=2).decode() + "\n")
-    _write(out / "index.html", index_page(board, title=title))
+    _write(out / "index.html", index_page(board, title=title, detail_pages=True))
     return pages
 
 
