@@ -81,3 +81,23 @@ def test_results_without_a_string_id_are_said_in_every_runtime(tmp_path: Path, r
     said = {line for line in done.stderr.splitlines() if "match no entry" in line}
     assert said == {"the method returned results that match no entry it was sent (ids 0, 1, null; 1 item that is not "
                     "an object); they were dropped (a result's id is its entry's id, a string)"}, done.stderr
+
+
+@pytest.mark.parametrize("runtime", ["python", "isolated", pytest.param("node", marks=needs_node)])
+def test_latency_calls_that_return_unmatched_results_measure_nothing_and_say_nothing_in_every_runtime(
+        tmp_path: Path, runtime):
+    """Through a guest the host had dropped the stray results of the latency calls, said them (three times, the
+    run's own call then unsaid) and timed the calls; in this process they failed the measurement, unsaid."""
+    method = node_plugin(tmp_path, GHOSTS_JS) if runtime == "node" else plugin(tmp_path, GHOSTS)
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--method", str(method), "--corpus",
+                           str(corpus(tmp_path, ["a", "b", "c"])), "--pair", "eng>spa", "--out", str(tmp_path / "run"),
+                           "--resamples", "100", "--no-contamination-check",
+                           *(["--isolate"] if runtime == "isolated" else [])],
+                          capture_output=True, text=True, timeout=120)
+    card = msgspec.json.decode((tmp_path / "run" / "card.json").read_bytes(), type=RunCard)
+    assert [r.predicted for r in card.results] == ["xa", "xb", "xc"], done.stderr
+    said = [line for line in done.stderr.splitlines() if "match no entry" in line]
+    assert said == [SAID.format(0) + " (a result's id is its entry's id, a string)"], done.stderr
+    assert (card.latency.cold_failed, card.latency.hot_calls) == ("not one result", 0)
+    assert card.latency.hot_failed == card.latency.repetitions * card.latency.hot_entries > 0
+    assert "  latency: not measured (the first call: not one result)" in done.stdout.splitlines(), done.stdout

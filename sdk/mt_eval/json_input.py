@@ -175,18 +175,7 @@ def parse_json(raw: bytes, *, file: str, exact_numbers: bool = False,
                 code="encoding",
             )
         ]
-    duplicates: list[tuple[dict[str, Any], str]] = []  # (an object, a key it writes twice), inner objects first
-    dropped: dict[int, list[tuple[str, Any]]] = {}  # an object's values a repeated key replaced, by its id
-
-    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                duplicates.append((out, key))
-                dropped.setdefault(id(out), []).append((key, out[key]))
-            out[key] = value
-        return out
-
+    noted = KeysWrittenTwice()
     depth = _nesting_depth(text) if text.count("{") + text.count("[") > MAX_DEPTH else 0
     if depth > MAX_DEPTH:  # (refused before it is read: Python's own limit depends on how deep its stack already is)
         return None, [
@@ -204,7 +193,7 @@ def parse_json(raw: bytes, *, file: str, exact_numbers: bool = False,
         marked = [0]
         read_int, read_float = (js_int, js_float) if too_large is None else (
             _marking_too_large(js_int, marked), _marking_too_large(js_float, marked))
-        value = json.loads(text, object_pairs_hook=pairs_hook, parse_int=number or read_int,
+        value = json.loads(text, object_pairs_hook=noted.pairs_hook, parse_int=number or read_int,
                            parse_float=number or read_float)
         if marked[0] and too_large is not None:
             value = _unmark(value, (), too_large)
@@ -219,7 +208,6 @@ def parse_json(raw: bytes, *, file: str, exact_numbers: bool = False,
                 code="syntax",
             )
         ]
-    where = _paths_of({id(held) for held, _ in duplicates}, value, dropped) if duplicates else {}
     problems = [
         Problem(
             file=file,
@@ -228,9 +216,35 @@ def parse_json(raw: bytes, *, file: str, exact_numbers: bool = False,
             hint="keep one of them; JSON readers silently drop all but the last",
             code="duplicate-key",
         )
-        for path, key in dict.fromkeys((where[id(held)], key) for held, key in duplicates)
+        for path, key in noted.located(value)
     ]
     return value, problems
+
+
+class KeysWrittenTwice:
+    """The keys written twice in JSON objects, noted by `pairs_hook` (``json.loads``'s ``object_pairs_hook``; the
+    last value kept, as JSON readers do), and where each is once the text is read (`located`)."""
+
+    def __init__(self) -> None:
+        self.duplicates: list[tuple[dict[str, Any], str]] = []  # (an object, a key it writes twice), inner first
+        self.dropped: dict[int, list[tuple[str, Any]]] = {}  # an object's values a repeated key replaced, by its id
+
+    def pairs_hook(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                self.duplicates.append((out, key))
+                self.dropped.setdefault(id(out), []).append((key, out[key]))
+            out[key] = value
+        return out
+
+    def located(self, value: Any) -> list[tuple[str, str]]:
+        """Each key written twice, with the JSON path of its object in ``value`` (what `json.loads` returned),
+        once per path and key, inner objects first."""
+        if not self.duplicates:
+            return []
+        where = _paths_of({id(held) for held, _ in self.duplicates}, value, self.dropped)
+        return list(dict.fromkeys((where[id(held)], key) for held, key in self.duplicates))
 
 
 def _paths_of(wanted: set[int], value: Any, dropped: dict[int, list[tuple[str, Any]]]) -> dict[int, str]:

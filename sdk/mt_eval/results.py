@@ -2,18 +2,17 @@
 
 The harness's in-process path (`mt_eval.harness.execution`), the bridge host (`mt_eval.bridge.method`), the
 Python guest (`mt_eval.bridge.guest`), the translator-program adapters, ``mt-eval translate`` and
-``mt-eval locales`` all go through here; the Node side (``bridge/node/lib/results.js``) does the same from
-the same schema, and ``bridge/vectors/contract/results.json`` holds both to it.
+``mt-eval locales`` all go through here; the Node side (``bridge/node/lib/results.js``) does the same from the
+same schema, and ``bridge/vectors/contract/results.json`` holds both to it.
 
-- Each entry of a call gets exactly one result, in entry order. A result is matched to its entry by
-  ``id`` — a string, and the id of an entry of that call — and nothing else; an entry with no result, or
-  with several, gets an error result instead. ``predicted`` must be a string (or null when ``error``
-  says why the entry failed). Scoring depends on both, so neither is ever guessed.
-- Results written for the upstream harness are accepted: a null field counts as absent,
-  ``usage.total_tokens``, ``raw_predicted`` and ``cached`` are kept (the run card carries them), usage
-  counts that are not whole numbers are rounded, and any other field moves into ``metadata`` (other
-  usage fields into ``metadata.usage``). `ResultNotes` counts each kind of change, so a run reports them
-  once, not once per entry.
+- Each entry of a call gets exactly one result, in entry order. A result is matched to its entry by ``id`` — a
+  string, and the id of an entry of that call — and nothing else; an entry with no result, or with several, gets an
+  error result instead. ``predicted`` must be a string (or null when ``error`` says why the entry failed). Scoring
+  depends on both, so neither is ever guessed.
+- Results written for the upstream harness are accepted: a null field counts as absent, ``usage.total_tokens``,
+  ``raw_predicted`` and ``cached`` are kept (the run card carries them), usage counts that are not whole numbers
+  are rounded, and any other field moves into ``metadata`` (other usage fields into ``metadata.usage``).
+  `ResultNotes` counts each kind of change, so a run reports them once, not once per entry.
 - Text that is not valid Unicode (a lone surrogate) fails its entry: it could not be written or sent; so does a
   ``latency_s`` that is not a finite number (JSON would write an Infinity as null, which no reader accepts).
 - A result without ``latency_s`` gets the call's time divided among the call's entries.
@@ -47,7 +46,8 @@ class ResultNotes:
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
-        self.stray_calls = 0  # calls whose results include some that match no entry (`stray_warning`)
+        self.stray_calls = 0  # calls whose results include some that match no entry, said (`stray_warning`)
+        self.stray_seen = 0  # such calls, said or not (a latency call among them measured nothing)
 
     def add(self, note: str, count: int = 1) -> None:
         self.counts[note] = self.counts.get(note, 0) + count
@@ -64,6 +64,7 @@ class ResultNotes:
         """The warning for one call's results that match no entry, or row (`strays_dropped`), for the first
         `STRAY_REPORTS` calls of a host that return some (the last of them says so); None for the others: a
         method that does it in every batch is not reported a thousand times."""
+        self.stray_seen += bool(unknown)
         if not unknown or self.stray_calls >= STRAY_REPORTS:
             return None
         self.stray_calls += 1
@@ -271,8 +272,6 @@ def results_for(entries: list[dict[str, Any]], returned: Any, *, label: str, not
 
 
 NOT_A_RESULT = "<not an object>"  # what `results_for` gives as the id of a returned item that is no object
-
-
 STRAY_REPORTS = 3  # calls whose unmatched results a host reports (lib/unmatched.js: STRAY_REPORTS)
 LATER_STRAYS = "; later calls' results that match no {item} are dropped without a word"
 

@@ -3,8 +3,9 @@
 
 msgspec, which reads the entries, does not say: the keys the file writes (``"…":`` outside a string) are counted
 with `str.count` and compared with the keys the decoded objects hold, and only a file that writes more keys than
-it holds is read again with the standard library's ``json`` to name each duplicate and where it is (an object
-nested in an entry, or ``":`` inside a text, makes that second reading happen, and it then finds nothing).
+it holds is read again with the standard library's ``json`` to name each duplicate and the JSON path of its object
+(``$[3]``, ``$.entries[3].meta``; ``line 3``, ``line 3.meta`` in JSONL) as `mt_eval.json_input.parse_json` does (an
+object nested in an entry, or ``":`` inside a text, makes that second reading happen, and it then finds nothing).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from mt_eval.corpus.files import split_lines
 from mt_eval.corpus.model import CorpusError
+from mt_eval.json_input import KeysWrittenTwice
 from mt_eval.problems import Problem
 
 HINT = "keep one of them; JSON readers silently drop all but the last"
@@ -30,29 +32,24 @@ def refuse_duplicate_keys(path: Any, text: str, objects_keys: int, *, by_line: b
     for number, line in enumerate(lines or [text], start=1):
         if lines is not None and line.count('":') + line.count('" :') < 2:
             continue
-        for key in _duplicates(line):
-            where = f"line {number}" if lines is not None else "$"
+        for at, key in _duplicates(line):
+            where = at if lines is None else f"line {number}{at[1:]}"  # (``line 3.meta``, as other problems say)
             problems.append(Problem(file=str(path), path=where, code="duplicate-key", hint=HINT,
                                     message=f'key "{key}" appears more than once in an object'))
         if len(problems) >= 50:
             break
     if problems:
-        raise CorpusError(problems, summary=f"corpus {path} writes a key twice in an object")
+        raise CorpusError(problems[:50], summary=f"corpus {path} writes a key twice in an object")
 
 
-def _duplicates(text: str) -> list[str]:
-    found: list[str] = []
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [key for key, _ in items]
-        found.extend(key for key in dict.fromkeys(keys) if keys.count(key) > 1)
-        return dict(items)
-
+def _duplicates(text: str) -> list[tuple[str, str]]:
+    """Each key written twice in an object of ``text``, with the JSON path of the object (`KeysWrittenTwice`)."""
+    noted = KeysWrittenTwice()
     try:
-        json.loads(text, object_pairs_hook=pairs)
+        value = json.loads(text, object_pairs_hook=noted.pairs_hook)
     except ValueError:  # (what does not read as JSON is reported by the reader)
         return []
-    return list(dict.fromkeys(found))
+    return noted.located(value)
 
 
 def keys_held(value: Any) -> int:

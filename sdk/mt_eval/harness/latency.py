@@ -135,10 +135,15 @@ async def measure(method: Any, entries: Sequence[dict[str, Any]], config: Any, p
 
 async def _timed_call(method: Any, entry: dict[str, Any], config: Any, timeout_s: float,
                       directory: Path | None) -> tuple[float, str | None]:
-    """Seconds one one-entry call took, and why it does not count (failed, timed out, abstained)."""
+    """Seconds one one-entry call took, and why it does not count (failed, timed out, abstained, or not one result:
+    a guest's host drops results that match no entry, ``result_notes`` counting the call, where in this process
+    the method's list holds them)."""
     from mt_eval.deadlines import Overran, raised_by_a_signal, within
     from mt_eval.guarded_calls import call_failure
+    from mt_eval.results import ResultNotes
 
+    notes = getattr(method, "result_notes", None)
+    strays_before = notes.stray_seen if isinstance(notes, ResultNotes) else 0
     started = time.perf_counter()
     try:
         returned = await within(timeout_s, lambda: method.translate([dict(entry)], config))
@@ -150,7 +155,7 @@ async def _timed_call(method: Any, entry: dict[str, Any], config: Any, timeout_s
         return time.perf_counter() - started, call_failure(exc, directory)
     elapsed = time.perf_counter() - started
     item = returned[0] if isinstance(returned, list) and len(returned) == 1 else None
-    if item is None:
+    if item is None or (isinstance(notes, ResultNotes) and notes.stray_seen != strays_before):
         return elapsed, "not one result"
     fields: dict[str, Any] = item if isinstance(item, dict) else {
         "error": getattr(item, "error", None), "abstained": getattr(item, "abstained", False)}

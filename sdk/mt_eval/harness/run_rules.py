@@ -128,9 +128,10 @@ class RunRules:
                       directory: Path | None = None) -> Callable[[Any, float], Awaitable[None]]:
         """What runs just before the method's entries (`mt_eval.harness.running.Around.before`): the latency
         calls of ``self.latency``, their measurement handed to ``save``. Whatever a guest's host noted while
-        accepting their results is forgotten: the results are thrown away."""
+        accepting their results is forgotten, and results that match no entry are not said (a call that returned
+        some measured nothing, in this process too): the results are thrown away, and the run's calls say theirs."""
         from mt_eval.harness.latency import measure
-        from mt_eval.results import ResultNotes
+        from mt_eval.results import STRAY_REPORTS, ResultNotes
 
         plan = self.latency
         if not quiet and (sample := len(sample_of(entries, plan))):  # (fewer scored entries: a smaller sample)
@@ -141,10 +142,14 @@ class RunRules:
 
         async def before(method: Any, start_s: float) -> None:
             notes = getattr(method, "result_notes", None)
-            kept = dict(notes.counts) if isinstance(notes, ResultNotes) else None
-            measured = await measure(method, entries, config, plan, timeout_s, view, directory=directory)
-            if isinstance(notes, ResultNotes) and kept is not None:
-                notes.counts = kept
+            kept = (dict(notes.counts), notes.stray_calls) if isinstance(notes, ResultNotes) else None
+            if isinstance(notes, ResultNotes):
+                notes.stray_calls = STRAY_REPORTS  # (as if said already: unsaid)
+            try:
+                measured = await measure(method, entries, config, plan, timeout_s, view, directory=directory)
+            finally:
+                if isinstance(notes, ResultNotes) and kept is not None:
+                    notes.counts, notes.stray_calls = kept
             measured.start_s = round(start_s, 6)
             save(measured)
 
