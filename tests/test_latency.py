@@ -122,6 +122,24 @@ def test_the_card_records_the_hardware_label_and_the_environment_digest(tmp_path
                                                   environment.memory_gib, environment.gpus)
 
 
+def test_the_environment_digest_of_a_node_method_has_the_version_of_the_node_that_ran_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """MT_EVAL_NODE picks the node a Node method runs in: the digest has its version, not that of node on PATH."""
+    termbase = Path(__file__).parent.parent / "examples" / "termbase-eng-spa"
+    corpus = family_corpus(tmp_path / "c.json", scored=2)
+    digests = []
+    for version in ("v98.0.0", "v99.0.0"):
+        node = tmp_path / version / "node"
+        node.parent.mkdir()
+        node.write_text(f'#!/bin/sh\n[ "$1" = --version ] && {{ echo {version}; exit 0; }}\nexec node "$@"\n')
+        node.chmod(node.stat().st_mode | stat.S_IXUSR)
+        monkeypatch.setenv("MT_EVAL_NODE", str(node))
+        _, card = run(tmp_path / version / "run", corpus, *LENIENT, "--latency-sample", "0", method=termbase)
+        assert card is not None and card.method.runtime == "node" and card.results
+        digests.append(card.environment.digest)
+    assert digests[0] != digests[1]
+
+
 def test_a_latency_call_that_times_out_ends_the_latency_calls(tmp_path: Path):
     record = tmp_path / "calls.jsonl"
     corpus = family_corpus(tmp_path / "corpus.json", scored=4)

@@ -10,7 +10,7 @@ import pytest
 
 from mt_eval.cli import main
 from mt_eval.harness.verify import verify_card
-from rigor_support import edit_card
+from rigor_support import edit_card, family_corpus, honest, run
 from sandbox_support import needs_sandbox
 from verify_support import run_card
 
@@ -125,3 +125,19 @@ def test_a_card_without_how_its_run_ended_is_named_as_older_not_as_edited(card_p
         "$.results_log": 'the card has no "results_log" (whether its results are in it or in results.jsonl): every run '
                          "card mt-eval writes states it, and this one is from an older mt-eval (0.1.0 before 1 "
                          "December 2026) or had it taken out: without it, how the run ended cannot be checked"}
+
+
+def test_the_card_records_the_params_the_method_got(tmp_path: Path):
+    """--param values change what a method does: the card keeps them beside the other settings, {} for none."""
+    import jsonschema
+
+    corpus = family_corpus(tmp_path / "corpus.json")
+    assert run(tmp_path / "with", corpus, *honest(note="a, b"), "--param", "level=3")[0] == 0
+    card = json.loads((tmp_path / "with" / "card.json").read_text())
+    assert card["covariates"]["params"] == {"translate": {"Canary 0.": "Canario 0.", "Canary 1.": "Canario 1."},
+                                            "abstain": ["n0", "n1"], "note": "a, b", "level": 3}
+    schema = json.loads((Path(__file__).parent.parent / "bridge" / "schemas" / "run-card.schema.json").read_text())
+    jsonschema.validate(card, schema)
+    assert main(["run", "--demo", "--out", str(tmp_path / "none"), "--quiet", "--latency-sample", "0",
+                 "--no-contamination-check"]) == 0
+    assert json.loads((tmp_path / "none" / "card.json").read_text())["covariates"]["params"] == {}

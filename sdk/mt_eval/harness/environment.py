@@ -3,8 +3,8 @@
 The hardware label is what latencies are compared by: two cards measured on different labels are never
 compared for latency. The environment digest (``Environment.digest``) is the SHA-256 over the Python
 implementation and version, the operating system and architecture, the SDK version and every installed
-Python distribution with its version (plus Node's version when the method runs in Node): two runs with the
-same digest ran on the same software.
+Python distribution with its version (plus, when the method runs in Node, the version of the node that runs it:
+``MT_EVAL_NODE``, else the one on PATH): two runs with the same digest ran on the same software.
 """
 
 from __future__ import annotations
@@ -134,7 +134,10 @@ def environment_digest(*, node: bool = False) -> str:
 
 
 def node_version() -> str | None:
-    program = shutil.which("node")
+    """The version of the node that runs Node guests (``MT_EVAL_NODE``, else ``node`` on PATH), or None."""
+    from mt_eval.bridge.runtimes import node_executable
+
+    program = shutil.which(node_executable())
     if program is None:
         return None
     try:

@@ -139,6 +139,8 @@ class Covariates(msgspec.Struct, kw_only=True):
     # gateway and external-API dependencies; [] for none), and the covariates that do not apply, with why
     tool_permissions: list[str] | None = None
     not_applicable: dict[str, str] | None = None
+    # the --param values the method got (RunConfig.params; {} for none); absent from older cards
+    params: dict[str, Any] | None = None
 
 
 class UsageTotals(msgspec.Struct, kw_only=True):

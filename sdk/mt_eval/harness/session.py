@@ -374,7 +374,7 @@ def _build_card(state: RunState, loaded: LoadedMethod, card: dict[str, Any], cor
                                  retries_per_entry=settings.retries,
                                  retry_budget=settings.budget_for(len(selection.entries)), retries_used=retries_used,
                                  tool_permissions=covariates.tool_permissions,
-                                 not_applicable=covariates.not_applicable),
+                                 not_applicable=covariates.not_applicable, params=dict(config.params)),
         environment=environment(node=loaded.source.runtime == "node"),
         metrics=scores,
         latency=latency_facts(state.latency, state.load_s, results),

@@ -212,6 +212,7 @@ export interface Covariates {
   retries_used: number;
   tool_permissions?: string[] | null;
   not_applicable?: Record<string, string> | null;
+  params?: Record<string, unknown> | null;
   [extra: string]: unknown;
 }
 
