@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -109,6 +110,32 @@ def test_a_corpus_kept_in_the_plugin_directory_is_locked_in_the_sandbox(tmp_path
     assert [(a.kind, a.detail) for a in card.sandbox.denied] == [("file-access", str(corpus))]
     assert not card.eligibility.eligible
 
+
+
+def demo_corpus_copies() -> list[Path]:
+    """The copies of the demo corpus a Python runtime shows: the one `run --demo` reads, and those under every
+    site-packages directory (an editable install keeps one there beside the checkout's)."""
+    from mt_eval.resources import demo_corpus
+
+    places = [demo_corpus(), *(Path(entry, "mt_eval", "demo", "data", "eng-spa-demo.json") for entry in sys.path
+                               if entry and os.path.isabs(entry))]
+    return sorted({place.resolve() for place in places if place.is_file()})
+
+
+@needs_sandbox
+def test_every_copy_of_the_demo_corpus_the_runtime_holds_is_locked_in_the_sandbox(tmp_path: Path, sandbox_tool):
+    """The runtime is shown read-only, but not the SDK's own copies of the demo corpus in it: scored on that
+    corpus, a method would otherwise copy its references and earn an eligible card."""
+    plugin = probe_plugin(tmp_path, "python")
+    corpus = small_corpus(tmp_path, 1)
+    copies = demo_corpus_copies()
+    assert copies
+    for number, copy in enumerate(copies):
+        code, card = run_card(tmp_path, "--method", str(plugin), "--corpus", str(corpus), "--sandbox",
+                              *actions(f"read:{copy}"), out=f"run{number}")
+        assert code == 4 and card is not None and card.sandbox is not None, copy
+        assert "Permission denied" in (card.results[0].error or ""), (copy, card.results[0])
+        assert [(a.kind, a.detail) for a in card.sandbox.denied] == [("file-access", str(copy))]
 
 ENVIRONMENT_READER = """import { readdirSync, readFileSync } from 'node:fs';
 export async function translate(entries) {

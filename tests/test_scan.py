@@ -56,12 +56,23 @@ PYTHON_CASES = [
     ("open('/tmpfoo/x')", "file-access", "/tmpfoo/x"),
     ("open('/proc/self/root/etc/hostname')", "file-access", "/proc/self/root/etc/hostname"),
     ("PATH: str = '/etc/passwd'\nopen(PATH)", "file-access", "/etc/passwd"),  # an annotated constant
+    # the same reached in disguise: through builtins or a getattr of a literal name, a path put together
+    ("import builtins\nbuiltins.open('/etc/passwd')", "file-access", "open('/etc/passwd')"),
+    ("import builtins\nbuiltins.exec(code)", "dynamic-code", "calls exec()"),
+    ("import builtins\nbuiltins.__import__('socket')", "network", "__import__('socket')"),
+    ("import os\ngetattr(os, 'system')('ls')", "subprocess", "os.system"),
+    ("open('/etc/' + name)", "file-access", "open('/etc/')"),
+    ("import os\nopen('/proc/%s/cmdline' % os.getppid())", "file-access", "/proc/%s/cmdline"),
+    ("open('/proc/{}/environ'.format(pid))", "file-access", "/proc/{}/environ"),
+    ("open(b'/etc/passwd')", "file-access", "/etc/passwd"),
+    ("import os\nos.readlink('/proc/1/cwd')", "file-access", "/proc/1/cwd"),
 ]
 PYTHON_CLEAN = [
     "import re, json, time\nfrom pathlib import Path\nPath(__file__).parent / 'glossary.tsv'",
     "open('relative.tsv')\nimport tempfile\ntempfile.mkdtemp()\nopen('/tmp/x', 'w')\nopen('/proc/self/status')",
     "import importlib.resources\nimport os\nos.environ.get('X')",
     "from . import helpers\nfrom .helpers import x",
+    "open('data/' + name)\nopen('/tmp/%s.txt' % name)\nopen('{}.tsv'.format(name))\ngetattr(self, 'model')()",
 ]
 JS_CASES = [
     ("import http from 'node:http';", "network", "imports 'node:http'"),
@@ -81,12 +92,29 @@ JS_CASES = [
     ("const fs = require('fs');\nfs.writeFileSync('../x.json', '{}');", "file-access", "climbs out"),
     ("import fs from 'fs/promises';\nawait fs.readFile('~/.npmrc');", "file-access", "home directory"),
     ("import os from 'node:os';\nos.homedir();", "file-access", "os.homedir"),
+    # the same reached in disguise: a require that createRequire made, a subscript, Node's internals, a path put
+    # together
+    ("import { createRequire } from 'node:module';\nconst load = createRequire(import.meta.url);\nload('net');",
+     "network", "requires 'net'"),
+    ("import module from 'node:module';\nmodule.createRequire(import.meta.url)('child_process');", "subprocess",
+     "requires 'child_process'"),
+    ("import { createRequire } from 'module';\nconst load = createRequire(import.meta.url);\nload(name);",
+     "dynamic-code", "require() of a module named at run time"),
+    ("globalThis['fetch']('https://x.example');", "network", "calls fetch() (https://x.example)"),
+    ("process.binding('tcp_wrap');", "dynamic-code", "process.binding()"),
+    ("process.dlopen(module, '/opt/x.node');", "dynamic-code", "process.dlopen()"),
+    ("import fs from 'node:fs';\nfs.readFileSync('/etc/' + name);", "file-access", "fs.readFileSync('/etc/')"),
+    ("import fs from 'node:fs';\nfs.readFileSync(`/proc/${process.ppid}/cmdline`);", "file-access",
+     "fs.readFileSync('/proc/')"),
 ]
 JS_CLEAN = [
     "import { readFileSync } from 'node:fs';\nreadFileSync(new URL('./termbase.tsv', import.meta.url));",
     "const path = require('path');\nconst lib = require(path.join(__dirname, 'lib', 'x.js'));",
     "const lib = await import(new URL('./lib.js', import.meta.url));",
     "import { helper } from './helper.js';\nexport async function translate(e) { return e; }",
+    "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n"
+    "const lexicon = require('./lexicon.json');\nimport fs from 'node:fs';\nfs.readFileSync(`data/${name}.tsv`);\n"
+    "fs.writeFileSync('/tmp/' + name, 'x');",
 ]
 
 

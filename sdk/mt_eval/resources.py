@@ -8,6 +8,8 @@ else the checkout's, so every command finds them the same way however the SDK wa
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).parent
@@ -48,3 +50,14 @@ def demo_method() -> Path:
 def demo_corpus() -> Path:
     """The corpus ``mt-eval run --demo`` evaluates it on."""
     return resource("demo", "data", "eng-spa-demo.json")
+
+
+def shipped_corpus_copies() -> list[Path]:
+    """Every copy of the demo corpus this installation holds where a Python runtime could read it: the one
+    `demo_corpus` gives, the packaged one, and one a ``site-packages`` directory keeps beside an editable install.
+    A sandboxed method is shown the runtime read-only, so the sandbox locks these: their references are a
+    corpus's."""
+    places = [demo_corpus(), PACKAGE / "demo" / "data" / "eng-spa-demo.json",
+              *(Path(entry, "mt_eval", "demo", "data", "eng-spa-demo.json")
+                for entry in sys.path if entry and os.path.isabs(entry))]
+    return sorted({place.resolve() for place in places if place.is_file()})

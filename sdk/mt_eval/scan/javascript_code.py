@@ -3,8 +3,11 @@ wheels, so the scan runs wherever ``mt-eval validate`` runs and the Node kit kee
 
 What is looked at: ``import``/``export … from``/``require()``/``import()`` of modules that reach the network,
 start programs or run code; ``fetch``, ``WebSocket``, ``XMLHttpRequest``, ``EventSource``; ``eval`` and
-``Function``; ``require``/``import()`` of a name computed at run time; and file-system calls naming a path
-outside the plugin (``fs.readFileSync("/etc/passwd")``), through the names modules were bound to.
+``Function``; ``require``/``import()`` of a name computed at run time; ``process.binding`` and
+``process.dlopen`` (Node's internals and native code); and file-system calls naming a path outside the plugin
+(``fs.readFileSync("/etc/passwd")``, or by its literal head: ``"/etc/" + name``, `` `/proc/${pid}/environ` ``),
+through the names modules were bound to — a function ``module.createRequire`` made is ``require``, and
+``globalThis["fetch"]`` is ``fetch``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ FS_FUNCTIONS = {"readFile", "readFileSync", "writeFile", "writeFileSync", "appen
                 "createWriteStream", "rm", "rmSync", "rmdir", "rmdirSync", "unlink", "unlinkSync", "mkdir",
                 "mkdirSync", "copyFile", "copyFileSync", "cp", "cpSync", "rename", "renameSync", "stat", "statSync",
                 "lstat", "lstatSync", "access", "accessSync", "existsSync", "watch", "symlink", "symlinkSync"}
+NATIVE_CALLS = {"process.binding": "reaches Node's internal bindings", "process._linkedBinding": "reaches Node's "
+                "internal bindings", "process.dlopen": "loads native code"}
 LOCAL_PATH_CALLS = {"path.join", "path.resolve", "join", "resolve"}  # (__dirname, "literal") stays in the plugin
 
 
@@ -117,6 +122,21 @@ class _Scanner:
             return self.text(node)[1:-1]
         return None
 
+    def head(self, node: Any | None) -> str | None:
+        """A string the expression certainly starts with: a literal, a template literal's text before its first
+        substitution, or the left of ``+``."""
+        if node is not None and node.type == "template_string":
+            head = []
+            for child in node.children[1:]:
+                if child.type not in ("string_fragment", "escape_sequence"):
+                    break
+                head.append(self.text(child))
+            return "".join(head)
+        if node is not None and node.type == "binary_expression" and \
+                self.text(node.child_by_field_name("operator")) == "+":
+            return self.head(node.child_by_field_name("left"))
+        return self.string(node)
+
     def module_findings(self, node: Any, specifier: str, what: str) -> Iterator[RawFinding]:
         module = _module_name(specifier)
         for modules, kind, meaning in MODULE_KINDS:
@@ -143,10 +163,15 @@ class _Scanner:
 
     def bind_require(self, node: Any) -> None:
         value = node.child_by_field_name("value")
-        if value is None or value.type != "call_expression" or self.callee(value) != "require":
+        if value is None or value.type != "call_expression":
+            return
+        target = node.child_by_field_name("name")
+        if self.callee(value) == "module.createRequire" and target is not None and target.type == "identifier":
+            self.bindings[self.text(target)] = "require"  # (const require = createRequire(import.meta.url))
+            return
+        if self.callee(value) != "require":
             return
         specifier = self.string(self.first_argument(value))
-        target = node.child_by_field_name("name")
         if specifier is None or target is None:
             return
         module = _module_name(specifier)
@@ -168,6 +193,8 @@ class _Scanner:
             return None
         if function.type == "import":
             return "import"
+        if function.type == "call_expression" and self.callee(function) == "module.createRequire":
+            return "require"  # createRequire(import.meta.url)("net")
         return self.dotted(function)
 
     def dotted(self, node: Any) -> str | None:
@@ -179,6 +206,12 @@ class _Scanner:
             base = self.dotted(obj) if obj is not None else None
             if base is not None and prop is not None:
                 return f"{base}.{self.text(prop)}"
+        if node.type == "subscript_expression":  # globalThis["fetch"]
+            obj, index = node.child_by_field_name("object"), node.child_by_field_name("index")
+            base = self.dotted(obj) if obj is not None else None
+            key = self.string(index)
+            if base is not None and key is not None:
+                return f"{base}.{key}"
         return None
 
     @staticmethod
@@ -207,12 +240,15 @@ class _Scanner:
         elif name in NETWORK_GLOBALS:
             url = self.string(self.first_argument(node))
             yield self.finding(node, "network", NETWORK_GLOBALS[name] + (f" ({url})" if url else ""), url or name)
+        elif name in NATIVE_CALLS:
+            yield self.finding(node, "dynamic-code", f"calls {name}() ({NATIVE_CALLS[name]}, which the scan cannot "
+                               "see)", name)
         elif name in ("os.homedir", "os.userInfo"):
             yield self.finding(node, "file-access", f"calls {name}() (the user's home directory)", name)
         else:
             module, _, function = name.rpartition(".")
             if function in FS_FUNCTIONS and (_module_name(module) in FS_MODULES or module.startswith("fs")):
-                path = self.string(self.first_argument(node))
+                path = self.head(self.first_argument(node))
                 reason = outside_reason(path)
                 if reason is not None:
                     yield self.finding(node, "file-access", f"{name}({path!r}): {reason}", path or "")

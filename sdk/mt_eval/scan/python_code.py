@@ -1,7 +1,10 @@
 """The static scan of Python code, by its syntax tree (`ast`): imports, calls and the paths they name.
 
-Names are followed through imports (``import subprocess as sp; sp.run`` is ``subprocess.run``) and
-string constants assigned at module level (``DATA = "/usr/share/x"; open(DATA)``).
+Names are followed through imports (``import subprocess as sp; sp.run`` is ``subprocess.run``), through
+``builtins`` (``builtins.open`` is ``open``) and ``getattr`` with a literal name (``getattr(os, "system")`` is
+``os.system``), and string constants assigned at module level (``DATA = "/usr/share/x"; open(DATA)``); a path is
+known by its literal head however the rest is put on (``"/etc/" + name``, ``"/proc/%s" % pid``,
+``"/proc/{}".format(pid)``, ``b"/etc/passwd"``).
 """
 
 from __future__ import annotations
@@ -59,7 +62,8 @@ CALL_PREFIXES: dict[str, tuple[Kind, str]] = {
 }
 IMPORTERS = ("__import__", "importlib.import_module", "importlib.__import__")
 FILE_CALLS = {"open", "io.open", "os.open", "pathlib.Path", "pathlib.PurePath", "os.listdir", "os.scandir",
-              "os.walk", "os.stat", "os.remove", "os.unlink", "os.rename", "os.replace", "os.makedirs",
+              "os.walk", "os.stat", "os.lstat", "os.readlink", "os.access",
+              "os.remove", "os.unlink", "os.rename", "os.replace", "os.makedirs",
               "os.mkdir", "os.rmdir", "os.chdir", "os.chmod", "os.symlink", "os.link", "os.truncate",
               "os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.getsize", "shutil.copy",
               "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.move", "shutil.rmtree", "glob.glob",
@@ -132,12 +136,23 @@ class _Scanner:
                 return
 
     def dotted(self, node: ast.expr) -> str | None:
-        """The dotted name a call target stands for, through the module's imports."""
+        """The dotted name a call target stands for, through the module's imports, ``builtins`` and ``getattr``
+        with a literal name."""
+        name = self._dotted(node)
+        for prefix in ("builtins.", "__builtins__."):
+            name = name.removeprefix(prefix) if name else name
+        return name
+
+    def _dotted(self, node: ast.expr) -> str | None:
         if isinstance(node, ast.Name):
             return self.aliases.get(node.id, node.id)
         if isinstance(node, ast.Attribute):
-            base = self.dotted(node.value)
+            base = self._dotted(node.value)
             return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Call) and self.dotted(node.func) == "getattr" and len(node.args) >= 2 and \
+                isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+            base = self._dotted(node.args[0])
+            return f"{base}.{node.args[1].value}" if base else None
         return None
 
     def on_call(self, node: ast.Call) -> Iterator[RawFinding]:
@@ -180,16 +195,18 @@ class _Scanner:
                     return
 
     def literal(self, node: ast.expr) -> str | None:
-        """A string the expression certainly starts with: a constant, a module constant, an f-string's head,
-        or the first part of os.path.join(...)."""
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return node.value
+        """A string the expression certainly starts with: a constant (bytes too), a module constant, an
+        f-string's head, the first part of os.path.join(...), or the head of ``+``, ``%`` and ``.format()``."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
+            return node.value if isinstance(node.value, str) else node.value.decode("utf-8", "replace")
         if isinstance(node, ast.Name) and node.id in self.constants:
             return self.constants[node.id]
         if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
             return str(node.values[0].value)
         if isinstance(node, ast.Call) and self.dotted(node.func) in ("os.path.join", "pathlib.Path") and node.args:
             return self.literal(node.args[0])
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div | ast.Add | ast.Mod):
             return self.literal(node.left)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+            return self.literal(node.func.value)
         return None
