@@ -299,3 +299,13 @@ def test_a_pair_whose_plugin_is_invalid_is_refused_naming_the_pair_on_both_sides
             '$.supported_pairs[0]: expected a string, got an array\n    fix: write the pair as "source>target" with '
             'ISO 639 codes, e.g. "eng>spa"')
     assert (status, json.loads(out)["error"], err) == (1, {"kind": "config", "message": said}, f"<prog>: {said}\n")
+
+
+@needs_node
+def test_both_sides_help_shows_the_same_examples(tmp_path: Path):
+    """`mt-eval-locales --help` had no examples where `mt-eval locales --help` has four."""
+    project = make_project(tmp_path, pairs_config({"en>es": "upper"}))
+    shown = {side: run_locales(side, project, "--help") for side in ("node", "python")}
+    examples = {side: done.stdout.split("\nexamples:\n")[1].split("\n\n")[0] for side, done in shown.items()
+                if "\nexamples:\n" in done.stdout}
+    assert examples.get("node") == examples["python"].replace("mt-eval locales", "npx mt-eval-locales")

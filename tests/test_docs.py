@@ -52,3 +52,21 @@ def test_readme_starts_with_the_two_commands():
     ]
     ci = (Path(__file__).parent.parent / ".ci" / "run").read_text(encoding="utf-8")
     assert block[1] in ci
+
+
+def test_the_using_it_commands_follow_on_from_each_other():
+    """Each run directory and file the "Using it" commands read was written by one before it, or is in the
+    checkout: `mt-eval run --demo` alone writes runs/lexicon-eng-spa__eng-spa-demo/, not runs/demo/."""
+    block = re.search(r"## Using it\n\n```sh\n(.*?)```", README, flags=re.S)
+    assert block is not None
+    root = Path(__file__).parent.parent
+    written = {"my-method"}  # (by `mt-eval new my-method`, the first command after activating)
+    for line in block.group(1).splitlines():
+        command = line.split("#", 1)[0].split()
+        outs = {command[at + 1] for at, word in enumerate(command[:-1]) if word == "--out"}
+        for word in command:
+            in_checkout = (root / word).exists() and not word.startswith("runs/")  # (runs/: nox -s demo's too)
+            if "/" in word and not word.startswith((".", "-")) and word not in outs and not in_checkout:
+                assert word.split("/")[0] in written or str(Path(word).parent) in written, \
+                    f"{line}: {word} is written by no command before it"
+        written |= outs

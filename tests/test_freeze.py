@@ -340,3 +340,14 @@ def test_init_refuses_a_piped_corpus_whose_file_could_not_be_read_again(tmp_path
     assert not (tmp_path / "freeze.json").exists()
     assert init(tmp_path, plugin, corpus) == 0  # (the file itself is frozen, as ever)
     assert main(["freeze", "validate", str(tmp_path / "freeze.json")]) == 0
+
+
+def test_a_corpus_file_missing_from_its_path_is_said_with_the_fix(tmp_path: Path, plugin: Path, corpus: Path, capsys):
+    """Every other problem of `freeze validate` had a "fix:" line; a corpus no longer at corpus.path had none."""
+    assert init(tmp_path, plugin, corpus) == 0
+    corpus.rename(tmp_path / "moved.json")
+    capsys.readouterr()
+    assert main(["freeze", "validate", str(tmp_path / "freeze.json")]) == 1
+    assert (f"$.corpus.path: cannot read {corpus}: No such file or directory\n"
+            "      fix: restore the frozen file there, or give its path, relative to the manifest or absolute\n"
+            ) in capsys.readouterr().out

@@ -392,4 +392,6 @@ def test_a_directory_starting_with_dashes_is_refused_saying_to_put_the_end_of_op
     err = capsys.readouterr().err
     assert "error: unrecognized arguments: ----\n  ----: if it is the DIR, put `--` before it: `mt-eval new " \
            "--no-input -- ----`\n" in err and list(tmp_path.iterdir()) == []
-    assert new("--no-input", "--", "----") == 0 and (tmp_path / "----" / "method.json").is_file()
+    assert new("--no-input", "--set", "method_id=dashes", "--", "----") == 0
+    assert (tmp_path / "----" / "method.json").is_file()
+

@@ -363,3 +363,16 @@ def test_grade_shows_why_nothing_was_graded_escaped(odd_run, tmp_path):
     assert done.stderr.endswith(f"mt-eval grade: no entry was graded (30 not graded: not translated): the translation "
                                 f"failed: engine down: {ODD_SHOWN}\n"), done.stderr
     assert "\x1b" not in done.stdout + done.stderr and "\u202e" not in done.stdout + done.stderr
+
+
+def test_the_summary_counts_one_entry_in_the_singular(tmp_path):
+    """A one-entry corpus was summed up as "1 entries"."""
+    corpus = tmp_path / "one.json"
+    corpus.write_text(json.dumps([{"id": "a", "source": "Good morning.", "reference": "Buenos días."}]),
+                      encoding="utf-8")
+    done = mt_eval("run", "--method", LEXICON, "--corpus", str(corpus), "--pair", "eng>spa", "--out",
+                   str(tmp_path / "run"))
+    assert done.stdout.splitlines()[0] == "lexicon-eng-spa on one (eng>spa): 1 entry, 0 errors", done.stderr
+    chosen = mt_eval("run", "--demo", "--ids", "demo-01", "--out", str(tmp_path / "selection"))
+    assert chosen.stdout.splitlines()[0] == ("lexicon-eng-spa on eng-spa-demo (eng>spa): 1 of 36 entries (a "
+                                             "selection), 0 errors"), chosen.stderr

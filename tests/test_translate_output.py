@@ -280,3 +280,13 @@ def test_what_was_dropped_or_changed_of_a_methods_results_is_said_once_in_the_co
         'mt-eval translate: strays: results accepted after changes: 3 × unknown field "foo" moved into metadata\n'
         'mt-eval translate: strays: the method returned results that match no entry it was sent (ids "zzz"); they '
         "were dropped (a result's id is its entry's id, a string)\n")
+
+
+def test_help_states_the_exit_statuses_as_the_other_commands_do():
+    """Its exit statuses were a sentence of the description, not the ``exit status:`` paragraph after the examples."""
+    shown = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", "--help"], capture_output=True,
+                           text=True, timeout=60)
+    assert shown.returncode == 0 and "Exit status:" not in shown.stdout
+    assert shown.stdout.split("\n\nexit status: ")[1] == (
+        "0 no sentence failed; 1 one did, the plugin cannot be loaded, or standard output cannot be written;\n2 usage; "
+        "130 interrupted (the lines printed are kept); 141 the reader of standard output went away\n")

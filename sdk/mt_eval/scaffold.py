@@ -107,8 +107,8 @@ def read_answers(file: str, questions: dict[str, Any], refused: list[str]) -> di
 
 
 def answers_from_directory(directory: Path) -> dict[str, str]:
-    """Default name and id from the directory the user named (``my-glossary`` → "My Glossary", my-glossary); bytes
-    of its name that are not UTF-8 are left out of them."""
+    """Default name and id from the directory the user named (``my-glossary`` → "My Glossary", my-glossary; ``日本語``
+    → "日本語" and no id); bytes of its name that are not UTF-8 are left out of them."""
     import re
 
     from mt_eval.manifest import kebab_case
@@ -116,10 +116,9 @@ def answers_from_directory(directory: Path) -> dict[str, str]:
 
     name = re.sub("[\ud800-\udfff]", "", directory.resolve().name)
     method_id = shortened_id(kebab_case(name))
-    if not method_id:
-        return {}
     words = [w for w in re.split(r"[-_\s]+", name) if w]
-    return {"method_name": " ".join(w[:1].upper() + w[1:] for w in words), "method_id": method_id}
+    named = {"method_name": " ".join(w[:1].upper() + w[1:] for w in words)} if any(c.isalnum() for c in name) else {}
+    return {**named, "method_id": method_id} if method_id else named
 
 
 def render(template: Path, staging: Path, answers: dict[str, str | bool], *, no_input: bool
@@ -132,6 +131,7 @@ def render(template: Path, staging: Path, answers: dict[str, str | bool], *, no_
     from cookiecutter.generate import generate_context, generate_files  # type: ignore[import-untyped]
     from cookiecutter.prompt import prompt_for_config  # type: ignore[import-untyped]
 
+    from mt_eval.licenses import check_licence
     from mt_eval.scaffold_answers import answer_problems, ask_questions
 
     if no_input:  # (cookiecutter renders each answer as a template: the user's are kept literal)
@@ -143,6 +143,10 @@ def render(template: Path, staging: Path, answers: dict[str, str | bool], *, no_
         for problem in problems:  # (before cookiecutter names the directory: an id made empty would be the staging)
             print(f"error: {problem}", file=sys.stderr)
         raise AnswerError("the answers above were refused; nothing was written")
+    licence = context["cookiecutter"].get("method_license")
+    if isinstance(licence, str) and (spdx := check_licence(licence).normalized) and spdx != licence:
+        print(f'mt-eval new: method_license "{licence}" is taken as {spdx}, its SPDX id', file=sys.stderr)
+        context["cookiecutter"]["method_license"] = spdx  # (the card says what validation reads it as)
     context["cookiecutter"].update(_template=str(template), _output_dir=str(staging), _repo_dir=str(template),
                                    _checkout=None)
     with _QuietAndContained(staging):
@@ -194,6 +198,12 @@ def new_plugin(directory: Path | None, *, settings: Sequence[str] = (), answers_
         for problem in refused:
             print(f"error: {problem}", file=sys.stderr)
         return fail("the answers above were refused; nothing was written")
+    if destination is not None and no_input and "method_id" not in answers:
+        from mt_eval.scaffold_files import display
+
+        return fail(f'no method id can be made from the name "{display(destination)}" (an id is lowercase letters '
+                    "a-z and digits in words joined by hyphens): give one with --set method_id=ID, e.g. --set "
+                    "method_id=my-method; nothing was written")
     parent = (destination.parent if destination is not None else Path.cwd()).absolute()
     existing = next(p for p in (parent, *parent.parents) if p.is_dir())  # nothing is created before it is needed
     try:

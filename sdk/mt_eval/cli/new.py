@@ -16,7 +16,8 @@ questions (--set KEY=VALUE answers one; interactively, it becomes the proposed d
   method_kind         translation | decision (decide(rows, config): noul, choice and score questions with
                       probabilities, e.g. a grader; generated self-contained, a word-overlap judge)
   method_name         what people call the method (default: from DIR)
-  method_id           kebab-case identifier, at most 64 characters (default: DIR's name)
+  method_id           kebab-case identifier, at most 64 characters (default: from DIR; a DIR with no letters
+                      a-z or digits, e.g. 日本語, needs --set method_id=ID)
   runtime             python | node | both (both: identical pipeline.py and translate.js)
   dependency_profile  self-contained      a bundled CC0 glossary                         class S
                       open-artifact       a mirrored open-licence glossary, sha256-pinned class O

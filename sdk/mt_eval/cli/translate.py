@@ -33,9 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "per line of standard input (UTF-8). Each translation is printed on a line of its own, "
                           "[error] … or [declined] … in its place when the method failed on it or declined it, as "
                           "soon as it and the lines before it are done (sent at most 16 at a time, 8 calls at once); "
-                          "Ctrl-C keeps the lines printed. "
-                          "Exit status: 0 when no sentence failed, 1 when one did (or the plugin cannot be loaded), "
-                          "2 for a usage error.")
+                          "Ctrl-C keeps the lines printed.")
     parser.add_argument("plugin", type=path_operand, metavar="DIR", help="plugin directory")
     parser.add_argument("texts", nargs="*", metavar="TEXT",
                         help="sentences (default: the lines of stdin, split on LF only; a blank line is printed "
@@ -60,7 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     with_examples(parser, 'mt-eval translate examples/lexicon-eng-spa "Good morning, my friend."',
                   "mt-eval translate examples/lexicon-eng-spa --file examples/lexicon-eng-spa/sample.txt",
                   "echo 'The cat drinks water.' | mt-eval translate examples/lexicon-eng-spa --pair eng:spa --json",
-                  "mt-eval translate examples/apertium-eng-spa --pair 'spa>eng' \"Buenos días.\"   # needs apertium")
+                  "mt-eval translate examples/apertium-eng-spa --pair 'spa>eng' \"Buenos días.\"   # needs apertium",
+                  exit_statuses="0 no sentence failed; 1 one did, the plugin cannot be loaded, or standard output "
+                  "cannot be written;\n2 usage; 130 interrupted (the lines printed are kept); 141 the reader of "
+                  "standard output went away")
 
 
 def run(args: argparse.Namespace) -> int:

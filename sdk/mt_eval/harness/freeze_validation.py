@@ -171,7 +171,9 @@ def _file_problems(path: Path, manifest: FreezeManifest, run_corpus: Corpus | No
             digests.append(hashlib.sha256(corpus_path.read_bytes()).hexdigest())
         except OSError as exc:
             problems.append(Problem(file=file, path=where, code="missing-file",
-                                    message=f"cannot read {corpus_path}: {exc.strerror or exc}"))
+                                    message=f"cannot read {corpus_path}: {exc.strerror or exc}",
+                                    hint="restore the frozen file there, or give its path, relative to the manifest "
+                                         "or absolute"))
     if len(digests) == len(read) and manifest.corpus.sha256:
         from mt_eval.corpus.parallel import parallel_sha256
 

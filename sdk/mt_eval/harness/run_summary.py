@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import TextIO
 
+from mt_eval.corpus.model import plural
 from mt_eval.harness.fairness import describe_outcome
 from mt_eval.harness.gate import unscored_reason
 from mt_eval.harness.latency import latency_line
@@ -18,11 +19,11 @@ from mt_eval.results import ResultNotes
 
 def summary_lines(card: RunCard) -> list[str]:
     """The run's result in words, one line each: what ran, the scores, eligibility, latency."""
-    entries = f"{card.corpus.entries} entries"
+    entries = plural(card.corpus.entries, "entry", "entries")
     if card.selection is not None:
-        entries = f"{card.selection.entries_selected} of {card.corpus.entries} entries (a selection)"
+        entries = f"{card.selection.entries_selected:,} of {entries} (a selection)"
     lines = [f"{card.method.method_id} on {card.corpus.name} ({card.corpus.pair}): {entries}, "
-             f"{card.errors} error{'s' if card.errors != 1 else ''}"]
+             f"{plural(card.errors, 'error')}"]
     if card.status == "failed":
         lines.append("  no scores: no entry was translated")
     elif card.metrics is not None:

@@ -30,6 +30,12 @@ options:
   --wait [SECONDS]   when another process (mt-eval-locales or mt-eval locales) is translating this project,
                      wait for it (at most SECONDS, 0 or more; alone: as long as it takes) instead of refusing at once
 
+examples:
+  npx mt-eval-locales --config examples/champollion-project
+  npx mt-eval-locales --config examples/champollion-project --dry-run --locale es
+  npx mt-eval-locales --config examples/champollion-project --wait 300   # if another run holds it
+  npx mt-eval-locales --config examples/champollion-project --json --quiet > report.json
+
 Python plugins run through \`mt-eval serve\`: $MT_EVAL names the mt-eval command (default: mt-eval on PATH).`;
 
 const NEGATIVE_NUMBER = /^-\d+$|^-\d*\.\d+$/;
