@@ -4,7 +4,6 @@ behind invisible characters: the verdict and the report are not lost, and what h
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -19,6 +18,7 @@ from mt_eval.contamination import control, engine, run_check
 from mt_eval.contamination.record import not_run
 from mt_eval.corpus.reader import read_corpus
 from mt_eval.errors import InterruptedBefore
+from test_decide_faults import limited_file_size
 
 REPO = Path(__file__).parent.parent
 DEMO = REPO / "examples" / "data" / "eng-spa-demo.json"
@@ -37,11 +37,8 @@ def test_a_report_cut_short_leaves_the_previous_one_whole(tmp_path):
     report = tmp_path / "report.json"
     report.write_text('{"status": "clean"}\n')
 
-    def small_files() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))  # (Python ignores SIGXFSZ: the write fails)
-
     shown = mt_eval("contamination", "--method", str(CAREFUL), "--corpus", str(DEMO), "--report", str(report),
-                    "--quiet", preexec_fn=small_files)
+                    "--quiet", preexec_fn=limited_file_size(1000))
     assert shown.returncode == 2, shown.stderr
     assert "CLEAN: no corpus text found" in shown.stdout
     assert f"its report could not be written to {report}: File too large" in shown.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import resource
 import signal
 import subprocess
@@ -19,11 +20,14 @@ from test_decide_edges import ADEQUACY, RULES, decide, uniform
 ROWS = sum(1 for line in ADEQUACY.read_text(encoding="utf-8").splitlines() if line.strip())
 
 
-def limited_file_size(size: int):
-    """A child's files can grow to ``size`` bytes: a write past it fails as on a full disk (EFBIG, not a signal)."""
+def limited_file_size(size: int, soft_only: bool = False):
+    """A child's files can grow to ``size`` bytes: a write past it fails as on a full disk (EFBIG, not a signal).
+    It writes no cached bytecode: CPython keeps a .pyc cut short at the limit, and every later import of that
+    module (a plugin's, the SDK's) fails with "marshal data too short"."""
     def limit() -> None:
+        os.environ["PYTHONDONTWRITEBYTECODE"] = "1"  # (in the child only, before it starts the program)
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, resource.RLIM_INFINITY if soft_only else size))
     return limit
 
 

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from test_decide_faults import limited_file_size
+
 MODEL = "standin-2024-06-01"
 ANSWER = json.dumps({"choices": [{"message": {"content": "Hola"}}],
                      "usage": {"prompt_tokens": 3, "completion_tokens": 1}}).encode()
@@ -52,7 +54,7 @@ def a_gateway_with_little_room(tmp_path: Path) -> Iterator[tuple[subprocess.Pope
     process = subprocess.Popen(
         [sys.executable, "-m", "mt_eval.cli", "gateway", "--policy", str(policy), "--listen", "127.0.0.1:0",
          "--log", str(tmp_path / "gateway.jsonl")], stderr=subprocess.PIPE, text=True,
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, resource.RLIM_INFINITY)))
+        preexec_fn=limited_file_size(LIMIT, soft_only=True))
     try:
         assert process.stderr is not None
         serving = process.stderr.readline()
