@@ -1,6 +1,6 @@
-"""`mt-eval compare`: covariates that differ are refused unless named with --allow-diff, latencies only on one
-hardware label, a truncated card never against a full one, how many outputs differ, and a case-level bootstrap
-interval of the score difference."""
+"""`mt-eval compare` (its covariates: test_compare_covariates.py): latencies only on one hardware label, a
+truncated card never against a full one, how many outputs differ, and a case-level bootstrap interval of the score
+difference."""
 
 from __future__ import annotations
 
@@ -86,40 +86,13 @@ def test_outputs_that_differ_and_the_interval_of_the_difference(tmp_path: Path, 
     better = {**sources, "Canary 0.": "Canario 0.", "Canary 1.": "Canario 1."}
     assert run(tmp_path / "good", corpus, *honest(translate=better))[0] == 0
     capsys.readouterr()
-    assert compare(tmp_path / "copy" / "card.json", tmp_path / "good" / "card.json", "--json") == 0
+    assert compare(tmp_path / "copy" / "card.json", tmp_path / "good" / "card.json", "--json",
+                   "--allow-diff", "params") == 0
     report = json.loads(capsys.readouterr().out)
     chrf = next(row for row in report["rows"] if row["metric"] == "chrF++")
     assert chrf["delta"] > 50 and 0 < chrf["delta_ci_low"] <= chrf["delta"] <= chrf["delta_ci_high"]
     assert report["outputs"]["scored"] == {"differ": 30, "of": 30} and report["outputs"]["canary"]["differ"] == 0
     assert report["outputs"]["all"]["differ"] == 30 and len(report["outputs"]["examples"]) == 10
-
-
-def test_covariates_that_differ_are_refused_unless_named(tmp_path: Path, corpus: Path, capsys):
-    assert run(tmp_path / "a", corpus, *honest())[0] == 0
-    assert run(tmp_path / "b", corpus, *honest(), "--batch-size", "4", "--timeout", "60")[0] == 0
-    a, b = tmp_path / "a" / "card.json", tmp_path / "b" / "card.json"
-    capsys.readouterr()
-    assert compare(a, b) == 1
-    err = capsys.readouterr().err
-    assert "the cards' covariates differ or are missing, so their scores are not comparable:" in err
-    assert "batch_size: A 8, B 4" in err and "timeout_s: A 120.0, B 60.0" in err
-    assert "--allow-diff batch_size" in err
-    assert compare(a, b, "--allow-diff", "batch_size") == 1
-    assert "batch_size" not in capsys.readouterr().err.split("comparable:")[1].split("accept")[0]
-    assert compare(a, b, "--allow-diff", "batch_size", "--allow-diff", "timeout_s") == 0
-    out = capsys.readouterr().out
-    assert "covariates that differ (allowed with --allow-diff): batch_size: A 8, B 4; timeout_s: A 120.0, B 60.0" in out
-    assert compare(a, b, "--allow-diff", "gpu") == 2  # a usage error, before any card is read
-    assert "--allow-diff gpu: not a covariate; give one of model, temperature" in capsys.readouterr().err
-    def older(data: dict) -> None:  # as an mt-eval before covariate records wrote it
-        for key in ("tool_permissions", "not_applicable"):
-            data["covariates"].pop(key)
-        data.pop("gate")
-
-    assert compare(edit_card(a, older, name="older.json"), a) == 1
-    err = capsys.readouterr().err
-    assert "tool_permissions: A missing: not recorded (an older card: run the evaluation again), B none" in err
-    assert "model: A missing: not recorded (an older card" in err
 
 
 def test_runs_into_different_languages_are_not_compared(tmp_path: Path, corpus: Path, capsys):
@@ -201,7 +174,8 @@ def test_the_p_values_are_sacrebleus_paired_tests_on_the_two_runs(tmp_path: Path
     assert run(tmp_path / "copy", corpus, *honest(), "--embed-results", "never")[0] == 0  # read from its log
     _, card = run(tmp_path / "half", corpus, *honest(translate=half))
     capsys.readouterr()
-    assert compare(tmp_path / "copy" / "card.json", tmp_path / "half" / "card.json", "--json") == 0
+    assert compare(tmp_path / "copy" / "card.json", tmp_path / "half" / "card.json", "--json",
+                   "--allow-diff", "params") == 0
     shown = capsys.readouterr()
     report = json.loads(shown.out)
     assert report["outputs"]["scored"] == {"differ": 15, "of": 30}
@@ -214,7 +188,8 @@ def test_the_p_values_are_sacrebleus_paired_tests_on_the_two_runs(tmp_path: Path
                      *(f"{name}: paired bootstrap (200 resamples) and approximate randomization (500 trials)"
                        for name in ("chrF++", "BLEU", "TER"))]
     assert shown.err.startswith("mt-eval compare [0.")
-    assert compare(tmp_path / "copy" / "card.json", tmp_path / "half" / "card.json", "--quiet") == 0
+    assert compare(tmp_path / "copy" / "card.json", tmp_path / "half" / "card.json", "--quiet",
+                   "--allow-diff", "params") == 0
     assert capsys.readouterr().err == ""
     from sacrebleu.significance import PairedTest
 
@@ -244,12 +219,12 @@ def test_different_outputs_with_the_same_score_are_no_significant_difference(tmp
         nonsense = {**{f"Sentence number {i}.": word for i in range(30)}, **canaries}
         assert run(tmp_path / name, corpus, *honest(translate=nonsense), *LENIENT)[1] is not None
     capsys.readouterr()
-    compare(tmp_path / "a" / "card.json", tmp_path / "b" / "card.json", "--json")
+    compare(tmp_path / "a" / "card.json", tmp_path / "b" / "card.json", "--json", "--allow-diff", "params")
     report = json.loads(capsys.readouterr().out)
     assert report["outputs"]["scored"] == {"differ": 30, "of": 30}
     bleu = next(row for row in report["rows"] if row["metric"] == "BLEU")
     assert (bleu["a"], bleu["b"], bleu["delta"], bleu["p_bootstrap"], bleu["p_randomization"]) == (0, 0, 0, 1, 1)
-    compare(tmp_path / "a" / "card.json", tmp_path / "b" / "card.json")
+    compare(tmp_path / "a" / "card.json", tmp_path / "b" / "card.json", "--allow-diff", "params")
     [line] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("BLEU")]
     assert line.endswith("not significant at 0.05")
 
@@ -268,7 +243,7 @@ def test_a_failed_run_is_refused_and_a_partial_one_is_said_to_be(tmp_path: Path,
     err = capsys.readouterr().err
     assert f"{tmp_path / 'failed' / 'card.json'} is a failed run: {said}, e.g. asked to fail; " in err
     assert "it has no scores to compare: fix what failed and run it again" in err
-    assert compare(tmp_path / "a" / "card.json", tmp_path / "partial" / "card.json") == 0
+    assert compare(tmp_path / "a" / "card.json", tmp_path / "partial" / "card.json", "--allow-diff", "params") == 0
     assert "note: B is a partial run: 2 entries failed, each scored as an empty translation" in capsys.readouterr().out
 
 
@@ -278,28 +253,6 @@ def test_resamples_and_trials_have_their_least(flag: str, least: int, most: int,
         main(["compare", "a.json", "b.json", flag, "0"])
     assert stopped.value.code == 2
     assert f"argument {flag}: must be from {least} to {most}, got 0" in capsys.readouterr().err
-
-
-def test_two_methods_confined_alike_share_their_environment(tmp_path: Path, corpus: Path):
-    """The sandbox record names the method's own directory, the paths mounted for its files and how many names were
-    locked in them: two methods in the same sandbox differ there, and their environments are still the same."""
-    from mt_eval.harness.compare_checks import covariate_differences
-    from mt_eval.harness.covariates import covariate_states
-
-    _, card = run(tmp_path / "a", corpus, *honest())
-    assert card is not None
-
-    def sandbox(plugin: str, *, network: str = "none", locked: int = 269) -> dict:
-        return {"sandbox": {"tool": "bubblewrap", "version": "0.8.0", "denied": [], "policy": {
-            "network": network, "plugin": plugin, "read_only": ["/usr", plugin], "locked_names": locked,
-            "namespaces": ["user", "network"], "capabilities": "none"}}}
-
-    lexicon, rules = sandbox("/plugins/lexicon"), sandbox("/plugins/rules", locked=236)
-    assert covariate_differences(card, lexicon, card, rules) == []
-    states = covariate_states(card, lexicon)
-    assert states["environment"].shown.startswith("sandbox bubblewrap 0.8.0 (network none)")
-    online = sandbox("/plugins/rules", network="gateway")
-    assert [d.name for d in covariate_differences(card, lexicon, card, online)] == ["environment"]
 
 
 @pytest.mark.parametrize("outputs", ["same", "different"])
@@ -316,8 +269,9 @@ def test_large_cards_are_verified_from_the_statistics_the_tests_use(tmp_path: Pa
     assert run(tmp_path / "b", many, *honest(**({"translate": half} if half else {})), *LENIENT, "--seed", "7",
                "--bootstrap", "upstream")[0] == 0
     a, b = tmp_path / "a" / "card.json", tmp_path / "b" / "card.json"
+    allowed = ["--allow-diff", "seed", *(["--allow-diff", "params"] if half else [])]  # (B's --param translate)
     capsys.readouterr()
-    assert compare(a, b, "--json", "--allow-diff", "seed") == 0
+    assert compare(a, b, "--json", *allowed) == 0
     shown = capsys.readouterr()
     which = "A's run (B's outputs are the same)" if outputs == "same" else "both runs"
     assert f"segment statistics of 600 scored entries, {which}, 3 metrics" in shown.err
@@ -330,7 +284,7 @@ def test_large_cards_are_verified_from_the_statistics_the_tests_use(tmp_path: Pa
         edited = edit_card(card, widen)  # resealed: only recomputing the metrics tells
         assert [p.path for p in verify_card(edited).errors] == ["$.metrics.metrics[1].ci_high"]
         pair = (edited, b) if side == 0 else (a, edited)
-        assert compare(*pair, "--allow-diff", "seed") == 1
+        assert compare(*pair, *allowed) == 1
         err = capsys.readouterr().err
         assert f"{edited} does not verify, so it cannot be compared" in err
         assert "$.metrics.metrics[1].ci_high" in err and "BLEU ci_high: the card says" in err
@@ -346,16 +300,17 @@ def test_extension_metrics_are_recomputed_by_compare(tmp_path: Path, corpus: Pat
     assert run(tmp_path / "a", corpus, *honest(), "--extension", "length_metric", "--embed-results", "never")[0] == 0
     assert run(tmp_path / "b", corpus, *honest(translate=better), *LENIENT, "--extension", "length_metric")[0] == 0
     a, b = tmp_path / "a" / "card.json", tmp_path / "b" / "card.json"
-    assert compare(a, b, "--extension", "length_metric") == 0
+    assert compare(a, b, "--extension", "length_metric", "--allow-diff", "params") == 0
 
     def change(data: dict) -> None:
         data["metrics"]["metrics"][-1]["score"] = 1.0
 
     edited = edit_card(b, change)
     capsys.readouterr()
-    assert compare(a, edited, "--extension", "length_metric") == 1
+    assert compare(a, edited, "--extension", "length_metric", "--allow-diff", "params") == 1
     assert "$.metrics.metrics[3].score" in capsys.readouterr().err
-    assert compare(a, edited) == 0  # not recomputed without its extension: a warning, as from `mt-eval verify`
+    # not recomputed without its extension: a warning, as from `mt-eval verify`
+    assert compare(a, edited, "--allow-diff", "params") == 0
 
 
 @pytest.mark.parametrize("seed", [None, "7"])

@@ -36,13 +36,13 @@ def test_each_metric_says_which_run_is_better_whichever_way_its_scores_go(tmp_pa
     assert run(tmp_path / "good", corpus, *honest(translate=better))[0] == 0
     copy, good = tmp_path / "copy" / "card.json", tmp_path / "good" / "card.json"
     capsys.readouterr()
-    rows = json.loads(compared(copy, good, capsys, "--json"))["rows"]
+    rows = json.loads(compared(copy, good, capsys, "--json", "--allow-diff", "params"))["rows"]  # (--param translate)
     assert [(set(row), row["metric"], row["higher_is_better"], row["delta"] > 0, row["identical"]) for row in rows] \
         == [(ROW_KEYS, "chrF++", True, True, False), (ROW_KEYS, "BLEU", True, True, False),
             (ROW_KEYS, "TER", False, False, False)]
     verdicts = {row["metric"]: "significant" if row["p_randomization"] < 0.05 else "not significant" for row in rows}
     for a, b, winner in ((copy, good, "B"), (good, copy, "A")):
-        assert said_of_each_metric(compared(a, b, capsys)) == {
+        assert said_of_each_metric(compared(a, b, capsys, "--allow-diff", "params")) == {
             "chrF++": f"{winner} better (higher is better), {verdicts['chrF++']} at 0.05",
             "BLEU": f"{winner} better (higher is better), {verdicts['BLEU']} at 0.05",
             "TER": f"{winner} better (lower is better), {verdicts['TER']} at 0.05"}

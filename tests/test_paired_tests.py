@@ -100,7 +100,7 @@ def test_a_single_scored_entry_is_no_evidence_in_either_test(tmp_path, capsys):
         assert run(tmp_path / name, corpus, *honest(translate={"Sentence number 0.": answer}), *LENIENT)[0] == 0
     capsys.readouterr()
     assert main(["compare", str(tmp_path / "a" / "card.json"), str(tmp_path / "b" / "card.json"), "--json",
-                 "--quiet", "--bootstrap", "100", "--trials", "100"]) == 0
+                 "--quiet", "--bootstrap", "100", "--trials", "100", "--allow-diff", "params"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert [(row["metric"], row["delta"] > 0, row["p_bootstrap"], row["p_randomization"]) for row in rows] == [
         ("chrF++", True, 1, 1), ("BLEU", True, 1, 1), ("TER", False, 1, 1)]

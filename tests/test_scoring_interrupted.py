@@ -66,7 +66,8 @@ def no_process_left(marker: str) -> bool:
 
 def test_ctrl_c_ends_compare_and_its_workers_quietly(runs: Path):
     code, err, marker = interrupted_while_scoring(
-        ["compare", str(runs / "copy" / "card.json"), str(runs / "half" / "card.json")], "segment statistics")
+        ["compare", str(runs / "copy" / "card.json"), str(runs / "half" / "card.json"), "--allow-diff", "params"],
+        "segment statistics")
     assert code == 130, err
     assert err.endswith("interrupted\n") and "Traceback" not in err and "ForkPoolWorker" not in err, err
     assert no_process_left(marker)

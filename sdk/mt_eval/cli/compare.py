@@ -48,8 +48,8 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
     compare.add_argument("--allow-diff", action="append", default=[], metavar="NAME",
                          help="accept that this covariate differs between the cards (repeatable): model, "
                               "temperature, tool_permissions, environment, retry_budget, max_tokens, seed, batch_size, "
-                              "concurrency, timeout_s, retries_per_entry; hardware compares latencies across "
-                              "hardware labels")
+                              "concurrency, timeout_s, retries_per_entry, params (the --param values the method got); "
+                              "hardware compares latencies across hardware labels")
     compare.add_argument("--json", action="store_true",
                          help="print JSON (also when the cards are not compared: why, with exit status 1)")
     compare.add_argument("--quiet", action="store_true", help="no progress lines on stderr (each step as it starts, "

@@ -1,8 +1,9 @@
 """What ``mt-eval compare`` checks before comparing two cards, and what it reports beside the paired tests.
 
-- **Covariates** (`mt_eval.harness.covariates`): the gate's five and the run settings must be equal and
-  recorded in both cards; each difference (or covariate missing from either card) refuses the comparison
-  unless ``--allow-diff NAME`` names it, and allowed differences are printed with the result.
+- **Covariates** (`mt_eval.harness.covariates`): the gate's five, the run settings and the method's ``--param``
+  values must be equal and recorded in both cards; each difference (or covariate missing from either card)
+  refuses the comparison unless ``--allow-diff NAME`` names it, and allowed differences are printed with the
+  result. Params are said one parameter at a time (``params: A mark_unknown=true, B mark_unknown=false``).
 - **Latency** is compared only between cards measured by the harness on the same hardware label; across
   labels it is left out, with the reason, unless ``--allow-diff hardware``.
 - **Outputs**: how many entries have a different outcome in the two runs (a different prediction, or one
@@ -16,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mt_eval.harness.covariates import SETTINGS, covariate_states
+from mt_eval.harness.covariates import PARAMS, SETTINGS, covariate_states, params_differences
 from mt_eval.harness.latency import nothing_measured
 from mt_eval.harness.policy import COVARIATES
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from mt_eval.harness.runcard import RunCard
 
 HARDWARE = "hardware"
-NAMES = (*COVARIATES, *SETTINGS, HARDWARE)
+NAMES = (*COVARIATES, *SETTINGS, PARAMS, HARDWARE)
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,11 @@ def covariate_differences(a: RunCard, a_data: dict[str, Any] | None, b: RunCard,
     """Every covariate that differs between the cards or is missing from either."""
     states_a, states_b = covariate_states(a, a_data), covariate_states(b, b_data)
     out = []
-    for name in (*COVARIATES, *SETTINGS):
+    for name in (*COVARIATES, *SETTINGS, PARAMS):
         one, other = states_a[name], states_b[name]
-        if not one.present or not other.present or one.value != other.value:
+        if name == PARAMS and one.present and other.present:
+            out += [Difference(name, in_a, in_b) for in_a, in_b in params_differences(one.value, other.value)]
+        elif not one.present or not other.present or one.value != other.value:
             out.append(Difference(name, one.shown, other.shown))
     return out
 

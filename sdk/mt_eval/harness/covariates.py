@@ -13,10 +13,15 @@ applies:
 - ``environment``: the sandbox the run was confined in (tool, version, network) and the software
   environment's digest (`mt_eval.harness.environment`); either one records it;
 - ``retry_budget``: always recorded by the harness.
+
+Compare also checks the run settings (`SETTINGS`) and the ``--param`` values the method got (`PARAMS`: they
+change what it does), missing from cards written before they were recorded.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -28,6 +33,9 @@ if TYPE_CHECKING:
 SERVED = ("gateway", "external-api")
 # Covariates compare checks besides the gate's five (all recorded by every card of this SDK).
 SETTINGS = ("max_tokens", "seed", "batch_size", "concurrency", "timeout_s", "retries_per_entry")
+# The --param values the method got, compared one parameter at a time (`params_differences`).
+PARAMS = "params"
+_PARAM_WIDTH = 60
 
 
 @dataclass(frozen=True)
@@ -104,8 +112,8 @@ def confinement(sandbox: Any) -> Any:
 def covariate_states(card: RunCard, data: dict[str, Any] | None = None, *, settings: bool = True
                      ) -> dict[str, CovariateState]:
     """Every covariate of a card: the gate's five, then (unless ``settings`` is False: the gate needs only its
-    five) the settings compare also checks. ``data`` is the card as parsed (for fields other parts of the SDK
-    write, such as ``sandbox``)."""
+    five) the settings and the params compare also checks. ``data`` is the card as parsed (for fields other parts
+    of the SDK write, such as ``sandbox``)."""
     c = card.covariates
     older = c.not_applicable is None  # a card written before covariates were recorded this way
     not_applicable = c.not_applicable or {}
@@ -139,4 +147,34 @@ def covariate_states(card: RunCard, data: dict[str, Any] | None = None, *, setti
     for name in SETTINGS if settings else ():  # settings every card records; None means the run did not set it
         value = getattr(c, name)
         states[name] = CovariateState(name, "recorded", value, "not set" if value is None else str(value))
+    if settings:
+        states[PARAMS] = _params_state(c.params)
     return states
+
+
+def _params_state(params: dict[str, Any] | None) -> CovariateState:
+    """The ``--param`` values as compared: each parameter's value as canonical JSON (``true`` is not ``1``)."""
+    if params is None:
+        return CovariateState(PARAMS, "missing", None, "missing: not recorded (an older card: run the evaluation "
+                                                       "again)")
+    as_json = {key: json.dumps(value, ensure_ascii=False, sort_keys=True) for key, value in sorted(params.items())}
+    shown = ", ".join(f"{key}={_param_text(text)}" for key, text in as_json.items()) or "none"
+    return CovariateState(PARAMS, "recorded", as_json, shown)
+
+
+def params_differences(a: dict[str, str], b: dict[str, str]) -> list[tuple[str, str]]:
+    """Each parameter whose value differs between two recorded `_params_state` values, as each side shows it:
+    ``mark_unknown=true`` / ``mark_unknown=false``, or ``beam not given``."""
+    def side(values: dict[str, str], key: str) -> str:
+        return f"{key}={_param_text(values[key])}" if key in values else f"{key} not given"
+
+    return [(side(a, key), side(b, key)) for key in sorted(a.keys() | b.keys()) if a.get(key) != b.get(key)]
+
+
+def _param_text(text: str) -> str:
+    """A parameter's JSON as shown: a long one by its beginning, its length and its digest (two values that begin
+    alike are told apart)."""
+    if len(text) <= _PARAM_WIDTH:
+        return text
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    return f"{text[:_PARAM_WIDTH - 20]}… ({len(text)} characters, sha256 {digest})"
