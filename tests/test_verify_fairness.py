@@ -171,3 +171,47 @@ def test_an_official_run_verifies_and_its_scan_cannot_hide_a_finding(tmp_path: P
     assert problems(edit_card(path, change)) == {
         "$.static_scan.errors": "the card says 0, its findings say 1 (0 not covered by a declared dependency, 1 "
                                 "unscannable files)"}
+
+
+def verify_output(path: Path, capsys) -> str:
+    """What ``mt-eval verify`` prints of a card it refuses."""
+    capsys.readouterr()
+    assert main(["verify", str(path)]) == 1
+    return capsys.readouterr().out
+
+
+def test_a_dependency_class_outside_the_classes_is_refused(card_path: Path, capsys):
+    edited = edit_card(card_path, lambda data: data["method"]["contributions"][0].update(dependency_class="Sx"))
+    out = verify_output(edited, capsys)
+    assert '✗ schema        $.method.contributions[0].dependency_class: the string "Sx" is not a valid value' in out
+
+
+@pytest.mark.parametrize("runtime", ["python", "node", "command", "python (isolated)",
+                                     "python (isolated): it blocked the event loop in-process",
+                                     "node (sandboxed: unshare)"])
+def test_each_runtime_a_run_records_verifies(card_path: Path, runtime: str):
+    assert "$.method.runtime" not in problems(edit_card(card_path, lambda data: data["method"].update(runtime=runtime)))
+
+
+@pytest.mark.parametrize("runtime", ["pythonx", "python (sandboxed: docker)", "node (isolated)"])
+def test_a_runtime_no_run_records_is_refused(card_path: Path, capsys, runtime: str):
+    out = verify_output(edit_card(card_path, lambda data: data["method"].update(runtime=runtime)), capsys)
+    assert f'$.method.runtime: the card says "{runtime}", a runtime no run records: a run records the plugin\'s ' \
+           '(python, node, command), "python (isolated)", or the plugin\'s with the tool that confined it ' \
+           '("python (sandboxed: bubblewrap)")' in out
+
+
+@pytest.mark.parametrize("status, reasons", [("clean", ["the planted control was not run"]), ("unverified", [])])
+def test_contamination_reasons_are_given_exactly_when_the_check_is_not_clean(card_path: Path, capsys, status, reasons):
+    edited = edit_card(card_path, lambda data: data["contamination"].update(status=status, reasons=reasons))
+    out = verify_output(edited, capsys)
+    assert "✗ contamination" in out and (f'$.contamination.reasons: the card says {json.dumps(reasons)} with status '
+                                         f'{status!r}: a check says why exactly when it is not "clean"') in out
+
+
+def test_a_planted_text_is_an_entry_of_the_cards_corpus(card_path: Path, capsys):
+    edited = edit_card(card_path, lambda data: data["contamination"]["planted"][0].update(entry_id="demo-99"))
+    out = verify_output(edited, capsys)
+    assert "✗ contamination" in out and ('$.contamination.planted[0].entry_id: the card says "demo-99", an id its '
+                                         'corpus does not have: the control plants texts of the corpus the run '
+                                         'checked') in out

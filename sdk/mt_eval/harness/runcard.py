@@ -14,6 +14,7 @@ import msgspec
 
 from mt_eval.code_hash import code_sha256, git_state
 from mt_eval.contamination.record import ContaminationRecord
+from mt_eval.dependency_classes import DependencyClass
 from mt_eval.eligibility import Eligibility
 from mt_eval.gateway.audit import GatewayFacts
 from mt_eval.harness.environment import Environment
@@ -38,7 +39,7 @@ Positive = Annotated[int, msgspec.Meta(ge=1)]
 class DependencyContribution(msgspec.Struct, kw_only=True):
     path: str
     id: str
-    dependency_class: str
+    dependency_class: DependencyClass
     reason: str
 
 
@@ -47,7 +48,7 @@ class MethodFacts(msgspec.Struct, kw_only=True):
     name: str
     method_class: str = msgspec.field(name="class")
     card: dict[str, Any]
-    dependency_class: str | None
+    dependency_class: DependencyClass | None
     contributions: list[DependencyContribution]
     runtime: str
     code_sha256: str

@@ -4,8 +4,9 @@
 - **contamination**: the record `mt_eval.contamination.record.record_of` writes: ``hits_total`` is the number of
   hits (``hits`` lists the first 50), the status is "contaminated" exactly when there are hits and "clean" only
   with no hit, nothing unread and a recall at its floor; ``recall`` is the share of the planted texts found,
-  ``recall_floor`` and ``seed`` are its ``settings``' (which it plants no more texts than), and a check that ran
-  names its settings and the corpus it checked, the card's (``corpora``);
+  ``recall_floor`` and ``seed`` are its ``settings``' (which it plants no more texts than, each an entry of the
+  card's corpus), a check that ran names its settings and the corpus it checked, the card's (``corpora``), and
+  ``reasons`` say why exactly when the status is not "clean";
 - **static scan**: ``errors`` counts the findings no declared dependency covers and the unscannable files;
 - **eligibility**: the verdict is what `mt_eval.eligibility.decide` makes of the card's own facts (its class,
   sandbox, scan, denied attempts, results and substitution replay), and so are its reasons and flags (why not,
@@ -20,7 +21,8 @@ may rename the method.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -29,6 +31,8 @@ from mt_eval.eligibility import decide
 from mt_eval.sandbox.policy import attempts_denied
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from mt_eval.contamination.record import ContaminationRecord
     from mt_eval.harness.runcard import RunCard
     from mt_eval.harness.verification import Verification
@@ -40,14 +44,14 @@ def _json(value: object) -> str:
     return msgspec.json.encode(value).decode()
 
 
-def check_fairness(result: Verification, card: RunCard) -> None:
+def check_fairness(result: Verification, card: RunCard, corpus_entries: Iterable[dict[str, Any]]) -> None:
     """The contamination, static scan and eligibility checks, each reported on its own (none for a record the
-    card does not have)."""
-    for name, record, found in (("contamination", card.contamination, _contamination),
-                                ("static scan", card.static_scan, _static_scan)):
+    card does not have); ``corpus_entries`` are the whole corpus's, which a run checks for contamination."""
+    for name, record, found in (("contamination", card.contamination, partial(_contamination, card, corpus_entries)),
+                                ("static scan", card.static_scan, partial(_static_scan, card))):
         if record is None:
             continue
-        wrong = found(card)
+        wrong = found()
         for where, message in wrong:
             result.problem(where, message, HINT, code=name.replace(" ", "-"))
         result.check(name, not wrong, _shown(card, name) if not wrong else ", ".join(w for w, _ in wrong)
@@ -67,7 +71,7 @@ def _shown(card: RunCard, name: str) -> str:
         f", {record.hits_total} hits" if record.hits_total else "")
 
 
-def _contamination(card: RunCard) -> list[tuple[str, str]]:
+def _contamination(card: RunCard, corpus_entries: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
     record = card.contamination
     assert record is not None
     wrong: list[tuple[str, str]] = []
@@ -83,7 +87,10 @@ def _contamination(card: RunCard) -> list[tuple[str, str]]:
         wrong.append(("$.contamination.status", "the card says \"clean\", but " + (
             f"{len(record.unread)} files could not be fully read ($.contamination.unread)" if record.unread else
             f"its planted control's recall is {_json(record.recall)}, its floor {_json(record.recall_floor)}")))
-    wrong += _ran(record) + _control(record)
+    if (record.status == "clean") == bool(record.reasons):
+        wrong.append(("$.contamination.reasons", f"the card says {_json(record.reasons)} with status "
+                      f"{record.status!r}: a check says why exactly when it is not \"clean\""))
+    wrong += _ran(record) + _control(record) + _planted_entries(record, corpus_entries)
     for i, checked in enumerate(record.corpora):
         for field, stated, own in (("sha256", checked.sha256, card.corpus.sha256),
                                    ("entries", checked.entries, card.corpus.entries)):
@@ -134,6 +141,16 @@ def _control(record: ContaminationRecord) -> list[tuple[str, str]]:
         wrong.append(("$.contamination.seed", f"the card says {record.seed}, its settings "
                       f"($.contamination.settings.seed) say {settings.seed}"))
     return wrong
+
+
+def _planted_entries(record: ContaminationRecord, corpus_entries: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The planted control draws its texts from the corpus the run checked, the card's."""
+    if not record.planted:
+        return []
+    ids = {str(entry["id"]) for entry in corpus_entries}  # (as the check names them: mt_eval.contamination.corpora)
+    return [(f"$.contamination.planted[{i}].entry_id", f"the card says {_json(planted.entry_id)}, an id its corpus "
+             "does not have: the control plants texts of the corpus the run checked")
+            for i, planted in enumerate(record.planted) if planted.entry_id not in ids]
 
 
 def _static_scan(card: RunCard) -> list[tuple[str, str]]:

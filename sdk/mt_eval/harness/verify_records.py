@@ -53,7 +53,7 @@ def check_records(result: Verification, card: RunCard, source: Any) -> None:
                        "($.latency.hot_calls_s): a run measures them, \"harness\"", "use the card the run wrote",
                        code="latency")
         result.check("latency", False, "measured_by disagrees")
-    check_fairness(result, card)
+    check_fairness(result, card, source.entries)
     if card.gate is not None and card.gate.thresholds is None:
         result.check("gate", None, "the recorded verdict has no thresholds to re-apply (mt-eval gate judges the card)")
     elif card.gate is not None and result.data is not None:

@@ -4,6 +4,9 @@
 - **covariates** (`mt_eval.harness.covariates.run_covariates`): a run marks a covariate not applicable only when
   it has no value to record — ``model`` without a model dependency, ``temperature`` without a served model — so a
   covariate is either given or marked not applicable, never both, and no other covariate is marked;
+- **runtime**: the plugin's own (`mt_eval.loader.Runtime`), ``"python (isolated)"`` (`mt_eval.loader.runtime_label`,
+  and a method moved out of process for blocking the event loop, which says so), or its own with the tool that
+  confined it (``"node (sandboxed: unshare)"``);
 - **sandbox** (`mt_eval.sandbox.isolation.find_tool`): the tool is bubblewrap or unshare, the one the method's
   runtime names (``"python (sandboxed: bubblewrap)"``), and the policy has a gateway address exactly when its
   network is the gateway;
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
 MARKED = ("model", "temperature")  # the covariates a run may mark not applicable
 TOOLS = ("bubblewrap", "unshare")  # the tools a run confines a method with
 SANDBOXED = " (sandboxed: "  # how ``method.runtime`` names the tool (mt_eval.harness.session)
+ISOLATED = "python (isolated)"  # what ``method.runtime`` says of a Python entry run out of process, and why after ": "
 NEWEST = "results_log"
 WRITTEN = ("status", "failures", "selection", "contamination", "cached", "normalised", "pins")
 # how a run ended, which every card states (run-card/1 cards gained them in 0.1.0, NEWEST last): what each says
@@ -46,7 +50,7 @@ def _json(value: object) -> str:
 
 def written_problems(card: RunCard, data: dict[str, Any]) -> list[tuple[str, str]]:
     """(JSON path, message) for each fact of the module docstring the card states otherwise than a run writes it."""
-    return _covariates(card) + _sandbox(card) + _fields(card, data)
+    return _covariates(card) + _runtime(card) + _sandbox(card) + _fields(card, data)
 
 
 def _covariates(card: RunCard) -> list[tuple[str, str]]:
@@ -62,6 +66,22 @@ def _covariates(card: RunCard) -> list[tuple[str, str]]:
                           f"($.covariates.not_applicable.{name}: {_json(why)}): a run records a covariate's value or "
                           "why it does not apply, never both"))
     return wrong
+
+
+def _runtime(card: RunCard) -> list[tuple[str, str]]:
+    from typing import get_args
+
+    from mt_eval.loader import Runtime
+
+    runtime = card.method.runtime
+    own, _, confined = runtime.partition(SANDBOXED)
+    if own in get_args(Runtime) and confined in ("", *(f"{tool})" for tool in TOOLS)):
+        return []
+    if runtime == ISOLATED or runtime.startswith(ISOLATED + ": "):
+        return []
+    return [("$.method.runtime", f"the card says {_json(runtime)}, a runtime no run records: a run records the "
+             f"plugin's ({', '.join(get_args(Runtime))}), {_json(ISOLATED)}, or the plugin's with the tool that "
+             "confined it (\"python (sandboxed: bubblewrap)\")")]
 
 
 def _sandbox(card: RunCard) -> list[tuple[str, str]]:

@@ -23,6 +23,7 @@ from mt_eval.contamination.record import ContaminationRecord
 from mt_eval.contamination.report import CorpusSummary, Planted
 from mt_eval.contamination.settings import CheckSettings
 from mt_eval.corpus.families import family_of, scored_entries
+from mt_eval.dependency_classes import DependencyClass
 from mt_eval.harness import runcard as rc
 from mt_eval.harness.environment import Environment
 from mt_eval.harness.families import tally
@@ -98,8 +99,9 @@ class CardFactory:
         return msgspec.convert(msgspec.to_builtins(self._scores[key]), Scores)
 
     def card(self, method_id: str, *, quality: float = 0.5, variant: int = 0, method_class: str = "pipeline",
-             dependency_class: str | None = "S", method_card: dict[str, Any] | None = None, bare: bool = False,
-             extra: dict[str, Any] | None = None, finished_at: str | None = None, hot_p95_s: float = 0.01,
+             dependency_class: DependencyClass | None = "S", method_card: dict[str, Any] | None = None,
+             bare: bool = False, extra: dict[str, Any] | None = None, finished_at: str | None = None,
+             hot_p95_s: float = 0.01,
              run_id: str | None = None, limit: int | None = None, failing: int = 0) -> dict[str, Any]:
         """A sealed card (as parsed JSON). ``method_card`` fields are laid over a small method card (``bare``: one
         with only what method.json gives, as a run without a method card has); ``extra`` adds top-level fields

@@ -382,7 +382,7 @@ export interface Dependency {
 export interface DependencyContribution {
   path: string;
   id: string;
-  dependency_class: string;
+  dependency_class: "A1" | "A2" | "O" | "S" | "X";
   reason: string;
   [extra: string]: unknown;
 }
@@ -751,7 +751,7 @@ export interface MethodFacts {
   name: string;
   class: string;
   card: Record<string, unknown>;
-  dependency_class: string | null;
+  dependency_class: "A1" | "A2" | "O" | "S" | "X" | null;
   contributions: DependencyContribution[];
   runtime: string;
   code_sha256: string;
