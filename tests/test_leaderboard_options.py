@@ -83,6 +83,26 @@ def test_a_filtered_page_says_which_cards_it_shows_and_that_none_match(cards, tm
     assert "only the run cards matching" not in capsys.readouterr().out
 
 
+def test_the_filters_are_echoed_as_typed_again_quoted_in_one_form_and_escaped_on_the_page(cards, tmp_path: Path,
+                                                                                          db: str, capsys):
+    """Before: `--pair en>es` unquoted (typed again, the shell took > for a redirection), and the table of a filtered
+    board did not say it was filtered."""
+    publish_all(db, [cards.card("alpha", method_class="pipeline")], tmp_path)
+    for spelling in ("en:es", "en>es", "EN-es"):
+        assert main(["leaderboard", "--db", db, "--pair", spelling, "--class", "pipeline"]) == 0
+        table = capsys.readouterr().out
+        assert table.startswith("Only the run cards matching --pair 'en>es' --class pipeline.\n") and "Alpha" in table
+        assert main(["leaderboard", "--db", db, "--format", "html", "--pair", spelling]) == 0
+        assert "only the run cards matching <code>--pair &#x27;en&gt;es&#x27;</code>" in capsys.readouterr().out
+    assert main(["leaderboard", "--db", db, "--pair", "en:es", "--corpus", "WMT 24 <b>"]) == 0
+    assert capsys.readouterr().out.startswith("No run cards match --pair 'en>es' --corpus 'WMT 24 <b>'; the store "
+                                              "holds 1 (corpora: synthetic; pairs: eng>spa)")
+    assert main(["leaderboard", "--db", db, "--format", "html", "--corpus", "WMT 24 <b>"]) == 0
+    assert "No run cards match <code>--corpus &#x27;WMT 24 &lt;b&gt;&#x27;</code>." in capsys.readouterr().out
+    assert main(["leaderboard", "--db", db]) == 0
+    assert "Only the run cards matching" not in capsys.readouterr().out
+
+
 def test_a_right_to_left_override_in_a_name_turns_only_the_name_around(cards, tmp_path: Path, db: str, capsys):
     """Before, a method named with U+202E turned around what followed it: the class badges beside it on the page
     (`pipeline · S` read `S · enilepip`), the rest of the title, and on a terminal the table's borders."""

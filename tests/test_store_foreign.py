@@ -51,3 +51,42 @@ def test_another_applications_schema_version_table_is_not_taken_for_a_store(colu
     with engine.connect() as connection:
         assert sorted(sa.inspect(connection).get_table_names()) == ["schema_version", "users"]
     engine.dispose()
+
+
+def test_a_store_that_lost_its_version_record_is_said_damaged_not_empty_nor_stamped_again(store_url: str, cards,
+                                                                                         tmp_path: Path, capsys):
+    """Before: the board said "no leaderboard store ... yet: publish a card first" of a store holding cards, and a
+    publish recorded version 1 again and stored its card."""
+    published, other = (write_card(cards.card(name), tmp_path / name / "card.json") for name in ("alpha", "beta"))
+    assert main(["publish", str(published), "--db", store_url, "--no-input"]) == 0
+    engine = sa.create_engine(resolve_url(store_url))
+    with engine.begin() as connection:
+        connection.execute(sa.text("DELETE FROM schema_version"))
+    capsys.readouterr()
+    for command in (["leaderboard", "--db", store_url], ["leaderboard", "--db", store_url, "--json"],
+                    ["publish", str(other), "--db", store_url, "--no-input"]):
+        assert main(command) == 1
+        out, err = capsys.readouterr()
+        assert "a damaged leaderboard store: it holds 1 card but no record of its schema version (its " \
+               "schema_version table is empty)" in err, err
+        assert "Restore the store from a backup" in err and "INSERT INTO schema_version" in err
+        assert "publish a card first" not in err and out == ""
+    with engine.connect() as connection:
+        assert connection.execute(sa.text("SELECT count(*) FROM schema_version")).scalar() == 0
+        assert connection.execute(sa.text("SELECT count(*) FROM cards")).scalar() == 1
+    engine.dispose()
+
+
+def test_an_empty_schema_version_beside_another_applications_tables_is_not_made_a_store(store_url: str, cards,
+                                                                                        tmp_path: Path, capsys):
+    engine = sa.create_engine(resolve_url(store_url))
+    with engine.begin() as connection:
+        connection.execute(sa.text("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
+                                   "description VARCHAR(400) NOT NULL, applied_at VARCHAR(40) NOT NULL)"))
+        connection.execute(sa.text("CREATE TABLE users (x INTEGER)"))
+    card = write_card(cards.card("alpha"), tmp_path / "run" / "card.json")
+    assert main(["publish", str(card), "--db", store_url, "--no-input"]) == 1
+    assert "not an mt-eval leaderboard store (it has the tables schema_version, users)" in capsys.readouterr().err
+    with engine.connect() as connection:
+        assert sorted(sa.inspect(connection).get_table_names()) == ["schema_version", "users"]
+    engine.dispose()

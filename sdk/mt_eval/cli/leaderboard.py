@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         board = build()
         if args.out:
             return _site(board, store, Path(args.out), args)
-        unmatched = _unmatched(store, filters) if not board["groups"] and not board["unranked"] else None
+        unmatched = _unmatched(store, board) if not board["groups"] and not board["unranked"] else None
     if args.format == "json":  # (the default, None, is the table)
         from mt_eval.cli.json_output import json_text
 
@@ -156,16 +156,18 @@ def _check_options(args: argparse.Namespace) -> None:
         raise OptionError("--port", "is the port of mt-eval leaderboard serve: add serve, or leave --port out")
 
 
-def _unmatched(store: Any, filters: dict[str, list[str]]) -> str | None:
-    """When the filters leave nothing of what the store holds: what they were, and what it holds (else None: the
-    store is empty, and the board says how to publish)."""
-    given = [f"--{name} {value}" for name, values in filters.items() for value in values]
+def _unmatched(store: Any, board: dict[str, Any]) -> str | None:
+    """When the board's filters leave nothing of what the store holds: what they were, and what it holds (else
+    None: the store is empty, and the board says how to publish)."""
+    from mt_eval.leaderboard.board import filters_given
+
+    given = filters_given(board)
     rows = store.rows() if given else []
     if not rows:
         return None
     corpora = sorted({row["corpus_name"] for row in rows})
     pairs = sorted({row["pair"] for row in rows})
-    return (f"No run cards match {' '.join(given)}; the store holds {len(rows)} (corpora: {', '.join(corpora)}; "
+    return (f"No run cards match {given}; the store holds {len(rows)} (corpora: {', '.join(corpora)}; "
             f"pairs: {', '.join(pairs)}): change or drop the filters.")
 
 

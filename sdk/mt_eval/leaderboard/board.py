@@ -70,6 +70,16 @@ def prize(row: dict[str, Any], conditions: Conditions) -> dict[str, Any]:
     return {"eligible": None if unknown else True, "reasons": unknown}
 
 
+def filters_given(board: dict[str, Any]) -> str:
+    """The board's filters as they are typed again, each value quoted where a shell needs it (``--pair 'eng>spa'
+    --corpus 'WMT 24' --class pipeline``; an unquoted ``>`` is a redirection); "" for the whole board. A pair is
+    in the one form cards record it, whichever spelling was given (``en:es`` and ``'en>es'``: ``'en>es'``)."""
+    import shlex
+
+    return " ".join(f"--{name} {shlex.quote(value)}" for name, values in (board.get("filters") or {}).items()
+                    for value in values)
+
+
 def build_board(rows: Sequence[dict[str, Any]], conditions: Conditions = Conditions(),
                 filters: dict[str, Any] | None = None) -> dict[str, Any]:
     """The board model (JSON-serialisable) of stored rows (already filtered by the store)."""

@@ -10,6 +10,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from mt_eval.leaderboard.board import filters_given
+
 CARDS_DIR = "cards"
 C0_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # (not tab, line feed, carriage return)
 
@@ -183,7 +185,7 @@ def index_page(board: dict[str, Any], *, title: str = "mt-eval leaderboard", det
                     + HEAD.format(metric="headline") + "<tbody>"
                     + "".join(row_html(r, detail_pages, placed=True) for r in board["unranked"])
                     + "</tbody></table></section>")
-    given = " ".join(f"--{name} {value}" for name, values in (board.get("filters") or {}).items() for value in values)
+    given = filters_given(board)
     if given:  # (a board of some rows only says so: it is not the whole board)
         note += f"<p class=muted>only the run cards matching <code>{escape(given)}</code></p>"
     empty = "" if rows else (f"<p>No run cards match <code>{escape(given)}</code>.</p>" if given else

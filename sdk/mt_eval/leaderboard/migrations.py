@@ -6,7 +6,8 @@ and PostgreSQL), so a failure leaves the store as it was. Concurrent openers are
 write lock (``BEGIN IMMEDIATE``), PostgreSQL by a transaction-scoped advisory lock. A store written by a
 newer mt-eval (a version above the last one known here) is refused rather than misread, and so is a database
 with other tables and no ``schema_version`` of ours (none, or another application's of that name): it is not made
-a store.
+a store. A store whose ``schema_version`` has lost its rows beside its ``cards`` is damaged: its version is not
+guessed, nor recorded again.
 
 A migration is a function of a connection. Each one carries its own DDL: never edit a released migration,
 add the next one.
@@ -106,6 +107,8 @@ def current_version(connection: sa.Connection) -> int:
     if not {c.name for c in schema_version.columns} <= set(columns) or not isinstance(columns["version"], sa.Integer):
         raise _not_a_store(connection, tables)
     version = int(connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0)
+    if version == 0 and set(tables) - {"schema_version"}:  # tables, but no version recorded: not made a store here
+        raise _version_lost(connection) if "cards" in tables else _not_a_store(connection, tables)
     if 0 < version <= max(m.version for m in MIGRATIONS) and "cards" not in tables:  # (each version known has them)
         raise _not_a_store(connection, tables)
     return version
@@ -116,6 +119,20 @@ def _not_a_store(connection: sa.Connection, tables: list[str]) -> SchemaError:
     fix = "give the store's path, or publish into a new file" if connection.dialect.name == "sqlite" else \
         "give the store's database in the URL, or publish into a new one (CREATE DATABASE NAME)"
     return SchemaError(f"not an mt-eval leaderboard store (it has the tables {shown}): {fix}")
+
+
+def _version_lost(connection: sa.Connection) -> SchemaError:
+    """A store that holds its cards but has lost the record of its schema version: damaged. Its version is not
+    guessed (a newer mt-eval's store may have the same tables), nor recorded again by a publish."""
+    from mt_eval.corpus.model import plural
+
+    held = int(connection.execute(sa.text("SELECT count(*) FROM cards")).scalar() or 0)
+    latest = max(m.version for m in MIGRATIONS)
+    return SchemaError(
+        f"a damaged leaderboard store: it holds {plural(held, 'card')} but no record of its schema version (its "
+        "schema_version table is empty), and mt-eval does not guess it. Restore the store from a backup; or, if you "
+        f"know the version that wrote it (this mt-eval writes version {latest}), record it: INSERT INTO "
+        "schema_version (version, description, applied_at) VALUES (VERSION, 'restored', 'YYYY-MM-DD')")
 
 
 def pending(current: int, migrations: Sequence[Migration] | None = None) -> bool:

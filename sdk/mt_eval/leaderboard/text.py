@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from mt_eval.control_chars import escaped_for_terminal
+from mt_eval.leaderboard.board import filters_given
 from mt_eval.leaderboard.html import headline_text, number
 
 
@@ -59,6 +60,8 @@ def render_text(board: dict[str, Any], console: Any = None) -> None:
         console.on_broken_pipe = _reader_gone
     if not board["groups"] and not board["unranked"]:
         console.print("No run cards match (publish one with: mt-eval publish runs/NAME/card.json).")
+    elif given := filters_given(board):  # (a board of some rows only says so, as its page does)
+        console.print(_plain(f"Only the run cards matching {given}."))
     for group in board["groups"]:
         size = (f"{group['entries_run']} of {group['corpus_size']} entries, part of the corpus, "
                 f"{group['denominator']} scored" if group["subset"] else f"{group['denominator']} scored entries")
