@@ -93,6 +93,28 @@ def test_a_failing_node_methods_stack_is_not_shown_its_error_is(tmp_path: Path, 
     assert "mt-eval-guest" not in done.stderr and "    at " not in done.stderr
 
 
+NODE_FAILS_LATER = """\
+export async function translate(entries, config) {
+  setTimeout(() => { throw new Error('thrown in a timer'); }, 1);
+  Promise.reject(new Error('left rejected'));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  return entries.map((e) => ({ id: e.id, predicted: e.source.toUpperCase() }));
+}
+"""
+
+
+@needs_node
+def test_what_a_node_method_throws_outside_its_calls_is_shown_as_a_python_methods_is(tmp_path: Path, make_plugin):
+    """Before: the guest said it with its own name, so no command showed it, and no call's error carried it: a timer
+    that threw or a promise left rejected went unseen, where asyncio's report of the same in a Python method shows."""
+    done = run(tmp_path, make_plugin(NODE_MANIFEST, {"translate.js": NODE_FAILS_LATER}))
+    assert done.returncode == 5, done.stderr
+    lines = done.stderr.splitlines()
+    assert "uncaught exception in the method: Error: thrown in a timer" in lines, done.stderr
+    assert "unhandled rejection in the method: Error: left rejected" in lines
+    assert any(line.strip().startswith("at ") and "translate.js:2:" in line for line in lines)
+
+
 def test_an_isolated_python_methods_print_is_shown_as_in_process(tmp_path: Path, make_plugin):
     method = make_plugin(PYTHON_MANIFEST, {"pipeline.py": PYTHON_PRINTS})
     in_process = run(tmp_path, method)

@@ -71,8 +71,38 @@ def test_a_syntax_error_thrown_by_code_at_load_is_not_called_the_files_syntax(tm
 def test_a_missing_translate_export_is_reported_with_the_fix(tmp_path: Path):
     report = validate_plugin(node_plugin(tmp_path, "export function translat(entries) { return []; }\n"))
     [problem] = report.errors
-    assert problem.message == "translate.js does not export translate"
+    assert problem.message == "translate.js does not export translate (it exports translat)"
     assert "export async function translate(entries, config)" in (problem.hint or "")
+
+
+def test_a_default_export_instead_of_translate_is_named_as_the_guest_names_it(tmp_path: Path):
+    """Before: validate said only "does not export translate", where the guest (`mt-eval translate`, `run`) says what
+    the module exports instead, which is the fix."""
+    code = "export default function translate(entries) { return []; }\n"
+    [problem] = validate_plugin(node_plugin(tmp_path, code), scan=False).errors
+    assert problem.message == ("translate.js does not export translate (its default export is the function "
+                               "translate: export it by the name translate)")
+
+
+def test_a_syntax_error_in_a_module_the_entry_imports_is_reported_at_that_module(tmp_path: Path):
+    """Before: `helper.js:3` (the guest's own words) became `translate.js:1: SyntaxError: Cannot use import statement
+    outside a module` with the fix "fix the syntax of translate.js at that line", a file whose syntax is right."""
+    directory = node_plugin(tmp_path, "import { up } from './helper.js';\n" + GOOD_JS)
+    (directory / "helper.js").write_text("export function up(s) {\n  return s.toUpperCase(\n}\n")
+    [problem] = validate_plugin(directory, scan=False).errors
+    assert (problem.file, problem.message) == (f"{directory / 'helper.js'}:3", "SyntaxError: Unexpected token '}'")
+    assert problem.hint == "fix the syntax of helper.js at that line"
+
+
+def test_an_es_module_read_as_commonjs_gets_the_guests_fix_not_a_syntax_fix(tmp_path: Path):
+    """Before: "fix the syntax of translate.js at that line", for a file whose only fault is its package's "type"."""
+    directory = node_plugin(tmp_path, GOOD_JS, package={"type": "commonjs"})
+    [problem] = validate_plugin(directory, scan=False).errors
+    assert problem.file == f"{directory / 'translate.js'}:1"
+    assert problem.message == "SyntaxError: Unexpected token 'export'"
+    assert problem.hint is not None and problem.hint.startswith(
+        "translate.js is an ES module, but Node reads it as CommonJS")
+    assert 'add "type": "module" to the package.json' in problem.hint
 
 
 def test_a_translate_export_that_is_not_a_function_says_what_it_is(tmp_path: Path):

@@ -119,9 +119,10 @@ export function serveResolved(resolved, { maxLineBytes = DEFAULT_MAX_LINE_BYTES 
   process.stdout.on('error', () => exit(1)); // the host stopped reading: nobody to answer
   // What a method throws from a timer or leaves rejected fails nothing in flight: it is logged and the guest serves on,
   // as the Python guest's event loop logs an exception in a callback (an uncaught one would end the process, and with
-  // it every call in flight).
-  process.on('unhandledRejection', (reason) => log(`unhandled rejection in the method: ${thrownText(reason)}`));
-  process.on('uncaughtException', (error) => log(`uncaught exception in the method: ${thrownText(error)}`));
+  // it every call in flight). No call's error says it, so it is written as the method's own output, which hosts show.
+  const methodSays = (text) => process.stderr.write(`${text}\n`);
+  process.on('unhandledRejection', (reason) => methodSays(`unhandled rejection in the method: ${thrownText(reason)}`));
+  process.on('uncaughtException', (error) => methodSays(`uncaught exception in the method: ${thrownText(error)}`));
   // Node would end quietly once stdin has closed and nothing is left to run, leaving requests unanswered.
   process.on('beforeExit', () => server.abandon());
   // Import while the host's initialize is on its way; a failure is reported when it arrives.

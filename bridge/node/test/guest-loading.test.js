@@ -70,8 +70,8 @@ export async function translate(entries) {
     driver.translate(3, [{ id: 'b', source: 'two' }]);
     assert.equal((await driver.next()).result.results[0].predicted, 'two');
     assert.deepEqual(await driver.close(), { code: 0, signal: null });
-    assert.match(driver.stderr, /uncaught exception in the method: Error: thrown in a timer\nmt-eval-guest: \s{4}at /);
-    assert.match(driver.stderr, /unhandled rejection in the method: Error: left rejected/);
+    assert.match(driver.stderr, /^uncaught exception in the method: Error: thrown in a timer\n\s{4}at /m);
+    assert.match(driver.stderr, /^unhandled rejection in the method: Error: left rejected/m);
   });
 
   test('a module without translate fails initialize with -32603, then exits 1', async () => {

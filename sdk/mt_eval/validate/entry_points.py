@@ -37,6 +37,9 @@ SLOW_START = ("do not do long work {what}: load a model on the first call; or, i
               "--start-timeout")
 _ERROR_LINE = re.compile(r"\b(\w*Error: [^\n]*)")
 _LOAD_TIME_THROW = "threw while it was being loaded"  # the Node guest's words (lib/load-errors.js)
+_GUEST_SYNTAX_PLACE = re.compile(r"cannot load the method: (?P<file>[^\n]+?\.[cm]?js):(?P<line>\d+): "
+                                 r"(?P<error>SyntaxError: [^\n]*)")
+_GUEST_GENERIC_SYNTAX_FIX = "correct the syntax there"  # (lib/load-errors.js: no more to say than the place)
 
 
 def check_entry_points(source: PluginSource, python_method: object | None, *, timeout_s: float,
@@ -94,19 +97,29 @@ def _probe_config(source: PluginSource) -> dict[str, Any]:
 
 
 def _node_start_problems(source: PluginSource, exc: BridgeError, *, sandboxed: bool) -> list[Problem]:
+    from mt_eval.bridge.method import per_entry_error, split_fix
+
     entry = source.manifest.node_entry
     assert entry is not None
     file = str(source.directory / entry)
     data = exc.data if isinstance(exc.data, dict) else {}
     said = f"{exc.message}\n{data.get('stderr_tail') or ''}"
     not_a_function = re.search(r"exports translate, but it is not a function: it is (.*)", said)
-    if "does not export translate" in said or not_a_function:
+    not_exported = re.search(r"does not export translate(?: \(.*\))?", said)  # (with what it exports instead)
+    if not_exported or not_a_function:
         what = f"exports translate, but it is not a function: it is {not_a_function.group(1)}" if not_a_function \
-            else "does not export translate"
+            else not_exported[0] if not_exported else ""
         return [Problem(file=file, path="$", code="entry-point", message=f"{entry} {what}",
                         hint="write `export async function translate(entries, config) { ... }` (or module.exports = "
                              "{ translate } in a CommonJS file)")]
     if "SyntaxError" in said and _LOAD_TIME_THROW not in said:  # (not JSON.parse's at load time, say)
+        told = _GUEST_SYNTAX_PLACE.search(exc.message)
+        if told:  # the guest's own place (the entry, or a module it imports) and fix (e.g. the package's "type")
+            culprit = (source.directory / entry).parent / told["file"]  # (relative to the entry's folder)
+            fix = split_fix(exc.message)[1]
+            generic = fix is None or fix.startswith(_GUEST_GENERIC_SYNTAX_FIX)
+            return [Problem(file=f"{culprit}:{told['line']}", path="$", code="entry-point", message=told["error"],
+                            hint=f"fix the syntax of {told['file']} at that line" if generic else fix)]
         said_location = _LOCATION.search(said)
         line, detail = (said_location[2], None) if said_location else _syntax_location(source.directory / entry)
         detail = detail or (found[1] if (found := _ERROR_LINE.search(said)) else "SyntaxError")
@@ -116,8 +129,6 @@ def _node_start_problems(source: PluginSource, exc: BridgeError, *, sandboxed: b
         return [Problem(file=file, path="$", severity="warning", code="entry-point",
                         message=f"could not load {entry} through the Node guest: {exc.message}",
                         hint="install Node.js 20 or later (or set MT_EVAL_NODE to its path) to check the Node entry")]
-    from mt_eval.bridge.method import per_entry_error, split_fix
-
     if exc.code == TIMEOUT:  # it is still loading: there are no words of its own to point at
         return [Problem(file=file, path="$", code="entry-point", message=f"loading {entry} failed: {exc.message}",
                         hint=SLOW_START.format(what=f"at load time (the top level of {entry})"))]
