@@ -154,3 +154,48 @@ def test_a_result_that_refers_to_itself_or_nests_too_deep_is_unusable_not_a_recu
         "Z"]
     sent = msgspec.json.decode(compact_returned(returned, notes=ResultNotes()))
     assert [item.get("error") or item.get("predicted") for item in sent] == [r.error or r.predicted for r in results]
+
+
+NUMPY_AND_STR_SUBCLASSES = '''
+import datetime
+
+import numpy as np
+
+
+class Label(str):
+    """A str subclass, as tokenizers and enums of text return."""
+
+
+class M:
+    async def translate(self, entries, config):
+        out = []
+        for e in entries:
+            item = {"id": Label(e["id"]), "predicted": np.array([e["source"].upper()])[0], "latency_s": np.float64(0.5),
+                    "metadata": {"score": np.float32(0.25), "ranks": np.arange(2), "tag": Label("t")}}
+            if e["source"].endswith("2."):
+                item["metadata"] = {"when": datetime.date(2024, 1, 2), "handle": object()}
+            out.append(item)
+        return out
+'''
+
+
+@pytest.mark.parametrize("isolate", [False, True], ids=["in-process", "isolated"])
+def test_numpy_values_and_str_subclasses_are_taken_as_plain_json_and_an_unencodable_value_fails_its_entry(
+        tmp_path: Path, isolate: bool):
+    """numpy's str_ and scalars, a str subclass: a traceback and no card in this process (an error for every entry of
+    the call through a guest); an object JSON cannot hold fails only its entry, naming its type."""
+    from test_run_method_faults import corpus, mt_eval, plugin
+
+    method = plugin(tmp_path, NUMPY_AND_STR_SUBCLASSES)
+    done = mt_eval("run", "--method", str(method), "--corpus", str(corpus(tmp_path, ["One 1.", "Two 2.", "Three 3."])),
+                   "--pair", "eng>spa", "--out", str(tmp_path / "run"), "--quiet", "--resamples", "100",
+                   "--latency-sample", "0", *(["--isolate"] if isolate else []))
+    assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
+    card = msgspec.json.decode((tmp_path / "run" / "card.json").read_bytes(), type=RunCard)
+    first, second, third = card.results
+    assert (first.predicted, first.latency_s, first.metadata) == ("ONE 1.", 0.5, {"score": 0.25, "ranks": [0, 1],
+                                                                                   "tag": "t"})
+    assert third.predicted == "THREE 3."
+    assert second.predicted is None and second.error == (
+        'the method returned an unusable result: "metadata" cannot be sent as JSON: it holds an object of type '
+        "object (give text, numbers, booleans, null, lists or objects)")

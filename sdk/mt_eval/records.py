@@ -13,6 +13,7 @@ import msgspec
 
 from mt_eval.field_words import described
 from mt_eval.js_text import SAFE_INTEGER
+from mt_eval.json_input import MAX_DEPTH
 from mt_eval.lone_surrogates import MESSAGE_LIMIT, capped
 from mt_eval.strict import StrictStruct
 
@@ -93,6 +94,60 @@ def result_problem(result: TranslationResult) -> str | None:
     if result.tool_call_count < len(result.tool_calls):
         return f"tool_call_count is {result.tool_call_count} but {len(result.tool_calls)} tool calls are listed"
     return None
+
+
+class NotJson(Exception):
+    """A returned result holds a value JSON cannot (`plain_fields`); the message names the field and why."""
+
+
+def plain_fields(item: dict[Any, Any]) -> dict[Any, Any]:
+    """A returned result's fields as plain JSON values (`plain_json`), or NotJson naming a field JSON cannot hold."""
+    plain = {}
+    for name, value in item.items():
+        problem = not_json(value)
+        if problem is None:
+            try:
+                plain[name] = msgspec.to_builtins(value, builtin_types=(bytes, bytearray, memoryview),
+                                                  enc_hook=plain_json)
+            except TypeError as exc:
+                problem = str(exc)
+        if problem is not None:
+            raise NotJson(f'"{name}" cannot be sent as JSON: {problem}')
+    return plain
+
+
+def not_json(value: Any, ancestors: list[Any] | None = None) -> str | None:
+    """Why a returned value cannot be written as JSON, checked before anything walks it: it refers to itself (a
+    response object kept in metadata often does) or nests deeper than `MAX_DEPTH`; None when it can be. Node's
+    ``notJson`` (lib/results.js) says it in the same words."""
+    if not isinstance(value, dict | list):
+        return None
+    ancestors = [] if ancestors is None else ancestors
+    if any(value is seen for seen in ancestors):
+        return "it refers to itself (a circular structure)"
+    if len(ancestors) >= MAX_DEPTH:
+        return f"it nests deeper than {MAX_DEPTH} levels"
+    ancestors.append(value)
+    for item in value.values() if isinstance(value, dict) else value:
+        if isinstance(item, dict | list) and (problem := not_json(item, ancestors)) is not None:
+            ancestors.pop()
+            return problem
+    ancestors.pop()
+    return None
+
+
+def plain_json(value: Any) -> Any:
+    """The ``enc_hook`` that turns what a method returned into plain JSON values (`msgspec.to_builtins`): a str
+    subclass (numpy's ``str_``) as its text, a numpy number or array as the Python value it holds; anything else JSON
+    cannot hold raises TypeError naming its type."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int | float):
+        return float(value) if isinstance(value, float) else int(value)
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"it holds an object of type {type(value).__qualname__} (give text, numbers, booleans, null, "
+                    "lists or objects)")
 
 
 def with_capped_error(result: TranslationResult) -> TranslationResult:

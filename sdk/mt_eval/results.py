@@ -1,21 +1,21 @@
 """What a method returns, turned into results: the one place every path uses.
 
-The harness's in-process path (`mt_eval.harness.execution`), the bridge host (`mt_eval.bridge.method`), the
-Python guest (`mt_eval.bridge.guest`), the translator-program adapters, ``mt-eval translate`` and
-``mt-eval locales`` all go through here; the Node side (``bridge/node/lib/results.js``) does the same from the
-same schema, and ``bridge/vectors/contract/results.json`` holds both to it.
+The harness's in-process path (`mt_eval.harness.execution`), the bridge host (`mt_eval.bridge.method`), the Python
+guest (`mt_eval.bridge.guest`), the translator-program adapters, ``mt-eval translate`` and ``mt-eval locales`` all go
+through here; the Node side (``bridge/node/lib/results.js``) does the same from the same schema, and
+``bridge/vectors/contract/results.json`` holds both to it.
 
-- Each entry of a call gets exactly one result, in entry order. A result is matched to its entry by ``id`` — a
-  string, and the id of an entry of that call — and nothing else; an entry with no result, or with several, gets an
-  error result instead. ``predicted`` must be a string (or null when ``error`` says why the entry failed). Scoring
-  depends on both, so neither is ever guessed.
+- Each entry of a call gets exactly one result, in entry order. A result is matched to its entry by ``id`` — a string,
+  and the id of an entry of that call — and nothing else; an entry with no result, or with several, gets an error
+  result instead. ``predicted`` must be a string (or null when ``error`` says why the entry failed). Scoring depends
+  on both, so neither is ever guessed.
 - Results written for the upstream harness are accepted: a null field counts as absent, ``usage.total_tokens``,
-  ``raw_predicted`` and ``cached`` are kept (the run card carries them), usage counts that are not whole numbers
-  are rounded, and any other field moves into ``metadata`` (other usage fields into ``metadata.usage``).
-  `ResultNotes` counts each kind of change, so a run reports them once, not once per entry.
-- Text that is not valid Unicode (a lone surrogate) fails its entry: it could not be written or sent; so does a
-  ``latency_s`` that is not a finite number (JSON would write an Infinity as null, which no reader accepts).
-- A result without ``latency_s`` gets the call's time divided among the call's entries.
+  ``raw_predicted`` and ``cached`` are kept (the run card carries them), usage counts that are not whole numbers are
+  rounded, and any other field moves into ``metadata`` (other usage fields into ``metadata.usage``). `ResultNotes`
+  counts each kind of change, so a run reports them once, not once per entry.
+- A str subclass (numpy's ``str_``) and a numpy number or array are taken as the plain value; a value JSON cannot hold
+  fails its entry, as does text that is not valid Unicode (a lone surrogate) and a ``latency_s`` that is not a finite
+  number (JSON would write an Infinity as null). Without ``latency_s``, the call's time is shared out.
 """
 
 from __future__ import annotations
@@ -29,9 +29,8 @@ from typing import Any
 import msgspec
 
 from mt_eval.js_text import js_whole
-from mt_eval.json_input import MAX_DEPTH
 from mt_eval.lone_surrogates import capped, writable
-from mt_eval.records import TranslationResult, Usage, result_problem, with_capped_error
+from mt_eval.records import NotJson, TranslationResult, Usage, not_json, plain_fields, result_problem, with_capped_error
 
 _FIELDS = frozenset(TranslationResult.__struct_encode_fields__)
 _USAGE_FIELDS = frozenset(Usage.__struct_encode_fields__)
@@ -141,26 +140,6 @@ def _usage(value: dict[str, Any], moved: dict[str, Any], notes: ResultNotes) -> 
     return out
 
 
-def not_json(value: Any, ancestors: list[Any] | None = None) -> str | None:
-    """Why a returned value cannot be written as JSON, checked before anything walks it: it refers to itself (a
-    response object kept in metadata often does) or nests deeper than `MAX_DEPTH`; None when it can be. Node's
-    ``notJson`` (lib/results.js) says it in the same words."""
-    if not isinstance(value, dict | list):
-        return None
-    ancestors = [] if ancestors is None else ancestors
-    if any(value is seen for seen in ancestors):
-        return "it refers to itself (a circular structure)"
-    if len(ancestors) >= MAX_DEPTH:
-        return f"it nests deeper than {MAX_DEPTH} levels"
-    ancestors.append(value)
-    for item in value.values() if isinstance(value, dict) else value:
-        if isinstance(item, dict | list) and (problem := not_json(item, ancestors)) is not None:
-            ancestors.pop()
-            return problem
-    ancestors.pop()
-    return None
-
-
 def _invalid_text(result: TranslationResult) -> str | None:
     """The first field, in schema order, holding text that is not valid Unicode (a lone surrogate)."""
     for field in TranslationResult.__struct_fields__:
@@ -191,12 +170,12 @@ def normalise_result(item: Any, *, notes: ResultNotes, default_latency_s: float 
         return item.entry_id, item.problem
     if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not item["id"]:
         return None
-    entry_id: str = item["id"]
-    for name, value in item.items():
-        if isinstance(value, dict | list) and (problem := not_json(value)) is not None:
-            return entry_id, f'"{name}" cannot be sent as JSON: {problem}'
+    entry_id: str = str.__str__(item["id"])  # (a str subclass, e.g. numpy's str_, as plain text)
     try:
+        item = plain_fields(item)
         result = msgspec.convert(item, TranslationResult)
+    except NotJson as exc:
+        return entry_id, str(exc)
     except (msgspec.ValidationError, UnicodeEncodeError):  # (the latter: msgspec naming a key "\ud800")
         from mt_eval.strict import decode_value
 
@@ -325,8 +304,8 @@ def compact_returned(returned: list[Any], *, notes: ResultNotes, default_latency
     if quick is not None:
         try:
             return _encode(quick)
-        except UnicodeEncodeError:
-            pass  # text that is not valid Unicode: the long way names the field and fails the entry
+        except (UnicodeEncodeError, TypeError):
+            pass  # text that is not valid Unicode, a numpy value: the long way makes it plain or fails its entry
     results = normalise_returned(returned, notes=notes, default_latency_s=default_latency_s)
     strays = [stray_stand_in(item) for item in returned
               if not (isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"])]
