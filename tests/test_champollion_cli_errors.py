@@ -12,24 +12,40 @@ import pytest
 from champollion_project import both, make_project, needs_node, pairs_config, run_locales, twins
 from mt_eval.cli import main
 
+WAIT_WORDS = ("give a number of seconds, 0 or more (e.g. --wait 300), or inf (or --wait alone) to wait as long as it "
+              "takes")
 
-@pytest.mark.parametrize("value", ["-1", "nan", "inf", "abc", "1e3", ""])
-def test_wait_takes_only_finite_seconds_zero_or_more(tmp_path: Path, capsys, value: str):
+
+@pytest.mark.parametrize("value", ["-1", "nan", "INF", "infinity", "abc", "1e3", ""])
+def test_wait_takes_only_seconds_zero_or_more_or_inf(tmp_path: Path, capsys, value: str):
     project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}), {"locales/en.json": {}})
     assert main(["locales", "--config", str(project.root), "--wait", value]) == 2
-    assert capsys.readouterr().err == (f"mt-eval locales: --wait {value}: give a number of seconds, 0 or more (e.g. "
-                                       "--wait 300), or --wait alone to wait as long as it takes\n")
+    assert capsys.readouterr().err == f"mt-eval locales: --wait {value}: {WAIT_WORDS}\n"
+
+
+def test_run_and_locales_take_the_same_wait_values_said_in_the_same_words(tmp_path: Path, capsys):
+    project = make_project(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}), {"locales/en.json": {}})
+    assert main(["locales", "--config", str(project.root), "--wait", "inf"]) == 0
+    for value in ("-1", "nan", "1e3", "-.5"):
+        with pytest.raises(SystemExit) as refused:
+            main(["run", "--demo", "--wait", value])
+        assert refused.value.code == 2
+        assert f"mt-eval run: error: argument --wait: {WAIT_WORDS}; got {value}\n" in capsys.readouterr().err
+    for command in (["run"], ["locales"]):
+        with pytest.raises(SystemExit):
+            main([*command, "--help"])
+        assert "(at most SECONDS, 0 or more; inf, or --wait alone: as long as it takes)" in " ".join(
+            capsys.readouterr().out.split())
 
 
 @needs_node
 def test_both_sides_refuse_the_same_wait_values_in_the_same_words(tmp_path: Path):
     projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "reverse"}}), {"locales/en.json": {}})
-    for value in ("-1", "nan", "inf", "abc", "-.5"):
+    for value in ("-1", "nan", "INF", "abc", "-.5"):
         runs = both(projects, "--wait", value)
         first = {side: (status, err.splitlines()[0]) for side, (status, _, err) in runs.items()}
-        assert first["node"] == first["python"] == (2, f"<prog>: --wait {value}: give a number of seconds, 0 or more "
-                                                       "(e.g. --wait 300), or --wait alone to wait as long as it takes")
-    for value in ("0", "0.2", ".5", "3."):
+        assert first["node"] == first["python"] == (2, f"<prog>: --wait {value}: {WAIT_WORDS}")
+    for value in ("0", "0.2", ".5", "3.", "inf"):
         assert [status for status, _, _ in both(projects, "--wait", value).values()] == [0, 0], value
 
 

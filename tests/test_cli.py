@@ -296,8 +296,6 @@ OUT_OF_RANGE = [
      "from 0 to 100, got 100000000: latency calls are"),
     ("freeze init --method m --latency-warmup 101", "--latency-warmup", "from 0 to 100, got 101: latency calls are"),
     ("run --demo --limit 0", "--limit", "at least 1, got 0"),
-    ("run --demo --wait -1", "--wait", "0 or more seconds (or inf: no limit), got -1"),
-    ("run --demo --wait nan", "--wait", "0 or more seconds (or inf: no limit), got nan"),
     ("leaderboard --max-p95 -1", "--max-p95", "a finite number above 0, got -1"),
     ("leaderboard serve --db x --port 99999", "--port", "from 0 to 65535, got 99999"),
     ("leaderboard serve --db x --port -1", "--port", "from 0 to 65535, got -1"),

@@ -115,3 +115,18 @@ def test_serves_statuses_are_ones_its_help_lists(argv, environment, expected, tm
                           capture_output=True, text=True, timeout=120, env={**os.environ, **environment})
     assert done.returncode == expected, done.stderr
     assert expected in statuses_listed(PARSERS["mt-eval serve"])
+
+
+def readme_statuses(command: str) -> set[int]:
+    """The statuses the README's table of exit statuses gives ``command``."""
+    table = (REPO / "README.md").read_text(encoding="utf-8").split("| command | exit statuses |", 1)[1]
+    row = next(line for line in table.splitlines() if line.startswith(f"| `{command}` |"))
+    return {int(number) for number in re.findall(r"(?:\| |; )(\d+) ", row)}
+
+
+@pytest.mark.parametrize("command", ["validate", "verify", "locales"])
+def test_validate_verify_and_locales_list_their_statuses_as_the_others_and_the_readme_do(command):
+    """Before: they said them in a sentence of prose, not in an ``exit status:`` paragraph."""
+    listed, readme = statuses_listed(PARSERS[f"mt-eval {command}"]), readme_statuses(command)
+    assert readme <= listed and 2 in listed, (
+        f"`mt-eval {command} --help` lists exit statuses {sorted(listed)}; the README {sorted(readme)}")

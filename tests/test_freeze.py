@@ -351,3 +351,24 @@ def test_a_corpus_file_missing_from_its_path_is_said_with_the_fix(tmp_path: Path
     assert (f"$.corpus.path: cannot read {corpus}: No such file or directory\n"
             "      fix: restore the frozen file there, or give its path, relative to the manifest or absolute\n"
             ) in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("damage", "fix"), [
+    ("moved", "restore the frozen policy file there, or give its path, relative to the manifest or absolute"),
+    ("garbled", "restore the frozen policy, or freeze again"),
+], ids=["moved", "garbled"])
+def test_a_policy_file_that_cannot_be_read_is_said_with_the_fix(tmp_path: Path, plugin: Path, corpus: Path, capsys,
+                                                                damage: str, fix: str):
+    """A corpus file gone had a "fix:" line in `freeze validate`; a gate policy file gone (or garbled) had none."""
+    policy = tmp_path / "policy.json"
+    policy.write_bytes((Path(__file__).parent.parent / "examples" / "policies" / "no-abstention.json").read_bytes())
+    assert init(tmp_path, plugin, corpus, "--policy", str(policy)) == 0
+    if damage == "moved":
+        policy.rename(tmp_path / "moved.json")
+    else:
+        policy.write_text("{", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["freeze", "validate", str(tmp_path / "freeze.json")]) == 1
+    out = capsys.readouterr().out
+    assert "$.scoring.policy_path: the gate policy cannot be read: " in out
+    assert f"      fix: {fix}\n" in out

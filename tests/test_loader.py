@@ -48,6 +48,40 @@ async def test_two_plugins_with_the_same_module_names_load_side_by_side(make_plu
     assert "helpers" not in new_top_level
 
 
+CHANGES_DIRECTORY = """
+import os
+
+os.chdir(os.path.dirname(os.path.abspath(__file__)))  # (to open its data files by relative paths)
+
+
+class Method:
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": e["source"].upper()} for e in entries]
+"""
+
+
+def test_a_plugin_that_changes_the_working_directory_as_it_is_imported_does_not_move_the_run(make_plugin,
+                                                                                            tmp_path: Path):
+    """`--out run` was written inside the plugin directory (or failed halfway: 'No such file or directory')."""
+    import subprocess
+
+    plugin = make_plugin({"name": "M", "entry_point": "pipeline:Method", "supported_pairs": ["eng>spa"],
+                          "dependency_class": "S", "dependencies": []}, {"pipeline.py": CHANGES_DIRECTORY})
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "corpus.jsonl").write_text('{"id": "1", "source": "hi", "reference": "HI"}\n')
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "run", "--method", os.path.relpath(plugin, work),
+                           "--corpus", "corpus.jsonl", "--pair", "eng>spa", "--out", "run", "--quiet",
+                           "--resamples", "100", "--latency-sample", "0"], cwd=work, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode in (0, 5), done.stderr
+    assert json.loads((work / "run" / "card.json").read_text())["results"][0]["predicted"] == "HI"
+    assert not (plugin / "run").exists()
+    assert (f'warning: importing "pipeline" changed the working directory to {plugin.resolve()}; it is changed back '
+            "(open the plugin's files by their path: its directory is given to __init__ as `directory`)"
+            ) in done.stderr
+
+
 async def test_dotted_entry_point_with_relative_imports(make_plugin):
     files = {
         "engine/__init__.py": "",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -350,3 +351,24 @@ def test_the_log_never_appends_an_entry_it_holds(tmp_path: Path, caplog):
     log.close()
     assert [json.loads(line)["id"] for line in path.read_text().splitlines()] == ["a", "b"]
     assert "not recording 1 entry (a) again" in caplog.text and "not recording 1 entry (b) again" in caplog.text
+
+
+def test_a_decide_run_holding_the_directory_is_named_by_its_whole_command_line(tmp_path: Path):
+    """Before: its lock said only ``mt-eval decide run``, not which decide run held the directory."""
+    plugin, starts = slow_to_start(tmp_path, REPO / "examples" / "rules-grader", "grader", "RulesGrader")
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / ".lock").touch()  # (as a run before it left it: the lock is taken before the method is loaded)
+    words = [sys.executable, "-m", "mt_eval.cli", "decide", "run", "--method", str(plugin), "--corpus",
+             str(REPO / "examples" / "data" / "adequacy-decisions.jsonl"), "--out", str(out), "--quiet"]
+    holder = start(words)
+    deadline = time.monotonic() + 60
+    while not starts.exists() and time.monotonic() < deadline:  # (its constructor runs: the lock is held)
+        time.sleep(0.02)
+    refused = subprocess.run([*words, "--resume"], capture_output=True, text=True, timeout=120)
+    holder.kill()
+    holder.wait(10)
+    assert refused.returncode == 75, refused.stderr
+    found = BUSY.search(refused.stderr)
+    assert found and int(found.group(1)) == holder.pid, refused.stderr
+    assert found.group(2) == shlex.join(["mt-eval", *words[3:]])

@@ -29,7 +29,7 @@ import sys
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 
 from mt_eval import process_exit
 from mt_eval.lone_surrogates import capped, writable
@@ -63,6 +63,7 @@ class PluginBoundary(importlib.abc.MetaPathFinder):
 
     def __init__(self) -> None:
         self.directories: set[str] = set()
+        self.source_only: set[str] = set()  # sources whose cached bytecode is damaged (`DamagedBytecode`)
 
     def find_spec(self, fullname: str, path: object = None, target: object = None
                   ) -> importlib.machinery.ModuleSpec | None:
@@ -77,6 +78,8 @@ class PluginBoundary(importlib.abc.MetaPathFinder):
         roots = [root for root in map(self._root_of, locations) if root]
         if not roots:
             return None
+        if spec.origin in self.source_only:
+            spec.loader = SourceOnlyLoader(fullname, spec.origin)
         for location in locations:
             root = self._root_of(location)
             resolved = Path(location).resolve()
@@ -90,6 +93,13 @@ class PluginBoundary(importlib.abc.MetaPathFinder):
             if location == root or location.startswith(root + os.sep):
                 return root
         return None
+
+
+class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
+    """Loads a module from its source, neither reading nor writing its cached bytecode."""
+
+    def get_code(self, fullname: str) -> CodeType:
+        return self.source_to_code(self.get_data(self.path), self.path)
 
 
 BOUNDARY = PluginBoundary()
@@ -150,28 +160,102 @@ def import_entry_module(directory: Path, module: str, method_id: str) -> ModuleT
         spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
         spec.submodule_search_locations = [str(directory)]
         sys.modules[package] = importlib.util.module_from_spec(spec)
+    try:
+        try:
+            return _import_isolated(directory, package, module)
+        except DamagedBytecode as damaged:
+            _say_set_aside(damaged.files)
+            return _import_isolated(directory, package, module)  # (from the source of what was damaged)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        raise _import_failure(exc, directory, module, target) from (None if isinstance(exc, SystemExit) else exc)
+
+
+class DamagedBytecode(Exception):
+    """An import failed on cached bytecode (``__pycache__/X.cpython-311.pyc``) that is cut short: Python keeps a
+    .pyc whose writing a full disk or a file-size limit stopped, and every later import of its module fails with
+    ``EOFError: marshal data too short`` (or ``ValueError: bad marshal data``)."""
+
+    def __init__(self, files: list[Path]) -> None:
+        super().__init__(", ".join(map(str, files)))
+        self.files = files
+
+
+def _import_isolated(directory: Path, package: str, module: str) -> ModuleType:
     before = set(sys.modules)
     saved_path = list(sys.path)
     sys.path.insert(0, str(directory))
     try:
-        with _host_signals_kept():
+        with _host_signals_kept(), _working_directory_kept(module):
             return importlib.import_module(f"{package}.{module}")
     except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            raise
         for name in set(sys.modules) - before:  # forget the half-imported modules
             sys.modules.pop(name, None)
-        if isinstance(exc, SystemExit):
-            raise EntryPointError(f'importing "{module}" {describe_exit(exc, directory)}',
-                                  f"a plugin must not end the process: remove the {exit_function(exc)} call, or "
-                                  "raise an exception") from None
-        raise EntryPointError(f'importing "{module}" failed: {describe_exception(exc, directory)}',
-                              f"fix the error in {target.name} (run `python {target}` to see the full traceback)"
-                              ) from exc
+        damaged = damaged_bytecode(exc)
+        if damaged and not BOUNDARY.source_only.issuperset(str(source) for source, _ in damaged):
+            BOUNDARY.source_only.update(str(source) for source, _ in damaged)
+            raise DamagedBytecode([cached for _, cached in damaged]) from exc
+        raise
     finally:
         sys.path[:] = saved_path
         _rehome_siblings(before, package, directory)
         _LOADED[package] = _files_of(package)
+
+
+def _import_failure(exc: BaseException, directory: Path, module: str, target: Path) -> EntryPointError:
+    """The EntryPointError that says why importing ``module`` failed."""
+    if isinstance(exc, SystemExit):
+        return EntryPointError(f'importing "{module}" {describe_exit(exc, directory)}',
+                               f"a plugin must not end the process: remove the {exit_function(exc)} call, or "
+                               "raise an exception")
+    damaged = damaged_bytecode(exc)
+    if damaged:
+        cached = damaged[0][1]
+        return EntryPointError(f'importing "{module}" failed: {describe_exception(exc, directory)}',
+                               f"its cached bytecode {cached} is damaged (cut short, e.g. by a full disk): delete "
+                               f"{cached} (or the {cached.parent} directory) and try again")
+    return EntryPointError(f'importing "{module}" failed: {describe_exception(exc, directory)}',
+                           f"fix the error in {target.name} (run `python {target}` to see the full traceback)")
+
+
+def damaged_bytecode(exc: BaseException) -> list[tuple[Path, Path]]:
+    """(source, cached bytecode) of each module whose .pyc the import that raised ``exc`` could not unmarshal:
+    the frames of importlib that loaded it name both; a .pyc is counted only when it is indeed unreadable."""
+    if not isinstance(exc, (EOFError, ValueError)):
+        return []
+    found = []
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        source, cached = frame.f_locals.get("source_path"), frame.f_locals.get("bytecode_path")
+        if ("importlib" in frame.f_code.co_filename and isinstance(source, str) and isinstance(cached, str)
+                and _unreadable_bytecode(Path(cached)) and (Path(source), Path(cached)) not in found):
+            found.append((Path(source), Path(cached)))
+    return found
+
+
+def _unreadable_bytecode(cached: Path) -> bool:
+    import marshal
+
+    try:
+        marshal.loads(cached.read_bytes()[16:])  # (after the header: magic number, flags, source's time and size)
+    except (EOFError, ValueError, TypeError):
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _say_set_aside(files: list[Path]) -> None:
+    """Remove each damaged .pyc (only it) and say so; the import is then made from the source."""
+    for cached in files:
+        try:
+            cached.unlink()
+            done = "removed it, and imported its module from the source"
+        except OSError as exc:
+            done = (f"imported its module from the source (it could not be removed: {exc.strerror}); delete it (or "
+                    f"the {cached.parent} directory) to stop this warning")
+        print(f"mt-eval: warning: the cached bytecode {cached} was damaged (cut short, e.g. by a full disk): {done}",
+              file=sys.stderr, flush=True)
 
 
 @contextlib.contextmanager
@@ -191,6 +275,25 @@ def _host_signals_kept() -> Iterator[None]:
         for number, handler in kept.items():
             if handler is not None and signal.getsignal(number) != handler:
                 signal.signal(number, handler)
+
+
+@contextlib.contextmanager
+def _working_directory_kept(module: str) -> Iterator[None]:
+    """A plugin's import that changes the working directory (``os.chdir(HERE)``) is undone, and said: the command's
+    relative paths (``--out runs/x``, the corpus) are the user's, and a run written elsewhere would be lost."""
+    try:
+        before: str | None = os.getcwd()
+    except OSError:  # (the directory the command started in is gone)
+        before = None
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            if before is not None and (now := os.getcwd()) != before:
+                os.chdir(before)
+                print(f'mt-eval: warning: importing "{module}" changed the working directory to {now}; it is changed '
+                      "back (open the plugin's files by their path: its directory is given to __init__ as "
+                      "`directory`)", file=sys.stderr, flush=True)
 
 
 _LOADED: dict[str, dict[str, tuple[int, int] | None]] = {}  # private package → its modules' files as imported

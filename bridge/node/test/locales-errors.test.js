@@ -14,16 +14,16 @@ const reverseProject = (files = { 'locales/en.json': { a: 'A' } }) => makeProjec
   config: config({ 'en:es': { methodPlugin: 'reverse' } }), plugins: ['reverse'], files,
 });
 
-test('--wait takes only finite seconds, 0 or more, and says so naming --wait', async (t) => {
+test('--wait takes only seconds, 0 or more, or inf, and says so naming --wait', async (t) => {
   const project = reverseProject();
   t.after(project.cleanup);
-  for (const value of ['-1', 'nan', 'inf', 'abc', '1e3', '', '-.5']) {
+  for (const value of ['-1', 'nan', 'INF', 'infinity', 'abc', '1e3', '', '-.5']) {
     const result = await run(project, '--wait', value);
     assert.equal(result.status, 2, value);
     assert.equal(result.stderr.split('\n')[0], `mt-eval-locales: --wait ${value}: give a number of seconds, 0 or more (e.g. `
-      + '--wait 300), or --wait alone to wait as long as it takes');
+      + '--wait 300), or inf (or --wait alone) to wait as long as it takes');
   }
-  for (const value of ['0', '0.2', '.5', '3.']) assert.equal((await run(project, '--wait', value)).status, 0, value);
+  for (const value of ['0', '0.2', '.5', '3.', 'inf']) assert.equal((await run(project, '--wait', value)).status, 0, value);
 });
 
 test('once --wait runs out, it says how long it waited and who still holds the project', async (t) => {

@@ -11,7 +11,7 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from mt_eval.cli.usage_errors import named_path, path_operand
+from mt_eval.cli.usage_errors import WAIT_LIMIT, WAIT_VALUES, named_path, path_operand, wait_value
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
@@ -149,8 +149,8 @@ def add_run_directory_arguments(group: argparse._ArgumentGroup, default: str) ->
     either.add_argument("--force", action="store_true", help="start over even if --out holds results (not with "
                                                              "--resume)")
     group.add_argument("--wait", nargs="?", type=wait_seconds, const=float("inf"), metavar="SECONDS",
-                       help="when another process is using --out, wait for it (at most SECONDS) instead of "
-                            "refusing at once")
+                       help=f"when another process is using --out, wait for it ({WAIT_LIMIT}) instead of refusing "
+                            "at once")
 
 
 def directory_name(text: str) -> str:
@@ -350,10 +350,9 @@ def temperature(text: str) -> float:
 
 
 def wait_seconds(text: str) -> float:
-    """An argparse type: seconds to wait, 0 or more; inf waits as long as it takes (as ``--wait`` alone does)."""
-    value = _number(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more seconds (or inf: no limit), got {text}")
+    """An argparse type: seconds to wait, 0 or more; inf waits as long as it takes (`mt_eval.locks.wait_value`)."""
+    if (value := wait_value(text)) is None:
+        raise argparse.ArgumentTypeError(f"{WAIT_VALUES}; got {text}")
     return value
 
 

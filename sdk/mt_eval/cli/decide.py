@@ -168,6 +168,7 @@ def _nothing_answered(card: Path) -> int:
 def decide_request(args: argparse.Namespace) -> DecideRequest:
     from pathlib import Path
 
+    from mt_eval.cli.run import command_words
     from mt_eval.decisions.request import DecideRequest
     from mt_eval.harness.request import RunDirectory
 
@@ -177,7 +178,7 @@ def decide_request(args: argparse.Namespace) -> DecideRequest:
                                wait_s=args.wait),
         calls=calls(args), settings=method_settings(args), source_lang=args.source_lang,
         target_lang=args.target_lang, resamples=args.resamples, seed=args.seed, ece_bins=args.ece_bins,
-        quiet=args.quiet)
+        quiet=args.quiet, command=command_words(("decide", "run")))
 
 
 def calls(args: argparse.Namespace) -> Calls:

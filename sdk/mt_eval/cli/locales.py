@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import contextlib
 import math
-import re
 import signal
 import sys
 import threading
@@ -24,7 +23,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from mt_eval.cli.arguments import add_start_timeout_argument
-from mt_eval.cli.usage_errors import named_path
+from mt_eval.cli.usage_errors import WAIT_LIMIT, WAIT_VALUES, named_path, wait_value
 from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.errors import ExpectedError
 
@@ -56,8 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "  mt-eval locales --config examples/champollion-project --wait 300   # if another run holds it\n"
                      "  mt-eval locales --config examples/champollion-project --json --quiet > report.json\n"
                      "\nOne process at a time writes a project (this command or the Node mt-eval-locales): a second "
-                     "one refuses\nat once, naming the first, or waits with --wait. Exit status 1 when a key failed, "
-                     "a plugin cannot\nstart, or the project is in use.")
+                     "one refuses\nat once, naming the first, or waits with --wait.\n"
+                     "\nexit status: 0 every key translated; 1 a key failed, a file cannot be read or written, a "
+                     "plugin cannot start,\nthe config is wrong, or the project is in use; 2 usage; 130 interrupted "
+                     "(what was translated is written)")
     parser.add_argument("--config", metavar="PATH", help="champollion.config.json, or the directory holding it "
                                                          "(default: ./champollion.config.json)", type=named_path)
     parser.add_argument("--locale", action="append", default=[], metavar="LOCALE",
@@ -67,22 +68,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     parser.add_argument("--wait", nargs="?", const=math.inf, metavar="SECONDS",
-                        help="when another process is translating this project, wait for it (at most SECONDS, 0 or "
-                             "more; alone: as long as it takes) instead of refusing at once")
+                        help=f"when another process is translating this project, wait for it ({WAIT_LIMIT}) instead of "
+                             "refusing at once")
     add_start_timeout_argument(parser, "each plugin run as a guest (a Node entry, a command)")
 
 
 def project_wait_s(value: str | float | None) -> float | None:
-    """``--wait``: None when not given, infinity when given alone, else its seconds (finite, 0 or more);
+    """``--wait``: None when not given, infinity when given alone or as inf, else its seconds (0 or more);
     `UsageError` for anything else (as ``mt-eval-locales`` says it)."""
     from mt_eval.errors import UsageError
 
     if value is None or isinstance(value, float):
         return value
-    if not re.fullmatch(r"\d+(\.\d*)?|\.\d+", value):
-        raise UsageError(f"--wait {value}: give a number of seconds, 0 or more (e.g. --wait 300), or --wait alone to "
-                         "wait as long as it takes")
-    return float(value)
+    if (seconds := wait_value(value)) is None:
+        raise UsageError(f"--wait {value}: {WAIT_VALUES}")
+    return seconds
 
 
 def run(args: argparse.Namespace) -> int:

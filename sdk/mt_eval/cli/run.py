@@ -245,7 +245,8 @@ def refuse_options_apart(args: argparse.Namespace) -> None:
                           "reaches its model at the URL the run gives it; leave --base-url out")
 
 
-def command_words() -> tuple[str, ...]:
-    """The words after ``mt-eval`` that started this run (``run`` alone when it was started from Python)."""
+def command_words(command: tuple[str, ...] = ("run",)) -> tuple[str, ...]:
+    """The words after ``mt-eval`` that started this ``command`` (``run``, ``decide run``): they alone when it was
+    started from Python."""
     words = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("mt-eval", "__main__.py")) else []
-    return tuple(words) if words and words[0] == "run" else ("run",)
+    return tuple(words) if tuple(words[:len(command)]) == command else command

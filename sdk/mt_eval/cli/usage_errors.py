@@ -4,6 +4,7 @@ command or option to what was typed (``--metod`` → ``--method``)."""
 from __future__ import annotations
 
 import argparse
+import re
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py (imported on every start of the command line)
 if TYPE_CHECKING:
@@ -125,3 +126,14 @@ def _not_empty(text: str, fix: str) -> str:
         raise argparse.ArgumentTypeError(f"must name a path, got '' (a variable meant to hold it that is unset or "
                                          f"empty?): {fix}")
     return text
+
+
+WAIT_VALUES = ("give a number of seconds, 0 or more (e.g. --wait 300), or inf (or --wait alone) to wait as long as it "
+               "takes")
+WAIT_LIMIT = "at most SECONDS, 0 or more; inf, or --wait alone: as long as it takes"  # (as each --help says it)
+
+
+def wait_value(text: str) -> float | None:
+    """``--wait``'s seconds: 0 or more, or inf (as long as it takes); None for anything else. The values every command
+    with --wait takes (the Node ``mt-eval-locales`` too), refused in the words of `WAIT_VALUES`."""
+    return float(text) if re.fullmatch(r"\d+(\.\d*)?|\.\d+|inf", text) else None

@@ -24,13 +24,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "inside the sandbox: the Python entry imported and built, the Node entry loaded through "
                           "the Node guest, a command started for the bridge handshake, and a plugin with both a "
                           "Python and a Node entry translating a few probe sentences with both (a difference is a "
-                          "warning). Every problem is reported with its file, JSON path or line, and a fix. Exit "
-                          "status 0 when all plugins are valid, 1 otherwise.")
+                          "warning). Every problem is reported with its file, JSON path or line, and a fix.")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = ("examples:\n  mt-eval validate examples/lexicon-eng-spa\n"
                      "  mt-eval validate --json --strict examples/*-eng-spa\n"
                      "  mt-eval validate --no-import my-method      # files and scan only: runs no plugin code\n"
-                     "  mt-eval validate --no-sandbox my-method     # import on this host (trusted code only)")
+                     "  mt-eval validate --no-sandbox my-method     # import on this host (trusted code only)\n"
+                     "\nexit status: 0 every plugin valid (with --strict, without warnings too); 1 a plugin is not, "
+                     "or a --corpus\ncannot be read; 2 usage")
     parser.add_argument("plugins", type=path_operand, nargs="+", metavar="DIR", help="plugin directories")
     parser.add_argument("--json", action="store_true", help="print a JSON report instead of text")
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")

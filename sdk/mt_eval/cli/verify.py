@@ -12,12 +12,13 @@ def add_arguments(verify: argparse.ArgumentParser) -> None:
                           "the run ended: status and failures; a result for every entry it ran), the "
                           "corpus file's sha256, and every metric recomputed from the card's predictions and the "
                           "corpus's references (the card's own resamples and seed). Each mismatch is reported "
-                          "with its JSON path. Exit status 0 when every card verifies, 1 otherwise.")
+                          "with its JSON path.")
     verify.formatter_class = argparse.RawDescriptionHelpFormatter
     verify.epilog = ("examples (after nox -s demo, or mt-eval run --demo --out runs/demo):\n"
                      "  mt-eval verify runs/demo/card.json\n"
                      "  mt-eval verify runs/demo/card.json --corpus examples/data/eng-spa-demo.json\n"
-                     "  mt-eval verify runs/*/card.json --json")
+                     "  mt-eval verify runs/*/card.json --json\n"
+                     "\nexit status: 0 every card verifies; 1 a card does not (or cannot be read); 2 usage")
     verify.add_argument("cards", nargs="+", type=card_argument, metavar="CARD",
                         help="run card(s) (card.json, or the run directory holding it)")
     add_corpus_arguments(verify, selection=False, title="the corpus (default: the files the card records, as "

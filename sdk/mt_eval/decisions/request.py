@@ -39,6 +39,7 @@ class DecideRequest(msgspec.Struct, frozen=True, kw_only=True):
     seed: int = 12345
     ece_bins: int = 10
     quiet: bool = False
+    command: tuple[str, ...] = ("decide", "run")  # the words after mt-eval that started it: the lock's holder
 
 
 class GradeRequest(msgspec.Struct, frozen=True, kw_only=True):

@@ -7,6 +7,7 @@ it disagrees nothing is run or reported. Then the method decides every row (resu
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from collections import Counter
@@ -69,8 +70,9 @@ def decide_run(request: DecideRequest) -> Path:
     calls = request.calls
     if request.directory.out is not None:
         writable_directory(request.directory.out, "the decision run")
-    with RunDirectoryHold(request.directory.out, command="mt-eval decide run", wait_s=request.directory.wait_s,
-                          prog="mt-eval decide", nothing_done="nothing was decided") as hold:
+    with RunDirectoryHold(request.directory.out, command=shlex.join(["mt-eval", *request.command]),
+                          wait_s=request.directory.wait_s, prog="mt-eval decide",
+                          nothing_done="nothing was decided") as hold:
         # (a large corpus takes a while to read and check: Ctrl-C then has nothing saved to speak of)
         corpus = read_decision_corpus(request.corpus)  # (gold at the data's tolerance; --tolerance is the answers')
         check = run_self_check(corpus, request.ece_bins)

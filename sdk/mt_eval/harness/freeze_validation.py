@@ -204,8 +204,11 @@ def _policy_problems(path: Path, manifest: FreezeManifest) -> list[Problem]:
     try:
         actual = load_policy(policy_file).sha256
     except PolicyError as exc:
+        hint = ("restore the frozen policy file there, or give its path, relative to the manifest or absolute"
+                if policy_file is not None and not policy_file.is_file() else
+                "restore the frozen policy, or freeze again")
         return [Problem(file=str(path), path="$.scoring.policy_path", code="missing-file",
-                        message=f"the gate policy cannot be read: {exc}")]
+                        message=f"the gate policy cannot be read: {exc}", hint=hint)]
     if actual == scoring.policy_sha256:
         return []
     named = f"the policy {policy_file}" if policy_file else "this SDK's shipped policy"

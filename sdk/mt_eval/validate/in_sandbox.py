@@ -84,6 +84,9 @@ def _python_import(source: PluginSource, sandbox: object, timeout_s: float, star
                         message=f"importing the entry point in the sandbox failed (exit {done.returncode}): {tail}",
                         hint="run `mt-eval validate --no-sandbox` on a copy you trust to see the full error")]
     shown = str(source.directory)
+    for line in done.stderr.decode("utf-8", "replace").splitlines():  # (what was done so the import went on)
+        if line.startswith("mt-eval: warning: "):
+            print(line.replace(inside, shown), file=sys.stderr, flush=True)
     return [msgspec.structs.replace(p, file=p.file.replace(inside, shown, 1), message=p.message.replace(inside, shown),
                                     hint=_confined(p))
             for p in report.problems]

@@ -28,7 +28,8 @@ options:
   --json             print the report as JSON
   --quiet            no progress output
   --wait [SECONDS]   when another process (mt-eval-locales or mt-eval locales) is translating this project,
-                     wait for it (at most SECONDS, 0 or more; alone: as long as it takes) instead of refusing at once
+                     wait for it (at most SECONDS, 0 or more; inf, or --wait alone: as long as it takes) instead of
+                     refusing at once
 
 examples:
   npx mt-eval-locales --config examples/champollion-project
@@ -40,12 +41,13 @@ Python plugins run through \`mt-eval serve\`: $MT_EVAL names the mt-eval command
 
 const NEGATIVE_NUMBER = /^-\d+$|^-\d*\.\d+$/;
 
-/** --wait's seconds: Infinity when given alone, else finite and 0 or more; throws Error for anything else. */
+/** --wait's seconds: Infinity when given alone or as inf, else 0 or more; throws Error for anything else (the values
+ * and words of Python's mt_eval.cli.usage_errors.wait_value, which every mt-eval command with --wait takes). */
 function waitSeconds(value) {
-  if (value === undefined) return Infinity;
+  if (value === undefined || value === 'inf') return Infinity;
   if (!/^(\d+(\.\d*)?|\.\d+)$/.test(value)) {
-    throw Object.assign(new Error(`--wait ${value}: give a number of seconds, 0 or more (e.g. --wait 300), or --wait `
-      + 'alone to wait as long as it takes'), { alone: true }); // (a line of its own, as mt-eval locales says it)
+    throw Object.assign(new Error(`--wait ${value}: give a number of seconds, 0 or more (e.g. --wait 300), or inf (or `
+      + '--wait alone) to wait as long as it takes'), { alone: true }); // (a line of its own, as mt-eval locales says it)
   }
   return Number(value);
 }
