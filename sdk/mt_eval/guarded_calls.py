@@ -14,6 +14,10 @@ locales` both call in-process methods this way; the bridge hosts do the same for
 method that raises, calls ``sys.exit()`` or hangs there costs one warning line naming it, never the work done:
 the command goes on (a run to its card). Every command that closes a method closes it this way.
 
+`working_directory_kept` is around each call of a method's code in this process (its constructor, ``translate``,
+``decide``): one that changes the working directory has it changed back, with one warning, so the command's relative
+paths (``--out runs/x``) keep meaning what the user typed.
+
 `prints_to_stderr` is around all of a method's code that runs in this process — its import, its constructor,
 its calls and its ``aclose()``: what it prints goes to stderr, for standard output is the command's result
 (``mt-eval run … > result.txt``, ``--json``). Both ``sys.stdout`` and file descriptor 1 point at stderr in the
@@ -141,10 +145,71 @@ def call_failure(exc: BaseException, directory: Path | None = None) -> str:
         return str(exc)
     if isinstance(exc, RaisedBase):  # (said as what the method raised)
         exc = exc.raised
+    sibling = _sibling_named(exc, directory)
+    if sibling is not None and directory is not None:
+        name, file = sibling
+        return capped(f"{METHOD_FAILED}{describe_exception(exc, directory)}: {file} is in the plugin's directory "
+                      f"{directory}, whose modules can be imported by name only as the plugin is imported: import "
+                      f"it at the top of the module, or write `from . import {name}` here")
     return capped(f"{METHOD_FAILED}{exception_words(exc)}")
 
 
 METHOD_FAILED = "the method failed: "
+
+
+def _sibling_named(exc: BaseException, directory: Path | None) -> tuple[str, str] | None:
+    """The name and file (``utils``, ``utils.py``) of the plugin's own module that a ``ModuleNotFoundError`` says is
+    missing: importing it by name inside ``translate()`` fails, for the plugin's directory is on ``sys.path`` only
+    while the plugin is imported (`mt_eval.plugin_import`)."""
+    name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    if directory is None or not isinstance(name, str) or not name.isidentifier():
+        return None
+    for sibling in (f"{name}.py", f"{name}/__init__.py", name):
+        if (directory / sibling).exists():
+            return name, sibling
+    return None
+
+
+class working_directory_kept:  # (used as a function: ``with working_directory_kept("translate()"):``)
+    """Around each call of a method's code in this process: a call that changes the working directory (``os.chdir``)
+    has it changed back as it returns, and the first time says so; the command's relative paths (``--out runs/x``,
+    the corpus, the run's files) are the user's. Calls may overlap: the directory kept is the one the first of them
+    started in."""
+
+    home: str | None = None
+    open_calls = 0
+    warned: set[str] = set()  # noqa: RUF012 (shared by every call)
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def __enter__(self) -> None:
+        kept = working_directory_kept
+        if kept.open_calls == 0:
+            try:
+                kept.home = os.getcwd()
+            except OSError:  # (the directory the command started in is gone)
+                kept.home = None
+        kept.open_calls += 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        kept = working_directory_kept
+        kept.open_calls -= 1
+        if kept.home is None:
+            return
+        try:
+            now = os.getcwd()
+        except OSError:  # (changed to a directory since removed)
+            now = "a directory since removed"
+        if now == kept.home:
+            return
+        with contextlib.suppress(OSError):
+            os.chdir(kept.home)
+        if self.what not in kept.warned:
+            kept.warned.add(self.what)
+            print(f"mt-eval: warning: the method's {self.what} changed the working directory to {now}; it is changed "
+                  "back (open the plugin's files by their path: its directory is given to __init__ "
+                  "as `directory`)", file=sys.stderr, flush=True)
 
 
 def method_failure(message: str, error_type: object = None) -> str:
@@ -180,7 +245,9 @@ async def guarded_translate(method: TranslationMethod, entries: list[dict[str, A
     # reports its own, more precise error instead of this generic one
     grace = min(REPORT_GRACE_S, limit / 2) if backstop_s is None and limit is not None else 0.0
     try:
-        return await within(None if limit is None else limit + grace, lambda: method.translate(entries, config))
+        deadline = None if limit is None else limit + grace
+        with working_directory_kept("translate()"):
+            return await within(deadline, lambda: method.translate(entries, config))
     except Overran as overran:
         per_entry = f" ({timeout_s:g} s per entry)" if backstop_s is None and timeout_s is not None else ""
         raise CallFailed(overran.said(f"timed out after {limit:g} s{per_entry}", unstoppable_fix),

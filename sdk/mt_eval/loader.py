@@ -21,13 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from mt_eval.manifest import Manifest, kebab_case
 from mt_eval.method_card import CARD_FILE, MethodCard, merge_card
 from mt_eval.method_protocol import TranslationMethod, protocol_deviations
-from mt_eval.plugin_import import (
-    EntryPointError,
-    describe_exception,
-    describe_exit,
-    import_entry_module,
-    resolve_class,
-)
+from mt_eval.plugin_import import EntryPointError, describe_exception, describe_exit, import_entry_module, resolve_class
 from mt_eval.problems import Problem, ProblemsError
 from mt_eval.progress import still_working
 from mt_eval.strict import decode_json_file, parse_json
@@ -267,8 +261,11 @@ def _construct(source: PluginSource, module_name: str, class_name: str,
         return None, module, problem(f"{class_name}() requires {', '.join(missing)}, which the loader cannot supply",
                                      "give those parameters defaults; the loader passes only `manifest` and "
                                      "`directory`, to constructors that name them", "constructor")
+    from mt_eval.guarded_calls import working_directory_kept  # (and anyio: only once a constructor runs)
+
     try:
-        method = factory(**kwargs)
+        with working_directory_kept("__init__()"):
+            method = factory(**kwargs)
     except SystemExit as exc:
         return None, module, problem(f"{class_name}() {describe_exit(exc, source.directory)}",
                                      "a method must not end the process: raise an exception instead", "constructor")

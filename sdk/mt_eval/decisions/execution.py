@@ -29,7 +29,7 @@ from mt_eval.decisions.records import (
     DecisionRow,
     QuestionAnswer,
 )
-from mt_eval.guarded_calls import call_failure
+from mt_eval.guarded_calls import call_failure, working_directory_kept
 from mt_eval.harness.results_log import AppendedLines, LogKind, read_logged, said_once_if_not_saved
 from mt_eval.lone_surrogates import problem_in
 from mt_eval.loop_watchdog import LoopBlocked, LoopWatchdog
@@ -149,7 +149,8 @@ async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settin
     started = time.perf_counter()
     error = None
     try:
-        raw = await within(limit, lambda: method.decide(msgspec.to_builtins(rows), config))
+        with working_directory_kept("decide()"):
+            raw = await within(limit, lambda: method.decide(msgspec.to_builtins(rows), config))
     except Overran as overran:
         error = overran.said(f"timed out after {limit:g} s ({settings.timeout_s:g} s per row)")
     except LoopBlocked as blocked:  # (raised by the watchdog in the code that blocked the loop)

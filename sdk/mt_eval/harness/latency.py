@@ -139,14 +139,15 @@ async def _timed_call(method: Any, entry: dict[str, Any], config: Any, timeout_s
     a guest's host drops results that match no entry, ``result_notes`` counting the call, where in this process
     the method's list holds them)."""
     from mt_eval.deadlines import Overran, raised_by_a_signal, within
-    from mt_eval.guarded_calls import call_failure
+    from mt_eval.guarded_calls import call_failure, working_directory_kept
     from mt_eval.results import ResultNotes
 
     notes = getattr(method, "result_notes", None)
     strays_before = notes.stray_seen if isinstance(notes, ResultNotes) else 0
     started = time.perf_counter()
     try:
-        returned = await within(timeout_s, lambda: method.translate([dict(entry)], config))
+        with working_directory_kept("translate()"):
+            returned = await within(timeout_s, lambda: method.translate([dict(entry)], config))
     except Overran as overran:  # (said as a call that timed out: it ends the latency calls)
         return time.perf_counter() - started, overran.said(f"timed out after {timeout_s:g} s")
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # sys.exit() too: a method must not end the run, nor
