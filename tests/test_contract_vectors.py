@@ -97,12 +97,17 @@ def test_licences(case: dict[str, Any]) -> None:
         case["ok"], case["normalized"], case["open"], case["restriction"], case["message"], case["hint"]]
 
 
+def in_python_words(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The vector's results with each error said per language (``{"python": ..., "node": ...}``) as Python says it."""
+    return [{**r, "error": r["error"]["python"]} if isinstance(r["error"], dict) else r for r in results]
+
+
 @pytest.mark.parametrize("case", cases("results.json"), ids=lambda c: c["name"])
 def test_results(case: dict[str, Any]) -> None:
     notes = ResultNotes()
     results, unknown = results_for(case["entries"], numbers(case["returned"]), label="the method", notes=notes,
                                    elapsed_s=case["elapsed_s"])
-    assert msgspec.to_builtins(results) == case["results"]
+    assert msgspec.to_builtins(results) == in_python_words(case["results"])
     assert len(unknown) == case["unknown"]
     assert notes.counts == case["notes"]
 

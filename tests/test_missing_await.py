@@ -42,11 +42,16 @@ def test_translate_says_an_await_is_missing_and_python_warns_of_nothing(plugin: 
     assert "never awaited" not in done.stderr and "RuntimeWarning" not in done.stderr
 
 
-async def test_a_python_guest_says_the_same(plugin: Path):
+async def one_result_through_a_python_guest(plugin: Path) -> dict:
+    """The result of one entry translated by ``plugin`` run in a Python guest (``--isolate``)."""
     method = load_method(plugin, isolate=True).method
     try:
         [result] = await method.translate([{"id": "1", "source": "Hello."}], {"source_lang": "eng",
                                                                                "target_lang": "spa"})
     finally:
         await method.aclose()
-    assert result["error"] == SAID
+    return result
+
+
+async def test_a_python_guest_says_the_same(plugin: Path):
+    assert (await one_result_through_a_python_guest(plugin))["error"] == SAID

@@ -288,5 +288,6 @@ def test_help_states_the_exit_statuses_as_the_other_commands_do():
                            text=True, timeout=60)
     assert shown.returncode == 0 and "Exit status:" not in shown.stdout
     assert shown.stdout.split("\n\nexit status: ")[1] == (
-        "0 no sentence failed; 1 one did, the plugin cannot be loaded, or standard output cannot be written;\n2 usage; "
-        "130 interrupted (the lines printed are kept); 141 the reader of standard output went away\n")
+        "0 no sentence failed; 1 one did, the plugin cannot be loaded or its method cannot start, or standard\noutput "
+        "cannot be written; 2 usage; 130 interrupted (the lines printed are kept); 141 the reader of\nstandard output "
+        "went away\n")

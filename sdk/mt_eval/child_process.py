@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import signal
 from collections.abc import Callable, Mapping, Sequence
 
@@ -72,11 +73,21 @@ class StderrTail:
         return bytes(self._data[len(self._data) - kept:]).decode("utf-8", "replace") if kept > 0 else ""
 
 
+# Node's own hint after a warning or an uncaught error (``(Use `node --trace-warnings ...` to show where the warning
+# was created)``): a command line for `node`, which a guest's author does not type; host-failures.js drops it too.
+_NODE_TRACE_HINT = re.compile(r"\(Use `node --trace-[a-z-]+ \.\.\.` to show where the \w+ was \w+\)")
+
+
+def stderr_lines(text: str) -> list[str]:
+    """A child's non-blank stderr lines, without Node's hint of how to trace a warning."""
+    return [line for line in text.splitlines() if line.strip() and not _NODE_TRACE_HINT.fullmatch(line.strip())]
+
+
 def telling_lines(text: str, count: int = 5) -> list[str]:
-    """The last ``count`` non-blank lines of a child's stderr; of one V8 aborted (Node out of memory), its own words
+    """The last ``count`` `stderr_lines` of a child; of one V8 aborted (Node out of memory), its own words
     alone (``FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory``): the garbage
     collector's figures before them and the native stack trace after them say nothing to the method's author."""
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = stderr_lines(text)
     fatal = [line for line in lines if line.startswith("FATAL ERROR: ")]
     return fatal[-1:] if fatal else lines[-count:]
 

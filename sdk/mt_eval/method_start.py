@@ -5,8 +5,8 @@ A method running as a bridge guest is started (spawned, handshake) by `start_met
 is `start_failure`'s: the reason, the guest's last stderr lines and the fix (one that is still starting when its
 start timeout ends is told of ``--start-timeout``, then and when it is restarted: `slow_start_fix`). An in-process
 method has nothing to start.
-``mt-eval run``, ``mt-eval locales``, ``mt-eval decide run`` and ``mt-eval grade`` start their methods this way
-(``mt-eval translate`` starts its own, to fail each line with the reason).
+``mt-eval run``, ``mt-eval translate``, ``mt-eval locales``, ``mt-eval decide run`` and ``mt-eval grade`` start their
+methods this way.
 """
 
 from __future__ import annotations
@@ -61,9 +61,10 @@ def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) ->
     say) and what to do about it."""
     from mt_eval.bridge import messages as m
     from mt_eval.bridge.method import split_fix
+    from mt_eval.child_process import stderr_lines
 
     data = exc.data if isinstance(exc.data, dict) else {}
-    lines = [line for line in str(data.get("stderr_tail") or "").splitlines() if line.strip()]
+    lines = stderr_lines(str(data.get("stderr_tail") or ""))
     tail = [line for line in lines if line.strip().split(": ", 1)[-1] not in exc.message][-12:]
     said, fix = split_fix(exc.message)  # a guest that says how to fix it (a Node module that does not load)
     text = f"{name or loaded.method_id} cannot start: {said}"

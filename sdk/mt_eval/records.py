@@ -76,6 +76,17 @@ class TranslationResult(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
         min_length=1, description="Why the method abstained (required when abstained is true).")] | None = None
 
 
+# Fields a method may have meant as "predicted" (an unknown field is moved into metadata before the result is checked).
+PREDICTED_LOOKALIKES = ("translation", "text", "output", "target", "prediction")
+
+
+def predicted_lookalike(metadata: dict[str, Any]) -> str:
+    """``; it has "translation": did you mean "predicted"?`` when a result without "predicted" holds a likely
+    misnaming of it; "" otherwise."""
+    name = next((name for name in PREDICTED_LOOKALIKES if isinstance(metadata.get(name), str)), None)
+    return "" if name is None else f'; it has "{name}": did you mean "predicted"?'
+
+
 def result_problem(result: TranslationResult) -> str | None:
     """Why a result is unusable (None when it is fine): the rule across its fields, and a latency that is not a
     finite number (the schema's ``>= 0`` lets Infinity through, and JSON would write it as null)."""
@@ -90,7 +101,7 @@ def result_problem(result: TranslationResult) -> str | None:
     elif result.abstain_reason is not None:
         return '"abstain_reason" is given but "abstained" is not true'
     elif result.predicted is None and result.error is None:
-        return 'a result needs "predicted" or, when the entry failed, "error"'
+        return 'a result needs "predicted" or, when the entry failed, "error"' + predicted_lookalike(result.metadata)
     if result.tool_call_count < len(result.tool_calls):
         return f"tool_call_count is {result.tool_call_count} but {len(result.tool_calls)} tool calls are listed"
     return None

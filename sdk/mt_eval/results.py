@@ -198,19 +198,31 @@ def normalise_result(item: Any, *, notes: ResultNotes, default_latency_s: float 
 STRAYS = ", and results whose id matches no entry of the call (a result's id is its entry's id, a string)"
 
 
-def returned_in_words(returned: Any) -> str:
-    """What a method returned in place of its results, in words: a coroutine (an ``await`` left out before the call
-    that made it, which is closed here: Python would warn it was never awaited) said as such."""
+def not_a_list(label: str, returned: Any) -> str:
+    """The error of every entry when ``label`` returned something other than a list: what it was, in the words a
+    Python author knows, and how to return a list instead. A coroutine (an ``await`` left out before the call that
+    made it) is closed here: Python would warn it was never awaited."""
     import inspect
+    from collections.abc import Iterator, Mapping, Set
 
-    if inspect.iscoroutine(returned):
-        returned.close()
-        return "a coroutine, never awaited (an await missing before a call in translate?)"
-    if inspect.isawaitable(returned):
-        return "an awaitable, never awaited (an await missing before a call in translate?)"
     from mt_eval.value_words import value_in_words
 
-    return value_in_words(returned)
+    fix = ""
+    if inspect.iscoroutine(returned):
+        returned.close()
+        what = "a coroutine, never awaited (an await missing before a call in translate?)"
+    elif inspect.isawaitable(returned):
+        what = "an awaitable, never awaited (an await missing before a call in translate?)"
+    elif isinstance(returned, Iterator):
+        what = "a generator" if inspect.isgenerator(returned) else "an iterator"
+        fix = ": return a list, e.g. list(...)"
+    elif isinstance(returned, Mapping):
+        what, fix = "a dict", ": return a list of result dicts, one per entry"
+    elif isinstance(returned, tuple | Set):
+        what, fix = ("a tuple" if isinstance(returned, tuple) else "a set"), ": return a list"
+    else:
+        what = value_in_words(returned)
+    return f"{label} returned {what}, not a list of results{fix}"
 
 
 def results_for(entries: list[dict[str, Any]], returned: Any, *, label: str, notes: ResultNotes,
@@ -219,7 +231,7 @@ def results_for(entries: list[dict[str, Any]], returned: Any, *, label: str, not
     and the ids of returned results that match no entry (`NOT_A_RESULT` for an item that is no object)."""
     share = elapsed_s / len(entries) if entries else 0.0
     if not isinstance(returned, list):
-        error = f"{label} returned {returned_in_words(returned)}, not a list of results"
+        error = not_a_list(label, returned)
         return [error_result(str(e["id"]), error, share) for e in entries], []
     wanted = {str(e["id"]) for e in entries}
     found: dict[str, list[TranslationResult | str]] = {}

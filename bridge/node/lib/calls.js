@@ -4,7 +4,7 @@
 // method fails on get the error.
 
 import { LONGEST_DELAY } from './child.js';
-import { got } from './contract/words.js';
+import { notAList } from './returned-words.js';
 import { callFailure } from './host-failures.js';
 
 /** A call failed as a whole; its message is what the items carry, timedOut whether it ran past its deadline. */
@@ -59,7 +59,7 @@ async function guardedCall(invoke, items, { timeoutS, match, unit = 'entry', sto
     throw new CallFailed(`timed out after ${Number(limit.toFixed(3))} s (${timeoutS} s per ${unit})`,
       { timedOut: true });
   }
-  if (!Array.isArray(outcome)) throw new CallFailed(`the method returned ${got(outcome)}, not a list of results`);
+  if (!Array.isArray(outcome)) throw new CallFailed(notAList('the method', outcome));
   return match(items, outcome, (performance.now() - started) / 1000);
 }
 

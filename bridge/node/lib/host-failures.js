@@ -49,16 +49,23 @@ export function notStarted(command, cwd, spawnError) {
   return `cannot start: ${spawnError.message}`;
 }
 
+// Node's own hint after a warning or an uncaught error ("(Use `node --trace-warnings ...` to show where the warning
+// was created)"): a command line for `node`, which a guest's author does not type (mt_eval.child_process drops it too).
+const NODE_TRACE_HINT = /^\(Use `node --trace-[a-z-]+ \.\.\.` to show where the \w+ was \w+\)$/;
+
+/** A guest's stderr lines without Node's hint of how to trace a warning. */
+const withoutTraceHint = (tail) => tail.split('\n').filter((line) => !NODE_TRACE_HINT.test(line.trim()));
+
 /** The last few stderr lines on one line, for a per-entry error. */
 export function compactTail(tail, { lines = 5, chars = 1000 } = {}) {
-  const last = tail.split('\n').filter((line) => line.trim()).slice(-lines).join(' / ');
+  const last = withoutTraceHint(tail).filter((line) => line.trim()).slice(-lines).join(' / ');
   if (!last) return '';
   return ` | stderr: ${last.length > chars ? `...${last.slice(-chars)}` : last}`;
 }
 
 /** The last lines of a stderr tail, indented, for an error message. */
 export function formatTail(tail, { lines = 20, chars = 4000 } = {}) {
-  let text = tail.trimEnd();
+  let text = withoutTraceHint(tail).join('\n').trimEnd();
   if (!text) return '';
   text = text.split('\n').slice(-lines).join('\n');
   if (text.length > chars) text = `...${text.slice(-chars)}`;

@@ -17,6 +17,7 @@ import { got } from './contract/words.js';
 import { MAX_DEPTH } from './json-text.js';
 import { capped, wellFormed, writable } from './lone-surrogates.js';
 import { describe, isPlainObject } from './protocol.js';
+import { notAList, predictedLookalike } from './returned-words.js';
 import { strayStandIn } from './unmatched.js';
 
 export { describe };
@@ -174,7 +175,7 @@ function crossFieldProblem(result) {
   } else if (reason !== null) {
     return '"abstain_reason" is given but "abstained" is not true';
   } else if (predicted === null && error === null) {
-    return 'a result needs "predicted" or, when the entry failed, "error"';
+    return `a result needs "predicted" or, when the entry failed, "error"${predictedLookalike(result.metadata)}`;
   }
   if ((result.tool_call_count ?? 0) < calls.length) {
     return `tool_call_count is ${result.tool_call_count ?? 0} but ${calls.length} tool calls are listed`;
@@ -219,7 +220,7 @@ const STRAYS = ", and results whose id matches no entry of the call (a result's 
 export function resultsFor(entries, returned, { label = 'the method', notes = new ResultNotes(), elapsedS = 0, onUnknown = () => {} } = {}) {
   const share = entries.length ? elapsedS / entries.length : 0;
   if (!Array.isArray(returned)) {
-    const error = `${label} returned ${got(returned)}, not a list of results`;
+    const error = notAList(label, returned);
     return entries.map((entry) => errorResult(String(entry.id), error, share));
   }
   const [only] = returned;
@@ -270,7 +271,7 @@ const withLatency = (item, latencyS) => (isPlainObject(item) && (item.latency_s 
 export function translateAnswer(returned, entries, latencyS, { shared = false } = {}) {
   const notes = new ResultNotes();
   if (!Array.isArray(returned)) {
-    const error = `the method returned ${got(returned)}, not a list of results`;
+    const error = notAList('the method', returned);
     return { results: entries.map((entry) => compactResult(errorResult(entry.id, error))) };
   }
   // Shared by several results only (for one it saves nothing). A host gives the answer's latency_s to every

@@ -90,12 +90,15 @@ test('licences: the same verdict, normal form, openness, restriction and message
   }
 });
 
+// The vector's results with each error said per language ({python, node}) as the Node kit says it.
+const inNodeWords = (results) => results.map((r) => (r.error !== null && typeof r.error === 'object' ? { ...r, error: r.error.node } : r));
+
 test('results: what a method returned becomes the same results, with the same notes', () => {
   for (const c of vectors('results.json')) {
     const notes = new ResultNotes();
     const unknown = [];
     const results = resultsFor(c.entries, numbers(c.returned), { label: 'the method', notes, elapsedS: c.elapsed_s, onUnknown: (item) => unknown.push(item) });
-    assert.deepEqual(results, c.results, c.name);
+    assert.deepEqual(results, inNodeWords(c.results), c.name);
     assert.equal(unknown.length, c.unknown, c.name);
     assert.deepEqual(notes.counts, c.notes, c.name);
   }

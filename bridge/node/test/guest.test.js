@@ -186,7 +186,8 @@ describe('translate requests and results', () => {
     await driver.initialize();
     driver.translate(1, [{ id: 'a', source: 'not-a-list' }]);
     const notList = await driver.next();
-    assert.deepEqual(notList.result.results, [{ id: 'a', error: 'the method returned an object, not a list of results' }]);
+    assert.deepEqual(notList.result.results, [{ id: 'a',
+      error: 'the method returned an object, not a list of results: return an array of result objects, one per entry' }]);
     driver.translate(2, [{ id: 'a', source: 'throw-string' }]);
     const thrown = await driver.next();
     assert.equal(thrown.error.code, -32007);

@@ -54,7 +54,7 @@ test('Node and Python guests give identical results (latency aside)', { skip: py
 });
 
 // A method's odd answer is worded the same in this process (loadMethodPlugin) and through either guest.
-test('a method that returns a non-list, nulls or integer ids: the same error in process and through both guests', { skip: python.skip }, async (t) => {
+test('a method that returns a non-list, nulls or integer ids: the same error in process and through both guests, in each language\'s words', { skip: python.skip }, async (t) => {
   const directory = mkdtempSync(join(tmpdir(), 'parity-odd-'));
   t.after(() => rmSync(directory, { recursive: true, force: true }));
   const entries = [{ id: 'a', source: 'x' }, { id: 'b', source: 'y' }];
@@ -77,9 +77,12 @@ test('a method that returns a non-list, nulls or integer ids: the same error in 
       errors.push((await guest.translate(entries)).map((r) => r.error));
       await guest.close();
     }
-    const expected = kind === 'object' ? 'the method returned an object, not a list of results'
-      : "the method returned no result for this entry, and results whose id matches no entry of the call (a result's id is its entry's id, a string)";
-    assert.deepEqual([inProcess, ...errors], [[expected, expected], [expected, expected], [expected, expected]], kind);
+    // (what is not a list is said in each language's words: a JavaScript object, a Python dict)
+    const [nodeSaid, pythonSaid] = kind === 'object'
+      ? ['the method returned an object, not a list of results: return an array of result objects, one per entry',
+        'the method returned a dict, not a list of results: return a list of result dicts, one per entry']
+      : Array(2).fill("the method returned no result for this entry, and results whose id matches no entry of the call (a result's id is its entry's id, a string)");
+    assert.deepEqual([inProcess, ...errors], [[nodeSaid, nodeSaid], [nodeSaid, nodeSaid], [pythonSaid, pythonSaid]], kind);
     const strays = { object: [], nulls: ['2 items that are not an object'], integers: ['ids 0, 1'] }[kind]
       .map((which) => `the method returned results that match no entry it was sent (${which}); they were dropped (a result's id is its entry's id, a string)`);
     assert.deepEqual(warned, [strays, strays, strays], kind);

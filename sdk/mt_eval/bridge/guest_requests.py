@@ -12,7 +12,7 @@ import msgspec
 from mt_eval.bridge import messages as m
 from mt_eval.js_text import SAFE_INTEGER, js_whole
 from mt_eval.records import RunConfig
-from mt_eval.results import ResultNotes, compact, compact_returned, error_result, returned_in_words, stray_stand_in
+from mt_eval.results import ResultNotes, compact, compact_returned, error_result, not_a_list, stray_stand_in
 from mt_eval.value_words import value_in_words
 
 
@@ -161,7 +161,7 @@ def translate_answer(raw: Any, entries: list[dict[str, Any]], elapsed: float, *,
     is sent once, as the answer's ``latency_s``, instead of in every result."""
     notes = ResultNotes()
     if not isinstance(raw, list):
-        error = f"the method returned {returned_in_words(raw)}, not a list of results"
+        error = not_a_list("the method", raw)
         return {"results": [compact(error_result(str(e["id"]), error)) for e in entries]}
     share = elapsed / max(1, len(entries))
     # Shared by several results only (for one it saves nothing). A host gives the answer's latency_s to every

@@ -21,7 +21,6 @@ from mt_eval.cli.arguments import (
 from mt_eval.cli.usage_errors import named_path, path_operand
 
 if TYPE_CHECKING:
-    from mt_eval.loader import LoadedMethod
     from mt_eval.records import RunConfig, TranslationResult
 
 STDIN_FILE = Path("-")  # --file -: standard input, read as the file /dev/stdin is (a file named -: ./-)
@@ -59,9 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                   "mt-eval translate examples/lexicon-eng-spa --file examples/lexicon-eng-spa/sample.txt",
                   "echo 'The cat drinks water.' | mt-eval translate examples/lexicon-eng-spa --pair eng:spa --json",
                   "mt-eval translate examples/apertium-eng-spa --pair 'spa>eng' \"Buenos días.\"   # needs apertium",
-                  exit_statuses="0 no sentence failed; 1 one did, the plugin cannot be loaded, or standard output "
-                  "cannot be written;\n2 usage; 130 interrupted (the lines printed are kept); 141 the reader of "
-                  "standard output went away")
+                  exit_statuses="0 no sentence failed; 1 one did, the plugin cannot be loaded or its method "
+                  "cannot start, or standard\noutput cannot be written; 2 usage; 130 interrupted (the lines printed "
+                  "are kept); 141 the reader of\nstandard output went away")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,6 +93,7 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     from mt_eval.loader import PluginLoadError, load_method
     from mt_eval.loop_watchdog import LoopBlocked, LoopWatchdog
     from mt_eval.method_protocol import calls_at_once
+    from mt_eval.method_start import StartFailed, start_method
     from mt_eval.pairs import quoted, supported_form
     from mt_eval.records import RunConfig, TranslationResult
     from mt_eval.results import ResultNotes, error_result, results_for, strays_dropped
@@ -197,10 +197,8 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     async def translate_then_close() -> None:
         limit = max(timeout_s * size, 0.5)  # (--timeout is per sentence: a call of `size` has that many)
         try:
-            if entries and (cannot_start := await _started(loaded, config)) is not None:
-                for entry in entries:
-                    printer.done(error_result(entry["id"], cannot_start))
-                return
+            if entries:  # a method that cannot start is said once, as `mt-eval run` says it, not once per line
+                await start_method(loaded, config)
             with LoopWatchdog(limit, hard_limit_s=max(5.0, limit), hard_exit_code=1,
                               hard_message=f"mt-eval translate: {loaded.method_id} blocked the event loop and could "
                                            "not be interrupted; the lines printed are its translations"):
@@ -218,6 +216,9 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     try:
         with prints_to_stderr():
             event_loop.run(translate_then_close)
+    except StartFailed as exc:
+        _say(str(exc))
+        return 1
     except KeyboardInterrupt as interrupted:
         said = (f"\nmt-eval translate: interrupted; printed the first {printer.printed} of {len(texts)} lines (each "
                 "translated, or why not); translate the rest again")
@@ -238,25 +239,6 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     if printer.failed:
         _say(f"{loaded.method_id}: {printer.failed} of {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} failed")
     return 1 if printer.failed else 0
-
-
-async def _started(loaded: LoadedMethod, config: RunConfig) -> str | None:
-    """Start a guest now (an in-process method has nothing to start): None once started, else what each line fails
-    with, as a call would fail it, and for a guest still starting at --start-timeout the fix that names it."""
-    start = getattr(loaded.method, "start", None)
-    if start is None:
-        return None
-    from mt_eval.bridge.messages import TIMEOUT, BridgeError
-    from mt_eval.bridge.method import per_entry_error
-    from mt_eval.method_start import slow_start_fix, told_of_the_option
-
-    told_of_the_option(loaded)  # (a guest restarted later, still starting, is told of --start-timeout too)
-    try:
-        await start(config)
-    except BridgeError as exc:  # (its fix last, after the stderr tail)
-        timed_out = exc.code == TIMEOUT
-        return per_entry_error(exc, with_fix=not timed_out) + (f"; fix: {slow_start_fix(loaded)}" if timed_out else "")
-    return None
 
 
 class _InOrder:

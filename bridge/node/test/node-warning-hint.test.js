@@ -1,0 +1,33 @@
+// A guest's stderr, attached to what its failure says, keeps Node's warning and drops the hint that follows it
+// ("(Use `node --trace-warnings ...` to show where the warning was created)": a command line nobody running the
+// method types).
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { startGuest } from '../index.js';
+import { compactTail } from '../lib/host-failures.js';
+import { CONFIG, nodeGuestCommand } from './helpers/guests.js';
+
+const HINT = '(Use `node --trace-warnings';
+const WARNING = 'Warning: To load an ES module, set "type": "module" in the package.json or use the .mjs extension.';
+
+test('a guest that cannot start: its stderr keeps Node\'s warning, not the hint after it', async (t) => {
+  const plugin = mkdtempSync(join(tmpdir(), 'warning-hint-'));
+  t.after(() => rmSync(plugin, { recursive: true, force: true }));
+  writeFileSync(join(plugin, 'method.json'), JSON.stringify({ name: 'cjs', method_id: 'cjs', node_entry: 'translate.js', dependencies: [] }));
+  writeFileSync(join(plugin, 'package.json'), '{"type": "commonjs"}');
+  writeFileSync(join(plugin, 'translate.js'), 'export async function translate(entries) { return []; }\n');
+  await assert.rejects(startGuest([...nodeGuestCommand.slice(0, -1), plugin], { config: CONFIG, logger: {} }), (error) => {
+    assert.match(error.message, /\n {2}guest stderr \(last lines\):\n {4}\(node:\d+\) Warning: To load an ES module/);
+    assert.ok(!error.message.includes(HINT), error.message);
+    return true;
+  });
+});
+
+test('an entry\'s one-line stderr tail keeps Node\'s warning, not the hint after it', () => {
+  const tail = `(node:7) ${WARNING}\n(Use \`node --trace-warnings ...\` to show where the warning was created)\n`;
+  assert.equal(compactTail(tail), ` | stderr: (node:7) ${WARNING}`);
+});
