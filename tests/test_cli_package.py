@@ -135,7 +135,6 @@ def test_ctrl_c_while_the_options_are_read_says_nothing_was_done_not_a_traceback
     ["run", "--demo", "--limit", "2", "--quiet", "--reference-file", ""],
     ["freeze", "init", "--method", "M", "--corpus", "C", "--out", ""],  # (was: "--out . is a directory", exit 1)
     ["decide", "run", "--method", "", "--corpus", "C"],
-    ["contamination", "--method", "M", "--corpus", "C", "--report", ""],
     ["translate", "P", "hi", "-f", ""],
     ["validate", "P", "--corpus", ""],
     ["new", "--no-input", "--answers", "", "P"],

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mt_eval.cli.usage_errors import named_path
 from mt_eval.errors import ExpectedError
 
 EXIT_CLEAN, EXIT_CONTAMINATED, EXIT_CANNOT_RUN, EXIT_UNVERIFIED = 0, 1, 2, 3
@@ -79,8 +78,11 @@ OPTIONS: dict[str, list[tuple[str, str, Any, str, str]]] = {
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     import textwrap
 
-    from mt_eval.cli.arguments import add_corpus_arguments, corpus_file, non_negative_int
+    from mt_eval.cli.arguments import add_corpus_arguments, non_negative_int
     from mt_eval.contamination.settings import CheckSettings
+
+    def corpus_file(text: str) -> str:  # (an empty one is said below, with what to give)
+        return "/dev/stdin" if text == "-" else text
 
     d = CheckSettings()
     parser.description = textwrap.fill(
@@ -91,7 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EPILOG
     what = parser.add_argument_group("what to check")
-    what.add_argument("--method", type=named_path, metavar="DIR", help="the method plugin directory (its bundle)")
+    what.add_argument("--method", metavar="DIR", help="the method plugin directory (its bundle)")
     what.add_argument("--corpus", action="append", default=[], metavar="FILE", type=corpus_file,
                       help="evaluation corpus (repeatable): upstream JSON, JSON list, .jsonl or .tsv (a pipe, - for "
                            "standard input, or a name without extension: read by its content)")
@@ -112,7 +114,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             group.add_argument(flag, type=kind, default=default, metavar=metavar, help=f"{text} (default {shown})")
     output = parser.add_argument_group("output")
     output.add_argument("--json", action="store_true", help="print the whole report as JSON")
-    output.add_argument("--report", type=named_path, metavar="FILE", help="also write the JSON report to FILE")
+    output.add_argument("--report", metavar="FILE", help="also write the JSON report to FILE")
     output.add_argument("--show", type=non_negative_int, default=20, metavar="N",
                         help="hits listed (default 20; 0: all)")
     output.add_argument("--quiet", action="store_true", help="no progress on stderr")
