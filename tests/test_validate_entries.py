@@ -46,8 +46,9 @@ def test_a_syntax_error_in_translate_js_is_reported_with_file_and_line(tmp_path:
     assert errors(report) == [(f"{directory / 'translate.js'}:2", "SyntaxError: missing ) after argument list")]
     assert report.errors[0].hint == "fix the syntax of translate.js at that line"
     assert validate_plugin(directory, run_code=False, scan=False).passed()  # --no-import runs nothing
-    # with the static scan, the same line is reported once (the scan found it first)
-    assert [p.file for p in validate_plugin(directory).errors] == [f"{directory / 'translate.js'}:2"]
+    # with the static scan, the same line is reported once, in Node's words
+    assert errors(validate_plugin(directory)) == [(f"{directory / 'translate.js'}:2",
+                                                   "SyntaxError: missing ) after argument list")]
 
 
 def test_a_commonjs_syntax_error_is_located_too(tmp_path: Path):
@@ -92,6 +93,23 @@ def test_a_syntax_error_in_a_module_the_entry_imports_is_reported_at_that_module
     [problem] = validate_plugin(directory, scan=False).errors
     assert (problem.file, problem.message) == (f"{directory / 'helper.js'}:3", "SyntaxError: Unexpected token '}'")
     assert problem.hint == "fix the syntax of helper.js at that line"
+
+
+def test_a_syntax_error_the_scan_and_node_both_find_is_one_error_at_nodes_line(tmp_path: Path):
+    """Before: two errors for one mistake, the scan's "cannot parse, near line 2" (tree-sitter's error starts at the
+    unclosed call) and Node's line 3 (where the file stops making sense)."""
+    import subprocess
+
+    directory = node_plugin(tmp_path, "import { up } from './helper.js';\n" + GOOD_JS)
+    (directory / "helper.js").write_text("export function up(s) {\n  return s.toUpperCase(\n}\n")
+    for sandbox in (["--no-sandbox"], [] if shutil.which("bwrap") else ["--no-sandbox"]):
+        done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "validate", "--json", *sandbox, str(directory)],
+                              capture_output=True, text=True, timeout=180)
+        [plugin] = json.loads(done.stdout)["plugins"]
+        assert done.returncode == 1
+        assert [(p["file"], p["message"]) for p in plugin["problems"]] == [
+            (f"{directory / 'helper.js'}:3", "SyntaxError: Unexpected token '}'")], sandbox
+        assert plugin["static_scan"]["unscannable"] == ["helper.js:2: JavaScript the scan cannot parse, near line 2"]
 
 
 def test_an_es_module_read_as_commonjs_gets_the_guests_fix_not_a_syntax_fix(tmp_path: Path):

@@ -41,6 +41,7 @@ FS_FUNCTIONS = {"readFile", "readFileSync", "writeFile", "writeFileSync", "appen
 NATIVE_CALLS = {"process.binding": "reaches Node's internal bindings", "process._linkedBinding": "reaches Node's "
                 "internal bindings", "process.dlopen": "loads native code"}
 LOCAL_PATH_CALLS = {"path.join", "path.resolve", "join", "resolve"}  # (__dirname, "literal") stays in the plugin
+UNPARSEABLE = "JavaScript the scan cannot parse"
 
 
 @cache
@@ -55,7 +56,7 @@ class JavaScriptSyntaxError(ValueError):
     """The parser could not read the file; ``line`` is where its first error is."""
 
     def __init__(self, line: int) -> None:
-        super().__init__(f"JavaScript the scan cannot parse, near line {line}")
+        super().__init__(f"{UNPARSEABLE}, near line {line}")
         self.line = line
 
 

@@ -89,6 +89,7 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
             if _file_errors(source, problems):  # a guest refuses to start on them: they are the whole story
                 return report
         report.import_sandbox, found = sandboxed_import(source, timeout_s=timeout_s, start_timeout_s=start_timeout_s)
+        _drop_what_node_located(problems, found)
         problems.extend(p for p in found if p not in problems)
         return report
     if run_code and source.runtime == "python" and not any(p.path == "$.entry_point" for p in problems):
@@ -101,10 +102,10 @@ def validate_plugin(path: str | Path, *, run_code: bool = True, scan: bool = Tru
     if run_code and not _file_errors(source, problems):  # the files are sound: start the other entry points too
         from mt_eval.validate.entry_points import check_entry_points
 
-        seen = {(p.file, p.severity) for p in problems}  # a syntax error the scan located already is not repeated
-        problems.extend(p for p in check_entry_points(source, method, timeout_s=timeout_s,
-                                                      start_timeout_s=start_timeout_s)
-                        if (p.file, p.severity) not in seen)
+        found = check_entry_points(source, method, timeout_s=timeout_s, start_timeout_s=start_timeout_s)
+        _drop_what_node_located(problems, found)
+        seen = {(p.file, p.severity) for p in problems}  # (a problem said already is not repeated)
+        problems.extend(p for p in found if (p.file, p.severity) not in seen)
     return report
 
 
@@ -133,6 +134,17 @@ def _built(source: PluginSource, start_timeout_s: float) -> tuple[object | None,
     what = "in the constructor" if building else f"at import time (the top level of {name})"
     return None, module, [Problem(file=source.manifest_file, path="$.entry_point", code="entry-point",
                                   message=f"{said}{where}", hint=SLOW_START.format(what=what))]
+
+
+def _drop_what_node_located(problems: list[Problem], started: list[Problem]) -> None:
+    """Remove the scan's "cannot parse" of each JavaScript file Node could not load for its syntax: one error, at
+    Node's line and in its words (tree-sitter recovers differently, and may name an earlier line)."""
+    from mt_eval.scan.javascript_code import UNPARSEABLE
+
+    located = {p.file.rpartition(":")[0] for p in started
+               if p.code == "entry-point" and p.message.startswith("SyntaxError")}
+    problems[:] = [p for p in problems if not (p.code == "unscannable" and p.message.startswith(UNPARSEABLE)
+                                               and p.file.rpartition(":")[0] in located)]
 
 
 def _file_errors(source: PluginSource, problems: list[Problem]) -> bool:
