@@ -1,4 +1,4 @@
-"""A method whose translate returns something other than a list (a generator, a dict, a tuple) is told what it
+"""A method whose translate returns something other than a list (a generator, a dict, a tuple, None) is told what it
 returned and how to return a list instead, in the words a Python author knows: in the process and in a Python guest
 alike. A result that names its translation otherwise ("translation", "text", ...) is asked whether it meant
 "predicted"."""
@@ -20,6 +20,8 @@ RETURNS = {
              "the method returned a dict, not a list of results: return a list of result dicts, one per entry"),
     "tuple": ('tuple({"id": e["id"], "predicted": e["source"]} for e in entries)',
               "the method returned a tuple, not a list of results: return a list"),
+    "None": ("None", "the method returned None, not a list of results: return the list of results (is a return "
+                     "statement missing?)"),
 }
 
 

@@ -22,9 +22,11 @@ class StartFailed(ExpectedError):
     """The method cannot start (or go on); the message has the reason, the guest's stderr and the fix."""
 
 
-async def start_method(loaded: LoadedMethod, config: Any, *, name: str | None = None) -> float:
+async def start_method(loaded: LoadedMethod, config: Any, *, name: str | None = None, by_translate: bool = False
+                       ) -> float:
     """Start a guest now (nothing to do in-process); the seconds it took. Raises `StartFailed`, naming the method
-    ``name`` (default: its method_id)."""
+    ``name`` (default: its method_id); ``by_translate``: started by ``mt-eval translate``, which its fix then does not
+    suggest trying."""
     start = getattr(loaded.method, "start", None)
     if start is None:
         return 0.0
@@ -35,7 +37,7 @@ async def start_method(loaded: LoadedMethod, config: Any, *, name: str | None = 
     try:
         await start(config)
     except m.BridgeError as exc:
-        raise StartFailed(start_failure(loaded, exc, name=name)) from None
+        raise StartFailed(start_failure(loaded, exc, name=name, by_translate=by_translate)) from None
     return time.perf_counter() - started
 
 
@@ -56,9 +58,9 @@ def told_of_the_option(loaded: LoadedMethod) -> None:
         loaded.method.start_timeout_fix = slow_start_fix(loaded)
 
 
-def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) -> str:
+def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None, by_translate: bool = False) -> str:
     """``METHOD cannot start: REASON`` with the guest's last stderr lines (those the reason does not already
-    say) and what to do about it."""
+    say) and what to do about it (trying it with ``mt-eval translate``, unless that failed: ``by_translate``)."""
     from mt_eval.bridge import messages as m
     from mt_eval.bridge.method import split_fix
     from mt_eval.child_process import stderr_lines
@@ -82,6 +84,5 @@ def start_failure(loaded: LoadedMethod, exc: Any, *, name: str | None = None) ->
     entry = loaded.manifest.entry_in_words()
     if exc.code == m.TIMEOUT:  # still starting: slow (a large model loading), or stuck
         return f"{text}\n  fix: {slow_start_fix(loaded)}"
-    text += (f"\n  fix: make {entry} load and answer initialize (try `mt-eval translate {loaded.directory} "
-             "\"Hello.\"`, and `mt-eval bridge check` for a command)")
-    return text
+    tried = "" if by_translate else f"try `mt-eval translate {loaded.directory} \"Hello.\"`, and "
+    return f"{text}\n  fix: make {entry} load and answer initialize ({tried}`mt-eval bridge check` for a command)"

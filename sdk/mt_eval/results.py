@@ -208,7 +208,9 @@ def not_a_list(label: str, returned: Any) -> str:
     from mt_eval.value_words import value_in_words
 
     fix = ""
-    if inspect.iscoroutine(returned):
+    if returned is None:
+        what, fix = "None", ": return the list of results (is a return statement missing?)"
+    elif inspect.iscoroutine(returned):
         returned.close()
         what = "a coroutine, never awaited (an await missing before a call in translate?)"
     elif inspect.isawaitable(returned):

@@ -70,14 +70,15 @@ _FIX = re.compile(r"\n[ \t]*fix: ")
 
 def per_entry_error(exc: m.BridgeError, *, with_fix: bool = True) -> str:
     """The text each affected entry carries, on one line: what happened (a method's failure as `method_failure`
-    words it; the guest's fix after it, unless not ``with_fix``), the exit code and the stderr tail."""
+    words it; a code frame's lines joined by " / ", its caret dropped; the guest's fix after it, unless not
+    ``with_fix``), the exit code and the stderr tail (less what the guest said already, as one not loading does)."""
     data = exc.data if isinstance(exc.data, dict) else {}
     said, fix = split_fix(exc.message)
+    said = " / ".join(line.strip() for line in said.splitlines() if line.strip(" \t^~"))
     text = method_failure(said, data.get("type")) if exc.code == m.METHOD_FAILED else said
     if fix is not None and with_fix:
         text += f"; fix: {' '.join(fix.split())}"
-    tail = telling_lines(str(data.get("stderr_tail") or ""))
-    tail = [line for line in tail if _said(line) not in exc.message]  # (a guest that could not load says it twice)
+    tail = [line for line in telling_lines(str(data.get("stderr_tail") or "")) if _said(line) not in exc.message]
     if tail:
         text += " | stderr: " + " / ".join(tail)
     return text
@@ -85,8 +86,7 @@ def per_entry_error(exc: m.BridgeError, *, with_fix: bool = True) -> str:
 
 def _said(line: str) -> str:
     """A stderr line without its program's name (``mt-eval-guest: …``) and indentation."""
-    words = line.strip()
-    return words.split(": ", 1)[1] if words.startswith("mt-eval-guest: ") else words
+    return line.strip().removeprefix("mt-eval-guest: ")
 
 
 class BridgeMethod:

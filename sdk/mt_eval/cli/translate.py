@@ -165,9 +165,6 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     if isinstance(getattr(loaded.method, "result_notes", None), ResultNotes):  # (what a guest's host changed too)
         loaded.method.result_notes = notes  # type: ignore[attr-defined]
     printer = _InOrder(as_json, corpus_ids)
-    for number, text in enumerate(texts, start=1):
-        if not text.strip() and number not in corpus_ids:
-            printer.done(TranslationResult(id=str(number), predicted=""))
 
     async def call(part: list[dict[str, str]], config: RunConfig) -> list[TranslationResult]:
         started = time.perf_counter()  # (a result without latency_s gets its share of the call, as in a run)
@@ -197,8 +194,11 @@ def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: 
     async def translate_then_close() -> None:
         limit = max(timeout_s * size, 0.5)  # (--timeout is per sentence: a call of `size` has that many)
         try:
-            if entries:  # a method that cannot start is said once, as `mt-eval run` says it, not once per line
-                await start_method(loaded, config)
+            if entries:  # a method that cannot start is said once, as `mt-eval run` says it, before any line
+                await start_method(loaded, config, by_translate=True)
+            for number, text in enumerate(texts, start=1):
+                if not text.strip() and number not in corpus_ids:
+                    printer.done(TranslationResult(id=str(number), predicted=""))
             with LoopWatchdog(limit, hard_limit_s=max(5.0, limit), hard_exit_code=1,
                               hard_message=f"mt-eval translate: {loaded.method_id} blocked the event loop and could "
                                            "not be interrupted; the lines printed are its translations"):
