@@ -74,7 +74,7 @@ def per_entry_error(exc: m.BridgeError, *, with_fix: bool = True) -> str:
     ``with_fix``), the exit code and the stderr tail (less what the guest said already, as one not loading does)."""
     data = exc.data if isinstance(exc.data, dict) else {}
     said, fix = split_fix(exc.message)
-    said = " / ".join(line.strip() for line in said.splitlines() if line.strip(" \t^~"))
+    said = " / ".join(line.strip() for line in said.splitlines() if line.strip(" \t^~")) if "\n" in said else said
     text = method_failure(said, data.get("type")) if exc.code == m.METHOD_FAILED else said
     if fix is not None and with_fix:
         text += f"; fix: {' '.join(fix.split())}"
