@@ -26,6 +26,11 @@ _PARALLEL_HINT = "give it with --source-file FILE (and the references with --ref
 # archives and compression other than gzip, whose suffixes would otherwise pass for a language code (dev.zip, dev.xz)
 _PACKED = {".zip": "unzip", ".tar": "tar -xf", ".tgz": "tar -xzf", ".xz": "unxz", ".lz": "lzip -d",
            ".zst": "unzstd", ".rar": "unrar x", ".bz2": "bunzip2", ".7z": "7z x"}
+# the same, known by their first bytes (a pipe, or a file whose name hides them): what it is, what unpacks it
+_PACKED_BYTES = [(b"\x1f\x8b", "gzip-compressed", "zcat"), (b"\xfd7zXZ\x00", "xz-compressed", "xzcat"),
+                 (b"BZh", "bzip2-compressed", "bzcat"), (b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstdcat"),
+                 (b"PK\x03\x04", "a zip archive (as .xlsx and .docx files are)", "unzip -p"),
+                 (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "7z x -so")]
 
 
 @dataclass
@@ -97,7 +102,7 @@ def read_file(path: Path, what: str = "corpus", *, lines: bool = False, unnamed:
                                  f"{converted_name(path)}")
     encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"  # Excel's "Unicode text"
     if encoding != "utf-16" and b"\0" in data:
-        raise _nul_bytes(path, data)
+        raise _packed(path, data) or _nul_bytes(path, data)
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -105,6 +110,9 @@ def read_file(path: Path, what: str = "corpus", *, lines: bool = False, unnamed:
             raise CorpusError.single(path, f"not valid UTF-16 at byte {exc.start}", code="encoding",
                                      hint="save it again as UTF-8") from exc
         line = data[: exc.start].count(b"\n") + 1
+        packed = _packed(path, data)  # (compressed bytes need hold no NUL)
+        if packed is not None:
+            raise packed from None
         raise CorpusError.single(path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at line {line}",
                                  code="encoding", hint="convert it to UTF-8 (e.g. iconv -f latin1 -t utf-8)") from exc
     if "\r" in text:  # (a CRLF file's last line may end in CR alone, its LF missing)
@@ -117,15 +125,42 @@ def read_file(path: Path, what: str = "corpus", *, lines: bool = False, unnamed:
     return file
 
 
+_DELETE_CR = "tr -d '\\r'"
+
+
 def refuse_stray_carriage_return(file: FileText) -> None:
     """Refuse a CR alone inside text whose lines end in LF (left there by `read_file`), in a file read line by
     line: some tools end a line there and others do not, so what it splits is a guess."""
     if "\r" in file.text:
         line = file.text.count("\n", 0, file.text.index("\r")) + 1
+        removal = f"{fed_to(_DELETE_CR, file.path)} > {converted_name(file.path, 'lf')}"
         raise CorpusError.single(file.path, f"line {line} holds a carriage return (CR) that does not end it, in a "
                                  "file whose lines end in LF: some tools end a line there and others do not",
-                                 code="line-ends", hint="remove the stray CR (e.g. tr -d '\\r' < FILE > FIXED), "
-                                 "or end that line with LF if the CR was meant as a line end")
+                                 code="line-ends", hint=f"remove the stray CR (e.g. {removal}), or end that line "
+                                 "with LF if the CR was meant as a line end")
+
+
+def _packed(path: Path, data: bytes) -> CorpusError | None:
+    """Compressed or archived bytes that no name announced (``dev.tsv`` holding gzip, ``<(cat dev.tsv.xz)``): said
+    so, with the command that unpacks them, rather than blamed on stray NUL bytes."""
+    for magic, what, unpack in _PACKED_BYTES:
+        if data.startswith(magic):
+            piped = _piped_into(path)
+            unpacked = "corpus.txt" if piped else _unpacked_name(path.name)
+            hint = f"give the text it holds, e.g. {piped + unpack if piped else f'{unpack} {path.name}'} > {unpacked}"
+            if what.startswith("gzip") and not piped:
+                hint = f"name it {path.name}.gz, or {hint}"
+            return CorpusError.single(path, f"is {what} (its first bytes say so), not text", code="encoding",
+                                      hint=hint)
+    return None
+
+
+def _unpacked_name(name: str) -> str:
+    """A name for the text a packed file holds: ``dev.tsv.xz`` → ``dev.tsv``; ``dev.tsv`` → ``dev.text.tsv``."""
+    stem, dot, suffix = name.rpartition(".")
+    if dot and stem and f".{suffix.lower()}" in _PACKED:
+        return stem
+    return f"{stem}.text.{suffix}" if dot and stem else f"{name}.text"
 
 
 def _nul_bytes(path: Path, data: bytes) -> CorpusError:

@@ -2,7 +2,9 @@
 
 Line N of the source file and line N of the reference file are entry N, whose id is ``"N"``. Every line is
 a segment — an empty line too (dropping it would shift every later pair) — and nothing is a comment. The
-files must have the same number of lines. Without a reference file the corpus is reference-free.
+files must have the same number of lines. Without a reference file the corpus is reference-free. A source
+line whose reference line is blank has no reference, as an empty TSV cell has none: refused with its line
+(a reference file of blank lines only, too), never scored against an empty text.
 
 The corpus's sha256 is the source file's; with a reference file it is the SHA-256 of the text
 ``<source sha256>\\n<reference sha256>\\n``, so it changes when either file does (each file's own sha256
@@ -15,7 +17,7 @@ import hashlib
 from pathlib import Path
 
 from mt_eval.corpus.files import FileText, display_name, read_file, refuse_stray_carriage_return, split_lines
-from mt_eval.corpus.model import Corpus, CorpusError, CorpusFile
+from mt_eval.corpus.model import Corpus, CorpusError, CorpusFile, listing, plural
 
 
 def read_parallel(source_path: Path, reference_path: Path | None = None, *, already_read: FileText | None = None
@@ -38,6 +40,7 @@ def read_parallel(source_path: Path, reference_path: Path | None = None, *, alre
                                      code="alignment", hint="the files must be aligned line by line: line N of "
                                                             "one translates line N of the other")
         digest = parallel_sha256(source.sha256, reference.sha256)
+        _refuse_blank_references(reference_path, sources, references)
     if not any(line.strip() for line in sources):
         raise CorpusError.single(source_path, "has only empty lines", code="empty",
                                  hint="the source file needs one sentence per line")
@@ -54,6 +57,24 @@ def read_parallel(source_path: Path, reference_path: Path | None = None, *, alre
 def parallel_sha256(source_sha256: str, reference_sha256: str) -> str:
     """The sha256 of parallel text with references, from each file's own (the module docstring)."""
     return hashlib.sha256(f"{source_sha256}\n{reference_sha256}\n".encode()).hexdigest()
+
+
+def _refuse_blank_references(reference_path: Path, sources: list[str], references: list[str]) -> None:
+    """A blank reference line beside a source line is no reference: the metrics would score that sentence's
+    translation against an empty text. Lines blank in both files are empty segments, and stay."""
+    if not any(line.strip() for line in references):
+        raise CorpusError.single(reference_path, "has only empty lines: no source line has a reference",
+                                 code="references", hint="give the file that holds the references, or leave out "
+                                 "--reference-file to translate without scoring")
+    lacking = [n for n, (text, ref) in enumerate(zip(sources, references, strict=True), start=1)
+               if text.strip() and not ref.strip()]
+    if lacking:
+        lines = ("line " if len(lacking) == 1 else "lines ") + listing(lacking)
+        raise CorpusError.single(reference_path, f"{plural(len(lacking), 'source line')} of {len(sources):,} "
+                                 f"{'has' if len(lacking) == 1 else 'have'} an empty reference line ({lines}): "
+                                 "either every entry has a reference or none has", code="references",
+                                 hint="add the missing references (the files may be misaligned from there), or "
+                                 "leave out --reference-file to translate without scoring")
 
 
 def _mismatch(source_path: Path, sources: list[str], reference_path: Path, references: list[str]) -> str:
