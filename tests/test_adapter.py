@@ -70,6 +70,7 @@ def test_batch_output_tolerates_a_missing_final_terminator_and_trailing_flushes(
     assert LINES.split_output(b"a\nb", 2) == [b"a", b"b"]
     assert LINES.split_output(b"a\nb\nc\n", 2) is None
     assert NULL_FLUSH.split_output(b"a\0\0b\0", 2) is None  # an empty answer inside is not a trailing flush
+    assert LINES.split_output(b"banner\na\n\n", 2) is None  # an empty line is an answer, never a trailing flush
     with pytest.raises(ValueError):
         Framing("tab", b"\t", per_line=True)
 

@@ -71,6 +71,15 @@ async def test_a_banner_in_batch_mode_is_shown_with_the_fix(tmp_path):
                        for text in "ABC"]
 
 
+async def test_a_banner_in_batch_mode_never_becomes_a_text_ending_in_a_newline(tmp_path):
+    """Before: "a\\n" (two lines, the last empty) came back as "Loading model... done\\nA": the empty answer of its
+    last line was taken for a flush at the end of the output, and the banner for the first line's answer."""
+    banner = translator(tmp_path, "banner.py", BANNER_PROGRAM.replace('"T:" + ', ""), persistent=False)
+    (text, error), = await outcomes(banner, ["a\n"])
+    assert text is None and error is not None
+    assert error.startswith("banner.py gave 2 answers for 1 record(s) (line framing): 'Loading model... done', 'A'.")
+
+
 async def test_the_answers_shown_are_short_and_escaped_and_persistent_mode_is_offered_only_when_aligned(tmp_path):
     program = "import sys\nsys.stdin.read()\nsys.stdout.write('\\x1b[1m' + 'x' * 200 + '|two|three|')\n"
     bars = translator(tmp_path, "bars.py", program, persistent=False, framing=Framing("bars", b"|", aligned=False))
@@ -125,6 +134,34 @@ async def test_a_program_that_closes_its_input_and_runs_on_is_told_so(tmp_path):
         (None, "closing.py gave no answer within 0.5 s: it closed its input and kept running, so it reads no more "
                "records. Fix: make it read records until its input ends, or run it with persistent=False (one "
                "process per batch) if it reads one input and exits")]
+
+
+# ---- a program slower to start than the timeout ---------------------------------------------------
+
+# Loads a model for 1.5 s the first time it runs (it leaves the file named by its argument behind), then answers.
+SLOW_START_PROGRAM = """import os, sys, time
+if not os.path.exists(sys.argv[1]):
+    open(sys.argv[1], "w").close()
+    time.sleep(1.5)
+for line in sys.stdin:
+    print("T:" + line.rstrip("\\n").upper(), flush=True)
+"""
+
+
+async def test_a_program_still_starting_at_the_timeout_is_told_to_take_a_longer_one_and_is_started_again(tmp_path):
+    """Before: "slow.py gave no answer within 0.5 s and wrote nothing at all: it buffers its output …", and as no
+    restart was thought to cure that, every later record failed so at once, without starting it again."""
+    slow = translator(tmp_path, "slow.py", SLOW_START_PROGRAM, str(tmp_path / "started-once"),
+                      options=ProcessOptions(timeout_s=0.5, shutdown_grace_s=0.3))
+    try:
+        first = await outcomes_of(slow, ["a"])
+        second = await outcomes_of(slow, ["b"])  # a fresh program, quick to start this time
+    finally:
+        await slow.aclose()
+    assert first == [(None, "slow.py gave no answer within 0.5 s and wrote nothing at all, busy without reading more "
+                            "input: still starting (loading a model)? Fix: a longer timeout (mt-eval run --timeout, or "
+                            "ProcessOptions.timeout_s), which covers its start")]
+    assert second == [("T:B", None)]
 
 
 # ---- a program that cannot be started --------------------------------------------------------------

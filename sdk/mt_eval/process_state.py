@@ -65,6 +65,39 @@ def group_reads_stdin(group: int | None, *, single_threaded: bool = False) -> bo
     return any(reads_stdin(pid, single_threaded=single_threaded) for pid in group_members(group))
 
 
+# the system calls that wait for any of several inputs (poll, select, epoll: maybe for standard input), by architecture
+WAIT_SYSCALLS = {"x86_64": {7, 23, 232, 270, 271, 281, 441}, "aarch64": {22, 72, 73, 441},
+                 "riscv64": {22, 72, 73, 441}}
+
+
+def group_busy(group: int | None) -> bool:
+    """Whether every process of group ``group`` is known to be working on something: none of their threads is
+    blocked reading its standard input or waiting in poll, select or epoll (where it may be waiting for its input).
+    False where that cannot be known (not Linux, an architecture not listed, a thread's state unreadable)."""
+    read, waits = READ_SYSCALL.get(platform.machine()), WAIT_SYSCALLS.get(platform.machine(), set())
+    members = group_members(group) if group is not None and waits else []
+    for pid in members:
+        try:
+            threads = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return False
+        for thread in threads:
+            try:
+                with open(f"/proc/{pid}/task/{thread}/syscall", encoding="ascii") as syscall:
+                    fields = syscall.read().split()
+            except FileNotFoundError:  # (the thread ended meanwhile)
+                continue
+            except (OSError, UnicodeDecodeError):
+                return False
+            if not fields:
+                return False
+            if fields[0] in ("running", "-1"):  # on a CPU, or stopped outside a system call
+                continue
+            number = int(fields[0])
+            if number in waits or (number == read and len(fields) > 1 and int(fields[1], 16) == 0):
+                return False
+    return bool(members)
+
 
 # The guests mt-eval's own bridge host started (a method it runs in a process of its own: --isolate, a Node entry):
 # not what a method left running. One that a second Ctrl-C kept from closing is ended at exit without blaming the

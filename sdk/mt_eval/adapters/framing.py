@@ -79,7 +79,9 @@ class Framing:
         """The answers in a whole output (batch mode), or None when there are not ``expected`` of them.
 
         A missing final terminator is tolerated, and so are empty records after the expected ones (programs
-        in null-flush mode often flush once more at the end of their input).
+        in null-flush mode often flush once more at the end of their input) — but not empty lines (``per_line``):
+        a text ending in a newline has an empty last line, whose empty answer a banner line would otherwise
+        push out of place.
         """
         parts = self._answers(data, expected)
         return parts if len(parts) == expected else None
@@ -92,7 +94,7 @@ class Framing:
         parts = data.split(self.terminator)
         if parts and parts[-1] == b"":
             parts.pop()
-        while len(parts) > expected and parts[-1] == b"":
+        while len(parts) > expected and parts[-1] == b"" and not self.per_line:
             parts.pop()
         return parts
 

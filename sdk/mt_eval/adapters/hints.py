@@ -48,6 +48,12 @@ def closed_input(label: str, timeout_s: float) -> str:
             "process per batch) if it reads one input and exits")
 
 
+def still_busy() -> str:
+    """For a program that wrote nothing and, busy, is not reading its input: still starting, or slow."""
+    return (" and wrote nothing at all, busy without reading more input: still starting (loading a model)? Fix: a "
+            "longer timeout (mt-eval run --timeout, or ProcessOptions.timeout_s), which covers its start")
+
+
 def buffering_hint(command: Sequence[str], pid: int | None, *, lead: str = " and wrote nothing at all") -> str:
     """Why a program that wrote nothing on its stdout probably did, and the fixes for the program ``command`` runs
     (a clause to append: ``lead``, then whether it waits for input, then the fixes)."""

@@ -13,7 +13,9 @@ A record that fails raises `RecordFailure`, whose ``kind`` says what happened:
 - ``timeout``: the oldest record got no answer within its timeout of becoming the oldest; the program is
   stuck on it and is killed (with its whole process group) — and when it has written nothing at all, the
   message says it probably buffers its output, and how to stop that (or that it closed its stdin, if it did):
-  then every record in flight fails so, as it is ``lasting`` (see below);
+  then every record in flight fails so, as it is ``lasting`` (see below); one known to be working all along
+  (`mt_eval.process_state.group_busy`: still starting, loading a model) is told to take a longer timeout instead,
+  and restarted;
 - ``exited``: the program exited, or closed its stdout, with records in flight; ``alone`` tells whether
   the record was the only one in flight, and ``after_others`` whether the program had been sent others
   before it (it may then have ended after answering them, before reading this record): a record alone in
@@ -39,9 +41,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mt_eval.adapters.framing import Framing, Markers
-from mt_eval.adapters.hints import buffering_hint, cannot_start, closed_input, shown_answers
+from mt_eval.adapters.hints import buffering_hint, cannot_start, closed_input, shown_answers, still_busy
 from mt_eval.child_process import ChildProcess, LazyTimer, last_lines
-from mt_eval.process_state import group_reads_stdin
+from mt_eval.process_state import group_busy, group_reads_stdin
 
 log = logging.getLogger("mt_eval.adapters")
 program_log = logging.getLogger("mt_eval.adapters.program")
@@ -333,7 +335,9 @@ class RecordProcess(ChildProcess):
         buffering = False
         if self.input_closed and not self.exited:
             message = closed_input(self.label, timeout)
-        elif self.output_bytes == 0:
+        elif self.output_bytes == 0 and group_busy(self.pid):  # (known to be working: still starting, or slow)
+            message += still_busy()
+        elif self.output_bytes == 0:  # (waiting for more input, or not known to work: it buffers)
             message += buffering_hint(self.command, self.pid)
             buffering = True
         elif self.markers is not None and (self._fifo[0].count or not self._past_banner):
