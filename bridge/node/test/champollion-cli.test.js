@@ -171,6 +171,11 @@ test('the bin script runs, and rejects unknown options', () => {
   const help = spawnSync(process.execPath, [bin, '--help'], { encoding: 'utf8' });
   assert.equal(help.status, 0);
   assert.match(help.stdout, /^usage: mt-eval-locales/);
+  // (as mt-eval locales --help lists them; each is provoked by the tests of this command)
+  const statuses = help.stdout.slice(help.stdout.indexOf('exit status: ')).replace(/\s+/g, ' ');
+  for (const status of ['0 every key translated', '1 a key failed', '2 usage', '130 interrupted', '143 stopped by SIGTERM', '129 by SIGHUP']) {
+    assert.ok(statuses.includes(status), `--help's exit-status paragraph lacks "${status}"`);
+  }
   const bad = spawnSync(process.execPath, [bin, '--nope'], { encoding: 'utf8' });
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /unrecognized arguments: --nope/);

@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "one refuses\nat once, naming the first, or waits with --wait.\n"
                      "\nexit status: 0 every key translated; 1 a key failed, a file cannot be read or written, a "
                      "plugin cannot start,\nthe config is wrong, or the project is in use; 2 usage; 130 interrupted "
-                     "(what was translated is written)")
+                     "(what was translated is written);\n143 stopped by SIGTERM and 129 by SIGHUP (as by Ctrl-C)")
     parser.add_argument("--config", metavar="PATH", help="champollion.config.json, or the directory holding it "
                                                          "(default: ./champollion.config.json)", type=named_path)
     parser.add_argument("--locale", action="append", default=[], metavar="LOCALE",

@@ -37,7 +37,14 @@ examples:
   npx mt-eval-locales --config examples/champollion-project --wait 300   # if another run holds it
   npx mt-eval-locales --config examples/champollion-project --json --quiet > report.json
 
-Python plugins run through \`mt-eval serve\`: $MT_EVAL names the mt-eval command (default: mt-eval on PATH).`;
+Python plugins run through \`mt-eval serve\`: $MT_EVAL names the mt-eval command (default: mt-eval on PATH).
+
+One process at a time writes a project (this command or mt-eval locales): a second one refuses at once, naming
+the first, or waits with --wait.
+
+exit status: 0 every key translated; 1 a key failed, a file cannot be read or written, a plugin cannot start,
+the config is wrong, or the project is in use; 2 usage; 130 interrupted (what was translated is written);
+143 stopped by SIGTERM and 129 by SIGHUP (as by Ctrl-C)`;
 
 const NEGATIVE_NUMBER = /^-\d+$|^-\d*\.\d+$/;
 
