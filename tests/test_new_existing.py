@@ -158,3 +158,44 @@ def test_standard_input_ending_at_the_question_to_replace_changed_files_is_no(tm
                         "keeping yours as .orig)\nmt-eval new: nothing was written: your changed files are as they "
                         "were\n")
     assert snapshot(Path("mine")) == before
+
+
+def test_regenerating_for_another_runtime_removes_what_only_the_earlier_one_wrote_unless_you_changed_it(
+        tmp_path, monkeypatch, capsys):
+    """Regenerated for Node, a Python plugin kept its pipeline.py and Python tests: dead code in the method's
+    bundle, and tests of it that still ran. What the earlier generation wrote and this one does not is removed when
+    unchanged since (its recorded SHA-256), and named; a changed one is kept, and named."""
+    monkeypatch.chdir(tmp_path)
+    assert new("mine", "--no-input", "--set", "runtime=both") == 0
+    Path("mine/tests/test_method.py").write_text("# my own test\n", encoding="utf-8")
+    Path("mine/notes.txt").write_text("my notes\n", encoding="utf-8")
+    capsys.readouterr()
+    assert new("mine", "--answers", "mine/.mt-eval-answers.json", "--set", "runtime=node", "--no-input",
+               "--force") == 0
+    err = capsys.readouterr().err
+    assert err == ("mt-eval new: removed 3 file(s) of the earlier generation that this one does not write "
+                   "(unchanged since): pipeline.py, tests/node_side.py, tests/test_parity.py\n"
+                   "mt-eval new: kept 1 file(s) of the earlier generation that this one does not write, as you "
+                   "changed them: tests/test_method.py (remove them if the method no longer needs them)\n")
+    assert sorted(p.relative_to("mine").as_posix() for p in Path("mine").rglob("*") if p.is_file()) == [
+        ".gitignore", ".mt-eval-answers.json", "README.md", "glossary.tsv", "method.json", "method_card.json",
+        "notes.txt", "package.json", "sample/README.md", "sample/corpus.jsonl", "tests/test_method.py",
+        "tests/translate.test.js", "translate.js"]
+    assert Path("mine/notes.txt").read_text(encoding="utf-8") == "my notes\n"
+
+
+def test_a_recorded_path_outside_the_plugin_is_never_removed(tmp_path, monkeypatch, capsys):
+    """The answers file is the plugin's own text: a path in it that leads out of the plugin is not touched."""
+    import hashlib
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    assert new("mine", "--no-input") == 0
+    Path("outside.txt").write_text("mine\n", encoding="utf-8")
+    answers = json.loads(Path("mine/.mt-eval-answers.json").read_text(encoding="utf-8"))
+    digest = hashlib.sha256(b"mine\n").hexdigest()
+    answers["files"].update({"../outside.txt": digest, str(tmp_path / "outside.txt"): digest})
+    Path("mine/.mt-eval-answers.json").write_text(json.dumps(answers), encoding="utf-8")
+    assert new("mine", "--no-input", "--force") == 0
+    assert Path("outside.txt").read_text(encoding="utf-8") == "mine\n"
+    assert "removed" not in capsys.readouterr().err

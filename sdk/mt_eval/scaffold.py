@@ -11,7 +11,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # see mt_eval/__init__.py
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from pathlib import Path
     from typing import Any
 
@@ -121,10 +121,11 @@ def answers_from_directory(directory: Path) -> dict[str, str]:
     return {**named, "method_id": method_id} if method_id else named
 
 
-def render(template: Path, staging: Path, answers: dict[str, str | bool], *, no_input: bool
-           ) -> tuple[Path, dict[str, Any]]:
-    """Ask the questions (unless ``no_input``: then every answer is checked at once) and render the template under
-    ``staging``; `AnswerError` when an answer is refused."""
+def render(template: Path, staging: Path, answers: dict[str, str | bool], *, no_input: bool,
+           also: Callable[[str, Any], list[str]] | None = None) -> tuple[Path, dict[str, Any]]:
+    """Ask the questions (unless ``no_input``: then every answer is checked at once; ``also(key, value)`` checks
+    an answer as it is given) and render the template under ``staging``; `AnswerError` when an answer is
+    refused."""
     import sys
     from pathlib import Path
 
@@ -138,7 +139,7 @@ def render(template: Path, staging: Path, answers: dict[str, str | bool], *, no_
         answers = {key: _literal(value) if isinstance(value, str) else value for key, value in answers.items()}
     context = generate_context(context_file=str(template / "cookiecutter.json"), extra_context=answers)
     context["_cookiecutter"] = {k: v for k, v in context["cookiecutter"].items() if not k.startswith("_")}
-    context["cookiecutter"].update(prompt_for_config(context, True) if no_input else ask_questions(context))
+    context["cookiecutter"].update(prompt_for_config(context, True) if no_input else ask_questions(context, also))
     if no_input and (problems := answer_problems(context["cookiecutter"], context["_cookiecutter"])):
         for problem in problems:  # (before cookiecutter names the directory: an id made empty would be the staging)
             print(f"error: {problem}", file=sys.stderr)
@@ -170,7 +171,16 @@ def new_plugin(directory: Path | None, *, settings: Sequence[str] = (), answers_
     import tempfile
     from pathlib import Path
 
-    from mt_eval.scaffold_files import changed_by_user, may_replace, occupied, of_another_kind, place, unwritable
+    from mt_eval.scaffold_files import (
+        changed_by_user,
+        left_behind,
+        may_replace,
+        occupied,
+        of_another_kind,
+        place,
+        remove_left_behind,
+        unwritable,
+    )
 
     def fail(message: str, status: int = 2) -> int:
         print(f"mt-eval new: {message}", file=sys.stderr)
@@ -212,7 +222,8 @@ def new_plugin(directory: Path | None, *, settings: Sequence[str] = (), answers_
         return fail(f"{destination or 'the plugin'} cannot be created in {existing}: {exc.strerror or exc}; "
                     "choose a directory you can write in", 1)
     try:
-        generated, answered = _render_reporting_errors(template, staging, answers, no_input=no_input)
+        also = None if destination is not None else _directory_of_id(force=force)
+        generated, answered = _render_reporting_errors(template, staging, answers, no_input=no_input, also=also)
         if generated is None:
             return 2
         target = destination if destination is not None else Path(answered["method_id"])
@@ -228,8 +239,10 @@ def new_plugin(directory: Path | None, *, settings: Sequence[str] = (), answers_
         changed = changed_by_user(generated, target)
         if changed and not may_replace(changed, target, ask=not no_input):
             return fail("nothing was written: your changed files are as they were", 1)
+        earlier = left_behind(generated, target) if target.is_dir() else ([], [])
         if problem := place(generated, target, backups=changed):
             return fail(problem, 1)
+        remove_left_behind(target, *earlier)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     print(next_steps(target, answered, report))
@@ -291,8 +304,20 @@ def commands_here() -> tuple[str, str]:
     return mt_eval, python
 
 
-def _render_reporting_errors(template: Path, staging: Path, answers: dict[str, str | bool], *, no_input: bool
-                             ) -> tuple[Path | None, dict[str, Any]]:
+def _directory_of_id(*, force: bool) -> Callable[[str, Any], list[str]]:
+    """Without DIR the plugin is made in ./METHOD_ID: a check of the id, asked, that this directory can be used."""
+    from pathlib import Path
+
+    from mt_eval.scaffold_files import occupied
+
+    def check(key: str, value: Any) -> list[str]:
+        problem = occupied(Path(value), force=force) if key == "method_id" and value else None
+        return [f"{problem} (without DIR the plugin is made in ./METHOD_ID)"] if problem else []
+    return check
+
+
+def _render_reporting_errors(template: Path, staging: Path, answers: dict[str, str | bool], *, no_input: bool,
+                             also: Callable[[str, Any], list[str]] | None) -> tuple[Path | None, dict[str, Any]]:
     import sys
 
     from cookiecutter.exceptions import (  # type: ignore[import-untyped]
@@ -302,7 +327,7 @@ def _render_reporting_errors(template: Path, staging: Path, answers: dict[str, s
     )
 
     try:
-        return render(template, staging, answers, no_input=no_input)
+        return render(template, staging, answers, no_input=no_input, also=also)
     except FailedHookException:
         message = "the answers above were refused; nothing was written"
     except AnswerError as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mt_eval.control_chars import first_control
@@ -104,12 +104,12 @@ def _rule(key: str, value: Any, answers: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def ask_questions(context: dict[str, Any]) -> dict[str, Any]:
+def ask_questions(context: dict[str, Any], also: Callable[[str, Any], list[str]] | None = None) -> dict[str, Any]:
     """Ask the template's questions one at a time (cookiecutter's prompts, its defaults and ``--set`` values
-    as proposals), checking each answer at once and asking again with the reason; the answers, rendered."""
+    as proposals), checking each answer at once (by the rules, and by ``also(key, value)`` when given) and asking
+    again with the reason; the answers, rendered."""
     from cookiecutter.environment import StrictEnvironment  # type: ignore[import-untyped]
     from cookiecutter.prompt import (  # type: ignore[import-untyped]
-        prompt_choice_for_config,
         read_user_variable,
         read_user_yes_no,
         render_variable,
@@ -130,18 +130,42 @@ def ask_questions(context: dict[str, Any]) -> dict[str, Any]:
         prefix = f"  [dim][{visible.index(key) + 1}/{len(visible)}][/] "
         while True:
             if isinstance(raw, list):
-                value = prompt_choice_for_config(answers, env, key, raw, False, prompts, prefix)
+                value = ask_choice(key, [render_variable(env, option, answers) for option in raw], prompts, prefix)
             elif isinstance(raw, bool):
                 value = read_user_yes_no(key, raw, prompts, prefix)
             else:
                 value = read_user_variable(key, render_variable(env, raw, answers), prompts, prefix)
             problems = key_problems(key, {**answers, key: value}, _kinds(questions))
+            problems = problems or (also(key, value) if also is not None else [])
             if not problems:
                 break
             for problem in problems:
                 print(f"  error: {key}: {problem}; answer again", file=sys.stderr)
         answers[key] = value
     return answers
+
+
+def ask_choice(key: str, options: list[str], prompts: Mapping[str, Any], prefix: str) -> str:
+    """One choice question as cookiecutter asks it (its options numbered, the first proposed), answered by a
+    number or by an option's name in any case ("node" for runtime, as ``--help`` and ``--set`` name it)."""
+    from rich.prompt import Prompt
+
+    texts = prompts.get(key)
+    texts = texts if isinstance(texts, dict) else {"__prompt__": texts or f"Select {key}"}
+    numbers = {str(number): option for number, option in enumerate(options, 1)}
+    by_name = {option.lower(): number for number, option in numbers.items()}
+
+    class ChoicePrompt(Prompt):
+        illegal_choice_message = (f"[prompt.invalid]answer with a number (1-{len(options)}) or a name: "
+                                  f"{', '.join(options)}")
+
+        def process_response(self, value: str) -> str:
+            return super().process_response(by_name.get(value.strip().lower(), value))
+
+    lines = [f"{prefix}{texts['__prompt__']}",
+             *(f"    [bold magenta]{number}[/] - [bold]{texts.get(option, option)}[/]"
+               for number, option in numbers.items()), "    Choose from"]
+    return numbers[ChoicePrompt.ask("\n".join(lines), choices=list(numbers), default="1")]
 
 
 def _kinds(questions: Mapping[str, Any]) -> dict[str, Any]:

@@ -111,14 +111,10 @@ def changed_by_user(generated: Path, target: Path) -> list[str]:
     changed since ``mt-eval new`` wrote them (its ``.mt-eval-answers.json`` records their SHA-256; a file it
     does not record counts as changed)."""
     import hashlib
-    import json
 
     if not target.is_dir():
         return []
-    try:
-        recorded = json.loads((target / ANSWERS_FILE).read_text(encoding="utf-8")).get("files") or {}
-    except (OSError, ValueError, AttributeError):
-        recorded = {}
+    recorded = recorded_files(target)
     changed = []
     for new in sorted(generated.rglob("*")):
         relative = new.relative_to(generated).as_posix()
@@ -129,6 +125,70 @@ def changed_by_user(generated: Path, target: Path) -> list[str]:
         if content != new.read_bytes() and recorded.get(relative) != hashlib.sha256(content).hexdigest():
             changed.append(relative)
     return changed
+
+
+def recorded_files(target: Path) -> dict[str, str]:
+    """The files ``mt-eval new`` wrote into ``target`` as its ``.mt-eval-answers.json`` records them: each path
+    with its SHA-256 as generated (none when the record is missing or unreadable)."""
+    import json
+
+    try:
+        recorded = json.loads((target / ANSWERS_FILE).read_text(encoding="utf-8")).get("files") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {name: digest for name, digest in recorded.items() if isinstance(name, str) and isinstance(digest, str)} \
+        if isinstance(recorded, dict) else {}
+
+
+def left_behind(generated: Path, target: Path) -> tuple[list[str], list[str]]:
+    """The files an earlier generation wrote into ``target`` that this one (``generated``) does not write, e.g.
+    pipeline.py when a Python plugin is made again for Node: (those unchanged since, which can go; those the
+    user changed, which stay). Only plain files inside ``target`` are considered."""
+    import hashlib
+
+    inside = target.resolve()
+    unchanged: list[str] = []
+    changed: list[str] = []
+    for name, digest in sorted(recorded_files(target).items()):
+        old = target / name
+        if (generated / name).exists() or old.is_symlink() or not old.is_file() or \
+                inside not in old.resolve().parents:
+            continue
+        try:
+            same = hashlib.sha256(old.read_bytes()).hexdigest() == digest
+        except OSError:  # (unreadable: kept, as the user's)
+            same = False
+        (unchanged if same else changed).append(name)
+    return unchanged, changed
+
+
+def remove_left_behind(target: Path, unchanged: list[str], changed: list[str]) -> None:
+    """Remove the unchanged files of `left_behind` (and the directories they leave empty), and say which were
+    removed and which of the user's were kept."""
+    import sys
+
+    removed = []
+    for name in unchanged:
+        try:
+            (target / name).unlink()
+        except OSError:
+            changed.append(name)  # (still there: said as kept)
+            continue
+        removed.append(name)
+        for directory in (target / name).parents:
+            try:
+                if directory == target or any(directory.iterdir()):
+                    break
+                directory.rmdir()
+            except OSError:  # (an empty directory that cannot go stays: only the files were the generation's)
+                break
+    if removed:
+        print(f"mt-eval new: removed {len(removed)} file(s) of the earlier generation that this one does not write "
+              f"(unchanged since): {', '.join(removed)}", file=sys.stderr)
+    if changed:
+        print(f"mt-eval new: kept {len(changed)} file(s) of the earlier generation that this one does not write, as "
+              f"you changed them: {', '.join(sorted(changed))} (remove them if the method no longer needs them)",
+              file=sys.stderr)
 
 
 def may_replace(changed: list[str], target: Path, *, ask: bool) -> bool:

@@ -52,9 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--answers", type=named_path, metavar="FILE",
                         help="answers from a JSON file, e.g. a plugin's .mt-eval-answers.json (--set wins)")
     parser.add_argument("--force", action="store_true",
-                        help="write into an existing DIR: files the template writes are replaced, others kept; a file "
-                             "you changed since it was generated is named and kept as NAME.orig (asked first, unless "
-                             "--no-input)")
+                        help="write into an existing DIR: files the template writes are replaced, those an earlier "
+                             "generation wrote that this one does not (e.g. pipeline.py, made again for Node) are "
+                             "removed unless you changed them, others kept; a file you changed since it was generated "
+                             "is named and kept as NAME.orig (asked first, unless --no-input)")
 
 
 def run(args: argparse.Namespace) -> int:
