@@ -254,6 +254,7 @@ def next_steps(target: Path, answers: dict[str, Any], report: PluginReport) -> s
     by their full paths when they are not the ones on PATH)."""
     import importlib.util
     import shlex
+    from pathlib import Path
 
     from mt_eval.scaffold_files import display
     from mt_eval.validate import describe_class
@@ -261,9 +262,10 @@ def next_steps(target: Path, answers: dict[str, Any], report: PluginReport) -> s
     where = display(target)
     where = f"./{where}" if where.startswith("-") else where  # (cd would read -dir as an option)
     mt_eval, python = commands_here()
-    lines = [f"Created {where}: {answers['method_name']} ({report.method_id}, class {report.method_class}, "
-             f"runtime {answers['runtime']}), {describe_class(report)}", "", "Next:", f"  cd {shlex.quote(where)}",
-             f"  {mt_eval} validate ."]
+    here = target.resolve() == Path.cwd().resolve()  # (`mt-eval new .`: no "cd .")
+    lines = [f"Created {'it in this directory' if here else where}: {answers['method_name']} ({report.method_id}, "
+             f"class {report.method_class}, runtime {answers['runtime']}), {describe_class(report)}", "", "Next:",
+             *([] if here else [f"  cd {shlex.quote(where)}"]), f"  {mt_eval} validate ."]
     if answers["runtime"] in ("python", "both"):
         if importlib.util.find_spec("pytest") is None:
             lines.append(f"  {python} -m pip install pytest     # once: the test runner, beside the SDK")

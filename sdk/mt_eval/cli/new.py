@@ -6,6 +6,7 @@ import argparse
 
 from mt_eval.cli.usage_errors import named_path
 
+INTERRUPTED = "\nmt-eval new: interrupted"  # (on a line of its own: Ctrl-C at a question leaves "^C" on its line)
 DESCRIPTION = """\
 Create a method plugin that validates and runs out of the box: method.json with its dependencies and
 dependency class, method_card.json, pipeline.py and/or translate.js (decide.js for a decision method), a
