@@ -255,3 +255,16 @@ def test_a_dash_is_standard_input_for_every_corpus_option(tmp_path: Path):
     (tmp_path / "-").write_text(JSONL)  # a file named - is ./-
     named = cli("corpus", "show", "./-", "--json")
     assert named.returncode == 0 and json.loads(named.stdout)["entries"] == 3, named.stderr
+
+
+def test_a_corpus_on_standard_input_is_named_so_in_its_errors_and_by_corpus_show():
+    """Before: "corpus /dev/stdin: 1 entry of 2 has no reference …", and show headed its facts "/dev/stdin"."""
+    def show(text: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "mt_eval.cli", "corpus", "show", "-"], input=text,
+                              capture_output=True, text=True, timeout=120)
+
+    refused = show("source\treference\nHello.\tHola.\nGood night.\n")
+    assert refused.returncode == 1 and refused.stderr.startswith(
+        "mt-eval corpus show: corpus standard input: 1 entry of 2 has no reference (line 3)"), refused.stderr
+    shown = show("source\treference\nHello.\tHola.\n")
+    assert shown.returncode == 0 and shown.stdout.startswith("standard input\n  format "), shown.stdout

@@ -14,7 +14,14 @@ import msgspec
 
 from mt_eval.corpus.checks import check_corpus
 from mt_eval.corpus.doubts import Doubt, find_doubts, refuse_doubts, settle_doubts
-from mt_eval.corpus.files import FileText, corpus_format, read_file, refuse_stray_carriage_return
+from mt_eval.corpus.files import (
+    STANDARD_INPUT,
+    FileText,
+    corpus_format,
+    read_file,
+    refuse_stray_carriage_return,
+    stream_name,
+)
 from mt_eval.corpus.first_line import first_line_doubts
 from mt_eval.corpus.jsonfile import EntryFixer, read_json, read_jsonl, read_jsonl_on_disk
 from mt_eval.corpus.model import Corpus, CorpusError
@@ -70,8 +77,22 @@ def load_corpus(spec: CorpusSpec, already_read: FileText | None = None) -> Corpu
     try:
         return _load_corpus(spec, already_read)
     except RecursionError:  # (whichever reader, or check, met it first)
-        raise CorpusError.single(spec.main_path, "arrays or objects nested too deeply to read; a corpus is a list of "
-                                 "flat entries", code="syntax") from None
+        raise _standard_input_named(CorpusError.single(spec.main_path, "arrays or objects nested too deeply to read; "
+                                                       "a corpus is a list of flat entries", code="syntax")) from None
+    except CorpusError as exc:
+        named = _standard_input_named(exc)
+        if named is exc:
+            raise
+        raise named from None
+
+
+def _standard_input_named(exc: CorpusError) -> CorpusError:
+    """``exc`` with a corpus read from standard input (``-``, /dev/stdin) named "standard input", as every message
+    names it (`mt_eval.corpus.files.stream_name`)."""
+    if not any(stream_name(Path(p.file)) == STANDARD_INPUT for p in exc.problems if p.file):
+        return exc
+    return CorpusError([msgspec.structs.replace(p, file=STANDARD_INPUT)
+                        if p.file and stream_name(Path(p.file)) == STANDARD_INPUT else p for p in exc.problems])
 
 
 def _load_corpus(spec: CorpusSpec, already_read: FileText | None) -> Corpus:

@@ -9,6 +9,7 @@ import msgspec
 
 from mt_eval.control_chars import escaped_controls, first_control
 from mt_eval.corpus.describe import alias_note, family_counts, id_origin, layout, reading_facts, references_note
+from mt_eval.corpus.files import stream_name
 from mt_eval.corpus.model import Corpus, CorpusError, listing
 from mt_eval.corpus.selection import Selection
 
@@ -37,7 +38,7 @@ def build_report(corpus: Corpus, selection: Selection, pair: str | None, refused
 
 
 def render_text(corpus: Corpus, report: dict[str, Any]) -> str:
-    lines = [str(corpus.path)]
+    lines = [stream_name(corpus.path) or str(corpus.path)]  # (standard input: so named, not /dev/stdin)
 
     def fact(label: str, value: object) -> None:
         lines.append(f"  {label:<11} {value}")
