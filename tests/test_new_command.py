@@ -396,35 +396,3 @@ def test_a_directory_starting_with_dashes_is_refused_saying_to_put_the_end_of_op
     assert (tmp_path / "----" / "method.json").is_file()
 
 
-
-class CtrlCAtTheSecondQuestion(io.StringIO):
-    """Standard input whose second line is Ctrl-C typed at the question (the terminal leaves "^C" on its line)."""
-
-    def __init__(self) -> None:
-        super().__init__("1\n")
-        self.lines = 0
-
-    def readline(self, *args: object) -> str:
-        self.lines += 1
-        if self.lines == 2:
-            raise KeyboardInterrupt
-        return super().readline()
-
-
-def test_ctrl_c_at_a_question_is_said_on_a_line_of_its_own_and_writes_nothing(tmp_path, monkeypatch, capsys):
-    """Before: "^Cinterrupted", on the question's line."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "stdin", CtrlCAtTheSecondQuestion())
-    assert main(["new", "stopped"]) == 130
-    assert capsys.readouterr().err == "\nmt-eval new: interrupted\n"
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_a_plugin_made_in_the_current_directory_is_said_so_without_cd(tmp_path, monkeypatch, capsys):
-    """Before: "Created .: …" and "cd ." as the first command to run next."""
-    (tmp_path / "here-method").mkdir()
-    monkeypatch.chdir(tmp_path / "here-method")
-    assert main(["new", ".", "--no-input"]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("Created it in this directory: Here Method (here-method, class pipeline")
-    assert "  cd " not in out and "validate ." in out

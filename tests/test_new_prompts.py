@@ -1,5 +1,6 @@
-"""Interactive ``mt-eval new``: a choice is taken by its name as well as its number, and an id whose directory
-(``./METHOD_ID``, without DIR) cannot be used is asked again at once, so no answer given before it is lost."""
+"""Interactive ``mt-eval new``: a choice is taken by its name as well as its number, an id whose directory
+(``./METHOD_ID``, without DIR) cannot be used is asked again at once, so no answer given before it is lost, and
+Ctrl-C at a question is said on a line of its own; what it says when the plugin is made here."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import io
 import json
 import sys
 
+from mt_eval.cli import main
 from new_plugins import new
 
 
@@ -42,3 +44,36 @@ def test_an_id_whose_directory_exists_is_asked_again_keeping_the_other_answers(t
     manifest = json.loads((tmp_path / "taken-two" / "method.json").read_text(encoding="utf-8"))
     assert (manifest["name"], manifest["method_id"]) == ("Taken", "taken-two")
     assert [p.name for p in (tmp_path / "taken").iterdir()] == ["mine.txt"]
+
+
+class CtrlCAtTheSecondQuestion(io.StringIO):
+    """Standard input whose second line is Ctrl-C typed at the question (the terminal leaves "^C" on its line)."""
+
+    def __init__(self) -> None:
+        super().__init__("1\n")
+        self.lines = 0
+
+    def readline(self, *args: object) -> str:
+        self.lines += 1
+        if self.lines == 2:
+            raise KeyboardInterrupt
+        return super().readline()
+
+
+def test_ctrl_c_at_a_question_is_said_on_a_line_of_its_own_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    """Before: "^Cinterrupted", on the question's line."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", CtrlCAtTheSecondQuestion())
+    assert main(["new", "stopped"]) == 130
+    assert capsys.readouterr().err == "\nmt-eval new: interrupted\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_plugin_made_in_the_current_directory_is_said_so_without_cd(tmp_path, monkeypatch, capsys):
+    """Before: "Created .: …" and "cd ." as the first command to run next."""
+    (tmp_path / "here-method").mkdir()
+    monkeypatch.chdir(tmp_path / "here-method")
+    assert main(["new", ".", "--no-input"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Created it in this directory: Here Method (here-method, class pipeline")
+    assert "  cd " not in out and "validate ." in out
