@@ -37,8 +37,9 @@ def corpus(tmp_path: Path, sources: list[str]) -> Path:
     return path
 
 
-def wrapper_plugin(tmp_path: Path, argv: str, *, name: str = "wrapper") -> Path:
-    """A plugin whose pipeline.py wraps the program ``argv`` (Python source of a list, with ``directory``)."""
+def wrapper_plugin(tmp_path: Path, argv: str, *, name: str = "wrapper", adapter: str = "framing=LINES") -> Path:
+    """A plugin whose pipeline.py wraps the program ``argv`` (Python source of a list, with ``directory``), with the
+    adapter's other arguments ``adapter`` (Python source)."""
     plugin = tmp_path / name
     plugin.mkdir()
     (plugin / "method.json").write_text(json.dumps({
@@ -47,11 +48,11 @@ def wrapper_plugin(tmp_path: Path, argv: str, *, name: str = "wrapper") -> Path:
             "id": "program", "kind": "software", "license": "CC0-1.0", "access": "bundled", "source": "program.py",
             "redistributable": True, "transferable": True}]}), encoding="utf-8")
     (plugin / "pipeline.py").write_text(
-        "import sys\nfrom mt_eval.adapters import LINES, ProcessTranslator\n\n\n"
+        "import sys\nfrom mt_eval.adapters import LINES, NULL_FLUSH, ProcessTranslator\n\n\n"
         "class Wrapped:\n"
         "    def __init__(self, directory):\n"
         "        assert directory.is_absolute(), directory\n"
-        f"        self.translator = ProcessTranslator({argv}, framing=LINES)\n\n"
+        f"        self.translator = ProcessTranslator({argv}, {adapter})\n\n"
         "    async def translate(self, entries, config):\n"
         "        return await self.translator.translate(entries, config)\n\n"
         "    async def aclose(self):\n"

@@ -16,9 +16,9 @@ from mt_eval.child_spawn import not_a_program
 from mt_eval.process_state import group_reads_stdin
 
 
-def shown_answers(answers: Sequence[bytes], count: int) -> str:
+def shown_answers(answers: Sequence[bytes], count: int, encoding: str = "utf-8") -> str:
     """The first ``answers`` of ``count``, short and escaped, for a message: ``'Loading…', 'T:A', …``."""
-    shown = ", ".join(repr(answer.decode("utf-8", "replace")[:80]) for answer in answers)
+    shown = ", ".join(repr(answer.decode(encoding, "replace")[:80]) for answer in answers)
     return shown + ", …" if count > len(answers) else shown
 
 
@@ -27,7 +27,7 @@ def answer_count_mismatch(label: str, found: int, records: int, framing: Framing
     than records (a banner, warnings on stdout) the fix."""
     message = f"{label} gave {found} answer{'s' if found != 1 else ''} for {records} record(s) ({framing.name} framing)"
     if found:
-        message += f": {shown_answers(output.split(framing.terminator, 2)[:min(found, 2)], found)}"
+        message += f": {shown_answers(output.split(framing.terminator, 2)[:min(found, 2)], found, framing.encoding)}"
     if found > records:
         message += ". More answers than records: a banner or warnings on its stdout? Fix: print them to stderr"
         if framing.aligned:

@@ -129,7 +129,7 @@ class RecordProcess(ChildProcess):
                          grace_s=self.options.shutdown_grace_s)
         self.framing = framing
         self.terminator = framing.terminator
-        self.markers = Markers() if framing.aligned else None
+        self.markers = Markers(encoding=framing.encoding) if framing.aligned else None
         self._past_banner = False  # marker 0 (sent at start) came back: what it prints now answers records
         self.restart_when = restart_when
         self.retiring = False
@@ -270,7 +270,7 @@ class RecordProcess(ChildProcess):
                 why = "the program wrote no answer for it"
             else:
                 why = f"the program wrote {waiter.count} lines for it instead of one " \
-                      f"({shown_answers(waiter.answers, waiter.count)})"
+                      f"({shown_answers(waiter.answers, waiter.count, self.framing.encoding)})"
             _fail(waiter.future, RecordFailure("mismatch", f"{self.label}: {why}", stderr_tail=self.stderr_tail()))
             self._check_idle()
 
@@ -341,7 +341,7 @@ class RecordProcess(ChildProcess):
             message += buffering_hint(self.command, self.pid)
             buffering = True
         elif self.markers is not None and (self._fifo[0].count or not self._past_banner):
-            message = (f"{self.label} wrote lines but passed back no marker line (⟦{self.markers.nonce}:SEQ⟧, sent "
+            message = (f"{self.label} wrote lines but passed back no marker line ({self.markers.shown('SEQ')}, sent "
                        f"after each record) within {timeout:g} s, so none can be matched to a record: a program that "
                        "changes or drops such lines runs with persistent=False (one process per batch)")
         if self._quiet_check is not None:

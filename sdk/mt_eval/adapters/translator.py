@@ -112,11 +112,12 @@ class ProcessTranslator:
                     answers = [await answer(records[0])]
                 else:
                     answers = await all_of(answer, records)
+                translation = self.framing.join(answers, self.stages[-1].name)
             except FramingError as exc:
                 return TextResult(None, str(exc), time.perf_counter() - started)
             except RecordFailure as failure:
                 return TextResult(None, failure.entry_error(), time.perf_counter() - started)
-            return TextResult(self.framing.join(answers), None, time.perf_counter() - started)
+            return TextResult(translation, None, time.perf_counter() - started)
 
         try:
             return await all_of(one, texts)
@@ -146,8 +147,12 @@ class ProcessTranslator:
             failure = next((a for a in mine if isinstance(a, RecordFailure)), None)
             if failure is not None:
                 results.append(TextResult(None, failure.entry_error(), share))
-            else:
-                results.append(TextResult(self.framing.join([a for a in mine if isinstance(a, bytes)]), None, share))
+                continue
+            try:
+                results.append(TextResult(self.framing.join([a for a in mine if isinstance(a, bytes)],
+                                                            self.stages[-1].name), None, share))
+            except FramingError as exc:
+                results.append(TextResult(None, str(exc), share))
         return results
 
     async def _run_batch(self, records: list[bytes], timeout_s: float | None) -> list[bytes | RecordFailure]:
