@@ -2,15 +2,20 @@
 
 It answers each request with the reference it knows for the last user message (or "?"), records every
 request, and can be told to fail: the first requests get the statuses in ``failures``; a text starting
-with "!bad" gets HTTP 400 and one starting with "!overloaded" always gets HTTP 503.
+with "!bad" gets HTTP 400 and one starting with "!overloaded" always gets HTTP 503. One starting with "!slow" is
+never answered: the server waits (up to `SLOW_S`) for the client to close the connection, and records after how
+long it did (``left_after_s``; None while it has not).
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from typing import Any
 
 from loopback import JsonHandler, LoopbackServer
+
+SLOW_S = 20.0
 
 
 class StandIn(LoopbackServer):
@@ -29,9 +34,10 @@ class _Handler(JsonHandler):
 
     def do_POST(self) -> None:
         body = self.read_json()
+        request = {"path": self.path, "body": body, "authorization": self.headers.get("Authorization"),
+                   "left_after_s": None}
         with self.server.lock:
-            self.server.requests.append({"path": self.path, "body": body,
-                                         "authorization": self.headers.get("Authorization")})
+            self.server.requests.append(request)
             failure = self.server.failures.popleft() if self.server.failures else None
         source = body["messages"][-1]["content"]
         if self.path != "/v1/chat/completions":
@@ -40,6 +46,8 @@ class _Handler(JsonHandler):
             self.answer(failure, {"error": {"message": f"stand-in failure {failure}"}})
         elif source.startswith("!bad"):
             self.answer(400, {"error": {"message": "bad request"}})
+        elif source.startswith("!slow"):
+            self.wait_for_the_client_to_leave(request)
         elif source.startswith("!overloaded"):
             self.answer(503, {"error": {"message": "overloaded"}})
         else:
@@ -47,6 +55,20 @@ class _Handler(JsonHandler):
                                                         "content": f" {self.server.answers.get(source, '?')}\n"}}],
                               "usage": {"prompt_tokens": sum(len(m["content"].split()) for m in body["messages"]),
                                         "completion_tokens": 7}})
+
+    def wait_for_the_client_to_leave(self, request: dict[str, Any]) -> None:
+        started = time.monotonic()
+        self.connection.settimeout(0.05)
+        while time.monotonic() - started < SLOW_S:
+            try:
+                if self.connection.recv(1) == b"":
+                    break
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+        with self.server.lock:
+            request["left_after_s"] = time.monotonic() - started
 
     def answer(self, status: int, payload: dict[str, Any]) -> None:
         retry = self.server.retry_after if status == 429 else None

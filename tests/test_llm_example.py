@@ -139,3 +139,40 @@ def test_mt_eval_run_against_the_loopback_endpoint(tmp_path: Path):
     extra = 1 + latency["warmup_entries"] + latency["hot_entries"] * latency["repetitions"]
     assert (extra, latency["hot_calls"]) == (34, 30)
     assert len(server.requests) == len(ENTRIES) + 2 + extra  # negative controls never reach the model
+
+
+def test_a_cancelled_call_closes_its_request_at_once():
+    async def cancelled_after(seconds: float, config: RunConfig) -> None:
+        method = load_method(EXAMPLE).method
+        call = asyncio.ensure_future(method.translate([{"id": "1", "source": "!slow"}], config))
+        await asyncio.sleep(seconds)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    with StandIn(ANSWERS) as server:
+        config = RunConfig(source_lang="eng", target_lang="spa", base_url=server.base_url, model="m", timeout_s=5)
+        started = time.perf_counter()
+        asyncio.run(cancelled_after(0.3, config))  # (which waits for the call's worker thread to end)
+        elapsed = time.perf_counter() - started
+        (request,) = server.requests
+    assert elapsed < 2 and request["left_after_s"] is not None and request["left_after_s"] < 1.5
+
+
+def test_an_endpoint_that_never_answers_fails_each_entry_within_its_timeout_retries_included(tmp_path: Path):
+    corpus = tmp_path / "slow.jsonl"
+    corpus.write_text("".join(json.dumps({"id": name, "source": f"!slow {name}", "reference": "x"}) + "\n"
+                              for name in ("a", "b")), encoding="utf-8")
+    with StandIn(ANSWERS) as server:
+        started = time.perf_counter()
+        code = main(["run", "--method", str(EXAMPLE), "--corpus", str(corpus), "--out", str(tmp_path / "run"),
+                     "--quiet", "--latency-sample", "0", "--base-url", server.base_url, "--model", "m",
+                     "--timeout", "1", "--retries", "0", "--param", "max_retries=2", "--param", "backoff_s=0.01"])
+        elapsed = time.perf_counter() - started
+        requests = list(server.requests)
+    assert code == 4 and elapsed < 4  # each entry failed after its 1 s, with no retry past it and nothing waited for
+    logged = (tmp_path / "run" / "results.jsonl").read_text(encoding="utf-8")
+    results = [json.loads(line) for line in logged.splitlines()]
+    assert [r["error"] for r in results] == [f"no answer from {server.base_url}/chat/completions within 1 s"] * 2
+    assert len(requests) == 2 and all(r["left_after_s"] is not None and r["left_after_s"] < 1.5 for r in requests)
+    assert json.loads((tmp_path / "run" / "card.json").read_text(encoding="utf-8"))["errors"] == 2

@@ -9,7 +9,11 @@ endpoint needs one, comes from the environment variable ``MT_EVAL_LLM_API_KEY``.
 Each request carries the system prompt (prompt.txt, with the run's languages filled in), the few-shot
 examples for the run's direction (examples.jsonl: a user turn and an assistant turn each), then the text.
 Answers of HTTP 429 and 5xx, and failed connections, are retried with exponential backoff (full jitter,
-honouring ``Retry-After``); other errors fail the entry at once. ``config.params``:
+honouring ``Retry-After``); other errors fail the entry at once. Every attempt of an entry, and the waits between
+them, fit in its ``config.timeout_s``: an attempt waits only for what is left of it, and no retry starts once it
+is spent, so the entry fails with the method's own reason before the run's deadline for it. A call that is
+cancelled (the run's deadline, Ctrl-C) closes its request's connection at once and makes no further attempt.
+``config.params``:
 
 - ``max_retries`` (default 4): retries per entry after the first attempt;
 - ``backoff_s`` (default 0.5): the first delay; each retry doubles it, up to ``max_backoff_s`` (default 8).
@@ -20,9 +24,13 @@ Only the standard library is used.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import http.client
 import json
 import os
 import random
+import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -47,6 +55,69 @@ class Attempt:
     error: str | None = None
     retry: bool = False
     retry_after_s: float | None = None
+    timed_out: bool = False
+
+
+class Exchange:
+    """The connections of one request, made in a worker thread, which the event loop can cut (`abort`): the
+    blocked read ends at once, so a cancelled call keeps neither its thread nor the server waiting."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.sockets: list[socket.socket] = []
+        self.aborted = False
+
+    def opened(self, sock: socket.socket) -> None:
+        with self.lock:
+            self.sockets.append(sock)
+            if self.aborted:
+                _cut(sock)
+
+    def abort(self) -> None:
+        with self.lock:
+            self.aborted = True
+            for sock in self.sockets:
+                _cut(sock)
+
+
+def _cut(sock: socket.socket) -> None:
+    """The plain socket's shutdown, under TLS too: it wakes the thread reading from it, which then fails its read."""
+    with contextlib.suppress(OSError):  # (already closed)
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+class _Connection(http.client.HTTPConnection):
+    """A connection that tells its `Exchange` of its socket (``_SecureConnection``: under TLS)."""
+
+    def __init__(self, *args: Any, exchange: Exchange, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.exchange = exchange
+
+    def connect(self) -> None:
+        super().connect()
+        self.exchange.opened(self.sock)
+
+
+class _SecureConnection(_Connection, http.client.HTTPSConnection):
+    pass
+
+
+class _Handler(urllib.request.HTTPHandler):
+    def __init__(self, exchange: Exchange) -> None:
+        super().__init__()
+        self.exchange = exchange
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_Connection, req, exchange=self.exchange)
+
+
+class _SecureHandler(urllib.request.HTTPSHandler):
+    def __init__(self, exchange: Exchange) -> None:
+        super().__init__()
+        self.exchange = exchange
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_SecureConnection, req, context=self._context, exchange=self.exchange)
 
 
 def error_detail(body: str) -> str:
@@ -68,11 +139,15 @@ def retry_after(value: str | None) -> float | None:
         return None  # an HTTP date: fall back to the backoff
 
 
-def post(url: str, body: dict[str, Any], headers: dict[str, str], timeout_s: float) -> Attempt:
+def post(url: str, body: dict[str, Any], headers: dict[str, str], timeout_s: float,
+         exchange: Exchange | None = None) -> Attempt:
+    """One POST (blocking: run it in a worker thread), answered within ``timeout_s``; ``exchange.abort()`` ends it."""
     request = urllib.request.Request(url, data=json.dumps(body, ensure_ascii=False).encode("utf-8"),
                                      headers={"Content-Type": "application/json", **headers}, method="POST")
+    exchange = exchange or Exchange()
+    opener = urllib.request.build_opener(_Handler(exchange), _SecureHandler(exchange))
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+        with opener.open(request, timeout=timeout_s) as response:
             text = response.read().decode("utf-8", errors="replace")
     except urllib.error.HTTPError as exc:
         detail = error_detail(exc.read().decode("utf-8", errors="replace"))
@@ -81,7 +156,7 @@ def post(url: str, body: dict[str, Any], headers: dict[str, str], timeout_s: flo
     except (OSError, urllib.error.URLError) as exc:
         reason = getattr(exc, "reason", exc)
         if isinstance(reason, TimeoutError) or isinstance(exc, TimeoutError):
-            return Attempt(error=f"no answer from {url} within {timeout_s:g} s", retry=True)
+            return Attempt(error=f"no answer from {url} within {timeout_s:g} s", retry=True, timed_out=True)
         return Attempt(error=f"cannot reach {url}: {reason}", retry=True)
     try:
         data = json.loads(text)
@@ -149,21 +224,27 @@ class CoachedLLMMethod:
         key = os.environ.get(API_KEY_VARIABLE)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         body = self.request_body(str(entry["source"]), config)
-        attempt = Attempt()
-        for number in range(retries + 1):
-            if number:
+        deadline = started + config.timeout_s  # the entry's time, all its attempts included
+        attempt, attempts = Attempt(), 0
+        while attempts <= retries:
+            if attempts:
                 delay = attempt.retry_after_s
-                delay = min(cap, delay if delay is not None else random.uniform(0, first * 2 ** (number - 1)))
+                delay = min(cap, delay if delay is not None else random.uniform(0, first * 2 ** (attempts - 1)))
+                if time.perf_counter() + delay >= deadline:
+                    break  # no time left for another attempt
                 await asyncio.sleep(delay)
-            attempt = await asyncio.to_thread(post, url, body, headers, config.timeout_s)
+            attempt = await _attempt(url, body, headers, max(0.01, deadline - time.perf_counter()))
+            attempts += 1
             if attempt.data is not None or not attempt.retry:
                 break
         elapsed = time.perf_counter() - started
-        metadata = {"attempts": number + 1}
+        metadata = {"attempts": attempts}
         try:
+            if attempt.timed_out:  # (within what was left of the entry's time: said as that time)
+                attempt.error = f"no answer from {url} within {config.timeout_s:g} s"
             if attempt.data is None:
-                raise EntryError(attempt.error if number == 0 or not attempt.retry
-                                 else f"{attempt.error} (after {number + 1} attempts)")
+                raise EntryError(attempt.error if attempts == 1 or not attempt.retry
+                                 else f"{attempt.error} (after {attempts} attempts)")
             content = _content(attempt.data)
             if content is None:
                 raise EntryError(f"the answer from {url} has no choices[0].message.content")
@@ -186,6 +267,16 @@ class CoachedLLMMethod:
                 return await self.translate_one(entry, config)
 
         return list(await asyncio.gather(*(one(entry) for entry in entries)))
+
+
+async def _attempt(url: str, body: dict[str, Any], headers: dict[str, str], timeout_s: float) -> Attempt:
+    """`post` in a worker thread; cancelled, it cuts the request's connection (the thread ends at once)."""
+    exchange = Exchange()
+    try:
+        return await asyncio.to_thread(post, url, body, headers, timeout_s, exchange)
+    except asyncio.CancelledError:
+        exchange.abort()
+        raise
 
 
 def _content(data: dict[str, Any]) -> str | None:
