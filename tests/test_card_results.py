@@ -282,3 +282,50 @@ def test_a_card_that_lists_results_and_also_references_its_log_is_refused(tmp_pa
     assert f"{edited} $.results: the card lists 34 results and also references its results in results.jsonl" in out
     assert main(["compare", str(tmp_path / "run"), str(edited), "--quiet"]) == 1
     assert f"{edited} does not verify" in capsys.readouterr().err
+
+
+def test_a_referenced_card_whose_log_is_in_completion_order_verifies_with_its_failures(tmp_path: Path,
+                                                                                        corpus: Path, capsys):
+    """The log holds results as they completed, the run names each failure's first entry in corpus order: a
+    failed canary whose short batch finished before the long first batch is logged first, and the card still
+    verifies (and compares); an example that did not fail with its message is still caught."""
+    from rigor_support import edit_card
+
+    ran = honest(fail=["s00", "c0"], sleep_s=0.01)
+    code, card = run(tmp_path / "run", corpus, *ran, "--embed-results", "never", "--batch-size", "30",
+                     "--retries", "0", "--latency-sample", "0")
+    assert code == 3 and card is not None and card.failures is not None
+    assert [(f.message, f.count, f.example_id) for f in card.failures] == [("asked to fail", 2, "s00")]
+    logged = [json.loads(line)["id"] for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    assert logged.index("c0") < logged.index("s00")  # (what this test is about: completion order)
+    capsys.readouterr()
+    assert main(["verify", str(tmp_path / "run")]) == 0, capsys.readouterr().out
+    assert run(tmp_path / "embedded", corpus, *ran, "--batch-size", "30", "--retries", "0",
+               "--latency-sample", "0")[0] == 3
+    assert main(["compare", str(tmp_path / "embedded"), str(tmp_path / "run"), "--bootstrap", "100", "--trials",
+                 "100", "--quiet"]) == 0
+
+    def name_another(data: dict) -> None:
+        data["failures"][0]["example_id"] = "s01"
+
+    result = verify_card(edit_card(tmp_path / "run" / "card.json", name_another))
+    assert [p.path for p in result.errors] == ["$.failures"], result.problems
+
+
+def test_a_log_that_cannot_be_read_is_named_with_its_fix_not_a_traceback(tmp_path: Path, corpus: Path, capsys,
+                                                                          monkeypatch):
+    from mt_eval.harness import card_results
+
+    assert run(tmp_path / "run", corpus, *honest(), "--embed-results", "never")[0] == 0
+    log = tmp_path / "run" / "results.jsonl"
+
+    def unreadable(path: Path) -> str:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(card_results, "file_sha256", unreadable)
+    capsys.readouterr()
+    assert main(["verify", str(tmp_path / "run")]) == 1
+    out = capsys.readouterr().out
+    assert f"cannot read {log}: Permission denied" in out and f"chmod u+r {log}" in out
+    assert main(["compare", str(tmp_path / "run"), str(tmp_path / "run"), "--quiet"]) == 1
+    assert f"cannot read {log}: Permission denied" in capsys.readouterr().err

@@ -61,8 +61,9 @@ _decode_results = msgspec.json.Decoder(CardResult).decode
 
 def results_from_log(card_path: Path, reference: ResultsLogReference) -> ResultsOnDisk:
     """The results of a card that references its log, in the log next to ``card_path`` (`ResultsOnDisk`); raises
-    `LogMismatch` when the log is missing, is not the one the card sealed, or does not hold its results. A card
-    given by a symbolic link has its log next to the card the link points to, when there is none next to the link."""
+    `LogMismatch` when the log is missing or cannot be read, is not the one the card sealed, or does not hold its
+    results. A card given by a symbolic link has its log next to the card the link points to, when there is none
+    next to the link."""
     if Path(reference.file).name != reference.file:
         raise LogMismatch(f"the card references its results as {reference.file!r}, which is not a file next to it",
                           "use the card the run wrote", "tampered")
@@ -75,6 +76,22 @@ def results_from_log(card_path: Path, reference: ResultsLogReference) -> Results
         raise LogMismatch(f"the card's results are in {reference.file} next to it, and {log} {state}",
                           "keep results.jsonl beside card.json (copy the run directory whole), or run again with "
                           "--embed-results always for a card that holds its results", "missing-log")
+    try:
+        offsets, lengths = _where_results_are(log, reference)
+    except OSError as exc:
+        raise LogMismatch(f"cannot read {log}: {exc.strerror or exc}", f"make it readable (chmod u+r {log}), or "
+                          "copy the run directory whole again", "io") from exc
+    if len(offsets) != reference.results:
+        raise LogMismatch(f"{log} holds {len(offsets)} results, the card says {reference.results}",
+                          "use the log the run wrote", "tampered")
+    import numpy as np  # (imported here: a run that embeds its results never needs it)
+
+    return ResultsOnDisk(log, np.frombuffer(offsets, np.int64), np.frombuffer(lengths, np.int64))
+
+
+def _where_results_are(log: Path, reference: ResultsLogReference) -> tuple[array[int], array[int]]:
+    """The offset and length of each result's line in ``log``, once its hash is the one the card sealed and every
+    line is checked to be a result (`LogMismatch` otherwise)."""
     digest = file_sha256(log)
     if digest != reference.sha256:
         raise LogMismatch(f"{log} hashes to {digest[:16]}…, but the card sealed {reference.sha256[:16]}…: the log "
@@ -93,12 +110,7 @@ def results_from_log(card_path: Path, reference: ResultsLogReference) -> Results
                 offsets.append(offset)
                 lengths.append(len(line))
             offset += len(line)
-    if len(offsets) != reference.results:
-        raise LogMismatch(f"{log} holds {len(offsets)} results, the card says {reference.results}",
-                          "use the log the run wrote", "tampered")
-    import numpy as np  # (imported here: a run that embeds its results never needs it)
-
-    return ResultsOnDisk(log, np.frombuffer(offsets, np.int64), np.frombuffer(lengths, np.int64))
+    return offsets, lengths
 
 
 class ResultsOnDisk(Sequence[CardResult]):

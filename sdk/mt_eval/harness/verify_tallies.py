@@ -90,6 +90,7 @@ def _outcome(card: RunCard, keys: list[str], failing: list[CardResult]) -> dict[
     """``status`` and ``failures`` as stated, and as the results say (`mt_eval.harness.outcome`: a negative
     control's error is the refusal it asks for, not a failure); absent ones (older cards) are not checked."""
     from mt_eval.corpus.model import entry_key
+    from mt_eval.harness.card_results import ResultsOnDisk
     from mt_eval.harness.outcome import failures_of
 
     negatives = set() if card.families is None else {n.id for n in card.families.negatives}
@@ -101,11 +102,30 @@ def _outcome(card: RunCard, keys: list[str], failing: list[CardResult]) -> dict[
     if card.failures is not None:
         said = [(f.message, f.count, f.example_id) for f in card.failures]
         actual = [(f.message, f.count, entry_key(f.example_id)) for f in failures_of(failed)]
+        if said != actual and isinstance(card.results, ResultsOnDisk) and _failures_in_any_order(said, failed):
+            actual = said  # (a log is in completion order; the run named examples in corpus order)
         if said != actual:  # (in words: the two lists of failures would make an unreadable line)
             words = _failures_in_words(said), _failures_in_words(actual)
             out["$.failures"] = words if words[0] != words[1] else (
                 words[0], words[1] + " (not the same messages, counts or example ids)")
     return out
+
+
+def _failures_in_any_order(said: list[tuple[str, int, str]], failed: list[CardResult]) -> bool:
+    """Whether ``said`` are the failures of ``failed`` read in another order: a card that references its log has
+    its results in the order they completed, while the run named each message's first entry in corpus order and
+    put equal counts in that order. So: the same messages and counts, most frequent first, and each example an
+    entry that failed with its message."""
+    from mt_eval.corpus.model import entry_key
+
+    failed_ids: dict[str, set[str]] = {}
+    for failure in failed:
+        failed_ids.setdefault(str(failure.error), set()).add(entry_key(failure.id))
+    counts = [count for _, count, _ in said]
+    return (counts == sorted(counts, reverse=True) and len(said) == len(failed_ids)
+            and {message for message, _, _ in said} == failed_ids.keys()
+            and all(count == len(failed_ids[message]) and entry_key(example) in failed_ids[message]
+                    for message, count, example in said))
 
 
 def _failures_in_words(failures: list[tuple[str, int, str]]) -> str:
