@@ -149,14 +149,21 @@ def record(figures: Sequence[Figure]) -> int:
     return 1 if any(figure.met is False for figure in figures) else 0
 
 
+class NotFigures(ValueError):
+    """A line of a figures file that `record` did not write."""
+
+
 def read(path: Path) -> list[Figure]:
+    """The figures `record` appended to ``path``; `NotFigures` names the first line that is not one."""
     figures = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
-            record = json.loads(line)
-            given = record.pop("target", None)
-            target = Target(**given) if given else None
-            figures.append(Figure(**record, target=target))
+            try:
+                record = json.loads(line)
+                given = record.pop("target", None)
+                figures.append(Figure(**record, target=Target(**given) if given else None))
+            except (ValueError, TypeError, AttributeError) as exc:
+                raise NotFigures(f"{path}, line {number}: not a figure a benchmark recorded ({exc})") from None
     return figures
 
 
@@ -165,10 +172,17 @@ def main() -> int:
     parser.add_argument("file", type=Path, help="the figures, one JSON line each (MT_EVAL_BENCHMARK_REPORT)")
     parser.add_argument("--check", action="store_true", help="exit 1 when a figure misses its target")
     args = parser.parse_args()
-    if not args.file.exists():
-        print(f"{args.file}: no figures were recorded", file=sys.stderr)
+    try:
+        figures = read(args.file)
+    except FileNotFoundError:
+        figures = []
+    except (OSError, UnicodeDecodeError, NotFigures) as exc:
+        print(f"report.py: {exc}", file=sys.stderr)
         return 1
-    figures = read(args.file)
+    if not figures:
+        print(f"{args.file}: no figures were recorded (run the benchmarks with MT_EVAL_BENCHMARK_REPORT={args.file})",
+              file=sys.stderr)
+        return 1
     missed = [f for f in figures if f.met is False]
     print(f"\nEvery figure ({len(figures)}; {sum(f.met is True for f in figures)} of "
           f"{sum(f.met is not None for f in figures)} targets met), each measured against its baseline in the same "
