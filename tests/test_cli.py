@@ -67,6 +67,9 @@ def test_strict_turns_warnings_into_failures(make_plugin):
     strict = run("validate", "--strict", "--json", str(seed_era))
     assert strict.returncode == 1
     assert json.loads(strict.stdout)["plugins"][0]["problems"][0]["severity"] == "warning"
+    said = run("validate", "--strict", str(seed_era))  # before: "0 errors, 1 warning", not a word of why it failed
+    assert said.stdout.splitlines()[-1] == "0 of 1 plugin valid; 0 errors, 1 warning (--strict: a warning makes its " \
+                                           "plugin invalid)"
 
 
 def test_no_import_skips_the_code(make_plugin):

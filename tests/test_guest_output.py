@@ -216,3 +216,24 @@ def test_the_guest_logger_has_one_name_and_naming_it_loads_none_of_the_host_or_t
 
     assert GUEST_LOGGER is read is home
     assert GuestConnection(["true"])._stderr.logger is logging.getLogger(home)
+
+
+CARD_CONTRADICTS_MANIFEST = """\
+class Talks:
+    async def translate(self, entries, config):
+        return [{"id": e["id"], "predicted": e["source"].upper()} for e in entries]
+
+    def method_card(self):
+        return {"class": "api"}
+"""
+
+
+def test_an_isolated_python_plugin_that_cannot_load_is_said_once(tmp_path: Path, make_plugin):
+    """Before: the guest's load failure (`mt-eval serve: cannot load …`, then its `error:` and `fix:` lines) was
+    shown twice — its second and third lines as if the method had printed them, before the command's own message,
+    then all of it in the guest's stderr tail that message quotes."""
+    method = make_plugin(PYTHON_MANIFEST, {"pipeline.py": CARD_CONTRADICTS_MANIFEST})
+    done = run(tmp_path, method, "--isolate")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count('$.class: says "api"') == 1, done.stderr
+    assert "guest stderr (last lines)" in done.stderr

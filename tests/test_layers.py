@@ -173,3 +173,19 @@ def test_the_checks_find_an_upward_import_and_a_cycle():
     assert upward_imports(made_up) == ["mt_eval.records:3 → mt_eval.harness.session (contract → workflows)"]
     assert cycles([(a, b) for a, b, _ in made_up]) == [["mt_eval.harness.session", "mt_eval.records"]]
     assert cycles([("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")]) == [["a", "b", "c"]]
+
+
+def test_the_readme_tree_names_every_module():
+    """The architecture section's tree of sdk/mt_eval/ names each module file (the commands' modules by their
+    command's name); before, harness/verify_written.py and validate/start_limit.py were missing from it."""
+    text = README.read_text(encoding="utf-8")
+    tree = text[text.index("\nsdk/mt_eval/ "):text.index("\nbridge/schemas/ ")]
+    listed = re.search(r"one module per command: ([a-z, ]+)", " ".join(tree.split()))
+    assert listed, "the tree's cli/ entry lists its commands' modules"
+    commands = [name.split()[0] for name in listed.group(1).split(",")]  # (the last one runs into the next line)
+    package = Path(__file__).parent.parent / "sdk" / "mt_eval"
+    unnamed = [str(module.relative_to(package)) for module in sorted(package.rglob("*.py"))
+               if module.name not in ("__init__.py", "__main__.py")
+               and not re.search(rf"\b{re.escape(module.name)}\b", tree)
+               and not (module.parent.name == "cli" and module.stem in commands)]
+    assert unnamed == []

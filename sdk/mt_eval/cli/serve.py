@@ -49,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         loaded = load_method(Path(args.plugin))
     except PluginLoadError as exc:
-        said_on_stderr(f"mt-eval serve: {exc}")  # (the plugin's path, and values read from its files)
+        # every line carries the command's name, as the Node guest kit's do: a host tells them from what the
+        # method printed (`mt_eval.cli.guest_output`); the path and values read from the plugin's files are escaped
+        said_on_stderr("\n".join(f"mt-eval serve: {line}" for line in str(exc).splitlines()))
         return 1
     if os.isatty(0):
         said_on_stderr(f"mt-eval serve: serving {loaded.method_id} as a bridge guest (mt-eval-bridge/1, "

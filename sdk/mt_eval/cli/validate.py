@@ -112,8 +112,9 @@ def _print_reports(reports: Sequence[PluginReport], *, strict: bool) -> None:
     errors = sum(len(r.errors) for r in reports)
     warnings = sum(len(r.warnings) for r in reports)
     valid = sum(r.passed(strict=strict) for r in reports)
+    why = " (--strict: a warning makes its plugin invalid)" if strict and warnings else ""
     console.print(f"{valid} of {len(reports)} plugin{'s' if len(reports) != 1 else ''} valid; "
-                  f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}")
+                  f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}{why}")
 
 
 def _shown(text: str) -> str:
