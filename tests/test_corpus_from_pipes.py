@@ -268,3 +268,23 @@ def test_a_corpus_on_standard_input_is_named_so_in_its_errors_and_by_corpus_show
         "mt-eval corpus show: corpus standard input: 1 entry of 2 has no reference (line 3)"), refused.stderr
     shown = show("source\treference\nHello.\tHola.\n")
     assert shown.returncode == 0 and shown.stdout.startswith("standard input\n  format "), shown.stdout
+
+
+def test_a_file_named_dash_given_as_dot_slash_dash_is_that_file_not_standard_input(tmp_path: Path):
+    """Before: ``translate --file ./-`` read standard input instead of the file, and ``corpus show ./-`` and a run
+    named the file "standard input" (``Path("./-")`` is spelled ``-``), the run directory ``…__piped-…``."""
+    (tmp_path / "-").write_text(JSONL)
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "mt_eval.cli", *args], input="Something else.\n",
+                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+    translated_file = cli("translate", SCRIPTED, "--pair", "eng>spa", "--file", "./-")
+    assert translated_file.returncode == 0, translated_file.stderr
+    assert translated_file.stdout.splitlines() == [source for source, _ in TEXTS]  # (the method copies each source)
+    shown = cli("corpus", "show", "./-")
+    assert shown.returncode == 0 and not shown.stdout.startswith("standard input"), shown.stdout
+    ran = cli("run", "--method", SCRIPTED, "--pair", "eng>spa", "--corpus", "./-", "--resamples", "50",
+              "--latency-sample", "0", "--no-contamination-check", "--quiet", *LENIENT)
+    assert ran.returncode == 0, ran.stderr
+    assert "on standard input" not in ran.stdout and "piped-" not in ran.stdout, ran.stdout

@@ -188,3 +188,19 @@ def test_a_corpus_of_canaries_and_negatives_only_is_gated_not_read_as_translatio
     assert [failure.split(":")[0] for failure in card.gate.failures] == ["canaries", "negatives", "scored"]
     assert "the corpus has none: add entries without a family" in card.gate.failures[2]
     assert main(["verify", str(tmp_path / "run")]) == 0
+
+
+def test_a_tsv_corpus_without_families_is_told_to_add_columns_not_json_fields(tmp_path: Path, capsys):
+    """Before: run and gate told a TSV corpus to mark entries with ``"family": "canary"``, JSON a TSV has no place
+    for (its families are columns: README, *Corpus families*)."""
+    corpus = tmp_path / "dev.tsv"
+    corpus.write_text("".join(f"Sentence {i} is here.\tFrase {i} está aquí.\n" for i in range(3)), encoding="utf-8")
+    code, _ = run(tmp_path / "run", corpus, "--pair", "eng>spa", "--latency-sample", "0")
+    warned = capsys.readouterr().err
+    assert code == 5 and ('mark entries with a family column (named in a header line) holding canary and a pass_rule '
+                          'column ("exact" or "chrf>=N")') in warned, warned
+    assert '"family"' not in warned
+    assert main(["gate", str(tmp_path / "run")]) == 1
+    said = capsys.readouterr().out
+    assert f"mark them in {corpus} with a family column (named in a header line) holding negative (input" in said
+    assert '"family"' not in said

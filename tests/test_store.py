@@ -173,6 +173,25 @@ def test_a_store_under_a_file_says_the_file_is_not_a_directory(tmp_path: Path, c
     assert notes.read_text() == "not a directory\n"
 
 
+def test_an_absolute_path_written_with_three_slashes_is_said_with_four(tmp_path: Path, capsys, cards, monkeypatch):
+    """Before: ``--db sqlite:///tmp/x/board.db`` said only that the directory tmp/x (relative) does not exist, and
+    the board that there is no store yet, beside the store at /tmp/x/board.db."""
+    from mt_eval.cli import main
+
+    card = write_card(cards.card("alpha"), tmp_path / "run" / "card.json")
+    monkeypatch.chdir(tmp_path / "run")  # (where tmp_path, made relative, names nothing)
+    relative = str(tmp_path / "board.db").lstrip("/")
+    assert main(["publish", str(card), "--db", f"sqlite:///{relative}", "--no-input"]) == 1
+    assert (f"the directory {Path(relative).parent} does not exist; for the absolute path /{relative}, write four "
+            f"slashes: sqlite:////{relative}") in capsys.readouterr().err
+    assert main(["publish", str(card), "--db", f"sqlite:////{relative}", "--no-input"]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", f"sqlite:///{relative}"]) == 1
+    assert f"write four slashes: sqlite:////{relative}" in capsys.readouterr().err
+    assert main(["publish", str(card), "--db", "sqlite:///nowhere/board.db", "--no-input"]) == 1  # (no /nowhere)
+    assert "four slashes" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("db", ["sqlite:///", "sqlite://", "sqlite:///:memory:", "sqlite:///{}?mode=ro", "", " "])
 def test_a_store_that_would_keep_nothing_or_ignore_part_of_its_url_is_refused(db: str, tmp_path: Path, capsys, cards,
                                                                                monkeypatch):

@@ -285,7 +285,8 @@ def test_a_parallel_text_run_names_the_file_that_changed_and_how_to_mark_familie
     assert main(["run", "--method", str(REVERSE), "--source-file", str(source), "--reference-file", str(reference),
                  "--pair", "eng>spa", "--out", str(tmp_path / "run"), "--quiet", "--resamples", "50"]) == 5
     assert "(parallel text has no fields: give the corpus as JSONL, JSON or a TSV with a header, with \"family\": " \
-           "\"canary\" entries, or give --policy FILE)" in capsys.readouterr().err
+           "\"canary\" and a \"pass_rule\" (\"exact\" or \"chrf>=N\") entries, or give --policy FILE)" in \
+        capsys.readouterr().err
     assert main(["gate", str(tmp_path / "run")]) == 1
     assert "0 canaries ran; the policy needs at least 1: parallel text has no fields to mark them with" in \
         capsys.readouterr().out

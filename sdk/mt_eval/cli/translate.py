@@ -72,8 +72,14 @@ def run(args: argparse.Namespace) -> int:
                           f"leave {reading[0]} out")
     columns = [name.strip() for name in args.columns.split(",")] if args.columns else None
     return translate(Path(args.plugin), args.texts, pair=args.pair, as_json=args.json,
-                     file=Path(args.file) if args.file else None, columns=columns, accept=args.accept_doubt,
+                     file=_file_given(args.file) if args.file else None, columns=columns, accept=args.accept_doubt,
                      timeout_s=args.timeout)
+
+
+def _file_given(text: str) -> Path:
+    """``--file`` as a path: ``-`` is standard input (`STDIN_FILE`), and a file named ``-`` (``./-``, which a path
+    spells ``-`` too) is that file, by its full path."""
+    return STDIN_FILE if text == "-" else Path(text) if Path(text) != STDIN_FILE else Path(text).absolute()
 
 
 def translate(plugin: Path, texts: Sequence[str], *, pair: str | None, as_json: bool, file: Path | None = None,

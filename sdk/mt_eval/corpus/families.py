@@ -62,6 +62,16 @@ def by_pair(entries: Sequence[dict[str, Any]], config: Any) -> list[tuple[Any, S
     return out
 
 
+def marking(family: str, corpus_format: str | None) -> str:
+    """How an entry is marked as of ``family`` in a corpus of ``corpus_format``: a field, or in a TSV a column
+    (which needs a header); for a canary, with its rule."""
+    if corpus_format == "tsv":
+        rule = ' and a pass_rule column ("exact" or "chrf>=N")' if family == "canary" else ""
+        return f"a family column (named in a header line) holding {family}{rule}"
+    rule = ' and a "pass_rule" ("exact" or "chrf>=N")' if family == "canary" else ""
+    return f'"family": "{family}"{rule}'
+
+
 def scored_entries(entries: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
     """The scored entries, in order (entries on disk stay on disk: `mt_eval.corpus.on_disk.kept`)."""
     return kept(entries, lambda entry: family_of(entry) == "scored")

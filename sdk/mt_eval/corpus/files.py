@@ -227,9 +227,10 @@ STANDARD_INPUT = "standard input"
 def stream_name(path: Path) -> str | None:
     """What to call a corpus read from a pipe or standard input rather than a named file: ``standard input`` for
     /dev/stdin (or descriptor 0), the path as given for another descriptor — process substitution's /dev/fd/63,
-    whose file name ``63`` says nothing; None for any other path."""
+    whose file name ``63`` says nothing; None for any other path. (A path of ``-`` is a file so named, given as
+    ``./-``: the commands read a ``-`` operand as /dev/stdin before it becomes a path.)"""
     given = str(path)
-    if given in ("-", "/dev/stdin") or (_DESCRIPTOR.fullmatch(given) and given.endswith("/0")):
+    if given == "/dev/stdin" or (_DESCRIPTOR.fullmatch(given) and given.endswith("/0")):
         return STANDARD_INPUT
     return given if _DESCRIPTOR.fullmatch(given) else None
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from mt_eval.contamination.policy import require_clean
+from mt_eval.corpus.families import marking
 from mt_eval.harness.covariates import covariate_states
 from mt_eval.harness.metric_statistics import MIN_RESAMPLES
 from mt_eval.harness.policy import CONTAMINATION_WANTED, GatePolicy, ResolvedPolicy, percent, thresholds
@@ -88,8 +89,7 @@ def _canaries(card: RunCard, families: FamilyFacts | None, policy: GatePolicy) -
         policy.min_canary_pass_rate else [f"canary {c.id} failed ({c.rule}): {c.detail}"
                                           for c in families.canaries if not c.passed]
     return _family_check(card, "canaries", "canary", None if families is None else families.canary,
-                         policy.min_canaries, ratio, "passed", wanted, failing,
-                         ' and a "pass_rule" ("exact" or "chrf>=N")')
+                         policy.min_canaries, ratio, "passed", wanted, failing, "")
 
 
 def _negatives(card: RunCard, families: FamilyFacts | None, policy: GatePolicy) -> GateCheck:
@@ -111,10 +111,11 @@ def _family_check(card: RunCard, rule: str, family: str, ran: int | None, least:
         required = least > 0
         return GateCheck(rule=rule, passed=not required, figure="not recorded", threshold=wanted,
                          details=[_no_families(card)] if required else [])
-    mark = f"mark them in {card.corpus.path} with \"family\": \"{family}\"{how}"
-    if card.corpus.reading is not None and card.corpus.reading.format == "parallel":  # (a line has no fields)
+    corpus_format = None if card.corpus.reading is None else card.corpus.reading.format
+    mark = f"mark them in {card.corpus.path} with {marking(family, corpus_format)}{how}"
+    if corpus_format == "parallel":  # (a line has no fields)
         mark = (f"parallel text has no fields to mark them with: give the corpus as JSONL, JSON or a TSV with a "
-                f"header, with \"family\": \"{family}\"{how} on those entries")
+                f"header, with {marking(family, None)}{how} on those entries")
     if card.selection is not None:  # the corpus may have them, and the selection left them out
         mark = (f"this run is a selection ({card.selection.entries_selected} of the corpus's {card.corpus.entries} "
                 f"entries): run the whole corpus, or select its {rule.replace('negatives', 'negative controls')} too "

@@ -58,7 +58,7 @@ class RunRules:
         the entries are a selection of the corpus's, which may have left its families out."""
         import sys
 
-        from mt_eval.corpus.families import FAMILIES, family_of
+        from mt_eval.corpus.families import FAMILIES, family_of, marking
 
         counts = dict.fromkeys(FAMILIES, 0)
         for entry in entries:
@@ -66,9 +66,9 @@ class RunRules:
         policy = self.policy.policy
         for family, least in (("canary", policy.min_canaries), ("negative", policy.min_negatives)):
             if counts[family] < least:
-                mark = (f"mark entries \"family\": \"{family}\"" if corpus.format != "parallel" else
+                mark = (f"mark entries with {marking(family, corpus.format)}" if corpus.format != "parallel" else
                         f"parallel text has no fields: give the corpus as JSONL, JSON or a TSV with a header, with "
-                        f"\"family\": \"{family}\" entries")
+                        f"{marking(family, None)} entries")
                 if selected:  # (the corpus may have them)
                     kind = "canaries" if family == "canary" else "negative controls"
                     mark = (f"this run is a selection ({len(entries)} of the corpus's {len(corpus.entries)} entries): "

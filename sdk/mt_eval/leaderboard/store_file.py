@@ -41,11 +41,20 @@ def check_file(path: Path, where: str, *, create: bool, nothing_at: str) -> None
         raise StoreError(f"cannot {'create' if create else 'open'} the leaderboard store {where}: {nearest} is a "
                          "file, not a directory")
     if not create:
-        raise StoreError(nothing_at)
+        raise StoreError(nothing_at + _absolute_meant(path, (Path("/") / path).is_file()))
     if path == default_path():
         path.parent.mkdir(parents=True, exist_ok=True)
     elif not path.parent.is_dir():
-        raise StoreError(f"cannot create the leaderboard store {where}: the directory {path.parent} does not exist")
+        raise StoreError(f"cannot create the leaderboard store {where}: the directory {path.parent} does not exist"
+                         + _absolute_meant(path, (Path("/") / path).parent.is_dir()))
+
+
+def _absolute_meant(path: Path, likely: bool) -> str:
+    """For a relative ``path`` — one given as sqlite:///PATH, as a plain path is made absolute — that was
+    ``likely`` meant from / (sqlite:///tmp/board.db), how to write that; else ""."""
+    if path.is_absolute() or not likely:
+        return ""
+    return f"; for the absolute path /{path}, write four slashes: sqlite:////{path}"
 
 
 def _check_writable(path: Path, where: str) -> None:
