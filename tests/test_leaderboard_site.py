@@ -170,7 +170,7 @@ def test_a_damaged_row_is_left_off_the_board_with_a_warning_naming_it(cards, tmp
                    "(byte 1)); delete it (DELETE FROM cards WHERE id = 1) and publish its card again\n")
     assert main(["leaderboard", "--db", db, "--out", str(tmp_path / "site")]) == 0
     out, err = capsys.readouterr()
-    assert "(2 run cards, 1 detail pages)" in out and "row #1" in err
+    assert "(2 run cards, 1 detail page)" in out and "row #1" in err
     assert f"warning: shown without its card's details: row #2 (run {runs[2]}) of the leaderboard " \
            f"store {db} is damaged: its card_json cannot be read (a JSON list, not an object)" in err
     # The board's link to row #2 leads to that page (it led to no page at all).
@@ -205,7 +205,7 @@ def test_a_row_or_card_of_the_wrong_shape_is_damaged_too(cards, tmp_path: Path, 
         "`$.headline.score`)" in err
     assert main(["leaderboard", "--db", db, "--out", str(tmp_path / "site")]) == 0
     out, err = capsys.readouterr()
-    assert "(1 run cards, 0 detail pages)" in out
+    assert "(1 run card, 0 detail pages)" in out
     assert "shown without its card's details: row #3 (run " in err
     assert "its card_json cannot be read (not a run card: " \
         "Object missing required field" in err

@@ -320,7 +320,7 @@ def test_leaderboard_shows_the_sites_and_the_stores_path_escaped(odd_run):
     assert published.returncode == 0, published.stderr
     site = mt_eval("leaderboard", "--db", f"{ODD}/board.db", "--out", f"{ODD}/site", cwd=odd_run)
     assert site.returncode == 0, site.stderr
-    assert site.stdout.startswith(f"wrote {odd_run}/{ODD_SHOWN}/site/index.html (1 run cards, 1 detail pages); open "
+    assert site.stdout.startswith(f"wrote {odd_run}/{ODD_SHOWN}/site/index.html (1 run card, 1 detail page); open "
                                   "file://"), site.stdout
     serve = subprocess.Popen([*MT_EVAL, "leaderboard", "serve", "--db", f"{ODD}/board.db", "--port", "0"],
                              cwd=odd_run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -17,8 +17,9 @@ from mt_eval.cli.usage_errors import named_path
 
 DESCRIPTION = """\
 Apply the headline gate to run cards. A card has a headline only when it re-verifies, its canaries pass,
-its negative controls hold, its scored denominator reaches the minimum and its covariates are recorded;
-otherwise there is no headline and the exit status is 1. Thresholds come from --policy FILE over the
+its negative controls hold, its scored denominator reaches the minimum, its covariates are recorded and
+the contamination check did not find the evaluation data in the method's bundle; otherwise there is no
+headline and the exit status is 1. Thresholds come from --policy FILE over the
 shipped defaults, and are printed with the verdict."""
 EPILOG = """\
 examples (after nox -s demo, or mt-eval run --demo --out runs/demo):

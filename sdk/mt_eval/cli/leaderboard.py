@@ -215,7 +215,8 @@ def _site(board: dict[str, Any], store: Any, out: Path, args: argparse.Namespace
     from mt_eval.control_chars import escaped_for_terminal
 
     index = (out / "index.html").resolve()
-    print(escaped_for_terminal(f"wrote {index} ({board['cards']} run cards, {pages} detail pages); open "
+    cards = f"{board['cards']} run card{'s' if board['cards'] != 1 else ''}"
+    print(escaped_for_terminal(f"wrote {index} ({cards}, {pages} detail page{'s' if pages != 1 else ''}); open "
                                f"{index.as_uri()}"))
     return 0
 
