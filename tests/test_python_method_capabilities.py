@@ -86,4 +86,5 @@ def test_run_refuses_a_python_method_whose_capabilities_are_not_a_count(tmp_path
     assert done.returncode == 1 and card is None, done.stderr
     assert f"M declares {said}" in done.stderr, done.stderr
     assert 'fix: set `capabilities = {"max_concurrency": N}` on the method' in done.stderr
+    assert done.stderr.count("fix:") == 1, done.stderr  # (the protocol's general hint was said below it too)
     assert "Traceback" not in done.stderr

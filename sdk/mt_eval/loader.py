@@ -239,7 +239,8 @@ def build_method(source: PluginSource, *, isolate: bool = False, sandbox: Confin
         deviations = [f'"{class_name}" is no class, and what {class_name}() returned falls short: {d}'
                       for d in deviations]
     from mt_eval.bridge.slots import within_declared_concurrency as gated  # (its capabilities' calls at once)
-    return (None if deviations else gated(method)), module, [problem(d, hint, "protocol") for d in deviations]
+    said = [d.partition("\n  fix: ") for d in deviations]  # (a deviation that says its own fix: that one alone)
+    return (None if deviations else gated(method)), module, [problem(d, fix or hint, "protocol") for d, _, fix in said]
 
 
 def _construct(source: PluginSource, module_name: str, class_name: str,
