@@ -3,19 +3,15 @@
 It answers each request with the reference it knows for the last user message (or "?"), records every
 request, and can be told to fail: the first requests get the statuses in ``failures``; a text starting
 with "!bad" gets HTTP 400 and one starting with "!overloaded" always gets HTTP 503. One starting with "!slow" is
-never answered: the server waits (up to `SLOW_S`) for the client to close the connection, and records after how
-long it did (``left_after_s``; None while it has not).
+never answered (`loopback.JsonHandler.wait_for_the_client_to_leave`: ``left_after_s`` says when the client left).
 """
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from typing import Any
 
 from loopback import JsonHandler, LoopbackServer
-
-SLOW_S = 20.0
 
 
 class StandIn(LoopbackServer):
@@ -55,20 +51,6 @@ class _Handler(JsonHandler):
                                                         "content": f" {self.server.answers.get(source, '?')}\n"}}],
                               "usage": {"prompt_tokens": sum(len(m["content"].split()) for m in body["messages"]),
                                         "completion_tokens": 7}})
-
-    def wait_for_the_client_to_leave(self, request: dict[str, Any]) -> None:
-        started = time.monotonic()
-        self.connection.settimeout(0.05)
-        while time.monotonic() - started < SLOW_S:
-            try:
-                if self.connection.recv(1) == b"":
-                    break
-            except TimeoutError:
-                continue
-            except OSError:
-                break
-        with self.server.lock:
-            request["left_after_s"] = time.monotonic() - started
 
     def answer(self, status: int, payload: dict[str, Any]) -> None:
         retry = self.server.retry_after if status == 429 else None

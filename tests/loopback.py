@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+SLOW_S = 20.0
 
 
 class LoopbackServer(ThreadingHTTPServer):
@@ -49,6 +52,22 @@ class JsonHandler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(data)
+
+    def wait_for_the_client_to_leave(self, request: dict[str, Any]) -> None:
+        """Answer nothing: wait (up to `SLOW_S`) for the client to close the connection, and record in
+        ``request["left_after_s"]`` after how long it did (None while it has not)."""
+        started = time.monotonic()
+        self.connection.settimeout(0.05)
+        while time.monotonic() - started < SLOW_S:
+            try:
+                if self.connection.recv(1) == b"":
+                    break
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+        with self.server.lock:  # (a LoopbackServer's)
+            request["left_after_s"] = time.monotonic() - started
 
     def log_message(self, *args: Any) -> None:
         pass

@@ -6,7 +6,7 @@ on the level ``state["level"]`` (default the last) and spreads the rest evenly. 
 headers; ``failures`` lists statuses to answer the first requests with (503s carry ``Retry-After``), and a state
 with ``"mode"`` misbehaves: "bad-request" → HTTP 400, "wrong-sum" → choice probabilities summing to 0.9,
 "no-answers" → a response without answers, "missing-answer" → q1 left out, "wrong-type" → q1 answered as choice,
-"not-json" → a body that is not JSON.
+"not-json" → a body that is not JSON, "slow" → no answer at all (``left_after_s``: when the client left).
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ class _Handler(JsonHandler):
     def do_POST(self) -> None:
         body = self.read_json()
         with self.server.lock:
-            self.server.requests.append({"path": self.path, "body": body, "headers": dict(self.headers)})
+            request = {"path": self.path, "body": body, "headers": dict(self.headers), "left_after_s": None}
+            self.server.requests.append(request)
             failure = self.server.failures.popleft() if self.server.failures else None
         if self.path != "/v1/systemone":
             return self.reply(404, {"error": {"message": f"no route {self.path}"}})
@@ -57,6 +58,8 @@ class _Handler(JsonHandler):
                               {"Retry-After": "0"} if failure == 503 else {})
         state, questions = body["state"], body["questions"]
         mode = state.get("mode")
+        if mode == "slow":
+            return self.wait_for_the_client_to_leave(request)
         if mode == "bad-request":
             return self.reply(400, {"error": {"message": "questions must not be empty"}})
         if mode == "not-json":

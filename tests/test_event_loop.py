@@ -112,3 +112,29 @@ def test_the_loop_is_closed_without_waiting_for_ever_for_a_task_that_ignores_can
     took = time.monotonic() - started
     assert event_loop.SHUTDOWN_GRACE_S <= took < event_loop.SHUTDOWN_GRACE_S + 1.5
     assert time.process_time() - cpu < 0.5
+
+
+SLEEPER = '''
+import asyncio
+import time
+
+
+class Sleeper:
+    async def translate(self, entries, config):
+        await asyncio.to_thread(time.sleep, 4)  # (past the call's deadline, and the loop's close)
+        return [{"id": e["id"], "predicted": "late"} for e in entries]
+'''
+
+
+@pytest.mark.parametrize("choice", ["uvloop", "asyncio"])
+def test_a_thread_of_the_method_still_running_at_the_close_is_one_line_not_a_traceback(make_plugin, choice):
+    sleeper = make_plugin({**MANIFEST, "entry_point": "pipeline:Sleeper"}, {"pipeline.py": SLEEPER})
+    env = {**os.environ, event_loop.CHOICE_VARIABLE: choice}
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", str(sleeper), "hello", "--timeout", "1"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 1 and done.stdout == "[error] timed out after 1 s (1 s per entry)\n"
+    assert "Traceback" not in done.stderr and "Event loop is closed" not in done.stderr
+    assert done.stderr.splitlines() == [
+        "mt-eval: warning: a thread of the method (asyncio.to_thread, run_in_executor) was still running 2 s after "
+        "its calls ended; a method's threads are to end when its calls are cancelled, or in aclose()",
+        "mt-eval translate: plugin-0: 1 of 1 entry failed"]

@@ -4,9 +4,11 @@ its failures and retries, and a whole decide run through the example plugin."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import msgspec
 import pytest
 
@@ -141,3 +143,32 @@ def test_a_decide_run_through_the_example_plugin(tmp_path, capsys):
     assert card["errors"] == 0 and card["metrics"]["groups"]["overall"]["accuracy"]["value"] == 1.0
     assert card["method"]["dependency_class"] == "A1"
     assert len(server.requests) == 6
+
+
+def test_an_engine_that_never_answers_fails_the_row_with_its_own_reason_within_the_timeout(tmp_path, capsys):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({**row(name, mode="slow"), "gold": {"adequate": True}}) + "\n"
+                              for name in ("a", "b")))
+    with SystemOneStandIn() as server:
+        started = time.perf_counter()
+        status = main(["decide", "run", "--method", str(EXAMPLE), "--corpus", str(corpus), "--out",
+                       str(tmp_path / "run"), "--base-url", server.base_url, "--model", "engine-m", "--timeout", "1",
+                       "--batch-size", "1", "--param", "retries=3", "--quiet"])
+        elapsed = time.perf_counter() - started
+        requests = list(server.requests)
+    assert status == 4, capsys.readouterr().err
+    results = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    assert [r["error"] for r in results] == [f"{server.base_url}/v1/systemone gave no answer within 1 s"] * 2
+    assert elapsed < 4  # each row's attempts ended with its second, and no thread was left waiting on the engine
+    assert len(requests) == 2 and all(r["left_after_s"] is not None and r["left_after_s"] < 1.5 for r in requests)
+
+
+async def test_a_cancelled_call_closes_its_request_at_once():
+    with SystemOneStandIn() as server:
+        started = time.perf_counter()
+        with anyio.move_on_after(0.3):
+            await decide(server, [row(mode="slow")], timeout_s=5)
+        elapsed = time.perf_counter() - started
+        await anyio.sleep(0.2)  # (the stand-in sees the connection close)
+        [request] = server.requests
+    assert elapsed < 1 and request["left_after_s"] is not None and request["left_after_s"] < 1

@@ -23,6 +23,7 @@ TYPE_CHECKING = False  # see mt_eval/__init__.py (the command line imports this 
 if TYPE_CHECKING:
     import asyncio
     from collections.abc import Awaitable, Callable
+    from concurrent.futures import Executor
     from typing import Any, TypeVar, TypeVarTuple
 
     T = TypeVar("T")
@@ -71,11 +72,12 @@ def run(func: Callable[[*Args], Awaitable[T]], *args: *Args) -> T:
     loop = runner.get_loop()
     loop.set_exception_handler(_quiet_on_interrupt)
     # (as asyncio's own, but for the signals: a method's ``asyncio.to_thread`` is not to take Ctrl-C from the loop)
-    loop.set_default_executor(ThreadPoolExecutor(thread_name_prefix="asyncio", initializer=block_process_signals))
+    executor = ThreadPoolExecutor(thread_name_prefix="asyncio", initializer=block_process_signals)
+    loop.set_default_executor(executor)
     try:
         return runner.run(main())
     finally:  # (instead of runner.close(), which would wait for every task to end)
-        _close(loop)
+        _close(loop, executor)
 
 
 def _quiet_on_interrupt(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -121,7 +123,7 @@ def _held(task: asyncio.Task[Any], *, for_ever: bool) -> None:
         (api.Py_IncRef if for_ever else api.Py_DecRef)(ctypes.py_object(task))
 
 
-def _close(loop: asyncio.AbstractEventLoop) -> None:
+def _close(loop: asyncio.AbstractEventLoop, executor: Executor) -> None:
     """``asyncio.Runner.close()``, each step waiting at most ``SHUTDOWN_GRACE_S``; a task still running after
     it is abandoned."""
     import asyncio
@@ -132,9 +134,42 @@ def _close(loop: asyncio.AbstractEventLoop) -> None:
             task.cancel()
         _until_done(loop, [task for task in left if task not in _abandoned], report=True)
         _until_done(loop, [loop.create_task(loop.shutdown_asyncgens())])
-        _until_done(loop, [loop.create_task(loop.shutdown_default_executor())])
+        _shut_down(executor, loop)
     finally:
         loop.close()
+
+
+def _shut_down(executor: Executor, loop: asyncio.AbstractEventLoop) -> None:
+    """``executor.shutdown()`` (the default executor's: a method's ``asyncio.to_thread``), the loop running
+    meanwhile, for ``SHUTDOWN_GRACE_S`` at most; past it, one line says that a thread of the method is still
+    running. (The loop's own ``shutdown_default_executor`` would end in a traceback, "Event loop is closed", when
+    such a thread ends after the loop is closed: it waits in a thread that then calls the loop back.)"""
+    import asyncio
+    import contextlib
+    import logging
+    import threading
+
+    ended = loop.create_future()
+
+    def settle() -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    def shut_down() -> None:
+        executor.shutdown(wait=True)
+        with contextlib.suppress(RuntimeError):  # (the loop is closed: nothing waits for this any more)
+            loop.call_soon_threadsafe(settle)
+
+    threading.Thread(target=shut_down, name="mt-eval executor shutdown", daemon=True).start()
+    try:
+        loop.run_until_complete(asyncio.wait([ended], timeout=SHUTDOWN_GRACE_S))
+    finally:  # (Ctrl-C meanwhile ends the wait)
+        still_running = ended.cancel()
+    if still_running:
+        logging.getLogger("mt_eval").warning(
+            "mt-eval: warning: a thread of the method (asyncio.to_thread, run_in_executor) was still running %g s "
+            "after its calls ended; a method's threads are to end when its calls are cancelled, or in aclose()",
+            SHUTDOWN_GRACE_S)
 
 
 def _until_done(loop: asyncio.AbstractEventLoop, tasks: list[asyncio.Task[Any]], *, report: bool = False) -> None:

@@ -234,6 +234,13 @@ def backstop_for(method: object, timeout_s: float, entries: int) -> float | None
     return timeout_s * entries * 4 + 900.0
 
 
+def with_report_grace(limit: float) -> float:
+    """A call's deadline for a time limit of ``limit`` seconds: a moment more, so that a method that enforces the
+    same timeout itself (the process adapters do, and the decision endpoint) reports its own, more precise error
+    instead of the generic one of the deadline."""
+    return limit + min(REPORT_GRACE_S, limit / 2)
+
+
 async def guarded_translate(method: TranslationMethod, entries: list[dict[str, Any]], config: RunConfig, *,
                             timeout_s: float | None, directory: Path | None = None,
                             backstop_s: float | None = None, unstoppable_fix: str = ISOLATE) -> object:
@@ -241,11 +248,8 @@ async def guarded_translate(method: TranslationMethod, entries: list[dict[str, A
     method that times itself out); raises `CallFailed` (``unstoppable_fix`` ends the message of a call that did
     not stop when cancelled). What the method returned is unchecked: `mt_eval.results` makes results of it."""
     limit = backstop_s if backstop_s is not None else timeout_s * len(entries) if timeout_s is not None else None
-    # past the limit, a moment more: a method that enforces the same timeout itself (the process adapters do)
-    # reports its own, more precise error instead of this generic one
-    grace = min(REPORT_GRACE_S, limit / 2) if backstop_s is None and limit is not None else 0.0
     try:
-        deadline = None if limit is None else limit + grace
+        deadline = limit if limit is None or backstop_s is not None else with_report_grace(limit)
         with working_directory_kept("translate()"):
             return await within(deadline, lambda: method.translate(entries, config))
     except Overran as overran:

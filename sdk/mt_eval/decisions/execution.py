@@ -29,7 +29,7 @@ from mt_eval.decisions.records import (
     DecisionRow,
     QuestionAnswer,
 )
-from mt_eval.guarded_calls import call_failure, working_directory_kept
+from mt_eval.guarded_calls import call_failure, with_report_grace, working_directory_kept
 from mt_eval.harness.results_log import AppendedLines, LogKind, read_logged, said_once_if_not_saved
 from mt_eval.lone_surrogates import problem_in
 from mt_eval.loop_watchdog import LoopBlocked, LoopWatchdog
@@ -150,7 +150,7 @@ async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settin
     error = None
     try:
         with working_directory_kept("decide()"):
-            raw = await within(limit, lambda: method.decide(msgspec.to_builtins(rows), config))
+            raw = await within(with_report_grace(limit), lambda: method.decide(msgspec.to_builtins(rows), config))
     except Overran as overran:
         error = overran.said(f"timed out after {limit:g} s ({settings.timeout_s:g} s per row)")
     except LoopBlocked as blocked:  # (raised by the watchdog in the code that blocked the loop)

@@ -14,8 +14,8 @@ turns the engine's answers into a probability for every option. ``bridge/SYSTEMO
 
 Configuration: ``config.base_url`` (the server, with or without a trailing ``/v1``) and ``config.model``; the
 environment variable ``MT_EVAL_SYSTEMONE_API_KEY``, sent as a bearer token when set; ``config.concurrency`` rows
-at a time; ``config.timeout_s`` per request; ``config.params["retries"]`` (default 3) on 408/429/5xx/529,
-timeouts and refused connections, ``Retry-After`` honoured.
+at a time; ``config.timeout_s`` per request, its retries included; ``config.params["retries"]`` (default 3) on
+408/429/5xx/529, timeouts and refused connections, ``Retry-After`` honoured.
 """
 
 from __future__ import annotations
