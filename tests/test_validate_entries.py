@@ -181,6 +181,57 @@ def test_entries_that_differ_are_warned_about(tmp_path: Path):
         '"spa:.dneirf ym ,gninrom dooG" (pipeline:ReverseMethod) and "spa:.DNEIRF YM ,GNINROM DOOG" (translate.js)')
 
 
+def test_an_entry_that_declines_a_probe_the_other_translates_is_said_to_decline(tmp_path: Path):
+    """An abstention was quoted as "error: None"."""
+    directory = Path(shutil.copytree(REVERSE, tmp_path / "reverse"))
+    code = (directory / "pipeline.py").read_text()
+    (directory / "pipeline.py").write_text(code.replace(
+        '            if source.startswith("!fail"):\n',
+        '            if source.startswith("Thank"):\n'
+        '                results.append({"id": entry["id"], "abstained": True, "abstain_reason": "not thanks"})\n'
+        '                continue\n'
+        '            if source.startswith("!fail"):\n', 1))
+    [warning] = validate_plugin(directory).warnings
+    assert warning.message == (
+        'the Python and Node entries translate "Thank you very much!" differently: declined (not thanks) '
+        '(pipeline:ReverseMethod) and "spa:!hcum yrev uoy knahT" (translate.js)')
+
+
+def test_entries_that_report_different_method_cards_are_warned_about(tmp_path: Path):
+    """Each runtime's card went unchecked: a run card, the leaderboard and champollion described the method by
+    whichever entry ran it."""
+    directory = Path(shutil.copytree(REVERSE, tmp_path / "reverse"))
+    code = (directory / "pipeline.py").read_text()
+    (directory / "pipeline.py").write_text(code.replace('return {"paradigm": "unknown"}',
+                                                        'return {"paradigm": "llm", "tools_used": ["t5"]}'))
+    report = validate_plugin(directory)
+    assert report.passed() and not report.passed(strict=True)
+    [warning] = report.warnings
+    assert (warning.code, warning.message) == ("parity", (
+        "the Python and Node entries report different method cards (pipeline:ReverseMethod / translate.js): "
+        'paradigm "llm" / "unknown"; tools_used ["t5"] / []'))
+    assert warning.hint.startswith("a plugin with both entries has one card: return the same fields from both")
+
+
+def test_decision_entries_that_differ_are_warned_about(tmp_path: Path):
+    """The probes were translations only: a decision plugin's decide.py and decide.js were never compared."""
+    directory = Path(shutil.copytree(REVERSE, tmp_path / "reverse"))
+    manifest = json.loads((directory / "method.json").read_text())
+    (directory / "method.json").write_text(json.dumps({**manifest, "implements": ["decide"],
+                                                       "decide": {"question_types": ["noul"]}}))
+    assert validate_plugin(directory).passed(strict=True)
+    code = (directory / "pipeline.py").read_text()
+    (directory / "pipeline.py").write_text(code.replace("return {option: 1 / len(options) for option in options}",
+                                                        'return {"true": 0.9, "false": 0.1}'))
+    report = validate_plugin(directory)
+    assert report.passed() and not report.passed(strict=True)
+    assert len(report.warnings) == 3
+    assert report.warnings[0].message == (
+        'the Python and Node entries decide "Good morning, my friend." differently: '
+        '{"noul": {"probabilities": {"true": 0.9, "false": 0.1}}} (pipeline:ReverseMethod) and '
+        '{"noul": {"probabilities": {"true": 0.5, "false": 0.5}}} (translate.js)')
+
+
 def test_a_python_entry_that_ignores_cancellation_does_not_hang_the_comparison(tmp_path: Path):
     """The Python entry's probe call gets the guest's timeout; one that catches CancelledError and carries on is
     left behind (said so), and validate ends: it used to wait for it for ever."""

@@ -23,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "code against the declared dependencies, and every entry point they declare, started "
                           "inside the sandbox: the Python entry imported and built, the Node entry loaded through "
                           "the Node guest, a command started for the bridge handshake, and a plugin with both a "
-                          "Python and a Node entry translating a few probe sentences with both (a difference is a "
+                          "Python and a Node entry translating a few probe sentences with both (deciding a few probe "
+                          "rows, for a decision method) and reporting its method card from both (a difference is a "
                           "warning). Every problem is reported with its file, JSON path or line, and a fix.")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = ("examples:\n  mt-eval validate examples/lexicon-eng-spa\n"

@@ -4,8 +4,9 @@
 - the Node entry is loaded through the Node guest, over the bridge: a syntax error is reported with its
   file:line, a missing ``translate`` export with the fix, and the card the guest sends is merged;
 - a ``command`` is started and must complete the bridge handshake within a short timeout;
-- a plugin with both a Python and a Node entry translates a few probe sentences with both, and a difference
-  is a warning (the two are meant to behave the same).
+- a plugin with both a Python and a Node entry translates a few probe sentences with both (decides a few probe
+  rows, for a decision method) and reports its method card from both, and a difference is a warning (the two are
+  meant to behave the same).
 
 Guests are driven through the host's public API (`BridgeMethod`), so what the host says about a guest that
 cannot start is what validate says too; by default they run inside the sandbox validate confines plugin code to
@@ -14,10 +15,14 @@ cannot start is what validate says too; by default they run inside the sandbox v
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from mt_eval.bridge.connection import HostOptions
 from mt_eval.bridge.messages import TIMEOUT, BridgeError
@@ -31,6 +36,18 @@ if TYPE_CHECKING:
 
 PROBES = ("Good morning, my friend.", "The cat sleeps on the red sofa.", "Thank you very much!",
           "Where is the train station?", "I have two books and three pens.")
+_PROBE_QUESTIONS: dict[str, dict[str, Any]] = {
+    "noul": {"type": "noul", "instructions": "Is the candidate an acceptable translation?"},
+    "choice": {"type": "choice", "instructions": "Which translation is better?", "options": ["candidate", "other"]},
+    "score": {"type": "score", "instructions": "How much of the source's meaning does the candidate convey?",
+              "levels": [{"value": 0, "description": "none"}, {"value": 1, "description": "some"},
+                         {"value": 2, "description": "most"}, {"value": 3, "description": "all"}]},
+}
+_PROBE_STATES = (  # (a source, a candidate translation of it, and another)
+    ("Good morning, my friend.", "Buenos días, mi amigo.", "Buenas noches."),
+    ("The cat sleeps on the red sofa.", "El gato duerme en el sofá rojo.", "El perro come."),
+    ("Thank you very much!", "Gracias.", "¡Muchas gracias!"),
+)
 _LOCATION = re.compile(r"(?:file://)?(/[^\s:()'\"]+\.[cm]?js):(\d+)")
 _STDIN_LOCATION = re.compile(r"^\[stdin\]:(\d+)$", re.M)
 SLOW_START = ("do not do long work {what}: load a model on the first call; or, if it must, give validate a longer "
@@ -79,10 +96,14 @@ async def _check(source: PluginSource, python_method: object | None, timeout_s: 
         except BridgeError as exc:
             problems.extend(_node_start_problems(source, exc, sandboxed=sandbox is not None))
         else:
-            _card, found = method_card_of(source, guest)
+            node_card, found = method_card_of(source, guest)
             problems.extend(p for p in found if p.file == guest.card_label)
             if python_method is not None:
-                problems.extend(await _parity(source, python_method, guest, config))
+                problems.extend(_card_parity(source, python_method, node_card))
+                if "translate" in source.manifest.implements:
+                    problems.extend(await _parity(source, python_method, guest, config))
+                if "decide" in source.manifest.implements:
+                    problems.extend(await _decide_parity(source, python_method, guest, config))
         finally:
             await guest.aclose()
     if source.manifest.command:
@@ -226,11 +247,95 @@ async def _parity(source: PluginSource, python_method: Any, node: Any, config: d
         if py.error is not None and js["error"] is not None:
             continue  # neither could translate it here (a service it needs, say): nothing to compare
         if (py.predicted, py.error is None) != (js["predicted"], js["error"] is None):
-            said = [f'"{r}"' if r is not None else f"error: {e}" for r, e in
-                    ((py.predicted, py.error), (js["predicted"], js["error"]))]
+            said = [_outcome(py.predicted, py.error, py.abstain_reason if py.abstained else None),
+                    _outcome(js["predicted"], js["error"], js.get("abstain_reason") if js.get("abstained") else None)]
             problems.append(Problem(
                 file=source.manifest_file, path="$", severity="warning", code="parity",
                 message=f'the Python and Node entries translate "{entry["source"]}" differently: {said[0]} '
                         f"({source.manifest.entry_point}) and {said[1]} ({source.manifest.node_entry})",
                 hint="a plugin with both entries should behave the same in both; fix the one that differs"))
     return problems
+
+
+def _outcome(predicted: str | None, error: str | None, declined: str | None) -> str:
+    """One entry's answer to a probe, as a parity warning quotes it."""
+    if predicted is not None:
+        return f'"{predicted}"'
+    if error is not None:
+        return f"error: {error}"
+    return f"declined ({declined})" if declined else "declined"
+
+
+def _card_parity(source: PluginSource, python_method: object, node_card: Any) -> list[Problem]:
+    """The card each entry reports at run time, merged over the plugin's files: one warning naming each field
+    they give differently (a run card, the leaderboard and champollion would describe the method by the runtime)."""
+    python_card, _ = method_card_of(source, python_method)
+    if python_card is None or node_card is None:
+        return []  # (a card that does not merge is an error of its own)
+    python_fields, node_fields = (msgspec.to_builtins(msgspec.structs.asdict(card))  # (defaults included)
+                                  for card in (python_card, node_card))
+    differing = [name for name in python_fields.keys() | node_fields.keys()
+                 if python_fields.get(name) != node_fields.get(name)]
+    if not differing:
+        return []
+    shown = "; ".join(f"{name} {json.dumps(python_fields.get(name), ensure_ascii=False)} / "
+                      f"{json.dumps(node_fields.get(name), ensure_ascii=False)}" for name in sorted(differing))
+    return [Problem(file=source.manifest_file, path="$", severity="warning", code="parity",
+                    message=f"the Python and Node entries report different method cards ({source.manifest.entry_point}"
+                            f" / {source.manifest.node_entry}): {shown}",
+                    hint="a plugin with both entries has one card: return the same fields from both (or put them in "
+                         "method_card.json and return only what is known at run time)")]
+
+
+async def _decide_parity(source: PluginSource, python_method: Any, node: Any, config: dict[str, Any]) -> list[Problem]:
+    """Decide the probe rows (a question of each type the manifest answers) with both entries; each row they answer
+    differently is a warning."""
+    from mt_eval.deadlines import Overran, within
+    from mt_eval.decisions.records import DecisionConfig
+
+    kinds = source.manifest.decide.question_types if source.manifest.decide else list(_PROBE_QUESTIONS)
+    rows: list[dict[str, Any]] = [{"id": str(i), "state": {"source": text, "candidate": candidate, "other": other},
+                                   "questions": {kind: _PROBE_QUESTIONS[kind] for kind in kinds}}
+                                  for i, (text, candidate, other) in enumerate(_PROBE_STATES)]
+    timeout_s = node.options.request_timeout_s
+    try:
+        raw = await within(timeout_s, lambda: python_method.decide(json.loads(json.dumps(rows)),
+                                                                   DecisionConfig(**config)))
+    except Overran as overran:
+        raw = [{"id": row["id"], "error": overran.said(f"timed out after {timeout_s:g} s", "let CancelledError "
+                                                                                          "propagate")} for row in rows]
+    except Exception as exc:
+        raw = [{"id": row["id"], "error": writable(f"{type(exc).__name__}: {exc}")} for row in rows]
+    python: dict[Any, dict[str, Any]] = ({item.get("id"): item for item in raw if isinstance(item, dict)}
+                                         if isinstance(raw, list) else {})
+    node_results = await node.decide(rows, config)
+    problems = []
+    for row, js in zip(rows, node_results, strict=True):
+        py = python.get(row["id"], {"error": "no result for this row"})
+        if py.get("error") is not None and js.get("error") is not None:
+            continue  # neither could answer it here: nothing to compare
+        answers: list[dict[str, Any]] = [r["answers"] if isinstance(r.get("answers"), dict) else {} for r in (py, js)]
+        differing = {name for name in answers[0].keys() | answers[1].keys()
+                     if not _alike(answers[0].get(name), answers[1].get(name))}
+        if differing or (py.get("error") is None) != (js.get("error") is None):
+            said = [json.dumps({"error": r["error"]} if r.get("error") is not None else
+                               {name: a.get(name) for name in sorted(differing)}, ensure_ascii=False)
+                    for r, a in zip((py, js), answers, strict=True)]
+            problems.append(Problem(
+                file=source.manifest_file, path="$", severity="warning", code="parity",
+                message=f'the Python and Node entries decide "{row["state"]["source"]}" differently: {said[0]} '
+                        f"({source.manifest.entry_point}) and {said[1]} ({source.manifest.node_entry})",
+                hint="a plugin with both entries should behave the same in both; fix the one that differs"))
+    return problems
+
+
+def _alike(a: Any, b: Any) -> bool:
+    """Equal, numbers within a rounding error (each runtime sums probabilities its own way)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_alike(a[key], b[key]) for key in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_alike(x, y) for x, y in zip(a, b, strict=True))
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return bool(a == b)
