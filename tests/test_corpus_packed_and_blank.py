@@ -1,5 +1,6 @@
-"""Corpora as they arrive: compressed bytes under a name (or a pipe) that does not say so, and parallel text whose
-reference file has blank lines beside sentences — refused with what they are and the fix, never misread."""
+"""Corpora as they arrive: compressed bytes under a name (or a pipe) that does not say so, parallel text whose
+reference file has blank lines beside sentences, and a file that is no translation corpus — refused with what they
+are and the fix, never misread."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import gzip
 import lzma
 from pathlib import Path
 
+import pytest
+
 from mt_eval.cli import main
+from mt_eval.corpus import CorpusError, read_corpus
 
 
 def show(capsys, *args: str) -> tuple[int, str]:
@@ -68,3 +72,21 @@ def test_a_stray_carriage_return_is_refused_with_a_removal_command_naming_the_fi
     assert "remove the stray CR (e.g. tr -d '\\r' < dev.tsv > dev.lf.tsv)" in err, err
     (tmp_path / "dev.tsv.gz").write_bytes(gzip.compress(b"Hello.\tHola.\nBye.\tAd\rios.\n"))
     assert "(e.g. zcat dev.tsv.gz | tr -d '\\r' > dev.lf.tsv)" in show(capsys, str(tmp_path / "dev.tsv.gz"))[1]
+
+
+@pytest.mark.parametrize(("lines", "said"), [
+    ('{"id": "a", "label": "4"}\n{"id": "b", "distribution": {"3": 1.0}}\n',
+     "no entry has a source text (its entries have 'id', 'label', 'distribution'): it is not a translation corpus; "
+     'a translation corpus gives each entry a "source"'),
+    ('{"id": "a", "sorce": "Hello."}\n{"id": "b", "sorce": "Bye."}\n',
+     "no entry has a source text (its entries have 'id', 'sorce'); the entry has \"sorce\": did you mean "
+     '"source"?'),
+])
+def test_a_file_whose_entries_have_no_source_at_all_is_said_once_not_an_error_an_entry(tmp_path, lines, said):
+    """Before: grading labels given to run as its corpus gave 30 lines of "line N.source: missing source text"."""
+    corpus = tmp_path / "labels.jsonl"
+    corpus.write_text(lines, encoding="utf-8")
+    with pytest.raises(CorpusError) as refused:
+        read_corpus(corpus)
+    assert len(refused.value.problems) == 1
+    assert str(refused.value).startswith(f"corpus {corpus}: {said}"), str(refused.value)

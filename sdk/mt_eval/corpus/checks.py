@@ -35,7 +35,7 @@ def check_corpus(corpus: Corpus, *, empty_hint: str | None = None) -> None:
         raise CorpusError.single(corpus.path, "has no entries", code="empty",
                                  hint=empty_hint or "a corpus needs at least one entry")
     if not _clean(corpus.entries, corpus.ids_from == "field"):
-        problems = _entry_problems(corpus)
+        problems = _no_source_at_all(corpus) or _entry_problems(corpus)
         if problems:
             raise CorpusError(problems, summary=f"corpus {corpus.path} has {plural(len(problems), 'problem')}")
     families = has_families(corpus.entries)
@@ -201,6 +201,23 @@ def _unread_references(corpus: Corpus) -> Problem:
     return Problem(file=str(corpus.path), path=path, message=message, code="references",
                    hint='give each entry its reference as "reference", one text ("references" beside it is hidden '
                         "from the method, but not scored)")
+
+
+def _no_source_at_all(corpus: Corpus) -> list[Problem]:
+    """One problem, not one an entry, when no entry has a ``source`` field: the file is no translation corpus
+    (labels for grading, a decisions file), or every entry misspells the field."""
+    entries = corpus.entries
+    if len(entries) < 2 or not all(type(entry) is dict and "source" not in entry for entry in entries):
+        return []  # (one entry: said at its place)
+    fields = list(dict.fromkeys(name for entry in entries[:100] for name in entry))
+    said = f"no entry has a source text (its entries have {listing([repr(f) for f in fields], 8)})"
+    misspelled = _misspelled_source(entries[0])
+    if misspelled is not None:
+        return [Problem(file=str(corpus.path), path="$", code="missing", message=said, hint=misspelled)]
+    return [Problem(file=str(corpus.path), path="$", code="missing", message=f"{said}: it is not a translation corpus",
+                    hint='a translation corpus gives each entry a "source" (and a "reference" to score it); labels '
+                         "of translations are given to mt-eval grade --labels, and questions for a decision method "
+                         "to mt-eval decide run")]
 
 
 def _misspelled_source(entry: dict[str, Any]) -> str | None:
