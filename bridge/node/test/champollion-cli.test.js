@@ -184,7 +184,8 @@ test('the bin script runs, and rejects unknown options', () => {
 test('options are read as mt-eval locales reads them: only whole names, and a slip or an abbreviation gets "did you mean"', () => {
   // (--conf had been read as --config: a later option beginning the same would have changed what it meant)
   assert.deepEqual(parseArguments(['--config=y', '--locale=fr', '--quiet']), {
-    config: 'y', locales: ['fr'], dryRun: false, force: false, json: false, quiet: true, help: false, wait: null });
+    config: 'y', locales: ['fr'], dryRun: false, force: false, json: false, quiet: true, help: false, wait: null,
+    startTimeoutS: 30 });
   for (const word of ['--conf', '--dry', '--loc=fr']) assert.throws(() => parseArguments([word, 'x']), /unrecognized arguments/);
   const bin = join(nodePackage, 'bin', 'mt-eval-locales.js');
   for (const typed of ['--confg', '--conf']) {

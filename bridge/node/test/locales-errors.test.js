@@ -131,3 +131,29 @@ test('a UTF-16 or UTF-32 locale file is named as such, with the command that con
   assert.deepEqual(errors, { 'es/a.json': refused('a.json', 'UTF-16', 'FF FE'), 'es/b.json': refused('b.json', 'UTF-16', 'FE FF'),
     'es/c.json': refused('c.json', 'UTF-32', '00 00 FE FF') });
 });
+
+test('--start-timeout takes seconds above 0, in the words of mt-eval locales, and bounds a plugin\'s start', async (t) => {
+  // A plugin whose command never answers initialize: a model that takes long to load, as a guest.
+  const project = makeProject({
+    config: config({ 'en:es': { methodPlugin: 'slow-start' } }), plugins: [],
+    files: {
+      'locales/en.json': { a: 'A' },
+      '.champollion/methods/slow-start/method.json': {
+        name: 'Slow start', method_id: 'slow-start', command: [process.execPath, '-e', 'setTimeout(() => {}, 20000)'],
+        dependencies: [],
+      },
+    },
+  });
+  t.after(project.cleanup);
+  for (const [value, said] of [['0', 'must be a finite number above 0, got 0'], ['-1', 'must be a finite number above 0, got -1'],
+    ['inf', 'must be a finite number above 0, got inf'], ['abc', "must be a number, got 'abc'"], ['', "must be a number, got ''"]]) {
+    const result = await run(project, '--start-timeout', value);
+    assert.equal(result.status, 2, value);
+    assert.equal(result.stderr.trimEnd().split('\n').at(-1), `mt-eval-locales: error: argument --start-timeout: ${said}`);
+  }
+  const started = Date.now();
+  const result = await run(project, '--start-timeout', '0.5');
+  assert.equal(result.status, 1);
+  assert.ok(Date.now() - started < 10_000, 'it waited for the default 30 s');
+  assert.match(result.stderr, /slow-start .* cannot start: .*did not answer initialize within 0\.5 s/);
+});

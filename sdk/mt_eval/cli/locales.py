@@ -70,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wait", nargs="?", const=math.inf, metavar="SECONDS",
                         help=f"when another process is translating this project, wait for it ({WAIT_LIMIT}) instead of "
                              "refusing at once")
-    add_start_timeout_argument(parser, "each plugin run as a guest (a Node entry, a command)")
+    add_start_timeout_argument(parser, "each plugin run as a guest (a Node entry, a command)", with_timeout=False)
 
 
 def project_wait_s(value: str | float | None) -> float | None:

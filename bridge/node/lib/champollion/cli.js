@@ -14,7 +14,7 @@ import {
 import { translateLocales } from './sync.js';
 
 export const USAGE = `usage: mt-eval-locales [--config PATH] [--locale LOCALE]... [--dry-run] [--force] [--json] [--quiet]
-                       [--wait [SECONDS]]
+                       [--wait [SECONDS]] [--start-timeout SECONDS]
 
 Translate the input locale's JSON files into every target locale of a champollion config, with the
 method plugin each pair names. Only missing or changed keys are sent (the lock file records what
@@ -30,6 +30,9 @@ options:
   --wait [SECONDS]   when another process (mt-eval-locales or mt-eval locales) is translating this project,
                      wait for it (at most SECONDS, 0 or more; inf, or --wait alone: as long as it takes) instead of
                      refusing at once
+  --start-timeout SECONDS
+                     seconds each plugin run as a guest (a Python plugin, a command) gets to start (default 30): give
+                     more to one that loads a large model as it starts
 
 examples:
   npx mt-eval-locales --config examples/champollion-project
@@ -59,7 +62,7 @@ function waitSeconds(value) {
   return Number(value);
 }
 
-const LONG_OPTIONS = ['--config', '--dry-run', '--force', '--help', '--json', '--locale', '--quiet', '--wait'];
+const LONG_OPTIONS = ['--config', '--dry-run', '--force', '--help', '--json', '--locale', '--quiet', '--start-timeout', '--wait'];
 
 /** Characters two strings have in common, as Python's difflib.SequenceMatcher counts them (longest blocks first). */
 function matchingCharacters(a, b) {
@@ -107,9 +110,26 @@ function unrecognized(word) {
     + '\n  `mt-eval-locales --help` lists its options');
 }
 
+/** A value of seconds above 0, as mt-eval's positive_float reads it (its words); throws Error for anything else. */
+function secondsAboveZero(option, text) {
+  const infinite = /^\s*([-+]?)inf(inity)?\s*$/i.exec(text); // (as Python's float() reads it)
+  const number = infinite ? (infinite[1] === '-' ? -Infinity : Infinity) : text.trim() === '' ? NaN : Number(text);
+  if (Number.isNaN(number) && !/^\s*[-+]?nan\s*$/i.test(text)) {
+    throw new Error(`argument ${option}: must be a number, got '${text}'`);
+  }
+  if (!(number > 0) || !Number.isFinite(number)) {
+    const shown = Number.isNaN(number) ? 'nan' : number === Infinity ? 'inf' : number === -Infinity ? '-inf' : String(number);
+    throw new Error(`argument ${option}: must be a finite number above 0, got ${shown}`);
+  }
+  return number;
+}
+
 /** Parse argv; throws Error with a usage message. */
 export function parseArguments(argv) {
-  const options = { config: undefined, locales: [], dryRun: false, force: false, json: false, quiet: false, help: false, wait: null };
+  const options = {
+    config: undefined, locales: [], dryRun: false, force: false, json: false, quiet: false, help: false, wait: null,
+    startTimeoutS: 30,
+  };
   const flags = { '--dry-run': 'dryRun', '--force': 'force', '--json': 'json', '--quiet': 'quiet', '-h': 'help', '--help': 'help' };
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
@@ -122,7 +142,7 @@ export function parseArguments(argv) {
       const next = argv[i + 1];
       if (value === undefined && next !== undefined && (!next.startsWith('-') || NEGATIVE_NUMBER.test(next))) value = argv[++i];
       options.wait = waitSeconds(value);
-    } else if (arg === '--config' || arg === '--locale') {
+    } else if (arg === '--config' || arg === '--locale' || arg === '--start-timeout') {
       if (value === undefined) {
         if (i + 1 >= argv.length) throw new Error(`argument ${arg}: expected one argument`);
         value = argv[++i];
@@ -132,6 +152,7 @@ export function parseArguments(argv) {
           + 'empty?): give the path, or leave the option out');
       }
       if (arg === '--config') options.config = value;
+      else if (arg === '--start-timeout') options.startTimeoutS = secondsAboveZero(arg, value);
       else options.locales.push(value);
     } else {
       throw unrecognized(argv[i]);
@@ -256,7 +277,7 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
     report = await translateLocales(options.config, {
       locales: options.locales, dryRun: options.dryRun, force: options.force, progress, mtEval: env.MT_EVAL,
       onWarning: (problem) => say(renderProblem(problem)),
-      command: 'mt-eval-locales', wait: options.wait,
+      command: 'mt-eval-locales', wait: options.wait, startTimeoutS: options.startTimeoutS,
       onCloseProblem: (problem) => say(`mt-eval-locales: warning: ${problem}; carried on without it`),
       // What the plugins' hosts warn of (a method's results for entries it was not sent, a guest restarted), in process
       // or through a guest, said as this command's warnings, as `mt-eval locales` says them.

@@ -19,6 +19,7 @@ const RULES = {
   wait: ['a number of seconds, 0 or more (Infinity: no limit)', (value) => typeof value === 'number' && value >= 0],
   signal: ['an AbortSignal', (value) => value instanceof AbortSignal],
   closeTimeoutS: ['a number of seconds above 0', (value) => typeof value === 'number' && value > 0 && Number.isFinite(value)],
+  startTimeoutS: ['a number of seconds above 0', (value) => typeof value === 'number' && value > 0 && Number.isFinite(value)],
 };
 
 /** Throws a TypeError for the first option of translateLocales that is unknown or not of its kind. */

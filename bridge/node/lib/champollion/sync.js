@@ -113,7 +113,8 @@ export async function translateLocales(configPathOrDir, options = {}) {
     try {
       // (what its host warns of names the pair: with several, which one it concerns could not be told)
       const logger = prefixedLogger(options.logger, `pair ${method.pair.key}: `);
-      const plugin = await loadMethodPlugin(method.directory, { mtEval: options.mtEval, logger });
+      const guest = options.startTimeoutS ? { startTimeoutMs: options.startTimeoutS * 1000 } : undefined;
+      const plugin = await loadMethodPlugin(method.directory, { mtEval: options.mtEval, logger, guest });
       opened.push(plugin);
       try {
         await plugin.start(method.runConfig);

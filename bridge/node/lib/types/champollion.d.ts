@@ -248,6 +248,8 @@ export function translateLocales(configPathOrDir?: string, options?: {
   /** A plugin's close() raised or ran past closeTimeoutS (default 10 s): said, and the run carries on without it. */
   onCloseProblem?: (message: string) => void;
   closeTimeoutS?: number;
+  /** Seconds each plugin run as a guest (a Python plugin, a command) gets to start (default 30). */
+  startTimeoutS?: number;
   /** A translate call starts (strings: how many it sends); the function it returns, if any, is called when it ends. */
   onCall?: (locale: string, strings: number, runConfig: Record<string, unknown>) => (() => void) | void;
   /**
