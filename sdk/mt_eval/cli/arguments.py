@@ -177,12 +177,10 @@ GUEST_START = "a method run as a guest (a Node entry, a command, a Python entry 
 def add_start_timeout_argument(group: argparse._ActionsContainer, what: str = GUEST_START, note: str = "", *,
                                with_timeout: bool = True) -> None:
     """--start-timeout: the seconds ``what`` gets to start, apart from --timeout (``with_timeout``: the command has
-    one; loading a model may take long). Every command that starts methods has it; `mt_eval.cli.main` hands it to
-    the guests the loader makes."""
-    apart = "; --timeout does not cover the start" if with_timeout else ""
-    group.add_argument("--start-timeout", type=positive_float, default=30.0, metavar="SECONDS",
-                       help=f"seconds {what} gets to start (default 30{apart}): give more to one that loads a large "
-                            f"model as it starts{note}")
+    one). Every command that starts methods has it; `mt_eval.cli.main` hands it to the guests the loader makes."""
+    group.add_argument("--start-timeout", type=positive_float, default=30.0, metavar="SECONDS", help=f"seconds {what} "
+                       f"gets to start (default 30{'; --timeout does not cover the start' * with_timeout}): give more "
+                       f"to one that loads a large model as it starts{note}")
 
 
 def add_retry_arguments(group: argparse._ArgumentGroup) -> None:
