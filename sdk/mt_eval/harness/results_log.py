@@ -24,7 +24,7 @@ import msgspec
 
 from mt_eval.corpus.on_disk import kept
 from mt_eval.errors import ExpectedError
-from mt_eval.records import TranslationResult
+from mt_eval.records import TranslationResult, result_problem
 
 log = logging.getLogger("mt_eval.harness")
 _encode = msgspec.json.Encoder().encode
@@ -48,9 +48,10 @@ class LogKind(Generic[Result]):
     again: str = "translated again"  # what becomes of the entry of a dropped result
     done: str = "translated"  # what was done to the entries whose results are saved
     command: str = "mt-eval run"  # the command whose --resume repairs the log
+    problem: Callable[[Result], str | None] | None = None  # why a record the schema accepts is still unusable
 
 
-TRANSLATIONS = LogKind(TranslationResult)
+TRANSLATIONS = LogKind(TranslationResult, problem=result_problem)
 
 
 class ResultsNotSaved(ExpectedError):
@@ -172,6 +173,13 @@ def scan(path: Path, kind: LogKind[Result], *, keep: Callable[[Result], bool] = 
                     with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
                         found.damaged_ids[number] = _decode_id(line).id  # a result that cannot be used
                 else:
+                    if kind.problem is not None and kind.problem(result) is not None:  # whole, but never a run's
+                        found.damaged.append(number)  # (a complete line: not a torn tail, wherever it is)
+                        found.damaged_ids[number] = result.id
+                        damaged_since = None
+                        found.good_end, found.unterminated = next_offset, not terminated
+                        offset = next_offset
+                        continue
                     if damaged_since is not None:
                         damaged_since = None  # the damage is followed by good records: it is not a torn tail
                     if result.id in found.ids:

@@ -139,10 +139,10 @@ async def _execute_and_close(ran: Translated, entries: Sequence[dict[str, Any]],
             outcome.timing.first_call_s += start_s  # a guest's cold start is part of its first call
         if around.finish is not None:
             await around.finish(method)
-        host_notes = getattr(method, "result_notes", None)  # a guest's results, as its host accepted them
-        if isinstance(host_notes, ResultNotes):
-            outcome.notes.merge(host_notes.counts)
     finally:  # a method that fails or hangs in aclose() costs a warning, not the card
+        host_notes = getattr(method, "result_notes", None)  # a guest's results, as its host accepted them
+        if isinstance(host_notes, ResultNotes):  # (an interrupted run's too: a resume adds to them)
+            outcome.notes.merge(host_notes.counts)
         await guarded_close(method, loaded.method_id, prog="mt-eval run", directory=loaded.directory)
 
 

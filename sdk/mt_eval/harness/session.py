@@ -248,7 +248,7 @@ def _run_locked(run: _Run) -> RunReport:
     except KeyboardInterrupt:
         progress.close()
         log.close()
-        state.retries_used = spent.retries_used  # (a resumed run has what is left of the budget)
+        _record_spent(state, spent)  # (a resumed run has what is left of the budget, and adds to the counts)
         write_json(out / "run.json", state)
         oc.print_failures_in_log(log_path, len(entries), sys.stderr)
         raise
@@ -258,11 +258,7 @@ def _run_locked(run: _Run) -> RunReport:
     outcome, loaded, card = ran.outcome, ran.loaded, ran.begun
     if state.first_call_s is None and outcome.timing.first_call_s is not None:
         state.first_call_s = outcome.timing.first_call_s
-    notes = ResultNotes()
-    notes.merge(state.normalised)
-    notes.merge(outcome.notes.counts)
-    state.normalised = notes.counts
-    state.retries_used = outcome.retries_used
+    _record_spent(state, outcome)
     write_json(out / "run.json", state)
     results = LoggedResults(log_path, entries)  # in corpus order, read from the log pass by pass
     refusals = {str(e["id"]) for e in entries if family_of(e) == "negative"}  # a control's error is a refusal
@@ -292,6 +288,15 @@ def _run_locked(run: _Run) -> RunReport:
     if status != "complete":
         print(oc.verdict(status, code, errors, len(counted), request.max_errors), file=sys.stderr)
     return RunReport(card_path=card_path, status=status, exit_code=code)
+
+
+def _record_spent(state: RunState, spent: Outcome) -> None:
+    """Add what this session changed to accept results, and the retries it spent, to the run's."""
+    notes = ResultNotes()
+    notes.merge(state.normalised)
+    notes.merge(spent.notes.counts)
+    state.normalised = notes.counts
+    state.retries_used = spent.retries_used
 
 
 def _open_run_directory(out: Path, request: RunRequest, loaded: LoadedMethod, corpus: Corpus, config: RunConfig,
