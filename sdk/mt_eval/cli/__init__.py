@@ -4,18 +4,18 @@ Start-up is kept fast: the top-level parser knows each subcommand only by name a
 the module of a subcommand — its arguments, how they become a typed request, and what it prints — is imported
 only when that subcommand is on the command line, and it imports the work itself only when it runs.
 
-A subcommand's module defines ``add_arguments(parser)`` and ``run(args) -> int`` (the exit status), and may
-define ``PROG`` (the name its messages start with; ``prog_of(args)`` when it depends on the arguments),
-``INTERRUPTED`` (what Ctrl-C prints), ``EXPECTED`` (library exceptions that, for this command, mean bad input or
-environment), ``KEEPS_SIGNAL_DEFAULTS`` (SIGTERM and SIGHUP end it at once) and ``SHOWS_GUEST_OUTPUT`` (what a
-method in a bridge guest writes to stderr is shown: `mt_eval.cli.guest_output`). `main` is the error policy: an
-`mt_eval.errors.ExpectedError` — or one of the command's ``EXPECTED`` — is one line, ``PROG: what is wrong and the
-fix`` (its control and invisible characters escaped: `said_on_stderr`), and its exit status (1 unless it says
-otherwise); a usage error exits 2 naming the closest command or option, or (`mt_eval.cli.usage_errors.OptionError`,
-raised before any work) the options that cannot go together, with the command's usage; Ctrl-C exits 130, and
-SIGTERM (143) and SIGHUP (129) stop a command as Ctrl-C does (`mt_eval.cli.termination`); output closed by its
-reader (``| head``) exits 141 quietly; anything else is a bug and shows its traceback. The README, and each
-command's ``--help``, list its exit statuses.
+A subcommand's module defines ``add_arguments(parser)`` and ``run(args) -> int`` (the exit status), and may define
+``PROG`` (the name its messages start with; ``prog_of(args)`` when it depends on the arguments), ``INTERRUPTED``
+(what Ctrl-C prints; without it, ``PROG: interrupted``), ``EXPECTED`` (library exceptions that, for this command,
+mean bad input or environment), ``KEEPS_SIGNAL_DEFAULTS`` (SIGTERM and SIGHUP end it at once) and
+``SHOWS_GUEST_OUTPUT`` (what a method in a bridge guest writes to stderr is shown: `mt_eval.cli.guest_output`).
+`main` is the error policy: an `mt_eval.errors.ExpectedError` — or one of the command's ``EXPECTED`` — is one line,
+``PROG: what is wrong and the fix`` (its control and invisible characters escaped: `said_on_stderr`), and its exit
+status (1 unless it says otherwise); a usage error exits 2 naming the closest command or option, or
+(`mt_eval.cli.usage_errors.OptionError`, raised before any work) the options that cannot go together, with the
+command's usage; Ctrl-C exits 130, and SIGTERM (143) and SIGHUP (129) stop a command as Ctrl-C does
+(`mt_eval.cli.termination`); output closed by its reader (``| head``) exits 141 quietly; anything else is a bug and
+shows its traceback. The README, and each command's ``--help``, list its exit statuses.
 """
 
 from __future__ import annotations
@@ -335,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OptionError as exc:  # options that cannot go together, found once parsed: said as argparse says its own
         return option_error(parser, arguments, exc)
     except KeyboardInterrupt as interrupted:  # (`InterruptedBefore` says what it stopped)
-        if message := getattr(interrupted, "message", None) or getattr(command, "INTERRUPTED", "interrupted"):
+        if message := getattr(interrupted, "message", None) or getattr(command, "INTERRUPTED", f"{prog}: interrupted"):
             said_on_stderr(termination.said(message))
         return termination.exit_status(termination.INTERRUPTED)
     except (BrokenPipeError, OutputFailed) as exc:  # the reader went away (`| head`), or a full disk

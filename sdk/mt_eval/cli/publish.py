@@ -187,6 +187,7 @@ def _print_outcomes(args: argparse.Namespace, result: Any, where: str) -> OSErro
 
 def _said_how_it_ended(args: argparse.Namespace, result: Any) -> int:
     """Say on stderr how publishing ended, when it did not publish every card; its exit status."""
+    from mt_eval.cli.termination import said
     from mt_eval.control_chars import escaped_for_terminal
 
     kept = f"the {result.stored} cards stored before it are kept" if result.stored else "nothing was published"
@@ -194,12 +195,13 @@ def _said_how_it_ended(args: argparse.Namespace, result: Any) -> int:
     again = (f"; {left} card{' was' if left == 1 else 's were'} not tried: run the same command again (the stored "
              "ones are refused as duplicates)")
     if result.interrupted and result.cut_short:  # (the batch being committed may be stored, or not)
-        print(f"mt-eval publish: interrupted again while a batch was being committed, which was cut short; {kept}, "
-              f"and that batch may or may not be; {left} card{' is' if left == 1 else 's are'} not known to be stored: "
-              "run the same command again (the stored ones are refused as duplicates)", file=sys.stderr)
+        print(said(f"mt-eval publish: interrupted again while a batch was being committed, which was cut short; "
+                   f"{kept}, and that batch may or may not be; {left} card{' is' if left == 1 else 's are'} not known "
+                   "to be stored: run the same command again (the stored ones are refused as duplicates)"),
+              file=sys.stderr)
         return 130
     if result.interrupted:
-        print(f"mt-eval publish: interrupted; {kept}{again if left else ''}", file=sys.stderr)
+        print(said(f"mt-eval publish: interrupted; {kept}{again if left else ''}"), file=sys.stderr)
         return 130
     if result.store_error is not None:
         not_stored = (f"; {left} card{' was' if left == 1 else 's were'} not stored: once the store is fixed, run the "
