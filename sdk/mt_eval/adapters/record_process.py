@@ -344,6 +344,7 @@ class RecordProcess(ChildProcess):
             message = (f"{self.label} wrote lines but passed back no marker line ({self.markers.shown('SEQ')}, sent "
                        f"after each record) within {timeout:g} s, so none can be matched to a record: a program that "
                        "changes or drops such lines runs with persistent=False (one process per batch)")
+            buffering = not self._past_banner and not group_busy(self.pid)  # (never one, and idle: no restart helps)
         if self._quiet_check is not None:
             self._quiet_check.cancel()
         self._kill("timeout", message, lasting=buffering)
