@@ -33,7 +33,7 @@ examples:
   mt-eval grade import runs/demo/card.json --key runs/demo/sheets/key.json --sheet runs/demo/sheets/sheet.csv
 
 exit status: 0 the grading card (or the sheets) written; 1 cannot grade; 4 no entry graded (its card written,
-with the reasons)
+with the reasons); 130 interrupted (no grading card is written)
 """
 
 
