@@ -64,7 +64,7 @@ def test_a_disk_that_fills_as_the_card_is_written_leaves_no_part_of_it_and_a_res
     said = full.stderr.strip().splitlines()[-1]
     assert said == (f"mt-eval run: cannot write {out / 'card.json'}: File too large. Every entry translated is saved "
                     f"in {out / 'results.jsonl'}: free space, or make the directory writable, then run the same "
-                    "command with --resume (in place of --force) to write it"), full.stderr
+                    "command with --resume (in place of --force, where it has it) to write it"), full.stderr
     assert {p.name for p in out.iterdir()} == RUN_FILES - {"card.json", "predictions.txt"}
     assert len(logged_ids(out)) == len(SOURCES)
     resumed = run(tmp_path, "--resume")

@@ -132,7 +132,7 @@ def decide_run(request: DecideRequest) -> Path:
         except OSError as exc:
             raise RunError(f"cannot write {card_path}: {exc.strerror or exc}. Every row decided is saved in "
                            f"{log_path}: free space, or make the directory writable, then run the same command "
-                           "with --resume (in place of --force) to write the card") from exc
+                           "with --resume (in place of --force, where it has it) to write the card") from exc
         # (the result on standard output, before the card's path; the failures on standard error: as `mt-eval run`)
         print_summary(card, sys.stdout, sys.stderr, quiet=request.quiet)
         return card_path

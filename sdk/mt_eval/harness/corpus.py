@@ -100,7 +100,7 @@ def write_run_outputs(out: Path, card: RunCard, entries: Sequence[dict[str, Any]
         except OSError as exc:
             raise RunError(f"cannot write {path}: {exc.strerror or exc}. Every entry translated is saved in "
                            f"{out / 'results.jsonl'}: free space, or make the directory writable, then run the same "
-                           "command with --resume (in place of --force) to write it") from exc
+                           "command with --resume (in place of --force, where it has it) to write it") from exc
     return card_path
 
 

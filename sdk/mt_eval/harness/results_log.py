@@ -62,7 +62,7 @@ class ResultsNotSaved(ExpectedError):
     def writing(cls, path: Path, problem: OSError, kind: LogKind[Any]) -> ResultsNotSaved:
         return cls(f"cannot write {path}: {problem.strerror or problem}; the run stopped. The {kind.many} {kind.done} "
                    "before are saved (a line cut short is dropped): free space, or make the directory writable, then "
-                   "continue with the same command and --resume (in place of --force)")
+                   "continue with the same command and --resume (in place of --force, where it has it)")
 
 
 def state_not_written(path: Path, problem: OSError, *, resumed: bool) -> str:
