@@ -200,6 +200,7 @@ def test_a_tsv_corpus_without_families_is_told_to_add_columns_not_json_fields(tm
     assert code == 5 and ('mark entries with a family column (named in a header line) holding canary and a pass_rule '
                           'column ("exact" or "chrf>=N")') in warned, warned
     assert '"family"' not in warned
+    assert f"warning: corpus {corpus} (no family column): 0 canary entries" in warned  # (not "$.entries[*].family")
     assert main(["gate", str(tmp_path / "run")]) == 1
     said = capsys.readouterr().out
     assert f"mark them in {corpus} with a family column (named in a header line) holding negative (input" in said

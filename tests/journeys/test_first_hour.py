@@ -183,7 +183,7 @@ def test_an_own_corpus_with_a_quoted_pair(clone, my_method):
     assert done.returncode == 5, shown(done)  # complete, with scores; no headline without canaries and controls
     assert done.stdout.startswith("my-method on dev (eng>spa): 12 entries, 0 errors")
     assert "headline withheld: the gate failed" in done.stdout
-    assert 'mark entries "family": "canary"' in done.stderr
+    assert 'mark entries with a family column (named in a header line) holding canary' in done.stderr
     assert "run card     runs/my-method__dev/card.json" in done.stdout
     assert "contamination check: clean" in done.stderr
     unquoted = sh(command.replace("'eng>spa'", "eng>spa"), clone, env=ENV)

@@ -73,7 +73,11 @@ class RunRules:
                     kind = "canaries" if family == "canary" else "negative controls"
                     mark = (f"this run is a selection ({len(entries)} of the corpus's {len(corpus.entries)} entries): "
                             f"run the whole corpus, or select its {kind} too; or {mark}")
-                print(f"warning: corpus {corpus.path} $.entries[*].family: {counts[family]} {family} "
+                columns = [column.key for column in corpus.columns or ()]  # (a TSV's: it has no JSON path)
+                where = ("column family" if "family" in columns else "(no family column)") \
+                    if corpus.format == "tsv" else "(no families)" if corpus.format == "parallel" else \
+                    "$.entries[*].family"
+                print(f"warning: corpus {corpus.path} {where}: {counts[family]} {family} "
                       f"entr{'y' if counts[family] == 1 else 'ies'}; the gate policy {policy.name} needs at least "
                       f"{least}, so the headline will be withheld ({mark}, or give --policy FILE)", file=sys.stderr)
 
