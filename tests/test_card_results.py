@@ -62,7 +62,7 @@ def test_a_changed_or_missing_log_is_named_with_its_fix(tmp_path: Path, corpus: 
     log.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
     result = verify_card(card_path)
     assert not result.ok and [p.path for p in result.errors] == ["$.results_log"]
-    assert "changed after the run" in result.errors[0].message
+    assert "not the log this card sealed: another run's, or changed after the run" in result.errors[0].message
     log.unlink()
     result = verify_card(card_path)
     assert not result.ok and result.errors[0].code == "missing-log"

@@ -94,9 +94,9 @@ def _where_results_are(log: Path, reference: ResultsLogReference) -> tuple[array
     line is checked to be a result (`LogMismatch` otherwise)."""
     digest = file_sha256(log)
     if digest != reference.sha256:
-        raise LogMismatch(f"{log} hashes to {digest[:16]}…, but the card sealed {reference.sha256[:16]}…: the log "
-                          "changed after the run (a later --resume, or an edit)", "verify the card the run wrote "
-                          "last, together with its own log", "tampered")
+        raise LogMismatch(f"{log} hashes to {digest[:16]}…, but the card sealed {reference.sha256[:16]}…: it is "
+                          "not the log this card sealed: another run's, or changed after the run (a later --resume, "
+                          "or an edit)", "verify the card the run wrote last, together with its own log", "tampered")
     offsets, lengths = array("q"), array("q")
     offset = 0
     with log.open("rb") as file:  # every line checked to be a result; only where each one is kept
