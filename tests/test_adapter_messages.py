@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import logging
 import sys
+import time
 
 import pytest
 
@@ -227,3 +228,25 @@ def count_starts(monkeypatch, *, fail_first: OSError | None = None) -> list[None
 
     monkeypatch.setattr(ChildProcess, "spawn", counted)
     return starts
+
+
+# ---- a program that changes the marker lines ------------------------------------------------------
+
+# Answers every line upper-cased with its digits made letters: the markers' numbers never come back.
+MANGLING_PROGRAM = ("import sys\nfor line in sys.stdin:\n    print(line.rstrip('\\n').upper().translate("
+                    "str.maketrans('0123456789', 'abcdefghij')), flush=True)\n")
+
+
+async def test_a_program_that_never_passes_back_a_marker_fails_every_record_in_one_timeout(tmp_path):
+    """Before: each record waited out its timeout and restarted the program, which changed the markers again
+    (a run of 30 entries at the default 120 s saved nothing for 10 minutes)."""
+    translator = ProcessTranslator([sys.executable, "-c", MANGLING_PROGRAM], framing=LINES,
+                                   options=ProcessOptions(timeout_s=1, shutdown_grace_s=0.3))
+    started = time.perf_counter()
+    try:
+        said = await outcomes_of(translator, ["one", "two", "three", "four", "five", "six"])
+    finally:
+        await translator.aclose()
+    assert time.perf_counter() - started < 4
+    assert all(text is None and "passed back no marker line" in (error or "") for text, error in said), said
+    assert translator.runners[0].restarts <= 1
