@@ -91,3 +91,26 @@ def test_result_needs_a_prediction_or_an_error():
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": None},
         "error": "timeout", "tool_calls": [], "tool_call_count": 0, "metadata": {}, "raw_predicted": None,
         "cached": None, "abstained": False, "abstain_reason": None}
+
+
+def test_the_shipped_documents_validate_against_their_schemas():
+    """What the examples ship (and a file's ``$schema`` points editors at) is what the published schemas accept."""
+    import jsonschema
+
+    repo, examples = SCHEMAS.parent.parent, SCHEMAS.parent.parent / "examples"
+
+    def problems(stem: str, document: object) -> list[str]:
+        schema = json.loads((SCHEMAS / f"{stem}.schema.json").read_text(encoding="utf-8"))
+        return [error.message for error in jsonschema.Draft202012Validator(schema).iter_errors(document)]
+
+    documents = [("gate-policy", p) for p in sorted((examples / "policies").glob("*.json"))]
+    documents += [("method", p) for p in sorted(examples.glob("*/method.json"))]
+    documents += [("champollion-config", examples / "champollion-project" / "champollion.config.json")]
+    assert len(documents) > 5
+    for stem, path in documents:
+        assert problems(stem, json.loads(path.read_text(encoding="utf-8"))) == [], path.relative_to(repo)
+    for entry in json.loads((examples / "data" / "eng-spa-demo.json").read_text(encoding="utf-8"))["entries"]:
+        assert problems("corpus-entry", entry) == [], entry
+    assert problems("gate-policy", {"max_abstention_rate": 2}) == ["2 is not valid under any of the given schemas"]
+    assert problems("gate-policy", {"min_scored": 0, "colour": "red"}) == [
+        "0 is less than the minimum of 1", "Additional properties are not allowed ('colour' was unexpected)"]

@@ -20,6 +20,11 @@ from mt_eval import field_words
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 ID_BASE = "https://mt-eval.dev/schemas/"
+# Schemas of files that name only what they change: every field may be left out (its value comes from elsewhere).
+FILES_OVER_DEFAULTS = {
+    "gate-policy": "A gate policy file (--policy FILE): it names only what it changes; every threshold left out is "
+                   "the shipped policy's (mt_eval/harness/policies/default.json), and the name is the file's.",
+}
 
 
 def schema_types() -> dict[str, Any]:
@@ -74,6 +79,10 @@ def schema_document(stem: str, type_: Any) -> dict[str, Any]:
             definition[field_words.UNKNOWN_FIELDS] = "warning"
         if name in structs:
             _keep_optional_struct_descriptions(structs[name], definition)
+    if stem in FILES_OVER_DEFAULTS:
+        top = body["$defs"][type_.__name__]
+        top.pop("required", None)
+        top["description"] = FILES_OVER_DEFAULTS[stem]
     return {"$schema": DRAFT, "$id": f"{ID_BASE}{stem}.schema.json", "title": type_.__name__, **body}
 
 

@@ -496,25 +496,25 @@ export interface GateFacts {
   [extra: string]: unknown;
 }
 
-/** The thresholds of the headline gate (`mt_eval.harness.gate`). */
+/** A gate policy file (--policy FILE): it names only what it changes; every threshold left out is the shipped policy's (mt_eval/harness/policies/default.json), and the name is the file's. */
 export interface GatePolicy {
   "$schema"?: string | null;
-  name: string;
+  name?: string;
   description?: string | null;
   /** Canary entries the run must have: a corpus without them has nothing proving the harness, the method's loading and the formats work. */
-  min_canaries: number;
+  min_canaries?: number;
   /** Share of canaries that must pass their rule. */
-  min_canary_pass_rate: number;
+  min_canary_pass_rate?: number;
   /** Negative-control entries the run must have. */
-  min_negatives: number;
+  min_negatives?: number;
   /** Share of negative controls the method may translate instead of refusing or abstaining. */
-  max_negative_violation_rate: number;
+  max_negative_violation_rate?: number;
   /** Scored entries the headline needs (its denominator). */
-  min_scored: number;
+  min_scored?: number;
   /** Share of scored entries the method may abstain on; null: no limit. */
   max_abstention_rate?: number | null;
   /** Covariates the card must record, each with a value or as not applicable. */
-  required_covariates: ("environment" | "model" | "retry_budget" | "temperature" | "tool_permissions")[];
+  required_covariates?: ("environment" | "model" | "retry_budget" | "temperature" | "tool_permissions")[];
   /** What the contamination check of the method's bundle must have found: "not-contaminated" (no evaluation data; a check not run or unverified passes), "verified-clean" (checked, nothing found, the planted control at its floor) or "off"; null: not judged (a card written before the rule). */
   contamination?: "not-contaminated" | "off" | "verified-clean" | null;
 }
