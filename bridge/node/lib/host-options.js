@@ -40,13 +40,16 @@ function positive(name, value, fallback) {
 const OPTIONS = ['cwd', 'env', 'startTimeoutMs', 'requestTimeoutMs', 'hardTimeoutMs', 'maxLineBytes', 'restartBudget',
   'batchSize', 'tolerance', 'closeStepMs', 'cancelGraceMs', 'config', 'goldFields', 'logger', 'signal'];
 
-// (a misspelled option would otherwise be its default in silence)
-function checkNames(options) {
-  const unknown = Object.keys(options).find((name) => !OPTIONS.includes(name));
+/**
+ * Throws a TypeError for the first of options' names that is not one of `known` (the options of `what`), naming a
+ * near one: a misspelled option would otherwise be its default in silence.
+ */
+export function checkOptionNames(options, known, what) {
+  const unknown = Object.keys(options).find((name) => !known.includes(name));
   if (unknown === undefined) return;
-  const near = OPTIONS.find((name) => name.toLowerCase().startsWith(unknown.toLowerCase().slice(0, 5)));
-  throw new TypeError(`options.${unknown} is not an option of startGuest${near ? ` (did you mean ${near}?)` : ''}; `
-    + `the options are ${OPTIONS.join(', ')}`);
+  const near = known.find((name) => name.toLowerCase().startsWith(unknown.toLowerCase().slice(0, 5)));
+  throw new TypeError(`options.${unknown} is not an option of ${what}${near ? ` (did you mean ${near}?)` : ''}; `
+    + `the options are ${known.join(', ')}`);
 }
 
 function optional(name, value, kind, test) {
@@ -58,7 +61,7 @@ function optional(name, value, kind, test) {
 
 export function completeOptions(options) {
   if (!isPlainObject(options)) throw new TypeError(`options must be an object, got ${describe(options)}`);
-  checkNames(options);
+  checkOptionNames(options, OPTIONS, 'startGuest');
   const budget = optional('restartBudget', options.restartBudget, 'an object ({restarts, windowMs})', isPlainObject) ?? {};
   const stray = Object.keys(budget).find((name) => name !== 'restarts' && name !== 'windowMs');
   if (stray !== undefined) {

@@ -15,11 +15,12 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 
 import { callIsolating } from '../calls.js';
 import { LONGEST_DELAY } from '../child.js';
+import { describe, isPlainObject } from '../protocol.js';
 import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
 import { methodView } from '../gold.js';
 import { CLOSED, GuestStartError, checkEntries, startGuest } from '../host.js';
 import { Slots } from '../host-gates.js';
-import { completeLogger } from '../host-options.js';
+import { checkOptionNames, completeLogger } from '../host-options.js';
 import { sendingOnlyValidText } from '../lone-surrogates.js';
 import { mergeCard } from '../contract/plugin.js';
 import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
@@ -151,6 +152,8 @@ function bridgeCommand(manifest, options) {
   return { command, cwd: manifest.directory };
 }
 
+const LOAD_OPTIONS = ['baseDir', 'config', 'mtEval', 'guest', 'tolerance', 'logger', 'goldFields', 'watchdog'];
+
 const isTimed = (result) => result === null || typeof result !== 'object' || result.latency_s !== undefined;
 
 /**
@@ -160,9 +163,12 @@ const isTimed = (result) => result === null || typeof result !== 'object' || res
  * resolvePair(...).runConfig), mtEval (the command serving Python plugins), guest (startGuest options),
  * tolerance (for decide()'s probability sums), logger, goldFields (entry fields translate() must not hand
  * the method besides reference and references: they are removed, as lib/gold.js says), watchdog (false: do
- * not end the process when an in-process translate.js blocks the event loop).
+ * not end the process when an in-process translate.js blocks the event loop). An unknown option is a TypeError
+ * naming it, as startGuest's are.
  */
 export async function loadMethodPlugin(nameOrPath, options = {}) {
+  if (!isPlainObject(options)) throw new TypeError(`options must be an object, got ${describe(options)}`);
+  checkOptionNames(options, LOAD_OPTIONS, 'loadMethodPlugin');
   const directory = resolveMethodPlugin(nameOrPath, { baseDir: options.baseDir ?? process.cwd() });
   const manifest = readMethodManifest(directory);
   let inProcess = null;

@@ -36,6 +36,7 @@ export interface ChampollionConfig {
 /** The config has errors; problems lists them all (and the warnings). */
 export class ChampollionConfigError extends ProblemsError {
   readonly problems: FileProblem[];
+  constructor(file: string, problems: FileProblem[]);
 }
 
 /** localesDir names no directory; the message names it, the config and the fix. */
@@ -70,6 +71,7 @@ export interface FoundMethodPlugin {
 /** methodPlugin names no plugin (or several); the message lists the plugins available. */
 export class MethodPluginNotFoundError extends Error {
   readonly available: FoundMethodPlugin[];
+  constructor(message: string, available: FoundMethodPlugin[]);
 }
 
 /** Every entry of <baseDir>/.champollion/methods (hidden ones aside), in name order, usable or not. */
@@ -88,12 +90,12 @@ export interface LoadMethodPluginOptions {
   config?: RunConfig;
   /** The command serving Python plugins: a path or an argv (default: $MT_EVAL, else `mt-eval`). */
   mtEval?: string | readonly string[];
-  /** startGuest options for a plugin that runs out of process. */
-  guest?: StartGuestOptions;
+  /** startGuest options for a plugin that runs out of process (its cwd, config and signal are the plugin's own). */
+  guest?: Omit<StartGuestOptions, 'cwd' | 'config' | 'signal'>;
   /** How far from 1 decide()'s distributions may sum (default 1e-3). */
   tolerance?: number;
   logger?: Logger;
-  /** Entry fields the method must not see, besides reference and references (always removed). */
+  /** Entry fields the method must not see, besides GOLD_FIELDS (reference, references and their aliases: always removed). */
   goldFields?: readonly string[];
   /**
    * false: do not end the process when an in-process translate.js blocks the event loop for longer
@@ -138,7 +140,8 @@ export interface MethodPlugin {
 
 /**
  * Load a method plugin by name or path. translate.js runs in-process; a Python entry runs through
- * `mt-eval serve`; a command through the bridge. Nothing runs before the first translate().
+ * `mt-eval serve`; a command through the bridge. Nothing runs before the first translate(). An unknown
+ * option is a TypeError naming it.
  */
 export function loadMethodPlugin(nameOrPath: string, options?: LoadMethodPluginOptions): Promise<MethodPlugin>;
 
@@ -259,10 +262,21 @@ export function translateLocales(configPathOrDir?: string, options?: {
   signal?: AbortSignal;
 }): Promise<LocalesReport>;
 
+/** What failed, on the error translateLocales rejects with (a TypeError for an unknown or mistyped option aside). */
+export type LocalesErrorKind = 'config' | 'busy' | 'method' | 'project' | 'interrupted' | 'progress';
+
+/** The error translateLocales rejects with: `catch (error) { if ((error as LocalesError).kind === 'busy') ... }`. */
+export interface LocalesError extends Error {
+  kind: LocalesErrorKind;
+  /** With kind "progress": the report of the run, which went on without the callback and wrote its files. */
+  report?: LocalesReport;
+}
+
 /** Another process (Node or Python) is translating the project (what); holder names it. */
 export class ProjectBusyError extends Error {
-  what: string;
-  holder: { pid?: number; started_at?: string; command?: string; host?: string };
+  readonly what: string;
+  readonly holder: { pid?: number; started_at?: string; command?: string; host?: string };
+  constructor(what: string, holder: { pid?: number; started_at?: string; command?: string; host?: string });
 }
 
 /**

@@ -38,7 +38,7 @@ export interface StartGuestOptions {
   signal?: AbortSignal;
   /** Sent with initialize, and used by translate() and decide() when given no config. */
   config?: RunConfig | null;
-  /** Entry fields the guest must not see, besides reference and references (always removed). */
+  /** Entry fields the guest must not see, besides GOLD_FIELDS (reference, references and their aliases: always removed). */
   goldFields?: readonly string[];
   /** How far from 1 decide()'s distributions may sum (default 1e-3); never renormalised. */
   tolerance?: number;
@@ -99,6 +99,11 @@ export class GuestStartError extends Error {
   readonly stderrTail: string;
   readonly exitCode: number | null;
   readonly signal: NodeJS.Signals | null;
+  /** The code of a program that could not be started at all ("ENOENT", "EACCES"), else null. */
+  readonly spawnError: string | null;
+  constructor(message: string, details?: {
+    stderrTail?: string; exitCode?: number | null; signal?: NodeJS.Signals | null; spawnError?: string | null; cause?: unknown;
+  });
 }
 
 /**

@@ -58,8 +58,8 @@ export interface MethodManifest {
  */
 export function readMethodManifest(pathToPlugin: string, summary?: string): MethodManifest;
 
-/** The files-only report of `mt-eval validate --no-import`, problem for problem the same as Python's. */
-export function validatePluginFiles(pathToPlugin: string): PluginReport;
+/** The files-only report of `mt-eval validate --no-import`, problem for problem the same as Python's (every field present). */
+export function validatePluginFiles(pathToPlugin: string): Required<PluginReport>;
 
 /** A licence string checked as the Python SDK checks it (SPDX expression, "proprietary" or "none"). */
 export function checkLicence(text: string): {
