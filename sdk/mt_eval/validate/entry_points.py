@@ -249,12 +249,16 @@ async def _parity(source: PluginSource, python_method: Any, node: Any, config: d
         if (py.predicted, py.error is None) != (js["predicted"], js["error"] is None):
             said = [_outcome(py.predicted, py.error, py.abstain_reason if py.abstained else None),
                     _outcome(js["predicted"], js["error"], js.get("abstain_reason") if js.get("abstained") else None)]
-            problems.append(Problem(
-                file=source.manifest_file, path="$", severity="warning", code="parity",
-                message=f'the Python and Node entries translate "{entry["source"]}" differently: {said[0]} '
-                        f"({source.manifest.entry_point}) and {said[1]} ({source.manifest.node_entry})",
-                hint="a plugin with both entries should behave the same in both; fix the one that differs"))
+            problems.append(_differently(source, f'translate "{entry["source"]}"', said))
     return problems
+
+
+def _differently(source: Any, doing: str, said: list[str]) -> Problem:
+    """The warning that the two entries ``doing`` (e.g. ``translate "Hello."``) answer as ``said``, Python's first."""
+    return Problem(file=source.manifest_file, path="$", severity="warning", code="parity",
+                   message=f"the Python and Node entries {doing} differently: {said[0]} "
+                           f"({source.manifest.entry_point}) and {said[1]} ({source.manifest.node_entry})",
+                   hint="a plugin with both entries should behave the same in both; fix the one that differs")
 
 
 def _outcome(predicted: str | None, error: str | None, declined: str | None) -> str:
@@ -321,11 +325,7 @@ async def _decide_parity(source: PluginSource, python_method: Any, node: Any, co
             said = [json.dumps({"error": r["error"]} if r.get("error") is not None else
                                {name: a.get(name) for name in sorted(differing)}, ensure_ascii=False)
                     for r, a in zip((py, js), answers, strict=True)]
-            problems.append(Problem(
-                file=source.manifest_file, path="$", severity="warning", code="parity",
-                message=f'the Python and Node entries decide "{row["state"]["source"]}" differently: {said[0]} '
-                        f"({source.manifest.entry_point}) and {said[1]} ({source.manifest.node_entry})",
-                hint="a plugin with both entries should behave the same in both; fix the one that differs"))
+            problems.append(_differently(source, f'decide "{row["state"]["source"]}"', said))
     return problems
 
 
