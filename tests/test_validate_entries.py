@@ -163,16 +163,24 @@ def test_a_command_that_speaks_the_bridge_passes(tmp_path: Path):
     assert report.passed(strict=True), [p.render() for p in report.problems]
 
 
+def reverse_with(tmp_path: Path, file: str, old: str, new: str) -> Path:
+    """A copy of the reverse plugin whose ``file`` has ``old`` replaced by ``new``."""
+    directory = Path(shutil.copytree(REVERSE, tmp_path / "reverse"))
+    path = directory / file
+    code = path.read_text()
+    assert old in code
+    path.write_text(code.replace(old, new, 1))
+    return directory
+
+
 def test_both_entries_translate_the_probes_alike(tmp_path: Path):
     report = validate_plugin(shutil.copytree(REVERSE, tmp_path / "reverse"))
     assert report.passed(strict=True), [p.render() for p in report.problems]
 
 
 def test_entries_that_differ_are_warned_about(tmp_path: Path):
-    directory = Path(shutil.copytree(REVERSE, tmp_path / "reverse"))
-    code = (directory / "translate.js").read_text()
-    (directory / "translate.js").write_text(code.replace("[...source].reverse().join('')",
-                                                         "[...source].reverse().join('').toUpperCase()"))
+    directory = reverse_with(tmp_path, "translate.js", "[...source].reverse().join('')",
+                             "[...source].reverse().join('').toUpperCase()")
     report = validate_plugin(directory)
     assert report.passed() and not report.passed(strict=True)
     assert len(report.warnings) == 5
@@ -183,14 +191,12 @@ def test_entries_that_differ_are_warned_about(tmp_path: Path):
 
 def test_an_entry_that_declines_a_probe_the_other_translates_is_said_to_decline(tmp_path: Path):
     """An abstention was quoted as "error: None"."""
-    directory = Path(shutil.copytree(REVERSE, tmp_path / "reverse"))
-    code = (directory / "pipeline.py").read_text()
-    (directory / "pipeline.py").write_text(code.replace(
-        '            if source.startswith("!fail"):\n',
-        '            if source.startswith("Thank"):\n'
-        '                results.append({"id": entry["id"], "abstained": True, "abstain_reason": "not thanks"})\n'
-        '                continue\n'
-        '            if source.startswith("!fail"):\n', 1))
+    directory = reverse_with(tmp_path, "pipeline.py", '            if source.startswith("!fail"):\n',
+                             '            if source.startswith("Thank"):\n'
+                             '                results.append({"id": entry["id"], "abstained": True, '
+                             '"abstain_reason": "not thanks"})\n'
+                             '                continue\n'
+                             '            if source.startswith("!fail"):\n')
     [warning] = validate_plugin(directory).warnings
     assert warning.message == (
         'the Python and Node entries translate "Thank you very much!" differently: declined (not thanks) '
@@ -200,10 +206,8 @@ def test_an_entry_that_declines_a_probe_the_other_translates_is_said_to_decline(
 def test_entries_that_report_different_method_cards_are_warned_about(tmp_path: Path):
     """Each runtime's card went unchecked: a run card, the leaderboard and champollion described the method by
     whichever entry ran it."""
-    directory = Path(shutil.copytree(REVERSE, tmp_path / "reverse"))
-    code = (directory / "pipeline.py").read_text()
-    (directory / "pipeline.py").write_text(code.replace('return {"paradigm": "unknown"}',
-                                                        'return {"paradigm": "llm", "tools_used": ["t5"]}'))
+    directory = reverse_with(tmp_path, "pipeline.py", 'return {"paradigm": "unknown"}',
+                             'return {"paradigm": "llm", "tools_used": ["t5"]}')
     report = validate_plugin(directory)
     assert report.passed() and not report.passed(strict=True)
     [warning] = report.warnings
