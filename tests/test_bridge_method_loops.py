@@ -88,3 +88,43 @@ def test_the_pipes_of_a_guest_ended_after_its_loop_are_closed_and_nothing_is_sai
                            str(Path(__file__).parent)], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout) == (0, "A\nB\n"), done.stderr
     assert "ResourceWarning" not in done.stderr and "unclosed" not in done.stderr, done.stderr
+
+
+def test_a_guest_closed_in_one_asyncio_run_lets_the_next_one_translate():
+    """aclose() in one ``asyncio.run``, translate in the next: a new guest answers (before: AttributeError from the
+    pipes aclose had closed already, as the ended guest was ended again)."""
+    upper = method()
+
+    async def translate_and_close() -> str:
+        done = await upper.translate([{"id": "1", "source": "a"}], CONFIG)
+        await upper.aclose()
+        return str(done[0]["predicted"])
+
+    assert asyncio.run(translate_and_close()) == "A"
+    first = upper._connection.pid  # type: ignore[union-attr]
+    assert asyncio.run(upper.translate([{"id": "1", "source": "b"}], CONFIG))[0]["predicted"] == "B"
+    assert first is not None and not alive(first)
+    asyncio.run(upper.aclose())
+    gc.collect()
+
+
+def test_a_guest_closed_and_started_again_is_no_restart_and_never_exhausts_the_crash_loop_budget(
+        caplog: pytest.LogCaptureFixture):
+    """start() then aclose(), five times, then translate: each start is a new guest, not a restart of a crashed one
+    (before: "restarting guest … after: the guest exited with code 0" each time, and the fourth start failed with
+    "the guest's crash-loop budget is exhausted (3 restarts within 60 s); it last failed: unknown")."""
+    upper = method()
+
+    async def start_and_close_five_times_then_translate() -> list[dict]:
+        for _ in range(5):
+            await upper.start(CONFIG)
+            await upper.aclose()
+        try:
+            return await upper.translate([{"id": "1", "source": "a"}], CONFIG)
+        finally:
+            await upper.aclose()
+
+    assert asyncio.run(start_and_close_five_times_then_translate())[0]["predicted"] == "A"
+    assert upper.restarts == 0
+    assert "restarting guest" not in caplog.text
+    gc.collect()

@@ -240,6 +240,6 @@ def _close_unlooped(transport: asyncio.BaseTransport) -> None:
     longer run it, and the transport would say "unclosed transport" when collected: asyncio's is finished as that
     loop would have finished it, with no one told (uvloop's said so as its loop closed, and has no such step)."""
     finish = getattr(transport, "_call_connection_lost", None)  # (what asyncio's close has its loop call)
-    if finish is not None:
+    if finish is not None and getattr(transport, "_pipe", None) is not None:  # (None: its loop finished it: aclose)
         transport.set_protocol(asyncio.Protocol())  # (its child's protocol belongs to the loop that ended)
         finish(None)

@@ -103,6 +103,19 @@ test('close() of a Python plugin fails its calls in flight as the method plugin 
   assert.deepEqual((await call).map((r) => r.error), ['the method plugin was closed', 'the method plugin was closed']);
 });
 
+test('close() of a Python plugin fails the batches of a call not yet sent, as in-process, rather than rejecting the call', { skip: guests.python.skip }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mt-eval-close-'));
+  writeFileSync(join(dir, 'pipeline.py'), readFileSync(join(MISBEHAVING, 'pipeline.py')));
+  writeFileSync(join(dir, 'method.json'), JSON.stringify({ name: 'Reverse', entry_point: 'pipeline:ReverseMethod', dependencies: [] }));
+  const plugin = await loadMethodPlugin(dir, { mtEval });
+  await plugin.start(config());
+  // One batch at a time: the second is sent after close() began (before: the call rejected, "the guest is closed").
+  const call = plugin.translate(entries('!hang', 'ok'), { ...config(), batch_size: 1, concurrency: 1 });
+  setTimeout(() => plugin.close(), 300);
+  assert.deepEqual((await call).map((r) => r.error), ['the method plugin was closed', 'the method plugin was closed']);
+  await assert.rejects(plugin.translate(entries('x'), config()), /the method plugin is closed/);
+});
+
 describe('loadMethodPlugin runs translate.js in this process', () => {
   test('a call that throws is split until the entry that throws is found (10.2)', async () => {
     const plugin = await loadMethodPlugin(MISBEHAVING);

@@ -14,12 +14,12 @@ get per-entry errors and every other entry keeps its result. The entries a failu
 - an entry (or row) whose text no guest can read — a lone surrogate — fails at once with where it is, and the
   others are sent (`mt_eval.lone_surrogates`).
 
-A guest that died is restarted on the next request, within a crash-loop budget (`HostOptions.restart_budget`
-restarts per `restart_window_s`; a guest that completed work before it died is not crash-looping and costs
-nothing). A guest that never started — its method does not load, it exits or does not answer initialize —
-is not retried: every later call fails at once with the same reason (`start` raises it). One still starting at its
-start timeout, first or restarted, fails with ``start_timeout_fix`` after the reason, when given. Calls running
-when `aclose` ends the guest fail as ``the guest was closed``, and are not sent again.
+A guest that died is restarted on the next request, within a crash-loop budget (`HostOptions.restart_budget` restarts
+per `restart_window_s`; a guest that completed work before it died is not crash-looping and costs nothing). A guest
+that never started — its method does not load, it exits or does not answer initialize — is not retried: every later
+call fails at once with the same reason (`start` raises it). One still starting at its start timeout, first or
+restarted, fails with ``start_timeout_fix`` after the reason, when given. Calls running when `aclose` ends the guest
+fail as ``the guest was closed``, and are not sent again; a call after it starts a new guest: no restart.
 """
 
 from __future__ import annotations
@@ -100,17 +100,16 @@ class BridgeMethod:
         self.command, self.cwd, self.env = list(command), cwd, env
         self.options, self.label = options or HostOptions(), label
         self.start_timeout_fix = start_timeout_fix  # what a guest still starting at its start timeout is told to do
-        self.restarts = 0
+        self.restarts, self._gate = 0, SoloGate()
         self._connection: GuestConnection | None = None
         self._budget = RestartBudget(self.options.restart_budget, self.options.restart_window_s)
-        self._gate = SoloGate()
         self._start_lock: asyncio.Lock | None = None
         self._slots: Slots | None = None
         self._name = label or os.path.basename(self.command[0])
         self._card: dict[str, Any] | None = None
         self._last_failure: m.BridgeError | None = None
         self._start_failure: m.BridgeError | None = None
-        self._started_once = False
+        self._started_once = self._closed_by_caller = False  # (closed: `aclose` ended the guest, it did not die)
         self._loop: asyncio.AbstractEventLoop | None = None  # the event loop its guest was started on
         self.result_notes = ResultNotes()  # what was changed to accept the results (`mt_eval.results`)
 
@@ -158,7 +157,7 @@ class BridgeMethod:
                 return self._connection
             if self._start_failure is not None:
                 raise self._start_failure  # it never started: starting it again fails the same way
-            if self._connection is not None:  # a restart
+            if self._connection is not None and not self._closed_by_caller:  # a restart
                 if not self._budget.allow(productive=self._connection.completed > 0):
                     last = per_entry_error(self._last_failure) if self._last_failure else "unknown"
                     raise m.BridgeError(m.GUEST_EXITED, f"the guest's crash-loop budget is exhausted "
@@ -170,7 +169,7 @@ class BridgeMethod:
                 await self._connection.aclose()  # what the dead guest started in its group ends with it
             connection = GuestConnection(self.command, cwd=self.cwd, env=self.env, options=self.options,
                                          label=self.label)
-            self._connection, self._loop = connection, asyncio.get_running_loop()
+            self._connection, self._loop, self._closed_by_caller = connection, asyncio.get_running_loop(), False
             try:
                 info = await connection.start(config)
             except m.BridgeError as exc:
@@ -343,6 +342,7 @@ class BridgeMethod:
     async def aclose(self) -> None:
         self._check_loop()
         if self._connection is not None:
+            self._closed_by_caller = True
             await self._connection.aclose()
 
 

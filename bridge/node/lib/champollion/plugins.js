@@ -206,7 +206,10 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   };
   const runBatch = async (kind, items, config) => {
     if (manifest.runtime !== 'node') {
-      const results = await (await guest)[kind](items, config);
+      const hosted = await guest;
+      // (a batch not yet sent when close() began fails as an in-process method's unsent batches do: no rejection)
+      if (closed) return items.map((item) => KINDS[kind].fail(String(item.id), PLUGIN_CLOSED));
+      const results = await hosted[kind](items, config);
       // (the guest was closed by close(): said as an in-process method's calls say it)
       return closed ? results.map((r) => (r.error?.startsWith(CLOSED) ? { ...r, error: PLUGIN_CLOSED } : r)) : results;
     }
