@@ -1,6 +1,7 @@
 """A method's own error messages, as the run, decide and grade commands list what failed: their control and
-invisible characters are shown escaped (a method is code from elsewhere: what it raises must not act on the
-terminal), and the run card keeps each message as it was raised."""
+invisible characters are shown escaped, its line breaks too (a method is code from elsewhere: what it raises must not
+act on the terminal, nor put a line of its own among the command's), and the run card keeps each message as it was
+raised."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from pathlib import Path
 REPO = Path(__file__).parent.parent
 DEMO = str(REPO / "examples" / "data" / "eng-spa-demo.json")
 DECISIONS = str(REPO / "examples" / "data" / "adequacy-decisions.jsonl")
-ODD = "\x1b[2J\u202egone"  # clears the screen, then reads right to left
-SHOWN = "\\x1b[2J\\u202egone"
+ODD = "\x1b[2J\u202egone\nstatus: complete"  # clears the screen, reads right to left, then says a line of its own
+SHOWN = "\\x1b[2J\\u202egone\\nstatus: complete"
 
 
 def mt_eval(*args: str) -> subprocess.CompletedProcess[str]:
@@ -41,6 +42,7 @@ def decider(tmp_path: Path) -> Path:
 
 def assert_escaped(text: str) -> None:
     assert SHOWN in text and "\x1b" not in text and "\u202e" not in text
+    assert not any(line.startswith("status: complete") for line in text.splitlines())
 
 
 def test_runs_failures_show_a_methods_error_escaped_and_the_card_keeps_it(tmp_path):

@@ -291,3 +291,23 @@ def test_help_states_the_exit_statuses_as_the_other_commands_do():
         "0 no sentence failed; 1 one did, the plugin cannot be loaded or its method cannot start, or standard\noutput "
         "cannot be written; 2 usage; 130 interrupted (the lines printed are kept); 141 the reader of\nstandard output "
         "went away\n")
+
+
+ODD_MESSAGES = """\
+class Slow:
+    async def translate(self, entries, config):
+        odd = "\\x1b[2J\\u202egone\\nnext"
+        return [{"id": e["id"], "predicted": None, "error": odd} if e["source"] == "fail" else
+                {"id": e["id"], "predicted": None, "abstained": True, "abstain_reason": odd} if e["source"] == "decline"
+                else {"id": e["id"], "predicted": e["source"] + "\\u202e\\u200d"} for e in entries]
+"""
+
+
+def test_a_methods_error_and_reason_are_printed_escaped_on_their_line_and_a_translation_as_given(tmp_path: Path):
+    """Before: a method's error or reason for declining reached the output raw (ESC cleared the screen), though run
+    lists a method's errors escaped; a translation is the command's output and is printed as the method gave it."""
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "translate", str(plugin(tmp_path, ODD_MESSAGES)),
+                           "fail", "decline", "שלום"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines() == ["[error] \\x1b[2J\\u202egone next", "[declined] \\x1b[2J\\u202egone next",
+                                        "שלום\u202e\u200d"]

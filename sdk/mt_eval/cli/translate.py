@@ -30,8 +30,9 @@ SHOWS_GUEST_OUTPUT = True  # what a method in a bridge guest writes to stderr is
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Load a method plugin and translate the sentences given as arguments, or one sentence "
                           "per line of standard input (UTF-8). Each translation is printed on a line of its own, "
-                          "[error] … or [declined] … in its place when the method failed on it or declined it, as "
-                          "soon as it and the lines before it are done (sent at most 16 at a time, 8 calls at once); "
+                          "[error] … or [declined] … in its place when the method failed on it or declined it (the "
+                          "method's message with its control characters escaped), as soon as it and the lines before "
+                          "it are done (sent at most 16 at a time, 8 calls at once); "
                           "Ctrl-C keeps the lines printed.")
     parser.add_argument("plugin", type=path_operand, metavar="DIR", help="plugin directory")
     parser.add_argument("texts", nargs="*", metavar="TEXT",
@@ -375,12 +376,15 @@ def _surrogate_at(text: str) -> int | None:
 
 def _shown(result: object) -> str:
     """A result as its one line (line breaks in it as spaces, as in a run's predictions.txt, so output line N is
-    input line N): the translation, or why there is none."""
+    input line N): the translation as the method gave it, or why there is none, with the control and invisible
+    characters of the method's message escaped (as run lists a method's errors)."""
+    from mt_eval.control_chars import escaped_for_terminal
     from mt_eval.harness.corpus import one_line
 
     error, predicted = getattr(result, "error", None), getattr(result, "predicted", None)
     if error is not None:
-        return one_line(f"[error] {error}")
+        return escaped_for_terminal(one_line(f"[error] {error}"))
     if getattr(result, "abstained", False):
-        return one_line(f"[declined] {getattr(result, 'abstain_reason', None) or 'the method declined this sentence'}")
+        reason = getattr(result, "abstain_reason", None) or "the method declined this sentence"
+        return escaped_for_terminal(one_line(f"[declined] {reason}"))
     return one_line(str(predicted))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from mt_eval.control_chars import escaped_for_terminal
 from mt_eval.decisions.card import DecisionCard
 from mt_eval.decisions.grading_card import UNANSWERED, GradingCard
 from mt_eval.decisions.metrics import MetricValue
@@ -51,9 +52,10 @@ def failure_lines(card: DecisionCard) -> list[str]:
         return []
     total = sum(f.count for f in card.failures)
     lines = [f"{len(card.failures)} distinct failure{'s' if len(card.failures) > 1 else ''} ({total} in all):"]
-    for failure in card.failures[:SHOWN_FAILURES]:
+    for failure in card.failures[:SHOWN_FAILURES]:  # (a line break in a message or an id: written as \\n)
         where = f'row "{failure.example_id}"' + (f', question "{failure.question}"' if failure.question else "")
-        lines.append(f"  failed ×{failure.count}: {failure.message} (e.g. {where})")
+        lines.append(f"  failed ×{failure.count}: {escaped_for_terminal(failure.message, one_line=True)} "
+                     f"(e.g. {escaped_for_terminal(where, one_line=True)})")
     if len(card.failures) > SHOWN_FAILURES:
         rest = card.failures[SHOWN_FAILURES:]
         lines.append(f"  … and {len(rest)} more distinct failure{'s' if len(rest) > 1 else ''} "
@@ -64,8 +66,6 @@ def failure_lines(card: DecisionCard) -> list[str]:
 def print_summary(card: DecisionCard, stdout: TextIO, stderr: TextIO, *, quiet: bool = False) -> None:
     """The result on ``stdout`` (unless ``quiet``), the failures on ``stderr`` (``quiet`` or not); what they show
     of the method, the corpus and the method's error messages with control and invisible characters escaped."""
-    from mt_eval.control_chars import escaped_for_terminal
-
     if not quiet:
         stdout.write(escaped_for_terminal("\n".join(summary_lines(card))) + "\n")
     if failures := failure_lines(card):

@@ -140,14 +140,16 @@ def distinct_count(failures: list[Failure]) -> str:
 def failure_lines(failures: list[Failure], *, shown: int = 10, entries: str = "entries",
                   card: str = "the run card") -> list[str]:
     """One line per distinct message (the first ``shown``): its count, the message, an example id; then how many
-    more there are, which ``card`` lists."""
+    more there are, which ``card`` lists. A line break in a method's message or an id is written as ``\\n``, so
+    that each message stays on its line."""
     if not failures:
         return []
     width = len(str(failures[0].count))
     lines = []
     for failure in failures[:shown]:
         message = failure.message if len(failure.message) <= 300 else failure.message[:297] + "..."
-        lines.append(f"  {failure.count:>{width}} × {message}  (e.g. {failure.example_id})")
+        lines.append(f"  {failure.count:>{width}} × {escaped_for_terminal(message, one_line=True)}  "
+                     f"(e.g. {escaped_for_terminal(failure.example_id, one_line=True)})")
     if len(failures) > shown:
         rest = sum(f.count for f in failures[shown:])
         lines.append(f"  … and {len(failures) - shown} more distinct errors on {rest} {entries} ({card} lists "
