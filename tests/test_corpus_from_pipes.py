@@ -288,3 +288,20 @@ def test_a_file_named_dash_given_as_dot_slash_dash_is_that_file_not_standard_inp
               "--latency-sample", "0", "--no-contamination-check", "--quiet", *LENIENT)
     assert ran.returncode == 0, ran.stderr
     assert "on standard input" not in ran.stdout and "piped-" not in ran.stdout, ran.stdout
+
+
+def test_verify_gate_and_compare_read_a_piped_corpus_once_for_every_card(tmp_path: Path):
+    """Before: with two cards and --corpus -, the second card's corpus was the pipe's empty rest ("standard input:
+    is empty (0 bytes)"), and compare read it a third time. The two runs record the corpus by different paths."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(JSONL, encoding="utf-8")
+    for out, given in (("a", str(corpus)), ("b", os.path.relpath(corpus))):
+        assert main(["run", "--method", SCRIPTED, "--pair", "eng>spa", "--corpus", given, "--out", str(tmp_path / out),
+                     "--resamples", "50", "--latency-sample", "0", "--no-contamination-check", "--quiet",
+                     *LENIENT]) == 0
+    cards = [str(tmp_path / "a" / "card.json"), str(tmp_path / "b" / "card.json")]
+    for command in (["verify", *cards, "--quiet"], ["gate", *cards, *LENIENT[:2]], ["compare", *cards]):
+        done = subprocess.run([sys.executable, "-m", "mt_eval.cli", *command, "--corpus", "-"], input=JSONL,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (command[0], done.stdout, done.stderr)
+        assert "is empty" not in done.stdout + done.stderr

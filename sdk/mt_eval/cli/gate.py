@@ -64,7 +64,11 @@ def run(args: argparse.Namespace) -> int:
         corpus = corpus_instead(args)
     except (PolicyError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
-    verdicts = [judge(Path(card), resolved, corpus=corpus, extensions=args.extension) for card in args.cards]
+    from mt_eval.harness.verify_corpus import CorpusCache
+
+    corpora = CorpusCache()  # (each corpus read once for every card: --corpus - can be read only once)
+    verdicts = [judge(Path(card), resolved, corpus=corpus, extensions=args.extension, corpora=corpora)
+                for card in args.cards]
     if args.json:
         from mt_eval.cli.json_output import json_text
 
@@ -81,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(v["passed"] for v in verdicts) else 1
 
 
-def judge(path: Path, resolved: Any, *, corpus: Any = None, extensions: list[str] | tuple[str, ...] = ()
-          ) -> dict[str, Any]:
+def judge(path: Path, resolved: Any, *, corpus: Any = None, extensions: list[str] | tuple[str, ...] = (),
+          corpora: Any = None) -> dict[str, Any]:
     """The verdict on one card as a JSON-ready dict: ``passed``, the gate, the headline (or None), problems."""
     import msgspec
 
@@ -90,7 +94,7 @@ def judge(path: Path, resolved: Any, *, corpus: Any = None, extensions: list[str
     from mt_eval.harness.runcard import GateCheck
     from mt_eval.harness.verify import verify_card
 
-    verification = verify_card(path, corpus=corpus, extensions=extensions)
+    verification = verify_card(path, corpus=corpus, extensions=extensions, corpora=corpora)
     card = verification.card
     if card is None:
         problems = [p.render() for p in verification.errors] or ["it is not a run card"]

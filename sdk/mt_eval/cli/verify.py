@@ -44,11 +44,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     from mt_eval.control_chars import escaped_for_terminal
+    from mt_eval.harness.verify_corpus import CorpusCache
 
-    reports = []
+    reports, corpora = [], CorpusCache()  # (each corpus read once for every card: --corpus - can be read only once)
     try:
         for card in args.cards:
-            reports.append(report := verify_card(card, corpus=corpus, extensions=args.extension))
+            reports.append(report := verify_card(card, corpus=corpus, extensions=args.extension, corpora=corpora))
             if not args.json and not (args.quiet and report.ok):  # (each card as it is verified: a Ctrl-C keeps
                 print(escaped_for_terminal(render(report)), flush=True)  # it; values quoted: none acts on the terminal)
     except KeyboardInterrupt as exc:

@@ -44,12 +44,13 @@ class CompareError(ExpectedError):
     verification: Verification | None = None
 
 
-def _checked_card(path: Path, corpus: CorpusSpec | None) -> Verification:
+def _checked_card(path: Path, corpus: CorpusSpec | None, corpora: Any) -> Verification:
     """Every step of `mt-eval verify` but recomputing the metrics (steps 1–5 and 7 of `mt_eval.harness.verify`),
-    which `_verify_scores` does from the statistics the tests use; `CompareError` when a step fails."""
+    which `_verify_scores` does from the statistics the tests use; `CompareError` when a step fails. ``corpora``
+    (a `CorpusCache`) reads the corpus once for both cards (``--corpus -`` can be read only once)."""
     from mt_eval.harness.verify import check_card, check_records
 
-    verification = check_card(path, corpus=corpus)
+    verification = check_card(path, corpus=corpus, corpora=corpora)
     check_records(verification)
     _refuse_unverified(path, verification)
     # What the checks kept that comparing does not need: a million ids, the corpus, the canonical JSON.
@@ -77,11 +78,13 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
     from mt_eval.corpus.selection import request_from_facts, select
     from mt_eval.harness.compare_checks import covariate_differences, latency_comparison, output_differences
     from mt_eval.harness.corpus import card_corpus_spec
+    from mt_eval.harness.verify_corpus import CorpusCache
 
     stage(f"verifying A, {baseline} (its metrics are recomputed below, from the statistics the tests use)")
-    checked = [_checked_card(baseline, corpus)]
+    corpora = CorpusCache()
+    checked = [_checked_card(baseline, corpus, corpora)]
     stage(f"verifying B, {candidate}")
-    checked.append(_checked_card(candidate, corpus))
+    checked.append(_checked_card(candidate, corpus, corpora))
     a, b = (verification.card for verification in checked)
     assert a is not None and b is not None
     for path, card in ((baseline, a), (candidate, b)):
@@ -103,7 +106,7 @@ def compare_cards(baseline: Path, candidate: Path, *, corpus: CorpusSpec | None,
                            "need the same entries: run both on the same selection")
     spec = card_corpus_spec(a, baseline, corpus)
     try:
-        source = load_corpus(spec)
+        source = corpora.get(repr(spec), lambda: load_corpus(spec))  # (as the checks read it: once)
         chosen = source.entries
         if a.selection is not None:
             chosen = select(source, request_from_facts(msgspec.to_builtins(a.selection))).entries

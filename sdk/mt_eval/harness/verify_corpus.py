@@ -56,7 +56,8 @@ def check_corpus(result: Verification, card: RunCard, given: CorpusSpec | str | 
     from mt_eval.corpus.model import CorpusError, entry_key  # (the modules read on a cache miss are imported then)
 
     try:
-        spec, key = corpora.spec(card, result.path, given)
+        spec, _ = corpora.spec(card, result.path, given)
+        key = repr(spec)  # (read once by what is read: cards recording one corpus by two paths share --corpus -)
         path = spec.main_path
         source = corpora.get(key, lambda: _load_corpus(spec))
         facts = None if card.selection is None else msgspec.to_builtins(card.selection)
