@@ -74,9 +74,9 @@ def test_the_protocol_check_follows_what_the_manifest_implements():
             return []
 
     assert protocol_deviations(OnlyTranslates()) == []
-    assert protocol_deviations(OnlyTranslates(), ["decide"]) == [
+    assert [d.text for d in protocol_deviations(OnlyTranslates(), ["decide"])] == [
         "OnlyTranslates has no decide method: define `async def decide(self, rows, config)`"]
-    assert protocol_deviations(SyncJudge(), ["decide"]) == [
+    assert [d.text for d in protocol_deviations(SyncJudge(), ["decide"])] == [
         "SyncJudge.decide is not async: write `async def decide(self, rows, config)`"]
 
 

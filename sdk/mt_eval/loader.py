@@ -236,11 +236,11 @@ def build_method(source: PluginSource, *, isolate: bool = False, sandbox: Confin
     hint = f"see the {protocols} protocol{'s' if ' and ' in protocols else ''} in the README"
     if deviations and not inspect.isclass(getattr(module, class_name, None)):  # a factory function's result
         hint = "point entry_point at the method's class (or at a function that returns a method); " + hint
-        deviations = [f'"{class_name}" is no class, and what {class_name}() returned falls short: {d}'
-                      for d in deviations]
+        deviations = [d._replace(text=f'"{class_name}" is no class, and what {class_name}() returned falls short: '
+                                 f"{d.text}") for d in deviations]
     from mt_eval.bridge.slots import within_declared_concurrency as gated  # (its capabilities' calls at once)
-    said = [d.partition("\n  fix: ") for d in deviations]  # (a deviation that says its own fix: that one alone)
-    return (None if deviations else gated(method)), module, [problem(d, fix or hint, "protocol") for d, _, fix in said]
+    return (None if deviations else gated(method)), module, [problem(d.text, d.fix or hint, "protocol")
+                                                              for d in deviations]
 
 
 def _construct(source: PluginSource, module_name: str, class_name: str,

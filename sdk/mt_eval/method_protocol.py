@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from mt_eval.value_words import value_in_words
 
@@ -29,6 +29,14 @@ class TranslationMethod(Protocol):
 
 class DecisionMethod(Protocol):
     async def decide(self, rows: list[dict[str, Any]], config: RunConfig) -> list[dict[str, Any]]: ...
+
+
+class Deviation(NamedTuple):
+    """One way a method falls short of its protocol, and the fix when it is particular to it (else the loader's
+    general pointer to the protocol applies)."""
+
+    text: str
+    fix: str | None = None
 
 
 def _accepts(func: Any, count: int) -> bool:
@@ -48,22 +56,23 @@ def _is_async(func: Any) -> bool:
     return not inspect.isroutine(func) and inspect.iscoroutinefunction(call)
 
 
-def protocol_deviations(method: object, implements: Sequence[str] = ("translate",)) -> list[str]:
+def protocol_deviations(method: object, implements: Sequence[str] = ("translate",)) -> list[Deviation]:
     """Every way ``method`` falls short of the protocols it ``implements`` (empty when it conforms)."""
     kind = type(method).__name__
-    found: list[str] = []
+    found: list[Deviation] = []
     for request, items in (("translate", "entries"), ("decide", "rows")):
         if request in implements:
             found.extend(_request_deviations(method, kind, request, items))
     card = getattr(method, "method_card", None)
     if card is not None:
         if not callable(card):
-            found.append(f"{kind}.method_card must be a method returning a dict, not a {type(card).__name__}")
+            found.append(Deviation(f"{kind}.method_card must be a method returning a dict, not a "
+                                   f"{type(card).__name__}"))
         elif not _accepts(card, 0):
-            found.append(f"{kind}.method_card{_signature(card)} must be callable with no arguments")
+            found.append(Deviation(f"{kind}.method_card{_signature(card)} must be callable with no arguments"))
     aclose = getattr(method, "aclose", None)
     if aclose is not None and not (callable(aclose) and _is_async(aclose)):
-        found.append(f"{kind}.aclose must be `async def aclose(self)`")
+        found.append(Deviation(f"{kind}.aclose must be `async def aclose(self)`"))
     return found + _capability_deviations(getattr(method, "capabilities", None), kind)
 
 
@@ -72,22 +81,21 @@ CAPABILITIES_FIX = ('set `capabilities = {"max_concurrency": N}` on the method, 
                     "number from 1 (without it, 64 in a guest, and as many as --concurrency asks in process)")
 
 
-def _capability_deviations(declared: Any, kind: str) -> list[str]:
+def _capability_deviations(declared: Any, kind: str) -> list[Deviation]:
     """What is wrong with the capabilities a method declares (in the Node method loader's words): not a dict, a
     field it does not declare, or a count that is not a whole number of calls from 1."""
     if declared is None:
         return []
-    fix = f"\n  fix: {CAPABILITIES_FIX}"
     if not isinstance(declared, dict):
-        return [f"{kind} declares capabilities as {_got(declared)}, not a dict{fix}"]
+        return [Deviation(f"{kind} declares capabilities as {_got(declared)}, not a dict", CAPABILITIES_FIX)]
     found = []
     for field, value in declared.items():
         if field not in DECLARABLE_CAPABILITIES:
-            found.append(f"{kind} declares capabilities.{field}, which a method does not declare (it declares "
-                         f"{', '.join(DECLARABLE_CAPABILITIES)}){fix}")
+            found.append(Deviation(f"{kind} declares capabilities.{field}, which a method does not declare (it "
+                                   f"declares {', '.join(DECLARABLE_CAPABILITIES)})", CAPABILITIES_FIX))
         elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            found.append(f"{kind} declares capabilities.{field} = {_got(value)}: it must be a whole number of calls "
-                         f"from 1{fix}")
+            found.append(Deviation(f"{kind} declares capabilities.{field} = {_got(value)}: it must be a whole number "
+                                   "of calls from 1", CAPABILITIES_FIX))
     return found
 
 
@@ -112,18 +120,18 @@ def calls_at_once(method: object, asked: int) -> int:
     return min(asked, declared_max_concurrency(method) or asked)
 
 
-def _request_deviations(method: object, kind: str, request: str, items: str) -> list[str]:
+def _request_deviations(method: object, kind: str, request: str, items: str) -> list[Deviation]:
     define = f"`async def {request}(self, {items}, config)`"
     func = getattr(method, request, None)
     if func is None:
-        return [f"{kind} has no {request} method: define {define}"]
+        return [Deviation(f"{kind} has no {request} method: define {define}")]
     if not callable(func):
-        return [f"{kind}.{request} is a {type(func).__name__}, not a method: define {define}"]
+        return [Deviation(f"{kind}.{request} is a {type(func).__name__}, not a method: define {define}")]
     found = []
     if not _is_async(func):
-        found.append(f"{kind}.{request} is not async: write {define}")
+        found.append(Deviation(f"{kind}.{request} is not async: write {define}"))
     if not _accepts(func, 2):
-        found.append(f"{kind}.{request}{_signature(func)} cannot be called as {request}({items}, config)")
+        found.append(Deviation(f"{kind}.{request}{_signature(func)} cannot be called as {request}({items}, config)"))
     return found
 
 
