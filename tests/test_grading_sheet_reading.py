@@ -199,3 +199,58 @@ def test_a_sheet_that_starts_as_utf16_but_is_cut_short_is_refused_as_such(demo_r
     sheet.write_bytes((export / "sheet.csv").read_text(encoding="utf-8").encode("utf-16")[:-1])
     assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 1
     assert f"{sheet}: not valid UTF-16 (it starts as UTF-16 does), at byte " in capsys.readouterr().err
+
+
+def first_item_level(out: Path) -> str | None:
+    """The level the grading card in ``out`` gives the sheet's first item."""
+    return next(entry["level"] for entry in grading_card(out)["entries"] if entry["item"] == "item-0001")
+
+
+@pytest.mark.parametrize(("answer", "level"), [("3.0", "3"), ("3,0", "3"), ("4.00", "4"), ("3.5", None)])
+def test_a_level_a_spreadsheet_saved_as_a_decimal_names_that_level_exactly(demo_run, export, tmp_path, capsys,
+                                                                          answer, level):
+    """A column formatted as numbers is saved as "3.00" (or "3,0" in many locales). Before, such an answer was
+    refused in a CSV sheet, though the same 3.0 names level 3 in a JSONL sheet."""
+    sheet = fill_csv(export / "sheet.csv", {i: answer if i == 0 else "2" for i in range(30)})
+    assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == (0 if level else 1)
+    if level:
+        assert first_item_level(tmp_path / "g") == level
+    else:
+        assert (f'{sheet}:2: row item-0001, question "adequacy": the answer "3.5" is not an option of this question'
+                in capsys.readouterr().err)
+
+
+def test_a_header_retyped_in_another_case_or_with_spaces_is_read_as_the_exported_columns(demo_run, export, tmp_path,
+                                                                                       capsys):
+    """Before, a sheet whose header read "Item" or " Adequacy " was refused as one without those columns."""
+    lines = all_answered(export, "4", tmp_path)
+    lines[0] = lines[0].replace("item,", "Item,").replace(",adequacy,", ", Adequacy ,")
+    sheet = tmp_path / "retyped.csv"
+    sheet.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 0, capsys.readouterr().err
+    assert grading_card(tmp_path / "g")["summary"]["graded"] == 30
+    lines[0] = lines[0].replace("Item,", "Item,item,", 1)
+    lines[1:] = [line.replace(",", ",x,", 1) for line in lines[1:]]
+    sheet.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert import_sheets(demo_run, export, sheet, out=tmp_path / "g2") == 1
+    assert f'{sheet}:1: the column "item" appears more than once in the header' in capsys.readouterr().err
+
+
+def test_a_jsonl_answer_left_empty_or_spaced_is_read_as_a_csv_cell_is(demo_run, export, tmp_path, capsys):
+    """The rubric tells graders to leave an answer empty to skip an item. Before, an empty JSONL answer was refused
+    as no option, and " 3" too, though a CSV sheet reads both as meant."""
+    lines = (export / "sheet.jsonl").read_text(encoding="utf-8").splitlines()
+    lines[0] = lines[0].replace('"answer": null', '"answer": " 3"')
+    lines[1] = lines[1].replace('"answer": null', '"answer": ""')
+    sheet = tmp_path / "skipped.jsonl"
+    sheet.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert import_sheets(demo_run, export, sheet, out=tmp_path / "g") == 0, capsys.readouterr().err
+    assert grading_card(tmp_path / "g")["summary"]["graded"] == 1
+    assert first_item_level(tmp_path / "g") == "3"
+
+
+def test_the_rubric_tells_jsonl_graders_a_distribution_gives_every_level_a_probability(demo_run, tmp_path):
+    """Before, it showed {"label": probability, ...}, and a sheet answering {"3": 0.5, "4": 0.5} was refused."""
+    assert main(["grade", "export", str(demo_run), "--out", str(tmp_path / "s"), "--format", "jsonl"]) == 0
+    assert "giving every level a probability, the probabilities summing to 1" in (
+        tmp_path / "s" / "rubric.md").read_text(encoding="utf-8")

@@ -18,6 +18,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from mt_eval.decisions.corpus import gold_distribution
 from mt_eval.decisions.grading import choose_seed, finish, load_run
 from mt_eval.decisions.records import DecisionResult, Question, finite, number_text
 from mt_eval.decisions.request import GradeRequest
-from mt_eval.decisions.rubric import Rubric, read_rubric
+from mt_eval.decisions.rubric import SHEET_COLUMNS, Rubric, read_rubric
 from mt_eval.harness.session import now
 from mt_eval.json_input import not_utf8, too_many_digits
 
@@ -120,7 +121,8 @@ def rubric_text(rubric: Rubric, sheet_format: str) -> str:
     for level in rubric.levels:
         lines.append(f"- **{level.name}**" + (f": {level.description}" if level.description else ""))
     where = {"csv": f'the "{rubric.name}" column of sheet.csv',
-             "jsonl": '"answer" in sheet.jsonl (a label, or {"label": probability, ...} when unsure)',
+             "jsonl": '"answer" in sheet.jsonl (a level, or when unsure {"level": probability, ...} giving every '
+                      'level a probability, the probabilities summing to 1)',
              "both": f'the "{rubric.name}" column of sheet.csv, or "answer" in sheet.jsonl'}[sheet_format]
     lines += ["", f"Write your answer in {where}. Leave it empty to skip an item. You are not told which system "
                   "produced the candidates, and the items are in random order.", ""]
@@ -172,6 +174,8 @@ def _answers_in(path: Path, data: bytes, question: Question, name: str, items: d
         if other := _shown_otherwise(shown, items[item]):
             strangers.append(f"{where}: item {item} shows another {other} than this export's item {item}")
             continue
+        if isinstance(answer, str):
+            answer = _written_level(answer.strip(), question.option_names) or None  # (empty: not answered)
         if answer is None:
             continue
         answer = _level_name(answer)
@@ -203,6 +207,7 @@ def _csv_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]:
     start = 1
     try:
         header = next(reader, None)
+        header = None if header is None else _column_names(header, name)
         if header is None or "item" not in header or name not in header:
             found = ", ".join(json.dumps(column) for column in header or [] if column.strip()) or "no column"
             return [], [f'{path}: a sheet has the columns "item" and "{name}" (as `mt-eval grade export` wrote it); '
@@ -221,7 +226,7 @@ def _csv_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]:
                                 "holds a comma or a quote is written in quotes, its own quotes doubled (\"\")")
                 continue
             record = dict(zip(header, cells, strict=True))
-            rows.append((where, record["item"], record[name].strip() or None, record))
+            rows.append((where, record["item"], record[name], record))
     except csv.Error as exc:
         return [], [f"{path}:{start}: the row starting here cannot be read as CSV ({exc}): is a quote opened in "
                     "a cell and never closed? It takes in the lines after it. A quote inside a cell is written doubled "
@@ -234,10 +239,26 @@ def _delimiter(text: str, name: str) -> str:
     with in many locales, when its header names the columns with it."""
     first = text.partition("\n")[0]
     for delimiter in (",", ";", "\t"):
-        header = next(csv.reader([first], delimiter=delimiter), [])
+        header = _column_names(next(csv.reader([first], delimiter=delimiter), []), name)
         if "item" in header and name in header:
             return delimiter
     return ","
+
+
+def _column_names(header: list[str], name: str) -> list[str]:
+    """The header's columns as the export named them: a column a grader retyped as "Item" or " Adequacy " is the
+    column "item" or "adequacy" (any other column is kept as it is, and ignored)."""
+    exported = {column.casefold(): column for column in (*SHEET_COLUMNS, name)}
+    return [exported.get(column.strip().casefold(), column) for column in header]
+
+
+def _written_level(answer: str, options: list[str]) -> str:
+    """A level written as a spreadsheet may save its number ("3.0", "3,0" in many locales, "4.00") as the level it
+    names exactly, as a JSON number does ("3.5" names none); any other answer as it is."""
+    if answer in options or not re.fullmatch(r"-?[0-9]+(?:[.,][0-9]+)?", answer):
+        return answer
+    named = _level_name(float(answer.replace(",", ".")))
+    return named if named in options else answer
 
 
 def _jsonl_rows(path: Path, text: str, name: str) -> tuple[list[Row], list[str]]:
