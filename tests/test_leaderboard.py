@@ -154,6 +154,21 @@ def test_formats_filters_and_classes(cards, tmp_path: Path, db: str, capsys):
     assert "no leaderboard store" in capsys.readouterr().err
 
 
+def test_a_narrow_terminal_breaks_long_words_but_cuts_nothing_from_the_board(cards, tmp_path: Path, db: str, capsys,
+                                                                           monkeypatch):
+    """Before: at 60 columns a row's run date was "2026-01-…" and a long method name lost its end to "…"; every
+    figure and word is now whole, a word wider than its column broken over lines."""
+    publish_all(db, [cards.card("multilingual-denoising-transliterator", quality=0.8,
+                                finished_at="2026-01-15T10:00:00+00:00")], tmp_path)
+    monkeypatch.setenv("COLUMNS", "60")
+    assert main(["leaderboard", "--db", db]) == 0
+    table = capsys.readouterr().out
+    assert "…" not in table, table
+    assert "2026-01-15" in table, table
+    method_column = "".join(line.split("│")[2].replace(" ", "") for line in table.splitlines() if line.count("│") == 7)
+    assert "MultilingualDenoisingTransliterator" in method_column, table
+
+
 def test_the_ranking_key_changes_with_the_metric_signatures_not_with_extension_metrics(cards):
     import msgspec
 

@@ -68,9 +68,11 @@ def render_text(board: dict[str, Any], console: Any = None) -> None:
         table = Table(title=_plain(f"{group['corpus_name']} ({group['pair']}) — sha256 {group['corpus_sha256'][:12]}, "
                                  f"{size}"), caption=_plain(f"{group['metric']}: {group['signature']}"),
                       title_justify="left")
-        for column, justify in (("rank", "right"), ("method", "left"), (f"{group['metric']} [95% CI]", "right"),
-                                ("n", "right"), ("eligibility", "left"), ("run", "left")):
-            table.add_column(_plain(column), justify=justify)  # type: ignore[arg-type]
+        for column, justify, whole in (("rank", "right", True), ("method", "left", False),
+                                       (f"{group['metric']} [95% CI]", "right", False), ("n", "right", True),
+                                       ("eligibility", "left", False), ("run", "left", True)):
+            table.add_column(_plain(column), justify=justify, no_wrap=whole,  # type: ignore[arg-type]
+                             overflow="fold")  # (a narrow terminal: a long word is broken, not cut to "…")
         for row in group["rows"]:
             rank = f"{row['rank']}" + (" (tie)" if row["ties"] else "")
             table.add_row(*map(_plain, (rank, _method(row), headline_text(row["headline"]),
@@ -83,11 +85,11 @@ def render_text(board: dict[str, Any], console: Any = None) -> None:
     if across["methods"]:
         table = Table(title="Across corpora (Borda: 100 first … 0 last, equal weight; task average: per pair, then "
                             "across pairs)", title_justify="left")
-        table.add_column("method")
-        table.add_column("Borda", justify="right")
-        table.add_column("task average", justify="right")
+        table.add_column("method", overflow="fold")
+        table.add_column("Borda", justify="right", no_wrap=True)
+        table.add_column("task average", justify="right", no_wrap=True)
         for corpus in across["corpora"]:
-            table.add_column(_plain(corpus["label"]), justify="right")
+            table.add_column(_plain(corpus["label"]), justify="right", overflow="fold")
         for m in across["methods"]:
             cells = [number(m["scores"][c["label"]]) if c["label"] in m["scores"] else "missing"
                      for c in across["corpora"]]
