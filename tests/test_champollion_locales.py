@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from champollion_project import both, make_project, needs_node, pairs_config, twins
+from champollion_project import both, make_project, needs_node, pairs_config, tree, twins
 from mt_eval.cli import main
 
 SOURCE = """{
@@ -281,3 +281,19 @@ def test_failed_keys_of_a_new_file_are_said_missing_from_it_and_tried_again_next
     runs = both(projects)
     assert runs["node"] == runs["python"]
     assert runs["python"][1].endswith(f"\n2 problems: failed keys kept their previous values, and {missing}\n")
+
+
+@needs_node
+def test_vue_i18n_links_polyglot_arguments_and_markdown_link_targets_come_back_as_they_were(tmp_path: Path):
+    source = {"signed": "Signed in as @:user.name (@.lower:roles.admin)", "hello": "Hello %{name}, you owe ${amount}",
+              "docs": "Read the [user guide](/docs/user-guide) or ![logo](img/logo.png)"}
+    projects = twins(tmp_path, pairs_config({"en:es": {"methodPlugin": "rot13"}}), {"locales/en/a.json": source},
+                     plugins=("rot13",))
+    runs = both(projects)
+    assert runs["node"] == runs["python"]
+    assert runs["python"][0] == 0, runs["python"]
+    assert tree(projects["node"]) == tree(projects["python"])
+    assert projects["python"].json("locales/es/a.json") == {
+        "signed": "spa: Fvtarq va nf @:user.name (@.lower:roles.admin)",
+        "hello": "spa: Uryyb %{name}, lbh bjr ${amount}",
+        "docs": "spa: Ernq gur [hfre thvqr](/docs/user-guide) be ![ybtb](img/logo.png)"}

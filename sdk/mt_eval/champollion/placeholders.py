@@ -1,9 +1,11 @@
 """Placeholders a translation must keep verbatim: swapped for numbered sentinels, then restored.
 
 Protected: i18next interpolation (``{{name}}``, ``{{- html}}``, ``{{count, number}}``) and nesting
-(``$t(key)``), ICU/format arguments (``{count}``, ``{0}``), printf (``%s``, ``%1$d``, ``%.2f``,
-``%(name)s``, ``%%``), HTML and i18next ``<Trans>`` tags (``<b>``, ``</a>``, ``<br/>``, ``<0>``) and
-character references (``&nbsp;``). Each becomes ``⟦n⟧`` (U+27E6, U+27E7), which rule-based and neural
+(``$t(key)``), ICU/format arguments (``{count}``, ``{0}``; Polyglot's ``%{name}``, ``${name}``), vue-i18n
+linked messages (``@:common.name``, ``@.lower:key``), printf (``%s``, ``%1$d``, ``%.2f``, ``%(name)s``,
+``%%``), HTML and i18next ``<Trans>`` tags (``<b>``, ``</a>``, ``<br/>``, ``<0>``), character references
+(``&nbsp;``) and the destination of a Markdown link (``[text](/docs/user-guide)``: the text is translated).
+Each becomes ``⟦n⟧`` (U+27E6, U+27E7), which rule-based and neural
 translators pass through untouched (Apertium does). Text that already looks like a sentinel is
 protected too, so restoring is exact. A translation that loses, repeats or invents a sentinel, or puts a
 closing tag before its opening tag, is refused: the key fails rather than being written broken. The
@@ -32,8 +34,11 @@ from mt_eval.champollion.jsonfmt import js_string
 PLACEHOLDER = re.compile(
     r"\{\{[^{}]*\}\}"                                            # {{name}}, {{- html}}, {{count, number}}
     r"|\$t\([^()]*\)"                                             # $t(other.key)
-    r"|\{[ \t]*\$?[A-Za-z0-9_.-]+[ \t]*(?:[,:!][^{}]*)?\}"        # {name}, {0}, {count, number}, {amount:.2f},
-    #                                                              {0!r}, Angular's {$INTERPOLATION}
+    r"|[%$]?\{[ \t]*\$?[A-Za-z0-9_.-]+[ \t]*(?:[,:!][^{}]*)?\}"    # {name}, {0}, {count, number}, {amount:.2f},
+    #                                                              {0!r}, Angular's {$INTERPOLATION}, Polyglot's and
+    #                                                              i18n-js's %{name}, ${name}
+    r"|@(?:\.[A-Za-z]+)?:(?:\([^()]*\)|\{[^{}]*\}|[A-Za-z0-9_|/.-]*[A-Za-z0-9_|/-])"  # vue-i18n @:key, @.lower:key
+    r'|(?<=\])\([^() \t\r\n]*(?:[ \t]+"[^"\r\n]*")?\)'              # a Markdown link's (url "title") after its [text]
     r"|%(?:\([A-Za-z0-9_.-]+\))?(?:[0-9]+\$)?[-+0#]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|L|q|j|z|t)?"
     r"[sdifuxXeEgGc@]"                                             # %s %1$s %.2f %ld %llu
     r"|%%"

@@ -1,5 +1,6 @@
-// Placeholders a translation must keep verbatim — i18next {{name}} and $t(key), ICU {count}, printf
-// %s / %1$d / %(name)s / %%, HTML and <Trans> tags, character references — are swapped for numbered
+// Placeholders a translation must keep verbatim — i18next {{name}} and $t(key), ICU {count}, Polyglot's
+// %{name}, ${name}, vue-i18n's @:key, printf %s / %1$d / %(name)s / %%, HTML and <Trans> tags, character
+// references, a Markdown link's (destination) — are swapped for numbered
 // sentinels ⟦n⟧ (which translators, Apertium included, pass through), then restored. A translation that
 // loses, repeats or invents a sentinel, or puts a closing tag before its opening tag, is refused; the source's
 // edge whitespace is kept. Same expressions
@@ -16,7 +17,9 @@ import { IcuSyntaxError, IcuTooDeep, parse } from './icu.js';
 const PLACEHOLDER = new RegExp([
   String.raw`\{\{[^{}]*\}\}`,
   String.raw`\$t\([^()]*\)`,
-  String.raw`\{[ \t]*\$?[A-Za-z0-9_.-]+[ \t]*(?:[,:!][^{}]*)?\}`,
+  String.raw`[%$]?\{[ \t]*\$?[A-Za-z0-9_.-]+[ \t]*(?:[,:!][^{}]*)?\}`, // {name}, %{name}, ${name}
+  String.raw`@(?:\.[A-Za-z]+)?:(?:\([^()]*\)|\{[^{}]*\}|[A-Za-z0-9_|/.-]*[A-Za-z0-9_|/-])`, // vue-i18n @:key
+  String.raw`(?<=\])\([^() \t\r\n]*(?:[ \t]+"[^"\r\n]*")?\)`, // a Markdown link's (url "title")
   String.raw`%(?:\([A-Za-z0-9_.-]+\))?(?:[0-9]+\$)?[-+0#]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|L|q|j|z|t)?[sdifuxXeEgGc@]`,
   '%%',
   String.raw`<\/?[A-Za-z][A-Za-z0-9_:.-]*(?:[ \t\r\n]+[^<>]*?)?[ \t\r\n]*\/?>`,
