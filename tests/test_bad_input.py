@@ -275,6 +275,8 @@ def test_a_trailing_comma_is_reported_the_same_on_every_python(text, line, colum
     ('{"a": 1,}', "line 1, column 9: Expecting property name", "remove the trailing comma before the closing brace"),
     ('{"a": "b\tc"}', "line 1, column 9: Invalid control character", r"as \t or \n"),
     ('{"a": 1} {"a": 2}', "line 1, column 10: Extra data", "remove what follows the end of the JSON document"),
+    ("\0" * 512, "line 1, column 1: Expecting value", "a NUL byte here, which no JSON text has: the file was damaged"),
+    ('{"a": 1}\n\0\0', "line 2, column 1: Extra data", "a NUL byte here, which no JSON text has: the file was damaged"),
 ])
 def test_a_cut_off_or_empty_file_is_named_as_such(text, message, hint):
     from mt_eval.json_input import parse_json

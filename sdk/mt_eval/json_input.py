@@ -290,6 +290,9 @@ def _syntax_hint(exc: json.JSONDecodeError) -> str:
     doc, pos = exc.doc, exc.pos
     if not doc.strip():
         return "the file is empty: it must hold a JSON document"
+    if doc.startswith("\0", pos):
+        return ("a NUL byte here, which no JSON text has: the file was damaged while it was written (a crash or a full "
+                "disk leaves NUL bytes in place of its text); write it again, or restore it from a copy")
     if exc.msg.startswith("Unterminated string"):  # (the scanner reached the end of the file inside the string)
         return "the string that starts here has no closing double quote: the file looks cut off"
     if pos >= len(doc.rstrip()):

@@ -27,6 +27,10 @@ export class JsonSyntaxError extends SyntaxError {
 // comma only when a closing brace or bracket follows.
 function syntaxHint(detail, text, position) {
   if (text.trim() === '') return 'the file is empty: it must hold a JSON document';
+  if (text[position] === '\0') {
+    return 'a NUL byte here, which no JSON text has: the file was damaged while it was written (a crash or a full '
+      + 'disk leaves NUL bytes in place of its text); write it again, or restore it from a copy';
+  }
   if (detail.startsWith('Unterminated string')) return 'the string that starts here has no closing double quote: the file looks cut off';
   if (position >= text.trimEnd().length) return 'the file ends before its JSON does: it looks cut off (an object or list is not closed)';
   if (text.startsWith('//', position) || text.startsWith('/*', position)) return 'JSON has no comments: remove the comment that starts here';

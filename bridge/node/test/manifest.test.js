@@ -106,3 +106,12 @@ test('a key written twice is said at the path of its object, as the Python SDK s
   rejects(plugin('{"name": "x", "node_entry": "t.js", "dependencies": [{"id": "a", "id": "b"}]}'), '$.dependencies[0]',
     /key "id" appears more than once/);
 });
+
+test('a file NUL bytes took the place of (a crash, a full disk) is named as damaged, as Python names it', () => {
+  for (const [text, message] of [['\0'.repeat(512), 'line 1, column 1: Expecting value'],
+    ['{"a": 1}\n\0\0', 'line 2, column 1: Extra data']]) {
+    const [, problems] = parseJsonBytes(Buffer.from(text), 'card.json');
+    assert.equal(problems[0].message, `invalid JSON at ${message}`);
+    assert.match(problems[0].hint, /^a NUL byte here, which no JSON text has: the file was damaged while it was written/);
+  }
+});

@@ -118,12 +118,26 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+        self._given: list[str] = []  # the words this parser was given
 
     def error(self, message: str) -> NoReturn:
+        import re
+
         from mt_eval.control_chars import escaped_for_terminal
         from mt_eval.leaderboard.address import passwords_hidden
 
+        if wanted := re.fullmatch(r"argument (?:\S+/)?(--\S+): expected one argument", message):
+            from itertools import pairwise
+
+            dashed = [after for option, after in pairwise(self._given) if option == wanted[1] and after[:1] == "-"]
+            if dashed and dashed[0] != "--":  # (a value "-x" reads as an option)
+                message += (f" ({dashed[0]} begins with a dash, so it reads as an option: give it as "
+                            f"{wanted[1]}={dashed[0]})")
         super().error(escaped_for_terminal(passwords_hidden(message)))
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._given = [str(word) for word in (sys.argv[1:] if args is None else args)]  # (for `error`)
+        return super().parse_known_args(args, namespace)
 
 
 def console_main() -> NoReturn:

@@ -79,15 +79,21 @@ def _try_writing(directory: Path, flag: str, given: Path | None = None) -> None:
     ``--out runs/b``, where there is no ``runs`` yet): a parent it makes first is used as it is, and one it
     removes just before this process makes a directory in it is made again."""
     verb = "use" if given is None else "write"
+    existing = directory  # (the directory that is there, in which the write is tried)
     for attempt in range(_ATTEMPTS):
         try:
             lineage = [directory, *directory.parents]
             first, is_dir = _first_existing(lineage)
+            existing = lineage[first]
             if given is None:
                 verb = "create" if first else "write to"
             if not is_dir:
                 raise RunError(f"cannot {verb} {flag} {given or directory}: {lineage[first]} is a file, not a "
                                "directory")
+            if link := next((path for path in lineage[:first] if path.is_symlink()), None):
+                raise RunError(f"cannot {verb} {flag} {given or directory}: {link} is a symbolic link to "
+                               f"{os.readlink(link)}, which does not exist: make the directory it points to, or give "
+                               f"{flag} another place")
             _make_and_write(lineage[:first], directory)
             return
         except FileNotFoundError as exc:
@@ -99,7 +105,21 @@ def _try_writing(directory: Path, flag: str, given: Path | None = None) -> None:
             if exc.errno == errno.EROFS:  # (no chmod helps: the mount is read-only)
                 raise RunError(f"cannot {verb} {flag} {given or directory}: it is on a file system mounted read-only; "
                                f"give {flag} a place on a writable file system") from None
-            raise RunError(f"cannot {verb} {flag} {given or directory}: {exc.strerror or exc}") from None
+            fix = permission_fix(existing, exc)
+            raise RunError(f"cannot {verb} {flag} {given or directory}: {exc.strerror or exc}"
+                           f"{f'; {fix}, or give {flag} another place' if fix else ''}") from None
+
+
+def permission_fix(path: Path, exc: OSError) -> str | None:
+    """How to let this user write ``path`` when ``exc`` says the permissions (EACCES) or its attributes (EPERM: an
+    immutable file or directory) refused it; None for any other error."""
+    import errno
+
+    if exc.errno == errno.EACCES:
+        return f"make it writable for you (chmod u+w {path})"
+    if exc.errno == errno.EPERM:
+        return f"clear its immutable flag (chattr -i {path})"
+    return None
 
 
 def _first_existing(lineage: list[Path]) -> tuple[int, bool]:
@@ -215,6 +235,7 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
     """The state of the run in ``out``: the recorded one when resuming (``changes`` names what differs from
     ``fresh``, which refuses the resume), else ``fresh`` in a cleared directory. ``run.json`` is (re)written."""
     state_path = out / "run.json"
+    _refuse_corpus_among_outputs(out, getattr(fresh, "corpus_path", None))
     folders = [name for name in FILES if (out / name).is_dir()]
     if folders:  # never a run's: even --force deletes only files
         raise RunError(f"{out / folders[0]} is a directory, where a run keeps its {folders[0]} file, so {out} is not "
@@ -265,12 +286,23 @@ def open_run_directory(out: Path, fresh: State, *, resume: bool, force: bool,
     return state
 
 
+def _refuse_corpus_among_outputs(out: Path, corpus_path: str | None) -> None:
+    """`RunError` when the corpus is one of the files a run writes in ``out`` (a corpus ``results.jsonl`` with
+    ``--out`` its directory, say), which the run would replace and ``--force`` delete before reading it again."""
+    for name in FILES if corpus_path else ():
+        try:
+            same = os.path.samefile(out / name, str(corpus_path))
+        except OSError:  # (not there: nothing to replace)
+            continue
+        if same:
+            raise RunError(f"the corpus {corpus_path} is {out / name}, a file the run writes in its directory (and "
+                           f"--force deletes): move the corpus out of {out}, or choose another --out")
+
+
 def _refuse_unwritable_logs(out: Path) -> None:
     """`RunError` naming the first file of `APPENDED` in ``out`` that cannot be opened for appending, with the fix;
     checked before a resume changes anything (it was a bare "[Errno 13] Permission denied" once run.json had been
     rewritten)."""
-    import errno
-
     for name, holds in APPENDED.items():
         path = out / name
         try:
@@ -278,12 +310,8 @@ def _refuse_unwritable_logs(out: Path) -> None:
         except FileNotFoundError:
             continue
         except OSError as exc:
-            if exc.errno == errno.EACCES:
-                fix = f"make it writable for you (chmod u+w {path})"
-            elif exc.errno == errno.EPERM:
-                fix = f"clear its immutable flag (chattr -i {path})"
-            else:
-                fix = f"make it writable, or copy {out} where you can write and resume the copy"
+            fix = (permission_fix(path, exc)
+                   or f"make it writable, or copy {out} where you can write and resume the copy")
             raise RunError(f"cannot resume {out}: {path} cannot be written ({exc.strerror or exc}), and the run "
                            f"appends {holds} to it: {fix}, then resume again") from None
 

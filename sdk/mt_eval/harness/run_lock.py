@@ -97,6 +97,7 @@ def hold_run_directory(out: Path, *, command: str, wait_s: float | None, prog: s
 
         full = exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # (it records which process holds it)
         fix = ("free space on its disk (or lift the quota or file size limit in the way)" if full else
+               f"clear its immutable flag (chattr -i {lock.path})" if exc.errno == errno.EPERM else
                f"make it readable and writable for you (chmod u+rw {lock.path})")
         raise RunError(f"cannot open {lock.path}, the lock file that keeps a second process out of the run directory "
                        f"{out}: {reason}; {fix}, or choose another --out") from None
