@@ -218,3 +218,16 @@ def test_a_file_name_that_is_not_utf8_is_shown_with_its_escapes_in_valid_json(tm
     assert json.loads(out) == {"file": f"{tmp_path}/empty-\\udcfe.jsonl", "readable": False, "refused": [
         {"message": "has no entries", "hint": 'add entries, one JSON object per line, e.g. {"id": "1", "source": '
                                                '"...", "reference": "..."}'}]}
+
+
+def test_the_c_locale_without_utf8_mode_shows_accents_as_escapes_not_a_traceback(tmp_path: Path):
+    """Under LC_ALL=C with PYTHONUTF8=0 standard output is ASCII (surrogateescape, which raises on "ó"): showing a
+    corpus with an accent, or printing a translation, was a UnicodeEncodeError traceback."""
+    corpus = tmp_path / "c.tsv"
+    corpus.write_text("Hello.\tHola.\nBye.\tAdiós.\n", encoding="utf-8")
+    environment = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0"}
+    environment.pop("PYTHONIOENCODING", None)
+    done = subprocess.run([sys.executable, "-m", "mt_eval.cli", "corpus", "show", str(corpus)], capture_output=True,
+                          timeout=60, env=environment)
+    assert (done.returncode, done.stderr) == (0, b""), done.stderr.decode(errors="replace")
+    assert b'reference  "Adi\\xf3s."' in done.stdout, done.stdout

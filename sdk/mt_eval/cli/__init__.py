@@ -143,13 +143,17 @@ class _Parser(argparse.ArgumentParser):
 def console_main() -> NoReturn:
     """The ``mt-eval`` program: `main` with the process's arguments, then an exit that nothing a method left
     running can hold up (`mt_eval.cli.leftovers`)."""
+    import codecs
     import io
 
     from mt_eval import process_exit
 
     _open_closed_standard_streams()
-    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors == "strict":  # (a UTF-8 locale: a file name
-        sys.stdout.reconfigure(errors="backslashreplace")  # not UTF-8 is shown with its escapes, as on stderr)
+    # what stdout cannot encode is shown with its escapes, as on stderr: a name not UTF-8 (strict, a UTF-8 locale),
+    # any accent under LC_ALL=C with PYTHONUTF8=0 (ASCII with surrogateescape) — not a UnicodeEncodeError traceback
+    if isinstance(sys.stdout, io.TextIOWrapper) and (sys.stdout.errors == "strict" or (
+            sys.stdout.errors == "surrogateescape" and codecs.lookup(sys.stdout.encoding).name != "utf-8")):
+        sys.stdout.reconfigure(errors="backslashreplace")
     sys.stdout = _OutputChecked(sys.stdout)
     sys.stderr = _DiagnosticsLost(sys.stderr)
     process_exit.adopts_orphans = True
