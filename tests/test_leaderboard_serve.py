@@ -211,6 +211,26 @@ def test_a_postgresql_store_that_cannot_be_read_names_nothing_of_its_server(post
     assert f"has no database {name}: create it" in logged[-1]
 
 
+def test_a_postgresql_server_that_dropped_its_connections_is_read_again_at_once(postgres_cluster, cards,
+                                                                                   tmp_path: Path):
+    """Before: a server restarted (or one ending idle sessions) while the board idled answered the next page with a
+    503, and logged an outage, though the server was up again: the pooled connection it had dropped was used."""
+    url = postgres_cluster.database()
+    name = url.rsplit("/", 1)[1]
+    publish(url, tmp_path, cards.card("alpha", quality=0.8))
+    with served(url) as server:
+        assert "Alpha" in fetch(server.base).decode()
+        import psycopg
+
+        with psycopg.connect(f"host=127.0.0.1 port={postgres_cluster.port} user=mt_eval dbname=postgres",
+                             autocommit=True) as connection:  # (what a restart does to the board's connection)
+            ended = connection.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                                       (name,)).fetchall()
+        assert ended
+        assert "Alpha" in fetch(server.base).decode()
+    assert CANNOT_READ not in server.stderr, server.stderr
+
+
 def alpha_and_a_rebuilt_gamma(cards, tmp_path: Path) -> tuple[Path, Path]:
     """A store holding alpha's card, and one rebuilt elsewhere holding gamma's, to be moved over it."""
     db, rebuilt = tmp_path / "board.db", tmp_path / "rebuilt.db"

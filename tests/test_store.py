@@ -173,6 +173,22 @@ def test_a_store_under_a_file_says_the_file_is_not_a_directory(tmp_path: Path, c
     assert notes.read_text() == "not a directory\n"
 
 
+def test_a_default_store_whose_directory_cannot_be_made_is_a_clear_error(tmp_path: Path, capsys, cards, monkeypatch):
+    """Before: a data directory that cannot be made (HOME=/ for a user without a home, a read-only home) ended
+    ``mt-eval publish`` in a traceback."""
+    from mt_eval.cli import main
+
+    card = write_card(cards.card("alpha"), tmp_path / "run" / "card.json")
+    monkeypatch.delenv("MT_EVAL_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", "/proc/mt-eval-no-such-directory")  # (no directory can be made in /proc)
+    assert main(["publish", str(card), "--no-input"]) == 1
+    said = capsys.readouterr().err
+    assert ("mt-eval publish: cannot create the leaderboard store /proc/mt-eval-no-such-directory/mt-eval/"
+            "leaderboard.db: cannot make its directory /proc/mt-eval-no-such-directory/mt-eval (No such file or "
+            "directory); name a store in a directory this user can write with --db FILE or $MT_EVAL_DB, or set "
+            "XDG_DATA_HOME; nothing was published") in said, said
+
+
 def test_an_absolute_path_written_with_three_slashes_is_said_with_four(tmp_path: Path, capsys, cards, monkeypatch):
     """Before: ``--db sqlite:///tmp/x/board.db`` said only that the directory tmp/x (relative) does not exist, and
     the board that there is no store yet, beside the store at /tmp/x/board.db."""

@@ -55,3 +55,37 @@ def test_a_store_file_that_only_reads_is_refused_before_sqlite_opens_it(tmp_path
             path.chmod(0o644)
     done = as_a_user("publish", str(beta), "--db", str(store), "--no-input")
     assert done.returncode == 0, done.stderr
+
+
+def test_a_symbolic_link_to_a_store_not_made_yet_makes_it_where_it_leads(tmp_path: Path, cards, capsys):
+    """Before: publishing through a link to a file not made yet failed, saying the file "is deleted as soon as it is
+    made", while the board said to publish a card first; a link into no directory did the same."""
+    card = write_card(cards.card("alpha", quality=0.8), tmp_path / "cards" / "alpha.json")
+    (tmp_path / "boards").mkdir()
+    link = tmp_path / "board.db"
+    link.symlink_to(tmp_path / "boards" / "main.db")
+    assert main(["publish", str(card), "--db", str(link), "--no-input"]) == 0
+    assert link.is_symlink() and sorted(p.name for p in (tmp_path / "boards").iterdir()) == ["main.db"]
+    assert main(["leaderboard", "--db", str(link), "--json"]) == 0
+    capsys.readouterr()
+
+    nowhere = tmp_path / "nowhere.db"
+    nowhere.symlink_to(tmp_path / "no-such-directory" / "main.db")
+    assert main(["publish", str(card), "--db", str(nowhere), "--no-input"]) == 1
+    assert (f"cannot create the leaderboard store {nowhere}: the directory {tmp_path / 'no-such-directory'} does not "
+            "exist; nothing was published") in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["named pipe", "character device"])
+def test_a_store_that_is_no_regular_file_is_said_so(tmp_path: Path, cards, capsys, kind: str):
+    """Before: a named pipe or a device given as the store was "disk I/O error"."""
+    card = write_card(cards.card("alpha", quality=0.8), tmp_path / "cards" / "alpha.json")
+    store = tmp_path / "pipe.db"
+    if kind == "named pipe":
+        os.mkfifo(store)
+    else:
+        store = Path(os.devnull)
+    for command in (["publish", str(card), "--no-input"], ["leaderboard"]):
+        assert main([*command, "--db", str(store)]) == 1
+        assert (f"{store} is not a regular file (it is a {kind}): give --db the store's file (a new name makes a new "
+                "store), or a postgresql:// URL") in capsys.readouterr().err

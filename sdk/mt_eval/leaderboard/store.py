@@ -32,7 +32,7 @@ from mt_eval.leaderboard.store_engine import (
     on_read_only_file_system,
     unreached_advice,
 )
-from mt_eval.leaderboard.store_file import FileHold, check_file
+from mt_eval.leaderboard.store_file import FileHold, check_file, followed
 
 CHUNK = 500  # ids per IN (...) list
 
@@ -326,7 +326,7 @@ def open_store(db: str | None = None, *, create: bool = True, on_damaged: Callab
     where = describe(url)
     hold = None
     if url.get_backend_name() == "sqlite":
-        file = Path(url.database or "")
+        file = followed(Path(url.database or ""))
         check_file(file, where, create=create, nothing_at=_nothing_at(where))
         if create and on_read_only_file_system(file):
             raise StoreError(f"cannot publish into the leaderboard store {where}: it is on a read-only file system "

@@ -59,7 +59,8 @@ def new_engine(url: sa.URL, *, writable: bool = False) -> sa.Engine:
     """An engine; a ``writable`` one puts an SQLite database in WAL mode, which stays with the file."""
     if url.get_backend_name() == "postgresql":
         try:
-            engine = sa.create_engine(url, connect_args=connect_args(url))
+            engine = sa.create_engine(url, connect_args=connect_args(url), pool_pre_ping=True)  # (a connection the
+            # server dropped while it idled in the pool — a restart, idle_session_timeout — is replaced, not a failure)
         except ModuleNotFoundError as exc:
             if url.drivername != "postgresql+psycopg":  # (postgresql+psycopg2://, +asyncpg://: another driver named)
                 raise StoreError(f"{url.drivername}:// names a driver mt-eval does not use: write postgresql://... "
@@ -72,6 +73,13 @@ def new_engine(url: sa.URL, *, writable: bool = False) -> sa.Engine:
             from mt_eval.leaderboard.server_silence import connection_class
 
             return connection_class().connect(*cargs, **cparams)  # (a server that stops answering is given up on)
+
+        @sa.event.listens_for(engine, "handle_error")
+        def silence_is_said(context: sa.engine.ExceptionContext) -> None:
+            from mt_eval.leaderboard.server_silence import connection_class
+
+            if context.is_pre_ping and isinstance(context.original_exception, connection_class().ServerSilent):
+                context.is_disconnect = False  # (a server frozen at the pre-ping fails as it does at a query)
 
         return engine
     file = url.database or ""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 from pathlib import Path
 
 from mt_eval.leaderboard import StoreError
@@ -32,6 +33,9 @@ def check_file(path: Path, where: str, *, create: bool, nothing_at: str) -> None
     does not exist and is only to be read, ``nothing_at`` says so."""
     if path.is_dir():
         raise StoreError(f"{where} is a directory: give the store's file, such as {path / STORE_FILE}")
+    if path.exists() and not path.is_file():  # (SQLite had said only "disk I/O error")
+        raise StoreError(f"{where} is not a regular file (it is {_kind(path)}): give --db the store's file (a new "
+                         "name makes a new store), or a postgresql:// URL")
     if path.exists():
         if create:
             _check_writable(path, where)
@@ -42,11 +46,29 @@ def check_file(path: Path, where: str, *, create: bool, nothing_at: str) -> None
                          "file, not a directory")
     if not create:
         raise StoreError(nothing_at + _absolute_meant(path, (Path("/") / path).is_file()))
-    if path == default_path():
-        path.parent.mkdir(parents=True, exist_ok=True)
+    if path == default_path():  # (under $XDG_DATA_HOME or ~/.local/share, which may not be writable: HOME=/)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the leaderboard store {where}: cannot make its directory {path.parent} "
+                             f"({exc.strerror or exc}); name a store in a directory this user can write with --db "
+                             "FILE or $MT_EVAL_DB, or set XDG_DATA_HOME") from None
     elif not path.parent.is_dir():
         raise StoreError(f"cannot create the leaderboard store {where}: the directory {path.parent} does not exist"
                          + _absolute_meant(path, (Path("/") / path).parent.is_dir()))
+
+
+def followed(path: Path) -> Path:
+    """The file a symbolic link ``path`` leads to (SQLite keeps the store there, and its log beside it), else
+    ``path``: a link to a store not made yet makes it there, as SQLite would; a link into no directory says so."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _kind(path: Path) -> str:
+    mode = path.stat().st_mode
+    kinds = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISSOCK, "a socket"))
+    return next((kind for test, kind in kinds if test(mode)), "neither a file nor a directory")
 
 
 def _absolute_meant(path: Path, likely: bool) -> str:
