@@ -78,29 +78,30 @@ def state_not_written(path: Path, problem: OSError, *, resumed: bool) -> str:
 
 class AppendedLines:
     """A run's ``results.jsonl`` as it is appended to: a write that fails (a full disk) raises `ResultsNotSaved`,
-    as does every later one (the run stops; what was written before is kept)."""
+    as does every later one (the run stops; what was written before is kept, and what the failed write put down
+    of its lines is cut off again, so the file holds whole lines only)."""
 
     def __init__(self, path: Path, kind: LogKind[Any]) -> None:
         self.path, self.kind = path, kind
         self._failed: ResultsNotSaved | None = None
-        self._file = path.open("ab")
+        self._file = path.open("ab", buffering=0)  # (each write goes down at once, and no buffer outlives a failure)
 
     def write(self, records: Sequence[Any]) -> None:
         if self._failed is not None:
             raise self._failed
+        data = memoryview(b"".join(_encode(r) + b"\n" for r in records))
+        end = os.fstat(self._file.fileno()).st_size
         try:
-            self._file.write(b"".join(_encode(r) + b"\n" for r in records))
-            self._file.flush()
+            while data:  # (a write the disk takes only in part says how much it took)
+                data = data[self._file.write(data):]
         except OSError as exc:
+            with contextlib.suppress(OSError):  # (the lines written before this one are whole and kept)
+                os.ftruncate(self._file.fileno(), end)
             self._failed = ResultsNotSaved.writing(self.path, exc, self.kind)
             raise self._failed from exc
 
     def close(self) -> None:
-        try:
-            self._file.close()
-        except OSError:  # (what a failed write left in the buffer: `write` said so)
-            if self._failed is None:
-                raise
+        self._file.close()
 
 
 @contextlib.contextmanager
