@@ -94,6 +94,33 @@ export function completeOptions(options) {
   };
 }
 
+/** The startGuest options loadMethodPlugin sets itself, from the plugin: options.guest may not give them. */
+const PLUGIN_GUEST_OPTIONS = ['cwd', 'config', 'signal'];
+
+/**
+ * Throws a TypeError naming the first of loadMethodPlugin's options whose value does not fit, as completeOptions does
+ * for startGuest's, so that a plugin run in this process refuses what one run through a guest would (a goldFields
+ * that is not a list would otherwise hide nothing from it). options.guest is checked as startGuest's options.
+ */
+export function checkLoadOptions(options) {
+  optional('baseDir', options.baseDir, 'a directory path (a string)', (value) => typeof value === 'string' && value !== '');
+  optional('mtEval', options.mtEval, 'a command: a path, or an argv (a list of strings)', (value) => typeof value === 'string'
+    || (Array.isArray(value) && value.every((part) => typeof part === 'string' && part !== '')));
+  optional('watchdog', options.watchdog, 'true or false', (value) => typeof value === 'boolean');
+  const guest = optional('guest', options.guest, 'an object of startGuest options', isPlainObject) ?? {};
+  const own = PLUGIN_GUEST_OPTIONS.find((name) => guest[name] !== undefined);
+  if (own !== undefined) {
+    throw new TypeError(`options.guest.${own} cannot be given: loadMethodPlugin sets the guest's ${own} from the plugin`
+      + (own === 'config' ? ' (give options.config instead)' : ''));
+  }
+  try {
+    completeOptions(guest);
+  } catch (error) {
+    throw new TypeError(error.message.replace(/^options\./, 'options.guest.'));
+  }
+  completeOptions({ goldFields: options.goldFields, tolerance: options.tolerance, logger: options.logger });
+}
+
 function fieldNames(name, value) {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value) || !value.every((field) => typeof field === 'string' && field !== '')) {

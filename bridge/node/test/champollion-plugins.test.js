@@ -153,3 +153,33 @@ test('translate() checks its entries in this process as through a guest: the sam
   ]);
   assert.deepEqual(said[1], said[0]);
 });
+
+test('hundreds of calls at once to a translate.js in this process are answered without a listener-leak warning', async (t) => {
+  const warnings = [];
+  const onWarning = (warning) => warnings.push(`${warning.name}: ${warning.message}`);
+  process.on('warning', onWarning);
+  t.after(() => process.off('warning', onWarning));
+  const plugin = await loadMethodPlugin(PLUGINS.upper, { config: { source_lang: 'eng', target_lang: 'spa' } });
+  t.after(() => plugin.close());
+  const results = await Promise.all(Array.from({ length: 200 }, (_, i) => plugin.translate([{ id: String(i), source: 'x' }])));
+  assert.deepEqual(new Set(results.flat().map((r) => r.predicted)), new Set(['spa: X']));
+  await new Promise((resolve) => setImmediate(resolve)); // (a warning is emitted on a later tick)
+  assert.deepEqual(warnings, []);
+});
+
+test('an option value that does not fit fails the load, naming it, whatever runtime the plugin has', async () => {
+  // (a Python plugin whose mt-eval is missing: were the options checked only when its guest starts, the load would pass)
+  const rot13 = { mtEval: '/nonexistent/mt-eval' };
+  for (const [plugin, options, message] of [
+    [PLUGINS.upper, { goldFields: 'secret' }, 'options.goldFields must be a list of entry field names, got "secret"'],
+    [PLUGINS.rot13, { ...rot13, goldFields: 'secret' }, 'options.goldFields must be a list of entry field names, got "secret"'],
+    [PLUGINS.upper, { tolerance: -1 }, 'options.tolerance must be a positive number, got -1'],
+    [PLUGINS.upper, { watchdog: 'no' }, 'options.watchdog must be true or false, got "no"'],
+    [PLUGINS.upper, { baseDir: 5 }, 'options.baseDir must be a directory path (a string), got 5'],
+    [PLUGINS.rot13, { mtEval: 5 }, 'options.mtEval must be a command: a path, or an argv (a list of strings), got 5'],
+    [PLUGINS.rot13, { ...rot13, guest: { requestTimeoutMs: 'x' } }, 'options.guest.requestTimeoutMs must be a positive number, got "x"'],
+    [PLUGINS.rot13, { ...rot13, guest: { cwd: '/' } }, "options.guest.cwd cannot be given: loadMethodPlugin sets the guest's cwd from the plugin"],
+  ]) {
+    await assert.rejects(loadMethodPlugin(plugin, options), (error) => error instanceof TypeError && error.message === message);
+  }
+});

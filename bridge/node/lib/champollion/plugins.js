@@ -10,6 +10,7 @@
 // on are found; a translate.js that blocks the event loop for longer than a batch may take ends the
 // process with a message (nothing else can stop it). A plugin that cannot start (its translate.js does not
 // load, its guest does not answer initialize) fails at start(), and every later call, at once.
+import { setMaxListeners } from 'node:events';
 import { existsSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 
@@ -20,7 +21,7 @@ import { decisionError, matchDecisions, rowsProblem } from '../decisions.js';
 import { methodView } from '../gold.js';
 import { CLOSED, GuestStartError, checkEntries, startGuest } from '../host.js';
 import { Slots } from '../host-gates.js';
-import { checkOptionNames, completeLogger } from '../host-options.js';
+import { checkLoadOptions, checkOptionNames, completeLogger } from '../host-options.js';
 import { sendingOnlyValidText } from '../lone-surrogates.js';
 import { mergeCard } from '../contract/plugin.js';
 import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
@@ -169,6 +170,7 @@ const isTimed = (result) => result === null || typeof result !== 'object' || res
 export async function loadMethodPlugin(nameOrPath, options = {}) {
   if (!isPlainObject(options)) throw new TypeError(`options must be an object, got ${describe(options)}`);
   checkOptionNames(options, LOAD_OPTIONS, 'loadMethodPlugin');
+  checkLoadOptions(options); // (whatever the plugin's runtime: in this process as through a guest)
   const directory = resolveMethodPlugin(nameOrPath, { baseDir: options.baseDir ?? process.cwd() });
   const manifest = readMethodManifest(directory);
   let inProcess = null;
@@ -177,6 +179,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   let closed = false;
   let inProcessSlots = null; // an in-process method's calls at once: no more than its capabilities.max_concurrency
   const closing = new AbortController(); // abandons a guest still starting, and calls in flight, at close
+  setMaxListeners(0, closing.signal); // (each call in flight listens to it: hundreds at once are no leak to warn of)
   const resultNotes = new ResultNotes();
 
   // Load translate.js or start the guest once; a failure is kept, so every later call fails alike at once.

@@ -141,7 +141,8 @@ export interface MethodPlugin {
 /**
  * Load a method plugin by name or path. translate.js runs in-process; a Python entry runs through
  * `mt-eval serve`; a command through the bridge. Nothing runs before the first translate(). An unknown
- * option is a TypeError naming it.
+ * option, or one whose value does not fit (goldFields not a list of names, options.guest a startGuest option
+ * that does not fit or its cwd, config or signal), is a TypeError naming it, whatever runtime the plugin has.
  */
 export function loadMethodPlugin(nameOrPath: string, options?: LoadMethodPluginOptions): Promise<MethodPlugin>;
 
