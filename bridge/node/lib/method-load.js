@@ -3,6 +3,7 @@
 // holding them works too. Nothing here reads a plugin's files: a host that has checked them names the module
 // (`moduleTarget`), and ./method-module.js resolves a plugin directory, checking its files first.
 import { existsSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { basename, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -67,8 +68,10 @@ const exportsAny = (api) => Object.keys(REQUESTS).some((request) => typeof api?.
  */
 export async function loadMethod(target) {
   let loaded;
+  const url = pathToFileURL(target.file).href;
   try {
-    loaded = await import(pathToFileURL(target.file).href);
+    if (target.afresh) delete createRequire(import.meta.url).cache[target.file]; // (a CommonJS module run again too)
+    loaded = await import(target.afresh ? `${url}?instance=${target.afresh}` : url);
   } catch (error) {
     const { explainLoadError } = await import('./load-errors.js'); // (only a module that fails to load needs it)
     throw explainLoadError(error, target.file);
@@ -101,5 +104,38 @@ export async function loadMethod(target) {
     // a name given (method.json's, --name) comes first, as for a Python method; else the module's own, if it has one
     name: !target.named && typeof api.name === 'string' && api.name !== '' ? api.name : target.name,
     methodId: target.methodId,
+  };
+}
+
+const sharedModules = new Map(); // module file → { loading, users }: the instance open loads share
+const closedInstances = new Map(); // module file → how many of its instances were closed
+
+/**
+ * The method module of `target` for one user in this process (a loaded plugin), as a Python plugin's module serves
+ * every instance of its method: the users open at once share one instance of the module, its close() runs when the
+ * last of them releases it, and a later user imports the module afresh (its close() may have released for good what
+ * it holds; modules it imports in turn are still shared). Returns { method: Promise, release(): Promise }.
+ */
+export function useMethodModule(target) {
+  let shared = sharedModules.get(target.file);
+  if (!shared) {
+    shared = { loading: loadMethod({ ...target, afresh: closedInstances.get(target.file) ?? 0 }), users: 0 };
+    shared.loading.catch(() => {}); // (each user awaits it and sees the failure)
+    sharedModules.set(target.file, shared);
+  }
+  shared.users += 1;
+  let released = false;
+  return {
+    method: shared.loading,
+    async release() {
+      if (released) return;
+      released = true;
+      shared.users -= 1;
+      if (shared.users > 0) return;
+      sharedModules.delete(target.file);
+      closedInstances.set(target.file, (closedInstances.get(target.file) ?? 0) + 1);
+      const method = await shared.loading.catch(() => null);
+      await method?.close?.();
+    },
   };
 }

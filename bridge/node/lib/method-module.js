@@ -5,7 +5,7 @@ import { readMethodManifest } from './manifest.js';
 import { moduleTarget } from './method-load.js';
 import { serveResolved } from './guest-process.js';
 
-export { REQUESTS, loadMethod, moduleTarget } from './method-load.js';
+export { REQUESTS, loadMethod, moduleTarget, useMethodModule } from './method-load.js';
 
 /**
  * Where the method lives: {directory} for a plugin (its method.json names node_entry, and its files are checked

@@ -1,6 +1,9 @@
 // loadMethodPlugin: translate.js in-process, a Python entry through `mt-eval serve`; names resolved
 // under .champollion/methods; a misspelled name lists what is there; pair settings become the RunConfig.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 
 import {
@@ -183,3 +186,61 @@ test('an option value that does not fit fails the load, naming it, whatever runt
     await assert.rejects(loadMethodPlugin(plugin, options), (error) => error instanceof TypeError && error.message === message);
   }
 });
+
+// A translate.js that holds a resource from its import to its close(), counting its instances and closes in
+// globalThis (shared by every instance): as an ES module and as a CommonJS one.
+const HOLDING = {
+  'translate.js': `const counts = (globalThis.holdingCounts ??= { instances: 0, closes: 0 });
+counts.instances += 1;
+let open = true;
+export async function translate(entries) {
+  if (!open) throw new Error('resource already closed');
+  return entries.map((e) => ({ id: e.id, predicted: e.source }));
+}
+export async function close() {
+  if (!open) throw new Error('closed twice');
+  open = false;
+  counts.closes += 1;
+}
+`,
+  'translate.cjs': `const counts = (globalThis.holdingCounts ??= { instances: 0, closes: 0 });
+counts.instances += 1;
+let open = true;
+module.exports = {
+  async translate(entries) {
+    if (!open) throw new Error('resource already closed');
+    return entries.map((e) => ({ id: e.id, predicted: e.source }));
+  },
+  async close() {
+    if (!open) throw new Error('closed twice');
+    open = false;
+    counts.closes += 1;
+  },
+};
+`,
+};
+
+for (const entry of Object.keys(HOLDING)) {
+  test(`two loads of one ${entry} share it until the last closes, and a load after that gets it afresh`, async (t) => {
+    const directory = mkdtempSync(join(tmpdir(), 'holding-'));
+    t.after(() => rmSync(directory, { recursive: true, force: true }));
+    writeFileSync(join(directory, entry), HOLDING[entry]);
+    writeFileSync(join(directory, 'method.json'), JSON.stringify({ name: 'Holding', node_entry: entry, dependencies: [] }));
+    globalThis.holdingCounts = { instances: 0, closes: 0 };
+    const config = { config: { source_lang: 'eng', target_lang: 'spa' } };
+    const one = [{ id: '1', source: 'hello' }];
+    const [a, b] = [await loadMethodPlugin(directory, config), await loadMethodPlugin(directory, config)];
+    assert.equal((await a.translate(one))[0].predicted, 'hello');
+    assert.equal((await b.translate(one))[0].predicted, 'hello');
+    await a.close();
+    // before: a's close() closed the module b uses too ("resource already closed"), and b's close() threw
+    assert.deepEqual((await b.translate(one)).map((r) => [r.predicted, r.error]), [['hello', null]]);
+    assert.deepEqual(globalThis.holdingCounts, { instances: 1, closes: 0 });
+    await b.close();
+    assert.deepEqual(globalThis.holdingCounts, { instances: 1, closes: 1 });
+    const c = await loadMethodPlugin(directory, config); // (as a test suite's beforeEach loads it again)
+    t.after(() => c.close());
+    assert.deepEqual((await c.translate(one)).map((r) => [r.predicted, r.error]), [['hello', null]]);
+    assert.deepEqual(globalThis.holdingCounts, { instances: 2, closes: 1 });
+  });
+}

@@ -25,7 +25,7 @@ import { checkLoadOptions, checkOptionNames, completeLogger } from '../host-opti
 import { sendingOnlyValidText } from '../lone-surrogates.js';
 import { mergeCard } from '../contract/plugin.js';
 import { ManifestError, kebabCase, readMethodManifest } from '../manifest.js';
-import { loadMethod, resolveMethod } from '../method-module.js';
+import { loadMethod, resolveMethod, useMethodModule } from '../method-module.js';
 import { ResultNotes, completeDecisionConfig, completeRunConfig, errorResult, matchResults, resultsFor } from '../results.js';
 import { sayStrays } from '../unmatched.js';
 import { LoopWatchdog, nextTurn } from '../watchdog.js';
@@ -174,6 +174,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   const directory = resolveMethodPlugin(nameOrPath, { baseDir: options.baseDir ?? process.cwd() });
   const manifest = readMethodManifest(directory);
   let inProcess = null;
+  let moduleUse = null; // this load's share of translate.js (useMethodModule): released at close
   let guest = null;
   let watchdog = null;
   let closed = false;
@@ -182,10 +183,15 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
   setMaxListeners(0, closing.signal); // (each call in flight listens to it: hundreds at once are no leak to warn of)
   const resultNotes = new ResultNotes();
 
+  // translate.js, shared with the other open loads of it in this process (useMethodModule); after close() (its card
+  // asked for), the module as imported, counted as no user of it
+  const inProcessMethod = () => (closed ? loadMethod(resolveMethod({ directory }))
+    : (moduleUse = useMethodModule(resolveMethod({ directory }))).method);
+
   // Load translate.js or start the guest once; a failure is kept, so every later call fails alike at once.
   const start = async (config) => {
     if (manifest.runtime === 'node') {
-      inProcess ??= loadMethod(resolveMethod({ directory }));
+      inProcess ??= inProcessMethod();
       await inProcess;
       return;
     }
@@ -323,7 +329,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
       let runtime;
       let label;
       if (manifest.runtime === 'node') {
-        inProcess ??= loadMethod(resolveMethod({ directory }));
+        inProcess ??= inProcessMethod();
         const method = await inProcess;
         runtime = method.methodCard ? (await method.methodCard()) ?? null : null;
         label = `${manifest.manifest.node_entry} methodCard()`;
@@ -343,10 +349,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
       closed = true;
       closing.abort(new Error(PLUGIN_CLOSED)); // (calls in flight fail at once, as a guest's do)
       watchdog?.close();
-      if (inProcess) {
-        const method = await inProcess.catch(() => null);
-        await method?.close?.();
-      }
+      await moduleUse?.release(); // (translate.js's close() runs once no other open load of it is left)
       if (guest) await (await guest.catch(() => null))?.close();
     },
   };
