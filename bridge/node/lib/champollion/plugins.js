@@ -347,7 +347,7 @@ export async function loadMethodPlugin(nameOrPath, options = {}) {
     async close() {
       if (closed) return;
       closed = true;
-      closing.abort(new Error(PLUGIN_CLOSED)); // (calls in flight fail at once, as a guest's do)
+      closing.abort(new Error(PLUGIN_CLOSED)); // (in-process calls in flight fail at once; a guest answers its own first)
       watchdog?.close();
       await moduleUse?.release(); // (translate.js's close() runs once no other open load of it is left)
       if (guest) await (await guest.catch(() => null))?.close();
