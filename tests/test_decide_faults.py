@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from test_decide_edges import ADEQUACY, RULES, decide, uniform
+from test_decide_edges import ADEQUACY, RULES, corpus, decide, uniform
 
 ROWS = sum(1 for line in ADEQUACY.read_text(encoding="utf-8").splitlines() if line.strip())
 
@@ -190,3 +190,39 @@ def test_a_corpus_of_clean_rows_is_read_without_the_strict_reading_and_a_bad_row
         dcorpus.read_decision_corpus(tmp_path / "bad.jsonl")
     assert [p.message for p in raised.value.problems] == ['unknown field "extra"']
     assert strict == [f"{tmp_path / 'bad.jsonl'}:2 (row \"adq-02\")"]
+
+
+CULPRIT = '''
+import asyncio
+
+
+class Culprit:
+    """Raises on the row marked "raise", and sleeps past any deadline on the row marked "hang"."""
+
+    async def decide(self, rows, config):
+        for row in rows:
+            if row["state"].get("raise"):
+                raise RuntimeError("cannot judge " + row["id"])
+            if row["state"].get("hang"):
+                await asyncio.sleep(60)
+        return [{"id": row["id"], "answers": {"q": {"probabilities": {"true": 0.75, "false": 0.25}}}} for row in rows]
+'''
+
+
+@pytest.mark.parametrize("isolate", [False, True], ids=["in-process", "isolated"])
+@pytest.mark.parametrize("fault", ["raise", "hang"])
+def test_a_call_that_fails_as_a_whole_fails_only_the_row_it_fails_on(make_plugin, tmp_path, isolate, fault):
+    """Before, in the process (not in a guest), a method that raised or timed out on one row failed every row of its
+    batch: 7 rows that it judged well lost, with the culprit's error."""
+    plugin = make_plugin({"name": "Culprit", "entry_point": "pipeline:Culprit", "implements": ["decide"],
+                          "dependency_class": "S", "dependencies": []}, files={"pipeline.py": CULPRIT})
+    rows = corpus(tmp_path / "rows.jsonl", [
+        {"id": f"r{i}", "state": {fault: i == 5}, "questions": {"q": {"type": "noul", "instructions": "?"}},
+         "gold": {"q": True}} for i in range(8)])
+    out = tmp_path / "run"
+    assert decide(plugin, rows, out, "--batch-size", "8", "--timeout", "0.5", *(["--isolate"] if isolate else [])) == 0
+    card = json.loads((out / "card.json").read_text(encoding="utf-8"))
+    failed = {r["id"]: r["error"] for r in card["results"] if r["error"] is not None}
+    assert list(failed) == ["r5"], failed
+    assert ("cannot judge r5" if fault == "raise" else "0.5 s") in failed["r5"]  # (a guest words its timeout itself)
+    assert card["coverage"]["overall"] == {"asked": 8, "answered": 7, "failed": 1, "scored": 7}

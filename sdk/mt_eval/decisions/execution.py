@@ -4,7 +4,8 @@ Before a row is sent, the method's declared limits apply: a row whose input (its
 JSON) has more characters than ``max_input_chars`` fails whole, recorded with the limit — it is never
 truncated — and questions of a type the method does not answer fail with the reason. Gold answers are never
 sent. Rows go in batches of ``batch_size``, ``concurrency`` batches at a time; a batch gets ``timeout_s`` per row,
-and a method that raises or times out fails only that batch's rows. Every result is checked against its
+and a call that raises, times out or blocks the loop is sent again in halves, down to single rows, so only the
+rows the method fails on fail. Every result is checked against its
 questions (`mt_eval.decisions.answers`) and handed to ``on_results`` as soon as its batch completes.
 """
 
@@ -29,7 +30,13 @@ from mt_eval.decisions.records import (
     DecisionRow,
     QuestionAnswer,
 )
-from mt_eval.guarded_calls import call_failure, with_report_grace, working_directory_kept
+from mt_eval.guarded_calls import (
+    CallFailed,
+    call_failure,
+    split_on_failure,
+    with_report_grace,
+    working_directory_kept,
+)
 from mt_eval.harness.results_log import AppendedLines, LogKind, read_logged, said_once_if_not_saved
 from mt_eval.lone_surrogates import problem_in
 from mt_eval.loop_watchdog import LoopBlocked, LoopWatchdog
@@ -144,41 +151,60 @@ async def _decide_rows(method: Any, sendable: list[_Prepared], config: Any, sett
 
 async def _decide_batch(method: Any, batch: list[_Prepared], config: Any, settings: DecideSettings,
                         timing: DecideTiming) -> list[DecisionResult]:
-    rows = [p.sent for p in batch if p.sent is not None]
-    limit = settings.timeout_s * len(rows)
-    started = time.perf_counter()
-    error = None
-    try:
-        with working_directory_kept("decide()"):
-            raw = await within(with_report_grace(limit), lambda: method.decide(msgspec.to_builtins(rows), config))
-    except Overran as overran:
-        error = overran.said(f"timed out after {limit:g} s ({settings.timeout_s:g} s per row)")
-    except LoopBlocked as blocked:  # (raised by the watchdog in the code that blocked the loop)
-        error = (f"decide() blocked the event loop for {blocked.seconds:.1f} s (a synchronous call in an async "
-                 "method: time.sleep, a blocking HTTP client, a long loop): await asynchronous I/O, or run it with "
-                 "--isolate")
-    except (Exception, SystemExit) as exc:  # a method must not end the run: its rows fail, as for a raise
-        error = call_failure(exc)
-    except KeyboardInterrupt as exc:
-        if raised_by_a_signal(exc):  # Ctrl-C (or SIGTERM): it stops the run
-            raise
-        error = call_failure(exc)  # the method's own `raise KeyboardInterrupt`
-    elapsed = time.perf_counter() - started
-    if timing.first_call_s is None:
-        timing.first_call_s = elapsed
-    if error is not None:
-        return [DecisionResult(id=row.id, error=error, latency_s=elapsed / len(rows)) for row in rows]
+    """One batch's results. A call that fails as a whole (it raises, times out or blocks the loop) is sent again in
+    halves, down to single rows (`split_on_failure`, as a translation run does), so only the rows the method fails
+    on get the error."""
+    per_row_s = 0.0
+
+    async def call(part: list[_Prepared]) -> list[DecisionResult]:
+        nonlocal per_row_s
+        rows = [p.sent for p in part if p.sent is not None]
+        limit = settings.timeout_s * len(rows)
+        started = time.perf_counter()
+        try:
+            with working_directory_kept("decide()"):
+                raw = await within(with_report_grace(limit),
+                                   lambda: method.decide(msgspec.to_builtins(rows), config))
+        except Overran as overran:
+            raise CallFailed(overran.said(f"timed out after {limit:g} s ({settings.timeout_s:g} s per row)"),
+                             timed_out=True) from None
+        except LoopBlocked as blocked:  # (raised by the watchdog in the code that blocked the loop)
+            raise CallFailed(f"decide() blocked the event loop for {blocked.seconds:.1f} s (a synchronous call in "
+                             "an async method: time.sleep, a blocking HTTP client, a long loop): await asynchronous "
+                             "I/O, or run it with --isolate", timed_out=True) from None
+        except (Exception, SystemExit) as exc:  # a method must not end the run: its rows fail, as for a raise
+            raise CallFailed(call_failure(exc)) from None
+        except KeyboardInterrupt as exc:
+            if raised_by_a_signal(exc):  # Ctrl-C (or SIGTERM): it stops the run
+                raise
+            raise CallFailed(call_failure(exc)) from None  # the method's own `raise KeyboardInterrupt`
+        finally:
+            elapsed = time.perf_counter() - started
+            per_row_s = elapsed / len(rows)
+            if timing.first_call_s is None:
+                timing.first_call_s = elapsed
+        return _checked(rows, raw, settings, timing, per_row_s)
+
+    def failed(prepared: _Prepared, message: str) -> DecisionResult:
+        return DecisionResult(id=prepared.case.id, error=message, latency_s=per_row_s)
+
+    return await split_on_failure(call, batch, failed)
+
+
+def _checked(rows: list[DecisionRow], raw: Any, settings: DecideSettings, timing: DecideTiming,
+             per_row_s: float) -> list[DecisionResult]:
+    """What one call returned, checked against its rows' questions (values no JSON holds fail its rows)."""
     try:
         results, unknown = match_results(rows, raw, "the method", settings.tolerance)
-    except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # (values no JSON holds: its rows fail)
+    except (TypeError, ValueError, OverflowError, RecursionError) as exc:
         why = f"the method's results cannot be read: {type(exc).__name__}: {exc}"
-        return [DecisionResult(id=row.id, error=why, latency_s=elapsed / len(rows)) for row in rows]
+        return [DecisionResult(id=row.id, error=why, latency_s=per_row_s) for row in rows]
     ids = [item.get("id") if isinstance(item, Mapping) else NOT_A_RESULT for item in unknown]
     if ids and (said := timing.strays.stray_warning(ids, "row")):  # (as a guest's host says it: bridge.answers)
         logging.getLogger("mt_eval.decisions").warning("%s", said)
     for result in results:
         if result.latency_s == 0.0:
-            result.latency_s = elapsed / len(rows)
+            result.latency_s = per_row_s
     return results
 
 
