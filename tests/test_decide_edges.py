@@ -120,6 +120,22 @@ def test_options_out_of_range_are_refused_before_the_method_runs(tmp_path, capsy
     assert not (tmp_path / "run" / "results.jsonl").exists()
 
 
+def test_a_score_gold_written_as_a_number_is_said_with_the_level_name_to_write(tmp_path, capsys):
+    """As grade --labels says it. Before: "expected a string or true or false or an object, got the number 3", which
+    said neither that the level is named "3" nor how to write it."""
+    levels = [{"value": v} for v in range(5)]
+    score = {"type": "score", "instructions": "How adequate is it?", "levels": levels}
+    rows = corpus(tmp_path / "rows.jsonl", [
+        {"id": "s1", "state": {}, "questions": {"adequacy": score}, "gold": {"adequacy": 3}},
+        {"id": "s2", "state": {}, "questions": {"adequacy": score}, "gold": {"adequacy": "4"}}])
+    assert main(["decide", "check", "--corpus", str(rows)]) == 1
+    err = capsys.readouterr().err
+    assert f'{rows}:1 (row "s1") $.gold.adequacy: gold 3 is a number: an option\'s name is a string; write "3"' in err
+    assert "1 problem" in err and "s2" not in err
+    assert decide(RULES, rows, tmp_path / "run") == 1
+    assert 'write "3"' in capsys.readouterr().err and not (tmp_path / "run").exists()
+
+
 def test_isolate_on_a_node_plugin_records_node(tmp_path):
     """Before: "python (isolated)", for a method that ran in Node (--isolate moves a Python entry only)."""
     plugin = tmp_path / "node-grader"

@@ -116,8 +116,7 @@ def read_decision_corpus(path: str | Path, *, tolerance: float = DEFAULT_TOLERAN
         for name, answer in case.gold.items():
             distribution, problem = gold_distribution(case.questions[name], answer, tolerance)
             if problem is not None:
-                problems.append(Problem(file=label, path=f"$.gold.{name}" if name.isidentifier() else
-                                        f"$.gold[{json.dumps(name)}]", message=problem, code="gold"))
+                problems.append(_gold_problem(label, name, problem))
             else:
                 assert distribution is not None
                 distributions[name] = distribution
@@ -134,10 +133,24 @@ def read_decision_corpus(path: str | Path, *, tolerance: float = DEFAULT_TOLERAN
                           rows=rows, gold=gold, license=meta.get("license"), description=meta.get("description"))
 
 
+def _gold_problem(label: str, name: str, message: str) -> Problem:
+    return Problem(file=label, path=f"$.gold.{name}" if name.isidentifier() else f"$.gold[{json.dumps(name)}]",
+                   message=message, code="gold")
+
+
 def _case(data: Any, label: str) -> tuple[DecisionCase | None, list[Problem]]:
     """One row decoded: a row msgspec takes as it is (its rules run as it is built) and that UTF-8 can hold is the
     row the strict reading would build, at msgspec's speed; any other is read strictly, every problem named (the
-    strict reading alone took 12 s for 20,000 rows, before anything was decided)."""
+    strict reading alone took 12 s for 20,000 rows, before anything was decided). A score question's gold answer
+    that is a number (its level's value, ``3`` for ``"3"``) is said as `gold_distribution` says it, with the fix."""
+    numbers = _score_gold_numbers(data)
+    if numbers:
+        case, problems = _case({**data, "gold": {k: v for k, v in data["gold"].items() if k not in numbers}}, label)
+        for name, answer in numbers.items():
+            question = case.questions.get(name) if case is not None else None
+            if question is not None:
+                problems.append(_gold_problem(label, name, gold_distribution(question, answer)[1] or ""))
+        return case, problems
     if isinstance(data, dict):
         try:
             case = msgspec.convert(data, DecisionCase)
@@ -147,6 +160,15 @@ def _case(data: Any, label: str) -> tuple[DecisionCase | None, list[Problem]]:
         else:
             return case, []
     return decode_value(data, DecisionCase, file=label)
+
+
+def _score_gold_numbers(data: Any) -> dict[str, Any]:
+    """A row's gold answers that are numbers, of its score questions (a level's value written for its name)."""
+    if not isinstance(data, dict) or not isinstance(gold := data.get("gold"), dict) or not isinstance(
+            questions := data.get("questions"), dict):
+        return {}
+    return {name: answer for name, answer in gold.items() if _as_name(answer) is not None
+            and isinstance(question := questions.get(name), dict) and question.get("type") == "score"}
 
 
 _encode = msgspec.json.Encoder().encode
