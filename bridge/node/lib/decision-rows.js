@@ -21,6 +21,14 @@ export function numberText(value) {
   return text === '-0' || text === '' ? '0' : text;
 }
 
+// A number in a message where a rounded one could read as another (a probability of 1.0000000000000002 as "1", a
+// sum of 1.0010001 as "1.001" against a tolerance of 0.001): numberText when it reads back as the number, else its
+// shortest exact form (as the Python side writes it: exact_text).
+export function exactText(value) {
+  const text = numberText(value);
+  return Number(text) === value ? text : String(value);
+}
+
 // How many times each name occurs, in the order first seen.
 function counts(names) {
   const out = new Map();

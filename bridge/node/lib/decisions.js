@@ -2,7 +2,7 @@
 // what a method's decide() returned. The rules (and their wording) are the Python SDK's
 // (mt_eval.decisions.answers); bridge/vectors/decisions/answers.json pins them for both runtimes.
 import { defaults, schema } from './contract/schema.js';
-import { numberText, rowsProblem } from './decision-rows.js';
+import { exactText, numberText, rowsProblem } from './decision-rows.js';
 import { capped } from './lone-surrogates.js';
 import { isPlainObject } from './protocol.js';
 import { describe as describeValue } from './results.js';
@@ -51,11 +51,11 @@ const quoted = (names) => names.map((name) => `"${name}"`).join(', ');
 const plural = (names) => (names.length > 1 ? 'options' : 'option');
 
 function describe(value) {
-  if (isNumber(value)) return Number.isFinite(value) ? numberText(value) : String(value);
+  if (isNumber(value)) return Number.isFinite(value) ? exactText(value) : String(value);
   return describeValue(value);
 }
 
-/** A sum without intermediate rounding error (Shewchuk's partials, as Python's math.fsum). */
+/** A sum without intermediate rounding error, correctly rounded (Shewchuk's partials, as Python's math.fsum). */
 function fsum(values) {
   const partials = [];
   for (let x of values) {
@@ -70,7 +70,24 @@ function fsum(values) {
     partials.length = i;
     partials.push(x);
   }
-  return partials.reduce((a, b) => a + b, 0);
+  // the partials added from the largest, rounded once, half to even across two of them (CPython's final step)
+  let n = partials.length;
+  if (n === 0) return 0;
+  let hi = partials[--n];
+  let lo = 0;
+  while (n > 0) {
+    const x = hi;
+    const y = partials[--n];
+    hi = x + y;
+    lo = y - (hi - x);
+    if (lo !== 0) break;
+  }
+  if (n > 0 && ((lo < 0 && partials[n - 1] < 0) || (lo > 0 && partials[n - 1] > 0))) {
+    const y = lo * 2;
+    const x = hi + y;
+    if (y === x - hi) hi = x;
+  }
+  return hi;
 }
 
 /** Why probabilities is not a distribution over the question's options (null when it is). */
@@ -89,7 +106,9 @@ export function distributionProblem(question, probabilities, tolerance = DEFAULT
   }
   const total = fsum(options.map((option) => probabilities[option]));
   if (Math.abs(total - 1) > tolerance) {
-    return `probabilities sum to ${numberText(total)}, not 1 (within ${numberText(tolerance)}): `
+    const rounded = numberText(total); // (exact only where the rounded sum would read as within the tolerance)
+    const said = Math.abs(Number(rounded) - 1) <= tolerance ? exactText(total) : rounded;
+    return `probabilities sum to ${said}, not 1 (within ${exactText(tolerance)}): `
       + 'they are never renormalised; return a distribution that sums to 1';
   }
   return null;
@@ -128,7 +147,9 @@ export function checkAnswer(question, raw, tolerance = DEFAULT_TOLERANCE) {
     const { levels } = question;
     const span = levels.length ? levels[levels.length - 1].value - levels[0].value : 0;
     if (!isNumber(raw.expected) || !Number.isFinite(raw.expected) || Math.abs(raw.expected - expected) > tolerance * Math.max(span, 1)) {
-      return { error: `the expected value ${describe(raw.expected)} does not match the probabilities, which give ${numberText(expected)}` };
+      let gives = numberText(expected); // (exact only where rounded it would read as the value given)
+      if (Number.isFinite(raw.expected) && gives === numberText(raw.expected)) gives = exactText(expected);
+      return { error: `the expected value ${describe(raw.expected)} does not match the probabilities, which give ${gives}` };
     }
   }
   return { probabilities, expected };

@@ -56,3 +56,14 @@ test('options of each type, and numbers as labels print them', () => {
   assert.deepEqual(optionsOf({ type: 'score', levels: [{ value: 0 }, { value: 2.5 }, { value: 5, label: 'top' }] }), ['0', '2.5', 'top']);
   assert.deepEqual([1, 0.1 + 0.2, 1e-7, -0, 2 / 3].map(numberText), ['1', '0.3', '0', '0', '0.666667']);
 });
+
+test('an expected value is the correctly rounded sum, as Python math.fsum gives it', async () => {
+  const { expectedValue } = await import('../lib/decisions.js');
+  const question = (values) => ({ type: 'score', levels: values.map((_, i) => ({ label: `l${i}`, value: 1 })) });
+  const probabilities = (values) => Object.fromEntries(values.map((value, i) => [`l${i}`, value]));
+  // (math.fsum([1e16, 1.0, 1e-16]) == 1.0000000000000002e16: the partials added without their final rounding
+  // gave 1e16)
+  for (const [values, sum] of [[[1e16, 1, 1e-16], 10000000000000002], [[0.1, 0.2, 0.3], 0.6], [[0.5, 0.4, 0.05], 0.9500000000000001]]) {
+    assert.equal(expectedValue(question(values), probabilities(values)), sum, String(values));
+  }
+});

@@ -20,6 +20,7 @@ from mt_eval.decisions.records import (
     Question,
     QuestionAnswer,
     describe,
+    exact_text,
     not_a_list,
     number_text,
 )
@@ -62,7 +63,9 @@ def distribution_problem(question: Question, probabilities: Any, tolerance: floa
             return f'the probability of "{option}" is {describe(value)}: each must be a number from 0 to 1'
     total = math.fsum(probabilities[option] for option in options)
     if abs(total - 1) > tolerance:
-        return (f"probabilities sum to {number_text(total)}, not 1 (within {number_text(tolerance)}): "
+        rounded = number_text(total)  # (exact only where the rounded sum would read as within the tolerance)
+        said = exact_text(total) if abs(float(rounded) - 1) <= tolerance else rounded
+        return (f"probabilities sum to {said}, not 1 (within {exact_text(tolerance)}): "
                 "they are never renormalised; return a distribution that sums to 1")
     return None
 
@@ -102,8 +105,11 @@ def check_answer(question: Question, raw: Any, tolerance: float = DEFAULT_TOLERA
         levels = question.levels or []
         span = levels[-1].value - levels[0].value if levels else 0.0
         if not _is_number(given) or not _finite(given) or abs(given - expected) > tolerance * max(span, 1.0):
+            gives = number_text(expected)  # (exact only where rounded it would read as the value given)
+            if _is_number(given) and _finite(given) and gives == number_text(given):
+                gives = exact_text(expected)
             return QuestionAnswer(error=f"the expected value {describe(given)} does not match the probabilities, "
-                                        f"which give {number_text(expected)}")
+                                        f"which give {gives}")
     return QuestionAnswer(probabilities=ordered, expected=expected)
 
 

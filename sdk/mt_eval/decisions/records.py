@@ -45,6 +45,14 @@ def number_text(value: float) -> str:
     return "0" if text in ("-0", "") else text
 
 
+def exact_text(value: float) -> str:
+    """A number in a message where a rounded one could read as another (a probability of 1.0000000000000002 as "1",
+    a sum of 1.0010001 as "1.001" against a tolerance of 0.001): `number_text` when it reads back as the number, else
+    its shortest exact form as JavaScript writes it (0.00001234, 1.5e-7), so both runtimes say the same."""
+    text = number_text(value)
+    return text if float(text) == value else js_number(value)
+
+
 def finite(value: int | float) -> bool:
     """Whether a number is one JSON can carry (an integer past any float is Infinity to JavaScript)."""
     try:
@@ -65,7 +73,7 @@ def describe(value: Any) -> str:
         return f"a {type(value).__name__}"  # (JSON would show a tuple as a list: "returned [...], not a list")
     if isinstance(value, int | float) and not isinstance(value, bool):
         if finite(value):
-            return number_text(value)
+            return exact_text(value)
         return "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
     try:
         text = msgspec.json.encode(value).decode()
