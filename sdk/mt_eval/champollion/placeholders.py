@@ -30,15 +30,17 @@ from dataclasses import dataclass
 from mt_eval.champollion.icu import IcuSyntaxError, IcuTooDeep, Message, parse
 from mt_eval.champollion.jsonfmt import js_string
 
-# Character classes are spelled out (no \w, \d, \s) so the Node side's regular expression matches alike.
+# Character classes are spelled out (no \w, \d, \s) so the Node side's regular expression matches alike. Every
+# alternative starts with one fixed character (not a class, an optional one or a lookbehind), so the scan skips the
+# text between such characters at once: one that did not made every locale string's scan ten times slower.
+_ARGUMENT = r"\{[ \t]*\$?[A-Za-z0-9_.-]+[ \t]*(?:[,:!][^{}]*)?\}"  # {name}, {0}, {count, number}, {amount:.2f},
+#                                                                  {0!r}, Angular's {$INTERPOLATION}
 PLACEHOLDER = re.compile(
     r"\{\{[^{}]*\}\}"                                            # {{name}}, {{- html}}, {{count, number}}
     r"|\$t\([^()]*\)"                                             # $t(other.key)
-    r"|[%$]?\{[ \t]*\$?[A-Za-z0-9_.-]+[ \t]*(?:[,:!][^{}]*)?\}"    # {name}, {0}, {count, number}, {amount:.2f},
-    #                                                              {0!r}, Angular's {$INTERPOLATION}, Polyglot's and
-    #                                                              i18n-js's %{name}, ${name}
+    rf"|{_ARGUMENT}|%{_ARGUMENT}|\${_ARGUMENT}"                     # {name}; Polyglot's and i18n-js's %{name}, ${name}
     r"|@(?:\.[A-Za-z]+)?:(?:\([^()]*\)|\{[^{}]*\}|[A-Za-z0-9_|/.-]*[A-Za-z0-9_|/-])"  # vue-i18n @:key, @.lower:key
-    r'|(?<=\])\([^() \t\r\n]*(?:[ \t]+"[^"\r\n]*")?\)'              # a Markdown link's (url "title") after its [text]
+    r'|\((?<=\]\()[^() \t\r\n]*(?:[ \t]+"[^"\r\n]*")?\)'            # a Markdown link's (url "title") after its [text]
     r"|%(?:\([A-Za-z0-9_.-]+\))?(?:[0-9]+\$)?[-+0#]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|L|q|j|z|t)?"
     r"[sdifuxXeEgGc@]"                                             # %s %1$s %.2f %ld %llu
     r"|%%"

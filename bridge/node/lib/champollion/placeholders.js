@@ -14,12 +14,15 @@
 // apostrophe the message escapes (It''s) is sent as the apostrophe it stands for (It's).
 import { IcuSyntaxError, IcuTooDeep, parse } from './icu.js';
 
+// Every alternative starts with one fixed character (not a class, an optional one or a lookbehind), so the scan
+// skips the text between such characters at once: one that did not made every string's scan ten times slower.
+const ARGUMENT = String.raw`\{[ \t]*\$?[A-Za-z0-9_.-]+[ \t]*(?:[,:!][^{}]*)?\}`; // {name}, {0}, {count, number}
 const PLACEHOLDER = new RegExp([
   String.raw`\{\{[^{}]*\}\}`,
   String.raw`\$t\([^()]*\)`,
-  String.raw`[%$]?\{[ \t]*\$?[A-Za-z0-9_.-]+[ \t]*(?:[,:!][^{}]*)?\}`, // {name}, %{name}, ${name}
+  ARGUMENT, `%${ARGUMENT}`, String.raw`\$` + ARGUMENT, // {name}, %{name}, ${name}
   String.raw`@(?:\.[A-Za-z]+)?:(?:\([^()]*\)|\{[^{}]*\}|[A-Za-z0-9_|/.-]*[A-Za-z0-9_|/-])`, // vue-i18n @:key
-  String.raw`(?<=\])\([^() \t\r\n]*(?:[ \t]+"[^"\r\n]*")?\)`, // a Markdown link's (url "title")
+  String.raw`\((?<=\]\()[^() \t\r\n]*(?:[ \t]+"[^"\r\n]*")?\)`, // a Markdown link's (url "title")
   String.raw`%(?:\([A-Za-z0-9_.-]+\))?(?:[0-9]+\$)?[-+0#]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|L|q|j|z|t)?[sdifuxXeEgGc@]`,
   '%%',
   String.raw`<\/?[A-Za-z][A-Za-z0-9_:.-]*(?:[ \t\r\n]+[^<>]*?)?[ \t\r\n]*\/?>`,
