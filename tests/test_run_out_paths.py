@@ -109,3 +109,12 @@ def test_a_value_that_begins_with_a_dash_is_shown_how_to_give_it(capsys, command
     with pytest.raises(SystemExit):
         main(command)  # (no value at all: nothing to say about a dash)
     assert capsys.readouterr().err.splitlines()[-1].endswith(f": argument {option}: expected one argument")
+
+
+def test_an_option_given_where_a_value_was_left_out_is_not_shown_as_that_value(capsys):
+    """``--out --force`` left the directory out: it is not a directory named "--force" to give as --out=--force."""
+    for given in ("--force", "--limit=3"):
+        with pytest.raises(SystemExit) as stop:
+            main(["run", "--demo", "--out", given])
+        assert stop.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1].endswith(": argument --out: expected one argument")

@@ -130,7 +130,8 @@ class _Parser(argparse.ArgumentParser):
             from itertools import pairwise
 
             dashed = [after for option, after in pairwise(self._given) if option == wanted[1] and after[:1] == "-"]
-            if dashed and dashed[0] != "--":  # (a value "-x" reads as an option)
+            # (a value "-x" reads as an option; an option of this command after it is a value left out)
+            if dashed and dashed[0] != "--" and dashed[0].partition("=")[0] not in self._option_string_actions:
                 message += (f" ({dashed[0]} begins with a dash, so it reads as an option: give it as "
                             f"{wanted[1]}={dashed[0]})")
         super().error(escaped_for_terminal(passwords_hidden(message)))
