@@ -115,7 +115,8 @@ async def decide_rows(method: Any, cases: Sequence[DecisionCase], config: Any, s
     """Decide ``cases`` with ``method``; every final result goes to ``on_results`` as its batch completes.
 
     An in-process method whose ``decide`` blocks the event loop (a synchronous call) is interrupted by a
-    `LoopWatchdog` after the batch's time (``timeout_s`` a row): that batch's rows fail, the others go on. One
+    `LoopWatchdog` after the batch's time (``timeout_s`` a row): its rows are sent again one at a time, so only the
+    rows it blocks on fail, and the others go on. One
     that cannot be interrupted (blocked in C code) ends the process, saying ``stuck_message``."""
     # (the rows are made ready before the watchdog starts: it judges the method's code, not this; 40,000 rows took
     # 0.7 s, which it had taken for a blocked loop)

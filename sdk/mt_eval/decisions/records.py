@@ -40,7 +40,10 @@ MAX_LEVEL_VALUE = 1e15  # a score level's value lies within ±this: each runtime
 
 
 def number_text(value: float) -> str:
-    """A number as both runtimes print it in labels and messages: at most six decimals, no trailing zeros."""
+    """A number as both runtimes print it in labels and messages: at most six decimals, no trailing zeros (from
+    1e21 on, as JavaScript's toFixed writes it: 1e+21)."""
+    if 1e21 <= abs(value) < math.inf:
+        return js_number(value)
     text = f"{value:.6f}".rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
 
