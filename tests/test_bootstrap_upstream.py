@@ -15,7 +15,7 @@ import pytest
 from mt_eval.harness.metric_statistics import upstream_draws
 from mt_eval.harness.scoring import score
 from mt_eval.harness.verify import verify_card
-from rigor_support import edit_card, family_corpus, honest, run
+from rigor_support import SCRIPTED, edit_card, family_corpus, honest, run
 
 FIXTURE = Path(__file__).parent / "fixtures" / "upstream-bootstrap.json"
 
@@ -62,3 +62,23 @@ def test_a_card_records_the_upstream_bootstrap_and_verifies_with_it(tmp_path: Pa
     relabelled = verify_card(edit_card(card_path, claim_fast, reseal=True))
     assert not relabelled.ok  # the intervals are recomputed with the draws the card names
     assert any("ci_" in p.path for p in relabelled.errors)
+
+
+def test_one_scored_entry_has_no_upstream_interval_and_the_gate_says_why(tmp_path: Path, capsys):
+    """The upstream harness reports no interval over a single entry (every resample is that entry): neither does
+    the card, which still verifies, and the gate names the reason rather than asking for resamples."""
+    from mt_eval.cli import main
+
+    corpus = tmp_path / "one.tsv"
+    corpus.write_text("the cat sat\tthe cat sat on\n")
+    out = tmp_path / "run"
+    main(["run", "--method", str(SCRIPTED), "--corpus", str(corpus), "--pair", "eng-spa", "--out", str(out),
+          "--quiet", "--resamples", "100", "--bootstrap", "upstream", "--latency-sample", "0"])
+    card = json.loads((out / "card.json").read_text())
+    assert [(m["ci_low"], m["ci_high"]) for m in card["metrics"]["metrics"]] == [(None, None)] * 3
+    assert verify_card(out / "card.json").ok
+    capsys.readouterr()
+    assert main(["gate", str(out / "card.json")]) == 1
+    said = capsys.readouterr().out
+    assert "the upstream bootstrap gives none over fewer than 2 scored entries" in said
+    assert "--resamples N" not in said

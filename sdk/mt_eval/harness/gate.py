@@ -33,7 +33,7 @@ import msgspec
 from mt_eval.contamination.policy import require_clean
 from mt_eval.corpus.families import marking
 from mt_eval.harness.covariates import covariate_states
-from mt_eval.harness.metric_statistics import MIN_RESAMPLES
+from mt_eval.harness.metric_statistics import MIN_RESAMPLES, UPSTREAM_MIN_SEGMENTS
 from mt_eval.harness.policy import CONTAMINATION_WANTED, GatePolicy, ResolvedPolicy, percent, thresholds
 from mt_eval.harness.runcard import GateCheck, GateFacts, RunCard
 
@@ -151,7 +151,11 @@ def _scored(card: RunCard, policy: GatePolicy) -> GateCheck:
                                                  f"least {policy.min_scored} (the policy's min_scored)"]
     chosen = next((m for m in card.metrics.metrics if m.name == card.metrics.headline), None)
     resamples = card.metrics.bootstrap_resamples
-    if chosen is not None and (chosen.ci_low is None or chosen.ci_high is None):
+    if chosen is not None and (chosen.ci_low is None or chosen.ci_high is None) and resamples > 0 and \
+            card.metrics.bootstrap == "upstream" and n < UPSTREAM_MIN_SEGMENTS:
+        details.append(f"the headline metric {chosen.name} has no 95% interval: the upstream bootstrap gives none "
+                       f"over fewer than {UPSTREAM_MIN_SEGMENTS} scored entries (score more entries)")
+    elif chosen is not None and (chosen.ci_low is None or chosen.ci_high is None):
         details.append(f"the headline metric {chosen.name} has no 95% interval (the card was scored with "
                        f"{resamples} bootstrap resamples): a headline is given with its interval, so score the run "
                        f"with resamples (mt-eval run --resamples N, N ≥ {MIN_RESAMPLES})")
