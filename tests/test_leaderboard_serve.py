@@ -193,17 +193,23 @@ def test_an_outage_whose_reason_keeps_changing_logs_at_most_a_hundred_reasons(ca
                                                     f"{CANNOT_READ}connection refused (attempt 250)"]
 
 
+def as_administrator(postgres_cluster, sql: str, *arguments: object) -> list[tuple[object, ...]]:
+    """The rows of ``sql`` run on the cluster's maintenance database, outside any database the board reads."""
+    import psycopg
+
+    with psycopg.connect(f"host=127.0.0.1 port={postgres_cluster.port} user=mt_eval dbname=postgres",
+                         autocommit=True) as connection:
+        cursor = connection.execute(sql, arguments or None)
+        return cursor.fetchall() if cursor.description else []
+
+
 def test_a_postgresql_store_that_cannot_be_read_names_nothing_of_its_server(postgres_cluster, cards, tmp_path: Path):
     url = postgres_cluster.database()
     name = url.rsplit("/", 1)[1]
     publish(url, tmp_path, cards.card("alpha", quality=0.8))
     with served(url) as server:
         assert "Alpha" in fetch(server.base).decode()
-        import psycopg
-
-        with psycopg.connect(f"host=127.0.0.1 port={postgres_cluster.port} user=mt_eval dbname=postgres",
-                             autocommit=True) as connection:
-            connection.execute(f"DROP DATABASE {name} WITH (FORCE)")
+        as_administrator(postgres_cluster, f"DROP DATABASE {name} WITH (FORCE)")
         for _ in range(5):
             assert failing(server.base) == (503, UNAVAILABLE)
     logged = [line for line in server.stderr.splitlines() if line.startswith(CANNOT_READ)]
@@ -220,13 +226,9 @@ def test_a_postgresql_server_that_dropped_its_connections_is_read_again_at_once(
     publish(url, tmp_path, cards.card("alpha", quality=0.8))
     with served(url) as server:
         assert "Alpha" in fetch(server.base).decode()
-        import psycopg
-
-        with psycopg.connect(f"host=127.0.0.1 port={postgres_cluster.port} user=mt_eval dbname=postgres",
-                             autocommit=True) as connection:  # (what a restart does to the board's connection)
-            ended = connection.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-                                       (name,)).fetchall()
-        assert ended
+        # (what a restart does to the board's connection)
+        assert as_administrator(postgres_cluster, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                                "datname = %s", name)
         assert "Alpha" in fetch(server.base).decode()
     assert CANNOT_READ not in server.stderr, server.stderr
 
