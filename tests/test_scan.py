@@ -66,6 +66,13 @@ PYTHON_CASES = [
     ("open('/proc/{}/environ'.format(pid))", "file-access", "/proc/{}/environ"),
     ("open(b'/etc/passwd')", "file-access", "/etc/passwd"),
     ("import os\nos.readlink('/proc/1/cwd')", "file-access", "/proc/1/cwd"),
+    # a name put together at run time, which the scan cannot follow, is dynamic code in itself
+    ("getattr(__builtins__, '__imp' + 'ort__')('so' + 'cket')", "dynamic-code", "getattr(__builtins__, …)"),
+    ("__builtins__['__imp' + 'ort__']('socket')", "dynamic-code", "a builtin by a name built at run time"),
+    ("import builtins\nbuiltins.__dict__[name]", "dynamic-code", "a builtin by a name built at run time"),
+    ("import os\ngetattr(os, 'sys' + 'tem')('ls')", "dynamic-code", "getattr(os, …) of a name built"),
+    ("__builtins__['__import__']('socket')", "network", "__import__('socket')"),
+    ("NAME = 'system'\nimport os\ngetattr(os, NAME)('ls')", "subprocess", "os.system"),
 ]
 PYTHON_CLEAN = [
     "import re, json, time\nfrom pathlib import Path\nPath(__file__).parent / 'glossary.tsv'",
@@ -73,6 +80,8 @@ PYTHON_CLEAN = [
     "import importlib.resources\nimport os\nos.environ.get('X')",
     "from . import helpers\nfrom .helpers import x",
     "open('data/' + name)\nopen('/tmp/%s.txt' % name)\nopen('{}.tsv'.format(name))\ngetattr(self, 'model')()",
+    "getattr(self, name)()\ngetattr(config, key, None)\nsettings[name]",
+    "import numpy as np\nimport torch\ngetattr(np, dtype_name)\ngetattr(torch, dtype_name)",
 ]
 JS_CASES = [
     ("import http from 'node:http';", "network", "imports 'node:http'"),
@@ -106,6 +115,8 @@ JS_CASES = [
     ("import fs from 'node:fs';\nfs.readFileSync('/etc/' + name);", "file-access", "fs.readFileSync('/etc/')"),
     ("import fs from 'node:fs';\nfs.readFileSync(`/proc/${process.ppid}/cmdline`);", "file-access",
      "fs.readFileSync('/proc/')"),
+    ("const g = globalThis['fe' + 'tch'];\nawait g(url);", "dynamic-code", "globalThis[…] by a name built"),
+    ("global[name](url);", "dynamic-code", "global[…] by a name built at run time"),
 ]
 JS_CLEAN = [
     "import { readFileSync } from 'node:fs';\nreadFileSync(new URL('./termbase.tsv', import.meta.url));",
@@ -115,6 +126,8 @@ JS_CLEAN = [
     "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n"
     "const lexicon = require('./lexicon.json');\nimport fs from 'node:fs';\nfs.readFileSync(`data/${name}.tsv`);\n"
     "fs.writeFileSync('/tmp/' + name, 'x');",
+    "const table = {};\nexport function pick(name) { return table[name] ?? config[name]; }",
+    "function Model() { const self = this; return (name) => self[name]; }",
 ]
 
 

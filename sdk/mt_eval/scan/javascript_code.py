@@ -7,7 +7,8 @@ start programs or run code; ``fetch``, ``WebSocket``, ``XMLHttpRequest``, ``Even
 ``process.dlopen`` (Node's internals and native code); and file-system calls naming a path outside the plugin
 (``fs.readFileSync("/etc/passwd")``, or by its literal head: ``"/etc/" + name``, `` `/proc/${pid}/environ` ``),
 through the names modules were bound to — a function ``module.createRequire`` made is ``require``, and
-``globalThis["fetch"]`` is ``fetch``.
+``globalThis["fetch"]`` is ``fetch``; a global looked up by a name built at run time (``globalThis["fe" + "tch"]``)
+is dynamic code.
 """
 
 from __future__ import annotations
@@ -112,6 +113,14 @@ class _Scanner:
                 yield from self.on_call(node)
             elif node.type == "new_expression":
                 yield from self.on_new(node)
+            elif node.type == "subscript_expression":
+                yield from self.on_subscript(node)
+
+    def on_subscript(self, node: Any) -> Iterator[RawFinding]:
+        """``globalThis[name]``: a global the scan cannot name (not ``self[name]``, which is often ``this``)."""
+        obj, index = node.child_by_field_name("object"), node.child_by_field_name("index")
+        if obj is not None and self.text(obj) in ("globalThis", "global") and self.string(index) is None:
+            yield self.finding(node, "dynamic-code", f"looks up {self.text(obj)}[…] by a name built at run time")
 
     def string(self, node: Any | None) -> str | None:
         """The value of a string literal, or of a template literal without substitutions."""

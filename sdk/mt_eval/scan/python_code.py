@@ -1,10 +1,11 @@
 """The static scan of Python code, by its syntax tree (`ast`): imports, calls and the paths they name.
 
 Names are followed through imports (``import subprocess as sp; sp.run`` is ``subprocess.run``), through
-``builtins`` (``builtins.open`` is ``open``) and ``getattr`` with a literal name (``getattr(os, "system")`` is
-``os.system``), and string constants assigned at module level (``DATA = "/usr/share/x"; open(DATA)``); a path is
-known by its literal head however the rest is put on (``"/etc/" + name``, ``"/proc/%s" % pid``,
-``"/proc/{}".format(pid)``, ``b"/etc/passwd"``).
+``builtins`` (``builtins.open`` is ``open``, as is ``__builtins__["open"]``) and ``getattr`` with a literal name
+(``getattr(os, "system")`` is ``os.system``); a builtin or a module's member looked up by a name built at run time
+(``getattr(os, "sys" + "tem")``, ``__builtins__[name]``) is dynamic code; and string constants assigned at
+module level (``DATA = "/usr/share/x"; open(DATA)``); a path is known by its literal head however the rest is put
+on (``"/etc/" + name``, ``"/proc/%s" % pid``, ``"/proc/{}".format(pid)``, ``b"/etc/passwd"``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ CALL_PREFIXES: dict[str, tuple[Kind, str]] = {
     "os.spawn": ("subprocess", "starts a program"),
     "os.posix_spawn": ("subprocess", "starts a program"),
 }
+BUILTIN_NAMESPACES = ("builtins", "__builtins__", "builtins.__dict__", "__builtins__.__dict__")
+# the modules a getattr by a name built at run time is dynamic code on (reaching what the scan looks for unseen)
+WATCHED_MODULES = (*BUILTIN_NAMESPACES, "os", "posix", "sys", "io", "shutil", "pathlib", "asyncio", "importlib",
+                   *(module for modules, _, _ in MODULE_KINDS for module in modules
+                     if not module.startswith("mt_eval")))
 IMPORTERS = ("__import__", "importlib.import_module", "importlib.__import__")
 FILE_CALLS = {"open", "io.open", "os.open", "pathlib.Path", "pathlib.PurePath", "os.listdir", "os.scandir",
               "os.walk", "os.stat", "os.lstat", "os.readlink", "os.access",
@@ -99,6 +105,9 @@ class _Scanner:
         for node in nodes:
             if isinstance(node, ast.Call):
                 yield from self.on_call(node)
+            elif isinstance(node, ast.Subscript) and self._dotted(node.value) in BUILTIN_NAMESPACES and \
+                    self.whole_string(node.slice) is None:
+                yield self.finding(node, "dynamic-code", "looks up a builtin by a name built at run time")
             elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
                 yield from self.on_path_join(node, [node.right])
 
@@ -150,9 +159,12 @@ class _Scanner:
             base = self._dotted(node.value)
             return f"{base}.{node.attr}" if base else None
         if isinstance(node, ast.Call) and self.dotted(node.func) == "getattr" and len(node.args) >= 2 and \
-                isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                (member := self.whole_string(node.args[1])) is not None:
             base = self._dotted(node.args[0])
-            return f"{base}.{node.args[1].value}" if base else None
+            return f"{base}.{member}" if base else None
+        if isinstance(node, ast.Subscript) and self._dotted(node.value) in BUILTIN_NAMESPACES and \
+                (key := self.whole_string(node.slice)) is not None:
+            return f"builtins.{key}"  # (__builtins__["__import__"])
         return None
 
     def on_call(self, node: ast.Call) -> Iterator[RawFinding]:
@@ -160,6 +172,11 @@ class _Scanner:
         if name is None:
             return
         short = name.rpartition(".")[2]
+        if name == "getattr" and len(node.args) >= 2 and self.whole_string(node.args[1]) is None and \
+                isinstance(node.args[0], ast.Name | ast.Attribute) and self.names_a_watched_module(node.args[0]):
+            yield self.finding(node, "dynamic-code", f"getattr({ast.unparse(node.args[0])}, …) of a name built at "
+                               "run time")
+            return
         if name in IMPORTERS:
             literal = self.literal(node.args[0]) if node.args else None
             if literal is None:
@@ -193,6 +210,19 @@ class _Scanner:
                 if reason is not None:
                     yield self.finding(node, "file-access", f"{name}({path!r}): {reason}", path or "")
                     return
+
+    def names_a_watched_module(self, node: ast.expr) -> bool:
+        """Whether the expression is builtins, or a module this file imported (or a member of one) whose members can
+        reach the network, start programs, run code or open files (`WATCHED_MODULES`: not ``numpy``, whose
+        ``getattr(np, dtype)`` is ordinary code)."""
+        name = self._dotted(node) or ""
+        return any(name == module or name.startswith(f"{module}.") for module in WATCHED_MODULES)
+
+    def whole_string(self, node: ast.expr) -> str | None:
+        """The whole string the expression is: a constant or a module-level string constant."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        return self.constants.get(node.id) if isinstance(node, ast.Name) else None
 
     def literal(self, node: ast.expr) -> str | None:
         """A string the expression certainly starts with: a constant (bytes too), a module constant, an
