@@ -84,6 +84,22 @@ def test_a_run_that_differs_from_the_frozen_manifest_is_refused_naming_each_diff
     assert "$.method.code_sha256: the method's files hash to" in err and "they changed since the freeze" in err
 
 
+def test_a_run_by_another_mt_eval_commit_is_told_how_to_run_the_frozen_one(tmp_path: Path, plugin: Path,
+                                                                          corpus: Path, capsys):
+    """Before: "sdk.commit: the freeze says 'abc…', this run has '…'", the one difference without a way forward."""
+    assert init(tmp_path, plugin, corpus) == 0
+    capsys.readouterr()
+    path = tmp_path / "freeze.json"
+    manifest = json.loads(path.read_text())
+    manifest["sdk"]["commit"] = "0123456789abcdef0123456789abcdef01234567"
+    path.write_text(json.dumps(manifest))
+    code, _ = run(tmp_path / "run", corpus, *honest(), "--freeze", str(path), method=plugin)
+    err = capsys.readouterr().err
+    assert code == 1 and "sdk.commit: the freeze says '0123456789abcdef0123456789abcdef01234567', this run has " in err
+    assert ("(run the mt-eval the freeze was made with: git checkout 0123456789abcdef0123456789abcdef01234567 in "
+            "mt-eval's checkout; or, before the evaluation starts, freeze again with this one)") in err, err
+
+
 def test_validate_lists_every_missing_or_inconsistent_item_at_once(tmp_path: Path, plugin: Path, corpus: Path,
                                                                    capsys):
     assert init(tmp_path, plugin, corpus) == 0

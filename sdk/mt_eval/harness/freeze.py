@@ -315,6 +315,11 @@ def differences(frozen: FreezeManifest, actual: FreezeManifest, manifest_path: P
         if key == "corpus.accepted_doubts":
             fix = (f" (give {' '.join(f'--accept-doubt {code}' for code in want)})" if want else
                    " (leave out --accept-doubt: the freeze read the corpus without a doubt)")
+        if key in ("sdk.version", "sdk.commit"):  # (its code the same: sdk.code_sha256 would have refused it first)
+            where = f"git checkout {want} in mt-eval's checkout" if key == "sdk.commit" and want else \
+                f"pip install mt-eval=={want}" if want else "an installed release"
+            fix = (f" (run the mt-eval the freeze was made with: {where}; or, before the evaluation starts, freeze "
+                   "again with this one)")
         if key.startswith("config.params.") and want is not None:
             fix = f" (give --param {shlex.quote(param_argument(key.removeprefix('config.params.'), want))})"
         lines.append(f"{key}: the freeze says {_shown(want)}, this run has {_shown(got)}{fix}")
