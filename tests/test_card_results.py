@@ -329,3 +329,28 @@ def test_a_log_that_cannot_be_read_is_named_with_its_fix_not_a_traceback(tmp_pat
     assert f"cannot read {log}: Permission denied" in out and f"chmod u+r {log}" in out
     assert main(["compare", str(tmp_path / "run"), str(tmp_path / "run"), "--quiet"]) == 1
     assert f"cannot read {log}: Permission denied" in capsys.readouterr().err
+
+
+def test_grade_reads_the_results_from_the_log_and_grades_as_from_a_card_that_lists_them(tmp_path: Path, corpus: Path,
+                                                                                        capsys):
+    """Before: a card referencing its log was graded as a run of no entries ("0 graded", exit 0). s00 fails once
+    and is retried last, so the log does not hold the results in corpus order."""
+    from grading_support import RULES
+
+    ran = (*honest(flaky=["s00"]), "--batch-size", "4", "--latency-sample", "0")
+    assert run(tmp_path / "never", corpus, *ran, "--embed-results", "never")[0] == 0
+    assert run(tmp_path / "listed", corpus, *ran)[0] == 0
+    assert json.loads((tmp_path / "never" / "results.jsonl").read_text().splitlines()[-1])["id"] == "s00"
+    graded = {}
+    for name in ("never", "listed"):
+        assert main(["grade", str(tmp_path / name / "card.json"), "--grader", str(RULES), "--seed", "3",
+                     "--resamples", "50", "--out", str(tmp_path / f"{name}-graded"), "--quiet"]) == 0
+        card = json.loads((tmp_path / f"{name}-graded" / "grading-card.json").read_text())
+        graded[name] = [(e["entry_id"], e["item"], e["error"]) for e in card["entries"]]
+    assert len(graded["never"]) == 30 and all(error is None for *_, error in graded["never"])
+    assert graded["never"] == graded["listed"]  # (the same items for the same seed, in corpus order)
+    (tmp_path / "never" / "results.jsonl").unlink()
+    capsys.readouterr()
+    assert main(["grade", str(tmp_path / "never" / "card.json"), "--grader", str(RULES), "--quiet", "--force",
+                 "--out", str(tmp_path / "never-graded")]) == 1
+    assert "keep results.jsonl beside card.json" in capsys.readouterr().err

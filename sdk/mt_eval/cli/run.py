@@ -88,8 +88,8 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     add_scoring_arguments(how)
     add_seed_argument(how)
     how.add_argument("--embed-results", choices=("auto", "always", "never"), default="auto",
-                     help="whether the card lists every result or references results.jsonl by its SHA-256 (verify "
-                          "and compare read it next to the card); auto: listed up to 100,000 results")
+                     help="whether the card lists every result or references results.jsonl by its SHA-256 (verify, "
+                          "compare and grade read it next to the card); auto: listed up to 100,000 results")
     add_model_arguments(run.add_argument_group("passed to the method (RunConfig)"))
     fair = run.add_argument_group("fair by construction (see the README)")
     fair.add_argument("--sandbox", action="store_true",

@@ -54,7 +54,24 @@ def load_run(request: GradeRequest) -> tuple[RunCard, bytes, dict[str, dict[str,
     if corpus.sha256 != card.corpus.sha256:
         raise GradingError(f"{corpus_path} is not the corpus the run used (sha256 {corpus.sha256[:12]}…, the card "
                            f"records {card.corpus.sha256[:12]}…): give the run's corpus with --corpus")
-    return card, raw, {str(e["id"]): e for e in corpus.entries}
+    entries = {str(e["id"]): e for e in corpus.entries}
+    if card.results_log is not None and not card.results:
+        card.results = _logged_results(request.card, card.results_log, entries)
+    return card, raw, entries
+
+
+def _logged_results(card_path: Path, reference: rc.ResultsLogReference,
+                    entries: dict[str, dict[str, Any]]) -> list[rc.CardResult]:
+    """The results of a card that references its log (``--embed-results``), read from the log the card sealed and
+    put in corpus order, as a card that lists them has them (the shuffle seed then gives the same items)."""
+    from mt_eval.harness.card_results import LogMismatch, results_from_log
+
+    try:
+        results = list(results_from_log(Path(card_path), reference))
+    except LogMismatch as exc:
+        raise GradingError(f"cannot read the run's results: {exc}; {exc.hint}") from exc
+    order = {entry_id: position for position, entry_id in enumerate(entries)}
+    return sorted(results, key=lambda result: order.get(str(result.id), len(order)))
 
 
 def graded_run(request: GradeRequest, card: RunCard, raw: bytes) -> gc.GradedRun:
